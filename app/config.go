@@ -1,0 +1,118 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Config is an app as registered at /config/app/{appName}.
+type Config struct {
+	AppName                 string  `json:"appName"`
+	AppURL                  string  `json:"appURL"`
+	BootstrapScript         string  `json:"bootstrapScript"`
+	CPUCount                float64 `json:"cpuCount"`
+	MemoryMB                float64 `json:"memoryMB"`
+	AppCacheEnable          bool    `json:"appCacheEnable"`
+	EventTraceSamplingCount int     `json:"eventTraceSamplingCount"`
+}
+
+// Defaults of the optional fields (SPEC.md §2).
+const (
+	DefaultCPUCount = 1.0
+	DefaultMemoryMB = 128.0
+	MaxNameLength   = 100
+)
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("invalid app")
+
+// Default returns a Config holding the defaults; decode a request body into
+// it so that absent fields keep their defaults.
+func Default() Config {
+	return Config{CPUCount: DefaultCPUCount, MemoryMB: DefaultMemoryMB, AppCacheEnable: true}
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// ValidateName checks an app or job name: 1..100 of [A-Za-z0-9._-].
+func ValidateName(field, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: %s is required", ErrInvalid, field)
+	case len(name) > MaxNameLength:
+		return fmt.Errorf("%w: %s must be at most %d characters", ErrInvalid, field, MaxNameLength)
+	case !nameRE.MatchString(name):
+		return fmt.Errorf("%w: %s %q may only contain letters, digits, '.', '_' and '-'", ErrInvalid, field, name)
+	}
+	return nil
+}
+
+// Validate checks every field and names the first bad one.
+func (c Config) Validate() error {
+	if err := ValidateName("appName", c.AppName); err != nil {
+		return err
+	}
+	if err := ValidateURL(c.AppURL); err != nil {
+		return err
+	}
+	if err := validateScript(c.BootstrapScript); err != nil {
+		return err
+	}
+	if c.CPUCount < 0.001 {
+		return fmt.Errorf("%w: cpuCount must be at least 0.001, got %v", ErrInvalid, c.CPUCount)
+	}
+	if c.MemoryMB < 1 {
+		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, c.MemoryMB)
+	}
+	if c.EventTraceSamplingCount < 0 {
+		return fmt.Errorf("%w: eventTraceSamplingCount must not be negative, got %d", ErrInvalid, c.EventTraceSamplingCount)
+	}
+	return nil
+}
+
+// ValidateURL accepts http, https and file URLs.
+func ValidateURL(raw string) error {
+	if raw == "" {
+		return fmt.Errorf("%w: appURL is required", ErrInvalid)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%w: appURL %q is not a URL: %v", ErrInvalid, raw, err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return fmt.Errorf("%w: appURL %q has no host", ErrInvalid, raw)
+		}
+	case "file":
+		if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+			return fmt.Errorf("%w: appURL %q must be an absolute file URL like file:///opt/app.tar.gz", ErrInvalid, raw)
+		}
+	default:
+		return fmt.Errorf("%w: appURL %q must use http, https or file", ErrInvalid, raw)
+	}
+	return nil
+}
+
+func validateScript(s string) error {
+	if s == "" {
+		return fmt.Errorf("%w: bootstrapScript is required", ErrInvalid)
+	}
+	if strings.HasPrefix(s, "/") || strings.Contains(s, "\x00") {
+		return fmt.Errorf("%w: bootstrapScript %q must be a relative path inside the app", ErrInvalid, s)
+	}
+	// Allow the manual's Windows-looking "bin\start.sh" by treating the
+	// first word as the path; extra words are arguments.
+	first := strings.Fields(strings.ReplaceAll(s, `\`, "/"))
+	if len(first) == 0 {
+		return fmt.Errorf("%w: bootstrapScript is required", ErrInvalid)
+	}
+	if p := path.Clean(first[0]); p == ".." || strings.HasPrefix(p, "../") {
+		return fmt.Errorf("%w: bootstrapScript %q must stay inside the app", ErrInvalid, s)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ejcloud/elasticjob/app"
+)
+
+// ExecutionSource says what caused a run; it is recorded in history.
+type ExecutionSource string
+
+const (
+	SourceNormal   ExecutionSource = "NORMAL_TRIGGER"
+	SourceMisfire  ExecutionSource = "MISFIRE"
+	SourceFailover ExecutionSource = "FAILOVER"
+)
+
+// TaskDataVersion is the version of the TaskData payload format.
+const TaskDataVersion = 1
+
+// TaskData is the JSON payload of TaskInfo.data, everything the executor
+// needs to run one shard. Documented in the README ("Task payload").
+type TaskData struct {
+	Version         int             `json:"version"`
+	ShardingContext ShardingContext `json:"shardingContext"`
+	ExecutionSource ExecutionSource `json:"executionSource"`
+	Job             Config          `json:"job"`
+	App             app.Config      `json:"app"`
+}
+
+// Marshal encodes the payload.
+func (d TaskData) Marshal() []byte {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic(err) // only plain data types: cannot fail
+	}
+	return b
+}
+
+// UnmarshalTaskData decodes and checks a payload.
+func UnmarshalTaskData(b []byte) (TaskData, error) {
+	var d TaskData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("jobs: task data is not valid JSON: %w", err)
+	}
+	if d.Version != TaskDataVersion {
+		return d, fmt.Errorf("jobs: task data version %d, this executor understands %d", d.Version, TaskDataVersion)
+	}
+	if d.ShardingContext.JobName == "" || d.App.AppName == "" {
+		return d, fmt.Errorf("jobs: task data lacks the job or app")
+	}
+	return d, nil
+}

@@ -1,0 +1,92 @@
+package jobs
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// TaskKind says why a task was launched.
+type TaskKind string
+
+const (
+	KindReady    TaskKind = "READY"
+	KindFailover TaskKind = "FAILOVER"
+)
+
+// TaskID is the parsed form of
+// {jobName}@-@{item}@-@{READY|FAILOVER}@-@{agentId}@-@{uuid}.
+type TaskID struct {
+	JobName string
+	Item    int
+	Kind    TaskKind
+	AgentID string
+	UUID    string
+}
+
+// NewTaskID makes a task id with a fresh random uuid.
+func NewTaskID(job string, item int, kind TaskKind, agentID string) TaskID {
+	return TaskID{JobName: job, Item: item, Kind: kind, AgentID: agentID, UUID: NewUUID()}
+}
+
+func (t TaskID) String() string {
+	return strings.Join([]string{t.JobName, strconv.Itoa(t.Item), string(t.Kind), t.AgentID, t.UUID}, Separator)
+}
+
+// MetaKey is {jobName}@-@{item}, the key of running and failover entries.
+func (t TaskID) MetaKey() string { return MetaKey(t.JobName, t.Item) }
+
+// MetaKey is {jobName}@-@{item}.
+func MetaKey(job string, item int) string { return job + Separator + strconv.Itoa(item) }
+
+// ParseMetaKey splits {jobName}@-@{item}.
+func ParseMetaKey(s string) (string, int, error) {
+	job, it, ok := strings.Cut(s, Separator)
+	if !ok {
+		return "", 0, fmt.Errorf("jobs: %q is not jobName@-@item", s)
+	}
+	item, err := strconv.Atoi(it)
+	if err != nil || item < 0 {
+		return "", 0, fmt.Errorf("jobs: %q has a bad shard item", s)
+	}
+	return job, item, nil
+}
+
+// ParseTaskID parses a task id string.
+func ParseTaskID(s string) (TaskID, error) {
+	parts := strings.Split(s, Separator)
+	if len(parts) != 5 {
+		return TaskID{}, fmt.Errorf("jobs: task id %q must have 5 parts joined by %s", s, Separator)
+	}
+	item, err := strconv.Atoi(parts[1])
+	if err != nil || item < 0 {
+		return TaskID{}, fmt.Errorf("jobs: task id %q has a bad shard item %q", s, parts[1])
+	}
+	kind := TaskKind(parts[2])
+	if kind != KindReady && kind != KindFailover {
+		return TaskID{}, fmt.Errorf("jobs: task id %q has kind %q, want READY or FAILOVER", s, parts[2])
+	}
+	return TaskID{JobName: parts[0], Item: item, Kind: kind, AgentID: parts[3], UUID: parts[4]}, nil
+}
+
+// ExecutorID is {appName}@-@{agentId}: one executor per app per agent.
+func ExecutorID(appName, agentID string) string { return appName + Separator + agentID }
+
+// ParseExecutorID splits an executor id into app name and agent id.
+func ParseExecutorID(s string) (appName, agentID string, err error) {
+	a, b, ok := strings.Cut(s, Separator)
+	if !ok || a == "" {
+		return "", "", fmt.Errorf("jobs: executor id %q is not appName@-@agentId", s)
+	}
+	return a, b, nil
+}
+
+// NewUUID returns a random RFC 4122 version 4 UUID.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,123 @@
+// Package store defines the hierarchical, versioned key-value store that holds
+// the registry (apps, jobs) and the scheduler state (ready, running, failover,
+// disable flags). Paths look like ZooKeeper paths ("/config/job/my_job").
+//
+// Implementations: store/memory (tests), scheduler/sqlitekv (the embedded
+// durable default) and scheduler/zkkv (ZooKeeper). All of them pass the one
+// conformance suite in store/storetest.
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// Sentinel errors. Implementations wrap them with the operation and path
+// ("store: set /state/ready/x: version conflict"), so use errors.Is.
+var (
+	ErrNotFound = errors.New("store: not found")
+	ErrExists   = errors.New("store: already exists")
+	ErrConflict = errors.New("store: version conflict")
+	ErrClosed   = errors.New("store: closed")
+	ErrBadPath  = errors.New("store: bad path")
+)
+
+// AnyVersion matches any version of an existing node.
+const AnyVersion int64 = -1
+
+// Node is one stored value. Version is 0 when the node is created and grows
+// by one on every write of it (like a ZooKeeper znode's data version).
+type Node struct {
+	Path    string
+	Value   []byte
+	Version int64
+}
+
+// OpKind says what an Op does.
+type OpKind int
+
+const (
+	OpCreate OpKind = iota + 1 // create; ErrExists if present
+	OpPut                      // create or overwrite, any version
+	OpSet                      // overwrite; ErrNotFound if missing, ErrConflict on version mismatch
+	OpDelete                   // delete node and all descendants
+	OpCheck                    // assert existence (and version); writes nothing
+)
+
+// Op is one step of an atomic Commit.
+type Op struct {
+	Kind    OpKind
+	Path    string
+	Value   []byte
+	Version int64
+}
+
+// Create makes a new node; the commit fails with ErrExists if it is present.
+func Create(path string, value []byte) Op { return Op{Kind: OpCreate, Path: path, Value: value} }
+
+// Put creates or overwrites a node regardless of its version.
+func Put(path string, value []byte) Op {
+	return Op{Kind: OpPut, Path: path, Value: value, Version: AnyVersion}
+}
+
+// Set overwrites an existing node whose version equals version (or any
+// version with AnyVersion).
+func Set(path string, value []byte, version int64) Op {
+	return Op{Kind: OpSet, Path: path, Value: value, Version: version}
+}
+
+// Delete removes a node and all its descendants. With AnyVersion a missing
+// node is not an error; with a version >= 0 the node must exist with that
+// version (ErrNotFound / ErrConflict otherwise).
+func Delete(path string, version int64) Op { return Op{Kind: OpDelete, Path: path, Version: version} }
+
+// Check asserts that a node exists with the given version (or exists at all
+// with AnyVersion). It is how a leader fences its writes: every state write
+// of a leader carries a Check of its leadership node.
+func Check(path string, version int64) Op { return Op{Kind: OpCheck, Path: path, Version: version} }
+
+// EventType says what changed.
+type EventType int
+
+const (
+	EventPut    EventType = iota + 1 // node created or written
+	EventDelete                      // node deleted
+	EventResync                      // events may have been missed: re-read the watched subtree
+)
+
+// Event is a change notification. For EventResync, Path is the watched root.
+type Event struct {
+	Type    EventType
+	Path    string
+	Version int64
+}
+
+// KV is the store interface. Paths are absolute, slash-separated, with no
+// trailing slash, no empty segments, and no "." or ".." segments; "/" is the
+// root. Create/Put make missing ancestors as empty nodes (value nil, version
+// 0), like `mkdir -p`.
+//
+// Every acknowledged Commit is durable for the implementation's durability
+// model (the SQLite store survives kill -9 of the process).
+type KV interface {
+	// Get returns the node at path, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, path string) (Node, error)
+	// Children returns the names (last segment) of path's direct children,
+	// sorted ascending. A missing path has no children (nil, nil).
+	Children(ctx context.Context, path string) ([]string, error)
+	// List returns path's direct children with their values, sorted by path.
+	// A missing path gives (nil, nil).
+	List(ctx context.Context, path string) ([]Node, error)
+	// Commit applies ops atomically, in order: all of them or none. The
+	// error of the first failing op is returned, wrapping ErrNotFound,
+	// ErrExists or ErrConflict.
+	Commit(ctx context.Context, ops ...Op) error
+	// Watch reports changes of path and all its descendants, made by this
+	// process or by any other writer of the same store, in commit order,
+	// until ctx is done (then the channel is closed). A consumer that falls
+	// behind, or a lost connection, yields one EventResync instead of the
+	// missed events. Events made before Watch returns are not reported.
+	Watch(ctx context.Context, path string) (<-chan Event, error)
+	// Close releases resources; later calls fail with ErrClosed.
+	Close() error
+}
