@@ -71,7 +71,7 @@ func (c Config) Schedule() (*cron.Schedule, error) {
 	}
 	s, err := cron.Parse(c.Cron)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cron %q: %v", ErrInvalid, c.Cron, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return s, nil
 }
@@ -80,6 +80,9 @@ func (c Config) Schedule() (*cron.Schedule, error) {
 func (c Config) Validate() error {
 	if err := app.ValidateName("jobName", c.JobName); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+	}
+	if reservedJobNames[c.JobName] {
+		return fmt.Errorf("%w: jobName %q is reserved by the REST API; choose another name", ErrInvalid, c.JobName)
 	}
 	if err := app.ValidateName("appName", c.AppName); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
@@ -118,3 +121,9 @@ func (c Config) Validate() error {
 
 // MaxShards bounds shardingTotalCount.
 const MaxShards = 10000
+
+// reservedJobNames would collide with fixed API paths under /api/job/.
+var reservedJobNames = map[string]bool{
+	"jobs": true, "tasks": true, "events": true, "statistics": true, "logs": true,
+	"register": true, "update": true, "deregister": true, "trigger": true,
+}

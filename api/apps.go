@@ -1,0 +1,150 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/gin-gonic/gin"
+)
+
+func (s *Server) appRoutes(g *gin.RouterGroup) {
+	g.POST("", s.addApp)
+	g.PUT("", s.updateApp)
+	g.GET("", s.listApps) // 2.x form
+	g.GET("/list", s.listApps)
+	g.GET("/:appName", s.getApp)
+	g.DELETE("/:appName", s.deleteApp)
+	g.GET("/:appName/disable", s.isDisabled("app"))
+	g.POST("/:appName/disable", s.setDisabled("app", true))
+	g.POST("/:appName/enable", s.setDisabled("app", false))
+}
+
+func (s *Server) addApp(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	cfg := app.Default()
+	if err := decodeStrict(body, &cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := cfg.Validate(); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := s.reg.AddApp(c, cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, cfg)
+}
+
+// updateApp merges the body onto the current config: absent fields keep
+// their values (the manual's example sends only appName and appCacheEnable).
+func (s *Server) updateApp(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	var probe struct {
+		AppName string `json:"appName"`
+	}
+	_ = decodeLoose(body, &probe)
+	if probe.AppName == "" {
+		writeError(c, s.log, errors.Join(app.ErrInvalid, errors.New("appName is required")))
+		return
+	}
+	cfg, err := s.reg.App(c, probe.AppName)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := decodeStrict(body, &cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := cfg.Validate(); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := s.reg.UpdateApp(c, cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, cfg)
+}
+
+func (s *Server) getApp(c *gin.Context) {
+	cfg, err := s.reg.App(c, c.Param("appName"))
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, cfg)
+}
+
+func (s *Server) listApps(c *gin.Context) {
+	apps, err := s.reg.Apps(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, apps)
+}
+
+func (s *Server) deleteApp(c *gin.Context) {
+	if _, err := s.reg.DeleteApp(c, c.Param("appName")); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// isDisabled answers GET …/disable with true or false, as the original did.
+func (s *Server) isDisabled(kind string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		name, err := s.checkExists(c, kind)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		d, err := s.reg.IsDisabled(c, kind, name)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		c.JSON(http.StatusOK, d)
+	}
+}
+
+func (s *Server) setDisabled(kind string, disabled bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		name, err := s.checkExists(c, kind)
+		if err == nil {
+			err = s.reg.SetDisabled(c, kind, name, disabled, s.clock.Now())
+		}
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		if !disabled && s.ops != nil {
+			s.ops.Wake()
+		}
+		c.Status(http.StatusNoContent)
+	}
+}
+
+func (s *Server) checkExists(c *gin.Context, kind string) (string, error) {
+	if kind == "app" {
+		name := c.Param("appName")
+		_, err := s.reg.App(c, name)
+		return name, err
+	}
+	name := c.Param("jobName")
+	_, err := s.reg.Job(c, name)
+	return name, err
+}

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// readBody reads the whole body within the size limit.
+func readBody(c *gin.Context, limit int64) ([]byte, error) {
+	r := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	b, err := io.ReadAll(r)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, fmt.Errorf("%w: the body exceeds %d bytes", ErrTooLarge, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the body: %v", ErrBadRequest, err)
+	}
+	return b, nil
+}
+
+// decodeStrict decodes one JSON object onto dst (whose fields may hold
+// defaults or the current config: absent fields keep them). Unknown fields
+// are rejected, so a misspelt field is an error rather than silently lost.
+func decodeStrict(body []byte, dst any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fmt.Errorf("%w: the body is empty; send a JSON object", ErrBadRequest)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("%w: malformed JSON: %s", ErrBadRequest, jsonMessage(err))
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: malformed JSON: more than one value in the body", ErrBadRequest)
+	}
+	return nil
+}
+
+func jsonMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q must be a %s, got %s", te.Field, te.Type, te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v at byte %d", se, se.Offset)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// nameBody reads a body that is just a name: plain text (my_job), a JSON
+// string ("my_job") or, when field is set, a JSON object holding it.
+func nameBody(body []byte, field string) (string, error) {
+	s := strings.TrimSpace(string(body))
+	if s == "" {
+		return "", fmt.Errorf("%w: the body must hold the %s", ErrBadRequest, field)
+	}
+	switch s[0] {
+	case '"':
+		var v string
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return "", fmt.Errorf("%w: malformed JSON string: %s", ErrBadRequest, jsonMessage(err))
+		}
+		return strings.TrimSpace(v), nil
+	case '{':
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			return "", fmt.Errorf("%w: malformed JSON: %s", ErrBadRequest, jsonMessage(err))
+		}
+		v, _ := m[field].(string)
+		if v == "" {
+			return "", fmt.Errorf("%w: the JSON body must hold %q", ErrBadRequest, field)
+		}
+		return v, nil
+	}
+	// The manual's markdown shows my\_job; accept the escaped form.
+	return strings.ReplaceAll(s, `\_`, "_"), nil
+}
+
+// decodeLoose decodes what it can, ignoring unknown fields (used to read
+// the name out of a body before the strict decode).
+func decodeLoose(body []byte, dst any) error { return json.Unmarshal(body, dst) }

@@ -1,0 +1,70 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Errors raised by handlers themselves.
+var (
+	ErrBadRequest   = errors.New("bad request")
+	ErrConflict     = errors.New("conflict")
+	ErrTooMany      = errors.New("too many requests")
+	ErrUnauthorized = errors.New("unauthorized")
+	ErrForbidden    = errors.New("forbidden")
+	ErrTooLarge     = errors.New("request body too large")
+	ErrUnavailable  = errors.New("unavailable")
+	ErrNotFound     = errors.New("not found")
+)
+
+var statusOf = []struct {
+	err  error
+	code int
+}{
+	{app.ErrInvalid, http.StatusBadRequest},
+	{jobs.ErrInvalid, http.StatusBadRequest},
+	{ErrBadRequest, http.StatusBadRequest},
+	{ErrTooLarge, http.StatusRequestEntityTooLarge},
+	{registry.ErrAppNotFound, http.StatusNotFound},
+	{registry.ErrJobNotFound, http.StatusNotFound},
+	{ErrNotFound, http.StatusNotFound},
+	{registry.ErrAppExists, http.StatusConflict},
+	{registry.ErrJobExists, http.StatusConflict},
+	{ErrConflict, http.StatusConflict},
+	{registry.ErrConflict, http.StatusConflict},
+	{store.ErrConflict, http.StatusConflict},
+	{ErrTooMany, http.StatusTooManyRequests},
+	{ErrUnauthorized, http.StatusUnauthorized},
+	{ErrForbidden, http.StatusForbidden},
+	{ErrUnavailable, http.StatusServiceUnavailable},
+}
+
+// writeError maps err to a status code and writes {"message": …}. The
+// sentinel's own text is stripped so clients see the original's messages
+// ("Job 'x' already existed.").
+func writeError(c *gin.Context, log *slog.Logger, err error) {
+	code := http.StatusInternalServerError
+	msg := err.Error()
+	for _, s := range statusOf {
+		if errors.Is(err, s.err) {
+			code = s.code
+			msg = strings.TrimPrefix(msg, s.err.Error()+": ")
+			break
+		}
+	}
+	if code == http.StatusInternalServerError {
+		log.Error("api: internal error", "method", c.Request.Method, "path", c.FullPath(), "err", err)
+	}
+	if code == http.StatusUnauthorized {
+		c.Header("WWW-Authenticate", `Basic realm="elasticjob-cloud"`)
+	}
+	c.AbortWithStatusJSON(code, gin.H{"message": msg})
+}

@@ -1,0 +1,236 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/gin-gonic/gin"
+)
+
+func (s *Server) jobRoutes(g *gin.RouterGroup) {
+	g.POST("/register", s.registerJob)
+	g.PUT("/update", s.updateJob)
+	g.DELETE("/deregister", s.deregisterBody)
+	g.DELETE("/:jobName/deregister", s.deregisterPath)
+	g.GET("/:jobName/disable", s.isDisabled("job"))
+	g.POST("/:jobName/disable", s.setDisabled("job", true))
+	g.POST("/:jobName/enable", s.setDisabled("job", false))
+	g.POST("/trigger", s.trigger)
+	g.GET("/jobs", s.listJobs)
+	g.GET("/jobs/:jobName", s.getJob)
+	g.GET("/tasks/running", s.runningTasks)
+	g.GET("/tasks/ready", s.readyTasks)
+	g.GET("/tasks/failover", s.failoverTasks)
+	g.GET("/logs/:taskId", s.taskLog)
+}
+
+func (s *Server) registerJob(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	cfg := jobs.Default()
+	if err := decodeStrict(body, &cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := cfg.Validate(); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := s.reg.AddJob(c, cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, cfg)
+}
+
+// updateJob merges the body onto the current config (absent fields keep
+// their values; a "props" object replaces the props whole), then
+// reschedules: the leader kills the running tasks and clears the queues.
+func (s *Server) updateJob(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	var probe map[string]json.RawMessage
+	if err := decodeLoose(body, &probe); err != nil {
+		writeError(c, s.log, fmt.Errorf("%w: malformed JSON: %s", ErrBadRequest, jsonMessage(err)))
+		return
+	}
+	var name string
+	_ = json.Unmarshal(probe["jobName"], &name)
+	if name == "" {
+		writeError(c, s.log, errors.Join(jobs.ErrInvalid, errors.New("jobName is required")))
+		return
+	}
+	cfg, err := s.reg.Job(c, name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if _, ok := probe["props"]; ok {
+		cfg.Props = nil
+	}
+	if err := decodeStrict(body, &cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := cfg.Validate(); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := s.reg.UpdateJob(c, cfg); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, cfg)
+}
+
+func (s *Server) deregisterBody(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err == nil {
+		var name string
+		if name, err = nameBody(body, "jobName"); err == nil {
+			err = s.reg.DeleteJob(c, name)
+		}
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) deregisterPath(c *gin.Context) {
+	if err := s.reg.DeleteJob(c, c.Param("jobName")); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// trigger queues one execution of a transient job. The body is the job
+// name (plain text or a JSON string) or a JSON object {"jobName": …}.
+func (s *Server) trigger(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	name, err := nameBody(body, "jobName")
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	cfg, err := s.reg.Job(c, name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if cfg.JobExecutionType != jobs.Transient {
+		writeError(c, s.log, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name))
+		return
+	}
+	for _, check := range []struct{ kind, name string }{{"job", name}, {"app", cfg.AppName}} {
+		d, err := s.reg.IsDisabled(c, check.kind, check.name)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		if d {
+			writeError(c, s.log, fmt.Errorf("%w: the %s '%s' is disabled; enable it first.", ErrConflict, check.kind, check.name))
+			return
+		}
+	}
+	if _, err := s.reg.Trigger(c, name, cfg.Misfire, s.clock.Now()); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if s.ops != nil {
+		s.ops.Wake()
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) listJobs(c *gin.Context) {
+	all, err := s.reg.Jobs(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, all)
+}
+
+func (s *Server) getJob(c *gin.Context) {
+	cfg, err := s.reg.Job(c, c.Param("jobName"))
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, cfg)
+}
+
+type runningView struct {
+	JobName      string    `json:"jobName"`
+	ShardingItem int       `json:"shardingItem"`
+	TaskID       string    `json:"taskId"`
+	AgentID      string    `json:"agentId"`
+	Hostname     string    `json:"hostname"`
+	State        string    `json:"state"`
+	LaunchedAt   time.Time `json:"launchedAt"`
+}
+
+func (s *Server) runningTasks(c *gin.Context) {
+	all, err := s.reg.RunningTasks(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	out := []runningView{}
+	for job, items := range all {
+		for item, rt := range items {
+			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.LaunchedAt})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].JobName != out[j].JobName {
+			return out[i].JobName < out[j].JobName
+		}
+		return out[i].ShardingItem < out[j].ShardingItem
+	})
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) readyTasks(c *gin.Context) {
+	q, err := s.reg.ReadyQueue(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	out := make([]gin.H, 0, len(q))
+	for _, r := range q {
+		out = append(out, gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since})
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) failoverTasks(c *gin.Context) {
+	q, err := s.reg.FailoverQueue(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	out := make([]gin.H, 0, len(q))
+	for _, f := range q {
+		out = append(out, gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since})
+	}
+	c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,143 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+)
+
+func (s *Server) operateRoutes(g *gin.RouterGroup) {
+	g.POST("/reconcile/explicit", s.reconcile(true))
+	g.POST("/reconcile/implicit", s.reconcile(false))
+	g.GET("/sandbox", s.sandbox)
+	g.GET("/cluster", s.cluster)
+}
+
+// reconcile runs at most once per ReconcileEvery per kind.
+func (s *Server) reconcile(explicit bool) gin.HandlerFunc {
+	kind := map[bool]string{true: "explicit", false: "implicit"}[explicit]
+	return func(c *gin.Context) {
+		ops, err := s.opsOrErr()
+		if err != nil {
+			writeError(c, s.log, fmt.Errorf("%w: the scheduler is not running yet", err))
+			return
+		}
+		now := s.clock.Now()
+		s.mu.Lock()
+		last := s.lastReconcile[explicit]
+		if !last.IsZero() && now.Sub(last) < s.every {
+			s.mu.Unlock()
+			c.Header("Retry-After", strconv.Itoa(int((s.every-now.Sub(last)).Seconds())+1))
+			writeError(c, s.log, fmt.Errorf("%w: Repeat %s reconcile task in less than %v.", ErrTooMany, kind, s.every))
+			return
+		}
+		s.lastReconcile[explicit] = now
+		s.mu.Unlock()
+		if err := ops.Reconcile(c, explicit); err != nil {
+			writeError(c, s.log, fmt.Errorf("%w: reconcile: %v", ErrUnavailable, err))
+			return
+		}
+		c.Status(http.StatusNoContent)
+	}
+}
+
+func (s *Server) sandbox(c *gin.Context) {
+	name := c.Query("appName")
+	if name == "" {
+		writeError(c, s.log, fmt.Errorf("%w: the appName query parameter is required", ErrBadRequest))
+		return
+	}
+	if _, err := s.reg.App(c, name); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	ops, err := s.opsOrErr()
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	boxes, err := ops.Sandboxes(c, name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if boxes == nil {
+		boxes = []Sandbox{}
+	}
+	c.JSON(http.StatusOK, boxes)
+}
+
+func (s *Server) cluster(c *gin.Context) {
+	ops, err := s.opsOrErr()
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	v, err := ops.Cluster(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// taskLog serves a task's stdout or stderr: ?stream=stdout|stderr,
+// ?tail=N (last N bytes, default 64 KiB), or ?offset=&length= for a range,
+// or ?full=true for the whole file as text/plain (up to 64 MiB).
+func (s *Server) taskLog(c *gin.Context) {
+	stream := c.DefaultQuery("stream", "stdout")
+	if stream != "stdout" && stream != "stderr" {
+		writeError(c, s.log, fmt.Errorf("%w: stream must be stdout or stderr", ErrBadRequest))
+		return
+	}
+	offset, length, err := logRange(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	ops, err := s.opsOrErr()
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	chunk, err := ops.TaskLog(c, c.Param("taskId"), stream, offset, length)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if c.Query("full") == "true" {
+		c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(chunk.Data))
+		return
+	}
+	c.JSON(http.StatusOK, chunk)
+}
+
+const maxLogBytes = 64 << 20
+
+func logRange(c *gin.Context) (offset, length int64, err error) {
+	num := func(k string, def int64) (int64, error) {
+		v := c.Query(k)
+		if v == "" {
+			return def, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%w: %s must be a non-negative number", ErrBadRequest, k)
+		}
+		return n, nil
+	}
+	if c.Query("full") == "true" {
+		return 0, maxLogBytes, nil
+	}
+	if c.Query("offset") != "" {
+		if offset, err = num("offset", 0); err != nil {
+			return 0, 0, err
+		}
+		length, err = num("length", 64<<10)
+		return offset, min(length, maxLogBytes), err
+	}
+	tail, err := num("tail", 64<<10)
+	return -min(tail, maxLogBytes), min(tail, maxLogBytes), err
+}

@@ -1,0 +1,152 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/gin-gonic/gin"
+)
+
+// Operations is what the API asks of the running scheduler.
+type Operations interface {
+	// Wake tells the launcher that work arrived (after a trigger).
+	Wake()
+	// Reconcile asks Mesos for task states: explicit (every known task)
+	// or implicit (all tasks the master knows).
+	Reconcile(ctx context.Context, explicit bool) error
+	// Sandboxes lists the sandboxes of an app's executors.
+	Sandboxes(ctx context.Context, appName string) ([]Sandbox, error)
+	// TaskLog reads a task's stdout or stderr: length bytes from offset;
+	// a negative offset counts from the end (tail).
+	TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (LogChunk, error)
+	// Cluster describes the leader, standbys and agents.
+	Cluster(ctx context.Context) (any, error)
+}
+
+// Sandbox is one executor's sandbox.
+type Sandbox struct {
+	Hostname   string `json:"hostname"`
+	AgentID    string `json:"agentId"`
+	ExecutorID string `json:"executorId"`
+	Path       string `json:"path"`
+}
+
+// LogChunk is a piece of a task's log.
+type LogChunk struct {
+	TaskID string `json:"taskId"`
+	Stream string `json:"stream"`
+	Offset int64  `json:"offset"` // where Data starts
+	Size   int64  `json:"size"`   // the file's size
+	Data   string `json:"data"`
+}
+
+// Options configure a Server.
+type Options struct {
+	Registry     *registry.Registry
+	Ops          Operations // may be nil until the scheduler is up
+	Auth         *Auth
+	Clock        clock.Clock
+	Log          *slog.Logger
+	MaxBodyBytes int64
+	Web          fs.FS        // console assets; nil serves none
+	Metrics      http.Handler // /metrics; nil serves none
+	// ReconcileEvery bounds how often reconciliation may be requested.
+	ReconcileEvery time.Duration
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	reg     *registry.Registry
+	ops     Operations
+	auth    *Auth
+	clock   clock.Clock
+	log     *slog.Logger
+	maxBody int64
+	every   time.Duration
+
+	mu            sync.Mutex
+	lastReconcile map[bool]time.Time
+}
+
+// New builds the gin engine with every route.
+func New(o Options) http.Handler {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.ReconcileEvery <= 0 {
+		o.ReconcileEvery = 10 * time.Second
+	}
+	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
+		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery())
+	r.HandleMethodNotAllowed = true
+	r.NoRoute(func(c *gin.Context) {
+		c.JSON(http.StatusNotFound, gin.H{"message": "no such endpoint: " + c.Request.Method + " " + c.Request.URL.Path})
+	})
+	r.NoMethod(func(c *gin.Context) {
+		c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path})
+	})
+	a := r.Group("/api", s.authMiddleware)
+	a.POST("/login", s.login)
+	a.POST("/logout", s.logout)
+	a.GET("/whoami", s.whoami)
+	s.appRoutes(a.Group("/app"))
+	s.jobRoutes(a.Group("/job"))
+	s.operateRoutes(a.Group("/operate"))
+	if o.Metrics != nil {
+		r.GET("/metrics", gin.WrapH(o.Metrics))
+	}
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	if o.Web != nil {
+		serveWeb(r, o.Web)
+	}
+	return r
+}
+
+func (s *Server) opsOrErr() (Operations, error) {
+	if s.ops == nil {
+		return nil, fmt.Errorf("%w: the scheduler is not running", ErrUnavailable)
+	}
+	return s.ops, nil
+}
+
+func serveWeb(r *gin.Engine, web fs.FS) {
+	files := http.FileServer(http.FS(web))
+	r.NoRoute(func(c *gin.Context) {
+		p := c.Request.URL.Path
+		if len(p) >= 5 && p[:5] == "/api/" {
+			c.JSON(http.StatusNotFound, gin.H{"message": "no such endpoint: " + c.Request.Method + " " + p})
+			return
+		}
+		if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
+			c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method not allowed"})
+			return
+		}
+		if _, err := fs.Stat(web, trimSlash(p)); err != nil {
+			c.Request.URL.Path = "/" // single-page app: unknown paths serve index.html
+		}
+		files.ServeHTTP(c.Writer, c.Request)
+	})
+}
+
+func trimSlash(p string) string {
+	for len(p) > 0 && p[0] == '/' {
+		p = p[1:]
+	}
+	if p == "" {
+		return "."
+	}
+	return p
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/offers/local"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/scheduler/agents"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+	"github.com/ejcloud/elasticjob/scheduler/sqlitekv"
+	"github.com/ejcloud/elasticjob/scheduler/zkkv"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/web"
+)
+
+// run is the whole scheduler process; it returns when ctx ends or a
+// component fails.
+func run(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
+	cfg, err := config.Load(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	log.Info("starting", "config", cfg.Redacted())
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	kv, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer kv.Close()
+	reg := registry.New(kv)
+	ln, err := net.Listen("tcp", cfg.ListenAddr())
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
+	}
+	masterURL, closeMesos, err := startMesos(ctx, cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closeMesos()
+	return serve(ctx, cfg, log, reg, ln, masterURL)
+}
+
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *registry.Registry, ln net.Listener, masterURL string) error {
+	fwID, err := reg.FrameworkID(ctx)
+	if err != nil {
+		return fmt.Errorf("read framework id: %w", err)
+	}
+	execCmd, err := executorCommand(cfg)
+	if err != nil {
+		return err
+	}
+	client := mesos.New(mesos.Config{URL: masterURL, FrameworkID: fwID, User: cfg.User, Role: cfg.MesosRole,
+		Hostname: cfg.Hostname, Logger: log.With("subsystem", "mesos")})
+	sched := scheduler.New(scheduler.Deps{
+		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
+		Options: scheduler.Options{
+			ExecutorCommand: execCmd, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse,
+			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
+		},
+	})
+	handler := api.New(api.Options{
+		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(),
+		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
+			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}),
+		Ops: &ops{sched: sched, agents: agents.New(masterURL), mesosURL: masterURL, embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
+	})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 3)
+	go func() { errc <- sched.Run(ctx) }()
+	go func() { errc <- client.Run(ctx, sched) }()
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "mesos", masterURL, "open_access", cfg.AuthUsername == "")
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	cancel()
+	shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+	defer done()
+	_ = srv.Shutdown(shutdownCtx)
+	if errors.Is(runErr, http.ErrServerClosed) || errors.Is(runErr, context.Canceled) {
+		runErr = nil
+	}
+	log.Info("stopped", "err", runErr)
+	return runErr
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.KV, error) {
+	if cfg.ZKServers != "" {
+		kv, err := zkkv.Open(ctx, zkkv.Options{Servers: strings.Split(cfg.ZKServers, ","), Namespace: cfg.ZKNamespace,
+			Digest: cfg.ZKDigest, Logger: log.With("subsystem", "zookeeper")})
+		if err != nil {
+			return nil, fmt.Errorf("open ZooKeeper registry %s: %w", cfg.ZKServers, err)
+		}
+		return kv, nil
+	}
+	kv, err := sqlitekv.Open(ctx, filepath.Join(cfg.DataDir, "registry.db"), sqlitekv.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open embedded registry: %w", err)
+	}
+	return kv, nil
+}
+
+// startMesos returns the master URL: the configured one, or that of an
+// embedded single-node master+agent started here.
+func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (string, func(), error) {
+	if cfg.MesosURL != "" {
+		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
+	}
+	cl, err := local.New(local.Config{WorkDir: filepath.Join(cfg.DataDir, "mesos"), CPUs: cfg.EmbeddedCPUs,
+		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos")})
+	if err != nil {
+		return "", nil, fmt.Errorf("embedded mesos: %w", err)
+	}
+	if err := cl.Start(ctx); err != nil {
+		return "", nil, fmt.Errorf("embedded mesos: %w", err)
+	}
+	return cl.URL(), func() { _ = cl.Close() }, nil
+}
+
+// executorCommand finds the executor binary: the setting, else "executor"
+// beside this binary, else on PATH.
+func executorCommand(cfg config.Config) (string, error) {
+	if cfg.ExecutorPath != "" {
+		return cfg.ExecutorPath, nil
+	}
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "executor")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("elasticjob-executor"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("executor binary not found: build it (make build puts bin/executor beside bin/scheduler) or set executor_path")
+}
+
+func executorEnv(cfg config.Config) map[string]string {
+	dir := cfg.ExecutorCacheDir
+	if dir == "" && cfg.MesosURL == "" {
+		if abs, err := filepath.Abs(filepath.Join(cfg.DataDir, "cache")); err == nil {
+			dir = abs
+		}
+	}
+	if dir == "" {
+		return nil
+	}
+	return map[string]string{"ELASTICJOB_CACHE_DIR": dir}
+}

@@ -1,0 +1,331 @@
+// Package config loads the scheduler's settings in one validated place:
+// defaults, then the original's properties file
+// (elasticjob-cloud-scheduler.properties keys), then same-name environment
+// variables (or ELASTICJOB_-prefixed upper-case ones), then flags.
+package config
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting, typed.
+type Config struct {
+	ConfigFile       string
+	DataDir          string
+	Hostname         string
+	HTTPAddress      string
+	HTTPPort         int
+	User             string
+	MesosURL         string
+	MesosRole        string
+	ZKServers        string
+	ZKNamespace      string
+	ZKDigest         string
+	JobStateQueue    int
+	RDBDriver        string
+	RDBURL           string
+	RDBUsername      string
+	RDBPassword      string
+	ReconcileMinutes int
+	AuthUsername     string
+	AuthPassword     string
+	GuestUsername    string
+	GuestPassword    string
+	TokenTTL         time.Duration
+	TimeZone         string
+	ExecutorPath     string
+	ExecutorCacheDir string
+	EmbeddedCPUs     float64
+	EmbeddedMemMB    float64
+	MaxBodyBytes     int64
+	OfferRefuse      time.Duration
+	LogLevel         string
+	Location         *time.Location
+}
+
+// setting is one row of the table every source is read through.
+type setting struct {
+	key, def, help string
+	set            func(c *Config, v string) error
+}
+
+func str(p func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *p(c) = v; return nil }
+}
+
+func integer(key string, p func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a whole number", key, v)
+		}
+		*p(c) = n
+		return nil
+	}
+}
+
+func float(key string, p func(*Config) *float64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f < 0 {
+			return fmt.Errorf("%s: %q is not a non-negative number", key, v)
+		}
+		*p(c) = f
+		return nil
+	}
+}
+
+func duration(key string, p func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			return fmt.Errorf("%s: %q is not a duration like 30s or 12h", key, v)
+		}
+		*p(c) = d
+		return nil
+	}
+}
+
+var settings = []setting{
+	{"data_dir", "data", "directory of the embedded store, history database, sandboxes and app cache", str(func(c *Config) *string { return &c.DataDir })},
+	{"hostname", "127.0.0.1", "host name or IP this scheduler advertises to Mesos and executors", str(func(c *Config) *string { return &c.Hostname })},
+	{"http_address", "127.0.0.1", "address the API and console listen on; any non-loopback address requires auth_username/auth_password", str(func(c *Config) *string { return &c.HTTPAddress })},
+	{"http_port", "8899", "port of the REST API and web console", integer("http_port", func(c *Config) *int { return &c.HTTPPort })},
+	{"user", "", "OS user Mesos runs executors as (empty: the agent's user)", str(func(c *Config) *string { return &c.User })},
+	{"mesos_url", "", "Mesos master URL (http://host:5050); empty runs the embedded single-node master+agent", str(func(c *Config) *string { return &c.MesosURL })},
+	{"mesos_role", "*", "Mesos role of the framework", str(func(c *Config) *string { return &c.MesosRole })},
+	{"zk_servers", "", "ZooKeeper servers host:port,host:port for the registry and leader election; empty uses the embedded store in data_dir", str(func(c *Config) *string { return &c.ZKServers })},
+	{"zk_namespace", "elasticjob-cloud", "ZooKeeper root node", str(func(c *Config) *string { return &c.ZKNamespace })},
+	{"zk_digest", "", "ZooKeeper digest credentials user:password (optional)", str(func(c *Config) *string { return &c.ZKDigest })},
+	{"job_state_queue_size", "10000", "maximum pending executions kept per job in the ready queue", integer("job_state_queue_size", func(c *Config) *int { return &c.JobStateQueue })},
+	{"event_trace_rdb_driver", "", "history database driver: empty or sqlite (embedded, in data_dir) or com.mysql.jdbc.Driver / mysql", str(func(c *Config) *string { return &c.RDBDriver })},
+	{"event_trace_rdb_url", "", "history database URL: jdbc:mysql://host:3306/db or a Go MySQL DSN", str(func(c *Config) *string { return &c.RDBURL })},
+	{"event_trace_rdb_username", "", "history database user", str(func(c *Config) *string { return &c.RDBUsername })},
+	{"event_trace_rdb_password", "", "history database password", str(func(c *Config) *string { return &c.RDBPassword })},
+	{"reconcile_interval_minutes", "10", "minutes between periodic task reconciliations (<= 0 disables the periodic run)", integer("reconcile_interval_minutes", func(c *Config) *int { return &c.ReconcileMinutes })},
+	{"auth_username", "", "admin user name (read and write)", str(func(c *Config) *string { return &c.AuthUsername })},
+	{"auth_password", "", "admin password", str(func(c *Config) *string { return &c.AuthPassword })},
+	{"auth_guest_username", "", "guest user name (read only)", str(func(c *Config) *string { return &c.GuestUsername })},
+	{"auth_guest_password", "", "guest password", str(func(c *Config) *string { return &c.GuestPassword })},
+	{"auth_token_ttl", "12h", "lifetime of a login token", duration("auth_token_ttl", func(c *Config) *time.Duration { return &c.TokenTTL })},
+	{"time_zone", "", "default IANA time zone of job crons (empty: the machine's local zone)", str(func(c *Config) *string { return &c.TimeZone })},
+	{"executor_path", "", "executor command on agents (empty: the executor binary next to the scheduler binary, or on PATH)", str(func(c *Config) *string { return &c.ExecutorPath })},
+	{"executor_cache_dir", "", "app download cache on agents (empty: data_dir/cache for the embedded agent)", str(func(c *Config) *string { return &c.ExecutorCacheDir })},
+	{"embedded_cpus", "0", "CPUs the embedded agent offers (0: this machine's)", float("embedded_cpus", func(c *Config) *float64 { return &c.EmbeddedCPUs })},
+	{"embedded_mem_mb", "0", "memory in MB the embedded agent offers (0: this machine's)", float("embedded_mem_mb", func(c *Config) *float64 { return &c.EmbeddedMemMB })},
+	{"max_body_bytes", "1048576", "largest accepted API request body in bytes", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 1024 {
+			return fmt.Errorf("max_body_bytes: %q must be a number >= 1024", v)
+		}
+		c.MaxBodyBytes = n
+		return nil
+	}},
+	{"offer_refuse_seconds", "5s", "how long declined offers are filtered when no work waits", duration("offer_refuse_seconds", func(c *Config) *time.Duration { return &c.OfferRefuse })},
+	{"log_level", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
+}
+
+// ErrHelp is returned when --help was asked for (usage was printed).
+var ErrHelp = flag.ErrHelp
+
+// Load reads defaults, the properties file (--config or config_file env),
+// the environment and args, and validates the result.
+func Load(args []string, getenv func(string) (string, bool), out io.Writer) (Config, error) {
+	var c Config
+	for _, s := range settings {
+		if err := s.set(&c, s.def); err != nil {
+			return c, err
+		}
+	}
+	fs, flagVals, cfgFile := newFlagSet(out)
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if *cfgFile == "" {
+		if v, ok := lookupEnv(getenv, "config_file"); ok {
+			*cfgFile = v
+		}
+	}
+	if *cfgFile != "" {
+		if err := loadProperties(&c, *cfgFile); err != nil {
+			return c, err
+		}
+	}
+	for _, s := range settings {
+		if v, ok := lookupEnv(getenv, s.key); ok {
+			if err := s.set(&c, v); err != nil {
+				return c, fmt.Errorf("environment %s", err)
+			}
+		}
+	}
+	var ferr error
+	fs.Visit(func(f *flag.Flag) {
+		if s, ok := flagVals[f.Name]; ok && ferr == nil {
+			if err := s.set(&c, f.Value.String()); err != nil {
+				ferr = fmt.Errorf("flag --%s: %v", f.Name, err)
+			}
+		}
+	})
+	if ferr != nil {
+		return c, ferr
+	}
+	c.ConfigFile = *cfgFile
+	return c, c.validate()
+}
+
+// lookupEnv reads key as written (http_port) or upper-case with the
+// ELASTICJOB_ prefix (ELASTICJOB_HTTP_PORT). Plain upper-case names are not
+// read: HOSTNAME and USER are set by every shell.
+func lookupEnv(getenv func(string) (string, bool), key string) (string, bool) {
+	if v, ok := getenv(key); ok {
+		return v, true
+	}
+	return getenv("ELASTICJOB_" + strings.ToUpper(key))
+}
+
+func newFlagSet(out io.Writer) (*flag.FlagSet, map[string]setting, *string) {
+	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
+	fs.SetOutput(out)
+	cfgFile := fs.String("config", "", "properties file with the keys below (like the original's conf/elasticjob-cloud-scheduler.properties)")
+	m := map[string]setting{}
+	for _, s := range settings {
+		name := strings.ReplaceAll(s.key, "_", "-")
+		fs.String(name, s.def, s.help+" [property/env: "+s.key+", ELASTICJOB_"+strings.ToUpper(s.key)+"]")
+		m[name] = s
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: scheduler [flags]\n\nElasticJob-Cloud scheduler. Every setting comes from, in rising priority: its default,\nthe --config properties file, the environment (same name, or ELASTICJOB_ + upper case), a flag.\n\n")
+		fs.PrintDefaults()
+	}
+	return fs, m, cfgFile
+}
+
+func loadProperties(c *Config, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	known := map[string]setting{}
+	for _, s := range settings {
+		known[s.key] = s
+	}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		k, v, ok := cutProperty(line)
+		if !ok {
+			return fmt.Errorf("config file %s line %d: expected key=value", path, n)
+		}
+		s, ok := known[k]
+		if !ok {
+			return fmt.Errorf("config file %s line %d: unknown key %q (known: %s)", path, n, k, knownKeys())
+		}
+		if err := s.set(c, v); err != nil {
+			return fmt.Errorf("config file %s line %d: %v", path, n, err)
+		}
+	}
+	return sc.Err()
+}
+
+func cutProperty(line string) (string, string, bool) {
+	i := strings.IndexAny(line, "=:")
+	if i < 0 {
+		return "", "", false
+	}
+	return strings.TrimSpace(line[:i]), strings.TrimSpace(line[i+1:]), true
+}
+
+func knownKeys() string {
+	keys := make([]string, 0, len(settings))
+	for _, s := range settings {
+		keys = append(keys, s.key)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.HTTPPort < 0 || c.HTTPPort > 65535 {
+		errs = append(errs, fmt.Errorf("http_port: %d is not a port", c.HTTPPort))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir: must not be empty"))
+	}
+	if (c.AuthUsername == "") != (c.AuthPassword == "") {
+		errs = append(errs, errors.New("auth_username and auth_password must be set together"))
+	}
+	if (c.GuestUsername == "") != (c.GuestPassword == "") {
+		errs = append(errs, errors.New("auth_guest_username and auth_guest_password must be set together"))
+	}
+	if c.GuestUsername != "" && c.GuestUsername == c.AuthUsername {
+		errs = append(errs, errors.New("auth_guest_username must differ from auth_username"))
+	}
+	if !c.Loopback() && c.AuthUsername == "" {
+		errs = append(errs, fmt.Errorf("http_address %q is not loopback: set auth_username and auth_password (no default credentials are shipped)", c.HTTPAddress))
+	}
+	if c.JobStateQueue < 1 {
+		errs = append(errs, errors.New("job_state_queue_size: must be at least 1"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log_level: %q must be debug, info, warn or error", c.LogLevel))
+	}
+	c.Location = time.Local
+	if c.TimeZone != "" {
+		loc, err := time.LoadLocation(c.TimeZone)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("time_zone: %q is not an IANA time zone", c.TimeZone))
+		}
+		c.Location = loc
+	}
+	if c.MesosURL != "" && !strings.HasPrefix(c.MesosURL, "http://") && !strings.HasPrefix(c.MesosURL, "https://") {
+		errs = append(errs, fmt.Errorf("mesos_url: %q must be http://host:port of a Mesos master (zk:// discovery is not supported)", c.MesosURL))
+	}
+	return errors.Join(errs...)
+}
+
+// Loopback reports whether the API listens only on a loopback address.
+func (c *Config) Loopback() bool {
+	if c.HTTPAddress == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(c.HTTPAddress)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ListenAddr is host:port of the API.
+func (c *Config) ListenAddr() string {
+	return net.JoinHostPort(c.HTTPAddress, strconv.Itoa(c.HTTPPort))
+}
+
+// Redacted returns the settings as key=value lines with secrets hidden,
+// for the startup log.
+func (c Config) Redacted() map[string]any {
+	hide := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "***"
+	}
+	return map[string]any{
+		"data_dir": c.DataDir, "http": c.ListenAddr(), "mesos_url": c.MesosURL, "zk_servers": c.ZKServers,
+		"zk_digest": hide(c.ZKDigest), "event_trace_rdb_driver": c.RDBDriver, "event_trace_rdb_password": hide(c.RDBPassword),
+		"auth_username": c.AuthUsername, "auth_password": hide(c.AuthPassword), "time_zone": c.Location.String(),
+	}
+}

@@ -1,0 +1,145 @@
+package extract
+
+import (
+	"archive/tar"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFormats(t *testing.T) {
+	ents := []ent{
+		{name: "my-job/", typ: tar.TypeDir, mode: 0o755},
+		script("my-job/bin/start.sh", "#!/bin/sh\necho hi\n"),
+		file("./my-job/conf/app.conf", "k=v"),
+		symlink("my-job/bin/run", "start.sh"),
+		hardlink("my-job/conf/copy.conf", "my-job/conf/app.conf"),
+	}
+	plain := func(t *testing.T) []byte { return makeTar(t, ents...) }
+	cases := map[string]func(t *testing.T) []byte{
+		"tar":     plain,
+		"tar.gz":  func(t *testing.T) []byte { return gz(t, plain(t)) },
+		"tar.bz2": func(t *testing.T) []byte { return viaCommand(t, "bzip2", plain(t)) },
+		"tar.xz":  func(t *testing.T) []byte { return viaCommand(t, "xz", plain(t)) },
+		"zip":     func(t *testing.T) []byte { return makeZip(t, ents[:4]...) },
+	}
+	for name, build := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := newSandbox(t)
+			// A misleading file name: detection must use the magic bytes.
+			res, err := Extract(t.Context(), pkg(t, "package.bin", build(t)), s.apps, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Single != "" || res.Reused || filepath.Dir(res.Dir) != s.apps {
+				t.Fatalf("result %+v", res)
+			}
+			st, err := os.Stat(filepath.Join(res.Dir, "my-job/bin/start.sh"))
+			if err != nil || st.Mode().Perm()&0o100 == 0 {
+				t.Fatalf("start.sh: %v %v", st, err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(res.Dir, "my-job/bin/run")); string(b) != "#!/bin/sh\necho hi\n" {
+				t.Fatalf("symlink content %q", b)
+			}
+		})
+	}
+}
+
+func TestExtractOncePerChecksum(t *testing.T) {
+	s := newSandbox(t)
+	data := gz(t, makeTar(t, file("a.txt", "a")))
+	r1, err := Extract(t.Context(), pkg(t, "x.tgz", data), s.apps, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r1.Dir, "marker"), nil, 0o644)
+	r2, err := Extract(t.Context(), pkg(t, "y.tgz", data), s.apps, Limits{})
+	if err != nil || !r2.Reused || r2.Dir != r1.Dir {
+		t.Fatalf("second: %+v %v", r2, err)
+	}
+	if _, err := os.Stat(filepath.Join(r2.Dir, "marker")); err != nil {
+		t.Fatal("re-extracted")
+	}
+}
+
+func TestSingleFile(t *testing.T) {
+	s := newSandbox(t)
+	res, err := Extract(t.Context(), pkg(t, "run.sh", []byte("#!/bin/sh\nexit 0\n")), s.apps, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(res.Dir, "run.sh"))
+	if res.Single != "run.sh" || err != nil || st.Mode().Perm()&0o111 == 0 {
+		t.Fatalf("%+v %v %v", res, st, err)
+	}
+}
+
+func TestHostileArchives(t *testing.T) {
+	big := strings.Repeat("0", 4096)
+	var many []ent
+	for i := range 11 {
+		many = append(many, file(strings.Repeat("f", i+1), "x"))
+	}
+	tars := map[string]struct {
+		ents []ent
+		want string
+	}{
+		"dotdot":          {[]ent{file("../evil", "x")}, `entry "../evil" escapes the extraction directory`},
+		"inner dotdot":    {[]ent{file("a/../../evil", "x")}, `entry "a/../../evil" escapes`},
+		"absolute":        {[]ent{file("/tmp/abs-evil", "x")}, `entry "/tmp/abs-evil" has an absolute path`},
+		"symlink /etc":    {[]ent{symlink("etc", "/etc"), file("etc/evil", "x")}, `symlink "etc" -> "/etc" points outside`},
+		"symlink up":      {[]ent{symlink("up", "../.."), file("up/evil", "x")}, `symlink "up" -> "../.." points outside`},
+		"symlink chain":   {[]ent{symlink("x", "."), symlink("y", "x/.."), file("y/evil", "x")}, "path escapes from parent"},
+		"hardlink out":    {[]ent{hardlink("h", "../../../etc/passwd")}, `hard link "h" -> "../../../etc/passwd" points outside`},
+		"hardlink abs":    {[]ent{hardlink("h", "/etc/passwd")}, `hard link "h" -> "/etc/passwd" points outside`},
+		"char device":     {[]ent{{name: "dev/null", typ: tar.TypeChar}}, `entry "dev/null" is a character device`},
+		"fifo":            {[]ent{{name: "p", typ: tar.TypeFifo}}, `entry "p" is a FIFO`},
+		"too big":         {[]ent{file("a", big), file("b", big)}, "archive expands to more than 6000 bytes"},
+		"too many":        {many, "archive has more than 10 entries"},
+		"good then other": {[]ent{file("ok", "fine"), file("../evil", "x")}, "escapes"},
+	}
+	for name, tc := range tars {
+		t.Run("tar/"+name, func(t *testing.T) {
+			s := newSandbox(t)
+			_, err := Extract(t.Context(), pkg(t, "evil.tgz", gz(t, makeTar(t, tc.ents...))), s.apps, Limits{MaxBytes: 6000, MaxEntries: 10})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "extract evil.tgz: ") {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			s.assertContained(t)
+		})
+	}
+}
+
+func TestHostileZips(t *testing.T) {
+	zips := map[string]struct {
+		ents []ent
+		want string
+	}{
+		"dotdot":    {[]ent{file("../evil", "x")}, "escapes"},
+		"backslash": {[]ent{file(`..\evil`, "x")}, "escapes"},
+		"symlink":   {[]ent{symlink("etc", "/etc")}, "points outside"},
+		"device":    {[]ent{{name: "dev", typ: tar.TypeChar}}, "special file"},
+		// 2 MiB of zeros compresses to a few KiB: the bytes written count.
+		"bomb": {[]ent{file("zeros", strings.Repeat("\x00", 2<<20))}, "archive expands to more than 1 MiB"},
+	}
+	for name, tc := range zips {
+		t.Run(name, func(t *testing.T) {
+			s := newSandbox(t)
+			_, err := Extract(t.Context(), pkg(t, "evil.zip", makeZip(t, tc.ents...)), s.apps, Limits{MaxBytes: 1 << 20})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			s.assertContained(t)
+		})
+	}
+}
+
+func TestCompressedNonTar(t *testing.T) {
+	s := newSandbox(t)
+	_, err := Extract(t.Context(), pkg(t, "x.gz", gz(t, []byte("just text, not a tar"))), s.apps, Limits{})
+	if err == nil || !strings.Contains(err.Error(), "not a tar archive") {
+		t.Fatalf("err = %v", err)
+	}
+	s.assertContained(t)
+}

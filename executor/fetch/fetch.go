@@ -1,0 +1,148 @@
+package fetch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ejcloud/elasticjob/executor/internal/lockfile"
+)
+
+// Defaults for a zero Fetcher field.
+const (
+	DefaultMaxSize = 1 << 30
+	DefaultTimeout = 10 * time.Minute
+	DefaultTries   = 3
+)
+
+// Fetcher fetches packages. The zero value of each optional field means its
+// default; CacheDir and ScratchDir are required.
+type Fetcher struct {
+	CacheDir   string        // shared cache root
+	ScratchDir string        // uncached downloads go here
+	MaxSize    int64         // download limit in bytes (DefaultMaxSize)
+	Timeout    time.Duration // limit on one whole fetch, retries included (DefaultTimeout)
+	Tries      int           // attempts for network errors and 5xx (DefaultTries)
+	Backoff    func(try int) time.Duration
+	Client     *http.Client
+	Log        *slog.Logger
+}
+
+// Blob is a fetched package, open for reading. The file stays readable even
+// if another executor replaces the cache entry meanwhile.
+type Blob struct {
+	File   *os.File
+	SHA256 string // hex
+	Size   int64
+	Reused bool // served from the cache without a download
+	URL    *url.URL
+	dir    string // scratch dir to remove, if any
+}
+
+// Release closes the file and removes an uncached download.
+func (b *Blob) Release() {
+	b.File.Close()
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
+// Fetch fetches rawURL. useCache is the app's appCacheEnable. Errors read
+// "fetch URL: why" with credentials in the URL redacted.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string, useCache bool) (*Blob, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %q: not a URL: %w", rawURL, err)
+	}
+	name := u.Redacted()
+	if u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file" {
+		return nil, fmt.Errorf("fetch %s: unsupported scheme %q (want http, https or file)", name, u.Scheme)
+	}
+	timeout := or(f.Timeout, DefaultTimeout)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	b, err := f.fetch(tctx, u, useCache)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("fetch %s: timed out after %v", name, timeout)
+		}
+		return nil, fmt.Errorf("fetch %s: %w", name, err)
+	}
+	b.URL = u
+	return b, nil
+}
+
+func (f *Fetcher) fetch(ctx context.Context, u *url.URL, useCache bool) (*Blob, error) {
+	if !useCache {
+		if err := os.MkdirAll(f.ScratchDir, 0o755); err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp(f.ScratchDir, "fetch-")
+		if err != nil {
+			return nil, err
+		}
+		b, err := f.into(ctx, u, dir, nil)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		b.dir = dir
+		return b, nil
+	}
+	key := sha256.Sum256([]byte(u.String()))
+	dir := filepath.Join(f.CacheDir, hex.EncodeToString(key[:]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := lockfile.Acquire(ctx, filepath.Join(dir, "lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	old, _ := readMeta(dir) // a missing or bad meta.json means download
+	return f.into(ctx, u, dir, old)
+}
+
+// into brings the entry in dir up to date and opens its blob.
+func (f *Fetcher) into(ctx context.Context, u *url.URL, dir string, old *meta) (*Blob, error) {
+	var (
+		m   *meta
+		err error
+	)
+	if u.Scheme == "file" {
+		m, err = f.fromFile(u, dir, old)
+	} else {
+		m, err = f.fromHTTP(ctx, u, dir, old)
+	}
+	if err != nil {
+		return nil, err
+	}
+	file, err := os.Open(filepath.Join(dir, blobName))
+	if err != nil {
+		return nil, err
+	}
+	return &Blob{File: file, SHA256: m.SHA256, Size: m.Size, Reused: m == old}, nil
+}
+
+func (f *Fetcher) log() *slog.Logger {
+	if f.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return f.Log
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

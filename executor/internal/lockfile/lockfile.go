@@ -1,0 +1,49 @@
+// Package lockfile takes advisory flock(2) locks on files so that several
+// executor processes (and several tasks in one executor) can share a cache
+// directory without corrupting it.
+package lockfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Lock is a held lock; Unlock releases it.
+type Lock struct{ f *os.File }
+
+// Acquire creates path if needed and takes an exclusive lock on it, waiting
+// until ctx ends. flock locks belong to the open file description, so two
+// goroutines of one process exclude each other as well as two processes.
+func Acquire(ctx context.Context, path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	wait := time.Millisecond
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return &Lock{f: f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(wait*2, 100*time.Millisecond)
+	}
+}
+
+// Unlock releases the lock. Closing the descriptor drops the flock.
+func (l *Lock) Unlock() error { return l.f.Close() }

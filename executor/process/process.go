@@ -1,0 +1,138 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// TailSize is how much of the end of stderr a failure message quotes.
+const TailSize = 2048
+
+// Spec is what to run.
+type Spec struct {
+	Path   string   // executable
+	Args   []string // arguments after the executable
+	Dir    string   // working directory
+	Env    []string // complete environment
+	Stdout string   // file that receives stdout (appended to)
+	Stderr string   // file that receives stderr (appended to)
+	Grace  time.Duration
+}
+
+// Kill is the cancellation cause that asks for a kill with its own grace
+// period (context.WithCancelCause). Any other cancellation uses Spec.Grace.
+type Kill struct{ Grace time.Duration }
+
+func (k Kill) Error() string { return fmt.Sprintf("kill requested (grace %v)", k.Grace) }
+
+// Result is how the process ended.
+type Result struct {
+	ExitCode   int            // -1 when ended by a signal
+	Signal     syscall.Signal // the terminating signal, if any
+	Killed     bool           // we killed it because ctx ended
+	StderrTail string         // up to TailSize bytes from the end of stderr
+}
+
+// Message describes a failure: "exit code 3: <stderr tail>" or
+// "terminated by signal SIGSEGV: <stderr tail>"; "" for success.
+func (r Result) Message() string {
+	var m string
+	switch {
+	case r.Killed:
+		m = "killed"
+	case r.Signal != 0:
+		m = "terminated by signal " + SignalName(r.Signal)
+	case r.ExitCode != 0:
+		m = fmt.Sprintf("exit code %d", r.ExitCode)
+	default:
+		return ""
+	}
+	if r.StderrTail != "" {
+		m += ": " + r.StderrTail
+	}
+	return m
+}
+
+// Run starts spec, calls started with the pid once it runs, and waits. When
+// ctx ends the process group is killed and Result.Killed is set. The error is
+// non-nil only when the process could not be started.
+func Run(ctx context.Context, spec Spec, started func(pid int)) (Result, error) {
+	cmd, err := start(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	pid := cmd.Process.Pid
+	if started != nil {
+		started(pid)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var res Result
+	select {
+	case <-done:
+	case <-ctx.Done():
+		res.Killed = true
+		killGroup(pid, grace(ctx, spec.Grace), done)
+	}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	res.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
+		res.Signal = ws.Signal()
+	}
+	res.StderrTail = tail(spec.Stderr, TailSize)
+	return res, nil
+}
+
+func start(spec Spec) (*exec.Cmd, error) {
+	stdout, err := os.OpenFile(spec.Stdout, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := os.OpenFile(spec.Stderr, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir, cmd.Env = spec.Dir, spec.Env
+	// Files, not pipes: a grandchild holding the output open cannot make
+	// Wait hang, and nothing is buffered in the executor.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+func grace(ctx context.Context, def time.Duration) time.Duration {
+	var k Kill
+	if errors.As(context.Cause(ctx), &k) {
+		return k.Grace
+	}
+	return def
+}
+
+// tail returns the last n bytes of a file as trimmed, valid UTF-8.
+func tail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(st.Size()-n, 0)
+	b, _ := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+	return strings.TrimSpace(strings.ToValidUTF8(string(b), ""))
+}

@@ -1,0 +1,272 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Paths of the registry tree.
+const (
+	AppsPath        = "/config/app"
+	JobsPath        = "/config/job"
+	ReadyPath       = "/state/ready"
+	RunningPath     = "/state/running"
+	FailoverPath    = "/state/failover"
+	DisabledAppPath = "/state/disable/app"
+	DisabledJobPath = "/state/disable/job"
+	FrameworkIDPath = "/state/framework_id"
+)
+
+// Errors the API maps to 404 and 409.
+var (
+	ErrAppNotFound = errors.New("app not found")
+	ErrJobNotFound = errors.New("job not found")
+	ErrAppExists   = errors.New("app already exists")
+	ErrJobExists   = errors.New("job already exists")
+	ErrConflict    = errors.New("conflict")
+)
+
+// maxCASRetries bounds compare-and-set loops.
+const maxCASRetries = 100
+
+// Registry reads and writes the registry tree.
+type Registry struct {
+	kv store.KV
+	// Fence returns ops prepended to every state write, e.g. a Check of the
+	// leader's election node so a deposed leader's writes fail. May be nil.
+	Fence func() []store.Op
+}
+
+// New wraps a store.
+func New(kv store.KV) *Registry { return &Registry{kv: kv} }
+
+// KV exposes the underlying store (for watches).
+func (r *Registry) KV() store.KV { return r.kv }
+
+func (r *Registry) commit(ctx context.Context, ops ...store.Op) error {
+	if r.Fence != nil {
+		ops = append(r.Fence(), ops...)
+	}
+	return r.kv.Commit(ctx, ops...)
+}
+
+func appPath(name string) string { return AppsPath + "/" + name }
+func jobPath(name string) string { return JobsPath + "/" + name }
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// AddApp registers a new app.
+func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
+	err := r.kv.Commit(ctx, store.Create(appPath(c.AppName), mustJSON(c)))
+	if errors.Is(err, store.ErrExists) {
+		return fmt.Errorf("%w: App '%s' already existed.", ErrAppExists, c.AppName)
+	}
+	return err
+}
+
+// UpdateApp replaces an existing app's config.
+func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
+	err := r.kv.Commit(ctx, store.Set(appPath(c.AppName), mustJSON(c), store.AnyVersion))
+	if errors.Is(err, store.ErrNotFound) {
+		return appNotFound(c.AppName)
+	}
+	return err
+}
+
+func appNotFound(name string) error {
+	return fmt.Errorf("%w: Cannot find app '%s', please publish first.", ErrAppNotFound, name)
+}
+
+func jobNotFound(name string) error {
+	return fmt.Errorf("%w: Cannot find job '%s', please register first.", ErrJobNotFound, name)
+}
+
+// App returns one app.
+func (r *Registry) App(ctx context.Context, name string) (app.Config, error) {
+	var c app.Config
+	n, err := r.kv.Get(ctx, appPath(name))
+	if errors.Is(err, store.ErrNotFound) {
+		return c, appNotFound(name)
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(n.Value, &c); err != nil {
+		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return c, nil
+}
+
+// Apps lists every app, sorted by name.
+func (r *Registry) Apps(ctx context.Context) ([]app.Config, error) {
+	return listJSON[app.Config](ctx, r.kv, AppsPath)
+}
+
+// DeleteApp removes an app, its jobs, their state and its disable flag in
+// one commit. Running tasks are killed by the leader, which sees the
+// deletions through its watch.
+func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error) {
+	if _, err := r.App(ctx, name); err != nil {
+		return nil, err
+	}
+	all, err := r.Jobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ops := []store.Op{store.Delete(appPath(name), store.AnyVersion), store.Delete(DisabledAppPath+"/"+name, store.AnyVersion)}
+	var deleted []string
+	for _, j := range all {
+		if j.AppName == name {
+			deleted = append(deleted, j.JobName)
+			ops = append(ops, jobDeleteOps(j.JobName)...)
+		}
+	}
+	return deleted, r.kv.Commit(ctx, ops...)
+}
+
+func jobDeleteOps(name string) []store.Op {
+	return []store.Op{
+		store.Delete(jobPath(name), store.AnyVersion),
+		store.Delete(ReadyPath+"/"+name, store.AnyVersion),
+		store.Delete(FailoverPath+"/"+name, store.AnyVersion),
+		store.Delete(DisabledJobPath+"/"+name, store.AnyVersion),
+	}
+}
+
+// AddJob registers a new job; its app must exist.
+func (r *Registry) AddJob(ctx context.Context, c jobs.Config) error {
+	err := r.kv.Commit(ctx, store.Check(appPath(c.AppName), store.AnyVersion), store.Create(jobPath(c.JobName), mustJSON(c)))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return appNotFound(c.AppName)
+	case errors.Is(err, store.ErrExists):
+		return fmt.Errorf("%w: Job '%s' already existed.", ErrJobExists, c.JobName)
+	}
+	return err
+}
+
+// UpdateJob replaces an existing job's config and clears its pending
+// queues (the leader kills its running tasks and reschedules it).
+func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
+	if _, err := r.Job(ctx, c.JobName); err != nil {
+		return err
+	}
+	err := r.kv.Commit(ctx,
+		store.Check(appPath(c.AppName), store.AnyVersion),
+		store.Set(jobPath(c.JobName), mustJSON(c), store.AnyVersion),
+		store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
+		store.Delete(FailoverPath+"/"+c.JobName, store.AnyVersion))
+	if errors.Is(err, store.ErrNotFound) {
+		if _, jerr := r.Job(ctx, c.JobName); jerr != nil {
+			return jerr
+		}
+		return appNotFound(c.AppName)
+	}
+	return err
+}
+
+// Job returns one job.
+func (r *Registry) Job(ctx context.Context, name string) (jobs.Config, error) {
+	var c jobs.Config
+	n, err := r.kv.Get(ctx, jobPath(name))
+	if errors.Is(err, store.ErrNotFound) {
+		return c, jobNotFound(name)
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(n.Value, &c); err != nil {
+		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return c, nil
+}
+
+// Jobs lists every job, sorted by name.
+func (r *Registry) Jobs(ctx context.Context) ([]jobs.Config, error) {
+	return listJSON[jobs.Config](ctx, r.kv, JobsPath)
+}
+
+// DeleteJob deregisters a job and clears its queues and disable flag.
+func (r *Registry) DeleteJob(ctx context.Context, name string) error {
+	if _, err := r.Job(ctx, name); err != nil {
+		return err
+	}
+	return r.kv.Commit(ctx, jobDeleteOps(name)...)
+}
+
+func listJSON[T any](ctx context.Context, kv store.KV, path string) ([]T, error) {
+	nodes, err := kv.List(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(nodes))
+	for _, n := range nodes {
+		var v T
+		if err := json.Unmarshal(n.Value, &v); err != nil {
+			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// SetDisabled sets or clears a disable flag. kind is "app" or "job".
+func (r *Registry) SetDisabled(ctx context.Context, kind, name string, disabled bool, now time.Time) error {
+	p := "/state/disable/" + kind + "/" + name
+	if disabled {
+		return r.kv.Commit(ctx, store.Put(p, []byte(now.UTC().Format(time.RFC3339))))
+	}
+	return r.kv.Commit(ctx, store.Delete(p, store.AnyVersion))
+}
+
+// Disabled lists the names disabled of a kind ("app" or "job").
+func (r *Registry) Disabled(ctx context.Context, kind string) (map[string]bool, error) {
+	names, err := r.kv.Children(ctx, "/state/disable/"+kind)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out, nil
+}
+
+// IsDisabled reports one flag.
+func (r *Registry) IsDisabled(ctx context.Context, kind, name string) (bool, error) {
+	_, err := r.kv.Get(ctx, "/state/disable/"+kind+"/"+name)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// FrameworkID returns the persisted Mesos framework id ("" if none).
+func (r *Registry) FrameworkID(ctx context.Context) (string, error) {
+	n, err := r.kv.Get(ctx, FrameworkIDPath)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return string(n.Value), err
+}
+
+// SetFrameworkID persists the Mesos framework id.
+func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
+	return r.commit(ctx, store.Put(FrameworkIDPath, []byte(id)))
+}
+
+// MustJSON encodes plain data (cannot fail for the registry's types).
+func MustJSON(v any) []byte { return mustJSON(v) }

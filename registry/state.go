@@ -1,0 +1,278 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Ready is a job's pending executions at /state/ready/{jobName}.
+type Ready struct {
+	Job   string    `json:"-"`
+	Count int       `json:"count"`
+	Since time.Time `json:"since"` // when the oldest pending execution was queued
+	// Misfired counts the executions queued while an earlier one was
+	// pending or running (recorded as MISFIRE in history).
+	Misfired int   `json:"misfired,omitempty"`
+	Version  int64 `json:"-"`
+}
+
+// Running is a task at /state/running/{jobName}/{jobName}@-@{item}.
+type Running struct {
+	TaskID     string    `json:"taskId"`
+	AgentID    string    `json:"agentId"`
+	Hostname   string    `json:"hostname,omitempty"`
+	ExecutorID string    `json:"executorId"`
+	State      string    `json:"state"` // the last Mesos state seen: TASK_STAGING, TASK_RUNNING, …
+	Source     string    `json:"executionSource,omitempty"`
+	LaunchedAt time.Time `json:"launchedAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	Version    int64     `json:"-"`
+}
+
+// Failover is a failed shard waiting to run again.
+type Failover struct {
+	Job      string    `json:"-"`
+	Item     int       `json:"-"`
+	TaskID   string    `json:"taskId"` // the failed task
+	Since    time.Time `json:"since"`
+	Attempts int       `json:"attempts,omitempty"`
+	Version  int64     `json:"-"`
+}
+
+// Trigger adds one pending execution of a job (a cron fire or an API
+// trigger): with misfire the count grows, without it pending executions
+// collapse into one. It reports whether the count changed.
+func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now time.Time) (bool, error) {
+	for range maxCASRetries {
+		op, changed, err := r.triggerOp(ctx, job, misfire, now)
+		if err != nil || !changed {
+			return false, err
+		}
+		err = r.commit(ctx, op)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		return err == nil, err
+	}
+	return false, fmt.Errorf("registry: trigger %s: %w after %d tries", job, ErrConflict, maxCASRetries)
+}
+
+// TriggerMany is Trigger for many jobs in one commit (the producer's batch
+// of fires due at one instant). misfire maps job name to its misfire flag.
+func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now time.Time) error {
+	for range maxCASRetries {
+		ops := make([]store.Op, 0, len(misfire))
+		for job, mf := range misfire {
+			op, changed, err := r.triggerOp(ctx, job, mf, now)
+			if err != nil {
+				return err
+			}
+			if changed {
+				ops = append(ops, op)
+			}
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		err := r.commit(ctx, ops...)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("registry: trigger %d jobs: %w after %d tries", len(misfire), ErrConflict, maxCASRetries)
+}
+
+func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now time.Time) (store.Op, bool, error) {
+	p := ReadyPath + "/" + job
+	n, err := r.kv.Get(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Create(p, mustJSON(Ready{Count: 1, Since: now.UTC()})), true, nil
+	}
+	if err != nil {
+		return store.Op{}, false, err
+	}
+	rd, err := decodeReady(n)
+	if err != nil {
+		return store.Op{}, false, err
+	}
+	if !misfire && rd.Count >= 1 {
+		return store.Op{}, false, nil
+	}
+	rd.Count++
+	if rd.Count > 1 {
+		rd.Misfired++
+	}
+	return store.Set(p, mustJSON(rd), n.Version), true, nil
+}
+
+func decodeReady(n store.Node) (Ready, error) {
+	var rd Ready
+	if err := json.Unmarshal(n.Value, &rd); err != nil {
+		return rd, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	rd.Job = lastSegment(n.Path)
+	rd.Version = n.Version
+	return rd, nil
+}
+
+func lastSegment(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
+// ReadyQueue lists pending executions, oldest first (ties by job name).
+func (r *Registry) ReadyQueue(ctx context.Context) ([]Ready, error) {
+	nodes, err := r.kv.List(ctx, ReadyPath)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Ready, 0, len(nodes))
+	for _, n := range nodes {
+		rd, err := decodeReady(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rd)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Since.Equal(out[j].Since) {
+			return out[i].Since.Before(out[j].Since)
+		}
+		return out[i].Job < out[j].Job
+	})
+	return out, nil
+}
+
+// DequeueOp returns the op that takes one execution from rd (conditional
+// on rd's version, so a concurrent trigger is never lost).
+func DequeueOp(rd Ready, now time.Time) store.Op {
+	p := ReadyPath + "/" + rd.Job
+	if rd.Count <= 1 {
+		return store.Delete(p, rd.Version)
+	}
+	next := rd
+	next.Count--
+	if next.Misfired > 0 {
+		next.Misfired--
+	}
+	next.Since = now.UTC()
+	return store.Set(p, mustJSON(next), rd.Version)
+}
+
+// ClearReady removes a job's pending executions.
+func (r *Registry) ClearReady(ctx context.Context, job string) error {
+	return r.commit(ctx, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
+}
+
+// RunningPathOf is the node of a job's shard.
+func RunningPathOf(job string, item int) string {
+	return RunningPath + "/" + job + "/" + jobs.MetaKey(job, item)
+}
+
+// FailoverPathOf is the failover node of a job's shard.
+func FailoverPathOf(job string, item int) string {
+	return FailoverPath + "/" + job + "/" + jobs.MetaKey(job, item)
+}
+
+// PutRunningOp records a running task.
+func PutRunningOp(job string, item int, rt Running) store.Op {
+	return store.Put(RunningPathOf(job, item), mustJSON(rt))
+}
+
+// RunningTasks lists running tasks of every job: job → item → task.
+func (r *Registry) RunningTasks(ctx context.Context) (map[string]map[int]Running, error) {
+	jobNames, err := r.kv.Children(ctx, RunningPath)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[int]Running, len(jobNames))
+	for _, job := range jobNames {
+		m, err := r.RunningOf(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) > 0 {
+			out[job] = m
+		}
+	}
+	return out, nil
+}
+
+// RunningOf lists one job's running tasks by item.
+func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]Running, error) {
+	nodes, err := r.kv.List(ctx, RunningPath+"/"+job)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]Running, len(nodes))
+	for _, n := range nodes {
+		_, item, err := jobs.ParseMetaKey(lastSegment(n.Path))
+		if err != nil || len(n.Value) == 0 {
+			continue
+		}
+		var rt Running
+		if err := json.Unmarshal(n.Value, &rt); err != nil {
+			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		}
+		rt.Version = n.Version
+		out[item] = rt
+	}
+	return out, nil
+}
+
+// FailoverQueue lists failed shards waiting to run again, oldest first.
+func (r *Registry) FailoverQueue(ctx context.Context) ([]Failover, error) {
+	jobNames, err := r.kv.Children(ctx, FailoverPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []Failover
+	for _, job := range jobNames {
+		nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			_, item, err := jobs.ParseMetaKey(lastSegment(n.Path))
+			if err != nil || len(n.Value) == 0 {
+				continue
+			}
+			var f Failover
+			if err := json.Unmarshal(n.Value, &f); err != nil {
+				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			}
+			f.Job, f.Item, f.Version = job, item, n.Version
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Since.Equal(out[j].Since) {
+			return out[i].Since.Before(out[j].Since)
+		}
+		if out[i].Job != out[j].Job {
+			return out[i].Job < out[j].Job
+		}
+		return out[i].Item < out[j].Item
+	})
+	return out, nil
+}
+
+// PutFailoverOp records a failed shard for failover.
+func PutFailoverOp(job string, item int, f Failover) store.Op {
+	return store.Put(FailoverPathOf(job, item), mustJSON(f))
+}
+
+// Commit applies state ops with the registry's fence.
+func (r *Registry) Commit(ctx context.Context, ops ...store.Op) error { return r.commit(ctx, ops...) }

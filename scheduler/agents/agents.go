@@ -1,0 +1,188 @@
+// Package agents reads what Mesos agents know: executor sandboxes and the
+// files in them. It speaks the HTTP endpoints real Mesos serves (master
+// /state for the agent list, agent /state for executors, agent
+// /files/read for file contents), which the embedded master+agent serves
+// too, so task logs work the same on one machine and on a cluster.
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrNotFound is returned for unknown agents, executors and files.
+var ErrNotFound = errors.New("agents: not found")
+
+// Client reads agent state through the master.
+type Client struct {
+	MasterURL string
+	HTTP      *http.Client
+}
+
+// New makes a client with a bounded HTTP timeout.
+func New(masterURL string) *Client {
+	return &Client{MasterURL: strings.TrimRight(masterURL, "/"), HTTP: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// Agent is one agent as the master lists it.
+type Agent struct {
+	ID            string         `json:"id"`
+	Hostname      string         `json:"hostname"`
+	PID           string         `json:"pid"`
+	Active        bool           `json:"active"`
+	Resources     map[string]any `json:"resources"`
+	UsedResources map[string]any `json:"used_resources"`
+}
+
+// Executor is one executor run on an agent.
+type Executor struct {
+	ID          string `json:"id"`
+	FrameworkID string `json:"framework_id"`
+	Directory   string `json:"directory"`
+	AgentID     string `json:"-"`
+	Hostname    string `json:"-"`
+	Completed   bool   `json:"-"`
+}
+
+func (c *Client) getJSON(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("agents: GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%w: GET %s: 404", ErrNotFound, u)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("agents: GET %s: %s: %s", u, resp.Status, strings.TrimSpace(string(b)))
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v); err != nil {
+		return fmt.Errorf("agents: decode %s: %w", u, err)
+	}
+	return nil
+}
+
+// Agents lists the master's agents.
+func (c *Client) Agents(ctx context.Context) ([]Agent, error) {
+	var st struct {
+		Slaves []Agent `json:"slaves"`
+	}
+	if err := c.getJSON(ctx, c.MasterURL+"/state", &st); err != nil {
+		return nil, err
+	}
+	return st.Slaves, nil
+}
+
+// agentURL turns an agent's pid ("slave(1)@host:port") into its base URL.
+func agentURL(a Agent) (string, error) {
+	_, hostPort, ok := strings.Cut(a.PID, "@")
+	if !ok || hostPort == "" {
+		return "", fmt.Errorf("agents: agent %s has no usable pid %q", a.ID, a.PID)
+	}
+	return "http://" + hostPort, nil
+}
+
+func (c *Client) agent(ctx context.Context, agentID string) (Agent, string, error) {
+	all, err := c.Agents(ctx)
+	if err != nil {
+		return Agent{}, "", err
+	}
+	for _, a := range all {
+		if a.ID == agentID {
+			u, err := agentURL(a)
+			return a, u, err
+		}
+	}
+	return Agent{}, "", fmt.Errorf("%w: agent %s is not registered with the master", ErrNotFound, agentID)
+}
+
+type agentState struct {
+	Frameworks          []frameworkState `json:"frameworks"`
+	CompletedFrameworks []frameworkState `json:"completed_frameworks"`
+}
+
+type frameworkState struct {
+	ID                 string     `json:"id"`
+	Executors          []Executor `json:"executors"`
+	CompletedExecutors []Executor `json:"completed_executors"`
+}
+
+// Executors lists the executors (running first, then completed, newest
+// completed last) of one agent whose id starts with prefix.
+func (c *Client) Executors(ctx context.Context, agentID, prefix string) ([]Executor, error) {
+	a, base, err := c.agent(ctx, agentID)
+	if err != nil {
+		return nil, err
+	}
+	var st agentState
+	if err := c.getJSON(ctx, base+"/state", &st); err != nil {
+		return nil, err
+	}
+	var out []Executor
+	add := func(es []Executor, fw string, done bool) {
+		for _, e := range es {
+			if strings.HasPrefix(e.ID, prefix) {
+				e.AgentID, e.Hostname, e.Completed = agentID, a.Hostname, done
+				if e.FrameworkID == "" {
+					e.FrameworkID = fw
+				}
+				out = append(out, e)
+			}
+		}
+	}
+	for _, fw := range append(st.Frameworks, st.CompletedFrameworks...) {
+		add(fw.Executors, fw.ID, false)
+		add(fw.CompletedExecutors, fw.ID, true)
+	}
+	return out, nil
+}
+
+// Read reads length bytes at offset of a file on an agent; offset < 0
+// reads the last -offset bytes. It returns the data, where it starts, and
+// the file's size.
+func (c *Client) Read(ctx context.Context, agentID, path string, offset, length int64) (string, int64, int64, error) {
+	_, base, err := c.agent(ctx, agentID)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	size, err := c.read(ctx, base, path, -1, 0)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if offset < 0 {
+		offset = max(size.Offset+offset, 0)
+	}
+	chunk, err := c.read(ctx, base, path, offset, length)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	return chunk.Data, offset, size.Offset, nil
+}
+
+type filesRead struct {
+	Data   string `json:"data"`
+	Offset int64  `json:"offset"`
+}
+
+func (c *Client) read(ctx context.Context, base, path string, offset, length int64) (filesRead, error) {
+	q := url.Values{"path": {path}, "offset": {strconv.FormatInt(offset, 10)}}
+	if offset >= 0 {
+		q.Set("length", strconv.FormatInt(length, 10))
+	}
+	var fr filesRead
+	err := c.getJSON(ctx, base+"/files/read?"+q.Encode(), &fr)
+	return fr, err
+}

@@ -1,0 +1,327 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// work is a snapshot of what waits to run.
+type work struct {
+	requests []offers.Request
+	ready    map[string]registry.Ready    // job → ready entry (for dequeue)
+	failover map[string]registry.Failover // job@-@item → failover entry
+}
+
+// launch is one round: snapshot → match → commit → ACCEPT.
+func (s *Scheduler) launch(ctx context.Context) {
+	if !s.subscribed {
+		return
+	}
+	w, err := s.snapshot(ctx)
+	if err != nil {
+		s.Log.Error("launcher: snapshot", "err", err)
+		return
+	}
+	s.Observer.ReadyDepth(len(w.ready))
+	if len(w.requests) == 0 {
+		s.idle(ctx)
+		return
+	}
+	if s.suppressed {
+		if err := s.Driver.Revive(ctx); err != nil {
+			s.Log.Warn("launcher: revive", "err", err)
+		} else {
+			s.suppressed = false
+		}
+	}
+	if len(s.offers) == 0 {
+		return // REVIVE brings offers
+	}
+	in := offers.Input{Requests: w.requests, Running: s.executors}
+	for _, o := range s.offers {
+		in.Offers = append(in.Offers, offers.Offer{ID: o.ID, AgentID: o.AgentID, Hostname: o.Hostname,
+			Free: offers.Resources{CPU: offers.CPUs(o.CPUs), MemMB: offers.MemMB(o.MemMB)}})
+	}
+	sort.Slice(in.Offers, func(i, j int) bool { return in.Offers[i].ID < in.Offers[j].ID })
+	plan := offers.Match(in)
+	s.lastPlan = plan.Unplaced
+	s.apply(ctx, w, plan)
+}
+
+// idle declines every held offer and suppresses: nothing waits.
+func (s *Scheduler) idle(ctx context.Context) {
+	if len(s.offers) > 0 {
+		s.decline(ctx, s.heldIDs(), s.Options.RefuseIdle)
+	}
+	if !s.suppressed {
+		if err := s.Driver.Suppress(ctx); err != nil {
+			s.Log.Warn("launcher: suppress", "err", err)
+			return
+		}
+		s.suppressed = true
+	}
+}
+
+func (s *Scheduler) heldIDs() []string {
+	ids := make([]string, 0, len(s.offers))
+	for id := range s.offers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func (s *Scheduler) decline(ctx context.Context, ids []string, refuse time.Duration) {
+	if len(ids) == 0 {
+		return
+	}
+	for _, id := range ids {
+		delete(s.offers, id)
+	}
+	if err := s.Driver.Decline(ctx, ids, refuse); err != nil {
+		s.Log.Warn("launcher: decline", "offers", len(ids), "err", err)
+	}
+	s.Observer.OffersSeen(0, len(ids))
+}
+
+// snapshot reads the ready and failover queues and turns runnable entries
+// into match requests. Entries of deleted jobs are dropped.
+func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
+	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}}
+	running, err := s.Registry.RunningTasks(ctx)
+	if err != nil {
+		return w, err
+	}
+	fq, err := s.Registry.FailoverQueue(ctx)
+	if err != nil {
+		return w, err
+	}
+	pendingFailover := map[string]bool{}
+	for _, f := range fq {
+		pendingFailover[f.Job] = true
+		job, a, ok := s.catalog.Runnable(f.Job)
+		if !ok || f.Item >= job.ShardingTotalCount {
+			s.dropStale(ctx, job, ok, registry.FailoverPathOf(f.Job, f.Item))
+			continue
+		}
+		if _, busy := running[f.Job][f.Item]; busy {
+			continue
+		}
+		w.failover[jobs.MetaKey(f.Job, f.Item)] = f
+		w.requests = append(w.requests, request(job, a, f.Item, offers.Failover, f.Since))
+	}
+	rq, err := s.Registry.ReadyQueue(ctx)
+	if err != nil {
+		return w, err
+	}
+	for _, rd := range rq {
+		job, a, ok := s.catalog.Runnable(rd.Job)
+		if !ok {
+			s.dropStale(ctx, job, ok, registry.ReadyPath+"/"+rd.Job)
+			continue
+		}
+		items := s.itemsToLaunch(job, running[rd.Job])
+		if len(items) == 0 || pendingFailover[rd.Job] {
+			continue // never two executions of a job at once
+		}
+		w.ready[rd.Job] = rd
+		for _, it := range items {
+			w.requests = append(w.requests, request(job, a, it, offers.Ready, rd.Since))
+		}
+	}
+	return w, nil
+}
+
+// itemsToLaunch: a transient job launches all shards when none runs; a
+// daemon job launches the shards that are not running.
+func (s *Scheduler) itemsToLaunch(job jobs.Config, running map[int]registry.Running) []int {
+	if job.JobExecutionType == jobs.Transient && len(running) > 0 {
+		return nil
+	}
+	var items []int
+	for i := range job.ShardingTotalCount {
+		if _, busy := running[i]; !busy {
+			items = append(items, i)
+		}
+	}
+	return items
+}
+
+// dropStale removes queue entries of jobs that no longer exist; entries of
+// disabled jobs stay until the disable handler clears them.
+func (s *Scheduler) dropStale(ctx context.Context, job jobs.Config, _ bool, path string) {
+	if _, exists := s.catalog.Job(job.JobName); exists && job.JobName != "" {
+		return
+	}
+	if err := s.Registry.Commit(ctx, store.Delete(path, store.AnyVersion)); err != nil {
+		s.Log.Warn("launcher: drop stale queue entry", "path", path, "err", err)
+	}
+}
+
+func request(job jobs.Config, a app.Config, item int, kind offers.Kind, since time.Time) offers.Request {
+	return offers.Request{
+		Job: job.JobName, Shard: item, Kind: kind, App: a.AppName,
+		Task:     offers.Resources{CPU: offers.CPUs(job.CPUCount), MemMB: offers.MemMB(job.MemoryMB)},
+		Executor: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)},
+		Seq:      since.UnixNano(),
+	}
+}
+
+// apply commits the plan's state changes, then sends the ACCEPTs and
+// DECLINEs. A conflicting concurrent write (a trigger) makes the commit
+// fail as a whole; the next round retries with fresh state.
+func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
+	now := s.Clock.Now()
+	byAgent, ops, events := s.build(w, plan, now)
+	if len(ops) > 0 {
+		if err := s.Registry.Commit(ctx, ops...); err != nil {
+			if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+				s.Wake()
+			} else {
+				s.Log.Error("launcher: commit launch state", "err", err)
+			}
+			return
+		}
+	}
+	for agent, al := range byAgent {
+		for _, id := range al.offerIDs {
+			delete(s.offers, id)
+		}
+		if err := s.Driver.Accept(ctx, al.offerIDs, al.launches, s.Options.RefuseBusy); err != nil {
+			s.Log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
+			s.rollback(ctx, al.launches, w)
+			continue
+		}
+		for _, l := range al.launches {
+			appName, _, _ := jobs.ParseExecutorID(l.Executor.ID)
+			s.executors[offers.ExecutorKey{App: appName, AgentID: agent}] = true
+		}
+	}
+	for _, ev := range events {
+		s.Observer.Launched(ev)
+	}
+	refuse := s.Options.RefuseIdle
+	if len(plan.Unplaced) > 0 {
+		refuse = s.Options.RefuseBusy
+	}
+	s.decline(ctx, plan.Decline, refuse)
+}
+
+type agentLaunch struct {
+	offerIDs []string
+	launches []mesos.TaskLaunch
+}
+
+// build turns the plan into per-agent launches, the state ops that record
+// them (dequeue ready, drop failover, add running), and trace events.
+func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*agentLaunch, []store.Op, []TaskEvent) {
+	byAgent := map[string]*agentLaunch{}
+	var ops []store.Op
+	var events []TaskEvent
+	dequeued := map[string]bool{}
+	offerIDs := make([]string, 0, len(plan.Launches))
+	for id := range plan.Launches {
+		offerIDs = append(offerIDs, id)
+	}
+	sort.Strings(offerIDs)
+	for _, oid := range offerIDs {
+		for _, l := range plan.Launches[oid] {
+			job, a, _ := s.catalog.Runnable(l.Request.Job)
+			al := byAgent[l.AgentID]
+			if al == nil {
+				al = &agentLaunch{}
+				byAgent[l.AgentID] = al
+			}
+			if len(al.offerIDs) == 0 || al.offerIDs[len(al.offerIDs)-1] != oid {
+				al.offerIDs = append(al.offerIDs, oid)
+			}
+			tl, ev := s.taskLaunch(job, a, l, w, now)
+			al.launches = append(al.launches, tl)
+			events = append(events, ev)
+			ops = append(ops, registry.PutRunningOp(job.JobName, l.Request.Shard, registry.Running{
+				TaskID: tl.TaskID, AgentID: l.AgentID, Hostname: s.offers[oid].Hostname, ExecutorID: tl.Executor.ID,
+				State: "TASK_STAGING", Source: ev.Source, LaunchedAt: now, UpdatedAt: now,
+			}))
+			if l.Request.Kind == offers.Failover {
+				f := w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)]
+				ops = append(ops, store.Delete(registry.FailoverPathOf(job.JobName, l.Request.Shard), f.Version))
+			} else if !dequeued[job.JobName] {
+				dequeued[job.JobName] = true
+				ops = append(ops, registry.DequeueOp(w.ready[job.JobName], now))
+			}
+		}
+	}
+	return byAgent, ops, events
+}
+
+func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w work, now time.Time) (mesos.TaskLaunch, TaskEvent) {
+	kind, source := jobs.KindReady, jobs.SourceNormal
+	if l.Request.Kind == offers.Failover {
+		kind, source = jobs.KindFailover, jobs.SourceFailover
+	} else if w.ready[job.JobName].Misfired > 0 {
+		source = jobs.SourceMisfire
+	}
+	tid := jobs.NewTaskID(job.JobName, l.Request.Shard, kind, l.AgentID)
+	params, _ := jobs.ParseShardingItemParameters(job.ShardingItemParameters, job.ShardingTotalCount)
+	data := jobs.TaskData{
+		Version: jobs.TaskDataVersion,
+		ShardingContext: jobs.ShardingContext{
+			JobName: job.JobName, TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
+			JobParameter: job.JobParameter, ShardingItem: l.Request.Shard, ShardingParameter: params[l.Request.Shard],
+		},
+		ExecutionSource: source, Job: job, App: a,
+	}
+	tl := mesos.TaskLaunch{
+		TaskID: tid.String(), Name: fmt.Sprintf("%s-%d", job.JobName, l.Request.Shard), AgentID: l.AgentID,
+		CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: data.Marshal(), KillGrace: s.Options.KillGrace,
+		Executor: s.executorSpec(a, l.AgentID),
+	}
+	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: l.AgentID, Item: l.Request.Shard,
+		Source: string(source), Transient: job.JobExecutionType == jobs.Transient, At: now}
+	return tl, ev
+}
+
+func (s *Scheduler) executorSpec(a app.Config, agentID string) mesos.ExecutorSpec {
+	return mesos.ExecutorSpec{
+		ID: jobs.ExecutorID(a.AppName, agentID), Name: "elasticjob executor for " + a.AppName,
+		CPUs: a.CPUCount, MemMB: a.MemoryMB, Command: s.Options.ExecutorCommand, Shell: false,
+		URIs: s.Options.ExecutorURIs, Env: s.Options.ExecutorEnv,
+	}
+}
+
+// rollback undoes the state of launches whose ACCEPT failed: running
+// entries go, ready executions and failover entries come back.
+func (s *Scheduler) rollback(ctx context.Context, launches []mesos.TaskLaunch, w work) {
+	now := s.Clock.Now()
+	requeued := map[string]bool{}
+	for _, l := range launches {
+		tid, err := jobs.ParseTaskID(l.TaskID)
+		if err != nil {
+			continue
+		}
+		ops := []store.Op{store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), store.AnyVersion)}
+		if tid.Kind == jobs.KindFailover {
+			f := w.failover[tid.MetaKey()]
+			ops = append(ops, registry.PutFailoverOp(tid.JobName, tid.Item, registry.Failover{TaskID: f.TaskID, Since: f.Since}))
+		}
+		if err := s.Registry.Commit(ctx, ops...); err != nil {
+			s.Log.Error("launcher: roll back launch", "task", l.TaskID, "err", err)
+		}
+		if tid.Kind == jobs.KindReady && !requeued[tid.JobName] {
+			requeued[tid.JobName] = true
+			if _, err := s.Registry.Trigger(ctx, tid.JobName, true, now); err != nil {
+				s.Log.Error("launcher: re-queue", "job", tid.JobName, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package mesos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mclient "github.com/mesos/mesos-go/api/v1/lib/client"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+const headerStreamID = "Mesos-Stream-Id"
+
+// Client is a Mesos v1 scheduler HTTP API client. Run keeps a subscription alive; the call
+// methods may be used from any goroutine while it is live.
+type Client struct {
+	cfg  Config
+	log  *slog.Logger
+	http *httpcli.Client
+
+	mu          sync.Mutex
+	frameworkID string
+	sess        *session                // nil while not subscribed
+	offers      map[string]*mesos.Offer // raw offers held until used, rescinded or voided
+}
+
+// session is one live subscription.
+type session struct {
+	streamID string
+	endpoint *url.URL           // leader endpoint the stream was opened on (after redirects)
+	cancel   context.CancelFunc // tears the stream down
+}
+
+// New returns a Client for cfg with defaults applied. It does not connect; call Run.
+func New(cfg Config) *Client {
+	cfg = cfg.withDefaults()
+	hc := &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			ResponseHeaderTimeout: 15 * time.Second,
+			TLSHandshakeTimeout:   5 * time.Second,
+			MaxIdleConnsPerHost:   2,
+		},
+		// Redirects are handled by the client: a 307 from a non-leading master names the leader.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Client{
+		cfg:         cfg,
+		log:         cfg.Logger.With("subsystem", "mesos"),
+		frameworkID: cfg.FrameworkID,
+		offers:      map[string]*mesos.Offer{},
+		http: httpcli.New(
+			httpcli.Endpoint(strings.TrimRight(cfg.URL, "/")+schedulerPath),
+			httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]),
+			httpcli.Do(hc.Do),
+		),
+	}
+}
+
+// FrameworkID returns the current framework id ("" before the first subscription of a new framework).
+func (c *Client) FrameworkID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.frameworkID
+}
+
+// current returns the live session and framework id, or ErrNotSubscribed.
+func (c *Client) current() (*session, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil {
+		return nil, "", ErrNotSubscribed
+	}
+	return c.sess, c.frameworkID, nil
+}
+
+// call sends a non-SUBSCRIBE call on the live session. Mesos answers 202 Accepted.
+func (c *Client) call(ctx context.Context, call *scheduler.Call) error {
+	sess, fid, err := c.current()
+	if err != nil {
+		return fmt.Errorf("%s: %w", call.Type, err)
+	}
+	call.FrameworkID = &mesos.FrameworkID{Value: fid}
+	resp, err := c.http.Send(mclient.RequestSingleton(call), mclient.ResponseClassAuto,
+		httpcli.Context(ctx),
+		httpcli.Header(headerStreamID, sess.streamID),
+		withURL(sess.endpoint))
+	if resp != nil {
+		resp.Close()
+	}
+	if err == nil {
+		return nil
+	}
+	if apierrors.CodeUnsubscribed.Matches(err) || apierrors.CodeNotLeader.Matches(err) {
+		// The master no longer knows this stream (or is no longer leading): start over.
+		c.log.Warn("call rejected, dropping subscription", "call", call.Type.String(), "err", err)
+		sess.cancel()
+	}
+	return fmt.Errorf("%s: %w", call.Type, err)
+}
+
+// withURL sends a request to u instead of the configured endpoint (nil: no change).
+func withURL(u *url.URL) httpcli.RequestOpt {
+	return func(r *http.Request) {
+		if u != nil {
+			r.URL = u
+			r.Host = u.Host
+		}
+	}
+}
+
+// leaderURL resolves the Location header of a 307 against the current endpoint. Mesos sends
+// "//host:port/..."; the scheme and path of the current endpoint are kept.
+func leaderURL(location string, current *url.URL) (*url.URL, error) {
+	loc, err := url.Parse(location)
+	if err != nil || loc.Host == "" {
+		return nil, fmt.Errorf("bad redirect location %q", location)
+	}
+	next := *current
+	next.Host = loc.Host
+	return &next, nil
+}
+
+// setSession installs a live subscription (nil clears it) and voids all held offers.
+func (c *Client) setSession(s *session, frameworkID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sess = s
+	if s != nil {
+		c.frameworkID = frameworkID
+	}
+	clear(c.offers)
+}
+
+// resetFrameworkID forgets the framework id so the next subscription registers a new framework.
+func (c *Client) resetFrameworkID() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frameworkID = ""
+}
+
+// isRedirect reports whether err is a 307 from a non-leading master.
+func isRedirect(err error) bool {
+	var apiErr *apierrors.Error
+	return errors.As(err, &apiErr) && apierrors.CodeNotLeader.Matches(apiErr)
+}

@@ -1,0 +1,239 @@
+package mesos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// waitFor bounds every wait in these tests; nothing sleeps, tests block on channels.
+const waitFor = 5 * time.Second
+
+// fakeMaster is a scripted Mesos master: SUBSCRIBE opens a RecordIO stream fed by the test,
+// every other call is recorded and answered 202 (or with reject's status).
+type fakeMaster struct {
+	t      *testing.T
+	srv    *httptest.Server
+	subs   chan *subscription
+	calls  chan recorded
+	mu     sync.Mutex
+	seq    int
+	reject func(*scheduler.Call) int // optional: HTTP status for a non-SUBSCRIBE call
+}
+
+type subscription struct {
+	call     scheduler.Call
+	streamID string
+	events   chan string   // JSON events to send
+	end      chan struct{} // close to end the stream
+}
+
+type recorded struct {
+	call     scheduler.Call
+	streamID string
+	raw      string
+}
+
+func newFakeMaster(t *testing.T) *fakeMaster {
+	t.Helper()
+	m := &fakeMaster{t: t, subs: make(chan *subscription, 16), calls: make(chan recorded, 128)}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *fakeMaster) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != schedulerPath {
+		http.NotFound(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var call scheduler.Call
+	if err := json.Unmarshal(body, &call); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if call.Type == scheduler.Call_SUBSCRIBE {
+		m.stream(w, r, call)
+		return
+	}
+	m.calls <- recorded{call: call, streamID: r.Header.Get(headerStreamID), raw: string(body)}
+	status := http.StatusAccepted
+	m.mu.Lock()
+	reject := m.reject
+	m.mu.Unlock()
+	if reject != nil {
+		if s := reject(&call); s != 0 {
+			status = s
+		}
+	}
+	w.WriteHeader(status)
+}
+
+func (m *fakeMaster) stream(w http.ResponseWriter, r *http.Request, call scheduler.Call) {
+	m.mu.Lock()
+	m.seq++
+	sub := &subscription{call: call, streamID: fmt.Sprintf("stream-%d", m.seq),
+		events: make(chan string, 64), end: make(chan struct{})}
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "application/recordio")
+	w.Header().Set("Message-Content-Type", "application/json")
+	w.Header().Set(headerStreamID, sub.streamID)
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	m.subs <- sub
+	for {
+		select {
+		case ev := <-sub.events:
+			fmt.Fprintf(w, "%d\n%s", len(ev), ev)
+			w.(http.Flusher).Flush()
+		case <-sub.end:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (m *fakeMaster) setReject(f func(*scheduler.Call) int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reject = f
+}
+
+func (m *fakeMaster) nextSub() *subscription {
+	m.t.Helper()
+	return recv(m.t, m.subs, "SUBSCRIBE")
+}
+
+func (m *fakeMaster) nextCall() recorded {
+	m.t.Helper()
+	return recv(m.t, m.calls, "call")
+}
+
+// noCall asserts that no call has been recorded so far.
+func (m *fakeMaster) noCall() {
+	m.t.Helper()
+	select {
+	case c := <-m.calls:
+		m.t.Fatalf("unexpected call %s: %s", c.call.Type, c.raw)
+	default:
+	}
+}
+
+func (s *subscription) send(events ...string) {
+	for _, e := range events {
+		s.events <- e
+	}
+}
+
+func subscribedEvent(id string, heartbeat float64) string {
+	return fmt.Sprintf(`{"type":"SUBSCRIBED","subscribed":{"framework_id":{"value":%q},"heartbeat_interval_seconds":%g}}`, id, heartbeat)
+}
+
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitFor):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// recHandler records handler calls on channels.
+type recHandler struct {
+	subscribed   chan string
+	offers       chan []Offer
+	rescinded    chan string
+	updates      chan Status
+	messages     chan string
+	failures     chan string
+	disconnected chan error
+
+	mu        sync.Mutex
+	updateErr func(Status) error
+}
+
+func (h *recHandler) setUpdateErr(f func(Status) error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.updateErr = f
+}
+
+func newRecHandler() *recHandler {
+	return &recHandler{
+		subscribed: make(chan string, 16), offers: make(chan []Offer, 16),
+		rescinded: make(chan string, 16), updates: make(chan Status, 16),
+		messages: make(chan string, 16), failures: make(chan string, 16),
+		disconnected: make(chan error, 16),
+	}
+}
+
+func (h *recHandler) Subscribed(_ context.Context, id string) { h.subscribed <- id }
+func (h *recHandler) Offers(_ context.Context, o []Offer)     { h.offers <- o }
+func (h *recHandler) Rescinded(_ context.Context, id string)  { h.rescinded <- id }
+func (h *recHandler) Update(_ context.Context, s Status) error {
+	h.updates <- s
+	h.mu.Lock()
+	f := h.updateErr
+	h.mu.Unlock()
+	if f != nil {
+		return f(s)
+	}
+	return nil
+}
+func (h *recHandler) Message(_ context.Context, agent, executor string, data []byte) {
+	h.messages <- agent + "/" + executor + "/" + string(data)
+}
+func (h *recHandler) Failure(_ context.Context, agent, executor string, status *int32) {
+	s := "nil"
+	if status != nil {
+		s = fmt.Sprint(*status)
+	}
+	h.failures <- agent + "/" + executor + "/" + s
+}
+func (h *recHandler) Disconnected(_ context.Context, err error) { h.disconnected <- err }
+
+// startClient runs a client against m until the test ends.
+func startClient(t *testing.T, m *fakeMaster, cfg Config, h Handler) *Client {
+	t.Helper()
+	cfg.URL = m.srv.URL
+	cfg.BackoffMin, cfg.BackoffMax = time.Millisecond, 2*time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c := New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, h) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := recv(t, done, "Run to return"); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return c
+}
+
+// subscribe starts a client and completes its first subscription with framework id fid.
+func subscribe(t *testing.T, cfg Config, fid string) (*fakeMaster, *Client, *recHandler, *subscription) {
+	t.Helper()
+	m := newFakeMaster(t)
+	h := newRecHandler()
+	c := startClient(t, m, cfg, h)
+	sub := m.nextSub()
+	sub.send(subscribedEvent(fid, 15))
+	if got := recv(t, h.subscribed, "Subscribed"); got != fid {
+		t.Fatalf("Subscribed(%q), want %q", got, fid)
+	}
+	return m, c, h, sub
+}

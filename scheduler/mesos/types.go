@@ -1,0 +1,149 @@
+package mesos
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os/user"
+	"time"
+)
+
+// Sentinel errors. Call errors wrap them with the operation.
+var (
+	// ErrNotSubscribed is returned by calls made while there is no live subscription.
+	ErrNotSubscribed = errors.New("mesos: not subscribed")
+	// ErrUnknownOffer is returned by Accept and Decline for an offer id the client does not hold
+	// (never received, already used, rescinded, or voided by a disconnection).
+	ErrUnknownOffer = errors.New("mesos: unknown offer")
+	// ErrInsufficient is returned by Accept when the offers cannot cover the launches.
+	ErrInsufficient = errors.New("mesos: offers do not cover the launches")
+	// ErrHeartbeat marks a stream torn down because heartbeats stopped arriving.
+	ErrHeartbeat = errors.New("mesos: heartbeat timeout")
+	// ErrMasterError marks a stream ended by an ERROR event from the master.
+	ErrMasterError = errors.New("mesos: master sent ERROR")
+)
+
+// Defaults applied by New for zero Config fields.
+const (
+	DefaultRole            = "*"
+	DefaultFailoverTimeout = 7 * 24 * time.Hour
+	DefaultBackoffMin      = 100 * time.Millisecond
+	DefaultBackoffMax      = 10 * time.Second
+	DefaultHeartbeatGrace  = 2
+	DefaultRefuseSeconds   = 5.0
+	schedulerPath          = "/api/v1/scheduler"
+)
+
+// Config configures a Client.
+type Config struct {
+	URL                                            string // master base URL; calls go to URL+"/api/v1/scheduler"
+	FrameworkName, User, Role, Hostname, Principal string
+	FrameworkID                                    string        // persisted id to re-subscribe with ("" = new framework)
+	FailoverTimeout                                time.Duration // default 7 days
+	Checkpoint                                     bool
+	BackoffMin, BackoffMax                         time.Duration // re-subscribe backoff, jittered
+	HeartbeatGrace                                 int           // missed heartbeats tolerated, default 2
+	RefuseSeconds                                  float64       // default decline/accept filter, default 5
+	Logger                                         *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Role == "" {
+		c.Role = DefaultRole
+	}
+	if c.User == "" {
+		c.User = currentUser()
+	}
+	if c.FrameworkName == "" {
+		c.FrameworkName = "elasticjob-cloud"
+	}
+	if c.FailoverTimeout <= 0 {
+		c.FailoverTimeout = DefaultFailoverTimeout
+	}
+	if c.BackoffMin <= 0 {
+		c.BackoffMin = DefaultBackoffMin
+	}
+	if c.BackoffMax < c.BackoffMin {
+		c.BackoffMax = max(DefaultBackoffMax, c.BackoffMin)
+	}
+	if c.HeartbeatGrace <= 0 {
+		c.HeartbeatGrace = DefaultHeartbeatGrace
+	}
+	if c.RefuseSeconds <= 0 {
+		c.RefuseSeconds = DefaultRefuseSeconds
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "root"
+}
+
+// Offer is a resource offer summarised for the launcher: scalar cpus and mem usable by the
+// framework's role (its own role and "*").
+type Offer struct {
+	ID, AgentID, Hostname string
+	CPUs, MemMB           float64
+}
+
+// ExecutorSpec describes the custom executor a task runs in.
+type ExecutorSpec struct {
+	ID, Name    string
+	CPUs, MemMB float64
+	Command     string
+	Shell       bool
+	Args        []string
+	URIs        []URI
+	Env         map[string]string
+}
+
+// URI is a file the Mesos fetcher downloads into the sandbox before the executor starts.
+type URI struct {
+	Value                      string
+	Executable, Extract, Cache bool
+}
+
+// TaskLaunch is one task to launch on the agent of the accepted offers.
+type TaskLaunch struct {
+	TaskID, Name, AgentID string
+	CPUs, MemMB           float64
+	Data                  []byte
+	Executor              ExecutorSpec
+	KillGrace             time.Duration
+}
+
+// Status is a task status update. State, Reason and Source are the Mesos enum names
+// ("TASK_RUNNING", "REASON_EXECUTOR_TERMINATED", "SOURCE_AGENT"); Reason and Source are "" when unset.
+type Status struct {
+	TaskID, AgentID, ExecutorID string
+	State                       string
+	Message, Reason, Source     string
+	Data                        []byte
+	Timestamp                   time.Time
+	Healthy                     *bool
+}
+
+// TaskRef names a task for explicit reconciliation.
+type TaskRef struct{ TaskID, AgentID string }
+
+// Handler is implemented by the scheduler. Methods are called from one goroutine, in event order.
+type Handler interface {
+	// Subscribed is called after every (re)subscription; the scheduler persists the id and reconciles.
+	Subscribed(ctx context.Context, frameworkID string)
+	Offers(ctx context.Context, offers []Offer)
+	Rescinded(ctx context.Context, offerID string)
+	// Update handles a status update. The client acknowledges it (when it carries a uuid) only
+	// after a nil return; on error it does not, so Mesos resends the update.
+	Update(ctx context.Context, s Status) error
+	Message(ctx context.Context, agentID, executorID string, data []byte)
+	// Failure reports a lost agent (executorID "") or a terminated executor (status = exit status).
+	Failure(ctx context.Context, agentID, executorID string, status *int32)
+	// Disconnected reports the loss of a live subscription; all outstanding offers are void.
+	Disconnected(ctx context.Context, err error)
+}

@@ -1,0 +1,222 @@
+package scheduler
+
+import (
+	"container/heap"
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+// Producer turns cron fires into ready-queue entries. One heap of next fire
+// times and one timer serve every job (no goroutine per job). Leader-only:
+// run it under the leader context.
+type Producer struct {
+	Registry *registry.Registry
+	Catalog  *Catalog
+	Clock    clock.Clock
+	Location *time.Location // the scheduler's default time zone
+	Log      *slog.Logger
+	// OnFire is called after fires were committed (wakes the launcher).
+	OnFire func(jobs []string)
+	// Observe, if set, receives each committed fire's lateness (commit
+	// time minus scheduled instant), for metrics and benchmarks.
+	Observe func(job string, scheduled, committed time.Time)
+
+	mu      sync.Mutex
+	h       fireHeap
+	gen     map[string]uint64 // job → generation; heap entries with an older one are stale
+	changed chan struct{}
+}
+
+type fire struct {
+	at  time.Time
+	job string
+	gen uint64
+}
+
+type fireHeap []fire
+
+func (h fireHeap) Len() int { return len(h) }
+func (h fireHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].job < h[j].job
+}
+func (h fireHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *fireHeap) Push(x any)   { *h = append(*h, x.(fire)) }
+func (h *fireHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (p *Producer) init() {
+	if p.gen == nil {
+		p.gen = map[string]uint64{}
+		p.changed = make(chan struct{}, 1)
+	}
+}
+
+// Reschedule recomputes one job's next fire (after a register, update,
+// enable, disable or delete). Safe from any goroutine.
+func (p *Producer) Reschedule(job string) {
+	p.mu.Lock()
+	p.init()
+	p.scheduleLocked(job, p.Clock.Now())
+	p.mu.Unlock()
+	p.poke()
+}
+
+// RescheduleAll recomputes every job (after a resync).
+func (p *Producer) RescheduleAll() {
+	p.mu.Lock()
+	p.init()
+	now := p.Clock.Now()
+	p.h = p.h[:0]
+	for _, j := range p.Catalog.JobNames() {
+		p.scheduleLocked(j, now)
+	}
+	p.mu.Unlock()
+	p.poke()
+}
+
+func (p *Producer) poke() {
+	select {
+	case p.changed <- struct{}{}:
+	default:
+	}
+}
+
+// scheduleLocked pushes job's next fire strictly after `after`, bumping
+// its generation so older heap entries are ignored.
+func (p *Producer) scheduleLocked(job string, after time.Time) {
+	p.gen[job]++
+	j, _, ok := p.Catalog.Runnable(job)
+	if !ok || j.JobExecutionType != jobs.Transient {
+		return
+	}
+	next, ok := p.nextFire(j, after)
+	if !ok {
+		return
+	}
+	heap.Push(&p.h, fire{at: next, job: job, gen: p.gen[job]})
+}
+
+func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
+	s, err := j.Schedule()
+	if err != nil || s == nil {
+		return time.Time{}, false
+	}
+	loc, err := j.Location(p.Location)
+	if err != nil {
+		return time.Time{}, false
+	}
+	next := s.Next(after, loc)
+	return next, !next.IsZero()
+}
+
+// Run fires jobs until ctx ends.
+func (p *Producer) Run(ctx context.Context) error {
+	p.RescheduleAll()
+	timer := p.Clock.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		p.arm(timer)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.changed:
+		case <-timer.C():
+			p.fireDue(ctx)
+		}
+	}
+}
+
+func (p *Producer) arm(timer clock.Timer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	timer.Stop()
+	for len(p.h) > 0 && p.h[0].gen != p.gen[p.h[0].job] {
+		heap.Pop(&p.h)
+	}
+	if len(p.h) == 0 {
+		timer.Reset(time.Hour)
+		return
+	}
+	timer.Reset(max(p.h[0].at.Sub(p.Clock.Now()), 0))
+}
+
+// fireDue commits every fire that is due, in one batch, and schedules each
+// job's following fire from its scheduled instant (so fires never drift).
+// If the scheduler fell behind by more than one period, the skipped
+// instants are not replayed: the job fires once now and then on schedule.
+func (p *Producer) fireDue(ctx context.Context) {
+	now := p.Clock.Now()
+	due := p.popDue(now)
+	if len(due) == 0 {
+		return
+	}
+	batch := make(map[string]bool, len(due))
+	for _, f := range due {
+		j, _, ok := p.Catalog.Runnable(f.job)
+		if ok {
+			batch[f.job] = j.Misfire
+		}
+	}
+	if err := p.Registry.TriggerMany(ctx, batch, now); err != nil {
+		p.Log.Error("producer: commit fires", "jobs", len(batch), "err", err)
+		// The fires are lost for this instant; the next ones are scheduled below.
+	} else {
+		p.report(due, batch)
+	}
+	p.mu.Lock()
+	for _, f := range due {
+		if f.gen != p.gen[f.job] {
+			continue
+		}
+		after := f.at
+		if j, _, ok := p.Catalog.Runnable(f.job); ok {
+			if next, ok := p.nextFire(j, after); ok && !next.After(now) {
+				after = now // behind by more than a period: skip to the future
+			}
+		}
+		p.scheduleLocked(f.job, after)
+	}
+	p.mu.Unlock()
+}
+
+func (p *Producer) report(due []fire, batch map[string]bool) {
+	committed := p.Clock.Now()
+	names := make([]string, 0, len(batch))
+	for _, f := range due {
+		if _, ok := batch[f.job]; ok {
+			names = append(names, f.job)
+			if p.Observe != nil {
+				p.Observe(f.job, f.at, committed)
+			}
+		}
+	}
+	if p.OnFire != nil && len(names) > 0 {
+		p.OnFire(names)
+	}
+}
+
+func (p *Producer) popDue(now time.Time) []fire {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var due []fire
+	for len(p.h) > 0 && !p.h[0].at.After(now) {
+		f := heap.Pop(&p.h).(fire)
+		if f.gen == p.gen[f.job] {
+			due = append(due, f)
+		}
+	}
+	return due
+}

@@ -1,0 +1,68 @@
+package scheduler
+
+import (
+	"context"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+)
+
+// reconcile asks the master for task states: explicit lists every running
+// task the registry holds; implicit asks for every task the master knows,
+// which surfaces tasks the registry lost (they are killed as orphans).
+func (s *Scheduler) reconcile(ctx context.Context, explicit bool) error {
+	var refs []mesos.TaskRef
+	if explicit {
+		all, err := s.Registry.RunningTasks(ctx)
+		if err != nil {
+			return err
+		}
+		for _, items := range all {
+			for _, rt := range items {
+				refs = append(refs, mesos.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+			}
+		}
+		if len(refs) == 0 {
+			return nil // an empty explicit list would be an implicit reconcile
+		}
+	}
+	if err := s.Driver.Reconcile(ctx, refs); err != nil {
+		s.Log.Warn("reconcile", "explicit", explicit, "tasks", len(refs), "err", err)
+		return err
+	}
+	return nil
+}
+
+// periodic runs the timed chores: explicit reconciliation, and giving up
+// on tasks unreachable for too long (they count as lost).
+func (s *Scheduler) periodic(ctx context.Context) {
+	if s.subscribed && s.Options.Reconcile > 0 {
+		_ = s.reconcile(ctx, true)
+	}
+	now := s.Clock.Now()
+	for taskID, since := range s.unreachable {
+		if now.Sub(since) < s.Options.Unreachable {
+			continue
+		}
+		delete(s.unreachable, taskID)
+		tid, err := jobs.ParseTaskID(taskID)
+		if err != nil {
+			continue
+		}
+		s.Log.Warn("task unreachable for too long: counting it as lost", "task", taskID)
+		_ = s.Driver.Kill(ctx, taskID, tid.AgentID)
+		running, err := s.Registry.RunningOf(ctx, tid.JobName)
+		if err != nil {
+			continue
+		}
+		if rt, ok := running[tid.Item]; ok && rt.TaskID == taskID {
+			_ = s.onStatus(ctx, mesos.Status{TaskID: taskID, AgentID: tid.AgentID, State: "TASK_LOST",
+				Message: "unreachable for longer than " + s.Options.Unreachable.String()})
+		}
+	}
+}
+
+// Reconcile runs a reconciliation on the loop (for the API).
+func (s *Scheduler) Reconcile(ctx context.Context, explicit bool) error {
+	return s.call(ctx, func(ctx context.Context) error { return s.reconcile(ctx, explicit) })
+}

@@ -1,0 +1,261 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Driver is what the scheduler asks of Mesos (implemented by
+// scheduler/mesos.Client).
+type Driver interface {
+	Accept(ctx context.Context, offerIDs []string, launches []mesos.TaskLaunch, refuse time.Duration) error
+	Decline(ctx context.Context, offerIDs []string, refuse time.Duration) error
+	Suppress(ctx context.Context) error
+	Revive(ctx context.Context) error
+	Kill(ctx context.Context, taskID, agentID string) error
+	Reconcile(ctx context.Context, tasks []mesos.TaskRef) error
+	Shutdown(ctx context.Context, executorID, agentID string) error
+}
+
+// Observer receives what happens to tasks, for history and metrics. Calls
+// are made on the loop goroutine and must not block.
+type Observer interface {
+	Launched(t TaskEvent)
+	StatusChanged(t TaskEvent, st mesos.Status)
+	Fired(job string, scheduled, committed time.Time)
+	ReadyDepth(n int)
+	OffersSeen(n int, declined int)
+}
+
+// TaskEvent describes one task.
+type TaskEvent struct {
+	TaskID, Job, App, AgentID, Hostname string
+	Item                                int
+	Source                              string
+	Transient                           bool
+	At                                  time.Time
+}
+
+// Options tune the scheduler.
+type Options struct {
+	ExecutorCommand string            // executor binary path (or command) on agents
+	ExecutorEnv     map[string]string // extra environment for executors
+	ExecutorURIs    []mesos.URI       // files the agent fetches before starting an executor
+	RefuseIdle      time.Duration     // decline filter when nothing waits (default 5s)
+	RefuseBusy      time.Duration     // decline filter when work waits but does not fit (default 1s)
+	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
+	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
+	Location        *time.Location    // default time zone of crons
+	KillGrace       time.Duration     // SIGTERM→SIGKILL grace for killed tasks
+}
+
+// Deps are the scheduler's collaborators.
+type Deps struct {
+	Registry *registry.Registry
+	Driver   Driver
+	Clock    clock.Clock
+	Log      *slog.Logger
+	Observer Observer // may be nil
+	Options  Options
+}
+
+// Scheduler is the leader's brain. Create with New, drive with Run, and
+// hand it to the Mesos client as its Handler.
+type Scheduler struct {
+	Deps
+	catalog  *Catalog
+	producer *Producer
+	events   chan func(ctx context.Context)
+	wake     chan struct{}
+	ready    chan struct{} // closed when Run has loaded the catalog
+
+	// Loop-owned state.
+	offers      map[string]mesos.Offer
+	executors   map[offers.ExecutorKey]bool
+	suppressed  bool
+	subscribed  bool
+	unreachable map[string]time.Time
+	lastPlan    []offers.Unplaced
+}
+
+// New builds a scheduler.
+func New(d Deps) *Scheduler {
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Options.RefuseIdle <= 0 {
+		d.Options.RefuseIdle = 5 * time.Second
+	}
+	if d.Options.RefuseBusy <= 0 {
+		d.Options.RefuseBusy = time.Second
+	}
+	if d.Options.Unreachable <= 0 {
+		d.Options.Unreachable = 10 * time.Minute
+	}
+	if d.Options.Location == nil {
+		d.Options.Location = time.Local
+	}
+	if d.Observer == nil {
+		d.Observer = nopObserver{}
+	}
+	s := &Scheduler{
+		Deps:        d,
+		events:      make(chan func(ctx context.Context), 1024),
+		wake:        make(chan struct{}, 1),
+		ready:       make(chan struct{}),
+		offers:      map[string]mesos.Offer{},
+		executors:   map[offers.ExecutorKey]bool{},
+		unreachable: map[string]time.Time{},
+	}
+	s.catalog = NewCatalog(d.Registry, d.Log.With("subsystem", "catalog"))
+	s.producer = &Producer{
+		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: d.Options.Location,
+		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() },
+		Observe: func(job string, sch, com time.Time) { s.Observer.Fired(job, sch, com) },
+	}
+	return s
+}
+
+// Catalog exposes the configuration cache.
+func (s *Scheduler) Catalog() *Catalog { return s.catalog }
+
+// Wake tells the loop that work may be waiting.
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// post runs f on the loop goroutine (without waiting).
+func (s *Scheduler) post(ctx context.Context, f func(ctx context.Context)) {
+	select {
+	case s.events <- f:
+	case <-ctx.Done():
+	}
+}
+
+// call runs f on the loop goroutine and waits for it.
+func (s *Scheduler) call(ctx context.Context, f func(ctx context.Context) error) error {
+	done := make(chan error, 1)
+	s.post(ctx, func(ctx context.Context) { done <- f(ctx) })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run loads the configuration and runs the producer, the catalog follower
+// and the loop until ctx ends (the leader context).
+func (s *Scheduler) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfgEv, disEv, err := s.catalog.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	stateEv, err := s.Registry.KV().Watch(ctx, "/state/ready")
+	if err != nil {
+		return fmt.Errorf("scheduler: watch ready queue: %w", err)
+	}
+	if err := s.catalog.Load(ctx); err != nil {
+		return err
+	}
+	close(s.ready)
+	errc := make(chan error, 3)
+	go func() { errc <- s.producer.Run(ctx) }()
+	go func() {
+		errc <- s.catalog.Follow(ctx, cfgEv, disEv, func(ch Change) {
+			s.post(ctx, func(ctx context.Context) { s.onChange(ctx, ch) })
+		})
+	}()
+	go func() { errc <- s.forwardWakes(ctx, stateEv) }()
+	s.post(ctx, s.queueDaemons)
+	return s.loop(ctx, errc)
+}
+
+func (s *Scheduler) forwardWakes(ctx context.Context, ev <-chan store.Event) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-ev:
+			if !ok {
+				return fmt.Errorf("scheduler: ready-queue watch closed")
+			}
+			s.Wake()
+		}
+	}
+}
+
+func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
+	tick := s.Clock.NewTimer(s.tickEvery())
+	defer tick.Stop()
+	for {
+		dirty := false
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		case f := <-s.events:
+			f(ctx)
+			dirty = true
+		case <-s.wake:
+			dirty = true
+		case <-tick.C():
+			s.periodic(ctx)
+			tick.Reset(s.tickEvery())
+			dirty = true
+		}
+		s.drain(ctx)
+		if dirty {
+			s.launch(ctx)
+		}
+	}
+}
+
+// drain handles queued events before a launch round, so a burst of
+// updates and offers is decided on once.
+func (s *Scheduler) drain(ctx context.Context) {
+	for range 256 {
+		select {
+		case f := <-s.events:
+			f(ctx)
+		case <-s.wake:
+		default:
+			return
+		}
+	}
+}
+
+func (s *Scheduler) tickEvery() time.Duration {
+	if s.Options.Reconcile > 0 {
+		return min(s.Options.Reconcile, time.Minute)
+	}
+	return time.Minute
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Launched(TaskEvent)                    {}
+func (nopObserver) StatusChanged(TaskEvent, mesos.Status) {}
+func (nopObserver) Fired(string, time.Time, time.Time)    {}
+func (nopObserver) ReadyDepth(int)                        {}
+func (nopObserver) OffersSeen(int, int)                   {}

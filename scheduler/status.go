@@ -1,0 +1,123 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Mesos task states, by how the status handler treats them.
+var (
+	activeStates = map[string]bool{"TASK_STAGING": true, "TASK_STARTING": true, "TASK_RUNNING": true, "TASK_KILLING": true}
+	// failedStates end a task with a failure that failover may retry.
+	failedStates = map[string]bool{"TASK_FAILED": true, "TASK_LOST": true, "TASK_ERROR": true, "TASK_DROPPED": true,
+		"TASK_GONE": true, "TASK_GONE_BY_OPERATOR": true, "TASK_UNKNOWN": true}
+)
+
+// IsTerminal reports whether a Mesos state ends a task.
+func IsTerminal(state string) bool {
+	return state == "TASK_FINISHED" || state == "TASK_KILLED" || failedStates[state]
+}
+
+// onStatus applies one status update (see README.md in this folder for the
+// state machine). It returns an error only when the state change could not
+// be committed, so the update is not acknowledged and Mesos resends it.
+func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
+	tid, err := jobs.ParseTaskID(st.TaskID)
+	if err != nil {
+		s.Log.Warn("status: foreign task id", "task", st.TaskID, "state", st.State)
+		return nil
+	}
+	running, err := s.Registry.RunningOf(ctx, tid.JobName)
+	if err != nil {
+		return err
+	}
+	rt, ok := running[tid.Item]
+	current := ok && rt.TaskID == st.TaskID
+	job, jobExists := s.catalog.Job(tid.JobName)
+	ev := TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
+		Item: tid.Item, Source: rt.Source, Transient: job.JobExecutionType != jobs.Daemon, At: s.Clock.Now()}
+	if !current {
+		return s.orphan(ctx, st)
+	}
+	s.Observer.StatusChanged(ev, st)
+	delete(s.unreachable, st.TaskID)
+	switch {
+	case activeStates[st.State]:
+		return s.markState(ctx, tid, rt, st.State)
+	case st.State == "TASK_UNREACHABLE":
+		s.unreachable[st.TaskID] = s.Clock.Now()
+		return s.markState(ctx, tid, rt, st.State)
+	case st.State == "TASK_FINISHED":
+		return s.finish(ctx, tid, rt, nil)
+	case st.State == "TASK_KILLED":
+		return s.finish(ctx, tid, rt, s.requeueDaemon(ctx, job, jobExists))
+	case failedStates[st.State]:
+		var extra []store.Op
+		if jobExists && (job.Failover || job.JobExecutionType == jobs.Daemon) {
+			if _, _, runnable := s.catalog.Runnable(tid.JobName); runnable {
+				extra = append(extra, registry.PutFailoverOp(tid.JobName, tid.Item,
+					registry.Failover{TaskID: st.TaskID, Since: s.Clock.Now().UTC()}))
+			}
+		}
+		s.Log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "failover", len(extra) > 0)
+		return s.finish(ctx, tid, rt, extra)
+	}
+	s.Log.Warn("status: unhandled state", "task", st.TaskID, "state", st.State)
+	return nil
+}
+
+// orphan handles an update for a task the registry does not hold as
+// running: a live one is killed (it would otherwise run unaccounted), a
+// finished one is only acknowledged.
+func (s *Scheduler) orphan(ctx context.Context, st mesos.Status) error {
+	if activeStates[st.State] || st.State == "TASK_UNREACHABLE" {
+		s.Log.Warn("status: killing a task the registry does not know", "task", st.TaskID, "state", st.State)
+		if err := s.Driver.Kill(ctx, st.TaskID, st.AgentID); err != nil {
+			s.Log.Warn("status: kill orphan", "task", st.TaskID, "err", err)
+		}
+	}
+	return nil
+}
+
+func (s *Scheduler) markState(ctx context.Context, tid jobs.TaskID, rt registry.Running, state string) error {
+	if rt.State == state {
+		return nil
+	}
+	rt.State = state
+	rt.UpdatedAt = s.Clock.Now().UTC()
+	err := s.Registry.Commit(ctx, store.Set(registry.RunningPathOf(tid.JobName, tid.Item), mustJSON(rt), rt.Version))
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return nil // a newer update already moved it on
+	}
+	return err
+}
+
+// finish removes the running entry (if it is still this task's) together
+// with the extra ops, in one commit.
+func (s *Scheduler) finish(ctx context.Context, tid jobs.TaskID, rt registry.Running, extra []store.Op) error {
+	ops := append([]store.Op{store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), rt.Version)}, extra...)
+	err := s.Registry.Commit(ctx, ops...)
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// requeueDaemon returns the op that queues a killed daemon job again.
+func (s *Scheduler) requeueDaemon(ctx context.Context, job jobs.Config, exists bool) []store.Op {
+	if !exists || job.JobExecutionType != jobs.Daemon {
+		return nil
+	}
+	if _, _, ok := s.catalog.Runnable(job.JobName); !ok {
+		return nil
+	}
+	if _, err := s.Registry.Trigger(ctx, job.JobName, false, s.Clock.Now()); err != nil {
+		s.Log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
+	}
+	return nil
+}
