@@ -60,6 +60,7 @@ func (f *Fake) NewTimer(d time.Duration) Timer {
 	f.mu.Lock()
 	t := &fakeTimer{f: f, c: make(chan time.Time, 1), at: f.now.Add(d), active: true}
 	f.timers = append(f.timers, t)
+	t.fireIfDue(f.now)
 	f.mu.Unlock()
 	f.notify()
 	return t
@@ -138,6 +139,19 @@ func (t *fakeTimer) Reset(d time.Duration) {
 	case <-t.c:
 	default:
 	}
+	t.fireIfDue(t.f.now)
 	t.f.mu.Unlock()
 	t.f.notify()
+}
+
+// fireIfDue fires a timer armed for now or the past at once, as a real
+// timer would. Called with f.mu held.
+func (t *fakeTimer) fireIfDue(now time.Time) {
+	if t.active && !t.at.After(now) {
+		t.active = false
+		select {
+		case t.c <- now:
+		default:
+		}
+	}
 }

@@ -45,7 +45,7 @@ type looseEvent struct {
 		Task looseTask `json:"task"`
 	} `json:"launch"`
 	Kill *struct {
-		TaskID     mesos.TaskID     `json:"task_id"`
+		TaskID     mesos.TaskID      `json:"task_id"`
 		KillPolicy *mesos.KillPolicy `json:"kill_policy"`
 	} `json:"kill"`
 	Acknowledged *executor.Event_Acknowledged `json:"acknowledged"`

@@ -56,7 +56,11 @@ var _ Runner = (*Pipeline)(nil)
 
 // Run runs one task. running is called once the process has started.
 func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, running func()) Outcome {
-	log := p.Log.With("task", taskID)
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("task", taskID)
 	td, err := jobs.UnmarshalTaskData(data)
 	if err != nil {
 		return Outcome{Failed, err.Error()}

@@ -5,8 +5,8 @@
 // returns a Plan: the launches per offer, the offers to decline and the
 // requests left unplaced with a reason. It does no I/O, reads no clock,
 // starts no goroutine and never modifies its input; the same input always
-// gives the same plan (offers are numbered by ID, so even their order in the
-// input does not matter). "Does not fit" is data (Unplaced), never an error.
+// gives the same plan (offers are numbered by ID and requests sorted, so
+// input order matters only to decide which of two duplicates is the first). "Does not fit" is data (Unplaced), never an error.
 //
 // # Resources
 //

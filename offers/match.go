@@ -7,9 +7,10 @@ import (
 )
 
 // Match places requests on offers. It is pure and deterministic: the same
-// input gives the same plan, whatever the order of Input.Offers, and whatever
-// the order of Input.Requests apart from which of two duplicates counts as the
-// first. See the package documentation for the algorithm.
+// input gives the same plan, and reordering Input.Offers or Input.Requests
+// changes nothing except which of two duplicates (same offer ID, or same
+// Job, Shard and Kind) counts as the first. The package documentation
+// describes the algorithm.
 func Match(in Input) Plan {
 	m := newMatcher(in)
 	work := groups(m.screen(in.Requests))

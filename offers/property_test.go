@@ -267,18 +267,18 @@ func TestPropertyExecutorPreference(t *testing.T) {
 				byKey[keyOf(l.Request)] = l
 			}
 		}
+		// Serving order: groups in order, shards ascending inside a group.
 		var serving []Request
 		for _, g := range order(in.Requests) {
+			var grp []Request
 			for _, r := range in.Requests {
 				if r.Job == g.job && r.Kind == g.kind {
-					serving = append(serving, r)
+					grp = append(grp, r)
 				}
 			}
+			slices.SortStableFunc(grp, func(a, b Request) int { return cmp.Compare(a.Shard, b.Shard) })
+			serving = append(serving, grp...)
 		}
-		slices.SortStableFunc(serving, func(a, b Request) int {
-			ka, kb := slices.Index(order(in.Requests), reqKey{job: a.Job, kind: a.Kind}), slices.Index(order(in.Requests), reqKey{job: b.Job, kind: b.Kind})
-			return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(a.Shard, b.Shard))
-		})
 		for _, r := range serving {
 			l, ok := byKey[keyOf(r)]
 			if !ok || l.Request != r {

@@ -93,8 +93,9 @@ type Event struct {
 }
 
 // KV is the store interface. Paths are absolute, slash-separated, with no
-// trailing slash, no empty segments, and no "." or ".." segments; "/" is the
-// root. Create/Put make missing ancestors as empty nodes (value nil, version
+// trailing slash, no empty segments, no NUL bytes and no "." or ".."
+// segments (ErrBadPath otherwise); "/" is the root, which always exists and
+// cannot be written or deleted. nil and empty values are equal. Create/Put make missing ancestors as empty nodes (value nil, version
 // 0), like `mkdir -p`.
 //
 // Every acknowledged Commit is durable for the implementation's durability
@@ -113,10 +114,17 @@ type KV interface {
 	// ErrExists or ErrConflict.
 	Commit(ctx context.Context, ops ...Op) error
 	// Watch reports changes of path and all its descendants, made by this
-	// process or by any other writer of the same store, in commit order,
-	// until ctx is done (then the channel is closed). A consumer that falls
-	// behind, or a lost connection, yields one EventResync instead of the
-	// missed events. Events made before Watch returns are not reported.
+	// process or by any other writer of the same store, until ctx is done
+	// (then the channel is closed, as it is by Close). Each path's events
+	// arrive in commit order; events of different paths may interleave
+	// differently from commit order (ZooKeeper's per-node watches cannot
+	// order the nodes of one multi), so consumers treat an event as "re-read
+	// this path". Implicitly created ancestors are reported as EventPut; a
+	// recursive delete reports each node after its descendants. A failed
+	// Commit reports nothing. A consumer that falls behind, or a lost
+	// connection, yields one EventResync instead of the missed events, and
+	// events continue after it. Events made before Watch returns are not
+	// reported.
 	Watch(ctx context.Context, path string) (<-chan Event, error)
 	// Close releases resources; later calls fail with ErrClosed.
 	Close() error

@@ -27,6 +27,7 @@ type Client struct {
 	cfg  Config
 	log  *slog.Logger
 	http *httpcli.Client
+	hc   *http.Client
 
 	mu          sync.Mutex
 	frameworkID string
@@ -57,6 +58,7 @@ func New(cfg Config) *Client {
 	return &Client{
 		cfg:         cfg,
 		log:         cfg.Logger.With("subsystem", "mesos"),
+		hc:          hc,
 		frameworkID: cfg.FrameworkID,
 		offers:      map[string]*mesos.Offer{},
 		http: httpcli.New(

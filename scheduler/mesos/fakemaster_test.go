@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,8 +86,12 @@ func (m *fakeMaster) stream(w http.ResponseWriter, r *http.Request, call schedul
 	sub := &subscription{call: call, streamID: fmt.Sprintf("stream-%d", m.seq),
 		events: make(chan string, 64), end: make(chan struct{})}
 	m.mu.Unlock()
-	w.Header().Set("Content-Type", "application/recordio")
-	w.Header().Set("Message-Content-Type", "application/json")
+	// Like Mesos: Content-Type is the accepted codec, the chunked body is RecordIO.
+	if !strings.Contains(r.Header.Get("Accept"), "application/json") {
+		http.Error(w, "Expecting 'Accept' to allow application/json", http.StatusNotAcceptable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(headerStreamID, sub.streamID)
 	w.WriteHeader(http.StatusOK)
 	w.(http.Flusher).Flush()

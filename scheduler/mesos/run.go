@@ -27,6 +27,7 @@ func (c *Client) Run(ctx context.Context, h Handler) error {
 	if _, err := url.ParseRequestURI(c.http.Endpoint()); err != nil || c.cfg.URL == "" {
 		return fmt.Errorf("mesos: invalid master URL %q", c.cfg.URL)
 	}
+	defer c.hc.CloseIdleConnections()
 	attempt := 0
 	for {
 		subscribed, err := c.runStream(ctx, h)
@@ -96,7 +97,9 @@ func (c *Client) openStream(ctx context.Context) (mesos.Response, *session, erro
 	var endpoint *url.URL // nil: the configured endpoint
 	for redirects := 0; ; redirects++ {
 		call := calls.Subscribe(c.frameworkInfo(c.FrameworkID()))
-		resp, err := c.http.Send(mclient.RequestSingleton(call), mclient.ResponseClassStreaming,
+		// ResponseClassAuto, as a real master answers SUBSCRIBE with the Content-Type of the
+		// codec (application/json) and a chunked RecordIO body, not application/recordio.
+		resp, err := c.http.Send(mclient.RequestSingleton(call), mclient.ResponseClassAuto,
 			httpcli.Context(ctx), httpcli.Close(true), withURL(endpoint))
 		if err == nil {
 			id := header(resp, headerStreamID)

@@ -69,7 +69,7 @@ func TestConformance(t *testing.T) {
 	zkServers(t)
 	storetest.RunOptions(t, func(t *testing.T) store.KV {
 		return openTest(t, Options{SessionTimeout: 10 * time.Second})
-	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second})
+	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second, PerPathOrder: true})
 }
 
 func TestDigestACL(t *testing.T) {

@@ -23,6 +23,10 @@ type Options struct {
 	// SkipEventVersion stops the suite from checking Event.Version of
 	// EventPut, for an implementation whose change feed cannot carry it.
 	SkipEventVersion bool
+	// PerPathOrder relaxes the event order check to each path's own
+	// order (the store.KV contract); without it the suite checks the
+	// stricter global commit order that the memory and SQLite stores give.
+	PerPathOrder bool
 }
 
 func (o Options) withDefaults() Options {

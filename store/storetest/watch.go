@@ -16,11 +16,33 @@ func del(path string) store.Event { return store.Event{Type: store.EventDelete, 
 // versions are not compared; Put versions unless SkipEventVersion.
 func (s suite) expect(t *testing.T, ch <-chan store.Event, want ...store.Event) {
 	t.Helper()
+	if s.opts.PerPathOrder {
+		s.expectPerPath(t, ch, want...)
+		return
+	}
 	for i, w := range want {
 		got := s.next(t, ch)
 		if !s.same(got, w) {
 			t.Fatalf("event %d = %+v, want %+v", i, got, w)
 		}
+	}
+}
+
+// expectPerPath reads len(want) events and checks that each path's events
+// arrive in the wanted order; events of different paths may interleave.
+func (s suite) expectPerPath(t *testing.T, ch <-chan store.Event, want ...store.Event) {
+	t.Helper()
+	byPath := map[string][]store.Event{}
+	for _, w := range want {
+		byPath[w.Path] = append(byPath[w.Path], w)
+	}
+	for i := range want {
+		got := s.next(t, ch)
+		q := byPath[got.Path]
+		if len(q) == 0 || !s.same(got, q[0]) {
+			t.Fatalf("event %d = %+v, want the next event of %s to be %+v", i, got, got.Path, q)
+		}
+		byPath[got.Path] = q[1:]
 	}
 }
 

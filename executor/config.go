@@ -1,0 +1,134 @@
+package executor
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	mesostime "github.com/mesos/mesos-go/api/v1/lib/time"
+
+	"github.com/ejcloud/elasticjob/executor/internal/bytesize"
+)
+
+// Settings is the executor's configuration: defaults, then environment,
+// then flags.
+type Settings struct {
+	AgentEndpoint, FrameworkID, ExecutorID, Sandbox string
+
+	CacheDir        string
+	MaxDownload     int64
+	FetchTimeout    time.Duration
+	MaxExtracted    int64
+	MaxEntries      int
+	KillGrace       time.Duration
+	ShutdownGrace   time.Duration
+	RecoveryTimeout time.Duration
+	BackoffMax      time.Duration
+	AckTimeout      time.Duration
+	LogLevel        slog.Level
+}
+
+const usageHead = `Usage: executor [flags]
+
+The ElasticJob-Cloud executor: a Mesos v1 HTTP executor started by a Mesos
+agent (or the scheduler's embedded agent). It reads the agent's MESOS_*
+environment: MESOS_AGENT_ENDPOINT, MESOS_FRAMEWORK_ID, MESOS_EXECUTOR_ID,
+MESOS_SANDBOX (or MESOS_DIRECTORY), MESOS_CHECKPOINT,
+MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD, MESOS_SUBSCRIPTION_BACKOFF_MAX and
+MESOS_RECOVERY_TIMEOUT. Each flag can also be set by the environment
+variable named in its description; the flag wins. Durations take Go ("90s")
+or Mesos ("5secs") syntax, sizes "1GiB", "512MiB" or bytes.
+
+Flags:
+`
+
+// ParseSettings reads flags and the environment. It returns flag.ErrHelp
+// after printing usage to out for -h/--help.
+func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Settings, error) {
+	s := Settings{
+		AgentEndpoint: getenv("MESOS_AGENT_ENDPOINT"), FrameworkID: getenv("MESOS_FRAMEWORK_ID"),
+		ExecutorID: getenv("MESOS_EXECUTOR_ID"), Sandbox: firstOf(getenv("MESOS_SANDBOX"), getenv("MESOS_DIRECTORY")),
+	}
+	cache, _ := os.UserCacheDir()
+	fs := flag.NewFlagSet("executor", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() { fmt.Fprint(out, usageHead); fs.PrintDefaults() }
+	env := func(name, def string) string { return firstOf(getenv(name), def) }
+	var (
+		cacheDir  = fs.String("cache-dir", env("ELASTICJOB_CACHE_DIR", filepath.Join(cache, "elasticjob-executor")), "app package cache shared by executors on this host (ELASTICJOB_CACHE_DIR)")
+		maxDL     = fs.String("max-download", env("ELASTICJOB_MAX_DOWNLOAD", "1GiB"), "largest app package to download (ELASTICJOB_MAX_DOWNLOAD)")
+		fetchTO   = fs.String("fetch-timeout", env("ELASTICJOB_FETCH_TIMEOUT", "10m"), "time limit on fetching a package, retries included (ELASTICJOB_FETCH_TIMEOUT)")
+		maxEx     = fs.String("max-extracted", env("ELASTICJOB_MAX_EXTRACTED", "4GiB"), "largest total size an archive may expand to (ELASTICJOB_MAX_EXTRACTED)")
+		maxEnt    = fs.Int("max-entries", 100_000, "most entries an archive may hold")
+		killGrace = fs.String("kill-grace", env("ELASTICJOB_KILL_GRACE", env("MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", "5secs")), "SIGTERM to SIGKILL delay when a task is killed without a kill policy (ELASTICJOB_KILL_GRACE; default MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD)")
+		ackTO     = fs.String("ack-timeout", env("ELASTICJOB_ACK_TIMEOUT", "10s"), "how long to wait for the agent to acknowledge the last updates before exiting (ELASTICJOB_ACK_TIMEOUT)")
+		logLevel  = fs.String("log-level", env("ELASTICJOB_LOG_LEVEL", "info"), "debug, info, warn or error (ELASTICJOB_LOG_LEVEL)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return s, err
+	}
+	s.CacheDir, s.MaxEntries = *cacheDir, *maxEnt
+	var errs []error
+	size := func(dst *int64, name, v string) {
+		n, err := bytesize.Parse(v)
+		*dst = n
+		errs = append(errs, prefix(name, err))
+	}
+	dur := func(dst *time.Duration, name, v string) {
+		d, err := parseDuration(v)
+		*dst = d
+		errs = append(errs, prefix(name, err))
+	}
+	size(&s.MaxDownload, "max-download", *maxDL)
+	size(&s.MaxExtracted, "max-extracted", *maxEx)
+	dur(&s.FetchTimeout, "fetch-timeout", *fetchTO)
+	dur(&s.KillGrace, "kill-grace", *killGrace)
+	dur(&s.AckTimeout, "ack-timeout", *ackTO)
+	dur(&s.ShutdownGrace, "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", env("MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", "5secs"))
+	dur(&s.BackoffMax, "MESOS_SUBSCRIPTION_BACKOFF_MAX", env("MESOS_SUBSCRIPTION_BACKOFF_MAX", "2secs"))
+	dur(&s.RecoveryTimeout, "MESOS_RECOVERY_TIMEOUT", env("MESOS_RECOVERY_TIMEOUT", "15mins"))
+	errs = append(errs, prefix("log-level", s.LogLevel.UnmarshalText([]byte(*logLevel))))
+	for _, name := range []string{"MESOS_AGENT_ENDPOINT", "MESOS_FRAMEWORK_ID", "MESOS_EXECUTOR_ID"} {
+		if getenv(name) == "" {
+			errs = append(errs, fmt.Errorf("%s is not set (the executor is started by a Mesos agent)", name))
+		}
+	}
+	if s.Sandbox == "" {
+		errs = append(errs, errors.New("MESOS_SANDBOX is not set (the executor is started by a Mesos agent)"))
+	}
+	return s, errors.Join(errs...)
+}
+
+// parseDuration accepts Go ("90s") and Mesos ("5secs", "2mins") syntax.
+func parseDuration(v string) (time.Duration, error) {
+	if d, err := time.ParseDuration(v); err == nil {
+		return d, nil
+	}
+	d, err := mesostime.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q", v)
+	}
+	return d, nil
+}
+
+func prefix(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

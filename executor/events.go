@@ -1,0 +1,124 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+
+	"github.com/ejcloud/elasticjob/executor/process"
+)
+
+// handle applies one event. An error ends the session (re-subscribe).
+func (e *Executor) handle(ev *executor.Event) error {
+	switch ev.Type {
+	case executor.Event_SUBSCRIBED:
+		e.log.Info("subscribed", "agent", ev.GetSubscribed().AgentInfo.GetHostname())
+	case executor.Event_LAUNCH:
+		e.launch(ev.GetLaunch().Task)
+	case executor.Event_LAUNCH_GROUP:
+		for _, t := range ev.GetLaunchGroup().TaskGroup.Tasks {
+			e.update(t.TaskID.Value, mesos.TASK_FAILED, "task groups are not supported by the ElasticJob executor")
+		}
+	case executor.Event_KILL:
+		e.kill(ev.GetKill().TaskID.Value, ev.GetKill().KillPolicy)
+	case executor.Event_ACKNOWLEDGED:
+		e.ack(ev.GetAcknowledged().TaskID.Value, ev.GetAcknowledged().UUID)
+	case executor.Event_MESSAGE:
+		e.log.Info("message from the framework ignored", "bytes", len(ev.GetMessage().Data))
+	case executor.Event_SHUTDOWN:
+		e.beginShutdown("SHUTDOWN from the agent")
+	case executor.Event_ERROR:
+		return errors.New("agent sent ERROR: " + ev.GetError().Message)
+	case executor.Event_HEARTBEAT:
+	default:
+		e.log.Warn("unknown event ignored", "type", ev.Type.String())
+	}
+	return nil
+}
+
+// launch sends TASK_STARTING and runs the task in its own goroutine; one
+// task's failure never touches another.
+func (e *Executor) launch(info mesos.TaskInfo) {
+	id := info.TaskID.Value
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.shutdown {
+		e.updateLocked(id, mesos.TASK_FAILED, "executor is shutting down")
+		return
+	}
+	if _, dup := e.tasks[id]; dup {
+		e.log.Warn("duplicate LAUNCH ignored", "task", id)
+		return
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	e.tasks[id] = &task{info: info, cancel: cancel}
+	e.unackedTasks[id] = info
+	e.updateLocked(id, mesos.TASK_STARTING, "")
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer cancel(nil)
+		out := e.runner.Run(ctx, id, info.Data, func() { e.update(id, mesos.TASK_RUNNING, "") })
+		e.finish(id, out)
+	}()
+}
+
+var terminal = map[State]mesos.TaskState{Finished: mesos.TASK_FINISHED, Failed: mesos.TASK_FAILED, Killed: mesos.TASK_KILLED}
+
+// finish queues the terminal update and forgets the task, atomically, so
+// done() never sees the task gone before its update is queued.
+func (e *Executor) finish(id string, out Outcome) {
+	e.log.Info("task ended", "task", id, "state", out.State.String(), "message", out.Message)
+	e.mu.Lock()
+	e.updateLocked(id, terminal[out.State], out.Message)
+	delete(e.tasks, id)
+	e.mu.Unlock()
+	e.notify()
+}
+
+// kill kills a task with, in order of preference, the KILL event's grace
+// period, the task's kill policy, or the executor's default.
+func (e *Executor) kill(id string, policy *mesos.KillPolicy) {
+	e.mu.Lock()
+	t := e.tasks[id]
+	e.mu.Unlock()
+	if t == nil {
+		e.log.Warn("KILL for a task not running here", "task", id)
+		return
+	}
+	grace := e.opt.KillGrace
+	if d, ok := gracePeriod(t.info.KillPolicy); ok {
+		grace = d
+	}
+	if d, ok := gracePeriod(policy); ok {
+		grace = d
+	}
+	e.log.Info("killing task", "task", id, "grace", grace)
+	t.cancel(process.Kill{Grace: grace})
+}
+
+func gracePeriod(p *mesos.KillPolicy) (time.Duration, bool) {
+	if p == nil || p.GracePeriod == nil {
+		return 0, false
+	}
+	return time.Duration(p.GracePeriod.Nanoseconds), true
+}
+
+// beginShutdown kills every task, leaving a margin of the agent's shutdown
+// grace period to report them.
+func (e *Executor) beginShutdown(why string) {
+	grace := min(e.opt.KillGrace, e.opt.ShutdownGrace*3/4)
+	e.mu.Lock()
+	if !e.shutdown {
+		e.log.Info("shutting down", "why", why, "tasks", len(e.tasks), "grace", grace)
+	}
+	e.shutdown = true
+	for _, t := range e.tasks {
+		t.cancel(process.Kill{Grace: grace})
+	}
+	e.mu.Unlock()
+	e.notify()
+}

@@ -1,0 +1,157 @@
+// Package fakeagent is a test double of a Mesos agent's v1 executor API
+// (JSON codec): it records calls, streams the events a test feeds it as
+// RecordIO, and can acknowledge updates by itself.
+package fakeagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+)
+
+// Agent is a running fake agent.
+type Agent struct {
+	srv *httptest.Server
+	// Calls receives every call the executor makes, in arrival order.
+	Calls chan *executor.Call
+
+	mu      sync.Mutex
+	stream  chan *executor.Event // current subscription
+	hangup  chan struct{}        // closes the current subscription
+	autoAck bool
+}
+
+// New starts an agent on 127.0.0.1. With autoAck every UPDATE is answered
+// by an ACKNOWLEDGED event on the subscription.
+func New(autoAck bool) *Agent {
+	a := &Agent{Calls: make(chan *executor.Call, 1024), autoAck: autoAck}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	return a
+}
+
+// Endpoint is the value for MESOS_AGENT_ENDPOINT (host:port).
+func (a *Agent) Endpoint() string { return strings.TrimPrefix(a.srv.URL, "http://") }
+
+// Close stops the agent and ends its subscription.
+func (a *Agent) Close() {
+	a.Disconnect()
+	a.srv.CloseClientConnections()
+	a.srv.Close()
+}
+
+// Send streams an event on the current subscription; false if none.
+func (a *Agent) Send(ev *executor.Event) bool {
+	a.mu.Lock()
+	s := a.stream
+	a.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s <- ev
+	return true
+}
+
+// Disconnect ends the current subscription, as an agent restart would.
+func (a *Agent) Disconnect() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.hangup != nil {
+		close(a.hangup)
+		a.hangup, a.stream = nil, nil
+	}
+}
+
+func (a *Agent) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api/v1/executor" || r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	var call executor.Call
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &call); err != nil || r.Header.Get("Content-Type") != "application/json" {
+		http.Error(w, fmt.Sprintf("bad call: %v", err), http.StatusBadRequest)
+		return
+	}
+	switch call.Type {
+	case executor.Call_SUBSCRIBE:
+		a.subscribe(w, r, &call)
+	case executor.Call_UPDATE:
+		a.Calls <- &call
+		w.WriteHeader(http.StatusAccepted)
+		if a.autoAck {
+			st := call.Update.Status
+			a.Send(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
+		}
+	default:
+		a.Calls <- &call
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+func (a *Agent) subscribe(w http.ResponseWriter, r *http.Request, call *executor.Call) {
+	stream, hangup := make(chan *executor.Event, 64), make(chan struct{})
+	a.mu.Lock()
+	if a.hangup != nil {
+		close(a.hangup)
+	}
+	a.stream, a.hangup = stream, hangup
+	a.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json") // as Mesos: the stream's type equals the request's
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	a.Calls <- call
+	for {
+		select {
+		case ev := <-stream:
+			b, err := json.Marshal(ev)
+			if err != nil {
+				panic(err)
+			}
+			fmt.Fprintf(w, "%d\n%s", len(b), b)
+			w.(http.Flusher).Flush()
+		case <-hangup:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// Subscribed is the SUBSCRIBED event a real agent sends first.
+func Subscribed() *executor.Event {
+	return &executor.Event{Type: executor.Event_SUBSCRIBED, Subscribed: &executor.Event_Subscribed{
+		FrameworkInfo: mesos.FrameworkInfo{User: "root", Name: "elasticjob"},
+		AgentInfo:     mesos.AgentInfo{Hostname: "localhost"},
+	}}
+}
+
+// Launch is a LAUNCH event for a task carrying data.
+func Launch(taskID string, data []byte) *executor.Event {
+	return &executor.Event{Type: executor.Event_LAUNCH, Launch: &executor.Event_Launch{Task: mesos.TaskInfo{
+		Name: taskID, TaskID: mesos.TaskID{Value: taskID}, AgentID: mesos.AgentID{Value: "agent-1"}, Data: data,
+	}}}
+}
+
+// Kill is a KILL event; grace < 0 means no kill policy.
+func Kill(taskID string, graceNanos int64) *executor.Event {
+	ev := &executor.Event{Type: executor.Event_KILL, Kill: &executor.Event_Kill{TaskID: mesos.TaskID{Value: taskID}}}
+	if graceNanos >= 0 {
+		ev.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: graceNanos}}
+	}
+	return ev
+}
+
+// Ack acknowledges an update.
+func Ack(u *executor.Call_Update) *executor.Event {
+	return &executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: u.Status.TaskID, UUID: u.Status.UUID}}
+}
+
+// Shutdown is the SHUTDOWN event.
+func Shutdown() *executor.Event { return &executor.Event{Type: executor.Event_SHUTDOWN} }

@@ -1,0 +1,206 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/calls"
+)
+
+// Options configure an Executor. Zero durations take the defaults below.
+type Options struct {
+	FrameworkID, ExecutorID string
+	KillGrace               time.Duration // task kill grace (5s)
+	ShutdownGrace           time.Duration // MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD (5s)
+	RecoveryTimeout         time.Duration // give up after this long without the agent (15m)
+	BackoffMin, BackoffMax  time.Duration // re-subscription backoff (100ms .. 2s)
+	AckTimeout              time.Duration // wait this long for the last acks before exiting (10s)
+	Log                     *slog.Logger
+}
+
+// Executor is the Mesos side: it subscribes to the agent, turns LAUNCH and
+// KILL into Runner calls and reports status updates until SHUTDOWN.
+type Executor struct {
+	opt    Options
+	agent  Agent
+	runner Runner
+	log    *slog.Logger
+
+	mu           sync.Mutex
+	tasks        map[string]*task
+	unackedTasks map[string]mesos.TaskInfo
+	unacked      []executor.Call_Update // sent or queued, oldest first
+	outbox       []executor.Call_Update // queued for sending
+	shutdown     bool
+	drainBy      time.Time // exit even with unacked updates after this
+
+	wake    chan struct{} // state changed: re-check whether to exit
+	outbox1 chan struct{} // outbox not empty
+	wg      sync.WaitGroup
+}
+
+type task struct {
+	info   mesos.TaskInfo
+	cancel context.CancelCauseFunc
+}
+
+// New makes an Executor; Run starts it.
+func New(agent Agent, runner Runner, opt Options) *Executor {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&opt.KillGrace, 5*time.Second)
+	def(&opt.ShutdownGrace, 5*time.Second)
+	def(&opt.RecoveryTimeout, 15*time.Minute)
+	def(&opt.BackoffMin, 100*time.Millisecond)
+	def(&opt.BackoffMax, 2*time.Second)
+	def(&opt.AckTimeout, 10*time.Second)
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Executor{
+		opt: opt, agent: agent, runner: runner, log: opt.Log,
+		tasks: map[string]*task{}, unackedTasks: map[string]mesos.TaskInfo{},
+		wake: make(chan struct{}, 1), outbox1: make(chan struct{}, 1),
+	}
+}
+
+// ErrAgentGone is returned when the agent stayed unreachable for the
+// recovery timeout; the executor's tasks have been killed.
+var ErrAgentGone = errors.New("executor: agent unreachable")
+
+// Run serves until SHUTDOWN (nil), until ctx ends (tasks are killed and
+// their final updates delivered if possible; ctx.Err()), or until the agent
+// is gone for the recovery timeout (ErrAgentGone).
+func (e *Executor) Run(ctx context.Context) error {
+	agentCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	go e.sendLoop(agentCtx)
+	go func() {
+		select {
+		case <-ctx.Done():
+			e.beginShutdown("executor stopped")
+		case <-agentCtx.Done():
+		}
+	}()
+	lost, backoff := time.Now(), e.opt.BackoffMin
+	for {
+		connected, err := e.session(agentCtx)
+		if e.done() {
+			e.wg.Wait()
+			e.log.Info("executor exiting", "unacked", e.unackedCount())
+			return ctx.Err()
+		}
+		if connected {
+			lost, backoff = time.Now(), e.opt.BackoffMin
+		}
+		e.log.Warn("disconnected from agent", "err", err)
+		if time.Since(lost) >= e.opt.RecoveryTimeout {
+			e.log.Error("agent unreachable, killing tasks", "for", e.opt.RecoveryTimeout)
+			e.beginShutdown("agent gone")
+			e.wg.Wait()
+			return fmt.Errorf("%w for %v", ErrAgentGone, e.opt.RecoveryTimeout)
+		}
+		e.pause(backoff)
+		backoff = min(2*backoff, e.opt.BackoffMax)
+	}
+}
+
+// pause waits d or until the state changes (e.g. the last task ended).
+func (e *Executor) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-e.wake:
+	}
+}
+
+// session subscribes and handles events until the stream ends or it is time
+// to exit. connected says whether the subscription was accepted.
+func (e *Executor) session(ctx context.Context) (connected bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.mu.Lock()
+	sub := calls.Subscribe(mapValues(e.unackedTasks), append([]executor.Call_Update(nil), e.unacked...))
+	e.mu.Unlock()
+	stream, err := e.agent.Subscribe(ctx, sub)
+	if err != nil {
+		return false, err
+	}
+	defer stream.Close()
+	evc := make(chan *executor.Event)
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			ev := new(executor.Event)
+			if err := stream.Decode(ev); err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case evc <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		if e.done() {
+			return true, nil
+		}
+		select {
+		case ev := <-evc:
+			if err := e.handle(ev); err != nil {
+				return true, err
+			}
+		case err := <-errc:
+			return true, err
+		case <-e.wake:
+		}
+	}
+}
+
+// done reports whether the executor may exit: shutting down, no task left,
+// and every update acknowledged or the ack wait over.
+func (e *Executor) done() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.shutdown || len(e.tasks) > 0 {
+		return false
+	}
+	if e.drainBy.IsZero() {
+		e.drainBy = time.Now().Add(e.opt.AckTimeout)
+		time.AfterFunc(e.opt.AckTimeout, e.notify)
+	}
+	return len(e.unacked) == 0 || !time.Now().Before(e.drainBy)
+}
+
+func (e *Executor) notify() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Executor) unackedCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.unacked)
+}
+
+func mapValues[K comparable, V any](m map[K]V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

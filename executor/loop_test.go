@@ -1,0 +1,233 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+
+	"github.com/ejcloud/elasticjob/executor/internal/fakeagent"
+)
+
+// failsafe bounds every wait so a bug fails the test instead of hanging it.
+const failsafe = 20 * time.Second
+
+type harness struct {
+	agent *fakeagent.Agent
+	pipe  *Pipeline
+	done  chan error
+}
+
+func start(t *testing.T, autoAck bool, opt Options) *harness {
+	t.Helper()
+	a := fakeagent.New(autoAck)
+	t.Cleanup(a.Close)
+	opt.FrameworkID, opt.ExecutorID, opt.BackoffMin = "fw-1", "app@-@agent-1", time.Millisecond
+	h := &harness{agent: a, pipe: newPipeline(t, "PIDDIR="+t.TempDir()), done: make(chan error, 1)}
+	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID), h.pipe, opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { h.done <- ex.Run(ctx) }()
+	sub := h.next(t)
+	if sub.Type != executor.Call_SUBSCRIBE || sub.FrameworkID.Value != "fw-1" || sub.ExecutorID.Value != "app@-@agent-1" {
+		t.Fatalf("first call %+v", sub)
+	}
+	a.Send(fakeagent.Subscribed())
+	return h
+}
+
+func (h *harness) next(t *testing.T) *executor.Call {
+	t.Helper()
+	select {
+	case c := <-h.agent.Calls:
+		return c
+	case <-time.After(failsafe):
+		t.Fatal("no call from the executor")
+		return nil
+	}
+}
+
+// updates collects n UPDATE calls.
+func (h *harness) updates(t *testing.T, n int) []*executor.Call_Update {
+	t.Helper()
+	var out []*executor.Call_Update
+	for len(out) < n {
+		c := h.next(t)
+		if c.Type != executor.Call_UPDATE {
+			t.Fatalf("call %v, want UPDATE", c.Type)
+		}
+		if len(c.Update.Status.UUID) != 16 || c.Update.Status.GetSource() != mesos.SOURCE_EXECUTOR {
+			t.Fatalf("bad status %+v", c.Update.Status)
+		}
+		out = append(out, c.Update)
+	}
+	return out
+}
+
+func (h *harness) exit(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-h.done:
+		return err
+	case <-time.After(failsafe):
+		t.Fatal("executor did not exit")
+		return nil
+	}
+}
+
+func states(us []*executor.Call_Update) string {
+	var s []string
+	for _, u := range us {
+		s = append(s, u.Status.TaskID.Value+":"+u.Status.State.String())
+	}
+	return strings.Join(s, " ")
+}
+
+func TestLaunchRunsToFinished(t *testing.T) {
+	h := start(t, true, Options{})
+	url := scriptURL(t, "run.sh", "#!/bin/sh\necho \"item $ELASTICJOB_SHARDING_ITEM\"\n")
+	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 1, nil)))
+	us := h.updates(t, 3)
+	if got := states(us); got != "t1:TASK_STARTING t1:TASK_RUNNING t1:TASK_FINISHED" {
+		t.Fatalf("updates %s", got)
+	}
+	if string(us[0].Status.UUID) == string(us[1].Status.UUID) || string(us[1].Status.UUID) == string(us[2].Status.UUID) {
+		t.Fatal("uuid reused")
+	}
+	h.agent.Send(fakeagent.Shutdown())
+	if err := h.exit(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(h.pipe.Sandbox, "tasks", "t1", "stdout")); got != "item 1\n" {
+		t.Fatalf("stdout %q", got)
+	}
+}
+
+func TestKillAndSiblingIsolation(t *testing.T) {
+	h := start(t, true, Options{})
+	url := scriptURL(t, "run.sh", "#!/bin/sh\ncase $ELASTICJOB_SHARDING_ITEM in\n0) exec sleep 1000;;\n1) echo bad >&2; exit 3;;\nesac\n")
+	h.agent.Send(fakeagent.Launch("sleeper", taskData(url, "run.sh", 0, nil)))
+	h.agent.Send(fakeagent.Launch("failer", taskData(url, "run.sh", 1, nil)))
+	final := map[string]*executor.Call_Update{}
+	for len(final) < 2 {
+		u := h.updates(t, 1)[0]
+		switch st := u.Status.GetState(); {
+		case st == mesos.TASK_RUNNING && u.Status.TaskID.Value == "sleeper":
+			h.agent.Send(fakeagent.Kill("sleeper", int64(time.Second)))
+		case st != mesos.TASK_STARTING && st != mesos.TASK_RUNNING:
+			final[u.Status.TaskID.Value] = u
+		}
+	}
+	if u := final["failer"]; u.Status.GetState() != mesos.TASK_FAILED || u.Status.GetMessage() != "exit code 3: bad" {
+		t.Fatalf("failer: %v %q", u.Status.GetState(), u.Status.GetMessage())
+	}
+	if u := final["sleeper"]; u.Status.GetState() != mesos.TASK_KILLED {
+		t.Fatalf("sleeper: %v %q", u.Status.GetState(), u.Status.GetMessage())
+	}
+	h.agent.Send(fakeagent.Shutdown())
+	if err := h.exit(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShutdownKillsTasksAndWaitsForAcks(t *testing.T) {
+	h := start(t, false, Options{AckTimeout: time.Hour})
+	url := scriptURL(t, "run.sh", "#!/bin/sh\nexec sleep 1000\n")
+	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 0, nil)))
+	us := h.updates(t, 2) // STARTING, RUNNING
+	h.agent.Send(fakeagent.Shutdown())
+	us = append(us, h.updates(t, 1)...)
+	if got := states(us); got != "t1:TASK_STARTING t1:TASK_RUNNING t1:TASK_KILLED" {
+		t.Fatalf("updates %s", got)
+	}
+	for _, u := range us[:2] {
+		h.agent.Send(fakeagent.Ack(u))
+	}
+	select {
+	case err := <-h.done:
+		t.Fatalf("exited with an unacknowledged update: %v", err)
+	default:
+	}
+	h.agent.Send(fakeagent.Ack(us[2]))
+	if err := h.exit(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAckWaitIsBounded(t *testing.T) {
+	h := start(t, false, Options{AckTimeout: 10 * time.Millisecond})
+	h.agent.Send(fakeagent.Launch("t1", taskData(scriptURL(t, "ok.sh", "#!/bin/sh\n"), "ok.sh", 0, nil)))
+	h.updates(t, 3)
+	h.agent.Send(fakeagent.Shutdown())
+	if err := h.exit(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestResubscribeResendsUnacknowledged(t *testing.T) {
+	h := start(t, false, Options{})
+	h.agent.Send(fakeagent.Launch("t1", taskData(scriptURL(t, "ok.sh", "#!/bin/sh\n"), "ok.sh", 0, nil)))
+	us := h.updates(t, 3)
+	h.agent.Disconnect()
+	sub := h.next(t)
+	if sub.Type != executor.Call_SUBSCRIBE {
+		t.Fatalf("call %v, want SUBSCRIBE", sub.Type)
+	}
+	var resent []*executor.Call_Update
+	for i := range sub.Subscribe.UnacknowledgedUpdates {
+		resent = append(resent, &sub.Subscribe.UnacknowledgedUpdates[i])
+	}
+	if states(resent) != states(us) || len(sub.Subscribe.UnacknowledgedTasks) != 1 {
+		t.Fatalf("re-subscribed with updates %s, %d tasks", states(resent), len(sub.Subscribe.UnacknowledgedTasks))
+	}
+	h.agent.Send(fakeagent.Subscribed())
+	for _, u := range us {
+		h.agent.Send(fakeagent.Ack(u))
+	}
+	h.agent.Send(fakeagent.Shutdown())
+	if err := h.exit(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAgentGoneKillsTasks(t *testing.T) {
+	h := start(t, true, Options{RecoveryTimeout: 100 * time.Millisecond, BackoffMax: 10 * time.Millisecond})
+	url := scriptURL(t, "run.sh", "#!/bin/sh\necho $$ > \"$PIDDIR/pid\"\nexec sleep 1000\n")
+	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 0, nil)))
+	h.updates(t, 2)
+	h.agent.Close()
+	if err := h.exit(t); !errors.Is(err, ErrAgentGone) {
+		t.Fatalf("err = %v", err)
+	}
+	env := lookup(h.pipe.Env)
+	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(env("PIDDIR"), "pid"))))
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		stat := readFile(t, "/proc/"+strconv.Itoa(pid)+"/stat")
+		if f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:]); f[0] != "Z" {
+			t.Fatalf("task %d still running", pid)
+		}
+	}
+}
+
+func TestTolerantDecoding(t *testing.T) {
+	var ev executor.Event
+	launch := `{"type":"LAUNCH","launch":{"task":{"name":"t","task_id":{"value":"t1"},"agent_id":{"value":"a"},
+		"data":"eyJ9","kill_policy":{"grace_period":{"nanoseconds":7}},"resources":[{"name":"cpus","type":"FUTURE_TYPE"}]}}}`
+	if err := unmarshalTolerant([]byte(launch), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if l := ev.GetLaunch(); l == nil || l.Task.TaskID.Value != "t1" || string(l.Task.Data) != `{"}` || l.Task.KillPolicy.GracePeriod.Nanoseconds != 7 {
+		t.Fatalf("%+v", ev)
+	}
+	sub := `{"type":"SUBSCRIBED","subscribed":{"framework_info":{"user":"u","name":"n","capabilities":[{"type":"FUTURE_CAP"},{}]},"agent_info":{"hostname":"h"},"executor_info":{"executor_id":{"value":"e"}}}}`
+	if err := unmarshalTolerant([]byte(sub), &ev); err != nil || ev.Type != executor.Event_SUBSCRIBED {
+		t.Fatalf("%v %+v", err, ev)
+	}
+}

@@ -1,0 +1,58 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/executor/extract"
+	"github.com/ejcloud/elasticjob/executor/fetch"
+)
+
+// Main is the executor command: it parses args and env (KEY=VALUE pairs),
+// prints help to stdout, logs to stderr, and serves until SHUTDOWN, ctx end
+// or loss of the agent.
+func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
+	getenv := lookup(env)
+	s, err := ParseSettings(args, getenv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: s.LogLevel})).With("executor", s.ExecutorID)
+	if err := os.MkdirAll(s.CacheDir, 0o755); err != nil {
+		return err
+	}
+	pipeline := &Pipeline{
+		Fetcher: &fetch.Fetcher{
+			CacheDir: s.CacheDir, ScratchDir: filepath.Join(s.Sandbox, "fetch"),
+			MaxSize: s.MaxDownload, Timeout: s.FetchTimeout, Log: log.With("subsystem", "fetch"),
+		},
+		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: s.MaxEntries},
+		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
+	}
+	ex := New(NewHTTPAgent(s.AgentEndpoint, s.FrameworkID, s.ExecutorID), pipeline, Options{
+		FrameworkID: s.FrameworkID, ExecutorID: s.ExecutorID,
+		KillGrace: s.KillGrace, ShutdownGrace: s.ShutdownGrace, RecoveryTimeout: s.RecoveryTimeout,
+		BackoffMax: s.BackoffMax, AckTimeout: s.AckTimeout, Log: log.With("subsystem", "mesos"),
+	})
+	log.Info("executor starting", "agent", s.AgentEndpoint, "sandbox", s.Sandbox, "cache", s.CacheDir)
+	return ex.Run(ctx)
+}
+
+func lookup(env []string) func(string) string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return func(k string) string { return m[k] }
+}

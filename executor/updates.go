@@ -1,0 +1,82 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/calls"
+)
+
+// update queues a status update with a fresh uuid.
+func (e *Executor) update(id string, state mesos.TaskState, msg string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.updateLocked(id, state, msg)
+}
+
+func (e *Executor) updateLocked(id string, state mesos.TaskState, msg string) {
+	uuid := make([]byte, 16)
+	_, _ = rand.Read(uuid)
+	uuid[6] = uuid[6]&0x0f | 0x40 // RFC 4122 version 4, as the agent parses it
+	uuid[8] = uuid[8]&0x3f | 0x80
+	now := float64(time.Now().UnixNano()) / 1e9
+	st := mesos.TaskStatus{
+		TaskID:     mesos.TaskID{Value: id},
+		State:      state.Enum(),
+		Source:     mesos.SOURCE_EXECUTOR.Enum(),
+		ExecutorID: &mesos.ExecutorID{Value: e.opt.ExecutorID},
+		Timestamp:  &now,
+		UUID:       uuid,
+	}
+	if msg != "" {
+		st.Message = &msg
+	}
+	u := executor.Call_Update{Status: st}
+	e.unacked = append(e.unacked, u)
+	e.outbox = append(e.outbox, u)
+	select {
+	case e.outbox1 <- struct{}{}:
+	default:
+	}
+}
+
+// ack drops an acknowledged update, and the task from the unacknowledged
+// tasks.
+func (e *Executor) ack(id string, uuid []byte) {
+	e.mu.Lock()
+	for i, u := range e.unacked {
+		if bytes.Equal(u.Status.UUID, uuid) {
+			e.unacked = append(e.unacked[:i:i], e.unacked[i+1:]...)
+			break
+		}
+	}
+	delete(e.unackedTasks, id)
+	e.mu.Unlock()
+	e.notify()
+}
+
+// sendLoop sends queued updates one at a time, in order. An update that
+// cannot be sent stays unacknowledged and goes with the next SUBSCRIBE.
+func (e *Executor) sendLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.outbox1:
+		}
+		e.mu.Lock()
+		batch := e.outbox
+		e.outbox = nil
+		e.mu.Unlock()
+		for _, u := range batch {
+			if err := e.agent.Send(ctx, calls.Update(u.Status)); err != nil {
+				e.log.Warn("status update not delivered; it will be resent on re-subscription",
+					"task", u.Status.TaskID.Value, "state", u.Status.State.String(), "err", err)
+			}
+		}
+	}
+}

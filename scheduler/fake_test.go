@@ -1,0 +1,212 @@
+package scheduler
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// fakeDriver records every call the scheduler makes to Mesos.
+type fakeDriver struct {
+	mu         sync.Mutex
+	accepts    []acceptCall
+	declines   []declineCall
+	suppress   int
+	revive     int
+	kills      []string
+	reconciles [][]mesos.TaskRef
+	shutdowns  []string
+	acceptErr  error
+	calls      chan string
+}
+
+type acceptCall struct {
+	offers   []string
+	launches []mesos.TaskLaunch
+}
+
+type declineCall struct {
+	offers []string
+	refuse time.Duration
+}
+
+func newFakeDriver() *fakeDriver { return &fakeDriver{calls: make(chan string, 1000)} }
+
+func (d *fakeDriver) note(s string) {
+	select {
+	case d.calls <- s:
+	default:
+	}
+}
+
+func (d *fakeDriver) Accept(_ context.Context, ids []string, l []mesos.TaskLaunch, _ time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.note("accept")
+	if d.acceptErr != nil {
+		return d.acceptErr
+	}
+	d.accepts = append(d.accepts, acceptCall{ids, l})
+	return nil
+}
+
+func (d *fakeDriver) Decline(_ context.Context, ids []string, r time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.declines = append(d.declines, declineCall{ids, r})
+	d.note("decline")
+	return nil
+}
+
+func (d *fakeDriver) Suppress(context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.suppress++
+	d.note("suppress")
+	return nil
+}
+
+func (d *fakeDriver) Revive(context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.revive++
+	d.note("revive")
+	return nil
+}
+
+func (d *fakeDriver) Kill(_ context.Context, taskID, _ string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.kills = append(d.kills, taskID)
+	d.note("kill")
+	return nil
+}
+
+func (d *fakeDriver) Reconcile(_ context.Context, t []mesos.TaskRef) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.reconciles = append(d.reconciles, t)
+	d.note("reconcile")
+	return nil
+}
+
+func (d *fakeDriver) Shutdown(_ context.Context, executorID, _ string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.shutdowns = append(d.shutdowns, executorID)
+	d.note("shutdown")
+	return nil
+}
+
+// rig is a scheduler over an in-memory store, a fake driver and a fake
+// clock, driven synchronously (no loop goroutine) unless a test starts Run.
+type rig struct {
+	t     *testing.T
+	ctx   context.Context
+	reg   *registry.Registry
+	drv   *fakeDriver
+	clk   *clock.Fake
+	sched *Scheduler
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kv := memory.New()
+	t.Cleanup(func() { kv.Close() })
+	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), drv: newFakeDriver(), clk: clock.NewFake(t0)}
+	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk,
+		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
+	r.sched.subscribed = true
+	return r
+}
+
+func (r *rig) addApp(name string, cpu, mem float64) {
+	r.t.Helper()
+	a := app.Default()
+	a.AppName, a.AppURL, a.BootstrapScript, a.CPUCount, a.MemoryMB = name, "http://example.invalid/app.tar.gz", "bin/start.sh", cpu, mem
+	if err := r.reg.AddApp(r.ctx, a); err != nil {
+		r.t.Fatal(err)
+	}
+	r.reload()
+}
+
+func (r *rig) addJob(mod func(*jobs.Config)) jobs.Config {
+	r.t.Helper()
+	j := jobs.Default()
+	j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = "job", "app", 0.5, 64, 3
+	if mod != nil {
+		mod(&j)
+	}
+	if err := j.Validate(); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := r.reg.AddJob(r.ctx, j); err != nil {
+		r.t.Fatal(err)
+	}
+	r.reload()
+	return j
+}
+
+func (r *rig) reload() {
+	r.t.Helper()
+	if err := r.sched.catalog.Load(r.ctx); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) offer(id string, cpus, mem float64) {
+	r.sched.offers[id] = mesos.Offer{ID: id, AgentID: "agent-1", Hostname: "host-1", CPUs: cpus, MemMB: mem}
+}
+
+func (r *rig) trigger(job string) {
+	r.t.Helper()
+	j, err := r.reg.Job(r.ctx, job)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.reg.Trigger(r.ctx, job, j.Misfire, r.clk.Now()); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) running(job string) map[int]registry.Running {
+	r.t.Helper()
+	m, err := r.reg.RunningOf(r.ctx, job)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return m
+}
+
+func (r *rig) readyCount(job string) int {
+	r.t.Helper()
+	q, err := r.reg.ReadyQueue(r.ctx)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, rd := range q {
+		if rd.Job == job {
+			return rd.Count
+		}
+	}
+	return 0
+}
+
+func (r *rig) status(taskID, state string) {
+	r.t.Helper()
+	if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state}); err != nil {
+		r.t.Fatal(err)
+	}
+}

@@ -1,0 +1,214 @@
+package scheduler
+
+import (
+	"errors"
+	"sort"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingItemParameters = "0=Beijing,2=Guangzhou"; j.JobParameter = "p" })
+	r.trigger("job")
+	r.offer("o1", 4, 1024)
+	r.sched.launch(r.ctx)
+
+	if len(r.drv.accepts) != 1 {
+		t.Fatalf("accepts = %d, want 1", len(r.drv.accepts))
+	}
+	acc := r.drv.accepts[0]
+	if len(acc.launches) != 3 || len(acc.offers) != 1 || acc.offers[0] != "o1" {
+		t.Fatalf("accept = %+v", acc)
+	}
+	items := map[int]jobs.TaskData{}
+	for _, l := range acc.launches {
+		d, err := jobs.UnmarshalTaskData(l.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ShardingContext.TaskID != l.TaskID || l.Executor.ID != "app@-@agent-1" || l.Executor.Command != "/bin/executor" {
+			t.Fatalf("launch %+v data %+v", l, d)
+		}
+		if l.CPUs != 0.5 || l.MemMB != 64 || l.Executor.CPUs != 1 {
+			t.Fatalf("resources of %+v", l)
+		}
+		tid, err := jobs.ParseTaskID(l.TaskID)
+		if err != nil || tid.Kind != jobs.KindReady || tid.AgentID != "agent-1" {
+			t.Fatalf("task id %q: %+v %v", l.TaskID, tid, err)
+		}
+		items[d.ShardingContext.ShardingItem] = d
+	}
+	if items[0].ShardingContext.ShardingParameter != "Beijing" || items[1].ShardingContext.ShardingParameter != "" ||
+		items[2].ShardingContext.ShardingParameter != "Guangzhou" || items[0].ShardingContext.JobParameter != "p" {
+		t.Fatalf("sharding contexts: %+v", items)
+	}
+	if items[0].ExecutionSource != jobs.SourceNormal || items[0].ShardingContext.ShardingTotalCount != 3 {
+		t.Fatalf("source/total: %+v", items[0])
+	}
+	run := r.running("job")
+	if len(run) != 3 || run[1].State != "TASK_STAGING" || run[1].Hostname != "host-1" {
+		t.Fatalf("running = %+v", run)
+	}
+	if r.readyCount("job") != 0 {
+		t.Fatal("ready entry not dequeued")
+	}
+	if len(r.sched.offers) != 0 {
+		t.Fatal("accepted offer still held")
+	}
+}
+
+func TestGangThatDoesNotFitLaunchesNothing(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(nil) // 3 × 0.5 cpu + 1 cpu executor = 2.5 cpus
+	r.trigger("job")
+	r.offer("o1", 2, 1024)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 0 {
+		t.Fatalf("launched a partial gang: %+v", r.drv.accepts)
+	}
+	if len(r.drv.declines) != 1 || r.drv.declines[0].refuse != r.sched.Options.RefuseBusy {
+		t.Fatalf("declines = %+v", r.drv.declines)
+	}
+	if r.readyCount("job") != 1 || len(r.running("job")) != 0 {
+		t.Fatal("queue state changed although nothing launched")
+	}
+	if len(r.sched.lastPlan) != 3 {
+		t.Fatalf("unplaced = %+v", r.sched.lastPlan)
+	}
+}
+
+func TestIdleDeclinesAndSuppressesThenRevivesOnWork(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(nil)
+	r.offer("o1", 4, 1024)
+	r.sched.launch(r.ctx)
+	r.sched.launch(r.ctx)
+	if r.drv.suppress != 1 || len(r.drv.declines) != 1 || r.drv.declines[0].refuse != r.sched.Options.RefuseIdle {
+		t.Fatalf("suppress=%d declines=%+v", r.drv.suppress, r.drv.declines)
+	}
+	r.trigger("job")
+	r.sched.launch(r.ctx)
+	if r.drv.revive != 1 {
+		t.Fatalf("revive = %d, want 1", r.drv.revive)
+	}
+	if len(r.drv.accepts) != 0 {
+		t.Fatal("launched without an offer")
+	}
+	r.offer("o2", 4, 1024)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 1 {
+		t.Fatalf("accepts = %d after the revived offer", len(r.drv.accepts))
+	}
+}
+
+func TestJobNeverRunsTwoExecutionsAtOnce(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(nil)
+	r.trigger("job")
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	r.trigger("job")
+	r.offer("o2", 8, 4096)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 1 {
+		t.Fatalf("accepts = %d, want 1 while the first execution runs", len(r.drv.accepts))
+	}
+	if r.readyCount("job") != 1 {
+		t.Fatal("the second execution must stay queued")
+	}
+	for _, rt := range r.running("job") {
+		r.status(rt.TaskID, "TASK_FINISHED")
+	}
+	r.offer("o3", 8, 4096)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 2 {
+		t.Fatalf("accepts = %d, want the queued execution launched after the first ended", len(r.drv.accepts))
+	}
+}
+
+func TestOldestReadyWorkGoesFirst(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 16)
+	r.addJob(func(j *jobs.Config) { j.JobName = "zzz-old"; j.ShardingTotalCount = 1; j.CPUCount = 1 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "aaa-new"; j.ShardingTotalCount = 1; j.CPUCount = 1 })
+	r.trigger("zzz-old")
+	r.clk.Advance(1)
+	r.trigger("aaa-new")
+	r.offer("o1", 1.1, 1024) // room for one job only
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 1 || len(r.drv.accepts[0].launches) != 1 {
+		t.Fatalf("accepts = %+v", r.drv.accepts)
+	}
+	if tid, _ := jobs.ParseTaskID(r.drv.accepts[0].launches[0].TaskID); tid.JobName != "zzz-old" {
+		t.Fatalf("launched %s, want the older zzz-old", tid.JobName)
+	}
+}
+
+func TestAcceptFailureRollsStateBack(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(nil)
+	r.trigger("job")
+	r.drv.acceptErr = errors.New("master gone")
+	r.offer("o1", 4, 1024)
+	r.sched.launch(r.ctx)
+	if n := len(r.running("job")); n != 0 {
+		t.Fatalf("running = %d after a failed accept", n)
+	}
+	if r.readyCount("job") != 1 {
+		t.Fatal("the execution was lost by a failed accept")
+	}
+}
+
+func TestDisabledJobDoesNotLaunch(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(nil)
+	r.trigger("job")
+	if err := r.reg.SetDisabled(r.ctx, "job", "job", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 0 {
+		t.Fatal("a disabled job launched")
+	}
+}
+
+func TestExecutorChargedOncePerAgent(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
+	r.trigger("job")
+	r.offer("o1", 1.5, 1024) // task 0.5 + executor 1
+	r.sched.launch(r.ctx)
+	for _, rt := range r.running("job") {
+		r.status(rt.TaskID, "TASK_FINISHED")
+	}
+	r.trigger("job")
+	r.offer("o2", 0.5, 1024) // executor still alive: the task alone fits
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 2 {
+		t.Fatalf("accepts = %d: the live executor was charged again", len(r.drv.accepts))
+	}
+	r.sched.Failure(r.ctx, "agent-1", "app@-@agent-1", nil)
+	(<-r.sched.events)(r.ctx)
+	if len(r.sched.executors) != 0 {
+		t.Fatal("a terminated executor is still counted")
+	}
+	ids := []string{}
+	for _, a := range r.drv.accepts {
+		ids = append(ids, a.offers...)
+	}
+	sort.Strings(ids)
+	if ids[0] != "o1" || ids[1] != "o2" {
+		t.Fatalf("offers used: %v", ids)
+	}
+}

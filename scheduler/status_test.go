@@ -1,0 +1,212 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+// launched registers app+job, triggers and launches, returning the tasks.
+func launched(t *testing.T, mod func(*jobs.Config)) (*rig, map[int]registry.Running) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(mod)
+	r.trigger("job")
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	run := r.running("job")
+	if len(run) == 0 {
+		t.Fatal("nothing launched")
+	}
+	return r, run
+}
+
+func TestRunningThenFinished(t *testing.T) {
+	r, run := launched(t, nil)
+	r.status(run[0].TaskID, "TASK_STARTING")
+	r.status(run[0].TaskID, "TASK_RUNNING")
+	if got := r.running("job")[0].State; got != "TASK_RUNNING" {
+		t.Fatalf("state = %s", got)
+	}
+	r.status(run[0].TaskID, "TASK_FINISHED")
+	if _, ok := r.running("job")[0]; ok {
+		t.Fatal("finished task still running")
+	}
+	if len(r.running("job")) != 2 {
+		t.Fatal("siblings were removed")
+	}
+	fo, _ := r.reg.FailoverQueue(r.ctx)
+	if len(fo) != 0 {
+		t.Fatal("a finished task went to failover")
+	}
+}
+
+func TestFailureGoesToFailoverAndRelaunchesOnlyThatShard(t *testing.T) {
+	for _, state := range []string{"TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_DROPPED", "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNKNOWN"} {
+		t.Run(state, func(t *testing.T) {
+			r, run := launched(t, func(j *jobs.Config) { j.Failover = true })
+			r.status(run[1].TaskID, state)
+			fo, err := r.reg.FailoverQueue(r.ctx)
+			if err != nil || len(fo) != 1 || fo[0].Item != 1 || fo[0].TaskID != run[1].TaskID {
+				t.Fatalf("failover = %+v %v", fo, err)
+			}
+			r.offer("o2", 8, 4096)
+			r.sched.launch(r.ctx)
+			last := r.drv.accepts[len(r.drv.accepts)-1]
+			if len(r.drv.accepts) != 2 || len(last.launches) != 1 {
+				t.Fatalf("accepts = %+v", r.drv.accepts)
+			}
+			tid, _ := jobs.ParseTaskID(last.launches[0].TaskID)
+			d, _ := jobs.UnmarshalTaskData(last.launches[0].Data)
+			if tid.Kind != jobs.KindFailover || tid.Item != 1 || d.ExecutionSource != jobs.SourceFailover {
+				t.Fatalf("failover launch %+v source %s", tid, d.ExecutionSource)
+			}
+			if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+				t.Fatal("failover entry not consumed")
+			}
+		})
+	}
+}
+
+func TestFailureWithoutFailoverIsDropped(t *testing.T) {
+	r, run := launched(t, nil)
+	r.status(run[0].TaskID, "TASK_FAILED")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+		t.Fatal("failover=false job went to failover")
+	}
+	if _, ok := r.running("job")[0]; ok {
+		t.Fatal("failed task still running")
+	}
+}
+
+func TestReadyWaitsForFailoverOfTheSameJob(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.Failover = true; j.ShardingTotalCount = 2 })
+	r.status(run[0].TaskID, "TASK_FAILED")
+	r.status(run[1].TaskID, "TASK_FINISHED")
+	r.trigger("job")
+	r.offer("o2", 8, 4096)
+	r.sched.launch(r.ctx)
+	last := r.drv.accepts[len(r.drv.accepts)-1]
+	if len(last.launches) != 1 {
+		t.Fatalf("launched %d tasks, want only the failover shard", len(last.launches))
+	}
+	if r.readyCount("job") != 1 {
+		t.Fatal("the new execution must wait for the failover shard")
+	}
+}
+
+func TestUpdateForUnknownTaskKillsIt(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(nil)
+	orphan := jobs.NewTaskID("job", 0, jobs.KindReady, "agent-1").String()
+	r.status(orphan, "TASK_RUNNING")
+	if len(r.drv.kills) != 1 || r.drv.kills[0] != orphan {
+		t.Fatalf("kills = %v", r.drv.kills)
+	}
+	r.status(orphan, "TASK_FINISHED") // terminal: only acknowledged
+	if len(r.drv.kills) != 1 {
+		t.Fatal("killed a finished task")
+	}
+	r.status("not-a-task-id", "TASK_RUNNING")
+}
+
+func TestStaleUpdateDoesNotTouchTheCurrentTask(t *testing.T) {
+	r, run := launched(t, nil)
+	old := jobs.NewTaskID("job", 0, jobs.KindReady, "agent-1").String()
+	r.status(old, "TASK_FAILED")
+	if got := r.running("job")[0].TaskID; got != run[0].TaskID {
+		t.Fatalf("running task replaced by a stale update: %s", got)
+	}
+}
+
+func TestKilledDaemonIsQueuedAgain(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) {
+		j.JobExecutionType = jobs.Daemon
+		j.Cron = "0/5 * * * * ?"
+		j.ShardingTotalCount = 1
+	})
+	r.status(run[0].TaskID, "TASK_RUNNING")
+	r.status(run[0].TaskID, "TASK_KILLED")
+	if r.readyCount("job") != 1 {
+		t.Fatal("killed daemon job was not queued again")
+	}
+}
+
+func TestFailedDaemonGoesToFailoverEvenWithoutFlag(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) {
+		j.JobExecutionType = jobs.Daemon
+		j.Cron = "0/5 * * * * ?"
+		j.ShardingTotalCount = 1
+	})
+	r.status(run[0].TaskID, "TASK_LOST")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 {
+		t.Fatal("lost daemon task not in failover")
+	}
+}
+
+func TestUnreachableIsKeptThenCountedLost(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.Failover = true })
+	r.status(run[0].TaskID, "TASK_UNREACHABLE")
+	if got := r.running("job")[0].State; got != "TASK_UNREACHABLE" {
+		t.Fatalf("state = %s", got)
+	}
+	r.clk.Advance(r.sched.Options.Unreachable)
+	r.sched.periodic(r.ctx)
+	if _, ok := r.running("job")[0]; ok {
+		t.Fatal("task unreachable forever")
+	}
+	if len(r.drv.kills) != 1 {
+		t.Fatalf("kills = %v", r.drv.kills)
+	}
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 {
+		t.Fatal("lost task not failed over")
+	}
+}
+
+func TestDisableKillsAndClearsQueues(t *testing.T) {
+	r, run := launched(t, nil)
+	r.trigger("job")
+	if err := r.reg.SetDisabled(r.ctx, "job", "job", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	r.sched.onChange(r.ctx, Change{Kind: "disable-job", Name: "job"})
+	if len(r.drv.kills) != len(run) {
+		t.Fatalf("kills = %v, want %d", r.drv.kills, len(run))
+	}
+	if r.readyCount("job") != 0 {
+		t.Fatal("ready queue not cleared")
+	}
+	for _, rt := range run {
+		r.status(rt.TaskID, "TASK_KILLED")
+	}
+	if len(r.running("job")) != 0 {
+		t.Fatal("killed tasks still running")
+	}
+}
+
+func TestAppDeleteStopsItsExecutors(t *testing.T) {
+	r, _ := launched(t, nil)
+	if _, err := r.reg.DeleteApp(r.ctx, "app"); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	r.sched.onChange(r.ctx, Change{Kind: "app", Name: "app"})
+	if len(r.drv.shutdowns) != 1 || r.drv.shutdowns[0] != "app@-@agent-1" {
+		t.Fatalf("shutdowns = %v", r.drv.shutdowns)
+	}
+}
+
+func TestSubscribeReconcilesRunningTasks(t *testing.T) {
+	r, run := launched(t, nil)
+	r.sched.Subscribed(r.ctx, "fw-1")
+	(<-r.sched.events)(r.ctx)
+	if id, _ := r.reg.FrameworkID(r.ctx); id != "fw-1" {
+		t.Fatalf("framework id = %q", id)
+	}
+	if len(r.drv.reconciles) != 2 || len(r.drv.reconciles[0]) != len(run) || len(r.drv.reconciles[1]) != 0 {
+		t.Fatalf("reconciles = %+v", r.drv.reconciles)
+	}
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test tier on a fresh Debian machine: installs what is needed,
+# starts real ZooKeeper and MariaDB on 127.0.0.1, runs unit, conformance,
+# integration and end-to-end tests, and stops what it started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+export CI="${CI:-true}" # integration tests must not skip under make test
+
+echo "== installing test dependencies"
+bash scripts/services.sh install
+go mod download
+
+svc=$(mktemp -d /tmp/ejc-services.XXXXXX)
+cleanup() { bash scripts/services.sh stop "$svc" || true; rm -rf "$svc"; }
+trap cleanup EXIT
+echo "== starting ZooKeeper and MariaDB on 127.0.0.1"
+bash scripts/services.sh start "$svc"
+# shellcheck disable=SC1091
+. "$svc/env"
+
+echo "== gofmt and go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
+go vet ./...
+
+echo "== building binaries and examples"
+make -s build
+
+echo "== unit, conformance, integration and end-to-end tests (race detector on)"
+log=$(mktemp /tmp/ejc-go-test.XXXXXX)
+set +e
+go test -race -count=1 -timeout 25m ./... 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+passed=$(grep -c '^ok' "$log" || true)
+failed=$(grep -c '^FAIL' "$log" || true)
+echo "packages: $passed passed, $failed failed"
+exit "$status"
