@@ -1,0 +1,122 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// runProducer starts the producer and returns a channel of fired batches.
+func runProducer(t *testing.T, r *rig) <-chan []string {
+	t.Helper()
+	fired := make(chan []string, 16)
+	p := r.sched.producer
+	p.OnFire = func(j []string) { fired <- j }
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return fired
+}
+
+// armedAt waits until the producer's timer is armed for want.
+func armedAt(t *testing.T, r *rig, want time.Time) {
+	t.Helper()
+	deadline := time.After(10 * time.Second) // failure bound only
+	for {
+		if at, ok := r.clk.Pending(); ok && at.Equal(want) {
+			return
+		}
+		select {
+		case <-r.clk.Changed:
+		case <-deadline:
+			at, _ := r.clk.Pending()
+			t.Fatalf("timer armed for %v, want %v", at, want)
+		}
+	}
+}
+
+func nextFire(t *testing.T, fired <-chan []string) []string {
+	t.Helper()
+	select {
+	case j := <-fired:
+		return j
+	case <-time.After(10 * time.Second): // failure bound only
+		t.Fatal("no fire")
+		return nil
+	}
+}
+
+func TestProducerFiresOnScheduleAndCollapsesWithoutMisfire(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "collapse"; j.Cron = "0/5 * * * * ?" })
+	r.addJob(func(j *jobs.Config) { j.JobName = "grow"; j.Cron = "0/5 * * * * ?"; j.Misfire = true })
+	r.addJob(func(j *jobs.Config) { j.JobName = "hourly"; j.Cron = "0 0 * * * ?" })
+	fired := runProducer(t, r)
+	armedAt(t, r, t0.Add(5*time.Second))
+	r.clk.Advance(5 * time.Second)
+	if got := nextFire(t, fired); len(got) != 2 {
+		t.Fatalf("fired %v, want collapse and grow", got)
+	}
+	armedAt(t, r, t0.Add(10*time.Second))
+	r.clk.Advance(5 * time.Second)
+	nextFire(t, fired)
+	if c := r.readyCount("collapse"); c != 1 {
+		t.Fatalf("misfire=false: ready count %d, want pending fires collapsed into 1", c)
+	}
+	if c := r.readyCount("grow"); c != 2 {
+		t.Fatalf("misfire=true: ready count %d, want 2", c)
+	}
+	if c := r.readyCount("hourly"); c != 0 {
+		t.Fatalf("hourly fired early")
+	}
+}
+
+func TestProducerSkipsDisabledAndDaemonJobsAndReschedules(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "d"; j.Cron = "0/5 * * * * ?"; j.JobExecutionType = jobs.Daemon })
+	r.addJob(func(j *jobs.Config) { j.JobName = "t"; j.Cron = "0/5 * * * * ?" })
+	if err := r.reg.SetDisabled(r.ctx, "job", "t", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	fired := runProducer(t, r)
+	armedAt(t, r, t0.Add(time.Hour)) // nothing to fire: idle timer
+	if err := r.reg.SetDisabled(r.ctx, "job", "t", false, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	r.sched.producer.Reschedule("t")
+	armedAt(t, r, t0.Add(5*time.Second))
+	r.clk.Advance(5 * time.Second)
+	if got := nextFire(t, fired); len(got) != 1 || got[0] != "t" {
+		t.Fatalf("fired %v", got)
+	}
+}
+
+func TestProducerDoesNotReplayMissedFires(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "m"; j.Cron = "0/5 * * * * ?"; j.Misfire = true })
+	fired := runProducer(t, r)
+	armedAt(t, r, t0.Add(5*time.Second))
+	r.clk.Advance(time.Minute) // the scheduler stalled for 12 periods
+	nextFire(t, fired)
+	armedAt(t, r, t0.Add(65*time.Second))
+	if c := r.readyCount("m"); c != 1 {
+		t.Fatalf("ready count %d after a stall: missed instants must not pile up", c)
+	}
+}
+
+func TestProducerUsesTheJobTimeZone(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	// 10:00 UTC is 18:00 in Shanghai: the next 18:30 there is 10:30 UTC.
+	r.addJob(func(j *jobs.Config) { j.JobName = "tz"; j.Cron = "0 30 18 * * ?"; j.TimeZone = "Asia/Shanghai" })
+	runProducer(t, r)
+	armedAt(t, r, t0.Add(30*time.Minute))
+}
