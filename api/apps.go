@@ -1,7 +1,7 @@
 package api
 
 import (
-	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/ejcloud/elasticjob/app"
@@ -53,9 +53,12 @@ func (s *Server) updateApp(c *gin.Context) {
 	var probe struct {
 		AppName string `json:"appName"`
 	}
-	_ = decodeLoose(body, &probe)
+	if err := decodeLoose(body, &probe); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	if probe.AppName == "" {
-		writeError(c, s.log, errors.Join(app.ErrInvalid, errors.New("appName is required")))
+		writeError(c, s.log, fmt.Errorf("%w: appName is required", app.ErrInvalid))
 		return
 	}
 	cfg, err := s.reg.App(c, probe.AppName)

@@ -29,12 +29,21 @@ func readBody(c *gin.Context, limit int64) ([]byte, error) {
 // decodeStrict decodes one JSON object onto dst (whose fields may hold
 // defaults or the current config: absent fields keep them). Unknown fields
 // are rejected, so a misspelt field is an error rather than silently lost.
-func decodeStrict(body []byte, dst any) error {
+func decodeStrict(body []byte, dst any) error { return decode(body, dst, true) }
+
+// decodeLoose decodes what it can, ignoring unknown fields (used to read
+// the name out of a body before the strict decode), with decodeStrict's
+// messages for empty and malformed bodies.
+func decodeLoose(body []byte, dst any) error { return decode(body, dst, false) }
+
+func decode(body []byte, dst any, strict bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return fmt.Errorf("%w: the body is empty; send a JSON object", ErrBadRequest)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(dst); err != nil {
 		return fmt.Errorf("%w: malformed JSON: %s", ErrBadRequest, jsonMessage(err))
 	}
@@ -84,7 +93,3 @@ func nameBody(body []byte, field string) (string, error) {
 	// The manual's markdown shows my\_job; accept the escaped form.
 	return strings.ReplaceAll(s, `\_`, "_"), nil
 }
-
-// decodeLoose decodes what it can, ignoring unknown fields (used to read
-// the name out of a body before the strict decode).
-func decodeLoose(body []byte, dst any) error { return json.Unmarshal(body, dst) }

@@ -93,7 +93,9 @@ func withCreds(c api.Credentials) envOpt {
 
 func withoutOps() envOpt { return func(o *api.Options, _ *api.Credentials) { o.Ops = nil } }
 
-func withMaxBody(n int64) envOpt { return func(o *api.Options, _ *api.Credentials) { o.MaxBodyBytes = n } }
+func withMaxBody(n int64) envOpt {
+	return func(o *api.Options, _ *api.Credentials) { o.MaxBodyBytes = n }
+}
 
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -62,13 +61,13 @@ func (s *Server) updateJob(c *gin.Context) {
 	}
 	var probe map[string]json.RawMessage
 	if err := decodeLoose(body, &probe); err != nil {
-		writeError(c, s.log, fmt.Errorf("%w: malformed JSON: %s", ErrBadRequest, jsonMessage(err)))
+		writeError(c, s.log, err)
 		return
 	}
 	var name string
 	_ = json.Unmarshal(probe["jobName"], &name)
 	if name == "" {
-		writeError(c, s.log, errors.Join(jobs.ErrInvalid, errors.New("jobName is required")))
+		writeError(c, s.log, fmt.Errorf("%w: jobName is required", jobs.ErrInvalid))
 		return
 	}
 	cfg, err := s.reg.Job(c, name)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -21,7 +22,7 @@ func (s *Server) reconcile(explicit bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ops, err := s.opsOrErr()
 		if err != nil {
-			writeError(c, s.log, fmt.Errorf("%w: the scheduler is not running yet", err))
+			writeError(c, s.log, err)
 			return
 		}
 		now := s.clock.Now()
@@ -29,7 +30,7 @@ func (s *Server) reconcile(explicit bool) gin.HandlerFunc {
 		last := s.lastReconcile[explicit]
 		if !last.IsZero() && now.Sub(last) < s.every {
 			s.mu.Unlock()
-			c.Header("Retry-After", strconv.Itoa(int((s.every-now.Sub(last)).Seconds())+1))
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil((s.every-now.Sub(last)).Seconds()))))
 			writeError(c, s.log, fmt.Errorf("%w: Repeat %s reconcile task in less than %v.", ErrTooMany, kind, s.every))
 			return
 		}

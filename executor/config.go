@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,8 @@ agent (or the scheduler's embedded agent). It reads the agent's MESOS_*
 environment: MESOS_AGENT_ENDPOINT, MESOS_FRAMEWORK_ID, MESOS_EXECUTOR_ID,
 MESOS_SANDBOX (or MESOS_DIRECTORY), MESOS_CHECKPOINT,
 MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD, MESOS_SUBSCRIPTION_BACKOFF_MAX and
-MESOS_RECOVERY_TIMEOUT. Each flag can also be set by the environment
+MESOS_RECOVERY_TIMEOUT (default 15mins with checkpointing, else 1min: how
+long to keep re-subscribing before killing the tasks and exiting). Each flag can also be set by the environment
 variable named in its description; the flag wins. Durations take Go ("90s")
 or Mesos ("5secs") syntax, sizes "1GiB", "512MiB" or bytes.
 
@@ -92,7 +94,14 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	dur(&s.AckTimeout, "ack-timeout", *ackTO)
 	dur(&s.ShutdownGrace, "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", env("MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", "5secs"))
 	dur(&s.BackoffMax, "MESOS_SUBSCRIPTION_BACKOFF_MAX", env("MESOS_SUBSCRIPTION_BACKOFF_MAX", "2secs"))
-	dur(&s.RecoveryTimeout, "MESOS_RECOVERY_TIMEOUT", env("MESOS_RECOVERY_TIMEOUT", "15mins"))
+	// A checkpointing framework's agent recovers its executors, so wait as
+	// long as Mesos does; otherwise a restarted agent never comes back for
+	// us, so give up sooner.
+	recovery := "1mins"
+	if b, _ := strconv.ParseBool(getenv("MESOS_CHECKPOINT")); b {
+		recovery = "15mins"
+	}
+	dur(&s.RecoveryTimeout, "MESOS_RECOVERY_TIMEOUT", env("MESOS_RECOVERY_TIMEOUT", recovery))
 	errs = append(errs, prefix("log-level", s.LogLevel.UnmarshalText([]byte(*logLevel))))
 	for _, name := range []string{"MESOS_AGENT_ENDPOINT", "MESOS_FRAMEWORK_ID", "MESOS_EXECUTOR_ID"} {
 		if getenv(name) == "" {

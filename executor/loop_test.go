@@ -13,7 +13,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 
-	"github.com/ejcloud/elasticjob/executor/internal/fakeagent"
+	"github.com/ejcloud/elasticjob/executor/fakeagent"
 )
 
 // failsafe bounds every wait so a bug fails the test instead of hanging it.

@@ -247,3 +247,42 @@ func TestBadScheme(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestConcurrentFetchesShareOneEntry(t *testing.T) {
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		if r.Header.Get("If-None-Match") == `"v"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", `"v"`)
+		io.WriteString(w, strings.Repeat("data", 1000))
+	}))
+	defer srv.Close()
+	f := newFetcher(t)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			b, err := f.Fetch(t.Context(), srv.URL+"/a", true)
+			if err == nil {
+				if b.SHA256 != sum(strings.Repeat("data", 1000)) {
+					err = io.ErrUnexpectedEOF
+				}
+				b.Release()
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(f.CacheDir, sum(srv.URL+"/a")))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}

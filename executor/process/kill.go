@@ -13,7 +13,8 @@ import (
 const pollInterval = 10 * time.Millisecond
 
 // killGroup sends SIGTERM to the group led by pid, waits for the leader (done)
-// and any other members until grace ends, then sends SIGKILL to what is left.
+// and any other members until grace ends, then sends SIGKILL to what is left
+// and waits (briefly) until the group is really gone.
 func killGroup(pid int, grace time.Duration, done <-chan error) {
 	deadline := time.Now().Add(grace)
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
@@ -21,16 +22,23 @@ func killGroup(pid int, grace time.Duration, done <-chan error) {
 	defer timer.Stop()
 	select {
 	case <-done:
+		// The leader is gone; grandchildren may still be in its group.
+		waitGroup(pid, deadline)
 	case <-timer.C:
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		<-done
-		return
 	}
-	// The leader is gone; grandchildren may still be in its group.
-	for groupAlive(pid) && time.Now().Before(deadline) {
+	if groupAlive(pid) {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	waitGroup(pid, time.Now().Add(time.Second)) // SIGKILL is delivered asynchronously
+}
+
+// waitGroup polls until the group is empty or the deadline passes.
+func waitGroup(pgid int, deadline time.Time) {
+	for groupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(pollInterval)
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
 
 // groupAlive reports whether any non-zombie process is in group pgid. It

@@ -65,7 +65,7 @@ func TestExecutorReusedForSecondTask(t *testing.T) {
 	s.launch(s.offer(), taskInfo(c, "t1", "finish", ex, 1, 64))
 	s.ack(s.update("t1"))
 	s.ack(s.update("t1"))
-	o := s.offer()
+	o := s.freshOffer()
 	if len(o.ExecutorIDs) != 1 || o.ExecutorIDs[0].Value != "e1" {
 		t.Fatalf("offer executor_ids %v", o.ExecutorIDs)
 	}
@@ -129,7 +129,7 @@ func TestExecutorCrashFailsTasksAndReoffers(t *testing.T) {
 		!syscall.WaitStatus(f.GetStatus()).Exited() || syscall.WaitStatus(f.GetStatus()).ExitStatus() != 3 {
 		t.Fatalf("failure %+v", f)
 	}
-	o := s.offer()
+	o := s.freshOffer()
 	if scalarOf(o.Resources, "cpus") != 4 || scalarOf(o.Resources, "mem") != 4096 {
 		t.Fatalf("resources not fully re-offered: %v", o.Resources)
 	}
@@ -143,7 +143,7 @@ func TestResourcesReofferedAfterTaskEnd(t *testing.T) {
 	if st := s.update("t1"); st.GetState() != mesos.TASK_FAILED {
 		t.Fatalf("state %s", st.GetState())
 	}
-	o := s.offer() // sent as soon as the terminal update arrived, before any ack
+	o := s.freshOffer() // freed as soon as the terminal update arrived, before any ack
 	if scalarOf(o.Resources, "cpus") != 3 || scalarOf(o.Resources, "mem") != 3584 {
 		t.Fatalf("offer after task end: %v", o.Resources)
 	}
@@ -151,7 +151,7 @@ func TestResourcesReofferedAfterTaskEnd(t *testing.T) {
 		ExecutorID: mesos.ExecutorID{Value: "e1"}, AgentID: mesos.AgentID{Value: c.AgentID()}}})
 	s.next(scheduler.Event_FAILURE)
 	s.decline(o, 0)
-	if o := s.offer(); scalarOf(o.Resources, "cpus") != 4 {
+	if o := s.freshOffer(); scalarOf(o.Resources, "cpus") != 4 {
 		t.Fatalf("offer after executor exit: %v", o.Resources)
 	}
 }

@@ -68,6 +68,7 @@ type sched struct {
 	streamID string
 	header   http.Header
 	events   chan *scheduler.Event
+	offers   []mesos.Offer // offers seen while waiting for other events
 	cancel   context.CancelFunc
 }
 
@@ -141,6 +142,7 @@ func (s *sched) next(want scheduler.Event_Type) *scheduler.Event {
 			if ev.Type == want {
 				return ev
 			}
+			s.keep(ev)
 		case <-timer.C:
 			s.t.Fatalf("timed out waiting for %s", want)
 		}
@@ -161,8 +163,24 @@ func (s *sched) nextNot(skip ...scheduler.Event_Type) *scheduler.Event {
 			if !containsType(skip, ev.Type) {
 				return ev
 			}
+			s.keep(ev)
 		case <-timer.C:
 			s.t.Fatal("timed out waiting for an event")
+		}
+	}
+}
+
+// keep remembers offers skipped by next so tests can still use them.
+func (s *sched) keep(ev *scheduler.Event) {
+	switch ev.Type {
+	case scheduler.Event_OFFERS:
+		s.offers = append(s.offers, ev.Offers.Offers...)
+	case scheduler.Event_RESCIND:
+		for i, o := range s.offers {
+			if o.ID == ev.Rescind.OfferID {
+				s.offers = append(s.offers[:i], s.offers[i+1:]...)
+				break
+			}
 		}
 	}
 }
@@ -241,9 +259,25 @@ func (s *sched) decline(o mesos.Offer, refuse float64) {
 		OfferIDs: []mesos.OfferID{o.ID}, Filters: &mesos.Filters{RefuseSeconds: &refuse}}})
 }
 
+// offer returns the oldest offer not yet used, waiting for one if needed.
 func (s *sched) offer() mesos.Offer {
 	s.t.Helper()
+	if len(s.offers) > 0 {
+		o := s.offers[0]
+		s.offers = s.offers[1:]
+		return o
+	}
 	return s.next(scheduler.Event_OFFERS).Offers.Offers[0]
+}
+
+// freshOffer declines every held offer without a filter and returns the
+// next offer, which then holds the whole free pool.
+func (s *sched) freshOffer() mesos.Offer {
+	s.t.Helper()
+	for len(s.offers) > 0 {
+		s.decline(s.offer(), 0)
+	}
+	return s.offer()
 }
 
 func frameworkInfo(caps ...mesos.FrameworkInfo_Capability_Type) mesos.FrameworkInfo {

@@ -23,6 +23,7 @@ const (
 // Run subscribes and dispatches events to h until ctx ends. When the stream is lost (error,
 // EOF, missed heartbeats, ERROR event) it re-subscribes with jittered exponential backoff using the
 // current framework id. It returns nil when ctx ends, and an error only for an invalid Config.
+// Run must not be called concurrently on one Client.
 func (c *Client) Run(ctx context.Context, h Handler) error {
 	if _, err := url.ParseRequestURI(c.http.Endpoint()); err != nil || c.cfg.URL == "" {
 		return fmt.Errorf("mesos: invalid master URL %q", c.cfg.URL)

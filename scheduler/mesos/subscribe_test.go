@@ -200,3 +200,11 @@ func TestBackoffBounds(t *testing.T) {
 		t.Fatalf("backoff overflow: %v", d)
 	}
 }
+
+func TestRunRejectsInvalidURL(t *testing.T) {
+	for _, u := range []string{"", "not a url"} {
+		if err := New(Config{URL: u}).Run(context.Background(), newRecHandler()); err == nil {
+			t.Errorf("Run with URL %q: want error", u)
+		}
+	}
+}

@@ -34,17 +34,26 @@ const (
 	schedulerPath          = "/api/v1/scheduler"
 )
 
-// Config configures a Client.
+// Config configures a Client. Zero fields take the documented defaults.
 type Config struct {
-	URL                                            string // master base URL; calls go to URL+"/api/v1/scheduler"
+	// URL is the master base URL, e.g. http://127.0.0.1:5050; calls go to URL+"/api/v1/scheduler".
+	URL string
+	// FrameworkName (default "elasticjob-cloud"), User (default: the current OS user),
+	// Role (default "*"), Hostname and Principal go into FrameworkInfo.
 	FrameworkName, User, Role, Hostname, Principal string
-	FrameworkID                                    string        // persisted id to re-subscribe with ("" = new framework)
-	FailoverTimeout                                time.Duration // default 7 days
-	Checkpoint                                     bool
-	BackoffMin, BackoffMax                         time.Duration // re-subscribe backoff, jittered
-	HeartbeatGrace                                 int           // missed heartbeats tolerated, default 2
-	RefuseSeconds                                  float64       // default decline/accept filter, default 5
-	Logger                                         *slog.Logger
+	// FrameworkID is the persisted id to re-subscribe with ("" = new framework).
+	FrameworkID string
+	// FailoverTimeout is how long Mesos keeps the tasks of a disconnected scheduler (default 7 days).
+	FailoverTimeout time.Duration
+	Checkpoint      bool
+	// BackoffMin and BackoffMax bound the jittered re-subscribe backoff (default 100ms..10s).
+	BackoffMin, BackoffMax time.Duration
+	// HeartbeatGrace is the number of missed heartbeats tolerated (default 2): the stream counts as
+	// lost after (HeartbeatGrace+1) heartbeat intervals without an event.
+	HeartbeatGrace int
+	// RefuseSeconds is the filter of Accept and Decline when the call passes 0 (default 5).
+	RefuseSeconds float64
+	Logger        *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -92,15 +101,19 @@ type Offer struct {
 	CPUs, MemMB           float64
 }
 
-// ExecutorSpec describes the custom executor a task runs in.
+// ExecutorSpec describes the custom executor a task runs in. Every task of one executor id
+// must carry the same spec (Mesos rejects a task whose ExecutorInfo differs from the running
+// executor's). CPUs and MemMB are always sent; see the package documentation.
 type ExecutorSpec struct {
 	ID, Name    string
 	CPUs, MemMB float64
-	Command     string
-	Shell       bool
-	Args        []string
-	URIs        []URI
-	Env         map[string]string
+	// Command runs through /bin/sh -c when Shell is true; otherwise it is the program path and
+	// Args its argv (argv[0] included), as in Mesos' CommandInfo.
+	Command string
+	Shell   bool
+	Args    []string
+	URIs    []URI
+	Env     map[string]string
 }
 
 // URI is a file the Mesos fetcher downloads into the sandbox before the executor starts.
