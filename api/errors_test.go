@@ -50,6 +50,7 @@ func TestErrors(t *testing.T) {
 		{"job name too long", "POST", "/api/job/register", `{"jobName":"` + strings.Repeat("j", 101) + `","appName":"app"}`, 400, []string{"jobName", "100"}},
 		{"job name missing", "POST", "/api/job/register", `{"appName":"app"}`, 400, []string{"jobName is required"}},
 		{"time zone", "POST", "/api/job/register", `{"jobName":"x","appName":"app","timeZone":"Mars/Olympus"}`, 400, []string{"timeZone"}},
+		{"reserved app name", "POST", "/api/app", `{"appName":"list","appURL":"http://h/a.tgz","bootstrapScript":"b.sh"}`, 400, []string{"appName", "reserved"}},
 		{"app name charset", "POST", "/api/app", `{"appName":"my app","appURL":"http://h/a.tgz","bootstrapScript":"b.sh"}`, 400, []string{"appName"}},
 		{"app URL required", "POST", "/api/app", `{"appName":"a","bootstrapScript":"b.sh"}`, 400, []string{"appURL is required"}},
 		{"app URL scheme", "POST", "/api/app", `{"appName":"a","appURL":"ftp://h/a.tgz","bootstrapScript":"b.sh"}`, 400, []string{"appURL"}},

@@ -30,7 +30,7 @@ func (s *Server) reconcile(explicit bool) gin.HandlerFunc {
 		last := s.lastReconcile[explicit]
 		if !last.IsZero() && now.Sub(last) < s.every {
 			s.mu.Unlock()
-			c.Header("Retry-After", strconv.Itoa(int(math.Ceil((s.every-now.Sub(last)).Seconds()))))
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil((s.every - now.Sub(last)).Seconds()))))
 			writeError(c, s.log, fmt.Errorf("%w: Repeat %s reconcile task in less than %v.", ErrTooMany, kind, s.every))
 			return
 		}

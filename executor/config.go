@@ -32,6 +32,7 @@ type Settings struct {
 	RecoveryTimeout time.Duration
 	BackoffMax      time.Duration
 	AckTimeout      time.Duration
+	IdleTimeout     time.Duration // < 0: never exit when idle
 	LogLevel        slog.Level
 }
 
@@ -70,6 +71,7 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 		maxEnt    = fs.Int("max-entries", 100_000, "most entries an archive may hold")
 		killGrace = fs.String("kill-grace", env("ELASTICJOB_KILL_GRACE", env("MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", "5secs")), "SIGTERM to SIGKILL delay when a task is killed without a kill policy (ELASTICJOB_KILL_GRACE; default MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD)")
 		ackTO     = fs.String("ack-timeout", env("ELASTICJOB_ACK_TIMEOUT", "10s"), "how long to wait for the agent to acknowledge the last updates before exiting (ELASTICJOB_ACK_TIMEOUT)")
+		idleTO    = fs.String("idle-timeout", env("ELASTICJOB_EXECUTOR_IDLE_TIMEOUT", "10s"), "exit (releasing the executor's resources) after running no task for this long once it has run one; \"never\" keeps it until SHUTDOWN (ELASTICJOB_EXECUTOR_IDLE_TIMEOUT)")
 		logLevel  = fs.String("log-level", env("ELASTICJOB_LOG_LEVEL", "info"), "debug, info, warn or error (ELASTICJOB_LOG_LEVEL)")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -92,6 +94,11 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	dur(&s.FetchTimeout, "fetch-timeout", *fetchTO)
 	dur(&s.KillGrace, "kill-grace", *killGrace)
 	dur(&s.AckTimeout, "ack-timeout", *ackTO)
+	if *idleTO == "never" {
+		s.IdleTimeout = -1
+	} else {
+		dur(&s.IdleTimeout, "idle-timeout", *idleTO)
+	}
 	dur(&s.ShutdownGrace, "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", env("MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", "5secs"))
 	dur(&s.BackoffMax, "MESOS_SUBSCRIPTION_BACKOFF_MAX", env("MESOS_SUBSCRIPTION_BACKOFF_MAX", "2secs"))
 	// A checkpointing framework's agent recovers its executors, so wait as

@@ -55,6 +55,7 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	e.tasks[id] = &task{info: info, cancel: cancel}
+	e.ranAny = true
 	e.unackedTasks[id] = info
 	e.updateLocked(id, mesos.TASK_STARTING, "")
 	e.wg.Add(1)

@@ -21,6 +21,11 @@ type Options struct {
 	RecoveryTimeout         time.Duration // give up after this long without the agent (15m)
 	BackoffMin, BackoffMax  time.Duration // re-subscription backoff (100ms .. 2s)
 	AckTimeout              time.Duration // wait this long for the last acks before exiting (10s)
+	// IdleTimeout ends the executor after it has run no task for this long
+	// (counted from its last task's final acknowledgement, and only once it
+	// has run a task), so a transient app's resources go back to the
+	// cluster. Negative: never; zero: as soon as the last task is done.
+	IdleTimeout time.Duration
 	Log                     *slog.Logger
 }
 
@@ -39,6 +44,8 @@ type Executor struct {
 	outbox       []executor.Call_Update // queued for sending
 	shutdown     bool
 	drainBy      time.Time // exit even with unacked updates after this
+	ranAny       bool      // a task was launched: the idle timer may run
+	idleSince    time.Time // when the executor last became idle
 
 	wake    chan struct{} // state changed: re-check whether to exit
 	outbox1 chan struct{} // outbox not empty
@@ -174,6 +181,7 @@ func (e *Executor) session(ctx context.Context) (connected bool, err error) {
 func (e *Executor) done() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.checkIdle()
 	if !e.shutdown || len(e.tasks) > 0 {
 		return false
 	}
@@ -182,6 +190,25 @@ func (e *Executor) done() bool {
 		time.AfterFunc(e.opt.AckTimeout, e.notify)
 	}
 	return len(e.unacked) == 0 || !time.Now().Before(e.drainBy)
+}
+
+// checkIdle starts the executor's shutdown once it has been idle (no task,
+// nothing unacknowledged) for IdleTimeout. Called with e.mu held.
+func (e *Executor) checkIdle() {
+	idle := e.ranAny && !e.shutdown && len(e.tasks) == 0 && len(e.unacked) == 0 && len(e.unackedTasks) == 0
+	if !idle || e.opt.IdleTimeout < 0 {
+		e.idleSince = time.Time{}
+		return
+	}
+	now := time.Now()
+	if e.idleSince.IsZero() {
+		e.idleSince = now
+		time.AfterFunc(e.opt.IdleTimeout, e.notify)
+	}
+	if now.Sub(e.idleSince) >= e.opt.IdleTimeout {
+		e.log.Info("idle: exiting to release the executor's resources", "idle_for", now.Sub(e.idleSince))
+		e.shutdown = true
+	}
 }
 
 func (e *Executor) notify() {

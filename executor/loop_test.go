@@ -231,3 +231,16 @@ func TestTolerantDecoding(t *testing.T) {
 		t.Fatalf("%v %+v", err, ev)
 	}
 }
+
+func TestIdleExecutorExitsAfterItsLastTask(t *testing.T) {
+	h := start(t, true, Options{IdleTimeout: 0})
+	url := scriptURL(t, "run.sh", "#!/bin/sh\nexit 0\n")
+	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 1, nil)))
+	if got := states(h.updates(t, 3)); got != "t1:TASK_STARTING t1:TASK_RUNNING t1:TASK_FINISHED" {
+		t.Fatalf("updates %s", got)
+	}
+	// No SHUTDOWN: the executor leaves on its own once idle and acknowledged.
+	if err := h.exit(t); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -41,7 +41,7 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 	ex := New(NewHTTPAgent(s.AgentEndpoint, s.FrameworkID, s.ExecutorID), pipeline, Options{
 		FrameworkID: s.FrameworkID, ExecutorID: s.ExecutorID,
 		KillGrace: s.KillGrace, ShutdownGrace: s.ShutdownGrace, RecoveryTimeout: s.RecoveryTimeout,
-		BackoffMax: s.BackoffMax, AckTimeout: s.AckTimeout, Log: log.With("subsystem", "mesos"),
+		BackoffMax: s.BackoffMax, AckTimeout: s.AckTimeout, IdleTimeout: s.IdleTimeout, Log: log.With("subsystem", "mesos"),
 	})
 	log.Info("executor starting", "agent", s.AgentEndpoint, "sandbox", s.Sandbox, "cache", s.CacheDir)
 	return ex.Run(ctx)

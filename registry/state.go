@@ -31,6 +31,7 @@ type Running struct {
 	ExecutorID string    `json:"executorId"`
 	State      string    `json:"state"` // the last Mesos state seen: TASK_STAGING, TASK_RUNNING, …
 	Source     string    `json:"executionSource,omitempty"`
+	Attempts   int       `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
 	LaunchedAt time.Time `json:"launchedAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
 	Version    int64     `json:"-"`

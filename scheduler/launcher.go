@@ -248,9 +248,13 @@ func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*
 			tl, ev := s.taskLaunch(job, a, l, w, now)
 			al.launches = append(al.launches, tl)
 			events = append(events, ev)
+			attempts := 0
+			if l.Request.Kind == offers.Failover {
+				attempts = w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)].Attempts
+			}
 			ops = append(ops, registry.PutRunningOp(job.JobName, l.Request.Shard, registry.Running{
 				TaskID: tl.TaskID, AgentID: l.AgentID, Hostname: s.offers[oid].Hostname, ExecutorID: tl.Executor.ID,
-				State: "TASK_STAGING", Source: ev.Source, LaunchedAt: now, UpdatedAt: now,
+				State: "TASK_STAGING", Source: ev.Source, Attempts: attempts, LaunchedAt: now, UpdatedAt: now,
 			}))
 			if l.Request.Kind == offers.Failover {
 				f := w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)]

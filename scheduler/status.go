@@ -58,17 +58,30 @@ func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
 		return s.finish(ctx, tid, rt, s.requeueDaemon(ctx, job, jobExists))
 	case failedStates[st.State]:
 		var extra []store.Op
-		if jobExists && (job.Failover || job.JobExecutionType == jobs.Daemon) {
-			if _, _, runnable := s.catalog.Runnable(tid.JobName); runnable {
-				extra = append(extra, registry.PutFailoverOp(tid.JobName, tid.Item,
-					registry.Failover{TaskID: st.TaskID, Since: s.Clock.Now().UTC()}))
-			}
+		_, _, runnable := s.catalog.Runnable(tid.JobName)
+		if runnable && (job.Failover || job.JobExecutionType == jobs.Daemon || neverStarted(rt, st)) {
+			extra = append(extra, registry.PutFailoverOp(tid.JobName, tid.Item,
+				registry.Failover{TaskID: st.TaskID, Since: s.Clock.Now().UTC(), Attempts: rt.Attempts + 1}))
 		}
 		s.Log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "failover", len(extra) > 0)
 		return s.finish(ctx, tid, rt, extra)
 	}
 	s.Log.Warn("status: unhandled state", "task", st.TaskID, "state", st.State)
 	return nil
+}
+
+// maxNeverStartedRetries bounds how often a shard whose task never started
+// is launched again without the job's failover flag.
+const maxNeverStartedRetries = 3
+
+// neverStarted reports a task that failed before the executor began it
+// (its last state is still STAGING: the executor sends STARTING before it
+// fetches or runs anything), e.g. because its executor exited just as the
+// task arrived. Running it again cannot run the job twice, so it is queued
+// like a failover even when the job's failover flag is off. TASK_ERROR (an
+// invalid task) is not retried.
+func neverStarted(rt registry.Running, st mesos.Status) bool {
+	return rt.State == "TASK_STAGING" && st.State != "TASK_ERROR" && rt.Attempts < maxNeverStartedRetries
 }
 
 // orphan handles an update for a task the registry does not hold as

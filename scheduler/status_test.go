@@ -71,6 +71,7 @@ func TestFailureGoesToFailoverAndRelaunchesOnlyThatShard(t *testing.T) {
 
 func TestFailureWithoutFailoverIsDropped(t *testing.T) {
 	r, run := launched(t, nil)
+	r.status(run[0].TaskID, "TASK_STARTING")
 	r.status(run[0].TaskID, "TASK_FAILED")
 	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatal("failover=false job went to failover")
@@ -208,5 +209,32 @@ func TestSubscribeReconcilesRunningTasks(t *testing.T) {
 	}
 	if len(r.drv.reconciles) != 2 || len(r.drv.reconciles[0]) != len(run) || len(r.drv.reconciles[1]) != 0 {
 		t.Fatalf("reconciles = %+v", r.drv.reconciles)
+	}
+}
+
+func TestTaskThatNeverStartedIsRetriedABoundedNumberOfTimes(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 1 })
+	task := run[0].TaskID
+	for attempt := 1; attempt <= maxNeverStartedRetries; attempt++ {
+		r.status(task, "TASK_FAILED") // the executor went away before STARTING
+		fo, _ := r.reg.FailoverQueue(r.ctx)
+		if len(fo) != 1 || fo[0].Attempts != attempt {
+			t.Fatalf("attempt %d: failover = %+v", attempt, fo)
+		}
+		r.offer("o", 8, 4096)
+		r.sched.launch(r.ctx)
+		task = r.running("job")[0].TaskID
+	}
+	r.status(task, "TASK_FAILED")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+		t.Fatalf("retried past the bound: %+v", fo)
+	}
+}
+
+func TestInvalidTaskIsNotRetried(t *testing.T) {
+	r, run := launched(t, nil)
+	r.status(run[0].TaskID, "TASK_ERROR")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+		t.Fatal("TASK_ERROR retried")
 	}
 }

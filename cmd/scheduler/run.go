@@ -165,14 +165,15 @@ func executorCommand(cfg config.Config) (string, error) {
 }
 
 func executorEnv(cfg config.Config) map[string]string {
+	env := map[string]string{"ELASTICJOB_EXECUTOR_IDLE_TIMEOUT": cfg.ExecutorIdle.String()}
 	dir := cfg.ExecutorCacheDir
 	if dir == "" && cfg.MesosURL == "" {
 		if abs, err := filepath.Abs(filepath.Join(cfg.DataDir, "cache")); err == nil {
 			dir = abs
 		}
 	}
-	if dir == "" {
-		return nil
+	if dir != "" {
+		env["ELASTICJOB_CACHE_DIR"] = dir
 	}
-	return map[string]string{"ELASTICJOB_CACHE_DIR": dir}
+	return env
 }

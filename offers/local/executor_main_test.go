@@ -86,6 +86,10 @@ func (x *testExec) post(call *execpb.Call) (*http.Response, error) {
 	req, _ := http.NewRequest(http.MethodPost, x.url, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if call.Type == execpb.Call_SUBSCRIBE { // the streaming form mesos-go's executor client uses
+		req.Header.Set("Accept", "application/recordio")
+		req.Header.Set("Message-Accept", "application/json")
+	}
 	return http.DefaultClient.Do(req)
 }
 
@@ -116,6 +120,9 @@ func (x *testExec) session() (bool, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("subscribe: %s", resp.Status)
+	}
+	if ct, mt := resp.Header.Get("Content-Type"), resp.Header.Get("Message-Content-Type"); ct != "application/recordio" || mt != "application/json" {
+		return false, fmt.Errorf("subscribe: Content-Type %q, Message-Content-Type %q", ct, mt)
 	}
 	r := recordio.NewReader(resp.Body)
 	for {

@@ -60,7 +60,9 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.log.Warn("executor launch failed", "executor_id", e.id, "err", err)
-		e.reason = mesos.REASON_CONTAINER_LAUNCH_FAILED
+		if e.state != execTerminating {
+			e.reason = mesos.REASON_CONTAINER_LAUNCH_FAILED
+		}
 		c.executorTerminated(e, nil, "Failed to launch container: "+err.Error())
 		return
 	}

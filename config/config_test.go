@@ -1,0 +1,311 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envOf makes a getenv over a fixed map (the process environment is never read).
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// same compares configs, time zones by name (LoadLocation returns a new pointer each time).
+func same(a, b Config) bool {
+	if a.Location.String() != b.Location.String() {
+		return false
+	}
+	a.Location, b.Location = nil, nil
+	return a == b
+}
+
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "elasticjob-cloud-scheduler.properties")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func load(t *testing.T, args []string, env map[string]string) Config {
+	t.Helper()
+	c, err := Load(args, envOf(env), io.Discard)
+	if err != nil {
+		t.Fatalf("Load(%q, %v): %v", args, env, err)
+	}
+	return c
+}
+
+func loadErr(t *testing.T, args []string, env map[string]string, subs ...string) {
+	t.Helper()
+	_, err := Load(args, envOf(env), io.Discard)
+	if err == nil {
+		t.Fatalf("Load(%q, %v) succeeded; want an error containing %q", args, env, subs)
+	}
+	for _, s := range subs {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not contain %q", err, s)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c := load(t, nil, nil)
+	want := Config{
+		DataDir: "data", Hostname: "127.0.0.1", HTTPAddress: "127.0.0.1", HTTPPort: 8899, MesosRole: "*",
+		ZKNamespace: "elasticjob-cloud", JobStateQueue: 10000, ReconcileMinutes: 10, TokenTTL: 12 * time.Hour,
+		MaxBodyBytes: 1 << 20, OfferRefuse: 5 * time.Second, LogLevel: "info", Location: time.Local,
+	}
+	if c != want {
+		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+	if !c.Loopback() || c.ListenAddr() != "127.0.0.1:8899" {
+		t.Errorf("Loopback %v ListenAddr %q", c.Loopback(), c.ListenAddr())
+	}
+}
+
+// originalProperties uses every key of the original's
+// conf/elasticjob-cloud-scheduler.properties, in its style.
+const originalProperties = `# Routable IP address
+hostname=10.0.0.5
+
+# Username used by mesos framework
+user=mesos
+
+mesos_url=http://10.0.0.1:5050
+mesos_role=elasticjob
+! another comment style
+zk_servers=10.0.0.2:2181,10.0.0.3:2181
+zk_namespace=ej-prod
+zk_digest=ej:zkpw
+http_port = 9900
+job_state_queue_size=500
+event_trace_rdb_driver=com.mysql.jdbc.Driver
+event_trace_rdb_url=jdbc:mysql://10.0.0.4:3306/elastic_job_log
+event_trace_rdb_username=ej
+event_trace_rdb_password=dbpw
+reconcile_interval_minutes=-1
+auth_username=root
+auth_password:pwd
+`
+
+func TestPropertiesFile(t *testing.T) {
+	p := writeFile(t, originalProperties)
+	c := load(t, []string{"--config", p}, nil)
+	want := Config{
+		ConfigFile: p, DataDir: "data", Hostname: "10.0.0.5", HTTPAddress: "127.0.0.1", HTTPPort: 9900, User: "mesos",
+		MesosURL: "http://10.0.0.1:5050", MesosRole: "elasticjob", ZKServers: "10.0.0.2:2181,10.0.0.3:2181",
+		ZKNamespace: "ej-prod", ZKDigest: "ej:zkpw", JobStateQueue: 500, RDBDriver: "com.mysql.jdbc.Driver",
+		RDBURL: "jdbc:mysql://10.0.0.4:3306/elastic_job_log", RDBUsername: "ej", RDBPassword: "dbpw",
+		ReconcileMinutes: -1, AuthUsername: "root", AuthPassword: "pwd", TokenTTL: 12 * time.Hour,
+		MaxBodyBytes: 1 << 20, OfferRefuse: 5 * time.Second, LogLevel: "info", Location: time.Local,
+	}
+	if c != want {
+		t.Errorf("from file:\n got %+v\nwant %+v", c, want)
+	}
+	// The file can also be named by the environment.
+	for _, k := range []string{"config_file", "ELASTICJOB_CONFIG_FILE"} {
+		if c := load(t, nil, map[string]string{k: p}); c.HTTPPort != 9900 || c.ConfigFile != p {
+			t.Errorf("%s: HTTPPort %d ConfigFile %q", k, c.HTTPPort, c.ConfigFile)
+		}
+	}
+	r := c.Redacted()
+	for _, k := range []string{"zk_digest", "event_trace_rdb_password", "auth_password"} {
+		if r[k] != "***" {
+			t.Errorf("Redacted()[%s] = %v, want ***", k, r[k])
+		}
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	p := writeFile(t, "http_port=9900\nzk_servers=file:2181\nmesos_role=file\nuser=file\nhostname=10.9.9.9\n")
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want func(Config) bool
+	}{
+		{"file", []string{"--config=" + p}, nil, func(c Config) bool { return c.HTTPPort == 9900 && c.ZKServers == "file:2181" }},
+		{"same-name env over file", []string{"--config=" + p}, map[string]string{"http_port": "7000", "zk_servers": "env:2181"},
+			func(c Config) bool { return c.HTTPPort == 7000 && c.ZKServers == "env:2181" && c.MesosRole == "file" }},
+		{"prefixed env over file", []string{"--config=" + p}, map[string]string{"ELASTICJOB_HTTP_PORT": "7001", "ELASTICJOB_MESOS_ROLE": "env"},
+			func(c Config) bool { return c.HTTPPort == 7001 && c.MesosRole == "env" }},
+		{"same-name env over prefixed", nil, map[string]string{"http_port": "7002", "ELASTICJOB_HTTP_PORT": "7003"},
+			func(c Config) bool { return c.HTTPPort == 7002 }},
+		{"flag over env", []string{"--config", p, "--http-port=7100", "--zk-servers", "flag:2181"}, map[string]string{"http_port": "7000", "ELASTICJOB_ZK_SERVERS": "env:2181"},
+			func(c Config) bool { return c.HTTPPort == 7100 && c.ZKServers == "flag:2181" }},
+		{"flag equal to the default still wins", []string{"--config", p, "--http-port=8899"}, map[string]string{"http_port": "7000"},
+			func(c Config) bool { return c.HTTPPort == 8899 }},
+		{"HOSTNAME and USER are not read", []string{"--config", p}, map[string]string{"HOSTNAME": "shellbox", "USER": "bob", "HTTP_PORT": "1", "ZK_SERVERS": "x:1"},
+			func(c Config) bool {
+				return c.Hostname == "10.9.9.9" && c.User == "file" && c.HTTPPort == 9900 && c.ZKServers == "file:2181"
+			}},
+		{"HOSTNAME not read over the default", nil, map[string]string{"HOSTNAME": "shellbox", "USER": "bob"},
+			func(c Config) bool { return c.Hostname == "127.0.0.1" && c.User == "" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if c := load(t, tc.args, tc.env); !tc.want(c) {
+				t.Errorf("got %+v", c)
+			}
+		})
+	}
+}
+
+func TestEveryKeyFromEveryLayer(t *testing.T) {
+	// A value each setting accepts and that differs from its default.
+	sample := map[string]string{
+		"data_dir": "/var/ej", "hostname": "10.1.1.1", "http_address": "127.0.0.2", "http_port": "1234", "user": "u",
+		"mesos_url": "http://m:5050", "mesos_role": "r", "zk_servers": "z:2181", "zk_namespace": "ns", "zk_digest": "a:b",
+		"job_state_queue_size": "7", "event_trace_rdb_driver": "mysql", "event_trace_rdb_url": "u:p@tcp(db)/x",
+		"event_trace_rdb_username": "dbu", "event_trace_rdb_password": "dbp", "reconcile_interval_minutes": "2",
+		"auth_username": "adm", "auth_password": "pw", "auth_guest_username": "gst", "auth_guest_password": "gpw",
+		"auth_token_ttl": "90m", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
+		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
+		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "log_level": "debug",
+	}
+	if len(sample) != len(settings) {
+		t.Fatalf("sample covers %d keys, the settings table has %d: add the new keys here", len(sample), len(settings))
+	}
+	defaults := load(t, nil, nil)
+	var file strings.Builder
+	for _, s := range settings {
+		v, ok := sample[s.key]
+		if !ok {
+			t.Fatalf("no sample for %s", s.key)
+		}
+		file.WriteString(s.key + "=" + v + "\n")
+	}
+	fromFile := load(t, []string{"--config", writeFile(t, file.String())}, nil)
+	fromFile.ConfigFile = ""
+	env, prefixed := map[string]string{}, map[string]string{}
+	var args []string
+	for k, v := range sample {
+		env[k] = v
+		prefixed["ELASTICJOB_"+strings.ToUpper(k)] = v
+		args = append(args, "--"+strings.ReplaceAll(k, "_", "-")+"="+v)
+	}
+	layers := map[string]Config{"file": fromFile, "env": load(t, nil, env), "prefixed env": load(t, nil, prefixed), "flags": load(t, args, nil)}
+	for name, c := range layers {
+		if !same(c, fromFile) {
+			t.Errorf("%s layer:\n got %+v\nwant %+v", name, c, fromFile)
+		}
+	}
+	// Every key alone (paired ones in pairs) moves its setting off the default.
+	pairs := map[string]string{"auth_username": "auth_password", "auth_password": "auth_username",
+		"auth_guest_username": "auth_guest_password", "auth_guest_password": "auth_guest_username"}
+	for _, s := range settings {
+		e := map[string]string{s.key: sample[s.key]}
+		if other, ok := pairs[s.key]; ok {
+			e[other] = sample[other]
+		}
+		if c := load(t, nil, e); same(c, defaults) {
+			t.Errorf("setting %s=%s changed nothing", s.key, sample[s.key])
+		}
+	}
+	if fromFile.Location.String() != "Asia/Shanghai" || fromFile.TokenTTL != 90*time.Minute || fromFile.EmbeddedCPUs != 2.5 {
+		t.Errorf("typed values: %v %v %v", fromFile.Location, fromFile.TokenTTL, fromFile.EmbeddedCPUs)
+	}
+}
+
+func TestFileErrors(t *testing.T) {
+	p := writeFile(t, "# comment\nhttp_port=9900\nmesos_master=http://m:5050\n")
+	_, err := Load([]string{"--config", p}, envOf(nil), io.Discard)
+	if err == nil {
+		t.Fatal("unknown key accepted")
+	}
+	for _, want := range []string{p, "line 3", `unknown key "mesos_master"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	for _, s := range settings { // the message lists every known key
+		if !strings.Contains(err.Error(), s.key) {
+			t.Errorf("error %q does not list known key %s", err, s.key)
+		}
+	}
+	loadErr(t, []string{"--config", writeFile(t, "\n\nhttp_port 9900\n")}, nil, "line 3", "expected key=value")
+	loadErr(t, []string{"--config", filepath.Join(t.TempDir(), "missing.properties")}, nil, "config file", "missing.properties")
+	// Keys are case-sensitive, as in the original.
+	loadErr(t, []string{"--config", writeFile(t, "HTTP_PORT=1\n")}, nil, `unknown key "HTTP_PORT"`)
+}
+
+func TestBadValues(t *testing.T) {
+	for _, tc := range []struct{ key, value, sub string }{
+		{"http_port", "abc", "http_port"},
+		{"http_port", "70000", "http_port"},
+		{"http_port", "-1", "http_port"},
+		{"job_state_queue_size", "many", "job_state_queue_size"},
+		{"job_state_queue_size", "0", "job_state_queue_size"},
+		{"reconcile_interval_minutes", "1.5", "reconcile_interval_minutes"},
+		{"auth_token_ttl", "12", "auth_token_ttl"},
+		{"offer_refuse_seconds", "-5s", "offer_refuse_seconds"},
+		{"embedded_cpus", "-1", "embedded_cpus"},
+		{"embedded_mem_mb", "lots", "embedded_mem_mb"},
+		{"max_body_bytes", "100", "max_body_bytes"},
+		{"log_level", "loud", "log_level"},
+		{"time_zone", "Mars/Olympus", "time_zone"},
+		{"mesos_url", "zk://127.0.0.1:2181/mesos", "mesos_url"},
+		{"data_dir", "", "data_dir"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			loadErr(t, []string{"--config", writeFile(t, tc.key+"="+tc.value+"\n")}, nil, tc.sub)
+			loadErr(t, nil, map[string]string{tc.key: tc.value}, tc.sub)
+			loadErr(t, []string{"--" + strings.ReplaceAll(tc.key, "_", "-") + "=" + tc.value}, nil, tc.sub)
+		})
+	}
+	loadErr(t, nil, map[string]string{"http_port": "x"}, "environment http_port")
+	loadErr(t, []string{"--http-port=x"}, nil, "flag --http-port")
+	loadErr(t, []string{"--no-such-flag"}, nil, "no-such-flag")
+}
+
+func TestAuthRequiredOffLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0", "10.0.0.5", "::", "example.com"} {
+		loadErr(t, nil, map[string]string{"http_address": addr}, "http_address", addr, "is not loopback", "auth_username", "auth_password")
+		c := load(t, nil, map[string]string{"http_address": addr, "auth_username": "root", "auth_password": "pwd"})
+		if c.Loopback() {
+			t.Errorf("%s reported as loopback", addr)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1", "127.1.2.3", "::1", "localhost"} {
+		if c := load(t, nil, map[string]string{"http_address": addr}); !c.Loopback() {
+			t.Errorf("%s not reported as loopback", addr)
+		}
+	}
+	loadErr(t, nil, map[string]string{"auth_username": "root"}, "auth_username and auth_password must be set together")
+	loadErr(t, nil, map[string]string{"auth_password": "pwd"}, "auth_username and auth_password must be set together")
+	loadErr(t, nil, map[string]string{"auth_guest_username": "g"}, "auth_guest_username and auth_guest_password")
+	loadErr(t, nil, map[string]string{"auth_username": "root", "auth_password": "a", "auth_guest_username": "root", "auth_guest_password": "b"},
+		"auth_guest_username must differ")
+	if c := load(t, nil, map[string]string{"http_address": "::1", "http_port": "80"}); c.ListenAddr() != "[::1]:80" {
+		t.Errorf("ListenAddr = %q", c.ListenAddr())
+	}
+}
+
+func TestHelpMentionsEveryKey(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var out bytes.Buffer
+		_, err := Load([]string{arg}, envOf(nil), &out)
+		if !errors.Is(err, ErrHelp) {
+			t.Fatalf("Load(%s) error = %v, want ErrHelp", arg, err)
+		}
+		help := out.String()
+		for _, s := range settings {
+			for _, want := range []string{"-" + strings.ReplaceAll(s.key, "_", "-") + " ", s.key, "ELASTICJOB_" + strings.ToUpper(s.key), s.help} {
+				if !strings.Contains(help, want) {
+					t.Errorf("%s output lacks %q", arg, want)
+				}
+			}
+		}
+		if !strings.Contains(help, "-config") {
+			t.Errorf("%s output lacks -config", arg)
+		}
+	}
+}
