@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/gin-gonic/gin"
 )
 
@@ -47,8 +48,8 @@ func decode(body []byte, dst any, strict bool) error {
 	if err := dec.Decode(dst); err != nil {
 		return fmt.Errorf("%w: malformed JSON: %s", ErrBadRequest, jsonMessage(err))
 	}
-	if dec.More() {
-		return fmt.Errorf("%w: malformed JSON: more than one value in the body", ErrBadRequest)
+	if rest := bytes.TrimSpace(body[dec.InputOffset():]); len(rest) > 0 {
+		return fmt.Errorf("%w: malformed JSON: unexpected %q after the value at byte %d", ErrBadRequest, truncate(rest, 20), dec.InputOffset())
 	}
 	return nil
 }
@@ -56,6 +57,9 @@ func decode(body []byte, dst any, strict bool) error {
 func jsonMessage(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("the body must be a JSON object, got %s", te.Value)
+		}
 		return fmt.Sprintf("field %q must be a %s, got %s", te.Field, te.Type, te.Value)
 	}
 	var se *json.SyntaxError
@@ -68,6 +72,14 @@ func jsonMessage(err error) string {
 // nameBody reads a body that is just a name: plain text (my_job), a JSON
 // string ("my_job") or, when field is set, a JSON object holding it.
 func nameBody(body []byte, field string) (string, error) {
+	name, err := rawName(body, field)
+	if err == nil {
+		err = validName(field, name)
+	}
+	return name, err
+}
+
+func rawName(body []byte, field string) (string, error) {
 	s := strings.TrimSpace(string(body))
 	if s == "" {
 		return "", fmt.Errorf("%w: the body must hold the %s", ErrBadRequest, field)
@@ -92,4 +104,33 @@ func nameBody(body []byte, field string) (string, error) {
 	}
 	// The manual's markdown shows my\_job; accept the escaped form.
 	return strings.ReplaceAll(s, `\_`, "_"), nil
+}
+
+// validName checks a name taken from a body or a path before it reaches
+// the registry (where "..", "/" or NUL would make a bad store path).
+func validName(field, name string) error {
+	if err := app.ValidateName(field, name); err != nil {
+		return fmt.Errorf("%w: %s", ErrBadRequest, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+	}
+	return nil
+}
+
+// checkNameParams rejects malformed :appName and :jobName path parameters.
+func (s *Server) checkNameParams(c *gin.Context) {
+	for _, p := range c.Params {
+		if p.Key == "appName" || p.Key == "jobName" {
+			if err := validName(p.Key, p.Value); err != nil {
+				writeError(c, s.log, err)
+				return
+			}
+		}
+	}
+	c.Next()
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
 }

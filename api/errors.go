@@ -32,6 +32,7 @@ var statusOf = []struct {
 	{app.ErrInvalid, http.StatusBadRequest},
 	{jobs.ErrInvalid, http.StatusBadRequest},
 	{ErrBadRequest, http.StatusBadRequest},
+	{store.ErrBadPath, http.StatusBadRequest},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{registry.ErrAppNotFound, http.StatusNotFound},
 	{registry.ErrJobNotFound, http.StatusNotFound},

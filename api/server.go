@@ -98,7 +98,7 @@ func New(o Options) http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path})
 	})
-	a := r.Group("/api", s.authMiddleware)
+	a := r.Group("/api", s.authMiddleware, s.checkNameParams)
 	a.POST("/login", s.login)
 	a.POST("/logout", s.logout)
 	a.GET("/whoami", s.whoami)

@@ -29,6 +29,7 @@ func (s *Scheduler) Offers(ctx context.Context, os []mesos.Offer) {
 		for _, o := range os {
 			s.offers[o.ID] = o
 		}
+		s.Observer.OffersSeen(len(os), 0)
 	})
 }
 

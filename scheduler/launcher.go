@@ -207,7 +207,9 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 			s.executors[offers.ExecutorKey{App: appName, AgentID: agent}] = true
 		}
 	}
+	accepted := s.Clock.Now()
 	for _, ev := range events {
+		ev.At = accepted
 		s.Observer.Launched(ev)
 	}
 	refuse := s.Options.RefuseIdle
@@ -290,8 +292,12 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 		CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: data.Marshal(), KillGrace: s.Options.KillGrace,
 		Executor: s.executorSpec(a, l.AgentID),
 	}
+	queued := w.ready[job.JobName].Since
+	if l.Request.Kind == offers.Failover {
+		queued = w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)].Since
+	}
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: l.AgentID, Item: l.Request.Shard,
-		Source: string(source), Transient: job.JobExecutionType == jobs.Transient, At: now}
+		Source: string(source), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	return tl, ev
 }
 

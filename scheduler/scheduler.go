@@ -42,6 +42,7 @@ type TaskEvent struct {
 	Source                              string
 	Transient                           bool
 	At                                  time.Time
+	Queued                              time.Time // when the work entered the ready or failover queue
 }
 
 // Options tune the scheduler.

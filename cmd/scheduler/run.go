@@ -17,6 +17,7 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/offers/local"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
@@ -70,15 +71,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	}
 	client := mesos.New(mesos.Config{URL: masterURL, FrameworkID: fwID, User: cfg.User, Role: cfg.MesosRole,
 		Hostname: cfg.Hostname, Logger: log.With("subsystem", "mesos")})
+	mx := metrics.New()
 	sched := scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
+		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: mx,
 		Options: scheduler.Options{
 			ExecutorCommand: execCmd, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse,
 			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
 		},
 	})
 	handler := api.New(api.Options{
-		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(),
+		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
 		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}),
 		Ops: &ops{sched: sched, agents: agents.New(masterURL), mesosURL: masterURL, embedded: cfg.MesosURL == "", hostname: cfg.Hostname},

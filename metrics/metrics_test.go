@@ -1,0 +1,44 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+)
+
+func TestMetricsAreExposed(t *testing.T) {
+	m := New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := scheduler.TaskEvent{Job: "j", Queued: t0, At: t0.Add(3 * time.Millisecond)}
+	m.Launched(ev)
+	m.StatusChanged(ev, mesos.Status{State: "TASK_FINISHED"})
+	m.StatusChanged(ev, mesos.Status{State: "TASK_LOST"})
+	m.StatusChanged(ev, mesos.Status{State: "TASK_RUNNING"})
+	m.Fired("j", t0, t0.Add(time.Millisecond))
+	m.ReadyDepth(4)
+	m.OffersSeen(2, 1)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`elasticjob_tasks_launched_total{job="j"} 1`,
+		`elasticjob_tasks_ended_total{job="j",result="finished"} 1`,
+		`elasticjob_tasks_ended_total{job="j",result="failed"} 1`,
+		`elasticjob_ready_queue_jobs 4`,
+		`elasticjob_offers_total{outcome="received"} 2`,
+		`elasticjob_offers_total{outcome="declined"} 1`,
+		`elasticjob_fire_lateness_seconds_bucket{le="0.001"} 1`,
+		`elasticjob_ready_to_accept_seconds_bucket{le="0.002"} 0`,
+		`elasticjob_ready_to_accept_seconds_bucket{le="0.003"} 1`,
+		`process_resident_memory_bytes`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
