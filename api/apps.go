@@ -35,6 +35,10 @@ func (s *Server) addApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	if err := validName("appName", cfg.AppName); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	if cfg.AppName == "list" { // GET /api/app/list would never reach it
 		writeError(c, s.log, fmt.Errorf("%w: appName %q is reserved by the REST API; choose another name", app.ErrInvalid, cfg.AppName))
 		return

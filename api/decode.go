@@ -109,6 +109,9 @@ func rawName(body []byte, field string) (string, error) {
 // validName checks a name taken from a body or a path before it reaches
 // the registry (where "..", "/" or NUL would make a bad store path).
 func validName(field, name string) error {
+	if name == "." || name == ".." { // app.ValidateName lets these through
+		return fmt.Errorf("%w: %s %q is not a valid name", ErrBadRequest, field, name)
+	}
 	if err := app.ValidateName(field, name); err != nil {
 		return fmt.Errorf("%w: %s", ErrBadRequest, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}

@@ -39,7 +39,11 @@ func (s *Server) registerJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if err := cfg.Validate(); err != nil {
+	err = cfg.Validate()
+	if err == nil {
+		err = validName("jobName", cfg.JobName)
+	}
+	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}

@@ -36,6 +36,8 @@ type Config struct {
 	RDBURL           string
 	RDBUsername      string
 	RDBPassword      string
+	HistoryMaxAge    time.Duration
+	HistoryMaxRows   int
 	ReconcileMinutes int
 	AuthUsername     string
 	AuthPassword     string
@@ -109,10 +111,12 @@ var settings = []setting{
 	{"zk_namespace", "elasticjob-cloud", "ZooKeeper root node", str(func(c *Config) *string { return &c.ZKNamespace })},
 	{"zk_digest", "", "ZooKeeper digest credentials user:password (optional)", str(func(c *Config) *string { return &c.ZKDigest })},
 	{"job_state_queue_size", "10000", "maximum pending executions kept per job in the ready queue", integer("job_state_queue_size", func(c *Config) *int { return &c.JobStateQueue })},
-	{"event_trace_rdb_driver", "", "history database driver: empty or sqlite (embedded, in data_dir) or com.mysql.jdbc.Driver / mysql", str(func(c *Config) *string { return &c.RDBDriver })},
+	{"event_trace_rdb_driver", "", "history database: empty or sqlite (embedded, in data_dir), mysql (or com.mysql.jdbc.Driver / com.mysql.cj.jdbc.Driver), or none to keep no history", str(func(c *Config) *string { return &c.RDBDriver })},
 	{"event_trace_rdb_url", "", "history database URL: jdbc:mysql://host:3306/db or a Go MySQL DSN", str(func(c *Config) *string { return &c.RDBURL })},
 	{"event_trace_rdb_username", "", "history database user", str(func(c *Config) *string { return &c.RDBUsername })},
 	{"event_trace_rdb_password", "", "history database password", str(func(c *Config) *string { return &c.RDBPassword })},
+	{"history_retention", "720h", "delete execution and status-trace history older than this (0 keeps it forever)", duration("history_retention", func(c *Config) *time.Duration { return &c.HistoryMaxAge })},
+	{"history_max_rows", "10000000", "keep at most this many rows per history table, oldest deleted first (0: no limit)", integer("history_max_rows", func(c *Config) *int { return &c.HistoryMaxRows })},
 	{"reconcile_interval_minutes", "10", "minutes between periodic task reconciliations (<= 0 disables the periodic run)", integer("reconcile_interval_minutes", func(c *Config) *int { return &c.ReconcileMinutes })},
 	{"auth_username", "", "admin user name (read and write)", str(func(c *Config) *string { return &c.AuthUsername })},
 	{"auth_password", "", "admin password", str(func(c *Config) *string { return &c.AuthPassword })},
@@ -224,7 +228,11 @@ func loadProperties(c *Config, path string) error {
 	}
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // a byte-order mark from Windows editors
+		}
+		line = strings.TrimSpace(line)
 		if line == "" || line[0] == '#' || line[0] == '!' {
 			continue
 		}
@@ -280,6 +288,17 @@ func (c *Config) validate() error {
 	if !c.Loopback() && c.AuthUsername == "" {
 		errs = append(errs, fmt.Errorf("http_address %q is not loopback: set auth_username and auth_password (no default credentials are shipped)", c.HTTPAddress))
 	}
+	switch c.RDBDriver {
+	case "", "sqlite", "none", "mysql", "com.mysql.jdbc.Driver", "com.mysql.cj.jdbc.Driver":
+	default:
+		errs = append(errs, fmt.Errorf("event_trace_rdb_driver: %q must be sqlite, mysql or none", c.RDBDriver))
+	}
+	if c.IsMySQL() && c.RDBURL == "" {
+		errs = append(errs, errors.New("event_trace_rdb_url: required when event_trace_rdb_driver is mysql"))
+	}
+	if c.HistoryMaxRows < 0 {
+		errs = append(errs, errors.New("history_max_rows: must not be negative"))
+	}
 	if c.JobStateQueue < 1 {
 		errs = append(errs, errors.New("job_state_queue_size: must be at least 1"))
 	}
@@ -300,6 +319,11 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("mesos_url: %q must be http://host:port of a Mesos master (zk:// discovery is not supported)", c.MesosURL))
 	}
 	return errors.Join(errs...)
+}
+
+// IsMySQL reports whether history goes to MySQL.
+func (c *Config) IsMySQL() bool {
+	return c.RDBDriver == "mysql" || c.RDBDriver == "com.mysql.jdbc.Driver" || c.RDBDriver == "com.mysql.cj.jdbc.Driver"
 }
 
 // Loopback reports whether the API listens only on a loopback address.

@@ -58,16 +58,32 @@ func loadErr(t *testing.T, args []string, env map[string]string, subs ...string)
 
 func TestDefaults(t *testing.T) {
 	c := load(t, nil, nil)
-	want := Config{
-		DataDir: "data", Hostname: "127.0.0.1", HTTPAddress: "127.0.0.1", HTTPPort: 8899, MesosRole: "*",
-		ZKNamespace: "elasticjob-cloud", JobStateQueue: 10000, ReconcileMinutes: 10, TokenTTL: 12 * time.Hour,
-		MaxBodyBytes: 1 << 20, OfferRefuse: 5 * time.Second, LogLevel: "info", Location: time.Local,
-	}
-	if c != want {
-		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	for _, tc := range []struct {
+		key       string
+		got, want any
+	}{
+		{"data_dir", c.DataDir, "data"}, {"hostname", c.Hostname, "127.0.0.1"}, {"http_address", c.HTTPAddress, "127.0.0.1"},
+		{"http_port", c.HTTPPort, 8899}, {"user", c.User, ""}, {"mesos_url", c.MesosURL, ""}, {"mesos_role", c.MesosRole, "*"},
+		{"zk_servers", c.ZKServers, ""}, {"zk_namespace", c.ZKNamespace, "elasticjob-cloud"}, {"zk_digest", c.ZKDigest, ""},
+		{"job_state_queue_size", c.JobStateQueue, 10000}, {"event_trace_rdb_driver", c.RDBDriver, ""},
+		{"event_trace_rdb_url", c.RDBURL, ""}, {"reconcile_interval_minutes", c.ReconcileMinutes, 10},
+		{"auth_username", c.AuthUsername, ""}, {"auth_password", c.AuthPassword, ""}, {"auth_token_ttl", c.TokenTTL, 12 * time.Hour},
+		{"max_body_bytes", c.MaxBodyBytes, int64(1 << 20)}, {"offer_refuse_seconds", c.OfferRefuse, 5 * time.Second},
+		{"log_level", c.LogLevel, "info"}, {"time_zone", c.Location, time.Local}, {"config", c.ConfigFile, ""},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("default %s = %v, want %v", tc.key, tc.got, tc.want)
+		}
 	}
 	if !c.Loopback() || c.ListenAddr() != "127.0.0.1:8899" {
 		t.Errorf("Loopback %v ListenAddr %q", c.Loopback(), c.ListenAddr())
+	}
+	// Every default in the table is valid on its own.
+	for _, s := range settings {
+		var z Config
+		if err := s.set(&z, s.def); err != nil {
+			t.Errorf("default of %s: %v", s.key, err)
+		}
 	}
 }
 
@@ -99,15 +115,14 @@ auth_password:pwd
 func TestPropertiesFile(t *testing.T) {
 	p := writeFile(t, originalProperties)
 	c := load(t, []string{"--config", p}, nil)
-	want := Config{
-		ConfigFile: p, DataDir: "data", Hostname: "10.0.0.5", HTTPAddress: "127.0.0.1", HTTPPort: 9900, User: "mesos",
-		MesosURL: "http://10.0.0.1:5050", MesosRole: "elasticjob", ZKServers: "10.0.0.2:2181,10.0.0.3:2181",
-		ZKNamespace: "ej-prod", ZKDigest: "ej:zkpw", JobStateQueue: 500, RDBDriver: "com.mysql.jdbc.Driver",
-		RDBURL: "jdbc:mysql://10.0.0.4:3306/elastic_job_log", RDBUsername: "ej", RDBPassword: "dbpw",
-		ReconcileMinutes: -1, AuthUsername: "root", AuthPassword: "pwd", TokenTTL: 12 * time.Hour,
-		MaxBodyBytes: 1 << 20, OfferRefuse: 5 * time.Second, LogLevel: "info", Location: time.Local,
-	}
-	if c != want {
+	want := load(t, nil, nil) // the defaults, with the file's keys over them
+	want.ConfigFile, want.Hostname, want.HTTPPort, want.User = p, "10.0.0.5", 9900, "mesos"
+	want.MesosURL, want.MesosRole, want.ZKServers = "http://10.0.0.1:5050", "elasticjob", "10.0.0.2:2181,10.0.0.3:2181"
+	want.ZKNamespace, want.ZKDigest, want.JobStateQueue = "ej-prod", "ej:zkpw", 500
+	want.RDBDriver, want.RDBURL = "com.mysql.jdbc.Driver", "jdbc:mysql://10.0.0.4:3306/elastic_job_log"
+	want.RDBUsername, want.RDBPassword, want.ReconcileMinutes = "ej", "dbpw", -1
+	want.AuthUsername, want.AuthPassword = "root", "pwd"
+	if !same(c, want) {
 		t.Errorf("from file:\n got %+v\nwant %+v", c, want)
 	}
 	// The file can also be named by the environment.
@@ -121,6 +136,13 @@ func TestPropertiesFile(t *testing.T) {
 		if r[k] != "***" {
 			t.Errorf("Redacted()[%s] = %v, want ***", k, r[k])
 		}
+	}
+}
+
+func TestWindowsFile(t *testing.T) {
+	p := writeFile(t, "\ufeffhostname=10.0.0.5\r\n# comment\r\nhttp_port=9900\r\n")
+	if c := load(t, []string{"--config", p}, nil); c.Hostname != "10.0.0.5" || c.HTTPPort != 9900 {
+		t.Errorf("BOM/CRLF file: hostname %q port %d", c.Hostname, c.HTTPPort)
 	}
 }
 
@@ -169,7 +191,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"auth_username": "adm", "auth_password": "pw", "auth_guest_username": "gst", "auth_guest_password": "gpw",
 		"auth_token_ttl": "90m", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
 		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
-		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "log_level": "debug",
+		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "log_level": "debug", "executor_idle_timeout": "1m",
 	}
 	if len(sample) != len(settings) {
 		t.Fatalf("sample covers %d keys, the settings table has %d: add the new keys here", len(sample), len(settings))
@@ -254,6 +276,7 @@ func TestBadValues(t *testing.T) {
 		{"time_zone", "Mars/Olympus", "time_zone"},
 		{"mesos_url", "zk://127.0.0.1:2181/mesos", "mesos_url"},
 		{"data_dir", "", "data_dir"},
+		{"executor_idle_timeout", "soon", "executor_idle_timeout"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			loadErr(t, []string{"--config", writeFile(t, tc.key+"="+tc.value+"\n")}, nil, tc.sub)
