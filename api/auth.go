@@ -35,9 +35,17 @@ type Auth struct {
 	creds Credentials
 	clock clock.Clock
 
-	mu     sync.Mutex
-	tokens map[string]session
+	mu       sync.Mutex
+	tokens   map[string]session
+	failures map[string][]time.Time // recent failed logins by client address
 }
+
+// Login throttling: at most maxFailures failed logins per client address
+// within failureWindow; further attempts get 429 until the window passes.
+const (
+	maxFailures   = 10
+	failureWindow = time.Minute
+)
 
 type session struct {
 	role    Role
@@ -50,7 +58,7 @@ func NewAuth(creds Credentials, clk clock.Clock) *Auth {
 	if creds.TokenTTL <= 0 {
 		creds.TokenTTL = 12 * time.Hour
 	}
-	return &Auth{creds: creds, clock: clk, tokens: map[string]session{}}
+	return &Auth{creds: creds, clock: clk, tokens: map[string]session{}, failures: map[string][]time.Time{}}
 }
 
 // Open reports whether anonymous callers are admins.
@@ -94,6 +102,34 @@ func (a *Auth) Login(user, pass string) (token string, role Role, expires time.T
 	}
 	a.tokens[token] = session{role: role, user: user, expires: expires}
 	return token, role, expires, nil
+}
+
+// throttled reports whether addr failed too often recently.
+func (a *Auth) throttled(addr string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cutoff := a.clock.Now().Add(-failureWindow)
+	recent := a.failures[addr][:0]
+	for _, t := range a.failures[addr] {
+		if t.After(cutoff) {
+			recent = append(recent, t)
+		}
+	}
+	if len(recent) == 0 {
+		delete(a.failures, addr)
+	} else {
+		a.failures[addr] = recent
+	}
+	return len(recent) >= maxFailures
+}
+
+func (a *Auth) failed(addr string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.failures) > 100_000 { // bound memory under a spray of addresses
+		clear(a.failures)
+	}
+	a.failures[addr] = append(a.failures[addr], a.clock.Now())
 }
 
 // Logout forgets a token.
@@ -168,8 +204,14 @@ func (s *Server) login(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	addr := c.ClientIP()
+	if s.auth.throttled(addr) {
+		writeError(c, s.log, fmt.Errorf("%w: too many failed logins; try again in a minute", ErrTooMany))
+		return
+	}
 	tok, role, exp, err := s.auth.Login(req.Username, req.Password)
 	if err != nil {
+		s.auth.failed(addr)
 		writeError(c, s.log, err)
 		return
 	}

@@ -197,3 +197,17 @@ func TestTokens(t *testing.T) {
 	}
 	e.wantError(bearer(http.MethodPost, "/api/app", appBody("app3"), a2), http.StatusUnauthorized, "token")
 }
+
+func TestFailedLoginsAreThrottled(t *testing.T) {
+	e := newEnv(t, withCreds(api.Credentials{AdminUser: "root", AdminPassword: "s3cret"}))
+	bad := `{"username":"root","password":"wrong"}`
+	for i := range 10 {
+		if r := e.request(http.MethodPost, "/api/login", bad); r.Code != http.StatusUnauthorized {
+			t.Fatalf("attempt %d = %d %s", i, r.Code, r)
+		}
+	}
+	e.wantError(e.request(http.MethodPost, "/api/login", `{"username":"root","password":"s3cret"}`),
+		http.StatusTooManyRequests, "too many failed logins")
+	e.clock.Advance(time.Minute + time.Second)
+	e.must(http.StatusOK, http.MethodPost, "/api/login", `{"username":"root","password":"s3cret"}`)
+}

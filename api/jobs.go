@@ -80,7 +80,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		return
 	}
 	if _, ok := probe["props"]; ok {
-		cfg.Props = nil
+		cfg.Props = map[string]string{}
 	}
 	if err := decodeStrict(body, &cfg); err != nil {
 		writeError(c, s.log, err)

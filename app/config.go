@@ -45,6 +45,8 @@ func ValidateName(field, name string) error {
 		return fmt.Errorf("%w: %s is required", ErrInvalid, field)
 	case len(name) > MaxNameLength:
 		return fmt.Errorf("%w: %s must be at most %d characters", ErrInvalid, field, MaxNameLength)
+	case name == "." || name == "..":
+		return fmt.Errorf("%w: %s %q is not a valid name", ErrInvalid, field, name)
 	case !nameRE.MatchString(name):
 		return fmt.Errorf("%w: %s %q may only contain letters, digits, '.', '_' and '-'", ErrInvalid, field, name)
 	}

@@ -296,6 +296,9 @@ func (c *Config) validate() error {
 	if c.IsMySQL() && c.RDBURL == "" {
 		errs = append(errs, errors.New("event_trace_rdb_url: required when event_trace_rdb_driver is mysql"))
 	}
+	if strings.TrimSpace(c.MesosRole) == "" {
+		errs = append(errs, errors.New("mesos_role: must not be empty (use * for the default role)"))
+	}
 	if c.HistoryMaxRows < 0 {
 		errs = append(errs, errors.New("history_max_rows: must not be negative"))
 	}

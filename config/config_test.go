@@ -192,9 +192,16 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"auth_token_ttl": "90m", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
 		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
 		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "log_level": "debug", "executor_idle_timeout": "1m",
+		"history_retention": "24h", "history_max_rows": "5",
 	}
-	if len(sample) != len(settings) {
-		t.Fatalf("sample covers %d keys, the settings table has %d: add the new keys here", len(sample), len(settings))
+	var missing []string
+	for _, s := range settings {
+		if _, ok := sample[s.key]; !ok {
+			missing = append(missing, s.key)
+		}
+	}
+	if len(missing) > 0 || len(sample) != len(settings) {
+		t.Fatalf("sample lacks settings %v (or names removed ones): give each a valid non-default value here", missing)
 	}
 	defaults := load(t, nil, nil)
 	var file strings.Builder
@@ -222,7 +229,8 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 	}
 	// Every key alone (paired ones in pairs) moves its setting off the default.
 	pairs := map[string]string{"auth_username": "auth_password", "auth_password": "auth_username",
-		"auth_guest_username": "auth_guest_password", "auth_guest_password": "auth_guest_username"}
+		"auth_guest_username": "auth_guest_password", "auth_guest_password": "auth_guest_username",
+		"event_trace_rdb_driver": "event_trace_rdb_url"}
 	for _, s := range settings {
 		e := map[string]string{s.key: sample[s.key]}
 		if other, ok := pairs[s.key]; ok {
@@ -277,6 +285,8 @@ func TestBadValues(t *testing.T) {
 		{"mesos_url", "zk://127.0.0.1:2181/mesos", "mesos_url"},
 		{"data_dir", "", "data_dir"},
 		{"executor_idle_timeout", "soon", "executor_idle_timeout"},
+		{"history_retention", "1 month", "history_retention"},
+		{"history_max_rows", "-1", "history_max_rows"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			loadErr(t, []string{"--config", writeFile(t, tc.key+"="+tc.value+"\n")}, nil, tc.sub)

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,7 +50,7 @@ type Config struct {
 // Default returns a Config holding the defaults; decode a request body into
 // it so that absent fields keep their defaults.
 func Default() Config {
-	return Config{JobExecutionType: Transient, ShardingTotalCount: 1, CPUCount: 1, MemoryMB: 128}
+	return Config{JobExecutionType: Transient, ShardingTotalCount: 1, CPUCount: 1, MemoryMB: 128, Props: map[string]string{}}
 }
 
 // Location returns the job's time zone, or fallback when none is set.
@@ -126,4 +127,14 @@ const MaxShards = 10000
 var reservedJobNames = map[string]bool{
 	"jobs": true, "tasks": true, "events": true, "statistics": true, "logs": true,
 	"register": true, "update": true, "deregister": true, "trigger": true,
+}
+
+// MarshalJSON writes absent props as {} rather than null.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	p := plain(c)
+	if p.Props == nil {
+		p.Props = map[string]string{}
+	}
+	return json.Marshal(p)
 }

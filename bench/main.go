@@ -1,0 +1,266 @@
+// Command bench measures the scheduler end to end: it starts real
+// bin/scheduler processes (own temporary data directories, free loopback
+// ports), drives them through the REST API and reads their /metrics and
+// /proc, then prints the figures next to their targets. It also runs the
+// packages' Go benchmarks. Figures are measurements, never pass/fail
+// assertions: the exit status reflects only whether the harness could run.
+//
+//	go run ./bench                      # every scenario (scripts/bench.sh)
+//	go run ./bench -only producer       # one or more of: register, producer,
+//	                                    # latency, throughput, gobench
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+type options struct {
+	only          map[string]bool
+	binDir        string
+	keep          bool
+	jobs          int
+	workers       int
+	window        time.Duration
+	settle        time.Duration
+	triggers      int
+	gap           time.Duration
+	tputJobs      int
+	tputApps      int
+	tputRate      int
+	tputWindow    time.Duration
+	benchtime     string
+	executorPath  string
+	schedulerArgs []string
+}
+
+var scenarios = []string{"register", "producer", "latency", "throughput", "gobench"}
+
+func main() {
+	var o options
+	only := flag.String("only", "", "comma-separated scenarios to run: "+strings.Join(scenarios, ", ")+" (default: all; producer includes register)")
+	flag.StringVar(&o.binDir, "bin", "bin", "directory holding the scheduler and executor binaries (make build)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary data directories (and scheduler logs)")
+	flag.IntVar(&o.jobs, "jobs", 100_000, "jobs to register (register/producer)")
+	flag.IntVar(&o.workers, "workers", 24, "concurrent registration clients (keep-alive)")
+	flag.DurationVar(&o.window, "window", 75*time.Second, "producer observation window")
+	flag.DurationVar(&o.settle, "settle", 5*time.Second, "pause between registration and the producer window")
+	flag.IntVar(&o.triggers, "triggers", 200, "sequential triggers per latency series")
+	flag.DurationVar(&o.gap, "gap", 50*time.Millisecond, "idle pause between sequential triggers (latency)")
+	flag.IntVar(&o.tputJobs, "tput-jobs", 40, "one-shard jobs in the throughput scenario")
+	flag.IntVar(&o.tputApps, "tput-apps", 4, "apps (so executors) the throughput jobs are spread over")
+	flag.IntVar(&o.tputRate, "tput-rate", 400, "API triggers per second across the throughput jobs (on top of their every-second crons)")
+	flag.DurationVar(&o.tputWindow, "tput-window", 30*time.Second, "throughput measurement window")
+	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
+	flag.Parse()
+	o.only = map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			known := false
+			for _, k := range scenarios {
+				known = known || k == s
+			}
+			if !known {
+				fmt.Fprintf(os.Stderr, "unknown scenario %q (want %s)\n", s, strings.Join(scenarios, ", "))
+				os.Exit(2)
+			}
+			o.only[s] = true
+		}
+	}
+	if len(o.only) == 0 {
+		for _, s := range scenarios {
+			o.only[s] = true
+		}
+	}
+	abs, err := filepath.Abs(o.binDir)
+	if err == nil {
+		o.binDir = abs
+	}
+	o.executorPath = filepath.Join(o.binDir, "executor")
+	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"]
+	if needBin {
+		for _, b := range []string{"scheduler", "executor"} {
+			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
+				fmt.Fprintf(os.Stderr, "%s/%s not found: run make build first\n", o.binDir, b)
+				os.Exit(2)
+			}
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r := &report{}
+	r.machine()
+	start := time.Now()
+	type step struct {
+		name string
+		run  func(context.Context, options, *report) error
+	}
+	var steps []step
+	switch {
+	case o.only["producer"]:
+		steps = append(steps, step{"register+producer", runRegisterProducer})
+	case o.only["register"]:
+		steps = append(steps, step{"register", runRegisterProducer})
+	}
+	if o.only["latency"] {
+		steps = append(steps, step{"latency", runLatency})
+	}
+	if o.only["throughput"] {
+		steps = append(steps, step{"throughput", runThroughput})
+	}
+	if o.only["gobench"] {
+		steps = append(steps, step{"gobench", runGoBench})
+	}
+	failed := false
+	for _, s := range steps {
+		if ctx.Err() != nil {
+			break
+		}
+		t := time.Now()
+		logf("=== %s", s.name)
+		if err := s.run(ctx, o, r); err != nil {
+			failed = true
+			logf("!!! %s: %v", s.name, err)
+			r.note(fmt.Sprintf("%s could not complete: %v", s.name, firstLine(err.Error())))
+		}
+		logf("=== %s done in %s", s.name, time.Since(t).Round(time.Second))
+	}
+	r.print(os.Stdout, time.Since(start))
+	if failed || ctx.Err() != nil {
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// report collects the figures and prints them as one table.
+type report struct {
+	header []string
+	rows   []row
+	notes  []string
+	extra  []string // verbatim blocks (Go benchmark output)
+}
+
+type row struct{ scenario, figure, value, target, verdict string }
+
+func (r *report) machine() {
+	model := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				if i := strings.IndexByte(l, ':'); i >= 0 {
+					model = strings.TrimSpace(l[i+1:])
+				}
+				break
+			}
+		}
+	}
+	r.header = append(r.header,
+		fmt.Sprintf("machine: %d CPUs (%s), %s, %s/%s", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH),
+		"started: "+time.Now().UTC().Format(time.RFC3339))
+}
+
+// add records a figure; verdict is "met", "MISSED" or "" when there is no
+// target (informational).
+func (r *report) add(scenario, figure, value, target string, met *bool) {
+	v := ""
+	if met != nil {
+		v = "met"
+		if !*met {
+			v = "MISSED"
+		}
+	}
+	r.rows = append(r.rows, row{scenario, figure, value, target, v})
+	logf("  %-12s %-52s %s  %s %s", scenario, figure, value, target, v)
+}
+
+func (r *report) note(s string) { r.notes = append(r.notes, s) }
+
+func (r *report) print(w *os.File, took time.Duration) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "ElasticJob-Cloud benchmark figures")
+	for _, h := range r.header {
+		fmt.Fprintln(w, h)
+	}
+	fmt.Fprintf(w, "harness run time: %s\n\n", took.Round(time.Second))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "| scenario\t| figure\t| measured\t| target\t| \t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|---\t|")
+	for _, x := range r.rows {
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t|\n", x.scenario, x.figure, x.value, x.target, x.verdict)
+	}
+	tw.Flush()
+	for _, e := range r.extra {
+		fmt.Fprintln(w)
+		fmt.Fprint(w, e)
+	}
+	if len(r.notes) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for _, n := range r.notes {
+			fmt.Fprintln(w, "- "+n)
+		}
+	}
+}
+
+func le(v, target float64) *bool { b := !math.IsNaN(v) && v <= target; return &b }
+func ge(v, target float64) *bool { b := !math.IsNaN(v) && v >= target; return &b }
+
+func ms(sec float64) string {
+	if math.IsNaN(sec) {
+		return "n/a"
+	}
+	if math.IsInf(sec, 1) {
+		return "+Inf"
+	}
+	v := sec * 1000
+	switch {
+	case v < 1:
+		return fmt.Sprintf("%.3f ms", v)
+	case v < 100:
+		return fmt.Sprintf("%.2f ms", v)
+	default:
+		return fmt.Sprintf("%.0f ms", v)
+	}
+}
+
+func mb(b float64) string { return fmt.Sprintf("%.1f MB", b/(1<<20)) }
+
+// tempDir makes a data directory for one scheduler; removed at the end
+// unless -keep.
+func tempDir(o options, name string) (string, func(), error) {
+	d, err := os.MkdirTemp("", "ejbench-"+name+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	if p, err := filepath.EvalSymlinks(d); err == nil {
+		d = p
+	}
+	return d, func() {
+		killOwnExecutors(o.executorPath, d)
+		if o.keep {
+			logf("kept %s", d)
+			return
+		}
+		_ = os.RemoveAll(d)
+	}, nil
+}

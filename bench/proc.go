@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clkTck is USER_HZ, the unit of utime/stime in /proc/PID/stat. It is 100
+// on every Linux architecture Go supports; getconf confirms it when present.
+var clkTck = func() float64 {
+	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && v > 0 {
+			return float64(v)
+		}
+	}
+	return 100
+}()
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// schedProc is one scheduler process started by the harness.
+type schedProc struct {
+	cmd     *exec.Cmd
+	dataDir string
+	port    int
+	logPath string
+	started time.Time
+	exited  chan struct{}
+	api     *client
+}
+
+// startScheduler starts bin/scheduler on a fresh free port with its own
+// data directory (created by the caller) and the extra flags.
+func startScheduler(binDir, dataDir string, extra ...string) (*schedProc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dataDir, fmt.Sprintf("scheduler-%d.log", time.Now().UnixNano()))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--data-dir", dataDir, "--http-port", strconv.Itoa(port), "--log-level", "warn"}, extra...)
+	cmd := exec.Command(filepath.Join(binDir, "scheduler"), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &schedProc{cmd: cmd, dataDir: dataDir, port: port, logPath: logPath, exited: make(chan struct{})}
+	p.api = newClient(fmt.Sprintf("http://127.0.0.1:%d", port), 64)
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	go func() { _ = cmd.Wait(); logf.Close(); close(p.exited) }()
+	return p, nil
+}
+
+func (p *schedProc) pid() int { return p.cmd.Process.Pid }
+
+// waitHealthy polls /healthz every 5 ms and returns the time since start.
+func (p *schedProc) waitHealthy(timeout time.Duration) (time.Duration, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.exited:
+			return 0, fmt.Errorf("scheduler exited during startup; log tail:\n%s", tail(p.logPath, 2000))
+		default:
+		}
+		if p.api.healthy() {
+			return time.Since(p.started), nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("scheduler not healthy after %v; log tail:\n%s", timeout, tail(p.logPath, 2000))
+}
+
+// stop sends SIGTERM to the scheduler and waits (SIGKILL to its process
+// group after 20 s). Executors it started are children of its embedded
+// agent; any that survive are ended by killOwnExecutors.
+func (p *schedProc) stop() {
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		<-p.exited
+	}
+	p.api.close()
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// procStat is a process's CPU time and memory from /proc.
+type procStat struct {
+	cpu   float64 // utime+stime in seconds
+	rss   int64   // VmRSS bytes
+	hwm   int64   // VmHWM bytes
+	taken time.Time
+}
+
+func readProc(pid int) (procStat, error) {
+	st := procStat{taken: time.Now()}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return st, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return st, fmt.Errorf("bad /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return st, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	stt, _ := strconv.ParseFloat(f[12], 64)
+	st.cpu = (ut + stt) / clkTck
+	st.rss, st.hwm, err = readMem(pid)
+	return st, err
+}
+
+// readMem returns VmRSS and VmHWM in bytes.
+func readMem(pid int) (rss, hwm int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, k := range []struct {
+			prefix string
+			dst    *int64
+		}{{"VmRSS:", &rss}, {"VmHWM:", &hwm}} {
+			if strings.HasPrefix(line, k.prefix) {
+				fs := strings.Fields(line[len(k.prefix):])
+				if len(fs) > 0 {
+					v, _ := strconv.ParseInt(fs[0], 10, 64)
+					*k.dst = v * 1024
+				}
+			}
+		}
+	}
+	return rss, hwm, sc.Err()
+}
+
+// ownExecutors lists the pids of executor processes started for a data
+// directory: their binary is binDir/executor and their working directory
+// or environment lies under dataDir (so executors of other schedulers on
+// this machine are never counted or touched).
+func ownExecutors(executorPath, dataDir string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || strings.TrimSuffix(exe, " (deleted)") != executorPath {
+			continue
+		}
+		if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && strings.HasPrefix(cwd, dataDir) {
+			pids = append(pids, pid)
+			continue
+		}
+		if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && strings.Contains(string(env), dataDir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// killOwnExecutors ends executors of dataDir left behind (by pid).
+func killOwnExecutors(executorPath, dataDir string) int {
+	pids := ownExecutors(executorPath, dataDir)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return len(pids)
+}
+
+// waitNoExecutors waits until no executor of dataDir runs.
+func waitNoExecutors(ctx context.Context, executorPath, dataDir string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if len(ownExecutors(executorPath, dataDir)) == 0 {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}

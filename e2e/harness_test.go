@@ -1,0 +1,492 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Timeouts: generous deadlines for polling real processes on a busy
+// 2-core machine; nothing asserts on how long anything took.
+const (
+	waitLong  = 60 * time.Second
+	pollEvery = 50 * time.Millisecond
+	stopGrace = 20 * time.Second
+)
+
+// eventually polls cond until it holds, failing the test with what was
+// awaited if it does not within timeout.
+func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			for i, a := range args {
+				if f, ok := a.(func() any); ok { // evaluated late: the state at the deadline
+					args[i] = f()
+				}
+			}
+			t.Fatalf("timed out after %v waiting for: %s", timeout, fmt.Sprintf(what, args...))
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// scheduler is one scheduler process.
+type scheduler struct {
+	t       testing.TB
+	base    string // http://127.0.0.1:PORT
+	dataDir string
+	logPath string
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has been waited for
+	auth    func(*http.Request)
+}
+
+type schedOpts struct {
+	dataDir string   // default: a fresh t.TempDir()
+	dir     string   // working directory of the process (default: inherited)
+	extra   []string // more flags
+}
+
+// startScheduler starts a scheduler, waits for /healthz and stops it at
+// cleanup (SIGTERM, then SIGKILL after stopGrace). Its log is printed if
+// the test failed.
+func startScheduler(t testing.TB, o schedOpts) *scheduler {
+	t.Helper()
+	if o.dataDir == "" {
+		o.dataDir = filepath.Join(t.TempDir(), "data")
+	}
+	port := freePort(t)
+	s := &scheduler{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: o.dataDir,
+		logPath: filepath.Join(t.TempDir(), "scheduler.log"), exited: make(chan struct{})}
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--data-dir", o.dataDir, "--http-port", strconv.Itoa(port),
+		"--embedded-cpus", "2", "--embedded-mem-mb", "4096"}, o.extra...)
+	s.cmd = exec.Command(schedulerBin, args...)
+	s.cmd.Dir = o.dir
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatal(err)
+	}
+	go func() {
+		_ = s.cmd.Wait()
+		logf.Close()
+		close(s.exited)
+	}()
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("scheduler log (%s):\n%s", s.logPath, tail(s.log(), 200))
+		}
+	})
+	eventually(t, waitLong, func() bool {
+		select {
+		case <-s.exited:
+			t.Fatalf("scheduler exited during start-up: %v\n%s", s.cmd.ProcessState, s.log())
+		default:
+		}
+		return s.healthy()
+	}, "scheduler %s to answer /healthz", s.base)
+	return s
+}
+
+func (s *scheduler) healthy() bool {
+	resp, err := http.Get(s.base + "/healthz")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// stop ends the process with SIGTERM, SIGKILL after stopGrace. Idempotent.
+func (s *scheduler) stop() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(stopGrace):
+		s.t.Errorf("scheduler did not stop within %v of SIGTERM; killing it", stopGrace)
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+// kill9 kills the scheduler with SIGKILL and waits for it, then kills
+// whatever of its children survived it (its executors die with it by
+// PDEATHSIG, this is only a safety net against leaks).
+func (s *scheduler) kill9() {
+	children := childrenOf(s.cmd.Process.Pid)
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	s.t.Cleanup(func() {
+		for _, pid := range children {
+			if alive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
+func (s *scheduler) log() string {
+	b, _ := os.ReadFile(s.logPath)
+	return string(b)
+}
+
+func tail(s string, lines int) string {
+	all := strings.Split(s, "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// do sends a request; body is raw for string and []byte, else JSON.
+func (s *scheduler) do(method, path string, body any) (int, []byte) {
+	s.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, s.base+path, rd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if s.auth != nil {
+		s.auth(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	return resp.StatusCode, out
+}
+
+// must sends a request and fails the test unless it answers 2xx.
+func (s *scheduler) must(method, path string, body any) []byte {
+	s.t.Helper()
+	code, out := s.do(method, path, body)
+	if code/100 != 2 {
+		s.t.Fatalf("%s %s: %d %s", method, path, code, out)
+	}
+	return out
+}
+
+func (s *scheduler) getJSON(path string, v any) {
+	s.t.Helper()
+	if err := json.Unmarshal(s.must(http.MethodGet, path, nil), v); err != nil {
+		s.t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+// App and job bodies (the API's field names).
+type appConfig struct {
+	AppName                 string  `json:"appName"`
+	AppURL                  string  `json:"appURL"`
+	BootstrapScript         string  `json:"bootstrapScript"`
+	CPUCount                float64 `json:"cpuCount"`
+	MemoryMB                float64 `json:"memoryMB"`
+	AppCacheEnable          bool    `json:"appCacheEnable"`
+	EventTraceSamplingCount int     `json:"eventTraceSamplingCount"`
+}
+
+type jobConfig struct {
+	JobName                string            `json:"jobName"`
+	AppName                string            `json:"appName"`
+	JobExecutionType       string            `json:"jobExecutionType"`
+	Cron                   string            `json:"cron,omitempty"`
+	ShardingTotalCount     int               `json:"shardingTotalCount"`
+	ShardingItemParameters string            `json:"shardingItemParameters,omitempty"`
+	JobParameter           string            `json:"jobParameter,omitempty"`
+	CPUCount               float64           `json:"cpuCount"`
+	MemoryMB               float64           `json:"memoryMB"`
+	Failover               bool              `json:"failover"`
+	Misfire                bool              `json:"misfire"`
+	Props                  map[string]string `json:"props,omitempty"`
+}
+
+func (s *scheduler) publishApp(name, url, bootstrap string, cache bool) {
+	s.t.Helper()
+	s.must(http.MethodPost, "/api/app", appConfig{AppName: name, AppURL: url, BootstrapScript: bootstrap,
+		CPUCount: 0.1, MemoryMB: 64, AppCacheEnable: cache})
+}
+
+// recorderJob is a TRANSIENT job of the recorder app writing into out.
+func recorderJob(name, appName, out string, shards int) jobConfig {
+	return jobConfig{JobName: name, AppName: appName, JobExecutionType: "TRANSIENT", ShardingTotalCount: shards,
+		JobParameter: out, CPUCount: 0.1, MemoryMB: 32}
+}
+
+func (s *scheduler) registerJob(j jobConfig) {
+	s.t.Helper()
+	s.must(http.MethodPost, "/api/job/register", j)
+}
+
+func (s *scheduler) trigger(job string) {
+	s.t.Helper()
+	s.must(http.MethodPost, "/api/job/trigger", job)
+}
+
+type runningTask struct {
+	JobName      string `json:"jobName"`
+	ShardingItem int    `json:"shardingItem"`
+	TaskID       string `json:"taskId"`
+	State        string `json:"state"`
+}
+
+type readyEntry struct {
+	JobName string `json:"jobName"`
+	Times   int    `json:"times"`
+}
+
+type failoverEntry struct {
+	JobName      string `json:"jobName"`
+	ShardingItem int    `json:"shardingItem"`
+	TaskID       string `json:"taskId"`
+}
+
+func (s *scheduler) running(job string) []runningTask {
+	var all, out []runningTask
+	s.getJSON("/api/job/tasks/running", &all)
+	for _, r := range all {
+		if r.JobName == job {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *scheduler) ready(job string) int {
+	var all []readyEntry
+	s.getJSON("/api/job/tasks/ready", &all)
+	n := 0
+	for _, r := range all {
+		if r.JobName == job {
+			n += r.Times
+		}
+	}
+	return n
+}
+
+func (s *scheduler) failover(job string) []failoverEntry {
+	var all, out []failoverEntry
+	s.getJSON("/api/job/tasks/failover", &all)
+	for _, f := range all {
+		if f.JobName == job {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// idle reports whether the job has nothing running, ready or failing over.
+func (s *scheduler) idle(job string) bool {
+	return len(s.running(job)) == 0 && s.ready(job) == 0 && len(s.failover(job)) == 0
+}
+
+// failedTasks returns the scheduler log's "task failed" lines of a job.
+func (s *scheduler) failedTasks(job string) []string {
+	var out []string
+	for _, line := range strings.Split(s.log(), "\n") {
+		if strings.Contains(line, `msg="task failed"`) && strings.Contains(line, " task="+job+"@-@") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// jobRun is one run of a recorder script, as it wrote it.
+type jobRun struct {
+	Item   int
+	TaskID string
+	Source string
+	Param  string
+}
+
+// runsIn reads every OUT/*.log line the recorder scripts wrote.
+func runsIn(t testing.TB, out string) []jobRun {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "*.log"))
+	sort.Strings(files)
+	var runs []jobRun
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			fields := strings.SplitN(sc.Text(), " ", 4)
+			if len(fields) < 3 {
+				t.Fatalf("%s: malformed line %q", f, sc.Text())
+			}
+			item, err := strconv.Atoi(fields[0])
+			if err != nil {
+				t.Fatalf("%s: malformed line %q", f, sc.Text())
+			}
+			r := jobRun{Item: item, TaskID: fields[1], Source: fields[2]}
+			if len(fields) == 4 {
+				r.Param = fields[3]
+			}
+			runs = append(runs, r)
+		}
+	}
+	return runs
+}
+
+func countRuns(t testing.TB, out string) int { return len(runsIn(t, out)) }
+
+// perItem counts runs by sharding item.
+func perItem(runs []jobRun) map[int]int {
+	m := map[int]int{}
+	for _, r := range runs {
+		m[r.Item]++
+	}
+	return m
+}
+
+// uniqueTaskIDs fails if a task id appears twice (a task ran twice).
+func uniqueTaskIDs(t testing.TB, runs []jobRun) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if seen[r.TaskID] {
+			t.Errorf("task %s ran more than once", r.TaskID)
+		}
+		seen[r.TaskID] = true
+	}
+}
+
+// runAndWait triggers a job and waits until its output holds want runs and
+// the job is idle again.
+func (s *scheduler) runAndWait(job, out string, want int) []jobRun {
+	s.t.Helper()
+	s.trigger(job)
+	eventually(s.t, waitLong, func() bool { return countRuns(s.t, out) >= want && s.idle(job) },
+		"job %s to have run %d times and be idle (runs at the deadline: %v, running %v, ready %v, failover %v)",
+		job, want, func() any { return runsIn(s.t, out) }, func() any { return s.running(job) },
+		func() any { return s.ready(job) }, func() any { return s.failover(job) })
+	return runsIn(s.t, out)
+}
+
+// outDir is a per-test directory the job scripts write into.
+func outDir(t testing.TB) string {
+	t.Helper()
+	d := filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// state is the field after "(comm)"; a zombie has exited.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// childrenOf lists the descendants of pid.
+func childrenOf(pid int) []int {
+	parent := map[int]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 {
+			pp, _ := strconv.Atoi(f[1])
+			parent[p] = pp
+		}
+	}
+	var out []int
+	frontier := []int{pid}
+	for len(frontier) > 0 {
+		cur := frontier[0]
+		frontier = frontier[1:]
+		for p, pp := range parent {
+			if pp == cur && !slices.Contains(out, p) {
+				out = append(out, p)
+				frontier = append(frontier, p)
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

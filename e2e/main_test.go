@@ -1,0 +1,297 @@
+package e2e
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Built once by TestMain.
+var (
+	schedulerBin string // DIR/scheduler, with DIR/executor beside it
+	fixtureDir   string // apps served as file:// URLs; hostile archives aim here
+	appServer    *httptest.Server
+	served       = &appHandler{files: map[string][]byte{}, stats: map[string]*fetchStats{}}
+)
+
+// Fixture app files (file:// URLs are "file://" + fixture(name)).
+const (
+	demoApp       = "demo-app.tar.gz"     // examples/demo-app, as the README publishes it
+	recorderTGZ   = "recorder.tar.gz"     // bin/*.sh below
+	recorderZIP   = "recorder.zip"        // the same scripts zipped
+	singleScript  = "single/record.sh"    // a single non-archive file
+	escapeShallow = "escape-shallow.tgz"  // entry ../escape-e2e
+	escapeDeep    = "escape-deep.tgz"     // entry ../../…/FIXTURES/escaped-deep.txt
+	symlinkEscape = "symlink-escape.tgz"  // link -> /, then link/FIXTURES/via-symlink.txt
+	escapeName    = "escape-e2e"          // the shallow target's base name
+	deepTarget    = "escaped-deep.txt"    // written into fixtureDir if extraction escaped
+	symlinkTarget = "via-symlink.txt"     // idem, through the symlink
+	servedPath    = "/recorder.tar.gz"    // recorderTGZ over http (per-test copies: /NAME/recorder.tar.gz)
+	unreachableURL = "http://127.0.0.1:1/app.tgz"
+)
+
+// The recorder scripts. OUT (where they write) is the job parameter. Each
+// run appends "item taskId executionSource shardingParameter" to
+// OUT/item.log and the JSON last argument to OUT/item.ctx.
+const recordPrologue = `OUT="$ELASTICJOB_JOB_PARAMETER"
+for last; do :; done
+printf '%s %s %s %s\n' "$ELASTICJOB_SHARDING_ITEM" "$ELASTICJOB_TASK_ID" "$ELASTICJOB_EXECUTION_SOURCE" "$ELASTICJOB_SHARDING_PARAMETER" >> "$OUT/$ELASTICJOB_SHARDING_ITEM.log"
+printf '%s\n' "$last" >> "$OUT/$ELASTICJOB_SHARDING_ITEM.ctx"
+`
+
+var recorderScripts = map[string]string{
+	// record.sh: record the run and succeed.
+	"bin/record.sh": "#!/bin/sh\n" + recordPrologue + "echo \"recorded shard $ELASTICJOB_SHARDING_ITEM\"\n",
+	// flaky.sh: shard 0 fails on its first attempt (marker file), then succeeds.
+	"bin/flaky.sh": "#!/bin/sh\n" + recordPrologue + `if [ "$ELASTICJOB_SHARDING_ITEM" = 0 ] && [ ! -e "$OUT/0.marker" ]; then
+  : > "$OUT/0.marker"
+  echo "first attempt fails on purpose" >&2
+  exit 3
+fi
+`,
+	// sleep.sh: record, write the pid, then become a long sleep.
+	"bin/sleep.sh": "#!/bin/sh\n" + recordPrologue + `echo $$ > "$OUT/$ELASTICJOB_SHARDING_ITEM.pid"
+exec sleep 300
+`,
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "elasticjob-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if err := setup(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		return 1
+	}
+	appServer = httptest.NewServer(served)
+	defer appServer.Close()
+	return m.Run()
+}
+
+func setup(tmp string) error {
+	binDir := filepath.Join(tmp, "bin")
+	for _, name := range []string{"scheduler", "executor"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
+		cmd.Dir = ".." // the module root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", name, err, out)
+		}
+	}
+	schedulerBin = filepath.Join(binDir, "scheduler")
+	fixtureDir = filepath.Join(tmp, "fixtures")
+
+	demo, err := tarDir("../examples/demo-app")
+	if err != nil {
+		return err
+	}
+	recorder := map[string]string{}
+	for k, v := range recorderScripts {
+		recorder[k] = v
+	}
+	deepName := strings.Repeat("../", 40) + strings.TrimPrefix(filepath.Join(fixtureDir, deepTarget), "/")
+	files := map[string][]byte{
+		demoApp:      demo,
+		recorderTGZ:  mustTarGz(entriesOf(recorder)...),
+		recorderZIP:  mustZip(recorder),
+		singleScript: []byte(recorderScripts["bin/record.sh"]),
+		escapeShallow: mustTarGz(append(entriesOf(recorder),
+			entry{name: "../" + escapeName, body: "escaped\n"})...),
+		escapeDeep: mustTarGz(append(entriesOf(recorder),
+			entry{name: deepName, body: "escaped\n"})...),
+		symlinkEscape: mustTarGz(append(entriesOf(recorder),
+			entry{name: "link", link: "/"},
+			entry{name: "link" + filepath.Join(fixtureDir, symlinkTarget), body: "escaped\n"})...),
+	}
+	for name, data := range files {
+		p := filepath.Join(fixtureDir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+	served.put(servedPath, files[recorderTGZ])
+	return nil
+}
+
+// fixture is the path of a fixture app; fileURL its file:// URL.
+func fixture(name string) string { return filepath.Join(fixtureDir, name) }
+func fileURL(name string) string { return "file://" + fixture(name) }
+
+type entry struct {
+	name, body, link string
+}
+
+func entriesOf(files map[string]string) []entry {
+	out := []entry{{name: "bin/"}}
+	for _, k := range sortedKeys(files) {
+		out = append(out, entry{name: k, body: files[k]})
+	}
+	return out
+}
+
+// mustTarGz writes the entries as a tar.gz: names ending in / are
+// directories, entries with link are symlinks, the rest executable files.
+func mustTarGz(entries ...entry) []byte {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	mtime := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, e := range entries {
+		h := &tar.Header{Name: e.name, ModTime: mtime, Format: tar.FormatPAX}
+		switch {
+		case strings.HasSuffix(e.name, "/"):
+			h.Typeflag, h.Mode = tar.TypeDir, 0o755
+		case e.link != "":
+			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, e.link, 0o777
+		default:
+			h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o755, int64(len(e.body))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			panic(err)
+		}
+		if _, err := tw.Write([]byte(e.body)); err != nil {
+			panic(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		panic(err)
+	}
+	if err := gz.Close(); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+func mustZip(files map[string]string) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, k := range sortedKeys(files) {
+		h := &zip.FileHeader{Name: k, Method: zip.Deflate}
+		h.SetMode(0o755)
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			panic(err)
+		}
+		if _, err := w.Write([]byte(files[k])); err != nil {
+			panic(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// tarDir packs a directory's regular files (keeping their modes) as the
+// examples Makefile does with tar -czf.
+func tarDir(dir string) ([]byte, error) {
+	var entries []entry
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			entries = append(entries, entry{name: filepath.ToSlash(rel) + "/"})
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		entries = append(entries, entry{name: filepath.ToSlash(rel), body: string(b)})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: %w", dir, err)
+	}
+	return mustTarGz(entries...), nil
+}
+
+// appHandler serves fixture apps over http with an ETag and Last-Modified
+// (so caches can revalidate) and counts what it was asked per path.
+type appHandler struct {
+	mu    sync.Mutex
+	files map[string][]byte
+	stats map[string]*fetchStats
+}
+
+type fetchStats struct {
+	Requests    int // all GETs
+	Conditional int // with If-None-Match or If-Modified-Since
+	Full        int // answered 200 with the body
+	NotModified int // answered 304
+}
+
+func (h *appHandler) put(path string, data []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.files[path] = data
+	h.stats[path] = &fetchStats{}
+}
+
+func (h *appHandler) statsOf(path string) fetchStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.stats[path]; s != nil {
+		return *s
+	}
+	return fetchStats{}
+}
+
+func (h *appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	data, ok := h.files[r.URL.Path]
+	h.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	sum := sha256.Sum256(data)
+	w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+	w.Header().Set("Content-Type", "application/gzip")
+	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+	http.ServeContent(rec, r, "app.tar.gz", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), bytes.NewReader(data))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.stats[r.URL.Path]
+	s.Requests++
+	if r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "" {
+		s.Conditional++
+	}
+	switch rec.code {
+	case http.StatusOK:
+		s.Full++
+	case http.StatusNotModified:
+		s.NotModified++
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.code = code
+	s.ResponseWriter.WriteHeader(code)
+}
