@@ -36,7 +36,7 @@ func (s *scheduler) goodJobStillRuns() {
 	s.registerJob(recorderJob("good_job", "good_app", out, 2))
 	runs := s.runAndWait("good_job", out, 2)
 	if got := perItem(runs); got[0] != 1 || got[1] != 1 {
-		t.Errorf("good job runs per item = %v, want 1 each", got)
+		s.t.Errorf("good job runs per item = %v, want 1 each", got)
 	}
 }
 

@@ -35,16 +35,17 @@ func eventually(t testing.TB, timeout time.Duration, cond func() bool, what stri
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			for i, a := range args {
-				if f, ok := a.(func() any); ok { // evaluated late: the state at the deadline
-					args[i] = f()
-				}
-			}
 			t.Fatalf("timed out after %v waiting for: %s", timeout, fmt.Sprintf(what, args...))
 		}
 		time.Sleep(pollEvery)
 	}
 }
+
+// late is a message argument evaluated when the message is formatted: the
+// state at the deadline.
+type late func() any
+
+func (l late) String() string { return fmt.Sprint(l()) }
 
 func freePort(t testing.TB) int {
 	t.Helper()
@@ -415,8 +416,8 @@ func (s *scheduler) runAndWait(job, out string, want int) []jobRun {
 	s.trigger(job)
 	eventually(s.t, waitLong, func() bool { return countRuns(s.t, out) >= want && s.idle(job) },
 		"job %s to have run %d times and be idle (runs at the deadline: %v, running %v, ready %v, failover %v)",
-		job, want, func() any { return runsIn(s.t, out) }, func() any { return s.running(job) },
-		func() any { return s.ready(job) }, func() any { return s.failover(job) })
+		job, want, late(func() any { return runsIn(s.t, out) }), late(func() any { return s.running(job) }),
+		late(func() any { return s.ready(job) }), late(func() any { return s.failover(job) }))
 	return runsIn(s.t, out)
 }
 

@@ -29,17 +29,17 @@ var (
 
 // Fixture app files (file:// URLs are "file://" + fixture(name)).
 const (
-	demoApp       = "demo-app.tar.gz"     // examples/demo-app, as the README publishes it
-	recorderTGZ   = "recorder.tar.gz"     // bin/*.sh below
-	recorderZIP   = "recorder.zip"        // the same scripts zipped
-	singleScript  = "single/record.sh"    // a single non-archive file
-	escapeShallow = "escape-shallow.tgz"  // entry ../escape-e2e
-	escapeDeep    = "escape-deep.tgz"     // entry ../../…/FIXTURES/escaped-deep.txt
-	symlinkEscape = "symlink-escape.tgz"  // link -> /, then link/FIXTURES/via-symlink.txt
-	escapeName    = "escape-e2e"          // the shallow target's base name
-	deepTarget    = "escaped-deep.txt"    // written into fixtureDir if extraction escaped
-	symlinkTarget = "via-symlink.txt"     // idem, through the symlink
-	servedPath    = "/recorder.tar.gz"    // recorderTGZ over http (per-test copies: /NAME/recorder.tar.gz)
+	demoApp        = "demo-app.tar.gz"    // examples/demo-app, as the README publishes it
+	recorderTGZ    = "recorder.tar.gz"    // bin/*.sh below
+	recorderZIP    = "recorder.zip"       // the same scripts zipped
+	singleScript   = "single/record.sh"   // a single non-archive file
+	escapeShallow  = "escape-shallow.tgz" // entry ../escape-e2e
+	escapeDeep     = "escape-deep.tgz"    // entry ../../…/FIXTURES/escaped-deep.txt
+	symlinkEscape  = "symlink-escape.tgz" // link -> /, then link/FIXTURES/via-symlink.txt
+	escapeName     = "escape-e2e"         // the shallow target's base name
+	deepTarget     = "escaped-deep.txt"   // written into fixtureDir if extraction escaped
+	symlinkTarget  = "via-symlink.txt"    // idem, through the symlink
+	servedPath     = "/recorder.tar.gz"   // recorderTGZ over http (per-test copies: /NAME/recorder.tar.gz)
 	unreachableURL = "http://127.0.0.1:1/app.tgz"
 )
 

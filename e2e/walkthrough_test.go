@@ -57,7 +57,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 	// The trigger and at least one cron fire: two executions, six tasks.
 	eventually(t, waitLong, func() bool { return len(taskOutputs(t, s.dataDir)) >= 6 },
-		"two executions of my_job (tasks seen at the deadline: %v)", func() any { return keysOf(taskOutputs(t, s.dataDir)) })
+		"two executions of my_job (tasks seen at the deadline: %v)", late(func() any { return keysOf(taskOutputs(t, s.dataDir)) }))
 	ids := strings.Split(s.settled("my_job", func() string { return keysOf(taskOutputs(t, s.dataDir)) }), ",")
 	params := map[int]string{0: "Beijing", 1: "Shanghai", 2: "Guangzhou"}
 	perShard := map[int]int{}
@@ -173,4 +173,3 @@ func TestHTTPAppCache(t *testing.T) {
 		uniqueTaskIDs(t, runsIn(t, out))
 	}
 }
-

@@ -1,0 +1,130 @@
+package jobs
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestTaskIDRoundTrip(t *testing.T) {
+	id := NewTaskID("my_job", 2, KindFailover, "agent-S0")
+	s := id.String()
+	if !strings.HasPrefix(s, "my_job@-@2@-@FAILOVER@-@agent-S0@-@") {
+		t.Fatalf("task id %q", s)
+	}
+	back, err := ParseTaskID(s)
+	if err != nil || back != id {
+		t.Fatalf("ParseTaskID(%q) = %+v, %v", s, back, err)
+	}
+	if id.MetaKey() != "my_job@-@2" {
+		t.Fatalf("meta key %q", id.MetaKey())
+	}
+	if NewTaskID("j", 0, KindReady, "a").UUID == NewTaskID("j", 0, KindReady, "a").UUID {
+		t.Fatal("uuid reused")
+	}
+	for _, bad := range []string{"", "a@-@b", "j@-@x@-@READY@-@a@-@u", "j@-@-1@-@READY@-@a@-@u", "j@-@0@-@NOPE@-@a@-@u", "j@-@0@-@READY@-@a@-@u@-@extra"} {
+		if _, err := ParseTaskID(bad); err == nil {
+			t.Errorf("ParseTaskID(%q) accepted", bad)
+		}
+	}
+}
+
+func TestExecutorAndMetaKeys(t *testing.T) {
+	if got := ExecutorID("app", "S0"); got != "app@-@S0" {
+		t.Fatal(got)
+	}
+	a, ag, err := ParseExecutorID("app@-@S0")
+	if err != nil || a != "app" || ag != "S0" {
+		t.Fatalf("%s %s %v", a, ag, err)
+	}
+	if _, _, err := ParseExecutorID("noseparator"); err == nil {
+		t.Fatal("bad executor id accepted")
+	}
+	j, item, err := ParseMetaKey("job@-@7")
+	if err != nil || j != "job" || item != 7 {
+		t.Fatalf("%s %d %v", j, item, err)
+	}
+}
+
+func TestShardingItemParameters(t *testing.T) {
+	got, err := ParseShardingItemParameters(" 0=Beijing, 1=Shang=hai ,2= ", 3)
+	if err != nil || got[0] != "Beijing" || got[1] != "Shang=hai" || got[2] != "" || len(got) != 3 {
+		t.Fatalf("%v %v", got, err)
+	}
+	if m, err := ParseShardingItemParameters("", 1); err != nil || len(m) != 0 {
+		t.Fatalf("empty: %v %v", m, err)
+	}
+	for in, want := range map[string]string{
+		"0":       "must look like 0=value",
+		"x=a":     "not a number",
+		"3=a":     "must be in [0, 3)",
+		"-1=a":    "must be in [0, 3)",
+		"0=a,0=b": "appears twice",
+	} {
+		if _, err := ParseShardingItemParameters(in, 3); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+func validJob() Config {
+	c := Default()
+	c.JobName, c.AppName, c.Cron = "j", "a", "0/5 * * * * ?"
+	return c
+}
+
+func TestConfigValidation(t *testing.T) {
+	if err := validJob().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]func(*Config){
+		"jobName is required":         func(c *Config) { c.JobName = "" },
+		"reserved":                    func(c *Config) { c.JobName = "jobs" },
+		"appName":                     func(c *Config) { c.AppName = "a/b" },
+		"jobExecutionType":            func(c *Config) { c.JobExecutionType = "SOMETIMES" },
+		"seconds":                     func(c *Config) { c.Cron = "61 * * * * ?" },
+		"cron is required for DAEMON": func(c *Config) { c.JobExecutionType = Daemon; c.Cron = "" },
+		"timeZone":                    func(c *Config) { c.TimeZone = "Mars/Olympus" },
+		"shardingTotalCount":          func(c *Config) { c.ShardingTotalCount = 0 },
+		"at most":                     func(c *Config) { c.ShardingTotalCount = MaxShards + 1 },
+		"shardingItemParameters item": func(c *Config) { c.ShardingItemParameters = "5=x" },
+		"cpuCount must be at least":   func(c *Config) { c.CPUCount = 0.0001 },
+		"memoryMB must be at least":   func(c *Config) { c.MemoryMB = 0 },
+	}
+	for want, mod := range cases {
+		c := validJob()
+		mod(&c)
+		err := c.Validate()
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v", want, err)
+		}
+	}
+	c := validJob()
+	c.Cron = ""
+	if err := c.Validate(); err != nil {
+		t.Errorf("a TRANSIENT job without cron (trigger only) must be valid: %v", err)
+	}
+	c.Cron = "0/5 * * * * * ?"
+	if err := c.Validate(); err != nil {
+		t.Errorf("the quick start's cron: %v", err)
+	}
+}
+
+func TestTaskDataRoundTripAndChecks(t *testing.T) {
+	d := TaskData{Version: TaskDataVersion, ShardingContext: ShardingContext{JobName: "j", ShardingItem: 1}, Job: validJob()}
+	d.App.AppName = "a"
+	back, err := UnmarshalTaskData(d.Marshal())
+	if err != nil || back.ShardingContext.ShardingItem != 1 || back.App.AppName != "a" {
+		t.Fatalf("%+v %v", back, err)
+	}
+	for _, bad := range []string{"{", `{"version":2}`, `{"version":1}`} {
+		if _, err := UnmarshalTaskData([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+	b, _ := json.Marshal(Config{JobName: "j"})
+	if !strings.Contains(string(b), `"props":{}`) {
+		t.Errorf("nil props encoded as %s", b)
+	}
+}
