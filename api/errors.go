@@ -41,6 +41,7 @@ var statusOf = []struct {
 	{registry.ErrJobExists, http.StatusConflict},
 	{ErrConflict, http.StatusConflict},
 	{registry.ErrConflict, http.StatusConflict},
+	{registry.ErrQueueFull, http.StatusConflict},
 	{store.ErrConflict, http.StatusConflict},
 	{ErrTooMany, http.StatusTooManyRequests},
 	{ErrUnauthorized, http.StatusUnauthorized},

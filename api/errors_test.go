@@ -39,7 +39,9 @@ func TestErrors(t *testing.T) {
 		{"malformed app update names the position", "PUT", "/api/app", `{"appName":"app",]`, 400, []string{"malformed JSON", "at byte"}},
 		{"empty trigger body", "POST", "/api/job/trigger", ``, 400, []string{"jobName"}},
 		{"empty deregister body", "DELETE", "/api/job/deregister", ``, 400, []string{"jobName"}},
-		{"trigger object without jobName", "POST", "/api/job/trigger", `{"name":"exists"}`, 400, []string{`"jobName"`}},
+		{"trigger object without jobName", "POST", "/api/job/trigger", `{"name":"exists"}`, 400, []string{`unknown field "name"`}},
+		{"trigger object with empty jobName", "POST", "/api/job/trigger", `{"jobName":""}`, 400, []string{`"jobName"`}},
+		{"trigger bad idempotency key", "POST", "/api/job/trigger", `{"jobName":"exists","idempotencyKey":"a b"}`, 400, []string{"idempotencyKey"}},
 		{"trigger malformed JSON string", "POST", "/api/job/trigger", `"exists`, 400, []string{"malformed JSON"}},
 		// Validation.
 		{"bad cron names the field", "POST", "/api/job/register", `{"jobName":"x","appName":"app","cron":"0/5 * * *"}`, 400, []string{"cron", "6 or 7 fields"}},

@@ -1,13 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/gin-gonic/gin"
 )
 
@@ -120,47 +123,107 @@ func (s *Server) deregisterPath(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
+// triggerRequest is the JSON form of a trigger.
+type triggerRequest struct {
+	JobName        string  `json:"jobName"`
+	JobParameter   *string `json:"jobParameter"`
+	IdempotencyKey string  `json:"idempotencyKey"`
+}
+
 // trigger queues one execution of a transient job. The body is the job
-// name (plain text or a JSON string) or a JSON object {"jobName": …}.
+// name (plain text or a JSON string, the original's form: 204), or a JSON
+// object {"jobName", "jobParameter", "idempotencyKey"}: the parameter
+// overrides the job's jobParameter for that execution, and a key seen in
+// the last 24 h queues nothing, so a retried call never runs twice (200
+// with {"queued", "duplicate"}).
 func (s *Server) trigger(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	name, err := nameBody(body, "jobName")
+	req, object, err := parseTrigger(body)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
+	cfg, err := s.triggerable(c, req.JobName)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	now := s.clock.Now()
+	duplicate := false
+	if req.JobParameter != nil || req.IdempotencyKey != "" {
+		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter}
+		if req.JobParameter != nil {
+			run.JobParameter = *req.JobParameter
+		}
+		duplicate, err = s.reg.TriggerRun(c, req.JobName, run, now)
+	} else {
+		_, err = s.reg.Trigger(c, req.JobName, cfg.Misfire, now)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if s.ops != nil && !duplicate {
+		s.ops.Wake()
+	}
+	if !object || (req.JobParameter == nil && req.IdempotencyKey == "") {
+		c.Status(http.StatusNoContent) // the original's reply
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"jobName": req.JobName, "queued": !duplicate, "duplicate": duplicate})
+}
+
+var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+func parseTrigger(body []byte) (triggerRequest, bool, error) {
+	var req triggerRequest
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		name, err := nameBody(body, "jobName")
+		req.JobName = name
+		return req, false, err
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return req, true, err
+	}
+	if req.JobName == "" {
+		return req, true, fmt.Errorf("%w: the JSON body must hold \"jobName\"", ErrBadRequest)
+	}
+	if err := validName("jobName", req.JobName); err != nil {
+		return req, true, err
+	}
+	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
+		return req, true, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
+	}
+	if req.JobParameter != nil && len(*req.JobParameter) > 4096 {
+		return req, true, fmt.Errorf("%w: jobParameter must be at most 4096 bytes", ErrBadRequest)
+	}
+	return req, true, nil
+}
+
+// triggerable checks that a job exists, is TRANSIENT and is enabled.
+func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
 	cfg, err := s.reg.Job(c, name)
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return cfg, err
 	}
 	if cfg.JobExecutionType != jobs.Transient {
-		writeError(c, s.log, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name))
-		return
+		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
 	}
 	for _, check := range []struct{ kind, name string }{{"job", name}, {"app", cfg.AppName}} {
 		d, err := s.reg.IsDisabled(c, check.kind, check.name)
 		if err != nil {
-			writeError(c, s.log, err)
-			return
+			return cfg, err
 		}
 		if d {
-			writeError(c, s.log, fmt.Errorf("%w: the %s '%s' is disabled; enable it first.", ErrConflict, check.kind, check.name))
-			return
+			return cfg, fmt.Errorf("%w: the %s '%s' is disabled; enable it first.", ErrConflict, check.kind, check.name)
 		}
 	}
-	if _, err := s.reg.Trigger(c, name, cfg.Misfire, s.clock.Now()); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if s.ops != nil {
-		s.ops.Wake()
-	}
-	c.Status(http.StatusNoContent)
+	return cfg, nil
 }
 
 func (s *Server) listJobs(c *gin.Context) {

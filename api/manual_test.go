@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 )
@@ -110,5 +111,32 @@ func TestNameBodyForms(t *testing.T) {
 			e.must(http.StatusNoContent, http.MethodDelete, "/api/job/deregister", body)
 			e.must(http.StatusNotFound, http.MethodGet, "/api/job/jobs/my_job", "")
 		})
+	}
+}
+
+func TestTriggerWithParameterAndIdempotencyKey(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", manualPublishApp)
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", manualQuickStartJob)
+	body := `{"jobName":"my_job","jobParameter":"date=2026-11-01","idempotencyKey":"rerun-2026-11-01"}`
+	r := decode[map[string]any](t, e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", body))
+	if r["queued"] != true || r["duplicate"] != false {
+		t.Fatalf("first trigger = %v", r)
+	}
+	r = decode[map[string]any](t, e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", body))
+	if r["queued"] != false || r["duplicate"] != true {
+		t.Fatalf("retried trigger = %v, want a duplicate", r)
+	}
+	// A second parameterized run does not collapse into the first (misfire=false).
+	e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", `{"jobName":"my_job","jobParameter":"date=2026-11-02"}`)
+	q, err := e.reg.ReadyQueue(context.Background())
+	if err != nil || len(q) != 1 || q[0].Count != 2 || len(q[0].Runs) != 2 {
+		t.Fatalf("ready = %+v %v", q, err)
+	}
+	if q[0].Runs[0].JobParameter != "date=2026-11-01" || q[0].Runs[1].JobParameter != "date=2026-11-02" {
+		t.Fatalf("runs = %+v", q[0].Runs)
+	}
+	if e.ops.Wakes() != 2 {
+		t.Fatalf("wakes = %d: a duplicate must not wake the launcher", e.ops.Wakes())
 	}
 }

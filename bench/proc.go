@@ -44,6 +44,8 @@ type schedProc struct {
 	started time.Time
 	exited  chan struct{}
 	api     *client
+	// stopTook is how long the last stop took (SIGTERM to exit).
+	stopTook time.Duration
 }
 
 // startScheduler starts bin/scheduler on a fresh free port with its own
@@ -99,13 +101,17 @@ func (p *schedProc) stop() {
 	if p == nil {
 		return
 	}
+	t := time.Now()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
 	case <-time.After(20 * time.Second):
+		logf("scheduler %d did not stop within 20 s of SIGTERM; killing its process group", p.pid())
 		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
 		<-p.exited
 	}
+	p.stopTook = time.Since(t)
+	logf("scheduler %d stopped in %s", p.pid(), p.stopTook.Round(time.Millisecond))
 	p.api.close()
 }
 

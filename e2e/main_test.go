@@ -62,6 +62,12 @@ var recorderScripts = map[string]string{
   exit 3
 fi
 `,
+	// gate.sh: record, then hold until OUT/release exists, logging its
+	// start and end to OUT/events (to see executions overlap or not).
+	"bin/gate.sh": "#!/bin/sh\n" + recordPrologue + `echo "start $ELASTICJOB_TASK_ID" >> "$OUT/events"
+while [ ! -e "$OUT/release" ]; do sleep 0.05; done
+echo "end $ELASTICJOB_TASK_ID" >> "$OUT/events"
+`,
 	// sleep.sh: record, write the pid, then become a long sleep.
 	"bin/sleep.sh": "#!/bin/sh\n" + recordPrologue + `echo $$ > "$OUT/$ELASTICJOB_SHARDING_ITEM.pid"
 exec sleep 300

@@ -62,19 +62,37 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 	go func() {
 		defer e.wg.Done()
 		defer cancel(nil)
-		out := e.runner.Run(ctx, id, info.Data, func() { e.update(id, mesos.TASK_RUNNING, "") })
+		out := e.runner.Run(ctx, id, info.Data, func() { e.running(id) })
 		e.finish(id, out)
 	}()
 }
 
 var terminal = map[State]mesos.TaskState{Finished: mesos.TASK_FINISHED, Failed: mesos.TASK_FAILED, Killed: mesos.TASK_KILLED}
 
-// finish queues the terminal update and forgets the task, atomically, so
-// done() never sees the task gone before its update is queued.
+// running records the start time and sends TASK_RUNNING with a Report.
+func (e *Executor) running(id string) {
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t := e.tasks[id]; t != nil {
+		t.started = now
+	}
+	r := Report{Hostname: e.hostname, IP: e.ip, StartTime: &now}
+	e.updateDataLocked(id, mesos.TASK_RUNNING, "", r.marshal())
+}
+
+// finish queues the terminal update (with a Report) and forgets the task,
+// atomically, so done() never sees the task gone before its update is
+// queued.
 func (e *Executor) finish(id string, out Outcome) {
 	e.log.Info("task ended", "task", id, "state", out.State.String(), "message", out.Message)
+	now := time.Now()
 	e.mu.Lock()
-	e.updateLocked(id, terminal[out.State], out.Message)
+	r := Report{Hostname: e.hostname, IP: e.ip, CompleteTime: &now, ExitCode: out.ExitCode}
+	if t := e.tasks[id]; t != nil && !t.started.IsZero() {
+		r.StartTime = &t.started
+	}
+	e.updateDataLocked(id, terminal[out.State], out.Message, r.marshal())
 	delete(e.tasks, id)
 	e.mu.Unlock()
 	e.notify()

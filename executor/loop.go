@@ -26,7 +26,7 @@ type Options struct {
 	// has run a task), so a transient app's resources go back to the
 	// cluster. Negative: never; zero: as soon as the last task is done.
 	IdleTimeout time.Duration
-	Log                     *slog.Logger
+	Log         *slog.Logger
 }
 
 // Executor is the Mesos side: it subscribes to the agent, turns LAUNCH and
@@ -47,14 +47,17 @@ type Executor struct {
 	ranAny       bool      // a task was launched: the idle timer may run
 	idleSince    time.Time // when the executor last became idle
 
+	hostname, ip string // reported in status data (Report)
+
 	wake    chan struct{} // state changed: re-check whether to exit
 	outbox1 chan struct{} // outbox not empty
 	wg      sync.WaitGroup
 }
 
 type task struct {
-	info   mesos.TaskInfo
-	cancel context.CancelCauseFunc
+	info    mesos.TaskInfo
+	cancel  context.CancelCauseFunc
+	started time.Time // when the process started (zero before)
 }
 
 // New makes an Executor; Run starts it.
@@ -73,8 +76,9 @@ func New(agent Agent, runner Runner, opt Options) *Executor {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
+	host, ip := hostIdentity()
 	return &Executor{
-		opt: opt, agent: agent, runner: runner, log: opt.Log,
+		opt: opt, agent: agent, runner: runner, log: opt.Log, hostname: host, ip: ip,
 		tasks: map[string]*task{}, unackedTasks: map[string]mesos.TaskInfo{},
 		wake: make(chan struct{}, 1), outbox1: make(chan struct{}, 1),
 	}

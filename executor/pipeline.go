@@ -33,6 +33,10 @@ func (s State) String() string { return [...]string{"FINISHED", "FAILED", "KILLE
 type Outcome struct {
 	State   State
 	Message string
+	// ExitCode is the process's exit status when it ran and exited (nil
+	// when it never started or ended by a signal); reported to the
+	// scheduler in the status update's data (see Report).
+	ExitCode *int
 }
 
 // Runner runs one task to completion. Cancelling ctx kills the task; a
@@ -63,7 +67,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, running 
 	log = log.With("task", taskID)
 	td, err := jobs.UnmarshalTaskData(data)
 	if err != nil {
-		return Outcome{Failed, err.Error()}
+		return Outcome{State: Failed, Message: err.Error()}
 	}
 	app, err := p.prepare(ctx, td)
 	if err != nil {
@@ -71,7 +75,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, running 
 	}
 	spec, err := p.spec(app, td, taskID)
 	if err != nil {
-		return Outcome{Failed, err.Error()}
+		return Outcome{State: Failed, Message: err.Error()}
 	}
 	log.Info("starting task", "cmd", spec.Path, "dir", spec.Dir)
 	res, err := process.Run(ctx, spec, func(int) { running() })
@@ -79,13 +83,17 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, running 
 		return p.failure(ctx, fmt.Errorf("start %s: %w", spec.Path, err))
 	}
 	log.Info("task ended", "exit", res.ExitCode, "signal", res.Signal, "killed", res.Killed)
+	var code *int
+	if res.ExitCode >= 0 {
+		code = &res.ExitCode
+	}
 	switch {
 	case res.Killed:
-		return Outcome{Killed, "killed"}
+		return Outcome{State: Killed, Message: "killed", ExitCode: code}
 	case res.Message() != "":
-		return Outcome{Failed, res.Message()}
+		return Outcome{State: Failed, Message: res.Message(), ExitCode: code}
 	}
-	return Outcome{Finished, ""}
+	return Outcome{State: Finished, ExitCode: code}
 }
 
 // prepare fetches and extracts the app.
@@ -101,9 +109,9 @@ func (p *Pipeline) prepare(ctx context.Context, td jobs.TaskData) (extract.Resul
 
 func (p *Pipeline) failure(ctx context.Context, err error) Outcome {
 	if ctx.Err() != nil {
-		return Outcome{Killed, "killed before the task started"}
+		return Outcome{State: Killed, Message: "killed before the task started"}
 	}
-	return Outcome{Failed, err.Error()}
+	return Outcome{State: Failed, Message: err.Error()}
 }
 
 // spec builds the process to run, its output files and environment.

@@ -30,7 +30,7 @@ func TestEnvironmentAndContextArgument(t *testing.T) {
 	p := newPipeline(t)
 	url := scriptURL(t, "run.sh", "#!/bin/sh\nenv | grep ^ELASTICJOB_ | sort\nfor a; do echo \"arg=$a\"; done\n")
 	out, running := runTask(t, p, taskData(url, "run.sh first", 1, nil))
-	if out != (Outcome{Finished, ""}) || !running {
+	if out.State != Finished || out.Message != "" || out.ExitCode == nil || *out.ExitCode != 0 || !running {
 		t.Fatalf("%+v running=%v", out, running)
 	}
 	got := stdout(t, p)
@@ -97,7 +97,7 @@ func TestFailureMessages(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			out, _ := runTask(t, newPipeline(t), taskData(tc.url, tc.bootstrap, 0, nil))
-			if out != (Outcome{Failed, tc.want}) {
+			if out.State != Failed || out.Message != tc.want {
 				t.Fatalf("got %+v, want %q", out, tc.want)
 			}
 		})
@@ -112,7 +112,7 @@ func TestKillDuringRun(t *testing.T) {
 	url := scriptURL(t, "sleep.sh", "#!/bin/sh\nexec sleep 1000\n")
 	ctx, cancel := context.WithCancelCause(t.Context())
 	out := p.Run(ctx, taskID, taskData(url, "sleep.sh", 0, nil), func() { cancel(process.Kill{Grace: 0}) })
-	if out != (Outcome{Killed, "killed"}) {
+	if out.State != Killed || out.Message != "killed" {
 		t.Fatalf("%+v", out)
 	}
 }

@@ -19,6 +19,11 @@ func (e *Executor) update(id string, state mesos.TaskState, msg string) {
 }
 
 func (e *Executor) updateLocked(id string, state mesos.TaskState, msg string) {
+	e.updateDataLocked(id, state, msg, nil)
+}
+
+// updateDataLocked queues an update carrying data (TaskStatus.data).
+func (e *Executor) updateDataLocked(id string, state mesos.TaskState, msg string, data []byte) {
 	uuid := make([]byte, 16)
 	_, _ = rand.Read(uuid)
 	uuid[6] = uuid[6]&0x0f | 0x40 // RFC 4122 version 4, as the agent parses it
@@ -31,6 +36,7 @@ func (e *Executor) updateLocked(id string, state mesos.TaskState, msg string) {
 		ExecutorID: &mesos.ExecutorID{Value: e.opt.ExecutorID},
 		Timestamp:  &now,
 		UUID:       uuid,
+		Data:       data,
 	}
 	if msg != "" {
 		st.Message = &msg

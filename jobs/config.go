@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,11 +42,50 @@ type Config struct {
 	Misfire                bool              `json:"misfire"`
 	Description            string            `json:"description"`
 	Props                  map[string]string `json:"props"`
+	// JobType picks what a shard runs: "" runs the app's bootstrap script;
+	// SCRIPT runs props["script.command.line"]; HTTP calls props["http.url"]
+	// and needs no app download.
+	JobType JobType `json:"jobType,omitempty"`
+	// TimeoutSeconds ends a run that takes longer (0: no limit).
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// MaxRetries relaunches a failed shard up to this many times, waiting
+	// RetryBackoffSeconds × 2^(attempt-1) before each retry.
+	MaxRetries          int `json:"maxRetries,omitempty"`
+	RetryBackoffSeconds int `json:"retryBackoffSeconds,omitempty"`
+	// JobErrorHandlerType says what a failed run does: LOG (default) and
+	// THROW report a failure; IGNORE reports the run as a success (the exit
+	// code stays in the message); WEBHOOK reports a failure and posts a
+	// notification to props["webhook.url"] (format props["webhook.format"]:
+	// generic, dingtalk, wechat or slack).
+	JobErrorHandlerType string `json:"jobErrorHandlerType,omitempty"`
 	// Accepted for compatibility with the original's job config; stored and
-	// shown, with no effect on scheduling.
+	// shown, with no effect.
 	JobExecutorServiceHandlerType string `json:"jobExecutorServiceHandlerType,omitempty"`
-	JobErrorHandlerType           string `json:"jobErrorHandlerType,omitempty"`
 }
+
+// JobType is what a shard runs.
+type JobType string
+
+// Job types.
+const (
+	TypeApp    JobType = ""
+	TypeScript JobType = "SCRIPT"
+	TypeHTTP   JobType = "HTTP"
+)
+
+// Error handler types.
+const (
+	HandlerLog     = "LOG"
+	HandlerThrow   = "THROW"
+	HandlerIgnore  = "IGNORE"
+	HandlerWebhook = "WEBHOOK"
+)
+
+// Limits of the run settings.
+const (
+	MaxRetriesLimit = 10
+	MaxBackoff      = 3600
+)
 
 // Default returns a Config holding the defaults; decode a request body into
 // it so that absent fields keep their defaults.
@@ -116,6 +156,71 @@ func (c Config) Validate() error {
 	}
 	if c.MemoryMB < 1 {
 		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, c.MemoryMB)
+	}
+	return c.validateRun()
+}
+
+// validateRun checks the job type, its props and the run settings.
+func (c Config) validateRun() error {
+	switch c.JobType {
+	case TypeApp:
+	case TypeScript:
+		if strings.TrimSpace(c.Props["script.command.line"]) == "" {
+			return fmt.Errorf("%w: props.script.command.line is required for SCRIPT jobs", ErrInvalid)
+		}
+	case TypeHTTP:
+		if err := validateHTTPProps(c.Props); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: jobType must be empty (the app's bootstrap script), SCRIPT or HTTP, got %q", ErrInvalid, c.JobType)
+	}
+	switch {
+	case c.TimeoutSeconds < 0:
+		return fmt.Errorf("%w: timeoutSeconds must not be negative, got %d", ErrInvalid, c.TimeoutSeconds)
+	case c.MaxRetries < 0 || c.MaxRetries > MaxRetriesLimit:
+		return fmt.Errorf("%w: maxRetries must be between 0 and %d, got %d", ErrInvalid, MaxRetriesLimit, c.MaxRetries)
+	case c.RetryBackoffSeconds < 0 || c.RetryBackoffSeconds > MaxBackoff:
+		return fmt.Errorf("%w: retryBackoffSeconds must be between 0 and %d, got %d", ErrInvalid, MaxBackoff, c.RetryBackoffSeconds)
+	}
+	return c.validateHandler()
+}
+
+func (c Config) validateHandler() error {
+	switch c.JobErrorHandlerType {
+	case "", HandlerLog, HandlerThrow, HandlerIgnore:
+		return nil
+	case HandlerWebhook:
+		u := c.Props["webhook.url"]
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("%w: props.webhook.url must be an http(s) URL for the WEBHOOK error handler, got %q", ErrInvalid, u)
+		}
+		switch c.Props["webhook.format"] {
+		case "", "generic", "dingtalk", "wechat", "slack":
+			return nil
+		}
+		return fmt.Errorf("%w: props.webhook.format must be generic, dingtalk, wechat or slack, got %q", ErrInvalid, c.Props["webhook.format"])
+	}
+	return fmt.Errorf("%w: jobErrorHandlerType must be LOG, THROW, IGNORE or WEBHOOK, got %q", ErrInvalid, c.JobErrorHandlerType)
+}
+
+// validateHTTPProps checks the props of an HTTP job.
+func validateHTTPProps(p map[string]string) error {
+	u := p["http.url"]
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return fmt.Errorf("%w: props.http.url must be an http(s) URL for HTTP jobs, got %q", ErrInvalid, u)
+	}
+	switch strings.ToUpper(p["http.method"]) {
+	case "", "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD":
+	default:
+		return fmt.Errorf("%w: props.http.method %q is not an HTTP method", ErrInvalid, p["http.method"])
+	}
+	for _, k := range []string{"http.connect.timeout.milliseconds", "http.read.timeout.milliseconds"} {
+		if v, ok := p[k]; ok {
+			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+				return fmt.Errorf("%w: props.%s must be a positive number of milliseconds, got %q", ErrInvalid, k, v)
+			}
+		}
 	}
 	return nil
 }

@@ -128,3 +128,56 @@ func TestTaskDataRoundTripAndChecks(t *testing.T) {
 		t.Errorf("nil props encoded as %s", b)
 	}
 }
+
+func TestRunSettingsValidation(t *testing.T) {
+	p := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	ok := []func(*Config){
+		func(c *Config) { c.JobType = TypeScript; c.Props = p("script.command.line", "echo hi") },
+		func(c *Config) { c.JobType = TypeHTTP; c.Props = p("http.url", "http://h/x", "http.method", "post") },
+		func(c *Config) { c.TimeoutSeconds, c.MaxRetries, c.RetryBackoffSeconds = 30, 3, 5 },
+		func(c *Config) { c.JobErrorHandlerType = HandlerIgnore },
+		func(c *Config) {
+			c.JobErrorHandlerType = HandlerWebhook
+			c.Props = p("webhook.url", "https://oapi.dingtalk.com/robot/send?access_token=x", "webhook.format", "dingtalk")
+		},
+	}
+	for i, mod := range ok {
+		c := validJob()
+		mod(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("case %d: %v", i, err)
+		}
+	}
+	bad := map[string]func(*Config){
+		"script.command.line is required": func(c *Config) { c.JobType = TypeScript },
+		"http.url must be":                func(c *Config) { c.JobType = TypeHTTP; c.Props = p("http.url", "ftp://x") },
+		"http.method":                     func(c *Config) { c.JobType = TypeHTTP; c.Props = p("http.url", "http://h", "http.method", "FETCH") },
+		"http.read.timeout.milliseconds": func(c *Config) {
+			c.JobType = TypeHTTP
+			c.Props = p("http.url", "http://h", "http.read.timeout.milliseconds", "-3")
+		},
+		"jobType must be":     func(c *Config) { c.JobType = "DATAFLOW" },
+		"timeoutSeconds":      func(c *Config) { c.TimeoutSeconds = -1 },
+		"maxRetries":          func(c *Config) { c.MaxRetries = 11 },
+		"retryBackoffSeconds": func(c *Config) { c.RetryBackoffSeconds = 99999 },
+		"webhook.url":         func(c *Config) { c.JobErrorHandlerType = HandlerWebhook },
+		"webhook.format": func(c *Config) {
+			c.JobErrorHandlerType = HandlerWebhook
+			c.Props = p("webhook.url", "http://h", "webhook.format", "fax")
+		},
+		"jobErrorHandlerType": func(c *Config) { c.JobErrorHandlerType = "PANIC" },
+	}
+	for want, mod := range bad {
+		c := validJob()
+		mod(&c)
+		if err := c.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v", want, err)
+		}
+	}
+}

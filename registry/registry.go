@@ -42,6 +42,9 @@ type Registry struct {
 	// Fence returns ops prepended to every state write, e.g. a Check of the
 	// leader's election node so a deposed leader's writes fail. May be nil.
 	Fence func() []store.Op
+	// MaxPending caps a job's pending executions (job_state_queue_size);
+	// 0 means no cap.
+	MaxPending int
 }
 
 // New wraps a store.

@@ -19,9 +19,22 @@ type Ready struct {
 	Since time.Time `json:"since"` // when the oldest pending execution was queued
 	// Misfired counts the executions queued while an earlier one was
 	// pending or running (recorded as MISFIRE in history).
-	Misfired int   `json:"misfired,omitempty"`
-	Version  int64 `json:"-"`
+	Misfired int `json:"misfired,omitempty"`
+	// Runs are parameter overrides of pending executions (from triggers
+	// with a jobParameter), taken one per execution, oldest first.
+	Runs    []PendingRun `json:"runs,omitempty"`
+	Version int64        `json:"-"`
 }
+
+// PendingRun is one triggered execution's override.
+type PendingRun struct {
+	JobParameter   string    `json:"jobParameter"`
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	At             time.Time `json:"at"`
+}
+
+// TriggerKeysPath holds the idempotency keys of recent triggers.
+const TriggerKeysPath = "/state/trigger_keys"
 
 // Running is a task at /state/running/{jobName}/{jobName}@-@{item}.
 type Running struct {
@@ -32,6 +45,9 @@ type Running struct {
 	State      string    `json:"state"` // the last Mesos state seen: TASK_STAGING, TASK_RUNNING, …
 	Source     string    `json:"executionSource,omitempty"`
 	Attempts   int       `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
+	// Parameter is the run's jobParameter override (from a trigger), kept
+	// so a failover or retry of the shard runs with it too.
+	Parameter  *string   `json:"jobParameterOverride,omitempty"`
 	LaunchedAt time.Time `json:"launchedAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
 	Version    int64     `json:"-"`
@@ -44,7 +60,10 @@ type Failover struct {
 	TaskID   string    `json:"taskId"` // the failed task
 	Since    time.Time `json:"since"`
 	Attempts int       `json:"attempts,omitempty"`
-	Version  int64     `json:"-"`
+	// NotBefore delays a retry (retry backoff); zero means at once.
+	NotBefore time.Time `json:"notBefore,omitzero"`
+	Parameter *string   `json:"jobParameterOverride,omitempty"`
+	Version   int64     `json:"-"`
 }
 
 // Trigger adds one pending execution of a job (a cron fire or an API
@@ -52,7 +71,7 @@ type Failover struct {
 // collapse into one. It reports whether the count changed.
 func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now time.Time) (bool, error) {
 	for range maxCASRetries {
-		op, changed, err := r.triggerOp(ctx, job, misfire, now)
+		op, changed, err := r.triggerOp(ctx, job, misfire, now, nil)
 		if err != nil || !changed {
 			return false, err
 		}
@@ -71,7 +90,7 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now
 	for range maxCASRetries {
 		ops := make([]store.Op, 0, len(misfire))
 		for job, mf := range misfire {
-			op, changed, err := r.triggerOp(ctx, job, mf, now)
+			op, changed, err := r.triggerOp(ctx, job, mf, now, nil)
 			if err != nil {
 				return err
 			}
@@ -91,11 +110,18 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now
 	return fmt.Errorf("registry: trigger %d jobs: %w after %d tries", len(misfire), ErrConflict, maxCASRetries)
 }
 
-func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now time.Time) (store.Op, bool, error) {
+// triggerOp computes the write that adds one execution. A run with an
+// override is always added (collapsing it would lose its parameter); the
+// count never passes MaxPending.
+func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now time.Time, run *PendingRun) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Create(p, mustJSON(Ready{Count: 1, Since: now.UTC()})), true, nil
+		rd := Ready{Count: 1, Since: now.UTC()}
+		if run != nil {
+			rd.Runs = []PendingRun{*run}
+		}
+		return store.Create(p, mustJSON(rd)), true, nil
 	}
 	if err != nil {
 		return store.Op{}, false, err
@@ -104,14 +130,77 @@ func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now 
 	if err != nil {
 		return store.Op{}, false, err
 	}
-	if !misfire && rd.Count >= 1 {
+	if (!misfire && run == nil && rd.Count >= 1) || (r.MaxPending > 0 && rd.Count >= r.MaxPending) {
 		return store.Op{}, false, nil
 	}
 	rd.Count++
 	if rd.Count > 1 {
 		rd.Misfired++
 	}
+	if run != nil {
+		rd.Runs = append(rd.Runs, *run)
+	}
 	return store.Set(p, mustJSON(rd), n.Version), true, nil
+}
+
+// ErrQueueFull is returned when a job already has MaxPending executions.
+var ErrQueueFull = errors.New("ready queue full")
+
+// TriggerRun queues one execution with a parameter override and an
+// optional idempotency key: a key seen before (within the keys' lifetime)
+// queues nothing and reports duplicate.
+func (r *Registry) TriggerRun(ctx context.Context, job string, run PendingRun, now time.Time) (duplicate bool, err error) {
+	run.At = now.UTC()
+	for range maxCASRetries {
+		var ops []store.Op
+		if run.IdempotencyKey != "" {
+			kp := TriggerKeysPath + "/" + run.IdempotencyKey
+			if _, err := r.kv.Get(ctx, kp); err == nil {
+				return true, nil
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return false, err
+			}
+			ops = append(ops, store.Create(kp, mustJSON(map[string]any{"jobName": job, "at": run.At})))
+		}
+		op, changed, err := r.triggerOp(ctx, job, false, now, &run)
+		if err != nil {
+			return false, err
+		}
+		if !changed {
+			return false, fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, job, r.MaxPending)
+		}
+		err = r.commit(ctx, append(ops, op)...)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		return false, err
+	}
+	return false, fmt.Errorf("registry: trigger %s: %w after %d tries", job, ErrConflict, maxCASRetries)
+}
+
+// PruneTriggerKeys forgets idempotency keys recorded before cutoff.
+func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error {
+	nodes, err := r.kv.List(ctx, TriggerKeysPath)
+	if err != nil {
+		return err
+	}
+	var ops []store.Op
+	for _, n := range nodes {
+		var v struct {
+			At time.Time `json:"at"`
+		}
+		if json.Unmarshal(n.Value, &v) == nil && v.At.Before(cutoff) {
+			ops = append(ops, store.Delete(n.Path, n.Version))
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	err = r.commit(ctx, ops...)
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 func decodeReady(n store.Node) (Ready, error) {
@@ -167,6 +256,9 @@ func DequeueOp(rd Ready, now time.Time) store.Op {
 	next.Count--
 	if next.Misfired > 0 {
 		next.Misfired--
+	}
+	if len(next.Runs) > 0 {
+		next.Runs = next.Runs[1:]
 	}
 	next.Since = now.UTC()
 	return store.Set(p, mustJSON(next), rd.Version)

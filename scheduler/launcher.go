@@ -117,6 +117,10 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 		if _, busy := running[f.Job][f.Item]; busy {
 			continue
 		}
+		if f.NotBefore.After(s.Clock.Now()) {
+			s.wakeAt(f.NotBefore)
+			continue
+		}
 		w.failover[jobs.MetaKey(f.Job, f.Item)] = f
 		w.requests = append(w.requests, request(job, a, f.Item, offers.Failover, f.Since))
 	}
@@ -256,7 +260,8 @@ func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*
 			}
 			ops = append(ops, registry.PutRunningOp(job.JobName, l.Request.Shard, registry.Running{
 				TaskID: tl.TaskID, AgentID: l.AgentID, Hostname: s.offers[oid].Hostname, ExecutorID: tl.Executor.ID,
-				State: "TASK_STAGING", Source: ev.Source, Attempts: attempts, LaunchedAt: now, UpdatedAt: now,
+				State: "TASK_STAGING", Source: ev.Source, Attempts: attempts, Parameter: s.parameterOf(job.JobName, l, w),
+				LaunchedAt: now, UpdatedAt: now,
 			}))
 			if l.Request.Kind == offers.Failover {
 				f := w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)]
@@ -276,6 +281,9 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 		kind, source = jobs.KindFailover, jobs.SourceFailover
 	} else if w.ready[job.JobName].Misfired > 0 {
 		source = jobs.SourceMisfire
+	}
+	if p := s.parameterOf(job.JobName, l, w); p != nil {
+		job.JobParameter = *p
 	}
 	tid := jobs.NewTaskID(job.JobName, l.Request.Shard, kind, l.AgentID)
 	params, _ := jobs.ParseShardingItemParameters(job.ShardingItemParameters, job.ShardingTotalCount)
@@ -301,6 +309,19 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 	return tl, ev
 }
 
+// parameterOf returns the run's jobParameter override, if any: the oldest
+// pending run's for a ready launch, the failed run's for a failover.
+func (s *Scheduler) parameterOf(job string, l offers.Launch, w work) *string {
+	if l.Request.Kind == offers.Failover {
+		return w.failover[jobs.MetaKey(job, l.Request.Shard)].Parameter
+	}
+	if rd := w.ready[job]; len(rd.Runs) > 0 {
+		p := rd.Runs[0].JobParameter
+		return &p
+	}
+	return nil
+}
+
 func (s *Scheduler) executorSpec(a app.Config, agentID string) mesos.ExecutorSpec {
 	return mesos.ExecutorSpec{
 		ID: jobs.ExecutorID(a.AppName, agentID), Name: "elasticjob executor for " + a.AppName,
@@ -322,7 +343,8 @@ func (s *Scheduler) rollback(ctx context.Context, launches []mesos.TaskLaunch, w
 		ops := []store.Op{store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), store.AnyVersion)}
 		if tid.Kind == jobs.KindFailover {
 			f := w.failover[tid.MetaKey()]
-			ops = append(ops, registry.PutFailoverOp(tid.JobName, tid.Item, registry.Failover{TaskID: f.TaskID, Since: f.Since}))
+			ops = append(ops, registry.PutFailoverOp(tid.JobName, tid.Item, registry.Failover{TaskID: f.TaskID, Since: f.Since,
+				Attempts: f.Attempts, NotBefore: f.NotBefore, Parameter: f.Parameter}))
 		}
 		if err := s.Registry.Commit(ctx, ops...); err != nil {
 			s.Log.Error("launcher: roll back launch", "task", l.TaskID, "err", err)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/scheduler/mesos"
@@ -40,6 +41,9 @@ func (s *Scheduler) periodic(ctx context.Context) {
 		_ = s.reconcile(ctx, true)
 	}
 	now := s.Clock.Now()
+	if err := s.Registry.PruneTriggerKeys(ctx, now.Add(-TriggerKeyLifetime)); err != nil {
+		s.Log.Warn("prune trigger idempotency keys", "err", err)
+	}
 	for taskID, since := range s.unreachable {
 		if now.Sub(since) < s.Options.Unreachable {
 			continue
@@ -61,6 +65,9 @@ func (s *Scheduler) periodic(ctx context.Context) {
 		}
 	}
 }
+
+// TriggerKeyLifetime is how long a trigger's idempotency key is remembered.
+const TriggerKeyLifetime = 24 * time.Hour
 
 // Reconcile runs a reconciliation on the loop (for the API).
 func (s *Scheduler) Reconcile(ctx context.Context, explicit bool) error {

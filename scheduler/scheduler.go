@@ -65,6 +65,7 @@ type Deps struct {
 	Clock    clock.Clock
 	Log      *slog.Logger
 	Observer Observer // may be nil
+	Notifier Notifier // may be nil
 	Options  Options
 }
 
@@ -85,6 +86,8 @@ type Scheduler struct {
 	subscribed  bool
 	unreachable map[string]time.Time
 	lastPlan    []offers.Unplaced
+	retryTimer  clock.Timer // wakes the loop when a delayed retry is due
+	retryAt     time.Time
 }
 
 // New builds a scheduler.
@@ -119,6 +122,8 @@ func New(d Deps) *Scheduler {
 		executors:   map[offers.ExecutorKey]bool{},
 		unreachable: map[string]time.Time{},
 	}
+	s.retryTimer = d.Clock.NewTimer(time.Hour)
+	s.retryTimer.Stop()
 	s.catalog = NewCatalog(d.Registry, d.Log.With("subsystem", "catalog"))
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: d.Options.Location,
@@ -205,9 +210,13 @@ func (s *Scheduler) forwardWakes(ctx context.Context, ev <-chan store.Event) err
 func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 	tick := s.Clock.NewTimer(s.tickEvery())
 	defer tick.Stop()
+	defer s.retryTimer.Stop()
 	for {
 		dirty := false
 		select {
+		case <-s.retryTimer.C():
+			s.retryAt = time.Time{}
+			dirty = true
 		case <-ctx.Done():
 			return nil
 		case err := <-errc:
@@ -244,6 +253,15 @@ func (s *Scheduler) drain(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// wakeAt arms the retry timer for t unless it is already armed earlier.
+func (s *Scheduler) wakeAt(t time.Time) {
+	if !s.retryAt.IsZero() && !t.Before(s.retryAt) {
+		return
+	}
+	s.retryAt = t
+	s.retryTimer.Reset(max(t.Sub(s.Clock.Now()), 0))
 }
 
 func (s *Scheduler) tickEvery() time.Duration {

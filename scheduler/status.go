@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
@@ -58,13 +59,15 @@ func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
 		return s.finish(ctx, tid, rt, s.requeueDaemon(ctx, job, jobExists))
 	case failedStates[st.State]:
 		var extra []store.Op
-		_, _, runnable := s.catalog.Runnable(tid.JobName)
-		if runnable && (job.Failover || job.JobExecutionType == jobs.Daemon || neverStarted(rt, st)) {
-			extra = append(extra, registry.PutFailoverOp(tid.JobName, tid.Item,
-				registry.Failover{TaskID: st.TaskID, Since: s.Clock.Now().UTC(), Attempts: rt.Attempts + 1}))
+		if f, ok := s.retryOf(job, rt, st); ok {
+			extra = append(extra, registry.PutFailoverOp(tid.JobName, tid.Item, f))
 		}
-		s.Log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "failover", len(extra) > 0)
-		return s.finish(ctx, tid, rt, extra)
+		s.Log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "relaunch", len(extra) > 0)
+		if err := s.finish(ctx, tid, rt, extra); err != nil {
+			return err
+		}
+		s.notifyFailure(job, ev, st)
+		return nil
 	}
 	s.Log.Warn("status: unhandled state", "task", st.TaskID, "state", st.State)
 	return nil
@@ -82,6 +85,36 @@ const maxNeverStartedRetries = 3
 // invalid task) is not retried.
 func neverStarted(rt registry.Running, st mesos.Status) bool {
 	return rt.State == "TASK_STAGING" && st.State != "TASK_ERROR" && rt.Attempts < maxNeverStartedRetries
+}
+
+// maxFailoverBackoff bounds the delay between repeated failovers of a shard.
+const maxFailoverBackoff = time.Minute
+
+// retryOf decides whether a failed shard runs again and when:
+//   - a task that never started: at once, at most maxNeverStartedRetries times;
+//   - maxRetries not used up: after retryBackoffSeconds × 2^(attempt-1);
+//   - failover=true or a DAEMON job: at once the first time, then with a
+//     backoff doubling from 1 s up to maxFailoverBackoff, so a job that
+//     always fails cannot spin.
+func (s *Scheduler) retryOf(job jobs.Config, rt registry.Running, st mesos.Status) (registry.Failover, bool) {
+	now := s.Clock.Now().UTC()
+	f := registry.Failover{TaskID: st.TaskID, Since: now, Attempts: rt.Attempts + 1, Parameter: rt.Parameter}
+	if _, _, runnable := s.catalog.Runnable(job.JobName); !runnable {
+		return f, false
+	}
+	switch {
+	case neverStarted(rt, st):
+		return f, true
+	case rt.Attempts < job.MaxRetries:
+		f.NotBefore = now.Add(time.Duration(job.RetryBackoffSeconds) * time.Second << rt.Attempts)
+		return f, true
+	case job.Failover || job.JobExecutionType == jobs.Daemon:
+		if rt.Attempts > 0 {
+			f.NotBefore = now.Add(min(time.Second<<(rt.Attempts-1), maxFailoverBackoff))
+		}
+		return f, true
+	}
+	return f, false
 }
 
 // orphan handles an update for a task the registry does not hold as

@@ -2,9 +2,11 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
 )
 
 // launched registers app+job, triggers and launches, returning the tasks.
@@ -236,5 +238,100 @@ func TestInvalidTaskIsNotRetried(t *testing.T) {
 	r.status(run[0].TaskID, "TASK_ERROR")
 	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatal("TASK_ERROR retried")
+	}
+}
+
+func TestMaxRetriesWithBackoff(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 1; j.MaxRetries = 2; j.RetryBackoffSeconds = 10 })
+	task := run[0].TaskID
+	for attempt, wait := range []time.Duration{10 * time.Second, 20 * time.Second} {
+		r.status(task, "TASK_RUNNING")
+		r.status(task, "TASK_FAILED")
+		fo, _ := r.reg.FailoverQueue(r.ctx)
+		if len(fo) != 1 || !fo[0].NotBefore.Equal(r.clk.Now().Add(wait)) {
+			t.Fatalf("attempt %d: failover %+v, want a retry after %v", attempt, fo, wait)
+		}
+		r.offer("o", 8, 4096)
+		r.sched.launch(r.ctx)
+		if len(r.running("job")) != 0 {
+			t.Fatal("retried before its backoff")
+		}
+		r.clk.Advance(wait)
+		r.offer("o2", 8, 4096) // the idle round declined the first offer
+		r.sched.launch(r.ctx)
+		rt, ok := r.running("job")[0]
+		if !ok {
+			t.Fatalf("attempt %d: not relaunched after the backoff", attempt)
+		}
+		task = rt.TaskID
+	}
+	r.status(task, "TASK_RUNNING")
+	r.status(task, "TASK_FAILED")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+		t.Fatalf("retried past maxRetries: %+v", fo)
+	}
+}
+
+func TestRepeatedFailoverBacksOff(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 1; j.Failover = true })
+	r.status(run[0].TaskID, "TASK_RUNNING")
+	r.status(run[0].TaskID, "TASK_FAILED")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || !fo[0].NotBefore.IsZero() {
+		t.Fatalf("first failover must be immediate: %+v", fo)
+	}
+	r.offer("o", 8, 4096)
+	r.sched.launch(r.ctx)
+	second := r.running("job")[0].TaskID
+	r.status(second, "TASK_RUNNING")
+	r.status(second, "TASK_FAILED")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || !fo[0].NotBefore.Equal(r.clk.Now().Add(time.Second)) {
+		t.Fatalf("second failover must back off 1s: %+v", fo)
+	}
+}
+
+func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1; j.Failover = true; j.JobParameter = "default" })
+	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{JobParameter: "override"}, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
+	if d.ShardingContext.JobParameter != "override" || d.Job.JobParameter != "override" {
+		t.Fatalf("parameter = %q", d.ShardingContext.JobParameter)
+	}
+	task := r.running("job")[0].TaskID
+	r.status(task, "TASK_RUNNING")
+	r.status(task, "TASK_LOST")
+	r.offer("o2", 8, 4096)
+	r.sched.launch(r.ctx)
+	d, _ = jobs.UnmarshalTaskData(r.drv.accepts[1].launches[0].Data)
+	if d.ShardingContext.JobParameter != "override" || d.ExecutionSource != jobs.SourceFailover {
+		t.Fatalf("failover parameter = %q source %s", d.ShardingContext.JobParameter, d.ExecutionSource)
+	}
+}
+
+type recordingNotifier struct{ got []string }
+
+func (n *recordingNotifier) Notify(job jobs.Config, ev TaskEvent, st mesos.Status) {
+	n.got = append(n.got, job.JobName+" "+st.State+" "+st.Message)
+}
+
+func TestWebhookNotifiedOnFailure(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) {
+		j.JobErrorHandlerType = jobs.HandlerWebhook
+		j.Props = map[string]string{"webhook.url": "http://127.0.0.1:1/hook"}
+	})
+	n := &recordingNotifier{}
+	r.sched.Notifier = n
+	r.status(run[0].TaskID, "TASK_RUNNING")
+	r.status(run[0].TaskID, "TASK_FINISHED")
+	if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: run[1].TaskID, State: "TASK_FAILED", Message: "exit code 2"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.got) != 1 || n.got[0] != "job TASK_FAILED exit code 2" {
+		t.Fatalf("notifications = %v", n.got)
 	}
 }

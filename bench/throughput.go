@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runThroughput measures completed transient executions per second on the
+// embedded cluster (--embedded-cpus 2): one-shard jobs firing every second
+// (misfire=false) plus a bounded stream of API triggers round-robin over
+// them, over a fixed window, while sampling every executor's VmRSS.
+func runThroughput(ctx context.Context, o options, r *report) error {
+	dir, cleanup, err := tempDir(o, "throughput")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	appDir, schedDir := filepath.Join(dir, "app"), filepath.Join(dir, "sched")
+	for _, d := range []string{appDir, schedDir} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return err
+		}
+	}
+	script := filepath.Join(appDir, "run.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		return err
+	}
+	p, err := startScheduler(o.binDir, schedDir, "--embedded-cpus", "2")
+	if err != nil {
+		return err
+	}
+	defer func() { p.stop() }()
+	if _, err := p.waitHealthy(30 * time.Second); err != nil {
+		return err
+	}
+	for a := 0; a < o.tputApps; a++ {
+		body := fmt.Sprintf(`{"appName":"tput_app_%d","appURL":"file://%s","bootstrapScript":"run.sh","cpuCount":0.05,"memoryMB":16,"appCacheEnable":true}`, a, script)
+		if err := p.api.postJSON("/api/app", body); err != nil {
+			return err
+		}
+	}
+	names := make([]string, o.tputJobs)
+	for i := range names {
+		names[i] = fmt.Sprintf("tput_job_%03d", i)
+		body := fmt.Sprintf(`{"jobName":%q,"appName":"tput_app_%d","jobExecutionType":"TRANSIENT","cron":"* * * * * ?","misfire":false,"shardingTotalCount":1,"cpuCount":0.01,"memoryMB":8}`, names[i], i%o.tputApps)
+		if err := p.api.postJSON("/api/job/register", body); err != nil {
+			return err
+		}
+	}
+
+	// Bounded trigger stream: `workers` clients, each on its own ticker.
+	const workers = 4
+	var sent, trigErrs atomic.Int64
+	tctx, stopTriggers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if o.tputRate > 0 {
+		period := time.Duration(float64(time.Second) * workers / float64(o.tputRate))
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				t := time.NewTicker(period)
+				defer t.Stop()
+				for k := w; ; k += workers {
+					select {
+					case <-tctx.Done():
+						return
+					case <-t.C:
+					}
+					if err := p.api.trigger(names[k%len(names)]); err != nil {
+						trigErrs.Add(1)
+					} else {
+						sent.Add(1)
+					}
+				}
+			}(w)
+		}
+	}
+	defer func() { stopTriggers(); wg.Wait() }()
+
+	const warmup = 5 * time.Second
+	logf("throughput: %d jobs over %d apps, cron every second + %d triggers/s; %s warm-up, %s window", o.tputJobs, o.tputApps, o.tputRate, warmup, o.tputWindow)
+	if err := sleepCtx(ctx, warmup); err != nil {
+		return err
+	}
+	m0, err := p.api.scrape()
+	if err != nil {
+		return err
+	}
+	s0, err := readProc(p.pid())
+	if err != nil {
+		return err
+	}
+	sent0 := sent.Load()
+	var rss []float64
+	seen := map[int]bool{}
+	var schedRSSMax int64
+	for end := time.Now().Add(o.tputWindow); time.Now().Before(end); {
+		for _, pid := range ownExecutors(o.executorPath, p.dataDir) {
+			if v, _, err := readMem(pid); err == nil && v > 0 {
+				rss = append(rss, float64(v))
+				seen[pid] = true
+			}
+		}
+		if v, _, err := readMem(p.pid()); err == nil && v > schedRSSMax {
+			schedRSSMax = v
+		}
+		if err := sleepCtx(ctx, min(500*time.Millisecond, time.Until(end))); err != nil {
+			return err
+		}
+	}
+	s1, err := readProc(p.pid())
+	if err != nil {
+		return err
+	}
+	m1, err := p.api.scrape()
+	if err != nil {
+		return err
+	}
+	sentWin := sent.Load() - sent0
+	stopTriggers()
+	wg.Wait()
+
+	win := s1.taken.Sub(s0.taken).Seconds()
+	d := func(name string, want ...string) float64 { return m1.sum(name, want...) - m0.sum(name, want...) }
+	fin := d("elasticjob_tasks_ended_total", `result="finished"`)
+	failed := d("elasticjob_tasks_ended_total", `result="failed"`)
+	killed := d("elasticjob_tasks_ended_total", `result="killed"`)
+	launched := d("elasticjob_tasks_launched_total")
+	rate := fin / win
+	h := m1.histogram("elasticjob_ready_to_accept_seconds").minus(m0.histogram("elasticjob_ready_to_accept_seconds"))
+	a50, _ := h.quantile(.5)
+	a99, a99b := h.quantile(.99)
+	const sc = "throughput"
+	r.add(sc, "setup", fmt.Sprintf("%d jobs/%d apps, --embedded-cpus 2, cron 1/s + %.0f triggers/s, %.0f s window", o.tputJobs, o.tputApps, float64(sentWin)/win, win), "", nil)
+	r.add(sc, "completed transient executions (finished)", fmt.Sprintf("%.0f/s (%.0f in window)", rate, fin), "≥ 100/s", ge(rate, 100))
+	r.add(sc, "launched; failed; killed in window", fmt.Sprintf("%.0f/s; %.0f; %.0f", launched/win, failed, killed), "", nil)
+	r.add(sc, "trigger errors", fmt.Sprintf("%d", trigErrs.Load()), "", nil)
+	r.add(sc, "executor VmRSS max / median", fmt.Sprintf("%s / %s (%d executors, %d samples)", mb(maxOf(rss)), mb(percentile(rss, .5)), len(seen), len(rss)), "≤ 20 MB", le(maxOf(rss)/(1<<20), 20))
+	r.add(sc, "scheduler CPU (% of one core) / VmRSS max", fmt.Sprintf("%.0f %% / %s", 100*(s1.cpu-s0.cpu)/win, mb(float64(schedRSSMax))), "", nil)
+	r.add(sc, "ready → ACCEPT p50 / p99 under load (bucket ≤)", ms(a50)+" / "+ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
+	if len(rss) == 0 {
+		r.note("throughput: no executor process was found under /proc for " + o.executorPath)
+	}
+	return nil
+}

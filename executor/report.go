@@ -1,0 +1,55 @@
+package executor
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"time"
+)
+
+// Report is the JSON the executor attaches to TaskStatus.data on
+// TASK_RUNNING (hostname, ip, startTime) and on terminal updates (plus
+// completeTime and, when the process exited, exitCode). The scheduler turns
+// it into the execution log (scheduler/trace): the executor reports through
+// the scheduler and never writes to the trace database, so no database
+// credentials are ever shipped to agents.
+type Report struct {
+	Hostname     string     `json:"hostname"`
+	IP           string     `json:"ip"`
+	StartTime    *time.Time `json:"startTime,omitempty"`
+	CompleteTime *time.Time `json:"completeTime,omitempty"`
+	ExitCode     *int       `json:"exitCode,omitempty"`
+}
+
+func (r Report) marshal() []byte {
+	b, _ := json.Marshal(r) // plain data: cannot fail
+	return b
+}
+
+// hostIdentity returns this host's name and the address to report:
+// LIBPROCESS_IP when Mesos set it, else the first non-loopback unicast
+// address (IPv4 preferred), else 127.0.0.1.
+func hostIdentity() (hostname, ip string) {
+	hostname, _ = os.Hostname()
+	if v := os.Getenv("LIBPROCESS_IP"); v != "" && v != "0.0.0.0" {
+		return hostname, v
+	}
+	addrs, _ := net.InterfaceAddrs()
+	var v6 string
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || !n.IP.IsGlobalUnicast() {
+			continue
+		}
+		if n.IP.To4() != nil {
+			return hostname, n.IP.String()
+		}
+		if v6 == "" {
+			v6 = n.IP.String()
+		}
+	}
+	if v6 != "" {
+		return hostname, v6
+	}
+	return hostname, "127.0.0.1"
+}

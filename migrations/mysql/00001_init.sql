@@ -1,0 +1,109 @@
+-- Event trace and statistics tables, column-compatible with Apache
+-- ElasticJob-Cloud's JobEventRdbStorage and StatisticRdbRepository (same
+-- table, column and index names; same types). Differences, all additive:
+-- timestamps keep milliseconds (TIMESTAMP(3)), NOT NULL timestamps have an
+-- explicit default (so MariaDB never adds ON UPDATE CURRENT_TIMESTAMP), and
+-- the time columns are indexed for range queries and retention.
+-- IF NOT EXISTS adopts tables the original already created.
+
+-- +goose Up
+CREATE TABLE IF NOT EXISTS `JOB_EXECUTION_LOG` (
+    `id` VARCHAR(40) NOT NULL,
+    `job_name` VARCHAR(100) NOT NULL,
+    `task_id` VARCHAR(255) NOT NULL,
+    `hostname` VARCHAR(255) NOT NULL,
+    `ip` VARCHAR(50) NOT NULL,
+    `sharding_item` INT NOT NULL,
+    `execution_source` VARCHAR(20) NOT NULL,
+    `failure_cause` VARCHAR(4000) NULL,
+    `is_success` INT NOT NULL,
+    `start_time` TIMESTAMP(3) NULL DEFAULT NULL,
+    `complete_time` TIMESTAMP(3) NULL DEFAULT NULL,
+    PRIMARY KEY (`id`),
+    INDEX `JOB_EXECUTION_LOG_START_TIME_INDEX` (`start_time`),
+    INDEX `JOB_EXECUTION_LOG_JOB_NAME_INDEX` (`job_name`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `JOB_STATUS_TRACE_LOG` (
+    `id` VARCHAR(40) NOT NULL,
+    `job_name` VARCHAR(100) NOT NULL,
+    `original_task_id` VARCHAR(255) NOT NULL,
+    `task_id` VARCHAR(255) NOT NULL,
+    `slave_id` VARCHAR(50) NOT NULL,
+    `source` VARCHAR(50) NOT NULL,
+    `execution_type` VARCHAR(20) NOT NULL,
+    `sharding_item` VARCHAR(100) NOT NULL,
+    `state` VARCHAR(20) NOT NULL,
+    `message` VARCHAR(4000) NULL,
+    `creation_time` TIMESTAMP(3) NULL DEFAULT NULL,
+    PRIMARY KEY (`id`),
+    INDEX `TASK_ID_STATE_INDEX` (`task_id`, `state`),
+    INDEX `JOB_STATUS_TRACE_LOG_CREATION_TIME_INDEX` (`creation_time`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `TASK_RESULT_STATISTICS_MINUTE` (
+    `id` BIGINT NOT NULL AUTO_INCREMENT,
+    `success_count` INT(11),
+    `failed_count` INT(11),
+    `statistics_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    `creation_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (`id`),
+    INDEX `TASK_RESULT_STATISTICS_MINUTE_TIME_INDEX` (`statistics_time`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `TASK_RESULT_STATISTICS_HOUR` (
+    `id` BIGINT NOT NULL AUTO_INCREMENT,
+    `success_count` INT(11),
+    `failed_count` INT(11),
+    `statistics_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    `creation_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (`id`),
+    INDEX `TASK_RESULT_STATISTICS_HOUR_TIME_INDEX` (`statistics_time`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `TASK_RESULT_STATISTICS_DAY` (
+    `id` BIGINT NOT NULL AUTO_INCREMENT,
+    `success_count` INT(11),
+    `failed_count` INT(11),
+    `statistics_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    `creation_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (`id`),
+    INDEX `TASK_RESULT_STATISTICS_DAY_TIME_INDEX` (`statistics_time`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `TASK_RUNNING_STATISTICS` (
+    `id` BIGINT NOT NULL AUTO_INCREMENT,
+    `running_count` INT(11),
+    `statistics_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    `creation_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (`id`),
+    INDEX `TASK_RUNNING_STATISTICS_TIME_INDEX` (`statistics_time`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `JOB_RUNNING_STATISTICS` (
+    `id` BIGINT NOT NULL AUTO_INCREMENT,
+    `running_count` INT(11),
+    `statistics_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    `creation_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (`id`),
+    INDEX `JOB_RUNNING_STATISTICS_TIME_INDEX` (`statistics_time`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `JOB_REGISTER_STATISTICS` (
+    `id` BIGINT NOT NULL AUTO_INCREMENT,
+    `registered_count` INT(11),
+    `statistics_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    `creation_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (`id`),
+    INDEX `JOB_REGISTER_STATISTICS_TIME_INDEX` (`statistics_time`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- +goose Down
+DROP TABLE IF EXISTS `JOB_REGISTER_STATISTICS`;
+DROP TABLE IF EXISTS `JOB_RUNNING_STATISTICS`;
+DROP TABLE IF EXISTS `TASK_RUNNING_STATISTICS`;
+DROP TABLE IF EXISTS `TASK_RESULT_STATISTICS_DAY`;
+DROP TABLE IF EXISTS `TASK_RESULT_STATISTICS_HOUR`;
+DROP TABLE IF EXISTS `TASK_RESULT_STATISTICS_MINUTE`;
+DROP TABLE IF EXISTS `JOB_STATUS_TRACE_LOG`;
+DROP TABLE IF EXISTS `JOB_EXECUTION_LOG`;

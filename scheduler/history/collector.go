@@ -1,0 +1,248 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+)
+
+// Registry is what the collector reads from the registry
+// (*registry.Registry).
+type Registry interface {
+	RunningTasks(ctx context.Context) (map[string]map[int]registry.Running, error)
+	Jobs(ctx context.Context) ([]jobs.Config, error)
+}
+
+var _ Registry = (*registry.Registry)(nil)
+
+// catchUpLimit bounds how far back a starting collector aggregates hours
+// and days that no leader aggregated.
+const catchUpLimit = 8 * 24 * time.Hour
+
+// stopFlushTimeout bounds the flush of the partial minute when Run stops.
+const stopFlushTimeout = 5 * time.Second
+
+// counts are one minute's task results.
+type counts struct{ success, failed int }
+
+// Collector writes the statistics tables on the leader. It is also the
+// scheduler's Observer for task results; its Run is a leader-only loop.
+type Collector struct {
+	store *Store
+	reg   Registry
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	pending map[time.Time]counts // by minute, not yet written
+
+	// Loop-owned.
+	hourDone, dayDone, registerDone time.Time
+}
+
+var _ scheduler.Observer = (*Collector)(nil)
+
+// NewCollector makes a collector writing through s (whose clock and zone it
+// uses) and reading reg.
+func NewCollector(s *Store, reg Registry, log *slog.Logger) *Collector {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Collector{store: s, reg: reg, log: log, pending: map[time.Time]counts{}}
+}
+
+// IsSuccess and IsFailure classify terminal Mesos states as the original's
+// statistics did: a killed task is neither.
+func IsSuccess(state string) bool { return state == "TASK_FINISHED" }
+
+func IsFailure(state string) bool {
+	return state != "TASK_KILLED" && !IsSuccess(state) && scheduler.IsTerminal(state)
+}
+
+// StatusChanged counts a finished or failed task in the current minute.
+func (c *Collector) StatusChanged(_ scheduler.TaskEvent, st mesos.Status) {
+	ok, failed := IsSuccess(st.State), IsFailure(st.State)
+	if !ok && !failed {
+		return
+	}
+	m := floor(c.store.clock.Now(), view.Minute, c.store.loc)
+	c.mu.Lock()
+	n := c.pending[m]
+	if ok {
+		n.success++
+	} else {
+		n.failed++
+	}
+	c.pending[m] = n
+	c.mu.Unlock()
+}
+
+func (c *Collector) Launched(scheduler.TaskEvent)            {}
+func (c *Collector) Fired(string, time.Time, time.Time)      {}
+func (c *Collector) ReadyDepth(int)                          {}
+func (c *Collector) OffersSeen(int, int)                     {}
+func (c *Collector) clk() clock.Clock                        { return c.store.clock }
+func (c *Collector) floor(t time.Time, iv view.Interval) time.Time { return floor(t, iv, c.store.loc) }
+
+// Run writes the statistics until ctx ends (the leader context). It first
+// catches up: it aggregates the complete hours and days the previous leader
+// left (recomputing the last one, which is idempotent) and writes today's
+// registered-jobs row and this minute's running snapshot if missing. Then,
+// at every minute boundary, it flushes the finished minutes' counts, takes
+// the running snapshot, and aggregates the hour and day that just ended.
+// When ctx ends it flushes what it counted, the current minute included.
+// Database errors are logged and retried at the next tick (counts stay in
+// memory); Run returns only when ctx ends.
+func (c *Collector) Run(ctx context.Context) error {
+	defer c.finalFlush(ctx)
+	now := c.clk().Now()
+	if err := c.resume(ctx, now); err != nil {
+		c.log.Warn("statistics: resume", "err", err)
+	}
+	c.tick(ctx, now, false)
+	t := c.clk().NewTimer(c.untilNextMinute(now))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+			now := c.clk().Now()
+			c.tick(ctx, now, true)
+			t.Reset(c.untilNextMinute(now))
+		}
+	}
+}
+
+func (c *Collector) untilNextMinute(now time.Time) time.Duration {
+	return next(c.floor(now, view.Minute), view.Minute, c.store.loc).Sub(now)
+}
+
+func (c *Collector) finalFlush(ctx context.Context) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopFlushTimeout)
+	defer cancel()
+	if err := c.flush(fctx, time.Time{}); err != nil {
+		c.log.Warn("statistics: flush on stop", "err", err)
+	}
+}
+
+// tick does one minute's work; each step runs even when another failed.
+func (c *Collector) tick(ctx context.Context, now time.Time, flush bool) {
+	minute := c.floor(now, view.Minute)
+	var errs []error
+	if flush {
+		errs = append(errs, c.flush(ctx, minute))
+	}
+	errs = append(errs, c.snapshotRunning(ctx, minute), c.aggregate(ctx, now), c.register(ctx, now))
+	if err := errors.Join(errs...); err != nil && ctx.Err() == nil {
+		c.log.Warn("statistics: tick", "err", err)
+	}
+}
+
+// flush writes the pending minutes before `before` (all when zero) into
+// TASK_RESULT_STATISTICS_MINUTE, adding to a row the minute already has.
+// Minutes that fail stay pending.
+func (c *Collector) flush(ctx context.Context, before time.Time) error {
+	c.mu.Lock()
+	batch := map[time.Time]counts{}
+	for m, n := range c.pending {
+		if before.IsZero() || m.Before(before) {
+			batch[m] = n
+			delete(c.pending, m)
+		}
+	}
+	c.mu.Unlock()
+	var errs []error
+	for m, n := range batch {
+		if err := c.store.addResult(ctx, m, n, c.clk().Now()); err != nil {
+			errs = append(errs, err)
+			c.mu.Lock()
+			p := c.pending[m]
+			c.pending[m] = counts{p.success + n.success, p.failed + n.failed}
+			c.mu.Unlock()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// snapshotRunning writes this minute's running tasks and jobs (once).
+func (c *Collector) snapshotRunning(ctx context.Context, minute time.Time) error {
+	all, err := c.reg.RunningTasks(ctx)
+	if err != nil {
+		return fmt.Errorf("statistics: running tasks: %w", err)
+	}
+	tasks, jobsRunning := 0, 0
+	for _, items := range all {
+		tasks += len(items)
+		if len(items) > 0 {
+			jobsRunning++
+		}
+	}
+	now := c.clk().Now()
+	return errors.Join(
+		c.store.putOnce(ctx, taskRunningTable, "running_count", minute, tasks, now),
+		c.store.putOnce(ctx, jobRunningTable, "running_count", minute, jobsRunning, now))
+}
+
+// register writes today's registered-jobs row once a day.
+func (c *Collector) register(ctx context.Context, now time.Time) error {
+	day := c.floor(now, view.Day)
+	if !c.registerDone.IsZero() && !day.After(c.registerDone) {
+		return nil
+	}
+	all, err := c.reg.Jobs(ctx)
+	if err != nil {
+		return fmt.Errorf("statistics: registered jobs: %w", err)
+	}
+	if err := c.store.putOnce(ctx, registerTable, "registered_count", day, len(all), now); err != nil {
+		return err
+	}
+	c.registerDone = day
+	return nil
+}
+
+// resume sets where hour and day aggregation continues: at the last
+// aggregated hour and day (recomputed, in case a stopping leader's last
+// flush changed them), at the first minute or hour rows otherwise, never
+// more than catchUpLimit back.
+func (c *Collector) resume(ctx context.Context, now time.Time) error {
+	limitHour := c.floor(now.Add(-catchUpLimit), view.Hour)
+	limitDay := c.floor(now.Add(-catchUpLimit), view.Day)
+	var errs []error
+	var err error
+	c.hourDone, err = c.store.resumePoint(ctx, view.Hour, limitHour)
+	errs = append(errs, err)
+	c.dayDone, err = c.store.resumePoint(ctx, view.Day, limitDay)
+	errs = append(errs, err)
+	return errors.Join(errs...)
+}
+
+// aggregate writes every complete hour from hourDone on, then every
+// complete day from dayDone on.
+func (c *Collector) aggregate(ctx context.Context, now time.Time) error {
+	loc := c.store.loc
+	for _, lv := range []struct {
+		iv, from view.Interval
+		done     *time.Time
+	}{{view.Hour, view.Minute, &c.hourDone}, {view.Day, view.Hour, &c.dayDone}} {
+		if lv.done.IsZero() {
+			*lv.done = prev(c.floor(now, lv.iv), lv.iv, loc)
+		}
+		for t := *lv.done; !next(t, lv.iv, loc).After(now); t = next(t, lv.iv, loc) {
+			if err := c.store.rollUp(ctx, lv.iv, lv.from, t, c.clk().Now()); err != nil {
+				return err
+			}
+			*lv.done = t
+		}
+	}
+	return nil
+}

@@ -1,0 +1,24 @@
+// Package history reads the event trace tables (JOB_EXECUTION_LOG,
+// JOB_STATUS_TRACE_LOG) and keeps the statistics tables of the original
+// ElasticJob-Cloud (TASK_RESULT_STATISTICS_MINUTE|HOUR|DAY,
+// TASK_RUNNING_STATISTICS, JOB_RUNNING_STATISTICS, JOB_REGISTER_STATISTICS)
+// on SQLite or MySQL.
+//
+// Store answers the API: paged, sorted, filtered searches of the two event
+// tables, built only from whitelisted column names and bound parameters,
+// and the statistics series with gaps filled, so the console's charts get
+// continuous series.
+//
+// Collector is the leader-only statistics loop. It is the scheduler's
+// Observer for task results (FINISHED counts as a success; FAILED, LOST,
+// ERROR, DROPPED, GONE, GONE_BY_OPERATOR and UNKNOWN as failures; KILLED as
+// neither, as in the original), counts them per minute in memory and
+// flushes every minute boundary, so a leadership change loses at most the
+// current minute (and nothing on a clean stop, which flushes the partial
+// minute; minute rows are merged by adding, so the next leader's counts for
+// the same minute add up). Hour and day rows are sums of the finer rows,
+// written when the hour or day is complete and recomputed idempotently on
+// start, so nothing is counted twice. Every minute it also snapshots the
+// running tasks and the jobs with running tasks from the registry, and every
+// day the number of registered jobs.
+package history

@@ -1,0 +1,292 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/scheduler/history/view"
+)
+
+// kind is how a filter value is checked and bound.
+type kind int
+
+const (
+	text kind = iota
+	integer
+	boolean
+)
+
+// column is a whitelisted column of an event table.
+type column struct {
+	name    string // the SQL column
+	json    string // the row's JSON field
+	kind    kind
+	filter  bool // may be an equality filter
+	sortKey bool // may be sorted on
+}
+
+// table describes one searchable event table. Only names from here reach
+// the SQL text; every value is a bound parameter.
+type table struct {
+	name     string
+	timeCol  string   // what startTime/endTime bound
+	cols     []column // in SELECT order
+	byParam  map[string]*column
+	selected string
+}
+
+var (
+	executionTable = newTable("JOB_EXECUTION_LOG", "start_time", []column{
+		{"id", "id", text, false, true},
+		{"hostname", "hostname", text, true, true},
+		{"ip", "ip", text, true, true},
+		{"task_id", "taskId", text, true, true},
+		{"job_name", "jobName", text, true, true},
+		{"execution_source", "source", text, true, true},
+		{"sharding_item", "shardingItem", integer, true, true},
+		{"start_time", "startTime", text, false, true},
+		{"complete_time", "completeTime", text, false, true},
+		{"is_success", "success", boolean, true, true},
+		{"failure_cause", "failureCause", text, false, false},
+	})
+	statusTraceTable = newTable("JOB_STATUS_TRACE_LOG", "creation_time", []column{
+		{"id", "id", text, false, true},
+		{"job_name", "jobName", text, true, true},
+		{"original_task_id", "originalTaskId", text, true, true},
+		{"task_id", "taskId", text, true, true},
+		{"slave_id", "slaveId", text, true, true},
+		{"source", "source", text, true, true},
+		{"execution_type", "executionType", text, true, true},
+		{"sharding_item", "shardingItems", text, false, true},
+		{"state", "state", text, true, true},
+		{"message", "message", text, false, false},
+		{"creation_time", "creationTime", text, false, true},
+	})
+)
+
+// newTable indexes the columns by every name a caller may use: the column
+// (job_name), its camelCase form (jobName, isSuccess, executionSource) and
+// the row's JSON field (success, source, shardingItems).
+func newTable(name, timeCol string, cols []column) *table {
+	t := &table{name: name, timeCol: timeCol, cols: cols, byParam: map[string]*column{}}
+	names := make([]string, len(cols))
+	for i := range cols {
+		c := &t.cols[i]
+		names[i] = c.name
+		for _, alias := range []string{c.name, camel(c.name), c.json} {
+			t.byParam[strings.ToLower(alias)] = c
+		}
+	}
+	t.selected = strings.Join(names, ", ")
+	return t
+}
+
+// camel turns snake_case into camelCase: task_id → taskId.
+func camel(s string) string {
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+func badQuery(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{view.ErrBadQuery}, args...)...)
+}
+
+// names lists the accepted camelCase names of the columns ok selects.
+func (t *table) names(ok func(column) bool) string {
+	var out []string
+	for _, c := range t.cols {
+		if ok(c) {
+			out = append(out, camel(c.name))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+var paramName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// where builds the WHERE clause and its arguments from the filters and the
+// time range.
+func (s *Store) where(t *table, q view.Query) (string, []any, error) {
+	var conds []string
+	var args []any
+	keys := make([]string, 0, len(q.Filters))
+	for k := range q.Filters {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // a stable statement text for the statement caches
+	for _, k := range keys {
+		v := q.Filters[k]
+		c, ok := t.byParam[strings.ToLower(k)]
+		if !ok || !c.filter {
+			if !paramName.MatchString(k) {
+				return "", nil, badQuery("unknown parameter %q", k)
+			}
+			return "", nil, badQuery("unknown filter %q; filter on %s", k, t.names(func(c column) bool { return c.filter }))
+		}
+		arg, err := filterValue(k, c, v)
+		if err != nil {
+			return "", nil, err
+		}
+		conds = append(conds, c.name+" = ?")
+		args = append(args, arg)
+	}
+	if !q.Start.IsZero() {
+		conds = append(conds, t.timeCol+" >= ?")
+		args = append(args, s.d.bindTime(q.Start))
+	}
+	if !q.End.IsZero() {
+		conds = append(conds, t.timeCol+" <= ?")
+		args = append(args, s.d.bindTime(q.End))
+	}
+	if len(conds) == 0 {
+		return "", nil, nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args, nil
+}
+
+func filterValue(param string, c *column, v string) (any, error) {
+	switch c.kind {
+	case integer:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, badQuery("%s must be an integer, got %q", param, v)
+		}
+		return n, nil
+	case boolean:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true":
+			return 1, nil
+		case "0", "false":
+			return 0, nil
+		}
+		return nil, badQuery("%s must be true, false, 1 or 0, got %q", param, v)
+	}
+	return v, nil
+}
+
+// orderBy builds ORDER BY from the whitelisted sort column. With no sort the
+// newest rows come first.
+func orderBy(t *table, q view.Query) (string, error) {
+	dir := "ASC"
+	switch strings.ToLower(q.Order) {
+	case "", "asc":
+	case "desc":
+		dir = "DESC"
+	default:
+		return "", badQuery("order must be asc or desc, got %q", q.Order)
+	}
+	if q.Sort == "" {
+		return " ORDER BY " + t.timeCol + " DESC", nil
+	}
+	c, ok := t.byParam[strings.ToLower(q.Sort)]
+	if !ok || !c.sortKey {
+		return "", badQuery("cannot sort by %q; sort by %s", q.Sort, t.names(func(c column) bool { return c.sortKey }))
+	}
+	return " ORDER BY " + c.name + " " + dir, nil
+}
+
+func paging(q view.Query) (limit, offset int, err error) {
+	page, per := q.Page, q.PerPage
+	if page == 0 {
+		page = 1
+	}
+	if per == 0 {
+		per = view.DefaultPerPage
+	}
+	if page < 1 || page > 1<<30 {
+		return 0, 0, badQuery("page must be between 1 and %d, got %d", 1<<30, q.Page)
+	}
+	if per < 1 || per > view.MaxPerPage {
+		return 0, 0, badQuery("per_page must be between 1 and %d, got %d", view.MaxPerPage, q.PerPage)
+	}
+	return per, (page - 1) * per, nil
+}
+
+// search runs the count and the page query; scan reads one row.
+func (s *Store) search(ctx context.Context, t *table, q view.Query, scan func(rowScanner) error) (int, error) {
+	if !q.Start.IsZero() && !q.End.IsZero() && q.Start.After(q.End) {
+		return 0, badQuery("startTime is after endTime")
+	}
+	where, args, err := s.where(t, q)
+	if err != nil {
+		return 0, err
+	}
+	order, err := orderBy(t, q)
+	if err != nil {
+		return 0, err
+	}
+	limit, offset, err := paging(q)
+	if err != nil {
+		return 0, err
+	}
+	var total int
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.name+where, args...).Scan(&total); err != nil {
+		return 0, fmt.Errorf("history: count %s: %w", t.name, err)
+	}
+	if total <= offset {
+		return total, nil
+	}
+	query := "SELECT " + t.selected + " FROM " + t.name + where + order + " LIMIT ? OFFSET ?"
+	rows, err := s.db.QueryContext(ctx, query, append(args, limit, offset)...)
+	if err != nil {
+		return 0, fmt.Errorf("history: search %s: %w", t.name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return 0, fmt.Errorf("history: read %s: %w", t.name, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("history: read %s: %w", t.name, err)
+	}
+	return total, nil
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+// Executions searches JOB_EXECUTION_LOG.
+func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error) {
+	out := view.Page[view.Execution]{Rows: []view.Execution{}}
+	total, err := s.search(ctx, executionTable, q, func(r rowScanner) error {
+		var e view.Execution
+		var start, complete dbTime
+		if err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
+			&start, &complete, &e.Success, &e.FailureCause); err != nil {
+			return err
+		}
+		e.StartTime, e.CompleteTime = start.ptr(), complete.ptr()
+		out.Rows = append(out.Rows, e)
+		return nil
+	})
+	out.Total = total
+	return out, err
+}
+
+// StatusTraces searches JOB_STATUS_TRACE_LOG.
+func (s *Store) StatusTraces(ctx context.Context, q view.Query) (view.Page[view.StatusTrace], error) {
+	out := view.Page[view.StatusTrace]{Rows: []view.StatusTrace{}}
+	total, err := s.search(ctx, statusTraceTable, q, func(r rowScanner) error {
+		var e view.StatusTrace
+		var created dbTime
+		if err := r.Scan(&e.ID, &e.JobName, &e.OriginalTaskID, &e.TaskID, &e.SlaveID, &e.Source, &e.ExecutionType,
+			&e.ShardingItems, &e.State, &e.Message, &created); err != nil {
+			return err
+		}
+		e.CreationTime = created.ptr()
+		out.Rows = append(out.Rows, e)
+		return nil
+	})
+	out.Total = total
+	return out, err
+}

@@ -1,0 +1,265 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/ejcloud/elasticjob/scheduler/history/view"
+)
+
+// Statistics tables.
+const (
+	taskRunningTable = "TASK_RUNNING_STATISTICS"
+	jobRunningTable  = "JOB_RUNNING_STATISTICS"
+	registerTable    = "JOB_REGISTER_STATISTICS"
+)
+
+func resultTable(iv view.Interval) string { return "TASK_RESULT_STATISTICS_" + string(iv) }
+
+// point is a statistics row: a and b are the counts (success and failed,
+// or the running or registered count and 0).
+type point struct {
+	id       int64
+	a, b     int
+	at, made time.Time
+}
+
+// points reads the rows of table in [first, last], keyed by their interval
+// start. Duplicate rows of one interval (left by other tools) are summed
+// when sum is set, otherwise the newest wins.
+func (s *Store) points(ctx context.Context, table, counts string, first, last time.Time, iv view.Interval, sum bool) (map[time.Time]point, error) {
+	q := "SELECT id, " + counts + ", statistics_time, creation_time FROM " + table +
+		" WHERE statistics_time >= ? AND statistics_time <= ? ORDER BY statistics_time, id"
+	rows, err := s.db.QueryContext(ctx, q, s.d.bindTime(first), s.d.bindTime(last))
+	if err != nil {
+		return nil, fmt.Errorf("history: read %s: %w", table, err)
+	}
+	defer rows.Close()
+	out := map[time.Time]point{}
+	for rows.Next() {
+		var p point
+		var a, b sql.NullInt64
+		var at, made dbTime
+		dest := []any{&p.id, &a}
+		if counts != "running_count" && counts != "registered_count" {
+			dest = append(dest, &b)
+		}
+		if err := rows.Scan(append(dest, &at, &made)...); err != nil {
+			return nil, fmt.Errorf("history: read %s: %w", table, err)
+		}
+		p.a, p.b, p.at, p.made = int(a.Int64), int(b.Int64), floor(at.T, iv, s.loc), made.T
+		if old, ok := out[p.at]; ok && sum {
+			old.a += p.a
+			old.b += p.b
+			p = old
+		}
+		out[p.at] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history: read %s: %w", table, err)
+	}
+	return out, nil
+}
+
+func unknownSince(since view.Since, allowed string) error {
+	return badQuery("since must be %s, got %q", allowed, since)
+}
+
+// TaskResults is GET /job/statistics/tasks/results?since=…: last24hours is
+// the 1440 minutes before the current one, lastWeek the 168 hours before
+// the current one; missing intervals are zero rows. No since gives an empty
+// list, as in the original.
+func (s *Store) TaskResults(ctx context.Context, since view.Since) ([]view.TaskResult, error) {
+	var iv view.Interval
+	var n int
+	switch since {
+	case "":
+		return []view.TaskResult{}, nil
+	case view.Last24Hours:
+		iv, n = view.Minute, 24*60
+	case view.LastWeek:
+		iv, n = view.Hour, 7*24
+	default:
+		return nil, unknownSince(since, "last24hours or lastWeek")
+	}
+	last := prev(floor(s.clock.Now(), iv, s.loc), iv, s.loc)
+	first := last.Add(-time.Duration(n-1) * iv.Step())
+	got, err := s.points(ctx, resultTable(iv), "success_count, failed_count", first, last, iv, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]view.TaskResult, 0, n)
+	for _, t := range span(first, last, iv, s.loc) {
+		out = append(out, resultOf(got, t, iv))
+	}
+	return out, nil
+}
+
+func resultOf(got map[time.Time]point, t time.Time, iv view.Interval) view.TaskResult {
+	p, ok := got[t]
+	if !ok {
+		return view.TaskResult{StatisticInterval: iv, StatisticsTime: t, CreationTime: t}
+	}
+	return view.TaskResult{ID: p.id, SuccessCount: p.a, FailedCount: p.b, StatisticInterval: iv, StatisticsTime: t, CreationTime: p.made}
+}
+
+// TaskResultSummary is GET /job/statistics/tasks/results/{period}:
+// lastMinute and lastHour are the last complete minute or hour (zero when
+// nothing ran), lastWeek sums the 7 days before today and today so far,
+// online sums everything; both sums count up to the last flushed minute.
+func (s *Store) TaskResultSummary(ctx context.Context, period view.Since) (view.TaskResult, error) {
+	now := s.clock.Now().UTC()
+	switch period {
+	case view.LastMinute, view.LastHour:
+		iv := view.Minute
+		if period == view.LastHour {
+			iv = view.Hour
+		}
+		t := prev(floor(now, iv, s.loc), iv, s.loc)
+		got, err := s.points(ctx, resultTable(iv), "success_count, failed_count", t, t, iv, true)
+		if err != nil {
+			return view.TaskResult{}, err
+		}
+		if _, ok := got[t]; !ok && iv == view.Hour { // not aggregated yet: sum its minutes
+			a, b, err := s.sum(ctx, view.Minute, t, next(t, iv, s.loc))
+			if err != nil {
+				return view.TaskResult{}, err
+			}
+			return view.TaskResult{SuccessCount: a, FailedCount: b, StatisticInterval: iv, StatisticsTime: t, CreationTime: now}, nil
+		}
+		return resultOf(got, t, iv), nil
+	case view.LastWeek, view.Online:
+		from := time.Time{}
+		if period == view.LastWeek {
+			from = floor(now, view.Day, s.loc).AddDate(0, 0, -7)
+		}
+		a, b, err := s.sumSince(ctx, from, now)
+		if err != nil {
+			return view.TaskResult{}, err
+		}
+		return view.TaskResult{SuccessCount: a, FailedCount: b, StatisticInterval: view.Day, StatisticsTime: now, CreationTime: now}, nil
+	}
+	return view.TaskResult{}, badQuery("period must be online, lastWeek, lastHour or lastMinute, got %q", period)
+}
+
+// sumSince sums the results from `from` on: whole days from the DAY table,
+// today's complete hours from the HOUR table, this hour from the MINUTE
+// table.
+func (s *Store) sumSince(ctx context.Context, from, now time.Time) (int, int, error) {
+	today, hour := floor(now, view.Day, s.loc), floor(now, view.Hour, s.loc)
+	parts := []struct {
+		iv       view.Interval
+		from, to time.Time
+	}{
+		{view.Day, from, today},
+		{view.Hour, later(from, today), hour},
+		{view.Minute, later(from, hour), time.Time{}},
+	}
+	var a, b int
+	for _, p := range parts {
+		x, y, err := s.sum(ctx, p.iv, p.from, p.to)
+		if err != nil {
+			return 0, 0, err
+		}
+		a, b = a+x, b+y
+	}
+	return a, b, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sum adds the results of one table in [from, to); zero bounds are open.
+func (s *Store) sum(ctx context.Context, iv view.Interval, from, to time.Time) (int, int, error) {
+	q := "SELECT COALESCE(SUM(success_count), 0), COALESCE(SUM(failed_count), 0) FROM " + resultTable(iv) + " WHERE 1 = 1"
+	var args []any
+	if !from.IsZero() {
+		q += " AND statistics_time >= ?"
+		args = append(args, s.d.bindTime(from))
+	}
+	if !to.IsZero() {
+		q += " AND statistics_time < ?"
+		args = append(args, s.d.bindTime(to))
+	}
+	var a, b int64
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&a, &b); err != nil {
+		return 0, 0, fmt.Errorf("history: sum %s: %w", resultTable(iv), err)
+	}
+	return int(a), int(b), nil
+}
+
+// TaskRunning is GET /job/statistics/tasks/running?since=lastWeek: one row
+// per minute of the last week up to the current minute (its row once
+// written); missing minutes are zero rows. No since gives an empty list.
+func (s *Store) TaskRunning(ctx context.Context, since view.Since) ([]view.Running, error) {
+	return s.running(ctx, taskRunningTable, since)
+}
+
+// JobRunning is GET /job/statistics/jobs/running?since=lastWeek, as
+// TaskRunning for the number of jobs with running tasks.
+func (s *Store) JobRunning(ctx context.Context, since view.Since) ([]view.Running, error) {
+	return s.running(ctx, jobRunningTable, since)
+}
+
+func (s *Store) running(ctx context.Context, table string, since view.Since) ([]view.Running, error) {
+	switch since {
+	case "":
+		return []view.Running{}, nil
+	case view.LastWeek:
+	default:
+		return nil, unknownSince(since, "lastWeek")
+	}
+	last := floor(s.clock.Now(), view.Minute, s.loc)
+	first := last.Add(-(7*24*60 - 1) * time.Minute)
+	got, err := s.points(ctx, table, "running_count", first, last, view.Minute, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := got[last]; !ok {
+		last = last.Add(-time.Minute) // this minute's snapshot is not written yet
+	}
+	out := make([]view.Running, 0, 7*24*60)
+	for _, t := range span(first, last, view.Minute, s.loc) {
+		p, ok := got[t]
+		if !ok {
+			p = point{at: t, made: t}
+		}
+		out = append(out, view.Running{ID: p.id, RunningCount: p.a, StatisticsTime: t, CreationTime: p.made})
+	}
+	return out, nil
+}
+
+// JobRegistered is GET /job/statistics/jobs/register: one row per day from
+// the first recorded day to today. A day without a row carries the count of
+// the day before (the jobs stayed registered while no leader counted them).
+func (s *Store) JobRegistered(ctx context.Context) ([]view.Registered, error) {
+	var first dbTime
+	if err := s.db.QueryRowContext(ctx, "SELECT MIN(statistics_time) FROM "+registerTable).Scan(&first); err != nil {
+		return nil, fmt.Errorf("history: read %s: %w", registerTable, err)
+	}
+	out := []view.Registered{}
+	if !first.Valid {
+		return out, nil
+	}
+	start, today := floor(first.T, view.Day, s.loc), floor(s.clock.Now(), view.Day, s.loc)
+	got, err := s.points(ctx, registerTable, "registered_count", start, next(today, view.Day, s.loc).Add(-time.Nanosecond), view.Day, false)
+	if err != nil {
+		return nil, err
+	}
+	carry := 0
+	for _, t := range span(start, today, view.Day, s.loc) {
+		r := view.Registered{RegisteredCount: carry, StatisticsTime: t, CreationTime: t}
+		if p, ok := got[t]; ok {
+			r = view.Registered{ID: p.id, RegisteredCount: p.a, StatisticsTime: t, CreationTime: p.made}
+		}
+		carry = r.RegisteredCount
+		out = append(out, r)
+	}
+	return out, nil
+}

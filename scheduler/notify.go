@@ -1,0 +1,18 @@
+package scheduler
+
+import (
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+)
+
+// Notifier sends failure notifications (the WEBHOOK error handler). Notify
+// must not block: implementations queue and send in the background.
+type Notifier interface {
+	Notify(job jobs.Config, ev TaskEvent, st mesos.Status)
+}
+
+func (s *Scheduler) notifyFailure(job jobs.Config, ev TaskEvent, st mesos.Status) {
+	if s.Notifier != nil && job.JobErrorHandlerType == jobs.HandlerWebhook {
+		s.Notifier.Notify(job, ev, st)
+	}
+}

@@ -1,0 +1,144 @@
+// Package webhook posts failure notifications for jobs whose
+// jobErrorHandlerType is WEBHOOK, to props["webhook.url"] in the format of
+// props["webhook.format"]: generic JSON, or the text-message bodies DingTalk
+// and WeChat Work robots and Slack incoming webhooks accept. Sending is
+// asynchronous through a bounded queue, time-limited and retried; a full
+// queue drops the notification with a log line rather than slowing the
+// scheduler.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+)
+
+// Sender implements scheduler.Notifier.
+type Sender struct {
+	Client   *http.Client
+	Log      *slog.Logger
+	Attempts int                     // tries per notification (default 3)
+	Backoff  func(int) time.Duration // pause before try n (default 1s·n)
+	queue    chan message
+}
+
+var _ scheduler.Notifier = (*Sender)(nil)
+
+type message struct {
+	url  string
+	body []byte
+}
+
+// New makes a sender; call Run to start delivering.
+func New(log *slog.Logger) *Sender {
+	return &Sender{Client: &http.Client{Timeout: 10 * time.Second}, Log: log, Attempts: 3,
+		Backoff: func(n int) time.Duration { return time.Duration(n) * time.Second }, queue: make(chan message, 1000)}
+}
+
+// Notification is the generic body.
+type Notification struct {
+	JobName      string    `json:"jobName"`
+	TaskID       string    `json:"taskId"`
+	ShardingItem int       `json:"shardingItem"`
+	State        string    `json:"state"`
+	Message      string    `json:"message"`
+	Hostname     string    `json:"hostname,omitempty"`
+	Time         time.Time `json:"time"`
+}
+
+// Notify queues a notification (never blocks).
+func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st mesos.Status) {
+	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: st.State,
+		Message: st.Message, Hostname: ev.Hostname, Time: ev.At.UTC()}
+	body, err := Body(job.Props["webhook.format"], n)
+	if err != nil {
+		s.Log.Warn("webhook: encode", "job", job.JobName, "err", err)
+		return
+	}
+	select {
+	case s.queue <- message{url: job.Props["webhook.url"], body: body}:
+	default:
+		s.Log.Warn("webhook: queue full, notification dropped", "job", job.JobName, "task", ev.TaskID)
+	}
+}
+
+// Body renders a notification in a format.
+func Body(format string, n Notification) ([]byte, error) {
+	text := fmt.Sprintf("[ElasticJob] job %s shard %d %s at %s: %s (task %s)",
+		n.JobName, n.ShardingItem, n.State, n.Time.Format(time.RFC3339), n.Message, n.TaskID)
+	switch format {
+	case "", "generic":
+		return json.Marshal(n)
+	case "dingtalk", "wechat":
+		return json.Marshal(map[string]any{"msgtype": "text", "text": map[string]string{"content": text}})
+	case "slack":
+		return json.Marshal(map[string]string{"text": text})
+	}
+	return nil, fmt.Errorf("webhook: unknown format %q", format)
+}
+
+// Run delivers queued notifications until ctx ends.
+func (s *Sender) Run(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-s.queue:
+			s.deliver(ctx, m)
+		}
+	}
+}
+
+func (s *Sender) deliver(ctx context.Context, m message) {
+	var err error
+	for try := 1; try <= s.Attempts; try++ {
+		if err = s.post(ctx, m); err == nil {
+			return
+		}
+		if try < s.Attempts {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(s.Backoff(try)):
+			}
+		}
+	}
+	s.Log.Warn("webhook: giving up", "url", redact(m.url), "err", err)
+}
+
+func (s *Sender) post(ctx context.Context, m message) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(m.body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("webhook: %s", resp.Status)
+	}
+	return nil
+}
+
+// redact drops the query (robot tokens live there) from a URL for logs.
+func redact(u string) string {
+	for i := range len(u) {
+		if u[i] == '?' {
+			return u[:i] + "?…"
+		}
+	}
+	return u
+}

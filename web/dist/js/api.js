@@ -1,0 +1,98 @@
+// REST client: bearer token in sessionStorage, JSON errors turned into
+// ApiError with the server's message, 401 sends the person back to login.
+import { t } from './i18n.js';
+
+const TOKEN = 'ejc.token';
+export const session = { role: null, open: false, user: sessionStorage.getItem('ejc.user') || '' };
+let onUnauthorized = () => {};
+let inflight = 0;
+const listeners = new Set();
+
+export function setUnauthorizedHandler(fn) { onUnauthorized = fn; }
+export function onActivity(fn) { listeners.add(fn); }
+function activity(d) { inflight += d; listeners.forEach((fn) => fn(inflight)); }
+
+export const token = () => sessionStorage.getItem(TOKEN);
+export function setToken(tok, user) {
+  if (tok) { sessionStorage.setItem(TOKEN, tok); sessionStorage.setItem('ejc.user', user || ''); session.user = user || ''; }
+  else { sessionStorage.removeItem(TOKEN); sessionStorage.removeItem('ejc.user'); session.user = ''; }
+}
+export const canWrite = () => session.role === 'admin';
+
+export class ApiError extends Error {
+  constructor(status, message, path) {
+    super(message);
+    this.status = status;
+    this.path = path;
+  }
+  // words for the person: what happened, then the server's own message
+  describe() {
+    const what = t('http.' + this.status, null, '') || (this.status >= 500 ? t('http.5xx') : this.status ? t('http.other', { code: this.status }) : '');
+    return what ? `${what}: ${this.message}` : this.message;
+  }
+}
+
+export function qs(params) {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') u.set(k, v);
+  const s = u.toString();
+  return s ? '?' + s : '';
+}
+
+// api(method, path, {body, query, text}) → parsed JSON, text, or null (204).
+// Bodies that are strings are sent as they are (the trigger's job name).
+export async function api(method, path, opts = {}) {
+  const url = '/api' + path + qs(opts.query);
+  const headers = { Accept: 'application/json' };
+  const tok = token();
+  if (tok) headers.Authorization = 'Bearer ' + tok;
+  let body;
+  if (opts.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  }
+  let res;
+  activity(1);
+  try {
+    res = await fetch(url, { method, headers, body, signal: opts.signal });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    throw new ApiError(0, t('err.network'), path);
+  } finally {
+    activity(-1);
+  }
+  const ct = res.headers.get('Content-Type') || '';
+  if (!res.ok) {
+    let msg = '';
+    try {
+      const txt = await res.text();
+      if (ct.includes('json')) msg = JSON.parse(txt).message || txt; else msg = txt.trim();
+    } catch { /* keep the status words alone */ }
+    const err = new ApiError(res.status, msg || res.statusText || t('err.unknown'), path);
+    if (res.status === 401 && path !== '/login') { setToken(null); onUnauthorized(err); }
+    throw err;
+  }
+  if (res.status === 204) return null;
+  if (opts.text || !ct.includes('json')) return res.text();
+  const txt = await res.text();
+  return txt ? JSON.parse(txt) : null;
+}
+
+// optional GET for endpoints that may not exist yet (history, statistics):
+// 404/501 or an empty answer give null ("no data"); other errors throw.
+export async function optional(path, query) {
+  try {
+    const v = await api('GET', path, { query });
+    return v === '' ? null : v;
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 404 || e.status === 501 || e.status === 405)) return null;
+    throw e;
+  }
+}
+
+export const get = (p, query) => api('GET', p, { query });
+export const post = (p, body) => api('POST', p, { body });
+export const put = (p, body) => api('PUT', p, { body });
+export const del = (p, body) => api('DELETE', p, { body });
+
+export const enc = encodeURIComponent;

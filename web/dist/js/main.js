@@ -1,0 +1,178 @@
+// Boot, auth, shell and hash routing.
+import { t, lang, setLang, LANGS } from './i18n.js';
+import { api, session, setToken, token, setUnauthorizedHandler, onActivity, ApiError } from './api.js';
+import { h, clear, btn, busy, showError, errText, toast } from './ui.js';
+
+const root = document.getElementById('app');
+const progress = h('div.progress', { 'aria-hidden': 'true' });
+document.body.append(progress);
+onActivity((n) => progress.classList.toggle('on', n > 0));
+
+// route table: first match wins; page modules load on demand
+const ROUTES = [
+  [/^\/dashboard$/, 'dashboard', 'dashboard'],
+  [/^\/apps$/, 'apps', 'apps'],
+  [/^\/apps\/new$/, 'apps', 'apps'],
+  [/^\/apps\/([^/]+)(?:\/(edit))?$/, 'apps', 'apps'],
+  [/^\/jobs$/, 'jobs', 'jobs'],
+  [/^\/jobs\/new$/, 'jobs', 'jobs'],
+  [/^\/jobs\/([^/]+)(?:\/(edit))?$/, 'jobs', 'jobs'],
+  [/^\/status$/, 'status', 'status'],
+  [/^\/history(?:\/(executions|traces))?$/, 'history', 'history'],
+  [/^\/logs\/(.+)$/, 'logs', 'history'],
+  [/^\/cluster$/, 'cluster', 'cluster'],
+];
+const NAV = ['dashboard', 'apps', 'jobs', 'status', 'history', 'cluster'];
+
+let current = null; // {cleanup}
+let mainEl = null;
+let loginMessage = '';
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, '') || '/dashboard';
+  const [path, q] = raw.split('?');
+  return { path, query: new URLSearchParams(q || '') };
+}
+export function go(path) { location.hash = '#' + path; }
+
+async function whoami() {
+  try {
+    const w = await api('GET', '/whoami');
+    session.role = w.role; session.open = !!w.open;
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return false;
+    throw e;
+  }
+}
+
+function langSelect() {
+  return h('select', { 'aria-label': t('language'), id: 'lang', onchange: (e) => { setLang(e.target.value); render(); } },
+    LANGS.map(([code, name]) => h('option', { value: code, selected: code === lang() }, name)));
+}
+
+function renderLogin() {
+  stopPage();
+  document.title = t('login.title') + ' · ElasticJob-Cloud';
+  const user = h('input#username', { type: 'text', autocomplete: 'username', required: true, value: session.user || '' });
+  const pass = h('input#password', { type: 'password', autocomplete: 'current-password', required: true });
+  const msg = h('div', loginMessage ? h('div.alert.bad', loginMessage) : null);
+  const submit = h('button.btn.primary', { type: 'submit' }, t('login.submit'));
+  const form = h('form.login', {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      clear(msg);
+      await busy(submit, async () => {
+        try {
+          const r = await api('POST', '/login', { body: { username: user.value.trim(), password: pass.value } });
+          setToken(r.token, user.value.trim());
+          session.role = r.role;
+          loginMessage = '';
+          if (!(await whoami())) throw new Error(t('err.unknown'));
+          if (parseHash().path === '/login') go('/dashboard'); else render();
+        } catch (err) {
+          clear(msg, h('div.alert.bad', err instanceof ApiError && err.status === 401 ? t('login.wrong') : errText(err)));
+          pass.select();
+        }
+      });
+    },
+  },
+  h('h1', 'ElasticJob-Cloud'),
+  h('p.muted', { style: { textAlign: 'center', marginTop: 0 } }, t('login.intro')),
+  msg,
+  h('label', { for: 'username' }, t('login.user')), user,
+  h('label', { for: 'password' }, t('login.password')), pass,
+  submit,
+  h('div.lang', langSelect()));
+  clear(root, form);
+  (user.value ? pass : user).focus();
+}
+
+async function logout() {
+  try { await api('POST', '/logout'); } catch { /* the token is dropped anyway */ }
+  setToken(null);
+  session.role = null;
+  loginMessage = '';
+  go('/login');
+  renderLogin();
+}
+
+function shell(active) {
+  const top = h('header.top',
+    h('a.brand', { href: '#/dashboard' }, 'ElasticJob-Cloud', h('small', t('console'))),
+    h('span.who', { id: 'who' }, session.open ? t('role.open') : `${session.user || ''} · ${t('role.' + session.role)}`),
+    langSelect(),
+    session.open ? null : btn(t('logout'), logout, 'sm', { id: 'logout' }));
+  const side = h('nav.side', { 'aria-label': t('nav') },
+    NAV.map((n) => h('a', { href: '#/' + n, class: n === active ? 'on' : '', 'data-nav': n }, t('nav.' + n))));
+  mainEl = h('main', { id: 'main' });
+  const wrap = h('div.shell', top, side, mainEl);
+  clear(root, wrap);
+  if (session.open) mainEl.before(); // banner is drawn per page below
+  return mainEl;
+}
+
+function stopPage() {
+  if (current && current.cleanup) try { current.cleanup(); } catch { /* ignore */ }
+  current = null;
+}
+
+let renderSeq = 0;
+async function render() {
+  const seq = ++renderSeq;
+  document.documentElement.lang = lang() === 'zh' ? 'zh-CN' : 'en';
+  const { path, query } = parseHash();
+  if (path === '/login') {
+    if (session.role && token()) { go('/dashboard'); return; }
+    if (session.open) { go('/dashboard'); return; }
+    renderLogin();
+    return;
+  }
+  if (!session.role) { go('/login'); return; }
+  let route = ROUTES.find(([re]) => re.test(path));
+  if (!route) { go('/dashboard'); return; }
+  const [re, mod, nav] = route;
+  const params = path.match(re).slice(1);
+  stopPage();
+  const main = shell(nav);
+  document.title = t('nav.' + nav) + ' · ElasticJob-Cloud';
+  if (session.open) main.append(h('div.banner', { id: 'open-banner' }, t('openAccess')));
+  if (session.role === 'guest') main.append(h('div.banner', { id: 'guest-banner' }, t('guestBanner')));
+  const host = h('div', { id: 'page', 'data-page': mod });
+  main.append(host);
+  try {
+    const page = await import(`./pages/${mod}.js`);
+    if (seq !== renderSeq) return;
+    current = (await page.default(host, { path, params, query, go, rerender: render })) || null;
+    host.setAttribute('data-ready', '');
+  } catch (e) {
+    if (seq !== renderSeq) return;
+    showError(e);
+    host.append(h('div.alert.bad', errText(e)));
+    host.setAttribute('data-ready', '');
+  }
+}
+
+setUnauthorizedHandler((err) => {
+  if (!session.role && parseHash().path === '/login') return;
+  session.role = null;
+  loginMessage = session.user ? t('login.expired') : '';
+  if (parseHash().path !== '/login') go('/login'); else renderLogin();
+  void err;
+});
+
+window.addEventListener('hashchange', render);
+window.addEventListener('unhandledrejection', (e) => showError(e.reason));
+
+(async function boot() {
+  try {
+    await whoami();
+  } catch (e) {
+    clear(root, h('div.login', h('h1', 'ElasticJob-Cloud'), h('div.alert.bad', errText(e)), btn(t('retry'), () => location.reload(), 'primary')));
+    return;
+  }
+  await render();
+  window.__ejcReady = performance.now();
+})();
+
+export { toast };

@@ -1,0 +1,171 @@
+// DOM helpers, toasts, dialogs, tables and paging.
+import { t } from './i18n.js';
+import { ApiError, canWrite } from './api.js';
+
+// h('tag.class#id', {attrs, onclick: fn}, children…)
+export function h(sel, attrs, ...kids) {
+  const m = sel.match(/^([a-z0-9]+)?((?:[.#][\w-]+)*)$/i);
+  const el = document.createElement(m[1] || 'div');
+  for (const p of (m[2] || '').match(/[.#][\w-]+/g) || []) {
+    if (p[0] === '.') el.classList.add(p.slice(1)); else el.id = p.slice(1);
+  }
+  if (attrs && (typeof attrs !== 'object' || attrs instanceof Node || Array.isArray(attrs))) { kids.unshift(attrs); attrs = null; }
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className += (el.className ? ' ' : '') + v;
+    else if (k === 'style' && typeof v === 'object') Object.assign(el.style, v);
+    else if (k === 'value' || k === 'checked' || k === 'disabled' || k === 'selected') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  add(el, kids);
+  return el;
+}
+function add(el, kids) {
+  for (const k of kids) {
+    if (k === undefined || k === null || k === false) continue;
+    if (Array.isArray(k)) add(el, k);
+    else el.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  }
+}
+export const clear = (el, ...kids) => { el.replaceChildren(); add(el, kids); return el; };
+
+// A write action: rendered for admins only (guests see none; the server
+// refuses them anyway). data-write marks them for the tests.
+export function wbtn(label, onclick, cls = '', attrs = {}) {
+  if (!canWrite()) return null;
+  return h('button.btn' + (cls ? '.' + cls.split(' ').join('.') : ''), { type: 'button', 'data-write': '', onclick, ...attrs }, label);
+}
+export const btn = (label, onclick, cls = '', attrs = {}) =>
+  h('button.btn' + (cls ? '.' + cls.split(' ').join('.') : ''), { type: 'button', onclick, ...attrs }, label);
+
+// busy(button, promise-returning fn): spinner and disabled while it runs
+export async function busy(b, fn) {
+  if (b) { b.disabled = true; b.classList.add('busy'); }
+  try { return await fn(); } finally { if (b) { b.disabled = false; b.classList.remove('busy'); } }
+}
+
+let toasts;
+export function toast(msg, kind = 'info', ms = 5000) {
+  if (!toasts) { toasts = h('div#toasts', { role: 'status', 'aria-live': 'polite' }); document.body.append(toasts); }
+  const el = h('div.toast.' + kind, h('div', msg), h('button.x', { type: 'button', 'aria-label': 'close', onclick: () => el.remove() }, '×'));
+  toasts.append(el);
+  if (ms && kind !== 'bad') setTimeout(() => el.remove(), ms);
+  else if (ms) setTimeout(() => el.remove(), ms * 3);
+  return el;
+}
+export const errText = (e) => (e instanceof ApiError ? e.describe() : (e && e.message) || String(e));
+export function showError(e, what) {
+  if (e && e.name === 'AbortError') return;
+  if (e instanceof ApiError && e.status === 401) return; // the login page says it
+  console.error(e);
+  toast((what ? what + ' — ' : '') + errText(e), 'bad', 8000);
+}
+
+// modal(title, body, buttons) → {close, el}; Escape closes.
+export function modal(title, body, buttons = []) {
+  const bg = h('div.modal-bg');
+  const close = () => { bg.remove(); document.removeEventListener('keydown', onKey); };
+  const onKey = (e) => { if (e.key === 'Escape') close(); };
+  const bar = h('div.bar', buttons.map((b) => b));
+  const m = h('div.modal', { role: 'dialog', 'aria-modal': 'true', 'aria-label': title }, h('h3', title), body, bar);
+  bg.append(m);
+  bg.addEventListener('mousedown', (e) => { if (e.target === bg) close(); });
+  document.addEventListener('keydown', onKey);
+  document.body.append(bg);
+  const f = m.querySelector('input, textarea, select, button.primary, button.danger');
+  if (f) f.focus();
+  return { close, el: m };
+}
+
+// confirmDo(title, text, okLabel, fn): a dialog whose OK runs fn with a
+// spinner; errors are shown inside the dialog and it stays open.
+export function confirmDo(title, text, okLabel, fn, { danger = true, body = null } = {}) {
+  return new Promise((resolve) => {
+    const err = h('div');
+    const ok = h('button.btn' + (danger ? '.danger.solid' : '.primary'), { type: 'button', 'data-confirm': '' }, okLabel);
+    const cancel = btn(t('cancel'), () => { d.close(); resolve(false); });
+    const d = modal(title, h('div', h('p', text), body, err), [cancel, ok]);
+    ok.addEventListener('click', async () => {
+      clear(err);
+      try {
+        await busy(ok, fn);
+        d.close();
+        resolve(true);
+      } catch (e) {
+        clear(err, h('div.alert.bad', errText(e)));
+      }
+    });
+  });
+}
+
+export function debounce(fn, ms) {
+  let id;
+  return (...a) => { clearTimeout(id); id = setTimeout(() => fn(...a), ms); };
+}
+
+const pad = (n) => String(n).padStart(2, '0');
+// fmtTime: "yyyy-MM-dd HH:mm:ss" in the browser's zone; strings that are
+// already in that form are kept.
+export function fmtTime(v) {
+  if (v === undefined || v === null || v === '') return '';
+  if (typeof v === 'string' && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(v)) return v;
+  const d = new Date(v);
+  if (isNaN(d) || d.getFullYear() < 1971) return typeof v === 'string' ? v : '';
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+export const fmtNum = (n, digits = 2) => (typeof n === 'number' ? (Number.isInteger(n) ? String(n) : n.toFixed(digits).replace(/\.?0+$/, '')) : n ?? '');
+export function fmtBytes(n) {
+  if (typeof n !== 'number') return '';
+  const u = ['B', 'KiB', 'MiB', 'GiB']; let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + ' ' + u[i];
+}
+
+// table(columns, rows, {empty, sort}) — columns: {key, label, render(row), cls, sortKey}
+export function table(cols, rows, opts = {}) {
+  const head = h('tr', cols.map((c) => {
+    const th = h('th', { class: c.cls || '' }, c.label);
+    if (opts.sort && c.sortKey) {
+      th.classList.add('sort');
+      if (opts.sort.key === c.sortKey) th.classList.add(opts.sort.order === 'desc' ? 'desc' : 'asc');
+      th.addEventListener('click', () => opts.onSort(c.sortKey));
+    }
+    return th;
+  }));
+  const body = rows.length
+    ? rows.map((r) => h('tr', cols.map((c) => h('td', { class: c.cls || '' }, c.render ? c.render(r) : fmtCell(r[c.key])))))
+    : [h('tr', h('td', { colspan: cols.length }, h('div.nodata', opts.empty || t('noData'))))];
+  return h('div.tw', h('table.t', h('thead', head), h('tbody', body)));
+}
+const fmtCell = (v) => (v === undefined || v === null ? '' : typeof v === 'boolean' ? t(v ? 'yes' : 'no') : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+// pager({page, pages, total, onPage}) — page is 1-based
+export function pager({ page, perPage, total, onPage, perPageOptions, onPerPage }) {
+  const pages = Math.max(1, Math.ceil(total / perPage));
+  const from = total ? (page - 1) * perPage + 1 : 0;
+  const to = Math.min(total, page * perPage);
+  const nums = new Set([1, pages, page - 2, page - 1, page, page + 1, page + 2].filter((p) => p >= 1 && p <= pages));
+  const list = [...nums].sort((a, b) => a - b);
+  const kids = [h('span.info', t('pager.info', { from, to, total }))];
+  if (perPageOptions) {
+    kids.push(h('select', { 'aria-label': t('pager.perPage'), onchange: (e) => onPerPage(+e.target.value) },
+      perPageOptions.map((n) => h('option', { value: n, selected: n === perPage }, t('pager.per', { n })))));
+  }
+  kids.push(btn('‹', () => onPage(page - 1), 'sm', { disabled: page <= 1, 'aria-label': t('pager.prev') }));
+  let last = 0;
+  for (const p of list) {
+    if (p - last > 1) kids.push(h('span.muted', '…'));
+    kids.push(btn(String(p), () => onPage(p), 'sm' + (p === page ? ' on' : '')));
+    last = p;
+  }
+  kids.push(btn('›', () => onPage(page + 1), 'sm', { disabled: page >= pages, 'aria-label': t('pager.next') }));
+  return h('div.pager', kids);
+}
+
+export const loading = () => h('div.loading', t('loading'));
+export const nodata = (msg) => h('div.nodata', msg || t('noData'));
+export function tag(text, kind) { return h('span.tag' + (kind ? '.' + kind : ''), text); }
+export function kv(pairs) {
+  return h('dl.kv', pairs.filter(Boolean).map(([k, v]) => [h('dt', k), h('dd', v === undefined || v === null || v === '' ? '—' : v)]));
+}
