@@ -35,15 +35,12 @@ func decodeReport(t *testing.T, data []byte) Report {
 }
 
 func TestStatusDataReportsHostTimesAndExitCode(t *testing.T) {
-	h := start(t, true, Options{})
+	h := start(t, true, Options{IdleTimeout: -1})
 	url := scriptURL(t, "run.sh", "#!/bin/sh\ncase $ELASTICJOB_SHARDING_ITEM in\n0) exit 0;;\n*) echo boom >&2; exit 3;;\nesac\n")
 	h.agent.Send(fakeagent.Launch("ok", taskData(url, "run.sh", 0, nil)))
-	byState := map[string]*mesos.TaskStatus{}
-	for _, u := range h.updates(t, 3) {
-		byState[u.Status.TaskID.Value+":"+u.Status.State.String()] = &u.Status
-	}
 	h.agent.Send(fakeagent.Launch("bad", taskData(url, "run.sh", 1, nil)))
-	for _, u := range h.updates(t, 3) {
+	byState := map[string]*mesos.TaskStatus{}
+	for _, u := range h.updates(t, 6) {
 		byState[u.Status.TaskID.Value+":"+u.Status.State.String()] = &u.Status
 	}
 	if d := byState["ok:TASK_STARTING"].Data; d != nil {

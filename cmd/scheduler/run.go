@@ -24,6 +24,7 @@ import (
 	"github.com/ejcloud/elasticjob/scheduler/agents"
 	"github.com/ejcloud/elasticjob/scheduler/mesos"
 	"github.com/ejcloud/elasticjob/scheduler/sqlitekv"
+	"github.com/ejcloud/elasticjob/scheduler/webhook"
 	"github.com/ejcloud/elasticjob/scheduler/zkkv"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/web"
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	}
 	defer kv.Close()
 	reg := registry.New(kv)
+	reg.MaxPending = cfg.JobStateQueue
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
@@ -72,8 +74,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	client := mesos.New(mesos.Config{URL: masterURL, FrameworkID: fwID, User: cfg.User, Role: cfg.MesosRole,
 		Hostname: cfg.Hostname, Logger: log.With("subsystem", "mesos")})
 	mx := metrics.New()
+	hooks := webhook.New(log.With("subsystem", "webhook"))
 	sched := scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: mx,
+		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: mx, Notifier: hooks,
 		Options: scheduler.Options{
 			ExecutorCommand: execCmd, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse,
 			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
@@ -88,7 +91,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
+	go func() { errc <- hooks.Run(ctx) }()
 	go func() { errc <- sched.Run(ctx) }()
 	go func() { errc <- client.Run(ctx, sched) }()
 	go func() { errc <- srv.Serve(ln) }()
