@@ -251,6 +251,7 @@ type runningView struct {
 	AgentID      string    `json:"agentId"`
 	Hostname     string    `json:"hostname"`
 	State        string    `json:"state"`
+	Busy         bool      `json:"busy"` // a DAEMON task inside a run
 	LaunchedAt   time.Time `json:"launchedAt"`
 }
 
@@ -263,7 +264,7 @@ func (s *Server) runningTasks(c *gin.Context) {
 	out := []runningView{}
 	for job, items := range all {
 		for item, rt := range items {
-			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.LaunchedAt})
+			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -38,13 +38,14 @@ const TriggerKeysPath = "/state/trigger_keys"
 
 // Running is a task at /state/running/{jobName}/{jobName}@-@{item}.
 type Running struct {
-	TaskID     string    `json:"taskId"`
-	AgentID    string    `json:"agentId"`
-	Hostname   string    `json:"hostname,omitempty"`
-	ExecutorID string    `json:"executorId"`
-	State      string    `json:"state"` // the last Mesos state seen: TASK_STAGING, TASK_RUNNING, …
-	Source     string    `json:"executionSource,omitempty"`
-	Attempts   int       `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
+	TaskID     string `json:"taskId"`
+	AgentID    string `json:"agentId"`
+	Hostname   string `json:"hostname,omitempty"`
+	ExecutorID string `json:"executorId"`
+	State      string `json:"state"`          // the last Mesos state seen: TASK_STAGING, TASK_RUNNING, …
+	Busy       bool   `json:"busy,omitempty"` // a DAEMON task is inside a run of its cron
+	Source     string `json:"executionSource,omitempty"`
+	Attempts   int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
 	// Parameter is the run's jobParameter override (from a trigger), kept
 	// so a failover or retry of the shard runs with it too.
 	Parameter  *string   `json:"jobParameterOverride,omitempty"`

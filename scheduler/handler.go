@@ -44,9 +44,14 @@ func (s *Scheduler) Update(ctx context.Context, st mesos.Status) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.onStatus(ctx, st) })
 }
 
-// Message receives executor messages (daemon run reports).
+// Message receives executor messages: daemon run reports.
 func (s *Scheduler) Message(ctx context.Context, agentID, executorID string, data []byte) {
-	s.Log.Debug("executor message", "agent", agentID, "executor", executorID, "bytes", len(data))
+	rep, err := jobs.ParseDaemonReport(data)
+	if err != nil {
+		s.Log.Warn("executor message ignored", "agent", agentID, "executor", executorID, "err", err)
+		return
+	}
+	s.post(ctx, func(ctx context.Context) { s.onDaemonReport(ctx, agentID, rep) })
 }
 
 // Failure forgets a terminated executor, or every executor of a lost agent.

@@ -335,3 +335,44 @@ func TestWebhookNotifiedOnFailure(t *testing.T) {
 		t.Fatalf("notifications = %v", n.got)
 	}
 }
+
+type daemonRecorder struct {
+	nopObserver
+	runs []jobs.DaemonReport
+}
+
+func (d *daemonRecorder) DaemonRun(_ TaskEvent, rep jobs.DaemonReport) { d.runs = append(d.runs, rep) }
+
+func TestDaemonReportsMarkBusyAndIdle(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) {
+		j.JobExecutionType = jobs.Daemon
+		j.Cron = "0/5 * * * * ?"
+		j.ShardingTotalCount = 1
+	})
+	obs := &daemonRecorder{}
+	r.sched.Observer = obs
+	task := run[0].TaskID
+	r.status(task, "TASK_RUNNING")
+	report := func(typ string) {
+		rep := jobs.DaemonReport{Type: typ, TaskID: task, RunID: "r1", StartTime: t0}
+		r.sched.Message(r.ctx, "agent-1", "app@-@agent-1", rep.Marshal())
+		(<-r.sched.events)(r.ctx)
+	}
+	report(jobs.DaemonBegin)
+	if !r.running("job")[0].Busy {
+		t.Fatal("not busy after BEGIN")
+	}
+	report(jobs.DaemonComplete)
+	if r.running("job")[0].Busy {
+		t.Fatal("still busy after COMPLETE")
+	}
+	if len(obs.runs) != 2 || obs.runs[1].Type != jobs.DaemonComplete {
+		t.Fatalf("observed %+v", obs.runs)
+	}
+	r.sched.Message(r.ctx, "agent-1", "x", []byte("not json")) // ignored, nothing posted
+	select {
+	case <-r.sched.events:
+		t.Fatal("a bad message reached the loop")
+	default:
+	}
+}

@@ -45,8 +45,9 @@ type Collector struct {
 	mu      sync.Mutex
 	pending map[time.Time]counts // by minute, not yet written
 
-	// Loop-owned.
-	hourDone, dayDone, registerDone time.Time
+	// Loop-owned: the first hour and day not aggregated yet (zero: ask the
+	// tables), and the last day with a registered-jobs row.
+	hourNext, dayNext, registerDone time.Time
 }
 
 var _ scheduler.Observer = (*Collector)(nil)
@@ -86,11 +87,11 @@ func (c *Collector) StatusChanged(_ scheduler.TaskEvent, st mesos.Status) {
 	c.mu.Unlock()
 }
 
-func (c *Collector) Launched(scheduler.TaskEvent)            {}
-func (c *Collector) Fired(string, time.Time, time.Time)      {}
-func (c *Collector) ReadyDepth(int)                          {}
-func (c *Collector) OffersSeen(int, int)                     {}
-func (c *Collector) clk() clock.Clock                        { return c.store.clock }
+func (c *Collector) Launched(scheduler.TaskEvent)                  {}
+func (c *Collector) Fired(string, time.Time, time.Time)            {}
+func (c *Collector) ReadyDepth(int)                                {}
+func (c *Collector) OffersSeen(int, int)                           {}
+func (c *Collector) clk() clock.Clock                              { return c.store.clock }
 func (c *Collector) floor(t time.Time, iv view.Interval) time.Time { return floor(t, iv, c.store.loc) }
 
 // Run writes the statistics until ctx ends (the leader context). It first
@@ -105,9 +106,6 @@ func (c *Collector) floor(t time.Time, iv view.Interval) time.Time { return floo
 func (c *Collector) Run(ctx context.Context) error {
 	defer c.finalFlush(ctx)
 	now := c.clk().Now()
-	if err := c.resume(ctx, now); err != nil {
-		c.log.Warn("statistics: resume", "err", err)
-	}
 	c.tick(ctx, now, false)
 	t := c.clk().NewTimer(c.untilNextMinute(now))
 	defer t.Stop()
@@ -210,38 +208,29 @@ func (c *Collector) register(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// resume sets where hour and day aggregation continues: at the last
-// aggregated hour and day (recomputed, in case a stopping leader's last
-// flush changed them), at the first minute or hour rows otherwise, never
-// more than catchUpLimit back.
-func (c *Collector) resume(ctx context.Context, now time.Time) error {
-	limitHour := c.floor(now.Add(-catchUpLimit), view.Hour)
-	limitDay := c.floor(now.Add(-catchUpLimit), view.Day)
-	var errs []error
-	var err error
-	c.hourDone, err = c.store.resumePoint(ctx, view.Hour, limitHour)
-	errs = append(errs, err)
-	c.dayDone, err = c.store.resumePoint(ctx, view.Day, limitDay)
-	errs = append(errs, err)
-	return errors.Join(errs...)
-}
-
-// aggregate writes every complete hour from hourDone on, then every
-// complete day from dayDone on.
+// aggregate writes every complete hour from hourNext on, then every
+// complete day from dayNext on. A zero hourNext or dayNext (a starting
+// collector, or a failed read) is looked up in the tables first: the last
+// aggregated hour or day is recomputed, in case the previous leader's last
+// flush changed it, and nothing older than catchUpLimit is revisited.
 func (c *Collector) aggregate(ctx context.Context, now time.Time) error {
 	loc := c.store.loc
 	for _, lv := range []struct {
 		iv, from view.Interval
-		done     *time.Time
-	}{{view.Hour, view.Minute, &c.hourDone}, {view.Day, view.Hour, &c.dayDone}} {
-		if lv.done.IsZero() {
-			*lv.done = prev(c.floor(now, lv.iv), lv.iv, loc)
+		next     *time.Time
+	}{{view.Hour, view.Minute, &c.hourNext}, {view.Day, view.Hour, &c.dayNext}} {
+		if lv.next.IsZero() {
+			t, err := c.store.resumePoint(ctx, lv.iv, c.floor(now.Add(-catchUpLimit), lv.iv), now)
+			if err != nil {
+				return err
+			}
+			*lv.next = t
 		}
-		for t := *lv.done; !next(t, lv.iv, loc).After(now); t = next(t, lv.iv, loc) {
+		for t := *lv.next; !next(t, lv.iv, loc).After(now); t = next(t, lv.iv, loc) {
 			if err := c.store.rollUp(ctx, lv.iv, lv.from, t, c.clk().Now()); err != nil {
 				return err
 			}
-			*lv.done = t
+			*lv.next = next(t, lv.iv, loc)
 		}
 	}
 	return nil

@@ -29,12 +29,20 @@ func parseDialect(name string) (dialect, error) {
 	return dialect{}, fmt.Errorf("history: unknown dialect %q (want sqlite or mysql)", name)
 }
 
-// bindTime is how a time is passed as a parameter: always in UTC, as a
-// time.Time the driver formats. modernc.org/sqlite stores it as
-// "2006-01-02 15:04:05.999999999+00:00", which compares correctly as text
-// against every other UTC time it wrote; go-sql-driver/mysql sends it in the
-// connection's loc (UTC by default) for the TIMESTAMP columns.
-func (d dialect) bindTime(t time.Time) any { return t.UTC() }
+// sqliteTime is how the SQLite schema stores times (see migrations): UTC
+// text with milliseconds, which sorts and compares as text.
+const sqliteTime = "2006-01-02 15:04:05.000"
+
+// bindTime is how a time is passed as a parameter: on SQLite as sqliteTime
+// text, so comparisons with the stored text are exact; on MySQL as a UTC
+// time.Time, which go-sql-driver/mysql sends in the connection's loc (UTC by
+// default) to the TIMESTAMP(3) columns.
+func (d dialect) bindTime(t time.Time) any {
+	if d.name == SQLite {
+		return t.UTC().Format(sqliteTime)
+	}
+	return t.UTC()
+}
 
 // dbTime scans a timestamp column whatever the driver hands back: a
 // time.Time (SQLite TIMESTAMP columns, MySQL with parseTime=true), or text
@@ -46,6 +54,7 @@ type dbTime struct {
 }
 
 var timeLayouts = []string{
+	sqliteTime,
 	"2006-01-02 15:04:05.999999999-07:00",
 	"2006-01-02 15:04:05.999999999Z07:00",
 	time.RFC3339Nano,

@@ -1,0 +1,376 @@
+// Jobs: list (search and paging, built for 10,000 jobs), register with
+// inline validation and a preview of the next five fire times, modify,
+// view, trigger, disable/enable, delete.
+import { t } from '../i18n.js';
+import { get, post, put, del, enc, canWrite, optional } from '../api.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, modal, confirmDo, errText, debounce, fmtNum, fmtTime } from '../ui.js';
+import { row, setErr, serverErr, checkName, num } from './form.js';
+import { nextN, validZone } from '../cron.js';
+
+const RESERVED = new Set(['jobs', 'tasks', 'events', 'statistics', 'logs', 'register', 'update', 'deregister', 'trigger']);
+const PER_PAGE = 50;
+
+export default async function jobs(el, ctx) {
+  if (ctx.path === '/jobs/new') return form(el, ctx, null);
+  if (ctx.params[0]) {
+    const name = decodeURIComponent(ctx.params[0]);
+    return ctx.params[1] === 'edit' ? form(el, ctx, name) : view(el, ctx, name);
+  }
+  return list(el, ctx);
+}
+
+// ---- actions shared by the list and the view
+export function toggleJob(name, disabled, done) {
+  const verb = disabled ? 'enable' : 'disable';
+  return confirmDo(t('jobs.' + verb + 'Title', { name }), t('jobs.' + verb + 'Text', { name }), t(verb), async () => {
+    await post(`/job/${enc(name)}/${verb}`);
+    toast(t('jobs.' + verb + 'd', { name }), 'ok');
+    done && done(!disabled);
+  }, { danger: !disabled });
+}
+export function deleteJob(name, done) {
+  return confirmDo(t('jobs.deleteTitle', { name }), t('jobs.deleteText', { name }), t('delete'), async () => {
+    await del(`/job/${enc(name)}/deregister`);
+    toast(t('jobs.deleted', { name }), 'ok');
+    done && done();
+  });
+}
+// trigger: the API takes only the job name; a different parameter for the
+// run has to be saved to the job first (PUT /api/job/update), which the
+// dialog says before doing it.
+export function triggerJob(job, done) {
+  const param = h('input#trigger-param', { type: 'text', value: job.jobParameter || '', style: { width: '100%' } });
+  const warn = h('div.hint.muted', { style: { marginTop: '6px' } });
+  param.addEventListener('input', () => clear(warn, param.value !== (job.jobParameter || '') ? h('span', { style: { color: '#9a6700' } }, t('jobs.triggerParamWarn')) : ''));
+  const body = h('div',
+    kv([[t('f.shardingTotalCount'), String(job.shardingTotalCount)], [t('f.shardingItemParameters'), job.shardingItemParameters || '—']]),
+    h('label', { for: 'trigger-param', style: { display: 'block', margin: '12px 0 4px', fontWeight: 500 } }, t('f.jobParameter')), param, warn);
+  return confirmDo(t('jobs.triggerTitle', { name: job.jobName }), t('jobs.triggerText'), t('trigger'), async () => {
+    if (param.value !== (job.jobParameter || '')) {
+      await put('/job/update', { jobName: job.jobName, jobParameter: param.value });
+      job.jobParameter = param.value;
+    }
+    await post('/job/trigger', JSON.stringify(job.jobName));
+    toast(t('jobs.triggered', { name: job.jobName }), 'ok');
+    done && done();
+  }, { danger: false, body });
+}
+
+// ---- list
+async function list(el, ctx) {
+  const q = ctx.query;
+  const state = { q: q.get('q') || '', type: q.get('type') || '', page: +q.get('page') || 1 };
+  const search = h('input#job-search', { type: 'search', placeholder: t('jobs.search'), value: state.q, 'aria-label': t('jobs.search') });
+  const type = h('select#job-type', { 'aria-label': t('f.jobExecutionType') },
+    h('option', { value: '' }, t('jobs.allTypes')), h('option', { value: 'TRANSIENT', selected: state.type === 'TRANSIENT' }, 'TRANSIENT'), h('option', { value: 'DAEMON', selected: state.type === 'DAEMON' }, 'DAEMON'));
+  const count = h('span.muted', { id: 'job-count' });
+  const body = h('div', loading());
+  el.append(h('h1', t('jobs.title'), h('span.sp', btn(t('refresh'), () => load()), wbtn(t('jobs.register'), () => ctx.go('/jobs/new'), 'primary', { id: 'register-job' }))),
+    h('div.toolbar', search, type, count), body);
+
+  let all = [], hay = [], shown = [];
+  const disabled = new Map(); // name → bool, fetched for the visible page
+  function remember() {
+    const p = new URLSearchParams();
+    if (state.q) p.set('q', state.q);
+    if (state.type) p.set('type', state.type);
+    if (state.page > 1) p.set('page', state.page);
+    const s = p.toString();
+    history.replaceState(null, '', '#/jobs' + (s ? '?' + s : ''));
+  }
+  function filter() {
+    const needle = state.q.trim().toLowerCase();
+    shown = [];
+    for (let i = 0; i < all.length; i++) {
+      if (state.type && all[i].jobExecutionType !== state.type) continue;
+      if (needle && !hay[i].includes(needle)) continue;
+      shown.push(all[i]);
+    }
+  }
+  function draw() {
+    const pages = Math.max(1, Math.ceil(shown.length / PER_PAGE));
+    state.page = Math.min(Math.max(1, state.page), pages);
+    const rows = shown.slice((state.page - 1) * PER_PAGE, state.page * PER_PAGE);
+    count.textContent = t('jobs.count', { shown: shown.length, total: all.length });
+    const statusCell = (j) => h('span', { 'data-status': j.jobName }, statusTag(j.jobName));
+    clear(body, table([
+      { label: t('f.jobName'), render: (j) => h('a', { href: `#/jobs/${enc(j.jobName)}` }, j.jobName) },
+      { label: t('f.appName'), render: (j) => h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) },
+      { label: t('f.jobExecutionType'), render: (j) => tag(j.jobExecutionType, j.jobExecutionType === 'DAEMON' ? 'blue' : '') },
+      { label: t('f.cron'), render: (j) => h('span.mono', j.cron || '—') },
+      { label: t('jobs.shards'), render: (j) => String(j.shardingTotalCount) },
+      { label: t('jobs.resources'), render: (j) => `${fmtNum(j.cpuCount)} CPU · ${fmtNum(j.memoryMB)} MB` },
+      { label: t('status'), render: statusCell },
+      { label: '', cls: 'acts', render: (j) => [
+        btn(t('view'), () => ctx.go(`/jobs/${enc(j.jobName)}`), 'sm'),
+        wbtn(t('modify'), () => ctx.go(`/jobs/${enc(j.jobName)}/edit`), 'sm'),
+        j.jobExecutionType === 'TRANSIENT' ? wbtn(t('trigger'), () => triggerJob(j), 'sm', { 'data-trigger': j.jobName }) : null,
+        wbtn(disabled.get(j.jobName) ? t('enable') : t('disable'), () => toggleJob(j.jobName, disabled.get(j.jobName), (d) => { disabled.set(j.jobName, d); draw(); }), 'sm'),
+        wbtn(t('delete'), () => deleteJob(j.jobName, () => load()), 'sm danger'),
+      ] },
+    ], rows, { empty: all.length ? t('jobs.noMatch') : t('jobs.none') }),
+    pager({ page: state.page, perPage: PER_PAGE, total: shown.length, onPage: (p) => { state.page = p; remember(); draw(); window.scrollTo(0, 0); } }));
+    fetchStatus(rows.map((j) => j.jobName).filter((n) => !disabled.has(n)));
+  }
+  function statusTag(name) {
+    if (!disabled.has(name)) return h('span.muted', '…');
+    const d = disabled.get(name);
+    return d === null ? '—' : d ? tag(t('disabled'), 'warn') : tag(t('enabled'), 'ok');
+  }
+  let statusSeq = 0;
+  async function fetchStatus(names) {
+    const seq = ++statusSeq;
+    let i = 0;
+    const worker = async () => {
+      while (i < names.length && seq === statusSeq) {
+        const n = names[i++];
+        let d = null;
+        try { d = await get(`/job/${enc(n)}/disable`); } catch { d = null; }
+        disabled.set(n, d);
+        const cell = body.querySelector(`[data-status="${CSS.escape(n)}"]`);
+        if (cell) clear(cell, statusTag(n));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(6, names.length) }, worker));
+    // the enable/disable labels follow the fetched states
+    if (seq === statusSeq && names.length && canWrite()) draw2();
+  }
+  function draw2() { // relabel enable/disable buttons without refetching
+    for (const tr of body.querySelectorAll('tbody tr')) {
+      const a = tr.querySelector('td a'); if (!a) continue;
+      const n = a.textContent;
+      const b = [...tr.querySelectorAll('button[data-write]')].find((x) => x.textContent === t('enable') || x.textContent === t('disable'));
+      if (b) b.textContent = disabled.get(n) ? t('enable') : t('disable');
+    }
+  }
+  async function load() {
+    const t0 = performance.now();
+    clear(body, loading());
+    try { all = await get('/job/jobs'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
+    all.sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : 0));
+    hay = all.map((j) => `${j.jobName}\n${j.appName}\n${j.description || ''}\n${j.cron || ''}`.toLowerCase());
+    disabled.clear();
+    filter();
+    draw();
+    el.dataset.loadMs = String(Math.round(performance.now() - t0));
+  }
+  const onSearch = debounce(() => { state.q = search.value; state.page = 1; remember(); filter(); draw(); el.dataset.searched = search.value; }, 150);
+  search.addEventListener('input', onSearch);
+  type.addEventListener('change', () => { state.type = type.value; state.page = 1; remember(); filter(); draw(); });
+  await load();
+  search.focus();
+  return { cleanup: () => { statusSeq++; } };
+}
+
+// ---- view
+async function view(el, ctx, name) {
+  el.append(h('h1', h('a', { href: '#/jobs' }, t('jobs.title')), ' / ', name));
+  const body = h('div', loading());
+  el.append(body);
+  let timer;
+  async function load() {
+    let j, disabled;
+    try { [j, disabled] = await Promise.all([get(`/job/jobs/${enc(name)}`), get(`/job/${enc(name)}/disable`)]); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
+    let fires = '—';
+    if (j.cron) { try { fires = h('ol', { style: { margin: 0, paddingLeft: '20px' } }, nextN(j.cron, 5, { timeZone: j.timeZone }).map((x) => h('li.mono', x))); } catch (e) { fires = e.message; } }
+    const props = Object.entries(j.props || {});
+    const tasks = h('div', loading());
+    const execs = h('div', loading());
+    clear(body,
+      h('div.toolbar',
+        wbtn(t('modify'), () => ctx.go(`/jobs/${enc(name)}/edit`), 'primary'),
+        j.jobExecutionType === 'TRANSIENT' ? wbtn(t('trigger'), () => triggerJob(j, refreshTasks), '', { id: 'trigger' }) : null,
+        wbtn(disabled ? t('enable') : t('disable'), () => toggleJob(name, disabled, load)),
+        wbtn(t('delete'), () => deleteJob(name, () => ctx.go('/jobs')), 'danger'),
+        btn(t('refresh'), () => load()),
+        h('a.btn', { href: `#/history/executions?jobName=${enc(name)}` }, t('jobs.history'))),
+      h('div.grid2',
+        h('div.panel', kv([
+          [t('f.jobName'), j.jobName], [t('status'), disabled ? tag(t('disabled'), 'warn') : tag(t('enabled'), 'ok')],
+          [t('f.appName'), h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName)], [t('f.jobExecutionType'), j.jobExecutionType],
+          [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))], [t('f.timeZone'), j.timeZone || t('jobs.defaultZone')],
+          [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
+          [t('f.jobParameter'), j.jobParameter], [t('f.cpuCount'), fmtNum(j.cpuCount)], [t('f.memoryMB'), fmtNum(j.memoryMB)],
+          [t('f.failover'), t(j.failover ? 'yes' : 'no')], [t('f.misfire'), t(j.misfire ? 'yes' : 'no')],
+          [t('f.description'), j.description], [t('f.props'), props.length ? h('span.mono', props.map(([k, v]) => `${k}=${v}`).join('\n')) : ''],
+          j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
+          j.jobErrorHandlerType ? ['jobErrorHandlerType', j.jobErrorHandlerType] : null,
+        ])),
+        h('div.panel', h('h2', { style: { marginTop: 0 } }, t('jobs.nextFires')), fires)),
+      h('h2', t('jobs.running')), tasks, h('h2', t('jobs.recent')), execs);
+    async function refreshTasks() {
+      try {
+        const run = (await get('/job/tasks/running')).filter((r) => r.jobName === name);
+        clear(tasks, table([
+          { label: t('f.shardingItem'), key: 'shardingItem' },
+          { label: t('taskId'), cls: 'wrap', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}` }, r.taskId) },
+          { label: t('hostname'), key: 'hostname' }, { label: t('state'), render: (r) => tag(r.state, 'blue') },
+          { label: t('launchedAt'), render: (r) => fmtTime(r.launchedAt) },
+        ], run, { empty: t('jobs.noneRunning') }));
+      } catch (e) { clear(tasks, h('div.alert.bad', errText(e))); }
+      try {
+        const ex = await optional('/job/events/executions', { jobName: name, per_page: 10, page: 1, sort: 'startTime', order: 'desc' });
+        const rows = ex && Array.isArray(ex.rows) ? ex.rows : [];
+        clear(execs, table([
+          { label: t('taskId'), cls: 'wrap', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}` }, r.taskId) },
+          { label: t('f.shardingItem'), key: 'shardingItem' },
+          { label: t('h.result'), render: (r) => (r.completeTime || r.success ? (r.success ? tag(t('h.success'), 'ok') : tag(t('h.failure'), 'bad')) : tag(t('h.running'), 'blue')) },
+          { label: t('h.startTime'), render: (r) => fmtTime(r.startTime) }, { label: t('h.completeTime'), render: (r) => fmtTime(r.completeTime) },
+        ], rows, { empty: ex ? t('noData') : t('h.unavailable') }));
+      } catch (e) { clear(execs, h('div.alert.bad', errText(e))); }
+    }
+    await refreshTasks();
+    clearInterval(timer);
+    timer = setInterval(() => { if (!document.hidden) refreshTasks(); }, 3000);
+  }
+  await load();
+  return { cleanup: () => clearInterval(timer) };
+}
+
+// ---- register / modify
+const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'description', 'props'];
+
+export function checkShardParams(v, total) {
+  if (!v.trim()) return '';
+  const seen = new Set();
+  for (let part of v.split(',')) {
+    part = part.trim();
+    if (!part) continue;
+    const eq = part.indexOf('=');
+    if (eq < 0) return t('v.shardEntry', { part });
+    const k = part.slice(0, eq).trim();
+    if (!/^[+-]?\d+$/.test(k)) return t('v.shardItem', { part, k });
+    const n = parseInt(k, 10);
+    if (Number.isInteger(total) && (n < 0 || n >= total)) return t('v.shardRange', { n, total });
+    if (seen.has(n)) return t('v.shardDup', { n });
+    seen.add(n);
+  }
+  return '';
+}
+function parseProps(text) {
+  const out = {};
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const eq = line.indexOf('=');
+    if (eq <= 0) throw new Error(t('v.props', { line }));
+    out[line.slice(0, eq).trim()] = line.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+async function form(el, ctx, name) {
+  const editing = !!name;
+  el.append(h('h1', h('a', { href: '#/jobs' }, t('jobs.title')), ' / ', editing ? t('jobs.modifyTitle', { name }) : t('jobs.register')));
+  if (!canWrite()) { el.append(h('div.alert.bad', t('readOnly'))); return; }
+  let cur = { jobName: '', appName: '', jobExecutionType: 'TRANSIENT', cron: '', timeZone: '', shardingTotalCount: 1, shardingItemParameters: '', jobParameter: '', cpuCount: 1, memoryMB: 128, failover: false, misfire: false, description: '', props: {} };
+  let apps = [];
+  try {
+    const [a, j] = await Promise.all([get('/app/list'), editing ? get(`/job/jobs/${enc(name)}`) : null]);
+    apps = a.map((x) => x.appName).sort();
+    if (j) cur = j;
+  } catch (e) { el.append(h('div.alert.bad', errText(e))); return; }
+  if (!cur.appName && apps.length === 1) cur.appName = apps[0];
+  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  const i = {
+    jobName: h('input', { type: 'text', value: cur.jobName, disabled: editing, placeholder: 'my_job' }),
+    appName: h('select', h('option', { value: '' }, t('jobs.chooseApp')), apps.map((a) => h('option', { value: a, selected: a === cur.appName }, a))),
+    jobExecutionType: h('select', ['TRANSIENT', 'DAEMON'].map((x) => h('option', { value: x, selected: x === cur.jobExecutionType }, x))),
+    cron: h('input.mono', { type: 'text', value: cur.cron, placeholder: '0/5 * * * * ?', autocomplete: 'off', spellcheck: 'false' }),
+    timeZone: h('input', { type: 'text', value: cur.timeZone || '', list: 'zones', placeholder: Intl.DateTimeFormat().resolvedOptions().timeZone }),
+    shardingTotalCount: h('input', { type: 'number', min: 1, max: 10000, step: 1, value: cur.shardingTotalCount }),
+    shardingItemParameters: h('input', { type: 'text', value: cur.shardingItemParameters, placeholder: '0=Beijing,1=Shanghai,2=Guangzhou' }),
+    jobParameter: h('input', { type: 'text', value: cur.jobParameter }),
+    cpuCount: h('input', { type: 'number', step: 'any', min: '0.001', value: cur.cpuCount }),
+    memoryMB: h('input', { type: 'number', step: 'any', min: '1', value: cur.memoryMB }),
+    failover: h('input', { type: 'checkbox', checked: cur.failover }),
+    misfire: h('input', { type: 'checkbox', checked: cur.misfire }),
+    description: h('input', { type: 'text', value: cur.description }),
+    props: h('textarea.mono', { placeholder: 'script.command.line=bin/other.sh', rows: 3 }, Object.entries(cur.props || {}).map(([k, v]) => `${k}=${v}`).join('\n')),
+  };
+  const preview = h('div.preview', { id: 'cron-preview', 'aria-live': 'polite' });
+  const checks = {
+    jobName: (v) => checkName(v, 'jobName') || (RESERVED.has(v) ? t('v.reserved', { name: v }) : ''),
+    appName: (v) => (!v ? (apps.length ? t('v.required', { field: 'appName' }) : t('jobs.noApps')) : ''),
+    cron: (v) => {
+      if (!v) return i.jobExecutionType.value === 'DAEMON' ? t('v.cronDaemon') : '';
+      try { nextN(v, 1, { timeZone: validZone(i.timeZone.value.trim()) ? i.timeZone.value.trim() : '' }); return ''; } catch (e) { return e.message; }
+    },
+    timeZone: (v) => (validZone(v) ? '' : t('v.zone', { zone: v })),
+    shardingTotalCount: (v) => { const n = num(v); return Number.isInteger(n) && n >= 1 && n <= 10000 ? '' : t('v.shards'); },
+    shardingItemParameters: (v) => checkShardParams(v, num(i.shardingTotalCount.value)),
+    cpuCount: (v) => (num(v) >= 0.001 ? '' : t('v.min', { field: 'cpuCount', min: 0.001 })),
+    memoryMB: (v) => (num(v) >= 1 ? '' : t('v.min', { field: 'memoryMB', min: 1 })),
+    props: (v) => { try { parseProps(v); return ''; } catch (e) { return e.message; } },
+  };
+  const alertBox = h('div');
+  const submit = h('button.btn.primary', { type: 'submit', 'data-write': '', id: 'submit' }, editing ? t('save') : t('jobs.register'));
+  const f = h('form.f.panel', { novalidate: true },
+    alertBox,
+    row('jobName', t('f.jobName'), i.jobName, { required: true, hint: t('h.name') }),
+    row('appName', t('f.appName'), i.appName, { required: true, hint: apps.length ? null : h('a', { href: '#/apps/new' }, t('apps.publish')) }),
+    row('jobExecutionType', t('f.jobExecutionType'), i.jobExecutionType, { hint: t('h.type') }),
+    row('cron', t('f.cron'), i.cron, { hint: t('h.cron'), extra: preview }),
+    row('timeZone', t('f.timeZone'), i.timeZone, { hint: t('h.zone') }),
+    row('shardingTotalCount', t('f.shardingTotalCount'), i.shardingTotalCount, { required: true }),
+    row('shardingItemParameters', t('f.shardingItemParameters'), i.shardingItemParameters, { hint: t('h.shardParams') }),
+    row('jobParameter', t('f.jobParameter'), i.jobParameter),
+    row('cpuCount', t('f.cpuCount'), i.cpuCount, { hint: t('h.jobCpu') }),
+    row('memoryMB', t('f.memoryMB'), i.memoryMB, { hint: t('h.jobMem') }),
+    row('failover', t('f.failover'), i.failover, { hint: t('h.failover') }),
+    row('misfire', t('f.misfire'), i.misfire, { hint: t('h.misfire') }),
+    row('description', t('f.description'), i.description),
+    row('props', t('f.props'), i.props, { hint: t('h.props') }),
+    h('datalist#zones', zones.map((z) => h('option', { value: z }))),
+    h('div.formbar', submit, btn(t('cancel'), () => history.back())));
+  const check = (k) => { const msg = checks[k] ? checks[k](i[k].value.trim()) : ''; setErr(f, k, msg); return !msg; };
+  const isBad = (k) => f.querySelector(`.fr[data-field=${k}]`).classList.contains('bad');
+  function drawPreview() {
+    const expr = i.cron.value.trim();
+    const tz = i.timeZone.value.trim();
+    if (!expr) { clear(preview, i.jobExecutionType.value === 'DAEMON' ? t('v.cronDaemon') : t('jobs.noCronHint')); return; }
+    try {
+      const zone = validZone(tz) ? tz : '';
+      const fires = nextN(expr, 5, { timeZone: zone });
+      clear(preview, h('div', t('jobs.nextFiresIn', { zone: zone || Intl.DateTimeFormat().resolvedOptions().timeZone })),
+        fires.length ? h('ol', fires.map((x) => h('li.mono', x))) : h('div', t('jobs.neverFires')));
+      setErr(f, 'cron', '');
+    } catch (e) {
+      clear(preview, t('jobs.previewBad'));
+      setErr(f, 'cron', e.message);
+    }
+  }
+  for (const k of Object.keys(checks)) {
+    i[k].addEventListener('blur', () => check(k));
+    i[k].addEventListener('change', () => check(k));
+    i[k].addEventListener('input', () => isBad(k) && check(k));
+  }
+  i.cron.addEventListener('input', debounce(drawPreview, 120));
+  i.timeZone.addEventListener('input', debounce(drawPreview, 200));
+  i.jobExecutionType.addEventListener('change', () => { drawPreview(); check('cron'); });
+  i.shardingTotalCount.addEventListener('input', () => i.shardingItemParameters.value && check('shardingItemParameters'));
+  drawPreview();
+  if (!apps.length) setErr(f, 'appName', t('jobs.noApps'));
+  f.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clear(alertBox);
+    const bad = Object.keys(checks).filter((k) => !(editing && k === 'jobName') && !check(k));
+    if (bad.length) { i[bad[0]].focus(); return; }
+    const body = {
+      jobName: editing ? name : i.jobName.value.trim(), appName: i.appName.value, jobExecutionType: i.jobExecutionType.value,
+      cron: i.cron.value.trim(), timeZone: i.timeZone.value.trim(), shardingTotalCount: num(i.shardingTotalCount.value),
+      shardingItemParameters: i.shardingItemParameters.value.trim(), jobParameter: i.jobParameter.value,
+      cpuCount: num(i.cpuCount.value), memoryMB: num(i.memoryMB.value), failover: i.failover.checked, misfire: i.misfire.checked,
+      description: i.description.value, props: parseProps(i.props.value),
+    };
+    if (!body.timeZone && !editing) delete body.timeZone;
+    try {
+      await busy(submit, () => (editing ? put('/job/update', body) : post('/job/register', body)));
+      toast(t(editing ? 'jobs.saved' : 'jobs.registered', { name: body.jobName }), 'ok');
+      ctx.go(`/jobs/${enc(body.jobName)}`);
+    } catch (err) {
+      serverErr(f, err, alertBox, FIELDS);
+    }
+  });
+  el.append(f);
+  (editing ? i.cron : i.jobName).focus();
+}
