@@ -1,0 +1,197 @@
+package migrations_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	_ "github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite"
+
+	"github.com/ejcloud/elasticjob/migrations"
+	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
+)
+
+// The original's columns (JobEventRdbStorage, StatisticRdbRepository).
+var wantColumns = map[string][]string{
+	migrations.TableJobExecutionLog: {"id", "job_name", "task_id", "hostname", "ip", "sharding_item",
+		"execution_source", "failure_cause", "is_success", "start_time", "complete_time"},
+	migrations.TableJobStatusTraceLog: {"id", "job_name", "original_task_id", "task_id", "slave_id", "source",
+		"execution_type", "sharding_item", "state", "message", "creation_time"},
+	migrations.TableTaskResultStatisticsMinute: {"id", "success_count", "failed_count", "statistics_time", "creation_time"},
+	migrations.TableTaskResultStatisticsHour:   {"id", "success_count", "failed_count", "statistics_time", "creation_time"},
+	migrations.TableTaskResultStatisticsDay:    {"id", "success_count", "failed_count", "statistics_time", "creation_time"},
+	migrations.TableTaskRunningStatistics:      {"id", "running_count", "statistics_time", "creation_time"},
+	migrations.TableJobRunningStatistics:       {"id", "running_count", "statistics_time", "creation_time"},
+	migrations.TableJobRegisterStatistics:      {"id", "registered_count", "statistics_time", "creation_time"},
+}
+
+func openSQLite(t *testing.T) *sql.DB {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "trace.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func openMySQL(t *testing.T) *sql.DB {
+	db, err := sql.Open("mysql", tracetest.MySQL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func columns(t *testing.T, db *sql.DB, table string) []string {
+	t.Helper()
+	rows, err := db.Query("SELECT * FROM " + table + " WHERE 1=0")
+	if err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cols {
+		cols[i] = strings.ToLower(cols[i])
+	}
+	return cols
+}
+
+func checkSchema(t *testing.T, db *sql.DB, dialect string) {
+	t.Helper()
+	for table, want := range wantColumns {
+		if got := columns(t, db, table); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s columns %v, want %v", table, got, want)
+		}
+	}
+	var n int
+	q := "SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND name=? AND tbl_name=?"
+	if dialect == migrations.MySQL {
+		q = "SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics WHERE table_schema=DATABASE() AND index_name=? AND table_name=?"
+	}
+	if err := db.QueryRow(q, migrations.IndexTaskIDState, migrations.TableJobStatusTraceLog).Scan(&n); err != nil || n != 1 {
+		t.Errorf("index %s: n=%d err=%v", migrations.IndexTaskIDState, n, err)
+	}
+	if dialect == migrations.MySQL {
+		rows, err := db.Query(`SELECT column_name FROM information_schema.statistics WHERE table_schema=DATABASE()
+			AND index_name=? ORDER BY seq_in_index`, migrations.IndexTaskIDState)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var cols []string
+		for rows.Next() {
+			var c string
+			rows.Scan(&c)
+			cols = append(cols, c)
+		}
+		if !reflect.DeepEqual(cols, []string{"task_id", "state"}) {
+			t.Errorf("%s columns %v", migrations.IndexTaskIDState, cols)
+		}
+	}
+}
+
+func applyTwice(t *testing.T, db *sql.DB, dialect string) {
+	ctx := context.Background()
+	for i := range 2 {
+		if err := migrations.Apply(ctx, db, dialect); err != nil {
+			t.Fatalf("apply #%d: %v", i+1, err)
+		}
+	}
+	cur, latest, err := migrations.Version(ctx, db, dialect)
+	if err != nil || cur != latest || latest < 1 {
+		t.Fatalf("version %d of %d: %v", cur, latest, err)
+	}
+	var rows int
+	if err := db.QueryRow("SELECT COUNT(*) FROM " + migrations.VersionTable + " WHERE version_id > 0").Scan(&rows); err != nil || int64(rows) != latest {
+		t.Fatalf("version rows %d (want %d): %v", rows, latest, err)
+	}
+	checkSchema(t, db, dialect)
+}
+
+func TestApplySQLiteTwice(t *testing.T) { applyTwice(t, openSQLite(t), migrations.SQLite) }
+
+func TestApplyMySQLTwice(t *testing.T) { applyTwice(t, openMySQL(t), migrations.MySQL) }
+
+// Two schedulers starting at once: the named lock serialises them, each
+// migration is recorded once.
+func TestApplyMySQLConcurrently(t *testing.T) {
+	dsn := tracetest.MySQL(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := sql.Open("mysql", dsn)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer db.Close()
+			errs[i] = migrations.Apply(context.Background(), db, migrations.MySQL)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	check, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	applyTwice(t, check, migrations.MySQL)
+}
+
+// A database the original already created (its DDL, no version table) is
+// adopted: Apply succeeds and keeps the rows.
+func TestApplyAdoptsOriginalTables(t *testing.T) {
+	db := openSQLite(t)
+	orig := "CREATE TABLE JOB_EXECUTION_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, task_id VARCHAR(255) NOT NULL, " +
+		"hostname VARCHAR(255) NOT NULL, ip VARCHAR(50) NOT NULL, sharding_item INT NOT NULL, execution_source VARCHAR(20) NOT NULL, " +
+		"failure_cause VARCHAR(4000) NULL, is_success INT NOT NULL, start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id))"
+	if _, err := db.Exec(orig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success) VALUES ('x','j','t','h','i',0,'NORMAL_TRIGGER',1)"); err != nil {
+		t.Fatal(err)
+	}
+	applyTwice(t, db, migrations.SQLite)
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM JOB_EXECUTION_LOG").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("rows %d %v", n, err)
+	}
+}
+
+func TestUnknownDialect(t *testing.T) {
+	if err := migrations.Apply(context.Background(), openSQLite(t), "postgres"); !errors.Is(err, migrations.ErrDialect) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBothDialectsHaveTheSameMigrations(t *testing.T) {
+	names := func(d string) []string {
+		fsys, err := migrations.FS(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := fsGlob(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if a, b := names(migrations.SQLite), names(migrations.MySQL); !reflect.DeepEqual(a, b) || len(a) == 0 {
+		t.Fatalf("sqlite %v, mysql %v", a, b)
+	}
+}
