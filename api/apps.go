@@ -98,13 +98,31 @@ func (s *Server) getApp(c *gin.Context) {
 	c.JSON(http.StatusOK, cfg)
 }
 
+// appRow is an app config plus its disable flag, for lists.
+type appRow struct {
+	app.Config
+	Disabled bool
+}
+
+// MarshalJSON keeps the config's own encoding and adds "disabled".
+func (r appRow) MarshalJSON() ([]byte, error) { return withDisabled(r.Config, r.Disabled) }
+
 func (s *Server) listApps(c *gin.Context) {
 	apps, err := s.reg.Apps(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, apps)
+	off, err := s.reg.Disabled(c, "app")
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	rows := make([]appRow, len(apps))
+	for i, a := range apps {
+		rows[i] = appRow{a, off[a.AppName]}
+	}
+	c.JSON(http.StatusOK, rows)
 }
 
 func (s *Server) deleteApp(c *gin.Context) {

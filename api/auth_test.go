@@ -179,8 +179,8 @@ func TestTokens(t *testing.T) {
 	e.clock.Advance(time.Nanosecond)
 	r := bearer(http.MethodGet, "/api/app/list", "", admin)
 	e.wantError(r, http.StatusUnauthorized, "token is unknown or expired")
-	if r.Header.Get("WWW-Authenticate") == "" {
-		t.Error("401 without WWW-Authenticate")
+	if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer ") {
+		t.Errorf("401 to a bearer caller challenges with %q, want Bearer (no browser password box)", got)
 	}
 
 	// Logout invalidates only the token sent; any role may log out.

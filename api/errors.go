@@ -65,8 +65,14 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	if code == http.StatusInternalServerError {
 		log.Error("api: internal error", "method", c.Request.Method, "path", c.FullPath(), "err", err)
 	}
+	// A caller that used a bearer token gets a Bearer challenge, so a
+	// console's expired token never raises the browser's password box.
 	if code == http.StatusUnauthorized {
-		c.Header("WWW-Authenticate", `Basic realm="elasticjob-cloud"`)
+		scheme := "Basic"
+		if strings.HasPrefix(c.GetHeader("Authorization"), "Bearer ") {
+			scheme = "Bearer"
+		}
+		c.Header("WWW-Authenticate", scheme+` realm="elasticjob-cloud"`)
 	}
 	c.AbortWithStatusJSON(code, gin.H{"message": msg})
 }

@@ -226,13 +226,40 @@ func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
 	return cfg, nil
 }
 
+// jobRow is a job config plus its disable flag, for lists.
+type jobRow struct {
+	jobs.Config
+	Disabled bool `json:"disabled"`
+}
+
+// MarshalJSON keeps the config's own encoding and adds "disabled".
+func (r jobRow) MarshalJSON() ([]byte, error) { return withDisabled(r.Config, r.Disabled) }
+
 func (s *Server) listJobs(c *gin.Context) {
 	all, err := s.reg.Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, all)
+	off, err := s.reg.Disabled(c, "job")
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	rows := make([]jobRow, len(all))
+	for i, j := range all {
+		rows[i] = jobRow{j, off[j.JobName]}
+	}
+	c.JSON(http.StatusOK, rows)
+}
+
+// withDisabled encodes v (a JSON object) with a "disabled" member added.
+func withDisabled(v any, disabled bool) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) < 2 {
+		return b, err
+	}
+	return append(b[:len(b)-1:len(b)-1], fmt.Sprintf(`,"disabled":%t}`, disabled)...), nil
 }
 
 func (s *Server) getJob(c *gin.Context) {

@@ -59,6 +59,7 @@ type Options struct {
 	Metrics      http.Handler // /metrics; nil serves none
 	// ReconcileEvery bounds how often reconciliation may be requested.
 	ReconcileEvery time.Duration
+	History        History // event trace and statistics; nil: history off
 }
 
 // Server holds the handlers' dependencies.
@@ -92,6 +93,8 @@ func New(o Options) http.Handler {
 	r := gin.New()
 	r.Use(gin.Recovery())
 	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false // JSON 404s, never HTML redirects
+	r.RedirectFixedPath = false
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"message": "no such endpoint: " + c.Request.Method + " " + c.Request.URL.Path})
 	})
@@ -104,6 +107,7 @@ func New(o Options) http.Handler {
 	a.GET("/whoami", s.whoami)
 	s.appRoutes(a.Group("/app"))
 	s.jobRoutes(a.Group("/job"))
+	s.historyRoutes(a.Group("/job"), o.History)
 	s.operateRoutes(a.Group("/operate"))
 	if o.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(o.Metrics))

@@ -27,6 +27,9 @@ go vet ./...
 echo "== building binaries and examples"
 make -s build
 
+echo "== browser tests (console in headless Chromium)"
+bash scripts/browser-test.sh
+
 echo "== unit, conformance, integration and end-to-end tests (race detector on)"
 log=$(mktemp /tmp/ejc-go-test.XXXXXX)
 set +e

@@ -54,7 +54,9 @@ export async function api(method, path, opts = {}) {
   let res;
   activity(1);
   try {
-    res = await fetch(url, { method, headers, body, signal: opts.signal });
+    // credentials 'omit': the token travels in the header, and a 401 with
+    // WWW-Authenticate: Basic must not open the browser's own login prompt
+    res = await fetch(url, { method, headers, body, signal: opts.signal, credentials: 'omit' });
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, t('err.network'), path);

@@ -9,7 +9,8 @@ export function h(sel, attrs, ...kids) {
   for (const p of (m[2] || '').match(/[.#][\w-]+/g) || []) {
     if (p[0] === '.') el.classList.add(p.slice(1)); else el.id = p.slice(1);
   }
-  if (attrs && (typeof attrs !== 'object' || attrs instanceof Node || Array.isArray(attrs))) { kids.unshift(attrs); attrs = null; }
+  if (attrs === null || attrs === undefined) attrs = null;
+  else if (typeof attrs !== 'object' || attrs instanceof Node || Array.isArray(attrs)) { kids.unshift(attrs); attrs = null; }
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith('on')) el.addEventListener(k.slice(2), v);

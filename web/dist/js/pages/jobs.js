@@ -3,7 +3,7 @@
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
 import { get, post, put, del, enc, canWrite, optional } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, modal, confirmDo, errText, debounce, fmtNum, fmtTime } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime } from '../ui.js';
 import { row, setErr, serverErr, checkName, num } from './form.js';
 import { nextN, validZone } from '../cron.js';
 
@@ -35,22 +35,17 @@ export function deleteJob(name, done) {
     done && done();
   });
 }
-// trigger: the API takes only the job name; a different parameter for the
-// run has to be saved to the job first (PUT /api/job/update), which the
-// dialog says before doing it.
+// trigger: one execution now; a jobParameter that differs from the job's
+// is sent for this run only ({"jobName","jobParameter"}).
 export function triggerJob(job, done) {
   const param = h('input#trigger-param', { type: 'text', value: job.jobParameter || '', style: { width: '100%' } });
-  const warn = h('div.hint.muted', { style: { marginTop: '6px' } });
-  param.addEventListener('input', () => clear(warn, param.value !== (job.jobParameter || '') ? h('span', { style: { color: '#9a6700' } }, t('jobs.triggerParamWarn')) : ''));
   const body = h('div',
     kv([[t('f.shardingTotalCount'), String(job.shardingTotalCount)], [t('f.shardingItemParameters'), job.shardingItemParameters || '—']]),
-    h('label', { for: 'trigger-param', style: { display: 'block', margin: '12px 0 4px', fontWeight: 500 } }, t('f.jobParameter')), param, warn);
+    h('label', { for: 'trigger-param', style: { display: 'block', margin: '12px 0 4px', fontWeight: 500 } }, t('jobs.triggerParam')), param,
+    h('div.hint.muted', { style: { marginTop: '4px', fontSize: '12.5px' } }, t('jobs.triggerParamHint')));
   return confirmDo(t('jobs.triggerTitle', { name: job.jobName }), t('jobs.triggerText'), t('trigger'), async () => {
-    if (param.value !== (job.jobParameter || '')) {
-      await put('/job/update', { jobName: job.jobName, jobParameter: param.value });
-      job.jobParameter = param.value;
-    }
-    await post('/job/trigger', JSON.stringify(job.jobName));
+    const changed = param.value !== (job.jobParameter || '');
+    await post('/job/trigger', changed ? { jobName: job.jobName, jobParameter: param.value } : JSON.stringify(job.jobName));
     toast(t('jobs.triggered', { name: job.jobName }), 'ok');
     done && done();
   }, { danger: false, body });
@@ -192,9 +187,11 @@ async function view(el, ctx, name) {
           [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
           [t('f.jobParameter'), j.jobParameter], [t('f.cpuCount'), fmtNum(j.cpuCount)], [t('f.memoryMB'), fmtNum(j.memoryMB)],
           [t('f.failover'), t(j.failover ? 'yes' : 'no')], [t('f.misfire'), t(j.misfire ? 'yes' : 'no')],
+          [t('f.jobType'), t('jobType.' + (j.jobType || 'APP'))], [t('f.timeoutSeconds'), j.timeoutSeconds ? String(j.timeoutSeconds) : t('jobs.noLimit')],
+          [t('f.maxRetries'), String(j.maxRetries || 0)], [t('f.retryBackoffSeconds'), String(j.retryBackoffSeconds || 0)],
+          [t('f.jobErrorHandlerType'), j.jobErrorHandlerType || 'LOG'],
           [t('f.description'), j.description], [t('f.props'), props.length ? h('span.mono', props.map(([k, v]) => `${k}=${v}`).join('\n')) : ''],
           j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
-          j.jobErrorHandlerType ? ['jobErrorHandlerType', j.jobErrorHandlerType] : null,
         ])),
         h('div.panel', h('h2', { style: { marginTop: 0 } }, t('jobs.nextFires')), fires)),
       h('h2', t('jobs.running')), tasks, h('h2', t('jobs.recent')), execs);
@@ -228,7 +225,7 @@ async function view(el, ctx, name) {
 }
 
 // ---- register / modify
-const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'description', 'props'];
+const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props'];
 
 export function checkShardParams(v, total) {
   if (!v.trim()) return '';
@@ -284,6 +281,11 @@ async function form(el, ctx, name) {
     memoryMB: h('input', { type: 'number', step: 'any', min: '1', value: cur.memoryMB }),
     failover: h('input', { type: 'checkbox', checked: cur.failover }),
     misfire: h('input', { type: 'checkbox', checked: cur.misfire }),
+    jobType: h('select', ['', 'SCRIPT', 'HTTP'].map((x) => h('option', { value: x, selected: x === (cur.jobType || '') }, t('jobType.' + (x || 'APP'))))),
+    timeoutSeconds: h('input', { type: 'number', min: 0, step: 1, value: cur.timeoutSeconds || 0 }),
+    maxRetries: h('input', { type: 'number', min: 0, max: 10, step: 1, value: cur.maxRetries || 0 }),
+    retryBackoffSeconds: h('input', { type: 'number', min: 0, max: 3600, step: 1, value: cur.retryBackoffSeconds || 0 }),
+    jobErrorHandlerType: h('select', ['', 'LOG', 'THROW', 'IGNORE', 'WEBHOOK'].map((x) => h('option', { value: x, selected: x === (cur.jobErrorHandlerType || '') }, x || t('jobs.defaultHandler')))),
     description: h('input', { type: 'text', value: cur.description }),
     props: h('textarea.mono', { placeholder: 'script.command.line=bin/other.sh', rows: 3 }, Object.entries(cur.props || {}).map(([k, v]) => `${k}=${v}`).join('\n')),
   };
@@ -300,7 +302,17 @@ async function form(el, ctx, name) {
     shardingItemParameters: (v) => checkShardParams(v, num(i.shardingTotalCount.value)),
     cpuCount: (v) => (num(v) >= 0.001 ? '' : t('v.min', { field: 'cpuCount', min: 0.001 })),
     memoryMB: (v) => (num(v) >= 1 ? '' : t('v.min', { field: 'memoryMB', min: 1 })),
-    props: (v) => { try { parseProps(v); return ''; } catch (e) { return e.message; } },
+    props: (v) => {
+      let p;
+      try { p = parseProps(v); } catch (e) { return e.message; }
+      if (i.jobType.value === 'SCRIPT' && !p['script.command.line']) return t('v.scriptProp');
+      if (i.jobType.value === 'HTTP' && !/^https?:\/\/./.test(p['http.url'] || '')) return t('v.httpProp');
+      if (i.jobErrorHandlerType.value === 'WEBHOOK' && !/^https?:\/\/./.test(p['webhook.url'] || '')) return t('v.webhookProp');
+      return '';
+    },
+    timeoutSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 ? '' : t('v.nonNeg', { field: 'timeoutSeconds' })),
+    maxRetries: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 10 ? '' : t('v.between', { field: 'maxRetries', min: 0, max: 10 })),
+    retryBackoffSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 3600 ? '' : t('v.between', { field: 'retryBackoffSeconds', min: 0, max: 3600 })),
   };
   const alertBox = h('div');
   const submit = h('button.btn.primary', { type: 'submit', 'data-write': '', id: 'submit' }, editing ? t('save') : t('jobs.register'));
@@ -318,6 +330,13 @@ async function form(el, ctx, name) {
     row('memoryMB', t('f.memoryMB'), i.memoryMB, { hint: t('h.jobMem') }),
     row('failover', t('f.failover'), i.failover, { hint: t('h.failover') }),
     row('misfire', t('f.misfire'), i.misfire, { hint: t('h.misfire') }),
+    h('details', { open: !!(cur.jobType || cur.timeoutSeconds || cur.maxRetries || cur.jobErrorHandlerType) || undefined, style: { marginBottom: '12px' } },
+      h('summary', { style: { cursor: 'pointer', marginBottom: '10px', fontWeight: 500 } }, t('jobs.runSettings')),
+      row('jobType', t('f.jobType'), i.jobType, { hint: t('h.jobType') }),
+      row('timeoutSeconds', t('f.timeoutSeconds'), i.timeoutSeconds, { hint: t('h.timeout') }),
+      row('maxRetries', t('f.maxRetries'), i.maxRetries, { hint: t('h.retries') }),
+      row('retryBackoffSeconds', t('f.retryBackoffSeconds'), i.retryBackoffSeconds, { hint: t('h.backoff') }),
+      row('jobErrorHandlerType', t('f.jobErrorHandlerType'), i.jobErrorHandlerType, { hint: t('h.handler') })),
     row('description', t('f.description'), i.description),
     row('props', t('f.props'), i.props, { hint: t('h.props') }),
     h('datalist#zones', zones.map((z) => h('option', { value: z }))),
@@ -347,6 +366,7 @@ async function form(el, ctx, name) {
   i.cron.addEventListener('input', debounce(drawPreview, 120));
   i.timeZone.addEventListener('input', debounce(drawPreview, 200));
   i.jobExecutionType.addEventListener('change', () => { drawPreview(); check('cron'); });
+  for (const k of ['jobType', 'jobErrorHandlerType']) i[k].addEventListener('change', () => check('props'));
   i.shardingTotalCount.addEventListener('input', () => i.shardingItemParameters.value && check('shardingItemParameters'));
   drawPreview();
   if (!apps.length) setErr(f, 'appName', t('jobs.noApps'));
@@ -360,6 +380,8 @@ async function form(el, ctx, name) {
       cron: i.cron.value.trim(), timeZone: i.timeZone.value.trim(), shardingTotalCount: num(i.shardingTotalCount.value),
       shardingItemParameters: i.shardingItemParameters.value.trim(), jobParameter: i.jobParameter.value,
       cpuCount: num(i.cpuCount.value), memoryMB: num(i.memoryMB.value), failover: i.failover.checked, misfire: i.misfire.checked,
+      jobType: i.jobType.value, timeoutSeconds: num(i.timeoutSeconds.value), maxRetries: num(i.maxRetries.value),
+      retryBackoffSeconds: num(i.retryBackoffSeconds.value), jobErrorHandlerType: i.jobErrorHandlerType.value,
       description: i.description.value, props: parseProps(i.props.value),
     };
     if (!body.timeZone && !editing) delete body.timeZone;

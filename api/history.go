@@ -1,0 +1,231 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/gin-gonic/gin"
+)
+
+// History is what the history endpoints ask of the event trace and
+// statistics database (implemented by scheduler/history.Store). With none
+// configured (Options.History nil) the searches answer {"total":0,"rows":[]}
+// and the statistics empty lists and zero counts, as the original did
+// without an RDB.
+type History interface {
+	Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error)
+	StatusTraces(ctx context.Context, q view.Query) (view.Page[view.StatusTrace], error)
+	// TaskResults is the per-interval series of ?since=last24hours|lastWeek.
+	TaskResults(ctx context.Context, since view.Since) ([]view.TaskResult, error)
+	// TaskResultSummary is /results/{online|lastWeek|lastHour|lastMinute}.
+	TaskResultSummary(ctx context.Context, period view.Since) (view.TaskResult, error)
+	TaskRunning(ctx context.Context, since view.Since) ([]view.Running, error)
+	JobRunning(ctx context.Context, since view.Since) ([]view.Running, error)
+	JobRegistered(ctx context.Context) ([]view.Registered, error)
+}
+
+// searchParams are the query parameters of the searches that are not
+// filters (the original's JobEventRdbSearch.Condition).
+var searchParams = map[string]bool{"page": true, "per_page": true, "sort": true, "order": true, "startTime": true, "endTime": true}
+
+// timeLayouts are the accepted startTime/endTime forms: the original's
+// yyyy-MM-dd HH:mm:ss (in the scheduler's zone), an HTML datetime-local
+// value, a date alone, and RFC 3339.
+var timeLayouts = []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"}
+
+func (s *Server) historyRoutes(g *gin.RouterGroup, h History) {
+	hs := &historyHandlers{s: s, h: h}
+	g.GET("/events/executions", hs.executions)
+	g.GET("/events/statusTraces", hs.statusTraces)
+	g.GET("/statistics/tasks/results", hs.taskResults)
+	g.GET("/statistics/tasks/results/:period", hs.taskResultSummary)
+	g.GET("/statistics/tasks/running", hs.running(History.TaskRunning))
+	g.GET("/statistics/jobs/running", hs.running(History.JobRunning))
+	g.GET("/statistics/jobs/executionType", hs.executionType)
+	g.GET("/statistics/jobs/register", hs.registered)
+}
+
+type historyHandlers struct {
+	s *Server
+	h History
+}
+
+// fail writes err, answering the store's bad-query errors with 400.
+func (hs *historyHandlers) fail(c *gin.Context, err error) {
+	if errors.Is(err, view.ErrBadQuery) {
+		err = fmt.Errorf("%w: %s", ErrBadRequest, strings.TrimPrefix(err.Error(), view.ErrBadQuery.Error()+": "))
+	}
+	writeError(c, hs.s.log, err)
+}
+
+// searchQuery decodes the paging, sorting, time range and filters of a
+// search. Filters are every other parameter with a value (names starting
+// with "_", such as jQuery's cache buster, are ignored); the store rejects
+// the ones it does not know.
+func searchQuery(v url.Values) (view.Query, error) {
+	q := view.Query{Sort: v.Get("sort"), Order: v.Get("order"), Filters: map[string]string{}}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"page", &q.Page}, {"per_page", &q.PerPage}} {
+		raw := strings.TrimSpace(v.Get(p.name))
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return q, fmt.Errorf("%w: %s must be a positive integer, got %q", ErrBadRequest, p.name, raw)
+		}
+		*p.dst = n
+	}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"startTime", &q.Start}, {"endTime", &q.End}} {
+		raw := strings.TrimSpace(v.Get(p.name))
+		if raw == "" {
+			continue
+		}
+		t, err := parseTime(raw)
+		if err != nil {
+			return q, fmt.Errorf("%w: %s %q is not a time; use yyyy-MM-dd HH:mm:ss or RFC 3339 (2006-01-02T15:04:05Z)", ErrBadRequest, p.name, raw)
+		}
+		*p.dst = t
+	}
+	for name, vals := range v {
+		if searchParams[name] || strings.HasPrefix(name, "_") || len(vals) == 0 || vals[0] == "" {
+			continue
+		}
+		q.Filters[name] = vals[0]
+	}
+	return q, nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, l := range timeLayouts {
+		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("not a time")
+}
+
+func (hs *historyHandlers) executions(c *gin.Context) {
+	search(hs, c, History.Executions)
+}
+
+func (hs *historyHandlers) statusTraces(c *gin.Context) {
+	search(hs, c, History.StatusTraces)
+}
+
+func search[T any](hs *historyHandlers, c *gin.Context, find func(History, context.Context, view.Query) (view.Page[T], error)) {
+	q, err := searchQuery(c.Request.URL.Query())
+	if err != nil {
+		hs.fail(c, err)
+		return
+	}
+	if hs.h == nil {
+		c.JSON(http.StatusOK, view.Page[T]{Rows: []T{}})
+		return
+	}
+	page, err := find(hs.h, c, q)
+	if err != nil {
+		hs.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+func (hs *historyHandlers) taskResults(c *gin.Context) {
+	if hs.h == nil {
+		c.JSON(http.StatusOK, []view.TaskResult{})
+		return
+	}
+	out, err := hs.h.TaskResults(c, view.Since(c.Query("since")))
+	if err != nil {
+		hs.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (hs *historyHandlers) taskResultSummary(c *gin.Context) {
+	period := view.Since(c.Param("period"))
+	if hs.h == nil {
+		iv := view.Day
+		switch period {
+		case view.LastHour:
+			iv = view.Hour
+		case view.LastMinute:
+			iv = view.Minute
+		}
+		now := hs.s.clock.Now().UTC()
+		c.JSON(http.StatusOK, view.TaskResult{StatisticInterval: iv, StatisticsTime: now, CreationTime: now})
+		return
+	}
+	out, err := hs.h.TaskResultSummary(c, period)
+	if err != nil {
+		hs.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (hs *historyHandlers) running(find func(History, context.Context, view.Since) ([]view.Running, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if hs.h == nil {
+			c.JSON(http.StatusOK, []view.Running{})
+			return
+		}
+		out, err := find(hs.h, c, view.Since(c.Query("since")))
+		if err != nil {
+			hs.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, out)
+	}
+}
+
+func (hs *historyHandlers) registered(c *gin.Context) {
+	if hs.h == nil {
+		c.JSON(http.StatusOK, []view.Registered{})
+		return
+	}
+	out, err := hs.h.JobRegistered(c)
+	if err != nil {
+		hs.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// executionType counts the registered jobs by type from the registry, with
+// or without a history database (as the original).
+func (hs *historyHandlers) executionType(c *gin.Context) {
+	all, err := hs.s.reg.Jobs(c)
+	if err != nil {
+		writeError(c, hs.s.log, err)
+		return
+	}
+	var out view.JobExecutionType
+	for _, j := range all {
+		switch j.JobExecutionType {
+		case jobs.Transient:
+			out.TransientJobCount++
+		case jobs.Daemon:
+			out.DaemonJobCount++
+		}
+	}
+	c.JSON(http.StatusOK, out)
+}

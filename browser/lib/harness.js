@@ -1,0 +1,98 @@
+// Test harness: a scheduler on a free 127.0.0.1 port with admin and guest
+// credentials and a temp data dir, and Debian's chromium driven by
+// playwright-core with a fresh profile.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtemp, rm, mkdir } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const ARTIFACTS = join(ROOT, 'browser', 'artifacts');
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+// BIN_DIR: where scheduler and executor are (default: the repo's bin/, built by make build)
+export const BIN_DIR = process.env.EJC_BIN_DIR ? resolve(process.env.EJC_BIN_DIR) : join(ROOT, 'bin');
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.unref();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function startScheduler() {
+  for (const b of ['scheduler', 'executor']) {
+    if (!existsSync(join(BIN_DIR, b))) throw new Error(`${join(BIN_DIR, b)} is missing: run make build first`);
+  }
+  await mkdir(ARTIFACTS, { recursive: true });
+  const dir = await mkdtemp(join(tmpdir(), 'ejc-browser-'));
+  const port = await freePort();
+  const creds = { admin: ['admin', randomBytes(9).toString('hex')], guest: ['guest', randomBytes(9).toString('hex')] };
+  const log = createWriteStream(join(ARTIFACTS, 'scheduler.log'));
+  const proc = spawn(join(BIN_DIR, 'scheduler'), [
+    '--data-dir', join(dir, 'data'), '--http-address', '127.0.0.1', '--http-port', String(port),
+    '--auth-username', creds.admin[0], '--auth-password', creds.admin[1],
+    '--auth-guest-username', creds.guest[0], '--auth-guest-password', creds.guest[1],
+    '--embedded-cpus', '4', '--embedded-mem-mb', '4096',
+  ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout.pipe(log);
+  proc.stderr.pipe(log);
+  let exited = null;
+  proc.on('exit', (code, sig) => { exited = `exit ${code ?? sig}`; });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    if (exited) throw new Error(`scheduler ${exited}; see browser/artifacts/scheduler.log`);
+    try { if ((await fetch(base + '/healthz')).ok) break; } catch { /* not yet */ }
+    if (Date.now() > deadline) throw new Error('scheduler did not answer /healthz in 30 s');
+    await sleep(100);
+  }
+  const auth = 'Basic ' + Buffer.from(creds.admin.join(':')).toString('base64');
+  async function api(method, path, body) {
+    const res = await fetch(base + '/api' + path, {
+      method, headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  }
+  async function stop() {
+    if (!exited) {
+      proc.kill('SIGTERM');
+      for (let i = 0; i < 100 && !exited; i++) await sleep(100);
+      if (!exited) proc.kill('SIGKILL');
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+  return { base, port, creds, api, stop, dir };
+}
+
+export async function launchBrowser() {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  const profile = await mkdtemp(join(tmpdir(), 'ejc-chromium-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1366, height: 860 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  return {
+    ctx,
+    async close() { await ctx.close().catch(() => {}); await rm(profile, { recursive: true, force: true }); },
+  };
+}
+
+// runPool runs fn over items with at most n at a time.
+export async function runPool(items, n, fn) {
+  let i = 0;
+  await Promise.all(Array.from({ length: n }, async () => { while (i < items.length) await fn(items[i++]); }));
+}

@@ -1,0 +1,51 @@
+// Cluster: leader, standbys, the Mesos master and the agents with their
+// free resources.
+import { t } from '../i18n.js';
+import { get } from '../api.js';
+import { h, clear, btn, loading, tag, kv, errText, fmtNum } from '../ui.js';
+
+const num = (v) => (typeof v === 'number' ? v : parseFloat(v) || 0);
+
+export default async function cluster(el) {
+  const body = h('div', loading());
+  el.append(h('h1', t('nav.cluster'), h('span.sp', btn(t('refresh'), () => load()))), body);
+  async function load() {
+    let c;
+    try { c = await get('/operate/cluster'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
+    const leader = c.leader || {};
+    const standbys = Array.isArray(c.standbys) ? c.standbys : [];
+    const mesos = c.mesos || {};
+    const agents = Array.isArray(c.agents) ? c.agents : [];
+    const res = (a, k) => num((a.resources || {})[k]);
+    const used = (a, k) => num((a.used_resources || a.usedResources || {})[k]);
+    const total = { cpus: 0, mem: 0, fcpus: 0, fmem: 0 };
+    for (const a of agents) { total.cpus += res(a, 'cpus'); total.mem += res(a, 'mem'); total.fcpus += res(a, 'cpus') - used(a, 'cpus'); total.fmem += res(a, 'mem') - used(a, 'mem'); }
+    // the green part is what is free
+    const bar = (free, all) => h('div.meter',
+      h('div.meterbar', { title: `${fmtNum(free)} / ${fmtNum(all)}` }, h('span', { style: { width: all ? `${Math.max(0, Math.min(100, (100 * free) / all))}%` : '0' } })),
+      h('span', `${fmtNum(free)} / ${fmtNum(all)}`));
+    clear(body,
+      h('div.grid',
+        h('div.stat', h('div.k', t('cl.leader')), h('div.v', { style: { fontSize: '18px' } }, leader.hostname || '—'), leader.self ? h('div.muted', t('cl.thisOne')) : null),
+        h('div.stat', h('div.k', t('cl.standbys')), h('div.v', String(standbys.length))),
+        h('div.stat', h('div.k', t('cl.agents')), h('div.v', String(agents.length))),
+        h('div.stat', h('div.k', t('cl.freeCpus')), h('div.v', fmtNum(total.fcpus)), h('div.muted', t('cl.of', { n: fmtNum(total.cpus) }))),
+        h('div.stat', h('div.k', t('cl.freeMem')), h('div.v', fmtNum(total.fmem, 0)), h('div.muted', t('cl.of', { n: fmtNum(total.mem, 0) })))),
+      h('div.panel', kv([
+        [t('cl.leader'), leader.hostname + (leader.self ? ` (${t('cl.thisOne')})` : '')],
+        [t('cl.standbys'), standbys.length ? standbys.map((s) => (typeof s === 'string' ? s : s.hostname || JSON.stringify(s))).join(', ') : t('cl.none')],
+        [t('cl.mesos'), h('span', h('span.mono', mesos.url || '—'), ' ', mesos.embedded ? tag(t('cl.embedded'), 'blue') : null)],
+      ])),
+      h('h2', t('cl.agents')),
+      h('div.tw', h('table.t', { id: 'agents' },
+        h('thead', h('tr', [t('cl.agent'), t('hostname'), t('status'), t('cl.cpusFree'), t('cl.memFree'), t('cl.diskFree'), t('cl.ports')].map((x) => h('th', x)))),
+        h('tbody', agents.length ? agents.map((a) => h('tr',
+          h('td.wrap.mono', a.id), h('td', a.hostname, a.pid ? h('div.muted.mono', a.pid) : null),
+          h('td', a.active === false ? tag(t('cl.inactive'), 'bad') : tag(t('cl.active'), 'ok')),
+          h('td', bar(res(a, 'cpus') - used(a, 'cpus'), res(a, 'cpus'))),
+          h('td', bar(res(a, 'mem') - used(a, 'mem'), res(a, 'mem'))),
+          h('td', bar(res(a, 'disk') - used(a, 'disk'), res(a, 'disk'))),
+          h('td.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 7 }, h('div.nodata', t('cl.noAgents'))))))));
+  }
+  await load();
+}
