@@ -131,7 +131,7 @@ func latencySeries(ctx context.Context, o options, r *report, name string, cold 
 				return err
 			}
 		}
-		if cold && !waitNoExecutors(ctx, o.executorPath, p.dataDir, 5*time.Second) {
+		if cold && !waitNoExecutors(ctx, o.executorPath, p.dataDir, p.pid(), 5*time.Second) {
 			r.note(fmt.Sprintf("latency/%s: an executor was still alive before run %d", name, i))
 		}
 		before := len(readStarts(out))

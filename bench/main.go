@@ -128,7 +128,7 @@ func main() {
 			break
 		}
 		t := time.Now()
-		logf("=== %s", s.name)
+		logf("=== %s (load average %s)", s.name, loadavg())
 		if err := s.run(ctx, o, r); err != nil {
 			failed = true
 			logf("!!! %s: %v", s.name, err)
@@ -177,7 +177,21 @@ func (r *report) machine() {
 	}
 	r.header = append(r.header,
 		fmt.Sprintf("machine: %d CPUs (%s), %s, %s/%s", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH),
-		"started: "+time.Now().UTC().Format(time.RFC3339))
+		"started: "+time.Now().UTC().Format(time.RFC3339)+", load average at start: "+loadavg())
+}
+
+// loadavg is /proc/loadavg's 1, 5 and 15 minute figures: other work on a
+// shared machine shows up in every latency figure.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // add records a figure; verdict is "met", "MISSED" or "" when there is no
@@ -202,7 +216,7 @@ func (r *report) print(w *os.File, took time.Duration) {
 	for _, h := range r.header {
 		fmt.Fprintln(w, h)
 	}
-	fmt.Fprintf(w, "harness run time: %s\n\n", took.Round(time.Second))
+	fmt.Fprintf(w, "harness run time: %s, load average at end: %s\n\n", took.Round(time.Second), loadavg())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "| scenario\t| figure\t| measured\t| target\t| \t|")
 	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|---\t|")
@@ -234,6 +248,8 @@ func ms(sec float64) string {
 	}
 	v := sec * 1000
 	switch {
+	case v < 0.001:
+		return fmt.Sprintf("%.0f ns", v*1e6)
 	case v < 1:
 		return fmt.Sprintf("%.3f ms", v)
 	case v < 100:

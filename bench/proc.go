@@ -213,6 +213,38 @@ func ownExecutors(executorPath, dataDir string) []int {
 	return pids
 }
 
+// ppidOf reads a process's parent pid (0 if unknown).
+func ppidOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	v, _ := strconv.Atoi(f[1])
+	return v
+}
+
+// executorsOf lists the executor processes whose parent is the scheduler
+// (the embedded agent starts them): this leaves out an executor's own
+// children caught between fork and exec, which still show its binary.
+func executorsOf(executorPath, dataDir string, schedPID int) []int {
+	var out []int
+	for _, pid := range ownExecutors(executorPath, dataDir) {
+		if ppidOf(pid) == schedPID {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // killOwnExecutors ends executors of dataDir left behind (by pid).
 func killOwnExecutors(executorPath, dataDir string) int {
 	pids := ownExecutors(executorPath, dataDir)
@@ -223,10 +255,10 @@ func killOwnExecutors(executorPath, dataDir string) int {
 }
 
 // waitNoExecutors waits until no executor of dataDir runs.
-func waitNoExecutors(ctx context.Context, executorPath, dataDir string, timeout time.Duration) bool {
+func waitNoExecutors(ctx context.Context, executorPath, dataDir string, schedPID int, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if len(ownExecutors(executorPath, dataDir)) == 0 {
+		if len(executorsOf(executorPath, dataDir, schedPID)) == 0 {
 			return true
 		}
 		time.Sleep(5 * time.Millisecond)

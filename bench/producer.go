@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"math"
 	"sync"
@@ -198,5 +198,3 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
-
-var errTimeout = errors.New("timed out")

@@ -101,7 +101,7 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 	seen := map[int]bool{}
 	var schedRSSMax int64
 	for end := time.Now().Add(o.tputWindow); time.Now().Before(end); {
-		for _, pid := range ownExecutors(o.executorPath, p.dataDir) {
+		for _, pid := range executorsOf(o.executorPath, p.dataDir, p.pid()) {
 			if v, _, err := readMem(pid); err == nil && v > 0 {
 				rss = append(rss, float64(v))
 				seen[pid] = true
