@@ -52,6 +52,7 @@ type Config struct {
 	EmbeddedMemMB    float64
 	MaxBodyBytes     int64
 	OfferRefuse      time.Duration
+	OfferHold        time.Duration
 	LogLevel         string
 	Location         *time.Location
 }
@@ -138,6 +139,7 @@ var settings = []setting{
 		return nil
 	}},
 	{"offer_refuse_seconds", "5s", "how long declined offers are filtered when no work waits", duration("offer_refuse_seconds", func(c *Config) *time.Duration { return &c.OfferRefuse })},
+	{"offer_hold", "1s", "keep offers this long after the last launch before declining them, so bursts launch without a revive round trip (0s: decline at once)", duration("offer_hold", func(c *Config) *time.Duration { return &c.OfferHold })},
 	{"log_level", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 }
 

@@ -68,7 +68,7 @@ func TestDefaults(t *testing.T) {
 		{"job_state_queue_size", c.JobStateQueue, 10000}, {"event_trace_rdb_driver", c.RDBDriver, ""},
 		{"event_trace_rdb_url", c.RDBURL, ""}, {"reconcile_interval_minutes", c.ReconcileMinutes, 10},
 		{"auth_username", c.AuthUsername, ""}, {"auth_password", c.AuthPassword, ""}, {"auth_token_ttl", c.TokenTTL, 12 * time.Hour},
-		{"max_body_bytes", c.MaxBodyBytes, int64(1 << 20)}, {"offer_refuse_seconds", c.OfferRefuse, 5 * time.Second},
+		{"max_body_bytes", c.MaxBodyBytes, int64(1 << 20)}, {"offer_refuse_seconds", c.OfferRefuse, 5 * time.Second}, {"offer_hold", c.OfferHold, time.Second},
 		{"log_level", c.LogLevel, "info"}, {"time_zone", c.Location, time.Local}, {"config", c.ConfigFile, ""},
 	} {
 		if tc.got != tc.want {
@@ -191,7 +191,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"auth_username": "adm", "auth_password": "pw", "auth_guest_username": "gst", "auth_guest_password": "gpw",
 		"auth_token_ttl": "90m", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
 		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
-		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "log_level": "debug", "executor_idle_timeout": "1m",
+		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "offer_hold": "3s", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
 	}
 	var missing []string

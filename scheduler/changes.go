@@ -15,6 +15,7 @@ func mustJSON(v any) []byte { return registry.MustJSON(v) }
 func (s *Scheduler) onChange(ctx context.Context, ch Change) {
 	switch ch.Kind {
 	case "all":
+		s.reloadRunning()
 		s.producer.RescheduleAll()
 		s.queueDaemons(ctx)
 	case "job", "disable-job":
@@ -48,7 +49,7 @@ func (s *Scheduler) jobChanged(ctx context.Context, name string) {
 }
 
 func (s *Scheduler) killJob(ctx context.Context, name string) {
-	running, err := s.Registry.RunningOf(ctx, name)
+	running, err := s.runningOf(ctx, name)
 	if err != nil {
 		s.Log.Warn("kill job: read running tasks", "job", name, "err", err)
 		return
@@ -87,7 +88,7 @@ func (s *Scheduler) queueDaemon(ctx context.Context, name string) {
 	if !ok || job.JobExecutionType != jobs.Daemon {
 		return
 	}
-	running, err := s.Registry.RunningOf(ctx, name)
+	running, err := s.runningOf(ctx, name)
 	if err != nil || len(running) >= job.ShardingTotalCount {
 		return
 	}

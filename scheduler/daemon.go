@@ -19,7 +19,7 @@ type DaemonObserver interface {
 // hands the run to the observers.
 func (s *Scheduler) onDaemonReport(ctx context.Context, agentID string, rep jobs.DaemonReport) {
 	tid, _ := jobs.ParseTaskID(rep.TaskID)
-	running, err := s.Registry.RunningOf(ctx, tid.JobName)
+	running, err := s.runningOf(ctx, tid.JobName)
 	if err != nil {
 		s.Log.Warn("daemon report: read running task", "task", rep.TaskID, "err", err)
 		return
@@ -33,7 +33,13 @@ func (s *Scheduler) onDaemonReport(ctx context.Context, agentID string, rep jobs
 		rt.Busy = busy
 		rt.UpdatedAt = s.Clock.Now().UTC()
 		err := s.Registry.Commit(ctx, store.Set(registry.RunningPathOf(tid.JobName, tid.Item), mustJSON(rt), rt.Version))
-		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+		switch {
+		case err == nil:
+			rt.Version++
+			s.putRunning(tid.JobName, tid.Item, rt)
+		case errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound):
+			s.reloadRunning()
+		default:
 			s.Log.Warn("daemon report: mark busy/idle", "task", rep.TaskID, "err", err)
 		}
 	}

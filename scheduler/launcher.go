@@ -37,6 +37,7 @@ func (s *Scheduler) launch(ctx context.Context) {
 		s.idle(ctx)
 		return
 	}
+	s.lastWork = s.Clock.Now()
 	if s.suppressed {
 		if err := s.Driver.Revive(ctx); err != nil {
 			s.Log.Warn("launcher: revive", "err", err)
@@ -58,8 +59,17 @@ func (s *Scheduler) launch(ctx context.Context) {
 	s.apply(ctx, w, plan)
 }
 
-// idle declines every held offer and suppresses: nothing waits.
+// idle declines every held offer and suppresses: nothing waits. Offers
+// are kept for at most OfferHold after the last round that had work, so a
+// burst of triggers (or a job's next execution) launches without a REVIVE
+// round trip; after that they go back to the master.
 func (s *Scheduler) idle(ctx context.Context) {
+	if len(s.offers) > 0 && s.Options.OfferHold > 0 {
+		if until := s.lastWork.Add(s.Options.OfferHold); s.Clock.Now().Before(until) {
+			s.wakeAt(until)
+			return
+		}
+	}
 	if len(s.offers) > 0 {
 		s.decline(ctx, s.heldIDs(), s.Options.RefuseIdle)
 	}
@@ -98,7 +108,7 @@ func (s *Scheduler) decline(ctx context.Context, ids []string, refuse time.Durat
 // into match requests. Entries of deleted jobs are dropped.
 func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}}
-	running, err := s.Registry.RunningTasks(ctx)
+	running, err := s.runningAll(ctx)
 	if err != nil {
 		return w, err
 	}
@@ -196,12 +206,19 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 			}
 			return
 		}
+		for _, al := range byAgent {
+			for i, rt := range al.running {
+				tid, _ := jobs.ParseTaskID(rt.TaskID)
+				al.running[i].Version = 0 // created by the commit
+				s.putRunning(tid.JobName, tid.Item, al.running[i])
+			}
+		}
 	}
 	for agent, al := range byAgent {
 		for _, id := range al.offerIDs {
 			delete(s.offers, id)
 		}
-		if err := s.Driver.Accept(ctx, al.offerIDs, al.launches, s.Options.RefuseBusy); err != nil {
+		if err := s.Driver.Accept(ctx, al.offerIDs, al.launches, s.acceptRefuse()); err != nil {
 			s.Log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			s.rollback(ctx, al.launches, w)
 			continue
@@ -226,6 +243,17 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 type agentLaunch struct {
 	offerIDs []string
 	launches []mesos.TaskLaunch
+	running  []registry.Running // the entries recorded for launches, same order
+}
+
+// acceptRefuse is the filter on an accepted offer's unused resources:
+// none while offers may be held (the remainder comes back at once as a new
+// offer), else the busy filter.
+func (s *Scheduler) acceptRefuse() time.Duration {
+	if s.Options.OfferHold > 0 {
+		return -1 // scheduler/mesos: negative = no filter
+	}
+	return s.Options.RefuseBusy
 }
 
 // build turns the plan into per-agent launches, the state ops that record
@@ -258,11 +286,13 @@ func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*
 			if l.Request.Kind == offers.Failover {
 				attempts = w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)].Attempts
 			}
-			ops = append(ops, registry.PutRunningOp(job.JobName, l.Request.Shard, registry.Running{
+			rt := registry.Running{
 				TaskID: tl.TaskID, AgentID: l.AgentID, Hostname: s.offers[oid].Hostname, ExecutorID: tl.Executor.ID,
 				State: "TASK_STAGING", Source: ev.Source, Attempts: attempts, Parameter: s.parameterOf(job.JobName, l, w),
 				LaunchedAt: now, UpdatedAt: now,
-			}))
+			}
+			al.running = append(al.running, rt)
+			ops = append(ops, registry.PutRunningOp(job.JobName, l.Request.Shard, rt))
 			if l.Request.Kind == offers.Failover {
 				f := w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)]
 				ops = append(ops, store.Delete(registry.FailoverPathOf(job.JobName, l.Request.Shard), f.Version))
@@ -348,6 +378,9 @@ func (s *Scheduler) rollback(ctx context.Context, launches []mesos.TaskLaunch, w
 		}
 		if err := s.Registry.Commit(ctx, ops...); err != nil {
 			s.Log.Error("launcher: roll back launch", "task", l.TaskID, "err", err)
+			s.reloadRunning()
+		} else {
+			s.dropRunning(tid.JobName, tid.Item)
 		}
 		if tid.Kind == jobs.KindReady && !requeued[tid.JobName] {
 			requeued[tid.JobName] = true

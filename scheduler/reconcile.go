@@ -14,7 +14,7 @@ import (
 func (s *Scheduler) reconcile(ctx context.Context, explicit bool) error {
 	var refs []mesos.TaskRef
 	if explicit {
-		all, err := s.Registry.RunningTasks(ctx)
+		all, err := s.runningAll(ctx)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func (s *Scheduler) periodic(ctx context.Context) {
 		}
 		s.Log.Warn("task unreachable for too long: counting it as lost", "task", taskID)
 		_ = s.Driver.Kill(ctx, taskID, tid.AgentID)
-		running, err := s.Registry.RunningOf(ctx, tid.JobName)
+		running, err := s.runningOf(ctx, tid.JobName)
 		if err != nil {
 			continue
 		}

@@ -52,6 +52,7 @@ type Options struct {
 	ExecutorURIs    []mesos.URI       // files the agent fetches before starting an executor
 	RefuseIdle      time.Duration     // decline filter when nothing waits (default 5s)
 	RefuseBusy      time.Duration     // decline filter when work waits but does not fit (default 1s)
+	OfferHold       time.Duration     // keep offers this long after the last work before declining (0: decline at once)
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
 	Location        *time.Location    // default time zone of crons
@@ -88,6 +89,8 @@ type Scheduler struct {
 	lastPlan    []offers.Unplaced
 	retryTimer  clock.Timer // wakes the loop when a delayed retry is due
 	retryAt     time.Time
+	running     map[string]map[int]registry.Running // mirror of /state/running (running.go)
+	lastWork    time.Time                           // last launch round that had work waiting
 }
 
 // New builds a scheduler.

@@ -33,7 +33,7 @@ func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
 		s.Log.Warn("status: foreign task id", "task", st.TaskID, "state", st.State)
 		return nil
 	}
-	running, err := s.Registry.RunningOf(ctx, tid.JobName)
+	running, err := s.runningOf(ctx, tid.JobName)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,12 @@ func (s *Scheduler) markState(ctx context.Context, tid jobs.TaskID, rt registry.
 	rt.UpdatedAt = s.Clock.Now().UTC()
 	err := s.Registry.Commit(ctx, store.Set(registry.RunningPathOf(tid.JobName, tid.Item), mustJSON(rt), rt.Version))
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-		return nil // a newer update already moved it on
+		s.reloadRunning() // someone else wrote it: re-read
+		return nil
+	}
+	if err == nil {
+		rt.Version++
+		s.putRunning(tid.JobName, tid.Item, rt)
 	}
 	return err
 }
@@ -149,7 +154,11 @@ func (s *Scheduler) finish(ctx context.Context, tid jobs.TaskID, rt registry.Run
 	ops := append([]store.Op{store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), rt.Version)}, extra...)
 	err := s.Registry.Commit(ctx, ops...)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		s.reloadRunning()
 		return nil
+	}
+	if err == nil {
+		s.dropRunning(tid.JobName, tid.Item)
 	}
 	return err
 }

@@ -48,6 +48,8 @@ type Collector struct {
 	// Loop-owned: the first hour and day not aggregated yet (zero: ask the
 	// tables), and the last day with a registered-jobs row.
 	hourNext, dayNext, registerDone time.Time
+
+	ticked chan<- time.Time // tests: told after every tick
 }
 
 var _ scheduler.Observer = (*Collector)(nil)
@@ -143,6 +145,9 @@ func (c *Collector) tick(ctx context.Context, now time.Time, flush bool) {
 	errs = append(errs, c.snapshotRunning(ctx, minute), c.aggregate(ctx, now), c.register(ctx, now))
 	if err := errors.Join(errs...); err != nil && ctx.Err() == nil {
 		c.log.Warn("statistics: tick", "err", err)
+	}
+	if c.ticked != nil {
+		c.ticked <- now
 	}
 }
 

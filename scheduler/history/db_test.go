@@ -1,0 +1,159 @@
+package history
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/migrations"
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite"
+)
+
+// testDB is one migrated database under test.
+type testDB struct {
+	name    string // dialect
+	db      *sqlx.DB
+	d       dialect
+	clock   *clock.Fake
+	store   *Store
+	dialect string
+}
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2024, 3, 1, 11, 58, 30, 0, time.UTC)
+
+func openSQLite(t testing.TB, path string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := migrations.Apply(context.Background(), db.DB, migrations.SQLite); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// openMySQL creates a database of its own on the test MariaDB (dropped at
+// cleanup) and returns a migrated connection to it as the test user.
+func openMySQL(t testing.TB) *sqlx.DB {
+	t.Helper()
+	dsn, admin := os.Getenv("EJ_TEST_MYSQL_DSN"), os.Getenv("EJ_TEST_MYSQL_ADMIN_DSN")
+	if dsn == "" || admin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("EJ_TEST_MYSQL_DSN and EJ_TEST_MYSQL_ADMIN_DSN must be set in CI")
+		}
+		t.Skip("EJ_TEST_MYSQL_DSN unset (start scripts/services.sh)")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "ej_hist_" + hex.EncodeToString(b[:])
+	root, err := sqlx.Open("mysql", admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var host string
+	if err := root.Get(&host, "SELECT Host FROM mysql.user WHERE User = ? LIMIT 1", cfg.User); err != nil {
+		t.Fatalf("find test user %s: %v", cfg.User, err)
+	}
+	for _, q := range []string{
+		"CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4",
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'%s'", name, cfg.User, host),
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		if _, err := root.Exec("DROP DATABASE IF EXISTS `" + name + "`"); err != nil {
+			t.Errorf("drop %s: %v", name, err)
+		}
+	})
+	cfg.DBName = name
+	cfg.ParseTime = true
+	db, err := sqlx.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := migrations.Apply(context.Background(), db.DB, migrations.MySQL); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// eachDB runs f against a fresh SQLite and a fresh MySQL database.
+func eachDB(t *testing.T, f func(t *testing.T, e *testDB)) {
+	for _, name := range []string{SQLite, MySQL} {
+		t.Run(name, func(t *testing.T) {
+			var db *sqlx.DB
+			if name == SQLite {
+				db = openSQLite(t, filepath.Join(t.TempDir(), "trace.db"))
+			} else {
+				db = openMySQL(t)
+			}
+			f(t, newTestDB(t, db, name))
+		})
+	}
+}
+
+func newTestDB(t testing.TB, db *sqlx.DB, name string) *testDB {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	s, err := New(db, name, Options{Clock: clk, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testDB{name: name, db: db, d: s.d, clock: clk, store: s, dialect: name}
+}
+
+func (e *testDB) exec(t testing.TB, q string, args ...any) {
+	t.Helper()
+	if _, err := e.db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// execution is a seed row of JOB_EXECUTION_LOG.
+type execution struct {
+	id, job, task, host, ip, source string
+	item                            int
+	success                         bool
+	start                           time.Time
+	complete                        *time.Time
+	cause                           *string
+}
+
+func (e *testDB) addExecution(t testing.TB, x execution) {
+	t.Helper()
+	var complete any
+	if x.complete != nil {
+		complete = e.d.bindTime(*x.complete)
+	}
+	succ := 0
+	if x.success {
+		succ = 1
+	}
+	e.exec(t, "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		x.id, x.job, x.task, x.host, x.ip, x.item, x.source, x.cause, succ, e.d.bindTime(x.start), complete)
+}
+
+func (e *testDB) addTrace(t testing.TB, id, job, orig, task, slave, source, execType, items, state, msg string, at time.Time) {
+	t.Helper()
+	e.exec(t, "INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, slave_id, source, execution_type, sharding_item, state, message, creation_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		id, job, orig, task, slave, source, execType, items, state, msg, e.d.bindTime(at))
+}

@@ -1,0 +1,131 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/scheduler/history/view"
+)
+
+func (e *testDB) putResult(t *testing.T, iv view.Interval, at time.Time, ok, failed int) {
+	t.Helper()
+	e.exec(t, "INSERT INTO "+resultTable(iv)+" (success_count, failed_count, statistics_time, creation_time) VALUES (?, ?, ?, ?)",
+		ok, failed, e.d.bindTime(at), e.d.bindTime(at.Add(time.Minute)))
+}
+
+func TestTaskResultSeriesAndSummaries(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *testDB) {
+		ctx := context.Background()
+		e.clock.Set(at(12, 30).Add(15 * time.Second))
+		e.putResult(t, view.Minute, at(12, 29), 5, 1) // the last complete minute
+		e.putResult(t, view.Minute, at(12, 10), 2, 0) // this hour
+		e.putResult(t, view.Minute, at(12, 30), 7, 7) // the current minute: not in the series
+		e.putResult(t, view.Minute, at(11, 59), 1, 1) // aggregated below
+		e.putResult(t, view.Hour, at(11, 0), 10, 2)   // the last complete hour
+		e.putResult(t, view.Hour, at(3, 0), 4, 0)     // earlier today
+		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -1), 100, 9)
+		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -30), 1000, 90)
+
+		day, err := e.store.TaskResults(ctx, view.Last24Hours)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := day[0], day[len(day)-1]
+		if len(day) != 1440 || !last.StatisticsTime.Equal(at(12, 29)) || last.SuccessCount != 5 || last.FailedCount != 1 || last.ID == 0 ||
+			!first.StatisticsTime.Equal(at(12, 29).Add(-1439*time.Minute)) || first.ID != 0 || first.SuccessCount != 0 || first.StatisticInterval != view.Minute {
+			t.Fatalf("last24hours: %d rows, first %+v, last %+v", len(day), first, last)
+		}
+		if gap := day[len(day)-2]; gap.SuccessCount != 0 || !gap.StatisticsTime.Equal(at(12, 28)) {
+			t.Errorf("gap row %+v", gap)
+		}
+		week, err := e.store.TaskResults(ctx, view.LastWeek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(week) != 168 || !week[167].StatisticsTime.Equal(at(11, 0)) || week[167].SuccessCount != 10 || week[167].StatisticInterval != view.Hour {
+			t.Errorf("lastWeek: %d rows, last %+v", len(week), week[167])
+		}
+		if none, err := e.store.TaskResults(ctx, ""); err != nil || none == nil || len(none) != 0 {
+			t.Errorf("no since: %v %v, want []", none, err)
+		}
+		if _, err := e.store.TaskResults(ctx, "lastYear"); !errors.Is(err, view.ErrBadQuery) {
+			t.Errorf("since=lastYear: %v", err)
+		}
+
+		sum := func(p view.Since) view.TaskResult {
+			r, err := e.store.TaskResultSummary(ctx, p)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			return r
+		}
+		if r := sum(view.LastMinute); r.SuccessCount != 5 || r.FailedCount != 1 || !r.StatisticsTime.Equal(at(12, 29)) || r.StatisticInterval != view.Minute {
+			t.Errorf("lastMinute %+v", r)
+		}
+		if r := sum(view.LastHour); r.SuccessCount != 10 || r.FailedCount != 2 || !r.StatisticsTime.Equal(at(11, 0)) {
+			t.Errorf("lastHour %+v", r)
+		}
+		// Days before today + today's hours + this hour's minutes.
+		if r := sum(view.LastWeek); r.SuccessCount != 100+10+4+5+2+7 || r.FailedCount != 9+2+1+7 || r.StatisticInterval != view.Day {
+			t.Errorf("lastWeek %+v", r)
+		}
+		if r := sum(view.Online); r.SuccessCount != 1000+100+10+4+5+2+7 {
+			t.Errorf("online %+v", r)
+		}
+		if _, err := e.store.TaskResultSummary(ctx, "forever"); !errors.Is(err, view.ErrBadQuery) {
+			t.Errorf("period forever: %v", err)
+		}
+		// An hour not aggregated yet is summed from its minutes.
+		e.clock.Set(at(13, 0).Add(5 * time.Second))
+		if r := sum(view.LastHour); r.SuccessCount != 5+2+7 || !r.StatisticsTime.Equal(at(12, 0)) {
+			t.Errorf("lastHour before aggregation %+v", r)
+		}
+	})
+}
+
+func TestStatisticsEmpty(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *testDB) {
+		ctx := context.Background()
+		regs, err := e.store.JobRegistered(ctx)
+		if err != nil || regs == nil || len(regs) != 0 {
+			t.Errorf("register: %v %v", regs, err)
+		}
+		r, err := e.store.TaskResultSummary(ctx, view.Online)
+		if err != nil || r.SuccessCount != 0 || r.FailedCount != 0 {
+			t.Errorf("online: %+v %v", r, err)
+		}
+		run, err := e.store.TaskRunning(ctx, view.LastWeek)
+		if err != nil || len(run) != 7*24*60-1 || run[0].RunningCount != 0 {
+			t.Errorf("running: %d rows %v", len(run), err)
+		}
+		if _, err := e.store.JobRunning(ctx, "last24hours"); !errors.Is(err, view.ErrBadQuery) {
+			t.Errorf("jobs running since=last24hours: %v", err)
+		}
+	})
+}
+
+func TestNewRejectsUnknownDialect(t *testing.T) {
+	if _, err := New(nil, "postgres", Options{}); err == nil {
+		t.Fatal("postgres accepted")
+	}
+}
+
+func TestDBTimeScan(t *testing.T) {
+	want := time.Date(2024, 3, 1, 12, 0, 0, 123e6, time.UTC)
+	for _, src := range []any{want, want.In(time.FixedZone("x", 3600)), "2024-03-01 12:00:00.123", []byte("2024-03-01 12:00:00.123"),
+		"2024-03-01T12:00:00.123Z", "2024-03-01 13:00:00.123+01:00"} {
+		var d dbTime
+		if err := d.Scan(src); err != nil || !d.Valid || !d.T.Equal(want) {
+			t.Errorf("Scan(%v) = %v %v", src, d, err)
+		}
+	}
+	var d dbTime
+	if err := d.Scan(nil); err != nil || d.Valid || d.ptr() != nil {
+		t.Errorf("Scan(nil) = %v %v", d, err)
+	}
+	if err := d.Scan("yesterday"); err == nil {
+		t.Error("Scan(yesterday) accepted")
+	}
+}

@@ -1,0 +1,219 @@
+package trace
+
+import (
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Status trace sources, as the original's JobStatusTraceEvent.Source.
+const (
+	SourceScheduler = "CLOUD_SCHEDULER" // recorded by the scheduler (launch, agent and master updates)
+	SourceExecutor  = "CLOUD_EXECUTOR"  // an update the executor sent
+)
+
+// Execution types (JOB_STATUS_TRACE_LOG.execution_type).
+const (
+	ExecutionReady    = "READY"
+	ExecutionFailover = "FAILOVER"
+)
+
+// Event is one history record: a StatusTrace, an ExecutionStart or an
+// ExecutionComplete. Events are identified by ID: writing one twice (a
+// replay after a crash, a status update Mesos resent) leaves one row.
+type Event interface {
+	EventID() string
+	normalize(now time.Time) Event
+}
+
+// StatusTrace is a row of JOB_STATUS_TRACE_LOG.
+type StatusTrace struct {
+	ID             string    `json:"id"`
+	JobName        string    `json:"jobName"`
+	OriginalTaskID string    `json:"originalTaskId"`
+	TaskID         string    `json:"taskId"`
+	SlaveID        string    `json:"slaveId"`
+	Source         string    `json:"source"`        // SourceScheduler or SourceExecutor
+	ExecutionType  string    `json:"executionType"` // ExecutionReady or ExecutionFailover
+	ShardingItem   string    `json:"shardingItem"`
+	State          string    `json:"state"` // TASK_STAGING, TASK_RUNNING, … (Mesos names)
+	Message        string    `json:"message"`
+	CreationTime   time.Time `json:"creationTime"`
+}
+
+// ExecutionStart inserts a row of JOB_EXECUTION_LOG (is_success 0); it
+// never overwrites a row already there (a completion that came first).
+type ExecutionStart struct {
+	ID              string    `json:"id"`
+	JobName         string    `json:"jobName"`
+	TaskID          string    `json:"taskId"`
+	Hostname        string    `json:"hostname"`
+	IP              string    `json:"ip"`
+	ShardingItem    int       `json:"shardingItem"`
+	ExecutionSource string    `json:"executionSource"` // NORMAL_TRIGGER, MISFIRE, FAILOVER
+	StartTime       time.Time `json:"startTime"`
+}
+
+// ExecutionComplete completes the JOB_EXECUTION_LOG row of the same ID
+// (is_success, complete_time, failure_cause), or inserts it whole when its
+// start was never recorded, as the original does.
+type ExecutionComplete struct {
+	ID              string    `json:"id"`
+	JobName         string    `json:"jobName"`
+	TaskID          string    `json:"taskId"`
+	Hostname        string    `json:"hostname"`
+	IP              string    `json:"ip"`
+	ShardingItem    int       `json:"shardingItem"`
+	ExecutionSource string    `json:"executionSource"`
+	StartTime       time.Time `json:"startTime"`
+	CompleteTime    time.Time `json:"completeTime"`
+	Success         bool      `json:"success"`
+	FailureCause    string    `json:"failureCause"` // truncated to 4000 characters
+}
+
+func (e StatusTrace) EventID() string       { return e.ID }
+func (e ExecutionStart) EventID() string    { return e.ID }
+func (e ExecutionComplete) EventID() string { return e.ID }
+
+// Column widths of the original's tables; longer values are truncated (by
+// characters) so one odd event can never be refused by the database.
+const (
+	maxMessage = 4000
+	maxID      = 40
+	maxJob     = 100
+	maxTask    = 255
+	maxHost    = 255
+	maxIP      = 50
+	maxSlave   = 50
+	maxSource  = 50
+	maxShort   = 20 // execution_type, execution_source, state
+	maxItems   = 100
+)
+
+func (e StatusTrace) normalize(now time.Time) Event {
+	e.ID = orNewID(e.ID)
+	e.JobName, e.OriginalTaskID, e.TaskID = clip(e.JobName, maxJob), clip(e.OriginalTaskID, maxTask), clip(e.TaskID, maxTask)
+	e.SlaveID, e.Source, e.ExecutionType = clip(e.SlaveID, maxSlave), clip(e.Source, maxSource), clip(e.ExecutionType, maxShort)
+	e.ShardingItem, e.State, e.Message = clip(e.ShardingItem, maxItems), clip(e.State, maxShort), clip(e.Message, maxMessage)
+	e.CreationTime = stamp(e.CreationTime, now)
+	return e
+}
+
+func (e ExecutionStart) normalize(now time.Time) Event {
+	e.ID = orNewID(e.ID)
+	e.JobName, e.TaskID, e.Hostname, e.IP = clip(e.JobName, maxJob), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
+	e.ExecutionSource = clip(e.ExecutionSource, maxShort)
+	e.StartTime = stamp(e.StartTime, now)
+	return e
+}
+
+func (e ExecutionComplete) normalize(now time.Time) Event {
+	e.ID = orNewID(e.ID)
+	e.JobName, e.TaskID, e.Hostname, e.IP = clip(e.JobName, maxJob), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
+	e.ExecutionSource, e.FailureCause = clip(e.ExecutionSource, maxShort), clip(e.FailureCause, maxMessage)
+	e.CompleteTime = stamp(e.CompleteTime, now)
+	if !e.StartTime.IsZero() {
+		e.StartTime = stamp(e.StartTime, now)
+	}
+	return e
+}
+
+// clip makes s valid UTF-8 and at most n characters.
+func clip(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// stamp is t (or now when t is zero) in UTC, to the millisecond.
+func stamp(t, now time.Time) time.Time {
+	if t.IsZero() {
+		t = now
+	}
+	return t.UTC().Truncate(time.Millisecond)
+}
+
+func orNewID(id string) string {
+	if id == "" {
+		return RandomID()
+	}
+	return clip(id, maxID)
+}
+
+// RandomID is a random RFC 4122 version 4 UUID.
+func RandomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// idNamespace is the namespace of NewID's name-based UUIDs.
+var idNamespace = [16]byte{0x6a, 0x0b, 0x1f, 0x53, 0x2e, 0x8c, 0x4c, 0x1d, 0x9a, 0x58, 0x0e, 0x7b, 0x36, 0x21, 0xe4, 0x90}
+
+// NewID is a name-based (version 5) UUID of the parts: the same facts give
+// the same ID, so an event recorded twice (Mesos resends an update the
+// scheduler did not acknowledge before a crash) is stored once.
+func NewID(parts ...string) string {
+	h := sha1.New()
+	h.Write(idNamespace[:])
+	h.Write([]byte(strings.Join(parts, "\x00")))
+	b := h.Sum(nil)[:16]
+	b[6] = b[6]&0x0f | 0x50
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// envelope is an event's spool line.
+type envelope struct {
+	Status   *StatusTrace       `json:"status,omitempty"`
+	Start    *ExecutionStart    `json:"start,omitempty"`
+	Complete *ExecutionComplete `json:"complete,omitempty"`
+}
+
+func encodeEvent(ev Event) ([]byte, error) {
+	var env envelope
+	switch e := ev.(type) {
+	case StatusTrace:
+		env.Status = &e
+	case ExecutionStart:
+		env.Start = &e
+	case ExecutionComplete:
+		env.Complete = &e
+	default:
+		return nil, fmt.Errorf("trace: unknown event type %T", ev)
+	}
+	return json.Marshal(env)
+}
+
+func decodeEvent(line []byte) (Event, error) {
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		return nil, err
+	}
+	switch {
+	case env.Status != nil:
+		return *env.Status, nil
+	case env.Start != nil:
+		return *env.Start, nil
+	case env.Complete != nil:
+		return *env.Complete, nil
+	}
+	return nil, fmt.Errorf("trace: empty spool line")
+}

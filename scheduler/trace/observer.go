@@ -1,0 +1,219 @@
+package trace
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+)
+
+// Recorder takes events; *Writer is one.
+type Recorder interface{ Record(Event) }
+
+// maxTracked bounds the observer's per-task memory; beyond it the maps
+// start over (a lost original task id is filled from the database).
+const maxTracked = 100_000
+
+// Observer turns the scheduler's task events into history. It implements
+// scheduler.Observer; its methods only queue events (Record never blocks).
+type Observer struct {
+	rec      Recorder
+	sampling func(app string) int
+
+	mu      sync.Mutex
+	tasks   map[string]*taskInfo // live tasks by id
+	failed  map[string]string    // job@-@item → id of its last failed task
+	runs    map[string]int       // daemon task id → BEGINs since the last sampled one
+	decided map[string]bool      // daemon task id + run id → was its BEGIN recorded
+}
+
+type taskInfo struct {
+	original          string
+	launched, started time.Time
+}
+
+var _ scheduler.Observer = (*Observer)(nil)
+
+// NewObserver records into r (nil: records nothing). samplingCount
+// returns an app's eventTraceSamplingCount for daemon runs (nil: every run
+// is recorded).
+func NewObserver(r Recorder, samplingCount func(app string) int) *Observer {
+	return &Observer{rec: r, sampling: samplingCount, tasks: map[string]*taskInfo{}, failed: map[string]string{},
+		runs: map[string]int{}, decided: map[string]bool{}}
+}
+
+func (o *Observer) record(ev Event) {
+	if o.rec != nil {
+		o.rec.Record(ev)
+	}
+}
+
+// execReport is the executor's TaskStatus.data (executor.Report).
+type execReport struct {
+	Hostname     string     `json:"hostname"`
+	IP           string     `json:"ip"`
+	StartTime    *time.Time `json:"startTime"`
+	CompleteTime *time.Time `json:"completeTime"`
+	ExitCode     *int       `json:"exitCode"`
+}
+
+func parseReport(data []byte) execReport {
+	var r execReport
+	if len(data) > 0 {
+		_ = json.Unmarshal(data, &r) // not ours (another executor): ignore
+	}
+	return r
+}
+
+func kindOf(taskID string) string {
+	if tid, err := jobs.ParseTaskID(taskID); err == nil && tid.Kind == jobs.KindFailover {
+		return ExecutionFailover
+	}
+	return ExecutionReady
+}
+
+func failedState(s string) bool {
+	return scheduler.IsTerminal(s) && s != "TASK_FINISHED" && s != "TASK_KILLED"
+}
+
+// Launched records the TASK_STAGING trace. A FAILOVER task's original
+// task id is the last failed task of its shard this scheduler saw.
+func (o *Observer) Launched(t scheduler.TaskEvent) {
+	kind := kindOf(t.TaskID)
+	o.mu.Lock()
+	original := ""
+	key := jobs.MetaKey(t.Job, t.Item)
+	if kind == ExecutionFailover {
+		original = o.failed[key]
+	}
+	delete(o.failed, key)
+	if len(o.tasks) >= maxTracked {
+		o.tasks = map[string]*taskInfo{}
+	}
+	o.tasks[t.TaskID] = &taskInfo{original: original, launched: t.At}
+	o.mu.Unlock()
+	o.record(StatusTrace{
+		ID: NewID("status", t.TaskID, "TASK_STAGING"), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
+		SlaveID: t.AgentID, Source: SourceScheduler, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item),
+		State: "TASK_STAGING", CreationTime: t.At,
+	})
+}
+
+// StatusChanged records a status trace for every update, and for
+// transient tasks the execution log: its start on TASK_RUNNING, its
+// completion on a terminal state (success iff TASK_FINISHED; the failure
+// cause is the status message).
+func (o *Observer) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
+	kind := kindOf(t.TaskID)
+	terminal := scheduler.IsTerminal(st.State)
+	o.mu.Lock()
+	var info taskInfo
+	if ti := o.tasks[t.TaskID]; ti != nil {
+		info = *ti
+	}
+	if terminal {
+		delete(o.tasks, t.TaskID)
+		delete(o.runs, t.TaskID)
+		if failedState(st.State) {
+			if len(o.failed) >= maxTracked {
+				o.failed = map[string]string{}
+			}
+			o.failed[jobs.MetaKey(t.Job, t.Item)] = t.TaskID
+		}
+	}
+	o.mu.Unlock()
+
+	source := SourceScheduler
+	if st.Source == "SOURCE_EXECUTOR" {
+		source = SourceExecutor
+	}
+	stamp := st.Timestamp
+	if stamp.IsZero() {
+		stamp = t.At
+	}
+	msg := st.Message
+	if msg == "" {
+		msg = st.Reason
+	}
+	o.record(StatusTrace{
+		ID:      NewID("status", t.TaskID, st.State, strconv.FormatInt(stamp.UnixNano(), 10), st.Reason, st.Source),
+		JobName: t.Job, OriginalTaskID: info.original, TaskID: t.TaskID, SlaveID: firstOf(st.AgentID, t.AgentID),
+		Source: source, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item), State: st.State, Message: msg,
+		CreationTime: t.At,
+	})
+	if !t.Transient || (st.State != "TASK_RUNNING" && !terminal) {
+		return // a daemon's runs are recorded by DaemonRun
+	}
+	o.execution(t, st, info, terminal)
+}
+
+func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskInfo, terminal bool) {
+	rep := parseReport(st.Data)
+	src := firstOf(t.Source, string(jobs.SourceNormal))
+	host := firstOf(rep.Hostname, t.Hostname)
+	start := info.started
+	if rep.StartTime != nil {
+		start = *rep.StartTime
+	}
+	id := NewID("execution", t.TaskID)
+	if !terminal {
+		if start.IsZero() {
+			start = t.At
+		}
+		o.mu.Lock()
+		if ti := o.tasks[t.TaskID]; ti != nil {
+			ti.started = start
+		}
+		o.mu.Unlock()
+		o.record(ExecutionStart{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
+			ShardingItem: t.Item, ExecutionSource: src, StartTime: start})
+		return
+	}
+	if start.IsZero() {
+		start = info.launched // it never ran: its launch is its start
+	}
+	done := t.At
+	if rep.CompleteTime != nil {
+		done = *rep.CompleteTime
+	}
+	success := st.State == "TASK_FINISHED"
+	cause := ""
+	if !success {
+		cause = st.Message
+		if cause == "" {
+			cause = st.State
+			if st.Reason != "" {
+				cause += " (" + st.Reason + ")"
+			}
+		}
+	}
+	o.record(ExecutionComplete{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
+		ShardingItem: t.Item, ExecutionSource: src, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause})
+}
+
+// Fired, ReadyDepth and OffersSeen are not history.
+func (o *Observer) Fired(string, time.Time, time.Time) {}
+func (o *Observer) ReadyDepth(int)                     {}
+func (o *Observer) OffersSeen(int, int)                {}
+
+func firstTime(ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

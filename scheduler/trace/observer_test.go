@@ -1,0 +1,247 @@
+package trace
+
+import (
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
+)
+
+type capture struct {
+	mu  sync.Mutex
+	evs []Event
+}
+
+func (c *capture) Record(ev Event) {
+	c.mu.Lock()
+	c.evs = append(c.evs, ev)
+	c.mu.Unlock()
+}
+
+func (c *capture) take() []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.evs
+	c.evs = nil
+	return out
+}
+
+const (
+	readyTask    = "job@-@1@-@READY@-@agent-1@-@u1"
+	failoverTask = "job@-@1@-@FAILOVER@-@agent-2@-@u2"
+)
+
+func taskEvent(id string, at time.Time, transient bool) scheduler.TaskEvent {
+	src := "NORMAL_TRIGGER"
+	if id == failoverTask {
+		src = "FAILOVER"
+	}
+	return scheduler.TaskEvent{TaskID: id, Job: "job", App: "app", AgentID: "agent-1", Hostname: "agent-host",
+		Item: 1, Source: src, Transient: transient, At: at}
+}
+
+func TestObserverTransientTaskLifecycle(t *testing.T) {
+	c := &capture{}
+	o := NewObserver(c, nil)
+	launch := t0
+	o.Launched(taskEvent(readyTask, launch, true))
+	started, done := t0.Add(2*time.Second), t0.Add(5*time.Second)
+	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true),
+		mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_STARTING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second)})
+	o.StatusChanged(taskEvent(readyTask, t0.Add(3*time.Second), true),
+		mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_RUNNING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(3 * time.Second),
+			Data: []byte(`{"hostname":"exec-host","ip":"10.1.2.3","startTime":"` + started.Format(time.RFC3339Nano) + `"}`)})
+	o.StatusChanged(taskEvent(readyTask, t0.Add(6*time.Second), true),
+		mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_FAILED", Source: "SOURCE_EXECUTOR", Message: "exit code 3: boom",
+			Timestamp: t0.Add(6 * time.Second),
+			Data: []byte(`{"hostname":"exec-host","ip":"10.1.2.3","startTime":"` + started.Format(time.RFC3339Nano) +
+				`","completeTime":"` + done.Format(time.RFC3339Nano) + `","exitCode":3}`)})
+	got := c.take()
+	exec := NewID("execution", readyTask)
+	st := func(state, source, msg string, at time.Time, ts time.Time) StatusTrace {
+		id := NewID("status", readyTask, "TASK_STAGING")
+		if state != "TASK_STAGING" {
+			id = NewID("status", readyTask, state, itoa64(ts.UnixNano()), "", "SOURCE_EXECUTOR")
+		}
+		return StatusTrace{ID: id, JobName: "job", TaskID: readyTask, SlaveID: "agent-1", Source: source,
+			ExecutionType: "READY", ShardingItem: "1", State: state, Message: msg, CreationTime: at}
+	}
+	want := []Event{
+		st("TASK_STAGING", SourceScheduler, "", launch, time.Time{}),
+		st("TASK_STARTING", SourceExecutor, "", t0.Add(time.Second), t0.Add(time.Second)),
+		st("TASK_RUNNING", SourceExecutor, "", t0.Add(3*time.Second), t0.Add(3*time.Second)),
+		ExecutionStart{ID: exec, JobName: "job", TaskID: readyTask, Hostname: "exec-host", IP: "10.1.2.3", ShardingItem: 1,
+			ExecutionSource: "NORMAL_TRIGGER", StartTime: started},
+		st("TASK_FAILED", SourceExecutor, "exit code 3: boom", t0.Add(6*time.Second), t0.Add(6*time.Second)),
+		ExecutionComplete{ID: exec, JobName: "job", TaskID: readyTask, Hostname: "exec-host", IP: "10.1.2.3", ShardingItem: 1,
+			ExecutionSource: "NORMAL_TRIGGER", StartTime: started, CompleteTime: done, Success: false, FailureCause: "exit code 3: boom"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func itoa64(v int64) string { return itoa(int(v)) }
+
+// A failover task's traces carry the failed task's id; an update Mesos
+// resends gets the same ID; an agent-sourced loss without data still
+// completes the execution log, from the launch time and agent host.
+func TestObserverFailoverResendAndLoss(t *testing.T) {
+	c := &capture{}
+	o := NewObserver(c, nil)
+	o.Launched(taskEvent(readyTask, t0, true))
+	lost := mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_LOST", Source: "SOURCE_MASTER",
+		Reason: "REASON_AGENT_REMOVED", Timestamp: t0.Add(time.Second)}
+	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true), lost)
+	o.StatusChanged(taskEvent(readyTask, t0.Add(2*time.Second), true), lost) // resent
+	evs := c.take()
+	if len(evs) != 5 {
+		t.Fatalf("%d events: %+v", len(evs), evs)
+	}
+	if evs[1].EventID() != evs[3].EventID() || evs[2].EventID() != evs[4].EventID() {
+		t.Fatal("a resent update got a new id")
+	}
+	tr := evs[1].(StatusTrace)
+	if tr.Source != SourceScheduler || tr.Message != "REASON_AGENT_REMOVED" || tr.State != "TASK_LOST" {
+		t.Fatalf("trace %+v", tr)
+	}
+	ec := evs[2].(ExecutionComplete)
+	if ec.Success || ec.FailureCause != "TASK_LOST (REASON_AGENT_REMOVED)" || !ec.StartTime.Equal(t0) || ec.Hostname != "agent-host" || ec.IP != "" {
+		t.Fatalf("completion %+v", ec)
+	}
+
+	o.Launched(taskEvent(failoverTask, t0.Add(time.Minute), true))
+	o.StatusChanged(taskEvent(failoverTask, t0.Add(2*time.Minute), true),
+		mesos.Status{TaskID: failoverTask, State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Minute)})
+	evs = c.take()
+	stg, fin, done := evs[0].(StatusTrace), evs[1].(StatusTrace), evs[2].(ExecutionComplete)
+	if stg.State != "TASK_STAGING" || stg.ExecutionType != ExecutionFailover || stg.OriginalTaskID != readyTask || fin.OriginalTaskID != readyTask {
+		t.Fatalf("failover traces %+v %+v", stg, fin)
+	}
+	if !done.Success || done.FailureCause != "" || done.ExecutionSource != "FAILOVER" || fin.SlaveID != "agent-1" {
+		t.Fatalf("failover completion %+v", done)
+	}
+}
+
+// A daemon task's task-level updates are traces only.
+func TestObserverDaemonTaskHasNoTaskLevelExecution(t *testing.T) {
+	c := &capture{}
+	o := NewObserver(c, nil)
+	o.Launched(taskEvent(readyTask, t0, false))
+	o.StatusChanged(taskEvent(readyTask, t0, false), mesos.Status{TaskID: readyTask, State: "TASK_RUNNING"})
+	o.StatusChanged(taskEvent(readyTask, t0, false), mesos.Status{TaskID: readyTask, State: "TASK_KILLED"})
+	for _, ev := range c.take() {
+		if _, ok := ev.(StatusTrace); !ok {
+			t.Fatalf("daemon task recorded %T", ev)
+		}
+	}
+}
+
+func TestDaemonRunSampling(t *testing.T) {
+	for _, tc := range []struct {
+		sampling int
+		want     []int // runs recorded
+	}{
+		{0, []int{1, 2, 3, 4, 5, 6, 7}},
+		{1, []int{1, 2, 3, 4, 5, 6, 7}},
+		{3, []int{3, 6}},
+	} {
+		c := &capture{}
+		var asked []string
+		o := NewObserver(c, func(app string) int { asked = append(asked, app); return tc.sampling })
+		// Through Tee, as the scheduler sees it (scheduler.DaemonObserver).
+		d := Tee(&countObserver{}, o).(scheduler.DaemonObserver)
+		ev := taskEvent(readyTask, t0, false)
+		var got []int
+		for run := 1; run <= 7; run++ {
+			at := t0.Add(time.Duration(run) * time.Minute)
+			rep := jobs.DaemonReport{Type: jobs.DaemonBegin, TaskID: readyTask, RunID: itoa(run), ShardingItem: 1,
+				Hostname: "h", IP: "10.0.0.7", StartTime: at}
+			d.DaemonRun(ev, rep)
+			began := len(c.evs)
+			rep.Type, rep.CompleteTime, rep.Success, rep.Message = jobs.DaemonComplete, at.Add(time.Second), run%2 == 0, "boom"
+			d.DaemonRun(ev, rep)
+			if after := len(c.evs); began > 0 && after != began+1 || began == 0 && after != 0 {
+				t.Fatalf("sampling %d run %d: BEGIN and COMPLETE decided differently (%d, %d)", tc.sampling, run, began, after)
+			}
+			if evs := c.take(); len(evs) == 2 {
+				s, e := evs[0].(ExecutionStart), evs[1].(ExecutionComplete)
+				wantCause := "boom"
+				if e.Success {
+					wantCause = ""
+				}
+				if s.ID != e.ID || s.ID != NewID("daemon-execution", readyTask, itoa(run)) || s.JobName != "job" || s.ShardingItem != 1 ||
+					s.IP != "10.0.0.7" || !s.StartTime.Equal(at) || !e.CompleteTime.Equal(at.Add(time.Second)) ||
+					e.FailureCause != wantCause || s.ExecutionSource != "NORMAL_TRIGGER" {
+					t.Fatalf("run events %+v %+v", s, e)
+				}
+				got = append(got, run)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("sampling %d recorded runs %v, want %v", tc.sampling, got, tc.want)
+		}
+		if len(asked) == 0 || asked[0] != "app" {
+			t.Errorf("sampling count asked for %v", asked)
+		}
+	}
+	// A COMPLETE whose BEGIN was never seen is recorded; a bad task id is not.
+	o := NewObserver(&capture{}, func(string) int { return 5 })
+	ev := taskEvent(readyTask, t0, false)
+	if !o.daemonRun(ev, jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: readyTask, RunID: "x"}, 5) {
+		t.Fatal("unmatched COMPLETE dropped")
+	}
+	if o.daemonRun(ev, jobs.DaemonReport{Type: jobs.DaemonBegin, TaskID: "not-a-task-id"}, 0) {
+		t.Fatal("bad task id recorded")
+	}
+}
+
+type countObserver struct{ n int }
+
+func (c *countObserver) Launched(scheduler.TaskEvent)                    { c.n++ }
+func (c *countObserver) StatusChanged(scheduler.TaskEvent, mesos.Status) { c.n++ }
+func (c *countObserver) Fired(string, time.Time, time.Time)              { c.n++ }
+func (c *countObserver) ReadyDepth(int)                                  { c.n++ }
+func (c *countObserver) OffersSeen(int, int)                             { c.n++ }
+
+func TestTee(t *testing.T) {
+	a, b := &countObserver{}, &countObserver{}
+	o := Tee(a, nil, b)
+	o.Launched(scheduler.TaskEvent{})
+	o.StatusChanged(scheduler.TaskEvent{}, mesos.Status{})
+	o.Fired("j", t0, t0)
+	o.ReadyDepth(1)
+	o.OffersSeen(1, 0)
+	if a.n != 5 || b.n != 5 {
+		t.Fatalf("%d %d", a.n, b.n)
+	}
+}
+
+// Observer → Writer → rows, the whole path on SQLite.
+func TestObserverIntoDatabase(t *testing.T) {
+	w, _ := open(t, Options{DSN: filepath.Join(t.TempDir(), "trace.db")})
+	o := NewObserver(w, nil)
+	o.Launched(taskEvent(readyTask, t0, true))
+	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true),
+		mesos.Status{TaskID: readyTask, State: "TASK_RUNNING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second),
+			Data: []byte(`{"hostname":"eh","ip":"10.0.0.9","startTime":"2024-03-01T10:00:01Z"}`)})
+	o.StatusChanged(taskEvent(readyTask, t0.Add(2*time.Second), true),
+		mesos.Status{TaskID: readyTask, State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Second),
+			Data: []byte(`{"hostname":"eh","ip":"10.0.0.9","startTime":"2024-03-01T10:00:01Z","completeTime":"2024-03-01T10:00:02Z","exitCode":0}`)})
+	mustFlush(t, w)
+	tr := traces(t, w)
+	if len(tr) != 3 || tr[0].State != "TASK_STAGING" || tr[2].State != "TASK_FINISHED" {
+		t.Fatalf("traces %+v", tr)
+	}
+	ex := execs(t, w)[NewID("execution", readyTask)]
+	want := execRow{ID: NewID("execution", readyTask), JobName: "job", TaskID: readyTask, Hostname: "eh", IP: "10.0.0.9",
+		ShardingItem: 1, ExecutionSource: "NORMAL_TRIGGER", IsSuccess: 1, StartTime: ptr(t0.Add(time.Second)), CompleteTime: ptr(t0.Add(2 * time.Second))}
+	if !reflect.DeepEqual(ex, want) {
+		t.Fatalf("execution\n got %+v\nwant %+v", ex, want)
+	}
+}

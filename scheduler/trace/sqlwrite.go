@@ -1,0 +1,324 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
+
+	"github.com/ejcloud/elasticjob/migrations"
+)
+
+const (
+	dialectSQLite = migrations.SQLite
+	dialectMySQL  = migrations.MySQL
+)
+
+// maxRowsPerStatement keeps a multi-row INSERT under every placeholder
+// limit (SQLite: 32766, MySQL: 65535) at 11 columns.
+const maxRowsPerStatement = 1000
+
+// sqliteTime is how times are stored in SQLite: UTC, sortable as text,
+// read back as time.Time by the driver (TIMESTAMP columns).
+const sqliteTime = "2006-01-02 15:04:05.000"
+
+// openDB opens (without connecting) the database. SQLite: the file at dsn
+// (a plain path gets WAL, NORMAL sync, a busy timeout and IMMEDIATE
+// transactions). MySQL: the DSN with parseTime, UTC on both sides,
+// client-side interpolation (one round trip per batch) and timeouts.
+func openDB(dialect, dsn string) (*sqlx.DB, error) {
+	if dialect == dialectSQLite {
+		if !strings.HasPrefix(dsn, "file:") && !strings.Contains(dsn, "?") {
+			dsn = "file:" + dsn + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		}
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("trace: open sqlite: %w", err)
+		}
+		db.SetMaxOpenConns(8)
+		return sqlx.NewDb(db, "sqlite3"), nil
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("trace: mysql DSN: %w", err)
+	}
+	cfg.ParseTime, cfg.Loc, cfg.InterpolateParams = true, time.UTC, true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("trace: mysql: %w", err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(4)
+	db.SetConnMaxLifetime(5 * time.Minute)
+	return sqlx.NewDb(db, "mysql"), nil
+}
+
+// sqlWriter writes batches in one dialect.
+type sqlWriter struct {
+	db      *sqlx.DB
+	dialect string
+}
+
+func newSQLWriter(db *sqlx.DB, dialect string, _ int) *sqlWriter {
+	return &sqlWriter{db: db, dialect: dialect}
+}
+
+func (s *sqlWriter) connect(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("trace: connect: %w", err)
+	}
+	return migrations.Apply(ctx, s.db.DB, s.dialect)
+}
+
+// timeArg binds a time: NULL when zero (or, on MySQL, outside TIMESTAMP's
+// range), UTC text on SQLite, UTC time.Time on MySQL.
+func timeArg(dialect string, t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	if dialect == dialectSQLite {
+		return t.Format(sqliteTime)
+	}
+	if t.Unix() < 1 || t.Unix() > 1<<31-1 {
+		return nil
+	}
+	return t
+}
+
+func (s *sqlWriter) insertIgnore() string {
+	if s.dialect == dialectMySQL {
+		return "INSERT IGNORE INTO "
+	}
+	return "INSERT OR IGNORE INTO "
+}
+
+// completeUpsert is the conflict clause of ExecutionComplete: the
+// original's UPDATE (is_success, complete_time, failure_cause on failure),
+// also filling host, ip and start time the start row lacked.
+func (s *sqlWriter) completeUpsert() string {
+	if s.dialect == dialectMySQL {
+		return " ON DUPLICATE KEY UPDATE is_success = VALUES(is_success), complete_time = VALUES(complete_time), " +
+			"failure_cause = IF(VALUES(is_success) = 1, failure_cause, VALUES(failure_cause)), " +
+			"hostname = IF(hostname = '', VALUES(hostname), hostname), ip = IF(ip = '', VALUES(ip), ip), " +
+			"start_time = COALESCE(start_time, VALUES(start_time))"
+	}
+	return " ON CONFLICT(id) DO UPDATE SET is_success = excluded.is_success, complete_time = excluded.complete_time, " +
+		"failure_cause = CASE WHEN excluded.is_success = 1 THEN failure_cause ELSE excluded.failure_cause END, " +
+		"hostname = CASE WHEN hostname = '' THEN excluded.hostname ELSE hostname END, " +
+		"ip = CASE WHEN ip = '' THEN excluded.ip ELSE ip END, start_time = COALESCE(start_time, excluded.start_time)"
+}
+
+// write stores a batch in one transaction.
+func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
+	var traces []StatusTrace
+	var starts []ExecutionStart
+	var completes []ExecutionComplete
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case StatusTrace:
+			traces = append(traces, e)
+		case ExecutionStart:
+			starts = append(starts, e)
+		case ExecutionComplete:
+			completes = append(completes, e)
+		}
+	}
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("trace: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := s.fillOriginalTaskIDs(ctx, tx, traces); err != nil {
+		return err
+	}
+	d := s.dialect
+	err = insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobStatusTraceLog+
+		" (id, job_name, original_task_id, task_id, slave_id, source, execution_type, sharding_item, state, message, creation_time) VALUES ",
+		11, "", len(traces), func(i int) []any {
+			e := traces[i]
+			return []any{e.ID, e.JobName, e.OriginalTaskID, e.TaskID, e.SlaveID, e.Source, e.ExecutionType, e.ShardingItem,
+				e.State, e.Message, timeArg(d, e.CreationTime)}
+		})
+	if err != nil {
+		return err
+	}
+	err = insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+
+		" (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, start_time) VALUES ",
+		9, "", len(starts), func(i int) []any {
+			e := starts[i]
+			return []any{e.ID, e.JobName, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, 0, timeArg(d, e.StartTime)}
+		})
+	if err != nil {
+		return err
+	}
+	ins := "INSERT INTO "
+	if d == dialectMySQL {
+		ins = "INSERT IGNORE INTO " // data problems become warnings, as for the other rows
+	}
+	err = insertRows(ctx, tx, ins+migrations.TableJobExecutionLog+
+		" (id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time) VALUES ",
+		11, s.completeUpsert(), len(completes), func(i int) []any {
+			e := completes[i]
+			var cause any
+			if !e.Success {
+				cause = e.FailureCause
+			}
+			return []any{e.ID, e.JobName, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, cause, boolInt(e.Success),
+				timeArg(d, e.StartTime), timeArg(d, e.CompleteTime)}
+		})
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("trace: commit: %w", err)
+	}
+	return nil
+}
+
+// insertRows runs head + (?, …), … + tail for n rows, in statements of at
+// most maxRowsPerStatement rows.
+func insertRows(ctx context.Context, tx *sqlx.Tx, head string, cols int, tail string, n int, row func(int) []any) error {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
+	for lo := 0; lo < n; lo += maxRowsPerStatement {
+		hi := min(n, lo+maxRowsPerStatement)
+		var b strings.Builder
+		b.WriteString(head)
+		args := make([]any, 0, (hi-lo)*cols)
+		for i := lo; i < hi; i++ {
+			if i > lo {
+				b.WriteString(", ")
+			}
+			b.WriteString(one)
+			args = append(args, row(i)...)
+		}
+		b.WriteString(tail)
+		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("trace: insert: %w", err)
+		}
+	}
+	return nil
+}
+
+// fillOriginalTaskIDs gives failover tasks' later traces the original
+// task id of their TASK_STAGING trace when the caller did not know it (the
+// original looked it up the same way).
+func (s *sqlWriter) fillOriginalTaskIDs(ctx context.Context, tx *sqlx.Tx, traces []StatusTrace) error {
+	staged := map[string]string{}
+	var ask []string
+	for _, t := range traces {
+		switch {
+		case t.State == "TASK_STAGING":
+			staged[t.TaskID] = t.OriginalTaskID
+		case t.ExecutionType == ExecutionFailover && t.OriginalTaskID == "":
+			if _, ok := staged[t.TaskID]; !ok {
+				ask = append(ask, t.TaskID)
+			}
+		}
+	}
+	if len(ask) > 0 {
+		q, args, err := sqlx.In("SELECT task_id, original_task_id FROM "+migrations.TableJobStatusTraceLog+
+			" WHERE state = 'TASK_STAGING' AND task_id IN (?)", ask)
+		if err != nil {
+			return fmt.Errorf("trace: original task ids: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("trace: original task ids: %w", err)
+		}
+		for rows.Next() {
+			var tid, orig string
+			if err := rows.Scan(&tid, &orig); err != nil {
+				rows.Close()
+				return fmt.Errorf("trace: original task ids: %w", err)
+			}
+			staged[tid] = orig
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("trace: original task ids: %w", err)
+		}
+	}
+	for i, t := range traces {
+		if t.State != "TASK_STAGING" && t.OriginalTaskID == "" {
+			traces[i].OriginalTaskID = staged[t.TaskID]
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// isDataError reports an error about the rows themselves (which a retry
+// cannot fix), as opposed to the connection or the server's state.
+func isDataError(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1048, 1062, 1136, 1264, 1265, 1292, 1366, 1406, 1411, 1452, 3140, 4025:
+			return true
+		}
+		return false
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case 18, 19, 20, 25: // TOOBIG, CONSTRAINT, MISMATCH, RANGE
+			return true
+		}
+	}
+	return false
+}
+
+// writeBatch writes a batch; if the database refuses it for its data, the
+// events are written one by one and the refused ones set aside (counted,
+// logged and kept in the spool directory's rejected.jsonl) so one bad
+// event never blocks history.
+func (w *Writer) writeBatch(ctx context.Context, evs []Event) error {
+	err := w.writeTimeout(ctx, evs)
+	if err == nil || !isDataError(err) {
+		return err
+	}
+	for _, ev := range evs {
+		err := w.writeTimeout(ctx, []Event{ev})
+		if err == nil {
+			continue
+		}
+		if !isDataError(err) {
+			return err
+		}
+		w.reject(ev, err)
+	}
+	return nil
+}
+
+func (w *Writer) writeTimeout(ctx context.Context, evs []Event) error {
+	ctx, cancel := context.WithTimeout(ctx, w.opt.WriteTimeout)
+	defer cancel()
+	return w.sql.write(ctx, evs)
+}
