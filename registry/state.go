@@ -87,7 +87,18 @@ func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now ti
 
 // TriggerMany is Trigger for many jobs in one commit (the producer's batch
 // of fires due at one instant). misfire maps job name to its misfire flag.
-func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now time.Time) error {
+//
+// absent, when not nil, names jobs believed to have no ready entry: their
+// entries are created blindly, without a read. A wrong belief makes the
+// commit fail as a whole (the entry exists), and the batch is redone with
+// reads, so a belief can cost time but never a fire.
+func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now time.Time, absent func(job string) bool) error {
+	if absent != nil {
+		err := r.triggerBlind(ctx, misfire, now, absent)
+		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
+			return err
+		}
+	}
 	for range maxCASRetries {
 		ops := make([]store.Op, 0, len(misfire))
 		for job, mf := range misfire {
@@ -114,6 +125,27 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now
 // triggerOp computes the write that adds one execution. A run with an
 // override is always added (collapsing it would lose its parameter); the
 // count never passes MaxPending.
+func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, now time.Time, absent func(string) bool) error {
+	ops := make([]store.Op, 0, len(misfire))
+	for job, mf := range misfire {
+		if absent(job) {
+			ops = append(ops, store.Create(ReadyPath+"/"+job, mustJSON(Ready{Count: 1, Since: now.UTC()})))
+			continue
+		}
+		op, changed, err := r.triggerOp(ctx, job, mf, now, nil)
+		if err != nil {
+			return err
+		}
+		if changed {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	return r.commit(ctx, ops...)
+}
+
 func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now time.Time, run *PendingRun) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)

@@ -31,6 +31,32 @@ type Producer struct {
 	h       fireHeap
 	gen     map[string]uint64 // job → generation; heap entries with an older one are stale
 	changed chan struct{}
+
+	// queued[job] is true while the job is believed to have a ready entry
+	// (set by our own commits and the store's watch); fires of jobs
+	// believed to have none create it without reading first.
+	qmu    sync.Mutex
+	queued map[string]bool
+}
+
+// NoteReady records what the store's watch says of /state/ready/{job}.
+func (p *Producer) NoteReady(job string, present bool) {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if p.queued == nil {
+		p.queued = map[string]bool{}
+	}
+	if present {
+		p.queued[job] = true
+	} else {
+		delete(p.queued, job)
+	}
+}
+
+func (p *Producer) believedAbsent(job string) bool {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return !p.queued[job]
 }
 
 type fire struct {
@@ -170,10 +196,13 @@ func (p *Producer) fireDue(ctx context.Context) {
 			batch[f.job] = j.Misfire
 		}
 	}
-	if err := p.Registry.TriggerMany(ctx, batch, now); err != nil {
+	if err := p.Registry.TriggerMany(ctx, batch, now, p.absentHint()); err != nil {
 		p.Log.Error("producer: commit fires", "jobs", len(batch), "err", err)
 		// The fires are lost for this instant; the next ones are scheduled below.
 	} else {
+		for job := range batch {
+			p.NoteReady(job, true)
+		}
 		p.report(due, batch)
 	}
 	p.mu.Lock()
@@ -206,6 +235,17 @@ func (p *Producer) report(due []fire, batch map[string]bool) {
 	if p.OnFire != nil && len(names) > 0 {
 		p.OnFire(names)
 	}
+}
+
+// absentHint is the belief used for blind creates, once the belief is fed
+// by a watch (nil before: every fire reads first).
+func (p *Producer) absentHint() func(string) bool {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if p.queued == nil {
+		return nil
+	}
+	return p.believedAbsent
 }
 
 func (p *Producer) popDue(now time.Time) []fire {

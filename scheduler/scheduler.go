@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -196,14 +197,25 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return s.loop(ctx, errc)
 }
 
+// forwardWakes turns ready-queue changes into launcher wake-ups and keeps
+// the producer's belief of which jobs have a ready entry.
 func (s *Scheduler) forwardWakes(ctx context.Context, ev <-chan store.Event) error {
+	s.producer.NoteReady("", false) // start believing: entries are tracked from here on
+	if q, err := s.Registry.ReadyQueue(ctx); err == nil {
+		for _, rd := range q {
+			s.producer.NoteReady(rd.Job, true)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-ev:
+		case e, ok := <-ev:
 			if !ok {
 				return fmt.Errorf("scheduler: ready-queue watch closed")
+			}
+			if job, ok := strings.CutPrefix(e.Path, registry.ReadyPath+"/"); ok && !strings.Contains(job, "/") {
+				s.producer.NoteReady(job, e.Type == store.EventPut)
 			}
 			s.Wake()
 		}

@@ -1,0 +1,183 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func setup(t *testing.T) (*Registry, context.Context) {
+	t.Helper()
+	kv := memory.New()
+	t.Cleanup(func() { kv.Close() })
+	r := New(kv)
+	ctx := context.Background()
+	a := app.Default()
+	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://h/a.tgz", "bin/start.sh"
+	if err := r.AddApp(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"j1", "j2"} {
+		j := jobs.Default()
+		j.JobName, j.AppName = n, "app"
+		if err := r.AddJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, ctx
+}
+
+func count(t *testing.T, r *Registry, job string) Ready {
+	t.Helper()
+	q, err := r.ReadyQueue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rd := range q {
+		if rd.Job == job {
+			return rd
+		}
+	}
+	return Ready{}
+}
+
+func TestTriggerCollapsesOrGrows(t *testing.T) {
+	r, ctx := setup(t)
+	for range 3 {
+		if _, err := r.Trigger(ctx, "j1", false, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Trigger(ctx, "j2", true, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := count(t, r, "j1").Count; c != 1 {
+		t.Fatalf("misfire=false count %d", c)
+	}
+	rd := count(t, r, "j2")
+	if rd.Count != 3 || rd.Misfired != 2 {
+		t.Fatalf("misfire=true %+v", rd)
+	}
+	r.MaxPending = 3
+	if changed, err := r.Trigger(ctx, "j2", true, t0); err != nil || changed {
+		t.Fatalf("past MaxPending: changed=%v err=%v", changed, err)
+	}
+}
+
+func TestTriggerManyWithWrongBeliefLosesNothing(t *testing.T) {
+	r, ctx := setup(t)
+	if _, err := r.Trigger(ctx, "j1", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	// Believe both are absent: j1's blind create fails, the batch is redone with reads.
+	if err := r.TriggerMany(ctx, map[string]bool{"j1": true, "j2": true}, t0, func(string) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if c1, c2 := count(t, r, "j1").Count, count(t, r, "j2").Count; c1 != 2 || c2 != 1 {
+		t.Fatalf("counts %d %d, want 2 1", c1, c2)
+	}
+	// Believe present although absent: read path, still correct.
+	if err := r.ClearReady(ctx, "j2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.TriggerMany(ctx, map[string]bool{"j2": false}, t0, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(t, r, "j2").Count; c != 1 {
+		t.Fatalf("count %d", c)
+	}
+}
+
+func TestTriggerRunOverridesAndIdempotency(t *testing.T) {
+	r, ctx := setup(t)
+	dup, err := r.TriggerRun(ctx, "j1", PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0)
+	if err != nil || dup {
+		t.Fatal(dup, err)
+	}
+	if dup, _ = r.TriggerRun(ctx, "j1", PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0); !dup {
+		t.Fatal("same key queued twice")
+	}
+	if _, err := r.TriggerRun(ctx, "j1", PendingRun{JobParameter: "b"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	rd := count(t, r, "j1")
+	if rd.Count != 2 || len(rd.Runs) != 2 || rd.Runs[0].JobParameter != "a" {
+		t.Fatalf("%+v", rd)
+	}
+	if err := r.Commit(ctx, DequeueOp(rd, t0)); err != nil {
+		t.Fatal(err)
+	}
+	rd = count(t, r, "j1")
+	if rd.Count != 1 || len(rd.Runs) != 1 || rd.Runs[0].JobParameter != "b" {
+		t.Fatalf("after dequeue %+v", rd)
+	}
+	if err := r.PruneTriggerKeys(ctx, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if dup, _ := r.TriggerRun(ctx, "j1", PendingRun{IdempotencyKey: "k1"}, t0); dup {
+		t.Fatal("a pruned key still counts as seen")
+	}
+	r.MaxPending = 1
+	if _, err := r.TriggerRun(ctx, "j1", PendingRun{}, t0); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("err = %v, want ErrQueueFull", err)
+	}
+}
+
+func TestDequeueIsConditional(t *testing.T) {
+	r, ctx := setup(t)
+	if _, err := r.Trigger(ctx, "j1", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	stale := count(t, r, "j1")
+	if _, err := r.Trigger(ctx, "j1", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Commit(ctx, DequeueOp(stale, t0)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("dequeue at a stale version: %v (a concurrent trigger would be lost)", err)
+	}
+}
+
+func TestDeleteAppCascadesAndUpdateClearsQueues(t *testing.T) {
+	r, ctx := setup(t)
+	if _, err := r.Trigger(ctx, "j1", false, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Commit(ctx, PutFailoverOp("j1", 0, Failover{TaskID: "x", Since: t0})); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := r.Job(ctx, "j1")
+	j.Description = "changed"
+	if err := r.UpdateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if count(t, r, "j1").Count != 0 {
+		t.Fatal("update left the ready entry")
+	}
+	if fo, _ := r.FailoverQueue(ctx); len(fo) != 0 {
+		t.Fatal("update left the failover entry")
+	}
+	if err := r.SetDisabled(ctx, "job", "j2", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	deleted, err := r.DeleteApp(ctx, "app")
+	if err != nil || len(deleted) != 2 {
+		t.Fatalf("deleted %v %v", deleted, err)
+	}
+	if all, _ := r.Jobs(ctx); len(all) != 0 {
+		t.Fatal("jobs survived their app")
+	}
+	if d, _ := r.IsDisabled(ctx, "job", "j2"); d {
+		t.Fatal("disable flag survived")
+	}
+	if _, err := r.App(ctx, "app"); !errors.Is(err, ErrAppNotFound) {
+		t.Fatal(err)
+	}
+}
