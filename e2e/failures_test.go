@@ -59,7 +59,7 @@ func TestHostileArchives(t *testing.T) {
 		outs[c.job] = outDir(t)
 		s.publishApp(c.job+"_app", fileURL(c.archive), "bin/record.sh", true)
 		s.registerJob(recorderJob(c.job, c.job+"_app", outs[c.job], 1))
-		s.trigger(c.job)
+		s.triggerToFail(c.job)
 	}
 	for _, c := range cases {
 		lines := s.waitFailed(c.job, 1)
@@ -92,7 +92,7 @@ func TestUnreachableAppURL(t *testing.T) {
 	out := outDir(t)
 	s.publishApp("far_app", unreachableURL, "bin/record.sh", true)
 	s.registerJob(recorderJob("far", "far_app", out, 2))
-	s.trigger("far")
+	s.triggerToFail("far")
 	for _, l := range s.waitFailed("far", 2) {
 		if !strings.Contains(l, "127.0.0.1:1") {
 			t.Errorf("failure does not name the URL: %s", l)
@@ -111,7 +111,7 @@ func TestMissingBootstrapScript(t *testing.T) {
 	out := outDir(t)
 	s.publishApp("noboot_app", fileURL(recorderTGZ), "bin/missing.sh", true)
 	s.registerJob(recorderJob("noboot", "noboot_app", out, 1))
-	s.trigger("noboot")
+	s.triggerToFail("noboot")
 	lines := s.waitFailed("noboot", 1)
 	if !strings.Contains(lines[0], "bin/missing.sh") || !strings.Contains(lines[0], "not found") {
 		t.Errorf("failure does not say the bootstrap script is missing: %s", lines[0])
@@ -161,7 +161,7 @@ func TestFailover(t *testing.T) {
 	j2 := recorderJob("fo_off", "rec", out2, 2)
 	j2.Props = map[string]string{"script.command.line": "bin/flaky.sh"}
 	s.registerJob(j2)
-	s.trigger("fo_off")
+	s.triggerToFail("fo_off")
 	s.waitFailed("fo_off", 1)
 	// Failover work launches before ready work: once a later job has run,
 	// a relaunch of the failed shard would have happened.

@@ -8,7 +8,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
 
 // events reads OUT/events of gate.sh: "start ID" / "end ID" lines.
 func events(t testing.TB, out string) []string {
@@ -19,7 +25,9 @@ func events(t testing.TB, out string) []string {
 	return strings.Fields(strings.ReplaceAll(string(b), "\n", " "))
 }
 
-func starts(t testing.TB, out string) int { return strings.Count(strings.Join(events(t, out), " "), "start") }
+func starts(t testing.TB, out string) int {
+	return strings.Count(strings.Join(events(t, out), " "), "start")
+}
 
 // Triggers while an execution runs: with misfire=true each one runs after
 // the current one, with misfire=false they collapse into one; executions
@@ -35,8 +43,7 @@ func TestMisfireQueueing(t *testing.T) {
 		j.Misfire = misfire
 		j.Props = map[string]string{"script.command.line": "bin/gate.sh"}
 		s.registerJob(j)
-		s.trigger(name)
-		eventually(t, waitLong, func() bool { return starts(t, out) == 1 }, "%s to start", name)
+		s.triggerTaken(name, func() bool { return starts(t, out) == 1 })
 		s.trigger(name)
 		s.trigger(name)
 		wantPending, wantRuns := 2, 3
@@ -80,8 +87,14 @@ func TestDaemonJob(t *testing.T) {
 	j := recorderJob("daemon", "rec", out, 1)
 	j.JobExecutionType, j.Cron = "DAEMON", "* * * * * ?"
 	s.registerJob(j)
-	eventually(t, waitLong, func() bool { return countRuns(t, out) >= 3 }, "three daemon runs")
+	eventually(t, waitLong, func() bool { return countRuns(t, out) >= 1 }, "the daemon job to run")
+	// A daemon stays launched: three cron runs, or the task ended (a bug).
+	eventually(t, waitLong, func() bool { return countRuns(t, out) >= 3 || s.idle("daemon") }, "three daemon runs")
 	runs := runsIn(t, out)
+	if len(runs) < 3 {
+		t.Fatalf("the DAEMON job ran %d time(s) and its task ended (running list empty, nothing queued): "+
+			"it should stay launched and run on its cron inside the executor; runs %+v", len(runs), runs)
+	}
 	for _, r := range runs[1:] {
 		if r.TaskID != runs[0].TaskID {
 			t.Errorf("daemon runs in different tasks %s and %s: it should be launched once", runs[0].TaskID, r.TaskID)
@@ -119,14 +132,9 @@ func TestRestartWhileRunning(t *testing.T) {
 	j.Failover = true
 	j.Props = map[string]string{"script.command.line": "bin/sleep.sh"}
 	s1.registerJob(j)
-	s1.trigger("crashy")
 	pidFile := filepath.Join(out, "0.pid")
-	var pid int
-	eventually(t, waitLong, func() bool {
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return pid > 0
-	}, "the job to start")
+	s1.triggerTaken("crashy", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	pid := pidOf(t, pidFile)
 	t.Cleanup(func() {
 		if alive(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -134,8 +142,20 @@ func TestRestartWhileRunning(t *testing.T) {
 	})
 	eventually(t, waitLong, func() bool { return len(s1.running("crashy")) == 1 }, "crashy listed running")
 	first := s1.running("crashy")[0].TaskID
-	s1.kill9()
-	eventually(t, waitLong, func() bool { return !alive(pid) }, "the job process %d to die with the scheduler", pid)
+	children := s1.kill9()
+	eventually(t, waitLong, func() bool {
+		for _, c := range children {
+			if c != pid && alive(c) && strings.Contains(cmdline(c), "executor") {
+				return false
+			}
+		}
+		return true
+	}, "the executors to die with the scheduler")
+	if !poll(30*time.Second, func() bool { return !alive(pid) }) {
+		t.Errorf("job process %d (%s) outlived the scheduler and its executor by 30s: an orphan that would run "+
+			"beside its failover relaunch; killing it to go on", pid, cmdline(pid))
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 
 	s2 := startScheduler(t, schedOpts{dataDir: dataDir})
 	eventually(t, waitLong, func() bool {

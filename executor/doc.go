@@ -10,6 +10,11 @@
 // group, SIGKILL after the grace period); SHUTDOWN kills every task and the
 // executor exits once its last updates are acknowledged or AckTimeout ends.
 //
+// TASK_RUNNING and terminal updates carry a Report in TaskStatus.data
+// (hostname, ip, startTime, completeTime, exitCode): the scheduler writes
+// the execution log from it (scheduler/trace). The executor never talks to
+// the history database, so no database credentials reach agents.
+//
 // The task side (Pipeline) knows nothing of Mesos: fetch the app (package
 // fetch), extract it (package extract), run it (package process).
 //

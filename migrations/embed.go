@@ -11,8 +11,8 @@
 // Apply is idempotent and versioned: goose records applied versions in its
 // own table (VersionTable) and applies only what is missing, each
 // migration in one transaction. Two schedulers starting at once are safe:
-// on MySQL, Apply holds a named lock (GET_LOCK) on one connection for the
-// whole run, released by the server if the process dies; on SQLite the
+// on MySQL, Apply holds a named lock (GET_LOCK) on a connection of its own
+// for the whole run, released by the server if the process dies; on SQLite the
 // database file lives in one scheduler's data directory (the trace writer
 // locks that directory), and the IF NOT EXISTS statements make even a
 // racing second run harmless.
@@ -75,10 +75,25 @@ func FS(dialect string) (fs.FS, error) {
 
 // Apply brings the schema up to date. It is safe to call at every start
 // and from several processes at once (see the package comment).
-func Apply(ctx context.Context, db *sql.DB, dialect string) error {
+//
+// On MySQL the named lock is held on a connection of its own for the whole
+// run (goose's own session lock does not cover its first look at the
+// version table), so db must allow at least two open connections.
+func Apply(ctx context.Context, db *sql.DB, dialect string) (err error) {
 	p, err := provider(db, dialect)
 	if err != nil {
 		return err
+	}
+	if dialect == MySQL {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("migrations: %w", err)
+		}
+		defer conn.Close()
+		if err := lockMySQL(ctx, conn); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, unlockMySQL(context.WithoutCancel(ctx), conn)) }()
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrations: apply %s: %w", dialect, err)
@@ -113,7 +128,6 @@ func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
 	gd := goose.DialectSQLite3
 	if dialect == MySQL {
 		gd = goose.DialectMySQL
-		opts = append(opts, goose.WithSessionLocker(mysqlLocker{}))
 	}
 	p, err := goose.NewProvider(gd, db, fsys, opts...)
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
-	"github.com/pressly/goose/v3/lock"
 )
 
 // lockName is the MySQL named lock serialising Apply across processes.
@@ -14,14 +12,10 @@ const lockName = "elasticjob_trace_migrations"
 // lockWaitSeconds bounds how long Apply waits for another process's run.
 const lockWaitSeconds = 120
 
-// mysqlLocker serialises migrations with GET_LOCK on goose's connection.
-// A named lock belongs to the connection, so the server releases it if
-// the process dies mid-run: no stale lock rows, no lease to wait out.
-type mysqlLocker struct{}
-
-var _ lock.SessionLocker = mysqlLocker{}
-
-func (mysqlLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
+// lockMySQL takes the named lock on conn. A named lock belongs to its
+// connection, so the server releases it if the process dies mid-run: no
+// stale lock rows, no lease to wait out.
+func lockMySQL(ctx context.Context, conn *sql.Conn) error {
 	var got sql.NullInt64
 	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", lockName, lockWaitSeconds).Scan(&got); err != nil {
 		return fmt.Errorf("migrations: GET_LOCK: %w", err)
@@ -32,8 +26,9 @@ func (mysqlLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
 	return nil
 }
 
-func (mysqlLocker) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
-	if _, err := conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", lockName); err != nil {
+func unlockMySQL(ctx context.Context, conn *sql.Conn) error {
+	var released sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", lockName).Scan(&released); err != nil {
 		return fmt.Errorf("migrations: RELEASE_LOCK: %w", err)
 	}
 	return nil

@@ -22,8 +22,10 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/scheduler/agents"
+	"github.com/ejcloud/elasticjob/scheduler/history"
 	"github.com/ejcloud/elasticjob/scheduler/mesos"
 	"github.com/ejcloud/elasticjob/scheduler/sqlitekv"
+	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/scheduler/webhook"
 	"github.com/ejcloud/elasticjob/scheduler/zkkv"
 	"github.com/ejcloud/elasticjob/store"
@@ -71,18 +73,33 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	if err != nil {
 		return err
 	}
+	tw, hs, err := openHistory(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeTrace(tw)
 	client := mesos.New(mesos.Config{URL: masterURL, FrameworkID: fwID, User: cfg.User, Role: cfg.MesosRole,
 		Hostname: cfg.Hostname, Logger: log.With("subsystem", "mesos")})
 	mx := metrics.New()
 	hooks := webhook.New(log.With("subsystem", "webhook"))
-	sched := scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: mx, Notifier: hooks,
+	var sched *scheduler.Scheduler
+	observer, coll := observers(mx, tw, hs, reg, log, func(app string) int {
+		a, _ := sched.Catalog().App(app)
+		return a.EventTraceSamplingCount
+	})
+	sched = scheduler.New(scheduler.Deps{
+		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: observer, Notifier: hooks,
 		Options: scheduler.Options{
 			ExecutorCommand: execCmd, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse, OfferHold: cfg.OfferHold,
 			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
 		},
 	})
+	var historyAPI api.History
+	if hs != nil {
+		historyAPI = hs
+	}
 	handler := api.New(api.Options{
+		History:  historyAPI,
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
 		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}),
@@ -91,8 +108,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 4)
+	errc := make(chan error, 5)
 	go func() { errc <- hooks.Run(ctx) }()
+	if coll != nil {
+		go func() { errc <- coll.Run(ctx) }() // leader-only: the embedded scheduler is always the leader
+	}
 	go func() { errc <- sched.Run(ctx) }()
 	go func() { errc <- client.Run(ctx, sched) }()
 	go func() { errc <- srv.Serve(ln) }()
@@ -111,6 +131,27 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	}
 	log.Info("stopped", "err", runErr)
 	return runErr
+}
+
+// observers combines the metrics, the event trace and the statistics
+// collector into the scheduler's one Observer.
+func observers(mx *metrics.Metrics, tw *trace.Writer, hs *history.Store, reg *registry.Registry, log *slog.Logger,
+	sampling func(app string) int) (scheduler.Observer, *history.Collector) {
+	if tw == nil {
+		return mx, nil
+	}
+	mx.Register(tw.Collectors()...)
+	coll := history.NewCollector(hs, reg, log.With("subsystem", "statistics"))
+	return trace.Tee(mx, trace.NewObserver(tw, sampling), coll), coll
+}
+
+func closeTrace(tw *trace.Writer) {
+	if tw == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = tw.Close(ctx)
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

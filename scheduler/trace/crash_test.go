@@ -116,10 +116,7 @@ func TestReplaySkipsTornAndCorruptLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, _ := open(t, Options{DSN: filepath.Join(t.TempDir(), "trace.db"), SpoolDir: spool})
-	if d := w.Depth(); d != 4 {
-		t.Fatalf("depth %d, want 4 complete lines", d)
-	}
-	mustFlush(t, w)
+	mustFlush(t, w) // the replay may already have run: Open starts it at once
 	if n := count(t, w, "JOB_STATUS_TRACE_LOG"); n != 3 {
 		t.Fatalf("%d rows", n)
 	}

@@ -340,3 +340,13 @@ func (w *Writer) Depth() int {
 // TimeArg is how a time must be bound in queries on this database to
 // compare with stored times (UTC text on SQLite, UTC time on MySQL).
 func (w *Writer) TimeArg(t time.Time) any { return timeArg(w.opt.Dialect, t) }
+
+// Handle is the database handle whether or not the database is reachable
+// yet: queries through it fail while it is down (the history API reports
+// the error) and work once it is back. nil when w is nil.
+func (w *Writer) Handle() *sqlx.DB {
+	if w == nil {
+		return nil
+	}
+	return w.db
+}
