@@ -39,7 +39,7 @@ func BenchmarkTriggerMany28(b *testing.B) {
 					batch[fmt.Sprintf("job-%07d", n)] = false
 					n++
 				}
-				if err := reg.TriggerMany(ctx, batch, time.Now()); err != nil {
+				if err := reg.TriggerMany(ctx, batch, time.Now(), nil); err != nil {
 					b.Fatal(err)
 				}
 			}

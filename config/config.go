@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -277,6 +278,8 @@ func (c *Config) validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data_dir: must not be empty"))
+	} else if abs, err := filepath.Abs(c.DataDir); err == nil {
+		c.DataDir = abs // sandboxes and executors need absolute paths
 	}
 	if (c.AuthUsername == "") != (c.AuthPassword == "") {
 		errs = append(errs, errors.New("auth_username and auth_password must be set together"))

@@ -62,7 +62,7 @@ func TestDefaults(t *testing.T) {
 		key       string
 		got, want any
 	}{
-		{"data_dir", c.DataDir, "data"}, {"hostname", c.Hostname, "127.0.0.1"}, {"http_address", c.HTTPAddress, "127.0.0.1"},
+		{"data_dir", c.DataDir, mustAbs(t, "data")}, {"hostname", c.Hostname, "127.0.0.1"}, {"http_address", c.HTTPAddress, "127.0.0.1"},
 		{"http_port", c.HTTPPort, 8899}, {"user", c.User, ""}, {"mesos_url", c.MesosURL, ""}, {"mesos_role", c.MesosRole, "*"},
 		{"zk_servers", c.ZKServers, ""}, {"zk_namespace", c.ZKNamespace, "elasticjob-cloud"}, {"zk_digest", c.ZKDigest, ""},
 		{"job_state_queue_size", c.JobStateQueue, 10000}, {"event_trace_rdb_driver", c.RDBDriver, ""},
@@ -341,4 +341,13 @@ func TestHelpMentionsEveryKey(t *testing.T) {
 			t.Errorf("%s output lacks -config", arg)
 		}
 	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }

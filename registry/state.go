@@ -286,10 +286,10 @@ func DequeueOp(rd Ready, now time.Time) store.Op {
 		return store.Delete(p, rd.Version)
 	}
 	next := rd
-	next.Count--
-	if next.Misfired > 0 {
+	if next.Misfired >= next.Count { // this execution was a misfire
 		next.Misfired--
 	}
+	next.Count--
 	if len(next.Runs) > 0 {
 		next.Runs = next.Runs[1:]
 	}

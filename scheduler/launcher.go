@@ -120,8 +120,14 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	for _, f := range fq {
 		pendingFailover[f.Job] = true
 		job, a, ok := s.catalog.Runnable(f.Job)
-		if !ok || f.Item >= job.ShardingTotalCount {
-			s.dropStale(ctx, job, ok, registry.FailoverPathOf(f.Job, f.Item))
+		if !ok {
+			s.dropStale(ctx, f.Job, registry.FailoverPathOf(f.Job, f.Item))
+			continue
+		}
+		if f.Item >= job.ShardingTotalCount { // the job was resharded
+			if err := s.Registry.Commit(ctx, deleteOp(registry.FailoverPathOf(f.Job, f.Item))); err != nil {
+				s.Log.Warn("launcher: drop failover entry of a removed shard", "job", f.Job, "item", f.Item, "err", err)
+			}
 			continue
 		}
 		if _, busy := running[f.Job][f.Item]; busy {
@@ -141,7 +147,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	for _, rd := range rq {
 		job, a, ok := s.catalog.Runnable(rd.Job)
 		if !ok {
-			s.dropStale(ctx, job, ok, registry.ReadyPath+"/"+rd.Job)
+			s.dropStale(ctx, rd.Job, registry.ReadyPath+"/"+rd.Job)
 			continue
 		}
 		items := s.itemsToLaunch(job, running[rd.Job])
@@ -171,11 +177,16 @@ func (s *Scheduler) itemsToLaunch(job jobs.Config, running map[int]registry.Runn
 	return items
 }
 
-// dropStale removes queue entries of jobs that no longer exist; entries of
-// disabled jobs stay until the disable handler clears them.
-func (s *Scheduler) dropStale(ctx context.Context, job jobs.Config, _ bool, path string) {
-	if _, exists := s.catalog.Job(job.JobName); exists && job.JobName != "" {
+// dropStale removes a queue entry of a job that no longer exists. The
+// catalog may lag the store (a job registered and triggered a moment ago),
+// so absence is confirmed in the store; entries of disabled jobs stay until
+// the disable handler clears them.
+func (s *Scheduler) dropStale(ctx context.Context, name, path string) {
+	if _, exists := s.catalog.Job(name); exists {
 		return
+	}
+	if _, err := s.Registry.Job(ctx, name); !isNotFound(err) {
+		return // the job exists (or the store could not say): keep the entry
 	}
 	if err := s.Registry.Commit(ctx, store.Delete(path, store.AnyVersion)); err != nil {
 		s.Log.Warn("launcher: drop stale queue entry", "path", path, "err", err)
@@ -309,8 +320,8 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 	kind, source := jobs.KindReady, jobs.SourceNormal
 	if l.Request.Kind == offers.Failover {
 		kind, source = jobs.KindFailover, jobs.SourceFailover
-	} else if w.ready[job.JobName].Misfired > 0 {
-		source = jobs.SourceMisfire
+	} else if rd := w.ready[job.JobName]; rd.Misfired >= rd.Count {
+		source = jobs.SourceMisfire // no normal fire left ahead of this one
 	}
 	if p := s.parameterOf(job.JobName, l, w); p != nil {
 		job.JobParameter = *p

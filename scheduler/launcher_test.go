@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -210,5 +212,57 @@ func TestExecutorChargedOncePerAgent(t *testing.T) {
 	sort.Strings(ids)
 	if ids[0] != "o1" || ids[1] != "o2" {
 		t.Fatalf("offers used: %v", ids)
+	}
+}
+
+func TestEntriesOfAJobTheCatalogHasNotSeenYetAreKept(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	j := jobs.Default()
+	j.JobName, j.AppName = "fresh", "app"
+	if err := r.reg.AddJob(r.ctx, j); err != nil { // registered, catalog not reloaded yet
+		t.Fatal(err)
+	}
+	r.trigger("fresh")
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	if r.readyCount("fresh") != 1 {
+		t.Fatal("the trigger of a job the catalog had not seen yet was dropped")
+	}
+	r.reload()
+	r.offer("o2", 8, 4096) // the idle round declined o1
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 1 {
+		t.Fatal("not launched once the catalog caught up")
+	}
+	// A job that really is gone has its entries dropped.
+	if _, err := r.reg.Trigger(r.ctx, "ghost", false, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.sched.launch(r.ctx)
+	if r.readyCount("ghost") != 0 {
+		t.Fatal("the entry of a job that does not exist was kept")
+	}
+}
+
+func TestMisfiredExecutionsAreLabelledInOrder(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 16)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1; j.Misfire = true; j.CPUCount = 0.1 })
+	for range 3 {
+		r.trigger("job")
+	}
+	var sources []jobs.ExecutionSource
+	for i := range 3 {
+		r.offer(fmt.Sprint("o", i), 8, 4096)
+		r.sched.launch(r.ctx)
+		l := r.drv.accepts[len(r.drv.accepts)-1].launches[0]
+		d, _ := jobs.UnmarshalTaskData(l.Data)
+		sources = append(sources, d.ExecutionSource)
+		r.status(l.TaskID, "TASK_FINISHED")
+	}
+	want := []jobs.ExecutionSource{jobs.SourceNormal, jobs.SourceMisfire, jobs.SourceMisfire}
+	if !reflect.DeepEqual(sources, want) {
+		t.Fatalf("sources %v, want %v", sources, want)
 	}
 }

@@ -59,8 +59,8 @@ func TestRunningMirrorMatchesTheStore(t *testing.T) {
 			t.Fatalf("step %d: mirror\n%+v\nstore\n%+v", step, got, want)
 		}
 	}
-	if len(r.drv.accepts) < 20 || len(r.drv.kills) == 0 {
-		t.Fatalf("the walk exercised too little: %d accepts, %d kills", len(r.drv.accepts), len(r.drv.kills))
+	if len(r.drv.accepts) < 20 {
+		t.Fatalf("the walk exercised too little: %d accepts", len(r.drv.accepts))
 	}
 }
 
