@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -62,6 +63,9 @@ func New(cfg Config) (*Cluster, error) {
 
 // Start listens on Config.Addr and returns once the server is serving.
 func (c *Cluster) Start(ctx context.Context) error {
+	if n := reap(filepath.Join(c.cfg.WorkDir, "slaves"), true); n > 0 {
+		c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
 	if err != nil {

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"path/filepath"
 	"bufio"
 	"errors"
 	"fmt"
@@ -45,6 +46,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WorkDir == "" {
 		return c, fmt.Errorf("%w: WorkDir is required", ErrConfig)
 	}
+	abs, err := filepath.Abs(c.WorkDir)
+	if err != nil {
+		return c, fmt.Errorf("%w: WorkDir: %v", ErrConfig, err)
+	}
+	c.WorkDir = abs // executors run in their sandbox: paths must not be relative
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:0"
 	}

@@ -71,8 +71,12 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 	if cmd.ProcessState != nil {
 		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
 	}
-	// Destroy the container: nothing of the executor survives it.
+	// Destroy the container: nothing of the executor survives it, neither
+	// its own process group nor its tasks' groups.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if n := reap(e.dir, false); n > 0 {
+		c.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
+	}
 	status := int32(ws)
 	c.mu.Lock()
 	defer c.mu.Unlock()
