@@ -49,7 +49,9 @@ async function list(el, ctx) {
     let apps;
     try { apps = await get('/app/list'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
     apps.sort((a, b) => a.appName.localeCompare(b.appName));
-    const dis = await disabledMap(apps.map((a) => a.appName));
+    const dis = apps.every((a) => typeof a.disabled === 'boolean')
+      ? Object.fromEntries(apps.map((a) => [a.appName, a.disabled])) // listed with the apps
+      : await disabledMap(apps.map((a) => a.appName));
     clear(body, table([
       { label: t('f.appName'), render: (a) => h('a', { href: `#/apps/${enc(a.appName)}` }, a.appName) },
       { label: t('f.appURL'), cls: 'wrap', render: (a) => h('span.mono', a.appURL) },

@@ -64,7 +64,7 @@ async function list(el, ctx) {
     h('div.toolbar', search, type, count), body);
 
   let all = [], hay = [], shown = [];
-  const disabled = new Map(); // name → bool, fetched for the visible page
+  const disabled = new Map(); // name → bool, from the list (older servers: fetched for the visible page)
   function remember() {
     const p = new URLSearchParams();
     if (state.q) p.set('q', state.q);
@@ -145,6 +145,7 @@ async function list(el, ctx) {
     all.sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : 0));
     hay = all.map((j) => `${j.jobName}\n${j.appName}\n${j.description || ''}\n${j.cron || ''}`.toLowerCase());
     disabled.clear();
+    for (const j of all) if (typeof j.disabled === 'boolean') disabled.set(j.jobName, j.disabled); // listed with the jobs
     filter();
     draw();
     el.dataset.loadMs = String(Math.round(performance.now() - t0));
