@@ -113,16 +113,9 @@ func (s *Server) listApps(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	off, err := s.reg.Disabled(c, "app")
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	rows := make([]appRow, len(apps))
-	for i, a := range apps {
-		rows[i] = appRow{a, off[a.AppName]}
-	}
-	c.JSON(http.StatusOK, rows)
+	s.listWithDisabled(c, "app", len(apps), func(i int, off map[string]bool) any {
+		return appRow{apps[i], off[apps[i].AppName]}
+	})
 }
 
 func (s *Server) deleteApp(c *gin.Context) {

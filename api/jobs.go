@@ -241,14 +241,21 @@ func (s *Server) listJobs(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	off, err := s.reg.Disabled(c, "job")
+	s.listWithDisabled(c, "job", len(all), func(i int, off map[string]bool) any {
+		return jobRow{all[i], off[all[i].JobName]}
+	})
+}
+
+// listWithDisabled answers a list whose rows carry their disable flags.
+func (s *Server) listWithDisabled(c *gin.Context, kind string, n int, row func(i int, off map[string]bool) any) {
+	off, err := s.reg.Disabled(c, kind)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	rows := make([]jobRow, len(all))
-	for i, j := range all {
-		rows[i] = jobRow{j, off[j.JobName]}
+	rows := make([]any, n)
+	for i := range rows {
+		rows[i] = row(i, off)
 	}
 	c.JSON(http.StatusOK, rows)
 }

@@ -105,8 +105,8 @@ func (w *writer) current(path string) (int64, bool, error) {
 func (w *writer) create(op store.Op) ([]store.Event, error) {
 	ctx := context.Background()
 	var created []string
-	for a := memory.Parent(op.Path); a != "/"; a = memory.Parent(a) {
-		res, err := w.ancestor.ExecContext(ctx, a, memory.Parent(a))
+	for a := store.Parent(op.Path); a != "/"; a = store.Parent(a) {
+		res, err := w.ancestor.ExecContext(ctx, a, store.Parent(a))
 		if err != nil {
 			return nil, dbError{err}
 		}
@@ -115,7 +115,7 @@ func (w *writer) create(op store.Op) ([]store.Event, error) {
 		}
 		created = append(created, a)
 	}
-	if _, err := w.insert.ExecContext(ctx, op.Path, memory.Parent(op.Path), value(op.Value)); err != nil {
+	if _, err := w.insert.ExecContext(ctx, op.Path, store.Parent(op.Path), value(op.Value)); err != nil {
 		return nil, dbError{err}
 	}
 	events := make([]store.Event, 0, len(created)+1)

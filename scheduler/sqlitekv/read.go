@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/ejcloud/elasticjob/store"
-	"github.com/ejcloud/elasticjob/store/memory"
 )
 
 // readStmts are prepared on the read pool; each runs as one implicit
@@ -41,7 +40,7 @@ func (r *readStmts) close() {
 }
 
 func (s *Store) readable(op, path string) error {
-	if err := memory.ValidatePath(path); err != nil {
+	if err := store.ValidatePath(path); err != nil {
 		return fmt.Errorf("sqlitekv: %s: %w", op, err)
 	}
 	return s.checkOpen(op, path)
@@ -82,7 +81,7 @@ func (s *Store) Children(ctx context.Context, path string) ([]string, error) {
 		if err := rows.Scan(&p); err != nil {
 			return nil, s.wrapClosed("children", path, err)
 		}
-		names = append(names, memory.Base(p))
+		names = append(names, store.Base(p))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrapClosed("children", path, err)

@@ -27,7 +27,7 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 		if op.Kind < store.OpCreate || op.Kind > store.OpCheck {
 			return fmt.Errorf("zkkv %s %s: unknown op kind: %w", opName(op.Kind), op.Path, store.ErrBadPath)
 		}
-		if err := validPath(op.Path); err != nil {
+		if err := store.ValidatePath(op.Path); err != nil {
 			return fmt.Errorf("zkkv %s: %w", opName(op.Kind), err)
 		}
 		if op.Path == "/" && op.Kind != store.OpCheck {
@@ -210,7 +210,7 @@ func (p *plan) descendants(path string) ([]string, error) {
 			return nil, err
 		}
 		for _, n := range names {
-			c := join(dir, n)
+			c := store.Join(dir, n)
 			seen[c] = true
 			queue = append(queue, c)
 		}
@@ -222,7 +222,7 @@ func (p *plan) descendants(path string) ([]string, error) {
 		}
 	}
 	for c, v := range p.overlay {
-		if v && c != path && under(c, path) && !seen[c] {
+		if v && c != path && store.Under(c, path) && !seen[c] {
 			out = append(out, c)
 		}
 	}

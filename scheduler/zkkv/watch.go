@@ -102,7 +102,7 @@ func (s *Store) onEvent(ev zk.Event) {
 func (t *tree) push(ev zk.Event) {
 	if ev.Type != zk.EventSession && ev.Type != zk.EventNotWatching {
 		p, ok := t.s.spath(ev.Path)
-		if !ok || !under(p, t.root) {
+		if !ok || !store.Under(p, t.root) {
 			return
 		}
 	}
@@ -273,7 +273,7 @@ func (t *tree) rechild(ctx context.Context, p string) error {
 	now := map[string]bool{}
 	var added []string
 	for _, n := range names {
-		c := join(p, n)
+		c := store.Join(p, n)
 		now[c] = true
 		if _, ok := t.nodes[c]; !ok {
 			added = append(added, c)
@@ -336,8 +336,8 @@ func (t *tree) add(ctx context.Context, paths []string, report bool) error {
 			}
 			slices.Sort(r.kids)
 			for _, k := range r.kids {
-				if _, ok := t.nodes[join(p, k)]; !ok {
-					next = append(next, join(p, k))
+				if _, ok := t.nodes[store.Join(p, k)]; !ok {
+					next = append(next, store.Join(p, k))
 				}
 			}
 		}
@@ -374,7 +374,7 @@ func (t *tree) armRoot(ctx context.Context) error {
 func (t *tree) remove(p string) {
 	var gone []string
 	for c := range t.nodes {
-		if under(c, p) {
+		if store.Under(c, p) {
 			gone = append(gone, c)
 		}
 	}

@@ -51,7 +51,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	if err := validPath("/" + ns); err != nil {
+	if err := store.ValidatePath("/" + ns); err != nil {
 		return nil, fmt.Errorf("zkkv: open: namespace: %w", err)
 	}
 	if o.SessionTimeout <= 0 {
@@ -145,7 +145,7 @@ func (s *Store) check(p string) error {
 	if closed {
 		return store.ErrClosed
 	}
-	return validPath(p)
+	return store.ValidatePath(p)
 }
 
 // Get returns the node at path.
@@ -212,7 +212,7 @@ func (s *Store) List(ctx context.Context, path string) ([]store.Node, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			nodes[i], errs[i] = s.get(ctx, join(path, name))
+			nodes[i], errs[i] = s.get(ctx, store.Join(path, name))
 		})
 	}
 	wg.Wait()
@@ -221,7 +221,7 @@ func (s *Store) List(ctx context.Context, path string) ([]store.Node, error) {
 		switch {
 		case errors.Is(errs[i], zk.ErrNoNode):
 		case errs[i] != nil:
-			return nil, opErr("list", join(path, names[i]), errs[i])
+			return nil, opErr("list", store.Join(path, names[i]), errs[i])
 		default:
 			out = append(out, n)
 		}

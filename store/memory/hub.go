@@ -86,7 +86,7 @@ func (s *sub) push(events []store.Event, limit int) {
 	s.mu.Lock()
 	n := len(s.queue)
 	for _, ev := range events {
-		if !Under(ev.Path, s.root) {
+		if !store.Under(ev.Path, s.root) {
 			continue
 		}
 		if len(s.queue) >= limit {

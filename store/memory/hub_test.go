@@ -61,19 +61,19 @@ func TestHubFiltersAndCloses(t *testing.T) {
 
 func TestPaths(t *testing.T) {
 	for _, p := range []string{"/", "/a", "/a/b", "/a.b/..c", "/a b"} {
-		if err := ValidatePath(p); err != nil {
-			t.Errorf("ValidatePath(%q) = %v", p, err)
+		if err := store.ValidatePath(p); err != nil {
+			t.Errorf("store.ValidatePath(%q) = %v", p, err)
 		}
 	}
 	for _, p := range []string{"", "a", "/a/", "//", "/a//b", "/./a", "/a/..", "/a\x00"} {
-		if err := ValidatePath(p); !errors.Is(err, store.ErrBadPath) {
-			t.Errorf("ValidatePath(%q) = %v, want ErrBadPath", p, err)
+		if err := store.ValidatePath(p); !errors.Is(err, store.ErrBadPath) {
+			t.Errorf("store.ValidatePath(%q) = %v, want ErrBadPath", p, err)
 		}
 	}
 	parents := map[string]string{"/": "/", "/a": "/", "/a/b": "/a", "/a/b/c": "/a/b"}
 	for p, want := range parents {
-		if got := Parent(p); got != want {
-			t.Errorf("Parent(%q) = %q, want %q", p, got, want)
+		if got := store.Parent(p); got != want {
+			t.Errorf("store.Parent(%q) = %q, want %q", p, got, want)
 		}
 	}
 	under := []struct {
@@ -81,8 +81,8 @@ func TestPaths(t *testing.T) {
 		want    bool
 	}{{"/a", "/", true}, {"/a", "/a", true}, {"/a/b", "/a", true}, {"/ab", "/a", false}, {"/", "/a", false}}
 	for _, c := range under {
-		if got := Under(c.p, c.root); got != c.want {
-			t.Errorf("Under(%q, %q) = %v", c.p, c.root, got)
+		if got := store.Under(c.p, c.root); got != c.want {
+			t.Errorf("store.Under(%q, %q) = %v", c.p, c.root, got)
 		}
 	}
 }

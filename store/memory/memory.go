@@ -71,7 +71,7 @@ func (s *Store) List(ctx context.Context, path string) ([]store.Node, error) {
 	}
 	out := make([]store.Node, len(names))
 	for i, name := range names {
-		p := Join(path, name)
+		p := store.Join(path, name)
 		n := s.nodes[p]
 		out[i] = store.Node{Path: p, Value: clone(n.value), Version: n.version}
 	}
@@ -134,7 +134,7 @@ func (s *Store) readable(ctx context.Context, op, path string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: %s %s: %w", op, path, err)
 	}
-	if err := ValidatePath(path); err != nil {
+	if err := store.ValidatePath(path); err != nil {
 		return fmt.Errorf("memory: %s: %w", op, err)
 	}
 	s.mu.RLock()
@@ -160,20 +160,20 @@ func (s *Store) childNames(path string) []string {
 
 func (s *Store) setNode(p string, n node) {
 	s.nodes[p] = n
-	parent := Parent(p)
+	parent := store.Parent(p)
 	set := s.kids[parent]
 	if set == nil {
 		set = map[string]struct{}{}
 		s.kids[parent] = set
 	}
-	set[Base(p)] = struct{}{}
+	set[store.Base(p)] = struct{}{}
 }
 
 func (s *Store) removeNode(p string) {
 	delete(s.nodes, p)
-	parent := Parent(p)
+	parent := store.Parent(p)
 	if set := s.kids[parent]; set != nil {
-		delete(set, Base(p))
+		delete(set, store.Base(p))
 		if len(set) == 0 {
 			delete(s.kids, parent)
 		}

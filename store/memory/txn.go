@@ -66,7 +66,7 @@ func match(op store.Op, cur node, exists bool) error {
 // ensureAncestors creates the missing ancestors of p, top down.
 func (t *txn) ensureAncestors(p string) {
 	var missing []string
-	for a := Parent(p); a != "/"; a = Parent(a) {
+	for a := store.Parent(p); a != "/"; a = store.Parent(a) {
 		if _, ok := t.s.nodes[a]; ok {
 			break
 		}
@@ -90,7 +90,7 @@ func (t *txn) deleteTree(p string) {
 	var walk func(string)
 	walk = func(dir string) {
 		for name := range t.s.kids[dir] {
-			c := Join(dir, name)
+			c := store.Join(dir, name)
 			desc = append(desc, c)
 			walk(c)
 		}
