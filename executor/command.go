@@ -19,11 +19,11 @@ type command struct {
 }
 
 // buildCommand resolves what a task runs. With a script command line it is
-// `/bin/sh -c '<line> <quoted JSON>'`; otherwise the bootstrap script's first
-// word is a path in the app root (backslashes read as slashes) and the other
-// words are arguments. The sharding context JSON is always the last
-// argument. A script that is not executable, or has neither a #! line nor
-// an ELF header, is run by /bin/sh.
+// `/bin/sh -c '<line> "$@"' sh <JSON>` (see scriptLine); otherwise the
+// bootstrap script's first word is a path in the app root (backslashes read
+// as slashes) and the other words are arguments. The sharding context JSON
+// is always the last argument. A script that is not executable, or has
+// neither a #! line nor an ELF header, is run by /bin/sh.
 func buildCommand(app extract.Result, bootstrap, commandLine, ctxJSON string) (command, error) {
 	words := strings.Fields(strings.ReplaceAll(bootstrap, `\`, "/"))
 	script := ""
@@ -32,7 +32,7 @@ func buildCommand(app extract.Result, bootstrap, commandLine, ctxJSON string) (c
 	}
 	root := appRoot(app.Dir, script)
 	if strings.TrimSpace(commandLine) != "" {
-		return command{path: "/bin/sh", args: []string{"-c", commandLine + " " + shellQuote(ctxJSON)}, dir: root}, nil
+		return command{path: "/bin/sh", args: []string{"-c", scriptLine(commandLine), "sh", ctxJSON}, dir: root}, nil
 	}
 	if script == "" || path.IsAbs(script) || script == ".." || strings.HasPrefix(script, "../") {
 		return command{}, fmt.Errorf("bootstrap script %q must be a relative path inside the app", bootstrap)
@@ -89,7 +89,26 @@ func directlyExecutable(p string) bool {
 	return bytes.HasPrefix(head[:n], []byte("#!")) || bytes.Equal(head[:n], []byte("\x7fELF"))
 }
 
-// shellQuote quotes s as one /bin/sh word.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// scriptLine is the /bin/sh -c program of a script command line: the line
+// as written (shell syntax: quotes, variables, pipes, ;, && all work) with
+// ` "$@"` appended, so that the sharding context JSON, passed to sh as its
+// one positional parameter, becomes the last argument of the line's last
+// simple command, exactly, whatever characters it holds. Trailing blanks
+// and ;s are dropped first so that "cmd;" gives `cmd "$@"`, not `cmd; "$@"`.
+// A line ending in `&` or a compound command's closing word (done, fi,
+// esac, }) is left as it is, and one ending in a comment or a subshell's
+// `)` swallows or breaks the argument: such lines can read "$1" (set
+// inside sh -c) or $ELASTICJOB_SHARDING_CONTEXT instead.
+func scriptLine(line string) string {
+	line = strings.TrimRight(line, " \t\r\n;")
+	words := strings.Fields(line)
+	if len(words) == 0 {
+		return line
+	}
+	switch last := words[len(words)-1]; {
+	case strings.HasSuffix(last, "&") && !strings.HasSuffix(last, "&&"),
+		last == "}", last == "done", last == "fi", last == "esac":
+		return line // appending "$@" would change its meaning or be a syntax error
+	}
+	return line + ` "$@"`
 }

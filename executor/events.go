@@ -29,7 +29,7 @@ func (e *Executor) handle(ev *executor.Event) error {
 	case executor.Event_MESSAGE:
 		e.log.Info("message from the framework ignored", "bytes", len(ev.GetMessage().Data))
 	case executor.Event_SHUTDOWN:
-		e.beginShutdown("SHUTDOWN from the agent")
+		e.beginShutdown("SHUTDOWN from the agent", true)
 	case executor.Event_ERROR:
 		return errors.New("agent sent ERROR: " + ev.GetError().Message)
 	case executor.Event_HEARTBEAT:
@@ -62,7 +62,7 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 	go func() {
 		defer e.wg.Done()
 		defer cancel(nil)
-		out := e.runner.Run(ctx, id, info.Data, func() { e.running(id) })
+		out := e.runner.Run(ctx, id, info.Data, Hooks{Running: func() { e.running(id) }, Message: e.message})
 		e.finish(id, out)
 	}()
 }
@@ -127,14 +127,16 @@ func gracePeriod(p *mesos.KillPolicy) (time.Duration, bool) {
 }
 
 // beginShutdown kills every task, leaving a margin of the agent's shutdown
-// grace period to report them.
-func (e *Executor) beginShutdown(why string) {
+// grace period to report them. byAgent: the agent asked us to stop (see
+// done).
+func (e *Executor) beginShutdown(why string, byAgent bool) {
 	grace := min(e.opt.KillGrace, e.opt.ShutdownGrace*3/4)
 	e.mu.Lock()
 	if !e.shutdown {
 		e.log.Info("shutting down", "why", why, "tasks", len(e.tasks), "grace", grace)
 	}
 	e.shutdown = true
+	e.agentStop = e.agentStop || byAgent
 	for _, t := range e.tasks {
 		t.cancel(process.Kill{Grace: grace})
 	}

@@ -30,7 +30,7 @@ func taskData(appURL, bootstrap string, item int, props map[string]string) []byt
 }
 
 // scriptURL writes an executable script and returns its file:// URL.
-func scriptURL(t *testing.T, name, body string) string {
+func scriptURL(t testing.TB, name, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
@@ -63,7 +63,7 @@ func tgzURL(t *testing.T, ents ...tarEnt) string {
 	return "file://" + p
 }
 
-func newPipeline(t *testing.T, env ...string) *Pipeline {
+func newPipeline(t testing.TB, env ...string) *Pipeline {
 	sandbox := t.TempDir()
 	return &Pipeline{
 		Fetcher: &fetch.Fetcher{CacheDir: t.TempDir(), ScratchDir: filepath.Join(sandbox, "fetch"), Backoff: func(int) time.Duration { return time.Millisecond }},
@@ -81,4 +81,8 @@ func readFile(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func mustApp(url, bootstrap string) app.Config {
+	return app.Config{AppName: "app", AppURL: url, BootstrapScript: bootstrap, AppCacheEnable: true}
 }

@@ -41,8 +41,10 @@ type Executor struct {
 	tasks        map[string]*task
 	unackedTasks map[string]mesos.TaskInfo
 	unacked      []executor.Call_Update // sent or queued, oldest first
-	outbox       []executor.Call_Update // queued for sending
+	accepted     map[string]bool        // uuids of unacked updates the agent accepted (202)
+	outbox       []outgoing             // queued for sending
 	shutdown     bool
+	agentStop    bool      // the agent (SHUTDOWN) or its signal ended us: do not wait for acks
 	drainBy      time.Time // exit even with unacked updates after this
 	ranAny       bool      // a task was launched: the idle timer may run
 	idleSince    time.Time // when the executor last became idle
@@ -79,7 +81,7 @@ func New(agent Agent, runner Runner, opt Options) *Executor {
 	host, ip := hostIdentity()
 	return &Executor{
 		opt: opt, agent: agent, runner: runner, log: opt.Log, hostname: host, ip: ip,
-		tasks: map[string]*task{}, unackedTasks: map[string]mesos.TaskInfo{},
+		tasks: map[string]*task{}, unackedTasks: map[string]mesos.TaskInfo{}, accepted: map[string]bool{},
 		wake: make(chan struct{}, 1), outbox1: make(chan struct{}, 1),
 	}
 }
@@ -98,7 +100,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-ctx.Done():
-			e.beginShutdown("executor stopped")
+			e.beginShutdown("executor stopped", true)
 		case <-agentCtx.Done():
 		}
 	}()
@@ -116,7 +118,7 @@ func (e *Executor) Run(ctx context.Context) error {
 		e.log.Warn("disconnected from agent", "err", err)
 		if time.Since(lost) >= e.opt.RecoveryTimeout {
 			e.log.Error("agent unreachable, killing tasks", "for", e.opt.RecoveryTimeout)
-			e.beginShutdown("agent gone")
+			e.beginShutdown("agent gone", false)
 			e.wg.Wait()
 			return fmt.Errorf("%w for %v", ErrAgentGone, e.opt.RecoveryTimeout)
 		}
@@ -181,7 +183,12 @@ func (e *Executor) session(ctx context.Context) (connected bool, err error) {
 }
 
 // done reports whether the executor may exit: shutting down, no task left,
-// and every update acknowledged or the ack wait over.
+// and every update acknowledged or the wait for them over. When the agent
+// asked us to stop (SHUTDOWN, or its signal), acknowledgements may never
+// come (the scheduler is often stopping too) and the agent has but a grace
+// period before it kills us: we exit as soon as the agent has accepted
+// (202) every final update, which it then forwards itself, or after
+// min(AckTimeout, ShutdownGrace/2).
 func (e *Executor) done() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -190,10 +197,17 @@ func (e *Executor) done() bool {
 		return false
 	}
 	if e.drainBy.IsZero() {
-		e.drainBy = time.Now().Add(e.opt.AckTimeout)
-		time.AfterFunc(e.opt.AckTimeout, e.notify)
+		wait := e.opt.AckTimeout
+		if e.agentStop {
+			wait = min(wait, e.opt.ShutdownGrace/2)
+		}
+		e.drainBy = time.Now().Add(wait)
+		time.AfterFunc(wait, e.notify)
 	}
-	return len(e.unacked) == 0 || !time.Now().Before(e.drainBy)
+	if len(e.unacked) == 0 || !time.Now().Before(e.drainBy) {
+		return true
+	}
+	return e.agentStop && e.allAcceptedLocked()
 }
 
 // checkIdle starts the executor's shutdown once it has been idle (no task,

@@ -20,20 +20,31 @@ import (
 const failsafe = 20 * time.Second
 
 type harness struct {
-	agent *fakeagent.Agent
-	pipe  *Pipeline
-	done  chan error
+	agent  *fakeagent.Agent
+	pipe   *Pipeline
+	done   chan error
+	cancel context.CancelFunc // ends Run's context, as SIGTERM does
 }
 
 func start(t *testing.T, autoAck bool, opt Options) *harness {
+	t.Helper()
+	return startWith(t, autoAck, opt, nil)
+}
+
+// startWith is start with the pipeline adjusted by setup.
+func startWith(t *testing.T, autoAck bool, opt Options, setup func(*Pipeline)) *harness {
 	t.Helper()
 	a := fakeagent.New(autoAck)
 	t.Cleanup(a.Close)
 	opt.FrameworkID, opt.ExecutorID, opt.BackoffMin = "fw-1", "app@-@agent-1", time.Millisecond
 	h := &harness{agent: a, pipe: newPipeline(t, "PIDDIR="+t.TempDir()), done: make(chan error, 1)}
+	if setup != nil {
+		setup(h.pipe)
+	}
 	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID), h.pipe, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	h.cancel = cancel
 	go func() { h.done <- ex.Run(ctx) }()
 	sub := h.next(t)
 	if sub.Type != executor.Call_SUBSCRIBE || sub.FrameworkID.Value != "fw-1" || sub.ExecutorID.Value != "app@-@agent-1" {
@@ -137,8 +148,12 @@ func TestKillAndSiblingIsolation(t *testing.T) {
 	}
 }
 
-func TestShutdownKillsTasksAndWaitsForAcks(t *testing.T) {
-	h := start(t, false, Options{AckTimeout: time.Hour})
+// TestShutdownExitsOnceFinalUpdatesAreAccepted: on SHUTDOWN the executor
+// kills its tasks and exits as soon as the agent has accepted (202) their
+// final updates, without waiting for acknowledgements that may never come
+// (AckTimeout and the shutdown grace period here are an hour).
+func TestShutdownExitsOnceFinalUpdatesAreAccepted(t *testing.T) {
+	h := start(t, false, Options{AckTimeout: time.Hour, ShutdownGrace: time.Hour, KillGrace: time.Second})
 	url := scriptURL(t, "run.sh", "#!/bin/sh\nexec sleep 1000\n")
 	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 0, nil)))
 	us := h.updates(t, 2) // STARTING, RUNNING
@@ -147,17 +162,27 @@ func TestShutdownKillsTasksAndWaitsForAcks(t *testing.T) {
 	if got := states(us); got != "t1:TASK_STARTING t1:TASK_RUNNING t1:TASK_KILLED" {
 		t.Fatalf("updates %s", got)
 	}
-	for _, u := range us[:2] {
-		h.agent.Send(fakeagent.Ack(u))
-	}
-	select {
-	case err := <-h.done:
-		t.Fatalf("exited with an unacknowledged update: %v", err)
-	default:
-	}
-	h.agent.Send(fakeagent.Ack(us[2]))
 	if err := h.exit(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestShutdownBoundWhenUpdatesCannotBeDelivered: stopped by its signal
+// (context) while the agent is unreachable, the executor gives up on its
+// final updates after min(AckTimeout, ShutdownGrace/2).
+func TestShutdownBoundWhenUpdatesCannotBeDelivered(t *testing.T) {
+	h := start(t, true, Options{AckTimeout: time.Hour, ShutdownGrace: 400 * time.Millisecond, RecoveryTimeout: time.Hour})
+	url := scriptURL(t, "run.sh", "#!/bin/sh\nexec sleep 1000\n")
+	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 0, nil)))
+	h.updates(t, 2)
+	h.agent.Close()
+	began := time.Now()
+	h.cancel()
+	if err := h.exit(t); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Fatalf("took %v to exit", d)
 	}
 }
 

@@ -38,6 +38,12 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: s.MaxEntries},
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
 	}
+	if r, err := StartReaper(log.With("subsystem", "reaper")); err != nil {
+		log.Warn("no reaper: job processes may outlive a killed executor", "err", err)
+	} else {
+		pipeline.Groups = r
+		defer r.Close()
+	}
 	ex := New(NewHTTPAgent(s.AgentEndpoint, s.FrameworkID, s.ExecutorID), pipeline, Options{
 		FrameworkID: s.FrameworkID, ExecutorID: s.ExecutorID,
 		KillGrace: s.KillGrace, ShutdownGrace: s.ShutdownGrace, RecoveryTimeout: s.RecoveryTimeout,

@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/executor/extract"
 	"github.com/ejcloud/elasticjob/executor/fetch"
-	"github.com/ejcloud/elasticjob/executor/process"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -34,19 +35,29 @@ type Outcome struct {
 	State   State
 	Message string
 	// ExitCode is the process's exit status when it ran and exited (nil
-	// when it never started or ended by a signal); reported to the
-	// scheduler in the status update's data (see Report).
+	// when it never started, ended by a signal or was not a process);
+	// reported to the scheduler in the status update's data (see Report).
 	ExitCode *int
+}
+
+// Hooks are how a running task talks back to the Mesos side.
+type Hooks struct {
+	// Running is called once the job has started (TASK_RUNNING).
+	Running func()
+	// Message sends a framework message (a daemon run report).
+	Message func(data []byte)
 }
 
 // Runner runs one task to completion. Cancelling ctx kills the task; a
 // process.Kill cause carries the grace period.
 type Runner interface {
-	Run(ctx context.Context, taskID string, data []byte, running func()) Outcome
+	Run(ctx context.Context, taskID string, data []byte, h Hooks) Outcome
 }
 
 // Pipeline is the Runner of ElasticJob tasks: fetch the app, extract it,
-// run the bootstrap script or script.command.line. It knows nothing of Mesos.
+// and run the job by its type (the bootstrap script, a script command line
+// or an HTTP call), once for a TRANSIENT task or on the job's cron for a
+// DAEMON task. It knows nothing of Mesos.
 type Pipeline struct {
 	Fetcher *fetch.Fetcher
 	Limits  extract.Limits
@@ -54,12 +65,21 @@ type Pipeline struct {
 	Env     []string      // the executor's environment, passed on to tasks
 	Grace   time.Duration // kill grace when ctx ends without a process.Kill cause
 	Log     *slog.Logger
+	// Clock drives daemon crons (default: the system clock).
+	Clock clock.Clock
+	// Hostname and IP go into daemon run reports (default: this host's).
+	Hostname, IP string
+	// Groups is told of every job process group (the Reaper); may be nil.
+	Groups Groups
+
+	hostOnce sync.Once
 }
 
 var _ Runner = (*Pipeline)(nil)
 
-// Run runs one task. running is called once the process has started.
-func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, running func()) Outcome {
+// Run runs one task: one run of a TRANSIENT job, or a DAEMON job's cron
+// until ctx ends.
+func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks) Outcome {
 	log := p.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -69,31 +89,51 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, running 
 	if err != nil {
 		return Outcome{State: Failed, Message: err.Error()}
 	}
-	app, err := p.prepare(ctx, td)
+	if td.ShardingContext.TaskID == "" {
+		td.ShardingContext.TaskID = taskID
+	}
+	j, err := p.newJob(ctx, td, taskID, log)
 	if err != nil {
 		return p.failure(ctx, err)
 	}
-	spec, err := p.spec(app, td, taskID)
+	defer j.close()
+	if td.Job.JobExecutionType == jobs.Daemon {
+		return p.daemon(ctx, td, j, h, log)
+	}
+	res := runOnce(ctx, j, runReq{source: td.ExecutionSource, started: h.Running}, td.Job)
+	log.Info("run ended", "state", res.State.String(), "message", res.Message)
+	return res
+}
+
+// newJob prepares what each run of the task runs: an HTTP call, or a
+// process of the fetched and extracted app (forked per run, or resident
+// and driven over the SDK line protocol for a DAEMON job that asks for it).
+func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, log *slog.Logger) (job, error) {
+	dir := filepath.Join(p.Sandbox, "tasks", safeName(taskID))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	ctxJSON, err := json.Marshal(td.ShardingContext)
 	if err != nil {
-		return Outcome{State: Failed, Message: err.Error()}
+		return nil, err
 	}
-	log.Info("starting task", "cmd", spec.Path, "dir", spec.Dir)
-	res, err := process.Run(ctx, spec, func(int) { running() })
+	if td.Job.JobType == jobs.TypeHTTP {
+		return newHTTPJob(td.Job.Props, string(ctxJSON), dir)
+	}
+	var app extract.Result
+	if td.App.AppURL != "" || td.Job.JobType != jobs.TypeScript {
+		if app, err = p.prepare(ctx, td); err != nil {
+			return nil, err
+		}
+	}
+	pj, err := p.processJob(app, td, taskID, string(ctxJSON), dir)
 	if err != nil {
-		return p.failure(ctx, fmt.Errorf("start %s: %w", spec.Path, err))
+		return nil, err
 	}
-	log.Info("task ended", "exit", res.ExitCode, "signal", res.Signal, "killed", res.Killed)
-	var code *int
-	if res.ExitCode >= 0 {
-		code = &res.ExitCode
+	if td.Job.JobExecutionType == jobs.Daemon && td.Job.Props[PropSDKProtocol] == SDKProtocolLine {
+		return newResidentJob(ctx, pj, log)
 	}
-	switch {
-	case res.Killed:
-		return Outcome{State: Killed, Message: "killed", ExitCode: code}
-	case res.Message() != "":
-		return Outcome{State: Failed, Message: res.Message(), ExitCode: code}
-	}
-	return Outcome{State: Finished, ExitCode: code}
+	return pj, nil
 }
 
 // prepare fetches and extracts the app.
@@ -114,23 +154,17 @@ func (p *Pipeline) failure(ctx context.Context, err error) Outcome {
 	return Outcome{State: Failed, Message: err.Error()}
 }
 
-// spec builds the process to run, its output files and environment.
-func (p *Pipeline) spec(app extract.Result, td jobs.TaskData, taskID string) (process.Spec, error) {
+// processJob builds the process a run starts, its output files and
+// environment.
+func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJSON, dir string) (*processJob, error) {
 	sc := td.ShardingContext
-	if sc.TaskID == "" {
-		sc.TaskID = taskID
+	line := td.Job.Props["script.command.line"]
+	if td.Job.JobType == jobs.TypeScript && strings.TrimSpace(line) == "" {
+		return nil, fmt.Errorf("SCRIPT job %s has no props.script.command.line", td.Job.JobName)
 	}
-	ctxJSON, err := json.Marshal(sc)
+	cmd, err := buildCommand(app, td.App.BootstrapScript, line, ctxJSON)
 	if err != nil {
-		return process.Spec{}, err
-	}
-	cmd, err := buildCommand(app, td.App.BootstrapScript, td.Job.Props["script.command.line"], string(ctxJSON))
-	if err != nil {
-		return process.Spec{}, err
-	}
-	dir := filepath.Join(p.Sandbox, "tasks", strings.ReplaceAll(taskID, "/", "_"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return process.Spec{}, err
+		return nil, err
 	}
 	env := append(append([]string(nil), p.Env...),
 		"ELASTICJOB_JOB_NAME="+sc.JobName,
@@ -139,11 +173,23 @@ func (p *Pipeline) spec(app extract.Result, td jobs.TaskData, taskID string) (pr
 		"ELASTICJOB_SHARDING_ITEM="+strconv.Itoa(sc.ShardingItem),
 		"ELASTICJOB_SHARDING_PARAMETER="+sc.ShardingParameter,
 		"ELASTICJOB_JOB_PARAMETER="+sc.JobParameter,
-		"ELASTICJOB_SHARDING_CONTEXT="+string(ctxJSON),
-		"ELASTICJOB_EXECUTION_SOURCE="+string(td.ExecutionSource),
+		"ELASTICJOB_SHARDING_CONTEXT="+ctxJSON,
+		"ELASTICJOB_EXECUTION_TYPE="+string(td.Job.JobExecutionType),
+		"ELASTICJOB_STREAMING_PROCESS="+strconv.FormatBool(td.Job.Props["streaming.process"] == "true"),
 	)
-	return process.Spec{
-		Path: cmd.path, Args: cmd.args, Dir: cmd.dir, Env: env, Grace: p.Grace,
-		Stdout: filepath.Join(dir, "stdout"), Stderr: filepath.Join(dir, "stderr"),
-	}, nil
+	return &processJob{cmd: cmd, env: env, dir: dir, ctxJSON: ctxJSON, grace: p.Grace, groups: p.Groups}, nil
+}
+
+// safeName is a task id as a directory name.
+func safeName(taskID string) string { return strings.ReplaceAll(taskID, "/", "_") }
+
+// host returns the hostname and address for daemon reports.
+func (p *Pipeline) host() (string, string) {
+	p.hostOnce.Do(func() {
+		if p.Hostname == "" || p.IP == "" {
+			h, ip := hostIdentity()
+			p.Hostname, p.IP = firstOf(p.Hostname, h), firstOf(p.IP, ip)
+		}
+	})
+	return p.Hostname, p.IP
 }

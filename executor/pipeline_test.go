@@ -18,7 +18,7 @@ const taskID = "job@-@1@-@READY@-@agent-1@-@u"
 func runTask(t *testing.T, p *Pipeline, data []byte) (Outcome, bool) {
 	t.Helper()
 	running := false
-	out := p.Run(t.Context(), taskID, data, func() { running = true })
+	out := p.Run(t.Context(), taskID, data, Hooks{Running: func() { running = true }})
 	return out, running
 }
 
@@ -111,7 +111,7 @@ func TestKillDuringRun(t *testing.T) {
 	p := newPipeline(t)
 	url := scriptURL(t, "sleep.sh", "#!/bin/sh\nexec sleep 1000\n")
 	ctx, cancel := context.WithCancelCause(t.Context())
-	out := p.Run(ctx, taskID, taskData(url, "sleep.sh", 0, nil), func() { cancel(process.Kill{Grace: 0}) })
+	out := p.Run(ctx, taskID, taskData(url, "sleep.sh", 0, nil), Hooks{Running: func() { cancel(process.Kill{Grace: 0}) }})
 	if out.State != Killed || out.Message != "killed" {
 		t.Fatalf("%+v", out)
 	}

@@ -43,11 +43,31 @@ func (e *Executor) updateDataLocked(id string, state mesos.TaskState, msg string
 	}
 	u := executor.Call_Update{Status: st}
 	e.unacked = append(e.unacked, u)
-	e.outbox = append(e.outbox, u)
+	e.queueLocked(outgoing{update: &u})
+}
+
+// outgoing is a call to send: a status update or a framework message.
+type outgoing struct {
+	update  *executor.Call_Update
+	message []byte
+}
+
+func (e *Executor) queueLocked(o outgoing) {
+	e.outbox = append(e.outbox, o)
 	select {
 	case e.outbox1 <- struct{}{}:
 	default:
 	}
+}
+
+// message queues a framework message (a daemon run report) behind the
+// updates queued before it, so the scheduler sees TASK_RUNNING first.
+// Messages are not acknowledged: one that cannot be sent is dropped, as
+// Mesos does.
+func (e *Executor) message(data []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.queueLocked(outgoing{message: data})
 }
 
 // ack drops an acknowledged update, and the task from the unacknowledged
@@ -61,6 +81,7 @@ func (e *Executor) ack(id string, uuid []byte) {
 		}
 	}
 	delete(e.unackedTasks, id)
+	delete(e.accepted, string(uuid))
 	e.mu.Unlock()
 	e.notify()
 }
@@ -78,11 +99,37 @@ func (e *Executor) sendLoop(ctx context.Context) {
 		batch := e.outbox
 		e.outbox = nil
 		e.mu.Unlock()
-		for _, u := range batch {
+		for _, o := range batch {
+			if o.message != nil {
+				if err := e.agent.Send(ctx, calls.Message(o.message)); err != nil {
+					e.log.Warn("framework message not delivered", "bytes", len(o.message), "err", err)
+				}
+				continue
+			}
+			u := o.update
 			if err := e.agent.Send(ctx, calls.Update(u.Status)); err != nil {
 				e.log.Warn("status update not delivered; it will be resent on re-subscription",
 					"task", u.Status.TaskID.Value, "state", u.Status.State.String(), "err", err)
+				continue
 			}
+			e.mu.Lock()
+			e.accepted[string(u.Status.UUID)] = true
+			e.mu.Unlock()
+			e.notify()
 		}
 	}
+}
+
+// allAcceptedLocked reports whether the agent has accepted (202) every
+// unacknowledged update. Called with e.mu held.
+func (e *Executor) allAcceptedLocked() bool {
+	if len(e.outbox) > 0 {
+		return false
+	}
+	for _, u := range e.unacked {
+		if !e.accepted[string(u.Status.UUID)] {
+			return false
+		}
+	}
+	return true
 }

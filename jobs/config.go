@@ -183,6 +183,9 @@ func (c Config) validateRun() error {
 	case c.RetryBackoffSeconds < 0 || c.RetryBackoffSeconds > MaxBackoff:
 		return fmt.Errorf("%w: retryBackoffSeconds must be between 0 and %d, got %d", ErrInvalid, MaxBackoff, c.RetryBackoffSeconds)
 	}
+	if p, ok := c.Props["sdk.protocol"]; ok && p != "line" {
+		return fmt.Errorf("%w: props.sdk.protocol must be \"line\" (a resident Go SDK app, for DAEMON jobs), got %q", ErrInvalid, p)
+	}
 	return c.validateHandler()
 }
 

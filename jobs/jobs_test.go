@@ -172,6 +172,7 @@ func TestRunSettingsValidation(t *testing.T) {
 			c.Props = p("webhook.url", "http://h", "webhook.format", "fax")
 		},
 		"jobErrorHandlerType": func(c *Config) { c.JobErrorHandlerType = "PANIC" },
+		"sdk.protocol":        func(c *Config) { c.Props = p("sdk.protocol", "grpc") },
 	}
 	for want, mod := range bad {
 		c := validJob()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/mesos"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -48,5 +49,8 @@ func (s *Scheduler) onDaemonReport(ctx context.Context, agentID string, rep jobs
 		Item: tid.Item, Source: string(rep.ExecutionSource), At: s.Clock.Now()}
 	if d, ok := s.Observer.(DaemonObserver); ok {
 		d.DaemonRun(ev, rep)
+	}
+	if rep.Type == jobs.DaemonComplete && !rep.Success {
+		s.notifyFailure(job, ev, mesos.Status{TaskID: rep.TaskID, AgentID: agentID, State: "DAEMON_RUN_FAILED", Message: rep.Message})
 	}
 }

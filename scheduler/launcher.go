@@ -326,6 +326,9 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 	if p := s.parameterOf(job.JobName, l, w); p != nil {
 		job.JobParameter = *p
 	}
+	if job.TimeZone == "" && s.Options.Location != nil && s.Options.Location != time.Local {
+		job.TimeZone = s.Options.Location.String() // a daemon's cron runs in the scheduler's zone, not the agent's
+	}
 	tid := jobs.NewTaskID(job.JobName, l.Request.Shard, kind, l.AgentID)
 	params, _ := jobs.ParseShardingItemParameters(job.ShardingItemParameters, job.ShardingTotalCount)
 	data := jobs.TaskData{

@@ -376,3 +376,40 @@ func TestDaemonReportsMarkBusyAndIdle(t *testing.T) {
 	default:
 	}
 }
+
+func TestFailedDaemonRunNotifiesAndDefaultZoneReachesTheTask(t *testing.T) {
+	r := newRig(t)
+	r.sched.Options.Location = mustZone(t, "Asia/Shanghai")
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) {
+		j.JobExecutionType, j.Cron, j.ShardingTotalCount = jobs.Daemon, "0/5 * * * * ?", 1
+		j.JobErrorHandlerType = jobs.HandlerWebhook
+		j.Props = map[string]string{"webhook.url": "http://127.0.0.1:1/hook"}
+	})
+	r.trigger("job")
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
+	if d.Job.TimeZone != "Asia/Shanghai" {
+		t.Fatalf("task time zone %q, want the scheduler's", d.Job.TimeZone)
+	}
+	n := &recordingNotifier{}
+	r.sched.Notifier = n
+	task := r.running("job")[0].TaskID
+	r.status(task, "TASK_RUNNING")
+	rep := jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: task, RunID: "r", Message: "exit code 1"}
+	r.sched.Message(r.ctx, "agent-1", "app@-@agent-1", rep.Marshal())
+	(<-r.sched.events)(r.ctx)
+	if len(n.got) != 1 || n.got[0] != "job DAEMON_RUN_FAILED exit code 1" {
+		t.Fatalf("notifications %v", n.got)
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}

@@ -63,6 +63,18 @@ func TestMeasureRSS(t *testing.T) {
 	for c := next(executor.Call_UPDATE); c.Update.Status.GetState() != mesos.TASK_RUNNING; c = next(executor.Call_UPDATE) {
 	}
 	t.Logf("RSS running one task: %s", rss(t, cmd.Process.Pid))
+	quick := filepath.Join(t.TempDir(), "quick.sh")
+	os.WriteFile(quick, []byte("#!/bin/sh\necho run\n"), 0o755)
+	daemon := jobs.TaskData{Version: 1, ShardingContext: jobs.ShardingContext{JobName: "d", TaskID: "d@-@0@-@READY@-@agent@-@u", ShardingTotalCount: 1},
+		Job: jobs.Config{JobName: "d", AppName: "app", JobExecutionType: jobs.Daemon, Cron: "*/1 * * * * ?", ShardingTotalCount: 1},
+		App: app.Config{AppName: "app", AppURL: "file://" + quick, BootstrapScript: "quick.sh", AppCacheEnable: true}}.Marshal()
+	agent.Send(fakeagent.Launch("d@-@0@-@READY@-@agent@-@u", daemon))
+	for runs := 0; runs < 6; {
+		if c := next(executor.Call_MESSAGE); strings.Contains(string(c.Message.Data), "DAEMON_COMPLETE") {
+			runs++
+		}
+	}
+	t.Logf("RSS with a daemon task between runs (after 6 runs, cron every second): %s", rss(t, cmd.Process.Pid))
 	agent.Send(fakeagent.Shutdown())
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("executor exit: %v", err)

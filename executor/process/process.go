@@ -24,6 +24,8 @@ type Spec struct {
 	Stdout string   // file that receives stdout (appended to)
 	Stderr string   // file that receives stderr (appended to)
 	Grace  time.Duration
+	// ExtraFiles are inherited as fds 3, 4, … (exec.Cmd.ExtraFiles).
+	ExtraFiles []*os.File
 }
 
 // Kill is the cancellation cause that asks for a kill with its own grace
@@ -37,7 +39,7 @@ type Result struct {
 	ExitCode   int            // -1 when ended by a signal
 	Signal     syscall.Signal // the terminating signal, if any
 	Killed     bool           // we killed it because ctx ended
-	StderrTail string         // up to TailSize bytes from the end of stderr
+	StderrTail string         // up to TailSize bytes from the end of what this run wrote to stderr
 }
 
 // Message describes a failure: "exit code 3: <stderr tail>" or
@@ -64,7 +66,7 @@ func (r Result) Message() string {
 // ctx ends the process group is killed and Result.Killed is set. The error is
 // non-nil only when the process could not be started.
 func Run(ctx context.Context, spec Spec, started func(pid int)) (Result, error) {
-	cmd, err := start(spec)
+	cmd, from, err := start(spec)
 	if err != nil {
 		return Result{}, err
 	}
@@ -86,31 +88,37 @@ func Run(ctx context.Context, spec Spec, started func(pid int)) (Result, error) 
 	if ws.Signaled() {
 		res.Signal = ws.Signal()
 	}
-	res.StderrTail = tail(spec.Stderr, TailSize)
+	res.StderrTail = Tail(spec.Stderr, from, TailSize)
 	return res, nil
 }
 
-func start(spec Spec) (*exec.Cmd, error) {
+// start starts the process; from is the size stderr had before it, so that
+// the failure message quotes only this run's output (daemon runs append to
+// the same files).
+func start(spec Spec) (cmd *exec.Cmd, from int64, err error) {
 	stdout, err := os.OpenFile(spec.Stdout, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer stdout.Close()
 	stderr, err := os.OpenFile(spec.Stderr, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer stderr.Close()
-	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Dir, cmd.Env = spec.Dir, spec.Env
+	if st, err := stderr.Stat(); err == nil {
+		from = st.Size()
+	}
+	cmd = exec.Command(spec.Path, spec.Args...)
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = spec.Dir, spec.Env, spec.ExtraFiles
 	// Files, not pipes: a grandchild holding the output open cannot make
 	// Wait hang, and nothing is buffered in the executor.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return cmd, nil
+	return cmd, from, nil
 }
 
 func grace(ctx context.Context, def time.Duration) time.Duration {
@@ -121,8 +129,9 @@ func grace(ctx context.Context, def time.Duration) time.Duration {
 	return def
 }
 
-// tail returns the last n bytes of a file as trimmed, valid UTF-8.
-func tail(path string, n int64) string {
+// Tail returns up to n bytes from the end of a file, after offset from, as
+// trimmed, valid UTF-8 ("" when the file cannot be read).
+func Tail(path string, from, n int64) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -132,7 +141,7 @@ func tail(path string, n int64) string {
 	if err != nil {
 		return ""
 	}
-	off := max(st.Size()-n, 0)
+	off := max(st.Size()-n, from, 0)
 	b, _ := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
 	return strings.TrimSpace(strings.ToValidUTF8(string(b), ""))
 }
