@@ -1,13 +1,13 @@
 package local
 
 import (
-	"path/filepath"
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
