@@ -20,10 +20,12 @@ import (
 // jobs fire in the same second, each a Get of its ready entry plus one
 // commit (fsync) creating the 28 entries.
 func BenchmarkTriggerMany28(b *testing.B) {
+	absent := func(string) bool { return true }
 	for _, m := range []struct {
 		name string
 		sync sqlitekv.Sync
-	}{{"full", sqlitekv.SyncFull}, {"normal", sqlitekv.SyncNormal}} {
+		hint func(string) bool
+	}{{"full", sqlitekv.SyncFull, nil}, {"normal", sqlitekv.SyncNormal, nil}, {"full/blind", sqlitekv.SyncFull, absent}} {
 		b.Run(m.name, func(b *testing.B) {
 			ctx := context.Background()
 			kv, err := sqlitekv.Open(ctx, filepath.Join(b.TempDir(), "registry.db"), sqlitekv.Options{Sync: m.sync})
@@ -39,7 +41,7 @@ func BenchmarkTriggerMany28(b *testing.B) {
 					batch[fmt.Sprintf("job-%07d", n)] = false
 					n++
 				}
-				if err := reg.TriggerMany(ctx, batch, time.Now(), nil); err != nil {
+				if err := reg.TriggerMany(ctx, batch, time.Now(), m.hint); err != nil {
 					b.Fatal(err)
 				}
 			}

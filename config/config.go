@@ -54,6 +54,7 @@ type Config struct {
 	MaxBodyBytes     int64
 	OfferRefuse      time.Duration
 	OfferHold        time.Duration
+	RegistrySync     string
 	LogLevel         string
 	Location         *time.Location
 }
@@ -141,6 +142,7 @@ var settings = []setting{
 	}},
 	{"offer_refuse_seconds", "5s", "how long declined offers are filtered when no work waits", duration("offer_refuse_seconds", func(c *Config) *time.Duration { return &c.OfferRefuse })},
 	{"offer_hold", "1s", "keep offers this long after the last launch before declining them, so bursts launch without a revive round trip (0s: decline at once)", duration("offer_hold", func(c *Config) *time.Duration { return &c.OfferHold })},
+	{"registry_sync", "full", "durability of the embedded registry: full fsyncs every commit (survives power loss); normal survives a killed scheduler but may lose the last commits on power loss, for lower latency", str(func(c *Config) *string { return &c.RegistrySync })},
 	{"log_level", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 }
 
@@ -309,6 +311,9 @@ func (c *Config) validate() error {
 	}
 	if c.JobStateQueue < 1 {
 		errs = append(errs, errors.New("job_state_queue_size: must be at least 1"))
+	}
+	if c.RegistrySync != "full" && c.RegistrySync != "normal" {
+		errs = append(errs, fmt.Errorf("registry_sync: %q must be full or normal", c.RegistrySync))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

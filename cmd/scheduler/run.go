@@ -169,7 +169,11 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 		}
 		return kv, nil
 	}
-	kv, err := sqlitekv.Open(ctx, filepath.Join(cfg.DataDir, "registry.db"), sqlitekv.Options{})
+	opts := sqlitekv.Options{Sync: sqlitekv.SyncFull}
+	if cfg.RegistrySync == "normal" {
+		opts.Sync = sqlitekv.SyncNormal
+	}
+	kv, err := sqlitekv.Open(ctx, filepath.Join(cfg.DataDir, "registry.db"), opts)
 	if err != nil {
 		return nil, fmt.Errorf("open embedded registry: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 const (
 	childEnv     = "SQLITEKV_TEST_CHILD_DB"
+	childSyncEnv = "SQLITEKV_TEST_CHILD_SYNC"
 	childWorkers = 4
 )
 
@@ -26,7 +27,11 @@ func seqPath(dir string, n int) string { return fmt.Sprintf("/%s/%08d", dir, n) 
 // of two ops from several goroutines forever and prints the sequence number
 // of every acknowledged Commit.
 func runChild(path string) int {
-	s, err := sqlitekv.Open(context.Background(), path, sqlitekv.Options{})
+	opts := sqlitekv.Options{}
+	if os.Getenv(childSyncEnv) == "normal" {
+		opts.Sync = sqlitekv.SyncNormal
+	}
+	s, err := sqlitekv.Open(context.Background(), path, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -58,10 +63,16 @@ func runChild(path string) int {
 // acknowledged acks Commits, then checks that every acknowledged Commit is
 // present and that no batch is half there.
 func TestKill9Durability(t *testing.T) {
+	for _, mode := range []string{"full", "normal"} { // both survive a killed process
+		t.Run(mode, func(t *testing.T) { kill9Durability(t, mode) })
+	}
+}
+
+func kill9Durability(t *testing.T, mode string) {
 	const acks = 300
 	path := filepath.Join(t.TempDir(), "state.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+path)
+	cmd.Env = append(os.Environ(), childEnv+"="+path, childSyncEnv+"="+mode)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
