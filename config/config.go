@@ -55,6 +55,7 @@ type Config struct {
 	OfferRefuse      time.Duration
 	OfferHold        time.Duration
 	RegistrySync     string
+	FireLead         time.Duration
 	LogLevel         string
 	Location         *time.Location
 }
@@ -142,6 +143,7 @@ var settings = []setting{
 	}},
 	{"offer_refuse_seconds", "5s", "how long declined offers are filtered when no work waits", duration("offer_refuse_seconds", func(c *Config) *time.Duration { return &c.OfferRefuse })},
 	{"offer_hold", "1s", "keep offers this long after the last launch before declining them, so bursts launch without a revive round trip (0s: decline at once)", duration("offer_hold", func(c *Config) *time.Duration { return &c.OfferHold })},
+	{"fire_lead", "20ms", "commit each cron fire this long before its instant, held back until the instant, so the commit's cost does not delay the fire (0s: commit at the instant)", duration("fire_lead", func(c *Config) *time.Duration { return &c.FireLead })},
 	{"registry_sync", "full", "durability of the embedded registry: full fsyncs every commit (survives power loss); normal survives a killed scheduler but may lose the last commits on power loss, for lower latency", str(func(c *Config) *string { return &c.RegistrySync })},
 	{"log_level", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 }

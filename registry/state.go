@@ -22,8 +22,11 @@ type Ready struct {
 	Misfired int `json:"misfired,omitempty"`
 	// Runs are parameter overrides of pending executions (from triggers
 	// with a jobParameter), taken one per execution, oldest first.
-	Runs    []PendingRun `json:"runs,omitempty"`
-	Version int64        `json:"-"`
+	Runs []PendingRun `json:"runs,omitempty"`
+	// NotBefore holds back a cron fire the producer staged ahead of its
+	// instant: the launcher does not start it earlier.
+	NotBefore time.Time `json:"notBefore,omitzero"`
+	Version   int64     `json:"-"`
 }
 
 // PendingRun is one triggered execution's override.
@@ -31,6 +34,7 @@ type PendingRun struct {
 	JobParameter   string    `json:"jobParameter"`
 	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
 	At             time.Time `json:"at"`
+	notBefore      bool      // internal: a cron fire staged ahead (no override)
 }
 
 // TriggerKeysPath holds the idempotency keys of recent triggers.
@@ -86,13 +90,16 @@ func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now ti
 }
 
 // TriggerMany is Trigger for many jobs in one commit (the producer's batch
-// of fires due at one instant). misfire maps job name to its misfire flag.
+// of fires due at one instant, at). misfire maps job name to its misfire
+// flag. A new entry is held back until at (NotBefore), so the producer may
+// stage fires a few milliseconds ahead of their instant.
 //
 // absent, when not nil, names jobs believed to have no ready entry: their
 // entries are created blindly, without a read. A wrong belief makes the
 // commit fail as a whole (the entry exists), and the batch is redone with
 // reads, so a belief can cost time but never a fire.
-func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now time.Time, absent func(job string) bool) error {
+func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at time.Time, absent func(job string) bool) error {
+	now := at
 	if absent != nil {
 		err := r.triggerBlind(ctx, misfire, now, absent)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
@@ -102,7 +109,7 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, now
 	for range maxCASRetries {
 		ops := make([]store.Op, 0, len(misfire))
 		for job, mf := range misfire {
-			op, changed, err := r.triggerOp(ctx, job, mf, now, nil)
+			op, changed, err := r.triggerOp(ctx, job, mf, now, &PendingRun{notBefore: true})
 			if err != nil {
 				return err
 			}
@@ -129,10 +136,10 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 	ops := make([]store.Op, 0, len(misfire))
 	for job, mf := range misfire {
 		if absent(job) {
-			ops = append(ops, store.Create(ReadyPath+"/"+job, mustJSON(Ready{Count: 1, Since: now.UTC()})))
+			ops = append(ops, store.Create(ReadyPath+"/"+job, mustJSON(Ready{Count: 1, Since: now.UTC(), NotBefore: now.UTC()})))
 			continue
 		}
-		op, changed, err := r.triggerOp(ctx, job, mf, now, nil)
+		op, changed, err := r.triggerOp(ctx, job, mf, now, &PendingRun{notBefore: true})
 		if err != nil {
 			return err
 		}
@@ -149,8 +156,15 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now time.Time, run *PendingRun) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
+	fire := run != nil && run.notBefore
+	if fire {
+		run = nil // a cron fire: no override, collapses like a plain trigger
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		rd := Ready{Count: 1, Since: now.UTC()}
+		if fire {
+			rd.NotBefore = now.UTC()
+		}
 		if run != nil {
 			rd.Runs = []PendingRun{*run}
 		}

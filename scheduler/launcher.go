@@ -20,6 +20,7 @@ type work struct {
 	requests []offers.Request
 	ready    map[string]registry.Ready    // job → ready entry (for dequeue)
 	failover map[string]registry.Failover // job@-@item → failover entry
+	seen     map[string]time.Time         // job → when its ready entry was first seen committed
 }
 
 // launch is one round: snapshot → match → commit → ACCEPT.
@@ -107,7 +108,7 @@ func (s *Scheduler) decline(ctx context.Context, ids []string, refuse time.Durat
 // snapshot reads the ready and failover queues and turns runnable entries
 // into match requests. Entries of deleted jobs are dropped.
 func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
-	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}}
+	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}, seen: map[string]time.Time{}}
 	running, err := s.runningAll(ctx)
 	if err != nil {
 		return w, err
@@ -150,11 +151,18 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			s.dropStale(ctx, rd.Job, registry.ReadyPath+"/"+rd.Job)
 			continue
 		}
+		if rd.NotBefore.After(s.Clock.Now()) { // a cron fire staged ahead of its instant
+			s.wakeAt(rd.NotBefore)
+			continue
+		}
 		items := s.itemsToLaunch(job, running[rd.Job])
 		if len(items) == 0 || pendingFailover[rd.Job] {
 			continue // never two executions of a job at once
 		}
 		w.ready[rd.Job] = rd
+		s.seenMu.Lock()
+		w.seen[rd.Job] = s.seen[rd.Job]
+		s.seenMu.Unlock()
 		for _, it := range items {
 			w.requests = append(w.requests, request(job, a, it, offers.Ready, rd.Since))
 		}
@@ -217,6 +225,11 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 			}
 			return
 		}
+		for _, ev := range events {
+			if ev.Source != string(jobs.SourceFailover) {
+				s.takeSeen(ev.Job) // the job's next execution counts from its own sighting
+			}
+		}
 		for _, al := range byAgent {
 			for i, rt := range al.running {
 				tid, _ := jobs.ParseTaskID(rt.TaskID)
@@ -225,10 +238,15 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 			}
 		}
 	}
+	byTask := make(map[string]TaskEvent, len(events))
+	for _, ev := range events {
+		byTask[ev.TaskID] = ev
+	}
 	for agent, al := range byAgent {
 		for _, id := range al.offerIDs {
 			delete(s.offers, id)
 		}
+		sent := s.Clock.Now() // the metric runs to the ACCEPT being sent
 		if err := s.Driver.Accept(ctx, al.offerIDs, al.launches, s.acceptRefuse()); err != nil {
 			s.Log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			s.rollback(ctx, al.launches, w)
@@ -237,12 +255,10 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 		for _, l := range al.launches {
 			appName, _, _ := jobs.ParseExecutorID(l.Executor.ID)
 			s.executors[offers.ExecutorKey{App: appName, AgentID: agent}] = true
+			ev := byTask[l.TaskID]
+			ev.At = sent
+			s.Observer.Launched(ev)
 		}
-	}
-	accepted := s.Clock.Now()
-	for _, ev := range events {
-		ev.At = accepted
-		s.Observer.Launched(ev)
 	}
 	refuse := s.Options.RefuseIdle
 	if len(plan.Unplaced) > 0 {
@@ -344,9 +360,11 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 		CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: data.Marshal(), KillGrace: s.Options.KillGrace,
 		Executor: s.executorSpec(a, l.AgentID),
 	}
-	queued := w.ready[job.JobName].Since
+	queued := laterOf(w.ready[job.JobName].Since, w.ready[job.JobName].NotBefore)
 	if l.Request.Kind == offers.Failover {
 		queued = w.failover[jobs.MetaKey(job.JobName, l.Request.Shard)].Since
+	} else if seen := w.seen[job.JobName]; seen.After(queued) {
+		queued = seen
 	}
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: l.AgentID, Item: l.Request.Shard,
 		Source: string(source), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}

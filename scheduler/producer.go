@@ -23,9 +23,14 @@ type Producer struct {
 	Log      *slog.Logger
 	// OnFire is called after fires were committed (wakes the launcher).
 	OnFire func(jobs []string)
-	// Observe, if set, receives each committed fire's lateness (commit
-	// time minus scheduled instant), for metrics and benchmarks.
+	// Observe, if set, receives each committed fire's lateness (when it
+	// became launchable: the later of its commit and its instant, minus the
+	// instant), for metrics and benchmarks.
 	Observe func(job string, scheduled, committed time.Time)
+	// Lead stages fires this long before their instant: the ready entry is
+	// committed ahead, held back until the instant (Ready.NotBefore), so the
+	// commit's cost and jitter fall before the instant instead of after it.
+	Lead time.Duration
 
 	mu      sync.Mutex
 	h       fireHeap
@@ -176,7 +181,7 @@ func (p *Producer) arm(timer clock.Timer) {
 		timer.Reset(time.Hour)
 		return
 	}
-	timer.Reset(max(p.h[0].at.Sub(p.Clock.Now()), 0))
+	timer.Reset(max(p.h[0].at.Sub(p.Clock.Now())-p.Lead, 0))
 }
 
 // fireDue commits every fire that is due, in one batch, and schedules each
@@ -185,25 +190,12 @@ func (p *Producer) arm(timer clock.Timer) {
 // instants are not replayed: the job fires once now and then on schedule.
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
-	due := p.popDue(now)
+	due := p.popDue(now.Add(p.Lead))
 	if len(due) == 0 {
 		return
 	}
-	batch := make(map[string]bool, len(due))
-	for _, f := range due {
-		j, _, ok := p.Catalog.Runnable(f.job)
-		if ok {
-			batch[f.job] = j.Misfire
-		}
-	}
-	if err := p.Registry.TriggerMany(ctx, batch, now, p.absentHint()); err != nil {
-		p.Log.Error("producer: commit fires", "jobs", len(batch), "err", err)
-		// The fires are lost for this instant; the next ones are scheduled below.
-	} else {
-		for job := range batch {
-			p.NoteReady(job, true)
-		}
-		p.report(due, batch)
+	for _, group := range byInstant(due) {
+		p.commitFires(ctx, group)
 	}
 	p.mu.Lock()
 	for _, f := range due {
@@ -221,6 +213,42 @@ func (p *Producer) fireDue(ctx context.Context) {
 	p.mu.Unlock()
 }
 
+// byInstant splits due fires (in heap order) into groups of one instant.
+func byInstant(due []fire) [][]fire {
+	var out [][]fire
+	for i := 0; i < len(due); {
+		j := i + 1
+		for j < len(due) && due[j].at.Equal(due[i].at) {
+			j++
+		}
+		out = append(out, due[i:j])
+		i = j
+	}
+	return out
+}
+
+// commitFires commits the fires of one instant in one batch.
+func (p *Producer) commitFires(ctx context.Context, due []fire) {
+	batch := make(map[string]bool, len(due))
+	for _, f := range due {
+		if j, _, ok := p.Catalog.Runnable(f.job); ok {
+			batch[f.job] = j.Misfire
+		}
+	}
+	at := due[0].at
+	if now := p.Clock.Now(); now.After(at) {
+		at = now // late: the entry is launchable at once
+	}
+	if err := p.Registry.TriggerMany(ctx, batch, at, p.absentHint()); err != nil {
+		p.Log.Error("producer: commit fires", "jobs", len(batch), "err", err)
+		return // the fires are lost for this instant; the next ones are scheduled
+	}
+	for job := range batch {
+		p.NoteReady(job, true)
+	}
+	p.report(due, batch)
+}
+
 func (p *Producer) report(due []fire, batch map[string]bool) {
 	committed := p.Clock.Now()
 	names := make([]string, 0, len(batch))
@@ -228,7 +256,7 @@ func (p *Producer) report(due []fire, batch map[string]bool) {
 		if _, ok := batch[f.job]; ok {
 			names = append(names, f.job)
 			if p.Observe != nil {
-				p.Observe(f.job, f.at, committed)
+				p.Observe(f.job, f.at, laterOf(committed, f.at))
 			}
 		}
 	}
@@ -246,6 +274,13 @@ func (p *Producer) absentHint() func(string) bool {
 		return nil
 	}
 	return p.believedAbsent
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (p *Producer) popDue(now time.Time) []fire {

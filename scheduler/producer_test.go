@@ -120,3 +120,33 @@ func TestProducerUsesTheJobTimeZone(t *testing.T) {
 	runProducer(t, r)
 	armedAt(t, r, t0.Add(30*time.Minute))
 }
+
+func TestFiresAreStagedAheadAndHeldUntilTheirInstant(t *testing.T) {
+	r := newRig(t)
+	r.sched.producer.Lead = 20 * time.Millisecond
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "staged"; j.Cron = "0/5 * * * * ?"; j.ShardingTotalCount = 1 })
+	fired := runProducer(t, r)
+	instant := t0.Add(5 * time.Second)
+	armedAt(t, r, instant.Add(-20*time.Millisecond))
+	r.clk.Set(instant.Add(-20 * time.Millisecond))
+	nextFire(t, fired)
+	q, _ := r.reg.ReadyQueue(r.ctx)
+	if len(q) != 1 || !q[0].NotBefore.Equal(instant) || !q[0].Since.Equal(instant) {
+		t.Fatalf("staged entry %+v, want held until %v", q, instant)
+	}
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 0 {
+		t.Fatal("launched before the fire's instant")
+	}
+	if !r.sched.retryAt.Equal(instant) {
+		t.Fatalf("launcher wakes at %v, want %v", r.sched.retryAt, instant)
+	}
+	r.clk.Set(instant)
+	r.offer("o2", 8, 4096)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 1 {
+		t.Fatal("not launched at the fire's instant")
+	}
+}

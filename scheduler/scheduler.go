@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -54,6 +55,7 @@ type Options struct {
 	RefuseIdle      time.Duration     // decline filter when nothing waits (default 5s)
 	RefuseBusy      time.Duration     // decline filter when work waits but does not fit (default 1s)
 	OfferHold       time.Duration     // keep offers this long after the last work before declining (0: decline at once)
+	FireLead        time.Duration     // stage cron fires this long before their instant (0: at the instant)
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
 	Location        *time.Location    // default time zone of crons
@@ -92,6 +94,9 @@ type Scheduler struct {
 	retryAt     time.Time
 	running     map[string]map[int]registry.Running // mirror of /state/running (running.go)
 	lastWork    time.Time                           // last launch round that had work waiting
+
+	seenMu sync.Mutex
+	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)
 }
 
 // New builds a scheduler.
@@ -131,7 +136,7 @@ func New(d Deps) *Scheduler {
 	s.catalog = NewCatalog(d.Registry, d.Log.With("subsystem", "catalog"))
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: d.Options.Location,
-		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() },
+		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: d.Options.FireLead,
 		Observe: func(job string, sch, com time.Time) { s.Observer.Fired(job, sch, com) },
 	}
 	return s
@@ -216,6 +221,7 @@ func (s *Scheduler) forwardWakes(ctx context.Context, ev <-chan store.Event) err
 			}
 			if job, ok := strings.CutPrefix(e.Path, registry.ReadyPath+"/"); ok && !strings.Contains(job, "/") {
 				s.producer.NoteReady(job, e.Type == store.EventPut)
+				s.noteSeen(job, e.Type == store.EventPut)
 			}
 			s.Wake()
 		}
@@ -268,6 +274,31 @@ func (s *Scheduler) drain(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// noteSeen records when a job's ready entry was first seen committed; the
+// launch metrics count from there (the trigger's own commit is the API's
+// cost, not the launcher's).
+func (s *Scheduler) noteSeen(job string, present bool) {
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	if s.seen == nil {
+		s.seen = map[string]time.Time{}
+	}
+	if !present {
+		delete(s.seen, job)
+	} else if _, ok := s.seen[job]; !ok {
+		s.seen[job] = s.Clock.Now()
+	}
+}
+
+// takeSeen returns and forgets when job's ready entry was first seen.
+func (s *Scheduler) takeSeen(job string) time.Time {
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	t := s.seen[job]
+	delete(s.seen, job)
+	return t
 }
 
 // wakeAt arms the retry timer for t unless it is already armed earlier.

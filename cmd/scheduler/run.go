@@ -90,7 +90,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	sched = scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: observer, Notifier: hooks,
 		Options: scheduler.Options{
-			ExecutorCommand: execCmd, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse, OfferHold: cfg.OfferHold,
+			ExecutorCommand: execCmd, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse, OfferHold: cfg.OfferHold, FireLead: cfg.FireLead,
 			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
 		},
 	})
