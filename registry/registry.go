@@ -202,6 +202,12 @@ func (r *Registry) Jobs(ctx context.Context) ([]jobs.Config, error) {
 	return listJSON[jobs.Config](ctx, r.kv, JobsPath)
 }
 
+// JobCount counts registered jobs without decoding them.
+func (r *Registry) JobCount(ctx context.Context) (int, error) {
+	names, err := r.kv.Children(ctx, JobsPath)
+	return len(names), err
+}
+
 // DeleteJob deregisters a job and clears its queues and disable flag.
 func (r *Registry) DeleteJob(ctx context.Context, name string) error {
 	if _, err := r.Job(ctx, name); err != nil {

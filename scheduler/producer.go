@@ -31,6 +31,8 @@ type Producer struct {
 	// committed ahead, held back until the instant (Ready.NotBefore), so the
 	// commit's cost and jitter fall before the instant instead of after it.
 	Lead time.Duration
+	// AfterLoad, if set, runs once every job has been scheduled at start.
+	AfterLoad func()
 
 	mu      sync.Mutex
 	h       fireHeap
@@ -156,6 +158,9 @@ func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
 // Run fires jobs until ctx ends.
 func (p *Producer) Run(ctx context.Context) error {
 	p.RescheduleAll()
+	if p.AfterLoad != nil {
+		p.AfterLoad()
+	}
 	timer := p.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -189,6 +190,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.catalog.Load(ctx); err != nil {
 		return err
 	}
+	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
 	close(s.ready)
 	errc := make(chan error, 3)
 	go func() { errc <- s.producer.Run(ctx) }()

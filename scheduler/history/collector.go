@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/scheduler/history/view"
@@ -20,7 +19,7 @@ import (
 // (*registry.Registry).
 type Registry interface {
 	RunningTasks(ctx context.Context) (map[string]map[int]registry.Running, error)
-	Jobs(ctx context.Context) ([]jobs.Config, error)
+	JobCount(ctx context.Context) (int, error)
 }
 
 var _ Registry = (*registry.Registry)(nil)
@@ -202,11 +201,11 @@ func (c *Collector) register(ctx context.Context, now time.Time) error {
 	if !c.registerDone.IsZero() && !day.After(c.registerDone) {
 		return nil
 	}
-	all, err := c.reg.Jobs(ctx)
+	n, err := c.reg.JobCount(ctx)
 	if err != nil {
 		return fmt.Errorf("statistics: registered jobs: %w", err)
 	}
-	if err := c.store.putOnce(ctx, registerTable, "registered_count", day, len(all), now); err != nil {
+	if err := c.store.putOnce(ctx, registerTable, "registered_count", day, n, now); err != nil {
 		return err
 	}
 	c.registerDone = day
