@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -21,29 +22,36 @@ func (s *Server) appRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) addApp(c *gin.Context) {
-	body, err := readBody(c, s.maxBody)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	cfg := app.Default()
-	if err := decodeStrict(body, &cfg); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
+	create(s, c, app.Default(), checkNewApp, s.reg.AddApp)
+}
+
+func checkNewApp(cfg app.Config) error {
 	if err := cfg.Validate(); err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
 	}
 	if err := validName("appName", cfg.AppName); err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
 	}
 	if cfg.AppName == "list" { // GET /api/app/list would never reach it
-		writeError(c, s.log, fmt.Errorf("%w: appName %q is reserved by the REST API; choose another name", app.ErrInvalid, cfg.AppName))
-		return
+		return fmt.Errorf("%w: appName %q is reserved by the REST API; choose another name", app.ErrInvalid, cfg.AppName)
 	}
-	if err := s.reg.AddApp(c, cfg); err != nil {
+	return nil
+}
+
+// create decodes a new config onto its defaults (absent fields keep
+// them), checks it, adds it and answers it.
+func create[T any](s *Server, c *gin.Context, cfg T, check func(T) error, add func(context.Context, T) error) {
+	body, err := readBody(c, s.maxBody)
+	if err == nil {
+		err = decodeStrict(body, &cfg)
+	}
+	if err == nil {
+		err = check(cfg)
+	}
+	if err == nil {
+		err = add(c, cfg)
+	}
+	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}

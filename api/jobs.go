@@ -32,29 +32,12 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) registerJob(c *gin.Context) {
-	body, err := readBody(c, s.maxBody)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	cfg := jobs.Default()
-	if err := decodeStrict(body, &cfg); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	err = cfg.Validate()
-	if err == nil {
-		err = validName("jobName", cfg.JobName)
-	}
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if err := s.reg.AddJob(c, cfg); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	c.JSON(http.StatusOK, cfg)
+	create(s, c, jobs.Default(), func(cfg jobs.Config) error {
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		return validName("jobName", cfg.JobName)
+	}, s.reg.AddJob)
 }
 
 // updateJob merges the body onto the current config (absent fields keep

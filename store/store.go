@@ -10,6 +10,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Sentinel errors. Implementations wrap them with the operation and path
@@ -43,6 +44,23 @@ const (
 	OpDelete                   // delete node and all descendants
 	OpCheck                    // assert existence (and version); writes nothing
 )
+
+// String names an op kind for messages ("create", "set", ...).
+func (k OpKind) String() string {
+	switch k {
+	case OpCreate:
+		return "create"
+	case OpPut:
+		return "put"
+	case OpSet:
+		return "set"
+	case OpDelete:
+		return "delete"
+	case OpCheck:
+		return "check"
+	}
+	return fmt.Sprintf("op(%d)", int(k))
+}
 
 // Op is one step of an atomic Commit.
 type Op struct {

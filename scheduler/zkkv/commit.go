@@ -25,13 +25,13 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 	}
 	for _, op := range ops {
 		if op.Kind < store.OpCreate || op.Kind > store.OpCheck {
-			return fmt.Errorf("zkkv %s %s: unknown op kind: %w", opName(op.Kind), op.Path, store.ErrBadPath)
+			return fmt.Errorf("zkkv %s %s: unknown op kind: %w", op.Kind.String(), op.Path, store.ErrBadPath)
 		}
 		if err := store.ValidatePath(op.Path); err != nil {
-			return fmt.Errorf("zkkv %s: %w", opName(op.Kind), err)
+			return fmt.Errorf("zkkv %s: %w", op.Kind.String(), err)
 		}
 		if op.Path == "/" && op.Kind != store.OpCheck {
-			return fmt.Errorf("zkkv %s /: the root is not writable: %w", opName(op.Kind), store.ErrBadPath)
+			return fmt.Errorf("zkkv %s /: the root is not writable: %w", op.Kind.String(), store.ErrBadPath)
 		}
 	}
 	if len(ops) == 0 {
@@ -66,7 +66,7 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
 	p := &plan{s: s, ctx: ctx, overlay: map[string]bool{}}
 	for _, op := range ops {
 		if err := p.add(op); err != nil {
-			return opErr(opName(op.Kind), op.Path, err)
+			return opErr(op.Kind.String(), op.Path, err)
 		}
 	}
 	if len(p.steps) == 0 {
@@ -87,9 +87,9 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
 		st := p.steps[i]
 		if st.planned || errors.Is(r.Error, zk.ErrNotEmpty) ||
 			(st.op.Kind == store.OpDelete && st.op.Version == store.AnyVersion && errors.Is(r.Error, zk.ErrNoNode)) {
-			return fmt.Errorf("%w: %s %s: %w", errReplan, opName(st.op.Kind), st.op.Path, r.Error)
+			return fmt.Errorf("%w: %s %s: %w", errReplan, st.op.Kind.String(), st.op.Path, r.Error)
 		}
-		return opErr(opName(st.op.Kind), st.op.Path, r.Error)
+		return opErr(st.op.Kind.String(), st.op.Path, r.Error)
 	}
 	return fmt.Errorf("zkkv commit: %w", err)
 }

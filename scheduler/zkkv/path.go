@@ -1,11 +1,5 @@
 package zkkv
 
-import (
-	"fmt"
-
-	"github.com/ejcloud/elasticjob/store"
-)
-
 // ancestors returns p's proper ancestors below "/", top down.
 func ancestors(p string) []string {
 	var out []string
@@ -15,20 +9,4 @@ func ancestors(p string) []string {
 		}
 	}
 	return out
-}
-
-func opName(k store.OpKind) string {
-	switch k {
-	case store.OpCreate:
-		return "create"
-	case store.OpPut:
-		return "put"
-	case store.OpSet:
-		return "set"
-	case store.OpDelete:
-		return "delete"
-	case store.OpCheck:
-		return "check"
-	}
-	return fmt.Sprintf("op(%d)", int(k))
 }

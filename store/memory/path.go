@@ -7,21 +7,7 @@ import (
 )
 
 // OpName names an op kind for error messages ("create", "set", ...).
-func OpName(k store.OpKind) string {
-	switch k {
-	case store.OpCreate:
-		return "create"
-	case store.OpPut:
-		return "put"
-	case store.OpSet:
-		return "set"
-	case store.OpDelete:
-		return "delete"
-	case store.OpCheck:
-		return "check"
-	}
-	return fmt.Sprintf("op(%d)", int(k))
-}
+func OpName(k store.OpKind) string { return k.String() }
 
 // CheckOps validates every op of a batch before anything is applied: known
 // kind and valid path. The root "/" always exists and may only be checked;
