@@ -42,14 +42,22 @@ func checkNewApp(cfg app.Config) error {
 // them), checks it, adds it and answers it.
 func create[T any](s *Server, c *gin.Context, cfg T, check func(T) error, add func(context.Context, T) error) {
 	body, err := readBody(c, s.maxBody)
-	if err == nil {
-		err = decodeStrict(body, &cfg)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
 	}
+	save(s, c, body, cfg, check, add)
+}
+
+// save decodes body onto cfg (defaults or the current config), checks it,
+// writes it and answers it.
+func save[T any](s *Server, c *gin.Context, body []byte, cfg T, check func(T) error, write func(context.Context, T) error) {
+	err := decodeStrict(body, &cfg)
 	if err == nil {
 		err = check(cfg)
 	}
 	if err == nil {
-		err = add(c, cfg)
+		err = write(c, cfg)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
@@ -82,19 +90,7 @@ func (s *Server) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if err := decodeStrict(body, &cfg); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if err := cfg.Validate(); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if err := s.reg.UpdateApp(c, cfg); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	c.JSON(http.StatusOK, cfg)
+	save(s, c, body, cfg, app.Config.Validate, s.reg.UpdateApp)
 }
 
 func (s *Server) getApp(c *gin.Context) {

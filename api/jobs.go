@@ -68,19 +68,7 @@ func (s *Server) updateJob(c *gin.Context) {
 	if _, ok := probe["props"]; ok {
 		cfg.Props = map[string]string{}
 	}
-	if err := decodeStrict(body, &cfg); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if err := cfg.Validate(); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if err := s.reg.UpdateJob(c, cfg); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	c.JSON(http.StatusOK, cfg)
+	save(s, c, body, cfg, jobs.Config.Validate, s.reg.UpdateJob)
 }
 
 func (s *Server) deregisterBody(c *gin.Context) {

@@ -237,14 +237,10 @@ func TestTimeoutSeconds(t *testing.T) {
 	s.must(http.MethodPost, "/api/job/register", map[string]any{
 		"jobName": "slow_job", "appName": "recorder", "jobExecutionType": "TRANSIENT", "shardingTotalCount": 1,
 		"cpuCount": 0.1, "memoryMB": 32, "jobType": "SCRIPT", "timeoutSeconds": 1,
-		"props": map[string]string{"script.command.line": "sleep 30; true"}, // the JSON argument goes to true
+		"props": map[string]string{"script.command.line": "sleep 3600; true"}, // the JSON argument goes to true
 	})
-	began := time.Now()
-	s.triggerToFail("slow_job")
+	s.triggerToFail("slow_job") // an uncut run would outlast its deadline
 	if f := s.failedTasks("slow_job"); !strings.Contains(f[0], "timed out after 1s") {
 		t.Fatalf("failure %q", f[0])
-	}
-	if d := time.Since(began); d > 25*time.Second {
-		t.Fatalf("the run took %v: not cut at its timeout", d)
 	}
 }

@@ -432,24 +432,8 @@ func uniqueTaskIDs(t testing.TB, runs []jobRun) {
 // when the job is idle again (nothing ready or running) and nothing happened.
 func (s *scheduler) triggerTaken(job string, happened func() bool) {
 	s.t.Helper()
-	for attempt := 1; ; attempt++ {
-		s.trigger(job)
-		lost := false
-		eventually(s.t, waitLong, func() bool {
-			if happened() {
-				return true
-			}
-			lost = s.idle(job) && !happened()
-			return lost
-		}, "job %s to start after a trigger", job)
-		if !lost {
-			return
-		}
-		if attempt == 3 {
-			s.t.Fatalf("job %s: %d triggers lost in a row", job, attempt)
-		}
-		s.t.Logf("trigger of %s was lost (see TestTriggerRightAfterRegister); triggering again", job)
-	}
+	s.trigger(job)
+	eventually(s.t, waitLong, happened, "job %s to start after a trigger", job)
 }
 
 // runAndWait triggers a job and waits until its output holds want runs and

@@ -176,13 +176,11 @@ func TestShutdownBoundWhenUpdatesCannotBeDelivered(t *testing.T) {
 	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 0, nil)))
 	h.updates(t, 2)
 	h.agent.Close()
-	began := time.Now()
 	h.cancel()
+	// With AckTimeout an hour, only the shutdown bound lets it exit before
+	// exit's failsafe.
 	if err := h.exit(t); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
-	}
-	if d := time.Since(began); d > 5*time.Second {
-		t.Fatalf("took %v to exit", d)
 	}
 }
 
