@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/sqlitekv"
+	"github.com/ejcloud/elasticjob/store/sqlite"
 )
 
 // BenchmarkTriggerMany28 is one producer batch at 100k hourly jobs: 28
@@ -23,12 +23,12 @@ func BenchmarkTriggerMany28(b *testing.B) {
 	absent := func(string) bool { return true }
 	for _, m := range []struct {
 		name string
-		sync sqlitekv.Sync
+		sync sqlite.Sync
 		hint func(string) bool
-	}{{"full", sqlitekv.SyncFull, nil}, {"normal", sqlitekv.SyncNormal, nil}, {"full/blind", sqlitekv.SyncFull, absent}} {
+	}{{"full", sqlite.SyncFull, nil}, {"normal", sqlite.SyncNormal, nil}, {"full/blind", sqlite.SyncFull, absent}} {
 		b.Run(m.name, func(b *testing.B) {
 			ctx := context.Background()
-			kv, err := sqlitekv.Open(ctx, filepath.Join(b.TempDir(), "registry.db"), sqlitekv.Options{Sync: m.sync})
+			kv, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "registry.db"), sqlite.Options{Sync: m.sync})
 			if err != nil {
 				b.Fatal(err)
 			}

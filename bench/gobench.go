@@ -14,7 +14,7 @@ func runGoBench(ctx context.Context, o options, r *report) error {
 	pkgs := []struct{ pkg, benchtime string }{
 		{"./offers/", "2s"},
 		{"./jobs/cron/", "300ms"},
-		{"./scheduler/sqlitekv/", "1s"},
+		{"./store/sqlite/", "1s"},
 	}
 	var firstErr error
 	var block strings.Builder

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 )
 
 func TestMetricsAreExposed(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/offers"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 )
 
 var _ mesos.Handler = (*Scheduler)(nil)

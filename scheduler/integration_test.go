@@ -13,10 +13,10 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/offers/local"
+	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/mesos/embedded"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
@@ -50,7 +50,7 @@ func TestLaunchPipelineAgainstEmbeddedMaster(t *testing.T) {
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	work := t.TempDir()
-	cluster, err := local.New(local.Config{WorkDir: filepath.Join(work, "mesos"), CPUs: 2, MemMB: 2048, Logger: log})
+	cluster, err := embedded.New(embedded.Config{WorkDir: filepath.Join(work, "mesos"), CPUs: 2, MemMB: 2048, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -278,7 +278,7 @@ type agentLaunch struct {
 // offer), else the busy filter.
 func (s *Scheduler) acceptRefuse() time.Duration {
 	if s.Options.OfferHold > 0 {
-		return -1 // scheduler/mesos: negative = no filter
+		return -1 // mesos: negative = no filter
 	}
 	return s.Options.RefuseBusy
 }

@@ -2,7 +2,7 @@ package scheduler
 
 import (
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
+	"github.com/ejcloud/elasticjob/mesos"
 )
 
 // Notifier sends failure notifications (the WEBHOOK error handler). Notify

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
+	"github.com/ejcloud/elasticjob/mesos"
 )
 
 // reconcile asks the master for task states: explicit lists every running

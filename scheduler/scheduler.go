@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 	"github.com/ejcloud/elasticjob/store"
 )
 
 // Driver is what the scheduler asks of Mesos (implemented by
-// scheduler/mesos.Client).
+// mesos.Client).
 type Driver interface {
 	Accept(ctx context.Context, offerIDs []string, launches []mesos.TaskLaunch, refuse time.Duration) error
 	Decline(ctx context.Context, offerIDs []string, refuse time.Duration) error

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 )
 
 // launched registers app+job, triggers and launches, returning the tasks.

@@ -2,8 +2,8 @@
 // the registry (apps, jobs) and the scheduler state (ready, running, failover,
 // disable flags). Paths look like ZooKeeper paths ("/config/job/my_job").
 //
-// Implementations: store/memory (tests), scheduler/sqlitekv (the embedded
-// durable default) and scheduler/zkkv (ZooKeeper). All of them pass the one
+// Implementations: store/memory (tests), store/sqlite (the embedded
+// durable default) and store/zk (ZooKeeper). All of them pass the one
 // conformance suite in store/storetest.
 package store
 

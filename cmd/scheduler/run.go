@@ -17,18 +17,18 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/mesos/agents"
+	"github.com/ejcloud/elasticjob/mesos/embedded"
 	"github.com/ejcloud/elasticjob/metrics"
-	"github.com/ejcloud/elasticjob/offers/local"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/agents"
 	"github.com/ejcloud/elasticjob/scheduler/history"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
-	"github.com/ejcloud/elasticjob/scheduler/sqlitekv"
 	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/scheduler/webhook"
-	"github.com/ejcloud/elasticjob/scheduler/zkkv"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/sqlite"
+	zkstore "github.com/ejcloud/elasticjob/store/zk"
 	"github.com/ejcloud/elasticjob/web"
 )
 
@@ -162,18 +162,18 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.KV, error) {
 	if cfg.ZKServers != "" {
-		kv, err := zkkv.Open(ctx, zkkv.Options{Servers: strings.Split(cfg.ZKServers, ","), Namespace: cfg.ZKNamespace,
+		kv, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(cfg.ZKServers, ","), Namespace: cfg.ZKNamespace,
 			Digest: cfg.ZKDigest, Logger: log.With("subsystem", "zookeeper")})
 		if err != nil {
 			return nil, fmt.Errorf("open ZooKeeper registry %s: %w", cfg.ZKServers, err)
 		}
 		return kv, nil
 	}
-	opts := sqlitekv.Options{Sync: sqlitekv.SyncFull}
+	opts := sqlite.Options{Sync: sqlite.SyncFull}
 	if cfg.RegistrySync == "normal" {
-		opts.Sync = sqlitekv.SyncNormal
+		opts.Sync = sqlite.SyncNormal
 	}
-	kv, err := sqlitekv.Open(ctx, filepath.Join(cfg.DataDir, "registry.db"), opts)
+	kv, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "registry.db"), opts)
 	if err != nil {
 		return nil, fmt.Errorf("open embedded registry: %w", err)
 	}
@@ -186,7 +186,7 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (strin
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
 	}
-	cl, err := local.New(local.Config{WorkDir: filepath.Join(cfg.DataDir, "mesos"), CPUs: cfg.EmbeddedCPUs,
+	cl, err := embedded.New(embedded.Config{WorkDir: filepath.Join(cfg.DataDir, "mesos"), CPUs: cfg.EmbeddedCPUs,
 		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos")})
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded mesos: %w", err)

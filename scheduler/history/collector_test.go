@@ -7,10 +7,10 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/scheduler/history/view"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 

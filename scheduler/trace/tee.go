@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 )
 
 // Tee is a scheduler.Observer calling each of its observers in order

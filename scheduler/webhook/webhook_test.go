@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/mesos"
 )
 
 func TestFormats(t *testing.T) {

@@ -6,6 +6,6 @@
 // and that package store (being interface-only) does not hold: path
 // validation (ValidatePath, Parent, Under, CheckOps) and Hub, the in-process
 // watch fan-out with bounded per-watcher queues that turns an overflow into
-// one store.EventResync instead of blocking the writer. scheduler/sqlitekv
+// one store.EventResync instead of blocking the writer. store/sqlite
 // uses both.
 package memory

@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite for store.KV. Every
-// implementation (store/memory, scheduler/sqlitekv, scheduler/zkkv) runs it:
+// implementation (store/memory, store/sqlite, store/zk) runs it:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.KV {

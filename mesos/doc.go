@@ -1,0 +1,56 @@
+// Package mesos is the scheduler's Mesos client: the v1 scheduler HTTP API (JSON codec) spoken
+// through mesos-go v0.0.11, behind domain types (Offer, TaskLaunch, Status, Handler) so that the
+// rest of the scheduler never sees protobuf types. It talks to the embedded single-node master
+// (mesos/embedded) and to a real Apache Mesos 1.x master alike.
+//
+// # Subscription
+//
+// Client.Run sends SUBSCRIBE to URL+"/api/v1/scheduler" and reads the RecordIO event stream
+// with mesos-go's httpcli client and its JSON codec. FrameworkInfo carries name, user, role
+// (default "*"), hostname, principal, the known framework id, failover_timeout (default 7 days,
+// so tasks survive scheduler restarts) and checkpoint, and the PARTITION_AWARE capability: with
+// it Mesos reports TASK_UNREACHABLE / TASK_GONE / TASK_DROPPED / TASK_UNKNOWN /
+// TASK_GONE_BY_OPERATOR instead of folding them all into TASK_LOST, and a task on a partitioned
+// agent that comes back keeps running, which the status handler relies on (SPEC §3).
+//
+// The master's framework id from SUBSCRIBED replaces the client's (Handler.Subscribed is called
+// after every subscription so the scheduler persists it and reconciles). If no event arrives for
+// (HeartbeatGrace+1) heartbeat intervals, the stream is cancelled. On any loss the client calls
+// Handler.Disconnected (held offers are void) and re-subscribes with jittered exponential backoff
+// with the current id. An ERROR event ("Framework has been removed") makes it start over as a new
+// framework with an empty id, logged at error level; "Framework failed over" keeps the id.
+//
+// mesos-go's httpsched state machine is not used: after following a 307 to the leading master it
+// keeps sending the other calls to the configured (non-leading) endpoint, and its redirect backoff
+// is only tunable through a package global. The client does the little it needs itself: follow the
+// Location of a 307 on SUBSCRIBE, send every call of that session to the same endpoint with the
+// Mesos-Stream-Id header, and drop the stream when a call gets 403 (unsubscribed) or 307.
+//
+// # Decoding
+//
+// A real master's JSON carries things the v0.0.11 protos do not know (SPEC §9). The generated
+// decoders already skip unknown fields, accept `{}` entries in master_info.capabilities and a
+// packed-integer master_info.ip, but fail on an unknown enum name (a new capability, task state,
+// reason or event type). The stream is decoded into a wrapper whose UnmarshalJSON retries such a
+// frame with the unknown enum values removed; an UPDATE keeps its raw state, reason and source
+// names so the handler sees them verbatim. See decode.go.
+//
+// # Offers and launches
+//
+// Offers are summarised as scalar cpus and mem usable by the framework (unreserved "*" or
+// reserved for its role, allocated to its role, not revocable or shared). The raw offer is held
+// until it is accepted, declined, rescinded or voided by a disconnection. Accept builds each
+// TaskInfo's resources by carving cpus/mem out of the offer's own resource objects (copying role,
+// reservations and allocation_info), never inventing them.
+//
+// ExecutorInfo resources: Mesos charges an executor's resources against the offer only when the
+// executor is not yet running on the agent, and rejects a task whose ExecutorInfo differs from the
+// running executor's (the comparison includes resources, command, name and framework id). The
+// client therefore always sends the full ExecutorInfo, including its resources, for every task of
+// an executor, built deterministically: one cpus and one mem object shaped like the first usable
+// resource of that name in the offer, not subtracted from the pool the tasks are carved from. The
+// caller decides whether the executor is already running and charges its resources in its own
+// accounting only when it is not; the master then verifies that the offer covers task plus
+// executor. The caller must pass the same ExecutorSpec for every task of one executor id (a zero
+// CPUs or MemMB leaves that resource out, consistently).
+package mesos

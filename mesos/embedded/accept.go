@@ -1,0 +1,198 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// launch is one LAUNCH task or one LAUNCH_GROUP being validated.
+type launch struct {
+	exec  mesos.ExecutorInfo
+	tasks []mesos.TaskInfo
+	group bool
+}
+
+// accept applies ACCEPT: offers are consumed, valid tasks launched, invalid
+// ones reported (TASK_ERROR, or TASK_DROPPED/TASK_LOST for invalid offers)
+// and the unused remainder declined with the call's filters.
+func (c *Cluster) accept(fw *framework, a *scheduler.Call_Accept) {
+	var launches []launch
+	for _, op := range a.Operations {
+		switch {
+		case op.Type == mesos.Offer_Operation_LAUNCH && op.Launch != nil:
+			for _, ti := range op.Launch.TaskInfos {
+				l := launch{tasks: []mesos.TaskInfo{ti}}
+				if ti.Executor != nil {
+					l.exec = *ti.Executor
+				}
+				launches = append(launches, l)
+			}
+		case op.Type == mesos.Offer_Operation_LAUNCH_GROUP && op.LaunchGroup != nil:
+			launches = append(launches, launch{exec: op.LaunchGroup.Executor, tasks: op.LaunchGroup.TaskGroup.Tasks, group: true})
+		default:
+			c.log.Warn("unsupported offer operation dropped", "framework_id", fw.id, "type", op.Type.String())
+		}
+	}
+	remaining, err := c.takeOffers(fw, a.OfferIDs)
+	if err != nil {
+		state := mesos.TASK_LOST
+		if fw.partitionAware() {
+			state = mesos.TASK_DROPPED
+		}
+		for _, l := range launches {
+			for _, ti := range l.tasks {
+				c.masterUpdate(fw, ti.TaskID.Value, state, mesos.REASON_INVALID_OFFERS, err.Error(), false)
+			}
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, l := range launches {
+			c.launch(fw, l, &remaining, seen)
+		}
+	}
+	c.addFilter(fw, remaining, a.Filters)
+	c.allocate()
+}
+
+// takeOffers consumes the offers; any invalid id makes the whole accept
+// invalid (the valid offers' resources are still returned as remaining).
+func (c *Cluster) takeOffers(fw *framework, ids []mesos.OfferID) (mesos.Resources, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("No offers specified")
+	}
+	var remaining mesos.Resources
+	var bad error
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id.Value] {
+			bad = fmt.Errorf("Duplicate offer %s in the same call", id.Value)
+			continue
+		}
+		seen[id.Value] = true
+		o, err := c.takeOffer(fw, id.Value)
+		if err != nil {
+			bad = err
+			continue
+		}
+		remaining.Add(o.resources...)
+	}
+	return remaining, bad
+}
+
+// launch validates one task (or group) against the remaining offered
+// resources and either commits it or reports TASK_ERROR for each task.
+func (c *Cluster) launch(fw *framework, l launch, remaining *mesos.Resources, seen map[string]bool) {
+	need, err := c.validateLaunch(fw, l, seen)
+	if err == nil && !contains(*remaining, need) {
+		err = fmt.Errorf("Task uses more resources %s than available %s", need, *remaining)
+	}
+	if err != nil {
+		for _, ti := range l.tasks {
+			c.masterUpdate(fw, ti.TaskID.Value, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, err.Error(), true)
+		}
+		return
+	}
+	remaining.Subtract(need...)
+	e := fw.executors[l.exec.ExecutorID.Value]
+	if e == nil {
+		e = c.launchExecutor(fw, l.exec)
+	}
+	batch := make([]*task, 0, len(l.tasks))
+	for _, ti := range l.tasks {
+		t := &task{info: ti, fw: fw, exec: e, seq: c.nextID(), state: mesos.TASK_STAGING, resources: normalize(ti.Resources)}
+		t.status = mesos.TaskStatus{TaskID: ti.TaskID, State: mesos.TASK_STAGING.Enum()}
+		fw.tasks[ti.TaskID.Value] = t
+		e.tasks[ti.TaskID.Value] = t
+		batch = append(batch, t)
+	}
+	e.queue(batch, l.group)
+	c.log.Info("launching tasks", "framework_id", fw.id, "executor_id", e.id, "tasks", len(batch))
+}
+
+// validateLaunch checks ids, agent, executor and resources of a launch and
+// returns the resources it needs (tasks plus a new executor's).
+func (c *Cluster) validateLaunch(fw *framework, l launch, seen map[string]bool) (mesos.Resources, error) {
+	ex := l.exec
+	if ex.ExecutorID.Value == "" {
+		return nil, errors.New("Task should have at least one (but not both) of CommandInfo or ExecutorInfo present; command tasks are not supported by the embedded agent")
+	}
+	if err := validateID(ex.ExecutorID.Value); err != nil {
+		return nil, fmt.Errorf("Executor ID '%s' is invalid: %w", ex.ExecutorID.Value, err)
+	}
+	if id := ex.GetFrameworkID(); id != nil && id.Value != fw.id {
+		return nil, fmt.Errorf("ExecutorInfo has an invalid FrameworkID (Actual: %s vs Expected: %s)", id.Value, fw.id)
+	}
+	if ex.GetCommand().GetValue() == "" {
+		return nil, errors.New("ExecutorInfo must have a CommandInfo with a value on the embedded agent")
+	}
+	var need mesos.Resources
+	for _, ti := range l.tasks {
+		if err := c.validateTask(fw, ti, l.group, seen); err != nil {
+			return nil, err
+		}
+		need.Add(normalize(ti.Resources)...)
+	}
+	if err := validateResources(ex.Resources); err != nil {
+		return nil, fmt.Errorf("Executor uses invalid resources: %w", err)
+	}
+	if e := fw.executors[ex.ExecutorID.Value]; e != nil {
+		if e.state == execTerminating {
+			return nil, fmt.Errorf("Executor %s is terminating", e.id)
+		}
+		got := ex
+		got.FrameworkID = e.info.FrameworkID
+		if !e.info.Equal(&got) {
+			return nil, errors.New("ExecutorInfo is not compatible with existing ExecutorInfo with same ExecutorID")
+		}
+		return need, nil
+	}
+	need.Add(normalize(ex.Resources)...)
+	return need, nil
+}
+
+func (c *Cluster) validateTask(fw *framework, ti mesos.TaskInfo, group bool, seen map[string]bool) error {
+	id := ti.TaskID.Value
+	if err := validateID(id); err != nil {
+		return fmt.Errorf("Task ID '%s' is invalid: %w", id, err)
+	}
+	if seen[id] || fw.tasks[id] != nil {
+		return fmt.Errorf("Task has duplicate ID: %s", id)
+	}
+	seen[id] = true
+	if ti.AgentID.Value != c.agentID {
+		return fmt.Errorf("Task uses invalid agent: %s", ti.AgentID.Value)
+	}
+	if group && (ti.Executor != nil || ti.Command == nil) {
+		return errors.New("Task in a group must have a CommandInfo and no ExecutorInfo")
+	}
+	if !group && ti.Command != nil {
+		return errors.New("Task should have at least one (but not both) of CommandInfo or ExecutorInfo present")
+	}
+	if err := validateResources(ti.Resources); err != nil {
+		return fmt.Errorf("Task uses invalid resources: %w", err)
+	}
+	return nil
+}
+
+// validateID applies the Mesos id rules.
+func validateID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("ID must not be empty")
+	case id == "." || id == "..":
+		return errors.New("'.' and '..' are disallowed")
+	case strings.ContainsAny(id, "/\\"):
+		return errors.New("'/' and '\\' are disallowed")
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return errors.New("only printable characters are allowed")
+		}
+	}
+	return nil
+}

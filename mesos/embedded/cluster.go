@@ -1,0 +1,176 @@
+package embedded
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// Cluster is an embedded single-node Mesos master and agent.
+type Cluster struct {
+	cfg      Config
+	log      *slog.Logger
+	masterID string
+	agentID  string
+	total    mesos.Resources
+
+	mu         sync.Mutex
+	frameworks map[string]*framework
+	removed    map[string]bool // torn-down framework ids
+	offers     map[string]*offer
+	seq        int
+	closing    bool
+	procs      sync.WaitGroup // executor process waiters
+
+	srv      *http.Server
+	ln       net.Listener
+	hostPort string
+	serveErr chan error
+}
+
+// New validates cfg and builds a Cluster; Start makes it serve.
+func New(cfg Config) (*Cluster, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	total, err := agentResources(cfg)
+	if err != nil {
+		return nil, err
+	}
+	masterID := newUUID()
+	c := &Cluster{
+		cfg:        cfg,
+		log:        cfg.Logger.With("subsystem", "mesos-local"),
+		masterID:   masterID,
+		agentID:    masterID + "-S0",
+		total:      total,
+		frameworks: map[string]*framework{},
+		removed:    map[string]bool{},
+		offers:     map[string]*offer{},
+	}
+	return c, nil
+}
+
+// Start listens on Config.Addr and returns once the server is serving.
+func (c *Cluster) Start(ctx context.Context) error {
+	if n := reap(filepath.Join(c.cfg.WorkDir, "slaves"), true); n > 0 {
+		c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("local: listen %s: %w", c.cfg.Addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/v1/scheduler", c.handleScheduler)
+	mux.HandleFunc("/api/v1/executor", c.handleExecutor)
+	mux.HandleFunc("/state", c.handleState)
+	mux.HandleFunc("/state.json", c.handleState)
+	mux.HandleFunc("/slave(1)/state", c.handleState)
+	mux.HandleFunc("/files/read", c.handleFilesRead)
+	mux.HandleFunc("/files/read.json", c.handleFilesRead)
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	c.mu.Lock()
+	c.ln = ln
+	c.hostPort = ln.Addr().String()
+	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	c.serveErr = make(chan error, 1)
+	srv := c.srv
+	c.mu.Unlock()
+	go func() { c.serveErr <- srv.Serve(ln) }()
+	c.log.Info("embedded mesos started", "url", c.URL(), "agent_id", c.agentID,
+		"resources", c.total.String())
+	return nil
+}
+
+// URL is the master URL, e.g. "http://127.0.0.1:5050".
+func (c *Cluster) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return "http://" + c.hostPort
+}
+
+// AgentID is the id of the single agent.
+func (c *Cluster) AgentID() string { return c.agentID }
+
+// Close shuts down every executor (SHUTDOWN, then SIGTERM and SIGKILL to its
+// process group), closes all streams and stops the server.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closing = true
+	for _, fw := range c.frameworks {
+		for _, e := range fw.executors {
+			c.shutdownExecutor(e)
+		}
+		c.stopFramework(fw)
+	}
+	srv := c.srv
+	c.mu.Unlock()
+	c.procs.Wait()
+	if srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	if serr := <-c.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// nextID returns a cluster-unique sequence number.
+func (c *Cluster) nextID() int {
+	c.seq++
+	return c.seq
+}
+
+func (c *Cluster) agentInfo() mesos.AgentInfo {
+	port := int32(c.port())
+	return mesos.AgentInfo{
+		Hostname:  c.cfg.Hostname,
+		Port:      &port,
+		Resources: c.total.Clone(),
+		ID:        &mesos.AgentID{Value: c.agentID},
+	}
+}
+
+func (c *Cluster) port() int {
+	if c.ln == nil {
+		return 0
+	}
+	if a, ok := c.ln.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}
+
+func newUUID() string {
+	b := uuidBytes()
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func uuidBytes() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return b
+}

@@ -1,0 +1,150 @@
+package embedded
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config configures a Cluster. Zero values select the defaults documented
+// on each field.
+type Config struct {
+	Addr     string // listen address, default "127.0.0.1:0"
+	WorkDir  string // required; holds the agent sandboxes
+	CPUs     float64
+	MemMB    float64
+	DiskMB   float64 // 0 = this machine's (NumCPU, MemTotal, DefaultDiskMB)
+	Ports    string  // offered port range, default "[31000-32000]"
+	Hostname string  // default os.Hostname
+
+	HeartbeatInterval     time.Duration // scheduler HEARTBEAT period, default 15s
+	ExecutorShutdownGrace time.Duration // default 5s
+	// ExecutorRegistrationTimeout kills executors that do not subscribe in
+	// time (Mesos --executor_registration_timeout), default 60s.
+	ExecutorRegistrationTimeout time.Duration
+	// UpdateRetryInterval is the first retry of an unacknowledged status
+	// update; it doubles up to 10 minutes. Default 10s.
+	UpdateRetryInterval time.Duration
+	Logger              *slog.Logger
+}
+
+// DefaultDiskMB is the disk offered when Config.DiskMB is zero.
+const DefaultDiskMB = 10240
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("local: invalid config")
+
+func (c Config) withDefaults() (Config, error) {
+	if c.WorkDir == "" {
+		return c, fmt.Errorf("%w: WorkDir is required", ErrConfig)
+	}
+	abs, err := filepath.Abs(c.WorkDir)
+	if err != nil {
+		return c, fmt.Errorf("%w: WorkDir: %v", ErrConfig, err)
+	}
+	c.WorkDir = abs // executors run in their sandbox: paths must not be relative
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:0"
+	}
+	if c.CPUs == 0 {
+		c.CPUs = float64(runtime.NumCPU())
+	}
+	if c.MemMB == 0 {
+		c.MemMB = machineMemMB()
+	}
+	if c.DiskMB == 0 {
+		c.DiskMB = DefaultDiskMB
+	}
+	if c.Ports == "" {
+		c.Ports = "[31000-32000]"
+	}
+	if c.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "localhost"
+		}
+		c.Hostname = h
+	}
+	c.HeartbeatInterval = durationOr(c.HeartbeatInterval, 15*time.Second)
+	c.ExecutorShutdownGrace = durationOr(c.ExecutorShutdownGrace, 5*time.Second)
+	c.ExecutorRegistrationTimeout = durationOr(c.ExecutorRegistrationTimeout, time.Minute)
+	c.UpdateRetryInterval = durationOr(c.UpdateRetryInterval, 10*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.CPUs < 0 || c.MemMB < 0 || c.DiskMB < 0 {
+		return c, fmt.Errorf("%w: negative resources", ErrConfig)
+	}
+	return c, nil
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// machineMemMB reads MemTotal from /proc/meminfo; 1024 when unavailable.
+func machineMemMB() float64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 1024
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseFloat(fields[1], 64)
+			if err == nil && kb > 0 {
+				return float64(int64(kb / 1024))
+			}
+		}
+	}
+	return 1024
+}
+
+// parsePorts parses "[31000-32000, 33000-33010]" into ranges.
+func parsePorts(s string) ([][2]uint64, error) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	var out [][2]uint64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, ok := strings.Cut(part, "-")
+		if !ok {
+			hi = lo
+		}
+		b, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 16)
+		e, err2 := strconv.ParseUint(strings.TrimSpace(hi), 10, 16)
+		if err1 != nil || err2 != nil || e < b {
+			return nil, fmt.Errorf("%w: bad port range %q", ErrConfig, part)
+		}
+		out = append(out, [2]uint64{b, e})
+	}
+	return out, nil
+}
+
+// mesosDuration renders d in Mesos duration syntax, e.g. "5secs".
+func mesosDuration(d time.Duration) string {
+	switch {
+	case d%time.Second == 0:
+		return fmt.Sprintf("%dsecs", d/time.Second)
+	case d%time.Millisecond == 0:
+		return fmt.Sprintf("%dms", d/time.Millisecond)
+	default:
+		return fmt.Sprintf("%dns", d.Nanoseconds())
+	}
+}

@@ -1,0 +1,126 @@
+package embedded
+
+import (
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// batch is one LAUNCH (a single task) or LAUNCH_GROUP waiting for the
+// executor to subscribe.
+type batch struct {
+	tasks []*task
+	group bool
+}
+
+// queue sends the batch at once to a connected executor or keeps it until
+// the executor subscribes.
+func (e *executor) queue(tasks []*task, group bool) {
+	e.queued = append(e.queued, batch{tasks: tasks, group: group})
+	if e.state == execRunning && e.stream != nil {
+		e.flushQueue()
+	}
+}
+
+// flushQueue sends LAUNCH/LAUNCH_GROUP for every queued batch in order.
+func (e *executor) flushQueue() {
+	if e.stream == nil {
+		return
+	}
+	for _, b := range e.queued {
+		var live []mesos.TaskInfo
+		for _, t := range b.tasks {
+			if !isTerminal(t.state) && !t.launched {
+				t.launched = true
+				live = append(live, t.info)
+			}
+		}
+		switch {
+		case len(live) == 0:
+		case b.group:
+			e.send(&execpb.Event{Type: execpb.Event_LAUNCH_GROUP, LaunchGroup: &execpb.Event_LaunchGroup{
+				TaskGroup: mesos.TaskGroupInfo{Tasks: live},
+			}})
+		default:
+			e.send(&execpb.Event{Type: execpb.Event_LAUNCH, Launch: &execpb.Event_Launch{Task: live[0]}})
+		}
+	}
+	e.queued = nil
+}
+
+// dropQueued marks tasks the (re-subscribing) executor already has as
+// launched so they are not sent twice.
+func (e *executor) dropQueued(known map[string]bool) {
+	for _, b := range e.queued {
+		for _, t := range b.tasks {
+			if known[t.info.TaskID.Value] {
+				t.launched = true
+			}
+		}
+	}
+}
+
+// kill applies KILL: to the executor when the task was launched there,
+// TASK_KILLED from the agent when it is still queued, reconciliation when
+// the task is unknown (as a Mesos master does).
+func (c *Cluster) kill(fw *framework, taskID string, agentID *mesos.AgentID) {
+	t := fw.tasks[taskID]
+	if t == nil {
+		task := scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: taskID}, AgentID: agentID}
+		c.reconcile(fw, []scheduler.Call_Reconcile_Task{task})
+		return
+	}
+	if isTerminal(t.state) {
+		return
+	}
+	e := t.exec
+	if t.launched {
+		e.send(&execpb.Event{Type: execpb.Event_KILL, Kill: &execpb.Event_Kill{TaskID: t.info.TaskID}})
+		return
+	}
+	c.agentUpdate(t, mesos.TASK_KILLED, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "Killed before delivery to the executor")
+	if e.state == execLaunching && len(e.liveTasks()) == 0 {
+		c.shutdownExecutor(e)
+	}
+}
+
+// reconcile answers RECONCILE with reason REASON_RECONCILIATION: explicit
+// for the listed tasks, implicit (every known task) for an empty list.
+func (c *Cluster) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task) {
+	if len(tasks) == 0 {
+		for _, t := range sortedTasks(fw.tasks) {
+			c.sendReconciled(fw, t)
+		}
+		return
+	}
+	for _, rt := range tasks {
+		if t := fw.tasks[rt.TaskID.Value]; t != nil {
+			c.sendReconciled(fw, t)
+			continue
+		}
+		state := mesos.TASK_LOST
+		onAgent := rt.AgentID != nil && rt.AgentID.Value == c.agentID
+		if fw.partitionAware() {
+			state = mesos.TASK_UNKNOWN
+			if onAgent {
+				state = mesos.TASK_GONE
+			}
+		}
+		c.masterUpdate(fw, rt.TaskID.Value, state, mesos.REASON_RECONCILIATION, "Reconciliation: Task is unknown", onAgent)
+	}
+}
+
+func (c *Cluster) sendReconciled(fw *framework, t *task) {
+	st := t.status
+	st.UUID = nil
+	st.Source = mesos.SOURCE_MASTER.Enum()
+	st.Reason = mesos.REASON_RECONCILIATION.Enum()
+	st.Message = strPtr("Reconciliation: Latest task state")
+	st.AgentID = &mesos.AgentID{Value: c.agentID}
+	if t.exec != nil {
+		st.ExecutorID = &mesos.ExecutorID{Value: t.exec.id}
+	}
+	ts := nowSeconds()
+	st.Timestamp = &ts
+	fw.send(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+}

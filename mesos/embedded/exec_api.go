@@ -1,0 +1,166 @@
+package embedded
+
+import (
+	"net/http"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// handleExecutor serves POST /api/v1/executor.
+func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
+	var call execpb.Call
+	reqCodec, herr := readCall(w, r, &call)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	if call.Type == execpb.Call_SUBSCRIBE {
+		c.serveExecutor(w, r, &call, reqCodec)
+		return
+	}
+	c.mu.Lock()
+	herr = c.executorCall(&call)
+	c.mu.Unlock()
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (c *Cluster) findExecutor(call *execpb.Call) (*executor, *httpError) {
+	fw := c.frameworks[call.FrameworkID.Value]
+	if fw == nil {
+		return nil, errorf(http.StatusBadRequest, "Framework %s not found", call.FrameworkID.Value)
+	}
+	e := fw.executors[call.ExecutorID.Value]
+	if e == nil || e.state == execTerminated {
+		return nil, errorf(http.StatusBadRequest, "Executor %s of framework %s not found", call.ExecutorID.Value, fw.id)
+	}
+	return e, nil
+}
+
+func (c *Cluster) serveExecutor(w http.ResponseWriter, r *http.Request, call *execpb.Call, req codec) {
+	format, err := negotiateStream(r, req)
+	if err != nil {
+		writeError(w, errorf(http.StatusNotAcceptable, "%v", err))
+		return
+	}
+	c.mu.Lock()
+	e, herr := c.findExecutor(call)
+	if herr != nil {
+		c.mu.Unlock()
+		writeError(w, herr)
+		return
+	}
+	s := newEventStream(format, "")
+	c.executorSubscribed(e, s, call.Subscribe)
+	c.mu.Unlock()
+	err = s.serve(r.Context(), w, nil, 0)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.stream == s {
+		c.log.Info("executor disconnected", "executor_id", e.id, "err", err)
+		e.stream = nil
+	}
+}
+
+// executorSubscribed attaches a (new) executor connection: SUBSCRIBED,
+// unacknowledged updates replayed, queued tasks launched.
+func (c *Cluster) executorSubscribed(e *executor, s *eventStream, sub *execpb.Call_Subscribe) {
+	if e.stream != nil {
+		e.stream.close()
+	}
+	e.stream = s
+	if e.state == execLaunching {
+		e.state = execRunning
+	}
+	c.log.Info("executor subscribed", "framework_id", e.fw.id, "executor_id", e.id)
+	e.send(&execpb.Event{Type: execpb.Event_SUBSCRIBED, Subscribed: &execpb.Event_Subscribed{
+		ExecutorInfo:  e.info,
+		FrameworkInfo: e.fw.info,
+		AgentInfo:     c.agentInfo(),
+		ContainerID:   &mesos.ContainerID{Value: e.containerID},
+	}})
+	if sub != nil {
+		for _, u := range sub.UnacknowledgedUpdates {
+			c.executorUpdate(e, u.Status)
+		}
+		known := map[string]bool{}
+		for _, ti := range sub.UnacknowledgedTasks {
+			known[ti.TaskID.Value] = true
+		}
+		e.dropQueued(known)
+	}
+	if e.state == execTerminating {
+		e.send(&execpb.Event{Type: execpb.Event_SHUTDOWN})
+		return
+	}
+	e.flushQueue()
+}
+
+func (c *Cluster) executorCall(call *execpb.Call) *httpError {
+	e, herr := c.findExecutor(call)
+	if herr != nil {
+		return herr
+	}
+	if e.state == execLaunching {
+		return errorf(http.StatusForbidden, "Executor is not subscribed")
+	}
+	switch call.Type {
+	case execpb.Call_UPDATE:
+		if call.Update == nil {
+			return errorf(http.StatusBadRequest, "Expecting 'update' to be present")
+		}
+		if herr := validateExecutorUpdate(call); herr != nil {
+			return herr
+		}
+		c.executorUpdate(e, call.Update.Status)
+	case execpb.Call_MESSAGE:
+		if call.Message == nil {
+			return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
+		}
+		e.fw.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+			AgentID: mesos.AgentID{Value: c.agentID}, ExecutorID: mesos.ExecutorID{Value: e.id}, Data: call.Message.Data,
+		}})
+	default:
+		return errorf(http.StatusBadRequest, "Call type %s is not supported", call.Type)
+	}
+	return nil
+}
+
+// validateExecutorUpdate applies the Mesos agent's rules for UPDATE calls.
+func validateExecutorUpdate(call *execpb.Call) *httpError {
+	st := call.Update.Status
+	switch {
+	case len(st.UUID) == 0:
+		return errorf(http.StatusBadRequest, "Expecting 'uuid' to be present")
+	case len(st.UUID) != 16:
+		return errorf(http.StatusBadRequest, "Invalid 'uuid': expecting 16 bytes")
+	case st.ExecutorID != nil && st.ExecutorID.Value != call.ExecutorID.Value:
+		return errorf(http.StatusBadRequest, "ExecutorID in Call: %s does not match ExecutorID in TaskStatus: %s",
+			call.ExecutorID.Value, st.ExecutorID.Value)
+	case st.GetSource() != mesos.SOURCE_EXECUTOR:
+		return errorf(http.StatusBadRequest, "Received Call from executor %s with invalid source, expecting 'SOURCE_EXECUTOR'",
+			call.ExecutorID.Value)
+	case st.GetState() == mesos.TASK_STAGING:
+		return errorf(http.StatusBadRequest, "Received TASK_STAGING from executor %s which is not allowed",
+			call.ExecutorID.Value)
+	}
+	return nil
+}
+
+// executorUpdate routes an executor's status update into its task's stream;
+// updates for tasks this agent does not know are still forwarded reliably.
+func (c *Cluster) executorUpdate(e *executor, st mesos.TaskStatus) {
+	t := e.fw.tasks[st.TaskID.Value]
+	if t == nil {
+		t = &task{info: mesos.TaskInfo{TaskID: st.TaskID}, fw: e.fw, exec: e, seq: c.nextID(), released: true, launched: true}
+		e.fw.tasks[st.TaskID.Value] = t
+		e.tasks[st.TaskID.Value] = t
+	}
+	t.launched = true
+	c.statusUpdate(t, st, true)
+}

@@ -1,0 +1,189 @@
+package embedded
+
+import (
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+type execState int
+
+const (
+	execLaunching   execState = iota // process starting or started, not subscribed
+	execRunning                      // subscribed at least once
+	execTerminating                  // shutdown requested
+	execTerminated
+)
+
+func (s execState) String() string {
+	return [...]string{"LAUNCHING", "RUNNING", "TERMINATING", "TERMINATED"}[s]
+}
+
+// termGrace is how long SIGTERM gets before SIGKILL.
+const termGrace = 3 * time.Second
+
+// maxCompleted bounds the terminated executors kept per framework for /state.
+const maxCompleted = 50
+
+// executor is one custom executor process of a framework on this agent.
+type executor struct {
+	fw          *framework
+	id          string
+	info        mesos.ExecutorInfo
+	containerID string
+	dir         string
+	resources   mesos.Resources
+	released    bool
+	state       execState
+	stream      *eventStream // current executor connection, nil if none
+	pid         int
+	tasks       map[string]*task // tasks not yet removed, queued or launched
+	queued      []batch          // waiting for SUBSCRIBE, in launch order
+	done        []*task          // completed tasks, for /state
+	timers      []*time.Timer
+	reason      mesos.TaskStatus_Reason
+	exitStatus  *int32
+	exitMessage string
+}
+
+// launchExecutor records a new executor and starts its process in the
+// background. Its resources are charged at once.
+func (c *Cluster) launchExecutor(fw *framework, info mesos.ExecutorInfo) *executor {
+	info.FrameworkID = &mesos.FrameworkID{Value: fw.id}
+	e := &executor{
+		fw:          fw,
+		id:          info.ExecutorID.Value,
+		info:        info,
+		containerID: newUUID(),
+		resources:   normalize(info.Resources),
+		tasks:       map[string]*task{},
+		reason:      mesos.REASON_EXECUTOR_TERMINATED,
+	}
+	e.dir = filepath.Join(c.cfg.WorkDir, "slaves", c.agentID, "frameworks", fw.id,
+		"executors", e.id, "runs", e.containerID)
+	fw.executors[e.id] = e
+	c.procs.Add(1)
+	go c.runExecutor(e, c.executorEnv(e))
+	c.log.Info("launching executor", "framework_id", fw.id, "executor_id", e.id, "sandbox", e.dir)
+	return e
+}
+
+func (c *Cluster) after(e *executor, d time.Duration, f func()) {
+	e.timers = append(e.timers, time.AfterFunc(d, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if e.state != execTerminated {
+			f()
+		}
+	}))
+}
+
+func (e *executor) send(ev *execpb.Event) bool {
+	if e.stream == nil {
+		return false
+	}
+	return e.stream.push(ev)
+}
+
+func (e *executor) sendMessage(data []byte) {
+	e.send(&execpb.Event{Type: execpb.Event_MESSAGE, Message: &execpb.Event_Message{Data: data}})
+}
+
+func (e *executor) gracePeriod(def time.Duration) time.Duration {
+	if g := e.info.GetShutdownGracePeriod(); g != nil && g.Nanoseconds > 0 {
+		return time.Duration(g.Nanoseconds)
+	}
+	return def
+}
+
+// shutdownExecutor asks the executor to shut down (SHUTDOWN event), then
+// escalates to SIGTERM and SIGKILL of its process group.
+func (c *Cluster) shutdownExecutor(e *executor) {
+	if e.state == execTerminating || e.state == execTerminated {
+		return
+	}
+	e.state = execTerminating
+	c.log.Info("shutting down executor", "framework_id", e.fw.id, "executor_id", e.id)
+	if e.send(&execpb.Event{Type: execpb.Event_SHUTDOWN}) {
+		c.after(e, e.gracePeriod(c.cfg.ExecutorShutdownGrace), func() { c.terminate(e) })
+		return
+	}
+	c.terminate(e)
+}
+
+// terminate sends SIGTERM to the process group and SIGKILL after termGrace.
+func (c *Cluster) terminate(e *executor) {
+	if e.pid == 0 {
+		return // not started yet; runExecutor notices execTerminating
+	}
+	_ = syscall.Kill(-e.pid, syscall.SIGTERM)
+	c.after(e, termGrace, func() { _ = syscall.Kill(-e.pid, syscall.SIGKILL) })
+}
+
+// executorTerminated handles the end of an executor process: its live tasks
+// fail, the framework gets FAILURE, resources are released and re-offered.
+func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
+	if e.state == execTerminated {
+		return
+	}
+	e.state = execTerminated
+	e.exitStatus, e.exitMessage = status, msg
+	for _, t := range e.timers {
+		t.Stop()
+	}
+	if e.stream != nil {
+		e.stream.close()
+		e.stream = nil
+	}
+	e.released = true
+	fw := e.fw
+	if fw.executors[e.id] == e {
+		delete(fw.executors, e.id)
+	}
+	fw.completed = append(fw.completed, e)
+	if len(fw.completed) > maxCompleted {
+		fw.completed = fw.completed[1:]
+	}
+	c.log.Info("executor terminated", "framework_id", fw.id, "executor_id", e.id, "message", msg)
+	if c.frameworks[fw.id] == fw {
+		for _, t := range e.liveTasks() {
+			c.agentUpdate(t, mesos.TASK_FAILED, e.reason, msg)
+		}
+		fw.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
+			AgentID:    &mesos.AgentID{Value: c.agentID},
+			ExecutorID: &mesos.ExecutorID{Value: e.id},
+			Status:     status,
+		}})
+	}
+	e.queued = nil
+	c.allocate()
+}
+
+// liveTasks are the executor's tasks that have not reached a terminal state,
+// in a stable order (queued first, then by id).
+func (e *executor) liveTasks() []*task {
+	var out []*task
+	for _, t := range sortedTasks(e.tasks) {
+		if !isTerminal(t.state) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func exitMessage(ws syscall.WaitStatus, err error) string {
+	switch {
+	case ws.Exited():
+		return fmt.Sprintf("Executor terminated: exited with status %d", ws.ExitStatus())
+	case ws.Signaled():
+		return fmt.Sprintf("Executor terminated: killed by signal %s", ws.Signal())
+	case err != nil:
+		return fmt.Sprintf("Executor terminated: %v", err)
+	}
+	return "Executor terminated"
+}

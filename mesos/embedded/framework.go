@@ -1,0 +1,184 @@
+package embedded
+
+import (
+	"fmt"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// framework is a registered framework, connected (sub != nil) or waiting
+// for its failover timeout.
+type framework struct {
+	id         string
+	info       mesos.FrameworkInfo
+	sub        *eventStream
+	suppressed bool
+	filters    []*filter
+	offer      *offer
+	executors  map[string]*executor
+	tasks      map[string]*task
+	completed  []*executor // recently terminated executors, for /state
+	failover   *time.Timer
+}
+
+func (fw *framework) hasCapability(t mesos.FrameworkInfo_Capability_Type) bool {
+	for _, c := range fw.info.Capabilities {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (fw *framework) partitionAware() bool {
+	return fw.hasCapability(mesos.FrameworkInfo_Capability_PARTITION_AWARE)
+}
+
+// allocationRole is the role offers carry in allocation_info, for
+// MULTI_ROLE frameworks only.
+func (fw *framework) allocationRole() (string, bool) {
+	if !fw.hasCapability(mesos.FrameworkInfo_Capability_MULTI_ROLE) {
+		return "", false
+	}
+	if len(fw.info.Roles) > 0 {
+		return fw.info.Roles[0], true
+	}
+	return fw.info.GetRole(), true
+}
+
+// send queues an event for the framework if it is connected.
+func (fw *framework) send(ev *scheduler.Event) bool {
+	if fw.sub == nil {
+		return false
+	}
+	return fw.sub.push(ev)
+}
+
+// subscribe registers or re-registers a framework and returns the stream
+// that will carry its events.
+func (c *Cluster) subscribe(info mesos.FrameworkInfo, format streamFormat, suppressed bool) (string, *eventStream, *httpError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return "", nil, errorf(503, "Master is shutting down")
+	}
+	id := info.GetID().GetValue()
+	if id != "" && c.removed[id] {
+		return "", nil, errorf(403, "Framework %s has been removed", id)
+	}
+	if id == "" {
+		id = fmt.Sprintf("%s-%04d", c.masterID, c.nextID())
+	}
+	info.ID = &mesos.FrameworkID{Value: id}
+	fw := c.frameworks[id]
+	if fw == nil {
+		fw = &framework{id: id, executors: map[string]*executor{}, tasks: map[string]*task{}}
+		c.frameworks[id] = fw
+		c.log.Info("framework registered", "framework_id", id, "name", info.Name)
+	} else {
+		c.log.Info("framework re-subscribed", "framework_id", id, "name", info.Name)
+		c.disconnect(fw, "a new subscription replaced this stream")
+	}
+	fw.info = info
+	fw.suppressed = suppressed
+	if fw.failover != nil {
+		fw.failover.Stop()
+		fw.failover = nil
+	}
+	fw.sub = newEventStream(format, newUUID())
+	c.sendSubscribed(fw)
+	c.resendUpdates(fw)
+	c.allocate()
+	return id, fw.sub, nil
+}
+
+func (c *Cluster) sendSubscribed(fw *framework) {
+	hb := c.cfg.HeartbeatInterval.Seconds()
+	port := uint32(c.port())
+	fw.send(&scheduler.Event{
+		Type: scheduler.Event_SUBSCRIBED,
+		Subscribed: &scheduler.Event_Subscribed{
+			FrameworkID:              &mesos.FrameworkID{Value: fw.id},
+			HeartbeatIntervalSeconds: &hb,
+			MasterInfo: &mesos.MasterInfo{
+				ID:       c.masterID,
+				IP:       0x0100007f, // 127.0.0.1 in network byte order, as Mesos packs it
+				Port:     &port,
+				Hostname: &c.cfg.Hostname,
+				Version:  strPtr("1.11.0"),
+				Address:  &mesos.Address{Hostname: &c.cfg.Hostname, IP: strPtr("127.0.0.1"), Port: int32(port)},
+			},
+		},
+	})
+}
+
+// disconnect closes the framework's stream (if any) and rescinds its offer.
+func (c *Cluster) disconnect(fw *framework, why string) {
+	if fw.sub == nil {
+		return
+	}
+	c.log.Info("framework disconnected", "framework_id", fw.id, "reason", why)
+	fw.sub.close()
+	fw.sub = nil
+	c.removeOffer(fw, false)
+}
+
+// streamEnded is called when a subscription's HTTP stream terminates. The
+// framework gets failover_timeout to come back before it is torn down.
+func (c *Cluster) streamEnded(fwID string, s *eventStream) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fw := c.frameworks[fwID]
+	if fw == nil || fw.sub != s {
+		return
+	}
+	c.disconnect(fw, "subscription stream ended")
+	c.allocate()
+	timeout := time.Duration(fw.info.GetFailoverTimeout() * float64(time.Second))
+	if timeout <= 0 || c.closing {
+		c.teardown(fw)
+		return
+	}
+	c.log.Info("framework failover timeout started", "framework_id", fw.id, "timeout", timeout)
+	fw.failover = time.AfterFunc(timeout, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if cur := c.frameworks[fwID]; cur == fw && fw.sub == nil {
+			c.log.Info("framework failover timeout expired", "framework_id", fw.id)
+			c.teardown(fw)
+		}
+	})
+}
+
+// teardown removes the framework: shuts down its executors, drops its tasks
+// and offers and refuses its id from now on.
+func (c *Cluster) teardown(fw *framework) {
+	c.log.Info("tearing down framework", "framework_id", fw.id)
+	for _, e := range fw.executors {
+		c.shutdownExecutor(e)
+	}
+	for _, t := range fw.tasks {
+		c.releaseTask(t)
+		t.stopRetry()
+	}
+	fw.tasks = map[string]*task{}
+	c.stopFramework(fw)
+	delete(c.frameworks, fw.id)
+	c.removed[fw.id] = true
+	c.allocate()
+}
+
+// stopFramework closes the stream and stops the framework's timers.
+func (c *Cluster) stopFramework(fw *framework) {
+	c.disconnect(fw, "framework stopped")
+	if fw.failover != nil {
+		fw.failover.Stop()
+		fw.failover = nil
+	}
+	for _, f := range fw.filters {
+		f.timer.Stop()
+	}
+	fw.filters = nil
+}

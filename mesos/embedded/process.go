@@ -1,0 +1,177 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// inheritedEnv are the variables of this process an executor inherits.
+var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER"}
+
+// executorEnv is the environment a real agent gives a custom executor,
+// followed by the variables of its CommandInfo (which win).
+func (c *Cluster) executorEnv(e *executor) []string {
+	var env []string
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	grace := e.gracePeriod(c.cfg.ExecutorShutdownGrace)
+	env = append(env,
+		"MESOS_AGENT_ENDPOINT="+c.hostPort,
+		"MESOS_FRAMEWORK_ID="+e.fw.id,
+		"MESOS_EXECUTOR_ID="+e.id,
+		"MESOS_DIRECTORY="+e.dir,
+		"MESOS_SANDBOX="+e.dir,
+		"MESOS_CHECKPOINT=0",
+		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD="+mesosDuration(grace),
+		"MESOS_SUBSCRIPTION_BACKOFF_MAX=2secs",
+		"MESOS_SLAVE_ID="+c.agentID,
+		"MESOS_AGENT_ID="+c.agentID,
+		"MESOS_SLAVE_PID=slave(1)@"+c.hostPort,
+		"MESOS_HTTP_COMMAND_EXECUTOR=0",
+		"MESOS_CONTAINER_ID="+e.containerID,
+	)
+	for _, v := range e.info.GetCommand().GetEnvironment().GetVariables() {
+		if v.Type == nil || *v.Type == mesos.Environment_Variable_VALUE {
+			env = append(env, v.Name+"="+v.GetValue())
+		}
+	}
+	return env
+}
+
+// runExecutor prepares the sandbox, fetches URIs, starts the process and
+// waits for it. It owns one count of c.procs.
+func (c *Cluster) runExecutor(e *executor, env []string) {
+	defer c.procs.Done()
+	cmd, err := c.prepare(e, env)
+	if err == nil {
+		err = c.startProcess(e, cmd)
+	}
+	if err != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.log.Warn("executor launch failed", "executor_id", e.id, "err", err)
+		if e.state != execTerminating {
+			e.reason = mesos.REASON_CONTAINER_LAUNCH_FAILED
+		}
+		c.executorTerminated(e, nil, "Failed to launch container: "+err.Error())
+		return
+	}
+	werr := cmd.Wait()
+	var ws syscall.WaitStatus
+	if cmd.ProcessState != nil {
+		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
+	}
+	// Destroy the container: nothing of the executor survives it, neither
+	// its own process group nor its tasks' groups.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if n := reap(e.dir, false); n > 0 {
+		c.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
+	}
+	status := int32(ws)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.executorTerminated(e, &status, exitMessage(ws, werr))
+}
+
+// prepare creates the sandbox, fetches the command URIs and builds the
+// command (without starting it).
+func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
+	if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		return nil, err
+	}
+	latest := filepath.Join(filepath.Dir(e.dir), "latest")
+	_ = os.Remove(latest)
+	_ = os.Symlink(e.containerID, latest)
+	command := e.info.GetCommand()
+	if command == nil {
+		return nil, errors.New("executor has no command")
+	}
+	for _, u := range command.URIs {
+		if err := fetchURI(u, e.dir); err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", u.Value, err)
+		}
+	}
+	cmd, err := buildCommand(command, e.dir)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = env
+	cmd.Dir = e.dir
+	cmd.SysProcAttr = sysProcAttr()
+	return cmd, nil
+}
+
+// buildCommand follows Mesos: shell=true (default) runs "/bin/sh -c value";
+// shell=false execs value with arguments as its full argv.
+func buildCommand(ci *mesos.CommandInfo, dir string) (*exec.Cmd, error) {
+	value := ci.GetValue()
+	if value == "" {
+		return nil, errors.New("command value is empty")
+	}
+	if ci.Shell == nil || *ci.Shell {
+		return exec.Command("/bin/sh", "-c", value), nil
+	}
+	path := value
+	if strings.Contains(value, "/") && !filepath.IsAbs(value) {
+		path = filepath.Join(dir, value)
+	} else if !strings.Contains(value, "/") {
+		p, err := exec.LookPath(value)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	args := ci.Arguments
+	if len(args) == 0 {
+		args = []string{value}
+	}
+	return &exec.Cmd{Path: path, Args: args}, nil
+}
+
+// startProcess starts cmd with stdout/stderr in the sandbox, unless the
+// executor was shut down while it was being prepared.
+func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
+	stdout, err := os.OpenFile(filepath.Join(e.dir, "stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := os.OpenFile(filepath.Join(e.dir, "stderr"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.state == execTerminating {
+		return errors.New("executor was shut down before it started")
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	e.pid = cmd.Process.Pid
+	c.after(e, c.cfg.ExecutorRegistrationTimeout, func() { c.registrationTimeout(e) })
+	return nil
+}
+
+func (c *Cluster) registrationTimeout(e *executor) {
+	if e.state != execLaunching {
+		return
+	}
+	c.log.Warn("executor did not subscribe in time; killing it", "executor_id", e.id,
+		"timeout", c.cfg.ExecutorRegistrationTimeout)
+	e.reason = mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT
+	e.state = execTerminating
+	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
+}

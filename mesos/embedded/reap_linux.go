@@ -1,0 +1,55 @@
+//go:build linux
+
+package embedded
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A container is destroyed with everything it started. Executors put each
+// task in a process group of its own, so killing the executor's group is
+// not enough; instead every process whose environment names a sandbox
+// (MESOS_DIRECTORY, which executors pass on to their tasks) is killed:
+// when its executor exits, and at start for sandboxes under the work
+// directory left by an earlier run of this agent that was killed outright.
+
+// reap kills the processes whose MESOS_DIRECTORY is dir, or is under dir
+// when prefix is set. It returns how many it killed.
+func reap(dir string, prefix bool) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	self := os.Getpid()
+	killed := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || pid <= 1 {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		if sandbox, ok := sandboxOf(env); ok && (sandbox == dir || (prefix && strings.HasPrefix(sandbox, dir+"/"))) {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	return killed
+}
+
+func sandboxOf(environ []byte) (string, bool) {
+	for _, kv := range bytes.Split(environ, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("MESOS_DIRECTORY=")); ok {
+			return string(v), true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,169 @@
+package embedded
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// Resources is a compact view of a resource pool.
+type Resources struct {
+	CPUs   float64 `json:"cpus"`
+	MemMB  float64 `json:"mem"`
+	DiskMB float64 `json:"disk"`
+	Ports  string  `json:"ports,omitempty"`
+}
+
+// State is a point-in-time view of the cluster for a console page.
+type State struct {
+	AgentID    string          `json:"agent_id"`
+	Hostname   string          `json:"hostname"`
+	URL        string          `json:"url"`
+	Total      Resources       `json:"total"`
+	Free       Resources       `json:"free"`
+	Frameworks []FrameworkView `json:"frameworks"`
+	Executors  []ExecutorView  `json:"executors"`
+	Tasks      []TaskView      `json:"tasks"`
+}
+
+// FrameworkView describes a registered framework.
+type FrameworkView struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Connected bool   `json:"connected"`
+}
+
+// ExecutorView describes a running executor.
+type ExecutorView struct {
+	ID          string `json:"id"`
+	FrameworkID string `json:"framework_id"`
+	PID         int    `json:"pid"`
+	Directory   string `json:"directory"`
+	State       string `json:"state"`
+}
+
+// TaskView describes a task the agent still tracks.
+type TaskView struct {
+	ID          string `json:"id"`
+	FrameworkID string `json:"framework_id"`
+	ExecutorID  string `json:"executor_id"`
+	State       string `json:"state"`
+}
+
+// Snapshot returns the current state.
+func (c *Cluster) Snapshot() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := State{
+		AgentID:  c.agentID,
+		Hostname: c.cfg.Hostname,
+		URL:      "http://" + c.hostPort,
+		Total:    summary(c.total),
+		Free:     summary(c.total.Minus(c.used()...)),
+	}
+	for _, fw := range c.sortedFrameworks() {
+		s.Frameworks = append(s.Frameworks, FrameworkView{ID: fw.id, Name: fw.info.Name, Connected: fw.sub != nil})
+		for _, e := range sortedExecutors(fw.executors) {
+			s.Executors = append(s.Executors, ExecutorView{ID: e.id, FrameworkID: fw.id, PID: e.pid, Directory: e.dir, State: e.state.String()})
+		}
+		for _, t := range sortedTasks(fw.tasks) {
+			v := TaskView{ID: t.info.TaskID.Value, FrameworkID: fw.id, State: t.state.String()}
+			if t.exec != nil {
+				v.ExecutorID = t.exec.id
+			}
+			s.Tasks = append(s.Tasks, v)
+		}
+	}
+	return s
+}
+
+func (c *Cluster) sortedFrameworks() []*framework {
+	out := make([]*framework, 0, len(c.frameworks))
+	for _, fw := range c.frameworks {
+		out = append(out, fw)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func sortedExecutors(m map[string]*executor) []*executor {
+	out := make([]*executor, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// handleState serves an agent-like /state (plus a master-like "slaves"
+// list) so a scheduler finds sandboxes as it would on a real cluster.
+func (c *Cluster) handleState(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
+		return
+	}
+	c.mu.Lock()
+	body := c.stateJSON()
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+type jsonObj = map[string]any
+
+func (c *Cluster) stateJSON() jsonObj {
+	pid := "slave(1)@" + c.hostPort
+	agent := jsonObj{"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "port": c.port(),
+		"resources": summary(c.total), "used_resources": summary(c.used()), "active": true}
+	var fws []jsonObj
+	for _, fw := range c.sortedFrameworks() {
+		var execs, done []jsonObj
+		for _, e := range sortedExecutors(fw.executors) {
+			execs = append(execs, c.executorJSON(e))
+		}
+		for _, e := range fw.completed {
+			done = append(done, c.executorJSON(e))
+		}
+		fws = append(fws, jsonObj{"id": fw.id, "name": fw.info.Name, "user": fw.info.User,
+			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": orEmpty(done)})
+	}
+	return jsonObj{
+		"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "version": "1.11.0",
+		"resources": summary(c.total), "unreserved_resources": summary(c.total),
+		"frameworks": orEmpty(fws), "completed_frameworks": []jsonObj{},
+		"slaves": []jsonObj{agent}, "master_id": c.masterID,
+	}
+}
+
+func (c *Cluster) executorJSON(e *executor) jsonObj {
+	var queued, running, done []jsonObj
+	for _, t := range sortedTasks(e.tasks) {
+		if t.launched {
+			running = append(running, c.taskJSON(e, t))
+		} else {
+			queued = append(queued, c.taskJSON(e, t))
+		}
+	}
+	for _, t := range e.done {
+		done = append(done, c.taskJSON(e, t))
+	}
+	return jsonObj{"id": e.id, "name": e.info.GetName(), "source": e.info.GetSource(),
+		"framework_id": e.fw.id, "container": e.containerID, "directory": e.dir, "pid": e.pid,
+		"state": e.state.String(), "resources": summary(e.resources),
+		"tasks": orEmpty(running), "queued_tasks": orEmpty(queued), "completed_tasks": orEmpty(done)}
+}
+
+func (c *Cluster) taskJSON(e *executor, t *task) jsonObj {
+	return jsonObj{"id": t.info.TaskID.Value, "name": t.info.Name, "framework_id": e.fw.id,
+		"executor_id": e.id, "slave_id": c.agentID, "state": t.state.String(),
+		"resources": summary(t.resources), "statuses": []mesos.TaskStatus{t.status}}
+}
+
+func orEmpty(v []jsonObj) []jsonObj {
+	if v == nil {
+		return []jsonObj{}
+	}
+	return v
+}

@@ -1,0 +1,228 @@
+package embedded
+
+import (
+	"bytes"
+	"net/http"
+	"sort"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// maxRetry caps the backoff of unacknowledged status update retries.
+const maxRetry = 10 * time.Minute
+
+// maxDone bounds the completed tasks kept per executor for /state.
+const maxDone = 200
+
+// task is a task the agent knows: queued, launched or terminal but not yet
+// acknowledged. Its reliable status updates form a stream: only the oldest
+// unacknowledged update is forwarded (and retried) at a time.
+type task struct {
+	info      mesos.TaskInfo
+	fw        *framework
+	exec      *executor
+	seq       int
+	state     mesos.TaskState
+	status    mesos.TaskStatus // latest
+	resources mesos.Resources
+	released  bool
+	launched  bool
+	pending   []pendingUpdate
+	acked     map[string]bool
+	retry     *time.Timer
+	backoff   time.Duration
+}
+
+type pendingUpdate struct {
+	status       mesos.TaskStatus
+	fromExecutor bool
+}
+
+func (t *task) stopRetry() {
+	if t.retry != nil {
+		t.retry.Stop()
+		t.retry = nil
+	}
+}
+
+func isTerminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST,
+		mesos.TASK_ERROR, mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
+		return true
+	}
+	return false
+}
+
+func sortedTasks(m map[string]*task) []*task {
+	out := make([]*task, 0, len(m))
+	for _, t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+func (c *Cluster) releaseTask(t *task) {
+	t.released = true
+}
+
+// statusUpdate records a reliable (uuid-carrying) update and forwards it
+// when it is the oldest unacknowledged one of its task.
+func (c *Cluster) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) {
+	key := string(st.UUID)
+	if t.acked[key] {
+		if fromExecutor {
+			t.exec.send(acknowledged(t, st.UUID))
+		}
+		return
+	}
+	for _, p := range t.pending {
+		if bytes.Equal(p.status.UUID, st.UUID) {
+			return // duplicate of an update in flight
+		}
+	}
+	st.AgentID = &mesos.AgentID{Value: c.agentID}
+	if t.exec != nil {
+		st.ExecutorID = &mesos.ExecutorID{Value: t.exec.id}
+	}
+	if st.Timestamp == nil {
+		ts := nowSeconds()
+		st.Timestamp = &ts
+	}
+	t.state, t.status = st.GetState(), st
+	t.pending = append(t.pending, pendingUpdate{status: st, fromExecutor: fromExecutor})
+	if len(t.pending) == 1 {
+		t.backoff = c.cfg.UpdateRetryInterval
+		c.forwardUpdate(t)
+	}
+	if isTerminal(t.state) && !t.released {
+		c.releaseTask(t)
+		c.allocate()
+	}
+}
+
+// forwardUpdate sends the oldest pending update to the framework and arms
+// its retry timer.
+func (c *Cluster) forwardUpdate(t *task) {
+	t.stopRetry()
+	if len(t.pending) == 0 {
+		return
+	}
+	head := t.pending[0].status
+	t.fw.send(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: head}})
+	t.retry = time.AfterFunc(t.backoff, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(t.pending) > 0 && bytes.Equal(t.pending[0].status.UUID, head.UUID) && t.fw.tasks[t.info.TaskID.Value] == t {
+			t.backoff = min(2*t.backoff, maxRetry)
+			c.forwardUpdate(t)
+		}
+	})
+}
+
+// resendUpdates re-forwards every task's oldest pending update, on
+// (re-)subscription of the framework.
+func (c *Cluster) resendUpdates(fw *framework) {
+	for _, t := range sortedTasks(fw.tasks) {
+		if len(t.pending) > 0 {
+			t.backoff = c.cfg.UpdateRetryInterval
+			c.forwardUpdate(t)
+		}
+	}
+}
+
+// agentUpdate generates a reliable update from the agent itself.
+func (c *Cluster) agentUpdate(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+	c.statusUpdate(t, mesos.TaskStatus{
+		TaskID:  t.info.TaskID,
+		State:   state.Enum(),
+		Message: &msg,
+		Source:  mesos.SOURCE_AGENT.Enum(),
+		Reason:  reason.Enum(),
+		UUID:    uuidBytes(),
+	}, false)
+}
+
+// masterUpdate sends an unreliable update (no uuid, nothing to acknowledge)
+// the way a Mesos master reports invalid tasks and reconciliation.
+func (c *Cluster) masterUpdate(fw *framework, taskID string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, agent bool) {
+	ts := nowSeconds()
+	st := mesos.TaskStatus{
+		TaskID:    mesos.TaskID{Value: taskID},
+		State:     state.Enum(),
+		Source:    mesos.SOURCE_MASTER.Enum(),
+		Reason:    reason.Enum(),
+		Timestamp: &ts,
+	}
+	if msg != "" {
+		st.Message = &msg
+	}
+	if agent {
+		st.AgentID = &mesos.AgentID{Value: c.agentID}
+	}
+	fw.send(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+}
+
+// acknowledge applies a framework's ACKNOWLEDGE: the oldest pending update
+// of the task is done, the executor hears ACKNOWLEDGED and the next update
+// is forwarded; a task whose terminal update is acknowledged is removed.
+func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *httpError {
+	if ack == nil {
+		return errorf(http.StatusBadRequest, "Expecting 'acknowledge' to be present")
+	}
+	if len(ack.UUID) != 16 {
+		return errorf(http.StatusBadRequest, "Failed to parse UUID: expecting 16 bytes, got %d", len(ack.UUID))
+	}
+	t := fw.tasks[ack.TaskID.Value]
+	if ack.AgentID.Value != c.agentID || t == nil {
+		c.log.Debug("acknowledgement for unknown task dropped", "task_id", ack.TaskID.Value)
+		return nil
+	}
+	if len(t.pending) == 0 || !bytes.Equal(t.pending[0].status.UUID, ack.UUID) {
+		c.log.Debug("unexpected status update acknowledgement", "task_id", ack.TaskID.Value)
+		return nil
+	}
+	head := t.pending[0]
+	t.pending = t.pending[1:]
+	if t.acked == nil {
+		t.acked = map[string]bool{}
+	}
+	t.acked[string(ack.UUID)] = true
+	t.stopRetry()
+	if head.fromExecutor && t.exec != nil {
+		t.exec.send(acknowledged(t, ack.UUID))
+	}
+	if len(t.pending) > 0 {
+		t.backoff = c.cfg.UpdateRetryInterval
+		c.forwardUpdate(t)
+	} else if isTerminal(t.state) {
+		c.removeTask(t)
+	}
+	return nil
+}
+
+func acknowledged(t *task, uuid []byte) *execpb.Event {
+	return &execpb.Event{Type: execpb.Event_ACKNOWLEDGED, Acknowledged: &execpb.Event_Acknowledged{
+		TaskID: t.info.TaskID, UUID: uuid,
+	}}
+}
+
+func (c *Cluster) removeTask(t *task) {
+	t.stopRetry()
+	delete(t.fw.tasks, t.info.TaskID.Value)
+	if e := t.exec; e != nil {
+		delete(e.tasks, t.info.TaskID.Value)
+		e.done = append(e.done, t)
+		if len(e.done) > maxDone {
+			e.done = e.done[1:]
+		}
+	}
+}
+
+func nowSeconds() float64 {
+	return float64(time.Now().UnixNano()) / 1e9
+}

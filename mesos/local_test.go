@@ -1,0 +1,83 @@
+package mesos
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/mesos/embedded"
+)
+
+// TestAgainstEmbeddedMaster runs the client against the embedded single-node master.
+func TestAgainstEmbeddedMaster(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cluster, err := embedded.New(embedded.Config{WorkDir: t.TempDir(), CPUs: 4, MemMB: 2048,
+		ExecutorRegistrationTimeout: 50 * time.Millisecond, ExecutorShutdownGrace: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Close() })
+
+	h := newRecHandler()
+	c := New(Config{URL: cluster.URL(), FrameworkName: "ej-test", BackoffMin: time.Millisecond,
+		BackoffMax: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(testWriterFor(t), nil))})
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, h) }()
+	t.Cleanup(func() { cancel(); recv(t, done, "Run") })
+
+	id := recv(t, h.subscribed, "Subscribed")
+	if id == "" || c.FrameworkID() != id {
+		t.Fatalf("framework id %q / %q", id, c.FrameworkID())
+	}
+	offers := recv(t, h.offers, "Offers")
+	if len(offers) == 0 {
+		t.Fatal("no offers")
+	}
+	o := offers[0]
+	if o.AgentID != cluster.AgentID() || o.CPUs != 4 || o.MemMB != 2048 {
+		t.Fatalf("offer = %+v", o)
+	}
+
+	// Explicit reconciliation of a task the master never saw: answered without a uuid.
+	if err := c.Reconcile(ctx, []TaskRef{{TaskID: "ghost", AgentID: o.AgentID}}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if s := recv(t, h.updates, "Update"); s.TaskID != "ghost" || s.State == "" {
+		t.Fatalf("reconcile answer = %+v", s)
+	}
+
+	// A launch built from the offer passes the master's validation: the task is not refused
+	// (TASK_ERROR/TASK_DROPPED); the executor, which never subscribes, times out instead.
+	launch := TaskLaunch{TaskID: "t1", AgentID: o.AgentID, CPUs: 1, MemMB: 128,
+		Executor: ExecutorSpec{ID: "app@-@" + o.AgentID, CPUs: 0.5, MemMB: 64, Command: "sleep 30", Shell: true}}
+	if err := c.Accept(ctx, []string{o.ID}, []TaskLaunch{launch}, -1); err != nil {
+		t.Fatalf("Accept: %v", err)
+	}
+	s := recv(t, h.updates, "Update")
+	if s.TaskID != "t1" || s.State == "TASK_ERROR" || s.State == "TASK_DROPPED" {
+		t.Fatalf("launch refused: %+v", s)
+	}
+	// The reconciliation answer is handled after the failure update was acknowledged: the master
+	// reports the terminal state, or TASK_GONE once the ack made it forget the task.
+	if err := c.Reconcile(ctx, []TaskRef{{TaskID: "t1", AgentID: o.AgentID}}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if r := recv(t, h.updates, "Update"); r.TaskID != "t1" || (r.State != s.State && r.State != "TASK_GONE") {
+		t.Fatalf("reconciled %+v, want %s or TASK_GONE", r, s.State)
+	}
+	if err := c.Suppress(ctx); err != nil {
+		t.Fatalf("Suppress: %v", err)
+	}
+}
+
+type tw struct{ t *testing.T }
+
+func (w tw) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
+
+func testWriterFor(t *testing.T) io.Writer { return tw{t} }

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package local
-
-func reap(string, bool) int { return 0 }

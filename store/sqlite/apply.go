@@ -1,0 +1,174 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// dbError marks a database failure (as opposed to an op's store error).
+type dbError struct{ err error }
+
+func (e dbError) Error() string { return e.err.Error() }
+func (e dbError) Unwrap() error { return e.err }
+
+// applyBatch applies one Commit's ops inside a SAVEPOINT of the open
+// transaction. On an op error (ErrExists, ErrNotFound, ErrConflict) it
+// rolls back to the savepoint and returns that error as opErr; a database
+// failure is returned as dbErr and leaves the transaction to the caller.
+func (w *writer) applyBatch(ops []store.Op) (events []store.Event, opErr, dbErr error) {
+	if err := w.exec("SAVEPOINT batch"); err != nil {
+		return nil, nil, err
+	}
+	for _, op := range ops {
+		evs, err := w.apply(op)
+		var de dbError
+		if errors.As(err, &de) {
+			return nil, nil, de.err
+		}
+		if err != nil {
+			if err := w.exec("ROLLBACK TO batch"); err != nil {
+				return nil, nil, err
+			}
+			return nil, err, w.exec("RELEASE batch")
+		}
+		events = append(events, evs...)
+	}
+	return events, nil, w.exec("RELEASE batch")
+}
+
+func (w *writer) apply(op store.Op) ([]store.Event, error) {
+	cur, exists, err := w.current(op.Path)
+	if err != nil {
+		return nil, err
+	}
+	switch op.Kind {
+	case store.OpCreate:
+		if exists {
+			return nil, memory.OpError(op, store.ErrExists)
+		}
+		return w.create(op)
+	case store.OpPut:
+		if !exists {
+			return w.create(op)
+		}
+		return w.write(op, cur+1)
+	case store.OpSet:
+		if err := match(op, cur, exists); err != nil {
+			return nil, err
+		}
+		return w.write(op, cur+1)
+	case store.OpDelete:
+		if !exists && op.Version == store.AnyVersion {
+			return nil, nil
+		}
+		if err := match(op, cur, exists); err != nil {
+			return nil, err
+		}
+		return w.deleteTree(op.Path)
+	default: // OpCheck; CheckOps rejected unknown kinds
+		return nil, match(op, cur, exists)
+	}
+}
+
+func match(op store.Op, cur int64, exists bool) error {
+	if !exists {
+		return memory.OpError(op, store.ErrNotFound)
+	}
+	if op.Version != store.AnyVersion && op.Version != cur {
+		return memory.OpError(op, store.ErrConflict)
+	}
+	return nil
+}
+
+// current returns the version of path and whether it exists.
+func (w *writer) current(path string) (int64, bool, error) {
+	if path == "/" {
+		return 0, true, nil
+	}
+	var v int64
+	err := w.version.QueryRowContext(context.Background(), path).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, dbError{err}
+	}
+	return v, true, nil
+}
+
+// create inserts op.Path at version 0 after its missing ancestors.
+func (w *writer) create(op store.Op) ([]store.Event, error) {
+	ctx := context.Background()
+	var created []string
+	for a := store.Parent(op.Path); a != "/"; a = store.Parent(a) {
+		res, err := w.ancestor.ExecContext(ctx, a, store.Parent(a))
+		if err != nil {
+			return nil, dbError{err}
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			break // it exists, so do all of its ancestors
+		}
+		created = append(created, a)
+	}
+	if _, err := w.insert.ExecContext(ctx, op.Path, store.Parent(op.Path), value(op.Value)); err != nil {
+		return nil, dbError{err}
+	}
+	events := make([]store.Event, 0, len(created)+1)
+	for _, a := range slices.Backward(created) {
+		events = append(events, store.Event{Type: store.EventPut, Path: a})
+	}
+	return append(events, store.Event{Type: store.EventPut, Path: op.Path}), nil
+}
+
+func (w *writer) write(op store.Op, version int64) ([]store.Event, error) {
+	if _, err := w.update.ExecContext(context.Background(), value(op.Value), version, op.Path); err != nil {
+		return nil, dbError{err}
+	}
+	return []store.Event{{Type: store.EventPut, Path: op.Path, Version: version}}, nil
+}
+
+// deleteTree removes path and its descendants, found by the key range
+// [path+"/", path+"0") ('0' follows '/'), which needs no LIKE escaping.
+// Events list descendants in descending path order, then path itself, so
+// every node comes after its descendants.
+func (w *writer) deleteTree(path string) ([]store.Event, error) {
+	ctx := context.Background()
+	lo, hi := path+"/", path+"0"
+	rows, err := w.descendants.QueryContext(ctx, lo, hi)
+	if err != nil {
+		return nil, dbError{err}
+	}
+	var events []store.Event
+	for rows.Next() {
+		ev := store.Event{Type: store.EventDelete}
+		if err := rows.Scan(&ev.Path, &ev.Version); err != nil {
+			rows.Close()
+			return nil, dbError{err}
+		}
+		events = append(events, ev)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, dbError{err}
+	}
+	cur, _, err := w.current(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.del.ExecContext(ctx, path, lo, hi); err != nil {
+		return nil, dbError{err}
+	}
+	return append(events, store.Event{Type: store.EventDelete, Path: path, Version: cur}), nil
+}
+
+// value stores nil as NULL and anything else as a BLOB.
+func value(v []byte) any {
+	if v == nil {
+		return nil
+	}
+	return v
+}

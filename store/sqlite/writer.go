@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// request is one Commit waiting for the writer goroutine.
+type request struct {
+	ctx  context.Context
+	ops  []store.Op
+	done chan error // buffered: the writer never blocks on a reply
+}
+
+// Commit applies ops atomically in one SQLite transaction (BEGIN
+// IMMEDIATE). Concurrent Commits are grouped into one transaction, each in
+// its own SAVEPOINT, so each keeps its all-or-nothing semantics and the
+// group costs one fsync. It returns once the transaction is durable.
+func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", err)
+	}
+	if err := memory.CheckOps(ops); err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", err)
+	}
+	if err := s.checkOpen("commit", ""); err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	req := &request{ctx: ctx, ops: ops, done: make(chan error, 1)}
+	select {
+	case s.reqs <- req:
+	case <-s.quit:
+		return fmt.Errorf("sqlite store: commit: %w", store.ErrClosed)
+	case <-ctx.Done():
+		return fmt.Errorf("sqlite store: commit: %w", ctx.Err())
+	}
+	// The writer has the request and always answers it.
+	if err := <-req.done; err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", err)
+	}
+	return nil
+}
+
+// writeLoop owns the write connection. Requests that arrive while a
+// transaction is being committed queue up on s.reqs and form the next group.
+func (s *Store) writeLoop(w *writer) {
+	defer close(s.wdone)
+	defer w.close()
+	for {
+		var first *request
+		select {
+		case first = <-s.reqs:
+		case <-s.quit:
+			return
+		}
+		group := []*request{first}
+	gather:
+		for len(group) < s.opts.MaxBatch {
+			select {
+			case r := <-s.reqs:
+				group = append(group, r)
+			default:
+				break gather
+			}
+		}
+		s.commitGroup(w, group)
+	}
+}
+
+// commitGroup runs a group of requests in one transaction. A request whose
+// ops fail is rolled back to its savepoint and answered with that error; the
+// others commit together. Events are published in commit order before the
+// replies, so a caller's own watch has them queued when Commit returns.
+func (s *Store) commitGroup(w *writer, group []*request) {
+	errs := make([]error, len(group))
+	var events []store.Event
+	fail := func(err error) {
+		_ = w.exec("ROLLBACK")
+		for i := range group {
+			group[i].done <- err
+		}
+	}
+	if err := w.exec("BEGIN IMMEDIATE"); err != nil {
+		fail(fmt.Errorf("begin: %w", err))
+		return
+	}
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		evs, opErr, dbErr := w.applyBatch(r.ops)
+		if dbErr != nil { // the transaction may be gone: fail the group
+			fail(dbErr)
+			return
+		}
+		errs[i] = opErr
+		events = append(events, evs...)
+	}
+	if err := w.exec("COMMIT"); err != nil {
+		fail(fmt.Errorf("commit: %w", err))
+		return
+	}
+	s.hub.Publish(events)
+	for i, r := range group {
+		r.done <- errs[i]
+	}
+}
+
+// writer holds the write connection and its prepared statements.
+type writer struct {
+	conn                                   *sql.Conn
+	version, insert, ancestor, update, del *sql.Stmt
+	descendants                            *sql.Stmt
+}
+
+func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{conn: conn}
+	prep := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = conn.PrepareContext(ctx, q)
+		return st
+	}
+	w.version = prep(`SELECT version FROM nodes WHERE path = ?`)
+	w.insert = prep(`INSERT INTO nodes (path, parent, value, version) VALUES (?, ?, ?, 0)`)
+	w.ancestor = prep(`INSERT INTO nodes (path, parent, value, version) VALUES (?, ?, NULL, 0)
+		ON CONFLICT (path) DO NOTHING`)
+	w.update = prep(`UPDATE nodes SET value = ?, version = ? WHERE path = ?`)
+	w.descendants = prep(`SELECT path, version FROM nodes WHERE path >= ? AND path < ? ORDER BY path DESC`)
+	w.del = prep(`DELETE FROM nodes WHERE path = ? OR (path >= ? AND path < ?)`)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *writer) exec(q string) error {
+	_, err := w.conn.ExecContext(context.Background(), q)
+	return err
+}
+
+func (w *writer) close() {
+	for _, st := range []*sql.Stmt{w.version, w.insert, w.ancestor, w.update, w.del, w.descendants} {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+	_ = w.conn.Close()
+}

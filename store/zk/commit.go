@@ -1,0 +1,230 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// commitAttempts bounds how often a commit is re-planned when the tree
+// changed between its reads and its multi.
+const commitAttempts = 16
+
+// errReplan marks a multi that failed on an op planned from a stale read.
+var errReplan = errors.New("zk store: tree changed during commit")
+
+// Commit applies ops atomically as one ZooKeeper multi.
+func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
+	if err := s.check("/"); err != nil {
+		return fmt.Errorf("zk store commit: %w", err)
+	}
+	for _, op := range ops {
+		if op.Kind < store.OpCreate || op.Kind > store.OpCheck {
+			return fmt.Errorf("zk store %s %s: unknown op kind: %w", op.Kind.String(), op.Path, store.ErrBadPath)
+		}
+		if err := store.ValidatePath(op.Path); err != nil {
+			return fmt.Errorf("zk store %s: %w", op.Kind.String(), err)
+		}
+		if op.Path == "/" && op.Kind != store.OpCheck {
+			return fmt.Errorf("zk store %s /: the root is not writable: %w", op.Kind.String(), store.ErrBadPath)
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	for range commitAttempts {
+		err := s.commitOnce(ctx, ops)
+		if !errors.Is(err, errReplan) {
+			return err
+		}
+		s.log.Debug("commit re-planned", "subsystem", "zkstore", "err", err)
+	}
+	return fmt.Errorf("zk store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
+}
+
+// step is one request of the multi and where it came from.
+type step struct {
+	req     any
+	op      store.Op // the user's op it serves
+	planned bool     // derived from a read: its failure means re-plan
+}
+
+// plan turns a batch into multi requests, reading what it must.
+type plan struct {
+	s       *Store
+	ctx     context.Context
+	overlay map[string]bool // store path → exists after the batch's earlier steps
+	steps   []step
+}
+
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
+	p := &plan{s: s, ctx: ctx, overlay: map[string]bool{}}
+	for _, op := range ops {
+		if err := p.add(op); err != nil {
+			return opErr(op.Kind.String(), op.Path, err)
+		}
+	}
+	if len(p.steps) == 0 {
+		return nil
+	}
+	reqs := make([]any, len(p.steps))
+	for i, st := range p.steps {
+		reqs[i] = st.req
+	}
+	res, err := call(ctx, func() ([]zk.MultiResponse, error) { return s.conn.Multi(reqs...) })
+	if err == nil {
+		return nil
+	}
+	for i, r := range res {
+		if r.Error == nil || i >= len(p.steps) {
+			continue
+		}
+		st := p.steps[i]
+		if st.planned || errors.Is(r.Error, zk.ErrNotEmpty) ||
+			(st.op.Kind == store.OpDelete && st.op.Version == store.AnyVersion && errors.Is(r.Error, zk.ErrNoNode)) {
+			return fmt.Errorf("%w: %s %s: %w", errReplan, st.op.Kind.String(), st.op.Path, r.Error)
+		}
+		return opErr(st.op.Kind.String(), st.op.Path, r.Error)
+	}
+	return fmt.Errorf("zk store commit: %w", err)
+}
+
+func (p *plan) exists(path string) (bool, error) {
+	if path == "/" {
+		return true, nil
+	}
+	if v, ok := p.overlay[path]; ok {
+		return v, nil
+	}
+	ok, err := call(p.ctx, func() (bool, error) {
+		ok, _, err := p.s.conn.Exists(p.s.zpath(path))
+		return ok, err
+	})
+	return ok, err
+}
+
+func (p *plan) push(op store.Op, planned bool, req any) {
+	p.steps = append(p.steps, step{req: req, op: op, planned: planned})
+}
+
+func zver(v int64) int32 {
+	if v == store.AnyVersion {
+		return -1
+	}
+	return int32(v)
+}
+
+func (p *plan) add(op store.Op) error {
+	z := p.s.zpath(op.Path)
+	switch op.Kind {
+	case store.OpCreate:
+		if err := p.ancestors(op); err != nil {
+			return err
+		}
+		p.push(op, false, &zk.CreateRequest{Path: z, Data: op.Value, Acl: p.s.acl})
+		p.overlay[op.Path] = true
+	case store.OpPut:
+		ok, err := p.exists(op.Path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p.push(op, true, &zk.SetDataRequest{Path: z, Data: op.Value, Version: -1})
+			break
+		}
+		if err := p.ancestors(op); err != nil {
+			return err
+		}
+		p.push(op, true, &zk.CreateRequest{Path: z, Data: op.Value, Acl: p.s.acl})
+		p.overlay[op.Path] = true
+	case store.OpSet:
+		p.push(op, false, &zk.SetDataRequest{Path: z, Data: op.Value, Version: zver(op.Version)})
+	case store.OpCheck:
+		p.push(op, false, &zk.CheckVersionRequest{Path: z, Version: zver(op.Version)})
+	case store.OpDelete:
+		return p.delete(op)
+	}
+	return nil
+}
+
+// ancestors adds creates for op's missing ancestors, top down.
+func (p *plan) ancestors(op store.Op) error {
+	for _, a := range ancestors(op.Path) {
+		ok, err := p.exists(a)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			p.push(op, true, &zk.CreateRequest{Path: p.s.zpath(a), Acl: p.s.acl})
+			p.overlay[a] = true
+		}
+	}
+	return nil
+}
+
+// delete adds deletes for op's subtree, every node after its descendants.
+func (p *plan) delete(op store.Op) error {
+	ok, err := p.exists(op.Path)
+	if err != nil {
+		return err
+	}
+	if !ok && op.Version == store.AnyVersion {
+		return nil
+	}
+	var desc []string
+	if ok {
+		if desc, err = p.descendants(op.Path); err != nil {
+			return err
+		}
+	}
+	slices.Sort(desc)
+	slices.Reverse(desc)
+	for _, d := range desc {
+		p.push(op, true, &zk.DeleteRequest{Path: p.s.zpath(d), Version: -1})
+		p.overlay[d] = false
+	}
+	p.push(op, false, &zk.DeleteRequest{Path: p.s.zpath(op.Path), Version: zver(op.Version)})
+	p.overlay[op.Path] = false
+	return nil
+}
+
+// descendants lists path's subtree (without path) as it stands after the
+// batch's earlier steps: the server's nodes not deleted by them, plus the
+// nodes they created.
+func (p *plan) descendants(path string) ([]string, error) {
+	seen := map[string]bool{}
+	queue := []string{path}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		names, err := call(p.ctx, func() ([]string, error) {
+			n, _, err := p.s.conn.Children(p.s.zpath(dir))
+			return n, err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return nil, err
+		}
+		for _, n := range names {
+			c := store.Join(dir, n)
+			seen[c] = true
+			queue = append(queue, c)
+		}
+	}
+	var out []string
+	for c := range seen {
+		if v, ok := p.overlay[c]; !ok || v {
+			out = append(out, c)
+		}
+	}
+	for c, v := range p.overlay {
+		if v && c != path && store.Under(c, path) && !seen[c] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

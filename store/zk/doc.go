@@ -1,0 +1,40 @@
+// Package zk implements store.KV on ZooKeeper (github.com/go-zookeeper/zk
+// v1.0.4). Store paths live under one znode, "/"+Options.Namespace
+// ("/elasticjob-cloud" by default); the store root "/" is that znode.
+//
+// Mapping:
+//   - Node.Version is the znode's data version; values are the znode data.
+//   - Commit is one ZooKeeper multi. Ops that need a read first are planned
+//     against the current tree (plus the effects of the batch's earlier ops):
+//     Create and Put add creates for missing ancestors, Put becomes a set or a
+//     create, and Delete lists the whole subtree and deletes it bottom-up in
+//     the same multi. When an op that was planned from a read fails (the tree
+//     changed between the read and the multi), the whole commit is planned
+//     and tried again, a bounded number of times.
+//   - With Options.Digest set, the connection authenticates with the digest
+//     scheme and every znode it creates gets the creator-all ACL.
+//
+// Watch: go-zookeeper v1.0.4 has no AddWatch (the persistent recursive
+// watches of ZooKeeper 3.6+, opcode 106), so a Watch keeps ordinary one-shot
+// watches on every node of the subtree: a data watch and a child watch per
+// node (an exists watch on a missing root), re-armed each time one fires.
+// Notifications come from the connection's event callback in server order;
+// one goroutine per Watch applies them to its copy of the subtree (path →
+// version), re-reads what changed and emits the differences. Limits of that
+// approach:
+//   - writes to one node between a notification and the re-read coalesce in
+//     ZooKeeper; the data version counts them, so one EventPut per version is
+//     still reported, but back to back, not interleaved with other nodes'
+//     events; a node created and deleted in between is not reported at all;
+//   - order is the order of notifications; siblings created by one multi
+//     are found by one child listing and reported in name order, not in the
+//     multi's order (one multi has one zxid, so the order is not
+//     recoverable without AddWatch);
+//   - cost is two server-side watches and one map entry per watched node;
+//     starting a Watch reads the whole subtree.
+//
+// A lost connection or an expired session yields one EventResync once the
+// client has a session again, after the subtree has been re-read and all
+// watches re-armed; so does a consumer that falls behind by more than
+// maxPending events.
+package zk

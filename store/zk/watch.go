@@ -1,0 +1,447 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+const (
+	maxPending   = 4096    // undelivered events before they collapse into one EventResync
+	maxInbox     = 100_000 // unprocessed notifications before the tree is re-read
+	outBuffer    = 64      // buffer of the consumer's channel
+	rescanPause  = 200 * time.Millisecond
+	readParallel = 16 // concurrent reads while scanning a subtree
+)
+
+// tree is one Watch: a copy of the subtree's versions kept current by
+// one-shot watches that are re-armed as they fire.
+type tree struct {
+	s    *Store
+	root string // store path
+	out  chan store.Event
+
+	inMu     sync.Mutex
+	inbox    []zk.Event
+	overflow bool
+	wake     chan struct{}
+
+	work       []item           // notifications and deferred reads, in order
+	nodes      map[string]known // store path → last seen state
+	pending    []store.Event
+	lost       bool // connection lost since the last session
+	needRescan bool
+}
+
+// item is a queued notification, or (scan != nil) newly found nodes whose
+// subtrees still have to be read.
+type item struct {
+	ev   zk.Event
+	scan []string
+}
+
+type known struct {
+	version int64
+	czxid   int64 // tells a re-created node from the one we knew
+	mzxid   int64
+}
+
+func knownOf(st *zk.Stat) known {
+	return known{version: int64(st.Version), czxid: st.Czxid, mzxid: st.Mzxid}
+}
+
+// Watch reports changes of path's subtree; see the package doc for how.
+func (s *Store) Watch(ctx context.Context, path string) (<-chan store.Event, error) {
+	if err := s.check(path); err != nil {
+		return nil, fmt.Errorf("zk store watch %q: %w", path, err)
+	}
+	t := &tree{s: s, root: path, out: make(chan store.Event, outBuffer),
+		wake: make(chan struct{}, 1), nodes: map[string]known{}}
+	tctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		return nil, fmt.Errorf("zk store watch %s: %w", path, store.ErrClosed)
+	}
+	s.trees[t] = cancel // registered before the first read: no notification is missed
+	s.mu.Unlock()
+	if err := t.scan(tctx); err != nil {
+		s.unregister(t)
+		cancel()
+		return nil, fmt.Errorf("zk store watch %s: %w", path, err)
+	}
+	t.pending = nil // the initial scan reports nothing
+	go t.run(tctx)
+	return t.out, nil
+}
+
+func (s *Store) unregister(t *tree) {
+	s.mu.Lock()
+	delete(s.trees, t)
+	s.mu.Unlock()
+}
+
+// onEvent is the client's event callback. It runs on the client's receive
+// loop, in server order, and must not block.
+func (s *Store) onEvent(ev zk.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := range s.trees {
+		t.push(ev)
+	}
+}
+
+func (t *tree) push(ev zk.Event) {
+	if ev.Type != zk.EventSession && ev.Type != zk.EventNotWatching {
+		p, ok := t.s.spath(ev.Path)
+		if !ok || !store.Under(p, t.root) {
+			return
+		}
+	}
+	t.inMu.Lock()
+	if len(t.inbox) >= maxInbox {
+		t.overflow, t.inbox = true, nil
+	}
+	t.inbox = append(t.inbox, ev)
+	t.inMu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (t *tree) run(ctx context.Context) {
+	defer close(t.out)
+	defer t.s.unregister(t)
+	var retry <-chan time.Time
+	for {
+		var out chan store.Event
+		var next store.Event
+		if len(t.pending) > 0 {
+			out, next = t.out, t.pending[0]
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case out <- next:
+			t.pending = t.pending[1:]
+			continue
+		case <-t.wake:
+		case <-retry:
+			retry = nil
+		}
+		t.drain(ctx)
+		if t.needRescan && !t.lost && ctx.Err() == nil {
+			if err := t.rescan(ctx); err != nil {
+				retry = time.After(rescanPause)
+			}
+		}
+	}
+}
+
+// pull moves the queued notifications to the work queue. The server sends
+// every notification of a change before the answer to any later read, so
+// pulling right after a read queues everything that happened before it.
+func (t *tree) pull() {
+	t.inMu.Lock()
+	evs, overflow := t.inbox, t.overflow
+	t.inbox, t.overflow = nil, false
+	t.inMu.Unlock()
+	if overflow {
+		t.needRescan = true
+	}
+	for _, ev := range evs {
+		t.work = append(t.work, item{ev: ev})
+	}
+}
+
+// drain applies the queued notifications and deferred reads.
+func (t *tree) drain(ctx context.Context) {
+	t.pull()
+	for len(t.work) > 0 && ctx.Err() == nil {
+		it := t.work[0]
+		t.work = t.work[1:]
+		if it.scan != nil {
+			if !t.needRescan && !t.lost {
+				if err := t.add(ctx, it.scan, true); err != nil {
+					t.needRescan = true
+				}
+			}
+			continue
+		}
+		t.handle(ctx, it.ev)
+	}
+}
+
+func (t *tree) handle(ctx context.Context, ev zk.Event) {
+	switch ev.Type {
+	case zk.EventSession:
+		switch ev.State {
+		case zk.StateDisconnected, zk.StateExpired, zk.StateAuthFailed:
+			t.lost = true
+		case zk.StateHasSession:
+			if t.lost {
+				t.lost, t.needRescan = false, true
+			}
+		}
+	case zk.EventNotWatching:
+		t.lost = true
+	default:
+		if t.needRescan || t.lost {
+			return // the rescan re-reads everything
+		}
+		if err := t.apply(ctx, ev); err != nil {
+			t.s.log.Debug("watch: re-read failed", "subsystem", "zkstore", "path", ev.Path, "err", err)
+			t.needRescan = true
+		}
+	}
+}
+
+// apply handles one node notification.
+func (t *tree) apply(ctx context.Context, ev zk.Event) error {
+	p, _ := t.s.spath(ev.Path)
+	_, have := t.nodes[p]
+	switch ev.Type {
+	case zk.EventNodeCreated:
+		if p == t.root && !have {
+			return t.add(ctx, []string{p}, true)
+		}
+	case zk.EventNodeDeleted:
+		if have {
+			t.remove(p)
+		}
+		if p == t.root {
+			return t.add(ctx, []string{p}, true)
+		}
+	case zk.EventNodeDataChanged:
+		if have {
+			return t.refresh(ctx, p)
+		}
+	case zk.EventNodeChildrenChanged:
+		if have {
+			return t.rechild(ctx, p)
+		}
+	}
+	return nil
+}
+
+// refresh re-reads p's data (re-arming its data watch).
+func (t *tree) refresh(ctx context.Context, p string) error {
+	st, err := t.getW(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		t.remove(p)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	k := t.nodes[p]
+	if k.czxid != st.Czxid { // deleted and created again in between
+		t.remove(p)
+		return t.add(ctx, []string{p}, true)
+	}
+	if k.mzxid != st.Mzxid {
+		// Writes between the notification and this read coalesce; the data
+		// version counts them, so report one EventPut per version.
+		t.nodes[p] = knownOf(st)
+		for v := k.version + 1; v <= int64(st.Version); v++ {
+			t.emit(store.Event{Type: store.EventPut, Path: p, Version: v})
+		}
+	}
+	return nil
+}
+
+// rechild re-lists p's children (re-arming its child watch) and reads the
+// new ones.
+func (t *tree) rechild(ctx context.Context, p string) error {
+	names, err := t.childrenW(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		t.remove(p)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := map[string]bool{}
+	var added []string
+	for _, n := range names {
+		c := store.Join(p, n)
+		now[c] = true
+		if _, ok := t.nodes[c]; !ok {
+			added = append(added, c)
+		}
+	}
+	// Children that are gone are left to their own NodeDeleted notification
+	// (every known node has a data watch), which keeps deletes in the order
+	// the server reports them.
+	slices.Sort(added)
+	return t.add(ctx, added, true)
+}
+
+// add reads the subtrees at paths (arming their watches), breadth first,
+// recording them and, with report, emitting one EventPut per node.
+func (t *tree) add(ctx context.Context, paths []string, report bool) error {
+	for len(paths) > 0 {
+		type found struct {
+			st   *zk.Stat
+			kids []string
+			err  error
+		}
+		res := make([]found, len(paths))
+		forEach(len(paths), func(i int) {
+			p := paths[i]
+			st, err := t.getW(ctx, p)
+			if err != nil {
+				res[i].err = err
+				return
+			}
+			res[i].st = st
+			res[i].kids, res[i].err = t.childrenW(ctx, p)
+		})
+		var next []string
+		for i, p := range paths {
+			r := res[i]
+			switch {
+			case errors.Is(r.err, zk.ErrNoNode):
+				if r.st != nil { // vanished between the two reads
+					t.nodes[p] = knownOf(r.st)
+					if report {
+						t.emit(store.Event{Type: store.EventPut, Path: p, Version: int64(r.st.Version)})
+					}
+					t.remove(p)
+				}
+				if p == t.root {
+					if err := t.armRoot(ctx); err != nil {
+						return err
+					}
+				}
+				continue
+			case r.err != nil:
+				return r.err
+			}
+			if _, ok := t.nodes[p]; ok {
+				continue
+			}
+			t.nodes[p] = knownOf(r.st)
+			for v := int64(0); report && v <= int64(r.st.Version); v++ {
+				t.emit(store.Event{Type: store.EventPut, Path: p, Version: v}) // its create and writes
+			}
+			slices.Sort(r.kids)
+			for _, k := range r.kids {
+				if _, ok := t.nodes[store.Join(p, k)]; !ok {
+					next = append(next, store.Join(p, k))
+				}
+			}
+		}
+		if report && len(next) > 0 {
+			// Report the children after whatever happened before these
+			// reads: queue the notifications received so far first.
+			t.pull()
+			t.work = append(t.work, item{scan: next})
+			return nil
+		}
+		paths = next
+	}
+	return nil
+}
+
+// armRoot sets an exists watch on a missing root; if it exists after all,
+// it is read.
+func (t *tree) armRoot(ctx context.Context) error {
+	ok, err := call(ctx, func() (bool, error) {
+		ok, _, _, err := t.s.conn.ExistsW(t.s.zpath(t.root))
+		return ok, err
+	})
+	if err != nil {
+		return err
+	}
+	if ok {
+		return t.add(ctx, []string{t.root}, true)
+	}
+	return nil
+}
+
+// remove forgets p's subtree, emitting EventDelete for every node after its
+// descendants.
+func (t *tree) remove(p string) {
+	var gone []string
+	for c := range t.nodes {
+		if store.Under(c, p) {
+			gone = append(gone, c)
+		}
+	}
+	slices.Sort(gone)
+	slices.Reverse(gone)
+	for _, c := range gone {
+		t.emit(store.Event{Type: store.EventDelete, Path: c, Version: t.nodes[c].version})
+		delete(t.nodes, c)
+	}
+}
+
+// scan reads the whole subtree, arming every watch.
+func (t *tree) scan(ctx context.Context) error {
+	t.nodes = map[string]known{}
+	return t.add(ctx, []string{t.root}, false)
+}
+
+// rescan re-reads the subtree after a lost connection or an overflow and
+// tells the consumer to re-read too.
+func (t *tree) rescan(ctx context.Context) error {
+	t.inMu.Lock()
+	t.inbox = nil // the scan supersedes what was queued
+	t.inMu.Unlock()
+	t.work = nil
+	if err := t.scan(ctx); err != nil {
+		return err
+	}
+	t.needRescan = false
+	t.pending = append(t.pending[:0], store.Event{Type: store.EventResync, Path: t.root})
+	return nil
+}
+
+func (t *tree) emit(ev store.Event) {
+	if len(t.pending) >= maxPending {
+		t.pending = append(t.pending[:0], store.Event{Type: store.EventResync, Path: t.root})
+	}
+	t.pending = append(t.pending, ev)
+}
+
+func (t *tree) getW(ctx context.Context, p string) (*zk.Stat, error) {
+	return call(ctx, func() (*zk.Stat, error) {
+		_, st, _, err := t.s.conn.GetW(t.s.zpath(p))
+		return st, err
+	})
+}
+
+func (t *tree) childrenW(ctx context.Context, p string) ([]string, error) {
+	return call(ctx, func() ([]string, error) {
+		kids, _, _, err := t.s.conn.ChildrenW(t.s.zpath(p))
+		return kids, err
+	})
+}
+
+// forEach runs fn(0..n-1) with at most readParallel at once.
+func forEach(n int, fn func(i int)) {
+	if n == 1 {
+		fn(0)
+		return
+	}
+	sem := make(chan struct{}, readParallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}

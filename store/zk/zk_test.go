@@ -1,0 +1,93 @@
+package zk
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/storetest"
+)
+
+// zkServers returns EJ_TEST_ZK (set by `scripts/services.sh start DIR; . DIR/env`).
+// Without it the tests skip, except in CI where they must run.
+func zkServers(t *testing.T) []string {
+	t.Helper()
+	v := os.Getenv("EJ_TEST_ZK")
+	if v == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
+		}
+		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
+	}
+	return strings.Split(v, ",")
+}
+
+var nsSeq atomic.Int64
+
+// uniqueNamespace gives every store its own tree on the shared server.
+func uniqueNamespace(t *testing.T) string {
+	return fmt.Sprintf("ejtest/%d-%d/%s", time.Now().UnixNano(), nsSeq.Add(1),
+		strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func openTest(t *testing.T, o Options) *Store {
+	t.Helper()
+	if o.Servers == nil {
+		o.Servers = zkServers(t)
+	}
+	if o.Namespace == "" {
+		o.Namespace = uniqueNamespace(t)
+	}
+	if o.Logger == nil {
+		o.Logger = testLogger(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := Open(ctx, o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	zkServers(t)
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		return openTest(t, Options{SessionTimeout: 10 * time.Second})
+	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second, PerPathOrder: true})
+}
+
+func TestDigestACL(t *testing.T) {
+	ns := uniqueNamespace(t)
+	owner := openTest(t, Options{Namespace: ns, Digest: "ej:secret"})
+	ctx := t.Context()
+	if err := owner.Commit(ctx, store.Create("/private/x", []byte("v"))); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := owner.Get(ctx, "/private/x"); err != nil || string(n.Value) != "v" {
+		t.Fatalf("owner Get = %+v, %v", n, err)
+	}
+	stranger := openTest(t, Options{Namespace: ns, Digest: "other:pw"})
+	if _, err := stranger.Get(ctx, "/private/x"); err == nil {
+		t.Fatal("a client with other credentials read a creator-only node")
+	}
+	same := openTest(t, Options{Namespace: ns, Digest: "ej:secret"})
+	if _, err := same.Get(ctx, "/private/x"); err != nil {
+		t.Fatalf("same credentials: %v", err)
+	}
+}
