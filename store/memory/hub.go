@@ -86,7 +86,9 @@ func (s *sub) push(events []store.Event, limit int) {
 	s.mu.Lock()
 	n := len(s.queue)
 	for _, ev := range events {
-		if !store.Under(ev.Path, s.root) {
+		if ev.Type == store.EventResync && store.Under(s.root, ev.Path) {
+			ev.Path = s.root // a resync of an enclosing subtree covers this watcher's root
+		} else if !store.Under(ev.Path, s.root) {
 			continue
 		}
 		if len(s.queue) >= limit {

@@ -1,0 +1,267 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+var _ store.KV = (*KV)(nil)
+
+// stripes is the number of per-path locks of a root.
+const stripes = 16
+
+// KV is a store.KV whose reads of the mirrored roots come from memory.
+type KV struct {
+	back  store.KV
+	roots []*root
+	hub   *memory.Hub
+	log   *slog.Logger
+	seed  maphash.Seed
+
+	mu      sync.RWMutex // guards nodes, closed and waiters
+	nodes   map[string]*node
+	closed  bool
+	pending map[string]map[*pending]struct{} // path → commits in flight
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// node is one cached node; kids are the names of its children.
+type node struct {
+	value   []byte
+	version int64
+	kids    map[string]struct{}
+	sorted  []string // kids in order, rebuilt lazily (nil when stale)
+}
+
+// root is one mirrored subtree.
+type root struct {
+	path  string
+	scan  sync.RWMutex // held for writing while the subtree is re-read
+	locks [stripes]sync.Mutex
+}
+
+// Options configure Open.
+type Options struct {
+	// Roots are the mirrored subtrees (default: the whole tree, "/").
+	Roots  []string
+	Logger *slog.Logger
+}
+
+// Open mirrors opts.Roots of back and returns once the copy is loaded. The
+// cache owns back: Close closes it.
+func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
+	if len(opts.Roots) == 0 {
+		opts.Roots = []string{"/"}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &KV{back: back, hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger, seed: maphash.MakeSeed(),
+		nodes: map[string]*node{"/": {}}, pending: map[string]map[*pending]struct{}{}}
+	for _, p := range opts.Roots {
+		if err := store.ValidatePath(p); err != nil {
+			return nil, fmt.Errorf("cache: root: %w", err)
+		}
+		c.roots = append(c.roots, &root{path: p})
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	for _, r := range c.roots {
+		ch, err := back.Watch(runCtx, r.path)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("cache: watch %s: %w", r.path, err)
+		}
+		if err := c.rescan(ctx, r); err != nil {
+			cancel()
+			return nil, fmt.Errorf("cache: load %s: %w", r.path, err)
+		}
+		c.start(runCtx, r, ch)
+	}
+	return c, nil
+}
+
+// rootOf returns the mirrored root holding p, or nil.
+func (c *KV) rootOf(p string) *root {
+	for _, r := range c.roots {
+		if store.Under(p, r.path) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (c *KV) check(op, p string) error {
+	if err := store.ValidatePath(p); err != nil {
+		return fmt.Errorf("cache %s: %w", op, err)
+	}
+	c.mu.RLock()
+	closed := c.closed
+	c.mu.RUnlock()
+	if closed {
+		return fmt.Errorf("cache %s %s: %w", op, p, store.ErrClosed)
+	}
+	return nil
+}
+
+// Get returns the node at path.
+func (c *KV) Get(ctx context.Context, path string) (store.Node, error) {
+	if err := c.check("get", path); err != nil {
+		return store.Node{}, err
+	}
+	if c.rootOf(path) == nil {
+		return c.back.Get(ctx, path)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := c.nodes[path]
+	if n == nil {
+		return store.Node{}, fmt.Errorf("cache get %s: %w", path, store.ErrNotFound)
+	}
+	return store.Node{Path: path, Value: n.value, Version: n.version}, nil
+}
+
+// Children returns the sorted names of path's children.
+func (c *KV) Children(ctx context.Context, path string) ([]string, error) {
+	if err := c.check("children", path); err != nil {
+		return nil, err
+	}
+	if c.rootOf(path) == nil {
+		return c.back.Children(ctx, path)
+	}
+	c.mu.Lock() // sortedKids may rebuild the order
+	defer c.mu.Unlock()
+	n := c.nodes[path]
+	if n == nil || len(n.kids) == 0 {
+		return nil, nil
+	}
+	return slices.Clone(n.sortedKids()), nil
+}
+
+// List returns path's children with their values, sorted by path.
+func (c *KV) List(ctx context.Context, path string) ([]store.Node, error) {
+	if err := c.check("list", path); err != nil {
+		return nil, err
+	}
+	if c.rootOf(path) == nil {
+		return c.back.List(ctx, path)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nodes[path]
+	if n == nil || len(n.kids) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Node, 0, len(n.kids))
+	for _, name := range n.sortedKids() {
+		p := store.Join(path, name)
+		if k := c.nodes[p]; k != nil {
+			out = append(out, store.Node{Path: p, Value: k.value, Version: k.version})
+		}
+	}
+	return out, nil
+}
+
+func (n *node) sortedKids() []string {
+	if n.sorted == nil {
+		n.sorted = make([]string, 0, len(n.kids))
+		for k := range n.kids {
+			n.sorted = append(n.sorted, k)
+		}
+		slices.Sort(n.sorted)
+	}
+	return n.sorted
+}
+
+// Commit applies ops in the backing store and returns once the copy and
+// the cache's watchers reflect them: it re-reads every mirrored path the
+// ops touched (also after a failure, so a lost race is seen at once) and,
+// after a success, waits until the backing store's events of those paths
+// have been passed on, so a Watch begun after Commit returns never reports
+// them (bounded by waitEvents).
+func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
+	if err := c.check("commit", "/"); err != nil {
+		return err
+	}
+	paths := make([]string, 0, len(ops))
+	for _, op := range ops {
+		if op.Kind != store.OpCheck {
+			paths = append(paths, op.Path)
+		}
+	}
+	before := c.presence(paths)
+	pd := c.begin(paths)
+	defer c.end(pd, paths)
+	err := c.back.Commit(ctx, ops...)
+	rctx := context.WithoutCancel(ctx)
+	if rerr := c.Refresh(rctx, paths...); rerr != nil {
+		c.log.Warn("cache: re-read after commit", "err", rerr)
+	}
+	if err != nil {
+		return err
+	}
+	noteCommitted(ctx, paths)
+	c.awaitEvents(rctx, pd, paths, before)
+	return nil
+}
+
+// presence records which paths the copy holds before a commit.
+func (c *KV) presence(paths []string) map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		out[p] = c.nodes[p] != nil
+	}
+	return out
+}
+
+// Watch reports changes of path's subtree once the copy reflects them.
+func (c *KV) Watch(ctx context.Context, path string) (<-chan store.Event, error) {
+	if err := c.check("watch", path); err != nil {
+		return nil, err
+	}
+	if c.rootOf(path) == nil {
+		for _, r := range c.roots {
+			if store.Under(r.path, path) {
+				return nil, fmt.Errorf("cache watch %s: it encloses the mirrored root %s: %w", path, r.path, store.ErrBadPath)
+			}
+		}
+		return c.back.Watch(ctx, path)
+	}
+	ch, err := c.hub.Watch(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("cache watch %s: %w", path, err)
+	}
+	return ch, nil
+}
+
+// Close stops the workers and closes the backing store.
+func (c *KV) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return fmt.Errorf("cache close: %w", store.ErrClosed)
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.hub.Close()
+	c.wg.Wait()
+	return c.back.Close()
+}
+
+// Backing returns the store the cache mirrors.
+func (c *KV) Backing() store.KV { return c.back }
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,231 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/cache"
+	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/store/sqlite"
+	"github.com/ejcloud/elasticjob/store/storetest"
+)
+
+func openCache(t *testing.T, back store.KV, roots ...string) *cache.KV {
+	t.Helper()
+	c, err := cache.Open(t.Context(), back, cache.Options{Roots: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestConformanceMemory(t *testing.T) {
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		return openCache(t, memory.New())
+	}, storetest.Options{PerPathOrder: true})
+}
+
+func TestConformanceSQLite(t *testing.T) {
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		back, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"), sqlite.Options{Sync: sqlite.SyncNormal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return openCache(t, back)
+	}, storetest.Options{PerPathOrder: true, ManyChildren: 2000, SlowEvents: 2000})
+}
+
+// TestSeesOtherWriters: a write made to the backing store by someone else
+// reaches the copy, and the cache's watcher hears of it only once the copy
+// has it.
+func TestSeesOtherWriters(t *testing.T) {
+	back := memory.New()
+	ctx := t.Context()
+	mustCommit(t, back, store.Create("/config/job/a", []byte("1")), store.Create("/ha/x", nil))
+	c := openCache(t, back, "/config", "/state")
+	if n, err := c.Get(ctx, "/config/job/a"); err != nil || string(n.Value) != "1" {
+		t.Fatalf("loaded copy: %+v %v", n, err)
+	}
+	ch, err := c.Watch(ctx, "/config/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		mustCommit(t, back, store.Put("/config/job/a", fmt.Appendf(nil, "v%d", i)))
+		ev := next(t, ch)
+		n, err := c.Get(ctx, ev.Path)
+		if err != nil || n.Version < ev.Version {
+			t.Fatalf("event %+v but the copy holds %+v (%v)", ev, n, err)
+		}
+	}
+	mustCommit(t, back, store.Delete("/config/job", store.AnyVersion))
+	if ev := next(t, ch); ev.Type != store.EventDelete {
+		t.Fatalf("got %+v, want a delete", ev)
+	}
+	for {
+		if _, err := c.Get(ctx, "/config/job"); errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		next(t, ch)
+	}
+	if names, _ := c.Children(ctx, "/config"); len(names) != 0 {
+		t.Fatalf("children of /config after delete: %v", names)
+	}
+	// Outside the roots: passed through.
+	if _, err := c.Get(ctx, "/ha/x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Watch(ctx, "/"); !errors.Is(err, store.ErrBadPath) {
+		t.Fatalf("watch enclosing a root: %v", err)
+	}
+}
+
+// TestReadsOwnWrites: after Commit returns, reads through the cache see it,
+// also when a conditional commit lost to another writer.
+func TestReadsOwnWrites(t *testing.T) {
+	back := memory.New()
+	c := openCache(t, back, "/state")
+	ctx := t.Context()
+	for i := range 200 {
+		p := fmt.Sprintf("/state/ready/j%d", i%7)
+		mustCommit(t, c, store.Put(p, fmt.Appendf(nil, "%d", i)))
+		n, err := c.Get(ctx, p)
+		if err != nil || string(n.Value) != fmt.Sprint(i) {
+			t.Fatalf("after commit %d: %+v %v", i, n, err)
+		}
+	}
+	mustCommit(t, back, store.Put("/state/ready/j0", []byte("other"))) // behind the cache's back
+	n, _ := c.Get(ctx, "/state/ready/j0")
+	err := c.Commit(ctx, store.Set("/state/ready/j0", []byte("mine"), n.Version))
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale conditional commit: %v", err)
+	}
+	if n, _ := c.Get(ctx, "/state/ready/j0"); string(n.Value) != "other" {
+		t.Fatalf("after a lost race the copy holds %q, want the winner's value", n.Value)
+	}
+}
+
+// TestConcurrentWritersConverge: many writers through the cache and behind
+// its back; afterwards the copy equals the backing store.
+func TestConcurrentWritersConverge(t *testing.T) {
+	back := memory.New()
+	c := openCache(t, back, "/state")
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			kv := store.KV(c)
+			if w%2 == 0 {
+				kv = back
+			}
+			for i := range 300 {
+				p := fmt.Sprintf("/state/running/j%d/s%d", i%5, i%3)
+				if i%4 == 3 {
+					_ = kv.Commit(context.Background(), store.Delete(store.Parent(p), store.AnyVersion))
+					continue
+				}
+				_ = kv.Commit(context.Background(), store.Put(p, fmt.Appendf(nil, "%d-%d", w, i)))
+			}
+		})
+	}
+	wg.Wait()
+	// Events of different paths may arrive in any order: compare after each
+	// one until the copy matches (the failure deadline is in next).
+	ch, _ := c.Watch(t.Context(), "/state")
+	mustCommit(t, back, store.Put("/state/marker", nil))
+	for !sameTrees(t, back, c, "/state") {
+		next(t, ch)
+	}
+}
+
+func TestRefreshAllAndCollect(t *testing.T) {
+	back := memory.New()
+	c := openCache(t, back, "/config")
+	ctx, col := cache.Collect(t.Context())
+	if err := c.Commit(ctx, store.Create("/config/app/a", []byte("x")), store.Check("/config/app/a", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if paths, over := col.Paths(); over || len(paths) != 1 || paths[0] != "/config/app/a" {
+		t.Fatalf("collected %v %v", paths, over)
+	}
+	if err := c.Commit(ctx, store.Create("/config/app/b", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(ctx, store.Create("/config/app/b", nil)); err == nil {
+		t.Fatal("second create succeeded")
+	}
+	if paths, _ := col.Paths(); len(paths) != 2 {
+		t.Fatalf("a failed commit was collected: %v", paths)
+	}
+	mustCommit(t, back, store.Put("/config/app/c", []byte("behind")))
+	if err := c.RefreshAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	equalTrees(t, back, c, "/config")
+}
+
+func mustCommit(t *testing.T, kv store.KV, ops ...store.Op) {
+	t.Helper()
+	if err := kv.Commit(t.Context(), ops...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func next(t *testing.T, ch <-chan store.Event) store.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("watch closed")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within the failure deadline")
+	}
+	return store.Event{}
+}
+
+func sameTrees(t *testing.T, want, got store.KV, p string) bool {
+	t.Helper()
+	ctx := t.Context()
+	a, errA := want.Get(ctx, p)
+	b, errB := got.Get(ctx, p)
+	if (errA == nil) != (errB == nil) || string(a.Value) != string(b.Value) || a.Version != b.Version {
+		return false
+	}
+	ka, _ := want.Children(ctx, p)
+	kb, _ := got.Children(ctx, p)
+	if fmt.Sprint(ka) != fmt.Sprint(kb) {
+		return false
+	}
+	for _, k := range ka {
+		if !sameTrees(t, want, got, store.Join(p, k)) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalTrees(t *testing.T, want, got store.KV, p string) {
+	t.Helper()
+	ctx := t.Context()
+	a, errA := want.Get(ctx, p)
+	b, errB := got.Get(ctx, p)
+	if (errA == nil) != (errB == nil) || string(a.Value) != string(b.Value) || a.Version != b.Version {
+		t.Fatalf("%s: backing %+v (%v), cache %+v (%v)", p, a, errA, b, errB)
+	}
+	ka, _ := want.Children(ctx, p)
+	kb, _ := got.Children(ctx, p)
+	if fmt.Sprint(ka) != fmt.Sprint(kb) {
+		t.Fatalf("children of %s: backing %v, cache %v", p, ka, kb)
+	}
+	for _, k := range ka {
+		equalTrees(t, want, got, store.Join(p, k))
+	}
+}

@@ -1,0 +1,36 @@
+// Package cache is a store.KV that keeps a live in-memory copy of chosen
+// subtrees of another store.KV (the registry's /config, /state and /auth on
+// ZooKeeper or SQLite) and serves reads of them from memory.
+//
+// Every scheduler instance reads through it: a standby answers every read
+// endpoint from its own copy, and a new leader loads its catalog from a copy
+// that is already warm, so a takeover does not wait for a full read of the
+// registry.
+//
+// How it stays current:
+//
+//   - At Open it watches each root in the backing store, then reads the whole
+//     subtree (a watch set before the read means no change is missed).
+//   - Each change notification re-reads that one path from the backing store
+//     and applies what it finds (the node's value and version, or its absence
+//     together with its subtree). Re-reads of one path are serialised, so the
+//     copy of a path never goes back in time; paths are spread over a few
+//     workers, so a slow read does not hold up unrelated paths.
+//   - A notification is passed on to the cache's own watchers only after the
+//     copy reflects it: a consumer that re-reads a path on an event always
+//     sees at least that change. The events are the backing store's own (same
+//     versions, same per-path order), so the store.KV watch contract holds.
+//   - Commit goes to the backing store and then re-reads every path it
+//     touched before returning, whether it succeeded or not: a writer reads
+//     its own writes, and a writer whose conditional commit lost a race reads
+//     the winner's value next time.
+//   - A resync (the backing watch overflowed or lost its connection) re-reads
+//     the whole subtree while every worker of that root waits.
+//
+// Paths outside the roots are passed through to the backing store.
+//
+// Collect lets an HTTP handler learn which paths a request committed, so a
+// standby that forwarded a write to the leader can refresh exactly those
+// paths before answering (Refresh): the client then reads its own write from
+// any instance.
+package cache

@@ -1,0 +1,399 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// resyncPause spaces out attempts to re-read a subtree that failed.
+const resyncPause = 200 * time.Millisecond
+
+// waitEvents bounds how long Commit waits for its own events to pass.
+const waitEvents = 5 * time.Second
+
+// start runs the worker of r: it applies the backing events in their order
+// and passes each on once the copy reflects it.
+func (c *KV) start(ctx context.Context, r *root, events <-chan store.Event) {
+	c.wg.Go(func() { c.work(ctx, r, events) })
+}
+
+func (c *KV) work(ctx context.Context, r *root, events <-chan store.Event) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				if ctx.Err() == nil {
+					c.log.Error("cache: backing watch closed", "root", r.path)
+				}
+				return
+			}
+			if ev.Type == store.EventResync {
+				c.resync(ctx, r)
+				continue
+			}
+			if err := c.applyEvent(ctx, r, ev); err != nil {
+				c.log.Warn("cache: re-read failed; re-reading the subtree", "path", ev.Path, "err", err)
+				c.resync(ctx, r)
+				continue // the resync announces the change
+			}
+			c.hub.Publish([]store.Event{ev})
+			c.release(ev)
+		}
+	}
+}
+
+// applyEvent brings ev's path up to date. The copy never goes back in time
+// (re-reads of a path are serialised and read the current state), so an
+// event the copy already reflects needs no read: a put of a version it
+// holds or passed, a delete of a node it does not hold. A delete always
+// precedes the put that re-creates a node, so a re-created node is read
+// at its delete.
+func (c *KV) applyEvent(ctx context.Context, r *root, ev store.Event) error {
+	c.mu.RLock()
+	n := c.nodes[ev.Path]
+	current := (ev.Type == store.EventPut && n != nil && n.version >= ev.Version) ||
+		(ev.Type == store.EventDelete && n == nil)
+	c.mu.RUnlock()
+	if current {
+		return nil
+	}
+	return c.refreshIn(ctx, r, ev.Path)
+}
+
+// resync re-reads r's subtree until it succeeds, then tells the watchers
+// and releases every commit waiting for an event under r.
+func (c *KV) resync(ctx context.Context, r *root) {
+	for ctx.Err() == nil {
+		err := c.rescan(ctx, r)
+		if err == nil {
+			c.hub.Publish([]store.Event{{Type: store.EventResync, Path: r.path}})
+			c.releaseUnder(r.path)
+			return
+		}
+		c.log.Warn("cache: re-read of the subtree failed", "root", r.path, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(resyncPause):
+		}
+	}
+}
+
+// pending is a commit in flight: it collects the events of its paths that
+// are passed on from the moment it began, so none can slip by unseen.
+type pending struct {
+	mu       sync.Mutex
+	seen     map[string][]store.Event
+	resynced bool
+	wake     chan struct{}
+}
+
+func (pd *pending) note(ev store.Event) {
+	pd.mu.Lock()
+	if ev.Type == store.EventResync {
+		pd.resynced = true
+	} else {
+		pd.seen[ev.Path] = append(pd.seen[ev.Path], ev)
+	}
+	pd.mu.Unlock()
+	select {
+	case pd.wake <- struct{}{}:
+	default:
+	}
+}
+
+// begin registers a commit of paths before it is sent.
+func (c *KV) begin(paths []string) *pending {
+	pd := &pending{seen: map[string][]store.Event{}, wake: make(chan struct{}, 1)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range paths {
+		if c.rootOf(p) == nil {
+			continue
+		}
+		m := c.pending[p]
+		if m == nil {
+			m = map[*pending]struct{}{}
+			c.pending[p] = m
+		}
+		m[pd] = struct{}{}
+	}
+	return pd
+}
+
+func (c *KV) end(pd *pending, paths []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range paths {
+		if m := c.pending[p]; m != nil {
+			delete(m, pd)
+			if len(m) == 0 {
+				delete(c.pending, p)
+			}
+		}
+	}
+}
+
+// release hands a passed-on event to the commits waiting on its path.
+func (c *KV) release(ev store.Event) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for pd := range c.pending[ev.Path] {
+		pd.note(ev)
+	}
+}
+
+// releaseUnder tells every commit with a path under p that a resync
+// replaced the events.
+func (c *KV) releaseUnder(p string) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for q, m := range c.pending {
+		if store.Under(q, p) {
+			for pd := range m {
+				pd.note(store.Event{Type: store.EventResync, Path: p})
+			}
+		}
+	}
+}
+
+// want is what a committed path waits for: a put of at least version, or
+// a delete.
+type want struct {
+	del     bool
+	version int64
+}
+
+// awaitEvents waits until the events of a successful commit's paths have
+// been passed on (or waitEvents passed). The copy, re-read after the
+// commit, says what to wait for: a put of at least the version it holds,
+// or, for a path it no longer holds but held before, a delete. A path
+// created and deleted by the same commit may make no event at all.
+func (c *KV) awaitEvents(ctx context.Context, pd *pending, paths []string, before map[string]bool) {
+	wants := map[string]want{}
+	c.mu.RLock()
+	for _, p := range paths {
+		if c.rootOf(p) == nil {
+			continue
+		}
+		if n := c.nodes[p]; n != nil {
+			wants[p] = want{version: n.version}
+		} else if before[p] {
+			wants[p] = want{del: true}
+		}
+	}
+	c.mu.RUnlock()
+	t := time.NewTimer(waitEvents)
+	defer t.Stop()
+	for !pd.satisfied(wants) {
+		select {
+		case <-pd.wake:
+		case <-t.C:
+			c.log.Warn("cache: a commit's events did not arrive in time", "wait", waitEvents)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (pd *pending) satisfied(wants map[string]want) bool {
+	pd.mu.Lock()
+	defer pd.mu.Unlock()
+	if pd.resynced {
+		return true
+	}
+	for p, w := range wants {
+		ok := false
+		for _, ev := range pd.seen[p] {
+			if (w.del && ev.Type == store.EventDelete) || (!w.del && ev.Type == store.EventPut && ev.Version >= w.version) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+		delete(wants, p)
+	}
+	return true
+}
+
+func (c *KV) stripe(p string) int {
+	return int(hashString(c.seed, p) % stripes)
+}
+
+// Refresh re-reads paths from the backing store into the copy. Paths
+// outside the mirrored roots are ignored.
+func (c *KV) Refresh(ctx context.Context, paths ...string) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(paths))
+	for i, p := range paths {
+		r := c.rootOf(p)
+		if r == nil {
+			continue
+		}
+		if len(paths) == 1 {
+			return c.refreshIn(ctx, r, p)
+		}
+		wg.Go(func() { errs[i] = c.refreshIn(ctx, r, p) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RefreshAll re-reads every mirrored subtree.
+func (c *KV) RefreshAll(ctx context.Context) error {
+	for _, r := range c.roots {
+		r.scan.Lock()
+		err := c.rescanLocked(ctx, r)
+		r.scan.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshIn re-reads p under its stripe lock and applies what it finds.
+func (c *KV) refreshIn(ctx context.Context, r *root, p string) error {
+	r.scan.RLock()
+	defer r.scan.RUnlock()
+	mu := &r.locks[c.stripe(p)]
+	mu.Lock()
+	defer mu.Unlock()
+	n, err := c.back.Get(ctx, p)
+	switch {
+	case isNotFound(err):
+		c.mu.Lock()
+		c.removeLocked(p)
+		c.mu.Unlock()
+		return nil
+	case err != nil:
+		return fmt.Errorf("cache: re-read %s: %w", p, err)
+	}
+	c.mu.Lock()
+	c.setLocked(p, n.Value, n.Version)
+	c.mu.Unlock()
+	return nil
+}
+
+// rescan replaces r's subtree with a fresh read of the backing store.
+func (c *KV) rescan(ctx context.Context, r *root) error {
+	r.scan.Lock()
+	defer r.scan.Unlock()
+	return c.rescanLocked(ctx, r)
+}
+
+func (c *KV) rescanLocked(ctx context.Context, r *root) error {
+	fresh := map[string]store.Node{}
+	if err := c.read(ctx, r.path, fresh); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.path != "/" {
+		c.removeLocked(r.path)
+	} else {
+		c.nodes = map[string]*node{"/": {}}
+	}
+	for p, n := range fresh {
+		c.setLocked(p, n.Value, n.Version)
+	}
+	return nil
+}
+
+// read collects p and its subtree into out (nothing if p is missing).
+func (c *KV) read(ctx context.Context, p string, out map[string]store.Node) error {
+	if p != "/" {
+		n, err := c.back.Get(ctx, p)
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cache: read %s: %w", p, err)
+		}
+		out[p] = n
+	}
+	return c.readChildren(ctx, p, out)
+}
+
+func (c *KV) readChildren(ctx context.Context, p string, out map[string]store.Node) error {
+	kids, err := c.back.List(ctx, p)
+	if err != nil {
+		return fmt.Errorf("cache: read %s: %w", p, err)
+	}
+	for _, k := range kids {
+		out[k.Path] = k
+		if err := c.readChildren(ctx, k.Path, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setLocked stores a node, creating missing ancestors as empty nodes.
+func (c *KV) setLocked(p string, value []byte, version int64) {
+	if len(value) == 0 {
+		value = nil
+	}
+	if n := c.nodes[p]; n != nil {
+		n.value, n.version = value, version
+		return
+	}
+	c.nodes[p] = &node{value: value, version: version}
+	for child := p; child != "/"; {
+		parent := store.Parent(child)
+		pn := c.nodes[parent]
+		created := pn == nil
+		if created {
+			pn = &node{}
+			c.nodes[parent] = pn
+		}
+		if pn.kids == nil {
+			pn.kids = map[string]struct{}{}
+		}
+		name := store.Base(child)
+		if _, ok := pn.kids[name]; !ok {
+			pn.kids[name] = struct{}{}
+			pn.sorted = nil
+		}
+		if !created {
+			return
+		}
+		child = parent
+	}
+}
+
+// removeLocked drops p and its subtree.
+func (c *KV) removeLocked(p string) {
+	n := c.nodes[p]
+	if n == nil || p == "/" {
+		return
+	}
+	var drop func(string, *node)
+	drop = func(q string, m *node) {
+		for k := range m.kids {
+			kp := store.Join(q, k)
+			if km := c.nodes[kp]; km != nil {
+				drop(kp, km)
+			}
+		}
+		delete(c.nodes, q)
+	}
+	drop(p, n)
+	if pn := c.nodes[store.Parent(p)]; pn != nil {
+		delete(pn.kids, store.Base(p))
+		pn.sorted = nil
+	}
+}
