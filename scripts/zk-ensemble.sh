@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # zk-ensemble.sh — sourced by services.sh: a 3-server ZooKeeper quorum on
 # 127.0.0.1 for the cluster-mode tests and scripts/cluster.sh. Layout:
 #   DIR/zk-ensemble/ports         "N CLIENT PEER ELECTION" per server, picked once
@@ -114,10 +115,10 @@ ens_wait() {
 }
 
 write_ensemble_env() {
-	local dir=$1 n list=""
-	for n in "${ENS_NODES[@]}"; do list+="${list:+,}127.0.0.1:$(ens_port "$dir" "$n" 2)"; done
+	local dir=$1 n servers=""
+	for n in "${ENS_NODES[@]}"; do servers+="${servers:+,}127.0.0.1:$(ens_port "$dir" "$n" 2)"; done
 	{
-		echo "export EJ_TEST_ZK_ENSEMBLE=$list"
+		echo "export EJ_TEST_ZK_ENSEMBLE=$servers"
 		for n in "${ENS_NODES[@]}"; do echo "export EJ_TEST_ZK_NODE_$n=127.0.0.1:$(ens_port "$dir" "$n" 2)"; done
 		echo "export EJ_TEST_ZK_ENSEMBLE_DIR='$dir'"
 		echo "export EJ_TEST_SERVICES_SCRIPT='$SCRIPT'"
