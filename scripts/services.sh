@@ -211,6 +211,7 @@ cmd_stop_zk() { stop_pid zookeeper "$1/zk.pid" "$1/zk/zoo.cfg"; }
 
 # ---------------------------------------------------------------- zookeeper ensemble
 
+# shellcheck source-path=SCRIPTDIR source=zk-ensemble.sh
 . "$(dirname "$SCRIPT")/zk-ensemble.sh"
 
 # ---------------------------------------------------------------- mariadb
@@ -331,4 +332,7 @@ main() {
 	esac
 }
 
-main "$@"
+# Sourced (scripts/cluster.sh reuses the helpers above): define only.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi
