@@ -1,5 +1,8 @@
-# Scheduler and executor in one image (the executor binary is also served to
-# agents through executor_path when they share the image or a volume).
+# One image with the scheduler, the executor and mesos-local (Debian 12).
+# docker-compose.yml runs the scheduler from it and copies the executor into
+# the volume the Mesos agent runs it from; mesos-local is there to run the
+# embedded master+agent as a container of its own
+# (`mesos-local --address 0.0.0.0 --allow-remote`: it has no auth).
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -9,6 +12,6 @@ RUN make build
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates xz-utils bzip2 && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/bin/scheduler /src/bin/executor /usr/local/bin/
-EXPOSE 8899
+COPY --from=build /src/bin/scheduler /src/bin/executor /src/bin/mesos-local /usr/local/bin/
+EXPOSE 8899 5050
 ENTRYPOINT ["/usr/local/bin/scheduler"]

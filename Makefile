@@ -12,6 +12,7 @@ all: build
 build: examples
 	$(GO) build -o $(BIN)/scheduler ./cmd/scheduler
 	$(GO) build -o $(BIN)/executor ./cmd/executor
+	$(GO) build -o $(BIN)/mesos-local ./cmd/mesos-local
 
 examples:
 	@$(MAKE) -s -C examples

@@ -96,7 +96,7 @@ func run(m *testing.M) int {
 
 func setup(tmp string) error {
 	binDir := filepath.Join(tmp, "bin")
-	for _, name := range []string{"scheduler", "executor"} {
+	for _, name := range []string{"scheduler", "executor", "mesos-local"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
 		cmd.Dir = ".." // the module root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -10,6 +10,10 @@
 #   scripts/services.sh start-zk|stop-zk|restart-zk DIR
 #   scripts/services.sh start-mysql|stop-mysql|restart-mysql DIR
 #   scripts/services.sh status DIR
+#   scripts/services.sh start-ensemble|stop-ensemble|status-ensemble DIR
+#                                          a 3-server ZooKeeper quorum, write DIR/ensemble.env
+#   scripts/services.sh stop-zk-node|kill-zk-node|start-zk-node DIR N
+#                                          one ensemble server (N = 1..3); kill = SIGKILL
 #
 # After start, `. DIR/env` exports:
 #   EJ_TEST_ZK               127.0.0.1:PORT
@@ -17,6 +21,10 @@
 #   EJ_TEST_MYSQL_ADMIN_DSN  root:…@tcp(127.0.0.1:PORT)/?parseTime=true
 #   EJ_TEST_SERVICES_DIR     DIR
 #   EJ_TEST_SERVICES_SCRIPT  absolute path of this script (tests call stop-zk etc.)
+# After start-ensemble, `. DIR/ensemble.env` exports:
+#   EJ_TEST_ZK_ENSEMBLE      127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
+#   EJ_TEST_ZK_NODE_1..3     127.0.0.1:Pn (client port of server n)
+#   EJ_TEST_ZK_ENSEMBLE_DIR  DIR (for stop-zk-node etc.)
 # A restarted service comes back on the same port with the same data.
 # Quiet on success; on failure it prints the tail of the service's log.
 set -euo pipefail
@@ -201,6 +209,11 @@ CFG
 
 cmd_stop_zk() { stop_pid zookeeper "$1/zk.pid" "$1/zk/zoo.cfg"; }
 
+# ---------------------------------------------------------------- zookeeper ensemble
+
+# shellcheck source-path=SCRIPTDIR source=zk-ensemble.sh
+. "$(dirname "$SCRIPT")/zk-ensemble.sh"
+
 # ---------------------------------------------------------------- mariadb
 
 mysql_root() { mariadb --no-defaults --socket="$1/mysql.sock" -uroot "${@:2}"; }
@@ -282,11 +295,18 @@ cmd_status() {
 }
 
 main() {
-	local cmd=${1:-} dir
+	local cmd=${1:-} dir n
 	case $cmd in
 	install) cmd_install; return ;;
 	start | stop | status | start-zk | stop-zk | restart-zk | start-mysql | stop-mysql | restart-mysql) ;;
-	*) die "usage: $0 install | {start|stop|status|start-zk|stop-zk|restart-zk|start-mysql|stop-mysql|restart-mysql} DIR" ;;
+	start-ensemble | stop-ensemble | status-ensemble) ;;
+	start-zk-node | stop-zk-node | kill-zk-node)
+		n=$(ens_node_arg "${3:-}")
+		dir=$(abs_dir "${2:-}")
+		"cmd_${cmd//-/_}" "$dir" "$n"
+		return
+		;;
+	*) die "usage: $0 install | {start|stop|status|start-zk|stop-zk|restart-zk|start-mysql|stop-mysql|restart-mysql|start-ensemble|stop-ensemble|status-ensemble} DIR | {start-zk-node|stop-zk-node|kill-zk-node} DIR N" ;;
 	esac
 	dir=$(abs_dir "${2:-}")
 	case $cmd in
@@ -306,7 +326,13 @@ main() {
 	start-mysql) cmd_start_mysql "$dir" ;;
 	stop-mysql) cmd_stop_mysql "$dir" ;;
 	restart-mysql) cmd_stop_mysql "$dir" && cmd_start_mysql "$dir" ;;
+	start-ensemble) cmd_start_ensemble "$dir" ;;
+	stop-ensemble) cmd_stop_ensemble "$dir" ;;
+	status-ensemble) cmd_status_ensemble "$dir" ;;
 	esac
 }
 
-main "$@"
+# Sourced (scripts/cluster.sh reuses the helpers above): define only.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi

@@ -12,12 +12,20 @@ bash scripts/services.sh install
 go mod download
 
 svc=$(mktemp -d /tmp/ejc-services.XXXXXX)
-cleanup() { bash scripts/services.sh stop "$svc" || true; rm -rf "$svc"; }
+cleanup() {
+	bash scripts/services.sh stop-ensemble "$svc" || true
+	bash scripts/services.sh stop "$svc" || true
+	rm -rf "$svc"
+}
 trap cleanup EXIT
 echo "== starting ZooKeeper and MariaDB on 127.0.0.1"
 bash scripts/services.sh start "$svc"
+echo "== starting a 3-server ZooKeeper ensemble on 127.0.0.1"
+bash scripts/services.sh start-ensemble "$svc"
 # shellcheck disable=SC1091
 . "$svc/env"
+# shellcheck disable=SC1091
+. "$svc/ensemble.env"
 
 echo "== gofmt and go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/ejcloud/elasticjob/mesos/embedded"
+)
+
+// options are the parsed flags.
+type options struct {
+	port        int
+	address     string
+	allowRemote bool
+	workDir     string
+	cpus        float64
+	memMB       float64
+	diskMB      float64
+	ports       string
+	hostname    string
+	level       slog.Level
+}
+
+const usageHead = `Usage: mesos-local [flags]
+
+The embedded single-node Mesos master+agent as a process of its own: several
+schedulers on this machine share it with mesos_url=URL. It has no
+authentication, so it listens on loopback unless --allow-remote is given.
+Stopping it (SIGTERM, SIGINT) shuts down every executor it runs; a scheduler
+that disconnects keeps its tasks for its framework's failover_timeout. After a
+kill -9, the next start on the same --work-dir kills the processes left behind.
+
+`
+
+func parseArgs(args []string, stdout io.Writer) (options, error) {
+	var o options
+	var level string
+	fs := flag.NewFlagSet("mesos-local", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&o.port, "port", 5050, "port of the master and agent APIs (0: any free port)")
+	fs.StringVar(&o.address, "address", "127.0.0.1", "address to listen on")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --address (anyone who reaches it can run commands)")
+	fs.StringVar(&o.workDir, "work-dir", "mesos-local", "directory of the executor sandboxes (one mesos-local per directory)")
+	fs.Float64Var(&o.cpus, "cpus", 0, "CPUs offered (0: this machine's)")
+	fs.Float64Var(&o.memMB, "mem-mb", 0, "memory offered in MB (0: this machine's)")
+	fs.Float64Var(&o.diskMB, "disk-mb", 0, "disk offered in MB (0: "+strconv.Itoa(embedded.DefaultDiskMB)+")")
+	fs.StringVar(&o.ports, "ports", "[31000-32000]", "port ranges offered to tasks")
+	fs.StringVar(&o.hostname, "hostname", "", "agent host name reported to schedulers (empty: this machine's)")
+	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageHead)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+		}
+		return o, usageErr(err)
+	}
+	if fs.NArg() > 0 {
+		return o, usageErr(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if err := o.level.UnmarshalText([]byte(level)); err != nil {
+		return o, usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", level))
+	}
+	return o, o.validate()
+}
+
+func usageErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w (see mesos-local --help)", err)
+}
+
+func (o options) validate() error {
+	switch {
+	case o.port < 0 || o.port > 65535:
+		return usageErr(fmt.Errorf("--port %d: want 0..65535", o.port))
+	case o.workDir == "":
+		return usageErr(errors.New("--work-dir is empty"))
+	case o.address == "":
+		return usageErr(errors.New("--address is empty"))
+	case !o.allowRemote && !isLoopback(o.address):
+		return usageErr(fmt.Errorf("refusing to listen on %s: mesos-local has no authentication; "+
+			"use a loopback address or pass --allow-remote", o.address))
+	}
+	return nil
+}
+
+func isLoopback(addr string) bool {
+	if addr == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(addr)
+	return ip != nil && ip.IsLoopback()
+}
+
+// run is the whole process: it serves until ctx ends, then shuts down.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseArgs(args, stdout)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.level}))
+	if err := os.MkdirAll(o.workDir, 0o750); err != nil {
+		return fmt.Errorf("create work dir: %w", err)
+	}
+	unlock, err := lockWorkDir(o.workDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cl, err := embedded.New(embedded.Config{Addr: net.JoinHostPort(o.address, strconv.Itoa(o.port)),
+		WorkDir: o.workDir, CPUs: o.cpus, MemMB: o.memMB, DiskMB: o.diskMB, Ports: o.ports,
+		Hostname: o.hostname, Logger: log})
+	if err != nil {
+		return fmt.Errorf("configure: %w", err)
+	}
+	if err := cl.Start(ctx); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	fmt.Fprintf(stdout, "mesos-local: listening on %s\n", cl.URL())
+	<-ctx.Done()
+	log.Info("stopping: shutting down every executor")
+	if err := cl.Close(); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}

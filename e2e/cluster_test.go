@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clusterScriptBound bounds each cluster.sh call (up includes a fresh
+// MariaDB and three JVMs on a busy 2-core machine).
+const clusterScriptBound = 4 * time.Minute
+
+// clusterScript runs scripts/cluster.sh CMD DIR with env and returns its
+// stdout, its stderr and its exit code.
+func clusterScript(t *testing.T, env []string, cmd, dir string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), clusterScriptBound)
+	defer cancel()
+	c := exec.CommandContext(ctx, "bash", "../scripts/cluster.sh", cmd, dir)
+	c.Env = append(os.Environ(), env...)
+	var out, errb strings.Builder
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("cluster.sh %s did not finish within %v\nstdout:\n%s\nstderr:\n%s", cmd, clusterScriptBound, &out, &errb)
+	}
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("cluster.sh %s: %v", cmd, err)
+		}
+		code = ee.ExitCode()
+	}
+	return out.String(), errb.String(), code
+}
+
+// consecutivePorts finds n consecutive free loopback ports.
+func consecutivePorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 50 {
+		base := freePort(t)
+		if base+n > 65535 {
+			continue
+		}
+		ok := true
+		for p := base + 1; p < base+n && ok; p++ {
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if ok = err == nil; ok {
+				ln.Close()
+			}
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
+}
+
+func needClusterServices(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"java", "mariadbd", "mariadb-install-db"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing in CI: run scripts/services.sh install", b)
+			}
+			t.Skipf("%s is missing; run scripts/services.sh install", b)
+		}
+	}
+}
+
+var schedulerURLLine = regexp.MustCompile(`(?m)^scheduler (\d): (http://127\.0\.0\.1:\d+)$`)
+
+// scripts/cluster.sh up, status and down: the whole cluster shape from
+// local processes (a 3-server ZooKeeper ensemble, MariaDB, mesos-local,
+// EJ_TEST_CLUSTER_SCHEDULERS schedulers, default 1 until leader election
+// exists), a job run through it with its history in MariaDB, and a down
+// that leaves no process behind.
+func TestClusterScript(t *testing.T) {
+	needClusterServices(t)
+	n := 1
+	if v := os.Getenv("EJ_TEST_CLUSTER_SCHEDULERS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 9 {
+			t.Fatalf("EJ_TEST_CLUSTER_SCHEDULERS=%q: want 1..9", v)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "c")
+	base := consecutivePorts(t, n)
+	env := []string{"SCHEDULERS=" + strconv.Itoa(n), "BASE_PORT=" + strconv.Itoa(base),
+		"MESOS_PORT=" + strconv.Itoa(freePort(t)), "BIN_DIR=" + filepath.Dir(schedulerBin)}
+	t.Cleanup(func() {
+		if _, errs, code := clusterScript(t, nil, "down", dir); code != 0 {
+			t.Errorf("cleanup: cluster.sh down exited %d: %s", code, errs)
+		}
+	})
+	out, errs, code := clusterScript(t, env, "up", dir)
+	if code != 0 {
+		t.Fatalf("cluster.sh up exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	urls := schedulerURLLine.FindAllStringSubmatch(out, -1)
+	if len(urls) != n || urls[0][2] != fmt.Sprintf("http://127.0.0.1:%d", base) {
+		t.Fatalf("up printed scheduler URLs %q, want %d from port %d:\n%s", urls, n, base, out)
+	}
+	pids := checkStatus(t, dir, n)
+
+	s := &scheduler{t: t, base: urls[0][2], logPath: filepath.Join(dir, "logs", "scheduler-1.log")}
+	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	jobOut := outDir(t)
+	s.registerJob(recorderJob("through_cluster", "rec", jobOut, 2))
+	runs := s.runAndWait("through_cluster", jobOut, 2)
+	uniqueTaskIDs(t, runs)
+	eventually(t, waitLong, func() bool {
+		var page struct {
+			Total int `json:"total"`
+		}
+		s.getJSON("/api/job/events/executions?jobName=through_cluster", &page)
+		return page.Total == 2
+	}, "the two executions in the MariaDB history")
+
+	if _, errs, code := clusterScript(t, nil, "down", dir); code != 0 {
+		t.Fatalf("cluster.sh down exited %d: %s", code, errs)
+	}
+	for name, pid := range pids {
+		if alive(pid) {
+			t.Errorf("%s (pid %d) still runs after down", name, pid)
+		}
+	}
+	st, _, code := clusterScript(t, nil, "status", dir)
+	if code == 0 || strings.Contains(st, "running") {
+		t.Errorf("status after down exited %d:\n%s", code, st)
+	}
+	if _, errs, code := clusterScript(t, nil, "down", dir); code != 0 {
+		t.Errorf("a second down exited %d: %s", code, errs)
+	}
+}
+
+var statusLine = regexp.MustCompile(`(?m)^(zookeeper server \d|mariadb|mesos-local|scheduler \d): running, pid (\d+)(.*)$`)
+
+// checkStatus runs cluster.sh status and returns the pid of each process
+// it reports running; all 3 + 1 + 1 + n must run and every scheduler
+// names a leader.
+func checkStatus(t *testing.T, dir string, n int) map[string]int {
+	t.Helper()
+	st, errs, code := clusterScript(t, nil, "status", dir)
+	if code != 0 {
+		t.Fatalf("cluster.sh status exited %d\n%s%s", code, st, errs)
+	}
+	pids := map[string]int{}
+	for _, m := range statusLine.FindAllStringSubmatch(st, -1) {
+		pids[m[1]], _ = strconv.Atoi(m[2])
+		if strings.HasPrefix(m[1], "scheduler") && !strings.Contains(m[3], `"leader"`) {
+			t.Errorf("status names no leader for %s: %s", m[1], m[0])
+		}
+	}
+	if len(pids) != 5+n {
+		t.Fatalf("status shows %d running processes, want %d:\n%s", len(pids), 5+n, st)
+	}
+	return pids
+}
