@@ -1,0 +1,78 @@
+package mesos
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+)
+
+// movingDetector is a Detector the test moves from one master to another (the ZooKeeper
+// detector itself is tested against real ZooKeeper in mesos/detector).
+type movingDetector struct {
+	mu     sync.Mutex
+	leader string
+	moved  chan struct{}
+}
+
+func newMovingDetector(leader string) *movingDetector {
+	return &movingDetector{leader: leader, moved: make(chan struct{})}
+}
+
+func (d *movingDetector) Leader(context.Context) (string, <-chan struct{}, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.leader, d.moved, nil
+}
+
+func (d *movingDetector) move(leader string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.leader = leader
+	close(d.moved)
+	d.moved = make(chan struct{})
+}
+
+// TestLeaderChangeResubscribesToTheNewLeader: when the detector reports a new leader, the
+// stream to the old one is dropped and the client subscribes to the new one with its id.
+func TestLeaderChangeResubscribesToTheNewLeader(t *testing.T) {
+	a, b := newFakeMaster(t), newFakeMaster(t)
+	det := newMovingDetector(a.srv.URL)
+	h := newRecHandler()
+	c := startClient(t, a, Config{Detector: det}, h)
+
+	sub := a.nextSub()
+	sub.send(subscribedEvent("fw-1", 15))
+	recv(t, h.subscribed, "Subscribed to a")
+	if c.Master() != a.srv.URL {
+		t.Fatalf("Master() = %q, want %q", c.Master(), a.srv.URL)
+	}
+	det.move(b.srv.URL)
+	if err := recv(t, h.disconnected, "Disconnected"); !errors.Is(err, ErrLeaderMoved) {
+		t.Fatalf("Disconnected(%v), want ErrLeaderMoved", err)
+	}
+	sub2 := b.nextSub()
+	if got := sub2.call.GetSubscribe().GetFrameworkInfo().GetID().GetValue(); got != "fw-1" {
+		t.Fatalf("SUBSCRIBE to the new leader with id %q, want fw-1", got)
+	}
+	sub2.send(subscribedEvent("fw-1", 15))
+	recv(t, h.subscribed, "Subscribed to b")
+	if err := c.Revive(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.nextCall(); got.streamID != sub2.streamID {
+		t.Fatalf("call went to stream %q, want b's %q", got.streamID, sub2.streamID)
+	}
+	a.noCall()
+	if c.Master() != b.srv.URL {
+		t.Fatalf("Master() = %q, want %q", c.Master(), b.srv.URL)
+	}
+}
+
+func TestDetectedURLMustBeHTTP(t *testing.T) {
+	for _, u := range []string{"", "zk://h:2181/mesos", "not a url"} {
+		if _, err := masterEndpoint(u); err == nil {
+			t.Errorf("masterEndpoint(%q): want error", u)
+		}
+	}
+}
