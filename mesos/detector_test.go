@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 )
 
 // movingDetector is a Detector the test moves from one master to another (the ZooKeeper
@@ -74,5 +75,37 @@ func TestDetectedURLMustBeHTTP(t *testing.T) {
 		if _, err := masterEndpoint(u); err == nil {
 			t.Errorf("masterEndpoint(%q): want error", u)
 		}
+	}
+}
+
+// TestLeaderChangeCutsTheBackoffShort: a client waiting to retry a dead master retries at
+// once when the detector names a new leader.
+func TestLeaderChangeCutsTheBackoffShort(t *testing.T) {
+	dead := newFakeMaster(t)
+	dead.srv.Close() // connection refused
+	b := newFakeMaster(t)
+	det := newMovingDetector(dead.srv.URL)
+	h := newRecHandler()
+	c := New(Config{Detector: det, BackoffMin: time.Hour, BackoffMax: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, h) }()
+	t.Cleanup(func() { cancel(); recv(t, done, "Run") })
+
+	eventuallyMaster(t, c, dead.srv.URL) // the first attempt failed; the client now waits an hour
+	det.move(b.srv.URL)
+	b.nextSub().send(subscribedEvent("fw-1", 15))
+	recv(t, h.subscribed, "Subscribed to the new leader")
+}
+
+// eventuallyMaster waits until the client has tried master u.
+func eventuallyMaster(t *testing.T, c *Client, u string) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for c.Master() != u {
+		if time.Now().After(deadline) {
+			t.Fatalf("client never tried %s", u)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

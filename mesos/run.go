@@ -37,7 +37,7 @@ func (c *Client) Run(ctx context.Context, h Handler) error {
 	defer c.hc.CloseIdleConnections()
 	attempt := 0
 	for {
-		subscribed, err := c.runStream(ctx, h)
+		subscribed, moved, err := c.runStream(ctx, h)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -64,6 +64,8 @@ func (c *Client) Run(ctx context.Context, h Handler) error {
 			t.Stop()
 			return nil
 		case <-t.C:
+		case <-moved: // a new leader: no reason to wait for the old one
+			t.Stop()
 		}
 	}
 }
@@ -86,15 +88,16 @@ func (c *Client) backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// runStream runs one subscription until it ends. subscribed reports whether SUBSCRIBED arrived.
-func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, err error) {
+// runStream runs one subscription until it ends. subscribed reports whether SUBSCRIBED arrived;
+// moved is the detector's channel for the master it used (closed when leadership moves).
+func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, moved <-chan struct{}, err error) {
 	base, moved, err := c.cfg.Detector.Leader(ctx)
 	if err != nil {
-		return false, fmt.Errorf("detect the leading master: %w", err)
+		return false, nil, fmt.Errorf("detect the leading master: %w", err)
 	}
 	endpoint, err := masterEndpoint(base)
 	if err != nil {
-		return false, err
+		return false, moved, err
 	}
 	c.setMaster(endpoint)
 	streamCtx, cancel := context.WithCancelCause(ctx)
@@ -113,7 +116,7 @@ func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, err
 	}()
 	resp, sess, err := c.openStream(streamCtx, endpoint)
 	if err != nil {
-		return false, err
+		return false, moved, err
 	}
 	sess.cancel = func() { cancel(nil) }
 	defer resp.Close()
@@ -129,11 +132,11 @@ func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, err
 	for {
 		var ev event
 		if err := resp.Decode(&ev); err != nil {
-			return s.subscribed, s.wd.explain(fmt.Errorf("read event stream: %w", err))
+			return s.subscribed, moved, s.wd.explain(fmt.Errorf("read event stream: %w", err))
 		}
 		s.wd.kick()
 		if err := s.handle(ctx, &ev); err != nil {
-			return s.subscribed, err
+			return s.subscribed, moved, err
 		}
 	}
 }
