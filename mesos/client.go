@@ -31,8 +31,9 @@ type Client struct {
 	mu          sync.Mutex
 	master      string // base URL of the master last subscribed to or detected
 	frameworkID string
-	sess        *session                // nil while not subscribed
-	offers      map[string]*mesos.Offer // raw offers held until used, rescinded or voided
+	sess        *session                            // nil while not subscribed
+	offers      map[string]*mesos.Offer             // raw offers held until used, rescinded or voided
+	execs       map[executorKey]*mesos.ExecutorInfo // running executors' ExecutorInfo (executors.go)
 }
 
 // session is one live subscription.
@@ -69,6 +70,7 @@ func New(cfg Config) *Client {
 		hc:          hc,
 		frameworkID: cfg.FrameworkID,
 		offers:      map[string]*mesos.Offer{},
+		execs:       map[executorKey]*mesos.ExecutorInfo{},
 		http: httpcli.New(
 			httpcli.Endpoint(endpoint),
 			httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]),

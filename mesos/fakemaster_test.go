@@ -32,6 +32,9 @@ type fakeMaster struct {
 	// refuse, when set, answers every SUBSCRIBE with this status (and counts it in refusals).
 	refuse   int
 	refusals chan string // the Authorization header of each refused SUBSCRIBE
+	// operator, when set, answers the operator API (POST /api/v1); operatorCalls counts them.
+	operator      func() string
+	operatorCalls int
 }
 
 type subscription struct {
@@ -58,6 +61,19 @@ func newFakeMaster(t *testing.T) *fakeMaster {
 }
 
 func (m *fakeMaster) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/api/v1" {
+		m.mu.Lock()
+		op := m.operator
+		m.operatorCalls++
+		m.mu.Unlock()
+		if op == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, op())
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != schedulerPath {
 		http.NotFound(w, r)
 		return
@@ -127,6 +143,18 @@ func (m *fakeMaster) setReject(f func(*scheduler.Call) int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reject = f
+}
+
+func (m *fakeMaster) setOperator(f func() string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.operator = f
+}
+
+func (m *fakeMaster) operatorCallCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.operatorCalls
 }
 
 func (m *fakeMaster) setRefuse(status int) {

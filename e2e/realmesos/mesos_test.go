@@ -233,8 +233,15 @@ func (c *mesosCluster) stop() {
 	}
 }
 
-// sandboxFiles lists the files named name in the agent's executor sandboxes.
+// sandboxFiles lists the files named name in the agent's executor sandboxes (one per executor
+// run; the runs/latest links are skipped).
 func (c *mesosCluster) sandboxFiles(name string) []string {
 	files, _ := filepath.Glob(filepath.Join(c.agentDir(), "slaves/*/frameworks/*/executors/*/runs/*", name))
-	return files
+	out := files[:0]
+	for _, f := range files {
+		if filepath.Base(filepath.Dir(f)) != "latest" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
