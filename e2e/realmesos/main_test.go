@@ -31,7 +31,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	if home == "" {
-		skipReason = "skipped: no Mesos build at " + DefaultMesosHome + " (set EJ_MESOS_HOME to a Mesos 1.x build with bin/mesos-master)"
+		skipReason = "skipped: no Mesos build at " + DefaultMesosHome + " or ../shared/mesos-1.11 (set EJ_MESOS_HOME to a Mesos 1.x build with bin/mesos-master)"
 		fmt.Println("realmesos:", skipReason)
 		return m.Run()
 	}
