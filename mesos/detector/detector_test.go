@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"strings"
@@ -38,7 +39,7 @@ type fakeMaster struct {
 
 func session(t *testing.T, server string) *zk.Conn {
 	t.Helper()
-	conn, _, err := zk.Connect([]string{server}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkLogger{}))
+	conn, _, err := zk.Connect([]string{server}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkLogger{slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		t.Fatal(err)
 	}
