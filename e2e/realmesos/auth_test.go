@@ -41,7 +41,7 @@ func TestFrameworkAuthentication(t *testing.T) {
 	if fws := m.activeFrameworks(); !slices.Contains(fws, "ej-good") || slices.Contains(fws, "ej-bad") {
 		t.Fatalf("active frameworks = %v, want ej-good and not ej-bad", fws)
 	}
-	if bad.subscribed() || strings.Contains(m.masterLog(), "Subscribing framework 'ej-bad'") {
+	if sub := subscribedOf([]*scheduler{bad, good}); len(sub) != 1 || sub[0] != good || strings.Contains(m.masterLog(), "Subscribing framework 'ej-bad'") {
 		t.Fatal("the wrong secret subscribed")
 	}
 }

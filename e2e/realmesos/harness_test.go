@@ -294,3 +294,24 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
 
 func fmtMap(m map[int]int) string { return fmt.Sprint(m) }
+
+// sharedRegistry returns the flags that put schedulers on one ZooKeeper registry (a fresh
+// namespace on EJ_TEST_ZK), so that they share the framework, as the instances of a cluster do:
+// startSchedulers(t, 2, schedOpts{mesosURL: m.masterURL(), extra: sharedRegistry(t)}).
+func sharedRegistry(t *testing.T) []string {
+	t.Helper()
+	zk := requireZK(t)
+	return []string{"--zk-servers", zk, "--zk-namespace", fmt.Sprintf("ej-realmesos-%d", time.Now().UnixNano())}
+}
+
+// subscribedOf returns the schedulers whose log shows a live subscription to the master (with
+// leader election: exactly one, the leader).
+func subscribedOf(ss []*scheduler) []*scheduler {
+	var out []*scheduler
+	for _, s := range ss {
+		if s.subscribed() {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -9,13 +9,12 @@ import (
 // receiving tasks from the next one, although that one serves the executor binary from another
 // URL. Mesos refuses a task whose ExecutorInfo differs from its running executor's (TASK_ERROR,
 // the run lost); the new instance reads the running executor's ExecutorInfo from the master and
-// sends that. Here the next instance is the same registry restarted on another port, as a new
-// leader on another host would be.
+// sends that. The two instances share a ZooKeeper registry (so the framework) and nothing else,
+// as a leader and the standby that takes over from it do.
 func TestOtherInstanceJoinsRunningExecutor(t *testing.T) {
 	m := startMesos(t, mesosOpts{})
-	data := t.TempDir() + "/data"
-	keep := schedOpts{mesosURL: m.masterURL(), extra: []string{"--executor-idle-timeout", "10m"}}
-	a := startScheduler(t, "a", data, keep)
+	keep := schedOpts{mesosURL: m.masterURL(), extra: append(sharedRegistry(t), "--executor-idle-timeout", "10m")}
+	a := startScheduler(t, "a", t.TempDir()+"/data", keep)
 	eventually(t, waitLong, a.subscribed, "scheduler a to subscribe")
 	a.publishApp("recorder", recorderURL(), "bin/record.sh")
 	out := outDir(t)
@@ -24,7 +23,7 @@ func TestOtherInstanceJoinsRunningExecutor(t *testing.T) {
 	eventually(t, waitLong, func() bool { return len(runsIn(t, out)) == 1 }, "the first run (by scheduler a)")
 	a.kill9()
 
-	b := startScheduler(t, "b", data, keep)
+	b := startScheduler(t, "b", t.TempDir()+"/data", keep)
 	eventually(t, waitLong, b.subscribed, "scheduler b to subscribe")
 	if a.base == b.base {
 		t.Fatal("both instances serve the executor from the same URL; the test needs different ones")
