@@ -90,8 +90,11 @@ func (d *Detector) Close() {
 func (d *Detector) String() string { return d.url.String() }
 
 // Leader blocks until a leading master is known and returns its base URL and a channel that is
-// closed when leadership moves away from it.
+// closed when leadership moves away from it. While it waits it logs a warning every session
+// timeout, with the ZooKeeper connection's state, so a wrong URL or an unreachable ensemble
+// does not go unnoticed.
 func (d *Detector) Leader(ctx context.Context) (string, <-chan struct{}, error) {
+	var tick <-chan time.Time
 	for {
 		d.mu.Lock()
 		leader, moved := d.leader, d.moved
@@ -99,11 +102,18 @@ func (d *Detector) Leader(ctx context.Context) (string, <-chan struct{}, error) 
 		if leader != nil {
 			return leader.URL, moved, nil
 		}
+		if tick == nil {
+			t := time.NewTicker(d.opts.SessionTimeout)
+			defer t.Stop()
+			tick = t.C
+		}
 		select {
 		case <-ctx.Done():
 			return "", nil, fmt.Errorf("detect the leading master in %s: %w", d.url, ctx.Err())
 		case <-d.done:
 			return "", nil, fmt.Errorf("detect the leading master in %s: detector closed", d.url)
+		case <-tick:
+			d.log.Warn("still no leading Mesos master in ZooKeeper", "path", d.url.Path, "zk_state", d.conn.State().String())
 		case <-moved:
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,4 +238,43 @@ func TestCloseEndsLeader(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatal("Leader did not return after Close")
 	}
+}
+
+// TestWaitingIsLogged: with no ZooKeeper to talk to, Leader keeps waiting and says so.
+func TestWaitingIsLogged(t *testing.T) {
+	var logs safeBuffer
+	u, err := ParseURL("zk://127.0.0.1:1/mesos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(u, Options{SessionTimeout: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, _, err := d.Leader(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Leader = %v", err)
+	}
+	if out := logs.String(); !strings.Contains(out, "still no leading Mesos master in ZooKeeper") || !strings.Contains(out, "zk_state=") {
+		t.Fatalf("log:\n%s", out)
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
