@@ -34,7 +34,7 @@ bash scripts/browser-test.sh
 # whenever a Mesos build exists; its tests say the same when they skip.
 mesos_home=${EJ_MESOS_HOME:-}
 for d in /work/shared/mesos-1.11 ../shared/mesos-1.11; do
-  [ -n "$mesos_home" ] || { [ -x "$d/bin/mesos-master" ] && mesos_home=$d; }
+  if [ -z "$mesos_home" ] && [ -x "$d/bin/mesos-master" ]; then mesos_home=$d; fi
 done
 if [ -n "$mesos_home" ]; then echo "== real Mesos tier: against the Mesos build at $mesos_home"
 else echo "== real Mesos tier: skipped: no Mesos build at /work/shared/mesos-1.11 (set EJ_MESOS_HOME)"; fi
