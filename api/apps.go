@@ -22,7 +22,12 @@ func (s *Server) appRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) addApp(c *gin.Context) {
-	create(s, c, app.Default(), checkNewApp, s.reg.AddApp)
+	create(s, c, app.Default(), func(cfg app.Config) error {
+		if err := checkNewApp(cfg); err != nil {
+			return err
+		}
+		return s.checkAppURL(cfg)
+	}, s.reg.AddApp)
 }
 
 func checkNewApp(cfg app.Config) error {
@@ -90,7 +95,12 @@ func (s *Server) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	save(s, c, body, cfg, app.Config.Validate, s.reg.UpdateApp)
+	save(s, c, body, cfg, func(cfg app.Config) error {
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		return s.checkAppURL(cfg)
+	}, s.reg.UpdateApp)
 }
 
 func (s *Server) getApp(c *gin.Context) {

@@ -60,6 +60,11 @@ type Options struct {
 	// ReconcileEvery bounds how often reconciliation may be requested.
 	ReconcileEvery time.Duration
 	History        History // event trace and statistics; nil: history off
+	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
+	RejectFileAppURLs bool
+	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
+	// executor binary agents fetch, content-addressed; see mesos/artifacts).
+	Artifacts http.Handler
 }
 
 // Server holds the handlers' dependencies.
@@ -71,6 +76,7 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	every   time.Duration
+	noFiles bool // Options.RejectFileAppURLs
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -88,7 +94,7 @@ func New(o Options) http.Handler {
 		o.ReconcileEvery = 10 * time.Second
 	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{}}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
@@ -113,6 +119,10 @@ func New(o Options) http.Handler {
 		r.GET("/metrics", gin.WrapH(o.Metrics))
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	if o.Artifacts != nil {
+		r.GET("/artifacts/*path", gin.WrapH(o.Artifacts))
+		r.HEAD("/artifacts/*path", gin.WrapH(o.Artifacts))
+	}
 	if o.Web != nil {
 		serveWeb(r, o.Web)
 	}

@@ -29,6 +29,9 @@ type Config struct {
 	User             string
 	MesosURL         string
 	MesosRole        string
+	Mesos            MesosFramework // mesos_framework_name, mesos_checkpoint, … (config/mesos.go)
+	AdvertiseURL     string
+	AllowFileAppURLs bool
 	ZKServers        string
 	ZKNamespace      string
 	ZKDigest         string
@@ -109,8 +112,15 @@ var settings = []setting{
 	{"http_address", "127.0.0.1", "address the API and console listen on; any non-loopback address requires auth_username/auth_password", str(func(c *Config) *string { return &c.HTTPAddress })},
 	{"http_port", "8899", "port of the REST API and web console", integer("http_port", func(c *Config) *int { return &c.HTTPPort })},
 	{"user", "", "OS user Mesos runs executors as (empty: the agent's user)", str(func(c *Config) *string { return &c.User })},
-	{"mesos_url", "", "Mesos master URL (http://host:5050); empty runs the embedded single-node master+agent", str(func(c *Config) *string { return &c.MesosURL })},
+	{"mesos_url", "", "Mesos master: http://host:5050, or zk://host1:2181,host2:2181/mesos to follow the leading master in ZooKeeper; empty runs the embedded single-node master+agent", str(func(c *Config) *string { return &c.MesosURL })},
 	{"mesos_role", "*", "Mesos role of the framework", str(func(c *Config) *string { return &c.MesosRole })},
+	{"mesos_framework_name", "elasticjob-cloud", "Mesos framework name", str(func(c *Config) *string { return &c.Mesos.Name })},
+	{"mesos_checkpoint", "true", "ask agents to checkpoint the framework's tasks, so an agent restart recovers them instead of killing them", boolean("mesos_checkpoint", func(c *Config) *bool { return &c.Mesos.Checkpoint })},
+	{"mesos_failover_timeout", "168h", "how long Mesos keeps the framework's tasks running while no scheduler is subscribed", duration("mesos_failover_timeout", func(c *Config) *time.Duration { return &c.Mesos.FailoverTimeout })},
+	{"mesos_principal", "", "Mesos principal of the framework", str(func(c *Config) *string { return &c.Mesos.Principal })},
+	{"mesos_secret", "", "secret of mesos_principal, sent as HTTP Basic authentication on every call to the master", str(func(c *Config) *string { return &c.Mesos.Secret })},
+	{"advertise_url", "", "base URL agents use to fetch the executor from this scheduler when mesos_url is set (empty: http://hostname:http_port)", str(func(c *Config) *string { return &c.AdvertiseURL })},
+	{"allow_file_app_urls", "false", "accept file:// app URLs with mesos_url set (only when every agent runs on this machine; the embedded default always accepts them)", boolean("allow_file_app_urls", func(c *Config) *bool { return &c.AllowFileAppURLs })},
 	{"zk_servers", "", "ZooKeeper servers host:port,host:port for the registry and leader election; empty uses the embedded store in data_dir", str(func(c *Config) *string { return &c.ZKServers })},
 	{"zk_namespace", "elasticjob-cloud", "ZooKeeper root node", str(func(c *Config) *string { return &c.ZKNamespace })},
 	{"zk_digest", "", "ZooKeeper digest credentials user:password (optional)", str(func(c *Config) *string { return &c.ZKDigest })},
@@ -330,9 +340,7 @@ func (c *Config) validate() error {
 		}
 		c.Location = loc
 	}
-	if c.MesosURL != "" && !strings.HasPrefix(c.MesosURL, "http://") && !strings.HasPrefix(c.MesosURL, "https://") {
-		errs = append(errs, fmt.Errorf("mesos_url: %q must be http://host:port of a Mesos master (zk:// discovery is not supported)", c.MesosURL))
-	}
+	errs = append(errs, c.validateMesos()...)
 	return errors.Join(errs...)
 }
 
@@ -365,7 +373,8 @@ func (c Config) Redacted() map[string]any {
 		return "***"
 	}
 	return map[string]any{
-		"data_dir": c.DataDir, "http": c.ListenAddr(), "mesos_url": c.MesosURL, "zk_servers": c.ZKServers,
+		"data_dir": c.DataDir, "http": c.ListenAddr(), "mesos_url": c.MesosURLRedacted(), "zk_servers": c.ZKServers,
+		"mesos_principal": c.Mesos.Principal, "mesos_secret": hide(c.Mesos.Secret), "mesos_checkpoint": c.Mesos.Checkpoint,
 		"zk_digest": hide(c.ZKDigest), "event_trace_rdb_driver": c.RDBDriver, "event_trace_rdb_password": hide(c.RDBPassword),
 		"auth_username": c.AuthUsername, "auth_password": hide(c.AuthPassword), "time_zone": c.Location.String(),
 	}

@@ -70,6 +70,10 @@ func TestDefaults(t *testing.T) {
 		{"auth_username", c.AuthUsername, ""}, {"auth_password", c.AuthPassword, ""}, {"auth_token_ttl", c.TokenTTL, 12 * time.Hour},
 		{"max_body_bytes", c.MaxBodyBytes, int64(1 << 20)}, {"offer_refuse_seconds", c.OfferRefuse, 5 * time.Second}, {"offer_hold", c.OfferHold, time.Second},
 		{"log_level", c.LogLevel, "info"}, {"time_zone", c.Location, time.Local}, {"config", c.ConfigFile, ""},
+		{"mesos_framework_name", c.Mesos.Name, "elasticjob-cloud"}, {"mesos_checkpoint", c.Mesos.Checkpoint, true},
+		{"mesos_failover_timeout", c.Mesos.FailoverTimeout, 168 * time.Hour}, {"mesos_principal", c.Mesos.Principal, ""},
+		{"mesos_secret", c.Mesos.Secret, ""}, {"advertise_url", c.Advertised(), "http://127.0.0.1:8899"},
+		{"allow_file_app_urls", c.AllowFileAppURLs, false}, {"remote agents", c.RemoteAgents(), false},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("default %s = %v, want %v", tc.key, tc.got, tc.want)
@@ -193,6 +197,8 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
 		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
+		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",
+		"mesos_principal": "ej", "mesos_secret": "s3cret", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
 	}
 	var missing []string
 	for _, s := range settings {
@@ -230,7 +236,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 	// Every key alone (paired ones in pairs) moves its setting off the default.
 	pairs := map[string]string{"auth_username": "auth_password", "auth_password": "auth_username",
 		"auth_guest_username": "auth_guest_password", "auth_guest_password": "auth_guest_username",
-		"event_trace_rdb_driver": "event_trace_rdb_url"}
+		"event_trace_rdb_driver": "event_trace_rdb_url", "mesos_secret": "mesos_principal"}
 	for _, s := range settings {
 		e := map[string]string{s.key: sample[s.key]}
 		if other, ok := pairs[s.key]; ok {
@@ -282,7 +288,16 @@ func TestBadValues(t *testing.T) {
 		{"max_body_bytes", "100", "max_body_bytes"},
 		{"log_level", "loud", "log_level"},
 		{"time_zone", "Mars/Olympus", "time_zone"},
-		{"mesos_url", "zk://127.0.0.1:2181/mesos", "mesos_url"},
+		{"mesos_url", "zk://127.0.0.1:2181", "needs the path"},
+		{"mesos_url", "ftp://m:5050", "mesos_url"},
+		{"mesos_url", "http://", "mesos_url"},
+		{"mesos_framework_name", " ", "mesos_framework_name"},
+		{"mesos_checkpoint", "maybe", "mesos_checkpoint"},
+		{"mesos_failover_timeout", "0s", "mesos_failover_timeout"},
+		{"mesos_secret", "s3cret", "set mesos_principal too"},
+		{"advertise_url", "ftp://sched:8899", "advertise_url"},
+		{"advertise_url", "sched:8899", "advertise_url"},
+		{"allow_file_app_urls", "sometimes", "allow_file_app_urls"},
 		{"data_dir", "", "data_dir"},
 		{"executor_idle_timeout", "soon", "executor_idle_timeout"},
 		{"history_retention", "1 month", "history_retention"},

@@ -58,7 +58,10 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 		AgentEndpoint: getenv("MESOS_AGENT_ENDPOINT"), FrameworkID: getenv("MESOS_FRAMEWORK_ID"),
 		ExecutorID: getenv("MESOS_EXECUTOR_ID"), Sandbox: firstOf(getenv("MESOS_SANDBOX"), getenv("MESOS_DIRECTORY")),
 	}
-	cache, _ := os.UserCacheDir()
+	cache, err := os.UserCacheDir()
+	if err != nil { // no HOME: a Mesos agent does not pass its own environment to executors
+		cache = os.TempDir()
+	}
 	fs := flag.NewFlagSet("executor", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() { fmt.Fprint(out, usageHead); fs.PrintDefaults() }

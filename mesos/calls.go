@@ -14,7 +14,7 @@ import (
 // carved from the offers' own resource objects. What the launches leave of the offers is
 // filtered for refuse (see Decline). After a successful call the offers are used up.
 func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []TaskLaunch, refuse time.Duration) error {
-	_, fid, err := c.current()
+	sess, fid, err := c.current()
 	if err != nil {
 		return fmt.Errorf("ACCEPT: %w", err)
 	}
@@ -26,6 +26,7 @@ func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []TaskL
 	if err != nil {
 		return fmt.Errorf("ACCEPT: %w", err)
 	}
+	c.adoptRunning(ctx, sess, fid, offers, tasks)
 	var ops calls.OfferOperations
 	if len(tasks) > 0 {
 		ops = append(ops, calls.OpLaunch(tasks...))
@@ -36,6 +37,7 @@ func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []TaskL
 		return err
 	}
 	c.dropOffers(offerIDs)
+	c.rememberExecutors(tasks)
 	return nil
 }
 

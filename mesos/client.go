@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,28 +29,38 @@ type Client struct {
 	hc   *http.Client
 
 	mu          sync.Mutex
+	master      string // base URL of the master last subscribed to or detected
 	frameworkID string
-	sess        *session                // nil while not subscribed
-	offers      map[string]*mesos.Offer // raw offers held until used, rescinded or voided
+	sess        *session                            // nil while not subscribed
+	offers      map[string]*mesos.Offer             // raw offers held until used, rescinded or voided
+	execs       map[executorKey]*mesos.ExecutorInfo // running executors' ExecutorInfo (executors.go)
 }
 
 // session is one live subscription.
 type session struct {
 	streamID string
-	endpoint *url.URL           // leader endpoint the stream was opened on (after redirects)
-	cancel   context.CancelFunc // tears the stream down
+	endpoint *url.URL // leader endpoint the stream was opened on (after redirects)
+	cancel   func()   // tears the stream down
 }
 
 // New returns a Client for cfg with defaults applied. It does not connect; call Run.
 func New(cfg Config) *Client {
 	cfg = cfg.withDefaults()
+	var transport http.RoundTripper = &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		ResponseHeaderTimeout: 15 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		MaxIdleConnsPerHost:   2,
+	}
+	if cfg.Secret != "" {
+		transport = basicAuth{next: transport.(*http.Transport), user: cfg.Principal, password: cfg.Secret}
+	}
+	endpoint := ""
+	if s, ok := cfg.Detector.(static); ok {
+		endpoint = string(s) + schedulerPath
+	}
 	hc := &http.Client{
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			ResponseHeaderTimeout: 15 * time.Second,
-			TLSHandshakeTimeout:   5 * time.Second,
-			MaxIdleConnsPerHost:   2,
-		},
+		Transport: transport,
 		// Redirects are handled by the client: a 307 from a non-leading master names the leader.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -61,8 +70,9 @@ func New(cfg Config) *Client {
 		hc:          hc,
 		frameworkID: cfg.FrameworkID,
 		offers:      map[string]*mesos.Offer{},
+		execs:       map[executorKey]*mesos.ExecutorInfo{},
 		http: httpcli.New(
-			httpcli.Endpoint(strings.TrimRight(cfg.URL, "/")+schedulerPath),
+			httpcli.Endpoint(endpoint),
 			httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]),
 			httpcli.Do(hc.Do),
 		),
@@ -74,6 +84,20 @@ func (c *Client) FrameworkID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.frameworkID
+}
+
+// Master returns the base URL of the master the client is subscribed to, or last tried
+// ("" before the first attempt). With a detector it follows the leading master.
+func (c *Client) Master() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.master
+}
+
+func (c *Client) setMaster(u *url.URL) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.master = u.Scheme + "://" + u.Host
 }
 
 // current returns the live session and framework id, or ErrNotSubscribed.
@@ -150,6 +174,20 @@ func (c *Client) resetFrameworkID() {
 	defer c.mu.Unlock()
 	c.frameworkID = ""
 }
+
+// basicAuth sends HTTP Basic credentials (principal and secret) with every request.
+type basicAuth struct {
+	next           *http.Transport
+	user, password string
+}
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.password)
+	return b.next.RoundTrip(r)
+}
+
+func (b basicAuth) CloseIdleConnections() { b.next.CloseIdleConnections() }
 
 // isRedirect reports whether err is a 307 from a non-leading master.
 func isRedirect(err error) bool {

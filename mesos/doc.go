@@ -8,10 +8,15 @@
 // Client.Run sends SUBSCRIBE to URL+"/api/v1/scheduler" and reads the RecordIO event stream
 // with mesos-go's httpcli client and its JSON codec. FrameworkInfo carries name, user, role
 // (default "*"), hostname, principal, the known framework id, failover_timeout (default 7 days,
-// so tasks survive scheduler restarts) and checkpoint, and the PARTITION_AWARE capability: with
-// it Mesos reports TASK_UNREACHABLE / TASK_GONE / TASK_DROPPED / TASK_UNKNOWN /
-// TASK_GONE_BY_OPERATOR instead of folding them all into TASK_LOST, and a task on a partitioned
-// agent that comes back keeps running, which the status handler relies on (SPEC §3).
+// so tasks survive scheduler restarts), checkpoint (on unless Config.NoCheckpoint: agents then
+// recover the framework's tasks across an agent restart instead of killing them) and the
+// PARTITION_AWARE capability: with it Mesos reports TASK_UNREACHABLE / TASK_GONE / TASK_DROPPED /
+// TASK_UNKNOWN / TASK_GONE_BY_OPERATOR instead of folding them all into TASK_LOST, and a task on
+// a partitioned agent that comes back keeps running, which the status handler relies on (SPEC §3).
+//
+// With a Secret, every request to the master (SUBSCRIBE, the calls, the operator API) carries
+// HTTP Basic authentication as Principal:Secret. A SUBSCRIBE answered 401 or 403 is ErrRefused:
+// logged at error level with what to check, and retried every BackoffMax, never in a fast loop.
 //
 // The master's framework id from SUBSCRIBED replaces the client's (Handler.Subscribed is called
 // after every subscription so the scheduler persists it and reconciles). If no event arrives for
@@ -19,6 +24,14 @@
 // Handler.Disconnected (held offers are void) and re-subscribes with jittered exponential backoff
 // with the current id. An ERROR event ("Framework has been removed") makes it start over as a new
 // framework with an empty id, logged at error level; "Framework failed over" keeps the id.
+//
+// # Finding the master
+//
+// Config.Detector, when set, names the leading master before every SUBSCRIBE and reports when
+// leadership moves (mesos/detector follows a zk:// URL as Mesos' own detector does). A move
+// drops the live stream (Handler.Disconnected with ErrLeaderMoved) and cuts a pending backoff
+// short, and the client subscribes to the new leader with the same framework id. Without a
+// detector, URL is the master; a 307 from a non-leading master is followed either way.
 //
 // mesos-go's httpsched state machine is not used: after following a 307 to the leading master it
 // keeps sending the other calls to the configured (non-leading) endpoint, and its redirect backoff
@@ -53,4 +66,12 @@
 // accounting only when it is not; the master then verifies that the offer covers task plus
 // executor. The caller must pass the same ExecutorSpec for every task of one executor id (a zero
 // CPUs or MemMB leaves that resource out, consistently).
+//
+// An executor started by another scheduler instance (the previous leader, or this scheduler
+// before a restart) may run with another ExecutorInfo — another URL for the executor binary,
+// other settings — and Mesos refuses a task whose ExecutorInfo differs from its running
+// executor's (TASK_ERROR). The client therefore remembers the ExecutorInfo of each running
+// executor per agent (its own launches; for executors an offer lists as running that it does not
+// know, the master's operator API GET_EXECUTORS, asked once) and sends a task for a running
+// executor with that executor's ExecutorInfo. See executors.go.
 package mesos

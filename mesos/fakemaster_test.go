@@ -29,10 +29,17 @@ type fakeMaster struct {
 	mu     sync.Mutex
 	seq    int
 	reject func(*scheduler.Call) int // optional: HTTP status for a non-SUBSCRIBE call
+	// refuse, when set, answers every SUBSCRIBE with this status (and counts it in refusals).
+	refuse   int
+	refusals chan string // the Authorization header of each refused SUBSCRIBE
+	// operator, when set, answers the operator API (POST /api/v1); operatorCalls counts them.
+	operator      func() string
+	operatorCalls int
 }
 
 type subscription struct {
 	call     scheduler.Call
+	auth     string // Authorization header
 	streamID string
 	events   chan string   // JSON events to send
 	end      chan struct{} // close to end the stream
@@ -40,19 +47,33 @@ type subscription struct {
 
 type recorded struct {
 	call     scheduler.Call
+	auth     string
 	streamID string
 	raw      string
 }
 
 func newFakeMaster(t *testing.T) *fakeMaster {
 	t.Helper()
-	m := &fakeMaster{t: t, subs: make(chan *subscription, 16), calls: make(chan recorded, 128)}
+	m := &fakeMaster{t: t, subs: make(chan *subscription, 16), calls: make(chan recorded, 128), refusals: make(chan string, 128)}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.srv.Close)
 	return m
 }
 
 func (m *fakeMaster) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/api/v1" {
+		m.mu.Lock()
+		op := m.operator
+		m.operatorCalls++
+		m.mu.Unlock()
+		if op == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, op())
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != schedulerPath {
 		http.NotFound(w, r)
 		return
@@ -67,7 +88,7 @@ func (m *fakeMaster) serve(w http.ResponseWriter, r *http.Request) {
 		m.stream(w, r, call)
 		return
 	}
-	m.calls <- recorded{call: call, streamID: r.Header.Get(headerStreamID), raw: string(body)}
+	m.calls <- recorded{call: call, auth: r.Header.Get("Authorization"), streamID: r.Header.Get(headerStreamID), raw: string(body)}
 	status := http.StatusAccepted
 	m.mu.Lock()
 	reject := m.reject
@@ -83,9 +104,18 @@ func (m *fakeMaster) serve(w http.ResponseWriter, r *http.Request) {
 func (m *fakeMaster) stream(w http.ResponseWriter, r *http.Request, call scheduler.Call) {
 	m.mu.Lock()
 	m.seq++
-	sub := &subscription{call: call, streamID: fmt.Sprintf("stream-%d", m.seq),
+	sub := &subscription{call: call, auth: r.Header.Get("Authorization"), streamID: fmt.Sprintf("stream-%d", m.seq),
 		events: make(chan string, 64), end: make(chan struct{})}
+	refuse := m.refuse
 	m.mu.Unlock()
+	if refuse != 0 {
+		select {
+		case m.refusals <- sub.auth:
+		default:
+		}
+		http.Error(w, "refused by the test", refuse)
+		return
+	}
 	// Like Mesos: Content-Type is the accepted codec, the chunked body is RecordIO.
 	if !strings.Contains(r.Header.Get("Accept"), "application/json") {
 		http.Error(w, "Expecting 'Accept' to allow application/json", http.StatusNotAcceptable)
@@ -113,6 +143,24 @@ func (m *fakeMaster) setReject(f func(*scheduler.Call) int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reject = f
+}
+
+func (m *fakeMaster) setOperator(f func() string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.operator = f
+}
+
+func (m *fakeMaster) operatorCallCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.operatorCalls
+}
+
+func (m *fakeMaster) setRefuse(status int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refuse = status
 }
 
 func (m *fakeMaster) nextSub() *subscription {
@@ -213,9 +261,13 @@ func (h *recHandler) Disconnected(_ context.Context, err error) { h.disconnected
 // startClient runs a client against m until the test ends.
 func startClient(t *testing.T, m *fakeMaster, cfg Config, h Handler) *Client {
 	t.Helper()
-	cfg.URL = m.srv.URL
-	cfg.BackoffMin, cfg.BackoffMax = time.Millisecond, 2*time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Detector == nil {
+		cfg.URL = m.srv.URL
+	}
+	cfg.BackoffMin, cfg.BackoffMax = time.Millisecond, max(cfg.BackoffMax, 2*time.Millisecond)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	c := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

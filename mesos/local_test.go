@@ -81,3 +81,62 @@ type tw struct{ t *testing.T }
 func (w tw) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
 
 func testWriterFor(t *testing.T) io.Writer { return tw{t} }
+
+// TestTaskJoinsForeignExecutorOnEmbedded: a second client instance of the same framework,
+// whose ExecutorSpec differs (as another scheduler instance's would), sends a task for the
+// executor the first instance started; it reads that executor's ExecutorInfo through
+// GET_EXECUTORS, so the embedded master does not refuse the task as incompatible (TASK_ERROR).
+func TestTaskJoinsForeignExecutorOnEmbedded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cluster, err := embedded.New(embedded.Config{WorkDir: t.TempDir(), CPUs: 4, MemMB: 2048,
+		ExecutorRegistrationTimeout: 2 * time.Second, ExecutorShutdownGrace: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Close() })
+	spec := func(from string) ExecutorSpec { // the executor never subscribes: it stays launching
+		return ExecutorSpec{ID: "app@-@" + cluster.AgentID(), CPUs: 0.5, MemMB: 64, Command: "sleep 30", Shell: true,
+			Env: map[string]string{"STARTED_BY": from}}
+	}
+	run := func(fid string) (*Client, *recHandler, context.CancelFunc) {
+		cctx, stop := context.WithCancel(ctx)
+		h := newRecHandler()
+		c := New(Config{URL: cluster.URL(), FrameworkID: fid, BackoffMin: time.Millisecond, BackoffMax: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(testWriterFor(t), nil))})
+		done := make(chan error, 1)
+		go func() { done <- c.Run(cctx, h) }()
+		t.Cleanup(func() { stop(); recv(t, done, "Run") })
+		return c, h, stop
+	}
+
+	a, ha, stopA := run("")
+	fid := recv(t, ha.subscribed, "Subscribed a")
+	o := recv(t, ha.offers, "Offers a")[0]
+	if err := a.Accept(ctx, []string{o.ID}, []TaskLaunch{{TaskID: "t1", AgentID: o.AgentID, CPUs: 0.5, MemMB: 64,
+		Executor: spec("a")}}, -1); err != nil {
+		t.Fatal(err)
+	}
+	stopA()
+
+	b, hb, _ := run(fid)
+	recv(t, hb.subscribed, "Subscribed b")
+	o = recv(t, hb.offers, "Offers b")[0]
+	if err := b.Accept(ctx, []string{o.ID}, []TaskLaunch{{TaskID: "t2", AgentID: o.AgentID, CPUs: 0.5, MemMB: 64,
+		Executor: spec("b")}}, -1); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s := recv(t, hb.updates, "update of t2")
+		if s.TaskID != "t2" {
+			continue
+		}
+		if s.State == "TASK_ERROR" {
+			t.Fatalf("t2 refused: %s", s.Message)
+		}
+		break // failed with its executor's registration timeout, as t1
+	}
+}

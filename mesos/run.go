@@ -2,15 +2,18 @@ package mesos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mclient "github.com/mesos/mesos-go/api/v1/lib/client"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 )
 
@@ -21,17 +24,20 @@ const (
 )
 
 // Run subscribes and dispatches events to h until ctx ends. When the stream is lost (error,
-// EOF, missed heartbeats, ERROR event) it re-subscribes with jittered exponential backoff using the
-// current framework id. It returns nil when ctx ends, and an error only for an invalid Config.
-// Run must not be called concurrently on one Client.
+// EOF, missed heartbeats, ERROR event, a leader change seen by the detector) it re-subscribes
+// with jittered exponential backoff using the current framework id; a SUBSCRIBE refused for
+// its credentials (401, 403) is retried every BackoffMax. It returns nil when ctx ends, and an
+// error only for an invalid Config. Run must not be called concurrently on one Client.
 func (c *Client) Run(ctx context.Context, h Handler) error {
-	if _, err := url.ParseRequestURI(c.http.Endpoint()); err != nil || c.cfg.URL == "" {
-		return fmt.Errorf("mesos: invalid master URL %q", c.cfg.URL)
+	if s, ok := c.cfg.Detector.(static); ok {
+		if _, err := masterEndpoint(string(s)); err != nil {
+			return err
+		}
 	}
 	defer c.hc.CloseIdleConnections()
 	attempt := 0
 	for {
-		subscribed, err := c.runStream(ctx, h)
+		subscribed, moved, err := c.runStream(ctx, h)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -40,16 +46,37 @@ func (c *Client) Run(ctx context.Context, h Handler) error {
 		}
 		wait := c.backoff(attempt)
 		attempt++
-		c.log.Warn("subscription lost, re-subscribing",
-			"err", err, "framework_id", c.FrameworkID(), "backoff", wait)
+		switch {
+		case errors.Is(err, ErrRefused):
+			wait = c.cfg.BackoffMax
+			c.log.Error("the master refused the subscription; check the framework's principal and secret (mesos_principal, mesos_secret)",
+				"err", err, "master", c.Master(), "retry_in", wait)
+		case errors.Is(err, ErrLeaderMoved):
+			wait = c.backoff(0)
+			c.log.Warn("leading master changed, subscribing to the new leader", "previous", c.Master(), "backoff", wait)
+		default:
+			c.log.Warn("subscription lost, re-subscribing",
+				"err", err, "framework_id", c.FrameworkID(), "master", c.Master(), "backoff", wait)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
 		case <-t.C:
+		case <-moved: // a new leader: no reason to wait for the old one
+			t.Stop()
 		}
 	}
+}
+
+// masterEndpoint is the scheduler API endpoint of a master base URL.
+func masterEndpoint(base string) (*url.URL, error) {
+	u, err := url.ParseRequestURI(strings.TrimRight(base, "/") + schedulerPath)
+	if err != nil || base == "" || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("mesos: invalid master URL %q", base)
+	}
+	return u, nil
 }
 
 // backoff returns a jittered delay in [d/2, d] where d doubles from BackoffMin up to BackoffMax.
@@ -61,18 +88,40 @@ func (c *Client) backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// runStream runs one subscription until it ends. subscribed reports whether SUBSCRIBED arrived.
-func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, err error) {
-	streamCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	resp, sess, err := c.openStream(streamCtx)
+// runStream runs one subscription until it ends. subscribed reports whether SUBSCRIBED arrived;
+// moved is the detector's channel for the master it used (closed when leadership moves).
+func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, moved <-chan struct{}, err error) {
+	base, moved, err := c.cfg.Detector.Leader(ctx)
 	if err != nil {
-		return false, err
+		return false, nil, fmt.Errorf("detect the leading master: %w", err)
 	}
-	sess.cancel = cancel
+	endpoint, err := masterEndpoint(base)
+	if err != nil {
+		return false, moved, err
+	}
+	c.setMaster(endpoint)
+	streamCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() { // a leader change ends the stream
+		select {
+		case <-moved:
+			cancel(ErrLeaderMoved)
+		case <-streamCtx.Done():
+		}
+	}()
+	defer func() {
+		if cause := context.Cause(streamCtx); errors.Is(cause, ErrLeaderMoved) && ctx.Err() == nil {
+			err = fmt.Errorf("%w (stream to %s: %v)", ErrLeaderMoved, c.Master(), err)
+		}
+	}()
+	resp, sess, err := c.openStream(streamCtx, endpoint)
+	if err != nil {
+		return false, moved, err
+	}
+	sess.cancel = func() { cancel(nil) }
 	defer resp.Close()
 
-	s := &stream{c: c, h: h, sess: sess, wd: newWatchdog(cancel, c.cfg.HeartbeatGrace)}
+	s := &stream{c: c, h: h, sess: sess, wd: newWatchdog(sess.cancel, c.cfg.HeartbeatGrace)}
 	defer s.wd.stop()
 	defer func() {
 		if s.subscribed {
@@ -83,19 +132,18 @@ func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, err
 	for {
 		var ev event
 		if err := resp.Decode(&ev); err != nil {
-			return s.subscribed, s.wd.explain(fmt.Errorf("read event stream: %w", err))
+			return s.subscribed, moved, s.wd.explain(fmt.Errorf("read event stream: %w", err))
 		}
 		s.wd.kick()
 		if err := s.handle(ctx, &ev); err != nil {
-			return s.subscribed, err
+			return s.subscribed, moved, err
 		}
 	}
 }
 
-// openStream sends SUBSCRIBE, following redirects to the leading master, and returns the open
-// event stream with its session (stream id and endpoint).
-func (c *Client) openStream(ctx context.Context) (mesos.Response, *session, error) {
-	var endpoint *url.URL // nil: the configured endpoint
+// openStream sends SUBSCRIBE to endpoint, following redirects to the leading master, and
+// returns the open event stream with its session (stream id and endpoint).
+func (c *Client) openStream(ctx context.Context, endpoint *url.URL) (mesos.Response, *session, error) {
 	for redirects := 0; ; redirects++ {
 		call := calls.Subscribe(c.frameworkInfo(c.FrameworkID()))
 		// ResponseClassAuto, as a real master answers SUBSCRIBE with the Content-Type of the
@@ -114,17 +162,31 @@ func (c *Client) openStream(ctx context.Context) (mesos.Response, *session, erro
 		if resp != nil {
 			resp.Close()
 		}
-		if !isRedirect(err) || redirects >= maxRedirects {
-			return nil, nil, fmt.Errorf("subscribe: %w", err)
+		if refused := refusal(err, endpoint); refused != nil {
+			return nil, nil, refused
 		}
-		if endpoint == nil {
-			endpoint, _ = url.Parse(c.http.Endpoint())
+		if !isRedirect(err) || redirects >= maxRedirects {
+			return nil, nil, fmt.Errorf("subscribe to %s: %w", endpoint.Host, err)
 		}
 		if endpoint, err = leaderURL(location, endpoint); err != nil {
 			return nil, nil, fmt.Errorf("subscribe: %w", err)
 		}
+		c.setMaster(endpoint)
 		c.log.Info("following redirect to the leading master", "endpoint", endpoint.String())
 	}
+}
+
+// refusal turns a 401 or 403 answer to SUBSCRIBE into an ErrRefused error that says why.
+func refusal(err error, endpoint *url.URL) error {
+	switch {
+	case apierrors.CodeNotAuthenticated.Matches(err):
+		return fmt.Errorf("%w: subscribe to %s: 401 Unauthorized: the master did not accept the framework's credentials (%v)",
+			ErrRefused, endpoint.Host, err)
+	case apierrors.CodeUnsubscribed.Matches(err):
+		return fmt.Errorf("%w: subscribe to %s: 403 Forbidden: the principal may not register this framework (%v)",
+			ErrRefused, endpoint.Host, err)
+	}
+	return nil
 }
 
 func header(resp mesos.Response, key string) string {
@@ -142,7 +204,7 @@ func (c *Client) frameworkInfo(id string) *mesos.FrameworkInfo {
 		Name:            cfg.FrameworkName,
 		Role:            &cfg.Role,
 		FailoverTimeout: ptr(cfg.FailoverTimeout.Seconds()),
-		Checkpoint:      ptr(cfg.Checkpoint),
+		Checkpoint:      ptr(!cfg.NoCheckpoint),
 		Capabilities: []mesos.FrameworkInfo_Capability{
 			{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE},
 		},

@@ -17,7 +17,7 @@ func TestSubscribeSendsFrameworkInfo(t *testing.T) {
 	m := newFakeMaster(t)
 	h := newRecHandler()
 	c := startClient(t, m, Config{FrameworkName: "ej", User: "alice", Role: "jobs",
-		Hostname: "sched-1", Principal: "ej-principal", Checkpoint: true}, h)
+		Hostname: "sched-1", Principal: "ej-principal"}, h)
 	sub := m.nextSub()
 	fi := sub.call.GetSubscribe().GetFrameworkInfo()
 	if fi.Name != "ej" || fi.User != "alice" || fi.GetRole() != "jobs" || fi.GetHostname() != "sched-1" ||
@@ -46,8 +46,17 @@ func TestDefaultRoleAndUser(t *testing.T) {
 	m := newFakeMaster(t)
 	startClient(t, m, Config{}, newRecHandler())
 	fi := m.nextSub().call.GetSubscribe().GetFrameworkInfo()
-	if fi.GetRole() != "*" || fi.User == "" || fi.Name == "" {
-		t.Fatalf("defaults not applied: %v", fi)
+	if fi.GetRole() != "*" || fi.User == "" || fi.Name == "" || !fi.GetCheckpoint() {
+		t.Fatalf("defaults not applied (checkpoint on by default): %v", fi)
+	}
+}
+
+func TestNoCheckpoint(t *testing.T) {
+	m := newFakeMaster(t)
+	startClient(t, m, Config{NoCheckpoint: true, FailoverTimeout: time.Hour}, newRecHandler())
+	fi := m.nextSub().call.GetSubscribe().GetFrameworkInfo()
+	if fi.Checkpoint == nil || fi.GetCheckpoint() || fi.GetFailoverTimeout() != 3600 {
+		t.Fatalf("checkpoint = %v, failover_timeout = %v; want false and 3600", fi.Checkpoint, fi.GetFailoverTimeout())
 	}
 }
 

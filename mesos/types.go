@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os/user"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,11 @@ var (
 	ErrHeartbeat = errors.New("mesos: heartbeat timeout")
 	// ErrMasterError marks a stream ended by an ERROR event from the master.
 	ErrMasterError = errors.New("mesos: master sent ERROR")
+	// ErrRefused marks a SUBSCRIBE the master refused for authentication (401) or authorization
+	// (403): retrying at once cannot help, so the client waits BackoffMax between attempts.
+	ErrRefused = errors.New("mesos: master refused the framework")
+	// ErrLeaderMoved marks a stream dropped because the detector saw another master take the lead.
+	ErrLeaderMoved = errors.New("mesos: leading master changed")
 )
 
 // Defaults applied by New for zero Config fields.
@@ -37,15 +43,24 @@ const (
 // Config configures a Client. Zero fields take the documented defaults.
 type Config struct {
 	// URL is the master base URL, e.g. http://127.0.0.1:5050; calls go to URL+"/api/v1/scheduler".
+	// It is ignored when Detector is set.
 	URL string
+	// Detector, when set, names the leading master before every subscription and tells the client
+	// when leadership moves (see mesos/detector for zk:// URLs).
+	Detector Detector
 	// FrameworkName (default "elasticjob-cloud"), User (default: the current OS user),
 	// Role (default "*"), Hostname and Principal go into FrameworkInfo.
 	FrameworkName, User, Role, Hostname, Principal string
+	// Secret, with Principal, is sent as HTTP Basic authentication on every call to the master.
+	Secret string
 	// FrameworkID is the persisted id to re-subscribe with ("" = new framework).
 	FrameworkID string
 	// FailoverTimeout is how long Mesos keeps the tasks of a disconnected scheduler (default 7 days).
 	FailoverTimeout time.Duration
-	Checkpoint      bool
+	// NoCheckpoint turns FrameworkInfo.checkpoint off. Checkpointing is on by default: agents
+	// then write the framework's tasks to disk, so an agent restart recovers them instead of
+	// killing them.
+	NoCheckpoint bool
 	// BackoffMin and BackoffMax bound the jittered re-subscribe backoff (default 100ms..10s).
 	BackoffMin, BackoffMax time.Duration
 	// HeartbeatGrace is the number of missed heartbeats tolerated (default 2): the stream counts as
@@ -84,6 +99,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Detector == nil {
+		c.Detector = static(strings.TrimRight(c.URL, "/"))
+	}
 	return c
 }
 
@@ -93,6 +111,18 @@ func currentUser() string {
 	}
 	return "root"
 }
+
+// Detector finds the leading master.
+type Detector interface {
+	// Leader blocks until a leading master is known and returns its base URL (http://host:port)
+	// and a channel closed when leadership moves away from it (nil: it never moves).
+	Leader(ctx context.Context) (string, <-chan struct{}, error)
+}
+
+// static is the Detector of a fixed master URL.
+type static string
+
+func (s static) Leader(context.Context) (string, <-chan struct{}, error) { return string(s), nil, nil }
 
 // Offer is a resource offer summarised for the launcher: scalar cpus and mem usable by the
 // framework's role (its own role and "*").

@@ -131,7 +131,8 @@ spawn_scheduler() {
 		export ELASTICJOB_EVENT_TRACE_RDB_URL=$dsn
 		spawn "$pidf" "$dir/logs/scheduler-$n.log" "$BIN_DIR/scheduler" --data-dir "$data" \
 			--http-port "$port" --zk-servers "$zk" --mesos-url "http://127.0.0.1:$MESOS_PORT" \
-			--event-trace-rdb-driver mysql --executor-cache-dir "$dir/app-cache" ${SCHEDULER_ARGS:-}
+			--event-trace-rdb-driver mysql --executor-cache-dir "$dir/app-cache" \
+			--executor-path "$BIN_DIR/executor" --allow-file-app-urls=true ${SCHEDULER_ARGS:-}
 	) || exit 1
 }
 

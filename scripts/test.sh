@@ -38,6 +38,15 @@ make -s build
 echo "== browser tests (console in headless Chromium)"
 bash scripts/browser-test.sh
 
+# The real-Mesos tier (e2e/realmesos) runs as one more package, in parallel with the others,
+# whenever a Mesos build exists; its tests say the same when they skip.
+mesos_home=${EJ_MESOS_HOME:-}
+for d in /work/shared/mesos-1.11 ../shared/mesos-1.11; do
+  if [ -z "$mesos_home" ] && [ -x "$d/bin/mesos-master" ]; then mesos_home=$d; fi
+done
+if [ -n "$mesos_home" ]; then echo "== real Mesos tier: against the Mesos build at $mesos_home"
+else echo "== real Mesos tier: skipped: no Mesos build at /work/shared/mesos-1.11 (set EJ_MESOS_HOME)"; fi
+
 echo "== unit, conformance, integration and end-to-end tests (race detector on)"
 log=$(mktemp /tmp/ejc-go-test.XXXXXX)
 set +e

@@ -17,8 +17,7 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
-	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/mesos/agents"
+	"github.com/ejcloud/elasticjob/mesos/detector"
 	"github.com/ejcloud/elasticjob/mesos/embedded"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
@@ -69,7 +68,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	if err != nil {
 		return fmt.Errorf("read framework id: %w", err)
 	}
-	execCmd, err := executorCommand(cfg)
+	exe, err := executorDelivery(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -78,8 +77,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 		return err
 	}
 	defer closeTrace(tw)
-	client := mesos.New(mesos.Config{URL: masterURL, FrameworkID: fwID, User: cfg.User, Role: cfg.MesosRole,
-		Hostname: cfg.Hostname, Logger: log.With("subsystem", "mesos")})
+	client, closeClient, err := newMesosClient(cfg, masterURL, fwID, log)
+	if err != nil {
+		return err
+	}
+	defer closeClient()
 	mx := metrics.New()
 	hooks := webhook.New(log.With("subsystem", "webhook"))
 	var sched *scheduler.Scheduler
@@ -90,7 +92,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	sched = scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: observer, Notifier: hooks,
 		Options: scheduler.Options{
-			ExecutorCommand: execCmd, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse, OfferHold: cfg.OfferHold, FireLead: cfg.FireLead,
+			ExecutorCommand: exe.command, ExecutorURIs: exe.uris, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse, OfferHold: cfg.OfferHold, FireLead: cfg.FireLead,
 			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
 		},
 	})
@@ -101,9 +103,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	handler := api.New(api.Options{
 		History:  historyAPI,
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
+		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
 		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}),
-		Ops: &ops{sched: sched, agents: agents.New(masterURL), mesosURL: masterURL, embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
+		Ops: &ops{sched: sched, agents: agentsOf(client, masterURL), mesosURL: detector.Redact(masterURL), embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
 	})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
@@ -116,7 +119,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	go func() { errc <- sched.Run(ctx) }()
 	go func() { errc <- client.Run(ctx, sched) }()
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "mesos", masterURL, "open_access", cfg.AuthUsername == "")
+	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "mesos", detector.Redact(masterURL), "open_access", cfg.AuthUsername == "")
 	var runErr error
 	select {
 	case <-ctx.Done():

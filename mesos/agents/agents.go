@@ -24,7 +24,17 @@ var ErrNotFound = errors.New("agents: not found")
 // Client reads agent state through the master.
 type Client struct {
 	MasterURL string
-	HTTP      *http.Client
+	// Master, when set, is asked for the master's base URL before every request (it follows
+	// the leading master; MasterURL is then unused).
+	Master func() string
+	HTTP   *http.Client
+}
+
+func (c *Client) master() string {
+	if c.Master != nil {
+		return strings.TrimRight(c.Master(), "/")
+	}
+	return c.MasterURL
 }
 
 // New makes a client with a bounded HTTP timeout.
@@ -80,7 +90,11 @@ func (c *Client) Agents(ctx context.Context) ([]Agent, error) {
 	var st struct {
 		Slaves []Agent `json:"slaves"`
 	}
-	if err := c.getJSON(ctx, c.MasterURL+"/state", &st); err != nil {
+	m := c.master()
+	if m == "" {
+		return nil, errors.New("agents: no leading Mesos master known yet")
+	}
+	if err := c.getJSON(ctx, m+"/state", &st); err != nil {
 		return nil, err
 	}
 	return st.Slaves, nil

@@ -74,6 +74,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", c.handleScheduler)
 	mux.HandleFunc("/api/v1/executor", c.handleExecutor)
+	mux.HandleFunc("/api/v1", c.handleOperator)
 	mux.HandleFunc("/state", c.handleState)
 	mux.HandleFunc("/state.json", c.handleState)
 	mux.HandleFunc("/slave(1)/state", c.handleState)

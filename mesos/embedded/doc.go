@@ -1,8 +1,10 @@
 // Package local is an embedded single-node Mesos-compatible master and agent.
 //
 // It is the default resource manager of the product: it runs in-process,
-// serves the Mesos v1 scheduler API (/api/v1/scheduler) and the v1 executor
-// API (/api/v1/executor) over real HTTP on loopback, offers this machine's
+// serves the Mesos v1 scheduler API (/api/v1/scheduler), the v1 executor
+// API (/api/v1/executor) and the operator API's GET_EXECUTORS (/api/v1, which a
+// scheduler taking over reads to join running executors) over real HTTP on
+// loopback, offers this machine's
 // resources (cpus, mem, disk, ports with role "*") and runs executors as
 // local child processes in Mesos-style sandboxes under Config.WorkDir.
 //

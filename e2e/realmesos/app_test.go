@@ -1,0 +1,136 @@
+package realmesos
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorderPath is where appServer serves the recorder app.
+const recorderPath = "/recorder.tar.gz"
+
+// record.sh appends "item taskId" to $OUT/item.log for every run (OUT is the job parameter).
+const recordScript = `#!/bin/sh
+OUT="$ELASTICJOB_JOB_PARAMETER"
+printf '%s %s\n' "$ELASTICJOB_SHARDING_ITEM" "$ELASTICJOB_TASK_ID" >> "$OUT/$ELASTICJOB_SHARDING_ITEM.log"
+echo "recorded shard $ELASTICJOB_SHARDING_ITEM"
+`
+
+// apps serves the fixture apps over http, as an operator's web server would.
+var apps = &appHandler{files: map[string][]byte{}}
+
+type appHandler struct {
+	mu    sync.Mutex
+	files map[string][]byte
+}
+
+func (h *appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	data, ok := h.files[r.URL.Path]
+	h.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	http.ServeContent(w, r, "app.tar.gz", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), bytes.NewReader(data))
+}
+
+func buildApps() error {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	mtime := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := tw.WriteHeader(&tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime}); err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "bin/record.sh", Typeflag: tar.TypeReg, Mode: 0o755,
+		Size: int64(len(recordScript)), ModTime: mtime}); err != nil {
+		return err
+	}
+	if _, err := tw.Write([]byte(recordScript)); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := gz.Close(); err != nil {
+		return err
+	}
+	apps.mu.Lock()
+	defer apps.mu.Unlock()
+	apps.files[recorderPath] = buf.Bytes()
+	return nil
+}
+
+// recorderURL is the recorder app's http URL.
+func recorderURL() string { return appServer.URL + recorderPath }
+
+// jobRun is one run of record.sh, as it wrote it.
+type jobRun struct {
+	Item   int
+	TaskID string
+}
+
+// runsIn reads every OUT/*.log line record.sh wrote.
+func runsIn(t testing.TB, out string) []jobRun {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "*.log"))
+	sort.Strings(files)
+	var runs []jobRun
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			item, task, ok := strings.Cut(sc.Text(), " ")
+			n, err := strconv.Atoi(item)
+			if !ok || err != nil {
+				t.Fatalf("%s: malformed line %q", f, sc.Text())
+			}
+			runs = append(runs, jobRun{Item: n, TaskID: task})
+		}
+	}
+	return runs
+}
+
+// perItem counts runs by sharding item.
+func perItem(runs []jobRun) map[int]int {
+	m := map[int]int{}
+	for _, r := range runs {
+		m[r.Item]++
+	}
+	return m
+}
+
+// noTaskRanTwice fails if a task id appears in two runs.
+func noTaskRanTwice(t testing.TB, runs []jobRun) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if seen[r.TaskID] {
+			t.Fatalf("task %s ran twice", r.TaskID)
+		}
+		seen[r.TaskID] = true
+	}
+}
+
+// outDir is a fresh directory the job's runs write into.
+func outDir(t *testing.T) string {
+	d := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -1,0 +1,133 @@
+package realmesos
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// DefaultMesosHome is where this project's machines keep the Mesos build.
+const DefaultMesosHome = "/work/shared/mesos-1.11"
+
+// Set by TestMain.
+var (
+	mesosHome    string // the Mesos build; "" when there is none (every test skips)
+	skipReason   string
+	schedulerBin string // DIR/scheduler with DIR/executor beside it
+	executorBin  string
+	appServer    *httptest.Server // serves the recorder app over http
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	home, err := findMesos()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "realmesos:", err)
+		return 1
+	}
+	if home == "" {
+		skipReason = "skipped: no Mesos build at " + DefaultMesosHome + " or ../shared/mesos-1.11 (set EJ_MESOS_HOME to a Mesos 1.x build with bin/mesos-master)"
+		fmt.Println("realmesos:", skipReason)
+		return m.Run()
+	}
+	mesosHome = home
+	tmp, err := os.MkdirTemp("", "ej-realmesos-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "realmesos:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if err := setup(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "realmesos setup:", err)
+		return 1
+	}
+	appServer = httptest.NewServer(apps)
+	defer appServer.Close()
+	return m.Run()
+}
+
+// findMesos returns the Mesos build to use, "" when there is none. EJ_MESOS_HOME, when set,
+// must name a build: a wrong path is an error, never a silent skip.
+func findMesos() (string, error) {
+	if v := os.Getenv("EJ_MESOS_HOME"); v != "" {
+		if !isMesos(v) {
+			return "", fmt.Errorf("EJ_MESOS_HOME=%s has no bin/mesos-master and bin/mesos-agent", v)
+		}
+		return filepath.Abs(v)
+	}
+	for _, dir := range []string{DefaultMesosHome, "../../../shared/mesos-1.11"} {
+		if isMesos(dir) {
+			return filepath.Abs(dir)
+		}
+	}
+	return "", nil
+}
+
+func isMesos(dir string) bool {
+	for _, b := range []string{"bin/mesos-master", "bin/mesos-agent"} {
+		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+func setup(tmp string) error {
+	binDir := filepath.Join(tmp, "bin")
+	for _, name := range []string{"scheduler", "executor"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
+		cmd.Dir = "../.." // the module root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", name, err, out)
+		}
+	}
+	schedulerBin, executorBin = filepath.Join(binDir, "scheduler"), filepath.Join(binDir, "executor")
+	if err := ensureLibraries(tmp); err != nil {
+		return err
+	}
+	return buildApps()
+}
+
+// ensureLibraries makes sure the Mesos binaries find their shared libraries: when ldd reports
+// one missing, the build's start.sh (which installs them with apt-get) is run once.
+func ensureLibraries(tmp string) error {
+	out, err := exec.Command("ldd", filepath.Join(mesosHome, "bin/mesos-master")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "not found") {
+		return nil
+	}
+	dir := filepath.Join(tmp, "install")
+	if out, err := exec.Command(filepath.Join(mesosHome, "start.sh"), dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("installing the libraries Mesos needs with %s/start.sh: %v\n%s", mesosHome, err, out)
+	}
+	if out, err := exec.Command(filepath.Join(mesosHome, "stop.sh"), dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s/stop.sh: %v\n%s", mesosHome, err, out)
+	}
+	return nil
+}
+
+// requireMesos skips the test with the tier's one message when there is no Mesos build.
+func requireMesos(t *testing.T) {
+	t.Helper()
+	if mesosHome == "" {
+		t.Skip(skipReason)
+	}
+}
+
+// requireZK returns EJ_TEST_ZK (scripts/services.sh); required when CI is set.
+func requireZK(t *testing.T) string {
+	t.Helper()
+	requireMesos(t)
+	v := os.Getenv("EJ_TEST_ZK")
+	if v == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
+		}
+		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
+	}
+	return v
+}
