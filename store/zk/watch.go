@@ -97,6 +97,11 @@ func (s *Store) onEvent(ev zk.Event) {
 	for t := range s.trees {
 		t.push(ev)
 	}
+	if ev.Type == zk.EventSession {
+		for _, f := range s.listeners {
+			f(ev)
+		}
+	}
 }
 
 func (t *tree) push(ev zk.Event) {

@@ -36,9 +36,11 @@ type Store struct {
 	acl  []zk.ACL
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	closed bool
-	trees  map[*tree]context.CancelFunc
+	mu           sync.Mutex
+	closed       bool
+	trees        map[*tree]context.CancelFunc
+	listeners    map[int]func(zk.Event) // session state listeners (Session.OnState)
+	nextListener int
 }
 
 // Open connects, waits for a session and makes sure the namespace znode

@@ -1,0 +1,150 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Errors that end a term (its context's cause) or refuse a leader's act.
+var (
+	ErrSuspended  = errors.New("election: ZooKeeper connection suspended")
+	ErrExpired    = errors.New("election: ZooKeeper session expired")
+	ErrNodeLost   = errors.New("election: election node gone")
+	ErrLeaseLapse = errors.New("election: leadership not confirmed in time")
+	ErrNotLeader  = errors.New("election: not the leader")
+	ErrStopped    = errors.New("election: stopped")
+)
+
+// Member describes one candidate (the data of its election node).
+type Member struct {
+	ID       string    `json:"id"`
+	URL      string    `json:"url"` // base URL of its API, reachable by the other instances
+	Hostname string    `json:"hostname"`
+	Started  time.Time `json:"started"`
+	Version  string    `json:"version,omitempty"`
+	Node     string    `json:"node,omitempty"` // election node name
+	Seq      int64     `json:"seq,omitempty"`
+}
+
+// Term is one continuous leadership.
+type Term struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	node   string // store path of the election node ("" for Solo)
+	seq    int64
+	began  time.Time
+	clk    clock.Clock
+	lease  time.Duration // 0: no lease (Solo)
+	lastOK atomic.Int64  // UnixNano (on clk) of the send time of the last confirmed check
+}
+
+func newTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease time.Duration, confirmed time.Time) *Term {
+	ctx, cancel := context.WithCancelCause(parent)
+	t := &Term{ctx: ctx, cancel: cancel, node: node, seq: seq, began: clk.Now(), clk: clk, lease: lease}
+	t.lastOK.Store(confirmed.UnixNano())
+	return t
+}
+
+// Context is done when the term ends; context.Cause says why.
+func (t *Term) Context() context.Context { return t.ctx }
+
+// Node is the store path of the term's election node ("" for Solo).
+func (t *Term) Node() string { return t.node }
+
+// Seq is the election node's sequence number (a fencing token that grows
+// with every term).
+func (t *Term) Seq() int64 { return t.seq }
+
+// Began is when the term started.
+func (t *Term) Began() time.Time { return t.began }
+
+// Fence returns the ops prepended to every registry write of this term: a
+// Check of the election node, so the write commits only while the node
+// exists. Solo terms have no fence.
+func (t *Term) Fence() []store.Op {
+	if t.node == "" {
+		return nil
+	}
+	return []store.Op{store.Check(t.node, store.AnyVersion)}
+}
+
+// Valid reports whether the leader may act now: the term has not ended and
+// its lease has not lapsed. A lapsed lease also ends the term.
+func (t *Term) Valid() error {
+	if err := t.ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotLeader, context.Cause(t.ctx))
+	}
+	if t.lease <= 0 {
+		return nil
+	}
+	since := t.clk.Now().Sub(time.Unix(0, t.lastOK.Load()))
+	if since >= t.lease {
+		err := fmt.Errorf("%w: last confirmed %s ago (lease %s)", ErrLeaseLapse, since.Round(time.Millisecond), t.lease)
+		t.End(err)
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	}
+	return nil
+}
+
+// confirm records a check of the node sent at sent that found it in place.
+func (t *Term) confirm(sent time.Time) {
+	if n := sent.UnixNano(); n > t.lastOK.Load() {
+		t.lastOK.Store(n)
+	}
+}
+
+// End ends the term (idempotent; the first cause wins).
+func (t *Term) End(cause error) { t.cancel(cause) }
+
+// Solo is the leadership of a single instance (the embedded mode): one
+// term that lasts until its context ends.
+type Solo struct {
+	self  Member
+	clk   clock.Clock
+	term  atomic.Pointer[Term]
+	terms chan *Term
+}
+
+// NewSolo makes a leader of one.
+func NewSolo(self Member, clk clock.Clock) *Solo {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	return &Solo{self: self, clk: clk, terms: make(chan *Term, 1)}
+}
+
+// Run hands out the one term and returns when ctx ends.
+func (s *Solo) Run(ctx context.Context) error {
+	t := newTerm(ctx, "", 0, s.clk, 0, s.clk.Now())
+	s.term.Store(t)
+	s.terms <- t
+	<-ctx.Done()
+	t.End(ErrStopped)
+	return nil
+}
+
+// Terms delivers the term once Run started.
+func (s *Solo) Terms() <-chan *Term { return s.terms }
+
+// Leader is this instance.
+func (s *Solo) Leader() (Member, bool) { return s.self, true }
+
+// Members is this instance alone.
+func (s *Solo) Members(context.Context) ([]Member, error) { return []Member{s.self}, nil }
+
+// Self describes this instance.
+func (s *Solo) Self() Member { return s.self }
+
+// Current returns the term while it lasts.
+func (s *Solo) Current() *Term {
+	if t := s.term.Load(); t != nil && t.ctx.Err() == nil {
+		return t
+	}
+	return nil
+}
