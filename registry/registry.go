@@ -21,7 +21,10 @@ const (
 	FailoverPath    = "/state/failover"
 	DisabledAppPath = "/state/disable/app"
 	DisabledJobPath = "/state/disable/job"
-	FrameworkIDPath = "/state/framework_id"
+	// FrameworkIDPath holds the Mesos framework id every leader subscribes
+	// with (SPEC §3); legacyFrameworkIDPath is where earlier versions kept it.
+	FrameworkIDPath       = "/ha/framework_id"
+	legacyFrameworkIDPath = "/state/framework_id"
 )
 
 // Errors the API maps to 404 and 409.
@@ -31,6 +34,9 @@ var (
 	ErrAppExists   = errors.New("app already exists")
 	ErrJobExists   = errors.New("job already exists")
 	ErrConflict    = errors.New("conflict")
+	// ErrFenced: the write was refused because this instance no longer
+	// holds the leadership its fence names (nothing was written).
+	ErrFenced = errors.New("not the leader")
 )
 
 // maxCASRetries bounds compare-and-set loops.
@@ -53,11 +59,23 @@ func New(kv store.KV) *Registry { return &Registry{kv: kv} }
 // KV exposes the underlying store (for watches).
 func (r *Registry) KV() store.KV { return r.kv }
 
+// commit applies ops behind the fence. A commit that failed on a missing
+// node whose fence node is gone failed on the fence: ErrFenced, which
+// callers' retry loops (that retry on ErrNotFound) must not retry.
 func (r *Registry) commit(ctx context.Context, ops ...store.Op) error {
-	if r.Fence != nil {
-		ops = append(r.Fence(), ops...)
+	if r.Fence == nil {
+		return r.kv.Commit(ctx, ops...)
 	}
-	return r.kv.Commit(ctx, ops...)
+	fence := r.Fence()
+	err := r.kv.Commit(ctx, append(fence, ops...)...)
+	if err != nil && errors.Is(err, store.ErrNotFound) {
+		for _, f := range fence {
+			if _, gerr := r.kv.Get(ctx, f.Path); errors.Is(gerr, store.ErrNotFound) {
+				return fmt.Errorf("%w: the leadership this write was made under has ended (%s)", ErrFenced, f.Path)
+			}
+		}
+	}
+	return err
 }
 
 func appPath(name string) string { return AppsPath + "/" + name }
@@ -73,7 +91,7 @@ func mustJSON(v any) []byte {
 
 // AddApp registers a new app.
 func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
-	err := r.kv.Commit(ctx, store.Create(appPath(c.AppName), mustJSON(c)))
+	err := r.commit(ctx, store.Create(appPath(c.AppName), mustJSON(c)))
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("%w: App '%s' already existed.", ErrAppExists, c.AppName)
 	}
@@ -82,7 +100,7 @@ func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
 
 // UpdateApp replaces an existing app's config.
 func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
-	err := r.kv.Commit(ctx, store.Set(appPath(c.AppName), mustJSON(c), store.AnyVersion))
+	err := r.commit(ctx, store.Set(appPath(c.AppName), mustJSON(c), store.AnyVersion))
 	if errors.Is(err, store.ErrNotFound) {
 		return appNotFound(c.AppName)
 	}
@@ -137,7 +155,7 @@ func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error)
 			ops = append(ops, jobDeleteOps(j.JobName)...)
 		}
 	}
-	return deleted, r.kv.Commit(ctx, ops...)
+	return deleted, r.commit(ctx, ops...)
 }
 
 func jobDeleteOps(name string) []store.Op {
@@ -151,7 +169,7 @@ func jobDeleteOps(name string) []store.Op {
 
 // AddJob registers a new job; its app must exist.
 func (r *Registry) AddJob(ctx context.Context, c jobs.Config) error {
-	err := r.kv.Commit(ctx, store.Check(appPath(c.AppName), store.AnyVersion), store.Create(jobPath(c.JobName), mustJSON(c)))
+	err := r.commit(ctx, store.Check(appPath(c.AppName), store.AnyVersion), store.Create(jobPath(c.JobName), mustJSON(c)))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return appNotFound(c.AppName)
@@ -167,7 +185,7 @@ func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
 	if _, err := r.Job(ctx, c.JobName); err != nil {
 		return err
 	}
-	err := r.kv.Commit(ctx,
+	err := r.commit(ctx,
 		store.Check(appPath(c.AppName), store.AnyVersion),
 		store.Set(jobPath(c.JobName), mustJSON(c), store.AnyVersion),
 		store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
@@ -213,7 +231,7 @@ func (r *Registry) DeleteJob(ctx context.Context, name string) error {
 	if _, err := r.Job(ctx, name); err != nil {
 		return err
 	}
-	return r.kv.Commit(ctx, jobDeleteOps(name)...)
+	return r.commit(ctx, jobDeleteOps(name)...)
 }
 
 func listJSON[T any](ctx context.Context, kv store.KV, path string) ([]T, error) {
@@ -236,9 +254,9 @@ func listJSON[T any](ctx context.Context, kv store.KV, path string) ([]T, error)
 func (r *Registry) SetDisabled(ctx context.Context, kind, name string, disabled bool, now time.Time) error {
 	p := "/state/disable/" + kind + "/" + name
 	if disabled {
-		return r.kv.Commit(ctx, store.Put(p, []byte(now.UTC().Format(time.RFC3339))))
+		return r.commit(ctx, store.Put(p, []byte(now.UTC().Format(time.RFC3339))))
 	}
-	return r.kv.Commit(ctx, store.Delete(p, store.AnyVersion))
+	return r.commit(ctx, store.Delete(p, store.AnyVersion))
 }
 
 // Disabled lists the names disabled of a kind ("app" or "job").
@@ -266,6 +284,9 @@ func (r *Registry) IsDisabled(ctx context.Context, kind, name string) (bool, err
 // FrameworkID returns the persisted Mesos framework id ("" if none).
 func (r *Registry) FrameworkID(ctx context.Context) (string, error) {
 	n, err := r.kv.Get(ctx, FrameworkIDPath)
+	if errors.Is(err, store.ErrNotFound) {
+		n, err = r.kv.Get(ctx, legacyFrameworkIDPath)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}

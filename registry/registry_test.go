@@ -78,7 +78,7 @@ func TestTriggerManyWithWrongBeliefLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Believe both are absent: j1's blind create fails, the batch is redone with reads.
-	if err := r.TriggerMany(ctx, map[string]bool{"j1": true, "j2": true}, t0, func(string) bool { return true }); err != nil {
+	if err := r.TriggerMany(ctx, map[string]bool{"j1": true, "j2": true}, t0, time.Time{}, func(string) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	if c1, c2 := count(t, r, "j1").Count, count(t, r, "j2").Count; c1 != 2 || c2 != 1 {
@@ -88,7 +88,7 @@ func TestTriggerManyWithWrongBeliefLosesNothing(t *testing.T) {
 	if err := r.ClearReady(ctx, "j2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.TriggerMany(ctx, map[string]bool{"j2": false}, t0, func(string) bool { return false }); err != nil {
+	if err := r.TriggerMany(ctx, map[string]bool{"j2": false}, t0, time.Time{}, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if c := count(t, r, "j2").Count; c != 1 {

@@ -98,10 +98,19 @@ func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now ti
 // entries are created blindly, without a read. A wrong belief makes the
 // commit fail as a whole (the entry exists), and the batch is redone with
 // reads, so a belief can cost time but never a fire.
-func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at time.Time, absent func(job string) bool) error {
+//
+// The commit also records instant, the cron instant the batch fires, as
+// the producer's watermark (FiredPath): a new leader replays, by each job's
+// misfire rule, the fires after it and no earlier one. A zero instant
+// records nothing.
+func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at, instant time.Time, absent func(job string) bool) error {
 	now := at
+	var mark []store.Op
+	if !instant.IsZero() {
+		mark = []store.Op{store.Put(FiredPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
+	}
 	if absent != nil {
-		err := r.triggerBlind(ctx, misfire, now, absent)
+		err := r.triggerBlind(ctx, misfire, now, absent, mark)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
 			return err
 		}
@@ -117,10 +126,10 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at 
 				ops = append(ops, op)
 			}
 		}
-		if len(ops) == 0 {
+		if len(ops)+len(mark) == 0 {
 			return nil
 		}
-		err := r.commit(ctx, ops...)
+		err := r.commit(ctx, append(ops, mark...)...)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -132,7 +141,7 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at 
 // triggerOp computes the write that adds one execution. A run with an
 // override is always added (collapsing it would lose its parameter); the
 // count never passes MaxPending.
-func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, now time.Time, absent func(string) bool) error {
+func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, now time.Time, absent func(string) bool, mark []store.Op) error {
 	ops := make([]store.Op, 0, len(misfire))
 	for job, mf := range misfire {
 		if absent(job) {
@@ -147,10 +156,10 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 			ops = append(ops, op)
 		}
 	}
-	if len(ops) == 0 {
+	if len(ops)+len(mark) == 0 {
 		return nil
 	}
-	return r.commit(ctx, ops...)
+	return r.commit(ctx, append(ops, mark...)...)
 }
 
 func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now time.Time, run *PendingRun) (store.Op, bool, error) {

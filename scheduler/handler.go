@@ -18,7 +18,7 @@ func (s *Scheduler) Subscribed(ctx context.Context, frameworkID string) {
 		if err := s.Registry.SetFrameworkID(ctx, frameworkID); err != nil {
 			s.Log.Error("persist framework id", "err", err)
 		}
-		s.reconcile(ctx, true)
+		s.beginReconcile(ctx)
 		s.reconcile(ctx, false)
 	})
 }

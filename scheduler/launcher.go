@@ -25,7 +25,7 @@ type work struct {
 
 // launch is one round: snapshot → match → commit → ACCEPT.
 func (s *Scheduler) launch(ctx context.Context) {
-	if !s.subscribed {
+	if !s.subscribed || s.reconciling() {
 		return
 	}
 	w, err := s.snapshot(ctx)

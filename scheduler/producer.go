@@ -35,6 +35,7 @@ type Producer struct {
 	AfterLoad func()
 
 	mu      sync.Mutex
+	floor   time.Time // fires at or before it were handled by an earlier producer or the catch-up
 	h       fireHeap
 	gen     map[string]uint64 // job → generation; heap entries with an older one are stale
 	changed chan struct{}
@@ -102,16 +103,19 @@ func (p *Producer) init() {
 func (p *Producer) Reschedule(job string) {
 	p.mu.Lock()
 	p.init()
-	p.scheduleLocked(job, p.Clock.Now())
+	p.scheduleLocked(job, laterOf(p.Clock.Now(), p.floor))
 	p.mu.Unlock()
 	p.poke()
 }
 
 // RescheduleAll recomputes every job (after a resync).
-func (p *Producer) RescheduleAll() {
+func (p *Producer) RescheduleAll() { p.rescheduleAll(p.Clock.Now()) }
+
+// rescheduleAll schedules every job's next fire strictly after `after`.
+func (p *Producer) rescheduleAll(after time.Time) {
 	p.mu.Lock()
 	p.init()
-	now := p.Clock.Now()
+	now := laterOf(after, p.floor)
 	p.h = p.h[:0]
 	for _, j := range p.Catalog.JobNames() {
 		p.scheduleLocked(j, now)
@@ -155,9 +159,17 @@ func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// Run fires jobs until ctx ends.
+// Run handles the fires missed since the last producer's watermark, then
+// fires jobs until ctx ends.
 func (p *Producer) Run(ctx context.Context) error {
-	p.RescheduleAll()
+	p.mu.Lock()
+	p.init()
+	p.mu.Unlock()
+	from := p.catchUp(ctx)
+	p.mu.Lock()
+	p.floor = from // never fire an instant at or before it again
+	p.mu.Unlock()
+	p.rescheduleAll(from)
 	if p.AfterLoad != nil {
 		p.AfterLoad()
 	}
@@ -244,7 +256,7 @@ func (p *Producer) commitFires(ctx context.Context, due []fire) {
 	if now := p.Clock.Now(); now.After(at) {
 		at = now // late: the entry is launchable at once
 	}
-	if err := p.Registry.TriggerMany(ctx, batch, at, p.absentHint()); err != nil {
+	if err := p.Registry.TriggerMany(ctx, batch, at, due[0].at, p.absentHint()); err != nil {
 		p.Log.Error("producer: commit fires", "jobs", len(batch), "err", err)
 		return // the fires are lost for this instant; the next ones are scheduled
 	}

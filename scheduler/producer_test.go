@@ -150,3 +150,56 @@ func TestFiresAreStagedAheadAndHeldUntilTheirInstant(t *testing.T) {
 		t.Fatal("not launched at the fire's instant")
 	}
 }
+
+// TestProducerCatchUpAfterTakeover: fires scheduled after the watermark the
+// last producer committed and before this producer started are handled by
+// each job's misfire rule exactly once; fires at or before the watermark
+// are not fired again, also when the previous producer staged them ahead.
+func TestProducerCatchUpAfterTakeover(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "collapse"; j.Cron = "* * * * * ?" })
+	r.addJob(func(j *jobs.Config) { j.JobName = "grow"; j.Cron = "* * * * * ?"; j.Misfire = true })
+	r.addJob(func(j *jobs.Config) { j.JobName = "hourly"; j.Cron = "0 30 * * * ?" })
+	// The last leader committed the fires of t0-5s; the new one starts at t0+0.5s.
+	if err := r.reg.TriggerMany(r.ctx, map[string]bool{}, t0.Add(-5*time.Second), t0.Add(-5*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(500 * time.Millisecond))
+	fired := runProducer(t, r)
+	got := nextFire(t, fired)
+	if len(got) != 2 {
+		t.Fatalf("caught up %v, want collapse and grow", got)
+	}
+	if c := r.readyCount("collapse"); c != 1 {
+		t.Fatalf("misfire=false: %d pending, want the 5 missed fires as 1", c)
+	}
+	if c := r.readyCount("grow"); c != 5 {
+		t.Fatalf("misfire=true: %d pending, want one per missed fire (t0-4s … t0)", c)
+	}
+	if c := r.readyCount("hourly"); c != 0 {
+		t.Fatal("a job with no missed fire was queued")
+	}
+	if mark, ok, _ := r.reg.FiredUntil(r.ctx); !ok || !mark.Equal(t0.Add(500*time.Millisecond)) {
+		t.Fatalf("watermark %v %v, want the catch-up instant", mark, ok)
+	}
+	armedAt(t, r, t0.Add(time.Second)) // the next fire is the first one after the start
+}
+
+// TestProducerDoesNotRefireStagedInstants: a previous leader that staged a
+// fire ahead of its instant (fire_lead) moved the watermark past the new
+// producer's clock; that instant is not fired again.
+func TestProducerDoesNotRefireStagedInstants(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "every"; j.Cron = "* * * * * ?" })
+	if err := r.reg.TriggerMany(r.ctx, map[string]bool{"every": false}, t0.Add(time.Second), t0.Add(time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(990 * time.Millisecond))
+	runProducer(t, r)
+	armedAt(t, r, t0.Add(2*time.Second))
+	if c := r.readyCount("every"); c != 1 {
+		t.Fatalf("%d pending, want only the staged fire", c)
+	}
+}

@@ -66,6 +66,61 @@ func (s *Scheduler) periodic(ctx context.Context) {
 	}
 }
 
+// beginReconcile asks for the state of every task the registry holds as
+// running and holds back launching until each has been answered (or
+// Options.ReconcileWait passed): after a restart or a leader change,
+// nothing is launched on a view of the cluster that Mesos has not
+// confirmed.
+func (s *Scheduler) beginReconcile(ctx context.Context) {
+	s.awaiting = map[string]bool{}
+	all, err := s.runningAll(ctx)
+	if err != nil {
+		s.Log.Warn("reconcile: read running tasks", "err", err)
+		return
+	}
+	for _, items := range all {
+		for _, rt := range items {
+			s.awaiting[rt.TaskID] = true
+		}
+	}
+	if len(s.awaiting) == 0 {
+		return
+	}
+	s.awaitUntil = s.Clock.Now().Add(s.Options.ReconcileWait)
+	s.Log.Info("reconciling running tasks before launching", "tasks", len(s.awaiting), "wait", s.Options.ReconcileWait)
+	if err := s.reconcile(ctx, true); err != nil {
+		s.awaiting = nil
+	}
+}
+
+// reconciling reports whether launching is held back for answers still
+// missing; after the wait it gives up on them with a warning.
+func (s *Scheduler) reconciling() bool {
+	if len(s.awaiting) == 0 {
+		return false
+	}
+	if now := s.Clock.Now(); now.Before(s.awaitUntil) {
+		s.wakeAt(s.awaitUntil)
+		return true
+	}
+	s.Log.Warn("reconcile: no answer for some running tasks; launching anyway (they stay recorded as running)",
+		"tasks", len(s.awaiting), "wait", s.Options.ReconcileWait)
+	s.awaiting = nil
+	return false
+}
+
+// reconciled notes an answer for a task being reconciled.
+func (s *Scheduler) reconciled(taskID string) {
+	if !s.awaiting[taskID] {
+		return
+	}
+	delete(s.awaiting, taskID)
+	if len(s.awaiting) == 0 {
+		s.Log.Info("every running task reconciled; launching")
+		s.Wake()
+	}
+}
+
 // TriggerKeyLifetime is how long a trigger's idempotency key is remembered.
 const TriggerKeyLifetime = 24 * time.Hour
 

@@ -59,6 +59,7 @@ type Options struct {
 	FireLead        time.Duration     // stage cron fires this long before their instant (0: at the instant)
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
+	ReconcileWait   time.Duration     // after subscribing, launching waits this long for every running task's state (default 15s)
 	Location        *time.Location    // default time zone of crons
 	KillGrace       time.Duration     // SIGTERM→SIGKILL grace for killed tasks
 }
@@ -95,6 +96,8 @@ type Scheduler struct {
 	retryAt     time.Time
 	running     map[string]map[int]registry.Running // mirror of /state/running (running.go)
 	lastWork    time.Time                           // last launch round that had work waiting
+	awaiting    map[string]bool                     // running tasks whose reconciliation answer is missing
+	awaitUntil  time.Time                           // launching waits for them until then
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)
@@ -113,6 +116,9 @@ func New(d Deps) *Scheduler {
 	}
 	if d.Options.RefuseBusy <= 0 {
 		d.Options.RefuseBusy = time.Second
+	}
+	if d.Options.ReconcileWait <= 0 {
+		d.Options.ReconcileWait = 15 * time.Second
 	}
 	if d.Options.Unreachable <= 0 {
 		d.Options.Unreachable = 10 * time.Minute

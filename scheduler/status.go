@@ -37,6 +37,7 @@ func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
 	if err != nil {
 		return err
 	}
+	s.reconciled(st.TaskID)
 	rt, ok := running[tid.Item]
 	current := ok && rt.TaskID == st.TaskID
 	job, jobExists := s.catalog.Job(tid.JobName)

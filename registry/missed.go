@@ -1,0 +1,141 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// FiredPath holds the producer's watermark: every cron fire scheduled at or
+// before this instant has been committed (or collapsed into a pending
+// execution). It is written in the same commit as the fires.
+const FiredPath = "/state/producer/fired_until"
+
+// FiredUntil returns the watermark (ok false when none was recorded yet:
+// no producer ever fired here).
+func (r *Registry) FiredUntil(ctx context.Context) (time.Time, bool, error) {
+	n, err := r.kv.Get(ctx, FiredPath)
+	if errors.Is(err, store.ErrNotFound) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("registry: decode %s: %w", FiredPath, err)
+	}
+	return t, true, nil
+}
+
+// missedBatch bounds the jobs of one catch-up commit.
+const missedBatch = 500
+
+// Missed is what a new leader found it missed of one job: fires scheduled
+// after the watermark and up to its start.
+type Missed struct {
+	Fires   int  // how many instants passed (≥ 1)
+	Misfire bool // the job's misfire flag
+}
+
+// TriggerMissed queues the executions of fires missed while no leader was
+// firing, each job by its misfire rule (misfire=false: one execution for
+// all of them; misfire=true: one per fire, up to MaxPending), and moves
+// the watermark to until. Jobs are committed in batches in name order; the
+// watermark goes with the last batch, so a crash before it replays the
+// catch-up (which for misfire=false jobs collapses again).
+func (r *Registry) TriggerMissed(ctx context.Context, missed map[string]Missed, until time.Time) error {
+	names := make([]string, 0, len(missed))
+	for n := range missed {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	mark := store.Put(FiredPath, []byte(until.UTC().Format(time.RFC3339Nano)))
+	for start := 0; start < len(names) || start == 0; start += missedBatch {
+		end := min(start+missedBatch, len(names))
+		last := end == len(names)
+		if err := r.triggerMissedBatch(ctx, names[start:end], missed, until, last, mark); err != nil {
+			return err
+		}
+		if last {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, missed map[string]Missed, now time.Time, last bool, mark store.Op) error {
+	for range maxCASRetries {
+		var ops []store.Op
+		for _, job := range names {
+			m := missed[job]
+			fires := m.Fires
+			if !m.Misfire {
+				fires = 1
+			}
+			for range fires {
+				op, changed, err := r.triggerOpOver(ctx, job, m.Misfire, now, ops)
+				if err != nil {
+					return err
+				}
+				if !changed {
+					break
+				}
+				ops = replaceOp(ops, op)
+			}
+		}
+		if last {
+			ops = append(ops, mark)
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		err := r.commit(ctx, ops...)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("registry: queue missed fires: %w after %d tries", ErrConflict, maxCASRetries)
+}
+
+// triggerOpOver is triggerOp applied on top of an op of the same batch that
+// already wrote the job's entry.
+func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, now time.Time, batch []store.Op) (store.Op, bool, error) {
+	p := ReadyPath + "/" + job
+	for i := len(batch) - 1; i >= 0; i-- {
+		if batch[i].Path != p {
+			continue
+		}
+		rd, err := decodeReady(store.Node{Path: p, Value: batch[i].Value})
+		if err != nil {
+			return store.Op{}, false, err
+		}
+		if (!misfire && rd.Count >= 1) || (r.MaxPending > 0 && rd.Count >= r.MaxPending) {
+			return store.Op{}, false, nil
+		}
+		rd.Count++
+		if rd.Count > 1 {
+			rd.Misfired++
+		}
+		op := batch[i]
+		op.Value = mustJSON(rd)
+		return op, true, nil
+	}
+	return r.triggerOp(ctx, job, misfire, now, nil)
+}
+
+// replaceOp puts op in place of an earlier op on its path, or appends it.
+func replaceOp(ops []store.Op, op store.Op) []store.Op {
+	for i := range ops {
+		if ops[i].Path == op.Path {
+			ops[i] = op
+			return ops
+		}
+	}
+	return append(ops, op)
+}

@@ -1,0 +1,87 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+// maxMissedPerJob bounds the fires counted for one misfire=true job when
+// no pending cap is set.
+const maxMissedPerJob = 10_000
+
+// catchUp handles the cron fires no leader fired: those scheduled after
+// the watermark the last producer committed (registry.FiredPath) and up to
+// now, for instance while leadership moved or the scheduler was down. Each
+// job's misfire rule decides, exactly once: misfire=false queues one
+// execution for all of them, misfire=true one per fire (up to the pending
+// cap). It returns the instant from which the producer schedules: the
+// later of now and the watermark (fires staged ahead by the previous
+// leader are not fired again). Without a watermark (a first start) nothing
+// is replayed.
+func (p *Producer) catchUp(ctx context.Context) time.Time {
+	now := p.Clock.Now()
+	mark, ok, err := p.Registry.FiredUntil(ctx)
+	if err != nil {
+		p.Log.Error("producer: read the fire watermark; missed fires are not replayed", "err", err)
+		return now
+	}
+	if !ok || !mark.Before(now) {
+		if ok && mark.After(now) {
+			return mark
+		}
+		return now
+	}
+	limit := p.Registry.MaxPending
+	if limit <= 0 {
+		limit = maxMissedPerJob
+	}
+	missed := map[string]registry.Missed{}
+	total := 0
+	for _, name := range p.Catalog.JobNames() {
+		j, _, ok := p.Catalog.Runnable(name)
+		if !ok || j.JobExecutionType != jobs.Transient {
+			continue
+		}
+		n := p.countFires(j, mark, now, limit, j.Misfire)
+		if n > 0 {
+			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire}
+			total += n
+		}
+	}
+	if err := p.Registry.TriggerMissed(ctx, missed, now); err != nil {
+		p.Log.Error("producer: queue missed fires", "jobs", len(missed), "err", err)
+		return now
+	}
+	if len(missed) > 0 {
+		p.Log.Info("queued fires missed while no leader fired", "since", mark, "jobs", len(missed), "fires", total)
+		names := make([]string, 0, len(missed))
+		for n := range missed {
+			names = append(names, n)
+			p.NoteReady(n, true)
+		}
+		if p.OnFire != nil {
+			p.OnFire(names)
+		}
+	}
+	return now
+}
+
+// countFires counts j's fires in (from, to], at most limit (1 when every
+// fire collapses into one execution anyway).
+func (p *Producer) countFires(j jobs.Config, from, to time.Time, limit int, misfire bool) int {
+	if !misfire {
+		limit = 1
+	}
+	n := 0
+	for t := from; n < limit; n++ {
+		next, ok := p.nextFire(j, t)
+		if !ok || next.After(to) {
+			break
+		}
+		t = next
+	}
+	return n
+}
