@@ -1,9 +1,8 @@
 package api
 
 import (
-	"crypto/rand"
+	"context"
 	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,13 +29,24 @@ type Credentials struct {
 	TokenTTL                 time.Duration
 }
 
+// Revocations remembers tokens that were logged out before they expired.
+// The scheduler keeps them in the registry, so a token logged out on one
+// instance is refused by every instance.
+type Revocations interface {
+	Revoked(ctx context.Context, id string) (bool, error)
+	Revoke(ctx context.Context, id string, expires, now time.Time) error
+}
+
 // Auth checks Basic credentials and bearer tokens issued by /api/login.
+// Tokens are signed (see token.go), so every scheduler instance configured
+// with the same credentials accepts them, also after a restart.
 type Auth struct {
-	creds Credentials
-	clock clock.Clock
+	creds   Credentials
+	clock   clock.Clock
+	key     []byte
+	revoked Revocations // nil: logout forgets nothing (tests without a registry)
 
 	mu       sync.Mutex
-	tokens   map[string]session
 	failures map[string][]time.Time // recent failed logins by client address
 }
 
@@ -47,18 +57,12 @@ const (
 	failureWindow = time.Minute
 )
 
-type session struct {
-	role    Role
-	user    string
-	expires time.Time
-}
-
-// NewAuth makes an authenticator.
-func NewAuth(creds Credentials, clk clock.Clock) *Auth {
+// NewAuth makes an authenticator. revoked may be nil.
+func NewAuth(creds Credentials, clk clock.Clock, revoked Revocations) *Auth {
 	if creds.TokenTTL <= 0 {
 		creds.TokenTTL = 12 * time.Hour
 	}
-	return &Auth{creds: creds, clock: clk, tokens: map[string]session{}, failures: map[string][]time.Time{}}
+	return &Auth{creds: creds, clock: clk, key: tokenKey(creds), revoked: revoked, failures: map[string][]time.Time{}}
 }
 
 // Open reports whether anonymous callers are admins.
@@ -77,7 +81,7 @@ func (a *Auth) check(user, pass string) (Role, bool) {
 	return "", false
 }
 
-// Login issues a random token valid for the TTL.
+// Login issues a signed token valid for the TTL.
 func (a *Auth) Login(user, pass string) (token string, role Role, expires time.Time, err error) {
 	role, ok := a.check(user, pass)
 	if !ok && a.Open() {
@@ -86,21 +90,11 @@ func (a *Auth) Login(user, pass string) (token string, role Role, expires time.T
 	if !ok {
 		return "", "", time.Time{}, fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
 	}
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	expires = a.clock.Now().Add(a.creds.TokenTTL)
+	token, err = a.sign(claims{User: user, Role: role, Expires: expires.UnixNano()})
+	if err != nil {
 		return "", "", time.Time{}, fmt.Errorf("login: %w", err)
 	}
-	token = hex.EncodeToString(b[:])
-	now := a.clock.Now()
-	expires = now.Add(a.creds.TokenTTL)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for t, s := range a.tokens { // drop expired sessions
-		if now.After(s.expires) {
-			delete(a.tokens, t)
-		}
-	}
-	a.tokens[token] = session{role: role, user: user, expires: expires}
 	return token, role, expires, nil
 }
 
@@ -132,35 +126,43 @@ func (a *Auth) failed(addr string) {
 	a.failures[addr] = append(a.failures[addr], a.clock.Now())
 }
 
-// Logout forgets a token.
-func (a *Auth) Logout(token string) {
-	a.mu.Lock()
-	delete(a.tokens, token)
-	a.mu.Unlock()
+// Logout revokes a token until it would have expired. An unknown or
+// expired token needs no revocation.
+func (a *Auth) Logout(ctx context.Context, token string) error {
+	cl, err := a.verify(token)
+	if err != nil || a.revoked == nil {
+		return nil
+	}
+	return a.revoked.Revoke(ctx, cl.ID, time.Unix(0, cl.Expires), a.clock.Now())
 }
 
-// roleOf authenticates a request: bearer token, then Basic.
-func (a *Auth) roleOf(r *http.Request) (Role, error) {
+// roleOf authenticates a request: bearer token, then Basic. It returns the
+// user name too ("" for anonymous access).
+func (a *Auth) roleOf(r *http.Request) (Role, string, error) {
 	if a.Open() { // no credentials exist to check: stale Basic or tokens must not lock callers out
-		return RoleAdmin, nil
+		return RoleAdmin, "", nil
 	}
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		tok := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
-		a.mu.Lock()
-		s, ok := a.tokens[tok]
-		a.mu.Unlock()
-		if !ok || a.clock.Now().After(s.expires) {
-			return "", fmt.Errorf("%w: the token is unknown or expired; log in again", ErrUnauthorized)
+		cl, err := a.verify(strings.TrimSpace(strings.TrimPrefix(h, "Bearer ")))
+		if err == nil && a.revoked != nil {
+			if gone, rerr := a.revoked.Revoked(r.Context(), cl.ID); rerr != nil {
+				return "", "", fmt.Errorf("%w: check the token: %v", ErrUnavailable, rerr)
+			} else if gone {
+				err = fmt.Errorf("logged out")
+			}
 		}
-		return s.role, nil
+		if err != nil {
+			return "", "", fmt.Errorf("%w: the token is unknown or expired; log in again", ErrUnauthorized)
+		}
+		return cl.Role, cl.User, nil
 	}
 	if user, pass, ok := r.BasicAuth(); ok {
 		if role, ok := a.check(user, pass); ok {
-			return role, nil
+			return role, user, nil
 		}
-		return "", fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
+		return "", "", fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
 	}
-	return "", fmt.Errorf("%w: log in (POST /api/login) or use HTTP Basic auth", ErrUnauthorized)
+	return "", "", fmt.Errorf("%w: log in (POST /api/login) or use HTTP Basic auth", ErrUnauthorized)
 }
 
 // isRead reports whether a request only reads.
@@ -175,11 +177,12 @@ func (s *Server) authMiddleware(c *gin.Context) {
 		c.Next()
 		return
 	}
-	role, err := s.auth.roleOf(c.Request)
+	role, user, err := s.auth.roleOf(c.Request)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
+	c.Set("user", user)
 	if role != RoleAdmin && !isRead(c.Request.Method) {
 		writeError(c, s.log, fmt.Errorf("%w: the %s role is read-only", ErrForbidden, role))
 		return
@@ -220,7 +223,10 @@ func (s *Server) login(c *gin.Context) {
 
 func (s *Server) logout(c *gin.Context) {
 	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		s.auth.Logout(strings.TrimSpace(strings.TrimPrefix(h, "Bearer ")))
+		if err := s.auth.Logout(c, strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))); err != nil {
+			writeError(c, s.log, err)
+			return
+		}
 	}
 	c.Status(http.StatusNoContent)
 }

@@ -47,6 +47,7 @@ var statusOf = []struct {
 	{ErrUnauthorized, http.StatusUnauthorized},
 	{ErrForbidden, http.StatusForbidden},
 	{ErrUnavailable, http.StatusServiceUnavailable},
+	{registry.ErrFenced, http.StatusServiceUnavailable},
 }
 
 // writeError maps err to a status code and writes {"message": …}. The

@@ -107,7 +107,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	for _, fn := range opts {
 		fn(&o, &creds)
 	}
-	o.Auth = api.NewAuth(creds, clk)
+	o.Auth = api.NewAuth(creds, clk, o.Registry)
 	return &env{t: t, h: api.New(o), reg: reg, clock: clk, ops: ops}
 }
 

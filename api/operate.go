@@ -13,7 +13,7 @@ func (s *Server) operateRoutes(g *gin.RouterGroup) {
 	g.POST("/reconcile/explicit", s.reconcile(true))
 	g.POST("/reconcile/implicit", s.reconcile(false))
 	g.GET("/sandbox", s.sandbox)
-	g.GET("/cluster", s.cluster)
+	g.GET("/cluster", s.clusterView)
 }
 
 // reconcile runs at most once per ReconcileEvery per kind.
@@ -70,7 +70,7 @@ func (s *Server) sandbox(c *gin.Context) {
 	c.JSON(http.StatusOK, boxes)
 }
 
-func (s *Server) cluster(c *gin.Context) {
+func (s *Server) clusterView(c *gin.Context) {
 	ops, err := s.opsOrErr()
 	if err != nil {
 		writeError(c, s.log, err)

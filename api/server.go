@@ -65,18 +65,30 @@ type Options struct {
 	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
 	// executor binary agents fetch, content-addressed; see mesos/artifacts).
 	Artifacts http.Handler
+	// Cluster, when set, routes writes to the elected leader (forward.go);
+	// nil: this instance serves everything (the embedded mode).
+	Cluster Cluster
+	// Refresh re-reads registry paths into this instance's copy after a
+	// write it forwarded (all: everything); may be nil.
+	Refresh func(ctx context.Context, paths []string, all bool) error
+	// PeerTransport carries forwarded writes (default: a transport with
+	// bounded timeouts).
+	PeerTransport http.RoundTripper
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	reg     *registry.Registry
-	ops     Operations
-	auth    *Auth
-	clock   clock.Clock
-	log     *slog.Logger
-	maxBody int64
-	every   time.Duration
-	noFiles bool // Options.RejectFileAppURLs
+	reg      *registry.Registry
+	ops      Operations
+	auth     *Auth
+	clock    clock.Clock
+	log      *slog.Logger
+	maxBody  int64
+	every    time.Duration
+	noFiles  bool // Options.RejectFileAppURLs
+	cluster  Cluster
+	refresh  func(ctx context.Context, paths []string, all bool) error
+	peerHTTP http.RoundTripper
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -94,9 +106,14 @@ func New(o Options) http.Handler {
 		o.ReconcileEvery = 10 * time.Second
 	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{}}
+		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
+		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport}
+	if s.peerHTTP == nil {
+		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
+	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	r.ContextWithFallback = true // handlers pass c as the context: its values are the request's
 	r.Use(gin.Recovery())
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false // JSON 404s, never HTML redirects
@@ -107,7 +124,7 @@ func New(o Options) http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path})
 	})
-	a := r.Group("/api", s.authMiddleware, s.checkNameParams)
+	a := r.Group("/api", s.authMiddleware, s.forward, s.checkNameParams)
 	a.POST("/login", s.login)
 	a.POST("/logout", s.logout)
 	a.GET("/whoami", s.whoami)

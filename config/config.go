@@ -35,6 +35,8 @@ type Config struct {
 	ZKServers        string
 	ZKNamespace      string
 	ZKDigest         string
+	ZKSessionTimeout time.Duration
+	ReconcileWait    time.Duration
 	JobStateQueue    int
 	RDBDriver        string
 	RDBURL           string
@@ -123,6 +125,8 @@ var settings = []setting{
 	{"allow_file_app_urls", "false", "accept file:// app URLs with mesos_url set (only when every agent runs on this machine; the embedded default always accepts them)", boolean("allow_file_app_urls", func(c *Config) *bool { return &c.AllowFileAppURLs })},
 	{"zk_servers", "", "ZooKeeper servers host:port,host:port for the registry and leader election; empty uses the embedded store in data_dir", str(func(c *Config) *string { return &c.ZKServers })},
 	{"zk_namespace", "elasticjob-cloud", "ZooKeeper root node", str(func(c *Config) *string { return &c.ZKNamespace })},
+	{"zk_session_timeout", "15s", "ZooKeeper session timeout: a leader that loses ZooKeeper for this long is replaced (it stops at once when its connection is suspended)", duration("zk_session_timeout", func(c *Config) *time.Duration { return &c.ZKSessionTimeout })},
+	{"reconcile_wait", "15s", "after subscribing, launching waits at most this long for Mesos to confirm every task recorded as running", duration("reconcile_wait", func(c *Config) *time.Duration { return &c.ReconcileWait })},
 	{"zk_digest", "", "ZooKeeper digest credentials user:password (optional)", str(func(c *Config) *string { return &c.ZKDigest })},
 	{"job_state_queue_size", "10000", "maximum pending executions kept per job in the ready queue", integer("job_state_queue_size", func(c *Config) *int { return &c.JobStateQueue })},
 	{"event_trace_rdb_driver", "", "history database: empty or sqlite (embedded, in data_dir), mysql (or com.mysql.jdbc.Driver / com.mysql.cj.jdbc.Driver), or none to keep no history", str(func(c *Config) *string { return &c.RDBDriver })},
@@ -317,6 +321,9 @@ func (c *Config) validate() error {
 	}
 	if strings.TrimSpace(c.MesosRole) == "" {
 		errs = append(errs, errors.New("mesos_role: must not be empty (use * for the default role)"))
+	}
+	if c.ZKServers != "" && c.MesosURL == "" {
+		errs = append(errs, errors.New("zk_servers: the schedulers of a cluster share one Mesos master and take over each other's tasks: set mesos_url too (on one machine, run bin/mesos-local and point mesos_url at it)"))
 	}
 	if c.HistoryMaxRows < 0 {
 		errs = append(errs, errors.New("history_max_rows: must not be negative"))

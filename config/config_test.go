@@ -151,7 +151,7 @@ func TestWindowsFile(t *testing.T) {
 }
 
 func TestPrecedence(t *testing.T) {
-	p := writeFile(t, "http_port=9900\nzk_servers=file:2181\nmesos_role=file\nuser=file\nhostname=10.9.9.9\n")
+	p := writeFile(t, "http_port=9900\nzk_servers=file:2181\nmesos_url=http://file:5050\nmesos_role=file\nuser=file\nhostname=10.9.9.9\n")
 	tests := []struct {
 		name string
 		args []string
@@ -199,6 +199,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"history_retention": "24h", "history_max_rows": "5",
 		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",
 		"mesos_principal": "ej", "mesos_secret": "s3cret", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
+		"zk_session_timeout": "4s", "reconcile_wait": "3s",
 	}
 	var missing []string
 	for _, s := range settings {
@@ -236,7 +237,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 	// Every key alone (paired ones in pairs) moves its setting off the default.
 	pairs := map[string]string{"auth_username": "auth_password", "auth_password": "auth_username",
 		"auth_guest_username": "auth_guest_password", "auth_guest_password": "auth_guest_username",
-		"event_trace_rdb_driver": "event_trace_rdb_url", "mesos_secret": "mesos_principal"}
+		"event_trace_rdb_driver": "event_trace_rdb_url", "mesos_secret": "mesos_principal", "zk_servers": "mesos_url"}
 	for _, s := range settings {
 		e := map[string]string{s.key: sample[s.key]}
 		if other, ok := pairs[s.key]; ok {
@@ -365,4 +366,11 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+func TestClusterNeedsASharedMaster(t *testing.T) {
+	_, err := Load([]string{"--zk-servers", "127.0.0.1:2181"}, envOf(nil), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "set mesos_url") {
+		t.Fatalf("zk_servers without mesos_url: %v", err)
+	}
 }

@@ -23,6 +23,8 @@ type Metrics struct {
 	offers     *prometheus.CounterVec
 	lateness   prometheus.Histogram
 	toAccept   prometheus.Histogram
+	leader     prometheus.Gauge
+	terms      prometheus.Counter
 }
 
 var _ scheduler.Observer = (*Metrics)(nil)
@@ -46,8 +48,12 @@ func New() *Metrics {
 			Help: "Time from a cron fire's scheduled instant to its ready-queue entry being committed.", Buckets: latencyBuckets}),
 		toAccept: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "elasticjob_ready_to_accept_seconds",
 			Help: "Time from work entering the ready or failover queue to the ACCEPT that launches it.", Buckets: latencyBuckets}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "elasticjob_leader",
+			Help: "1 while this scheduler instance is the elected leader, else 0."}),
+		terms: prometheus.NewCounter(prometheus.CounterOpts{Name: "elasticjob_leader_terms_total",
+			Help: "Leadership terms this instance began."}),
 	}
-	m.reg.MustRegister(m.launched, m.ended, m.readyDepth, m.offers, m.lateness, m.toAccept,
+	m.reg.MustRegister(m.launched, m.ended, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -94,4 +100,14 @@ func (m *Metrics) OffersSeen(received, declined int) {
 	if declined > 0 {
 		m.offers.WithLabelValues("declined").Add(float64(declined))
 	}
+}
+
+// Leading records whether this instance leads (a term begins or ends).
+func (m *Metrics) Leading(on bool) {
+	if on {
+		m.leader.Set(1)
+		m.terms.Inc()
+		return
+	}
+	m.leader.Set(0)
 }

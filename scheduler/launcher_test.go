@@ -266,3 +266,23 @@ func TestMisfiredExecutionsAreLabelledInOrder(t *testing.T) {
 		t.Fatalf("sources %v, want %v", sources, want)
 	}
 }
+
+// TestGuardedDriverRefusesAfterLeadershipEnds: once the leader may not act,
+// nothing reaches Mesos, and the launch's state is rolled back.
+func TestGuardedDriverRefusesAfterLeadershipEnds(t *testing.T) {
+	r := newRig(t)
+	var lost error
+	r.sched.Driver = Guard(r.drv, func() error { return lost })
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) {})
+	r.trigger("job")
+	lost = errors.New("lease lapsed")
+	r.offer("o1", 4, 1024)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 0 {
+		t.Fatal("an ACCEPT reached Mesos after the leadership ended")
+	}
+	if len(r.running("job")) != 0 || r.readyCount("job") != 1 {
+		t.Fatalf("launch state not rolled back: running %v ready %d", r.running("job"), r.readyCount("job"))
+	}
+}

@@ -105,7 +105,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
 		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
 		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
-			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}),
+			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}, reg),
 		Ops: &ops{sched: sched, agents: agentsOf(client, masterURL), mesosURL: detector.Redact(masterURL), embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
 	})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}

@@ -93,7 +93,7 @@ func (w *Writer) loop(down bool) {
 		case <-retryT.C():
 			_ = catchUp()
 		case <-retC:
-			if !down {
+			if !down && (w.opt.RetainIf == nil || w.opt.RetainIf()) {
 				w.retainScheduled(ctx)
 			}
 			retT.Reset(w.opt.RetentionInterval)

@@ -26,6 +26,9 @@ type Options struct {
 
 	RetentionInterval time.Duration // how often retention runs (5m)
 	RetentionBatch    int           // rows per DELETE (1000)
+	// RetainIf, if set, gates the scheduled retention passes (only the
+	// leader of several scheduler instances runs them).
+	RetainIf func() bool
 	MaxMemory         int           // spooled events also kept in memory for the writer (50,000)
 	MaxPending        int           // events waiting for the spool before Record drops (200,000)
 	SegmentEvents     int           // events per spool segment file (10,000)
