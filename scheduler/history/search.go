@@ -18,6 +18,7 @@ const (
 	text kind = iota
 	integer
 	boolean
+	upper // text compared in upper case (HTTP methods)
 )
 
 // column is a whitelisted column of an event table.
@@ -65,6 +66,19 @@ var (
 		{"state", "state", text, true, true},
 		{"message", "message", text, false, false},
 		{"creation_time", "creationTime", text, false, true},
+	})
+	auditTable = newTable("AUDIT_LOG", "creation_time", []column{
+		{"id", "id", text, false, true},
+		{"creation_time", "creationTime", text, false, true},
+		{"user_name", "user", text, true, true},
+		{"role", "role", text, true, true},
+		{"address", "address", text, true, true},
+		{"method", "method", upper, true, true},
+		{"route", "route", text, true, true},
+		{"target_kind", "targetKind", text, true, true},
+		{"target", "target", text, true, true},
+		{"summary", "summary", text, false, false},
+		{"status", "status", integer, true, true},
 	})
 )
 
@@ -170,6 +184,8 @@ func filterValue(param string, c *column, v string) (any, error) {
 			return 0, nil
 		}
 		return nil, badQuery("%s must be true, false, 1 or 0, got %q", param, v)
+	case upper:
+		return strings.ToUpper(strings.TrimSpace(v)), nil
 	}
 	return v, nil
 }
@@ -281,6 +297,24 @@ func (s *Store) StatusTraces(ctx context.Context, q view.Query) (view.Page[view.
 		var created dbTime
 		if err := r.Scan(&e.ID, &e.JobName, &e.OriginalTaskID, &e.TaskID, &e.SlaveID, &e.Source, &e.ExecutionType,
 			&e.ShardingItems, &e.State, &e.Message, &created); err != nil {
+			return err
+		}
+		e.CreationTime = created.ptr()
+		out.Rows = append(out.Rows, e)
+		return nil
+	})
+	out.Total = total
+	return out, err
+}
+
+// Audits searches AUDIT_LOG (newest first unless sorted otherwise).
+func (s *Store) Audits(ctx context.Context, q view.Query) (view.Page[view.Audit], error) {
+	out := view.Page[view.Audit]{Rows: []view.Audit{}}
+	total, err := s.search(ctx, auditTable, q, func(r rowScanner) error {
+		var e view.Audit
+		var created dbTime
+		if err := r.Scan(&e.ID, &created, &e.User, &e.Role, &e.Address, &e.Method, &e.Route, &e.TargetKind,
+			&e.Target, &e.Summary, &e.Status); err != nil {
 			return err
 		}
 		e.CreationTime = created.ptr()
