@@ -139,28 +139,37 @@ func (a *Auth) Logout(token string) {
 	a.mu.Unlock()
 }
 
-// roleOf authenticates a request: bearer token, then Basic.
-func (a *Auth) roleOf(r *http.Request) (Role, error) {
+// anonymous is the user of open access (no admin configured).
+const anonymous = "anonymous"
+
+// roleOf authenticates a request: bearer token, then Basic. user is who
+// the caller is (or, refused, the Basic user name it tried).
+func (a *Auth) roleOf(r *http.Request) (user string, role Role, err error) {
 	if a.Open() { // no credentials exist to check: stale Basic or tokens must not lock callers out
-		return RoleAdmin, nil
+		return anonymous, RoleAdmin, nil
 	}
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		tok := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
-		a.mu.Lock()
-		s, ok := a.tokens[tok]
-		a.mu.Unlock()
-		if !ok || a.clock.Now().After(s.expires) {
-			return "", fmt.Errorf("%w: the token is unknown or expired; log in again", ErrUnauthorized)
+		s, ok := a.session(strings.TrimSpace(strings.TrimPrefix(h, "Bearer ")))
+		if !ok {
+			return "", "", fmt.Errorf("%w: the token is unknown or expired; log in again", ErrUnauthorized)
 		}
-		return s.role, nil
+		return s.user, s.role, nil
 	}
 	if user, pass, ok := r.BasicAuth(); ok {
 		if role, ok := a.check(user, pass); ok {
-			return role, nil
+			return user, role, nil
 		}
-		return "", fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
+		return user, "", fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
 	}
-	return "", fmt.Errorf("%w: log in (POST /api/login) or use HTTP Basic auth", ErrUnauthorized)
+	return "", "", fmt.Errorf("%w: log in (POST /api/login) or use HTTP Basic auth", ErrUnauthorized)
+}
+
+// session returns a token's unexpired session.
+func (a *Auth) session(tok string) (session, bool) {
+	a.mu.Lock()
+	s, ok := a.tokens[tok]
+	a.mu.Unlock()
+	return s, ok && !a.clock.Now().After(s.expires)
 }
 
 // isRead reports whether a request only reads.
@@ -174,17 +183,21 @@ func (s *Server) authMiddleware(c *gin.Context) {
 	case "/api/login", "/api/logout": // logout only forgets the token it is sent
 		c.Next()
 		return
+	case "/api/openapi.json": // the API's description holds no data
+		c.Next()
+		return
 	}
-	role, err := s.auth.roleOf(c.Request)
+	user, role, err := s.auth.roleOf(c.Request)
+	c.Set(ctxUser, user)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
+	c.Set(ctxRole, role)
 	if role != RoleAdmin && !isRead(c.Request.Method) {
 		writeError(c, s.log, fmt.Errorf("%w: the %s role is read-only", ErrForbidden, role))
 		return
 	}
-	c.Set("role", role)
 	c.Next()
 }
 
@@ -204,7 +217,8 @@ func (s *Server) login(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	addr := c.ClientIP()
+	c.Set(ctxUser, req.Username)
+	addr := s.clientAddr(c.Request)
 	if s.auth.throttled(addr) {
 		writeError(c, s.log, fmt.Errorf("%w: too many failed logins; try again in a minute", ErrTooMany))
 		return
@@ -215,17 +229,23 @@ func (s *Server) login(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	c.Set(ctxRole, role)
 	c.JSON(http.StatusOK, gin.H{"token": tok, "role": role, "expiresAt": exp.UTC()})
 }
 
 func (s *Server) logout(c *gin.Context) {
 	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		s.auth.Logout(strings.TrimSpace(strings.TrimPrefix(h, "Bearer ")))
+		tok := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+		if ss, ok := s.auth.session(tok); ok {
+			c.Set(ctxUser, ss.user)
+			c.Set(ctxRole, ss.role)
+		}
+		s.auth.Logout(tok)
 	}
 	c.Status(http.StatusNoContent)
 }
 
 func (s *Server) whoami(c *gin.Context) {
-	role, _ := c.Get("role")
+	role, _ := c.Get(ctxRole)
 	c.JSON(http.StatusOK, gin.H{"role": role, "open": s.auth.Open()})
 }

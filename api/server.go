@@ -60,6 +60,13 @@ type Options struct {
 	// ReconcileEvery bounds how often reconciliation may be requested.
 	ReconcileEvery time.Duration
 	History        History // event trace and statistics; nil: history off
+	// Audit records every write request and answers GET /api/audit; nil:
+	// nothing is recorded and GET /api/audit answers 503.
+	Audit AuditLog
+	// ClientAddr is the client address recorded in the audit log and used
+	// by the login throttle; default RemoteAddr (the TCP peer). A cluster
+	// leader replaces it to trust the address a standby forwards.
+	ClientAddr func(*http.Request) string
 }
 
 // Server holds the handlers' dependencies.
@@ -71,6 +78,9 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	every   time.Duration
+	audit   AuditLog
+	// clientAddr is Options.ClientAddr.
+	clientAddr func(*http.Request) string
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -87,8 +97,12 @@ func New(o Options) http.Handler {
 	if o.ReconcileEvery <= 0 {
 		o.ReconcileEvery = 10 * time.Second
 	}
+	if o.ClientAddr == nil {
+		o.ClientAddr = RemoteAddr
+	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, lastReconcile: map[bool]time.Time{},
+		audit: o.Audit, clientAddr: o.ClientAddr}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
@@ -101,7 +115,10 @@ func New(o Options) http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path})
 	})
-	a := r.Group("/api", s.authMiddleware, s.checkNameParams)
+	// auditMiddleware wraps auth, so refused writes are recorded too.
+	a := r.Group("/api", s.auditMiddleware, s.authMiddleware, s.checkNameParams)
+	a.GET("/openapi.json", serveOpenAPI)
+	a.GET("/audit", s.adminOnly, s.searchAudit)
 	a.POST("/login", s.login)
 	a.POST("/logout", s.logout)
 	a.GET("/whoami", s.whoami)
