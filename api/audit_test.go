@@ -122,7 +122,10 @@ func TestEveryWriteIsAudited(t *testing.T) {
 		e.user, e.pass = w.user, w.pass
 		before := e.auditRows(a, "").Total
 		codes := make([]int, len(writeCases))
+		times := make([]time.Time, len(writeCases))
 		for i, c := range writeCases {
+			e.clock.Advance(time.Millisecond) // rows in request order
+			times[i] = e.clock.Now()
 			codes[i] = e.request(c.method, c.path, c.body).Code
 		}
 		page := e.auditRows(a, "")
@@ -141,7 +144,7 @@ func TestEveryWriteIsAudited(t *testing.T) {
 			}
 			if r.Method != c.method || r.Route != c.route || r.User != wantUser || r.Role != wantRole || r.Status != codes[i] ||
 				r.Address != "192.0.2.1" || r.TargetKind != c.kind || r.Target != c.target || r.CreationTime == nil ||
-				!r.CreationTime.Equal(t0) || r.ID == "" {
+				!r.CreationTime.Equal(times[i]) || r.ID == "" {
 				t.Errorf("as %q, %s %s answered %d; audit row %+v", w.wantUser, c.method, c.path, codes[i], r)
 			}
 			if w.wantRole == "admin" && codes[i] >= 300 {
@@ -166,12 +169,18 @@ func TestAuditSummaries(t *testing.T) {
 	a := newAuditLog(t)
 	e := newEnv(t, withCreds(testCreds), withAudit(a))
 	e.user, e.pass = "root", "s3cret"
-	e.must(http.StatusOK, http.MethodPost, "/api/app", `{"appName":"app","appURL":"https://repo.example/app.tgz","bootstrapScript":"bin/start.sh","cpuCount":0.5}`)
-	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("job", "app"))
-	e.request(http.MethodPost, "/api/job/register", jobBody("job", "app"))
-	e.request(http.MethodPut, "/api/job/update", `{"jobName":"job","cron":"bad cron"}`)
-	e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", `{"jobName":"job","jobParameter":"x","idempotencyKey":"k1"}`)
+	for _, w := range []struct{ method, path, body string }{
+		{http.MethodPost, "/api/app", `{"appName":"app","appURL":"https://repo.example/app.tgz","bootstrapScript":"bin/start.sh","cpuCount":0.5}`},
+		{http.MethodPost, "/api/job/register", jobBody("job", "app")},
+		{http.MethodPost, "/api/job/register", jobBody("job", "app")},
+		{http.MethodPut, "/api/job/update", `{"jobName":"job","cron":"bad cron"}`},
+		{http.MethodPost, "/api/job/trigger", `{"jobName":"job","jobParameter":"x","idempotencyKey":"k1"}`},
+	} {
+		e.clock.Advance(time.Millisecond) // rows in request order
+		e.request(w.method, w.path, w.body)
+	}
 	e.user, e.pass = "", ""
+	e.clock.Advance(time.Millisecond)
 	e.request(http.MethodPost, "/api/login", `{"username":"root","password":"nope"}`)
 	rows := e.auditRows(a, "").Rows
 	want := []string{
@@ -354,6 +363,7 @@ func TestAuditClientAddr(t *testing.T) {
 		}
 	})
 	e.request(http.MethodPost, "/api/app", appBody("app"), "X-Test-Forwarded-For", "10.9.8.7")
+	e.clock.Advance(time.Millisecond)
 	e.request(http.MethodPost, "/api/app", appBody("app2"), "X-Forwarded-For", "6.6.6.6") // not trusted by default
 	rows := e.auditRows(a, "").Rows
 	if len(rows) != 2 || rows[0].Address != "10.9.8.7" || rows[1].Address != "192.0.2.1" {

@@ -105,6 +105,11 @@ export function debounce(fn, ms) {
   return (...a) => { clearTimeout(id); id = setTimeout(() => fn(...a), ms); };
 }
 
+// apiTime: a datetime-local value "yyyy-MM-ddTHH:mm[:ss]" as the API's
+// "yyyy-MM-dd HH:mm:ss"; inputTime the other way.
+export const apiTime = (v) => (v ? v.replace('T', ' ') + (v.length === 16 ? ':00' : '') : '');
+export const inputTime = (v) => (v ? v.replace(' ', 'T') : '');
+
 const pad = (n) => String(n).padStart(2, '0');
 // fmtTime: "yyyy-MM-dd HH:mm:ss" in the browser's zone; strings that are
 // already in that form are kept.

@@ -2,13 +2,10 @@
 // and paging. Absent endpoints show "no data".
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime } from '../ui.js';
 
 const STATES = ['TASK_STAGING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR', 'TASK_DROPPED', 'TASK_GONE', 'TASK_UNREACHABLE', 'TASK_UNKNOWN'];
 
-// "yyyy-MM-ddTHH:mm[:ss]" (datetime-local) → "yyyy-MM-dd HH:mm:ss"
-const apiTime = (v) => (v ? v.replace('T', ' ') + (v.length === 16 ? ':00' : '') : '');
-const inputTime = (v) => (v ? v.replace(' ', 'T') : '');
 
 export default async function historyPage(el, ctx) {
   const kind = ctx.params[0] || 'executions';
