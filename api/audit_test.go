@@ -28,7 +28,7 @@ type auditDB struct {
 	path string // the SQLite file
 }
 
-func newAuditLog(t *testing.T) *auditDB {
+func newAuditLog(t testing.TB) *auditDB {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "trace.db")
