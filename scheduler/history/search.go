@@ -271,56 +271,52 @@ func (s *Store) search(ctx context.Context, t *table, q view.Query, scan func(ro
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-// Executions searches JOB_EXECUTION_LOG.
-func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error) {
-	out := view.Page[view.Execution]{Rows: []view.Execution{}}
-	total, err := s.search(ctx, executionTable, q, func(r rowScanner) error {
-		var e view.Execution
-		var start, complete dbTime
-		if err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
-			&start, &complete, &e.Success, &e.FailureCause); err != nil {
-			return err
+// searchPage runs a search whose rows scan reads into a page.
+func searchPage[T any](ctx context.Context, s *Store, t *table, q view.Query, scan func(rowScanner) (T, error)) (view.Page[T], error) {
+	out := view.Page[T]{Rows: []T{}}
+	total, err := s.search(ctx, t, q, func(r rowScanner) error {
+		row, err := scan(r)
+		if err == nil {
+			out.Rows = append(out.Rows, row)
 		}
-		e.StartTime, e.CompleteTime = start.ptr(), complete.ptr()
-		out.Rows = append(out.Rows, e)
-		return nil
+		return err
 	})
 	out.Total = total
 	return out, err
+}
+
+// Executions searches JOB_EXECUTION_LOG.
+func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error) {
+	return searchPage(ctx, s, executionTable, q, func(r rowScanner) (view.Execution, error) {
+		var e view.Execution
+		var start, complete dbTime
+		err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
+			&start, &complete, &e.Success, &e.FailureCause)
+		e.StartTime, e.CompleteTime = start.ptr(), complete.ptr()
+		return e, err
+	})
 }
 
 // StatusTraces searches JOB_STATUS_TRACE_LOG.
 func (s *Store) StatusTraces(ctx context.Context, q view.Query) (view.Page[view.StatusTrace], error) {
-	out := view.Page[view.StatusTrace]{Rows: []view.StatusTrace{}}
-	total, err := s.search(ctx, statusTraceTable, q, func(r rowScanner) error {
+	return searchPage(ctx, s, statusTraceTable, q, func(r rowScanner) (view.StatusTrace, error) {
 		var e view.StatusTrace
 		var created dbTime
-		if err := r.Scan(&e.ID, &e.JobName, &e.OriginalTaskID, &e.TaskID, &e.SlaveID, &e.Source, &e.ExecutionType,
-			&e.ShardingItems, &e.State, &e.Message, &created); err != nil {
-			return err
-		}
+		err := r.Scan(&e.ID, &e.JobName, &e.OriginalTaskID, &e.TaskID, &e.SlaveID, &e.Source, &e.ExecutionType,
+			&e.ShardingItems, &e.State, &e.Message, &created)
 		e.CreationTime = created.ptr()
-		out.Rows = append(out.Rows, e)
-		return nil
+		return e, err
 	})
-	out.Total = total
-	return out, err
 }
 
 // Audits searches AUDIT_LOG (newest first unless sorted otherwise).
 func (s *Store) Audits(ctx context.Context, q view.Query) (view.Page[view.Audit], error) {
-	out := view.Page[view.Audit]{Rows: []view.Audit{}}
-	total, err := s.search(ctx, auditTable, q, func(r rowScanner) error {
+	return searchPage(ctx, s, auditTable, q, func(r rowScanner) (view.Audit, error) {
 		var e view.Audit
 		var created dbTime
-		if err := r.Scan(&e.ID, &created, &e.User, &e.Role, &e.Address, &e.Method, &e.Route, &e.TargetKind,
-			&e.Target, &e.Summary, &e.Status); err != nil {
-			return err
-		}
+		err := r.Scan(&e.ID, &created, &e.User, &e.Role, &e.Address, &e.Method, &e.Route, &e.TargetKind,
+			&e.Target, &e.Summary, &e.Status)
 		e.CreationTime = created.ptr()
-		out.Rows = append(out.Rows, e)
-		return nil
+		return e, err
 	})
-	out.Total = total
-	return out, err
 }

@@ -3,7 +3,7 @@
 // sorting and paging, as GET /api/audit answers them.
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime, rememberQuery } from '../ui.js';
 
 const METHODS = ['POST', 'PUT', 'DELETE', 'PATCH'];
 const FILTERS = ['user', 'method', 'target', 'status'];
@@ -41,16 +41,8 @@ export default async function auditPage(el, ctx) {
   const body = h('div', { id: 'audit-table' }, loading());
   el.append(form, body);
 
-  function remember() {
-    const p = new URLSearchParams();
-    for (const [k, v] of Object.entries(st.f)) if (v) p.set(k, v);
-    if (st.page > 1) p.set('page', st.page);
-    if (st.per_page !== 20) p.set('per_page', st.per_page);
-    p.set('sort', st.sort); p.set('order', st.order);
-    history.replaceState(null, '', `#/audit?${p}`);
-  }
   async function load() {
-    remember();
+    rememberQuery(`/audit`, st);
     const query = { page: st.page, per_page: st.per_page, sort: st.sort, order: st.order };
     for (const [k, v] of Object.entries(st.f)) if (v) query[k] = v;
     let res;
