@@ -39,7 +39,10 @@ func TestFileAppURLAcceptedOnOneMachine(t *testing.T) {
 }
 
 func TestArtifactsServedWithoutAuth(t *testing.T) {
-	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("binary:" + r.URL.Path)) })
+	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write([]byte("binary:" + r.URL.Path))
+	})
 	e := newEnv(t, withCreds(api.Credentials{AdminUser: "admin", AdminPassword: "pw"}),
 		func(o *api.Options, _ *api.Credentials) { o.Artifacts = served })
 	r := e.must(http.StatusOK, http.MethodGet, "/artifacts/executor/abc/elasticjob-executor", "")

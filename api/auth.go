@@ -136,33 +136,46 @@ func (a *Auth) Logout(ctx context.Context, token string) error {
 	return a.revoked.Revoke(ctx, cl.ID, time.Unix(0, cl.Expires), a.clock.Now())
 }
 
-// roleOf authenticates a request: bearer token, then Basic. It returns the
-// user name too ("" for anonymous access).
-func (a *Auth) roleOf(r *http.Request) (Role, string, error) {
+// anonymous is the user of open access (no admin configured).
+const anonymous = "anonymous"
+
+// roleOf authenticates a request: bearer token, then Basic. user is who
+// the caller is (or, refused, the Basic user name it tried).
+func (a *Auth) roleOf(r *http.Request) (user string, role Role, err error) {
 	if a.Open() { // no credentials exist to check: stale Basic or tokens must not lock callers out
-		return RoleAdmin, "", nil
+		return anonymous, RoleAdmin, nil
 	}
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		cl, err := a.verify(strings.TrimSpace(strings.TrimPrefix(h, "Bearer ")))
-		if err == nil && a.revoked != nil {
-			if gone, rerr := a.revoked.Revoked(r.Context(), cl.ID); rerr != nil {
-				return "", "", fmt.Errorf("%w: check the token: %v", ErrUnavailable, rerr)
-			} else if gone {
-				err = fmt.Errorf("logged out")
-			}
-		}
+		cl, err := a.session(r.Context(), strings.TrimSpace(strings.TrimPrefix(h, "Bearer ")))
 		if err != nil {
-			return "", "", fmt.Errorf("%w: the token is unknown or expired; log in again", ErrUnauthorized)
+			return "", "", err
 		}
-		return cl.Role, cl.User, nil
+		return cl.User, cl.Role, nil
 	}
 	if user, pass, ok := r.BasicAuth(); ok {
 		if role, ok := a.check(user, pass); ok {
-			return role, user, nil
+			return user, role, nil
 		}
-		return "", "", fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
+		return user, "", fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
 	}
 	return "", "", fmt.Errorf("%w: log in (POST /api/login) or use HTTP Basic auth", ErrUnauthorized)
+}
+
+// session returns a token's claims if it is signed, unexpired and not
+// logged out.
+func (a *Auth) session(ctx context.Context, tok string) (claims, error) {
+	cl, err := a.verify(tok)
+	if err == nil && a.revoked != nil {
+		if gone, rerr := a.revoked.Revoked(ctx, cl.ID); rerr != nil {
+			return cl, fmt.Errorf("%w: check the token: %v", ErrUnavailable, rerr)
+		} else if gone {
+			err = errBadToken
+		}
+	}
+	if err != nil {
+		return cl, fmt.Errorf("%w: the token is unknown or expired; log in again", ErrUnauthorized)
+	}
+	return cl, nil
 }
 
 // isRead reports whether a request only reads.
@@ -176,18 +189,21 @@ func (s *Server) authMiddleware(c *gin.Context) {
 	case "/api/login", "/api/logout": // logout only forgets the token it is sent
 		c.Next()
 		return
+	case "/api/openapi.json": // the API's description holds no data
+		c.Next()
+		return
 	}
-	role, user, err := s.auth.roleOf(c.Request)
+	user, role, err := s.auth.roleOf(c.Request)
+	c.Set(ctxUser, user)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.Set("user", user)
+	c.Set(ctxRole, role)
 	if role != RoleAdmin && !isRead(c.Request.Method) {
 		writeError(c, s.log, fmt.Errorf("%w: the %s role is read-only", ErrForbidden, role))
 		return
 	}
-	c.Set("role", role)
 	c.Next()
 }
 
@@ -207,7 +223,8 @@ func (s *Server) login(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	addr := c.ClientIP()
+	c.Set(ctxUser, req.Username)
+	addr := s.clientAddr(c.Request)
 	if s.auth.throttled(addr) {
 		writeError(c, s.log, fmt.Errorf("%w: too many failed logins; try again in a minute", ErrTooMany))
 		return
@@ -218,12 +235,18 @@ func (s *Server) login(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	c.Set(ctxRole, role)
 	c.JSON(http.StatusOK, gin.H{"token": tok, "role": role, "expiresAt": exp.UTC()})
 }
 
 func (s *Server) logout(c *gin.Context) {
 	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		if err := s.auth.Logout(c, strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))); err != nil {
+		tok := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+		if cl, err := s.auth.session(c, tok); err == nil {
+			c.Set(ctxUser, cl.User)
+			c.Set(ctxRole, cl.Role)
+		}
+		if err := s.auth.Logout(c, tok); err != nil {
 			writeError(c, s.log, err)
 			return
 		}
@@ -232,6 +255,6 @@ func (s *Server) logout(c *gin.Context) {
 }
 
 func (s *Server) whoami(c *gin.Context) {
-	role, _ := c.Get("role")
+	role, _ := c.Get(ctxRole)
 	c.JSON(http.StatusOK, gin.H{"role": role, "open": s.auth.Open()})
 }

@@ -1,4 +1,49 @@
 // Package api serves the REST API (SPEC.md §4) with gin: each handler
 // decodes, calls the registry or the scheduler, and encodes. One function,
 // writeError, maps domain errors to HTTP codes and JSON {"message": …}.
+//
+// # OpenAPI
+//
+// openapi.yaml is the API's OpenAPI 3.1 description, maintained by hand
+// beside the handlers (YAML for comments and anchors), embedded, and
+// served as JSON at GET /api/openapi.json without a login (it holds no
+// data); the console's API page renders it. DECISION: a hand-written
+// document rather than one generated from Go: the routes' behaviour
+// (bodies that may be a name or an object, two content types, the error
+// codes each can answer) is written where a reviewer reads it, and the
+// tests keep it honest. To add a route:
+//
+//  1. register it in its *Routes function (New for a new group);
+//  2. describe it under paths: in openapi.yaml, reusing
+//     components/parameters, components/schemas and, for errors,
+//     components/responses, listing every status it can answer ("500"
+//     always; "401" unless it is open; "403" for writes and admin-only
+//     reads; "400" with a name in the path; "413" when it reads a body);
+//  3. run go test ./api/. TestOpenAPIDescribesEveryRoute walks
+//     engine.Routes() and names routes the document misses and documented
+//     operations no route serves; every request the api tests send goes
+//     through env.request, which validates the response (status, headers,
+//     content type, body) against the document with libopenapi-validator
+//     (contract_test.go); a write route also needs a case in writeCases
+//     (audit_test.go), which checks its audit row.
+//
+// # Audit log
+//
+// auditMiddleware runs before authMiddleware on /api, so every write
+// (any method but GET, HEAD, OPTIONS) on a matched route is recorded after
+// the chain answers, refused ones (400, 401, 403, 409, 5xx, a panic as
+// 500) included: who (the user and role; "anonymous" with open access or
+// no credentials; for a login the user name tried), the method, route
+// pattern, target (a :xxxName path parameter, else the body's name), a
+// summary (auditsummary.go: the fields a JSON body set, values only for
+// sizes, counts, names, enums and URLs without credentials; a refusal's
+// message with its quoted values elided), the status, the time (the
+// injected clock) and the address (Options.ClientAddr, default the TCP
+// peer; a cluster leader replaces it to trust a standby's forwarded
+// address). Options.Audit.Record returns once the row is in the trace
+// writer's spool on disk (bounded by auditWait), never waiting for the
+// database; an error is logged and the request answered anyway. A standby
+// that forwards a write calls SkipAudit, so the leader alone records it.
+// GET /api/audit searches the log (admins only) with the history searches'
+// paging, sorting, time range and filters.
 package api

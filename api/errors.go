@@ -75,5 +75,6 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		}
 		c.Header("WWW-Authenticate", scheme+` realm="elasticjob-cloud"`)
 	}
+	c.Set(ctxError, msg) // for the audit log
 	c.AbortWithStatusJSON(code, gin.H{"message": msg})
 }

@@ -76,6 +76,7 @@ func (s *Server) forward(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: no scheduler is the leader at the moment (an election is under way); retry shortly", ErrUnavailable))
 		return
 	}
+	SkipAudit(c) // the leader records the write it serves
 	s.proxy(c, leader)
 }
 
@@ -98,15 +99,15 @@ func (s *Server) serveForwarded(c *gin.Context, header string) {
 
 const forwardedFromKey = "forwardedFrom"
 
-// ClientAddr is the address of the client that made a request: the one a
-// standby forwarded it for, else the connection's.
-func ClientAddr(c *gin.Context) string {
+// addressOf is the address of the client that made a request: the one a
+// verified standby forwarded it for, else Options.ClientAddr's.
+func (s *Server) addressOf(c *gin.Context) string {
 	if _, ok := c.Get(forwardedFromKey); ok {
 		if a := c.GetHeader(HeaderForwardedFor); a != "" {
 			return a
 		}
 	}
-	return c.ClientIP()
+	return s.clientAddr(c.Request)
 }
 
 // changedWriter adds HeaderChanged when the answer's header is written
@@ -161,7 +162,7 @@ func (s *Server) proxy(c *gin.Context, leader string) {
 			r.SetURL(target)
 			r.Out.URL.Path, r.Out.URL.RawPath = c.Request.URL.Path, c.Request.URL.RawPath
 			r.Out.Header.Set(HeaderForwarded, s.signForward(r.Out))
-			r.Out.Header.Set(HeaderForwardedFor, c.ClientIP())
+			r.Out.Header.Set(HeaderForwardedFor, s.clientAddr(c.Request))
 		},
 		Transport: s.peerHTTP,
 		ModifyResponse: func(resp *http.Response) error {

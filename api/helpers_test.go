@@ -160,6 +160,9 @@ func (e *env) request(method, path, body string, hdr ...string) response {
 	}
 	w := httptest.NewRecorder()
 	e.h.ServeHTTP(w, req)
+	// Every response an api test receives must be as the OpenAPI
+	// document describes it (contract_test.go).
+	mustContract(e.t).check(e.t, req, w.Code, w.Header(), w.Body.Bytes())
 	return response{Code: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
 }
 

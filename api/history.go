@@ -60,10 +60,15 @@ type historyHandlers struct {
 
 // fail writes err, answering the store's bad-query errors with 400.
 func (hs *historyHandlers) fail(c *gin.Context, err error) {
+	writeError(c, hs.s.log, queryError(err))
+}
+
+// queryError turns the store's bad-query errors into bad requests.
+func queryError(err error) error {
 	if errors.Is(err, view.ErrBadQuery) {
-		err = fmt.Errorf("%w: %s", ErrBadRequest, strings.TrimPrefix(err.Error(), view.ErrBadQuery.Error()+": "))
+		return fmt.Errorf("%w: %s", ErrBadRequest, strings.TrimPrefix(err.Error(), view.ErrBadQuery.Error()+": "))
 	}
-	writeError(c, hs.s.log, err)
+	return err
 }
 
 // searchQuery decodes the paging, sorting, time range and filters of a

@@ -74,6 +74,13 @@ type Options struct {
 	// PeerTransport carries forwarded writes (default: a transport with
 	// bounded timeouts).
 	PeerTransport http.RoundTripper
+	// Audit records every write request and answers GET /api/audit; nil:
+	// nothing is recorded and GET /api/audit answers 503.
+	Audit AuditLog
+	// ClientAddr is the client address recorded in the audit log and used
+	// by the login throttle; default RemoteAddr (the TCP peer). A cluster
+	// leader replaces it to trust the address a standby forwards.
+	ClientAddr func(*http.Request) string
 }
 
 // Server holds the handlers' dependencies.
@@ -89,6 +96,9 @@ type Server struct {
 	cluster  Cluster
 	refresh  func(ctx context.Context, paths []string, all bool) error
 	peerHTTP http.RoundTripper
+	audit    AuditLog
+	// clientAddr is Options.ClientAddr.
+	clientAddr func(*http.Request) string
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -105,9 +115,12 @@ func New(o Options) http.Handler {
 	if o.ReconcileEvery <= 0 {
 		o.ReconcileEvery = 10 * time.Second
 	}
+	if o.ClientAddr == nil {
+		o.ClientAddr = RemoteAddr
+	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
-		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport}
+		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr}
 	if s.peerHTTP == nil {
 		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
@@ -124,7 +137,11 @@ func New(o Options) http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path})
 	})
-	a := r.Group("/api", s.authMiddleware, s.forward, s.checkNameParams)
+	// auditMiddleware wraps auth, so refused writes are recorded too; a
+	// write forwarded to the leader is recorded there, not here.
+	a := r.Group("/api", s.auditMiddleware, s.authMiddleware, s.forward, s.checkNameParams)
+	a.GET("/openapi.json", serveOpenAPI)
+	a.GET("/audit", s.adminOnly, s.searchAudit)
 	a.POST("/login", s.login)
 	a.POST("/logout", s.logout)
 	a.GET("/whoami", s.whoami)
@@ -137,8 +154,8 @@ func New(o Options) http.Handler {
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	if o.Artifacts != nil {
-		r.GET("/artifacts/*path", gin.WrapH(o.Artifacts))
-		r.HEAD("/artifacts/*path", gin.WrapH(o.Artifacts))
+		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
+		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 	}
 	if o.Web != nil {
 		serveWeb(r, o.Web)

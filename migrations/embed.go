@@ -2,6 +2,10 @@
 // and statistics database, for SQLite (the embedded default) and MySQL or
 // MariaDB, embedded in the binary and applied with goose at start.
 //
+// The audit log (AUDIT_LOG, migration 00003) is this project's own: one
+// row per write request to the REST API, written through the trace
+// writer's spool and aged by the same retention.
+//
 // The tables are column-compatible with Apache ElasticJob-Cloud's
 // JobEventRdbStorage and StatisticRdbRepository: same table, column and
 // index names and types, so queries written against the original keep
@@ -41,6 +45,7 @@ const (
 	TableTaskRunningStatistics      = "TASK_RUNNING_STATISTICS"
 	TableJobRunningStatistics       = "JOB_RUNNING_STATISTICS"
 	TableJobRegisterStatistics      = "JOB_REGISTER_STATISTICS"
+	TableAuditLog                   = "AUDIT_LOG" // write requests to the REST API (00003)
 
 	// VersionTable is goose's version table for these migrations.
 	VersionTable = "elasticjob_trace_schema_version"

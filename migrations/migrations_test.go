@@ -13,6 +13,8 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	_ "modernc.org/sqlite"
 
+	"github.com/pressly/goose/v3"
+
 	"github.com/ejcloud/elasticjob/migrations"
 	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
 )
@@ -29,6 +31,17 @@ var wantColumns = map[string][]string{
 	migrations.TableTaskRunningStatistics:      {"id", "running_count", "statistics_time", "creation_time"},
 	migrations.TableJobRunningStatistics:       {"id", "running_count", "statistics_time", "creation_time"},
 	migrations.TableJobRegisterStatistics:      {"id", "registered_count", "statistics_time", "creation_time"},
+	migrations.TableAuditLog: {"id", "creation_time", "user_name", "role", "address", "method", "route", "target_kind",
+		"target", "summary", "status"},
+}
+
+// Indexes beyond the original's, by table: name → columns in order.
+var wantIndexes = map[string]map[string][]string{
+	migrations.TableAuditLog: {
+		"AUDIT_LOG_CREATION_TIME_INDEX": {"creation_time"},
+		"AUDIT_LOG_USER_TIME_INDEX":     {"user_name", "creation_time"},
+		"AUDIT_LOG_TARGET_TIME_INDEX":   {"target", "creation_time"},
+	},
 }
 
 func openSQLite(t *testing.T) *sql.DB {
@@ -81,23 +94,45 @@ func checkSchema(t *testing.T, db *sql.DB, dialect string) {
 	if err := db.QueryRow(q, migrations.IndexTaskIDState, migrations.TableJobStatusTraceLog).Scan(&n); err != nil || n != 1 {
 		t.Errorf("index %s: n=%d err=%v", migrations.IndexTaskIDState, n, err)
 	}
-	if dialect == migrations.MySQL {
-		rows, err := db.Query(`SELECT column_name FROM information_schema.statistics WHERE table_schema=DATABASE()
-			AND index_name=? ORDER BY seq_in_index`, migrations.IndexTaskIDState)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var cols []string
-		for rows.Next() {
-			var c string
-			rows.Scan(&c)
-			cols = append(cols, c)
-		}
-		if !reflect.DeepEqual(cols, []string{"task_id", "state"}) {
-			t.Errorf("%s columns %v", migrations.IndexTaskIDState, cols)
+	if got := indexColumns(t, db, dialect, migrations.TableJobStatusTraceLog, migrations.IndexTaskIDState); !reflect.DeepEqual(got, []string{"task_id", "state"}) {
+		t.Errorf("%s columns %v", migrations.IndexTaskIDState, got)
+	}
+	for table, idx := range wantIndexes {
+		for name, want := range idx {
+			if got := indexColumns(t, db, dialect, table, name); !reflect.DeepEqual(got, want) {
+				t.Errorf("index %s on %s: columns %v, want %v", name, table, got, want)
+			}
 		}
 	}
+}
+
+// indexColumns lists an index's columns in order (none: no such index).
+func indexColumns(t *testing.T, db *sql.DB, dialect, table, index string) []string {
+	t.Helper()
+	q := "SELECT name FROM pragma_index_info(?) WHERE (SELECT tbl_name FROM sqlite_master WHERE type='index' AND name=?) = ? ORDER BY seqno"
+	args := []any{index, index, table}
+	if dialect == migrations.MySQL {
+		q = `SELECT column_name FROM information_schema.statistics WHERE table_schema=DATABASE()
+			AND index_name=? AND table_name=? ORDER BY seq_in_index`
+		args = []any{index, table}
+	}
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("index %s: %v", index, err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, strings.ToLower(c))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cols
 }
 
 func applyTwice(t *testing.T, db *sql.DB, dialect string) {
@@ -195,3 +230,50 @@ func TestBothDialectsHaveTheSameMigrations(t *testing.T) {
 		t.Fatalf("sqlite %v, mysql %v", a, b)
 	}
 }
+
+// upgradeFrom2 takes a database at version 2 (history rows in it, as a
+// scheduler of the previous release left it) to the latest: the audit log
+// appears, the rows stay, and an audit row can be written and read back.
+func upgradeFrom2(t *testing.T, db *sql.DB, dialect string) {
+	ctx := context.Background()
+	fsys, err := migrations.FS(dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd := goose.DialectSQLite3
+	if dialect == migrations.MySQL {
+		gd = goose.DialectMySQL
+	}
+	p, err := goose.NewProvider(gd, db, fsys, goose.WithTableName(migrations.VersionTable), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("SELECT 1 FROM " + migrations.TableAuditLog + " WHERE 1=0"); err == nil {
+		t.Fatal("AUDIT_LOG exists at version 2")
+	}
+	if _, err := db.Exec("INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success) VALUES ('x','j','t','h','i',0,'NORMAL_TRIGGER',1)"); err != nil {
+		t.Fatal(err)
+	}
+	applyTwice(t, db, dialect)
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM JOB_EXECUTION_LOG").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("execution rows after the upgrade: %d %v", n, err)
+	}
+	summary := strings.Repeat("é", 2000) // the full width, in characters, on both
+	if _, err := db.Exec("INSERT INTO "+migrations.TableAuditLog+" (id, creation_time, user_name, role, address, method, route, target_kind, target, summary, status) "+
+		"VALUES ('a1', '2024-03-01 12:00:00.123', 'root', 'admin', '127.0.0.1', 'POST', '/api/app', 'app', 'demo', ?, 200)", summary); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	var status int
+	if err := db.QueryRow("SELECT summary, status FROM "+migrations.TableAuditLog+" WHERE id = 'a1'").Scan(&got, &status); err != nil || got != summary || status != 200 {
+		t.Fatalf("audit row read back: %d chars, status %d, %v", len([]rune(got)), status, err)
+	}
+}
+
+func TestUpgradeSQLiteFromVersion2(t *testing.T) { upgradeFrom2(t, openSQLite(t), migrations.SQLite) }
+
+func TestUpgradeMySQLFromVersion2(t *testing.T) { upgradeFrom2(t, openMySQL(t), migrations.MySQL) }

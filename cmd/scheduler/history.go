@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/scheduler/history"
 	"github.com/ejcloud/elasticjob/scheduler/trace"
@@ -41,4 +42,13 @@ func openHistory(ctx context.Context, cfg config.Config, log *slog.Logger) (*tra
 		return nil, nil, err
 	}
 	return w, hs, nil
+}
+
+// auditLog is the API's audit log, kept in the history database; nil
+// (nothing recorded, GET /api/audit answers 503) when history is off.
+func auditLog(tw *trace.Writer, hs *history.Store) api.AuditLog {
+	if tw == nil || hs == nil {
+		return nil
+	}
+	return history.NewAuditLog(tw, hs)
 }

@@ -102,6 +102,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	}
 	handler := api.New(api.Options{
 		History:  historyAPI,
+		Audit:    auditLog(tw, hs),
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
 		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
 		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,

@@ -7,7 +7,9 @@
 // Store answers the API: paged, sorted, filtered searches of the two event
 // tables, built only from whitelisted column names and bound parameters,
 // and the statistics series with gaps filled, so the console's charts get
-// continuous series.
+// continuous series. Audits searches the audit log (AUDIT_LOG, written by
+// the trace writer) the same way: filters on user, role, address, method,
+// route, targetKind, target and status, a creation_time range, newest first.
 //
 // Collector is the leader-only statistics loop. It is the scheduler's
 // Observer for task results (FINISHED counts as a success; FAILED, LOST,

@@ -18,6 +18,7 @@ const (
 	text kind = iota
 	integer
 	boolean
+	upper // text compared in upper case (HTTP methods)
 )
 
 // column is a whitelisted column of an event table.
@@ -65,6 +66,19 @@ var (
 		{"state", "state", text, true, true},
 		{"message", "message", text, false, false},
 		{"creation_time", "creationTime", text, false, true},
+	})
+	auditTable = newTable("AUDIT_LOG", "creation_time", []column{
+		{"id", "id", text, false, true},
+		{"creation_time", "creationTime", text, false, true},
+		{"user_name", "user", text, true, true},
+		{"role", "role", text, true, true},
+		{"address", "address", text, true, true},
+		{"method", "method", upper, true, true},
+		{"route", "route", text, true, true},
+		{"target_kind", "targetKind", text, true, true},
+		{"target", "target", text, true, true},
+		{"summary", "summary", text, false, false},
+		{"status", "status", integer, true, true},
 	})
 )
 
@@ -170,6 +184,8 @@ func filterValue(param string, c *column, v string) (any, error) {
 			return 0, nil
 		}
 		return nil, badQuery("%s must be true, false, 1 or 0, got %q", param, v)
+	case upper:
+		return strings.ToUpper(strings.TrimSpace(v)), nil
 	}
 	return v, nil
 }
@@ -255,38 +271,52 @@ func (s *Store) search(ctx context.Context, t *table, q view.Query, scan func(ro
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-// Executions searches JOB_EXECUTION_LOG.
-func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error) {
-	out := view.Page[view.Execution]{Rows: []view.Execution{}}
-	total, err := s.search(ctx, executionTable, q, func(r rowScanner) error {
-		var e view.Execution
-		var start, complete dbTime
-		if err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
-			&start, &complete, &e.Success, &e.FailureCause); err != nil {
-			return err
+// searchPage runs a search whose rows scan reads into a page.
+func searchPage[T any](ctx context.Context, s *Store, t *table, q view.Query, scan func(rowScanner) (T, error)) (view.Page[T], error) {
+	out := view.Page[T]{Rows: []T{}}
+	total, err := s.search(ctx, t, q, func(r rowScanner) error {
+		row, err := scan(r)
+		if err == nil {
+			out.Rows = append(out.Rows, row)
 		}
-		e.StartTime, e.CompleteTime = start.ptr(), complete.ptr()
-		out.Rows = append(out.Rows, e)
-		return nil
+		return err
 	})
 	out.Total = total
 	return out, err
 }
 
+// Executions searches JOB_EXECUTION_LOG.
+func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error) {
+	return searchPage(ctx, s, executionTable, q, func(r rowScanner) (view.Execution, error) {
+		var e view.Execution
+		var start, complete dbTime
+		err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
+			&start, &complete, &e.Success, &e.FailureCause)
+		e.StartTime, e.CompleteTime = start.ptr(), complete.ptr()
+		return e, err
+	})
+}
+
 // StatusTraces searches JOB_STATUS_TRACE_LOG.
 func (s *Store) StatusTraces(ctx context.Context, q view.Query) (view.Page[view.StatusTrace], error) {
-	out := view.Page[view.StatusTrace]{Rows: []view.StatusTrace{}}
-	total, err := s.search(ctx, statusTraceTable, q, func(r rowScanner) error {
+	return searchPage(ctx, s, statusTraceTable, q, func(r rowScanner) (view.StatusTrace, error) {
 		var e view.StatusTrace
 		var created dbTime
-		if err := r.Scan(&e.ID, &e.JobName, &e.OriginalTaskID, &e.TaskID, &e.SlaveID, &e.Source, &e.ExecutionType,
-			&e.ShardingItems, &e.State, &e.Message, &created); err != nil {
-			return err
-		}
+		err := r.Scan(&e.ID, &e.JobName, &e.OriginalTaskID, &e.TaskID, &e.SlaveID, &e.Source, &e.ExecutionType,
+			&e.ShardingItems, &e.State, &e.Message, &created)
 		e.CreationTime = created.ptr()
-		out.Rows = append(out.Rows, e)
-		return nil
+		return e, err
 	})
-	out.Total = total
-	return out, err
+}
+
+// Audits searches AUDIT_LOG (newest first unless sorted otherwise).
+func (s *Store) Audits(ctx context.Context, q view.Query) (view.Page[view.Audit], error) {
+	return searchPage(ctx, s, auditTable, q, func(r rowScanner) (view.Audit, error) {
+		var e view.Audit
+		var created dbTime
+		err := r.Scan(&e.ID, &created, &e.User, &e.Role, &e.Address, &e.Method, &e.Route, &e.TargetKind,
+			&e.Target, &e.Summary, &e.Status)
+		e.CreationTime = created.ptr()
+		return e, err
+	})
 }

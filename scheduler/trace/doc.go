@@ -19,7 +19,7 @@
 //
 // Spool format: SpoolDir holds append-only segment files
 // <20-digit seq>.jsonl, one JSON event per line ({"status":{…}},
-// {"start":{…}} or {"complete":{…}}), SegmentEvents lines each, plus LOCK
+// {"start":{…}}, {"complete":{…}} or {"audit":{…}}), SegmentEvents lines each, plus LOCK
 // (flock: one writer per directory, which also guards the SQLite file kept
 // beside it). Write-ahead for every event (not only when the database is
 // down) is what makes a crash lose nothing that was reported durable: Sync
@@ -101,4 +101,12 @@
 // {"hostname","ip","startTime","completeTime","exitCode"} (executor.Report);
 // the Observer takes host, ip and times from it, falling back to the
 // agent's hostname (TaskEvent.Hostname) and the scheduler's clock.
+//
+// # Audit log
+//
+// Audit events (rows of AUDIT_LOG: one write request to the REST API,
+// built by package api without secrets) take the same path: Record never
+// blocks, the spool makes them durable (the API waits for Sync, bounded,
+// so a write is answered after its audit row is on disk) and the loop
+// writes them with INSERT IGNORE by id. Retention ages them with the rest.
 package trace

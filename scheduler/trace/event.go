@@ -22,8 +22,8 @@ const (
 	ExecutionFailover = "FAILOVER"
 )
 
-// Event is one history record: a StatusTrace, an ExecutionStart or an
-// ExecutionComplete. Events are identified by ID: writing one twice (a
+// Event is one history record: a StatusTrace, an ExecutionStart, an
+// ExecutionComplete or an Audit. Events are identified by ID: writing one twice (a
 // replay after a crash, a status update Mesos resent) leaves one row.
 type Event interface {
 	EventID() string
@@ -185,6 +185,7 @@ type envelope struct {
 	Status   *StatusTrace       `json:"status,omitempty"`
 	Start    *ExecutionStart    `json:"start,omitempty"`
 	Complete *ExecutionComplete `json:"complete,omitempty"`
+	Audit    *Audit             `json:"audit,omitempty"`
 }
 
 func encodeEvent(ev Event) ([]byte, error) {
@@ -196,6 +197,8 @@ func encodeEvent(ev Event) ([]byte, error) {
 		env.Start = &e
 	case ExecutionComplete:
 		env.Complete = &e
+	case Audit:
+		env.Audit = &e
 	default:
 		return nil, fmt.Errorf("trace: unknown event type %T", ev)
 	}
@@ -214,6 +217,8 @@ func decodeEvent(line []byte) (Event, error) {
 		return *env.Start, nil
 	case env.Complete != nil:
 		return *env.Complete, nil
+	case env.Audit != nil:
+		return *env.Audit, nil
 	}
 	return nil, fmt.Errorf("trace: empty spool line")
 }

@@ -24,6 +24,7 @@ var retainedTables = func() []retained {
 	r := []retained{
 		{migrations.TableJobExecutionLog, "start_time", "complete_time"},
 		{migrations.TableJobStatusTraceLog, "creation_time", ""},
+		{migrations.TableAuditLog, "creation_time", ""},
 	}
 	for _, t := range migrations.StatisticsTables {
 		r = append(r, retained{t, "statistics_time", ""})

@@ -7,14 +7,15 @@ import (
 	"github.com/ejcloud/elasticjob/migrations"
 )
 
-// history records, for each of days 0..29 before now, one status trace and
-// one completed execution, and adds one TASK_RUNNING_STATISTICS row a day.
+// history records, for each of days 0..29 before now, one status trace, one
+// completed execution and one audit row, and adds one TASK_RUNNING_STATISTICS row a day.
 func history(t *testing.T, w *Writer, now time.Time) {
 	t.Helper()
 	for d := range 30 {
 		at := now.Add(-time.Duration(d)*24*time.Hour - time.Minute)
 		w.Record(StatusTrace{ID: NewID("ret-s", itoa(d)), JobName: "j", TaskID: "t" + itoa(d), State: "TASK_RUNNING", CreationTime: at})
 		w.Record(ExecutionComplete{ID: NewID("ret-e", itoa(d)), JobName: "j", TaskID: "t" + itoa(d), StartTime: at, CompleteTime: at, Success: true})
+		w.Record(Audit{ID: NewID("ret-a", itoa(d)), User: "root", Role: "admin", Method: "POST", Route: "/api/job/trigger", Status: 204, CreationTime: at})
 		if _, err := db(t, w).Exec("INSERT INTO "+migrations.TableTaskRunningStatistics+
 			" (running_count, statistics_time, creation_time) VALUES (?, ?, ?)", d, w.TimeArg(at), w.TimeArg(at)); err != nil {
 			t.Fatal(err)
@@ -43,13 +44,13 @@ func TestRetentionByAge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// 23 days too old in each of three tables, plus the orphan.
-		if n != 3*23+1 {
+		// 23 days too old in each of four tables, plus the orphan.
+		if n != 4*23+1 {
 			t.Fatalf("deleted %d", n)
 		}
 		cutoff := clk.Now().Add(-7 * 24 * time.Hour)
 		for _, c := range []struct{ table, col string }{{"JOB_STATUS_TRACE_LOG", "creation_time"},
-			{"JOB_EXECUTION_LOG", "start_time"}, {migrations.TableTaskRunningStatistics, "statistics_time"}} {
+			{"JOB_EXECUTION_LOG", "start_time"}, {migrations.TableTaskRunningStatistics, "statistics_time"}, {migrations.TableAuditLog, "creation_time"}} {
 			if got := count(t, w, c.table); got != 7 {
 				t.Errorf("%s: %d rows, want 7", c.table, got)
 			}
@@ -71,7 +72,7 @@ func TestRetentionByRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range []struct{ table, col string }{{"JOB_STATUS_TRACE_LOG", "creation_time"},
-			{"JOB_EXECUTION_LOG", "start_time"}, {migrations.TableTaskRunningStatistics, "statistics_time"}} {
+			{"JOB_EXECUTION_LOG", "start_time"}, {migrations.TableTaskRunningStatistics, "statistics_time"}, {migrations.TableAuditLog, "creation_time"}} {
 			if got := count(t, w, c.table); got != 10 {
 				t.Errorf("%s: %d rows, want 10", c.table, got)
 			}

@@ -134,6 +134,7 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 	var traces []StatusTrace
 	var starts []ExecutionStart
 	var completes []ExecutionComplete
+	var audits []Audit
 	for _, ev := range evs {
 		switch e := ev.(type) {
 		case StatusTrace:
@@ -142,6 +143,8 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 			starts = append(starts, e)
 		case ExecutionComplete:
 			completes = append(completes, e)
+		case Audit:
+			audits = append(audits, e)
 		}
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -188,6 +191,9 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 				timeArg(d, e.StartTime), timeArg(d, e.CompleteTime)}
 		})
 	if err != nil {
+		return err
+	}
+	if err := s.writeAudits(ctx, tx, audits); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -226,15 +226,34 @@ func (w *Writer) Dialect() string { return w.opt.Dialect }
 // a background goroutine. Only if more than MaxPending events wait for the
 // disk (a stalled disk) are events dropped, counted and logged.
 func (w *Writer) Record(ev Event) {
-	if w == nil || ev == nil {
-		return
+	if w != nil && ev != nil {
+		w.record(ev)
 	}
+}
+
+// ErrDropped is returned by RecordDurable when the event could not even be
+// queued (the writer is closing, or MaxPending events wait for the disk).
+var ErrDropped = errors.New("trace: event dropped")
+
+// RecordDurable records an event and waits, within ctx, until it is
+// durable in the spool (Sync). It never waits for the database.
+func (w *Writer) RecordDurable(ctx context.Context, ev Event) error {
+	if w == nil || ev == nil {
+		return ErrClosed
+	}
+	if !w.record(ev) {
+		return ErrDropped
+	}
+	return w.Sync(ctx)
+}
+
+func (w *Writer) record(ev Event) bool {
 	ev = ev.normalize(w.opt.Clock.Now())
 	w.mu.Lock()
 	if w.closing || len(w.pending) >= w.opt.MaxPending {
 		w.dropLocked()
 		w.mu.Unlock()
-		return
+		return false
 	}
 	w.pending = append(w.pending, ev)
 	w.recorded++
@@ -244,6 +263,7 @@ func (w *Writer) Record(ev Event) {
 	case w.wake <- struct{}{}:
 	default:
 	}
+	return true
 }
 
 func (w *Writer) dropLocked() {

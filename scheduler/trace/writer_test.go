@@ -364,6 +364,13 @@ func TestRecordAfterClose(t *testing.T) {
 	if err := w.Flush(ctxT(t)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Flush after Close: %v", err)
 	}
+	// A caller that must know (the audit log) is told.
+	if err := w.RecordDurable(ctxT(t), Audit{User: "late"}); !errors.Is(err, ErrDropped) {
+		t.Fatalf("RecordDurable after Close: %v", err)
+	}
 	var nilW *Writer
 	nilW.Record(statusEvents("nil", 1)[0])
+	if err := nilW.RecordDurable(ctxT(t), Audit{}); err == nil {
+		t.Fatal("RecordDurable on a nil writer succeeded")
+	}
 }

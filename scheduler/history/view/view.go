@@ -70,6 +70,27 @@ type StatusTrace struct {
 	CreationTime   *time.Time `json:"creationTime"`
 }
 
+// Audit is a row of AUDIT_LOG: one write request to the REST API (also
+// what the API hands its audit log to record). User is the authenticated
+// user, "anonymous" (open access or no credentials), or for a login the
+// user name tried; Role is admin, guest or "" (not authenticated); Route
+// is the route pattern (/api/app/:appName); TargetKind and Target name the
+// app, job or workflow written; Summary says what changed, never a secret;
+// Status is the HTTP status answered.
+type Audit struct {
+	ID           string     `json:"id"`
+	CreationTime *time.Time `json:"creationTime"`
+	User         string     `json:"user"`
+	Role         string     `json:"role"`
+	Address      string     `json:"address"`
+	Method       string     `json:"method"`
+	Route        string     `json:"route"`
+	TargetKind   string     `json:"targetKind"`
+	Target       string     `json:"target"`
+	Summary      string     `json:"summary"`
+	Status       int        `json:"status"`
+}
+
 // Interval is the width of a task-result statistic.
 type Interval string
 

@@ -78,6 +78,17 @@ const en = {
   'cl.leader': 'Leader', 'cl.thisOne': 'this scheduler', 'cl.standbys': 'Standbys', 'cl.agents': 'Agents', 'cl.freeCpus': 'Free CPUs', 'cl.freeMem': 'Free memory (MB)',
   'cl.of': 'of {n}', 'cl.none': 'none', 'cl.mesos': 'Mesos master', 'cl.embedded': 'embedded', 'cl.agent': 'Agent id', 'cl.cpusFree': 'CPUs free',
   'cl.memFree': 'Memory free (MB)', 'cl.diskFree': 'Disk free (MB)', 'cl.ports': 'Ports', 'cl.active': 'active', 'cl.inactive': 'inactive', 'cl.noAgents': 'No agent is registered.',
+  'nav.audit': 'Audit log', 'nav.api': 'API',
+  'au.user': 'User', 'au.role': 'Role', 'au.address': 'Address', 'au.method': 'Method', 'au.route': 'Route', 'au.target': 'Target',
+  'au.summary': 'What changed', 'au.status': 'Result', 'au.time': 'Time', 'au.any': 'any', 'au.off': 'The audit log is off: it is kept in the history database (event_trace_rdb_driver is none).',
+  'au.adminOnly': 'Only an admin may read the audit log.', 'au.intro': 'Every write to the API, carried out or refused: who, from where, what and the result.',
+  'au.anonymous': 'anonymous', 'au.none': 'No write is recorded for these filters.',
+  'api.intro': 'The scheduler\'s REST API, from its OpenAPI 3.1 document', 'api.download': 'openapi.json', 'api.filter': 'Filter by path, method or words',
+  'api.params': 'Parameters', 'api.body': 'Request body', 'api.responses': 'Responses', 'api.schemas': 'Schemas', 'api.example': 'Example',
+  'api.name': 'Name', 'api.in': 'In', 'api.type': 'Type', 'api.required': 'required', 'api.desc': 'Description', 'api.code': 'Status',
+  'api.noLogin': 'no login', 'api.login': 'guest or admin', 'api.adminWrite': 'admin', 'api.count': '{n} operations', 'api.noMatch': 'No operation matches.',
+  'api.tag.auth': 'Log in and out', 'api.tag.app': 'Apps', 'api.tag.job': 'Jobs, triggers and tasks', 'api.tag.history': 'History and statistics',
+  'api.tag.operate': 'Operations', 'api.tag.audit': 'Audit log', 'api.tag.meta': 'API description, health and metrics',
 };
 
 const zh = {
@@ -159,6 +170,17 @@ const zh = {
   'cl.leader': '主节点', 'cl.thisOne': '当前调度器', 'cl.standbys': '备用节点', 'cl.agents': 'Agent', 'cl.freeCpus': '空闲 CPU', 'cl.freeMem': '空闲内存 (MB)',
   'cl.of': '共 {n}', 'cl.none': '无', 'cl.mesos': 'Mesos 主节点', 'cl.embedded': '内嵌', 'cl.agent': 'Agent ID', 'cl.cpusFree': '空闲 CPU',
   'cl.memFree': '空闲内存 (MB)', 'cl.diskFree': '空闲磁盘 (MB)', 'cl.ports': '端口', 'cl.active': '活跃', 'cl.inactive': '不活跃', 'cl.noAgents': '没有已注册的 Agent。',
+  'nav.audit': '审计日志', 'nav.api': 'API',
+  'au.user': '用户', 'au.role': '角色', 'au.address': '地址', 'au.method': '方法', 'au.route': '路由', 'au.target': '对象',
+  'au.summary': '变更内容', 'au.status': '结果', 'au.time': '时间', 'au.any': '全部', 'au.off': '审计日志未启用：它保存在历史数据库中（event_trace_rdb_driver 为 none）。',
+  'au.adminOnly': '只有管理员可以查看审计日志。', 'au.intro': '对 API 的每一次写操作（无论执行还是被拒绝）：谁、从哪里、做了什么、结果如何。',
+  'au.anonymous': '匿名', 'au.none': '没有符合条件的写操作记录。',
+  'api.intro': '调度器的 REST API，来自其 OpenAPI 3.1 文档', 'api.download': 'openapi.json', 'api.filter': '按路径、方法或文字筛选',
+  'api.params': '参数', 'api.body': '请求体', 'api.responses': '响应', 'api.schemas': '数据结构', 'api.example': '示例',
+  'api.name': '名称', 'api.in': '位置', 'api.type': '类型', 'api.required': '必填', 'api.desc': '说明', 'api.code': '状态码',
+  'api.noLogin': '无需登录', 'api.login': '访客或管理员', 'api.adminWrite': '管理员', 'api.count': '{n} 个接口', 'api.noMatch': '没有匹配的接口。',
+  'api.tag.auth': '登录与退出', 'api.tag.app': '应用', 'api.tag.job': '作业、触发与任务', 'api.tag.history': '历史与统计',
+  'api.tag.operate': '运维操作', 'api.tag.audit': '审计日志', 'api.tag.meta': 'API 描述、健康检查与指标',
 };
 
 export const DICTS = { en, zh };

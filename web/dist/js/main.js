@@ -21,8 +21,11 @@ const ROUTES = [
   [/^\/history(?:\/(executions|traces))?$/, 'history', 'history'],
   [/^\/logs\/(.+)$/, 'logs', 'history'],
   [/^\/cluster$/, 'cluster', 'cluster'],
+  [/^\/audit$/, 'audit', 'audit'],
+  [/^\/api$/, 'openapi', 'api'],
 ];
-const NAV = ['dashboard', 'apps', 'jobs', 'status', 'history', 'cluster'];
+const NAV = ['dashboard', 'apps', 'jobs', 'status', 'history', 'cluster', 'audit', 'api'];
+const ADMIN_NAV = new Set(['audit']); // pages the server answers only for admins
 
 let current = null; // {cleanup}
 let mainEl = null;
@@ -104,7 +107,8 @@ function shell(active) {
     langSelect(),
     session.open ? null : btn(t('logout'), logout, 'sm', { id: 'logout' }));
   const side = h('nav.side', { 'aria-label': t('nav') },
-    NAV.map((n) => h('a', { href: '#/' + n, class: n === active ? 'on' : '', 'data-nav': n }, t('nav.' + n))));
+    NAV.filter((n) => session.role === 'admin' || !ADMIN_NAV.has(n))
+      .map((n) => h('a', { href: '#/' + n, class: n === active ? 'on' : '', 'data-nav': n }, t('nav.' + n))));
   mainEl = h('main', { id: 'main' });
   const wrap = h('div.shell', top, side, mainEl);
   clear(root, wrap);

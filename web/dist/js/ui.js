@@ -105,6 +105,22 @@ export function debounce(fn, ms) {
   return (...a) => { clearTimeout(id); id = setTimeout(() => fn(...a), ms); };
 }
 
+// apiTime: a datetime-local value "yyyy-MM-ddTHH:mm[:ss]" as the API's
+// "yyyy-MM-dd HH:mm:ss"; inputTime the other way.
+export const apiTime = (v) => (v ? v.replace('T', ' ') + (v.length === 16 ? ':00' : '') : '');
+export const inputTime = (v) => (v ? v.replace(' ', 'T') : '');
+
+// rememberQuery keeps a search page's filters, page and sort in the
+// address (replaceState), so a reload or a shared link shows the same rows.
+export function rememberQuery(path, st, defaultPerPage = 20) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(st.f)) if (v) p.set(k, v);
+  if (st.page > 1) p.set('page', st.page);
+  if (st.per_page !== defaultPerPage) p.set('per_page', st.per_page);
+  p.set('sort', st.sort); p.set('order', st.order);
+  history.replaceState(null, '', `#${path}?${p}`);
+}
+
 const pad = (n) => String(n).padStart(2, '0');
 // fmtTime: "yyyy-MM-dd HH:mm:ss" in the browser's zone; strings that are
 // already in that form are kept.

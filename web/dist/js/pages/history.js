@@ -2,13 +2,10 @@
 // and paging. Absent endpoints show "no data".
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime, rememberQuery } from '../ui.js';
 
 const STATES = ['TASK_STAGING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR', 'TASK_DROPPED', 'TASK_GONE', 'TASK_UNREACHABLE', 'TASK_UNKNOWN'];
 
-// "yyyy-MM-ddTHH:mm[:ss]" (datetime-local) → "yyyy-MM-dd HH:mm:ss"
-const apiTime = (v) => (v ? v.replace('T', ' ') + (v.length === 16 ? ':00' : '') : '');
-const inputTime = (v) => (v ? v.replace(' ', 'T') : '');
 
 export default async function historyPage(el, ctx) {
   const kind = ctx.params[0] || 'executions';
@@ -44,16 +41,8 @@ export default async function historyPage(el, ctx) {
   const body = h('div', { id: 'history-table' }, loading());
   el.append(form, body);
 
-  function remember() {
-    const p = new URLSearchParams();
-    for (const [k, v] of Object.entries(st.f)) if (v) p.set(k, v);
-    if (st.page > 1) p.set('page', st.page);
-    if (st.per_page !== 20) p.set('per_page', st.per_page);
-    p.set('sort', st.sort); p.set('order', st.order);
-    history.replaceState(null, '', `#/history/${kind}?${p}`);
-  }
   async function load() {
-    remember();
+    rememberQuery(`/history/${kind}`, st);
     const query = { page: st.page, per_page: st.per_page, sort: st.sort, order: st.order };
     for (const [k, v] of Object.entries(st.f)) if (v) query[k] = v;
     let res;
