@@ -17,7 +17,8 @@ import (
 // event_trace_rdb_driver=none (then both are nil and the history API
 // answers empty pages). A database that is down does not stop the
 // scheduler: events are spooled and written when it returns.
-func openHistory(ctx context.Context, cfg config.Config, log *slog.Logger) (*trace.Writer, *history.Store, error) {
+// retainIf gates retention to the leader.
+func openHistory(ctx context.Context, cfg config.Config, log *slog.Logger, retainIf func() bool) (*trace.Writer, *history.Store, error) {
 	dialect, err := trace.DialectOf(cfg.RDBDriver)
 	if err != nil {
 		return nil, nil, err
@@ -32,7 +33,7 @@ func openHistory(ctx context.Context, cfg config.Config, log *slog.Logger) (*tra
 		}
 	}
 	w, err := trace.Open(ctx, trace.Options{Dialect: dialect, DSN: dsn, SpoolDir: filepath.Join(cfg.DataDir, "trace-spool"),
-		MaxAge: cfg.HistoryMaxAge, MaxRows: int64(cfg.HistoryMaxRows), Log: log.With("subsystem", "trace")})
+		MaxAge: cfg.HistoryMaxAge, MaxRows: int64(cfg.HistoryMaxRows), RetainIf: retainIf, Log: log.With("subsystem", "trace")})
 	if err != nil {
 		return nil, nil, fmt.Errorf("event trace (%s): %w", trace.RedactDSN(dsn), err)
 	}

@@ -19,35 +19,58 @@ import (
 // scheduler.
 const executorFile = "elasticjob-executor"
 
-// newMesosClient builds the Mesos client from the settings. masterURL is the embedded master's
-// URL or mesos_url; a zk:// URL gets a ZooKeeper detector that follows the leading master.
-// The returned func releases the detector.
-func newMesosClient(cfg config.Config, masterURL, frameworkID string, log *slog.Logger) (*mesos.Client, func(), error) {
-	mc := mesos.Config{URL: masterURL, FrameworkID: frameworkID, User: cfg.User, Role: cfg.MesosRole,
+// masters finds the leading Mesos master: masterURL itself (the embedded
+// master, or an http mesos_url), or, for a zk:// mesos_url, a detector
+// following the masters' ZooKeeper group, shared by every term's client and
+// by the agents reader for the life of the process.
+type masters struct {
+	url string
+	det *detector.Detector // nil unless zk://
+}
+
+func newMasters(masterURL string, log *slog.Logger) (*masters, error) {
+	m := &masters{url: masterURL}
+	if !detector.IsZK(masterURL) {
+		return m, nil
+	}
+	u, err := detector.ParseURL(masterURL)
+	if err != nil {
+		return nil, fmt.Errorf("mesos_url: %w", err)
+	}
+	if m.det, err = detector.New(u, detector.Options{Logger: log}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *masters) close() {
+	if m.det != nil {
+		m.det.Close()
+	}
+}
+
+// newMesosClient builds a Mesos client for one term.
+func newMesosClient(cfg config.Config, m *masters, frameworkID string, log *slog.Logger) *mesos.Client {
+	mc := mesos.Config{URL: m.url, FrameworkID: frameworkID, User: cfg.User, Role: cfg.MesosRole,
 		Hostname: cfg.Hostname, FrameworkName: cfg.Mesos.Name, FailoverTimeout: cfg.Mesos.FailoverTimeout,
 		NoCheckpoint: !cfg.Mesos.Checkpoint, Principal: cfg.Mesos.Principal, Secret: cfg.Mesos.Secret,
 		Logger: log}
-	release := func() {}
-	if detector.IsZK(masterURL) {
-		u, err := detector.ParseURL(masterURL)
-		if err != nil {
-			return nil, nil, fmt.Errorf("mesos_url: %w", err)
-		}
-		d, err := detector.New(u, detector.Options{Logger: log})
-		if err != nil {
-			return nil, nil, err
-		}
-		mc.URL, mc.Detector, release = "", d, d.Close
+	if m.det != nil {
+		mc.URL, mc.Detector = "", m.det
 	}
-	return mesos.New(mc), release, nil
+	return mesos.New(mc)
 }
 
-// agentsOf reads agents through the master the client is subscribed to (with a zk://
-// mesos_url it follows the leader).
-func agentsOf(client *mesos.Client, masterURL string) *agents.Client {
-	a := agents.New(masterURL)
-	if detector.IsZK(masterURL) {
-		a.Master = client.Master
+// agentsClient reads agents through the leading master.
+func (m *masters) agentsClient() *agents.Client {
+	a := agents.New(m.url)
+	if m.det != nil {
+		a.Master = func() string {
+			if cur, ok := m.det.Current(); ok {
+				return cur.URL
+			}
+			return ""
+		}
 	}
 	return a
 }

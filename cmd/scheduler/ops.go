@@ -7,14 +7,19 @@ import (
 	"path"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos/agents"
-	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/mesos/detector"
+	"github.com/ejcloud/elasticjob/registry"
 )
 
-// ops implements api.Operations over the scheduler and the agents.
+// ops implements api.Operations: leader operations on the term in force,
+// reads of agents on any instance.
 type ops struct {
-	sched    *scheduler.Scheduler
+	work     *leaderWork
+	lead     leadership
+	reg      *registry.Registry
 	agents   *agents.Client
 	mesosURL string
 	embedded bool
@@ -23,10 +28,18 @@ type ops struct {
 
 var _ api.Operations = (*ops)(nil)
 
-func (o *ops) Wake() { o.sched.Wake() }
+func (o *ops) Wake() {
+	if s := o.work.scheduler(); s != nil {
+		s.Wake()
+	}
+}
 
 func (o *ops) Reconcile(ctx context.Context, explicit bool) error {
-	return o.sched.Reconcile(ctx, explicit)
+	s := o.work.scheduler()
+	if s == nil {
+		return fmt.Errorf("%w: this scheduler is not the leader", api.ErrUnavailable)
+	}
+	return s.Reconcile(ctx, explicit)
 }
 
 func (o *ops) Sandboxes(ctx context.Context, appName string) ([]api.Sandbox, error) {
@@ -57,7 +70,7 @@ func (o *ops) TaskLog(ctx context.Context, taskID, stream string, offset, length
 		return api.LogChunk{}, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 	}
 	prefix := ""
-	if job, ok := o.sched.Catalog().Job(tid.JobName); ok {
+	if job, err := o.reg.Job(ctx, tid.JobName); err == nil {
 		prefix = jobs.ExecutorID(job.AppName, tid.AgentID)
 	}
 	execs, err := o.agents.Executors(ctx, tid.AgentID, prefix)
@@ -85,15 +98,57 @@ func notFound(err error) error {
 	return err
 }
 
+// instanceView is one scheduler instance in GET /api/operate/cluster.
+type instanceView struct {
+	ID       string `json:"id"`
+	URL      string `json:"url"`
+	Hostname string `json:"hostname"`
+	Started  string `json:"started"`
+	Self     bool   `json:"self"`
+}
+
+func viewOf(m election.Member, self string) instanceView {
+	return instanceView{ID: m.ID, URL: m.URL, Hostname: m.Hostname, Started: m.Started.UTC().Format("2006-01-02T15:04:05Z"), Self: m.ID == self}
+}
+
+// Cluster describes the instances (leader first), the Mesos master and its
+// agents. The agents are read through the master; if it cannot be reached
+// the rest is still answered, with the error.
 func (o *ops) Cluster(ctx context.Context) (any, error) {
+	self := o.lead.Self()
+	members, err := o.lead.Members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: list the scheduler instances: %v", api.ErrUnavailable, err)
+	}
+	var leader any // null while no leader is known
+	standbys := []instanceView{}
+	lm, hasLeader := o.lead.Leader()
+	for _, m := range members {
+		v := viewOf(m, self.ID)
+		if hasLeader && m.ID == lm.ID && leader == nil {
+			leader = v
+			continue
+		}
+		standbys = append(standbys, v)
+	}
+	role := "standby"
+	if o.lead.Current() != nil {
+		role = "leader"
+	}
+	mode := "cluster"
+	if _, solo := o.lead.(*election.Solo); solo {
+		mode = "embedded"
+	}
+	out := map[string]any{
+		"mode": mode, "self": viewOf(self, self.ID), "role": role,
+		"leader": leader, "standbys": standbys,
+		"mesos": map[string]any{"url": o.mesosURL, "embedded": o.embedded, "master": detector.Redact(o.agents.Leader())},
+	}
 	ags, err := o.agents.Agents(ctx)
 	if err != nil {
-		return nil, err
+		out["agents"], out["agentsError"] = []agents.Agent{}, err.Error()
+	} else {
+		out["agents"] = ags
 	}
-	return map[string]any{
-		"leader":   map[string]any{"hostname": o.hostname, "self": true},
-		"standbys": []any{},
-		"mesos":    map[string]any{"url": o.mesosURL, "embedded": o.embedded},
-		"agents":   ags,
-	}, nil
+	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/mesos/detector"
 	"github.com/ejcloud/elasticjob/mesos/embedded"
 	"github.com/ejcloud/elasticjob/metrics"
@@ -26,6 +27,7 @@ import (
 	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/scheduler/webhook"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/sqlite"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
 	"github.com/ejcloud/elasticjob/web"
@@ -43,13 +45,16 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	kv, err := openStore(ctx, cfg, log)
+	backend, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	kv, err := cache.Open(ctx, backend, cache.Options{Roots: cachedRoots, Logger: log.With("subsystem", "registry-cache")})
+	if err != nil {
+		backend.Close()
+		return fmt.Errorf("load the registry: %w", err)
+	}
 	defer kv.Close()
-	reg := registry.New(kv)
-	reg.MaxPending = cfg.JobStateQueue
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
@@ -60,67 +65,55 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 		return err
 	}
 	defer closeMesos()
-	return serve(ctx, cfg, log, reg, ln, masterURL)
+	return serve(ctx, cfg, log, kv, newLeadership(cfg, backend, log), ln, masterURL)
 }
 
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *registry.Registry, ln net.Listener, masterURL string) error {
-	fwID, err := reg.FrameworkID(ctx)
-	if err != nil {
-		return fmt.Errorf("read framework id: %w", err)
-	}
+// cachedRoots are the registry subtrees every instance keeps in memory
+// (the election's /ha is read from the store itself).
+var cachedRoots = []string{"/config", "/state", "/auth"}
+
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, lead leadership, ln net.Listener, masterURL string) error {
 	exe, err := executorDelivery(cfg, log)
 	if err != nil {
 		return err
 	}
-	tw, hs, err := openHistory(ctx, cfg, log)
+	tw, hs, err := openHistory(ctx, cfg, log, func() bool { return lead.Current() != nil })
 	if err != nil {
 		return err
+	}
+	if _, solo := lead.(*election.Solo); !solo && tw != nil && tw.Dialect() != "mysql" {
+		log.Warn("cluster mode with the embedded history database: each instance keeps only the history of its own terms as leader; set event_trace_rdb_driver=mysql to share one")
 	}
 	defer closeTrace(tw)
-	client, closeClient, err := newMesosClient(cfg, masterURL, fwID, log)
+	reg := registry.New(kv) // the API's: fenced with whatever term is in force
+	reg.MaxPending = cfg.JobStateQueue
+	reg.Fence = apiFence(lead)
+	mx := metrics.New()
+	mx.Leading(false)
+	hooks := webhook.New(log.With("subsystem", "webhook"))
+	ms, err := newMasters(masterURL, log)
 	if err != nil {
 		return err
 	}
-	defer closeClient()
-	mx := metrics.New()
-	hooks := webhook.New(log.With("subsystem", "webhook"))
-	var sched *scheduler.Scheduler
-	observer, coll := observers(mx, tw, hs, reg, log, func(app string) int {
-		a, _ := sched.Catalog().App(app)
-		return a.EventTraceSamplingCount
+	defer ms.close()
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx}
+	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
+		if a, err := reg.App(ctx, app); err == nil {
+			return a.EventTraceSamplingCount
+		}
+		return 0
 	})
-	sched = scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: client, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"), Observer: observer, Notifier: hooks,
-		Options: scheduler.Options{
-			ExecutorCommand: exe.command, ExecutorURIs: exe.uris, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse, OfferHold: cfg.OfferHold, FireLead: cfg.FireLead,
-			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
-		},
-	})
-	var historyAPI api.History
-	if hs != nil {
-		historyAPI = hs
-	}
-	handler := api.New(api.Options{
-		History:  historyAPI,
-		Audit:    auditLog(tw, hs),
-		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
-		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
-		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
-			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}, reg),
-		Ops: &ops{sched: sched, agents: agentsOf(client, masterURL), mesosURL: detector.Redact(masterURL), embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
-	})
+	handler := api.New(apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL))
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 5)
 	go func() { errc <- hooks.Run(ctx) }()
-	if coll != nil {
-		go func() { errc <- coll.Run(ctx) }() // leader-only: the embedded scheduler is always the leader
-	}
-	go func() { errc <- sched.Run(ctx) }()
-	go func() { errc <- client.Run(ctx, sched) }()
+	go func() { errc <- lead.Run(ctx) }()
+	go func() { errc <- work.run(ctx, lead) }()
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "mesos", detector.Redact(masterURL), "open_access", cfg.AuthUsername == "")
+	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "instance", lead.Self().ID, "advertise", lead.Self().URL,
+		"mesos", detector.Redact(masterURL), "open_access", cfg.AuthUsername == "")
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -135,6 +128,37 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	}
 	log.Info("stopped", "err", runErr)
 	return runErr
+}
+
+// apiOptions wires the API: reads from this instance's registry copy,
+// writes routed to the leader (in a cluster), operations on the term in
+// force.
+func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv *cache.KV, lead leadership, work *leaderWork,
+	mx *metrics.Metrics, tw *trace.Writer, hs *history.Store, exe delivery, masterURL string) api.Options {
+	var historyAPI api.History
+	if hs != nil {
+		historyAPI = hs
+	}
+	o := api.Options{
+		History:  historyAPI,
+		Audit:    auditLog(tw, hs),
+		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
+		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
+		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
+			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}, reg),
+		Ops: &ops{work: work, lead: lead, reg: reg, agents: work.masters.agentsClient(), mesosURL: detector.Redact(masterURL),
+			embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
+	}
+	if _, solo := lead.(*election.Solo); !solo {
+		o.Cluster = apiCluster{lead}
+		o.Refresh = func(ctx context.Context, paths []string, all bool) error {
+			if all {
+				return kv.RefreshAll(ctx)
+			}
+			return kv.Refresh(ctx, paths...)
+		}
+	}
+	return o
 }
 
 // observers combines the metrics, the event trace and the statistics
@@ -167,7 +191,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.KV, error) {
 	if cfg.ZKServers != "" {
 		kv, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(cfg.ZKServers, ","), Namespace: cfg.ZKNamespace,
-			Digest: cfg.ZKDigest, Logger: log.With("subsystem", "zookeeper")})
+			Digest: cfg.ZKDigest, SessionTimeout: cfg.ZKSessionTimeout, Logger: log.With("subsystem", "zookeeper")})
 		if err != nil {
 			return nil, fmt.Errorf("open ZooKeeper registry %s: %w", cfg.ZKServers, err)
 		}

@@ -30,6 +30,9 @@ type Client struct {
 	HTTP   *http.Client
 }
 
+// Leader is the base URL of the master agents are read through now.
+func (c *Client) Leader() string { return c.master() }
+
 func (c *Client) master() string {
 	if c.Master != nil {
 		return strings.TrimRight(c.Master(), "/")

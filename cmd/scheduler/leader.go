@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/scheduler/history"
+	"github.com/ejcloud/elasticjob/scheduler/webhook"
+	"github.com/ejcloud/elasticjob/store"
+	zkstore "github.com/ejcloud/elasticjob/store/zk"
+)
+
+// leadership is leader election as this process uses it: election.Solo in
+// the embedded mode, an election.Candidate on ZooKeeper.
+type leadership interface {
+	Run(ctx context.Context) error
+	Terms() <-chan *election.Term
+	Current() *election.Term
+	Leader() (election.Member, bool)
+	Members(ctx context.Context) ([]election.Member, error)
+	Self() election.Member
+}
+
+// electionDir is where the candidates are (SPEC §3).
+const electionDir = "/ha/election"
+
+// newLeadership joins the election on the registry's ZooKeeper session, or
+// makes this instance the leader of one.
+func newLeadership(cfg config.Config, backend store.KV, log *slog.Logger) leadership {
+	self := election.Member{ID: instanceID(), URL: cfg.Advertised(), Hostname: cfg.Hostname, Started: time.Now().UTC()}
+	zk, ok := backend.(*zkstore.Store)
+	if !ok {
+		return election.NewSolo(self, clock.Real{})
+	}
+	sess := zk.Session()
+	cand := election.New(election.Config{Conn: sess.Conn(), Dir: sess.ZPath(electionDir), StoreDir: electionDir,
+		ACL: sess.ACL(), Self: self, SessionTimeout: cfg.ZKSessionTimeout, Log: log.With("subsystem", "election")})
+	sess.OnState(cand.SessionEvent)
+	return cand
+}
+
+func instanceID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// notLeaderFence makes a write fail with registry.ErrFenced: it checks a
+// node no candidate ever creates.
+var notLeaderFence = []store.Op{store.Check(electionDir+"/not-the-leader", store.AnyVersion)}
+
+// apiFence fences the API's writes with the current term: a write served
+// while this instance leads commits only while it still does.
+func apiFence(lead leadership) func() []store.Op {
+	return func() []store.Op {
+		if t := lead.Current(); t != nil {
+			return t.Fence()
+		}
+		if _, solo := lead.(*election.Solo); solo {
+			return nil
+		}
+		return notLeaderFence
+	}
+}
+
+// leaderWork is what this instance runs while it leads: the scheduler's
+// loops, the Mesos subscription and the statistics collector, one set per
+// term, each under the term's context.
+type leaderWork struct {
+	cfg      config.Config
+	log      *slog.Logger
+	kv       store.KV // the registry cache
+	masters  *masters
+	exe      delivery
+	observer scheduler.Observer
+	hooks    *webhook.Sender
+	coll     *history.Collector // nil without history
+	mx       *metrics.Metrics
+	current  atomic.Pointer[scheduler.Scheduler]
+}
+
+// run serves every term this instance is given until ctx ends.
+func (l *leaderWork) run(ctx context.Context, lead leadership) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case term := <-lead.Terms():
+			if term.Context().Err() != nil {
+				continue
+			}
+			began := time.Now()
+			err := l.serveTerm(term)
+			if err != nil && ctx.Err() == nil {
+				l.log.Error("leader work failed; leaving the term", "err", err)
+				term.End(err)
+				if wait := time.Second - time.Since(began); wait > 0 {
+					select { // do not spin on a failure that recurs at once
+					case <-ctx.Done():
+					case <-time.After(wait):
+					}
+				}
+			}
+		}
+	}
+}
+
+// serveTerm runs the leader's loops until the term ends, and returns once
+// every one of them has stopped, so the next term never overlaps this one.
+func (l *leaderWork) serveTerm(term *election.Term) error {
+	ctx := term.Context()
+	log := l.log.With("term", term.Seq())
+	reg := registry.New(l.kv)
+	reg.MaxPending = l.cfg.JobStateQueue
+	reg.Fence = term.Fence
+	fwID, err := reg.FrameworkID(ctx)
+	if err != nil {
+		return fmt.Errorf("read framework id: %w", err)
+	}
+	client := newMesosClient(l.cfg, l.masters, fwID, log)
+	sched := scheduler.New(scheduler.Deps{
+		Registry: reg, Driver: scheduler.Guard(client, term.Valid), Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
+		Observer: l.observer, Notifier: l.hooks,
+		Options: scheduler.Options{
+			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
+			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
+			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait,
+		},
+	})
+	log.Info("leading", "framework_id", fwID, "node", term.Node())
+	l.current.Store(sched)
+	l.mx.Leading(true)
+	defer func() { l.current.Store(nil); l.mx.Leading(false) }()
+	errc := make(chan error, 3)
+	n := 2
+	go func() { errc <- sched.Run(ctx) }()
+	go func() { errc <- client.Run(ctx, sched) }()
+	if l.coll != nil {
+		n++
+		go func() { errc <- l.coll.Run(ctx) }()
+	}
+	var first error
+	for range n {
+		if err := <-errc; err != nil && first == nil && ctx.Err() == nil {
+			first = err
+			term.End(err) // one loop failed: stop the others
+		}
+	}
+	log.Info("no longer leading", "cause", context.Cause(ctx))
+	if errors.Is(first, context.Canceled) {
+		first = nil
+	}
+	return first
+}
+
+// scheduler returns the scheduler of the term in force, or nil.
+func (l *leaderWork) scheduler() *scheduler.Scheduler { return l.current.Load() }
+
+// apiCluster adapts the leadership to what the API needs to route writes.
+type apiCluster struct{ lead leadership }
+
+func (c apiCluster) Leading() bool {
+	t := c.lead.Current()
+	return t != nil && t.Valid() == nil
+}
+
+func (c apiCluster) LeaderURL() (string, bool) {
+	m, ok := c.lead.Leader()
+	if !ok || m.URL == "" {
+		return "", false
+	}
+	return m.URL, true
+}
+
+func (c apiCluster) SelfID() string { return c.lead.Self().ID }
