@@ -183,9 +183,17 @@ func (s *Server) proxy(c *gin.Context, leader string) {
 			writeError(c, s.log, fmt.Errorf("%w: the leader at %s did not answer (%v); retry shortly", ErrUnavailable, leader, err))
 		},
 	}
-	rp.ServeHTTP(c.Writer, c.Request)
+	rp.ServeHTTP(plainWriter{c.Writer}, c.Request)
 	c.Abort()
 }
+
+// plainWriter hides the optional interfaces of gin's writer from the
+// reverse proxy (its CloseNotify panics on writers that lack one; the
+// request's context already ends with the client).
+type plainWriter struct{ http.ResponseWriter }
+
+// Unwrap lets http.ResponseController flush through to the connection.
+func (w plainWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // signForward signs a forwarded request with the key every instance with
 // the same credentials shares.

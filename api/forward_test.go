@@ -1,0 +1,143 @@
+package api_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store/cache"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// fakeCluster is a leadership the test sets.
+type fakeCluster struct {
+	id      string
+	leading atomic.Bool
+	leader  atomic.Pointer[string]
+}
+
+func (f *fakeCluster) Leading() bool { return f.leading.Load() }
+func (f *fakeCluster) SelfID() string { return f.id }
+func (f *fakeCluster) LeaderURL() (string, bool) {
+	if u := f.leader.Load(); u != nil {
+		return *u, true
+	}
+	return "", false
+}
+
+// pair is a leader and a standby sharing one store, each reading through
+// its own cache, the leader served over real HTTP.
+type pair struct {
+	leader, standby *env
+	lc, sc          *fakeCluster
+	url             string       // the leader's server
+	served          atomic.Int64 // requests the leader's server received
+	mu              sync.Mutex
+	refreshed       []string
+}
+
+func newPair(t *testing.T, creds api.Credentials) *pair {
+	t.Helper()
+	back := memory.New()
+	open := func() *cache.KV {
+		c, err := cache.Open(t.Context(), back, cache.Options{Roots: []string{"/config", "/state", "/auth"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	p := &pair{lc: &fakeCluster{id: "leader"}, sc: &fakeCluster{id: "standby"}}
+	p.lc.leading.Store(true)
+	lcache, scache := open(), open()
+	p.leader = newEnv(t, withCreds(creds), func(o *api.Options, _ *api.Credentials) {
+		o.Registry, o.Cluster = registry.New(lcache), p.lc
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.served.Add(1)
+		p.leader.h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.url = srv.URL
+	p.sc.leader.Store(&p.url)
+	p.standby = newEnv(t, withCreds(creds), func(o *api.Options, _ *api.Credentials) {
+		o.Registry, o.Cluster = registry.New(scache), p.sc
+		o.Refresh = func(ctx context.Context, paths []string, all bool) error {
+			p.mu.Lock()
+			p.refreshed = append(p.refreshed, paths...)
+			p.mu.Unlock()
+			return scache.Refresh(ctx, paths...)
+		}
+		o.Log = slog.New(slog.DiscardHandler)
+	})
+	return p
+}
+
+// TestStandbyForwardsWritesAndReadsItsOwnWrite: a write sent to a standby
+// is served by the leader, and the standby answers a read of it at once.
+func TestStandbyForwardsWritesAndReadsItsOwnWrite(t *testing.T) {
+	p := newPair(t, api.Credentials{})
+	s := p.standby
+	s.must(http.StatusOK, http.MethodPost, "/api/app", appBody("fwd_app"))
+	if p.served.Load() != 1 {
+		t.Fatalf("leader served %d requests, want the forwarded write", p.served.Load())
+	}
+	s.must(http.StatusOK, http.MethodGet, "/api/app/fwd_app", "") // read-your-write on the standby
+	if p.served.Load() != 1 {
+		t.Fatal("the standby forwarded a read")
+	}
+	p.mu.Lock()
+	refreshed := slices.Clone(p.refreshed)
+	p.mu.Unlock()
+	if !slices.Contains(refreshed, registry.AppsPath+"/fwd_app") {
+		t.Fatalf("standby refreshed %v, want the app's path", refreshed)
+	}
+	s.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("fwd_job", "fwd_app"))
+	s.must(http.StatusOK, http.MethodGet, "/api/job/jobs/fwd_job", "")
+	// Errors come back as the leader answered them.
+	s.wantError(s.request(http.MethodPost, "/api/app", appBody("fwd_app")), http.StatusConflict, "already existed")
+}
+
+func TestForwardingKeepsAuth(t *testing.T) {
+	creds := api.Credentials{AdminUser: "root", AdminPassword: "pw", GuestUser: "g", GuestPassword: "gp", TokenTTL: time.Hour}
+	p := newPair(t, creds)
+	s := p.standby
+	s.wantError(s.request(http.MethodPost, "/api/app", appBody("a")), http.StatusUnauthorized)
+	s.user, s.pass = "g", "gp"
+	s.wantError(s.request(http.MethodPost, "/api/app", appBody("a")), http.StatusForbidden, "read-only")
+	if p.served.Load() != 0 {
+		t.Fatal("a refused write reached the leader")
+	}
+	s.user, s.pass = "", ""
+	tok := login(t, s, "root", "pw") // issued by the standby, accepted by the leader
+	r := s.request(http.MethodPost, "/api/app", appBody("a"), "Authorization", "Bearer "+tok)
+	if r.Code != http.StatusOK || p.served.Load() != 1 {
+		t.Fatalf("forwarded token write: %d %s (leader served %d)", r.Code, r, p.served.Load())
+	}
+}
+
+func TestNoLeaderAndOneHop(t *testing.T) {
+	p := newPair(t, api.Credentials{})
+	p.sc.leader.Store(nil)
+	r := p.standby.request(http.MethodPost, "/api/app", appBody("a"))
+	p.standby.wantError(r, http.StatusServiceUnavailable, "no scheduler is the leader")
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	u := "http://127.0.0.1:1" // a leader that does not answer
+	p.sc.leader.Store(&u)
+	p.standby.wantError(p.standby.request(http.MethodPost, "/api/app", appBody("a")), http.StatusServiceUnavailable, "did not answer")
+	// The leader was replaced: the old one answers a forwarded write with
+	// 503 instead of forwarding it again.
+	p.lc.leading.Store(false)
+	p.sc.leader.Store(&p.url)
+	p.standby.wantError(p.standby.request(http.MethodPost, "/api/app", appBody("a")), http.StatusServiceUnavailable, "no longer the leader")
+}
