@@ -24,7 +24,7 @@ type fakeCluster struct {
 	leader  atomic.Pointer[string]
 }
 
-func (f *fakeCluster) Leading() bool { return f.leading.Load() }
+func (f *fakeCluster) Leading() bool  { return f.leading.Load() }
 func (f *fakeCluster) SelfID() string { return f.id }
 func (f *fakeCluster) LeaderURL() (string, bool) {
 	if u := f.leader.Load(); u != nil {
