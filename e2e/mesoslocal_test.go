@@ -111,7 +111,7 @@ func (m *mesosLocal) sandboxStdouts() []string {
 }
 
 func onMesos(m *mesosLocal) schedOpts {
-	return schedOpts{extra: []string{"--mesos-url", m.url}}
+	return schedOpts{extra: []string{"--mesos-url", m.url, "--allow-file-app-urls=true"}} // agents run on this machine
 }
 
 // Two schedulers, each with its own registry, share one mesos-local: each

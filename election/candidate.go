@@ -368,6 +368,9 @@ func (c *Candidate) member(node string) (Member, error) {
 // Members lists every candidate, the leader first.
 func (c *Candidate) Members(ctx context.Context) ([]Member, error) {
 	kids, _, err := c.cfg.Conn.Children(c.cfg.Dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil // no candidate joined yet
+	}
 	if err != nil {
 		return nil, fmt.Errorf("election: list %s: %w", c.cfg.Dir, err)
 	}

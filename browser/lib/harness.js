@@ -27,20 +27,23 @@ function freePort() {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export async function startScheduler() {
+// startScheduler starts bin/scheduler in a fresh directory. opts.args adds
+// flags, opts.creds shares credentials between instances, opts.log names
+// its log in browser/artifacts.
+export async function startScheduler(opts = {}) {
   for (const b of ['scheduler', 'executor']) {
     if (!existsSync(join(BIN_DIR, b))) throw new Error(`${join(BIN_DIR, b)} is missing: run make build first`);
   }
   await mkdir(ARTIFACTS, { recursive: true });
   const dir = await mkdtemp(join(tmpdir(), 'ejc-browser-'));
   const port = await freePort();
-  const creds = { admin: ['admin', randomBytes(9).toString('hex')], guest: ['guest', randomBytes(9).toString('hex')] };
-  const log = createWriteStream(join(ARTIFACTS, 'scheduler.log'));
+  const creds = opts.creds || { admin: ['admin', randomBytes(9).toString('hex')], guest: ['guest', randomBytes(9).toString('hex')] };
+  const log = createWriteStream(join(ARTIFACTS, opts.log || 'scheduler.log'));
   const proc = spawn(join(BIN_DIR, 'scheduler'), [
     '--data-dir', join(dir, 'data'), '--http-address', '127.0.0.1', '--http-port', String(port),
     '--auth-username', creds.admin[0], '--auth-password', creds.admin[1],
     '--auth-guest-username', creds.guest[0], '--auth-guest-password', creds.guest[1],
-    '--embedded-cpus', '4', '--embedded-mem-mb', '4096',
+    '--embedded-cpus', '4', '--embedded-mem-mb', '4096', ...(opts.args || []),
   ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout.pipe(log);
   proc.stderr.pipe(log);
@@ -73,6 +76,37 @@ export async function startScheduler() {
     await rm(dir, { recursive: true, force: true });
   }
   return { base, port, creds, api, stop, dir };
+}
+
+// startMesosLocal starts bin/mesos-local on a free port for schedulers to
+// share (cluster mode).
+export async function startMesosLocal() {
+  const dir = await mkdtemp(join(tmpdir(), 'ejc-browser-mesos-'));
+  const port = await freePort();
+  const log = createWriteStream(join(ARTIFACTS, 'mesos-local.log'));
+  const proc = spawn(join(BIN_DIR, 'mesos-local'), ['--port', String(port), '--work-dir', join(dir, 'work'), '--cpus', '2', '--mem-mb', '2048'],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout.pipe(log);
+  proc.stderr.pipe(log);
+  let exited = null;
+  proc.on('exit', (code, sig) => { exited = `exit ${code ?? sig}`; });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    if (exited) throw new Error(`mesos-local ${exited}; see browser/artifacts/mesos-local.log`);
+    try { if ((await fetch(url + '/state')).ok) break; } catch { /* not yet */ }
+    if (Date.now() > deadline) throw new Error('mesos-local did not answer in 30 s');
+    await sleep(100);
+  }
+  async function stop() {
+    if (!exited) {
+      proc.kill('SIGTERM');
+      for (let i = 0; i < 100 && !exited; i++) await sleep(100);
+      if (!exited) proc.kill('SIGKILL');
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+  return { url, stop };
 }
 
 export async function launchBrowser() {

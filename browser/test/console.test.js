@@ -185,6 +185,8 @@ test('history pages and the cluster page render (no data is fine)', async () => 
   await nav('#/cluster');
   await page.waitForSelector('#agents tbody tr');
   assert.match(await page.textContent('#agents'), /active/);
+  assert.equal(await page.locator('#instances tbody tr[data-role=leader]').count(), 1); // the embedded mode leads alone
+  assert.equal(await page.locator('#instances tbody tr[data-role=standby]').count(), 0);
   await shot('cluster');
   await nav('#/dashboard');
   await page.waitForSelector('#stat-apps .v');

@@ -24,18 +24,29 @@ export default async function cluster(el) {
     const bar = (free, all) => h('div.meter',
       h('div.meterbar', { title: `${fmtNum(free)} / ${fmtNum(all)}` }, h('span', { style: { width: all ? `${Math.max(0, Math.min(100, (100 * free) / all))}%` : '0' } })),
       h('span', `${fmtNum(free)} / ${fmtNum(all)}`));
+    const instances = [...(c.leader ? [{ ...c.leader, role: 'leader' }] : []), ...standbys.map((x) => ({ ...x, role: 'standby' }))];
+    const roleTag = (r) => (r === 'leader' ? tag(t('cl.roleLeader'), 'ok') : tag(t('cl.roleStandby'), 'blue'));
     clear(body,
       h('div.grid',
-        h('div.stat', h('div.k', t('cl.leader')), h('div.v', { style: { fontSize: '18px' } }, leader.hostname || '—'), leader.self ? h('div.muted', t('cl.thisOne')) : null),
+        h('div.stat', h('div.k', t('cl.leader')), h('div.v', { id: 'leader', style: { fontSize: '15px', wordBreak: 'break-all' } }, c.leader ? (leader.url || leader.hostname) : t('cl.noLeader')), leader.self ? h('div.muted', t('cl.thisOne')) : null),
         h('div.stat', h('div.k', t('cl.standbys')), h('div.v', String(standbys.length))),
         h('div.stat', h('div.k', t('cl.agents')), h('div.v', String(agents.length))),
         h('div.stat', h('div.k', t('cl.freeCpus')), h('div.v', fmtNum(total.fcpus)), h('div.muted', t('cl.of', { n: fmtNum(total.cpus) }))),
         h('div.stat', h('div.k', t('cl.freeMem')), h('div.v', fmtNum(total.fmem, 0)), h('div.muted', t('cl.of', { n: fmtNum(total.mem, 0) })))),
       h('div.panel', kv([
-        [t('cl.leader'), leader.hostname + (leader.self ? ` (${t('cl.thisOne')})` : '')],
-        [t('cl.standbys'), standbys.length ? standbys.map((s) => (typeof s === 'string' ? s : s.hostname || JSON.stringify(s))).join(', ') : t('cl.none')],
+        [t('cl.mode'), c.mode === 'embedded' ? t('cl.modeEmbedded') : t('cl.modeCluster')],
+        [t('cl.thisRole'), h('span', roleTag(c.role), ' ', h('span.mono', (c.self || {}).url || ''))],
         [t('cl.mesos'), h('span', h('span.mono', mesos.url || '—'), ' ', mesos.embedded ? tag(t('cl.embedded'), 'blue') : null)],
+        [t('cl.master'), h('span.mono', mesos.master || '—')],
       ])),
+      h('h2', t('cl.instances')),
+      h('div.tw', h('table.t', { id: 'instances' },
+        h('thead', h('tr', [t('cl.role'), t('cl.url'), t('hostname'), 'id', t('cl.started')].map((x) => h('th', x)))),
+        h('tbody', instances.length ? instances.map((m) => h('tr', { 'data-role': m.role },
+          h('td', roleTag(m.role), m.self ? h('div.muted', t('cl.thisOne')) : null),
+          h('td.mono', m.url || ''), h('td', m.hostname || ''), h('td.wrap.mono', m.id || ''), h('td.mono', m.started || ''))) :
+          h('tr', h('td', { colspan: 5 }, h('div.nodata', t('cl.noLeader'))))))),
+      c.agentsError ? h('div.alert.bad', t('cl.agentsError') + ': ' + c.agentsError) : null,
       h('h2', t('cl.agents')),
       h('div.tw', h('table.t', { id: 'agents' },
         h('thead', h('tr', [t('cl.agent'), t('hostname'), t('status'), t('cl.cpusFree'), t('cl.memFree'), t('cl.diskFree'), t('cl.ports')].map((x) => h('th', x)))),
