@@ -26,6 +26,16 @@ printf '%s %s\n' "$ELASTICJOB_SHARDING_ITEM" "$ELASTICJOB_TASK_ID" >> "$OUT/$ELA
 echo "recorded shard $ELASTICJOB_SHARDING_ITEM"
 `
 
+// slow.sh records the start and the end of a run that sleeps for the
+// shard's parameter (seconds) in $OUT/slow.txt: a run still going when its
+// scheduler is replaced.
+const slowScript = `#!/bin/sh
+OUT="$ELASTICJOB_JOB_PARAMETER"
+printf 'start %s %s\n' "$ELASTICJOB_SHARDING_ITEM" "$ELASTICJOB_TASK_ID" >> "$OUT/slow.txt"
+sleep "${ELASTICJOB_SHARDING_PARAMETER:-5}"
+printf 'end %s %s\n' "$ELASTICJOB_SHARDING_ITEM" "$ELASTICJOB_TASK_ID" >> "$OUT/slow.txt"
+`
+
 // apps serves the fixture apps over http, as an operator's web server would.
 var apps = &appHandler{files: map[string][]byte{}}
 
@@ -53,12 +63,14 @@ func buildApps() error {
 	if err := tw.WriteHeader(&tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime}); err != nil {
 		return err
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: "bin/record.sh", Typeflag: tar.TypeReg, Mode: 0o755,
-		Size: int64(len(recordScript)), ModTime: mtime}); err != nil {
-		return err
-	}
-	if _, err := tw.Write([]byte(recordScript)); err != nil {
-		return err
+	for name, body := range map[string]string{"bin/record.sh": recordScript, "bin/slow.sh": slowScript} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o755,
+			Size: int64(len(body)), ModTime: mtime}); err != nil {
+			return err
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			return err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
