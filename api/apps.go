@@ -19,6 +19,7 @@ func (s *Server) appRoutes(g *gin.RouterGroup) {
 	g.GET("/:appName/disable", s.isDisabled("app"))
 	g.POST("/:appName/disable", s.setDisabled("app", true))
 	g.POST("/:appName/enable", s.setDisabled("app", false))
+	g.PUT("/:appName/package", s.uploadPackage)
 }
 
 func (s *Server) addApp(c *gin.Context) {

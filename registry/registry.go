@@ -89,6 +89,36 @@ func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
 	return err
 }
 
+// SetAppURL points an existing app at a new package URL, keeping its other
+// fields even when they change concurrently (compare-and-set on the node's
+// version). It returns the app as written.
+func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config, error) {
+	for range maxCASRetries {
+		n, err := r.kv.Get(ctx, appPath(name))
+		if errors.Is(err, store.ErrNotFound) {
+			return app.Config{}, appNotFound(name)
+		}
+		if err != nil {
+			return app.Config{}, err
+		}
+		var c app.Config
+		if err := json.Unmarshal(n.Value, &c); err != nil {
+			return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		}
+		c.AppURL = url
+		err = r.kv.Commit(ctx, store.Set(n.Path, mustJSON(c), n.Version))
+		switch {
+		case err == nil:
+			return c, nil
+		case errors.Is(err, store.ErrNotFound):
+			return app.Config{}, appNotFound(name)
+		case !errors.Is(err, store.ErrConflict):
+			return app.Config{}, err
+		}
+	}
+	return app.Config{}, fmt.Errorf("%w: app '%s' kept changing while its appURL was set", ErrConflict, name)
+}
+
 func appNotFound(name string) error {
 	return fmt.Errorf("%w: Cannot find app '%s', please publish first.", ErrAppNotFound, name)
 }
