@@ -60,6 +60,8 @@ type Options struct {
 	// EnsureWait bounds how long a request for a package this instance lacks
 	// waits for the pull (default 2m).
 	EnsureWait time.Duration
+	// Pulled, when set, hears the end of every pull round (err nil: stored).
+	Pulled func(sha string, err error)
 }
 
 // Host stores, serves, replicates and collects packages. Create with New,

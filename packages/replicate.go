@@ -137,6 +137,9 @@ func (h *Host) start(ref Ref) *pull {
 		}
 		h.mu.Unlock()
 		close(p.done)
+		if h.o.Pulled != nil {
+			h.o.Pulled(ref.SHA256, p.err)
+		}
 	}()
 	return p
 }
