@@ -284,3 +284,48 @@ func TestUploadNeedsAdmin(t *testing.T) {
 		t.Fatalf("store holds %v", fs)
 	}
 }
+
+// An app may be created without appURL (ejctl publish: create, then
+// upload); its package-running jobs wait for the upload, its SCRIPT and
+// HTTP jobs do not, and an HTTP job may name no app at all.
+func TestAppWithoutURLTakesItsPackageLater(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	post := func(path, body string) (int, []byte) {
+		t.Helper()
+		return e.send(http.MethodPost, path, body)
+	}
+	if code, b := post("/api/app", `{"appName":"bare","bootstrapScript":"bin/start.sh"}`); code != 200 || !strings.Contains(string(b), `"appURL":""`) {
+		t.Fatalf("create without appURL = %d %s", code, b)
+	}
+	if code, b := post("/api/job/register", `{"jobName":"runs_pkg","appName":"bare"}`); code != 400 || !strings.Contains(string(b), "has no appURL yet") {
+		t.Fatalf("package job before the upload = %d %s", code, b)
+	}
+	if code, b := post("/api/job/register", `{"jobName":"script","appName":"bare","jobType":"SCRIPT","props":{"script.command.line":"echo hi"}}`); code != 200 {
+		t.Fatalf("SCRIPT job on an app without appURL = %d %s", code, b)
+	}
+	if code, b := post("/api/job/register", `{"jobName":"ping","jobType":"HTTP","props":{"http.url":"http://svc/ping"}}`); code != 200 || !strings.Contains(string(b), `"appName":""`) {
+		t.Fatalf("HTTP job without app = %d %s", code, b)
+	}
+	if code, b := post("/api/job/trigger", "ping"); code/100 != 2 {
+		t.Fatalf("trigger of the HTTP job without app = %d %s", code, b)
+	}
+	e.upload(http.StatusOK, "/api/app/bare/package", []byte("package"))
+	if code, b := post("/api/job/register", `{"jobName":"runs_pkg","appName":"bare"}`); code != 200 {
+		t.Fatalf("package job after the upload = %d %s", code, b)
+	}
+}
+
+// send sends a JSON request with the admin's credentials.
+func (e *pkgEnv) send(method, path, body string) (int, []byte) {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(e.user, e.pass)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,7 @@ func versions(t *testing.T, out string) string {
 // of the same content changes nothing.
 func TestJobRunsFromHostedPackage(t *testing.T) {
 	s := startScheduler(t, schedOpts{})
-	s.publishApp("hosted", unreachableURL, "bin/record.sh", true) // replaced by the upload
+	s.must(http.MethodPost, "/api/app", map[string]any{"appName": "hosted", "bootstrapScript": "bin/record.sh", "cpuCount": 0.1, "memoryMB": 64})
 	v1 := s.uploadPackage("hosted", versionedRecorder("v1"))
 	if !strings.HasPrefix(v1.AppURL, s.base+"/packages/"+v1.SHA256+"/") {
 		t.Fatalf("appURL = %s, want this scheduler's package URL", v1.AppURL)
@@ -102,5 +103,31 @@ func TestJobRunsFromHostedPackage(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Join(s.dataDir, "packages"))
 	if len(ents) != 2 {
 		t.Fatalf("data_dir/packages holds %d entries, want v1 and v2 (v1 is collected after package_gc_grace)", len(ents))
+	}
+}
+
+// An HTTP job needs no app with a package: one naming no app at all and one
+// whose app has no appURL both run (under small executors).
+func TestHTTPJobsWithoutPackage(t *testing.T) {
+	calls := make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls <- r.URL.Path
+	}))
+	defer srv.Close()
+	s := startScheduler(t, schedOpts{})
+	s.must(http.MethodPost, "/api/app", map[string]any{"appName": "no_pkg", "bootstrapScript": "unused.sh", "cpuCount": 0.1, "memoryMB": 32})
+	for _, j := range []struct{ name, app string }{{"http_no_app", ""}, {"http_bare_app", "no_pkg"}} {
+		s.must(http.MethodPost, "/api/job/register", map[string]any{
+			"jobName": j.name, "appName": j.app, "jobExecutionType": "TRANSIENT", "shardingTotalCount": 1,
+			"cpuCount": 0.1, "memoryMB": 16, "jobType": "HTTP", "props": map[string]string{"http.url": srv.URL + "/" + j.name},
+		})
+		s.triggerTaken(j.name, func() bool { return len(calls) > 0 })
+		if got := <-calls; got != "/"+j.name {
+			t.Fatalf("endpoint called at %s, want /%s", got, j.name)
+		}
+		eventually(t, waitLong, func() bool { return s.idle(j.name) }, "job %s to finish", j.name)
+		if f := s.failedTasks(j.name); len(f) != 0 {
+			t.Fatalf("job %s failed: %v", j.name, f)
+		}
 	}
 }
