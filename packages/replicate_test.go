@@ -53,7 +53,7 @@ func newCluster(t *testing.T, n int, tweak func(*packages.Options)) *cluster {
 		o := packages.Options{Dir: filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i)), Key: key,
 			Base: "http://" + in.srv.Listener.Addr().String(), Apps: packages.RegistryApps(c.reg),
 			Backoff: func(int) time.Duration { return 0 }, Tries: 2,
-			Pulled:  func(_ string, err error) { in.pulled <- err },
+			Pulled: func(_ string, err error) { in.pulled <- err },
 			Peers: func() []string { // the other live instances, as the election would list them
 				mu.Lock()
 				defer mu.Unlock()
