@@ -36,6 +36,9 @@ func (s *Server) registerJob(c *gin.Context) {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
+		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
+			return err
+		}
 		return validName("jobName", cfg.JobName)
 	}, s.reg.AddJob)
 }
@@ -68,7 +71,12 @@ func (s *Server) updateJob(c *gin.Context) {
 	if _, ok := probe["props"]; ok {
 		cfg.Props = map[string]string{}
 	}
-	save(s, c, body, cfg, jobs.Config.Validate, s.reg.UpdateJob)
+	save(s, c, body, cfg, func(cfg jobs.Config) error {
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		return cfg.CheckFires(s.clock.Now(), s.location)
+	}, s.reg.UpdateJob)
 }
 
 func (s *Server) deregisterBody(c *gin.Context) {

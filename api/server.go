@@ -65,6 +65,8 @@ type Options struct {
 	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
 	// executor binary agents fetch, content-addressed; see mesos/artifacts).
 	Artifacts http.Handler
+	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
+	Location *time.Location
 	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
 	// uploads, and GET/HEAD /packages/… serves them without authentication.
 	Packages Packages
@@ -72,15 +74,16 @@ type Options struct {
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	reg     *registry.Registry
-	ops     Operations
-	auth    *Auth
-	clock   clock.Clock
-	log     *slog.Logger
-	maxBody int64
-	every   time.Duration
-	noFiles bool // Options.RejectFileAppURLs
-	pkgs    Packages
+	reg      *registry.Registry
+	ops      Operations
+	auth     *Auth
+	clock    clock.Clock
+	log      *slog.Logger
+	maxBody  int64
+	every    time.Duration
+	noFiles  bool // Options.RejectFileAppURLs
+	pkgs     Packages
+	location *time.Location
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -94,11 +97,14 @@ func New(o Options) http.Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
 	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
 	if o.ReconcileEvery <= 0 {
 		o.ReconcileEvery = 10 * time.Second
 	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, pkgs: o.Packages, lastReconcile: map[bool]time.Time{}}
+		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, pkgs: o.Packages, location: o.Location, lastReconcile: map[bool]time.Time{}}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
@@ -119,6 +125,7 @@ func New(o Options) http.Handler {
 	s.jobRoutes(a.Group("/job"))
 	s.historyRoutes(a.Group("/job"), o.History)
 	s.operateRoutes(a.Group("/operate"))
+	s.cronRoutes(a.Group("/cron"))
 	if o.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(o.Metrics))
 	}

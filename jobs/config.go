@@ -131,6 +131,29 @@ func (c Config) Schedule() (*cron.Schedule, error) {
 	return s, nil
 }
 
+// CheckFires reports an error when the job's cron never fires after now
+// (in its time zone, or fallback): Quartz refuses such a trigger ("the
+// given trigger will never fire"). A job without cron passes.
+func (c Config) CheckFires(now time.Time, fallback *time.Location) error {
+	s, err := c.Schedule()
+	if err != nil || s == nil {
+		return err
+	}
+	loc, err := c.Location(fallback)
+	if err != nil {
+		return err
+	}
+	if s.Next(now, loc).IsZero() {
+		after := ""
+		if now.After(time.Unix(0, 0)) {
+			after = " after " + now.In(loc).Format("2006-01-02 15:04:05 MST")
+		}
+		return fmt.Errorf("%w: cron %q never fires%s (no date matches its day-of-month, month, day-of-week and year fields); "+
+			"Quartz refuses such a trigger too", ErrInvalid, c.Cron, after)
+	}
+	return nil
+}
+
 // Validate checks every field and names the first bad one.
 func (c Config) Validate() error {
 	if err := app.ValidateName("jobName", c.JobName); err != nil {
@@ -152,7 +175,7 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("%w: jobExecutionType must be TRANSIENT or DAEMON, got %q", ErrInvalid, c.JobExecutionType)
 	}
-	if _, err := c.Schedule(); err != nil {
+	if err := c.CheckFires(time.Unix(0, 0), time.UTC); err != nil {
 		return err
 	}
 	if c.JobExecutionType == Daemon && strings.TrimSpace(c.Cron) == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/app"
 )
@@ -203,5 +204,28 @@ func TestOnlyHTTPJobsMayNameNoApp(t *testing.T) {
 	j.AppName = "a"
 	if j.ExecutorApp() != "a" || j.JobType != TypeScript || j.NeedsPackage() {
 		t.Fatal("a SCRIPT job runs no package")
+	}
+}
+
+func TestACronThatNeverFiresIsInvalid(t *testing.T) {
+	j := Default()
+	j.JobName, j.AppName = "j", "a"
+	for _, expr := range []string{"0 0 0 30 2 ?", "0 0 0 31 4,6,9,11 ?", "0 0 0 ? 2 2#5 2026"} {
+		j.Cron = expr
+		if err := j.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "never fires") {
+			t.Errorf("%s: %v, want never fires", expr, err)
+		}
+	}
+	j.Cron = "0 0 0 1 1 ? 2020" // fired once, never again
+	if err := j.Validate(); err != nil {
+		t.Fatalf("a past year is a valid expression: %v", err)
+	}
+	now := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	if err := j.CheckFires(now, time.UTC); err == nil || !strings.Contains(err.Error(), "never fires after 2024-03-01") {
+		t.Fatalf("CheckFires after its year = %v", err)
+	}
+	j.Cron = "0 0 0 29 2 ?"
+	if err := j.CheckFires(now, time.UTC); err != nil {
+		t.Fatalf("leap days fire: %v", err)
 	}
 }

@@ -109,7 +109,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	handler := api.New(api.Options{
 		History:  historyAPI,
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
-		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts, Packages: pkgs,
+		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts, Packages: pkgs, Location: cfg.Location,
 		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}),
 		Ops: &ops{sched: sched, agents: agentsOf(client, masterURL), mesosURL: detector.Redact(masterURL), embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
