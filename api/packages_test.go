@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/app"
@@ -40,7 +41,7 @@ const (
 	pkgGuest = "guest"
 )
 
-func newPkgEnv(t *testing.T, maxBytes int64) *pkgEnv {
+func newPkgEnv(t *testing.T, maxBytes int64, tweak ...func(*http.Server)) *pkgEnv {
 	t.Helper()
 	reg := registry.New(memory.New())
 	dir := filepath.Join(t.TempDir(), "packages")
@@ -55,6 +56,9 @@ func newPkgEnv(t *testing.T, maxBytes int64) *pkgEnv {
 	clk := clock.NewFake(t0)
 	e.srv.Config.Handler = api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Packages: host,
 		Auth: api.NewAuth(api.Credentials{AdminUser: pkgAdmin, AdminPassword: pkgPass, GuestUser: pkgGuest, GuestPassword: pkgPass}, clk)})
+	for _, fn := range tweak {
+		fn(e.srv.Config)
+	}
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	t.Cleanup(host.Close)
@@ -328,4 +332,29 @@ func (e *pkgEnv) send(method, path, body string) (int, []byte) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
+}
+
+// slowBody yields n chunks with a pause before each: an upload on a slow link.
+type slowBody struct {
+	n     int
+	pause time.Duration
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(b.pause) // the client is slow on purpose; nothing waits on it
+	b.n--
+	return copy(p, "0123456789"), nil
+}
+
+// An upload taking longer than the server's whole-request ReadTimeout
+// still succeeds while data keeps arriving.
+func TestSlowUploadOutlivesTheReadTimeout(t *testing.T) {
+	e := newPkgEnv(t, 0, func(s *http.Server) { s.ReadTimeout = 200 * time.Millisecond })
+	code, b := e.put("/api/app/my_app/package", &slowBody{n: 8, pause: 100 * time.Millisecond}, "application/octet-stream")
+	if code != http.StatusOK || !strings.Contains(string(b), `"size":80`) {
+		t.Fatalf("slow upload = %d %s", code, b)
+	}
 }
