@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
+	zkstore "github.com/ejcloud/elasticjob/store/zk"
 )
 
 // instance is one scheduler's API and package host, on a real HTTP server.
@@ -41,7 +43,15 @@ type cluster struct {
 
 func newCluster(t *testing.T, n int, tweak func(*packages.Options)) *cluster {
 	t.Helper()
-	c := &cluster{reg: registry.New(memory.New())}
+	reg := registry.New(memory.New())
+	return newClusterOn(t, n, func(int) *registry.Registry { return reg }, tweak)
+}
+
+// newClusterOn builds the instances on registries from regOf (instance i's
+// own registry client, e.g. its own ZooKeeper session).
+func newClusterOn(t *testing.T, n int, regOf func(i int) *registry.Registry, tweak func(*packages.Options)) *cluster {
+	t.Helper()
+	c := &cluster{reg: regOf(0)}
 	key, err := packages.LoadKey(t.Context(), c.reg.KV())
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +61,7 @@ func newCluster(t *testing.T, n int, tweak func(*packages.Options)) *cluster {
 	for i := range n {
 		in := &instance{srv: httptest.NewUnstartedServer(nil), pulled: make(chan error, 16)}
 		o := packages.Options{Dir: filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i)), Key: key,
-			Base: "http://" + in.srv.Listener.Addr().String(), Apps: packages.RegistryApps(c.reg),
+			Base: "http://" + in.srv.Listener.Addr().String(), Apps: packages.RegistryApps(regOf(i)),
 			Backoff: func(int) time.Duration { return 0 }, Tries: 2,
 			Pulled: func(_ string, err error) { in.pulled <- err },
 			Peers: func() []string { // the other live instances, as the election would list them
@@ -71,7 +81,7 @@ func newCluster(t *testing.T, n int, tweak func(*packages.Options)) *cluster {
 		if in.host, err = packages.New(o); err != nil {
 			t.Fatal(err)
 		}
-		in.srv.Config.Handler = api.New(api.Options{Registry: c.reg, Log: slog.New(slog.DiscardHandler), Packages: in.host,
+		in.srv.Config.Handler = api.New(api.Options{Registry: regOf(i), Log: slog.New(slog.DiscardHandler), Packages: in.host,
 			Auth: api.NewAuth(api.Credentials{}, clock.Real{})})
 		in.srv.Start()
 		t.Cleanup(in.srv.Close)
@@ -143,7 +153,33 @@ func sum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:
 // An upload to one instance reaches the other through the registry's watch
 // and a pull over HTTP; with the uploader gone, the other serves it.
 func TestReplicationBetweenTwoInstances(t *testing.T) {
-	c := newCluster(t, 2, nil)
+	replicate(t, newCluster(t, 2, nil))
+}
+
+// The same with two instances on one ZooKeeper, each with its own session
+// (EJ_TEST_ZK, the integration tier): the pull is driven by ZooKeeper's watch.
+func TestReplicationOverZooKeeper(t *testing.T) {
+	servers := os.Getenv("EJ_TEST_ZK")
+	if servers == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
+		}
+		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
+	}
+	ns := fmt.Sprintf("ejtest/packages-%d", time.Now().UnixNano())
+	regs := make([]*registry.Registry, 2)
+	for i := range regs {
+		kv, err := zkstore.Open(t.Context(), zkstore.Options{Servers: strings.Split(servers, ","), Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kv.Close() })
+		regs[i] = registry.New(kv)
+	}
+	replicate(t, newClusterOn(t, 2, func(i int) *registry.Registry { return regs[i] }, nil))
+}
+
+func replicate(t *testing.T, c *cluster) {
 	a, b := c.nodes[0], c.nodes[1]
 	a.run(t)
 	b.run(t)
