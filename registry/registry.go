@@ -91,7 +91,7 @@ func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
 
 // SetAppURL points an existing app at a new package URL, keeping its other
 // fields even when they change concurrently (compare-and-set on the node's
-// version). It returns the app as written.
+// version). It returns the app as written; the same URL again writes nothing.
 func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config, error) {
 	for range maxCASRetries {
 		n, err := r.kv.Get(ctx, appPath(name))
@@ -104,6 +104,9 @@ func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config,
 		var c app.Config
 		if err := json.Unmarshal(n.Value, &c); err != nil {
 			return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		}
+		if c.AppURL == url {
+			return c, nil // nothing changes: no write, so no reschedule of the app's jobs
 		}
 		c.AppURL = url
 		err = r.kv.Commit(ctx, store.Set(n.Path, mustJSON(c), n.Version))
