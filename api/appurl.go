@@ -21,6 +21,7 @@ func (s *Server) checkAppURL(cfg app.Config) error {
 	}
 	return fmt.Errorf("%w: appURL %q is a file:// URL, but this scheduler runs on a Mesos cluster (mesos_url is set) "+
 		"whose agents fetch the app on their own machines, where that file does not exist; serve the package over "+
-		"http(s) from a place every agent can reach (a web server, artifact repository or object store), or, if every "+
+		"http(s) from a place every agent can reach (a web server, artifact repository or object store), or upload it "+
+		"to this scheduler (PUT /api/app/{appName}/package), or, if every "+
 		"agent runs on this machine, set allow_file_app_urls=true", app.ErrInvalid, cfg.AppURL)
 }

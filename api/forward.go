@@ -183,6 +183,9 @@ func (s *Server) proxy(c *gin.Context, leader string) {
 			writeError(c, s.log, fmt.Errorf("%w: the leader at %s did not answer (%v); retry shortly", ErrUnavailable, leader, err))
 		},
 	}
+	if c.FullPath() == "/api/app/:appName/package" && c.Request.Body != nil {
+		c.Request.Body = newUploadBody(c) // a large upload streams through while data arrives
+	}
 	rp.ServeHTTP(plainWriter{c.Writer}, c.Request)
 	c.Abort()
 }

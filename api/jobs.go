@@ -36,6 +36,9 @@ func (s *Server) registerJob(c *gin.Context) {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
+		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
+			return err
+		}
 		return validName("jobName", cfg.JobName)
 	}, s.reg.AddJob)
 }
@@ -68,7 +71,12 @@ func (s *Server) updateJob(c *gin.Context) {
 	if _, ok := probe["props"]; ok {
 		cfg.Props = map[string]string{}
 	}
-	save(s, c, body, cfg, jobs.Config.Validate, s.reg.UpdateJob)
+	save(s, c, body, cfg, func(cfg jobs.Config) error {
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		return cfg.CheckFires(s.clock.Now(), s.location)
+	}, s.reg.UpdateJob)
 }
 
 func (s *Server) deregisterBody(c *gin.Context) {
@@ -186,6 +194,9 @@ func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
 	}
 	for _, check := range []struct{ kind, name string }{{"job", name}, {"app", cfg.AppName}} {
+		if check.name == "" {
+			continue // an HTTP job without an app
+		}
 		d, err := s.reg.IsDisabled(c, check.kind, check.name)
 		if err != nil {
 			return cfg, err

@@ -81,6 +81,11 @@ type Options struct {
 	// by the login throttle; default RemoteAddr (the TCP peer). A cluster
 	// leader replaces it to trust the address a standby forwards.
 	ClientAddr func(*http.Request) string
+	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
+	Location *time.Location
+	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
+	// uploads, and GET/HEAD /packages/… serves them without authentication.
+	Packages Packages
 }
 
 // Server holds the handlers' dependencies.
@@ -99,6 +104,8 @@ type Server struct {
 	audit    AuditLog
 	// clientAddr is Options.ClientAddr.
 	clientAddr func(*http.Request) string
+	pkgs     Packages
+	location *time.Location
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -112,6 +119,9 @@ func New(o Options) http.Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
 	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
 	if o.ReconcileEvery <= 0 {
 		o.ReconcileEvery = 10 * time.Second
 	}
@@ -120,7 +130,8 @@ func New(o Options) http.Handler {
 	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
-		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr}
+		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
+		pkgs: o.Packages, location: o.Location}
 	if s.peerHTTP == nil {
 		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
@@ -149,6 +160,7 @@ func New(o Options) http.Handler {
 	s.jobRoutes(a.Group("/job"))
 	s.historyRoutes(a.Group("/job"), o.History)
 	s.operateRoutes(a.Group("/operate"))
+	s.cronRoutes(a.Group("/cron"))
 	if o.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(o.Metrics))
 	}
@@ -156,6 +168,10 @@ func New(o Options) http.Handler {
 	if o.Artifacts != nil {
 		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
+	}
+	if o.Packages != nil {
+		r.GET("/packages/*path", gin.WrapH(o.Packages))
+		r.HEAD("/packages/*path", gin.WrapH(o.Packages))
 	}
 	if o.Web != nil {
 		serveWeb(r, o.Web)

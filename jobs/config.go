@@ -93,6 +93,20 @@ func Default() Config {
 	return Config{JobExecutionType: Transient, ShardingTotalCount: 1, CPUCount: 1, MemoryMB: 128, Props: map[string]string{}}
 }
 
+// ExecutorApp is the app whose executor runs the job: its own, or
+// app.HTTPOnlyName for an HTTP job that names none.
+func (c Config) ExecutorApp() string {
+	if c.AppName == "" {
+		return app.HTTPOnlyName
+	}
+	return c.AppName
+}
+
+// NeedsPackage reports whether the job runs its app's package (jobType ""),
+// so its app must have an appURL; SCRIPT and HTTP jobs fetch nothing
+// without one.
+func (c Config) NeedsPackage() bool { return c.JobType == TypeApp }
+
 // Location returns the job's time zone, or fallback when none is set.
 func (c Config) Location(fallback *time.Location) (*time.Location, error) {
 	if c.TimeZone == "" {
@@ -117,6 +131,29 @@ func (c Config) Schedule() (*cron.Schedule, error) {
 	return s, nil
 }
 
+// CheckFires reports an error when the job's cron never fires after now
+// (in its time zone, or fallback): Quartz refuses such a trigger ("the
+// given trigger will never fire"). A job without cron passes.
+func (c Config) CheckFires(now time.Time, fallback *time.Location) error {
+	s, err := c.Schedule()
+	if err != nil || s == nil {
+		return err
+	}
+	loc, err := c.Location(fallback)
+	if err != nil {
+		return err
+	}
+	if s.Next(now, loc).IsZero() {
+		after := ""
+		if now.After(time.Unix(0, 0)) {
+			after = " after " + now.In(loc).Format("2006-01-02 15:04:05 MST")
+		}
+		return fmt.Errorf("%w: cron %q never fires%s (no date matches its day-of-month, month, day-of-week and year fields); "+
+			"Quartz refuses such a trigger too", ErrInvalid, c.Cron, after)
+	}
+	return nil
+}
+
 // Validate checks every field and names the first bad one.
 func (c Config) Validate() error {
 	if err := app.ValidateName("jobName", c.JobName); err != nil {
@@ -125,15 +162,20 @@ func (c Config) Validate() error {
 	if reservedJobNames[c.JobName] {
 		return fmt.Errorf("%w: jobName %q is reserved by the REST API; choose another name", ErrInvalid, c.JobName)
 	}
-	if err := app.ValidateName("appName", c.AppName); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+	if c.AppName == "" && c.JobType != TypeHTTP {
+		return fmt.Errorf("%w: appName is required (only jobs of jobType HTTP may run without an app)", ErrInvalid)
+	}
+	if c.AppName != "" {
+		if err := app.ValidateName("appName", c.AppName); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+		}
 	}
 	switch c.JobExecutionType {
 	case Transient, Daemon:
 	default:
 		return fmt.Errorf("%w: jobExecutionType must be TRANSIENT or DAEMON, got %q", ErrInvalid, c.JobExecutionType)
 	}
-	if _, err := c.Schedule(); err != nil {
+	if err := c.CheckFires(time.Unix(0, 0), time.UTC); err != nil {
 		return err
 	}
 	if c.JobExecutionType == Daemon && strings.TrimSpace(c.Cron) == "" {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
 )
 
 func TestTaskIDRoundTrip(t *testing.T) {
@@ -180,5 +183,49 @@ func TestRunSettingsValidation(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)
 		}
+	}
+}
+
+func TestOnlyHTTPJobsMayNameNoApp(t *testing.T) {
+	j := Default()
+	j.JobName, j.JobType, j.Props = "h", TypeHTTP, map[string]string{"http.url": "http://svc/run"}
+	if err := j.Validate(); err != nil {
+		t.Fatalf("HTTP job without app: %v", err)
+	}
+	if j.ExecutorApp() != app.HTTPOnlyName || j.NeedsPackage() {
+		t.Fatalf("ExecutorApp %q NeedsPackage %v", j.ExecutorApp(), j.NeedsPackage())
+	}
+	for _, typ := range []JobType{TypeApp, TypeScript} {
+		j.JobType, j.Props = typ, map[string]string{"script.command.line": "true"}
+		if err := j.Validate(); err == nil || !strings.Contains(err.Error(), "appName is required") {
+			t.Fatalf("jobType %q without app: %v", typ, err)
+		}
+	}
+	j.AppName = "a"
+	if j.ExecutorApp() != "a" || j.JobType != TypeScript || j.NeedsPackage() {
+		t.Fatal("a SCRIPT job runs no package")
+	}
+}
+
+func TestACronThatNeverFiresIsInvalid(t *testing.T) {
+	j := Default()
+	j.JobName, j.AppName = "j", "a"
+	for _, expr := range []string{"0 0 0 30 2 ?", "0 0 0 31 4,6,9,11 ?", "0 0 0 ? 2 2#5 2026"} {
+		j.Cron = expr
+		if err := j.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "never fires") {
+			t.Errorf("%s: %v, want never fires", expr, err)
+		}
+	}
+	j.Cron = "0 0 0 1 1 ? 2020" // fired once, never again
+	if err := j.Validate(); err != nil {
+		t.Fatalf("a past year is a valid expression: %v", err)
+	}
+	now := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	if err := j.CheckFires(now, time.UTC); err == nil || !strings.Contains(err.Error(), "never fires after 2024-03-01") {
+		t.Fatalf("CheckFires after its year = %v", err)
+	}
+	j.Cron = "0 0 0 29 2 ?"
+	if err := j.CheckFires(now, time.UTC); err != nil {
+		t.Fatalf("leap days fire: %v", err)
 	}
 }

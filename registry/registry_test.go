@@ -181,3 +181,28 @@ func TestDeleteAppCascadesAndUpdateClearsQueues(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestSetAppURL(t *testing.T) {
+	ctx := t.Context()
+	kv := memory.New()
+	r := New(kv)
+	a := app.Default()
+	a.AppName, a.BootstrapScript, a.CPUCount = "a", "run.sh", 0.5
+	if err := r.AddApp(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.SetAppURL(ctx, "a", "http://s/packages/x")
+	if err != nil || got.AppURL != "http://s/packages/x" || got.CPUCount != 0.5 {
+		t.Fatalf("SetAppURL = %+v, %v", got, err)
+	}
+	n1, _ := kv.Get(ctx, AppsPath+"/a")
+	if _, err := r.SetAppURL(ctx, "a", "http://s/packages/x"); err != nil {
+		t.Fatal(err)
+	}
+	if n2, _ := kv.Get(ctx, AppsPath+"/a"); n2.Version != n1.Version {
+		t.Fatalf("the same URL again wrote the app (version %d → %d): its jobs would be rescheduled", n1.Version, n2.Version)
+	}
+	if _, err := r.SetAppURL(ctx, "nope", "http://s/x"); !errors.Is(err, ErrAppNotFound) {
+		t.Fatalf("unknown app: %v", err)
+	}
+}

@@ -62,6 +62,10 @@ type Options struct {
 	ReconcileWait   time.Duration     // after subscribing, launching waits this long for every running task's state (default 15s)
 	Location        *time.Location    // default time zone of crons
 	KillGrace       time.Duration     // SIGTERM→SIGKILL grace for killed tasks
+	// ResolveAppURL, when set, rewrites an app's URL at launch: a package
+	// hosted by the scheduler is fetched from this (the leading) instance,
+	// whichever instance stored the appURL (packages.Host.Resolve).
+	ResolveAppURL func(appURL string) string
 }
 
 // Deps are the scheduler's collaborators.

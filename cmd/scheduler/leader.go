@@ -90,7 +90,9 @@ type leaderWork struct {
 	hooks    *webhook.Sender
 	coll     *history.Collector // nil without history
 	mx       *metrics.Metrics
-	current  atomic.Pointer[scheduler.Scheduler]
+	// resolveAppURL rewrites hosted package URLs to this instance's own.
+	resolveAppURL func(string) string
+	current       atomic.Pointer[scheduler.Scheduler]
 }
 
 // run serves every term this instance is given until ctx ends.
@@ -138,7 +140,7 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 		Options: scheduler.Options{
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
-			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait,
+			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, ResolveAppURL: l.resolveAppURL,
 		},
 	})
 	log.Info("leading", "framework_id", fwID, "node", term.Node())
@@ -187,3 +189,23 @@ func (c apiCluster) LeaderURL() (string, bool) {
 }
 
 func (c apiCluster) SelfID() string { return c.lead.Self().ID }
+
+// peersOf lists the base URLs of the other scheduler instances (hosted
+// packages are pulled from them).
+func peersOf(lead leadership) func() []string {
+	return func() []string {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		members, err := lead.Members(ctx)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, m := range members {
+			if m.ID != lead.Self().ID && m.URL != "" {
+				out = append(out, m.URL)
+			}
+		}
+		return out
+	}
+}

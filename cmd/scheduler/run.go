@@ -96,19 +96,27 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		return err
 	}
 	defer ms.close()
-	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx}
+	pkgs, err := openPackages(ctx, cfg, log, reg, ln, peersOf(lead))
+	if err != nil {
+		return err
+	}
+	defer pkgs.Close()
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve}
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount
 		}
 		return 0
 	})
-	handler := api.New(apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL))
+	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL)
+	o.Packages, o.Location = pkgs, cfg.Location
+	handler := api.New(o)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 5)
+	errc := make(chan error, 6)
 	go func() { errc <- hooks.Run(ctx) }()
+	go func() { errc <- pkgs.Run(ctx) }() // every instance: replication and GC
 	go func() { errc <- lead.Run(ctx) }()
 	go func() { errc <- work.run(ctx, lead) }()
 	go func() { errc <- srv.Serve(ln) }()

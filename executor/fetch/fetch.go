@@ -97,7 +97,7 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL, useCache bool) (*Blob, 
 		b.dir = dir
 		return b, nil
 	}
-	key := sha256.Sum256([]byte(u.String()))
+	key := sha256.Sum256([]byte(cacheKey(u)))
 	dir := filepath.Join(f.CacheDir, hex.EncodeToString(key[:]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -123,6 +123,10 @@ func (f *Fetcher) into(ctx context.Context, u *url.URL, dir string, old *meta) (
 		m, err = f.fromHTTP(ctx, u, dir, old)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := checkHosted(u, m.SHA256); err != nil {
+		_ = os.Remove(filepath.Join(dir, metaName)) // never reuse it
 		return nil, err
 	}
 	file, err := os.Open(filepath.Join(dir, blobName))

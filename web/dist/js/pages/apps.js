@@ -130,7 +130,7 @@ async function form(el, ctx, name) {
   };
   const checks = {
     appName: (v) => checkName(v, 'appName') || (v === 'list' ? t('v.reserved', { name: v }) : ''),
-    appURL: (v) => (!v ? t('v.required', { field: 'appURL' }) : /^(https?|file):\/\/./i.test(v) ? '' : t('v.url')),
+    appURL: (v) => (!v || /^(https?|file):\/\/./i.test(v) ? '' : t('v.url')),
     bootstrapScript: (v) => (!v ? t('v.required', { field: 'bootstrapScript' }) : v.startsWith('/') || v.split(/\s+/)[0].split('/').includes('..') ? t('v.relative') : ''),
     cpuCount: (v) => (num(v) >= 0.001 ? '' : t('v.min', { field: 'cpuCount', min: 0.001 })),
     memoryMB: (v) => (num(v) >= 1 ? '' : t('v.min', { field: 'memoryMB', min: 1 })),
@@ -141,7 +141,7 @@ async function form(el, ctx, name) {
   const f = h('form.f.panel', { novalidate: true },
     alertBox,
     row('appName', t('f.appName'), i.appName, { required: true, hint: t('h.name') }),
-    row('appURL', t('f.appURL'), i.appURL, { required: true, hint: t('h.appURL') }),
+    row('appURL', t('f.appURL'), i.appURL, { hint: t('h.appURL') }),
     row('bootstrapScript', t('f.bootstrapScript'), i.bootstrapScript, { required: true, hint: t('h.bootstrapScript') }),
     row('cpuCount', t('f.cpuCount'), i.cpuCount, { hint: t('h.appCpu') }),
     row('memoryMB', t('f.memoryMB'), i.memoryMB, { hint: t('h.appMem') }),

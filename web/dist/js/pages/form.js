@@ -42,3 +42,10 @@ export function checkName(v, field) {
   return '';
 }
 export function num(v) { return v === '' || v === null || v === undefined ? NaN : Number(v); }
+
+// validZone: an IANA zone name the browser knows (empty is fine: the
+// scheduler's time_zone); the scheduler has the last word.
+export function validZone(tz) {
+  if (!tz) return true;
+  try { new Intl.DateTimeFormat('en-US', { timeZone: tz }); return true; } catch { return false; }
+}

@@ -2,13 +2,21 @@
 // inline validation and a preview of the next five fire times, modify,
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
-import { get, post, put, del, enc, canWrite, optional } from '../api.js';
+import { api, get, post, put, del, enc, canWrite, optional, ApiError } from '../api.js';
 import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime } from '../ui.js';
-import { row, setErr, serverErr, checkName, num } from './form.js';
-import { nextN, validZone } from '../cron.js';
+import { row, setErr, serverErr, checkName, num, validZone } from './form.js';
 
 const RESERVED = new Set(['jobs', 'tasks', 'events', 'statistics', 'logs', 'register', 'update', 'deregister', 'trigger']);
 const PER_PAGE = 50;
+
+// cronNext asks the scheduler for the next fire times of an expression with
+// its own parser (GET /api/cron/next): {zone, fires: ["yyyy-MM-dd HH:mm:ss", …]}
+// on the zone's wall clock. A bad expression or zone throws the server's
+// 400, whose message starts with the field's name.
+async function cronNext(expr, zone, signal) {
+  const r = await api('GET', '/cron/next', { query: { cron: expr, timeZone: zone, count: 5 }, signal });
+  return { zone: r.timeZone, fires: r.fires.map((x) => x.slice(0, 19).replace('T', ' ')) };
+}
 
 export default async function jobs(el, ctx) {
   if (ctx.path === '/jobs/new') return form(el, ctx, null);
@@ -168,7 +176,13 @@ async function view(el, ctx, name) {
     let j, disabled;
     try { [j, disabled] = await Promise.all([get(`/job/jobs/${enc(name)}`), get(`/job/${enc(name)}/disable`)]); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
     let fires = '—';
-    if (j.cron) { try { fires = h('ol', { style: { margin: 0, paddingLeft: '20px' } }, nextN(j.cron, 5, { timeZone: j.timeZone }).map((x) => h('li.mono', x))); } catch (e) { fires = e.message; } }
+    if (j.cron) {
+      try {
+        const r = await cronNext(j.cron, j.timeZone || '');
+        fires = h('div#job-fires', h('div', t('jobs.nextFiresIn', { zone: j.timeZone || t('jobs.defaultZone') })),
+          r.fires.length ? h('ol', { style: { margin: 0, paddingLeft: '20px' } }, r.fires.map((x) => h('li.mono', x))) : t('jobs.neverFires'));
+      } catch (e) { fires = errText(e); }
+    }
     const props = Object.entries(j.props || {});
     const tasks = h('div', loading());
     const execs = h('div', loading());
@@ -183,7 +197,7 @@ async function view(el, ctx, name) {
       h('div.grid2',
         h('div.panel', kv([
           [t('f.jobName'), j.jobName], [t('status'), disabled ? tag(t('disabled'), 'warn') : tag(t('enabled'), 'ok')],
-          [t('f.appName'), h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName)], [t('f.jobExecutionType'), j.jobExecutionType],
+          [t('f.appName'), j.appName ? h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) : t('jobs.noApp')], [t('f.jobExecutionType'), j.jobExecutionType],
           [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))], [t('f.timeZone'), j.timeZone || t('jobs.defaultZone')],
           [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
           [t('f.jobParameter'), j.jobParameter], [t('f.cpuCount'), fmtNum(j.cpuCount)], [t('f.memoryMB'), fmtNum(j.memoryMB)],
@@ -291,12 +305,15 @@ async function form(el, ctx, name) {
     props: h('textarea.mono', { placeholder: 'script.command.line=bin/other.sh', rows: 3 }, Object.entries(cur.props || {}).map(([k, v]) => `${k}=${v}`).join('\n')),
   };
   const preview = h('div.preview', { id: 'cron-preview', 'aria-live': 'polite' });
+  let cronVerdict = { expr: null, msg: '' };
+  let previewSeq = 0;
   const checks = {
     jobName: (v) => checkName(v, 'jobName') || (RESERVED.has(v) ? t('v.reserved', { name: v }) : ''),
-    appName: (v) => (!v ? (apps.length ? t('v.required', { field: 'appName' }) : t('jobs.noApps')) : ''),
+    appName: (v) => (!v && i.jobType.value !== 'HTTP' ? (apps.length ? t('v.required', { field: 'appName' }) : t('jobs.noApps')) : ''),
+    // the server's verdict on the expression, from the last preview of it
     cron: (v) => {
       if (!v) return i.jobExecutionType.value === 'DAEMON' ? t('v.cronDaemon') : '';
-      try { nextN(v, 1, { timeZone: validZone(i.timeZone.value.trim()) ? i.timeZone.value.trim() : '' }); return ''; } catch (e) { return e.message; }
+      return cronVerdict.expr === v ? cronVerdict.msg : '';
     },
     timeZone: (v) => (validZone(v) ? '' : t('v.zone', { zone: v })),
     shardingTotalCount: (v) => { const n = num(v); return Number.isInteger(n) && n >= 1 && n <= 10000 ? '' : t('v.shards'); },
@@ -344,20 +361,34 @@ async function form(el, ctx, name) {
     h('div.formbar', submit, btn(t('cancel'), () => history.back())));
   const check = (k) => { const msg = checks[k] ? checks[k](i[k].value.trim()) : ''; setErr(f, k, msg); return !msg; };
   const isBad = (k) => f.querySelector(`.fr[data-field=${k}]`).classList.contains('bad');
-  function drawPreview() {
+  // drawPreview shows the server's next five fire times; the last answer
+  // for the current input wins, so a slow reply never overwrites a newer one
+  async function drawPreview() {
     const expr = i.cron.value.trim();
     const tz = i.timeZone.value.trim();
+    const seq = ++previewSeq;
     if (!expr) { clear(preview, i.jobExecutionType.value === 'DAEMON' ? t('v.cronDaemon') : t('jobs.noCronHint')); return; }
+    const zone = validZone(tz) ? tz : '';
+    let r;
     try {
-      const zone = validZone(tz) ? tz : '';
-      const fires = nextN(expr, 5, { timeZone: zone });
-      clear(preview, h('div', t('jobs.nextFiresIn', { zone: zone || Intl.DateTimeFormat().resolvedOptions().timeZone })),
-        fires.length ? h('ol', fires.map((x) => h('li.mono', x))) : h('div', t('jobs.neverFires')));
-      setErr(f, 'cron', '');
+      r = await cronNext(expr, zone);
     } catch (e) {
-      clear(preview, t('jobs.previewBad'));
-      setErr(f, 'cron', e.message);
+      if (seq !== previewSeq) return;
+      if (e instanceof ApiError && e.status === 400) {
+        const field = /^timeZone\b/.test(e.message) ? 'timeZone' : 'cron';
+        if (field === 'cron') cronVerdict = { expr, msg: e.message };
+        clear(preview, t('jobs.previewBad'));
+        setErr(f, field, e.message);
+      } else {
+        clear(preview, errText(e)); // no verdict on the expression
+      }
+      return;
     }
+    if (seq !== previewSeq) return;
+    cronVerdict = { expr, msg: r.fires.length ? '' : t('jobs.neverFires') };
+    clear(preview, h('div', t('jobs.nextFiresIn', { zone: zone || t('jobs.defaultZone') })),
+      r.fires.length ? h('ol', r.fires.map((x) => h('li.mono', x))) : h('div', t('jobs.neverFires')));
+    setErr(f, 'cron', cronVerdict.msg);
   }
   for (const k of Object.keys(checks)) {
     i[k].addEventListener('blur', () => check(k));
@@ -368,6 +399,7 @@ async function form(el, ctx, name) {
   i.timeZone.addEventListener('input', debounce(drawPreview, 200));
   i.jobExecutionType.addEventListener('change', () => { drawPreview(); check('cron'); });
   for (const k of ['jobType', 'jobErrorHandlerType']) i[k].addEventListener('change', () => check('props'));
+  i.jobType.addEventListener('change', () => check('appName'));
   i.shardingTotalCount.addEventListener('input', () => i.shardingItemParameters.value && check('shardingItemParameters'));
   drawPreview();
   if (!apps.length) setErr(f, 'appName', t('jobs.noApps'));
