@@ -25,9 +25,9 @@ type RunState struct {
 	Consecutive int `json:"consecutiveFailedRuns"`
 	// Failed and Succeeded say whether a shard of the current run failed
 	// for good or finished; Cause is the first failure's message.
-	Failed    bool   `json:"currentRunFailed,omitempty"`
-	Succeeded bool   `json:"currentRunSucceeded,omitempty"`
-	Cause     string `json:"cause,omitempty"`
+	Failed       bool      `json:"currentRunFailed,omitempty"`
+	Succeeded    bool      `json:"currentRunSucceeded,omitempty"`
+	Cause        string    `json:"cause,omitempty"`
 	LastFailedAt time.Time `json:"lastFailedAt,omitzero"`
 	LastCause    string    `json:"lastCause,omitempty"`
 }
