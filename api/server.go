@@ -76,7 +76,8 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	every   time.Duration
-	noFiles bool // Options.RejectFileAppURLs
+	noFiles bool    // Options.RejectFileAppURLs
+	hist    History // may be nil
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -94,7 +95,7 @@ func New(o Options) http.Handler {
 		o.ReconcileEvery = 10 * time.Second
 	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{}}
+		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{}, hist: o.History}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
@@ -113,6 +114,7 @@ func New(o Options) http.Handler {
 	a.GET("/whoami", s.whoami)
 	s.appRoutes(a.Group("/app"))
 	s.jobRoutes(a.Group("/job"))
+	s.guideRoutes(a.Group("/jobs"))
 	s.historyRoutes(a.Group("/job"), o.History)
 	s.operateRoutes(a.Group("/operate"))
 	if o.Metrics != nil {
