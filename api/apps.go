@@ -19,6 +19,7 @@ func (s *Server) appRoutes(g *gin.RouterGroup) {
 	g.GET("/:appName/disable", s.isDisabled("app"))
 	g.POST("/:appName/disable", s.setDisabled("app", true))
 	g.POST("/:appName/enable", s.setDisabled("app", false))
+	g.PUT("/:appName/package", s.uploadPackage)
 }
 
 func (s *Server) addApp(c *gin.Context) {
@@ -39,6 +40,9 @@ func checkNewApp(cfg app.Config) error {
 	}
 	if cfg.AppName == "list" { // GET /api/app/list would never reach it
 		return fmt.Errorf("%w: appName %q is reserved by the REST API; choose another name", app.ErrInvalid, cfg.AppName)
+	}
+	if cfg.AppName == app.HTTPOnlyName {
+		return fmt.Errorf("%w: appName %q is reserved for the executor of HTTP jobs that name no app; choose another name", app.ErrInvalid, cfg.AppName)
 	}
 	return nil
 }
@@ -99,8 +103,33 @@ func (s *Server) updateApp(c *gin.Context) {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
+		if err := s.checkKeepsPackage(c, cfg); err != nil {
+			return err
+		}
 		return s.checkAppURL(cfg)
 	}, s.reg.UpdateApp)
+}
+
+// checkKeepsPackage refuses to clear the appURL of an app whose jobs run
+// its package.
+func (s *Server) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
+	if cfg.AppURL != "" {
+		return nil
+	}
+	all, err := s.reg.Jobs(ctx)
+	if err != nil {
+		return err
+	}
+	var users []string
+	for _, j := range all {
+		if j.AppName == cfg.AppName && j.NeedsPackage() {
+			users = append(users, j.JobName)
+		}
+	}
+	if len(users) > 0 {
+		return fmt.Errorf("%w: appURL cannot be cleared: jobs %v run the app's package", app.ErrInvalid, users)
+	}
+	return nil
 }
 
 func (s *Server) getApp(c *gin.Context) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/gin-gonic/gin"
@@ -34,6 +35,9 @@ var statusOf = []struct {
 	{ErrBadRequest, http.StatusBadRequest},
 	{store.ErrBadPath, http.StatusBadRequest},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge},
+	{packages.ErrTooLarge, http.StatusRequestEntityTooLarge},
+	{packages.ErrChecksum, http.StatusBadRequest},
+	{packages.ErrBadHash, http.StatusBadRequest},
 	{registry.ErrAppNotFound, http.StatusNotFound},
 	{registry.ErrJobNotFound, http.StatusNotFound},
 	{ErrNotFound, http.StatusNotFound},

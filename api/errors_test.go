@@ -60,7 +60,11 @@ func TestErrors(t *testing.T) {
 		{"time zone", "POST", "/api/job/register", `{"jobName":"x","appName":"app","timeZone":"Mars/Olympus"}`, 400, []string{"timeZone"}},
 		{"reserved app name", "POST", "/api/app", `{"appName":"list","appURL":"http://h/a.tgz","bootstrapScript":"b.sh"}`, 400, []string{"appName", "reserved"}},
 		{"app name charset", "POST", "/api/app", `{"appName":"my app","appURL":"http://h/a.tgz","bootstrapScript":"b.sh"}`, 400, []string{"appName"}},
-		{"app URL required", "POST", "/api/app", `{"appName":"a","bootstrapScript":"b.sh"}`, 400, []string{"appURL is required"}},
+		{"job needs a package", "POST", "/api/job/register", `{"jobName":"x","appName":"bare"}`, 400, []string{"app 'bare' has no appURL yet", "PUT /api/app/bare/package"}},
+		{"job update needs a package", "PUT", "/api/job/update", `{"jobName":"exists","appName":"bare"}`, 400, []string{"app 'bare' has no appURL yet"}},
+		{"only HTTP jobs go without app", "POST", "/api/job/register", `{"jobName":"x","jobType":"SCRIPT","props":{"script.command.line":"true"}}`, 400, []string{"appName is required", "HTTP"}},
+		{"appURL kept while jobs run it", "PUT", "/api/app", `{"appName":"app","appURL":""}`, 400, []string{"appURL cannot be cleared", "exists"}},
+		{"reserved HTTP executor app", "POST", "/api/app", `{"appName":"elasticjob-http","bootstrapScript":"b.sh"}`, 400, []string{"reserved"}},
 		{"app URL scheme", "POST", "/api/app", `{"appName":"a","appURL":"ftp://h/a.tgz","bootstrapScript":"b.sh"}`, 400, []string{"appURL"}},
 		{"bootstrap required", "POST", "/api/app", `{"appName":"a","appURL":"http://h/a.tgz"}`, 400, []string{"bootstrapScript is required"}},
 		{"bootstrap escapes", "POST", "/api/app", `{"appName":"a","appURL":"http://h/a.tgz","bootstrapScript":"../x.sh"}`, 400, []string{"bootstrapScript"}},
@@ -119,6 +123,7 @@ func TestErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+			e.must(http.StatusOK, http.MethodPost, "/api/app", `{"appName":"bare","bootstrapScript":"b.sh"}`)
 			e.must(http.StatusOK, http.MethodPost, "/api/job/register", `{"jobName":"exists","appName":"app"}`)
 			e.must(http.StatusOK, http.MethodPost, "/api/job/register", `{"jobName":"daemon","appName":"app","jobExecutionType":"DAEMON","cron":"0/5 * * * * ?"}`)
 			e.must(http.StatusOK, http.MethodPost, "/api/job/register", `{"jobName":"disabled","appName":"app"}`)

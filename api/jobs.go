@@ -196,6 +196,9 @@ func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
 	}
 	for _, check := range []struct{ kind, name string }{{"job", name}, {"app", cfg.AppName}} {
+		if check.name == "" {
+			continue // an HTTP job without an app
+		}
 		d, err := s.reg.IsDisabled(c, check.kind, check.name)
 		if err != nil {
 			return cfg, err

@@ -65,6 +65,9 @@ type Options struct {
 	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
 	// executor binary agents fetch, content-addressed; see mesos/artifacts).
 	Artifacts http.Handler
+	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
+	// uploads, and GET/HEAD /packages/… serves them without authentication.
+	Packages Packages
 }
 
 // Server holds the handlers' dependencies.
@@ -76,7 +79,8 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	every   time.Duration
-	noFiles bool    // Options.RejectFileAppURLs
+	noFiles bool // Options.RejectFileAppURLs
+	pkgs    Packages
 	hist    History // may be nil
 
 	mu            sync.Mutex
@@ -95,7 +99,8 @@ func New(o Options) http.Handler {
 		o.ReconcileEvery = 10 * time.Second
 	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{}, hist: o.History}
+		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, pkgs: o.Packages, lastReconcile: map[bool]time.Time{},
+		hist: o.History}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
@@ -124,6 +129,10 @@ func New(o Options) http.Handler {
 	if o.Artifacts != nil {
 		r.GET("/artifacts/*path", gin.WrapH(o.Artifacts))
 		r.HEAD("/artifacts/*path", gin.WrapH(o.Artifacts))
+	}
+	if o.Packages != nil {
+		r.GET("/packages/*path", gin.WrapH(o.Packages))
+		r.HEAD("/packages/*path", gin.WrapH(o.Packages))
 	}
 	if o.Web != nil {
 		serveWeb(r, o.Web)

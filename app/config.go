@@ -22,6 +22,12 @@ type Config struct {
 
 // Defaults of the optional fields (SPEC.md §2).
 const (
+	// HTTPOnlyName is the app of HTTP jobs that name none (a reserved name):
+	// their executor has no package and charges HTTPOnlyCPUs/HTTPOnlyMemoryMB.
+	HTTPOnlyName     = "elasticjob-http"
+	HTTPOnlyCPUs     = 0.1
+	HTTPOnlyMemoryMB = 32.0
+
 	DefaultCPUCount = 1.0
 	DefaultMemoryMB = 128.0
 	MaxNameLength   = 100
@@ -53,13 +59,23 @@ func ValidateName(field, name string) error {
 	return nil
 }
 
-// Validate checks every field and names the first bad one.
+// HTTPOnly is the app HTTP jobs without one run under: one executor per
+// agent shared by all of them, with no package to fetch.
+func HTTPOnly() Config {
+	return Config{AppName: HTTPOnlyName, CPUCount: HTTPOnlyCPUs, MemoryMB: HTTPOnlyMemoryMB}
+}
+
+// Validate checks every field and names the first bad one. appURL may be
+// empty: the package is uploaded later (PUT /api/app/{appName}/package), or
+// the app runs only SCRIPT and HTTP jobs, which fetch nothing.
 func (c Config) Validate() error {
 	if err := ValidateName("appName", c.AppName); err != nil {
 		return err
 	}
-	if err := ValidateURL(c.AppURL); err != nil {
-		return err
+	if c.AppURL != "" {
+		if err := ValidateURL(c.AppURL); err != nil {
+			return err
+		}
 	}
 	if err := validateScript(c.BootstrapScript); err != nil {
 		return err

@@ -7,7 +7,7 @@
 //
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, gobench
+//	                                    # latency, throughput, package, gobench
 package main
 
 import (
@@ -42,9 +42,10 @@ type options struct {
 	benchtime     string
 	executorPath  string
 	schedulerArgs []string
+	packageMB     int
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "gobench"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "gobench"}
 
 func main() {
 	var o options
@@ -61,6 +62,7 @@ func main() {
 	flag.IntVar(&o.tputApps, "tput-apps", 4, "apps (so executors) the throughput jobs are spread over")
 	flag.IntVar(&o.tputRate, "tput-rate", 400, "API triggers per second across the throughput jobs (on top of their every-second crons)")
 	flag.DurationVar(&o.tputWindow, "tput-window", 30*time.Second, "throughput measurement window")
+	flag.IntVar(&o.packageMB, "package-mb", 100, "payload size in MB of the package scenario's upload")
 	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
 	flag.Parse()
 	o.only = map[string]bool{}
@@ -87,7 +89,7 @@ func main() {
 		o.binDir = abs
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
-	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"]
+	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -118,6 +120,9 @@ func main() {
 	}
 	if o.only["throughput"] {
 		steps = append(steps, step{"throughput", runThroughput})
+	}
+	if o.only["package"] {
+		steps = append(steps, step{"package", runPackage})
 	}
 	if o.only["gobench"] {
 		steps = append(steps, step{"gobench", runGoBench})

@@ -55,6 +55,8 @@ type Config struct {
 	EmbeddedCPUs     float64
 	EmbeddedMemMB    float64
 	MaxBodyBytes     int64
+	PackageMaxBytes  int64         // package_max_bytes: largest uploaded app package
+	PackageGCGrace   time.Duration // package_gc_grace: how long a package no app names is kept
 	OfferRefuse      time.Duration
 	OfferHold        time.Duration
 	RegistrySync     string
@@ -151,6 +153,15 @@ var settings = []setting{
 		c.MaxBodyBytes = n
 		return nil
 	}},
+	{"package_max_bytes", "1073741824", "largest app package accepted by PUT /api/app/{appName}/package, in bytes (streamed to data_dir/packages; max_body_bytes does not apply)", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 1 {
+			return fmt.Errorf("package_max_bytes: %q must be a positive number of bytes", v)
+		}
+		c.PackageMaxBytes = n
+		return nil
+	}},
+	{"package_gc_grace", "1h", "an uploaded package no app names any more is deleted after this long (in-flight launches and peers' pulls of it still work meanwhile)", duration("package_gc_grace", func(c *Config) *time.Duration { return &c.PackageGCGrace })},
 	{"offer_refuse_seconds", "5s", "how long declined offers are filtered when no work waits", duration("offer_refuse_seconds", func(c *Config) *time.Duration { return &c.OfferRefuse })},
 	{"offer_hold", "1s", "keep offers this long after the last launch before declining them, so bursts launch without a revive round trip (0s: decline at once)", duration("offer_hold", func(c *Config) *time.Duration { return &c.OfferHold })},
 	{"fire_lead", "20ms", "commit each cron fire this long before its instant, held back until the instant, so the commit's cost does not delay the fire (0s: commit at the instant)", duration("fire_lead", func(c *Config) *time.Duration { return &c.FireLead })},

@@ -74,6 +74,7 @@ func TestDefaults(t *testing.T) {
 		{"mesos_failover_timeout", c.Mesos.FailoverTimeout, 168 * time.Hour}, {"mesos_principal", c.Mesos.Principal, ""},
 		{"mesos_secret", c.Mesos.Secret, ""}, {"advertise_url", c.Advertised(), "http://127.0.0.1:8899"},
 		{"allow_file_app_urls", c.AllowFileAppURLs, false}, {"remote agents", c.RemoteAgents(), false},
+		{"package_max_bytes", c.PackageMaxBytes, int64(1 << 30)}, {"package_gc_grace", c.PackageGCGrace, time.Hour},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("default %s = %v, want %v", tc.key, tc.got, tc.want)
@@ -199,6 +200,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"history_retention": "24h", "history_max_rows": "5",
 		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",
 		"mesos_principal": "ej", "mesos_secret": "s3cret", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
+		"package_max_bytes": "104857600", "package_gc_grace": "10m",
 	}
 	var missing []string
 	for _, s := range settings {
@@ -286,6 +288,8 @@ func TestBadValues(t *testing.T) {
 		{"embedded_cpus", "-1", "embedded_cpus"},
 		{"embedded_mem_mb", "lots", "embedded_mem_mb"},
 		{"max_body_bytes", "100", "max_body_bytes"},
+		{"package_max_bytes", "0", "package_max_bytes"},
+		{"package_gc_grace", "soon", "package_gc_grace"},
 		{"log_level", "loud", "log_level"},
 		{"time_zone", "Mars/Olympus", "time_zone"},
 		{"mesos_url", "zk://127.0.0.1:2181", "needs the path"},

@@ -138,6 +138,10 @@ func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, 
 
 // prepare fetches and extracts the app.
 func (p *Pipeline) prepare(ctx context.Context, td jobs.TaskData) (extract.Result, error) {
+	if td.App.AppURL == "" {
+		return extract.Result{}, fmt.Errorf("app %s has no appURL: upload its package (PUT /api/app/%s/package) or set its appURL",
+			td.App.AppName, td.App.AppName)
+	}
 	blob, err := p.Fetcher.Fetch(ctx, td.App.AppURL, td.App.AppCacheEnable)
 	if err != nil {
 		return extract.Result{}, err

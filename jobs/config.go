@@ -98,6 +98,20 @@ func Default() Config {
 	return Config{JobExecutionType: Transient, ShardingTotalCount: 1, CPUCount: 1, MemoryMB: 128, Props: map[string]string{}}
 }
 
+// ExecutorApp is the app whose executor runs the job: its own, or
+// app.HTTPOnlyName for an HTTP job that names none.
+func (c Config) ExecutorApp() string {
+	if c.AppName == "" {
+		return app.HTTPOnlyName
+	}
+	return c.AppName
+}
+
+// NeedsPackage reports whether the job runs its app's package (jobType ""),
+// so its app must have an appURL; SCRIPT and HTTP jobs fetch nothing
+// without one.
+func (c Config) NeedsPackage() bool { return c.JobType == TypeApp }
+
 // Location returns the job's time zone, or fallback when none is set.
 func (c Config) Location(fallback *time.Location) (*time.Location, error) {
 	if c.TimeZone == "" {
@@ -130,8 +144,13 @@ func (c Config) Validate() error {
 	if reservedJobNames[c.JobName] {
 		return fmt.Errorf("%w: jobName %q is reserved by the REST API; choose another name", ErrInvalid, c.JobName)
 	}
-	if err := app.ValidateName("appName", c.AppName); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+	if c.AppName == "" && c.JobType != TypeHTTP {
+		return fmt.Errorf("%w: appName is required (only jobs of jobType HTTP may run without an app)", ErrInvalid)
+	}
+	if c.AppName != "" {
+		if err := app.ValidateName("appName", c.AppName); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+		}
 	}
 	switch c.JobExecutionType {
 	case Transient, Daemon:

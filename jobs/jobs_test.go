@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/app"
 )
 
 func TestTaskIDRoundTrip(t *testing.T) {
@@ -180,5 +182,26 @@ func TestRunSettingsValidation(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)
 		}
+	}
+}
+
+func TestOnlyHTTPJobsMayNameNoApp(t *testing.T) {
+	j := Default()
+	j.JobName, j.JobType, j.Props = "h", TypeHTTP, map[string]string{"http.url": "http://svc/run"}
+	if err := j.Validate(); err != nil {
+		t.Fatalf("HTTP job without app: %v", err)
+	}
+	if j.ExecutorApp() != app.HTTPOnlyName || j.NeedsPackage() {
+		t.Fatalf("ExecutorApp %q NeedsPackage %v", j.ExecutorApp(), j.NeedsPackage())
+	}
+	for _, typ := range []JobType{TypeApp, TypeScript} {
+		j.JobType, j.Props = typ, map[string]string{"script.command.line": "true"}
+		if err := j.Validate(); err == nil || !strings.Contains(err.Error(), "appName is required") {
+			t.Fatalf("jobType %q without app: %v", typ, err)
+		}
+	}
+	j.AppName = "a"
+	if j.ExecutorApp() != "a" || j.JobType != TypeScript || j.NeedsPackage() {
+		t.Fatal("a SCRIPT job runs no package")
 	}
 }

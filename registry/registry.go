@@ -89,6 +89,36 @@ func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
 	return err
 }
 
+// SetAppURL points an existing app at a new package URL, keeping its other
+// fields even when they change concurrently (compare-and-set on the node's
+// version). It returns the app as written.
+func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config, error) {
+	for range maxCASRetries {
+		n, err := r.kv.Get(ctx, appPath(name))
+		if errors.Is(err, store.ErrNotFound) {
+			return app.Config{}, appNotFound(name)
+		}
+		if err != nil {
+			return app.Config{}, err
+		}
+		var c app.Config
+		if err := json.Unmarshal(n.Value, &c); err != nil {
+			return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		}
+		c.AppURL = url
+		err = r.kv.Commit(ctx, store.Set(n.Path, mustJSON(c), n.Version))
+		switch {
+		case err == nil:
+			return c, nil
+		case errors.Is(err, store.ErrNotFound):
+			return app.Config{}, appNotFound(name)
+		case !errors.Is(err, store.ErrConflict):
+			return app.Config{}, err
+		}
+	}
+	return app.Config{}, fmt.Errorf("%w: app '%s' kept changing while its appURL was set", ErrConflict, name)
+}
+
 func appNotFound(name string) error {
 	return fmt.Errorf("%w: Cannot find app '%s', please publish first.", ErrAppNotFound, name)
 }
@@ -150,16 +180,57 @@ func jobDeleteOps(name string) []store.Op {
 	}
 }
 
-// AddJob registers a new job; its app must exist.
+// AddJob registers a new job. Its app must exist and, when the job runs the
+// app's package, have an appURL; an HTTP job may name no app.
 func (r *Registry) AddJob(ctx context.Context, c jobs.Config) error {
-	err := r.kv.Commit(ctx, store.Check(appPath(c.AppName), store.AnyVersion), store.Create(jobPath(c.JobName), mustJSON(c)))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return appNotFound(c.AppName)
-	case errors.Is(err, store.ErrExists):
-		return fmt.Errorf("%w: Job '%s' already existed.", ErrJobExists, c.JobName)
+	return r.withApp(ctx, c, func(check []store.Op) error {
+		err := r.kv.Commit(ctx, append(check, store.Create(jobPath(c.JobName), mustJSON(c)))...)
+		if errors.Is(err, store.ErrExists) {
+			return fmt.Errorf("%w: Job '%s' already existed.", ErrJobExists, c.JobName)
+		}
+		return err
+	})
+}
+
+// withApp runs commit with the ops checking the job's app, again while the
+// app changes under it (the check fails with ErrNotFound or ErrConflict).
+func (r *Registry) withApp(ctx context.Context, c jobs.Config, commit func(check []store.Op) error) error {
+	for range maxCASRetries {
+		check, err := r.appCheck(ctx, c)
+		if err != nil {
+			return err
+		}
+		err = commit(check)
+		if len(check) == 0 || !(errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict)) {
+			return err
+		}
 	}
-	return err
+	return fmt.Errorf("%w: app '%s' kept changing while job '%s' was written", ErrConflict, c.AppName, c.JobName)
+}
+
+// appCheck reads the job's app and returns the op that makes a commit fail
+// if the app changes meanwhile (none for a job without an app).
+func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, error) {
+	if c.AppName == "" {
+		return nil, nil
+	}
+	n, err := r.kv.Get(ctx, appPath(c.AppName))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, appNotFound(c.AppName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var a app.Config
+	if err := json.Unmarshal(n.Value, &a); err != nil {
+		return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	if c.NeedsPackage() && a.AppURL == "" {
+		return nil, fmt.Errorf("%w: app '%s' has no appURL yet, and job '%s' runs its package: upload the package "+
+			"(PUT /api/app/%s/package) or set the app's appURL first, or give the job jobType SCRIPT or HTTP",
+			jobs.ErrInvalid, c.AppName, c.JobName, c.AppName)
+	}
+	return []store.Op{store.Check(n.Path, n.Version)}, nil
 }
 
 // UpdateJob replaces an existing job's config and clears its pending
@@ -168,18 +239,18 @@ func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
 	if _, err := r.Job(ctx, c.JobName); err != nil {
 		return err
 	}
-	err := r.kv.Commit(ctx,
-		store.Check(appPath(c.AppName), store.AnyVersion),
-		store.Set(jobPath(c.JobName), mustJSON(c), store.AnyVersion),
-		store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
-		store.Delete(FailoverPath+"/"+c.JobName, store.AnyVersion))
-	if errors.Is(err, store.ErrNotFound) {
-		if _, jerr := r.Job(ctx, c.JobName); jerr != nil {
-			return jerr
+	return r.withApp(ctx, c, func(check []store.Op) error {
+		err := r.kv.Commit(ctx, append(check,
+			store.Set(jobPath(c.JobName), mustJSON(c), store.AnyVersion),
+			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
+			store.Delete(FailoverPath+"/"+c.JobName, store.AnyVersion))...)
+		if errors.Is(err, store.ErrNotFound) {
+			if _, jerr := r.Job(ctx, c.JobName); jerr != nil {
+				return jerr // the job itself went away
+			}
 		}
-		return appNotFound(c.AppName)
-	}
-	return err
+		return err
+	})
 }
 
 // Job returns one job.

@@ -187,13 +187,17 @@ func (c *Catalog) App(name string) (app.Config, bool) {
 }
 
 // Runnable reports whether a job exists, its app exists, and neither is
-// disabled; it returns both configs.
+// disabled; it returns both configs. An HTTP job without an app runs under
+// app.HTTPOnly (no package, a small executor).
 func (c *Catalog) Runnable(job string) (jobs.Config, app.Config, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	j, ok := c.jobs[job]
 	if !ok || c.disabledJobs[job] {
 		return j, app.Config{}, false
+	}
+	if j.AppName == "" {
+		return j, app.HTTPOnly(), j.JobType == jobs.TypeHTTP
 	}
 	a, ok := c.apps[j.AppName]
 	if !ok || c.disabledApps[j.AppName] {

@@ -345,6 +345,9 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 	if job.TimeZone == "" && s.Options.Location != nil && s.Options.Location != time.Local {
 		job.TimeZone = s.Options.Location.String() // a daemon's cron runs in the scheduler's zone, not the agent's
 	}
+	if s.Options.ResolveAppURL != nil {
+		a.AppURL = s.Options.ResolveAppURL(a.AppURL)
+	}
 	tid := jobs.NewTaskID(job.JobName, l.Request.Shard, kind, l.AgentID)
 	params, _ := jobs.ParseShardingItemParameters(job.ShardingItemParameters, job.ShardingTotalCount)
 	data := jobs.TaskData{

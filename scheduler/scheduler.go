@@ -61,6 +61,10 @@ type Options struct {
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
 	Location        *time.Location    // default time zone of crons
 	KillGrace       time.Duration     // SIGTERM→SIGKILL grace for killed tasks
+	// ResolveAppURL, when set, rewrites an app's URL at launch: a package
+	// hosted by the scheduler is fetched from this (the leading) instance,
+	// whichever instance stored the appURL (packages.Host.Resolve).
+	ResolveAppURL func(appURL string) string
 }
 
 // Deps are the scheduler's collaborators.

@@ -58,7 +58,7 @@ func (o *ops) TaskLog(ctx context.Context, taskID, stream string, offset, length
 	}
 	prefix := ""
 	if job, ok := o.sched.Catalog().Job(tid.JobName); ok {
-		prefix = jobs.ExecutorID(job.AppName, tid.AgentID)
+		prefix = jobs.ExecutorID(job.ExecutorApp(), tid.AgentID)
 	}
 	execs, err := o.agents.Executors(ctx, tid.AgentID, prefix)
 	if err != nil {

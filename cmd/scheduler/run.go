@@ -82,6 +82,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 		return err
 	}
 	defer closeClient()
+	pkgs, err := openPackages(ctx, cfg, log, reg, ln, nil) // cluster mode: pass the election's peers
+	if err != nil {
+		return err
+	}
+	defer pkgs.Close()
 	mx := metrics.New()
 	hooks := webhook.New(log.With("subsystem", "webhook"))
 	var sched *scheduler.Scheduler
@@ -94,6 +99,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 		Options: scheduler.Options{
 			ExecutorCommand: exe.command, ExecutorURIs: exe.uris, ExecutorEnv: executorEnv(cfg), RefuseIdle: cfg.OfferRefuse, OfferHold: cfg.OfferHold, FireLead: cfg.FireLead,
 			Reconcile: time.Duration(cfg.ReconcileMinutes) * time.Minute, Location: cfg.Location,
+			ResolveAppURL: pkgs.Resolve,
 		},
 	})
 	var historyAPI api.History
@@ -103,7 +109,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	handler := api.New(api.Options{
 		History:  historyAPI,
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
-		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
+		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts, Packages: pkgs,
 		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}),
 		Ops: &ops{sched: sched, agents: agentsOf(client, masterURL), mesosURL: detector.Redact(masterURL), embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
@@ -111,8 +117,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, reg *regist
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 5)
+	errc := make(chan error, 6)
 	go func() { errc <- hooks.Run(ctx) }()
+	go func() { errc <- pkgs.Run(ctx) }() // every instance: replication and GC
 	if coll != nil {
 		go func() { errc <- coll.Run(ctx) }() // leader-only: the embedded scheduler is always the leader
 	}

@@ -1,0 +1,331 @@
+package api_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/packages"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// pkgEnv is an API with package hosting behind a real HTTP server.
+type pkgEnv struct {
+	t    *testing.T
+	srv  *httptest.Server
+	reg  *registry.Registry
+	dir  string
+	host *packages.Host
+	user string
+	pass string
+}
+
+const (
+	pkgAdmin = "admin"
+	pkgPass  = "s3cret-pass"
+	pkgGuest = "guest"
+)
+
+func newPkgEnv(t *testing.T, maxBytes int64) *pkgEnv {
+	t.Helper()
+	reg := registry.New(memory.New())
+	dir := filepath.Join(t.TempDir(), "packages")
+	e := &pkgEnv{t: t, reg: reg, dir: dir, user: pkgAdmin, pass: pkgPass}
+	e.srv = httptest.NewUnstartedServer(nil)
+	base := "http://" + e.srv.Listener.Addr().String()
+	host, err := packages.New(packages.Options{Dir: dir, MaxBytes: maxBytes, Key: []byte("0123456789abcdef0123456789abcdef"), Base: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.host = host
+	clk := clock.NewFake(t0)
+	e.srv.Config.Handler = api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Packages: host,
+		Auth: api.NewAuth(api.Credentials{AdminUser: pkgAdmin, AdminPassword: pkgPass, GuestUser: pkgGuest, GuestPassword: pkgPass}, clk)})
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	t.Cleanup(host.Close)
+	a := app.Default()
+	a.AppName, a.AppURL, a.BootstrapScript = "my_app", "http://example.com/old.tgz", "bin/start.sh"
+	if err := reg.AddApp(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// put uploads body to path with the given Content-Type and headers.
+func (e *pkgEnv) put(path string, body io.Reader, contentType string, hdr ...string) (int, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPut, e.srv.URL+path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if e.user != "" {
+		req.SetBasicAuth(e.user, e.pass)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("PUT %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (e *pkgEnv) upload(want int, path string, body []byte, hdr ...string) []byte {
+	e.t.Helper()
+	code, b := e.put(path, bytes.NewReader(body), "application/octet-stream", hdr...)
+	if code != want {
+		e.t.Fatalf("PUT %s: %d %s, want %d", path, code, b, want)
+	}
+	return b
+}
+
+func (e *pkgEnv) appURL() string {
+	e.t.Helper()
+	a, err := e.reg.App(e.t.Context(), "my_app")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a.AppURL
+}
+
+// files lists the store's directory (packages and leftovers).
+func (e *pkgEnv) files() []string {
+	e.t.Helper()
+	ents, err := os.ReadDir(e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, de := range ents {
+		out = append(out, de.Name())
+	}
+	return out
+}
+
+func sum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
+
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestUploadRawSetsAppURLAndServesThePackage(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	content := bytes.Repeat([]byte("elasticjob package "), 100_000) // 1.9 MB: past the API's 1 MiB body limit
+	b := e.upload(http.StatusOK, "/api/app/my_app/package?filename=demo-app.tar.gz", content, "X-Content-SHA256", strings.ToUpper(sum(content)))
+	var ans api.PackageAnswer
+	if err := json.Unmarshal(b, &ans); err != nil {
+		t.Fatal(err)
+	}
+	if ans.AppName != "my_app" || ans.SHA256 != sum(content) || ans.Size != int64(len(content)) {
+		t.Fatalf("answer = %+v", ans)
+	}
+	if !strings.HasPrefix(ans.AppURL, e.srv.URL+"/packages/"+sum(content)+"/") || !strings.HasSuffix(ans.AppURL, "/demo-app.tar.gz") {
+		t.Fatalf("appURL = %s", ans.AppURL)
+	}
+	if got := e.appURL(); got != ans.AppURL {
+		t.Fatalf("registry appURL = %s, want %s", got, ans.AppURL)
+	}
+	if fs := e.files(); len(fs) != 1 || fs[0] != sum(content) {
+		t.Fatalf("store holds %v", fs)
+	}
+	code, got := get(t, ans.AppURL) // no credentials: agents fetch without them
+	if code != http.StatusOK || !bytes.Equal(got, content) {
+		t.Fatalf("GET appURL = %d (%d bytes)", code, len(got))
+	}
+	// The hash alone is not enough: a wrong token, or none, is a 404.
+	bad := strings.Replace(ans.AppURL, "/demo-app.tar.gz", "", 1)
+	bad = bad[:strings.LastIndex(bad, "/")] + "/" + strings.Repeat("0", 32) + "/demo-app.tar.gz"
+	for _, u := range []string{bad, e.srv.URL + "/packages/" + sum(content) + "/demo-app.tar.gz"} {
+		if code, _ := get(t, u); code != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", u, code)
+		}
+	}
+}
+
+func TestUploadMultipartWithChecksumField(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	content := []byte("#!/bin/sh\necho hello\n")
+	for _, tc := range []struct {
+		name, sha string
+		want      int
+	}{
+		{"mismatch", sum([]byte("other")), http.StatusBadRequest},
+		{"match", sum(content), http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			mw := multipart.NewWriter(&buf)
+			fw, _ := mw.CreateFormFile("package", "../../run.sh")
+			fw.Write(content)
+			mw.WriteField("sha256", tc.sha) // after the file: verified before anything is stored
+			mw.Close()
+			code, b := e.put("/api/app/my_app/package", &buf, mw.FormDataContentType())
+			if code != tc.want {
+				t.Fatalf("PUT = %d %s, want %d", code, b, tc.want)
+			}
+			if tc.want != http.StatusOK {
+				if !strings.Contains(string(b), "does not match") || len(e.files()) != 0 || e.appURL() != "http://example.com/old.tgz" {
+					t.Fatalf("mismatch: body %s, store %v, appURL %s", b, e.files(), e.appURL())
+				}
+				return
+			}
+			if u := e.appURL(); !strings.HasSuffix(u, "/run.sh") || !strings.Contains(u, sum(content)) {
+				t.Fatalf("appURL = %s (the part's file name, without its directories)", u)
+			}
+		})
+	}
+}
+
+func TestUploadChecksumAndInputErrors(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	content := []byte("some package bytes")
+	for _, tc := range []struct {
+		name, path string
+		hdr        []string
+		code       int
+		msg        string
+	}{
+		{"header mismatch", "/api/app/my_app/package", []string{"X-Content-SHA256", sum([]byte("x"))}, 400, "does not match"},
+		{"query mismatch", "/api/app/my_app/package?sha256=" + sum([]byte("x")), nil, 400, "does not match"},
+		{"not hex", "/api/app/my_app/package?sha256=abc", nil, 400, "64 hex digits"},
+		{"header and query differ", "/api/app/my_app/package?sha256=" + sum(content), []string{"X-Content-SHA256", sum([]byte("x"))}, 400, "two different sha256"},
+		{"unknown app", "/api/app/nope/package", nil, 404, "Cannot find app 'nope'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := e.put(tc.path, bytes.NewReader(content), "application/octet-stream", tc.hdr...)
+			if code != tc.code || !strings.Contains(string(b), tc.msg) {
+				t.Fatalf("PUT = %d %s, want %d with %q", code, b, tc.code, tc.msg)
+			}
+		})
+	}
+	if code, b := e.put("/api/app/my_app/package", strings.NewReader(""), ""); code != 400 || !strings.Contains(string(b), "empty") {
+		t.Fatalf("empty body = %d %s", code, b)
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("file", "x")
+	mw.Close()
+	if code, b := e.put("/api/app/my_app/package", &buf, mw.FormDataContentType()); code != 400 || !strings.Contains(string(b), `unknown multipart field \"file\"`) {
+		t.Fatalf("multipart without package = %d %s", code, b)
+	}
+	if fs := e.files(); len(fs) != 0 || e.appURL() != "http://example.com/old.tgz" {
+		t.Fatalf("after the errors: store %v, appURL %s", fs, e.appURL())
+	}
+	e.upload(http.StatusOK, "/api/app/my_app/package?sha256="+sum(content), content)
+}
+
+func TestUploadSizeLimit(t *testing.T) {
+	e := newPkgEnv(t, 1000)
+	big := bytes.Repeat([]byte{'x'}, 1001)
+	e.upload(http.StatusRequestEntityTooLarge, "/api/app/my_app/package", big) // Content-Length known: refused before reading
+	// Chunked (no Content-Length): cut off while streaming.
+	code, b := e.put("/api/app/my_app/package", io.MultiReader(bytes.NewReader(big)), "application/octet-stream")
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "package_max_bytes") {
+		t.Fatalf("chunked upload = %d %s", code, b)
+	}
+	if fs := e.files(); len(fs) != 0 {
+		t.Fatalf("store holds %v after refused uploads", fs)
+	}
+	e.upload(http.StatusOK, "/api/app/my_app/package", big[:1000])
+}
+
+func TestReuploadOfSameContentIsANoOp(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	v1, v2 := []byte("version 1"), []byte("version 2")
+	first := e.upload(http.StatusOK, "/api/app/my_app/package", v1)
+	again := e.upload(http.StatusOK, "/api/app/my_app/package", v1)
+	if !bytes.Equal(first, again) {
+		t.Fatalf("re-upload answered %s, first %s", again, first)
+	}
+	e.upload(http.StatusOK, "/api/app/my_app/package", v2)
+	if fs := e.files(); len(fs) != 2 {
+		t.Fatalf("store holds %v, want both versions (the old one goes by GC)", fs)
+	}
+	if !strings.Contains(e.appURL(), sum(v2)) {
+		t.Fatalf("appURL = %s, want version 2", e.appURL())
+	}
+}
+
+func TestUploadNeedsAdmin(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	e.user = pkgGuest
+	e.upload(http.StatusForbidden, "/api/app/my_app/package", []byte("x"))
+	e.user = ""
+	e.upload(http.StatusUnauthorized, "/api/app/my_app/package", []byte("x"))
+	if fs := e.files(); len(fs) != 0 {
+		t.Fatalf("store holds %v", fs)
+	}
+}
+
+// An app may be created without appURL (ejctl publish: create, then
+// upload); its package-running jobs wait for the upload, its SCRIPT and
+// HTTP jobs do not, and an HTTP job may name no app at all.
+func TestAppWithoutURLTakesItsPackageLater(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	post := func(path, body string) (int, []byte) {
+		t.Helper()
+		return e.send(http.MethodPost, path, body)
+	}
+	if code, b := post("/api/app", `{"appName":"bare","bootstrapScript":"bin/start.sh"}`); code != 200 || !strings.Contains(string(b), `"appURL":""`) {
+		t.Fatalf("create without appURL = %d %s", code, b)
+	}
+	if code, b := post("/api/job/register", `{"jobName":"runs_pkg","appName":"bare"}`); code != 400 || !strings.Contains(string(b), "has no appURL yet") {
+		t.Fatalf("package job before the upload = %d %s", code, b)
+	}
+	if code, b := post("/api/job/register", `{"jobName":"script","appName":"bare","jobType":"SCRIPT","props":{"script.command.line":"echo hi"}}`); code != 200 {
+		t.Fatalf("SCRIPT job on an app without appURL = %d %s", code, b)
+	}
+	if code, b := post("/api/job/register", `{"jobName":"ping","jobType":"HTTP","props":{"http.url":"http://svc/ping"}}`); code != 200 || !strings.Contains(string(b), `"appName":""`) {
+		t.Fatalf("HTTP job without app = %d %s", code, b)
+	}
+	if code, b := post("/api/job/trigger", "ping"); code/100 != 2 {
+		t.Fatalf("trigger of the HTTP job without app = %d %s", code, b)
+	}
+	e.upload(http.StatusOK, "/api/app/bare/package", []byte("package"))
+	if code, b := post("/api/job/register", `{"jobName":"runs_pkg","appName":"bare"}`); code != 200 {
+		t.Fatalf("package job after the upload = %d %s", code, b)
+	}
+}
+
+// send sends a JSON request with the admin's credentials.
+func (e *pkgEnv) send(method, path, body string) (int, []byte) {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(e.user, e.pass)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
