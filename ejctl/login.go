@@ -85,6 +85,9 @@ func (c *cli) logoutCmd() *cobra.Command {
 		Short: "End the session and forget the token in the config file",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c.settings.ConfigPath == "" {
+				return errors.New("logout: no config file: set HOME, XDG_CONFIG_HOME, EJCTL_CONFIG or --config")
+			}
 			file, err := loadConfig(c.settings.ConfigPath)
 			if err != nil {
 				return err

@@ -131,11 +131,11 @@ func (c *cli) setup(cmd *cobra.Command) error {
 	if c.output != "table" && c.output != "json" {
 		return usagef("--output must be table or json, got %q", c.output)
 	}
-	path, err := configPath(c.configFlag, c.env.Getenv)
-	if err != nil && c.addr == "" {
-		return err
-	}
+	// Without HOME (and no --config/EJCTL_CONFIG) there is no config file:
+	// flags and the environment still work; login and logout say so.
+	path, _ := configPath(c.configFlag, c.env.Getenv)
 	var file FileConfig
+	var err error
 	if path != "" {
 		if file, err = loadConfig(path); err != nil {
 			return err
