@@ -216,6 +216,7 @@ test('a job paused by pauseAfterFailures says so, and why, on the list and its p
   await shot('job-paused-zh');
   await page.selectOption('#lang', 'en');
   await page.waitForFunction(() => document.querySelector('[data-nav=jobs]').textContent === 'Jobs');
+  await s.api('DELETE', `/job/${name}/deregister`); // the jobs-page figures count demo_job alone
 });
 
 test('switches to zh and back to en', async () => {
