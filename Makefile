@@ -13,6 +13,7 @@ build: examples
 	$(GO) build -o $(BIN)/scheduler ./cmd/scheduler
 	$(GO) build -o $(BIN)/executor ./cmd/executor
 	$(GO) build -o $(BIN)/mesos-local ./cmd/mesos-local
+	$(GO) build -o $(BIN)/ejctl ./cmd/ejctl
 
 examples:
 	@$(MAKE) -s -C examples

@@ -41,6 +41,7 @@ var statusOf = []struct {
 	{registry.ErrAppNotFound, http.StatusNotFound},
 	{registry.ErrJobNotFound, http.StatusNotFound},
 	{ErrNotFound, http.StatusNotFound},
+	{registry.ErrRunNotFound, http.StatusNotFound},
 	{registry.ErrAppExists, http.StatusConflict},
 	{registry.ErrJobExists, http.StatusConflict},
 	{ErrConflict, http.StatusConflict},

@@ -23,6 +23,7 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/disable", s.setDisabled("job", true))
 	g.POST("/:jobName/enable", s.setDisabled("job", false))
 	g.POST("/trigger", s.trigger)
+	g.GET("/trigger/:key", s.triggerRun)
 	g.GET("/jobs", s.listJobs)
 	g.GET("/jobs/:jobName", s.getJob)
 	g.GET("/tasks/running", s.runningTasks)
@@ -126,10 +127,24 @@ func (s *Server) trigger(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.triggerable(c, req.JobName)
+	duplicate, err := s.queueRun(c, req)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
+	}
+	if !object || (req.JobParameter == nil && req.IdempotencyKey == "") {
+		c.Status(http.StatusNoContent) // the original's reply
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"jobName": req.JobName, "queued": !duplicate, "duplicate": duplicate})
+}
+
+// queueRun queues one execution of a transient job (see trigger) and
+// wakes the launcher; it reports a repeated idempotency key.
+func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
+	cfg, err := s.triggerable(c, req.JobName)
+	if err != nil {
+		return false, err
 	}
 	now := s.clock.Now()
 	duplicate := false
@@ -143,17 +158,12 @@ func (s *Server) trigger(c *gin.Context) {
 		_, err = s.reg.Trigger(c, req.JobName, cfg.Misfire, now)
 	}
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return false, err
 	}
 	if s.ops != nil && !duplicate {
 		s.ops.Wake()
 	}
-	if !object || (req.JobParameter == nil && req.IdempotencyKey == "") {
-		c.Status(http.StatusNoContent) // the original's reply
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"jobName": req.JobName, "queued": !duplicate, "duplicate": duplicate})
+	return duplicate, nil
 }
 
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -208,14 +218,27 @@ func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
 	return cfg, nil
 }
 
-// jobRow is a job config plus its disable flag, for lists.
+// jobRow is a job config plus its disable flag, for lists, and why
+// pauseAfterFailures paused it.
 type jobRow struct {
 	jobs.Config
-	Disabled bool `json:"disabled"`
+	Disabled bool
+	Pause    *registry.Pause
 }
 
-// MarshalJSON keeps the config's own encoding and adds "disabled".
-func (r jobRow) MarshalJSON() ([]byte, error) { return withDisabled(r.Config, r.Disabled) }
+// MarshalJSON keeps the config's own encoding and adds "disabled" (and
+// "pause" when pauseAfterFailures disabled the job).
+func (r jobRow) MarshalJSON() ([]byte, error) {
+	b, err := withDisabled(r.Config, r.Disabled)
+	if err != nil || r.Pause == nil {
+		return b, err
+	}
+	p, err := json.Marshal(r.Pause)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(b[:len(b)-1:len(b)-1], `,"pause":`...), p...), '}'), nil
+}
 
 func (s *Server) listJobs(c *gin.Context) {
 	all, err := s.reg.Jobs(c)
@@ -223,8 +246,17 @@ func (s *Server) listJobs(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	pauses, err := s.reg.Pauses(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	s.listWithDisabled(c, "job", len(all), func(i int, off map[string]bool) any {
-		return jobRow{all[i], off[all[i].JobName]}
+		row := jobRow{Config: all[i], Disabled: off[all[i].JobName]}
+		if p, ok := pauses[all[i].JobName]; ok {
+			row.Pause = &p
+		}
+		return row
 	})
 }
 
@@ -269,6 +301,7 @@ type runningView struct {
 	State        string    `json:"state"`
 	Busy         bool      `json:"busy"` // a DAEMON task inside a run
 	LaunchedAt   time.Time `json:"launchedAt"`
+	RunKey       string    `json:"runKey,omitempty"` // the idempotency key of the trigger it serves
 }
 
 func (s *Server) runningTasks(c *gin.Context) {
@@ -280,7 +313,7 @@ func (s *Server) runningTasks(c *gin.Context) {
 	out := []runningView{}
 	for job, items := range all {
 		for item, rt := range items {
-			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt})
+			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt, rt.RunKey})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -104,8 +104,9 @@ type Server struct {
 	audit    AuditLog
 	// clientAddr is Options.ClientAddr.
 	clientAddr func(*http.Request) string
-	pkgs     Packages
-	location *time.Location
+	pkgs       Packages
+	location   *time.Location
+	hist       History
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -131,7 +132,7 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location}
+		pkgs: o.Packages, location: o.Location, hist: o.History}
 	if s.peerHTTP == nil {
 		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
@@ -158,6 +159,7 @@ func New(o Options) http.Handler {
 	a.GET("/whoami", s.whoami)
 	s.appRoutes(a.Group("/app"))
 	s.jobRoutes(a.Group("/job"))
+	s.guideRoutes(a.Group("/jobs"))
 	s.historyRoutes(a.Group("/job"), o.History)
 	s.operateRoutes(a.Group("/operate"))
 	s.cronRoutes(a.Group("/cron"))

@@ -7,7 +7,7 @@
 //
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, package, gobench
+//	                                    # latency, throughput, package, apply, gobench
 package main
 
 import (
@@ -45,7 +45,7 @@ type options struct {
 	packageMB     int
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "gobench"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "gobench"}
 
 func main() {
 	var o options
@@ -89,7 +89,7 @@ func main() {
 		o.binDir = abs
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
-	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"]
+	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -123,6 +123,9 @@ func main() {
 	}
 	if o.only["package"] {
 		steps = append(steps, step{"package", runPackage})
+	}
+	if o.only["apply"] {
+		steps = append(steps, step{"apply", runApply})
 	}
 	if o.only["gobench"] {
 		steps = append(steps, step{"gobench", runGoBench})

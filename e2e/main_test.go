@@ -22,6 +22,7 @@ import (
 // Built once by TestMain.
 var (
 	schedulerBin string // DIR/scheduler, with DIR/executor beside it
+	ejctlBin     string // DIR/ejctl
 	fixtureDir   string // apps served as file:// URLs; hostile archives aim here
 	appServer    *httptest.Server
 	served       = &appHandler{files: map[string][]byte{}, stats: map[string]*fetchStats{}}
@@ -96,7 +97,7 @@ func run(m *testing.M) int {
 
 func setup(tmp string) error {
 	binDir := filepath.Join(tmp, "bin")
-	for _, name := range []string{"scheduler", "executor", "mesos-local"} {
+	for _, name := range []string{"scheduler", "executor", "mesos-local", "ejctl"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
 		cmd.Dir = ".." // the module root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -104,6 +105,7 @@ func setup(tmp string) error {
 		}
 	}
 	schedulerBin = filepath.Join(binDir, "scheduler")
+	ejctlBin = filepath.Join(binDir, "ejctl")
 	fixtureDir = filepath.Join(tmp, "fixtures")
 
 	demo, err := tarDir("../examples/demo-app")

@@ -58,6 +58,10 @@ type Config struct {
 	// notification to props["webhook.url"] (format props["webhook.format"]:
 	// generic, dingtalk, wechat or slack).
 	JobErrorHandlerType string `json:"jobErrorHandlerType,omitempty"`
+	// PauseAfterFailures disables the job when this many runs in a row
+	// failed (0: never). A run fails when one of its shards fails for good
+	// (after its maxRetries); a successful run resets the count.
+	PauseAfterFailures int `json:"pauseAfterFailures,omitempty"`
 	// Accepted for compatibility with the original's job config; stored and
 	// shown, with no effect.
 	JobExecutorServiceHandlerType string `json:"jobExecutorServiceHandlerType,omitempty"`
@@ -85,6 +89,7 @@ const (
 const (
 	MaxRetriesLimit = 10
 	MaxBackoff      = 3600
+	MaxPauseAfter   = 1000
 )
 
 // Default returns a Config holding the defaults; decode a request body into
@@ -224,6 +229,8 @@ func (c Config) validateRun() error {
 		return fmt.Errorf("%w: maxRetries must be between 0 and %d, got %d", ErrInvalid, MaxRetriesLimit, c.MaxRetries)
 	case c.RetryBackoffSeconds < 0 || c.RetryBackoffSeconds > MaxBackoff:
 		return fmt.Errorf("%w: retryBackoffSeconds must be between 0 and %d, got %d", ErrInvalid, MaxBackoff, c.RetryBackoffSeconds)
+	case c.PauseAfterFailures < 0 || c.PauseAfterFailures > MaxPauseAfter:
+		return fmt.Errorf("%w: pauseAfterFailures must be between 0 (off) and %d, got %d", ErrInvalid, MaxPauseAfter, c.PauseAfterFailures)
 	}
 	if p, ok := c.Props["sdk.protocol"]; ok && p != "line" {
 		return fmt.Errorf("%w: props.sdk.protocol must be \"line\" (a resident Go SDK app, for DAEMON jobs), got %q", ErrInvalid, p)

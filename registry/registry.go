@@ -197,6 +197,7 @@ func jobDeleteOps(name string) []store.Op {
 		store.Delete(ReadyPath+"/"+name, store.AnyVersion),
 		store.Delete(FailoverPath+"/"+name, store.AnyVersion),
 		store.Delete(DisabledJobPath+"/"+name, store.AnyVersion),
+		store.Delete(RunsPath+"/"+name, store.AnyVersion),
 	}
 }
 

@@ -52,7 +52,10 @@ type Running struct {
 	Attempts   int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
 	// Parameter is the run's jobParameter override (from a trigger), kept
 	// so a failover or retry of the shard runs with it too.
-	Parameter  *string   `json:"jobParameterOverride,omitempty"`
+	Parameter *string `json:"jobParameterOverride,omitempty"`
+	// RunKey is the idempotency key of the trigger that queued the run
+	// (see runs.go), kept so the trigger's record follows its shards.
+	RunKey     string    `json:"runKey,omitempty"`
 	LaunchedAt time.Time `json:"launchedAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
 	Version    int64     `json:"-"`
@@ -68,7 +71,11 @@ type Failover struct {
 	// NotBefore delays a retry (retry backoff); zero means at once.
 	NotBefore time.Time `json:"notBefore,omitzero"`
 	Parameter *string   `json:"jobParameterOverride,omitempty"`
-	Version   int64     `json:"-"`
+	RunKey    string    `json:"runKey,omitempty"`
+	// Retry marks a retry within the failed shard's run (maxRetries, or a
+	// task that never started), as opposed to a failover relaunch.
+	Retry   bool  `json:"retry,omitempty"`
+	Version int64 `json:"-"`
 }
 
 // Trigger adds one pending execution of a job (a cron fire or an API

@@ -53,4 +53,7 @@ func (s *Scheduler) onDaemonReport(ctx context.Context, agentID string, rep jobs
 	if rep.Type == jobs.DaemonComplete && !rep.Success {
 		s.notifyFailure(job, ev, mesos.Status{TaskID: rep.TaskID, AgentID: agentID, State: "DAEMON_RUN_FAILED", Message: rep.Message})
 	}
+	if rep.Type == jobs.DaemonComplete {
+		s.daemonRunEnded(ctx, job, ev, rep)
+	}
 }

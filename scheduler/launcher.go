@@ -316,7 +316,7 @@ func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*
 			rt := registry.Running{
 				TaskID: tl.TaskID, AgentID: l.AgentID, Hostname: s.offers[oid].Hostname, ExecutorID: tl.Executor.ID,
 				State: "TASK_STAGING", Source: ev.Source, Attempts: attempts, Parameter: s.parameterOf(job.JobName, l, w),
-				LaunchedAt: now, UpdatedAt: now,
+				RunKey: runKeyOf(job.JobName, l, w), LaunchedAt: now, UpdatedAt: now,
 			}
 			al.running = append(al.running, rt)
 			ops = append(ops, registry.PutRunningOp(job.JobName, l.Request.Shard, rt))
@@ -409,7 +409,7 @@ func (s *Scheduler) rollback(ctx context.Context, launches []mesos.TaskLaunch, w
 		if tid.Kind == jobs.KindFailover {
 			f := w.failover[tid.MetaKey()]
 			ops = append(ops, registry.PutFailoverOp(tid.JobName, tid.Item, registry.Failover{TaskID: f.TaskID, Since: f.Since,
-				Attempts: f.Attempts, NotBefore: f.NotBefore, Parameter: f.Parameter}))
+				Attempts: f.Attempts, NotBefore: f.NotBefore, Parameter: f.Parameter, RunKey: f.RunKey, Retry: f.Retry}))
 		}
 		if err := s.Registry.Commit(ctx, ops...); err != nil {
 			s.Log.Error("launcher: roll back launch", "task", l.TaskID, "err", err)

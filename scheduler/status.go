@@ -55,16 +55,17 @@ func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
 		s.unreachable[st.TaskID] = s.Clock.Now()
 		return s.markState(ctx, tid, rt, st.State)
 	case st.State == "TASK_FINISHED":
-		return s.finish(ctx, tid, rt, nil)
+		return s.end(ctx, job, ev, rt, st, false, nil)
 	case st.State == "TASK_KILLED":
-		return s.finish(ctx, tid, rt, s.requeueDaemon(ctx, job, jobExists))
+		return s.end(ctx, job, ev, rt, st, false, s.requeueDaemon(ctx, job, jobExists))
 	case failedStates[st.State]:
 		var extra []store.Op
-		if f, ok := s.retryOf(job, rt, st); ok {
+		f, retry := s.retryOf(job, rt, st)
+		if retry {
 			extra = append(extra, registry.PutFailoverOp(tid.JobName, tid.Item, f))
 		}
 		s.Log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "relaunch", len(extra) > 0)
-		if err := s.finish(ctx, tid, rt, extra); err != nil {
+		if err := s.end(ctx, job, ev, rt, st, retry && f.Retry, extra); err != nil {
 			return err
 		}
 		s.notifyFailure(job, ev, st)
@@ -99,14 +100,16 @@ const maxFailoverBackoff = time.Minute
 //     always fails cannot spin.
 func (s *Scheduler) retryOf(job jobs.Config, rt registry.Running, st mesos.Status) (registry.Failover, bool) {
 	now := s.Clock.Now().UTC()
-	f := registry.Failover{TaskID: st.TaskID, Since: now, Attempts: rt.Attempts + 1, Parameter: rt.Parameter}
+	f := registry.Failover{TaskID: st.TaskID, Since: now, Attempts: rt.Attempts + 1, Parameter: rt.Parameter, RunKey: rt.RunKey}
 	if _, _, runnable := s.catalog.Runnable(job.JobName); !runnable {
 		return f, false
 	}
 	switch {
 	case neverStarted(rt, st):
+		f.Retry = true
 		return f, true
 	case rt.Attempts < job.MaxRetries:
+		f.Retry = true
 		f.NotBefore = now.Add(time.Duration(job.RetryBackoffSeconds) * time.Second << rt.Attempts)
 		return f, true
 	case job.Failover || job.JobExecutionType == jobs.Daemon:
@@ -150,18 +153,18 @@ func (s *Scheduler) markState(ctx context.Context, tid jobs.TaskID, rt registry.
 }
 
 // finish removes the running entry (if it is still this task's) together
-// with the extra ops, in one commit.
-func (s *Scheduler) finish(ctx context.Context, tid jobs.TaskID, rt registry.Running, extra []store.Op) error {
+// with the extra ops, in one commit, and reports whether it committed.
+func (s *Scheduler) finish(ctx context.Context, tid jobs.TaskID, rt registry.Running, extra []store.Op) (bool, error) {
 	ops := append([]store.Op{store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), rt.Version)}, extra...)
 	err := s.Registry.Commit(ctx, ops...)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		s.reloadRunning()
-		return nil
+		return false, nil
 	}
 	if err == nil {
 		s.dropRunning(tid.JobName, tid.Item)
 	}
-	return err
+	return err == nil, err
 }
 
 // requeueDaemon returns the op that queues a killed daemon job again.

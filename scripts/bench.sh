@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
-if [ ! -x bin/scheduler ] || [ ! -x bin/executor ]; then
+if [ ! -x bin/scheduler ] || [ ! -x bin/executor ] || [ ! -x bin/ejctl ]; then
 	make -s build
 fi
 

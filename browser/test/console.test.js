@@ -194,6 +194,33 @@ test('history pages and the cluster page render (no data is fine)', async () => 
   await shot('dashboard');
 });
 
+test('a job paused by pauseAfterFailures says so, and why, on the list and its page', async () => {
+  const name = 'always_fails';
+  await s.api('POST', '/job/register', { jobName: name, appName: APP, jobType: 'SCRIPT', cpuCount: 0.1, memoryMB: 16,
+    pauseAfterFailures: 1, props: { 'script.command.line': 'false' } });
+  await s.api('POST', '/job/trigger', name);
+  const deadline = Date.now() + 60000;
+  while ((await s.api('GET', `/jobs/${name}/status`)).state !== 'PAUSED') {
+    assert.ok(Date.now() < deadline, 'the failing job was not paused within 60 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await nav('#/jobs');
+  const tag = page.locator(`[data-status="${name}"] [data-paused]`);
+  await tag.waitFor();
+  assert.match(await tag.textContent(), /paused after 1 failed run/);
+  assert.match(await tag.getAttribute('title'), /paused after 1 failed run in a row at .*; last failure: exit code 1/);
+  await nav('#/jobs/' + name);
+  assert.match(await page.textContent('#pause-reason'), /Paused: paused after 1 failed run in a row/);
+  await shot('job-paused');
+  await page.selectOption('#lang', 'zh');
+  await page.waitForSelector('#page[data-ready]:not([data-stale])');
+  await page.waitForFunction(() => /已暂停/.test(document.getElementById('pause-reason')?.textContent || ''));
+  await shot('job-paused-zh');
+  await page.selectOption('#lang', 'en');
+  await page.waitForFunction(() => document.querySelector('[data-nav=jobs]').textContent === 'Jobs');
+  await s.api('DELETE', `/job/${name}/deregister`); // the jobs-page figures count demo_job alone
+});
+
 test('switches to zh and back to en', async () => {
   await nav('#/jobs');
   await page.selectOption('#lang', 'zh');

@@ -28,6 +28,11 @@ export default async function jobs(el, ctx) {
 }
 
 // ---- actions shared by the list and the view
+// pausedTag shows a job pauseAfterFailures disabled, with why on hover.
+function pausedTag(p) {
+  return h('span.tag.bad', { title: p.reason, 'data-paused': 'true' }, t('jobs.paused', { n: p.failedRuns }));
+}
+
 export function toggleJob(name, disabled, done) {
   const verb = disabled ? 'enable' : 'disable';
   return confirmDo(t('jobs.' + verb + 'Title', { name }), t('jobs.' + verb + 'Text', { name }), t(verb), async () => {
@@ -73,6 +78,7 @@ async function list(el, ctx) {
 
   let all = [], hay = [], shown = [];
   const disabled = new Map(); // name → bool, from the list (older servers: fetched for the visible page)
+  const paused = new Map(); // name → why pauseAfterFailures paused it, from the list
   function remember() {
     const p = new URLSearchParams();
     if (state.q) p.set('q', state.q);
@@ -108,7 +114,7 @@ async function list(el, ctx) {
         btn(t('view'), () => ctx.go(`/jobs/${enc(j.jobName)}`), 'sm'),
         wbtn(t('modify'), () => ctx.go(`/jobs/${enc(j.jobName)}/edit`), 'sm'),
         j.jobExecutionType === 'TRANSIENT' ? wbtn(t('trigger'), () => triggerJob(j), 'sm', { 'data-trigger': j.jobName }) : null,
-        wbtn(disabled.get(j.jobName) ? t('enable') : t('disable'), () => toggleJob(j.jobName, disabled.get(j.jobName), (d) => { disabled.set(j.jobName, d); draw(); }), 'sm'),
+        wbtn(disabled.get(j.jobName) ? t('enable') : t('disable'), () => toggleJob(j.jobName, disabled.get(j.jobName), (d) => { disabled.set(j.jobName, d); paused.delete(j.jobName); draw(); }), 'sm'),
         wbtn(t('delete'), () => deleteJob(j.jobName, () => load()), 'sm danger'),
       ] },
     ], rows, { empty: all.length ? t('jobs.noMatch') : t('jobs.none') }),
@@ -118,6 +124,7 @@ async function list(el, ctx) {
   function statusTag(name) {
     if (!disabled.has(name)) return h('span.muted', '…');
     const d = disabled.get(name);
+    if (d && paused.has(name)) return pausedTag(paused.get(name));
     return d === null ? '—' : d ? tag(t('disabled'), 'warn') : tag(t('enabled'), 'ok');
   }
   let statusSeq = 0;
@@ -154,6 +161,8 @@ async function list(el, ctx) {
     hay = all.map((j) => `${j.jobName}\n${j.appName}\n${j.description || ''}\n${j.cron || ''}`.toLowerCase());
     disabled.clear();
     for (const j of all) if (typeof j.disabled === 'boolean') disabled.set(j.jobName, j.disabled); // listed with the jobs
+    paused.clear();
+    for (const j of all) if (j.pause) paused.set(j.jobName, j.pause);
     filter();
     draw();
     el.dataset.loadMs = String(Math.round(performance.now() - t0));
@@ -173,8 +182,9 @@ async function view(el, ctx, name) {
   el.append(body);
   let timer;
   async function load() {
-    let j, disabled;
+    let j, disabled, st = {};
     try { [j, disabled] = await Promise.all([get(`/job/jobs/${enc(name)}`), get(`/job/${enc(name)}/disable`)]); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
+    try { st = await get(`/jobs/${enc(name)}/status`); } catch { st = {}; } // older servers have no status
     let fires = '—';
     if (j.cron) {
       try {
@@ -194,9 +204,10 @@ async function view(el, ctx, name) {
         wbtn(t('delete'), () => deleteJob(name, () => ctx.go('/jobs')), 'danger'),
         btn(t('refresh'), () => load()),
         h('a.btn', { href: `#/history/executions?jobName=${enc(name)}` }, t('jobs.history'))),
+      disabled && st.pause ? h('div.alert.bad', { id: 'pause-reason' }, t('jobs.pausedWhy', { reason: st.pause.reason })) : null,
       h('div.grid2',
         h('div.panel', kv([
-          [t('f.jobName'), j.jobName], [t('status'), disabled ? tag(t('disabled'), 'warn') : tag(t('enabled'), 'ok')],
+          [t('f.jobName'), j.jobName], [t('status'), disabled ? (st.pause ? pausedTag(st.pause) : tag(t('disabled'), 'warn')) : tag(t('enabled'), 'ok')],
           [t('f.appName'), j.appName ? h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) : t('jobs.noApp')], [t('f.jobExecutionType'), j.jobExecutionType],
           [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))], [t('f.timeZone'), j.timeZone || t('jobs.defaultZone')],
           [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
@@ -205,6 +216,7 @@ async function view(el, ctx, name) {
           [t('f.jobType'), t('jobType.' + (j.jobType || 'APP'))], [t('f.timeoutSeconds'), j.timeoutSeconds ? String(j.timeoutSeconds) : t('jobs.noLimit')],
           [t('f.maxRetries'), String(j.maxRetries || 0)], [t('f.retryBackoffSeconds'), String(j.retryBackoffSeconds || 0)],
           [t('f.jobErrorHandlerType'), j.jobErrorHandlerType || 'LOG'],
+          [t('f.pauseAfterFailures'), j.pauseAfterFailures ? t('jobs.pauseAfterN', { n: j.pauseAfterFailures, failed: st.consecutiveFailedRuns || 0 }) : t('jobs.off')],
           [t('f.description'), j.description], [t('f.props'), props.length ? h('span.mono', props.map(([k, v]) => `${k}=${v}`).join('\n')) : ''],
           j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
         ])),
@@ -300,6 +312,7 @@ async function form(el, ctx, name) {
     timeoutSeconds: h('input', { type: 'number', min: 0, step: 1, value: cur.timeoutSeconds || 0 }),
     maxRetries: h('input', { type: 'number', min: 0, max: 10, step: 1, value: cur.maxRetries || 0 }),
     retryBackoffSeconds: h('input', { type: 'number', min: 0, max: 3600, step: 1, value: cur.retryBackoffSeconds || 0 }),
+    pauseAfterFailures: h('input', { type: 'number', min: 0, max: 1000, step: 1, value: cur.pauseAfterFailures || 0 }),
     jobErrorHandlerType: h('select', ['', 'LOG', 'THROW', 'IGNORE', 'WEBHOOK'].map((x) => h('option', { value: x, selected: x === (cur.jobErrorHandlerType || '') }, x || t('jobs.defaultHandler')))),
     description: h('input', { type: 'text', value: cur.description }),
     props: h('textarea.mono', { placeholder: 'script.command.line=bin/other.sh', rows: 3 }, Object.entries(cur.props || {}).map(([k, v]) => `${k}=${v}`).join('\n')),
@@ -331,6 +344,7 @@ async function form(el, ctx, name) {
     timeoutSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 ? '' : t('v.nonNeg', { field: 'timeoutSeconds' })),
     maxRetries: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 10 ? '' : t('v.between', { field: 'maxRetries', min: 0, max: 10 })),
     retryBackoffSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 3600 ? '' : t('v.between', { field: 'retryBackoffSeconds', min: 0, max: 3600 })),
+    pauseAfterFailures: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 1000 ? '' : t('v.between', { field: 'pauseAfterFailures', min: 0, max: 1000 })),
   };
   const alertBox = h('div');
   const submit = h('button.btn.primary', { type: 'submit', 'data-write': '', id: 'submit' }, editing ? t('save') : t('jobs.register'));
@@ -348,12 +362,13 @@ async function form(el, ctx, name) {
     row('memoryMB', t('f.memoryMB'), i.memoryMB, { hint: t('h.jobMem') }),
     row('failover', t('f.failover'), i.failover, { hint: t('h.failover') }),
     row('misfire', t('f.misfire'), i.misfire, { hint: t('h.misfire') }),
-    h('details', { open: !!(cur.jobType || cur.timeoutSeconds || cur.maxRetries || cur.jobErrorHandlerType) || undefined, style: { marginBottom: '12px' } },
+    h('details', { open: !!(cur.jobType || cur.timeoutSeconds || cur.maxRetries || cur.jobErrorHandlerType || cur.pauseAfterFailures) || undefined, style: { marginBottom: '12px' } },
       h('summary', { style: { cursor: 'pointer', marginBottom: '10px', fontWeight: 500 } }, t('jobs.runSettings')),
       row('jobType', t('f.jobType'), i.jobType, { hint: t('h.jobType') }),
       row('timeoutSeconds', t('f.timeoutSeconds'), i.timeoutSeconds, { hint: t('h.timeout') }),
       row('maxRetries', t('f.maxRetries'), i.maxRetries, { hint: t('h.retries') }),
       row('retryBackoffSeconds', t('f.retryBackoffSeconds'), i.retryBackoffSeconds, { hint: t('h.backoff') }),
+      row('pauseAfterFailures', t('f.pauseAfterFailures'), i.pauseAfterFailures, { hint: t('h.pauseAfter') }),
       row('jobErrorHandlerType', t('f.jobErrorHandlerType'), i.jobErrorHandlerType, { hint: t('h.handler') })),
     row('description', t('f.description'), i.description),
     row('props', t('f.props'), i.props, { hint: t('h.props') }),
@@ -415,6 +430,7 @@ async function form(el, ctx, name) {
       cpuCount: num(i.cpuCount.value), memoryMB: num(i.memoryMB.value), failover: i.failover.checked, misfire: i.misfire.checked,
       jobType: i.jobType.value, timeoutSeconds: num(i.timeoutSeconds.value), maxRetries: num(i.maxRetries.value),
       retryBackoffSeconds: num(i.retryBackoffSeconds.value), jobErrorHandlerType: i.jobErrorHandlerType.value,
+      pauseAfterFailures: num(i.pauseAfterFailures.value),
       description: i.description.value, props: parseProps(i.props.value),
     };
     if (!body.timeZone && !editing) delete body.timeZone;

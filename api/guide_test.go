@@ -1,0 +1,165 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// The practice guide's calls (reference 002 §3.3.2, §7.2.2).
+const (
+	// §3.3.2's register body as written, plus the start script that makes
+	// the jar runnable (without it the answer says to send one).
+	guideRegisterBody = `{
+  "jobName": "data-sync-job",
+  "jobClass": "com.example.DataSyncJob",
+  "cron": "0 0 2 * * ?",
+  "shardingTotalCount": 4,
+  "cpuCount": 1.0,
+  "memoryMB": 1024,
+  "jarPath": "http://repo/jobs/data-sync-job-1.0.jar",
+  "bootstrapScript": "bin/start.sh",
+  "timeZone": "UTC"
+}`
+	guideRegisterAsWritten = `{"jobName":"data-sync-job","jobClass":"com.example.DataSyncJob","cron":"0 0 2 * * ?","shardingTotalCount":4,"cpuCount":1.0,"memoryMB":1024,"jarPath":"http://repo/jobs/data-sync-job-1.0.jar"}`
+)
+
+func TestGuideRegister(t *testing.T) {
+	e := newEnv(t)
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register", guideRegisterAsWritten), http.StatusBadRequest,
+		"jarPath names the package of the new app 'data-sync-job'", "bootstrapScript")
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register", `{"jobName":"j","cron":"0 0 2 * * ?"}`), http.StatusBadRequest,
+		"app 'j' does not exist; send jarPath", "POST /api/app")
+	if apps, _ := e.reg.Apps(context.Background()); len(apps) != 0 {
+		t.Fatalf("a refused registration left apps behind: %+v", apps)
+	}
+
+	r := e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterBody)
+	golden(t, "guide_register", r.Body)
+	r = e.must(http.StatusOK, http.MethodGet, "/api/app/data-sync-job", "")
+	golden(t, "guide_register_app", r.Body)
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register", guideRegisterBody), http.StatusConflict, "Job 'data-sync-job' already existed.")
+
+	// A second job on the same app: jarPath may repeat the app's URL, not differ from it.
+	e.must(http.StatusOK, http.MethodPost, "/api/jobs/register",
+		`{"jobName":"second","appName":"data-sync-job","cron":"0 0 3 * * ?","jarPath":"http://repo/jobs/data-sync-job-1.0.jar"}`)
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register",
+		`{"jobName":"third","appName":"data-sync-job","jarPath":"http://repo/jobs/other.jar"}`), http.StatusBadRequest,
+		"app 'data-sync-job' already exists with appURL", "omit jarPath")
+	// A bad job field is named, and no app is created for it.
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register",
+		`{"jobName":"bad","shardingTotalCount":0,"jarPath":"http://repo/x.jar","bootstrapScript":"bin/start.sh"}`), http.StatusBadRequest, "shardingTotalCount")
+	e.wantError(e.request(http.MethodGet, "/api/app/bad", ""), http.StatusNotFound, "Cannot find app 'bad'")
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register", `{"jobName":"x","jarURL":"y"}`), http.StatusBadRequest, `unknown field "jarURL"`)
+}
+
+func TestGuideControl(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterBody)
+	r := e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", "")
+	golden(t, "guide_start", r.Body)
+	if e.ops.Wakes() != 1 {
+		t.Errorf("start woke the launcher %d times, want 1", e.ops.Wakes())
+	}
+	r = e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", `{"jobParameter":"date=2025-04-05","idempotencyKey":"k1"}`)
+	r = e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", `{"idempotencyKey":"k1"}`)
+	if got := decode[map[string]any](t, r); got["duplicate"] != true || got["status"] != "success" {
+		t.Errorf("repeated key: %s", r.Body)
+	}
+
+	// §7.2.2: curl -X POST …/pause answers {"status":"success","message":"Job [userSyncJob] paused."}.
+	r = e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/pause", "")
+	golden(t, "guide_pause", r.Body)
+	if d, _ := e.reg.IsDisabled(context.Background(), "job", "data-sync-job"); !d {
+		t.Error("pause did not disable the job")
+	}
+	e.wantError(e.request(http.MethodPost, "/api/jobs/data-sync-job/start", ""), http.StatusConflict, "disabled")
+	r = e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/resume", "")
+	golden(t, "guide_resume", r.Body)
+	e.wantError(e.request(http.MethodPost, "/api/jobs/nope/pause", ""), http.StatusNotFound, "Cannot find job 'nope'")
+	e.wantError(e.request(http.MethodGet, "/api/jobs/nope/status", ""), http.StatusNotFound, "Cannot find job 'nope'")
+}
+
+func TestGuideStatus(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterBody)
+	r := e.must(http.StatusOK, http.MethodGet, "/api/jobs/data-sync-job/status", "")
+	golden(t, "guide_status_ready", r.Body)
+
+	// One shard running, one waiting for failover, one more execution queued.
+	rt := registry.Running{TaskID: "data-sync-job@-@0@-@READY@-@agent-1@-@u1", AgentID: "agent-1", Hostname: "node03",
+		State: "TASK_RUNNING", LaunchedAt: t0, UpdatedAt: t0}
+	f := registry.Failover{TaskID: "data-sync-job@-@1@-@READY@-@agent-1@-@u2", Since: t0}
+	if err := e.reg.Commit(ctx, registry.PutRunningOp("data-sync-job", 0, rt), registry.PutFailoverOp("data-sync-job", 1, f)); err != nil {
+		t.Fatal(err)
+	}
+	e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", "")
+	r = e.must(http.StatusOK, http.MethodGet, "/api/jobs/data-sync-job/status", "")
+	golden(t, "guide_status_running", r.Body)
+
+	// Paused by pauseAfterFailures: the state says so, and why.
+	p := registry.Pause{By: registry.PausedBy, At: t0, FailedRuns: 3, Cause: "exit code 3: boom",
+		Reason: "paused after 3 failed runs in a row at 2024-03-01T12:00:00Z; last failure: exit code 3: boom"}
+	if err := e.reg.Commit(ctx, registry.PauseOp("data-sync-job", p)); err != nil {
+		t.Fatal(err)
+	}
+	r = e.must(http.StatusOK, http.MethodGet, "/api/jobs/data-sync-job/status", "")
+	golden(t, "guide_status_paused", r.Body)
+	r = e.must(http.StatusOK, http.MethodGet, "/api/job/jobs", "")
+	golden(t, "job_list_paused", r.Body)
+	// Enabling drops the reason with the flag.
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/data-sync-job/enable", "")
+	if _, ok, _ := e.reg.PauseOf(ctx, "data-sync-job"); ok {
+		t.Error("the pause outlived enable")
+	}
+}
+
+func TestTriggerRunRecord(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("job", "app"))
+	e.wantError(e.request(http.MethodGet, "/api/job/trigger/nope", ""), http.StatusNotFound, "no trigger with idempotency key 'nope'")
+	e.wantError(e.request(http.MethodGet, "/api/job/trigger/bad%20key", ""), http.StatusBadRequest, "idempotencyKey")
+
+	e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", `{"jobName":"job","idempotencyKey":"ci-1"}`)
+	r := e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-1", "")
+	golden(t, "run_queued", r.Body)
+
+	// The launcher's commit: dequeue and record the shards with the key.
+	q, _ := e.reg.ReadyQueue(ctx)
+	ops := []store.Op{registry.DequeueOp(q[0], t0)}
+	for item := range 2 {
+		ops = append(ops, registry.PutRunningOp("job", item, registry.Running{TaskID: "job@-@" + string(rune('0'+item)) + "@-@READY@-@a1@-@u",
+			AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: "ci-1", LaunchedAt: t0, UpdatedAt: t0}))
+	}
+	if err := e.reg.Commit(ctx, ops...); err != nil {
+		t.Fatal(err)
+	}
+	r = e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-1", "")
+	golden(t, "run_running", r.Body)
+
+	// The status handler's last commit: the shards gone, the record done.
+	rec, _ := e.reg.RunRecordOf(ctx, "ci-1")
+	rec.Shards = []registry.ShardOutcome{{Item: 0, TaskID: "job@-@0@-@READY@-@a1@-@u", State: "TASK_FINISHED"},
+		{Item: 1, TaskID: "job@-@1@-@READY@-@a1@-@u", State: "TASK_FAILED", Message: "exit code 3: boom"}}
+	rec.Done, rec.EndedAt = true, t0
+	if err := e.reg.Commit(ctx, store.Delete(registry.RunningPath+"/job", store.AnyVersion), registry.PutRunRecordOp("ci-1", rec)); err != nil {
+		t.Fatal(err)
+	}
+	r = e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-1", "")
+	golden(t, "run_failed", r.Body)
+
+	// A queued run dropped by a disable is reported as cancelled.
+	e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", `{"jobName":"job","idempotencyKey":"ci-2"}`)
+	if err := e.reg.ClearReady(ctx, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if got := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-2", "")); got["state"] != "CANCELLED" {
+		t.Errorf("dropped run: %v", got)
+	}
+}

@@ -1,0 +1,120 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/gin-gonic/gin"
+)
+
+// Run states of a keyed trigger (GET /api/job/trigger/{key}).
+const (
+	RunQueued    = "QUEUED"    // waiting in the job's ready entry
+	RunRunning   = "RUNNING"   // a shard runs or waits for a retry or failover
+	RunSucceeded = "SUCCEEDED" // every shard finished
+	RunFailed    = "FAILED"    // a shard failed, or was killed
+	RunCancelled = "CANCELLED" // dropped before it ended (job disabled, updated or deleted while queued)
+)
+
+// runView answers GET /api/job/trigger/{key}: what became of a trigger
+// sent with that idempotency key.
+type runView struct {
+	IdempotencyKey string                  `json:"idempotencyKey"`
+	JobName        string                  `json:"jobName"`
+	TriggeredAt    time.Time               `json:"triggeredAt"`
+	State          string                  `json:"state"`
+	Message        string                  `json:"message,omitempty"`
+	Running        []runningView           `json:"running"`
+	Shards         []registry.ShardOutcome `json:"shards"`
+	EndedAt        *time.Time              `json:"endedAt,omitempty"`
+}
+
+func (s *Server) triggerRun(c *gin.Context) {
+	key := c.Param("key")
+	if !idempotencyKeyRE.MatchString(key) {
+		writeError(c, s.log, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest))
+		return
+	}
+	// The run moves ready → running/failover → done, each step one commit;
+	// reading in that order can still miss a step between two reads, so a
+	// run found nowhere is looked for once more before it is called
+	// cancelled.
+	var v runView
+	var err error
+	for range 3 {
+		if v, err = s.runOf(c, key); err != nil || v.State != RunCancelled {
+			break
+		}
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
+	rec, err := s.reg.RunRecordOf(ctx, key)
+	if err != nil {
+		return runView{}, err
+	}
+	v := runView{IdempotencyKey: key, JobName: rec.JobName, TriggeredAt: rec.At, Running: []runningView{}, Shards: rec.Shards}
+	if v.Shards == nil {
+		v.Shards = []registry.ShardOutcome{}
+	}
+	if rec.Done {
+		v.State, v.EndedAt = RunFailed, &rec.EndedAt
+		if rec.Success {
+			v.State = RunSucceeded
+		}
+		return v, nil
+	}
+	queued, err := s.queuedRun(ctx, rec.JobName, key)
+	if err != nil || queued {
+		v.State = RunQueued
+		return v, err
+	}
+	running, err := s.reg.RunningOf(ctx, rec.JobName)
+	if err != nil {
+		return v, err
+	}
+	for item, rt := range running {
+		if rt.RunKey == key {
+			v.Running = append(v.Running, runningView{rec.JobName, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt, rt.RunKey})
+		}
+	}
+	slices.SortFunc(v.Running, func(a, b runningView) int { return a.ShardingItem - b.ShardingItem })
+	fo, err := s.reg.FailoverQueue(ctx)
+	if err != nil {
+		return v, err
+	}
+	waiting := slices.ContainsFunc(fo, func(f registry.Failover) bool { return f.Job == rec.JobName && f.RunKey == key })
+	if len(v.Running) > 0 || waiting {
+		v.State = RunRunning
+		return v, nil
+	}
+	if again, err := s.reg.RunRecordOf(ctx, key); err == nil && again.Done {
+		return s.runOf(ctx, key)
+	}
+	v.State = RunCancelled
+	v.Message = "the run is neither queued, running nor finished: the job was disabled, updated or deleted before it ended"
+	return v, nil
+}
+
+// queuedRun reports whether a job's ready entry still holds the run.
+func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
+	q, err := s.reg.ReadyQueue(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, rd := range q {
+		if rd.Job == job {
+			return slices.ContainsFunc(rd.Runs, func(r registry.PendingRun) bool { return r.IdempotencyKey == key }), nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,336 @@
+package ejctl
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/spf13/cobra"
+)
+
+// Actions of a plan.
+const (
+	ActCreate    = "create"
+	ActUpdate    = "update"
+	ActUnchanged = "unchanged"
+	ActDelete    = "delete"
+)
+
+// Change is one planned step.
+type Change struct {
+	Kind   string      `json:"kind"` // app or job
+	Name   string      `json:"name"`
+	Action string      `json:"action"`
+	Diff   []FieldDiff `json:"diff,omitempty"`
+	Reason string      `json:"reason,omitempty"` // why a delete happens
+	Error  string      `json:"error,omitempty"`  // set when applying failed
+	body   any
+	cur    any
+}
+
+// Plan is what apply would do, in order: apps, jobs, then deletions (jobs
+// before apps).
+type Plan struct {
+	Changes []Change `json:"changes"`
+}
+
+// Count counts the changes of an action.
+func (p Plan) Count(action string) int {
+	n := 0
+	for _, c := range p.Changes {
+		if c.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
+// current is what the scheduler holds.
+type current struct {
+	apps map[string]app.Config
+	jobs map[string]jobs.Config
+}
+
+func (c *cli) fetchCurrent(ctx context.Context) (current, error) {
+	cur := current{apps: map[string]app.Config{}, jobs: map[string]jobs.Config{}}
+	var apps []app.Config
+	if err := c.client.get(ctx, appKind.listPath, nil, &apps); err != nil {
+		return cur, err
+	}
+	for _, a := range apps {
+		cur.apps[a.AppName] = a
+	}
+	var js []jobs.Config
+	if err := c.client.get(ctx, jobKind.listPath, nil, &js); err != nil {
+		return cur, err
+	}
+	for _, j := range js {
+		cur.jobs[j.JobName] = j
+	}
+	return cur, nil
+}
+
+// MakePlan compares the manifest with the scheduler's apps and jobs. With
+// prune, apps and jobs absent from the manifest are deleted; an app absent
+// from the manifest that a job of the manifest uses is an error.
+func MakePlan(m Manifest, cur current, prune bool) (Plan, error) {
+	var p Plan
+	for _, a := range m.Apps {
+		old, exists := cur.apps[a.AppName]
+		if a.AppURL == "" {
+			a.AppURL = old.AppURL // published with ejctl app publish: keep its package
+		}
+		ch, err := planOne("app", a.AppName, exists, old, a)
+		if err != nil {
+			return p, err
+		}
+		p.Changes = append(p.Changes, ch)
+	}
+	for _, j := range m.Jobs {
+		old, exists := cur.jobs[j.JobName]
+		ch, err := planOne("job", j.JobName, exists, old, j)
+		if err != nil {
+			return p, err
+		}
+		p.Changes = append(p.Changes, ch)
+	}
+	if prune {
+		dels, err := prunePlan(m, cur)
+		if err != nil {
+			return p, err
+		}
+		p.Changes = append(p.Changes, dels...)
+	}
+	return p, nil
+}
+
+func planOne(kind, name string, exists bool, old, want any) (Change, error) {
+	ch := Change{Kind: kind, Name: name, Action: ActCreate, body: want}
+	if !exists {
+		return ch, nil
+	}
+	d, err := Diff(old, want)
+	if err != nil {
+		return ch, err
+	}
+	ch.Diff, ch.cur = d, old
+	ch.Action = ActUnchanged
+	if len(d) > 0 {
+		ch.Action = ActUpdate
+	}
+	return ch, nil
+}
+
+func prunePlan(m Manifest, cur current) ([]Change, error) {
+	wantApps, wantJobs := map[string]bool{}, map[string]bool{}
+	for _, a := range m.Apps {
+		wantApps[a.AppName] = true
+	}
+	for _, j := range m.Jobs {
+		wantJobs[j.JobName] = true
+		if !wantApps[j.AppName] {
+			if _, exists := cur.apps[j.AppName]; exists {
+				return nil, fmt.Errorf("--prune would delete app %s, which job %s of the files uses: declare the app in the files too", j.AppName, j.JobName)
+			}
+		}
+	}
+	var out []Change
+	for _, name := range sortedKeys(cur.jobs) {
+		if !wantJobs[name] {
+			reason := "not in the files"
+			if !wantApps[cur.jobs[name].AppName] {
+				reason = "not in the files; its app " + cur.jobs[name].AppName + " is deleted too"
+			}
+			out = append(out, Change{Kind: "job", Name: name, Action: ActDelete, Reason: reason})
+		}
+	}
+	for _, name := range sortedKeys(cur.apps) {
+		if !wantApps[name] {
+			out = append(out, Change{Kind: "app", Name: name, Action: ActDelete, Reason: "not in the files"})
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Execute applies the plan's changes with up to parallel calls at once,
+// phase by phase (apps, jobs, job deletions, app deletions), recording
+// each failure in its change. It reports how many failed.
+func (c *cli) execute(ctx context.Context, p *Plan, parallel int) int {
+	phases := []func(Change) bool{
+		func(ch Change) bool { return ch.Kind == "app" && ch.Action != ActDelete },
+		func(ch Change) bool { return ch.Kind == "job" && ch.Action != ActDelete },
+		func(ch Change) bool { return ch.Kind == "job" && ch.Action == ActDelete },
+		func(ch Change) bool { return ch.Kind == "app" && ch.Action == ActDelete },
+	}
+	failed := 0
+	for _, in := range phases {
+		var idx []int
+		for i, ch := range p.Changes {
+			if in(ch) && ch.Action != ActUnchanged {
+				idx = append(idx, i)
+			}
+		}
+		failed += c.runParallel(ctx, p, idx, parallel)
+	}
+	return failed
+}
+
+func (c *cli) runParallel(ctx context.Context, p *Plan, idx []int, parallel int) int {
+	var mu sync.Mutex
+	failed := 0
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for _, i := range idx {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := c.applyOne(ctx, p.Changes[i]); err != nil {
+				mu.Lock()
+				p.Changes[i].Error = err.Error()
+				failed++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return failed
+}
+
+func (c *cli) applyOne(ctx context.Context, ch Change) error {
+	k := appKind
+	create, update := "/api/app", "/api/app"
+	if ch.Kind == "job" {
+		k, create, update = jobKind, "/api/job/register", "/api/job/update"
+	}
+	switch ch.Action {
+	case ActCreate:
+		return c.client.sendJSON(ctx, http.MethodPost, create, ch.body, nil)
+	case ActUpdate:
+		body, err := updateBody(ch.cur, ch.body)
+		if err != nil {
+			return err
+		}
+		return c.client.sendJSON(ctx, http.MethodPut, update, body, nil)
+	case ActDelete:
+		err := c.client.del(ctx, k.delPath(ch.Name))
+		if IsNotFound(err) {
+			return nil // gone with its app
+		}
+		return err
+	}
+	return nil
+}
+
+func (c *cli) applyCmd() *cobra.Command {
+	var files []string
+	var dryRun, prune, yes bool
+	var parallel int
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR…",
+		Short: "Create or update apps and jobs declared in YAML or JSON files, showing what changes",
+		Long: "Apply reads the files (a directory: its *.yaml, *.yml and *.json files), validates every app and job\n" +
+			"before changing anything, compares them with the scheduler and creates what is missing and updates\n" +
+			"what differs (fields left out take their defaults), printing each change. Running it again changes\n" +
+			"nothing. An app without appURL keeps the package 'ejctl app publish' uploaded.\n\n" +
+			"--prune also deletes the apps and jobs the files do not declare (deleting an app deletes its jobs);\n" +
+			"it lists them first and needs --yes to go ahead (or --dry-run to only look).",
+		Example: "  ejctl apply -f jobs/ --dry-run\n  ejctl apply -f jobs/ -f apps.yaml\n  ejctl apply -f jobs/ --prune --yes",
+		Args:    exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return usagef("apply: name the files with -f FILE|DIR")
+			}
+			return c.apply(cmd.Context(), files, dryRun, prune, yes, parallel)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a YAML or JSON file, or a directory of them (repeatable)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would change, change nothing")
+	cmd.Flags().BoolVar(&prune, "prune", false, "delete the apps and jobs the files do not declare")
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm the deletions of --prune")
+	cmd.Flags().IntVar(&parallel, "parallel", 8, "API calls in flight at once")
+	return cmd
+}
+
+func (c *cli) apply(ctx context.Context, files []string, dryRun, prune, yes bool, parallel int) error {
+	m, err := LoadManifests(files)
+	if err != nil {
+		return err
+	}
+	cur, err := c.fetchCurrent(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := MakePlan(m, cur, prune)
+	if err != nil {
+		return err
+	}
+	dels := p.Count(ActDelete)
+	if !c.json() || dryRun {
+		c.printPlan(p, dryRun)
+	}
+	if dryRun {
+		return nil
+	}
+	if dels > 0 && !yes {
+		return usagef("--prune would delete %d app(s) and job(s) listed above; add --yes to delete them, or --dry-run to only look", dels)
+	}
+	failed := c.execute(ctx, &p, parallel)
+	if c.json() {
+		if err := c.printJSON(p); err != nil {
+			return err
+		}
+	} else {
+		for _, ch := range p.Changes {
+			if ch.Error != "" {
+				fmt.Fprintf(c.env.Stderr, "failed: %s %s %s: %s\n", ch.Action, ch.Kind, ch.Name, ch.Error)
+			}
+		}
+		c.say("Applied: %d created, %d updated, %d unchanged, %d deleted, %d failed.",
+			p.Count(ActCreate), p.Count(ActUpdate), p.Count(ActUnchanged), dels, failed)
+	}
+	if failed > 0 {
+		return fmt.Errorf("apply: %d of %d changes failed", failed, len(p.Changes)-p.Count(ActUnchanged))
+	}
+	return nil
+}
+
+func (c *cli) printPlan(p Plan, dryRun bool) {
+	if c.json() {
+		_ = c.printJSON(p)
+		return
+	}
+	w := c.env.Stdout
+	marks := map[string]string{ActCreate: "+", ActUpdate: "~", ActUnchanged: "=", ActDelete: "-"}
+	for _, ch := range p.Changes {
+		line := fmt.Sprintf("%s %s %s (%s)", marks[ch.Action], ch.Kind, ch.Name, ch.Action)
+		if ch.Reason != "" {
+			line += ": " + ch.Reason
+		}
+		fmt.Fprintln(w, line)
+		if ch.Action == ActUpdate {
+			for _, d := range ch.Diff {
+				fmt.Fprintln(w, "    "+d.String())
+			}
+		}
+	}
+	prefix := "Plan"
+	if dryRun {
+		prefix = "Plan (dry run, nothing changed)"
+	}
+	fmt.Fprintf(w, "%s: %d to create, %d to update, %d unchanged, %d to delete.\n",
+		prefix, p.Count(ActCreate), p.Count(ActUpdate), p.Count(ActUnchanged), p.Count(ActDelete))
+}

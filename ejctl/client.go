@@ -1,0 +1,149 @@
+package ejctl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// APIError is an error answer of the API: its status and {"message"}.
+type APIError struct {
+	Method, Path string
+	Status       int
+	Message      string
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	switch e.Status {
+	case http.StatusUnauthorized:
+		msg += " (log in with: ejctl login, or pass --token / EJCTL_TOKEN)"
+	case http.StatusForbidden:
+		msg += " (this token's role cannot change anything)"
+	}
+	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, http.StatusText(e.Status), msg)
+}
+
+// IsNotFound reports a 404 answer.
+func IsNotFound(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusNotFound
+}
+
+// Client calls the scheduler's REST API.
+type Client struct {
+	Base    string // http://host:port
+	Token   string
+	HTTP    *http.Client
+	Timeout time.Duration // per call, except uploads and log follows (0: none)
+}
+
+// request is one call.
+type request struct {
+	method, path string
+	query        url.Values
+	body         io.Reader
+	length       int64 // the body's size when known (sent as Content-Length)
+	contentType  string
+	header       http.Header
+	noTimeout    bool
+}
+
+// call sends a request and decodes a JSON answer into out (nil: ignore
+// it); an answer outside 2xx becomes an *APIError.
+func (c *Client) call(ctx context.Context, r request, out any) error {
+	if !r.noTimeout && c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	u := c.Base + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, r.body)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
+	}
+	if r.length > 0 {
+		req.ContentLength = r.length
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot reach the scheduler at %s: %w", r.method, r.path, c.Base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return fmt.Errorf("%s %s: read the answer: %w", r.method, r.path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return apiError(r, resp.StatusCode, body)
+	}
+	if out == nil || len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0], body...)
+		return nil
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the expected JSON: %w", r.method, r.path, err)
+	}
+	return nil
+}
+
+func apiError(r request, status int, body []byte) error {
+	var m struct {
+		Message string `json:"message"`
+	}
+	msg := strings.TrimSpace(string(body))
+	if json.Unmarshal(body, &m) == nil && m.Message != "" {
+		msg = m.Message
+	}
+	if len(msg) > 2000 {
+		msg = msg[:2000] + "…"
+	}
+	return &APIError{Method: r.method, Path: r.path, Status: status, Message: msg}
+}
+
+// get, postJSON, putJSON and del are the common shapes.
+func (c *Client) get(ctx context.Context, path string, q url.Values, out any) error {
+	return c.call(ctx, request{method: http.MethodGet, path: path, query: q}, out)
+}
+
+func (c *Client) sendJSON(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("%s %s: encode: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	return c.call(ctx, request{method: method, path: path, body: body, contentType: "application/json"}, out)
+}
+
+func (c *Client) del(ctx context.Context, path string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: path}, nil)
+}
+
+// seg escapes one path segment (names are [A-Za-z0-9._-]; task ids hold @).
+func seg(s string) string { return url.PathEscape(s) }

@@ -1,0 +1,229 @@
+package ejctl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func (c *cli) jobCmd() *cobra.Command {
+	cmd := group("job", "Jobs: list, show, register, trigger, delete, disable, enable")
+	cmd.AddCommand(c.objectCmds(jobKind)...)
+	cmd.AddCommand(c.registerCmd(), c.triggerCmd())
+	return cmd
+}
+
+func (c *cli) registerCmd() *cobra.Command {
+	var files []string
+	cmd := &cobra.Command{
+		Use:     "register -f FILE…",
+		Short:   "Register the jobs of YAML or JSON files (new jobs only; apply also updates)",
+		Example: "  ejctl job register -f my_job.yaml",
+		Args:    exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return usagef("register: name the files with -f FILE")
+			}
+			m, err := LoadManifests(files)
+			if err != nil {
+				return err
+			}
+			if len(m.Apps) > 0 {
+				return usagef("register: the files declare apps (%s); use ejctl apply for apps", m.Apps[0].AppName)
+			}
+			for _, j := range m.Jobs {
+				if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/register", j, nil); err != nil {
+					return err
+				}
+				c.say("job %s registered", j.JobName)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a YAML or JSON file, or a directory of them (repeatable)")
+	return cmd
+}
+
+// triggerOpts are the flags of job trigger.
+type triggerOpts struct {
+	param, key    string
+	paramSet      bool
+	wait          bool
+	timeout, poll time.Duration
+}
+
+func (c *cli) triggerCmd() *cobra.Command {
+	var o triggerOpts
+	cmd := &cobra.Command{
+		Use:   "trigger NAME [--param P] [--wait]",
+		Short: "Run a TRANSIENT job now; --wait waits for the run and fails when a shard failed",
+		Long: "Trigger queues one execution of a TRANSIENT job. With --param the execution runs with that\n" +
+			"jobParameter. --key (or --wait, which makes one up) sends an idempotency key: a retried trigger with\n" +
+			"the same key queues nothing more. --wait follows that run (GET /api/job/trigger/KEY) until its\n" +
+			"shards end: exit 0 when every shard finished, 3 when one failed or the run was cancelled, 4 when\n" +
+			"--timeout passed first.",
+		Example: "  ejctl job trigger nightly_report --param date=2026-11-01 --wait --timeout 30m",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.paramSet = cmd.Flags().Changed("param")
+			return c.trigger(cmd.Context(), args[0], o)
+		},
+		ValidArgsFunction: c.completeNames(jobKind),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.param, "param", "", "jobParameter of this execution")
+	f.StringVar(&o.key, "key", "", "idempotency key (letters, digits, . _ : -; at most 128)")
+	f.BoolVar(&o.wait, "wait", false, "wait for the run's shards to end; exit 3 if one failed")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "with --wait: give up after this long (exit 4)")
+	f.DurationVar(&o.poll, "poll", time.Second, "with --wait: how often to ask")
+	return cmd
+}
+
+func (c *cli) trigger(ctx context.Context, name string, o triggerOpts) error {
+	if o.wait && o.key == "" {
+		o.key = newKey()
+	}
+	body := map[string]any{"jobName": name}
+	if o.paramSet {
+		body["jobParameter"] = o.param
+	}
+	if o.key != "" {
+		body["idempotencyKey"] = o.key
+	}
+	var ans struct {
+		Duplicate bool `json:"duplicate"`
+	}
+	if err := c.client.sendJSON(ctx, http.MethodPost, "/api/job/trigger", body, &ans); err != nil {
+		return err
+	}
+	if !o.wait {
+		if c.json() {
+			return c.printJSON(map[string]any{"jobName": name, "idempotencyKey": o.key, "queued": !ans.Duplicate, "duplicate": ans.Duplicate})
+		}
+		if ans.Duplicate {
+			c.say("job %s: a trigger with key %s was already sent; nothing more queued", name, o.key)
+		} else {
+			c.say("job %s triggered", name)
+		}
+		return nil
+	}
+	fmt.Fprintf(c.env.Stderr, "job %s triggered (key %s); waiting for its run\n", name, o.key)
+	return c.waitRun(ctx, o)
+}
+
+func newKey() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "ejctl-" + hex.EncodeToString(b[:])
+}
+
+// runView is the answer of GET /api/job/trigger/{key}.
+type runView struct {
+	IdempotencyKey string `json:"idempotencyKey"`
+	JobName        string `json:"jobName"`
+	State          string `json:"state"`
+	Message        string `json:"message"`
+	Running        []struct {
+		ShardingItem int    `json:"shardingItem"`
+		TaskID       string `json:"taskId"`
+		State        string `json:"state"`
+	} `json:"running"`
+	Shards []struct {
+		ShardingItem int    `json:"shardingItem"`
+		TaskID       string `json:"taskId"`
+		State        string `json:"state"`
+		Message      string `json:"message"`
+	} `json:"shards"`
+}
+
+var errTimedOut = errors.New("timed out")
+
+// waitRun polls the trigger's run until it ends or the timeout passes.
+func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	last := ""
+	for {
+		var v runView
+		err := c.client.get(ctx, "/api/job/trigger/"+seg(o.key), nil, &v)
+		if ctx.Err() != nil {
+			return &exitError{ExitTimedOut, fmt.Errorf("run %s did not end within %v (last state %s)", o.key, o.timeout, orDash(last))}
+		}
+		if err != nil {
+			return err
+		}
+		if v.State != last {
+			fmt.Fprintf(c.env.Stderr, "run %s: %s%s\n", o.key, v.State, runningNote(v))
+			last = v.State
+		}
+		switch v.State {
+		case "SUCCEEDED", "FAILED", "CANCELLED":
+			return c.reportRun(v)
+		}
+		select {
+		case <-ctx.Done():
+			return &exitError{ExitTimedOut, fmt.Errorf("run %s did not end within %v (last state %s)", o.key, o.timeout, orDash(last))}
+		case <-time.After(o.poll):
+		}
+	}
+}
+
+func runningNote(v runView) string {
+	if len(v.Running) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d shard(s) running)", len(v.Running))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// reportRun prints how the run's shards ended and fails unless all
+// finished.
+func (c *cli) reportRun(v runView) error {
+	if c.json() {
+		if err := c.printJSON(v); err != nil {
+			return err
+		}
+	} else if len(v.Shards) > 0 {
+		rows := make([][]string, len(v.Shards))
+		for i, s := range v.Shards {
+			rows[i] = []string{fmt.Sprint(s.ShardingItem), s.State, s.TaskID, oneLine(s.Message)}
+		}
+		if err := c.table([]string{"SHARD", "STATE", "TASK", "MESSAGE"}, rows); err != nil {
+			return err
+		}
+	}
+	switch v.State {
+	case "SUCCEEDED":
+		return nil
+	case "CANCELLED":
+		return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s was cancelled: %s", v.IdempotencyKey, v.JobName, v.Message)}
+	}
+	failed := 0
+	for _, s := range v.Shards {
+		if s.State != "TASK_FINISHED" {
+			failed++
+		}
+	}
+	return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s failed: %d of %d shard(s) did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ⏎ ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

@@ -1,0 +1,109 @@
+package ejctl
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func (c *cli) loginCmd() *cobra.Command {
+	var user string
+	var passwordStdin bool
+	cmd := &cobra.Command{
+		Use:   "login [--username USER] [--password-stdin]",
+		Short: "Log in and store the token (and address) in the config file",
+		Long: "Log in with POST /api/login and store the token and the address in the config file (mode 0600).\n" +
+			"The password is read from standard input (one line); with --token the given token is stored as it is.",
+		Example: "  echo \"$PASSWORD\" | ejctl login --addr http://10.0.0.5:8899 --username admin --password-stdin\n" +
+			"  ejctl login --token \"$CI_TOKEN\"",
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c.settings.ConfigPath == "" {
+				return errors.New("login: no config file: set HOME, XDG_CONFIG_HOME, EJCTL_CONFIG or --config")
+			}
+			token, role, expires := c.token, "", time.Time{}
+			if token == "" {
+				var err error
+				if token, role, expires, err = c.login(cmd, user, passwordStdin); err != nil {
+					return err
+				}
+			}
+			if err := saveConfig(c.settings.ConfigPath, FileConfig{Addr: c.settings.Addr, Token: token}); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(map[string]any{"addr": c.settings.Addr, "role": role, "expiresAt": expires, "config": c.settings.ConfigPath})
+			}
+			msg := fmt.Sprintf("Logged in to %s", c.settings.Addr)
+			if role != "" {
+				msg += fmt.Sprintf(" as %s (%s) until %s", user, role, fmtTime(expires))
+			}
+			c.say("%s; token saved in %s", msg, c.settings.ConfigPath)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&user, "username", "u", "", "user name (auth_username or auth_guest_username)")
+	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input (also the default when no --token is given)")
+	return cmd
+}
+
+func (c *cli) login(cmd *cobra.Command, user string, _ bool) (string, string, time.Time, error) {
+	if user == "" {
+		return "", "", time.Time{}, usagef("login: --username is required (or --token to store a token)")
+	}
+	if !c.json() {
+		fmt.Fprint(c.env.Stderr, "Password: ")
+	}
+	line, err := bufio.NewReader(c.env.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return "", "", time.Time{}, fmt.Errorf("login: read the password from standard input: %w", err)
+	}
+	if !c.json() {
+		fmt.Fprintln(c.env.Stderr)
+	}
+	var out struct {
+		Token     string    `json:"token"`
+		Role      string    `json:"role"`
+		ExpiresAt time.Time `json:"expiresAt"`
+	}
+	in := map[string]string{"username": user, "password": strings.TrimRight(line, "\r\n")}
+	c.client.Token = ""
+	if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/login", in, &out); err != nil {
+		return "", "", time.Time{}, err
+	}
+	return out.Token, out.Role, out.ExpiresAt, nil
+}
+
+func (c *cli) logoutCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "logout",
+		Short: "End the session and forget the token in the config file",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c.settings.ConfigPath == "" {
+				return errors.New("logout: no config file: set HOME, XDG_CONFIG_HOME, EJCTL_CONFIG or --config")
+			}
+			file, err := loadConfig(c.settings.ConfigPath)
+			if err != nil {
+				return err
+			}
+			if file.Token != "" {
+				c.client.Token = file.Token
+				if err := c.client.call(cmd.Context(), request{method: http.MethodPost, path: "/api/logout"}, nil); err != nil {
+					fmt.Fprintln(c.env.Stderr, "ejctl: warning:", err)
+				}
+			}
+			file.Token = ""
+			if err := saveConfig(c.settings.ConfigPath, file); err != nil {
+				return err
+			}
+			c.say("Logged out; token removed from %s", c.settings.ConfigPath)
+			return nil
+		},
+	}
+}

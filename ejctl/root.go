@@ -1,0 +1,223 @@
+package ejctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1
+	ExitUsage    = 2
+	ExitRunFail  = 3 // job trigger --wait: the run failed or was cancelled
+	ExitTimedOut = 4 // job trigger --wait: --timeout passed first
+)
+
+// Env is the process around the program.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	HTTP           *http.Client // nil: a default client
+	// StderrIsTTY says whether progress bars may be drawn (nil: never).
+	StderrIsTTY func() bool
+}
+
+// exitError carries an exit code other than ExitFailure.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &exitError{ExitUsage, fmt.Errorf(format, args...)}
+}
+
+// cli holds the global flags and what they resolve to.
+type cli struct {
+	env                     Env
+	addr, token, configFlag string
+	output                  string
+	requestTimeout          time.Duration
+	settings                Settings
+	client                  *Client
+}
+
+// Run runs ejctl with args (without the program name) and returns the
+// exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.Stdin == nil {
+		env.Stdin = strings.NewReader("")
+	}
+	c := &cli{env: env}
+	root := c.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(env.Stderr, "ejctl:", err)
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		if ee.code == ExitUsage {
+			fmt.Fprintln(env.Stderr, "Run 'ejctl --help' for usage.")
+		}
+		return ee.code
+	case isCobraUsage(err):
+		fmt.Fprintln(env.Stderr, "Run 'ejctl --help' for usage.")
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// isCobraUsage recognises cobra's own argument errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cli) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ejctl",
+		Short: "Command-line client of the ElasticJob-Cloud scheduler",
+		Long: "ejctl talks to the scheduler's REST API.\n\n" +
+			"Address and token: --addr/--token, else EJCTL_ADDR/EJCTL_TOKEN, else the config file written by\n" +
+			"'ejctl login' (--config, EJCTL_CONFIG or ~/.config/ejctl/config.json); the address defaults to " + DefaultAddr + ".\n\n" +
+			"Exit codes: 0 ok, 1 failure, 2 usage, 3 a waited run failed, 4 a wait timed out.",
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return c.setup(cmd) },
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{ExitUsage, err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&c.addr, "addr", "", "scheduler address (env EJCTL_ADDR; default "+DefaultAddr+")")
+	pf.StringVar(&c.token, "token", "", "API token (env EJCTL_TOKEN)")
+	pf.StringVar(&c.configFlag, "config", "", "config file (env EJCTL_CONFIG; default ~/.config/ejctl/config.json)")
+	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
+	pf.DurationVar(&c.requestTimeout, "request-timeout", 30*time.Second, "time limit of each API call (uploads excepted)")
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.logsCmd(), c.historyCmd())
+	return root
+}
+
+// setup resolves the address and token and builds the client.
+func (c *cli) setup(cmd *cobra.Command) error {
+	if c.output != "table" && c.output != "json" {
+		return usagef("--output must be table or json, got %q", c.output)
+	}
+	// Without HOME (and no --config/EJCTL_CONFIG) there is no config file:
+	// flags and the environment still work; login and logout say so.
+	path, _ := configPath(c.configFlag, c.env.Getenv)
+	var file FileConfig
+	var err error
+	if path != "" {
+		if file, err = loadConfig(path); err != nil {
+			return err
+		}
+	}
+	c.settings = resolve(c.addr, c.token, c.env.Getenv, file)
+	c.settings.ConfigPath = path
+	hc := c.env.HTTP
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport}
+	}
+	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, HTTP: hc, Timeout: c.requestTimeout}
+	return nil
+}
+
+// json prints v indented (the -o json form).
+func (c *cli) printJSON(v any) error {
+	if raw, ok := v.(json.RawMessage); ok {
+		var buf any
+		if err := json.Unmarshal(raw, &buf); err == nil {
+			v = buf
+		}
+	}
+	enc := json.NewEncoder(c.env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table prints rows under headers, aligned.
+func (c *cli) table(headers []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(c.env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+func (c *cli) json() bool { return c.output == "json" }
+
+// say prints a line for people (never in -o json mode on stdout).
+func (c *cli) say(format string, args ...any) {
+	w := c.env.Stdout
+	if c.json() {
+		w = c.env.Stderr
+	}
+	fmt.Fprintf(w, format+"\n", args...)
+}
+
+func (c *cli) stderrTTY() bool { return c.env.StderrIsTTY != nil && c.env.StderrIsTTY() }
+
+// IsTerminal reports whether f is a character device (a terminal).
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// exactArgs is cobra.ExactArgs with a usage exit code and names.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return usagef("expected %s, got %d argument(s)", strings.Join(names, " "), len(args))
+		}
+		return nil
+	}
+}
+
+// group is a command that only holds subcommands: with no argument it
+// prints its help, with an unknown one it is a usage error.
+func group(use, short string) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for \"ejctl %s\"", args[0], use)
+			}
+			return cmd.Help()
+		}}
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}

@@ -1,0 +1,46 @@
+package ejctl
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// runWith runs the program against base with env and returns its output
+// and exit code.
+func runWith(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: envOf(env)})
+	return out.String(), errb.String(), code
+}
+
+func TestRunShowsTheAPIMessageAndExitCodes(t *testing.T) {
+	var gotAuth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"message":"Cannot find job 'nope', please register first."}`))
+	}))
+	defer srv.Close()
+	env := map[string]string{"EJCTL_ADDR": srv.URL, "EJCTL_TOKEN": "tok"} // no HOME: no config file, still fine
+	_, errs, code := runWith(t, env, "job", "get", "nope")
+	if code != ExitFailure || !strings.Contains(errs, "404 Not Found: Cannot find job 'nope', please register first.") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if gotAuth != "Bearer tok" {
+		t.Errorf("Authorization %q, want the token from EJCTL_TOKEN", gotAuth)
+	}
+	for _, args := range [][]string{{"job", "get"}, {"nope"}, {"job", "ls", "--nope"}, {"-o", "yaml", "job", "ls"}, {"apply"}} {
+		if _, errs, code := runWith(t, env, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (usage); stderr %q", args, code, ExitUsage, errs)
+		}
+	}
+	if _, errs, code := runWith(t, env, "login", "-u", "admin"); code != ExitFailure || !strings.Contains(errs, "no config file") {
+		t.Errorf("login without a config file: exit %d %q", code, errs)
+	}
+}

@@ -1,0 +1,170 @@
+package ejctl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func (c *cli) tasksCmd() *cobra.Command {
+	var job string
+	cmd := &cobra.Command{
+		Use:       "tasks [running|ready|failover]",
+		Short:     "Show running tasks, pending executions and shards waiting for failover",
+		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
+		ValidArgs: []string{"running", "ready", "failover"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			views := []string{"running", "ready", "failover"}
+			if len(args) == 1 {
+				views = args
+			}
+			return c.tasks(cmd.Context(), views, job)
+		},
+	}
+	cmd.Flags().StringVar(&job, "job", "", "only this job's")
+	return cmd
+}
+
+func (c *cli) tasks(ctx context.Context, views []string, job string) error {
+	all := map[string][]map[string]any{}
+	for _, v := range views {
+		var rows []map[string]any
+		if err := c.client.get(ctx, "/api/job/tasks/"+v, nil, &rows); err != nil {
+			return err
+		}
+		kept := rows[:0]
+		for _, r := range rows {
+			if job == "" || r["jobName"] == job {
+				kept = append(kept, r)
+			}
+		}
+		all[v] = kept
+	}
+	if c.json() {
+		if len(views) == 1 {
+			return c.printJSON(all[views[0]])
+		}
+		return c.printJSON(all)
+	}
+	for i, v := range views {
+		if len(views) > 1 {
+			if i > 0 {
+				fmt.Fprintln(c.env.Stdout)
+			}
+			fmt.Fprintf(c.env.Stdout, "%s (%d)\n", strings.ToUpper(v), len(all[v]))
+		}
+		if err := c.taskTable(v, all[v]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cli) taskTable(view string, rows []map[string]any) error {
+	var out [][]string
+	switch view {
+	case "running":
+		for _, r := range rows {
+			out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), str(r["state"]), str(r["hostname"]), since(r["launchedAt"]), str(r["taskId"])})
+		}
+		return c.table([]string{"JOB", "SHARD", "STATE", "HOST", "LAUNCHED", "TASK"}, out)
+	case "ready":
+		for _, r := range rows {
+			out = append(out, []string{str(r["jobName"]), str(r["times"]), since(r["since"])})
+		}
+		return c.table([]string{"JOB", "PENDING", "WAITING SINCE"}, out)
+	}
+	for _, r := range rows {
+		out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), since(r["since"]), str(r["taskId"])})
+	}
+	return c.table([]string{"JOB", "SHARD", "FAILED SINCE", "FAILED TASK"}, out)
+}
+
+// since formats an RFC 3339 time from the API in local time.
+func since(v any) string {
+	t, err := time.Parse(time.RFC3339Nano, str(v))
+	if err != nil {
+		return str(v)
+	}
+	return fmtTime(t)
+}
+
+func (c *cli) historyCmd() *cobra.Command {
+	var job, task, source, from, to string
+	var failed, succeeded bool
+	var limit, page int
+	cmd := &cobra.Command{
+		Use:     "history",
+		Short:   "List executions (newest first), with filters",
+		Example: "  ejctl history --job my_job --failed --limit 20\n  ejctl history --since '2026-11-01 00:00:00' -o json",
+		Args:    exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{"per_page": {strconv.Itoa(limit)}, "page": {strconv.Itoa(page)}, "sort": {"startTime"}, "order": {"desc"}}
+			for k, v := range map[string]string{"jobName": job, "taskId": task, "executionSource": source, "startTime": from, "endTime": to} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			switch {
+			case failed && succeeded:
+				return usagef("history: --failed and --succeeded exclude each other")
+			case failed:
+				q.Set("isSuccess", "false")
+			case succeeded:
+				q.Set("isSuccess", "true")
+			}
+			return c.history(cmd.Context(), q)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&job, "job", "", "only this job's executions")
+	f.StringVar(&task, "task", "", "only this task's")
+	f.StringVar(&source, "source", "", "NORMAL_TRIGGER, MISFIRE or FAILOVER")
+	f.StringVar(&from, "since", "", "started at or after (yyyy-MM-dd HH:mm:ss or RFC 3339)")
+	f.StringVar(&to, "until", "", "started at or before")
+	f.BoolVar(&failed, "failed", false, "only failed executions")
+	f.BoolVar(&succeeded, "succeeded", false, "only successful executions")
+	f.IntVar(&limit, "limit", 20, "rows per page (at most 1000)")
+	f.IntVar(&page, "page", 1, "page number, from 1")
+	return cmd
+}
+
+func (c *cli) history(ctx context.Context, q url.Values) error {
+	var raw json.RawMessage
+	if err := c.client.get(ctx, "/api/job/events/executions", q, &raw); err != nil {
+		return err
+	}
+	if c.json() {
+		return c.printJSON(raw)
+	}
+	var page struct {
+		Total int              `json:"total"`
+		Rows  []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	rows := make([][]string, 0, len(page.Rows))
+	for _, r := range page.Rows {
+		result := "ok"
+		if r["success"] != true {
+			result = "FAILED"
+			if r["completeTime"] == nil {
+				result = "running"
+			}
+		}
+		rows = append(rows, []string{str(r["jobName"]), str(r["shardingItem"]), str(r["source"]), since(r["startTime"]), since(r["completeTime"]),
+			result, str(r["hostname"]), str(r["taskId"]), oneLine(str(r["failureCause"]))})
+	}
+	if err := c.table([]string{"JOB", "SHARD", "SOURCE", "STARTED", "ENDED", "RESULT", "HOST", "TASK", "CAUSE"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.env.Stdout, "%d of %d execution(s)\n", len(rows), page.Total)
+	return nil
+}
