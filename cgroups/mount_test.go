@@ -168,7 +168,7 @@ func TestArgvAndSpec(t *testing.T) {
 
 func TestConversions(t *testing.T) {
 	for _, c := range []struct {
-		cpus                   float64
+		cpus                  float64
 		shares, weight, quota int64
 	}{{1, 1024, 39, 100000}, {0.001, 2, 1, 1000}, {0.1, 102, 4, 10000}, {4, 4096, 157, 400000}} {
 		if Shares(c.cpus) != c.shares || Weight(c.cpus) != c.weight || Quota(c.cpus) != c.quota {
