@@ -34,6 +34,13 @@ type Settings struct {
 	AckTimeout      time.Duration
 	IdleTimeout     time.Duration // < 0: never exit when idle
 	LogLevel        slog.Level
+	// Cgroup is the container cgroup the agent put this executor in
+	// ("v1:/elasticjob/<agent>/<container>", ELASTICJOB_CGROUP); "" when
+	// the agent isolates nothing. Tasks get cgroups of their own below it,
+	// with CgroupPidsMax processes each and a CPU quota if CgroupCPUQuota.
+	Cgroup         string
+	CgroupPidsMax  int64
+	CgroupCPUQuota bool
 }
 
 const usageHead = `Usage: executor [flags]
@@ -110,6 +117,7 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	}
 	dur(&s.RecoveryTimeout, "MESOS_RECOVERY_TIMEOUT", env("MESOS_RECOVERY_TIMEOUT", recovery))
 	errs = append(errs, prefix("log-level", s.LogLevel.UnmarshalText([]byte(*logLevel))))
+	errs = append(errs, s.parseCgroup(getenv))
 	for _, name := range []string{"MESOS_AGENT_ENDPOINT", "MESOS_FRAMEWORK_ID", "MESOS_EXECUTOR_ID"} {
 		if getenv(name) == "" {
 			errs = append(errs, fmt.Errorf("%s is not set (the executor is started by a Mesos agent)", name))
@@ -147,4 +155,26 @@ func firstOf(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// parseCgroup reads ELASTICJOB_CGROUP, ELASTICJOB_CGROUP_PIDS_MAX (0: no
+// limit) and ELASTICJOB_CGROUP_CPU_QUOTA (default true), set by the
+// embedded agent when it isolates executors.
+func (s *Settings) parseCgroup(getenv func(string) string) error {
+	s.Cgroup, s.CgroupCPUQuota = getenv("ELASTICJOB_CGROUP"), true
+	if v := getenv("ELASTICJOB_CGROUP_PIDS_MAX"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("ELASTICJOB_CGROUP_PIDS_MAX: %q is not a process count", v)
+		}
+		s.CgroupPidsMax = n
+	}
+	if v := getenv("ELASTICJOB_CGROUP_CPU_QUOTA"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ELASTICJOB_CGROUP_CPU_QUOTA: %q is not true or false", v)
+		}
+		s.CgroupCPUQuota = b
+	}
+	return nil
 }

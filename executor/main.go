@@ -38,6 +38,14 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: s.MaxEntries},
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
 	}
+	if s.Cgroup != "" {
+		tc, err := OpenTaskCgroups(s.Cgroup, s.CgroupPidsMax, s.CgroupCPUQuota, log.With("subsystem", "cgroups"))
+		if err != nil {
+			log.Warn("tasks run without cgroups of their own", "cgroup", s.Cgroup, "err", err)
+		} else {
+			pipeline.Cgroups = tc
+		}
+	}
 	if r, err := StartReaper(log.With("subsystem", "reaper")); err != nil {
 		log.Warn("no reaper: job processes may outlive a killed executor", "err", err)
 	} else {
