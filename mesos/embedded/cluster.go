@@ -22,6 +22,7 @@ type Cluster struct {
 	masterID string
 	agentID  string
 	total    mesos.Resources
+	iso      *isolation // set by Start
 
 	mu         sync.Mutex
 	frameworks map[string]*framework
@@ -48,11 +49,15 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	masterID := newUUID()
+	agentID, err := loadAgentID(cfg.WorkDir, masterID+"-S0")
+	if err != nil {
+		return nil, err
+	}
 	c := &Cluster{
 		cfg:        cfg,
 		log:        cfg.Logger.With("subsystem", "mesos-local"),
 		masterID:   masterID,
-		agentID:    masterID + "-S0",
+		agentID:    agentID,
 		total:      total,
 		frameworks: map[string]*framework{},
 		removed:    map[string]bool{},
@@ -66,6 +71,13 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if n := reap(filepath.Join(c.cfg.WorkDir, "slaves"), true); n > 0 {
 		c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
 	}
+	iso, err := startIsolation(c.cfg, c.agentID, c.log.With("subsystem", "isolation"))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.iso = iso
+	c.mu.Unlock()
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
 	if err != nil {
@@ -121,6 +133,7 @@ func (c *Cluster) Close() error {
 	srv := c.srv
 	c.mu.Unlock()
 	c.procs.Wait()
+	c.iso.close()
 	if srv == nil {
 		return nil
 	}

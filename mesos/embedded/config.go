@@ -34,7 +34,24 @@ type Config struct {
 	// update; it doubles up to 10 minutes. Default 10s.
 	UpdateRetryInterval time.Duration
 	Logger              *slog.Logger
+
+	// Isolation enforces executors' and tasks' cpus and mem with cgroups:
+	// IsolationAuto ("" too: v2, else v1, else none with one warning),
+	// IsolationV1 or IsolationV2 (that mode or Start fails), IsolationOff.
+	Isolation string
+	// CgroupsRoot is the group below the hierarchy root that holds the
+	// agents' groups, default "elasticjob".
+	CgroupsRoot string
+	// PidsMax limits the processes (and threads) of each task and of the
+	// executor itself; 0 selects DefaultPidsMax, negative means no limit.
+	PidsMax int64
+	// NoCPUQuota gives CPU shares only, without a CFS quota: a task may
+	// then use idle CPUs beyond its cpus.
+	NoCPUQuota bool
 }
+
+// DefaultPidsMax is Config.PidsMax when zero.
+const DefaultPidsMax = 4096
 
 // DefaultDiskMB is the disk offered when Config.DiskMB is zero.
 const DefaultDiskMB = 10240
@@ -77,6 +94,22 @@ func (c Config) withDefaults() (Config, error) {
 	c.ExecutorShutdownGrace = durationOr(c.ExecutorShutdownGrace, 5*time.Second)
 	c.ExecutorRegistrationTimeout = durationOr(c.ExecutorRegistrationTimeout, time.Minute)
 	c.UpdateRetryInterval = durationOr(c.UpdateRetryInterval, 10*time.Second)
+	switch c.Isolation {
+	case "":
+		c.Isolation = IsolationAuto
+	case IsolationAuto, IsolationV1, IsolationV2, IsolationOff:
+	default:
+		return c, fmt.Errorf("%w: Isolation %q must be auto, v1, v2 or off", ErrConfig, c.Isolation)
+	}
+	if c.CgroupsRoot == "" {
+		c.CgroupsRoot = "elasticjob"
+	}
+	if err := validateCgroupsRoot(c.CgroupsRoot); err != nil {
+		return c, err
+	}
+	if c.PidsMax == 0 {
+		c.PidsMax = DefaultPidsMax
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -147,4 +180,14 @@ func mesosDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dns", d.Nanoseconds())
 	}
+}
+
+// validateCgroupsRoot accepts a relative path of plain names.
+func validateCgroupsRoot(root string) error {
+	for _, part := range strings.Split(strings.Trim(root, "/"), "/") {
+		if part == "" || part == "." || part == ".." {
+			return fmt.Errorf("%w: CgroupsRoot %q must be a path of names below the hierarchy root", ErrConfig, root)
+		}
+	}
+	return nil
 }

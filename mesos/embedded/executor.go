@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ejcloud/elasticjob/cgroups"
+
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -49,6 +51,7 @@ type executor struct {
 	reason      mesos.TaskStatus_Reason
 	exitStatus  *int32
 	exitMessage string
+	cgroup      *cgroups.Group // its container; nil when not isolated
 }
 
 // launchExecutor records a new executor and starts its process in the
@@ -67,6 +70,7 @@ func (c *Cluster) launchExecutor(fw *framework, info mesos.ExecutorInfo) *execut
 	e.dir = filepath.Join(c.cfg.WorkDir, "slaves", c.agentID, "frameworks", fw.id,
 		"executors", e.id, "runs", e.containerID)
 	fw.executors[e.id] = e
+	c.iso.prepare(e)
 	c.procs.Add(1)
 	go c.runExecutor(e, c.executorEnv(e))
 	c.log.Info("launching executor", "framework_id", fw.id, "executor_id", e.id, "sandbox", e.dir)

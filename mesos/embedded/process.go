@@ -40,6 +40,7 @@ func (c *Cluster) executorEnv(e *executor) []string {
 		"MESOS_HTTP_COMMAND_EXECUTOR=0",
 		"MESOS_CONTAINER_ID="+e.containerID,
 	)
+	env = append(env, c.iso.env(e)...)
 	for _, v := range e.info.GetCommand().GetEnvironment().GetVariables() {
 		if v.Type == nil || *v.Type == mesos.Environment_Variable_VALUE {
 			env = append(env, v.Name+"="+v.GetValue())
@@ -77,10 +78,15 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 	if n := reap(e.dir, false); n > 0 {
 		c.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
 	}
+	msg := exitMessage(ws, werr)
+	if oom := c.iso.oomMessage(e); oom != "" {
+		msg = "Executor terminated: " + oom + " (" + strings.TrimPrefix(msg, "Executor terminated: ") + ")"
+	}
+	c.iso.destroy(e)
 	status := int32(ws)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.executorTerminated(e, &status, exitMessage(ws, werr))
+	c.executorTerminated(e, &status, msg)
 }
 
 // prepare creates the sandbox, fetches the command URIs and builds the
@@ -104,6 +110,9 @@ func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	cmd, err := buildCommand(command, e.dir)
 	if err != nil {
 		return nil, err
+	}
+	if argv := c.iso.argv(e, append([]string{cmd.Path}, cmd.Args[1:]...)); e.cgroup != nil {
+		cmd.Path, cmd.Args = argv[0], argv // argv[0] of a shell=false command becomes its path
 	}
 	cmd.Env = env
 	cmd.Dir = e.dir
