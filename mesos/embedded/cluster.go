@@ -30,7 +30,11 @@ type Cluster struct {
 	offers     map[string]*offer
 	seq        int
 	closing    bool
-	procs      sync.WaitGroup // executor process waiters
+	procs      sync.WaitGroup        // executor process waiters
+	live       map[string]*executor  // executors not terminated, by sandbox
+	archived   map[string][]archived // terminated runs known by sandbox only, per framework
+	bg         sync.WaitGroup        // the GC loop
+	stopGC     chan struct{}
 
 	srv      *http.Server
 	ln       net.Listener
@@ -62,6 +66,9 @@ func New(cfg Config) (*Cluster, error) {
 		frameworks: map[string]*framework{},
 		removed:    map[string]bool{},
 		offers:     map[string]*offer{},
+		live:       map[string]*executor{},
+		archived:   map[string][]archived{},
+		stopGC:     make(chan struct{}),
 	}
 	return c, nil
 }
@@ -77,7 +84,10 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.iso = iso
+	c.archived = c.recoverArchive()
 	c.mu.Unlock()
+	c.bg.Add(1)
+	go c.gcLoop(c.stopGC)
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
 	if err != nil {
@@ -134,6 +144,8 @@ func (c *Cluster) Close() error {
 	c.mu.Unlock()
 	c.procs.Wait()
 	c.iso.close()
+	close(c.stopGC)
+	c.bg.Wait()
 	if srv == nil {
 		return nil
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
 )
 
 // Config configures a Cluster. Zero values select the defaults documented
@@ -48,6 +50,22 @@ type Config struct {
 	// NoCPUQuota gives CPU shares only, without a CFS quota: a task may
 	// then use idle CPUs beyond its cpus.
 	NoCPUQuota bool
+
+	// GCDelay is how long the sandbox of a terminated executor is kept
+	// when the disk is empty (shorter as it fills, see GCAge); default
+	// DefaultGCDelay (a week).
+	GCDelay time.Duration
+	// GCDiskHeadroom is the fraction of the disk to keep free, in [0, 1);
+	// 0 selects DefaultGCDiskHeadroom.
+	GCDiskHeadroom float64
+	// DiskWatchInterval is how often sandboxes are collected (default a
+	// minute).
+	DiskWatchInterval time.Duration
+	// Clock dates terminated sandboxes and drives collection (default the
+	// system clock); DiskUsage measures the work directory's file system
+	// (default DiskUsage). Tests inject both.
+	Clock     clock.Clock
+	DiskUsage func(path string) (float64, error)
 }
 
 // DefaultPidsMax is Config.PidsMax when zero.
@@ -106,6 +124,20 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := validateCgroupsRoot(c.CgroupsRoot); err != nil {
 		return c, err
+	}
+	c.GCDelay = durationOr(c.GCDelay, DefaultGCDelay)
+	c.DiskWatchInterval = durationOr(c.DiskWatchInterval, DefaultDiskWatchInterval)
+	if c.GCDiskHeadroom == 0 {
+		c.GCDiskHeadroom = DefaultGCDiskHeadroom
+	}
+	if c.GCDiskHeadroom < 0 || c.GCDiskHeadroom >= 1 {
+		return c, fmt.Errorf("%w: GCDiskHeadroom %v must be in [0, 1)", ErrConfig, c.GCDiskHeadroom)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.DiskUsage == nil {
+		c.DiskUsage = DiskUsage
 	}
 	if c.PidsMax == 0 {
 		c.PidsMax = DefaultPidsMax

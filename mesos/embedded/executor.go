@@ -52,6 +52,7 @@ type executor struct {
 	exitStatus  *int32
 	exitMessage string
 	cgroup      *cgroups.Group // its container; nil when not isolated
+	ended       time.Time      // when it terminated (Config.Clock)
 }
 
 // launchExecutor records a new executor and starts its process in the
@@ -70,6 +71,7 @@ func (c *Cluster) launchExecutor(fw *framework, info mesos.ExecutorInfo) *execut
 	e.dir = filepath.Join(c.cfg.WorkDir, "slaves", c.agentID, "frameworks", fw.id,
 		"executors", e.id, "runs", e.containerID)
 	fw.executors[e.id] = e
+	c.live[e.dir] = e
 	c.iso.prepare(e)
 	c.procs.Add(1)
 	go c.runExecutor(e, c.executorEnv(e))
@@ -136,6 +138,8 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 		return
 	}
 	e.state = execTerminated
+	e.ended = c.cfg.Clock.Now()
+	delete(c.live, e.dir)
 	e.exitStatus, e.exitMessage = status, msg
 	for _, t := range e.timers {
 		t.Stop()
@@ -151,6 +155,7 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 	}
 	fw.completed = append(fw.completed, e)
 	if len(fw.completed) > maxCompleted {
+		c.archive(fw.completed[0])
 		fw.completed = fw.completed[1:]
 	}
 	c.log.Info("executor terminated", "framework_id", fw.id, "executor_id", e.id, "message", msg)

@@ -83,6 +83,8 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 		msg = "Executor terminated: " + oom + " (" + strings.TrimPrefix(msg, "Executor terminated: ") + ")"
 	}
 	c.iso.destroy(e)
+	now := c.cfg.Clock.Now() // the sandbox's age counts from here (GC)
+	_ = os.Chtimes(e.dir, now, now)
 	status := int32(ws)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -122,21 +122,18 @@ func (c *Cluster) stateJSON() jsonObj {
 		"resources": summary(c.total), "used_resources": summary(c.used()), "active": true}
 	var fws []jsonObj
 	for _, fw := range c.sortedFrameworks() {
-		var execs, done []jsonObj
+		var execs []jsonObj
 		for _, e := range sortedExecutors(fw.executors) {
 			execs = append(execs, c.executorJSON(e))
 		}
-		for _, e := range fw.completed {
-			done = append(done, c.executorJSON(e))
-		}
 		fws = append(fws, jsonObj{"id": fw.id, "name": fw.info.Name, "user": fw.info.User,
-			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": orEmpty(done)})
+			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": c.completedJSON(fw.id, fw.completed)})
 	}
 	return jsonObj{
 		"flags": c.flags(), "isolation": c.isolationView(),
 		"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "version": "1.11.0",
 		"resources": summary(c.total), "unreserved_resources": summary(c.total),
-		"frameworks": orEmpty(fws), "completed_frameworks": []jsonObj{},
+		"frameworks": orEmpty(fws), "completed_frameworks": c.completedFrameworksJSON(),
 		"slaves": []jsonObj{agent}, "master_id": c.masterID,
 	}
 }
