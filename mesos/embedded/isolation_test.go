@@ -17,6 +17,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/cgroups"
 	"github.com/ejcloud/elasticjob/cgroups/cgroupstest"
+	"github.com/ejcloud/elasticjob/mesos/agents"
 )
 
 // isolatedCluster is a cluster that must isolate with cgroups (the test
@@ -186,6 +187,20 @@ func TestStateReportsIsolation(t *testing.T) {
 	}
 	if on.Snapshot().Isolation.Mode != st.Isolation.Mode {
 		t.Fatal("Snapshot and /state disagree")
+	}
+	// What the scheduler's GET /api/operate/cluster shows per agent.
+	for _, c := range []*Cluster{off, on} {
+		cl := agents.New(c.URL())
+		ags, err := cl.Agents(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.FillIsolation(t.Context(), ags)
+		want := c.Snapshot().Isolation
+		if got := ags[0].Isolation; got == nil || got.Mode != want.Mode || got.Enforced != want.Enforced ||
+			got.Isolators != want.Isolators || got.Reason != want.Reason {
+			t.Fatalf("agents client sees %+v, agent says %+v", got, want)
+		}
 	}
 }
 
