@@ -23,6 +23,7 @@ type Settings struct {
 	AgentEndpoint, FrameworkID, ExecutorID, Sandbox string
 
 	CacheDir        string
+	CacheMaxSize    int64 // app cache bound (least recently used beyond it evicted); 0: none
 	MaxDownload     int64
 	FetchTimeout    time.Duration
 	MaxExtracted    int64
@@ -72,6 +73,7 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	env := func(name, def string) string { return firstOf(getenv(name), def) }
 	var (
 		cacheDir  = fs.String("cache-dir", env("ELASTICJOB_CACHE_DIR", filepath.Join(cache, "elasticjob-executor")), "app package cache shared by executors on this host (ELASTICJOB_CACHE_DIR)")
+		cacheMax  = fs.String("cache-max-size", env("ELASTICJOB_CACHE_MAX_SIZE", "2GiB"), "evict the least recently used app packages beyond this cache size, never one in use; 0 keeps all (ELASTICJOB_CACHE_MAX_SIZE)")
 		maxDL     = fs.String("max-download", env("ELASTICJOB_MAX_DOWNLOAD", "1GiB"), "largest app package to download (ELASTICJOB_MAX_DOWNLOAD)")
 		fetchTO   = fs.String("fetch-timeout", env("ELASTICJOB_FETCH_TIMEOUT", "10m"), "time limit on fetching a package, retries included (ELASTICJOB_FETCH_TIMEOUT)")
 		maxEx     = fs.String("max-extracted", env("ELASTICJOB_MAX_EXTRACTED", "4GiB"), "largest total size an archive may expand to (ELASTICJOB_MAX_EXTRACTED)")
@@ -97,6 +99,7 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 		errs = append(errs, prefix(name, err))
 	}
 	size(&s.MaxDownload, "max-download", *maxDL)
+	size(&s.CacheMaxSize, "cache-max-size", *cacheMax)
 	size(&s.MaxExtracted, "max-extracted", *maxEx)
 	dur(&s.FetchTimeout, "fetch-timeout", *fetchTO)
 	dur(&s.KillGrace, "kill-grace", *killGrace)

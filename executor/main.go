@@ -34,6 +34,7 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		Fetcher: &fetch.Fetcher{
 			CacheDir: s.CacheDir, ScratchDir: filepath.Join(s.Sandbox, "fetch"),
 			MaxSize: s.MaxDownload, Timeout: s.FetchTimeout, Log: log.With("subsystem", "fetch"),
+			MaxCacheBytes: s.CacheMaxSize,
 		},
 		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: s.MaxEntries},
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),

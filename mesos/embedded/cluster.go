@@ -34,6 +34,7 @@ type Cluster struct {
 	live       map[string]*executor  // executors not terminated, by sandbox
 	archived   map[string][]archived // terminated runs known by sandbox only, per framework
 	bg         sync.WaitGroup        // the GC loop
+	gcMu       sync.Mutex            // serializes CollectGarbage
 	stopGC     chan struct{}
 
 	srv      *http.Server

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/sandboxgc"
 )
 
 // Config configures a Cluster. Zero values select the defaults documented
@@ -52,18 +53,18 @@ type Config struct {
 	NoCPUQuota bool
 
 	// GCDelay is how long the sandbox of a terminated executor is kept
-	// when the disk is empty (shorter as it fills, see GCAge); default
-	// DefaultGCDelay (a week).
+	// when the disk is empty (shorter as it fills, see sandboxgc.MaxAge);
+	// default sandboxgc.DefaultDelay (a week).
 	GCDelay time.Duration
 	// GCDiskHeadroom is the fraction of the disk to keep free, in [0, 1);
-	// 0 selects DefaultGCDiskHeadroom.
+	// 0 selects sandboxgc.DefaultHeadroom.
 	GCDiskHeadroom float64
 	// DiskWatchInterval is how often sandboxes are collected (default a
 	// minute).
 	DiskWatchInterval time.Duration
 	// Clock dates terminated sandboxes and drives collection (default the
 	// system clock); DiskUsage measures the work directory's file system
-	// (default DiskUsage). Tests inject both.
+	// (default sandboxgc.DiskUsage). Tests inject both.
 	Clock     clock.Clock
 	DiskUsage func(path string) (float64, error)
 }
@@ -125,10 +126,10 @@ func (c Config) withDefaults() (Config, error) {
 	if err := validateCgroupsRoot(c.CgroupsRoot); err != nil {
 		return c, err
 	}
-	c.GCDelay = durationOr(c.GCDelay, DefaultGCDelay)
+	c.GCDelay = durationOr(c.GCDelay, sandboxgc.DefaultDelay)
 	c.DiskWatchInterval = durationOr(c.DiskWatchInterval, DefaultDiskWatchInterval)
 	if c.GCDiskHeadroom == 0 {
-		c.GCDiskHeadroom = DefaultGCDiskHeadroom
+		c.GCDiskHeadroom = sandboxgc.DefaultHeadroom
 	}
 	if c.GCDiskHeadroom < 0 || c.GCDiskHeadroom >= 1 {
 		return c, fmt.Errorf("%w: GCDiskHeadroom %v must be in [0, 1)", ErrConfig, c.GCDiskHeadroom)
@@ -137,7 +138,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Clock = clock.Real{}
 	}
 	if c.DiskUsage == nil {
-		c.DiskUsage = DiskUsage
+		c.DiskUsage = sandboxgc.DiskUsage
 	}
 	if c.PidsMax == 0 {
 		c.PidsMax = DefaultPidsMax

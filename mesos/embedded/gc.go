@@ -5,36 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/sandboxgc"
 )
 
-// Defaults of the garbage collection settings (those of a Mesos agent).
-const (
-	DefaultGCDelay           = 7 * 24 * time.Hour
-	DefaultGCDiskHeadroom    = 0.1
-	DefaultDiskWatchInterval = time.Minute
-)
-
-// GCAge is how old a terminated executor's sandbox may get, the Mesos
-// agent's rule: gc_delay × max(0, 1 − gc_disk_headroom − disk usage). The
-// fuller the disk, the sooner sandboxes go; with less than the headroom
-// free, every terminated sandbox goes at once.
-func GCAge(delay time.Duration, headroom, usage float64) time.Duration {
-	return time.Duration(float64(delay) * max(0, 1-headroom-usage))
-}
-
-// DiskUsage is the used fraction of the file system holding path.
-func DiskUsage(path string) (float64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(path, &st); err != nil {
-		return 0, fmt.Errorf("statfs %s: %w", path, err)
-	}
-	if st.Blocks == 0 {
-		return 0, nil
-	}
-	return float64(st.Blocks-st.Bfree) / float64(st.Blocks), nil
-}
+// DefaultDiskWatchInterval is how often sandboxes are collected.
+const DefaultDiskWatchInterval = time.Minute
 
 // gcLoop collects garbage at start and every DiskWatchInterval until stop
 // is closed.
@@ -54,16 +31,18 @@ func (c *Cluster) gcLoop(stop <-chan struct{}) {
 }
 
 // CollectGarbage removes the sandboxes of terminated executors older than
-// GCAge for the current disk usage, oldest first, and returns how many it
+// sandboxgc.MaxAge for the current disk usage, oldest first, and returns how many it
 // removed. A running executor's sandbox (its tasks may be running) is never
 // removed. Sandboxes of earlier agent ids in the work directory count too.
 func (c *Cluster) CollectGarbage() int {
+	c.gcMu.Lock() // one collection at a time
+	defer c.gcMu.Unlock()
 	usage, err := c.cfg.DiskUsage(c.cfg.WorkDir)
 	if err != nil {
 		c.log.Warn("disk usage unknown; sandboxes are collected by age only", "err", err)
 		usage = 0
 	}
-	maxAge := GCAge(c.cfg.GCDelay, c.cfg.GCDiskHeadroom, usage)
+	maxAge := sandboxgc.MaxAge(c.cfg.GCDelay, c.cfg.GCDiskHeadroom, usage)
 	var runs []archived
 	agents, _ := os.ReadDir(c.sandboxRoot())
 	for _, a := range agents {
