@@ -23,7 +23,9 @@ type Settings struct {
 	AgentEndpoint, FrameworkID, ExecutorID, Sandbox string
 
 	CacheDir        string
-	CacheMaxSize    int64 // app cache bound (least recently used beyond it evicted); 0: none
+	CacheMaxSize    int64         // app cache bound (least recently used beyond it evicted); 0: none
+	GCDelay         time.Duration // finished tasks' directories live this long on an empty disk
+	GCDiskHeadroom  float64
 	MaxDownload     int64
 	FetchTimeout    time.Duration
 	MaxExtracted    int64
@@ -74,6 +76,8 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	var (
 		cacheDir  = fs.String("cache-dir", env("ELASTICJOB_CACHE_DIR", filepath.Join(cache, "elasticjob-executor")), "app package cache shared by executors on this host (ELASTICJOB_CACHE_DIR)")
 		cacheMax  = fs.String("cache-max-size", env("ELASTICJOB_CACHE_MAX_SIZE", "2GiB"), "evict the least recently used app packages beyond this cache size, never one in use; 0 keeps all (ELASTICJOB_CACHE_MAX_SIZE)")
+		gcDelay   = fs.String("gc-delay", env("ELASTICJOB_GC_DELAY", "1weeks"), "remove finished tasks' directories from the sandbox after this long, sooner as the disk fills (ELASTICJOB_GC_DELAY)")
+		headroom  = fs.Float64("gc-disk-headroom", 0.1, "fraction of the disk to keep free: finished tasks' directories may live gc-delay × (1 − headroom − disk usage) (ELASTICJOB_GC_DISK_HEADROOM)")
 		maxDL     = fs.String("max-download", env("ELASTICJOB_MAX_DOWNLOAD", "1GiB"), "largest app package to download (ELASTICJOB_MAX_DOWNLOAD)")
 		fetchTO   = fs.String("fetch-timeout", env("ELASTICJOB_FETCH_TIMEOUT", "10m"), "time limit on fetching a package, retries included (ELASTICJOB_FETCH_TIMEOUT)")
 		maxEx     = fs.String("max-extracted", env("ELASTICJOB_MAX_EXTRACTED", "4GiB"), "largest total size an archive may expand to (ELASTICJOB_MAX_EXTRACTED)")
@@ -102,6 +106,16 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	size(&s.CacheMaxSize, "cache-max-size", *cacheMax)
 	size(&s.MaxExtracted, "max-extracted", *maxEx)
 	dur(&s.FetchTimeout, "fetch-timeout", *fetchTO)
+	dur(&s.GCDelay, "gc-delay", *gcDelay)
+	s.GCDiskHeadroom = *headroom
+	if v := getenv("ELASTICJOB_GC_DISK_HEADROOM"); v != "" && !flagSet(fs, "gc-disk-headroom") {
+		h, err := strconv.ParseFloat(v, 64)
+		errs = append(errs, prefix("ELASTICJOB_GC_DISK_HEADROOM", err))
+		s.GCDiskHeadroom = h
+	}
+	if s.GCDiskHeadroom < 0 || s.GCDiskHeadroom >= 1 {
+		errs = append(errs, fmt.Errorf("gc-disk-headroom: %v must be in [0, 1)", s.GCDiskHeadroom))
+	}
 	dur(&s.KillGrace, "kill-grace", *killGrace)
 	dur(&s.AckTimeout, "ack-timeout", *ackTO)
 	if *idleTO == "never" {
@@ -180,4 +194,10 @@ func (s *Settings) parseCgroup(getenv func(string) string) error {
 		s.CgroupCPUQuota = b
 	}
 	return nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -38,6 +38,7 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		},
 		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: s.MaxEntries},
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
+		TaskGC: &TaskGC{Delay: s.GCDelay, Headroom: s.GCDiskHeadroom},
 	}
 	if s.Cgroup != "" {
 		tc, err := OpenTaskCgroups(s.Cgroup, s.CgroupPidsMax, s.CgroupCPUQuota, log.With("subsystem", "cgroups"))

@@ -77,6 +77,9 @@ type Pipeline struct {
 	// Cgroups, when set, runs each task's processes in a cgroup of their
 	// own with the task's limits (see TaskCgroups); nil: no cgroups.
 	Cgroups *TaskCgroups
+	// TaskGC, when set, removes old directories of finished tasks from the
+	// sandbox as tasks end.
+	TaskGC *TaskGC
 
 	hostOnce sync.Once
 }
@@ -91,6 +94,8 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("task", taskID)
+	p.TaskGC.begin(taskID)
+	defer p.TaskGC.end(p.Sandbox, taskID, log)
 	td, err := jobs.UnmarshalTaskData(data)
 	if err != nil {
 		return Outcome{State: Failed, Message: err.Error()}
