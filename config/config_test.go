@@ -193,6 +193,8 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
 		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
+		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "false",
+		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 	}
 	var missing []string
 	for _, s := range settings {
@@ -350,4 +352,23 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+func TestIsolationAndGCSettings(t *testing.T) {
+	c := load(t, nil, nil)
+	if c.Isolation != "auto" || c.CgroupsRoot != "elasticjob" || c.PidsMax != 4096 || !c.CPUQuota ||
+		c.GCDelay != 168*time.Hour || c.GCDiskHeadroom != 0.1 || c.ExecutorCacheMax != 2<<30 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	c = load(t, nil, map[string]string{"executor_cache_size": "1048576", "isolation_pids_max": "0"})
+	if c.ExecutorCacheMax != 1<<20 || c.PidsMax != 0 {
+		t.Fatalf("byte count and no pids limit: %+v", c)
+	}
+	for k, v := range map[string]string{"isolation": "cgroups", "gc_disk_headroom": "1", "gc_delay": "0s",
+		"executor_cache_size": "2 lots", "isolation_pids_max": "-1", "isolation_cpu_quota": "maybe"} {
+		_, err := Load(nil, envOf(map[string]string{k: v}), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: %v", k, v, err)
+		}
+	}
 }
