@@ -83,17 +83,18 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
+	if err != nil {
+		iso.close()
+		return fmt.Errorf("local: listen %s: %w", c.cfg.Addr, err)
+	}
 	c.mu.Lock()
 	c.iso = iso
 	c.archived = c.recoverArchive()
 	c.mu.Unlock()
 	c.bg.Add(1)
 	go c.gcLoop(c.stopGC)
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("local: listen %s: %w", c.cfg.Addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", c.handleScheduler)
 	mux.HandleFunc("/api/v1/executor", c.handleExecutor)

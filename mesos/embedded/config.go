@@ -67,6 +67,8 @@ type Config struct {
 	// (default sandboxgc.DiskUsage). Tests inject both.
 	Clock     clock.Clock
 	DiskUsage func(path string) (float64, error)
+
+	mountinfo string // the mount table cgroups are looked up in (tests)
 }
 
 // DefaultPidsMax is Config.PidsMax when zero.

@@ -55,7 +55,7 @@ func startIsolation(cfg Config, agentID string, log *slog.Logger) (*isolation, e
 		log.Info("resource isolation off: cpus and mem are counted, not enforced", "reason", iso.reason)
 		return iso, nil
 	}
-	h, err := cgroups.Detect(cgroups.Probe{Want: cgroups.Mode(cfg.Isolation), Root: cfg.CgroupsRoot})
+	h, err := cgroups.Detect(cgroups.Probe{Want: cgroups.Mode(cfg.Isolation), Root: cfg.CgroupsRoot, Mountinfo: cfg.mountinfo})
 	if err == nil {
 		iso.agent = h.Group(path.Join(cfg.CgroupsRoot, agentID))
 		err = iso.reset()

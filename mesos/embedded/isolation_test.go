@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -228,5 +231,79 @@ func TestIsolationSettings(t *testing.T) {
 			t.Errorf("forced %s: %v", mode, err)
 		}
 		_ = c.Close()
+	}
+}
+
+// An executor that cannot be started fails its launch as without cgroups,
+// though it would start through the cgroup prelude.
+func TestMissingExecutorUnderIsolation(t *testing.T) {
+	c := isolatedCluster(t, nil)
+	s := subscribe(t, c, frameworkInfo())
+	ex := execInfo(t, "e1", "1", 0.1, 32)
+	missing := "/nonexistent/executor"
+	ex.Command.Value = &missing
+	s.launch(s.offer(), taskInfo(c, "t1", "finish", ex, 1, 64))
+	st := s.update("t1")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LAUNCH_FAILED ||
+		!strings.Contains(st.GetMessage(), "no such file") {
+		t.Fatalf("update %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+	if len(c.iso.agent.Children()) != 0 {
+		t.Fatalf("containers left: %v", c.iso.agent.Children())
+	}
+}
+
+// countingHandler counts the warnings logged.
+type countingHandler struct {
+	slog.Handler
+	mu    *sync.Mutex
+	warns *[]string
+}
+
+func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn {
+		h.mu.Lock()
+		*h.warns = append(*h.warns, r.Message)
+		h.mu.Unlock()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h countingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return countingHandler{h.Handler.WithAttrs(as), h.mu, h.warns}
+}
+
+// Without usable cgroups (here: none mounted) the agent warns once, runs
+// executors unconfined and reports isolation off with the reason.
+func TestNoCgroupsWarnsOnceAndReportsOff(t *testing.T) {
+	mi := filepath.Join(t.TempDir(), "mountinfo")
+	if err := os.WriteFile(mi, []byte("22 1 0:21 / /proc rw - proc proc rw\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var warns []string
+	c := newCluster(t, func(cfg *Config) {
+		cfg.mountinfo = mi
+		cfg.Logger = slog.New(countingHandler{cfg.Logger.Handler(), &mu, &warns})
+	})
+	s := subscribe(t, c, frameworkInfo())
+	ex := execInfo(t, "e1", "1", 0.1, 32)
+	s.launch(s.offer(), taskInfo(c, "t1", "finish", ex, 1, 64))
+	s.ack(s.update("t1"))
+	s.ack(s.update("t1"))
+	s.launch(s.freshOffer(), taskInfo(c, "t2", "finish", execInfo(t, "e2", "1", 0.1, 32), 1, 64))
+	s.ack(s.update("t2"))
+	st := getStateIsolation(t, c)
+	if st.Flags["isolation"] != "posix/cpu,posix/mem" || st.Isolation.Mode != "off" || st.Isolation.Enforced ||
+		!strings.Contains(st.Isolation.Reason, "cgroup v1: memory and cpu hierarchies are not both mounted") {
+		t.Fatalf("state %+v", st)
+	}
+	if env := readFile(t, c, c.Snapshot().Executors[0].Directory+"/env.txt"); strings.Contains(env, "ELASTICJOB_CGROUP") {
+		t.Errorf("unconfined executor told of a cgroup:\n%s", env)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warns) != 1 || !strings.Contains(warns[0], "resource isolation off") {
+		t.Fatalf("warnings %q, want the one about isolation", warns)
 	}
 }

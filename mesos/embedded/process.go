@@ -58,6 +58,7 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 		err = c.startProcess(e, cmd)
 	}
 	if err != nil {
+		c.iso.destroy(e)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.log.Warn("executor launch failed", "executor_id", e.id, "err", err)
@@ -113,7 +114,13 @@ func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	if argv := c.iso.argv(e, append([]string{cmd.Path}, cmd.Args[1:]...)); e.cgroup != nil {
+	if e.cgroup != nil {
+		// The executor starts through a /bin/sh prelude that joins the
+		// cgroup; check here what exec would otherwise report.
+		if _, err := exec.LookPath(cmd.Path); err != nil {
+			return nil, err
+		}
+		argv := c.iso.argv(e, append([]string{cmd.Path}, cmd.Args[1:]...))
 		cmd.Path, cmd.Args = argv[0], argv // argv[0] of a shell=false command becomes its path
 	}
 	cmd.Env = env
