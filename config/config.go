@@ -182,7 +182,7 @@ var settings = []setting{
 		c.PidsMax = n
 		return nil
 	}},
-	{"isolation_cpu_quota", "true", "cap each task at its cpuCount with a CFS quota (false: CPU shares only, idle CPUs may be used)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
+	{"isolation_cpu_quota", "false", "also cap each task and executor at its cpuCount with a CFS quota (default: CPU shares only, which divide the CPUs under contention and let idle CPUs be used; a hard cap costs start latency)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
 	{"gc_delay", "168h", "keep the sandboxes of finished executors and tasks this long on an empty disk, less as it fills (Mesos gc_delay)", duration("gc_delay", func(c *Config) *time.Duration { return &c.GCDelay })},
 	{"gc_disk_headroom", "0.1", "fraction of the disk to keep free: sandboxes may live gc_delay × (1 − headroom − disk usage) (Mesos gc_disk_headroom)", float("gc_disk_headroom", func(c *Config) *float64 { return &c.GCDiskHeadroom })},
 	{"executor_cache_size", "2GiB", "bound of the app cache on each agent: least recently used packages beyond it are removed, never one in use (0: no bound)", func(c *Config, v string) error {

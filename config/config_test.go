@@ -193,7 +193,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
 		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
-		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "false",
+		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 	}
 	var missing []string
@@ -356,7 +356,7 @@ func mustAbs(t *testing.T, p string) string {
 
 func TestIsolationAndGCSettings(t *testing.T) {
 	c := load(t, nil, nil)
-	if c.Isolation != "auto" || c.CgroupsRoot != "elasticjob" || c.PidsMax != 4096 || !c.CPUQuota ||
+	if c.Isolation != "auto" || c.CgroupsRoot != "elasticjob" || c.PidsMax != 4096 || c.CPUQuota ||
 		c.GCDelay != 168*time.Hour || c.GCDiskHeadroom != 0.1 || c.ExecutorCacheMax != 2<<30 {
 		t.Fatalf("defaults: %+v", c)
 	}

@@ -175,10 +175,10 @@ func firstOf(vs ...string) string {
 }
 
 // parseCgroup reads ELASTICJOB_CGROUP, ELASTICJOB_CGROUP_PIDS_MAX (0: no
-// limit) and ELASTICJOB_CGROUP_CPU_QUOTA (default true), set by the
+// limit) and ELASTICJOB_CGROUP_CPU_QUOTA (default false), set by the
 // embedded agent when it isolates executors.
 func (s *Settings) parseCgroup(getenv func(string) string) error {
-	s.Cgroup, s.CgroupCPUQuota = getenv("ELASTICJOB_CGROUP"), true
+	s.Cgroup = getenv("ELASTICJOB_CGROUP")
 	if v := getenv("ELASTICJOB_CGROUP_PIDS_MAX"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {

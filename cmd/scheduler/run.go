@@ -189,7 +189,7 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (strin
 	}
 	cl, err := embedded.New(embedded.Config{WorkDir: filepath.Join(cfg.DataDir, "mesos"), CPUs: cfg.EmbeddedCPUs,
 		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos"),
-		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), NoCPUQuota: !cfg.CPUQuota,
+		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), CPUQuota: cfg.CPUQuota,
 		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom})
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded mesos: %w", err)

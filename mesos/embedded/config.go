@@ -48,9 +48,12 @@ type Config struct {
 	// PidsMax limits the processes (and threads) of each task and of the
 	// executor itself; 0 selects DefaultPidsMax, negative means no limit.
 	PidsMax int64
-	// NoCPUQuota gives CPU shares only, without a CFS quota: a task may
-	// then use idle CPUs beyond its cpus.
-	NoCPUQuota bool
+	// CPUQuota caps each executor and task at its cpus with a CFS quota
+	// (Mesos --cgroups_enable_cfs). Without it (the default, as in Mesos)
+	// CPU shares divide the CPUs under contention and idle CPUs may be
+	// used: a hard cap costs start latency (a task with cpus 0.01 gets
+	// 1 ms of CPU per 100 ms period).
+	CPUQuota bool
 
 	// GCDelay is how long the sandbox of a terminated executor is kept
 	// when the disk is empty (shorter as it fills, see sandboxgc.MaxAge);

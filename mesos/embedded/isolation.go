@@ -49,7 +49,7 @@ type isolation struct {
 // that was asked for explicitly and is not usable is an error; with auto,
 // isolation is off and the reason logged once.
 func startIsolation(cfg Config, agentID string, log *slog.Logger) (*isolation, error) {
-	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: !cfg.NoCPUQuota, log: log}
+	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: cfg.CPUQuota, log: log}
 	if cfg.Isolation == IsolationOff {
 		iso.reason = "turned off by the isolation setting"
 		log.Info("resource isolation off: cpus and mem are counted, not enforced", "reason", iso.reason)
@@ -146,11 +146,24 @@ func (i *isolation) resize(e *executor) {
 	}
 }
 
+// The least an executor is given, as a Mesos agent gives a container
+// (MIN_MEMORY, MIN_CPUS): a Go executor needs about 15 MB.
+const (
+	minExecutorMemMB = 32
+	minExecutorCPUs  = 0.01
+)
+
 // limits are e's container limits (executor plus live tasks) and those of
-// the executor itself. An executor declaring no cpus or mem leaves that
-// resource unlimited.
+// the executor itself (at least minExecutorMemMB and minExecutorCPUs). An
+// executor declaring no cpus or mem leaves that resource unlimited.
 func (e *executor) limits(pidsMax int64, quota bool) (container, leaf cgroups.Limits) {
 	own := summary(e.resources)
+	if own.MemMB > 0 {
+		own.MemMB = max(own.MemMB, minExecutorMemMB)
+	}
+	if own.CPUs > 0 {
+		own.CPUs = max(own.CPUs, minExecutorCPUs)
+	}
 	leaf = cgroups.Limits{MemoryBytes: mib(own.MemMB), CPUs: own.CPUs, CPUQuota: quota, Pids: pidsMax}
 	container = leaf
 	n := int64(1)
@@ -202,7 +215,7 @@ func (i *isolation) oomMessage(e *executor) string {
 		return ""
 	}
 	if st := e.cgroup.Child("executor").Stats(); st.OOMKills > 0 {
-		return fmt.Sprintf("memory limit of %s MB exceeded", strconv.FormatFloat(summary(e.resources).MemMB, 'f', -1, 64))
+		return fmt.Sprintf("memory limit of %d MB exceeded", st.MemoryLimit>>20)
 	}
 	return ""
 }

@@ -307,3 +307,21 @@ func TestNoCgroupsWarnsOnceAndReportsOff(t *testing.T) {
 		t.Fatalf("warnings %q, want the one about isolation", warns)
 	}
 }
+
+func TestContainerLimitsArithmetic(t *testing.T) {
+	e := &executor{resources: normalize([]mesos.Resource{scalar("cpus", 0.001), scalar("mem", 16)}), tasks: map[string]*task{
+		"live":  {resources: normalize([]mesos.Resource{scalar("cpus", 0.5), scalar("mem", 64)})},
+		"ended": {resources: normalize([]mesos.Resource{scalar("cpus", 1), scalar("mem", 512)}), released: true},
+	}}
+	container, leaf := e.limits(100, true)
+	if leaf != (cgroups.Limits{MemoryBytes: 32 << 20, CPUs: 0.01, CPUQuota: true, Pids: 100}) {
+		t.Errorf("executor limits %+v: want Mesos' minimums 32 MB and 0.01 CPU", leaf)
+	}
+	if container.MemoryBytes != 96<<20 || container.CPUs != 0.51 || container.Pids != 200 {
+		t.Errorf("container limits %+v: want the executor's plus the live task's", container)
+	}
+	e.resources = nil // an executor declaring nothing leaves its container unlimited
+	if container, _ := e.limits(0, false); container.MemoryBytes != 0 || container.CPUs != 0 || container.Pids != 0 {
+		t.Errorf("undeclared executor: %+v", container)
+	}
+}

@@ -183,7 +183,7 @@ func (c *Cluster) flags() map[string]string {
 	return map[string]string{
 		"isolation":                      iso.Isolators,
 		"cgroups_root":                   c.cfg.CgroupsRoot,
-		"cgroups_enable_cfs":             strconv.FormatBool(!c.cfg.NoCPUQuota),
+		"cgroups_enable_cfs":             strconv.FormatBool(c.cfg.CPUQuota),
 		"work_dir":                       c.cfg.WorkDir,
 		"executor_registration_timeout":  mesosDuration(c.cfg.ExecutorRegistrationTimeout),
 		"executor_shutdown_grace_period": mesosDuration(c.cfg.ExecutorShutdownGrace),
