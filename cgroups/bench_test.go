@@ -13,7 +13,15 @@ import (
 // The cost of a task's cgroup around a trivial process: create it with
 // limits, start `true` in it through the prelude, destroy it. Compare with
 // BenchmarkPlainStart. Needs root.
-func BenchmarkTaskCgroupLifecycle(b *testing.B) {
+func BenchmarkTaskCgroupLifecycle(b *testing.B) { lifecycle(b, 0) }
+
+// The same with 100 ms between tasks, as when tasks start now and then:
+// joining a group then waits for an RCU grace period (the kernel's
+// cgroup_threadgroup_rwsem, unless CONFIG_CGROUP_FAVOR_DYNMODS or the
+// favordynmods mount option), which back-to-back joins share.
+func BenchmarkTaskCgroupLifecycleSpaced(b *testing.B) { lifecycle(b, 100*time.Millisecond) }
+
+func lifecycle(b *testing.B, gap time.Duration) {
 	_, g := cgroupstest.Require(b)
 	var create, run, destroy time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -35,6 +43,7 @@ func BenchmarkTaskCgroupLifecycle(b *testing.B) {
 			b.Fatal(err)
 		}
 		create, run, destroy = create+t1.Sub(t0), run+t2.Sub(t1), destroy+time.Since(t2)
+		time.Sleep(gap)
 	}
 	n := time.Duration(b.N)
 	b.ReportMetric(float64((create / n).Microseconds()), "create-µs/op")

@@ -97,37 +97,35 @@ func write(dir, file, value string) error {
 	return nil
 }
 
-// procsFiles are the cgroup.procs files a process writes its pid to in
-// order to join the group.
-func (g *Group) procsFiles() []string {
-	var out []string
-	for _, d := range g.dirs() {
-		out = append(out, filepath.Join(d, "cgroup.procs"))
+// joinFiles are the files a process writes to in order to join the group,
+// and what it writes. In v1 a single-threaded process moves its one thread
+// by writing 0 to each hierarchy's tasks file: a single-thread migration of
+// the writer skips the kernel's global cgroup_threadgroup_rwsem, whose
+// write side waits for an RCU grace period (~10 ms on an idle, more on a
+// busy machine) and stalls every fork meanwhile, as a cgroup.procs write
+// does. In v2 the pid goes to cgroup.procs (tasks files do not exist).
+func (g *Group) joinFiles() (value string, files []string) {
+	if g.h.mode == V1 {
+		for _, d := range g.dirs() {
+			files = append(files, filepath.Join(d, "tasks"))
+		}
+		return "0", files
 	}
-	return out
+	return "$$", []string{filepath.Join(g.Dir(Memory), "cgroup.procs")}
 }
 
-// prelude joins the group and execs the command: sh -c prelude name N
-// file1..fileN argv...
-const prelude = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"`
+// prelude joins the group and execs the command:
+// sh -c prelude name VALUE N file1..fileN argv...
+const prelude = `v=$1; [ "$v" = '$$' ] && v=$$; n=$2; shift 2; ` +
+	`while [ "$n" -gt 0 ]; do echo "$v" > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"`
 
 // Argv wraps argv (program path first) so that the process enters g before
-// it runs anything: /bin/sh writes its own pid into each cgroup.procs of g
-// and then execs argv (same pid, same open files, same environment). If
-// joining fails the process exits with status 125 before running argv.
+// it runs anything: /bin/sh (single-threaded) moves itself into g and then
+// execs argv (same pid, same open files, same environment). If joining
+// fails the process exits with status 125 before running argv.
 func (g *Group) Argv(argv []string) []string {
-	files := g.procsFiles()
-	out := []string{"/bin/sh", "-c", prelude, "cgroup-exec", strconv.Itoa(len(files))}
+	v, files := g.joinFiles()
+	out := []string{"/bin/sh", "-c", prelude, "cgroup-exec", v, strconv.Itoa(len(files))}
 	out = append(out, files...)
 	return append(out, argv...)
-}
-
-// Add moves process pid (all its threads) into g.
-func (g *Group) Add(pid int) error {
-	for _, f := range g.procsFiles() {
-		if err := write(filepath.Dir(f), "cgroup.procs", strconv.Itoa(pid)); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -2,6 +2,7 @@ package cgroups
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,8 +152,8 @@ func TestArgvAndSpec(t *testing.T) {
 		t.Fatalf("path %q", g.Path())
 	}
 	argv := g.Argv([]string{"/bin/echo", "hi"})
-	if argv[0] != "/bin/sh" || argv[4] != "2" || !strings.HasSuffix(argv[5], "/memory/ej/b/cgroup.procs") ||
-		!strings.HasSuffix(argv[6], "/cpu/ej/b/cgroup.procs") || argv[7] != "/bin/echo" || argv[8] != "hi" {
+	if argv[0] != "/bin/sh" || argv[4] != "0" || argv[5] != "2" || !strings.HasSuffix(argv[6], "/memory/ej/b/tasks") ||
+		!strings.HasSuffix(argv[7], "/cpu/ej/b/tasks") || argv[8] != "/bin/echo" || argv[9] != "hi" {
 		t.Fatalf("argv %q", argv)
 	}
 	mode, p, err := ParseSpec(g.Spec())
@@ -174,5 +175,32 @@ func TestConversions(t *testing.T) {
 		if Shares(c.cpus) != c.shares || Weight(c.cpus) != c.weight || Quota(c.cpus) != c.quota {
 			t.Errorf("cpus %v: shares %d weight %d quota %d", c.cpus, Shares(c.cpus), Weight(c.cpus), Quota(c.cpus))
 		}
+	}
+}
+
+// In v2 the prelude writes its own pid to cgroup.procs, then execs: the
+// pid the command sees is the one written (run here against a plain file
+// standing in for cgroup.procs).
+func TestArgvV2WritesItsPid(t *testing.T) {
+	mi, root := fakeMounts(t, "cpu memory pids")
+	h, err := Detect(Probe{Root: "ej", Mountinfo: mi})
+	must(t, err)
+	g := h.Group("ej")
+	procs := filepath.Join(root, "unified", "ej", "cgroup.procs")
+	must(t, os.WriteFile(procs, nil, 0o644))
+	argv := g.Argv([]string{"/bin/sh", "-c", "echo $$"})
+	if argv[4] != "$$" || argv[5] != "1" || argv[6] != procs {
+		t.Fatalf("argv %q", argv)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	must(t, err)
+	written, _ := os.ReadFile(procs)
+	if strings.TrimSpace(string(written)) != strings.TrimSpace(string(out)) || len(out) < 2 {
+		t.Fatalf("wrote %q, the command's pid is %q", written, out)
+	}
+	must(t, os.RemoveAll(filepath.Dir(procs))) // joining fails: exit 125, the command does not run
+	err = exec.Command(argv[0], argv[1:]...).Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 {
+		t.Fatalf("join failure: %v", err)
 	}
 }
