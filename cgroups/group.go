@@ -114,6 +114,16 @@ func (g *Group) joinFiles() (value string, files []string) {
 	return "$$", []string{filepath.Join(g.Dir(Memory), "cgroup.procs")}
 }
 
+// CloneDir is the directory a process can be started in directly with
+// clone3(CLONE_INTO_CGROUP) (exec SysProcAttr.UseCgroupFD), which needs no
+// migration at all: in v2 on Linux 5.7 or later; "" otherwise (use Argv).
+func (g *Group) CloneDir() string {
+	if g.h.mode != V2 || !cloneIntoCgroup() {
+		return ""
+	}
+	return g.Dir(Memory)
+}
+
 // prelude joins the group and execs the command:
 // sh -c prelude name VALUE N file1..fileN argv...
 const prelude = `v=$1; [ "$v" = '$$' ] && v=$$; n=$2; shift 2; ` +

@@ -156,6 +156,9 @@ func TestArgvAndSpec(t *testing.T) {
 		!strings.HasSuffix(argv[7], "/cpu/ej/b/tasks") || argv[8] != "/bin/echo" || argv[9] != "hi" {
 		t.Fatalf("argv %q", argv)
 	}
+	if g.CloneDir() != "" {
+		t.Error("v1 offers no CLONE_INTO_CGROUP")
+	}
 	mode, p, err := ParseSpec(g.Spec())
 	if err != nil || mode != V1 || p != "/ej/b" {
 		t.Fatalf("ParseSpec(%q) = %s %s %v", g.Spec(), mode, p, err)
@@ -188,6 +191,9 @@ func TestArgvV2WritesItsPid(t *testing.T) {
 	g := h.Group("ej")
 	procs := filepath.Join(root, "unified", "ej", "cgroup.procs")
 	must(t, os.WriteFile(procs, nil, 0o644))
+	if got := g.CloneDir(); got != filepath.Dir(procs) && kernelAtLeast(5, 7) {
+		t.Errorf("CloneDir %q", got)
+	}
 	argv := g.Argv([]string{"/bin/sh", "-c", "echo $$"})
 	if argv[4] != "$$" || argv[5] != "1" || argv[6] != procs {
 		t.Fatalf("argv %q", argv)

@@ -114,6 +114,10 @@ func (c *taskCgroup) wrap(s process.Spec) process.Spec {
 	if c == nil {
 		return s
 	}
+	if dir := c.g.CloneDir(); dir != "" { // v2: started in it, no migration
+		s.Cgroup = dir
+		return s
+	}
 	argv := c.g.Argv(append([]string{s.Path}, s.Args...))
 	s.Path, s.Args = argv[0], argv[1:]
 	return s

@@ -114,7 +114,7 @@ func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.cgroup != nil {
+	if e.cgroup != nil && e.cgroup.Child("executor").CloneDir() == "" {
 		// The executor starts through a /bin/sh prelude that joins the
 		// cgroup; check here what exec would otherwise report.
 		if _, err := exec.LookPath(cmd.Path); err != nil {
@@ -174,6 +174,13 @@ func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
 	defer c.mu.Unlock()
 	if e.state == execTerminating {
 		return errors.New("executor was shut down before it started")
+	}
+	if e.cgroup != nil { // v2: started right in its cgroup (else the prelude joins it)
+		done, err := startIn(cmd, e.cgroup.Child("executor").CloneDir())
+		if err != nil {
+			return err
+		}
+		defer done()
 	}
 	if err := cmd.Start(); err != nil {
 		return err
