@@ -12,10 +12,18 @@
 // A Group is one cgroup, named by its path relative to the hierarchy root
 // (the same path in every v1 hierarchy). It is created, given Limits
 // (memory, CPU shares/weight and CFS quota, process count), entered by a
-// process (Argv wraps a command in a tiny /bin/sh prelude that writes its
-// own pid into cgroup.procs before it execs, so nothing the process does
-// escapes the limits), read (Stats: usage, OOM kills, throttling), killed
-// (every process in it and its descendants) and removed.
+// process before it runs anything, read (Stats: usage, OOM kills,
+// throttling), killed (every process in it and its descendants) and
+// removed.
+//
+// Entering: in v2 (Linux 5.7+) a process is started right in the group
+// (CloneDir, for clone3 CLONE_INTO_CGROUP). Otherwise Argv wraps the command
+// in a tiny /bin/sh prelude that moves itself into the group and execs it;
+// in v1 the prelude writes 0 to each hierarchy's tasks file, a
+// single-thread migration that skips the kernel's global threadgroup lock
+// (moving a whole process through cgroup.procs waits for an RCU grace
+// period, ~10-30 ms per task start on a busy machine, and stalls every
+// fork on the machine meanwhile).
 //
 // The embedded agent puts each executor in a container group with the
 // executor's and its tasks' resources and the executor itself in a leaf
