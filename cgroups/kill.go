@@ -120,3 +120,30 @@ func (g *Group) Children() []string {
 	}
 	return out
 }
+
+// RemoveStale removes the groups below g (not g itself) that hold nothing
+// and were created before cutoff, deepest first, in every hierarchy; a
+// group with processes or children cannot be removed (rmdir fails) and is
+// left alone. It returns how many groups it removed from the memory
+// hierarchy.
+func (g *Group) RemoveStale(cutoff time.Time) int {
+	n := 0
+	for _, d := range g.dirs() {
+		var stale []string // dated before any removal: removing a child may touch its parent's mtime
+		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || !e.IsDir() || p == d {
+				return nil
+			}
+			if st, err := os.Stat(p); err == nil && st.ModTime().Before(cutoff) {
+				stale = append(stale, p)
+			}
+			return nil
+		})
+		for i := len(stale) - 1; i >= 0; i-- {
+			if syscall.Rmdir(stale[i]) == nil && d == g.Dir(Memory) {
+				n++
+			}
+		}
+	}
+	return n
+}

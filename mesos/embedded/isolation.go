@@ -22,6 +22,11 @@ const (
 // destroyTimeout bounds killing and removing a container's cgroups.
 const destroyTimeout = 10 * time.Second
 
+// staleAfter is the age beyond which an empty cgroup of another agent id
+// is removed at start: its agent was killed and never started again from
+// its work directory (a live agent's containers hold its executors).
+const staleAfter = time.Hour
+
 // isolation confines executors in cgroups, or says why it cannot.
 //
 // Layout, below the hierarchy root (the same path in every v1 hierarchy):
@@ -35,7 +40,8 @@ const destroyTimeout = 10 * time.Second
 // The executor learns its container from ELASTICJOB_CGROUP. Containers are
 // destroyed (processes killed, groups removed) when their executor ends,
 // and at start those an earlier run of this agent left (the agent id is
-// kept per work directory, so after a kill -9 they are found again).
+// kept per work directory, so after a kill -9 they are found again); empty
+// groups of other agent ids over staleAfter old are removed too.
 type isolation struct {
 	mode    cgroups.Mode // V1, V2 or Off
 	reason  string       // why Off
@@ -91,6 +97,9 @@ func (i *isolation) reset() error {
 	}
 	if n > 0 {
 		i.log.Warn("killed processes left in cgroups by an earlier run", "processes", n)
+	}
+	if n := i.agent.Hierarchy().Group(path.Dir(i.agent.Path())).RemoveStale(time.Now().Add(-staleAfter)); n > 0 {
+		i.log.Info("removed empty cgroups of agents gone for over an hour", "cgroups", n)
 	}
 	return i.agent.Create()
 }

@@ -11,9 +11,11 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -323,5 +325,44 @@ func TestContainerLimitsArithmetic(t *testing.T) {
 	e.resources = nil // an executor declaring nothing leaves its container unlimited
 	if container, _ := e.limits(0, false); container.MemoryBytes != 0 || container.CPUs != 0 || container.Pids != 0 {
 		t.Errorf("undeclared executor: %+v", container)
+	}
+}
+
+// At start the agent also removes empty cgroups over an hour old that
+// agents killed outright left behind, and nothing else.
+func TestStaleCgroupsOfDeadAgentsRemoved(t *testing.T) {
+	h, _ := cgroupstest.Require(t)
+	root := h.Group(cgroupstest.Root)
+	mk := func(name string, age time.Duration) *cgroups.Group {
+		g := root.Child(name)
+		if err := g.Child("c1").Child("executor").Create(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = g.Destroy(destroyTimeout) })
+		then := time.Now().Add(-age)
+		for _, c := range h.Controllers() {
+			for _, d := range []string{g.Dir(c), g.Child("c1").Dir(c), g.Child("c1").Child("executor").Dir(c)} {
+				if err := os.Chtimes(d, then, then); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return g
+	}
+	stamp := strings.ReplaceAll(t.Name(), "/", "_") + strconv.Itoa(os.Getpid())
+	dead, fresh, busy := mk("dead-"+stamp, 2*time.Hour), mk("fresh-"+stamp, time.Minute), mk("busy-"+stamp, 2*time.Hour)
+	argv := busy.Child("c1").Child("executor").Argv([]string{"sleep", "300"})
+	sleeper := exec.Command(argv[0], argv[1:]...)
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	eventually(t, "the sleeper in its cgroup", func() bool { return len(busy.Procs()) == 1 })
+	isolatedCluster(t, nil)
+	if dead.Exists() {
+		t.Error("a dead agent's empty cgroups were kept")
+	}
+	if !fresh.Child("c1").Child("executor").Exists() || !busy.Child("c1").Child("executor").Exists() {
+		t.Error("a fresh or busy cgroup was removed")
 	}
 }
