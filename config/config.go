@@ -56,6 +56,13 @@ type Config struct {
 	ExecutorIdle     time.Duration
 	EmbeddedCPUs     float64
 	EmbeddedMemMB    float64
+	Isolation        string // auto, v1, v2 or off (embedded agent)
+	CgroupsRoot      string
+	PidsMax          int64 // per task and executor; 0: no limit
+	CPUQuota         bool
+	GCDelay          time.Duration
+	GCDiskHeadroom   float64
+	ExecutorCacheMax int64 // bytes; 0: unbounded
 	MaxBodyBytes     int64
 	PackageMaxBytes  int64         // package_max_bytes: largest uploaded app package
 	PackageGCGrace   time.Duration // package_gc_grace: how long a package no app names is kept
@@ -97,6 +104,38 @@ func float(key string, p func(*Config) *float64) func(*Config, string) error {
 		*p(c) = f
 		return nil
 	}
+}
+
+func boolean(key string, p func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s: %q is not true or false", key, v)
+		}
+		*p(c) = b
+		return nil
+	}
+}
+
+// parseSize reads a byte count with an optional binary unit: "2GiB",
+// "512MiB", "64K", "1048576".
+func parseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if len(s) > len(u.suffix) && strings.EqualFold(s[len(s)-len(u.suffix):], u.suffix) {
+			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size like 2GiB, 512MiB or a byte count", v)
+	}
+	return n * mult, nil
 }
 
 func duration(key string, p func(*Config) *time.Duration) func(*Config, string) error {
@@ -149,6 +188,27 @@ var settings = []setting{
 	{"executor_idle_timeout", "10s", "an executor with no task left exits after this long, releasing its resources (0s: at once, as the original's transient executors did)", duration("executor_idle_timeout", func(c *Config) *time.Duration { return &c.ExecutorIdle })},
 	{"embedded_cpus", "0", "CPUs the embedded agent offers (0: this machine's)", float("embedded_cpus", func(c *Config) *float64 { return &c.EmbeddedCPUs })},
 	{"embedded_mem_mb", "0", "memory in MB the embedded agent offers (0: this machine's)", float("embedded_mem_mb", func(c *Config) *float64 { return &c.EmbeddedMemMB })},
+	{"isolation", "auto", "enforce the cpus and mem of executors and tasks on the embedded agent with cgroups: auto (v2 where usable, else v1, else none with one warning), v1 or v2 (that mode or the scheduler does not start), off", str(func(c *Config) *string { return &c.Isolation })},
+	{"cgroups_root", "elasticjob", "cgroup below the hierarchy root that holds the embedded agent's cgroups", str(func(c *Config) *string { return &c.CgroupsRoot })},
+	{"isolation_pids_max", "4096", "most processes (and threads) of each task and of each executor under isolation; 0: no limit", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("isolation_pids_max: %q is not a process count", v)
+		}
+		c.PidsMax = n
+		return nil
+	}},
+	{"isolation_cpu_quota", "false", "also cap each task and executor at its cpuCount with a CFS quota (default: CPU shares only, which divide the CPUs under contention and let idle CPUs be used; a hard cap costs start latency)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
+	{"gc_delay", "168h", "keep the sandboxes of finished executors and tasks this long on an empty disk, less as it fills (Mesos gc_delay)", duration("gc_delay", func(c *Config) *time.Duration { return &c.GCDelay })},
+	{"gc_disk_headroom", "0.1", "fraction of the disk to keep free: sandboxes may live gc_delay × (1 − headroom − disk usage) (Mesos gc_disk_headroom)", float("gc_disk_headroom", func(c *Config) *float64 { return &c.GCDiskHeadroom })},
+	{"executor_cache_size", "2GiB", "bound of the app cache on each agent: least recently used packages beyond it are removed, never one in use (0: no bound)", func(c *Config, v string) error {
+		n, err := parseSize(v)
+		if err != nil {
+			return fmt.Errorf("executor_cache_size: %v", err)
+		}
+		c.ExecutorCacheMax = n
+		return nil
+	}},
 	{"max_body_bytes", "1048576", "largest accepted API request body in bytes", func(c *Config, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 1024 {
@@ -341,6 +401,17 @@ func (c *Config) validate() error {
 	}
 	if c.JobStateQueue < 1 {
 		errs = append(errs, errors.New("job_state_queue_size: must be at least 1"))
+	}
+	switch c.Isolation {
+	case "auto", "v1", "v2", "off":
+	default:
+		errs = append(errs, fmt.Errorf("isolation: %q must be auto, v1, v2 or off", c.Isolation))
+	}
+	if c.GCDiskHeadroom <= 0 || c.GCDiskHeadroom >= 1 {
+		errs = append(errs, fmt.Errorf("gc_disk_headroom: %v must be between 0 and 1", c.GCDiskHeadroom))
+	}
+	if c.GCDelay <= 0 {
+		errs = append(errs, errors.New("gc_delay: must be positive"))
 	}
 	if c.RegistrySync != "full" && c.RegistrySync != "normal" {
 		errs = append(errs, fmt.Errorf("registry_sync: %q must be full or normal", c.RegistrySync))

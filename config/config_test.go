@@ -202,6 +202,8 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"mesos_principal": "ej", "mesos_secret": "s3cret", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
 		"zk_session_timeout": "4s", "reconcile_wait": "3s",
 		"package_max_bytes": "104857600", "package_gc_grace": "10m",
+		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",
+		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 	}
 	var missing []string
 	for _, s := range settings {
@@ -376,5 +378,24 @@ func TestClusterNeedsASharedMaster(t *testing.T) {
 	_, err := Load([]string{"--zk-servers", "127.0.0.1:2181"}, envOf(nil), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "set mesos_url") {
 		t.Fatalf("zk_servers without mesos_url: %v", err)
+	}
+}
+
+func TestIsolationAndGCSettings(t *testing.T) {
+	c := load(t, nil, nil)
+	if c.Isolation != "auto" || c.CgroupsRoot != "elasticjob" || c.PidsMax != 4096 || c.CPUQuota ||
+		c.GCDelay != 168*time.Hour || c.GCDiskHeadroom != 0.1 || c.ExecutorCacheMax != 2<<30 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	c = load(t, nil, map[string]string{"executor_cache_size": "1048576", "isolation_pids_max": "0"})
+	if c.ExecutorCacheMax != 1<<20 || c.PidsMax != 0 {
+		t.Fatalf("byte count and no pids limit: %+v", c)
+	}
+	for k, v := range map[string]string{"isolation": "cgroups", "gc_disk_headroom": "1", "gc_delay": "0s",
+		"executor_cache_size": "2 lots", "isolation_pids_max": "-1", "isolation_cpu_quota": "maybe"} {
+		_, err := Load(nil, envOf(map[string]string{k: v}), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: %v", k, v, err)
+		}
 	}
 }

@@ -22,17 +22,6 @@ type MesosFramework struct {
 	Secret          string
 }
 
-func boolean(key string, p func(*Config) *bool) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			return fmt.Errorf("%s: %q is not true or false", key, v)
-		}
-		*p(c) = b
-		return nil
-	}
-}
-
 // RemoteAgents reports whether Mesos agents may run on other machines (mesos_url is set), so
 // they cannot read this machine's files.
 func (c *Config) RemoteAgents() bool { return c.MesosURL != "" }

@@ -39,7 +39,7 @@ func benchForkPerFire(b *testing.B, real bool) {
 	url := scriptURL(b, "run.sh", "#!/bin/sh\n:\n")
 	data := daemonData(url, "run.sh", jobs.Config{})
 	td, _ := jobs.UnmarshalTaskData(data)
-	j, err := p.newJob(b.Context(), td, taskID, slog.New(slog.DiscardHandler))
+	j, err := p.newJob(b.Context(), td, taskID, Resources{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,6 +23,9 @@ type Settings struct {
 	AgentEndpoint, FrameworkID, ExecutorID, Sandbox string
 
 	CacheDir        string
+	CacheMaxSize    int64         // app cache bound (least recently used beyond it evicted); 0: none
+	GCDelay         time.Duration // finished tasks' directories live this long on an empty disk
+	GCDiskHeadroom  float64
 	MaxDownload     int64
 	FetchTimeout    time.Duration
 	MaxExtracted    int64
@@ -34,6 +37,13 @@ type Settings struct {
 	AckTimeout      time.Duration
 	IdleTimeout     time.Duration // < 0: never exit when idle
 	LogLevel        slog.Level
+	// Cgroup is the container cgroup the agent put this executor in
+	// ("v1:/elasticjob/<agent>/<container>", ELASTICJOB_CGROUP); "" when
+	// the agent isolates nothing. Tasks get cgroups of their own below it,
+	// with CgroupPidsMax processes each and a CPU quota if CgroupCPUQuota.
+	Cgroup         string
+	CgroupPidsMax  int64
+	CgroupCPUQuota bool
 }
 
 const usageHead = `Usage: executor [flags]
@@ -68,6 +78,9 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	env := func(name, def string) string { return firstOf(getenv(name), def) }
 	var (
 		cacheDir  = fs.String("cache-dir", env("ELASTICJOB_CACHE_DIR", filepath.Join(cache, "elasticjob-executor")), "app package cache shared by executors on this host (ELASTICJOB_CACHE_DIR)")
+		cacheMax  = fs.String("cache-max-size", env("ELASTICJOB_CACHE_MAX_SIZE", "2GiB"), "evict the least recently used app packages beyond this cache size, never one in use; 0 keeps all (ELASTICJOB_CACHE_MAX_SIZE)")
+		gcDelay   = fs.String("gc-delay", env("ELASTICJOB_GC_DELAY", "1weeks"), "remove finished tasks' directories from the sandbox after this long, sooner as the disk fills (ELASTICJOB_GC_DELAY)")
+		headroom  = fs.Float64("gc-disk-headroom", 0.1, "fraction of the disk to keep free: finished tasks' directories may live gc-delay × (1 − headroom − disk usage) (ELASTICJOB_GC_DISK_HEADROOM)")
 		maxDL     = fs.String("max-download", env("ELASTICJOB_MAX_DOWNLOAD", "1GiB"), "largest app package to download (ELASTICJOB_MAX_DOWNLOAD)")
 		fetchTO   = fs.String("fetch-timeout", env("ELASTICJOB_FETCH_TIMEOUT", "10m"), "time limit on fetching a package, retries included (ELASTICJOB_FETCH_TIMEOUT)")
 		maxEx     = fs.String("max-extracted", env("ELASTICJOB_MAX_EXTRACTED", "4GiB"), "largest total size an archive may expand to (ELASTICJOB_MAX_EXTRACTED)")
@@ -93,8 +106,19 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 		errs = append(errs, prefix(name, err))
 	}
 	size(&s.MaxDownload, "max-download", *maxDL)
+	size(&s.CacheMaxSize, "cache-max-size", *cacheMax)
 	size(&s.MaxExtracted, "max-extracted", *maxEx)
 	dur(&s.FetchTimeout, "fetch-timeout", *fetchTO)
+	dur(&s.GCDelay, "gc-delay", *gcDelay)
+	s.GCDiskHeadroom = *headroom
+	if v := getenv("ELASTICJOB_GC_DISK_HEADROOM"); v != "" && !flagSet(fs, "gc-disk-headroom") {
+		h, err := strconv.ParseFloat(v, 64)
+		errs = append(errs, prefix("ELASTICJOB_GC_DISK_HEADROOM", err))
+		s.GCDiskHeadroom = h
+	}
+	if s.GCDiskHeadroom < 0 || s.GCDiskHeadroom >= 1 {
+		errs = append(errs, fmt.Errorf("gc-disk-headroom: %v must be in [0, 1)", s.GCDiskHeadroom))
+	}
 	dur(&s.KillGrace, "kill-grace", *killGrace)
 	dur(&s.AckTimeout, "ack-timeout", *ackTO)
 	if *idleTO == "never" {
@@ -113,6 +137,7 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	}
 	dur(&s.RecoveryTimeout, "MESOS_RECOVERY_TIMEOUT", env("MESOS_RECOVERY_TIMEOUT", recovery))
 	errs = append(errs, prefix("log-level", s.LogLevel.UnmarshalText([]byte(*logLevel))))
+	errs = append(errs, s.parseCgroup(getenv))
 	for _, name := range []string{"MESOS_AGENT_ENDPOINT", "MESOS_FRAMEWORK_ID", "MESOS_EXECUTOR_ID"} {
 		if getenv(name) == "" {
 			errs = append(errs, fmt.Errorf("%s is not set (the executor is started by a Mesos agent)", name))
@@ -150,4 +175,32 @@ func firstOf(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// parseCgroup reads ELASTICJOB_CGROUP, ELASTICJOB_CGROUP_PIDS_MAX (0: no
+// limit) and ELASTICJOB_CGROUP_CPU_QUOTA (default false), set by the
+// embedded agent when it isolates executors.
+func (s *Settings) parseCgroup(getenv func(string) string) error {
+	s.Cgroup = getenv("ELASTICJOB_CGROUP")
+	if v := getenv("ELASTICJOB_CGROUP_PIDS_MAX"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("ELASTICJOB_CGROUP_PIDS_MAX: %q is not a process count", v)
+		}
+		s.CgroupPidsMax = n
+	}
+	if v := getenv("ELASTICJOB_CGROUP_CPU_QUOTA"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ELASTICJOB_CGROUP_CPU_QUOTA: %q is not true or false", v)
+		}
+		s.CgroupCPUQuota = b
+	}
+	return nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -2,8 +2,10 @@ package executor
 
 import (
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestCacheDirWithoutHome: under a real Mesos agent the executor has no HOME; its default
@@ -20,5 +22,34 @@ func TestCacheDirWithoutHome(t *testing.T) {
 	}
 	if !filepath.IsAbs(s.CacheDir) || filepath.Base(s.CacheDir) != "elasticjob-executor" {
 		t.Fatalf("CacheDir = %q, want an absolute …/elasticjob-executor", s.CacheDir)
+	}
+}
+
+func TestSettingsForIsolationCacheAndGC(t *testing.T) {
+	env := map[string]string{
+		"MESOS_AGENT_ENDPOINT": "127.0.0.1:5051", "MESOS_FRAMEWORK_ID": "f", "MESOS_EXECUTOR_ID": "e", "MESOS_SANDBOX": "/tmp/s",
+		"ELASTICJOB_CGROUP": "v1:/elasticjob/S0/c1", "ELASTICJOB_CGROUP_PIDS_MAX": "64", "ELASTICJOB_CGROUP_CPU_QUOTA": "true",
+		"ELASTICJOB_CACHE_MAX_SIZE": "512MiB", "ELASTICJOB_GC_DELAY": "2days", "ELASTICJOB_GC_DISK_HEADROOM": "0.2",
+	}
+	s, err := ParseSettings(nil, func(k string) string { return env[k] }, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Cgroup != "v1:/elasticjob/S0/c1" || s.CgroupPidsMax != 64 || !s.CgroupCPUQuota || s.CacheMaxSize != 512<<20 ||
+		s.GCDelay != 48*time.Hour || s.GCDiskHeadroom != 0.2 {
+		t.Fatalf("%+v", s)
+	}
+	env["ELASTICJOB_CGROUP_PIDS_MAX"], env["ELASTICJOB_GC_DISK_HEADROOM"] = "many", "1.5"
+	if _, err := ParseSettings(nil, func(k string) string { return env[k] }, os.Stderr); err == nil {
+		t.Fatal("bad pids max and headroom accepted")
+	}
+	delete(env, "ELASTICJOB_CGROUP_PIDS_MAX")
+	delete(env, "ELASTICJOB_GC_DISK_HEADROOM")
+	delete(env, "ELASTICJOB_CACHE_MAX_SIZE")
+	delete(env, "ELASTICJOB_GC_DELAY")
+	delete(env, "ELASTICJOB_CGROUP_CPU_QUOTA")
+	s, err = ParseSettings([]string{"--gc-disk-headroom", "0.3"}, func(k string) string { return env[k] }, os.Stderr)
+	if err != nil || s.CacheMaxSize != 2<<30 || s.GCDelay != 7*24*time.Hour || s.GCDiskHeadroom != 0.3 || s.CgroupPidsMax != 0 || s.CgroupCPUQuota {
+		t.Fatalf("defaults: %+v %v", s, err)
 	}
 }

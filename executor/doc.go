@@ -64,6 +64,14 @@
 // CANCEL / DONE); a process that dies is started again at the next run, and
 // one that ignores CANCEL at its timeout is killed.
 //
+// Isolation (isolation.go): when the agent put the executor in a cgroup
+// container (ELASTICJOB_CGROUP, the embedded agent), each task runs in a
+// child cgroup of its own with the task's memory, CPU and process-count
+// limits (TaskCgroups); a task the OOM killer hit fails with "memory limit
+// of N MB exceeded: …", and whatever the task leaves in its cgroup is
+// killed when it ends. TaskGC removes old directories of finished tasks
+// from the sandbox of a long-lived executor (package sandboxgc's rule).
+//
 // Sandbox layout ($MESOS_SANDBOX):
 //
 //	apps/<sha256 prefix>/     the unpacked app, shared by tasks with the same package

@@ -62,7 +62,8 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 	go func() {
 		defer e.wg.Done()
 		defer cancel(nil)
-		out := e.runner.Run(ctx, id, info.Data, Hooks{Running: func() { e.running(id) }, Message: e.message})
+		out := e.runner.Run(ctx, id, info.Data, Hooks{Running: func() { e.running(id) }, Message: e.message,
+			Resources: taskResources(info.Resources)})
 		e.finish(id, out)
 	}()
 }
@@ -142,4 +143,18 @@ func (e *Executor) beginShutdown(why string, byAgent bool) {
 	}
 	e.mu.Unlock()
 	e.notify()
+}
+
+// taskResources sums a task's cpus and mem scalars.
+func taskResources(rs []mesos.Resource) Resources {
+	var r Resources
+	for _, res := range rs {
+		switch res.Name {
+		case "cpus":
+			r.CPUs += res.GetScalar().GetValue()
+		case "mem":
+			r.MemMB += res.GetScalar().GetValue()
+		}
+	}
+	return r
 }

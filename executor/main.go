@@ -34,9 +34,19 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		Fetcher: &fetch.Fetcher{
 			CacheDir: s.CacheDir, ScratchDir: filepath.Join(s.Sandbox, "fetch"),
 			MaxSize: s.MaxDownload, Timeout: s.FetchTimeout, Log: log.With("subsystem", "fetch"),
+			MaxCacheBytes: s.CacheMaxSize,
 		},
 		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: s.MaxEntries},
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
+		TaskGC: &TaskGC{Delay: s.GCDelay, Headroom: s.GCDiskHeadroom},
+	}
+	if s.Cgroup != "" {
+		tc, err := OpenTaskCgroups(s.Cgroup, s.CgroupPidsMax, s.CgroupCPUQuota, log.With("subsystem", "cgroups"))
+		if err != nil {
+			log.Warn("tasks run without cgroups of their own", "cgroup", s.Cgroup, "err", err)
+		} else {
+			pipeline.Cgroups = tc
+		}
 	}
 	if r, err := StartReaper(log.With("subsystem", "reaper")); err != nil {
 		log.Warn("no reaper: job processes may outlive a killed executor", "err", err)

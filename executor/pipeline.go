@@ -46,6 +46,9 @@ type Hooks struct {
 	Running func()
 	// Message sends a framework message (a daemon run report).
 	Message func(data []byte)
+	// Resources are the task's resources (TaskInfo.resources): the limits
+	// of its cgroup when the Pipeline has TaskCgroups.
+	Resources Resources
 }
 
 // Runner runs one task to completion. Cancelling ctx kills the task; a
@@ -71,6 +74,12 @@ type Pipeline struct {
 	Hostname, IP string
 	// Groups is told of every job process group (the Reaper); may be nil.
 	Groups Groups
+	// Cgroups, when set, runs each task's processes in a cgroup of their
+	// own with the task's limits (see TaskCgroups); nil: no cgroups.
+	Cgroups *TaskCgroups
+	// TaskGC, when set, removes old directories of finished tasks from the
+	// sandbox as tasks end.
+	TaskGC *TaskGC
 
 	hostOnce sync.Once
 }
@@ -85,6 +94,8 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("task", taskID)
+	p.TaskGC.begin(taskID)
+	defer p.TaskGC.end(p.Sandbox, taskID, log)
 	td, err := jobs.UnmarshalTaskData(data)
 	if err != nil {
 		return Outcome{State: Failed, Message: err.Error()}
@@ -92,7 +103,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 	if td.ShardingContext.TaskID == "" {
 		td.ShardingContext.TaskID = taskID
 	}
-	j, err := p.newJob(ctx, td, taskID, log)
+	j, err := p.newJob(ctx, td, taskID, h.Resources, log)
 	if err != nil {
 		return p.failure(ctx, err)
 	}
@@ -108,7 +119,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 // newJob prepares what each run of the task runs: an HTTP call, or a
 // process of the fetched and extracted app (forked per run, or resident
 // and driven over the SDK line protocol for a DAEMON job that asks for it).
-func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, log *slog.Logger) (job, error) {
+func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, res Resources, log *slog.Logger) (job, error) {
 	dir := filepath.Join(p.Sandbox, "tasks", safeName(taskID))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -130,6 +141,7 @@ func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, 
 	if err != nil {
 		return nil, err
 	}
+	pj.cg = p.Cgroups.open(taskID, res)
 	if td.Job.JobExecutionType == jobs.Daemon && td.Job.Props[PropSDKProtocol] == SDKProtocolLine {
 		return newResidentJob(ctx, pj, log)
 	}

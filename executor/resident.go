@@ -51,6 +51,7 @@ func newResidentJob(ctx context.Context, pj *processJob, log *slog.Logger) (*res
 	j := &residentJob{pj: pj, taskCtx: ctx, log: log}
 	p, err := j.start()
 	if err != nil {
+		pj.close()
 		return nil, err
 	}
 	j.proc = p
@@ -229,13 +230,14 @@ func (j *residentJob) ended(ctx context.Context, p *residentProc, from int64) Ou
 	if p.res.ExitCode >= 0 {
 		code = &p.res.ExitCode
 	}
-	return Outcome{State: Failed, Message: msg, ExitCode: code}
+	return j.pj.cg.explain(Outcome{State: Failed, Message: msg, ExitCode: code})
 }
 
 // close ends the process: end of file on its protocol input asks it to
 // exit; it is killed after the grace period (at once when the task was
 // killed: the task's context kills it).
 func (j *residentJob) close() {
+	defer j.pj.close()
 	p := j.proc
 	if p == nil {
 		return

@@ -81,15 +81,16 @@ type processJob struct {
 	dir     string   // the task's directory: stdout and stderr
 	ctxJSON string   // the sharding context
 	grace   time.Duration
-	groups  Groups // may be nil
+	groups  Groups      // may be nil
+	cg      *taskCgroup // the task's cgroup; nil: none
 }
 
 func (j *processJob) spec(source jobs.ExecutionSource) process.Spec {
 	env := append(append([]string(nil), j.env...), "ELASTICJOB_EXECUTION_SOURCE="+string(source))
-	return process.Spec{
+	return j.cg.wrap(process.Spec{
 		Path: j.cmd.path, Args: j.cmd.args, Dir: j.cmd.dir, Env: env, Grace: j.grace,
 		Stdout: filepath.Join(j.dir, "stdout"), Stderr: filepath.Join(j.dir, "stderr"),
-	}
+	})
 }
 
 func (j *processJob) run(ctx context.Context, r runReq) Outcome {
@@ -102,10 +103,10 @@ func (j *processJob) run(ctx context.Context, r runReq) Outcome {
 		}
 		return Outcome{State: Failed, Message: fmt.Sprintf("start %s: %v", j.cmd.path, err)}
 	}
-	return processOutcome(res)
+	return j.cg.explain(processOutcome(res))
 }
 
-func (j *processJob) close() {}
+func (j *processJob) close() { j.cg.destroy() }
 
 // processOutcome maps how a process ended to an Outcome.
 func processOutcome(res process.Result) Outcome {

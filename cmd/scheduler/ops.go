@@ -148,6 +148,7 @@ func (o *ops) Cluster(ctx context.Context) (any, error) {
 	if err != nil {
 		out["agents"], out["agentsError"] = []agents.Agent{}, err.Error()
 	} else {
+		o.agents.FillIsolation(ctx, ags) // how each agent enforces resources (cgroups, or not)
 		out["agents"] = ags
 	}
 	return out, nil

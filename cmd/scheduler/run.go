@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -223,7 +224,9 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (strin
 		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
 	}
 	cl, err := embedded.New(embedded.Config{WorkDir: filepath.Join(cfg.DataDir, "mesos"), CPUs: cfg.EmbeddedCPUs,
-		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos")})
+		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos"),
+		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), CPUQuota: cfg.CPUQuota,
+		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom})
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded mesos: %w", err)
 	}
@@ -252,7 +255,12 @@ func executorCommand(cfg config.Config) (string, error) {
 }
 
 func executorEnv(cfg config.Config) map[string]string {
-	env := map[string]string{"ELASTICJOB_EXECUTOR_IDLE_TIMEOUT": cfg.ExecutorIdle.String()}
+	env := map[string]string{
+		"ELASTICJOB_EXECUTOR_IDLE_TIMEOUT": cfg.ExecutorIdle.String(),
+		"ELASTICJOB_CACHE_MAX_SIZE":        strconv.FormatInt(cfg.ExecutorCacheMax, 10),
+		"ELASTICJOB_GC_DELAY":              cfg.GCDelay.String(),
+		"ELASTICJOB_GC_DISK_HEADROOM":      strconv.FormatFloat(cfg.GCDiskHeadroom, 'f', -1, 64),
+	}
 	dir := cfg.ExecutorCacheDir
 	if dir == "" && cfg.MesosURL == "" {
 		if abs, err := filepath.Abs(filepath.Join(cfg.DataDir, "cache")); err == nil {
@@ -263,4 +271,13 @@ func executorEnv(cfg config.Config) map[string]string {
 		env["ELASTICJOB_CACHE_DIR"] = dir
 	}
 	return env
+}
+
+// pidsMax maps the isolation_pids_max setting (0: no limit) to the
+// embedded agent's (0: default, negative: no limit).
+func pidsMax(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

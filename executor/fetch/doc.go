@@ -3,7 +3,8 @@
 //
 // Cache layout, one entry per URL:
 //
-//	CACHE/<sha256(url)>/lock       flock(2) held while the entry is fetched
+//	CACHE/<sha256(url)>/lock       flock(2) held while the entry is fetched (or evicted)
+//	CACHE/<sha256(url)>/use        shared flock(2) held while a Blob of it is in use; mtime = last use
 //	CACHE/<sha256(url)>/blob       the package bytes
 //	CACHE/<sha256(url)>/meta.json  {url, etag, lastModified, sha256, size, modTime, fetchedAt}
 //
@@ -15,4 +16,10 @@
 // Downloads stream to a temporary file in the entry directory and are renamed
 // into place when complete, so a crash never leaves a half blob. They are
 // limited in size and time, and retried (network errors and 5xx, never 4xx).
+//
+// With MaxCacheBytes set, each cached fetch then evicts the least recently
+// used entries while the cache is larger, skipping any entry being fetched
+// or in use (a task extracting it); an eviction moves the entry aside
+// before deleting it, and a fetcher that was waiting for its lock starts
+// afresh.
 package fetch

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/executor/internal/lockfile"
 )
 
@@ -34,6 +36,12 @@ type Fetcher struct {
 	Backoff    func(try int) time.Duration
 	Client     *http.Client
 	Log        *slog.Logger
+	// MaxCacheBytes bounds the cache: after a cached fetch, the least
+	// recently used entries beyond it are removed, never one being fetched
+	// or in use (a Blob not yet released). 0: no bound.
+	MaxCacheBytes int64
+	// Clock dates each use of an entry (default the system clock).
+	Clock clock.Clock
 }
 
 // Blob is a fetched package, open for reading. The file stays readable even
@@ -44,12 +52,16 @@ type Blob struct {
 	Size   int64
 	Reused bool // served from the cache without a download
 	URL    *url.URL
-	dir    string // scratch dir to remove, if any
+	dir    string         // scratch dir to remove, if any
+	use    *lockfile.Lock // shared lock on the cache entry's use file: in use
 }
 
 // Release closes the file and removes an uncached download.
 func (b *Blob) Release() {
 	b.File.Close()
+	if b.use != nil {
+		b.use.Unlock()
+	}
 	if b.dir != "" {
 		os.RemoveAll(b.dir)
 	}
@@ -77,6 +89,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, useCache bool) (*Blo
 		return nil, fmt.Errorf("fetch %s: %w", name, err)
 	}
 	b.URL = u
+	if useCache && f.MaxCacheBytes > 0 {
+		f.evict()
+	}
 	return b, nil
 }
 
@@ -99,16 +114,49 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL, useCache bool) (*Blob, 
 	}
 	key := sha256.Sum256([]byte(cacheKey(u)))
 	dir := filepath.Join(f.CacheDir, hex.EncodeToString(key[:]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	lock, err := lockfile.Acquire(ctx, filepath.Join(dir, "lock"))
+	lock, err := lockEntry(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Unlock()
 	old, _ := readMeta(dir) // a missing or bad meta.json means download
-	return f.into(ctx, u, dir, old)
+	b, err := f.into(ctx, u, dir, old)
+	if err != nil {
+		return nil, err
+	}
+	// Mark the entry in use until Release. No eviction contends: it needs
+	// the entry lock, which is ours.
+	use, err := lockfile.AcquireShared(ctx, filepath.Join(dir, useName))
+	if err != nil {
+		b.File.Close()
+		return nil, err
+	}
+	now := f.clock().Now()
+	_ = os.Chtimes(filepath.Join(dir, useName), now, now) // last use, for eviction
+	b.use = use
+	return b, nil
+}
+
+// lockEntry creates the entry directory and takes its lock, again if an
+// eviction removed the entry while we waited for the lock.
+func lockEntry(ctx context.Context, dir string) (*lockfile.Lock, error) {
+	for range 10 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		lock, err := lockfile.Acquire(ctx, filepath.Join(dir, lockName))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // evicted between MkdirAll and the lock
+		}
+		if err != nil {
+			return nil, err
+		}
+		if lock.Current(filepath.Join(dir, lockName)) {
+			return lock, nil
+		}
+		lock.Unlock()
+	}
+	return nil, fmt.Errorf("cache entry %s keeps being evicted", dir)
 }
 
 // into brings the entry in dir up to date and opens its blob.
@@ -134,6 +182,13 @@ func (f *Fetcher) into(ctx context.Context, u *url.URL, dir string, old *meta) (
 		return nil, err
 	}
 	return &Blob{File: file, SHA256: m.SHA256, Size: m.Size, Reused: m == old}, nil
+}
+
+func (f *Fetcher) clock() clock.Clock {
+	if f.Clock == nil {
+		return clock.Real{}
+	}
+	return f.Clock
 }
 
 func (f *Fetcher) log() *slog.Logger {

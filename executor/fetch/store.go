@@ -16,6 +16,8 @@ import (
 const (
 	blobName = "blob"
 	metaName = "meta.json"
+	lockName = "lock" // exclusive while the entry is fetched or evicted
+	useName  = "use"  // shared while a Blob of the entry is held; its mtime is the last use
 )
 
 // meta is meta.json: what is known about the blob beside it.

@@ -53,6 +53,8 @@ type Agent struct {
 	Active        bool           `json:"active"`
 	Resources     map[string]any `json:"resources"`
 	UsedResources map[string]any `json:"used_resources"`
+	// Isolation is filled by FillIsolation (the master does not know it).
+	Isolation *Isolation `json:"isolation,omitempty"`
 }
 
 // Executor is one executor run on an agent.

@@ -110,6 +110,7 @@ func (c *Cluster) launch(fw *framework, l launch, remaining *mesos.Resources, se
 		e.tasks[ti.TaskID.Value] = t
 		batch = append(batch, t)
 	}
+	c.iso.resize(e) // before the executor hears of the tasks
 	e.queue(batch, l.group)
 	c.log.Info("launching tasks", "framework_id", fw.id, "executor_id", e.id, "tasks", len(batch))
 }

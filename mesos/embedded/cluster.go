@@ -22,6 +22,7 @@ type Cluster struct {
 	masterID string
 	agentID  string
 	total    mesos.Resources
+	iso      *isolation // set by Start
 
 	mu         sync.Mutex
 	frameworks map[string]*framework
@@ -29,7 +30,12 @@ type Cluster struct {
 	offers     map[string]*offer
 	seq        int
 	closing    bool
-	procs      sync.WaitGroup // executor process waiters
+	procs      sync.WaitGroup        // executor process waiters
+	live       map[string]*executor  // executors not terminated, by sandbox
+	archived   map[string][]archived // terminated runs known by sandbox only, per framework
+	bg         sync.WaitGroup        // the GC loop
+	gcMu       sync.Mutex            // serializes CollectGarbage
+	stopGC     chan struct{}
 
 	srv      *http.Server
 	ln       net.Listener
@@ -48,15 +54,22 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	masterID := newUUID()
+	agentID, err := loadAgentID(cfg.WorkDir, masterID+"-S0")
+	if err != nil {
+		return nil, err
+	}
 	c := &Cluster{
 		cfg:        cfg,
 		log:        cfg.Logger.With("subsystem", "mesos-local"),
 		masterID:   masterID,
-		agentID:    masterID + "-S0",
+		agentID:    agentID,
 		total:      total,
 		frameworks: map[string]*framework{},
 		removed:    map[string]bool{},
 		offers:     map[string]*offer{},
+		live:       map[string]*executor{},
+		archived:   map[string][]archived{},
+		stopGC:     make(chan struct{}),
 	}
 	return c, nil
 }
@@ -66,11 +79,22 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if n := reap(filepath.Join(c.cfg.WorkDir, "slaves"), true); n > 0 {
 		c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
 	}
+	iso, err := startIsolation(c.cfg, c.agentID, c.log.With("subsystem", "isolation"))
+	if err != nil {
+		return err
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
 	if err != nil {
+		iso.close()
 		return fmt.Errorf("local: listen %s: %w", c.cfg.Addr, err)
 	}
+	c.mu.Lock()
+	c.iso = iso
+	c.archived = c.recoverArchive()
+	c.mu.Unlock()
+	c.bg.Add(1)
+	go c.gcLoop(c.stopGC)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", c.handleScheduler)
 	mux.HandleFunc("/api/v1/executor", c.handleExecutor)
@@ -122,6 +146,9 @@ func (c *Cluster) Close() error {
 	srv := c.srv
 	c.mu.Unlock()
 	c.procs.Wait()
+	c.iso.close()
+	close(c.stopGC)
+	c.bg.Wait()
 	if srv == nil {
 		return nil
 	}

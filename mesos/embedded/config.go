@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/sandboxgc"
 )
 
 // Config configures a Cluster. Zero values select the defaults documented
@@ -34,7 +37,45 @@ type Config struct {
 	// update; it doubles up to 10 minutes. Default 10s.
 	UpdateRetryInterval time.Duration
 	Logger              *slog.Logger
+
+	// Isolation enforces executors' and tasks' cpus and mem with cgroups:
+	// IsolationAuto ("" too: v2, else v1, else none with one warning),
+	// IsolationV1 or IsolationV2 (that mode or Start fails), IsolationOff.
+	Isolation string
+	// CgroupsRoot is the group below the hierarchy root that holds the
+	// agents' groups, default "elasticjob".
+	CgroupsRoot string
+	// PidsMax limits the processes (and threads) of each task and of the
+	// executor itself; 0 selects DefaultPidsMax, negative means no limit.
+	PidsMax int64
+	// CPUQuota caps each executor and task at its cpus with a CFS quota
+	// (Mesos --cgroups_enable_cfs). Without it (the default, as in Mesos)
+	// CPU shares divide the CPUs under contention and idle CPUs may be
+	// used: a hard cap costs start latency (a task with cpus 0.01 gets
+	// 1 ms of CPU per 100 ms period).
+	CPUQuota bool
+
+	// GCDelay is how long the sandbox of a terminated executor is kept
+	// when the disk is empty (shorter as it fills, see sandboxgc.MaxAge);
+	// default sandboxgc.DefaultDelay (a week).
+	GCDelay time.Duration
+	// GCDiskHeadroom is the fraction of the disk to keep free, in [0, 1);
+	// 0 selects sandboxgc.DefaultHeadroom.
+	GCDiskHeadroom float64
+	// DiskWatchInterval is how often sandboxes are collected (default a
+	// minute).
+	DiskWatchInterval time.Duration
+	// Clock dates terminated sandboxes and drives collection (default the
+	// system clock); DiskUsage measures the work directory's file system
+	// (default sandboxgc.DiskUsage). Tests inject both.
+	Clock     clock.Clock
+	DiskUsage func(path string) (float64, error)
+
+	mountinfo string // the mount table cgroups are looked up in (tests)
 }
+
+// DefaultPidsMax is Config.PidsMax when zero.
+const DefaultPidsMax = 4096
 
 // DefaultDiskMB is the disk offered when Config.DiskMB is zero.
 const DefaultDiskMB = 10240
@@ -77,6 +118,36 @@ func (c Config) withDefaults() (Config, error) {
 	c.ExecutorShutdownGrace = durationOr(c.ExecutorShutdownGrace, 5*time.Second)
 	c.ExecutorRegistrationTimeout = durationOr(c.ExecutorRegistrationTimeout, time.Minute)
 	c.UpdateRetryInterval = durationOr(c.UpdateRetryInterval, 10*time.Second)
+	switch c.Isolation {
+	case "":
+		c.Isolation = IsolationAuto
+	case IsolationAuto, IsolationV1, IsolationV2, IsolationOff:
+	default:
+		return c, fmt.Errorf("%w: Isolation %q must be auto, v1, v2 or off", ErrConfig, c.Isolation)
+	}
+	if c.CgroupsRoot == "" {
+		c.CgroupsRoot = "elasticjob"
+	}
+	if err := validateCgroupsRoot(c.CgroupsRoot); err != nil {
+		return c, err
+	}
+	c.GCDelay = durationOr(c.GCDelay, sandboxgc.DefaultDelay)
+	c.DiskWatchInterval = durationOr(c.DiskWatchInterval, DefaultDiskWatchInterval)
+	if c.GCDiskHeadroom == 0 {
+		c.GCDiskHeadroom = sandboxgc.DefaultHeadroom
+	}
+	if c.GCDiskHeadroom < 0 || c.GCDiskHeadroom >= 1 {
+		return c, fmt.Errorf("%w: GCDiskHeadroom %v must be in [0, 1)", ErrConfig, c.GCDiskHeadroom)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.DiskUsage == nil {
+		c.DiskUsage = sandboxgc.DiskUsage
+	}
+	if c.PidsMax == 0 {
+		c.PidsMax = DefaultPidsMax
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -147,4 +218,14 @@ func mesosDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dns", d.Nanoseconds())
 	}
+}
+
+// validateCgroupsRoot accepts a relative path of plain names.
+func validateCgroupsRoot(root string) error {
+	for _, part := range strings.Split(strings.Trim(root, "/"), "/") {
+		if part == "" || part == "." || part == ".." {
+			return fmt.Errorf("%w: CgroupsRoot %q must be a path of names below the hierarchy root", ErrConfig, root)
+		}
+	}
+	return nil
 }

@@ -14,6 +14,23 @@
 // reliable status updates with acknowledgements and retries, explicit and
 // implicit reconciliation, executor failure handling and failover timeouts.
 //
+// Isolation (isolation.go): like a Mesos agent with the cgroups/cpu,
+// cgroups/mem isolators, it runs each executor in a container cgroup
+// (package cgroups, v2 or v1) limited to the executor's plus its live
+// tasks' resources, the executor itself in a child with its own limits;
+// the executor gives each task a child of the container (ELASTICJOB_CGROUP
+// tells it where). Containers are destroyed when executors end and, at
+// start, those an earlier run left. Without writable cgroups it warns once
+// and reports posix isolation; /state carries flags.isolation and an
+// isolation object (mode, enforced, reason).
+//
+// Disk (agentid.go, archive.go, gc.go): the agent id is kept per work
+// directory, so task ids keep naming this agent across restarts, and the
+// sandboxes of earlier runs are listed again in /state as completed
+// executors. Sandboxes of terminated executors are removed by the Mesos
+// rule (package sandboxgc: gc_delay shortened as the disk fills), never a
+// live executor's.
+//
 // Concurrency: all cluster state is guarded by a single mutex. Events are
 // encoded under that mutex and appended to a per-connection queue, which a
 // single goroutine (the HTTP handler of the stream) drains in order, so

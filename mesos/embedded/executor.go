@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ejcloud/elasticjob/cgroups"
+
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -49,6 +51,8 @@ type executor struct {
 	reason      mesos.TaskStatus_Reason
 	exitStatus  *int32
 	exitMessage string
+	cgroup      *cgroups.Group // its container; nil when not isolated
+	ended       time.Time      // when it terminated (Config.Clock)
 }
 
 // launchExecutor records a new executor and starts its process in the
@@ -67,6 +71,8 @@ func (c *Cluster) launchExecutor(fw *framework, info mesos.ExecutorInfo) *execut
 	e.dir = filepath.Join(c.cfg.WorkDir, "slaves", c.agentID, "frameworks", fw.id,
 		"executors", e.id, "runs", e.containerID)
 	fw.executors[e.id] = e
+	c.live[e.dir] = e
+	c.iso.prepare(e)
 	c.procs.Add(1)
 	go c.runExecutor(e, c.executorEnv(e))
 	c.log.Info("launching executor", "framework_id", fw.id, "executor_id", e.id, "sandbox", e.dir)
@@ -132,6 +138,8 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 		return
 	}
 	e.state = execTerminated
+	e.ended = c.cfg.Clock.Now()
+	delete(c.live, e.dir)
 	e.exitStatus, e.exitMessage = status, msg
 	for _, t := range e.timers {
 		t.Stop()
@@ -147,6 +155,7 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 	}
 	fw.completed = append(fw.completed, e)
 	if len(fw.completed) > maxCompleted {
+		c.archive(fw.completed[0])
 		fw.completed = fw.completed[1:]
 	}
 	c.log.Info("executor terminated", "framework_id", fw.id, "executor_id", e.id, "message", msg)

@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 // testExec is a minimal Mesos v1 HTTP executor. Task data selects what a
 // task does: "finish", "fail", "hang", "crash" (exit 3 once RUNNING is
 // acknowledged), "msgs" (20 MESSAGE calls, then FINISHED), "reconnect"
-// (RUNNING, then re-subscribe with it unacknowledged).
+// (RUNNING, then re-subscribe with it unacknowledged), "hog" (allocate
+// 512 MB, then FINISHED).
 type testExec struct {
 	url     string
 	fwID    string
@@ -46,7 +47,7 @@ type testExec struct {
 func runTestExecutor(mode string) int {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "MESOS_") || strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "CUSTOM_") {
+		if strings.HasPrefix(kv, "MESOS_") || strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "CUSTOM_") || strings.HasPrefix(kv, "ELASTICJOB_") {
 			env = append(env, kv)
 		}
 	}
@@ -181,6 +182,12 @@ func (x *testExec) launch(t mesos.TaskInfo) (bool, error) {
 		}
 	case "reconnect":
 		return true, nil
+	case "hog": // allocate past any small memory limit
+		b := make([]byte, 512<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return false, x.update(t.TaskID, mesos.TASK_FINISHED)
 	case "msgs":
 		for i := 0; i < 20; i++ {
 			m := &execpb.Call_Message{Data: []byte(fmt.Sprintf("m%02d", i))}

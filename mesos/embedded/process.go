@@ -40,6 +40,7 @@ func (c *Cluster) executorEnv(e *executor) []string {
 		"MESOS_HTTP_COMMAND_EXECUTOR=0",
 		"MESOS_CONTAINER_ID="+e.containerID,
 	)
+	env = append(env, c.iso.env(e)...)
 	for _, v := range e.info.GetCommand().GetEnvironment().GetVariables() {
 		if v.Type == nil || *v.Type == mesos.Environment_Variable_VALUE {
 			env = append(env, v.Name+"="+v.GetValue())
@@ -57,6 +58,7 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 		err = c.startProcess(e, cmd)
 	}
 	if err != nil {
+		c.iso.destroy(e)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.log.Warn("executor launch failed", "executor_id", e.id, "err", err)
@@ -77,10 +79,17 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 	if n := reap(e.dir, false); n > 0 {
 		c.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
 	}
+	msg := exitMessage(ws, werr)
+	if oom := c.iso.oomMessage(e); oom != "" {
+		msg = "Executor terminated: " + oom + " (" + strings.TrimPrefix(msg, "Executor terminated: ") + ")"
+	}
+	c.iso.destroy(e)
+	now := c.cfg.Clock.Now() // the sandbox's age counts from here (GC)
+	_ = os.Chtimes(e.dir, now, now)
 	status := int32(ws)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.executorTerminated(e, &status, exitMessage(ws, werr))
+	c.executorTerminated(e, &status, msg)
 }
 
 // prepare creates the sandbox, fetches the command URIs and builds the
@@ -104,6 +113,15 @@ func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	cmd, err := buildCommand(command, e.dir)
 	if err != nil {
 		return nil, err
+	}
+	if e.cgroup != nil && e.cgroup.Child("executor").CloneDir() == "" {
+		// The executor starts through a /bin/sh prelude that joins the
+		// cgroup; check here what exec would otherwise report.
+		if _, err := exec.LookPath(cmd.Path); err != nil {
+			return nil, err
+		}
+		argv := c.iso.argv(e, append([]string{cmd.Path}, cmd.Args[1:]...))
+		cmd.Path, cmd.Args = argv[0], argv // argv[0] of a shell=false command becomes its path
 	}
 	cmd.Env = env
 	cmd.Dir = e.dir
@@ -156,6 +174,13 @@ func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
 	defer c.mu.Unlock()
 	if e.state == execTerminating {
 		return errors.New("executor was shut down before it started")
+	}
+	if e.cgroup != nil { // v2: started right in its cgroup (else the prelude joins it)
+		done, err := startIn(cmd, e.cgroup.Child("executor").CloneDir())
+		if err != nil {
+			return err
+		}
+		defer done()
 	}
 	if err := cmd.Start(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strconv"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -26,6 +27,7 @@ type State struct {
 	Frameworks []FrameworkView `json:"frameworks"`
 	Executors  []ExecutorView  `json:"executors"`
 	Tasks      []TaskView      `json:"tasks"`
+	Isolation  IsolationView   `json:"isolation"`
 }
 
 // FrameworkView describes a registered framework.
@@ -57,11 +59,12 @@ func (c *Cluster) Snapshot() State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := State{
-		AgentID:  c.agentID,
-		Hostname: c.cfg.Hostname,
-		URL:      "http://" + c.hostPort,
-		Total:    summary(c.total),
-		Free:     summary(c.total.Minus(c.used()...)),
+		AgentID:   c.agentID,
+		Hostname:  c.cfg.Hostname,
+		URL:       "http://" + c.hostPort,
+		Total:     summary(c.total),
+		Free:      summary(c.total.Minus(c.used()...)),
+		Isolation: c.isolationView(),
 	}
 	for _, fw := range c.sortedFrameworks() {
 		s.Frameworks = append(s.Frameworks, FrameworkView{ID: fw.id, Name: fw.info.Name, Connected: fw.sub != nil})
@@ -119,20 +122,18 @@ func (c *Cluster) stateJSON() jsonObj {
 		"resources": summary(c.total), "used_resources": summary(c.used()), "active": true}
 	var fws []jsonObj
 	for _, fw := range c.sortedFrameworks() {
-		var execs, done []jsonObj
+		var execs []jsonObj
 		for _, e := range sortedExecutors(fw.executors) {
 			execs = append(execs, c.executorJSON(e))
 		}
-		for _, e := range fw.completed {
-			done = append(done, c.executorJSON(e))
-		}
 		fws = append(fws, jsonObj{"id": fw.id, "name": fw.info.Name, "user": fw.info.User,
-			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": orEmpty(done)})
+			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": c.completedJSON(fw.id, fw.completed)})
 	}
 	return jsonObj{
+		"flags": c.flags(), "isolation": c.isolationView(),
 		"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "version": "1.11.0",
 		"resources": summary(c.total), "unreserved_resources": summary(c.total),
-		"frameworks": orEmpty(fws), "completed_frameworks": []jsonObj{},
+		"frameworks": orEmpty(fws), "completed_frameworks": c.completedFrameworksJSON(),
 		"slaves": []jsonObj{agent}, "master_id": c.masterID,
 	}
 }
@@ -166,4 +167,25 @@ func orEmpty(v []jsonObj) []jsonObj {
 		return []jsonObj{}
 	}
 	return v
+}
+
+func (c *Cluster) isolationView() IsolationView {
+	if c.iso == nil {
+		return IsolationView{Mode: "off", Isolators: "posix/cpu,posix/mem", Reason: "agent not started"}
+	}
+	return c.iso.view()
+}
+
+// flags are the agent's settings as a Mesos agent's /state reports them
+// (a subset; all values strings).
+func (c *Cluster) flags() map[string]string {
+	iso := c.isolationView()
+	return map[string]string{
+		"isolation":                      iso.Isolators,
+		"cgroups_root":                   c.cfg.CgroupsRoot,
+		"cgroups_enable_cfs":             strconv.FormatBool(c.cfg.CPUQuota),
+		"work_dir":                       c.cfg.WorkDir,
+		"executor_registration_timeout":  mesosDuration(c.cfg.ExecutorRegistrationTimeout),
+		"executor_shutdown_grace_period": mesosDuration(c.cfg.ExecutorShutdownGrace),
+	}
 }

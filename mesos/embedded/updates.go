@@ -68,6 +68,9 @@ func sortedTasks(m map[string]*task) []*task {
 
 func (c *Cluster) releaseTask(t *task) {
 	t.released = true
+	if t.exec != nil {
+		c.iso.resize(t.exec)
+	}
 }
 
 // statusUpdate records a reliable (uuid-carrying) update and forwards it

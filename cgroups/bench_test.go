@@ -1,0 +1,60 @@
+package cgroups_test
+
+import (
+	"fmt"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/cgroups"
+	"github.com/ejcloud/elasticjob/cgroups/cgroupstest"
+)
+
+// The cost of a task's cgroup around a trivial process: create it with
+// limits, start `true` in it through the prelude, destroy it. Compare with
+// BenchmarkPlainStart. Needs root.
+func BenchmarkTaskCgroupLifecycle(b *testing.B) { lifecycle(b, 0) }
+
+// The same with 100 ms between tasks, as when tasks start now and then:
+// joining a group then waits for an RCU grace period (the kernel's
+// cgroup_threadgroup_rwsem, unless CONFIG_CGROUP_FAVOR_DYNMODS or the
+// favordynmods mount option), which back-to-back joins share.
+func BenchmarkTaskCgroupLifecycleSpaced(b *testing.B) { lifecycle(b, 100*time.Millisecond) }
+
+func lifecycle(b *testing.B, gap time.Duration) {
+	_, g := cgroupstest.Require(b)
+	var create, run, destroy time.Duration
+	for i := 0; b.Loop(); i++ {
+		t0 := time.Now()
+		c := g.Child(fmt.Sprintf("t%d", i))
+		if err := c.Create(); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.SetLimits(cgroups.Limits{MemoryBytes: 64 << 20, CPUs: 0.1, Pids: 100}); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		argv := c.Argv([]string{"/bin/true"})
+		if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if err := c.Destroy(10 * time.Second); err != nil {
+			b.Fatal(err)
+		}
+		create, run, destroy = create+t1.Sub(t0), run+t2.Sub(t1), destroy+time.Since(t2)
+		time.Sleep(gap)
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64((create / n).Microseconds()), "create-µs/op")
+	b.ReportMetric(float64((run / n).Microseconds()), "run-µs/op")
+	b.ReportMetric(float64((destroy / n).Microseconds()), "destroy-µs/op")
+}
+
+func BenchmarkPlainStart(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package cgroups
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Group is one cgroup, by its path below the hierarchy root. It may not
+// exist yet (Create).
+type Group struct {
+	h   *Hierarchy
+	rel string // slash-separated, no leading slash; "" is the root
+}
+
+// Group returns the group at rel (e.g. "elasticjob/S0/c1") below the root.
+func (h *Hierarchy) Group(rel string) *Group {
+	return &Group{h: h, rel: strings.Trim(path.Clean("/"+rel), "/")}
+}
+
+// Path is the group's path below the hierarchy root, with a leading slash
+// as /proc/<pid>/cgroup writes it.
+func (g *Group) Path() string { return "/" + g.rel }
+
+// Hierarchy is the group's hierarchy.
+func (g *Group) Hierarchy() *Hierarchy { return g.h }
+
+// Child is the group name below g (not created).
+func (g *Group) Child(name string) *Group { return g.h.Group(path.Join(g.rel, name)) }
+
+// Dir is the group's directory for controller c.
+func (g *Group) Dir(c string) string { return filepath.Join(g.h.dirs[c], filepath.FromSlash(g.rel)) }
+
+// dirs are the group's distinct directories (one per v1 hierarchy, one in v2).
+func (g *Group) dirs() []string {
+	var out []string
+	for _, c := range g.h.controllers {
+		if d := g.Dir(c); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Create makes the group (and missing parents) in every hierarchy. In v2
+// the parent's subtree gets the controllers enabled first.
+func (g *Group) Create() error {
+	if g.h.mode == V2 && g.rel != "" {
+		if err := g.h.Group(path.Dir(g.rel)).Create(); err != nil {
+			return err
+		}
+		if err := g.h.Group(path.Dir(g.rel)).enableSubtree(); err != nil {
+			return err
+		}
+	}
+	for _, d := range g.dirs() {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("cgroups: create %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// enableSubtree enables the controllers in use for g's children (v2).
+func (g *Group) enableSubtree() error {
+	var add []string
+	for _, c := range g.h.controllers {
+		add = append(add, "+"+c)
+	}
+	return write(g.Dir(Memory), "cgroup.subtree_control", strings.Join(add, " "))
+}
+
+// Exists reports whether the group's directory exists (in the memory
+// hierarchy).
+func (g *Group) Exists() bool {
+	st, err := os.Stat(g.Dir(Memory))
+	return err == nil && st.IsDir()
+}
+
+func write(dir, file, value string) error {
+	p := filepath.Join(dir, file)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fmt.Errorf("cgroups: write %s: %w", p, err)
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cgroups: write %q to %s: %w", value, p, err)
+	}
+	return nil
+}
+
+// joinFiles are the files a process writes to in order to join the group,
+// and what it writes. In v1 a single-threaded process moves its one thread
+// by writing 0 to each hierarchy's tasks file: a single-thread migration of
+// the writer skips the kernel's global cgroup_threadgroup_rwsem, whose
+// write side waits for an RCU grace period (~10 ms on an idle, more on a
+// busy machine) and stalls every fork meanwhile, as a cgroup.procs write
+// does. In v2 the pid goes to cgroup.procs (tasks files do not exist).
+func (g *Group) joinFiles() (value string, files []string) {
+	if g.h.mode == V1 {
+		for _, d := range g.dirs() {
+			files = append(files, filepath.Join(d, "tasks"))
+		}
+		return "0", files
+	}
+	return "$$", []string{filepath.Join(g.Dir(Memory), "cgroup.procs")}
+}
+
+// CloneDir is the directory a process can be started in directly with
+// clone3(CLONE_INTO_CGROUP) (exec SysProcAttr.UseCgroupFD), which needs no
+// migration at all: in v2 on Linux 5.7 or later; "" otherwise (use Argv).
+func (g *Group) CloneDir() string {
+	if g.h.mode != V2 || !cloneIntoCgroup() {
+		return ""
+	}
+	return g.Dir(Memory)
+}
+
+// prelude joins the group and execs the command:
+// sh -c prelude name VALUE N file1..fileN argv...
+const prelude = `v=$1; [ "$v" = '$$' ] && v=$$; n=$2; shift 2; ` +
+	`while [ "$n" -gt 0 ]; do echo "$v" > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"`
+
+// Argv wraps argv (program path first) so that the process enters g before
+// it runs anything: /bin/sh (single-threaded) moves itself into g and then
+// execs argv (same pid, same open files, same environment). If joining
+// fails the process exits with status 125 before running argv.
+func (g *Group) Argv(argv []string) []string {
+	v, files := g.joinFiles()
+	out := []string{"/bin/sh", "-c", prelude, "cgroup-exec", v, strconv.Itoa(len(files))}
+	out = append(out, files...)
+	return append(out, argv...)
+}

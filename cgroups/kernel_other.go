@@ -1,0 +1,5 @@
+//go:build !linux
+
+package cgroups
+
+func cloneIntoCgroup() bool { return false }

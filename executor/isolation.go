@@ -1,0 +1,155 @@
+package executor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ejcloud/elasticjob/cgroups"
+	"github.com/ejcloud/elasticjob/executor/process"
+)
+
+// Resources are a task's resources from its TaskInfo; they become the
+// limits of its cgroup.
+type Resources struct {
+	CPUs  float64
+	MemMB float64
+}
+
+// TaskCgroups puts every task in a cgroup of its own: a child of the
+// container group the agent made for this executor (ELASTICJOB_CGROUP),
+// limited to the task's memory and CPUs and to PidsMax processes. The
+// kernel's OOM killer and the pids limit then hit the offending task, not
+// its siblings or the executor, and the task's OOM counter words its
+// failure ("memory limit of 64 MB exceeded"). When the task ends, whatever
+// is left in its group (daemonized children included) is killed and the
+// group removed.
+type TaskCgroups struct {
+	Container *cgroups.Group
+	PidsMax   int64
+	CPUQuota  bool
+	Log       *slog.Logger
+
+	warnOnce sync.Once
+}
+
+// OpenTaskCgroups opens the container group named by spec ("v1:/path",
+// see cgroups.Group.Spec).
+func OpenTaskCgroups(spec string, pidsMax int64, cpuQuota bool, log *slog.Logger) (*TaskCgroups, error) {
+	mode, path, err := cgroups.ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	h, err := cgroups.Open(mode, "")
+	if err != nil {
+		return nil, err
+	}
+	g := h.Group(path)
+	if !g.Exists() {
+		return nil, fmt.Errorf("cgroup %s does not exist", spec)
+	}
+	return &TaskCgroups{Container: g, PidsMax: pidsMax, CPUQuota: cpuQuota, Log: log}, nil
+}
+
+// destroyTimeout bounds killing and removing a task's group.
+const destroyTimeout = 10 * time.Second
+
+// taskCgroup is one task's group; a nil *taskCgroup is no isolation.
+type taskCgroup struct {
+	g     *cgroups.Group
+	memMB float64
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	oomKills int64 // the OOM kill count last looked at
+}
+
+// open creates the task's group with its limits. Without a container
+// (tc nil) or when the group cannot be made (logged once), the task runs
+// in the executor's group, still under the container's limits.
+func (tc *TaskCgroups) open(taskID string, r Resources) *taskCgroup {
+	if tc == nil {
+		return nil
+	}
+	g := tc.Container.Child(cgroupName(taskID))
+	l := cgroups.Limits{MemoryBytes: int64(r.MemMB * (1 << 20)), CPUs: r.CPUs, CPUQuota: tc.CPUQuota, Pids: tc.PidsMax}
+	err := g.Create()
+	if err == nil {
+		err = g.SetLimits(l)
+	}
+	if err != nil {
+		_ = g.Destroy(destroyTimeout)
+		tc.warnOnce.Do(func() {
+			tc.logger().Warn("cannot give tasks cgroups of their own; they share the executor's limits", "err", err)
+		})
+		return nil
+	}
+	return &taskCgroup{g: g, memMB: r.MemMB, log: tc.logger(), oomKills: max(0, g.Stats().OOMKills)}
+}
+
+func (tc *TaskCgroups) logger() *slog.Logger {
+	if tc.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return tc.Log
+}
+
+// cgroupName is the task's group name: its id when short enough, else a
+// prefix of it and a hash.
+func cgroupName(taskID string) string {
+	name := "task-" + safeName(taskID)
+	if len(name) <= 200 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(taskID))
+	return name[:180] + "-" + hex.EncodeToString(sum[:8])
+}
+
+// wrap makes spec's process join the group before it runs.
+func (c *taskCgroup) wrap(s process.Spec) process.Spec {
+	if c == nil {
+		return s
+	}
+	if dir := c.g.CloneDir(); dir != "" { // v2: started in it, no migration
+		s.Cgroup = dir
+		return s
+	}
+	argv := c.g.Argv(append([]string{s.Path}, s.Args...))
+	s.Path, s.Args = argv[0], argv[1:]
+	return s
+}
+
+// explain words a failure caused by the memory limit: the OOM killer
+// struck in the group since the last look.
+func (c *taskCgroup) explain(out Outcome) Outcome {
+	if c == nil {
+		return out
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.g.Stats().OOMKills
+	oom := n > c.oomKills
+	c.oomKills = max(n, c.oomKills)
+	if oom && out.State == Failed {
+		limit := "the executor's memory limit exceeded"
+		if c.memMB > 0 {
+			limit = fmt.Sprintf("memory limit of %s MB exceeded", strconv.FormatFloat(c.memMB, 'f', -1, 64))
+		}
+		out.Message = limit + ": " + out.Message
+	}
+	return out
+}
+
+// destroy kills what is left in the group and removes it.
+func (c *taskCgroup) destroy() {
+	if c == nil {
+		return
+	}
+	if err := c.g.Destroy(destroyTimeout); err != nil {
+		c.log.Warn("task cgroup not fully removed", "cgroup", c.g.Path(), "err", err)
+	}
+}
