@@ -49,14 +49,16 @@ export default async function cluster(el) {
       c.agentsError ? h('div.alert.bad', t('cl.agentsError') + ': ' + c.agentsError) : null,
       h('h2', t('cl.agents')),
       h('div.tw', h('table.t', { id: 'agents' },
-        h('thead', h('tr', [t('cl.agent'), t('hostname'), t('status'), t('cl.cpusFree'), t('cl.memFree'), t('cl.diskFree'), t('cl.ports')].map((x) => h('th', x)))),
+        h('thead', h('tr', [t('cl.agent'), t('hostname'), t('status'), t('cl.isolation'), t('cl.cpusFree'), t('cl.memFree'), t('cl.diskFree'), t('cl.ports')].map((x) => h('th', x)))),
         h('tbody', agents.length ? agents.map((a) => h('tr',
           h('td.wrap.mono', a.id), h('td', a.hostname, a.pid ? h('div.muted.mono', a.pid) : null),
           h('td', a.active === false ? tag(t('cl.inactive'), 'bad') : tag(t('cl.active'), 'ok')),
+          h('td', a.isolation ? h('span', { title: a.isolation.reason || a.isolation.isolation || '' },
+            a.isolation.enforced ? tag(a.isolation.mode || 'cgroups', 'ok') : tag(t('cl.isolationOff'), 'warn')) : '—'),
           h('td', bar(res(a, 'cpus') - used(a, 'cpus'), res(a, 'cpus'))),
           h('td', bar(res(a, 'mem') - used(a, 'mem'), res(a, 'mem'))),
           h('td', bar(res(a, 'disk') - used(a, 'disk'), res(a, 'disk'))),
-          h('td.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 7 }, h('div.nodata', t('cl.noAgents'))))))));
+          h('td.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 8 }, h('div.nodata', t('cl.noAgents'))))))));
   }
   await load();
 }
