@@ -25,6 +25,8 @@ type Metrics struct {
 	toAccept   prometheus.Histogram
 	leader     prometheus.Gauge
 	terms      prometheus.Counter
+	waiting    *prometheus.GaugeVec
+	reasons    map[string]bool // reasons set so far (reset to 0 when they clear)
 }
 
 var _ scheduler.Observer = (*Metrics)(nil)
@@ -52,8 +54,11 @@ func New() *Metrics {
 			Help: "1 while this scheduler instance is the elected leader, else 0."}),
 		terms: prometheus.NewCounter(prometheus.CounterOpts{Name: "elasticjob_leader_terms_total",
 			Help: "Leadership terms this instance began."}),
+		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elasticjob_waiting_entries",
+			Help: "Ready executions and failover shards not launched in the last round, by reason (no_offers, insufficient_cpu, never_fits, execution_running, …)."}, []string{"reason"}),
+		reasons: map[string]bool{},
 	}
-	m.reg.MustRegister(m.launched, m.ended, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms,
+	m.reg.MustRegister(m.launched, m.ended, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms, m.waiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -110,4 +115,17 @@ func (m *Metrics) Leading(on bool) {
 		return
 	}
 	m.leader.Set(0)
+}
+
+// Waiting sets how many queue entries wait, by reason (scheduler.WaitingObserver).
+func (m *Metrics) Waiting(byReason map[string]int) {
+	for r := range m.reasons {
+		if _, ok := byReason[r]; !ok {
+			m.waiting.WithLabelValues(r).Set(0)
+		}
+	}
+	for r, n := range byReason {
+		m.reasons[r] = true
+		m.waiting.WithLabelValues(r).Set(float64(n))
+	}
 }

@@ -198,6 +198,7 @@ func jobDeleteOps(name string) []store.Op {
 		store.Delete(FailoverPath+"/"+name, store.AnyVersion),
 		store.Delete(DisabledJobPath+"/"+name, store.AnyVersion),
 		store.Delete(RunsPath+"/"+name, store.AnyVersion),
+		waitingDeleteOps(name)[0], waitingDeleteOps(name)[1],
 	}
 }
 

@@ -237,3 +237,10 @@ func (c *Catalog) AppActive(name string) bool {
 	_, ok := c.apps[name]
 	return ok && !c.disabledApps[name]
 }
+
+// JobDisabled reports whether a job's disable flag is set.
+func (c *Catalog) JobDisabled(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.disabledJobs[name]
+}

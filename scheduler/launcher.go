@@ -21,16 +21,25 @@ type work struct {
 	ready    map[string]registry.Ready    // job → ready entry (for dequeue)
 	failover map[string]registry.Failover // job@-@item → failover entry
 	seen     map[string]time.Time         // job → when its ready entry was first seen committed
+	waiting  map[string]registry.Waiting  // entry (registry.WaitingKey) → why it does not launch this round
 }
 
-// launch is one round: snapshot → match → commit → ACCEPT.
+// launch is one round: snapshot → match → commit → ACCEPT. Every entry it
+// does not launch gets the reason why (waiting.go).
 func (s *Scheduler) launch(ctx context.Context) {
-	if !s.subscribed || s.reconciling() {
-		return
-	}
 	w, err := s.snapshot(ctx)
 	if err != nil {
 		s.Log.Error("launcher: snapshot", "err", err)
+		return
+	}
+	defer func() { s.recordWaiting(ctx, w) }()
+	switch {
+	case !s.subscribed:
+		w.waitAll(registry.WaitNotSubscribed, "the scheduler is not subscribed to Mesos at the moment (it re-subscribes with backoff)")
+		return
+	case s.reconciling():
+		w.waitAll(registry.WaitReconciling, fmt.Sprintf("launching waits until Mesos has confirmed the %d tasks recorded as running (at most until %s)",
+			len(s.awaiting), fmtUntil(s.awaitUntil)))
 		return
 	}
 	s.Observer.ReadyDepth(len(w.ready))
@@ -47,8 +56,10 @@ func (s *Scheduler) launch(ctx context.Context) {
 		}
 	}
 	if len(s.offers) == 0 {
+		w.waitAll(registry.WaitNoOffers, "no resource offers held: waiting for Mesos to offer resources")
 		return // REVIVE brings offers
 	}
+	s.noteCapacity()
 	in := offers.Input{Requests: w.requests, Running: s.executors}
 	for _, o := range s.offers {
 		in.Offers = append(in.Offers, offers.Offer{ID: o.ID, AgentID: o.AgentID, Hostname: o.Hostname,
@@ -57,6 +68,7 @@ func (s *Scheduler) launch(ctx context.Context) {
 	sort.Slice(in.Offers, func(i, j int) bool { return in.Offers[i].ID < in.Offers[j].ID })
 	plan := offers.Match(in)
 	s.lastPlan = plan.Unplaced
+	s.explainUnplaced(&w, plan, in)
 	s.apply(ctx, w, plan)
 }
 
@@ -122,6 +134,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 		pendingFailover[f.Job] = true
 		job, a, ok := s.catalog.Runnable(f.Job)
 		if !ok {
+			s.notRunnable(&w, registry.WaitingKey("failover", f.Job, f.Item), f.Job)
 			s.dropStale(ctx, f.Job, registry.FailoverPathOf(f.Job, f.Item))
 			continue
 		}
@@ -131,11 +144,14 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			}
 			continue
 		}
+		fkey := registry.WaitingKey("failover", f.Job, f.Item)
 		if _, busy := running[f.Job][f.Item]; busy {
+			w.wait(fkey, registry.WaitRunning, fmt.Sprintf("shard %d of the job is still running", f.Item), time.Time{})
 			continue
 		}
 		if f.NotBefore.After(s.Clock.Now()) {
 			s.wakeAt(f.NotBefore)
+			w.wait(fkey, registry.WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
 			continue
 		}
 		w.failover[jobs.MetaKey(f.Job, f.Item)] = f
@@ -147,17 +163,25 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	}
 	for _, rd := range rq {
 		job, a, ok := s.catalog.Runnable(rd.Job)
+		rkey := registry.WaitingKey("ready", rd.Job, 0)
 		if !ok {
+			s.notRunnable(&w, rkey, rd.Job)
 			s.dropStale(ctx, rd.Job, registry.ReadyPath+"/"+rd.Job)
 			continue
 		}
 		if rd.NotBefore.After(s.Clock.Now()) { // a cron fire staged ahead of its instant
 			s.wakeAt(rd.NotBefore)
+			w.wait(rkey, registry.WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
 			continue
 		}
 		items := s.itemsToLaunch(job, running[rd.Job])
-		if len(items) == 0 || pendingFailover[rd.Job] {
-			continue // never two executions of a job at once
+		if len(items) == 0 || pendingFailover[rd.Job] { // never two executions of a job at once
+			if n := len(running[rd.Job]); n > 0 {
+				w.wait(rkey, registry.WaitRunning, fmt.Sprintf("the job's previous execution is still running (%d shards)", n), time.Time{})
+			} else {
+				w.wait(rkey, registry.WaitFailover, "failed shards of the job run again first", time.Time{})
+			}
+			continue
 		}
 		w.ready[rd.Job] = rd
 		s.seenMu.Lock()

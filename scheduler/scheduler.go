@@ -102,6 +102,7 @@ type Scheduler struct {
 	lastWork    time.Time                           // last launch round that had work waiting
 	awaiting    map[string]bool                     // running tasks whose reconciliation answer is missing
 	awaitUntil  time.Time                           // launching waits for them until then
+	wait        waitState                           // why work waits (waiting.go)
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)

@@ -61,3 +61,11 @@ func (t tee) DaemonRun(ev scheduler.TaskEvent, rep jobs.DaemonReport) {
 		}
 	}
 }
+
+func (t tee) Waiting(byReason map[string]int) {
+	for _, o := range t {
+		if w, ok := o.(scheduler.WaitingObserver); ok {
+			w.Waiting(byReason)
+		}
+	}
+}

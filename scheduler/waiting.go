@@ -1,0 +1,289 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Why work waits. Every launch round knows, for each ready entry and
+// failover shard it did not launch, why; the reasons of entries that have
+// waited longer than waitRecordAfter are recorded in the registry
+// (registry.WaitingPath) so any instance can show them, rewritten when the
+// reason changes (at most every waitRecordEvery), and forgotten once the
+// entry launches or goes.
+
+const (
+	waitRecordAfter = time.Second
+	waitRecordEvery = time.Second
+	waitRefresh     = 30 * time.Second // a changed message alone is rewritten at most this often
+)
+
+// WaitingObserver is implemented by observers that count waiting work
+// (metrics); the scheduler calls it after every launch round.
+type WaitingObserver interface {
+	Waiting(byReason map[string]int)
+}
+
+type waitState struct {
+	since      map[string]time.Time        // key → when the entry was first seen waiting
+	recorded   map[string]registry.Waiting // what the registry holds
+	writtenAt  map[string]time.Time
+	loaded     bool
+	lastCommit time.Time
+	capacity   map[string]offers.Resources // agent → the most it ever offered free
+}
+
+func (w *work) wait(key, reason, msg string, until time.Time) {
+	if w.waiting == nil {
+		w.waiting = map[string]registry.Waiting{}
+	}
+	w.waiting[key] = registry.Waiting{Reason: reason, Message: msg, Until: until}
+}
+
+// waitAll gives every requested entry the same reason (no round happened).
+func (w *work) waitAll(reason, msg string) {
+	for _, r := range w.requests {
+		w.wait(waitKey(r), reason, msg, time.Time{})
+	}
+}
+
+func waitKey(r offers.Request) string {
+	if r.Kind == offers.Failover {
+		return registry.WaitingKey("failover", r.Job, r.Shard)
+	}
+	return registry.WaitingKey("ready", r.Job, 0)
+}
+
+// noteCapacity remembers the most each agent ever offered, to tell work
+// that can never fit from work that waits for resources to free up.
+func (s *Scheduler) noteCapacity() {
+	if s.wait.capacity == nil {
+		s.wait.capacity = map[string]offers.Resources{}
+	}
+	for _, o := range s.offers {
+		c := s.wait.capacity[o.AgentID]
+		c.CPU = max(c.CPU, offers.CPUs(o.CPUs))
+		c.MemMB = max(c.MemMB, offers.MemMB(o.MemMB))
+		s.wait.capacity[o.AgentID] = c
+	}
+}
+
+// explainUnplaced turns the matcher's unplaced requests into reasons, one
+// per ready job (a gang) or failover shard.
+func (s *Scheduler) explainUnplaced(w *work, plan offers.Plan, in offers.Input) {
+	byJob := map[string][]offers.Request{}
+	for _, r := range w.requests {
+		if r.Kind == offers.Ready {
+			byJob[r.Job] = append(byJob[r.Job], r)
+		}
+	}
+	done := map[string]bool{}
+	for _, u := range plan.Unplaced {
+		key := registry.WaitingKey(map[offers.Kind]string{offers.Ready: "ready", offers.Failover: "failover"}[u.Kind], u.Job, u.Shard)
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		req := requestOf(w.requests, u)
+		if u.Kind == offers.Ready && len(byJob[u.Job]) > 1 && u.Reason == offers.ReasonGangIncomplete {
+			w.wait(key, registry.WaitGang, s.gangMessage(byJob[u.Job], in), time.Time{})
+			continue
+		}
+		reason, msg := s.shardMessage(req, u, in)
+		w.wait(key, reason, msg, time.Time{})
+	}
+}
+
+func requestOf(rs []offers.Request, u offers.Unplaced) offers.Request {
+	for _, r := range rs {
+		if r.Job == u.Job && r.Shard == u.Shard && r.Kind == u.Kind {
+			return r
+		}
+	}
+	return offers.Request{Job: u.Job, Shard: u.Shard, Kind: u.Kind}
+}
+
+// largest is the most CPU and memory one agent ever offered.
+func (s *Scheduler) largest() offers.Resources {
+	var l offers.Resources
+	for _, c := range s.wait.capacity {
+		l.CPU, l.MemMB = max(l.CPU, c.CPU), max(l.MemMB, c.MemMB)
+	}
+	return l
+}
+
+func (s *Scheduler) shardMessage(r offers.Request, u offers.Unplaced, in offers.Input) (string, string) {
+	need := fmt.Sprintf("a shard needs %s CPUs and %s MB (plus %s CPUs and %s MB for the app's executor on an agent where it does not run yet)",
+		fmtCPU(r.Task.CPU), fmtMem(r.Task.MemMB), fmtCPU(r.Executor.CPU), fmtMem(r.Executor.MemMB))
+	big := s.largest()
+	if len(s.wait.capacity) > 0 && (r.Task.CPU+r.Executor.CPU > big.CPU || r.Task.MemMB+r.Executor.MemMB > big.MemMB) {
+		return registry.WaitTooLarge, fmt.Sprintf("never fits: %s; the largest agent ever offered %s CPUs and %s MB",
+			need, fmtCPU(big.CPU), fmtMem(big.MemMB))
+	}
+	var cpuShort, memShort int
+	var bestCPU offers.Milli
+	var bestMem int64
+	for _, o := range in.Offers {
+		bestCPU, bestMem = max(bestCPU, o.Free.CPU), max(bestMem, o.Free.MemMB)
+		if o.Free.CPU < r.Task.CPU {
+			cpuShort++
+		}
+		if o.Free.MemMB < r.Task.MemMB {
+			memShort++
+		}
+	}
+	held := fmt.Sprintf("the %d offers held now have at most %s CPUs and %s MB free", len(in.Offers), fmtCPU(bestCPU), fmtMem(bestMem))
+	switch u.Reason {
+	case offers.ReasonInsufficientCPU:
+		return registry.WaitCPU, fmt.Sprintf("not enough CPU: %s; %s (%d short of CPU)", need, held, cpuShort)
+	case offers.ReasonInsufficientMem:
+		return registry.WaitMem, fmt.Sprintf("not enough memory: %s; %s (%d short of memory)", need, held, memShort)
+	case offers.ReasonNoOffers:
+		return registry.WaitNoOffers, "no resource offers held: waiting for Mesos to offer resources"
+	}
+	return registry.WaitResources, fmt.Sprintf("no single offer has both: %s; %s", need, held)
+}
+
+func (s *Scheduler) gangMessage(rs []offers.Request, in offers.Input) string {
+	var cpu offers.Milli
+	var mem int64
+	for _, r := range rs {
+		cpu, mem = cpu+r.Task.CPU, mem+r.Task.MemMB
+	}
+	var fcpu offers.Milli
+	var fmem int64
+	for _, o := range in.Offers {
+		fcpu, fmem = fcpu+o.Free.CPU, fmem+o.Free.MemMB
+	}
+	var ccpu offers.Milli
+	var cmem int64
+	for _, c := range s.wait.capacity {
+		ccpu, cmem = ccpu+c.CPU, cmem+c.MemMB
+	}
+	msg := fmt.Sprintf("the execution's %d shards launch together and need %s CPUs and %s MB in all; the offers held now have %s CPUs and %s MB free",
+		len(rs), fmtCPU(cpu), fmtMem(mem), fmtCPU(fcpu), fmtMem(fmem))
+	if len(s.wait.capacity) > 0 && (cpu > ccpu || mem > cmem) {
+		msg = fmt.Sprintf("never fits the cluster: %s, and all %d agents together ever offered %s CPUs and %s MB",
+			msg, len(s.wait.capacity), fmtCPU(ccpu), fmtMem(cmem))
+	}
+	return msg
+}
+
+func fmtCPU(c offers.Milli) string { return strconv.FormatFloat(c.Cores(), 'f', -1, 64) }
+func fmtMem(m int64) string        { return strconv.FormatInt(m, 10) }
+func fmtUntil(t time.Time) string  { return t.UTC().Format(time.RFC3339) }
+func shardList(items []int) string { return strings.Trim(fmt.Sprint(items), "[]") }
+
+// recordWaiting updates the recorded reasons after a round and reports the
+// counts to the observers.
+func (s *Scheduler) recordWaiting(ctx context.Context, w work) {
+	ws := &s.wait
+	now := s.Clock.Now()
+	if ws.since == nil {
+		ws.since, ws.writtenAt = map[string]time.Time{}, map[string]time.Time{}
+	}
+	counts := map[string]int{}
+	for k, wt := range w.waiting {
+		counts[wt.Reason]++
+		if _, ok := ws.since[k]; !ok {
+			ws.since[k] = now
+		}
+	}
+	for k := range ws.since {
+		if _, ok := w.waiting[k]; !ok {
+			delete(ws.since, k)
+		}
+	}
+	if o, ok := s.Observer.(WaitingObserver); ok {
+		o.Waiting(counts)
+	}
+	if !ws.loaded {
+		rec, err := s.Registry.WaitingReasons(ctx)
+		if err != nil {
+			s.Log.Warn("waiting: read recorded reasons", "err", err)
+			return
+		}
+		ws.recorded, ws.loaded = rec, true
+	}
+	if next := ws.lastCommit.Add(waitRecordEvery); now.Before(next) {
+		if len(w.waiting) > 0 || len(ws.recorded) > 0 {
+			s.wakeAt(next)
+		}
+		return
+	}
+	ops, puts := s.waitingOps(w, now)
+	if len(ops) == 0 {
+		return
+	}
+	ws.lastCommit = now
+	if err := s.Registry.Commit(ctx, ops...); err != nil {
+		s.Log.Warn("waiting: record reasons", "entries", len(ops), "err", err)
+		ws.loaded = false // re-read what is there next time
+		return
+	}
+	for _, op := range ops {
+		k := strings.TrimPrefix(op.Path, registry.WaitingPath+"/")
+		if op.Kind == store.OpDelete {
+			delete(ws.recorded, k)
+			delete(ws.writtenAt, k)
+			continue
+		}
+		ws.recorded[k], ws.writtenAt[k] = puts[k], now
+	}
+}
+
+// waitingOps computes the writes: entries that waited long enough with a
+// new reason, and entries no longer waiting.
+func (s *Scheduler) waitingOps(w work, now time.Time) ([]store.Op, map[string]registry.Waiting) {
+	ws := &s.wait
+	var ops []store.Op
+	puts := map[string]registry.Waiting{}
+	keys := make([]string, 0, len(w.waiting))
+	for k := range w.waiting {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		wt := w.waiting[k]
+		since := ws.since[k]
+		if now.Sub(since) < waitRecordAfter {
+			s.wakeAt(since.Add(waitRecordAfter))
+			continue
+		}
+		wt.Since = since
+		rec, ok := ws.recorded[k]
+		changed := !ok || rec.Reason != wt.Reason || !rec.Until.Equal(wt.Until) || !rec.Since.Equal(wt.Since) ||
+			(rec.Message != wt.Message && now.Sub(ws.writtenAt[k]) >= waitRefresh)
+		if changed {
+			ops = append(ops, registry.PutWaitingOp(k, wt))
+			puts[k] = wt
+		}
+	}
+	for k := range ws.recorded {
+		if _, ok := w.waiting[k]; !ok {
+			ops = append(ops, registry.DeleteWaitingOp(k))
+		}
+	}
+	return ops, puts
+}
+
+// notRunnable gives the reason of an entry of a job that may not run.
+func (s *Scheduler) notRunnable(w *work, key, job string) {
+	j, ok := s.catalog.Job(job)
+	switch {
+	case !ok:
+		return // deleted: the entry goes
+	case s.catalog.JobDisabled(job):
+		w.wait(key, registry.WaitJobDisabled, "the job is disabled", time.Time{})
+	case j.AppName != "" && !s.catalog.AppActive(j.AppName):
+		w.wait(key, registry.WaitAppDisabled, fmt.Sprintf("the job's app %s is disabled or missing", j.AppName), time.Time{})
+	}
+}

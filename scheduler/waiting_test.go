@@ -1,0 +1,102 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+func (r *rig) waiting() map[string]registry.Waiting {
+	r.t.Helper()
+	m, err := r.reg.WaitingReasons(r.ctx)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return m
+}
+
+// round runs a launch round now and another once the reasons may be
+// recorded.
+func (r *rig) round() {
+	r.sched.launch(r.ctx)
+	r.clk.Advance(waitRecordAfter)
+	r.sched.launch(r.ctx)
+}
+
+// TestWaitingReasonsAreRecorded: a shard larger than any agent, a gang
+// larger than the cluster, and work behind a running execution each get
+// a reason in words, recorded once they waited a moment and forgotten
+// once they launch.
+func TestWaitingReasonsAreRecorded(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "huge"; j.ShardingTotalCount = 1; j.CPUCount = 64 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "gang"; j.ShardingTotalCount = 3; j.CPUCount = 2 })
+	r.trigger("huge")
+	r.trigger("gang")
+	r.offer("o1", 4, 4096)
+	r.sched.launch(r.ctx)
+	if len(r.waiting()) != 0 {
+		t.Fatal("reasons recorded before the entries waited a moment")
+	}
+	r.offer("o2", 4, 4096)
+	r.clk.Advance(waitRecordAfter)
+	r.sched.launch(r.ctx)
+	got := r.waiting()
+	huge, gang := got["ready/huge"], got["ready/gang"]
+	if huge.Reason != registry.WaitTooLarge || !strings.Contains(huge.Message, "64 CPUs") || !strings.Contains(huge.Message, "largest agent ever offered 4 CPUs") {
+		t.Fatalf("huge: %+v", huge)
+	}
+	if gang.Reason != registry.WaitGang || !strings.Contains(gang.Message, "3 shards") || !strings.Contains(gang.Message, "6 CPUs") {
+		t.Fatalf("gang: %+v", gang)
+	}
+	if !huge.Since.Equal(t0) {
+		t.Fatalf("since %v, want when it was first seen waiting", huge.Since)
+	}
+
+	// The gang fits once more resources are offered: launched, its reason goes.
+	r.offer("o3", 8, 4096)
+	r.sched.launch(r.ctx)
+	r.clk.Advance(waitRecordEvery)
+	r.sched.launch(r.ctx)
+	got = r.waiting()
+	if _, ok := got["ready/gang"]; ok || len(r.running("gang")) != 3 {
+		t.Fatalf("after the gang launched: waiting %+v, running %d", got, len(r.running("gang")))
+	}
+	// A new execution waits for the running one.
+	r.trigger("gang")
+	r.round()
+	if w := r.waiting()["ready/gang"]; w.Reason != registry.WaitRunning || !strings.Contains(w.Message, "still running (3 shards)") {
+		t.Fatalf("behind the running execution: %+v", w)
+	}
+	if _, ok := r.waiting()["ready/huge"]; !ok {
+		t.Fatal("the huge job's reason was dropped while it still waits")
+	}
+}
+
+func TestWaitingWithoutOffersAndWhileReconciling(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "j"; j.ShardingTotalCount = 1 })
+	r.trigger("j")
+	r.round()
+	if w := r.waiting()["ready/j"]; w.Reason != registry.WaitNoOffers {
+		t.Fatalf("no offers: %+v", w)
+	}
+	r.sched.awaiting = map[string]bool{"t": true}
+	r.sched.awaitUntil = r.clk.Now().Add(time.Minute)
+	r.clk.Advance(waitRecordEvery)
+	r.sched.launch(r.ctx)
+	if w := r.waiting()["ready/j"]; w.Reason != registry.WaitReconciling || !strings.Contains(w.Message, "1 tasks") {
+		t.Fatalf("reconciling: %+v", w)
+	}
+	if err := r.reg.DeleteJob(r.ctx, "j"); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.waiting()) != 0 {
+		t.Fatal("deleting the job left its reason")
+	}
+}
