@@ -28,14 +28,14 @@ type Options struct {
 	RetentionBatch    int           // rows per DELETE (1000)
 	// RetainIf, if set, gates the scheduled retention passes (only the
 	// leader of several scheduler instances runs them).
-	RetainIf func() bool
-	MaxMemory         int           // spooled events also kept in memory for the writer (50,000)
-	MaxPending        int           // events waiting for the spool before Record drops (200,000)
-	SegmentEvents     int           // events per spool segment file (10,000)
-	WriteTimeout      time.Duration // bound on one batch transaction or connect attempt (10s)
-	ConnectTimeout    time.Duration // bound on Open's first connection attempt (3s)
-	RetryMin          time.Duration // first reconnect delay after a failure (1s)
-	RetryMax          time.Duration // longest reconnect delay (30s)
+	RetainIf       func() bool
+	MaxMemory      int           // spooled events also kept in memory for the writer (50,000)
+	MaxPending     int           // events waiting for the spool before Record drops (200,000)
+	SegmentEvents  int           // events per spool segment file (10,000)
+	WriteTimeout   time.Duration // bound on one batch transaction or connect attempt (10s)
+	ConnectTimeout time.Duration // bound on Open's first connection attempt (3s)
+	RetryMin       time.Duration // first reconnect delay after a failure (1s)
+	RetryMax       time.Duration // longest reconnect delay (30s)
 
 	Clock clock.Clock
 	Log   *slog.Logger
