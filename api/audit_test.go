@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler/history"
 	"github.com/ejcloud/elasticjob/scheduler/history/view"
 	"github.com/ejcloud/elasticjob/scheduler/trace"
+	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // auditDB is a real audit log: the trace writer and the history store on
@@ -95,10 +97,36 @@ var writeCases = []writeCase{
 	{"POST", "/api/job/:jobName/disable", "/api/job/job2/disable", "", "job", "job2"},
 	{"POST", "/api/job/:jobName/enable", "/api/job/job2/enable", "", "job", "job2"},
 	{"POST", "/api/job/trigger", "/api/job/trigger", "job", "job", "job"},
+	{"POST", "/api/workflow", "/api/workflow", wfBody("wf2"), "workflow", "wf2"},
+	{"PUT", "/api/workflow", "/api/workflow", `{"name":"wf2","description":"d","nodes":[{"id":"a","job":"job"}]}`, "workflow", "wf2"},
+	{"POST", "/api/workflow/:workflowName/disable", "/api/workflow/wf2/disable", "", "workflow", "wf2"},
+	{"POST", "/api/workflow/:workflowName/enable", "/api/workflow/wf2/enable", "", "workflow", "wf2"},
+	{"POST", "/api/workflow/:workflowName/trigger", "/api/workflow/wf2/trigger", `{"idempotencyKey":"k1"}`, "workflow", "wf2"},
+	{"POST", "/api/workflow/:workflowName/runs/:runId/cancel", "/api/workflow/wf/runs/r1/cancel", "", "workflow", "wf"},
+	{"POST", "/api/workflow/:workflowName/runs/:runId/retry", "/api/workflow/wf/runs/r2/retry", "", "workflow", "wf"},
+	{"DELETE", "/api/workflow/:workflowName", "/api/workflow/wf2", "", "workflow", "wf2"},
 	{"DELETE", "/api/job/deregister", "/api/job/deregister", `"job2"`, "job", "job2"},
 	{"DELETE", "/api/job/:jobName/deregister", "/api/job/job/deregister", "", "job", "job"},
 	{"POST", "/api/operate/reconcile/explicit", "/api/operate/reconcile/explicit", "", "", ""},
 	{"POST", "/api/operate/reconcile/implicit", "/api/operate/reconcile/implicit", "", "", ""},
+}
+
+// seedWorkflowRuns registers workflow wf (without an audit row) with a
+// RUNNING run r1 to cancel and a FAILED run r2 to retry.
+func seedWorkflowRuns(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := workflow.Default()
+	cfg.Name, cfg.Nodes = "wf", []workflow.Node{{ID: "a", Job: "job"}}
+	if err := e.reg.AddWorkflow(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	running, _ := workflow.Step(workflow.NewRun(cfg, "r1", workflow.SourceAPI, nil, "", t0), true, workflow.Input{Now: t0})
+	failed, _ := workflow.Step(workflow.NewRun(cfg, "r2", workflow.SourceAPI, nil, "", t0), true, workflow.Input{Now: t0})
+	failed, _ = workflow.Step(failed, false, workflow.Input{Now: t0, Executions: map[string]workflow.Execution{"a": {Lost: "lost"}}})
+	if err := e.reg.Commit(ctx, registry.CreateWorkflowRunOp(running), registry.CreateWorkflowRunOp(failed)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Every write route leaves one row with who, what, where from and the
@@ -117,6 +145,7 @@ func TestEveryWriteIsAudited(t *testing.T) {
 		}
 	}
 	seed(t, e)
+	seedWorkflowRuns(t, e)
 	type who struct{ user, pass, wantUser, wantRole string }
 	for _, w := range []who{{"guest", "peek", "guest", "guest"}, {"", "", "anonymous", ""}, {"root", "s3cret", "root", "admin"}} {
 		e.user, e.pass = w.user, w.pass

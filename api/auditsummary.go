@@ -23,7 +23,7 @@ import (
 
 // auditValues are the body fields whose values an audit summary shows.
 var auditValues = map[string]bool{
-	"appName": true, "jobName": true, "workflowName": true,
+	"appName": true, "jobName": true, "workflowName": true, "name": true, "maxConcurrentRuns": true,
 	"cpuCount": true, "memoryMB": true, "appCacheEnable": true, "eventTraceSamplingCount": true,
 	"jobExecutionType": true, "cron": true, "timeZone": true, "shardingTotalCount": true,
 	"failover": true, "misfire": true, "jobType": true, "timeoutSeconds": true, "maxRetries": true,
@@ -49,7 +49,8 @@ func auditTarget(c *gin.Context, route string, body []byte) (kind, target string
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(body, &obj) == nil {
-		order := append([]struct{ field, kind string }{{rk + "Name", rk}}, nameFields...)
+		// a workflow's body names it "name" (its JSON shape in the issue)
+		order := append([]struct{ field, kind string }{{rk + "Name", rk}, {"name", rk}}, nameFields...)
 		for _, f := range order {
 			var v string
 			if json.Unmarshal(obj[f.field], &v) == nil && validName(f.field, v) == nil {

@@ -118,10 +118,11 @@ func validName(field, name string) error {
 	return nil
 }
 
-// checkNameParams rejects malformed :appName and :jobName path parameters.
+// checkNameParams rejects malformed :appName, :jobName, :workflowName and
+// :runId path parameters.
 func (s *Server) checkNameParams(c *gin.Context) {
 	for _, p := range c.Params {
-		if p.Key == "appName" || p.Key == "jobName" {
+		if p.Key == "appName" || p.Key == "jobName" || p.Key == "workflowName" || p.Key == "runId" {
 			if err := validName(p.Key, p.Value); err != nil {
 				writeError(c, s.log, err)
 				return

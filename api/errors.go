@@ -11,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
 	"github.com/gin-gonic/gin"
 )
 
@@ -32,6 +33,13 @@ var statusOf = []struct {
 }{
 	{app.ErrInvalid, http.StatusBadRequest},
 	{jobs.ErrInvalid, http.StatusBadRequest},
+	{workflow.ErrInvalid, http.StatusBadRequest},
+	{workflow.ErrNotFound, http.StatusNotFound},
+	{workflow.ErrRunNotFound, http.StatusNotFound},
+	{workflow.ErrExists, http.StatusConflict},
+	{workflow.ErrRunFinished, http.StatusConflict},
+	{workflow.ErrNotRetryable, http.StatusConflict},
+	{workflow.ErrTooManyQueued, http.StatusConflict},
 	{ErrBadRequest, http.StatusBadRequest},
 	{store.ErrBadPath, http.StatusBadRequest},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge},

@@ -163,6 +163,7 @@ func New(o Options) http.Handler {
 	s.historyRoutes(a.Group("/job"), o.History)
 	s.operateRoutes(a.Group("/operate"))
 	s.cronRoutes(a.Group("/cron"))
+	s.workflowRoutes(a.Group("/workflow"))
 	if o.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(o.Metrics))
 	}

@@ -14,6 +14,9 @@ type ShardingContext struct {
 	JobParameter       string `json:"jobParameter"`
 	ShardingItem       int    `json:"shardingItem"`
 	ShardingParameter  string `json:"shardingParameter"`
+	// Inputs are a workflow node's inputs: the outputs of the nodes it
+	// depends on (node id → key → value); absent outside workflows.
+	Inputs Inputs `json:"inputs,omitempty"`
 }
 
 // ParseShardingItemParameters parses "0=Beijing,1=Shanghai" into item →

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -109,8 +110,15 @@ func decodePause(b []byte) (Pause, bool) {
 // at) and, once its run launched, how its shards ended. The leader writes
 // each shard's end with the shard's state change, and Done with the last.
 type RunRecord struct {
-	JobName string         `json:"jobName"`
-	At      time.Time      `json:"at"`
+	JobName string    `json:"jobName"`
+	At      time.Time `json:"at"`
+	// Workflow names the workflow node the run is ("{workflow}/{runId}/{node}"):
+	// such a record is not pruned by age; the workflow engine deletes it
+	// once it has copied the outcome into the run.
+	Workflow string `json:"workflow,omitempty"`
+	// Inputs are handed to every shard of the run (a workflow node's
+	// inputs; see jobs.Inputs).
+	Inputs  jobs.Inputs    `json:"inputs,omitempty"`
 	Shards  []ShardOutcome `json:"shards,omitempty"`
 	Done    bool           `json:"done,omitempty"`
 	Success bool           `json:"success,omitempty"`
@@ -123,6 +131,12 @@ type ShardOutcome struct {
 	TaskID  string `json:"taskId"`
 	State   string `json:"state"`
 	Message string `json:"message,omitempty"`
+	// StartedAt and EndedAt are when the shard's process started and
+	// ended, as its executor reported them.
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	EndedAt   time.Time `json:"endedAt,omitzero"`
+	// Outputs are the key=value lines the shard wrote to $ELASTICJOB_OUTPUT.
+	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
 // ErrRunNotFound is returned for an unknown idempotency key.

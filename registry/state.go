@@ -241,7 +241,8 @@ func (r *Registry) TriggerRun(ctx context.Context, job string, run PendingRun, n
 	return false, fmt.Errorf("registry: trigger %s: %w after %d tries", job, ErrConflict, maxCASRetries)
 }
 
-// PruneTriggerKeys forgets idempotency keys recorded before cutoff.
+// PruneTriggerKeys forgets idempotency keys recorded before cutoff (but
+// not those of workflow nodes, which the workflow engine removes).
 func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error {
 	nodes, err := r.kv.List(ctx, TriggerKeysPath)
 	if err != nil {
@@ -250,9 +251,10 @@ func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error
 	var ops []store.Op
 	for _, n := range nodes {
 		var v struct {
-			At time.Time `json:"at"`
+			At       time.Time `json:"at"`
+			Workflow string    `json:"workflow"`
 		}
-		if json.Unmarshal(n.Value, &v) == nil && v.At.Before(cutoff) {
+		if json.Unmarshal(n.Value, &v) == nil && v.At.Before(cutoff) && v.Workflow == "" {
 			ops = append(ops, store.Delete(n.Path, n.Version))
 		}
 	}

@@ -1,0 +1,161 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/workflow"
+	"github.com/gin-gonic/gin"
+)
+
+// Node states the API shows besides the stored ones: a RUNNING node whose
+// execution still waits in its job's ready queue is QUEUED.
+const nodeQueued workflow.NodeState = "QUEUED"
+
+// wfRunView is a workflow run with every node's state, times, task ids, outputs and
+// skip reason.
+type wfRunView struct {
+	workflow.Run
+	Cancelling bool                       `json:"cancelling"`
+	NodeStates map[workflow.NodeState]int `json:"nodeStates"`
+	Nodes      []nodeView                 `json:"nodes"`
+}
+
+// nodeView is a node of a run as the API shows it.
+type nodeView struct {
+	workflow.NodeRun
+	State workflow.NodeState `json:"state"`
+	// TaskIDs are the node's tasks: those running now and the last task
+	// of every shard that ended (read their logs at /api/job/logs/{taskId}).
+	TaskIDs []string   `json:"taskIds"`
+	Running []nodeTask `json:"running,omitempty"`
+}
+
+// nodeTask is a running task of a node.
+type nodeTask struct {
+	ShardingItem int       `json:"shardingItem"`
+	TaskID       string    `json:"taskId"`
+	Hostname     string    `json:"hostname"`
+	State        string    `json:"state"`
+	LaunchedAt   time.Time `json:"launchedAt"`
+}
+
+func (s *Server) getWorkflowRun(c *gin.Context) {
+	run, err := s.reg.WorkflowRun(c, c.Param("workflowName"), c.Param("runId"))
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	s.answerRun(c, run)
+}
+
+func (s *Server) answerRun(c *gin.Context, run workflow.Run) {
+	v, err := s.viewRun(c, run)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) viewRun(ctx context.Context, run workflow.Run) (wfRunView, error) {
+	v := wfRunView{Run: run, Cancelling: run.Cancel != nil && run.Active(), NodeStates: map[workflow.NodeState]int{}}
+	var pending map[string]bool
+	for _, n := range run.Nodes {
+		nv := nodeView{NodeRun: n, State: n.State, TaskIDs: []string{}}
+		if n.State == workflow.NodeRunning {
+			if pending == nil {
+				var err error
+				if pending, err = s.reg.PendingKeys(ctx); err != nil {
+					return v, err
+				}
+			}
+			if pending[n.RunKey] {
+				nv.State = nodeQueued
+			}
+			if err := s.nodeTasks(ctx, &nv); err != nil {
+				return v, err
+			}
+		}
+		for _, sh := range nv.Shards {
+			if sh.TaskID != "" && !slices.Contains(nv.TaskIDs, sh.TaskID) {
+				nv.TaskIDs = append(nv.TaskIDs, sh.TaskID)
+			}
+		}
+		v.NodeStates[nv.State]++
+		v.Nodes = append(v.Nodes, nv)
+	}
+	return v, nil
+}
+
+// nodeTasks adds a running node's running tasks and the shards that ended
+// so far (from its execution's record).
+func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
+	running, err := s.reg.RunningOf(ctx, nv.Job)
+	if err != nil {
+		return err
+	}
+	for item, rt := range running {
+		if rt.RunKey == nv.RunKey {
+			nv.Running = append(nv.Running, nodeTask{item, rt.TaskID, rt.Hostname, rt.State, rt.LaunchedAt})
+		}
+	}
+	slices.SortFunc(nv.Running, func(a, b nodeTask) int { return a.ShardingItem - b.ShardingItem })
+	for _, t := range nv.Running {
+		nv.TaskIDs = append(nv.TaskIDs, t.TaskID)
+	}
+	rec, err := s.reg.RunRecordOf(ctx, nv.RunKey)
+	if errors.Is(err, registry.ErrRunNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, sh := range rec.Shards {
+		nv.Shards = append(nv.Shards, workflow.Shard{Item: sh.Item, TaskID: sh.TaskID, State: sh.State, Message: sh.Message,
+			StartedAt: sh.StartedAt, EndedAt: sh.EndedAt, Outputs: sh.Outputs})
+	}
+	return nil
+}
+
+// cancelWorkflowRun asks the leader to cancel a run: its running tasks
+// are killed, its pending nodes skipped. The answer is the run as it is
+// then (state RUNNING with "cancelling" until the kills are done).
+func (s *Server) cancelWorkflowRun(c *gin.Context) {
+	who := c.GetString(ctxUser)
+	if who == "" {
+		who = "anonymous"
+	}
+	now := s.clock.Now()
+	run, err := s.reg.UpdateWorkflowRun(c, c.Param("workflowName"), c.Param("runId"), func(r workflow.Run) (workflow.Run, error) {
+		return workflow.RequestCancel(r, "cancelled by "+who+" at "+now.UTC().Format(time.RFC3339), now)
+	})
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	s.answerRun(c, run)
+}
+
+// retryWorkflowRun runs a failed or cancelled run again from its nodes
+// that did not succeed; the run waits as QUEUED for a slot.
+func (s *Server) retryWorkflowRun(c *gin.Context) {
+	name := c.Param("workflowName")
+	if _, err := s.reg.Workflow(c, name); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	now := s.clock.Now()
+	run, err := s.reg.UpdateWorkflowRun(c, name, c.Param("runId"), func(r workflow.Run) (workflow.Run, error) {
+		return workflow.Retry(r, now)
+	})
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	s.answerRun(c, run)
+}

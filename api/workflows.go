@@ -1,0 +1,376 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/workflow"
+	"github.com/gin-gonic/gin"
+)
+
+// Workflows: /api/workflow (README "Workflows"). The handlers validate and
+// write configs and new runs, and write cancel and retry requests into a
+// run; the leader's engine (workflow/engine) advances runs.
+func (s *Server) workflowRoutes(g *gin.RouterGroup) {
+	g.POST("", s.registerWorkflow)
+	g.PUT("", s.updateWorkflow)
+	g.GET("/list", s.listWorkflows)
+	g.GET("/:workflowName", s.getWorkflow)
+	g.DELETE("/:workflowName", s.deleteWorkflow)
+	g.POST("/:workflowName/disable", s.setWorkflowDisabled(true))
+	g.POST("/:workflowName/enable", s.setWorkflowDisabled(false))
+	g.POST("/:workflowName/trigger", s.triggerWorkflow)
+	g.GET("/:workflowName/runs", s.listWorkflowRuns)
+	g.GET("/:workflowName/runs/:runId", s.getWorkflowRun)
+	g.POST("/:workflowName/runs/:runId/cancel", s.cancelWorkflowRun)
+	g.POST("/:workflowName/runs/:runId/retry", s.retryWorkflowRun)
+}
+
+// checkWorkflow validates a config and its nodes' jobs, and fills in each
+// node's default trigger rule so the stored config says it.
+func (s *Server) checkWorkflow(ctx context.Context, c *workflow.Config) error {
+	if err := c.Validate(s.clock.Now(), s.location, func(name string) (workflow.JobInfo, error) {
+		j, err := s.reg.Job(ctx, name)
+		if errors.Is(err, registry.ErrJobNotFound) {
+			return workflow.JobInfo{}, nil
+		}
+		if err != nil {
+			return workflow.JobInfo{}, err
+		}
+		return workflow.JobInfo{Exists: true, Transient: j.JobExecutionType == jobs.Transient}, nil
+	}); err != nil {
+		return err
+	}
+	for i := range c.Nodes {
+		c.Nodes[i].Trigger = c.Nodes[i].RuleOf()
+	}
+	return nil
+}
+
+func (s *Server) registerWorkflow(c *gin.Context) {
+	s.saveWorkflow(c, s.reg.AddWorkflow)
+}
+
+// updateWorkflow replaces a workflow's config whole (runs in flight keep
+// the definition they started with).
+func (s *Server) updateWorkflow(c *gin.Context) {
+	s.saveWorkflow(c, func(ctx context.Context, cfg workflow.Config) error {
+		if _, err := s.reg.Workflow(ctx, cfg.Name); err != nil {
+			return err
+		}
+		return s.reg.UpdateWorkflow(ctx, cfg)
+	})
+}
+
+func (s *Server) saveWorkflow(c *gin.Context, write func(context.Context, workflow.Config) error) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	cfg := workflow.Default()
+	err = decodeStrict(body, &cfg)
+	if err == nil {
+		err = s.checkWorkflow(c, &cfg)
+	}
+	if err == nil {
+		err = write(c, cfg)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	v, err := s.workflowView(c, cfg, nil)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// workflowView is a workflow's config with its state: disabled, how many
+// runs are active and queued, its latest run and its next cron fire.
+type workflowView struct {
+	workflow.Config
+	Disabled     bool        `json:"disabled"`
+	ActiveRuns   int         `json:"activeRuns"`
+	QueuedRuns   int         `json:"queuedRuns"`
+	LastRun      *runSummary `json:"lastRun,omitempty"`
+	NextFireTime *time.Time  `json:"nextFireTime,omitempty"`
+}
+
+func (s *Server) workflowView(ctx context.Context, cfg workflow.Config, disabled map[string]bool) (workflowView, error) {
+	v := workflowView{Config: cfg}
+	if disabled == nil {
+		d, err := s.reg.IsDisabled(ctx, "workflow", cfg.Name)
+		if err != nil {
+			return v, err
+		}
+		v.Disabled = d
+	} else {
+		v.Disabled = disabled[cfg.Name]
+	}
+	runs, err := s.reg.WorkflowRuns(ctx, cfg.Name)
+	if err != nil {
+		return v, err
+	}
+	for _, r := range runs {
+		if r.Active() {
+			v.ActiveRuns++
+		}
+		if r.State == workflow.RunQueued {
+			v.QueuedRuns++
+		}
+	}
+	if len(runs) > 0 {
+		last := summarize(runs[len(runs)-1])
+		v.LastRun = &last
+	}
+	if sch, _ := cfg.Schedule(); sch != nil && !v.Disabled {
+		if loc, err := cfg.Location(s.location); err == nil {
+			if next := sch.Next(s.clock.Now(), loc); !next.IsZero() {
+				v.NextFireTime = &next
+			}
+		}
+	}
+	return v, nil
+}
+
+func (s *Server) getWorkflow(c *gin.Context) {
+	cfg, err := s.reg.Workflow(c, c.Param("workflowName"))
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	v, err := s.workflowView(c, cfg, nil)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// pageOf reads page (from 1) and per_page (default 20, at most 1000).
+func pageOf(c *gin.Context) (page, perPage int, err error) {
+	page, perPage = 1, 20
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"page", &page}, {"per_page", &perPage}} {
+		raw := strings.TrimSpace(c.Query(p.name))
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return 0, 0, fmt.Errorf("%w: %s must be a positive integer, got %q", ErrBadRequest, p.name, raw)
+		}
+		*p.dst = n
+	}
+	return page, min(perPage, 1000), nil
+}
+
+// pageRows is a page of a list: the rows' total and the page's rows.
+type pageRows[T any] struct {
+	Total int `json:"total"`
+	Rows  []T `json:"rows"`
+}
+
+func paged[T any](all []T, page, perPage int) pageRows[T] {
+	out := pageRows[T]{Total: len(all), Rows: []T{}}
+	if lo := (page - 1) * perPage; lo < len(all) {
+		out.Rows = all[lo:min(len(all), lo+perPage)]
+	}
+	return out
+}
+
+func (s *Server) listWorkflows(c *gin.Context) {
+	page, perPage, err := pageOf(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	all, err := s.reg.Workflows(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	off, err := s.reg.Disabled(c, "workflow")
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	p := paged(all, page, perPage)
+	rows := make([]workflowView, 0, len(p.Rows))
+	for _, cfg := range p.Rows {
+		v, err := s.workflowView(c, cfg, off)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		rows = append(rows, v)
+	}
+	c.JSON(http.StatusOK, pageRows[workflowView]{Total: p.Total, Rows: rows})
+}
+
+func (s *Server) deleteWorkflow(c *gin.Context) {
+	if err := s.reg.DeleteWorkflow(c, c.Param("workflowName"), s.clock.Now()); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// setWorkflowDisabled stops (or resumes) new runs: a disabled workflow's
+// cron does not fire, triggers are refused and queued runs wait; runs
+// already RUNNING go on.
+func (s *Server) setWorkflowDisabled(disabled bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		name := c.Param("workflowName")
+		_, err := s.reg.Workflow(c, name)
+		if err == nil {
+			err = s.reg.SetDisabled(c, "workflow", name, disabled, s.clock.Now())
+		}
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		c.Status(http.StatusNoContent)
+	}
+}
+
+// workflowTrigger is the body of POST /api/workflow/{name}/trigger (optional).
+type workflowTrigger struct {
+	Parameter      *string `json:"parameter"`
+	IdempotencyKey string  `json:"idempotencyKey"`
+}
+
+// triggerWorkflow queues a run (it starts when a slot under
+// maxConcurrentRuns is free) and answers its id; a key seen in the last 24
+// hours answers the run it created.
+func (s *Server) triggerWorkflow(c *gin.Context) {
+	name := c.Param("workflowName")
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	var req workflowTrigger
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+	}
+	id, dup, err := s.queueWorkflowRun(c, name, req)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	run, err := s.reg.WorkflowRun(c, name, id)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"workflow": name, "runId": id, "duplicate": dup, "state": run.State})
+}
+
+func (s *Server) queueWorkflowRun(c *gin.Context, name string, req workflowTrigger) (string, bool, error) {
+	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
+		return "", false, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
+	}
+	if req.Parameter != nil && len(*req.Parameter) > workflow.MaxParameterBytes {
+		return "", false, fmt.Errorf("%w: parameter must be at most %d bytes", ErrBadRequest, workflow.MaxParameterBytes)
+	}
+	cfg, err := s.reg.Workflow(c, name)
+	if err != nil {
+		return "", false, err
+	}
+	if d, err := s.reg.IsDisabled(c, "workflow", name); err != nil || d {
+		if err == nil {
+			err = fmt.Errorf("%w: the workflow '%s' is disabled; enable it first.", ErrConflict, name)
+		}
+		return "", false, err
+	}
+	now := s.clock.Now()
+	run := workflow.NewRun(cfg, workflow.NewRunID(now, ""), workflow.SourceAPI, req.Parameter, req.IdempotencyKey, now)
+	return s.reg.CreateWorkflowRun(c, run, workflow.MaxQueuedRuns)
+}
+
+// runSummary is a run without its nodes (lists).
+type runSummary struct {
+	Workflow   string                     `json:"workflow"`
+	RunID      string                     `json:"runId"`
+	State      workflow.RunState          `json:"state"`
+	Source     string                     `json:"source"`
+	Parameter  *string                    `json:"parameter,omitempty"`
+	Attempt    int                        `json:"attempt"`
+	CreatedAt  time.Time                  `json:"createdAt"`
+	StartedAt  *time.Time                 `json:"startedAt,omitempty"`
+	EndedAt    *time.Time                 `json:"endedAt,omitempty"`
+	Reason     string                     `json:"reason,omitempty"`
+	Cancelling bool                       `json:"cancelling"`
+	NodeStates map[workflow.NodeState]int `json:"nodeStates"`
+}
+
+func summarize(r workflow.Run) runSummary {
+	return runSummary{Workflow: r.Workflow, RunID: r.ID, State: r.State, Source: r.Source, Parameter: r.Parameter, Attempt: r.Attempt,
+		CreatedAt: r.CreatedAt, StartedAt: timePtr(r.StartedAt), EndedAt: timePtr(r.EndedAt), Reason: r.Reason,
+		Cancelling: r.Cancel != nil && r.Active(), NodeStates: r.Counts()}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+var runStates = []workflow.RunState{workflow.RunQueued, workflow.RunRunning, workflow.RunSucceeded, workflow.RunFailed, workflow.RunCancelled}
+
+// listWorkflowRuns answers the runs the registry keeps (active ones and
+// the latest finished; workflow_runs_kept), newest first, filtered by
+// ?state= (one state, or several separated by commas).
+func (s *Server) listWorkflowRuns(c *gin.Context) {
+	name := c.Param("workflowName")
+	page, perPage, err := pageOf(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	want := map[workflow.RunState]bool{}
+	for st := range strings.SplitSeq(c.Query("state"), ",") {
+		if st = strings.ToUpper(strings.TrimSpace(st)); st == "" {
+			continue
+		}
+		if !slices.Contains(runStates, workflow.RunState(st)) {
+			writeError(c, s.log, fmt.Errorf("%w: state %q is not a run state (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)", ErrBadRequest, st))
+			return
+		}
+		want[workflow.RunState(st)] = true
+	}
+	if _, err := s.reg.Workflow(c, name); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	runs, err := s.reg.WorkflowRuns(c, name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	rows := make([]runSummary, 0, len(runs))
+	for i := len(runs) - 1; i >= 0; i-- {
+		if len(want) == 0 || want[runs[i].State] {
+			rows = append(rows, summarize(runs[i]))
+		}
+	}
+	c.JSON(http.StatusOK, paged(rows, page, perPage))
+}

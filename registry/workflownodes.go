@@ -1,0 +1,138 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// NodeStart is one workflow node's execution to queue in its job's ready
+// entry: a keyed run (see TriggerRun) whose record names its owner and
+// holds its inputs.
+type NodeStart struct {
+	Key       string
+	Owner     string // {workflow}/{runId}/{node}
+	Parameter string
+	Inputs    jobs.Inputs
+}
+
+// QueueNodeOps returns the ops that queue starts as pending executions of
+// job: a Create of each run's record (a key that exists makes the commit
+// fail: nothing is queued twice) and the job's ready entry with the runs
+// appended, conditional on the entry's version. The caller commits them
+// with its own writes.
+func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeStart, now time.Time) ([]store.Op, error) {
+	if len(starts) == 0 {
+		return nil, nil
+	}
+	now = now.UTC()
+	ops := make([]store.Op, 0, len(starts)+1)
+	runs := make([]PendingRun, 0, len(starts))
+	for _, s := range starts {
+		ops = append(ops, store.Create(TriggerKeysPath+"/"+s.Key,
+			mustJSON(RunRecord{JobName: job, At: now, Workflow: s.Owner, Inputs: s.Inputs})))
+		runs = append(runs, PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now})
+	}
+	p := ReadyPath + "/" + job
+	n, err := r.kv.Get(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return append(ops, store.Create(p, mustJSON(Ready{Count: len(runs), Since: now, Runs: runs}))), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rd, err := decodeReady(n)
+	if err != nil {
+		return nil, err
+	}
+	if r.MaxPending > 0 && rd.Count+len(runs) > r.MaxPending {
+		return nil, fmt.Errorf("%w: job '%s' already has %d pending executions (job_state_queue_size %d)", ErrQueueFull, job, rd.Count, r.MaxPending)
+	}
+	rd.Count += len(runs)
+	rd.Runs = append(rd.Runs, runs...)
+	return append(ops, store.Set(p, mustJSON(rd), n.Version)), nil
+}
+
+// DropPendingRunOp returns the op that removes the pending execution
+// queued under key from job's ready entry (conditional on its version),
+// or ok false when the entry does not hold it.
+func (r *Registry) DropPendingRunOp(ctx context.Context, job, key string) (store.Op, bool, error) {
+	p := ReadyPath + "/" + job
+	n, err := r.kv.Get(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Op{}, false, nil
+	}
+	if err != nil {
+		return store.Op{}, false, err
+	}
+	rd, err := decodeReady(n)
+	if err != nil {
+		return store.Op{}, false, err
+	}
+	for i, run := range rd.Runs {
+		if run.IdempotencyKey != key {
+			continue
+		}
+		if rd.Count <= 1 {
+			return store.Delete(p, n.Version), true, nil
+		}
+		rd.Runs = append(rd.Runs[:i:i], rd.Runs[i+1:]...)
+		rd.Count--
+		rd.Misfired = min(rd.Misfired, rd.Count-1)
+		return store.Set(p, mustJSON(rd), n.Version), true, nil
+	}
+	return store.Op{}, false, nil
+}
+
+// PendingKeys returns the idempotency keys of every pending execution.
+func (r *Registry) PendingKeys(ctx context.Context) (map[string]bool, error) {
+	q, err := r.ReadyQueue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, rd := range q {
+		for _, run := range rd.Runs {
+			if run.IdempotencyKey != "" {
+				out[run.IdempotencyKey] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// ActiveKeys returns the run keys of every running task and of every
+// shard waiting for a retry or failover.
+func (r *Registry) ActiveKeys(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	running, err := r.RunningTasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, items := range running {
+		for _, rt := range items {
+			if rt.RunKey != "" {
+				out[rt.RunKey] = true
+			}
+		}
+	}
+	fo, err := r.FailoverQueue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fo {
+		if f.RunKey != "" {
+			out[f.RunKey] = true
+		}
+	}
+	return out, nil
+}
+
+// DeleteRunRecordOp removes a keyed run's record.
+func DeleteRunRecordOp(key string) store.Op {
+	return store.Delete(TriggerKeysPath+"/"+key, store.AnyVersion)
+}

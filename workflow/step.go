@@ -1,0 +1,349 @@
+package workflow
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// Execution is what is known of a RUNNING node's execution of its job.
+type Execution struct {
+	// Done: every shard ended; Success: every one finished.
+	Done, Success bool
+	Shards        []Shard
+	// Lost, when set, says why the execution can no longer end (it was
+	// dropped from its job's queues: the job was updated, disabled or
+	// deleted while it waited).
+	Lost string
+}
+
+// Input is what Step decides on besides the run.
+type Input struct {
+	Now time.Time
+	// Executions by node id, for RUNNING nodes whose execution ended (or
+	// was lost); a RUNNING node absent here is still running.
+	Executions map[string]Execution
+	// CanStart, when set, says why a node's job cannot take an execution
+	// now (deleted, DAEMON, disabled), or nil.
+	CanStart func(job string) error
+}
+
+// ActionKind is what the engine must do for a node.
+type ActionKind int
+
+const (
+	// Start queues the node's execution under Key with Parameter and Inputs.
+	Start ActionKind = iota + 1
+	// Kill kills the node's running tasks and drops its queued execution.
+	Kill
+)
+
+// Action is one thing Step asks the engine to do, once the new run state
+// is committed (Start's queueing is part of that commit).
+type Action struct {
+	Kind ActionKind
+	Node string
+	Job  string
+	Key  string
+	// Parameter is the node's jobParameter override (nil: the job's own).
+	Parameter *string
+	Inputs    jobs.Inputs
+}
+
+// Step advances an active run by what is known: it begins a QUEUED run
+// when begin is true, copies ended executions into their nodes, starts
+// the nodes whose rule is met, skips those whose rule can no longer be,
+// applies a cancel or the timeout, and ends the run when no node is left
+// to run. It is pure: the engine commits the run it returns together with
+// the Start actions, then carries out the Kill actions.
+func Step(r Run, begin bool, in Input) (Run, []Action) {
+	if r.State.Final() {
+		return r, nil
+	}
+	r.Nodes = append([]NodeRun(nil), r.Nodes...)
+	now := in.Now.UTC()
+	if r.State == RunQueued {
+		if r.Cancel == nil && !begin {
+			return r, nil
+		}
+		if r.Cancel == nil {
+			r.State, r.StartedAt = RunRunning, now
+		}
+	}
+	if r.Cancel == nil && r.TimeoutSeconds > 0 && !r.StartedAt.IsZero() &&
+		!now.Before(r.StartedAt.Add(time.Duration(r.TimeoutSeconds)*time.Second)) {
+		r.Cancel = &Cancel{At: now, Reason: fmt.Sprintf("the run timed out after %ds", r.TimeoutSeconds), TimedOut: true}
+	}
+	collect(&r, in)
+	var acts []Action
+	if r.Cancel != nil {
+		acts = cancelNodes(&r, now)
+	} else {
+		acts = advance(&r, in)
+	}
+	finish(&r, now)
+	return r, acts
+}
+
+// Deadline is when an active run times out (zero: never).
+func (r Run) Deadline() time.Time {
+	if r.TimeoutSeconds <= 0 || r.StartedAt.IsZero() || r.State.Final() {
+		return time.Time{}
+	}
+	return r.StartedAt.Add(time.Duration(r.TimeoutSeconds) * time.Second)
+}
+
+// collect copies ended executions into their RUNNING nodes.
+func collect(r *Run, in Input) {
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		ex, ok := in.Executions[n.ID]
+		if n.State != NodeRunning || !ok || !(ex.Done || ex.Lost != "") {
+			continue
+		}
+		n.EndedAt = in.Now.UTC()
+		if ex.Lost != "" {
+			n.State, n.Message = NodeFailed, ex.Lost
+			continue
+		}
+		n.Shards = append([]Shard(nil), ex.Shards...)
+		sort.Slice(n.Shards, func(a, b int) bool { return n.Shards[a].Item < n.Shards[b].Item })
+		n.Outputs = nil
+		for _, sh := range n.Shards {
+			if !sh.StartedAt.IsZero() && (n.StartedAt.IsZero() || sh.StartedAt.Before(n.StartedAt)) {
+				n.StartedAt = sh.StartedAt
+			}
+			if !sh.EndedAt.IsZero() {
+				n.EndedAt = sh.EndedAt
+			}
+			for k, v := range sh.Outputs {
+				if n.Outputs == nil {
+					n.Outputs = map[string]string{}
+				}
+				n.Outputs[k] = v
+			}
+		}
+		if len(n.Shards) > 0 {
+			n.EndedAt = latestEnd(n.Shards, n.EndedAt)
+		}
+		cancel := ""
+		if r.Cancel != nil {
+			cancel = r.Cancel.Reason
+		}
+		n.State, n.Message = outcome(*n, ex, cancel)
+	}
+}
+
+func latestEnd(shards []Shard, fallback time.Time) time.Time {
+	var t time.Time
+	for _, sh := range shards {
+		if sh.EndedAt.After(t) {
+			t = sh.EndedAt
+		}
+	}
+	if t.IsZero() {
+		return fallback
+	}
+	return t
+}
+
+// outcome is a finished execution's node state and message.
+func outcome(n NodeRun, ex Execution, cancel string) (NodeState, string) {
+	if ex.Success {
+		return NodeSucceeded, ""
+	}
+	for _, sh := range n.Shards {
+		if sh.State == "TASK_KILLED" && cancel != "" {
+			return NodeCancelled, "killed: " + cancel
+		}
+	}
+	for _, sh := range n.Shards {
+		if sh.State != "TASK_FINISHED" {
+			msg := sh.State
+			if sh.Message != "" {
+				msg += ": " + sh.Message
+			}
+			return NodeFailed, fmt.Sprintf("shard %d ended %s", sh.Item, msg)
+		}
+	}
+	return NodeFailed, "the execution ended without a successful shard"
+}
+
+// cancelNodes skips pending nodes and asks to kill running ones.
+func cancelNodes(r *Run, now time.Time) []Action {
+	var acts []Action
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		switch n.State {
+		case NodePending:
+			n.State, n.SkipReason, n.EndedAt = NodeSkipped, r.Cancel.Reason, now
+		case NodeRunning:
+			acts = append(acts, Action{Kind: Kill, Node: n.ID, Job: n.Job, Key: n.RunKey})
+		}
+	}
+	return acts
+}
+
+// advance starts and skips pending nodes until nothing changes (a skip
+// may decide the nodes after it).
+func advance(r *Run, in Input) []Action {
+	var acts []Action
+	for changed := true; changed; {
+		changed = false
+		for i := range r.Nodes {
+			n := &r.Nodes[i]
+			if n.State != NodePending {
+				continue
+			}
+			start, skip := evaluate(r, *n)
+			switch {
+			case skip != "":
+				n.State, n.SkipReason, n.EndedAt = NodeSkipped, skip, in.Now.UTC()
+				changed = true
+			case start:
+				if a, ok := startNode(r, n, in); ok {
+					acts = append(acts, a)
+				}
+				changed = true
+			}
+		}
+	}
+	return acts
+}
+
+// startNode marks n RUNNING and returns its Start action, or fails it when
+// it cannot start (its job, or its inputs are too large).
+func startNode(r *Run, n *NodeRun, in Input) (Action, bool) {
+	now := in.Now.UTC()
+	if in.CanStart != nil {
+		if err := in.CanStart(n.Job); err != nil {
+			n.State, n.Message, n.EndedAt = NodeFailed, "could not start: "+err.Error(), now
+			return Action{}, false
+		}
+	}
+	inputs := inputsOf(r, *n)
+	if size := inputs.Size(); size > jobs.MaxInputBytes {
+		n.State, n.EndedAt = NodeFailed, now
+		n.Message = fmt.Sprintf("could not start: its inputs (the outputs of %s) hold %d bytes, more than the %d bytes allowed",
+			strings.Join(n.DependsOn, ", "), size, jobs.MaxInputBytes)
+		return Action{}, false
+	}
+	param := n.JobParameter
+	if param == nil {
+		param = r.Parameter
+	}
+	n.State, n.QueuedAt, n.Parameter = NodeRunning, now, param
+	n.RunKey = NodeKey(r.Workflow, r.ID, n.ID, n.Attempt)
+	return Action{Kind: Start, Node: n.ID, Job: n.Job, Key: n.RunKey, Parameter: param, Inputs: inputs}, true
+}
+
+// inputsOf is the union of the outputs of the nodes n depends on.
+func inputsOf(r *Run, n NodeRun) jobs.Inputs {
+	var in jobs.Inputs
+	for _, d := range n.DependsOn {
+		up := r.Node(d)
+		if up == nil || len(up.Outputs) == 0 {
+			continue
+		}
+		if in == nil {
+			in = jobs.Inputs{}
+		}
+		in[d] = up.Outputs
+	}
+	return in
+}
+
+// evaluate applies n's rule to its upstream nodes: start, or skip with
+// why, or neither (wait).
+func evaluate(r *Run, n NodeRun) (bool, string) {
+	if len(n.DependsOn) == 0 {
+		return true, ""
+	}
+	var succeeded, failed, done int
+	var firstFailed, firstSkipped, firstSucceeded string
+	for _, d := range n.DependsOn {
+		up := r.Node(d)
+		if up == nil {
+			return false, fmt.Sprintf("upstream node '%s' is not in this run", d)
+		}
+		switch up.State {
+		case NodeSucceeded:
+			succeeded++
+			firstSucceeded = orFirst(firstSucceeded, d)
+		case NodeFailed, NodeCancelled:
+			failed++
+			firstFailed = orFirst(firstFailed, d)
+		case NodeSkipped:
+			firstSkipped = orFirst(firstSkipped, d)
+		}
+		if up.State.Final() {
+			done++
+		}
+	}
+	all := len(n.DependsOn)
+	switch n.Trigger {
+	case AllFailed:
+		if firstSucceeded != "" {
+			return false, fmt.Sprintf("trigger allFailed: upstream '%s' succeeded", firstSucceeded)
+		}
+		if firstSkipped != "" {
+			return false, fmt.Sprintf("trigger allFailed: upstream '%s' was skipped", firstSkipped)
+		}
+		return failed == all, ""
+	case AllDone:
+		return done == all, ""
+	case OneSucceeded:
+		if succeeded > 0 {
+			return true, ""
+		}
+		if done == all {
+			return false, "trigger oneSucceeded: no upstream node succeeded"
+		}
+		return false, ""
+	case OneFailed:
+		if failed > 0 {
+			return true, ""
+		}
+		if done == all {
+			return false, "trigger oneFailed: no upstream node failed"
+		}
+		return false, ""
+	}
+	if firstFailed != "" {
+		return false, fmt.Sprintf("upstream '%s' failed", firstFailed)
+	}
+	if firstSkipped != "" {
+		return false, fmt.Sprintf("upstream '%s' was skipped", firstSkipped)
+	}
+	return succeeded == all, ""
+}
+
+func orFirst(cur, v string) string {
+	if cur == "" {
+		return v
+	}
+	return cur
+}
+
+// finish ends the run when no node is pending or running.
+func finish(r *Run, now time.Time) {
+	for _, n := range r.Nodes {
+		if !n.State.Final() {
+			return
+		}
+	}
+	r.EndedAt = now
+	switch {
+	case r.Cancel != nil && r.Cancel.TimedOut:
+		r.State, r.Reason = RunFailed, r.Cancel.Reason
+	case r.Cancel != nil:
+		r.State, r.Reason = RunCancelled, r.Cancel.Reason
+	case r.failedNodes() != "":
+		r.State, r.Reason = RunFailed, "failed: "+r.failedNodes()
+	default:
+		r.State = RunSucceeded
+	}
+}
