@@ -38,6 +38,7 @@ type Config struct {
 	ZKSessionTimeout time.Duration
 	ReconcileWait    time.Duration
 	JobStateQueue    int
+	WorkflowRunsKept int // workflow_runs_kept: finished runs of each workflow kept in the registry
 	RDBDriver        string
 	RDBURL           string
 	RDBUsername      string
@@ -170,6 +171,7 @@ var settings = []setting{
 	{"reconcile_wait", "15s", "after subscribing, launching waits at most this long for Mesos to confirm every task recorded as running", duration("reconcile_wait", func(c *Config) *time.Duration { return &c.ReconcileWait })},
 	{"zk_digest", "", "ZooKeeper digest credentials user:password (optional)", str(func(c *Config) *string { return &c.ZKDigest })},
 	{"job_state_queue_size", "10000", "maximum pending executions kept per job in the ready queue", integer("job_state_queue_size", func(c *Config) *int { return &c.JobStateQueue })},
+	{"workflow_runs_kept", "100", "finished runs of each workflow kept in the registry (and listed by GET /api/workflow/{name}/runs); older ones stay in the history database", integer("workflow_runs_kept", func(c *Config) *int { return &c.WorkflowRunsKept })},
 	{"event_trace_rdb_driver", "", "history database: empty or sqlite (embedded, in data_dir), mysql (or com.mysql.jdbc.Driver / com.mysql.cj.jdbc.Driver), or none to keep no history", str(func(c *Config) *string { return &c.RDBDriver })},
 	{"event_trace_rdb_url", "", "history database URL: jdbc:mysql://host:3306/db or a Go MySQL DSN", str(func(c *Config) *string { return &c.RDBURL })},
 	{"event_trace_rdb_username", "", "history database user", str(func(c *Config) *string { return &c.RDBUsername })},
@@ -401,6 +403,9 @@ func (c *Config) validate() error {
 	}
 	if c.JobStateQueue < 1 {
 		errs = append(errs, errors.New("job_state_queue_size: must be at least 1"))
+	}
+	if c.WorkflowRunsKept < 1 {
+		errs = append(errs, errors.New("workflow_runs_kept: must be at least 1"))
 	}
 	switch c.Isolation {
 	case "auto", "v1", "v2", "off":

@@ -191,7 +191,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 	sample := map[string]string{
 		"data_dir": "/var/ej", "hostname": "10.1.1.1", "http_address": "127.0.0.2", "http_port": "1234", "user": "u",
 		"mesos_url": "http://m:5050", "mesos_role": "r", "zk_servers": "z:2181", "zk_namespace": "ns", "zk_digest": "a:b",
-		"job_state_queue_size": "7", "event_trace_rdb_driver": "mysql", "event_trace_rdb_url": "u:p@tcp(db)/x",
+		"job_state_queue_size": "7", "workflow_runs_kept": "12", "event_trace_rdb_driver": "mysql", "event_trace_rdb_url": "u:p@tcp(db)/x",
 		"event_trace_rdb_username": "dbu", "event_trace_rdb_password": "dbp", "reconcile_interval_minutes": "2",
 		"auth_username": "adm", "auth_password": "pw", "auth_guest_username": "gst", "auth_guest_password": "gpw",
 		"auth_token_ttl": "90m", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
@@ -285,6 +285,7 @@ func TestBadValues(t *testing.T) {
 		{"http_port", "-1", "http_port"},
 		{"job_state_queue_size", "many", "job_state_queue_size"},
 		{"job_state_queue_size", "0", "job_state_queue_size"},
+		{"workflow_runs_kept", "0", "workflow_runs_kept"},
 		{"reconcile_interval_minutes", "1.5", "reconcile_interval_minutes"},
 		{"auth_token_ttl", "12", "auth_token_ttl"},
 		{"offer_refuse_seconds", "-5s", "offer_refuse_seconds"},

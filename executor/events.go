@@ -89,7 +89,7 @@ func (e *Executor) finish(id string, out Outcome) {
 	e.log.Info("task ended", "task", id, "state", out.State.String(), "message", out.Message)
 	now := time.Now()
 	e.mu.Lock()
-	r := Report{Hostname: e.hostname, IP: e.ip, CompleteTime: &now, ExitCode: out.ExitCode}
+	r := Report{Hostname: e.hostname, IP: e.ip, CompleteTime: &now, ExitCode: out.ExitCode, Outputs: out.Outputs}
 	if t := e.tasks[id]; t != nil && !t.started.IsZero() {
 		r.StartTime = &t.started
 	}

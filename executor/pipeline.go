@@ -38,6 +38,9 @@ type Outcome struct {
 	// when it never started, ended by a signal or was not a process);
 	// reported to the scheduler in the status update's data (see Report).
 	ExitCode *int
+	// Outputs are the key=value lines the run wrote to $ELASTICJOB_OUTPUT
+	// (outputs.go), reported with the terminal status.
+	Outputs map[string]string
 }
 
 // Hooks are how a running task talks back to the Mesos side.
@@ -112,6 +115,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 		return p.daemon(ctx, td, j, h, log)
 	}
 	res := runOnce(ctx, j, runReq{source: td.ExecutionSource, started: h.Running}, td.Job)
+	res = collectOutputs(taskDirOf(p.Sandbox, taskID), res)
 	log.Info("run ended", "state", res.State.String(), "message", res.Message)
 	return res
 }
@@ -120,7 +124,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 // process of the fetched and extracted app (forked per run, or resident
 // and driven over the SDK line protocol for a DAEMON job that asks for it).
 func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, res Resources, log *slog.Logger) (job, error) {
-	dir := filepath.Join(p.Sandbox, "tasks", safeName(taskID))
+	dir := taskDirOf(p.Sandbox, taskID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -192,9 +196,14 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 		"ELASTICJOB_SHARDING_CONTEXT="+ctxJSON,
 		"ELASTICJOB_EXECUTION_TYPE="+string(td.Job.JobExecutionType),
 		"ELASTICJOB_STREAMING_PROCESS="+strconv.FormatBool(td.Job.Props["streaming.process"] == "true"),
+		jobs.OutputEnv+"="+outputFile(dir),
 	)
+	env = append(env, sc.Inputs.Env()...)
 	return &processJob{cmd: cmd, env: env, dir: dir, ctxJSON: ctxJSON, grace: p.Grace, groups: p.Groups}, nil
 }
+
+// taskDirOf is a task's directory in the sandbox: stdout, stderr, output.
+func taskDirOf(sandbox, taskID string) string { return filepath.Join(sandbox, "tasks", safeName(taskID)) }
 
 // safeName is a task id as a directory name.
 func safeName(taskID string) string { return strings.ReplaceAll(taskID, "/", "_") }

@@ -9,7 +9,7 @@ import (
 
 // Report is the JSON the executor attaches to TaskStatus.data on
 // TASK_RUNNING (hostname, ip, startTime) and on terminal updates (plus
-// completeTime and, when the process exited, exitCode). The scheduler turns
+// completeTime, when the process exited exitCode, and the task's outputs). The scheduler turns
 // it into the execution log (scheduler/trace): the executor reports through
 // the scheduler and never writes to the trace database, so no database
 // credentials are ever shipped to agents.
@@ -19,6 +19,9 @@ type Report struct {
 	StartTime    *time.Time `json:"startTime,omitempty"`
 	CompleteTime *time.Time `json:"completeTime,omitempty"`
 	ExitCode     *int       `json:"exitCode,omitempty"`
+	// Outputs are what the task wrote to $ELASTICJOB_OUTPUT (terminal
+	// updates only); the scheduler keeps them in the run's record.
+	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
 func (r Report) marshal() []byte {

@@ -4,7 +4,9 @@
 //
 // The audit log (AUDIT_LOG, migration 00003) is this project's own: one
 // row per write request to the REST API, written through the trace
-// writer's spool and aged by the same retention.
+// writer's spool and aged by the same retention. So are the workflow
+// tables (WORKFLOW_RUN_LOG, WORKFLOW_NODE_LOG, migration 00004): one row
+// per workflow run and one per node execution that ended.
 //
 // The tables are column-compatible with Apache ElasticJob-Cloud's
 // JobEventRdbStorage and StatisticRdbRepository: same table, column and
@@ -46,6 +48,8 @@ const (
 	TableJobRunningStatistics       = "JOB_RUNNING_STATISTICS"
 	TableJobRegisterStatistics      = "JOB_REGISTER_STATISTICS"
 	TableAuditLog                   = "AUDIT_LOG" // write requests to the REST API (00003)
+	TableWorkflowRunLog             = "WORKFLOW_RUN_LOG"  // workflow runs (00004)
+	TableWorkflowNodeLog            = "WORKFLOW_NODE_LOG" // workflow node executions (00004)
 
 	// VersionTable is goose's version table for these migrations.
 	VersionTable = "elasticjob_trace_schema_version"

@@ -33,6 +33,10 @@ var wantColumns = map[string][]string{
 	migrations.TableJobRegisterStatistics:      {"id", "registered_count", "statistics_time", "creation_time"},
 	migrations.TableAuditLog: {"id", "creation_time", "user_name", "role", "address", "method", "route", "target_kind",
 		"target", "summary", "status"},
+	migrations.TableWorkflowRunLog: {"id", "workflow_name", "run_id", "state", "source", "attempt", "created_time", "start_time",
+		"end_time", "reason", "node_count", "succeeded_count", "failed_count", "skipped_count", "version"},
+	migrations.TableWorkflowNodeLog: {"id", "workflow_name", "run_id", "node_id", "job_name", "attempt", "state", "run_key",
+		"task_ids", "queued_time", "start_time", "end_time", "skip_reason", "message", "outputs"},
 }
 
 // Indexes beyond the original's, by table: name → columns in order.
@@ -41,6 +45,14 @@ var wantIndexes = map[string]map[string][]string{
 		"AUDIT_LOG_CREATION_TIME_INDEX": {"creation_time"},
 		"AUDIT_LOG_USER_TIME_INDEX":     {"user_name", "creation_time"},
 		"AUDIT_LOG_TARGET_TIME_INDEX":   {"target", "creation_time"},
+	},
+	migrations.TableWorkflowRunLog: {
+		"WORKFLOW_RUN_LOG_NAME_TIME_INDEX": {"workflow_name", "created_time"},
+		"WORKFLOW_RUN_LOG_TIME_INDEX":      {"created_time"},
+	},
+	migrations.TableWorkflowNodeLog: {
+		"WORKFLOW_NODE_LOG_RUN_INDEX":  {"workflow_name", "run_id"},
+		"WORKFLOW_NODE_LOG_TIME_INDEX": {"end_time"},
 	},
 }
 

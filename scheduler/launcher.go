@@ -22,6 +22,7 @@ type work struct {
 	failover map[string]registry.Failover // job@-@item → failover entry
 	seen     map[string]time.Time         // job → when its ready entry was first seen committed
 	waiting  map[string]registry.Waiting  // entry (registry.WaitingKey) → why it does not launch this round
+	inputs   map[string]jobs.Inputs       // run key → the keyed run's inputs (workflow nodes; runs.go)
 }
 
 // launch is one round: snapshot → match → commit → ACCEPT. Every entry it
@@ -239,6 +240,7 @@ func request(job jobs.Config, a app.Config, item int, kind offers.Kind, since ti
 // fail as a whole; the next round retries with fresh state.
 func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 	now := s.Clock.Now()
+	w.inputs = s.inputsOf(ctx, w, plan)
 	byAgent, ops, events := s.build(w, plan, now)
 	if len(ops) > 0 {
 		if err := s.Registry.Commit(ctx, ops...); err != nil {
@@ -379,6 +381,7 @@ func (s *Scheduler) taskLaunch(job jobs.Config, a app.Config, l offers.Launch, w
 		ShardingContext: jobs.ShardingContext{
 			JobName: job.JobName, TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
 			JobParameter: job.JobParameter, ShardingItem: l.Request.Shard, ShardingParameter: params[l.Request.Shard],
+			Inputs: w.inputs[runKeyOf(job.JobName, l, w)],
 		},
 		ExecutionSource: source, Job: job, App: a,
 	}

@@ -141,6 +141,11 @@ func (s *Scheduler) recordShard(ctx context.Context, key string, tid jobs.TaskID
 		rec.JobName = tid.JobName
 	}
 	so := registry.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: st.State, Message: st.Message}
+	rep := shardReportOf(st.Data)
+	so.StartedAt, so.EndedAt, so.Outputs = rep.StartTime, rep.CompleteTime, rep.Outputs
+	if so.EndedAt.IsZero() {
+		so.EndedAt = s.Clock.Now().UTC()
+	}
 	replaced := false
 	for i := range rec.Shards {
 		if rec.Shards[i].Item == tid.Item {
@@ -260,4 +265,48 @@ func (s *Scheduler) paused(job jobs.Config, ev TaskEvent, p registry.Pause) {
 	}
 	ev.At = p.At
 	s.Notifier.Notify(job, ev, mesos.Status{TaskID: ev.TaskID, AgentID: ev.AgentID, State: "JOB_PAUSED", Message: p.Reason})
+}
+
+// shardReport is what the scheduler reads of the executor's report on a
+// terminal status (executor.Report): the process's times and the outputs
+// it wrote to $ELASTICJOB_OUTPUT.
+type shardReport struct {
+	StartTime    time.Time         `json:"startTime"`
+	CompleteTime time.Time         `json:"completeTime"`
+	Outputs      map[string]string `json:"outputs"`
+}
+
+func shardReportOf(data []byte) shardReport {
+	var r shardReport
+	if len(data) > 0 && data[0] == '{' {
+		_ = json.Unmarshal(data, &r) // a report we cannot read only loses its times and outputs
+	}
+	return r
+}
+
+// inputsOf reads the inputs of the keyed runs the plan launches (workflow
+// nodes keep theirs in the run's record, not in the ready entry, so a
+// long queue stays small): run key → inputs.
+func (s *Scheduler) inputsOf(ctx context.Context, w work, plan offers.Plan) map[string]jobs.Inputs {
+	var out map[string]jobs.Inputs
+	for _, launches := range plan.Launches {
+		for _, l := range launches {
+			key := runKeyOf(l.Request.Job, l, w)
+			if key == "" {
+				continue
+			}
+			if _, seen := out[key]; seen {
+				continue
+			}
+			rec, err := s.Registry.RunRecordOf(ctx, key)
+			if err != nil || len(rec.Inputs) == 0 {
+				continue
+			}
+			if out == nil {
+				out = map[string]jobs.Inputs{}
+			}
+			out[key] = rec.Inputs
+		}
+	}
+	return out
 }

@@ -222,3 +222,36 @@ func (r Run) failedNodes() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Handoff is a node's hand-off time: from the end of the last shard of
+// the nodes it depends on to the start of its own first shard (false for a
+// root node, or when a time is unknown). Shard times are the executors'
+// (the processes' end and start).
+func Handoff(r Run, n NodeRun) (time.Duration, bool) {
+	if len(n.DependsOn) == 0 || n.StartedAt.IsZero() {
+		return 0, false
+	}
+	var last time.Time
+	for _, d := range n.DependsOn {
+		up := r.Node(d)
+		if up == nil || up.EndedAt.IsZero() {
+			return 0, false
+		}
+		if up.EndedAt.After(last) {
+			last = up.EndedAt
+		}
+	}
+	return max(n.StartedAt.Sub(last), 0), true
+}
+
+// Ended lists the nodes that reached a final state between prev and next
+// (the same run, before and after one decision).
+func Ended(prev, next Run) []NodeRun {
+	var out []NodeRun
+	for i, n := range next.Nodes {
+		if n.State.Final() && (i >= len(prev.Nodes) || !prev.Nodes[i].State.Final() || prev.Nodes[i].Attempt != n.Attempt) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

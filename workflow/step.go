@@ -105,6 +105,10 @@ func collect(r *Run, in Input) {
 			continue
 		}
 		n.EndedAt = in.Now.UTC()
+		if ex.Lost != "" && r.Cancel != nil {
+			n.State, n.Message = NodeCancelled, "cancelled before it ran: "+r.Cancel.Reason
+			continue
+		}
 		if ex.Lost != "" {
 			n.State, n.Message = NodeFailed, ex.Lost
 			continue

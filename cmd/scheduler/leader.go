@@ -20,6 +20,7 @@ import (
 	"github.com/ejcloud/elasticjob/scheduler/history"
 	"github.com/ejcloud/elasticjob/scheduler/webhook"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow/engine"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
 )
 
@@ -78,8 +79,8 @@ func apiFence(lead leadership) func() []store.Op {
 }
 
 // leaderWork is what this instance runs while it leads: the scheduler's
-// loops, the Mesos subscription and the statistics collector, one set per
-// term, each under the term's context.
+// loops, the Mesos subscription, the workflow engine and the statistics
+// collector, one set per term, each under the term's context.
 type leaderWork struct {
 	cfg      config.Config
 	log      *slog.Logger
@@ -93,6 +94,8 @@ type leaderWork struct {
 	// resolveAppURL rewrites hosted package URLs to this instance's own.
 	resolveAppURL func(string) string
 	current       atomic.Pointer[scheduler.Scheduler]
+	// flowObserver records workflow runs (metrics, history); workflow.go.
+	flowObserver engine.Observer
 }
 
 // run serves every term this instance is given until ctx ends.
@@ -134,8 +137,9 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 		return fmt.Errorf("read framework id: %w", err)
 	}
 	client := newMesosClient(l.cfg, l.masters, fwID, log)
+	driver := scheduler.Guard(client, term.Valid)
 	sched := scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: scheduler.Guard(client, term.Valid), Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
+		Registry: reg, Driver: driver, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
 		Observer: l.observer, Notifier: l.hooks,
 		Options: scheduler.Options{
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
@@ -147,10 +151,12 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 	l.current.Store(sched)
 	l.mx.Leading(true)
 	defer func() { l.current.Store(nil); l.mx.Leading(false) }()
-	errc := make(chan error, 3)
-	n := 2
+	flows := l.workflowEngine(reg, driver, log)
+	errc := make(chan error, 4)
+	n := 3
 	go func() { errc <- sched.Run(ctx) }()
 	go func() { errc <- client.Run(ctx, sched) }()
+	go func() { errc <- flows.Run(ctx) }()
 	if l.coll != nil {
 		n++
 		go func() { errc <- l.coll.Run(ctx) }()

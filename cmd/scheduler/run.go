@@ -103,6 +103,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	}
 	defer pkgs.Close()
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve}
+	work.flowObserver = workflowObserver(mx, tw)
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount

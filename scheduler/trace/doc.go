@@ -19,7 +19,8 @@
 //
 // Spool format: SpoolDir holds append-only segment files
 // <20-digit seq>.jsonl, one JSON event per line ({"status":{…}},
-// {"start":{…}}, {"complete":{…}} or {"audit":{…}}), SegmentEvents lines each, plus LOCK
+// {"start":{…}}, {"complete":{…}}, {"audit":{…}}, {"workflowRun":{…}} or
+// {"workflowNode":{…}}), SegmentEvents lines each, plus LOCK
 // (flock: one writer per directory, which also guards the SQLite file kept
 // beside it). Write-ahead for every event (not only when the database is
 // down) is what makes a crash lose nothing that was reported durable: Sync
@@ -101,6 +102,16 @@
 // {"hostname","ip","startTime","completeTime","exitCode"} (executor.Report);
 // the Observer takes host, ip and times from it, falling back to the
 // agent's hostname (TaskEvent.Hostname) and the scheduler's clock.
+//
+// # Workflows
+//
+// WorkflowObserver (a workflow/engine Observer) records workflow history:
+// WORKFLOW_RUN_LOG gets a row per run, upserted at every committed change
+// of the run (state, times, node counts) and guarded by the run's registry
+// version, so an older state written late (by a deposed leader's spool)
+// never overwrites a newer one; WORKFLOW_NODE_LOG gets a row per node
+// execution that ended (node, attempt, state, times, task ids, outputs as
+// JSON, skip reason, message), written once.
 //
 // # Audit log
 //

@@ -23,7 +23,7 @@ const (
 )
 
 // Event is one history record: a StatusTrace, an ExecutionStart, an
-// ExecutionComplete or an Audit. Events are identified by ID: writing one twice (a
+// ExecutionComplete, an Audit, a WorkflowRun or a WorkflowNode. Events are identified by ID: writing one twice (a
 // replay after a crash, a status update Mesos resent) leaves one row.
 type Event interface {
 	EventID() string
@@ -186,6 +186,8 @@ type envelope struct {
 	Start    *ExecutionStart    `json:"start,omitempty"`
 	Complete *ExecutionComplete `json:"complete,omitempty"`
 	Audit    *Audit             `json:"audit,omitempty"`
+	WfRun    *WorkflowRun       `json:"workflowRun,omitempty"`
+	WfNode   *WorkflowNode      `json:"workflowNode,omitempty"`
 }
 
 func encodeEvent(ev Event) ([]byte, error) {
@@ -199,6 +201,10 @@ func encodeEvent(ev Event) ([]byte, error) {
 		env.Complete = &e
 	case Audit:
 		env.Audit = &e
+	case WorkflowRun:
+		env.WfRun = &e
+	case WorkflowNode:
+		env.WfNode = &e
 	default:
 		return nil, fmt.Errorf("trace: unknown event type %T", ev)
 	}
@@ -219,6 +225,10 @@ func decodeEvent(line []byte) (Event, error) {
 		return *env.Complete, nil
 	case env.Audit != nil:
 		return *env.Audit, nil
+	case env.WfRun != nil:
+		return *env.WfRun, nil
+	case env.WfNode != nil:
+		return *env.WfNode, nil
 	}
 	return nil, fmt.Errorf("trace: empty spool line")
 }

@@ -25,6 +25,8 @@ var retainedTables = func() []retained {
 		{migrations.TableJobExecutionLog, "start_time", "complete_time"},
 		{migrations.TableJobStatusTraceLog, "creation_time", ""},
 		{migrations.TableAuditLog, "creation_time", ""},
+		{migrations.TableWorkflowRunLog, "created_time", ""},
+		{migrations.TableWorkflowNodeLog, "end_time", "queued_time"},
 	}
 	for _, t := range migrations.StatisticsTables {
 		r = append(r, retained{t, "statistics_time", ""})

@@ -135,6 +135,8 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 	var starts []ExecutionStart
 	var completes []ExecutionComplete
 	var audits []Audit
+	var wfRuns []WorkflowRun
+	var wfNodes []WorkflowNode
 	for _, ev := range evs {
 		switch e := ev.(type) {
 		case StatusTrace:
@@ -145,6 +147,10 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 			completes = append(completes, e)
 		case Audit:
 			audits = append(audits, e)
+		case WorkflowRun:
+			wfRuns = append(wfRuns, e)
+		case WorkflowNode:
+			wfNodes = append(wfNodes, e)
 		}
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -194,6 +200,9 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 		return err
 	}
 	if err := s.writeAudits(ctx, tx, audits); err != nil {
+		return err
+	}
+	if err := s.writeWorkflows(ctx, tx, wfRuns, wfNodes); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/trace"
+	"github.com/ejcloud/elasticjob/workflow/engine"
+)
+
+// workflowObserver is what the workflow engines of every term report to:
+// the metrics (registered once per process) and, with history on, the
+// history tables.
+func workflowObserver(mx *metrics.Metrics, tw *trace.Writer) engine.Observer {
+	m := engine.NewMetrics()
+	mx.Register(m.Collectors()...)
+	if tw == nil {
+		return m
+	}
+	return engine.Observers{m, trace.NewWorkflowObserver(tw)}
+}
+
+// workflowEngine is a term's workflow engine: it writes through the term's
+// fenced registry and kills through the term's guarded driver.
+func (l *leaderWork) workflowEngine(reg *registry.Registry, kill engine.Killer, log *slog.Logger) *engine.Engine {
+	return engine.New(engine.Deps{Registry: reg, Killer: kill, Clock: clock.Real{}, Log: log.With("subsystem", "workflow"),
+		Observer: l.flowObserver, Options: engine.Options{KeptRuns: l.cfg.WorkflowRunsKept, Location: l.cfg.Location}})
+}

@@ -1,0 +1,485 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
+)
+
+// Killer kills a task through Mesos (the term's guarded driver).
+type Killer interface {
+	Kill(ctx context.Context, taskID, agentID string) error
+}
+
+// Observer is told of every committed change of a run (metrics, history).
+// Calls are made on the engine's goroutine and must not block.
+type Observer interface {
+	RunChanged(prev, next workflow.Run)
+}
+
+// Options tune the engine; zero values take the defaults shown.
+type Options struct {
+	// KeptRuns is how many finished runs of each workflow the registry
+	// keeps (100); older ones are in the history database only.
+	KeptRuns int
+	// Sweep is how often lost executions are looked for and cancels
+	// re-applied (5s); retention runs every RetainEvery (1m).
+	Sweep       time.Duration
+	RetainEvery time.Duration
+	// KeyLifetime is how long trigger idempotency keys are kept (24h).
+	KeyLifetime time.Duration
+	// MaxMissedFires bounds the runs a misfire=true workflow gets for cron
+	// fires no leader made (100).
+	MaxMissedFires int
+	// Location is the default time zone of crons (nil: UTC).
+	Location *time.Location
+}
+
+func (o *Options) defaults() {
+	if o.KeptRuns <= 0 {
+		o.KeptRuns = 100
+	}
+	if o.Sweep <= 0 {
+		o.Sweep = 5 * time.Second
+	}
+	if o.RetainEvery <= 0 {
+		o.RetainEvery = time.Minute
+	}
+	if o.KeyLifetime <= 0 {
+		o.KeyLifetime = 24 * time.Hour
+	}
+	if o.MaxMissedFires <= 0 {
+		o.MaxMissedFires = 100
+	}
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+}
+
+// Deps are the engine's collaborators.
+type Deps struct {
+	// Registry is the term's registry: every write carries its fence.
+	Registry *registry.Registry
+	Killer   Killer // may be nil (nothing is killed)
+	Clock    clock.Clock
+	Log      *slog.Logger
+	Observer Observer // may be nil
+	Options  Options
+}
+
+// Engine advances workflow runs; one per leadership term.
+type Engine struct {
+	Deps
+	defs     map[string]workflow.Config
+	disabled map[string]bool
+	active   map[string]map[string]*tracked // workflow → run id → an active run
+	owners   map[string]runRef              // node execution key → its run
+	dirty    map[runRef]bool
+	retry    map[runRef]bool // commits that lost a race: redone after a short pause
+	nextFire map[string]time.Time
+	lost     map[string]string    // key → why its execution can no longer end (confirmed)
+	suspects map[string]time.Time // key → when it was first found nowhere
+	killed   map[string]time.Time // task id → when it was last killed
+	timer    clock.Timer
+	retryAt  time.Time
+	sweepAt  time.Time
+	retainAt time.Time
+}
+
+type runRef struct{ wf, id string }
+
+// tracked is what the engine remembers of an active run.
+type tracked struct {
+	state      workflow.RunState
+	created    time.Time
+	cron       bool
+	cancelling bool
+	deadline   time.Time
+	keys       []string // of RUNNING nodes
+	version    int64
+}
+
+// New builds an engine.
+func New(d Deps) *Engine {
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	d.Options.defaults()
+	return &Engine{Deps: d, defs: map[string]workflow.Config{}, disabled: map[string]bool{},
+		active: map[string]map[string]*tracked{}, owners: map[string]runRef{}, dirty: map[runRef]bool{},
+		retry: map[runRef]bool{}, nextFire: map[string]time.Time{}, lost: map[string]string{},
+		suspects: map[string]time.Time{}, killed: map[string]time.Time{}}
+}
+
+// Run advances runs until ctx ends (the leader context). It returns an
+// error when a watch fails or a write is fenced (the term is over).
+func (e *Engine) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := e.watch(ctx)
+	if err != nil {
+		return err
+	}
+	if err := e.load(ctx); err != nil {
+		return err
+	}
+	if err := e.catchUp(ctx); err != nil {
+		return err
+	}
+	e.timer = e.Clock.NewTimer(time.Hour)
+	defer e.timer.Stop()
+	for {
+		if err := e.round(ctx); err != nil {
+			return err
+		}
+		e.timer.Reset(max(e.nextWake().Sub(e.Clock.Now()), 0))
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return errors.New("workflow engine: registry watch closed")
+			}
+			if err := e.handle(ctx, ev); err != nil {
+				return err
+			}
+			if err := e.drain(ctx, events); err != nil {
+				return err
+			}
+		case <-e.timer.C():
+		}
+	}
+}
+
+// drain handles the events already waiting, so a burst is decided once.
+func (e *Engine) drain(ctx context.Context, events <-chan store.Event) error {
+	for range 1024 {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return nil // Run notices on its next receive
+			}
+			if err := e.handle(ctx, ev); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// round does what is due: cron fires, sweeps, retention, and every run
+// marked dirty.
+func (e *Engine) round(ctx context.Context) error {
+	now := e.Clock.Now()
+	if err := e.fireDue(ctx, now); err != nil {
+		return err
+	}
+	for ref, t := range e.active {
+		for id, tr := range t {
+			if !tr.deadline.IsZero() && !now.Before(tr.deadline) && !tr.cancelling {
+				e.dirty[runRef{ref, id}] = true
+			}
+		}
+	}
+	if !e.retryAt.IsZero() && !now.Before(e.retryAt) {
+		for ref := range e.retry {
+			e.dirty[ref] = true
+		}
+		clear(e.retry)
+		e.retryAt = time.Time{}
+	}
+	if !now.Before(e.sweepAt) {
+		e.sweepAt = now.Add(e.Options.Sweep)
+		if err := e.sweep(ctx, now); err != nil {
+			return err
+		}
+	}
+	if !now.Before(e.retainAt) {
+		e.retainAt = now.Add(e.Options.RetainEvery)
+		if err := e.retain(ctx, now); err != nil {
+			return err
+		}
+	}
+	return e.processDirty(ctx)
+}
+
+// nextWake is when the loop must look again without an event.
+func (e *Engine) nextWake() time.Time {
+	next := e.sweepAt
+	consider := func(t time.Time) {
+		if !t.IsZero() && t.Before(next) {
+			next = t
+		}
+	}
+	consider(e.retainAt)
+	consider(e.retryAt)
+	for _, t := range e.nextFire {
+		consider(t)
+	}
+	for _, runs := range e.active {
+		for _, tr := range runs {
+			if !tr.cancelling {
+				consider(tr.deadline)
+			}
+		}
+	}
+	return next
+}
+
+// watch merges the watches of every path the engine follows.
+func (e *Engine) watch(ctx context.Context) (<-chan store.Event, error) {
+	out := make(chan store.Event, 4096)
+	paths := []string{registry.WorkflowsPath, registry.DisabledWorkflowPath, registry.WorkflowRunsPath, registry.TriggerKeysPath}
+	chans := make([]<-chan store.Event, 0, len(paths))
+	for _, p := range paths {
+		ch, err := e.Registry.KV().Watch(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("workflow engine: watch %s: %w", p, err)
+		}
+		chans = append(chans, ch)
+	}
+	for _, ch := range chans {
+		go func() {
+			for ev := range ch {
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+			// A watch closes when ctx ends; otherwise the store failed.
+			if ctx.Err() == nil {
+				select {
+				case out <- store.Event{Type: store.EventResync, Path: "/"}:
+				case <-ctx.Done():
+				}
+			}
+		}()
+	}
+	return out, nil
+}
+
+// handle applies one registry change.
+func (e *Engine) handle(ctx context.Context, ev store.Event) error {
+	if ev.Type == store.EventResync {
+		return e.load(ctx)
+	}
+	if name, ok := child(ev.Path, registry.WorkflowsPath); ok {
+		return e.reloadDef(ctx, name)
+	}
+	if name, ok := child(ev.Path, registry.DisabledWorkflowPath); ok {
+		return e.reloadDisabled(ctx, name)
+	}
+	if key, ok := child(ev.Path, registry.TriggerKeysPath); ok {
+		if ref, mine := e.owners[key]; mine {
+			e.dirty[ref] = true
+		}
+		return nil
+	}
+	rest, ok := strings.CutPrefix(ev.Path, registry.WorkflowRunsPath+"/")
+	if !ok {
+		return nil
+	}
+	wf, id, ok := strings.Cut(rest, "/")
+	if !ok || strings.Contains(id, "/") {
+		return nil
+	}
+	ref := runRef{wf, id}
+	if tr := e.active[wf][id]; tr != nil && ev.Type == store.EventPut && ev.Version == tr.version {
+		return nil // our own write
+	}
+	if ev.Type == store.EventDelete {
+		e.forget(ref)
+		return nil
+	}
+	e.dirty[ref] = true
+	return nil
+}
+
+// child returns the name of a direct child of dir.
+func child(path, dir string) (string, bool) {
+	name, ok := strings.CutPrefix(path, dir+"/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
+}
+
+// load reads every workflow and active run (at start and after a resync).
+func (e *Engine) load(ctx context.Context) error {
+	defs, err := e.Registry.Workflows(ctx)
+	if err != nil {
+		return fmt.Errorf("workflow engine: load workflows: %w", err)
+	}
+	dis, err := e.Registry.Disabled(ctx, "workflow")
+	if err != nil {
+		return fmt.Errorf("workflow engine: load disable flags: %w", err)
+	}
+	clear(e.defs)
+	for _, d := range defs {
+		e.defs[d.Name] = d
+	}
+	e.disabled = dis
+	names, err := e.Registry.WorkflowRunNames(ctx)
+	if err != nil {
+		return fmt.Errorf("workflow engine: list runs: %w", err)
+	}
+	clear(e.active)
+	clear(e.owners)
+	for _, name := range names {
+		runs, err := e.Registry.WorkflowRuns(ctx, name)
+		if err != nil {
+			return fmt.Errorf("workflow engine: load runs of %s: %w", name, err)
+		}
+		for _, r := range runs {
+			if r.Active() {
+				e.track(r)
+				e.dirty[runRef{r.Workflow, r.ID}] = true
+			}
+		}
+	}
+	for name := range e.defs {
+		e.schedule(name, e.Clock.Now())
+	}
+	return nil
+}
+
+func (e *Engine) reloadDef(ctx context.Context, name string) error {
+	d, err := e.Registry.Workflow(ctx, name)
+	switch {
+	case errors.Is(err, workflow.ErrNotFound):
+		delete(e.defs, name)
+		delete(e.nextFire, name)
+	case err != nil:
+		return fmt.Errorf("workflow engine: read workflow %s: %w", name, err)
+	default:
+		_, known := e.defs[name]
+		e.defs[name] = d
+		if !known {
+			if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
+				return err
+			}
+		}
+		e.schedule(name, e.Clock.Now())
+	}
+	e.markWorkflow(name)
+	return nil
+}
+
+func (e *Engine) reloadDisabled(ctx context.Context, name string) error {
+	d, err := e.Registry.IsDisabled(ctx, "workflow", name)
+	if err != nil {
+		return fmt.Errorf("workflow engine: read disable flag of %s: %w", name, err)
+	}
+	was := e.disabled[name]
+	e.disabled[name] = d
+	if was && !d {
+		// fires while disabled are not made, now or by a later leader
+		if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
+			return err
+		}
+	}
+	e.schedule(name, e.Clock.Now())
+	e.markWorkflow(name)
+	return nil
+}
+
+// markWorkflow marks every active run of a workflow dirty.
+func (e *Engine) markWorkflow(name string) {
+	for id := range e.active[name] {
+		e.dirty[runRef{name, id}] = true
+	}
+}
+
+// track remembers an active run (and which node executions are its).
+func (e *Engine) track(r workflow.Run) {
+	ref := runRef{r.Workflow, r.ID}
+	if r.State.Final() {
+		e.forget(ref)
+		return
+	}
+	t := e.active[r.Workflow]
+	if t == nil {
+		t = map[string]*tracked{}
+		e.active[r.Workflow] = t
+	}
+	if old := t[r.ID]; old != nil {
+		for _, k := range old.keys {
+			delete(e.owners, k)
+		}
+	}
+	tr := &tracked{state: r.State, created: r.CreatedAt, cron: r.Source == workflow.SourceCron, cancelling: r.Cancel != nil,
+		deadline: r.Deadline(), version: r.Version}
+	for _, n := range r.Nodes {
+		if n.State == workflow.NodeRunning {
+			tr.keys = append(tr.keys, n.RunKey)
+			e.owners[n.RunKey] = ref
+		}
+	}
+	t[r.ID] = tr
+}
+
+func (e *Engine) forget(ref runRef) {
+	if tr := e.active[ref.wf][ref.id]; tr != nil {
+		for _, k := range tr.keys {
+			delete(e.owners, k)
+		}
+		delete(e.active[ref.wf], ref.id)
+		if len(e.active[ref.wf]) == 0 {
+			delete(e.active, ref.wf)
+		}
+	}
+	delete(e.dirty, ref)
+	delete(e.retry, ref)
+}
+
+// mayBegin reports whether a QUEUED run may start now: its workflow is
+// enabled and it is among the oldest queued runs that fit under
+// maxConcurrentRuns.
+func (e *Engine) mayBegin(ref runRef) bool {
+	d, ok := e.defs[ref.wf]
+	if !ok || e.disabled[ref.wf] {
+		return false
+	}
+	running := 0
+	var queued []runRef
+	for id, tr := range e.active[ref.wf] {
+		switch {
+		case tr.state == workflow.RunRunning:
+			running++
+		case tr.state == workflow.RunQueued && !tr.cancelling:
+			queued = append(queued, runRef{ref.wf, id})
+		}
+	}
+	sort.Slice(queued, func(i, j int) bool {
+		a, b := e.active[ref.wf][queued[i].id], e.active[ref.wf][queued[j].id]
+		if !a.created.Equal(b.created) {
+			return a.created.Before(b.created)
+		}
+		return queued[i].id < queued[j].id
+	})
+	free := d.MaxConcurrentRuns - running
+	for i := 0; i < free && i < len(queued); i++ {
+		if queued[i] == ref {
+			return true
+		}
+	}
+	return false
+}

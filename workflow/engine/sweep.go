@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
+)
+
+// sweep finds node executions that can no longer end: queued or running
+// nowhere (the ready entry, running tasks, shards waiting for a retry or
+// failover) while their record says they have not ended: the job was
+// updated, disabled or deleted while they waited. One sighting makes a
+// suspect; a second, a sweep later, makes it lost (each move between the
+// queues is one commit, but the queues are read one after the other, so a
+// single sighting may be a move seen half-way). Cancelling runs are
+// looked at again (kills that raced a launch are repeated).
+func (e *Engine) sweep(ctx context.Context, now time.Time) error {
+	for id, at := range e.killed {
+		if now.Sub(at) > time.Minute {
+			delete(e.killed, id)
+		}
+	}
+	if len(e.owners) == 0 {
+		clear(e.suspects)
+		return nil
+	}
+	where, err := e.keySets(ctx)
+	if err != nil {
+		e.Log.Warn("workflow engine: sweep: read queues", "err", err)
+		return nil
+	}
+	seen := map[string]bool{}
+	for key, ref := range e.owners {
+		seen[key] = true
+		if e.active[ref.wf][ref.id].cancelling {
+			e.dirty[ref] = true
+		}
+		if where.pending[key] || where.active[key] {
+			delete(e.suspects, key)
+			continue
+		}
+		rec, err := e.Registry.RunRecordOf(ctx, key)
+		if err == nil && rec.Done {
+			e.dirty[ref] = true // its end was missed
+			continue
+		}
+		first, suspect := e.suspects[key]
+		if !suspect {
+			e.suspects[key] = now
+			continue
+		}
+		if now.Sub(first) >= e.Options.Sweep/2 {
+			e.lost[key] = "its execution was dropped from the job's queue before it ended (the job was updated, disabled or deleted)"
+			e.dirty[ref] = true
+		}
+	}
+	for key := range e.suspects {
+		if !seen[key] {
+			delete(e.suspects, key)
+		}
+	}
+	return nil
+}
+
+// retain keeps the registry small: finished runs beyond KeptRuns per
+// workflow (oldest first), every run of a deleted workflow once none is
+// active, trigger idempotency keys older than KeyLifetime, and node
+// execution records no active run owns any more.
+func (e *Engine) retain(ctx context.Context, now time.Time) error {
+	names, err := e.Registry.WorkflowRunNames(ctx)
+	if err != nil {
+		e.Log.Warn("workflow engine: retention: list runs", "err", err)
+		return nil
+	}
+	var ops []store.Op
+	for _, name := range names {
+		more, err := e.retainRuns(ctx, name)
+		if err != nil {
+			e.Log.Warn("workflow engine: retention", "workflow", name, "err", err)
+			continue
+		}
+		ops = append(ops, more...)
+	}
+	keys, err := e.staleKeys(ctx, now)
+	if err != nil {
+		e.Log.Warn("workflow engine: retention: keys", "err", err)
+	}
+	ops = append(ops, keys...)
+	orphans, err := e.orphanRecords(ctx)
+	if err != nil {
+		e.Log.Warn("workflow engine: retention: node records", "err", err)
+	}
+	ops = append(ops, orphans...)
+	for len(ops) > 0 {
+		n := min(len(ops), 200)
+		err := e.Registry.Commit(ctx, ops[:n]...)
+		if errors.Is(err, registry.ErrFenced) {
+			return fmt.Errorf("workflow engine: %w", err)
+		}
+		if err != nil && !isRace(err) {
+			e.Log.Warn("workflow engine: retention: delete", "err", err)
+		}
+		ops = ops[n:]
+	}
+	return nil
+}
+
+// retainRuns returns the deletions of a workflow's runs past retention.
+func (e *Engine) retainRuns(ctx context.Context, name string) ([]store.Op, error) {
+	runs, err := e.Registry.WorkflowRuns(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var finished []workflow.Run
+	active := 0
+	for _, r := range runs {
+		if r.State.Final() {
+			finished = append(finished, r)
+		} else {
+			active++
+		}
+	}
+	if _, exists := e.defs[name]; !exists && active == 0 {
+		if _, err := e.Registry.Workflow(ctx, name); errors.Is(err, workflow.ErrNotFound) {
+			return []store.Op{store.Delete(registry.WorkflowRunsPath+"/"+name, store.AnyVersion)}, nil
+		}
+	}
+	if len(finished) <= e.Options.KeptRuns {
+		return nil, nil
+	}
+	sort.Slice(finished, func(i, j int) bool { return finished[i].EndedAt.Before(finished[j].EndedAt) })
+	var ops []store.Op
+	for _, r := range finished[:len(finished)-e.Options.KeptRuns] {
+		ops = append(ops, store.Delete(registry.WorkflowRunPath(name, r.ID), r.Version))
+	}
+	return ops, nil
+}
+
+// staleKeys returns the deletions of trigger idempotency keys past their
+// lifetime.
+func (e *Engine) staleKeys(ctx context.Context, now time.Time) ([]store.Op, error) {
+	wfs, err := e.Registry.KV().Children(ctx, registry.WorkflowKeysPath)
+	if err != nil {
+		return nil, err
+	}
+	var ops []store.Op
+	for _, wf := range wfs {
+		nodes, err := e.Registry.WorkflowKeys(ctx, wf)
+		if err != nil {
+			return ops, err
+		}
+		for _, n := range nodes {
+			var k registry.WorkflowKey
+			if json.Unmarshal(n.Value, &k) != nil || now.Sub(k.At) > e.Options.KeyLifetime {
+				ops = append(ops, store.Delete(n.Path, n.Version))
+			}
+		}
+		if len(nodes) == 0 {
+			ops = append(ops, store.Delete(registry.WorkflowKeysPath+"/"+wf, store.AnyVersion))
+		}
+	}
+	return ops, nil
+}
+
+// orphanRecords returns the deletions of workflow node records whose run
+// no longer runs that node (the run was deleted, or ended and copied it
+// without the deletion reaching the store).
+func (e *Engine) orphanRecords(ctx context.Context) ([]store.Op, error) {
+	nodes, err := e.Registry.KV().List(ctx, registry.TriggerKeysPath)
+	if err != nil {
+		return nil, err
+	}
+	var ops []store.Op
+	for _, n := range nodes {
+		var rec registry.RunRecord
+		if json.Unmarshal(n.Value, &rec) != nil || rec.Workflow == "" {
+			continue
+		}
+		key := n.Path[strings.LastIndexByte(n.Path, '/')+1:]
+		if _, owned := e.owners[key]; owned {
+			continue
+		}
+		wf, rest, _ := strings.Cut(rec.Workflow, "/")
+		id, _, _ := strings.Cut(rest, "/")
+		if e.active[wf][id] != nil {
+			continue // an active run being loaded or decided
+		}
+		ops = append(ops, store.Delete(n.Path, n.Version))
+	}
+	return ops, nil
+}
