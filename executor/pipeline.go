@@ -203,7 +203,9 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 }
 
 // taskDirOf is a task's directory in the sandbox: stdout, stderr, output.
-func taskDirOf(sandbox, taskID string) string { return filepath.Join(sandbox, "tasks", safeName(taskID)) }
+func taskDirOf(sandbox, taskID string) string {
+	return filepath.Join(sandbox, "tasks", safeName(taskID))
+}
 
 // safeName is a task id as a directory name.
 func safeName(taskID string) string { return strings.ReplaceAll(taskID, "/", "_") }

@@ -47,7 +47,7 @@ const (
 	TableTaskRunningStatistics      = "TASK_RUNNING_STATISTICS"
 	TableJobRunningStatistics       = "JOB_RUNNING_STATISTICS"
 	TableJobRegisterStatistics      = "JOB_REGISTER_STATISTICS"
-	TableAuditLog                   = "AUDIT_LOG" // write requests to the REST API (00003)
+	TableAuditLog                   = "AUDIT_LOG"         // write requests to the REST API (00003)
 	TableWorkflowRunLog             = "WORKFLOW_RUN_LOG"  // workflow runs (00004)
 	TableWorkflowNodeLog            = "WORKFLOW_NODE_LOG" // workflow node executions (00004)
 

@@ -20,8 +20,8 @@ import (
 	"github.com/ejcloud/elasticjob/scheduler/history"
 	"github.com/ejcloud/elasticjob/scheduler/webhook"
 	"github.com/ejcloud/elasticjob/store"
-	"github.com/ejcloud/elasticjob/workflow/engine"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
+	"github.com/ejcloud/elasticjob/workflow/engine"
 )
 
 // leadership is leader election as this process uses it: election.Solo in

@@ -48,7 +48,9 @@ func (k *killRecorder) Kill(_ context.Context, taskID, _ string) error {
 // recorder keeps every change the engine reported.
 type recorder struct{ changes [][2]workflow.Run }
 
-func (r *recorder) RunChanged(prev, next workflow.Run) { r.changes = append(r.changes, [2]workflow.Run{prev, next}) }
+func (r *recorder) RunChanged(prev, next workflow.Run) {
+	r.changes = append(r.changes, [2]workflow.Run{prev, next})
+}
 
 func newRig(t *testing.T, jobNames ...string) *rig {
 	t.Helper()
