@@ -7,7 +7,7 @@
 //
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, package, apply, gobench
+//	                                    # latency, throughput, package, apply, workflow, gobench
 package main
 
 import (
@@ -43,9 +43,11 @@ type options struct {
 	executorPath  string
 	schedulerArgs []string
 	packageMB     int
+	wfRuns        int
+	wfConcurrent  int
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "gobench"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "workflow", "gobench"}
 
 func main() {
 	var o options
@@ -63,6 +65,8 @@ func main() {
 	flag.IntVar(&o.tputRate, "tput-rate", 400, "API triggers per second across the throughput jobs (on top of their every-second crons)")
 	flag.DurationVar(&o.tputWindow, "tput-window", 30*time.Second, "throughput measurement window")
 	flag.IntVar(&o.packageMB, "package-mb", 100, "payload size in MB of the package scenario's upload")
+	flag.IntVar(&o.wfRuns, "wf-runs", 30, "sequential runs of the 10-node chain (the fan-out gets a quarter) in the workflow scenario")
+	flag.IntVar(&o.wfConcurrent, "wf-concurrent", 200, "concurrent runs of the 10-node chain in the workflow scenario")
 	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
 	flag.Parse()
 	o.only = map[string]bool{}
@@ -89,7 +93,8 @@ func main() {
 		o.binDir = abs
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
-	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"]
+	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] ||
+		o.only["workflow"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -126,6 +131,9 @@ func main() {
 	}
 	if o.only["apply"] {
 		steps = append(steps, step{"apply", runApply})
+	}
+	if o.only["workflow"] {
+		steps = append(steps, step{"workflow", runWorkflow})
 	}
 	if o.only["gobench"] {
 		steps = append(steps, step{"gobench", runGoBench})
