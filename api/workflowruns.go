@@ -23,6 +23,9 @@ type wfRunView struct {
 	Cancelling bool                       `json:"cancelling"`
 	NodeStates map[workflow.NodeState]int `json:"nodeStates"`
 	Nodes      []nodeView                 `json:"nodes"`
+	// FromHistory: the registry no longer keeps the run (workflow_runs_kept);
+	// this is its record in the history database.
+	FromHistory bool `json:"fromHistory,omitempty"`
 }
 
 // nodeView is a node of a run as the API shows it.
@@ -45,7 +48,19 @@ type nodeTask struct {
 }
 
 func (s *Server) getWorkflowRun(c *gin.Context) {
-	run, err := s.reg.WorkflowRun(c, c.Param("workflowName"), c.Param("runId"))
+	name, id := c.Param("workflowName"), c.Param("runId")
+	run, err := s.reg.WorkflowRun(c, name, id)
+	if errors.Is(err, workflow.ErrRunNotFound) {
+		v, ok, herr := s.historicRun(c, name, id)
+		if herr != nil {
+			writeError(c, s.log, herr)
+			return
+		}
+		if ok {
+			c.JSON(http.StatusOK, v)
+			return
+		}
+	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -63,7 +78,7 @@ func (s *Server) answerRun(c *gin.Context, run workflow.Run) {
 }
 
 func (s *Server) viewRun(ctx context.Context, run workflow.Run) (wfRunView, error) {
-	v := wfRunView{Run: run, Cancelling: run.Cancel != nil && run.Active(), NodeStates: map[workflow.NodeState]int{}}
+	v := wfRunView{Run: run, Cancelling: run.Cancel != nil && run.Active(), NodeStates: map[workflow.NodeState]int{}, Nodes: []nodeView{}}
 	var pending map[string]bool
 	for _, n := range run.Nodes {
 		nv := nodeView{NodeRun: n, State: n.State, TaskIDs: []string{}}

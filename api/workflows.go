@@ -23,6 +23,8 @@ func (s *Server) workflowRoutes(g *gin.RouterGroup) {
 	g.POST("", s.registerWorkflow)
 	g.PUT("", s.updateWorkflow)
 	g.GET("/list", s.listWorkflows)
+	g.GET("/events/runs", s.workflowRunEvents)
+	g.GET("/events/nodes", s.workflowNodeEvents)
 	g.GET("/:workflowName", s.getWorkflow)
 	g.DELETE("/:workflowName", s.deleteWorkflow)
 	g.POST("/:workflowName/disable", s.setWorkflowDisabled(true))

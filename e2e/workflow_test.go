@@ -281,6 +281,16 @@ func TestWorkflowRulesCancelRetry(t *testing.T) {
 	if code, body := s.do(http.MethodPost, "/api/workflow/etl/runs/"+id+"/cancel", nil); code != http.StatusConflict {
 		t.Errorf("cancel of a finished run: %d %s, want 409", code, body)
 	}
+	// The history database: the run (its last state) and every node
+	// execution of both attempts.
+	eventually(t, waitLong, func() bool {
+		var nodes, runs struct {
+			Total int `json:"total"`
+		}
+		s.getJSON("/api/workflow/events/nodes?workflowName=etl&runId="+id, &nodes)
+		s.getJSON("/api/workflow/events/runs?workflowName=etl&state=SUCCEEDED&attempt=2&runId="+id, &runs)
+		return nodes.Total == 6 && runs.Total == 1
+	}, "the run and its 6 node executions (4, then clean and load again) in the history")
 }
 
 // requireZK returns EJ_TEST_ZK (scripts/services.sh); required when CI is set.

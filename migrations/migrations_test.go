@@ -35,7 +35,7 @@ var wantColumns = map[string][]string{
 		"target", "summary", "status"},
 	migrations.TableWorkflowRunLog: {"id", "workflow_name", "run_id", "state", "source", "attempt", "created_time", "start_time",
 		"end_time", "reason", "node_count", "succeeded_count", "failed_count", "skipped_count", "version"},
-	migrations.TableWorkflowNodeLog: {"id", "workflow_name", "run_id", "node_id", "job_name", "attempt", "state", "run_key",
+	migrations.TableWorkflowNodeLog: {"id", "workflow_name", "run_id", "node_id", "job_name", "depends_on", "trigger_rule", "attempt", "state", "run_key",
 		"task_ids", "queued_time", "start_time", "end_time", "skip_reason", "message", "outputs"},
 }
 

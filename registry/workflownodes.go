@@ -136,3 +136,16 @@ func (r *Registry) ActiveKeys(ctx context.Context) (map[string]bool, error) {
 func DeleteRunRecordOp(key string) store.Op {
 	return store.Delete(TriggerKeysPath+"/"+key, store.AnyVersion)
 }
+
+// ReadyOf reads one job's ready entry (ok false when it has none).
+func (r *Registry) ReadyOf(ctx context.Context, job string) (Ready, bool, error) {
+	n, err := r.kv.Get(ctx, ReadyPath+"/"+job)
+	if errors.Is(err, store.ErrNotFound) {
+		return Ready{}, false, nil
+	}
+	if err != nil {
+		return Ready{}, false, err
+	}
+	rd, err := decodeReady(n)
+	return rd, err == nil, err
+}

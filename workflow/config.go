@@ -99,8 +99,9 @@ type JobLookup func(name string) (JobInfo, error)
 
 var nodeIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-// reservedNames cannot name a workflow: GET /api/workflow/list would shadow it.
-var reservedNames = map[string]bool{"list": true}
+// reservedNames cannot name a workflow: GET /api/workflow/list and
+// /api/workflow/events/… would shadow it.
+var reservedNames = map[string]bool{"list": true, "events": true}
 
 // Validate checks every field, naming the first problem: bad names, a
 // duplicate node id, a dependency on a missing node, an unknown trigger

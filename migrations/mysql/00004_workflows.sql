@@ -2,8 +2,8 @@
 -- the run moves: state, times, node counts; version is the run's registry
 -- version, so a late write of an older state never overwrites a newer one)
 -- and one row per node execution that ended (WORKFLOW_NODE_LOG: a node's
--- attempt, its state, times, tasks, outputs as JSON, skip reason or
--- message). Written by the leader's workflow engine through the event
+-- definition (job, depends_on comma separated, trigger_rule), its attempt,
+-- state, times, tasks, outputs as JSON, skip reason or message). Written by the leader's workflow engine through the event
 -- trace writer's spool (scheduler/trace), idempotent by id; aged by the
 -- same retention as the other history tables. Times are UTC, milliseconds.
 
@@ -34,6 +34,8 @@ CREATE TABLE IF NOT EXISTS `WORKFLOW_NODE_LOG` (
     `run_id` VARCHAR(100) NOT NULL,
     `node_id` VARCHAR(64) NOT NULL,
     `job_name` VARCHAR(100) NOT NULL,
+    `depends_on` TEXT NOT NULL,
+    `trigger_rule` VARCHAR(20) NOT NULL,
     `attempt` INT NOT NULL,
     `state` VARCHAR(20) NOT NULL,
     `run_key` VARCHAR(64) NOT NULL,

@@ -41,6 +41,8 @@ type WorkflowNode struct {
 	RunID      string    `json:"runId"`
 	Node       string    `json:"node"`
 	Job        string    `json:"job"`
+	DependsOn  string    `json:"dependsOn"` // comma separated
+	Trigger    string    `json:"trigger"`
 	Attempt    int       `json:"attempt"`
 	State      string    `json:"state"`
 	RunKey     string    `json:"runKey"`
@@ -77,6 +79,7 @@ func (e WorkflowRun) normalize(now time.Time) Event {
 func (e WorkflowNode) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
 	e.Workflow, e.RunID, e.Node, e.Job = clip(e.Workflow, maxJob), clip(e.RunID, maxRunID), clip(e.Node, maxNodeID), clip(e.Job, maxJob)
+	e.DependsOn, e.Trigger = clip(e.DependsOn, maxText/4), clip(e.Trigger, maxShort)
 	e.State, e.RunKey, e.TaskIDs = clip(e.State, maxShort), clip(e.RunKey, maxRunKey), clip(e.TaskIDs, maxText/4)
 	e.SkipReason, e.Message, e.Outputs = clip(e.SkipReason, maxSkipReason), clip(e.Message, maxMessage), clipJSON(e.Outputs)
 	e.Queued, e.Started = stampOrZero(e.Queued), stampOrZero(e.Started)
@@ -119,10 +122,10 @@ func (s *sqlWriter) writeWorkflows(ctx context.Context, tx *sqlx.Tx, runs []Work
 		return err
 	}
 	return insertRows(ctx, tx, s.insertIgnore()+migrations.TableWorkflowNodeLog+
-		" (id, workflow_name, run_id, node_id, job_name, attempt, state, run_key, task_ids, queued_time, start_time, end_time,"+
-		" skip_reason, message, outputs) VALUES ", 15, "", len(nodes), func(i int) []any {
+		" (id, workflow_name, run_id, node_id, job_name, depends_on, trigger_rule, attempt, state, run_key, task_ids, queued_time,"+
+		" start_time, end_time, skip_reason, message, outputs) VALUES ", 17, "", len(nodes), func(i int) []any {
 		e := nodes[i]
-		return []any{e.ID, e.Workflow, e.RunID, e.Node, e.Job, e.Attempt, e.State, e.RunKey, e.TaskIDs, timeArg(d, e.Queued),
+		return []any{e.ID, e.Workflow, e.RunID, e.Node, e.Job, e.DependsOn, e.Trigger, e.Attempt, e.State, e.RunKey, e.TaskIDs, timeArg(d, e.Queued),
 			timeArg(d, e.Started), timeArg(d, e.Ended), e.SkipReason, e.Message, e.Outputs}
 	})
 }
@@ -182,6 +185,6 @@ func nodeRow(r workflow.Run, n workflow.NodeRun) WorkflowNode {
 		outputs = string(b)
 	}
 	return WorkflowNode{ID: NewID("workflow-node", r.Workflow, r.ID, n.ID, jsonInt(n.Attempt)), Workflow: r.Workflow, RunID: r.ID,
-		Node: n.ID, Job: n.Job, Attempt: n.Attempt, State: string(n.State), RunKey: n.RunKey, TaskIDs: strings.Join(ids, ","),
+		Node: n.ID, Job: n.Job, DependsOn: strings.Join(n.DependsOn, ","), Trigger: string(n.Trigger), Attempt: n.Attempt, State: string(n.State), RunKey: n.RunKey, TaskIDs: strings.Join(ids, ","),
 		Queued: n.QueuedAt, Started: n.StartedAt, Ended: n.EndedAt, SkipReason: n.SkipReason, Message: n.Message, Outputs: outputs}
 }

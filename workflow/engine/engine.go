@@ -372,7 +372,7 @@ func (e *Engine) reloadDef(ctx context.Context, name string) error {
 	default:
 		_, known := e.defs[name]
 		e.defs[name] = d
-		if !known {
+		if sch, _ := d.Schedule(); !known && sch != nil {
 			if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
 				return err
 			}
@@ -390,7 +390,7 @@ func (e *Engine) reloadDisabled(ctx context.Context, name string) error {
 	}
 	was := e.disabled[name]
 	e.disabled[name] = d
-	if was && !d {
+	if sch, _ := e.defs[name].Schedule(); was && !d && sch != nil {
 		// fires while disabled are not made, now or by a later leader
 		if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
 			return err

@@ -447,3 +447,19 @@ func waitFor(t *testing.T, ev <-chan store.Event, cond func() bool) {
 		}
 	}
 }
+
+func TestNodeOfAJobWithAFullQueueFailsToStart(t *testing.T) {
+	r := newRig(t, "a")
+	r.reg.MaxPending = 1
+	r.register(chain("w", "a"))
+	r.start()
+	if _, err := r.reg.Trigger(r.ctx, "a", false, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	id := r.trigger("w", nil)
+	r.round()
+	run := r.run("w", id)
+	if a := run.Node("a"); run.State != workflow.RunFailed || a.Message != "could not start: job 'a' already has 1 pending executions (job_state_queue_size)" {
+		t.Fatalf("%s %q", run.State, a.Message)
+	}
+}

@@ -63,7 +63,7 @@ func (e *Engine) process(ctx context.Context, ref runRef) error {
 	}
 	if err != nil {
 		e.Log.Warn("workflow engine: read run", "workflow", ref.wf, "run", ref.id, "err", err)
-		e.later(ref)
+		e.laterBy(ref, time.Second)
 		return nil
 	}
 	if run.State.Final() {
@@ -79,7 +79,7 @@ func (e *Engine) process(ctx context.Context, ref runRef) error {
 	ex, err := e.executions(ctx, run)
 	if err != nil {
 		e.Log.Warn("workflow engine: read node executions", "workflow", ref.wf, "run", ref.id, "err", err)
-		e.later(ref)
+		e.laterBy(ref, time.Second)
 		return nil
 	}
 	next, acts := workflow.Step(run, begin, workflow.Input{Now: now, Executions: ex, CanStart: e.canStart(ctx)})
@@ -87,7 +87,7 @@ func (e *Engine) process(ctx context.Context, ref runRef) error {
 	drops, err := e.dropOps(ctx, acts)
 	if err != nil {
 		e.Log.Warn("workflow engine: read queues", "workflow", ref.wf, "run", ref.id, "err", err)
-		e.later(ref)
+		e.laterBy(ref, time.Second)
 		return nil
 	}
 	if changed || len(drops) > 0 {
@@ -103,7 +103,9 @@ func (e *Engine) process(ctx context.Context, ref runRef) error {
 		}
 		if err != nil {
 			if !isRace(err) {
-				e.Log.Warn("workflow engine: commit run", "workflow", ref.wf, "run", ref.id, "err", err)
+				e.Log.Warn("workflow engine: commit run; trying again in a second", "workflow", ref.wf, "run", ref.id, "err", err)
+				e.laterBy(ref, time.Second)
+				return nil
 			}
 			e.later(ref)
 			return nil
@@ -141,10 +143,13 @@ func isRace(err error) bool {
 }
 
 // later redoes a run after retryPause.
-func (e *Engine) later(ref runRef) {
+func (e *Engine) later(ref runRef) { e.laterBy(ref, retryPause) }
+
+// laterBy redoes a run after d (or sooner, with other retries).
+func (e *Engine) laterBy(ref runRef, d time.Duration) {
 	e.retry[ref] = true
-	if e.retryAt.IsZero() {
-		e.retryAt = e.Clock.Now().Add(retryPause)
+	if at := e.Clock.Now().Add(d); e.retryAt.IsZero() || at.Before(e.retryAt) {
+		e.retryAt = at
 	}
 }
 
@@ -228,6 +233,11 @@ func (e *Engine) canStart(ctx context.Context) func(string) error {
 		}
 		if j.JobExecutionType != jobs.Transient {
 			return fmt.Errorf("job '%s' is a DAEMON job now", name)
+		}
+		if max := e.Registry.MaxPending; max > 0 {
+			if rd, ok, err := e.Registry.ReadyOf(ctx, name); err == nil && ok && rd.Count >= max {
+				return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
+			}
 		}
 		for _, c := range []struct{ kind, name string }{{"job", name}, {"app", j.AppName}} {
 			if c.name == "" {
