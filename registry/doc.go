@@ -12,6 +12,12 @@
 //	/state/disable/app/{appName}                 present = disabled
 //	/state/disable/job/{jobName}                 present = disabled
 //	/state/framework_id                          the Mesos framework id
+//	/state/trigger_keys/{key}                    RunRecord of a keyed trigger (and of a workflow node's execution)
+//	/config/workflow/{name}                      workflow.Config (JSON)
+//	/state/workflow/{name}                       WorkflowState (the cron watermark); its children:
+//	/state/workflow/{name}/{runId}               workflow.Run (JSON)
+//	/state/workflow_keys/{name}/{key}            the run a trigger's idempotency key created
+//	/state/disable/workflow/{name}               present = disabled
 //
 // Writes that must not lose a concurrent writer's change (the ready count)
 // are compare-and-set on the node version, retried on conflict.
