@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -305,74 +304,4 @@ func (s *Server) queueWorkflowRun(c *gin.Context, name string, req workflowTrigg
 	now := s.clock.Now()
 	run := workflow.NewRun(cfg, workflow.NewRunID(now, ""), workflow.SourceAPI, req.Parameter, req.IdempotencyKey, now)
 	return s.reg.CreateWorkflowRun(c, run, workflow.MaxQueuedRuns)
-}
-
-// runSummary is a run without its nodes (lists).
-type runSummary struct {
-	Workflow   string                     `json:"workflow"`
-	RunID      string                     `json:"runId"`
-	State      workflow.RunState          `json:"state"`
-	Source     string                     `json:"source"`
-	Parameter  *string                    `json:"parameter,omitempty"`
-	Attempt    int                        `json:"attempt"`
-	CreatedAt  time.Time                  `json:"createdAt"`
-	StartedAt  *time.Time                 `json:"startedAt,omitempty"`
-	EndedAt    *time.Time                 `json:"endedAt,omitempty"`
-	Reason     string                     `json:"reason,omitempty"`
-	Cancelling bool                       `json:"cancelling"`
-	NodeStates map[workflow.NodeState]int `json:"nodeStates"`
-}
-
-func summarize(r workflow.Run) runSummary {
-	return runSummary{Workflow: r.Workflow, RunID: r.ID, State: r.State, Source: r.Source, Parameter: r.Parameter, Attempt: r.Attempt,
-		CreatedAt: r.CreatedAt, StartedAt: timePtr(r.StartedAt), EndedAt: timePtr(r.EndedAt), Reason: r.Reason,
-		Cancelling: r.Cancel != nil && r.Active(), NodeStates: r.Counts()}
-}
-
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
-var runStates = []workflow.RunState{workflow.RunQueued, workflow.RunRunning, workflow.RunSucceeded, workflow.RunFailed, workflow.RunCancelled}
-
-// listWorkflowRuns answers the runs the registry keeps (active ones and
-// the latest finished; workflow_runs_kept), newest first, filtered by
-// ?state= (one state, or several separated by commas).
-func (s *Server) listWorkflowRuns(c *gin.Context) {
-	name := c.Param("workflowName")
-	page, perPage, err := pageOf(c)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	want := map[workflow.RunState]bool{}
-	for st := range strings.SplitSeq(c.Query("state"), ",") {
-		if st = strings.ToUpper(strings.TrimSpace(st)); st == "" {
-			continue
-		}
-		if !slices.Contains(runStates, workflow.RunState(st)) {
-			writeError(c, s.log, fmt.Errorf("%w: state %q is not a run state (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)", ErrBadRequest, st))
-			return
-		}
-		want[workflow.RunState(st)] = true
-	}
-	if _, err := s.reg.Workflow(c, name); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	runs, err := s.reg.WorkflowRuns(c, name)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	rows := make([]runSummary, 0, len(runs))
-	for i := len(runs) - 1; i >= 0; i-- {
-		if len(want) == 0 || want[runs[i].State] {
-			rows = append(rows, summarize(runs[i]))
-		}
-	}
-	c.JSON(http.StatusOK, paged(rows, page, perPage))
 }

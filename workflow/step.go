@@ -260,69 +260,90 @@ func inputsOf(r *Run, n NodeRun) jobs.Inputs {
 	return in
 }
 
+// tally counts a node's upstream nodes by outcome, naming the first of each.
+type tally struct {
+	all, succeeded, failed, done              int
+	firstSucceeded, firstFailed, firstSkipped string
+}
+
+func tallyOf(r *Run, n NodeRun) (tally, string) {
+	t := tally{all: len(n.DependsOn)}
+	for _, d := range n.DependsOn {
+		up := r.Node(d)
+		if up == nil {
+			return t, fmt.Sprintf("upstream node '%s' is not in this run", d)
+		}
+		switch up.State {
+		case NodeSucceeded:
+			t.succeeded++
+			t.firstSucceeded = orFirst(t.firstSucceeded, d)
+		case NodeFailed, NodeCancelled:
+			t.failed++
+			t.firstFailed = orFirst(t.firstFailed, d)
+		case NodeSkipped:
+			t.firstSkipped = orFirst(t.firstSkipped, d)
+		}
+		if up.State.Final() {
+			t.done++
+		}
+	}
+	return t, ""
+}
+
 // evaluate applies n's rule to its upstream nodes: start, or skip with
-// why, or neither (wait).
+// why, or neither (wait). Upstream nodes count as succeeded, failed
+// (FAILED or CANCELLED) or skipped (neither).
 func evaluate(r *Run, n NodeRun) (bool, string) {
 	if len(n.DependsOn) == 0 {
 		return true, ""
 	}
-	var succeeded, failed, done int
-	var firstFailed, firstSkipped, firstSucceeded string
-	for _, d := range n.DependsOn {
-		up := r.Node(d)
-		if up == nil {
-			return false, fmt.Sprintf("upstream node '%s' is not in this run", d)
-		}
-		switch up.State {
-		case NodeSucceeded:
-			succeeded++
-			firstSucceeded = orFirst(firstSucceeded, d)
-		case NodeFailed, NodeCancelled:
-			failed++
-			firstFailed = orFirst(firstFailed, d)
-		case NodeSkipped:
-			firstSkipped = orFirst(firstSkipped, d)
-		}
-		if up.State.Final() {
-			done++
-		}
+	t, bad := tallyOf(r, n)
+	if bad != "" {
+		return false, bad
 	}
-	all := len(n.DependsOn)
 	switch n.Trigger {
 	case AllFailed:
-		if firstSucceeded != "" {
-			return false, fmt.Sprintf("trigger allFailed: upstream '%s' succeeded", firstSucceeded)
-		}
-		if firstSkipped != "" {
-			return false, fmt.Sprintf("trigger allFailed: upstream '%s' was skipped", firstSkipped)
-		}
-		return failed == all, ""
+		return allFailed(t)
 	case AllDone:
-		return done == all, ""
+		return t.done == t.all, ""
 	case OneSucceeded:
-		if succeeded > 0 {
-			return true, ""
-		}
-		if done == all {
-			return false, "trigger oneSucceeded: no upstream node succeeded"
-		}
-		return false, ""
+		return one(t.succeeded, t.done == t.all, "trigger oneSucceeded: no upstream node succeeded")
 	case OneFailed:
-		if failed > 0 {
-			return true, ""
-		}
-		if done == all {
-			return false, "trigger oneFailed: no upstream node failed"
-		}
-		return false, ""
+		return one(t.failed, t.done == t.all, "trigger oneFailed: no upstream node failed")
 	}
-	if firstFailed != "" {
-		return false, fmt.Sprintf("upstream '%s' failed", firstFailed)
+	return allSucceeded(t)
+}
+
+func allSucceeded(t tally) (bool, string) {
+	switch {
+	case t.firstFailed != "":
+		return false, fmt.Sprintf("upstream '%s' failed", t.firstFailed)
+	case t.firstSkipped != "":
+		return false, fmt.Sprintf("upstream '%s' was skipped", t.firstSkipped)
 	}
-	if firstSkipped != "" {
-		return false, fmt.Sprintf("upstream '%s' was skipped", firstSkipped)
+	return t.succeeded == t.all, ""
+}
+
+func allFailed(t tally) (bool, string) {
+	switch {
+	case t.firstSucceeded != "":
+		return false, fmt.Sprintf("trigger allFailed: upstream '%s' succeeded", t.firstSucceeded)
+	case t.firstSkipped != "":
+		return false, fmt.Sprintf("trigger allFailed: upstream '%s' was skipped", t.firstSkipped)
 	}
-	return succeeded == all, ""
+	return t.failed == t.all, ""
+}
+
+// one starts at the first upstream node counted, and skips when all ended
+// without one.
+func one(count int, allDone bool, skip string) (bool, string) {
+	switch {
+	case count > 0:
+		return true, ""
+	case allDone:
+		return false, skip
+	}
+	return false, ""
 }
 
 func orFirst(cur, v string) string {

@@ -128,18 +128,7 @@ func (e *Engine) fire(ctx context.Context, name string, instants []time.Time) er
 	if !d.Misfire {
 		instants = instants[len(instants)-1:]
 	}
-	running, queued, queuedCron := 0, 0, 0
-	for _, tr := range e.active[name] {
-		switch {
-		case tr.state == workflow.RunRunning:
-			running++
-		case tr.state == workflow.RunQueued && !tr.cancelling:
-			queued++
-			if tr.cron {
-				queuedCron++
-			}
-		}
-	}
+	running, queued, queuedCron := e.slots(name)
 	ops := []store.Op{registry.PutWorkflowStateOp(name, registry.WorkflowState{FiredUntil: last.UTC()})}
 	var made []workflow.Run
 	for _, at := range instants {
@@ -178,4 +167,20 @@ func (e *Engine) fire(ctx context.Context, name string, instants []time.Time) er
 		}
 	}
 	return nil
+}
+
+// slots counts a workflow's runs: RUNNING, QUEUED, and QUEUED cron fires.
+func (e *Engine) slots(name string) (running, queued, queuedCron int) {
+	for _, tr := range e.active[name] {
+		switch {
+		case tr.state == workflow.RunRunning:
+			running++
+		case tr.state == workflow.RunQueued && !tr.cancelling:
+			queued++
+			if tr.cron {
+				queuedCron++
+			}
+		}
+	}
+	return running, queued, queuedCron
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
@@ -56,86 +55,123 @@ func (e *Engine) before(a, b runRef) bool {
 // it must and tells the observer. A commit that loses a race is redone
 // shortly; a fenced one ends the engine.
 func (e *Engine) process(ctx context.Context, ref runRef) error {
+	stored, ok := e.read(ctx, ref)
+	if !ok {
+		return nil
+	}
+	d, err := e.decide(ctx, ref, stored)
+	if err != nil {
+		e.Log.Warn("workflow engine: read the run's nodes and queues; trying again in a second", "workflow", ref.wf, "run", ref.id, "err", err)
+		e.laterBy(ref, time.Second)
+		return nil
+	}
+	if d.changed || len(d.drops) > 0 {
+		committed, err := e.commit(ctx, ref, stored, d)
+		if err != nil || !committed {
+			return err
+		}
+	}
+	e.kill(ctx, d.next, d.acts)
+	if d.changed {
+		e.after(ref, stored, d.next)
+	}
+	return nil
+}
+
+// read reads an active run (false: there is none to decide).
+func (e *Engine) read(ctx context.Context, ref runRef) (workflow.Run, bool) {
 	run, err := e.Registry.WorkflowRun(ctx, ref.wf, ref.id)
 	if errors.Is(err, workflow.ErrRunNotFound) {
 		e.forget(ref)
-		return nil
+		return run, false
 	}
 	if err != nil {
 		e.Log.Warn("workflow engine: read run", "workflow", ref.wf, "run", ref.id, "err", err)
 		e.laterBy(ref, time.Second)
-		return nil
+		return run, false
 	}
 	if run.State.Final() {
 		e.forget(ref)
-		return nil
+		return run, false
 	}
 	e.track(run)
+	return run, true
+}
+
+// decision is what one look at a run decided.
+type decision struct {
+	next    workflow.Run
+	acts    []workflow.Action
+	changed bool       // next differs from the stored run
+	drops   []store.Op // executions a cancel drops from their queues
+	now     time.Time
+}
+
+func (e *Engine) decide(ctx context.Context, ref runRef, stored workflow.Run) (decision, error) {
+	run := stored
 	if _, ok := e.defs[ref.wf]; !ok && run.Cancel == nil {
 		run.Cancel = &workflow.Cancel{At: e.Clock.Now().UTC(), Reason: "the workflow was deleted"}
 	}
-	now := e.Clock.Now()
+	d := decision{now: e.Clock.Now()}
 	begin := run.State == workflow.RunQueued && run.Cancel == nil && e.mayBegin(ref)
 	ex, err := e.executions(ctx, run)
 	if err != nil {
-		e.Log.Warn("workflow engine: read node executions", "workflow", ref.wf, "run", ref.id, "err", err)
+		return d, err
+	}
+	d.next, d.acts = workflow.Step(run, begin, workflow.Input{Now: d.now, Executions: ex, CanStart: e.canStart(ctx)})
+	d.changed = !reflect.DeepEqual(d.next, stored)
+	d.drops, err = e.dropOps(ctx, d.acts)
+	return d, err
+}
+
+// commit writes a decision; it reports whether it committed, and returns
+// an error only when the term is over (a fenced write).
+func (e *Engine) commit(ctx context.Context, ref runRef, stored workflow.Run, d decision) (bool, error) {
+	var ops []store.Op
+	var err error
+	if d.changed {
+		ops, err = e.ops(ctx, stored, d.next, d.acts, d.now)
+	}
+	if err == nil {
+		err = e.Registry.Commit(ctx, append(ops, d.drops...)...)
+	}
+	switch {
+	case errors.Is(err, registry.ErrFenced):
+		return false, fmt.Errorf("workflow engine: %w", err)
+	case err != nil && isRace(err):
+		e.later(ref)
+		return false, nil
+	case err != nil:
+		e.Log.Warn("workflow engine: commit run; trying again in a second", "workflow", ref.wf, "run", ref.id, "err", err)
 		e.laterBy(ref, time.Second)
-		return nil
+		return false, nil
 	}
-	next, acts := workflow.Step(run, begin, workflow.Input{Now: now, Executions: ex, CanStart: e.canStart(ctx)})
-	changed := !reflect.DeepEqual(next, run)
-	drops, err := e.dropOps(ctx, acts)
-	if err != nil {
-		e.Log.Warn("workflow engine: read queues", "workflow", ref.wf, "run", ref.id, "err", err)
-		e.laterBy(ref, time.Second)
-		return nil
+	if !d.changed {
+		e.dirty[ref] = true // its dropped executions end its nodes
 	}
-	if changed || len(drops) > 0 {
-		var ops []store.Op
-		if changed {
-			ops, err = e.ops(ctx, run, next, acts, now)
-		}
-		if err == nil {
-			err = e.Registry.Commit(ctx, append(ops, drops...)...)
-		}
-		if errors.Is(err, registry.ErrFenced) {
-			return fmt.Errorf("workflow engine: %w", err)
-		}
-		if err != nil {
-			if !isRace(err) {
-				e.Log.Warn("workflow engine: commit run; trying again in a second", "workflow", ref.wf, "run", ref.id, "err", err)
-				e.laterBy(ref, time.Second)
-				return nil
-			}
-			e.later(ref)
-			return nil
-		}
-		if !changed {
-			e.dirty[ref] = true // its dropped executions end its nodes
-		} else {
-			next.Version = run.Version + 1
-			e.track(next)
-			for i, n := range run.Nodes {
-				if next.Nodes[i].State != n.State {
-					delete(e.lost, n.RunKey)
-					delete(e.suspects, n.RunKey)
-				}
-			}
+	return true, nil
+}
+
+// after follows a committed change: the engine's memory, the observer,
+// and the queued runs of the workflow when a slot was taken or freed.
+func (e *Engine) after(ref runRef, stored, next workflow.Run) {
+	next.Version = stored.Version + 1
+	e.track(next)
+	for i, n := range stored.Nodes {
+		if next.Nodes[i].State != n.State {
+			delete(e.lost, n.RunKey)
+			delete(e.suspects, n.RunKey)
 		}
 	}
-	e.kill(ctx, next, acts)
-	if changed {
-		if e.Observer != nil {
-			e.Observer.RunChanged(run, next)
-		}
-		if next.State != run.State {
-			e.markWorkflow(ref.wf) // a slot was taken or freed
-		}
-		if next.State.Final() {
-			e.forget(ref)
-		}
+	if e.Observer != nil {
+		e.Observer.RunChanged(stored, next)
 	}
-	return nil
+	if next.State != stored.State {
+		e.markWorkflow(ref.wf)
+	}
+	if next.State.Final() {
+		e.forget(ref)
+	}
 }
 
 func isRace(err error) bool {
@@ -150,107 +186,6 @@ func (e *Engine) laterBy(ref runRef, d time.Duration) {
 	e.retry[ref] = true
 	if at := e.Clock.Now().Add(d); e.retryAt.IsZero() || at.Before(e.retryAt) {
 		e.retryAt = at
-	}
-}
-
-// executions reads what is known of the run's RUNNING nodes: an ended
-// execution from its record, and a lost one as the sweep found it (at once
-// when the run is being cancelled: the engine dropped it itself).
-func (e *Engine) executions(ctx context.Context, run workflow.Run) (map[string]workflow.Execution, error) {
-	out := map[string]workflow.Execution{}
-	var where *keySets
-	for _, n := range run.Nodes {
-		if n.State != workflow.NodeRunning {
-			continue
-		}
-		rec, err := e.Registry.RunRecordOf(ctx, n.RunKey)
-		if err != nil && !errors.Is(err, registry.ErrRunNotFound) {
-			return nil, err
-		}
-		if err == nil && rec.Done {
-			out[n.ID] = workflow.Execution{Done: true, Success: rec.Success, Shards: shardsOf(rec)}
-			continue
-		}
-		if why, ok := e.lost[n.RunKey]; ok {
-			out[n.ID] = workflow.Execution{Lost: why}
-			continue
-		}
-		if run.Cancel == nil {
-			continue
-		}
-		if where == nil {
-			if where, err = e.keySets(ctx); err != nil {
-				return nil, err
-			}
-		}
-		if where.pending[n.RunKey] || where.active[n.RunKey] {
-			continue
-		}
-		// it may have ended between the two reads
-		if rec, err := e.Registry.RunRecordOf(ctx, n.RunKey); err == nil && rec.Done {
-			out[n.ID] = workflow.Execution{Done: true, Success: rec.Success, Shards: shardsOf(rec)}
-		} else {
-			out[n.ID] = workflow.Execution{Lost: "its execution was dropped"}
-		}
-	}
-	return out, nil
-}
-
-func shardsOf(rec registry.RunRecord) []workflow.Shard {
-	out := make([]workflow.Shard, 0, len(rec.Shards))
-	for _, s := range rec.Shards {
-		out = append(out, workflow.Shard{Item: s.Item, TaskID: s.TaskID, State: s.State, Message: s.Message,
-			StartedAt: s.StartedAt, EndedAt: s.EndedAt, Outputs: s.Outputs})
-	}
-	return out
-}
-
-// keySets are the keys of pending executions and of running tasks and
-// shards waiting for a retry or failover.
-type keySets struct{ pending, active map[string]bool }
-
-func (e *Engine) keySets(ctx context.Context) (*keySets, error) {
-	p, err := e.Registry.PendingKeys(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a, err := e.Registry.ActiveKeys(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &keySets{p, a}, nil
-}
-
-// canStart says why a node's job cannot take an execution now.
-func (e *Engine) canStart(ctx context.Context) func(string) error {
-	return func(name string) error {
-		j, err := e.Registry.Job(ctx, name)
-		if errors.Is(err, registry.ErrJobNotFound) {
-			return fmt.Errorf("job '%s' no longer exists", name)
-		}
-		if err != nil {
-			return fmt.Errorf("job '%s' could not be read: %v", name, err)
-		}
-		if j.JobExecutionType != jobs.Transient {
-			return fmt.Errorf("job '%s' is a DAEMON job now", name)
-		}
-		if max := e.Registry.MaxPending; max > 0 {
-			if rd, ok, err := e.Registry.ReadyOf(ctx, name); err == nil && ok && rd.Count >= max {
-				return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
-			}
-		}
-		for _, c := range []struct{ kind, name string }{{"job", name}, {"app", j.AppName}} {
-			if c.name == "" {
-				continue
-			}
-			if d, err := e.Registry.IsDisabled(ctx, c.kind, c.name); err != nil || d {
-				if err != nil {
-					return fmt.Errorf("the %s '%s' could not be read: %v", c.kind, c.name, err)
-				}
-				return fmt.Errorf("the %s '%s' is disabled", c.kind, c.name)
-			}
-		}
-		return nil
 	}
 }
 

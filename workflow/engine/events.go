@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
+)
+
+// What the engine follows in the registry, and what it does on a change.
+
+// watch merges the watches of every path the engine follows.
+func (e *Engine) watch(ctx context.Context) (<-chan store.Event, error) {
+	out := make(chan store.Event, 4096)
+	paths := []string{registry.WorkflowsPath, registry.DisabledWorkflowPath, registry.WorkflowRunsPath, registry.TriggerKeysPath}
+	chans := make([]<-chan store.Event, 0, len(paths))
+	for _, p := range paths {
+		ch, err := e.Registry.KV().Watch(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("workflow engine: watch %s: %w", p, err)
+		}
+		chans = append(chans, ch)
+	}
+	for _, ch := range chans {
+		go func() {
+			for ev := range ch {
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+			// A watch closes when ctx ends; otherwise the store failed.
+			if ctx.Err() == nil {
+				select {
+				case out <- store.Event{Type: store.EventResync, Path: "/"}:
+				case <-ctx.Done():
+				}
+			}
+		}()
+	}
+	return out, nil
+}
+
+// handle applies one registry change.
+func (e *Engine) handle(ctx context.Context, ev store.Event) error {
+	if ev.Type == store.EventResync {
+		return e.load(ctx)
+	}
+	if name, ok := child(ev.Path, registry.WorkflowsPath); ok {
+		return e.reloadDef(ctx, name)
+	}
+	if name, ok := child(ev.Path, registry.DisabledWorkflowPath); ok {
+		return e.reloadDisabled(ctx, name)
+	}
+	if key, ok := child(ev.Path, registry.TriggerKeysPath); ok {
+		if ref, mine := e.owners[key]; mine {
+			e.dirty[ref] = true
+		}
+		return nil
+	}
+	rest, ok := strings.CutPrefix(ev.Path, registry.WorkflowRunsPath+"/")
+	if !ok {
+		return nil
+	}
+	wf, id, ok := strings.Cut(rest, "/")
+	if !ok || strings.Contains(id, "/") {
+		return nil
+	}
+	ref := runRef{wf, id}
+	if tr := e.active[wf][id]; tr != nil && ev.Type == store.EventPut && ev.Version == tr.version {
+		return nil // our own write
+	}
+	if ev.Type == store.EventDelete {
+		e.forget(ref)
+		return nil
+	}
+	e.dirty[ref] = true
+	return nil
+}
+
+// child returns the name of a direct child of dir.
+func child(path, dir string) (string, bool) {
+	name, ok := strings.CutPrefix(path, dir+"/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
+}
+
+// load reads every workflow and active run (at start and after a resync).
+func (e *Engine) load(ctx context.Context) error {
+	defs, err := e.Registry.Workflows(ctx)
+	if err != nil {
+		return fmt.Errorf("workflow engine: load workflows: %w", err)
+	}
+	dis, err := e.Registry.Disabled(ctx, "workflow")
+	if err != nil {
+		return fmt.Errorf("workflow engine: load disable flags: %w", err)
+	}
+	clear(e.defs)
+	for _, d := range defs {
+		e.defs[d.Name] = d
+	}
+	e.disabled = dis
+	names, err := e.Registry.WorkflowRunNames(ctx)
+	if err != nil {
+		return fmt.Errorf("workflow engine: list runs: %w", err)
+	}
+	clear(e.active)
+	clear(e.owners)
+	for _, name := range names {
+		runs, err := e.Registry.WorkflowRuns(ctx, name)
+		if err != nil {
+			return fmt.Errorf("workflow engine: load runs of %s: %w", name, err)
+		}
+		for _, r := range runs {
+			if r.Active() {
+				e.track(r)
+				e.dirty[runRef{r.Workflow, r.ID}] = true
+			}
+		}
+	}
+	for name := range e.defs {
+		e.schedule(name, e.Clock.Now())
+	}
+	return nil
+}
+
+func (e *Engine) reloadDef(ctx context.Context, name string) error {
+	d, err := e.Registry.Workflow(ctx, name)
+	switch {
+	case errors.Is(err, workflow.ErrNotFound):
+		delete(e.defs, name)
+		delete(e.nextFire, name)
+	case err != nil:
+		return fmt.Errorf("workflow engine: read workflow %s: %w", name, err)
+	default:
+		_, known := e.defs[name]
+		e.defs[name] = d
+		if sch, _ := d.Schedule(); !known && sch != nil {
+			if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
+				return err
+			}
+		}
+		e.schedule(name, e.Clock.Now())
+	}
+	e.markWorkflow(name)
+	return nil
+}
+
+func (e *Engine) reloadDisabled(ctx context.Context, name string) error {
+	d, err := e.Registry.IsDisabled(ctx, "workflow", name)
+	if err != nil {
+		return fmt.Errorf("workflow engine: read disable flag of %s: %w", name, err)
+	}
+	was := e.disabled[name]
+	e.disabled[name] = d
+	if sch, _ := e.defs[name].Schedule(); was && !d && sch != nil {
+		// fires while disabled are not made, now or by a later leader
+		if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
+			return err
+		}
+	}
+	e.schedule(name, e.Clock.Now())
+	e.markWorkflow(name)
+	return nil
+}
+
+// markWorkflow marks every active run of a workflow dirty.
+func (e *Engine) markWorkflow(name string) {
+	for id := range e.active[name] {
+		e.dirty[runRef{name, id}] = true
+	}
+}

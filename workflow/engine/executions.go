@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/workflow"
+)
+
+// What the engine knows of node executions: how they ended (their
+// records), whether they are still queued or running, and whether a job
+// can take one.
+
+// executions reads what is known of the run's RUNNING nodes: an ended
+// execution from its record, and a lost one as the sweep found it (at once
+// when the run is being cancelled: the engine dropped it itself).
+func (e *Engine) executions(ctx context.Context, run workflow.Run) (map[string]workflow.Execution, error) {
+	out := map[string]workflow.Execution{}
+	var where *keySets
+	for _, n := range run.Nodes {
+		if n.State != workflow.NodeRunning {
+			continue
+		}
+		rec, err := e.Registry.RunRecordOf(ctx, n.RunKey)
+		if err != nil && !errors.Is(err, registry.ErrRunNotFound) {
+			return nil, err
+		}
+		if err == nil && rec.Done {
+			out[n.ID] = workflow.Execution{Done: true, Success: rec.Success, Shards: shardsOf(rec)}
+			continue
+		}
+		if why, ok := e.lost[n.RunKey]; ok {
+			out[n.ID] = workflow.Execution{Lost: why}
+			continue
+		}
+		if run.Cancel == nil {
+			continue
+		}
+		if where == nil {
+			if where, err = e.keySets(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if where.pending[n.RunKey] || where.active[n.RunKey] {
+			continue
+		}
+		// it may have ended between the two reads
+		if rec, err := e.Registry.RunRecordOf(ctx, n.RunKey); err == nil && rec.Done {
+			out[n.ID] = workflow.Execution{Done: true, Success: rec.Success, Shards: shardsOf(rec)}
+		} else {
+			out[n.ID] = workflow.Execution{Lost: "its execution was dropped"}
+		}
+	}
+	return out, nil
+}
+
+func shardsOf(rec registry.RunRecord) []workflow.Shard {
+	out := make([]workflow.Shard, 0, len(rec.Shards))
+	for _, s := range rec.Shards {
+		out = append(out, workflow.Shard{Item: s.Item, TaskID: s.TaskID, State: s.State, Message: s.Message,
+			StartedAt: s.StartedAt, EndedAt: s.EndedAt, Outputs: s.Outputs})
+	}
+	return out
+}
+
+// keySets are the keys of pending executions and of running tasks and
+// shards waiting for a retry or failover.
+type keySets struct{ pending, active map[string]bool }
+
+func (e *Engine) keySets(ctx context.Context) (*keySets, error) {
+	p, err := e.Registry.PendingKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := e.Registry.ActiveKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &keySets{p, a}, nil
+}
+
+// canStart says why a node's job cannot take an execution now.
+func (e *Engine) canStart(ctx context.Context) func(string) error {
+	return func(name string) error {
+		j, err := e.Registry.Job(ctx, name)
+		if errors.Is(err, registry.ErrJobNotFound) {
+			return fmt.Errorf("job '%s' no longer exists", name)
+		}
+		if err != nil {
+			return fmt.Errorf("job '%s' could not be read: %v", name, err)
+		}
+		if j.JobExecutionType != jobs.Transient {
+			return fmt.Errorf("job '%s' is a DAEMON job now", name)
+		}
+		if max := e.Registry.MaxPending; max > 0 {
+			if rd, ok, err := e.Registry.ReadyOf(ctx, name); err == nil && ok && rd.Count >= max {
+				return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
+			}
+		}
+		for _, c := range []struct{ kind, name string }{{"job", name}, {"app", j.AppName}} {
+			if c.name == "" {
+				continue
+			}
+			if d, err := e.Registry.IsDisabled(ctx, c.kind, c.name); err != nil || d {
+				if err != nil {
+					return fmt.Errorf("the %s '%s' could not be read: %v", c.kind, c.name, err)
+				}
+				return fmt.Errorf("the %s '%s' is disabled", c.kind, c.name)
+			}
+		}
+		return nil
+	}
+}
