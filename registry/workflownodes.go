@@ -149,3 +149,33 @@ func (r *Registry) ReadyOf(ctx context.Context, job string) (Ready, bool, error)
 	rd, err := decodeReady(n)
 	return rd, err == nil, err
 }
+
+// Requeue puts back, first in line, an execution whose launch was rolled
+// back: run (a keyed run, with its key and parameter: its record already
+// exists) or, when nil, a plain execution (as Trigger with misfire).
+func (r *Registry) Requeue(ctx context.Context, job string, run *PendingRun, now time.Time) error {
+	if run == nil {
+		_, err := r.Trigger(ctx, job, true, now)
+		return err
+	}
+	p := ReadyPath + "/" + job
+	for range maxCASRetries {
+		rd, ok, err := r.ReadyOf(ctx, job)
+		if err != nil {
+			return err
+		}
+		var op store.Op
+		if !ok {
+			op = store.Create(p, mustJSON(Ready{Count: 1, Since: now.UTC(), Runs: []PendingRun{*run}}))
+		} else {
+			rd.Count++
+			rd.Runs = append([]PendingRun{*run}, rd.Runs...)
+			op = store.Set(p, mustJSON(rd), rd.Version)
+		}
+		err = r.commit(ctx, op)
+		if !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)) {
+			return err
+		}
+	}
+	return fmt.Errorf("registry: re-queue %s: %w after %d tries", job, ErrConflict, maxCASRetries)
+}

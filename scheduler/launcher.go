@@ -446,7 +446,7 @@ func (s *Scheduler) rollback(ctx context.Context, launches []mesos.TaskLaunch, w
 		}
 		if tid.Kind == jobs.KindReady && !requeued[tid.JobName] {
 			requeued[tid.JobName] = true
-			if _, err := s.Registry.Trigger(ctx, tid.JobName, true, now); err != nil {
+			if err := s.Registry.Requeue(ctx, tid.JobName, firstRun(w.ready[tid.JobName]), now); err != nil {
 				s.Log.Error("launcher: re-queue", "job", tid.JobName, "err", err)
 			}
 		}

@@ -310,3 +310,13 @@ func (s *Scheduler) inputsOf(ctx context.Context, w work, plan offers.Plan) map[
 	}
 	return out
 }
+
+// firstRun is the keyed run a ready launch took (nil: a plain execution),
+// so a rolled-back launch puts back its key and parameter.
+func firstRun(rd registry.Ready) *registry.PendingRun {
+	if len(rd.Runs) == 0 {
+		return nil
+	}
+	run := rd.Runs[0]
+	return &run
+}

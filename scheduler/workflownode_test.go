@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -86,4 +87,30 @@ func (d *fakeDriver) launched() []mesos.TaskLaunch {
 		out = append(out, a.launches...)
 	}
 	return out
+}
+
+// A failed ACCEPT of a keyed run (a workflow node's execution) puts the run
+// back with its key and parameter, first in line: it is not turned into a
+// plain execution whose end nobody would record.
+func TestAcceptFailureKeepsTheKeyedRun(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(nil)
+	r.trigger("job") // a plain execution behind it
+	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "wf-k", JobParameter: "p"}, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r.drv.acceptErr = errors.New("master gone")
+	r.offer("o1", 4, 1024)
+	r.sched.launch(r.ctx)
+	rd, ok, err := r.reg.ReadyOf(r.ctx, "job")
+	if err != nil || !ok || rd.Count != 2 || len(rd.Runs) != 1 || rd.Runs[0].IdempotencyKey != "wf-k" || rd.Runs[0].JobParameter != "p" {
+		t.Fatalf("ready entry after the failed accept: %+v %v", rd, err)
+	}
+	r.drv.acceptErr = nil
+	r.offer("o2", 4, 1024)
+	r.sched.launch(r.ctx)
+	if rt := r.running("job")[0]; rt.RunKey != "wf-k" {
+		t.Fatalf("relaunched without the key: %+v", rt)
+	}
 }
