@@ -463,3 +463,25 @@ func TestNodeOfAJobWithAFullQueueFailsToStart(t *testing.T) {
 		t.Fatalf("%s %q", run.State, a.Message)
 	}
 }
+
+// A run or a workflow config that is not valid JSON (written by hand, or
+// by another version) is left alone: the engine still loads and runs the
+// rest, and leading is not given up over it.
+func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
+	r := newRig(t, "a")
+	r.register(chain("w", "a"))
+	id := r.trigger("w", nil)
+	if err := r.reg.Commit(r.ctx, store.Put(registry.WorkflowRunPath("w", "broken"), []byte("{not json")),
+		store.Put(registry.WorkflowsPath+"/bad", []byte(`{"name": 7}`))); err != nil {
+		t.Fatal(err)
+	}
+	r.eng = r.newEngine(r.reg)
+	r.start()
+	if run := r.run("w", id); run.State != workflow.RunRunning {
+		t.Fatalf("the readable run did not begin: %s", run.State)
+	}
+	r.eng.dirty[runRef{"w", "broken"}] = true
+	if err := r.eng.round(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -94,35 +95,37 @@ func child(path, dir string) (string, bool) {
 
 // load reads every workflow and active run (at start and after a resync).
 func (e *Engine) load(ctx context.Context) error {
-	defs, err := e.Registry.Workflows(ctx)
+	names, err := e.Registry.KV().Children(ctx, registry.WorkflowsPath)
 	if err != nil {
-		return fmt.Errorf("workflow engine: load workflows: %w", err)
+		return fmt.Errorf("workflow engine: list workflows: %w", err)
 	}
 	dis, err := e.Registry.Disabled(ctx, "workflow")
 	if err != nil {
 		return fmt.Errorf("workflow engine: load disable flags: %w", err)
 	}
 	clear(e.defs)
-	for _, d := range defs {
-		e.defs[d.Name] = d
+	for _, name := range names {
+		d, err := e.Registry.Workflow(ctx, name)
+		if isUnreadable(err) {
+			e.Log.Error("workflow engine: a workflow's config cannot be read; it is left alone", "workflow", name, "err", err)
+			continue
+		}
+		if err != nil && !errors.Is(err, workflow.ErrNotFound) {
+			return fmt.Errorf("workflow engine: load workflow %s: %w", name, err)
+		}
+		if err == nil {
+			e.defs[name] = d
+		}
 	}
 	e.disabled = dis
-	names, err := e.Registry.WorkflowRunNames(ctx)
-	if err != nil {
+	if names, err = e.Registry.WorkflowRunNames(ctx); err != nil {
 		return fmt.Errorf("workflow engine: list runs: %w", err)
 	}
 	clear(e.active)
 	clear(e.owners)
 	for _, name := range names {
-		runs, err := e.Registry.WorkflowRuns(ctx, name)
-		if err != nil {
-			return fmt.Errorf("workflow engine: load runs of %s: %w", name, err)
-		}
-		for _, r := range runs {
-			if r.Active() {
-				e.track(r)
-				e.dirty[runRef{r.Workflow, r.ID}] = true
-			}
+		if err := e.loadRuns(ctx, name); err != nil {
+			return err
 		}
 	}
 	for name := range e.defs {
@@ -131,9 +134,43 @@ func (e *Engine) load(ctx context.Context) error {
 	return nil
 }
 
+// loadRuns tracks a workflow's active runs (one that cannot be read is
+// left alone, with an error in the log).
+func (e *Engine) loadRuns(ctx context.Context, name string) error {
+	ids, err := e.Registry.KV().Children(ctx, registry.WorkflowRunsPath+"/"+name)
+	if err != nil {
+		return fmt.Errorf("workflow engine: list runs of %s: %w", name, err)
+	}
+	for _, id := range ids {
+		r, err := e.Registry.WorkflowRun(ctx, name, id)
+		switch {
+		case isUnreadable(err):
+			e.Log.Error("workflow engine: a run cannot be read; it is left alone", "workflow", name, "run", id, "err", err)
+		case errors.Is(err, workflow.ErrRunNotFound):
+		case err != nil:
+			return fmt.Errorf("workflow engine: load run %s of %s: %w", id, name, err)
+		case r.Active():
+			e.track(r)
+			e.dirty[runRef{r.Workflow, r.ID}] = true
+		}
+	}
+	return nil
+}
+
+// isUnreadable reports a registry value that is not valid JSON of its type
+// (written by hand or by another version): skipped, never fatal.
+func isUnreadable(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
+}
+
 func (e *Engine) reloadDef(ctx context.Context, name string) error {
 	d, err := e.Registry.Workflow(ctx, name)
 	switch {
+	case isUnreadable(err):
+		e.Log.Error("workflow engine: a workflow's config cannot be read; it is left alone", "workflow", name, "err", err)
+		return nil
 	case errors.Is(err, workflow.ErrNotFound):
 		delete(e.defs, name)
 		delete(e.nextFire, name)

@@ -85,6 +85,11 @@ func (e *Engine) read(ctx context.Context, ref runRef) (workflow.Run, bool) {
 		e.forget(ref)
 		return run, false
 	}
+	if isUnreadable(err) {
+		e.Log.Error("workflow engine: a run cannot be read; it is left alone", "workflow", ref.wf, "run", ref.id, "err", err)
+		e.forget(ref)
+		return run, false
+	}
 	if err != nil {
 		e.Log.Warn("workflow engine: read run", "workflow", ref.wf, "run", ref.id, "err", err)
 		e.laterBy(ref, time.Second)
