@@ -43,6 +43,7 @@ type fakeOps struct {
 	reconErr   error
 	logErr     error
 	sandboxes  []api.Sandbox
+	capacity   api.Capacity
 }
 
 func (f *fakeOps) Wake() { f.mu.Lock(); f.wakes++; f.mu.Unlock() }
@@ -68,6 +69,12 @@ func (f *fakeOps) TaskLog(_ context.Context, taskID, stream string, offset, leng
 
 func (f *fakeOps) Cluster(context.Context) (any, error) {
 	return map[string]any{"leader": "127.0.0.1:8899"}, nil
+}
+
+func (f *fakeOps) Capacity(context.Context) (api.Capacity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.capacity, nil
 }
 
 func (f *fakeOps) Wakes() int { f.mu.Lock(); defer f.mu.Unlock(); return f.wakes }

@@ -40,7 +40,10 @@ func (s *Server) registerJob(c *gin.Context) {
 		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
 			return err
 		}
-		return validName("jobName", cfg.JobName)
+		if err := validName("jobName", cfg.JobName); err != nil {
+			return err
+		}
+		return s.checkFits(c, cfg)
 	}, s.reg.AddJob)
 }
 
@@ -76,7 +79,10 @@ func (s *Server) updateJob(c *gin.Context) {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
-		return cfg.CheckFires(s.clock.Now(), s.location)
+		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
+			return err
+		}
+		return s.checkFits(c, cfg)
 	}, s.reg.UpdateJob)
 }
 

@@ -28,6 +28,16 @@ type Operations interface {
 	TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (LogChunk, error)
 	// Cluster describes the leader, standbys and agents.
 	Cluster(ctx context.Context) (any, error)
+	// Capacity sums up the agents Mesos knows (for the registration check
+	// that a job can ever fit); Agents == 0 when none is known.
+	Capacity(ctx context.Context) (Capacity, error)
+}
+
+// Capacity is what the cluster's agents hold in all (not what is free).
+type Capacity struct {
+	Agents                  int
+	LargestCPUs, LargestMem float64 // the largest agent's
+	TotalCPUs, TotalMem     float64
 }
 
 // Sandbox is one executor's sandbox.

@@ -153,3 +153,29 @@ func (o *ops) Cluster(ctx context.Context) (any, error) {
 	}
 	return out, nil
 }
+
+// Capacity sums the agents' total resources as the master lists them.
+func (o *ops) Capacity(ctx context.Context) (api.Capacity, error) {
+	ags, err := o.agents.Agents(ctx)
+	if err != nil {
+		return api.Capacity{}, err
+	}
+	var c api.Capacity
+	for _, a := range ags {
+		if !a.Active {
+			continue
+		}
+		cpus, mem := number(a.Resources["cpus"]), number(a.Resources["mem"])
+		c.Agents++
+		c.TotalCPUs, c.TotalMem = c.TotalCPUs+cpus, c.TotalMem+mem
+		c.LargestCPUs, c.LargestMem = max(c.LargestCPUs, cpus), max(c.LargestMem, mem)
+	}
+	return c, nil
+}
+
+func number(v any) float64 {
+	if f, ok := v.(float64); ok {
+		return f
+	}
+	return 0
+}
