@@ -103,6 +103,7 @@ type Scheduler struct {
 	awaiting    map[string]bool                     // running tasks whose reconciliation answer is missing
 	awaitUntil  time.Time                           // launching waits for them until then
 	wait        waitState                           // why work waits (waiting.go)
+	queues      registry.QueueMemo                  // decoded queue entries of the last round
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)
