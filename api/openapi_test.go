@@ -39,7 +39,7 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 // TestOpenAPIDescribesEveryRoute walks the router: every route must be in
 // the document, and every documented operation must be a route.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	e := newEnv(t, withMetrics(), withHistory(&fakeHistory{}), withAudit(newAuditLog(t)),
+	e := newEnv(t, withMetrics(), withHistory(&fakeHistory{}), withAudit(newAuditLog(t)), withPackages(t),
 		func(o *api.Options, _ *api.Credentials) { o.Artifacts = http.NotFoundHandler() })
 	routes := map[string]bool{}
 	for _, rt := range e.h.(*gin.Engine).Routes() {
