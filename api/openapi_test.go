@@ -76,6 +76,41 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	}
 }
 
+// The document keeps its conventions (api/doc.go): "500" everywhere; on
+// /api, "401" unless the operation is open; every write (which goes to the
+// elected leader) "503", and "403" unless it is open.
+func TestOpenAPIConventions(t *testing.T) {
+	c := mustContract(t)
+	ops := 0
+	for path, item := range c.model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			ops++
+			name := strings.ToUpper(method) + " " + path
+			has := func(code string) bool { return op.Responses != nil && op.Responses.Codes.GetOrZero(code) != nil }
+			open := op.Security != nil && len(op.Security) == 0
+			write := method != "get" && method != "head"
+			want := []string{"500"}
+			if strings.HasPrefix(path, "/api/") && !open {
+				want = append(want, "401")
+			}
+			if write && path != "/api/login" { // a login changes nothing shared: any instance serves it
+				want = append(want, "503")
+			}
+			if write && !open {
+				want = append(want, "403")
+			}
+			for _, code := range want {
+				if !has(code) {
+					t.Errorf("%s does not list %s", name, code)
+				}
+			}
+		}
+	}
+	if ops < 40 {
+		t.Fatalf("only %d operations read", ops)
+	}
+}
+
 // The response check is not a rubber stamp: responses that depart from
 // the document in each way it can are caught.
 func TestContractCatchesDrift(t *testing.T) {
