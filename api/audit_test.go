@@ -88,6 +88,7 @@ var writeCases = []writeCase{
 	{"POST", "/api/app", "/api/app", appBody("app2"), "app", "app2"},
 	{"PUT", "/api/app", "/api/app", `{"appName":"app2","appCacheEnable":false}`, "app", "app2"},
 	{"DELETE", "/api/app/:appName", "/api/app/app2", "", "app", "app2"},
+	{"PUT", "/api/app/:appName/package", "/api/app/app/package?filename=app.tar.gz", "package bytes", "app", "app"},
 	{"POST", "/api/app/:appName/disable", "/api/app/app/disable", "", "app", "app"},
 	{"POST", "/api/app/:appName/enable", "/api/app/app/enable", "", "app", "app"},
 	{"POST", "/api/job/register", "/api/job/register", jobBody("job2", "app"), "job", "job2"},
@@ -95,6 +96,10 @@ var writeCases = []writeCase{
 	{"POST", "/api/job/:jobName/disable", "/api/job/job2/disable", "", "job", "job2"},
 	{"POST", "/api/job/:jobName/enable", "/api/job/job2/enable", "", "job", "job2"},
 	{"POST", "/api/job/trigger", "/api/job/trigger", "job", "job", "job"},
+	{"POST", "/api/jobs/register", "/api/jobs/register", `{"jobName":"job3","appName":"app","cron":"0 0 2 * * ?"}`, "job", "job3"},
+	{"POST", "/api/jobs/:jobName/start", "/api/jobs/job3/start", `{"idempotencyKey":"k1"}`, "job", "job3"},
+	{"POST", "/api/jobs/:jobName/pause", "/api/jobs/job3/pause", "", "job", "job3"},
+	{"POST", "/api/jobs/:jobName/resume", "/api/jobs/job3/resume", "", "job", "job3"},
 	{"DELETE", "/api/job/deregister", "/api/job/deregister", `"job2"`, "job", "job2"},
 	{"DELETE", "/api/job/:jobName/deregister", "/api/job/job/deregister", "", "job", "job"},
 	{"POST", "/api/operate/reconcile/explicit", "/api/operate/reconcile/explicit", "", "", ""},
@@ -106,13 +111,13 @@ var writeCases = []writeCase{
 // credentials (401).
 func TestEveryWriteIsAudited(t *testing.T) {
 	a := newAuditLog(t)
-	e := newEnv(t, withCreds(testCreds), withAudit(a))
+	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t))
 	covered := map[string]bool{}
 	for _, c := range writeCases {
 		covered[c.method+" "+c.route] = true
 	}
 	for _, rt := range e.h.(*gin.Engine).Routes() {
-		if rt.Method != http.MethodGet && !covered[rt.Method+" "+rt.Path] {
+		if rt.Method != http.MethodGet && rt.Method != http.MethodHead && !covered[rt.Method+" "+rt.Path] {
 			t.Errorf("write route %s %s has no case in writeCases", rt.Method, rt.Path)
 		}
 	}

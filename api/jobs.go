@@ -174,6 +174,9 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
+// maxJobParameter bounds a trigger's jobParameter, in bytes.
+const maxJobParameter = 4096
+
 func parseTrigger(body []byte) (triggerRequest, bool, error) {
 	var req triggerRequest
 	trimmed := bytes.TrimSpace(body)
@@ -191,13 +194,18 @@ func parseTrigger(body []byte) (triggerRequest, bool, error) {
 	if err := validName("jobName", req.JobName); err != nil {
 		return req, true, err
 	}
+	return req, true, checkRunOptions(req)
+}
+
+// checkRunOptions checks a trigger's idempotencyKey and jobParameter.
+func checkRunOptions(req triggerRequest) error {
 	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
-		return req, true, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
+		return fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
 	}
-	if req.JobParameter != nil && len(*req.JobParameter) > 4096 {
-		return req, true, fmt.Errorf("%w: jobParameter must be at most 4096 bytes", ErrBadRequest)
+	if req.JobParameter != nil && len(*req.JobParameter) > maxJobParameter {
+		return fmt.Errorf("%w: jobParameter must be at most %d bytes", ErrBadRequest, maxJobParameter)
 	}
-	return req, true, nil
+	return nil
 }
 
 // triggerable checks that a job exists, is TRANSIENT and is enabled.

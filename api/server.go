@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,7 +95,8 @@ type Options struct {
 	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
 	Location *time.Location
 	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
-	// uploads, and GET/HEAD /packages/… serves them without authentication.
+	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
+	// without authentication.
 	Packages Packages
 }
 
@@ -182,8 +184,10 @@ func New(o Options) http.Handler {
 		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 	}
 	if o.Packages != nil {
-		r.GET("/packages/*path", gin.WrapH(o.Packages))
-		r.HEAD("/packages/*path", gin.WrapH(o.Packages))
+		// The handler reads the same three segments from the path itself
+		// (packages.Links); explicit params keep the route documented.
+		r.GET("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
+		r.HEAD("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
 	}
 	if o.Web != nil {
 		serveWeb(r, o.Web)
@@ -202,7 +206,7 @@ func serveWeb(r *gin.Engine, web fs.FS) {
 	files := http.FileServer(http.FS(web))
 	r.NoRoute(func(c *gin.Context) {
 		p := c.Request.URL.Path
-		if len(p) >= 5 && p[:5] == "/api/" {
+		if notConsole(p) {
 			c.JSON(http.StatusNotFound, gin.H{"message": "no such endpoint: " + c.Request.Method + " " + p})
 			return
 		}
@@ -215,6 +219,19 @@ func serveWeb(r *gin.Engine, web fs.FS) {
 		}
 		files.ServeHTTP(c.Writer, c.Request)
 	})
+}
+
+// notConsole reports whether a path belongs to the API or to the files
+// agents download: an unknown one is a 404, never the console's index.html
+// (a mistyped package URL must not hand an agent an HTML page as its
+// package).
+func notConsole(p string) bool {
+	for _, prefix := range []string{"/api/", "/packages/", "/artifacts/"} {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func trimSlash(p string) string {
