@@ -166,6 +166,9 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if s.committed != nil && !duplicate {
+		s.committed(req.JobName, now, s.clock.Now())
+	}
 	if s.ops != nil && !duplicate {
 		s.ops.Wake()
 	}

@@ -98,6 +98,13 @@ type Options struct {
 	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
 	// without authentication.
 	Packages Packages
+	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
+	// block and mutex sampling (pprof.go); off: the routes do not exist.
+	Pprof bool
+	// TriggerCommitted, when set, is told of every execution a trigger
+	// queued: when (the ready entry's time, taken as its commit began) and
+	// when the commit returned; the launch-path metrics' first stage.
+	TriggerCommitted func(job string, queued, committed time.Time)
 }
 
 // Server holds the handlers' dependencies.
@@ -119,6 +126,7 @@ type Server struct {
 	pkgs       Packages
 	location   *time.Location
 	hist       History
+	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -144,7 +152,7 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, hist: o.History}
+		pkgs: o.Packages, location: o.Location, hist: o.History, committed: o.TriggerCommitted}
 	if s.peerHTTP == nil {
 		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
@@ -179,6 +187,10 @@ func New(o Options) http.Handler {
 		r.GET("/metrics", gin.WrapH(o.Metrics))
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	if o.Pprof {
+		EnableProfiling()
+		s.pprofRoutes(r)
+	}
 	if o.Artifacts != nil {
 		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
