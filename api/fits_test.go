@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/registry"
 )
 
 // TestRegistrationRefusesShardsThatNeverFit: a shard larger than the
@@ -27,4 +28,24 @@ func TestRegistrationRefusesShardsThatNeverFit(t *testing.T) {
 		t.Fatalf("Warning = %q, want the gang's total against the cluster's", w)
 	}
 	e.wantError(e.request(http.MethodPut, "/api/job/update", `{"jobName":"wide","cpuCount":3}`), http.StatusBadRequest, "could never launch")
+}
+
+// TestQueuesSayWhyTheyWait: the ready and failover views carry the reason
+// the leader recorded for an entry that has not launched.
+func TestQueuesSayWhyTheyWait(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("slow", "app"))
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "slow")
+	w := registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU: a shard needs 64 CPUs", Since: t0}
+	if err := e.reg.Commit(t.Context(), registry.PutWaitingOp(registry.WaitingKey("ready", "slow", 0), w)); err != nil {
+		t.Fatal(err)
+	}
+	rows := decode[[]struct {
+		JobName string            `json:"jobName"`
+		Waiting *registry.Waiting `json:"waiting"`
+	}](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	if len(rows) != 1 || rows[0].Waiting == nil || rows[0].Waiting.Reason != registry.WaitCPU || !strings.Contains(rows[0].Waiting.Message, "64 CPUs") {
+		t.Fatalf("ready view %+v", rows)
+	}
 }

@@ -348,9 +348,18 @@ func (s *Server) readyTasks(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	why, err := s.reg.WaitingReasons(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	out := make([]gin.H, 0, len(q))
 	for _, r := range q {
-		out = append(out, gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since})
+		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
+		if w, ok := why[registry.WaitingKey("ready", r.Job, 0)]; ok {
+			row["waiting"] = w
+		}
+		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -361,9 +370,18 @@ func (s *Server) failoverTasks(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	why, err := s.reg.WaitingReasons(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	out := make([]gin.H, 0, len(q))
 	for _, f := range q {
-		out = append(out, gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since})
+		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
+		if w, ok := why[registry.WaitingKey("failover", f.Job, f.Item)]; ok {
+			row["waiting"] = w
+		}
+		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
 }
