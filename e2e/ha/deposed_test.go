@@ -67,7 +67,7 @@ func testDeposedLeader(t *testing.T, d deposition) {
 	b, other := c.add(instOpts{}), c.add(instOpts{})
 	c.publish(a)
 
-	start := time.Now().Add(5 * time.Second).Truncate(time.Second)
+	start := time.Now().Add(planLead).Truncate(time.Second)
 	at := slotsFrom(start.Add(6*time.Second), time.Second, 1)[0] // the slot: fires at `at` and a second later
 	exact := windowJobs("px", every(start, at.Add(14*time.Second), 2*time.Second))
 	gaps := windowJobs("gap", slotFires([]time.Time{at}))

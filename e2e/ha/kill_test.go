@@ -26,7 +26,7 @@ func TestKillLeaderTenTimes(t *testing.T) {
 	first, _ := c.awaitLeader(nil, time.Time{})
 	c.publish(first)
 
-	start := time.Now().Add(5 * time.Second).Truncate(time.Second)
+	start := time.Now().Add(planLead).Truncate(time.Second)
 	slots := slotsFrom(start.Add(3*time.Second), cycle, kills)
 	end := slots[kills-1].Add(cycle)
 	exact := windowJobs("ex", every(start, end, 2*time.Second))

@@ -15,6 +15,11 @@ import (
 // and nothing else), so the number of executions each job owes is known
 // exactly whatever happens to the cluster meanwhile.
 
+// planLead is how far ahead of its first fire a test plans its window:
+// the jobs must be registered before it begins (a busy machine can take
+// seconds).
+const planLead = 8 * time.Second
+
 // windowJob is one job of a window: its cron and the fires it owes.
 type windowJob struct {
 	name  string
