@@ -29,17 +29,7 @@ func TestKillLeaderTenTimes(t *testing.T) {
 	start := time.Now().Add(planLead).Truncate(time.Second)
 	slots := slotsFrom(start.Add(3*time.Second), cycle, kills)
 	end := slots[kills-1].Add(cycle)
-	exact := windowJobs("ex", every(start, end, 2*time.Second))
-	gaps := windowJobs("gap", slotFires(slots))
-	for _, j := range exact {
-		c.register(first, c.newJob(j.name, j.cron, 2, 1.2, true))
-	}
-	for _, j := range gaps {
-		c.register(first, c.newJob(j.name, j.cron, 1, 0.1, false))
-	}
-	if time.Now().After(start) {
-		t.Fatalf("registering the jobs ended after their window began (%v): the plan no longer holds", start)
-	}
+	exact := c.planJobs(first, "ex", start, end, 2, 1.2, slots)
 
 	var killed []time.Time
 	for i, s := range slots {
@@ -51,7 +41,7 @@ func TestKillLeaderTenTimes(t *testing.T) {
 		next, since := c.awaitLeader(leader, dead)
 		t.Logf("kill %d: %s leads from %s", i+1, next.name, since.Format("15:04:05.000"))
 	}
-	c.drain(lastFire(append(exact, gaps...)).Add(time.Second))
+	c.drain(end.Add(time.Second))
 
 	ts := c.checkOneLeader(nil)
 	rs := c.runs()

@@ -26,39 +26,9 @@ func TestZooKeeperQuorumLossAndRestart(t *testing.T) {
 	start := time.Now().Add(planLead).Truncate(time.Second)
 	slot := slotsFrom(start.Add(10*time.Second), time.Second, 1)[0] // the quorum is lost from 3.5 s before it
 	end := slot.Add(30 * time.Second)
-	exact := windowJobs("qx", every(start, end, 2*time.Second))
-	gaps := windowJobs("gap", slotFires([]time.Time{slot}))
-	for _, j := range exact {
-		c.register(first, c.newJob(j.name, j.cron, 2, 1.2, true))
-	}
-	for _, j := range gaps {
-		c.register(first, c.newJob(j.name, j.cron, 1, 0.1, false))
-	}
-	if time.Now().After(start) {
-		t.Fatalf("registering the jobs ended after their window began (%v): the plan no longer holds", start)
-	}
+	exact := c.planJobs(first, "qx", start, end, 2, 1.2, []time.Time{slot})
 
-	c.steady(slot.Add(-7 * time.Second))
-	e.stopNode(2)
-	sleepUntil(slot.Add(-3500 * time.Millisecond)) // while the executions of the fire 4 s before the slot run
-	losing := time.Now()
-	e.stopNode(3)
-	lost := time.Now()
-	t.Logf("quorum lost between %s and %s (servers 2 and 3 stopped)", losing.Format("15:04:05.000"), lost.Format("15:04:05.000"))
-	sleepUntil(slot.Add(2500 * time.Millisecond))
-	regain := time.Now()
-	var wg sync.WaitGroup
-	for _, n := range []int{2, 3} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := e.script("start-zk-node", n); err != nil {
-				t.Errorf("restart ZooKeeper server %d: %v", n, err)
-			}
-		}()
-	}
-	wg.Wait()
-	t.Logf("quorum back by %s (servers 2 and 3 serving again)", time.Now().Format("15:04:05.000"))
+	losing, lost, regain := loseQuorum(t, e, c, slot)
 	l, since := c.awaitLeader(nil, regain)
 	t.Logf("%s leads from %s", l.name, since.Format("15:04:05.000"))
 
@@ -94,4 +64,33 @@ func TestZooKeeperQuorumLossAndRestart(t *testing.T) {
 		t.Errorf("no task was running when the quorum was lost")
 	}
 	c.checkSettled()
+}
+
+// loseQuorum stops servers 2 (7 s before the slot, the quorum holds) and 3
+// (3.5 s before it, while the executions of the fire 4 s before the slot
+// run), then 2.5 s after the slot starts both again. It returns when the
+// stop of server 3 began and ended, and when the restarts began.
+func loseQuorum(t *testing.T, e *ensemble, c *cluster, slot time.Time) (losing, lost, regain time.Time) {
+	c.steady(slot.Add(-7 * time.Second))
+	e.stopNode(2)
+	sleepUntil(slot.Add(-3500 * time.Millisecond))
+	losing = time.Now()
+	e.stopNode(3)
+	lost = time.Now()
+	t.Logf("quorum lost between %s and %s (servers 2 and 3 stopped)", losing.Format("15:04:05.000"), lost.Format("15:04:05.000"))
+	sleepUntil(slot.Add(2500 * time.Millisecond))
+	regain = time.Now()
+	var wg sync.WaitGroup
+	for _, n := range []int{2, 3} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.script("start-zk-node", n); err != nil {
+				t.Errorf("restart ZooKeeper server %d: %v", n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("quorum back by %s (servers 2 and 3 serving again)", time.Now().Format("15:04:05.000"))
+	return losing, lost, regain
 }
