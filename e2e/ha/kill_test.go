@@ -49,7 +49,7 @@ func TestKillLeaderTenTimes(t *testing.T) {
 	for _, j := range exact {
 		checkExact(t, rs, j.name, 2, len(j.fires))
 	}
-	n := checkGapJob(t, rs, ts, "gap", slots)
+	n := checkGapJob(t, rs, c.acting(ts), "gap", slots)
 	running := runningAt(rs, killed)
 	t.Logf("terms:\n%s", joinLines(ts))
 	t.Logf("%d terms; %d of %d gaps checked exactly; tasks were running at %d of %d kills", len(ts), n, kills, running, kills)

@@ -71,6 +71,7 @@ type proc struct {
 	exited  chan struct{}
 	mu      sync.Mutex
 	died    time.Time // when it was seen dead (kill9, stop or exit)
+	killed  time.Time // when kill9 sent SIGKILL (it could not act after)
 }
 
 func startProc(t testing.TB, name, logPath, bin string, args ...string) *proc {
@@ -113,7 +114,9 @@ func (p *proc) running() bool {
 // kill9 sends SIGKILL and returns once the process is gone, with the
 // instant it was seen gone (what it did ends before that).
 func (p *proc) kill9() time.Time {
-	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process dies all the same; be explicit
+	p.mu.Lock()
+	p.killed = time.Now()
+	p.mu.Unlock()
 	_ = p.cmd.Process.Kill()
 	<-p.exited
 	return p.diedAt()
@@ -123,6 +126,12 @@ func (p *proc) diedAt() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.died
+}
+
+func (p *proc) killedAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
 }
 
 // stop ends the process with SIGTERM, SIGKILL after stopGrace. Idempotent.

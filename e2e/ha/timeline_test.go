@@ -95,6 +95,26 @@ func parseTerms(log string) []term {
 	return out
 }
 
+// acting ends each term killed with SIGKILL when the signal was sent (the
+// process could do nothing after it; terms() ends it when it was seen
+// dead, later): the span in which it could commit a fire.
+func (c *cluster) acting(ts []term) []term {
+	out := append([]term(nil), ts...)
+	for i, tm := range out {
+		if tm.how != "killed" {
+			continue
+		}
+		for _, in := range c.instances() {
+			if in.name == tm.inst && tm.life < len(in.lives) {
+				if k := in.lives[tm.life].killedAt(); !k.IsZero() && k.Before(tm.end) {
+					out[i].end = k
+				}
+			}
+		}
+	}
+	return out
+}
+
 // overlaps returns every pair of terms that overlap in time: more than one
 // leader at some instant.
 func overlaps(ts []term) []string {
