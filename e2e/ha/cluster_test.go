@@ -41,6 +41,9 @@ func newCluster(t *testing.T, zk string, session time.Duration) *cluster {
 	}
 	c.mesos = startMesosLocal(t, dir)
 	t.Cleanup(func() {
+		if keep := os.Getenv("EJ_HA_LOGS"); keep != "" {
+			c.keepLogs(filepath.Join(keep, t.Name()))
+		}
 		if t.Failed() {
 			if rs, err := os.ReadFile(filepath.Join(c.out, "runs.log")); err == nil {
 				t.Logf("runs.log:\n%s", tail(string(rs), 200))
@@ -53,6 +56,21 @@ func newCluster(t *testing.T, zk string, session time.Duration) *cluster {
 		}
 	})
 	return c
+}
+
+// keepLogs copies the processes' logs and runs.log to dir (EJ_HA_LOGS=DIR
+// keeps them for every test, passed or failed).
+func (c *cluster) keepLogs(dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Logf("keep logs: %v", err)
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(c.dir, "*.log"))
+	for _, f := range append(files, filepath.Join(c.out, "runs.log")) {
+		if b, err := os.ReadFile(f); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+		}
+	}
 }
 
 // instance is one scheduler of the cluster across its restarts (lives).

@@ -17,5 +17,6 @@
 //
 // The tests need EJ_TEST_ZK_ENSEMBLE (scripts/services.sh start-ensemble
 // DIR; . DIR/ensemble.env), except the quorum test, which starts and stops
-// an ensemble of its own; in CI (CI set) they never skip.
+// an ensemble of its own; in CI (CI set) they never skip. EJ_HA_LOGS=DIR
+// keeps every process's log and the jobs' runs.log of each test in DIR.
 package ha
