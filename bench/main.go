@@ -7,7 +7,7 @@
 //
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, package, apply, gobench
+//	                                    # latency, throughput, package, apply, ha, gobench
 package main
 
 import (
@@ -43,9 +43,13 @@ type options struct {
 	executorPath  string
 	schedulerArgs []string
 	packageMB     int
+	haKills       int // leader kills at a 2 s session timeout
+	haKillsSlow   int // leader kills at the default 15 s
+	haWrites      int
+	haJobs        int
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "gobench"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "gobench"}
 
 func main() {
 	var o options
@@ -64,6 +68,10 @@ func main() {
 	flag.DurationVar(&o.tputWindow, "tput-window", 30*time.Second, "throughput measurement window")
 	flag.IntVar(&o.packageMB, "package-mb", 100, "payload size in MB of the package scenario's upload")
 	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
+	flag.IntVar(&o.haKills, "ha-kills", 5, "leader kills at a 2 s session timeout (ha)")
+	flag.IntVar(&o.haKillsSlow, "ha-kills-default", 2, "leader kills at the default 15 s session timeout (ha)")
+	flag.IntVar(&o.haWrites, "ha-writes", 300, "sequential writes each to the leader and to a standby (ha)")
+	flag.IntVar(&o.haJobs, "ha-jobs", 10_000, "job registrations on the ZooKeeper registry through the leader, and as many through a standby (ha)")
 	flag.Parse()
 	o.only = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
@@ -89,9 +97,9 @@ func main() {
 		o.binDir = abs
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
-	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"]
+	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"]
 	if needBin {
-		for _, b := range []string{"scheduler", "executor"} {
+		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
 				fmt.Fprintf(os.Stderr, "%s/%s not found: run make build first\n", o.binDir, b)
 				os.Exit(2)
@@ -126,6 +134,9 @@ func main() {
 	}
 	if o.only["apply"] {
 		steps = append(steps, step{"apply", runApply})
+	}
+	if o.only["ha"] {
+		steps = append(steps, step{"ha", runHA})
 	}
 	if o.only["gobench"] {
 		steps = append(steps, step{"gobench", runGoBench})
