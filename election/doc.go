@@ -15,7 +15,7 @@
 //     server can expire its session and another candidate can win;
 //   - when its node disappears or the session expires;
 //   - when its lease lapses: the leader confirms its node every
-//     SessionTimeout/6 and its term is valid only for SessionTimeout/3 after
+//     SessionTimeout/9 and its term is valid only for SessionTimeout/3 after
 //     the send time of the last confirmed check (measured on the injected,
 //     monotonic clock). The term ends when the lease lapses (a timer watches
 //     it), so a leader cut off from ZooKeeper stops at a third of the session
