@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"net/http"
 	"testing"
 
@@ -39,19 +40,16 @@ func TestFileAppURLAcceptedOnOneMachine(t *testing.T) {
 }
 
 func TestArtifactsServedWithoutAuth(t *testing.T) {
-	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write([]byte("binary:" + r.URL.Path))
-	})
+	srv, f, content := newArtifacts(t)
 	e := newEnv(t, withCreds(api.Credentials{AdminUser: "admin", AdminPassword: "pw"}),
-		func(o *api.Options, _ *api.Credentials) { o.Artifacts = served })
-	r := e.must(http.StatusOK, http.MethodGet, "/artifacts/executor/abc/elasticjob-executor", "")
-	if string(r.Body) != "binary:/artifacts/executor/abc/elasticjob-executor" {
+		func(o *api.Options, _ *api.Credentials) { o.Artifacts = srv })
+	r := e.must(http.StatusOK, http.MethodGet, f.Path(), "")
+	if !bytes.Equal(r.Body, content) {
 		t.Fatalf("body = %q", r.Body)
 	}
-	e.must(http.StatusOK, http.MethodHead, "/artifacts/executor/abc/elasticjob-executor", "")
+	e.must(http.StatusOK, http.MethodHead, f.Path(), "")
 	e.wantError(e.request(http.MethodGet, "/api/app/list", ""), http.StatusUnauthorized)
-	if r := newEnv(t).request(http.MethodGet, "/artifacts/executor/abc/x", ""); r.Code != http.StatusNotFound {
+	if r := newEnv(t).request(http.MethodGet, f.Path(), ""); r.Code != http.StatusNotFound {
 		t.Fatalf("without Options.Artifacts: %d, want 404", r.Code)
 	}
 }

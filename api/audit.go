@@ -198,12 +198,15 @@ func (s *Server) searchAudit(c *gin.Context) {
 }
 
 // routeKind is the kind of thing a route writes: the segment after /api/
-// (app, job, workflow, …), "" for the others.
+// (app, job, workflow, …; jobs for the practice guide's aliases), "" for
+// the others.
 func routeKind(route string) string {
 	seg, _, _ := strings.Cut(strings.TrimPrefix(route, "/api/"), "/")
 	switch seg {
 	case "app", "job", "workflow":
 		return seg
+	case "jobs":
+		return "job"
 	}
 	return ""
 }

@@ -90,4 +90,9 @@ func TestRegistrationRefusesACronThatNeverFires(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", `{"jobName":"ok","appName":"app","cron":"0 0 0 29 2 ?"}`)
 	e.wantError(e.request(http.MethodPut, "/api/job/update", `{"jobName":"ok","cron":"0 0 0 31 4 ?"}`),
 		http.StatusBadRequest, "never fires")
+	// The practice guide's register refuses it too, before it creates the app.
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register",
+		`{"jobName":"guide","cron":"0 0 0 1 1 ? 2020","timeZone":"UTC","jarPath":"http://repo/x.jar","bootstrapScript":"bin/start.sh"}`),
+		http.StatusBadRequest, `never fires after 2024-03-01 12:00:00 UTC`)
+	e.wantError(e.request(http.MethodGet, "/api/app/guide", ""), http.StatusNotFound, "Cannot find app 'guide'")
 }

@@ -18,14 +18,17 @@
 //     components/parameters, components/schemas and, for errors,
 //     components/responses, listing every status it can answer ("500"
 //     always; "401" unless it is open; "403" for writes and admin-only
-//     reads; "400" with a name in the path; "413" when it reads a body);
+//     reads; "503" for writes, which go to the elected leader; "400" with
+//     a name in the path; "413" when it reads a body);
 //  3. run go test ./api/. TestOpenAPIDescribesEveryRoute walks
 //     engine.Routes() and names routes the document misses and documented
-//     operations no route serves; every request the api tests send goes
-//     through env.request, which validates the response (status, headers,
-//     content type, body) against the document with libopenapi-validator
-//     (contract_test.go); a write route also needs a case in writeCases
-//     (audit_test.go), which checks its audit row.
+//     operations no route serves; TestOpenAPIConventions checks that
+//     each operation lists the codes above of its kind; every request the
+//     api tests send goes through env.request, which validates the
+//     response (status, headers, content type, body) against the document
+//     with libopenapi-validator (contract_test.go); a write route also
+//     needs a case in writeCases (audit_test.go), which checks its audit
+//     row.
 //
 // # Audit log
 //

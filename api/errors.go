@@ -61,6 +61,7 @@ var statusOf = []struct {
 	{ErrForbidden, http.StatusForbidden},
 	{ErrUnavailable, http.StatusServiceUnavailable},
 	{registry.ErrFenced, http.StatusServiceUnavailable},
+	{store.ErrUnavailable, http.StatusServiceUnavailable},
 }
 
 // writeError maps err to a status code and writes {"message": …}. The
@@ -78,6 +79,9 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	}
 	if code == http.StatusInternalServerError {
 		log.Error("api: internal error", "method", c.Request.Method, "path", c.FullPath(), "err", err)
+	}
+	if code == http.StatusServiceUnavailable && c.Writer.Header().Get("Retry-After") == "" {
+		c.Header("Retry-After", "1") // leadership moving or the registry out of reach: a retry shortly may succeed
 	}
 	// A caller that used a bearer token gets a Bearer challenge, so a
 	// console's expired token never raises the browser's password box.

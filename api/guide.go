@@ -93,6 +93,9 @@ func (s *Server) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app
 	if err := job.Validate(); err != nil {
 		return job, nil, err
 	}
+	if err := job.CheckFires(s.clock.Now(), s.location); err != nil {
+		return job, nil, err // as POST /api/job/register
+	}
 	if err := validName("jobName", job.JobName); err != nil {
 		return job, nil, err
 	}
@@ -177,8 +180,8 @@ func (s *Server) guideStart(c *gin.Context) {
 			return
 		}
 		req.JobParameter, req.IdempotencyKey = opts.JobParameter, opts.IdempotencyKey
-		if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
-			writeError(c, s.log, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest))
+		if err := checkRunOptions(req); err != nil {
+			writeError(c, s.log, err)
 			return
 		}
 	}
@@ -288,7 +291,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 		return st, err
 	}
 	if st.State != StatePaused {
-		st.NextFireTime = nextFire(job, s.clock.Now())
+		st.NextFireTime = nextFire(job, s.clock.Now(), s.location)
 	}
 	return st, nil
 }
@@ -350,13 +353,14 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 	return err
 }
 
-// nextFire is the job's next cron fire after now (nil without a cron).
-func nextFire(job jobs.Config, now time.Time) *time.Time {
+// nextFire is the job's next cron fire after now (nil without a cron),
+// in the job's zone or else the scheduler's (as the producer fires it).
+func nextFire(job jobs.Config, now time.Time, schedulerZone *time.Location) *time.Time {
 	sch, err := job.Schedule()
 	if err != nil || sch == nil {
 		return nil
 	}
-	loc, err := job.Location(time.Local)
+	loc, err := job.Location(schedulerZone)
 	if err != nil {
 		return nil
 	}

@@ -3,8 +3,11 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -81,6 +84,37 @@ func TestGuideControl(t *testing.T) {
 	golden(t, "guide_resume", r.Body)
 	e.wantError(e.request(http.MethodPost, "/api/jobs/nope/pause", ""), http.StatusNotFound, "Cannot find job 'nope'")
 	e.wantError(e.request(http.MethodGet, "/api/jobs/nope/status", ""), http.StatusNotFound, "Cannot find job 'nope'")
+}
+
+// start takes the options POST /api/job/trigger takes, with its limits.
+func TestGuideStartChecksItsOptions(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterBody)
+	long := strings.Repeat("x", 4097)
+	e.wantError(e.request(http.MethodPost, "/api/jobs/data-sync-job/start", `{"jobParameter":"`+long+`"}`),
+		http.StatusBadRequest, "jobParameter must be at most 4096 bytes")
+	e.wantError(e.request(http.MethodPost, "/api/jobs/data-sync-job/start", `{"idempotencyKey":"a b"}`),
+		http.StatusBadRequest, "idempotencyKey")
+	if q, _ := e.reg.ReadyQueue(context.Background()); len(q) != 0 {
+		t.Fatalf("refused starts queued %+v", q)
+	}
+	e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", `{"jobParameter":"`+long[:4096]+`"}`)
+}
+
+// A job without timeZone fires in the scheduler's time_zone, and its
+// status says when in that zone.
+func TestGuideStatusNextFireInTheSchedulersZone(t *testing.T) {
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Location = shanghai })
+	e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", strings.Replace(guideRegisterBody, `"timeZone": "UTC"`, `"description": ""`, 1))
+	st := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/jobs/data-sync-job/status", ""))
+	// t0 is 20:00 in Shanghai: the next 02:00 there is 18:00 UTC the same day.
+	if st["nextFireTime"] != "2024-03-01T18:00:00Z" {
+		t.Errorf("nextFireTime = %v, want 2024-03-01T18:00:00Z", st["nextFireTime"])
+	}
 }
 
 func TestGuideStatus(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
@@ -43,6 +44,7 @@ type fakeOps struct {
 	reconErr   error
 	logErr     error
 	sandboxes  []api.Sandbox
+	capacity   api.Capacity
 }
 
 func (f *fakeOps) Wake() { f.mu.Lock(); f.wakes++; f.mu.Unlock() }
@@ -70,6 +72,12 @@ func (f *fakeOps) Cluster(context.Context) (any, error) {
 	return map[string]any{"leader": "127.0.0.1:8899"}, nil
 }
 
+func (f *fakeOps) Capacity(context.Context) (api.Capacity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.capacity, nil
+}
+
 func (f *fakeOps) Wakes() int { f.mu.Lock(); defer f.mu.Unlock(); return f.wakes }
 
 var _ api.Operations = (*fakeOps)(nil)
@@ -95,6 +103,20 @@ func withoutOps() envOpt { return func(o *api.Options, _ *api.Credentials) { o.O
 
 func withMaxBody(n int64) envOpt {
 	return func(o *api.Options, _ *api.Credentials) { o.MaxBodyBytes = n }
+}
+
+// withPackages hosts packages in a temp dir (PUT /api/app/{appName}/package
+// and GET/HEAD /packages/…).
+func withPackages(t *testing.T) envOpt {
+	return func(o *api.Options, _ *api.Credentials) {
+		host, err := packages.New(packages.Options{Dir: filepath.Join(t.TempDir(), "packages"),
+			Key: []byte("0123456789abcdef0123456789abcdef"), Base: "http://127.0.0.1:8899"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(host.Close)
+		o.Packages = host
+	}
 }
 
 func newEnv(t *testing.T, opts ...envOpt) *env {

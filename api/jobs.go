@@ -40,7 +40,10 @@ func (s *Server) registerJob(c *gin.Context) {
 		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
 			return err
 		}
-		return validName("jobName", cfg.JobName)
+		if err := validName("jobName", cfg.JobName); err != nil {
+			return err
+		}
+		return s.checkFits(c, cfg)
 	}, s.reg.AddJob)
 }
 
@@ -76,7 +79,10 @@ func (s *Server) updateJob(c *gin.Context) {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
-		return cfg.CheckFires(s.clock.Now(), s.location)
+		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
+			return err
+		}
+		return s.checkFits(c, cfg)
 	}, s.reg.UpdateJob)
 }
 
@@ -160,6 +166,9 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if s.committed != nil && !duplicate {
+		s.committed(req.JobName, now, s.clock.Now())
+	}
 	if s.ops != nil && !duplicate {
 		s.ops.Wake()
 	}
@@ -167,6 +176,9 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 }
 
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// maxJobParameter bounds a trigger's jobParameter, in bytes.
+const maxJobParameter = 4096
 
 func parseTrigger(body []byte) (triggerRequest, bool, error) {
 	var req triggerRequest
@@ -185,13 +197,18 @@ func parseTrigger(body []byte) (triggerRequest, bool, error) {
 	if err := validName("jobName", req.JobName); err != nil {
 		return req, true, err
 	}
+	return req, true, checkRunOptions(req)
+}
+
+// checkRunOptions checks a trigger's idempotencyKey and jobParameter.
+func checkRunOptions(req triggerRequest) error {
 	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
-		return req, true, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
+		return fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
 	}
-	if req.JobParameter != nil && len(*req.JobParameter) > 4096 {
-		return req, true, fmt.Errorf("%w: jobParameter must be at most 4096 bytes", ErrBadRequest)
+	if req.JobParameter != nil && len(*req.JobParameter) > maxJobParameter {
+		return fmt.Errorf("%w: jobParameter must be at most %d bytes", ErrBadRequest, maxJobParameter)
 	}
-	return req, true, nil
+	return nil
 }
 
 // triggerable checks that a job exists, is TRANSIENT and is enabled.
@@ -331,9 +348,18 @@ func (s *Server) readyTasks(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	why, err := s.reg.WaitingReasons(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	out := make([]gin.H, 0, len(q))
 	for _, r := range q {
-		out = append(out, gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since})
+		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
+		if w, ok := why[registry.WaitingKey("ready", r.Job, 0)]; ok {
+			row["waiting"] = w
+		}
+		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -344,9 +370,18 @@ func (s *Server) failoverTasks(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	why, err := s.reg.WaitingReasons(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	out := make([]gin.H, 0, len(q))
 	for _, f := range q {
-		out = append(out, gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since})
+		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
+		if w, ok := why[registry.WaitingKey("failover", f.Job, f.Item)]; ok {
+			row["waiting"] = w
+		}
+		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
 }

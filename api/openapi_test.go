@@ -39,8 +39,8 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 // TestOpenAPIDescribesEveryRoute walks the router: every route must be in
 // the document, and every documented operation must be a route.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	e := newEnv(t, withMetrics(), withHistory(&fakeHistory{}), withAudit(newAuditLog(t)),
-		func(o *api.Options, _ *api.Credentials) { o.Artifacts = http.NotFoundHandler() })
+	e := newEnv(t, withMetrics(), withHistory(&fakeHistory{}), withAudit(newAuditLog(t)), withPackages(t),
+		func(o *api.Options, _ *api.Credentials) { o.Artifacts = http.NotFoundHandler(); o.Pprof = true })
 	routes := map[string]bool{}
 	for _, rt := range e.h.(*gin.Engine).Routes() {
 		routes[rt.Method+" "+ginParam.ReplaceAllString(rt.Path, "{$1}")] = true
@@ -73,6 +73,41 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	}
 	if len(routes) < 40 {
 		t.Errorf("only %d routes walked; the walk is broken", len(routes))
+	}
+}
+
+// The document keeps its conventions (api/doc.go): "500" everywhere; on
+// /api, "401" unless the operation is open; every write (which goes to the
+// elected leader) "503", and "403" unless it is open.
+func TestOpenAPIConventions(t *testing.T) {
+	c := mustContract(t)
+	ops := 0
+	for path, item := range c.model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			ops++
+			name := strings.ToUpper(method) + " " + path
+			has := func(code string) bool { return op.Responses != nil && op.Responses.Codes.GetOrZero(code) != nil }
+			open := op.Security != nil && len(op.Security) == 0
+			write := method != "get" && method != "head"
+			want := []string{"500"}
+			if strings.HasPrefix(path, "/api/") && !open {
+				want = append(want, "401")
+			}
+			if write && strings.HasPrefix(path, "/api/") && path != "/api/login" { // forwarded writes (a login changes nothing shared)
+				want = append(want, "503")
+			}
+			if write && !open {
+				want = append(want, "403")
+			}
+			for _, code := range want {
+				if !has(code) {
+					t.Errorf("%s does not list %s", name, code)
+				}
+			}
+		}
+	}
+	if ops < 40 {
+		t.Fatalf("only %d operations read", ops)
 	}
 }
 

@@ -92,6 +92,7 @@ func (e *pkgEnv) put(path string, body io.Reader, contentType string, hdr ...str
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	mustContract(e.t).check(e.t, req, resp.StatusCode, resp.Header, b)
 	return resp.StatusCode, b
 }
 
@@ -129,15 +130,32 @@ func (e *pkgEnv) files() []string {
 
 func sum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
 
+// get fetches url without credentials, as an agent does.
 func get(t *testing.T, url string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, b := fetch(t, http.MethodGet, url)
+	return resp.StatusCode, b
+}
+
+// fetch sends one request without credentials (headers as name, value
+// pairs) and checks the answer against the OpenAPI document.
+func fetch(t *testing.T, method, url string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	mustContract(t).check(t, req, resp.StatusCode, resp.Header, b)
+	return resp, b
 }
 
 func TestUploadRawSetsAppURLAndServesThePackage(t *testing.T) {
@@ -331,6 +349,7 @@ func (e *pkgEnv) send(method, path, body string) (int, []byte) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	mustContract(e.t).check(e.t, req, resp.StatusCode, resp.Header, b)
 	return resp.StatusCode, b
 }
 
@@ -356,5 +375,52 @@ func TestSlowUploadOutlivesTheReadTimeout(t *testing.T) {
 	code, b := e.put("/api/app/my_app/package", &slowBody{n: 8, pause: 100 * time.Millisecond}, "application/octet-stream")
 	if code != http.StatusOK || !strings.Contains(string(b), `"size":80`) {
 		t.Fatalf("slow upload = %d %s", code, b)
+	}
+}
+
+// Agents download with GET and HEAD, ranges and conditional requests; every
+// answer is as the OpenAPI document says (fetch checks it).
+func TestPackageDownloadAsDocumented(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	content := bytes.Repeat([]byte("0123456789"), 1000)
+	var ans api.PackageAnswer
+	if err := json.Unmarshal(e.upload(http.StatusOK, "/api/app/my_app/package?filename=app.tgz", content), &ans); err != nil {
+		t.Fatal(err)
+	}
+	etag := `"` + sum(content) + `"`
+	resp, b := fetch(t, http.MethodGet, ans.AppURL)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(b, content) || resp.Header.Get("ETag") != etag ||
+		resp.Header.Get("X-Content-SHA256") != sum(content) {
+		t.Fatalf("GET = %d, %d bytes, headers %v", resp.StatusCode, len(b), resp.Header)
+	}
+	if resp, b = fetch(t, http.MethodHead, ans.AppURL); resp.StatusCode != http.StatusOK || len(b) != 0 || resp.ContentLength != int64(len(content)) {
+		t.Errorf("HEAD = %d, body %d bytes, Content-Length %d", resp.StatusCode, len(b), resp.ContentLength)
+	}
+	if resp, b = fetch(t, http.MethodGet, ans.AppURL, "Range", "bytes=10-19"); resp.StatusCode != http.StatusPartialContent || string(b) != "0123456789" {
+		t.Errorf("range = %d %q", resp.StatusCode, b)
+	}
+	if resp, _ = fetch(t, http.MethodGet, ans.AppURL, "Range", "bytes=20000-"); resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+		t.Errorf("range past the end = %d", resp.StatusCode)
+	}
+	if resp, _ = fetch(t, http.MethodGet, ans.AppURL, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match = %d", resp.StatusCode)
+	}
+	if resp, _ = fetch(t, http.MethodGet, ans.AppURL, "If-Match", `"other"`); resp.StatusCode != http.StatusPreconditionFailed {
+		t.Errorf("If-Match = %d", resp.StatusCode)
+	}
+	wrongToken := strings.Replace(ans.AppURL, "/"+sum(content)+"/", "/"+sum(content)+"/"+strings.Repeat("0", 32)+"/x/", 1)
+	wrongToken = wrongToken[:strings.Index(wrongToken, "/x/")] + "/app.tgz"
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		if resp, _ = fetch(t, m, wrongToken); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s with a wrong token = %d", m, resp.StatusCode)
+		}
+	}
+	// Not the route's shape, or not its method: the router's JSON errors.
+	if resp, b = fetch(t, http.MethodGet, e.srv.URL+"/packages/"+sum(content)+"/app.tgz"); resp.StatusCode != http.StatusNotFound ||
+		!strings.Contains(string(b), "no such endpoint") {
+		t.Errorf("two segments = %d %s", resp.StatusCode, b)
+	}
+	if resp, _ = fetch(t, http.MethodPost, ans.AppURL); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST = %d", resp.StatusCode)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,16 @@ type Operations interface {
 	TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (LogChunk, error)
 	// Cluster describes the leader, standbys and agents.
 	Cluster(ctx context.Context) (any, error)
+	// Capacity sums up the agents Mesos knows (for the registration check
+	// that a job can ever fit); Agents == 0 when none is known.
+	Capacity(ctx context.Context) (Capacity, error)
+}
+
+// Capacity is what the cluster's agents hold in all (not what is free).
+type Capacity struct {
+	Agents                  int
+	LargestCPUs, LargestMem float64 // the largest agent's
+	TotalCPUs, TotalMem     float64
 }
 
 // Sandbox is one executor's sandbox.
@@ -84,8 +95,16 @@ type Options struct {
 	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
 	Location *time.Location
 	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
-	// uploads, and GET/HEAD /packages/… serves them without authentication.
+	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
+	// without authentication.
 	Packages Packages
+	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
+	// block and mutex sampling (pprof.go); off: the routes do not exist.
+	Pprof bool
+	// TriggerCommitted, when set, is told of every execution a trigger
+	// queued: when (the ready entry's time, taken as its commit began) and
+	// when the commit returned; the launch-path metrics' first stage.
+	TriggerCommitted func(job string, queued, committed time.Time)
 }
 
 // Server holds the handlers' dependencies.
@@ -107,6 +126,7 @@ type Server struct {
 	pkgs       Packages
 	location   *time.Location
 	hist       History
+	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -132,7 +152,7 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, hist: o.History}
+		pkgs: o.Packages, location: o.Location, hist: o.History, committed: o.TriggerCommitted}
 	if s.peerHTTP == nil {
 		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
@@ -168,13 +188,19 @@ func New(o Options) http.Handler {
 		r.GET("/metrics", gin.WrapH(o.Metrics))
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	if o.Pprof {
+		EnableProfiling()
+		s.pprofRoutes(r)
+	}
 	if o.Artifacts != nil {
 		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 	}
 	if o.Packages != nil {
-		r.GET("/packages/*path", gin.WrapH(o.Packages))
-		r.HEAD("/packages/*path", gin.WrapH(o.Packages))
+		// The handler reads the same three segments from the path itself
+		// (packages.Links); explicit params keep the route documented.
+		r.GET("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
+		r.HEAD("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
 	}
 	if o.Web != nil {
 		serveWeb(r, o.Web)
@@ -193,7 +219,7 @@ func serveWeb(r *gin.Engine, web fs.FS) {
 	files := http.FileServer(http.FS(web))
 	r.NoRoute(func(c *gin.Context) {
 		p := c.Request.URL.Path
-		if len(p) >= 5 && p[:5] == "/api/" {
+		if notConsole(p) {
 			c.JSON(http.StatusNotFound, gin.H{"message": "no such endpoint: " + c.Request.Method + " " + p})
 			return
 		}
@@ -206,6 +232,19 @@ func serveWeb(r *gin.Engine, web fs.FS) {
 		}
 		files.ServeHTTP(c.Writer, c.Request)
 	})
+}
+
+// notConsole reports whether a path belongs to the API or to the files
+// agents download: an unknown one is a 404, never the console's index.html
+// (a mistyped package URL must not hand an agent an HTML page as its
+// package).
+func notConsole(p string) bool {
+	for _, prefix := range []string{"/api/", "/packages/", "/artifacts/"} {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func trimSlash(p string) string {

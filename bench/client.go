@@ -130,15 +130,22 @@ type histogram struct {
 	sum   float64
 }
 
-func (m metricSet) histogram(name string) histogram {
+// histogram reads a histogram; labels (`k="v"`, as printed, before le)
+// select one series of a labelled histogram.
+func (m metricSet) histogram(name string, labels ...string) histogram {
 	var h histogram
 	type b struct{ le, n float64 }
 	var bs []b
+	sel := strings.Join(labels, ",")
+	prefix, count, sum := name+"_bucket{le=\"", name+"_count", name+"_sum"
+	if sel != "" {
+		prefix, count, sum = name+"_bucket{"+sel+",le=\"", count+"{"+sel+"}", sum+"{"+sel+"}"
+	}
 	for k, v := range m {
-		if !strings.HasPrefix(k, name+"_bucket{le=\"") {
+		if !strings.HasPrefix(k, prefix) {
 			continue
 		}
-		s := strings.TrimSuffix(strings.TrimPrefix(k, name+"_bucket{le=\""), "\"}")
+		s := strings.TrimSuffix(strings.TrimPrefix(k, prefix), "\"}")
 		le, err := strconv.ParseFloat(s, 64) // "+Inf" parses as +Inf
 		if err != nil {
 			continue
@@ -150,8 +157,8 @@ func (m metricSet) histogram(name string) histogram {
 		h.le = append(h.le, x.le)
 		h.cum = append(h.cum, x.n)
 	}
-	h.count = m[name+"_count"]
-	h.sum = m[name+"_sum"]
+	h.count = m[count]
+	h.sum = m[sum]
 	return h
 }
 

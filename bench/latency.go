@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,6 +189,7 @@ func latencySeries(ctx context.Context, o options, r *report, name string, cold 
 	r.add(sc, "ready → ACCEPT p50 (interpolated)", ms(a50), "≤ 2 ms", le(a50, .002))
 	r.add(sc, "ready → ACCEPT p99 (interpolated; bucket ≤)", ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
 	r.add(sc, "trigger request p50 / p99", ms(percentile(reqLat, .5))+" / "+ms(percentile(reqLat, .99)), "", nil)
+	addStages(r, sc, m0, m1)
 	if !cold {
 		ov := startOverhead(50)
 		r.add(sc, "sh + `date` start overhead (local exec → timestamp, p50)", ms(ov), "included above", nil)
@@ -196,4 +198,36 @@ func latencySeries(ctx context.Context, o options, r *report, name string, cold 
 		r.note(fmt.Sprintf("latency/cold: %d triggers never recorded a start within 15 s", misses))
 	}
 	return nil
+}
+
+// launchStages are the scheduler's launch-path stages
+// (elasticjob_launch_stage_seconds{stage}), in order, with what each
+// spans; see the README's Metrics paragraph.
+var launchStages = []struct{ name, what string }{
+	{"commit", "API commit (trigger's ready entry)"},
+	{"seen", "committed → ready entry seen by the leader"},
+	{"accept", "seen → ACCEPT sent"},
+	{"agent", "ACCEPT → executor got the LAUNCH"},
+	{"executor", "LAUNCH → process start begun"},
+	{"fork", "fork+exec of the job's process"},
+	{"running", "process started → TASK_RUNNING at the scheduler"},
+}
+
+// addStages prints each launch-path stage's p50 and p99 (interpolated in
+// the histogram's buckets) and mean over the observations between two
+// scrapes.
+func addStages(r *report, sc string, m0, m1 metricSet) {
+	const name = "elasticjob_launch_stage_seconds"
+	for _, st := range launchStages {
+		sel := `stage="` + st.name + `"`
+		h := m1.histogram(name, sel).minus(m0.histogram(name, sel))
+		p50, _ := h.quantile(.5)
+		p99, _ := h.quantile(.99)
+		mean := math.NaN()
+		if h.count > 0 {
+			mean = h.sum / h.count
+		}
+		r.add(sc, fmt.Sprintf("stage %s (%s) p50 / p99 / mean", st.name, st.what),
+			fmt.Sprintf("%s / %s / %s (%.0f)", ms(p50), ms(p99), ms(mean), h.count), "", nil)
+	}
 }

@@ -7,7 +7,7 @@
 //
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, package, apply, workflow, gobench
+//	                                    # latency, throughput, package, apply, ha, workflow, gobench
 package main
 
 import (
@@ -43,11 +43,15 @@ type options struct {
 	executorPath  string
 	schedulerArgs []string
 	packageMB     int
+	haKills       int // leader kills at a 2 s session timeout
+	haKillsSlow   int // leader kills at the default 15 s
+	haWrites      int
+	haJobs        int
 	wfRuns        int
 	wfConcurrent  int
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "workflow", "gobench"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench"}
 
 func main() {
 	var o options
@@ -68,6 +72,10 @@ func main() {
 	flag.IntVar(&o.wfRuns, "wf-runs", 30, "sequential runs of the 10-node chain (the fan-out gets a quarter) in the workflow scenario")
 	flag.IntVar(&o.wfConcurrent, "wf-concurrent", 200, "concurrent runs of the 10-node chain in the workflow scenario")
 	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
+	flag.IntVar(&o.haKills, "ha-kills", 5, "leader kills at a 2 s session timeout (ha)")
+	flag.IntVar(&o.haKillsSlow, "ha-kills-default", 2, "leader kills at the default 15 s session timeout (ha)")
+	flag.IntVar(&o.haWrites, "ha-writes", 300, "sequential writes each to the leader and to a standby (ha)")
+	flag.IntVar(&o.haJobs, "ha-jobs", 10_000, "job registrations on the ZooKeeper registry through the leader, and as many through a standby (ha)")
 	flag.Parse()
 	o.only = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
@@ -93,10 +101,10 @@ func main() {
 		o.binDir = abs
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
-	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] ||
+	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
 		o.only["workflow"]
 	if needBin {
-		for _, b := range []string{"scheduler", "executor"} {
+		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
 				fmt.Fprintf(os.Stderr, "%s/%s not found: run make build first\n", o.binDir, b)
 				os.Exit(2)
@@ -131,6 +139,9 @@ func main() {
 	}
 	if o.only["apply"] {
 		steps = append(steps, step{"apply", runApply})
+	}
+	if o.only["ha"] {
+		steps = append(steps, step{"ha", runHA})
 	}
 	if o.only["workflow"] {
 		steps = append(steps, step{"workflow", runWorkflow})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Group is one cgroup, by its path below the hierarchy root. It may not
@@ -15,6 +16,9 @@ import (
 type Group struct {
 	h   *Hierarchy
 	rel string // slash-separated, no leading slash; "" is the root
+
+	mu      sync.Mutex
+	written map[string]string // control file → the value last written successfully
 }
 
 // Group returns the group at rel (e.g. "elasticjob/S0/c1") below the root.

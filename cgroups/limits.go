@@ -35,10 +35,20 @@ func Quota(cpus float64) int64 { return max(minQuota, int64(math.Round(cpus*CFSP
 // (e.g. a memory limit below what the group uses now) after trying all.
 func (g *Group) SetLimits(l Limits) error {
 	var errs []error
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.written == nil {
+		g.written = map[string]string{}
+	}
 	set := func(c, file, v string) {
-		if g.h.Has(c) {
-			errs = append(errs, write(g.Dir(c), file, v))
+		if !g.h.Has(c) || g.written[c+"/"+file] == v { // a limit rewritten unchanged costs syscalls per task
+			return
 		}
+		err := write(g.Dir(c), file, v)
+		if err == nil {
+			g.written[c+"/"+file] = v
+		}
+		errs = append(errs, err)
 	}
 	v1 := g.h.mode == V1
 	if l.MemoryBytes > 0 {

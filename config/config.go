@@ -73,6 +73,7 @@ type Config struct {
 	FireLead         time.Duration
 	LogLevel         string
 	Location         *time.Location
+	DebugPprof       bool // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
 }
 
 // setting is one row of the table every source is read through.
@@ -233,6 +234,7 @@ var settings = []setting{
 	{"fire_lead", "20ms", "commit each cron fire this long before its instant, held back until the instant, so the commit's cost does not delay the fire (0s: commit at the instant)", duration("fire_lead", func(c *Config) *time.Duration { return &c.FireLead })},
 	{"registry_sync", "full", "durability of the embedded registry: full fsyncs every commit (survives power loss); normal survives a killed scheduler but may lose the last commits on power loss, for lower latency", str(func(c *Config) *string { return &c.RegistrySync })},
 	{"log_level", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
+	{"debug_pprof", "false", "serve Go's profiles (CPU, heap, allocations, blocking, lock contention, goroutines, execution trace) at /debug/pprof/ to admins, and sample blocking and lock contention while on", boolean("debug_pprof", func(c *Config) *bool { return &c.DebugPprof })},
 }
 
 // ErrHelp is returned when --help was asked for (usage was printed).

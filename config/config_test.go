@@ -75,6 +75,7 @@ func TestDefaults(t *testing.T) {
 		{"mesos_secret", c.Mesos.Secret, ""}, {"advertise_url", c.Advertised(), "http://127.0.0.1:8899"},
 		{"allow_file_app_urls", c.AllowFileAppURLs, false}, {"remote agents", c.RemoteAgents(), false},
 		{"package_max_bytes", c.PackageMaxBytes, int64(1 << 30)}, {"package_gc_grace", c.PackageGCGrace, time.Hour},
+		{"debug_pprof", c.DebugPprof, false},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("default %s = %v, want %v", tc.key, tc.got, tc.want)
@@ -201,7 +202,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",
 		"mesos_principal": "ej", "mesos_secret": "s3cret", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
 		"zk_session_timeout": "4s", "reconcile_wait": "3s",
-		"package_max_bytes": "104857600", "package_gc_grace": "10m",
+		"package_max_bytes": "104857600", "package_gc_grace": "10m", "debug_pprof": "true",
 		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 	}

@@ -40,7 +40,7 @@ type Config struct {
 	ACL      []zk.ACL
 	Self     Member
 	// SessionTimeout is the ZooKeeper session timeout; the lease is a third
-	// of it, confirmed every sixth.
+	// of it, confirmed every ninth (two confirmations may be late before it lapses).
 	SessionTimeout time.Duration
 	Clock          clock.Clock
 	Log            *slog.Logger
@@ -80,7 +80,7 @@ func New(cfg Config) *Candidate {
 	if cfg.ACL == nil {
 		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
-	return &Candidate{cfg: cfg, lease: cfg.SessionTimeout / 3, every: cfg.SessionTimeout / 6,
+	return &Candidate{cfg: cfg, lease: cfg.SessionTimeout / 3, every: cfg.SessionTimeout / 9,
 		kick: make(chan struct{}, 1), terms: make(chan *Term, 1), watches: map[string]<-chan zk.Event{}}
 }
 

@@ -15,11 +15,14 @@
 //     server can expire its session and another candidate can win;
 //   - when its node disappears or the session expires;
 //   - when its lease lapses: the leader confirms its node every
-//     SessionTimeout/6 and its term is valid only for SessionTimeout/3 after
+//     SessionTimeout/9 and its term is valid only for SessionTimeout/3 after
 //     the send time of the last confirmed check (measured on the injected,
-//     monotonic clock). A leader that was paused (SIGSTOP, a long GC, a
-//     frozen VM) finds its lease lapsed the instant it runs again, before its
-//     ZooKeeper client has noticed anything, and must not act.
+//     monotonic clock). The term ends when the lease lapses (a timer watches
+//     it), so a leader cut off from ZooKeeper stops at a third of the session
+//     timeout even if its client is slow to notice. A leader that was paused
+//     (SIGSTOP, a long GC, a frozen VM) finds its lease lapsed the instant it
+//     runs again, before its ZooKeeper client has noticed anything, and must
+//     not act.
 //
 // Fencing: Term.Fence returns a Check of the term's election node, which the
 // registry prepends to every write the leader makes, so the write and the

@@ -48,7 +48,37 @@ func newTerm(parent context.Context, node string, seq int64, clk clock.Clock, le
 	ctx, cancel := context.WithCancelCause(parent)
 	t := &Term{ctx: ctx, cancel: cancel, node: node, seq: seq, began: clk.Now(), clk: clk, lease: lease}
 	t.lastOK.Store(confirmed.UnixNano())
+	if lease > 0 {
+		go t.watchLease()
+	}
 	return t
+}
+
+// watchLease ends the term the moment its lease lapses unconfirmed, whether
+// or not anything asks Valid: a leader cut off from ZooKeeper stops its
+// loops a third of the session timeout after its last confirmed check,
+// well before its session can expire and another candidate win, even when
+// its client is slow to notice that the connection is gone (a loaded
+// machine; the client's own timeout is two thirds of the session).
+func (t *Term) watchLease() {
+	timer := t.clk.NewTimer(t.untilLapse())
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-timer.C():
+			if t.Valid() != nil { // a lapsed lease ends the term
+				return
+			}
+			timer.Reset(t.untilLapse())
+		}
+	}
+}
+
+// untilLapse is how long the lease lasts from now.
+func (t *Term) untilLapse() time.Duration {
+	return time.Unix(0, t.lastOK.Load()).Add(t.lease).Sub(t.clk.Now())
 }
 
 // Context is done when the term ends; context.Cause says why.

@@ -16,7 +16,9 @@
 //
 // TASK_RUNNING and terminal updates carry a Report in TaskStatus.data
 // (hostname, ip, startTime, completeTime, exitCode): the scheduler writes
-// the execution log from it (scheduler/trace). The executor never talks to
+// the execution log from it (scheduler/trace). TASK_RUNNING also carries
+// launchTime (the LAUNCH arrived) and, for a forked process, forkTime (its
+// start began): the scheduler's launch-path stage metrics. The executor never talks to
 // the history database, so no database credentials reach agents.
 //
 // The task side (Pipeline) knows nothing of Mesos. Per task it prepares the

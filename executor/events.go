@@ -54,7 +54,7 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	e.tasks[id] = &task{info: info, cancel: cancel}
+	e.tasks[id] = &task{info: info, cancel: cancel, launched: time.Now()}
 	e.ranAny = true
 	e.unackedTasks[id] = info
 	e.updateLocked(id, mesos.TASK_STARTING, "")
@@ -62,7 +62,7 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 	go func() {
 		defer e.wg.Done()
 		defer cancel(nil)
-		out := e.runner.Run(ctx, id, info.Data, Hooks{Running: func() { e.running(id) }, Message: e.message,
+		out := e.runner.Run(ctx, id, info.Data, Hooks{Running: func() { e.running(id) }, Forking: func() { e.forking(id) }, Message: e.message,
 			Resources: taskResources(info.Resources)})
 		e.finish(id, out)
 	}()
@@ -70,15 +70,30 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 
 var terminal = map[State]mesos.TaskState{Finished: mesos.TASK_FINISHED, Failed: mesos.TASK_FAILED, Killed: mesos.TASK_KILLED}
 
-// running records the start time and sends TASK_RUNNING with a Report.
+// forking records when the task's process began to start.
+func (e *Executor) forking(id string) {
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t := e.tasks[id]; t != nil && t.forking.IsZero() {
+		t.forking = now
+	}
+}
+
+// running records the start time and sends TASK_RUNNING with a Report
+// (with the LAUNCH and fork times: the launch-path stages).
 func (e *Executor) running(id string) {
 	now := time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	r := Report{Hostname: e.hostname, IP: e.ip, StartTime: &now}
 	if t := e.tasks[id]; t != nil {
 		t.started = now
+		r.LaunchTime = &t.launched
+		if !t.forking.IsZero() {
+			r.ForkTime = &t.forking
+		}
 	}
-	r := Report{Hostname: e.hostname, IP: e.ip, StartTime: &now}
 	e.updateDataLocked(id, mesos.TASK_RUNNING, "", r.marshal())
 }
 

@@ -57,9 +57,11 @@ type Executor struct {
 }
 
 type task struct {
-	info    mesos.TaskInfo
-	cancel  context.CancelCauseFunc
-	started time.Time // when the process started (zero before)
+	info     mesos.TaskInfo
+	cancel   context.CancelCauseFunc
+	launched time.Time // when the LAUNCH arrived
+	forking  time.Time // when the process began to start (zero: none yet, or not a process)
+	started  time.Time // when the process started (zero before)
 }
 
 // New makes an Executor; Run starts it.

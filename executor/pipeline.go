@@ -47,6 +47,9 @@ type Outcome struct {
 type Hooks struct {
 	// Running is called once the job has started (TASK_RUNNING).
 	Running func()
+	// Forking, if set, is called just before a TRANSIENT task's process
+	// is started (the fork and exec that Running follows).
+	Forking func()
 	// Message sends a framework message (a daemon run report).
 	Message func(data []byte)
 	// Resources are the task's resources (TaskInfo.resources): the limits
@@ -114,7 +117,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 	if td.Job.JobExecutionType == jobs.Daemon {
 		return p.daemon(ctx, td, j, h, log)
 	}
-	res := runOnce(ctx, j, runReq{source: td.ExecutionSource, started: h.Running}, td.Job)
+	res := runOnce(ctx, j, runReq{source: td.ExecutionSource, started: h.Running, forking: h.Forking}, td.Job)
 	res = collectOutputs(taskDirOf(p.Sandbox, taskID), res)
 	log.Info("run ended", "state", res.State.String(), "message", res.Message)
 	return res

@@ -13,9 +13,16 @@ import (
 // it into the execution log (scheduler/trace): the executor reports through
 // the scheduler and never writes to the trace database, so no database
 // credentials are ever shipped to agents.
+//
+// TASK_RUNNING also carries when the executor received the LAUNCH
+// (launchTime) and, for a forked process, when it began starting it
+// (forkTime; startTime is when the start returned): the scheduler's
+// launch-path stage metrics (metrics.Stages) split a launch with them.
 type Report struct {
 	Hostname     string     `json:"hostname"`
 	IP           string     `json:"ip"`
+	LaunchTime   *time.Time `json:"launchTime,omitempty"`
+	ForkTime     *time.Time `json:"forkTime,omitempty"`
 	StartTime    *time.Time `json:"startTime,omitempty"`
 	CompleteTime *time.Time `json:"completeTime,omitempty"`
 	ExitCode     *int       `json:"exitCode,omitempty"`

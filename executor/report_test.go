@@ -19,7 +19,7 @@ func decodeReport(t *testing.T, data []byte) Report {
 	}
 	for k := range keys {
 		switch k {
-		case "hostname", "ip", "startTime", "completeTime", "exitCode":
+		case "hostname", "ip", "launchTime", "forkTime", "startTime", "completeTime", "exitCode":
 		default:
 			t.Fatalf("unexpected key %q in %s", k, data)
 		}
@@ -50,7 +50,14 @@ func TestStatusDataReportsHostTimesAndExitCode(t *testing.T) {
 	if run.StartTime == nil || run.CompleteTime != nil || run.ExitCode != nil {
 		t.Fatalf("RUNNING report %+v", run)
 	}
+	// The launch-path stages: LAUNCH received ≤ fork begun ≤ process started.
+	if run.LaunchTime == nil || run.ForkTime == nil || run.ForkTime.Before(*run.LaunchTime) || run.StartTime.Before(*run.ForkTime) {
+		t.Fatalf("RUNNING report's launch, fork and start times out of order or missing: %s", byState["ok:TASK_RUNNING"].Data)
+	}
 	fin := decodeReport(t, byState["ok:TASK_FINISHED"].Data)
+	if fin.LaunchTime != nil || fin.ForkTime != nil {
+		t.Fatalf("FINISHED report repeats the launch-path times: %+v", fin)
+	}
 	if fin.StartTime == nil || !fin.StartTime.Equal(*run.StartTime) || fin.CompleteTime == nil ||
 		fin.CompleteTime.Before(*fin.StartTime) || fin.ExitCode == nil || *fin.ExitCode != 0 {
 		t.Fatalf("FINISHED report %+v (running %+v)", fin, run)

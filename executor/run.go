@@ -27,6 +27,7 @@ type runReq struct {
 	id      string // run id: "1", "2", … within a daemon task; "1" for a transient task
 	source  jobs.ExecutionSource
 	started func() // called once the run has started; may be nil
+	forking func() // called just before a process is started; may be nil
 }
 
 func (r runReq) start() {
@@ -95,6 +96,9 @@ func (j *processJob) spec(source jobs.ExecutionSource) process.Spec {
 
 func (j *processJob) run(ctx context.Context, r runReq) Outcome {
 	pid := 0
+	if r.forking != nil {
+		r.forking()
+	}
 	res, err := process.Run(ctx, j.spec(r.source), func(p int) { pid = p; watchGroup(j.groups, p); r.start() })
 	unwatchGroup(j.groups, pid)
 	if err != nil {

@@ -19,6 +19,8 @@ type stream struct {
 	sess       *session
 	wd         *watchdog
 	subscribed bool
+	acks       chan ackReq   // acknowledgements of asynchronously handled updates
+	done       chan struct{} // closed when the stream ends
 }
 
 // handle dispatches one event; a non-nil error ends the stream.
@@ -92,10 +94,24 @@ func (s *stream) onError(msg string) error {
 	return fmt.Errorf("%w: %s", ErrMasterError, msg)
 }
 
-// onUpdate passes a status update to the handler and acknowledges it after a nil return.
+// onUpdate passes a status update to the handler and acknowledges it after a nil return (an
+// AsyncHandler's done(true)).
 func (s *stream) onUpdate(ctx context.Context, ev *event) {
 	ts := ev.GetUpdate().Status
 	st := toStatus(ts, ev)
+	if ah, ok := s.h.(AsyncHandler); ok {
+		uuid := ts.UUID
+		ah.UpdateAsync(ctx, st, func(handled bool) {
+			if !handled {
+				s.c.log.Warn("status update not handled, not acknowledged", "task_id", st.TaskID, "state", st.State)
+				return
+			}
+			if len(uuid) > 0 {
+				s.ack(ctx, st, uuid)
+			}
+		})
+		return
+	}
 	if err := s.h.Update(ctx, st); err != nil {
 		s.c.log.Warn("status update not handled, not acknowledged", "task_id", st.TaskID,
 			"state", st.State, "err", err)
@@ -142,4 +158,39 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// ackWorkers send acknowledgements concurrently with the event stream.
+const ackWorkers = 2
+
+type ackReq struct {
+	st   Status
+	uuid []byte
+}
+
+// ack queues the acknowledgement of an update handled asynchronously.
+func (s *stream) ack(ctx context.Context, st Status, uuid []byte) {
+	select {
+	case s.acks <- ackReq{st, uuid}:
+	case <-ctx.Done():
+	case <-s.done:
+	}
+}
+
+// runAcks sends queued acknowledgements until the stream ends; what is left
+// unacknowledged Mesos resends.
+func (s *stream) runAcks(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.done:
+			return
+		case a := <-s.acks:
+			if err := s.c.call(ctx, calls.Acknowledge(a.st.AgentID, a.st.TaskID, a.uuid)); err != nil {
+				s.c.log.Warn("acknowledge failed; Mesos will resend the update", "task_id", a.st.TaskID,
+					"state", a.st.State, "err", err)
+			}
+		}
+	}
 }

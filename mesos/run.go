@@ -121,8 +121,13 @@ func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, mov
 	sess.cancel = func() { cancel(nil) }
 	defer resp.Close()
 
-	s := &stream{c: c, h: h, sess: sess, wd: newWatchdog(sess.cancel, c.cfg.HeartbeatGrace)}
+	s := &stream{c: c, h: h, sess: sess, wd: newWatchdog(sess.cancel, c.cfg.HeartbeatGrace),
+		acks: make(chan ackReq, 1024), done: make(chan struct{})}
 	defer s.wd.stop()
+	defer close(s.done)
+	for range ackWorkers {
+		go s.runAcks(streamCtx)
+	}
 	defer func() {
 		if s.subscribed {
 			c.setSession(nil, "")

@@ -190,3 +190,13 @@ type Handler interface {
 	// Disconnected reports the loss of a live subscription; all outstanding offers are void.
 	Disconnected(ctx context.Context, err error)
 }
+
+// AsyncHandler is a Handler that takes status updates without making the event stream wait:
+// UpdateAsync returns at once and calls done later, with handled true once the update's state
+// change is committed; the client then acknowledges it (off the stream's goroutine). A handler
+// can so commit a burst of updates together. Updates of one task still arrive in order: Mesos
+// sends a task's next update only after the previous one is acknowledged.
+type AsyncHandler interface {
+	Handler
+	UpdateAsync(ctx context.Context, s Status, done func(handled bool))
+}

@@ -1,10 +1,22 @@
 // Package metrics exposes the scheduler's Prometheus metrics at /metrics:
-// tasks launched, finished and failed by job, the ready queue depth, offer
-// counts, cron fire lateness and the ready-to-ACCEPT latency.
+// tasks launched, relaunched and ended by job, the launch path by stage
+// (stages.go), runs (the failure streak and last duration by job,
+// runs.go), the ready queue depth, offer counts, cron fire lateness, the
+// ready-to-ACCEPT latency, leadership, and, read from the registry at
+// scrape time, running tasks and their resources by job, queue depths and
+// the age of the oldest waiting work (state.go).
+//
+// Label cardinality: the job label carries one value per job that
+// launched (counters), ran (last duration), runs now (running tasks and
+// resources) or fails (the streak, exported while above 0); no label
+// carries task ids, agents or times. Job-labelled gauges are kept by the
+// leader only: they are cleared when a term ends.
 package metrics
 
 import (
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/mesos"
@@ -14,22 +26,37 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Metrics implements scheduler.Observer on a private registry.
+// Metrics implements scheduler.Observer (and scheduler.DaemonObserver) on
+// a private registry.
 type Metrics struct {
-	reg        *prometheus.Registry
-	launched   *prometheus.CounterVec
-	ended      *prometheus.CounterVec
-	readyDepth prometheus.Gauge
-	offers     *prometheus.CounterVec
-	lateness   prometheus.Histogram
-	toAccept   prometheus.Histogram
-	leader     prometheus.Gauge
-	terms      prometheus.Counter
-	waiting    *prometheus.GaugeVec
-	reasons    map[string]bool // reasons set so far (reset to 0 when they clear)
+	reg          *prometheus.Registry
+	launched     *prometheus.CounterVec
+	relaunched   *prometheus.CounterVec
+	ended        *prometheus.CounterVec
+	readyDepth   prometheus.Gauge
+	offers       *prometheus.CounterVec
+	lateness     prometheus.Histogram
+	toAccept     prometheus.Histogram
+	leader       prometheus.Gauge
+	terms        prometheus.Counter
+	lastDuration *prometheus.GaugeVec
+	stageHist    *prometheus.HistogramVec
+	stages       stageObservers
+	leading      atomic.Bool
+
+	mu       sync.Mutex
+	pend     map[string]pending   // job → its ready entry's commit (stages.go)
+	accepted map[string]time.Time // task → when its ACCEPT was sent, until its first RUNNING
+	runs     map[string]*jobRun   // job → its run in progress and failure streak (runs.go)
+
+	waiting *prometheus.GaugeVec
+	reasons map[string]bool // waiting reasons set so far (reset to 0 when they clear)
 }
 
-var _ scheduler.Observer = (*Metrics)(nil)
+var (
+	_ scheduler.Observer       = (*Metrics)(nil)
+	_ scheduler.DaemonObserver = (*Metrics)(nil)
+)
 
 // fine buckets from 0.1 ms to 10 s, for latency targets in milliseconds.
 var latencyBuckets = []float64{.0001, .00025, .0005, .001, .002, .003, .004, .005, .0075, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
@@ -40,6 +67,8 @@ func New() *Metrics {
 		reg: prometheus.NewRegistry(),
 		launched: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_tasks_launched_total",
 			Help: "Tasks launched, by job."}, []string{"job"}),
+		relaunched: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_tasks_relaunched_total",
+			Help: "Failover launches (retries, relaunches after a failure or a lost agent), by job."}, []string{"job"}),
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_tasks_ended_total",
 			Help: "Tasks that reached a terminal state, by job and result (finished, failed, killed)."}, []string{"job", "result"}),
 		readyDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "elasticjob_ready_queue_jobs",
@@ -54,11 +83,19 @@ func New() *Metrics {
 			Help: "1 while this scheduler instance is the elected leader, else 0."}),
 		terms: prometheus.NewCounter(prometheus.CounterOpts{Name: "elasticjob_leader_terms_total",
 			Help: "Leadership terms this instance began."}),
+		lastDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elasticjob_last_run_duration_seconds",
+			Help: "The job's last run: from its first process start to its last task's end, by job."}, []string{"job"}),
+		stageHist: newStageHistogram(),
+		pend:      map[string]pending{},
+		accepted:  map[string]time.Time{},
+		runs:      map[string]*jobRun{},
 		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elasticjob_waiting_entries",
 			Help: "Ready executions and failover shards not launched in the last round, by reason (no_offers, insufficient_cpu, never_fits, execution_running, …)."}, []string{"reason"}),
 		reasons: map[string]bool{},
 	}
-	m.reg.MustRegister(m.launched, m.ended, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms, m.waiting,
+	m.stages = newStageObservers(m.stageHist)
+	m.reg.MustRegister(m.launched, m.relaunched, m.ended, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms,
+		m.lastDuration, m.stageHist, streaks{m}, m.waiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -66,32 +103,56 @@ func New() *Metrics {
 // Register adds more collectors (e.g. the trace writer's).
 func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
 
+// Gatherer is the registry the metrics are served from.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
+
 // Handler serves the metrics.
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 
-// Launched counts a launch and its queue-to-ACCEPT latency.
+// Launched counts a launch, its queue-to-ACCEPT latency and its stages.
 func (m *Metrics) Launched(t scheduler.TaskEvent) {
 	m.launched.WithLabelValues(t.Job).Inc()
 	if !t.Queued.IsZero() {
 		m.toAccept.Observe(t.At.Sub(t.Queued).Seconds())
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.launchStages(t)
+	m.runLaunched(t)
 }
 
-// StatusChanged counts terminal states.
+// StatusChanged counts terminal states and runs, and observes the launch
+// stages a task's TASK_RUNNING completes.
 func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
+	terminal := scheduler.IsTerminal(st.State)
 	switch {
 	case st.State == "TASK_FINISHED":
 		m.ended.WithLabelValues(t.Job, "finished").Inc()
 	case st.State == "TASK_KILLED":
 		m.ended.WithLabelValues(t.Job, "killed").Inc()
-	case scheduler.IsTerminal(st.State):
+	case terminal:
 		m.ended.WithLabelValues(t.Job, "failed").Inc()
+	}
+	if st.State != "TASK_RUNNING" && !terminal {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st.State == "TASK_RUNNING" {
+		m.runningStages(t, st)
+		return
+	}
+	delete(m.accepted, t.TaskID)
+	if t.Transient {
+		m.runEnded(t, st)
 	}
 }
 
-// Fired observes a cron fire's lateness.
-func (m *Metrics) Fired(_ string, scheduled, committed time.Time) {
+// Fired observes a cron fire's lateness; its commit starts the fire's
+// launch stages.
+func (m *Metrics) Fired(job string, scheduled, committed time.Time) {
 	m.lateness.Observe(committed.Sub(scheduled).Seconds())
+	m.noteCommitted(job, committed)
 }
 
 // ReadyDepth sets the ready queue gauge.
@@ -108,13 +169,34 @@ func (m *Metrics) OffersSeen(received, declined int) {
 }
 
 // Leading records whether this instance leads (a term begins or ends).
+// Either way what the last term followed is forgotten: the leader alone
+// exports the job-labelled gauges.
 func (m *Metrics) Leading(on bool) {
+	m.mu.Lock()
+	clear(m.pend)
+	clear(m.accepted)
+	clear(m.runs)
+	m.mu.Unlock()
+	m.lastDuration.Reset()
+	m.leading.Store(on)
 	if on {
 		m.leader.Set(1)
 		m.terms.Inc()
 		return
 	}
 	m.leader.Set(0)
+	m.readyDepth.Set(0)
+}
+
+// streaks is the collector of the failure streaks (runs.go).
+type streaks struct{ m *Metrics }
+
+func (s streaks) Describe(ch chan<- *prometheus.Desc) { ch <- streakDesc }
+
+func (s streaks) Collect(ch chan<- prometheus.Metric) {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	s.m.collectStreaks(ch)
 }
 
 // Waiting sets how many queue entries wait, by reason (scheduler.WaitingObserver).

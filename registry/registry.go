@@ -376,3 +376,11 @@ func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
 
 // MustJSON encodes plain data (cannot fail for the registry's types).
 func MustJSON(v any) []byte { return mustJSON(v) }
+
+// With returns a registry with the same settings and fence over kv (e.g.
+// a store/txn batch over this registry's store).
+func (r *Registry) With(kv store.KV) *Registry {
+	c := *r
+	c.kv = kv
+	return &c
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -301,12 +300,7 @@ func (r *Registry) ReadyQueue(ctx context.Context) ([]Ready, error) {
 		}
 		out = append(out, rd)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Since.Equal(out[j].Since) {
-			return out[i].Since.Before(out[j].Since)
-		}
-		return out[i].Job < out[j].Job
-	})
+	sortReady(out)
 	return out, nil
 }
 
@@ -403,27 +397,16 @@ func (r *Registry) FailoverQueue(ctx context.Context) ([]Failover, error) {
 			return nil, err
 		}
 		for _, n := range nodes {
-			_, item, err := jobs.ParseMetaKey(lastSegment(n.Path))
-			if err != nil || len(n.Value) == 0 {
-				continue
+			f, ok, err := decodeFailover(job, n)
+			if err != nil {
+				return nil, err
 			}
-			var f Failover
-			if err := json.Unmarshal(n.Value, &f); err != nil {
-				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			if ok {
+				out = append(out, f)
 			}
-			f.Job, f.Item, f.Version = job, item, n.Version
-			out = append(out, f)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Since.Equal(out[j].Since) {
-			return out[i].Since.Before(out[j].Since)
-		}
-		if out[i].Job != out[j].Job {
-			return out[i].Job < out[j].Job
-		}
-		return out[i].Item < out[j].Item
-	})
+	sortFailover(out)
 	return out, nil
 }
 

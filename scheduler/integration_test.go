@@ -49,6 +49,9 @@ func TestLaunchPipelineAgainstEmbeddedMaster(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	work := t.TempDir()
 	cluster, err := embedded.New(embedded.Config{WorkDir: filepath.Join(work, "mesos"), CPUs: 2, MemMB: 2048, Logger: log})
 	if err != nil {

@@ -126,7 +126,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	if err != nil {
 		return w, err
 	}
-	fq, err := s.Registry.FailoverQueue(ctx)
+	fq, err := s.Registry.FailoverQueueMemo(ctx, &s.queues)
 	if err != nil {
 		return w, err
 	}
@@ -158,7 +158,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 		w.failover[jobs.MetaKey(f.Job, f.Item)] = f
 		w.requests = append(w.requests, request(job, a, f.Item, offers.Failover, f.Since))
 	}
-	rq, err := s.Registry.ReadyQueue(ctx)
+	rq, err := s.Registry.ReadyQueueMemo(ctx, &s.queues)
 	if err != nil {
 		return w, err
 	}

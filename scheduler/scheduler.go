@@ -103,6 +103,8 @@ type Scheduler struct {
 	awaiting    map[string]bool                     // running tasks whose reconciliation answer is missing
 	awaitUntil  time.Time                           // launching waits for them until then
 	wait        waitState                           // why work waits (waiting.go)
+	queues      registry.QueueMemo                  // decoded queue entries of the last round
+	updates     []pendingUpdate                     // status updates for the next batch (batch.go)
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)
@@ -210,16 +212,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.post(ctx, func(ctx context.Context) { s.onChange(ctx, ch) })
 		})
 	}()
-	go func() { errc <- s.forwardWakes(ctx, stateEv) }()
+	reg := s.Registry // the loop swaps s.Registry for its batches (batch.go): goroutines keep their own
+	go func() { errc <- s.forwardWakes(ctx, reg, stateEv) }()
 	s.post(ctx, s.queueDaemons)
 	return s.loop(ctx, errc)
 }
 
 // forwardWakes turns ready-queue changes into launcher wake-ups and keeps
 // the producer's belief of which jobs have a ready entry.
-func (s *Scheduler) forwardWakes(ctx context.Context, ev <-chan store.Event) error {
+func (s *Scheduler) forwardWakes(ctx context.Context, reg *registry.Registry, ev <-chan store.Event) error {
 	s.producer.NoteReady("", false) // start believing: entries are tracked from here on
-	if q, err := s.Registry.ReadyQueue(ctx); err == nil {
+	if q, err := reg.ReadyQueue(ctx); err == nil {
 		for _, rd := range q {
 			s.producer.NoteReady(rd.Job, true)
 		}
@@ -269,6 +272,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 			dirty = true
 		}
 		s.drain(ctx)
+		s.handleUpdates(ctx)
 		if dirty {
 			s.launch(ctx)
 		}

@@ -171,8 +171,11 @@ func (s *Scheduler) gangMessage(rs []offers.Request, in offers.Input) string {
 	msg := fmt.Sprintf("the execution's %d shards launch together and need %s CPUs and %s MB in all; the offers held now have %s CPUs and %s MB free",
 		len(rs), fmtCPU(cpu), fmtMem(mem), fmtCPU(fcpu), fmtMem(fmem))
 	if len(s.wait.capacity) > 0 && (cpu > ccpu || mem > cmem) {
-		msg = fmt.Sprintf("never fits the cluster: %s, and all %d agents together ever offered %s CPUs and %s MB",
-			msg, len(s.wait.capacity), fmtCPU(ccpu), fmtMem(cmem))
+		agents := fmt.Sprintf("all %d agents together", len(s.wait.capacity))
+		if len(s.wait.capacity) == 1 {
+			agents = "the only agent"
+		}
+		msg = fmt.Sprintf("never fits the cluster: %s, and %s ever offered %s CPUs and %s MB", msg, agents, fmtCPU(ccpu), fmtMem(cmem))
 	}
 	return msg
 }

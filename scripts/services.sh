@@ -4,7 +4,8 @@
 # picked at start time, with all state under one directory.
 #
 #   scripts/services.sh install            apt-get what the tests need (idempotent;
-#                                          SKIP_BROWSER=1 leaves out chromium)
+#                                          SKIP_BROWSER=1 leaves out chromium;
+#                                          prometheus brings promtool)
 #   scripts/services.sh start DIR          start ZooKeeper and MariaDB, write DIR/env
 #   scripts/services.sh stop DIR           stop both (data is kept)
 #   scripts/services.sh start-zk|stop-zk|restart-zk DIR
@@ -52,7 +53,7 @@ zk_classpath() {
 
 have_all() {
 	local b
-	for b in java mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2; do
+	for b in java mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool; do
 		command -v "$b" >/dev/null 2>&1 || return 1
 	done
 	[[ -f /usr/share/java/zookeeper.jar && -f /usr/share/java/slf4j-simple.jar ]] || return 1
@@ -64,7 +65,9 @@ have_all() {
 cmd_install() {
 	[[ $(id -u) -eq 0 ]] || die "install needs root"
 	have_all && return 0
-	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2)
+	# prometheus: for promtool, which checks and unit-tests deploy/prometheus/alerts.yml
+	# (Debian ships it only in this package: 19 MB, 96 MB installed; its daemon is not started).
+	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus)
 	[[ -n "${SKIP_BROWSER:-}" ]] || pkgs+=(chromium fonts-liberation)
 	# Keep package scripts from starting system daemons (we run our own).
 	local policy=/usr/sbin/policy-rc.d made_policy=""

@@ -32,6 +32,10 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
 go vet ./...
 
+echo "== Prometheus alert rules: promtool check and unit tests"
+promtool check config deploy/prometheus/prometheus.yml # and the rule files it loads
+promtool test rules deploy/prometheus/alerts_test.yml
+
 echo "== building binaries and examples"
 make -s build
 

@@ -21,6 +21,10 @@ var (
 	ErrConflict = errors.New("store: version conflict")
 	ErrClosed   = errors.New("store: closed")
 	ErrBadPath  = errors.New("store: bad path")
+	// ErrUnavailable: the backend could not be reached (its connection or
+	// session was lost). A write that fails with it may or may not have
+	// been applied; a caller retries it as it would a timeout.
+	ErrUnavailable = errors.New("store: unavailable")
 )
 
 // AnyVersion matches any version of an existing node.

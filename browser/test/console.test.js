@@ -221,6 +221,21 @@ test('a job paused by pauseAfterFailures says so, and why, on the list and its p
   await s.api('DELETE', `/job/${name}/deregister`); // the jobs-page figures count demo_job alone
 });
 
+test('the status page says why an execution waits: its shards never fit the cluster together', async () => {
+  const name = 'too_wide';
+  // 10 shards of 1 CPU on an agent of 4: registered with a warning, then waits
+  await s.api('POST', '/job/register', { jobName: name, appName: APP, jobExecutionType: 'TRANSIENT', shardingTotalCount: 10,
+    cpuCount: 1, memoryMB: 16 });
+  await s.api('POST', '/job/trigger', name);
+  await nav('#/status');
+  const why = page.locator(`#ready .waiting[data-reason=gang_does_not_fit]`);
+  await why.waitFor({ timeout: 30000 }); // recorded once it waited a second, shown at the next refresh
+  assert.match(await why.textContent(), /10 shards launch together and need 10 CPUs/);
+  assert.match(await why.textContent(), /never fits the cluster/);
+  await shot('status-why-waiting');
+  await s.api('DELETE', `/job/${name}/deregister`);
+});
+
 test('switches to zh and back to en', async () => {
   await nav('#/jobs');
   await page.selectOption('#lang', 'zh');

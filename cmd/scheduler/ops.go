@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
+	"time"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/election"
@@ -24,6 +26,10 @@ type ops struct {
 	mesosURL string
 	embedded bool
 	hostname string
+
+	capMu    sync.Mutex
+	capacity api.Capacity
+	capAt    time.Time
 }
 
 var _ api.Operations = (*ops)(nil)
@@ -152,4 +158,48 @@ func (o *ops) Cluster(ctx context.Context) (any, error) {
 		out["agents"] = ags
 	}
 	return out, nil
+}
+
+// capacityTTL is how long the agents' capacity read from the master is
+// reused (registrations come in bursts; agents come and go slowly).
+const capacityTTL = 5 * time.Second
+
+// Capacity sums the agents' total resources as the master lists them.
+func (o *ops) Capacity(ctx context.Context) (api.Capacity, error) {
+	o.capMu.Lock()
+	defer o.capMu.Unlock()
+	if !o.capAt.IsZero() && time.Since(o.capAt) < capacityTTL {
+		return o.capacity, nil
+	}
+	c, err := o.readCapacity(ctx)
+	if err != nil {
+		return api.Capacity{}, err
+	}
+	o.capacity, o.capAt = c, time.Now()
+	return c, nil
+}
+
+func (o *ops) readCapacity(ctx context.Context) (api.Capacity, error) {
+	ags, err := o.agents.Agents(ctx)
+	if err != nil {
+		return api.Capacity{}, err
+	}
+	var c api.Capacity
+	for _, a := range ags {
+		if !a.Active {
+			continue
+		}
+		cpus, mem := number(a.Resources["cpus"]), number(a.Resources["mem"])
+		c.Agents++
+		c.TotalCPUs, c.TotalMem = c.TotalCPUs+cpus, c.TotalMem+mem
+		c.LargestCPUs, c.LargestMem = max(c.LargestCPUs, cpus), max(c.LargestMem, mem)
+	}
+	return c, nil
+}
+
+func number(v any) float64 {
+	if f, ok := v.(float64); ok {
+		return f
+	}
+	return 0
 }

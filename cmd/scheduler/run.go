@@ -91,6 +91,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	reg.Fence = apiFence(lead)
 	mx := metrics.New()
 	mx.Leading(false)
+	mx.ObserveRegistry(reg, clock.Real{}) // running tasks, queues: read at scrape time, exported by the leader
 	hooks := webhook.New(log.With("subsystem", "webhook"))
 	ms, err := newMasters(masterURL, log)
 	if err != nil {
@@ -112,6 +113,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	})
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL)
 	o.Packages, o.Location = pkgs, cfg.Location
+	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
 	handler := api.New(o)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)

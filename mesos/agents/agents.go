@@ -76,7 +76,10 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) error {
 	if err != nil {
 		return fmt.Errorf("agents: GET %s: %w", u, err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // drained: the connection is reused
+		resp.Body.Close()
+	}()
 	if resp.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("%w: GET %s: 404", ErrNotFound, u)
 	}

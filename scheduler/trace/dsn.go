@@ -11,10 +11,12 @@ import (
 
 // DialectOf maps the original's event_trace_rdb_driver to a dialect:
 // MySQL and MariaDB JDBC drivers (and "mysql") → "mysql"; "" or "sqlite"
-// → "sqlite".
+// → "sqlite"; "none" (keep no history) → "none".
 func DialectOf(driver string) (string, error) {
 	d := strings.ToLower(strings.TrimSpace(driver))
 	switch {
+	case d == "none":
+		return "none", nil
 	case d == "" || d == "sqlite" || d == "sqlite3":
 		return dialectSQLite, nil
 	case d == "mysql" || d == "mariadb" || strings.Contains(d, "mysql") || strings.Contains(d, "mariadb"):

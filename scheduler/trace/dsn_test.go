@@ -7,7 +7,7 @@ import (
 
 func TestDialectOf(t *testing.T) {
 	for in, want := range map[string]string{"": "sqlite", "com.mysql.jdbc.Driver": "mysql", "com.mysql.cj.jdbc.Driver": "mysql",
-		"org.mariadb.jdbc.Driver": "mysql", "mysql": "mysql", "sqlite": "sqlite"} {
+		"org.mariadb.jdbc.Driver": "mysql", "mysql": "mysql", "sqlite": "sqlite", "none": "none", "None": "none"} {
 		if got, err := DialectOf(in); err != nil || got != want {
 			t.Errorf("DialectOf(%q) = %q, %v", in, got, err)
 		}

@@ -20,11 +20,12 @@ const stripes = 16
 
 // KV is a store.KV whose reads of the mirrored roots come from memory.
 type KV struct {
-	back  store.KV
-	roots []*root
-	hub   *memory.Hub
-	log   *slog.Logger
-	seed  maphash.Seed
+	strict bool
+	back   store.KV
+	roots  []*root
+	hub    *memory.Hub
+	log    *slog.Logger
+	seed   maphash.Seed
 
 	mu      sync.RWMutex // guards nodes, closed and waiters
 	nodes   map[string]*node
@@ -55,6 +56,14 @@ type Options struct {
 	// Roots are the mirrored subtrees (default: the whole tree, "/").
 	Roots  []string
 	Logger *slog.Logger
+	// StrictWatch makes Commit also wait until the backing store's events
+	// of what it wrote have been passed on, so a Watch begun after Commit
+	// returns never reports them: the store.KV contract to the letter, at
+	// the cost of a watch round trip per commit. Without it (the default)
+	// such a watcher may also hear of changes committed through this cache
+	// just before it began watching; the registry's consumers treat every
+	// event as "re-read this path", so an early event costs them a re-read.
+	StrictWatch bool
 }
 
 // Open mirrors opts.Roots of back and returns once the copy is loaded. The
@@ -66,7 +75,7 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &KV{back: back, hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger, seed: maphash.MakeSeed(),
+	c := &KV{strict: opts.StrictWatch, back: back, hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger, seed: maphash.MakeSeed(),
 		nodes: map[string]*node{"/": {}}, pending: map[string]map[*pending]struct{}{}}
 	for _, p := range opts.Roots {
 		if err := store.ValidatePath(p); err != nil {
@@ -199,9 +208,12 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 			paths = append(paths, op.Path)
 		}
 	}
-	before := c.presence(paths)
-	pd := c.begin(paths)
-	defer c.end(pd, paths)
+	var before map[string]bool
+	var pd *pending
+	if c.strict {
+		before, pd = c.presence(paths), c.begin(paths)
+		defer c.end(pd, paths)
+	}
 	err := c.back.Commit(ctx, ops...)
 	rctx := context.WithoutCancel(ctx)
 	if rerr := c.Refresh(rctx, paths...); rerr != nil {
@@ -211,7 +223,9 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 		return err
 	}
 	noteCommitted(ctx, paths)
-	c.awaitEvents(rctx, pd, paths, before)
+	if c.strict {
+		c.awaitEvents(rctx, pd, paths, before)
+	}
 	return nil
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,11 +17,12 @@ import (
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/store/sqlite"
 	"github.com/ejcloud/elasticjob/store/storetest"
+	zkstore "github.com/ejcloud/elasticjob/store/zk"
 )
 
 func openCache(t *testing.T, back store.KV, roots ...string) *cache.KV {
 	t.Helper()
-	c, err := cache.Open(t.Context(), back, cache.Options{Roots: roots})
+	c, err := cache.Open(t.Context(), back, cache.Options{Roots: roots, StrictWatch: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,4 +232,27 @@ func equalTrees(t *testing.T, want, got store.KV, p string) {
 	for _, k := range ka {
 		equalTrees(t, want, got, store.Join(p, k))
 	}
+}
+
+// TestConformanceZooKeeper: the cache over the ZooKeeper store, as cluster
+// mode runs it (EJ_TEST_ZK; skipped without it, except in CI).
+func TestConformanceZooKeeper(t *testing.T) {
+	servers := os.Getenv("EJ_TEST_ZK")
+	if servers == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("EJ_TEST_ZK is not set in CI")
+		}
+		t.Skip("EJ_TEST_ZK not set")
+	}
+	var n atomic.Int64
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		back, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(servers, ","),
+			Namespace: fmt.Sprintf("ejtest/cache-%d-%d", time.Now().UnixNano(), n.Add(1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return openCache(t, back)
+	}, storetest.Options{PerPathOrder: true, ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second})
 }

@@ -23,7 +23,8 @@
 //   - Commit goes to the backing store and then re-reads every path it
 //     touched before returning, whether it succeeded or not: a writer reads
 //     its own writes, and a writer whose conditional commit lost a race reads
-//     the winner's value next time.
+//     the winner's value next time. With Options.StrictWatch it also waits
+//     until the backing store's events of its writes have been passed on.
 //   - A resync (the backing watch overflowed or lost its connection) re-reads
 //     the whole subtree while every worker of that root waits.
 //

@@ -91,6 +91,9 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
 		}
 		return opErr(st.op.Kind.String(), st.op.Path, r.Error)
 	}
+	if sentinel := sentinelOf(err); sentinel != nil {
+		return fmt.Errorf("zk store commit: %w (%w)", sentinel, err)
+	}
 	return fmt.Errorf("zk store commit: %w", err)
 }
 

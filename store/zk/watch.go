@@ -19,6 +19,13 @@ const (
 	outBuffer    = 64      // buffer of the consumer's channel
 	rescanPause  = 200 * time.Millisecond
 	readParallel = 16 // concurrent reads while scanning a subtree
+	// A directory with at least bigDir children is re-listed at most every
+	// relistDelay: each new child fires its parent's child watch, and
+	// re-listing 10,000 names for every one of 10,000 registrations would
+	// make registration quadratic. Changes and deletes of known children
+	// are not delayed (each has its own data watch).
+	bigDir      = 256
+	relistDelay = 20 * time.Millisecond
 )
 
 // tree is one Watch: a copy of the subtree's versions kept current by
@@ -35,6 +42,9 @@ type tree struct {
 
 	work       []item           // notifications and deferred reads, in order
 	nodes      map[string]known // store path → last seen state
+	kids       map[string]int   // directory → children at its last listing
+	relist     map[string]bool  // big directories whose child watch fired, re-listed at relistAt
+	relistAt   time.Time
 	pending    []store.Event
 	lost       bool // connection lost since the last session
 	needRescan bool
@@ -127,11 +137,18 @@ func (t *tree) run(ctx context.Context) {
 	defer close(t.out)
 	defer t.s.unregister(t)
 	var retry <-chan time.Time
+	relistT := time.NewTimer(time.Hour)
+	defer relistT.Stop()
 	for {
 		var out chan store.Event
 		var next store.Event
 		if len(t.pending) > 0 {
 			out, next = t.out, t.pending[0]
+		}
+		var relistC <-chan time.Time
+		if len(t.relist) > 0 {
+			relistT.Reset(max(time.Until(t.relistAt), 0))
+			relistC = relistT.C
 		}
 		select {
 		case <-ctx.Done():
@@ -142,6 +159,8 @@ func (t *tree) run(ctx context.Context) {
 		case <-t.wake:
 		case <-retry:
 			retry = nil
+		case <-relistC:
+			t.relistDue(ctx)
 		}
 		t.drain(ctx)
 		if t.needRescan && !t.lost && ctx.Err() == nil {
@@ -231,11 +250,37 @@ func (t *tree) apply(ctx context.Context, ev zk.Event) error {
 			return t.refresh(ctx, p)
 		}
 	case zk.EventNodeChildrenChanged:
+		if have && t.kids[p] >= bigDir {
+			if len(t.relist) == 0 {
+				t.relistAt = time.Now().Add(relistDelay)
+			}
+			t.relist[p] = true
+			return nil
+		}
 		if have {
 			return t.rechild(ctx, p)
 		}
 	}
 	return nil
+}
+
+// relistDue re-lists the big directories whose child watch fired.
+func (t *tree) relistDue(ctx context.Context) {
+	due := t.relist
+	t.relist = map[string]bool{}
+	if t.needRescan || t.lost {
+		return // the rescan re-reads everything
+	}
+	for p := range due {
+		if _, have := t.nodes[p]; !have {
+			continue
+		}
+		if err := t.rechild(ctx, p); err != nil {
+			t.s.log.Debug("watch: re-list failed", "subsystem", "zkstore", "path", p, "err", err)
+			t.needRescan = true
+			return
+		}
+	}
 }
 
 // refresh re-reads p's data (re-arming its data watch).
@@ -275,6 +320,7 @@ func (t *tree) rechild(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
+	t.kids[p] = len(names)
 	now := map[string]bool{}
 	var added []string
 	for _, n := range names {
@@ -336,6 +382,7 @@ func (t *tree) add(ctx context.Context, paths []string, report bool) error {
 				continue
 			}
 			t.nodes[p] = knownOf(r.st)
+			t.kids[p] = len(r.kids)
 			for v := int64(0); report && v <= int64(r.st.Version); v++ {
 				t.emit(store.Event{Type: store.EventPut, Path: p, Version: v}) // its create and writes
 			}
@@ -393,7 +440,7 @@ func (t *tree) remove(p string) {
 
 // scan reads the whole subtree, arming every watch.
 func (t *tree) scan(ctx context.Context) error {
-	t.nodes = map[string]known{}
+	t.nodes, t.kids, t.relist = map[string]known{}, map[string]int{}, map[string]bool{}
 	return t.add(ctx, []string{t.root}, false)
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -297,8 +299,18 @@ func sentinelOf(err error) error {
 		return store.ErrBadPath
 	case errors.Is(err, zk.ErrClosing):
 		return store.ErrClosed
+	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer),
+		errors.Is(err, zk.ErrSessionMoved), isNetError(err):
+		return store.ErrUnavailable
 	}
 	return nil
+}
+
+// isNetError reports a failure of the connection itself (the client
+// passes the socket's error on, e.g. "write: broken pipe").
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // value normalises empty data to nil (ancestors are "value nil").

@@ -40,12 +40,18 @@ export default async function status(el) {
       { label: t('launchedAt'), render: (x) => fmtTime(x.launchedAt) },
       { label: '', cls: 'acts', render: (x) => [h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stdout` }, 'stdout'), h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stderr` }, 'stderr')] },
     ], v, { empty: t('status.noneRunning') }));
+    // why an entry has not launched (recorded by the leader once it waited a second)
+    const why = (x) => (x.waiting ? h('span.waiting', { 'data-reason': x.waiting.reason, title: x.waiting.message },
+      tag(t('wait.' + x.waiting.reason), x.waiting.reason === 'never_fits' || x.waiting.reason.endsWith('_disabled') ? 'bad' : 'warn'),
+      h('div.muted', x.waiting.message)) : '');
     show(ready, q, hReady, 'status.ready', (v) => table([
       { label: t('f.jobName'), render: job }, { label: t('status.times'), key: 'times' }, { label: t('status.since'), render: (x) => fmtTime(x.since) },
+      { label: t('status.why'), cls: 'wrap', render: why },
     ], v, { empty: t('status.noneReady') }));
     show(fo, f, hFo, 'status.failover', (v) => table([
       { label: t('f.jobName'), render: job }, { label: t('f.shardingItem'), key: 'shardingItem' },
       { label: t('status.prevTask'), cls: 'wrap', render: task }, { label: t('status.since'), render: (x) => fmtTime(x.since) },
+      { label: t('status.why'), cls: 'wrap', render: why },
     ], v, { empty: t('status.noneFailover') }));
     stamp.textContent = t('status.updated', { time: fmtTime(Date.now()).slice(11) });
   }

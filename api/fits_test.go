@@ -1,0 +1,51 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+// TestRegistrationRefusesShardsThatNeverFit: a shard larger than the
+// largest agent is a 400 that says so; an execution larger than the whole
+// cluster is accepted with a Warning; without known agents nothing is
+// checked.
+func TestRegistrationRefusesShardsThatNeverFit(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register",
+		`{"jobName":"unchecked","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":64,"memoryMB":32}`)
+	e.ops.capacity = api.Capacity{Agents: 1, LargestCPUs: 2, LargestMem: 4096, TotalCPUs: 2, TotalMem: 4096}
+	r := e.request(http.MethodPost, "/api/job/register",
+		`{"jobName":"huge","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":64,"memoryMB":32}`)
+	e.wantError(r, http.StatusBadRequest, "64 CPUs", "largest of the 1 agents has 2 CPUs", "could never launch")
+	r = e.must(http.StatusOK, http.MethodPost, "/api/job/register",
+		`{"jobName":"wide","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":10,"cpuCount":0.5,"memoryMB":32}`)
+	if w := r.Header.Get("Warning"); !strings.Contains(w, "10 shards") || !strings.Contains(w, "5 CPUs") {
+		t.Fatalf("Warning = %q, want the gang's total against the cluster's", w)
+	}
+	e.wantError(e.request(http.MethodPut, "/api/job/update", `{"jobName":"wide","cpuCount":3}`), http.StatusBadRequest, "could never launch")
+}
+
+// TestQueuesSayWhyTheyWait: the ready and failover views carry the reason
+// the leader recorded for an entry that has not launched.
+func TestQueuesSayWhyTheyWait(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("slow", "app"))
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "slow")
+	w := registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU: a shard needs 64 CPUs", Since: t0}
+	if err := e.reg.Commit(t.Context(), registry.PutWaitingOp(registry.WaitingKey("ready", "slow", 0), w)); err != nil {
+		t.Fatal(err)
+	}
+	rows := decode[[]struct {
+		JobName string            `json:"jobName"`
+		Waiting *registry.Waiting `json:"waiting"`
+	}](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	if len(rows) != 1 || rows[0].Waiting == nil || rows[0].Waiting.Reason != registry.WaitCPU || !strings.Contains(rows[0].Waiting.Message, "64 CPUs") {
+		t.Fatalf("ready view %+v", rows)
+	}
+}

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"runtime"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Profiling (Options.Pprof, the debug_pprof setting): Go's net/http/pprof
+// handlers under /debug/pprof/, for admins only (Basic or a bearer token,
+// as /api; a guest gets 403, a caller without credentials 401; with open
+// access, which the scheduler allows only on loopback, everyone is admin).
+// Off by default: the routes do not exist then.
+
+// Sampling rates turned on with profiling: every blocking event of at
+// least blockProfileRate nanoseconds (shorter ones in proportion), and one
+// lock contention event in mutexProfileFraction.
+const (
+	blockProfileRate     = 10_000
+	mutexProfileFraction = 10
+)
+
+// profiles are the names served at /debug/pprof/{profile}.
+var profiles = map[string]http.HandlerFunc{
+	"cmdline": pprof.Cmdline,
+	"profile": pprof.Profile, // CPU, ?seconds=N (default 30)
+	"symbol":  pprof.Symbol,
+	"trace":   pprof.Trace, // execution trace, ?seconds=N (default 1)
+}
+
+func init() {
+	for _, name := range []string{"allocs", "block", "goroutine", "heap", "mutex", "threadcreate"} {
+		profiles[name] = pprof.Handler(name).ServeHTTP
+	}
+}
+
+// EnableProfiling turns on the block and mutex profiles' sampling for the
+// process (they record nothing otherwise). New calls it when
+// Options.Pprof is set.
+func EnableProfiling() {
+	runtime.SetBlockProfileRate(blockProfileRate)
+	runtime.SetMutexProfileFraction(mutexProfileFraction)
+}
+
+func (s *Server) pprofRoutes(r *gin.Engine) {
+	g := r.Group("/debug/pprof", s.adminCaller)
+	g.GET("/", gin.WrapF(pprof.Index))
+	g.GET("/:profile", s.serveProfile)
+	g.POST("/symbol", gin.WrapF(pprof.Symbol)) // go tool pprof looks symbols up with POST
+}
+
+// adminCaller admits admins only (outside /api, so without the audit and
+// write-forwarding middleware: profiles are read locally, per instance).
+func (s *Server) adminCaller(c *gin.Context) {
+	user, role, err := s.auth.roleOf(c.Request)
+	c.Set(ctxUser, user)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Set(ctxRole, role)
+	if role != RoleAdmin {
+		writeError(c, s.log, fmt.Errorf("%w: profiles are for admins only", ErrForbidden))
+		return
+	}
+	c.Next()
+}
+
+func (s *Server) serveProfile(c *gin.Context) {
+	h, ok := profiles[c.Param("profile")]
+	if !ok {
+		writeError(c, s.log, fmt.Errorf("%w: no profile %q (see /debug/pprof/)", ErrNotFound, c.Param("profile")))
+		return
+	}
+	h(c.Writer, c.Request)
+}

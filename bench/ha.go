@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runHA measures cluster mode on this machine (three schedulers, one
+// mesos-local, a 3-server ZooKeeper ensemble): kill -9 of the leader →
+// first task launched by the new leader, at a 2 s and at the default 15 s
+// session timeout; the latency a standby adds to a write it forwards; and
+// job registrations on the ZooKeeper registry through the API.
+func runHA(ctx context.Context, o options, r *report) error {
+	if err := haCluster2s(ctx, o, r); err != nil {
+		return err
+	}
+	return haClusterDefault(ctx, o, r)
+}
+
+func haCluster2s(ctx context.Context, o options, r *report) error {
+	return withHACluster(ctx, o, 2*time.Second, func(c *haCluster, starts string) error {
+		return haTakeovers(ctx, c, r, starts, o.haKills)
+	})
+}
+
+func haClusterDefault(ctx context.Context, o options, r *report) error {
+	return withHACluster(ctx, o, 15*time.Second, func(c *haCluster, starts string) error {
+		if err := haTakeovers(ctx, c, r, starts, o.haKillsSlow); err != nil {
+			return err
+		}
+		if err := haForwarding(ctx, c, r, o.haWrites); err != nil {
+			return err
+		}
+		return haRegistrations(ctx, c, r, o.haJobs, o.workers)
+	})
+}
+
+// withHACluster runs fn on a fresh cluster with a job firing every second
+// whose script records each process start (ns) in the file it is given.
+func withHACluster(ctx context.Context, o options, session time.Duration, fn func(*haCluster, string) error) error {
+	dir, cleanup, err := tempDir(o, fmt.Sprintf("ha-%s", session))
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	logf("ha: cluster with zk_session_timeout %s", session)
+	c, err := startHACluster(ctx, o, dir, session, 3)
+	defer c.close()
+	if err != nil {
+		return err
+	}
+	l, err := c.leader(-1, time.Minute)
+	if err != nil {
+		return err
+	}
+	work := filepath.Join(dir, "app")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	script, starts, err := writeStartScript(work)
+	if err != nil {
+		return err
+	}
+	api := c.scheds[l].api
+	if err := api.postJSON("/api/app", fmt.Sprintf(`{"appName":"ha_app","appURL":"file://%s","bootstrapScript":"start.sh","cpuCount":0.1,"memoryMB":32,"appCacheEnable":true}`, script)); err != nil {
+		return err
+	}
+	if err := api.postJSON("/api/job/register", `{"jobName":"tick","appName":"ha_app","jobExecutionType":"TRANSIENT","cron":"* * * * * ?","shardingTotalCount":1,"cpuCount":0.01,"memoryMB":8}`); err != nil {
+		return err
+	}
+	if _, err := waitStarts(ctx, starts, 1, time.Time{}, time.Minute); err != nil {
+		return fmt.Errorf("the every-second job never ran: %w", err)
+	}
+	return fn(c, starts)
+}
+
+// waitStarts waits until the file holds at least n starts after `after`
+// and returns the first of them.
+func waitStarts(ctx context.Context, file string, n int, after time.Time, timeout time.Duration) (time.Time, error) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(time.Millisecond) {
+		var got []time.Time
+		for _, ns := range readStarts(file) {
+			if t := time.Unix(0, ns); t.After(after) {
+				got = append(got, t)
+			}
+		}
+		if len(got) >= n {
+			return got[0], nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("fewer than %d task starts after %s within %v", n, after.Format("15:04:05.000"), timeout)
+}
+
+// haTakeovers kills the leader n times: kill → a standby reports itself
+// the leader, and kill → the first task process started (the fires missed
+// meanwhile are queued by the new leader and launched as soon as it has
+// reconciled). The killed instance is restarted as a standby each time.
+func haTakeovers(ctx context.Context, c *haCluster, r *report, starts string, n int) error {
+	var elected, launched []float64
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		l, err := c.leader(-1, time.Minute)
+		if err != nil {
+			return err
+		}
+		if _, err := waitStarts(ctx, starts, 2, time.Now(), time.Minute); err != nil { // steady: the leader launches
+			return err
+		}
+		dead := c.kill9(l)
+		if _, err := c.leader(l, c.session+time.Minute); err != nil {
+			return err
+		}
+		elected = append(elected, time.Since(dead).Seconds())
+		first, err := waitStarts(ctx, starts, 1, dead, c.session+time.Minute)
+		if err != nil {
+			return err
+		}
+		launched = append(launched, first.Sub(dead).Seconds())
+		logf("ha: takeover %d (session %s): new leader after %s, first launch after %s", i+1, c.session,
+			ms(elected[i]), ms(launched[i]))
+		if _, err := c.add(l); err != nil { // back as a standby
+			return err
+		}
+	}
+	sc, goal := fmt.Sprintf("ha/%s", c.session), c.session+time.Second
+	r.add(sc, fmt.Sprintf("kill -9 of the leader → a standby leads (p50 / max of %d)", len(elected)),
+		ms(percentile(elected, .5))+" / "+ms(maxOf(elected)), "", nil)
+	r.add(sc, fmt.Sprintf("kill -9 of the leader → first task launched by the new leader (p50 / max of %d)", len(launched)),
+		ms(percentile(launched, .5))+" / "+ms(maxOf(launched)), fmt.Sprintf("≤ %s", goal), le(maxOf(launched), goal.Seconds()))
+	return nil
+}
+
+// haForwarding sends n small writes (a job's description) alternately to
+// the leader and to a standby, one at a time.
+func haForwarding(ctx context.Context, c *haCluster, r *report, n int) error {
+	l, err := c.leader(-1, time.Minute)
+	if err != nil {
+		return err
+	}
+	s := (l + 1) % len(c.scheds)
+	if err := c.scheds[l].api.postJSON("/api/job/register", `{"jobName":"fw_job","appName":"ha_app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":0.01,"memoryMB":8}`); err != nil {
+		return err
+	}
+	var lat [2][]float64
+	for i := 0; i < 2*n && ctx.Err() == nil; i++ {
+		api := c.scheds[l].api
+		if i%2 == 1 {
+			api = c.scheds[s].api
+		}
+		body := []byte(fmt.Sprintf(`{"jobName":"fw_job","description":"write %d"}`, i))
+		t := time.Now()
+		code, b, err := api.do(http.MethodPut, "/api/job/update", "application/json", body)
+		if err != nil || code != http.StatusOK {
+			return fmt.Errorf("update through %d: %d %s %v", i%2, code, b, err)
+		}
+		lat[i%2] = append(lat[i%2], time.Since(t).Seconds())
+	}
+	sc := "ha/forward"
+	r.add(sc, fmt.Sprintf("job update on the leader p50 / p99 (%d)", len(lat[0])), ms(percentile(lat[0], .5))+" / "+ms(percentile(lat[0], .99)), "", nil)
+	r.add(sc, fmt.Sprintf("job update on a standby (forwarded) p50 / p99 (%d)", len(lat[1])), ms(percentile(lat[1], .5))+" / "+ms(percentile(lat[1], .99)), "", nil)
+	r.add(sc, "added by forwarding (standby − leader) p50 / p99", msDiff(percentile(lat[1], .5)-percentile(lat[0], .5))+" / "+
+		msDiff(percentile(lat[1], .99)-percentile(lat[0], .99)), "", nil)
+	return nil
+}
+
+// msDiff formats a difference of seconds as signed milliseconds.
+func msDiff(sec float64) string { return fmt.Sprintf("%+.2f ms", sec*1000) }
+
+// haRegistrations registers n jobs (no cron) with `workers` keep-alive
+// clients, on the leader, then n more on a standby.
+func haRegistrations(ctx context.Context, c *haCluster, r *report, n, workers int) error {
+	l, err := c.leader(-1, time.Minute)
+	if err != nil {
+		return err
+	}
+	for _, via := range []struct {
+		name string
+		i    int
+	}{{"the leader", l}, {"a standby", (l + 1) % len(c.scheds)}} {
+		rate, p50, p99, errs, err := registerMany(ctx, c.scheds[via.i].api, fmt.Sprintf("reg%d", via.i), n, workers)
+		if err != nil {
+			return err
+		}
+		sc := "ha/register"
+		target, met := "", (*bool)(nil)
+		if via.i == l {
+			target, met = "≥ 2000 jobs/s", ge(rate, 2000)
+		}
+		r.add(sc, fmt.Sprintf("%d registrations through %s (%d clients)", n, via.name, workers), fmt.Sprintf("%.0f jobs/s, %d errors", rate, errs), target, met)
+		r.add(sc, fmt.Sprintf("request latency through %s p50 / p99", via.name), ms(p50)+" / "+ms(p99), "", nil)
+	}
+	return nil
+}
+
+func registerMany(ctx context.Context, api *client, prefix string, n, workers int) (rate, p50, p99 float64, errs int64, err error) {
+	var next, failures atomic.Int64
+	var firstErr error
+	var once sync.Once
+	lat := make([][]float64, workers)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && failures.Load() < 100 {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				s := time.Now()
+				err := api.postJSON("/api/job/register", fmt.Sprintf(`{"jobName":"%s-%05d","appName":"ha_app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":0.01,"memoryMB":8}`, prefix, i))
+				lat[w] = append(lat[w], time.Since(s).Seconds())
+				if err != nil {
+					failures.Add(1)
+					once.Do(func() { firstErr = err })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0).Seconds()
+	var all []float64
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if failures.Load() >= 100 {
+		return 0, 0, 0, failures.Load(), fmt.Errorf("registration aborted after 100 errors: %w", firstErr)
+	}
+	ok := int64(len(all)) - failures.Load()
+	return float64(ok) / elapsed, percentile(all, .5), percentile(all, .99), failures.Load(), nil
+}

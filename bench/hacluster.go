@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// haCluster is the cluster shape on this machine for the ha scenario: a
+// 3-server ZooKeeper ensemble (EJ_TEST_ZK_ENSEMBLE, or one of its own
+// started with scripts/services.sh), one bin/mesos-local and n schedulers
+// on one registry namespace.
+type haCluster struct {
+	o        options
+	dir      string
+	zk       string
+	ns       string
+	session  time.Duration
+	mesos    *exec.Cmd
+	mesosEnd chan struct{} // closed when mesos-local has exited
+	mesosURL string
+	scheds   []*schedProc
+	ensemble string // the directory of an ensemble it started ("" for a shared one)
+}
+
+var mesosLocalLine = regexp.MustCompile(`(?m)^mesos-local: listening on (http://127\.0\.0\.1:\d+)$`)
+
+// startHACluster starts the cluster; close stops all of it.
+func startHACluster(ctx context.Context, o options, dir string, session time.Duration, n int) (*haCluster, error) {
+	c := &haCluster{o: o, dir: dir, session: session, ns: fmt.Sprintf("ejbench-ha-%d", time.Now().UnixNano()),
+		zk: os.Getenv("EJ_TEST_ZK_ENSEMBLE")}
+	if c.zk == "" {
+		c.ensemble = filepath.Join(dir, "zk")
+		logf("ha: starting a ZooKeeper ensemble in %s (set EJ_TEST_ZK_ENSEMBLE to use a running one)", c.ensemble)
+		if out, err := exec.CommandContext(ctx, "bash", "scripts/services.sh", "start-ensemble", c.ensemble).CombinedOutput(); err != nil {
+			return c, fmt.Errorf("start a ZooKeeper ensemble: %v\n%s", err, out)
+		}
+		env, err := os.ReadFile(filepath.Join(c.ensemble, "ensemble.env"))
+		if err != nil {
+			return c, err
+		}
+		m := regexp.MustCompile(`EJ_TEST_ZK_ENSEMBLE=(\S+)`).FindSubmatch(env)
+		if m == nil {
+			return c, fmt.Errorf("no EJ_TEST_ZK_ENSEMBLE in %s/ensemble.env", c.ensemble)
+		}
+		c.zk = string(m[1])
+	}
+	if err := c.startMesos(); err != nil {
+		return c, err
+	}
+	for i := range n {
+		if _, err := c.add(i); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func (c *haCluster) startMesos() error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	out, err := os.Create(filepath.Join(c.dir, "mesos-local.log"))
+	if err != nil {
+		return err
+	}
+	c.mesos = exec.Command(filepath.Join(c.o.binDir, "mesos-local"), "--port", strconv.Itoa(port),
+		"--work-dir", filepath.Join(c.dir, "mesos"), "--cpus", "4", "--mem-mb", "8192")
+	c.mesos.Stdout, c.mesos.Stderr = out, out
+	if err := c.mesos.Start(); err != nil {
+		out.Close()
+		return err
+	}
+	c.mesosEnd = make(chan struct{})
+	go func() { _ = c.mesos.Wait(); out.Close(); close(c.mesosEnd) }()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := mesosLocalLine.FindSubmatch([]byte(tail(out.Name(), 4000))); m != nil {
+			c.mesosURL = string(m[1])
+			return nil
+		}
+	}
+	return fmt.Errorf("mesos-local printed no URL; log tail:\n%s", tail(out.Name(), 2000))
+}
+
+// add starts scheduler i (its data directory kept across restarts).
+func (c *haCluster) add(i int) (*schedProc, error) {
+	data := filepath.Join(c.dir, fmt.Sprintf("s%d", i))
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		return nil, err
+	}
+	p, err := startScheduler(c.o.binDir, data, "--zk-servers", c.zk, "--zk-namespace", c.ns,
+		"--zk-session-timeout", c.session.String(), "--mesos-url", c.mesosURL, "--allow-file-app-urls", "true",
+		"--event-trace-rdb-driver", "none", "--log-level", "info")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.waitHealthy(30 * time.Second); err != nil {
+		return nil, err
+	}
+	if i < len(c.scheds) {
+		c.scheds[i] = p
+	} else {
+		c.scheds = append(c.scheds, p)
+	}
+	return p, nil
+}
+
+// role asks scheduler i whether it leads.
+func (c *haCluster) role(i int) string {
+	code, b, err := c.scheds[i].api.do("GET", "/api/operate/cluster", "", nil)
+	if err != nil || code != 200 {
+		return ""
+	}
+	var v struct {
+		Role string `json:"role"`
+	}
+	_ = json.Unmarshal(b, &v)
+	return v.Role
+}
+
+// leader waits for the one scheduler that says it leads, other than `not`.
+func (c *haCluster) leader(not int, timeout time.Duration) (int, error) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for i := range c.scheds {
+			if i != not && c.role(i) == "leader" {
+				return i, nil
+			}
+		}
+	}
+	return -1, fmt.Errorf("no leader within %v", timeout)
+}
+
+// kill9 kills scheduler i and returns when it is gone.
+func (c *haCluster) kill9(i int) time.Time {
+	p := c.scheds[i]
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+	return time.Now()
+}
+
+func (c *haCluster) close() {
+	for _, p := range c.scheds {
+		p.stop()
+	}
+	if c.mesosEnd != nil {
+		_ = c.mesos.Process.Signal(syscall.SIGTERM) // it shuts its executors down
+		select {
+		case <-c.mesosEnd:
+		case <-time.After(20 * time.Second):
+			_ = c.mesos.Process.Kill()
+			<-c.mesosEnd
+		}
+	}
+	if c.ensemble != "" {
+		if out, err := exec.Command("bash", "scripts/services.sh", "stop-ensemble", c.ensemble).CombinedOutput(); err != nil {
+			logf("ha: stop the ensemble: %v\n%s", err, strings.TrimSpace(string(out)))
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package ha
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// cluster is a test's scheduler instances on one registry namespace and one
+// mesos-local, with the directory its jobs write into.
+type cluster struct {
+	t       *testing.T
+	dir     string
+	zk      string // ZooKeeper connect string
+	ns      string // zk_namespace
+	session time.Duration
+	mesos   *mesosLocal
+	out     string // OUT of the chaos app: OUT/runs.log
+
+	mu    sync.Mutex
+	insts []*instance
+}
+
+// newCluster starts mesos-local; instances are added with add.
+func newCluster(t *testing.T, zk string, session time.Duration) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	c := &cluster{t: t, dir: dir, zk: zk, session: session,
+		ns: fmt.Sprintf("ej-ha-%s-%d", strings.ToLower(t.Name()), time.Now().UnixNano()), out: filepath.Join(dir, "out")}
+	if err := os.Mkdir(c.out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.mesos = startMesosLocal(t, dir)
+	t.Cleanup(func() {
+		if keep := os.Getenv("EJ_HA_LOGS"); keep != "" {
+			c.keepLogs(filepath.Join(keep, t.Name()))
+		}
+		if t.Failed() {
+			if rs, err := os.ReadFile(filepath.Join(c.out, "runs.log")); err == nil {
+				t.Logf("runs.log:\n%s", tail(string(rs), 200))
+			}
+			for _, in := range c.instances() {
+				for i, l := range in.lives {
+					t.Logf("%s life %d log (%s):\n%s", in.name, i, l.logPath, tail(l.log(), 80))
+				}
+			}
+		}
+	})
+	return c
+}
+
+// keepLogs copies the processes' logs and runs.log to dir (EJ_HA_LOGS=DIR
+// keeps them for every test, passed or failed).
+func (c *cluster) keepLogs(dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Logf("keep logs: %v", err)
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(c.dir, "*.log"))
+	for _, f := range append(files, filepath.Join(c.out, "runs.log")) {
+		if b, err := os.ReadFile(f); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+		}
+	}
+}
+
+// instance is one scheduler of the cluster across its restarts (lives).
+type instance struct {
+	c       *cluster
+	name    string
+	port    int
+	base    string
+	dataDir string
+	zk      string // what it connects to (the ensemble, or proxies)
+	mesos   string
+	lives   []*proc
+}
+
+// instOpts overrides an instance's ZooKeeper and Mesos addresses (proxies).
+type instOpts struct {
+	zk, mesos string
+}
+
+// add starts one more scheduler and waits until it answers /healthz.
+func (c *cluster) add(o instOpts) *instance {
+	c.t.Helper()
+	c.mu.Lock()
+	n := len(c.insts) + 1
+	c.mu.Unlock()
+	in := &instance{c: c, name: "s" + strconv.Itoa(n), port: freePort(c.t), zk: c.zk, mesos: c.mesos.url}
+	in.base = fmt.Sprintf("http://127.0.0.1:%d", in.port)
+	in.dataDir = filepath.Join(c.dir, in.name)
+	if o.zk != "" {
+		in.zk = o.zk
+	}
+	if o.mesos != "" {
+		in.mesos = o.mesos
+	}
+	c.mu.Lock()
+	c.insts = append(c.insts, in)
+	c.mu.Unlock()
+	in.start()
+	return in
+}
+
+func (c *cluster) instances() []*instance {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*instance(nil), c.insts...)
+}
+
+// start begins a new life of the instance (same port and data directory).
+func (in *instance) start() {
+	t := in.c.t
+	t.Helper()
+	args := []string{"--data-dir", in.dataDir, "--http-port", strconv.Itoa(in.port),
+		"--zk-servers", in.zk, "--zk-namespace", in.c.ns, "--zk-session-timeout", in.c.session.String(),
+		"--mesos-url", in.mesos, "--allow-file-app-urls", "true", "--time-zone", "UTC",
+		"--event-trace-rdb-driver", "none", "--log-level", "info"}
+	logPath := filepath.Join(in.c.dir, fmt.Sprintf("%s-%d.log", in.name, len(in.lives)))
+	p := startProc(t, in.name, logPath, filepath.Join(binDir, "scheduler"), args...)
+	in.lives = append(in.lives, p)
+	t.Cleanup(func() { p.stop(t) })
+	eventually(t, waitLong, func() bool {
+		if !p.running() {
+			t.Fatalf("%s exited during start-up:\n%s", in.name, p.log())
+		}
+		return in.healthy()
+	}, "%s to answer /healthz", in.name)
+}
+
+// life is the current (last started) process of the instance.
+func (in *instance) life() *proc { return in.lives[len(in.lives)-1] }
+
+func (in *instance) healthy() bool {
+	code, _, _, err := in.request(http.MethodGet, "/healthz", nil)
+	return err == nil && code == http.StatusOK
+}
+
+var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+// request sends a request; body is raw for string and []byte, else JSON.
+// Transport errors are returned (a test may expect them).
+func (in *instance) request(method, path string, body any) (int, []byte, http.Header, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, in.base+path, rd)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, resp.Header, err
+}
+
+// must sends a request, retrying while the cluster answers 503 (no leader
+// for a moment) within waitLong, and fails the test on anything but 2xx.
+func (in *instance) must(method, path string, body any) []byte {
+	t := in.c.t
+	t.Helper()
+	var code int
+	var out []byte
+	var err error
+	ok := poll(waitLong, func() bool {
+		code, out, _, err = in.request(method, path, body)
+		return err == nil && code != http.StatusServiceUnavailable
+	})
+	if !ok || code/100 != 2 {
+		t.Fatalf("%s %s on %s: %d %s %v", method, path, in.name, code, out, err)
+	}
+	return out
+}
+
+func (in *instance) getJSON(path string, v any) {
+	in.c.t.Helper()
+	if err := json.Unmarshal(in.must(http.MethodGet, path, nil), v); err != nil {
+		in.c.t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+// clusterView is GET /api/operate/cluster.
+type clusterView struct {
+	Role   string `json:"role"`
+	Leader *struct {
+		URL string `json:"url"`
+	} `json:"leader"`
+	Standbys []struct {
+		URL string `json:"url"`
+	} `json:"standbys"`
+}
+
+func (in *instance) view() (clusterView, error) {
+	var v clusterView
+	code, out, _, err := in.request(http.MethodGet, "/api/operate/cluster", nil)
+	if err != nil {
+		return v, err
+	}
+	if code != http.StatusOK {
+		return v, fmt.Errorf("GET /api/operate/cluster: %d %s", code, out)
+	}
+	return v, json.Unmarshal(out, &v)
+}
+
+// job is the API's job body, for the chaos app.
+type job struct {
+	JobName            string  `json:"jobName"`
+	AppName            string  `json:"appName"`
+	JobExecutionType   string  `json:"jobExecutionType"`
+	Cron               string  `json:"cron,omitempty"`
+	ShardingTotalCount int     `json:"shardingTotalCount"`
+	JobParameter       string  `json:"jobParameter"`
+	CPUCount           float64 `json:"cpuCount"`
+	MemoryMB           float64 `json:"memoryMB"`
+	Failover           bool    `json:"failover"`
+	Misfire            bool    `json:"misfire"`
+}
+
+// publish publishes the chaos app as "chaos".
+func (c *cluster) publish(via *instance) {
+	c.t.Helper()
+	via.must(http.MethodPost, "/api/app", map[string]any{"appName": "chaos", "appURL": appURL,
+		"bootstrapScript": "bin/chaos.sh", "cpuCount": 0.1, "memoryMB": 64, "appCacheEnable": true})
+}
+
+// newJob is a transient job of the chaos app sleeping sleep seconds per run.
+func (c *cluster) newJob(name, cron string, shards int, sleep float64, misfire bool) job {
+	return job{JobName: name, AppName: "chaos", JobExecutionType: "TRANSIENT", Cron: cron, ShardingTotalCount: shards,
+		JobParameter: fmt.Sprintf("%s %g", c.out, sleep), CPUCount: 0.05, MemoryMB: 16, Misfire: misfire}
+}
+
+func (c *cluster) register(via *instance, j job) {
+	c.t.Helper()
+	via.must(http.MethodPost, "/api/job/register", j)
+}
+
+// idle reports whether no job has anything running, ready or failing over,
+// as in reads them (in the order work moves through them).
+func (in *instance) idle() bool {
+	var ready, failover, running []json.RawMessage
+	for _, q := range []struct {
+		path string
+		v    *[]json.RawMessage
+	}{{"/api/job/tasks/ready", &ready}, {"/api/job/tasks/failover", &failover}, {"/api/job/tasks/running", &running}} {
+		code, out, _, err := in.request(http.MethodGet, q.path, nil)
+		if err != nil || code != http.StatusOK || json.Unmarshal(out, q.v) != nil {
+			return false
+		}
+	}
+	return len(ready)+len(failover)+len(running) == 0
+}
+
+// drain waits until the cluster's queues are empty after `after` (when the
+// last fire of every job has passed) as the leader sees them.
+func (c *cluster) drain(after time.Time) {
+	c.t.Helper()
+	sleepUntil(after)
+	eventually(c.t, 2*waitLong, func() bool {
+		l := c.leader()
+		return l != nil && l.idle()
+	}, "the cluster to be idle (no ready, failover or running work)")
+}

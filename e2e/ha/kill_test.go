@@ -1,0 +1,145 @@
+package ha
+
+import (
+	"testing"
+	"time"
+)
+
+// kill -9 of the leader during steady firing, ten times in a row, each
+// time restarting the killed instance as a standby so that three stay.
+// Planned in advance: misfire=true jobs fire every 2 s through the whole
+// window (their executions, 1.2 s each, are running at most kills), and a
+// misfire=false job fires twice in each takeover gap. Afterwards: one
+// leader at a time, every kill followed by a new leader that launched, no
+// task run twice or killed, each misfire=true shard run exactly once per
+// fire, each gap's missed fires of the misfire=false job run exactly once.
+func TestKillLeaderTenTimes(t *testing.T) {
+	t.Parallel()
+	const (
+		kills = 10
+		cycle = 6 * time.Second
+	)
+	c := newCluster(t, sharedEnsemble(t), 2*time.Second)
+	for range 3 {
+		c.add(instOpts{})
+	}
+	first, _ := c.awaitLeader(nil, time.Time{})
+	c.publish(first)
+
+	start := time.Now().Add(planLead).Truncate(time.Second)
+	slots := slotsFrom(start.Add(3*time.Second), cycle, kills)
+	end := slots[kills-1].Add(cycle)
+	exact := c.planJobs(first, "ex", start, end, 2, 1.2, slots)
+
+	var killed []time.Time
+	for i, s := range slots {
+		leader := c.steady(s.Add(-200 * time.Millisecond))
+		dead := leader.life().kill9()
+		killed = append(killed, dead)
+		t.Logf("kill %d: %s at %s (slot %s)", i+1, leader.name, dead.Format("15:04:05.000"), s.Format("15:04:05"))
+		leader.start() // back as a standby
+		next, since := c.awaitLeader(leader, dead)
+		t.Logf("kill %d: %s leads from %s", i+1, next.name, since.Format("15:04:05.000"))
+	}
+	c.drain(end.Add(time.Second))
+
+	ts := c.checkOneLeader(nil)
+	rs := c.runs()
+	checkRuns(t, rs)
+	for _, j := range exact {
+		checkExact(t, rs, j.name, 2, len(j.fires))
+	}
+	n := checkGapJob(t, rs, c.acting(ts), "gap", slots)
+	running := runningAt(rs, killed)
+	t.Logf("terms:\n%s", joinLines(ts))
+	t.Logf("%d terms; %d of %d gaps checked exactly; tasks were running at %d of %d kills", len(ts), n, kills, running, kills)
+	if running == 0 {
+		t.Errorf("no task was running at any kill: the takeovers were not tested with running tasks")
+	}
+	if n < kills/2 {
+		t.Errorf("only %d of %d slots fell into a takeover gap: the kills missed their plan", n, kills)
+	}
+	c.checkSettled()
+}
+
+// steady waits until the cluster is steady (three instances up, a leader
+// that has launched a task in its term), then until `at`, and returns the
+// leader. If the cluster is not steady by then the fault comes late, which
+// the checks allow for.
+func (c *cluster) steady(at time.Time) *instance {
+	c.t.Helper()
+	var leader *instance
+	eventually(c.t, waitLong, func() bool {
+		for _, in := range c.instances() {
+			if !in.life().running() {
+				return false
+			}
+		}
+		var since time.Time
+		leader, since = c.leaderSince()
+		if leader == nil {
+			return false
+		}
+		for _, r := range c.runs() {
+			if r.start.After(since) {
+				return true
+			}
+		}
+		return false
+	}, "a leader that launched a task in its term (terms:\n%s)", lazy(func() any { return joinLines(c.terms(nil)) }))
+	if late := time.Since(at); late > 0 {
+		c.t.Logf("the cluster was steady %v after the planned fault", late.Round(time.Millisecond))
+	}
+	sleepUntil(at)
+	if l := c.leader(); l != nil {
+		return l
+	}
+	return leader
+}
+
+// runningAt counts the instants at which some task was running.
+func runningAt(rs []*shardRun, instants []time.Time) int {
+	n := 0
+	for _, at := range instants {
+		for _, r := range rs {
+			if r.start.Before(at) && r.end.After(at) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// checkSettled checks that every instance runs, exactly one leads, and
+// every instance names that one as the leader.
+func (c *cluster) checkSettled() {
+	c.t.Helper()
+	var leaders []string
+	var named []string
+	ok := poll(waitLong, func() bool {
+		leaders, named = nil, nil
+		for _, in := range c.instances() {
+			if !in.life().running() {
+				c.t.Fatalf("%s is not running", in.name)
+			}
+			v, err := in.view()
+			if err != nil || v.Leader == nil {
+				return false
+			}
+			if v.Role == "leader" {
+				leaders = append(leaders, in.base)
+			}
+			named = append(named, v.Leader.URL)
+		}
+		for _, u := range named {
+			if len(leaders) != 1 || u != leaders[0] {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		c.t.Errorf("the cluster did not settle on one leader: leaders %v, named by the instances %v", leaders, named)
+	}
+}

@@ -1,0 +1,198 @@
+package ha
+
+import (
+	"bufio"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// term is one leadership of one scheduler life, from its own log: from
+// "leading term=N" to "no longer leading term=N".
+type term struct {
+	inst  string
+	life  int
+	seq   string
+	start time.Time
+	end   time.Time // when it ended (see terms); zero while it lasts
+	how   string    // what ended it: the log's cause, "killed", or "paused"
+}
+
+func (tm term) String() string {
+	end := "open"
+	if !tm.end.IsZero() {
+		end = tm.end.Format("15:04:05.000")
+	}
+	return fmt.Sprintf("%s/%d term %s %s..%s (%s)", tm.inst, tm.life, tm.seq, tm.start.Format("15:04:05.000"), end, tm.how)
+}
+
+var (
+	leadingLine = regexp.MustCompile(`^time=(\S+) level=\S+ msg=leading term=(\d+)`)
+	endedLine   = regexp.MustCompile(`^time=(\S+) level=\S+ msg="no longer leading" term=(\d+)(?: cause="?([^"]*))?`)
+)
+
+// pause is a span in which a life was stopped with SIGSTOP.
+type pause struct{ from, to time.Time }
+
+// terms reads every life's log. A term still open when its process died
+// ends when the process was seen dead; a term that spans a SIGSTOP ends
+// when its lease lapsed (the pause plus a third of the session timeout)
+// if it logged no earlier end: from then on the process may not act (what
+// it did after resuming is checked separately, from what reached
+// ZooKeeper and Mesos).
+func (c *cluster) terms(pauses map[*proc][]pause) []term {
+	var all []term
+	lease := c.session / 3
+	for _, in := range c.instances() {
+		for i, p := range in.lives {
+			ts := parseTerms(p.log())
+			for k := range ts {
+				tm := &ts[k]
+				tm.inst, tm.life = in.name, i
+				for _, ps := range pauses[p] {
+					if tm.start.Before(ps.from) && (tm.end.IsZero() || tm.end.After(ps.from.Add(lease))) {
+						tm.end, tm.how = ps.from.Add(lease), "paused: lease lapsed "+lease.String()+" into the pause"
+					}
+				}
+				if tm.end.IsZero() && !p.running() {
+					tm.end, tm.how = p.diedAt(), "killed"
+				}
+			}
+			all = append(all, ts...)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].start.Before(all[j].start) })
+	return all
+}
+
+func parseTerms(log string) []term {
+	var out []term
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := leadingLine.FindStringSubmatch(line); m != nil {
+			if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+				out = append(out, term{seq: m[2], start: at})
+			}
+			continue
+		}
+		if m := endedLine.FindStringSubmatch(line); m != nil {
+			at, err := time.Parse(time.RFC3339Nano, m[1])
+			if err != nil {
+				continue
+			}
+			for k := len(out) - 1; k >= 0; k-- {
+				if out[k].seq == m[2] && out[k].end.IsZero() {
+					out[k].end, out[k].how = at, m[3]
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// acting ends each term killed with SIGKILL when the signal was sent (the
+// process could do nothing after it; terms() ends it when it was seen
+// dead, later): the span in which it could commit a fire.
+func (c *cluster) acting(ts []term) []term {
+	out := append([]term(nil), ts...)
+	for i, tm := range out {
+		if tm.how != "killed" {
+			continue
+		}
+		for _, in := range c.instances() {
+			if in.name == tm.inst && tm.life < len(in.lives) {
+				if k := in.lives[tm.life].killedAt(); !k.IsZero() && k.Before(tm.end) {
+					out[i].end = k
+				}
+			}
+		}
+	}
+	return out
+}
+
+// overlaps returns every pair of terms that overlap in time: more than one
+// leader at some instant.
+func overlaps(ts []term) []string {
+	var bad []string
+	for i := 1; i < len(ts); i++ {
+		for j := 0; j < i; j++ {
+			if ts[j].end.IsZero() || ts[j].end.After(ts[i].start) {
+				bad = append(bad, fmt.Sprintf("%v overlaps %v", ts[j], ts[i]))
+			}
+		}
+	}
+	return bad
+}
+
+// checkOneLeader fails the test if two terms ever overlapped, and returns
+// the terms.
+func (c *cluster) checkOneLeader(pauses map[*proc][]pause) []term {
+	c.t.Helper()
+	ts := c.terms(pauses)
+	for _, b := range overlaps(ts) {
+		c.t.Errorf("two leaders at once: %s", b)
+	}
+	if c.t.Failed() {
+		c.t.Logf("terms:\n%s", joinLines(ts))
+	}
+	return ts
+}
+
+func joinLines[T any](xs []T) string {
+	var b strings.Builder
+	for _, x := range xs {
+		fmt.Fprintf(&b, "  %v\n", x)
+	}
+	return b.String()
+}
+
+// leader returns the instance whose running life holds an open term (the
+// latest one if, wrongly, several do), or nil.
+func (c *cluster) leader() *instance {
+	var best *instance
+	var since time.Time
+	for _, in := range c.instances() {
+		p := in.life()
+		if !p.running() {
+			continue
+		}
+		ts := parseTerms(p.log())
+		if n := len(ts); n > 0 && ts[n-1].end.IsZero() && ts[n-1].start.After(since) {
+			best, since = in, ts[n-1].start
+		}
+	}
+	return best
+}
+
+// leaderSince returns the current leader and when its term began.
+func (c *cluster) leaderSince() (*instance, time.Time) {
+	in := c.leader()
+	if in == nil {
+		return nil, time.Time{}
+	}
+	ts := parseTerms(in.life().log())
+	return in, ts[len(ts)-1].start
+}
+
+// awaitLeader waits for a leader other than `not` (nil: any) whose term
+// began after `after`.
+func (c *cluster) awaitLeader(not *instance, after time.Time) (*instance, time.Time) {
+	c.t.Helper()
+	var in *instance
+	var since time.Time
+	eventually(c.t, waitLong, func() bool {
+		in, since = c.leaderSince()
+		return in != nil && in != not && since.After(after)
+	}, "a new leader (terms so far:\n%s)", lazy(func() any { return joinLines(c.terms(nil)) }))
+	return in, since
+}
+
+// lazy formats its value only when the message is printed.
+type lazy func() any
+
+func (l lazy) String() string { return fmt.Sprint(l()) }

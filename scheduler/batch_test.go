@@ -1,0 +1,83 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// TestBatchOfUpdatesCommitsOnce: the updates that arrive together are
+// handled in one commit; each reads what the earlier ones wrote (the
+// shards of one keyed run all land in its record), and all are
+// acknowledged after the commit.
+func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 3 })
+	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	running := r.running("job")
+	if len(running) != 3 {
+		t.Fatalf("running %v", running)
+	}
+	acked := 0
+	for item := range 3 {
+		for _, state := range []string{"TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"} {
+			r.sched.updates = append(r.sched.updates, pendingUpdate{
+				st: mesos.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: state},
+				done: func(ok bool) {
+					if ok {
+						acked++
+					}
+				},
+			})
+		}
+	}
+	r.sched.handleUpdates(r.ctx)
+	if acked != 9 {
+		t.Fatalf("%d of 9 updates acknowledged", acked)
+	}
+	if len(r.running("job")) != 0 {
+		t.Fatal("finished tasks still running")
+	}
+	rec, err := r.reg.RunRecordOf(r.ctx, "k1")
+	if err != nil || !rec.Done || !rec.Success || len(rec.Shards) != 3 {
+		t.Fatalf("run record %+v %v: want all 3 shards, done and successful", rec, err)
+	}
+}
+
+// TestFailedBatchIsNotAcknowledged: when the batch's commit fails (here:
+// the leadership it is fenced on ended), no update is acknowledged, so
+// Mesos resends them.
+func TestFailedBatchIsNotAcknowledged(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
+	r.trigger("job")
+	r.offer("o1", 8, 4096)
+	r.sched.launch(r.ctx)
+	task := r.running("job")[0].TaskID
+	if err := r.reg.KV().Commit(r.ctx, store.Create("/ha/election/n_1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	r.sched.Registry.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
+	if err := r.reg.KV().Commit(r.ctx, store.Delete("/ha/election/n_1", store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	var results []bool
+	r.sched.updates = []pendingUpdate{{st: mesos.Status{TaskID: task, AgentID: "agent-1", State: "TASK_FINISHED"},
+		done: func(ok bool) { results = append(results, ok) }}}
+	r.sched.handleUpdates(r.ctx)
+	if len(results) != 1 || results[0] {
+		t.Fatalf("results %v, want the update refused", results)
+	}
+	if _, err := r.reg.RunningOf(r.ctx, "job"); err != nil || len(r.running("job")) != 1 {
+		t.Fatal("a fenced batch changed the registry")
+	}
+}
