@@ -82,12 +82,12 @@ var schedulerURLLine = regexp.MustCompile(`(?m)^scheduler (\d): (http://127\.0\.
 
 // scripts/cluster.sh up, status and down: the whole cluster shape from
 // local processes (a 3-server ZooKeeper ensemble, MariaDB, mesos-local,
-// EJ_TEST_CLUSTER_SCHEDULERS schedulers, default 1 until leader election
-// exists), a job run through it with its history in MariaDB, and a down
+// EJ_TEST_CLUSTER_SCHEDULERS schedulers, default 3: one leads, two are
+// standbys), a job run through it with its history in MariaDB, and a down
 // that leaves no process behind.
 func TestClusterScript(t *testing.T) {
 	needClusterServices(t)
-	n := 1
+	n := 3
 	if v := os.Getenv("EJ_TEST_CLUSTER_SCHEDULERS"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 9 {
