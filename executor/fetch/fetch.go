@@ -89,7 +89,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, useCache bool) (*Blo
 		return nil, fmt.Errorf("fetch %s: %w", name, err)
 	}
 	b.URL = u
-	if useCache && f.MaxCacheBytes > 0 {
+	if useCache && f.MaxCacheBytes > 0 && !b.Reused { // only a download grows the cache
 		f.evict()
 	}
 	return b, nil
