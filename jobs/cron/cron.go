@@ -315,8 +315,12 @@ func (s *Schedule) set(f, v int) {
 	}
 }
 
-// atoi parses a short unsigned decimal number.
+// atoi parses a short unsigned decimal number; leading zeros do not count
+// towards its length ("0000005" is 5, as Quartz reads it).
 func atoi(s string) (int, bool) {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
 	if s == "" || len(s) > 6 {
 		return 0, false
 	}
