@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target of the module, one after the other, each for
+# FUZZTIME (default 60s). Targets are discovered, not listed: packages whose
+# tests declare `func FuzzX(f *testing.F)`, then `go test -list` for the
+# names, so a new target is picked up without editing this script.
+#
+#   make fuzz                      # 60s per target
+#   FUZZTIME=5s bash scripts/fuzz.sh     # what make test runs
+#   FUZZ_PARALLEL=1 bash scripts/fuzz.sh # one fuzzing worker per target
+#   bash scripts/fuzz.sh ./jobs/... # only these packages
+#
+# A failing input is written by go test to the package's
+# testdata/fuzz/<FuzzName>/ directory: fix the bug and commit the two together.
+# The summary at the end lists executions per target; the script fails when
+# any target failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+
+fuzztime=${FUZZTIME:-60s}
+parallel=()
+if [ -n "${FUZZ_PARALLEL:-}" ]; then parallel=(-parallel "$FUZZ_PARALLEL"); fi
+patterns=("$@")
+if [ ${#patterns[@]} -eq 0 ]; then patterns=(./...); fi
+
+# Packages (import paths) with at least one fuzz target in their test files.
+mapfile -t pkgs < <(go list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}' "${patterns[@]}" |
+	while read -r path dir files; do
+		for f in $files; do
+			if grep -qE '^func Fuzz[A-Z0-9_][A-Za-z0-9_]*\(f \*testing\.F\)' "$dir/$f"; then
+				echo "$path"
+				break
+			fi
+		done
+	done)
+if [ ${#pkgs[@]} -eq 0 ]; then
+	echo "fuzz: no fuzz targets found in ${patterns[*]}"
+	exit 0
+fi
+
+summary=$(mktemp /tmp/ejc-fuzz.XXXXXX)
+trap 'rm -f "$summary"' EXIT
+failed=0
+for pkg in "${pkgs[@]}"; do
+	mapfile -t targets < <(go test -list '^Fuzz' "$pkg" | grep -E '^Fuzz')
+	for target in "${targets[@]}"; do
+		echo "== fuzz $pkg $target for $fuzztime"
+		log=$(mktemp /tmp/ejc-fuzz-log.XXXXXX)
+		status=ok
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "${parallel[@]}" "$pkg" >"$log" 2>&1; then
+			status=FAIL
+			failed=1
+			cat "$log"
+		else
+			grep -E '^(fuzz: elapsed|PASS|ok)' "$log" | tail -n 3
+		fi
+		# The last progress line holds the total: "fuzz: elapsed: 5s, execs: 123 (24/sec), ..."
+		execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -n 1 | cut -d' ' -f2)
+		printf '%-48s %-26s %12s %s\n' "$pkg" "$target" "${execs:-?}" "$status" >>"$summary"
+		rm -f "$log"
+	done
+done
+
+echo "== fuzz summary (FUZZTIME=$fuzztime per target)"
+printf '%-48s %-26s %12s %s\n' package target execs result
+cat "$summary"
+if [ "$failed" -ne 0 ]; then
+	echo "fuzz: a target failed; its input is in the package's testdata/fuzz/<target>/ (see above)"
+fi
+exit "$failed"
