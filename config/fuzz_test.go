@@ -2,6 +2,7 @@ package config
 
 import (
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +78,11 @@ func FuzzPropertiesFile(f *testing.F) {
 				t.Fatalf("Load of %.300q: error %.300q names neither the file nor a setting", content, msg)
 			}
 			return
+		}
+		for _, v := range []float64{got.EmbeddedCPUs, got.EmbeddedMemMB} {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				t.Fatalf("%.300q: a resource setting loaded as %v", content, v)
+			}
 		}
 		if !refOK {
 			t.Fatalf("Load accepted %.300q, which is not key=value lines of known keys", content)
