@@ -7,6 +7,7 @@
 #   make fuzz                      # 60s per target
 #   FUZZTIME=5s bash scripts/fuzz.sh     # what make test runs
 #   FUZZ_PARALLEL=1 bash scripts/fuzz.sh # one fuzzing worker per target
+#   FUZZMINIMIZETIME=30s make fuzz       # minimize found inputs longer (default 2s)
 #   bash scripts/fuzz.sh ./jobs/... # only these packages
 #
 # A failing input is written by go test to the package's
@@ -18,6 +19,10 @@ cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 
 fuzztime=${FUZZTIME:-60s}
+# go test minimizes every new interesting input for up to -fuzzminimizetime
+# (60s by default) and counts nothing meanwhile: with large seeds (archives,
+# event streams) a short run would only minimize. Keep it short.
+minimize=${FUZZMINIMIZETIME:-2s}
 parallel=()
 if [ -n "${FUZZ_PARALLEL:-}" ]; then parallel=(-parallel "$FUZZ_PARALLEL"); fi
 patterns=("$@")
@@ -47,7 +52,7 @@ for pkg in "${pkgs[@]}"; do
 		echo "== fuzz $pkg $target for $fuzztime"
 		log=$(mktemp /tmp/ejc-fuzz-log.XXXXXX)
 		status=ok
-		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "${parallel[@]}" "$pkg" >"$log" 2>&1; then
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg" >"$log" 2>&1; then
 			status=FAIL
 			failed=1
 			cat "$log"
