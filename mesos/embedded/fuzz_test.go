@@ -1,8 +1,11 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -15,6 +18,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/ejcloud/elasticjob/internal/fuzzing"
@@ -192,6 +196,9 @@ func checkMasterReply(t *testing.T, path string, body []byte, w *httptest.Respon
 		if strings.Contains(w.Body.String(), fuzzSecret) {
 			t.Fatalf("%s %q read a file outside the work directory", path, body)
 		}
+		if w.Header().Get("Mesos-Stream-Id") != "" || path == "/api/v1/executor" && code == http.StatusOK {
+			checkStream(t, path, body, w)
+		}
 	case code >= 400 && code < 500, code == http.StatusNotImplemented && strings.Contains(w.Body.String(), "is not supported"):
 		if w.Body.Len() == 0 || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 			t.Fatalf("%s %q: %d with body %q (%s)", path, body, code, w.Body.String(), w.Header().Get("Content-Type"))
@@ -217,5 +224,36 @@ func TestRefuseSecondsBounds(t *testing.T) {
 			t.Errorf("refuse_seconds %v: %d filters, want 1", secs, len(fw.filters))
 		}
 		c.clearFilters(fw)
+	}
+}
+
+// checkStream: what a subscription wrote is RecordIO frames, each an event
+// in the negotiated codec (Message-Content-Type under application/recordio).
+func checkStream(t *testing.T, path string, body []byte, w *httptest.ResponseRecorder) {
+	t.Helper()
+	ct := w.Header().Get("Content-Type")
+	if ct == typeRecordIO {
+		ct = w.Header().Get("Message-Content-Type")
+	}
+	c, ok := codecFor(ct)
+	if !ok {
+		t.Fatalf("%s %q: stream of type %q", path, body, ct)
+	}
+	frames := recordio.NewReader(bytes.NewReader(w.Body.Bytes()))
+	for n := 0; ; n++ {
+		frame, err := frames.ReadFrame()
+		if errors.Is(err, io.EOF) {
+			return // (the request's context is cancelled: the stream may end before any event)
+		}
+		if err != nil {
+			t.Fatalf("%s %q: frame %d: %v in %q", path, body, n, err, w.Body.Bytes())
+		}
+		var m message = &scheduler.Event{}
+		if path == "/api/v1/executor" {
+			m = &execpb.Event{}
+		}
+		if err := c.decode(frame, m); err != nil {
+			t.Fatalf("%s %q: frame %d %q does not decode: %v", path, body, n, frame, err)
+		}
 	}
 }
