@@ -60,6 +60,10 @@ func (s *Server) updateJob(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: jobName is required", jobs.ErrInvalid))
 		return
 	}
+	if err := validName("jobName", name); err != nil { // before it becomes a store path
+		writeError(c, s.log, err)
+		return
+	}
 	cfg, err := s.reg.Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
