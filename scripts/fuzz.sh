@@ -46,6 +46,11 @@ if [ ${#pkgs[@]} -eq 0 ]; then
 	exit 0
 fi
 
+# inputs counts the files of a corpus directory (0 when there is none).
+inputs() {
+	if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi
+}
+
 summary=$(mktemp /tmp/ejc-fuzz.XXXXXX)
 trap 'rm -f "$summary"' EXIT
 failed=0
@@ -55,10 +60,10 @@ for pkg in "${pkgs[@]}"; do
 		echo "== fuzz $pkg $target for $fuzztime"
 		log=$(mktemp /tmp/ejc-fuzz-log.XXXXXX)
 		corpus="$(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$target"
-		before=$(ls "$corpus" 2>/dev/null | wc -l)
+		before=$(inputs "$corpus")
 		status=ok
 		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg" >"$log" 2>&1; then
-			if grep -q '^    context deadline exceeded$' "$log" && [ "$(ls "$corpus" 2>/dev/null | wc -l)" -eq "$before" ]; then
+			if grep -q '^    context deadline exceeded$' "$log" && [ "$(inputs "$corpus")" -eq "$before" ]; then
 				# Go's coordinator can fail a run that reached -fuzztime (golang/go#75804,
 				# fixed in Go 1.27): no input was written, nothing failed.
 				status="ok (go#75804)"
