@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/framing"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -66,8 +67,8 @@ func eventSeeds(f *testing.F) {
 
 // FuzzEventDecode decodes any bytes as the agent's event stream. Properties:
 // no panic; bounded time; at most one event per frame; every event decoded
-// (strictly, or loosely for fields newer than the protos) encodes to JSON
-// that decodes back to the same event.
+// from valid UTF-8 (strictly, or loosely for fields newer than the protos)
+// encodes to JSON that decodes back to the same event.
 func FuzzEventDecode(f *testing.F) {
 	eventSeeds(f)
 	f.Fuzz(func(t *testing.T, stream []byte) {
@@ -85,6 +86,9 @@ func FuzzEventDecode(f *testing.F) {
 		})
 		if events == nil && len(stream) > 0 && decodesAll(stream) {
 			t.Fatalf("%q decoded to more events than it has frames", stream)
+		}
+		if !utf8.Valid(stream) {
+			return // mesos-go's decoders keep invalid UTF-8 that encoding/json replaces: no round trip
 		}
 		for _, ev := range events {
 			b, err := json.Marshal(&ev)

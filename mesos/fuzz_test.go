@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/framing"
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
@@ -26,8 +27,8 @@ func frameAll(docs ...string) []byte {
 // FuzzSchedulerEvents decodes any bytes as the master's event stream, the
 // way the client does (httpcli's RecordIO reader behind mesosframe's guard,
 // each frame through the tolerant event decoder). Properties: no panic and
-// bounded time (the enum repair loop included); every decoded event encodes
-// to JSON that decodes strictly to the same event.
+// bounded time (the enum repair loop included); every event decoded from
+// valid UTF-8 encodes to JSON that decodes to the same event.
 func FuzzSchedulerEvents(f *testing.F) {
 	for _, docs := range [][]string{
 		{realSubscribed, `{"type":"EVENT_FROM_THE_FUTURE"}`, `{"type":"HEARTBEAT"}`},
@@ -52,6 +53,9 @@ func FuzzSchedulerEvents(f *testing.F) {
 				events = append(events, ev)
 			}
 		})
+		if !utf8.Valid(stream) {
+			return // mesos-go's decoders keep invalid UTF-8 that encoding/json replaces: no round trip
+		}
 		for _, ev := range events {
 			b, err := json.Marshal(&ev.Event)
 			if err != nil {
