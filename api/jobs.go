@@ -171,8 +171,9 @@ func parseTrigger(body []byte) (triggerRequest, bool, error) {
 	if err := validName("jobName", req.JobName); err != nil {
 		return req, true, err
 	}
-	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
-		return req, true, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
+	if req.IdempotencyKey != "" && (!idempotencyKeyRE.MatchString(req.IdempotencyKey) || req.IdempotencyKey == "." || req.IdempotencyKey == "..") {
+		// "." and ".." would name no key of the store (its path /state/trigger_keys/.).
+		return req, true, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-', other than . and ..", ErrBadRequest)
 	}
 	if req.JobParameter != nil && len(*req.JobParameter) > 4096 {
 		return req, true, fmt.Errorf("%w: jobParameter must be at most 4096 bytes", ErrBadRequest)
