@@ -274,10 +274,9 @@ var fieldAliases = map[string][]string{
 func FuzzAPIBodyField(f *testing.F) {
 	hist := fuzzHistory(f)
 	for i, r := range bodyRoutes {
-		for j := range r.fields {
-			for _, v := range []string{`"x y"`, `-1`, `{}`, `1e309`} {
-				f.Add(uint8(i), uint8(j), "", []byte(v))
-			}
+		for j := range r.fields { // one hostile value per field, in turn
+			v := []string{`"x y"`, `-1`, `{}`, `1e309`, `".."`}[j%5]
+			f.Add(uint8(i), uint8(j), "", []byte(v))
 		}
 		f.Add(uint8(i), uint8(255), "bogusField", []byte(`1`))
 	}

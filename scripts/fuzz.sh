@@ -6,9 +6,12 @@
 #
 #   make fuzz                      # 60s per target
 #   FUZZTIME=4s bash scripts/fuzz.sh     # what make test runs
+#   FUZZCACHE=/tmp/x bash scripts/fuzz.sh # start from the committed corpus only
 #
 # FUZZTIME includes go's first pass over the target's corpus (seeds,
-# testdata/fuzz and what earlier runs cached in $GOCACHE/fuzz).
+# testdata/fuzz and what earlier runs cached in $GOCACHE/fuzz, or in
+# FUZZCACHE/<package> when set, as make test does so that a machine's
+# accumulated cache does not eat its few seconds).
 #   FUZZ_PARALLEL=1 bash scripts/fuzz.sh # one fuzzing worker per target
 #   FUZZMINIMIZETIME=30s make fuzz       # minimize found inputs longer (default 200x)
 #   bash scripts/fuzz.sh ./jobs/... # only these packages
@@ -28,6 +31,9 @@ fuzztime=${FUZZTIME:-60s}
 minimize=${FUZZMINIMIZETIME:-200x}
 parallel=()
 if [ -n "${FUZZ_PARALLEL:-}" ]; then parallel=(-parallel "$FUZZ_PARALLEL"); fi
+cache_args() { # the test binary takes the last -test.fuzzcachedir, so this one wins over go test's
+	if [ -n "${FUZZCACHE:-}" ]; then echo "-args -test.fuzzcachedir=$FUZZCACHE/$1"; fi
+}
 patterns=("$@")
 if [ ${#patterns[@]} -eq 0 ]; then patterns=(./...); fi
 
@@ -62,7 +68,7 @@ for pkg in "${pkgs[@]}"; do
 		corpus="$(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$target"
 		before=$(inputs "$corpus")
 		status=ok
-		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg" >"$log" 2>&1; then
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg" $(cache_args "$pkg") >"$log" 2>&1; then
 			if grep -q '^    context deadline exceeded$' "$log" && [ "$(inputs "$corpus")" -eq "$before" ]; then
 				# Go's coordinator can fail a run that reached -fuzztime (golang/go#75804,
 				# fixed in Go 1.27): no input was written, nothing failed.

@@ -53,7 +53,7 @@ fuzzlog=$(mktemp /tmp/ejc-fuzz.XXXXXX)
 fuzzpid=
 if [ -z "${SKIP_FUZZ:-}" ]; then
 	echo "== fuzz targets, ${FUZZTIME:-4s} each, in the background (log: $fuzzlog)"
-	FUZZTIME=${FUZZTIME:-4s} FUZZ_PARALLEL=1 bash scripts/fuzz.sh >"$fuzzlog" 2>&1 &
+	FUZZTIME=${FUZZTIME:-4s} FUZZ_PARALLEL=1 FUZZCACHE="$fuzzlog.cache" bash scripts/fuzz.sh >"$fuzzlog" 2>&1 &
 	fuzzpid=$!
 fi
 
@@ -73,5 +73,5 @@ if [ -n "$fuzzpid" ]; then
 	if [ "$fuzzstatus" -ne 0 ]; then cat "$fuzzlog"; else sed -n '/^== fuzz summary/,$p' "$fuzzlog"; fi
 	if [ "$status" -eq 0 ]; then status=$fuzzstatus; fi
 fi
-rm -f "$fuzzlog"
+rm -rf "$fuzzlog" "$fuzzlog.cache"
 exit "$status"
