@@ -5,7 +5,7 @@ GO       ?= go
 DATA_DIR ?= data
 BIN      := bin
 
-.PHONY: all build run test unit bench examples fmt vet clean
+.PHONY: all build run test unit fuzz bench examples fmt vet clean
 
 all: build
 
@@ -27,6 +27,10 @@ test:
 # Unit and conformance tiers only (no ZooKeeper, MariaDB or browser).
 unit:
 	$(GO) test -race ./...
+
+# Every fuzz target for FUZZTIME each (default 60s), one after the other.
+fuzz:
+	bash scripts/fuzz.sh
 
 bench: build
 	bash scripts/bench.sh

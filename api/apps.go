@@ -94,6 +94,10 @@ func (s *Server) updateApp(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: appName is required", app.ErrInvalid))
 		return
 	}
+	if err := validName("appName", probe.AppName); err != nil { // before it becomes a store path
+		writeError(c, s.log, err)
+		return
+	}
 	cfg, err := s.reg.App(c, probe.AppName)
 	if err != nil {
 		writeError(c, s.log, err)

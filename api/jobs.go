@@ -67,6 +67,10 @@ func (s *Server) updateJob(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: jobName is required", jobs.ErrInvalid))
 		return
 	}
+	if err := validName("jobName", name); err != nil { // before it becomes a store path
+		writeError(c, s.log, err)
+		return
+	}
 	cfg, err := s.reg.Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -202,8 +206,9 @@ func parseTrigger(body []byte) (triggerRequest, bool, error) {
 
 // checkRunOptions checks a trigger's idempotencyKey and jobParameter.
 func checkRunOptions(req triggerRequest) error {
-	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
-		return fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
+	if req.IdempotencyKey != "" && (!idempotencyKeyRE.MatchString(req.IdempotencyKey) || req.IdempotencyKey == "." || req.IdempotencyKey == "..") {
+		// "." and ".." would name no key of the store (its path /state/trigger_keys/.).
+		return fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-', other than . and ..", ErrBadRequest)
 	}
 	if req.JobParameter != nil && len(*req.JobParameter) > maxJobParameter {
 		return fmt.Errorf("%w: jobParameter must be at most %d bytes", ErrBadRequest, maxJobParameter)

@@ -50,6 +50,10 @@ func (s *Server) sandbox(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: the appName query parameter is required", ErrBadRequest))
 		return
 	}
+	if err := validName("appName", name); err != nil { // before it becomes a store path
+		writeError(c, s.log, err)
+		return
+	}
 	if _, err := s.reg.App(c, name); err != nil {
 		writeError(c, s.log, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -100,7 +101,7 @@ func integer(key string, p func(*Config) *int) func(*Config, string) error {
 func float(key string, p func(*Config) *float64) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || f < 0 {
+		if err != nil || !(f >= 0) || math.IsInf(f, 1) { // NaN fails f >= 0
 			return fmt.Errorf("%s: %q is not a non-negative number", key, v)
 		}
 		*p(c) = f
@@ -323,7 +324,9 @@ func loadProperties(c *Config, path string) error {
 		known[s.key] = s
 	}
 	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 0, 4096), maxPropertyLine)
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := sc.Text()
 		if n == 1 {
 			line = strings.TrimPrefix(line, "\ufeff") // a byte-order mark from Windows editors
@@ -344,8 +347,16 @@ func loadProperties(c *Config, path string) error {
 			return fmt.Errorf("config file %s line %d: %v", path, n, err)
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("config file %s line %d: longer than %d bytes", path, n, maxPropertyLine)
+	} else if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
 }
+
+// maxPropertyLine bounds a line of the properties file.
+const maxPropertyLine = 1 << 20
 
 func cutProperty(line string) (string, string, bool) {
 	i := strings.IndexAny(line, "=:")

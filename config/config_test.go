@@ -277,6 +277,8 @@ func TestFileErrors(t *testing.T) {
 	loadErr(t, []string{"--config", filepath.Join(t.TempDir(), "missing.properties")}, nil, "config file", "missing.properties")
 	// Keys are case-sensitive, as in the original.
 	loadErr(t, []string{"--config", writeFile(t, "HTTP_PORT=1\n")}, nil, `unknown key "HTTP_PORT"`)
+	long := "hostname=127.0.0.1\nzk_servers=" + strings.Repeat("h", maxPropertyLine) + "\n"
+	loadErr(t, []string{"--config", writeFile(t, long)}, nil, "line 2", "longer than")
 }
 
 func TestBadValues(t *testing.T) {
@@ -291,6 +293,8 @@ func TestBadValues(t *testing.T) {
 		{"auth_token_ttl", "12", "auth_token_ttl"},
 		{"offer_refuse_seconds", "-5s", "offer_refuse_seconds"},
 		{"embedded_cpus", "-1", "embedded_cpus"},
+		{"embedded_cpus", "NaN", "embedded_cpus"},
+		{"embedded_mem_mb", "+Inf", "embedded_mem_mb"},
 		{"embedded_mem_mb", "lots", "embedded_mem_mb"},
 		{"max_body_bytes", "100", "max_body_bytes"},
 		{"package_max_bytes", "0", "package_max_bytes"},

@@ -6,9 +6,10 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/framing"
 	mjson "github.com/mesos/mesos-go/api/v1/lib/encoding/json"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
+
+	"github.com/ejcloud/elasticjob/internal/mesosframe"
 )
 
 // jsonCodec is mesos-go's JSON codec with a tolerant event decoder: a real
@@ -20,10 +21,9 @@ var jsonCodec = encoding.Codec{
 	Name:       codecs.NameJSON,
 	Type:       codecs.MediaTypeJSON,
 	NewEncoder: mjson.NewEncoder,
-	NewDecoder: func(s encoding.Source) encoding.Decoder {
-		dec := framing.NewDecoder(s(), unmarshalTolerant)
-		return encoding.DecoderFunc(func(u encoding.Unmarshaler) error { return dec.Decode(u) })
-	},
+	// Frames are read through mesosframe.Guard: a frame size past the int
+	// range made mesos-go's reader panic and crash the executor.
+	NewDecoder: mesosframe.NewDecoder(unmarshalTolerant),
 }
 
 func unmarshalTolerant(b []byte, v interface{}) error {

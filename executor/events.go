@@ -13,9 +13,14 @@ import (
 
 // handle applies one event. An error ends the session (re-subscribe).
 func (e *Executor) handle(ev *executor.Event) error {
+	if body := missingBody(ev); body != "" {
+		e.log.Warn("event without its body ignored", "type", ev.Type.String(), "missing", body)
+		return nil
+	}
 	switch ev.Type {
 	case executor.Event_SUBSCRIBED:
-		e.log.Info("subscribed", "agent", ev.GetSubscribed().AgentInfo.GetHostname())
+		agent := ev.GetSubscribed().GetAgentInfo()
+		e.log.Info("subscribed", "agent", agent.GetHostname())
 	case executor.Event_LAUNCH:
 		e.launch(ev.GetLaunch().Task)
 	case executor.Event_LAUNCH_GROUP:
@@ -27,16 +32,33 @@ func (e *Executor) handle(ev *executor.Event) error {
 	case executor.Event_ACKNOWLEDGED:
 		e.ack(ev.GetAcknowledged().TaskID.Value, ev.GetAcknowledged().UUID)
 	case executor.Event_MESSAGE:
-		e.log.Info("message from the framework ignored", "bytes", len(ev.GetMessage().Data))
+		e.log.Info("message from the framework ignored", "bytes", len(ev.GetMessage().GetData()))
 	case executor.Event_SHUTDOWN:
 		e.beginShutdown("SHUTDOWN from the agent", true)
 	case executor.Event_ERROR:
-		return errors.New("agent sent ERROR: " + ev.GetError().Message)
+		return errors.New("agent sent ERROR: " + ev.GetError().GetMessage())
 	case executor.Event_HEARTBEAT:
 	default:
 		e.log.Warn("unknown event ignored", "type", ev.Type.String())
 	}
 	return nil
+}
+
+// missingBody names the body an event of its type must carry and lacks
+// ("" when present or not needed): a stream that says LAUNCH without a task
+// is ignored rather than crashing the executor.
+func missingBody(ev *executor.Event) string {
+	switch {
+	case ev.Type == executor.Event_LAUNCH && ev.Launch == nil:
+		return "launch"
+	case ev.Type == executor.Event_LAUNCH_GROUP && ev.LaunchGroup == nil:
+		return "launch_group"
+	case ev.Type == executor.Event_KILL && ev.Kill == nil:
+		return "kill"
+	case ev.Type == executor.Event_ACKNOWLEDGED && ev.Acknowledged == nil:
+		return "acknowledged"
+	}
+	return ""
 }
 
 // launch sends TASK_STARTING and runs the task in its own goroutine; one

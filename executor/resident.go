@@ -1,14 +1,12 @@
 package executor
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/executor/process"
@@ -107,13 +105,13 @@ func (j *residentJob) start() (*residentProc, error) {
 func (p *residentProc) read(r io.ReadCloser) {
 	defer r.Close()
 	defer close(p.lines)
-	br := bufio.NewReader(r)
+	lr := sdk.NewLineReader(r, sdk.MaxLineBytes) // a job that never ends a line cannot fill our memory
 	for {
-		line, err := br.ReadString('\n')
+		line, err := lr.Next()
 		if err != nil {
 			return
 		}
-		p.lines <- strings.TrimRight(line, "\r\n")
+		p.lines <- line
 	}
 }
 

@@ -46,8 +46,8 @@ func ParseMetaKey(s string) (string, int, error) {
 	if !ok {
 		return "", 0, fmt.Errorf("jobs: %q is not jobName@-@item", s)
 	}
-	item, err := strconv.Atoi(it)
-	if err != nil || item < 0 {
+	item, ok := parseItem(it)
+	if !ok {
 		return "", 0, fmt.Errorf("jobs: %q has a bad shard item", s)
 	}
 	return job, item, nil
@@ -59,8 +59,8 @@ func ParseTaskID(s string) (TaskID, error) {
 	if len(parts) != 5 {
 		return TaskID{}, fmt.Errorf("jobs: task id %q must have 5 parts joined by %s", s, Separator)
 	}
-	item, err := strconv.Atoi(parts[1])
-	if err != nil || item < 0 {
+	item, ok := parseItem(parts[1])
+	if !ok {
 		return TaskID{}, fmt.Errorf("jobs: task id %q has a bad shard item %q", s, parts[1])
 	}
 	kind := TaskKind(parts[2])
@@ -68,6 +68,13 @@ func ParseTaskID(s string) (TaskID, error) {
 		return TaskID{}, fmt.Errorf("jobs: task id %q has kind %q, want READY or FAILOVER", s, parts[2])
 	}
 	return TaskID{JobName: parts[0], Item: item, Kind: kind, AgentID: parts[3], UUID: parts[4]}, nil
+}
+
+// parseItem reads a shard item written by strconv.Itoa: no sign, no
+// leading zeros, so "+1" and "01" do not name the task of item 1.
+func parseItem(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0 && strconv.Itoa(n) == s
 }
 
 // ExecutorID is {appName}@-@{agentId}: one executor per app per agent.

@@ -12,10 +12,11 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mclient "github.com/mesos/mesos-go/api/v1/lib/client"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/ejcloud/elasticjob/internal/mesosframe"
 )
 
 const headerStreamID = "Mesos-Stream-Id"
@@ -73,7 +74,7 @@ func New(cfg Config) *Client {
 		execs:       map[executorKey]*mesos.ExecutorInfo{},
 		http: httpcli.New(
 			httpcli.Endpoint(endpoint),
-			httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]),
+			httpcli.Codec(mesosframe.JSONCodec), // mesos-go's JSON codec; a bad frame size is an error, not a panic
 			httpcli.Do(hc.Do),
 		),
 	}

@@ -51,6 +51,16 @@ done
 if [ -n "$mesos_home" ]; then echo "== real Mesos tier: against the Mesos build at $mesos_home"
 else echo "== real Mesos tier: skipped: no Mesos build at /work/shared/mesos-1.11 (set EJ_MESOS_HOME)"; fi
 
+# Fuzz targets, each for a few seconds (scripts/fuzz.sh; `make fuzz` runs them longer), on one
+# worker in the background while the packages' tests run. SKIP_FUZZ=1 skips them.
+fuzzlog=$(mktemp /tmp/ejc-fuzz.XXXXXX)
+fuzzpid=
+if [ -z "${SKIP_FUZZ:-}" ]; then
+	echo "== fuzz targets, ${FUZZTIME:-4s} each, in the background (log: $fuzzlog)"
+	FUZZTIME=${FUZZTIME:-4s} FUZZ_PARALLEL=1 FUZZCACHE="$fuzzlog.cache" bash scripts/fuzz.sh >"$fuzzlog" 2>&1 &
+	fuzzpid=$!
+fi
+
 echo "== unit, conformance, integration and end-to-end tests (race detector on)"
 log=$(mktemp /tmp/ejc-go-test.XXXXXX)
 set +e
@@ -60,4 +70,12 @@ set -e
 passed=$(grep -c '^ok' "$log" || true)
 failed=$(grep -c '^FAIL' "$log" || true)
 echo "packages: $passed passed, $failed failed"
+if [ -n "$fuzzpid" ]; then
+	fuzzstatus=0
+	wait "$fuzzpid" || fuzzstatus=$?
+	echo "== fuzz targets"
+	if [ "$fuzzstatus" -ne 0 ]; then cat "$fuzzlog"; else sed -n '/^== fuzz summary/,$p' "$fuzzlog"; fi
+	if [ "$status" -eq 0 ]; then status=$fuzzstatus; fi
+fi
+rm -rf "$fuzzlog" "$fuzzlog.cache"
 exit "$status"

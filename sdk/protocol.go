@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -25,14 +26,14 @@ func Serve(ctx context.Context, job SimpleJob, in io.Reader, out io.Writer, stde
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
-		br := bufio.NewReader(in)
+		lr := NewLineReader(in, MaxLineBytes)
 		for {
-			line, err := br.ReadString('\n')
-			if err != nil { // a partial last line is dropped
+			line, err := lr.Next()
+			if err != nil {
 				return
 			}
 			select {
-			case lines <- strings.TrimRight(line, "\r\n"):
+			case lines <- line:
 			case <-ctx.Done():
 				return
 			}
@@ -125,7 +126,8 @@ func FormatDone(runID string, err error) string {
 }
 
 // ParseDone parses a DONE line (without its newline); failure is "" for
-// "ok" and the unescaped message for "error".
+// "ok" and the unescaped message for "error" ("error" when the line has
+// none, so a failure never reads as an empty message).
 func ParseDone(line string) (runID string, ok bool, failure string, valid bool) {
 	verb, rest, _ := strings.Cut(line, " ")
 	id, res, _ := strings.Cut(rest, " ")
@@ -135,9 +137,9 @@ func ParseDone(line string) (runID string, ok bool, failure string, valid bool) 
 	switch {
 	case res == "ok":
 		return id, true, "", true
-	case strings.HasPrefix(res, "error "):
+	case strings.HasPrefix(res, "error ") && len(res) > len("error "):
 		return id, false, Unescape(strings.TrimPrefix(res, "error ")), true
-	case res == "error":
+	case res == "error", res == "error ": // no message: a failure all the same
 		return id, false, "error", true
 	}
 	return "", false, "", false
@@ -174,4 +176,42 @@ func Unescape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// MaxLineBytes bounds a protocol line as read by Serve and by the executor:
+// a longer line is cut to its first MaxLineBytes bytes and the rest of it
+// discarded, so a peer that never ends a line cannot make the reader hold
+// it all.
+const MaxLineBytes = 1 << 20
+
+// LineReader reads protocol lines of at most a given length.
+type LineReader struct {
+	br  *bufio.Reader
+	max int
+}
+
+// NewLineReader reads lines from r, cutting each to limit bytes.
+func NewLineReader(r io.Reader, limit int) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(r, min(max(limit, 16), 64<<10)), max: limit}
+}
+
+// Next returns the next line without its line end ("\n", and any "\r" or
+// "\n" before it), cut to the reader's maximum. At the end of the input it
+// returns io.EOF (or the read error); a partial last line is dropped.
+func (l *LineReader) Next() (string, error) {
+	var line []byte
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		if room := l.max - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		switch {
+		case err == nil:
+			return strings.TrimRight(string(line), "\r\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue // a long line: keep reading (and discarding past max)
+		default:
+			return "", err
+		}
+	}
 }

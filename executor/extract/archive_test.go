@@ -25,7 +25,7 @@ func script(name, body string) ent     { return ent{name: name, body: body, mode
 func symlink(name, target string) ent  { return ent{name: name, link: target, typ: tar.TypeSymlink} }
 func hardlink(name, target string) ent { return ent{name: name, link: target, typ: tar.TypeLink} }
 
-func makeTar(t *testing.T, ents ...ent) []byte {
+func makeTar(t testing.TB, ents ...ent) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -52,7 +52,7 @@ func makeTar(t *testing.T, ents ...ent) []byte {
 	return buf.Bytes()
 }
 
-func gz(t *testing.T, b []byte) []byte {
+func gz(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	z := gzip.NewWriter(&buf)
 	z.Write(b)
@@ -61,7 +61,7 @@ func gz(t *testing.T, b []byte) []byte {
 }
 
 // viaCommand compresses with an external tool (bzip2, xz), or skips.
-func viaCommand(t *testing.T, tool string, b []byte) []byte {
+func viaCommand(t testing.TB, tool string, b []byte) []byte {
 	t.Helper()
 	if _, err := exec.LookPath(tool); err != nil {
 		t.Skipf("%s command not installed; cannot build the fixture", tool)
@@ -75,7 +75,7 @@ func viaCommand(t *testing.T, tool string, b []byte) []byte {
 	return out
 }
 
-func makeZip(t *testing.T, ents ...ent) []byte {
+func makeZip(t testing.TB, ents ...ent) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

@@ -13,7 +13,9 @@
 // made executable.
 //
 // Safety: an entry with a `..` component or an absolute path, a symlink or
-// hard link whose target leaves the extraction directory, a device, FIFO or
+// hard link whose target leaves the extraction directory (symlinks are
+// resolved again once the tree is complete, through chains of links as the
+// kernel would follow them, so x -> . with y -> x/.. is refused), a device, FIFO or
 // other special file, more than Limits.MaxEntries entries, or more than
 // Limits.MaxBytes bytes actually written fails the whole extraction and the
 // temporary directory is removed. All writes go through an os.Root, so even

@@ -90,18 +90,21 @@ func unpack(ctx context.Context, kind kind, pkg Package, dir, single string, lim
 	case kindFile:
 		return w.file(single, 0o755, src)
 	case kindZip:
-		return w.zip(src, pkg.Size)
+		err = w.zip(src, pkg.Size)
 	default:
-		r, wait, err := decompress(ctx, kind, src)
-		if err != nil {
-			return err
+		r, wait, derr := decompress(ctx, kind, src)
+		if derr != nil {
+			return derr
 		}
 		err = w.tar(r)
 		if werr := wait(); err == nil {
 			err = werr
 		}
+	}
+	if err != nil {
 		return err
 	}
+	return w.checkLinks()
 }
 
 // fileName is the name given to a non-archive package.

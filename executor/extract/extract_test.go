@@ -85,19 +85,21 @@ func TestHostileArchives(t *testing.T) {
 		ents []ent
 		want string
 	}{
-		"dotdot":          {[]ent{file("../evil", "x")}, `entry "../evil" escapes the extraction directory`},
-		"inner dotdot":    {[]ent{file("a/../../evil", "x")}, `entry "a/../../evil" escapes`},
-		"absolute":        {[]ent{file("/tmp/abs-evil", "x")}, `entry "/tmp/abs-evil" has an absolute path`},
-		"symlink /etc":    {[]ent{symlink("etc", "/etc"), file("etc/evil", "x")}, `symlink "etc" -> "/etc" points outside`},
-		"symlink up":      {[]ent{symlink("up", "../.."), file("up/evil", "x")}, `symlink "up" -> "../.." points outside`},
-		"symlink chain":   {[]ent{symlink("x", "."), symlink("y", "x/.."), file("y/evil", "x")}, "path escapes from parent"},
-		"hardlink out":    {[]ent{hardlink("h", "../../../etc/passwd")}, `hard link "h" -> "../../../etc/passwd" points outside`},
-		"hardlink abs":    {[]ent{hardlink("h", "/etc/passwd")}, `hard link "h" -> "/etc/passwd" points outside`},
-		"char device":     {[]ent{{name: "dev/null", typ: tar.TypeChar}}, `entry "dev/null" is a character device`},
-		"fifo":            {[]ent{{name: "p", typ: tar.TypeFifo}}, `entry "p" is a FIFO`},
-		"too big":         {[]ent{file("a", big), file("b", big)}, "archive expands to more than 6000 bytes"},
-		"too many":        {many, "archive has more than 10 entries"},
-		"good then other": {[]ent{file("ok", "fine"), file("../evil", "x")}, "escapes"},
+		"dotdot":           {[]ent{file("../evil", "x")}, `entry "../evil" escapes the extraction directory`},
+		"inner dotdot":     {[]ent{file("a/../../evil", "x")}, `entry "a/../../evil" escapes`},
+		"absolute":         {[]ent{file("/tmp/abs-evil", "x")}, `entry "/tmp/abs-evil" has an absolute path`},
+		"symlink /etc":     {[]ent{symlink("etc", "/etc"), file("etc/evil", "x")}, `symlink "etc" -> "/etc" points outside`},
+		"symlink up":       {[]ent{symlink("up", "../.."), file("up/evil", "x")}, `symlink "up" -> "../.." points outside`},
+		"symlink chain":    {[]ent{symlink("x", "."), symlink("y", "x/.."), file("y/evil", "x")}, "path escapes from parent"},
+		"symlink via link": {[]ent{symlink("x", "."), symlink("y", "x/..")}, `symlink "y" -> "x/.." points outside`},
+		"hardlink moves":   {[]ent{symlink("d/s", ".."), hardlink("h", "d/s")}, `symlink "h" -> ".." points outside`},
+		"hardlink out":     {[]ent{hardlink("h", "../../../etc/passwd")}, `hard link "h" -> "../../../etc/passwd" points outside`},
+		"hardlink abs":     {[]ent{hardlink("h", "/etc/passwd")}, `hard link "h" -> "/etc/passwd" points outside`},
+		"char device":      {[]ent{{name: "dev/null", typ: tar.TypeChar}}, `entry "dev/null" is a character device`},
+		"fifo":             {[]ent{{name: "p", typ: tar.TypeFifo}}, `entry "p" is a FIFO`},
+		"too big":          {[]ent{file("a", big), file("b", big)}, "archive expands to more than 6000 bytes"},
+		"too many":         {many, "archive has more than 10 entries"},
+		"good then other":  {[]ent{file("ok", "fine"), file("../evil", "x")}, "escapes"},
 	}
 	for name, tc := range tars {
 		t.Run("tar/"+name, func(t *testing.T) {

@@ -315,8 +315,12 @@ func (s *Schedule) set(f, v int) {
 	}
 }
 
-// atoi parses a short unsigned decimal number.
+// atoi parses a short unsigned decimal number; leading zeros do not count
+// towards its length ("0000005" is 5, as Quartz reads it).
 func atoi(s string) (int, bool) {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
 	if s == "" || len(s) > 6 {
 		return 0, false
 	}
@@ -372,6 +376,10 @@ func parseValue(f int, text string) (int, string) {
 // maxWall is the wall-clock second (civil seconds since 1970-01-01) at which
 // the search stops: 2200-01-01T00:00:00.
 var maxWall = daysFromCivil(MaxYear+1, 1, 1) * 86400
+
+// gregorianCycle is the period of the Gregorian calendar in years: 146097
+// days, a whole number of weeks.
+const gregorianCycle = 400
 
 // maxSegments bounds the number of time-zone offset changes Next walks over.
 const maxSegments = 4096
@@ -486,8 +494,16 @@ func (s *Schedule) nextWall(from, limit int64) (int64, bool) {
 	secs := int(from - days*86400)
 	y, m, d := civilFromDays(days)
 	h, mi, se := secs/3600, secs%3600/60, secs%60
+	startYear := y
 	for {
 		if y > MaxYear {
+			return 0, false
+		}
+		if s.yearAll && y > startYear+gregorianCycle {
+			// Every year is allowed and the calendar (weekdays included)
+			// repeats every 400 years: a schedule that has not fired in a
+			// whole cycle never fires. Without this, a start far in the
+			// past walked month by month through every year to 2199.
 			return 0, false
 		}
 		if !s.yearOK(y) {

@@ -148,18 +148,18 @@ func (c *Cluster) takeOffer(fw *framework, id string) (*offer, error) {
 
 // addFilter refuses resources to fw for the filters' refuse_seconds.
 func (c *Cluster) addFilter(fw *framework, rs mesos.Resources, filters *mesos.Filters) {
+	const maxRefuse = 365 * 24 * time.Hour
 	d := defaultRefuse
 	if filters != nil && filters.RefuseSeconds != nil {
-		d = time.Duration(*filters.RefuseSeconds * float64(time.Second))
-		if *filters.RefuseSeconds < 0 {
-			d = defaultRefuse
-		}
+		switch secs := *filters.RefuseSeconds; {
+		case secs >= maxRefuse.Seconds(): // compared in seconds: a huge value overflowed the Duration
+			d = maxRefuse
+		case secs >= 0:
+			d = time.Duration(secs * float64(time.Second))
+		} // negative or NaN (protobuf can carry it): the default
 	}
 	if d <= 0 || len(rs) == 0 {
 		return
-	}
-	if max := 365 * 24 * time.Hour; d > max {
-		d = max
 	}
 	f := &filter{resources: rs}
 	f.timer = time.AfterFunc(d, func() { c.expireFilter(fw, f) })
