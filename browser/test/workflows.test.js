@@ -278,8 +278,10 @@ test('cancels a running run from its page; the run filter', async () => {
 });
 
 test('a 50-node DAG is laid out readably', async () => {
+  const t0 = Date.now();
   await nav('#/workflows/big');
   await page.waitForSelector('#wf-graph svg.dag');
+  const ms = Date.now() - t0;
   const g = await page.evaluate(() => {
     const svg = document.querySelector('#wf-graph svg.dag');
     const vb = svg.viewBox.baseVal;
@@ -289,23 +291,27 @@ test('a 50-node DAG is laid out readably', async () => {
       return { id: n.getAttribute('data-node'), x: b.x + m.e, y: b.y + m.f, w: b.width, h: b.height, screen: { x: r.x, y: r.y, w: r.width, h: r.height } };
     });
     const font = parseFloat(getComputedStyle(svg.querySelector('text.nid')).fontSize) * (svg.getBoundingClientRect().width / vb.width);
-    return { vb: { w: vb.width, h: vb.height }, boxes, font, edges: svg.querySelectorAll('path.edge').length, labels: svg.querySelectorAll('g.elabel').length,
+    const labels = [...svg.querySelectorAll('g.elabel')].map((l) => { const r = l.querySelector('rect').getBoundingClientRect(); return { to: l.dataset.to, x: r.x, y: r.y, w: r.width, h: r.height }; });
+    return { vb: { w: vb.width, h: vb.height }, boxes, font, edges: svg.querySelectorAll('path.edge').length, labels,
       crossings: +svg.dataset.crossings, initial: +svg.dataset.crossingsInitial, dir: svg.dataset.dir };
   });
   const def = bigDAG();
   assert.equal(g.boxes.length, 50);
   assert.equal(g.edges, def.nodes.reduce((a, n) => a + (n.dependsOn || []).length, 0));
-  assert.equal(g.labels, def.nodes.filter((n) => n.trigger).reduce((a, n) => a + n.dependsOn.length, 0));
+  const apart = (p, q) => p.x + p.w <= q.x || q.x + q.w <= p.x || p.y + p.h <= q.y || q.y + q.h <= p.y;
+  // every edge into a node with another rule is labelled (edges that meet
+  // so closely that their labels would coincide share one), no two labels overlap
+  const ruled = def.nodes.filter((n) => n.trigger);
+  assert.ok(g.labels.length <= ruled.reduce((a, n) => a + n.dependsOn.length, 0) && g.labels.length >= ruled.length, `${g.labels.length} labels`);
+  for (const n of ruled) assert.ok(g.labels.some((l) => l.to === n.id), `${n.id}'s rule shown`);
+  for (let i = 0; i < g.labels.length; i++) for (let j = i + 1; j < g.labels.length; j++) assert.ok(apart(g.labels[i], g.labels[j]), `labels into ${g.labels[i].to} and ${g.labels[j].to} overlap`);
   for (const b of g.boxes) assert.ok(b.x >= 0 && b.y >= 0 && b.x + b.w <= g.vb.w && b.y + b.h <= g.vb.h, `${b.id} inside the viewBox`);
   for (let i = 0; i < g.boxes.length; i++) {
-    for (let j = i + 1; j < g.boxes.length; j++) {
-      const p = g.boxes[i].screen, q = g.boxes[j].screen;
-      assert.ok(p.x + p.w <= q.x || q.x + q.w <= p.x || p.y + p.h <= q.y || q.y + q.h <= p.y, `${g.boxes[i].id} and ${g.boxes[j].id} overlap`);
-    }
+    for (let j = i + 1; j < g.boxes.length; j++) assert.ok(apart(g.boxes[i].screen, g.boxes[j].screen), `${g.boxes[i].id} and ${g.boxes[j].id} overlap`);
   }
-  assert.ok(g.font >= 9, `node ids drawn at ${g.font.toFixed(1)} px`);
+  assert.ok(g.font >= 10, `node ids drawn at ${g.font.toFixed(1)} px`);
   assert.ok(g.crossings <= g.initial, `crossings ${g.crossings} after ordering, ${g.initial} before`);
-  console.log(`50-node DAG: ${g.dir}, ${g.vb.w}×${g.vb.h}, ${g.edges} edges, crossings ${g.initial} → ${g.crossings}, id font ${g.font.toFixed(1)} px`);
+  console.log(`50-node DAG: page rendered in ${ms} ms; ${g.dir}, ${g.vb.w}×${g.vb.h}, ${g.edges} edges, crossings ${g.initial} → ${g.crossings}, id font ${g.font.toFixed(1)} px`);
   await shot('big-dag');
   // fit: the whole graph in view
   await page.click('#dag-fit');

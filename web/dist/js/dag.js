@@ -268,11 +268,10 @@ function assemble(ids, g, order, pos, reversed, o, crossingsInitial) {
       const m = (r1 - r0) / 2;
       d += ` C${P(r0 + m, a0).join(',')} ${P(r1 - m, a1).join(',')} ${P(r1, a1).join(',')}`;
     }
-    const [r0, a0] = pts[pts.length - 2], [r1, a1] = pts[pts.length - 1];
-    const [lx, ly] = P((r0 + r1) / 2, (a0 + a1) / 2);
     const [u, v] = edge.reversed ? [edge.v, edge.u] : [edge.u, edge.v];
-    return { from: ids[u], to: ids[v], d, label: edge.label, lx: round(lx), ly: round(ly), reversed: !!edge.reversed };
+    return { from: ids[u], to: ids[v], d, label: edge.label, reversed: !!edge.reversed, last: [pts[pts.length - 2], pts[pts.length - 1]] };
   });
+  placeLabels(edges, P);
   const layers = order.length;
   let extent = 0;
   pos.forEach((p, v) => { extent = Math.max(extent, p + (g.dummy[v] ? o.dummy : across) / 2); });
@@ -282,6 +281,34 @@ function assemble(ids, g, order, pos, reversed, o, crossingsInitial) {
 }
 
 const round = (x) => Math.round(x * 10) / 10;
+
+// placeLabels: each label on its edge's last curve (between the layers),
+// at the middle or, if that hides another label, nearer one end; labels
+// of edges into the same node that can only coincide are drawn once.
+function placeLabels(edges, P) {
+  const placed = [];
+  const hits = (b) => placed.find((q) => b.x < q.x + q.w && q.x < b.x + b.w && b.y < q.y + q.h && q.y < b.y + b.h);
+  for (const e of edges) {
+    const [[r0, a0], [r1, a1]] = e.last;
+    delete e.last;
+    if (!e.label) continue;
+    const w = e.label.length * 6.4 + 10, ht = 18;
+    let best = null;
+    for (const k of [0.5, 0.32, 0.68, 0.18, 0.82]) {
+      const m = (r1 - r0) / 2;
+      const c = (p0, p1, p2, p3) => (1 - k) ** 3 * p0 + 3 * (1 - k) ** 2 * k * p1 + 3 * (1 - k) * k * k * p2 + k ** 3 * p3;
+      const [x, y] = P(c(r0, r0 + m, r1 - m, r1), c(a0, a0, a1, a1));
+      const b = { x: x - w / 2, y: y - ht / 2, w, h: ht, lx: round(x), ly: round(y), to: e.to, label: e.label };
+      const other = hits(b);
+      if (!other) { best = b; break; }
+      if (!best) best = { ...b, twin: other.to === e.to && other.label === e.label };
+    }
+    if (best.twin) { e.label = ''; e.shared = true; continue; } // the same rule of the same node, already shown there
+    placed.push(best);
+    e.lx = best.lx;
+    e.ly = best.ly;
+  }
+}
 
 // spreadPorts: per chain k, the offset of its start on its source's side
 // (out) and of its end on its target's side (in).

@@ -145,7 +145,8 @@ export function drawGraph(host, defs, opts = {}) {
     wrap.scrollTop = gy * st.zoom - py;
   }
   const fitAll = () => setZoom(Math.min(1, (wrap.clientWidth - 4) / st.lay.width, (maxHeight() - 4) / st.lay.height));
-  const fitWidth = () => setZoom(Math.min(1, Math.max(0.7, (wrap.clientWidth - 4) / st.lay.width)));
+  // the width if that keeps text readable (≥ 80 %), else 80 % and scroll
+  const fitWidth = () => setZoom(Math.min(1, Math.max(0.8, (wrap.clientWidth - 4) / st.lay.width)));
   const maxHeight = () => parseFloat(getComputedStyle(wrap).maxHeight) || 600;
 
   wrap.addEventListener('wheel', (e) => {

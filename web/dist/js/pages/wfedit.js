@@ -3,7 +3,7 @@
 // the graph, and the server's validation message shown beside the editor
 // with the node ids it names marked (click one to find it in the JSON).
 import { t } from '../i18n.js';
-import { api, get, enc, ApiError } from '../api.js';
+import { api, get, enc, canWrite, ApiError } from '../api.js';
 import { h, clear, btn, busy, toast, errText, debounce } from '../ui.js';
 import { drawGraph } from '../graph.js';
 
@@ -82,7 +82,7 @@ export default async function wfedit(el, ctx, name) {
   h('h3', t('wf.trigger')), h('dl.kv.rules', ['allSucceeded', 'allFailed', 'allDone', 'oneSucceeded', 'oneFailed'].map((r) => [h('dt', h('code', r)), h('dd', t('wf.rule.' + r))])),
   h('p.muted', t('wf.fieldsHelp')));
   const form = h('form.wf-edit', { novalidate: true },
-    h('div.wf-editor', errBox, ta, h('div.formbar', { style: { paddingLeft: 0 } }, submit,
+    h('div.wf-editor', canWrite() ? null : h('div.banner', t('readOnly')), errBox, ta, h('div.formbar', { style: { paddingLeft: 0 } }, canWrite() ? submit : null,
       btn(t('wf.format'), () => format(), '', { id: 'wf-format' }), btn(t('cancel'), () => history.back()), h('span.muted', t('wf.ctrlEnter')))),
     h('div.wf-side', h('h3', { style: { marginTop: 0 } }, t('wf.preview')), preview, jobsHelp));
   el.append(h('h1', h('a', { href: '#/workflows' }, t('wf.title')), ' / ', editing ? t('wf.modifyTitle', { name }) : t('wf.register')), form);

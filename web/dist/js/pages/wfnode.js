@@ -67,13 +67,19 @@ function tasksTable(n) {
 
 // fillHosts: the host of a task that ended, from the execution log
 // (absent while history is off or not yet written: the agent id stays)
+const hosts = new Map(); // taskId → its execution log row's {hostname, ip}, once found
 async function fillHosts(el, rows) {
   await Promise.all(rows.map(async (r) => {
-    let res = null;
-    try { res = await optional('/job/events/executions', { taskId: r.taskId, per_page: 1 }); } catch { return; }
-    const x = res && res.rows && res.rows[0];
+    let x = hosts.get(r.taskId);
+    if (!x) {
+      let res = null;
+      try { res = await optional('/job/events/executions', { taskId: r.taskId, per_page: 1 }); } catch { return; }
+      x = res && res.rows && res.rows[0];
+      if (!x || !(x.hostname || x.ip)) return;
+      hosts.set(r.taskId, { hostname: x.hostname, ip: x.ip });
+    }
     const cell = el.querySelector(`[data-host="${CSS.escape(r.taskId)}"]`);
-    if (x && cell && (x.hostname || x.ip)) clear(cell, x.hostname || x.ip, x.ip && x.hostname && x.ip !== x.hostname ? h('div.muted', x.ip) : null);
+    if (cell) clear(cell, x.hostname || x.ip, x.ip && x.hostname && x.ip !== x.hostname ? h('div.muted', x.ip) : null);
   }));
 }
 

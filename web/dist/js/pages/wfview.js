@@ -152,7 +152,7 @@ export default async function wfview(el, ctx, name) {
     } catch (e) { clear(runsBox, h('div.alert.bad', errText(e))); return; }
     st.runs = res;
     clear(runsBox, table([
-      { label: t('wf.run'), render: (r) => h('a.mono', { href: `#/workflows/${enc(name)}?run=${enc(r.runId)}`, 'data-run': r.runId,
+      { label: t('wf.run'), cls: 'nowrap', render: (r) => h('a.mono', { href: `#/workflows/${enc(name)}?run=${enc(r.runId)}`, 'data-run': r.runId,
         onclick: (e) => { e.preventDefault(); selectRun(r.runId); } }, r.runId) },
       { label: t('state'), render: (r) => runTag(r.state, r.cancelling) },
       { label: t('h.source'), key: 'source' }, { label: t('wf.attempt'), key: 'attempt' },
@@ -160,7 +160,7 @@ export default async function wfview(el, ctx, name) {
       { label: t('h.startTime'), render: (r) => fmtTime(r.startedAt || r.createdAt) },
       { label: t('wf.duration'), render: (r) => fmtDur(r.startedAt, r.endedAt) },
       { label: t('wf.nodes'), render: (r) => countTags(r.nodeStates) },
-      { label: t('wf.reason'), cls: 'wrap', key: 'reason' },
+      { label: t('wf.reason'), cls: 'reason', key: 'reason' },
       { label: '', cls: 'acts', render: (r) => runButtons(r) },
     ], res.rows, { empty: st.filter ? t('wf.noRunsMatch') : t('wf.noRuns') }),
     pager({ page: st.page, perPage: st.per_page, total: res.total, onPage: (p) => { st.page = p; loadRuns(); },
