@@ -210,6 +210,10 @@ func (s *Server) listWorkflows(c *gin.Context) {
 		return
 	}
 	all = matchWorkflows(all, c.Query("q"))
+	if all, err = keepDisabled(all, off, c.Query("disabled")); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	p := paged(all, page, perPage)
 	rows := make([]workflowView, 0, len(p.Rows))
 	for _, cfg := range p.Rows {
@@ -242,6 +246,25 @@ func matchWorkflows(all []workflow.Config, q string) []workflow.Config {
 		}
 	}
 	return out
+}
+
+// keepDisabled keeps the disabled workflows (want "true"), the enabled
+// ones ("false"), or all ("").
+func keepDisabled(all []workflow.Config, off map[string]bool, want string) ([]workflow.Config, error) {
+	if want == "" {
+		return all, nil
+	}
+	d, err := strconv.ParseBool(want)
+	if err != nil {
+		return nil, fmt.Errorf("%w: disabled must be true or false, got %q", ErrBadRequest, want)
+	}
+	out := make([]workflow.Config, 0, len(all))
+	for _, cfg := range all {
+		if off[cfg.Name] == d {
+			out = append(out, cfg)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) deleteWorkflow(c *gin.Context) {

@@ -56,6 +56,14 @@ func TestWorkflowRegisterGetList(t *testing.T) {
 	if all := decode[struct{ Total int }](t, e.must(http.StatusOK, http.MethodGet, "/api/workflow/list?q=x", "")); all.Total != 4 {
 		t.Errorf("q=x (every workflow has node x or extract): total %d, want 4", all.Total)
 	}
+	// disabled=true|false keeps the disabled or the enabled ones
+	e.must(http.StatusNoContent, http.MethodPost, "/api/workflow/b/disable", "")
+	for q, want := range map[string]int{"disabled=true": 1, "disabled=false": 3, "disabled=true&q=etl": 0} {
+		if got := decode[struct{ Total int }](t, e.must(http.StatusOK, http.MethodGet, "/api/workflow/list?"+q, "")); got.Total != want {
+			t.Errorf("%s: total %d, want %d", q, got.Total, want)
+		}
+	}
+	e.wantError(e.request(http.MethodGet, "/api/workflow/list?disabled=maybe", ""), http.StatusBadRequest, "disabled must be true or false")
 	e.must(http.StatusOK, http.MethodGet, "/api/workflow/etl", "")
 	e.wantError(e.request(http.MethodGet, "/api/workflow/nope", ""), http.StatusNotFound, "Cannot find workflow 'nope'")
 	e.wantError(e.request(http.MethodGet, "/api/workflow/a..b%20c", ""), http.StatusBadRequest, "workflowName")

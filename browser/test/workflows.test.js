@@ -119,6 +119,19 @@ test('admin sees the workflows list', async () => {
   await page.waitForFunction(() => document.querySelectorAll('#wf-list tbody tr').length === 1 && document.querySelector('#wf-list a[data-wf=big]'));
   await page.fill('#wf-search', '');
   await page.waitForFunction(() => document.querySelectorAll('#wf-list tbody tr').length === 2);
+  // disable one from the list; the status filter finds it; enable it again
+  await page.click('[data-toggle=big]');
+  await page.click('.modal [data-confirm]');
+  await page.waitForSelector('[data-status=big] .tag.warn');
+  await page.selectOption('#wf-status', 'true');
+  await page.waitForFunction(() => document.querySelectorAll('#wf-list tbody tr').length === 1 && document.querySelector('#wf-list a[data-wf=big]'));
+  assert.equal(await page.locator('[data-trigger=big]').count(), 0, 'no trigger for a disabled workflow');
+  await shot('list-disabled-filter');
+  await page.click('[data-toggle=big]');
+  await page.click('.modal [data-confirm]');
+  await page.waitForSelector('#wf-list .nodata');
+  await page.selectOption('#wf-status', '');
+  await page.waitForFunction(() => document.querySelectorAll('#wf-list tbody tr').length === 2 && document.querySelector('[data-status=big] .tag.ok'));
 });
 
 test('registers a workflow in the JSON editor: a cycle and an unknown job are refused inline first', async () => {

@@ -61,7 +61,8 @@ export function drawGraph(host, defs, opts = {}) {
     btn('100%', () => setZoom(1), 'sm', { id: 'dag-100' }), pct, dirBtn,
     h('span.grow.muted', opts.hint ?? t('wf.graphHint')));
   const legend = h('div.legend.dag-legend', NODE_STATES.map((x) => h('span', h('i', { class: 'st-' + x }), x, ' ', h('span.muted', t('wf.ns.' + x)))));
-  host.append(bar, wrap, legend);
+  host.append(bar, wrap);
+  if (opts.legend !== false) host.append(legend);
   let svg;
 
   function relayout() {

@@ -108,7 +108,7 @@ export default async function wfedit(el, ctx, name) {
       .map((n) => ({ id: n.id, job: String(n.job ?? ''), dependsOn: Array.isArray(n.dependsOn) ? n.dependsOn.map(String) : [], trigger: typeof n.trigger === 'string' ? n.trigger : '' }));
     lastNodes = p.value.nodes;
     const s = JSON.stringify(nodes);
-    if (s !== sig) { sig = s; clear(preview); graph = nodes.length ? drawGraph(preview, nodes, { id: 'wf-preview-dag', onSelect: pick, hint: t('wf.previewHint') }) : null; }
+    if (s !== sig) { sig = s; clear(preview); graph = nodes.length ? drawGraph(preview, nodes, { id: 'wf-preview-dag', onSelect: pick, hint: t('wf.previewHint'), legend: false }) : null; }
     return p;
   }
   function showError(msg, ids, extra) {

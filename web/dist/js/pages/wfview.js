@@ -157,7 +157,7 @@ export default async function wfview(el, ctx, name) {
       { label: t('state'), render: (r) => runTag(r.state, r.cancelling) },
       { label: t('h.source'), key: 'source' }, { label: t('wf.attempt'), key: 'attempt' },
       { label: t('wf.param'), cls: 'wrap', render: (r) => (r.parameter !== undefined ? h('code', r.parameter) : '') },
-      { label: t('h.startTime'), render: (r) => fmtTime(r.startedAt || r.createdAt) },
+      { label: t('h.startTime'), cls: 'nowrap', render: (r) => fmtTime(r.startedAt || r.createdAt) },
       { label: t('wf.duration'), render: (r) => fmtDur(r.startedAt, r.endedAt) },
       { label: t('wf.nodes'), render: (r) => countTags(r.nodeStates) },
       { label: t('wf.reason'), cls: 'reason', key: 'reason' },

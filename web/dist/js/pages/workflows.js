@@ -67,18 +67,21 @@ function lastRunCell(w) {
 // ---- list
 async function list(el, ctx) {
   const q = ctx.query;
-  const st = { q: q.get('q') || '', page: +q.get('page') || 1, per_page: +q.get('per_page') || 20 };
+  const st = { q: q.get('q') || '', disabled: q.get('disabled') || '', page: +q.get('page') || 1, per_page: +q.get('per_page') || 20 };
   const search = h('input#wf-search', { type: 'search', placeholder: t('wf.search'), value: st.q, 'aria-label': t('wf.search') });
+  const which = h('select#wf-status', { 'aria-label': t('status') }, [['', t('wf.allStatus')], ['false', t('enabled')], ['true', t('disabled')]]
+    .map(([v, l]) => h('option', { value: v, selected: v === st.disabled }, l)));
   const count = h('span.muted', { id: 'wf-count' });
   const body = h('div', { id: 'wf-list' }, loading());
   const refresh = btn(t('refresh'), () => busy(refresh, load), '', { id: 'wf-refresh' });
   el.append(h('h1', t('wf.title'), h('span.sp', refresh, wbtn(t('wf.register'), () => ctx.go('/workflows/new'), 'primary', { id: 'register-wf' }))),
     h('p.muted', { style: { marginTop: '-8px' } }, t('wf.intro')),
-    h('div.toolbar', search, count), body);
+    h('div.toolbar', search, which, count), body);
 
   function remember() {
     const p = new URLSearchParams();
     if (st.q) p.set('q', st.q);
+    if (st.disabled) p.set('disabled', st.disabled);
     if (st.page > 1) p.set('page', st.page);
     if (st.per_page !== 20) p.set('per_page', st.per_page);
     const s = p.toString();
@@ -90,7 +93,7 @@ async function list(el, ctx) {
     remember();
     let res;
     try {
-      res = await api('GET', '/workflow/list', { query: { q: st.q.trim(), page: st.page, per_page: st.per_page } });
+      res = await api('GET', '/workflow/list', { query: { q: st.q.trim(), disabled: st.disabled, page: st.page, per_page: st.per_page } });
     } catch (e) {
       if (my === seq) clear(body, h('div.alert.bad', errText(e)));
       return;
@@ -112,10 +115,11 @@ async function list(el, ctx) {
         wbtn(w.disabled ? t('enable') : t('disable'), () => toggleWorkflow(w.name, w.disabled, () => load()), 'sm', { 'data-toggle': w.name }),
         wbtn(t('delete'), () => deleteWorkflow(w.name, () => load()), 'sm danger', { 'data-delete': w.name }),
       ] },
-    ], res.rows, { empty: st.q ? t('wf.noMatch') : t('wf.none') }),
+    ], res.rows, { empty: st.q || st.disabled ? t('wf.noMatch') : t('wf.none') }),
     pager({ page: st.page, perPage: st.per_page, total: res.total, onPage: (p) => { st.page = p; load(); },
       perPageOptions: [20, 50, 100], onPerPage: (n) => { st.per_page = n; st.page = 1; load(); } }));
   }
+  which.addEventListener('change', () => { st.disabled = which.value; st.page = 1; load(); });
   search.addEventListener('input', debounce(() => { st.q = search.value; st.page = 1; load(); }, 200));
   await load();
 }
