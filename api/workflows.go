@@ -209,6 +209,11 @@ func (s *Server) listWorkflows(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	all = matchWorkflows(all, c.Query("q"))
+	if all, err = keepDisabled(all, off, c.Query("disabled")); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	p := paged(all, page, perPage)
 	rows := make([]workflowView, 0, len(p.Rows))
 	for _, cfg := range p.Rows {
@@ -220,6 +225,46 @@ func (s *Server) listWorkflows(c *gin.Context) {
 		rows = append(rows, v)
 	}
 	c.JSON(http.StatusOK, pageRows[workflowView]{Total: p.Total, Rows: rows})
+}
+
+// matchWorkflows keeps the workflows whose name, description, cron or a
+// node's id or job contains q (case-insensitive); an empty q keeps all.
+func matchWorkflows(all []workflow.Config, q string) []workflow.Config {
+	q = strings.ToLower(strings.TrimSpace(q))
+	if q == "" {
+		return all
+	}
+	has := func(s string) bool { return strings.Contains(strings.ToLower(s), q) }
+	out := make([]workflow.Config, 0, len(all))
+	for _, cfg := range all {
+		ok := has(cfg.Name) || has(cfg.Description) || has(cfg.Cron)
+		for i := 0; !ok && i < len(cfg.Nodes); i++ {
+			ok = has(cfg.Nodes[i].ID) || has(cfg.Nodes[i].Job)
+		}
+		if ok {
+			out = append(out, cfg)
+		}
+	}
+	return out
+}
+
+// keepDisabled keeps the disabled workflows (want "true"), the enabled
+// ones ("false"), or all ("").
+func keepDisabled(all []workflow.Config, off map[string]bool, want string) ([]workflow.Config, error) {
+	if want == "" {
+		return all, nil
+	}
+	d, err := strconv.ParseBool(want)
+	if err != nil {
+		return nil, fmt.Errorf("%w: disabled must be true or false, got %q", ErrBadRequest, want)
+	}
+	out := make([]workflow.Config, 0, len(all))
+	for _, cfg := range all {
+		if off[cfg.Name] == d {
+			out = append(out, cfg)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) deleteWorkflow(c *gin.Context) {

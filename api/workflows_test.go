@@ -43,6 +43,27 @@ func TestWorkflowRegisterGetList(t *testing.T) {
 		t.Fatalf("page 2: %+v", got)
 	}
 	e.wantError(e.request(http.MethodGet, "/api/workflow/list?per_page=0", ""), http.StatusBadRequest, "per_page must be a positive integer")
+	// q matches the name, description, cron, a node's id or job (case-insensitive)
+	for q, want := range map[string]string{"ET": "etl", "CLEAN": "etl", "0+0+2": "etl", "nothing-like-it": ""} {
+		found := decode[struct {
+			Total int
+			Rows  []struct{ Name string }
+		}](t, e.must(http.StatusOK, http.MethodGet, "/api/workflow/list?q="+q, ""))
+		if names := len(found.Rows); (want == "" && (found.Total != 0 || names != 0)) || (want != "" && (found.Total != 1 || found.Rows[0].Name != want)) {
+			t.Errorf("q=%s: %+v, want %q", q, found, want)
+		}
+	}
+	if all := decode[struct{ Total int }](t, e.must(http.StatusOK, http.MethodGet, "/api/workflow/list?q=x", "")); all.Total != 4 {
+		t.Errorf("q=x (every workflow has node x or extract): total %d, want 4", all.Total)
+	}
+	// disabled=true|false keeps the disabled or the enabled ones
+	e.must(http.StatusNoContent, http.MethodPost, "/api/workflow/b/disable", "")
+	for q, want := range map[string]int{"disabled=true": 1, "disabled=false": 3, "disabled=true&q=etl": 0} {
+		if got := decode[struct{ Total int }](t, e.must(http.StatusOK, http.MethodGet, "/api/workflow/list?"+q, "")); got.Total != want {
+			t.Errorf("%s: total %d, want %d", q, got.Total, want)
+		}
+	}
+	e.wantError(e.request(http.MethodGet, "/api/workflow/list?disabled=maybe", ""), http.StatusBadRequest, "disabled must be true or false")
 	e.must(http.StatusOK, http.MethodGet, "/api/workflow/etl", "")
 	e.wantError(e.request(http.MethodGet, "/api/workflow/nope", ""), http.StatusNotFound, "Cannot find workflow 'nope'")
 	e.wantError(e.request(http.MethodGet, "/api/workflow/a..b%20c", ""), http.StatusBadRequest, "workflowName")

@@ -1,4 +1,5 @@
 // Dictionaries (en, zh) and the language switch, kept in localStorage.
+import * as WF from './i18n-wf.js';
 const en = {
   console: 'console', language: 'Language', nav: 'Main', loading: 'Loading…', noData: 'No data',
   refresh: 'Refresh', retry: 'Retry', cancel: 'Cancel', save: 'Save', search: 'Search', reset: 'Reset', view: 'View', modify: 'Modify',
@@ -201,6 +202,8 @@ const zh = {
   'api.tag.operate': '运维操作', 'api.tag.audit': '审计日志', 'api.tag.meta': 'API 描述、健康检查与指标',
 };
 
+Object.assign(en, WF.en);
+Object.assign(zh, WF.zh);
 export const DICTS = { en, zh };
 export const LANGS = [['en', 'English'], ['zh', '中文']];
 const KEY = 'ejc.lang';

@@ -17,6 +17,9 @@ const ROUTES = [
   [/^\/jobs$/, 'jobs', 'jobs'],
   [/^\/jobs\/new$/, 'jobs', 'jobs'],
   [/^\/jobs\/([^/]+)(?:\/(edit))?$/, 'jobs', 'jobs'],
+  [/^\/workflows$/, 'workflows', 'workflows'],
+  [/^\/workflows\/new$/, 'workflows', 'workflows'],
+  [/^\/workflows\/([^/]+)(?:\/(edit))?$/, 'workflows', 'workflows'],
   [/^\/status$/, 'status', 'status'],
   [/^\/history(?:\/(executions|traces))?$/, 'history', 'history'],
   [/^\/logs\/(.+)$/, 'logs', 'history'],
@@ -24,7 +27,7 @@ const ROUTES = [
   [/^\/audit$/, 'audit', 'audit'],
   [/^\/api$/, 'openapi', 'api'],
 ];
-const NAV = ['dashboard', 'apps', 'jobs', 'status', 'history', 'cluster', 'audit', 'api'];
+const NAV = ['dashboard', 'apps', 'jobs', 'workflows', 'status', 'history', 'cluster', 'audit', 'api'];
 const ADMIN_NAV = new Set(['audit']); // pages the server answers only for admins
 
 let current = null; // {cleanup}

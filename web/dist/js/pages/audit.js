@@ -15,6 +15,7 @@ function targetLink(r) {
   if (!r.target) return '';
   if (r.targetKind === 'app') return h('a', { href: `#/apps/${enc(r.target)}` }, r.target);
   if (r.targetKind === 'job') return h('a', { href: `#/jobs/${enc(r.target)}` }, r.target);
+  if (r.targetKind === 'workflow') return h('a', { href: `#/workflows/${enc(r.target)}` }, r.target);
   return r.target;
 }
 
