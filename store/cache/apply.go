@@ -1,0 +1,102 @@
+package cache
+
+import (
+	"sort"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// outcome is what a successful commit left at one path.
+type outcome struct {
+	exists  bool
+	value   []byte
+	version int64
+}
+
+// applyCommitted puts into the copy what a successful commit wrote, so the
+// writer reads its writes without a read of the store: a create leaves
+// version 0, a conditional set the version after the one it matched, a
+// delete nothing (with its subtree). A blind put (or a set with
+// AnyVersion) leaves a version the copy cannot know: those paths are
+// returned for a re-read. A path the copy already holds at a later version
+// (another writer's change, applied from the watch first) is left as it is;
+// events come per path in order, so a later change always follows in the
+// copy.
+func (c *KV) applyCommitted(ops []store.Op) (reread []string) {
+	out := map[string]outcome{}
+	unknown := map[string]bool{}
+	for _, op := range ops {
+		if c.rootOf(op.Path) == nil {
+			continue
+		}
+		prev, known := out[op.Path]
+		switch op.Kind {
+		case store.OpCreate:
+			out[op.Path], unknown[op.Path] = outcome{exists: true, value: op.Value}, false
+		case store.OpSet:
+			switch {
+			case op.Version != store.AnyVersion:
+				out[op.Path], unknown[op.Path] = outcome{exists: true, value: op.Value, version: op.Version + 1}, false
+			case known && !unknown[op.Path]:
+				out[op.Path] = outcome{exists: true, value: op.Value, version: prev.version + 1}
+			default:
+				unknown[op.Path] = true
+			}
+		case store.OpPut:
+			if known && !unknown[op.Path] {
+				v := int64(0)
+				if prev.exists {
+					v = prev.version + 1
+				}
+				out[op.Path] = outcome{exists: true, value: op.Value, version: v}
+			} else {
+				unknown[op.Path] = true
+			}
+		case store.OpDelete:
+			for p := range out {
+				if store.Under(p, op.Path) {
+					delete(out, p)
+					delete(unknown, p)
+				}
+			}
+			out[op.Path], unknown[op.Path] = outcome{}, false
+		}
+	}
+	paths := make([]string, 0, len(out)+len(unknown))
+	for p := range out {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths) // a delete of a parent before the creates under it
+	for _, p := range paths {
+		if unknown[p] {
+			continue
+		}
+		c.applyOne(p, out[p])
+	}
+	for p, u := range unknown {
+		if u {
+			reread = append(reread, p)
+		}
+	}
+	return reread
+}
+
+// applyOne sets or removes one path under its locks.
+func (c *KV) applyOne(p string, o outcome) {
+	r := c.rootOf(p)
+	r.scan.RLock()
+	defer r.scan.RUnlock()
+	mu := &r.locks[c.stripe(p)]
+	mu.Lock()
+	defer mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !o.exists {
+		c.removeLocked(p)
+		return
+	}
+	if n := c.nodes[p]; n != nil && n.version > o.version {
+		return // the copy already holds a later write
+	}
+	c.setLocked(p, o.value, o.version)
+}
