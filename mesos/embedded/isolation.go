@@ -3,6 +3,7 @@ package embedded
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -192,7 +193,27 @@ func (e *executor) limits(pidsMax int64, quota bool) (container, leaf cgroups.Li
 		container.MemoryBytes = 0
 	}
 	container.Pids = pidsMax * n
+	// The container is an envelope around per-task groups that carry each
+	// task's exact limits: rounded up, it is rewritten only every few tasks
+	// rather than at each launch and end.
+	container.MemoryBytes = roundUp(container.MemoryBytes, containerMemStep)
+	container.CPUs = math.Round(math.Ceil(container.CPUs/containerCPUStep-1e-9)*containerCPUStep*1000) / 1000
+	container.Pids = roundUp(container.Pids, pidsMax*containerPidsStep)
 	return container, leaf
+}
+
+// Steps the container limits are rounded up to.
+const (
+	containerMemStep  = 64 << 20
+	containerCPUStep  = 0.1
+	containerPidsStep = 8 // in tasks' worth of pids
+)
+
+func roundUp(v, step int64) int64 {
+	if v <= 0 || step <= 0 {
+		return v
+	}
+	return (v + step - 1) / step * step
 }
 
 func mib(mb float64) int64 { return int64(mb * (1 << 20)) }

@@ -68,8 +68,10 @@ func TestContainerLimitsFollowTasks(t *testing.T) {
 	if g == nil {
 		t.Fatal("executor has no cgroup")
 	}
-	if got := memLimitMB(g); got != 32+64 {
-		t.Errorf("container memory limit %d MB, want 96", got)
+	// The container's limits (an envelope around the per-task groups) are
+	// rounded up: 64 MB steps, pids in steps of 8 tasks' worth.
+	if got := memLimitMB(g); got != 128 {
+		t.Errorf("container memory limit %d MB, want 96 rounded up to 128", got)
 	}
 	leaf := g.Child("executor")
 	if got := memLimitMB(leaf); got != 32 {
@@ -86,18 +88,18 @@ func TestContainerLimitsFollowTasks(t *testing.T) {
 	}
 	s.launch(s.freshOffer(), taskInfo(c, "t2", "hang", ex, 1, 128))
 	s.ack(s.update("t2"))
-	if got := memLimitMB(g); got != 32+64+128 {
-		t.Errorf("with two tasks: %d MB, want 224", got)
+	if got := memLimitMB(g); got != 256 {
+		t.Errorf("with two tasks: %d MB, want 224 rounded up to 256", got)
 	}
 	if g.Hierarchy().Has(cgroups.Pids) {
-		if b, _ := os.ReadFile(g.Dir(cgroups.Pids) + "/pids.max"); strings.TrimSpace(string(b)) != "300" {
-			t.Errorf("container pids.max %q, want 300 (100 each for the executor and two tasks)", b)
+		if b, _ := os.ReadFile(g.Dir(cgroups.Pids) + "/pids.max"); strings.TrimSpace(string(b)) != "800" {
+			t.Errorf("container pids.max %q, want 300 (100 each for the executor and two tasks) rounded up to 800", b)
 		}
 	}
 	s.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "t1"}}})
 	s.ack(s.update("t1"))
-	if got := memLimitMB(g); got != 32+128 {
-		t.Errorf("after t1 ended: %d MB, want 160", got)
+	if got := memLimitMB(g); got != 192 {
+		t.Errorf("after t1 ended: %d MB, want 160 rounded up to 192", got)
 	}
 	s.mustCall(&scheduler.Call{Type: scheduler.Call_SHUTDOWN, Shutdown: &scheduler.Call_Shutdown{
 		ExecutorID: mesos.ExecutorID{Value: "e1"}, AgentID: mesos.AgentID{Value: c.AgentID()}}})
@@ -319,8 +321,8 @@ func TestContainerLimitsArithmetic(t *testing.T) {
 	if leaf != (cgroups.Limits{MemoryBytes: 32 << 20, CPUs: 0.01, CPUQuota: true, Pids: 100}) {
 		t.Errorf("executor limits %+v: want Mesos' minimums 32 MB and 0.01 CPU", leaf)
 	}
-	if container.MemoryBytes != 96<<20 || container.CPUs != 0.51 || container.Pids != 200 {
-		t.Errorf("container limits %+v: want the executor's plus the live task's", container)
+	if container.MemoryBytes != 128<<20 || container.CPUs != 0.6 || container.Pids != 800 {
+		t.Errorf("container limits %+v: want the executor's plus the live task's (96 MB, 0.51 CPUs, 200 pids) rounded up", container)
 	}
 	e.resources = nil // an executor declaring nothing leaves its container unlimited
 	if container, _ := e.limits(0, false); container.MemoryBytes != 0 || container.CPUs != 0 || container.Pids != 0 {
