@@ -58,12 +58,13 @@ type TaskView struct {
 func (c *Cluster) Snapshot() State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	total := c.totalResources()
 	s := State{
-		AgentID:   c.agentID,
-		Hostname:  c.cfg.Hostname,
+		AgentID:   c.AgentID(),
+		Hostname:  c.agents[0].hostname,
 		URL:       "http://" + c.hostPort,
-		Total:     summary(c.total),
-		Free:      summary(c.total.Minus(c.used()...)),
+		Total:     summary(total),
+		Free:      summary(total.Minus(c.used()...)),
 		Isolation: c.isolationView(),
 	}
 	for _, fw := range c.sortedFrameworks() {
@@ -91,13 +92,33 @@ func (c *Cluster) sortedFrameworks() []*framework {
 	return out
 }
 
-func sortedExecutors(m map[string]*executor) []*executor {
+// sortedExecutors lists executors by id, then agent order.
+func sortedExecutors(m map[execKey]*executor) []*executor {
 	out := make([]*executor, 0, len(m))
 	for _, e := range m {
 		out = append(out, e)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	sortExecutors(out)
 	return out
+}
+
+// liveExecutors lists the executors of a that have not terminated, by id.
+func (a *agent) liveExecutors() []*executor {
+	out := make([]*executor, 0, len(a.live))
+	for e := range a.live {
+		out = append(out, e)
+	}
+	sortExecutors(out)
+	return out
+}
+
+func sortExecutors(es []*executor) {
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].id != es[j].id {
+			return es[i].id < es[j].id
+		}
+		return es[i].agent.index < es[j].agent.index
+	})
 }
 
 // handleState serves an agent-like /state (plus a master-like "slaves"
@@ -118,8 +139,12 @@ type jsonObj = map[string]any
 
 func (c *Cluster) stateJSON() jsonObj {
 	pid := "slave(1)@" + c.hostPort
-	agent := jsonObj{"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "port": c.port(),
-		"resources": summary(c.total), "used_resources": summary(c.used()), "active": true}
+	slaves := make([]jsonObj, 0, len(c.agents))
+	for _, a := range c.agents {
+		slaves = append(slaves, jsonObj{"id": a.id, "hostname": a.hostname, "pid": pid, "port": c.port(),
+			"resources": summary(a.total), "used_resources": summary(a.usedResources()), "active": true})
+	}
+	first := c.agents[0]
 	var fws []jsonObj
 	for _, fw := range c.sortedFrameworks() {
 		var execs []jsonObj
@@ -131,10 +156,10 @@ func (c *Cluster) stateJSON() jsonObj {
 	}
 	return jsonObj{
 		"flags": c.flags(), "isolation": c.isolationView(),
-		"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "version": "1.11.0",
-		"resources": summary(c.total), "unreserved_resources": summary(c.total),
+		"id": first.id, "hostname": first.hostname, "pid": pid, "version": "1.11.0",
+		"resources": summary(first.total), "unreserved_resources": summary(first.total),
 		"frameworks": orEmpty(fws), "completed_frameworks": c.completedFrameworksJSON(),
-		"slaves": []jsonObj{agent}, "master_id": c.masterID,
+		"slaves": slaves, "master_id": c.masterID,
 	}
 }
 
@@ -158,7 +183,7 @@ func (c *Cluster) executorJSON(e *executor) jsonObj {
 
 func (c *Cluster) taskJSON(e *executor, t *task) jsonObj {
 	return jsonObj{"id": t.info.TaskID.Value, "name": t.info.Name, "framework_id": e.fw.id,
-		"executor_id": e.id, "slave_id": c.agentID, "state": t.state.String(),
+		"executor_id": e.id, "slave_id": e.agent.id, "state": t.state.String(),
 		"resources": summary(t.resources), "statuses": []mesos.TaskStatus{t.status}}
 }
 
