@@ -7,7 +7,8 @@
 //
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, package, apply, gobench
+//	                                    # latency, throughput, package, apply, gobench,
+//	                                    # cluster-sim (-sim-store embedded|zk|both)
 package main
 
 import (
@@ -43,9 +44,23 @@ type options struct {
 	executorPath  string
 	schedulerArgs []string
 	packageMB     int
+
+	simStore       string // cluster-sim: embedded, zk or both
+	simZK          string
+	simAgents      int
+	simAgentCPUs   float64
+	simAgentMemMB  float64
+	simDuration    string
+	simFailRatio   float64
+	simJobs        int
+	simApps        int
+	simRegisterFor time.Duration
+	simWarmup      time.Duration
+	simWindow      time.Duration
+	simProfile     bool
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "gobench"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "gobench", "cluster-sim"}
 
 func main() {
 	var o options
@@ -64,6 +79,19 @@ func main() {
 	flag.DurationVar(&o.tputWindow, "tput-window", 30*time.Second, "throughput measurement window")
 	flag.IntVar(&o.packageMB, "package-mb", 100, "payload size in MB of the package scenario's upload")
 	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
+	flag.StringVar(&o.simStore, "sim-store", "both", "cluster-sim registries: embedded, zk or both (zk needs -sim-zk)")
+	flag.StringVar(&o.simZK, "sim-zk", os.Getenv("EJ_TEST_ZK"), "cluster-sim: ZooKeeper servers host:port for the zk variant (default $EJ_TEST_ZK)")
+	flag.IntVar(&o.simAgents, "sim-agents", 1000, "cluster-sim: simulated agents (mesos-local --sim-agents)")
+	flag.Float64Var(&o.simAgentCPUs, "sim-agent-cpus", 8, "cluster-sim: CPUs per simulated agent")
+	flag.Float64Var(&o.simAgentMemMB, "sim-agent-mem-mb", 32768, "cluster-sim: memory per simulated agent in MB")
+	flag.StringVar(&o.simDuration, "sim-task-duration", "2s-5s", "cluster-sim: simulated task run time, d or min-max")
+	flag.Float64Var(&o.simFailRatio, "sim-fail-ratio", 0, "cluster-sim: share of simulated tasks that fail")
+	flag.IntVar(&o.simJobs, "sim-jobs", 100_000, "cluster-sim: jobs to register (1-10 shards each, crons spread over the minute)")
+	flag.IntVar(&o.simApps, "sim-apps", 10, "cluster-sim: apps the jobs are spread over (one executor per app and agent)")
+	flag.DurationVar(&o.simRegisterFor, "sim-register-for", 150*time.Second, "cluster-sim: bound on registration (the run goes on with the jobs registered by then)")
+	flag.DurationVar(&o.simWarmup, "sim-warmup", 15*time.Second, "cluster-sim: pause between registration and the window")
+	flag.DurationVar(&o.simWindow, "sim-window", 3*time.Minute, "cluster-sim: measurement window")
+	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and print the top of it (go tool pprof)")
 	flag.Parse()
 	o.only = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
@@ -89,9 +117,9 @@ func main() {
 		o.binDir = abs
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
-	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"]
+	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["cluster-sim"]
 	if needBin {
-		for _, b := range []string{"scheduler", "executor"} {
+		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
 				fmt.Fprintf(os.Stderr, "%s/%s not found: run make build first\n", o.binDir, b)
 				os.Exit(2)
@@ -129,6 +157,9 @@ func main() {
 	}
 	if o.only["gobench"] {
 		steps = append(steps, step{"gobench", runGoBench})
+	}
+	if o.only["cluster-sim"] {
+		steps = append(steps, step{"cluster-sim", runClusterSim})
 	}
 	failed := false
 	for _, s := range steps {
