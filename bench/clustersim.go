@@ -40,6 +40,11 @@ func runClusterSim(ctx context.Context, o options, r *report) error {
 			r.note("cluster-sim/zk skipped: no ZooKeeper (set EJ_TEST_ZK or -sim-zk host:port; scripts/services.sh start DIR starts one)")
 			continue
 		}
+		if st == stores[0] && o.simMasterLoad > 0 {
+			if err := runMasterCeiling(ctx, o, r); err != nil {
+				r.note("cluster-sim master ceiling could not complete: " + firstLine(err.Error()))
+			}
+		}
 		logf("cluster-sim/%s: %d simulated agents, %d jobs, %s window", st, o.simAgents, o.simJobs, o.simWindow)
 		if err := runSimVariant(ctx, o, r, st); err != nil {
 			logf("!!! cluster-sim/%s: %v", st, err)
@@ -98,12 +103,81 @@ func runSimVariant(ctx context.Context, o options, r *report, store string) erro
 	return nil
 }
 
+// simFlags are mesos-local's flags for the simulated cluster.
+func simFlags(o options) []string {
+	return []string{"--sim-agents", fmt.Sprint(o.simAgents), "--sim-agent-cpus", fmt.Sprint(o.simAgentCPUs),
+		"--sim-agent-mem-mb", fmt.Sprint(o.simAgentMemMB), "--sim-task-duration", o.simDuration,
+		"--sim-fail-ratio", fmt.Sprint(o.simFailRatio)}
+}
+
+// runMasterCeiling drives a simulated mesos-local of its own with
+// masterLoad (no scheduler) for o.simMasterLoad: the master's launch rate
+// and CPU per launch when it is the only limit.
+func runMasterCeiling(ctx context.Context, o options, r *report) error {
+	dir, cleanup, err := tempDir(o, "masterload")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	flags := simFlags(o)
+	prof := filepath.Join(dir, "mesos-local.cpu.pprof")
+	if o.simProfile {
+		flags = append(flags, "--cpu-profile", prof)
+	}
+	ml, err := startMesosLocal(o.binDir, dir, flags...)
+	if err != nil {
+		return err
+	}
+	defer ml.stop()
+	warm := min(10*time.Second, o.simMasterLoad/3)
+	logf("cluster-sim: master ceiling: a minimal framework drives %d simulated agents for %s (the last %s measured)",
+		o.simAgents, o.simMasterLoad, o.simMasterLoad-warm)
+	type at struct {
+		m, h               procStat
+		launched, finished float64
+	}
+	var a0 at
+	var loadErr error
+	var l *masterLoad
+	done := make(chan struct{})
+	go func() {
+		l, loadErr = runMasterLoad(ctx, ml.url, o.simMasterLoad, func(ld *masterLoad) { // after warm
+			a0.m, _ = readProc(ml.pid())
+			a0.h, _ = readProc(os.Getpid())
+			a0.launched, a0.finished = float64(ld.launched.Load()), float64(ld.ended.Load())
+		}, warm)
+		close(done)
+	}()
+	<-done
+	if loadErr != nil {
+		return loadErr
+	}
+	m1, err := readProc(ml.pid())
+	if err != nil {
+		return err
+	}
+	h1, _ := readProc(os.Getpid())
+	win := m1.taken.Sub(a0.m.taken).Seconds()
+	n, fin := float64(l.launched.Load())-a0.launched, float64(l.ended.Load())-a0.finished
+	const sc = "cluster-sim/master"
+	r.add(sc, fmt.Sprintf("master ceiling, no scheduler: a minimal framework (%d tasks per ACCEPT, 8 ack workers, ≤ %d unfinished)", loadTasksPerAccept, loadInFlight),
+		fmt.Sprintf("%.0f launches/s, %.0f tasks finished/s over %.0f s, %d call errors", n/win, fin/win, win, l.errs.Load()), "", nil)
+	r.add(sc, "master ceiling: mesos-local CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %% (the driving framework: %.0f %%)",
+		ms((m1.cpu-a0.m.cpu)/max(n, 1)), 100*(m1.cpu-a0.m.cpu)/win, 100*(h1.cpu-a0.h.cpu)/win), "", nil)
+	if l.firstErr != nil {
+		r.note("cluster-sim master ceiling: first call error: " + l.firstErr.Error())
+	}
+	ml.stop()
+	if o.simProfile {
+		profileTop(o, r, sc, prof)
+	}
+	return nil
+}
+
 // start launches mesos-local (simulated) and a scheduler pointed at it.
 func (s *simRun) start() error {
 	o := s.o
-	flags := []string{"--sim-agents", fmt.Sprint(o.simAgents), "--sim-agent-cpus", fmt.Sprint(o.simAgentCPUs),
-		"--sim-agent-mem-mb", fmt.Sprint(o.simAgentMemMB), "--sim-task-duration", o.simDuration,
-		"--sim-fail-ratio", fmt.Sprint(o.simFailRatio)}
+	flags := simFlags(o)
 	if o.simProfile {
 		flags = append(flags, "--cpu-profile", filepath.Join(s.dir, "mesos-local.cpu.pprof"))
 	}
@@ -201,15 +275,19 @@ func (s *simRun) registerAll(ctx context.Context) error {
 
 // profileTop adds the top of mesos-local's CPU profile to the report.
 func (s *simRun) profileTop() {
-	if !s.o.simProfile {
-		return
+	if s.o.simProfile {
+		profileTop(s.o, s.r, s.sc, filepath.Join(s.dir, "mesos-local.cpu.pprof"))
 	}
-	prof := filepath.Join(s.dir, "mesos-local.cpu.pprof")
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", filepath.Join(s.o.binDir, "mesos-local"), prof).CombinedOutput()
+}
+
+// profileTop adds the top of a mesos-local CPU profile (by cumulative
+// time) to the report.
+func profileTop(o options, r *report, sc, prof string) {
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=30", filepath.Join(o.binDir, "mesos-local"), prof).CombinedOutput()
 	if err != nil {
-		s.r.note(fmt.Sprintf("%s: go tool pprof %s: %v", s.sc, prof, err))
+		r.note(fmt.Sprintf("%s: go tool pprof %s: %v", sc, prof, err))
 		return
 	}
-	s.r.extra = append(s.r.extra, fmt.Sprintf("%s: mesos-local CPU profile (whole run: registration, warm-up and window), go tool pprof -top:\n%s",
-		s.sc, strings.TrimSpace(string(out))+"\n"))
+	r.extra = append(r.extra, fmt.Sprintf("%s: mesos-local CPU profile of the whole run, go tool pprof -top -cum:\n%s",
+		sc, strings.TrimSpace(string(out))+"\n"))
 }

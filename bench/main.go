@@ -58,6 +58,7 @@ type options struct {
 	simWarmup      time.Duration
 	simWindow      time.Duration
 	simProfile     bool
+	simMasterLoad  time.Duration
 }
 
 var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "gobench", "cluster-sim"}
@@ -92,6 +93,7 @@ func main() {
 	flag.DurationVar(&o.simWarmup, "sim-warmup", 15*time.Second, "cluster-sim: pause between registration and the window")
 	flag.DurationVar(&o.simWindow, "sim-window", 3*time.Minute, "cluster-sim: measurement window")
 	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and print the top of it (go tool pprof)")
+	flag.DurationVar(&o.simMasterLoad, "sim-master-load", 20*time.Second, "cluster-sim: drive a simulated mesos-local with a minimal framework this long first, for the master's own ceiling (0: skip)")
 	flag.Parse()
 	o.only = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {

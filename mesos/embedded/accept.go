@@ -133,9 +133,9 @@ func (c *Cluster) launch(fw *framework, a *agent, l launch, remaining *mesos.Res
 		t.status = mesos.TaskStatus{TaskID: ti.TaskID, State: mesos.TASK_STAGING.Enum()}
 		fw.tasks[ti.TaskID.Value] = t
 		e.tasks[ti.TaskID.Value] = t
+		c.charge(a, t.resources)
 		batch = append(batch, t)
 	}
-	c.charged(a)
 	c.iso.resize(e) // before the executor hears of the tasks
 	e.queue(batch, l.group)
 	c.log.Info("launching tasks", "framework_id", fw.id, "agent_id", a.id, "executor_id", e.id, "tasks", len(batch))

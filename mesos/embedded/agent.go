@@ -19,43 +19,35 @@ type agent struct {
 	total    mesos.Resources
 	sim      bool
 
-	live   map[*executor]bool // executors not terminated: what is charged
-	used   mesos.Resources    // cached sum of live executors and unreleased tasks
-	stale  bool               // used must be recomputed
+	live   map[*executor]bool // executors not terminated
+	used   mesos.Resources    // held by live executors and unreleased tasks (charge, uncharge)
+	free   mesos.Resources    // total - used - outstanding offers, kept up to date
 	queued bool               // in Cluster.dirty
 }
 
 func newAgent(index int, id, hostname string, total mesos.Resources, sim bool) *agent {
 	return &agent{index: index, id: id, hostname: hostname, total: total, sim: sim,
-		live: map[*executor]bool{}, stale: true}
+		live: map[*executor]bool{}, free: total.Clone()}
 }
 
-// usedResources is everything the agent's executors and their unreleased
-// tasks hold, recomputed only after a charge changed (Mesos scalars are
-// fixed-point, so a recomputed sum equals an incremental one).
-func (a *agent) usedResources() mesos.Resources {
-	if !a.stale {
-		return a.used
-	}
-	var used mesos.Resources
-	for e := range a.live {
-		if !e.released {
-			used.Add(e.resources...)
-		}
-		for _, t := range e.tasks {
-			if !t.released {
-				used.Add(t.resources...)
-			}
-		}
-	}
-	a.used, a.stale = used, false
-	return used
+// usedResources is everything the agent's live executors and their
+// unreleased tasks hold. It is kept up to date by charge and uncharge
+// (Mesos scalars are fixed-point, so the running sum is exact) rather
+// than summed over the agent's tasks at every allocation.
+func (a *agent) usedResources() mesos.Resources { return a.used }
+
+// charge adds what an executor or a task holds to its agent.
+func (c *Cluster) charge(a *agent, rs mesos.Resources) {
+	a.used.Add(rs...)
+	a.free.Subtract(rs...)
+	c.touch(a)
 }
 
-// charged marks a change of what the agent's executors and tasks hold and
-// queues the agent for allocation.
-func (c *Cluster) charged(a *agent) {
-	a.stale = true
+// uncharge releases what an executor or a task held; the agent is queued
+// for allocation.
+func (c *Cluster) uncharge(a *agent, rs mesos.Resources) {
+	a.used.Subtract(rs...)
+	a.free.Add(rs...)
 	c.touch(a)
 }
 
@@ -90,16 +82,10 @@ func (c *Cluster) takeDirty() []*agent {
 }
 
 // available is the agent's free pool: its total minus what its executors
-// and tasks hold minus its outstanding offers.
-func (c *Cluster) available(a *agent) mesos.Resources {
-	free := a.total.Minus(a.usedResources()...)
-	for _, fw := range c.frameworks {
-		if o := fw.offers[a.id]; o != nil {
-			free.Subtract(o.resources...)
-		}
-	}
-	return free
-}
+// and tasks hold minus its outstanding offers. It is maintained as those
+// change (no resource arithmetic per allocation); callers must not modify
+// it.
+func (c *Cluster) available(a *agent) mesos.Resources { return a.free }
 
 // used is what every agent's executors and tasks hold.
 func (c *Cluster) used() mesos.Resources {

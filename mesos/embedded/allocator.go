@@ -106,9 +106,11 @@ func (fw *framework) filtered(a *agent, free mesos.Resources) bool {
 	return false
 }
 
-// makeOffer records an offer of free on a to fw and returns it as sent.
+// makeOffer offers a's whole free pool to fw (the offer takes the pool
+// over) and returns the offer as sent.
 func (c *Cluster) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos.Offer {
 	o := &offer{id: fmt.Sprintf("%s-O%d", c.masterID, c.nextID()), fw: fw, agent: a, resources: free}
+	a.free = nil
 	c.offers[o.id] = o
 	fw.offers[a.id] = o
 	mo := mesos.Offer{
@@ -137,6 +139,11 @@ func (c *Cluster) removeOffer(o *offer, rescind bool) {
 	delete(c.offers, o.id)
 	if fw.offers[o.agent.id] == o {
 		delete(fw.offers, o.agent.id)
+	}
+	if len(o.agent.free) == 0 { // the usual case: the offer held the whole pool
+		o.agent.free = cloneResources(o.resources) // a copy: o.resources may live on in a filter
+	} else {
+		o.agent.free.Add(o.resources...)
 	}
 	c.touch(o.agent)
 	if rescind {

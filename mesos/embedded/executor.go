@@ -83,7 +83,7 @@ func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInf
 	fw.executors[keyOf(e)] = e
 	c.live[e.dir] = e
 	a.live[e] = true
-	c.charged(a)
+	c.charge(a, e.resources)
 	if a.sim {
 		c.sim.launch(e)
 		return e
@@ -166,7 +166,7 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 	}
 	e.released = true
 	delete(e.agent.live, e)
-	c.charged(e.agent)
+	c.uncharge(e.agent, e.resources)
 	fw := e.fw
 	if fw.executors[keyOf(e)] == e {
 		delete(fw.executors, keyOf(e))

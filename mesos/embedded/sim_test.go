@@ -148,6 +148,7 @@ func TestSimTaskLifecycle(t *testing.T) {
 	if all := s.offerOn(agent); scalarOf(all.Resources, "cpus") != 2 || scalarOf(all.Resources, "mem") != 1024 {
 		t.Fatalf("offer after the executor exited: %v", all.Resources)
 	}
+	checkCharges(t, c)
 }
 
 // FailRatio 1 fails every task (exit code 1 in its data); KILL and
@@ -181,6 +182,8 @@ func TestSimFailuresKillAndShutdown(t *testing.T) {
 	if f := s2.next(scheduler.Event_FAILURE).Failure; f.GetExecutorID().GetValue() != "e1" {
 		t.Fatalf("FAILURE %+v", f)
 	}
+	checkCharges(t, c)
+	checkCharges(t, c2)
 }
 
 // Offers of two agents cannot be accepted together (as in Mesos): the
@@ -249,6 +252,37 @@ func TestSimConfigRefused(t *testing.T) {
 	}
 }
 
+// checkCharges compares every agent's running charge with the sum of what
+// its live executors and their unreleased tasks hold.
+func checkCharges(t *testing.T, c *Cluster) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.agents {
+		var want mesos.Resources
+		for e := range a.live {
+			want.Add(e.resources...)
+			for _, tk := range e.tasks {
+				if !tk.released {
+					want.Add(tk.resources...)
+				}
+			}
+		}
+		if got, sum := summary(a.used), summary(want); got != sum {
+			t.Errorf("agent %s charged %+v, its executors and tasks hold %+v", a.hostname, got, sum)
+		}
+		free := a.total.Minus(want...)
+		for _, fw := range c.frameworks {
+			if o := fw.offers[a.id]; o != nil {
+				free.Subtract(o.resources...)
+			}
+		}
+		if got, sum := summary(a.free), summary(free); got != sum {
+			t.Errorf("agent %s free pool %+v, want total - used - offered = %+v", a.hostname, got, sum)
+		}
+	}
+}
+
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -258,5 +292,37 @@ func getJSON(t *testing.T, url string, v any) {
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestCloneResources(t *testing.T) {
+	rs, err := agentResources(Config{CPUs: 2, MemMB: 512, DiskMB: 100, Ports: "[31000-31001, 31005-31005]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = append(rs, mesos.Resource{Name: "gpus", Type: mesos.SET.Enum(), Set: &mesos.Value_Set{Item: []string{"a", "b"}}, Role: strPtr("*")})
+	same := func(a, b mesos.Resources) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !a[i].Equivalent(b[i]) || a[i].GetRole() != b[i].GetRole() {
+				return false
+			}
+		}
+		return true
+	}
+	got := cloneResources(rs)
+	if !same(got, rs) {
+		t.Fatalf("clone %v of %v", got, rs)
+	}
+	got[0].Scalar.Value, got[3].Ranges.Range[0].Begin, got[4].Set.Item[0] = 99, 1, "z"
+	if rs[0].Scalar.Value != 2 || rs[3].Ranges.Range[0].Begin != 31000 || rs[4].Set.Item[0] != "a" {
+		t.Fatalf("the clone shares values with the original: %v", rs)
+	}
+	reserved := mesos.Resources{scalar("cpus", 1)}
+	reserved[0].Reservations = []mesos.Resource_ReservationInfo{{Role: strPtr("r")}}
+	if c := cloneResources(reserved); !same(c, reserved) || &c[0].Reservations[0] == &reserved[0].Reservations[0] {
+		t.Fatalf("reserved resources cloned as %v", c)
 	}
 }

@@ -77,10 +77,14 @@ func sortedTasks(m map[string]*task) []*task {
 	return out
 }
 
+// releaseTask gives back what a task held (once).
 func (c *Cluster) releaseTask(t *task) {
+	if t.released {
+		return
+	}
 	t.released = true
 	if t.exec != nil {
-		c.charged(t.exec.agent)
+		c.uncharge(t.exec.agent, t.resources)
 		c.iso.resize(t.exec)
 	}
 }
