@@ -131,13 +131,21 @@ func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []s
 		d("elasticjob_tasks_ended_total", `result="killed"`)), "", nil)
 	r.add(sc, "ready → ACCEPT p50 / p99 (bucket ≤)", ms(a50)+" / "+ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
 	r.add(sc, "fire lateness p50 / p99 (bucket ≤)", ms(l50)+" / "+ms(l99)+" (≤ "+ms(l99b)+")", "p99 ≤ 10 ms", le(l99, 0.010))
-	r.add(sc, "scheduler CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", ms(cpu/math.Max(launched, 1)), 100*cpu/win), "", nil)
+	r.add(sc, "scheduler CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", perLaunch(cpu, launched), 100*cpu/win), "", nil)
 	r.add(sc, "scheduler VmRSS max in window / VmHWM", mb(float64(rssMax))+" / "+mb(float64(s1.hwm)), "≤ 1 GB", le(float64(max(rssMax, s1.hwm)), 1<<30))
 	recv, decl := d("elasticjob_offers_total", `outcome="received"`), d("elasticjob_offers_total", `outcome="declined"`)
 	r.add(sc, "offers received; declined (per second)", fmt.Sprintf("%.0f/s; %.0f/s", recv/win, decl/win), "", nil)
 	r.add(sc, "ready queue at end (jobs); waiting entries by reason", fmt.Sprintf("%.0f; %s", m1.sum("elasticjob_ready_queue_jobs"), waitingByReason(m1)), "", nil)
-	r.add(sc, "mesos-local (simulated master) CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", ms(mlCPU/math.Max(launched, 1)), 100*mlCPU/win), "", nil)
+	r.add(sc, "mesos-local (simulated master) CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", perLaunch(mlCPU, launched), 100*mlCPU/win), "", nil)
 	r.add(sc, "load average at end of window", loadavg(), "", nil)
+}
+
+// perLaunch renders CPU seconds per launch ("no launch" without any).
+func perLaunch(cpu, launched float64) string {
+	if launched <= 0 {
+		return "n/a (no launch)"
+	}
+	return ms(cpu / launched)
 }
 
 // waitingByReason renders elasticjob_waiting_entries{reason=…}.
