@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -79,12 +78,24 @@ func (s *simRun) measure(ctx context.Context) error {
 		return err
 	}
 	samples = append(samples, simSample{time.Now(), m1.sum("elasticjob_tasks_launched_total")})
+	mm, mmErr := s.ml.metrics()
 	s.window = s1.taken.Sub(s0.taken).Seconds()
 	s.report(m0, m1, s0, s1, ml0, ml1, samples, max(rssMax, s1.rss))
+	if mmErr != nil {
+		s.r.note(s.sc + ": " + mmErr.Error())
+	} else {
+		s.r.add(s.sc, "master at end: tasks staging / starting / running; updates awaiting the scheduler's ack; events queued to it",
+			fmt.Sprintf("%.0f / %.0f / %.0f; %.0f; %.0f", mm["master/tasks_staging"], mm["master/tasks_starting"], mm["master/tasks_running"],
+				mm["embedded/unacknowledged_updates"], mm["embedded/queued_events"]), "", nil)
+	}
 	if zk1.zxid > 0 {
 		s.zkTxns = float64(zk1.zxid - zk0.zxid)
+		per := "n/a (no launch)"
+		if s.launches > 0 {
+			per = fmt.Sprintf("%.2f", s.zkTxns/s.launches)
+		}
 		s.r.add(s.sc, "ZooKeeper write transactions in window (srvr zxid) / per launch",
-			fmt.Sprintf("%.0f/s / %.2f (znodes: %d)", s.zkTxns/s.window, s.zkTxns/math.Max(s.launches, 1), zk1.nodes), "", nil)
+			fmt.Sprintf("%.0f/s / %s (znodes: %d)", s.zkTxns/s.window, per, zk1.nodes), "", nil)
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,4 +78,19 @@ func (m *mesosLocalProc) stop() {
 		_ = syscall.Kill(-m.pid(), syscall.SIGKILL)
 		<-m.exited
 	}
+}
+
+// metrics reads mesos-local's /metrics/snapshot.
+func (m *mesosLocalProc) metrics() (map[string]float64, error) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(m.url + "/metrics/snapshot")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]float64
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("mesos-local /metrics/snapshot: %w", err)
+	}
+	return out, nil
 }

@@ -132,6 +132,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	mux.HandleFunc("/slave(1)/state", c.handleState)
 	mux.HandleFunc("/slaves", c.handleSlaves)
 	mux.HandleFunc("/master/slaves", c.handleSlaves)
+	mux.HandleFunc("/metrics/snapshot", c.handleMetrics)
 	mux.HandleFunc("/files/read", c.handleFilesRead)
 	mux.HandleFunc("/files/read.json", c.handleFilesRead)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })

@@ -113,6 +113,12 @@ func TestSimTaskLifecycle(t *testing.T) {
 			t.Fatalf("RUNNING forwarded before STARTING was acknowledged")
 		}
 	}
+	var m map[string]float64 // the agent holds STARTING (forwarded) and RUNNING until acknowledged
+	getJSON(t, c.URL()+"/metrics/snapshot", &m)
+	if m["master/tasks_running"] != 1 || m["embedded/unacknowledged_updates"] != 2 || m["master/slaves_active"] != 2 ||
+		m["master/frameworks_active"] != 1 {
+		t.Fatalf("/metrics/snapshot %v", m)
+	}
 	s.ack(starting)
 	running := s.ackedUpdate("t1", mesos.TASK_RUNNING)
 	var r simReport

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -233,4 +234,34 @@ func (c *Cluster) flags() map[string]string {
 		"executor_registration_timeout":  mesosDuration(c.cfg.ExecutorRegistrationTimeout),
 		"executor_shutdown_grace_period": mesosDuration(c.cfg.ExecutorShutdownGrace),
 	}
+}
+
+// handleMetrics serves /metrics/snapshot as a Mesos master does, with a few
+// of its gauges, plus two of this master's own: status updates waiting for
+// the framework's acknowledgement and events queued on frameworks' streams
+// (a scheduler that cannot keep up shows here).
+func (c *Cluster) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
+		return
+	}
+	c.mu.Lock()
+	m := map[string]float64{"master/slaves_active": float64(len(c.agents)), "master/outstanding_offers": float64(len(c.offers)),
+		"master/tasks_staging": 0, "master/tasks_starting": 0, "master/tasks_running": 0}
+	for _, fw := range c.frameworks {
+		if fw.sub != nil {
+			m["master/frameworks_active"]++
+			m["embedded/queued_events"] += float64(fw.sub.queued())
+		}
+		for _, t := range fw.tasks {
+			switch t.state {
+			case mesos.TASK_STAGING, mesos.TASK_STARTING, mesos.TASK_RUNNING:
+				m["master/tasks_"+strings.ToLower(strings.TrimPrefix(t.state.String(), "TASK_"))]++
+			}
+			m["embedded/unacknowledged_updates"] += float64(len(t.pending))
+		}
+	}
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(m)
 }
