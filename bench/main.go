@@ -89,7 +89,7 @@ func main() {
 	flag.Float64Var(&o.simFailRatio, "sim-fail-ratio", 0, "cluster-sim: share of simulated tasks that fail")
 	flag.IntVar(&o.simJobs, "sim-jobs", 100_000, "cluster-sim: jobs to register (1-10 shards each, crons spread over the minute)")
 	flag.IntVar(&o.simApps, "sim-apps", 10, "cluster-sim: apps the jobs are spread over (one executor per app and agent)")
-	flag.DurationVar(&o.simRegisterFor, "sim-register-for", 120*time.Second, "cluster-sim: bound on registration (the run goes on with the jobs registered by then)")
+	flag.DurationVar(&o.simRegisterFor, "sim-register-for", 100*time.Second, "cluster-sim: bound on registration (the run goes on with the jobs registered by then)")
 	flag.DurationVar(&o.simWarmup, "sim-warmup", 10*time.Second, "cluster-sim: pause between registration and the window")
 	flag.DurationVar(&o.simWindow, "sim-window", 3*time.Minute, "cluster-sim: measurement window")
 	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and print the top of it (go tool pprof)")
