@@ -7,7 +7,8 @@
 //
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, package, apply, ha, workflow, gobench
+//	                                    # latency, throughput, package, apply, ha, workflow,
+//	                                    # gobench, cluster-sim (-sim-store embedded|zk|both)
 package main
 
 import (
@@ -49,9 +50,24 @@ type options struct {
 	haJobs        int
 	wfRuns        int
 	wfConcurrent  int
+
+	simStore       string // cluster-sim: embedded, zk or both
+	simZK          string
+	simAgents      int
+	simAgentCPUs   float64
+	simAgentMemMB  float64
+	simDuration    string
+	simFailRatio   float64
+	simJobs        int
+	simApps        int
+	simRegisterFor time.Duration
+	simWarmup      time.Duration
+	simWindow      time.Duration
+	simProfile     bool
+	simMasterLoad  time.Duration
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim"}
 
 func main() {
 	var o options
@@ -76,6 +92,20 @@ func main() {
 	flag.IntVar(&o.haKillsSlow, "ha-kills-default", 2, "leader kills at the default 15 s session timeout (ha)")
 	flag.IntVar(&o.haWrites, "ha-writes", 300, "sequential writes each to the leader and to a standby (ha)")
 	flag.IntVar(&o.haJobs, "ha-jobs", 10_000, "job registrations on the ZooKeeper registry through the leader, and as many through a standby (ha)")
+	flag.StringVar(&o.simStore, "sim-store", "both", "cluster-sim registries: embedded, zk or both (zk needs -sim-zk)")
+	flag.StringVar(&o.simZK, "sim-zk", os.Getenv("EJ_TEST_ZK"), "cluster-sim: ZooKeeper servers host:port for the zk variant (default $EJ_TEST_ZK)")
+	flag.IntVar(&o.simAgents, "sim-agents", 1000, "cluster-sim: simulated agents (mesos-local --sim-agents)")
+	flag.Float64Var(&o.simAgentCPUs, "sim-agent-cpus", 8, "cluster-sim: CPUs per simulated agent")
+	flag.Float64Var(&o.simAgentMemMB, "sim-agent-mem-mb", 32768, "cluster-sim: memory per simulated agent in MB")
+	flag.StringVar(&o.simDuration, "sim-task-duration", "2s-5s", "cluster-sim: simulated task run time, d or min-max")
+	flag.Float64Var(&o.simFailRatio, "sim-fail-ratio", 0, "cluster-sim: share of simulated tasks that fail")
+	flag.IntVar(&o.simJobs, "sim-jobs", 100_000, "cluster-sim: jobs to register (1-10 shards each, crons spread over the minute)")
+	flag.IntVar(&o.simApps, "sim-apps", 10, "cluster-sim: apps the jobs are spread over (one executor per app and agent)")
+	flag.DurationVar(&o.simRegisterFor, "sim-register-for", 100*time.Second, "cluster-sim: bound on registration (the run goes on with the jobs registered by then)")
+	flag.DurationVar(&o.simWarmup, "sim-warmup", 10*time.Second, "cluster-sim: pause between registration and the window")
+	flag.DurationVar(&o.simWindow, "sim-window", 3*time.Minute, "cluster-sim: measurement window")
+	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and print the top of it (go tool pprof)")
+	flag.DurationVar(&o.simMasterLoad, "sim-master-load", 20*time.Second, "cluster-sim: drive a simulated mesos-local with a minimal framework this long first, for the master's own ceiling (0: skip)")
 	flag.Parse()
 	o.only = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
@@ -102,7 +132,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"]
+		o.only["workflow"] || o.only["cluster-sim"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -148,6 +178,9 @@ func main() {
 	}
 	if o.only["gobench"] {
 		steps = append(steps, step{"gobench", runGoBench})
+	}
+	if o.only["cluster-sim"] {
+		steps = append(steps, step{"cluster-sim", runClusterSim})
 	}
 	failed := false
 	for _, s := range steps {

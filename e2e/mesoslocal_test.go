@@ -25,9 +25,17 @@ type mesosLocal struct {
 
 var mesosLocalURL = regexp.MustCompile(`(?m)^mesos-local: listening on (http://127\.0\.0\.1:\d+)$`)
 
-// startMesosLocal starts bin/mesos-local on port with workDir, waits for the
-// URL it prints and stops it at cleanup (SIGTERM, SIGKILL after stopGrace).
+// startMesosLocal starts bin/mesos-local on port with workDir (an agent of
+// 2 cpus and 4096 MB), waits for the URL it prints and stops it at cleanup
+// (SIGTERM, SIGKILL after stopGrace).
 func startMesosLocal(t testing.TB, workDir string, port int) *mesosLocal {
+	t.Helper()
+	return startMesosLocalWith(t, workDir, port, "--cpus", "2", "--mem-mb", "4096")
+}
+
+// startMesosLocalWith is startMesosLocal with other flags than the agent's
+// resources.
+func startMesosLocalWith(t testing.TB, workDir string, port int, flags ...string) *mesosLocal {
 	t.Helper()
 	logDir := t.TempDir()
 	m := &mesosLocal{t: t, workDir: workDir, exited: make(chan struct{}),
@@ -41,7 +49,7 @@ func startMesosLocal(t testing.TB, workDir string, port int) *mesosLocal {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(filepath.Dir(schedulerBin), "mesos-local")
-	m.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--work-dir", workDir, "--cpus", "2", "--mem-mb", "4096")
+	m.cmd = exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--work-dir", workDir}, flags...)...)
 	m.cmd.Stdout, m.cmd.Stderr = out, logf
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)

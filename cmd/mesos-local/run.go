@@ -26,6 +26,8 @@ type options struct {
 	ports       string
 	hostname    string
 	level       slog.Level
+	cpuProfile  string
+	sim         simFlags
 }
 
 const usageHead = `Usage: mesos-local [flags]
@@ -54,11 +56,14 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.ports, "ports", "[31000-32000]", "port ranges offered to tasks")
 	fs.StringVar(&o.hostname, "hostname", "", "agent host name reported to schedulers (empty: this machine's)")
 	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a Go CPU profile (go tool pprof) of the whole run to this file")
+	o.sim.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageHead)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
+			fmt.Fprint(stdout, simUsage)
 		}
 		return o, usageErr(err)
 	}
@@ -67,6 +72,9 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	}
 	if err := o.level.UnmarshalText([]byte(level)); err != nil {
 		return o, usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", level))
+	}
+	if err := o.sim.check(fs); err != nil {
+		return o, usageErr(err)
 	}
 	return o, o.validate()
 }
@@ -116,11 +124,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer unlock()
+	sim, _ := o.sim.config() // checked by parseArgs
 	cl, err := embedded.New(embedded.Config{Addr: net.JoinHostPort(o.address, strconv.Itoa(o.port)),
 		WorkDir: o.workDir, CPUs: o.cpus, MemMB: o.memMB, DiskMB: o.diskMB, Ports: o.ports,
-		Hostname: o.hostname, Logger: log})
+		Hostname: o.hostname, Logger: log, Sim: sim})
 	if err != nil {
 		return fmt.Errorf("configure: %w", err)
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if err := cl.Start(ctx); err != nil {
 		return fmt.Errorf("start: %w", err)

@@ -119,7 +119,8 @@ func TestHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("--help: %v", err)
 	}
-	for _, want := range []string{"Usage: mesos-local", "-port", "-work-dir", "-cpus", "-mem-mb", "-allow-remote"} {
+	for _, want := range []string{"Usage: mesos-local", "-port", "-work-dir", "-cpus", "-mem-mb", "-allow-remote",
+		"-sim-agents", "TEST AND BENCHMARK MODE ONLY", "-cpu-profile"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}

@@ -1,8 +1,11 @@
 // Package agents reads what Mesos agents know: executor sandboxes and the
 // files in them. It speaks the HTTP endpoints real Mesos serves (master
-// /state for the agent list, agent /state for executors, agent
+// /slaves for the agent list, agent /state for executors, agent
 // /files/read for file contents), which the embedded master+agent serves
-// too, so task logs work the same on one machine and on a cluster.
+// too, so task logs work the same on one machine and on a cluster. The
+// agent list is kept for Client.MaxAge: it is read for every job
+// registration (fits check), and a large cluster's list is costly to
+// serve and to decode.
 package agents
 
 import (
@@ -13,8 +16,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,7 +33,18 @@ type Client struct {
 	// the leading master; MasterURL is then unused).
 	Master func() string
 	HTTP   *http.Client
+	// MaxAge is how long an agent list read from the master is reused
+	// (one read at a time refreshes it); 0 reads it on every call.
+	MaxAge time.Duration
+
+	mu     sync.Mutex // serializes refreshes of the cached list
+	cached []Agent
+	from   string    // the master it was read from
+	at     time.Time // when
 }
+
+// DefaultMaxAge is Client.MaxAge after New.
+const DefaultMaxAge = 2 * time.Second
 
 // Leader is the base URL of the master agents are read through now.
 func (c *Client) Leader() string { return c.master() }
@@ -40,9 +56,11 @@ func (c *Client) master() string {
 	return c.MasterURL
 }
 
-// New makes a client with a bounded HTTP timeout.
+// New makes a client with a bounded HTTP timeout that reuses the agent
+// list for DefaultMaxAge.
 func New(masterURL string) *Client {
-	return &Client{MasterURL: strings.TrimRight(masterURL, "/"), HTTP: &http.Client{Timeout: 10 * time.Second}}
+	return &Client{MasterURL: strings.TrimRight(masterURL, "/"), HTTP: &http.Client{Timeout: 10 * time.Second},
+		MaxAge: DefaultMaxAge}
 }
 
 // Agent is one agent as the master lists it.
@@ -93,16 +111,37 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) error {
 	return nil
 }
 
-// Agents lists the master's agents.
+// Agents lists the master's agents (GET /slaves), reusing a list read
+// from the same master less than MaxAge ago.
 func (c *Client) Agents(ctx context.Context) ([]Agent, error) {
-	var st struct {
-		Slaves []Agent `json:"slaves"`
-	}
 	m := c.master()
 	if m == "" {
 		return nil, errors.New("agents: no leading Mesos master known yet")
 	}
-	if err := c.getJSON(ctx, m+"/state", &st); err != nil {
+	if c.MaxAge <= 0 {
+		return c.readAgents(ctx, m)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cached != nil && c.from == m && time.Since(c.at) < c.MaxAge {
+		return slices.Clone(c.cached), nil
+	}
+	ags, err := c.readAgents(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if ags == nil {
+		ags = []Agent{}
+	}
+	c.cached, c.from, c.at = ags, m, time.Now()
+	return slices.Clone(ags), nil
+}
+
+func (c *Client) readAgents(ctx context.Context, master string) ([]Agent, error) {
+	var st struct {
+		Slaves []Agent `json:"slaves"`
+	}
+	if err := c.getJSON(ctx, master+"/slaves", &st); err != nil {
 		return nil, err
 	}
 	return st.Slaves, nil

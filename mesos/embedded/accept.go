@@ -3,6 +3,7 @@ package embedded
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -38,7 +39,7 @@ func (c *Cluster) accept(fw *framework, a *scheduler.Call_Accept) {
 			c.log.Warn("unsupported offer operation dropped", "framework_id", fw.id, "type", op.Type.String())
 		}
 	}
-	remaining, err := c.takeOffers(fw, a.OfferIDs)
+	ag, remaining, err := c.takeOffers(fw, a.OfferIDs)
 	if err != nil {
 		state := mesos.TASK_LOST
 		if fw.partitionAware() {
@@ -46,26 +47,32 @@ func (c *Cluster) accept(fw *framework, a *scheduler.Call_Accept) {
 		}
 		for _, l := range launches {
 			for _, ti := range l.tasks {
-				c.masterUpdate(fw, ti.TaskID.Value, state, mesos.REASON_INVALID_OFFERS, err.Error(), false)
+				c.masterUpdate(fw, ti.TaskID.Value, state, mesos.REASON_INVALID_OFFERS, err.Error(), nil)
 			}
 		}
 	} else {
+		rest := remaining[ag]
 		seen := map[string]bool{}
 		for _, l := range launches {
-			c.launch(fw, l, &remaining, seen)
+			c.launch(fw, ag, l, &rest, seen)
 		}
+		remaining[ag] = rest
 	}
-	c.addFilter(fw, remaining, a.Filters)
+	for _, g := range sortedAgents(remaining) {
+		c.addFilter(fw, g, remaining[g], a.Filters)
+	}
 	c.allocate()
 }
 
-// takeOffers consumes the offers; any invalid id makes the whole accept
-// invalid (the valid offers' resources are still returned as remaining).
-func (c *Cluster) takeOffers(fw *framework, ids []mesos.OfferID) (mesos.Resources, error) {
+// takeOffers consumes the offers, which must all be of one agent; any
+// invalid id makes the whole accept invalid (the valid offers' resources
+// are still returned as remaining, per agent).
+func (c *Cluster) takeOffers(fw *framework, ids []mesos.OfferID) (*agent, map[*agent]mesos.Resources, error) {
+	remaining := map[*agent]mesos.Resources{}
 	if len(ids) == 0 {
-		return nil, errors.New("No offers specified")
+		return nil, remaining, errors.New("No offers specified")
 	}
-	var remaining mesos.Resources
+	var ag *agent
 	var bad error
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -79,28 +86,46 @@ func (c *Cluster) takeOffers(fw *framework, ids []mesos.OfferID) (mesos.Resource
 			bad = err
 			continue
 		}
-		remaining.Add(o.resources...)
+		if ag != nil && o.agent != ag {
+			bad = fmt.Errorf("Aggregated offers must belong to one single agent. Offer %s uses agent %s and offer %s uses agent %s",
+				ids[0].Value, ag.id, id.Value, o.agent.id)
+		}
+		if ag == nil {
+			ag = o.agent
+		}
+		rs := remaining[o.agent]
+		rs.Add(o.resources...)
+		remaining[o.agent] = rs
 	}
-	return remaining, bad
+	return ag, remaining, bad
+}
+
+func sortedAgents(m map[*agent]mesos.Resources) []*agent {
+	out := make([]*agent, 0, len(m))
+	for a := range m {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
+	return out
 }
 
 // launch validates one task (or group) against the remaining offered
 // resources and either commits it or reports TASK_ERROR for each task.
-func (c *Cluster) launch(fw *framework, l launch, remaining *mesos.Resources, seen map[string]bool) {
-	need, err := c.validateLaunch(fw, l, seen)
+func (c *Cluster) launch(fw *framework, a *agent, l launch, remaining *mesos.Resources, seen map[string]bool) {
+	need, err := c.validateLaunch(fw, a, l, seen)
 	if err == nil && !contains(*remaining, need) {
 		err = fmt.Errorf("Task uses more resources %s than available %s", need, *remaining)
 	}
 	if err != nil {
 		for _, ti := range l.tasks {
-			c.masterUpdate(fw, ti.TaskID.Value, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, err.Error(), true)
+			c.masterUpdate(fw, ti.TaskID.Value, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, err.Error(), a)
 		}
 		return
 	}
 	remaining.Subtract(need...)
-	e := fw.executors[l.exec.ExecutorID.Value]
+	e := fw.executors[execKey{a.id, l.exec.ExecutorID.Value}]
 	if e == nil {
-		e = c.launchExecutor(fw, l.exec)
+		e = c.launchExecutor(fw, a, l.exec)
 	}
 	batch := make([]*task, 0, len(l.tasks))
 	for _, ti := range l.tasks {
@@ -108,16 +133,17 @@ func (c *Cluster) launch(fw *framework, l launch, remaining *mesos.Resources, se
 		t.status = mesos.TaskStatus{TaskID: ti.TaskID, State: mesos.TASK_STAGING.Enum()}
 		fw.tasks[ti.TaskID.Value] = t
 		e.tasks[ti.TaskID.Value] = t
+		c.charge(a, t.resources)
 		batch = append(batch, t)
 	}
 	c.iso.resize(e) // before the executor hears of the tasks
 	e.queue(batch, l.group)
-	c.log.Info("launching tasks", "framework_id", fw.id, "executor_id", e.id, "tasks", len(batch))
+	c.log.Info("launching tasks", "framework_id", fw.id, "agent_id", a.id, "executor_id", e.id, "tasks", len(batch))
 }
 
 // validateLaunch checks ids, agent, executor and resources of a launch and
 // returns the resources it needs (tasks plus a new executor's).
-func (c *Cluster) validateLaunch(fw *framework, l launch, seen map[string]bool) (mesos.Resources, error) {
+func (c *Cluster) validateLaunch(fw *framework, a *agent, l launch, seen map[string]bool) (mesos.Resources, error) {
 	ex := l.exec
 	if ex.ExecutorID.Value == "" {
 		return nil, errors.New("Task should have at least one (but not both) of CommandInfo or ExecutorInfo present; command tasks are not supported by the embedded agent")
@@ -133,7 +159,7 @@ func (c *Cluster) validateLaunch(fw *framework, l launch, seen map[string]bool) 
 	}
 	var need mesos.Resources
 	for _, ti := range l.tasks {
-		if err := c.validateTask(fw, ti, l.group, seen); err != nil {
+		if err := c.validateTask(fw, a, ti, l.group, seen); err != nil {
 			return nil, err
 		}
 		need.Add(normalize(ti.Resources)...)
@@ -141,7 +167,7 @@ func (c *Cluster) validateLaunch(fw *framework, l launch, seen map[string]bool) 
 	if err := validateResources(ex.Resources); err != nil {
 		return nil, fmt.Errorf("Executor uses invalid resources: %w", err)
 	}
-	if e := fw.executors[ex.ExecutorID.Value]; e != nil {
+	if e := fw.executors[execKey{a.id, ex.ExecutorID.Value}]; e != nil {
 		if e.state == execTerminating {
 			return nil, fmt.Errorf("Executor %s is terminating", e.id)
 		}
@@ -156,7 +182,7 @@ func (c *Cluster) validateLaunch(fw *framework, l launch, seen map[string]bool) 
 	return need, nil
 }
 
-func (c *Cluster) validateTask(fw *framework, ti mesos.TaskInfo, group bool, seen map[string]bool) error {
+func (c *Cluster) validateTask(fw *framework, a *agent, ti mesos.TaskInfo, group bool, seen map[string]bool) error {
 	id := ti.TaskID.Value
 	if err := validateID(id); err != nil {
 		return fmt.Errorf("Task ID '%s' is invalid: %w", id, err)
@@ -165,7 +191,7 @@ func (c *Cluster) validateTask(fw *framework, ti mesos.TaskInfo, group bool, see
 		return fmt.Errorf("Task has duplicate ID: %s", id)
 	}
 	seen[id] = true
-	if ti.AgentID.Value != c.agentID {
+	if ti.AgentID.Value != a.id {
 		return fmt.Errorf("Task uses invalid agent: %s", ti.AgentID.Value)
 	}
 	if group && (ti.Executor != nil || ti.Command == nil) {

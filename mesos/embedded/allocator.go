@@ -12,77 +12,93 @@ import (
 // defaultRefuse is the Mesos default of Filters.refuse_seconds.
 const defaultRefuse = 5 * time.Second
 
-// offer is an outstanding offer; resources are kept unallocated.
+// offer is an outstanding offer of one agent's resources; they are kept
+// unallocated.
 type offer struct {
 	id        string
 	fw        *framework
+	agent     *agent
 	resources mesos.Resources
 }
 
-// filter hides resources ⊆ resources from a framework until it expires.
+// filter hides resources ⊆ resources of one agent from a framework until
+// it expires.
 type filter struct {
+	agent     *agent
 	resources mesos.Resources
 	timer     *time.Timer
 }
 
-// used is everything held by tasks and executors.
-func (c *Cluster) used() mesos.Resources {
-	var used mesos.Resources
-	for _, fw := range c.frameworks {
-		for _, e := range fw.executors {
-			if !e.released {
-				used.Add(e.resources...)
-			}
-		}
-		for _, t := range fw.tasks {
-			if !t.released {
-				used.Add(t.resources...)
-			}
-		}
-	}
-	return used
-}
-
-// available is the free pool: total minus used minus outstanding offers.
-func (c *Cluster) available() mesos.Resources {
-	free := c.total.Minus(c.used()...)
-	for _, o := range c.offers {
-		free.Subtract(o.resources...)
-	}
-	return free
-}
-
-// allocate offers the free pool to the connected, unsuppressed frameworks
-// without an outstanding offer, in framework id order, skipping those whose
-// decline filters cover the pool. Called on every change that may free
-// resources or make a framework eligible.
+// allocate offers the free pool of every agent queued by touch (every
+// agent after touchAll) to the connected, unsuppressed frameworks without
+// an outstanding offer on that agent, in framework id order, skipping
+// those whose decline filters on the agent cover its pool. Each framework
+// gets its new offers in one OFFERS event. Called on every change that may
+// free resources or make a framework eligible; inside a batch
+// (allocateAfter) it waits for the batch to end.
 func (c *Cluster) allocate() {
-	if c.closing {
+	if c.closing || c.batching {
 		return
 	}
-	ids := make([]string, 0, len(c.frameworks))
-	for id := range c.frameworks {
-		ids = append(ids, id)
+	agents := c.takeDirty()
+	if len(agents) == 0 {
+		return
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		fw := c.frameworks[id]
-		if fw.sub == nil || fw.suppressed || fw.offer != nil {
-			continue
+	fws := c.eligible()
+	if len(fws) == 0 {
+		return
+	}
+	made := map[*framework][]mesos.Offer{}
+	for _, a := range agents {
+		free := c.available(a)
+		for _, fw := range fws {
+			if !allocatable(free) {
+				break
+			}
+			if fw.offers[a.id] != nil || fw.filtered(a, free) {
+				continue
+			}
+			made[fw] = append(made[fw], c.makeOffer(fw, a, free))
+			free = nil
 		}
-		free := c.available()
-		if !allocatable(free) {
-			return
+	}
+	for _, fw := range fws {
+		if len(made[fw]) > 0 {
+			fw.send(&scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: made[fw]}})
 		}
-		if fw.filtered(free) {
-			continue
-		}
-		c.makeOffer(fw, free)
 	}
 }
 
-func (fw *framework) filtered(free mesos.Resources) bool {
-	for _, f := range fw.filters {
+// allocateAfter runs f (with c.mu held) and allocates once at its end, so
+// that the changes f makes on many agents yield one OFFERS event per
+// framework instead of one per change.
+func (c *Cluster) allocateAfter(f func()) {
+	if c.batching {
+		f()
+		return
+	}
+	c.batching = true
+	defer func() {
+		c.batching = false
+		c.allocate()
+	}()
+	f()
+}
+
+// eligible lists the frameworks that may receive offers, in id order.
+func (c *Cluster) eligible() []*framework {
+	var out []*framework
+	for _, fw := range c.frameworks {
+		if fw.sub != nil && !fw.suppressed {
+			out = append(out, fw)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (fw *framework) filtered(a *agent, free mesos.Resources) bool {
+	for _, f := range fw.filters[a.id] {
 		if contains(f.resources, free) {
 			return true
 		}
@@ -90,49 +106,55 @@ func (fw *framework) filtered(free mesos.Resources) bool {
 	return false
 }
 
-func (c *Cluster) makeOffer(fw *framework, free mesos.Resources) {
-	o := &offer{id: fmt.Sprintf("%s-O%d", c.masterID, c.nextID()), fw: fw, resources: free}
+// makeOffer offers a's whole free pool to fw (the offer takes the pool
+// over) and returns the offer as sent.
+func (c *Cluster) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos.Offer {
+	o := &offer{id: fmt.Sprintf("%s-O%d", c.masterID, c.nextID()), fw: fw, agent: a, resources: free}
+	a.free = nil
 	c.offers[o.id] = o
-	fw.offer = o
+	fw.offers[a.id] = o
 	mo := mesos.Offer{
 		ID:          mesos.OfferID{Value: o.id},
 		FrameworkID: mesos.FrameworkID{Value: fw.id},
-		AgentID:     mesos.AgentID{Value: c.agentID},
-		Hostname:    c.cfg.Hostname,
-		URL:         c.agentURL(),
+		AgentID:     mesos.AgentID{Value: a.id},
+		Hostname:    a.hostname,
+		URL:         c.agentURL(a),
 		Resources:   forFramework(free, fw),
 	}
 	if role, ok := fw.allocationRole(); ok {
 		mo.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
 	}
-	for id, e := range fw.executors {
-		if e.state != execTerminated {
-			mo.ExecutorIDs = append(mo.ExecutorIDs, mesos.ExecutorID{Value: id})
+	for _, e := range a.liveExecutors() {
+		if e.fw == fw {
+			mo.ExecutorIDs = append(mo.ExecutorIDs, mesos.ExecutorID{Value: e.id})
 		}
 	}
-	fw.send(&scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{mo}}})
+	return mo
 }
 
-func (c *Cluster) agentURL() *mesos.URL {
-	port := int32(c.port())
-	return &mesos.URL{
-		Scheme:  "http",
-		Address: mesos.Address{Hostname: &c.cfg.Hostname, IP: strPtr("127.0.0.1"), Port: port},
-		Path:    strPtr("/slave(1)"),
-	}
-}
-
-// removeOffer drops the framework's outstanding offer, sending RESCIND when
-// asked to and the framework is connected.
-func (c *Cluster) removeOffer(fw *framework, rescind bool) {
-	o := fw.offer
-	if o == nil {
-		return
-	}
+// removeOffer drops an outstanding offer, sending RESCIND when asked to
+// and the framework is connected; its agent is queued for allocation.
+func (c *Cluster) removeOffer(o *offer, rescind bool) {
+	fw := o.fw
 	delete(c.offers, o.id)
-	fw.offer = nil
+	if fw.offers[o.agent.id] == o {
+		delete(fw.offers, o.agent.id)
+	}
+	if len(o.agent.free) == 0 { // the usual case: the offer held the whole pool
+		o.agent.free = cloneResources(o.resources) // a copy: o.resources may live on in a filter
+	} else {
+		o.agent.free.Add(o.resources...)
+	}
+	c.touch(o.agent)
 	if rescind {
 		fw.send(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
+	}
+}
+
+// removeOffers drops every outstanding offer of fw.
+func (c *Cluster) removeOffers(fw *framework, rescind bool) {
+	for _, o := range fw.offers {
+		c.removeOffer(o, rescind)
 	}
 }
 
@@ -142,12 +164,12 @@ func (c *Cluster) takeOffer(fw *framework, id string) (*offer, error) {
 	if o == nil || o.fw != fw {
 		return nil, fmt.Errorf("Offer %s is no longer valid", id)
 	}
-	c.removeOffer(fw, false)
+	c.removeOffer(o, false)
 	return o, nil
 }
 
-// addFilter refuses resources to fw for the filters' refuse_seconds.
-func (c *Cluster) addFilter(fw *framework, rs mesos.Resources, filters *mesos.Filters) {
+// addFilter refuses resources of a to fw for the filters' refuse_seconds.
+func (c *Cluster) addFilter(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
 	const maxRefuse = 365 * 24 * time.Hour
 	d := defaultRefuse
 	if filters != nil && filters.RefuseSeconds != nil {
@@ -161,17 +183,23 @@ func (c *Cluster) addFilter(fw *framework, rs mesos.Resources, filters *mesos.Fi
 	if d <= 0 || len(rs) == 0 {
 		return
 	}
-	f := &filter{resources: rs}
+	f := &filter{agent: a, resources: rs}
 	f.timer = time.AfterFunc(d, func() { c.expireFilter(fw, f) })
-	fw.filters = append(fw.filters, f)
+	fw.filters[a.id] = append(fw.filters[a.id], f)
 }
 
 func (c *Cluster) expireFilter(fw *framework, f *filter) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i, g := range fw.filters {
+	list := fw.filters[f.agent.id]
+	for i, g := range list {
 		if g == f {
-			fw.filters = append(fw.filters[:i], fw.filters[i+1:]...)
+			if len(list) == 1 {
+				delete(fw.filters, f.agent.id)
+			} else {
+				fw.filters[f.agent.id] = append(list[:i:i], list[i+1:]...)
+			}
+			c.touch(f.agent)
 			c.allocate()
 			return
 		}
@@ -179,10 +207,12 @@ func (c *Cluster) expireFilter(fw *framework, f *filter) {
 }
 
 func (c *Cluster) clearFilters(fw *framework) {
-	for _, f := range fw.filters {
-		f.timer.Stop()
+	for _, list := range fw.filters {
+		for _, f := range list {
+			f.timer.Stop()
+		}
 	}
-	fw.filters = nil
+	fw.filters = map[string][]*filter{}
 }
 
 func (c *Cluster) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Filters) {
@@ -192,7 +222,7 @@ func (c *Cluster) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Fil
 			c.log.Debug("decline of unknown offer", "framework_id", fw.id, "offer_id", id.Value)
 			continue
 		}
-		c.addFilter(fw, o.resources, filters)
+		c.addFilter(fw, o.agent, o.resources, filters)
 	}
 	c.allocate()
 }
@@ -204,5 +234,6 @@ func (c *Cluster) suppress(fw *framework) {
 func (c *Cluster) revive(fw *framework) {
 	fw.suppressed = false
 	c.clearFilters(fw)
+	c.touchAll()
 	c.allocate()
 }

@@ -29,7 +29,7 @@ func (c *Cluster) sandboxRoot() string { return filepath.Join(c.cfg.WorkDir, "sl
 // sandboxes (an earlier run of the agent left them; none is running: they
 // were reaped at start), oldest first per framework.
 func (c *Cluster) recoverArchive() map[string][]archived {
-	runs := scanRuns(filepath.Join(c.sandboxRoot(), c.agentID))
+	runs := scanRuns(filepath.Join(c.sandboxRoot(), c.AgentID()))
 	out := map[string][]archived{}
 	for _, r := range runs {
 		out[r.fwID] = append(out[r.fwID], r)

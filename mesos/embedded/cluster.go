@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
 // Cluster is an embedded single-node Mesos master and agent.
@@ -20,14 +18,18 @@ type Cluster struct {
 	cfg      Config
 	log      *slog.Logger
 	masterID string
-	agentID  string
-	total    mesos.Resources
-	iso      *isolation // set by Start
+	agents   []*agent          // in allocation order; one real agent, or Config.Sim.Agents simulated ones
+	byID     map[string]*agent // agents by id
+	sim      *simulator        // runs the simulated agents' executors; nil without Config.Sim
+	iso      *isolation        // set by Start
 
 	mu         sync.Mutex
 	frameworks map[string]*framework
 	removed    map[string]bool // torn-down framework ids
 	offers     map[string]*offer
+	dirty      []*agent // agents to allocate (touch)
+	allDirty   bool     // every agent is to be allocated (touchAll)
+	batching   bool     // allocation deferred to the end of a batch (allocateAfter)
 	seq        int
 	closing    bool
 	procs      sync.WaitGroup        // executor process waiters
@@ -49,12 +51,8 @@ func New(cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, err := agentResources(cfg)
-	if err != nil {
-		return nil, err
-	}
 	masterID := newUUID()
-	agentID, err := loadAgentID(cfg.WorkDir, masterID+"-S0")
+	agents, err := buildAgents(cfg, masterID)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +60,8 @@ func New(cfg Config) (*Cluster, error) {
 		cfg:        cfg,
 		log:        cfg.Logger.With("subsystem", "mesos-local"),
 		masterID:   masterID,
-		agentID:    agentID,
-		total:      total,
+		agents:     agents,
+		byID:       map[string]*agent{},
 		frameworks: map[string]*framework{},
 		removed:    map[string]bool{},
 		offers:     map[string]*offer{},
@@ -71,15 +69,40 @@ func New(cfg Config) (*Cluster, error) {
 		archived:   map[string][]archived{},
 		stopGC:     make(chan struct{}),
 	}
+	for _, a := range agents {
+		c.byID[a.id] = a
+	}
+	if cfg.Sim != nil {
+		c.sim = newSimulator(c, *cfg.Sim)
+	}
 	return c, nil
+}
+
+// buildAgents makes the real agent (its id kept in the work directory) or,
+// with Config.Sim, the simulated ones.
+func buildAgents(cfg Config, masterID string) ([]*agent, error) {
+	if cfg.Sim != nil {
+		return simAgents(cfg, masterID)
+	}
+	total, err := agentResources(cfg)
+	if err != nil {
+		return nil, err
+	}
+	id, err := loadAgentID(cfg.WorkDir, masterID+"-S0")
+	if err != nil {
+		return nil, err
+	}
+	return []*agent{newAgent(0, id, cfg.Hostname, total, false)}, nil
 }
 
 // Start listens on Config.Addr and returns once the server is serving.
 func (c *Cluster) Start(ctx context.Context) error {
-	if n := reap(filepath.Join(c.cfg.WorkDir, "slaves"), true); n > 0 {
-		c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
+	if c.sim == nil {
+		if n := reap(filepath.Join(c.cfg.WorkDir, "slaves"), true); n > 0 {
+			c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
+		}
 	}
-	iso, err := startIsolation(c.cfg, c.agentID, c.log.With("subsystem", "isolation"))
+	iso, err := startIsolation(c.cfg, c.AgentID(), c.log.With("subsystem", "isolation"))
 	if err != nil {
 		return err
 	}
@@ -91,8 +114,13 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.iso = iso
-	c.archived = c.recoverArchive()
+	if c.sim == nil {
+		c.archived = c.recoverArchive()
+	}
 	c.mu.Unlock()
+	if c.sim != nil {
+		c.sim.start()
+	}
 	c.bg.Add(1)
 	go c.gcLoop(c.stopGC)
 	mux := http.NewServeMux()
@@ -102,6 +130,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	mux.HandleFunc("/state", c.handleState)
 	mux.HandleFunc("/state.json", c.handleState)
 	mux.HandleFunc("/slave(1)/state", c.handleState)
+	mux.HandleFunc("/slaves", c.handleSlaves)
+	mux.HandleFunc("/master/slaves", c.handleSlaves)
+	mux.HandleFunc("/metrics/snapshot", c.handleMetrics)
 	mux.HandleFunc("/files/read", c.handleFilesRead)
 	mux.HandleFunc("/files/read.json", c.handleFilesRead)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -113,8 +144,13 @@ func (c *Cluster) Start(ctx context.Context) error {
 	srv := c.srv
 	c.mu.Unlock()
 	go func() { c.serveErr <- srv.Serve(ln) }()
-	c.log.Info("embedded mesos started", "url", c.URL(), "agent_id", c.agentID,
-		"resources", c.total.String())
+	if c.sim != nil {
+		c.log.Warn("SIMULATED CLUSTER (test and benchmark mode): no task runs a process", "url", c.URL(),
+			"agents", len(c.agents), "agent_resources", c.agents[0].total.String(), "task_duration", c.sim.cfg.durations())
+		return nil
+	}
+	c.log.Info("embedded mesos started", "url", c.URL(), "agent_id", c.AgentID(),
+		"resources", c.agents[0].total.String())
 	return nil
 }
 
@@ -125,8 +161,9 @@ func (c *Cluster) URL() string {
 	return "http://" + c.hostPort
 }
 
-// AgentID is the id of the single agent.
-func (c *Cluster) AgentID() string { return c.agentID }
+// AgentID is the id of the real agent (of the first simulated agent in
+// simulation mode).
+func (c *Cluster) AgentID() string { return c.agents[0].id }
 
 // Close shuts down every executor (SHUTDOWN, then SIGTERM and SIGKILL to its
 // process group), closes all streams and stops the server.
@@ -145,6 +182,9 @@ func (c *Cluster) Close() error {
 	}
 	srv := c.srv
 	c.mu.Unlock()
+	if c.sim != nil {
+		c.sim.stop()
+	}
 	c.procs.Wait()
 	c.iso.close()
 	close(c.stopGC)
@@ -168,26 +208,6 @@ func (c *Cluster) Close() error {
 func (c *Cluster) nextID() int {
 	c.seq++
 	return c.seq
-}
-
-func (c *Cluster) agentInfo() mesos.AgentInfo {
-	port := int32(c.port())
-	return mesos.AgentInfo{
-		Hostname:  c.cfg.Hostname,
-		Port:      &port,
-		Resources: c.total.Clone(),
-		ID:        &mesos.AgentID{Value: c.agentID},
-	}
-}
-
-func (c *Cluster) port() int {
-	if c.ln == nil {
-		return 0
-	}
-	if a, ok := c.ln.Addr().(*net.TCPAddr); ok {
-		return a.Port
-	}
-	return 0
 }
 
 func newUUID() string {

@@ -36,6 +36,11 @@ func (c codec) encode(m message) ([]byte, error) {
 	if c.proto {
 		return m.Marshal()
 	}
+	if j, ok := m.(json.Marshaler); ok {
+		// mesos-go's generated (ffjson) encoder writes compact JSON;
+		// json.Marshal would only re-validate and compact it again.
+		return j.MarshalJSON()
+	}
 	return json.Marshal(m)
 }
 

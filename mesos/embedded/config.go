@@ -71,6 +71,11 @@ type Config struct {
 	Clock     clock.Clock
 	DiskUsage func(path string) (float64, error)
 
+	// Sim, for tests and benchmarks only, replaces the real agent with
+	// simulated agents whose tasks run no process (see SimConfig); the
+	// simulated tasks' durations follow Clock. Isolation is off.
+	Sim *SimConfig
+
 	mountinfo string // the mount table cgroups are looked up in (tests)
 }
 
@@ -153,6 +158,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.CPUs < 0 || c.MemMB < 0 || c.DiskMB < 0 {
 		return c, fmt.Errorf("%w: negative resources", ErrConfig)
+	}
+	if c.Sim != nil {
+		sim, err := c.Sim.withDefaults()
+		if err != nil {
+			return c, err
+		}
+		c.Sim = &sim
+		c.Isolation = IsolationOff // no process to confine
 	}
 	return c, nil
 }

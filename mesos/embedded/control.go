@@ -99,10 +99,13 @@ func (c *Cluster) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task
 			continue
 		}
 		state := mesos.TASK_LOST
-		onAgent := rt.AgentID != nil && rt.AgentID.Value == c.agentID
+		var onAgent *agent
+		if rt.AgentID != nil {
+			onAgent = c.agentOf(rt.AgentID.Value)
+		}
 		if fw.partitionAware() {
 			state = mesos.TASK_UNKNOWN
-			if onAgent {
+			if onAgent != nil {
 				state = mesos.TASK_GONE
 			}
 		}
@@ -116,8 +119,8 @@ func (c *Cluster) sendReconciled(fw *framework, t *task) {
 	st.Source = mesos.SOURCE_MASTER.Enum()
 	st.Reason = mesos.REASON_RECONCILIATION.Enum()
 	st.Message = strPtr("Reconciliation: Latest task state")
-	st.AgentID = &mesos.AgentID{Value: c.agentID}
 	if t.exec != nil {
+		st.AgentID = &mesos.AgentID{Value: t.exec.agent.id}
 		st.ExecutorID = &mesos.ExecutorID{Value: t.exec.id}
 	}
 	ts := nowSeconds()

@@ -1,4 +1,4 @@
-// Package local is an embedded single-node Mesos-compatible master and agent.
+// Package embedded is an embedded single-node Mesos-compatible master and agent.
 //
 // It is the default resource manager of the product: it runs in-process,
 // serves the Mesos v1 scheduler API (/api/v1/scheduler), the v1 executor
@@ -30,6 +30,17 @@
 // executors. Sandboxes of terminated executors are removed by the Mesos
 // rule (package sandboxgc: gc_delay shortened as the disk fills), never a
 // live executor's.
+//
+// Agents (agent.go): the cluster has one real agent, or in simulation mode
+// (Config.Sim, tests and benchmarks only; sim.go, simrun.go, simexec.go)
+// many simulated agents whose executors run in-process and whose tasks
+// run no process. Offers are per agent (one outstanding offer per
+// framework and agent, batched in one OFFERS event), decline filters are
+// per agent, an ACCEPT must name offers of one agent, and each agent's
+// charges and free pool are kept up to date as executors and tasks come
+// and go, so an allocation costs no resource sums. Allocation runs for
+// the agents whose pool may have grown (every agent on SUBSCRIBE and
+// REVIVE).
 //
 // Concurrency: all cluster state is guarded by a single mutex. Events are
 // encoded under that mutex and appended to a per-connection queue, which a

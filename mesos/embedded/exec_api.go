@@ -21,7 +21,7 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
-	herr = c.executorCall(&call)
+	herr = c.executorCall(c.agents[0], &call)
 	c.mu.Unlock()
 	if herr != nil {
 		writeError(w, herr)
@@ -30,12 +30,13 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (c *Cluster) findExecutor(call *execpb.Call) (*executor, *httpError) {
+// findExecutor resolves the executor of a call made to agent a.
+func (c *Cluster) findExecutor(a *agent, call *execpb.Call) (*executor, *httpError) {
 	fw := c.frameworks[call.FrameworkID.Value]
 	if fw == nil {
 		return nil, errorf(http.StatusBadRequest, "Framework %s not found", call.FrameworkID.Value)
 	}
-	e := fw.executors[call.ExecutorID.Value]
+	e := fw.executors[execKey{a.id, call.ExecutorID.Value}]
 	if e == nil || e.state == execTerminated {
 		return nil, errorf(http.StatusBadRequest, "Executor %s of framework %s not found", call.ExecutorID.Value, fw.id)
 	}
@@ -49,7 +50,7 @@ func (c *Cluster) serveExecutor(w http.ResponseWriter, r *http.Request, call *ex
 		return
 	}
 	c.mu.Lock()
-	e, herr := c.findExecutor(call)
+	e, herr := c.findExecutor(c.agents[0], call)
 	if herr != nil {
 		c.mu.Unlock()
 		writeError(w, herr)
@@ -69,7 +70,7 @@ func (c *Cluster) serveExecutor(w http.ResponseWriter, r *http.Request, call *ex
 
 // executorSubscribed attaches a (new) executor connection: SUBSCRIBED,
 // unacknowledged updates replayed, queued tasks launched.
-func (c *Cluster) executorSubscribed(e *executor, s *eventStream, sub *execpb.Call_Subscribe) {
+func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Call_Subscribe) {
 	if e.stream != nil {
 		e.stream.close()
 	}
@@ -81,7 +82,7 @@ func (c *Cluster) executorSubscribed(e *executor, s *eventStream, sub *execpb.Ca
 	e.send(&execpb.Event{Type: execpb.Event_SUBSCRIBED, Subscribed: &execpb.Event_Subscribed{
 		ExecutorInfo:  e.info,
 		FrameworkInfo: e.fw.info,
-		AgentInfo:     c.agentInfo(),
+		AgentInfo:     c.agentInfo(e.agent),
 		ContainerID:   &mesos.ContainerID{Value: e.containerID},
 	}})
 	if sub != nil {
@@ -101,8 +102,9 @@ func (c *Cluster) executorSubscribed(e *executor, s *eventStream, sub *execpb.Ca
 	e.flushQueue()
 }
 
-func (c *Cluster) executorCall(call *execpb.Call) *httpError {
-	e, herr := c.findExecutor(call)
+// executorCall applies a non-SUBSCRIBE call an executor made to agent a.
+func (c *Cluster) executorCall(a *agent, call *execpb.Call) *httpError {
+	e, herr := c.findExecutor(a, call)
 	if herr != nil {
 		return herr
 	}
@@ -123,7 +125,7 @@ func (c *Cluster) executorCall(call *execpb.Call) *httpError {
 			return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
 		}
 		e.fw.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
-			AgentID: mesos.AgentID{Value: c.agentID}, ExecutorID: mesos.ExecutorID{Value: e.id}, Data: call.Message.Data,
+			AgentID: mesos.AgentID{Value: a.id}, ExecutorID: mesos.ExecutorID{Value: e.id}, Data: call.Message.Data,
 		}})
 	default:
 		return errorf(http.StatusBadRequest, "Call type %s is not supported", call.Type)

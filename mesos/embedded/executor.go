@@ -35,6 +35,7 @@ const maxCompleted = 50
 // executor is one custom executor process of a framework on this agent.
 type executor struct {
 	fw          *framework
+	agent       *agent
 	id          string
 	info        mesos.ExecutorInfo
 	containerID string
@@ -42,7 +43,7 @@ type executor struct {
 	resources   mesos.Resources
 	released    bool
 	state       execState
-	stream      *eventStream // current executor connection, nil if none
+	stream      executorConn // current executor connection, nil if none
 	pid         int
 	tasks       map[string]*task // tasks not yet removed, queued or launched
 	queued      []batch          // waiting for SUBSCRIBE, in launch order
@@ -55,12 +56,21 @@ type executor struct {
 	ended       time.Time      // when it terminated (Config.Clock)
 }
 
+// executorConn is an executor's connection: the event stream of a real
+// executor's SUBSCRIBE, or a simulated executor (sim.go).
+type executorConn interface {
+	push(m message) bool // queue an event; false when closed
+	close()
+}
+
 // launchExecutor records a new executor and starts its process in the
-// background. Its resources are charged at once.
-func (c *Cluster) launchExecutor(fw *framework, info mesos.ExecutorInfo) *executor {
+// background (a simulated agent starts a simulated executor). Its
+// resources are charged at once.
+func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInfo) *executor {
 	info.FrameworkID = &mesos.FrameworkID{Value: fw.id}
 	e := &executor{
 		fw:          fw,
+		agent:       a,
 		id:          info.ExecutorID.Value,
 		info:        info,
 		containerID: newUUID(),
@@ -68,10 +78,16 @@ func (c *Cluster) launchExecutor(fw *framework, info mesos.ExecutorInfo) *execut
 		tasks:       map[string]*task{},
 		reason:      mesos.REASON_EXECUTOR_TERMINATED,
 	}
-	e.dir = filepath.Join(c.cfg.WorkDir, "slaves", c.agentID, "frameworks", fw.id,
+	e.dir = filepath.Join(c.cfg.WorkDir, "slaves", a.id, "frameworks", fw.id,
 		"executors", e.id, "runs", e.containerID)
-	fw.executors[e.id] = e
+	fw.executors[keyOf(e)] = e
 	c.live[e.dir] = e
+	a.live[e] = true
+	c.charge(a, e.resources)
+	if a.sim {
+		c.sim.launch(e)
+		return e
+	}
 	c.iso.prepare(e)
 	c.procs.Add(1)
 	go c.runExecutor(e, c.executorEnv(e))
@@ -149,9 +165,11 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 		e.stream = nil
 	}
 	e.released = true
+	delete(e.agent.live, e)
+	c.uncharge(e.agent, e.resources)
 	fw := e.fw
-	if fw.executors[e.id] == e {
-		delete(fw.executors, e.id)
+	if fw.executors[keyOf(e)] == e {
+		delete(fw.executors, keyOf(e))
 	}
 	fw.completed = append(fw.completed, e)
 	if len(fw.completed) > maxCompleted {
@@ -164,7 +182,7 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 			c.agentUpdate(t, mesos.TASK_FAILED, e.reason, msg)
 		}
 		fw.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
-			AgentID:    &mesos.AgentID{Value: c.agentID},
+			AgentID:    &mesos.AgentID{Value: e.agent.id},
 			ExecutorID: &mesos.ExecutorID{Value: e.id},
 			Status:     status,
 		}})

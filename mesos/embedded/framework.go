@@ -15,9 +15,9 @@ type framework struct {
 	info       mesos.FrameworkInfo
 	sub        *eventStream
 	suppressed bool
-	filters    []*filter
-	offer      *offer
-	executors  map[string]*executor
+	filters    map[string][]*filter // decline filters by agent id
+	offers     map[string]*offer    // outstanding offers by agent id (one per agent)
+	executors  map[execKey]*executor
 	tasks      map[string]*task
 	completed  []*executor // recently terminated executors, for /state
 	failover   *time.Timer
@@ -48,6 +48,11 @@ func (fw *framework) allocationRole() (string, bool) {
 	return fw.info.GetRole(), true
 }
 
+// execKey names an executor: its id is unique per agent, as in Mesos.
+type execKey struct{ agent, id string }
+
+func keyOf(e *executor) execKey { return execKey{e.agent.id, e.id} }
+
 // send queues an event for the framework if it is connected.
 func (fw *framework) send(ev *scheduler.Event) bool {
 	if fw.sub == nil {
@@ -74,7 +79,8 @@ func (c *Cluster) subscribe(info mesos.FrameworkInfo, format streamFormat, suppr
 	info.ID = &mesos.FrameworkID{Value: id}
 	fw := c.frameworks[id]
 	if fw == nil {
-		fw = &framework{id: id, executors: map[string]*executor{}, tasks: map[string]*task{}}
+		fw = &framework{id: id, executors: map[execKey]*executor{}, tasks: map[string]*task{},
+			filters: map[string][]*filter{}, offers: map[string]*offer{}}
 		c.frameworks[id] = fw
 		c.log.Info("framework registered", "framework_id", id, "name", info.Name)
 	} else {
@@ -90,6 +96,7 @@ func (c *Cluster) subscribe(info mesos.FrameworkInfo, format streamFormat, suppr
 	fw.sub = newEventStream(format, newUUID())
 	c.sendSubscribed(fw)
 	c.resendUpdates(fw)
+	c.touchAll()
 	c.allocate()
 	return id, fw.sub, nil
 }
@@ -122,7 +129,7 @@ func (c *Cluster) disconnect(fw *framework, why string) {
 	c.log.Info("framework disconnected", "framework_id", fw.id, "reason", why)
 	fw.sub.close()
 	fw.sub = nil
-	c.removeOffer(fw, false)
+	c.removeOffers(fw, false)
 }
 
 // streamEnded is called when a subscription's HTTP stream terminates. The
@@ -177,8 +184,5 @@ func (c *Cluster) stopFramework(fw *framework) {
 		fw.failover.Stop()
 		fw.failover = nil
 	}
-	for _, f := range fw.filters {
-		f.timer.Stop()
-	}
-	fw.filters = nil
+	c.clearFilters(fw)
 }

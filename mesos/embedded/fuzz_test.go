@@ -52,8 +52,9 @@ func fuzzCluster(t *testing.T, workDir string) (*Cluster, string) {
 	}
 	c.mu.Lock()
 	fw := c.frameworks[fuzzFramework]
-	fw.executors[fuzzExecutor] = &executor{fw: fw, id: fuzzExecutor, state: execRunning, tasks: map[string]*task{},
+	e := &executor{fw: fw, agent: c.agents[0], id: fuzzExecutor, state: execRunning, tasks: map[string]*task{},
 		info: mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: fuzzExecutor}, FrameworkID: &mesos.FrameworkID{Value: fuzzFramework}}}
+	fw.executors[keyOf(e)] = e
 	c.mu.Unlock()
 	return c, stream.id
 }
@@ -178,7 +179,7 @@ func FuzzMasterCalls(f *testing.F) {
 		})
 		checkMasterReply(t, path, body, w)
 		c.mu.Lock()
-		free := c.available()
+		free := c.available(c.agents[0])
 		c.mu.Unlock()
 		for _, r := range free {
 			if s := r.GetScalar(); s != nil && !(s.Value >= 0) {
@@ -218,10 +219,11 @@ func TestRefuseSecondsBounds(t *testing.T) {
 	defer c.mu.Unlock()
 	fw := c.frameworks[fuzzFramework]
 	for _, secs := range []float64{1e300, 1e10, 3600, -1, math.NaN(), math.Inf(1)} {
-		fw.filters = nil
-		c.addFilter(fw, c.total.Clone(), &mesos.Filters{RefuseSeconds: &secs})
-		if len(fw.filters) != 1 {
-			t.Errorf("refuse_seconds %v: %d filters, want 1", secs, len(fw.filters))
+		a := c.agents[0]
+		c.clearFilters(fw)
+		c.addFilter(fw, a, a.total.Clone(), &mesos.Filters{RefuseSeconds: &secs})
+		if n := len(fw.filters[a.id]); n != 1 {
+			t.Errorf("refuse_seconds %v: %d filters, want 1", secs, n)
 		}
 		c.clearFilters(fw)
 	}

@@ -46,7 +46,7 @@ func containerOf(c *Cluster, executorID string) *cgroups.Group {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, fw := range c.frameworks {
-		if e := fw.executors[executorID]; e != nil {
+		if e := fw.executors[execKey{c.AgentID(), executorID}]; e != nil {
 			return e.cgroup
 		}
 	}

@@ -37,7 +37,7 @@ func (c *Cluster) handleOperator(w http.ResponseWriter, r *http.Request) {
 	for _, fw := range c.sortedFrameworks() {
 		for _, e := range sortedExecutors(fw.executors) {
 			info := e.info
-			executors = append(executors, entry{AgentID: mesos.AgentID{Value: c.agentID}, ExecutorInfo: &info})
+			executors = append(executors, entry{AgentID: mesos.AgentID{Value: e.agent.id}, ExecutorInfo: &info})
 		}
 	}
 	c.mu.Unlock()

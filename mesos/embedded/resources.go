@@ -84,14 +84,45 @@ func allocatable(rs mesos.Resources) bool {
 	return cpus >= 0.01 || mem >= 32
 }
 
-// forFramework shapes offered resources for fw: MULTI_ROLE frameworks get
-// allocation_info like a real master sends.
-func forFramework(rs mesos.Resources, fw *framework) mesos.Resources {
-	out := rs.Clone()
-	if role, ok := fw.allocationRole(); ok {
-		out = out.Allocate(role)
+// cloneResources deep-copies rs like mesos.Resources.Clone, without its
+// reflection for the resources this master offers (name, type, a scalar,
+// ranges or set value and a role).
+func cloneResources(rs mesos.Resources) mesos.Resources {
+	out := make(mesos.Resources, len(rs))
+	for i, r := range rs {
+		if r.ProviderID != nil || r.AllocationInfo != nil || r.Reservation != nil || len(r.Reservations) > 0 ||
+			r.Disk != nil || r.Revocable != nil || r.Shared != nil {
+			return rs.Clone()
+		}
+		c := mesos.Resource{Name: r.Name}
+		if r.Type != nil {
+			c.Type = r.Type.Enum()
+		}
+		if r.Scalar != nil {
+			c.Scalar = &mesos.Value_Scalar{Value: r.Scalar.Value}
+		}
+		if r.Ranges != nil {
+			c.Ranges = &mesos.Value_Ranges{Range: append([]mesos.Value_Range(nil), r.Ranges.Range...)}
+		}
+		if r.Set != nil {
+			c.Set = &mesos.Value_Set{Item: append([]string(nil), r.Set.Item...)}
+		}
+		if r.Role != nil {
+			c.Role = strPtr(*r.Role)
+		}
+		out[i] = c
 	}
 	return out
+}
+
+// forFramework shapes offered resources for fw: MULTI_ROLE frameworks get
+// allocation_info like a real master sends (on a copy); others get rs
+// itself, which is encoded before anything changes it.
+func forFramework(rs mesos.Resources, fw *framework) mesos.Resources {
+	if role, ok := fw.allocationRole(); ok {
+		return rs.Clone().Allocate(role)
+	}
+	return rs
 }
 
 // summary renders resources compactly for State and logs.

@@ -130,20 +130,17 @@ func (c *Cluster) frameworkMessage(fw *framework, m *scheduler.Call_Message) *ht
 	if m == nil {
 		return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
 	}
-	if m.AgentID.Value != c.agentID {
+	if c.agentOf(m.AgentID.Value) == nil {
 		return nil // Mesos drops messages for unknown agents
 	}
-	if e := fw.executors[m.ExecutorID.Value]; e != nil {
+	if e := fw.executors[execKey{m.AgentID.Value, m.ExecutorID.Value}]; e != nil {
 		e.sendMessage(m.Data)
 	}
 	return nil
 }
 
 func (c *Cluster) shutdownCall(fw *framework, s *scheduler.Call_Shutdown) {
-	if s.AgentID.Value != c.agentID {
-		return
-	}
-	if e := fw.executors[s.ExecutorID.Value]; e != nil {
+	if e := fw.executors[execKey{s.AgentID.Value, s.ExecutorID.Value}]; e != nil {
 		c.shutdownExecutor(e)
 	}
 }

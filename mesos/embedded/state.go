@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -58,12 +59,13 @@ type TaskView struct {
 func (c *Cluster) Snapshot() State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	total := c.totalResources()
 	s := State{
-		AgentID:   c.agentID,
-		Hostname:  c.cfg.Hostname,
+		AgentID:   c.AgentID(),
+		Hostname:  c.agents[0].hostname,
 		URL:       "http://" + c.hostPort,
-		Total:     summary(c.total),
-		Free:      summary(c.total.Minus(c.used()...)),
+		Total:     summary(total),
+		Free:      summary(total.Minus(c.used()...)),
 		Isolation: c.isolationView(),
 	}
 	for _, fw := range c.sortedFrameworks() {
@@ -91,13 +93,33 @@ func (c *Cluster) sortedFrameworks() []*framework {
 	return out
 }
 
-func sortedExecutors(m map[string]*executor) []*executor {
+// sortedExecutors lists executors by id, then agent order.
+func sortedExecutors(m map[execKey]*executor) []*executor {
 	out := make([]*executor, 0, len(m))
 	for _, e := range m {
 		out = append(out, e)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	sortExecutors(out)
 	return out
+}
+
+// liveExecutors lists the executors of a that have not terminated, by id.
+func (a *agent) liveExecutors() []*executor {
+	out := make([]*executor, 0, len(a.live))
+	for e := range a.live {
+		out = append(out, e)
+	}
+	sortExecutors(out)
+	return out
+}
+
+func sortExecutors(es []*executor) {
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].id != es[j].id {
+			return es[i].id < es[j].id
+		}
+		return es[i].agent.index < es[j].agent.index
+	})
 }
 
 // handleState serves an agent-like /state (plus a master-like "slaves"
@@ -114,12 +136,36 @@ func (c *Cluster) handleState(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
+// handleSlaves serves the master's /slaves: the agents only, much cheaper
+// than /state on a large (simulated) cluster.
+func (c *Cluster) handleSlaves(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
+		return
+	}
+	c.mu.Lock()
+	body := jsonObj{"slaves": c.slavesJSON(), "recovered_slaves": []jsonObj{}}
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
 type jsonObj = map[string]any
+
+// slavesJSON lists the agents as a master's /state and /slaves do.
+func (c *Cluster) slavesJSON() []jsonObj {
+	pid := "slave(1)@" + c.hostPort
+	out := make([]jsonObj, 0, len(c.agents))
+	for _, a := range c.agents {
+		out = append(out, jsonObj{"id": a.id, "hostname": a.hostname, "pid": pid, "port": c.port(),
+			"resources": summary(a.total), "used_resources": summary(a.usedResources()), "active": true})
+	}
+	return out
+}
 
 func (c *Cluster) stateJSON() jsonObj {
 	pid := "slave(1)@" + c.hostPort
-	agent := jsonObj{"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "port": c.port(),
-		"resources": summary(c.total), "used_resources": summary(c.used()), "active": true}
+	first := c.agents[0]
 	var fws []jsonObj
 	for _, fw := range c.sortedFrameworks() {
 		var execs []jsonObj
@@ -131,10 +177,10 @@ func (c *Cluster) stateJSON() jsonObj {
 	}
 	return jsonObj{
 		"flags": c.flags(), "isolation": c.isolationView(),
-		"id": c.agentID, "hostname": c.cfg.Hostname, "pid": pid, "version": "1.11.0",
-		"resources": summary(c.total), "unreserved_resources": summary(c.total),
+		"id": first.id, "hostname": first.hostname, "pid": pid, "version": "1.11.0",
+		"resources": summary(first.total), "unreserved_resources": summary(first.total),
 		"frameworks": orEmpty(fws), "completed_frameworks": c.completedFrameworksJSON(),
-		"slaves": []jsonObj{agent}, "master_id": c.masterID,
+		"slaves": c.slavesJSON(), "master_id": c.masterID,
 	}
 }
 
@@ -158,7 +204,7 @@ func (c *Cluster) executorJSON(e *executor) jsonObj {
 
 func (c *Cluster) taskJSON(e *executor, t *task) jsonObj {
 	return jsonObj{"id": t.info.TaskID.Value, "name": t.info.Name, "framework_id": e.fw.id,
-		"executor_id": e.id, "slave_id": c.agentID, "state": t.state.String(),
+		"executor_id": e.id, "slave_id": e.agent.id, "state": t.state.String(),
 		"resources": summary(t.resources), "statuses": []mesos.TaskStatus{t.status}}
 }
 
@@ -188,4 +234,34 @@ func (c *Cluster) flags() map[string]string {
 		"executor_registration_timeout":  mesosDuration(c.cfg.ExecutorRegistrationTimeout),
 		"executor_shutdown_grace_period": mesosDuration(c.cfg.ExecutorShutdownGrace),
 	}
+}
+
+// handleMetrics serves /metrics/snapshot as a Mesos master does, with a few
+// of its gauges, plus two of this master's own: status updates waiting for
+// the framework's acknowledgement and events queued on frameworks' streams
+// (a scheduler that cannot keep up shows here).
+func (c *Cluster) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
+		return
+	}
+	c.mu.Lock()
+	m := map[string]float64{"master/slaves_active": float64(len(c.agents)), "master/outstanding_offers": float64(len(c.offers)),
+		"master/tasks_staging": 0, "master/tasks_starting": 0, "master/tasks_running": 0}
+	for _, fw := range c.frameworks {
+		if fw.sub != nil {
+			m["master/frameworks_active"]++
+			m["embedded/queued_events"] += float64(fw.sub.queued())
+		}
+		for _, t := range fw.tasks {
+			switch t.state {
+			case mesos.TASK_STAGING, mesos.TASK_STARTING, mesos.TASK_RUNNING:
+				m["master/tasks_"+strings.ToLower(strings.TrimPrefix(t.state.String(), "TASK_"))]++
+			}
+			m["embedded/unacknowledged_updates"] += float64(len(t.pending))
+		}
+	}
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(m)
 }

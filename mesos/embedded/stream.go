@@ -55,6 +55,13 @@ func (s *eventStream) close() {
 	}
 }
 
+// queued is the number of events not yet written.
+func (s *eventStream) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
 func (s *eventStream) take() [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()

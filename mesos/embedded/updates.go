@@ -14,8 +14,19 @@ import (
 // maxRetry caps the backoff of unacknowledged status update retries.
 const maxRetry = 10 * time.Minute
 
-// maxDone bounds the completed tasks kept per executor for /state.
-const maxDone = 200
+// maxDone bounds the completed tasks kept per executor for /state; a
+// simulated executor keeps maxSimDone (thousands of them run at once).
+const (
+	maxDone    = 200
+	maxSimDone = 10
+)
+
+func (c *Cluster) maxDone(e *executor) int {
+	if e.agent.sim {
+		return maxSimDone
+	}
+	return maxDone
+}
 
 // task is a task the agent knows: queued, launched or terminal but not yet
 // acknowledged. Its reliable status updates form a stream: only the oldest
@@ -66,9 +77,14 @@ func sortedTasks(m map[string]*task) []*task {
 	return out
 }
 
+// releaseTask gives back what a task held (once).
 func (c *Cluster) releaseTask(t *task) {
+	if t.released {
+		return
+	}
 	t.released = true
 	if t.exec != nil {
+		c.uncharge(t.exec.agent, t.resources)
 		c.iso.resize(t.exec)
 	}
 }
@@ -88,8 +104,8 @@ func (c *Cluster) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) 
 			return // duplicate of an update in flight
 		}
 	}
-	st.AgentID = &mesos.AgentID{Value: c.agentID}
 	if t.exec != nil {
+		st.AgentID = &mesos.AgentID{Value: t.exec.agent.id}
 		st.ExecutorID = &mesos.ExecutorID{Value: t.exec.id}
 	}
 	if st.Timestamp == nil {
@@ -151,8 +167,9 @@ func (c *Cluster) agentUpdate(t *task, state mesos.TaskState, reason mesos.TaskS
 }
 
 // masterUpdate sends an unreliable update (no uuid, nothing to acknowledge)
-// the way a Mesos master reports invalid tasks and reconciliation.
-func (c *Cluster) masterUpdate(fw *framework, taskID string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, agent bool) {
+// the way a Mesos master reports invalid tasks and reconciliation; a
+// non-nil agent is named in it.
+func (c *Cluster) masterUpdate(fw *framework, taskID string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, a *agent) {
 	ts := nowSeconds()
 	st := mesos.TaskStatus{
 		TaskID:    mesos.TaskID{Value: taskID},
@@ -164,8 +181,8 @@ func (c *Cluster) masterUpdate(fw *framework, taskID string, state mesos.TaskSta
 	if msg != "" {
 		st.Message = &msg
 	}
-	if agent {
-		st.AgentID = &mesos.AgentID{Value: c.agentID}
+	if a != nil {
+		st.AgentID = &mesos.AgentID{Value: a.id}
 	}
 	fw.send(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
 }
@@ -181,7 +198,7 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *h
 		return errorf(http.StatusBadRequest, "Failed to parse UUID: expecting 16 bytes, got %d", len(ack.UUID))
 	}
 	t := fw.tasks[ack.TaskID.Value]
-	if ack.AgentID.Value != c.agentID || t == nil {
+	if t == nil || t.exec == nil || ack.AgentID.Value != t.exec.agent.id {
 		c.log.Debug("acknowledgement for unknown task dropped", "task_id", ack.TaskID.Value)
 		return nil
 	}
@@ -219,9 +236,10 @@ func (c *Cluster) removeTask(t *task) {
 	delete(t.fw.tasks, t.info.TaskID.Value)
 	if e := t.exec; e != nil {
 		delete(e.tasks, t.info.TaskID.Value)
+		t.info.Data = nil // /state does not show it; it can be large
 		e.done = append(e.done, t)
-		if len(e.done) > maxDone {
-			e.done = e.done[1:]
+		if keep := c.maxDone(e); len(e.done) > keep {
+			e.done = e.done[len(e.done)-keep:]
 		}
 	}
 }

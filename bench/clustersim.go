@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// simStores are the registries the cluster-sim scenario runs against.
+func simStores(o options) ([]string, error) {
+	switch o.simStore {
+	case "both":
+		return []string{"embedded", "zk"}, nil
+	case "embedded", "zk":
+		return []string{o.simStore}, nil
+	}
+	return nil, fmt.Errorf("-sim-store %q: want embedded, zk or both", o.simStore)
+}
+
+// runClusterSim runs the scheduler against bin/mesos-local in simulated
+// cluster mode (o.simAgents agents, tasks that run no process), once per
+// registry: o.simJobs jobs of 1–10 shards with crons spread over the
+// minute, observed for o.simWindow. A ZooKeeper variant without
+// ZooKeeper (-sim-zk, EJ_TEST_ZK) is skipped with a note.
+func runClusterSim(ctx context.Context, o options, r *report) error {
+	stores, err := simStores(o)
+	if err != nil {
+		return err
+	}
+	var firstErr error
+	for _, st := range stores {
+		if ctx.Err() != nil {
+			break
+		}
+		if st == "zk" && o.simZK == "" {
+			r.note("cluster-sim/zk skipped: no ZooKeeper (set EJ_TEST_ZK or -sim-zk host:port; scripts/services.sh start DIR starts one)")
+			continue
+		}
+		if st == stores[0] && o.simMasterLoad > 0 {
+			if err := runMasterCeiling(ctx, o, r); err != nil {
+				r.note("cluster-sim master ceiling could not complete: " + firstLine(err.Error()))
+			}
+		}
+		logf("cluster-sim/%s: %d simulated agents, %d jobs, %s window", st, o.simAgents, o.simJobs, o.simWindow)
+		if err := runSimVariant(ctx, o, r, st); err != nil {
+			logf("!!! cluster-sim/%s: %v", st, err)
+			r.note(fmt.Sprintf("cluster-sim/%s could not complete: %v", st, firstLine(err.Error())))
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	return firstErr
+}
+
+// simRun is one variant's processes and settings.
+type simRun struct {
+	o     options
+	r     *report
+	sc    string // report scenario name
+	store string
+	dir   string
+	ml    *mesosLocalProc
+	p     *schedProc
+	zkNS  string // ZooKeeper namespace of the scheduler (zk variant)
+
+	registered int     // jobs registered
+	launches   float64 // launches in the window (zkAfter relates ZooKeeper's writes to them)
+	zkTxns     float64 // ZooKeeper write transactions in the window
+	window     float64 // seconds
+}
+
+func runSimVariant(ctx context.Context, o options, r *report, store string) error {
+	dir, cleanup, err := tempDir(o, "clustersim-"+store)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	s := &simRun{o: o, r: r, sc: "cluster-sim/" + store, store: store, dir: dir}
+	if err := s.start(); err != nil {
+		return err
+	}
+	defer s.stop()
+	if err := s.registerAll(ctx); err != nil {
+		return err
+	}
+	logf("%s: warm-up %s", s.sc, o.simWarmup)
+	if err := sleepCtx(ctx, o.simWarmup); err != nil {
+		return err
+	}
+	if err := s.measure(ctx); err != nil {
+		return err
+	}
+	s.stop()
+	s.profileTop()
+	if store == "zk" {
+		s.zkAfter(ctx)
+	}
+	return nil
+}
+
+// simFlags are mesos-local's flags for the simulated cluster.
+func simFlags(o options) []string {
+	return []string{"--sim-agents", fmt.Sprint(o.simAgents), "--sim-agent-cpus", fmt.Sprint(o.simAgentCPUs),
+		"--sim-agent-mem-mb", fmt.Sprint(o.simAgentMemMB), "--sim-task-duration", o.simDuration,
+		"--sim-fail-ratio", fmt.Sprint(o.simFailRatio)}
+}
+
+// runMasterCeiling drives a simulated mesos-local of its own with
+// masterLoad (no scheduler) for o.simMasterLoad: the master's launch rate
+// and CPU per launch when it is the only limit.
+func runMasterCeiling(ctx context.Context, o options, r *report) error {
+	dir, cleanup, err := tempDir(o, "masterload")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	flags := simFlags(o)
+	prof := filepath.Join(dir, "mesos-local.cpu.pprof")
+	if o.simProfile {
+		flags = append(flags, "--cpu-profile", prof)
+	}
+	ml, err := startMesosLocal(o.binDir, dir, flags...)
+	if err != nil {
+		return err
+	}
+	defer ml.stop()
+	warm := min(10*time.Second, o.simMasterLoad/3)
+	logf("cluster-sim: master ceiling: a minimal framework drives %d simulated agents for %s (the last %s measured)",
+		o.simAgents, o.simMasterLoad, o.simMasterLoad-warm)
+	type at struct {
+		m, h               procStat
+		launched, finished float64
+	}
+	var a0 at
+	var loadErr error
+	var l *masterLoad
+	done := make(chan struct{})
+	go func() {
+		l, loadErr = runMasterLoad(ctx, ml.url, o.simMasterLoad, func(ld *masterLoad) { // after warm
+			a0.m, _ = readProc(ml.pid())
+			a0.h, _ = readProc(os.Getpid())
+			a0.launched, a0.finished = float64(ld.launched.Load()), float64(ld.ended.Load())
+		}, warm)
+		close(done)
+	}()
+	<-done
+	if loadErr != nil {
+		return loadErr
+	}
+	m1, err := readProc(ml.pid())
+	if err != nil {
+		return err
+	}
+	h1, _ := readProc(os.Getpid())
+	win := m1.taken.Sub(a0.m.taken).Seconds()
+	n, fin := float64(l.launched.Load())-a0.launched, float64(l.ended.Load())-a0.finished
+	const sc = "cluster-sim/master"
+	r.add(sc, fmt.Sprintf("master ceiling, no scheduler: a minimal framework (%d tasks per ACCEPT, 8 ack workers, ≤ %d unfinished)", loadTasksPerAccept, loadInFlight),
+		fmt.Sprintf("%.0f launches/s, %.0f tasks finished/s over %.0f s, %d call errors", n/win, fin/win, win, l.errs.Load()), "", nil)
+	r.add(sc, "master ceiling: mesos-local CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %% (the driving framework: %.0f %%)",
+		ms((m1.cpu-a0.m.cpu)/max(n, 1)), 100*(m1.cpu-a0.m.cpu)/win, 100*(h1.cpu-a0.h.cpu)/win), "", nil)
+	if l.firstErr != nil {
+		r.note("cluster-sim master ceiling: first call error: " + l.firstErr.Error())
+	}
+	ml.stop()
+	if o.simProfile {
+		profileTop(o, r, sc, prof)
+	}
+	return nil
+}
+
+// start launches mesos-local (simulated) and a scheduler pointed at it.
+func (s *simRun) start() error {
+	o := s.o
+	flags := simFlags(o)
+	if o.simProfile {
+		flags = append(flags, "--cpu-profile", filepath.Join(s.dir, "mesos-local.cpu.pprof"))
+	}
+	ml, err := startMesosLocal(o.binDir, s.dir, flags...)
+	if err != nil {
+		return err
+	}
+	s.ml = ml
+	schedDir := filepath.Join(s.dir, "sched")
+	if err := os.MkdirAll(schedDir, 0o750); err != nil {
+		return err
+	}
+	args := []string{"--mesos-url", ml.url, "--allow-file-app-urls=true"}
+	if s.store == "zk" {
+		s.zkNS = fmt.Sprintf("ejbench-sim-%d", time.Now().UnixNano())
+		args = append(args, "--zk-servers", o.simZK, "--zk-namespace", s.zkNS)
+	}
+	p, err := startScheduler(o.binDir, schedDir, args...)
+	if err != nil {
+		return err
+	}
+	s.p = p
+	if _, err := p.waitHealthy(60 * time.Second); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if m, err := p.api.scrape(); err == nil && m.sum("elasticjob_leader") == 1 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the scheduler did not become leader within 60 s; log tail:\n%s", tail(p.logPath, 2000))
+		}
+	}
+}
+
+func (s *simRun) stop() {
+	if s.p != nil {
+		s.p.stop()
+		s.p = nil
+	}
+	if s.ml != nil {
+		s.ml.stop()
+		s.ml = nil
+	}
+}
+
+// simJob is job i: 1 + i%10 shards (5.5 on average), fired at second
+// i%60 of every minute, on app i%apps.
+func simJob(i, apps int) string {
+	return fmt.Sprintf(`{"jobName":"sim-%06d","appName":"sim_app_%d","jobExecutionType":"TRANSIENT","cron":"%d * * * * ?","shardingTotalCount":%d,"cpuCount":%g,"memoryMB":%d}`,
+		i, i%apps, i%60, 1+i%10, simShardCPUs, simShardMemMB)
+}
+
+// Per-shard and per-executor resources: small enough that the simulated
+// cluster is never the limit (1,000 agents × 8 cpus hold 70,000 shards).
+const (
+	simShardCPUs  = 0.1
+	simShardMemMB = 64
+)
+
+// registerAll registers the apps and the jobs (o.workers clients), for at
+// most o.simRegisterFor.
+func (s *simRun) registerAll(ctx context.Context) error {
+	o := s.o
+	for a := 0; a < o.simApps; a++ {
+		body := fmt.Sprintf(`{"appName":"sim_app_%d","appURL":"file:///bin/true","bootstrapScript":"true","cpuCount":0.1,"memoryMB":64,"appCacheEnable":true}`, a)
+		if err := s.p.api.postJSON("/api/app", body); err != nil {
+			return err
+		}
+	}
+	logf("%s: registering %d jobs (1-10 shards, crons spread over the minute), %d clients, at most %s",
+		s.sc, o.simJobs, o.workers, o.simRegisterFor)
+	rctx, cancel := context.WithTimeout(ctx, o.simRegisterFor)
+	defer cancel()
+	res := registerJobs(rctx, s.p.api, o.simJobs, o.workers, func(i int) string { return simJob(i, o.simApps) })
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	s.registered = res.ok
+	rate := float64(res.ok) / res.took.Seconds()
+	status := fmt.Sprintf("%d in %.1f s (%.0f jobs/s), %d errors", res.ok, res.took.Seconds(), rate, res.errors)
+	if res.ok < o.simJobs {
+		status += fmt.Sprintf("; stopped at the %s bound", o.simRegisterFor)
+	}
+	s.r.add(s.sc, fmt.Sprintf("jobs registered through the API (%d clients)", o.workers), status, "", nil)
+	s.r.add(s.sc, "registration latency p50 / p99", ms(percentile(res.lat, .5))+" / "+ms(percentile(res.lat, .99)), "", nil)
+	if res.firstErr != nil {
+		s.r.note(s.sc + ": first registration error: " + res.firstErr.Error())
+	}
+	if res.ok == 0 {
+		return fmt.Errorf("no job registered: %v", res.firstErr)
+	}
+	return nil
+}
+
+// profileTop adds the top of mesos-local's CPU profile to the report.
+func (s *simRun) profileTop() {
+	if s.o.simProfile {
+		profileTop(s.o, s.r, s.sc, filepath.Join(s.dir, "mesos-local.cpu.pprof"))
+	}
+}
+
+// profileTop adds the top of a mesos-local CPU profile (by cumulative
+// time) to the report.
+func profileTop(o options, r *report, sc, prof string) {
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=30", filepath.Join(o.binDir, "mesos-local"), prof).CombinedOutput()
+	if err != nil {
+		r.note(fmt.Sprintf("%s: go tool pprof %s: %v", sc, prof, err))
+		return
+	}
+	r.extra = append(r.extra, fmt.Sprintf("%s: mesos-local CPU profile of the whole run, go tool pprof -top -cum:\n%s",
+		sc, strings.TrimSpace(string(out))+"\n"))
+}

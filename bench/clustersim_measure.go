@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// simSlice is how often the launch counter is read during the window: the
+// lowest rate over a slice is the "sustained" figure.
+const simSlice = 30 * time.Second
+
+// simSample is one reading taken during the window.
+type simSample struct {
+	at       time.Time
+	launched float64
+}
+
+// measure observes the window: scheduler and mesos-local CPU from /proc,
+// the scheduler's VmRSS every second, its /metrics at both ends and every
+// simSlice, ZooKeeper's transaction counter at both ends.
+func (s *simRun) measure(ctx context.Context) error {
+	o, p := s.o, s.p
+	m0, err := p.api.scrape()
+	if err != nil {
+		return err
+	}
+	s0, err := readProc(p.pid())
+	if err != nil {
+		return err
+	}
+	ml0, err := readProc(s.ml.pid())
+	if err != nil {
+		return err
+	}
+	var zk0 zkStat
+	if s.store == "zk" {
+		if zk0, err = readZKStat(o.simZK); err != nil {
+			s.r.note(s.sc + ": ZooKeeper srvr: " + err.Error())
+		}
+	}
+	logf("%s: observing %s (load average %s)", s.sc, o.simWindow, loadavg())
+	samples := []simSample{{s0.taken, m0.sum("elasticjob_tasks_launched_total")}}
+	var rssMax int64
+	nextSlice := time.Now().Add(simSlice)
+	for end := time.Now().Add(o.simWindow); time.Now().Before(end); {
+		if v, _, err := readMem(p.pid()); err == nil && v > rssMax {
+			rssMax = v
+		}
+		if now := time.Now(); !now.Before(nextSlice) && end.Sub(now) > simSlice/2 {
+			if m, err := p.api.scrape(); err == nil {
+				samples = append(samples, simSample{time.Now(), m.sum("elasticjob_tasks_launched_total")})
+				logf("%s: %.0f launches/s over the last %s, VmRSS %s", s.sc,
+					rateOf(samples[len(samples)-2:]), simSlice, mb(float64(rssMax)))
+			}
+			nextSlice = nextSlice.Add(simSlice)
+		}
+		if err := sleepCtx(ctx, min(time.Second, time.Until(end))); err != nil {
+			return err
+		}
+	}
+	s1, err := readProc(p.pid())
+	if err != nil {
+		return err
+	}
+	ml1, err := readProc(s.ml.pid())
+	if err != nil {
+		return err
+	}
+	var zk1 zkStat
+	if s.store == "zk" && zk0.zxid > 0 {
+		zk1, _ = readZKStat(o.simZK)
+	}
+	m1, err := p.api.scrape()
+	if err != nil {
+		return err
+	}
+	samples = append(samples, simSample{time.Now(), m1.sum("elasticjob_tasks_launched_total")})
+	mm, mmErr := s.ml.metrics()
+	s.window = s1.taken.Sub(s0.taken).Seconds()
+	s.report(m0, m1, s0, s1, ml0, ml1, samples, max(rssMax, s1.rss))
+	if mmErr != nil {
+		s.r.note(s.sc + ": " + mmErr.Error())
+	} else {
+		s.r.add(s.sc, "master at end: tasks staging / starting / running; updates awaiting the scheduler's ack; events queued to it",
+			fmt.Sprintf("%.0f / %.0f / %.0f; %.0f; %.0f", mm["master/tasks_staging"], mm["master/tasks_starting"], mm["master/tasks_running"],
+				mm["embedded/unacknowledged_updates"], mm["embedded/queued_events"]), "", nil)
+	}
+	if zk1.zxid > 0 {
+		s.zkTxns = float64(zk1.zxid - zk0.zxid)
+		per := "n/a (no launch)"
+		if s.launches > 0 {
+			per = fmt.Sprintf("%.2f", s.zkTxns/s.launches)
+		}
+		s.r.add(s.sc, "ZooKeeper write transactions in window (srvr zxid) / per launch",
+			fmt.Sprintf("%.0f/s / %s (znodes: %d)", s.zkTxns/s.window, per, zk1.nodes), "", nil)
+	}
+	return nil
+}
+
+// rateOf is the launch rate between the first and last sample.
+func rateOf(ss []simSample) float64 {
+	a, b := ss[0], ss[len(ss)-1]
+	return (b.launched - a.launched) / b.at.Sub(a.at).Seconds()
+}
+
+func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []simSample, rssMax int64) {
+	o, sc, win := s.o, s.sc, s.window
+	d := func(name string, want ...string) float64 { return m1.sum(name, want...) - m0.sum(name, want...) }
+	launched := d("elasticjob_tasks_launched_total")
+	s.launches = launched
+	rate := launched / win
+	var perSlice []float64
+	for i := 1; i < len(samples); i++ {
+		perSlice = append(perSlice, rateOf(samples[i-1:i+1]))
+	}
+	lowest := slices.Min(perSlice)
+	hist := func(name string) histogram { return m1.histogram(name).minus(m0.histogram(name)) }
+	acc, late := hist("elasticjob_ready_to_accept_seconds"), hist("elasticjob_fire_lateness_seconds")
+	a50, _ := acc.quantile(.5)
+	a99, a99b := acc.quantile(.99)
+	l50, _ := late.quantile(.5)
+	l99, l99b := late.quantile(.99)
+	demand := float64(s.registered) / 60 * 5.5
+	cpu := s1.cpu - s0.cpu
+	mlCPU := ml1.cpu - ml0.cpu
+
+	r := s.r
+	r.add(sc, "setup", fmt.Sprintf("%d simulated agents × %g cpus/%g MB, tasks %s, %d jobs (1-10 shards, cron at second i%%60 of every minute, %d apps), %.0f s window",
+		o.simAgents, o.simAgentCPUs, o.simAgentMemMB, o.simDuration, s.registered, o.simApps, win), "", nil)
+	r.add(sc, "offered load (fires × shards)", fmt.Sprintf("%.0f fires/s observed, ≈ %.0f shard launches/s asked for", late.count/win, demand), "", nil)
+	var goal *bool
+	target := ""
+	if s.store == "embedded" {
+		goal, target = ge(lowest, 2000), "≥ 2,000/s"
+	}
+	r.add(sc, fmt.Sprintf("launches/s: window mean; lowest %s slice", simSlice), fmt.Sprintf("%.0f/s; %.0f/s (%.0f launches)", rate, lowest, launched), target, goal)
+	r.add(sc, "tasks ended in window: finished; failed; killed", fmt.Sprintf("%.0f; %.0f; %.0f",
+		d("elasticjob_tasks_ended_total", `result="finished"`), d("elasticjob_tasks_ended_total", `result="failed"`),
+		d("elasticjob_tasks_ended_total", `result="killed"`)), "", nil)
+	r.add(sc, "ready → ACCEPT p50 / p99 (bucket ≤)", ms(a50)+" / "+ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
+	r.add(sc, "fire lateness p50 / p99 (bucket ≤)", ms(l50)+" / "+ms(l99)+" (≤ "+ms(l99b)+")", "p99 ≤ 10 ms", le(l99, 0.010))
+	r.add(sc, "scheduler CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", perLaunch(cpu, launched), 100*cpu/win), "", nil)
+	r.add(sc, "scheduler VmRSS max in window / VmHWM", mb(float64(rssMax))+" / "+mb(float64(s1.hwm)), "≤ 1 GB", le(float64(max(rssMax, s1.hwm)), 1<<30))
+	recv, decl := d("elasticjob_offers_total", `outcome="received"`), d("elasticjob_offers_total", `outcome="declined"`)
+	r.add(sc, "offers received; declined (per second)", fmt.Sprintf("%.0f/s; %.0f/s", recv/win, decl/win), "", nil)
+	r.add(sc, "ready queue at end (jobs); waiting entries by reason", fmt.Sprintf("%.0f; %s", m1.sum("elasticjob_ready_queue_jobs"), waitingByReason(m1)), "", nil)
+	r.add(sc, "mesos-local (simulated master) CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", perLaunch(mlCPU, launched), 100*mlCPU/win), "", nil)
+	r.add(sc, "load average at end of window", loadavg(), "", nil)
+}
+
+// perLaunch renders CPU seconds per launch ("no launch" without any).
+func perLaunch(cpu, launched float64) string {
+	if launched <= 0 {
+		return "n/a (no launch)"
+	}
+	return ms(cpu / launched)
+}
+
+// waitingByReason renders elasticjob_waiting_entries{reason=…}.
+func waitingByReason(m metricSet) string {
+	var parts []string
+	for k, v := range m {
+		if rest, ok := strings.CutPrefix(k, `elasticjob_waiting_entries{reason="`); ok && v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", strings.TrimSuffix(rest, `"}`), v))
+		}
+	}
+	slices.Sort(parts)
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// zkAfter measures ZooKeeper's own write rate on this machine (the
+// scheduler and mesos-local are stopped by now) and relates the
+// scheduler's ZooKeeper writes to it, then removes the scheduler's tree.
+func (s *simRun) zkAfter(ctx context.Context) {
+	logf("%s: measuring ZooKeeper's own write rate", s.sc)
+	root := fmt.Sprintf("/ejbench-zkrate-%d", time.Now().UnixNano())
+	zr, err := measureZKRate(ctx, s.o.simZK, root, 5*time.Second)
+	if err != nil {
+		s.r.note(s.sc + ": ZooKeeper write-rate benchmark: " + err.Error())
+	} else {
+		s.r.add(s.sc, "ZooKeeper alone: 1 writer, 1 op per request", fmt.Sprintf("%.0f txns/s (%s each)", zr.seqTxnPerSec, zr.seqLatency.Round(time.Microsecond)), "", nil)
+		s.r.add(s.sc, fmt.Sprintf("ZooKeeper alone: %d writers, 1 op per request", zkRateWorkers), fmt.Sprintf("%.0f txns/s", zr.parTxnPerSec), "", nil)
+		s.r.add(s.sc, fmt.Sprintf("ZooKeeper alone: %d writers, multi of %d ops", zkRateWorkers, zkRateMultiOps), fmt.Sprintf("%.0f txns/s = %.0f ops/s", zr.multiTxns, zr.multiOps), "", nil)
+		if s.zkTxns > 0 && s.window > 0 {
+			s.r.add(s.sc, "scheduler's ZooKeeper write rate vs ZooKeeper alone (parallel single ops)",
+				fmt.Sprintf("%.1f %%", 100*s.zkTxns/s.window/zr.parTxnPerSec), "", nil)
+		}
+	}
+	t := time.Now()
+	if err := deleteZKNamespace(ctx, s.o.simZK, "/"+s.zkNS); err != nil {
+		s.r.note(fmt.Sprintf("%s: the scheduler's ZooKeeper tree /%s was not removed: %v", s.sc, s.zkNS, err))
+		return
+	}
+	logf("%s: removed /%s from ZooKeeper in %s", s.sc, s.zkNS, time.Since(t).Round(time.Millisecond))
+}

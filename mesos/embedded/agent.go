@@ -1,0 +1,141 @@
+package embedded
+
+import (
+	"net"
+	"slices"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// agent is one agent of the cluster: the real one (this machine, running
+// executor processes) or, in simulation mode only, one of Config.Sim.Agents
+// simulated agents whose executors run in-process (sim.go). Everything the
+// master does per agent (offers, decline filters, charging executors and
+// tasks, status updates) is the same for both.
+type agent struct {
+	index    int // position in Cluster.agents: allocation order
+	id       string
+	hostname string
+	total    mesos.Resources
+	sim      bool
+
+	live   map[*executor]bool // executors not terminated
+	used   mesos.Resources    // held by live executors and unreleased tasks (charge, uncharge)
+	free   mesos.Resources    // total - used - outstanding offers, kept up to date
+	queued bool               // in Cluster.dirty
+}
+
+func newAgent(index int, id, hostname string, total mesos.Resources, sim bool) *agent {
+	return &agent{index: index, id: id, hostname: hostname, total: total, sim: sim,
+		live: map[*executor]bool{}, free: total.Clone()}
+}
+
+// usedResources is everything the agent's live executors and their
+// unreleased tasks hold. It is kept up to date by charge and uncharge
+// (Mesos scalars are fixed-point, so the running sum is exact) rather
+// than summed over the agent's tasks at every allocation.
+func (a *agent) usedResources() mesos.Resources { return a.used }
+
+// charge adds what an executor or a task holds to its agent.
+func (c *Cluster) charge(a *agent, rs mesos.Resources) {
+	a.used.Add(rs...)
+	a.free.Subtract(rs...)
+	c.touch(a)
+}
+
+// uncharge releases what an executor or a task held; the agent is queued
+// for allocation.
+func (c *Cluster) uncharge(a *agent, rs mesos.Resources) {
+	a.used.Subtract(rs...)
+	a.free.Add(rs...)
+	c.touch(a)
+}
+
+// touch queues the agent for the next allocation: its free pool may have
+// grown (resources released, an offer returned, a filter expired).
+func (c *Cluster) touch(a *agent) {
+	if !a.queued {
+		a.queued = true
+		c.dirty = append(c.dirty, a)
+	}
+}
+
+// touchAll queues every agent: a framework became eligible for offers
+// (subscribed, revived).
+func (c *Cluster) touchAll() { c.allDirty = true }
+
+// takeDirty returns the agents to allocate, in agent order, and clears the
+// queue.
+func (c *Cluster) takeDirty() []*agent {
+	var out []*agent
+	if c.allDirty {
+		out = c.agents
+	} else {
+		out = c.dirty
+		slices.SortFunc(out, func(a, b *agent) int { return a.index - b.index })
+	}
+	for _, a := range c.dirty {
+		a.queued = false
+	}
+	c.dirty, c.allDirty = nil, false
+	return out
+}
+
+// available is the agent's free pool: its total minus what its executors
+// and tasks hold minus its outstanding offers. It is maintained as those
+// change (no resource arithmetic per allocation); callers must not modify
+// it.
+func (c *Cluster) available(a *agent) mesos.Resources { return a.free }
+
+// used is what every agent's executors and tasks hold.
+func (c *Cluster) used() mesos.Resources {
+	var used mesos.Resources
+	for _, a := range c.agents {
+		used.Add(a.usedResources()...)
+	}
+	return used
+}
+
+// totalResources is the sum of every agent's resources.
+func (c *Cluster) totalResources() mesos.Resources {
+	var total mesos.Resources
+	for _, a := range c.agents {
+		total.Add(a.total...)
+	}
+	return total
+}
+
+// agentInfo is the AgentInfo executors are given at subscription.
+func (c *Cluster) agentInfo(a *agent) mesos.AgentInfo {
+	port := int32(c.port())
+	return mesos.AgentInfo{
+		Hostname:  a.hostname,
+		Port:      &port,
+		Resources: a.total.Clone(),
+		ID:        &mesos.AgentID{Value: a.id},
+	}
+}
+
+// agentURL is the agent's base URL as offers carry it. Every agent is
+// served by this process.
+func (c *Cluster) agentURL(a *agent) *mesos.URL {
+	port := int32(c.port())
+	return &mesos.URL{
+		Scheme:  "http",
+		Address: mesos.Address{Hostname: &a.hostname, IP: strPtr("127.0.0.1"), Port: port},
+		Path:    strPtr("/slave(1)"),
+	}
+}
+
+func (c *Cluster) port() int {
+	if c.ln == nil {
+		return 0
+	}
+	if a, ok := c.ln.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}
+
+// agentOf resolves an agent id named in a call; nil when unknown.
+func (c *Cluster) agentOf(id string) *agent { return c.byID[id] }
