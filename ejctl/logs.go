@@ -142,16 +142,33 @@ func (c *cli) taskOfJob(ctx context.Context, job string, shard int, shardSet boo
 	if shardSet {
 		q.Set("shardingItem", strconv.Itoa(shard))
 	}
-	var page struct {
-		Rows []struct {
-			TaskID string `json:"taskId"`
-		} `json:"rows"`
+	// History is written behind the registry (the trace writer's spool),
+	// so a run that has just ended may not be there yet: ask again for a
+	// few seconds before saying there is none.
+	deadline := time.Now().Add(historyLag)
+	for {
+		var page struct {
+			Rows []struct {
+				TaskID string `json:"taskId"`
+			} `json:"rows"`
+		}
+		if err := c.client.get(ctx, "/api/job/events/executions", q, &page); err != nil {
+			return "", err
+		}
+		if len(page.Rows) > 0 {
+			return page.Rows[0].TaskID, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("job %s has no running task and no execution in history", job)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	if err := c.client.get(ctx, "/api/job/events/executions", q, &page); err != nil {
-		return "", err
-	}
-	if len(page.Rows) == 0 {
-		return "", fmt.Errorf("job %s has no running task and no execution in history", job)
-	}
-	return page.Rows[0].TaskID, nil
 }
+
+// historyLag bounds how long a job's last execution may take to reach
+// history after its task ended.
+const historyLag = 5 * time.Second

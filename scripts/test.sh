@@ -68,7 +68,7 @@ go test -race -count=1 -timeout 25m ./... 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c '^ok' "$log" || true)
-failed=$(grep -c '^FAIL' "$log" || true)
+failed=$(grep -c '^FAILs' "$log" || true)
 echo "packages: $passed passed, $failed failed"
 if [ -n "$fuzzpid" ]; then
 	fuzzstatus=0
