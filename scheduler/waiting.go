@@ -77,106 +77,153 @@ func (s *Scheduler) noteCapacity() {
 }
 
 // explainUnplaced turns the matcher's unplaced requests into reasons, one
-// per ready job (a gang) or failover shard.
+// per ready job (a gang) or failover shard. A round may leave tens of
+// thousands unplaced, so the requests are indexed once and the messages,
+// which depend only on a request's size and the offers held, are worded
+// once per size.
 func (s *Scheduler) explainUnplaced(w *work, plan offers.Plan, in offers.Input) {
+	if len(plan.Unplaced) == 0 {
+		return
+	}
+	type shardKey struct {
+		job   string
+		shard int
+		kind  offers.Kind
+	}
+	byShard := make(map[shardKey]int, len(in.Requests))
 	byJob := map[string][]offers.Request{}
-	for _, r := range w.requests {
+	for i, r := range in.Requests {
+		byShard[shardKey{r.Job, r.Shard, r.Kind}] = i
 		if r.Kind == offers.Ready {
 			byJob[r.Job] = append(byJob[r.Job], r)
 		}
 	}
-	done := map[string]bool{}
+	ex := s.newExplainer(in)
+	done := make(map[string]bool, len(plan.Unplaced))
 	for _, u := range plan.Unplaced {
-		key := registry.WaitingKey(map[offers.Kind]string{offers.Ready: "ready", offers.Failover: "failover"}[u.Kind], u.Job, u.Shard)
+		kind := "ready"
+		if u.Kind == offers.Failover {
+			kind = "failover"
+		}
+		key := registry.WaitingKey(kind, u.Job, u.Shard)
 		if done[key] {
 			continue
 		}
 		done[key] = true
-		req := requestOf(w.requests, u)
+		req := offers.Request{Job: u.Job, Shard: u.Shard, Kind: u.Kind}
+		if i, ok := byShard[shardKey{u.Job, u.Shard, u.Kind}]; ok {
+			req = in.Requests[i]
+		}
 		if u.Kind == offers.Ready && len(byJob[u.Job]) > 1 && u.Reason == offers.ReasonGangIncomplete {
-			w.wait(key, registry.WaitGang, s.gangMessage(byJob[u.Job], in), time.Time{})
+			w.wait(key, registry.WaitGang, ex.gang(byJob[u.Job]), time.Time{})
 			continue
 		}
-		reason, msg := s.shardMessage(req, u, in)
+		reason, msg := ex.shard(req, u.Reason)
 		w.wait(key, reason, msg, time.Time{})
 	}
 }
 
-func requestOf(rs []offers.Request, u offers.Unplaced) offers.Request {
-	for _, r := range rs {
-		if r.Job == u.Job && r.Shard == u.Shard && r.Kind == u.Kind {
-			return r
-		}
-	}
-	return offers.Request{Job: u.Job, Shard: u.Shard, Kind: u.Kind}
+// explainer words the reasons of one round. What it says depends on the
+// offers held and the agents' capacity (fixed for the round) and on a
+// request's resources, so each distinct size is worded once.
+type explainer struct {
+	s        *Scheduler
+	in       offers.Input
+	largest  offers.Resources // the most one agent ever offered
+	capacity offers.Resources // all agents' most, summed
+	agents   int
+	best     offers.Resources // the most free in one held offer
+	free     offers.Resources // free in all held offers
+	shards   map[shardSize]reasonMsg
+	gangs    map[gangSize]string
 }
 
-// largest is the most CPU and memory one agent ever offered.
-func (s *Scheduler) largest() offers.Resources {
-	var l offers.Resources
+type shardSize struct {
+	task, exec offers.Resources
+	reason     offers.Reason
+}
+
+type gangSize struct {
+	n   int
+	sum offers.Resources
+}
+
+type reasonMsg struct{ reason, msg string }
+
+func (s *Scheduler) newExplainer(in offers.Input) *explainer {
+	ex := &explainer{s: s, in: in, agents: len(s.wait.capacity), shards: map[shardSize]reasonMsg{}, gangs: map[gangSize]string{}}
 	for _, c := range s.wait.capacity {
-		l.CPU, l.MemMB = max(l.CPU, c.CPU), max(l.MemMB, c.MemMB)
+		ex.largest.CPU, ex.largest.MemMB = max(ex.largest.CPU, c.CPU), max(ex.largest.MemMB, c.MemMB)
+		ex.capacity.CPU, ex.capacity.MemMB = ex.capacity.CPU+c.CPU, ex.capacity.MemMB+c.MemMB
 	}
-	return l
+	for _, o := range in.Offers {
+		ex.best.CPU, ex.best.MemMB = max(ex.best.CPU, o.Free.CPU), max(ex.best.MemMB, o.Free.MemMB)
+		ex.free.CPU, ex.free.MemMB = ex.free.CPU+o.Free.CPU, ex.free.MemMB+o.Free.MemMB
+	}
+	return ex
 }
 
-func (s *Scheduler) shardMessage(r offers.Request, u offers.Unplaced, in offers.Input) (string, string) {
+func (ex *explainer) shard(r offers.Request, reason offers.Reason) (string, string) {
+	k := shardSize{r.Task, r.Executor, reason}
+	if m, ok := ex.shards[k]; ok {
+		return m.reason, m.msg
+	}
+	var m reasonMsg
+	m.reason, m.msg = ex.wordShard(r, reason)
+	ex.shards[k] = m
+	return m.reason, m.msg
+}
+
+func (ex *explainer) wordShard(r offers.Request, reason offers.Reason) (string, string) {
 	need := fmt.Sprintf("a shard needs %s CPUs and %s MB (plus %s CPUs and %s MB for the app's executor on an agent where it does not run yet)",
 		fmtCPU(r.Task.CPU), fmtMem(r.Task.MemMB), fmtCPU(r.Executor.CPU), fmtMem(r.Executor.MemMB))
-	big := s.largest()
-	if len(s.wait.capacity) > 0 && (r.Task.CPU+r.Executor.CPU > big.CPU || r.Task.MemMB+r.Executor.MemMB > big.MemMB) {
+	big := ex.largest
+	if ex.agents > 0 && (r.Task.CPU+r.Executor.CPU > big.CPU || r.Task.MemMB+r.Executor.MemMB > big.MemMB) {
 		return registry.WaitTooLarge, fmt.Sprintf("never fits: %s; the largest agent ever offered %s CPUs and %s MB",
 			need, fmtCPU(big.CPU), fmtMem(big.MemMB))
 	}
-	var cpuShort, memShort int
-	var bestCPU offers.Milli
-	var bestMem int64
-	for _, o := range in.Offers {
-		bestCPU, bestMem = max(bestCPU, o.Free.CPU), max(bestMem, o.Free.MemMB)
-		if o.Free.CPU < r.Task.CPU {
-			cpuShort++
+	held := fmt.Sprintf("the %d offers held now have at most %s CPUs and %s MB free", len(ex.in.Offers), fmtCPU(ex.best.CPU), fmtMem(ex.best.MemMB))
+	short := func(lacks func(o offers.Offer) bool) int {
+		n := 0
+		for _, o := range ex.in.Offers {
+			if lacks(o) {
+				n++
+			}
 		}
-		if o.Free.MemMB < r.Task.MemMB {
-			memShort++
-		}
+		return n
 	}
-	held := fmt.Sprintf("the %d offers held now have at most %s CPUs and %s MB free", len(in.Offers), fmtCPU(bestCPU), fmtMem(bestMem))
-	switch u.Reason {
+	switch reason {
 	case offers.ReasonInsufficientCPU:
-		return registry.WaitCPU, fmt.Sprintf("not enough CPU: %s; %s (%d short of CPU)", need, held, cpuShort)
+		n := short(func(o offers.Offer) bool { return o.Free.CPU < r.Task.CPU })
+		return registry.WaitCPU, fmt.Sprintf("not enough CPU: %s; %s (%d short of CPU)", need, held, n)
 	case offers.ReasonInsufficientMem:
-		return registry.WaitMem, fmt.Sprintf("not enough memory: %s; %s (%d short of memory)", need, held, memShort)
+		n := short(func(o offers.Offer) bool { return o.Free.MemMB < r.Task.MemMB })
+		return registry.WaitMem, fmt.Sprintf("not enough memory: %s; %s (%d short of memory)", need, held, n)
 	case offers.ReasonNoOffers:
 		return registry.WaitNoOffers, "no resource offers held: waiting for Mesos to offer resources"
 	}
 	return registry.WaitResources, fmt.Sprintf("no single offer has both: %s; %s", need, held)
 }
 
-func (s *Scheduler) gangMessage(rs []offers.Request, in offers.Input) string {
-	var cpu offers.Milli
-	var mem int64
+func (ex *explainer) gang(rs []offers.Request) string {
+	var sum offers.Resources
 	for _, r := range rs {
-		cpu, mem = cpu+r.Task.CPU, mem+r.Task.MemMB
+		sum.CPU, sum.MemMB = sum.CPU+r.Task.CPU, sum.MemMB+r.Task.MemMB
 	}
-	var fcpu offers.Milli
-	var fmem int64
-	for _, o := range in.Offers {
-		fcpu, fmem = fcpu+o.Free.CPU, fmem+o.Free.MemMB
-	}
-	var ccpu offers.Milli
-	var cmem int64
-	for _, c := range s.wait.capacity {
-		ccpu, cmem = ccpu+c.CPU, cmem+c.MemMB
+	k := gangSize{len(rs), sum}
+	if m, ok := ex.gangs[k]; ok {
+		return m
 	}
 	msg := fmt.Sprintf("the execution's %d shards launch together and need %s CPUs and %s MB in all; the offers held now have %s CPUs and %s MB free",
-		len(rs), fmtCPU(cpu), fmtMem(mem), fmtCPU(fcpu), fmtMem(fmem))
-	if len(s.wait.capacity) > 0 && (cpu > ccpu || mem > cmem) {
-		agents := fmt.Sprintf("all %d agents together", len(s.wait.capacity))
-		if len(s.wait.capacity) == 1 {
+		len(rs), fmtCPU(sum.CPU), fmtMem(sum.MemMB), fmtCPU(ex.free.CPU), fmtMem(ex.free.MemMB))
+	if ex.agents > 0 && (sum.CPU > ex.capacity.CPU || sum.MemMB > ex.capacity.MemMB) {
+		agents := fmt.Sprintf("all %d agents together", ex.agents)
+		if ex.agents == 1 {
 			agents = "the only agent"
 		}
-		msg = fmt.Sprintf("never fits the cluster: %s, and %s ever offered %s CPUs and %s MB", msg, agents, fmtCPU(ccpu), fmtMem(cmem))
+		msg = fmt.Sprintf("never fits the cluster: %s, and %s ever offered %s CPUs and %s MB", msg, agents, fmtCPU(ex.capacity.CPU), fmtMem(ex.capacity.MemMB))
 	}
+	ex.gangs[k] = msg
 	return msg
 }
 
