@@ -8,8 +8,12 @@ import (
 )
 
 // DefaultQueue is the number of undelivered events a watcher may hold
-// before its backlog is replaced by one store.EventResync.
-const DefaultQueue = 4096
+// before its backlog is replaced by one store.EventResync. One commit of
+// a large registry (a cron second firing thousands of jobs, a launch
+// round) publishes that many events at once, and a resync re-reads the
+// whole watched subtree, so the bound is generous: an event is a path and
+// a version, a few MB at the bound.
+const DefaultQueue = 1 << 16
 
 // Hub fans committed events out to watchers. Publish never blocks: each
 // watcher has a bounded queue drained by its own goroutine into the
