@@ -160,8 +160,11 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// ackWorkers send acknowledgements concurrently with the event stream.
-const ackWorkers = 2
+// ackWorkers send acknowledgements concurrently with the event stream. A
+// task's life is three updates, so a scheduler launching a thousand tasks
+// a second acknowledges three thousand: one call each (the v1 API has no
+// batched ACKNOWLEDGE), kept concurrent over as many connections.
+const ackWorkers = 8
 
 type ackReq struct {
 	st   Status

@@ -122,7 +122,7 @@ func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, mov
 	defer resp.Close()
 
 	s := &stream{c: c, h: h, sess: sess, wd: newWatchdog(sess.cancel, c.cfg.HeartbeatGrace),
-		acks: make(chan ackReq, 1024), done: make(chan struct{})}
+		acks: make(chan ackReq, 4096), done: make(chan struct{})}
 	defer s.wd.stop()
 	defer close(s.done)
 	for range ackWorkers {
