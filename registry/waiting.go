@@ -25,6 +25,7 @@ const (
 	WaitMem           = "insufficient_mem"       // no offer has enough memory for a shard
 	WaitResources     = "insufficient_resources" // CPU and memory are on different agents
 	WaitGang          = "gang_does_not_fit"      // the READY execution's shards do not fit together
+	WaitBehind        = "behind_older_work"      // older queued work already asks for more than the offers held
 	WaitTooLarge      = "never_fits"             // a shard is larger than any agent ever offered
 	WaitJobDisabled   = "job_disabled"
 	WaitAppDisabled   = "app_disabled"

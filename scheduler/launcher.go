@@ -67,10 +67,67 @@ func (s *Scheduler) launch(ctx context.Context) {
 			Free: offers.Resources{CPU: offers.CPUs(o.CPUs), MemMB: offers.MemMB(o.MemMB)}})
 	}
 	sort.Slice(in.Offers, func(i, j int) bool { return in.Offers[i].ID < in.Offers[j].ID })
+	if cut := considered(in.Requests, in.Offers); cut < len(in.Requests) {
+		w.behind(in.Requests[:cut], in.Requests[cut:], in.Offers)
+		in.Requests = in.Requests[:cut]
+	}
 	plan := offers.Match(in)
 	s.lastPlan = plan.Unplaced
 	s.explainUnplaced(&w, plan, in)
 	s.apply(ctx, w, plan)
+}
+
+// considerAtLeast is how many requests a round always tries.
+const considerAtLeast = 512
+
+// considered is how many of the requests (in the matcher's order: failover
+// shards, then ready executions, oldest first) a round tries: those whose
+// resources add up to twice what the held offers have free, and at least
+// considerAtLeast, cut between two jobs. A long queue (a large cluster's
+// backlog) then costs a round what can launch, not what waits; the matcher
+// places oldest first, so what it would have placed from the rest is only
+// younger work fitting in gaps the older left.
+func considered(reqs []offers.Request, offs []offers.Offer) int {
+	if len(reqs) <= considerAtLeast {
+		return len(reqs)
+	}
+	var free, asked offers.Resources
+	for _, o := range offs {
+		free.CPU, free.MemMB = free.CPU+o.Free.CPU, free.MemMB+o.Free.MemMB
+	}
+	for i, r := range reqs {
+		if i >= considerAtLeast && (asked.CPU > 2*free.CPU || asked.MemMB > 2*free.MemMB) &&
+			(r.Job != reqs[i-1].Job || r.Kind != reqs[i-1].Kind) {
+			return i
+		}
+		asked.CPU, asked.MemMB = asked.CPU+r.Task.CPU, asked.MemMB+r.Task.MemMB
+	}
+	return len(reqs)
+}
+
+// behind gives the requests a round did not try their reason: the older
+// ones tried already ask for more than is free.
+func (w *work) behind(tried, rest []offers.Request, offs []offers.Offer) {
+	var free, asked offers.Resources
+	for _, o := range offs {
+		free.CPU, free.MemMB = free.CPU+o.Free.CPU, free.MemMB+o.Free.MemMB
+	}
+	jobs := 0
+	for i, r := range tried {
+		asked.CPU, asked.MemMB = asked.CPU+r.Task.CPU, asked.MemMB+r.Task.MemMB
+		if i == 0 || r.Job != tried[i-1].Job || r.Kind != tried[i-1].Kind {
+			jobs++
+		}
+	}
+	msg := fmt.Sprintf("behind older work: the %d executions and failover shards queued before it ask for %s CPUs and %s MB, "+
+		"more than twice what the %d offers held have free (%s CPUs, %s MB); rounds try the oldest work first",
+		jobs, fmtCPU(asked.CPU), fmtMem(asked.MemMB), len(offs), fmtCPU(free.CPU), fmtMem(free.MemMB))
+	for i, r := range rest {
+		if i > 0 && r.Job == rest[i-1].Job && r.Kind == offers.Ready && rest[i-1].Kind == offers.Ready {
+			continue // one reason per ready execution
+		}
+		w.wait(waitKey(r), registry.WaitBehind, msg, time.Time{})
+	}
 }
 
 // idle declines every held offer and suppresses: nothing waits. Offers
@@ -158,7 +215,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 		w.failover[jobs.MetaKey(f.Job, f.Item)] = f
 		w.requests = append(w.requests, request(job, a, f.Item, offers.Failover, f.Since))
 	}
-	rq, err := s.Registry.ReadyQueueMemo(ctx, &s.queues)
+	rq, err := s.readyQueue(ctx)
 	if err != nil {
 		return w, err
 	}

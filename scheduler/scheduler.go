@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -90,21 +91,24 @@ type Scheduler struct {
 	ready    chan struct{} // closed when Run has loaded the catalog
 
 	// Loop-owned state.
-	offers      map[string]mesos.Offer
-	executors   map[offers.ExecutorKey]bool
-	suppressed  bool
-	subscribed  bool
-	unreachable map[string]time.Time
-	lastPlan    []offers.Unplaced
-	retryTimer  clock.Timer // wakes the loop when a delayed retry is due
-	retryAt     time.Time
-	running     map[string]map[int]registry.Running // mirror of /state/running (running.go)
-	lastWork    time.Time                           // last launch round that had work waiting
-	awaiting    map[string]bool                     // running tasks whose reconciliation answer is missing
-	awaitUntil  time.Time                           // launching waits for them until then
-	wait        waitState                           // why work waits (waiting.go)
-	queues      registry.QueueMemo                  // decoded queue entries of the last round
-	updates     []pendingUpdate                     // status updates for the next batch (batch.go)
+	offers       map[string]mesos.Offer
+	executors    map[offers.ExecutorKey]bool
+	suppressed   bool
+	subscribed   bool
+	unreachable  map[string]time.Time
+	lastPlan     []offers.Unplaced
+	retryTimer   clock.Timer // wakes the loop when a delayed retry is due
+	retryAt      time.Time
+	running      map[string]map[int]registry.Running // mirror of /state/running (running.go)
+	lastWork     time.Time                           // last launch round that had work waiting
+	awaiting     map[string]bool                     // running tasks whose reconciliation answer is missing
+	awaitUntil   time.Time                           // launching waits for them until then
+	wait         waitState                           // why work waits (waiting.go)
+	queues       registry.QueueMemo                  // decoded queue entries of the last round
+	readyGen     atomic.Uint64                       // changes seen to the ready queue (readyqueue.go)
+	readyRead    readyRead                           // the ready queue of the last round, and its generation
+	readyWatched atomic.Bool                         // forwardWakes follows the ready queue
+	updates      []pendingUpdate                     // status updates for the next batch (batch.go)
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)
@@ -144,6 +148,9 @@ func New(d Deps) *Scheduler {
 		offers:      map[string]mesos.Offer{},
 		executors:   map[offers.ExecutorKey]bool{},
 		unreachable: map[string]time.Time{},
+	}
+	if d.Registry != nil { // the loop's own commits count as ready-queue changes at once
+		s.Registry = d.Registry.With(stampingKV{KV: d.Registry.KV(), gen: &s.readyGen})
 	}
 	s.retryTimer = d.Clock.NewTimer(time.Hour)
 	s.retryTimer.Stop()
@@ -222,6 +229,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // the producer's belief of which jobs have a ready entry.
 func (s *Scheduler) forwardWakes(ctx context.Context, reg *registry.Registry, ev <-chan store.Event) error {
 	s.producer.NoteReady("", false) // start believing: entries are tracked from here on
+	s.readyWatched.Store(true)
 	if q, err := reg.ReadyQueue(ctx); err == nil {
 		for _, rd := range q {
 			s.producer.NoteReady(rd.Job, true)
@@ -235,6 +243,7 @@ func (s *Scheduler) forwardWakes(ctx context.Context, reg *registry.Registry, ev
 			if !ok {
 				return fmt.Errorf("scheduler: ready-queue watch closed")
 			}
+			s.readyGen.Add(1)
 			if job, ok := strings.CutPrefix(e.Path, registry.ReadyPath+"/"); ok && !strings.Contains(job, "/") {
 				s.producer.NoteReady(job, e.Type == store.EventPut)
 				s.noteSeen(job, e.Type == store.EventPut)
@@ -248,6 +257,8 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 	tick := s.Clock.NewTimer(s.tickEvery())
 	defer tick.Stop()
 	defer s.retryTimer.Stop()
+	pending := false              // a launch round is due
+	var throttle <-chan time.Time // set while rounds are spaced out (roundGap)
 	for {
 		dirty := false
 		select {
@@ -270,19 +281,40 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 			s.periodic(ctx)
 			tick.Reset(s.tickEvery())
 			dirty = true
+		case <-throttle:
+			throttle = nil
 		}
 		s.drain(ctx)
 		s.handleUpdates(ctx)
-		if dirty {
+		pending = pending || dirty
+		if pending && throttle == nil {
+			pending = false
+			start := time.Now()
 			s.launch(ctx)
+			if gap := roundGap(time.Since(start)); gap > 0 {
+				throttle = time.After(gap)
+			}
 		}
 	}
+}
+
+// roundGap spaces launch rounds out once they get expensive (a large
+// ready queue): after a round that took d, the loop handles events and
+// status updates for as long again before the next round, so rounds take
+// at most half of the loop and updates are never starved by them. A cheap
+// round (the usual case) is followed at once. It is a bound on CPU, so it
+// runs on the wall clock, not the injected one.
+func roundGap(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return 0
+	}
+	return d
 }
 
 // drain handles queued events before a launch round, so a burst of
 // updates and offers is decided on once.
 func (s *Scheduler) drain(ctx context.Context) {
-	for range 256 {
+	for range 4096 {
 		select {
 		case f := <-s.events:
 			f(ctx)
