@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,7 +171,7 @@ func runMasterCeiling(ctx context.Context, o options, r *report) error {
 	}
 	ml.stop()
 	if o.simProfile {
-		profileTop(o, r, sc, prof)
+		profileTop(o, r, sc, "mesos-local", prof, "of the whole run")
 	}
 	return nil
 }
@@ -191,6 +193,9 @@ func (s *simRun) start() error {
 		return err
 	}
 	args := []string{"--mesos-url", ml.url, "--allow-file-app-urls=true"}
+	if o.simProfile {
+		args = append(args, "--debug-pprof", "true")
+	}
 	if s.store == "zk" {
 		s.zkNS = fmt.Sprintf("ejbench-sim-%d", time.Now().UnixNano())
 		args = append(args, "--zk-servers", o.simZK, "--zk-namespace", s.zkNS)
@@ -273,21 +278,49 @@ func (s *simRun) registerAll(ctx context.Context) error {
 	return nil
 }
 
-// profileTop adds the top of mesos-local's CPU profile to the report.
+// profileTop adds the top of mesos-local's CPU profile, and of the
+// scheduler's over the window, to the report.
 func (s *simRun) profileTop() {
 	if s.o.simProfile {
-		profileTop(s.o, s.r, s.sc, filepath.Join(s.dir, "mesos-local.cpu.pprof"))
+		profileTop(s.o, s.r, s.sc, "mesos-local", filepath.Join(s.dir, "mesos-local.cpu.pprof"), "of the whole run")
+		if prof := filepath.Join(s.dir, "scheduler.cpu.pprof"); fileExists(prof) {
+			profileTop(s.o, s.r, s.sc, "scheduler", prof, "over the window")
+		}
 	}
 }
 
-// profileTop adds the top of a mesos-local CPU profile (by cumulative
-// time) to the report.
-func profileTop(o options, r *report, sc, prof string) {
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=30", filepath.Join(o.binDir, "mesos-local"), prof).CombinedOutput()
+// profileSched takes a CPU profile of the scheduler for d through its
+// /debug/pprof (debug_pprof is on with -sim-profile).
+func (s *simRun) profileSched(d time.Duration) {
+	secs := max(1, int(d.Seconds()))
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", s.p.port, secs))
+	if err != nil {
+		s.r.note(s.sc + ": scheduler CPU profile: " + err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s", resp.Status)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(s.dir, "scheduler.cpu.pprof"), b, 0o640)
+	}
+	if err != nil {
+		s.r.note(s.sc + ": scheduler CPU profile: " + err.Error())
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// profileTop adds the top of a binary's CPU profile (by cumulative time)
+// to the report.
+func profileTop(o options, r *report, sc, bin, prof, span string) {
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", filepath.Join(o.binDir, bin), prof).CombinedOutput()
 	if err != nil {
 		r.note(fmt.Sprintf("%s: go tool pprof %s: %v", sc, prof, err))
 		return
 	}
-	r.extra = append(r.extra, fmt.Sprintf("%s: mesos-local CPU profile of the whole run, go tool pprof -top -cum:\n%s",
-		sc, strings.TrimSpace(string(out))+"\n"))
+	r.extra = append(r.extra, fmt.Sprintf("%s: %s CPU profile %s, go tool pprof -top -cum:\n%s",
+		sc, bin, span, strings.TrimSpace(string(out))+"\n"))
 }

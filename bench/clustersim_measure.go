@@ -43,6 +43,13 @@ func (s *simRun) measure(ctx context.Context) error {
 	}
 	logf("%s: observing %s (load average %s)", s.sc, o.simWindow, loadavg())
 	samples := []simSample{{s0.taken, m0.sum("elasticjob_tasks_launched_total")}}
+	profDone := make(chan struct{})
+	if o.simProfile { // the scheduler's CPU over the window, but for its last seconds
+		go func() { defer close(profDone); s.profileSched(max(time.Second, o.simWindow-5*time.Second)) }()
+	} else {
+		close(profDone)
+	}
+	defer func() { <-profDone }()
 	var rssMax int64
 	nextSlice := time.Now().Add(simSlice)
 	for end := time.Now().Add(o.simWindow); time.Now().Before(end); {
