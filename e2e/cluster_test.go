@@ -103,6 +103,14 @@ func TestClusterScript(t *testing.T) {
 			t.Errorf("cleanup: cluster.sh down exited %d: %s", code, errs)
 		}
 	})
+	t.Cleanup(func() { // before down: the logs are still there
+		if t.Failed() {
+			for i := 1; i <= n; i++ {
+				b, _ := os.ReadFile(filepath.Join(dir, "logs", fmt.Sprintf("scheduler-%d.log", i)))
+				t.Logf("scheduler %d log:\n%s", i, tail(string(b), 120))
+			}
+		}
+	})
 	out, errs, code := clusterScript(t, env, "up", dir)
 	if code != 0 {
 		t.Fatalf("cluster.sh up exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -13,27 +14,52 @@ import (
 // change, from the queue's watch (forwardWakes) and, at once, from the
 // loop's own commits (stampingKV), and the generation is taken before the
 // read, so a change the read missed always moves it on. Without the watch
-// (a loop driven by hand in tests) every round reads.
+// (a loop driven by hand in tests) every round reads. As a safety net a
+// read is never reused for longer than readyMaxAge; a change found then
+// that no notification announced is logged.
+
+// readyMaxAge bounds how long a read of the ready queue is reused.
+const readyMaxAge = time.Second
 
 type readyRead struct {
 	valid bool
 	gen   uint64
+	at    time.Time
 	queue []registry.Ready // read-only: shared between rounds
 }
 
 // readyQueue returns the ready queue, oldest first.
 func (s *Scheduler) readyQueue(ctx context.Context) ([]registry.Ready, error) {
-	gen := s.readyGen.Load()
-	if s.readyWatched.Load() && s.readyRead.valid && s.readyRead.gen == gen {
-		return s.readyRead.queue, nil
+	gen, now := s.readyGen.Load(), s.Clock.Now()
+	last := s.readyRead
+	fresh := last.valid && last.gen == gen
+	if s.readyWatched.Load() && fresh && now.Sub(last.at) < readyMaxAge {
+		return last.queue, nil
 	}
 	q, err := s.Registry.ReadyQueueMemo(ctx, &s.queues)
 	if err != nil {
 		s.readyRead.valid = false
 		return nil, err
 	}
-	s.readyRead = readyRead{valid: true, gen: gen, queue: q}
+	if s.readyWatched.Load() && fresh && !sameQueue(last.queue, q) {
+		s.Log.Warn("launcher: the ready queue changed without a notification", "entries", len(q), "before", len(last.queue))
+	}
+	s.readyRead = readyRead{valid: true, gen: gen, at: now, queue: q}
 	return q, nil
+}
+
+// sameQueue reports whether two reads hold the same entries at the same
+// versions.
+func sameQueue(a, b []registry.Ready) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Job != b[i].Job || a[i].Version != b[i].Version {
+			return false
+		}
+	}
+	return true
 }
 
 // stampingKV counts the commits that touch the ready queue.

@@ -38,6 +38,23 @@ func TestReadyQueueIsReadAgainOnlyAfterAChange(t *testing.T) {
 	if q, _ := r.sched.readyQueue(r.ctx); len(q) != 2 {
 		t.Fatalf("after a counted change: %+v", q)
 	}
+	// A read is reused for at most readyMaxAge, even without a counted
+	// change.
+	if err := r.reg.KV().Commit(r.ctx, store.Delete(registry.ReadyPath+"/b", store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := r.sched.readyQueue(r.ctx); len(q) != 2 {
+		t.Fatalf("read again without a counted change: %+v", q)
+	}
+	r.clk.Advance(readyMaxAge)
+	if q, _ := r.sched.readyQueue(r.ctx); len(q) != 1 {
+		t.Fatalf("a read reused past readyMaxAge: %+v", q)
+	}
+	r.trigger("b")
+	r.sched.readyGen.Add(1)
+	if q, _ := r.sched.readyQueue(r.ctx); len(q) != 2 {
+		t.Fatalf("after a counted change: %+v", q)
+	}
 	// The loop's own commit under the queue counts at once.
 	if err := r.sched.Registry.KV().Commit(r.ctx, store.Delete(registry.ReadyPath+"/b", store.AnyVersion)); err != nil {
 		t.Fatal(err)
