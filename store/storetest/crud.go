@@ -77,6 +77,11 @@ func (s suite) ancestors(t *testing.T, kv store.KV) {
 	wantNode(t, kv, "/a", "now set", 1)
 	wantNode(t, kv, "/a/b", "", 0)
 	equal(t, "Children(/a/b)", children(t, kv, "/a/b"), []string{"c", "d"})
+	// An ancestor deleted earlier in the same batch is created again.
+	commit(t, kv, store.Delete("/a", store.AnyVersion), store.Create("/a/n", []byte("new")))
+	wantNode(t, kv, "/a", "", 0)
+	wantNode(t, kv, "/a/n", "new", 0)
+	equal(t, "Children(/a)", children(t, kv, "/a"), []string{"n"})
 }
 
 func (s suite) root(t *testing.T, kv store.KV) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
@@ -14,6 +15,9 @@ import (
 // commitAttempts bounds how often a commit is re-planned when the tree
 // changed between its reads and its multi.
 const commitAttempts = 16
+
+// assumeDepth is how deep an optimistic plan assumes ancestors exist.
+const assumeDepth = 2
 
 // errReplan marks a multi that failed on an op planned from a stale read.
 var errReplan = errors.New("zk store: tree changed during commit")
@@ -37,11 +41,13 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	optimistic := true
 	for range commitAttempts {
-		err := s.commitOnce(ctx, ops)
+		err := s.commitOnce(ctx, ops, optimistic)
 		if !errors.Is(err, errReplan) {
 			return err
 		}
+		optimistic = false
 		s.log.Debug("commit re-planned", "subsystem", "zkstore", "err", err)
 	}
 	return fmt.Errorf("zk store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
@@ -52,18 +58,30 @@ type step struct {
 	req     any
 	op      store.Op // the user's op it serves
 	planned bool     // derived from a read: its failure means re-plan
+	assumed bool     // a create whose parent was assumed to exist: ErrNoNode means re-plan
 }
 
 // plan turns a batch into multi requests, reading what it must.
+//
+// The first plan of a commit is optimistic: a create's ancestors up to
+// assumeDepth segments deep (a registry's skeleton: /config/job,
+// /state/ready) are assumed to exist unless an earlier op of the batch
+// deleted one, which spares a read of each before the multi, one round
+// trip each. Deeper ancestors (a job's directory of running shards, which
+// comes and goes) are read as before.
+// If a create then fails for a missing parent, nothing was applied (a
+// multi is all or nothing) and the commit is planned again with every
+// ancestor read.
 type plan struct {
-	s       *Store
-	ctx     context.Context
-	overlay map[string]bool // store path → exists after the batch's earlier steps
-	steps   []step
+	s          *Store
+	ctx        context.Context
+	optimistic bool
+	overlay    map[string]bool // store path → exists after the batch's earlier steps
+	steps      []step
 }
 
-func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
-	p := &plan{s: s, ctx: ctx, overlay: map[string]bool{}}
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool) error {
+	p := &plan{s: s, ctx: ctx, optimistic: optimistic, overlay: map[string]bool{}}
 	for _, op := range ops {
 		if err := p.add(op); err != nil {
 			return opErr(op.Kind.String(), op.Path, err)
@@ -85,7 +103,7 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
 			continue
 		}
 		st := p.steps[i]
-		if st.planned || errors.Is(r.Error, zk.ErrNotEmpty) ||
+		if st.planned || errors.Is(r.Error, zk.ErrNotEmpty) || (st.assumed && errors.Is(r.Error, zk.ErrNoNode)) ||
 			(st.op.Kind == store.OpDelete && st.op.Version == store.AnyVersion && errors.Is(r.Error, zk.ErrNoNode)) {
 			return fmt.Errorf("%w: %s %s: %w", errReplan, st.op.Kind.String(), st.op.Path, r.Error)
 		}
@@ -126,10 +144,12 @@ func (p *plan) add(op store.Op) error {
 	z := p.s.zpath(op.Path)
 	switch op.Kind {
 	case store.OpCreate:
-		if err := p.ancestors(op); err != nil {
+		assumed, err := p.ancestors(op)
+		if err != nil {
 			return err
 		}
 		p.push(op, false, &zk.CreateRequest{Path: z, Data: op.Value, Acl: p.s.acl})
+		p.steps[len(p.steps)-1].assumed = assumed
 		p.overlay[op.Path] = true
 	case store.OpPut:
 		ok, err := p.exists(op.Path)
@@ -140,7 +160,7 @@ func (p *plan) add(op store.Op) error {
 			p.push(op, true, &zk.SetDataRequest{Path: z, Data: op.Value, Version: -1})
 			break
 		}
-		if err := p.ancestors(op); err != nil {
+		if _, err := p.ancestors(op); err != nil {
 			return err
 		}
 		p.push(op, true, &zk.CreateRequest{Path: z, Data: op.Value, Acl: p.s.acl})
@@ -155,19 +175,26 @@ func (p *plan) add(op store.Op) error {
 	return nil
 }
 
-// ancestors adds creates for op's missing ancestors, top down.
-func (p *plan) ancestors(op store.Op) error {
+// ancestors adds creates for op's missing ancestors, top down. An
+// optimistic plan reads none: it creates only those the batch deleted,
+// and reports that it assumed the others exist.
+func (p *plan) ancestors(op store.Op) (assumed bool, err error) {
 	for _, a := range ancestors(op.Path) {
-		ok, err := p.exists(a)
-		if err != nil {
-			return err
+		var ok bool
+		if v, known := p.overlay[a]; p.optimistic && !known && strings.Count(a, "/") <= assumeDepth {
+			assumed = true
+			continue
+		} else if known {
+			ok = v
+		} else if ok, err = p.exists(a); err != nil {
+			return false, err
 		}
 		if !ok {
 			p.push(op, true, &zk.CreateRequest{Path: p.s.zpath(a), Acl: p.s.acl})
 			p.overlay[a] = true
 		}
 	}
-	return nil
+	return assumed, nil
 }
 
 // delete adds deletes for op's subtree, every node after its descendants.
