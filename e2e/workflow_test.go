@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // Workflows end to end: real scheduler processes, real executors, jobs
@@ -336,7 +338,7 @@ func (s *scheduler) role() string {
 func TestWorkflowLeaderChangeMidFanOut(t *testing.T) {
 	t.Parallel()
 	zk := requireZK(t)
-	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), freePort(t))
+	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 	flags := []string{"--mesos-url", ml.url, "--allow-file-app-urls=true", "--zk-servers", zk,
 		"--zk-namespace", fmt.Sprintf("ej-e2e-wf-%d", time.Now().UnixNano()), "--zk-session-timeout", "2s"}
 	ss := []*scheduler{startScheduler(t, schedOpts{extra: flags}), startScheduler(t, schedOpts{extra: flags})}
