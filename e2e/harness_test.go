@@ -108,31 +108,21 @@ func (s *scheduler) kill9() []int {
 	return children
 }
 
+// api is the scheduler's API with the test's credentials.
+func (s *scheduler) api() harness.API {
+	return harness.API{T: s.t, Base: s.base, Client: http.DefaultClient, Auth: s.auth}
+}
+
 // do sends a request; body is raw for string and []byte, else JSON.
 func (s *scheduler) do(method, path string, body any) (int, []byte) {
 	s.t.Helper()
-	req, err := harness.NewRequest(method, s.base+path, body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if s.auth != nil {
-		s.auth(req)
-	}
-	code, out, _, err := harness.Send(http.DefaultClient, req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return code, out
+	return s.api().Do(method, path, body)
 }
 
 // must sends a request and fails the test unless it answers 2xx.
 func (s *scheduler) must(method, path string, body any) []byte {
 	s.t.Helper()
-	code, out := s.do(method, path, body)
-	if code/100 != 2 {
-		s.t.Fatalf("%s %s: %d %s", method, path, code, out)
-	}
-	return out
+	return s.api().Must(method, path, body)
 }
 
 func (s *scheduler) getJSON(path string, v any) {

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,5 +107,25 @@ func TestNewRequestBodies(t *testing.T) {
 	}
 	if _, err := NewRequest(http.MethodPost, "http://127.0.0.1:1/x", func() {}); err == nil {
 		t.Error("a body JSON cannot encode was sent")
+	}
+}
+
+func TestAPI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, _, _ := r.BasicAuth(); u != "admin" {
+			http.Error(w, "who", http.StatusUnauthorized)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		_, _ = w.Write(append([]byte(r.Method+" "+r.URL.Path+" "), b...))
+	}))
+	defer srv.Close()
+	api := API{T: t, Base: srv.URL, Client: srv.Client()}
+	if code, _ := api.Do(http.MethodGet, "/x", nil); code != http.StatusUnauthorized {
+		t.Fatalf("without credentials: %d", code)
+	}
+	api.Auth = func(r *http.Request) { r.SetBasicAuth("admin", "pw") }
+	if got := string(api.Must(http.MethodPost, "/api/job/trigger", "j")); got != "POST /api/job/trigger j" {
+		t.Fatalf("answer %q", got)
 	}
 }

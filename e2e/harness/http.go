@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"testing"
 )
 
 // NewRequest builds a request to url. The body is sent raw when it is a
@@ -50,4 +51,41 @@ func Send(client *http.Client, req *http.Request) (int, []byte, http.Header, err
 		err = fmt.Errorf("%s %s: read the body: %w", req.Method, req.URL.Path, err)
 	}
 	return resp.StatusCode, out, resp.Header, err
+}
+
+// API is a scheduler's HTTP API as a test calls it: a transport error fails
+// the test.
+type API struct {
+	T      testing.TB
+	Base   string // http://127.0.0.1:PORT
+	Client *http.Client
+	Auth   func(*http.Request) // sets the credentials; nil sends none
+}
+
+// Do sends a request (the body as NewRequest takes it) and returns the
+// status and the body of the answer.
+func (a API) Do(method, path string, body any) (int, []byte) {
+	a.T.Helper()
+	req, err := NewRequest(method, a.Base+path, body)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	if a.Auth != nil {
+		a.Auth(req)
+	}
+	code, out, _, err := Send(a.Client, req)
+	if err != nil {
+		a.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	return code, out
+}
+
+// Must is Do that fails the test unless the answer is 2xx.
+func (a API) Must(method, path string, body any) []byte {
+	a.T.Helper()
+	code, out := a.Do(method, path, body)
+	if code/100 != 2 {
+		a.T.Fatalf("%s %s: %d %s", method, path, code, out)
+	}
+	return out
 }

@@ -129,25 +129,13 @@ func startScheduler(t *testing.T, name, dataDir string, o schedOpts) *scheduler 
 // do sends a JSON request (a string body is sent raw) and returns the status and body.
 func (s *scheduler) do(method, path string, body any) (int, []byte) {
 	s.t.Helper()
-	req, err := harness.NewRequest(method, s.base+path, body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	code, out, _, err := harness.Send(httpClient, req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return code, out
+	return harness.API{T: s.t, Base: s.base, Client: httpClient}.Do(method, path, body)
 }
 
 // must sends a request and fails the test unless it answers 2xx.
 func (s *scheduler) must(method, path string, body any) []byte {
 	s.t.Helper()
-	code, out := s.do(method, path, body)
-	if code/100 != 2 {
-		s.t.Fatalf("%s %s: %d %s", method, path, code, out)
-	}
-	return out
+	return harness.API{T: s.t, Base: s.base, Client: httpClient}.Must(method, path, body)
 }
 
 // publishApp publishes an app at url whose bootstrap script is bootstrap.
