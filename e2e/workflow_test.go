@@ -318,17 +318,7 @@ func requireZK(t *testing.T) string {
 }
 
 // role is what a scheduler says of itself in /api/operate/cluster.
-func (s *scheduler) role() string {
-	code, body := s.do(http.MethodGet, "/api/operate/cluster", nil)
-	if code != http.StatusOK {
-		return ""
-	}
-	var v struct {
-		Role string `json:"role"`
-	}
-	_ = json.Unmarshal(body, &v)
-	return v.Role
-}
+func (s *scheduler) role() string { return s.api().Role() }
 
 // Leader change in the middle of a 1 → 12 fan-out: two schedulers on one
 // ZooKeeper registry share mesos-local; the leader is killed with -9, the

@@ -89,3 +89,18 @@ func (a API) Must(method, path string, body any) []byte {
 	}
 	return out
 }
+
+// Role is what the scheduler says of itself in /api/operate/cluster
+// (leader, standby), "" when it does not answer 200.
+func (a API) Role() string {
+	a.T.Helper()
+	code, body := a.Do(http.MethodGet, "/api/operate/cluster", nil)
+	if code != http.StatusOK {
+		return ""
+	}
+	var v struct {
+		Role string `json:"role"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.Role
+}

@@ -126,16 +126,19 @@ func startScheduler(t *testing.T, name, dataDir string, o schedOpts) *scheduler 
 	return s
 }
 
+// api is the scheduler's API.
+func (s *scheduler) api() harness.API { return harness.API{T: s.t, Base: s.base, Client: httpClient} }
+
 // do sends a JSON request (a string body is sent raw) and returns the status and body.
 func (s *scheduler) do(method, path string, body any) (int, []byte) {
 	s.t.Helper()
-	return harness.API{T: s.t, Base: s.base, Client: httpClient}.Do(method, path, body)
+	return s.api().Do(method, path, body)
 }
 
 // must sends a request and fails the test unless it answers 2xx.
 func (s *scheduler) must(method, path string, body any) []byte {
 	s.t.Helper()
-	return harness.API{T: s.t, Base: s.base, Client: httpClient}.Must(method, path, body)
+	return s.api().Must(method, path, body)
 }
 
 // publishApp publishes an app at url whose bootstrap script is bootstrap.
