@@ -85,11 +85,15 @@ func (s *Server) saveWorkflow(c *gin.Context, write func(context.Context, workfl
 	if err == nil {
 		err = write(c, cfg)
 	}
-	if err != nil {
-		writeError(c, s.log, err)
-		return
+	s.answerWorkflow(c, cfg, err)
+}
+
+// answerWorkflow answers err, or else the workflow's view.
+func (s *Server) answerWorkflow(c *gin.Context, cfg workflow.Config, err error) {
+	var v workflowView
+	if err == nil {
+		v, err = s.workflowView(c, cfg, nil)
 	}
-	v, err := s.workflowView(c, cfg, nil)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -147,16 +151,7 @@ func (s *Server) workflowView(ctx context.Context, cfg workflow.Config, disabled
 
 func (s *Server) getWorkflow(c *gin.Context) {
 	cfg, err := s.reg.Workflow(c, c.Param("workflowName"))
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	v, err := s.workflowView(c, cfg, nil)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	s.answerWorkflow(c, cfg, err)
 }
 
 // pageOf reads page (from 1) and per_page (default 20, at most 1000).

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // clusterScriptBound bounds each cluster.sh call (up includes a fresh
@@ -47,7 +49,7 @@ func clusterScript(t *testing.T, env []string, cmd, dir string) (string, string,
 func consecutivePorts(t *testing.T, n int) int {
 	t.Helper()
 	for range 50 {
-		base := freePort(t)
+		base := harness.FreePort(t)
 		if base+n > 65535 {
 			continue
 		}
@@ -97,7 +99,7 @@ func TestClusterScript(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "c")
 	base := consecutivePorts(t, n)
 	env := []string{"SCHEDULERS=" + strconv.Itoa(n), "BASE_PORT=" + strconv.Itoa(base),
-		"MESOS_PORT=" + strconv.Itoa(freePort(t)), "BIN_DIR=" + filepath.Dir(schedulerBin)}
+		"MESOS_PORT=" + strconv.Itoa(harness.FreePort(t)), "BIN_DIR=" + filepath.Dir(schedulerBin)}
 	t.Cleanup(func() {
 		if _, errs, code := clusterScript(t, nil, "down", dir); code != 0 {
 			t.Errorf("cleanup: cluster.sh down exited %d: %s", code, errs)
@@ -121,7 +123,9 @@ func TestClusterScript(t *testing.T) {
 	}
 	pids := checkStatus(t, dir, n)
 
-	s := &scheduler{t: t, base: urls[0][2], logPath: filepath.Join(dir, "logs", "scheduler-1.log")}
+	// cluster.sh started it: only its log is read (failed tasks).
+	s := &scheduler{t: t, base: urls[0][2],
+		Proc: &harness.Proc{Name: "scheduler-1", LogPath: filepath.Join(dir, "logs", "scheduler-1.log")}}
 	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
 	jobOut := outDir(t)
 	s.registerJob(recorderJob("through_cluster", "rec", jobOut, 2))

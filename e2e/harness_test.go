@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // Timeouts: generous deadlines for polling real processes on a busy
@@ -25,32 +23,18 @@ import (
 const (
 	waitLong  = 60 * time.Second
 	pollEvery = 50 * time.Millisecond
-	stopGrace = 20 * time.Second
 )
 
 // eventually polls cond until it holds, failing the test with what was
 // awaited if it does not within timeout.
 func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for: %s", timeout, fmt.Sprintf(what, args...))
-		}
-		time.Sleep(pollEvery)
-	}
+	harness.Eventually(t, timeout, pollEvery, cond, what, args...)
 }
 
 // poll is eventually without failing: it reports whether cond held in time.
 func poll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(pollEvery)
-	}
-	return true
+	return harness.Poll(timeout, pollEvery, cond)
 }
 
 // late is a message argument evaluated when the message is formatted: the
@@ -59,24 +43,12 @@ type late func() any
 
 func (l late) String() string { return fmt.Sprint(l()) }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // scheduler is one scheduler process.
 type scheduler struct {
+	*harness.Proc
 	t       testing.TB
 	base    string // http://127.0.0.1:PORT
 	dataDir string
-	logPath string
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has been waited for
 	auth    func(*http.Request)
 }
 
@@ -87,48 +59,27 @@ type schedOpts struct {
 }
 
 // startScheduler starts a scheduler, waits for /healthz and stops it at
-// cleanup (SIGTERM, then SIGKILL after stopGrace). Its log is printed if
-// the test failed.
+// cleanup (SIGTERM, then SIGKILL after harness.StopGrace). Its log is
+// printed if the test failed.
 func startScheduler(t testing.TB, o schedOpts) *scheduler {
 	t.Helper()
 	if o.dataDir == "" {
 		o.dataDir = filepath.Join(t.TempDir(), "data")
 	}
-	port := freePort(t)
-	s := &scheduler{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: o.dataDir,
-		logPath: filepath.Join(t.TempDir(), "scheduler.log"), exited: make(chan struct{})}
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := harness.FreePort(t)
 	args := append([]string{"--data-dir", o.dataDir, "--http-port", strconv.Itoa(port),
 		"--embedded-cpus", "2", "--embedded-mem-mb", "4096"}, o.extra...)
-	s.cmd = exec.Command(schedulerBin, args...)
-	s.cmd.Dir = o.dir
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatal(err)
-	}
-	go func() {
-		_ = s.cmd.Wait()
-		logf.Close()
-		close(s.exited)
-	}()
+	cmd := exec.Command(schedulerBin, args...)
+	cmd.Dir = o.dir
+	s := &scheduler{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: o.dataDir,
+		Proc: harness.Start(t, "scheduler", filepath.Join(t.TempDir(), "scheduler.log"), cmd)}
 	t.Cleanup(func() {
-		s.stop()
+		s.Stop(t)
 		if t.Failed() {
-			t.Logf("scheduler log (%s):\n%s", s.logPath, tail(s.log(), 200))
+			t.Logf("scheduler log (%s):\n%s", s.LogPath, harness.Tail(s.Log(), 200))
 		}
 	})
-	eventually(t, waitLong, func() bool {
-		select {
-		case <-s.exited:
-			t.Fatalf("scheduler exited during start-up: %v\n%s", s.cmd.ProcessState, s.log())
-		default:
-		}
-		return s.healthy()
-	}, "scheduler %s to answer /healthz", s.base)
+	s.AwaitReady(t, waitLong, pollEvery, s.healthy, "scheduler %s to answer /healthz", s.base)
 	return s
 }
 
@@ -141,30 +92,12 @@ func (s *scheduler) healthy() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// stop ends the process with SIGTERM, SIGKILL after stopGrace. Idempotent.
-func (s *scheduler) stop() {
-	select {
-	case <-s.exited:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(stopGrace):
-		s.t.Errorf("scheduler did not stop within %v of SIGTERM; killing it", stopGrace)
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
 // kill9 kills the scheduler with SIGKILL and waits for it, then kills
 // whatever of its children survived it (its executors die with it by
 // PDEATHSIG, this is only a safety net against leaks).
 func (s *scheduler) kill9() []int {
-	children := childrenOf(s.cmd.Process.Pid)
-	_ = s.cmd.Process.Kill()
-	<-s.exited
+	children := childrenOf(s.Pid())
+	s.Kill9()
 	s.t.Cleanup(func() {
 		for _, pid := range children {
 			if alive(pid) {
@@ -175,66 +108,21 @@ func (s *scheduler) kill9() []int {
 	return children
 }
 
-func (s *scheduler) log() string {
-	b, _ := os.ReadFile(s.logPath)
-	return string(b)
-}
-
-func tail(s string, lines int) string {
-	all := strings.Split(s, "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
+// api is the scheduler's API with the test's credentials.
+func (s *scheduler) api() harness.API {
+	return harness.API{T: s.t, Base: s.base, Client: http.DefaultClient, Auth: s.auth}
 }
 
 // do sends a request; body is raw for string and []byte, else JSON.
 func (s *scheduler) do(method, path string, body any) (int, []byte) {
 	s.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, s.base+path, rd)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if s.auth != nil {
-		s.auth(req)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return resp.StatusCode, out
+	return s.api().Do(method, path, body)
 }
 
 // must sends a request and fails the test unless it answers 2xx.
 func (s *scheduler) must(method, path string, body any) []byte {
 	s.t.Helper()
-	code, out := s.do(method, path, body)
-	if code/100 != 2 {
-		s.t.Fatalf("%s %s: %d %s", method, path, code, out)
-	}
-	return out
+	return s.api().Must(method, path, body)
 }
 
 func (s *scheduler) getJSON(path string, v any) {
@@ -355,7 +243,7 @@ func (s *scheduler) idle(job string) bool {
 // failedTasks returns the scheduler log's "task failed" lines of a job.
 func (s *scheduler) failedTasks(job string) []string {
 	var out []string
-	for _, line := range strings.Split(s.log(), "\n") {
+	for _, line := range strings.Split(s.Log(), "\n") {
 		if strings.Contains(line, `msg="task failed"`) && strings.Contains(line, " task="+job+"@-@") {
 			out = append(out, line)
 		}
@@ -374,30 +262,21 @@ type jobRun struct {
 // runsIn reads every OUT/*.log line the recorder scripts wrote.
 func runsIn(t testing.TB, out string) []jobRun {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(out, "*.log"))
-	sort.Strings(files)
 	var runs []jobRun
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	for _, l := range harness.ReadLines(t, filepath.Join(out, "*.log")) {
+		fields := strings.SplitN(l.Text, " ", 4)
+		if len(fields) < 3 {
+			t.Fatalf("%s: malformed line %q", l.File, l.Text)
+		}
+		item, err := strconv.Atoi(fields[0])
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: malformed line %q", l.File, l.Text)
 		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			fields := strings.SplitN(sc.Text(), " ", 4)
-			if len(fields) < 3 {
-				t.Fatalf("%s: malformed line %q", f, sc.Text())
-			}
-			item, err := strconv.Atoi(fields[0])
-			if err != nil {
-				t.Fatalf("%s: malformed line %q", f, sc.Text())
-			}
-			r := jobRun{Item: item, TaskID: fields[1], Source: fields[2]}
-			if len(fields) == 4 {
-				r.Param = fields[3]
-			}
-			runs = append(runs, r)
+		r := jobRun{Item: item, TaskID: fields[1], Source: fields[2]}
+		if len(fields) == 4 {
+			r.Param = fields[3]
 		}
+		runs = append(runs, r)
 	}
 	return runs
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // A disabled job does not run on its cron while an enabled one does;
@@ -165,7 +167,7 @@ func TestAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, schedulerBin, "--data-dir", filepath.Join(t.TempDir(), "data"),
-		"--http-address", "0.0.0.0", "--http-port", strconv.Itoa(freePort(t)))
+		"--http-address", "0.0.0.0", "--http-port", strconv.Itoa(harness.FreePort(t)))
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	err := cmd.Run()

@@ -1,22 +1,21 @@
 package e2e
 
 import (
-	"archive/tar"
 	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // Built once by TestMain.
@@ -97,12 +96,8 @@ func run(m *testing.M) int {
 
 func setup(tmp string) error {
 	binDir := filepath.Join(tmp, "bin")
-	for _, name := range []string{"scheduler", "executor", "mesos-local", "ejctl"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
-		cmd.Dir = ".." // the module root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", name, err, out)
-		}
+	if err := harness.Build("..", binDir, "scheduler", "executor", "mesos-local", "ejctl"); err != nil {
+		return err
 	}
 	schedulerBin = filepath.Join(binDir, "scheduler")
 	ejctlBin = filepath.Join(binDir, "ejctl")
@@ -119,16 +114,16 @@ func setup(tmp string) error {
 	deepName := strings.Repeat("../", 40) + strings.TrimPrefix(filepath.Join(fixtureDir, deepTarget), "/")
 	files := map[string][]byte{
 		demoApp:      demo,
-		recorderTGZ:  mustTarGz(entriesOf(recorder)...),
+		recorderTGZ:  mustTarGz(harness.Scripts(recorder)...),
 		recorderZIP:  mustZip(recorder),
 		singleScript: []byte(recorderScripts["bin/record.sh"]),
-		escapeShallow: mustTarGz(append(entriesOf(recorder),
-			entry{name: "../" + escapeName, body: "escaped\n"})...),
-		escapeDeep: mustTarGz(append(entriesOf(recorder),
-			entry{name: deepName, body: "escaped\n"})...),
-		symlinkEscape: mustTarGz(append(entriesOf(recorder),
-			entry{name: "link", link: "/"},
-			entry{name: "link" + filepath.Join(fixtureDir, symlinkTarget), body: "escaped\n"})...),
+		escapeShallow: mustTarGz(append(harness.Scripts(recorder),
+			harness.Entry{Name: "../" + escapeName, Body: "escaped\n"})...),
+		escapeDeep: mustTarGz(append(harness.Scripts(recorder),
+			harness.Entry{Name: deepName, Body: "escaped\n"})...),
+		symlinkEscape: mustTarGz(append(harness.Scripts(recorder),
+			harness.Entry{Name: "link", Link: "/"},
+			harness.Entry{Name: "link" + filepath.Join(fixtureDir, symlinkTarget), Body: "escaped\n"})...),
 	}
 	for name, data := range files {
 		p := filepath.Join(fixtureDir, name)
@@ -147,49 +142,13 @@ func setup(tmp string) error {
 func fixture(name string) string { return filepath.Join(fixtureDir, name) }
 func fileURL(name string) string { return "file://" + fixture(name) }
 
-type entry struct {
-	name, body, link string
-}
-
-func entriesOf(files map[string]string) []entry {
-	out := []entry{{name: "bin/"}}
-	for _, k := range sortedKeys(files) {
-		out = append(out, entry{name: k, body: files[k]})
-	}
-	return out
-}
-
-// mustTarGz writes the entries as a tar.gz: names ending in / are
-// directories, entries with link are symlinks, the rest executable files.
-func mustTarGz(entries ...entry) []byte {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	mtime := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, e := range entries {
-		h := &tar.Header{Name: e.name, ModTime: mtime, Format: tar.FormatPAX}
-		switch {
-		case strings.HasSuffix(e.name, "/"):
-			h.Typeflag, h.Mode = tar.TypeDir, 0o755
-		case e.link != "":
-			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, e.link, 0o777
-		default:
-			h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o755, int64(len(e.body))
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			panic(err)
-		}
-		if _, err := tw.Write([]byte(e.body)); err != nil {
-			panic(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+// mustTarGz is harness.TarGz for fixtures built in memory (it cannot fail).
+func mustTarGz(entries ...harness.Entry) []byte {
+	b, err := harness.TarGz(entries...)
+	if err != nil {
 		panic(err)
 	}
-	if err := gz.Close(); err != nil {
-		panic(err)
-	}
-	return buf.Bytes()
+	return b
 }
 
 func mustZip(files map[string]string) []byte {
@@ -215,18 +174,18 @@ func mustZip(files map[string]string) []byte {
 // tarDir packs a directory's regular files (keeping their modes) as the
 // examples Makefile does with tar -czf.
 func tarDir(dir string) ([]byte, error) {
-	var entries []entry
+	var entries []harness.Entry
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		if d.IsDir() {
-			entries = append(entries, entry{name: filepath.ToSlash(rel) + "/"})
+			entries = append(entries, harness.Entry{Name: filepath.ToSlash(rel) + "/"})
 			return nil
 		}
 		b, err := os.ReadFile(p)
-		entries = append(entries, entry{name: filepath.ToSlash(rel), body: string(b)})
+		entries = append(entries, harness.Entry{Name: filepath.ToSlash(rel), Body: string(b)})
 		return err
 	})
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // mesosLocal is one bin/mesos-local process.
@@ -27,7 +29,7 @@ var mesosLocalURL = regexp.MustCompile(`(?m)^mesos-local: listening on (http://1
 
 // startMesosLocal starts bin/mesos-local on port with workDir (an agent of
 // 2 cpus and 4096 MB), waits for the URL it prints and stops it at cleanup
-// (SIGTERM, SIGKILL after stopGrace).
+// (SIGTERM, SIGKILL after harness.StopGrace).
 func startMesosLocal(t testing.TB, workDir string, port int) *mesosLocal {
 	t.Helper()
 	return startMesosLocalWith(t, workDir, port, "--cpus", "2", "--mem-mb", "4096")
@@ -64,7 +66,7 @@ func startMesosLocalWith(t testing.TB, workDir string, port int, flags ...string
 		m.stop()
 		if t.Failed() {
 			b, _ := os.ReadFile(m.logPath)
-			t.Logf("mesos-local log (%s):\n%s", m.logPath, tail(string(b), 100))
+			t.Logf("mesos-local log (%s):\n%s", m.logPath, harness.Tail(string(b), 100))
 		}
 	})
 	eventually(t, waitLong, func() bool {
@@ -86,7 +88,7 @@ func startMesosLocalWith(t testing.TB, workDir string, port int, flags ...string
 	return m
 }
 
-// stop sends SIGTERM and waits, SIGKILL after stopGrace. Idempotent.
+// stop sends SIGTERM and waits, SIGKILL after harness.StopGrace. Idempotent.
 func (m *mesosLocal) stop() {
 	select {
 	case <-m.exited:
@@ -99,8 +101,8 @@ func (m *mesosLocal) stop() {
 		if !m.cmd.ProcessState.Success() {
 			m.t.Errorf("mesos-local exited with %v after SIGTERM", m.cmd.ProcessState)
 		}
-	case <-time.After(stopGrace):
-		m.t.Errorf("mesos-local did not stop within %v of SIGTERM; killing it", stopGrace)
+	case <-time.After(harness.StopGrace):
+		m.t.Errorf("mesos-local did not stop within %v of SIGTERM; killing it", harness.StopGrace)
 		_ = m.cmd.Process.Kill()
 		<-m.exited
 	}
@@ -127,7 +129,7 @@ func onMesos(m *mesosLocal) schedOpts {
 // mesos-local's sandboxes; neither starts an embedded master.
 func TestSchedulersShareMesosLocal(t *testing.T) {
 	t.Parallel()
-	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), freePort(t))
+	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 	var outs []string
 	var scheds []*scheduler
 	for i := range 2 {
@@ -161,7 +163,7 @@ func TestSchedulersShareMesosLocal(t *testing.T) {
 // relaunched.
 func TestSchedulerFailoverKeepsTasksOnMesosLocal(t *testing.T) {
 	t.Parallel()
-	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), freePort(t))
+	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 	opts := onMesos(ml)
 	opts.dataDir = filepath.Join(t.TempDir(), "data")
 	s1 := startScheduler(t, opts)
@@ -202,7 +204,7 @@ func TestSchedulerFailoverKeepsTasksOnMesosLocal(t *testing.T) {
 // task is gone and fails the shard over, once.
 func TestMesosLocalRestartReapsLeftovers(t *testing.T) {
 	t.Parallel()
-	workDir, port := filepath.Join(t.TempDir(), "mesos"), freePort(t)
+	workDir, port := filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t)
 	ml := startMesosLocal(t, workDir, port)
 	s := startScheduler(t, onMesos(ml))
 	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)

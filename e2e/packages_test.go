@@ -12,13 +12,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // versionedRecorder is the recorder app whose record.sh also appends its
 // version to OUT/version, so a run shows which package it came from.
 func versionedRecorder(version string) []byte {
 	script := "#!/bin/sh\n" + recordPrologue + "echo " + version + " >> \"$OUT/version\"\n"
-	return mustTarGz(entriesOf(map[string]string{"bin/record.sh": script})...)
+	return mustTarGz(harness.Scripts(map[string]string{"bin/record.sh": script})...)
 }
 
 type packageAnswer struct {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // A scheduler on a simulated cluster (mesos-local --sim-agents, the
@@ -14,7 +16,7 @@ import (
 // offer, launch, status update and acknowledgement paths.
 func TestJobRunsOnSimulatedCluster(t *testing.T) {
 	t.Parallel()
-	ml := startMesosLocalWith(t, filepath.Join(t.TempDir(), "mesos"), freePort(t), "--sim-agents", "20",
+	ml := startMesosLocalWith(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t), "--sim-agents", "20",
 		"--sim-agent-cpus", "1", "--sim-agent-mem-mb", "1024", "--sim-task-duration", "50ms-200ms", "--sim-seed", "1")
 	s := startScheduler(t, onMesos(ml))
 	s.publishApp("simapp", fileURL(recorderTGZ), "bin/record.sh", true) // never fetched: nothing runs

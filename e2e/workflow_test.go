@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // Workflows end to end: real scheduler processes, real executors, jobs
@@ -316,17 +318,7 @@ func requireZK(t *testing.T) string {
 }
 
 // role is what a scheduler says of itself in /api/operate/cluster.
-func (s *scheduler) role() string {
-	code, body := s.do(http.MethodGet, "/api/operate/cluster", nil)
-	if code != http.StatusOK {
-		return ""
-	}
-	var v struct {
-		Role string `json:"role"`
-	}
-	_ = json.Unmarshal(body, &v)
-	return v.Role
-}
+func (s *scheduler) role() string { return s.api().Role() }
 
 // Leader change in the middle of a 1 → 12 fan-out: two schedulers on one
 // ZooKeeper registry share mesos-local; the leader is killed with -9, the
@@ -336,7 +328,7 @@ func (s *scheduler) role() string {
 func TestWorkflowLeaderChangeMidFanOut(t *testing.T) {
 	t.Parallel()
 	zk := requireZK(t)
-	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), freePort(t))
+	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 	flags := []string{"--mesos-url", ml.url, "--allow-file-app-urls=true", "--zk-servers", zk,
 		"--zk-namespace", fmt.Sprintf("ej-e2e-wf-%d", time.Now().UnixNano()), "--zk-session-timeout", "2s"}
 	ss := []*scheduler{startScheduler(t, schedOpts{extra: flags}), startScheduler(t, schedOpts{extra: flags})}

@@ -112,24 +112,20 @@ func (c Config) ExecutorApp() string {
 // without one.
 func (c Config) NeedsPackage() bool { return c.JobType == TypeApp }
 
+func (c Config) trigger() cron.Trigger { return cron.Trigger{Cron: c.Cron, TimeZone: c.TimeZone} }
+
 // Location returns the job's time zone, or fallback when none is set.
 func (c Config) Location(fallback *time.Location) (*time.Location, error) {
-	if c.TimeZone == "" {
-		return fallback, nil
-	}
-	loc, err := time.LoadLocation(c.TimeZone)
+	loc, err := c.trigger().Location(fallback)
 	if err != nil {
-		return nil, fmt.Errorf("%w: timeZone %q is not an IANA time zone name", ErrInvalid, c.TimeZone)
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return loc, nil
 }
 
 // Schedule parses the job's cron; nil when the job has none.
 func (c Config) Schedule() (*cron.Schedule, error) {
-	if strings.TrimSpace(c.Cron) == "" {
-		return nil, nil
-	}
-	s, err := cron.Parse(c.Cron)
+	s, err := c.trigger().Schedule()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -140,21 +136,17 @@ func (c Config) Schedule() (*cron.Schedule, error) {
 // (in its time zone, or fallback): Quartz refuses such a trigger ("the
 // given trigger will never fire"). A job without cron passes.
 func (c Config) CheckFires(now time.Time, fallback *time.Location) error {
-	s, err := c.Schedule()
-	if err != nil || s == nil {
-		return err
-	}
-	loc, err := c.Location(fallback)
-	if err != nil {
-		return err
-	}
-	if s.Next(now, loc).IsZero() {
+	var never *cron.NeverFiresError
+	switch err := c.trigger().CheckFires(now, fallback); {
+	case errors.As(err, &never):
 		after := ""
 		if now.After(time.Unix(0, 0)) {
-			after = " after " + now.In(loc).Format("2006-01-02 15:04:05 MST")
+			after = " after " + never.After.Format("2006-01-02 15:04:05 MST")
 		}
 		return fmt.Errorf("%w: cron %q never fires%s (no date matches its day-of-month, month, day-of-week and year fields); "+
 			"Quartz refuses such a trigger too", ErrInvalid, c.Cron, after)
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
 }

@@ -161,27 +161,21 @@ func (c Config) validateHead(now time.Time, fallback *time.Location) error {
 	return c.checkCron(now, fallback)
 }
 
-// Location is the time zone of the workflow's cron, or fallback.
+func (c Config) trigger() cron.Trigger { return cron.Trigger{Cron: c.Cron, TimeZone: c.TimeZone} }
+
+// Location is the time zone of the workflow's cron, or fallback (UTC when
+// nil).
 func (c Config) Location(fallback *time.Location) (*time.Location, error) {
-	if c.TimeZone == "" {
-		if fallback == nil {
-			return time.UTC, nil
-		}
-		return fallback, nil
-	}
-	loc, err := time.LoadLocation(c.TimeZone)
+	loc, err := c.trigger().Location(orUTC(fallback))
 	if err != nil {
-		return nil, fmt.Errorf("%w: timeZone %q is not an IANA time zone name", ErrInvalid, c.TimeZone)
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return loc, nil
 }
 
 // Schedule parses the cron; nil when the workflow has none.
 func (c Config) Schedule() (*cron.Schedule, error) {
-	if strings.TrimSpace(c.Cron) == "" {
-		return nil, nil
-	}
-	s, err := cron.Parse(c.Cron)
+	s, err := c.trigger().Schedule()
 	if err != nil {
 		return nil, fmt.Errorf("%w: cron: %v", ErrInvalid, err)
 	}
@@ -189,18 +183,21 @@ func (c Config) Schedule() (*cron.Schedule, error) {
 }
 
 func (c Config) checkCron(now time.Time, fallback *time.Location) error {
-	s, err := c.Schedule()
-	if err != nil || s == nil {
-		return err
-	}
-	loc, err := c.Location(fallback)
-	if err != nil {
-		return err
-	}
-	if s.Next(now, loc).IsZero() {
-		return fmt.Errorf("%w: cron %q never fires after %s", ErrInvalid, c.Cron, now.In(loc).Format("2006-01-02 15:04:05 MST"))
+	var bad *cron.ParseError
+	switch err := c.trigger().CheckFires(now, orUTC(fallback)); {
+	case errors.As(err, &bad):
+		return fmt.Errorf("%w: cron: %v", ErrInvalid, err)
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
+}
+
+func orUTC(loc *time.Location) *time.Location {
+	if loc == nil {
+		return time.UTC
+	}
+	return loc
 }
 
 // validateNodes checks each node on its own and returns id → position.

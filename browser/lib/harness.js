@@ -38,25 +38,14 @@ export async function startScheduler(opts = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'ejc-browser-'));
   const port = await freePort();
   const creds = opts.creds || { admin: ['admin', randomBytes(9).toString('hex')], guest: ['guest', randomBytes(9).toString('hex')] };
-  const log = createWriteStream(join(ARTIFACTS, opts.log || 'scheduler.log'));
-  const proc = spawn(join(BIN_DIR, 'scheduler'), [
+  const proc = startProcess('scheduler', [
     '--data-dir', join(dir, 'data'), '--http-address', '127.0.0.1', '--http-port', String(port),
     '--auth-username', creds.admin[0], '--auth-password', creds.admin[1],
     '--auth-guest-username', creds.guest[0], '--auth-guest-password', creds.guest[1],
     '--embedded-cpus', '4', '--embedded-mem-mb', '4096', ...(opts.args || []),
-  ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stdout.pipe(log);
-  proc.stderr.pipe(log);
-  let exited = null;
-  proc.on('exit', (code, sig) => { exited = `exit ${code ?? sig}`; });
+  ], dir, opts.log || 'scheduler.log');
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    if (exited) throw new Error(`scheduler ${exited}; see browser/artifacts/scheduler.log`);
-    try { if ((await fetch(base + '/healthz')).ok) break; } catch { /* not yet */ }
-    if (Date.now() > deadline) throw new Error('scheduler did not answer /healthz in 30 s');
-    await sleep(100);
-  }
+  await proc.awaitOK(base + '/healthz');
   const auth = 'Basic ' + Buffer.from(creds.admin.join(':')).toString('base64');
   async function api(method, path, body) {
     const res = await fetch(base + '/api' + path, {
@@ -67,15 +56,7 @@ export async function startScheduler(opts = {}) {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
     return text ? JSON.parse(text) : null;
   }
-  async function stop() {
-    if (!exited) {
-      proc.kill('SIGTERM');
-      for (let i = 0; i < 100 && !exited; i++) await sleep(100);
-      if (!exited) proc.kill('SIGKILL');
-    }
-    await rm(dir, { recursive: true, force: true });
-  }
-  return { base, port, creds, api, stop, dir };
+  return { base, port, creds, api, stop: proc.stop, dir };
 }
 
 // startMesosLocal starts bin/mesos-local on a free port for schedulers to
@@ -83,20 +64,32 @@ export async function startScheduler(opts = {}) {
 export async function startMesosLocal() {
   const dir = await mkdtemp(join(tmpdir(), 'ejc-browser-mesos-'));
   const port = await freePort();
-  const log = createWriteStream(join(ARTIFACTS, 'mesos-local.log'));
-  const proc = spawn(join(BIN_DIR, 'mesos-local'), ['--port', String(port), '--work-dir', join(dir, 'work'), '--cpus', '2', '--mem-mb', '2048'],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = startProcess('mesos-local', ['--port', String(port), '--work-dir', join(dir, 'work'), '--cpus', '2', '--mem-mb', '2048'],
+    dir, 'mesos-local.log');
+  const url = `http://127.0.0.1:${port}`;
+  await proc.awaitOK(url + '/state');
+  return { url, stop: proc.stop };
+}
+
+// startProcess starts BIN_DIR/name with args in dir, its output going to
+// browser/artifacts/logName. awaitOK(url) polls url until it answers 2xx
+// (30 s at most; at once an error if the process exits); stop ends the
+// process (SIGTERM, SIGKILL after 10 s) and removes dir.
+function startProcess(name, args, dir, logName) {
+  const log = createWriteStream(join(ARTIFACTS, logName));
+  const proc = spawn(join(BIN_DIR, name), args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout.pipe(log);
   proc.stderr.pipe(log);
   let exited = null;
   proc.on('exit', (code, sig) => { exited = `exit ${code ?? sig}`; });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    if (exited) throw new Error(`mesos-local ${exited}; see browser/artifacts/mesos-local.log`);
-    try { if ((await fetch(url + '/state')).ok) break; } catch { /* not yet */ }
-    if (Date.now() > deadline) throw new Error('mesos-local did not answer in 30 s');
-    await sleep(100);
+  async function awaitOK(url) {
+    const deadline = Date.now() + 30000;
+    for (;;) {
+      if (exited) throw new Error(`${name} ${exited}; see browser/artifacts/${logName}`);
+      try { if ((await fetch(url)).ok) return; } catch { /* not yet */ }
+      if (Date.now() > deadline) throw new Error(`${name} did not answer ${url} in 30 s`);
+      await sleep(100);
+    }
   }
   async function stop() {
     if (!exited) {
@@ -106,7 +99,7 @@ export async function startMesosLocal() {
     }
     await rm(dir, { recursive: true, force: true });
   }
-  return { url, stop };
+  return { awaitOK, stop };
 }
 
 export async function launchBrowser() {

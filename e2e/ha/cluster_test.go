@@ -1,18 +1,19 @@
 package ha
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // cluster is a test's scheduler instances on one registry namespace and one
@@ -46,11 +47,11 @@ func newCluster(t *testing.T, zk string, session time.Duration) *cluster {
 		}
 		if t.Failed() {
 			if rs, err := os.ReadFile(filepath.Join(c.out, "runs.log")); err == nil {
-				t.Logf("runs.log:\n%s", tail(string(rs), 200))
+				t.Logf("runs.log:\n%s", harness.Tail(string(rs), 200))
 			}
 			for _, in := range c.instances() {
 				for i, l := range in.lives {
-					t.Logf("%s life %d log (%s):\n%s", in.name, i, l.logPath, tail(l.log(), 80))
+					t.Logf("%s life %d log (%s):\n%s", in.name, i, l.LogPath, harness.Tail(l.Log(), 80))
 				}
 			}
 		}
@@ -82,7 +83,7 @@ type instance struct {
 	dataDir string
 	zk      string // what it connects to (the ensemble, or proxies)
 	mesos   string
-	lives   []*proc
+	lives   []*harness.Proc
 }
 
 // instOpts overrides an instance's ZooKeeper and Mesos addresses (proxies).
@@ -96,7 +97,7 @@ func (c *cluster) add(o instOpts) *instance {
 	c.mu.Lock()
 	n := len(c.insts) + 1
 	c.mu.Unlock()
-	in := &instance{c: c, name: "s" + strconv.Itoa(n), port: freePort(c.t), zk: c.zk, mesos: c.mesos.url}
+	in := &instance{c: c, name: "s" + strconv.Itoa(n), port: harness.FreePort(c.t), zk: c.zk, mesos: c.mesos.url}
 	in.base = fmt.Sprintf("http://127.0.0.1:%d", in.port)
 	in.dataDir = filepath.Join(c.dir, in.name)
 	if o.zk != "" {
@@ -127,19 +128,14 @@ func (in *instance) start() {
 		"--mesos-url", in.mesos, "--allow-file-app-urls", "true", "--time-zone", "UTC",
 		"--event-trace-rdb-driver", "none", "--log-level", "info"}
 	logPath := filepath.Join(in.c.dir, fmt.Sprintf("%s-%d.log", in.name, len(in.lives)))
-	p := startProc(t, in.name, logPath, filepath.Join(binDir, "scheduler"), args...)
+	p := harness.Start(t, in.name, logPath, exec.Command(filepath.Join(binDir, "scheduler"), args...))
 	in.lives = append(in.lives, p)
-	t.Cleanup(func() { p.stop(t) })
-	eventually(t, waitLong, func() bool {
-		if !p.running() {
-			t.Fatalf("%s exited during start-up:\n%s", in.name, p.log())
-		}
-		return in.healthy()
-	}, "%s to answer /healthz", in.name)
+	t.Cleanup(func() { p.Stop(t) })
+	p.AwaitReady(t, waitLong, pollEvery, in.healthy, "%s to answer /healthz", in.name)
 }
 
 // life is the current (last started) process of the instance.
-func (in *instance) life() *proc { return in.lives[len(in.lives)-1] }
+func (in *instance) life() *harness.Proc { return in.lives[len(in.lives)-1] }
 
 func (in *instance) healthy() bool {
 	code, _, _, err := in.request(http.MethodGet, "/healthz", nil)
@@ -151,34 +147,11 @@ var httpClient = &http.Client{Timeout: 30 * time.Second}
 // request sends a request; body is raw for string and []byte, else JSON.
 // Transport errors are returned (a test may expect them).
 func (in *instance) request(method, path string, body any) (int, []byte, http.Header, error) {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, in.base+path, rd)
+	req, err := harness.NewRequest(method, in.base+path, body)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, out, resp.Header, err
+	return harness.Send(httpClient, req)
 }
 
 // must sends a request, retrying while the cluster answers 503 (no leader

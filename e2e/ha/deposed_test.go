@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // A leader deposed while it keeps its state: paused with SIGSTOP past its
@@ -26,12 +28,12 @@ func TestPausedLeaderCommitsNothing(t *testing.T) {
 	t.Parallel()
 	testDeposedLeader(t, deposition{
 		depose: func(a *instance, _ *proxies) {
-			if err := a.life().signal(syscall.SIGSTOP); err != nil {
+			if err := a.life().Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
 		},
 		restore: func(a *instance, _ *proxies) {
-			if err := a.life().signal(syscall.SIGCONT); err != nil {
+			if err := a.life().Signal(syscall.SIGCONT); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -156,9 +158,9 @@ func (s *deposed) restore(d deposition) {
 
 func (s *deposed) check(d deposition) {
 	t, c, a := s.t, s.c, s.a
-	var pauses map[*proc][]pause
+	var pauses map[*harness.Proc][]pause
 	if d.paused {
-		pauses = map[*proc][]pause{a.life(): {{from: s.gone, to: s.back}}}
+		pauses = map[*harness.Proc][]pause{a.life(): {{from: s.gone, to: s.back}}}
 	}
 	ts := c.checkOneLeader(pauses)
 	t.Logf("terms:\n%s", joinLines(ts))

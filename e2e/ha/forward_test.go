@@ -34,7 +34,7 @@ func TestForwardedWritesWhileLeaderReplaced(t *testing.T) {
 		if l != victim {
 			t.Fatalf("the leader is %s, want %s", l.name, victim.name)
 		}
-		dead := victim.life().kill9()
+		dead := victim.life().Kill9()
 		t.Logf("killed the leader %s at %s with %d triggers accepted", victim.name, dead.Format("15:04:05.000"), cl.accepted.Load())
 		victim.start()
 		l, since := c.awaitLeader(victim, dead)

@@ -34,7 +34,7 @@ func TestKillLeaderTenTimes(t *testing.T) {
 	var killed []time.Time
 	for i, s := range slots {
 		leader := c.steady(s.Add(-200 * time.Millisecond))
-		dead := leader.life().kill9()
+		dead := leader.life().Kill9()
 		killed = append(killed, dead)
 		t.Logf("kill %d: %s at %s (slot %s)", i+1, leader.name, dead.Format("15:04:05.000"), s.Format("15:04:05"))
 		leader.start() // back as a standby
@@ -71,7 +71,7 @@ func (c *cluster) steady(at time.Time) *instance {
 	var leader *instance
 	eventually(c.t, waitLong, func() bool {
 		for _, in := range c.instances() {
-			if !in.life().running() {
+			if !in.life().Running() {
 				return false
 			}
 		}
@@ -120,7 +120,7 @@ func (c *cluster) checkSettled() {
 	ok := poll(waitLong, func() bool {
 		leaders, named = nil, nil
 		for _, in := range c.instances() {
-			if !in.life().running() {
+			if !in.life().Running() {
 				c.t.Fatalf("%s is not running", in.name)
 			}
 			v, err := in.view()

@@ -1,15 +1,12 @@
 package ha
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // Built once by TestMain.
@@ -58,14 +55,10 @@ func run(m *testing.M) int {
 
 func setup(tmp string) error {
 	binDir = filepath.Join(tmp, "bin")
-	for _, name := range []string{"scheduler", "executor", "mesos-local"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
-		cmd.Dir = "../.." // the module root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", name, err, out)
-		}
+	if err := harness.Build("../..", binDir, "scheduler", "executor", "mesos-local"); err != nil {
+		return err
 	}
-	app, err := tarGz(map[string]string{"bin/chaos.sh": chaosScript})
+	app, err := harness.TarGz(harness.Scripts(map[string]string{"bin/chaos.sh": chaosScript})...)
 	if err != nil {
 		return err
 	}
@@ -76,32 +69,6 @@ func setup(tmp string) error {
 	appURL = "file://" + p
 	servicesScript, err = filepath.Abs("../../scripts/services.sh")
 	return err
-}
-
-func tarGz(files map[string]string) ([]byte, error) {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	mtime := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := tw.WriteHeader(&tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime}); err != nil {
-		return nil, err
-	}
-	for name, body := range files {
-		h := &tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(body)), ModTime: mtime}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // sharedEnsemble returns EJ_TEST_ZK_ENSEMBLE (never restarted by these

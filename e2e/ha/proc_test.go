@@ -3,17 +3,16 @@ package ha
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // Bounds on waiting for real processes on a busy 2-core machine. Nothing
@@ -21,28 +20,18 @@ import (
 const (
 	waitLong  = 60 * time.Second
 	pollEvery = 50 * time.Millisecond
-	stopGrace = 20 * time.Second
 )
 
 // eventually polls cond until it holds; the test fails with what was
 // awaited if it does not within timeout.
 func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string, args ...any) {
 	t.Helper()
-	if !poll(timeout, cond) {
-		t.Fatalf("timed out after %v waiting for: %s", timeout, fmt.Sprintf(what, args...))
-	}
+	harness.Eventually(t, timeout, pollEvery, cond, what, args...)
 }
 
 // poll is eventually without failing: it reports whether cond held in time.
 func poll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(pollEvery)
-	}
-	return true
+	return harness.Poll(timeout, pollEvery, cond)
 }
 
 // sleepUntil sleeps until the instant at (fault injection is timed against
@@ -53,121 +42,9 @@ func sleepUntil(at time.Time) {
 	}
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// proc is one OS process with its output in a log file.
-type proc struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-	mu      sync.Mutex
-	died    time.Time // when it was seen dead (kill9, stop or exit)
-	killed  time.Time // when kill9 sent SIGKILL (it could not act after)
-}
-
-func startProc(t testing.TB, name, logPath, bin string, args ...string) *proc {
-	t.Helper()
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{name: name, logPath: logPath, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatal(err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		logf.Close()
-		p.mu.Lock()
-		if p.died.IsZero() {
-			p.died = time.Now()
-		}
-		p.mu.Unlock()
-		close(p.exited)
-	}()
-	return p
-}
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-func (p *proc) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill9 sends SIGKILL and returns once the process is gone, with the
-// instant it was seen gone (what it did ends before that).
-func (p *proc) kill9() time.Time {
-	p.mu.Lock()
-	p.killed = time.Now()
-	p.mu.Unlock()
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-	return p.diedAt()
-}
-
-func (p *proc) diedAt() time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.died
-}
-
-func (p *proc) killedAt() time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.killed
-}
-
-// stop ends the process with SIGTERM, SIGKILL after stopGrace. Idempotent.
-func (p *proc) stop(t testing.TB) {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(stopGrace):
-		t.Errorf("%s did not stop within %v of SIGTERM; killing it", p.name, stopGrace)
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-func (p *proc) signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
-
-func (p *proc) log() string {
-	b, _ := os.ReadFile(p.logPath)
-	return string(b)
-}
-
-func tail(s string, lines int) string {
-	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}
-
 // mesosLocal is one bin/mesos-local process.
 type mesosLocal struct {
-	*proc
+	*harness.Proc
 	url string
 }
 
@@ -177,21 +54,18 @@ var mesosLocalURL = regexp.MustCompile(`(?m)^mesos-local: listening on (http://1
 // (which also ends every executor it runs).
 func startMesosLocal(t testing.TB, dir string) *mesosLocal {
 	t.Helper()
-	port := freePort(t)
-	m := &mesosLocal{proc: startProc(t, "mesos-local", filepath.Join(dir, "mesos-local.log"),
-		filepath.Join(binDir, "mesos-local"), "--port", strconv.Itoa(port), "--work-dir", filepath.Join(dir, "mesos"),
-		"--cpus", "4", "--mem-mb", "8192")}
+	port := harness.FreePort(t)
+	m := &mesosLocal{Proc: harness.Start(t, "mesos-local", filepath.Join(dir, "mesos-local.log"),
+		exec.Command(filepath.Join(binDir, "mesos-local"), "--port", strconv.Itoa(port), "--work-dir", filepath.Join(dir, "mesos"),
+			"--cpus", "4", "--mem-mb", "8192"))}
 	t.Cleanup(func() {
-		m.stop(t)
+		m.Stop(t)
 		if t.Failed() {
-			t.Logf("mesos-local log (%s):\n%s", m.logPath, tail(m.log(), 60))
+			t.Logf("mesos-local log (%s):\n%s", m.LogPath, harness.Tail(m.Log(), 60))
 		}
 	})
-	eventually(t, waitLong, func() bool {
-		if !m.running() {
-			t.Fatalf("mesos-local exited during start-up:\n%s", m.log())
-		}
-		if sm := mesosLocalURL.FindStringSubmatch(m.log()); sm != nil {
+	m.AwaitReady(t, waitLong, pollEvery, func() bool {
+		if sm := mesosLocalURL.FindStringSubmatch(m.Log()); sm != nil {
 			m.url = sm[1]
 		}
 		return m.url != ""

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // term is one leadership of one scheduler life, from its own log: from
@@ -42,12 +44,12 @@ type pause struct{ from, to time.Time }
 // if it logged no earlier end: from then on the process may not act (what
 // it did after resuming is checked separately, from what reached
 // ZooKeeper and Mesos).
-func (c *cluster) terms(pauses map[*proc][]pause) []term {
+func (c *cluster) terms(pauses map[*harness.Proc][]pause) []term {
 	var all []term
 	lease := c.session / 3
 	for _, in := range c.instances() {
 		for i, p := range in.lives {
-			ts := parseTerms(p.log())
+			ts := parseTerms(p.Log())
 			for k := range ts {
 				tm := &ts[k]
 				tm.inst, tm.life = in.name, i
@@ -56,8 +58,8 @@ func (c *cluster) terms(pauses map[*proc][]pause) []term {
 						tm.end, tm.how = ps.from.Add(lease), "paused: lease lapsed "+lease.String()+" into the pause"
 					}
 				}
-				if tm.end.IsZero() && !p.running() {
-					tm.end, tm.how = p.diedAt(), "killed"
+				if tm.end.IsZero() && !p.Running() {
+					tm.end, tm.how = p.DiedAt(), "killed"
 				}
 			}
 			all = append(all, ts...)
@@ -106,7 +108,7 @@ func (c *cluster) acting(ts []term) []term {
 		}
 		for _, in := range c.instances() {
 			if in.name == tm.inst && tm.life < len(in.lives) {
-				if k := in.lives[tm.life].killedAt(); !k.IsZero() && k.Before(tm.end) {
+				if k := in.lives[tm.life].KilledAt(); !k.IsZero() && k.Before(tm.end) {
 					out[i].end = k
 				}
 			}
@@ -131,7 +133,7 @@ func overlaps(ts []term) []string {
 
 // checkOneLeader fails the test if two terms ever overlapped, and returns
 // the terms.
-func (c *cluster) checkOneLeader(pauses map[*proc][]pause) []term {
+func (c *cluster) checkOneLeader(pauses map[*harness.Proc][]pause) []term {
 	c.t.Helper()
 	ts := c.terms(pauses)
 	for _, b := range overlaps(ts) {
@@ -158,10 +160,10 @@ func (c *cluster) leader() *instance {
 	var since time.Time
 	for _, in := range c.instances() {
 		p := in.life()
-		if !p.running() {
+		if !p.Running() {
 			continue
 		}
-		ts := parseTerms(p.log())
+		ts := parseTerms(p.Log())
 		if n := len(ts); n > 0 && ts[n-1].end.IsZero() && ts[n-1].start.After(since) {
 			best, since = in, ts[n-1].start
 		}
@@ -175,7 +177,7 @@ func (c *cluster) leaderSince() (*instance, time.Time) {
 	if in == nil {
 		return nil, time.Time{}
 	}
-	ts := parseTerms(in.life().log())
+	ts := parseTerms(in.life().Log())
 	return in, ts[len(ts)-1].start
 }
 

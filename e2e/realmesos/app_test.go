@@ -1,19 +1,17 @@
 package realmesos
 
 import (
-	"archive/tar"
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // recorderPath is where appServer serves the recorder app.
@@ -56,31 +54,13 @@ func (h *appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func buildApps() error {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	mtime := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := tw.WriteHeader(&tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime}); err != nil {
-		return err
-	}
-	for name, body := range map[string]string{"bin/record.sh": recordScript, "bin/slow.sh": slowScript} {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o755,
-			Size: int64(len(body)), ModTime: mtime}); err != nil {
-			return err
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := gz.Close(); err != nil {
+	app, err := harness.TarGz(harness.Scripts(map[string]string{"bin/record.sh": recordScript, "bin/slow.sh": slowScript})...)
+	if err != nil {
 		return err
 	}
 	apps.mu.Lock()
 	defer apps.mu.Unlock()
-	apps.files[recorderPath] = buf.Bytes()
+	apps.files[recorderPath] = app
 	return nil
 }
 
@@ -96,23 +76,14 @@ type jobRun struct {
 // runsIn reads every OUT/*.log line record.sh wrote.
 func runsIn(t testing.TB, out string) []jobRun {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(out, "*.log"))
-	sort.Strings(files)
 	var runs []jobRun
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, l := range harness.ReadLines(t, filepath.Join(out, "*.log")) {
+		item, task, ok := strings.Cut(l.Text, " ")
+		n, err := strconv.Atoi(item)
+		if !ok || err != nil {
+			t.Fatalf("%s: malformed line %q", l.File, l.Text)
 		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			item, task, ok := strings.Cut(sc.Text(), " ")
-			n, err := strconv.Atoi(item)
-			if !ok || err != nil {
-				t.Fatalf("%s: malformed line %q", f, sc.Text())
-			}
-			runs = append(runs, jobRun{Item: n, TaskID: task})
-		}
+		runs = append(runs, jobRun{Item: n, TaskID: task})
 	}
 	return runs
 }

@@ -14,16 +14,16 @@ func TestFrameworkAuthentication(t *testing.T) {
 	m := startMesos(t, mesosOpts{credentials: map[string]string{"ej": "right-secret"}})
 	bad := startSchedulers(t, 1, schedOpts{mesosURL: m.masterURL(), name: "ej-bad", noWait: true,
 		extra: []string{"--mesos-principal", "ej", "--mesos-secret", "wrong-secret"}})[0]
-	eventually(t, waitLong, func() bool { return strings.Contains(bad.log(), "401 Unauthorized") },
+	eventually(t, waitLong, func() bool { return strings.Contains(bad.Log(), "401 Unauthorized") },
 		"the scheduler with the wrong secret to report the master's 401")
-	line := grepLine(bad.log(), "401 Unauthorized")
+	line := grepLine(bad.Log(), "401 Unauthorized")
 	t.Log("refused:", line)
 	for _, want := range []string{"level=ERROR", "mesos_principal, mesos_secret", "retry_in=10s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("refusal log line lacks %q: %s", want, line)
 		}
 	}
-	if strings.Contains(bad.log(), "wrong-secret") {
+	if strings.Contains(bad.Log(), "wrong-secret") {
 		t.Error("the scheduler's log shows the secret")
 	}
 

@@ -1,7 +1,6 @@
 package realmesos
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,17 +15,7 @@ func clusterFlags(t *testing.T) []string {
 }
 
 // role is what a scheduler says of itself in /api/operate/cluster.
-func (s *scheduler) role() string {
-	code, body := s.do(http.MethodGet, "/api/operate/cluster", nil)
-	if code != http.StatusOK {
-		return ""
-	}
-	var v struct {
-		Role string `json:"role"`
-	}
-	_ = json.Unmarshal(body, &v)
-	return v.Role
-}
+func (s *scheduler) role() string { return s.api().Role() }
 
 // leaderOf waits for exactly one of ss to lead and returns it.
 func leaderOf(t *testing.T, ss []*scheduler) *scheduler {

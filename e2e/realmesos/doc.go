@@ -16,7 +16,7 @@
 //     m.leader(), m.activeFrameworks(), m.masterLog(), m.sandboxFiles(name), m.masters[i].kill9();
 //   - startSchedulers(t, n, schedOpts{mesosURL, extra: sharedRegistry(t)}) starts n schedulers on
 //     one ZooKeeper registry against that Mesos in one call; startScheduler(t, name, dataDir, o)
-//     starts (or restarts) one; each has stop, kill9, pause/resume (SIGSTOP/SIGCONT), log,
+//     starts (or restarts) one; each has stop, kill9, pause/resume (SIGSTOP/SIGCONT), Log,
 //     publishApp, registerJob, trigger, executions; subscribedOf(ss) lists those subscribed;
 //   - runsIn(t, out) reads what the recorder app's runs wrote (one line per run, with its task id),
 //     noTaskRanTwice checks them.

@@ -1,13 +1,10 @@
 package realmesos
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -15,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // Generous deadlines for polling real processes on a busy 2-core machine; nothing asserts on
@@ -22,7 +21,6 @@ import (
 const (
 	waitLong  = 90 * time.Second
 	pollEvery = 100 * time.Millisecond
-	stopGrace = 20 * time.Second
 )
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
@@ -31,107 +29,36 @@ var httpClient = &http.Client{Timeout: 10 * time.Second}
 // within timeout.
 func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for: %s", timeout, fmt.Sprintf(what, args...))
-		}
-		time.Sleep(pollEvery)
-	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func tail(s string, lines int) string {
-	all := strings.Split(s, "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
+	harness.Eventually(t, timeout, pollEvery, cond, what, args...)
 }
 
 // proc is one process a test started (a Mesos master or agent, a scheduler); its output goes to
 // a log file.
 type proc struct {
-	t       testing.TB
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	port    int
-	done    chan struct{} // closed when the process has been waited for
+	*harness.Proc
+	t    testing.TB
+	port int
 }
 
 // startProc starts bin with args, logging to dir/name.log; it is stopped at cleanup.
 func startProc(t testing.TB, name, bin, dir string, args []string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, logPath: filepath.Join(dir, name+".log"), done: make(chan struct{})}
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
+	p := &proc{Proc: harness.Start(t, name, filepath.Join(dir, name+".log"), exec.Command(bin, args...)), t: t}
 	t.Cleanup(p.stop)
 	return p
 }
 
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *proc) exited() bool { return !p.Running() }
 
-// stop ends the process with SIGTERM, SIGKILL after stopGrace. Idempotent.
-func (p *proc) stop() {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopGrace):
-		p.t.Errorf("%s did not stop within %v of SIGTERM; killing it", p.name, stopGrace)
-		p.kill9()
-	}
-}
+// stop ends the process with SIGTERM, SIGKILL after harness.StopGrace. Idempotent.
+func (p *proc) stop() { p.Stop(p.t) }
 
-// kill9 kills the process with SIGKILL and waits for it.
-func (p *proc) kill9() {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
+// kill9 kills the process with SIGKILL and waits for it. Idempotent.
+func (p *proc) kill9() { p.Kill9() }
 
 // pause and resume stop and continue the process (SIGSTOP, SIGCONT).
-func (p *proc) pause()  { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
-func (p *proc) resume() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
-
-func (p *proc) log() string {
-	b, _ := os.ReadFile(p.logPath)
-	return string(b)
-}
+func (p *proc) pause()  { _ = p.Signal(syscall.SIGSTOP) }
+func (p *proc) resume() { _ = p.Signal(syscall.SIGCONT) }
 
 // scheduler is one scheduler process on the real Mesos cluster.
 type scheduler struct {
@@ -161,7 +88,7 @@ func startSchedulers(t *testing.T, n int, o schedOpts) []*scheduler {
 	if !o.noWait {
 		eventually(t, waitLong, func() bool {
 			for _, s := range out {
-				if strings.Contains(s.log(), "msg=subscribed") {
+				if s.subscribed() {
 					return true
 				}
 			}
@@ -174,7 +101,7 @@ func startSchedulers(t *testing.T, n int, o schedOpts) []*scheduler {
 // startScheduler starts one scheduler with dataDir (reuse one to restart a scheduler).
 func startScheduler(t *testing.T, name, dataDir string, o schedOpts) *scheduler {
 	t.Helper()
-	port := freePort(t)
+	port := harness.FreePort(t)
 	args := append([]string{"--data-dir", dataDir, "--http-port", strconv.Itoa(port), "--mesos-url", o.mesosURL,
 		"--offer-refuse-seconds", "1s"}, o.extra...)
 	if o.name != "" {
@@ -185,13 +112,10 @@ func startScheduler(t *testing.T, name, dataDir string, o schedOpts) *scheduler 
 	s.port = port
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("%s log (%s):\n%s", name, s.logPath, tail(s.log(), 120))
+			t.Logf("%s log (%s):\n%s", name, s.LogPath, harness.Tail(s.Log(), 120))
 		}
 	})
-	eventually(t, waitLong, func() bool {
-		if s.exited() {
-			t.Fatalf("%s exited during start-up: %v\n%s", name, s.cmd.ProcessState, s.log())
-		}
+	s.AwaitReady(t, waitLong, pollEvery, func() bool {
 		resp, err := httpClient.Get(s.base + "/healthz")
 		if err != nil {
 			return false
@@ -202,45 +126,19 @@ func startScheduler(t *testing.T, name, dataDir string, o schedOpts) *scheduler 
 	return s
 }
 
+// api is the scheduler's API.
+func (s *scheduler) api() harness.API { return harness.API{T: s.t, Base: s.base, Client: httpClient} }
+
 // do sends a JSON request (a string body is sent raw) and returns the status and body.
 func (s *scheduler) do(method, path string, body any) (int, []byte) {
 	s.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, s.base+path, rd)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
+	return s.api().Do(method, path, body)
 }
 
 // must sends a request and fails the test unless it answers 2xx.
 func (s *scheduler) must(method, path string, body any) []byte {
 	s.t.Helper()
-	code, out := s.do(method, path, body)
-	if code/100 != 2 {
-		s.t.Fatalf("%s %s: %d %s", method, path, code, out)
-	}
-	return out
+	return s.api().Must(method, path, body)
 }
 
 // publishApp publishes an app at url whose bootstrap script is bootstrap.
@@ -287,7 +185,7 @@ func (s *scheduler) executions(job string) []execution {
 }
 
 // subscribed reports whether the scheduler logged a subscription.
-func (s *scheduler) subscribed() bool { return strings.Contains(s.log(), "msg=subscribed") }
+func (s *scheduler) subscribed() bool { return strings.Contains(s.Log(), "msg=subscribed") }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // DefaultMesosHome is where this project's machines keep the Mesos build.
@@ -79,12 +81,8 @@ func isMesos(dir string) bool {
 
 func setup(tmp string) error {
 	binDir := filepath.Join(tmp, "bin")
-	for _, name := range []string{"scheduler", "executor"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
-		cmd.Dir = "../.." // the module root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", name, err, out)
-		}
+	if err := harness.Build("../..", binDir, "scheduler", "executor"); err != nil {
+		return err
 	}
 	schedulerBin, executorBin = filepath.Join(binDir, "scheduler"), filepath.Join(binDir, "executor")
 	if err := ensureLibraries(tmp); err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // mesosOpts shape a real Mesos cluster for one test.
@@ -56,7 +58,7 @@ func startMesos(t *testing.T, o mesosOpts) *mesosCluster {
 		if t.Failed() {
 			for _, p := range append(c.masters, c.agent) {
 				if p != nil {
-					t.Logf("%s log (%s):\n%s", p.name, p.logPath, tail(p.log(), 60))
+					t.Logf("%s log (%s):\n%s", p.Name, p.LogPath, harness.Tail(p.Log(), 60))
 				}
 			}
 		}
@@ -72,7 +74,7 @@ func startMesos(t *testing.T, o mesosOpts) *mesosCluster {
 func (c *mesosCluster) startMaster() *proc {
 	c.t.Helper()
 	i := len(c.masters)
-	port := freePort(c.t)
+	port := harness.FreePort(c.t)
 	args := []string{"--ip=127.0.0.1", "--hostname=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--work_dir=" + filepath.Join(c.dir, fmt.Sprintf("master%d", i)), "--registry=in_memory"}
 	if c.opts.zk != "" {
@@ -94,7 +96,7 @@ func (c *mesosCluster) startAgent() *proc {
 	if master == "" {
 		master = "127.0.0.1:" + strconv.Itoa(c.masters[0].port)
 	}
-	port := freePort(c.t)
+	port := harness.FreePort(c.t)
 	args := []string{"--master=" + master, "--ip=127.0.0.1", "--hostname=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--work_dir=" + c.agentDir(), "--fetcher_cache_dir=" + c.fetchCacheDir(), "--launcher=posix",
 		"--isolation=posix/cpu,posix/mem", "--no-systemd_enable_support", "--resources=" + c.opts.resources,
@@ -207,7 +209,7 @@ func (c *mesosCluster) activeFrameworks() []string {
 func (c *mesosCluster) masterLog() string {
 	var b strings.Builder
 	for _, m := range c.masters {
-		b.WriteString(m.log())
+		b.WriteString(m.Log())
 	}
 	return b.String()
 }

@@ -29,12 +29,12 @@ func TestOtherInstanceJoinsRunningExecutor(t *testing.T) {
 		t.Fatal("both instances serve the executor from the same URL; the test needs different ones")
 	}
 	b.trigger("join_job")
-	eventually(t, waitLong, func() bool { return len(runsIn(t, out)) == 2 || strings.Contains(b.log(), "TASK_ERROR") },
+	eventually(t, waitLong, func() bool { return len(runsIn(t, out)) == 2 || strings.Contains(b.Log(), "TASK_ERROR") },
 		"the second run (by scheduler b)")
-	if line := grepLine(b.log(), "TASK_ERROR"); line != "" {
+	if line := grepLine(b.Log(), "TASK_ERROR"); line != "" {
 		t.Fatalf("scheduler b's task was refused: %s", line)
 	}
-	if !strings.Contains(b.log(), "task joins a running executor started with another ExecutorInfo") {
+	if !strings.Contains(b.Log(), "task joins a running executor started with another ExecutorInfo") {
 		t.Fatal("scheduler b did not reuse the running executor's ExecutorInfo")
 	}
 	if n := len(m.sandboxFiles("elasticjob-executor")); n != 1 {

@@ -20,10 +20,10 @@ func TestZooKeeperDetection(t *testing.T) {
 	m := startMesos(t, mesosOpts{zk: zkURL, masters: 2})
 	first := m.leader()
 	s := startSchedulers(t, 1, schedOpts{mesosURL: zkURL, name: "ej-zk"})[0]
-	if !strings.Contains(s.log(), "detected a new leading Mesos master") || !strings.Contains(s.log(), "master="+m.url(first)) {
+	if !strings.Contains(s.Log(), "detected a new leading Mesos master") || !strings.Contains(s.Log(), "master="+m.url(first)) {
 		t.Fatalf("the scheduler did not log the detected leader %s", m.url(first))
 	}
-	eventually(t, waitLong, func() bool { return strings.Contains(m.masters[first].log(), "Subscribing framework 'ej-zk'") },
+	eventually(t, waitLong, func() bool { return strings.Contains(m.masters[first].Log(), "Subscribing framework 'ej-zk'") },
 		"the leading master to see the subscription")
 	fwID := framework(t, m, "ej-zk").ID
 
@@ -44,13 +44,13 @@ func TestZooKeeperDetection(t *testing.T) {
 	other := 1 - first
 	eventually(t, waitLong, func() bool { return m.leader() == other }, "master%d to be elected", other)
 	eventually(t, waitLong, func() bool {
-		return strings.Contains(m.masters[other].log(), "Subscribing framework 'ej-zk'") && m.activeAgents() == 1
+		return strings.Contains(m.masters[other].Log(), "Subscribing framework 'ej-zk'") && m.activeAgents() == 1
 	}, "the scheduler and the agent to follow the new leader")
 	t.Logf("figure: leading master SIGKILLed → scheduler subscribed to the new leader, agent re-registered: %v", time.Since(killed))
 	if got := framework(t, m, "ej-zk").ID; got != fwID {
 		t.Fatalf("framework id at the new leader = %s, want the same %s", got, fwID)
 	}
-	if !strings.Contains(s.log(), "master="+m.url(other)) {
+	if !strings.Contains(s.Log(), "master="+m.url(other)) {
 		t.Fatalf("the scheduler did not log the new leader %s", m.url(other))
 	}
 	s.trigger("zk_job")

@@ -9,11 +9,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/internal/fuzzing"
+	"golang.org/x/sys/unix"
 )
 
 // fuzzLimits are small, so that the fuzzer can reach them.
@@ -150,51 +152,61 @@ func checkTree(t *testing.T, dir string) {
 	}
 }
 
-// escapes resolves the symlink at rel (slash-separated, relative to root)
-// as the kernel would, following every symlink on the way, and reports
-// whether the walk leaves root. Missing components are taken lexically
-// (they may be created later); a chain of more than 40 links is a loop,
-// which the kernel refuses to follow, so it does not escape.
+// escapes reports whether the symlink at rel (slash-separated, relative to
+// root) leads outside root, asking the kernel rather than re-walking the
+// components as checkLinks does: the link is opened with O_PATH (the kernel
+// follows every symlink on the way, refusing loops with ELOOP) and
+// /proc/self/fd names the directory entry it landed on. Where a component
+// does not exist yet, its parent is resolved so and the rest is taken
+// lexically, as checkLinks does, since a missing directory may be created
+// later; a loop leads nowhere.
 func escapes(t *testing.T, root, rel string) bool {
-	target, err := os.Readlink(filepath.Join(root, filepath.FromSlash(rel)))
+	t.Helper()
+	top, ok := landing(t, root, 0)
+	if !ok {
+		t.Fatalf("resolve the extraction directory %s", root)
+	}
+	at, ok := landing(t, root+"/"+rel, 0)
+	return ok && at != top && !strings.HasPrefix(at, top+"/")
+}
+
+// landing is where the kernel takes the absolute path p, with missing
+// components taken lexically; false for a loop.
+func landing(t *testing.T, p string, hops int) (string, bool) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == nil {
+		defer unix.Close(fd)
+		at, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err != nil {
+			t.Fatalf("where did %s land: %v", p, err)
+		}
+		return at, true
+	}
+	if err == unix.ELOOP || hops > 40 {
+		return "", false
+	}
+	i := strings.LastIndexByte(p, '/') // p is absolute and not "/", which opens
+	parent, base := p[:i], p[i+1:]
+	if parent == "" {
+		parent = "/"
+	}
+	dir, ok := landing(t, parent, hops)
+	if !ok {
+		return "", false
+	}
+	switch base {
+	case "", ".":
+		return dir, true
+	case "..":
+		return filepath.Dir(dir), true
+	}
+	next := filepath.Join(dir, base)
+	target, err := os.Readlink(next)
 	if err != nil {
-		t.Fatalf("readlink %s: %v", rel, err)
+		return next, true // missing (or under a file): lexically
 	}
-	stack := strings.Split(path.Dir(rel), "/")
-	if path.Dir(rel) == "." {
-		stack = nil
+	if !path.IsAbs(target) {
+		target = dir + "/" + target
 	}
-	hops := 0
-	var walk func(target string) bool
-	walk = func(target string) bool {
-		if path.IsAbs(target) {
-			return true
-		}
-		for _, c := range strings.Split(target, "/") {
-			switch c {
-			case "", ".":
-				continue
-			case "..":
-				if len(stack) == 0 {
-					return true
-				}
-				stack = stack[:len(stack)-1]
-				continue
-			}
-			stack = append(stack, c)
-			next, err := os.Readlink(filepath.Join(root, filepath.Join(stack...)))
-			if err != nil {
-				continue // not a symlink, or missing
-			}
-			if hops++; hops > 40 {
-				return false
-			}
-			stack = stack[:len(stack)-1]
-			if walk(next) {
-				return true
-			}
-		}
-		return false
-	}
-	return walk(target)
+	return landing(t, target, hops+1)
 }

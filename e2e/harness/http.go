@@ -1,0 +1,106 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// NewRequest builds a request to url. The body is sent raw when it is a
+// string or []byte, as JSON otherwise (none when nil); a request with a
+// body says Content-Type: application/json.
+func NewRequest(method, url string, body any) (*http.Request, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("encode the body of %s %s: %w", method, url, err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// Send sends req with client and reads the whole answer. A read error is
+// returned with the status and the header.
+func Send(client *http.Client, req *http.Request) (int, []byte, http.Header, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		err = fmt.Errorf("%s %s: read the body: %w", req.Method, req.URL.Path, err)
+	}
+	return resp.StatusCode, out, resp.Header, err
+}
+
+// API is a scheduler's HTTP API as a test calls it: a transport error fails
+// the test.
+type API struct {
+	T      testing.TB
+	Base   string // http://127.0.0.1:PORT
+	Client *http.Client
+	Auth   func(*http.Request) // sets the credentials; nil sends none
+}
+
+// Do sends a request (the body as NewRequest takes it) and returns the
+// status and the body of the answer.
+func (a API) Do(method, path string, body any) (int, []byte) {
+	a.T.Helper()
+	req, err := NewRequest(method, a.Base+path, body)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	if a.Auth != nil {
+		a.Auth(req)
+	}
+	code, out, _, err := Send(a.Client, req)
+	if err != nil {
+		a.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	return code, out
+}
+
+// Must is Do that fails the test unless the answer is 2xx.
+func (a API) Must(method, path string, body any) []byte {
+	a.T.Helper()
+	code, out := a.Do(method, path, body)
+	if code/100 != 2 {
+		a.T.Fatalf("%s %s: %d %s", method, path, code, out)
+	}
+	return out
+}
+
+// Role is what the scheduler says of itself in /api/operate/cluster
+// (leader, standby), "" when it does not answer 200.
+func (a API) Role() string {
+	a.T.Helper()
+	code, body := a.Do(http.MethodGet, "/api/operate/cluster", nil)
+	if code != http.StatusOK {
+		return ""
+	}
+	var v struct {
+		Role string `json:"role"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.Role
+}
