@@ -109,7 +109,7 @@ func TestClusterScript(t *testing.T) {
 		if t.Failed() {
 			for i := 1; i <= n; i++ {
 				b, _ := os.ReadFile(filepath.Join(dir, "logs", fmt.Sprintf("scheduler-%d.log", i)))
-				t.Logf("scheduler %d log:\n%s", i, tail(string(b), 120))
+				t.Logf("scheduler %d log:\n%s", i, harness.Tail(string(b), 120))
 			}
 		}
 	})
