@@ -94,11 +94,23 @@ cmd_install() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# port_bound PORT: any socket has PORT as its local port (a listener, or a
+# client's connection, or one in TIME-WAIT: ZooKeeper's quorum listeners
+# cannot bind over those).
+port_bound() {
+	command -v ss >/dev/null || return 1
+	[[ -n $(ss -Htan "( sport = :$1 )" 2>/dev/null) ]]
+}
+
+# free_port picks below the kernel's ephemeral range (32768 by default), so
+# the many short client connections of a test run never take a server's port
+# between the pick and the bind.
 free_port() {
-	local p
+	local p eph lo=20000 hi=32768
+	read -r eph _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && ((eph > lo + 1000)) && hi=$eph
 	for _ in $(seq 1 200); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		port_in_use "$p" || { echo "$p"; return 0; }
+		p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
+		port_in_use "$p" || port_bound "$p" || { echo "$p"; return 0; }
 	done
 	die "no free port found"
 }
