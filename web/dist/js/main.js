@@ -99,8 +99,9 @@ async function logout() {
   setToken(null);
   session.role = null;
   loginMessage = '';
-  go('/login');
-  renderLogin();
+  // One render of the form: a second one from the hash change would replace
+  // a form the user (or a test) has started to fill in.
+  if (parseHash().path === '/login') renderLogin(); else go('/login');
 }
 
 function shell(active) {
