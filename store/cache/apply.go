@@ -22,7 +22,12 @@ type outcome struct {
 // (another writer's change, applied from the watch first) is left as it is;
 // events come per path in order, so a later change always follows in the
 // copy.
-func (c *KV) applyCommitted(ops []store.Op) (reread []string) {
+//
+// The known outcomes are applied by apply, which Commit calls after it
+// re-read the blind puts: a reader never sees a commit's deletes and
+// creates without the blind puts that went with them (a run's running
+// shard gone, but not yet its record marked done).
+func (c *KV) applyCommitted(ops []store.Op) (reread []string, apply func()) {
 	out := map[string]outcome{}
 	unknown := map[string]bool{}
 	for _, op := range ops {
@@ -67,18 +72,30 @@ func (c *KV) applyCommitted(ops []store.Op) (reread []string) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths) // a delete of a parent before the creates under it
-	for _, p := range paths {
-		if unknown[p] {
-			continue
-		}
-		c.applyOne(p, out[p])
-	}
 	for p, u := range unknown {
 		if u {
 			reread = append(reread, p)
 		}
 	}
-	return reread
+	// A delete with a blind put under it (delete a subtree, write into it
+	// again) is applied before the re-read, which would otherwise be
+	// undone by it.
+	above := map[string]bool{} // proper ancestors of the re-read paths
+	for _, r := range reread {
+		for a := store.Parent(r); a != "/" && !above[a]; a = store.Parent(a) {
+			above[a] = true
+		}
+	}
+	early := func(p string) bool { return !out[p].exists && above[p] }
+	applyIf := func(want bool) {
+		for _, p := range paths {
+			if !unknown[p] && early(p) == want {
+				c.applyOne(p, out[p])
+			}
+		}
+	}
+	applyIf(true)
+	return reread, func() { applyIf(false) }
 }
 
 // applyOne sets or removes one path under its locks.

@@ -216,13 +216,14 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 	}
 	err := c.back.Commit(ctx, ops...)
 	rctx := context.WithoutCancel(ctx)
-	reread := paths // after a failure: what the store holds now
+	reread, apply := paths, func() {} // after a failure: what the store holds now
 	if err == nil {
-		reread = c.applyCommitted(ops) // what the ops wrote is known, but for blind puts
+		reread, apply = c.applyCommitted(ops) // what the ops wrote is known, but for blind puts
 	}
 	if rerr := c.Refresh(rctx, reread...); rerr != nil {
 		c.log.Warn("cache: re-read after commit", "err", rerr)
 	}
+	apply()
 	if err != nil {
 		return err
 	}

@@ -256,3 +256,59 @@ func TestConformanceZooKeeper(t *testing.T) {
 		return openCache(t, back)
 	}, storetest.Options{PerPathOrder: true, ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second})
 }
+
+// gatedKV holds one Get of a path made with the gate's context value (the
+// commit's own re-read, not the watch's) until released, to look at the
+// copy in the middle of a commit.
+type gatedKV struct {
+	store.KV
+	path    string
+	reached chan struct{}
+	release chan struct{}
+	armed   atomic.Bool
+}
+
+type gateKey struct{}
+
+func (g *gatedKV) Get(ctx context.Context, p string) (store.Node, error) {
+	if p == g.path && ctx.Value(gateKey{}) != nil && g.armed.CompareAndSwap(true, false) {
+		close(g.reached)
+		<-g.release
+	}
+	return g.KV.Get(ctx, p)
+}
+
+// TestBlindPutsShowBeforeTheRestOfACommit: a commit that deletes one path
+// and blindly puts another (a run's shard ends and its record is marked
+// done) shows the delete only once the put is in the copy, so a reader
+// never finds the shard gone and the record not yet done.
+func TestBlindPutsShowBeforeTheRestOfACommit(t *testing.T) {
+	back := &gatedKV{KV: memory.New(), path: "/state/runs/j", reached: make(chan struct{}), release: make(chan struct{})}
+	ctx := t.Context()
+	mustCommit(t, back.KV, store.Create("/state/running/j/0", []byte("task")), store.Create("/state/runs/j", []byte("running")))
+	c := openCache(t, back, "/state")
+	back.armed.Store(true)
+	var once sync.Once
+	open := func() { once.Do(func() { close(back.release) }) }
+	t.Cleanup(open) // never leave the commit blocked
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Commit(context.WithValue(ctx, gateKey{}, true),
+			store.Delete("/state/running/j/0", store.AnyVersion), store.Put("/state/runs/j", []byte("done")))
+	}()
+	<-back.reached // the commit is applied in the store; the copy re-reads the put
+	_, err := c.Get(ctx, "/state/running/j/0")
+	open()
+	if err != nil {
+		t.Fatalf("the delete is visible before the put: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Get(ctx, "/state/runs/j"); err != nil || string(n.Value) != "done" {
+		t.Fatalf("record %+v %v", n, err)
+	}
+	if _, err := c.Get(ctx, "/state/running/j/0"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("running shard after the commit: %v", err)
+	}
+}

@@ -20,10 +20,12 @@
 //     copy reflects it: a consumer that re-reads a path on an event always
 //     sees at least that change. The events are the backing store's own (same
 //     versions, same per-path order), so the store.KV watch contract holds.
-//   - Commit goes to the backing store and then re-reads every path it
-//     touched before returning, whether it succeeded or not: a writer reads
-//     its own writes, and a writer whose conditional commit lost a race reads
-//     the winner's value next time. With Options.StrictWatch it also waits
+//   - Commit goes to the backing store and then, before returning, puts
+//     what it wrote into the copy (re-reading the blind puts, whose version
+//     it cannot know, first, so a reader never sees the rest of a commit
+//     without them), or after a failure re-reads every path it touched: a
+//     writer reads its own writes, and a writer whose conditional commit lost
+//     a race reads the winner's value next time. With Options.StrictWatch it also waits
 //     until the backing store's events of its writes have been passed on.
 //   - A resync (the backing watch overflowed or lost its connection) re-reads
 //     the whole subtree while every worker of that root waits.

@@ -82,6 +82,10 @@ func (s suite) ancestors(t *testing.T, kv store.KV) {
 	wantNode(t, kv, "/a", "", 0)
 	wantNode(t, kv, "/a/n", "new", 0)
 	equal(t, "Children(/a)", children(t, kv, "/a"), []string{"n"})
+	// …also under a blind put.
+	commit(t, kv, store.Delete("/a", store.AnyVersion), store.Put("/a/p/q", []byte("put")))
+	wantNode(t, kv, "/a/p/q", "put", 0)
+	equal(t, "Children(/a)", children(t, kv, "/a"), []string{"p"})
 }
 
 func (s suite) root(t *testing.T, kv store.KV) {
