@@ -77,25 +77,33 @@ func (c *KV) applyCommitted(ops []store.Op) (reread []string, apply func()) {
 			reread = append(reread, p)
 		}
 	}
-	// A delete with a blind put under it (delete a subtree, write into it
-	// again) is applied before the re-read, which would otherwise be
-	// undone by it.
-	above := map[string]bool{} // proper ancestors of the re-read paths
-	for _, r := range reread {
-		for a := store.Parent(r); a != "/" && !above[a]; a = store.Parent(a) {
+	// Order of appearance: a reader should see a commit's new state before
+	// what it removed (a launched shard running before its ready entry is
+	// gone, a run's record done before its shard is). So: the deletes that
+	// something of the batch is written under (a subtree deleted and
+	// written into again) first, then the blind puts (re-read by Commit),
+	// then the other writes, then the other deletes.
+	above := map[string]bool{} // proper ancestors of what the batch writes
+	for _, p := range append(paths[:len(paths):len(paths)], reread...) {
+		if !unknown[p] && !out[p].exists {
+			continue
+		}
+		for a := store.Parent(p); a != "/" && !above[a]; a = store.Parent(a) {
 			above[a] = true
 		}
 	}
-	early := func(p string) bool { return !out[p].exists && above[p] }
-	applyIf := func(want bool) {
+	applyIf := func(keep func(p string, o outcome) bool) {
 		for _, p := range paths {
-			if !unknown[p] && early(p) == want {
-				c.applyOne(p, out[p])
+			if o := out[p]; !unknown[p] && keep(p, o) {
+				c.applyOne(p, o)
 			}
 		}
 	}
-	applyIf(true)
-	return reread, func() { applyIf(false) }
+	applyIf(func(p string, o outcome) bool { return !o.exists && above[p] })
+	return reread, func() {
+		applyIf(func(_ string, o outcome) bool { return o.exists })
+		applyIf(func(p string, o outcome) bool { return !o.exists && !above[p] })
+	}
 }
 
 // applyOne sets or removes one path under its locks.
