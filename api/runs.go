@@ -20,6 +20,9 @@ const (
 	RunCancelled = "CANCELLED" // dropped before it ended (job disabled, updated or deleted while queued)
 )
 
+// runSettle bounds how long a run found nowhere is looked for again.
+const runSettle = 100 * time.Millisecond
+
 // runView answers GET /api/job/trigger/{key}: what became of a trigger
 // sent with that idempotency key.
 type runView struct {
@@ -39,15 +42,20 @@ func (s *Server) triggerRun(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest))
 		return
 	}
-	// The run moves ready → running/failover → done, each step one commit;
-	// reading in that order can still miss a step between two reads, so a
-	// run found nowhere is looked for once more before it is called
-	// cancelled.
+	// The run moves ready → running/failover → done, each step one commit,
+	// and the registry's copy shows a commit's paths one by one; reading
+	// them in that order can still miss a step between two reads. A run
+	// found nowhere is looked for again, for up to runSettle, before it
+	// is called cancelled (for a client waiting on the run, final).
 	var v runView
 	var err error
-	for range 3 {
-		if v, err = s.runOf(c, key); err != nil || v.State != RunCancelled {
+	for wait := time.Millisecond; ; wait *= 2 {
+		if v, err = s.runOf(c, key); err != nil || v.State != RunCancelled || wait > runSettle {
 			break
+		}
+		select {
+		case <-c.Request.Context().Done():
+		case <-time.After(wait):
 		}
 	}
 	if err != nil {

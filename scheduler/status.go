@@ -155,7 +155,9 @@ func (s *Scheduler) markState(ctx context.Context, tid jobs.TaskID, rt registry.
 // finish removes the running entry (if it is still this task's) together
 // with the extra ops, in one commit, and reports whether it committed.
 func (s *Scheduler) finish(ctx context.Context, tid jobs.TaskID, rt registry.Running, extra []store.Op) (bool, error) {
-	ops := append([]store.Op{store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), rt.Version)}, extra...)
+	// The running entry goes last: a reader following the commit in op
+	// order finds the run's record, retry or requeue before the shard is gone.
+	ops := append(extra[:len(extra):len(extra)], store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), rt.Version))
 	err := s.Registry.Commit(ctx, ops...)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		s.reloadRunning()

@@ -258,21 +258,26 @@ func TestConformanceZooKeeper(t *testing.T) {
 }
 
 // gatedKV holds one Get of a path made with the gate's context value (the
-// commit's own re-read, not the watch's) until released, to look at the
-// copy in the middle of a commit.
+// commit's own re-read) until released, and every Get of hold (the watch
+// following the commit's other path) until then too, to look at the copy
+// in the middle of the commit's own apply.
 type gatedKV struct {
 	store.KV
-	path    string
-	reached chan struct{}
-	release chan struct{}
-	armed   atomic.Bool
+	path, hold string
+	reached    chan struct{}
+	release    chan struct{}
+	armed      atomic.Bool // the commit's re-read of path is still to be held
+	holding    atomic.Bool // Gets of hold wait for release
 }
 
 type gateKey struct{}
 
 func (g *gatedKV) Get(ctx context.Context, p string) (store.Node, error) {
-	if p == g.path && ctx.Value(gateKey{}) != nil && g.armed.CompareAndSwap(true, false) {
+	switch {
+	case p == g.path && ctx.Value(gateKey{}) != nil && g.armed.CompareAndSwap(true, false):
 		close(g.reached)
+		<-g.release
+	case p == g.hold && g.holding.Load():
 		<-g.release
 	}
 	return g.KV.Get(ctx, p)
@@ -283,11 +288,13 @@ func (g *gatedKV) Get(ctx context.Context, p string) (store.Node, error) {
 // done) shows the delete only once the put is in the copy, so a reader
 // never finds the shard gone and the record not yet done.
 func TestBlindPutsShowBeforeTheRestOfACommit(t *testing.T) {
-	back := &gatedKV{KV: memory.New(), path: "/state/runs/j", reached: make(chan struct{}), release: make(chan struct{})}
+	back := &gatedKV{KV: memory.New(), path: "/state/runs/j", hold: "/state/running/j/0",
+		reached: make(chan struct{}), release: make(chan struct{})}
 	ctx := t.Context()
 	mustCommit(t, back.KV, store.Create("/state/running/j/0", []byte("task")), store.Create("/state/runs/j", []byte("running")))
 	c := openCache(t, back, "/state")
 	back.armed.Store(true)
+	back.holding.Store(true)
 	var once sync.Once
 	open := func() { once.Do(func() { close(back.release) }) }
 	t.Cleanup(open) // never leave the commit blocked
