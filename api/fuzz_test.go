@@ -16,44 +16,61 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/internal/fuzzing"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/migrations"
+	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler/history"
+	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
 // fuzzAdmin is the admin of the fuzzed APIs that have credentials.
 var fuzzAdmin = api.Credentials{AdminUser: "admin", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "guest"}
 
-// fuzzHistory is the real history store on SQLite, with one execution.
-func fuzzHistory(f *testing.F) api.History {
-	db, err := sqlx.Open("sqlite", "file:"+filepath.Join(f.TempDir(), "trace.db"))
+// fuzzDB is what the fuzzed APIs share, wired as the scheduler wires it:
+// the real history store and audit log on SQLite (the event trace writer
+// spools audit rows, the store searches them) with one execution, and a
+// real package host in a temp dir. The scheduler always hosts packages and,
+// with history on, keeps the audit log, so no route answers the 503 of a
+// feature that is off.
+type fuzzDB struct {
+	hist  api.History
+	audit api.AuditLog
+	pkgs  api.Packages
+}
+
+func fuzzHistory(f *testing.F) fuzzDB {
+	dir := f.TempDir()
+	ctx := context.Background()
+	w, err := trace.Open(ctx, trace.Options{DSN: "file:" + filepath.Join(dir, "trace.db") + "?_pragma=journal_mode(WAL)",
+		SpoolDir: filepath.Join(dir, "spool")})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { db.Close() })
-	if err := migrations.Apply(context.Background(), db.DB, migrations.SQLite); err != nil {
-		f.Fatal(err)
-	}
-	db.MustExec(`INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, start_time)
+	f.Cleanup(func() { _ = w.Close(context.Background()) })
+	w.Handle().MustExec(`INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, start_time)
 		VALUES ('1', 't1', 't1@-@0@-@READY@-@a@-@u', 'h', '10.0.0.1', 0, 'NORMAL_TRIGGER', 1, '2024-03-01 11:00:00.000')`)
-	st, err := history.New(db, history.SQLite, history.Options{Location: time.UTC})
+	st, err := history.New(w.Handle(), history.SQLite, history.Options{Location: time.UTC})
 	if err != nil {
 		f.Fatal(err)
 	}
-	return st
+	host, err := packages.New(packages.Options{Dir: filepath.Join(dir, "packages"), MaxBytes: 1 << 20,
+		Key: []byte("0123456789abcdef0123456789abcdef"), Base: "http://127.0.0.1:1", Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(host.Close)
+	return fuzzDB{hist: st, audit: history.NewAuditLog(w, st), pkgs: host}
 }
 
 // fuzzAPI builds the API over a fresh in-memory registry holding the app
 // "app", the TRANSIENT job "t1" and the DAEMON job "d1".
-func fuzzAPI(tb testing.TB, hist api.History, creds api.Credentials) *gin.Engine {
+func fuzzAPI(tb testing.TB, db fuzzDB, creds api.Credentials) *gin.Engine {
 	ctx := context.Background()
 	clk := clock.NewFake(t0)
 	reg := registry.New(memory.New())
@@ -70,7 +87,7 @@ func fuzzAPI(tb testing.TB, hist api.History, creds api.Credentials) *gin.Engine
 		}
 	}
 	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: &fakeOps{},
-		Auth: api.NewAuth(creds, clk, reg), History: hist, MaxBodyBytes: 64 << 10})
+		Auth: api.NewAuth(creds, clk, reg), History: db.hist, Audit: db.audit, Packages: db.pkgs, MaxBodyBytes: 64 << 10})
 	return h.(*gin.Engine)
 }
 
@@ -159,6 +176,9 @@ func apiSeeds(f *testing.F, routes []gin.RouteInfo) {
 		{"GET", "/api/app/:appName", "../../etc", "", "", "", 0},
 		{"GET", "/api/job/jobs/:jobName", "t1\x00", "", "", "", 0},
 		{"POST", "/api/operate/reconcile/explicit", "", "", "", "", 1},
+		{"GET", "/api/audit", "", "0", "0", "", 0},                // answered 503 while the fuzzed API had no audit log
+		{"PUT", "/api/app/:appName/package", "0", "", "0", "", 0}, // 503 while it hosted no packages
+		{"GET", "/packages/:sha256/:token/:filename", "0\napp\napp", "0", "", "", 0},
 	} {
 		f.Add(find(s.method, s.path), uint8(0), s.params, s.query, []byte(s.body), s.authz, s.auth)
 	}
@@ -170,17 +190,17 @@ func apiSeeds(f *testing.F, routes []gin.RouteInfo) {
 // from the router), with fuzzed path parameters, query string, body,
 // method and Authorization header, in-process. Properties: no panic and
 // bounded time; never a 5xx (the registry, history and scheduler are all
-// healthy here); every 4xx is JSON of exactly {"message": "…"}.
+// healthy here); every 4xx of /api/ is JSON of exactly {"message": "…"}.
 func FuzzAPIRequest(f *testing.F) {
-	hist := fuzzHistory(f)
-	routes := fuzzRoutes(fuzzAPI(f, hist, api.Credentials{}))
+	db := fuzzHistory(f)
+	routes := fuzzRoutes(fuzzAPI(f, db, api.Credentials{}))
 	apiSeeds(f, routes)
 	f.Fuzz(func(t *testing.T, routeIdx uint16, methodSel uint8, params, query string, body []byte, authz string, auth uint8) {
 		creds := api.Credentials{}
 		if auth%authModes != 0 {
 			creds = fuzzAdmin
 		}
-		e := fuzzAPI(t, hist, creds)
+		e := fuzzAPI(t, db, creds)
 		route := routes[int(routeIdx)%len(routes)]
 		method := route.Method
 		if methodSel != 0 {
@@ -205,7 +225,7 @@ func FuzzAPIRequest(f *testing.F) {
 	})
 }
 
-// checkAPIReply: no 5xx; a 4xx is JSON of exactly {"message": "…"}.
+// checkAPIReply: no 5xx; a 4xx of /api/ is JSON of exactly {"message": "…"}.
 func checkAPIReply(t *testing.T, method, target string, body []byte, w *httptest.ResponseRecorder) string {
 	t.Helper()
 	if w.Code >= 500 {
@@ -213,6 +233,9 @@ func checkAPIReply(t *testing.T, method, target string, body []byte, w *httptest
 	}
 	if w.Code < 400 || method == http.MethodHead {
 		return ""
+	}
+	if !strings.HasPrefix(target, "/api/") {
+		return "" // /packages/ and /artifacts/ are file downloads for agents: plain-text errors, as file servers answer
 	}
 	var m map[string]any
 	if !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") || json.Unmarshal(w.Body.Bytes(), &m) != nil {
@@ -272,7 +295,7 @@ var fieldAliases = map[string][]string{
 // message names the field (or the field the value depends on), so a client
 // can tell what to fix.
 func FuzzAPIBodyField(f *testing.F) {
-	hist := fuzzHistory(f)
+	db := fuzzHistory(f)
 	for i, r := range bodyRoutes {
 		for j := range r.fields { // one hostile value per field, in turn
 			v := []string{`"x y"`, `-1`, `{}`, `1e309`, `".."`}[j%5]
@@ -298,7 +321,7 @@ func FuzzAPIBodyField(f *testing.F) {
 		if err != nil || !json.Valid(value) {
 			return // not a JSON value: FuzzAPIRequest covers malformed bodies
 		}
-		e := fuzzAPI(t, hist, api.Credentials{})
+		e := fuzzAPI(t, db, api.Credentials{})
 		req := httptest.NewRequest(r.method, r.path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()

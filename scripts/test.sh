@@ -68,7 +68,7 @@ go test -race -count=1 -timeout 25m ./... 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c '^ok' "$log" || true)
-failed=$(grep -c '^FAILs' "$log" || true)
+failed=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 echo "packages: $passed passed, $failed failed"
 if [ -n "$fuzzpid" ]; then
 	fuzzstatus=0
@@ -78,4 +78,11 @@ if [ -n "$fuzzpid" ]; then
 	if [ "$status" -eq 0 ]; then status=$fuzzstatus; fi
 fi
 rm -rf "$fuzzlog" "$fuzzlog.cache"
+# Last, what each failed test said first (its messages, before the logs a
+# failed test dumps), so that the end of the output names the failures.
+if grep -q -- '--- FAIL' "$log"; then
+	echo "== failures (the first lines each failed test printed; the full output is above)"
+	awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
+fi
+rm -f "$log"
 exit "$status"
