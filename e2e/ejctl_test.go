@@ -158,7 +158,14 @@ func TestEjctl(t *testing.T) {
 	}
 	contains(t, "logs of the failed run", e.must(0, "logs", "ej_fail", "--stream", "stderr"), "failing on purpose")
 	contains(t, "logs of shard 1", e.must(0, "logs", "ej_ok", "--shard", "1"), "recorded shard 1")
-	contains(t, "history", e.must(0, "history", "--job", "ej_fail", "--failed"), "ej_fail", "FAILED", "1 of 1 execution(s)")
+	// History is written behind the registry (spooled, then batched into the
+	// database within the writer's flush interval): the run shows there soon.
+	var hist string
+	eventually(t, waitLong, func() bool {
+		hist = e.must(0, "history", "--job", "ej_fail", "--failed")
+		return strings.Contains(hist, "1 of 1 execution(s)")
+	}, "the failed run in history: %v", late(func() any { return hist }))
+	contains(t, "history", hist, "ej_fail", "FAILED", "1 of 1 execution(s)")
 	contains(t, "tasks", e.must(0, "tasks"), "RUNNING (0)", "READY (0)", "FAILOVER (0)")
 
 	// pauseAfterFailures=2: two failed runs pause the job, say why, notify.
