@@ -16,13 +16,18 @@ import (
 const fireLeadSlack = 150 * time.Millisecond
 
 // slotsFrom plans n slots from `first`, step apart, each a whole second
-// whose next second is in the same minute (one cron per minute).
+// whose next second is in the same minute (one cron per minute). A slot on
+// second 59 moves two seconds on, not one, so that every slot keeps the
+// parity of `first`: the plans' misfire jobs fire every 2 s from their
+// window's start, and the tests place faults relative to those fires (the
+// quorum test loses the quorum during the run of the fire 4 s before its
+// slot; a slot moved by one second left no fire there).
 func slotsFrom(first time.Time, step time.Duration, n int) []time.Time {
 	var out []time.Time
 	at := first.Truncate(time.Second)
 	for len(out) < n {
 		if at.Add(time.Second).Minute() != at.Minute() {
-			at = at.Add(time.Second)
+			at = at.Add(2 * time.Second)
 		}
 		out = append(out, at)
 		at = at.Add(step)

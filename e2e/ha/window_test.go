@@ -99,3 +99,16 @@ func TestWindowJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestSlotsFromKeepParity(t *testing.T) {
+	from := time.Date(2026, 11, 22, 19, 30, 49, 0, time.UTC)
+	for off := range 60 {
+		first := from.Add(time.Duration(off) * time.Second)
+		for i, s := range slotsFrom(first, 6*time.Second, 12) {
+			if d := s.Sub(first); d%(2*time.Second) != 0 || s.Add(time.Second).Minute() != s.Minute() {
+				t.Fatalf("slot %d from %s is %s (%v on): want an even number of seconds on, with its next second in the same minute",
+					i, first.Format("15:04:05"), s.Format("15:04:05"), d)
+			}
+		}
+	}
+}
