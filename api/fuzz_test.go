@@ -44,7 +44,8 @@ type fuzzDB struct {
 	pkgs  api.Packages
 }
 
-func fuzzHistory(f *testing.F) fuzzDB {
+// openFuzzDB opens the shared history database and package host in a temp dir.
+func openFuzzDB(f *testing.F) fuzzDB {
 	dir := f.TempDir()
 	ctx := context.Background()
 	w, err := trace.Open(ctx, trace.Options{DSN: "file:" + filepath.Join(dir, "trace.db") + "?_pragma=journal_mode(WAL)",
@@ -176,9 +177,9 @@ func apiSeeds(f *testing.F, routes []gin.RouteInfo) {
 		{"GET", "/api/app/:appName", "../../etc", "", "", "", 0},
 		{"GET", "/api/job/jobs/:jobName", "t1\x00", "", "", "", 0},
 		{"POST", "/api/operate/reconcile/explicit", "", "", "", "", 1},
-		{"GET", "/api/audit", "", "0", "0", "", 0},                // answered 503 while the fuzzed API had no audit log
-		{"PUT", "/api/app/:appName/package", "0", "", "0", "", 0}, // 503 while it hosted no packages
-		{"GET", "/packages/:sha256/:token/:filename", "0\napp\napp", "0", "", "", 0},
+		{"GET", "/api/audit", "", "0", "0", "", 0},                                   // answered 503 while the fuzzed API had no audit log
+		{"PUT", "/api/app/:appName/package", "0", "", "0", "", 0},                    // 503 while it hosted no packages
+		{"GET", "/packages/:sha256/:token/:filename", "0\napp\napp", "0", "", "", 0}, // a download's plain-text 404
 	} {
 		f.Add(find(s.method, s.path), uint8(0), s.params, s.query, []byte(s.body), s.authz, s.auth)
 	}
@@ -192,7 +193,7 @@ func apiSeeds(f *testing.F, routes []gin.RouteInfo) {
 // bounded time; never a 5xx (the registry, history and scheduler are all
 // healthy here); every 4xx of /api/ is JSON of exactly {"message": "…"}.
 func FuzzAPIRequest(f *testing.F) {
-	db := fuzzHistory(f)
+	db := openFuzzDB(f)
 	routes := fuzzRoutes(fuzzAPI(f, db, api.Credentials{}))
 	apiSeeds(f, routes)
 	f.Fuzz(func(t *testing.T, routeIdx uint16, methodSel uint8, params, query string, body []byte, authz string, auth uint8) {
@@ -295,7 +296,7 @@ var fieldAliases = map[string][]string{
 // message names the field (or the field the value depends on), so a client
 // can tell what to fix.
 func FuzzAPIBodyField(f *testing.F) {
-	db := fuzzHistory(f)
+	db := openFuzzDB(f)
 	for i, r := range bodyRoutes {
 		for j := range r.fields { // one hostile value per field, in turn
 			v := []string{`"x y"`, `-1`, `{}`, `1e309`, `".."`}[j%5]

@@ -55,6 +55,7 @@ func (s *Server) triggerRun(c *gin.Context) {
 		}
 		select {
 		case <-c.Request.Context().Done():
+			return // the client is gone
 		case <-time.After(wait):
 		}
 	}
