@@ -292,11 +292,18 @@ func (s *simRun) profileTop() {
 // profileSched takes a CPU profile of the scheduler for d through its
 // /debug/pprof (debug_pprof is on with -sim-profile).
 func (s *simRun) profileSched(d time.Duration) {
-	secs := max(1, int(d.Seconds()))
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", s.p.port, secs))
-	if err != nil {
+	if err := fetchCPUProfile(s.p.port, d, filepath.Join(s.dir, "scheduler.cpu.pprof")); err != nil {
 		s.r.note(s.sc + ": scheduler CPU profile: " + err.Error())
-		return
+	}
+}
+
+// fetchCPUProfile takes a CPU profile of the scheduler on port for d
+// through its /debug/pprof (started with --debug-pprof true) into path.
+func fetchCPUProfile(port int, d time.Duration, path string) error {
+	secs := max(1, int(d.Seconds()))
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", port, secs))
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -304,11 +311,9 @@ func (s *simRun) profileSched(d time.Duration) {
 		err = fmt.Errorf("%s", resp.Status)
 	}
 	if err == nil {
-		err = os.WriteFile(filepath.Join(s.dir, "scheduler.cpu.pprof"), b, 0o640)
+		err = os.WriteFile(path, b, 0o640)
 	}
-	if err != nil {
-		s.r.note(s.sc + ": scheduler CPU profile: " + err.Error())
-	}
+	return err
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -64,6 +64,7 @@ type options struct {
 	simWarmup      time.Duration
 	simWindow      time.Duration
 	simProfile     bool
+	tputProfile    bool
 	simMasterLoad  time.Duration
 }
 
@@ -104,6 +105,7 @@ func main() {
 	flag.DurationVar(&o.simRegisterFor, "sim-register-for", 100*time.Second, "cluster-sim: bound on registration (the run goes on with the jobs registered by then)")
 	flag.DurationVar(&o.simWarmup, "sim-warmup", 10*time.Second, "cluster-sim: pause between registration and the window")
 	flag.DurationVar(&o.simWindow, "sim-window", 3*time.Minute, "cluster-sim: measurement window")
+	flag.BoolVar(&o.tputProfile, "tput-profile", false, "throughput: CPU-profile the scheduler over the window and print the top of it (go tool pprof)")
 	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and print the top of it (go tool pprof)")
 	flag.DurationVar(&o.simMasterLoad, "sim-master-load", 20*time.Second, "cluster-sim: drive a simulated mesos-local with a minimal framework this long first, for the master's own ceiling (0: skip)")
 	flag.Parse()

@@ -129,6 +129,7 @@ func tail(path string, n int) string {
 // procStat is a process's CPU time and memory from /proc.
 type procStat struct {
 	cpu   float64 // utime+stime in seconds
+	child float64 // cutime+cstime in seconds: children waited for
 	rss   int64   // VmRSS bytes
 	hwm   int64   // VmHWM bytes
 	taken time.Time
@@ -147,12 +148,15 @@ func readProc(pid int) (procStat, error) {
 	}
 	f := strings.Fields(s[i+1:])
 	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return st, fmt.Errorf("short /proc/%d/stat", pid)
 	}
 	ut, _ := strconv.ParseFloat(f[11], 64)
 	stt, _ := strconv.ParseFloat(f[12], 64)
 	st.cpu = (ut + stt) / clkTck
+	cut, _ := strconv.ParseFloat(f[13], 64)
+	cst, _ := strconv.ParseFloat(f[14], 64)
+	st.child = (cut + cst) / clkTck
 	st.rss, st.hwm, err = readMem(pid)
 	return st, err
 }
@@ -264,4 +268,48 @@ func waitNoExecutors(ctx context.Context, executorPath, dataDir string, schedPID
 		time.Sleep(5 * time.Millisecond)
 	}
 	return false
+}
+
+// treeCPU returns, for each pid, its CPU plus that of the children it
+// waited for (an executor and the job processes it reaped), in seconds.
+func treeCPU(pids []int) map[int]float64 {
+	out := make(map[int]float64, len(pids))
+	for _, pid := range pids {
+		if st, err := readProc(pid); err == nil {
+			out[pid] = st.cpu + st.child
+		}
+	}
+	return out
+}
+
+// cpuDelta sums the growth of treeCPU between two samples over the pids
+// present in both.
+func cpuDelta(a, b map[int]float64) float64 {
+	var d float64
+	for pid, v := range b {
+		if u, ok := a[pid]; ok && v >= u {
+			d += v - u
+		}
+	}
+	return d
+}
+
+// machineBusy returns the machine's busy CPU time (all CPUs, every state
+// but idle and iowait) in seconds, from /proc/stat.
+func machineBusy() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var busy float64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		x, _ := strconv.ParseFloat(v, 64)
+		busy += x
+	}
+	return busy / clkTck
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +31,11 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 		return err
 	}
-	p, err := startScheduler(o.binDir, schedDir, "--embedded-cpus", "2")
+	args := []string{"--embedded-cpus", "2"}
+	if o.tputProfile {
+		args = append(args, "--debug-pprof", "true")
+	}
+	p, err := startScheduler(o.binDir, schedDir, args...)
 	if err != nil {
 		return err
 	}
@@ -97,6 +102,14 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	sent0 := sent.Load()
+	exec0, busy0 := treeCPU(executorsOf(o.executorPath, p.dataDir, p.pid())), machineBusy()
+	prof := filepath.Join(dir, "scheduler.cpu.pprof")
+	profDone := make(chan error, 1)
+	if o.tputProfile {
+		go func() { profDone <- fetchCPUProfile(p.port, max(time.Second, o.tputWindow-2*time.Second), prof) }()
+	} else {
+		profDone <- nil
+	}
 	var rss []float64
 	seen := map[int]bool{}
 	var schedRSSMax int64
@@ -118,6 +131,7 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 	if err != nil {
 		return err
 	}
+	exec1, busy1 := treeCPU(executorsOf(o.executorPath, p.dataDir, p.pid())), machineBusy()
 	m1, err := p.api.scrape()
 	if err != nil {
 		return err
@@ -143,7 +157,17 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 	r.add(sc, "trigger errors", fmt.Sprintf("%d", trigErrs.Load()), "", nil)
 	r.add(sc, "executor VmRSS max / median", fmt.Sprintf("%s / %s (%d executors, %d samples)", mb(maxOf(rss)), mb(percentile(rss, .5)), len(seen), len(rss)), "≤ 20 MB", le(maxOf(rss)/(1<<20), 20))
 	r.add(sc, "scheduler CPU (% of one core) / VmRSS max", fmt.Sprintf("%.0f %% / %s", 100*(s1.cpu-s0.cpu)/win, mb(float64(schedRSSMax))), "", nil)
+	if fin > 0 {
+		r.add(sc, "CPU per completed execution: scheduler (embedded master and agent included); executors and job processes",
+			fmt.Sprintf("%.2f ms; %.2f ms", 1000*(s1.cpu-s0.cpu)/fin, 1000*cpuDelta(exec0, exec1)/fin), "scheduler ≤ 1 ms", le(1000*(s1.cpu-s0.cpu)/fin, 1))
+	}
+	r.add(sc, "machine CPU busy (all processes, % of the machine's cores)", fmt.Sprintf("%.0f %% of %d", 100*(busy1-busy0)/win/float64(runtime.NumCPU()), runtime.NumCPU()), "", nil)
 	r.add(sc, "ready → ACCEPT p50 / p99 under load (bucket ≤)", ms(a50)+" / "+ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
+	if err := <-profDone; err != nil {
+		r.note(sc + ": scheduler CPU profile: " + err.Error())
+	} else if o.tputProfile {
+		profileTop(o, r, sc, "scheduler", prof, "over the window")
+	}
 	if len(rss) == 0 {
 		r.note("throughput: no executor process was found under /proc for " + o.executorPath)
 	}

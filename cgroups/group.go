@@ -110,12 +110,62 @@ func write(dir, file, value string) error {
 // does. In v2 the pid goes to cgroup.procs (tasks files do not exist).
 func (g *Group) joinFiles() (value string, files []string) {
 	if g.h.mode == V1 {
-		for _, d := range g.dirs() {
-			files = append(files, filepath.Join(d, "tasks"))
-		}
-		return "0", files
+		return "0", g.TasksFiles()
 	}
 	return "$$", []string{filepath.Join(g.Dir(Memory), "cgroup.procs")}
+}
+
+// TasksFiles are g's v1 tasks files, one per hierarchy: a thread id written
+// to each moves that one thread into g (a single-thread migration, see
+// joinFiles). nil in v2, where domain groups have no tasks files.
+func (g *Group) TasksFiles() []string {
+	if g.h.mode != V1 {
+		return nil
+	}
+	var files []string
+	for _, d := range g.dirs() {
+		files = append(files, filepath.Join(d, "tasks"))
+	}
+	return files
+}
+
+// SelfTasksFiles are the v1 tasks files of the groups the calling process
+// is in, one per hierarchy of h in use, read from procCgroup
+// (/proc/self/cgroup when ""): where a thread that stepped into another
+// group goes back to. An error in v2 or when a controller is not listed.
+func (h *Hierarchy) SelfTasksFiles(procCgroup string) ([]string, error) {
+	if h.mode != V1 {
+		return nil, fmt.Errorf("cgroups: tasks files are v1 only")
+	}
+	if procCgroup == "" {
+		procCgroup = "/proc/self/cgroup"
+	}
+	b, err := os.ReadFile(procCgroup)
+	if err != nil {
+		return nil, fmt.Errorf("cgroups: %w", err)
+	}
+	paths := map[string]string{} // controller → path
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || parts[1] == "" {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			paths[c] = parts[2]
+		}
+	}
+	var files []string
+	for _, c := range h.controllers {
+		p, ok := paths[c]
+		if !ok {
+			return nil, fmt.Errorf("cgroups: %s lists no %s group", procCgroup, c)
+		}
+		f := filepath.Join(h.dirs[c], filepath.FromSlash(strings.TrimPrefix(p, "/")), "tasks")
+		if !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	return files, nil
 }
 
 // CloneDir is the directory a process can be started in directly with

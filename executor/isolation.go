@@ -35,6 +35,8 @@ type TaskCgroups struct {
 	Log       *slog.Logger
 
 	warnOnce sync.Once
+	selfOnce sync.Once
+	self     []string // the executor's own v1 tasks files (nil: start tasks through Argv)
 }
 
 // OpenTaskCgroups opens the container group named by spec ("v1:/path",
@@ -63,6 +65,7 @@ type taskCgroup struct {
 	g     *cgroups.Group
 	memMB float64
 	log   *slog.Logger
+	leave []string // the executor's v1 tasks files: fork from inside g (process.Spec.Join)
 
 	mu       sync.Mutex
 	oomKills int64 // the OOM kill count last looked at
@@ -88,7 +91,28 @@ func (tc *TaskCgroups) open(taskID string, r Resources) *taskCgroup {
 		})
 		return nil
 	}
-	return &taskCgroup{g: g, memMB: r.MemMB, log: tc.logger(), oomKills: max(0, g.Stats().OOMKills)}
+	return &taskCgroup{g: g, memMB: r.MemMB, log: tc.logger(), oomKills: max(0, g.Stats().OOMKills), leave: tc.selfTasks()}
+}
+
+// selfTasks are the tasks files of the executor's own v1 group, once: a
+// task's process is then forked by a thread that steps into the task's
+// group and back (process.Spec.Join). nil in v2, or when the executor's
+// groups cannot be read (then the process moves itself, see
+// cgroups.Group.Argv).
+func (tc *TaskCgroups) selfTasks() []string {
+	tc.selfOnce.Do(func() {
+		h := tc.Container.Hierarchy()
+		if h.Mode() != cgroups.V1 {
+			return
+		}
+		self, err := h.SelfTasksFiles("")
+		if err != nil {
+			tc.logger().Info("task processes join their cgroups through /bin/sh", "why", err)
+			return
+		}
+		tc.self = self
+	})
+	return tc.self
 }
 
 func (tc *TaskCgroups) logger() *slog.Logger {
@@ -116,6 +140,10 @@ func (c *taskCgroup) wrap(s process.Spec) process.Spec {
 	}
 	if dir := c.g.CloneDir(); dir != "" { // v2: started in it, no migration
 		s.Cgroup = dir
+		return s
+	}
+	if len(c.leave) > 0 {
+		s.Join, s.Leave = c.g.TasksFiles(), c.leave
 		return s
 	}
 	argv := c.g.Argv(append([]string{s.Path}, s.Args...))

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +31,12 @@ type Spec struct {
 	// Cgroup is a cgroup v2 directory the process is started in
 	// (clone3 CLONE_INTO_CGROUP: no migration afterwards); "" for none.
 	Cgroup string
+	// Join, with Leave, starts the process in a cgroup v1 group without a
+	// helper: Join are the group's tasks files and Leave those of the
+	// caller's own group. The forking thread moves itself into the group,
+	// forks (the child is born there: nothing runs outside it), and moves
+	// back (see startJoined).
+	Join, Leave []string
 }
 
 // Kill is the cancellation cause that asks for a kill with its own grace
@@ -126,10 +134,63 @@ func start(spec Spec) (cmd *exec.Cmd, from int64, err error) {
 		defer dir.Close() // the child has started in it once Start returns
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(dir.Fd())
 	}
-	if err := cmd.Start(); err != nil {
+	if len(spec.Join) > 0 {
+		err = startJoined(cmd, spec.Join, spec.Leave)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, 0, err
 	}
 	return cmd, from, nil
+}
+
+// startJoined starts cmd from a thread of its own that is in the cgroup v1
+// group whose tasks files are join: a child inherits the forking thread's
+// groups, so it is in the group before it runs anything, without the cost
+// of an exec'd helper that moves itself. Writing a thread id to a tasks
+// file moves that one thread (no process-wide migration lock). The thread
+// then moves back to leave. Should that fail, the thread must not run other
+// goroutines from inside the task's group: it stays locked, and the Go
+// runtime ends it when this goroutine ends; the child, which PDEATHSIG
+// would kill with that thread anyway, is killed and reaped now, and the
+// start fails.
+func startJoined(cmd *exec.Cmd, join, leave []string) error {
+	runtime.LockOSThread()
+	tid := strconv.Itoa(syscall.Gettid())
+	err := writeEach(join, tid)
+	if err == nil {
+		err = cmd.Start()
+	} else {
+		err = fmt.Errorf("cgroup: join: %w", err)
+	}
+	if lerr := writeEach(leave, tid); lerr != nil {
+		if err == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		return fmt.Errorf("cgroup: move the executor's thread back: %w", lerr)
+	}
+	runtime.UnlockOSThread()
+	return err
+}
+
+// writeEach writes value to each file, stopping at the first failure.
+func writeEach(files []string, value string) error {
+	for _, f := range files {
+		fh, err := os.OpenFile(f, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = fh.WriteString(value)
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write %s to %s: %w", value, f, err)
+		}
+	}
+	return nil
 }
 
 func grace(ctx context.Context, def time.Duration) time.Duration {
