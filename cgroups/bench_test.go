@@ -1,28 +1,47 @@
 package cgroups_test
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/cgroups"
 	"github.com/ejcloud/elasticjob/cgroups/cgroupstest"
+	"github.com/ejcloud/elasticjob/executor/process"
 )
 
 // The cost of a task's cgroup around a trivial process: create it with
 // limits, start `true` in it through the prelude, destroy it. Compare with
 // BenchmarkPlainStart. Needs root.
-func BenchmarkTaskCgroupLifecycle(b *testing.B) { lifecycle(b, 0) }
+func BenchmarkTaskCgroupLifecycle(b *testing.B) { lifecycle(b, 0, false) }
+
+// The same, the process started as the executor starts tasks in v1: forked
+// by a thread that steps into the group and back (process.Spec.Join), no
+// /bin/sh in between.
+func BenchmarkTaskCgroupLifecycleThreadJoin(b *testing.B) { lifecycle(b, 0, true) }
 
 // The same with 100 ms between tasks, as when tasks start now and then:
 // joining a group then waits for an RCU grace period (the kernel's
 // cgroup_threadgroup_rwsem, unless CONFIG_CGROUP_FAVOR_DYNMODS or the
 // favordynmods mount option), which back-to-back joins share.
-func BenchmarkTaskCgroupLifecycleSpaced(b *testing.B) { lifecycle(b, 100*time.Millisecond) }
+func BenchmarkTaskCgroupLifecycleSpaced(b *testing.B) { lifecycle(b, 100*time.Millisecond, false) }
 
-func lifecycle(b *testing.B, gap time.Duration) {
-	_, g := cgroupstest.Require(b)
+func lifecycle(b *testing.B, gap time.Duration, thread bool) {
+	h, g := cgroupstest.Require(b)
+	var leave []string
+	if thread {
+		if h.Mode() != cgroups.V1 {
+			b.Skip("thread join is for cgroup v1")
+		}
+		var err error
+		if leave, err = h.SelfTasksFiles(""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
 	var create, run, destroy time.Duration
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
@@ -34,9 +53,17 @@ func lifecycle(b *testing.B, gap time.Duration) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		argv := c.Argv([]string{"/bin/true"})
-		if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
-			b.Fatal(err)
+		if thread {
+			spec := process.Spec{Path: "/bin/true", Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err"),
+				Join: c.TasksFiles(), Leave: leave}
+			if res, err := process.Run(context.Background(), spec, nil); err != nil || res.Message() != "" {
+				b.Fatal(err, res.Message())
+			}
+		} else {
+			argv := c.Argv([]string{"/bin/true"})
+			if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
+				b.Fatal(err)
+			}
 		}
 		t2 := time.Now()
 		if err := c.Destroy(10 * time.Second); err != nil {

@@ -98,8 +98,27 @@ func (g *Group) removeOnce() error {
 	return errors.Join(errs...)
 }
 
-// Destroy kills everything in g and removes it.
+// removeLeaf removes g's directories, failing (EBUSY) where one still
+// holds processes or child groups. A directory already gone is not an
+// error.
+func (g *Group) removeLeaf() error {
+	var errs []error
+	for _, d := range g.dirs() {
+		if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Destroy kills everything in g and removes it. A group that is already
+// empty and has no children (a task whose processes have all ended, the
+// usual case) is removed at once, one rmdir per hierarchy, without
+// listing it; otherwise (EBUSY) its processes are killed first.
 func (g *Group) Destroy(timeout time.Duration) error {
+	if g.removeLeaf() == nil {
+		return nil
+	}
 	if _, err := g.Kill(timeout); err != nil {
 		return err
 	}
