@@ -1,7 +1,9 @@
 package cgroups
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -62,7 +64,11 @@ func (g *Group) Create() error {
 		}
 	}
 	for _, d := range g.dirs() {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		err := os.Mkdir(d, 0o755) // the usual case: the parent exists (one syscall, not MkdirAll's stats)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = os.MkdirAll(d, 0o755)
+		}
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("cgroups: create %s: %w", d, err)
 		}
 	}

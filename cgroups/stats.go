@@ -44,6 +44,18 @@ func (g *Group) Stats() Stats {
 	return s
 }
 
+// OOMKills reads only the group's OOM kill count (Stats.OOMKills): one
+// file, where Stats reads eight.
+func (g *Group) OOMKills() int64 {
+	if g.h.mode == V1 {
+		if n, ok := readKeyedOK(g.Dir(Memory), "memory.oom_control", "oom_kill"); ok {
+			return n
+		}
+		return -1
+	}
+	return orUnknown(readKeyed(g.Dir(Memory), "memory.events"), "oom_kill")
+}
+
 func (g *Group) statsV1(s *Stats) {
 	mem := g.Dir(Memory)
 	s.MemoryUsage = readInt(mem, "memory.usage_in_bytes")

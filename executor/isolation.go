@@ -91,7 +91,7 @@ func (tc *TaskCgroups) open(taskID string, r Resources) *taskCgroup {
 		})
 		return nil
 	}
-	return &taskCgroup{g: g, memMB: r.MemMB, log: tc.logger(), oomKills: max(0, g.Stats().OOMKills), leave: tc.selfTasks()}
+	return &taskCgroup{g: g, memMB: r.MemMB, log: tc.logger(), oomKills: max(0, g.OOMKills()), leave: tc.selfTasks()}
 }
 
 // selfTasks are the tasks files of the executor's own v1 group, once: a
@@ -159,7 +159,7 @@ func (c *taskCgroup) explain(out Outcome) Outcome {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := c.g.Stats().OOMKills
+	n := c.g.OOMKills()
 	oom := n > c.oomKills
 	c.oomKills = max(n, c.oomKills)
 	if oom && out.State == Failed {

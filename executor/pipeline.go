@@ -3,7 +3,9 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -128,8 +130,10 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 // and driven over the SDK line protocol for a DAEMON job that asks for it).
 func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, res Resources, log *slog.Logger) (job, error) {
 	dir := taskDirOf(p.Sandbox, taskID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) { // the usual case: tasks/ exists
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	ctxJSON, err := json.Marshal(td.ShardingContext)
 	if err != nil {
