@@ -229,3 +229,31 @@ func TestACronThatNeverFiresIsInvalid(t *testing.T) {
 		t.Fatalf("leap days fire: %v", err)
 	}
 }
+
+// Task ids carry version 7 UUIDs: unique, and with the time they were
+// made (to the millisecond) in their first 48 bits.
+func TestNewUUIDIsTimeOrdered(t *testing.T) {
+	before := time.Now().Truncate(time.Millisecond)
+	u := NewUUID()
+	after := time.Now()
+	if len(u) != 36 || u[14] != '7' || !strings.ContainsRune("89ab", rune(u[19])) {
+		t.Fatalf("%q is not a version 7 UUID", u)
+	}
+	at, ok := UUIDTime(u)
+	if !ok || at.Before(before) || at.After(after) {
+		t.Fatalf("UUIDTime(%q) = %v, %v; made between %v and %v", u, at, ok, before, after)
+	}
+	seen := map[string]bool{}
+	for range 1000 {
+		v := NewUUID()
+		if seen[v] {
+			t.Fatalf("%q made twice", v)
+		}
+		seen[v] = true
+	}
+	for _, s := range []string{"", "u1", "0b4e3a2c-9f1d-4c5e-8a7b-6d5c4b3a2f10", "0b4e3a2c-9f1d-7c5e-8a7b-6d5c4b3a2f1", "zb4e3a2c-9f1d-7c5e-8a7b-6d5c4b3a2f10"} {
+		if _, ok := UUIDTime(s); ok {
+			t.Errorf("UUIDTime(%q) found a time", s)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TaskKind says why a task was launched.
@@ -89,11 +90,31 @@ func ParseExecutorID(s string) (appName, agentID string, err error) {
 	return a, b, nil
 }
 
-// NewUUID returns a random RFC 4122 version 4 UUID.
+// NewUUID returns a fresh RFC 9562 version 7 UUID: 48 bits of Unix
+// milliseconds, then random bits. Unique like a version 4 UUID, and
+// ordered by time, so the history rows keyed by it (trace.TaskEventID)
+// are appended to their indexes rather than scattered over them.
 func NewUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	b[6] = (b[6] & 0x0f) | 0x40
+	ms := uint64(time.Now().UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = (b[6] & 0x0f) | 0x70
 	b[8] = (b[8] & 0x3f) | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// UUIDTime is the time (to the millisecond) in a version 7 UUID; false
+// for any other string (older task ids carry version 4 UUIDs).
+func UUIDTime(u string) (time.Time, bool) {
+	if len(u) != 36 || u[8] != '-' || u[13] != '-' || u[14] != '7' {
+		return time.Time{}, false
+	}
+	ms, err := strconv.ParseUint(u[:8]+u[9:13], 16, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(ms)), true
 }

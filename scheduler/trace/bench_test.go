@@ -3,31 +3,80 @@ package trace
 import (
 	"context"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
 )
 
 // benchEvents is a realistic mix: per task, three status traces (STAGING,
 // RUNNING, FINISHED), an execution start and its completion.
-func benchEvents(n int) []Event {
+func benchEvents(n int) []Event { return benchEventsWith(n, TaskEventID) }
+
+// benchEventsWith names the rows with id (TaskEventID, or a name-based
+// UUID that ignores the task's time).
+func benchEventsWith(n int, id func(taskID string, parts ...string) string) []Event {
 	evs := make([]Event, 0, n+5)
 	for i := 0; len(evs) < n; i++ {
-		tid := "bench-job@-@" + itoa(i%100) + "@-@READY@-@agent-1@-@" + RandomID()
+		tid := "bench-job@-@" + itoa(i%100) + "@-@READY@-@agent-1@-@" + jobs.NewUUID()
 		at := time.Now()
 		for _, st := range []string{"TASK_STAGING", "TASK_RUNNING", "TASK_FINISHED"} {
-			evs = append(evs, StatusTrace{ID: NewID(tid, st), JobName: "bench-job", TaskID: tid, SlaveID: "agent-1",
+			evs = append(evs, StatusTrace{ID: id(tid, tid, st), JobName: "bench-job", TaskID: tid, SlaveID: "agent-1",
 				Source: SourceScheduler, ExecutionType: ExecutionReady, ShardingItem: itoa(i % 100), State: st, CreationTime: at})
 		}
 		evs = append(evs,
-			ExecutionStart{ID: NewID(tid), JobName: "bench-job", TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
+			ExecutionStart{ID: id(tid, tid), JobName: "bench-job", TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
 				ShardingItem: i % 100, ExecutionSource: "NORMAL_TRIGGER", StartTime: at},
-			ExecutionComplete{ID: NewID(tid), JobName: "bench-job", TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
+			ExecutionComplete{ID: id(tid, tid), JobName: "bench-job", TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
 				ShardingItem: i % 100, ExecutionSource: "NORMAL_TRIGGER", StartTime: at, CompleteTime: at, Success: true})
 	}
 	return evs[:n]
+}
+
+// BenchmarkSQLiteLargeHistory writes into a history that already holds
+// 150,000 rows, with the row IDs the observer gives (time-ordered,
+// TaskEventID) and with name-based UUIDs that scatter over the primary
+// key's index (NewID, what every row got before): CPU per event, as the
+// scheduler pays it.
+func BenchmarkSQLiteLargeHistory(b *testing.B) {
+	for _, v := range []struct {
+		name string
+		id   func(string, ...string) string
+	}{{"time-ordered", TaskEventID}, {"name-based", func(_ string, parts ...string) string { return NewID(parts...) }}} {
+		b.Run(v.name, func(b *testing.B) {
+			w, err := Open(context.Background(), Options{DSN: filepath.Join(b.TempDir(), "trace.db"), SpoolDir: filepath.Join(b.TempDir(), "spool"), Clock: clock.Real{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close(context.Background())
+			for _, ev := range benchEventsWith(150_000, v.id) {
+				w.Record(ev)
+			}
+			if err := w.Flush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			evs := benchEventsWith(b.N, v.id)
+			var ru0, ru1 syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			b.ResetTimer()
+			start := time.Now()
+			for _, ev := range evs {
+				w.Record(ev)
+			}
+			if err := w.Flush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			el := time.Since(start)
+			b.StopTimer()
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+			b.ReportMetric(float64(b.N)/el.Seconds(), "events/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/event")
+		})
+	}
 }
 
 // benchWrite measures sustained events/s from Record to committed rows

@@ -53,7 +53,7 @@ func (o *Observer) daemonRun(ev scheduler.TaskEvent, rep jobs.DaemonReport, n in
 	if !keep {
 		return false
 	}
-	id := NewID("daemon-execution", rep.TaskID, rep.RunID)
+	id := TaskEventID(rep.TaskID, "daemon-execution", rep.TaskID, rep.RunID)
 	src := firstOf(string(rep.ExecutionSource), ev.Source, string(jobs.SourceNormal))
 	host := firstOf(rep.Hostname, ev.Hostname)
 	if !complete {

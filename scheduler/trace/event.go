@@ -1,13 +1,14 @@
 package trace
 
 import (
-	"crypto/rand"
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ejcloud/elasticjob/jobs"
 )
 
 // Status trace sources, as the original's JobStatusTraceEvent.Source.
@@ -155,14 +156,9 @@ func orNewID(id string) string {
 	return clip(id, maxID)
 }
 
-// RandomID is a random RFC 4122 version 4 UUID.
-func RandomID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+// RandomID is a fresh version 7 UUID (jobs.NewUUID): time-ordered, so
+// rows keyed by it are appended to the primary key's index.
+func RandomID() string { return jobs.NewUUID() }
 
 // idNamespace is the namespace of NewID's name-based UUIDs.
 var idNamespace = [16]byte{0x6a, 0x0b, 0x1f, 0x53, 0x2e, 0x8c, 0x4c, 0x1d, 0x9a, 0x58, 0x0e, 0x7b, 0x36, 0x21, 0xe4, 0x90}
@@ -171,11 +167,43 @@ var idNamespace = [16]byte{0x6a, 0x0b, 0x1f, 0x53, 0x2e, 0x8c, 0x4c, 0x1d, 0x9a,
 // the same ID, so an event recorded twice (Mesos resends an update the
 // scheduler did not acknowledge before a crash) is stored once.
 func NewID(parts ...string) string {
+	b := nameHash(parts)
+	b[6] = b[6]&0x0f | 0x50
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func nameHash(parts []string) []byte {
 	h := sha1.New()
 	h.Write(idNamespace[:])
 	h.Write([]byte(strings.Join(parts, "\x00")))
-	b := h.Sum(nil)[:16]
-	b[6] = b[6]&0x0f | 0x50
+	return h.Sum(nil)[:16]
+}
+
+// TaskEventID is the ID of a history row about task taskID, named by parts
+// (taskID among them) as NewID names it: the same facts give the same ID.
+// When the task id carries a time (a version 7 UUID, jobs.NewUUID) the ID
+// begins with it, as a version 8 UUID whose first 48 bits are the task's
+// Unix milliseconds and the rest the name hash: rows are then inserted in
+// time order into the primary key's index instead of at random places in
+// it (a random key dirties a different index page per row, and the more
+// rows the history holds, the more pages each batch writes). Older task
+// ids get NewID.
+func TaskEventID(taskID string, parts ...string) string {
+	tid, err := jobs.ParseTaskID(taskID)
+	if err != nil {
+		return NewID(parts...)
+	}
+	at, ok := jobs.UUIDTime(tid.UUID)
+	if !ok {
+		return NewID(parts...)
+	}
+	b := nameHash(parts)
+	ms := uint64(at.UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = b[6]&0x0f | 0x80
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -237,7 +237,26 @@ func (w *Writer) commit(parts []part, n int) {
 	}
 }
 
+// removeSegments deletes spool segments whose events are all in the
+// database. The SQLite history runs with synchronous=NORMAL, so its last
+// commits may still be only in the WAL without an fsync: a checkpoint
+// first makes them durable (it syncs the WAL before copying it back), or
+// a power loss right after the deletion could lose events that were in
+// both places a moment before. Until that succeeds the segments stay (a
+// restart replays them; rows already there are skipped by ID).
 func (w *Writer) removeSegments(seqs []uint64) {
+	if len(seqs) == 0 {
+		return
+	}
+	if w.opt.Dialect == dialectSQLite {
+		ctx, cancel := context.WithTimeout(w.loopCtx, w.opt.WriteTimeout)
+		_, err := w.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		cancel()
+		if err != nil {
+			w.log.Warn("trace: history checkpoint failed; written spool segments kept", "segments", len(seqs), "err", err)
+			return
+		}
+	}
 	for _, seq := range seqs {
 		if err := w.spool.remove(seq); err != nil {
 			w.log.Warn("trace: remove written segment", "err", err)

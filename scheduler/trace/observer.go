@@ -97,7 +97,7 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 	o.tasks[t.TaskID] = &taskInfo{original: original, launched: t.At}
 	o.mu.Unlock()
 	o.record(StatusTrace{
-		ID: NewID("status", t.TaskID, "TASK_STAGING"), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
+		ID: TaskEventID(t.TaskID, "status", t.TaskID, "TASK_STAGING"), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
 		SlaveID: t.AgentID, Source: SourceScheduler, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item),
 		State: "TASK_STAGING", CreationTime: t.At,
 	})
@@ -140,7 +140,7 @@ func (o *Observer) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 		msg = st.Reason
 	}
 	o.record(StatusTrace{
-		ID:      NewID("status", t.TaskID, st.State, strconv.FormatInt(stamp.UnixNano(), 10), st.Reason, st.Source),
+		ID:      TaskEventID(t.TaskID, "status", t.TaskID, st.State, strconv.FormatInt(stamp.UnixNano(), 10), st.Reason, st.Source),
 		JobName: t.Job, OriginalTaskID: info.original, TaskID: t.TaskID, SlaveID: firstOf(st.AgentID, t.AgentID),
 		Source: source, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item), State: st.State, Message: msg,
 		CreationTime: t.At,
@@ -159,7 +159,7 @@ func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskIn
 	if rep.StartTime != nil {
 		start = *rep.StartTime
 	}
-	id := NewID("execution", t.TaskID)
+	id := TaskEventID(t.TaskID, "execution", t.TaskID)
 	if !terminal {
 		if start.IsZero() {
 			start = t.At

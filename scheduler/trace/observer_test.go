@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -243,5 +245,37 @@ func TestObserverIntoDatabase(t *testing.T) {
 		ShardingItem: 1, ExecutionSource: "NORMAL_TRIGGER", IsSuccess: 1, StartTime: ptr(t0.Add(time.Second)), CompleteTime: ptr(t0.Add(2 * time.Second))}
 	if !reflect.DeepEqual(ex, want) {
 		t.Fatalf("execution\n got %+v\nwant %+v", ex, want)
+	}
+}
+
+// A row about a task whose id carries a time is named by that time first
+// (rows go into the primary key's index in time order) and by its facts
+// after (the same facts, the same ID); older task ids keep name-based IDs.
+func TestTaskEventIDs(t *testing.T) {
+	v7 := func(ms int64) string { return fmt.Sprintf("%08x-%04x-7abc-8def-0123456789ab", ms>>16, ms&0xffff) }
+	ms := time.Date(2026, 11, 22, 21, 0, 0, 0, time.UTC).UnixMilli()
+	early := "job@-@1@-@READY@-@agent-1@-@" + v7(ms)
+	late := "job@-@1@-@READY@-@agent-1@-@" + v7(ms+1)
+	a := TaskEventID(early, "status", early, "TASK_RUNNING")
+	if a != TaskEventID(early, "status", early, "TASK_RUNNING") {
+		t.Fatal("the same facts gave two IDs")
+	}
+	if a == TaskEventID(early, "status", early, "TASK_FINISHED") {
+		t.Fatal("two facts gave one ID")
+	}
+	if a[14] != '8' || len(a) != 36 {
+		t.Fatalf("%q is not a version 8 UUID", a)
+	}
+	if at, ok := jobs.UUIDTime(strings.Split(early, "@-@")[4]); !ok || at.UnixMilli() != ms {
+		t.Fatalf("UUIDTime of %s: %v %v", early, at, ok)
+	}
+	if want := fmt.Sprintf("%012x", ms); a[:8]+a[9:13] != want {
+		t.Fatalf("%q does not begin with the task's milliseconds %s", a, want)
+	}
+	if b := TaskEventID(late, "status", late, "TASK_STAGING"); b <= a {
+		t.Fatalf("a later task's row %q sorts before an earlier one's %q", b, a)
+	}
+	if got, want := TaskEventID(readyTask, "execution", readyTask), NewID("execution", readyTask); got != want {
+		t.Fatalf("an older task id: %q, want the name-based %q", got, want)
 	}
 }
