@@ -39,6 +39,7 @@ type options struct {
 	tputJobs      int
 	tputApps      int
 	tputRate      int
+	tputPaced     int
 	tputWindow    time.Duration
 	benchtime     string
 	executorPath  string
@@ -81,9 +82,10 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 5*time.Second, "pause between registration and the producer window")
 	flag.IntVar(&o.triggers, "triggers", 200, "sequential triggers per latency series")
 	flag.DurationVar(&o.gap, "gap", 50*time.Millisecond, "idle pause between sequential triggers (latency)")
-	flag.IntVar(&o.tputJobs, "tput-jobs", 40, "one-shard jobs in the throughput scenario")
+	flag.IntVar(&o.tputJobs, "tput-jobs", 200, "one-shard jobs in the throughput scenario")
 	flag.IntVar(&o.tputApps, "tput-apps", 4, "apps (so executors) the throughput jobs are spread over")
-	flag.IntVar(&o.tputRate, "tput-rate", 400, "API triggers per second across the throughput jobs (on top of their every-second crons)")
+	flag.IntVar(&o.tputRate, "tput-rate", 800, "API triggers per second across the throughput jobs (on top of their every-second crons)")
+	flag.IntVar(&o.tputPaced, "tput-paced", 300, "throughput: then this many jobs without cron, triggered once a second each, for ready → ACCEPT at that rate (0: skip)")
 	flag.DurationVar(&o.tputWindow, "tput-window", 30*time.Second, "throughput measurement window")
 	flag.IntVar(&o.packageMB, "package-mb", 100, "payload size in MB of the package scenario's upload")
 	flag.IntVar(&o.wfRuns, "wf-runs", 30, "sequential runs of the 10-node chain (the fan-out gets a quarter) in the workflow scenario")

@@ -11,11 +11,28 @@ import (
 	"time"
 )
 
-// runThroughput measures completed transient executions per second on the
-// embedded cluster (--embedded-cpus 2): one-shard jobs firing every second
-// (misfire=false) plus a bounded stream of API triggers round-robin over
-// them, over a fixed window, while sampling every executor's VmRSS.
+// runThroughput runs the throughput scenario twice: saturated (as many
+// executions as the machine completes, and their CPU) and paced at
+// o.tputPaced triggers per second over as many jobs, each triggered once a
+// second so that no trigger waits for its own job's previous run (the
+// scheduler's queueing alone: ready → ACCEPT).
 func runThroughput(ctx context.Context, o options, r *report) error {
+	if err := throughputRun(ctx, o, r, "throughput", o.tputJobs, o.tputRate, true); err != nil {
+		return err
+	}
+	if o.tputPaced <= 0 {
+		return nil
+	}
+	o.tputProfile = false
+	return throughputRun(ctx, o, r, fmt.Sprintf("throughput/%d-per-s", o.tputPaced), o.tputPaced, o.tputPaced, false)
+}
+
+// throughputRun measures completed transient executions per second on the
+// embedded cluster (--embedded-cpus 2): jobs one-shard jobs (firing every
+// second when cron, misfire=false) plus a bounded stream of rate API
+// triggers per second round-robin over them, over a fixed window, while
+// sampling every executor's VmRSS.
+func throughputRun(ctx context.Context, o options, r *report, sc string, jobs, rate int, cron bool) error {
 	dir, cleanup, err := tempDir(o, "throughput")
 	if err != nil {
 		return err
@@ -49,22 +66,26 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 			return err
 		}
 	}
-	names := make([]string, o.tputJobs)
+	cronField := ""
+	if cron {
+		cronField = `"cron":"* * * * * ?",`
+	}
+	names := make([]string, jobs)
 	for i := range names {
 		names[i] = fmt.Sprintf("tput_job_%03d", i)
-		body := fmt.Sprintf(`{"jobName":%q,"appName":"tput_app_%d","jobExecutionType":"TRANSIENT","cron":"* * * * * ?","misfire":false,"shardingTotalCount":1,"cpuCount":0.01,"memoryMB":8}`, names[i], i%o.tputApps)
+		body := fmt.Sprintf(`{"jobName":%q,"appName":"tput_app_%d","jobExecutionType":"TRANSIENT",%s"misfire":false,"shardingTotalCount":1,"cpuCount":0.01,"memoryMB":8}`, names[i], i%o.tputApps, cronField)
 		if err := p.api.postJSON("/api/job/register", body); err != nil {
 			return err
 		}
 	}
 
 	// Bounded trigger stream: `workers` clients, each on its own ticker.
-	const workers = 4
+	const workers = 8
 	var sent, trigErrs atomic.Int64
 	tctx, stopTriggers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	if o.tputRate > 0 {
-		period := time.Duration(float64(time.Second) * workers / float64(o.tputRate))
+	if rate > 0 {
+		period := time.Duration(float64(time.Second) * workers / float64(rate))
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
 			go func(w int) {
@@ -89,7 +110,7 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 	defer func() { stopTriggers(); wg.Wait() }()
 
 	const warmup = 5 * time.Second
-	logf("throughput: %d jobs over %d apps, cron every second + %d triggers/s; %s warm-up, %s window", o.tputJobs, o.tputApps, o.tputRate, warmup, o.tputWindow)
+	logf("%s: %d jobs over %d apps, cron every second %v + %d triggers/s; %s warm-up, %s window", sc, jobs, o.tputApps, cron, rate, warmup, o.tputWindow)
 	if err := sleepCtx(ctx, warmup); err != nil {
 		return err
 	}
@@ -146,13 +167,20 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 	failed := d("elasticjob_tasks_ended_total", `result="failed"`)
 	killed := d("elasticjob_tasks_ended_total", `result="killed"`)
 	launched := d("elasticjob_tasks_launched_total")
-	rate := fin / win
+	done := fin / win
 	h := m1.histogram("elasticjob_ready_to_accept_seconds").minus(m0.histogram("elasticjob_ready_to_accept_seconds"))
 	a50, _ := h.quantile(.5)
 	a99, a99b := h.quantile(.99)
-	const sc = "throughput"
-	r.add(sc, "setup", fmt.Sprintf("%d jobs/%d apps, --embedded-cpus 2, cron 1/s + %.0f triggers/s, %.0f s window", o.tputJobs, o.tputApps, float64(sentWin)/win, win), "", nil)
-	r.add(sc, "completed transient executions (finished)", fmt.Sprintf("%.0f/s (%.0f in window)", rate, fin), "≥ 100/s", ge(rate, 100))
+	crons := "no cron"
+	if cron {
+		crons = "cron 1/s each"
+	}
+	r.add(sc, "setup", fmt.Sprintf("%d jobs/%d apps, --embedded-cpus 2, %s + %.0f triggers/s, %.0f s window", jobs, o.tputApps, crons, float64(sentWin)/win, win), "", nil)
+	if cron {
+		r.add(sc, "completed transient executions (finished)", fmt.Sprintf("%.0f/s (%.0f in window)", done, fin), "≥ 400/s", ge(done, 400))
+	} else {
+		r.add(sc, "completed transient executions (finished)", fmt.Sprintf("%.0f/s (%.0f in window)", done, fin), "", nil)
+	}
 	r.add(sc, "launched; failed; killed in window", fmt.Sprintf("%.0f/s; %.0f; %.0f", launched/win, failed, killed), "", nil)
 	r.add(sc, "trigger errors", fmt.Sprintf("%d", trigErrs.Load()), "", nil)
 	r.add(sc, "executor VmRSS max / median", fmt.Sprintf("%s / %s (%d executors, %d samples)", mb(maxOf(rss)), mb(percentile(rss, .5)), len(seen), len(rss)), "≤ 20 MB", le(maxOf(rss)/(1<<20), 20))
@@ -162,14 +190,18 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 			fmt.Sprintf("%.2f ms; %.2f ms", 1000*(s1.cpu-s0.cpu)/fin, 1000*cpuDelta(exec0, exec1)/fin), "scheduler ≤ 1 ms", le(1000*(s1.cpu-s0.cpu)/fin, 1))
 	}
 	r.add(sc, "machine CPU busy (all processes, % of the machine's cores)", fmt.Sprintf("%.0f %% of %d", 100*(busy1-busy0)/win/float64(runtime.NumCPU()), runtime.NumCPU()), "", nil)
-	r.add(sc, "ready → ACCEPT p50 / p99 under load (bucket ≤)", ms(a50)+" / "+ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
+	if cron {
+		r.add(sc, "ready → ACCEPT p50 / p99 under load (bucket ≤; includes waiting for the job's own previous run)", ms(a50)+" / "+ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
+	} else {
+		r.add(sc, "ready → ACCEPT p50 / p99 (bucket ≤)", ms(a50)+" / "+ms(a99)+" (≤ "+ms(a99b)+")", "p99 ≤ 50 ms", le(a99*1000, 50))
+	}
 	if err := <-profDone; err != nil {
 		r.note(sc + ": scheduler CPU profile: " + err.Error())
 	} else if o.tputProfile {
 		profileTop(o, r, sc, "scheduler", prof, "over the window")
 	}
 	if len(rss) == 0 {
-		r.note("throughput: no executor process was found under /proc for " + o.executorPath)
+		r.note(sc + ": no executor process was found under /proc for " + o.executorPath)
 	}
 	return nil
 }
