@@ -114,6 +114,15 @@ type Event struct {
 	Version int64
 }
 
+// Reporter is a KV whose Commit can also say what it wrote: the events the
+// commit produced, in order (each node written, ancestors made for it, or
+// deleted, with its new version), as its watchers get them. A cache in
+// front of the store uses them instead of reading back what a blind Put
+// wrote.
+type Reporter interface {
+	CommitReport(ctx context.Context, ops ...Op) ([]Event, error)
+}
+
 // KV is the store interface. Paths are absolute, slash-separated, with no
 // trailing slash, no empty segments, no NUL bytes and no "." or ".."
 // segments (ErrBadPath otherwise); "/" is the root, which always exists and

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"sort"
 
 	"github.com/ejcloud/elasticjob/store"
@@ -104,6 +105,37 @@ func (c *KV) applyCommitted(ops []store.Op) (reread []string, apply func()) {
 		applyIf(func(_ string, o outcome) bool { return o.exists })
 		applyIf(func(p string, o outcome) bool { return !o.exists && !above[p] })
 	}
+}
+
+// applyReported applies, of the paths to re-read after a commit (blind
+// puts: the version they wrote is not in the ops), those the store
+// reported with the commit's events (store.Reporter): the op's value at
+// the reported version, or the removal. It returns the paths still to
+// re-read.
+func (c *KV) applyReported(reread []string, ops []store.Op, evs []store.Event) []string {
+	if len(reread) == 0 || len(evs) == 0 {
+		return reread
+	}
+	last := make(map[string]store.Event, len(evs))
+	for _, ev := range evs {
+		last[ev.Path] = ev
+	}
+	value := make(map[string][]byte, len(ops))
+	for _, op := range ops {
+		if op.Kind == store.OpPut || op.Kind == store.OpSet || op.Kind == store.OpCreate {
+			value[op.Path] = op.Value
+		}
+	}
+	left := reread[:0:0]
+	for _, p := range reread {
+		ev, ok := last[p]
+		if !ok || c.rootOf(p) == nil {
+			left = append(left, p)
+			continue
+		}
+		c.applyOne(p, outcome{exists: ev.Type == store.EventPut, value: bytes.Clone(value[p]), version: ev.Version})
+	}
+	return left
 }
 
 // applyOne sets or removes one path under its locks.

@@ -214,11 +214,18 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 		before, pd = c.presence(paths), c.begin(paths)
 		defer c.end(pd, paths)
 	}
-	err := c.back.Commit(ctx, ops...)
+	var evs []store.Event
+	var err error
+	if rep, ok := c.back.(store.Reporter); ok {
+		evs, err = rep.CommitReport(ctx, ops...)
+	} else {
+		err = c.back.Commit(ctx, ops...)
+	}
 	rctx := context.WithoutCancel(ctx)
 	reread, apply := paths, func() {} // after a failure: what the store holds now
 	if err == nil {
 		reread, apply = c.applyCommitted(ops) // what the ops wrote is known, but for blind puts
+		reread = c.applyReported(reread, ops, evs)
 	}
 	if rerr := c.Refresh(rctx, reread...); rerr != nil {
 		c.log.Warn("cache: re-read after commit", "err", rerr)

@@ -319,3 +319,51 @@ func TestBlindPutsShowBeforeTheRestOfACommit(t *testing.T) {
 		t.Fatalf("running shard after the commit: %v", err)
 	}
 }
+
+type commitKey struct{}
+
+// reportingKV counts the Gets made on behalf of a commit (its context
+// carries commitKey) over a store that reports what its commits wrote.
+type reportingKV struct {
+	*sqlite.Store
+	gets atomic.Int64
+}
+
+func (r *reportingKV) Get(ctx context.Context, p string) (store.Node, error) {
+	if ctx.Value(commitKey{}) != nil {
+		r.gets.Add(1)
+	}
+	return r.Store.Get(ctx, p)
+}
+
+// TestReportedCommitsAreNotReadBack: over a store.Reporter, what blind puts
+// wrote (their versions are not in the ops) is taken from the commit's
+// events instead of read back, and the copy agrees with the store.
+func TestReportedCommitsAreNotReadBack(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"), sqlite.Options{Sync: sqlite.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := &reportingKV{Store: s}
+	var _ store.Reporter = back
+	ctx := context.WithValue(t.Context(), commitKey{}, true)
+	mustCommit(t, s, store.Create("/state/old", []byte("0")), store.Create("/state/gone", []byte("x")))
+	c := openCache(t, back, "/state")
+	for i := range 3 {
+		err := c.Commit(ctx, store.Put("/state/old", []byte(fmt.Sprint(i+1))), store.Put("/state/new/a", []byte("n")),
+			store.Put("/state/gone", []byte("y")), store.Delete("/state/gone", store.AnyVersion))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"/state/old", "/state/new/a", "/state/gone"} {
+			want, werr := s.Get(t.Context(), p)
+			got, gerr := c.Get(t.Context(), p)
+			if (werr == nil) != (gerr == nil) || string(got.Value) != string(want.Value) || got.Version != want.Version {
+				t.Fatalf("round %d, %s: copy %+v %v, store %+v %v", i, p, got, gerr, want, werr)
+			}
+		}
+	}
+	if n := back.gets.Load(); n != 0 {
+		t.Fatalf("%d reads made by the commits", n)
+	}
+}

@@ -11,41 +11,51 @@ import (
 
 // request is one Commit waiting for the writer goroutine.
 type request struct {
-	ctx  context.Context
-	ops  []store.Op
-	done chan error // buffered: the writer never blocks on a reply
+	ctx    context.Context
+	ops    []store.Op
+	done   chan error    // buffered: the writer never blocks on a reply
+	events []store.Event // what the commit wrote, set before done is answered
 }
+
+var _ store.Reporter = (*Store)(nil)
 
 // Commit applies ops atomically in one SQLite transaction (BEGIN
 // IMMEDIATE). Concurrent Commits are grouped into one transaction, each in
 // its own SAVEPOINT, so each keeps its all-or-nothing semantics and the
 // group costs one fsync. It returns once the transaction is durable.
 func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
+	_, err := s.CommitReport(ctx, ops...)
+	return err
+}
+
+// CommitReport is Commit, returning the events the commit produced
+// (store.Reporter).
+func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Event, error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sqlite store: commit: %w", err)
+		return nil, fmt.Errorf("sqlite store: commit: %w", err)
 	}
 	if err := memory.CheckOps(ops); err != nil {
-		return fmt.Errorf("sqlite store: commit: %w", err)
+		return nil, fmt.Errorf("sqlite store: commit: %w", err)
 	}
 	if err := s.checkOpen("commit", ""); err != nil {
-		return err
+		return nil, err
 	}
 	if len(ops) == 0 {
-		return nil
+		return nil, nil
 	}
 	req := &request{ctx: ctx, ops: ops, done: make(chan error, 1)}
 	select {
 	case s.reqs <- req:
 	case <-s.quit:
-		return fmt.Errorf("sqlite store: commit: %w", store.ErrClosed)
+		return nil, fmt.Errorf("sqlite store: commit: %w", store.ErrClosed)
 	case <-ctx.Done():
-		return fmt.Errorf("sqlite store: commit: %w", ctx.Err())
+		return nil, fmt.Errorf("sqlite store: commit: %w", ctx.Err())
 	}
 	// The writer has the request and always answers it.
 	if err := <-req.done; err != nil {
-		return fmt.Errorf("sqlite store: commit: %w", err)
+		return nil, fmt.Errorf("sqlite store: commit: %w", err)
 	}
-	return nil
+	return req.events, nil
 }
 
 // writeLoop owns the write connection. Requests that arrive while a
@@ -102,6 +112,7 @@ func (s *Store) commitGroup(w *writer, group []*request) {
 			return
 		}
 		errs[i] = opErr
+		r.events = evs
 		events = append(events, evs...)
 	}
 	if err := w.exec("COMMIT"); err != nil {
