@@ -15,23 +15,71 @@ const maxBatch = 256
 
 // pendingUpdate is a status update waiting for the loop's next batch.
 type pendingUpdate struct {
+	ctx  context.Context // the Mesos client's: once it stopped, the update is dropped (Mesos resends it)
 	st   mesos.Status
 	done func(handled bool)
 }
 
-// UpdateAsync queues a status update; the loop handles the updates that
-// arrived together in one batch and commits them at once (batch.go).
-func (s *Scheduler) UpdateAsync(ctx context.Context, st mesos.Status, done func(bool)) {
-	s.post(ctx, func(context.Context) { s.updates = append(s.updates, pendingUpdate{st, done}) })
+// inboxItem is an event of the Mesos stream waiting for the loop: a
+// status update, or (f) any other event's handling.
+type inboxItem struct {
+	u pendingUpdate
+	f func(ctx context.Context)
 }
 
-// handleUpdates applies the queued updates, maxBatch at a time: each one
-// through a store/txn batch that reads its predecessors' writes, then one
-// commit for the batch, then the acknowledgements. If the commit fails
-// (leadership lost, the store unreachable, a concurrent write) nothing of
-// the batch is acknowledged: Mesos resends the updates, and the running
-// mirror is reloaded.
+// UpdateAsync queues a status update; the loop handles the updates that
+// arrived together in one batch and commits them at once. It never waits
+// for the loop: the Mesos event stream goes on being read while a launch
+// round runs, so the master's queue to the scheduler (offers behind
+// updates) does not grow. What queues here is bounded by the tasks alive:
+// Mesos sends a task's next update only once the last is acknowledged.
+func (s *Scheduler) UpdateAsync(ctx context.Context, st mesos.Status, done func(bool)) {
+	s.enqueue(inboxItem{u: pendingUpdate{ctx, st, done}})
+}
+
+// fromStream queues the handling of one of the stream's other events
+// behind the updates that came before it (dropped once the client
+// stopped).
+func (s *Scheduler) fromStream(ctx context.Context, f func(ctx context.Context)) {
+	if ctx.Err() == nil {
+		s.enqueue(inboxItem{f: f})
+	}
+}
+
+func (s *Scheduler) enqueue(it inboxItem) {
+	s.inboxMu.Lock()
+	s.inbox = append(s.inbox, it)
+	s.inboxMu.Unlock()
+	s.Wake()
+}
+
+// handleUpdates handles what the stream queued, in its order: status
+// updates maxBatch at a time, each through a store/txn batch that reads its
+// predecessors' writes, then one commit for the batch, then the
+// acknowledgements; the updates queued before another event are committed
+// before that event is handled. If a commit fails (leadership lost, the
+// store unreachable, a concurrent write) nothing of the batch is
+// acknowledged: Mesos resends the updates, and the running mirror is
+// reloaded. Updates that arrived before the client stopped are dropped
+// (Mesos resends them to the next subscription).
 func (s *Scheduler) handleUpdates(ctx context.Context) {
+	s.inboxMu.Lock()
+	in := s.inbox
+	s.inbox = nil
+	s.inboxMu.Unlock()
+	for _, it := range in {
+		if it.f != nil {
+			s.flushUpdates(ctx)
+			it.f(ctx)
+		} else if it.u.ctx == nil || it.u.ctx.Err() == nil {
+			s.updates = append(s.updates, it.u)
+		}
+	}
+	s.flushUpdates(ctx)
+}
+
+// flushUpdates handles the updates taken so far.
+func (s *Scheduler) flushUpdates(ctx context.Context) {
 	for len(s.updates) > 0 {
 		n := min(len(s.updates), maxBatch)
 		batch := s.updates[:n:n]

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -79,5 +80,28 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 	}
 	if _, err := r.reg.RunningOf(r.ctx, "job"); err != nil || len(r.running("job")) != 1 {
 		t.Fatal("a fenced batch changed the registry")
+	}
+}
+
+// TestUpdatesNeverWaitForTheLoop: the stream's events queue without the
+// loop (the Mesos event stream is read on while a launch round runs), in
+// their order: the updates before another event are handled before it.
+func TestUpdatesNeverWaitForTheLoop(t *testing.T) {
+	r := newRig(t)
+	var order []string
+	const n = 3 * 1024 // more than the loop's event queue holds
+	for i := range n {
+		if i == n-1 {
+			r.sched.Rescinded(r.ctx, "o1")
+			r.sched.fromStream(r.ctx, func(context.Context) { order = append(order, "event") })
+		}
+		r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "not-ours", State: "TASK_RUNNING"}, func(bool) { order = append(order, "update") })
+	}
+	if len(r.sched.events) != 0 || len(r.sched.inbox) != n+2 {
+		t.Fatalf("%d posted to the loop, %d queued", len(r.sched.events), len(r.sched.inbox))
+	}
+	r.sched.handleUpdates(r.ctx)
+	if len(order) != n+1 || order[n-1] != "event" || order[n] != "update" || order[0] != "update" {
+		t.Fatalf("handled %d, in the wrong order", len(order))
 	}
 }

@@ -12,7 +12,7 @@ var _ mesos.Handler = (*Scheduler)(nil)
 
 // Subscribed persists the framework id, then reconciles every task.
 func (s *Scheduler) Subscribed(ctx context.Context, frameworkID string) {
-	s.post(ctx, func(ctx context.Context) {
+	s.fromStream(ctx, func(ctx context.Context) {
 		s.subscribed = true
 		s.suppressed = false
 		if err := s.Registry.SetFrameworkID(ctx, frameworkID); err != nil {
@@ -25,7 +25,7 @@ func (s *Scheduler) Subscribed(ctx context.Context, frameworkID string) {
 
 // Offers holds new offers until the next launch round.
 func (s *Scheduler) Offers(ctx context.Context, os []mesos.Offer) {
-	s.post(ctx, func(context.Context) {
+	s.fromStream(ctx, func(context.Context) {
 		for _, o := range os {
 			s.offers[o.ID] = o
 		}
@@ -35,7 +35,7 @@ func (s *Scheduler) Offers(ctx context.Context, os []mesos.Offer) {
 
 // Rescinded forgets an offer.
 func (s *Scheduler) Rescinded(ctx context.Context, offerID string) {
-	s.post(ctx, func(context.Context) { delete(s.offers, offerID) })
+	s.fromStream(ctx, func(context.Context) { delete(s.offers, offerID) })
 }
 
 // Update applies a status update; the client acknowledges it when this
@@ -51,12 +51,12 @@ func (s *Scheduler) Message(ctx context.Context, agentID, executorID string, dat
 		s.Log.Warn("executor message ignored", "agent", agentID, "executor", executorID, "err", err)
 		return
 	}
-	s.post(ctx, func(ctx context.Context) { s.onDaemonReport(ctx, agentID, rep) })
+	s.fromStream(ctx, func(ctx context.Context) { s.onDaemonReport(ctx, agentID, rep) })
 }
 
 // Failure forgets a terminated executor, or every executor of a lost agent.
 func (s *Scheduler) Failure(ctx context.Context, agentID, executorID string, status *int32) {
-	s.post(ctx, func(context.Context) {
+	s.fromStream(ctx, func(context.Context) {
 		if executorID != "" {
 			if appName, _, err := jobs.ParseExecutorID(executorID); err == nil {
 				delete(s.executors, offers.ExecutorKey{App: appName, AgentID: agentID})
@@ -73,7 +73,7 @@ func (s *Scheduler) Failure(ctx context.Context, agentID, executorID string, sta
 
 // Disconnected voids outstanding offers until the next subscription.
 func (s *Scheduler) Disconnected(ctx context.Context, err error) {
-	s.post(ctx, func(context.Context) {
+	s.fromStream(ctx, func(context.Context) {
 		s.subscribed = false
 		clear(s.offers)
 		s.Log.Warn("mesos connection lost", "err", err)

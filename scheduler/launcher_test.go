@@ -201,7 +201,7 @@ func TestExecutorChargedOncePerAgent(t *testing.T) {
 		t.Fatalf("accepts = %d: the live executor was charged again", len(r.drv.accepts))
 	}
 	r.sched.Failure(r.ctx, "agent-1", "app@-@agent-1", nil)
-	(<-r.sched.events)(r.ctx)
+	r.sched.handleUpdates(r.ctx) // the stream's queued events
 	if len(r.sched.executors) != 0 {
 		t.Fatal("a terminated executor is still counted")
 	}

@@ -109,6 +109,8 @@ type Scheduler struct {
 	readyRead    readyRead                           // the ready queue of the last round, and its generation
 	readyWatched atomic.Bool                         // forwardWakes follows the ready queue
 	updates      []pendingUpdate                     // status updates for the next batch (batch.go)
+	inboxMu      sync.Mutex
+	inbox        []inboxItem // the Mesos stream's events not yet taken by the loop (batch.go)
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)

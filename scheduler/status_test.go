@@ -205,7 +205,7 @@ func TestAppDeleteStopsItsExecutors(t *testing.T) {
 func TestSubscribeReconcilesRunningTasks(t *testing.T) {
 	r, run := launched(t, nil)
 	r.sched.Subscribed(r.ctx, "fw-1")
-	(<-r.sched.events)(r.ctx)
+	r.sched.handleUpdates(r.ctx) // the stream's queued events
 	if id, _ := r.reg.FrameworkID(r.ctx); id != "fw-1" {
 		t.Fatalf("framework id = %q", id)
 	}
@@ -356,7 +356,7 @@ func TestDaemonReportsMarkBusyAndIdle(t *testing.T) {
 	report := func(typ string) {
 		rep := jobs.DaemonReport{Type: typ, TaskID: task, RunID: "r1", StartTime: t0}
 		r.sched.Message(r.ctx, "agent-1", "app@-@agent-1", rep.Marshal())
-		(<-r.sched.events)(r.ctx)
+		r.sched.handleUpdates(r.ctx) // the stream's queued events
 	}
 	report(jobs.DaemonBegin)
 	if !r.running("job")[0].Busy {
@@ -369,11 +369,9 @@ func TestDaemonReportsMarkBusyAndIdle(t *testing.T) {
 	if len(obs.runs) != 2 || obs.runs[1].Type != jobs.DaemonComplete {
 		t.Fatalf("observed %+v", obs.runs)
 	}
-	r.sched.Message(r.ctx, "agent-1", "x", []byte("not json")) // ignored, nothing posted
-	select {
-	case <-r.sched.events:
+	r.sched.Message(r.ctx, "agent-1", "x", []byte("not json")) // ignored, nothing queued
+	if len(r.sched.inbox) != 0 {
 		t.Fatal("a bad message reached the loop")
-	default:
 	}
 }
 
@@ -399,7 +397,7 @@ func TestFailedDaemonRunNotifiesAndDefaultZoneReachesTheTask(t *testing.T) {
 	r.status(task, "TASK_RUNNING")
 	rep := jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: task, RunID: "r", Message: "exit code 1"}
 	r.sched.Message(r.ctx, "agent-1", "app@-@agent-1", rep.Marshal())
-	(<-r.sched.events)(r.ctx)
+	r.sched.handleUpdates(r.ctx) // the stream's queued events
 	if len(n.got) != 1 || n.got[0] != "job DAEMON_RUN_FAILED exit code 1" {
 		t.Fatalf("notifications %v", n.got)
 	}
