@@ -322,10 +322,16 @@ func TestBlindPutsShowBeforeTheRestOfACommit(t *testing.T) {
 
 type commitKey struct{}
 
+// reporter is a store that reports what its commits wrote.
+type reporter interface {
+	store.KV
+	store.Reporter
+}
+
 // reportingKV counts the Gets made on behalf of a commit (its context
-// carries commitKey) over a store that reports what its commits wrote.
+// carries commitKey) over a store.Reporter.
 type reportingKV struct {
-	*sqlite.Store
+	reporter
 	gets atomic.Int64
 }
 
@@ -333,19 +339,43 @@ func (r *reportingKV) Get(ctx context.Context, p string) (store.Node, error) {
 	if ctx.Value(commitKey{}) != nil {
 		r.gets.Add(1)
 	}
-	return r.Store.Get(ctx, p)
+	return r.reporter.Get(ctx, p)
 }
 
-// TestReportedCommitsAreNotReadBack: over a store.Reporter, what blind puts
-// wrote (their versions are not in the ops) is taken from the commit's
-// events instead of read back, and the copy agrees with the store.
+// TestReportedCommitsAreNotReadBack: over a store.Reporter (SQLite, and
+// ZooKeeper when EJ_TEST_ZK is set), what blind puts wrote (their versions
+// are not in the ops) is taken from the commit's events instead of read
+// back, and the copy agrees with the store.
 func TestReportedCommitsAreNotReadBack(t *testing.T) {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"), sqlite.Options{Sync: sqlite.SyncNormal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back := &reportingKV{Store: s}
-	var _ store.Reporter = back
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"), sqlite.Options{Sync: sqlite.SyncNormal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reportedCommits(t, s)
+	})
+	t.Run("zookeeper", func(t *testing.T) {
+		servers := os.Getenv("EJ_TEST_ZK")
+		if servers == "" {
+			if os.Getenv("CI") != "" {
+				t.Fatal("EJ_TEST_ZK is not set in CI")
+			}
+			t.Skip("EJ_TEST_ZK not set")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		s, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(servers, ","),
+			Namespace: fmt.Sprintf("ejtest/cache-report-%d", time.Now().UnixNano())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		reportedCommits(t, s)
+	})
+}
+
+func reportedCommits(t *testing.T, s reporter) {
+	back := &reportingKV{reporter: s}
 	ctx := context.WithValue(t.Context(), commitKey{}, true)
 	mustCommit(t, s, store.Create("/state/old", []byte("0")), store.Create("/state/gone", []byte("x")))
 	c := openCache(t, back, "/state")

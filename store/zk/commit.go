@@ -22,35 +22,45 @@ const assumeDepth = 2
 // errReplan marks a multi that failed on an op planned from a stale read.
 var errReplan = errors.New("zk store: tree changed during commit")
 
+var _ store.Reporter = (*Store)(nil)
+
 // Commit applies ops atomically as one ZooKeeper multi.
 func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
+	_, err := s.CommitReport(ctx, ops...)
+	return err
+}
+
+// CommitReport is Commit, returning the events the multi produced
+// (store.Reporter): every node it created (version 0) or wrote (the new
+// version from the multi's reply), and every node it deleted, in order.
+func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Event, error) {
 	if err := s.check("/"); err != nil {
-		return fmt.Errorf("zk store commit: %w", err)
+		return nil, fmt.Errorf("zk store commit: %w", err)
 	}
 	for _, op := range ops {
 		if op.Kind < store.OpCreate || op.Kind > store.OpCheck {
-			return fmt.Errorf("zk store %s %s: unknown op kind: %w", op.Kind.String(), op.Path, store.ErrBadPath)
+			return nil, fmt.Errorf("zk store %s %s: unknown op kind: %w", op.Kind.String(), op.Path, store.ErrBadPath)
 		}
 		if err := store.ValidatePath(op.Path); err != nil {
-			return fmt.Errorf("zk store %s: %w", op.Kind.String(), err)
+			return nil, fmt.Errorf("zk store %s: %w", op.Kind.String(), err)
 		}
 		if op.Path == "/" && op.Kind != store.OpCheck {
-			return fmt.Errorf("zk store %s /: the root is not writable: %w", op.Kind.String(), store.ErrBadPath)
+			return nil, fmt.Errorf("zk store %s /: the root is not writable: %w", op.Kind.String(), store.ErrBadPath)
 		}
 	}
 	if len(ops) == 0 {
-		return nil
+		return nil, nil
 	}
 	optimistic := true
 	for range commitAttempts {
-		err := s.commitOnce(ctx, ops, optimistic)
+		evs, err := s.commitOnce(ctx, ops, optimistic)
 		if !errors.Is(err, errReplan) {
-			return err
+			return evs, err
 		}
 		optimistic = false
 		s.log.Debug("commit re-planned", "subsystem", "zkstore", "err", err)
 	}
-	return fmt.Errorf("zk store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
+	return nil, fmt.Errorf("zk store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
 }
 
 // step is one request of the multi and where it came from.
@@ -80,15 +90,15 @@ type plan struct {
 	steps      []step
 }
 
-func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool) error {
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool) ([]store.Event, error) {
 	p := &plan{s: s, ctx: ctx, optimistic: optimistic, overlay: map[string]bool{}}
 	for _, op := range ops {
 		if err := p.add(op); err != nil {
-			return opErr(op.Kind.String(), op.Path, err)
+			return nil, opErr(op.Kind.String(), op.Path, err)
 		}
 	}
 	if len(p.steps) == 0 {
-		return nil
+		return nil, nil
 	}
 	reqs := make([]any, len(p.steps))
 	for i, st := range p.steps {
@@ -96,7 +106,7 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool)
 	}
 	res, err := call(ctx, func() ([]zk.MultiResponse, error) { return s.conn.Multi(reqs...) })
 	if err == nil {
-		return nil
+		return s.events(p.steps, res), nil
 	}
 	for i, r := range res {
 		if r.Error == nil || i >= len(p.steps) {
@@ -105,14 +115,38 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool)
 		st := p.steps[i]
 		if st.planned || errors.Is(r.Error, zk.ErrNotEmpty) || (st.assumed && errors.Is(r.Error, zk.ErrNoNode)) ||
 			(st.op.Kind == store.OpDelete && st.op.Version == store.AnyVersion && errors.Is(r.Error, zk.ErrNoNode)) {
-			return fmt.Errorf("%w: %s %s: %w", errReplan, st.op.Kind.String(), st.op.Path, r.Error)
+			return nil, fmt.Errorf("%w: %s %s: %w", errReplan, st.op.Kind.String(), st.op.Path, r.Error)
 		}
-		return opErr(st.op.Kind.String(), st.op.Path, r.Error)
+		return nil, opErr(st.op.Kind.String(), st.op.Path, r.Error)
 	}
 	if sentinel := sentinelOf(err); sentinel != nil {
-		return fmt.Errorf("zk store commit: %w (%w)", sentinel, err)
+		return nil, fmt.Errorf("zk store commit: %w (%w)", sentinel, err)
 	}
-	return fmt.Errorf("zk store commit: %w", err)
+	return nil, fmt.Errorf("zk store commit: %w", err)
+}
+
+// events are what a successful multi did, from its requests and replies
+// (a reply without a stat gives no event for a write: the cache then reads
+// the node back).
+func (s *Store) events(steps []step, res []zk.MultiResponse) []store.Event {
+	out := make([]store.Event, 0, len(steps))
+	for i, st := range steps {
+		switch req := st.req.(type) {
+		case *zk.CreateRequest:
+			if p, ok := s.spath(req.Path); ok {
+				out = append(out, store.Event{Type: store.EventPut, Path: p})
+			}
+		case *zk.SetDataRequest:
+			if p, ok := s.spath(req.Path); ok && i < len(res) && res[i].Stat != nil {
+				out = append(out, store.Event{Type: store.EventPut, Path: p, Version: int64(res[i].Stat.Version)})
+			}
+		case *zk.DeleteRequest:
+			if p, ok := s.spath(req.Path); ok {
+				out = append(out, store.Event{Type: store.EventDelete, Path: p})
+			}
+		}
+	}
+	return out
 }
 
 func (p *plan) exists(path string) (bool, error) {
