@@ -71,6 +71,11 @@ func (s *Scheduler) launch(ctx context.Context) {
 		w.behind(in.Requests[:cut], in.Requests[cut:], in.Offers)
 		in.Requests = in.Requests[:cut]
 	}
+	if cut := capRound(in.Requests, s.Options.MaxRoundTasks); cut < len(in.Requests) {
+		w.capped(in.Requests[cut:], s.Options.MaxRoundTasks)
+		in.Requests = in.Requests[:cut]
+		s.Wake() // the rest in the next round
+	}
 	plan := offers.Match(in)
 	s.lastPlan = plan.Unplaced
 	s.explainUnplaced(&w, plan, in)
@@ -103,6 +108,41 @@ func considered(reqs []offers.Request, offs []offers.Offer) int {
 		asked.CPU, asked.MemMB = asked.CPU+r.Task.CPU, asked.MemMB+r.Task.MemMB
 	}
 	return len(reqs)
+}
+
+// capRound is how many of the requests a round may place when one launch
+// commit may hold at most max tasks (0: no bound): a ZooKeeper multi is
+// bounded in size (jute.maxbuffer, 1 MB by default, and the client's own
+// buffer), and a round on a large cluster can place thousands. The cut
+// falls between two jobs, after at least one (a gang is never split).
+func capRound(reqs []offers.Request, max int) int {
+	if max <= 0 || len(reqs) <= max {
+		return len(reqs)
+	}
+	for i := max; i > 0; i-- {
+		if reqs[i].Job != reqs[i-1].Job || reqs[i].Kind != reqs[i-1].Kind {
+			return i
+		}
+	}
+	for i := max + 1; i < len(reqs); i++ { // one gang larger than max
+		if reqs[i].Job != reqs[i-1].Job || reqs[i].Kind != reqs[i-1].Kind {
+			return i
+		}
+	}
+	return len(reqs)
+}
+
+// capped gives the requests a bounded round left for the next their
+// reason.
+func (w *work) capped(rest []offers.Request, max int) {
+	msg := fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
+		"taken oldest first; the next round follows at once", max)
+	for i, r := range rest {
+		if i > 0 && r.Job == rest[i-1].Job && r.Kind == offers.Ready && rest[i-1].Kind == offers.Ready {
+			continue
+		}
+		w.wait(waitKey(r), registry.WaitBehind, msg, time.Time{})
+	}
 }
 
 // behind gives the requests a round did not try their reason: the older

@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
 )
 
 func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
@@ -284,5 +286,52 @@ func TestGuardedDriverRefusesAfterLeadershipEnds(t *testing.T) {
 	}
 	if len(r.running("job")) != 0 || r.readyCount("job") != 1 {
 		t.Fatalf("launch state not rolled back: running %v ready %d", r.running("job"), r.readyCount("job"))
+	}
+}
+
+// TestRoundsAreBounded: with MaxRoundTasks (the ZooKeeper registry: one
+// launch commit is one multi of bounded size) a round places at most that
+// many shards, whole jobs oldest first, and the rest follow in the next
+// rounds; a gang larger than the bound still launches whole.
+func TestRoundsAreBounded(t *testing.T) {
+	r := newRig(t)
+	r.sched.Options.MaxRoundTasks = 4
+	r.addApp("app", 0.1, 16)
+	for _, name := range []string{"j1", "j2", "j3"} {
+		r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = name, 3, 0.1, 16 })
+		r.trigger(name)
+		r.clk.Advance(time.Second) // queued in this order
+	}
+	launched := func() int {
+		n := 0
+		for _, a := range r.drv.accepts {
+			n += len(a.launches)
+		}
+		return n
+	}
+	for round, want := range []int{3, 6, 9} {
+		r.offer(fmt.Sprintf("o%d", round), 64, 65536)
+		r.sched.launch(r.ctx)
+		if got := launched(); got != want {
+			t.Fatalf("round %d: %d tasks launched in all, want %d", round, got, want)
+		}
+	}
+	reqs := func(shards ...int) []offers.Request {
+		var out []offers.Request
+		for j, n := range shards {
+			for s := range n {
+				out = append(out, offers.Request{Job: fmt.Sprint("j", j), Shard: s, Kind: offers.Ready})
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		shards []int
+		max    int
+		want   int
+	}{{[]int{3, 3, 3}, 4, 3}, {[]int{3, 3, 3}, 6, 6}, {[]int{3, 3}, 0, 6}, {[]int{10, 2}, 4, 10}, {[]int{2, 2}, 4, 4}} {
+		if got := capRound(reqs(c.shards...), c.max); got != c.want {
+			t.Errorf("capRound(%v, %d) = %d, want %d", c.shards, c.max, got, c.want)
+		}
 	}
 }

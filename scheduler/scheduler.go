@@ -58,6 +58,7 @@ type Options struct {
 	RefuseBusy      time.Duration     // decline filter when work waits but does not fit (default 1s)
 	OfferHold       time.Duration     // keep offers this long after the last work before declining (0: decline at once)
 	FireLead        time.Duration     // stage cron fires this long before their instant (0: at the instant)
+	MaxRoundTasks   int               // bound on the tasks one launch round places (one commit); 0: none
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
 	ReconcileWait   time.Duration     // after subscribing, launching waits this long for every running task's state (default 15s)

@@ -145,6 +145,7 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, ResolveAppURL: l.resolveAppURL,
+			MaxRoundTasks: maxRoundTasks(l.cfg),
 		},
 	})
 	log.Info("leading", "framework_id", fwID, "node", term.Node())
@@ -214,4 +215,16 @@ func peersOf(lead leadership) func() []string {
 		}
 		return out
 	}
+}
+
+// zkRoundTasks bounds a launch round on the ZooKeeper registry: its commit
+// is one multi (a running entry and a dequeue per task, ~1 KB) and must
+// stay well under ZooKeeper's 1 MB request limit.
+const zkRoundTasks = 512
+
+func maxRoundTasks(cfg config.Config) int {
+	if cfg.ZKServers != "" {
+		return zkRoundTasks
+	}
+	return 0
 }
