@@ -87,8 +87,9 @@ type plan struct {
 	s          *Store
 	ctx        context.Context
 	optimistic bool
-	overlay    map[string]bool // store path → exists after the batch's earlier steps
-	server     map[string]bool // store path → existed on the server when prefetched
+	overlay    map[string]bool     // store path → exists after the batch's earlier steps
+	server     map[string]bool     // store path → existed on the server when prefetched
+	children   map[string][]string // store path → its children's names on the server when prefetched
 	steps      []step
 }
 
@@ -96,49 +97,99 @@ type plan struct {
 // once (pipelined on the session's one connection).
 const prefetchWorkers = 32
 
-// prefetch reads, concurrently, whether the nodes the batch's Puts write
-// exist, which a Put's plan (create or set) depends on: a batch of a
-// thousand Puts (a launch round's waiting reasons) then costs a few round
-// trips instead of a thousand one after another. A node that changes
-// between this read and the multi fails the multi's planned step and the
-// commit is planned again.
+// prefetch reads, concurrently, what the plan of the batch would otherwise
+// read one round trip after another: whether the nodes its Puts and
+// Deletes name exist (a Put is a create or a set), whether the ancestors
+// of what it creates exist below the depth an optimistic plan assumes, and
+// the children of what it deletes. A launch round's commit (a thousand
+// running entries, dequeues and waiting reasons) then costs a few round
+// trips instead of thousands. A node that changes between these reads and
+// the multi fails the multi's planned step and the commit is planned
+// again.
 func (p *plan) prefetch(ops []store.Op) error {
-	var paths []string
-	seen := map[string]bool{}
-	for _, op := range ops {
-		if op.Kind == store.OpPut && !seen[op.Path] {
-			seen[op.Path] = true
-			paths = append(paths, op.Path)
+	var exist, kids []string
+	seenE, seenK := map[string]bool{}, map[string]bool{}
+	addE := func(path string) {
+		if path != "/" && !seenE[path] {
+			seenE[path] = true
+			exist = append(exist, path)
 		}
 	}
-	if len(paths) < 2 {
+	for _, op := range ops {
+		switch op.Kind {
+		case store.OpPut, store.OpCreate:
+			if op.Kind == store.OpPut {
+				addE(op.Path)
+			}
+			for _, a := range ancestors(op.Path) {
+				if !p.optimistic || strings.Count(a, "/") > assumeDepth {
+					addE(a)
+				}
+			}
+		case store.OpDelete:
+			addE(op.Path)
+			if !seenK[op.Path] {
+				seenK[op.Path] = true
+				kids = append(kids, op.Path)
+			}
+		}
+	}
+	if len(exist)+len(kids) < 2 {
 		return nil
 	}
-	found := make([]bool, len(paths))
-	errs := make([]error, len(paths))
+	type job struct {
+		path string
+		kids bool
+	}
+	jobsList := make([]job, 0, len(exist)+len(kids))
+	for _, e := range exist {
+		jobsList = append(jobsList, job{e, false})
+	}
+	for _, k := range kids {
+		jobsList = append(jobsList, job{k, true})
+	}
+	found := make([]bool, len(jobsList))
+	names := make([][]string, len(jobsList))
+	errs := make([]error, len(jobsList))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(prefetchWorkers, len(paths)) {
+	for range min(prefetchWorkers, len(jobsList)) {
 		wg.Go(func() {
 			for i := range next {
+				j := jobsList[i]
+				if j.kids {
+					names[i], errs[i] = call(p.ctx, func() ([]string, error) {
+						n, _, err := p.s.conn.Children(p.s.zpath(j.path))
+						if errors.Is(err, zk.ErrNoNode) {
+							return nil, nil
+						}
+						return n, err
+					})
+					continue
+				}
 				found[i], errs[i] = call(p.ctx, func() (bool, error) {
-					ok, _, err := p.s.conn.Exists(p.s.zpath(paths[i]))
+					ok, _, err := p.s.conn.Exists(p.s.zpath(j.path))
 					return ok, err
 				})
 			}
 		})
 	}
-	for i := range paths {
+	for i := range jobsList {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	p.server = make(map[string]bool, len(paths))
-	for i, path := range paths {
+	p.server = make(map[string]bool, len(exist))
+	p.children = make(map[string][]string, len(kids))
+	for i, j := range jobsList {
 		if errs[i] != nil {
 			return errs[i]
 		}
-		p.server[path] = found[i]
+		if j.kids {
+			p.children[j.path] = names[i]
+		} else {
+			p.server[j.path] = found[i]
+		}
 	}
 	return nil
 }
@@ -328,10 +379,14 @@ func (p *plan) descendants(path string) ([]string, error) {
 	for len(queue) > 0 {
 		dir := queue[0]
 		queue = queue[1:]
-		names, err := call(p.ctx, func() ([]string, error) {
-			n, _, err := p.s.conn.Children(p.s.zpath(dir))
-			return n, err
-		})
+		names, prefetched := p.children[dir]
+		var err error
+		if !prefetched {
+			names, err = call(p.ctx, func() ([]string, error) {
+				n, _, err := p.s.conn.Children(p.s.zpath(dir))
+				return n, err
+			})
+		}
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return nil, err
 		}

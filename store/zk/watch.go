@@ -43,6 +43,7 @@ type tree struct {
 	work       []item           // notifications and deferred reads, in order
 	nodes      map[string]known // store path → last seen state
 	kids       map[string]int   // directory → children at its last listing
+	under      map[string]int   // path → nodes known below it (setNode, dropNode)
 	relist     map[string]bool  // big directories whose child watch fired, re-listed at relistAt
 	relistAt   time.Time
 	pending    []store.Event
@@ -301,7 +302,7 @@ func (t *tree) refresh(ctx context.Context, p string) error {
 	if k.mzxid != st.Mzxid {
 		// Writes between the notification and this read coalesce; the data
 		// version counts them, so report one EventPut per version.
-		t.nodes[p] = knownOf(st)
+		t.setNode(p, knownOf(st))
 		for v := k.version + 1; v <= int64(st.Version); v++ {
 			t.emit(store.Event{Type: store.EventPut, Path: p, Version: v})
 		}
@@ -363,7 +364,7 @@ func (t *tree) add(ctx context.Context, paths []string, report bool) error {
 			switch {
 			case errors.Is(r.err, zk.ErrNoNode):
 				if r.st != nil { // vanished between the two reads
-					t.nodes[p] = knownOf(r.st)
+					t.setNode(p, knownOf(r.st))
 					if report {
 						t.emit(store.Event{Type: store.EventPut, Path: p, Version: int64(r.st.Version)})
 					}
@@ -381,7 +382,7 @@ func (t *tree) add(ctx context.Context, paths []string, report bool) error {
 			if _, ok := t.nodes[p]; ok {
 				continue
 			}
-			t.nodes[p] = knownOf(r.st)
+			t.setNode(p, knownOf(r.st))
 			t.kids[p] = len(r.kids)
 			for v := int64(0); report && v <= int64(r.st.Version); v++ {
 				t.emit(store.Event{Type: store.EventPut, Path: p, Version: v}) // its create and writes
@@ -424,6 +425,13 @@ func (t *tree) armRoot(ctx context.Context) error {
 // remove forgets p's subtree, emitting EventDelete for every node after its
 // descendants.
 func (t *tree) remove(p string) {
+	if t.under[p] == 0 { // nothing below it known: the usual case, no scan of every node
+		if k, ok := t.nodes[p]; ok {
+			t.emit(store.Event{Type: store.EventDelete, Path: p, Version: k.version})
+			t.dropNode(p)
+		}
+		return
+	}
 	var gone []string
 	for c := range t.nodes {
 		if store.Under(c, p) {
@@ -434,13 +442,38 @@ func (t *tree) remove(p string) {
 	slices.Reverse(gone)
 	for _, c := range gone {
 		t.emit(store.Event{Type: store.EventDelete, Path: c, Version: t.nodes[c].version})
-		delete(t.nodes, c)
+		t.dropNode(c)
+	}
+}
+
+// setNode records p, counting a new node under each of its ancestors.
+func (t *tree) setNode(p string, k known) {
+	if _, ok := t.nodes[p]; !ok {
+		for a := p; a != "/"; {
+			a = store.Parent(a)
+			t.under[a]++
+		}
+	}
+	t.nodes[p] = k
+}
+
+// dropNode forgets p (not its descendants) and uncounts it.
+func (t *tree) dropNode(p string) {
+	if _, ok := t.nodes[p]; !ok {
+		return
+	}
+	delete(t.nodes, p)
+	for a := p; a != "/"; {
+		a = store.Parent(a)
+		if t.under[a]--; t.under[a] <= 0 {
+			delete(t.under, a)
+		}
 	}
 }
 
 // scan reads the whole subtree, arming every watch.
 func (t *tree) scan(ctx context.Context) error {
-	t.nodes, t.kids, t.relist = map[string]known{}, map[string]int{}, map[string]bool{}
+	t.nodes, t.kids, t.relist, t.under = map[string]known{}, map[string]int{}, map[string]bool{}, map[string]int{}
 	return t.add(ctx, []string{t.root}, false)
 }
 
