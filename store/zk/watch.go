@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	maxPending   = 4096    // undelivered events before they collapse into one EventResync
+	maxPending   = 65_536  // undelivered events before they collapse into one EventResync (a launch round writes thousands)
 	maxInbox     = 100_000 // unprocessed notifications before the tree is re-read
 	outBuffer    = 64      // buffer of the consumer's channel
 	rescanPause  = 200 * time.Millisecond
