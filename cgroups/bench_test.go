@@ -29,6 +29,12 @@ func BenchmarkTaskCgroupLifecycleThreadJoin(b *testing.B) { lifecycle(b, 0, true
 // favordynmods mount option), which back-to-back joins share.
 func BenchmarkTaskCgroupLifecycleSpaced(b *testing.B) { lifecycle(b, 100*time.Millisecond, false) }
 
+// The thread join spaced out: the thread writes "0" (itself) to the tasks
+// files, which spares it the RCU wait too; a thread id would not.
+func BenchmarkTaskCgroupLifecycleThreadJoinSpaced(b *testing.B) {
+	lifecycle(b, 100*time.Millisecond, true)
+}
+
 func lifecycle(b *testing.B, gap time.Duration, thread bool) {
 	h, g := cgroupstest.Require(b)
 	var leave []string

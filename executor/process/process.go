@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -157,14 +156,17 @@ func start(spec Spec) (cmd *exec.Cmd, from int64, err error) {
 // start fails.
 func startJoined(cmd *exec.Cmd, join, leave []string) error {
 	runtime.LockOSThread()
-	tid := strconv.Itoa(syscall.Gettid())
-	err := writeEach(join, tid)
+	// "0" is the writing thread itself: the kernel then skips the global
+	// cgroup_threadgroup_rwsem, whose write side waits for an RCU grace
+	// period (~10 ms) and which an explicit thread id would take.
+	const self = "0"
+	err := writeEach(join, self)
 	if err == nil {
 		err = cmd.Start()
 	} else {
 		err = fmt.Errorf("cgroup: join: %w", err)
 	}
-	if lerr := writeEach(leave, tid); lerr != nil {
+	if lerr := writeEach(leave, self); lerr != nil {
 		if err == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
