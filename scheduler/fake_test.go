@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ type fakeDriver struct {
 	reconciles [][]mesos.TaskRef
 	shutdowns  []string
 	acceptErr  error
+	failAgent  string // Accept fails for launches on this agent
 	calls      chan string
 }
 
@@ -53,6 +55,9 @@ func (d *fakeDriver) Accept(_ context.Context, ids []string, l []mesos.TaskLaunc
 	d.note("accept")
 	if d.acceptErr != nil {
 		return d.acceptErr
+	}
+	if len(l) > 0 && d.failAgent != "" && l[0].AgentID == d.failAgent {
+		return errors.New("agent " + d.failAgent + " refused")
 	}
 	d.accepts = append(d.accepts, acceptCall{ids, l})
 	return nil
