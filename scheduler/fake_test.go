@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -26,7 +25,6 @@ type fakeDriver struct {
 	reconciles [][]mesos.TaskRef
 	shutdowns  []string
 	acceptErr  error
-	failAgent  string // Accept fails for launches on this agent
 	calls      chan string
 }
 
@@ -55,9 +53,6 @@ func (d *fakeDriver) Accept(_ context.Context, ids []string, l []mesos.TaskLaunc
 	d.note("accept")
 	if d.acceptErr != nil {
 		return d.acceptErr
-	}
-	if len(l) > 0 && d.failAgent != "" && l[0].AgentID == d.failAgent {
-		return errors.New("agent " + d.failAgent + " refused")
 	}
 	d.accepts = append(d.accepts, acceptCall{ids, l})
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
@@ -366,19 +365,13 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 	for _, ev := range events {
 		byTask[ev.TaskID] = ev
 	}
-	agents := make([]string, 0, len(byAgent))
 	for agent, al := range byAgent {
-		agents = append(agents, agent)
 		for _, id := range al.offerIDs {
 			delete(s.offers, id)
 		}
-	}
-	sort.Strings(agents)
-	sent, errs := s.acceptAll(ctx, agents, byAgent)
-	for i, agent := range agents {
-		al := byAgent[agent]
-		if errs[i] != nil {
-			s.Log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", errs[i])
+		sent := s.Clock.Now() // the metric runs to the ACCEPT being sent
+		if err := s.Driver.Accept(ctx, al.offerIDs, al.launches, s.acceptRefuse()); err != nil {
+			s.Log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			s.rollback(ctx, al.launches, w)
 			continue
 		}
@@ -386,7 +379,7 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 			appName, _, _ := jobs.ParseExecutorID(l.Executor.ID)
 			s.executors[offers.ExecutorKey{App: appName, AgentID: agent}] = true
 			ev := byTask[l.TaskID]
-			ev.At = sent[i]
+			ev.At = sent
 			s.Observer.Launched(ev)
 		}
 	}
@@ -395,44 +388,6 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 		refuse = s.Options.RefuseBusy
 	}
 	s.decline(ctx, plan.Decline, refuse)
-}
-
-// acceptWorkers bounds the ACCEPT calls of a round in flight at once: a
-// round on a large cluster places tasks on hundreds of agents, one call
-// each, and one after another they held the loop for as many round trips.
-const acceptWorkers = 8
-
-// acceptAll sends each agent's ACCEPT, up to acceptWorkers at once, and
-// returns when each was sent (the metric runs to it) and its error, by
-// agent. Nothing of the loop's state is touched here: the caller records
-// the outcomes.
-func (s *Scheduler) acceptAll(ctx context.Context, agents []string, byAgent map[string]*agentLaunch) ([]time.Time, []error) {
-	sent, errs := make([]time.Time, len(agents)), make([]error, len(agents))
-	refuse := s.acceptRefuse()
-	one := func(i int) {
-		al := byAgent[agents[i]]
-		sent[i] = s.Clock.Now()
-		errs[i] = s.Driver.Accept(ctx, al.offerIDs, al.launches, refuse)
-	}
-	if len(agents) == 1 {
-		one(0)
-		return sent, errs
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(acceptWorkers, len(agents)) {
-		wg.Go(func() {
-			for i := range next {
-				one(i)
-			}
-		})
-	}
-	for i := range agents {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return sent, errs
 }
 
 type agentLaunch struct {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/offers"
 )
 
@@ -334,37 +333,5 @@ func TestRoundsAreBounded(t *testing.T) {
 		if got := capRound(reqs(c.shards...), c.max); got != c.want {
 			t.Errorf("capRound(%v, %d) = %d, want %d", c.shards, c.max, got, c.want)
 		}
-	}
-}
-
-// TestAcceptsGoOutTogether: a round's ACCEPTs (one per agent) are sent
-// concurrently; every agent's tasks launch, and an agent whose ACCEPT fails
-// has only its own tasks rolled back and its job queued again.
-func TestAcceptsGoOutTogether(t *testing.T) {
-	r := newRig(t)
-	r.addApp("app", 0.1, 16)
-	const agents = 12
-	for a := range agents {
-		name := fmt.Sprintf("j%02d", a)
-		r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = name, 1, 1, 16 })
-		r.trigger(name)
-		id := fmt.Sprintf("o%02d", a)
-		r.sched.offers[id] = mesos.Offer{ID: id, AgentID: fmt.Sprintf("agent-%02d", a), Hostname: "h", CPUs: 1.1, MemMB: 64}
-	}
-	r.drv.failAgent = "agent-05"
-	r.sched.launch(r.ctx)
-	if len(r.drv.accepts) != agents-1 {
-		t.Fatalf("%d ACCEPTs went through, want %d", len(r.drv.accepts), agents-1)
-	}
-	running := 0
-	for a := range agents {
-		n := len(r.running(fmt.Sprintf("j%02d", a)))
-		running += n
-		if a == 5 && (n != 0 || r.readyCount("j05") != 1) {
-			t.Fatalf("the refused agent's job: %d running, %d queued", n, r.readyCount("j05"))
-		}
-	}
-	if running != agents-1 {
-		t.Fatalf("%d running, want %d", running, agents-1)
 	}
 }
