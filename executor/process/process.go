@@ -147,8 +147,8 @@ func start(spec Spec) (cmd *exec.Cmd, from int64, err error) {
 // startJoined starts cmd from a thread of its own that is in the cgroup v1
 // group whose tasks files are join: a child inherits the forking thread's
 // groups, so it is in the group before it runs anything, without the cost
-// of an exec'd helper that moves itself. Writing a thread id to a tasks
-// file moves that one thread (no process-wide migration lock). The thread
+// of an exec'd helper that moves itself. Writing 0 to a tasks file moves
+// the writing thread alone (no process-wide migration lock). The thread
 // then moves back to leave. Should that fail, the thread must not run other
 // goroutines from inside the task's group: it stays locked, and the Go
 // runtime ends it when this goroutine ends; the child, which PDEATHSIG
