@@ -121,8 +121,8 @@ func (g *Group) joinFiles() (value string, files []string) {
 	return "$$", []string{filepath.Join(g.Dir(Memory), "cgroup.procs")}
 }
 
-// TasksFiles are g's v1 tasks files, one per hierarchy: a thread id written
-// to each moves that one thread into g (a single-thread migration, see
+// TasksFiles are g's v1 tasks files, one per hierarchy: 0 written to each
+// moves the writing thread alone into g (a single-thread migration, see
 // joinFiles). nil in v2, where domain groups have no tasks files.
 func (g *Group) TasksFiles() []string {
 	if g.h.mode != V1 {

@@ -97,12 +97,21 @@ func ParseExecutorID(s string) (appName, agentID string, err error) {
 func NewUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	ms := uint64(time.Now().UnixMilli())
-	for i := 0; i < 6; i++ {
+	return UUIDAt(time.Now(), b[:], 7)
+}
+
+// UUIDAt is the UUID of the given version (7: random rest, 8: a custom
+// one) whose first 48 bits are t in Unix milliseconds and whose other bits
+// come from rest (16 bytes; its first 6 are replaced).
+func UUIDAt(t time.Time, rest []byte, version byte) string {
+	var b [16]byte
+	copy(b[:], rest)
+	ms := uint64(t.UnixMilli())
+	for i := range 6 {
 		b[i] = byte(ms >> (40 - 8*i))
 	}
-	b[6] = (b[6] & 0x0f) | 0x70
-	b[8] = (b[8] & 0x3f) | 0x80
+	b[6] = b[6]&0x0f | version<<4
+	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 

@@ -60,8 +60,8 @@ func (s *Scheduler) enqueue(it inboxItem) {
 // before that event is handled. If a commit fails (leadership lost, the
 // store unreachable, a concurrent write) nothing of the batch is
 // acknowledged: Mesos resends the updates, and the running mirror is
-// reloaded. Updates that arrived before the client stopped are dropped
-// (Mesos resends them to the next subscription).
+// reloaded. Updates whose Mesos client has stopped are dropped (Mesos
+// resends them to the next subscription).
 func (s *Scheduler) handleUpdates(ctx context.Context) {
 	s.inboxMu.Lock()
 	in := s.inbox

@@ -135,11 +135,16 @@ func capRound(reqs []offers.Request, max int) int {
 // capped gives the requests a bounded round left for the next their
 // reason.
 func (w *work) capped(rest []offers.Request, max int) {
-	msg := fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
-		"taken oldest first; the next round follows at once", max)
+	w.waitBehind(rest, fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
+		"taken oldest first; the next round follows at once", max))
+}
+
+// waitBehind records msg as the behind_older_work reason of the requests
+// a round left out, once per ready execution.
+func (w *work) waitBehind(rest []offers.Request, msg string) {
 	for i, r := range rest {
 		if i > 0 && r.Job == rest[i-1].Job && r.Kind == offers.Ready && rest[i-1].Kind == offers.Ready {
-			continue
+			continue // one reason per ready execution
 		}
 		w.wait(waitKey(r), registry.WaitBehind, msg, time.Time{})
 	}
@@ -162,12 +167,7 @@ func (w *work) behind(tried, rest []offers.Request, offs []offers.Offer) {
 	msg := fmt.Sprintf("behind older work: the %d executions and failover shards queued before it ask for %s CPUs and %s MB, "+
 		"more than twice what the %d offers held have free (%s CPUs, %s MB); rounds try the oldest work first",
 		jobs, fmtCPU(asked.CPU), fmtMem(asked.MemMB), len(offs), fmtCPU(free.CPU), fmtMem(free.MemMB))
-	for i, r := range rest {
-		if i > 0 && r.Job == rest[i-1].Job && r.Kind == offers.Ready && rest[i-1].Kind == offers.Ready {
-			continue // one reason per ready execution
-		}
-		w.wait(waitKey(r), registry.WaitBehind, msg, time.Time{})
-	}
+	w.waitBehind(rest, msg)
 }
 
 // idle declines every held offer and suppresses: nothing waits. Offers

@@ -198,14 +198,7 @@ func TaskEventID(taskID string, parts ...string) string {
 	if !ok {
 		return NewID(parts...)
 	}
-	b := nameHash(parts)
-	ms := uint64(at.UnixMilli())
-	for i := 0; i < 6; i++ {
-		b[i] = byte(ms >> (40 - 8*i))
-	}
-	b[6] = b[6]&0x0f | 0x80
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	return jobs.UUIDAt(at, nameHash(parts), 8)
 }
 
 // envelope is an event's spool line.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -93,114 +92,95 @@ type plan struct {
 	steps      []step
 }
 
-// prefetchWorkers bounds the existence reads a commit has in flight at
-// once (pipelined on the session's one connection).
-const prefetchWorkers = 32
-
-// prefetch reads, concurrently, what the plan of the batch would otherwise
-// read one round trip after another: whether the nodes its Puts and
-// Deletes name exist (a Put is a create or a set), whether the ancestors
-// of what it creates exist below the depth an optimistic plan assumes, and
-// the children of what it deletes. A launch round's commit (a thousand
-// running entries, dequeues and waiting reasons) then costs a few round
-// trips instead of thousands. A node that changes between these reads and
-// the multi fails the multi's planned step and the commit is planned
-// again.
+// prefetch reads, concurrently (forEach), what the plan of the batch would
+// otherwise read one round trip after another: whether the nodes its Puts
+// name exist (a Put is a create or a set), whether the ancestors of what it
+// creates exist below the depth an optimistic plan assumes, and the
+// children of what it deletes (which also says whether they exist). A
+// launch round's commit (a thousand running entries, dequeues and waiting
+// reasons) then costs a few round trips instead of thousands. A node that
+// changes between these reads and the multi fails the multi's planned
+// step and the commit is planned again.
 func (p *plan) prefetch(ops []store.Op) error {
-	var exist, kids []string
-	seenE, seenK := map[string]bool{}, map[string]bool{}
-	addE := func(path string) {
-		if path != "/" && !seenE[path] {
-			seenE[path] = true
-			exist = append(exist, path)
+	type read struct {
+		path  string
+		kids  bool // list the children (a Delete), not only whether it exists
+		found bool
+		names []string
+		err   error
+	}
+	var reads []read
+	seen := map[string]bool{}
+	add := func(path string, kids bool) {
+		if path != "/" && !seen[path] {
+			seen[path] = true
+			reads = append(reads, read{path: path, kids: kids})
 		}
 	}
 	for _, op := range ops {
 		switch op.Kind {
 		case store.OpPut, store.OpCreate:
 			if op.Kind == store.OpPut {
-				addE(op.Path)
+				add(op.Path, false)
 			}
 			for _, a := range ancestors(op.Path) {
 				if !p.optimistic || strings.Count(a, "/") > assumeDepth {
-					addE(a)
+					add(a, false)
 				}
 			}
 		case store.OpDelete:
-			addE(op.Path)
-			if !seenK[op.Path] {
-				seenK[op.Path] = true
-				kids = append(kids, op.Path)
-			}
+			add(op.Path, true)
 		}
 	}
-	if len(exist)+len(kids) < 2 {
+	if len(reads) < 2 {
 		return nil
 	}
-	type job struct {
-		path string
-		kids bool
-	}
-	jobsList := make([]job, 0, len(exist)+len(kids))
-	for _, e := range exist {
-		jobsList = append(jobsList, job{e, false})
-	}
-	for _, k := range kids {
-		jobsList = append(jobsList, job{k, true})
-	}
-	found := make([]bool, len(jobsList))
-	names := make([][]string, len(jobsList))
-	errs := make([]error, len(jobsList))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(prefetchWorkers, len(jobsList)) {
-		wg.Go(func() {
-			for i := range next {
-				j := jobsList[i]
-				if j.kids {
-					names[i], errs[i] = call(p.ctx, func() ([]string, error) {
-						n, _, err := p.s.conn.Children(p.s.zpath(j.path))
-						if errors.Is(err, zk.ErrNoNode) {
-							return nil, nil
-						}
-						return n, err
-					})
-					continue
-				}
-				found[i], errs[i] = call(p.ctx, func() (bool, error) {
-					ok, _, err := p.s.conn.Exists(p.s.zpath(j.path))
-					return ok, err
-				})
+	forEach(len(reads), func(i int) {
+		r := &reads[i]
+		z := p.s.zpath(r.path)
+		if r.kids {
+			r.names, r.err = call(p.ctx, func() ([]string, error) {
+				n, _, err := p.s.conn.Children(z)
+				return n, err
+			})
+			r.found = r.err == nil
+			if errors.Is(r.err, zk.ErrNoNode) {
+				r.err = nil
 			}
-		})
-	}
-	for i := range jobsList {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	p.server = make(map[string]bool, len(exist))
-	p.children = make(map[string][]string, len(kids))
-	for i, j := range jobsList {
-		if errs[i] != nil {
-			return errs[i]
+			return
 		}
-		if j.kids {
-			p.children[j.path] = names[i]
-		} else {
-			p.server[j.path] = found[i]
+		r.found, r.err = call(p.ctx, func() (bool, error) {
+			ok, _, err := p.s.conn.Exists(z)
+			return ok, err
+		})
+	})
+	p.server = make(map[string]bool, len(reads))
+	p.children = map[string][]string{}
+	for _, r := range reads {
+		if r.err != nil {
+			return r.err
+		}
+		p.server[r.path] = r.found
+		if r.kids && r.found {
+			p.children[r.path] = r.names
 		}
 	}
 	return nil
 }
 
+// commitErr words a failure of the commit as a whole, with its store
+// sentinel (ErrUnavailable, …) where it has one.
+func commitErr(err error) error {
+	if sentinel := sentinelOf(err); sentinel != nil {
+		return fmt.Errorf("zk store commit: %w (%w)", sentinel, err)
+	}
+	return fmt.Errorf("zk store commit: %w", err)
+}
+
 func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool) ([]store.Event, error) {
 	p := &plan{s: s, ctx: ctx, optimistic: optimistic, overlay: map[string]bool{}}
 	if err := p.prefetch(ops); err != nil {
-		if sentinel := sentinelOf(err); sentinel != nil {
-			return nil, fmt.Errorf("zk store commit: %w (%w)", sentinel, err)
-		}
-		return nil, fmt.Errorf("zk store commit: %w", err)
+		return nil, commitErr(err)
 	}
 	for _, op := range ops {
 		if err := p.add(op); err != nil {
@@ -229,10 +209,7 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool)
 		}
 		return nil, opErr(st.op.Kind.String(), st.op.Path, r.Error)
 	}
-	if sentinel := sentinelOf(err); sentinel != nil {
-		return nil, fmt.Errorf("zk store commit: %w (%w)", sentinel, err)
-	}
-	return nil, fmt.Errorf("zk store commit: %w", err)
+	return nil, commitErr(err)
 }
 
 // events are what a successful multi did, from its requests and replies
