@@ -34,13 +34,16 @@ func (s *Scheduler) reconcile(ctx context.Context, explicit bool) error {
 	return nil
 }
 
-// periodic runs the timed chores: explicit reconciliation, and giving up
-// on tasks unreachable for too long (they count as lost).
+// periodic runs the timed chores: explicit reconciliation once every
+// Options.Reconcile (the loop ticks at least once a minute, so a shorter
+// tick must not reconcile more often), and giving up on tasks unreachable
+// for too long (they count as lost).
 func (s *Scheduler) periodic(ctx context.Context) {
-	if s.subscribed && s.Options.Reconcile > 0 {
+	now := s.Clock.Now()
+	if s.subscribed && s.Options.Reconcile > 0 && !now.Before(s.reconciledAt.Add(s.Options.Reconcile)) {
+		s.reconciledAt = now
 		_ = s.reconcile(ctx, true)
 	}
-	now := s.Clock.Now()
 	if err := s.Registry.PruneTriggerKeys(ctx, now.Add(-TriggerKeyLifetime)); err != nil {
 		s.Log.Warn("prune trigger idempotency keys", "err", err)
 	}
@@ -73,6 +76,7 @@ func (s *Scheduler) periodic(ctx context.Context) {
 // confirmed.
 func (s *Scheduler) beginReconcile(ctx context.Context) {
 	s.awaiting = map[string]bool{}
+	s.reconciledAt = s.Clock.Now() // the periodic one counts its interval from here
 	all, err := s.runningAll(ctx)
 	if err != nil {
 		s.Log.Warn("reconcile: read running tasks", "err", err)

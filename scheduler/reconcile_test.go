@@ -71,3 +71,20 @@ func TestReconciliationWaitIsBounded(t *testing.T) {
 		t.Fatal("the unanswered task was dropped")
 	}
 }
+
+// TestPeriodicReconcileKeepsItsInterval: the loop's chores tick at least
+// once a minute, but the explicit reconciliation runs once per
+// Options.Reconcile, counted from the subscription's own.
+func TestPeriodicReconcileKeepsItsInterval(t *testing.T) {
+	r, _ := launched(t, nil)
+	r.sched.Options.Reconcile = 10 * time.Minute
+	r.sched.beginReconcile(r.ctx)
+	r.drv.reconciles = nil
+	for minute := 1; minute <= 25; minute++ {
+		r.clk.Advance(time.Minute)
+		r.sched.periodic(r.ctx)
+	}
+	if n := len(r.drv.reconciles); n != 2 {
+		t.Fatalf("25 minutes at a 10 minute interval: %d reconciliations, want 2", n)
+	}
+}

@@ -104,6 +104,8 @@ type Scheduler struct {
 	lastWork     time.Time                           // last launch round that had work waiting
 	awaiting     map[string]bool                     // running tasks whose reconciliation answer is missing
 	awaitUntil   time.Time                           // launching waits for them until then
+	reconciledAt time.Time                           // the last periodic explicit reconciliation
+	overtaken    taskSet                             // tasks a reconciliation answer ended as gone (status.go)
 	wait         waitState                           // why work waits (waiting.go)
 	queues       registry.QueueMemo                  // decoded queue entries of the last round
 	readyGen     atomic.Uint64                       // changes seen to the ready queue (readyqueue.go)

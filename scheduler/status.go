@@ -48,6 +48,9 @@ func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
 	}
 	s.Observer.StatusChanged(ev, st)
 	delete(s.unreachable, st.TaskID)
+	if st.Reason == reasonReconciliation && gone[st.State] {
+		s.overtaken.add(st.TaskID)
+	}
 	switch {
 	case activeStates[st.State]:
 		return s.markState(ctx, tid, rt, st.State)
@@ -121,10 +124,28 @@ func (s *Scheduler) retryOf(job jobs.Config, rt registry.Running, st mesos.Statu
 	return f, false
 }
 
+// reasonReconciliation marks the master's answers to a reconciliation:
+// they carry a task's latest state and can overtake the agent's reliable
+// updates for it that still wait for their acknowledgement.
+const reasonReconciliation = "REASON_RECONCILIATION"
+
+// gone holds the terminal states that say the task's process is over (it
+// finished, failed, was killed, or never began), unlike LOST, GONE or
+// UNKNOWN, after which it may still run somewhere.
+var gone = map[string]bool{"TASK_FINISHED": true, "TASK_FAILED": true, "TASK_KILLED": true, "TASK_ERROR": true}
+
 // orphan handles an update for a task the registry does not hold as
 // running: a live one is killed (it would otherwise run unaccounted), a
-// finished one is only acknowledged.
+// finished one is only acknowledged. A live update for a task that a
+// reconciliation answer already ended as gone is a stale one that the
+// answer overtook: the task is over, so it is only acknowledged.
 func (s *Scheduler) orphan(ctx context.Context, st mesos.Status) error {
+	if s.overtaken.has(st.TaskID) {
+		if IsTerminal(st.State) {
+			s.overtaken.remove(st.TaskID) // the agent's own stream for the task has ended
+		}
+		return nil
+	}
 	if activeStates[st.State] || st.State == "TASK_UNREACHABLE" {
 		s.Log.Warn("status: killing a task the registry does not know", "task", st.TaskID, "state", st.State)
 		if err := s.Driver.Kill(ctx, st.TaskID, st.AgentID); err != nil {
@@ -182,3 +203,35 @@ func (s *Scheduler) requeueDaemon(ctx context.Context, job jobs.Config, exists b
 	}
 	return nil
 }
+
+// maxOvertaken bounds the memory of tasks ended by a reconciliation
+// answer whose agent updates may still arrive (the oldest are forgotten).
+const maxOvertaken = 1 << 16
+
+// taskSet is a bounded set of task ids, forgetting the oldest first.
+type taskSet struct {
+	ids  map[string]bool
+	ring []string // the ids in insertion order, a ring of maxOvertaken
+	next int      // where the next id goes once the ring is full
+}
+
+func (t *taskSet) add(id string) {
+	if t.ids == nil {
+		t.ids = map[string]bool{}
+	}
+	if t.ids[id] {
+		return
+	}
+	if len(t.ring) < maxOvertaken {
+		t.ring = append(t.ring, id)
+	} else {
+		delete(t.ids, t.ring[t.next])
+		t.ring[t.next] = id
+		t.next = (t.next + 1) % maxOvertaken
+	}
+	t.ids[id] = true
+}
+
+func (t *taskSet) has(id string) bool { return t.ids[id] }
+
+func (t *taskSet) remove(id string) { delete(t.ids, id) }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -410,4 +411,48 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// TestStaleUpdateOvertakenByReconciliationIsNotKilled: the master answers a
+// reconciliation with a task's latest state, which can arrive before the
+// agent's earlier updates that still wait for their acknowledgement. A
+// stale RUNNING after a FINISHED answer is acknowledged, not killed; after
+// a LOST answer the task may still run, so a live update kills it.
+func TestStaleUpdateOvertakenByReconciliationIsNotKilled(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
+	answer := func(taskID, state string) {
+		t.Helper()
+		if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state,
+			Reason: "REASON_RECONCILIATION", Message: "Reconciliation: Latest task state"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer(run[0].TaskID, "TASK_FINISHED")
+	answer(run[1].TaskID, "TASK_LOST")
+	if len(r.running("job")) != 0 {
+		t.Fatalf("still running: %+v", r.running("job"))
+	}
+	r.status(run[0].TaskID, "TASK_RUNNING") // stale: the agent's stream catching up
+	r.status(run[0].TaskID, "TASK_FINISHED")
+	if len(r.drv.kills) != 0 {
+		t.Fatalf("a task that finished was killed: %v", r.drv.kills)
+	}
+	r.status(run[1].TaskID, "TASK_RUNNING")
+	if len(r.drv.kills) != 1 || r.drv.kills[0] != run[1].TaskID {
+		t.Fatalf("kills = %v, want the lost task's", r.drv.kills)
+	}
+	r.status(run[0].TaskID, "TASK_RUNNING") // its stream ended: a live update now is an orphan
+	if len(r.drv.kills) != 2 {
+		t.Fatalf("kills = %v", r.drv.kills)
+	}
+}
+
+func TestTaskSetForgetsTheOldest(t *testing.T) {
+	var s taskSet
+	for i := range maxOvertaken + 10 {
+		s.add(fmt.Sprint(i))
+	}
+	if s.has("0") || s.has("9") || !s.has("10") || !s.has(fmt.Sprint(maxOvertaken+9)) || len(s.ids) != maxOvertaken {
+		t.Fatalf("bounded set: %d ids", len(s.ids))
+	}
 }
