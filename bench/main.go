@@ -76,6 +76,7 @@ func main() {
 	only := flag.String("only", "", "comma-separated scenarios to run: "+strings.Join(scenarios, ", ")+" (default: all; producer includes register)")
 	flag.StringVar(&o.binDir, "bin", "bin", "directory holding the scheduler and executor binaries (make build)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary data directories (and scheduler logs)")
+	flag.StringVar(&logLevel, "log-level", "warn", "--log-level of the schedulers and mesos-local processes the harness starts (their logs are kept with -keep)")
 	flag.IntVar(&o.jobs, "jobs", 100_000, "jobs to register (register/producer)")
 	flag.IntVar(&o.workers, "workers", 24, "concurrent registration clients (keep-alive)")
 	flag.DurationVar(&o.window, "window", 75*time.Second, "producer observation window")

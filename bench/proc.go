@@ -48,6 +48,9 @@ type schedProc struct {
 	stopTook time.Duration
 }
 
+// logLevel is the --log-level of the processes the harness starts.
+var logLevel = "warn"
+
 // startScheduler starts bin/scheduler on a fresh free port with its own
 // data directory (created by the caller) and the extra flags.
 func startScheduler(binDir, dataDir string, extra ...string) (*schedProc, error) {
@@ -60,7 +63,7 @@ func startScheduler(binDir, dataDir string, extra ...string) (*schedProc, error)
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--data-dir", dataDir, "--http-port", strconv.Itoa(port), "--log-level", "warn"}, extra...)
+	args := append([]string{"--data-dir", dataDir, "--http-port", strconv.Itoa(port), "--log-level", logLevel}, extra...)
 	cmd := exec.Command(filepath.Join(binDir, "scheduler"), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

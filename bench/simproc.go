@@ -36,7 +36,7 @@ func startMesosLocal(binDir, dir string, extra ...string) (*mesosLocalProc, erro
 		out.Close()
 		return nil, err
 	}
-	args := append([]string{"--port", "0", "--work-dir", work, "--log-level", "warn"}, extra...)
+	args := append([]string{"--port", "0", "--work-dir", work, "--log-level", logLevel}, extra...)
 	cmd := exec.Command(filepath.Join(binDir, "mesos-local"), args...)
 	cmd.Stdout, cmd.Stderr = out, logw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -152,8 +153,10 @@ func TestRestartWhileRunning(t *testing.T) {
 		return true
 	}, "the executors to die with the scheduler")
 	if !poll(30*time.Second, func() bool { return !alive(pid) }) {
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 		t.Errorf("job process %d (%s) outlived the scheduler and its executor by 30s: an orphan that would run "+
-			"beside its failover relaunch; killing it to go on", pid, cmdline(pid))
+			"beside its failover relaunch; killing it to go on\n%s\n%s", pid, cmdline(pid), st, cg)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 
