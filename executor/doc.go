@@ -5,8 +5,10 @@
 // The Mesos side (Executor: loop.go, events.go, updates.go) subscribes to
 // the agent, re-subscribes with backoff after a disconnection (sending the
 // unacknowledged tasks and updates), and gives up after the recovery
-// timeout, killing its tasks. LAUNCH sends TASK_STARTING and hands the task
-// to a Runner in its own goroutine; KILL cancels it (SIGTERM to the process
+// timeout, killing its tasks. LAUNCH hands the task to a Runner in its own
+// goroutine and sends TASK_STARTING only if the task has not started within
+// Options.StartingAfter (100ms: a task whose app is cached goes from STAGING
+// straight to RUNNING); KILL cancels it (SIGTERM to the process
 // group, SIGKILL after the grace period). On SHUTDOWN (or SIGTERM from the
 // agent) it kills every task and exits as soon as the agent has accepted
 // (202) their final updates — acknowledgements may never come when the

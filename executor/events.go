@@ -61,14 +61,16 @@ func missingBody(ev *executor.Event) string {
 	return ""
 }
 
-// launch sends TASK_STARTING and runs the task in its own goroutine; one
-// task's failure never touches another.
+// launch runs the task in its own goroutine (one task's failure never
+// touches another) and sends TASK_STARTING if it has not started within
+// Options.StartingAfter.
 func (e *Executor) launch(info mesos.TaskInfo) {
 	id := info.TaskID.Value
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.shutdown {
-		e.updateLocked(id, mesos.TASK_FAILED, "executor is shutting down")
+		// The task never began: the reason tells the scheduler it may run it again.
+		e.updateReasonLocked(id, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, "executor is shutting down")
 		return
 	}
 	if _, dup := e.tasks[id]; dup {
@@ -76,10 +78,19 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	e.tasks[id] = &task{info: info, cancel: cancel, launched: time.Now()}
+	t := &task{info: info, cancel: cancel, launched: time.Now()}
+	e.tasks[id] = t
 	e.ranAny = true
 	e.unackedTasks[id] = info
-	e.updateLocked(id, mesos.TASK_STARTING, "")
+	if e.opt.StartingAfter < 0 {
+		e.startingLocked(id, t)
+	} else {
+		t.starting = time.AfterFunc(e.opt.StartingAfter, func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.startingLocked(id, t)
+		})
+	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -88,6 +99,16 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 			Resources: taskResources(info.Resources)})
 		e.finish(id, out)
 	}()
+}
+
+// startingLocked sends TASK_STARTING for a task that is still being
+// prepared: not yet reported running, not ended.
+func (e *Executor) startingLocked(id string, t *task) {
+	if e.tasks[id] != t || t.reported {
+		return
+	}
+	t.reported = true
+	e.updateLocked(id, mesos.TASK_STARTING, "")
 }
 
 var terminal = map[State]mesos.TaskState{Finished: mesos.TASK_FINISHED, Failed: mesos.TASK_FAILED, Killed: mesos.TASK_KILLED}
@@ -111,6 +132,10 @@ func (e *Executor) running(id string) {
 	r := Report{Hostname: e.hostname, IP: e.ip, StartTime: &now}
 	if t := e.tasks[id]; t != nil {
 		t.started = now
+		t.reported = true
+		if t.starting != nil {
+			t.starting.Stop()
+		}
 		r.LaunchTime = &t.launched
 		if !t.forking.IsZero() {
 			r.ForkTime = &t.forking
@@ -127,8 +152,13 @@ func (e *Executor) finish(id string, out Outcome) {
 	now := time.Now()
 	e.mu.Lock()
 	r := Report{Hostname: e.hostname, IP: e.ip, CompleteTime: &now, ExitCode: out.ExitCode, Outputs: out.Outputs}
-	if t := e.tasks[id]; t != nil && !t.started.IsZero() {
-		r.StartTime = &t.started
+	if t := e.tasks[id]; t != nil {
+		if !t.started.IsZero() {
+			r.StartTime = &t.started
+		}
+		if t.starting != nil {
+			t.starting.Stop()
+		}
 	}
 	e.updateDataLocked(id, terminal[out.State], out.Message, r.marshal())
 	delete(e.tasks, id)

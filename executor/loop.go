@@ -26,7 +26,12 @@ type Options struct {
 	// has run a task), so a transient app's resources go back to the
 	// cluster. Negative: never; zero: as soon as the last task is done.
 	IdleTimeout time.Duration
-	Log         *slog.Logger
+	// StartingAfter: TASK_STARTING is sent only for a task that has not
+	// started (TASK_RUNNING) within this long, e.g. while its app is
+	// fetched; a task that starts at once goes from STAGING to RUNNING and
+	// saves the scheduler an update. Zero: 100ms; negative: always, at once.
+	StartingAfter time.Duration
+	Log           *slog.Logger
 }
 
 // Executor is the Mesos side: it subscribes to the agent, turns LAUNCH and
@@ -62,6 +67,8 @@ type task struct {
 	launched time.Time // when the LAUNCH arrived
 	forking  time.Time // when the process began to start (zero: none yet, or not a process)
 	started  time.Time // when the process started (zero before)
+	reported bool      // TASK_STARTING or TASK_RUNNING has been sent
+	starting *time.Timer
 }
 
 // New makes an Executor; Run starts it.
@@ -77,6 +84,9 @@ func New(agent Agent, runner Runner, opt Options) *Executor {
 	def(&opt.BackoffMin, 100*time.Millisecond)
 	def(&opt.BackoffMax, 2*time.Second)
 	def(&opt.AckTimeout, 10*time.Second)
+	if opt.StartingAfter == 0 {
+		opt.StartingAfter = 100 * time.Millisecond
+	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}

@@ -34,14 +34,28 @@ func start(t *testing.T, autoAck bool, opt Options) *harness {
 // startWith is start with the pipeline adjusted by setup.
 func startWith(t *testing.T, autoAck bool, opt Options, setup func(*Pipeline)) *harness {
 	t.Helper()
+	pipe := newPipeline(t, "PIDDIR="+t.TempDir())
+	if setup != nil {
+		setup(pipe)
+	}
+	h := startRunner(t, autoAck, opt, pipe)
+	h.pipe = pipe
+	return h
+}
+
+// startRunner starts an executor with runner against a fake agent. Unless
+// opt says otherwise it sends TASK_STARTING at once for every task, so the
+// tests' update sequences do not depend on how fast a task starts.
+func startRunner(t *testing.T, autoAck bool, opt Options, runner Runner) *harness {
+	t.Helper()
 	a := fakeagent.New(autoAck)
 	t.Cleanup(a.Close)
 	opt.FrameworkID, opt.ExecutorID, opt.BackoffMin = "fw-1", "app@-@agent-1", time.Millisecond
-	h := &harness{agent: a, pipe: newPipeline(t, "PIDDIR="+t.TempDir()), done: make(chan error, 1)}
-	if setup != nil {
-		setup(h.pipe)
+	if opt.StartingAfter == 0 {
+		opt.StartingAfter = -1
 	}
-	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID), h.pipe, opt)
+	h := &harness{agent: a, done: make(chan error, 1)}
+	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID), runner, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h.cancel = cancel
@@ -99,6 +113,43 @@ func states(us []*executor.Call_Update) string {
 		s = append(s, u.Status.TaskID.Value+":"+u.Status.State.String())
 	}
 	return strings.Join(s, " ")
+}
+
+// gateRunner starts a task once its gate is open, then finishes it.
+type gateRunner struct{ gate chan struct{} }
+
+func (g gateRunner) Run(ctx context.Context, _ string, _ []byte, h Hooks) Outcome {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return Outcome{State: Killed}
+	}
+	h.Running()
+	return Outcome{State: Finished}
+}
+
+// TestStartingOnlyWhenSlowToStart: a task that starts within
+// StartingAfter goes from STAGING straight to RUNNING; one that takes
+// longer (its app still being fetched) is reported STARTING first.
+func TestStartingOnlyWhenSlowToStart(t *testing.T) {
+	open := make(chan struct{})
+	close(open)
+	h := startRunner(t, true, Options{StartingAfter: time.Hour}, gateRunner{open})
+	h.agent.Send(fakeagent.Launch("fast", nil))
+	if got := states(h.updates(t, 2)); got != "fast:TASK_RUNNING fast:TASK_FINISHED" {
+		t.Fatalf("a task that started at once: %s", got)
+	}
+
+	gate := make(chan struct{})
+	h = startRunner(t, true, Options{StartingAfter: time.Millisecond}, gateRunner{gate})
+	h.agent.Send(fakeagent.Launch("slow", nil))
+	if got := states(h.updates(t, 1)); got != "slow:TASK_STARTING" {
+		t.Fatalf("a task slow to start: %s", got)
+	}
+	close(gate)
+	if got := states(h.updates(t, 2)); got != "slow:TASK_RUNNING slow:TASK_FINISHED" {
+		t.Fatalf("after it started: %s", got)
+	}
 }
 
 func TestLaunchRunsToFinished(t *testing.T) {

@@ -22,8 +22,17 @@ func (e *Executor) updateLocked(id string, state mesos.TaskState, msg string) {
 	e.updateDataLocked(id, state, msg, nil)
 }
 
+// updateReasonLocked queues an update with a reason.
+func (e *Executor) updateReasonLocked(id string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+	e.updateStatusLocked(id, state, msg, nil, &reason)
+}
+
 // updateDataLocked queues an update carrying data (TaskStatus.data).
 func (e *Executor) updateDataLocked(id string, state mesos.TaskState, msg string, data []byte) {
+	e.updateStatusLocked(id, state, msg, data, nil)
+}
+
+func (e *Executor) updateStatusLocked(id string, state mesos.TaskState, msg string, data []byte, reason *mesos.TaskStatus_Reason) {
 	uuid := make([]byte, 16)
 	_, _ = rand.Read(uuid)
 	uuid[6] = uuid[6]&0x0f | 0x40 // RFC 4122 version 4, as the agent parses it
@@ -37,6 +46,7 @@ func (e *Executor) updateDataLocked(id string, state mesos.TaskState, msg string
 		Timestamp:  &now,
 		UUID:       uuid,
 		Data:       data,
+		Reason:     reason,
 	}
 	if msg != "" {
 		st.Message = &msg

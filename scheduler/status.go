@@ -82,14 +82,18 @@ func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
 // is launched again without the job's failover flag.
 const maxNeverStartedRetries = 3
 
-// neverStarted reports a task that failed before the executor began it
-// (its last state is still STAGING: the executor sends STARTING before it
-// fetches or runs anything), e.g. because its executor exited just as the
-// task arrived. Running it again cannot run the job twice, so it is queued
-// like a failover even when the job's failover flag is off. TASK_ERROR (an
-// invalid task) is not retried.
+// neverStarted reports a task that failed before the executor began it,
+// e.g. because its executor exited just as the task arrived: its last
+// state is still STAGING and the failure comes from the agent or the
+// master, not from the executor (which sends STARTING only when it is
+// slow to start a task, so its own failure of a STAGING task may be one of
+// the job's), or from an executor refusing it while shutting down
+// (REASON_EXECUTOR_TERMINATED). Running it again cannot run the job twice,
+// so it is queued like a failover even when the job's failover flag is
+// off. TASK_ERROR (an invalid task) is not retried.
 func neverStarted(rt registry.Running, st mesos.Status) bool {
-	return rt.State == "TASK_STAGING" && st.State != "TASK_ERROR" && rt.Attempts < maxNeverStartedRetries
+	refused := st.Source != "SOURCE_EXECUTOR" || st.Reason == "REASON_EXECUTOR_TERMINATED"
+	return rt.State == "TASK_STAGING" && refused && st.State != "TASK_ERROR" && rt.Attempts < maxNeverStartedRetries
 }
 
 // maxFailoverBackoff bounds the delay between repeated failovers of a shard.

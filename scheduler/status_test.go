@@ -456,3 +456,26 @@ func TestTaskSetForgetsTheOldest(t *testing.T) {
 		t.Fatalf("bounded set: %d ids", len(s.ids))
 	}
 }
+
+// TestExecutorFailureOfAStagingTaskIsTheJobs: the executor sends STARTING
+// only when a task is slow to start, so its own FAILED of a task still
+// STAGING (an app that failed at once) is the job's failure, not a task
+// that never began; its refusal while shutting down is one.
+func TestExecutorFailureOfAStagingTaskIsTheJobs(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
+	fail := func(taskID, reason string) {
+		t.Helper()
+		if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
+			Source: "SOURCE_EXECUTOR", Reason: reason}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail(run[0].TaskID, "")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+		t.Fatalf("the job's own failure retried as never started: %+v", fo)
+	}
+	fail(run[1].TaskID, "REASON_EXECUTOR_TERMINATED")
+	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || fo[0].TaskID != run[1].TaskID {
+		t.Fatalf("a task refused by a stopping executor not retried: %+v", fo)
+	}
+}

@@ -27,8 +27,8 @@ type simFlags struct {
 const simUsage = `
 Simulated cluster (TEST AND BENCHMARK MODE ONLY): --sim-agents N replaces
 this machine's agent with N simulated agents (sim-0000, sim-0001, ...)
-whose executors and tasks run no process: every task sends TASK_STARTING
-and TASK_RUNNING, then TASK_FINISHED (TASK_FAILED for --sim-fail-ratio of
+whose executors and tasks run no process: every task sends TASK_RUNNING
+(it starts at once, as a cached app does), then TASK_FINISHED (TASK_FAILED for --sim-fail-ratio of
 them) after --sim-task-duration. Offers, allocation, filters, suppress and
 revive, acknowledgements and status updates are the real master's. Jobs
 "run" without doing anything: never point a production scheduler at it.

@@ -13,7 +13,7 @@ import (
 // reliable status updates with acknowledgements and retries, kills and
 // reconciliation. Only "start an executor process and run the task" is
 // replaced: a simulated executor subscribes at once, answers LAUNCH with
-// TASK_STARTING and TASK_RUNNING, ends the task after a random duration in
+// TASK_RUNNING (it starts at once, as a cached app does), ends the task after a random duration in
 // [TaskMin, TaskMax] with TASK_FINISHED (TASK_FAILED for a FailRatio
 // share), sending each update through the agent's executor UPDATE path,
 // and exits after ExecutorIdle without a task, like the real executor.

@@ -93,8 +93,8 @@ func TestSimAgentsAreOffered(t *testing.T) {
 }
 
 // A simulated task goes through the agent's reliable update stream:
-// STARTING, then RUNNING once STARTING is acknowledged, then FINISHED when
-// its duration has passed; the executor stays charged until it has been
+// RUNNING (it starts at once, so no STARTING), then FINISHED when its
+// duration has passed; the executor stays charged until it has been
 // idle for ExecutorIdle, then exits (FAILURE event) and its resources are
 // offered again.
 func TestSimTaskLifecycle(t *testing.T) {
@@ -103,24 +103,18 @@ func TestSimTaskLifecycle(t *testing.T) {
 	agent := c.agents[1].id
 	s.launch(s.offerOn(agent), simTaskInfo(agent, "t1", "e1", 0.5, 128))
 
-	starting := s.update("t1")
-	if starting.GetState() != mesos.TASK_STARTING || starting.GetSource() != mesos.SOURCE_EXECUTOR ||
-		starting.GetAgentID().GetValue() != agent || starting.GetExecutorID().GetValue() != "e1" || len(starting.UUID) != 16 {
-		t.Fatalf("first update %+v", starting)
+	running := s.update("t1")
+	if running.GetState() != mesos.TASK_RUNNING || running.GetSource() != mesos.SOURCE_EXECUTOR ||
+		running.GetAgentID().GetValue() != agent || running.GetExecutorID().GetValue() != "e1" || len(running.UUID) != 16 {
+		t.Fatalf("first update %+v", running)
 	}
-	for _, ev := range s.barrier() {
-		if ev.Type == scheduler.Event_UPDATE && ev.Update.Status.TaskID.Value == "t1" {
-			t.Fatalf("RUNNING forwarded before STARTING was acknowledged")
-		}
-	}
-	var m map[string]float64 // the agent holds STARTING (forwarded) and RUNNING until acknowledged
+	var m map[string]float64 // the agent holds RUNNING (forwarded) until acknowledged
 	getJSON(t, c.URL()+"/metrics/snapshot", &m)
-	if m["master/tasks_running"] != 1 || m["embedded/unacknowledged_updates"] != 2 || m["master/slaves_active"] != 2 ||
+	if m["master/tasks_running"] != 1 || m["embedded/unacknowledged_updates"] != 1 || m["master/slaves_active"] != 2 ||
 		m["master/frameworks_active"] != 1 {
 		t.Fatalf("/metrics/snapshot %v", m)
 	}
-	s.ack(starting)
-	running := s.ackedUpdate("t1", mesos.TASK_RUNNING)
+	s.ack(running)
 	var r simReport
 	if err := json.Unmarshal(running.Data, &r); err != nil || r.Hostname != "sim-0001" || r.StartTime == nil {
 		t.Fatalf("RUNNING data %s: %v", running.Data, err)
@@ -164,8 +158,16 @@ func TestSimFailuresKillAndShutdown(t *testing.T) {
 	s := subscribe(t, c, frameworkInfo())
 	agent := c.AgentID()
 	s.launch(s.offerOn(agent), simTaskInfo(agent, "bad", "e1", 0.1, 32))
-	s.ackedUpdate("bad", mesos.TASK_STARTING)
-	s.ackedUpdate("bad", mesos.TASK_RUNNING)
+	running := s.update("bad") // the task fails at once: its FAILED waits for RUNNING's acknowledgement
+	if running.GetState() != mesos.TASK_RUNNING {
+		t.Fatalf("first update %+v", running)
+	}
+	for _, ev := range s.barrier() {
+		if ev.Type == scheduler.Event_UPDATE && ev.Update.Status.TaskID.Value == "bad" {
+			t.Fatalf("FAILED forwarded before RUNNING was acknowledged")
+		}
+	}
+	s.ack(running)
 	failed := s.ackedUpdate("bad", mesos.TASK_FAILED)
 	if !strings.Contains(failed.GetMessage(), "simulated") || !strings.Contains(string(failed.Data), `"exitCode":1`) {
 		t.Fatalf("TASK_FAILED %q data %s", failed.GetMessage(), failed.Data)
@@ -175,10 +177,8 @@ func TestSimFailuresKillAndShutdown(t *testing.T) {
 	s2 := subscribe(t, c2, frameworkInfo())
 	agent = c2.AgentID()
 	s2.launch(s2.offerOn(agent), simTaskInfo(agent, "k1", "e1", 0.1, 32), simTaskInfo(agent, "k2", "e1", 0.1, 32))
-	for _, state := range []mesos.TaskState{mesos.TASK_STARTING, mesos.TASK_RUNNING} {
-		for _, id := range []string{"k1", "k2"} { // the tasks' update streams interleave
-			s2.ackedUpdate(id, state)
-		}
+	for _, id := range []string{"k1", "k2"} { // the tasks' update streams interleave
+		s2.ackedUpdate(id, mesos.TASK_RUNNING)
 	}
 	s2.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "k1"}}})
 	s2.ackedUpdate("k1", mesos.TASK_KILLED)

@@ -84,8 +84,9 @@ func (x *simExec) push(m message) bool {
 
 func (x *simExec) close() { x.closed = true }
 
-// launch answers LAUNCH: TASK_STARTING and TASK_RUNNING now, the terminal
-// update after the drawn duration.
+// launch answers LAUNCH: TASK_RUNNING now (as the real executor does for
+// a task it starts at once: it sends TASK_STARTING only for one slow to
+// start), the terminal update after the drawn duration.
 func (x *simExec) launch(info mesos.TaskInfo) {
 	id := info.TaskID.Value
 	if x.tasks[id] != nil {
@@ -100,7 +101,6 @@ func (x *simExec) launch(info mesos.TaskInfo) {
 			return
 		}
 		t.started = x.s.clk.Now()
-		x.update(t, mesos.TASK_STARTING, nil)
 		x.update(t, mesos.TASK_RUNNING, &simReport{Hostname: x.e.agent.hostname, IP: "127.0.0.1", StartTime: &t.started})
 	})
 	state, code := mesos.TASK_FINISHED, 0
