@@ -30,6 +30,8 @@ type Producer struct {
 	// Lead stages fires this long before their instant: the ready entry is
 	// committed ahead, held back until the instant (Ready.NotBefore), so the
 	// commit's cost and jitter fall before the instant instead of after it.
+	// The lead grows beyond Lead when commits take longer: to twice the
+	// slowest recent commit of one instant's fires, up to maxLead.
 	Lead time.Duration
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
@@ -45,6 +47,25 @@ type Producer struct {
 	// believed to have none create it without reading first.
 	qmu    sync.Mutex
 	queued map[string]bool
+
+	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
+}
+
+// maxLead bounds how far ahead of their instant fires are staged.
+const maxLead = time.Second
+
+// lead is how far ahead of their instant fires are staged now: Lead, or
+// twice the slowest recent commit if that is longer (under p.mu).
+func (p *Producer) leadLocked() time.Duration {
+	return max(p.Lead, min(2*p.slowest, maxLead))
+}
+
+// noteCommit feeds one commit's duration into the lead: the slowest recent
+// one counts, older ones fade by a tenth per commit.
+func (p *Producer) noteCommit(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.slowest = max(d, p.slowest-p.slowest/10)
 }
 
 // NoteReady records what the store's watch says of /state/ready/{job}.
@@ -198,7 +219,7 @@ func (p *Producer) arm(timer clock.Timer) {
 		timer.Reset(time.Hour)
 		return
 	}
-	timer.Reset(max(p.h[0].at.Sub(p.Clock.Now())-p.Lead, 0))
+	timer.Reset(max(p.h[0].at.Sub(p.Clock.Now())-p.leadLocked(), 0))
 }
 
 // fireDue commits every fire that is due, in one batch, and schedules each
@@ -207,7 +228,10 @@ func (p *Producer) arm(timer clock.Timer) {
 // instants are not replayed: the job fires once now and then on schedule.
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
-	due := p.popDue(now.Add(p.Lead))
+	p.mu.Lock()
+	lead := p.leadLocked()
+	p.mu.Unlock()
+	due := p.popDue(now.Add(lead))
 	if len(due) == 0 {
 		return
 	}
@@ -256,7 +280,10 @@ func (p *Producer) commitFires(ctx context.Context, due []fire) {
 	if now := p.Clock.Now(); now.After(at) {
 		at = now // late: the entry is launchable at once
 	}
-	if err := p.Registry.TriggerMany(ctx, batch, at, due[0].at, p.absentHint()); err != nil {
+	began := p.Clock.Now()
+	err := p.Registry.TriggerMany(ctx, batch, at, due[0].at, p.absentHint())
+	p.noteCommit(p.Clock.Now().Sub(began))
+	if err != nil {
 		p.Log.Error("producer: commit fires", "jobs", len(batch), "err", err)
 		return // the fires are lost for this instant; the next ones are scheduled
 	}

@@ -203,3 +203,28 @@ func TestProducerDoesNotRefireStagedInstants(t *testing.T) {
 		t.Fatalf("%d pending, want only the staged fire", c)
 	}
 }
+
+// TestFireLeadFollowsSlowCommits: fires are staged ahead by twice the
+// slowest recent commit when that exceeds Lead (a large instant's batch on
+// a loaded store), up to maxLead, and the lead shrinks back as commits get
+// fast again.
+func TestFireLeadFollowsSlowCommits(t *testing.T) {
+	p := &Producer{Lead: 20 * time.Millisecond}
+	if got := p.leadLocked(); got != 20*time.Millisecond {
+		t.Fatalf("lead %v before any commit", got)
+	}
+	p.noteCommit(150 * time.Millisecond)
+	if got := p.leadLocked(); got != 300*time.Millisecond {
+		t.Fatalf("lead %v after a 150ms commit, want 300ms", got)
+	}
+	for range 50 {
+		p.noteCommit(time.Millisecond)
+	}
+	if got := p.leadLocked(); got != 20*time.Millisecond {
+		t.Fatalf("lead %v after fast commits, want Lead again", got)
+	}
+	p.noteCommit(5 * time.Second)
+	if got := p.leadLocked(); got != maxLead {
+		t.Fatalf("lead %v after a 5s commit, want the bound %v", got, maxLead)
+	}
+}

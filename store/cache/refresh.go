@@ -34,6 +34,8 @@ func (c *KV) work(ctx context.Context, r *root, events <-chan store.Event) {
 				return
 			}
 			if ev.Type == store.EventResync {
+				c.log.Warn("cache: the backing watch missed events (its queue overflowed or it reconnected); re-reading the subtree",
+					"root", r.path)
 				c.resync(ctx, r)
 				continue
 			}
