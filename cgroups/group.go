@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ejcloud/elasticjob/internal/sysfile"
 )
 
 // Group is one cgroup, by its path below the hierarchy root. It may not
@@ -93,16 +95,8 @@ func (g *Group) Exists() bool {
 
 func write(dir, file, value string) error {
 	p := filepath.Join(dir, file)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return fmt.Errorf("cgroups: write %s: %w", p, err)
-	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("cgroups: write %q to %s: %w", value, p, err)
+	if err := sysfile.Write(p, value, true); err != nil {
+		return fmt.Errorf("cgroups: write %q: %w", value, err)
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/sysfile"
 )
 
 // TailSize is how much of the end of stderr a failure message quotes.
@@ -180,16 +182,8 @@ func startJoined(cmd *exec.Cmd, join, leave []string) error {
 // writeEach writes value to each file, stopping at the first failure.
 func writeEach(files []string, value string) error {
 	for _, f := range files {
-		fh, err := os.OpenFile(f, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		_, err = fh.WriteString(value)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("write %s to %s: %w", value, f, err)
+		if err := sysfile.Write(f, value, false); err != nil {
+			return fmt.Errorf("write %s: %w", value, err)
 		}
 	}
 	return nil
