@@ -318,3 +318,38 @@ func TestIdleExecutorExitsAfterItsLastTask(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// stubbornRunner runs every task until its gate opens, whatever the kill.
+type stubbornRunner struct{ gate chan struct{} }
+
+func (s stubbornRunner) Run(_ context.Context, _ string, _ []byte, h Hooks) Outcome {
+	h.Running()
+	<-s.gate
+	return Outcome{State: Finished}
+}
+
+// TestLaunchWhileShuttingDownIsRefusedAsNeverStarted: a task that arrives
+// while the executor shuts down fails at once with
+// REASON_EXECUTOR_TERMINATED, which tells the scheduler the task never
+// began (and may run elsewhere).
+func TestLaunchWhileShuttingDownIsRefusedAsNeverStarted(t *testing.T) {
+	gate := make(chan struct{})
+	h := startRunner(t, true, Options{StartingAfter: time.Hour, KillGrace: time.Hour}, stubbornRunner{gate})
+	h.agent.Send(fakeagent.Launch("t1", nil))
+	if got := states(h.updates(t, 1)); got != "t1:TASK_RUNNING" {
+		t.Fatalf("updates %s", got)
+	}
+	h.agent.Send(fakeagent.Shutdown())
+	h.agent.Send(fakeagent.Launch("t2", nil))
+	us := h.updates(t, 1)
+	if got := states(us); got != "t2:TASK_FAILED" || us[0].Status.GetReason() != mesos.REASON_EXECUTOR_TERMINATED {
+		t.Fatalf("launch while shutting down: %s, reason %v", got, us[0].Status.GetReason())
+	}
+	close(gate)
+	if got := states(h.updates(t, 1)); got != "t1:TASK_FINISHED" {
+		t.Fatalf("updates %s", got)
+	}
+	if err := h.exit(t); err != nil {
+		t.Fatal(err)
+	}
+}
