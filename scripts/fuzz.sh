@@ -15,6 +15,7 @@
 #   FUZZ_PARALLEL=1 bash scripts/fuzz.sh # one fuzzing worker per target
 #   FUZZMINIMIZETIME=30s make fuzz       # minimize found inputs longer (default 200x)
 #   bash scripts/fuzz.sh ./jobs/... # only these packages
+#   FUZZ_SKIP="pkg1 pkg2" bash scripts/fuzz.sh # all but these packages (import paths)
 #
 # A failing input is written by go test to the package's
 # testdata/fuzz/<FuzzName>/ directory: fix the bug and commit the two together.
@@ -56,6 +57,14 @@ fi
 inputs() {
 	if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi
 }
+
+if [ -n "${FUZZ_SKIP:-}" ]; then
+	kept=()
+	for pkg in "${pkgs[@]}"; do
+		case " $FUZZ_SKIP " in *" $pkg "*) echo "fuzz: skipping $pkg (FUZZ_SKIP)" ;; *) kept+=("$pkg") ;; esac
+	done
+	pkgs=("${kept[@]}")
+fi
 
 summary=$(mktemp /tmp/ejc-fuzz.XXXXXX)
 trap 'rm -f "$summary"' EXIT

@@ -2,6 +2,14 @@
 # Runs every test tier on a fresh Debian machine: installs what is needed,
 # starts real ZooKeeper and MariaDB on 127.0.0.1, runs unit, conformance,
 # integration and end-to-end tests, and stops what it started.
+#
+# On a fresh machine most of the time is compiling (SQLite's C-to-Go
+# translation above all, once with the race detector for the tests and once
+# without for bin/), so the work is arranged around it: from the start the
+# race build (then go vet over it) and `make build` run in the background
+# beside the installs and the services; the browser tests and the fuzz
+# targets run in the background beside `go test`. Each phase prints when it
+# began (seconds since the start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -9,27 +17,46 @@ export CI="${CI:-true}" # integration tests must not skip under make test
 
 start=$SECONDS
 phase() { echo "== [$((SECONDS - start))s] $*"; }
+logs=$(mktemp -d /tmp/ejc-test.XXXXXX)
+pids=()
+svc=
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	if [ -n "$svc" ]; then
+		bash scripts/services.sh stop-ensemble "$svc" || true
+		bash scripts/services.sh stop "$svc" || true
+		rm -rf "$svc"
+	fi
+	rm -rf "$logs"
+}
+trap cleanup EXIT
 
-# The race-instrumented compile of every package (SQLite's C-to-Go
-# translation dominates it) runs in the background from the start, beside
-# the installs, the services, vet and the browser tests, so that on a fresh
-# machine the test run below finds it in the build cache.
+# background NAME CMD...: runs CMD with its output in $logs/NAME; finish NAME
+# waits for it and prints its output when it failed (all of it with -v).
+background() {
+	local name=$1
+	shift
+	"$@" >"$logs/$name" 2>&1 &
+	pids+=($!)
+	echo $! >"$logs/$name.pid"
+}
+finish() {
+	local status=0
+	wait "$(cat "$logs/$1.pid")" || status=$?
+	if [ "$status" -ne 0 ] || [ "${2:-}" = -v ]; then cat "$logs/$1"; fi
+	return "$status"
+}
+
+phase "compiling in the background: the race build then go vet over it, and make build"
 go mod download
-prelog=$(mktemp /tmp/ejc-prebuild.XXXXXX)
-go build -race ./... >"$prelog" 2>&1 &
-prepid=$!
+# vet with -race reuses the race build's compiled packages instead of
+# compiling every package a second time without the race detector.
+background racevet sh -c 'go build -race ./... && go vet -race ./...'
+background build make -s build
 
 phase "installing test dependencies"
 bash scripts/services.sh install
-
 svc=$(mktemp -d /tmp/ejc-services.XXXXXX)
-cleanup() {
-	kill "$prepid" 2>/dev/null || true
-	bash scripts/services.sh stop-ensemble "$svc" || true
-	bash scripts/services.sh stop "$svc" || true
-	rm -rf "$svc"
-}
-trap cleanup EXIT
 phase "starting ZooKeeper and MariaDB on 127.0.0.1"
 bash scripts/services.sh start "$svc"
 phase "starting a 3-server ZooKeeper ensemble on 127.0.0.1"
@@ -39,20 +66,23 @@ bash scripts/services.sh start-ensemble "$svc"
 # shellcheck disable=SC1091
 . "$svc/ensemble.env"
 
-phase "gofmt and go vet"
+phase "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
-go vet ./...
 
 phase "Prometheus alert rules: promtool check and unit tests"
 promtool check config deploy/prometheus/prometheus.yml # and the rule files it loads
 promtool test rules deploy/prometheus/alerts_test.yml
 
-phase "building binaries and examples"
-make -s build
+phase "waiting for make build (binaries and examples)"
+finish build
 
-phase "browser tests (console in headless Chromium)"
-bash scripts/browser-test.sh
+# The console in headless Chromium, against bin/, beside the Go tests.
+phase "browser tests (console in headless Chromium), in the background"
+background browser bash scripts/browser-test.sh
+
+phase "waiting for the race build and go vet"
+finish racevet
 
 # The real-Mesos tier (e2e/realmesos) runs as one more package, in parallel with the others,
 # whenever a Mesos build exists; its tests say the same when they skip.
@@ -64,20 +94,17 @@ if [ -n "$mesos_home" ]; then echo "== real Mesos tier: against the Mesos build 
 else echo "== real Mesos tier: skipped: no Mesos build at /work/shared/mesos-1.11 (set EJ_MESOS_HOME)"; fi
 
 # Fuzz targets, each for a few seconds (scripts/fuzz.sh; `make fuzz` runs them longer), on one
-# worker in the background while the packages' tests run. SKIP_FUZZ=1 skips them.
-fuzzlog=$(mktemp /tmp/ejc-fuzz.XXXXXX)
-fuzzpid=
+# worker in the background while the packages' tests run. SKIP_FUZZ=1 skips them. The api
+# package's two targets are left to `make fuzz` (their seed corpora run in go test below): their
+# fuzzing build instruments SQLite, gin and libopenapi, minutes of CPU on a fresh machine.
 if [ -z "${SKIP_FUZZ:-}" ]; then
-	echo "== fuzz targets, ${FUZZTIME:-4s} each, in the background (log: $fuzzlog)"
-	FUZZTIME=${FUZZTIME:-4s} FUZZ_PARALLEL=1 FUZZCACHE="$fuzzlog.cache" bash scripts/fuzz.sh >"$fuzzlog" 2>&1 &
-	fuzzpid=$!
+	phase "fuzz targets, ${FUZZTIME:-4s} each, in the background"
+	background fuzz env FUZZTIME="${FUZZTIME:-4s}" FUZZ_PARALLEL=1 FUZZCACHE="$logs/fuzzcache" FUZZ_SKIP=github.com/ejcloud/elasticjob/api \
+		bash scripts/fuzz.sh
 fi
 
-phase "waiting for the background race build"
-if ! wait "$prepid"; then cat "$prelog"; exit 1; fi
-rm -f "$prelog"
 phase "unit, conformance, integration and end-to-end tests (race detector on)"
-log=$(mktemp /tmp/ejc-go-test.XXXXXX)
+log="$logs/go-test"
 set +e
 go test -race -count=1 -timeout 25m ./... 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
@@ -85,19 +112,23 @@ set -e
 passed=$(grep -c '^ok' "$log" || true)
 failed=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 phase "packages: $passed passed, $failed failed"
-if [ -n "$fuzzpid" ]; then
-	fuzzstatus=0
-	wait "$fuzzpid" || fuzzstatus=$?
+
+phase "browser tests"
+bstatus=0
+finish browser -v || bstatus=$?
+if [ "$status" -eq 0 ]; then status=$bstatus; fi
+if [ -z "${SKIP_FUZZ:-}" ]; then
 	phase "fuzz targets"
-	if [ "$fuzzstatus" -ne 0 ]; then cat "$fuzzlog"; else sed -n '/^== fuzz summary/,$p' "$fuzzlog"; fi
-	if [ "$status" -eq 0 ]; then status=$fuzzstatus; fi
+	fstatus=0
+	wait "$(cat "$logs/fuzz.pid")" || fstatus=$?
+	if [ "$fstatus" -ne 0 ]; then cat "$logs/fuzz"; else sed -n '/^== fuzz summary/,$p' "$logs/fuzz"; fi
+	if [ "$status" -eq 0 ]; then status=$fstatus; fi
 fi
-rm -rf "$fuzzlog" "$fuzzlog.cache"
 # Last, what each failed test said first (its messages, before the logs a
 # failed test dumps), so that the end of the output names the failures.
 if grep -q -- '--- FAIL' "$log"; then
 	echo "== failures (the first lines each failed test printed; the full output is above)"
 	awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
 fi
-rm -f "$log"
+phase "done"
 exit "$status"
