@@ -49,11 +49,35 @@ func (s *Scheduler) fromStream(ctx context.Context, f func(ctx context.Context))
 func (s *Scheduler) enqueue(it inboxItem) {
 	s.inboxMu.Lock()
 	s.inbox = append(s.inbox, it)
+	if it.f == nil {
+		s.inboxUpdates++
+	}
 	s.inboxMu.Unlock()
 	s.Wake()
 }
 
-// handleUpdates handles what the stream queued, in its order: status
+// updatesPerTurn bounds the status updates one turn of the loop handles:
+// the rest wait for the next turn, after the launch round, so a large
+// backlog (a burst of tasks ending together) delays launching by one
+// turn's work, not by the whole backlog's.
+const updatesPerTurn = 8 * maxBatch
+
+// backlogHold: launch rounds wait while more status updates than this are
+// queued for the loop, so launching cannot outrun the handling (and the
+// acknowledgement) of what it launched: each launch brings at least two
+// updates, and Mesos keeps the unacknowledged ones.
+const backlogHold = 4 * updatesPerTurn
+
+// backlogged reports whether launch rounds should wait for the status
+// updates queued for the loop.
+func (s *Scheduler) backlogged() bool {
+	s.inboxMu.Lock()
+	defer s.inboxMu.Unlock()
+	return s.inboxUpdates > backlogHold
+}
+
+// handleUpdates handles what the stream queued, in its order (at most
+// updatesPerTurn status updates, the rest in the next turn): status
 // updates maxBatch at a time, each through a store/txn batch that reads its
 // predecessors' writes, then one commit for the batch, then the
 // acknowledgements; the updates queued before another event are committed
@@ -67,14 +91,28 @@ func (s *Scheduler) handleUpdates(ctx context.Context) {
 	in := s.inbox
 	s.inbox = nil
 	s.inboxMu.Unlock()
-	for _, it := range in {
+	taken := 0
+	for i, it := range in {
 		if it.f != nil {
 			s.flushUpdates(ctx)
 			it.f(ctx)
-		} else if it.u.ctx == nil || it.u.ctx.Err() == nil {
+			continue
+		}
+		if taken == updatesPerTurn { // the rest, in their order, in the next turn
+			s.inboxMu.Lock()
+			s.inbox = append(in[i:len(in):len(in)], s.inbox...)
+			s.inboxMu.Unlock()
+			s.Wake()
+			break
+		}
+		taken++
+		if it.u.ctx == nil || it.u.ctx.Err() == nil {
 			s.updates = append(s.updates, it.u)
 		}
 	}
+	s.inboxMu.Lock()
+	s.inboxUpdates -= taken
+	s.inboxMu.Unlock()
 	s.flushUpdates(ctx)
 }
 

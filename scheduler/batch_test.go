@@ -100,8 +100,56 @@ func TestUpdatesNeverWaitForTheLoop(t *testing.T) {
 	if len(r.sched.events) != 0 || len(r.sched.inbox) != n+2 {
 		t.Fatalf("%d posted to the loop, %d queued", len(r.sched.events), len(r.sched.inbox))
 	}
-	r.sched.handleUpdates(r.ctx)
+	for len(r.sched.inbox) > 0 { // a turn takes at most updatesPerTurn updates
+		r.sched.handleUpdates(r.ctx)
+	}
 	if len(order) != n+1 || order[n-1] != "event" || order[n] != "update" || order[0] != "update" {
 		t.Fatalf("handled %d, in the wrong order", len(order))
+	}
+}
+
+// TestUpdatesAreHandledABoundedNumberPerTurn: one turn of the loop takes at
+// most updatesPerTurn status updates; the rest, and the stream's events
+// queued behind them, wait in their order for the next turn, and launch
+// rounds wait while more than backlogHold updates are queued.
+func TestUpdatesAreHandledABoundedNumberPerTurn(t *testing.T) {
+	r := newRig(t)
+	var handled []int
+	var order []string
+	queue := func(n int) {
+		for range n {
+			i := len(order)
+			order = append(order, "u")
+			r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "foreign-task", State: "TASK_RUNNING"},
+				func(bool) { handled = append(handled, i) })
+		}
+	}
+	queue(backlogHold + 1)
+	if !r.sched.backlogged() {
+		t.Fatal("launch rounds not held with a backlog of updates")
+	}
+	event := -1
+	r.sched.fromStream(r.ctx, func(context.Context) { event = len(handled) })
+	queue(10)
+	r.sched.handleUpdates(r.ctx)
+	if len(handled) != updatesPerTurn || event != -1 {
+		t.Fatalf("first turn handled %d updates (event at %d), want %d and the event later", len(handled), event, updatesPerTurn)
+	}
+	if r.sched.backlogged() {
+		t.Fatal("still held after a turn brought the backlog under the bound")
+	}
+	for len(handled) < len(order) {
+		r.sched.handleUpdates(r.ctx)
+	}
+	if event != backlogHold+1 {
+		t.Fatalf("the stream's event handled after %d updates, want after the %d queued before it", event, backlogHold+1)
+	}
+	for i, h := range handled {
+		if h != i {
+			t.Fatalf("update %d handled in position %d", h, i)
+		}
+	}
+	if r.sched.inboxUpdates != 0 {
+		t.Fatalf("%d updates still counted", r.sched.inboxUpdates)
 	}
 }

@@ -114,6 +114,7 @@ type Scheduler struct {
 	updates      []pendingUpdate                     // status updates for the next batch (batch.go)
 	inboxMu      sync.Mutex
 	inbox        []inboxItem // the Mesos stream's events not yet taken by the loop (batch.go)
+	inboxUpdates int         // how many of them are status updates
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)
@@ -292,7 +293,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 		s.drain(ctx)
 		s.handleUpdates(ctx)
 		pending = pending || dirty
-		if pending && throttle == nil {
+		if pending && throttle == nil && !s.backlogged() {
 			pending = false
 			start := time.Now()
 			s.launch(ctx)
