@@ -23,6 +23,21 @@ type entry struct {
 // shared hold on its use file) is skipped, whatever its age. It returns
 // how many entries it removed.
 func (f *Fetcher) evict() int {
+	f.evictMu.Lock()
+	defer f.evictMu.Unlock()
+	return f.evictLocked()
+}
+
+// evictIfOver evicts if the last eviction left the cache over its bound.
+func (f *Fetcher) evictIfOver() {
+	f.evictMu.Lock()
+	defer f.evictMu.Unlock()
+	if f.over {
+		f.evictLocked()
+	}
+}
+
+func (f *Fetcher) evictLocked() int {
 	entries, total := f.entries()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].used.Before(entries[j].used) })
 	removed := 0
@@ -35,6 +50,7 @@ func (f *Fetcher) evict() int {
 			removed++
 		}
 	}
+	f.over = total > f.MaxCacheBytes
 	if removed > 0 {
 		f.log().Info("app cache: evicted least recently used entries", "entries", removed,
 			"cache_bytes", total, "max_bytes", f.MaxCacheBytes)

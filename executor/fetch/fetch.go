@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -42,6 +43,11 @@ type Fetcher struct {
 	MaxCacheBytes int64
 	// Clock dates each use of an entry (default the system clock).
 	Clock clock.Clock
+
+	evictMu sync.Mutex // serialises this fetcher's evictions
+	// over: the last eviction left the cache above MaxCacheBytes because
+	// entries were in use; releasing one evicts again (under evictMu).
+	over bool
 }
 
 // Blob is a fetched package, open for reading. The file stays readable even
@@ -54,13 +60,19 @@ type Blob struct {
 	URL    *url.URL
 	dir    string         // scratch dir to remove, if any
 	use    *lockfile.Lock // shared lock on the cache entry's use file: in use
+	from   *Fetcher       // the fetcher of a cached blob
 }
 
-// Release closes the file and removes an uncached download.
+// Release closes the file and removes an uncached download. Releasing a
+// cached one evicts again if the last eviction had to leave the cache over
+// its bound (entries in use then), so the bound holds once nothing is.
 func (b *Blob) Release() {
 	b.File.Close()
 	if b.use != nil {
 		b.use.Unlock()
+		if b.from != nil {
+			b.from.evictIfOver()
+		}
 	}
 	if b.dir != "" {
 		os.RemoveAll(b.dir)
@@ -133,7 +145,7 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL, useCache bool) (*Blob, 
 	}
 	now := f.clock().Now()
 	_ = os.Chtimes(filepath.Join(dir, useName), now, now) // last use, for eviction
-	b.use = use
+	b.use, b.from = use, f
 	return b, nil
 }
 
