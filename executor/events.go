@@ -70,7 +70,7 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 	defer e.mu.Unlock()
 	if e.shutdown {
 		// The task never began: the reason tells the scheduler it may run it again.
-		e.updateReasonLocked(id, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, "executor is shutting down")
+		e.updateStatusLocked(id, mesos.TASK_FAILED, "executor is shutting down", nil, mesos.REASON_EXECUTOR_TERMINATED.Enum())
 		return
 	}
 	if _, dup := e.tasks[id]; dup {

@@ -22,16 +22,12 @@ func (e *Executor) updateLocked(id string, state mesos.TaskState, msg string) {
 	e.updateDataLocked(id, state, msg, nil)
 }
 
-// updateReasonLocked queues an update with a reason.
-func (e *Executor) updateReasonLocked(id string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
-	e.updateStatusLocked(id, state, msg, nil, &reason)
-}
-
 // updateDataLocked queues an update carrying data (TaskStatus.data).
 func (e *Executor) updateDataLocked(id string, state mesos.TaskState, msg string, data []byte) {
 	e.updateStatusLocked(id, state, msg, data, nil)
 }
 
+// updateStatusLocked queues an update with data and a reason (each optional).
 func (e *Executor) updateStatusLocked(id string, state mesos.TaskState, msg string, data []byte, reason *mesos.TaskStatus_Reason) {
 	uuid := make([]byte, 16)
 	_, _ = rand.Read(uuid)

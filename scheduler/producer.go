@@ -54,7 +54,7 @@ type Producer struct {
 // maxLead bounds how far ahead of their instant fires are staged.
 const maxLead = time.Second
 
-// lead is how far ahead of their instant fires are staged now: Lead, or
+// leadLocked is how far ahead of their instant fires are staged now: Lead, or
 // twice the slowest recent commit if that is longer (under p.mu).
 func (p *Producer) leadLocked() time.Duration {
 	return max(p.Lead, min(2*p.slowest, maxLead))

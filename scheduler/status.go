@@ -92,7 +92,7 @@ const maxNeverStartedRetries = 3
 // so it is queued like a failover even when the job's failover flag is
 // off. TASK_ERROR (an invalid task) is not retried.
 func neverStarted(rt registry.Running, st mesos.Status) bool {
-	refused := st.Source != "SOURCE_EXECUTOR" || st.Reason == "REASON_EXECUTOR_TERMINATED"
+	refused := st.Source != "SOURCE_EXECUTOR" || st.Reason == reasonExecutorTerminated
 	return rt.State == "TASK_STAGING" && refused && st.State != "TASK_ERROR" && rt.Attempts < maxNeverStartedRetries
 }
 
@@ -132,6 +132,10 @@ func (s *Scheduler) retryOf(job jobs.Config, rt registry.Running, st mesos.Statu
 // they carry a task's latest state and can overtake the agent's reliable
 // updates for it that still wait for their acknowledgement.
 const reasonReconciliation = "REASON_RECONCILIATION"
+
+// reasonExecutorTerminated marks an executor's refusal of a task it got
+// while shutting down: the task never began.
+const reasonExecutorTerminated = "REASON_EXECUTOR_TERMINATED"
 
 // gone holds the terminal states that say the task's process is over (it
 // finished, failed, was killed, or never began), unlike LOST, GONE or

@@ -120,8 +120,8 @@ if [ "$status" -eq 0 ]; then status=$bstatus; fi
 if [ -n "$fuzzing" ]; then
 	phase "fuzz targets"
 	fstatus=0
-	wait "$(cat "$logs/fuzz.pid")" || fstatus=$?
-	if [ "$fstatus" -ne 0 ]; then cat "$logs/fuzz"; else sed -n '/^== fuzz summary/,$p' "$logs/fuzz"; fi
+	finish fuzz || fstatus=$?
+	if [ "$fstatus" -eq 0 ]; then sed -n '/^== fuzz summary/,$p' "$logs/fuzz"; fi
 	if [ "$status" -eq 0 ]; then status=$fstatus; fi
 fi
 # Last, what each failed test said first (its messages, before the logs a

@@ -7,6 +7,7 @@ package sysfile
 
 import (
 	"fmt"
+	"io/fs"
 	"syscall"
 )
 
@@ -26,7 +27,7 @@ func Write(path, value string, trunc bool) error {
 		}
 	}
 	if err != nil {
-		return &pathError{op: "open", path: path, err: err}
+		return &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	var n int
 	for {
@@ -38,20 +39,11 @@ func Write(path, value string, trunc bool) error {
 	cerr := syscall.Close(fd)
 	switch {
 	case err != nil:
-		return &pathError{op: "write", path: path, err: err}
+		return &fs.PathError{Op: "write", Path: path, Err: err}
 	case n != len(value):
-		return &pathError{op: "write", path: path, err: fmt.Errorf("short write (%d of %d bytes)", n, len(value))}
+		return &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("short write (%d of %d bytes)", n, len(value))}
 	case cerr != nil:
-		return &pathError{op: "close", path: path, err: cerr}
+		return &fs.PathError{Op: "close", Path: path, Err: cerr}
 	}
 	return nil
 }
-
-// pathError reads like os.PathError and unwraps to the errno.
-type pathError struct {
-	op, path string
-	err      error
-}
-
-func (e *pathError) Error() string { return e.op + " " + e.path + ": " + e.err.Error() }
-func (e *pathError) Unwrap() error { return e.err }
