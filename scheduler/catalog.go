@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 
@@ -19,7 +18,6 @@ import (
 // any scheduler instance (or by an operator's tool) reach the leader.
 type Catalog struct {
 	reg *registry.Registry
-	log *slog.Logger
 
 	mu           sync.RWMutex
 	apps         map[string]app.Config
@@ -35,9 +33,9 @@ type Change struct {
 	Name string
 }
 
-// NewCatalog makes an empty catalog; call Load, then Follow.
-func NewCatalog(reg *registry.Registry, log *slog.Logger) *Catalog {
-	return &Catalog{reg: reg, log: log}
+// NewCatalog makes an empty catalog; call Watch, Load, then Follow.
+func NewCatalog(reg *registry.Registry) *Catalog {
+	return &Catalog{reg: reg}
 }
 
 // Load reads the whole configuration.
@@ -85,9 +83,13 @@ func (c *Catalog) Watch(ctx context.Context) (cfg, dis <-chan store.Event, err e
 	return cfg, dis, nil
 }
 
-// Follow applies store events to the catalog and reports each change to
-// onChange, until ctx ends or a channel closes.
-func (c *Catalog) Follow(ctx context.Context, cfg, dis <-chan store.Event, onChange func(Change)) error {
+// Follow hands each store event to onEvent, until ctx ends or a channel
+// closes. It does not apply them: the scheduler applies each one on its
+// loop (apply), together with what the change means for running tasks, so
+// a launch round never sees a configuration whose change the loop has not
+// handled yet (it would otherwise launch with the new configuration, then
+// kill what it launched as belonging to the old one).
+func (c *Catalog) Follow(ctx context.Context, cfg, dis <-chan store.Event, onEvent func(store.Event)) error {
 	for {
 		var ev store.Event
 		var ok bool
@@ -100,17 +102,12 @@ func (c *Catalog) Follow(ctx context.Context, cfg, dis <-chan store.Event, onCha
 		if !ok {
 			return fmt.Errorf("catalog: watch closed")
 		}
-		ch, err := c.apply(ctx, ev)
-		if err != nil {
-			c.log.Warn("catalog: apply change", "path", ev.Path, "err", err)
-			continue
-		}
-		if ch.Kind != "" {
-			onChange(ch)
-		}
+		onEvent(ev)
 	}
 }
 
+// apply applies one store event to the catalog and names what changed
+// (Kind "" when the event is not about the configuration).
 func (c *Catalog) apply(ctx context.Context, ev store.Event) (Change, error) {
 	if ev.Type == store.EventResync {
 		return Change{Kind: "all"}, c.Load(ctx)

@@ -5,9 +5,23 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 )
 
 func mustJSON(v any) []byte { return registry.MustJSON(v) }
+
+// configEvent applies a configuration event to the catalog and reacts to
+// the change, both on the loop.
+func (s *Scheduler) configEvent(ctx context.Context, ev store.Event) {
+	ch, err := s.catalog.apply(ctx, ev)
+	if err != nil {
+		s.Log.Warn("catalog: apply change", "path", ev.Path, "err", err)
+		return
+	}
+	if ch.Kind != "" {
+		s.onChange(ctx, ch)
+	}
+}
 
 // onChange reacts to a configuration change seen through the store: a
 // job registered, updated or deleted, an app changed, a disable flag set or

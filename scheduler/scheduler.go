@@ -160,7 +160,7 @@ func New(d Deps) *Scheduler {
 	}
 	s.retryTimer = d.Clock.NewTimer(time.Hour)
 	s.retryTimer.Stop()
-	s.catalog = NewCatalog(d.Registry, d.Log.With("subsystem", "catalog"))
+	s.catalog = NewCatalog(d.Registry)
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: d.Options.Location,
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: d.Options.FireLead,
@@ -221,8 +221,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	errc := make(chan error, 3)
 	go func() { errc <- s.producer.Run(ctx) }()
 	go func() {
-		errc <- s.catalog.Follow(ctx, cfgEv, disEv, func(ch Change) {
-			s.post(ctx, func(ctx context.Context) { s.onChange(ctx, ch) })
+		errc <- s.catalog.Follow(ctx, cfgEv, disEv, func(ev store.Event) {
+			s.post(ctx, func(ctx context.Context) { s.configEvent(ctx, ev) })
 		})
 	}()
 	reg := s.Registry // the loop swaps s.Registry for its batches (batch.go): goroutines keep their own
