@@ -297,11 +297,33 @@ func (s *simRun) profileSched(d time.Duration) {
 	}
 }
 
+// heapProfile saves the scheduler's heap profile (at the window's end)
+// and adds the top of its live memory to the report.
+func (s *simRun) heapProfile() {
+	prof := filepath.Join(s.dir, "scheduler.heap.pprof")
+	if err := fetchProfile(s.p.port, "heap", prof); err != nil {
+		s.r.note(s.sc + ": scheduler heap profile: " + err.Error())
+		return
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=25",
+		filepath.Join(s.o.binDir, "scheduler"), prof).CombinedOutput()
+	if err != nil {
+		s.r.note(fmt.Sprintf("%s: go tool pprof %s: %v", s.sc, prof, err))
+		return
+	}
+	s.r.extra = append(s.r.extra, fmt.Sprintf("%s: scheduler heap in use at the window's end, go tool pprof -top:\n%s",
+		s.sc, strings.TrimSpace(string(out))+"\n"))
+}
+
 // fetchCPUProfile takes a CPU profile of the scheduler on port for d
 // through its /debug/pprof (started with --debug-pprof true) into path.
 func fetchCPUProfile(port int, d time.Duration, path string) error {
-	secs := max(1, int(d.Seconds()))
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", port, secs))
+	return fetchProfile(port, fmt.Sprintf("profile?seconds=%d", max(1, int(d.Seconds()))), path)
+}
+
+// fetchProfile saves /debug/pprof/<what> of the scheduler on port to path.
+func fetchProfile(port int, what, path string) error {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", port, what))
 	if err != nil {
 		return err
 	}

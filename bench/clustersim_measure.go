@@ -84,6 +84,9 @@ func (s *simRun) measure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.simProfile {
+		s.heapProfile()
+	}
 	samples = append(samples, simSample{time.Now(), m1.sum("elasticjob_tasks_launched_total")})
 	mm, mmErr := s.ml.metrics()
 	s.window = s1.taken.Sub(s0.taken).Seconds()

@@ -109,7 +109,7 @@ func main() {
 	flag.DurationVar(&o.simWarmup, "sim-warmup", 10*time.Second, "cluster-sim: pause between registration and the window")
 	flag.DurationVar(&o.simWindow, "sim-window", 3*time.Minute, "cluster-sim: measurement window")
 	flag.BoolVar(&o.tputProfile, "tput-profile", false, "throughput: CPU-profile the scheduler over the window and print the top of it (go tool pprof)")
-	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and print the top of it (go tool pprof)")
+	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and the scheduler, take the scheduler's heap profile at the window's end, and print the top of each (go tool pprof)")
 	flag.DurationVar(&o.simMasterLoad, "sim-master-load", 20*time.Second, "cluster-sim: drive a simulated mesos-local with a minimal framework this long first, for the master's own ceiling (0: skip)")
 	flag.Parse()
 	o.only = map[string]bool{}
