@@ -22,7 +22,13 @@ type work struct {
 	failover map[string]registry.Failover // job@-@item → failover entry
 	seen     map[string]time.Time         // job → when its ready entry was first seen committed
 	waiting  map[string]registry.Waiting  // entry (registry.WaitingKey) → why it does not launch this round
-	inputs   map[string]jobs.Inputs       // run key → the keyed run's inputs (workflow nodes; runs.go)
+	// later holds the entries (registry.WaitingKey) that would be requests
+	// but come after what the round tries (trying): no request is built
+	// for them. laterReady counts the ready executions among them.
+	later      []string
+	laterReady int
+	offers     []offers.Offer         // the offers held, by id
+	inputs     map[string]jobs.Inputs // run key → the keyed run's inputs (workflow nodes; runs.go)
 }
 
 // launch is one round: snapshot → match → commit → ACCEPT. Every entry it
@@ -43,7 +49,7 @@ func (s *Scheduler) launch(ctx context.Context) {
 			len(s.awaiting), fmtUntil(s.awaitUntil)))
 		return
 	}
-	s.Observer.ReadyDepth(len(w.ready))
+	s.Observer.ReadyDepth(len(w.ready) + w.laterReady)
 	if len(w.requests) == 0 {
 		s.idle(ctx)
 		return
@@ -61,15 +67,9 @@ func (s *Scheduler) launch(ctx context.Context) {
 		return // REVIVE brings offers
 	}
 	s.noteCapacity()
-	in := offers.Input{Requests: w.requests, Running: s.executors}
-	for _, o := range s.offers {
-		in.Offers = append(in.Offers, offers.Offer{ID: o.ID, AgentID: o.AgentID, Hostname: o.Hostname,
-			Free: offers.Resources{CPU: offers.CPUs(o.CPUs), MemMB: offers.MemMB(o.MemMB)}})
-	}
-	sort.Slice(in.Offers, func(i, j int) bool { return in.Offers[i].ID < in.Offers[j].ID })
-	if cut := considered(in.Requests, in.Offers); cut < len(in.Requests) {
-		w.behind(in.Requests[:cut], in.Requests[cut:], in.Offers)
-		in.Requests = in.Requests[:cut]
+	in := offers.Input{Requests: w.requests, Running: s.executors, Offers: w.offers}
+	if len(w.later) > 0 {
+		w.behind(in.Requests, w.later, in.Offers)
 	}
 	if cut := capRound(in.Requests, s.Options.MaxRoundTasks); cut < len(in.Requests) {
 		w.capped(in.Requests[cut:], s.Options.MaxRoundTasks)
@@ -82,30 +82,67 @@ func (s *Scheduler) launch(ctx context.Context) {
 	s.apply(ctx, w, plan)
 }
 
+// heldOffers are the offers held, as the matcher takes them (by id).
+func (s *Scheduler) heldOffers() []offers.Offer {
+	out := make([]offers.Offer, 0, len(s.offers))
+	for _, o := range s.offers {
+		out = append(out, offers.Offer{ID: o.ID, AgentID: o.AgentID, Hostname: o.Hostname,
+			Free: offers.Resources{CPU: offers.CPUs(o.CPUs), MemMB: offers.MemMB(o.MemMB)}})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
 // considerAtLeast is how many requests a round always tries.
 const considerAtLeast = 512
 
-// considered is how many of the requests (in the matcher's order: failover
-// shards, then ready executions, oldest first) a round tries: those whose
+// trying decides which requests a round tries, in the matcher's order
+// (failover shards, then ready executions, oldest first): those whose
 // resources add up to twice what the held offers have free, and at least
 // considerAtLeast, cut between two jobs. A long queue (a large cluster's
-// backlog) then costs a round what can launch, not what waits; the matcher
-// places oldest first, so what it would have placed from the rest is only
-// younger work fitting in gaps the older left.
-func considered(reqs []offers.Request, offs []offers.Offer) int {
-	if len(reqs) <= considerAtLeast {
-		return len(reqs)
-	}
-	var free, asked offers.Resources
+// backlog) then costs a round what can launch, not what waits: the
+// snapshot builds no request for the rest (a backlog of 100,000 jobs is
+// half a million shards). The matcher places oldest first, so what it
+// would have placed from the rest is only younger work fitting in gaps the
+// older left.
+type trying struct {
+	free, asked offers.Resources
+	n           int
+	last        offers.Request // the last request tried
+	full        bool           // the cut is made: nothing more is tried
+}
+
+func newTrying(offs []offers.Offer) *trying {
+	t := &trying{}
 	for _, o := range offs {
-		free.CPU, free.MemMB = free.CPU+o.Free.CPU, free.MemMB+o.Free.MemMB
+		t.free.CPU, t.free.MemMB = t.free.CPU+o.Free.CPU, t.free.MemMB+o.Free.MemMB
 	}
+	return t
+}
+
+// admit reports whether r is tried; once one is not, no later one is.
+func (t *trying) admit(r offers.Request) bool {
+	if t.full {
+		return false
+	}
+	boundary := t.n == 0 || r.Job != t.last.Job || r.Kind != t.last.Kind
+	if boundary && t.n >= considerAtLeast && (t.asked.CPU > 2*t.free.CPU || t.asked.MemMB > 2*t.free.MemMB) {
+		t.full = true
+		return false
+	}
+	t.asked.CPU, t.asked.MemMB = t.asked.CPU+r.Task.CPU, t.asked.MemMB+r.Task.MemMB
+	t.n++
+	t.last = r
+	return true
+}
+
+// considered is how many of reqs a round tries (see trying).
+func considered(reqs []offers.Request, offs []offers.Offer) int {
+	t := newTrying(offs)
 	for i, r := range reqs {
-		if i >= considerAtLeast && (asked.CPU > 2*free.CPU || asked.MemMB > 2*free.MemMB) &&
-			(r.Job != reqs[i-1].Job || r.Kind != reqs[i-1].Kind) {
+		if !t.admit(r) {
 			return i
 		}
-		asked.CPU, asked.MemMB = asked.CPU+r.Task.CPU, asked.MemMB+r.Task.MemMB
 	}
 	return len(reqs)
 }
@@ -135,24 +172,34 @@ func capRound(reqs []offers.Request, max int) int {
 // capped gives the requests a bounded round left for the next their
 // reason.
 func (w *work) capped(rest []offers.Request, max int) {
-	w.waitBehind(rest, fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
+	w.waitBehind(keysOf(rest), fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
 		"taken oldest first; the next round follows at once", max))
 }
 
-// waitBehind records msg as the behind_older_work reason of the requests
-// a round left out, once per ready execution.
-func (w *work) waitBehind(rest []offers.Request, msg string) {
-	for i, r := range rest {
-		if i > 0 && r.Job == rest[i-1].Job && r.Kind == offers.Ready && rest[i-1].Kind == offers.Ready {
-			continue // one reason per ready execution
-		}
-		w.wait(waitKey(r), registry.WaitBehind, msg, time.Time{})
+// waitBehind records msg as the behind_older_work reason of the entries
+// (registry.WaitingKey) a round left out.
+func (w *work) waitBehind(rest []string, msg string) {
+	for _, k := range rest {
+		w.wait(k, registry.WaitBehind, msg, time.Time{})
 	}
+}
+
+// keysOf names the entries of requests: one per ready execution (a gang)
+// or failover shard.
+func keysOf(reqs []offers.Request) []string {
+	var keys []string
+	for i, r := range reqs {
+		if i > 0 && r.Job == reqs[i-1].Job && r.Kind == offers.Ready && reqs[i-1].Kind == offers.Ready {
+			continue
+		}
+		keys = append(keys, waitKey(r))
+	}
+	return keys
 }
 
 // behind gives the requests a round did not try their reason: the older
 // ones tried already ask for more than is free.
-func (w *work) behind(tried, rest []offers.Request, offs []offers.Offer) {
+func (w *work) behind(tried []offers.Request, rest []string, offs []offers.Offer) {
 	var free, asked offers.Resources
 	for _, o := range offs {
 		free.CPU, free.MemMB = free.CPU+o.Free.CPU, free.MemMB+o.Free.MemMB
@@ -216,9 +263,12 @@ func (s *Scheduler) decline(ctx context.Context, ids []string, refuse time.Durat
 }
 
 // snapshot reads the ready and failover queues and turns runnable entries
-// into match requests. Entries of deleted jobs are dropped.
+// into match requests, as many as the round tries (trying; the rest go to
+// w.later). Entries of deleted jobs are dropped.
 func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}, seen: map[string]time.Time{}}
+	w.offers = s.heldOffers()
+	try := newTrying(w.offers)
 	running, err := s.runningAll(ctx)
 	if err != nil {
 		return w, err
@@ -252,8 +302,13 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			w.wait(fkey, registry.WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
 			continue
 		}
+		r := request(job, a, f.Item, offers.Failover, f.Since)
+		if !try.admit(r) {
+			w.later = append(w.later, fkey)
+			continue
+		}
 		w.failover[jobs.MetaKey(f.Job, f.Item)] = f
-		w.requests = append(w.requests, request(job, a, f.Item, offers.Failover, f.Since))
+		w.requests = append(w.requests, r)
 	}
 	rq, err := s.readyQueue(ctx)
 	if err != nil {
@@ -281,12 +336,21 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			}
 			continue
 		}
+		if !try.admit(request(job, a, items[0], offers.Ready, rd.Since)) {
+			w.later = append(w.later, rkey)
+			w.laterReady++
+			continue
+		}
 		w.ready[rd.Job] = rd
 		s.seenMu.Lock()
 		w.seen[rd.Job] = s.seen[rd.Job]
 		s.seenMu.Unlock()
-		for _, it := range items {
-			w.requests = append(w.requests, request(job, a, it, offers.Ready, rd.Since))
+		for i, it := range items {
+			r := request(job, a, it, offers.Ready, rd.Since)
+			if i > 0 {
+				try.admit(r) // within the gang: always tried
+			}
+			w.requests = append(w.requests, r)
 		}
 	}
 	return w, nil

@@ -164,6 +164,44 @@ func TestWorkBehindALongQueueSaysSo(t *testing.T) {
 	}
 }
 
+// TestSnapshotBuildsRequestsOnlyForWhatTheRoundTries: a backlog costs a
+// round what it tries; the rest is named, with no request built, and still
+// counts in the ready depth.
+func TestSnapshotBuildsRequestsOnlyForWhatTheRoundTries(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	const n = considerAtLeast + 40
+	for i := range n {
+		j := jobs.Default()
+		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = fmt.Sprintf("job-%03d", i), "app", 4, 64, 2
+		if err := r.reg.AddJob(r.ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.reload()
+	for i := range n {
+		r.trigger(fmt.Sprintf("job-%03d", i))
+		r.clk.Advance(time.Millisecond)
+	}
+	r.offer("o1", 2, 4096) // 2 CPUs free: twice that is passed after the first job
+	w, err := r.sched.snapshot(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.requests) != considerAtLeast || len(w.ready) != considerAtLeast/2 {
+		t.Fatalf("%d requests for %d executions, want %d for %d", len(w.requests), len(w.ready), considerAtLeast, considerAtLeast/2)
+	}
+	if want := n - considerAtLeast/2; len(w.later) != want || w.laterReady != want {
+		t.Fatalf("later %d (%d ready), want %d", len(w.later), w.laterReady, want)
+	}
+	if w.later[0] != registry.WaitingKey("ready", fmt.Sprintf("job-%03d", considerAtLeast/2), 0) {
+		t.Fatalf("first left for later: %s", w.later[0])
+	}
+	if got := considered(w.requests, w.offers); got != len(w.requests) {
+		t.Fatalf("considered cuts the tried requests again at %d", got)
+	}
+}
+
 func TestRoundGap(t *testing.T) {
 	if roundGap(500*time.Microsecond) != 0 {
 		t.Fatal("a cheap round is spaced out")

@@ -48,10 +48,14 @@ func (w *work) wait(key, reason, msg string, until time.Time) {
 	w.waiting[key] = registry.Waiting{Reason: reason, Message: msg, Until: until}
 }
 
-// waitAll gives every requested entry the same reason (no round happened).
+// waitAll gives every entry the round would have tried or left for later
+// the same reason (no round happened).
 func (w *work) waitAll(reason, msg string) {
 	for _, r := range w.requests {
 		w.wait(waitKey(r), reason, msg, time.Time{})
+	}
+	for _, k := range w.later {
+		w.wait(k, reason, msg, time.Time{})
 	}
 }
 
