@@ -24,6 +24,12 @@ const (
 	waitRecordAfter = time.Second
 	waitRecordEvery = time.Second
 	waitRefresh     = 30 * time.Second // a changed message alone is rewritten at most this often
+	// waitRefreshPerCommit bounds the entries rewritten in one commit for a
+	// changed message alone, longest unwritten first. A backlog of 80,000
+	// entries behind older work, whose message quotes the round's figures,
+	// was otherwise rewritten whole every waitRefresh: 2,700 registry
+	// writes a second for figures. A changed reason is always written.
+	waitRefreshPerCommit = 500
 )
 
 // WaitingObserver is implemented by observers that count waiting work
@@ -295,18 +301,14 @@ func (s *Scheduler) recordWaiting(ctx context.Context, w work) {
 }
 
 // waitingOps computes the writes: entries that waited long enough with a
-// new reason, and entries no longer waiting.
+// new reason (or, at most waitRefreshPerCommit of them, a changed message),
+// and entries no longer waiting; in path order.
 func (s *Scheduler) waitingOps(w work, now time.Time) ([]store.Op, map[string]registry.Waiting) {
 	ws := &s.wait
 	var ops []store.Op
 	puts := map[string]registry.Waiting{}
-	keys := make([]string, 0, len(w.waiting))
-	for k := range w.waiting {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		wt := w.waiting[k]
+	var stale []string // only the message changed, and was written waitRefresh ago
+	for k, wt := range w.waiting {
 		since := ws.since[k]
 		if now.Sub(since) < waitRecordAfter {
 			s.wakeAt(since.Add(waitRecordAfter))
@@ -314,15 +316,40 @@ func (s *Scheduler) waitingOps(w work, now time.Time) ([]store.Op, map[string]re
 		}
 		wt.Since = since
 		rec, ok := ws.recorded[k]
-		changed := !ok || rec.Reason != wt.Reason || !rec.Until.Equal(wt.Until) || !rec.Since.Equal(wt.Since) ||
-			(rec.Message != wt.Message && now.Sub(ws.writtenAt[k]) >= waitRefresh)
-		if changed {
-			ops = append(ops, registry.PutWaitingOp(k, wt))
+		switch {
+		case !ok || rec.Reason != wt.Reason || !rec.Until.Equal(wt.Until) || !rec.Since.Equal(wt.Since):
 			puts[k] = wt
+		case rec.Message != wt.Message && now.Sub(ws.writtenAt[k]) >= waitRefresh:
+			stale = append(stale, k)
 		}
+	}
+	if len(stale) > waitRefreshPerCommit {
+		sort.Slice(stale, func(i, j int) bool {
+			a, b := ws.writtenAt[stale[i]], ws.writtenAt[stale[j]]
+			return a.Before(b) || a.Equal(b) && stale[i] < stale[j]
+		})
+		stale = stale[:waitRefreshPerCommit]
+		s.wakeAt(now.Add(waitRecordEvery)) // the rest in the next commits
+	}
+	for _, k := range stale {
+		wt := w.waiting[k]
+		wt.Since = ws.since[k]
+		puts[k] = wt
+	}
+	keys := make([]string, 0, len(puts))
+	for k := range puts {
+		keys = append(keys, k)
 	}
 	for k := range ws.recorded {
 		if _, ok := w.waiting[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if wt, ok := puts[k]; ok {
+			ops = append(ops, registry.PutWaitingOp(k, wt))
+		} else {
 			ops = append(ops, registry.DeleteWaitingOp(k))
 		}
 	}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,49 @@ func TestWaitingWithoutOffersAndWhileReconciling(t *testing.T) {
 	}
 	if len(r.waiting()) != 0 {
 		t.Fatal("deleting the job left its reason")
+	}
+}
+
+// TestMessageOnlyRefreshesAreBounded: a changed reason is always written;
+// a changed message alone is rewritten for at most waitRefreshPerCommit
+// entries a commit, the longest unwritten first, the rest in later ones.
+func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
+	r := newRig(t)
+	ws := &r.sched.wait
+	ws.since, ws.recorded, ws.writtenAt, ws.loaded = map[string]time.Time{}, map[string]registry.Waiting{}, map[string]time.Time{}, true
+	now := r.clk.Now()
+	const n = waitRefreshPerCommit + 100
+	w := work{waiting: map[string]registry.Waiting{}}
+	for i := range n {
+		k := registry.WaitingKey("ready", fmt.Sprintf("job-%04d", i), 0)
+		since := now.Add(-time.Hour)
+		ws.since[k] = since
+		ws.recorded[k] = registry.Waiting{Reason: registry.WaitBehind, Message: "old figures", Since: since}
+		ws.writtenAt[k] = now.Add(-waitRefresh - time.Duration(i)*time.Millisecond) // job-0000 written last
+		w.waiting[k] = registry.Waiting{Reason: registry.WaitBehind, Message: "new figures"}
+	}
+	changed := registry.WaitingKey("ready", "job-0000", 0)
+	w.waiting[changed] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
+	gone := registry.WaitingKey("ready", "gone", 0)
+	ws.recorded[gone] = registry.Waiting{Reason: registry.WaitBehind}
+
+	ops, puts := r.sched.waitingOps(w, now)
+	if len(puts) != waitRefreshPerCommit+1 || len(ops) != len(puts)+1 {
+		t.Fatalf("%d puts, %d ops; want %d puts and one delete", len(puts), len(ops), waitRefreshPerCommit+1)
+	}
+	if puts[changed].Reason != registry.WaitCPU {
+		t.Fatalf("the changed reason was not written: %+v", puts[changed])
+	}
+	oldest := registry.WaitingKey("ready", fmt.Sprintf("job-%04d", n-1), 0)
+	if _, ok := puts[oldest]; !ok {
+		t.Fatal("the longest unwritten entry was not refreshed")
+	}
+	if _, ok := puts[registry.WaitingKey("ready", "job-0001", 0)]; ok {
+		t.Fatal("the most recently written entry was refreshed before older ones")
+	}
+	for i := 1; i < len(ops); i++ {
+		if ops[i-1].Path >= ops[i].Path {
+			t.Fatalf("ops out of path order at %d", i)
+		}
 	}
 }

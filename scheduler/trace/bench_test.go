@@ -14,23 +14,30 @@ import (
 
 // benchEvents is a realistic mix: per task, three status traces (STAGING,
 // RUNNING, FINISHED), an execution start and its completion.
-func benchEvents(n int) []Event { return benchEventsWith(n, TaskEventID) }
+func benchEvents(n int) []Event { return benchEventsWith(n, TaskEventID, 1) }
 
 // benchEventsWith names the rows with id (TaskEventID, or a name-based
-// UUID that ignores the task's time).
-func benchEventsWith(n int, id func(taskID string, parts ...string) string) []Event {
+// UUID that ignores the task's time), for tasks of jobCount jobs, which
+// follow each other in a scattered order (a large cluster's jobs end in no
+// particular order: their rows land all over the job-name and task-id
+// indexes).
+func benchEventsWith(n int, id func(taskID string, parts ...string) string, jobCount int) []Event {
 	evs := make([]Event, 0, n+5)
 	for i := 0; len(evs) < n; i++ {
-		tid := "bench-job@-@" + itoa(i%100) + "@-@READY@-@agent-1@-@" + jobs.NewUUID()
+		job := "bench-job"
+		if jobCount > 1 {
+			job = "bench-job-" + itoa((i*7919)%jobCount)
+		}
+		tid := job + "@-@" + itoa(i%100) + "@-@READY@-@agent-1@-@" + jobs.NewUUID()
 		at := time.Now()
 		for _, st := range []string{"TASK_STAGING", "TASK_RUNNING", "TASK_FINISHED"} {
-			evs = append(evs, StatusTrace{ID: id(tid, tid, st), JobName: "bench-job", TaskID: tid, SlaveID: "agent-1",
+			evs = append(evs, StatusTrace{ID: id(tid, tid, st), JobName: job, TaskID: tid, SlaveID: "agent-1",
 				Source: SourceScheduler, ExecutionType: ExecutionReady, ShardingItem: itoa(i % 100), State: st, CreationTime: at})
 		}
 		evs = append(evs,
-			ExecutionStart{ID: id(tid, tid), JobName: "bench-job", TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
+			ExecutionStart{ID: id(tid, tid), JobName: job, TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
 				ShardingItem: i % 100, ExecutionSource: "NORMAL_TRIGGER", StartTime: at},
-			ExecutionComplete{ID: id(tid, tid), JobName: "bench-job", TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
+			ExecutionComplete{ID: id(tid, tid), JobName: job, TaskID: tid, Hostname: "host-1", IP: "10.0.0.1",
 				ShardingItem: i % 100, ExecutionSource: "NORMAL_TRIGGER", StartTime: at, CompleteTime: at, Success: true})
 	}
 	return evs[:n]
@@ -47,10 +54,20 @@ func BenchmarkSQLiteLargeHistory(b *testing.B) {
 		id   func(string, ...string) string
 	}{{"time-ordered", TaskEventID}, {"name-based", func(_ string, parts ...string) string { return NewID(parts...) }}} {
 		b.Run(v.name, func(b *testing.B) {
-			benchWrite(b, dialectSQLite, filepath.Join(b.TempDir(), "trace.db"), benchEventsWith(150_000, v.id),
-				func(n int) []Event { return benchEventsWith(n, v.id) })
+			benchWrite(b, dialectSQLite, filepath.Join(b.TempDir(), "trace.db"), benchEventsWith(150_000, v.id, 1),
+				func(n int) []Event { return benchEventsWith(n, v.id, 1) })
 		})
 	}
+}
+
+// BenchmarkSQLiteManyJobs writes the tasks of 20,000 jobs, ending in a
+// scattered order, into a history that already holds 300,000 rows of them:
+// the simulated cluster's case, where the job-name and task-id indexes
+// take each row on a different page.
+func BenchmarkSQLiteManyJobs(b *testing.B) {
+	const jobCount = 20_000
+	benchWrite(b, dialectSQLite, filepath.Join(b.TempDir(), "trace.db"), benchEventsWith(300_000, TaskEventID, jobCount),
+		func(n int) []Event { return benchEventsWith(n, TaskEventID, jobCount) })
 }
 
 // benchWrite measures sustained events/s from Record to committed rows
