@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,14 +29,23 @@ const maxRowsPerStatement = 1000
 // read back as time.Time by the driver (TIMESTAMP columns).
 const sqliteTime = "2006-01-02 15:04:05.000"
 
+// walCheckpointPages is how many pages the history's write-ahead log
+// holds before they are copied back into the database (SQLite's default
+// is 1,000). A large cluster's history rows land all over the job-name and
+// task-id indexes, and the rightmost pages of the time-ordered ones are
+// rewritten by every batch: a longer log copies each page back once for
+// many batches. 10,000 pages (40 MB of log at most, in the usual case)
+// cut the writer's CPU per event by 16 % in BenchmarkSQLiteManyJobs.
+const walCheckpointPages = 10_000
+
 // openDB opens (without connecting) the database. SQLite: the file at dsn
-// (a plain path gets WAL, NORMAL sync, a busy timeout and IMMEDIATE
-// transactions). MySQL: the DSN with parseTime, UTC on both sides,
+// (a plain path gets WAL, NORMAL sync, a busy timeout, IMMEDIATE
+// transactions and a checkpoint every walCheckpointPages). MySQL: the DSN with parseTime, UTC on both sides,
 // client-side interpolation (one round trip per batch) and timeouts.
 func openDB(dialect, dsn string) (*sqlx.DB, error) {
 	if dialect == dialectSQLite {
 		if !strings.HasPrefix(dsn, "file:") && !strings.Contains(dsn, "?") {
-			dsn = "file:" + dsn + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+			dsn = "file:" + dsn + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walCheckpointPages) + ")&_txlock=immediate"
 		}
 		db, err := sql.Open("sqlite", dsn)
 		if err != nil {

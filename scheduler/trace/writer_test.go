@@ -374,3 +374,21 @@ func TestRecordAfterClose(t *testing.T) {
 		t.Fatal("RecordDurable on a nil writer succeeded")
 	}
 }
+
+// TestSQLiteHistoryCheckpointsEveryWalCheckpointPages: the history's
+// connections copy the log back every walCheckpointPages, not SQLite's
+// default 1,000 (BenchmarkSQLiteManyJobs).
+func TestSQLiteHistoryCheckpointsEveryWalCheckpointPages(t *testing.T) {
+	db, err := openDB(dialectSQLite, filepath.Join(t.TempDir(), "trace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var pages int
+	if err := db.Get(&pages, "PRAGMA wal_autocheckpoint"); err != nil {
+		t.Fatal(err)
+	}
+	if pages != walCheckpointPages {
+		t.Fatalf("wal_autocheckpoint = %d, want %d", pages, walCheckpointPages)
+	}
+}
