@@ -69,7 +69,7 @@ func (w *writer) apply(op store.Op) ([]store.Event, error) {
 		if err := match(op, cur, exists); err != nil {
 			return nil, err
 		}
-		return w.deleteTree(op.Path)
+		return w.deleteTree(op.Path, cur)
 	default: // OpCheck; CheckOps rejected unknown kinds
 		return nil, match(op, cur, exists)
 	}
@@ -135,8 +135,8 @@ func (w *writer) write(op store.Op, version int64) ([]store.Event, error) {
 // deleteTree removes path and its descendants, found by the key range
 // [path+"/", path+"0") ('0' follows '/'), which needs no LIKE escaping.
 // Events list descendants in descending path order, then path itself, so
-// every node comes after its descendants.
-func (w *writer) deleteTree(path string) ([]store.Event, error) {
+// every node comes after its descendants. cur is path's version.
+func (w *writer) deleteTree(path string, cur int64) ([]store.Event, error) {
 	ctx := context.Background()
 	lo, hi := path+"/", path+"0"
 	rows, err := w.descendants.QueryContext(ctx, lo, hi)
@@ -154,10 +154,6 @@ func (w *writer) deleteTree(path string) ([]store.Event, error) {
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, dbError{err}
-	}
-	cur, _, err := w.current(path)
-	if err != nil {
-		return nil, err
 	}
 	if _, err := w.del.ExecContext(ctx, path, lo, hi); err != nil {
 		return nil, dbError{err}
