@@ -130,20 +130,8 @@ func TestConsideredCutsALongQueueBetweenJobs(t *testing.T) {
 // the behind_older_work reason, the oldest ones their own.
 func TestWorkBehindALongQueueSaysSo(t *testing.T) {
 	r := newRig(t)
-	r.addApp("app", 1, 128)
 	const n = considerAtLeast + 40
-	for i := range n {
-		j := jobs.Default()
-		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = fmt.Sprintf("job-%03d", i), "app", 4, 64, 1
-		if err := r.reg.AddJob(r.ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.reload()
-	for i := range n {
-		r.trigger(fmt.Sprintf("job-%03d", i))
-		r.clk.Advance(time.Millisecond) // arrival order is the trigger order
-	}
+	r.backlog(n, 1)
 	// Nothing fits: 4 CPUs a shard and 1 for the executor. The offer is
 	// declined each round, so it is offered again for the next.
 	r.offer("o1", 2, 4096)
@@ -169,20 +157,8 @@ func TestWorkBehindALongQueueSaysSo(t *testing.T) {
 // counts in the ready depth.
 func TestSnapshotBuildsRequestsOnlyForWhatTheRoundTries(t *testing.T) {
 	r := newRig(t)
-	r.addApp("app", 1, 128)
 	const n = considerAtLeast + 40
-	for i := range n {
-		j := jobs.Default()
-		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = fmt.Sprintf("job-%03d", i), "app", 4, 64, 2
-		if err := r.reg.AddJob(r.ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.reload()
-	for i := range n {
-		r.trigger(fmt.Sprintf("job-%03d", i))
-		r.clk.Advance(time.Millisecond)
-	}
+	r.backlog(n, 2)
 	r.offer("o1", 2, 4096) // 2 CPUs free: twice that is passed after the first job
 	w, err := r.sched.snapshot(r.ctx)
 	if err != nil {
@@ -199,6 +175,25 @@ func TestSnapshotBuildsRequestsOnlyForWhatTheRoundTries(t *testing.T) {
 	}
 	if got := considered(w.requests, w.offers); got != len(w.requests) {
 		t.Fatalf("considered cuts the tried requests again at %d", got)
+	}
+}
+
+// backlog registers n jobs job-000… of shards shards of 4 CPUs each on
+// app "app" and triggers them in that order.
+func (r *rig) backlog(n, shards int) {
+	r.t.Helper()
+	r.addApp("app", 1, 128)
+	for i := range n {
+		j := jobs.Default()
+		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = fmt.Sprintf("job-%03d", i), "app", 4, 64, shards
+		if err := r.reg.AddJob(r.ctx, j); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.reload()
+	for i := range n {
+		r.trigger(fmt.Sprintf("job-%03d", i))
+		r.clk.Advance(time.Millisecond) // arrival order is the trigger order
 	}
 }
 
