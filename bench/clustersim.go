@@ -305,14 +305,7 @@ func (s *simRun) heapProfile() {
 		s.r.note(s.sc + ": scheduler heap profile: " + err.Error())
 		return
 	}
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=25",
-		filepath.Join(s.o.binDir, "scheduler"), prof).CombinedOutput()
-	if err != nil {
-		s.r.note(fmt.Sprintf("%s: go tool pprof %s: %v", s.sc, prof, err))
-		return
-	}
-	s.r.extra = append(s.r.extra, fmt.Sprintf("%s: scheduler heap in use at the window's end, go tool pprof -top:\n%s",
-		s.sc, strings.TrimSpace(string(out))+"\n"))
+	pprofTop(s.o, s.r, s.sc, "scheduler", prof, "scheduler heap in use at the window's end", "-sample_index=inuse_space", "-nodecount=25")
 }
 
 // fetchCPUProfile takes a CPU profile of the scheduler on port for d
@@ -343,11 +336,18 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // profileTop adds the top of a binary's CPU profile (by cumulative time)
 // to the report.
 func profileTop(o options, r *report, sc, bin, prof, span string) {
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", filepath.Join(o.binDir, bin), prof).CombinedOutput()
+	pprofTop(o, r, sc, bin, prof, bin+" CPU profile "+span, "-cum", "-nodecount=40")
+}
+
+// pprofTop adds `go tool pprof -top` of a binary's profile, with args, to
+// the report under title.
+func pprofTop(o options, r *report, sc, bin, prof, title string, args ...string) {
+	cmd := append(append([]string{"tool", "pprof", "-top"}, args...), filepath.Join(o.binDir, bin), prof)
+	out, err := exec.Command("go", cmd...).CombinedOutput()
 	if err != nil {
 		r.note(fmt.Sprintf("%s: go tool pprof %s: %v", sc, prof, err))
 		return
 	}
-	r.extra = append(r.extra, fmt.Sprintf("%s: %s CPU profile %s, go tool pprof -top -cum:\n%s",
-		sc, bin, span, strings.TrimSpace(string(out))+"\n"))
+	r.extra = append(r.extra, fmt.Sprintf("%s: %s, go tool pprof -top %s:\n%s",
+		sc, title, strings.Join(args, " "), strings.TrimSpace(string(out))+"\n"))
 }

@@ -112,12 +112,15 @@ type trying struct {
 	full        bool           // the cut is made: nothing more is tried
 }
 
-func newTrying(offs []offers.Offer) *trying {
-	t := &trying{}
+func newTrying(offs []offers.Offer) *trying { return &trying{free: freeOf(offs)} }
+
+// freeOf is what the offers have free in all.
+func freeOf(offs []offers.Offer) offers.Resources {
+	var free offers.Resources
 	for _, o := range offs {
-		t.free.CPU, t.free.MemMB = t.free.CPU+o.Free.CPU, t.free.MemMB+o.Free.MemMB
+		free.CPU, free.MemMB = free.CPU+o.Free.CPU, free.MemMB+o.Free.MemMB
 	}
-	return t
+	return free
 }
 
 // admit reports whether r is tried; once one is not, no later one is.
@@ -134,17 +137,6 @@ func (t *trying) admit(r offers.Request) bool {
 	t.n++
 	t.last = r
 	return true
-}
-
-// considered is how many of reqs a round tries (see trying).
-func considered(reqs []offers.Request, offs []offers.Offer) int {
-	t := newTrying(offs)
-	for i, r := range reqs {
-		if !t.admit(r) {
-			return i
-		}
-	}
-	return len(reqs)
 }
 
 // capRound is how many of the requests a round may place when one launch
@@ -200,10 +192,8 @@ func keysOf(reqs []offers.Request) []string {
 // behind gives the requests a round did not try their reason: the older
 // ones tried already ask for more than is free.
 func (w *work) behind(tried []offers.Request, rest []string, offs []offers.Offer) {
-	var free, asked offers.Resources
-	for _, o := range offs {
-		free.CPU, free.MemMB = free.CPU+o.Free.CPU, free.MemMB+o.Free.MemMB
-	}
+	free := freeOf(offs)
+	var asked offers.Resources
 	jobs := 0
 	for i, r := range tried {
 		asked.CPU, asked.MemMB = asked.CPU+r.Task.CPU, asked.MemMB+r.Task.MemMB
@@ -336,7 +326,8 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			}
 			continue
 		}
-		if !try.admit(request(job, a, items[0], offers.Ready, rd.Since)) {
+		first := request(job, a, items[0], offers.Ready, rd.Since)
+		if !try.admit(first) {
 			w.later = append(w.later, rkey)
 			w.laterReady++
 			continue
@@ -345,11 +336,10 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 		s.seenMu.Lock()
 		w.seen[rd.Job] = s.seen[rd.Job]
 		s.seenMu.Unlock()
-		for i, it := range items {
+		w.requests = append(w.requests, first)
+		for _, it := range items[1:] {
 			r := request(job, a, it, offers.Ready, rd.Since)
-			if i > 0 {
-				try.admit(r) // within the gang: always tried
-			}
+			try.admit(r) // within the gang: always tried
 			w.requests = append(w.requests, r)
 		}
 	}

@@ -89,6 +89,17 @@ func TestReadyQueueWithoutWatchIsReadEveryRound(t *testing.T) {
 	}
 }
 
+// considered is how many of reqs a round tries (see trying).
+func considered(reqs []offers.Request, offs []offers.Offer) int {
+	t := newTrying(offs)
+	for i, r := range reqs {
+		if !t.admit(r) {
+			return i
+		}
+	}
+	return len(reqs)
+}
+
 func req(job string, shard int, cpu float64) offers.Request {
 	return offers.Request{Job: job, Shard: shard, Kind: offers.Ready, Task: offers.Resources{CPU: offers.CPUs(cpu), MemMB: offers.MemMB(16)}}
 }
