@@ -324,7 +324,9 @@ func (s *scheduler) role() string { return s.api().Role() }
 // ZooKeeper registry share mesos-local; the leader is killed with -9, the
 // standby takes over; the tasks run on (their executors are mesos-local's)
 // and the new leader goes on from the run's state in the registry: every
-// node started once and completed once, none was lost.
+// node started once and completed once, none was lost. (A launch the old
+// leader committed but never sent is the one start that may be a
+// failover: CI once killed the leader in that window.)
 func TestWorkflowLeaderChangeMidFanOut(t *testing.T) {
 	t.Parallel()
 	zk := requireZK(t)
@@ -351,7 +353,8 @@ func TestWorkflowLeaderChangeMidFanOut(t *testing.T) {
 	id := next.wfTrigger("fan", out)
 	eventually(t, 2*waitLong, func() bool { return safeToKill(lead.wfRun("fan", id)) }, "the middle of the fan-out (run: %v)",
 		late(func() any { return lead.wfRun("fan", id) }))
-	t.Logf("killing the leader with node states %v", nodeStates(lead.wfRun("fan", id)))
+	atKill := nodeStates(lead.wfRun("fan", id))
+	t.Logf("killing the leader with node states %v", atKill)
 	lead.kill9()
 	eventually(t, waitLong, func() bool { return next.role() == "leader" }, "the standby to take over")
 	eventually(t, 3*waitLong, func() bool { st := next.wfRun("fan", id).State; return st != "RUNNING" && st != "QUEUED" },
@@ -359,5 +362,16 @@ func TestWorkflowLeaderChangeMidFanOut(t *testing.T) {
 	if v := next.wfRun("fan", id); v.State != "SUCCEEDED" {
 		t.Fatalf("run %s (%s): %v", v.State, v.Reason, nodeStates(v))
 	}
-	checkExactlyOnce(t, out, nodes, nil)
+	// A node open when the state was read may have had its launch
+	// committed by the old leader and never sent to Mesos (the kill came
+	// in between): the new leader's reconciliation finds that task
+	// unknown and launches it again as its failover, so its one start may
+	// say FAILOVER. Every node still starts exactly once.
+	inFlight := map[string]bool{}
+	for n, st := range atKill {
+		inFlight[n] = st == "QUEUED" || st == "RUNNING"
+	}
+	if again := checkExactlyOnce(t, out, nodes, inFlight); len(again) > 0 {
+		t.Errorf("nodes %v started more than once across the leader change", again)
+	}
 }

@@ -112,6 +112,13 @@ set -e
 passed=$(grep -c '^ok' "$log" || true)
 failed=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 phase "packages: $passed passed, $failed failed"
+# What each failed test said first (its messages, before the logs a failed
+# test dumps), right under the count, so that an excerpt of the output
+# around it names the failures.
+if grep -q -- '--- FAIL' "$log"; then
+	echo "== failures (the first lines each failed test printed; the full output is above)"
+	awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
+fi
 
 phase "browser tests"
 bstatus=0
@@ -123,12 +130,6 @@ if [ -n "$fuzzing" ]; then
 	finish fuzz || fstatus=$?
 	if [ "$fstatus" -eq 0 ]; then sed -n '/^== fuzz summary/,$p' "$logs/fuzz"; fi
 	if [ "$status" -eq 0 ]; then status=$fstatus; fi
-fi
-# Last, what each failed test said first (its messages, before the logs a
-# failed test dumps), so that the end of the output names the failures.
-if grep -q -- '--- FAIL' "$log"; then
-	echo "== failures (the first lines each failed test printed; the full output is above)"
-	awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
 fi
 phase "done"
 exit "$status"
