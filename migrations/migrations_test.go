@@ -39,8 +39,13 @@ var wantColumns = map[string][]string{
 		"task_ids", "queued_time", "start_time", "end_time", "skip_reason", "message", "outputs"},
 }
 
-// Indexes beyond the original's, by table: name → columns in order.
+// Indexes beyond the original's, by table: name → columns in order (nil:
+// the index must not exist).
 var wantIndexes = map[string]map[string][]string{
+	migrations.TableJobExecutionLog: {
+		"JOB_EXECUTION_LOG_JOB_START_INDEX": {"job_name", "start_time"},
+		"JOB_EXECUTION_LOG_JOB_NAME_INDEX":  nil, // dropped by 00005: the one above leads with job_name
+	},
 	migrations.TableAuditLog: {
 		"AUDIT_LOG_CREATION_TIME_INDEX": {"creation_time"},
 		"AUDIT_LOG_USER_TIME_INDEX":     {"user_name", "creation_time"},
@@ -201,9 +206,13 @@ func TestApplyMySQLConcurrently(t *testing.T) {
 }
 
 // A database the original already created (its DDL, no version table) is
-// adopted: Apply succeeds and keeps the rows.
-func TestApplyAdoptsOriginalTables(t *testing.T) {
-	db := openSQLite(t)
+// adopted: Apply succeeds and keeps the rows (on MySQL, 00005 finds no
+// index of ours to drop there).
+func TestApplySQLiteAdoptsOriginalTables(t *testing.T) { adopt(t, openSQLite(t), migrations.SQLite) }
+
+func TestApplyMySQLAdoptsOriginalTables(t *testing.T) { adopt(t, openMySQL(t), migrations.MySQL) }
+
+func adopt(t *testing.T, db *sql.DB, dialect string) {
 	orig := "CREATE TABLE JOB_EXECUTION_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, task_id VARCHAR(255) NOT NULL, " +
 		"hostname VARCHAR(255) NOT NULL, ip VARCHAR(50) NOT NULL, sharding_item INT NOT NULL, execution_source VARCHAR(20) NOT NULL, " +
 		"failure_cause VARCHAR(4000) NULL, is_success INT NOT NULL, start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id))"
@@ -213,7 +222,7 @@ func TestApplyAdoptsOriginalTables(t *testing.T) {
 	if _, err := db.Exec("INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success) VALUES ('x','j','t','h','i',0,'NORMAL_TRIGGER',1)"); err != nil {
 		t.Fatal(err)
 	}
-	applyTwice(t, db, migrations.SQLite)
+	applyTwice(t, db, dialect)
 	var n int
 	if err := db.QueryRow("SELECT COUNT(*) FROM JOB_EXECUTION_LOG").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("rows %d %v", n, err)
