@@ -12,6 +12,7 @@
 //	/state/disable/app/{appName}                 present = disabled
 //	/state/disable/job/{jobName}                 present = disabled
 //	/state/framework_id                          the Mesos framework id
+//	/state/leader_term                           the term that leads now (written first by every term)
 //	/state/trigger_keys/{key}                    RunRecord of a keyed trigger (and of a workflow node's execution)
 //	/config/workflow/{name}                      workflow.Config (JSON)
 //	/state/workflow/{name}                       WorkflowState (the cron watermark); its children:

@@ -25,6 +25,11 @@ const (
 	// with (SPEC §3); legacyFrameworkIDPath is where earlier versions kept it.
 	FrameworkIDPath       = "/ha/framework_id"
 	legacyFrameworkIDPath = "/state/framework_id"
+	// LeaderTermPath holds the term that leads now (its sequence, election
+	// node and start time), written first by every term: reading its own
+	// write back through the registry cache tells a new leader that the
+	// cache holds every write of the terms before it.
+	LeaderTermPath = "/state/leader_term"
 )
 
 // Errors the API maps to 404 and 409.

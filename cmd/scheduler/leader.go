@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -132,6 +133,11 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 	reg := registry.New(l.kv)
 	reg.MaxPending = l.cfg.JobStateQueue
 	reg.Fence = term.Fence
+	caught := time.Now()
+	if err := l.catchUp(ctx, reg, term); err != nil {
+		return err
+	}
+	log.Info("registry cache caught up with the terms before", "took", time.Since(caught).Round(time.Microsecond))
 	fwID, err := reg.FrameworkID(ctx)
 	if err != nil {
 		return fmt.Errorf("read framework id: %w", err)
@@ -174,6 +180,37 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 		first = nil
 	}
 	return first
+}
+
+// catchUpWait bounds how long a new term waits for the registry cache to
+// catch up with the terms before it.
+const catchUpWait = 30 * time.Second
+
+// catchUp returns once the registry cache holds every write made before
+// the term began. The election hands a standby the term as soon as the
+// old leader's node is gone, while the notifications of that leader's last
+// writes (a launch, a task's end) may still be queued to the cache: a
+// leader reading the copy before they are applied would take a finished
+// task for running and fail it over, or a launched one for unknown and
+// kill it. The term's first write, fenced, is read back through the
+// cache's watch, which applies notifications in order.
+func (l *leaderWork) catchUp(ctx context.Context, reg *registry.Registry, term *election.Term) error {
+	b, ok := l.kv.(interface {
+		Barrier(ctx context.Context, marker string, value []byte, commit func(context.Context, ...store.Op) error) error
+	})
+	if !ok {
+		return nil // reads go to the store itself
+	}
+	value, err := json.Marshal(map[string]any{"term": term.Seq(), "node": term.Node(), "at": time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, catchUpWait)
+	defer cancel()
+	if err := b.Barrier(cctx, registry.LeaderTermPath, value, reg.Commit); err != nil {
+		return fmt.Errorf("catch up with the registry before leading: %w", err)
+	}
+	return nil
 }
 
 // scheduler returns the scheduler of the term in force, or nil.

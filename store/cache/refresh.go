@@ -399,3 +399,47 @@ func (c *KV) removeLocked(p string) {
 		pn.sorted = nil
 	}
 }
+
+// Barrier returns once the copy holds every change the backing store had
+// made before Barrier was called, also those whose notifications are still
+// queued: it writes value at marker (through commit, so the caller can
+// fence the write) and waits until the backing store's own event of that
+// write has been applied and passed on. A root's events are applied in
+// their order, so every change notified before the marker's is in the copy
+// by then (a resync, which re-reads the whole subtree, counts too).
+//
+// A new leader calls it before it reads anything to act on: the previous
+// leader's last writes may still be queued to its copy when the election
+// hands it the term.
+func (c *KV) Barrier(ctx context.Context, marker string, value []byte, commit func(context.Context, ...store.Op) error) error {
+	if c.rootOf(marker) == nil {
+		return fmt.Errorf("cache: barrier: %s is not under a mirrored root", marker)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := c.Watch(wctx, marker)
+	if err != nil {
+		return fmt.Errorf("cache: barrier: %w", err)
+	}
+	if err := commit(ctx, store.Put(marker, value)); err != nil {
+		return fmt.Errorf("cache: barrier: write %s: %w", marker, err)
+	}
+	n, err := c.Get(ctx, marker)
+	if err != nil {
+		return fmt.Errorf("cache: barrier: read %s back: %w", marker, err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cache: barrier: waiting for the event of %s: %w", marker, ctx.Err())
+		case ev, ok := <-events:
+			switch {
+			case !ok:
+				return fmt.Errorf("cache: barrier: the watch of %s ended", marker)
+			case ev.Type == store.EventResync,
+				ev.Path == marker && ev.Type == store.EventPut && ev.Version >= n.Version:
+				return nil
+			}
+		}
+	}
+}
