@@ -406,7 +406,8 @@ func (c *KV) removeLocked(p string) {
 // fence the write) and waits until the backing store's own event of that
 // write has been applied and passed on. A root's events are applied in
 // their order, so every change notified before the marker's is in the copy
-// by then (a resync, which re-reads the whole subtree, counts too).
+// by then. A resync in between (the copy re-read its subtree, and may have
+// swallowed the marker's event) writes the marker again.
 //
 // A new leader calls it before it reads anything to act on: the previous
 // leader's last writes may still be queued to its copy when the election
@@ -421,24 +422,35 @@ func (c *KV) Barrier(ctx context.Context, marker string, value []byte, commit fu
 	if err != nil {
 		return fmt.Errorf("cache: barrier: %w", err)
 	}
-	if err := commit(ctx, store.Put(marker, value)); err != nil {
-		return fmt.Errorf("cache: barrier: write %s: %w", marker, err)
+	for {
+		if err := commit(ctx, store.Put(marker, value)); err != nil {
+			return fmt.Errorf("cache: barrier: write %s: %w", marker, err)
+		}
+		n, err := c.Get(ctx, marker)
+		if err != nil {
+			return fmt.Errorf("cache: barrier: read %s back: %w", marker, err)
+		}
+		if passed, err := awaitMarker(ctx, events, marker, n.Version); passed || err != nil {
+			return err
+		}
 	}
-	n, err := c.Get(ctx, marker)
-	if err != nil {
-		return fmt.Errorf("cache: barrier: read %s back: %w", marker, err)
-	}
+}
+
+// awaitMarker waits for the event of marker's version (true), or a resync
+// (false: write it again).
+func awaitMarker(ctx context.Context, events <-chan store.Event, marker string, version int64) (bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cache: barrier: waiting for the event of %s: %w", marker, ctx.Err())
+			return false, fmt.Errorf("cache: barrier: waiting for the event of %s: %w", marker, ctx.Err())
 		case ev, ok := <-events:
 			switch {
 			case !ok:
-				return fmt.Errorf("cache: barrier: the watch of %s ended", marker)
-			case ev.Type == store.EventResync,
-				ev.Path == marker && ev.Type == store.EventPut && ev.Version >= n.Version:
-				return nil
+				return false, fmt.Errorf("cache: barrier: the watch of %s ended", marker)
+			case ev.Type == store.EventResync:
+				return false, nil
+			case ev.Path == marker && ev.Type == store.EventPut && ev.Version >= version:
+				return true, nil
 			}
 		}
 	}
