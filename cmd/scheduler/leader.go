@@ -135,6 +135,9 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 	reg.Fence = term.Fence
 	caught := time.Now()
 	if err := l.catchUp(ctx, reg, term); err != nil {
+		if ctx.Err() != nil {
+			return nil // the term ended first
+		}
 		return err
 	}
 	log.Info("registry cache caught up with the terms before", "took", time.Since(caught).Round(time.Microsecond))
