@@ -133,8 +133,9 @@ func (s *staged) remove(p string) {
 // clear makes the batch forget what it wrote under p and hide the base's
 // nodes there (the staged commit's own nodes are copied in afterwards).
 func (t *Txn) clear(p string) {
+	under := p + "/"
 	for q := range t.nodes {
-		if strings.HasPrefix(q, p+"/") {
+		if strings.HasPrefix(q, under) {
 			delete(t.nodes, q)
 		}
 	}
