@@ -28,6 +28,9 @@ func (t *Txn) Commit(ctx context.Context, ops ...store.Op) error {
 	}
 	for p, n := range st.nodes {
 		t.nodes[p] = n
+		for a := store.Parent(p); a != "/" && !t.parents[a]; a = store.Parent(a) {
+			t.parents[a] = true
+		}
 	}
 	t.ops = append(t.ops, ops...)
 	return nil
@@ -133,11 +136,14 @@ func (s *staged) remove(p string) {
 // clear makes the batch forget what it wrote under p and hide the base's
 // nodes there (the staged commit's own nodes are copied in afterwards).
 func (t *Txn) clear(p string) {
+	t.cleared = append(t.cleared, p)
+	if !t.parents[p] {
+		return // nothing of the batch lies under p: the usual case, a leaf deleted
+	}
 	under := p + "/"
 	for q := range t.nodes {
 		if strings.HasPrefix(q, under) {
 			delete(t.nodes, q)
 		}
 	}
-	t.cleared = append(t.cleared, p)
 }

@@ -35,6 +35,7 @@ type Txn struct {
 	base    store.KV
 	ops     []store.Op
 	nodes   map[string]node // path → its state in the batch
+	parents map[string]bool // ancestors of paths in nodes (a delete elsewhere has nothing of the batch to forget)
 	cleared []string        // subtrees deleted in the batch: base nodes under them are gone
 	read    map[string]node // base nodes read so far (the batch reads each once)
 }
@@ -48,7 +49,7 @@ type node struct {
 
 // New starts an empty batch over base.
 func New(base store.KV) *Txn {
-	return &Txn{base: base, nodes: map[string]node{}, read: map[string]node{}}
+	return &Txn{base: base, nodes: map[string]node{}, parents: map[string]bool{}, read: map[string]node{}}
 }
 
 // Len is the number of ops the batch holds.
@@ -73,7 +74,7 @@ func (t *Txn) Flush(ctx context.Context) error {
 		}
 		ops = append(ops, op)
 	}
-	t.ops, t.nodes, t.cleared, t.read = nil, map[string]node{}, nil, map[string]node{}
+	t.ops, t.nodes, t.parents, t.cleared, t.read = nil, map[string]node{}, map[string]bool{}, nil, map[string]node{}
 	if len(ops) == 0 {
 		return nil
 	}
@@ -188,6 +189,6 @@ func (t *Txn) Watch(context.Context, string) (<-chan store.Event, error) { retur
 
 // Close discards the batch; the base stays open.
 func (t *Txn) Close() error {
-	t.ops, t.nodes, t.cleared, t.read = nil, map[string]node{}, nil, map[string]node{}
+	t.ops, t.nodes, t.parents, t.cleared, t.read = nil, map[string]node{}, map[string]bool{}, nil, map[string]node{}
 	return nil
 }
