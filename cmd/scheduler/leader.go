@@ -21,6 +21,7 @@ import (
 	"github.com/ejcloud/elasticjob/scheduler/history"
 	"github.com/ejcloud/elasticjob/scheduler/webhook"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/cache"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
 	"github.com/ejcloud/elasticjob/workflow/engine"
 )
@@ -85,7 +86,7 @@ func apiFence(lead leadership) func() []store.Op {
 type leaderWork struct {
 	cfg      config.Config
 	log      *slog.Logger
-	kv       store.KV // the registry cache
+	kv       *cache.KV // the registry cache
 	masters  *masters
 	exe      delivery
 	observer scheduler.Observer
@@ -198,19 +199,13 @@ const catchUpWait = 30 * time.Second
 // kill it. The term's first write, fenced, is read back through the
 // cache's watch, which applies notifications in order.
 func (l *leaderWork) catchUp(ctx context.Context, reg *registry.Registry, term *election.Term) error {
-	b, ok := l.kv.(interface {
-		Barrier(ctx context.Context, marker string, value []byte, commit func(context.Context, ...store.Op) error) error
-	})
-	if !ok {
-		return nil // reads go to the store itself
-	}
 	value, err := json.Marshal(map[string]any{"term": term.Seq(), "node": term.Node(), "at": time.Now().UTC()})
 	if err != nil {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, catchUpWait)
 	defer cancel()
-	if err := b.Barrier(cctx, registry.LeaderTermPath, value, reg.Commit); err != nil {
+	if err := l.kv.Barrier(cctx, registry.LeaderTermPath, value, reg.Commit); err != nil {
 		return fmt.Errorf("catch up with the registry before leading: %w", err)
 	}
 	return nil

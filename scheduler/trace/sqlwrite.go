@@ -40,8 +40,9 @@ const walCheckpointPages = 10_000
 
 // openDB opens (without connecting) the database. SQLite: the file at dsn
 // (a plain path gets WAL, NORMAL sync, a busy timeout, IMMEDIATE
-// transactions and a checkpoint every walCheckpointPages). MySQL: the DSN with parseTime, UTC on both sides,
-// client-side interpolation (one round trip per batch) and timeouts.
+// transactions and a checkpoint every walCheckpointPages). MySQL: the DSN
+// with parseTime, UTC on both sides, client-side interpolation (one round
+// trip per batch) and timeouts.
 func openDB(dialect, dsn string) (*sqlx.DB, error) {
 	if dialect == dialectSQLite {
 		if !strings.HasPrefix(dsn, "file:") && !strings.Contains(dsn, "?") {
