@@ -9,5 +9,6 @@
 // Found by the executor's FuzzEventDecode. Guard turns that panic into a
 // framing error (and every later read into the same error), which ends the
 // subscription like any other broken stream; JSONCodec is mesos-go's JSON
-// codec with guarded decoders.
+// codec with guarded decoders, and an encoder that writes a call's own
+// (generated) JSON without encoding/json's second pass over it.
 package mesosframe

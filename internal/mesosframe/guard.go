@@ -7,7 +7,6 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/framing"
-	mjson "github.com/mesos/mesos-go/api/v1/lib/encoding/json"
 )
 
 // Guard returns r with a panic while reading a frame reported as an error
@@ -42,11 +41,29 @@ func NewDecoder(unmarshal framing.UnmarshalFunc) func(encoding.Source) encoding.
 	}
 }
 
+// NewEncoder is mesos-go's JSON encoder without its detour through
+// encoding/json: mesos-go's calls marshal themselves (generated ffjson
+// code), and json.Marshal of such a value calls that same MarshalJSON, then
+// validates and compacts its output into a second buffer. For a scheduler
+// that sends an ACCEPT per offer and an ACKNOWLEDGE per status update, that
+// detour was 1.6 % of its CPU and an eighth of all it allocated in the
+// simulated cluster.
+func NewEncoder(s encoding.Sink) encoding.Encoder {
+	w := s()
+	return encoding.EncoderFunc(func(m encoding.Marshaler) error {
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return w.WriteFrame(b)
+	})
+}
+
 // JSONCodec is mesos-go's JSON codec (codecs.ByMediaType[codecs.MediaTypeJSON])
-// with guarded decoders.
+// with guarded decoders and NewEncoder.
 var JSONCodec = encoding.Codec{
 	Name:       codecs.NameJSON,
 	Type:       codecs.MediaTypeJSON,
-	NewEncoder: mjson.NewEncoder,
+	NewEncoder: NewEncoder,
 	NewDecoder: NewDecoder(json.Unmarshal),
 }

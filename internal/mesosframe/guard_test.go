@@ -2,11 +2,16 @@ package mesosframe
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/framing"
+	mjson "github.com/mesos/mesos-go/api/v1/lib/encoding/json"
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
@@ -45,5 +50,55 @@ func TestJSONCodecDecodesThroughTheGuard(t *testing.T) {
 	}
 	if err := dec.Decode(&ev); !errors.Is(err, framing.ErrorBadSize) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestJSONCodecEncodesAsMesosGoDoes: NewEncoder writes what mesos-go's own
+// JSON encoder writes (json.Marshal of the call), for a call with nested
+// messages, repeated fields, bytes and text that encoding/json would escape.
+func TestJSONCodecEncodesAsMesosGoDoes(t *testing.T) {
+	data := []byte("task <data> & more")
+	call := &scheduler.Call{
+		Type:        scheduler.Call_ACCEPT,
+		FrameworkID: &mesos.FrameworkID{Value: "fw-1"},
+		Accept: &scheduler.Call_Accept{
+			OfferIDs: []mesos.OfferID{{Value: "o-1"}, {Value: "o-2"}},
+			Operations: []mesos.Offer_Operation{{
+				Type: mesos.Offer_Operation_LAUNCH,
+				Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{{
+					Name:    "job <a> & \"b\"",
+					TaskID:  mesos.TaskID{Value: "job@-@0@-@READY@-@x"},
+					AgentID: mesos.AgentID{Value: "agent-1"},
+					Data:    data,
+					Resources: []mesos.Resource{{
+						Name:   "cpus",
+						Type:   mesos.SCALAR.Enum(),
+						Scalar: &mesos.Value_Scalar{Value: 0.25},
+					}},
+				}}},
+			}},
+		},
+	}
+	var got bytes.Buffer
+	if err := JSONCodec.NewEncoder(encoding.SinkWriter(&got)).Encode(call); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := mjson.NewEncoder(encoding.SinkWriter(&want)).Encode(call); err != nil {
+		t.Fatal(err)
+	}
+	var g, w any
+	if err := json.Unmarshal(got.Bytes(), &g); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, got.Bytes())
+	}
+	if err := json.Unmarshal(want.Bytes(), &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("encoded\n%s\nmesos-go encodes\n%s", got.Bytes(), want.Bytes())
+	}
+	var back scheduler.Call
+	if err := json.Unmarshal(got.Bytes(), &back); err != nil || !bytes.Equal(back.Accept.Operations[0].Launch.TaskInfos[0].Data, data) {
+		t.Fatalf("decoded back: %v, %q", err, back.Accept.Operations[0].Launch.TaskInfos[0].Data)
 	}
 }
