@@ -10,9 +10,12 @@
 // runs every Commit in a BEGIN IMMEDIATE transaction; reads go to a small
 // pool of read-only connections and see WAL snapshots, so they never wait
 // for the writer. Group commit: Commits that arrive while a transaction is
-// being written queue up and are committed together, each inside its own
-// SAVEPOINT, so a failing batch is rolled back alone and the others still
-// commit; the group costs one fsync. Commit returns only after COMMIT.
+// being written queue up and are committed together; a failing batch
+// leaves nothing written and the others still commit; the group costs one
+// fsync. Commit returns only after COMMIT. A batch whose ops are on
+// independent paths (none is another's or its ancestor) is checked whole
+// before any op is written; any other runs inside its own SAVEPOINT and is
+// rolled back to it when an op fails.
 //
 // Durability: the journal is WAL. With Options.Sync = SyncFull (the
 // default) SQLite fsyncs the WAL at every COMMIT, so an acknowledged Commit

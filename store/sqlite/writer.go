@@ -20,9 +20,9 @@ type request struct {
 var _ store.Reporter = (*Store)(nil)
 
 // Commit applies ops atomically in one SQLite transaction (BEGIN
-// IMMEDIATE). Concurrent Commits are grouped into one transaction, each in
-// its own SAVEPOINT, so each keeps its all-or-nothing semantics and the
-// group costs one fsync. It returns once the transaction is durable.
+// IMMEDIATE). Concurrent Commits are grouped into one transaction, each
+// keeping its all-or-nothing semantics (applyBatch), and the group costs one
+// fsync. It returns once the transaction is durable.
 func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 	_, err := s.CommitReport(ctx, ops...)
 	return err
@@ -85,7 +85,7 @@ func (s *Store) writeLoop(w *writer) {
 }
 
 // commitGroup runs a group of requests in one transaction. A request whose
-// ops fail is rolled back to its savepoint and answered with that error; the
+// ops fail leaves nothing written and is answered with that error; the
 // others commit together. Events are published in commit order before the
 // replies, so a caller's own watch has them queued when Commit returns.
 func (s *Store) commitGroup(w *writer, group []*request) {

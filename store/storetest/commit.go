@@ -103,6 +103,19 @@ func (s suite) commitAtomic(t *testing.T, kv store.KV) {
 			wantNode(t, kv, "/exists", "", 0)
 			equal(t, "Children(/)", children(t, kv, "/"), []string{"e", "exists", "k"})
 		})
+		// The same where no op's path is another's or its ancestor (a
+		// store may check such ops before writing any).
+		t.Run(f.name+"Independent", func(t *testing.T) {
+			commitErr(t, kv, f.err,
+				store.Put("/p", []byte("new")),
+				store.Create("/n/m/o", []byte("x")),
+				store.Delete("/e", store.AnyVersion),
+				f.op)
+			wantMissing(t, kv, "/p")
+			wantMissing(t, kv, "/n")
+			wantNode(t, kv, "/e/child", "c", 0)
+			equal(t, "Children(/)", children(t, kv, "/"), []string{"e", "exists", "k"})
+		})
 	}
 }
 
