@@ -135,6 +135,7 @@ type procStat struct {
 	child float64 // cutime+cstime in seconds: children waited for
 	rss   int64   // VmRSS bytes
 	hwm   int64   // VmHWM bytes
+	file  int64   // RssFile bytes: the part of VmRSS that maps files (SQLite's mmap)
 	taken time.Time
 }
 
@@ -160,15 +161,23 @@ func readProc(pid int) (procStat, error) {
 	cut, _ := strconv.ParseFloat(f[13], 64)
 	cst, _ := strconv.ParseFloat(f[14], 64)
 	st.child = (cut + cst) / clkTck
-	st.rss, st.hwm, err = readMem(pid)
+	m, err := readMem(pid)
+	st.rss, st.hwm, st.file = m.rss, m.hwm, m.file
 	return st, err
 }
 
-// readMem returns VmRSS and VmHWM in bytes.
-func readMem(pid int) (rss, hwm int64, err error) {
+// mem is a process's memory from /proc/PID/status, in bytes.
+type mem struct {
+	rss, hwm int64 // VmRSS, VmHWM
+	file     int64 // RssFile: mapped files' pages in VmRSS
+}
+
+// readMem returns VmRSS, VmHWM and RssFile in bytes.
+func readMem(pid int) (mem, error) {
+	var m mem
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -177,7 +186,7 @@ func readMem(pid int) (rss, hwm int64, err error) {
 		for _, k := range []struct {
 			prefix string
 			dst    *int64
-		}{{"VmRSS:", &rss}, {"VmHWM:", &hwm}} {
+		}{{"VmRSS:", &m.rss}, {"VmHWM:", &m.hwm}, {"RssFile:", &m.file}} {
 			if strings.HasPrefix(line, k.prefix) {
 				fs := strings.Fields(line[len(k.prefix):])
 				if len(fs) > 0 {
@@ -187,7 +196,7 @@ func readMem(pid int) (rss, hwm int64, err error) {
 			}
 		}
 	}
-	return rss, hwm, sc.Err()
+	return m, sc.Err()
 }
 
 // ownExecutors lists the pids of executor processes started for a data

@@ -122,8 +122,8 @@ func runRegisterProducer(ctx context.Context, o options, r *report) error {
 		if err := sleepCtx(ctx, min(5*time.Second, time.Until(end))); err != nil {
 			return err
 		}
-		if rss, _, err := readMem(p.pid()); err == nil && rss > rssMax {
-			rssMax = rss
+		if m, err := readMem(p.pid()); err == nil && m.rss > rssMax {
+			rssMax = m.rss
 		}
 	}
 	s1, err := readProc(p.pid())
@@ -179,8 +179,8 @@ func runRegisterProducer(ctx context.Context, o options, r *report) error {
 	} else {
 		r.add("restart", "restart on 100k jobs: until first fire observed", fmt.Sprintf("%.2f s", firstFire.Seconds()), "", nil)
 	}
-	if rss, hwm, err := readMem(p.pid()); err == nil {
-		r.add("restart", "restarted scheduler VmRSS / VmHWM", mb(float64(rss))+" / "+mb(float64(hwm)), "", nil)
+	if m, err := readMem(p.pid()); err == nil {
+		r.add("restart", "restarted scheduler VmRSS / VmHWM", mb(float64(m.rss))+" / "+mb(float64(m.hwm)), "", nil)
 	}
 	return nil
 }

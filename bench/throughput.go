@@ -136,13 +136,13 @@ func throughputRun(ctx context.Context, o options, r *report, sc string, jobs, r
 	var schedRSSMax int64
 	for end := time.Now().Add(o.tputWindow); time.Now().Before(end); {
 		for _, pid := range executorsOf(o.executorPath, p.dataDir, p.pid()) {
-			if v, _, err := readMem(pid); err == nil && v > 0 {
-				rss = append(rss, float64(v))
+			if m, err := readMem(pid); err == nil && m.rss > 0 {
+				rss = append(rss, float64(m.rss))
 				seen[pid] = true
 			}
 		}
-		if v, _, err := readMem(p.pid()); err == nil && v > schedRSSMax {
-			schedRSSMax = v
+		if m, err := readMem(p.pid()); err == nil && m.rss > schedRSSMax {
+			schedRSSMax = m.rss
 		}
 		if err := sleepCtx(ctx, min(500*time.Millisecond, time.Until(end))); err != nil {
 			return err
