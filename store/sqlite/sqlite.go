@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,25 +117,13 @@ func (s *Store) dsn(pragmas ...string) string {
 	return s.path + "?" + strings.Join(q, "&")
 }
 
-// writerMmapBytes is how much of the database file the write connection
-// reads through a memory map instead of pread: a commit's B-tree descents
-// read pages SQLite's 2 MB page cache does not hold, and on a machine where
-// system calls are expensive those reads were 7 % of the scheduler's CPU in
-// the simulated cluster (100,000 jobs, a 100 MB registry); mapped, 3 %
-// (what is left reads the write-ahead log). The mapped pages are the
-// kernel's page cache, which holds them either way; they count in the
-// process's VmRSS (as RssFile), up to this size. Only the writer maps the
-// file: the read connections would count the same pages again. A registry
-// larger than this reads the rest as before.
-const writerMmapBytes = 256 << 20
-
 func (s *Store) openDBs(ctx context.Context) error {
 	mode := "FULL"
 	if s.opts.Sync == SyncNormal {
 		mode = "NORMAL"
 	}
 	var err error
-	if s.wdb, err = sql.Open("sqlite", s.dsn("journal_mode(WAL)", "synchronous("+mode+")", "mmap_size("+strconv.Itoa(writerMmapBytes)+")")); err != nil {
+	if s.wdb, err = sql.Open("sqlite", s.dsn("journal_mode(WAL)", "synchronous("+mode+")")); err != nil {
 		return err
 	}
 	s.wdb.SetMaxOpenConns(1)
