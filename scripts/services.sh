@@ -27,6 +27,9 @@
 #   EJ_TEST_ZK_NODE_1..3     127.0.0.1:Pn (client port of server n)
 #   EJ_TEST_ZK_ENSEMBLE_DIR  DIR (for stop-zk-node etc.)
 # A restarted service comes back on the same port with the same data.
+# EJ_ZK_HEAP sets the single ZooKeeper server's Java heap (default 256m, what
+# the tests need; the 100,000-job simulated cluster needs about 1g: ZooKeeper
+# holds its whole tree in memory).
 # Quiet on success; on failure it prints the tail of the service's log.
 set -euo pipefail
 
@@ -216,7 +219,7 @@ admin.enableServer=false
 forceSync=no
 CFG
 	rm -f "$dir/zk.pid"
-	spawn "$dir/zk.pid" "$dir/zk.log" java -Xmx256m -XX:+UseSerialGC \
+	spawn "$dir/zk.pid" "$dir/zk.log" java -Xmx"${EJ_ZK_HEAP:-256m}" -XX:+UseSerialGC \
 		-XX:TieredStopAtLevel=1 -Dzookeeper.admin.enableServer=false -Djute.maxbuffer=8388608 \
 		-cp "$(zk_classpath)" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zk/zoo.cfg"
 	wait_until zookeeper "$dir/zk.pid" "$dir/zk/zoo.cfg" "$dir/zk.log" zk_ruok "$port"
