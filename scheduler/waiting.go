@@ -283,6 +283,10 @@ func (s *Scheduler) recordWaiting(ctx context.Context, w work) {
 	if len(ops) == 0 {
 		return
 	}
+	if max := s.waitingCommitOps(); max > 0 && len(ops) > max {
+		ops = boundWaitingOps(ops, max)
+		s.wakeAt(now.Add(waitRecordEvery)) // the rest in the next commits
+	}
 	ws.lastCommit = now
 	if err := s.Registry.Commit(ctx, ops...); err != nil {
 		s.Log.Warn("waiting: record reasons", "entries", len(ops), "err", err)
@@ -298,6 +302,32 @@ func (s *Scheduler) recordWaiting(ctx context.Context, w work) {
 		}
 		ws.recorded[k], ws.writtenAt[k] = puts[k], now
 	}
+}
+
+// waitingCommitOps bounds the ops of one commit of reasons: twice a launch
+// round's tasks (a reason is about half the bytes of a task's launch ops),
+// none when rounds are unbounded. On ZooKeeper a commit is one multi, which
+// must stay under its request limit: a backlog of 80,000 new entries made
+// one multi of 80,000 ops that failed ("zk: buffer too small") every
+// second, was rebuilt and failed again, and held the launch loop while it
+// did (the simulated cluster launched 11 tasks a second).
+func (s *Scheduler) waitingCommitOps() int { return 2 * s.Options.MaxRoundTasks }
+
+// boundWaitingOps keeps max of the ops, deletes first (entries no longer
+// waiting; their reasons are wrong), each kind in path order.
+func boundWaitingOps(ops []store.Op, max int) []store.Op {
+	out := make([]store.Op, 0, max)
+	for _, del := range []bool{true, false} {
+		for _, op := range ops {
+			if len(out) == max {
+				return out
+			}
+			if (op.Kind == store.OpDelete) == del {
+				out = append(out, op)
+			}
+		}
+	}
+	return out
 }
 
 // waitingOps computes the writes: entries that waited long enough with a

@@ -145,3 +145,40 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitingCommitsAreBounded: a commit of reasons holds at most
+// waitingCommitOps ops, entries no longer waiting first; the rest follow in
+// the next commits until every reason is recorded.
+func TestWaitingCommitsAreBounded(t *testing.T) {
+	r := newRig(t)
+	r.sched.Options.MaxRoundTasks = 2 // 4 ops a commit
+	gone := registry.WaitingKey("ready", "gone", 0)
+	if err := r.reg.Commit(r.ctx, registry.PutWaitingOp(gone, registry.Waiting{Reason: registry.WaitBehind, Since: t0})); err != nil {
+		t.Fatal(err)
+	}
+	ws := &r.sched.wait
+	ws.since, ws.writtenAt, ws.loaded = map[string]time.Time{}, map[string]time.Time{}, true
+	ws.recorded = map[string]registry.Waiting{gone: {Reason: registry.WaitBehind, Since: t0}}
+	const n = 10
+	w := work{waiting: map[string]registry.Waiting{}}
+	for i := range n {
+		k := registry.WaitingKey("ready", fmt.Sprintf("job-%02d", i), 0)
+		w.waiting[k] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
+		ws.since[k] = r.clk.Now().Add(-time.Minute) // waited long enough to be recorded
+	}
+	r.sched.recordWaiting(r.ctx, w)
+	got := r.waiting()
+	if _, ok := got[gone]; ok {
+		t.Fatal("the entry no longer waiting was not deleted first")
+	}
+	if len(got) != r.sched.waitingCommitOps()-1 {
+		t.Fatalf("%d reasons after the first commit, want %d (one op was the delete)", len(got), r.sched.waitingCommitOps()-1)
+	}
+	for range n {
+		r.clk.Advance(waitRecordEvery)
+		r.sched.recordWaiting(r.ctx, w)
+	}
+	if got := r.waiting(); len(got) != n {
+		t.Fatalf("%d reasons recorded in the end, want %d", len(got), n)
+	}
+}
