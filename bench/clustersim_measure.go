@@ -91,7 +91,7 @@ func (s *simRun) measure(ctx context.Context) error {
 	mm, mmErr := s.ml.metrics()
 	s.window = s1.taken.Sub(s0.taken).Seconds()
 	if s1.rss > rssMax.rss {
-		rssMax = mem{rss: s1.rss, hwm: s1.hwm, file: s1.file}
+		rssMax = s1.mem
 	}
 	s.report(m0, m1, s0, s1, ml0, ml1, samples, rssMax)
 	if mmErr != nil {
@@ -157,9 +157,9 @@ func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []s
 	r.add(sc, "fire lateness p50 / p99 (bucket ≤)", ms(l50)+" / "+ms(l99)+" (≤ "+ms(l99b)+")", "p99 ≤ 10 ms", le(l99, 0.010))
 	r.add(sc, "scheduler CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", perLaunch(cpu, launched), 100*cpu/win), "", nil)
 	r.add(sc, "scheduler VmRSS max in window / VmHWM", mb(float64(rssMax.rss))+" / "+mb(float64(s1.hwm)), "≤ 1 GB", le(float64(max(rssMax.rss, s1.hwm)), 1<<30))
-	// RssFile: pages of mapped files, the registry's database among them
-	// (SQLite reads it through mmap): the kernel's page cache, which holds
-	// them whether or not they are mapped, and may reclaim them.
+	// RssFile: pages of mapped files (the binary, and any database read
+	// through mmap): the kernel's page cache, which holds them whether or
+	// not they are mapped, and may reclaim them.
 	r.add(sc, "of the VmRSS max: mapped files (RssFile); the rest", mb(float64(rssMax.file))+"; "+mb(float64(rssMax.rss-rssMax.file)), "", nil)
 	recv, decl := d("elasticjob_offers_total", `outcome="received"`), d("elasticjob_offers_total", `outcome="declined"`)
 	r.add(sc, "offers received; declined (per second)", fmt.Sprintf("%.0f/s; %.0f/s", recv/win, decl/win), "", nil)

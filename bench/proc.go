@@ -133,9 +133,7 @@ func tail(path string, n int) string {
 type procStat struct {
 	cpu   float64 // utime+stime in seconds
 	child float64 // cutime+cstime in seconds: children waited for
-	rss   int64   // VmRSS bytes
-	hwm   int64   // VmHWM bytes
-	file  int64   // RssFile bytes: the part of VmRSS that maps files (SQLite's mmap)
+	mem
 	taken time.Time
 }
 
@@ -161,15 +159,14 @@ func readProc(pid int) (procStat, error) {
 	cut, _ := strconv.ParseFloat(f[13], 64)
 	cst, _ := strconv.ParseFloat(f[14], 64)
 	st.child = (cut + cst) / clkTck
-	m, err := readMem(pid)
-	st.rss, st.hwm, st.file = m.rss, m.hwm, m.file
+	st.mem, err = readMem(pid)
 	return st, err
 }
 
 // mem is a process's memory from /proc/PID/status, in bytes.
 type mem struct {
 	rss, hwm int64 // VmRSS, VmHWM
-	file     int64 // RssFile: mapped files' pages in VmRSS
+	file     int64 // RssFile: the pages of mapped files (the binary, libraries, any mmap) in VmRSS
 }
 
 // readMem returns VmRSS, VmHWM and RssFile in bytes.
