@@ -31,7 +31,21 @@
 //     multi's order (one multi has one zxid, so the order is not
 //     recoverable without AddWatch);
 //   - cost is two server-side watches and one map entry per watched node;
-//     starting a Watch reads the whole subtree.
+//     starting a Watch reads the whole subtree;
+//   - each notification needs a read (which re-arms the watch): the
+//     notifications queued are read up to 1,024 at a time, 64 reads in
+//     flight, and handled in their order with those reads, so the watch
+//     follows a busy writer at the server's read rate, not one round trip
+//     per change;
+//   - a directory of 256 children or more is re-listed at most every 20 ms,
+//     or four times as long as its last listing took (up to 1 s): listing
+//     100,000 names takes tens of milliseconds. Notifications after its
+//     child notification wait for that listing, so events keep their order.
+//
+// Commit plans with reads (whether a Put's node exists, what a Delete's
+// subtree holds); CommitReportHinted plans from a caller's belief instead
+// (the registry cache's copy), and a step the multi refuses because the
+// belief was wrong makes the commit planned again from reads.
 //
 // A lost connection or an expired session yields one EventResync once the
 // client has a session again, after the subtree has been re-read and all

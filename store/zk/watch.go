@@ -20,12 +20,23 @@ const (
 	rescanPause  = 200 * time.Millisecond
 	readParallel = 16 // concurrent reads while scanning a subtree
 	// A directory with at least bigDir children is re-listed at most every
-	// relistDelay: each new child fires its parent's child watch, and
+	// relistDelay, or relistShare times as long as its last listing took
+	// (up to relistMax): each new child fires its parent's child watch, and
 	// re-listing 10,000 names for every one of 10,000 registrations would
-	// make registration quadratic. Changes and deletes of known children
-	// are not delayed (each has its own data watch).
+	// make registration quadratic; a listing of 100,000 names takes tens of
+	// milliseconds, so this bounds the share of the watch's time listing
+	// takes. Until the listing, later notifications wait, so events keep
+	// the order of the notifications. Changes and deletes of known children
+	// come through their own data watches.
 	bigDir      = 256
 	relistDelay = 20 * time.Millisecond
+	relistShare = 4
+	relistMax   = time.Second
+	// Notifications are re-read aheadWindow at a time, aheadParallel
+	// reads in flight (readAhead): a writer changes nodes faster than one
+	// round trip per notification can follow.
+	aheadWindow   = 1024
+	aheadParallel = 64
 )
 
 // tree is one Watch: a copy of the subtree's versions kept current by
@@ -41,11 +52,14 @@ type tree struct {
 	wake     chan struct{}
 
 	work       []item           // notifications and deferred reads, in order
+	ahead      int              // items at the front of work that readAhead covered
+	early      map[string]found // first reads of new nodes, done by readAhead for this window
 	nodes      map[string]known // store path → last seen state
 	kids       map[string]int   // directory → children at its last listing
 	under      map[string]int   // path → nodes known below it (setNode, dropNode)
 	relist     map[string]bool  // big directories whose child watch fired, re-listed at relistAt
 	relistAt   time.Time
+	listAfter  map[string]time.Time // big directory → when it may be listed again
 	pending    []store.Event
 	lost       bool // connection lost since the last session
 	needRescan bool
@@ -56,6 +70,15 @@ type tree struct {
 type item struct {
 	ev   zk.Event
 	scan []string
+	pre  *found // the notification's re-read, done ahead (readAhead)
+}
+
+// found is what one read of a node found: its stat (data reads) and its
+// children (child listings).
+type found struct {
+	st   *zk.Stat
+	kids []string
+	err  error
 }
 
 type known struct {
@@ -181,6 +204,8 @@ func (t *tree) pull() {
 	t.inbox, t.overflow = nil, false
 	t.inMu.Unlock()
 	if overflow {
+		t.s.log.Warn("watch: more notifications waited than it holds; re-reading the subtree",
+			"subsystem", "zkstore", "root", t.root, "limit", maxInbox)
 		t.needRescan = true
 	}
 	for _, ev := range evs {
@@ -191,22 +216,118 @@ func (t *tree) pull() {
 // drain applies the queued notifications and deferred reads.
 func (t *tree) drain(ctx context.Context) {
 	t.pull()
-	for len(t.work) > 0 && ctx.Err() == nil {
+	for len(t.work) > 0 && len(t.relist) == 0 && ctx.Err() == nil { // a due listing holds what follows
+		if t.ahead == 0 {
+			t.readAhead(ctx)
+		}
 		it := t.work[0]
 		t.work = t.work[1:]
-		if it.scan != nil {
-			if !t.needRescan && !t.lost {
-				if err := t.add(ctx, it.scan, true); err != nil {
-					t.needRescan = true
-				}
+		switch {
+		case it.scan == nil:
+			t.handle(ctx, it)
+		case !t.needRescan && !t.lost:
+			if err := t.add(ctx, it.scan, true); err != nil {
+				t.needRescan = true
 			}
-			continue
 		}
-		t.handle(ctx, it.ev)
+		if t.ahead--; t.ahead <= 0 {
+			t.ahead, t.early = 0, nil // the window's reads are not used after it
+		}
 	}
 }
 
-func (t *tree) handle(ctx context.Context, ev zk.Event) {
+// readAhead does, concurrently, the reads that the next aheadWindow
+// notifications will need: the re-read of each changed node and the
+// listing of each small directory whose children changed, then the first
+// read of the children those listings show as new (t.early). Handling a
+// notification then uses its read instead of making it, which is the same
+// as reading then: every read here follows every notification of the
+// window (they were queued before it began), and each re-arms its watch,
+// so a change after the read is notified again and handled after the
+// window. Reads that handling does not use (a node forgotten in between)
+// only arm a watch whose notification will be ignored. Only the first
+// notification of a path in the window is read ahead.
+func (t *tree) readAhead(ctx context.Context) {
+	n := min(len(t.work), aheadWindow)
+	t.ahead, t.early = n, nil
+	if t.needRescan || t.lost {
+		return
+	}
+	type key struct {
+		typ  zk.EventType
+		path string
+	}
+	var idx []int
+	seen := map[key]bool{}
+	for i := range n {
+		it := &t.work[i]
+		if it.scan != nil || seen[key{it.ev.Type, it.ev.Path}] {
+			continue
+		}
+		p, _ := t.s.spath(it.ev.Path)
+		if _, have := t.nodes[p]; !have {
+			continue
+		}
+		if it.ev.Type == zk.EventNodeDataChanged || (it.ev.Type == zk.EventNodeChildrenChanged && t.kids[p] < bigDir) {
+			seen[key{it.ev.Type, it.ev.Path}] = true
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) < 2 {
+		return // nothing to overlap
+	}
+	forEachN(len(idx), aheadParallel, func(j int) {
+		it := &t.work[idx[j]]
+		p, _ := t.s.spath(it.ev.Path)
+		r := &found{}
+		if it.ev.Type == zk.EventNodeDataChanged {
+			r.st, r.err = t.getW(ctx, p)
+		} else {
+			r.kids, r.err = t.childrenW(ctx, p)
+		}
+		it.pre = r
+	})
+	var fresh []string
+	for _, i := range idx {
+		it := &t.work[i]
+		if it.ev.Type != zk.EventNodeChildrenChanged || it.pre.err != nil {
+			continue
+		}
+		p, _ := t.s.spath(it.ev.Path)
+		for _, k := range it.pre.kids {
+			if c := store.Join(p, k); !t.hasNode(c) {
+				fresh = append(fresh, c)
+			}
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	reads := make([]found, len(fresh))
+	forEachN(len(fresh), aheadParallel, func(j int) { reads[j] = t.readNew(ctx, fresh[j]) })
+	t.early = make(map[string]found, len(fresh))
+	for j, p := range fresh {
+		t.early[p] = reads[j]
+	}
+}
+
+func (t *tree) hasNode(p string) bool {
+	_, ok := t.nodes[p]
+	return ok
+}
+
+// readNew reads p's stat and children, arming both watches: the first
+// read of a node. Safe for concurrent use.
+func (t *tree) readNew(ctx context.Context, p string) found {
+	var r found
+	if r.st, r.err = t.getW(ctx, p); r.err == nil {
+		r.kids, r.err = t.childrenW(ctx, p)
+	}
+	return r
+}
+
+func (t *tree) handle(ctx context.Context, it item) {
+	ev := it.ev
 	switch ev.Type {
 	case zk.EventSession:
 		switch ev.State {
@@ -223,15 +344,15 @@ func (t *tree) handle(ctx context.Context, ev zk.Event) {
 		if t.needRescan || t.lost {
 			return // the rescan re-reads everything
 		}
-		if err := t.apply(ctx, ev); err != nil {
+		if err := t.apply(ctx, ev, it.pre); err != nil {
 			t.s.log.Debug("watch: re-read failed", "subsystem", "zkstore", "path", ev.Path, "err", err)
 			t.needRescan = true
 		}
 	}
 }
 
-// apply handles one node notification.
-func (t *tree) apply(ctx context.Context, ev zk.Event) error {
+// apply handles one node notification; pre, when not nil, is its re-read.
+func (t *tree) apply(ctx context.Context, ev zk.Event, pre *found) error {
 	p, _ := t.s.spath(ev.Path)
 	_, have := t.nodes[p]
 	switch ev.Type {
@@ -248,18 +369,22 @@ func (t *tree) apply(ctx context.Context, ev zk.Event) error {
 		}
 	case zk.EventNodeDataChanged:
 		if have {
-			return t.refresh(ctx, p)
+			return t.refresh(ctx, p, pre)
 		}
 	case zk.EventNodeChildrenChanged:
 		if have && t.kids[p] >= bigDir {
-			if len(t.relist) == 0 {
-				t.relistAt = time.Now().Add(relistDelay)
+			at := t.listAfter[p]
+			if !time.Now().Before(at) {
+				return t.relistNow(ctx, p)
+			}
+			if len(t.relist) == 0 || at.Before(t.relistAt) {
+				t.relistAt = at
 			}
 			t.relist[p] = true
 			return nil
 		}
 		if have {
-			return t.rechild(ctx, p)
+			return t.rechild(ctx, p, pre)
 		}
 	}
 	return nil
@@ -276,7 +401,7 @@ func (t *tree) relistDue(ctx context.Context) {
 		if _, have := t.nodes[p]; !have {
 			continue
 		}
-		if err := t.rechild(ctx, p); err != nil {
+		if err := t.relistNow(ctx, p); err != nil {
 			t.s.log.Debug("watch: re-list failed", "subsystem", "zkstore", "path", p, "err", err)
 			t.needRescan = true
 			return
@@ -284,9 +409,25 @@ func (t *tree) relistDue(ctx context.Context) {
 	}
 }
 
-// refresh re-reads p's data (re-arming its data watch).
-func (t *tree) refresh(ctx context.Context, p string) error {
-	st, err := t.getW(ctx, p)
+// relistNow re-lists the big directory p and sets when it may be listed
+// again, by what this listing cost.
+func (t *tree) relistNow(ctx context.Context, p string) error {
+	start := time.Now()
+	err := t.rechild(ctx, p, nil)
+	took := time.Since(start)
+	t.listAfter[p] = start.Add(took + min(max(relistDelay, relistShare*took), relistMax))
+	return err
+}
+
+// refresh re-reads p's data (re-arming its data watch), or takes pre.
+func (t *tree) refresh(ctx context.Context, p string, pre *found) error {
+	var st *zk.Stat
+	var err error
+	if pre != nil {
+		st, err = pre.st, pre.err
+	} else {
+		st, err = t.getW(ctx, p)
+	}
 	if errors.Is(err, zk.ErrNoNode) {
 		t.remove(p)
 		return nil
@@ -310,10 +451,16 @@ func (t *tree) refresh(ctx context.Context, p string) error {
 	return nil
 }
 
-// rechild re-lists p's children (re-arming its child watch) and reads the
-// new ones.
-func (t *tree) rechild(ctx context.Context, p string) error {
-	names, err := t.childrenW(ctx, p)
+// rechild re-lists p's children (re-arming its child watch), or takes
+// pre, and reads the new ones.
+func (t *tree) rechild(ctx context.Context, p string, pre *found) error {
+	var names []string
+	var err error
+	if pre != nil {
+		names, err = pre.kids, pre.err
+	} else {
+		names, err = t.childrenW(ctx, p)
+	}
 	if errors.Is(err, zk.ErrNoNode) {
 		t.remove(p)
 		return nil
@@ -342,22 +489,17 @@ func (t *tree) rechild(ctx context.Context, p string) error {
 // recording them and, with report, emitting one EventPut per node.
 func (t *tree) add(ctx context.Context, paths []string, report bool) error {
 	for len(paths) > 0 {
-		type found struct {
-			st   *zk.Stat
-			kids []string
-			err  error
-		}
 		res := make([]found, len(paths))
-		forEach(len(paths), func(i int) {
-			p := paths[i]
-			st, err := t.getW(ctx, p)
-			if err != nil {
-				res[i].err = err
-				return
+		var left []int
+		for i, p := range paths { // the reads readAhead did for this window, if any
+			if r, ok := t.early[p]; ok {
+				res[i] = r
+				delete(t.early, p)
+			} else {
+				left = append(left, i)
 			}
-			res[i].st = st
-			res[i].kids, res[i].err = t.childrenW(ctx, p)
-		})
+		}
+		forEach(len(left), func(j int) { res[left[j]] = t.readNew(ctx, paths[left[j]]) })
 		var next []string
 		for i, p := range paths {
 			r := res[i]
@@ -474,6 +616,7 @@ func (t *tree) dropNode(p string) {
 // scan reads the whole subtree, arming every watch.
 func (t *tree) scan(ctx context.Context) error {
 	t.nodes, t.kids, t.relist, t.under = map[string]known{}, map[string]int{}, map[string]bool{}, map[string]int{}
+	t.listAfter = map[string]time.Time{}
 	return t.add(ctx, []string{t.root}, false)
 }
 
@@ -483,7 +626,7 @@ func (t *tree) rescan(ctx context.Context) error {
 	t.inMu.Lock()
 	t.inbox = nil // the scan supersedes what was queued
 	t.inMu.Unlock()
-	t.work = nil
+	t.work, t.ahead, t.early = nil, 0, nil
 	if err := t.scan(ctx); err != nil {
 		return err
 	}
@@ -494,6 +637,8 @@ func (t *tree) rescan(ctx context.Context) error {
 
 func (t *tree) emit(ev store.Event) {
 	if len(t.pending) >= maxPending {
+		t.s.log.Warn("watch: the consumer fell behind by more events than it holds; it re-reads the subtree",
+			"subsystem", "zkstore", "root", t.root, "limit", maxPending)
 		t.pending = append(t.pending[:0], store.Event{Type: store.EventResync, Path: t.root})
 	}
 	t.pending = append(t.pending, ev)
@@ -514,12 +659,15 @@ func (t *tree) childrenW(ctx context.Context, p string) ([]string, error) {
 }
 
 // forEach runs fn(0..n-1) with at most readParallel at once.
-func forEach(n int, fn func(i int)) {
+func forEach(n int, fn func(i int)) { forEachN(n, readParallel, fn) }
+
+// forEachN runs fn(0..n-1) with at most parallel at once.
+func forEachN(n, parallel int, fn func(i int)) {
 	if n == 1 {
 		fn(0)
 		return
 	}
-	sem := make(chan struct{}, readParallel)
+	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for i := range n {
 		sem <- struct{}{}

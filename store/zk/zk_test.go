@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +18,7 @@ import (
 
 // zkServers returns EJ_TEST_ZK (set by `scripts/services.sh start DIR; . DIR/env`).
 // Without it the tests skip, except in CI where they must run.
-func zkServers(t *testing.T) []string {
+func zkServers(t testing.TB) []string {
 	t.Helper()
 	v := os.Getenv("EJ_TEST_ZK")
 	if v == "" {
@@ -32,19 +33,19 @@ func zkServers(t *testing.T) []string {
 var nsSeq atomic.Int64
 
 // uniqueNamespace gives every store its own tree on the shared server.
-func uniqueNamespace(t *testing.T) string {
+func uniqueNamespace(t testing.TB) string {
 	return fmt.Sprintf("ejtest/%d-%d/%s", time.Now().UnixNano(), nsSeq.Add(1),
 		strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func openTest(t *testing.T, o Options) *Store {
+func openTest(t testing.TB, o Options) *Store {
 	t.Helper()
 	if o.Servers == nil {
 		o.Servers = zkServers(t)
@@ -89,5 +90,48 @@ func TestDigestACL(t *testing.T) {
 	same := openTest(t, Options{Namespace: ns, Digest: "ej:secret"})
 	if _, err := same.Get(ctx, "/private/x"); err != nil {
 		t.Fatalf("same credentials: %v", err)
+	}
+}
+
+// TestWrongHintsArePlannedAgain: a commit planned from a wrong hint (a
+// node believed present that is absent and the reverse, a directory
+// believed empty that has children, an ancestor believed present) still
+// writes exactly what its ops say. One wrong belief per commit: the first
+// refused step re-plans the whole commit.
+func TestWrongHintsArePlannedAgain(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := t.Context()
+	if err := s.Commit(ctx, store.Create("/x", []byte("old")), store.Create("/d/c", nil), store.Create("/e", nil)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		lies map[string]bool
+		op   store.Op
+		want map[string]string // path → value; "" for absent
+	}{
+		{"put of an absent node believed present", map[string]bool{"/a": true, "/a/b": true}, store.Put("/a/b", []byte("new")), map[string]string{"/a/b": "new"}},
+		{"put of a present node believed absent", map[string]bool{"/x": false}, store.Put("/x", []byte("set")), map[string]string{"/x": "set"}},
+		{"delete of a directory believed empty", map[string]bool{"/d": true}, store.Delete("/d", store.AnyVersion), map[string]string{"/d": "", "/d/c": ""}},
+		{"delete of a node believed absent", map[string]bool{"/e": false}, store.Delete("/e", store.AnyVersion), map[string]string{"/e": ""}},
+		{"create under ancestors believed present", map[string]bool{"/f": true, "/f/g": true, "/f/g/i": true}, store.Create("/f/g/i/h", []byte("h")), map[string]string{"/f/g/i/h": "h"}},
+	} {
+		hint := func(p string) (bool, []string, bool) {
+			v, ok := c.lies[p]
+			return v, nil, ok // every directory believed empty
+		}
+		if _, err := s.CommitReportHinted(ctx, hint, c.op); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		for p, want := range c.want {
+			n, err := s.Get(ctx, p)
+			if want == "" && !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s: %s after its delete: %v", c.name, p, err)
+			}
+			if want != "" && (err != nil || string(n.Value) != want) {
+				t.Errorf("%s: %s = %q, %v; want %q", c.name, p, n.Value, err, want)
+			}
+		}
 	}
 }
