@@ -123,6 +123,20 @@ type Reporter interface {
 	CommitReport(ctx context.Context, ops ...Op) ([]Event, error)
 }
 
+// Hint is a belief about the tree: whether path exists and, when it
+// does, the names of its children (in any order); known is false where
+// there is no belief.
+type Hint func(path string) (exists bool, children []string, known bool)
+
+// HintedReporter is a Reporter whose commits can be planned from a Hint
+// instead of reading the store first (ZooKeeper, where a commit's Puts and
+// Deletes need a round trip each to become creates, sets and deletes of
+// subtrees). The store still checks every planned step in the commit, so
+// a wrong belief costs a re-plan from real reads, never a wrong write.
+type HintedReporter interface {
+	CommitReportHinted(ctx context.Context, hint Hint, ops ...Op) ([]Event, error)
+}
+
 // KV is the store interface. Paths are absolute, slash-separated, with no
 // trailing slash, no empty segments, no NUL bytes and no "." or ".."
 // segments (ErrBadPath otherwise); "/" is the root, which always exists and

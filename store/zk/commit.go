@@ -22,7 +22,7 @@ const assumeDepth = 2
 // errReplan marks a multi that failed on an op planned from a stale read.
 var errReplan = errors.New("zk store: tree changed during commit")
 
-var _ store.Reporter = (*Store)(nil)
+var _ store.HintedReporter = (*Store)(nil)
 
 // Commit applies ops atomically as one ZooKeeper multi.
 func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
@@ -34,6 +34,17 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 // (store.Reporter): every node it created (version 0) or wrote (the new
 // version from the multi's reply), and every node it deleted, in order.
 func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Event, error) {
+	return s.CommitReportHinted(ctx, nil, ops...)
+}
+
+// CommitReportHinted is CommitReport planned from hint where it has a
+// belief (store.HintedReporter): the first plan takes from it what it
+// would read (whether a node exists; a node's children, when it says the
+// node exists), and a step planned from it that the multi refuses makes
+// the commit planned again from reads, like a step planned from a stale
+// read. A belief that a node is absent is not trusted for a Delete (a
+// skipped delete would not be checked by the multi): that is read.
+func (s *Store) CommitReportHinted(ctx context.Context, hint store.Hint, ops ...store.Op) ([]store.Event, error) {
 	if err := s.check("/"); err != nil {
 		return nil, fmt.Errorf("zk store commit: %w", err)
 	}
@@ -53,11 +64,11 @@ func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Even
 	}
 	optimistic := true
 	for range commitAttempts {
-		evs, err := s.commitOnce(ctx, ops, optimistic)
+		evs, err := s.commitOnce(ctx, ops, optimistic, hint)
 		if !errors.Is(err, errReplan) {
 			return evs, err
 		}
-		optimistic = false
+		optimistic, hint = false, nil
 		s.log.Debug("commit re-planned", "subsystem", "zkstore", "err", err)
 	}
 	return nil, fmt.Errorf("zk store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
@@ -86,9 +97,11 @@ type plan struct {
 	s          *Store
 	ctx        context.Context
 	optimistic bool
+	hint       store.Hint          // beliefs to plan from before reading (first plan only)
 	overlay    map[string]bool     // store path → exists after the batch's earlier steps
 	server     map[string]bool     // store path → existed on the server when prefetched
 	children   map[string][]string // store path → its children's names on the server when prefetched
+	hinted     map[string]bool     // store paths whose server state came from the hint, not a read
 	steps      []step
 }
 
@@ -111,11 +124,22 @@ func (p *plan) prefetch(ops []store.Op) error {
 	}
 	var reads []read
 	seen := map[string]bool{}
+	p.server, p.children, p.hinted = map[string]bool{}, map[string][]string{}, map[string]bool{}
 	add := func(path string, kids bool) {
-		if path != "/" && !seen[path] {
-			seen[path] = true
-			reads = append(reads, read{path: path, kids: kids})
+		if path == "/" || seen[path] {
+			return
 		}
+		seen[path] = true
+		if p.hint != nil {
+			if ok, names, known := p.hint(path); known && (ok || !kids) {
+				p.server[path], p.hinted[path] = ok, true
+				if kids {
+					p.children[path] = names
+				}
+				return
+			}
+		}
+		reads = append(reads, read{path: path, kids: kids})
 	}
 	for _, op := range ops {
 		switch op.Kind {
@@ -154,8 +178,6 @@ func (p *plan) prefetch(ops []store.Op) error {
 			return ok, err
 		})
 	})
-	p.server = make(map[string]bool, len(reads))
-	p.children = map[string][]string{}
 	for _, r := range reads {
 		if r.err != nil {
 			return r.err
@@ -177,8 +199,8 @@ func commitErr(err error) error {
 	return fmt.Errorf("zk store commit: %w", err)
 }
 
-func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool) ([]store.Event, error) {
-	p := &plan{s: s, ctx: ctx, optimistic: optimistic, overlay: map[string]bool{}}
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool, hint store.Hint) ([]store.Event, error) {
+	p := &plan{s: s, ctx: ctx, optimistic: optimistic, hint: hint, overlay: map[string]bool{}}
 	if err := p.prefetch(ops); err != nil {
 		return nil, commitErr(err)
 	}
@@ -312,6 +334,8 @@ func (p *plan) ancestors(op store.Op) (assumed bool, err error) {
 			ok = v
 		} else if ok, err = p.exists(a); err != nil {
 			return false, err
+		} else if ok && p.hinted[a] {
+			assumed = true // believed, not read: a missing parent means re-plan
 		}
 		if !ok {
 			p.push(op, true, &zk.CreateRequest{Path: p.s.zpath(a), Acl: p.s.acl})
