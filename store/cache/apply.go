@@ -148,6 +148,7 @@ func (c *KV) applyOne(p string, o outcome) {
 	defer mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	r.touch(p)
 	if !o.exists {
 		c.removeLocked(p)
 		return

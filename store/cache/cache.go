@@ -47,8 +47,11 @@ type node struct {
 // root is one mirrored subtree.
 type root struct {
 	path  string
-	scan  sync.RWMutex // held for writing while the subtree is re-read
+	scan  sync.RWMutex // held for writing while a re-read subtree replaces the copy
 	locks [stripes]sync.Mutex
+	// touched, while a rescan reads the subtree, collects the paths written
+	// into the copy meanwhile (guarded by KV.mu).
+	touched map[string]struct{}
 }
 
 // Options configure Open.
@@ -216,7 +219,9 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 	}
 	var evs []store.Event
 	var err error
-	if rep, ok := c.back.(store.Reporter); ok {
+	if rep, ok := c.back.(store.HintedReporter); ok {
+		evs, err = rep.CommitReportHinted(ctx, c.hint, ops...)
+	} else if rep, ok := c.back.(store.Reporter); ok {
 		evs, err = rep.CommitReport(ctx, ops...)
 	} else {
 		err = c.back.Commit(ctx, ops...)
@@ -239,6 +244,25 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 		c.awaitEvents(rctx, pd, paths, before)
 	}
 	return nil
+}
+
+// hint is the copy's belief about a mirrored path, for the backing
+// store's planning of a commit (store.HintedReporter).
+func (c *KV) hint(p string) (exists bool, children []string, known bool) {
+	if c.rootOf(p) == nil {
+		return false, nil, false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := c.nodes[p]
+	if n == nil {
+		return false, nil, true
+	}
+	children = make([]string, 0, len(n.kids))
+	for k := range n.kids {
+		children = append(children, k)
+	}
+	return true, children, true
 }
 
 // presence records which paths the copy holds before a commit.

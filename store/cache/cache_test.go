@@ -400,3 +400,98 @@ func reportedCommits(t *testing.T, s reporter) {
 		t.Fatalf("%d reads made by the commits", n)
 	}
 }
+
+// manualKV is a store whose watch reports only what the test sends, and
+// whose List, once gated, holds its answer until released.
+type manualKV struct {
+	store.KV
+	events  chan store.Event
+	gate    atomic.Bool
+	listed  chan struct{}
+	release chan struct{}
+}
+
+func (m *manualKV) Watch(context.Context, string) (<-chan store.Event, error) { return m.events, nil }
+
+func (m *manualKV) List(ctx context.Context, p string) ([]store.Node, error) {
+	nodes, err := m.KV.List(ctx, p)
+	if m.gate.CompareAndSwap(true, false) {
+		close(m.listed)
+		<-m.release
+	}
+	return nodes, err
+}
+
+// TestRescanLetsCommitsThrough: while a resync re-reads the subtree (on
+// ZooKeeper a round trip per node, a minute for a large registry), commits
+// go on, and what they wrote during the read is what the copy holds after
+// the swap, not the older read.
+func TestRescanLetsCommitsThrough(t *testing.T) {
+	ctx := t.Context()
+	inner := memory.New()
+	mustCommit(t, inner, store.Create("/state/a", []byte("1")), store.Create("/state/b", []byte("1")))
+	back := &manualKV{KV: inner, events: make(chan store.Event, 1), listed: make(chan struct{}), release: make(chan struct{})}
+	c, err := cache.Open(ctx, back, cache.Options{Roots: []string{"/state"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ch, err := c.Watch(ctx, "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { close(back.release) }) }
+	t.Cleanup(release)
+	back.gate.Store(true)
+	back.events <- store.Event{Type: store.EventResync, Path: "/state"}
+	<-back.listed // the rescan has read /state/a = 1 and /state/b
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Commit(ctx, store.Put("/state/a", []byte("2")), store.Delete("/state/b", store.AnyVersion),
+			store.Create("/state/c/d", []byte("x")))
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a commit waited for the rescan's read")
+	}
+	// Another writer's changes, notified while the read goes on: the worker
+	// keeps taking them (the watch's queue holds one) and applies them
+	// after the swap.
+	mustCommit(t, inner, store.Create("/state/z", []byte("z")), store.Create("/state/y", []byte("y")))
+	back.events <- store.Event{Type: store.EventPut, Path: "/state/z"}
+	back.events <- store.Event{Type: store.EventPut, Path: "/state/y"}
+	back.events <- store.Event{Type: store.EventPut, Path: "/state/y"}
+	release()
+	for ev := range ch {
+		if ev.Type == store.EventResync {
+			break
+		}
+	}
+	for ev := range ch {
+		if ev.Path == "/state/y" {
+			break
+		}
+	}
+	for _, p := range []string{"/state/z", "/state/y"} {
+		if n, err := c.Get(ctx, p); err != nil || string(n.Value) != p[len(p)-1:] {
+			t.Fatalf("%s, notified during the rescan = %q, %v", p, n.Value, err)
+		}
+	}
+	if n, err := c.Get(ctx, "/state/a"); err != nil || string(n.Value) != "2" {
+		t.Fatalf("/state/a after the rescan = %q, %v; want the commit's 2", n.Value, err)
+	}
+	if _, err := c.Get(ctx, "/state/b"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("/state/b after the rescan: %v; want it deleted", err)
+	}
+	if n, err := c.Get(ctx, "/state/c/d"); err != nil || string(n.Value) != "x" {
+		t.Fatalf("/state/c/d after the rescan = %q, %v", n.Value, err)
+	}
+	if kids, _ := c.Children(ctx, "/state"); strings.Join(kids, ",") != "a,c,y,z" {
+		t.Fatalf("children of /state = %v", kids)
+	}
+}

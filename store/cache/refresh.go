@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,7 +23,16 @@ func (c *KV) start(ctx context.Context, r *root, events <-chan store.Event) {
 	c.wg.Go(func() { c.work(ctx, r, events) })
 }
 
+// maxApply bounds the events a worker applies together; maxHeld the
+// events it keeps while the subtree is re-read (beyond them it re-reads
+// again afterwards).
+const (
+	maxApply = 4096
+	maxHeld  = 1 << 20
+)
+
 func (c *KV) work(ctx context.Context, r *root, events <-chan store.Event) {
+	batch := make([]store.Event, 0, maxApply)
 	for {
 		select {
 		case <-ctx.Done():
@@ -33,39 +44,122 @@ func (c *KV) work(ctx context.Context, r *root, events <-chan store.Event) {
 				}
 				return
 			}
-			if ev.Type == store.EventResync {
-				c.log.Warn("cache: the backing watch missed events (its queue overflowed or it reconnected); re-reading the subtree",
-					"root", r.path)
-				c.resync(ctx, r)
-				continue
+			batch = append(batch[:0], ev)
+		more:
+			for len(batch) < maxApply && ev.Type != store.EventResync {
+				select {
+				case ev, ok = <-events:
+					if !ok {
+						break more
+					}
+					batch = append(batch, ev)
+				default:
+					break more
+				}
 			}
-			if err := c.applyEvent(ctx, r, ev); err != nil {
-				c.log.Warn("cache: re-read failed; re-reading the subtree", "path", ev.Path, "err", err)
-				c.resync(ctx, r)
-				continue // the resync announces the change
+			if c.applyBatch(ctx, r, batch) && !c.resyncFollowing(ctx, r, events) {
+				if ctx.Err() == nil {
+					c.log.Error("cache: backing watch closed", "root", r.path)
+				}
+				return
 			}
-			c.hub.Publish([]store.Event{ev})
-			c.release(ev)
 		}
 	}
 }
 
-// applyEvent brings ev's path up to date. The copy never goes back in time
-// (re-reads of a path are serialised and read the current state), so an
-// event the copy already reflects needs no read: a put of a version it
-// holds or passed, a delete of a node it does not hold. A delete always
-// precedes the put that re-creates a node, so a re-created node is read
-// at its delete.
-func (c *KV) applyEvent(ctx context.Context, r *root, ev store.Event) error {
-	c.mu.RLock()
-	n := c.nodes[ev.Path]
-	current := (ev.Type == store.EventPut && n != nil && n.version >= ev.Version) ||
-		(ev.Type == store.EventDelete && n == nil)
-	c.mu.RUnlock()
-	if current {
-		return nil
+// applyBatch brings the copy up to date with events, in their order, and
+// passes them on. It reports whether the subtree must be re-read instead:
+// a resync event (always the last of a batch), or a re-read that failed.
+func (c *KV) applyBatch(ctx context.Context, r *root, events []store.Event) bool {
+	if last := events[len(events)-1]; last.Type == store.EventResync {
+		if len(events) > 1 && c.applyBatch(ctx, r, events[:len(events)-1]) {
+			return true
+		}
+		c.log.Warn("cache: the backing watch missed events (its queue overflowed or it reconnected); re-reading the subtree",
+			"root", r.path)
+		return true
 	}
-	return c.refreshIn(ctx, r, ev.Path)
+	if err := c.applyEvents(ctx, r, events); err != nil {
+		c.log.Warn("cache: re-read failed; re-reading the subtree", "err", err)
+		return true // the resync announces the changes
+	}
+	c.hub.Publish(events)
+	for _, ev := range events {
+		c.release(ev)
+	}
+	return false
+}
+
+// resyncFollowing re-reads r's subtree and, meanwhile, keeps taking the
+// backing watch's events (a large subtree on ZooKeeper takes a minute to
+// read, and the watch's own queue would overflow into another resync); it
+// applies them after the swap, in their order. It returns false when the
+// watch ended.
+func (c *KV) resyncFollowing(ctx context.Context, r *root, events <-chan store.Event) bool {
+	for {
+		start := time.Now()
+		done := make(chan struct{})
+		go func() { c.resync(ctx, r); close(done) }()
+		var held []store.Event
+		again, open := false, true
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case ev, ok := <-events:
+				switch {
+				case !ok:
+					open, events = false, nil // wait for the re-read to end
+				case ev.Type == store.EventResync || len(held) >= maxHeld:
+					held, again = nil, true // the next re-read covers them
+				case !again:
+					held = append(held, ev)
+				}
+			}
+		}
+		c.log.Info("cache: subtree re-read", "root", r.path, "took", time.Since(start).Round(time.Millisecond),
+			"events_meanwhile", len(held))
+		if !open || ctx.Err() != nil {
+			return false
+		}
+		for len(held) > 0 && !again {
+			n := min(len(held), maxApply)
+			again = c.applyBatch(ctx, r, held[:n])
+			held = held[n:]
+		}
+		if !again {
+			return true
+		}
+		c.log.Warn("cache: the backing watch missed events during the re-read; re-reading the subtree again", "root", r.path)
+	}
+}
+
+// applyEvents brings the paths of events up to date, re-reading
+// readParallel paths at a time. The copy never goes back in time (re-reads
+// of a path are serialised and read the current state), so an event the
+// copy already reflects needs no read: a put of a version it holds or
+// passed, a delete of a node it does not hold. A delete always precedes
+// the put that re-creates a node, so a re-created node is read at its
+// delete. A path is read once for all its events in the batch: that read
+// follows all of them.
+func (c *KV) applyEvents(ctx context.Context, r *root, events []store.Event) error {
+	var stale []string
+	seen := map[string]bool{}
+	c.mu.RLock()
+	for _, ev := range events {
+		n := c.nodes[ev.Path]
+		current := (ev.Type == store.EventPut && n != nil && n.version >= ev.Version) ||
+			(ev.Type == store.EventDelete && n == nil)
+		if !current && !seen[ev.Path] {
+			seen[ev.Path] = true
+			stale = append(stale, ev.Path)
+		}
+	}
+	c.mu.RUnlock()
+	errs := make([]error, len(stale))
+	forEach(len(stale), func(i int) { errs[i] = c.refreshIn(ctx, r, stale[i]) })
+	return errors.Join(errs...)
 }
 
 // resync re-reads r's subtree until it succeeds, then tells the watchers
@@ -275,28 +369,61 @@ func (c *KV) refreshIn(ctx context.Context, r *root, p string) error {
 	mu.Lock()
 	defer mu.Unlock()
 	n, err := c.back.Get(ctx, p)
-	switch {
-	case isNotFound(err):
-		c.mu.Lock()
-		c.removeLocked(p)
-		c.mu.Unlock()
-		return nil
-	case err != nil:
+	if err != nil && !isNotFound(err) {
 		return fmt.Errorf("cache: re-read %s: %w", p, err)
 	}
 	c.mu.Lock()
-	c.setLocked(p, n.Value, n.Version)
+	c.putRead(r, p, n, err == nil)
 	c.mu.Unlock()
 	return nil
 }
 
-// rescan replaces r's subtree with a fresh read of the backing store.
-func (c *KV) rescan(ctx context.Context, r *root) error {
-	r.scan.Lock()
-	defer r.scan.Unlock()
-	return c.rescanLocked(ctx, r)
+// putRead applies a read of p (found or not) to the copy; c.mu is held.
+func (c *KV) putRead(r *root, p string, n store.Node, found bool) {
+	r.touch(p)
+	if found {
+		c.setLocked(p, n.Value, n.Version)
+	} else {
+		c.removeLocked(p)
+	}
 }
 
+// touch records that p was written into the copy while a rescan of r
+// reads the subtree; c.mu is held.
+func (r *root) touch(p string) {
+	if r.touched != nil {
+		r.touched[p] = struct{}{}
+	}
+}
+
+// rescan replaces r's subtree with a fresh read of the backing store.
+//
+// The read of a large subtree takes long (on ZooKeeper a round trip per
+// node), and commits go on meanwhile: they wait only for the swap. A path
+// a commit (or a re-read) wrote into the copy during the read may have
+// been read before that write, so the swap re-reads those paths: the
+// writer keeps reading its own writes.
+func (c *KV) rescan(ctx context.Context, r *root) error {
+	c.mu.Lock()
+	r.touched = map[string]struct{}{}
+	c.mu.Unlock()
+	fresh := map[string]store.Node{}
+	err := c.read(ctx, r.path, fresh)
+	r.scan.Lock()
+	defer r.scan.Unlock()
+	c.mu.Lock()
+	touched := r.touched
+	r.touched = nil
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.swapLocked(r, fresh)
+	c.mu.Unlock()
+	return c.rereadLocked(ctx, r, touched)
+}
+
+// rescanLocked is rescan with r.scan held for writing all along.
 func (c *KV) rescanLocked(ctx context.Context, r *root) error {
 	fresh := map[string]store.Node{}
 	if err := c.read(ctx, r.path, fresh); err != nil {
@@ -304,6 +431,12 @@ func (c *KV) rescanLocked(ctx context.Context, r *root) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.swapLocked(r, fresh)
+	return nil
+}
+
+// swapLocked replaces r's subtree in the copy by fresh; c.mu is held.
+func (c *KV) swapLocked(r *root, fresh map[string]store.Node) {
 	if r.path != "/" {
 		c.removeLocked(r.path)
 	} else {
@@ -312,10 +445,39 @@ func (c *KV) rescanLocked(ctx context.Context, r *root) error {
 	for p, n := range fresh {
 		c.setLocked(p, n.Value, n.Version)
 	}
+}
+
+// rereadLocked re-reads paths into the copy, readParallel at a time, with
+// r.scan held for writing. Parents first, so a re-created node's parent is
+// in place before it.
+func (c *KV) rereadLocked(ctx context.Context, r *root, paths map[string]struct{}) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	ps := make([]string, 0, len(paths))
+	for p := range paths {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	nodes, errs := make([]store.Node, len(ps)), make([]error, len(ps))
+	forEach(len(ps), func(i int) { nodes[i], errs[i] = c.back.Get(ctx, ps[i]) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, p := range ps {
+		if errs[i] != nil && !isNotFound(errs[i]) {
+			return fmt.Errorf("cache: re-read %s: %w", p, errs[i])
+		}
+		c.putRead(r, p, nodes[i], errs[i] == nil)
+	}
 	return nil
 }
 
-// read collects p and its subtree into out (nothing if p is missing).
+// readParallel bounds the reads of the backing store in flight while the
+// cache reads a subtree.
+const readParallel = 32
+
+// read collects p and its subtree into out (nothing if p is missing),
+// one level at a time, the nodes of a level listed readParallel at once.
 func (c *KV) read(ctx context.Context, p string, out map[string]store.Node) error {
 	if p != "/" {
 		n, err := c.back.Get(ctx, p)
@@ -327,21 +489,36 @@ func (c *KV) read(ctx context.Context, p string, out map[string]store.Node) erro
 		}
 		out[p] = n
 	}
-	return c.readChildren(ctx, p, out)
-}
-
-func (c *KV) readChildren(ctx context.Context, p string, out map[string]store.Node) error {
-	kids, err := c.back.List(ctx, p)
-	if err != nil {
-		return fmt.Errorf("cache: read %s: %w", p, err)
-	}
-	for _, k := range kids {
-		out[k.Path] = k
-		if err := c.readChildren(ctx, k.Path, out); err != nil {
-			return err
+	for level := []string{p}; len(level) > 0; {
+		kids, errs := make([][]store.Node, len(level)), make([]error, len(level))
+		forEach(len(level), func(i int) { kids[i], errs[i] = c.back.List(ctx, level[i]) })
+		var next []string
+		for i, q := range level {
+			if errs[i] != nil {
+				return fmt.Errorf("cache: read %s: %w", q, errs[i])
+			}
+			for _, k := range kids[i] {
+				out[k.Path] = k
+				next = append(next, k.Path)
+			}
 		}
+		level = next
 	}
 	return nil
+}
+
+// forEach runs fn(0..n-1), readParallel at once.
+func forEach(n int, fn func(i int)) {
+	sem := make(chan struct{}, readParallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
 }
 
 // setLocked stores a node, creating missing ancestors as empty nodes.
