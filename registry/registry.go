@@ -64,6 +64,21 @@ func New(kv store.KV) *Registry { return &Registry{kv: kv} }
 // KV exposes the underlying store (for watches).
 func (r *Registry) KV() store.KV { return r.kv }
 
+// FencePaths are the paths the fence checks only for existence (the
+// leader's election node), for a batch to trust (txn.Trust).
+func (r *Registry) FencePaths() []string {
+	if r.Fence == nil {
+		return nil
+	}
+	var out []string
+	for _, op := range r.Fence() {
+		if op.Kind == store.OpCheck && op.Version == store.AnyVersion {
+			out = append(out, op.Path)
+		}
+	}
+	return out
+}
+
 // commit applies ops behind the fence. A commit that failed on a missing
 // node whose fence node is gone failed on the fence: ErrFenced, which
 // callers' retry loops (that retry on ErrNotFound) must not retry.

@@ -130,6 +130,7 @@ func (s *Scheduler) flushUpdates(ctx context.Context) {
 func (s *Scheduler) handleBatch(ctx context.Context, batch []pendingUpdate) {
 	base := s.Registry
 	tx := txn.New(base.KV())
+	tx.Trust(base.FencePaths()...)
 	s.Registry = base.With(tx)
 	handled := make([]bool, len(batch))
 	for i, u := range batch {

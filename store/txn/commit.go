@@ -57,6 +57,9 @@ func (s *staged) get(p string) (node, error) {
 }
 
 func (s *staged) apply(op store.Op) error {
+	if op.Kind == store.OpCheck && op.Version == store.AnyVersion && s.trustedAsIs(op.Path) {
+		return nil
+	}
 	cur, err := s.get(op.Path)
 	if err != nil {
 		return err
@@ -101,6 +104,26 @@ func match(cur node, version int64) error {
 		return store.ErrConflict
 	}
 	return nil
+}
+
+// trustedAsIs reports whether p is trusted to exist (Txn.Trust) and the
+// batch has not written it or deleted a subtree holding it.
+func (s *staged) trustedAsIs(p string) bool {
+	if !s.t.trusted[p] {
+		return false
+	}
+	if _, ok := s.nodes[p]; ok {
+		return false
+	}
+	if _, ok := s.t.nodes[p]; ok {
+		return false
+	}
+	for _, c := range s.cleared {
+		if store.Under(p, c) {
+			return false
+		}
+	}
+	return !s.t.underCleared(p)
 }
 
 // write sets p and creates its missing ancestors as empty nodes.

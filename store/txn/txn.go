@@ -38,6 +38,7 @@ type Txn struct {
 	parents map[string]bool // ancestors of paths in nodes (a delete elsewhere has nothing of the batch to forget)
 	cleared []string        // subtrees deleted in the batch: base nodes under them are gone
 	read    map[string]node // base nodes read so far (the batch reads each once)
+	trusted map[string]bool // paths whose existence checks need no read (Trust)
 }
 
 // node is a path's state in the batch.
@@ -50,6 +51,21 @@ type node struct {
 // New starts an empty batch over base.
 func New(base store.KV) *Txn {
 	return &Txn{base: base, nodes: map[string]node{}, parents: map[string]bool{}, read: map[string]node{}}
+}
+
+// Trust makes the batch's own checks take paths as existing without
+// reading them, as long as the batch does not write them: for the fence of
+// every commit (the leader's election node), which the base may not cache
+// (a round trip per batch on ZooKeeper). Only existence is trusted (checks
+// of any version); Flush's commit checks them in the base as always, so a
+// lost fence still fails the whole batch there.
+func (t *Txn) Trust(paths ...string) {
+	if t.trusted == nil {
+		t.trusted = map[string]bool{}
+	}
+	for _, p := range paths {
+		t.trusted[p] = true
+	}
 }
 
 // Len is the number of ops the batch holds.

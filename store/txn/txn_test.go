@@ -121,3 +121,57 @@ func TestFlushFailsOnARace(t *testing.T) {
 		t.Fatal("the batch was not emptied")
 	}
 }
+
+// countingKV counts the Gets of each path.
+type countingKV struct {
+	store.KV
+	gets map[string]int
+}
+
+func (c *countingKV) Get(ctx context.Context, p string) (store.Node, error) {
+	c.gets[p]++
+	return c.KV.Get(ctx, p)
+}
+
+// TestTrustedFence: a trusted fence path is not read for the batch's own
+// checks, the Flush still fails when it is gone, and a batch that deletes
+// it sees its own delete.
+func TestTrustedFence(t *testing.T) {
+	ctx := context.Background()
+	base := &countingKV{KV: memory.New(), gets: map[string]int{}}
+	_ = base.Commit(ctx, store.Create("/ha/leader", nil))
+	fence := store.Check("/ha/leader", store.AnyVersion)
+	tx := txn.New(base)
+	tx.Trust("/ha/leader")
+	for i := range 3 {
+		if err := tx.Commit(ctx, fence, store.Put(fmt.Sprintf("/s/%d", i), []byte("x"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := base.gets["/ha/leader"]; n != 0 {
+		t.Fatalf("the trusted fence was read %d times", n)
+	}
+	if err := tx.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx.Trust("/ha/leader")
+	if err := tx.Commit(ctx, fence, store.Put("/s/late", []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := base.KV.Commit(ctx, store.Delete("/ha/leader", store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Flush(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("flush behind a lost fence: %v", err)
+	}
+	if _, err := base.Get(ctx, "/s/late"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal("a write behind a lost fence reached the store")
+	}
+	_ = base.KV.Commit(ctx, store.Create("/ha/leader", nil))
+	if err := tx.Commit(ctx, store.Delete("/ha", store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx, fence); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a check of a trusted path the batch deleted: %v", err)
+	}
+}
