@@ -123,6 +123,14 @@ type Reporter interface {
 	CommitReport(ctx context.Context, ops ...Op) ([]Event, error)
 }
 
+// SubtreeReader is a KV that reads a whole subtree faster than List by
+// List (ZooKeeper: without a listing of every leaf). Subtree returns path
+// and every node below it, in no particular order (nothing if path is
+// missing; for "/" the root itself is left out).
+type SubtreeReader interface {
+	Subtree(ctx context.Context, path string) ([]Node, error)
+}
+
 // Hint is a belief about the tree: whether path exists and, when it
 // does, the names of its children (in any order); known is false where
 // there is no belief.

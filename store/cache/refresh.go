@@ -476,9 +476,22 @@ func (c *KV) rereadLocked(ctx context.Context, r *root, paths map[string]struct{
 // cache reads a subtree.
 const readParallel = 32
 
-// read collects p and its subtree into out (nothing if p is missing),
-// one level at a time, the nodes of a level listed readParallel at once.
+// read collects p and its subtree into out (nothing if p is missing):
+// with the backing store's Subtree where it has one, else one level at a
+// time, the nodes of a level listed readParallel at once.
 func (c *KV) read(ctx context.Context, p string, out map[string]store.Node) error {
+	if sr, ok := c.back.(store.SubtreeReader); ok {
+		nodes, err := sr.Subtree(ctx, p)
+		if err != nil {
+			return fmt.Errorf("cache: read %s: %w", p, err)
+		}
+		for _, n := range nodes {
+			if n.Path != "/" {
+				out[n.Path] = n
+			}
+		}
+		return nil
+	}
 	if p != "/" {
 		n, err := c.back.Get(ctx, p)
 		if isNotFound(err) {

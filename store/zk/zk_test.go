@@ -135,3 +135,62 @@ func TestWrongHintsArePlannedAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestSubtreeMatchesListing: Subtree returns what a walk List by List
+// finds, values and versions included, for a subtree, the root and a
+// missing path.
+func TestSubtreeMatchesListing(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := t.Context()
+	ops := []store.Op{store.Create("/t/empty", nil), store.Create("/t/a/b/c", []byte("c")), store.Create("/u", []byte("u"))}
+	for i := range 300 {
+		ops = append(ops, store.Create(fmt.Sprintf("/t/many/%03d", i), fmt.Appendf(nil, "%d", i)))
+	}
+	if err := s.Commit(ctx, ops...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, store.Put("/t/a/b", []byte("b2")), store.Put("/t/a/b", []byte("b3"))); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(p string, out map[string]store.Node)
+	walk = func(p string, out map[string]store.Node) {
+		kids, err := s.List(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range kids {
+			out[k.Path] = k
+			walk(k.Path, out)
+		}
+	}
+	for _, root := range []string{"/t", "/"} {
+		want := map[string]store.Node{}
+		if root != "/" {
+			n, err := s.Get(ctx, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[root] = n
+		}
+		walk(root, want)
+		nodes, err := s.Subtree(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]store.Node{}
+		for _, n := range nodes {
+			got[n.Path] = n
+		}
+		if len(got) != len(nodes) || len(got) != len(want) {
+			t.Fatalf("Subtree(%s): %d nodes (%d distinct), a walk finds %d", root, len(nodes), len(got), len(want))
+		}
+		for p, w := range want {
+			if g, ok := got[p]; !ok || string(g.Value) != string(w.Value) || g.Version != w.Version {
+				t.Fatalf("Subtree(%s)[%s] = %+v, want %+v", root, p, g, w)
+			}
+		}
+	}
+	if nodes, err := s.Subtree(ctx, "/missing"); err != nil || len(nodes) != 0 {
+		t.Fatalf("Subtree of a missing path = %v, %v", nodes, err)
+	}
+}
