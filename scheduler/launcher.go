@@ -71,14 +71,23 @@ func (s *Scheduler) launch(ctx context.Context) {
 	if len(w.later) > 0 {
 		w.behind(in.Requests, w.later, in.Offers)
 	}
+	capped := false
 	if cut := capRound(in.Requests, s.Options.MaxRoundTasks); cut < len(in.Requests) {
 		w.capped(in.Requests[cut:], s.Options.MaxRoundTasks)
 		in.Requests = in.Requests[:cut]
+		capped = true
 		s.Wake() // the rest in the next round
 	}
 	plan := offers.Match(in)
 	s.lastPlan = plan.Unplaced
 	s.explainUnplaced(&w, plan, in)
+	if capped {
+		// The offers this round left untouched are for the next round,
+		// which follows at once: declined, they would come back only
+		// after the refusal (on a large cluster most offers of a round
+		// capped at 512 tasks).
+		plan.Decline = nil
+	}
 	s.apply(ctx, w, plan)
 }
 

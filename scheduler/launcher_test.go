@@ -335,3 +335,26 @@ func TestRoundsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestCappedRoundKeepsOffers: the offers a round capped by MaxRoundTasks
+// left untouched are kept for the next round, not declined.
+func TestCappedRoundKeepsOffers(t *testing.T) {
+	r := newRig(t)
+	r.sched.Options.MaxRoundTasks = 1
+	r.addApp("app", 0.1, 16)
+	for _, name := range []string{"j1", "j2"} {
+		r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = name, 1, 1, 16 })
+		r.trigger(name)
+		r.clk.Advance(time.Second)
+	}
+	r.offer("o1", 2, 64)
+	r.offer("o2", 2, 64)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 1 || len(r.drv.declines) != 0 {
+		t.Fatalf("capped round: %d accepts, declines %v; want 1 accept and no decline", len(r.drv.accepts), r.drv.declines)
+	}
+	r.sched.launch(r.ctx) // no new offer: the kept one serves
+	if len(r.drv.accepts) != 2 {
+		t.Fatalf("the next round launched %d in all, want 2 (on the kept offer)", len(r.drv.accepts))
+	}
+}
