@@ -2,10 +2,11 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/store"
@@ -16,13 +17,15 @@ import (
 // changed: the launcher reads them every round, and most entries did not
 // change since the previous one. It is not safe for concurrent use.
 type QueueMemo struct {
-	ready map[string]memo[Ready]
+	ready map[string]*memo[Ready]
 	fail  map[string]memo[Failover]
+	gen   uint64 // the read that last saw each ready entry (memo.gen)
 }
 
 type memo[T any] struct {
 	raw []byte // the stored value it was decoded from (never written to)
 	v   T
+	gen uint64
 }
 
 // ReadyQueueMemo is ReadyQueue, decoding only what changed since the
@@ -32,22 +35,34 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]Ready, e
 	if err != nil {
 		return nil, err
 	}
-	next := make(map[string]memo[Ready], len(nodes))
+	if m.ready == nil {
+		m.ready = make(map[string]*memo[Ready], len(nodes))
+	}
+	m.gen++ // entries this read does not see are dropped below
 	out := make([]Ready, 0, len(nodes))
 	for _, n := range nodes {
-		e, ok := m.ready[n.Path]
-		if !ok || !bytes.Equal(e.raw, n.Value) {
+		e := m.ready[n.Path]
+		if e == nil || !bytes.Equal(e.raw, n.Value) {
 			rd, err := decodeReady(n)
 			if err != nil {
 				return nil, err
 			}
-			e = memo[Ready]{raw: n.Value, v: rd}
+			if e == nil {
+				e = &memo[Ready]{}
+				m.ready[n.Path] = e
+			}
+			e.raw, e.v = n.Value, rd
 		}
-		e.v.Version = n.Version
-		next[n.Path] = e
+		e.v.Version, e.gen = n.Version, m.gen
 		out = append(out, e.v)
 	}
-	m.ready = next
+	if len(m.ready) > len(nodes) {
+		for p, e := range m.ready {
+			if e.gen != m.gen {
+				delete(m.ready, p)
+			}
+		}
+	}
 	sortReady(out)
 	return out, nil
 }
@@ -103,23 +118,18 @@ func decodeFailover(job string, n store.Node) (Failover, bool, error) {
 	return f, true, nil
 }
 
+// sortReady orders entries oldest first, then by job: a total order (one
+// entry per job), so an unstable sort gives the one result.
 func sortReady(out []Ready) {
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Since.Equal(out[j].Since) {
-			return out[i].Since.Before(out[j].Since)
-		}
-		return out[i].Job < out[j].Job
+	slices.SortFunc(out, func(a, b Ready) int {
+		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Job, b.Job))
 	})
 }
 
+// sortFailover orders entries oldest first, then by job and shard: a total
+// order (one entry per shard).
 func sortFailover(out []Failover) {
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Since.Equal(out[j].Since) {
-			return out[i].Since.Before(out[j].Since)
-		}
-		if out[i].Job != out[j].Job {
-			return out[i].Job < out[j].Job
-		}
-		return out[i].Item < out[j].Item
+	slices.SortFunc(out, func(a, b Failover) int {
+		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Job, b.Job), cmp.Compare(a.Item, b.Item))
 	})
 }
