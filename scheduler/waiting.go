@@ -279,13 +279,12 @@ func (s *Scheduler) recordWaiting(ctx context.Context, w work) {
 		}
 		return
 	}
-	ops, puts := s.waitingOps(w, now)
+	ops, puts, more := s.waitingOps(w, now, s.waitingCommitOps())
+	if more {
+		s.wakeAt(now.Add(waitRecordEvery)) // the rest in the next commits
+	}
 	if len(ops) == 0 {
 		return
-	}
-	if max := s.waitingCommitOps(); max > 0 && len(ops) > max {
-		ops = boundWaitingOps(ops, max)
-		s.wakeAt(now.Add(waitRecordEvery)) // the rest in the next commits
 	}
 	ws.lastCommit = now
 	if err := s.Registry.Commit(ctx, ops...); err != nil {
@@ -315,15 +314,15 @@ func (s *Scheduler) waitingCommitOps() int { return 2 * s.Options.MaxRoundTasks 
 
 // boundWaitingOps keeps max of the ops, deletes first (entries no longer
 // waiting; their reasons are wrong), each kind in path order.
-func boundWaitingOps(ops []store.Op, max int) []store.Op {
-	out := make([]store.Op, 0, max)
-	for _, del := range []bool{true, false} {
-		for _, op := range ops {
+func boundWaitingOps(keys []string, isPut func(string) bool, max int) []string {
+	out := make([]string, 0, max)
+	for _, put := range []bool{false, true} {
+		for _, k := range keys {
 			if len(out) == max {
 				return out
 			}
-			if (op.Kind == store.OpDelete) == del {
-				out = append(out, op)
+			if isPut(k) == put {
+				out = append(out, k)
 			}
 		}
 	}
@@ -332,11 +331,12 @@ func boundWaitingOps(ops []store.Op, max int) []store.Op {
 
 // waitingOps computes the writes: entries that waited long enough with a
 // new reason (or, at most waitRefreshPerCommit of them, a changed message),
-// and entries no longer waiting; in path order.
-func (s *Scheduler) waitingOps(w work, now time.Time) ([]store.Op, map[string]registry.Waiting) {
+// and entries no longer waiting; in path order. With max > 0 it returns at
+// most max ops (boundWaitingOps: deletes first) and more is true when some
+// were left for the next commits; only the puts it returns are encoded.
+func (s *Scheduler) waitingOps(w work, now time.Time, max int) (ops []store.Op, puts map[string]registry.Waiting, more bool) {
 	ws := &s.wait
-	var ops []store.Op
-	puts := map[string]registry.Waiting{}
+	puts = map[string]registry.Waiting{}
 	var stale []string // only the message changed, and was written waitRefresh ago
 	for k, wt := range w.waiting {
 		since := ws.since[k]
@@ -376,6 +376,11 @@ func (s *Scheduler) waitingOps(w work, now time.Time) ([]store.Op, map[string]re
 		}
 	}
 	sort.Strings(keys)
+	if max > 0 && len(keys) > max {
+		keys = boundWaitingOps(keys, func(k string) bool { _, ok := puts[k]; return ok }, max)
+		more = true
+	}
+	ops = make([]store.Op, 0, len(keys))
 	for _, k := range keys {
 		if wt, ok := puts[k]; ok {
 			ops = append(ops, registry.PutWaitingOp(k, wt))
@@ -383,7 +388,7 @@ func (s *Scheduler) waitingOps(w work, now time.Time) ([]store.Op, map[string]re
 			ops = append(ops, registry.DeleteWaitingOp(k))
 		}
 	}
-	return ops, puts
+	return ops, puts, more
 }
 
 // notRunnable gives the reason of an entry of a job that may not run.

@@ -125,7 +125,7 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 	gone := registry.WaitingKey("ready", "gone", 0)
 	ws.recorded[gone] = registry.Waiting{Reason: registry.WaitBehind}
 
-	ops, puts := r.sched.waitingOps(w, now)
+	ops, puts, _ := r.sched.waitingOps(w, now, 0)
 	if len(puts) != waitRefreshPerCommit+1 || len(ops) != len(puts)+1 {
 		t.Fatalf("%d puts, %d ops; want %d puts and one delete", len(puts), len(ops), waitRefreshPerCommit+1)
 	}
