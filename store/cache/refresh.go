@@ -141,19 +141,30 @@ func (c *KV) resyncFollowing(ctx context.Context, r *root, events <-chan store.E
 // copy already reflects needs no read: a put of a version it holds or
 // passed, a delete of a node it does not hold. A delete always precedes
 // the put that re-creates a node, so a re-created node is read at its
-// delete. A path is read once for all its events in the batch: that read
-// follows all of them.
+// delete. A path's events in the batch are judged by the last of them (a
+// node created and deleted since the last batch, which the copy does not
+// hold, needs no read), except that a delete of a node the copy holds
+// always means a read (the node may have been created again since); a
+// path is read at most once: that read follows all of them.
 func (c *KV) applyEvents(ctx context.Context, r *root, events []store.Event) error {
-	var stale []string
-	seen := map[string]bool{}
-	c.mu.RLock()
+	type seen struct {
+		last    store.Event
+		deleted bool
+	}
+	paths := make(map[string]seen, len(events))
 	for _, ev := range events {
-		n := c.nodes[ev.Path]
-		current := (ev.Type == store.EventPut && n != nil && n.version >= ev.Version) ||
+		s := paths[ev.Path]
+		s.last, s.deleted = ev, s.deleted || ev.Type == store.EventDelete
+		paths[ev.Path] = s
+	}
+	var stale []string
+	c.mu.RLock()
+	for p, s := range paths {
+		n, ev := c.nodes[p], s.last
+		current := (ev.Type == store.EventPut && n != nil && n.version >= ev.Version && !s.deleted) ||
 			(ev.Type == store.EventDelete && n == nil)
-		if !current && !seen[ev.Path] {
-			seen[ev.Path] = true
-			stale = append(stale, ev.Path)
+		if !current {
+			stale = append(stale, p)
 		}
 	}
 	c.mu.RUnlock()
