@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/parallel"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -532,18 +533,7 @@ func (c *KV) read(ctx context.Context, p string, out map[string]store.Node) erro
 }
 
 // forEach runs fn(0..n-1), readParallel at once.
-func forEach(n int, fn func(i int)) {
-	sem := make(chan struct{}, readParallel)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(i)
-		})
-	}
-	wg.Wait()
-}
+func forEach(n int, fn func(i int)) { parallel.For(n, readParallel, fn) }
 
 // setLocked stores a node, creating missing ancestors as empty nodes.
 func (c *KV) setLocked(p string, value []byte, version int64) {

@@ -31,18 +31,8 @@ func (s *Store) Subtree(ctx context.Context, path string) ([]store.Node, error) 
 		err  error
 	}
 	get := func(p string) read {
-		type res struct {
-			data []byte
-			st   *zk.Stat
-		}
-		r, err := call(ctx, func() (res, error) {
-			d, st, err := s.conn.Get(s.zpath(p))
-			return res{d, st}, err
-		})
-		if err != nil {
-			return read{err: err}
-		}
-		return read{node: store.Node{Path: p, Value: value(r.data), Version: int64(r.st.Version)}, kids: r.st.NumChildren}
+		n, kids, err := s.getStat(ctx, p)
+		return read{node: n, kids: kids, err: err}
 	}
 	var out []store.Node
 	var dirs []string

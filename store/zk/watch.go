@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/ejcloud/elasticjob/internal/parallel"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -661,20 +662,5 @@ func (t *tree) childrenW(ctx context.Context, p string) ([]string, error) {
 // forEach runs fn(0..n-1) with at most readParallel at once.
 func forEach(n int, fn func(i int)) { forEachN(n, readParallel, fn) }
 
-// forEachN runs fn(0..n-1) with at most parallel at once.
-func forEachN(n, parallel int, fn func(i int)) {
-	if n == 1 {
-		fn(0)
-		return
-	}
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(i)
-		})
-	}
-	wg.Wait()
-}
+// forEachN runs fn(0..n-1) with at most max at once.
+func forEachN(n, max int, fn func(i int)) { parallel.For(n, max, fn) }

@@ -165,6 +165,12 @@ func (s *Store) Get(ctx context.Context, path string) (store.Node, error) {
 }
 
 func (s *Store) get(ctx context.Context, path string) (store.Node, error) {
+	n, _, err := s.getStat(ctx, path)
+	return n, err
+}
+
+// getStat reads path's node and how many children it has.
+func (s *Store) getStat(ctx context.Context, path string) (store.Node, int32, error) {
 	type res struct {
 		data []byte
 		st   *zk.Stat
@@ -174,9 +180,9 @@ func (s *Store) get(ctx context.Context, path string) (store.Node, error) {
 		return res{d, st}, err
 	})
 	if err != nil {
-		return store.Node{}, err
+		return store.Node{}, 0, err
 	}
-	return store.Node{Path: path, Value: value(r.data), Version: int64(r.st.Version)}, nil
+	return store.Node{Path: path, Value: value(r.data), Version: int64(r.st.Version)}, r.st.NumChildren, nil
 }
 
 // Children returns the sorted names of path's children.
