@@ -81,11 +81,13 @@ func (s *Scheduler) launch(ctx context.Context) {
 	plan := offers.Match(in)
 	s.lastPlan = plan.Unplaced
 	s.explainUnplaced(&w, plan, in)
-	if capped {
+	if capped && len(plan.Launches) > 0 {
 		// The offers this round left untouched are for the next round,
-		// which follows at once: declined, they would come back only
-		// after the refusal (on a large cluster most offers of a round
-		// capped at 512 tasks).
+		// which follows at once with the work after this round's:
+		// declined, they would come back only after the refusal (on a
+		// large cluster most offers of a round capped at 512 tasks). A
+		// round that placed nothing declines them as before: the next
+		// would try the same work on the same offers, again and again.
 		plan.Decline = nil
 	}
 	s.apply(ctx, w, plan)

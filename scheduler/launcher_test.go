@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -356,5 +357,17 @@ func TestCappedRoundKeepsOffers(t *testing.T) {
 	r.sched.launch(r.ctx) // no new offer: the kept one serves
 	if len(r.drv.accepts) != 2 {
 		t.Fatalf("the next round launched %d in all, want 2 (on the kept offer)", len(r.drv.accepts))
+	}
+	// A capped round that places nothing (the work is larger than any
+	// offer) declines them: kept, the next round would spin on them.
+	for _, name := range []string{"big1", "big2"} {
+		r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = name, 1, 4, 16 })
+		r.trigger(name)
+		r.clk.Advance(time.Second)
+	}
+	r.offer("o3", 2, 64)
+	r.sched.launch(r.ctx)
+	if len(r.drv.accepts) != 2 || len(r.drv.declines) != 1 || !slices.Equal(r.drv.declines[0].offers, []string{"o3"}) {
+		t.Fatalf("a capped round that placed nothing: %d accepts, declines %v; want o3 declined", len(r.drv.accepts), r.drv.declines)
 	}
 }

@@ -132,9 +132,9 @@ type SubtreeReader interface {
 }
 
 // Hint is a belief about the tree: whether path exists and, when it
-// does, the names of its children (in any order); known is false where
-// there is no belief.
-type Hint func(path string) (exists bool, children []string, known bool)
+// does and withChildren asks for them, the names of its children (in any
+// order); known is false where there is no belief.
+type Hint func(path string, withChildren bool) (exists bool, children []string, known bool)
 
 // HintedReporter is a Reporter whose commits can be planned from a Hint
 // instead of reading the store first (ZooKeeper, where a commit's Puts and

@@ -248,15 +248,15 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 
 // hint is the copy's belief about a mirrored path, for the backing
 // store's planning of a commit (store.HintedReporter).
-func (c *KV) hint(p string) (exists bool, children []string, known bool) {
+func (c *KV) hint(p string, withChildren bool) (exists bool, children []string, known bool) {
 	if c.rootOf(p) == nil {
 		return false, nil, false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := c.nodes[p]
-	if n == nil {
-		return false, nil, true
+	if n == nil || !withChildren {
+		return n != nil, nil, true
 	}
 	children = make([]string, 0, len(n.kids))
 	for k := range n.kids {

@@ -131,7 +131,7 @@ func (p *plan) prefetch(ops []store.Op) error {
 		}
 		seen[path] = true
 		if p.hint != nil {
-			if ok, names, known := p.hint(path); known && (ok || !kids) {
+			if ok, names, known := p.hint(path, kids); known && (ok || !kids) {
 				p.server[path], p.hinted[path] = ok, true
 				if kids {
 					p.children[path] = names

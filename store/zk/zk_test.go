@@ -116,7 +116,7 @@ func TestWrongHintsArePlannedAgain(t *testing.T) {
 		{"delete of a node believed absent", map[string]bool{"/e": false}, store.Delete("/e", store.AnyVersion), map[string]string{"/e": ""}},
 		{"create under ancestors believed present", map[string]bool{"/f": true, "/f/g": true, "/f/g/i": true}, store.Create("/f/g/i/h", []byte("h")), map[string]string{"/f/g/i/h": "h"}},
 	} {
-		hint := func(p string) (bool, []string, bool) {
+		hint := func(p string, _ bool) (bool, []string, bool) {
 			v, ok := c.lies[p]
 			return v, nil, ok // every directory believed empty
 		}
