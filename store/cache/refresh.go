@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -466,11 +467,7 @@ func (c *KV) rereadLocked(ctx context.Context, r *root, paths map[string]struct{
 	if len(paths) == 0 {
 		return nil
 	}
-	ps := make([]string, 0, len(paths))
-	for p := range paths {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
+	ps := slices.Sorted(maps.Keys(paths))
 	nodes, errs := make([]store.Node, len(ps)), make([]error, len(ps))
 	forEach(len(ps), func(i int) { nodes[i], errs[i] = c.back.Get(ctx, ps[i]) })
 	c.mu.Lock()
