@@ -3,7 +3,7 @@
 // playwright-core with a fresh profile.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtemp, rm, mkdir } from 'node:fs/promises';
+import { mkdtemp, rm, mkdir, readFile } from 'node:fs/promises';
 import { createWriteStream, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -56,7 +56,8 @@ export async function startScheduler(opts = {}) {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
     return text ? JSON.parse(text) : null;
   }
-  return { base, port, creds, api, stop: proc.stop, dir };
+  const logName = opts.log || 'scheduler.log';
+  return { base, port, creds, api, stop: proc.stop, dir, logPath: join(ARTIFACTS, logName) };
 }
 
 // startMesosLocal starts bin/mesos-local on a free port for schedulers to
@@ -116,6 +117,37 @@ export async function launchBrowser() {
     ctx,
     async close() { await ctx.close().catch(() => {}); await rm(profile, { recursive: true, force: true }); },
   };
+}
+
+// watchPage records the requests a page has under way, so that a wait that
+// times out can say what the page was waiting for.
+export function watchPage(page) {
+  const open = new Map();
+  page.on('request', (r) => open.set(r, Date.now()));
+  page.on('requestfinished', (r) => open.delete(r));
+  page.on('requestfailed', (r) => open.delete(r));
+  return () => [...open].map(([r, t]) => `${r.method()} ${r.url().replace(/^https?:\/\/[^/]+/, '')} (${Date.now() - t} ms)`);
+}
+
+// waitFor waits for selector; when it times out, the error also carries
+// the page's address and text, the requests still under way (from
+// watchPage's inFlight) and the end of the scheduler's log.
+export async function waitFor(page, selector, { inFlight, logPath } = {}) {
+  try {
+    await page.waitForSelector(selector);
+  } catch (e) {
+    const lines = [e.message.split('\n')[0]];
+    try {
+      lines.push(`address: ${page.url()}`);
+      lines.push(`page text: ${(await page.evaluate(() => document.body.innerText)).replace(/\s+/g, ' ').slice(0, 400)}`);
+    } catch (e2) { lines.push(`page unreadable: ${e2.message}`); }
+    if (inFlight) lines.push(`requests under way: ${inFlight().join(', ') || 'none'}`);
+    if (logPath) {
+      const log = await readFile(logPath, 'utf8').catch(() => '');
+      lines.push('scheduler log (last 25 lines):', ...log.trimEnd().split('\n').slice(-25).map((l) => '  ' + l.slice(0, 400)));
+    }
+    throw new Error(lines.join('\n'));
+  }
 }
 
 // runPool runs fn over items with at most n at a time.

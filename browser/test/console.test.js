@@ -6,12 +6,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, runPool, ROOT, ARTIFACTS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, runPool, watchPage, waitFor, ROOT, ARTIFACTS } from '../lib/harness.js';
 
 const JOBS = Number(process.env.EJC_BROWSER_JOBS || 10000);
 const APP = 'demo_app';
 const JOB = 'demo_job';
-let s, br, page, shotNo = 0;
+let s, br, page, inFlight, shotNo = 0;
 const problems = [];
 const figures = {};
 
@@ -22,7 +22,7 @@ async function shot(name) {
 // nav: go to a hash route and wait for that page to finish rendering
 async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
-  await page.waitForSelector('#page[data-ready]:not([data-stale])');
+  await waitFor(page, '#page[data-ready]:not([data-stale])', { inFlight, logPath: s.logPath });
 }
 async function login(user, pass) {
   await page.waitForSelector('#username');
@@ -30,6 +30,8 @@ async function login(user, pass) {
   await page.fill('#password', pass);
   await page.click('form.login button[type=submit]');
 }
+// dashboard waits for the dashboard to render, and says why when it does not
+const dashboard = () => waitFor(page, '#page[data-page=dashboard][data-ready]', { inFlight, logPath: s.logPath });
 const writeButtons = () => page.locator('[data-write]').count();
 
 before(async () => {
@@ -37,6 +39,7 @@ before(async () => {
   br = await launchBrowser();
   page = br.ctx.pages()[0] || (await br.ctx.newPage());
   page.setDefaultTimeout(20000);
+  inFlight = watchPage(page);
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   page.on('console', (m) => { if (m.type() === 'warning' && m.text().includes('i18n')) problems.push(m.text()); });
 });
@@ -68,11 +71,11 @@ test('a wrong password is refused in words; admin logs in', async () => {
   await page.waitForSelector('form.login .alert.bad');
   assert.match(await page.textContent('form.login .alert.bad'), /wrong/i);
   await login(...s.creds.admin);
-  await page.waitForSelector('#page[data-page=dashboard][data-ready]');
+  await dashboard();
   assert.match(await page.textContent('#who'), /admin/);
   // a reload keeps the session (token in sessionStorage); measure the console's own render
   await page.reload();
-  await page.waitForSelector('#page[data-page=dashboard][data-ready]');
+  await dashboard();
   figures['reload as admin, navigation start → dashboard rendered (ms)'] = await page.evaluate(() => Math.round(performance.now()));
   await shot('dashboard-empty');
 });
@@ -254,7 +257,7 @@ test('logs out; a guest sees no write action and a forced write is refused with 
   await page.click('#logout');
   await page.waitForSelector('#username');
   await login(...s.creds.guest);
-  await page.waitForSelector('#page[data-page=dashboard][data-ready]');
+  await dashboard();
   assert.ok(await page.isVisible('#guest-banner'));
   for (const hash of ['#/apps', '#/apps/' + APP, '#/jobs', '#/jobs/' + JOB, '#/status', '#/history/executions', '#/cluster', '#/dashboard']) {
     await nav(hash);
@@ -284,7 +287,7 @@ test(`jobs page stays usable with ${JOBS} jobs`, { timeout: 15 * 60 * 1000 }, as
   }));
   figures[`seeding ${JOBS} jobs through the API, 16 at a time (s)`] = ((Date.now() - t0) / 1000).toFixed(1);
   await login(...s.creds.admin);
-  await page.waitForSelector('#page[data-page=dashboard][data-ready]');
+  await dashboard();
   const start = Date.now();
   await nav('#/jobs');
   await page.waitForFunction((n) => (document.getElementById('job-count') || {}).textContent?.includes(`of ${n + 1} jobs`), JOBS);
