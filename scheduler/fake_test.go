@@ -25,6 +25,7 @@ type fakeDriver struct {
 	reconciles [][]mesos.TaskRef
 	shutdowns  []string
 	acceptErr  error
+	acceptHook func() // called by a failing Accept before it returns
 	calls      chan string
 }
 
@@ -52,6 +53,9 @@ func (d *fakeDriver) Accept(_ context.Context, ids []string, l []mesos.TaskLaunc
 	defer d.mu.Unlock()
 	d.note("accept")
 	if d.acceptErr != nil {
+		if d.acceptHook != nil {
+			d.acceptHook()
+		}
 		return d.acceptErr
 	}
 	d.accepts = append(d.accepts, acceptCall{ids, l})

@@ -436,6 +436,15 @@ func (s *Scheduler) apply(ctx context.Context, w work, plan offers.Plan) {
 		}
 		sent := s.Clock.Now() // the metric runs to the ACCEPT being sent
 		if err := s.Driver.Accept(ctx, al.offerIDs, al.launches, s.acceptRefuse()); err != nil {
+			if ctx.Err() != nil {
+				// Stopping, or the term ended: whether the master got the
+				// ACCEPT is unknown, so the tasks stay STAGING for the next
+				// leader's reconciliation, which queues again at once a task
+				// the master never got (neverStarted) and keeps one it got.
+				// A roll-back here could run such a task twice.
+				s.Log.Info("launcher: accept interrupted; reconciliation settles its tasks", "agent", agent, "tasks", len(al.launches), "err", err)
+				continue
+			}
 			s.Log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			s.rollback(ctx, al.launches, w)
 			continue

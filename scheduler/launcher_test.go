@@ -1,15 +1,20 @@
 package scheduler
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/offers"
 )
 
@@ -168,6 +173,45 @@ func TestAcceptFailureRollsStateBack(t *testing.T) {
 	}
 	if r.readyCount("job") != 1 {
 		t.Fatal("the execution was lost by a failed accept")
+	}
+}
+
+// An ACCEPT cut short by the end of the scheduler's context (SIGTERM, a
+// lost term) may have reached the master: the task stays STAGING instead of
+// being queued again, and the next start's reconciliation settles it: gone
+// from the master (it never got it), it runs again at once, exactly once.
+func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
+	r.trigger("job")
+	var logged bytes.Buffer
+	r.sched.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	ctx, cancel := context.WithCancel(r.ctx)
+	r.drv.acceptErr, r.drv.acceptHook = context.Canceled, cancel
+	r.offer("o1", 4, 1024)
+	r.sched.launch(ctx)
+	if strings.Contains(logged.String(), "level=ERROR") {
+		t.Fatalf("a stopping scheduler logged errors:\n%s", logged.String())
+	}
+	run := r.running("job")
+	if len(run) != 1 || run[0].State != "TASK_STAGING" {
+		t.Fatalf("running = %+v, want the shard still STAGING", run)
+	}
+	if n := r.readyCount("job"); n != 0 {
+		t.Fatalf("ready = %d: an interrupted accept was queued again (it may have run)", n)
+	}
+	err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
+		Reason: reasonReconciliation, Source: "SOURCE_MASTER"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo, err := r.reg.FailoverQueue(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fo) != 1 || fo[0].Job != "job" || !fo[0].Retry {
+		t.Fatalf("failover = %+v, want the never-started shard queued again", fo)
 	}
 }
 

@@ -122,7 +122,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	go func() { errc <- hooks.Run(ctx) }()
 	go func() { errc <- pkgs.Run(ctx) }() // every instance: replication and GC
 	go func() { errc <- lead.Run(ctx) }()
-	go func() { errc <- work.run(ctx, lead) }()
+	workDone := make(chan struct{})
+	go func() { defer close(workDone); errc <- work.run(ctx, lead) }()
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "instance", lead.Self().ID, "advertise", lead.Self().URL,
 		"mesos", detector.Redact(masterURL), "open_access", cfg.AuthUsername == "")
@@ -135,6 +136,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 	defer done()
 	_ = srv.Shutdown(shutdownCtx)
+	// The leader's loops stop before the deferred closes take the store,
+	// the history and Mesos away from a round still under way.
+	select {
+	case <-workDone:
+	case <-shutdownCtx.Done():
+		log.Warn("the leader's loops did not stop within the shutdown's 10 s")
+	}
 	if errors.Is(runErr, http.ErrServerClosed) || errors.Is(runErr, context.Canceled) {
 		runErr = nil
 	}
