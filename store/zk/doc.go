@@ -29,7 +29,10 @@
 //   - order is the order of notifications; siblings created by one multi
 //     are found by one child listing and reported in name order, not in the
 //     multi's order (one multi has one zxid, so the order is not
-//     recoverable without AddWatch);
+//     recoverable without AddWatch); a new node's subtree is read and
+//     reported whole at the notification that revealed it, before the
+//     notifications queued meanwhile, so every change made before a later
+//     one is reported before it, the children of a new directory included;
 //   - cost is two server-side watches and one map entry per watched node;
 //     starting a Watch reads the whole subtree;
 //   - each notification needs a read (which re-arms the watch): the

@@ -52,7 +52,7 @@ type tree struct {
 	overflow bool
 	wake     chan struct{}
 
-	work       []item           // notifications and deferred reads, in order
+	work       []item           // notifications, in order
 	ahead      int              // items at the front of work that readAhead covered
 	early      map[string]found // first reads of new nodes, done by readAhead for this window
 	nodes      map[string]known // store path → last seen state
@@ -66,12 +66,10 @@ type tree struct {
 	needRescan bool
 }
 
-// item is a queued notification, or (scan != nil) newly found nodes whose
-// subtrees still have to be read.
+// item is a queued notification.
 type item struct {
-	ev   zk.Event
-	scan []string
-	pre  *found // the notification's re-read, done ahead (readAhead)
+	ev  zk.Event
+	pre *found // the notification's re-read, done ahead (readAhead)
 }
 
 // found is what one read of a node found: its stat (data reads) and its
@@ -223,14 +221,7 @@ func (t *tree) drain(ctx context.Context) {
 		}
 		it := t.work[0]
 		t.work = t.work[1:]
-		switch {
-		case it.scan == nil:
-			t.handle(ctx, it)
-		case !t.needRescan && !t.lost:
-			if err := t.add(ctx, it.scan, true); err != nil {
-				t.needRescan = true
-			}
-		}
+		t.handle(ctx, it)
 		if t.ahead--; t.ahead <= 0 {
 			t.ahead, t.early = 0, nil // the window's reads are not used after it
 		}
@@ -262,7 +253,7 @@ func (t *tree) readAhead(ctx context.Context) {
 	seen := map[key]bool{}
 	for i := range n {
 		it := &t.work[i]
-		if it.scan != nil || seen[key{it.ev.Type, it.ev.Path}] {
+		if seen[key{it.ev.Type, it.ev.Path}] {
 			continue
 		}
 		p, _ := t.s.spath(it.ev.Path)
@@ -537,13 +528,10 @@ func (t *tree) add(ctx context.Context, paths []string, report bool) error {
 				}
 			}
 		}
-		if report && len(next) > 0 {
-			// Report the children after whatever happened before these
-			// reads: queue the notifications received so far first.
-			t.pull()
-			t.work = append(t.work, item{scan: next})
-			return nil
-		}
+		// The children are read and reported now, before the notifications
+		// queued meanwhile: a subtree created in one commit is whole in the
+		// consumer's copy before any change committed after it is reported
+		// (a cache's Barrier relies on it).
 		paths = next
 	}
 	return nil

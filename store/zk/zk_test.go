@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -192,5 +193,55 @@ func TestSubtreeMatchesListing(t *testing.T) {
 	}
 	if nodes, err := s.Subtree(ctx, "/missing"); err != nil || len(nodes) != 0 {
 		t.Fatalf("Subtree of a missing path = %v, %v", nodes, err)
+	}
+}
+
+// A subtree created in one commit is reported whole before the changes
+// committed after it: the registry cache's Barrier (a new leader's first
+// read) relies on every change before its marker being in the copy when
+// the marker's event passes, children of a new directory included (a
+// job's running shards, created with their directory). The watch learns of
+// the children by reading the new directory, after the marker's
+// notification may already have arrived.
+func TestNewSubtreeBeforeLaterChanges(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Commit(ctx, store.Put("/w/marker", nil), store.Put("/w/dirs/seed", nil)); err != nil {
+		t.Fatal(err)
+	}
+	events, err := s.Watch(ctx, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := range 20 {
+		d := fmt.Sprintf("/w/dirs/d%02d", i)
+		if err := s.Commit(ctx, store.Put(d+"/a", []byte("x")), store.Put(d+"/b/c", []byte("y"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(ctx, store.Put("/w/marker", []byte(strconv.Itoa(i)))); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var ev store.Event
+			select {
+			case ev = <-events:
+			case <-ctx.Done():
+				t.Fatalf("round %d: no event of the marker", i)
+			}
+			if ev.Type == store.EventResync {
+				t.Fatalf("round %d: resync", i)
+			}
+			seen[ev.Path] = true
+			if ev.Path == "/w/marker" && ev.Version == int64(i+1) {
+				break
+			}
+		}
+		for _, p := range []string{d, d + "/a", d + "/b", d + "/b/c"} {
+			if !seen[p] {
+				t.Fatalf("round %d: the marker's event came before that of %s, created before it", i, p)
+			}
+		}
 	}
 }
