@@ -70,6 +70,10 @@ type Options struct {
 	Metrics      http.Handler // /metrics; nil serves none
 	// ReconcileEvery bounds how often reconciliation may be requested.
 	ReconcileEvery time.Duration
+	// SlowRequest: a request that takes at least this long is logged
+	// (warning "slow API request": method, route, status, duration);
+	// default 2 s, negative: never.
+	SlowRequest time.Duration
 	History        History // event trace and statistics; nil: history off
 	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
 	RejectFileAppURLs bool
@@ -149,6 +153,9 @@ func New(o Options) http.Handler {
 	if o.ClientAddr == nil {
 		o.ClientAddr = RemoteAddr
 	}
+	if o.SlowRequest == 0 {
+		o.SlowRequest = 2 * time.Second
+	}
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
@@ -160,6 +167,9 @@ func New(o Options) http.Handler {
 	r := gin.New()
 	r.ContextWithFallback = true // handlers pass c as the context: its values are the request's
 	r.Use(gin.Recovery())
+	if o.SlowRequest > 0 {
+		r.Use(logSlow(o.Log, o.SlowRequest))
+	}
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false // JSON 404s, never HTML redirects
 	r.RedirectFixedPath = false
@@ -255,4 +265,22 @@ func trimSlash(p string) string {
 		return "."
 	}
 	return p
+}
+
+// logSlow logs every request that took at least limit: what an operator
+// (or a test that timed out) looks for first when the console hangs. Wall
+// time, not the injected clock: it measures the server, not the schedule.
+func logSlow(log *slog.Logger, limit time.Duration) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		if took := time.Since(start); took >= limit {
+			route := c.FullPath()
+			if route == "" {
+				route = c.Request.URL.Path
+			}
+			log.Warn("slow API request", "method", c.Request.Method, "route", route, "status", c.Writer.Status(),
+				"took", took.Round(time.Millisecond))
+		}
+	}
 }

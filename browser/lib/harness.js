@@ -132,9 +132,9 @@ export function watchPage(page) {
 // waitFor waits for selector; when it times out, the error also carries
 // the page's address and text, the requests still under way (from
 // watchPage's inFlight) and the end of the scheduler's log.
-export async function waitFor(page, selector, { inFlight, logPath } = {}) {
+export async function waitFor(page, selector, { inFlight, logPath, timeout } = {}) {
   try {
-    await page.waitForSelector(selector);
+    await page.waitForSelector(selector, timeout ? { timeout } : {});
   } catch (e) {
     const lines = [e.message.split('\n')[0]];
     try {
