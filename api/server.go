@@ -74,7 +74,7 @@ type Options struct {
 	// (warning "slow API request": method, route, status, duration);
 	// default 2 s, negative: never.
 	SlowRequest time.Duration
-	History        History // event trace and statistics; nil: history off
+	History     History // event trace and statistics; nil: history off
 	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
 	RejectFileAppURLs bool
 	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
