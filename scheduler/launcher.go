@@ -27,8 +27,10 @@ type work struct {
 	// for them. laterReady counts the ready executions among them.
 	later      []string
 	laterReady int
-	offers     []offers.Offer         // the offers held, by id
-	inputs     map[string]jobs.Inputs // run key → the keyed run's inputs (workflow nodes; runs.go)
+	// laterByCount: the round's cut was MaxRoundTasks, not resources.
+	laterByCount bool
+	offers       []offers.Offer         // the offers held, by id
+	inputs       map[string]jobs.Inputs // run key → the keyed run's inputs (workflow nodes; runs.go)
 }
 
 // launch is one round: snapshot → match → commit → ACCEPT. Every entry it
@@ -68,7 +70,10 @@ func (s *Scheduler) launch(ctx context.Context) {
 	}
 	s.noteCapacity()
 	in := offers.Input{Requests: w.requests, Running: s.executors, Offers: w.offers}
-	if len(w.later) > 0 {
+	switch {
+	case len(w.later) > 0 && w.laterByCount:
+		w.waitBehind(w.later, cappedMessage(s.Options.MaxRoundTasks))
+	case len(w.later) > 0:
 		w.behind(in.Requests, w.later, in.Offers)
 	}
 	capped := false
@@ -76,6 +81,8 @@ func (s *Scheduler) launch(ctx context.Context) {
 		w.capped(in.Requests[cut:], s.Options.MaxRoundTasks)
 		in.Requests = in.Requests[:cut]
 		capped = true
+	}
+	if capped = capped || w.laterByCount; capped {
 		s.Wake() // the rest in the next round
 	}
 	plan := offers.Match(in)
@@ -110,7 +117,11 @@ const considerAtLeast = 512
 // trying decides which requests a round tries, in the matcher's order
 // (failover shards, then ready executions, oldest first): those whose
 // resources add up to twice what the held offers have free, and at least
-// considerAtLeast, cut between two jobs. A long queue (a large cluster's
+// considerAtLeast, cut between two jobs; with a bound on the tasks a round
+// places (MaxRoundTasks), no more than it either: capRound would cut the
+// rest before the matcher sees them (on a large cluster with offers held
+// from a thousand agents, the resources alone never cut, and each round
+// built a request for every shard of a backlog of 70,000 jobs to place 512). A long queue (a large cluster's
 // backlog) then costs a round what can launch, not what waits: the
 // snapshot builds no request for the rest (a backlog of 100,000 jobs is
 // half a million shards). The matcher places oldest first, so what it
@@ -119,11 +130,13 @@ const considerAtLeast = 512
 type trying struct {
 	free, asked offers.Resources
 	n           int
+	max         int            // MaxRoundTasks (0: no bound)
 	last        offers.Request // the last request tried
 	full        bool           // the cut is made: nothing more is tried
+	byCount     bool           // the cut was max
 }
 
-func newTrying(offs []offers.Offer) *trying { return &trying{free: freeOf(offs)} }
+func newTrying(offs []offers.Offer, max int) *trying { return &trying{free: freeOf(offs), max: max} }
 
 // freeOf is what the offers have free in all.
 func freeOf(offs []offers.Offer) offers.Resources {
@@ -140,6 +153,10 @@ func (t *trying) admit(r offers.Request) bool {
 		return false
 	}
 	boundary := t.n == 0 || r.Job != t.last.Job || r.Kind != t.last.Kind
+	if boundary && t.max > 0 && t.n >= t.max {
+		t.full, t.byCount = true, true
+		return false
+	}
 	if boundary && t.n >= considerAtLeast && (t.asked.CPU > 2*t.free.CPU || t.asked.MemMB > 2*t.free.MemMB) {
 		t.full = true
 		return false
@@ -175,8 +192,12 @@ func capRound(reqs []offers.Request, max int) int {
 // capped gives the requests a bounded round left for the next their
 // reason.
 func (w *work) capped(rest []offers.Request, max int) {
-	w.waitBehind(keysOf(rest), fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
-		"taken oldest first; the next round follows at once", max))
+	w.waitBehind(keysOf(rest), cappedMessage(max))
+}
+
+func cappedMessage(max int) string {
+	return fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
+		"taken oldest first; the next round follows at once", max)
 }
 
 // waitBehind records msg as the behind_older_work reason of the entries
@@ -269,7 +290,7 @@ func (s *Scheduler) decline(ctx context.Context, ids []string, refuse time.Durat
 func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}, seen: map[string]time.Time{}}
 	w.offers = s.heldOffers()
-	try := newTrying(w.offers)
+	try := newTrying(w.offers, s.Options.MaxRoundTasks)
 	running, err := s.runningAll(ctx)
 	if err != nil {
 		return w, err
@@ -354,6 +375,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			w.requests = append(w.requests, r)
 		}
 	}
+	w.laterByCount = try.byCount
 	return w, nil
 }
 

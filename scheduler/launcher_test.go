@@ -16,6 +16,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/registry"
 )
 
 func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
@@ -377,6 +378,47 @@ func TestRoundsAreBounded(t *testing.T) {
 	}{{[]int{3, 3, 3}, 4, 3}, {[]int{3, 3, 3}, 6, 6}, {[]int{3, 3}, 0, 6}, {[]int{10, 2}, 4, 10}, {[]int{2, 2}, 4, 4}} {
 		if got := capRound(reqs(c.shards...), c.max); got != c.want {
 			t.Errorf("capRound(%v, %d) = %d, want %d", c.shards, c.max, got, c.want)
+		}
+	}
+}
+
+// TestRoundBuildsOnlyWhatItCanPlace: with MaxRoundTasks, a round on ample
+// offers builds requests for that many shards, not for the whole backlog
+// (the rest are cut between two jobs before any request is built), keeps
+// its offers, and tells the rest they wait for the next rounds.
+func TestRoundBuildsOnlyWhatItCanPlace(t *testing.T) {
+	r := newRig(t)
+	r.sched.Options.MaxRoundTasks = 4
+	r.addApp("app", 0.1, 16)
+	for i := range 50 {
+		r.addJob(func(j *jobs.Config) {
+			j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = fmt.Sprintf("j%02d", i), 2, 0.1, 16
+		})
+		r.trigger(fmt.Sprintf("j%02d", i))
+		r.clk.Advance(time.Millisecond) // queued in this order
+	}
+	r.offer("o1", 1000, 1<<20)
+	w, err := r.sched.snapshot(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.requests) != 4 || len(w.later) != 48 || !w.laterByCount {
+		t.Fatalf("snapshot: %d requests, %d later (by count %v); want 4 and 48 (by count)", len(w.requests), len(w.later), w.laterByCount)
+	}
+	r.sched.launch(r.ctx)
+	r.offer("o2", 1000, 1<<20) // an ACCEPT consumes its offers whole
+	r.clk.Advance(waitRecordAfter)
+	r.sched.launch(r.ctx)
+	if len(r.drv.declines) != 0 {
+		t.Fatalf("a round cut by its bound declined %v", r.drv.declines)
+	}
+	got := r.waiting() // a commit of reasons holds 2 × MaxRoundTasks ops: the first 8
+	if len(got) != 8 {
+		t.Fatalf("%d reasons recorded, want 8", len(got))
+	}
+	for k, wt := range got {
+		if wt.Reason != registry.WaitBehind || !strings.Contains(wt.Message, "at most 4 shards") {
+			t.Fatalf("%s: %+v, want behind older work for the round's bound", k, wt)
 		}
 	}
 }

@@ -91,7 +91,7 @@ func TestReadyQueueWithoutWatchIsReadEveryRound(t *testing.T) {
 
 // considered is how many of reqs a round tries (see trying).
 func considered(reqs []offers.Request, offs []offers.Offer) int {
-	t := newTrying(offs)
+	t := newTrying(offs, 0)
 	for i, r := range reqs {
 		if !t.admit(r) {
 			return i
