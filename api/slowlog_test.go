@@ -31,6 +31,13 @@ func TestSlowRequestsAreLogged(t *testing.T) {
 		}
 	}
 
+	buf.Reset() // profiles take as long as they were asked to: never "slow"
+	e = newEnv(t, withLog(&buf, time.Nanosecond), withPprof())
+	e.must(http.StatusOK, "GET", "/debug/pprof/cmdline", "")
+	if strings.Contains(buf.String(), "slow API request") {
+		t.Errorf("a profile was logged as slow:\n%s", buf.String())
+	}
+
 	buf.Reset()
 	e = newEnv(t, withLog(&buf, -1)) // off
 	e.must(http.StatusOK, "GET", "/api/app/list", "")

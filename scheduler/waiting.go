@@ -288,7 +288,9 @@ func (s *Scheduler) recordWaiting(ctx context.Context, w work) {
 	}
 	ws.lastCommit = now
 	if err := s.Registry.Commit(ctx, ops...); err != nil {
-		s.Log.Warn("waiting: record reasons", "entries", len(ops), "err", err)
+		if ctx.Err() == nil { // else stopping: the next leader records them
+			s.Log.Warn("waiting: record reasons", "entries", len(ops), "err", err)
+		}
 		ws.loaded = false // re-read what is there next time
 		return
 	}
