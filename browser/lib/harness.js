@@ -11,6 +11,10 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
+// WAIT_MS bounds every wait for the page (EJC_BROWSER_WAIT_MS): long enough
+// for a machine busy with the other test tiers (make test runs these beside
+// go test -race), short enough that a hang fails the test.
+export const WAIT_MS = Number(process.env.EJC_BROWSER_WAIT_MS || 60000);
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ARTIFACTS = join(ROOT, 'browser', 'artifacts');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';

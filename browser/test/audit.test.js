@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
 
 let s, br, page;
 const problems = [];
@@ -51,7 +51,7 @@ before(async () => {
   s = await startScheduler();
   br = await launchBrowser();
   page = br.ctx.pages()[0] || (await br.ctx.newPage());
-  page.setDefaultTimeout(20000);
+  page.setDefaultTimeout(WAIT_MS);
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   page.on('console', (m) => { if (m.type() === 'warning' && m.text().includes('i18n')) problems.push(m.text()); });
   // writes through the API: carried out, and one refused (a guest)

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { startScheduler, startMesosLocal, launchBrowser, ARTIFACTS } from '../lib/harness.js';
+import { startScheduler, startMesosLocal, launchBrowser, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
 
 const ZK = process.env.EJ_TEST_ZK;
 let mesos, leader, standby, br, page;
@@ -39,7 +39,7 @@ before(async () => {
   standby = await startScheduler({ args, creds, log: 'cluster-standby.log' });
   br = await launchBrowser();
   page = br.ctx.pages()[0] || (await br.ctx.newPage());
-  page.setDefaultTimeout(20000);
+  page.setDefaultTimeout(WAIT_MS);
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
 });
 

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, runPool, watchPage, waitFor, ROOT, ARTIFACTS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, runPool, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
 
 const JOBS = Number(process.env.EJC_BROWSER_JOBS || 10000);
 const APP = 'demo_app';
@@ -38,7 +38,7 @@ before(async () => {
   s = await startScheduler();
   br = await launchBrowser();
   page = br.ctx.pages()[0] || (await br.ctx.newPage());
-  page.setDefaultTimeout(20000);
+  page.setDefaultTimeout(WAIT_MS);
   inFlight = watchPage(page);
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   page.on('console', (m) => { if (m.type() === 'warning' && m.text().includes('i18n')) problems.push(m.text()); });
@@ -152,7 +152,7 @@ test('triggers the job, sees it run on the status page, reads its stdout', async
   await page.waitForSelector('.toast.ok');
   await nav('#/status');
   const link = page.locator(`#running a[href^="#/logs/${JOB}"]`).first();
-  await link.waitFor({ timeout: 20000 });
+  await link.waitFor();
   await page.waitForFunction(() => document.querySelectorAll('#running tbody tr').length === 3, null, { timeout: 10000 }).catch(() => {});
   await shot('status-running');
   taskId = decodeURIComponent((await link.getAttribute('href')).slice('#/logs/'.length));
@@ -232,7 +232,7 @@ test('the status page says why an execution waits: its shards never fit the clus
   await s.api('POST', '/job/trigger', name);
   await nav('#/status');
   const why = page.locator(`#ready .waiting[data-reason=gang_does_not_fit]`);
-  await why.waitFor({ timeout: 30000 }); // recorded once it waited a second, shown at the next refresh
+  await why.waitFor(); // recorded once it waited a second, shown at the next refresh
   assert.match(await why.textContent(), /10 shards launch together and need 10 CPUs/);
   assert.match(await why.textContent(), /never fits the cluster/);
   await shot('status-why-waiting');

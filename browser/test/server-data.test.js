@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
 
 const APP = 'preview_app';
 let s, br, page;
@@ -23,7 +23,7 @@ before(async () => {
   s = await startScheduler();
   br = await launchBrowser();
   page = br.ctx.pages()[0] || (await br.ctx.newPage());
-  page.setDefaultTimeout(20000);
+  page.setDefaultTimeout(WAIT_MS);
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   page.on('request', (r) => requests.push(new URL(r.url())));
   await s.api('POST', '/app', { appName: APP, appURL: 'file://' + join(ROOT, 'examples/dist/demo-app.tar.gz'), bootstrapScript: 'bin/start.sh', cpuCount: 0.1, memoryMB: 32 });

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ARTIFACTS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
 
 let s, br, page, dir, shotNo = 0;
 const problems = [];
@@ -47,7 +47,7 @@ before(async () => {
   s = await startScheduler({ log: 'workflows-scheduler.log' });
   br = await launchBrowser();
   page = br.ctx.pages()[0] || (await br.ctx.newPage());
-  page.setDefaultTimeout(20000);
+  page.setDefaultTimeout(WAIT_MS);
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   page.on('console', (m) => { if (m.type() === 'warning' && m.text().includes('i18n')) problems.push(m.text()); });
   await s.api('POST', '/app', { appName: 'wf_app', bootstrapScript: 'none', cpuCount: 0.1, memoryMB: 32 });
