@@ -76,13 +76,13 @@ func (s *Scheduler) launch(ctx context.Context) {
 	case len(w.later) > 0:
 		w.behind(in.Requests, w.later, in.Offers)
 	}
-	capped := false
+	capped := w.laterByCount // the snapshot already cut at the bound
 	if cut := capRound(in.Requests, s.Options.MaxRoundTasks); cut < len(in.Requests) {
 		w.capped(in.Requests[cut:], s.Options.MaxRoundTasks)
 		in.Requests = in.Requests[:cut]
 		capped = true
 	}
-	if capped = capped || w.laterByCount; capped {
+	if capped {
 		s.Wake() // the rest in the next round
 	}
 	plan := offers.Match(in)
@@ -121,10 +121,10 @@ const considerAtLeast = 512
 // places (MaxRoundTasks), no more than it either: capRound would cut the
 // rest before the matcher sees them (on a large cluster with offers held
 // from a thousand agents, the resources alone never cut, and each round
-// built a request for every shard of a backlog of 70,000 jobs to place 512). A long queue (a large cluster's
-// backlog) then costs a round what can launch, not what waits: the
-// snapshot builds no request for the rest (a backlog of 100,000 jobs is
-// half a million shards). The matcher places oldest first, so what it
+// built a request for every shard of a backlog of 70,000 jobs to place
+// 512). A long queue (a large cluster's backlog) then costs a round what
+// can launch, not what waits: the snapshot builds no request for the rest
+// (a backlog of 100,000 jobs is half a million shards). The matcher places oldest first, so what it
 // would have placed from the rest is only younger work fitting in gaps the
 // older left.
 type trying struct {

@@ -41,13 +41,14 @@ export async function startScheduler(opts = {}) {
   await mkdir(ARTIFACTS, { recursive: true });
   const dir = await mkdtemp(join(tmpdir(), 'ejc-browser-'));
   const port = await freePort();
+  const logName = opts.log || 'scheduler.log';
   const creds = opts.creds || { admin: ['admin', randomBytes(9).toString('hex')], guest: ['guest', randomBytes(9).toString('hex')] };
   const proc = startProcess('scheduler', [
     '--data-dir', join(dir, 'data'), '--http-address', '127.0.0.1', '--http-port', String(port),
     '--auth-username', creds.admin[0], '--auth-password', creds.admin[1],
     '--auth-guest-username', creds.guest[0], '--auth-guest-password', creds.guest[1],
     '--embedded-cpus', '4', '--embedded-mem-mb', '4096', ...(opts.args || []),
-  ], dir, opts.log || 'scheduler.log');
+  ], dir, logName);
   const base = `http://127.0.0.1:${port}`;
   await proc.awaitOK(base + '/healthz');
   const auth = 'Basic ' + Buffer.from(creds.admin.join(':')).toString('base64');
@@ -60,7 +61,6 @@ export async function startScheduler(opts = {}) {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
     return text ? JSON.parse(text) : null;
   }
-  const logName = opts.log || 'scheduler.log';
   return { base, port, creds, api, stop: proc.stop, dir, logPath: join(ARTIFACTS, logName) };
 }
 
