@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
@@ -212,6 +213,14 @@ type envelope struct {
 }
 
 func encodeEvent(ev Event) ([]byte, error) {
+	env, err := envelopeOf(ev)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(env)
+}
+
+func envelopeOf(ev Event) (envelope, error) {
 	var env envelope
 	switch e := ev.(type) {
 	case StatusTrace:
@@ -227,9 +236,45 @@ func encodeEvent(ev Event) ([]byte, error) {
 	case WorkflowNode:
 		env.WfNode = &e
 	default:
-		return nil, fmt.Errorf("trace: unknown event type %T", ev)
+		return env, fmt.Errorf("trace: unknown event type %T", ev)
 	}
-	return json.Marshal(env)
+	return env, nil
+}
+
+// lines encodes events as the spool's lines (encodeEvent's JSON and a
+// newline each) into one buffer, reused from one group to the next: a
+// group of thousands of events was a slice per event, then a copy of them
+// all that grew by doubling (a twelfth of all the scheduler allocated in
+// the simulated cluster).
+type lines struct {
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	ends []int // line i is buf[ends[i-1]:ends[i]]
+}
+
+// maxLinesBuffer is the most the buffer keeps between groups.
+const maxLinesBuffer = 4 << 20
+
+func (l *lines) reset() {
+	if l.enc == nil || l.buf.Cap() > maxLinesBuffer {
+		*l = lines{}
+		l.enc = json.NewEncoder(&l.buf)
+	}
+	l.buf.Reset()
+	l.ends = l.ends[:0]
+}
+
+// add appends ev's line; on error nothing is appended.
+func (l *lines) add(ev Event) error {
+	env, err := envelopeOf(ev)
+	if err != nil {
+		return err
+	}
+	if err := l.enc.Encode(env); err != nil { // writes only what it encoded whole
+		return err
+	}
+	l.ends = append(l.ends, l.buf.Len())
+	return nil
 }
 
 func decodeEvent(line []byte) (Event, error) {

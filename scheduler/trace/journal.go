@@ -35,19 +35,18 @@ func (w *Writer) journal() {
 // in memory only: they are lost only if the process dies before the
 // database takes them.
 func (w *Writer) spoolEvents(evs []Event) {
-	lines := make([][]byte, 0, len(evs))
+	ls := &w.lines
+	ls.reset()
 	enc := evs[:0:0]
 	for _, ev := range evs {
-		b, err := encodeEvent(ev)
-		if err != nil {
+		if err := ls.add(ev); err != nil {
 			w.m.failed.Inc()
 			w.log.Error("trace: event not encodable, dropped", "err", err)
 			continue
 		}
-		lines = append(lines, b)
 		enc = append(enc, ev)
 	}
-	placed, err := w.spool.append(lines)
+	placed, err := w.spool.append(ls.buf.Bytes(), ls.ends)
 	if err != nil {
 		w.m.spoolErrors.Inc()
 		w.log.Error("trace: spool write failed; events kept in memory only", "err", err)

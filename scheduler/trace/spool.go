@@ -129,13 +129,15 @@ type placed struct {
 	sealed   bool
 }
 
-// append writes lines to segments, sealing full ones, and fsyncs. On error
-// the current segment is sealed (nothing more is appended to a file with a
-// possibly partial write) and the error returned; the placements returned
-// before the error are durable.
-func (s *spool) append(lines [][]byte) ([]placed, error) {
+// append writes lines to segments, sealing full ones, and fsyncs. Line i
+// is data[ends[i-1]:ends[i]] (from 0 for the first), newline included. On
+// error the current segment is sealed (nothing more is appended to a file
+// with a possibly partial write) and the error returned; the placements
+// returned before the error are durable.
+func (s *spool) append(data []byte, ends []int) ([]placed, error) {
 	var out []placed
-	for len(lines) > 0 {
+	from := 0 // the first line not written
+	for from < len(ends) {
 		if s.cur == nil {
 			f, err := os.OpenFile(s.path(s.nextSeq), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_EXCL, 0o600)
 			if err != nil {
@@ -148,13 +150,12 @@ func (s *spool) append(lines [][]byte) ([]placed, error) {
 			s.cur, s.curSeq, s.curLines = f, s.nextSeq, 0
 			s.nextSeq++
 		}
-		k := min(len(lines), s.maxLines-s.curLines)
-		var buf bytes.Buffer
-		for _, l := range lines[:k] {
-			buf.Write(l)
-			buf.WriteByte('\n')
+		k := min(len(ends)-from, s.maxLines-s.curLines)
+		start := 0
+		if from > 0 {
+			start = ends[from-1]
 		}
-		_, err := s.cur.Write(buf.Bytes())
+		_, err := s.cur.Write(data[start:ends[from+k-1]])
 		if err == nil {
 			err = s.cur.Sync()
 		}
@@ -172,7 +173,7 @@ func (s *spool) append(lines [][]byte) ([]placed, error) {
 			p.sealed = true
 		}
 		out = append(out, p)
-		lines = lines[k:]
+		from += k
 	}
 	return out, nil
 }

@@ -103,6 +103,7 @@ type Writer struct {
 	db    *sqlx.DB
 	sql   *sqlWriter
 	spool *spool
+	lines lines // the journal's encoding buffer (spoolEvents)
 	m     *metrics
 	ready atomic.Bool // schema applied: DB() may be used
 
