@@ -7,6 +7,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/framing"
+	fflib "github.com/pquerna/ffjson/fflib/v1"
 )
 
 // Guard returns r with a panic while reading a frame reported as an error
@@ -48,15 +49,37 @@ func NewDecoder(unmarshal framing.UnmarshalFunc) func(encoding.Source) encoding.
 // that sends an ACCEPT per offer and an ACKNOWLEDGE per status update, that
 // detour was 1.6 % of its CPU and an eighth of all it allocated in the
 // simulated cluster.
+//
+// A message that marshals itself with MarshalJSONBuf (every generated
+// type) is written from a buffer of ffjson's pool, handed back once the
+// frame is written: the writers of frames (framing.WriterFor, recordio)
+// copy or send the bytes and keep none, as io.Writer's contract says. The
+// buffer MarshalJSON leaves behind was 6 % of all the scheduler allocated.
 func NewEncoder(s encoding.Sink) encoding.Encoder {
 	w := s()
 	return encoding.EncoderFunc(func(m encoding.Marshaler) error {
-		b, err := m.MarshalJSON()
-		if err != nil {
+		bm, ok := m.(bufMarshaler)
+		if !ok {
+			b, err := m.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			return w.WriteFrame(b)
+		}
+		var buf fflib.Buffer
+		if err := bm.MarshalJSONBuf(&buf); err != nil {
 			return err
 		}
-		return w.WriteFrame(b)
+		b := buf.Bytes()
+		err := w.WriteFrame(b)
+		fflib.Pool(b)
+		return err
 	})
+}
+
+// bufMarshaler is implemented by ffjson's generated types.
+type bufMarshaler interface {
+	MarshalJSONBuf(fflib.EncodingBuffer) error
 }
 
 // JSONCodec is mesos-go's JSON codec (codecs.ByMediaType[codecs.MediaTypeJSON])

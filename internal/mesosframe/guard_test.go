@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -100,5 +101,47 @@ func TestJSONCodecEncodesAsMesosGoDoes(t *testing.T) {
 	var back scheduler.Call
 	if err := json.Unmarshal(got.Bytes(), &back); err != nil || !bytes.Equal(back.Accept.Operations[0].Launch.TaskInfos[0].Data, data) {
 		t.Fatalf("decoded back: %v, %q", err, back.Accept.Operations[0].Launch.TaskInfos[0].Data)
+	}
+}
+
+// TestEncoderReusesBuffersSafely: calls of growing and shrinking sizes
+// encoded one after another, through a plain writer and a RecordIO one,
+// each come out as MarshalJSON writes them, though their buffers go back
+// to ffjson's pool after each frame and are reused by the next.
+func TestEncoderReusesBuffersSafely(t *testing.T) {
+	call := func(n int) *scheduler.Call {
+		c := &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE, FrameworkID: &mesos.FrameworkID{Value: "fw"},
+			Acknowledge: &scheduler.Call_Acknowledge{AgentID: mesos.AgentID{Value: "agent"},
+				TaskID: mesos.TaskID{Value: strings.Repeat("t", n)}, UUID: bytes.Repeat([]byte{byte(n)}, 16)}}
+		return c
+	}
+	sizes := []int{10, 5000, 3, 70000, 64, 1 << 10, 0, 300000, 17}
+	var plain, framed bytes.Buffer
+	var frames [][]byte
+	encPlain := JSONCodec.NewEncoder(encoding.SinkWriter(&plain))
+	encFramed := JSONCodec.NewEncoder(func() framing.Writer { return recordio.NewWriter(&framed) })
+	for _, n := range sizes {
+		plain.Reset()
+		if err := encPlain.Encode(call(n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := encFramed.Encode(call(n)); err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, bytes.Clone(plain.Bytes()))
+	}
+	r := recordio.NewReader(&framed)
+	for i, n := range sizes {
+		want, err := call(n).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(frames[i], want) {
+			t.Fatalf("call %d (%d bytes of task id): wrote %.80s…, want %.80s…", i, n, frames[i], want)
+		}
+		got, err := r.ReadFrame()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("RecordIO frame %d: %v, %.80s…, want %.80s…", i, err, got, want)
+		}
 	}
 }
