@@ -87,44 +87,59 @@ func (s *Scheduler) backlogged() bool {
 // reloaded. Updates whose Mesos client has stopped are dropped (Mesos
 // resends them to the next subscription).
 func (s *Scheduler) handleUpdates(ctx context.Context) {
-	s.inboxMu.Lock()
-	in := s.inbox
-	s.inbox = nil
-	s.inboxMu.Unlock()
-	taken := 0
-	for i, it := range in {
+	in := s.takeInbox()
+	for _, it := range in {
 		if it.f != nil {
 			s.flushUpdates(ctx)
 			it.f(ctx)
 			continue
 		}
-		if taken == updatesPerTurn { // the rest, in their order, in the next turn
-			s.inboxMu.Lock()
-			s.inbox = append(in[i:len(in):len(in)], s.inbox...)
-			s.inboxMu.Unlock()
-			s.Wake()
-			break
-		}
-		taken++
 		if it.u.ctx == nil || it.u.ctx.Err() == nil {
 			s.updates = append(s.updates, it.u)
 		}
 	}
-	s.inboxMu.Lock()
-	s.inboxUpdates -= taken
-	s.inboxMu.Unlock()
 	s.flushUpdates(ctx)
+	clear(in) // nothing else refers to it now; the events' closures and contexts go
+}
+
+// takeInbox takes the head of the inbox, in its order: the events up to
+// the (updatesPerTurn+1)th status update; the rest wait for the next turn
+// (woken). The inbox is sliced, not copied: with a backlog of thousands
+// of updates, copying the rest back each turn was a tenth of what the
+// loop allocated.
+func (s *Scheduler) takeInbox() []inboxItem {
+	s.inboxMu.Lock()
+	defer s.inboxMu.Unlock()
+	k, taken := 0, 0
+	for ; k < len(s.inbox); k++ {
+		if s.inbox[k].f != nil {
+			continue
+		}
+		if taken == updatesPerTurn {
+			break
+		}
+		taken++
+	}
+	in := s.inbox[:k:k]
+	s.inbox = s.inbox[k:]
+	s.inboxUpdates -= taken
+	if len(s.inbox) > 0 {
+		s.Wake()
+	}
+	return in
 }
 
 // flushUpdates handles the updates taken so far.
 func (s *Scheduler) flushUpdates(ctx context.Context) {
+	all := s.updates
 	for len(s.updates) > 0 {
 		n := min(len(s.updates), maxBatch)
 		batch := s.updates[:n:n]
 		s.updates = s.updates[n:]
 		s.handleBatch(ctx, batch)
 	}
-	s.updates = nil
+	clear(all)
+	s.updates = all[:0] // its array is reused by the next turn
 }
 
 func (s *Scheduler) handleBatch(ctx context.Context, batch []pendingUpdate) {

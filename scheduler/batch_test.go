@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -148,6 +150,46 @@ func TestUpdatesAreHandledABoundedNumberPerTurn(t *testing.T) {
 		if h != i {
 			t.Fatalf("update %d handled in position %d", h, i)
 		}
+	}
+	if r.sched.inboxUpdates != 0 {
+		t.Fatalf("%d updates still counted", r.sched.inboxUpdates)
+	}
+}
+
+// TestUpdatesQueuedWhileATurnRunsComeAfterTheRest: what the stream queues
+// while a turn handles the head of the inbox (here, from the handling
+// itself) lands behind what was already waiting, and nothing is handled
+// twice or lost, though the turn and the queue share the inbox's array.
+func TestUpdatesQueuedWhileATurnRunsComeAfterTheRest(t *testing.T) {
+	r := newRig(t)
+	var handled []string
+	update := func(name string, then func()) {
+		r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) {
+			handled = append(handled, name)
+			if then != nil {
+				then()
+			}
+		})
+	}
+	var want []string
+	for i := range updatesPerTurn + 5 {
+		name := fmt.Sprint("u", i)
+		want = append(want, name)
+		var then func()
+		if i == 0 || i == updatesPerTurn+1 {
+			then = func() { update("late-"+name, nil) }
+		}
+		update(name, then)
+	}
+	want = append(want, "late-u0", "late-u"+fmt.Sprint(updatesPerTurn+1))
+	for turns := 0; len(r.sched.inbox) > 0; turns++ {
+		if turns == 10 {
+			t.Fatal("the inbox does not drain")
+		}
+		r.sched.handleUpdates(r.ctx)
+	}
+	if !slices.Equal(handled, want) {
+		t.Fatalf("handled %d updates: %v … %v, want %d ending %v", len(handled), handled[:3], handled[len(handled)-3:], len(want), want[len(want)-3:])
 	}
 	if r.sched.inboxUpdates != 0 {
 		t.Fatalf("%d updates still counted", r.sched.inboxUpdates)
