@@ -288,7 +288,8 @@ func (s *Scheduler) decline(ctx context.Context, ids []string, refuse time.Durat
 // into match requests, as many as the round tries (trying; the rest go to
 // w.later). Entries of deleted jobs are dropped.
 func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
-	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}, seen: map[string]time.Time{}}
+	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}, seen: map[string]time.Time{},
+		waiting: make(map[string]registry.Waiting, s.wait.last)} // about as many as the last round: no growing
 	w.offers = s.heldOffers()
 	try := newTrying(w.offers, s.Options.MaxRoundTasks)
 	running, err := s.runningAll(ctx)
@@ -506,20 +507,27 @@ func (s *Scheduler) acceptRefuse() time.Duration {
 // them (dequeue ready, drop failover, add running), and trace events.
 func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*agentLaunch, []store.Op, []TaskEvent) {
 	byAgent := map[string]*agentLaunch{}
-	var ops []store.Op
-	var events []TaskEvent
-	dequeued := map[string]bool{}
+	perAgent := map[string]int{}
+	n := 0
 	offerIDs := make([]string, 0, len(plan.Launches))
-	for id := range plan.Launches {
+	for id, ls := range plan.Launches {
 		offerIDs = append(offerIDs, id)
+		n += len(ls)
+		for _, l := range ls {
+			perAgent[l.AgentID]++
+		}
 	}
 	sort.Strings(offerIDs)
+	ops := make([]store.Op, 0, 2*n) // a running entry and a dequeue or failover delete each, at most
+	events := make([]TaskEvent, 0, n)
+	dequeued := map[string]bool{}
 	for _, oid := range offerIDs {
 		for _, l := range plan.Launches[oid] {
 			job, a, _ := s.catalog.Runnable(l.Request.Job)
 			al := byAgent[l.AgentID]
 			if al == nil {
-				al = &agentLaunch{}
+				k := perAgent[l.AgentID]
+				al = &agentLaunch{launches: make([]mesos.TaskLaunch, 0, k), running: make([]registry.Running, 0, k)}
 				byAgent[l.AgentID] = al
 			}
 			if len(al.offerIDs) == 0 || al.offerIDs[len(al.offerIDs)-1] != oid {

@@ -45,6 +45,7 @@ type waitState struct {
 	loaded     bool
 	lastCommit time.Time
 	capacity   map[string]offers.Resources // agent → the most it ever offered free
+	last       int                         // entries waiting after the last round (the next round's map is made that large)
 }
 
 func (w *work) wait(key, reason, msg string, until time.Time) {
@@ -250,6 +251,7 @@ func (s *Scheduler) recordWaiting(ctx context.Context, w work) {
 	if ws.since == nil {
 		ws.since, ws.writtenAt = map[string]time.Time{}, map[string]time.Time{}
 	}
+	ws.last = len(w.waiting)
 	counts := map[string]int{}
 	for k, wt := range w.waiting {
 		counts[wt.Reason]++
