@@ -215,6 +215,22 @@ func deposedAt(ts []term, inst string, gone time.Time) []term {
 func checkAfterwards(t *testing.T, c *cluster, ps *proxies, a *instance, back time.Time) {
 	t.Helper()
 	election := "/" + c.ns + "/ha/election/"
+	// A reply is parsed after the proxy handed it on: give the recorder a
+	// moment to mark every answered write and call (one never answered
+	// stays so).
+	poll(2*time.Second, func() bool {
+		for _, w := range ps.zkRec.since(back) {
+			if !w.replied {
+				return false
+			}
+		}
+		for _, c := range ps.msRec.since(back) {
+			if !c.replied {
+				return false
+			}
+		}
+		return true
+	})
 	writes, calls := ps.zkRec.since(back), ps.msRec.since(back)
 	for _, w := range writes {
 		if !w.ok {
