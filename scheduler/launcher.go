@@ -124,9 +124,9 @@ const considerAtLeast = 512
 // built a request for every shard of a backlog of 70,000 jobs to place
 // 512). A long queue (a large cluster's backlog) then costs a round what
 // can launch, not what waits: the snapshot builds no request for the rest
-// (a backlog of 100,000 jobs is half a million shards). The matcher places oldest first, so what it
-// would have placed from the rest is only younger work fitting in gaps the
-// older left.
+// (a backlog of 100,000 jobs is half a million shards). The matcher places
+// oldest first, so what it would have placed from the rest is only younger
+// work fitting in gaps the older left.
 type trying struct {
 	free, asked offers.Resources
 	n           int
@@ -507,15 +507,11 @@ func (s *Scheduler) acceptRefuse() time.Duration {
 // them (dequeue ready, drop failover, add running), and trace events.
 func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*agentLaunch, []store.Op, []TaskEvent) {
 	byAgent := map[string]*agentLaunch{}
-	perAgent := map[string]int{}
 	n := 0
 	offerIDs := make([]string, 0, len(plan.Launches))
 	for id, ls := range plan.Launches {
 		offerIDs = append(offerIDs, id)
 		n += len(ls)
-		for _, l := range ls {
-			perAgent[l.AgentID]++
-		}
 	}
 	sort.Strings(offerIDs)
 	ops := make([]store.Op, 0, 2*n) // a running entry and a dequeue or failover delete each, at most
@@ -526,8 +522,7 @@ func (s *Scheduler) build(w work, plan offers.Plan, now time.Time) (map[string]*
 			job, a, _ := s.catalog.Runnable(l.Request.Job)
 			al := byAgent[l.AgentID]
 			if al == nil {
-				k := perAgent[l.AgentID]
-				al = &agentLaunch{launches: make([]mesos.TaskLaunch, 0, k), running: make([]registry.Running, 0, k)}
+				al = &agentLaunch{}
 				byAgent[l.AgentID] = al
 			}
 			if len(al.offerIDs) == 0 || al.offerIDs[len(al.offerIDs)-1] != oid {

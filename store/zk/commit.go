@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/ejcloud/elasticjob/internal/parallel"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -105,7 +106,7 @@ type plan struct {
 	steps      []step
 }
 
-// prefetch reads, concurrently (forEach), what the plan of the batch would
+// prefetch reads, concurrently (parallel.For), what the plan of the batch would
 // otherwise read one round trip after another: whether the nodes its Puts
 // name exist (a Put is a create or a set), whether the ancestors of what it
 // creates exist below the depth an optimistic plan assumes, and the
@@ -159,7 +160,7 @@ func (p *plan) prefetch(ops []store.Op) error {
 	if len(reads) < 2 {
 		return nil
 	}
-	forEach(len(reads), func(i int) {
+	parallel.For(len(reads), readParallel, func(i int) {
 		r := &reads[i]
 		z := p.s.zpath(r.path)
 		if r.kids {

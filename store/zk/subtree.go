@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/ejcloud/elasticjob/internal/parallel"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -54,7 +55,7 @@ func (s *Store) Subtree(ctx context.Context, path string) ([]store.Node, error) 
 	for len(dirs) > 0 {
 		names := make([][]string, len(dirs))
 		errs := make([]error, len(dirs))
-		forEachN(len(dirs), subtreeParallel, func(i int) {
+		parallel.For(len(dirs), subtreeParallel, func(i int) {
 			names[i], errs[i] = call(ctx, func() ([]string, error) {
 				n, _, err := s.conn.Children(s.zpath(dirs[i]))
 				return n, err
@@ -70,7 +71,7 @@ func (s *Store) Subtree(ctx context.Context, path string) ([]store.Node, error) 
 			}
 		}
 		reads := make([]read, len(next))
-		forEachN(len(next), subtreeParallel, func(i int) { reads[i] = get(next[i]) })
+		parallel.For(len(next), subtreeParallel, func(i int) { reads[i] = get(next[i]) })
 		dirs = dirs[:0]
 		for i, r := range reads {
 			switch {

@@ -268,7 +268,7 @@ func (t *tree) readAhead(ctx context.Context) {
 	if len(idx) < 2 {
 		return // nothing to overlap
 	}
-	forEachN(len(idx), aheadParallel, func(j int) {
+	parallel.For(len(idx), aheadParallel, func(j int) {
 		it := &t.work[idx[j]]
 		p, _ := t.s.spath(it.ev.Path)
 		r := &found{}
@@ -296,7 +296,7 @@ func (t *tree) readAhead(ctx context.Context) {
 		return
 	}
 	reads := make([]found, len(fresh))
-	forEachN(len(fresh), aheadParallel, func(j int) { reads[j] = t.readNew(ctx, fresh[j]) })
+	parallel.For(len(fresh), aheadParallel, func(j int) { reads[j] = t.readNew(ctx, fresh[j]) })
 	t.early = make(map[string]found, len(fresh))
 	for j, p := range fresh {
 		t.early[p] = reads[j]
@@ -491,7 +491,7 @@ func (t *tree) add(ctx context.Context, paths []string, report bool) error {
 				left = append(left, i)
 			}
 		}
-		forEach(len(left), func(j int) { res[left[j]] = t.readNew(ctx, paths[left[j]]) })
+		parallel.For(len(left), readParallel, func(j int) { res[left[j]] = t.readNew(ctx, paths[left[j]]) })
 		var next []string
 		for i, p := range paths {
 			r := res[i]
@@ -646,9 +646,3 @@ func (t *tree) childrenW(ctx context.Context, p string) ([]string, error) {
 		return kids, err
 	})
 }
-
-// forEach runs fn(0..n-1) with at most readParallel at once.
-func forEach(n int, fn func(i int)) { forEachN(n, readParallel, fn) }
-
-// forEachN runs fn(0..n-1) with at most max at once.
-func forEachN(n, max int, fn func(i int)) { parallel.For(n, max, fn) }
