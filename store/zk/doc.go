@@ -35,6 +35,10 @@
 //     one is reported before it, the children of a new directory included;
 //   - cost is two server-side watches and one map entry per watched node;
 //     starting a Watch reads the whole subtree;
+//   - a deleted node's name is read again when its delete is handled: if
+//     the parent's child watch had fired already, the name may have been
+//     taken again with no notification, and a listing showing it would
+//     have been taken for the deleted node;
 //   - each notification needs a read (which re-arms the watch): the
 //     notifications queued are read up to 1,024 at a time, 64 reads in
 //     flight, and handled in their order with those reads, so the watch

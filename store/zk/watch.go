@@ -229,7 +229,8 @@ func (t *tree) drain(ctx context.Context) {
 }
 
 // readAhead does, concurrently, the reads that the next aheadWindow
-// notifications will need: the re-read of each changed node and the
+// notifications will need: the re-read of each changed node, the read of
+// each deleted node's name (taken again, it is a new node: apply) and the
 // listing of each small directory whose children changed, then the first
 // read of the children those listings show as new (t.early). Handling a
 // notification then uses its read instead of making it, which is the same
@@ -260,10 +261,17 @@ func (t *tree) readAhead(ctx context.Context) {
 		if _, have := t.nodes[p]; !have {
 			continue
 		}
-		if it.ev.Type == zk.EventNodeDataChanged || (it.ev.Type == zk.EventNodeChildrenChanged && t.kids[p] < bigDir) {
-			seen[key{it.ev.Type, it.ev.Path}] = true
-			idx = append(idx, i)
+		switch it.ev.Type {
+		case zk.EventNodeDataChanged, zk.EventNodeDeleted:
+		case zk.EventNodeChildrenChanged:
+			if t.kids[p] >= bigDir {
+				continue
+			}
+		default:
+			continue
 		}
+		seen[key{it.ev.Type, it.ev.Path}] = true
+		idx = append(idx, i)
 	}
 	if len(idx) < 2 {
 		return // nothing to overlap
@@ -272,16 +280,25 @@ func (t *tree) readAhead(ctx context.Context) {
 		it := &t.work[idx[j]]
 		p, _ := t.s.spath(it.ev.Path)
 		r := &found{}
-		if it.ev.Type == zk.EventNodeDataChanged {
+		switch it.ev.Type {
+		case zk.EventNodeDataChanged:
 			r.st, r.err = t.getW(ctx, p)
-		} else {
+		case zk.EventNodeDeleted: // the read of the name taken again, if it is (apply)
+			*r = t.readNew(ctx, p)
+		default:
 			r.kids, r.err = t.childrenW(ctx, p)
 		}
 		it.pre = r
 	})
+	t.early = map[string]found{}
 	var fresh []string
 	for _, i := range idx {
 		it := &t.work[i]
+		if it.ev.Type == zk.EventNodeDeleted {
+			p, _ := t.s.spath(it.ev.Path)
+			t.early[p] = *it.pre
+			continue
+		}
 		if it.ev.Type != zk.EventNodeChildrenChanged || it.pre.err != nil {
 			continue
 		}
@@ -297,7 +314,6 @@ func (t *tree) readAhead(ctx context.Context) {
 	}
 	reads := make([]found, len(fresh))
 	parallel.For(len(fresh), aheadParallel, func(j int) { reads[j] = t.readNew(ctx, fresh[j]) })
-	t.early = make(map[string]found, len(fresh))
 	for j, p := range fresh {
 		t.early[p] = reads[j]
 	}
@@ -353,12 +369,16 @@ func (t *tree) apply(ctx context.Context, ev zk.Event, pre *found) error {
 			return t.add(ctx, []string{p}, true)
 		}
 	case zk.EventNodeDeleted:
-		if have {
-			t.remove(p)
+		if !have && p != t.root {
+			return nil
 		}
-		if p == t.root {
-			return t.add(ctx, []string{p}, true)
-		}
+		t.remove(p)
+		// The name may be taken again already. Its parent's child watch may
+		// have fired before (its notification is queued, and a listing then
+		// shows the name, which is taken for the node deleted here), so the
+		// re-creation notified nothing: a read now is the only way to learn
+		// of the new node and to watch it.
+		return t.add(ctx, []string{p}, true)
 	case zk.EventNodeDataChanged:
 		if have {
 			return t.refresh(ctx, p, pre)

@@ -245,3 +245,77 @@ func TestNewSubtreeBeforeLaterChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestRecreatedNodeFollowed: a node deleted and created again while the
+// watch's notifications wait (its parent's child watch already fired, so
+// the re-creation notifies nothing) is the new node once the delete is
+// handled, and the watch follows it afterwards. The watch used to take the
+// name in its parent's listing for the node it knew, then forget the path
+// at the old node's delete: the new node was missing from the consumer's
+// copy, and its own changes were never reported (a new leader's registry
+// cache kept a finished task as running and missed the one launched in its
+// place).
+func TestRecreatedNodeFollowed(t *testing.T) {
+	ns := uniqueNamespace(t)
+	w := openTest(t, Options{Namespace: ns})
+	s := openTest(t, Options{Namespace: ns})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	commit := func(ops ...store.Op) {
+		t.Helper()
+		if err := s.Commit(ctx, ops...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(store.Put("/d/x", []byte("old")), store.Put("/d/m", nil))
+	events, err := w.Watch(ctx, "/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	marks := int64(0)
+	settle := func() { // every change before a new marker write is reported before its event
+		t.Helper()
+		marks++
+		commit(store.Put("/d/m", []byte(strconv.FormatInt(marks, 10))))
+		for {
+			var ev store.Event
+			select {
+			case ev = <-events:
+			case <-ctx.Done():
+				t.Fatalf("mark %d: no event of the marker", marks)
+			}
+			switch ev.Type {
+			case store.EventResync:
+				t.Fatalf("mark %d: resync", marks)
+			case store.EventPut:
+				have[ev.Path] = true
+			case store.EventDelete:
+				delete(have, ev.Path)
+			}
+			if ev.Path == "/d/m" && ev.Version == marks {
+				return
+			}
+		}
+	}
+	// Hold the watch's notifications (the client's receive loop waits on
+	// the callback) while another client fires the parent's child watch,
+	// then deletes the node and creates it again.
+	w.mu.Lock()
+	commit(store.Put("/d/y", nil))
+	commit(store.Delete("/d/x", store.AnyVersion))
+	commit(store.Put("/d/x", []byte("new")))
+	w.mu.Unlock()
+	settle()
+	if !have["/d/x"] || !have["/d/y"] {
+		t.Fatalf("after a re-creation the copy holds %v, want /d/x and /d/y", have)
+	}
+	// The new node is watched: its change and its delete are reported.
+	commit(store.Put("/d/x", []byte("changed")))
+	settle()
+	commit(store.Delete("/d/x", store.AnyVersion))
+	settle()
+	if have["/d/x"] {
+		t.Fatalf("after the new node's delete the copy holds %v", have)
+	}
+}
