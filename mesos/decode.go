@@ -32,7 +32,9 @@ const maxEnumRepairs = 16
 // UnmarshalJSON decodes one event frame; see the type documentation.
 func (e *event) UnmarshalJSON(b []byte) error {
 	*e = event{}
-	err := json.Unmarshal(b, &e.Event)
+	// The generated decoder, directly: the codec (mesosframe.Unmarshal)
+	// has checked the frame is valid JSON, and so does the generated lexer.
+	err := e.Event.UnmarshalJSON(b)
 	if err == nil {
 		return nil
 	}

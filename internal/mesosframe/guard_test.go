@@ -145,3 +145,29 @@ func TestEncoderReusesBuffersSafely(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmarshalChecksFramesFirst: a self-decoding value is handed only
+// valid frames (trailing bytes after the value included, which a generated
+// decoder would ignore), the error being encoding/json's; other values go
+// through encoding/json.
+func TestUnmarshalChecksFramesFirst(t *testing.T) {
+	var ev scheduler.Event
+	if err := Unmarshal([]byte(`{"type":"HEARTBEAT"}`), &ev); err != nil || ev.Type != scheduler.Event_HEARTBEAT {
+		t.Fatalf("event %v, %v", ev.Type, err)
+	}
+	for _, bad := range []string{`{"type":"OFFERS"}}`, `{"type":`, `{"type":"OFFERS"} x`, ``} {
+		ev = scheduler.Event{}
+		err := Unmarshal([]byte(bad), &ev)
+		var se *json.SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("%q: err = %v, want encoding/json's syntax error", bad, err)
+		}
+		if ev.Type != scheduler.Event_UNKNOWN {
+			t.Errorf("%q: decoded %v from an invalid frame", bad, ev.Type)
+		}
+	}
+	var m map[string]int
+	if err := Unmarshal([]byte(`{"a":1}`), &m); err != nil || m["a"] != 1 {
+		t.Fatalf("map %v, %v", m, err)
+	}
+}
