@@ -223,21 +223,7 @@ func TestNewSubtreeBeforeLaterChanges(t *testing.T) {
 		if err := s.Commit(ctx, store.Put("/w/marker", []byte(strconv.Itoa(i)))); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			var ev store.Event
-			select {
-			case ev = <-events:
-			case <-ctx.Done():
-				t.Fatalf("round %d: no event of the marker", i)
-			}
-			if ev.Type == store.EventResync {
-				t.Fatalf("round %d: resync", i)
-			}
-			seen[ev.Path] = true
-			if ev.Path == "/w/marker" && ev.Version == int64(i+1) {
-				break
-			}
-		}
+		untilMarker(ctx, t, events, "/w/marker", int64(i+1), func(ev store.Event) { seen[ev.Path] = true })
 		for _, p := range []string{d, d + "/a", d + "/b", d + "/b/c"} {
 			if !seen[p] {
 				t.Fatalf("round %d: the marker's event came before that of %s, created before it", i, p)
@@ -278,25 +264,13 @@ func TestRecreatedNodeFollowed(t *testing.T) {
 		t.Helper()
 		marks++
 		commit(store.Put("/d/m", []byte(strconv.FormatInt(marks, 10))))
-		for {
-			var ev store.Event
-			select {
-			case ev = <-events:
-			case <-ctx.Done():
-				t.Fatalf("mark %d: no event of the marker", marks)
-			}
-			switch ev.Type {
-			case store.EventResync:
-				t.Fatalf("mark %d: resync", marks)
-			case store.EventPut:
+		untilMarker(ctx, t, events, "/d/m", marks, func(ev store.Event) {
+			if ev.Type == store.EventPut {
 				have[ev.Path] = true
-			case store.EventDelete:
+			} else {
 				delete(have, ev.Path)
 			}
-			if ev.Path == "/d/m" && ev.Version == marks {
-				return
-			}
-		}
+		})
 	}
 	// Hold the watch's notifications (the client's receive loop waits on
 	// the callback) while another client fires the parent's child watch,
@@ -317,5 +291,26 @@ func TestRecreatedNodeFollowed(t *testing.T) {
 	settle()
 	if have["/d/x"] {
 		t.Fatalf("after the new node's delete the copy holds %v", have)
+	}
+}
+
+// untilMarker hands each event to fn until the event of marker's version
+// (included); a resync, or ctx ending first, fails the test.
+func untilMarker(ctx context.Context, t *testing.T, events <-chan store.Event, marker string, version int64, fn func(store.Event)) {
+	t.Helper()
+	for {
+		var ev store.Event
+		select {
+		case ev = <-events:
+		case <-ctx.Done():
+			t.Fatalf("no event of %s version %d", marker, version)
+		}
+		if ev.Type == store.EventResync {
+			t.Fatalf("a resync before the event of %s version %d", marker, version)
+		}
+		fn(ev)
+		if ev.Path == marker && ev.Version == version {
+			return
+		}
 	}
 }
