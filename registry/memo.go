@@ -16,10 +16,16 @@ import (
 // so reading the queues again decodes only the entries whose stored value
 // changed: the launcher reads them every round, and most entries did not
 // change since the previous one. It is not safe for concurrent use.
+//
+// The ready queues it returns take turns in two arrays: a queue is valid
+// until the second read after it (a caller may compare a read with the one
+// before). Tens of thousands of entries made anew for each read were a
+// twentieth of all the scheduler allocated on ZooKeeper.
 type QueueMemo struct {
 	ready map[string]*memo[Ready]
 	fail  map[string]memo[Failover]
 	gen   uint64 // the read that last saw each ready entry (memo.gen)
+	bufs  [2][]Ready
 }
 
 type memo[T any] struct {
@@ -39,7 +45,11 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]Ready, e
 		m.ready = make(map[string]*memo[Ready], len(nodes))
 	}
 	m.gen++ // entries this read does not see are dropped below
-	out := make([]Ready, 0, len(nodes))
+	buf := &m.bufs[m.gen%2]
+	if cap(*buf) < len(nodes) || cap(*buf) > 4*len(nodes)+64 {
+		*buf = make([]Ready, 0, len(nodes))
+	}
+	out := (*buf)[:0]
 	for _, n := range nodes {
 		e := m.ready[n.Path]
 		if e == nil || !bytes.Equal(e.raw, n.Value) {
@@ -63,6 +73,8 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]Ready, e
 			}
 		}
 	}
+	clear(out[len(out):cap(out)]) // the rest of an earlier read: nothing kept alive
+	*buf = out
 	sortReady(out)
 	return out, nil
 }

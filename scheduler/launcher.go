@@ -41,7 +41,10 @@ func (s *Scheduler) launch(ctx context.Context) {
 		s.Log.Error("launcher: snapshot", "err", err)
 		return
 	}
-	defer func() { s.recordWaiting(ctx, w) }()
+	defer func() {
+		s.recordWaiting(ctx, w)
+		s.wait.keepScratch(w)
+	}()
 	switch {
 	case !s.subscribed:
 		w.waitAll(registry.WaitNotSubscribed, "the scheduler is not subscribed to Mesos at the moment (it re-subscribes with backoff)")
@@ -288,8 +291,8 @@ func (s *Scheduler) decline(ctx context.Context, ids []string, refuse time.Durat
 // into match requests, as many as the round tries (trying; the rest go to
 // w.later). Entries of deleted jobs are dropped.
 func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
-	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}, seen: map[string]time.Time{},
-		waiting: make(map[string]registry.Waiting, s.wait.last)} // about as many as the last round: no growing
+	w := work{ready: map[string]registry.Ready{}, failover: map[string]registry.Failover{}, seen: map[string]time.Time{}}
+	w.waiting, w.later = s.wait.takeScratch()
 	w.offers = s.heldOffers()
 	try := newTrying(w.offers, s.Options.MaxRoundTasks)
 	running, err := s.runningAll(ctx)
@@ -337,6 +340,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 	if err != nil {
 		return w, err
 	}
+	var items []int // one array for every job's shards: their numbers go into requests
 	for _, rd := range rq {
 		job, a, ok := s.catalog.Runnable(rd.Job)
 		rkey := registry.WaitingKey("ready", rd.Job, 0)
@@ -350,7 +354,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			w.wait(rkey, registry.WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
 			continue
 		}
-		items := s.itemsToLaunch(job, running[rd.Job])
+		items = s.itemsToLaunch(items[:0], job, running[rd.Job])
 		if len(items) == 0 || pendingFailover[rd.Job] { // never two executions of a job at once
 			if n := len(running[rd.Job]); n > 0 {
 				w.wait(rkey, registry.WaitRunning, fmt.Sprintf("the job's previous execution is still running (%d shards)", n), time.Time{})
@@ -381,12 +385,12 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 }
 
 // itemsToLaunch: a transient job launches all shards when none runs; a
-// daemon job launches the shards that are not running.
-func (s *Scheduler) itemsToLaunch(job jobs.Config, running map[int]registry.Running) []int {
+// daemon job launches the shards that are not running. They are appended
+// to items.
+func (s *Scheduler) itemsToLaunch(items []int, job jobs.Config, running map[int]registry.Running) []int {
 	if job.JobExecutionType == jobs.Transient && len(running) > 0 {
-		return nil
+		return items
 	}
-	var items []int
 	for i := range job.ShardingTotalCount {
 		if _, busy := running[i]; !busy {
 			items = append(items, i)

@@ -46,6 +46,38 @@ type waitState struct {
 	lastCommit time.Time
 	capacity   map[string]offers.Resources // agent → the most it ever offered free
 	last       int                         // entries waiting after the last round (the next round's map is made that large)
+	// The last round's waiting map and later slice, emptied, for the next
+	// round (scratch): with tens of thousands of jobs waiting, making them
+	// anew each round was a twelfth of all the scheduler allocated on
+	// ZooKeeper. peak is the most entries the map held.
+	scratch      map[string]registry.Waiting
+	scratchLater []string
+	peak         int
+}
+
+// takeScratch hands a round the emptied map and slice of the last one.
+func (ws *waitState) takeScratch() (map[string]registry.Waiting, []string) {
+	m, l := ws.scratch, ws.scratchLater
+	ws.scratch, ws.scratchLater = nil, nil
+	if m == nil {
+		m = make(map[string]registry.Waiting, ws.last) // about as many as the last round: no growing
+	}
+	return m, l[:0]
+}
+
+// keepScratch empties a finished round's map and slice for the next
+// round. A map that once held four times what this round's holds is let
+// go: it keeps the room of its largest round.
+func (ws *waitState) keepScratch(w work) {
+	n := len(w.waiting)
+	if n < ws.peak/4 {
+		ws.peak = n
+		return
+	}
+	ws.peak = max(ws.peak, n)
+	clear(w.waiting)
+	clear(w.later) // no strings kept alive through the backing array
+	ws.scratch, ws.scratchLater = w.waiting, w.later[:0]
 }
 
 func (w *work) wait(key, reason, msg string, until time.Time) {

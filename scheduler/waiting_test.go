@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +181,42 @@ func TestWaitingCommitsAreBounded(t *testing.T) {
 	}
 	if got := r.waiting(); len(got) != n {
 		t.Fatalf("%d reasons recorded in the end, want %d", len(got), n)
+	}
+}
+
+// TestWaitingScratchIsEmptiedAndLetGo: a round gets the last round's map
+// and slice emptied; after a round with less than a quarter of the most
+// entries, the next round gets fresh ones.
+func TestWaitingScratchIsEmptiedAndLetGo(t *testing.T) {
+	var ws waitState
+	round := func(n int) (map[string]registry.Waiting, []string) {
+		m, later := ws.takeScratch()
+		if len(m) != 0 || len(later) != 0 {
+			t.Fatalf("a round began with %d entries and %d later", len(m), len(later))
+		}
+		w := work{waiting: m, later: later}
+		for i := range n {
+			k := fmt.Sprintf("ready/job-%d", i)
+			w.wait(k, registry.WaitRunning, "busy", time.Time{})
+			w.later = append(w.later, k)
+		}
+		ws.last = len(w.waiting)
+		ws.keepScratch(w)
+		return w.waiting, w.later
+	}
+	m1, _ := round(100)
+	if m2, _ := round(40); reflect.ValueOf(m2).UnsafePointer() != reflect.ValueOf(m1).UnsafePointer() || len(m2) != 0 {
+		t.Fatalf("the second round did not get the first one's map")
+	}
+	if ws.scratch == nil || len(ws.scratch) != 0 || len(ws.scratchLater) != 0 || cap(ws.scratchLater) < 100 {
+		t.Fatalf("kept %d entries, %d later (room %d)", len(ws.scratch), len(ws.scratchLater), cap(ws.scratchLater))
+	}
+	round(10) // < 100/4: let go
+	if ws.scratch != nil || ws.scratchLater != nil {
+		t.Fatal("a map four times too large was kept")
+	}
+	round(10)
+	if ws.scratch == nil {
+		t.Fatal("the map of a round as large as the largest was not kept")
 	}
 }

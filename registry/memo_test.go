@@ -1,0 +1,61 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// TestReadyQueueMemoKeepsTheLastRead: a read stays as it was through the
+// next read (the launcher compares the two), though the reads take turns
+// in two arrays; each read holds exactly the queue at its time, also when
+// the queue grows, shrinks and empties between reads.
+func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	r := New(kv)
+	base := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	set := func(n int) {
+		t.Helper()
+		if err := kv.Commit(ctx, store.Delete(ReadyPath, store.AnyVersion)); err != nil {
+			t.Fatal(err)
+		}
+		var ops []store.Op
+		for i := range n {
+			ops = append(ops, store.Put(fmt.Sprintf("%s/job-%03d", ReadyPath, i), mustJSON(Ready{Count: n, Since: base.Add(time.Duration(n-i) * time.Second)})))
+		}
+		if len(ops) > 0 {
+			if err := kv.Commit(ctx, ops...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(q []Ready, n int) {
+		t.Helper()
+		if len(q) != n {
+			t.Fatalf("read %d entries, want %d", len(q), n)
+		}
+		for i, rd := range q { // oldest first: job-(n-1) … job-000
+			if want := fmt.Sprintf("job-%03d", n-1-i); rd.Job != want || rd.Count != n {
+				t.Fatalf("entry %d: %s count %d, want %s count %d", i, rd.Job, rd.Count, want, n)
+			}
+		}
+	}
+	var m QueueMemo
+	var last []Ready
+	lastN := 0
+	for _, n := range []int{5, 300, 300, 7, 0, 2, 400, 1} {
+		set(n)
+		q, err := r.ReadyQueueMemo(ctx, &m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(q, n)
+		check(last, lastN) // the read before is intact
+		last, lastN = q, n
+	}
+}
