@@ -47,7 +47,7 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]Ready, e
 	m.gen++ // entries this read does not see are dropped below
 	buf := &m.bufs[m.gen%2]
 	if cap(*buf) < len(nodes) || cap(*buf) > 4*len(nodes)+64 {
-		*buf = make([]Ready, 0, len(nodes))
+		*buf = make([]Ready, 0, len(nodes)+len(nodes)/4+64) // room for a growing backlog
 	}
 	out := (*buf)[:0]
 	for _, n := range nodes {
