@@ -57,5 +57,8 @@
 // A lost connection or an expired session yields one EventResync once the
 // client has a session again, after the subtree has been re-read and all
 // watches re-armed; so does a consumer that falls behind by more than
-// maxPending events.
+// maxPending events. Events are handed on as the notifications that make
+// them are handled, not after a run of them: the consumer's channel
+// buffers outBuffer of them, so a consumer that keeps up never sees a
+// long run of notifications as falling behind.
 package zk

@@ -17,7 +17,7 @@ import (
 const (
 	maxPending   = 65_536  // undelivered events before they collapse into one EventResync (a launch round writes thousands)
 	maxInbox     = 100_000 // unprocessed notifications before the tree is re-read
-	outBuffer    = 64      // buffer of the consumer's channel
+	outBuffer    = 1024    // buffer of the consumer's channel
 	rescanPause  = 200 * time.Millisecond
 	readParallel = 16 // concurrent reads while scanning a subtree
 	// A directory with at least bigDir children is re-listed at most every
@@ -62,6 +62,7 @@ type tree struct {
 	relistAt   time.Time
 	listAfter  map[string]time.Time // big directory → when it may be listed again
 	pending    []store.Event
+	maxPending int  // maxPending, lower in tests
 	lost       bool // connection lost since the last session
 	needRescan bool
 }
@@ -96,7 +97,10 @@ func (s *Store) Watch(ctx context.Context, path string) (<-chan store.Event, err
 		return nil, fmt.Errorf("zk store watch %q: %w", path, err)
 	}
 	t := &tree{s: s, root: path, out: make(chan store.Event, outBuffer),
-		wake: make(chan struct{}, 1), nodes: map[string]known{}}
+		wake: make(chan struct{}, 1), nodes: map[string]known{}, maxPending: maxPending}
+	if s.maxPending > 0 {
+		t.maxPending = s.maxPending
+	}
 	tctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	if s.closed {
@@ -178,6 +182,7 @@ func (t *tree) run(ctx context.Context) {
 			return
 		case out <- next:
 			t.pending = t.pending[1:]
+			t.deliver()
 			continue
 		case <-t.wake:
 		case <-retry:
@@ -222,6 +227,7 @@ func (t *tree) drain(ctx context.Context) {
 		it := t.work[0]
 		t.work = t.work[1:]
 		t.handle(ctx, it)
+		t.deliver()
 		if t.ahead--; t.ahead <= 0 {
 			t.ahead, t.early = 0, nil // the window's reads are not used after it
 		}
@@ -644,10 +650,27 @@ func (t *tree) rescan(ctx context.Context) error {
 	return nil
 }
 
+// deliver hands the consumer the pending events it takes without
+// waiting, in their order. It runs after each notification the watch
+// handles: a drain that handled thousands of notifications before it
+// handed anything on, while the consumer waited, overflowed the pending
+// events into a resync (and the cache then re-read all of /state) in the
+// simulated cluster's first minute, though the consumer kept up.
+func (t *tree) deliver() {
+	for len(t.pending) > 0 {
+		select {
+		case t.out <- t.pending[0]:
+			t.pending = t.pending[1:]
+		default:
+			return
+		}
+	}
+}
+
 func (t *tree) emit(ev store.Event) {
-	if len(t.pending) >= maxPending {
+	if len(t.pending) >= t.maxPending {
 		t.s.log.Warn("watch: the consumer fell behind by more events than it holds; it re-reads the subtree",
-			"subsystem", "zkstore", "root", t.root, "limit", maxPending)
+			"subsystem", "zkstore", "root", t.root, "limit", t.maxPending)
 		t.pending = append(t.pending[:0], store.Event{Type: store.EventResync, Path: t.root})
 	}
 	t.pending = append(t.pending, ev)

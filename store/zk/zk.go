@@ -43,6 +43,7 @@ type Store struct {
 	trees        map[*tree]context.CancelFunc
 	listeners    map[int]func(zk.Event) // session state listeners (Session.OnState)
 	nextListener int
+	maxPending   int // events a watch holds for its consumer: maxPending unless a test sets it
 }
 
 // Open connects, waits for a session and makes sure the namespace znode

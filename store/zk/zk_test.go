@@ -314,3 +314,60 @@ func untilMarker(ctx context.Context, t *testing.T, events <-chan store.Event, m
 		}
 	}
 }
+
+// TestWatchDeliversWhileHandling: the events of a long run of
+// notifications reach the consumer while the watch handles the rest, so a
+// consumer that keeps up never sees a resync. The watch here holds at most
+// 128 undelivered events; 300 nodes each written three times while its
+// notifications are held make 900 events in one run. That is less than the
+// consumer's channel holds (outBuffer), so the outcome does not depend on
+// how fast the test reads; a watch that handed nothing on before the run's
+// end failed every time.
+func TestWatchDeliversWhileHandling(t *testing.T) {
+	ns := uniqueNamespace(t)
+	w := openTest(t, Options{Namespace: ns})
+	w.maxPending = 128
+	s := openTest(t, Options{Namespace: ns})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const nodes, writes = 300, 3
+	var events <-chan store.Event
+	for round := range writes + 1 { // a create, then the writes
+		var ops []store.Op
+		for i := range nodes {
+			ops = append(ops, store.Put(fmt.Sprintf("/d/n%03d", i), []byte(strconv.Itoa(round))))
+			if len(ops) == 100 || i == nodes-1 {
+				if err := s.Commit(ctx, ops...); err != nil {
+					t.Fatal(err)
+				}
+				ops = nil
+			}
+		}
+		if round > 0 {
+			continue
+		}
+		var err error
+		if events, err = w.Watch(ctx, "/d"); err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock() // the notifications of the writes wait in the client
+	}
+	if err := s.Commit(ctx, store.Put("/d/m", []byte("1"))); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Unlock() // and the consumer reads at once
+	last := map[string]int64{}
+	untilMarker(ctx, t, events, "/d/m", 0, func(ev store.Event) {
+		if ev.Type == store.EventPut && ev.Path != "/d/m" {
+			if ev.Version != last[ev.Path]+1 {
+				t.Fatalf("%s: version %d after %d", ev.Path, ev.Version, last[ev.Path])
+			}
+			last[ev.Path] = ev.Version
+		}
+	})
+	for i := range nodes {
+		if p := fmt.Sprintf("/d/n%03d", i); last[p] != writes {
+			t.Fatalf("%s: last event of version %d, want %d", p, last[p], writes)
+		}
+	}
+}
