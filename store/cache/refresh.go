@@ -138,7 +138,7 @@ func (c *KV) resyncFollowing(ctx context.Context, r *root, events <-chan store.E
 }
 
 // applyEvents brings the paths of events up to date, re-reading
-// readParallel paths at a time. The copy never goes back in time (re-reads
+// eventReadParallel paths at a time. The copy never goes back in time (re-reads
 // of a path are serialised and read the current state), so an event the
 // copy already reflects needs no read: a put of a version it holds or
 // passed, a delete of a node it does not hold. A delete always precedes
@@ -171,7 +171,7 @@ func (c *KV) applyEvents(ctx context.Context, r *root, events []store.Event) err
 	}
 	c.mu.RUnlock()
 	errs := make([]error, len(stale))
-	forEach(len(stale), func(i int) { errs[i] = c.refreshIn(ctx, r, stale[i]) })
+	parallel.For(len(stale), eventReadParallel, func(i int) { errs[i] = c.refreshIn(ctx, r, stale[i]) })
 	return errors.Join(errs...)
 }
 
@@ -484,6 +484,17 @@ func (c *KV) rereadLocked(ctx context.Context, r *root, paths map[string]struct{
 // readParallel bounds the reads of the backing store in flight while the
 // cache reads a subtree.
 const readParallel = 32
+
+// eventReadParallel bounds the re-reads in flight of the paths a batch of
+// events left stale. On ZooKeeper they go over the writer's own session,
+// each waiting behind the multis queued before it, so their rate is what
+// is in flight over that wait. In the simulated cluster a leader's
+// short-lived nodes (running shards, ready entries, waiting reasons),
+// created and deleted again before their events came, made a batch of
+// 1,024 events re-read up to 500 paths, at up to 0.9 s a batch with 32 in
+// flight: the consumer fell behind its watch until the watch gave up on
+// it (a resync, and a re-read of all of /state).
+const eventReadParallel = 256
 
 // read collects p and its subtree into out (nothing if p is missing):
 // with the backing store's Subtree where it has one, else one level at a
