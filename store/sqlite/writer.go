@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -129,7 +130,13 @@ func (s *Store) commitGroup(w *writer, group []*request) {
 type writer struct {
 	conn                                   *sql.Conn
 	version, insert, ancestor, update, del *sql.Stmt
-	descendants                            *sql.Stmt
+	descendants, versionsIn                *sql.Stmt
+
+	// versions' scratch: a chunk's index by path, its query's arguments
+	// and the path of the row being scanned.
+	at   map[string]int
+	args []any
+	path sql.RawBytes
 }
 
 func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
@@ -152,6 +159,8 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 		ON CONFLICT (path) DO NOTHING`)
 	w.update = prep(`UPDATE nodes SET value = ?, version = ? WHERE path = ?`)
 	w.descendants = prep(`SELECT path, version FROM nodes WHERE path >= ? AND path < ? ORDER BY path DESC`)
+	w.versionsIn = prep(`SELECT path, version FROM nodes WHERE path IN (?` +
+		strings.Repeat(", ?", versionsPerQuery-1) + `)`)
 	w.del = prep(`DELETE FROM nodes WHERE path = ? OR (path >= ? AND path < ?)`)
 	if err != nil {
 		w.close()
@@ -166,7 +175,7 @@ func (w *writer) exec(q string) error {
 }
 
 func (w *writer) close() {
-	for _, st := range []*sql.Stmt{w.version, w.insert, w.ancestor, w.update, w.del, w.descendants} {
+	for _, st := range []*sql.Stmt{w.version, w.insert, w.ancestor, w.update, w.del, w.descendants, w.versionsIn} {
 		if st != nil {
 			_ = st.Close()
 		}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/store"
@@ -150,4 +151,73 @@ func (s suite) badPaths(t *testing.T, kv store.KV) {
 	// Dots inside a segment are ordinary names.
 	commit(t, kv, store.Create("/a.b/..c/d.", nil))
 	get(t, kv, "/a.b/..c/d.")
+}
+
+// commitLargeBatch: a batch of hundreds of ops on independent paths (what
+// a launch round commits) applies every kind of op, and a failing op far
+// into it leaves nothing of the batch written.
+func (s suite) commitLargeBatch(t *testing.T, kv store.KV) {
+	name := func(kind string, i int) string { return fmt.Sprintf("/big/%s-%03d", kind, i) }
+	var ops []store.Op
+	for i := range 150 {
+		ops = append(ops, store.Create(name("a", i), []byte("v0")))
+	}
+	commit(t, kv, ops...)
+	ops = ops[:0]
+	for i := range 50 {
+		ops = append(ops, store.Put(name("a", i), []byte("v1")))
+	}
+	commit(t, kv, ops...)
+
+	ops = ops[:0]
+	for i := range 50 {
+		ops = append(ops, store.Set(name("a", i), []byte("s"), 1),
+			store.Check(name("a", 50+i), 0),
+			store.Delete(name("a", 100+i), store.AnyVersion))
+	}
+	for j := range 30 {
+		ops = append(ops, store.Create(name("b", j), []byte("b")))
+	}
+	for j := range 10 {
+		ops = append(ops, store.Delete(name("missing", j), store.AnyVersion), store.Put(name("c", j), []byte("c")))
+	}
+	commit(t, kv, ops...)
+	wantNode(t, kv, name("a", 0), "s", 2)
+	wantNode(t, kv, name("a", 49), "s", 2)
+	wantNode(t, kv, name("a", 99), "v0", 0)
+	wantMissing(t, kv, name("a", 100))
+	wantMissing(t, kv, name("a", 149))
+	wantNode(t, kv, name("b", 29), "b", 0)
+	wantNode(t, kv, name("c", 9), "c", 0)
+	before := children(t, kv, "/big")
+	if len(before) != 140 {
+		t.Fatalf("Children(/big) = %d nodes, want 140", len(before))
+	}
+
+	for _, f := range []struct {
+		name string
+		op   store.Op
+		err  error
+	}{
+		{"Conflict", store.Set(name("a", 0), nil, 7), store.ErrConflict},
+		{"Exists", store.Create(name("a", 50), nil), store.ErrExists},
+		{"CheckMissing", store.Check(name("a", 100), store.AnyVersion), store.ErrNotFound},
+		{"DeleteVersion", store.Delete(name("a", 51), 3), store.ErrConflict},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			ops := ops[:0]
+			for i := range 170 {
+				ops = append(ops, store.Put(name("d", i), []byte("d")))
+			}
+			ops = append(ops, f.op)
+			for i := range 29 {
+				ops = append(ops, store.Put(name("e", i), []byte("e")))
+			}
+			commitErr(t, kv, f.err, ops...)
+			wantNode(t, kv, name("a", 0), "s", 2)
+			wantMissing(t, kv, name("d", 0))
+			wantMissing(t, kv, name("e", 28))
+			equal(t, "Children(/big)", children(t, kv, "/big"), before)
+		})
+	}
 }

@@ -83,6 +83,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.KV, opts Options) {
 		{"CommitInOrder", s.commitInOrder},
 		{"CommitAtomic", s.commitAtomic},
 		{"CommitFirstError", s.commitFirstError},
+		{"CommitLargeBatch", s.commitLargeBatch},
 		{"BadPaths", s.badPaths},
 		{"WatchEvents", s.watchEvents},
 		{"WatchRecursiveDelete", s.watchRecursiveDelete},
