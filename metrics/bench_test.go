@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -31,4 +32,34 @@ func BenchmarkPerTask(b *testing.B) {
 		m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})
 		i++
 	}
+}
+
+// BenchmarkJobSeriesHeap is the heap the job-labelled series keep: 100,000
+// jobs that each launched, finished and set a last duration. Reported:
+// live heap bytes per job after a GC ("heap-B/job").
+func BenchmarkJobSeriesHeap(b *testing.B) {
+	const jobsN = 100_000
+	done := endData(3, 10)
+	names := make([]string, jobsN)
+	for i := range names {
+		names[i] = fmt.Sprint("job-", i)
+	}
+	var perJob float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m := New()
+		m.Leading(true)
+		for i, job := range names {
+			ev := scheduler.TaskEvent{TaskID: fmt.Sprint("t", i), Job: job, Transient: true, Queued: t0, At: t0}
+			m.Launched(ev)
+			m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perJob = float64(after.HeapAlloc-before.HeapAlloc) / jobsN
+		runtime.KeepAlive(m)
+	}
+	b.ReportMetric(perJob, "heap-B/job")
 }

@@ -29,25 +29,22 @@ import (
 // Metrics implements scheduler.Observer (and scheduler.DaemonObserver) on
 // a private registry.
 type Metrics struct {
-	reg          *prometheus.Registry
-	launched     *prometheus.CounterVec
-	relaunched   *prometheus.CounterVec
-	ended        *prometheus.CounterVec
-	readyDepth   prometheus.Gauge
-	offers       *prometheus.CounterVec
-	lateness     prometheus.Histogram
-	toAccept     prometheus.Histogram
-	leader       prometheus.Gauge
-	terms        prometheus.Counter
-	lastDuration *prometheus.GaugeVec
-	stageHist    *prometheus.HistogramVec
-	stages       stageObservers
-	leading      atomic.Bool
+	reg        *prometheus.Registry
+	readyDepth prometheus.Gauge
+	offers     *prometheus.CounterVec
+	lateness   prometheus.Histogram
+	toAccept   prometheus.Histogram
+	leader     prometheus.Gauge
+	terms      prometheus.Counter
+	stageHist  *prometheus.HistogramVec
+	stages     stageObservers
+	leading    atomic.Bool
 
 	mu       sync.Mutex
 	pend     map[string]pending   // job → its ready entry's commit (stages.go)
 	accepted map[string]time.Time // task → when its ACCEPT was sent, until its first RUNNING
 	runs     map[string]*jobRun   // job → its run in progress and failure streak (runs.go)
+	jobs     map[string]jobCounts // job → its counters and last duration (jobs.go)
 
 	waiting *prometheus.GaugeVec
 	reasons map[string]bool // waiting reasons set so far (reset to 0 when they clear)
@@ -65,12 +62,6 @@ var latencyBuckets = []float64{.0001, .00025, .0005, .001, .002, .003, .004, .00
 func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		launched: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_tasks_launched_total",
-			Help: "Tasks launched, by job."}, []string{"job"}),
-		relaunched: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_tasks_relaunched_total",
-			Help: "Failover launches (retries, relaunches after a failure or a lost agent), by job."}, []string{"job"}),
-		ended: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_tasks_ended_total",
-			Help: "Tasks that reached a terminal state, by job and result (finished, failed, killed)."}, []string{"job", "result"}),
 		readyDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "elasticjob_ready_queue_jobs",
 			Help: "Jobs with pending executions in the ready queue."}),
 		offers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_offers_total",
@@ -83,19 +74,18 @@ func New() *Metrics {
 			Help: "1 while this scheduler instance is the elected leader, else 0."}),
 		terms: prometheus.NewCounter(prometheus.CounterOpts{Name: "elasticjob_leader_terms_total",
 			Help: "Leadership terms this instance began."}),
-		lastDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elasticjob_last_run_duration_seconds",
-			Help: "The job's last run: from its first process start to its last task's end, by job."}, []string{"job"}),
 		stageHist: newStageHistogram(),
 		pend:      map[string]pending{},
 		accepted:  map[string]time.Time{},
 		runs:      map[string]*jobRun{},
+		jobs:      map[string]jobCounts{},
 		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elasticjob_waiting_entries",
 			Help: "Ready executions and failover shards not launched in the last round, by reason (no_offers, insufficient_cpu, never_fits, execution_running, …)."}, []string{"reason"}),
 		reasons: map[string]bool{},
 	}
 	m.stages = newStageObservers(m.stageHist)
-	m.reg.MustRegister(m.launched, m.relaunched, m.ended, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms,
-		m.lastDuration, m.stageHist, streaks{m}, m.waiting,
+	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms,
+		m.stageHist, streaks{m}, m.waiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -111,12 +101,12 @@ func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, pro
 
 // Launched counts a launch, its queue-to-ACCEPT latency and its stages.
 func (m *Metrics) Launched(t scheduler.TaskEvent) {
-	m.launched.WithLabelValues(t.Job).Inc()
 	if !t.Queued.IsZero() {
 		m.toAccept.Observe(t.At.Sub(t.Queued).Seconds())
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.count(t.Job, func(c *jobCounts) { c.launched++ })
 	m.launchStages(t)
 	m.runLaunched(t)
 }
@@ -125,14 +115,6 @@ func (m *Metrics) Launched(t scheduler.TaskEvent) {
 // stages a task's TASK_RUNNING completes.
 func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 	terminal := scheduler.IsTerminal(st.State)
-	switch {
-	case st.State == "TASK_FINISHED":
-		m.ended.WithLabelValues(t.Job, "finished").Inc()
-	case st.State == "TASK_KILLED":
-		m.ended.WithLabelValues(t.Job, "killed").Inc()
-	case terminal:
-		m.ended.WithLabelValues(t.Job, "failed").Inc()
-	}
 	if st.State != "TASK_RUNNING" && !terminal {
 		return
 	}
@@ -142,6 +124,16 @@ func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 		m.runningStages(t, st)
 		return
 	}
+	m.count(t.Job, func(c *jobCounts) {
+		switch st.State {
+		case "TASK_FINISHED":
+			c.finished++
+		case "TASK_KILLED":
+			c.killed++
+		default:
+			c.failed++
+		}
+	})
 	delete(m.accepted, t.TaskID)
 	if t.Transient {
 		m.runEnded(t, st)
@@ -176,8 +168,13 @@ func (m *Metrics) Leading(on bool) {
 	clear(m.pend)
 	clear(m.accepted)
 	clear(m.runs)
+	for job, c := range m.jobs {
+		if c.hasDuration {
+			c.lastDuration, c.hasDuration = 0, false
+			m.jobs[job] = c
+		}
+	}
 	m.mu.Unlock()
-	m.lastDuration.Reset()
 	m.leading.Store(on)
 	if on {
 		m.leader.Set(1)

@@ -19,6 +19,9 @@ func TestMetricsAreExposed(t *testing.T) {
 	m.StatusChanged(ev, mesos.Status{State: "TASK_FINISHED"})
 	m.StatusChanged(ev, mesos.Status{State: "TASK_LOST"})
 	m.StatusChanged(ev, mesos.Status{State: "TASK_RUNNING"})
+	m.StatusChanged(ev, mesos.Status{State: "TASK_STAGING"}) // counts nothing
+	m.StatusChanged(ev, mesos.Status{State: "TASK_KILLED"})
+	m.StatusChanged(ev, mesos.Status{State: "TASK_KILLED"})
 	m.Fired("j", t0, t0.Add(time.Millisecond))
 	m.ReadyDepth(4)
 	m.OffersSeen(2, 1)
@@ -29,6 +32,7 @@ func TestMetricsAreExposed(t *testing.T) {
 		`elasticjob_tasks_launched_total{job="j"} 1`,
 		`elasticjob_tasks_ended_total{job="j",result="finished"} 1`,
 		`elasticjob_tasks_ended_total{job="j",result="failed"} 1`,
+		`elasticjob_tasks_ended_total{job="j",result="killed"} 2`,
 		`elasticjob_ready_queue_jobs 4`,
 		`elasticjob_offers_total{outcome="received"} 2`,
 		`elasticjob_offers_total{outcome="declined"} 1`,
@@ -39,6 +43,13 @@ func TestMetricsAreExposed(t *testing.T) {
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
+		}
+	}
+	// A series appears once it has something to say: j was never
+	// relaunched and no run of it set a duration.
+	for _, absent := range []string{`elasticjob_tasks_relaunched_total{`, `elasticjob_last_run_duration_seconds{`} {
+		if strings.Contains(string(body), absent) {
+			t.Errorf("metrics have %q", absent)
 		}
 	}
 }

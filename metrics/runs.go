@@ -47,7 +47,7 @@ type terminalReport struct {
 // runLaunched counts a task into its job's run. Called with m.mu held.
 func (m *Metrics) runLaunched(t scheduler.TaskEvent) {
 	if t.Source == string(jobs.SourceFailover) {
-		m.relaunched.WithLabelValues(t.Job).Inc()
+		m.count(t.Job, func(c *jobCounts) { c.relaunched++ })
 	}
 	if !t.Transient {
 		return
@@ -89,7 +89,7 @@ func (m *Metrics) runEnded(t scheduler.TaskEvent, st mesos.Status) {
 		r.streak = 0
 	}
 	if !r.first.IsZero() && !r.last.Before(r.first) {
-		m.lastDuration.WithLabelValues(t.Job).Set(r.last.Sub(r.first).Seconds())
+		m.setLastDuration(t.Job, r.last.Sub(r.first).Seconds())
 	}
 	m.forgetIdle(t.Job, r)
 }
@@ -108,9 +108,14 @@ func (m *Metrics) DaemonRun(t scheduler.TaskEvent, rep jobs.DaemonReport) {
 		r.streak++
 	}
 	if !rep.StartTime.IsZero() && !rep.CompleteTime.Before(rep.StartTime) {
-		m.lastDuration.WithLabelValues(t.Job).Set(rep.CompleteTime.Sub(rep.StartTime).Seconds())
+		m.setLastDuration(t.Job, rep.CompleteTime.Sub(rep.StartTime).Seconds())
 	}
 	m.forgetIdle(t.Job, r)
+}
+
+// setLastDuration sets job's last run duration. Called with m.mu held.
+func (m *Metrics) setLastDuration(job string, seconds float64) {
+	m.count(job, func(c *jobCounts) { c.lastDuration, c.hasDuration = seconds, true })
 }
 
 func (m *Metrics) run(job string) *jobRun {
