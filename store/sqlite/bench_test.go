@@ -146,7 +146,7 @@ func BenchmarkCommitScattered(b *testing.B) {
 }
 
 // BenchmarkCommitRound commits what a launch round of the simulated
-// cluster commits in one transaction: 512 ops on independent paths of a
+// cluster commits in one transaction: 640 ops on independent paths of a
 // registry of 100,000 ready entries (384 puts on existing entries, 128
 // creates of running entries and the deletes of the last round's 128),
 // durable (SyncFull). Reported: the process's CPU per op ("cpu-µs/op").
