@@ -36,6 +36,20 @@ func syncModes(b *testing.B, fn func(b *testing.B, s *sqlite.Store)) {
 	}
 }
 
+// startCPU resets the benchmark's timer and returns what stops it and
+// tells the process's CPU time (user and system) since.
+func startCPU(b *testing.B) func() time.Duration {
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ResetTimer()
+	return func() time.Duration {
+		b.StopTimer()
+		var ru1 syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		return time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	}
+}
+
 func reportCommits(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }
@@ -119,9 +133,7 @@ func BenchmarkCommitScattered(b *testing.B) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var ru0, ru1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	b.ResetTimer()
+	cpu := startCPU(b)
 	v := 0
 	for b.Loop() {
 		ops := make([]store.Op, 0, 8)
@@ -138,11 +150,9 @@ func BenchmarkCommitScattered(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.StopTimer()
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	used := cpu()
 	reportCommits(b)
-	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/commit")
+	b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/commit")
 }
 
 // BenchmarkCommitRound commits what a launch round of the simulated
@@ -166,9 +176,7 @@ func BenchmarkCommitRound(b *testing.B) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var ru0, ru1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	b.ResetTimer()
+	cpu := startCPU(b)
 	round := 0
 	for b.Loop() {
 		round++
@@ -191,8 +199,6 @@ func BenchmarkCommitRound(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.StopTimer()
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N*(puts+2*runs)), "cpu-µs/op")
+	used := cpu()
+	b.ReportMetric(float64(used.Nanoseconds())/1e3/float64(b.N*(puts+2*runs)), "cpu-µs/op")
 }
