@@ -161,6 +161,12 @@ func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []s
 	// through mmap): the kernel's page cache, which holds them whether or
 	// not they are mapped, and may reclaim them.
 	r.add(sc, "of the VmRSS max: mapped files (RssFile); the rest", mb(float64(rssMax.file))+"; "+mb(float64(rssMax.rss-rssMax.file)), "", nil)
+	// What the Go runtime holds at the window's end (the scheduler's Go
+	// collector): what the RSS is made of besides the live heap.
+	g := func(name string) string { return mb(m1.sum(name)) }
+	r.add(sc, "Go at end: heap in use; heap idle, not returned; stacks; next GC goal; all Go obtained (Sys)",
+		g("go_memstats_heap_inuse_bytes")+"; "+mb(m1.sum("go_memstats_heap_idle_bytes")-m1.sum("go_memstats_heap_released_bytes"))+"; "+
+			g("go_memstats_stack_inuse_bytes")+"; "+g("go_memstats_next_gc_bytes")+"; "+g("go_memstats_sys_bytes"), "", nil)
 	recv, decl := d("elasticjob_offers_total", `outcome="received"`), d("elasticjob_offers_total", `outcome="declined"`)
 	r.add(sc, "offers received; declined (per second)", fmt.Sprintf("%.0f/s; %.0f/s", recv/win, decl/win), "", nil)
 	r.add(sc, "ready queue at end (jobs); waiting entries by reason", fmt.Sprintf("%.0f; %s", m1.sum("elasticjob_ready_queue_jobs"), waitingByReason(m1)), "", nil)
