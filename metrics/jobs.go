@@ -5,9 +5,9 @@ import "github.com/prometheus/client_golang/prometheus"
 // jobCounts is one job's task counters and its last run's duration. The
 // job-labelled series are kept in one map of these (Metrics.jobs) and
 // sent at scrape time, not in four Prometheus vectors: a vector keeps a
-// metric, its label pairs and its hash for every series, about 760 bytes
-// per job in the simulated cluster's heap (76 MB at 100,000 jobs), where a
-// jobCounts is 56 bytes in the map.
+// metric, its label pairs and its hash for every series. The vectors held
+// 1,166 bytes of heap per job, the map holds 105 (BenchmarkJobSeriesHeap:
+// 117 against 10.5 MB at 100,000 jobs).
 type jobCounts struct {
 	launched, relaunched     uint64
 	finished, failed, killed uint64

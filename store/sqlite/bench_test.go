@@ -50,6 +50,20 @@ func startCPU(b *testing.B) func() time.Duration {
 	}
 }
 
+// fill commits the ops of jobs 0..n-1 (what job(i) returns), 1,000 jobs
+// to a commit.
+func fill(b *testing.B, s *sqlite.Store, n int, job func(i int) []store.Op) {
+	for start := 0; start < n; start += 1000 {
+		var ops []store.Op
+		for i := start; i < min(n, start+1000); i++ {
+			ops = append(ops, job(i)...)
+		}
+		if err := s.Commit(b.Context(), ops...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func reportCommits(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }
@@ -85,15 +99,9 @@ func BenchmarkCommitParallel(b *testing.B) {
 func BenchmarkList100k(b *testing.B) {
 	const children = 100_000
 	s := benchOpen(b, sqlite.SyncNormal)
-	for start := 0; start < children; start += 1000 {
-		ops := make([]store.Op, 0, 1000)
-		for i := start; i < start+1000; i++ {
-			ops = append(ops, store.Create(fmt.Sprintf("/config/job/job-%06d", i), []byte(`{"cron":"0 * * * * ?"}`)))
-		}
-		if err := s.Commit(b.Context(), ops...); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fill(b, s, children, func(i int) []store.Op {
+		return []store.Op{store.Create(fmt.Sprintf("/config/job/job-%06d", i), []byte(`{"cron":"0 * * * * ?"}`))}
+	})
 	for b.Loop() {
 		nodes, err := s.List(b.Context(), "/config/job")
 		if err != nil || len(nodes) != children {
@@ -119,19 +127,14 @@ func BenchmarkCommitScattered(b *testing.B) {
 		return fmt.Appendf(nil, `{"count":%d,"since":"2026-11-23T12:00:00Z","notBefore":"2026-11-23T12:00:01Z","items":[0,1,2,3,4],"v":%d}`, i%7, v)
 	}
 	s := open(b, filepath.Join(b.TempDir(), "state.db"), sqlite.Options{Sync: sqlite.SyncFull})
-	for start := 0; start < jobs; start += 1000 {
-		ops := make([]store.Op, 0, 3000)
-		for i := start; i < start+1000; i++ {
-			name := fmt.Sprintf("job-%06d", i)
-			ops = append(ops, store.Create("/config/job/"+name, cfg), store.Create("/state/ready/"+name, state(i, 0)))
-			if i%5 != 0 {
-				ops = append(ops, store.Create("/state/waiting/"+name, state(i, 0)))
-			}
+	fill(b, s, jobs, func(i int) []store.Op {
+		name := fmt.Sprintf("job-%06d", i)
+		ops := []store.Op{store.Create("/config/job/"+name, cfg), store.Create("/state/ready/"+name, state(i, 0))}
+		if i%5 != 0 {
+			ops = append(ops, store.Create("/state/waiting/"+name, state(i, 0)))
 		}
-		if err := s.Commit(b.Context(), ops...); err != nil {
-			b.Fatal(err)
-		}
-	}
+		return ops
+	})
 	rng := rand.New(rand.NewPCG(1, 2))
 	cpu := startCPU(b)
 	v := 0
@@ -166,15 +169,9 @@ func BenchmarkCommitRound(b *testing.B) {
 		return fmt.Appendf(nil, `{"count":%d,"since":"2026-11-23T12:00:00Z","items":[0,1,2,3,4],"v":%d}`, i%7, v)
 	}
 	s := open(b, filepath.Join(b.TempDir(), "state.db"), sqlite.Options{Sync: sqlite.SyncFull})
-	for start := 0; start < jobs; start += 1000 {
-		ops := make([]store.Op, 0, 1000)
-		for i := start; i < start+1000; i++ {
-			ops = append(ops, store.Create(fmt.Sprintf("/state/ready/job-%06d", i), entry(i, 0)))
-		}
-		if err := s.Commit(b.Context(), ops...); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fill(b, s, jobs, func(i int) []store.Op {
+		return []store.Op{store.Create(fmt.Sprintf("/state/ready/job-%06d", i), entry(i, 0))}
+	})
 	rng := rand.New(rand.NewPCG(1, 2))
 	cpu := startCPU(b)
 	round := 0
