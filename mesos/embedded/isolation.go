@@ -167,7 +167,7 @@ const (
 // the executor itself (at least minExecutorMemMB and minExecutorCPUs). An
 // executor declaring no cpus or mem leaves that resource unlimited.
 func (e *executor) limits(pidsMax int64, quota bool) (container, leaf cgroups.Limits) {
-	own := summary(e.resources)
+	own := Resources{CPUs: scalarSum(e.resources, "cpus"), MemMB: scalarSum(e.resources, "mem")}
 	if own.MemMB > 0 {
 		own.MemMB = max(own.MemMB, minExecutorMemMB)
 	}
@@ -181,9 +181,8 @@ func (e *executor) limits(pidsMax int64, quota bool) (container, leaf cgroups.Li
 		if t.released {
 			continue
 		}
-		r := summary(t.resources)
-		container.CPUs += r.CPUs
-		container.MemoryBytes += mib(r.MemMB)
+		container.CPUs += scalarSum(t.resources, "cpus")
+		container.MemoryBytes += mib(scalarSum(t.resources, "mem"))
 		n++
 	}
 	if leaf.CPUs == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/resources"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/ejcloud/elasticjob/cgroups"
@@ -366,5 +368,48 @@ func TestStaleCgroupsOfDeadAgentsRemoved(t *testing.T) {
 	}
 	if !fresh.Child("c1").Child("executor").Exists() || !busy.Child("c1").Child("executor").Exists() {
 		t.Error("a fresh or busy cgroup was removed")
+	}
+}
+
+// scalarSum agrees with mesos-go's fixed-point sum for every name, over
+// lists that mix names, types and values that do not add up exactly in
+// floating point.
+func TestScalarSumIsMesosSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"cpus", "mem", "disk", "gpus"}
+	for i := 0; i < 2000; i++ {
+		var rs mesos.Resources
+		for j := rng.IntN(12); j > 0; j-- {
+			name := names[rng.IntN(len(names))]
+			if rng.IntN(6) == 0 {
+				rs = append(rs, mesos.Resource{Name: "ports", Type: mesos.RANGES.Enum(),
+					Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: 1, End: 9}}}})
+				continue
+			}
+			v := float64(rng.IntN(100000)) / float64([]int{1, 10, 100, 1000, 3, 7}[rng.IntN(6)])
+			rs = append(rs, scalar(name, v))
+		}
+		for _, name := range names {
+			want := 0.0
+			if r, ok := resources.Name(name).Sum(rs...); ok {
+				want = r.GetScalar().GetValue()
+			}
+			if got := scalarSum(rs, name); got != want {
+				t.Fatalf("%s of %v: %v, want %v", name, rs, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkContainerLimits: an executor's container limits with 50 live
+// tasks, computed at every launch and end.
+func BenchmarkContainerLimits(b *testing.B) {
+	e := &executor{resources: normalize([]mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}), tasks: map[string]*task{}}
+	for i := range 50 {
+		e.tasks[strconv.Itoa(i)] = &task{resources: normalize([]mesos.Resource{scalar("cpus", 0.01), scalar("mem", 8), scalar("disk", 1)})}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.limits(4096, false)
 	}
 }
