@@ -1,12 +1,16 @@
 package embedded
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
+
+	"github.com/ejcloud/elasticjob/internal/mesosframe"
+	fflib "github.com/pquerna/ffjson/fflib/v1"
 )
 
 const (
@@ -48,7 +52,9 @@ func (c codec) decode(b []byte, m message) error {
 	if c.proto {
 		return m.Unmarshal(b)
 	}
-	return json.Unmarshal(b, m)
+	// Checked once, then handed to the generated decoder: json.Unmarshal
+	// would scan the body twice (see mesosframe.Unmarshal).
+	return mesosframe.Unmarshal(b, m)
 }
 
 func codecFor(mediaType string) (codec, bool) {
@@ -131,7 +137,7 @@ func readCall(w http.ResponseWriter, r *http.Request, m message) (codec, *httpEr
 	if !ok {
 		return codec{}, errorf(http.StatusUnsupportedMediaType, "Expecting 'Content-Type' of %s or %s", typeJSON, typeProtobuf)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength)
 	if err != nil {
 		return c, errorf(http.StatusBadRequest, "Failed to read body: %v", err)
 	}
@@ -139,6 +145,51 @@ func readCall(w http.ResponseWriter, r *http.Request, m message) (codec, *httpEr
 		return c, errorf(http.StatusBadRequest, "Failed to parse body into Call: %v", err)
 	}
 	return c, nil
+}
+
+// readBody reads a call's body into one buffer of its declared length
+// (io.ReadAll would start at 512 bytes and grow it several times for every
+// LAUNCH, UPDATE and ACKNOWLEDGE); a body without a length, or longer than
+// it said, still reads whole (the limit being body's).
+func readBody(body io.Reader, length int64) ([]byte, error) {
+	if length <= 0 || length > maxBody {
+		return io.ReadAll(body)
+	}
+	var b bytes.Buffer
+	b.Grow(int(length) + bytes.MinRead) // room for the read that sees EOF
+	_, err := b.ReadFrom(body)
+	return b.Bytes(), err
+}
+
+// bufMarshaler is implemented by mesos-go's generated (ffjson) types.
+type bufMarshaler interface {
+	MarshalJSONBuf(fflib.EncodingBuffer) error
+}
+
+// encodeFrame encodes m as one RecordIO record. A JSON message is written
+// into a buffer of ffjson's pool, copied once into its record and the
+// buffer handed back: encode and then frame allocated the message twice
+// (its MarshalJSON keeps the pool's buffer) for every event an agent or
+// master sends.
+func (c codec) encodeFrame(m message) ([]byte, error) {
+	bm, ok := m.(bufMarshaler)
+	if c.proto || !ok {
+		b, err := c.encode(m)
+		if err != nil {
+			return nil, err
+		}
+		return frame(b), nil
+	}
+	var buf fflib.Buffer
+	if err := bm.MarshalJSONBuf(&buf); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	out := make([]byte, 0, len(b)+21) // the length's digits and the newline
+	out = strconv.AppendInt(out, int64(len(b)), 10)
+	out = append(append(out, '\n'), b...)
+	fflib.Pool(b)
+	return out, nil
 }
 
 // frame renders one RecordIO record.

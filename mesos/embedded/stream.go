@@ -28,7 +28,7 @@ func newEventStream(format streamFormat, id string) *eventStream {
 // push encodes m and queues it; it reports false when the stream is closed
 // or m cannot be encoded.
 func (s *eventStream) push(m message) bool {
-	b, err := s.format.codec.encode(m)
+	b, err := s.format.codec.encodeFrame(m)
 	if err != nil {
 		return false
 	}
@@ -37,7 +37,7 @@ func (s *eventStream) push(m message) bool {
 	if s.closed {
 		return false
 	}
-	s.queue = append(s.queue, frame(b))
+	s.queue = append(s.queue, b)
 	select {
 	case s.wake <- struct{}{}:
 	default:
