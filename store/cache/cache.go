@@ -36,12 +36,11 @@ type KV struct {
 	wg     sync.WaitGroup
 }
 
-// node is one cached node; kids are the names of its children.
+// node is one cached node; kids are the names of its children (nil: none).
 type node struct {
 	value   []byte
 	version int64
-	kids    map[string]struct{}
-	sorted  []string // kids in order, rebuilt lazily (nil when stale)
+	kids    *kidSet
 }
 
 // root is one mirrored subtree.
@@ -154,7 +153,7 @@ func (c *KV) Children(ctx context.Context, path string) ([]string, error) {
 	c.mu.Lock() // sortedKids may rebuild the order
 	defer c.mu.Unlock()
 	n := c.nodes[path]
-	if n == nil || len(n.kids) == 0 {
+	if n == nil || n.kidCount() == 0 {
 		return nil, nil
 	}
 	return slices.Clone(n.sortedKids()), nil
@@ -171,10 +170,10 @@ func (c *KV) List(ctx context.Context, path string) ([]store.Node, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.nodes[path]
-	if n == nil || len(n.kids) == 0 {
+	if n == nil || n.kidCount() == 0 {
 		return nil, nil
 	}
-	out := make([]store.Node, 0, len(n.kids))
+	out := make([]store.Node, 0, n.kidCount())
 	for _, name := range n.sortedKids() {
 		p := store.Join(path, name)
 		if k := c.nodes[p]; k != nil {
@@ -182,17 +181,6 @@ func (c *KV) List(ctx context.Context, path string) ([]store.Node, error) {
 		}
 	}
 	return out, nil
-}
-
-func (n *node) sortedKids() []string {
-	if n.sorted == nil {
-		n.sorted = make([]string, 0, len(n.kids))
-		for k := range n.kids {
-			n.sorted = append(n.sorted, k)
-		}
-		slices.Sort(n.sorted)
-	}
-	return n.sorted
 }
 
 // Commit applies ops in the backing store and returns once the copy and
@@ -258,10 +246,8 @@ func (c *KV) hint(p string, withChildren bool) (exists bool, children []string, 
 	if n == nil || !withChildren {
 		return n != nil, nil, true
 	}
-	children = make([]string, 0, len(n.kids))
-	for k := range n.kids {
-		children = append(children, k)
-	}
+	children = make([]string, 0, n.kidCount())
+	n.eachKid(func(k string) { children = append(children, k) })
 	return true, children, true
 }
 

@@ -561,14 +561,7 @@ func (c *KV) setLocked(p string, value []byte, version int64) {
 			pn = &node{}
 			c.nodes[parent] = pn
 		}
-		if pn.kids == nil {
-			pn.kids = map[string]struct{}{}
-		}
-		name := store.Base(child)
-		if _, ok := pn.kids[name]; !ok {
-			pn.kids[name] = struct{}{}
-			pn.sorted = nil
-		}
+		pn.addKid(store.Base(child))
 		if !created {
 			return
 		}
@@ -584,18 +577,17 @@ func (c *KV) removeLocked(p string) {
 	}
 	var drop func(string, *node)
 	drop = func(q string, m *node) {
-		for k := range m.kids {
+		m.eachKid(func(k string) {
 			kp := store.Join(q, k)
 			if km := c.nodes[kp]; km != nil {
 				drop(kp, km)
 			}
-		}
+		})
 		delete(c.nodes, q)
 	}
 	drop(p, n)
 	if pn := c.nodes[store.Parent(p)]; pn != nil {
-		delete(pn.kids, store.Base(p))
-		pn.sorted = nil
+		pn.removeKid(store.Base(p))
 	}
 }
 
