@@ -3,6 +3,8 @@ package registry
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -12,7 +14,8 @@ import (
 
 // BenchmarkReadyQueueMemo reads a ready queue of 80,000 jobs of which 500
 // changed since the last read (a large registry's backlog between two
-// launch rounds), as the launcher does each round.
+// launch rounds), as the launcher does each round; memo-MB is the heap
+// the memo holds then.
 func BenchmarkReadyQueueMemo(b *testing.B) {
 	ctx := context.Background()
 	kv := memory.New()
@@ -30,10 +33,15 @@ func BenchmarkReadyQueueMemo(b *testing.B) {
 		}
 	}
 	var m QueueMemo
+	heap0 := liveHeap()
 	if _, err := r.ReadyQueueMemo(ctx, &m); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	defer func() { // what the memo holds: its entries and both reads' arrays
+		b.ReportMetric(float64(liveHeap()-heap0)/1e6, "memo-MB")
+		runtime.KeepAlive(&m)
+	}()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		ops = ops[:0]
@@ -76,7 +84,7 @@ func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
 			}
 		}
 	}
-	check := func(q []Ready, n int) {
+	check := func(q []*Ready, n int) {
 		t.Helper()
 		if len(q) != n {
 			t.Fatalf("read %d entries, want %d", len(q), n)
@@ -88,7 +96,7 @@ func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
 		}
 	}
 	var m QueueMemo
-	var last []Ready
+	var last []*Ready
 	lastN := 0
 	for _, n := range []int{5, 300, 300, 7, 0, 2, 400, 1} {
 		set(n)
@@ -100,4 +108,53 @@ func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
 		check(last, lastN) // the read before is intact
 		last, lastN = q, n
 	}
+}
+
+// TestReadyQueueMemoEntriesStayAsRead: an entry whose value changed, or
+// whose same value was written again (a new version), is a new entry in
+// the next read; the read before still shows what it read.
+func TestReadyQueueMemoEntriesStayAsRead(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	r := New(kv)
+	base := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	put := func(job string, count int) {
+		t.Helper()
+		if err := kv.Commit(ctx, store.Put(ReadyPath+"/"+job, mustJSON(Ready{Count: count, Since: base}))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", 1)
+	put("b", 1)
+	put("c", 1)
+	var m QueueMemo
+	first, err := r.ReadyQueueMemo(ctx, &m)
+	if err != nil || len(first) != 3 {
+		t.Fatal(first, err)
+	}
+	before := make([]Ready, len(first))
+	for i, rd := range first {
+		before[i] = *rd
+	}
+	put("a", 2) // a new value
+	put("b", 1) // the same value, a new version
+	second, err := r.ReadyQueueMemo(ctx, &m)
+	if err != nil || len(second) != 3 {
+		t.Fatal(second, err)
+	}
+	for i, rd := range first {
+		if !reflect.DeepEqual(*rd, before[i]) {
+			t.Errorf("the first read's %s changed: %+v, was %+v", rd.Job, *rd, before[i])
+		}
+	}
+	if second[0].Count != 2 || second[1].Version == first[1].Version || second[2] != first[2] {
+		t.Errorf("second read: a %+v, b %+v (first %+v), c shared %v", *second[0], *second[1], *first[1], second[2] == first[2])
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

@@ -369,7 +369,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (work, error) {
 			w.laterReady++
 			continue
 		}
-		w.ready[rd.Job] = rd
+		w.ready[rd.Job] = *rd
 		s.seenMu.Lock()
 		w.seen[rd.Job] = s.seen[rd.Job]
 		s.seenMu.Unlock()

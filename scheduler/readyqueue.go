@@ -25,11 +25,11 @@ type readyRead struct {
 	valid bool
 	gen   uint64
 	at    time.Time
-	queue []registry.Ready // read-only: shared between rounds
+	queue []*registry.Ready // read-only: shared between rounds
 }
 
 // readyQueue returns the ready queue, oldest first.
-func (s *Scheduler) readyQueue(ctx context.Context) ([]registry.Ready, error) {
+func (s *Scheduler) readyQueue(ctx context.Context) ([]*registry.Ready, error) {
 	gen, now := s.readyGen.Load(), s.Clock.Now()
 	last := s.readyRead
 	fresh := last.valid && last.gen == gen
@@ -50,7 +50,7 @@ func (s *Scheduler) readyQueue(ctx context.Context) ([]registry.Ready, error) {
 
 // sameQueue reports whether two reads hold the same entries at the same
 // versions.
-func sameQueue(a, b []registry.Ready) bool {
+func sameQueue(a, b []*registry.Ready) bool {
 	if len(a) != len(b) {
 		return false
 	}
