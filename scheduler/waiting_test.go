@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -109,22 +110,24 @@ func TestWaitingWithoutOffersAndWhileReconciling(t *testing.T) {
 func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 	r := newRig(t)
 	ws := &r.sched.wait
-	ws.since, ws.recorded, ws.writtenAt, ws.loaded = map[string]time.Time{}, map[string]registry.Waiting{}, map[string]time.Time{}, true
+	ws.entries, ws.loaded = map[string]waitEntry{}, true
 	now := r.clk.Now()
 	const n = waitRefreshPerCommit + 100
 	w := work{waiting: map[string]registry.Waiting{}}
 	for i := range n {
 		k := registry.WaitingKey("ready", fmt.Sprintf("job-%04d", i), 0)
 		since := now.Add(-time.Hour)
-		ws.since[k] = since
-		ws.recorded[k] = registry.Waiting{Reason: registry.WaitBehind, Message: "old figures", Since: since}
-		ws.writtenAt[k] = now.Add(-waitRefresh - time.Duration(i)*time.Millisecond) // job-0000 written last
+		ws.setRecord(k, registry.Waiting{Reason: registry.WaitBehind, Message: "old figures", Since: since},
+			now.Add(-waitRefresh-time.Duration(i)*time.Millisecond)) // job-0000 written last
+		e := ws.entries[k]
+		e.since = since
+		ws.entries[k] = e
 		w.waiting[k] = registry.Waiting{Reason: registry.WaitBehind, Message: "new figures"}
 	}
 	changed := registry.WaitingKey("ready", "job-0000", 0)
 	w.waiting[changed] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
 	gone := registry.WaitingKey("ready", "gone", 0)
-	ws.recorded[gone] = registry.Waiting{Reason: registry.WaitBehind}
+	ws.setRecord(gone, registry.Waiting{Reason: registry.WaitBehind}, now)
 
 	ops, puts, _ := r.sched.waitingOps(w, now, 0)
 	if len(puts) != waitRefreshPerCommit+1 || len(ops) != len(puts)+1 {
@@ -158,14 +161,14 @@ func TestWaitingCommitsAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := &r.sched.wait
-	ws.since, ws.writtenAt, ws.loaded = map[string]time.Time{}, map[string]time.Time{}, true
-	ws.recorded = map[string]registry.Waiting{gone: {Reason: registry.WaitBehind, Since: t0}}
+	ws.entries, ws.loaded = map[string]waitEntry{}, true
+	ws.setRecord(gone, registry.Waiting{Reason: registry.WaitBehind, Since: t0}, t0)
 	const n = 10
 	w := work{waiting: map[string]registry.Waiting{}}
 	for i := range n {
 		k := registry.WaitingKey("ready", fmt.Sprintf("job-%02d", i), 0)
 		w.waiting[k] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
-		ws.since[k] = r.clk.Now().Add(-time.Minute) // waited long enough to be recorded
+		ws.entries[k] = waitEntry{since: r.clk.Now().Add(-time.Minute)} // waited long enough to be recorded
 	}
 	r.sched.recordWaiting(r.ctx, w)
 	got := r.waiting()
@@ -218,5 +221,31 @@ func TestWaitingScratchIsEmptiedAndLetGo(t *testing.T) {
 	round(10)
 	if ws.scratch == nil {
 		t.Fatal("the map of a round as large as the largest was not kept")
+	}
+}
+
+// BenchmarkWaitingState: what the scheduler keeps of 80,000 entries that
+// wait and are recorded (a large backlog behind older work), per entry.
+func BenchmarkWaitingState(b *testing.B) {
+	const n = 80_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = registry.WaitingKey("ready", fmt.Sprintf("sim-%06d", i), 0)
+	}
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	rec := registry.Waiting{Reason: registry.WaitBehind, Message: "shared figures", Since: now}
+	for b.Loop() {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		ws := &waitState{entries: map[string]waitEntry{}}
+		for _, k := range keys {
+			ws.entries[k] = waitEntry{since: now}
+			ws.setRecord(k, rec, now)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/n, "heap-B/entry")
+		runtime.KeepAlive(ws)
 	}
 }
