@@ -135,9 +135,9 @@ func (m *Metrics) launchStages(t scheduler.TaskEvent) {
 		return
 	}
 	p, ok := m.pend[t.Job]
+	committed := fromNano(p.committed)
 	switch {
-	case ok && !p.used && !fromNano(p.committed).After(t.At):
-		committed := fromNano(p.committed)
+	case ok && !p.used && !committed.After(t.At):
 		seen := laterOf(t.Queued, committed)
 		m.stages.observe(StageSeen, committed, seen)
 		m.stages.observe(StageAccept, seen, t.At)

@@ -82,7 +82,7 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*Ready, 
 	}
 	clear(out[len(out):cap(out)]) // the rest of an earlier read: nothing kept alive
 	*buf = out
-	slices.SortFunc(out, func(a, b *Ready) int { return compareReady(a, b) })
+	slices.SortFunc(out, compareReady)
 	return out, nil
 }
 

@@ -1,9 +1,6 @@
 package cache
 
-import (
-	"slices"
-	"sort"
-)
+import "slices"
 
 // smallKids is the most names a kidSet keeps in a sorted slice alone; a
 // set that grows past it gets a map (an insert into a sorted slice moves
@@ -78,7 +75,7 @@ func (k *kidSet) names() []string {
 		for n := range k.big {
 			k.sorted = append(k.sorted, n)
 		}
-		sort.Strings(k.sorted)
+		slices.Sort(k.sorted)
 	}
 	return k.sorted
 }
