@@ -16,9 +16,54 @@ import (
 const FiredPath = "/state/producer/fired_until"
 
 // FiredUntil returns the watermark (ok false when none was recorded yet:
-// no producer ever fired here).
+// no producer ever fired here); see Watermark.
 func (r *Registry) FiredUntil(ctx context.Context) (time.Time, bool, error) {
-	n, err := r.kv.Get(ctx, FiredPath)
+	w, err := r.Watermark(ctx)
+	return w.Until, w.OK, err
+}
+
+// Watermark is the producer's watermark as a new leader reads it.
+type Watermark struct {
+	Until time.Time // the watermark (zero when none was recorded)
+	OK    bool      // one was recorded
+	// CopyBehind: the registry was read through a copy (store/cache) that
+	// held an earlier watermark, CopyUntil, than its backing store. A new
+	// leader reads after the copy caught up with the terms before, so this
+	// is never expected; it is reported, and the store's value is used.
+	CopyBehind bool
+	CopyUntil  time.Time
+}
+
+// backed is a store.KV that serves reads from a copy of another store
+// (store/cache.KV).
+type backed interface{ Backing() store.KV }
+
+// Watermark reads the producer's watermark. Read through a copy of the
+// registry, it also reads the backing store and returns the later of the
+// two: a watermark read too early replays fires that already ran, so the
+// one read that decides a replay does not rest on the copy alone.
+func (r *Registry) Watermark(ctx context.Context) (Watermark, error) {
+	at, ok, err := firedUntilIn(ctx, r.kv)
+	if err != nil {
+		return Watermark{}, err
+	}
+	w := Watermark{Until: at, OK: ok}
+	b, isCopy := r.kv.(backed)
+	if !isCopy {
+		return w, nil
+	}
+	sat, sok, err := firedUntilIn(ctx, b.Backing())
+	if err != nil {
+		return Watermark{}, err
+	}
+	if sok && (!ok || sat.After(at)) {
+		w = Watermark{Until: sat, OK: true, CopyBehind: true, CopyUntil: at}
+	}
+	return w, nil
+}
+
+func firedUntilIn(ctx context.Context, kv store.KV) (time.Time, bool, error) {
+	n, err := kv.Get(ctx, FiredPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return time.Time{}, false, nil
 	}

@@ -23,11 +23,16 @@ const maxMissedPerJob = 10_000
 // is replayed.
 func (p *Producer) catchUp(ctx context.Context) time.Time {
 	now := p.Clock.Now()
-	mark, ok, err := p.Registry.FiredUntil(ctx)
+	w, err := p.Registry.Watermark(ctx)
 	if err != nil {
 		p.Log.Error("producer: read the fire watermark; missed fires are not replayed", "err", err)
 		return now
 	}
+	if w.CopyBehind {
+		p.Log.Warn("producer: the registry copy held an earlier fire watermark than the store; using the store's",
+			"copy", w.CopyUntil, "store", w.Until)
+	}
+	mark, ok := w.Until, w.OK
 	if !ok || !mark.Before(now) {
 		if ok && mark.After(now) {
 			return mark
