@@ -117,13 +117,34 @@ func (s *Store) dsn(pragmas ...string) string {
 	return s.path + "?" + strings.Join(q, "&")
 }
 
+// The writer's connection copies its write-ahead log back into the
+// database every writerCheckpointPages (SQLite's default is 1,000) and
+// keeps writerCacheKiB of pages (the default is 2 MiB). A launch round
+// rewrites the same ready, running and waiting entries round after round:
+// a longer log copies each such page back once for many commits, and a
+// larger cache reads them from the file less often. In
+// BenchmarkCommitRound (100,000 ready entries) the defaults cost
+// 11.3–11.5 µs of CPU per op, a 10,000-page log 9.7–10.6, both together
+// 9.2–9.6; BenchmarkCommitScattered went from 2,469–2,742 to
+// 3,010–3,082 commits/s. Durability is unchanged: every commit is in the
+// log, fsynced with SyncFull, before it is acknowledged.
+const (
+	writerCheckpointPages = 10_000
+	writerCacheKiB        = 32 << 10
+)
+
+func writerPragmas(mode string) []string {
+	return []string{"journal_mode(WAL)", "synchronous(" + mode + ")",
+		fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages), fmt.Sprintf("cache_size(%d)", -writerCacheKiB)}
+}
+
 func (s *Store) openDBs(ctx context.Context) error {
 	mode := "FULL"
 	if s.opts.Sync == SyncNormal {
 		mode = "NORMAL"
 	}
 	var err error
-	if s.wdb, err = sql.Open("sqlite", s.dsn("journal_mode(WAL)", "synchronous("+mode+")")); err != nil {
+	if s.wdb, err = sql.Open("sqlite", s.dsn(writerPragmas(mode)...)); err != nil {
 		return err
 	}
 	s.wdb.SetMaxOpenConns(1)
