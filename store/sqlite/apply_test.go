@@ -48,7 +48,6 @@ func TestWriterPragmas(t *testing.T) {
 	defer db.Close()
 	for pragma, want := range map[string]string{
 		"wal_autocheckpoint": strconv.Itoa(writerCheckpointPages),
-		"cache_size":         strconv.Itoa(-writerCacheKiB),
 		"synchronous":        "2", // FULL
 		"journal_mode":       "wal",
 	} {
