@@ -70,10 +70,11 @@ type simRun struct {
 	p     *schedProc
 	zkNS  string // ZooKeeper namespace of the scheduler (zk variant)
 
-	registered int     // jobs registered
-	launches   float64 // launches in the window (zkAfter relates ZooKeeper's writes to them)
-	zkTxns     float64 // ZooKeeper write transactions in the window
-	window     float64 // seconds
+	registered int           // jobs registered
+	launches   float64       // launches in the window (zkAfter relates ZooKeeper's writes to them)
+	zkTxns     float64       // ZooKeeper write transactions in the window
+	window     float64       // seconds
+	readSlack  time.Duration // the largest uncertainty of a counter reading's time (scrapeAt)
 }
 
 func runSimVariant(ctx context.Context, o options, r *report, store string) error {
