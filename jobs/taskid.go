@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -112,7 +113,24 @@ func UUIDAt(t time.Time, rest []byte, version byte) string {
 	}
 	b[6] = b[6]&0x0f | version<<4
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	return FormatUUID(b)
+}
+
+// FormatUUID writes b in the canonical 8-4-4-4-12 form, lowercase: what
+// fmt's "%x-%x-%x-%x-%x" of its parts gives, at a tenth of the cost (one
+// string allocated). Every launch and every history row formats one.
+func FormatUUID(b [16]byte) string {
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
 }
 
 // UUIDTime is the time (to the millisecond) in a version 7 UUID; false

@@ -168,10 +168,11 @@ var idNamespace = [16]byte{0x6a, 0x0b, 0x1f, 0x53, 0x2e, 0x8c, 0x4c, 0x1d, 0x9a,
 // the same ID, so an event recorded twice (Mesos resends an update the
 // scheduler did not acknowledge before a crash) is stored once.
 func NewID(parts ...string) string {
-	b := nameHash(parts)
+	var b [16]byte
+	copy(b[:], nameHash(parts))
 	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	return jobs.FormatUUID(b)
 }
 
 func nameHash(parts []string) []byte {
