@@ -57,10 +57,19 @@ func ParseMetaKey(s string) (string, int, error) {
 
 // ParseTaskID parses a task id string.
 func ParseTaskID(s string) (TaskID, error) {
-	parts := strings.Split(s, Separator)
-	if len(parts) != 5 {
+	var parts [5]string // strings.Split's parts, without its slice: every status update parses one
+	rest, n := s, 0
+	for ; n < 4; n++ {
+		a, b, ok := strings.Cut(rest, Separator)
+		if !ok {
+			break
+		}
+		parts[n], rest = a, b
+	}
+	if n != 4 || strings.Contains(rest, Separator) {
 		return TaskID{}, fmt.Errorf("jobs: task id %q must have 5 parts joined by %s", s, Separator)
 	}
+	parts[4] = rest
 	item, ok := parseItem(parts[1])
 	if !ok {
 		return TaskID{}, fmt.Errorf("jobs: task id %q has a bad shard item %q", s, parts[1])

@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,5 +37,41 @@ func BenchmarkUUIDAt(b *testing.B) {
 	at := time.Now()
 	for b.Loop() {
 		_ = UUIDAt(at, rest, 8)
+	}
+}
+
+// ParseTaskID splits exactly as strings.Split did: the same parts, and
+// an error for any count but five.
+func TestParseTaskIDSplitsAsSplit(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "a@-@0@-@READY@-@s1@-@u", "a@-@0@-@READY@-@s1", "a@-@0@-@READY@-@s1@-@u@-@v",
+		"@-@0@-@READY@-@@-@", "a@-@-@0@-@READY@-@s1@-@u", "a@-@0@-@READY@-@s1@-@u@-@", "@-@@-@@-@@-@",
+		"a@-@01@-@READY@-@s1@-@u", "a@-@0@-@FAILOVER@-@s@-@1@-@u", "job@-@12@-@FAILOVER@-@agent-S3@-@01a210cd-f07e-790f",
+	} {
+		got, err := ParseTaskID(s)
+		parts := strings.Split(s, Separator)
+		if len(parts) != 5 {
+			if err == nil {
+				t.Errorf("ParseTaskID(%q) = %+v; want an error (%d parts)", s, got, len(parts))
+			}
+			continue
+		}
+		if item, ok := parseItem(parts[1]); !ok || (parts[2] != string(KindReady) && parts[2] != string(KindFailover)) {
+			if err == nil {
+				t.Errorf("ParseTaskID(%q) = %+v; want an error", s, got)
+			}
+			continue
+		} else if err != nil || got != (TaskID{JobName: parts[0], Item: item, Kind: TaskKind(parts[2]), AgentID: parts[3], UUID: parts[4]}) {
+			t.Errorf("ParseTaskID(%q) = %+v, %v; want the parts %q", s, got, err, parts)
+		}
+	}
+}
+
+func BenchmarkParseTaskID(b *testing.B) {
+	id := "sim-092489@-@3@-@READY@-@cdac4c83-ea31-4da5-bb43-945e093d0e4e-S56@-@01a210cd-f07e-7509-95e8-57b4897ac04e"
+	for b.Loop() {
+		if _, err := ParseTaskID(id); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
