@@ -65,14 +65,8 @@ func (c *client) healthy() bool {
 
 // scrape reads /metrics into series → value.
 func (c *client) scrape() (metricSet, error) {
-	code, b, err := c.do(http.MethodGet, "/metrics", "", nil)
-	if err != nil {
-		return nil, err
-	}
-	if code != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %d", code)
-	}
-	return parseMetrics(b), nil
+	m, _, _, err := c.scrapeAt()
+	return m, err
 }
 
 // scrapeAt is scrape, also returning when the values were read: the

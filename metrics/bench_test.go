@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/heapbench"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
@@ -47,9 +48,7 @@ func BenchmarkJobSeriesHeap(b *testing.B) {
 	}
 	var perJob float64
 	for b.Loop() {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
+		before := heapbench.Live()
 		m := New()
 		m.Leading(true)
 		for i, job := range names {
@@ -58,9 +57,7 @@ func BenchmarkJobSeriesHeap(b *testing.B) {
 			m.Launched(ev)
 			m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		perJob = float64(after.HeapAlloc-before.HeapAlloc) / jobsN
+		perJob = float64(heapbench.Live()-before) / jobsN
 		runtime.KeepAlive(m)
 	}
 	b.ReportMetric(perJob, "heap-B/job")

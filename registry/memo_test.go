@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/heapbench"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
@@ -33,13 +34,13 @@ func BenchmarkReadyQueueMemo(b *testing.B) {
 		}
 	}
 	var m QueueMemo
-	heap0 := liveHeap()
+	heap0 := heapbench.Live()
 	if _, err := r.ReadyQueueMemo(ctx, &m); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	defer func() { // what the memo holds: its entries and both reads' arrays
-		b.ReportMetric(float64(liveHeap()-heap0)/1e6, "memo-MB")
+		b.ReportMetric(float64(heapbench.Live()-heap0)/1e6, "memo-MB")
 		runtime.KeepAlive(&m)
 	}()
 	for i := 0; b.Loop(); i++ {
@@ -150,11 +151,4 @@ func TestReadyQueueMemoEntriesStayAsRead(t *testing.T) {
 	if second[0].Count != 2 || second[1].Version == first[1].Version || second[2] != first[2] {
 		t.Errorf("second read: a %+v, b %+v (first %+v), c shared %v", *second[0], *second[1], *first[1], second[2] == first[2])
 	}
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/heapbench"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 )
@@ -235,17 +236,13 @@ func BenchmarkWaitingState(b *testing.B) {
 	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	rec := registry.Waiting{Reason: registry.WaitBehind, Message: "shared figures", Since: now}
 	for b.Loop() {
-		runtime.GC()
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
+		before := heapbench.Live()
 		ws := &waitState{entries: map[string]waitEntry{}}
 		for _, k := range keys {
 			ws.entries[k] = waitEntry{since: now}
 			ws.setRecord(k, rec, now)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&m1)
-		b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/n, "heap-B/entry")
+		b.ReportMetric(float64(heapbench.Live()-before)/n, "heap-B/entry")
 		runtime.KeepAlive(ws)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ejcloud/elasticjob/internal/heapbench"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -24,7 +25,7 @@ func BenchmarkCopyHeap(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		before := liveHeap()
+		before := heapbench.Live()
 		var ops []store.Op
 		flush := func() {
 			if err := c.Commit(b.Context(), ops...); err != nil {
@@ -59,15 +60,8 @@ func BenchmarkCopyHeap(b *testing.B) {
 			}
 		}
 		flush()
-		b.ReportMetric(float64(liveHeap()-before)/jobs, "heap-B/job")
+		b.ReportMetric(float64(heapbench.Live()-before)/jobs, "heap-B/job")
 		runtime.KeepAlive(c)
 		_ = c.Close()
 	}
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
