@@ -75,6 +75,10 @@ type ExecutionComplete struct {
 	CompleteTime    time.Time `json:"completeTime"`
 	Success         bool      `json:"success"`
 	FailureCause    string    `json:"failureCause"` // truncated to 4000 characters
+
+	// whole: its start was merged into it (mergeExecutions), so its row
+	// is new unless a replay wrote it before.
+	whole bool
 }
 
 func (e StatusTrace) EventID() string       { return e.ID }

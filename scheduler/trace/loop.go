@@ -121,7 +121,7 @@ func (w *Writer) drain(ctx context.Context, fullOnly bool) error {
 		if err != nil || len(parts) == 0 {
 			return err
 		}
-		if err := w.writeBatch(ctx, evs); err != nil {
+		if err := w.writeBatch(ctx, mergeExecutions(evs)); err != nil {
 			cs := make([]*chunk, len(parts))
 			for i, p := range parts {
 				cs[i] = p.c

@@ -199,22 +199,44 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 	if d == dialectMySQL {
 		ins = "INSERT IGNORE INTO " // data problems become warnings, as for the other rows
 	}
-	complete := insertRows
-	if d == dialectSQLite {
-		complete = insertEach
+	const completeCols = " (id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time) VALUES "
+	completeRow := func(e ExecutionComplete) []any {
+		var cause any
+		if !e.Success {
+			cause = e.FailureCause
+		}
+		return []any{e.ID, e.JobName, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, cause, boolInt(e.Success),
+			timeArg(d, e.StartTime), timeArg(d, e.CompleteTime)}
 	}
-	err = complete(ctx, tx, ins+migrations.TableJobExecutionLog+
-		" (id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time) VALUES ",
-		11, s.completeUpsert(), len(completes), func(i int) []any {
-			e := completes[i]
-			var cause any
-			if !e.Success {
-				cause = e.FailureCause
+	upsert := func(cs []ExecutionComplete) error {
+		complete := insertRows
+		if d == dialectSQLite {
+			complete = insertEach
+		}
+		return complete(ctx, tx, ins+migrations.TableJobExecutionLog+completeCols, 11, s.completeUpsert(), len(cs),
+			func(i int) []any { return completeRow(cs[i]) })
+	}
+	if d == dialectSQLite {
+		// Whole rows (start and completion merged) are new rows but after a
+		// replay: many-row inserts, each checked by its count of rows and
+		// upserted row by row when a row was already there.
+		var whole []ExecutionComplete
+		rest := completes[:0:0]
+		for _, c := range completes {
+			if c.whole {
+				whole = append(whole, c)
+			} else {
+				rest = append(rest, c)
 			}
-			return []any{e.ID, e.JobName, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, cause, boolInt(e.Success),
-				timeArg(d, e.StartTime), timeArg(d, e.CompleteTime)}
-		})
-	if err != nil {
+		}
+		if err := insertNew(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+completeCols, 11, len(whole),
+			func(i int) []any { return completeRow(whole[i]) },
+			func(lo, hi int) error { return upsert(whole[lo:hi]) }); err != nil {
+			return err
+		}
+		completes = rest
+	}
+	if err := upsert(completes); err != nil {
 		return err
 	}
 	if err := s.writeAudits(ctx, tx, audits); err != nil {
@@ -232,6 +254,33 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 // insertRows runs head + (?, …), … + tail for n rows, in statements of at
 // most maxRowsPerStatement rows.
 func insertRows(ctx context.Context, tx *sqlx.Tx, head string, cols int, tail string, n int, row func(int) []any) error {
+	return eachStatement(head, cols, tail, n, row, func(_, _ int, q string, args []any) error {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("trace: insert: %w", err)
+		}
+		return nil
+	})
+}
+
+// insertNew is insertRows of insert-or-ignore rows that are new in the
+// usual case: a statement that inserted fewer rows than it had (some were
+// there) is followed by again(lo, hi) for its rows.
+func insertNew(ctx context.Context, tx *sqlx.Tx, head string, cols, n int, row func(int) []any, again func(lo, hi int) error) error {
+	return eachStatement(head, cols, "", n, row, func(lo, hi int, q string, args []any) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("trace: insert: %w", err)
+		}
+		if k, err := res.RowsAffected(); err != nil || k != int64(hi-lo) {
+			return again(lo, hi)
+		}
+		return nil
+	})
+}
+
+// eachStatement builds head + (?, …), … + tail for rows [lo, hi) of n, at
+// most maxRowsPerStatement at a time, and calls exec with each.
+func eachStatement(head string, cols int, tail string, n int, row func(int) []any, exec func(lo, hi int, q string, args []any) error) error {
 	one := rowPlaceholders(cols)
 	for lo := 0; lo < n; lo += maxRowsPerStatement {
 		hi := min(n, lo+maxRowsPerStatement)
@@ -246,8 +295,8 @@ func insertRows(ctx context.Context, tx *sqlx.Tx, head string, cols int, tail st
 			args = append(args, row(i)...)
 		}
 		b.WriteString(tail)
-		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("trace: insert: %w", err)
+		if err := exec(lo, hi, b.String(), args); err != nil {
+			return err
 		}
 	}
 	return nil
