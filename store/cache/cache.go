@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -33,7 +34,12 @@ type KV struct {
 	pending map[string]map[*pending]struct{} // path → commits in flight
 
 	cancel context.CancelFunc
+	runCtx context.Context // ends at Close
 	wg     sync.WaitGroup
+
+	// recheckAfter is how long after a Refresh a node it revealed is read
+	// again (see Refresh); tests shorten it.
+	recheckAfter time.Duration
 }
 
 // node is one cached node; kids are the names of its children (nil: none).
@@ -86,7 +92,7 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 		c.roots = append(c.roots, &root{path: p})
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
+	c.cancel, c.runCtx, c.recheckAfter = cancel, runCtx, time.Second
 	for _, r := range c.roots {
 		ch, err := back.Watch(runCtx, r.path)
 		if err != nil {

@@ -171,7 +171,7 @@ func (c *KV) applyEvents(ctx context.Context, r *root, events []store.Event) err
 	}
 	c.mu.RUnlock()
 	errs := make([]error, len(stale))
-	parallel.For(len(stale), eventReadParallel, func(i int) { errs[i] = c.refreshIn(ctx, r, stale[i]) })
+	parallel.For(len(stale), eventReadParallel, func(i int) { _, errs[i] = c.refreshIn(ctx, r, stale[i]) })
 	return errors.Join(errs...)
 }
 
@@ -339,6 +339,14 @@ func (c *KV) stripe(p string) int {
 
 // Refresh re-reads paths from the backing store into the copy. Paths
 // outside the mirrored roots are ignored.
+//
+// A node found that the copy did not have is read again recheckAfter
+// later: its creation is not reported yet, and ZooKeeper's watch never
+// reports a node created and deleted between two of its listings (store/zk),
+// so a node read just before its deletion would otherwise stay in the copy
+// for good. A standby refreshes what a forwarded trigger wrote, and the
+// leader may launch the run and delete the ready entry a millisecond later:
+// the standby then showed a ready entry that no longer existed.
 func (c *KV) Refresh(ctx context.Context, paths ...string) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(paths))
@@ -347,18 +355,34 @@ func (c *KV) Refresh(ctx context.Context, paths ...string) error {
 		if r == nil {
 			continue
 		}
-		if len(paths) == 1 {
-			return c.refreshIn(ctx, r, p)
-		}
-		wg.Go(func() { errs[i] = c.refreshIn(ctx, r, p) })
+		wg.Go(func() {
+			var revealed bool
+			revealed, errs[i] = c.refreshIn(ctx, r, p)
+			if revealed {
+				c.recheck(r, p)
+			}
+		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+	return errors.Join(errs...)
+}
+
+// recheck reads p again recheckAfter from now (until Close).
+func (c *KV) recheck(r *root, p string) {
+	c.wg.Go(func() {
+		t := time.NewTimer(c.recheckAfter)
+		defer t.Stop()
+		select {
+		case <-c.runCtx.Done():
+			return
+		case <-t.C:
 		}
-	}
-	return nil
+		ctx, cancel := context.WithTimeout(c.runCtx, waitEvents)
+		defer cancel()
+		if _, err := c.refreshIn(ctx, r, p); err != nil {
+			c.log.Warn("cache: second read of a refreshed node failed", "path", p, "err", err)
+		}
+	})
 }
 
 // RefreshAll re-reads every mirrored subtree.
@@ -374,8 +398,9 @@ func (c *KV) RefreshAll(ctx context.Context) error {
 	return nil
 }
 
-// refreshIn re-reads p under its stripe lock and applies what it finds.
-func (c *KV) refreshIn(ctx context.Context, r *root, p string) error {
+// refreshIn re-reads p under its stripe lock and applies what it finds;
+// revealed: p was found and the copy did not have it.
+func (c *KV) refreshIn(ctx context.Context, r *root, p string) (revealed bool, err error) {
 	r.scan.RLock()
 	defer r.scan.RUnlock()
 	mu := &r.locks[c.stripe(p)]
@@ -383,12 +408,13 @@ func (c *KV) refreshIn(ctx context.Context, r *root, p string) error {
 	defer mu.Unlock()
 	n, err := c.back.Get(ctx, p)
 	if err != nil && !isNotFound(err) {
-		return fmt.Errorf("cache: re-read %s: %w", p, err)
+		return false, fmt.Errorf("cache: re-read %s: %w", p, err)
 	}
 	c.mu.Lock()
+	revealed = err == nil && c.nodes[p] == nil
 	c.putRead(r, p, n, err == nil)
 	c.mu.Unlock()
-	return nil
+	return revealed, nil
 }
 
 // putRead applies a read of p (found or not) to the copy; c.mu is held.
