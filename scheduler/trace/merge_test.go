@@ -48,12 +48,16 @@ func TestMergedExecutionIsTheSeparateWritesRow(t *testing.T) {
 			t.Fatalf("separate writes: %+v", want)
 		}
 
-		merged, _ := open(t, Options{Dialect: b.dialect, DSN: b.dsn(t)})
-		for i := range starts {
-			merged.Record(starts[i])
-			merged.Record(completes[i])
+		// Each start next to its completion: one batch, merged.
+		together := func(w *Writer) {
+			for i := range starts {
+				w.Record(starts[i])
+				w.Record(completes[i])
+			}
+			mustFlush(t, w)
 		}
-		mustFlush(t, merged)
+		merged, _ := open(t, Options{Dialect: b.dialect, DSN: b.dsn(t)})
+		together(merged)
 		if got := execs(t, merged); !reflect.DeepEqual(got, want) {
 			t.Errorf("merged\n got %+v\nwant %+v", got, want)
 		}
@@ -61,11 +65,7 @@ func TestMergedExecutionIsTheSeparateWritesRow(t *testing.T) {
 		replayed, _ := open(t, Options{Dialect: b.dialect, DSN: b.dsn(t)})
 		replayed.Record(starts[1])
 		mustFlush(t, replayed)
-		for i := range starts {
-			replayed.Record(starts[i])
-			replayed.Record(completes[i])
-		}
-		mustFlush(t, replayed)
+		together(replayed)
 		if got := execs(t, replayed); !reflect.DeepEqual(got, want) {
 			t.Errorf("merged after a replayed start\n got %+v\nwant %+v", got, want)
 		}
