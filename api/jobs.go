@@ -157,26 +157,32 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		return false, err
 	}
 	now := s.clock.Now()
-	duplicate := false
+	duplicate, queued := false, false
 	if req.JobParameter != nil || req.IdempotencyKey != "" {
 		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter}
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
 		duplicate, err = s.reg.TriggerRun(c, req.JobName, run, now)
+		queued = !duplicate
 	} else {
-		_, err = s.reg.Trigger(c, req.JobName, cfg.Misfire, now)
+		// false: the trigger collapsed into an execution already waiting
+		// (misfire false), or the job's queue is full; nothing was written.
+		queued, err = s.reg.Trigger(c, req.JobName, cfg.Misfire, now)
 	}
-	if err != nil {
-		return false, err
+	if err != nil || !queued {
+		// Nothing committed: no commit stage to observe, nothing new for
+		// the launcher (under a trigger stream faster than the job runs,
+		// most triggers are these).
+		return duplicate, err
 	}
-	if s.committed != nil && !duplicate {
+	if s.committed != nil {
 		s.committed(req.JobName, now, s.clock.Now())
 	}
-	if s.ops != nil && !duplicate {
+	if s.ops != nil {
 		s.ops.Wake()
 	}
-	return duplicate, nil
+	return false, nil
 }
 
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)

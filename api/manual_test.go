@@ -4,6 +4,9 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/api"
 )
 
 // The curl commands of the manual (reference/003_4dbd97e3c7e25ce2.txt
@@ -138,5 +141,27 @@ func TestTriggerWithParameterAndIdempotencyKey(t *testing.T) {
 	}
 	if e.ops.Wakes() != 2 {
 		t.Fatalf("wakes = %d: a duplicate must not wake the launcher", e.ops.Wakes())
+	}
+}
+
+// A trigger that collapses into an execution already waiting (misfire
+// false) writes nothing: it neither wakes the launcher nor counts as a
+// commit in the launch-stage figures.
+func TestCollapsedTriggerWakesNothing(t *testing.T) {
+	var commits []string
+	e := newEnv(t, func(o *api.Options, _ *api.Credentials) {
+		o.TriggerCommitted = func(job string, _, _ time.Time) { commits = append(commits, job) }
+	})
+	e.must(http.StatusOK, http.MethodPost, "/api/app", manualPublishApp)
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", manualQuickStartJob)
+	for range 3 {
+		e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "my_job")
+	}
+	q, err := e.reg.ReadyQueue(t.Context())
+	if err != nil || len(q) != 1 || q[0].Count != 1 {
+		t.Fatalf("ready = %+v %v, want one execution", q, err)
+	}
+	if e.ops.Wakes() != 1 || len(commits) != 1 {
+		t.Fatalf("wakes = %d, commits observed = %v: only the first trigger queued anything", e.ops.Wakes(), commits)
 	}
 }
