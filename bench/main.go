@@ -40,6 +40,7 @@ type options struct {
 	tputApps      int
 	tputRate      int
 	tputPaced     int
+	tputCronOnly  bool
 	tputWindow    time.Duration
 	benchtime     string
 	executorPath  string
@@ -86,6 +87,7 @@ func main() {
 	flag.IntVar(&o.tputJobs, "tput-jobs", 200, "one-shard jobs in the throughput scenario")
 	flag.IntVar(&o.tputApps, "tput-apps", 4, "apps (so executors) the throughput jobs are spread over")
 	flag.IntVar(&o.tputRate, "tput-rate", 800, "API triggers per second across the throughput jobs (on top of their every-second crons)")
+	flag.BoolVar(&o.tputCronOnly, "tput-cron-only", true, "throughput: then the same jobs on their crons alone, without the API trigger stream (CPU per execution without the trigger requests)")
 	flag.IntVar(&o.tputPaced, "tput-paced", 300, "throughput: then this many jobs without cron, triggered once a second each, for ready → ACCEPT at that rate (0: skip)")
 	flag.DurationVar(&o.tputWindow, "tput-window", 30*time.Second, "throughput measurement window")
 	flag.IntVar(&o.packageMB, "package-mb", 100, "payload size in MB of the package scenario's upload")

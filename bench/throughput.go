@@ -11,19 +11,27 @@ import (
 	"time"
 )
 
-// runThroughput runs the throughput scenario twice: saturated (as many
-// executions as the machine completes, and their CPU) and paced at
-// o.tputPaced triggers per second over as many jobs, each triggered once a
-// second so that no trigger waits for its own job's previous run (the
-// scheduler's queueing alone: ready → ACCEPT).
+// runThroughput runs the throughput scenario up to three times: saturated
+// (as many executions as the machine completes, and their CPU); with the
+// same jobs' crons alone (o.tputCronOnly: no API trigger, so the CPU per
+// execution without the trigger stream's requests, most of which only
+// collapse into an execution already waiting); and paced at o.tputPaced
+// triggers per second over as many jobs, each triggered once a second so
+// that no trigger waits for its own job's previous run (the scheduler's
+// queueing alone: ready → ACCEPT).
 func runThroughput(ctx context.Context, o options, r *report) error {
 	if err := throughputRun(ctx, o, r, "throughput", o.tputJobs, o.tputRate, true); err != nil {
 		return err
 	}
+	o.tputProfile = false
+	if o.tputCronOnly && o.tputRate > 0 {
+		if err := throughputRun(ctx, o, r, "throughput/cron-only", o.tputJobs, 0, true); err != nil {
+			return err
+		}
+	}
 	if o.tputPaced <= 0 {
 		return nil
 	}
-	o.tputProfile = false
 	return throughputRun(ctx, o, r, fmt.Sprintf("throughput/%d-per-s", o.tputPaced), o.tputPaced, o.tputPaced, false)
 }
 
@@ -183,6 +191,12 @@ func throughputRun(ctx context.Context, o options, r *report, sc string, jobs, r
 	}
 	r.add(sc, "launched; failed; killed in window", fmt.Sprintf("%.0f/s; %.0f; %.0f", launched/win, failed, killed), "", nil)
 	r.add(sc, "trigger errors", fmt.Sprintf("%d", trigErrs.Load()), "", nil)
+	if fin > 0 && rate > 0 {
+		// Each request costs the scheduler its HTTP, its audit row (durable
+		// before the answer) and a registry read, whether it queues an
+		// execution or collapses into one already waiting (misfire=false).
+		r.add(sc, "API trigger requests per completed execution", fmt.Sprintf("%.2f", float64(sentWin)/fin), "", nil)
+	}
 	r.add(sc, "executor VmRSS max / median", fmt.Sprintf("%s / %s (%d executors, %d samples)", mb(maxOf(rss)), mb(percentile(rss, .5)), len(seen), len(rss)), "≤ 20 MB", le(maxOf(rss)/(1<<20), 20))
 	r.add(sc, "scheduler CPU (% of one core) / VmRSS max", fmt.Sprintf("%.0f %% / %s", 100*(s1.cpu-s0.cpu)/win, mb(float64(schedRSSMax))), "", nil)
 	if fin > 0 {
