@@ -20,7 +20,7 @@ const maxMissedPerJob = 10_000
 // cap). It returns the instant from which the producer schedules: the
 // later of now and the watermark (fires staged ahead by the previous
 // leader are not fired again). Without a watermark (a first start) nothing
-// is replayed.
+// is replayed, and the start is recorded as the watermark.
 func (p *Producer) catchUp(ctx context.Context) time.Time {
 	now := p.Clock.Now()
 	w, err := p.Registry.Watermark(ctx)
@@ -33,8 +33,20 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 			"copy", w.CopyUntil, "store", w.Until)
 	}
 	mark, ok := w.Until, w.OK
-	if !ok || !mark.Before(now) {
-		if ok && mark.After(now) {
+	if !ok {
+		// No producer has recorded a watermark yet: a new registry, or
+		// every earlier term ended before its first fire committed (a
+		// lease lost during that commit). This start becomes the mark, so
+		// that if this term too ends before its first fire commits, the
+		// next leader replays that fire instead of starting from its own
+		// clock without one.
+		if err := p.Registry.TriggerMissed(ctx, nil, now); err != nil {
+			p.Log.Error("producer: record the fire watermark", "err", err)
+		}
+		return now
+	}
+	if !mark.Before(now) {
+		if mark.After(now) {
 			return mark
 		}
 		return now

@@ -234,3 +234,31 @@ func TestFireLeadFollowsSlowCommits(t *testing.T) {
 		t.Fatalf("lead %v after a 5s commit, want the bound %v", got, maxLead)
 	}
 }
+
+// TestFirstTermRecordsTheWatermark: with no watermark in the registry, a
+// producer records its start as one, so the fires of a term that ends
+// before its first fire commits (its lease lost during that commit) are
+// replayed by the next term, which otherwise had no point to count from.
+func TestFirstTermRecordsTheWatermark(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "grow"; j.Cron = "* * * * * ?"; j.Misfire = true })
+	p := r.sched.producer
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.Run(ctx) }()
+	armedAt(t, r, t0.Add(time.Second))
+	cancel() // the term ends before its first fire
+	<-done
+	if mark, ok, err := r.reg.FiredUntil(r.ctx); err != nil || !ok || !mark.Equal(t0) {
+		t.Fatalf("watermark %v %v %v, want the first term's start", mark, ok, err)
+	}
+	r.clk.Set(t0.Add(2500 * time.Millisecond))
+	fired := runProducer(t, r)
+	if got := nextFire(t, fired); len(got) != 1 || got[0] != "grow" {
+		t.Fatalf("caught up %v, want grow", got)
+	}
+	if c := r.readyCount("grow"); c != 2 {
+		t.Fatalf("%d pending, want the 2 fires the first term missed (t0+1s, t0+2s)", c)
+	}
+}
