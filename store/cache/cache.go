@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -36,10 +35,6 @@ type KV struct {
 	cancel context.CancelFunc
 	runCtx context.Context // ends at Close
 	wg     sync.WaitGroup
-
-	// recheckAfter is how long after a Refresh a node it revealed is read
-	// again (see Refresh); tests shorten it.
-	recheckAfter time.Duration
 }
 
 // node is one cached node; kids are the names of its children (nil: none).
@@ -92,7 +87,7 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 		c.roots = append(c.roots, &root{path: p})
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	c.cancel, c.runCtx, c.recheckAfter = cancel, runCtx, time.Second
+	c.cancel, c.runCtx = cancel, runCtx
 	for _, r := range c.roots {
 		ch, err := back.Watch(runCtx, r.path)
 		if err != nil {

@@ -355,22 +355,30 @@ func (c *KV) Refresh(ctx context.Context, paths ...string) error {
 		if r == nil {
 			continue
 		}
-		wg.Go(func() {
-			var revealed bool
-			revealed, errs[i] = c.refreshIn(ctx, r, p)
+		one := func() error {
+			revealed, err := c.refreshIn(ctx, r, p)
 			if revealed {
 				c.recheck(r, p)
 			}
-		})
+			return err
+		}
+		if len(paths) == 1 {
+			return one()
+		}
+		wg.Go(func() { errs[i] = one() })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
+// recheckAfter is how long after a Refresh a node it revealed is read
+// again (see Refresh).
+const recheckAfter = time.Second
+
 // recheck reads p again recheckAfter from now (until Close).
 func (c *KV) recheck(r *root, p string) {
 	c.wg.Go(func() {
-		t := time.NewTimer(c.recheckAfter)
+		t := time.NewTimer(recheckAfter)
 		defer t.Stop()
 		select {
 		case <-c.runCtx.Done():

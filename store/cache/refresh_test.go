@@ -5,10 +5,10 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ejcloud/elasticjob/store"
-	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
@@ -29,35 +29,33 @@ func (s *staleOnce) Get(ctx context.Context, p string) (store.Node, error) {
 	return s.KV.Get(ctx, p)
 }
 
-// A node a Refresh revealed is read again shortly after: one that was gone
-// by then leaves the copy, though no event ever told of it.
+// A node a Refresh revealed is read again a second later: one that was
+// gone by then leaves the copy, though no event ever told of it. In a
+// synctest bubble, so the second passes on the fake clock.
 func TestRefreshedNodeReadAgain(t *testing.T) {
-	back := &staleOnce{KV: memory.New(), path: "/state/ready/job"}
-	c := openCache(t, back, "/state")
-	cache.SetRecheckAfter(c, time.Millisecond)
-	if err := c.Refresh(t.Context(), back.path); err != nil {
-		t.Fatal(err)
-	}
-	if !back.used.Load() {
-		t.Fatal("the refresh did not read the node")
-	}
-	deadline := time.Now().Add(10 * time.Second) // failsafe only
-	for {
-		_, err := c.Get(t.Context(), back.path)
-		if errors.Is(err, store.ErrNotFound) {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		back := &staleOnce{KV: memory.New(), path: "/state/ready/job"}
+		c := openCache(t, back, "/state")
+		if err := c.Refresh(t.Context(), back.path); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
+		if _, err := c.Get(t.Context(), back.path); err != nil || !back.used.Load() {
+			t.Fatalf("the refresh did not put the node it read in the copy: %v", err)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if _, err := c.Get(t.Context(), back.path); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("the node read before its deletion is still in the copy: %v", err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	// A node that is there stays.
-	mustCommit(t, back, store.Create("/state/ready/other", []byte("x")))
-	if err := c.Refresh(t.Context(), "/state/ready/other"); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := c.Get(t.Context(), "/state/ready/other"); err != nil || string(n.Value) != "x" {
-		t.Fatalf("refreshed node: %+v %v", n, err)
-	}
+		// A node that is there stays.
+		mustCommit(t, back, store.Create("/state/ready/other", []byte("x")))
+		if err := c.Refresh(t.Context(), "/state/ready/other"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n, err := c.Get(t.Context(), "/state/ready/other"); err != nil || string(n.Value) != "x" {
+			t.Fatalf("refreshed node: %+v %v", n, err)
+		}
+	})
 }
