@@ -11,23 +11,15 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// Driver is what the scheduler asks of Mesos (implemented by
-// mesos.Client).
-type Driver interface {
-	Accept(ctx context.Context, offerIDs []string, launches []mesos.TaskLaunch, refuse time.Duration) error
-	Decline(ctx context.Context, offerIDs []string, refuse time.Duration) error
-	Suppress(ctx context.Context) error
-	Revive(ctx context.Context) error
-	Kill(ctx context.Context, taskID, agentID string) error
-	Reconcile(ctx context.Context, tasks []mesos.TaskRef) error
-	Shutdown(ctx context.Context, executorID, agentID string) error
-}
+// Driver is what the scheduler asks of its cluster engine.
+type Driver = engine.Driver
 
 // Observer receives what happens to tasks, for history and metrics. Calls
 // are made on the loop goroutine and must not block.

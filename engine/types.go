@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Offer is a resource offer summarised for the launcher (a Mesos offer, or a Kubernetes node's free resources): scalar cpus and mem usable by the
+// framework's role (its own role and "*").
+type Offer struct {
+	ID, AgentID, Hostname string
+	CPUs, MemMB           float64
+}
+
+// ExecutorSpec describes the custom executor a task runs in. Every task of one executor id
+// must carry the same spec (Mesos rejects a task whose ExecutorInfo differs from the running
+// executor's). CPUs and MemMB are always sent; see the package documentation.
+type ExecutorSpec struct {
+	ID, Name    string
+	CPUs, MemMB float64
+	// Command runs through /bin/sh -c when Shell is true; otherwise it is the program path and
+	// Args its argv (argv[0] included), as in Mesos' CommandInfo.
+	Command string
+	Shell   bool
+	Args    []string
+	URIs    []URI
+	Env     map[string]string
+}
+
+// URI is a file the Mesos fetcher downloads into the sandbox before the executor starts.
+type URI struct {
+	Value                      string
+	Executable, Extract, Cache bool
+}
+
+// TaskLaunch is one task to launch on the agent of the accepted offers.
+type TaskLaunch struct {
+	TaskID, Name, AgentID string
+	CPUs, MemMB           float64
+	Data                  []byte
+	Executor              ExecutorSpec
+	KillGrace             time.Duration
+}
+
+// Status is a task status update. State, Reason and Source are the Mesos enum names
+// ("TASK_RUNNING", "REASON_EXECUTOR_TERMINATED", "SOURCE_AGENT"); Reason and Source are "" when unset.
+type Status struct {
+	TaskID, AgentID, ExecutorID string
+	State                       string
+	Message, Reason, Source     string
+	Data                        []byte
+	Timestamp                   time.Time
+	Healthy                     *bool
+}
+
+// TaskRef names a task for explicit reconciliation.
+type TaskRef struct{ TaskID, AgentID string }
+
+// Handler is implemented by the scheduler. Methods are called from one goroutine, in event order.
+type Handler interface {
+	// Subscribed is called after every (re)subscription; the scheduler persists the id and reconciles.
+	Subscribed(ctx context.Context, frameworkID string)
+	Offers(ctx context.Context, offers []Offer)
+	Rescinded(ctx context.Context, offerID string)
+	// Update handles a status update. The client acknowledges it (when it carries a uuid) only
+	// after a nil return; on error it does not, so Mesos resends the update.
+	Update(ctx context.Context, s Status) error
+	Message(ctx context.Context, agentID, executorID string, data []byte)
+	// Failure reports a lost agent (executorID "") or a terminated executor (status = exit status).
+	Failure(ctx context.Context, agentID, executorID string, status *int32)
+	// Disconnected reports the loss of a live subscription; all outstanding offers are void.
+	Disconnected(ctx context.Context, err error)
+}
+
+// AsyncHandler is a Handler that takes status updates without making the event stream wait:
+// UpdateAsync returns at once and calls done later, with handled true once the update's state
+// change is committed; the client then acknowledges it (off the stream's goroutine). A handler
+// can so commit a burst of updates together. Updates of one task still arrive in order: Mesos
+// sends a task's next update only after the previous one is acknowledged.
+type AsyncHandler interface {
+	Handler
+	UpdateAsync(ctx context.Context, s Status, done func(handled bool))
+}
