@@ -1,0 +1,129 @@
+package offers
+
+import "fmt"
+
+// Matcher places executions one at a time, in the caller's order: the
+// incremental form of Match, for a launch round that decides per queue
+// entry (package round). Free resources only ever shrink while it is used
+// (placements and holds), so a request that did not fit will not fit
+// later in the same round either.
+type Matcher struct {
+	m       *matcher
+	running map[ExecutorKey]bool
+}
+
+// NewMatcher starts matching on offers, with the executors already
+// running (or being launched) per agent (only true values count).
+func NewMatcher(offs []Offer, running map[ExecutorKey]bool) *Matcher {
+	m := newMatcher(Input{Offers: offs})
+	m.index(nil)
+	return &Matcher{m: m, running: running}
+}
+
+// app registers an app, marking the agents where its executor runs.
+func (x *Matcher) app(name string) int32 {
+	m := x.m
+	if p, ok := m.appNum[name]; ok {
+		return p
+	}
+	p := int32(len(m.apps))
+	m.appNum[name] = p
+	m.apps = append(m.apps, appState{present: map[int32]bool{}})
+	for a := range m.agents {
+		if x.running[ExecutorKey{App: name, AgentID: m.agents[a].id}] {
+			m.markPresent(p, int32(a))
+		}
+	}
+	return p
+}
+
+// Place places reqs all or none: the shards of one execution (a gang),
+// or one failover shard. When they do not all fit nothing is placed, and
+// the reason and detail say what kept the first shard that did not fit.
+func (x *Matcher) Place(reqs []Request) (ok bool, reason Reason, detail string) {
+	for i := range reqs {
+		if why := invalid(&reqs[i]); why != "" {
+			return false, ReasonInvalid, why
+		}
+		x.app(reqs[i].App)
+	}
+	if len(x.m.offers) == 0 {
+		return false, ReasonNoOffers, "no offers in this round"
+	}
+	done := make([]placement, 0, len(reqs))
+	for i := range reqs {
+		r := &reqs[i]
+		if p, ok := x.m.place(r); ok {
+			done = append(done, p)
+			continue
+		}
+		reason, detail := x.m.diagnose(r)
+		for j := len(done) - 1; j >= 0; j-- {
+			x.m.undo(done[j])
+		}
+		if len(reqs) > 1 {
+			return false, ReasonGangIncomplete, fmt.Sprintf("%d of %d shards placed before shard %d did not fit: %s: %s",
+				i, len(reqs), r.Shard, reason, detail)
+		}
+		return false, reason, detail
+	}
+	return true, "", ""
+}
+
+// Hold takes up to r of an agent's free resources out of what later Place
+// calls may use (a reservation's earmark) and returns what it took. Held
+// resources are not launched on: an offer with nothing but holds is
+// declined by the plan.
+func (x *Matcher) Hold(agentID string, r Resources) Resources {
+	m := x.m
+	a, ok := m.agentNum[agentID]
+	if !ok {
+		return Resources{}
+	}
+	var took Resources
+	for _, off := range m.agents[a].offers {
+		free := m.offers[off].free
+		t := Resources{CPU: min(max(r.CPU-took.CPU, 0), free.CPU), MemMB: min(max(r.MemMB-took.MemMB, 0), free.MemMB)}
+		if t.IsZero() {
+			continue
+		}
+		m.resize(off, free.Sub(t))
+		took = took.Add(t)
+	}
+	return took
+}
+
+// AgentFree returns what an agent's offers have free now (ok false: no
+// offer of that agent is held).
+func (x *Matcher) AgentFree(agentID string) (Resources, bool) {
+	m := x.m
+	a, ok := m.agentNum[agentID]
+	if !ok {
+		return Resources{}, false
+	}
+	var free Resources
+	for _, off := range m.agents[a].offers {
+		free = free.Add(m.offers[off].free)
+	}
+	return free, true
+}
+
+// Largest returns the most CPU and the most memory free in one offer (not
+// necessarily the same offer); -1 each when no offer is held.
+func (x *Matcher) Largest() Resources {
+	return Resources{CPU: x.m.global.maxCPU(), MemMB: x.m.global.maxMem()}
+}
+
+// Present reports whether app's executor runs (or is charged by a
+// placement of this round) on the agent.
+func (x *Matcher) Present(app, agentID string) bool {
+	a, ok := x.m.agentNum[agentID]
+	if !ok {
+		return x.running[ExecutorKey{App: app, AgentID: agentID}]
+	}
+	return x.m.apps[x.app(app)].present[a]
+}
+
+// Plan returns the launches so far and the offers to decline (those with
+// no launch, held ones included).
+func (x *Matcher) Plan() Plan { return x.m.plan() }

@@ -1,0 +1,29 @@
+package queue
+
+import (
+	"cmp"
+	"time"
+)
+
+// Failover is a failed shard waiting to run again.
+type Failover struct {
+	Job      string    `json:"-"`
+	Item     int       `json:"-"`
+	TaskID   string    `json:"taskId"` // the failed task
+	Since    time.Time `json:"since"`
+	Attempts int       `json:"attempts,omitempty"`
+	// NotBefore delays a retry (retry backoff); zero means at once.
+	NotBefore time.Time `json:"notBefore,omitzero"`
+	Parameter *string   `json:"jobParameterOverride,omitempty"`
+	RunKey    string    `json:"runKey,omitempty"`
+	// Retry marks a retry within the failed shard's run (maxRetries, or a
+	// task that never started), as opposed to a failover relaunch.
+	Retry   bool  `json:"retry,omitempty"`
+	Version int64 `json:"-"`
+}
+
+// CompareFailover orders entries oldest first, then by job and shard: a
+// total order (one entry per shard).
+func CompareFailover(a, b *Failover) int {
+	return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Job, b.Job), cmp.Compare(a.Item, b.Item))
+}

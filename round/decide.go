@@ -1,0 +1,353 @@
+package round
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// Decide decides one launch round (the package documentation has the
+// policy).
+func Decide(v View) Plan {
+	d := &decider{v: v, plan: Plan{Waiting: make(map[string]Wait, len(v.Ready)+len(v.Failover))}}
+	d.classify()
+	switch {
+	case !v.Connected:
+		d.waitAll(WaitNotSubscribed, "the scheduler is not subscribed to its cluster engine at the moment (it re-subscribes with backoff)")
+	case v.Reconciling > 0 && v.Now.Before(v.ReconcileUntil):
+		d.waitAll(WaitReconciling, fmt.Sprintf("launching waits until the engine has confirmed the %d tasks recorded as running (at most until %s)",
+			v.Reconciling, fmtUntil(v.ReconcileUntil)))
+		d.wakeAt(v.ReconcileUntil)
+	default:
+		d.place()
+	}
+	return d.plan
+}
+
+// cand is a queue entry that may launch this round: a ready execution or
+// a failover shard of a runnable job.
+type cand struct {
+	key   string
+	job   jobs.Config
+	app   app.Config
+	ready *queue.Ready
+	fail  *queue.Failover
+	items []int // the shards to launch (nil: every shard of the job)
+}
+
+func (c *cand) kind() offers.Kind {
+	if c.fail != nil {
+		return offers.Failover
+	}
+	return offers.Ready
+}
+
+// count is how many shards the entry launches.
+func (c *cand) count() int {
+	switch {
+	case c.fail != nil:
+		return 1
+	case c.items != nil:
+		return len(c.items)
+	}
+	return c.job.ShardingTotalCount
+}
+
+func (c *cand) task() offers.Resources {
+	return offers.Resources{CPU: offers.CPUs(c.job.CPUCount), MemMB: offers.MemMB(c.job.MemoryMB)}
+}
+
+func (c *cand) exec() offers.Resources {
+	return offers.Resources{CPU: offers.CPUs(c.app.CPUCount), MemMB: offers.MemMB(c.app.MemoryMB)}
+}
+
+// requests are the entry's shards as the matcher takes them.
+func (c *cand) requests() []offers.Request {
+	n := c.count()
+	out := make([]offers.Request, n)
+	since := c.since()
+	for i := range n {
+		item := i
+		switch {
+		case c.fail != nil:
+			item = c.fail.Item
+		case c.items != nil:
+			item = c.items[i]
+		}
+		out[i] = offers.Request{Job: c.job.JobName, Shard: item, Kind: c.kind(), App: c.app.AppName,
+			Task: c.task(), Executor: c.exec(), Seq: since.UnixNano()}
+	}
+	return out
+}
+
+func (c *cand) since() time.Time {
+	if c.fail != nil {
+		return c.fail.Since
+	}
+	return c.ready.Since
+}
+
+// shape is what decides whether an entry fits: two entries of one shape
+// fit, or do not fit, alike.
+type shape struct {
+	app        string
+	kind       offers.Kind
+	n          int
+	task, exec offers.Resources
+}
+
+func (c *cand) shape() shape {
+	return shape{app: c.app.AppName, kind: c.kind(), n: c.count(), task: c.task(), exec: c.exec()}
+}
+
+type decider struct {
+	v       View
+	plan    Plan
+	cands   []cand
+	cluster []Agent // the empty cluster: every agent's total (fit.go)
+	never   map[shape]*Wait
+}
+
+func (d *decider) wait(key, reason, msg string) {
+	d.plan.Waiting[key] = Wait{Reason: reason, Message: msg}
+}
+
+func (d *decider) waitUntil(key, reason, msg string, until time.Time) {
+	d.plan.Waiting[key] = Wait{Reason: reason, Message: msg, Until: until}
+	d.wakeAt(until)
+}
+
+func (d *decider) wakeAt(t time.Time) {
+	if d.plan.WakeAt.IsZero() || t.Before(d.plan.WakeAt) {
+		d.plan.WakeAt = t
+	}
+}
+
+// waitAll gives every candidate the same reason: no round happened.
+func (d *decider) waitAll(reason, msg string) {
+	for _, c := range d.cands {
+		d.wait(c.key, reason, msg)
+	}
+}
+
+// classify turns the queues into candidates, and gives every other entry
+// its reason (or marks it for removal).
+func (d *decider) classify() {
+	v := d.v
+	pendingFailover := make(map[string]bool, len(v.Failover))
+	for i := range v.Failover {
+		f := &v.Failover[i]
+		pendingFailover[f.Job] = true
+		key := WaitKey(true, f.Job, f.Item)
+		job, a, why := v.Jobs.Lookup(f.Job)
+		switch {
+		case why != jobs.Runnable:
+			d.notRunnable(key, Stale{Job: f.Job, Item: f.Item, Fail: true}, job, why)
+		case f.Item >= job.ShardingTotalCount: // the job was resharded
+			d.plan.Remove = append(d.plan.Remove, Stale{Job: f.Job, Item: f.Item, Fail: true})
+		case running(v, f.Job, f.Item):
+			d.wait(key, WaitRunning, fmt.Sprintf("shard %d of the job is still running", f.Item))
+		case f.NotBefore.After(v.Now):
+			d.waitUntil(key, WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
+		default:
+			d.cands = append(d.cands, cand{key: key, job: job, app: a, fail: f})
+		}
+	}
+	for _, rd := range v.Ready {
+		key := WaitKey(false, rd.Job, 0)
+		job, a, why := v.Jobs.Lookup(rd.Job)
+		if why != jobs.Runnable {
+			d.notRunnable(key, Stale{Job: rd.Job}, job, why)
+			continue
+		}
+		if rd.NotBefore.After(v.Now) { // a cron fire staged ahead of its instant
+			d.waitUntil(key, WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
+			continue
+		}
+		items, ok := toLaunch(job, v.Running[rd.Job])
+		if n := len(v.Running[rd.Job]); !ok || pendingFailover[rd.Job] { // never two executions of a job at once
+			if n > 0 {
+				d.wait(key, WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
+			} else {
+				d.wait(key, WaitFailover, "failed shards of the job run again first")
+			}
+			continue
+		}
+		d.cands = append(d.cands, cand{key: key, job: job, app: a, ready: rd, items: items})
+		d.plan.Depth++
+	}
+}
+
+func running(v View, job string, item int) bool {
+	_, ok := v.Running[job][item]
+	return ok
+}
+
+// toLaunch: a transient job launches all its shards when none runs
+// (items nil); a daemon job launches the shards that are not running.
+// ok is false when there is nothing to launch.
+func toLaunch(job jobs.Config, run map[int]task.Entry) (items []int, ok bool) {
+	if len(run) == 0 {
+		return nil, true
+	}
+	if job.JobExecutionType == jobs.Transient {
+		return nil, false
+	}
+	for i := range job.ShardingTotalCount {
+		if _, busy := run[i]; !busy {
+			items = append(items, i)
+		}
+	}
+	return items, len(items) > 0
+}
+
+// notRunnable gives the reason of an entry of a job that may not run; an
+// entry of a job that is gone is to be dropped.
+func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Runnability) {
+	switch why {
+	case jobs.JobMissing:
+		d.plan.Drop = append(d.plan.Drop, s)
+	case jobs.JobDisabled:
+		d.wait(key, WaitJobDisabled, "the job is disabled")
+	default:
+		d.wait(key, WaitAppDisabled, fmt.Sprintf("the job's app %s is disabled or missing", job.AppName))
+	}
+}
+
+// place matches the candidates on the offers, in order (the package
+// documentation has the policy).
+func (d *decider) place() {
+	v := d.v
+	d.cluster = clusterOf(v.Agents, v.Offers)
+	m := offers.NewMatcher(v.Offers, v.Executors)
+	failed := map[shape]Wait{}
+	var launched []*cand
+	var holder *cand
+	placed, stopped := 0, false
+	for i := range d.cands {
+		c := &d.cands[i]
+		if w := d.neverFits(c); w != nil {
+			d.plan.Waiting[c.key] = *w
+			continue
+		}
+		n := c.count()
+		if stopped || (v.MaxTasks > 0 && placed > 0 && placed+n > v.MaxTasks) {
+			stopped, d.plan.More = true, true
+			d.wait(c.key, WaitBehind, cappedMessage(v.MaxTasks))
+			continue
+		}
+		if len(v.Offers) == 0 {
+			d.wait(c.key, WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
+			continue
+		}
+		sh := c.shape()
+		if w, ok := failed[sh]; ok {
+			d.plan.Waiting[c.key] = w
+			continue
+		}
+		ok, reason, detail := m.Place(c.requests())
+		if ok {
+			launched = append(launched, c)
+			placed += n
+			if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
+				d.plan.Chunked, stopped = true, true
+			}
+			continue
+		}
+		w := d.explain(c, reason, detail)
+		if holder == nil {
+			holder = c
+			d.plan.Waiting[c.key] = d.reserve(c, m, w)
+			failed[sh] = d.behind(c, w)
+			continue
+		}
+		if d.plan.Reservation.Key != "" {
+			w = d.behind(holder, w)
+		}
+		failed[sh] = w
+		d.plan.Waiting[c.key] = w
+	}
+	d.finish(m, launched)
+}
+
+// behind words the wait of an entry after the reservation's holder.
+func (d *decider) behind(holder *cand, w Wait) Wait {
+	r := d.plan.Reservation
+	if r.Key == "" {
+		return w
+	}
+	return Wait{Reason: WaitReservation, Message: fmt.Sprintf("behind the reservation of the older %s, which holds %s of what is free now "+
+		"and takes what frees up on the agents it can use first; %s", describe(holder), fmtRes(r.Held), w.Message)}
+}
+
+func describe(c *cand) string {
+	if c.fail != nil {
+		return fmt.Sprintf("failover shard %d of job %s", c.fail.Item, c.job.JobName)
+	}
+	return "execution of job " + c.job.JobName
+}
+
+func cappedMessage(max int) string {
+	return fmt.Sprintf("behind older work: a round launches at most %d shards (one registry commit each round), "+
+		"taken oldest first; the next round follows at once", max)
+}
+
+// finish turns the matcher's placements into the plan's launches, grouped
+// per entry in the round's order, and says which offers go back.
+func (d *decider) finish(m *offers.Matcher, launched []*cand) {
+	op := m.Plan()
+	type gk struct {
+		kind offers.Kind
+		job  string
+	}
+	by := make(map[gk][]offers.Launch, len(launched))
+	ids := make([]string, 0, len(op.Launches))
+	for id := range op.Launches {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		for _, l := range op.Launches[id] {
+			k := gk{l.Request.Kind, l.Request.Job}
+			by[k] = append(by[k], l)
+		}
+	}
+	for _, c := range launched {
+		ls := by[gk{c.kind(), c.job.JobName}]
+		slices.SortFunc(ls, func(a, b offers.Launch) int { return a.Request.Shard - b.Request.Shard })
+		for _, l := range ls {
+			d.plan.Launches = append(d.plan.Launches, Launch{Launch: l, Job: c.job, App: c.app, Ready: c.ready, Failover: c.fail})
+		}
+	}
+	d.plan.Decline = op.Decline
+	if d.plan.More && len(d.plan.Launches) > 0 {
+		// The offers this round left untouched are for the next round,
+		// which follows at once with the work after this round's.
+		d.plan.Decline = nil
+	}
+	busy := d.busyCands()
+	d.plan.Busy, d.plan.Idle = len(launched) < busy, busy == 0
+}
+
+// busyCands counts the candidates resources could serve (not those that
+// can never fit).
+func (d *decider) busyCands() int {
+	n := 0
+	for i := range d.cands {
+		if w, ok := d.plan.Waiting[d.cands[i].key]; !ok || w.Reason != WaitTooLarge {
+			n++
+		}
+	}
+	return n
+}
+
+func fmtUntil(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func shardList(items []int) string { return strings.Trim(fmt.Sprint(items), "[]") }

@@ -1,0 +1,50 @@
+// Package round decides one launch round: Decide(View) Plan. It is pure:
+// no I/O, no clock (View.Now), no goroutine; the same view gives the same
+// plan. The scheduler's launcher reads a View (the queues, the jobs, the
+// running tasks, the resources on offer, the agents' totals, the last
+// round's reservation), calls Decide, and applies the Plan: it commits the
+// launches to the registry, then talks to the engine (Mesos ACCEPTs and
+// DECLINEs, or Kubernetes pods), and records the wait reasons.
+//
+// # Policy
+//
+// Work is taken oldest first: failed shards waiting to run again
+// (failover, one shard at a time) before new executions (ready, all shards
+// of an execution together or none: a gang), each class by how long it
+// has waited. On top of that order:
+//
+//   - An execution that could not fit even the whole empty cluster (its
+//     gang, with the app's executor on every agent it needs, is larger than
+//     the agents hold together, or one shard with its executor is larger
+//     than every agent) takes no part in the order: it waits as never_fits,
+//     with the figures, and is looked at again every round, so it runs once
+//     the cluster has grown.
+//   - The oldest execution that fits the empty cluster but not the
+//     resources on offer now holds the reservation: on every agent that
+//     could take some of its shards, the resources on offer up to what it
+//     could use there are held for it, so what frees up there goes to it
+//     and a stream of smaller work cannot starve it. Later work backfills
+//     onto what the reservation cannot use: agents too small for one of its
+//     shards, and on larger agents what is free beyond the most it could
+//     place there. Only one execution holds a reservation at a time (as in
+//     EASY backfill); the others wait behind it in order.
+//   - A round places at most View.MaxTasks tasks (one registry commit);
+//     the rest wait for the next round, which follows at once. An
+//     execution larger than that on its own is placed alone in a round and
+//     committed over several commits (Plan.Chunked); it still launches all
+//     its shards or none.
+//
+// Every entry that does not launch gets a reason (Plan.Waiting), and a
+// round that stopped early or holds a timed wait says when to look again
+// (Plan.More, Plan.WakeAt).
+//
+// # Limits
+//
+// There are no runtime estimates, so backfill never uses resources the
+// reservation could use, even when the backfilled work would end before
+// the reservation could launch: a large execution drains the agents it can
+// use, as strict oldest-first would. Resources not on offer (used by other
+// frameworks, or declined and filtered) are unknown to a round; an
+// agent's total comes from the engine's inventory, or from the most it
+// ever offered.
+package round

@@ -1,0 +1,191 @@
+package round
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/offers"
+)
+
+// clusterOf is the empty cluster: each agent's total from the engine's
+// inventory, or what its offers have free when that is more (an agent the
+// inventory does not list yet, or lists short).
+func clusterOf(agents []Agent, offs []offers.Offer) []Agent {
+	total := make(map[string]offers.Resources, len(agents))
+	for _, a := range agents {
+		total[a.ID] = maxRes(total[a.ID], a.Total)
+	}
+	offered := map[string]offers.Resources{}
+	for _, o := range offs {
+		offered[o.AgentID] = offered[o.AgentID].Add(o.Free)
+	}
+	for id, r := range offered {
+		total[id] = maxRes(total[id], r)
+	}
+	out := make([]Agent, 0, len(total))
+	for id, r := range total {
+		out = append(out, Agent{ID: id, Total: r})
+	}
+	// largest first (then by id): the fewest agents an execution needs
+	slices.SortFunc(out, func(a, b Agent) int {
+		return cmp.Or(cmp.Compare(b.Total.CPU, a.Total.CPU), cmp.Compare(b.Total.MemMB, a.Total.MemMB), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+func maxRes(a, b offers.Resources) offers.Resources {
+	return offers.Resources{CPU: max(a.CPU, b.CPU), MemMB: max(a.MemMB, b.MemMB)}
+}
+
+// fitCount is how many shards of size t fit in total, with the executor
+// e charged once when at least one does; at most limit.
+func fitCount(total, t, e offers.Resources, limit int) int {
+	if !t.Add(e).Fits(total) {
+		return 0
+	}
+	rest := total.Sub(e)
+	n := limit
+	if t.CPU > 0 {
+		n = min(n, int(rest.CPU/t.CPU))
+	}
+	if t.MemMB > 0 {
+		n = min(n, int(rest.MemMB/t.MemMB))
+	}
+	return max(n, 0)
+}
+
+// spread is how an execution of n shards would sit on the empty cluster,
+// largest agents first: how many agents it needs, and how many shards fit
+// in all (n when it fits).
+func spread(cluster []Agent, n int, t, e offers.Resources) (agents, fits int) {
+	for _, a := range cluster {
+		if fits >= n {
+			break
+		}
+		if k := fitCount(a.Total, t, e, n-fits); k > 0 {
+			fits += k
+			agents++
+		}
+	}
+	return agents, fits
+}
+
+// neverFits returns the wait of an entry that could not fit even the
+// whole empty cluster (nil: it could). Entries of one shape share it.
+func (d *decider) neverFits(c *cand) *Wait {
+	if len(d.cluster) == 0 {
+		return nil // no agent known: nothing to compare with
+	}
+	sh := c.shape()
+	if w, ok := d.never[sh]; ok {
+		return w
+	}
+	if d.never == nil {
+		d.never = map[shape]*Wait{}
+	}
+	var w *Wait
+	if _, fits := spread(d.cluster, sh.n, sh.task, sh.exec); fits < sh.n {
+		w = &Wait{Reason: WaitTooLarge, Message: d.neverMessage(sh)}
+	}
+	d.never[sh] = w
+	return w
+}
+
+func (d *decider) neverMessage(sh shape) string {
+	var all offers.Resources
+	for _, a := range d.cluster {
+		all = all.Add(a.Total)
+	}
+	where := fmt.Sprintf("the cluster has %s on %d agents", fmtRes(all), len(d.cluster))
+	if len(d.cluster) == 1 {
+		where = "the cluster has " + fmtRes(all) + " on its one agent"
+	}
+	if _, fits := spread(d.cluster, 1, sh.task, sh.exec); fits == 0 {
+		return fmt.Sprintf("can never fit: a shard needs %s (%s for the shard, %s for the app's executor beside it), more than any agent has; %s%s",
+			fmtRes(sh.task.Add(sh.exec)), fmtRes(sh.task), fmtRes(sh.exec), where, d.largest())
+	}
+	return fmt.Sprintf("can never fit: it needs %s; %s", need(d.cluster, sh, true), where)
+}
+
+// largest names the largest agents (by CPU, at most three).
+func (d *decider) largest() string {
+	if len(d.cluster) < 2 {
+		return ""
+	}
+	var names []string
+	for _, a := range d.cluster[:min(3, len(d.cluster))] {
+		names = append(names, fmtRes(a.Total))
+	}
+	return " (the largest: " + strings.Join(names, "; ") + ")"
+}
+
+// need words what an execution needs in all. On the empty cluster
+// (empty) the executor's share is counted on every agent it would use:
+// "2.1 CPUs and 192 MB: 2 CPUs and 128 MB for the 2 shards, 0.1 CPUs and
+// 64 MB for the app's executor on the agent it needs"; otherwise the
+// executor is named without a total (it may run on some agents already).
+func need(cluster []Agent, sh shape, empty bool) string {
+	shards := offers.Resources{CPU: sh.task.CPU * offers.Milli(sh.n), MemMB: sh.task.MemMB * int64(sh.n)}
+	if sh.exec.IsZero() {
+		return fmt.Sprintf("%s for its %s", fmtRes(shards), plural(sh.n, "shard"))
+	}
+	if !empty {
+		return fmt.Sprintf("%s for the %s, plus %s for the app's executor on each agent it uses where the executor does not run yet",
+			fmtRes(shards), plural(sh.n, "shard"), fmtRes(sh.exec))
+	}
+	agents, _ := spread(cluster, sh.n, sh.task, sh.exec)
+	agents = max(agents, 1) // at least one executor, whatever the shards' spread
+	execs := offers.Resources{CPU: sh.exec.CPU * offers.Milli(agents), MemMB: sh.exec.MemMB * int64(agents)}
+	on := "on the agent it needs"
+	if agents > 1 {
+		on = fmt.Sprintf("on each of the %d agents it needs", agents)
+	}
+	return fmt.Sprintf("%s: %s for the %s, %s for the app's executor %s",
+		fmtRes(shards.Add(execs)), fmtRes(shards), plural(sh.n, "shard"), fmtRes(sh.exec), on)
+}
+
+// reserve makes c the reservation's holder: on every agent that could
+// take some of its shards, the resources on offer up to what it could use
+// there are held for it. It returns c's wait.
+func (d *decider) reserve(c *cand, m *offers.Matcher, w Wait) Wait {
+	sh := c.shape()
+	var held offers.Resources
+	for _, a := range d.cluster {
+		e := sh.exec
+		if m.Present(sh.app, a.ID) {
+			e = offers.Resources{}
+		}
+		k := fitCount(a.Total, sh.task, e, sh.n)
+		if k == 0 {
+			continue
+		}
+		use := offers.Resources{CPU: sh.task.CPU*offers.Milli(k) + e.CPU, MemMB: sh.task.MemMB*int64(k) + e.MemMB}
+		held = held.Add(m.Hold(a.ID, use))
+	}
+	r := Reservation{Key: c.key, Since: d.v.Now, Held: held,
+		Need: offers.Resources{CPU: sh.task.CPU * offers.Milli(sh.n), MemMB: sh.task.MemMB * int64(sh.n)}}
+	if prev := d.v.Reservation; prev.Key == c.key && !prev.Since.IsZero() {
+		r.Since = prev.Since
+	}
+	d.plan.Reservation = r
+	return Wait{Reason: WaitReserved, Message: fmt.Sprintf("the oldest work that does not fit now, so it holds a reservation (since %s): "+
+		"what frees up on the agents it can use goes to it first (%s held this round), later work uses only the rest; %s",
+		fmtUntil(r.Since), fmtRes(held), w.Message)}
+}
+
+func fmtRes(r offers.Resources) string {
+	unit := "CPUs"
+	if r.CPU == 1000 {
+		unit = "CPU"
+	}
+	return fmt.Sprintf("%s %s and %d MB", fmtCPU(r.CPU), unit, r.MemMB)
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}

@@ -1,0 +1,276 @@
+package round
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// The scenario tests read testdata/*.txt: each case is a queue and a
+// cluster in the lines before "----", and the plan Decide makes of them
+// after it, up to a blank line (the etcd/raft datadriven shape). With
+// -rewrite the expected plans are written from what Decide returns.
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected plans in testdata/*.txt")
+
+var t0 = time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+
+func at(s string) time.Time {
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return t0.Add(time.Duration(n * float64(time.Second)))
+}
+
+func TestScenarios(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no scenarios in testdata")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) { runScenarios(t, f) })
+	}
+}
+
+func runScenarios(t *testing.T, file string) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); {
+		if strings.TrimSpace(lines[i]) == "" || strings.HasPrefix(lines[i], "#") {
+			out.WriteString(lines[i] + "\n")
+			i++
+			continue
+		}
+		start := i
+		var in []string
+		for i < len(lines) && lines[i] != "----" {
+			in = append(in, lines[i])
+			i++
+		}
+		if i == len(lines) {
+			t.Fatalf("%s:%d: a case without ----", file, start+1)
+		}
+		i++
+		var want []string
+		for i < len(lines) && lines[i] != "" {
+			want = append(want, lines[i])
+			i++
+		}
+		got := renderPlan(Decide(parseView(t, file, start, in)))
+		if !*rewrite && strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:%d: plan differs\n--- got\n%s\n--- want\n%s", file, start+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for _, l := range in {
+			out.WriteString(l + "\n")
+		}
+		out.WriteString("----\n")
+		for _, l := range got {
+			out.WriteString(l + "\n")
+		}
+	}
+	if *rewrite {
+		if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// catalog is a Catalog over maps, for tests.
+type catalog struct {
+	jobs         map[string]jobs.Config
+	apps         map[string]app.Config
+	disabledJobs map[string]bool
+	disabledApps map[string]bool
+}
+
+func newCatalog() *catalog {
+	return &catalog{jobs: map[string]jobs.Config{}, apps: map[string]app.Config{}, disabledJobs: map[string]bool{}, disabledApps: map[string]bool{}}
+}
+
+func (c *catalog) Lookup(name string) (jobs.Config, app.Config, jobs.Runnability) {
+	j, ok := c.jobs[name]
+	if !ok {
+		return j, app.Config{}, jobs.JobMissing
+	}
+	f := jobs.Facts{Job: &j, JobDisabled: c.disabledJobs[name], AppDisabled: c.disabledApps[j.AppName]}
+	if a, ok := c.apps[j.AppName]; ok {
+		f.App = &a
+	}
+	return j, jobs.AppOf(j, f.App), jobs.CanRun(f)
+}
+
+// kv parses "key=value" words.
+func kv(words []string) map[string]string {
+	m := map[string]string{}
+	for _, w := range words {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			v = "true"
+		}
+		m[k] = v
+	}
+	return m
+}
+
+func num(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func res(m map[string]string) offers.Resources {
+	return offers.Resources{CPU: offers.CPUs(num(m["cpus"])), MemMB: offers.MemMB(num(m["mem"]))}
+}
+
+func parseView(t *testing.T, file string, line int, in []string) View {
+	t.Helper()
+	cat := newCatalog()
+	v := View{Now: at("1000"), Connected: true, Jobs: cat, Running: map[string]map[int]task.Entry{},
+		Executors: map[offers.ExecutorKey]bool{}}
+	for n, l := range in {
+		w := strings.Fields(l)
+		if len(w) == 0 {
+			continue
+		}
+		m := kv(w[1:])
+		arg := func(i int) string {
+			if len(w) <= i {
+				t.Fatalf("%s:%d: %q needs more words", file, line+n+1, l)
+			}
+			return w[i]
+		}
+		switch w[0] {
+		case "now":
+			v.Now = at(arg(1))
+		case "disconnected":
+			v.Connected = false
+		case "reconciling":
+			v.Reconciling, v.ReconcileUntil = int(num(arg(1))), at(m["until"])
+		case "max":
+			v.MaxTasks = int(num(arg(1)))
+		case "agent":
+			v.Agents = append(v.Agents, Agent{ID: arg(1), Total: res(m)})
+		case "offer":
+			v.Offers = append(v.Offers, offers.Offer{ID: arg(1), AgentID: m["agent"], Free: res(m)})
+		case "executor":
+			v.Executors[offers.ExecutorKey{App: arg(1), AgentID: arg(2)}] = true
+		case "app":
+			cat.apps[arg(1)] = app.Config{AppName: arg(1), CPUCount: num(m["cpus"]), MemoryMB: num(m["mem"])}
+			cat.disabledApps[arg(1)] = m["disabled"] != ""
+		case "job":
+			j := jobs.Config{JobName: arg(1), AppName: m["app"], ShardingTotalCount: int(num(m["shards"])),
+				CPUCount: num(m["cpu"]), MemoryMB: num(m["mem"]), JobExecutionType: jobs.Transient}
+			if m["daemon"] != "" {
+				j.JobExecutionType = jobs.Daemon
+			}
+			cat.jobs[arg(1)] = j
+			cat.disabledJobs[arg(1)] = m["disabled"] != ""
+		case "ready":
+			rd := &queue.Ready{Job: arg(1), Count: max(1, int(num(m["count"]))), Since: at(m["since"])}
+			if s := m["notbefore"]; s != "" {
+				rd.NotBefore = at(s)
+			}
+			v.Ready = append(v.Ready, rd)
+		case "failover":
+			f := queue.Failover{Job: arg(1), Item: int(num(m["item"])), Since: at(m["since"]), Attempts: int(num(m["attempts"]))}
+			if s := m["notbefore"]; s != "" {
+				f.NotBefore = at(s)
+			}
+			v.Failover = append(v.Failover, f)
+		case "running":
+			if v.Running[arg(1)] == nil {
+				v.Running[arg(1)] = map[int]task.Entry{}
+			}
+			v.Running[arg(1)][int(num(m["item"]))] = task.Entry{TaskID: arg(1) + "-task", State: task.Running}
+		case "reservation":
+			v.Reservation = Reservation{Key: arg(1), Since: at(m["since"])}
+		default:
+			t.Fatalf("%s:%d: unknown line %q", file, line+n+1, l)
+		}
+	}
+	slices.SortFunc(v.Ready, queue.CompareReady)
+	slices.SortFunc(v.Failover, func(a, b queue.Failover) int { return queue.CompareFailover(&a, &b) })
+	return v
+}
+
+func sec(t time.Time) string { return strconv.FormatFloat(t.Sub(t0).Seconds(), 'f', -1, 64) }
+
+func renderPlan(p Plan) []string {
+	var out []string
+	for _, l := range p.Launches {
+		s := fmt.Sprintf("launch %s/%d %s on %s (%s)", l.Request.Job, l.Request.Shard, strings.ToLower(l.Request.Kind.String()), l.OfferID, l.AgentID)
+		if l.ChargesExecutor {
+			s += " +executor"
+		}
+		out = append(out, s)
+	}
+	var flags []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{p.Idle, "idle"}, {p.Busy, "busy"}, {p.More, "more"}, {p.Chunked, "chunked"}} {
+		if f.on {
+			flags = append(flags, f.name)
+		}
+	}
+	if len(flags) > 0 {
+		out = append(out, "flags "+strings.Join(flags, " "))
+	}
+	if p.Decline != nil {
+		out = append(out, "decline "+strings.Join(p.Decline, " "))
+	}
+	if r := p.Reservation; r.Key != "" {
+		out = append(out, fmt.Sprintf("reservation %s since=%s need=%s held=%s", r.Key, sec(r.Since), fmtRes(r.Need), fmtRes(r.Held)))
+	}
+	keys := make([]string, 0, len(p.Waiting))
+	for k := range p.Waiting {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w := p.Waiting[k]
+		s := fmt.Sprintf("wait %s %s: %s", k, w.Reason, w.Message)
+		if !w.Until.IsZero() {
+			s += " (until " + sec(w.Until) + ")"
+		}
+		out = append(out, s)
+	}
+	for _, s := range p.Drop {
+		out = append(out, fmt.Sprintf("drop %s", staleName(s)))
+	}
+	for _, s := range p.Remove {
+		out = append(out, fmt.Sprintf("remove %s", staleName(s)))
+	}
+	if !p.WakeAt.IsZero() {
+		out = append(out, "wake "+sec(p.WakeAt))
+	}
+	return out
+}
+
+func staleName(s Stale) string {
+	if s.Fail {
+		return fmt.Sprintf("failover/%s/%d", s.Job, s.Item)
+	}
+	return "ready/" + s.Job
+}

@@ -1,0 +1,111 @@
+package round
+
+import (
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// View is everything one launch round looks at.
+type View struct {
+	Now time.Time
+	// Connected: the scheduler is subscribed to its engine. Reconciling
+	// counts the running tasks whose state the engine has not confirmed
+	// since the subscription; launching waits for them until
+	// ReconcileUntil.
+	Connected      bool
+	Reconciling    int
+	ReconcileUntil time.Time
+
+	Ready    []*queue.Ready   // a job's pending executions, oldest first
+	Failover []queue.Failover // failed shards to run again, oldest first
+	Jobs     Catalog
+	Running  map[string]map[int]task.Entry // job → shard → its task
+
+	Offers    []offers.Offer              // the resources on offer
+	Executors map[offers.ExecutorKey]bool // the apps' executors running per agent
+	Agents    []Agent                     // every agent with its total resources
+
+	// MaxTasks bounds the tasks one round places (one registry commit; 0:
+	// no bound).
+	MaxTasks int
+	// Reservation is the last round's, so the holder keeps its Since.
+	Reservation Reservation
+}
+
+// Agent is one agent with its total resources: the empty cluster.
+type Agent struct {
+	ID    string
+	Total offers.Resources
+}
+
+// Catalog is the configuration a round reads.
+type Catalog interface {
+	// Lookup returns a job's configuration, its app's, and whether it may
+	// run now.
+	Lookup(job string) (jobs.Config, app.Config, jobs.Runnability)
+}
+
+// Plan is what one round decided.
+type Plan struct {
+	// Launches are the tasks to launch, grouped per queue entry in the
+	// round's order (a gang's shards together).
+	Launches []Launch
+	// Decline are the offers no launch uses, sorted; nil when the round
+	// stopped at MaxTasks after launching something (the next round uses
+	// them). Busy: work still waits for resources (a short decline filter).
+	Decline []string
+	Busy    bool
+	// Idle: nothing waits that resources could serve; the engine need not
+	// offer any (Mesos: decline what is held and suppress).
+	Idle bool
+	// More: the round stopped at MaxTasks; the next should follow at once.
+	More bool
+	// Chunked: the one entry launched is larger than MaxTasks; its commit
+	// is split (task.Entry.Gang).
+	Chunked bool
+	// Waiting says why each entry that does not launch waits (key:
+	// WaitKey).
+	Waiting map[string]Wait
+	// Drop lists entries of jobs that are gone (to confirm in the store
+	// before removing: the catalog may lag it), and Remove entries of
+	// shards a job no longer has (a resharded job).
+	Drop   []Stale
+	Remove []Stale
+	// WakeAt is the earliest instant a waiting entry may launch (a staged
+	// fire, a retry's backoff, the end of the reconciliation wait); zero:
+	// none.
+	WakeAt time.Time
+	// Reservation is the one held this round (zero Key: none).
+	Reservation Reservation
+	// Depth counts the ready executions that could launch this round.
+	Depth int
+}
+
+// Launch is one task to launch: a placement and the entry it serves.
+type Launch struct {
+	offers.Launch
+	Job      jobs.Config
+	App      app.Config
+	Ready    *queue.Ready    // the ready entry (a new execution), or
+	Failover *queue.Failover // the failover entry (a shard run again)
+}
+
+// Stale names a queue entry to remove.
+type Stale struct {
+	Job  string
+	Item int  // a failover entry's shard
+	Fail bool // a failover entry (else the job's ready entry)
+}
+
+// Reservation is the execution that holds what frees up.
+type Reservation struct {
+	Key   string    // its entry (WaitKey)
+	Since time.Time // the first round it held it
+	Need  offers.Resources
+	Held  offers.Resources // held for it this round
+}

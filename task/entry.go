@@ -1,0 +1,31 @@
+package task
+
+import "time"
+
+// Entry is a launched task as the registry records it at
+// /state/running/{jobName}/{jobName}@-@{item} while it runs.
+type Entry struct {
+	TaskID     string `json:"taskId"`
+	AgentID    string `json:"agentId"`
+	Hostname   string `json:"hostname,omitempty"`
+	ExecutorID string `json:"executorId"`
+	State      State  `json:"state"`          // the last state seen
+	Busy       bool   `json:"busy,omitempty"` // a DAEMON task is inside a run of its cron
+	Source     string `json:"executionSource,omitempty"`
+	Attempts   int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
+	// Parameter is the run's jobParameter override (from a trigger), kept
+	// so a failover or retry of the shard runs with it too.
+	Parameter *string `json:"jobParameterOverride,omitempty"`
+	// RunKey is the idempotency key of the trigger that queued the run,
+	// kept so the trigger's record follows its shards.
+	RunKey string `json:"runKey,omitempty"`
+	// Gang names the launch of an execution too large for one registry
+	// commit, which the launcher records over several: the entry counts
+	// only once the launch's last commit wrote the job's gang mark with
+	// the same name (an entry of a launch that never completed is
+	// removed, never launched).
+	Gang       string    `json:"gang,omitempty"`
+	LaunchedAt time.Time `json:"launchedAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	Version    int64     `json:"-"`
+}

@@ -1,0 +1,204 @@
+package task
+
+import (
+	"time"
+
+	"github.com/ejcloud/elasticjob/queue"
+)
+
+// Update is a status update of one task, as an engine reports it.
+type Update struct {
+	TaskID  string
+	State   State
+	Reason  string // e.g. ReasonReconciliation ("" when unset)
+	Source  string // e.g. SourceExecutor ("" when unset)
+	Message string
+}
+
+// Job is what the transition needs to know of the task's job.
+type Job struct {
+	Exists   bool // the job is registered
+	Runnable bool // it may run now (neither it nor its app is disabled or missing)
+	Daemon   bool
+	// Failover relaunches a shard that failed for good (the job's failover
+	// flag; DAEMON jobs always fail over).
+	Failover           bool
+	MaxRetries         int
+	RetryBackoff       time.Duration
+	PauseAfterFailures int
+}
+
+// Input is a status update with what the registry holds about its task.
+type Input struct {
+	Update Update
+	// Entry is the shard's running entry when it is the update's task
+	// (nil: the shard runs another task, or none).
+	Entry *Entry
+	// Overtaken: a reconciliation answer already ended this task as over,
+	// so a live update that follows is a stale one it overtook.
+	Overtaken bool
+	Job       Job
+	// OthersRunning: another shard of the job runs. RetryPending: a shard
+	// of the job waits for a retry within its run. RunPending: another
+	// shard of the task's keyed run (Entry.RunKey) runs or waits to run
+	// again (retry or failover).
+	OthersRunning, RetryPending, RunPending bool
+	Now                                     time.Time
+}
+
+// Outcome is what an update changes. The zero Outcome changes nothing
+// (the update is only acknowledged).
+type Outcome struct {
+	// Kill: the update is of a task the registry does not hold as running
+	// that may still run (an orphan): it must be killed.
+	Kill bool
+	// Overtaken and Forget change the set of tasks a reconciliation
+	// answer ended: this one joins it, or leaves it (its engine's own
+	// stream for it has ended).
+	Overtaken, Forget bool
+	// Stale: the update is not about the shard's current task.
+	Stale bool
+	// Mark is the entry with its new state, to write (nil: unchanged).
+	Mark *Entry
+	// Unreachable starts the task's unreachable timer; any other update
+	// of a current task stops it.
+	Unreachable bool
+	// End: the task ended; its entry goes.
+	End *End
+}
+
+// End is how a task ended and what follows.
+type End struct {
+	Entry  Entry
+	Result Result
+	// Retry is the shard's failover entry when it runs again (a retry
+	// within the run, or a failover relaunch); nil: it does not.
+	Retry *queue.Failover
+	// RequeueDaemon: a killed DAEMON task's job is queued again.
+	RequeueDaemon bool
+	// RunEnds: the job's run ends with this task (run counting).
+	RunEnds bool
+	// RecordDone: the task's keyed run is over (its record is complete).
+	RecordDone bool
+	// Notify: a failure the job's error handler hears of.
+	Notify bool
+}
+
+// Transition applies one status update (the state machine in
+// scheduler/README.md).
+func Transition(in Input) Outcome {
+	u := in.Update
+	if in.Entry == nil {
+		return orphan(in)
+	}
+	var out Outcome
+	if u.Reason == ReasonReconciliation && u.State.Over() {
+		out.Overtaken = true
+	}
+	switch {
+	case u.State.Active():
+		out.Mark = mark(*in.Entry, u.State, in.Now)
+	case u.State == Unreachable:
+		out.Unreachable = true
+		out.Mark = mark(*in.Entry, u.State, in.Now)
+	case u.State == Finished:
+		out.End = end(in, Success, nil)
+	case u.State == Killed:
+		e := end(in, Stopped, nil)
+		e.RequeueDaemon = in.Job.Exists && in.Job.Daemon && in.Job.Runnable
+		out.End = e
+	case u.State.Failure():
+		f, again := retryOf(in)
+		var retry *queue.Failover
+		res := Failure
+		if again {
+			retry = &f
+			if f.Retry {
+				res = Retrying
+			}
+		}
+		e := end(in, res, retry)
+		e.Notify = true
+		out.End = e
+	}
+	return out
+}
+
+// orphan handles an update for a task the registry does not hold as
+// running: a live one is killed (it would otherwise run unaccounted), a
+// finished one is only acknowledged. A live update for a task that a
+// reconciliation answer already ended as over is a stale one that the
+// answer overtook: the task is over, so it is only acknowledged.
+func orphan(in Input) Outcome {
+	s := in.Update.State
+	if in.Overtaken {
+		return Outcome{Stale: true, Forget: s.Terminal()}
+	}
+	return Outcome{Stale: true, Kill: s.Live()}
+}
+
+func mark(e Entry, s State, now time.Time) *Entry {
+	if e.State == s {
+		return nil
+	}
+	e.State, e.UpdatedAt = s, now.UTC()
+	return &e
+}
+
+func end(in Input, res Result, retry *queue.Failover) *End {
+	withinRun := retry != nil && retry.Retry
+	e := &End{Entry: *in.Entry, Result: res, Retry: retry}
+	e.RunEnds = !withinRun && !in.OthersRunning && !in.RetryPending
+	e.RecordDone = retry == nil && !in.RunPending
+	return e
+}
+
+// MaxNeverStartedRetries bounds how often a shard whose task never started
+// is launched again without the job's failover flag.
+const MaxNeverStartedRetries = 3
+
+// MaxFailoverBackoff bounds the delay between repeated failovers of a shard.
+const MaxFailoverBackoff = time.Minute
+
+// NeverStarted reports a task that failed before its executor began it,
+// e.g. because its executor exited just as the task arrived, or because
+// the engine refused to place it (a node filled meanwhile): its last state
+// is still STAGING and the failure comes from the agent or the master, not
+// from the executor (which sends STARTING only when it is slow to start a
+// task, so its own failure of a STAGING task may be one of the job's), or
+// from an executor refusing it while shutting down. Running it again
+// cannot run the job twice, so it is queued like a failover even when the
+// job's failover flag is off. TASK_ERROR (an invalid task) is not retried.
+func NeverStarted(e Entry, u Update) bool {
+	refused := u.Source != SourceExecutor || u.Reason == ReasonExecutorTerminated
+	return e.State == Staging && refused && u.State != Error && e.Attempts < MaxNeverStartedRetries
+}
+
+// retryOf decides whether a failed shard runs again and when:
+//   - a task that never started: at once, at most MaxNeverStartedRetries times;
+//   - maxRetries not used up: after retryBackoffSeconds × 2^(attempt-1);
+//   - failover=true or a DAEMON job: at once the first time, then with a
+//     backoff doubling from 1 s up to MaxFailoverBackoff, so a job that
+//     always fails cannot spin.
+func retryOf(in Input) (queue.Failover, bool) {
+	e, now := *in.Entry, in.Now.UTC()
+	f := queue.Failover{TaskID: in.Update.TaskID, Since: now, Attempts: e.Attempts + 1, Parameter: e.Parameter, RunKey: e.RunKey}
+	if !in.Job.Runnable {
+		return f, false
+	}
+	switch {
+	case NeverStarted(e, in.Update):
+		f.Retry = true
+		return f, true
+	case e.Attempts < in.Job.MaxRetries:
+		f.Retry = true
+		f.NotBefore = now.Add(in.Job.RetryBackoff << e.Attempts)
+		return f, true
+	case in.Job.Failover || in.Job.Daemon:
+		if e.Attempts > 0 {
+			f.NotBefore = now.Add(min(time.Second<<(e.Attempts-1), MaxFailoverBackoff))
+		}
+		return f, true
+	}
+	return f, false
+}
