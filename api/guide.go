@@ -269,7 +269,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	}
 	var last time.Time
 	for item, rt := range running {
-		st.Instances = append(st.Instances, guideInstance{rt.TaskID, rt.Hostname, rt.State, item, rt.LaunchedAt})
+		st.Instances = append(st.Instances, guideInstance{rt.TaskID, rt.Hostname, string(rt.State), item, rt.LaunchedAt})
 		if rt.LaunchedAt.After(last) {
 			last = rt.LaunchedAt
 		}

@@ -341,7 +341,7 @@ func (s *Server) runningTasks(c *gin.Context) {
 	out := []runningView{}
 	for job, items := range all {
 		for item, rt := range items {
-			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt, rt.RunKey})
+			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, string(rt.State), rt.Busy, rt.LaunchedAt, rt.RunKey})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

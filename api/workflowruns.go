@@ -118,7 +118,7 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 	}
 	for item, rt := range running {
 		if rt.RunKey == nv.RunKey {
-			nv.Running = append(nv.Running, nodeTask{item, rt.TaskID, rt.Hostname, rt.State, rt.LaunchedAt})
+			nv.Running = append(nv.Running, nodeTask{item, rt.TaskID, rt.Hostname, string(rt.State), rt.LaunchedAt})
 		}
 	}
 	slices.SortFunc(nv.Running, func(a, b nodeTask) int { return a.ShardingItem - b.ShardingItem })
@@ -133,7 +133,7 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 		return err
 	}
 	for _, sh := range rec.Shards {
-		nv.Shards = append(nv.Shards, workflow.Shard{Item: sh.Item, TaskID: sh.TaskID, State: sh.State, Message: sh.Message,
+		nv.Shards = append(nv.Shards, workflow.Shard{Item: sh.Item, TaskID: sh.TaskID, State: string(sh.State), Message: sh.Message,
 			StartedAt: sh.StartedAt, EndedAt: sh.EndedAt, Outputs: sh.Outputs})
 	}
 	return nil

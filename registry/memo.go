@@ -2,13 +2,13 @@ package registry
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -143,14 +143,10 @@ func sortReady(out []Ready) {
 	slices.SortFunc(out, func(a, b Ready) int { return compareReady(&a, &b) })
 }
 
-func compareReady(a, b *Ready) int {
-	return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Job, b.Job))
-}
+func compareReady(a, b *Ready) int { return queue.CompareReady(a, b) }
 
 // sortFailover orders entries oldest first, then by job and shard: a total
 // order (one entry per shard).
 func sortFailover(out []Failover) {
-	slices.SortFunc(out, func(a, b Failover) int {
-		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Job, b.Job), cmp.Compare(a.Item, b.Item))
-	})
+	slices.SortFunc(out, func(a, b Failover) int { return queue.CompareFailover(&a, &b) })
 }

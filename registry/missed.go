@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -156,22 +157,19 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		if batch[i].Path != p {
 			continue
 		}
-		rd, err := decodeReady(store.Node{Path: p, Value: batch[i].Value})
+		cur, err := decodeReady(store.Node{Path: p, Value: batch[i].Value})
 		if err != nil {
 			return store.Op{}, false, err
 		}
-		if (!misfire && rd.Count >= 1) || (r.MaxPending > 0 && rd.Count >= r.MaxPending) {
+		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now}, r.MaxPending)
+		if !changed {
 			return store.Op{}, false, nil
-		}
-		rd.Count++
-		if rd.Count > 1 {
-			rd.Misfired++
 		}
 		op := batch[i]
 		op.Value = mustJSON(rd)
 		return op, true, nil
 	}
-	return r.triggerOp(ctx, job, misfire, now, nil)
+	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now})
 }
 
 // replaceOp puts op in place of an earlier op on its path, or appends it.

@@ -219,6 +219,7 @@ func jobDeleteOps(name string) []store.Op {
 		store.Delete(DisabledJobPath+"/"+name, store.AnyVersion),
 		store.Delete(RunsPath+"/"+name, store.AnyVersion),
 		waitingDeleteOps(name)[0], waitingDeleteOps(name)[1],
+		store.Delete(GangPath+"/"+name, store.AnyVersion),
 	}
 }
 

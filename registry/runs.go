@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // RunsPath holds, per job, what the leader knows of its recent runs
@@ -18,30 +17,15 @@ import (
 const RunsPath = "/state/runs"
 
 // PausedBy marks a disable flag set by the scheduler itself.
-const PausedBy = "pauseAfterFailures"
+const PausedBy = task.PausedBy
 
-// RunState is a job's run record.
-type RunState struct {
-	// Consecutive counts the failed runs in a row before the current one.
-	Consecutive int `json:"consecutiveFailedRuns"`
-	// Failed and Succeeded say whether a shard of the current run failed
-	// for good or finished; Cause is the first failure's message.
-	Failed       bool      `json:"currentRunFailed,omitempty"`
-	Succeeded    bool      `json:"currentRunSucceeded,omitempty"`
-	Cause        string    `json:"cause,omitempty"`
-	LastFailedAt time.Time `json:"lastFailedAt,omitzero"`
-	LastCause    string    `json:"lastCause,omitempty"`
-}
-
-// Pause is the value of a job's disable flag when pauseAfterFailures set
-// it (a disable through the API holds only a time stamp).
-type Pause struct {
-	By         string    `json:"by"` // PausedBy
-	At         time.Time `json:"at"`
-	FailedRuns int       `json:"failedRuns"`
-	Cause      string    `json:"cause,omitempty"` // the last failed run's first failure
-	Reason     string    `json:"reason"`          // in words, for people
-}
+// The run bookkeeping records are package task's.
+type (
+	RunState     = task.RunState
+	Pause        = task.Pause
+	RunRecord    = task.RunRecord
+	ShardOutcome = task.ShardOutcome
+)
 
 // RunStateOf reads a job's run record (zero when it has none).
 func (r *Registry) RunStateOf(ctx context.Context, job string) (RunState, error) {
@@ -104,39 +88,6 @@ func decodePause(b []byte) (Pause, bool) {
 		return Pause{}, false
 	}
 	return p, true
-}
-
-// RunRecord is what /state/trigger_keys/{key} holds: the trigger (jobName,
-// at) and, once its run launched, how its shards ended. The leader writes
-// each shard's end with the shard's state change, and Done with the last.
-type RunRecord struct {
-	JobName string    `json:"jobName"`
-	At      time.Time `json:"at"`
-	// Workflow names the workflow node the run is ("{workflow}/{runId}/{node}"):
-	// such a record is not pruned by age; the workflow engine deletes it
-	// once it has copied the outcome into the run.
-	Workflow string `json:"workflow,omitempty"`
-	// Inputs are handed to every shard of the run (a workflow node's
-	// inputs; see jobs.Inputs).
-	Inputs  jobs.Inputs    `json:"inputs,omitempty"`
-	Shards  []ShardOutcome `json:"shards,omitempty"`
-	Done    bool           `json:"done,omitempty"`
-	Success bool           `json:"success,omitempty"`
-	EndedAt time.Time      `json:"endedAt,omitzero"`
-}
-
-// ShardOutcome is how one shard of a keyed run ended (its last attempt).
-type ShardOutcome struct {
-	Item    int    `json:"shardingItem"`
-	TaskID  string `json:"taskId"`
-	State   string `json:"state"`
-	Message string `json:"message,omitempty"`
-	// StartedAt and EndedAt are when the shard's process started and
-	// ended, as its executor reported them.
-	StartedAt time.Time `json:"startedAt,omitzero"`
-	EndedAt   time.Time `json:"endedAt,omitzero"`
-	// Outputs are the key=value lines the shard wrote to $ELASTICJOB_OUTPUT.
-	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
 // ErrRunNotFound is returned for an unknown idempotency key.

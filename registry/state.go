@@ -8,81 +8,28 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
-// Ready is a job's pending executions at /state/ready/{jobName}.
-type Ready struct {
-	Job   string    `json:"-"`
-	Count int       `json:"count"`
-	Since time.Time `json:"since"` // when the oldest pending execution was queued
-	// Misfired counts the executions queued while an earlier one was
-	// pending or running (recorded as MISFIRE in history).
-	Misfired int `json:"misfired,omitempty"`
-	// Runs are parameter overrides of pending executions (from triggers
-	// with a jobParameter), taken one per execution, oldest first.
-	Runs []PendingRun `json:"runs,omitempty"`
-	// NotBefore holds back a cron fire the producer staged ahead of its
-	// instant: the launcher does not start it earlier.
-	NotBefore time.Time `json:"notBefore,omitzero"`
-	Version   int64     `json:"-"`
-}
-
-// PendingRun is one triggered execution's override.
-type PendingRun struct {
-	JobParameter   string    `json:"jobParameter"`
-	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
-	At             time.Time `json:"at"`
-	notBefore      bool      // internal: a cron fire staged ahead (no override)
-}
+// The registry's state records are the pure packages' types.
+type (
+	Ready      = queue.Ready
+	PendingRun = queue.PendingRun
+	Failover   = queue.Failover
+	Running    = task.Entry
+)
 
 // TriggerKeysPath holds the idempotency keys of recent triggers.
 const TriggerKeysPath = "/state/trigger_keys"
-
-// Running is a task at /state/running/{jobName}/{jobName}@-@{item}.
-type Running struct {
-	TaskID     string `json:"taskId"`
-	AgentID    string `json:"agentId"`
-	Hostname   string `json:"hostname,omitempty"`
-	ExecutorID string `json:"executorId"`
-	State      string `json:"state"`          // the last Mesos state seen: TASK_STAGING, TASK_RUNNING, …
-	Busy       bool   `json:"busy,omitempty"` // a DAEMON task is inside a run of its cron
-	Source     string `json:"executionSource,omitempty"`
-	Attempts   int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
-	// Parameter is the run's jobParameter override (from a trigger), kept
-	// so a failover or retry of the shard runs with it too.
-	Parameter *string `json:"jobParameterOverride,omitempty"`
-	// RunKey is the idempotency key of the trigger that queued the run
-	// (see runs.go), kept so the trigger's record follows its shards.
-	RunKey     string    `json:"runKey,omitempty"`
-	LaunchedAt time.Time `json:"launchedAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
-	Version    int64     `json:"-"`
-}
-
-// Failover is a failed shard waiting to run again.
-type Failover struct {
-	Job      string    `json:"-"`
-	Item     int       `json:"-"`
-	TaskID   string    `json:"taskId"` // the failed task
-	Since    time.Time `json:"since"`
-	Attempts int       `json:"attempts,omitempty"`
-	// NotBefore delays a retry (retry backoff); zero means at once.
-	NotBefore time.Time `json:"notBefore,omitzero"`
-	Parameter *string   `json:"jobParameterOverride,omitempty"`
-	RunKey    string    `json:"runKey,omitempty"`
-	// Retry marks a retry within the failed shard's run (maxRetries, or a
-	// task that never started), as opposed to a failover relaunch.
-	Retry   bool  `json:"retry,omitempty"`
-	Version int64 `json:"-"`
-}
 
 // Trigger adds one pending execution of a job (a cron fire or an API
 // trigger): with misfire the count grows, without it pending executions
 // collapse into one. It reports whether the count changed.
 func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now time.Time) (bool, error) {
 	for range maxCASRetries {
-		op, changed, err := r.triggerOp(ctx, job, misfire, now, nil)
+		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now})
 		if err != nil || !changed {
 			return false, err
 		}
@@ -124,7 +71,7 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at,
 	for range maxCASRetries {
 		ops := make([]store.Op, 0, len(misfire))
 		for job, mf := range misfire {
-			op, changed, err := r.triggerOp(ctx, job, mf, now, &PendingRun{notBefore: true})
+			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now})
 			if err != nil {
 				return err
 			}
@@ -151,10 +98,11 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 	ops := make([]store.Op, 0, len(misfire))
 	for job, mf := range misfire {
 		if absent(job) {
-			ops = append(ops, store.Create(ReadyPath+"/"+job, mustJSON(Ready{Count: 1, Since: now.UTC(), NotBefore: now.UTC()})))
+			rd, _ := queue.Add(nil, queue.Trigger{Misfire: mf, Fire: true, At: now}, r.MaxPending)
+			ops = append(ops, store.Create(ReadyPath+"/"+job, mustJSON(rd)))
 			continue
 		}
-		op, changed, err := r.triggerOp(ctx, job, mf, now, &PendingRun{notBefore: true})
+		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now})
 		if err != nil {
 			return err
 		}
@@ -168,39 +116,23 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 	return r.commit(ctx, append(ops, mark...)...)
 }
 
-func (r *Registry) triggerOp(ctx context.Context, job string, misfire bool, now time.Time, run *PendingRun) (store.Op, bool, error) {
+func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
-	fire := run != nil && run.notBefore
-	if fire {
-		run = nil // a cron fire: no override, collapses like a plain trigger
-	}
 	if errors.Is(err, store.ErrNotFound) {
-		rd := Ready{Count: 1, Since: now.UTC()}
-		if fire {
-			rd.NotBefore = now.UTC()
-		}
-		if run != nil {
-			rd.Runs = []PendingRun{*run}
-		}
+		rd, _ := queue.Add(nil, t, r.MaxPending)
 		return store.Create(p, mustJSON(rd)), true, nil
 	}
 	if err != nil {
 		return store.Op{}, false, err
 	}
-	rd, err := decodeReady(n)
+	cur, err := decodeReady(n)
 	if err != nil {
 		return store.Op{}, false, err
 	}
-	if (!misfire && run == nil && rd.Count >= 1) || (r.MaxPending > 0 && rd.Count >= r.MaxPending) {
+	rd, changed := queue.Add(&cur, t, r.MaxPending)
+	if !changed {
 		return store.Op{}, false, nil
-	}
-	rd.Count++
-	if rd.Count > 1 {
-		rd.Misfired++
-	}
-	if run != nil {
-		rd.Runs = append(rd.Runs, *run)
 	}
 	return store.Set(p, mustJSON(rd), n.Version), true, nil
 }
@@ -224,7 +156,7 @@ func (r *Registry) TriggerRun(ctx context.Context, job string, run PendingRun, n
 			}
 			ops = append(ops, store.Create(kp, mustJSON(map[string]any{"jobName": job, "at": run.At})))
 		}
-		op, changed, err := r.triggerOp(ctx, job, false, now, &run)
+		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Run: &run, At: now})
 		if err != nil {
 			return false, err
 		}
@@ -308,18 +240,10 @@ func (r *Registry) ReadyQueue(ctx context.Context) ([]Ready, error) {
 // on rd's version, so a concurrent trigger is never lost).
 func DequeueOp(rd Ready, now time.Time) store.Op {
 	p := ReadyPath + "/" + rd.Job
-	if rd.Count <= 1 {
+	next, ok := queue.Take(rd, now)
+	if !ok {
 		return store.Delete(p, rd.Version)
 	}
-	next := rd
-	if next.Misfired >= next.Count { // this execution was a misfire
-		next.Misfired--
-	}
-	next.Count--
-	if len(next.Runs) > 0 {
-		next.Runs = next.Runs[1:]
-	}
-	next.Since = now.UTC()
 	return store.Set(p, mustJSON(next), rd.Version)
 }
 

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -18,39 +17,33 @@ import (
 // /state/waiting/failover/{job}/{job}@-@{item}.
 const WaitingPath = "/state/waiting"
 
-// Reasons work waits for (Waiting.Reason).
+// Reasons work waits for (Waiting.Reason): package round's.
 const (
-	WaitNoOffers      = "no_offers"              // no resource offers held (Mesos has none, or is being asked)
-	WaitCPU           = "insufficient_cpu"       // no offer has enough CPU for a shard
-	WaitMem           = "insufficient_mem"       // no offer has enough memory for a shard
-	WaitResources     = "insufficient_resources" // CPU and memory are on different agents
-	WaitGang          = "gang_does_not_fit"      // the READY execution's shards do not fit together
-	WaitBehind        = "behind_older_work"      // older queued work already asks for more than the offers held
-	WaitTooLarge      = "never_fits"             // a shard is larger than any agent ever offered
-	WaitJobDisabled   = "job_disabled"
-	WaitAppDisabled   = "app_disabled"
-	WaitRunning       = "execution_running" // a job never runs two executions at once
-	WaitFailover      = "failover_pending"  // failed shards of the job re-run first
-	WaitBackoff       = "backing_off"       // a retry waits for its backoff
-	WaitStaged        = "staged"            // a cron fire committed ahead of its instant
-	WaitReconciling   = "reconciling"       // a new leader confirms running tasks first
-	WaitNotSubscribed = "not_subscribed"    // no subscription to Mesos at the moment
+	WaitNoOffers      = round.WaitNoOffers
+	WaitCPU           = round.WaitCPU
+	WaitMem           = round.WaitMem
+	WaitResources     = round.WaitResources
+	WaitGang          = round.WaitGang
+	WaitBehind        = round.WaitBehind
+	WaitTooLarge      = round.WaitTooLarge
+	WaitReserved      = round.WaitReserved
+	WaitReservation   = round.WaitReservation
+	WaitJobDisabled   = round.WaitJobDisabled
+	WaitAppDisabled   = round.WaitAppDisabled
+	WaitRunning       = round.WaitRunning
+	WaitFailover      = round.WaitFailover
+	WaitBackoff       = round.WaitBackoff
+	WaitStaged        = round.WaitStaged
+	WaitReconciling   = round.WaitReconciling
+	WaitNotSubscribed = round.WaitNotSubscribed
 )
 
 // Waiting is why one queue entry has not launched.
-type Waiting struct {
-	Reason  string    `json:"reason"`
-	Message string    `json:"message"` // in words, with the figures
-	Since   time.Time `json:"since"`   // waiting (for any reason) since
-	Until   time.Time `json:"until,omitzero"`
-}
+type Waiting = round.Wait
 
 // WaitingKey names the entry of a ready job or a failover shard.
 func WaitingKey(kind, job string, item int) string {
-	if kind == "failover" {
-		return "failover/" + job + "/" + jobs.MetaKey(job, item)
-	}
-	return "ready/" + job
+	return round.WaitKey(kind == "failover", job, item)
 }
 
 // PutWaitingOp records why an entry waits.

@@ -4,10 +4,7 @@ import (
 	"context"
 
 	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/store/txn"
 )
-
-var _ mesos.AsyncHandler = (*Scheduler)(nil)
 
 // maxBatch bounds the status updates committed together (a ZooKeeper
 // multi must stay well under its size limit).
@@ -143,18 +140,14 @@ func (s *Scheduler) flushUpdates(ctx context.Context) {
 }
 
 func (s *Scheduler) handleBatch(ctx context.Context, batch []pendingUpdate) {
-	base := s.Registry
-	tx := txn.New(base.KV())
-	tx.Trust(base.FencePaths()...)
-	s.Registry = base.With(tx)
+	b, flush := s.deps.Registry.Batch()
 	handled := make([]bool, len(batch))
 	for i, u := range batch {
-		handled[i] = s.onStatus(ctx, u.st) == nil
+		handled[i] = s.status.handle(ctx, b, u.st) == nil
 	}
-	s.Registry = base
-	if err := tx.Flush(ctx); err != nil {
-		s.Log.Warn("status: commit a batch of updates; Mesos resends them", "updates", len(batch), "err", err)
-		s.reloadRunning()
+	if err := flush(ctx); err != nil {
+		s.deps.Log.Warn("status: commit a batch of updates; the engine resends them", "updates", len(batch), "err", err)
+		s.st.reloadRunning()
 		for _, u := range batch {
 			u.done(false)
 		}

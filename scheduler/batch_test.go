@@ -24,7 +24,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	running := r.running("job")
 	if len(running) != 3 {
 		t.Fatalf("running %v", running)
@@ -64,12 +64,12 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	task := r.running("job")[0].TaskID
 	if err := r.reg.KV().Commit(r.ctx, store.Create("/ha/election/n_1", nil)); err != nil {
 		t.Fatal(err)
 	}
-	r.sched.Registry.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
+	r.sched.deps.Registry.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
 	if err := r.reg.KV().Commit(r.ctx, store.Delete("/ha/election/n_1", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}

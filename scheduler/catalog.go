@@ -3,13 +3,11 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 )
 
 // Catalog is the leader's in-memory copy of the registry's configuration:
@@ -26,14 +24,9 @@ type Catalog struct {
 	disabledJobs map[string]bool
 }
 
-// Change names what changed: Kind is "app", "job", "disable-app",
-// "disable-job" or "all" (a resync: everything may have changed).
-type Change struct {
-	Kind string
-	Name string
-}
-
-// NewCatalog makes an empty catalog; call Watch, Load, then Follow.
+// NewCatalog makes an empty catalog: subscribe to the registry's
+// configuration changes (WatchConfig), Load, then apply each change on the
+// scheduler's loop.
 func NewCatalog(reg *registry.Registry) *Catalog {
 	return &Catalog{reg: reg}
 }
@@ -70,70 +63,43 @@ func (c *Catalog) Load(ctx context.Context) error {
 	return nil
 }
 
-// Watch subscribes to the store; call it before Load so no change made
-// between the two is missed, then pass the channel to Follow.
-func (c *Catalog) Watch(ctx context.Context) (cfg, dis <-chan store.Event, err error) {
-	kv := c.reg.KV()
-	if cfg, err = kv.Watch(ctx, "/config"); err != nil {
-		return nil, nil, fmt.Errorf("catalog: watch /config: %w", err)
+// apply applies one configuration change to the catalog (a reload of
+// what it names).
+func (c *Catalog) apply(ctx context.Context, ch registry.ConfigChange) error {
+	switch ch.Kind {
+	case registry.ConfigAll:
+		return c.Load(ctx)
+	case registry.ConfigApp:
+		return c.reloadApp(ctx, ch.Name)
+	case registry.ConfigJob:
+		return c.reloadJob(ctx, ch.Name)
+	case registry.ConfigAppDisabled, registry.ConfigJobDisabled:
+		return c.reloadFlag(ctx, ch)
 	}
-	if dis, err = kv.Watch(ctx, "/state/disable"); err != nil {
-		return nil, nil, fmt.Errorf("catalog: watch /state/disable: %w", err)
-	}
-	return cfg, dis, nil
+	return nil
 }
 
-// Follow hands each store event to onEvent, until ctx ends or a channel
-// closes. It does not apply them: the scheduler applies each one on its
-// loop (apply), together with what the change means for running tasks, so
-// a launch round never sees a configuration whose change the loop has not
-// handled yet (it would otherwise launch with the new configuration, then
-// kill what it launched as belonging to the old one).
-func (c *Catalog) Follow(ctx context.Context, cfg, dis <-chan store.Event, onEvent func(store.Event)) error {
-	for {
-		var ev store.Event
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok = <-cfg:
-		case ev, ok = <-dis:
-		}
-		if !ok {
-			return fmt.Errorf("catalog: watch closed")
-		}
-		onEvent(ev)
+func (c *Catalog) reloadFlag(ctx context.Context, ch registry.ConfigChange) error {
+	kind := "job"
+	if ch.Kind == registry.ConfigAppDisabled {
+		kind = "app"
 	}
-}
-
-// apply applies one store event to the catalog and names what changed
-// (Kind "" when the event is not about the configuration).
-func (c *Catalog) apply(ctx context.Context, ev store.Event) (Change, error) {
-	if ev.Type == store.EventResync {
-		return Change{Kind: "all"}, c.Load(ctx)
+	disabled, err := c.reg.IsDisabled(ctx, kind, ch.Name)
+	if err != nil {
+		return err
 	}
-	parts := strings.Split(strings.TrimPrefix(ev.Path, "/"), "/")
-	switch {
-	case len(parts) == 3 && parts[0] == "config" && parts[1] == "app":
-		return Change{Kind: "app", Name: parts[2]}, c.reloadApp(ctx, parts[2])
-	case len(parts) == 3 && parts[0] == "config" && parts[1] == "job":
-		return Change{Kind: "job", Name: parts[2]}, c.reloadJob(ctx, parts[2])
-	case len(parts) == 4 && parts[0] == "state" && parts[1] == "disable":
-		disabled := ev.Type == store.EventPut
-		c.mu.Lock()
-		m := c.disabledJobs
-		if parts[2] == "app" {
-			m = c.disabledApps
-		}
-		if disabled {
-			m[parts[3]] = true
-		} else {
-			delete(m, parts[3])
-		}
-		c.mu.Unlock()
-		return Change{Kind: "disable-" + parts[2], Name: parts[3]}, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.disabledJobs
+	if kind == "app" {
+		m = c.disabledApps
 	}
-	return Change{}, nil
+	if disabled {
+		m[ch.Name] = true
+	} else {
+		delete(m, ch.Name)
+	}
+	return nil
 }
 
 func (c *Catalog) reloadApp(ctx context.Context, name string) error {
@@ -183,24 +149,28 @@ func (c *Catalog) App(name string) (app.Config, bool) {
 	return a, ok
 }
 
-// Runnable reports whether a job exists, its app exists, and neither is
-// disabled; it returns both configs. An HTTP job without an app runs under
-// app.HTTPOnly (no package, a small executor).
+// Runnable reports whether a job may run now (jobs.CanRun) and returns
+// its config and the app it runs under (app.HTTPOnly for an HTTP job
+// without one).
 func (c *Catalog) Runnable(job string) (jobs.Config, app.Config, bool) {
+	j, a, why := c.Lookup(job)
+	return j, a, why == jobs.Runnable
+}
+
+// Lookup returns a job's config, the app it runs under, and whether it
+// may run now (round.Catalog).
+func (c *Catalog) Lookup(job string) (jobs.Config, app.Config, jobs.Runnability) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	j, ok := c.jobs[job]
-	if !ok || c.disabledJobs[job] {
-		return j, app.Config{}, false
+	if !ok {
+		return j, app.Config{}, jobs.JobMissing
 	}
-	if j.AppName == "" {
-		return j, app.HTTPOnly(), j.JobType == jobs.TypeHTTP
+	f := jobs.Facts{Job: &j, JobDisabled: c.disabledJobs[job], AppDisabled: c.disabledApps[j.AppName]}
+	if a, ok := c.apps[j.AppName]; ok {
+		f.App = &a
 	}
-	a, ok := c.apps[j.AppName]
-	if !ok || c.disabledApps[j.AppName] {
-		return j, a, false
-	}
-	return j, a, true
+	return j, jobs.AppOf(j, f.App), jobs.CanRun(f)
 }
 
 // JobNames lists every job name.

@@ -2,44 +2,50 @@ package scheduler
 
 import (
 	"context"
+	"log/slog"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 )
 
-func mustJSON(v any) []byte { return registry.MustJSON(v) }
-
-// configEvent applies a configuration event to the catalog and reacts to
-// the change, both on the loop.
-func (s *Scheduler) configEvent(ctx context.Context, ev store.Event) {
-	ch, err := s.catalog.apply(ctx, ev)
-	if err != nil {
-		s.Log.Warn("catalog: apply change", "path", ev.Path, "err", err)
-		return
-	}
-	if ch.Kind != "" {
-		s.onChange(ctx, ch)
-	}
+// configFollower reacts on the loop to configuration changes seen
+// through the registry's watch: it applies each to the catalog, together
+// with what the change does to running tasks, so a launch round never
+// runs on a configuration whose change has not been acted on yet. (When
+// the catalog was updated on its own goroutine, a round could launch a
+// just-registered job on the new configuration and the change, handled a
+// moment later, then killed those tasks as the old configuration's.)
+type configFollower struct {
+	reg      *registry.Registry
+	driver   Driver
+	clock    clock.Clock
+	log      *slog.Logger
+	st       *state
+	catalog  *Catalog
+	producer *Producer
+	queues   *queues
 }
 
-// onChange reacts to a configuration change seen through the store: a
-// job registered, updated or deleted, an app changed, a disable flag set or
-// cleared, or a resync.
-func (s *Scheduler) onChange(ctx context.Context, ch Change) {
+// apply applies a change to the catalog and reacts to it.
+func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
+	if err := c.catalog.apply(ctx, ch); err != nil {
+		c.log.Warn("catalog: apply change", "change", ch, "err", err)
+		return
+	}
 	switch ch.Kind {
-	case "all":
-		s.reloadRunning()
-		s.producer.RescheduleAll()
-		s.queueDaemons(ctx)
-	case "job", "disable-job":
-		s.jobChanged(ctx, ch.Name)
-	case "app", "disable-app":
-		for _, j := range s.catalog.JobsOfApp(ch.Name) {
-			s.jobChanged(ctx, j)
+	case registry.ConfigAll:
+		c.st.reloadRunning()
+		c.producer.RescheduleAll()
+		c.queueDaemons(ctx)
+	case registry.ConfigJob, registry.ConfigJobDisabled:
+		c.jobChanged(ctx, ch.Name)
+	case registry.ConfigApp, registry.ConfigAppDisabled:
+		for _, j := range c.catalog.JobsOfApp(ch.Name) {
+			c.jobChanged(ctx, j)
 		}
-		if !s.catalog.AppActive(ch.Name) {
-			s.stopExecutors(ctx, ch.Name)
+		if !c.catalog.AppActive(ch.Name) {
+			c.stopExecutors(ctx, ch.Name)
 		}
 	}
 }
@@ -47,66 +53,65 @@ func (s *Scheduler) onChange(ctx context.Context, ch Change) {
 // jobChanged kills the job's running tasks (update, disable and deregister
 // all stop the current run), clears its queues when it no longer runs, and
 // reschedules it.
-func (s *Scheduler) jobChanged(ctx context.Context, name string) {
-	s.killJob(ctx, name)
-	if _, _, ok := s.catalog.Runnable(name); !ok {
-		if err := s.Registry.ClearReady(ctx, name); err != nil {
-			s.Log.Warn("clear ready queue", "job", name, "err", err)
+func (c *configFollower) jobChanged(ctx context.Context, name string) {
+	c.killJob(ctx, name)
+	if _, _, ok := c.catalog.Runnable(name); !ok {
+		if err := c.reg.Change().DropReady(name).DropFailover(name, -1).Commit(ctx); err != nil {
+			c.log.Warn("clear the job's queues", "job", name, "err", err)
 		}
-		if err := s.Registry.Commit(ctx, deleteOp(registry.FailoverPath+"/"+name)); err != nil {
-			s.Log.Warn("clear failover queue", "job", name, "err", err)
-		}
+		c.queues.changed()
 	} else {
-		s.queueDaemon(ctx, name)
+		c.queueDaemon(ctx, name)
 	}
-	s.producer.Reschedule(name)
+	c.producer.Reschedule(name)
 }
 
-func (s *Scheduler) killJob(ctx context.Context, name string) {
-	running, err := s.runningOf(ctx, name)
+func (c *configFollower) killJob(ctx context.Context, name string) {
+	running, err := c.st.runningOf(ctx, c.reg, name)
 	if err != nil {
-		s.Log.Warn("kill job: read running tasks", "job", name, "err", err)
+		c.log.Warn("kill job: read running tasks", "job", name, "err", err)
 		return
 	}
 	for _, rt := range running {
-		if err := s.Driver.Kill(ctx, rt.TaskID, rt.AgentID); err != nil {
-			s.Log.Warn("kill task", "task", rt.TaskID, "err", err)
+		if err := c.driver.Kill(ctx, rt.TaskID, rt.AgentID); err != nil {
+			c.log.Warn("kill task", "task", rt.TaskID, "err", err)
 		}
 	}
 }
 
 // stopExecutors shuts down every executor of an app (app deleted or
 // disabled).
-func (s *Scheduler) stopExecutors(ctx context.Context, appName string) {
-	for k := range s.executors {
+func (c *configFollower) stopExecutors(ctx context.Context, appName string) {
+	for k := range c.st.executors {
 		if k.App != appName {
 			continue
 		}
-		if err := s.Driver.Shutdown(ctx, jobs.ExecutorID(k.App, k.AgentID), k.AgentID); err != nil {
-			s.Log.Warn("shutdown executor", "app", k.App, "agent", k.AgentID, "err", err)
+		if err := c.driver.Shutdown(ctx, jobs.ExecutorID(k.App, k.AgentID), k.AgentID); err != nil {
+			c.log.Warn("shutdown executor", "app", k.App, "agent", k.AgentID, "err", err)
 		}
-		delete(s.executors, k)
+		delete(c.st.executors, k)
 	}
 }
 
 // queueDaemons queues every runnable daemon job that is neither running
 // nor queued (at leadership start and after a resync).
-func (s *Scheduler) queueDaemons(ctx context.Context) {
-	for _, name := range s.catalog.JobNames() {
-		s.queueDaemon(ctx, name)
+func (c *configFollower) queueDaemons(ctx context.Context) {
+	for _, name := range c.catalog.JobNames() {
+		c.queueDaemon(ctx, name)
 	}
 }
 
-func (s *Scheduler) queueDaemon(ctx context.Context, name string) {
-	job, _, ok := s.catalog.Runnable(name)
+func (c *configFollower) queueDaemon(ctx context.Context, name string) {
+	job, _, ok := c.catalog.Runnable(name)
 	if !ok || job.JobExecutionType != jobs.Daemon {
 		return
 	}
-	running, err := s.runningOf(ctx, name)
+	running, err := c.st.runningOf(ctx, c.reg, name)
 	if err != nil || len(running) >= job.ShardingTotalCount {
 		return
 	}
-	if _, err := s.Registry.Trigger(ctx, name, false, s.Clock.Now()); err != nil {
-		s.Log.Warn("queue daemon job", "job", name, "err", err)
+	if _, err := c.reg.Trigger(ctx, name, false, c.clock.Now()); err != nil {
+		c.log.Warn("queue daemon job", "job", name, "err", err)
 	}
+	c.queues.changed()
 }

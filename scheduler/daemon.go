@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // DaemonObserver is implemented by observers that record daemon runs
@@ -16,44 +16,58 @@ type DaemonObserver interface {
 	DaemonRun(ev TaskEvent, rep jobs.DaemonReport)
 }
 
-// onDaemonReport marks a daemon task busy (BEGIN) or idle (COMPLETE) and
-// hands the run to the observers.
-func (s *Scheduler) onDaemonReport(ctx context.Context, agentID string, rep jobs.DaemonReport) {
+// daemonReport marks a daemon task busy (BEGIN) or idle (COMPLETE), hands
+// the run to the observers, and counts a completed run for its job.
+func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry, agentID string, rep jobs.DaemonReport) {
 	tid, _ := jobs.ParseTaskID(rep.TaskID)
-	running, err := s.runningOf(ctx, tid.JobName)
+	running, err := h.st.runningOf(ctx, reg, tid.JobName)
 	if err != nil {
-		s.Log.Warn("daemon report: read running task", "task", rep.TaskID, "err", err)
+		h.log.Warn("daemon report: read running task", "task", rep.TaskID, "err", err)
 		return
 	}
 	rt, ok := running[tid.Item]
 	if !ok || rt.TaskID != rep.TaskID {
 		return // a report of a task that is no longer current
 	}
-	busy := rep.Type == jobs.DaemonBegin
-	if rt.Busy != busy {
+	if busy := rep.Type == jobs.DaemonBegin; rt.Busy != busy {
 		rt.Busy = busy
-		rt.UpdatedAt = s.Clock.Now().UTC()
-		err := s.Registry.Commit(ctx, store.Set(registry.RunningPathOf(tid.JobName, tid.Item), mustJSON(rt), rt.Version))
-		switch {
-		case err == nil:
-			rt.Version++
-			s.putRunning(tid.JobName, tid.Item, rt)
-		case errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound):
-			s.reloadRunning()
-		default:
-			s.Log.Warn("daemon report: mark busy/idle", "task", rep.TaskID, "err", err)
+		rt.UpdatedAt = h.clock.Now().UTC()
+		if err := h.mark(ctx, reg, tid, rt); err != nil {
+			h.log.Warn("daemon report: mark busy/idle", "task", rep.TaskID, "err", err)
 		}
 	}
-	job, _ := s.catalog.Job(tid.JobName)
+	job, _ := h.catalog.Job(tid.JobName)
 	ev := TaskEvent{TaskID: rep.TaskID, Job: tid.JobName, App: job.AppName, AgentID: agentID, Hostname: rt.Hostname,
-		Item: tid.Item, Source: string(rep.ExecutionSource), At: s.Clock.Now()}
-	if d, ok := s.Observer.(DaemonObserver); ok {
+		Item: tid.Item, Source: string(rep.ExecutionSource), At: h.clock.Now()}
+	if d, ok := h.obs.(DaemonObserver); ok {
 		d.DaemonRun(ev, rep)
 	}
-	if rep.Type == jobs.DaemonComplete && !rep.Success {
-		s.notifyFailure(job, ev, mesos.Status{TaskID: rep.TaskID, AgentID: agentID, State: "DAEMON_RUN_FAILED", Message: rep.Message})
+	if rep.Type != jobs.DaemonComplete {
+		return
 	}
-	if rep.Type == jobs.DaemonComplete {
-		s.daemonRunEnded(ctx, job, ev, rep)
+	if !rep.Success {
+		h.notifyFailure(job, ev, engine.Status{TaskID: rep.TaskID, AgentID: agentID, State: "DAEMON_RUN_FAILED", Message: rep.Message})
+	}
+	h.daemonRunEnded(ctx, reg, job, ev, rep)
+}
+
+// daemonRunEnded counts one run a DAEMON shard reported.
+func (h *statusHandler) daemonRunEnded(ctx context.Context, reg *registry.Registry, job jobs.Config, ev TaskEvent, rep jobs.DaemonReport) {
+	res := task.Success
+	if !rep.Success {
+		res = task.Failure
+	}
+	_, _, runnable := h.catalog.Runnable(job.JobName)
+	ch := reg.Change()
+	p, err := h.countRun(ctx, reg, ch, job, res, rep.Message, true, runnable)
+	if err == nil {
+		err = ch.Commit(ctx)
+	}
+	if err != nil && !errors.Is(err, registry.ErrConflict) {
+		h.log.Warn("daemon run: count failures", "job", job.JobName, "err", err)
+		return
+	}
+	if err == nil && p != nil {
+		h.paused(job, ev, *p)
 	}
 }

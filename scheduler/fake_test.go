@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
@@ -132,7 +133,7 @@ func newRig(t *testing.T) *rig {
 	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), drv: newFakeDriver(), clk: clock.NewFake(t0)}
 	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk,
 		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
-	r.sched.subscribed = true
+	r.sched.st.subscribed = true
 	return r
 }
 
@@ -171,7 +172,24 @@ func (r *rig) reload() {
 }
 
 func (r *rig) offer(id string, cpus, mem float64) {
-	r.sched.offers[id] = mesos.Offer{ID: id, AgentID: "agent-1", Hostname: "host-1", CPUs: cpus, MemMB: mem}
+	o := mesos.Offer{ID: id, AgentID: "agent-1", Hostname: "host-1", CPUs: cpus, MemMB: mem}
+	r.sched.st.offers[id] = o
+	r.sched.st.noteOffers([]mesos.Offer{o})
+}
+
+// agent tells the scheduler the engine's one agent's total (its inventory).
+func (r *rig) agent(cpus, mem float64) {
+	r.sched.st.agents = []engine.Agent{{ID: "agent-1", Hostname: "host-1", CPUs: cpus, MemMB: mem}}
+}
+
+// rebuild makes the rig's scheduler anew with changed dependencies.
+func (r *rig) rebuild(mod func(*Deps)) {
+	r.t.Helper()
+	d := r.sched.deps
+	mod(&d)
+	r.sched = New(d)
+	r.sched.st.subscribed = true
+	r.reload()
 }
 
 func (r *rig) trigger(job string) {
@@ -210,7 +228,7 @@ func (r *rig) readyCount(job string) int {
 
 func (r *rig) status(taskID, state string) {
 	r.t.Helper()
-	if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state}); err != nil {
 		r.t.Fatal(err)
 	}
 }

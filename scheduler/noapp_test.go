@@ -17,7 +17,7 @@ func TestHTTPJobWithoutAppChargesOnlyTheSmallExecutor(t *testing.T) {
 	})
 	r.trigger("job")
 	r.offer("o1", 1.6, 64*3+app.HTTPOnlyMemoryMB)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 || len(r.drv.accepts[0].launches) != 3 {
 		t.Fatalf("accepts = %+v", r.drv.accepts)
 	}
@@ -49,12 +49,12 @@ func TestJobWithoutAppMustBeHTTP(t *testing.T) {
 // ResolveAppURL rewrites the app's URL in the task payload at launch.
 func TestLaunchResolvesTheAppURL(t *testing.T) {
 	r := newRig(t)
-	r.sched.Options.ResolveAppURL = func(u string) string { return strings.Replace(u, "example.invalid", "leader:8899", 1) }
+	r.sched.deps.Options.ResolveAppURL = func(u string) string { return strings.Replace(u, "example.invalid", "leader:8899", 1) }
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	r.trigger("job")
 	r.offer("o1", 4, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("accepts = %+v", r.drv.accepts)
 	}

@@ -10,9 +10,3 @@ import (
 type Notifier interface {
 	Notify(job jobs.Config, ev TaskEvent, st mesos.Status)
 }
-
-func (s *Scheduler) notifyFailure(job jobs.Config, ev TaskEvent, st mesos.Status) {
-	if s.Notifier != nil && job.JobErrorHandlerType == jobs.HandlerWebhook {
-		s.Notifier.Notify(job, ev, st)
-	}
-}

@@ -136,16 +136,16 @@ func TestFiresAreStagedAheadAndHeldUntilTheirInstant(t *testing.T) {
 		t.Fatalf("staged entry %+v, want held until %v", q, instant)
 	}
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 0 {
 		t.Fatal("launched before the fire's instant")
 	}
-	if !r.sched.retryAt.Equal(instant) {
-		t.Fatalf("launcher wakes at %v, want %v", r.sched.retryAt, instant)
+	if !r.sched.alarm.at.Equal(instant) {
+		t.Fatalf("launcher wakes at %v, want %v", r.sched.alarm.at, instant)
 	}
 	r.clk.Set(instant)
 	r.offer("o2", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 1 {
 		t.Fatal("not launched at the fire's instant")
 	}

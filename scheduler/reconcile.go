@@ -2,133 +2,136 @@ package scheduler
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 )
 
-// reconcile asks the master for task states: explicit lists every running
-// task the registry holds; implicit asks for every task the master knows,
-// which surfaces tasks the registry lost (they are killed as orphans).
-func (s *Scheduler) reconcile(ctx context.Context, explicit bool) error {
-	var refs []mesos.TaskRef
+// reconciler keeps the registry's running tasks and the engine's in
+// agreement: after every (re)subscription it asks for the state of every
+// running task and holds launching back until each is answered (or
+// Options.ReconcileWait passed), so nothing is launched on a view of the
+// cluster the engine has not confirmed; then it asks for every task the
+// engine knows (implicit), which surfaces tasks the registry does not
+// know (killed as orphans). It reconciles again every Options.Reconcile,
+// and counts a task unreachable for longer than Options.Unreachable as
+// lost.
+type reconciler struct {
+	reg    *registry.Registry
+	driver Driver
+	clock  clock.Clock
+	log    *slog.Logger
+	opts   *Options
+	st     *state
+	status *statusHandler
+	wake   func()
+}
+
+// subscribed persists the framework id, then reconciles every task.
+func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
+	r.st.subscribed, r.st.suppressed = true, false
+	if err := r.reg.SetFrameworkID(ctx, frameworkID); err != nil {
+		r.log.Error("persist framework id", "err", err)
+	}
+	r.begin(ctx)
+	_ = r.reconcile(ctx, false)
+}
+
+// reconcile asks the engine for task states: explicit lists every running
+// task the registry holds; implicit asks for every task the engine knows.
+func (r *reconciler) reconcile(ctx context.Context, explicit bool) error {
+	var refs []engine.TaskRef
 	if explicit {
-		all, err := s.runningAll(ctx)
+		all, err := r.st.runningAll(ctx, r.reg)
 		if err != nil {
 			return err
 		}
 		for _, items := range all {
 			for _, rt := range items {
-				refs = append(refs, mesos.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+				refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
 			}
 		}
 		if len(refs) == 0 {
 			return nil // an empty explicit list would be an implicit reconcile
 		}
 	}
-	if err := s.Driver.Reconcile(ctx, refs); err != nil {
-		s.Log.Warn("reconcile", "explicit", explicit, "tasks", len(refs), "err", err)
+	if err := r.driver.Reconcile(ctx, refs); err != nil {
+		r.log.Warn("reconcile", "explicit", explicit, "tasks", len(refs), "err", err)
 		return err
 	}
 	return nil
 }
 
-// periodic runs the timed chores: explicit reconciliation once every
-// Options.Reconcile (the loop ticks at least once a minute, so a shorter
-// tick must not reconcile more often), and giving up on tasks unreachable
-// for too long (they count as lost).
-func (s *Scheduler) periodic(ctx context.Context) {
-	now := s.Clock.Now()
-	if s.subscribed && s.Options.Reconcile > 0 && !now.Before(s.reconciledAt.Add(s.Options.Reconcile)) {
-		s.reconciledAt = now
-		_ = s.reconcile(ctx, true)
-	}
-	if err := s.Registry.PruneTriggerKeys(ctx, now.Add(-TriggerKeyLifetime)); err != nil {
-		s.Log.Warn("prune trigger idempotency keys", "err", err)
-	}
-	for taskID, since := range s.unreachable {
-		if now.Sub(since) < s.Options.Unreachable {
-			continue
-		}
-		delete(s.unreachable, taskID)
-		tid, err := jobs.ParseTaskID(taskID)
-		if err != nil {
-			continue
-		}
-		s.Log.Warn("task unreachable for too long: counting it as lost", "task", taskID)
-		_ = s.Driver.Kill(ctx, taskID, tid.AgentID)
-		running, err := s.runningOf(ctx, tid.JobName)
-		if err != nil {
-			continue
-		}
-		if rt, ok := running[tid.Item]; ok && rt.TaskID == taskID {
-			_ = s.onStatus(ctx, mesos.Status{TaskID: taskID, AgentID: tid.AgentID, State: "TASK_LOST",
-				Message: "unreachable for longer than " + s.Options.Unreachable.String()})
-		}
-	}
-}
-
-// beginReconcile asks for the state of every task the registry holds as
-// running and holds back launching until each has been answered (or
-// Options.ReconcileWait passed): after a restart or a leader change,
-// nothing is launched on a view of the cluster that Mesos has not
-// confirmed.
-func (s *Scheduler) beginReconcile(ctx context.Context) {
-	s.awaiting = map[string]bool{}
-	s.reconciledAt = s.Clock.Now() // the periodic one counts its interval from here
-	all, err := s.runningAll(ctx)
+// begin asks for the state of every task the registry holds as running
+// and holds launching back until each has been answered.
+func (r *reconciler) begin(ctx context.Context) {
+	r.st.awaiting = map[string]bool{}
+	r.st.reconciledAt = r.clock.Now() // the periodic one counts its interval from here
+	all, err := r.st.runningAll(ctx, r.reg)
 	if err != nil {
-		s.Log.Warn("reconcile: read running tasks", "err", err)
+		r.log.Warn("reconcile: read running tasks", "err", err)
 		return
 	}
 	for _, items := range all {
 		for _, rt := range items {
-			s.awaiting[rt.TaskID] = true
+			r.st.awaiting[rt.TaskID] = true
 		}
 	}
-	if len(s.awaiting) == 0 {
+	if len(r.st.awaiting) == 0 {
 		return
 	}
-	s.awaitUntil = s.Clock.Now().Add(s.Options.ReconcileWait)
-	s.Log.Info("reconciling running tasks before launching", "tasks", len(s.awaiting), "wait", s.Options.ReconcileWait)
-	if err := s.reconcile(ctx, true); err != nil {
-		s.awaiting = nil
+	r.st.awaitUntil = r.clock.Now().Add(r.opts.ReconcileWait)
+	r.log.Info("reconciling running tasks before launching", "tasks", len(r.st.awaiting), "wait", r.opts.ReconcileWait)
+	if err := r.reconcile(ctx, true); err != nil {
+		r.st.awaiting = nil
 	}
 }
 
-// reconciling reports whether launching is held back for answers still
-// missing; after the wait it gives up on them with a warning.
-func (s *Scheduler) reconciling() bool {
-	if len(s.awaiting) == 0 {
-		return false
-	}
-	if now := s.Clock.Now(); now.Before(s.awaitUntil) {
-		s.wakeAt(s.awaitUntil)
-		return true
-	}
-	s.Log.Warn("reconcile: no answer for some running tasks; launching anyway (they stay recorded as running)",
-		"tasks", len(s.awaiting), "wait", s.Options.ReconcileWait)
-	s.awaiting = nil
-	return false
-}
-
-// reconciled notes an answer for a task being reconciled.
-func (s *Scheduler) reconciled(taskID string) {
-	if !s.awaiting[taskID] {
+// answered notes an answer for a task being reconciled.
+func (r *reconciler) answered(taskID string) {
+	if !r.st.awaiting[taskID] {
 		return
 	}
-	delete(s.awaiting, taskID)
-	if len(s.awaiting) == 0 {
-		s.Log.Info("every running task reconciled; launching")
-		s.Wake()
+	delete(r.st.awaiting, taskID)
+	if len(r.st.awaiting) == 0 {
+		r.log.Info("every running task reconciled; launching")
+		r.wake()
+	}
+}
+
+// periodic runs the timed chores: explicit reconciliation once every
+// Options.Reconcile (the loop ticks at least once a minute, so a shorter
+// tick must not reconcile more often), forgetting old trigger keys, and
+// giving up on tasks unreachable for too long (they count as lost).
+func (r *reconciler) periodic(ctx context.Context) {
+	now := r.clock.Now()
+	if r.st.subscribed && r.opts.Reconcile > 0 && !now.Before(r.st.reconciledAt.Add(r.opts.Reconcile)) {
+		r.st.reconciledAt = now
+		_ = r.reconcile(ctx, true)
+	}
+	if err := r.reg.PruneTriggerKeys(ctx, now.Add(-TriggerKeyLifetime)); err != nil {
+		r.log.Warn("prune trigger idempotency keys", "err", err)
+	}
+	for taskID, since := range r.st.unreachable {
+		if now.Sub(since) < r.opts.Unreachable {
+			continue
+		}
+		delete(r.st.unreachable, taskID)
+		tid, err := jobs.ParseTaskID(taskID)
+		if err != nil {
+			continue
+		}
+		r.log.Warn("task unreachable for too long: counting it as lost", "task", taskID)
+		_ = r.driver.Kill(ctx, taskID, tid.AgentID)
+		_ = r.status.handle(ctx, r.reg, engine.Status{TaskID: taskID, AgentID: tid.AgentID, State: string(task.Lost),
+			Message: "unreachable for longer than " + r.opts.Unreachable.String()})
 	}
 }
 
 // TriggerKeyLifetime is how long a trigger's idempotency key is remembered.
 const TriggerKeyLifetime = 24 * time.Hour
-
-// Reconcile runs a reconciliation on the loop (for the API).
-func (s *Scheduler) Reconcile(ctx context.Context, explicit bool) error {
-	return s.call(ctx, func(ctx context.Context) error { return s.reconcile(ctx, explicit) })
-}

@@ -39,7 +39,7 @@ func runOnce(r *rig, ends map[int]string) {
 	r.t.Helper()
 	r.trigger("job")
 	r.offer("o", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	run := r.running("job")
 	if len(run) == 0 {
 		r.t.Fatal("nothing launched")
@@ -56,7 +56,7 @@ func runOnce(r *rig, ends map[int]string) {
 
 func (r *rig) statusMsg(taskID, state, msg string) {
 	r.t.Helper()
-	if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state, Message: msg}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state, Message: msg}); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -82,7 +82,7 @@ func (r *rig) pause() (registry.Pause, bool) {
 func pauseRig(t *testing.T, mod func(*jobs.Config)) (*rig, *stateNotifier) {
 	r := newRig(t)
 	n := &stateNotifier{}
-	r.sched.Notifier = n
+	r.sched.status.notifier = n
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(j *jobs.Config) {
 		j.ShardingTotalCount, j.PauseAfterFailures = 2, 2
@@ -111,7 +111,7 @@ func TestPauseAfterFailedRunsInARow(t *testing.T) {
 	// A new leader (a new scheduler on the same registry) continues the count.
 	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk, Notifier: n,
 		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
-	r.sched.subscribed = true
+	r.sched.st.subscribed = true
 	r.reload()
 	r.clk.Advance(time.Minute)
 	runOnce(r, map[int]string{0: "TASK_FAILED", 1: "TASK_FAILED"})
@@ -136,11 +136,11 @@ func TestPauseAfterFailedRunsInARow(t *testing.T) {
 func TestRetriesWithinARunAreNotFailedRuns(t *testing.T) {
 	r, _ := pauseRig(t, func(j *jobs.Config) { j.MaxRetries, j.PauseAfterFailures = 1, 1 })
 	runOnce(r, map[int]string{0: "TASK_FAILED"}) // shard 0 waits for its retry
-	if rs := r.runState(); rs.Consecutive != 0 || !rs.Succeeded {
+	if rs := r.runState(); rs.Consecutive != 0 || rs.Failed {
 		t.Fatalf("run state while a retry waits: %+v", rs)
 	}
 	r.offer("o2", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	retry := r.running("job")[0]
 	if retry.Attempts != 1 {
 		t.Fatalf("retry not launched: %+v", r.running("job"))
@@ -156,7 +156,7 @@ func TestRetriesWithinARunAreNotFailedRuns(t *testing.T) {
 	// Shard 0 fails twice (its retry too): the run failed, limit 1.
 	runOnce(r, map[int]string{0: "TASK_FAILED"})
 	r.offer("o3", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	r.status(r.running("job")[0].TaskID, "TASK_RUNNING")
 	r.statusMsg(r.running("job")[0].TaskID, "TASK_FAILED", "exit code 4: again")
 	p, paused := r.pause()
@@ -184,7 +184,7 @@ func TestKeyedTriggerRecordsItsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.offer("o", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	run := r.running("job")
 	if run[0].RunKey != "ci-42" || run[1].RunKey != "ci-42" {
 		t.Fatalf("running entries lack the key: %+v", run)
@@ -200,8 +200,40 @@ func TestKeyedTriggerRecordsItsRun(t *testing.T) {
 	}
 	r.status(run[1].TaskID, "TASK_FINISHED")
 	rec, _ = r.reg.RunRecordOf(r.ctx, "ci-42")
-	if !rec.Done || rec.Success || len(rec.Shards) != 2 || rec.Shards[0].Message != "exit code 3: boom" {
+	if rec.Done || len(rec.Shards) != 2 || rec.Shards[0].Message != "exit code 3: boom" {
+		t.Fatalf("record while shard 0 waits for its failover = %+v", rec)
+	}
+	// The failed-over shard runs again with the run's key and finishes:
+	// the record reads as the shards ended (it used to stay FAILED).
+	r.offer("o2", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	again := r.running("job")[0]
+	if again.RunKey != "ci-42" {
+		t.Fatalf("the failover lost the run's key: %+v", again)
+	}
+	r.status(again.TaskID, "TASK_RUNNING")
+	r.status(again.TaskID, "TASK_FINISHED")
+	rec, _ = r.reg.RunRecordOf(r.ctx, "ci-42")
+	if !rec.Done || !rec.Success || len(rec.Shards) != 2 || rec.Shards[0].State != "TASK_FINISHED" {
 		t.Fatalf("record at the end = %+v", rec)
+	}
+}
+
+// TestFailedRunsAreCountedWithoutPause: consecutiveFailedRuns counts
+// failed runs whether or not pauseAfterFailures is set (it stayed 0).
+func TestFailedRunsAreCountedWithoutPause(t *testing.T) {
+	r, _ := pauseRig(t, func(j *jobs.Config) { j.PauseAfterFailures = 0 })
+	runOnce(r, map[int]string{0: "TASK_FAILED"})
+	runOnce(r, map[int]string{1: "TASK_FAILED"})
+	if rs := r.runState(); rs.Consecutive != 2 || rs.LastCause != "exit code 3: boom" {
+		t.Fatalf("after two failed runs: %+v", rs)
+	}
+	if _, paused := r.pause(); paused {
+		t.Fatal("paused without pauseAfterFailures")
+	}
+	runOnce(r, nil)
+	if rs := r.runState(); rs.Consecutive != 0 {
+		t.Fatalf("after a success: %+v", rs)
 	}
 }
 
@@ -211,10 +243,10 @@ func TestDaemonRunsCountOneByOne(t *testing.T) {
 	})
 	r.trigger("job")
 	r.offer("o", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	task := r.running("job")[0].TaskID
 	report := func(ok bool) {
-		r.sched.onDaemonReport(r.ctx, "agent-1", jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: task, Success: ok, Message: "exit code 1"})
+		r.sched.status.daemonReport(r.ctx, r.reg, "agent-1", jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: task, Success: ok, Message: "exit code 1"})
 	}
 	report(false)
 	report(true)

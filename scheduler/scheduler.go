@@ -5,17 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 )
 
 // Driver is what the scheduler asks of its cluster engine.
@@ -62,54 +58,67 @@ type Options struct {
 	ResolveAppURL func(appURL string) string
 }
 
+func (o *Options) defaults() {
+	if o.RefuseIdle <= 0 {
+		o.RefuseIdle = 5 * time.Second
+	}
+	if o.RefuseBusy <= 0 {
+		o.RefuseBusy = time.Second
+	}
+	if o.ReconcileWait <= 0 {
+		o.ReconcileWait = 15 * time.Second
+	}
+	if o.Unreachable <= 0 {
+		o.Unreachable = 10 * time.Minute
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+}
+
 // Deps are the scheduler's collaborators.
 type Deps struct {
 	Registry *registry.Registry
 	Driver   Driver
-	Clock    clock.Clock
-	Log      *slog.Logger
-	Observer Observer // may be nil
-	Notifier Notifier // may be nil
-	Options  Options
+	// Inventory, when set, lists the engine's agents with their totals
+	// (read every inventoryEvery on its own goroutine), so work that could
+	// never fit the cluster is told from work that waits; without it an
+	// agent's total is the most it ever offered.
+	Inventory engine.Inventory
+	Clock     clock.Clock
+	Log       *slog.Logger
+	Observer  Observer // may be nil
+	Notifier  Notifier // may be nil
+	Options   Options
 }
 
-// Scheduler is the leader's brain. Create with New, drive with Run, and
-// hand it to the Mesos client as its Handler.
+// Scheduler is the leader's brain: one loop goroutine that owns the
+// leader's state and runs, in turn, the parts that each do one job — the
+// status handler, the launcher, the reconciler, the wait recorder, the
+// configuration follower — fed by the engine's events, the producer's
+// fires, the registry's watches and the API. Create with New, drive with
+// Run, and hand it to the engine as its Handler.
 type Scheduler struct {
-	Deps
+	deps     Deps
+	st       *state
 	catalog  *Catalog
 	producer *Producer
-	events   chan func(ctx context.Context)
-	wake     chan struct{}
-	ready    chan struct{} // closed when Run has loaded the catalog
+	queues   *queues
+	launcher *launcher
+	status   *statusHandler
+	recon    *reconciler
+	config   *configFollower
+	seen     *seen
+	alarm    *alarm
 
-	// Loop-owned state.
-	offers       map[string]mesos.Offer
-	executors    map[offers.ExecutorKey]bool
-	suppressed   bool
-	subscribed   bool
-	unreachable  map[string]time.Time
-	lastPlan     []offers.Unplaced
-	retryTimer   clock.Timer // wakes the loop when a delayed retry is due
-	retryAt      time.Time
-	running      map[string]map[int]registry.Running // mirror of /state/running (running.go)
-	lastWork     time.Time                           // last launch round that had work waiting
-	awaiting     map[string]bool                     // running tasks whose reconciliation answer is missing
-	awaitUntil   time.Time                           // launching waits for them until then
-	reconciledAt time.Time                           // the last periodic explicit reconciliation
-	overtaken    taskSet                             // tasks a reconciliation answer ended as gone (status.go)
-	wait         waitState                           // why work waits (waiting.go)
-	queues       registry.QueueMemo                  // decoded queue entries of the last round
-	readyGen     atomic.Uint64                       // changes seen to the ready queue (readyqueue.go)
-	readyRead    readyRead                           // the ready queue of the last round, and its generation
-	readyWatched atomic.Bool                         // forwardWakes follows the ready queue
-	updates      []pendingUpdate                     // status updates for the next batch (batch.go)
+	events chan func(ctx context.Context)
+	wake   chan struct{}
+	ready  chan struct{} // closed when Run has loaded the catalog
+
 	inboxMu      sync.Mutex
-	inbox        []inboxItem // the Mesos stream's events not yet taken by the loop (batch.go)
-	inboxUpdates int         // how many of them are status updates
-
-	seenMu sync.Mutex
-	seen   map[string]time.Time // when a job's ready entry was first seen committed (for latency metrics)
+	inbox        []inboxItem     // the engine stream's events not yet taken by the loop (batch.go)
+	inboxUpdates int             // how many of them are status updates
+	updates      []pendingUpdate // status updates for the next batch
 }
 
 // New builds a scheduler.
@@ -120,44 +129,34 @@ func New(d Deps) *Scheduler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	if d.Options.RefuseIdle <= 0 {
-		d.Options.RefuseIdle = 5 * time.Second
-	}
-	if d.Options.RefuseBusy <= 0 {
-		d.Options.RefuseBusy = time.Second
-	}
-	if d.Options.ReconcileWait <= 0 {
-		d.Options.ReconcileWait = 15 * time.Second
-	}
-	if d.Options.Unreachable <= 0 {
-		d.Options.Unreachable = 10 * time.Minute
-	}
-	if d.Options.Location == nil {
-		d.Options.Location = time.Local
-	}
 	if d.Observer == nil {
 		d.Observer = nopObserver{}
 	}
-	s := &Scheduler{
-		Deps:        d,
-		events:      make(chan func(ctx context.Context), 1024),
-		wake:        make(chan struct{}, 1),
-		ready:       make(chan struct{}),
-		offers:      map[string]mesos.Offer{},
-		executors:   map[offers.ExecutorKey]bool{},
-		unreachable: map[string]time.Time{},
-	}
-	if d.Registry != nil { // the loop's own commits count as ready-queue changes at once
-		s.Registry = d.Registry.With(stampingKV{KV: d.Registry.KV(), gen: &s.readyGen})
-	}
-	s.retryTimer = d.Clock.NewTimer(time.Hour)
-	s.retryTimer.Stop()
+	d.Options.defaults()
+	s := &Scheduler{deps: d, st: newState(), events: make(chan func(ctx context.Context), 1024),
+		wake: make(chan struct{}, 1), ready: make(chan struct{})}
+	s.alarm = newAlarm(d.Clock)
+	s.seen = &seen{clock: d.Clock}
 	s.catalog = NewCatalog(d.Registry)
+	s.queues = &queues{reg: d.Registry, log: d.Log.With("subsystem", "launcher")}
+	opts := &s.deps.Options
 	s.producer = &Producer{
-		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: d.Options.Location,
-		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: d.Options.FireLead,
-		Observe: func(job string, sch, com time.Time) { s.Observer.Fired(job, sch, com) },
+		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: opts.Location,
+		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead,
+		Observe: func(job string, sch, com time.Time) { d.Observer.Fired(job, sch, com) },
 	}
+	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Observer,
+		notifier: d.Notifier, st: s.st, catalog: s.catalog, queues: s.queues}
+	s.recon = &reconciler{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "reconciler"),
+		opts: opts, st: s.st, status: s.status, wake: s.Wake}
+	s.status.answered = s.recon.answered
+	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), obs: d.Observer,
+		alarm: s.alarm, opts: opts}
+	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
+		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
+		seen: s.seen, wake: s.Wake}
+	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
+		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues}
 	return s
 }
 
@@ -192,76 +191,105 @@ func (s *Scheduler) call(ctx context.Context, f func(ctx context.Context) error)
 	}
 }
 
-// Run loads the configuration and runs the producer, the catalog follower
-// and the loop until ctx ends (the leader context).
+// Run loads the configuration and runs the producer, the watches and the
+// loop until ctx ends (the leader context).
 func (s *Scheduler) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cfgEv, disEv, err := s.catalog.Watch(ctx)
+	reg := s.deps.Registry
+	cfg, err := reg.WatchConfig(ctx)
 	if err != nil {
 		return err
 	}
-	stateEv, err := s.Registry.KV().Watch(ctx, "/state/ready")
+	ready, err := reg.WatchReady(ctx)
 	if err != nil {
-		return fmt.Errorf("scheduler: watch ready queue: %w", err)
+		return err
 	}
 	if err := s.catalog.Load(ctx); err != nil {
 		return err
 	}
 	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
 	close(s.ready)
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	go func() { errc <- s.producer.Run(ctx) }()
-	go func() {
-		errc <- s.catalog.Follow(ctx, cfgEv, disEv, func(ev store.Event) {
-			s.post(ctx, func(ctx context.Context) { s.configEvent(ctx, ev) })
-		})
-	}()
-	reg := s.Registry // the loop swaps s.Registry for its batches (batch.go): goroutines keep their own
-	go func() { errc <- s.forwardWakes(ctx, reg, stateEv) }()
-	s.post(ctx, s.queueDaemons)
+	go func() { errc <- s.followConfig(ctx, cfg) }()
+	go func() { errc <- s.followReady(ctx, ready) }()
+	if s.deps.Inventory != nil {
+		go func() { errc <- s.followInventory(ctx) }()
+	}
+	s.post(ctx, s.config.queueDaemons)
 	return s.loop(ctx, errc)
 }
 
-// forwardWakes turns ready-queue changes into launcher wake-ups and keeps
+// followConfig hands each configuration change to the loop.
+func (s *Scheduler) followConfig(ctx context.Context, ch <-chan registry.ConfigChange) error {
+	for c := range ch {
+		s.post(ctx, func(ctx context.Context) { s.config.apply(ctx, c) })
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("scheduler: the configuration watch closed")
+}
+
+// followReady turns ready-queue changes into launcher wake-ups and keeps
 // the producer's belief of which jobs have a ready entry.
-func (s *Scheduler) forwardWakes(ctx context.Context, reg *registry.Registry, ev <-chan store.Event) error {
+func (s *Scheduler) followReady(ctx context.Context, ch <-chan registry.ReadyChange) error {
 	s.producer.NoteReady("", false) // start believing: entries are tracked from here on
-	s.readyWatched.Store(true)
-	if q, err := reg.ReadyQueue(ctx); err == nil {
+	s.queues.watched.Store(true)
+	if q, err := s.deps.Registry.ReadyQueue(ctx); err == nil {
 		for _, rd := range q {
 			s.producer.NoteReady(rd.Job, true)
 		}
 	}
+	for c := range ch {
+		s.queues.changed()
+		if c.Job != "" {
+			s.producer.NoteReady(c.Job, c.Present)
+			s.seen.note(c.Job, c.Present)
+		}
+		s.Wake()
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("scheduler: the ready-queue watch closed")
+}
+
+// inventoryEvery is how often the engine's inventory is read.
+const inventoryEvery = 5 * time.Second
+
+// followInventory reads the engine's agents and their totals now and then
+// (off the loop: it may be a network call) and hands them to the loop.
+func (s *Scheduler) followInventory(ctx context.Context) error {
+	t := s.deps.Clock.NewTimer(0)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case e, ok := <-ev:
-			if !ok {
-				return fmt.Errorf("scheduler: ready-queue watch closed")
-			}
-			s.readyGen.Add(1)
-			if job, ok := strings.CutPrefix(e.Path, registry.ReadyPath+"/"); ok && !strings.Contains(job, "/") {
-				s.producer.NoteReady(job, e.Type == store.EventPut)
-				s.noteSeen(job, e.Type == store.EventPut)
-			}
-			s.Wake()
+		case <-t.C():
 		}
+		if agents, err := s.deps.Inventory.Agents(ctx); err == nil {
+			s.post(ctx, func(context.Context) { s.st.agents = agents })
+		} else if ctx.Err() == nil {
+			s.deps.Log.Debug("inventory: read the engine's agents", "err", err)
+		}
+		t.Reset(inventoryEvery)
 	}
 }
 
 func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
-	tick := s.Clock.NewTimer(s.tickEvery())
+	tick := s.deps.Clock.NewTimer(s.tickEvery())
 	defer tick.Stop()
-	defer s.retryTimer.Stop()
+	defer s.alarm.timer.Stop()
 	pending := false              // a launch round is due
 	var throttle <-chan time.Time // set while rounds are spaced out (roundGap)
 	for {
 		dirty := false
 		select {
-		case <-s.retryTimer.C():
-			s.retryAt = time.Time{}
+		case <-s.alarm.timer.C():
+			s.alarm.rang()
 			dirty = true
 		case <-ctx.Done():
 			return nil
@@ -276,7 +304,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 		case <-s.wake:
 			dirty = true
 		case <-tick.C():
-			s.periodic(ctx)
+			s.recon.periodic(ctx)
 			tick.Reset(s.tickEvery())
 			dirty = true
 		case <-throttle:
@@ -288,7 +316,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 		if pending && throttle == nil && !s.backlogged() {
 			pending = false
 			start := time.Now()
-			s.launch(ctx)
+			s.launcher.round(ctx)
 			if gap := roundGap(time.Since(start)); gap > 0 {
 				throttle = time.After(gap)
 			}
@@ -323,45 +351,16 @@ func (s *Scheduler) drain(ctx context.Context) {
 	}
 }
 
-// noteSeen records when a job's ready entry was first seen committed; the
-// launch metrics count from there (the trigger's own commit is the API's
-// cost, not the launcher's).
-func (s *Scheduler) noteSeen(job string, present bool) {
-	s.seenMu.Lock()
-	defer s.seenMu.Unlock()
-	if s.seen == nil {
-		s.seen = map[string]time.Time{}
-	}
-	if !present {
-		delete(s.seen, job)
-	} else if _, ok := s.seen[job]; !ok {
-		s.seen[job] = s.Clock.Now()
-	}
-}
-
-// takeSeen returns and forgets when job's ready entry was first seen.
-func (s *Scheduler) takeSeen(job string) time.Time {
-	s.seenMu.Lock()
-	defer s.seenMu.Unlock()
-	t := s.seen[job]
-	delete(s.seen, job)
-	return t
-}
-
-// wakeAt arms the retry timer for t unless it is already armed earlier.
-func (s *Scheduler) wakeAt(t time.Time) {
-	if !s.retryAt.IsZero() && !t.Before(s.retryAt) {
-		return
-	}
-	s.retryAt = t
-	s.retryTimer.Reset(max(t.Sub(s.Clock.Now()), 0))
-}
-
 func (s *Scheduler) tickEvery() time.Duration {
-	if s.Options.Reconcile > 0 {
-		return min(s.Options.Reconcile, time.Minute)
+	if r := s.deps.Options.Reconcile; r > 0 {
+		return min(r, time.Minute)
 	}
 	return time.Minute
+}
+
+// Reconcile runs a reconciliation on the loop (for the API).
+func (s *Scheduler) Reconcile(ctx context.Context, explicit bool) error {
+	return s.call(ctx, func(ctx context.Context) error { return s.recon.reconcile(ctx, explicit) })
 }
 
 type nopObserver struct{}

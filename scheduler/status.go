@@ -3,213 +3,234 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
-// Mesos task states, by how the status handler treats them.
-var (
-	activeStates = map[string]bool{"TASK_STAGING": true, "TASK_STARTING": true, "TASK_RUNNING": true, "TASK_KILLING": true}
-	// failedStates end a task with a failure that failover may retry.
-	failedStates = map[string]bool{"TASK_FAILED": true, "TASK_LOST": true, "TASK_ERROR": true, "TASK_DROPPED": true,
-		"TASK_GONE": true, "TASK_GONE_BY_OPERATOR": true, "TASK_UNKNOWN": true}
-)
+// IsTerminal reports whether an engine's task state ends a task.
+func IsTerminal(state string) bool { return task.State(state).Terminal() }
 
-// IsTerminal reports whether a Mesos state ends a task.
-func IsTerminal(state string) bool {
-	return state == "TASK_FINISHED" || state == "TASK_KILLED" || failedStates[state]
+// statusHandler applies status updates: it reads what task.Transition
+// needs (the shard's running entry, its job, the run's other shards),
+// calls it, and commits the outcome (see README.md in this folder for the
+// state machine). It returns an error only when the change could not be
+// committed, so the update is not acknowledged and the engine resends it.
+type statusHandler struct {
+	driver   Driver
+	clock    clock.Clock
+	log      *slog.Logger
+	obs      Observer
+	notifier Notifier
+	st       *state
+	catalog  *Catalog
+	queues   *queues
+	answered func(taskID string) // the reconciler's
 }
 
-// onStatus applies one status update (see README.md in this folder for the
-// state machine). It returns an error only when the state change could not
-// be committed, so the update is not acknowledged and Mesos resends it.
-func (s *Scheduler) onStatus(ctx context.Context, st mesos.Status) error {
+// handle applies one update through reg (the registry, or a batch whose
+// reads see the batch's earlier writes).
+func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st engine.Status) error {
 	tid, err := jobs.ParseTaskID(st.TaskID)
 	if err != nil {
-		s.Log.Warn("status: foreign task id", "task", st.TaskID, "state", st.State)
+		h.log.Warn("status: foreign task id", "task", st.TaskID, "state", st.State)
 		return nil
 	}
-	running, err := s.runningOf(ctx, tid.JobName)
+	running, err := h.st.runningOf(ctx, reg, tid.JobName)
 	if err != nil {
 		return err
 	}
-	s.reconciled(st.TaskID)
-	rt, ok := running[tid.Item]
-	current := ok && rt.TaskID == st.TaskID
-	job, jobExists := s.catalog.Job(tid.JobName)
+	h.answered(st.TaskID)
+	in, err := h.input(ctx, reg, tid, st, running)
+	if err != nil {
+		return err
+	}
+	out := task.Transition(in)
+	if out.Stale {
+		h.stale(ctx, st, out)
+		return nil
+	}
+	rt := *in.Entry
+	job, _ := h.catalog.Job(tid.JobName)
 	ev := TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
-		Item: tid.Item, Source: rt.Source, Transient: job.JobExecutionType != jobs.Daemon, At: s.Clock.Now()}
-	if !current {
-		return s.orphan(ctx, st)
+		Item: tid.Item, Source: rt.Source, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
+	h.obs.StatusChanged(ev, st)
+	delete(h.st.unreachable, st.TaskID)
+	if out.Unreachable {
+		h.st.unreachable[st.TaskID] = h.clock.Now()
 	}
-	s.Observer.StatusChanged(ev, st)
-	delete(s.unreachable, st.TaskID)
-	if st.Reason == reasonReconciliation && gone[st.State] {
-		s.overtaken.add(st.TaskID)
-	}
-	switch {
-	case activeStates[st.State]:
-		return s.markState(ctx, tid, rt, st.State)
-	case st.State == "TASK_UNREACHABLE":
-		s.unreachable[st.TaskID] = s.Clock.Now()
-		return s.markState(ctx, tid, rt, st.State)
-	case st.State == "TASK_FINISHED":
-		return s.end(ctx, job, ev, rt, st, false, nil)
-	case st.State == "TASK_KILLED":
-		return s.end(ctx, job, ev, rt, st, false, s.requeueDaemon(ctx, job, jobExists))
-	case failedStates[st.State]:
-		var extra []store.Op
-		f, retry := s.retryOf(job, rt, st)
-		if retry {
-			extra = append(extra, registry.PutFailoverOp(tid.JobName, tid.Item, f))
-		}
-		s.Log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "relaunch", len(extra) > 0)
-		if err := s.end(ctx, job, ev, rt, st, retry && f.Retry, extra); err != nil {
-			return err
-		}
-		s.notifyFailure(job, ev, st)
-		return nil
-	}
-	s.Log.Warn("status: unhandled state", "task", st.TaskID, "state", st.State)
-	return nil
-}
-
-// maxNeverStartedRetries bounds how often a shard whose task never started
-// is launched again without the job's failover flag.
-const maxNeverStartedRetries = 3
-
-// neverStarted reports a task that failed before the executor began it,
-// e.g. because its executor exited just as the task arrived: its last
-// state is still STAGING and the failure comes from the agent or the
-// master, not from the executor (which sends STARTING only when it is
-// slow to start a task, so its own failure of a STAGING task may be one of
-// the job's), or from an executor refusing it while shutting down
-// (REASON_EXECUTOR_TERMINATED). Running it again cannot run the job twice,
-// so it is queued like a failover even when the job's failover flag is
-// off. TASK_ERROR (an invalid task) is not retried.
-func neverStarted(rt registry.Running, st mesos.Status) bool {
-	refused := st.Source != "SOURCE_EXECUTOR" || st.Reason == reasonExecutorTerminated
-	return rt.State == "TASK_STAGING" && refused && st.State != "TASK_ERROR" && rt.Attempts < maxNeverStartedRetries
-}
-
-// maxFailoverBackoff bounds the delay between repeated failovers of a shard.
-const maxFailoverBackoff = time.Minute
-
-// retryOf decides whether a failed shard runs again and when:
-//   - a task that never started: at once, at most maxNeverStartedRetries times;
-//   - maxRetries not used up: after retryBackoffSeconds × 2^(attempt-1);
-//   - failover=true or a DAEMON job: at once the first time, then with a
-//     backoff doubling from 1 s up to maxFailoverBackoff, so a job that
-//     always fails cannot spin.
-func (s *Scheduler) retryOf(job jobs.Config, rt registry.Running, st mesos.Status) (registry.Failover, bool) {
-	now := s.Clock.Now().UTC()
-	f := registry.Failover{TaskID: st.TaskID, Since: now, Attempts: rt.Attempts + 1, Parameter: rt.Parameter, RunKey: rt.RunKey}
-	if _, _, runnable := s.catalog.Runnable(job.JobName); !runnable {
-		return f, false
+	if out.Overtaken {
+		h.st.overtaken.add(st.TaskID)
 	}
 	switch {
-	case neverStarted(rt, st):
-		f.Retry = true
-		return f, true
-	case rt.Attempts < job.MaxRetries:
-		f.Retry = true
-		f.NotBefore = now.Add(time.Duration(job.RetryBackoffSeconds) * time.Second << rt.Attempts)
-		return f, true
-	case job.Failover || job.JobExecutionType == jobs.Daemon:
-		if rt.Attempts > 0 {
-			f.NotBefore = now.Add(min(time.Second<<(rt.Attempts-1), maxFailoverBackoff))
-		}
-		return f, true
-	}
-	return f, false
-}
-
-// reasonReconciliation marks the master's answers to a reconciliation:
-// they carry a task's latest state and can overtake the agent's reliable
-// updates for it that still wait for their acknowledgement.
-const reasonReconciliation = "REASON_RECONCILIATION"
-
-// reasonExecutorTerminated marks an executor's refusal of a task it got
-// while shutting down: the task never began.
-const reasonExecutorTerminated = "REASON_EXECUTOR_TERMINATED"
-
-// gone holds the terminal states that say the task's process is over (it
-// finished, failed, was killed, or never began), unlike LOST, GONE or
-// UNKNOWN, after which it may still run somewhere.
-var gone = map[string]bool{"TASK_FINISHED": true, "TASK_FAILED": true, "TASK_KILLED": true, "TASK_ERROR": true}
-
-// orphan handles an update for a task the registry does not hold as
-// running: a live one is killed (it would otherwise run unaccounted), a
-// finished one is only acknowledged. A live update for a task that a
-// reconciliation answer already ended as gone is a stale one that the
-// answer overtook: the task is over, so it is only acknowledged.
-func (s *Scheduler) orphan(ctx context.Context, st mesos.Status) error {
-	if s.overtaken.has(st.TaskID) {
-		if IsTerminal(st.State) {
-			s.overtaken.remove(st.TaskID) // the agent's own stream for the task has ended
-		}
-		return nil
-	}
-	if activeStates[st.State] || st.State == "TASK_UNREACHABLE" {
-		s.Log.Warn("status: killing a task the registry does not know", "task", st.TaskID, "state", st.State)
-		if err := s.Driver.Kill(ctx, st.TaskID, st.AgentID); err != nil {
-			s.Log.Warn("status: kill orphan", "task", st.TaskID, "err", err)
-		}
+	case out.Mark != nil:
+		return h.mark(ctx, reg, tid, *out.Mark)
+	case out.End != nil:
+		return h.end(ctx, reg, tid, job, ev, st, *out.End, in.Job.Runnable)
 	}
 	return nil
 }
 
-func (s *Scheduler) markState(ctx context.Context, tid jobs.TaskID, rt registry.Running, state string) error {
-	if rt.State == state {
-		return nil
+// input gathers what the transition looks at.
+func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, st engine.Status, running map[int]task.Entry) (task.Input, error) {
+	job, exists := h.catalog.Job(tid.JobName)
+	_, _, runnable := h.catalog.Runnable(tid.JobName)
+	in := task.Input{
+		Update: task.Update{TaskID: st.TaskID, State: task.State(st.State), Reason: st.Reason, Source: st.Source, Message: st.Message},
+		Job: task.Job{Exists: exists, Runnable: runnable, Daemon: job.JobExecutionType == jobs.Daemon, Failover: job.Failover,
+			MaxRetries: job.MaxRetries, RetryBackoff: time.Duration(job.RetryBackoffSeconds) * time.Second, PauseAfterFailures: job.PauseAfterFailures},
+		Overtaken: h.st.overtaken.has(st.TaskID),
+		Now:       h.clock.Now(),
 	}
-	rt.State = state
-	rt.UpdatedAt = s.Clock.Now().UTC()
-	err := s.Registry.Commit(ctx, store.Set(registry.RunningPathOf(tid.JobName, tid.Item), mustJSON(rt), rt.Version))
-	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-		s.reloadRunning() // someone else wrote it: re-read
+	rt, ok := running[tid.Item]
+	if !ok || rt.TaskID != st.TaskID {
+		return in, nil
+	}
+	in.Entry = &rt
+	if !in.Update.State.Terminal() {
+		return in, nil // the run's other shards matter only at a task's end
+	}
+	for item, o := range running {
+		if item != tid.Item {
+			in.OthersRunning = true
+			in.RunPending = in.RunPending || (rt.RunKey != "" && o.RunKey == rt.RunKey)
+		}
+	}
+	fs, err := reg.FailoverOf(ctx, tid.JobName)
+	if err != nil {
+		return in, err
+	}
+	for _, f := range fs {
+		in.RetryPending = in.RetryPending || f.Retry
+		in.RunPending = in.RunPending || (rt.RunKey != "" && f.RunKey == rt.RunKey && f.Item != tid.Item)
+	}
+	return in, nil
+}
+
+// stale handles an update for a task that is not the shard's current
+// one: an orphan that may still run is killed.
+func (h *statusHandler) stale(ctx context.Context, st engine.Status, out task.Outcome) {
+	if out.Forget {
+		h.st.overtaken.remove(st.TaskID) // the engine's own stream for it has ended
+	}
+	if out.Kill {
+		h.log.Warn("status: killing a task the registry does not know", "task", st.TaskID, "state", st.State)
+		if err := h.driver.Kill(ctx, st.TaskID, st.AgentID); err != nil {
+			h.log.Warn("status: kill orphan", "task", st.TaskID, "err", err)
+		}
+	}
+}
+
+// mark records a running task's new state.
+func (h *statusHandler) mark(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, e task.Entry) error {
+	err := reg.Change().Mark(tid.JobName, tid.Item, e).Commit(ctx)
+	if errors.Is(err, registry.ErrConflict) {
+		h.st.reloadRunning() // someone else wrote it: read again
 		return nil
 	}
 	if err == nil {
-		rt.Version++
-		s.putRunning(tid.JobName, tid.Item, rt)
+		e.Version++
+		h.st.putRunning(tid.JobName, tid.Item, e)
 	}
 	return err
 }
 
-// finish removes the running entry (if it is still this task's) together
-// with the extra ops, in one commit, and reports whether it committed.
-func (s *Scheduler) finish(ctx context.Context, tid jobs.TaskID, rt registry.Running, extra []store.Op) (bool, error) {
-	// The running entry goes last: a reader following the commit in op
-	// order finds the run's record, retry or requeue before the shard is gone.
-	ops := append(extra[:len(extra):len(extra)], store.Delete(registry.RunningPathOf(tid.JobName, tid.Item), rt.Version))
-	err := s.Registry.Commit(ctx, ops...)
-	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-		s.reloadRunning()
-		return false, nil
+// end commits a task's end: its running entry removed, with its retry or
+// failover entry, its keyed run's record and its job's run state, in one
+// commit; then a killed daemon is queued again and a failure notified.
+func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev TaskEvent, st engine.Status, e task.End, runnable bool) error {
+	now := h.clock.Now()
+	ch := reg.Change()
+	if e.Retry != nil {
+		ch.FailOver(tid.JobName, tid.Item, *e.Retry)
 	}
-	if err == nil {
-		s.dropRunning(tid.JobName, tid.Item)
+	if key := e.Entry.RunKey; key != "" {
+		rec, err := reg.RunRecordOf(ctx, key)
+		if err != nil && !errors.Is(err, registry.ErrRunNotFound) {
+			return err
+		}
+		rep := shardReportOf(st.Data)
+		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: task.State(st.State), Message: st.Message,
+			StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
+		ch.RecordRun(key, task.RecordShard(rec, tid.JobName, so, e.RecordDone, now))
 	}
-	return err == nil, err
-}
-
-// requeueDaemon returns the op that queues a killed daemon job again.
-func (s *Scheduler) requeueDaemon(ctx context.Context, job jobs.Config, exists bool) []store.Op {
-	if !exists || job.JobExecutionType != jobs.Daemon {
+	pause, err := h.countRun(ctx, reg, ch, job, e.Result, failureText(st), e.RunEnds, runnable)
+	if err != nil {
+		return err
+	}
+	h.log.Debug("task ended", "task", st.TaskID, "state", st.State, "result", e.Result, "again", e.Retry != nil)
+	err = ch.End(tid.JobName, tid.Item, e.Entry.Version).Commit(ctx)
+	if errors.Is(err, registry.ErrConflict) {
+		h.st.reloadRunning()
 		return nil
 	}
-	if _, _, ok := s.catalog.Runnable(job.JobName); !ok {
-		return nil
+	if err != nil {
+		return err
 	}
-	if _, err := s.Registry.Trigger(ctx, job.JobName, false, s.Clock.Now()); err != nil {
-		s.Log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
+	h.st.dropRunning(tid.JobName, tid.Item)
+	if pause != nil {
+		h.paused(job, ev, *pause)
+	}
+	if e.RequeueDaemon {
+		if _, err := reg.Trigger(ctx, job.JobName, false, now); err != nil {
+			h.log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
+		}
+		h.queues.changed()
+	}
+	if e.Notify {
+		if task.State(st.State).Failure() {
+			h.log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "relaunch", e.Retry != nil)
+		}
+		h.notifyFailure(job, ev, st)
 	}
 	return nil
+}
+
+// countRun folds a task's result into its job's run state (in ch), and
+// returns the pause it decided, if any.
+func (h *statusHandler) countRun(ctx context.Context, reg *registry.Registry, ch *registry.Change, job jobs.Config, res task.Result, cause string, ended, runnable bool) (*task.Pause, error) {
+	rs, err := reg.RunStateOf(ctx, job.JobName)
+	if err != nil {
+		return nil, err
+	}
+	next, pause, changed := task.CountRun(rs, res, cause, ended, job.PauseAfterFailures, runnable, h.clock.Now())
+	if changed {
+		ch.CountRun(job.JobName, next)
+	}
+	if pause != nil {
+		ch.Pause(job.JobName, *pause)
+	}
+	return pause, nil
+}
+
+func failureText(st engine.Status) string {
+	if st.Message != "" {
+		return st.Message
+	}
+	return st.State
+}
+
+// paused logs a pause and posts it to the job's webhook, if it has one.
+func (h *statusHandler) paused(job jobs.Config, ev TaskEvent, p task.Pause) {
+	h.log.Warn("job paused", "job", job.JobName, "failedRuns", p.FailedRuns, "cause", p.Cause)
+	u := job.Props["webhook.url"]
+	if h.notifier == nil || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
+		return
+	}
+	ev.At = p.At
+	h.notifier.Notify(job, ev, engine.Status{TaskID: ev.TaskID, AgentID: ev.AgentID, State: "JOB_PAUSED", Message: p.Reason})
+}
+
+func (h *statusHandler) notifyFailure(job jobs.Config, ev TaskEvent, st engine.Status) {
+	if h.notifier != nil && job.JobErrorHandlerType == jobs.HandlerWebhook {
+		h.notifier.Notify(job, ev, st)
+	}
 }
 
 // maxOvertaken bounds the memory of tasks ended by a reconciliation

@@ -8,6 +8,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // launched registers app+job, triggers and launches, returning the tasks.
@@ -17,7 +18,7 @@ func launched(t *testing.T, mod func(*jobs.Config)) (*rig, map[int]registry.Runn
 	r.addJob(mod)
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	run := r.running("job")
 	if len(run) == 0 {
 		t.Fatal("nothing launched")
@@ -55,7 +56,7 @@ func TestFailureGoesToFailoverAndRelaunchesOnlyThatShard(t *testing.T) {
 				t.Fatalf("failover = %+v %v", fo, err)
 			}
 			r.offer("o2", 8, 4096)
-			r.sched.launch(r.ctx)
+			r.sched.launcher.round(r.ctx)
 			last := r.drv.accepts[len(r.drv.accepts)-1]
 			if len(r.drv.accepts) != 2 || len(last.launches) != 1 {
 				t.Fatalf("accepts = %+v", r.drv.accepts)
@@ -90,7 +91,7 @@ func TestReadyWaitsForFailoverOfTheSameJob(t *testing.T) {
 	r.status(run[1].TaskID, "TASK_FINISHED")
 	r.trigger("job")
 	r.offer("o2", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	last := r.drv.accepts[len(r.drv.accepts)-1]
 	if len(last.launches) != 1 {
 		t.Fatalf("launched %d tasks, want only the failover shard", len(last.launches))
@@ -156,8 +157,8 @@ func TestUnreachableIsKeptThenCountedLost(t *testing.T) {
 	if got := r.running("job")[0].State; got != "TASK_UNREACHABLE" {
 		t.Fatalf("state = %s", got)
 	}
-	r.clk.Advance(r.sched.Options.Unreachable)
-	r.sched.periodic(r.ctx)
+	r.clk.Advance(r.sched.deps.Options.Unreachable)
+	r.sched.recon.periodic(r.ctx)
 	if _, ok := r.running("job")[0]; ok {
 		t.Fatal("task unreachable forever")
 	}
@@ -176,7 +177,7 @@ func TestDisableKillsAndClearsQueues(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.reload()
-	r.sched.onChange(r.ctx, Change{Kind: "disable-job", Name: "job"})
+	r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJobDisabled, Name: "job"})
 	if len(r.drv.kills) != len(run) {
 		t.Fatalf("kills = %v, want %d", r.drv.kills, len(run))
 	}
@@ -197,7 +198,7 @@ func TestAppDeleteStopsItsExecutors(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.reload()
-	r.sched.onChange(r.ctx, Change{Kind: "app", Name: "app"})
+	r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigApp, Name: "app"})
 	if len(r.drv.shutdowns) != 1 || r.drv.shutdowns[0] != "app@-@agent-1" {
 		t.Fatalf("shutdowns = %v", r.drv.shutdowns)
 	}
@@ -217,18 +218,18 @@ func TestSubscribeReconcilesRunningTasks(t *testing.T) {
 
 func TestTaskThatNeverStartedIsRetriedABoundedNumberOfTimes(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 1 })
-	task := run[0].TaskID
-	for attempt := 1; attempt <= maxNeverStartedRetries; attempt++ {
-		r.status(task, "TASK_FAILED") // the executor went away before STARTING
+	id := run[0].TaskID
+	for attempt := 1; attempt <= task.MaxNeverStartedRetries; attempt++ {
+		r.status(id, "TASK_FAILED") // the executor went away before STARTING
 		fo, _ := r.reg.FailoverQueue(r.ctx)
 		if len(fo) != 1 || fo[0].Attempts != attempt {
 			t.Fatalf("attempt %d: failover = %+v", attempt, fo)
 		}
 		r.offer("o", 8, 4096)
-		r.sched.launch(r.ctx)
-		task = r.running("job")[0].TaskID
+		r.sched.launcher.round(r.ctx)
+		id = r.running("job")[0].TaskID
 	}
-	r.status(task, "TASK_FAILED")
+	r.status(id, "TASK_FAILED")
 	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatalf("retried past the bound: %+v", fo)
 	}
@@ -253,13 +254,13 @@ func TestMaxRetriesWithBackoff(t *testing.T) {
 			t.Fatalf("attempt %d: failover %+v, want a retry after %v", attempt, fo, wait)
 		}
 		r.offer("o", 8, 4096)
-		r.sched.launch(r.ctx)
+		r.sched.launcher.round(r.ctx)
 		if len(r.running("job")) != 0 {
 			t.Fatal("retried before its backoff")
 		}
 		r.clk.Advance(wait)
 		r.offer("o2", 8, 4096) // the idle round declined the first offer
-		r.sched.launch(r.ctx)
+		r.sched.launcher.round(r.ctx)
 		rt, ok := r.running("job")[0]
 		if !ok {
 			t.Fatalf("attempt %d: not relaunched after the backoff", attempt)
@@ -281,7 +282,7 @@ func TestRepeatedFailoverBacksOff(t *testing.T) {
 		t.Fatalf("first failover must be immediate: %+v", fo)
 	}
 	r.offer("o", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	second := r.running("job")[0].TaskID
 	r.status(second, "TASK_RUNNING")
 	r.status(second, "TASK_FAILED")
@@ -298,7 +299,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
 	if d.ShardingContext.JobParameter != "override" || d.Job.JobParameter != "override" {
 		t.Fatalf("parameter = %q", d.ShardingContext.JobParameter)
@@ -307,7 +308,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 	r.status(task, "TASK_RUNNING")
 	r.status(task, "TASK_LOST")
 	r.offer("o2", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	d, _ = jobs.UnmarshalTaskData(r.drv.accepts[1].launches[0].Data)
 	if d.ShardingContext.JobParameter != "override" || d.ExecutionSource != jobs.SourceFailover {
 		t.Fatalf("failover parameter = %q source %s", d.ShardingContext.JobParameter, d.ExecutionSource)
@@ -326,10 +327,10 @@ func TestWebhookNotifiedOnFailure(t *testing.T) {
 		j.Props = map[string]string{"webhook.url": "http://127.0.0.1:1/hook"}
 	})
 	n := &recordingNotifier{}
-	r.sched.Notifier = n
+	r.sched.status.notifier = n
 	r.status(run[0].TaskID, "TASK_RUNNING")
 	r.status(run[0].TaskID, "TASK_FINISHED")
-	if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: run[1].TaskID, State: "TASK_FAILED", Message: "exit code 2"}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[1].TaskID, State: "TASK_FAILED", Message: "exit code 2"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(n.got) != 1 || n.got[0] != "job TASK_FAILED exit code 2" {
@@ -351,7 +352,7 @@ func TestDaemonReportsMarkBusyAndIdle(t *testing.T) {
 		j.ShardingTotalCount = 1
 	})
 	obs := &daemonRecorder{}
-	r.sched.Observer = obs
+	r.sched.status.obs = obs
 	task := run[0].TaskID
 	r.status(task, "TASK_RUNNING")
 	report := func(typ string) {
@@ -378,7 +379,7 @@ func TestDaemonReportsMarkBusyAndIdle(t *testing.T) {
 
 func TestFailedDaemonRunNotifiesAndDefaultZoneReachesTheTask(t *testing.T) {
 	r := newRig(t)
-	r.sched.Options.Location = mustZone(t, "Asia/Shanghai")
+	r.sched.deps.Options.Location = mustZone(t, "Asia/Shanghai")
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) {
 		j.JobExecutionType, j.Cron, j.ShardingTotalCount = jobs.Daemon, "0/5 * * * * ?", 1
@@ -387,13 +388,13 @@ func TestFailedDaemonRunNotifiesAndDefaultZoneReachesTheTask(t *testing.T) {
 	})
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
 	if d.Job.TimeZone != "Asia/Shanghai" {
 		t.Fatalf("task time zone %q, want the scheduler's", d.Job.TimeZone)
 	}
 	n := &recordingNotifier{}
-	r.sched.Notifier = n
+	r.sched.status.notifier = n
 	task := r.running("job")[0].TaskID
 	r.status(task, "TASK_RUNNING")
 	rep := jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: task, RunID: "r", Message: "exit code 1"}
@@ -422,7 +423,7 @@ func TestStaleUpdateOvertakenByReconciliationIsNotKilled(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
 	answer := func(taskID, state string) {
 		t.Helper()
-		if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state,
+		if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state,
 			Reason: "REASON_RECONCILIATION", Message: "Reconciliation: Latest task state"}); err != nil {
 			t.Fatal(err)
 		}
@@ -465,7 +466,7 @@ func TestExecutorFailureOfAStagingTaskIsTheJobs(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
 	fail := func(taskID, reason string) {
 		t.Helper()
-		if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
+		if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
 			Source: "SOURCE_EXECUTOR", Reason: reason}); err != nil {
 			t.Fatal(err)
 		}

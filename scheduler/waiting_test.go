@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -25,9 +24,9 @@ func (r *rig) waiting() map[string]registry.Waiting {
 // round runs a launch round now and another once the reasons may be
 // recorded.
 func (r *rig) round() {
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	r.clk.Advance(waitRecordAfter)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 }
 
 // TestWaitingReasonsAreRecorded: a shard larger than any agent, a gang
@@ -42,19 +41,19 @@ func TestWaitingReasonsAreRecorded(t *testing.T) {
 	r.trigger("huge")
 	r.trigger("gang")
 	r.offer("o1", 4, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if len(r.waiting()) != 0 {
 		t.Fatal("reasons recorded before the entries waited a moment")
 	}
 	r.offer("o2", 4, 4096)
 	r.clk.Advance(waitRecordAfter)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	got := r.waiting()
 	huge, gang := got["ready/huge"], got["ready/gang"]
-	if huge.Reason != registry.WaitTooLarge || !strings.Contains(huge.Message, "64 CPUs") || !strings.Contains(huge.Message, "largest agent ever offered 4 CPUs") {
+	if huge.Reason != registry.WaitTooLarge || !strings.Contains(huge.Message, "a shard needs 65 CPUs") || !strings.Contains(huge.Message, "the cluster has 4 CPUs and 4096 MB on its one agent") {
 		t.Fatalf("huge: %+v", huge)
 	}
-	if gang.Reason != registry.WaitGang || !strings.Contains(gang.Message, "3 shards") || !strings.Contains(gang.Message, "6 CPUs") {
+	if gang.Reason != registry.WaitTooLarge || !strings.Contains(gang.Message, "it needs 7 CPUs and 320 MB: 6 CPUs and 192 MB for the 3 shards, 1 CPU and 128 MB for the app's executor") {
 		t.Fatalf("gang: %+v", gang)
 	}
 	if !huge.Since.Equal(t0) {
@@ -63,9 +62,9 @@ func TestWaitingReasonsAreRecorded(t *testing.T) {
 
 	// The gang fits once more resources are offered: launched, its reason goes.
 	r.offer("o3", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	r.clk.Advance(waitRecordEvery)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	got = r.waiting()
 	if _, ok := got["ready/gang"]; ok || len(r.running("gang")) != 3 {
 		t.Fatalf("after the gang launched: waiting %+v, running %d", got, len(r.running("gang")))
@@ -90,10 +89,10 @@ func TestWaitingWithoutOffersAndWhileReconciling(t *testing.T) {
 	if w := r.waiting()["ready/j"]; w.Reason != registry.WaitNoOffers {
 		t.Fatalf("no offers: %+v", w)
 	}
-	r.sched.awaiting = map[string]bool{"t": true}
-	r.sched.awaitUntil = r.clk.Now().Add(time.Minute)
+	r.sched.st.awaiting = map[string]bool{"t": true}
+	r.sched.st.awaitUntil = r.clk.Now().Add(time.Minute)
 	r.clk.Advance(waitRecordEvery)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if w := r.waiting()["ready/j"]; w.Reason != registry.WaitReconciling || !strings.Contains(w.Message, "1 tasks") {
 		t.Fatalf("reconciling: %+v", w)
 	}
@@ -110,11 +109,11 @@ func TestWaitingWithoutOffersAndWhileReconciling(t *testing.T) {
 // entries a commit, the longest unwritten first, the rest in later ones.
 func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 	r := newRig(t)
-	ws := &r.sched.wait
+	ws := &r.sched.launcher.waits.ws
 	ws.entries, ws.loaded = map[string]waitEntry{}, true
 	now := r.clk.Now()
 	const n = waitRefreshPerCommit + 100
-	w := work{waiting: map[string]registry.Waiting{}}
+	waiting := map[string]registry.Waiting{}
 	for i := range n {
 		k := registry.WaitingKey("ready", fmt.Sprintf("job-%04d", i), 0)
 		since := now.Add(-time.Hour)
@@ -123,16 +122,16 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 		e := ws.entries[k]
 		e.since = since
 		ws.entries[k] = e
-		w.waiting[k] = registry.Waiting{Reason: registry.WaitBehind, Message: "new figures"}
+		waiting[k] = registry.Waiting{Reason: registry.WaitBehind, Message: "new figures"}
 	}
 	changed := registry.WaitingKey("ready", "job-0000", 0)
-	w.waiting[changed] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
+	waiting[changed] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
 	gone := registry.WaitingKey("ready", "gone", 0)
 	ws.setRecord(gone, registry.Waiting{Reason: registry.WaitBehind}, now)
 
-	ops, puts, _ := r.sched.waitingOps(w, now, 0)
-	if len(puts) != waitRefreshPerCommit+1 || len(ops) != len(puts)+1 {
-		t.Fatalf("%d puts, %d ops; want %d puts and one delete", len(puts), len(ops), waitRefreshPerCommit+1)
+	keys, puts, _ := r.sched.launcher.waits.waitingKeys(waiting, now, 0)
+	if len(puts) != waitRefreshPerCommit+1 || len(keys) != len(puts)+1 {
+		t.Fatalf("%d puts, %d keys; want %d puts and one delete", len(puts), len(keys), waitRefreshPerCommit+1)
 	}
 	if puts[changed].Reason != registry.WaitCPU {
 		t.Fatalf("the changed reason was not written: %+v", puts[changed])
@@ -144,84 +143,47 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 	if _, ok := puts[registry.WaitingKey("ready", "job-0001", 0)]; ok {
 		t.Fatal("the most recently written entry was refreshed before older ones")
 	}
-	for i := 1; i < len(ops); i++ {
-		if ops[i-1].Path >= ops[i].Path {
-			t.Fatalf("ops out of path order at %d", i)
+	for i := 1; i < len(keys); i++ {
+		if keys[i-1] >= keys[i] {
+			t.Fatalf("keys out of path order at %d", i)
 		}
 	}
 }
 
 // TestWaitingCommitsAreBounded: a commit of reasons holds at most
-// waitingCommitOps ops, entries no longer waiting first; the rest follow in
+// 2 × MaxRoundTasks ops, entries no longer waiting first; the rest follow in
 // the next commits until every reason is recorded.
 func TestWaitingCommitsAreBounded(t *testing.T) {
 	r := newRig(t)
-	r.sched.Options.MaxRoundTasks = 2 // 4 ops a commit
+	r.sched.deps.Options.MaxRoundTasks = 2 // 4 ops a commit
 	gone := registry.WaitingKey("ready", "gone", 0)
 	if err := r.reg.Commit(r.ctx, registry.PutWaitingOp(gone, registry.Waiting{Reason: registry.WaitBehind, Since: t0})); err != nil {
 		t.Fatal(err)
 	}
-	ws := &r.sched.wait
+	ws := &r.sched.launcher.waits.ws
 	ws.entries, ws.loaded = map[string]waitEntry{}, true
 	ws.setRecord(gone, registry.Waiting{Reason: registry.WaitBehind, Since: t0}, t0)
 	const n = 10
-	w := work{waiting: map[string]registry.Waiting{}}
+	waiting := map[string]registry.Waiting{}
 	for i := range n {
 		k := registry.WaitingKey("ready", fmt.Sprintf("job-%02d", i), 0)
-		w.waiting[k] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
+		waiting[k] = registry.Waiting{Reason: registry.WaitCPU, Message: "not enough CPU"}
 		ws.entries[k] = waitEntry{since: r.clk.Now().Add(-time.Minute)} // waited long enough to be recorded
 	}
-	r.sched.recordWaiting(r.ctx, w)
+	r.sched.launcher.waits.record(r.ctx, waiting)
 	got := r.waiting()
 	if _, ok := got[gone]; ok {
 		t.Fatal("the entry no longer waiting was not deleted first")
 	}
-	if len(got) != r.sched.waitingCommitOps()-1 {
-		t.Fatalf("%d reasons after the first commit, want %d (one op was the delete)", len(got), r.sched.waitingCommitOps()-1)
+	if len(got) != 2*r.sched.deps.Options.MaxRoundTasks-1 {
+		t.Fatalf("%d reasons after the first commit, want %d (one op was the delete)", len(got), 2*r.sched.deps.Options.MaxRoundTasks-1)
 	}
 	for range n {
 		r.clk.Advance(waitRecordEvery)
-		r.sched.recordWaiting(r.ctx, w)
+		r.sched.launcher.waits.record(r.ctx, waiting)
 	}
 	if got := r.waiting(); len(got) != n {
 		t.Fatalf("%d reasons recorded in the end, want %d", len(got), n)
-	}
-}
-
-// TestWaitingScratchIsEmptiedAndLetGo: a round gets the last round's map
-// and slice emptied; after a round with less than a quarter of the most
-// entries, the next round gets fresh ones.
-func TestWaitingScratchIsEmptiedAndLetGo(t *testing.T) {
-	var ws waitState
-	round := func(n int) (map[string]registry.Waiting, []string) {
-		m, later := ws.takeScratch()
-		if len(m) != 0 || len(later) != 0 {
-			t.Fatalf("a round began with %d entries and %d later", len(m), len(later))
-		}
-		w := work{waiting: m, later: later}
-		for i := range n {
-			k := fmt.Sprintf("ready/job-%d", i)
-			w.wait(k, registry.WaitRunning, "busy", time.Time{})
-			w.later = append(w.later, k)
-		}
-		ws.last = len(w.waiting)
-		ws.keepScratch(w)
-		return w.waiting, w.later
-	}
-	m1, _ := round(100)
-	if m2, _ := round(40); reflect.ValueOf(m2).UnsafePointer() != reflect.ValueOf(m1).UnsafePointer() || len(m2) != 0 {
-		t.Fatalf("the second round did not get the first one's map")
-	}
-	if ws.scratch == nil || len(ws.scratch) != 0 || len(ws.scratchLater) != 0 || cap(ws.scratchLater) < 100 {
-		t.Fatalf("kept %d entries, %d later (room %d)", len(ws.scratch), len(ws.scratchLater), cap(ws.scratchLater))
-	}
-	round(10) // < 100/4: let go
-	if ws.scratch != nil || ws.scratchLater != nil {
-		t.Fatal("a map four times too large was kept")
-	}
-	round(10)
-	if ws.scratch == nil {
-		t.Fatal("the map of a round as large as the largest was not kept")
 	}
 }
 

@@ -27,7 +27,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.offer("o", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	launched := r.drv.launched()
 	if len(launched) != 2 {
 		t.Fatalf("launched %d tasks", len(launched))
@@ -43,13 +43,13 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	report := `{"hostname":"h","ip":"1.2.3.4","startTime":"` + start.Format(time.RFC3339Nano) + `","completeTime":"` + end.Format(time.RFC3339Nano) +
 		`","exitCode":0,"outputs":{"k":"v0"}}`
 	r.status(run[0].TaskID, "TASK_RUNNING")
-	if err := r.sched.onStatus(r.ctx, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_FINISHED", Data: []byte(report)}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_FINISHED", Data: []byte(report)}); err != nil {
 		t.Fatal(err)
 	}
 	r.status(run[1].TaskID, "TASK_RUNNING")
 	r.statusMsg(run[1].TaskID, "TASK_FAILED", "exit code 1") // retried within the run
 	r.offer("o2", 8, 4096)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	all := r.drv.launched()
 	retry := all[len(all)-1]
 	if td, _ := jobs.UnmarshalTaskData(retry.Data); !reflect.DeepEqual(td.ShardingContext.Inputs, in) || td.ShardingContext.ShardingItem != 1 {
@@ -102,14 +102,14 @@ func TestAcceptFailureKeepsTheKeyedRun(t *testing.T) {
 	}
 	r.drv.acceptErr = errors.New("master gone")
 	r.offer("o1", 4, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	rd, ok, err := r.reg.ReadyOf(r.ctx, "job")
 	if err != nil || !ok || rd.Count != 2 || len(rd.Runs) != 1 || rd.Runs[0].IdempotencyKey != "wf-k" || rd.Runs[0].JobParameter != "p" {
 		t.Fatalf("ready entry after the failed accept: %+v %v", rd, err)
 	}
 	r.drv.acceptErr = nil
 	r.offer("o2", 4, 1024)
-	r.sched.launch(r.ctx)
+	r.sched.launcher.round(r.ctx)
 	if rt := r.running("job")[0]; rt.RunKey != "wf-k" {
 		t.Fatalf("relaunched without the key: %+v", rt)
 	}

@@ -62,7 +62,9 @@ func CountRun(rs RunState, res Result, cause string, ended bool, pauseAfter int,
 			rs.Failed, rs.Cause = true, cause
 		}
 	case Success:
-		rs.Succeeded = true
+		// only a count to reset needs the flag: a job that never failed
+		// writes nothing
+		rs.Succeeded = rs.Consecutive > 0 || rs.Succeeded
 	}
 	if !ended {
 		return rs, nil, rs != before

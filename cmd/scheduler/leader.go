@@ -15,6 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/mesos/agents"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
@@ -149,7 +150,8 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 	client := newMesosClient(l.cfg, l.masters, fwID, log)
 	driver := scheduler.Guard(client, term.Valid)
 	sched := scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: driver, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
+		Registry: reg, Driver: driver, Inventory: agents.Inventory{Client: l.masters.agentsClient()},
+		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
 		Observer: l.observer, Notifier: l.hooks,
 		Options: scheduler.Options{
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,

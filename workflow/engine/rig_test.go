@@ -11,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/workflow"
@@ -201,7 +202,7 @@ func (r *rig) end(job, key, state string, outputs map[string]string) {
 		r.t.Fatal(err)
 	}
 	now := r.clk.Now().UTC()
-	rec.Shards = []registry.ShardOutcome{{Item: 0, TaskID: job + "@-@0@-@READY@-@a1@-@" + key, State: state,
+	rec.Shards = []registry.ShardOutcome{{Item: 0, TaskID: job + "@-@0@-@READY@-@a1@-@" + key, State: task.State(state),
 		StartedAt: now.Add(-time.Second), EndedAt: now, Outputs: outputs}}
 	rec.Done, rec.Success, rec.EndedAt = true, state == "TASK_FINISHED", now
 	if err := r.reg.Commit(r.ctx, store.Delete(registry.RunningPathOf(job, 0), store.AnyVersion), registry.PutRunRecordOp(key, rec)); err != nil {

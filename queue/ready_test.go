@@ -1,0 +1,52 @@
+package queue
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+
+// TestAdd is the misfire and pending-cap rule.
+func TestAdd(t *testing.T) {
+	one, _ := Add(nil, Trigger{At: t0}, 0)
+	if one.Count != 1 || !one.Since.Equal(t0) || !one.NotBefore.IsZero() {
+		t.Fatalf("first: %+v", one)
+	}
+	if _, changed := Add(&one, Trigger{At: t0}, 0); changed {
+		t.Fatal("misfire=false did not collapse")
+	}
+	two, changed := Add(&one, Trigger{Misfire: true, At: t0}, 0)
+	if !changed || two.Count != 2 || two.Misfired != 1 {
+		t.Fatalf("misfire=true: %+v", two)
+	}
+	if _, changed := Add(&two, Trigger{Misfire: true, At: t0}, 2); changed {
+		t.Fatal("the cap was passed")
+	}
+	run := &PendingRun{JobParameter: "p", IdempotencyKey: "k"}
+	withRun, changed := Add(&one, Trigger{Run: run, At: t0}, 0)
+	if !changed || withRun.Count != 2 || len(withRun.Runs) != 1 || len(one.Runs) != 0 {
+		t.Fatalf("an override always adds (and leaves the entry read alone): %+v / %+v", withRun, one)
+	}
+	fire, _ := Add(nil, Trigger{Fire: true, Run: run, At: t0}, 0)
+	if !fire.NotBefore.Equal(t0) || len(fire.Runs) != 0 {
+		t.Fatalf("a staged fire: %+v", fire)
+	}
+}
+
+func TestTake(t *testing.T) {
+	rd := Ready{Count: 3, Misfired: 2, Runs: []PendingRun{{JobParameter: "a"}}, Since: t0}
+	if rd.Misfire() || rd.First().JobParameter != "a" {
+		t.Fatalf("first: %+v", rd.First())
+	}
+	rest, ok := Take(rd, t0.Add(time.Second))
+	if !ok || rest.Count != 2 || rest.Misfired != 2 || len(rest.Runs) != 0 || !rest.Since.Equal(t0.Add(time.Second)) {
+		t.Fatalf("rest: %+v", rest)
+	}
+	if !rest.Misfire() {
+		t.Fatal("the next execution is a misfire")
+	}
+	if _, ok := Take(Ready{Count: 1}, t0); ok {
+		t.Fatal("the last execution left an entry")
+	}
+}

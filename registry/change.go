@@ -1,0 +1,192 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/txn"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// Change is a set of the leader's state changes, committed together (one
+// store transaction, behind the registry's fence): what the scheduler
+// means to do, named, instead of raw store operations. Build it with the
+// methods, then Commit. A Change conditional on what was read (an entry's
+// version) fails as a whole with ErrConflict when the state moved on
+// meanwhile, so it can be read again and retried.
+type Change struct {
+	r   *Registry
+	ops []store.Op
+}
+
+// Change starts an empty change.
+func (r *Registry) Change() *Change { return &Change{r: r} }
+
+// Len is how many writes the change holds.
+func (c *Change) Len() int { return len(c.ops) }
+
+// Launch records a launched task as the shard's running entry.
+func (c *Change) Launch(job string, item int, e task.Entry) *Change {
+	c.ops = append(c.ops, PutRunningOp(job, item, e))
+	return c
+}
+
+// Mark rewrites a running entry (a new state, busy or idle), conditional
+// on the version it was read at.
+func (c *Change) Mark(job string, item int, e task.Entry) *Change {
+	c.ops = append(c.ops, store.Set(RunningPathOf(job, item), mustJSON(e), e.Version))
+	return c
+}
+
+// End removes a task's running entry, conditional on its version. Write it
+// last: a reader following the commit in order finds the run's record,
+// retry or requeue before the shard is gone.
+func (c *Change) End(job string, item int, version int64) *Change {
+	c.ops = append(c.ops, store.Delete(RunningPathOf(job, item), version))
+	return c
+}
+
+// Unlaunch removes a running entry whatever its version (a launch rolled
+// back, or an entry of a launch that never completed).
+func (c *Change) Unlaunch(job string, item int) *Change {
+	c.ops = append(c.ops, store.Delete(RunningPathOf(job, item), store.AnyVersion))
+	return c
+}
+
+// Dequeue takes the oldest execution of a ready entry, conditional on the
+// version it was read at (a trigger meanwhile is never lost).
+func (c *Change) Dequeue(rd queue.Ready, now time.Time) *Change {
+	c.ops = append(c.ops, DequeueOp(rd, now))
+	return c
+}
+
+// FailOver queues a shard to run again.
+func (c *Change) FailOver(job string, item int, f queue.Failover) *Change {
+	c.ops = append(c.ops, PutFailoverOp(job, item, f))
+	return c
+}
+
+// TakeFailover removes a failover entry that launches, conditional on the
+// version it was read at.
+func (c *Change) TakeFailover(f queue.Failover) *Change {
+	c.ops = append(c.ops, store.Delete(FailoverPathOf(f.Job, f.Item), f.Version))
+	return c
+}
+
+// DropFailover removes a failover entry whatever its version (a shard the
+// job no longer has), or every failover entry of the job (item < 0).
+func (c *Change) DropFailover(job string, item int) *Change {
+	p := FailoverPath + "/" + job
+	if item >= 0 {
+		p = FailoverPathOf(job, item)
+	}
+	c.ops = append(c.ops, store.Delete(p, store.AnyVersion))
+	return c
+}
+
+// DropReady removes a job's pending executions.
+func (c *Change) DropReady(job string) *Change {
+	c.ops = append(c.ops, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
+	return c
+}
+
+// RecordRun writes a keyed run's record.
+func (c *Change) RecordRun(key string, rec task.RunRecord) *Change {
+	c.ops = append(c.ops, PutRunRecordOp(key, rec))
+	return c
+}
+
+// CountRun writes a job's run state.
+func (c *Change) CountRun(job string, rs task.RunState) *Change {
+	c.ops = append(c.ops, PutRunStateOp(job, rs))
+	return c
+}
+
+// Pause disables a job, recording why (pauseAfterFailures).
+func (c *Change) Pause(job string, p task.Pause) *Change {
+	c.ops = append(c.ops, PauseOp(job, p))
+	return c
+}
+
+// MarkGang records that a launch recorded over several commits is
+// complete: its entries (task.Entry.Gang) count from this commit on.
+func (c *Change) MarkGang(job, gang string) *Change {
+	c.ops = append(c.ops, store.Put(GangPath+"/"+job, []byte(gang)))
+	return c
+}
+
+// Wait records why a queue entry waits; Unwait forgets it.
+func (c *Change) Wait(key string, w round.Wait) *Change {
+	c.ops = append(c.ops, PutWaitingOp(key, w))
+	return c
+}
+
+// Unwait forgets why a queue entry waited.
+func (c *Change) Unwait(key string) *Change {
+	c.ops = append(c.ops, DeleteWaitingOp(key))
+	return c
+}
+
+// Commit applies the change. ErrConflict (wrapping the store's error)
+// means an entry it was conditional on changed or went meanwhile.
+func (c *Change) Commit(ctx context.Context) error {
+	if len(c.ops) == 0 {
+		return nil
+	}
+	err := c.r.commit(ctx, c.ops...)
+	if err != nil && !errors.Is(err, ErrFenced) && (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists)) {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return err
+}
+
+// GangPath holds, per job, the name of its last launch recorded over
+// several commits (/state/gang/{jobName}).
+const GangPath = "/state/gang"
+
+// GangMarks reads every job's gang mark: job → the launch's name.
+func (r *Registry) GangMarks(ctx context.Context) (map[string]string, error) {
+	nodes, err := r.kv.List(ctx, GangPath)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		out[lastSegment(n.Path)] = string(n.Value)
+	}
+	return out, nil
+}
+
+// Batch returns a registry whose writes are staged (reads see them) and
+// flush, which commits them all as one: a batch of status updates, each
+// handled as if alone and committed together. Nothing is written when
+// flush fails.
+func (r *Registry) Batch() (batch *Registry, flush func(context.Context) error) {
+	tx := txn.New(r.kv)
+	tx.Trust(r.FencePaths()...)
+	return r.With(tx), tx.Flush
+}
+
+// FailoverOf lists one job's failover entries.
+func (r *Registry) FailoverOf(ctx context.Context, job string) ([]queue.Failover, error) {
+	nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+	if err != nil {
+		return nil, fmt.Errorf("registry: list the failover entries of %s: %w", job, err)
+	}
+	out := make([]queue.Failover, 0, len(nodes))
+	for _, n := range nodes {
+		f, ok, err := decodeFailover(job, n)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}

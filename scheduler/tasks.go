@@ -1,0 +1,213 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// built is a plan's launches made concrete: per agent, the offers used,
+// the tasks (engine.TaskLaunch), the running entries that record them and
+// the queue entries they come from; in the plan's order, for commits.
+type built struct {
+	agents  []string // sorted
+	byAgent map[string]*agentLaunch
+	order   []placed
+	events  []TaskEvent
+}
+
+type agentLaunch struct {
+	offerIDs []string
+	launches []engine.TaskLaunch
+	entries  []launchedEntry // same order as launches
+}
+
+// launchedEntry is one launch's entry and where it came from.
+type launchedEntry struct {
+	job   string
+	item  int
+	entry task.Entry
+	ready *queue.Ready
+	fail  *queue.Failover
+}
+
+// placed locates a launch in built.
+type placed struct {
+	agent  string
+	i      int
+	job    string
+	item   int
+	taskID string
+}
+
+func (b *built) entry(p placed) *task.Entry { return &b.byAgent[p.agent].entries[p.i].entry }
+
+// record adds the running entries of ps to ch (gang: the name of a launch
+// recorded over several commits).
+func (b *built) record(ch *registry.Change, ps []placed, gang string) {
+	for _, p := range ps {
+		e := b.entry(p)
+		e.Gang = gang
+		ch.Launch(p.job, p.item, *e)
+	}
+}
+
+// dequeue adds to ch the queue changes of every launch: one execution
+// taken from each ready entry, each failover entry taken.
+func (b *built) dequeue(ch *registry.Change, now time.Time) {
+	done := map[string]bool{}
+	for _, p := range b.order {
+		l := b.byAgent[p.agent].entries[p.i]
+		switch {
+		case l.fail != nil:
+			ch.TakeFailover(*l.fail)
+		case !done[l.job]:
+			done[l.job] = true
+			ch.Dequeue(*l.ready, now)
+		}
+	}
+}
+
+// build turns a plan into tasks.
+func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *built {
+	b := &built{byAgent: map[string]*agentLaunch{}}
+	inputs := l.inputsOf(ctx, p)
+	for _, pl := range p.Launches {
+		al := b.byAgent[pl.AgentID]
+		if al == nil {
+			al = &agentLaunch{}
+			b.byAgent[pl.AgentID] = al
+			b.agents = append(b.agents, pl.AgentID)
+		}
+		if !slices.Contains(al.offerIDs, pl.OfferID) {
+			al.offerIDs = append(al.offerIDs, pl.OfferID)
+		}
+		tl, ev := l.taskLaunch(pl, inputs[runKeyOf(pl)], now)
+		e := task.Entry{TaskID: tl.TaskID, AgentID: pl.AgentID, Hostname: l.st.offers[pl.OfferID].Hostname, ExecutorID: tl.Executor.ID,
+			State: task.Staging, Source: ev.Source, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), LaunchedAt: now, UpdatedAt: now}
+		if pl.Failover != nil {
+			e.Attempts = pl.Failover.Attempts
+		}
+		al.launches = append(al.launches, tl)
+		al.entries = append(al.entries, launchedEntry{job: pl.Job.JobName, item: pl.Request.Shard, entry: e, ready: pl.Ready, fail: pl.Failover})
+		b.order = append(b.order, placed{agent: pl.AgentID, i: len(al.entries) - 1, job: pl.Job.JobName, item: pl.Request.Shard, taskID: tl.TaskID})
+		b.events = append(b.events, ev)
+	}
+	slices.Sort(b.agents)
+	return b
+}
+
+// taskLaunch makes the engine's task for one launch, and its trace event.
+func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (engine.TaskLaunch, TaskEvent) {
+	job, a := pl.Job, pl.App
+	kind, source := jobs.KindReady, jobs.SourceNormal
+	if pl.Failover != nil {
+		kind, source = jobs.KindFailover, jobs.SourceFailover
+	} else if pl.Ready.Misfire() {
+		source = jobs.SourceMisfire // no normal fire left ahead of this one
+	}
+	if p := parameterOf(pl); p != nil {
+		job.JobParameter = *p
+	}
+	if job.TimeZone == "" && l.opts.Location != nil && l.opts.Location != time.Local {
+		job.TimeZone = l.opts.Location.String() // a daemon's cron runs in the scheduler's zone, not the agent's
+	}
+	if l.opts.ResolveAppURL != nil {
+		a.AppURL = l.opts.ResolveAppURL(a.AppURL)
+	}
+	item := pl.Request.Shard
+	tid := jobs.NewTaskID(job.JobName, item, kind, pl.AgentID)
+	params, _ := jobs.ParseShardingItemParameters(job.ShardingItemParameters, job.ShardingTotalCount)
+	data := jobs.TaskData{
+		Version: jobs.TaskDataVersion,
+		ShardingContext: jobs.ShardingContext{
+			JobName: job.JobName, TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
+			JobParameter: job.JobParameter, ShardingItem: item, ShardingParameter: params[item], Inputs: in,
+		},
+		ExecutionSource: source, Job: job, App: a,
+	}
+	tl := engine.TaskLaunch{
+		TaskID: tid.String(), Name: fmt.Sprintf("%s-%d", job.JobName, item), AgentID: pl.AgentID,
+		CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: data.Marshal(), KillGrace: l.opts.KillGrace,
+		Executor: l.executorSpec(a, pl.AgentID),
+	}
+	var queued time.Time
+	if pl.Failover != nil {
+		queued = pl.Failover.Since
+	} else {
+		queued = laterOf(pl.Ready.Since, pl.Ready.NotBefore)
+		if seen := l.seen.at(job.JobName); seen.After(queued) {
+			queued = seen
+		}
+	}
+	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
+		Source: string(source), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
+	return tl, ev
+}
+
+func (l *launcher) executorSpec(a app.Config, agentID string) engine.ExecutorSpec {
+	return engine.ExecutorSpec{
+		ID: jobs.ExecutorID(a.AppName, agentID), Name: "elasticjob executor for " + a.AppName,
+		CPUs: a.CPUCount, MemMB: a.MemoryMB, Command: l.opts.ExecutorCommand, Shell: false,
+		URIs: l.opts.ExecutorURIs, Env: l.opts.ExecutorEnv,
+	}
+}
+
+// parameterOf returns the run's jobParameter override, if any: the oldest
+// pending run's for a ready launch, the failed run's for a failover.
+func parameterOf(pl round.Launch) *string {
+	if pl.Failover != nil {
+		return pl.Failover.Parameter
+	}
+	if run := pl.Ready.First(); run != nil {
+		return &run.JobParameter
+	}
+	return nil
+}
+
+// runKeyOf returns the idempotency key of the trigger a launch serves:
+// the oldest pending run's for a ready launch, the failed run's for a
+// failover.
+func runKeyOf(pl round.Launch) string {
+	if pl.Failover != nil {
+		return pl.Failover.RunKey
+	}
+	if run := pl.Ready.First(); run != nil {
+		return run.IdempotencyKey
+	}
+	return ""
+}
+
+// inputsOf reads the inputs of the keyed runs the plan launches (workflow
+// nodes keep theirs in the run's record, not in the ready entry, so a
+// long queue stays small): run key → inputs.
+func (l *launcher) inputsOf(ctx context.Context, p round.Plan) map[string]jobs.Inputs {
+	var out map[string]jobs.Inputs
+	for _, pl := range p.Launches {
+		key := runKeyOf(pl)
+		if key == "" {
+			continue
+		}
+		if _, seen := out[key]; seen {
+			continue
+		}
+		rec, err := l.reg.RunRecordOf(ctx, key)
+		if err != nil || len(rec.Inputs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]jobs.Inputs{}
+		}
+		out[key] = rec.Inputs
+	}
+	return out
+}
