@@ -72,8 +72,8 @@ func TestOffersAreHeldBrieflyAfterWork(t *testing.T) {
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
 	r.sched.launcher.round(r.ctx)
-	r.offer("o2", 7, 4000) // the accepted offer's remainder, re-offered at once
-	r.sched.launcher.round(r.ctx)  // nothing waits, but within the hold
+	r.offer("o2", 7, 4000)        // the accepted offer's remainder, re-offered at once
+	r.sched.launcher.round(r.ctx) // nothing waits, but within the hold
 	if len(r.drv.declines) != 0 || r.drv.suppress != 0 {
 		t.Fatalf("declined %+v / suppressed %d within the hold", r.drv.declines, r.drv.suppress)
 	}

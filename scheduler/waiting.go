@@ -102,13 +102,13 @@ func (ws *waitState) loadRecords(rec map[string]round.Wait) {
 // the reason changes (at most every waitRecordEvery), and forgotten once
 // the entry launches or goes.
 type waitRecorder struct {
-	reg      *registry.Registry
-	clock    clock.Clock
-	log      *slog.Logger
-	obs      Observer
-	alarm    *alarm
-	opts     *Options // MaxRoundTasks bounds a commit of reasons
-	ws       waitState
+	reg   *registry.Registry
+	clock clock.Clock
+	log   *slog.Logger
+	obs   Observer
+	alarm *alarm
+	opts  *Options // MaxRoundTasks bounds a commit of reasons
+	ws    waitState
 }
 
 // record updates the recorded reasons after a round and reports the

@@ -36,9 +36,13 @@ func TestTransition(t *testing.T) {
 		{"killed daemon of a disabled job is not", Input{Update: Update{State: Killed}, Entry: entry(Running, 0), Job: Job{Exists: true, Daemon: true}},
 			func(o Outcome) bool { return !o.End.RequeueDaemon }},
 		{"failure without failover ends the run failed", Input{Update: Update{State: Failed, Source: SourceExecutor}, Entry: entry(Running, 0), Job: runnable},
-			func(o Outcome) bool { return o.End.Result == Failure && o.End.Retry == nil && o.End.Notify && o.End.RunEnds }},
+			func(o Outcome) bool {
+				return o.End.Result == Failure && o.End.Retry == nil && o.End.Notify && o.End.RunEnds
+			}},
 		{"never started: retried at once whatever the flag", Input{Update: Update{State: Failed, Source: "SOURCE_AGENT"}, Entry: entry(Staging, 0), Job: runnable},
-			func(o Outcome) bool { return o.End.Result == Retrying && o.End.Retry.Retry && o.End.Retry.NotBefore.IsZero() && !o.End.RunEnds }},
+			func(o Outcome) bool {
+				return o.End.Result == Retrying && o.End.Retry.Retry && o.End.Retry.NotBefore.IsZero() && !o.End.RunEnds
+			}},
 		{"never started, a bounded number of times", Input{Update: Update{State: Failed, Source: "SOURCE_AGENT"}, Entry: entry(Staging, MaxNeverStartedRetries), Job: runnable},
 			func(o Outcome) bool { return o.End.Retry == nil }},
 		{"an executor's own failure of a staging task is the job's", Input{Update: Update{State: Failed, Source: SourceExecutor}, Entry: entry(Staging, 0), Job: runnable},
