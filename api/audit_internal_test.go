@@ -32,9 +32,9 @@ func (l *rowsLog) Audits(context.Context, view.Query) (view.Page[view.Audit], er
 	return view.Page[view.Audit]{}, nil
 }
 
-// engine is the audit and auth middlewares in front of test handlers, with
+// ginEngine is the audit and auth middlewares in front of test handlers, with
 // gin's recovery outside them, as in New.
-func engine(l *rowsLog, handlers map[string]gin.HandlerFunc) *gin.Engine {
+func ginEngine(l *rowsLog, handlers map[string]gin.HandlerFunc) *gin.Engine {
 	s := &Server{auth: NewAuth(Credentials{}, clock.Real{}, nil), clock: clock.Real{}, log: slog.New(slog.DiscardHandler),
 		audit: l, clientAddr: RemoteAddr}
 	r := gin.New()
@@ -55,7 +55,7 @@ func post(h http.Handler, path, body string) int {
 // A standby forwarding a write calls SkipAudit: only the leader records it.
 func TestSkipAudit(t *testing.T) {
 	l := &rowsLog{}
-	h := engine(l, map[string]gin.HandlerFunc{
+	h := ginEngine(l, map[string]gin.HandlerFunc{
 		"/forwarded": func(c *gin.Context) { SkipAudit(c); c.Status(http.StatusNoContent) },
 		"/local":     func(c *gin.Context) { c.Status(http.StatusNoContent) },
 	})
@@ -69,7 +69,7 @@ func TestSkipAudit(t *testing.T) {
 // A handler that panics is recorded with the 500 the client gets.
 func TestAuditRecordsPanics(t *testing.T) {
 	l := &rowsLog{}
-	h := engine(l, map[string]gin.HandlerFunc{"/job/:jobName/boom": func(*gin.Context) { panic("boom") }})
+	h := ginEngine(l, map[string]gin.HandlerFunc{"/job/:jobName/boom": func(*gin.Context) { panic("boom") }})
 	if code := post(h, "/api/job/j1/boom", ""); code != http.StatusInternalServerError {
 		t.Fatalf("code %d", code)
 	}

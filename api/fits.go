@@ -4,18 +4,23 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/round"
 	"github.com/gin-gonic/gin"
 )
 
-// checkFits refuses a job whose single shard (with its app's executor)
-// can never fit the largest agent Mesos knows: it would wait forever. A
-// READY execution whose shards together exceed every agent together is
-// accepted with a Warning header (agents may join). Without known agents,
-// or when they cannot be read, nothing is checked.
+// checkFits applies the launcher's rule (round.FitsEmpty) to a job at
+// registration: a job whose single shard, with its app's executor beside
+// it, fits no agent Mesos knows is refused (it would wait forever); one
+// whose execution (every shard together, the executor's share counted on
+// every agent it needs) can never fit the agents together is accepted with
+// a Warning header (agents may join; it waits as never_fits until then).
+// Without known agents, or when they cannot be read, nothing is checked.
 func (s *Server) checkFits(c *gin.Context, cfg jobs.Config) error {
 	if s.ops == nil {
 		return nil
@@ -23,26 +28,29 @@ func (s *Server) checkFits(c *gin.Context, cfg jobs.Config) error {
 	ctx, cancel := context.WithTimeout(c, capacityTimeout)
 	defer cancel()
 	capa, err := s.ops.Capacity(ctx)
-	if err != nil || capa.Agents == 0 {
+	if err != nil || len(capa.Each) == 0 {
 		return nil
 	}
-	var exec app.Config
+	exec := app.HTTPOnly()
 	if cfg.AppName != "" {
+		exec = app.Config{}
 		if a, err := s.reg.App(c, cfg.AppName); err == nil {
 			exec = a
 		}
 	}
-	cpu, mem := cfg.CPUCount+exec.CPUCount, cfg.MemoryMB+exec.MemoryMB
-	if cpu > capa.LargestCPUs || mem > capa.LargestMem {
-		return fmt.Errorf("%w: a shard needs %s CPUs and %s MB (cpuCount and memoryMB, plus %s CPUs and %s MB for the app's executor) but the largest of the %d agents has %s CPUs and %s MB: it could never launch; lower them or add a larger agent",
-			jobs.ErrInvalid, num(cfg.CPUCount), num(cfg.MemoryMB), num(exec.CPUCount), num(exec.MemoryMB),
-			capa.Agents, num(capa.LargestCPUs), num(capa.LargestMem))
+	agents := make([]round.Agent, 0, len(capa.Each))
+	for _, a := range capa.Each {
+		agents = append(agents, round.Agent{ID: a.ID, Total: offers.Resources{CPU: offers.CPUs(a.CPUs), MemMB: offers.MemMB(a.MemMB)}})
 	}
-	n := float64(cfg.ShardingTotalCount)
-	if cfg.JobExecutionType == jobs.Transient && (n*cfg.CPUCount > capa.TotalCPUs || n*cfg.MemoryMB > capa.TotalMem) {
-		c.Header("Warning", fmt.Sprintf(`299 elasticjob %q`, fmt.Sprintf(
-			"the %d shards of an execution launch together and need %s CPUs and %s MB in all, more than the %d agents hold together (%s CPUs, %s MB): executions will wait until the cluster grows",
-			cfg.ShardingTotalCount, num(n*cfg.CPUCount), num(n*cfg.MemoryMB), capa.Agents, num(capa.TotalCPUs), num(capa.TotalMem))))
+	f := round.FitsEmpty(agents, cfg.ShardingTotalCount,
+		offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)},
+		offers.Resources{CPU: offers.CPUs(exec.CPUCount), MemMB: offers.MemMB(exec.MemoryMB)})
+	switch {
+	case f.Shard:
+		return fmt.Errorf("%w: it could never launch: %s; lower cpuCount or memoryMB (or the app's executor), or add a larger agent",
+			jobs.ErrInvalid, strings.TrimPrefix(f.Message, "can never fit: "))
+	case f.Never:
+		c.Header("Warning", fmt.Sprintf(`299 elasticjob %q`, "executions will wait until the cluster grows: "+f.Message))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -18,14 +19,22 @@ func TestRegistrationRefusesShardsThatNeverFit(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register",
 		`{"jobName":"unchecked","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":64,"memoryMB":32}`)
-	e.ops.capacity = api.Capacity{Agents: 1, LargestCPUs: 2, LargestMem: 4096, TotalCPUs: 2, TotalMem: 4096}
+	e.ops.capacity = api.Capacity{Agents: 1, LargestCPUs: 2, LargestMem: 4096, TotalCPUs: 2, TotalMem: 4096,
+		Each: []engine.Agent{{ID: "a1", CPUs: 2, MemMB: 4096}}}
 	r := e.request(http.MethodPost, "/api/job/register",
 		`{"jobName":"huge","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":64,"memoryMB":32}`)
-	e.wantError(r, http.StatusBadRequest, "64 CPUs", "largest of the 1 agents has 2 CPUs", "could never launch")
+	e.wantError(r, http.StatusBadRequest, "could never launch", "a shard needs 65 CPUs", "1 CPU and 128 MB for the app's executor", "more than any agent has", "the cluster has 2 CPUs and 4096 MB")
 	r = e.must(http.StatusOK, http.MethodPost, "/api/job/register",
 		`{"jobName":"wide","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":10,"cpuCount":0.5,"memoryMB":32}`)
-	if w := r.Header.Get("Warning"); !strings.Contains(w, "10 shards") || !strings.Contains(w, "5 CPUs") {
+	if w := r.Header.Get("Warning"); !strings.Contains(w, "10 shards") || !strings.Contains(w, "5 CPUs") || !strings.Contains(w, "for the app's executor") {
 		t.Fatalf("Warning = %q, want the gang's total against the cluster's", w)
+	}
+	// The issue's newcomer: 2 shards of the default 1 CPU on a 2-CPU
+	// machine need 3 CPUs with this app's executor (1 CPU).
+	r = e.must(http.StatusOK, http.MethodPost, "/api/job/register",
+		`{"jobName":"first","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":2,"cpuCount":1,"memoryMB":32}`)
+	if w := r.Header.Get("Warning"); !strings.Contains(w, "it needs 3 CPUs") || !strings.Contains(w, "2 CPUs and 64 MB for the 2 shards, 1 CPU and 128 MB for the app's executor") {
+		t.Fatalf("Warning = %q, want the executor's share counted", w)
 	}
 	e.wantError(e.request(http.MethodPut, "/api/job/update", `{"jobName":"wide","cpuCount":3}`), http.StatusBadRequest, "could never launch")
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/ejcloud/elasticjob/engine"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -39,6 +40,7 @@ type Capacity struct {
 	Agents                  int
 	LargestCPUs, LargestMem float64 // the largest agent's
 	TotalCPUs, TotalMem     float64
+	Each                    []engine.Agent // every active agent with its total
 }
 
 // Sandbox is one executor's sandbox.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/app"
@@ -213,4 +214,21 @@ func joinLines(ls []string) string {
 		out += l + "\n"
 	}
 	return out
+}
+
+func TestFitsEmpty(t *testing.T) {
+	two := []Agent{{ID: "a1", Total: offers.Resources{CPU: 2000, MemMB: 7800}}}
+	cpu := func(c float64) offers.Resources { return offers.Resources{CPU: offers.CPUs(c), MemMB: 64} }
+	if f := FitsEmpty(two, 2, cpu(1), cpu(0.1)); !f.Never || f.Shard || !strings.Contains(f.Message, "it needs 2.1 CPUs and 192 MB: 2 CPUs and 128 MB for the 2 shards, 0.1 CPUs and 64 MB for the app's executor") {
+		t.Fatalf("2 × 1 CPU + 0.1 on 2 CPUs: %+v", f)
+	}
+	if f := FitsEmpty(two, 2, cpu(0.5), cpu(0.1)); f.Never {
+		t.Fatalf("2 × 0.5 CPU fits: %+v", f)
+	}
+	if f := FitsEmpty(two, 1, cpu(3), cpu(0.1)); !f.Never || !f.Shard {
+		t.Fatalf("one shard of 3 CPUs: %+v", f)
+	}
+	if f := FitsEmpty(nil, 100, cpu(3), cpu(0.1)); f.Never {
+		t.Fatalf("no agent known: %+v", f)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/engine"
 	"path"
 	"sync"
 	"time"
@@ -190,6 +191,7 @@ func (o *ops) readCapacity(ctx context.Context) (api.Capacity, error) {
 			continue
 		}
 		cpus, mem := number(a.Resources["cpus"]), number(a.Resources["mem"])
+		c.Each = append(c.Each, engine.Agent{ID: a.ID, Hostname: a.Hostname, CPUs: cpus, MemMB: mem})
 		c.Agents++
 		c.TotalCPUs, c.TotalMem = c.TotalCPUs+cpus, c.TotalMem+mem
 		c.LargestCPUs, c.LargestMem = max(c.LargestCPUs, cpus), max(c.LargestMem, mem)
