@@ -143,7 +143,11 @@ func (s *Scheduler) handleBatch(ctx context.Context, batch []pendingUpdate) {
 	b, flush := s.deps.Registry.Batch()
 	handled := make([]bool, len(batch))
 	for i, u := range batch {
-		handled[i] = s.status.handle(ctx, b, u.st) == nil
+		err := s.status.handle(ctx, b, u.st)
+		if err != nil && ctx.Err() == nil {
+			s.deps.Log.Warn("status: update not applied; the engine resends it", "task", u.st.TaskID, "state", u.st.State, "err", err)
+		}
+		handled[i] = err == nil
 	}
 	if err := flush(ctx); err != nil {
 		s.deps.Log.Warn("status: commit a batch of updates; the engine resends them", "updates", len(batch), "err", err)

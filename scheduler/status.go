@@ -72,7 +72,7 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 	case out.Mark != nil:
 		return h.mark(ctx, reg, tid, *out.Mark)
 	case out.End != nil:
-		return h.end(ctx, reg, tid, job, ev, st, *out.End, in.Job.Runnable)
+		return h.end(ctx, reg, tid, job, ev, st, *out.End, in.Job)
 	}
 	return nil
 }
@@ -144,7 +144,7 @@ func (h *statusHandler) mark(ctx context.Context, reg *registry.Registry, tid jo
 // end commits a task's end: its running entry removed, with its retry or
 // failover entry, its keyed run's record and its job's run state, in one
 // commit; then a killed daemon is queued again and a failure notified.
-func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev TaskEvent, st engine.Status, e task.End, runnable bool) error {
+func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev TaskEvent, st engine.Status, e task.End, facts task.Job) error {
 	now := h.clock.Now()
 	ch := reg.Change()
 	if e.Retry != nil {
@@ -160,12 +160,15 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 			StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
 		ch.RecordRun(key, task.RecordShard(rec, tid.JobName, so, e.RecordDone, now))
 	}
-	pause, err := h.countRun(ctx, reg, ch, job, e.Result, failureText(st), e.RunEnds, runnable)
-	if err != nil {
-		return err
+	var pause *task.Pause
+	if facts.Exists { // a deregistered job's runs are not counted
+		var err error
+		if pause, err = h.countRun(ctx, reg, ch, job, e.Result, failureText(st), e.RunEnds, facts.Runnable); err != nil {
+			return err
+		}
 	}
 	h.log.Debug("task ended", "task", st.TaskID, "state", st.State, "result", e.Result, "again", e.Retry != nil)
-	err = ch.End(tid.JobName, tid.Item, e.Entry.Version).Commit(ctx)
+	err := ch.End(tid.JobName, tid.Item, e.Entry.Version).Commit(ctx)
 	if errors.Is(err, registry.ErrConflict) {
 		h.st.reloadRunning()
 		return nil
