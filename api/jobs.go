@@ -222,26 +222,20 @@ func checkRunOptions(req triggerRequest) error {
 	return nil
 }
 
-// triggerable checks that a job exists, is TRANSIENT and is enabled.
+// triggerable checks that a job may run now (registry.CanRun) and is
+// TRANSIENT.
 func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
-	cfg, err := s.reg.Job(c, name)
-	if err != nil {
+	cfg, why, err := s.reg.CanRun(c, name)
+	switch {
+	case err != nil:
 		return cfg, err
-	}
-	if cfg.JobExecutionType != jobs.Transient {
+	case why == jobs.JobMissing:
+		_, err := s.reg.Job(c, name) // its not-found error, as every other endpoint words it
+		return cfg, err
+	case cfg.JobExecutionType != jobs.Transient:
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
-	}
-	for _, check := range []struct{ kind, name string }{{"job", name}, {"app", cfg.AppName}} {
-		if check.name == "" {
-			continue // an HTTP job without an app
-		}
-		d, err := s.reg.IsDisabled(c, check.kind, check.name)
-		if err != nil {
-			return cfg, err
-		}
-		if d {
-			return cfg, fmt.Errorf("%w: the %s '%s' is disabled; enable it first.", ErrConflict, check.kind, check.name)
-		}
+	case why != jobs.Runnable:
+		return cfg, fmt.Errorf("%w: %s; enable or publish it first.", ErrConflict, why.Why(name, cfg.AppName))
 	}
 	return cfg, nil
 }

@@ -405,3 +405,33 @@ func (r *Registry) With(kv store.KV) *Registry {
 	c.kv = kv
 	return &c
 }
+
+// CanRun reads what jobs.CanRun looks at for one job and applies it: the
+// one "may this job run now" rule, as the API and the workflow engine ask
+// it (the launcher asks its catalog, which holds the same facts).
+func (r *Registry) CanRun(ctx context.Context, name string) (jobs.Config, jobs.Runnability, error) {
+	j, err := r.Job(ctx, name)
+	if errors.Is(err, ErrJobNotFound) {
+		return j, jobs.JobMissing, nil
+	}
+	if err != nil {
+		return j, jobs.JobMissing, err
+	}
+	f := jobs.Facts{Job: &j}
+	if f.JobDisabled, err = r.IsDisabled(ctx, "job", name); err != nil {
+		return j, jobs.JobMissing, err
+	}
+	if j.AppName != "" {
+		a, err := r.App(ctx, j.AppName)
+		switch {
+		case err == nil:
+			f.App = &a
+		case !errors.Is(err, ErrAppNotFound):
+			return j, jobs.JobMissing, err
+		}
+		if f.AppDisabled, err = r.IsDisabled(ctx, "app", j.AppName); err != nil {
+			return j, jobs.JobMissing, err
+		}
+	}
+	return j, jobs.CanRun(f), nil
+}

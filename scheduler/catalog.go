@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -127,7 +128,7 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 }
 
 func ignoreNotFound(err error) error {
-	if isNotFound(err) {
+	if errors.Is(err, registry.ErrAppNotFound) || errors.Is(err, registry.ErrJobNotFound) {
 		return nil
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -82,34 +83,23 @@ func (e *Engine) keySets(ctx context.Context) (*keySets, error) {
 	return &keySets{p, a}, nil
 }
 
-// canStart says why a node's job cannot take an execution now.
+// canStart says why a node's job cannot take an execution now: the one
+// rule (registry.CanRun), a TRANSIENT job, room in its queue.
 func (e *Engine) canStart(ctx context.Context) func(string) error {
 	return func(name string) error {
-		j, err := e.Registry.Job(ctx, name)
-		if errors.Is(err, registry.ErrJobNotFound) {
-			return fmt.Errorf("job '%s' no longer exists", name)
-		}
-		if err != nil {
+		j, why, err := e.Registry.CanRun(ctx, name)
+		switch {
+		case err != nil:
 			return fmt.Errorf("job '%s' could not be read: %v", name, err)
-		}
-		if j.JobExecutionType != jobs.Transient {
+		case why == jobs.JobMissing:
+			return fmt.Errorf("job '%s' no longer exists", name)
+		case j.JobExecutionType != jobs.Transient:
 			return fmt.Errorf("job '%s' is a DAEMON job now", name)
+		case why != jobs.Runnable:
+			return errors.New(why.Why(name, j.AppName))
 		}
-		if max := e.Registry.MaxPending; max > 0 {
-			if rd, ok, err := e.Registry.ReadyOf(ctx, name); err == nil && ok && rd.Count >= max {
-				return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
-			}
-		}
-		for _, c := range []struct{ kind, name string }{{"job", name}, {"app", j.AppName}} {
-			if c.name == "" {
-				continue
-			}
-			if d, err := e.Registry.IsDisabled(ctx, c.kind, c.name); err != nil || d {
-				if err != nil {
-					return fmt.Errorf("the %s '%s' could not be read: %v", c.kind, c.name, err)
-				}
-				return fmt.Errorf("the %s '%s' is disabled", c.kind, c.name)
-			}
+		if rd, ok, err := e.Registry.ReadyOf(ctx, name); err == nil && ok && queue.Full(rd, e.Registry.MaxPending) {
+			return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
 		}
 		return nil
 	}
