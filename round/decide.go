@@ -16,7 +16,12 @@ import (
 // Decide decides one launch round (the package documentation has the
 // policy).
 func Decide(v View) Plan {
-	d := &decider{v: v, plan: Plan{Waiting: make(map[string]Wait, len(v.Ready)+len(v.Failover))}}
+	waiting := v.Scratch
+	if waiting == nil {
+		waiting = make(map[string]Wait, len(v.Ready)+len(v.Failover))
+	}
+	clear(waiting)
+	d := &decider{v: v, plan: Plan{Waiting: waiting}}
 	d.classify()
 	switch {
 	case !v.Connected:
@@ -32,48 +37,30 @@ func Decide(v View) Plan {
 }
 
 // cand is a queue entry that may launch this round: a ready execution or
-// a failover shard of a runnable job.
+// a failover shard of a runnable job. It is kept small (a backlog of
+// 100,000 entries makes as many): the job's configuration is looked up
+// again only for what launches.
 type cand struct {
 	key   string
-	job   jobs.Config
-	app   app.Config
+	job   string
 	ready *queue.Ready
 	fail  *queue.Failover
 	items []int // the shards to launch (nil: every shard of the job)
+	sh    shape
 }
 
-func (c *cand) kind() offers.Kind {
-	if c.fail != nil {
-		return offers.Failover
-	}
-	return offers.Ready
-}
+func (c *cand) kind() offers.Kind { return c.sh.kind }
 
 // count is how many shards the entry launches.
-func (c *cand) count() int {
-	switch {
-	case c.fail != nil:
-		return 1
-	case c.items != nil:
-		return len(c.items)
-	}
-	return c.job.ShardingTotalCount
-}
+func (c *cand) count() int { return c.sh.n }
 
-func (c *cand) task() offers.Resources {
-	return offers.Resources{CPU: offers.CPUs(c.job.CPUCount), MemMB: offers.MemMB(c.job.MemoryMB)}
-}
-
-func (c *cand) exec() offers.Resources {
-	return offers.Resources{CPU: offers.CPUs(c.app.CPUCount), MemMB: offers.MemMB(c.app.MemoryMB)}
-}
+func (c *cand) shape() shape { return c.sh }
 
 // requests are the entry's shards as the matcher takes them.
 func (c *cand) requests() []offers.Request {
-	n := c.count()
-	out := make([]offers.Request, n)
-	since := c.since()
-	for i := range n {
+	out := make([]offers.Request, c.sh.n)
+	seq := c.since().UnixNano()
+	for i := range out {
 		item := i
 		switch {
 		case c.fail != nil:
@@ -81,8 +68,7 @@ func (c *cand) requests() []offers.Request {
 		case c.items != nil:
 			item = c.items[i]
 		}
-		out[i] = offers.Request{Job: c.job.JobName, Shard: item, Kind: c.kind(), App: c.app.AppName,
-			Task: c.task(), Executor: c.exec(), Seq: since.UnixNano()}
+		out[i] = offers.Request{Job: c.job, Shard: item, Kind: c.sh.kind, App: c.sh.app, Task: c.sh.task, Executor: c.sh.exec, Seq: seq}
 	}
 	return out
 }
@@ -103,8 +89,10 @@ type shape struct {
 	task, exec offers.Resources
 }
 
-func (c *cand) shape() shape {
-	return shape{app: c.app.AppName, kind: c.kind(), n: c.count(), task: c.task(), exec: c.exec()}
+func shapeOf(job jobs.Config, a app.Config, kind offers.Kind, n int) shape {
+	return shape{app: a.AppName, kind: kind, n: n,
+		task: offers.Resources{CPU: offers.CPUs(job.CPUCount), MemMB: offers.MemMB(job.MemoryMB)},
+		exec: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}}
 }
 
 type decider struct {
@@ -141,6 +129,7 @@ func (d *decider) waitAll(reason, msg string) {
 // its reason (or marks it for removal).
 func (d *decider) classify() {
 	v := d.v
+	d.cands = make([]cand, 0, len(v.Ready)+len(v.Failover))
 	pendingFailover := make(map[string]bool, len(v.Failover))
 	for i := range v.Failover {
 		f := &v.Failover[i]
@@ -157,7 +146,7 @@ func (d *decider) classify() {
 		case f.NotBefore.After(v.Now):
 			d.waitUntil(key, WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
 		default:
-			d.cands = append(d.cands, cand{key: key, job: job, app: a, fail: f})
+			d.cands = append(d.cands, cand{key: key, job: f.Job, fail: f, sh: shapeOf(job, a, offers.Failover, 1)})
 		}
 	}
 	for _, rd := range v.Ready {
@@ -180,7 +169,11 @@ func (d *decider) classify() {
 			}
 			continue
 		}
-		d.cands = append(d.cands, cand{key: key, job: job, app: a, ready: rd, items: items})
+		n := job.ShardingTotalCount
+		if items != nil {
+			n = len(items)
+		}
+		d.cands = append(d.cands, cand{key: key, job: rd.Job, ready: rd, items: items, sh: shapeOf(job, a, offers.Ready, n)})
 		d.plan.Depth++
 	}
 }
@@ -230,7 +223,7 @@ func (d *decider) place() {
 	failed := map[shape]Wait{}
 	var launched []*cand
 	var holder *cand
-	placed, stopped := 0, false
+	placed, stopped, capped := 0, false, ""
 	for i := range d.cands {
 		c := &d.cands[i]
 		if w := d.neverFits(c); w != nil {
@@ -239,8 +232,11 @@ func (d *decider) place() {
 		}
 		n := c.count()
 		if stopped || (v.MaxTasks > 0 && placed > 0 && placed+n > v.MaxTasks) {
+			if !stopped {
+				capped = cappedMessage(v.MaxTasks)
+			}
 			stopped, d.plan.More = true, true
-			d.wait(c.key, WaitBehind, cappedMessage(v.MaxTasks))
+			d.wait(c.key, WaitBehind, capped)
 			continue
 		}
 		if len(v.Offers) == 0 {
@@ -257,7 +253,7 @@ func (d *decider) place() {
 			launched = append(launched, c)
 			placed += n
 			if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
-				d.plan.Chunked, stopped = true, true
+				d.plan.Chunked, stopped, capped = true, true, cappedMessage(v.MaxTasks)
 			}
 			continue
 		}
@@ -289,9 +285,9 @@ func (d *decider) behind(holder *cand, w Wait) Wait {
 
 func describe(c *cand) string {
 	if c.fail != nil {
-		return fmt.Sprintf("failover shard %d of job %s", c.fail.Item, c.job.JobName)
+		return fmt.Sprintf("failover shard %d of job %s", c.fail.Item, c.job)
 	}
-	return "execution of job " + c.job.JobName
+	return "execution of job " + c.job
 }
 
 func cappedMessage(max int) string {
@@ -320,10 +316,11 @@ func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 		}
 	}
 	for _, c := range launched {
-		ls := by[gk{c.kind(), c.job.JobName}]
+		job, a, _ := d.v.Jobs.Lookup(c.job)
+		ls := by[gk{c.kind(), c.job}]
 		slices.SortFunc(ls, func(a, b offers.Launch) int { return a.Request.Shard - b.Request.Shard })
 		for _, l := range ls {
-			d.plan.Launches = append(d.plan.Launches, Launch{Launch: l, Job: c.job, App: c.app, Ready: c.ready, Failover: c.fail})
+			d.plan.Launches = append(d.plan.Launches, Launch{Launch: l, Job: job, App: a, Ready: c.ready, Failover: c.fail})
 		}
 	}
 	d.plan.Decline = op.Decline

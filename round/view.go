@@ -35,6 +35,10 @@ type View struct {
 	MaxTasks int
 	// Reservation is the last round's, so the holder keeps its Since.
 	Reservation Reservation
+	// Scratch, when not nil, is a map Decide empties and fills as the
+	// plan's Waiting instead of making one: the last round's, handed back
+	// (a backlog of 100,000 entries made a map that large every round).
+	Scratch map[string]Wait
 }
 
 // Agent is one agent with its total resources: the empty cluster.

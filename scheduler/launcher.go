@@ -32,6 +32,7 @@ type launcher struct {
 	alarm   *alarm
 	seen    *seen
 	wake    func()
+	scratch map[string]round.Wait
 }
 
 // round is one launch round.
@@ -44,13 +45,15 @@ func (l *launcher) round(ctx context.Context) {
 	p := round.Decide(v)
 	l.apply(ctx, v, p)
 	l.waits.record(ctx, p.Waiting)
+	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
 }
 
 // view reads what a round looks at.
 func (l *launcher) view(ctx context.Context) (round.View, error) {
 	now := l.clock.Now()
 	v := round.View{Now: now, Connected: l.st.subscribed, Jobs: l.catalog, Executors: l.st.executors,
-		Offers: l.st.heldOffers(), Agents: l.st.cluster(), MaxTasks: l.opts.MaxRoundTasks, Reservation: l.st.reservation}
+		Offers: l.st.heldOffers(), Agents: l.st.cluster(), MaxTasks: l.opts.MaxRoundTasks, Reservation: l.st.reservation,
+		Scratch: l.scratch}
 	if len(l.st.awaiting) > 0 {
 		if now.Before(l.st.awaitUntil) {
 			v.Reconciling, v.ReconcileUntil = len(l.st.awaiting), l.st.awaitUntil

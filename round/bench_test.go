@@ -1,0 +1,85 @@
+package round
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// benchView is a large cluster's round: 1,000 offers on 800 agents of 16
+// CPUs, 20 apps, and a backlog of jobs ready executions of 1 to 3 shards
+// (a tenth of them DAEMON, a twentieth with a failover shard waiting).
+func benchView(jobsN, maxTasks int) View {
+	rng := rand.New(rand.NewSource(42))
+	cat := newCatalog()
+	v := View{Now: at("100000"), Connected: true, Jobs: cat, Running: map[string]map[int]task.Entry{},
+		Executors: map[offers.ExecutorKey]bool{}, MaxTasks: maxTasks}
+	for a := range 800 {
+		id := fmt.Sprintf("agent-%03d", a)
+		v.Agents = append(v.Agents, Agent{ID: id, Total: offers.Resources{CPU: 16000, MemMB: 65536}})
+	}
+	for o := range 1000 {
+		v.Offers = append(v.Offers, offers.Offer{ID: fmt.Sprintf("offer-%04d", o), AgentID: fmt.Sprintf("agent-%03d", o%800),
+			Free: offers.Resources{CPU: offers.Milli(2000 + rng.Intn(8000)), MemMB: int64(8192 + rng.Intn(16384))}})
+	}
+	for a := range 20 {
+		name := fmt.Sprintf("app-%02d", a)
+		cat.apps[name] = app.Config{AppName: name, CPUCount: 0.1, MemoryMB: 64}
+		for range 40 {
+			v.Executors[offers.ExecutorKey{App: name, AgentID: fmt.Sprintf("agent-%03d", rng.Intn(800))}] = true
+		}
+	}
+	for j := range jobsN {
+		name := fmt.Sprintf("job-%06d", j)
+		cfg := jobs.Config{JobName: name, AppName: fmt.Sprintf("app-%02d", rng.Intn(20)), ShardingTotalCount: 1 + rng.Intn(3),
+			CPUCount: float64(1+rng.Intn(5)) / 10, MemoryMB: float64(32 * (1 + rng.Intn(8))), JobExecutionType: jobs.Transient}
+		if j%10 == 0 {
+			cfg.JobExecutionType = jobs.Daemon
+		}
+		cat.jobs[name] = cfg
+		v.Ready = append(v.Ready, &queue.Ready{Job: name, Count: 1, Since: t0.Add(time.Duration(j) * time.Millisecond)})
+		if j%20 == 0 {
+			v.Failover = append(v.Failover, queue.Failover{Job: name, Item: 0, Since: t0.Add(time.Duration(j) * time.Millisecond)})
+		}
+	}
+	slices.SortFunc(v.Failover, func(a, b queue.Failover) int { return queue.CompareFailover(&a, &b) })
+	return v
+}
+
+func benchDecide(b *testing.B, v View) {
+	p := Decide(v)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		v.Scratch = Decide(v).Waiting // as the launcher hands it back
+	}
+	b.ReportMetric(float64(len(p.Launches)), "launches")
+	b.ReportMetric(float64(len(p.Waiting)), "waiting")
+}
+
+// BenchmarkDecideBacklog100k: a 100,000-job backlog on the large cluster,
+// rounds bounded at 512 tasks (the ZooKeeper registry's commit).
+func BenchmarkDecideBacklog100k(b *testing.B) { benchDecide(b, benchView(100_000, 512)) }
+
+// BenchmarkDecideBacklog100kEmbedded: the same with the embedded
+// registry's bound of 8,192 tasks.
+func BenchmarkDecideBacklog100kEmbedded(b *testing.B) { benchDecide(b, benchView(100_000, 8192)) }
+
+// BenchmarkDecideHugeGang: an execution of 10,000 shards (the most
+// validation accepts) ahead of the backlog: placed alone, chunked.
+func BenchmarkDecideHugeGang(b *testing.B) {
+	v := benchView(10_000, 512)
+	cat := v.Jobs.(*catalog)
+	cat.jobs["huge"] = jobs.Config{JobName: "huge", AppName: "app-00", ShardingTotalCount: 10_000, CPUCount: 0.1, MemoryMB: 32, JobExecutionType: jobs.Transient}
+	v.Ready = append([]*queue.Ready{{Job: "huge", Count: 1, Since: t0.Add(-time.Hour)}}, v.Ready...)
+	v.Failover = nil // failover shards would go first
+	benchDecide(b, v)
+}
