@@ -178,3 +178,13 @@ func (s *Solo) Current() *Term {
 	}
 	return nil
 }
+
+// NewTerm makes a term without a lease, fenced by the store node at node
+// ("" for none), for a leadership other than these (and for tests of what
+// runs inside terms).
+func NewTerm(parent context.Context, node string, seq int64, clk clock.Clock) *Term {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	return newTerm(parent, node, seq, clk, 0, clk.Now())
+}

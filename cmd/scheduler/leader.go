@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/leader"
 	"github.com/ejcloud/elasticjob/mesos/agents"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
@@ -101,51 +100,31 @@ type leaderWork struct {
 	flowObserver engine.Observer
 }
 
-// run serves every term this instance is given until ctx ends.
+// run serves every term this instance is given until ctx ends (package
+// leader: the catch-up barrier, the fenced registry, the term's loops).
 func (l *leaderWork) run(ctx context.Context, lead leadership) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case term := <-lead.Terms():
-			if term.Context().Err() != nil {
-				continue
-			}
-			began := time.Now()
-			err := l.serveTerm(term)
-			if err != nil && ctx.Err() == nil {
-				l.log.Error("leader work failed; leaving the term", "err", err)
-				term.End(err)
-				if wait := time.Second - time.Since(began); wait > 0 {
-					select { // do not spin on a failure that recurs at once
-					case <-ctx.Done():
-					case <-time.After(wait):
-					}
-				}
-			}
-		}
-	}
+	return leader.Run(ctx, leader.Config{
+		Terms: lead,
+		Registry: func() *registry.Registry {
+			reg := registry.New(l.kv)
+			reg.MaxPending = l.cfg.JobStateQueue
+			return reg
+		},
+		CatchUp: l.kv.Barrier,
+		Start:   l.start,
+		Leading: l.mx.Leading,
+		Log:     l.log,
+	})
 }
 
-// serveTerm runs the leader's loops until the term ends, and returns once
-// every one of them has stopped, so the next term never overlaps this one.
-func (l *leaderWork) serveTerm(term *election.Term) error {
-	ctx := term.Context()
+// start builds a term's loops: the scheduler, its Mesos client, the
+// workflow engine and the statistics collector, each under the term's
+// context, over the term's fenced registry.
+func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *registry.Registry) ([]leader.Loop, error) {
 	log := l.log.With("term", term.Seq())
-	reg := registry.New(l.kv)
-	reg.MaxPending = l.cfg.JobStateQueue
-	reg.Fence = term.Fence
-	caught := time.Now()
-	if err := l.catchUp(ctx, reg, term); err != nil {
-		if ctx.Err() != nil {
-			return nil // the term ended first
-		}
-		return err
-	}
-	log.Info("registry cache caught up with the terms before", "took", time.Since(caught).Round(time.Microsecond))
 	fwID, err := reg.FrameworkID(ctx)
 	if err != nil {
-		return fmt.Errorf("read framework id: %w", err)
+		return nil, fmt.Errorf("read framework id: %w", err)
 	}
 	client := newMesosClient(l.cfg, l.masters, fwID, log)
 	driver := scheduler.Guard(client, term.Valid)
@@ -160,57 +139,21 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 			MaxRoundTasks: maxRoundTasks(l.cfg),
 		},
 	})
-	log.Info("leading", "framework_id", fwID, "node", term.Node())
-	l.current.Store(sched)
-	l.mx.Leading(true)
-	defer func() { l.current.Store(nil); l.mx.Leading(false) }()
+	log.Info("framework", "framework_id", fwID)
 	flows := l.workflowEngine(reg, driver, log)
-	errc := make(chan error, 4)
-	n := 3
-	go func() { errc <- sched.Run(ctx) }()
-	go func() { errc <- client.Run(ctx, sched) }()
-	go func() { errc <- flows.Run(ctx) }()
+	loops := []leader.Loop{
+		{Name: "scheduler", Run: func(ctx context.Context) error {
+			l.current.Store(sched)
+			defer l.current.Store(nil)
+			return sched.Run(ctx)
+		}},
+		{Name: "mesos", Run: func(ctx context.Context) error { return client.Run(ctx, sched) }},
+		{Name: "workflows", Run: flows.Run},
+	}
 	if l.coll != nil {
-		n++
-		go func() { errc <- l.coll.Run(ctx) }()
+		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
-	var first error
-	for range n {
-		if err := <-errc; err != nil && first == nil && ctx.Err() == nil {
-			first = err
-			term.End(err) // one loop failed: stop the others
-		}
-	}
-	log.Info("no longer leading", "cause", context.Cause(ctx))
-	if errors.Is(first, context.Canceled) {
-		first = nil
-	}
-	return first
-}
-
-// catchUpWait bounds how long a new term waits for the registry cache to
-// catch up with the terms before it.
-const catchUpWait = 30 * time.Second
-
-// catchUp returns once the registry cache holds every write made before
-// the term began. The election hands a standby the term as soon as the
-// old leader's node is gone, while the notifications of that leader's last
-// writes (a launch, a task's end) may still be queued to the cache: a
-// leader reading the copy before they are applied would take a finished
-// task for running and fail it over, or a launched one for unknown and
-// kill it. The term's first write, fenced, is read back through the
-// cache's watch, which applies notifications in order.
-func (l *leaderWork) catchUp(ctx context.Context, reg *registry.Registry, term *election.Term) error {
-	value, err := json.Marshal(map[string]any{"term": term.Seq(), "node": term.Node(), "at": time.Now().UTC()})
-	if err != nil {
-		return err
-	}
-	cctx, cancel := context.WithTimeout(ctx, catchUpWait)
-	defer cancel()
-	if err := l.kv.Barrier(cctx, registry.LeaderTermPath, value, reg.Commit); err != nil {
-		return fmt.Errorf("catch up with the registry before leading: %w", err)
-	}
-	return nil
+	return loops, nil
 }
 
 // scheduler returns the scheduler of the term in force, or nil.
