@@ -42,7 +42,7 @@ func (s *Scheduler) readyQueue(ctx context.Context) ([]*registry.Ready, error) {
 		return nil, err
 	}
 	if s.readyWatched.Load() && fresh && !sameQueue(last.queue, q) {
-		s.Log.Warn("launcher: the ready queue changed without a notification", "entries", len(q), "before", len(last.queue))
+		s.Log.Debug("launcher: the periodic re-read of the ready queue found changes its watch had not reported yet; launching from the re-read (nothing to do)", "entries", len(q), "before", len(last.queue))
 	}
 	s.readyRead = readyRead{valid: true, gen: gen, at: now, queue: q}
 	return q, nil
