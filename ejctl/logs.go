@@ -215,7 +215,11 @@ func (c *cli) tasksOfJob(ctx context.Context, job string, o logsOpts) ([]*shardT
 			byItem[int(item)] = str(r["taskId"])
 		}
 	}
-	if len(byItem) == 0 {
+	wanted := cfg.ShardingTotalCount
+	if o.shardSet {
+		wanted = 1
+	}
+	if len(byItem) < wanted { // the shards not running: their latest task in history
 		if err := c.latestInHistory(ctx, job, cfg.ShardingTotalCount, o, want, byItem); err != nil {
 			return nil, err
 		}
@@ -232,10 +236,11 @@ func (c *cli) tasksOfJob(ctx context.Context, job string, o logsOpts) ([]*shardT
 	return out, nil
 }
 
-// latestInHistory adds each wanted shard's newest execution in history.
-// History is written behind the registry (the trace writer's spool), so
-// a run that has just ended may not be there yet: it asks again for a few
-// seconds before saying there is none.
+// latestInHistory adds the newest execution in history of each wanted
+// shard byItem lacks. History is written behind the registry (the trace
+// writer's spool), so a run that has just ended may not be there yet:
+// when no shard has a task at all it asks again for a few seconds before
+// saying there is none.
 func (c *cli) latestInHistory(ctx context.Context, job string, shards int, o logsOpts, want func(int) bool, byItem map[int]string) error {
 	q := url.Values{"jobName": {job}, "per_page": {strconv.Itoa(min(2*shards, 1000))}, "sort": {"startTime"}, "order": {"desc"}}
 	if o.shardSet {
