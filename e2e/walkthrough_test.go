@@ -48,15 +48,19 @@ func (s *scheduler) settled(job string, snap func() string) string {
 
 // readmeBlocks returns the shell blocks of the README's Walk-through
 // section, in order.
-func readmeBlocks(t *testing.T) []string {
+func readmeBlocks(t *testing.T) []string { return docBlocks(t, "../README.md", "Walk-through") }
+
+// docBlocks returns the shell blocks of a section ("## heading") of a
+// Markdown file, in order.
+func docBlocks(t *testing.T, file, heading string) []string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Walk-through\n")
+	_, section, ok := strings.Cut(string(b), "\n## "+heading+"\n")
 	if !ok {
-		t.Fatal("README.md has no ## Walk-through section")
+		t.Fatalf("%s has no ## %s section", file, heading)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	var blocks []string
@@ -67,7 +71,7 @@ func readmeBlocks(t *testing.T) []string {
 		}
 		block, after, ok := strings.Cut(rest, "```")
 		if !ok {
-			t.Fatal("README.md: a ```sh block is not closed")
+			t.Fatalf("%s: a ```sh block is not closed", file)
 		}
 		blocks, section = append(blocks, block), after
 	}
@@ -81,7 +85,7 @@ func (s *scheduler) runBlock(dir, block, taskID string) string {
 	script := strings.NewReplacer("http://127.0.0.1:8899", s.base, "bin/ejctl", ejctlBin, "paste a task id here", taskID).Replace(block)
 	cmd := exec.Command("bash", "-e", "-o", "pipefail", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "EJCTL_CONFIG="+filepath.Join(dir, "ejctl.json"), "EJCTL_ADDR="+s.base)
+	cmd.Env = append(os.Environ(), "EJCTL_CONFIG="+filepath.Join(dir, "ejctl.json"), "EJCTL_ADDR="+s.base, "TASK_ID="+taskID)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		s.t.Fatalf("README block failed: %v\n%s\noutput:\n%s", err, script, out)
@@ -146,6 +150,27 @@ func TestReadmeWalkthrough(t *testing.T) {
 	s.must(http.MethodPost, "/api/job/my_job/disable", nil)
 	ids := strings.Split(s.settled("my_job", func() string { return keysOf(taskOutputs(t, s.dataDir)) }), ",")
 	checkShardOutputs(t, s, ids)
+
+	// The docs' commands that act on the walk-through's objects: a task's
+	// log as text and as JSON (docs/api.md), the app's package uploaded to
+	// the scheduler with curl and with ejctl (docs/jobs.md).
+	logs := docBlocks(t, "../docs/api.md", "Task logs")
+	if len(logs) != 1 {
+		t.Fatalf("docs/api.md Task logs: %d shell blocks, want 1", len(logs))
+	}
+	out = s.runBlock(dir, logs[0], hist.Rows[0].TaskID)
+	contains(t, "docs/api.md task logs", out, `"taskId":"`+hist.Rows[0].TaskID+`"`, `"offset":0`)
+	pkg := docBlocks(t, "../docs/jobs.md", "Hosted packages")
+	if len(pkg) != 1 {
+		t.Fatalf("docs/jobs.md Hosted packages: %d shell blocks, want 1", len(pkg))
+	}
+	out = s.runBlock(dir, pkg[0], "")
+	contains(t, "docs/jobs.md hosted packages", out, `"sha256":"`, "/packages/")
+	var app struct{ AppURL string }
+	s.getJSON("/api/app/my_app", &app)
+	if !strings.Contains(app.AppURL, "/packages/") || !strings.HasSuffix(app.AppURL, "/demo-app.tar.gz") {
+		t.Errorf("after the upload, appURL = %q, want the scheduler's package URL", app.AppURL)
+	}
 
 	out = s.runBlock(dir, blocks[6], "")
 	contains(t, "the clean-up block", out, "deleted app my_app")
