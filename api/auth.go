@@ -256,5 +256,5 @@ func (s *Server) logout(c *gin.Context) {
 
 func (s *Server) whoami(c *gin.Context) {
 	role, _ := c.Get(ctxRole)
-	c.JSON(http.StatusOK, gin.H{"role": role, "open": s.auth.Open()})
+	c.JSON(http.StatusOK, gin.H{"user": c.GetString(ctxUser), "role": role, "open": s.auth.Open()})
 }

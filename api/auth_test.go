@@ -93,7 +93,7 @@ func TestBasicAuthRoles(t *testing.T) {
 		"/api/job/job/disable", "/api/job/tasks/running", "/api/job/tasks/ready", "/api/job/tasks/failover"} {
 		e.must(http.StatusOK, http.MethodGet, path, "")
 	}
-	if r := e.must(http.StatusOK, http.MethodGet, "/api/whoami", ""); !strings.Contains(r.String(), `"role":"guest"`) {
+	if r := e.must(http.StatusOK, http.MethodGet, "/api/whoami", ""); !strings.Contains(r.String(), `"role":"guest"`) || !strings.Contains(r.String(), `"user":"guest"`) {
 		t.Errorf("whoami = %s", r)
 	}
 }

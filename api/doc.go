@@ -28,7 +28,11 @@
 //     response (status, headers, content type, body) against the document
 //     with libopenapi-validator (contract_test.go); a write route also
 //     needs a case in writeCases (audit_test.go), which checks its audit
-//     row.
+//     row;
+//  4. regenerate the route list of docs/api.md (go test ./api -run
+//     TestAPIDocListsEveryRoute -update), which TestAPIDocListsEveryRoute
+//     otherwise says differs, and describe the route there if it needs
+//     more than its summary.
 //
 // # Audit log
 //

@@ -43,6 +43,7 @@ type fakeOps struct {
 	logCalls   []logCall
 	reconErr   error
 	logErr     error
+	logFile    string // when set, TaskLog serves ranges of it (else "hello world" for any range)
 	sandboxes  []api.Sandbox
 	capacity   api.Capacity
 }
@@ -65,7 +66,16 @@ func (f *fakeOps) TaskLog(_ context.Context, taskID, stream string, offset, leng
 	if f.logErr != nil {
 		return api.LogChunk{}, f.logErr
 	}
-	return api.LogChunk{TaskID: taskID, Stream: stream, Offset: max(offset, 0), Size: 11, Data: "hello world"}, nil
+	if f.logFile == "" {
+		return api.LogChunk{TaskID: taskID, Stream: stream, Offset: max(offset, 0), Size: 11, Data: "hello world"}, nil
+	}
+	size := int64(len(f.logFile))
+	if offset < 0 {
+		offset = max(size+offset, 0)
+	}
+	offset = min(offset, size)
+	end := min(offset+length, size)
+	return api.LogChunk{TaskID: taskID, Stream: stream, Offset: offset, Size: size, Data: f.logFile[offset:end]}, nil
 }
 
 func (f *fakeOps) Cluster(context.Context) (any, error) {

@@ -29,7 +29,9 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.GET("/tasks/running", s.runningTasks)
 	g.GET("/tasks/ready", s.readyTasks)
 	g.GET("/tasks/failover", s.failoverTasks)
+	g.GET("/tasks/:taskId", s.taskResult)
 	g.GET("/logs/:taskId", s.taskLog)
+	g.GET("/lastResults", s.lastResults)
 }
 
 func (s *Server) registerJob(c *gin.Context) {

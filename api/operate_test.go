@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +67,10 @@ func TestOperateWithoutScheduler(t *testing.T) {
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/job/enable", "")
 }
 
+// Every range answers in one format chosen apart from it: JSON when the
+// client asks for it (Accept or format=json), text/plain with the chunk's
+// facts in X-Log-* headers otherwise (issue 32: tail used to answer JSON
+// and full=true text).
 func TestTaskLog(t *testing.T) {
 	const task = "my_job@-@0@-@READY@-@agent-1@-@uuid"
 	const path = "/api/job/logs/" + task
@@ -81,28 +87,82 @@ func TestTaskLog(t *testing.T) {
 		{"length capped", "?offset=1&length=999999999999", logCall{task, "stdout", 1, 64 << 20}},
 		{"full", "?stream=stderr&full=true", logCall{task, "stderr", 0, 64 << 20}},
 		{"full wins over tail", "?full=true&tail=5", logCall{task, "stdout", 0, 64 << 20}},
+		{"full=false is the tail", "?full=false", logCall{task, "stdout", -64 << 10, 64 << 10}},
+	}
+	sep := func(q string) string {
+		if q == "" {
+			return "?"
+		}
+		return q + "&"
 	}
 	for _, tc := range tests {
+		for _, form := range []struct {
+			name, query string
+			hdr         []string
+			json        bool
+		}{
+			{"text by default", tc.query, nil, false},
+			{"json by Accept", tc.query, []string{"Accept", "application/json"}, true},
+			{"json by format", sep(tc.query) + "format=json", nil, true},
+			{"text by format", sep(tc.query) + "format=text", []string{"Accept", "application/json"}, false},
+			{"text by Accept", tc.query, []string{"Accept", "text/plain, application/json"}, false},
+		} {
+			t.Run(tc.name+"/"+form.name, func(t *testing.T) {
+				e := newEnv(t)
+				r := e.request(http.MethodGet, path+form.query, "", form.hdr...)
+				if r.Code != http.StatusOK {
+					t.Fatalf("status %d: %s", r.Code, r.Body)
+				}
+				if len(e.ops.logCalls) != 1 || e.ops.logCalls[0] != tc.want {
+					t.Fatalf("TaskLog calls = %+v, want [%+v]", e.ops.logCalls, tc.want)
+				}
+				if !form.json {
+					h := r.Header
+					if ct := h.Get("Content-Type"); ct != "text/plain; charset=utf-8" || r.String() != "hello world" ||
+						h.Get("X-Log-Task") != task || h.Get("X-Log-Stream") != tc.want.Stream || h.Get("X-Log-Size") != "11" ||
+						h.Get("X-Log-Offset") != strconv.FormatInt(max(tc.want.Offset, 0), 10) {
+						t.Errorf("text answer: headers %v body %q", h, r)
+					}
+					return
+				}
+				chunk := decode[api.LogChunk](t, r)
+				if chunk.TaskID != task || chunk.Stream != tc.want.Stream || chunk.Data != "hello world" || chunk.Size != 11 {
+					t.Errorf("chunk = %+v", chunk)
+				}
+			})
+		}
+	}
+	e := newEnv(t)
+	golden(t, "task_log", e.must(http.StatusOK, http.MethodGet, path+"?stream=stderr&offset=3&length=8&format=json", "").Body)
+}
+
+// lines=N answers the last N lines, however long they are: the tail read
+// grows until it holds them (ejctl logs --tail counts lines).
+func TestTaskLogLines(t *testing.T) {
+	long := strings.Repeat("x", 100<<10) // one line longer than the first tail read
+	file := "first\n" + long + "\nthird\nfourth\n"
+	for _, tc := range []struct {
+		name, file string
+		n          int
+		want       string
+	}{
+		{"last two", file, 2, "third\nfourth\n"},
+		{"across a long line", file, 3, long + "\nthird\nfourth\n"},
+		{"more than there are", file, 10, file},
+		{"no final newline", "a\nb\nc", 2, "b\nc"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			r := e.must(http.StatusOK, http.MethodGet, path+tc.query, "")
-			if len(e.ops.logCalls) != 1 || e.ops.logCalls[0] != tc.want {
-				t.Fatalf("TaskLog calls = %+v, want [%+v]", e.ops.logCalls, tc.want)
+			e.ops.logFile = tc.file
+			r := e.request(http.MethodGet, "/api/job/logs/t?lines="+strconv.Itoa(tc.n), "")
+			if r.Code != http.StatusOK || r.String() != tc.want {
+				t.Fatalf("lines=%d: %d, %d bytes, want %d bytes (%q…)", tc.n, r.Code, len(r.Body), len(tc.want), r.String()[:min(20, len(r.Body))])
 			}
-			if tc.want.Offset == 0 && tc.want.Length == 64<<20 { // full=true
-				if ct := r.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" || r.String() != "hello world" {
-					t.Errorf("full: Content-Type %q body %q", ct, r)
-				}
-				return
-			}
-			chunk := decode[api.LogChunk](t, r)
-			if chunk.TaskID != task || chunk.Stream != tc.want.Stream || chunk.Data != "hello world" || chunk.Size != 11 {
-				t.Errorf("chunk = %+v", chunk)
+			if off := r.Header.Get("X-Log-Offset"); off != strconv.Itoa(len(tc.file)-len(tc.want)) {
+				t.Errorf("X-Log-Offset %s, want %d", off, len(tc.file)-len(tc.want))
 			}
 		})
 	}
-	e := newEnv(t)
-	golden(t, "task_log", e.must(http.StatusOK, http.MethodGet, path+"?stream=stderr&offset=3&length=8", "").Body)
 }
 
 func TestTaskLogBadParams(t *testing.T) {
@@ -117,6 +177,11 @@ func TestTaskLogBadParams(t *testing.T) {
 		{"?offset=x", "offset must be a non-negative number"},
 		{"?offset=1&length=-1", "length must be a non-negative number"},
 		{"?offset=1&length=lots", "length must be a non-negative number"},
+		{"?lines=0", "lines must be between 1 and 1000000"},
+		{"?lines=-3", "lines must be a non-negative number"},
+		{"?lines=1000001", "lines must be between 1 and 1000000"},
+		{"?format=yaml", "format must be json or text"},
+		{"?full=yes", "full must be true or false"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			e := newEnv(t)

@@ -15,7 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// Workflows: /api/workflow (README "Workflows"). The handlers validate and
+// Workflows: /api/workflow (docs/workflows.md). The handlers validate and
 // write configs and new runs, and write cancel and retry requests into a
 // run; the leader's engine (workflow/engine) advances runs.
 func (s *Server) workflowRoutes(g *gin.RouterGroup) {

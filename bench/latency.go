@@ -202,7 +202,7 @@ func latencySeries(ctx context.Context, o options, r *report, name string, cold 
 
 // launchStages are the scheduler's launch-path stages
 // (elasticjob_launch_stage_seconds{stage}), in order, with what each
-// spans; see the README's Metrics paragraph.
+// spans; see docs/operations.md, Metrics.
 var launchStages = []struct{ name, what string }{
 	{"commit", "API commit (trigger's ready entry)"},
 	{"seen", "committed → ready entry seen by the leader"},

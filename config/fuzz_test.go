@@ -11,7 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/internal/fuzzing"
 )
 
-// refProperties is a plain reading of the properties format the README
+// refProperties is a plain reading of the properties format docs/configuration.md
 // documents: lines (a final line without a newline counts; a trailing \r
 // is dropped), a leading byte-order mark ignored, blank lines and lines
 // starting with # or ! skipped, otherwise key=value or key:value split at

@@ -91,7 +91,7 @@ func (h *hookServer) all() string {
 // good and a failing run (exit codes), pauseAfterFailures with its webhook,
 // the guide's aliases, tasks, logs, history and publish.
 func TestEjctl(t *testing.T) {
-	s := startScheduler(t, schedOpts{extra: []string{"--auth-username", "admin", "--auth-password", "s3cret"}})
+	s := startScheduler(t, schedOpts{extra: []string{"--auth-username", "admin", "--auth-password", "s3cret", "--embedded-cpus", "4"}})
 	s.auth = func(r *http.Request) { r.SetBasicAuth("admin", "s3cret") }
 	e := newEjctl(t, s)
 	hooks := &hookServer{}
@@ -158,6 +158,27 @@ func TestEjctl(t *testing.T) {
 	}
 	contains(t, "logs of the failed run", e.must(0, "logs", "ej_fail", "--stream", "stderr"), "failing on purpose")
 	contains(t, "logs of shard 1", e.must(0, "logs", "ej_ok", "--shard", "1"), "recorded shard 1")
+	// A job's logs: every shard's, each line prefixed by its shard (issue 32).
+	contains(t, "logs of every shard", e.must(0, "logs", "ej_ok", "--tail", "1"), "[shard 0] recorded shard 0", "[shard 1] recorded shard 1")
+	contains(t, "whoami", e.must(0, "whoami"), s.base, "user admin, role admin")
+
+	// A trigger repeating an idempotency key says so.
+	e.must(0, "job", "trigger", "ej_ok", "--key", "e2e-key", "--wait", "--timeout", "2m", "--poll", "100ms")
+	contains(t, "repeated key", e.must(0, "job", "trigger", "ej_ok", "--key", "e2e-key"), "the key e2e-key was already used")
+
+	// The registration's Warning: 299 reaches stderr (8 CPUs on a 4-CPU agent).
+	big := t.TempDir()
+	writeFile(t, big, "big.yaml", "kind: Job\njobName: ej_big\nappName: ej_rec\nshardingTotalCount: 8\ncpuCount: 1\nmemoryMB: 32\n")
+	_, errs, code = e.run("", "job", "register", "-f", filepath.Join(big, "big.yaml"))
+	if code != 0 || !strings.Contains(errs, "ejctl: warning: the 8 shards of an execution launch together") || !strings.Contains(errs, "executions will wait until the cluster grows") {
+		t.Fatalf("register of a job larger than the cluster: exit %d, stderr %s", code, errs)
+	}
+	// rm says what goes and wants --yes when there is no terminal to ask on.
+	_, errs, code = e.run("", "job", "rm", "ej_big")
+	if code != 2 || !strings.Contains(errs, "this deletes job ej_big; pass --yes") {
+		t.Fatalf("rm without --yes: exit %d %s", code, errs)
+	}
+	contains(t, "rm --yes", e.must(0, "job", "rm", "ej_big", "--yes"), "deleted job ej_big")
 	// History is written behind the registry (spooled, then batched into the
 	// database within the writer's flush interval): the run shows there soon.
 	// Its start and its end may land in different batches, so until the end
@@ -200,7 +221,7 @@ func TestEjctl(t *testing.T) {
 	}
 	s.must(http.MethodPost, "/api/jobs/ej_ok/resume", nil)
 	s.must(http.MethodPost, "/api/jobs/ej_ok/start", nil)
-	eventually(t, waitLong, func() bool { return countRuns(t, out) == 4 }, "the started run: %v runs", late(func() any { return countRuns(t, out) }))
+	eventually(t, waitLong, func() bool { return countRuns(t, out) == 6 }, "the started run: %v runs", late(func() any { return countRuns(t, out) }))
 
 	// Publish a directory: the app is created and runs from the uploaded package.
 	app := t.TempDir()

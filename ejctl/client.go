@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,6 +44,9 @@ type Client struct {
 	Token   string
 	HTTP    *http.Client
 	Timeout time.Duration // per call, except uploads and log follows (0: none)
+	// Warn is told the text of every Warning header an answer carries
+	// (the registration's "299 elasticjob …"); nil ignores them.
+	Warn func(text string)
 }
 
 // request is one call.
@@ -90,6 +94,11 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("%s %s: cannot reach the scheduler at %s: %w", r.method, r.path, c.Base, err)
 	}
 	defer resp.Body.Close()
+	if c.Warn != nil {
+		for _, w := range resp.Header.Values("Warning") {
+			c.Warn(warningText(w))
+		}
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
 		return fmt.Errorf("%s %s: read the answer: %w", r.method, r.path, err)
@@ -147,3 +156,22 @@ func (c *Client) del(ctx context.Context, path string) error {
 
 // seg escapes one path segment (names are [A-Za-z0-9._-]; task ids hold @).
 func seg(s string) string { return url.PathEscape(s) }
+
+// warningText is the text of a Warning header (RFC 7234: code agent
+// "text" [date]), or the header itself when it has another shape.
+func warningText(h string) string {
+	_, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok {
+		return h
+	}
+	_, quoted, ok := strings.Cut(rest, " ")
+	if !ok {
+		return h
+	}
+	if q, err := strconv.QuotedPrefix(quoted); err == nil {
+		if t, err := strconv.Unquote(q); err == nil {
+			return t
+		}
+	}
+	return h
+}

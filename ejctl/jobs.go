@@ -108,13 +108,17 @@ func (c *cli) trigger(ctx context.Context, name string, o triggerOpts) error {
 			return c.printJSON(map[string]any{"jobName": name, "idempotencyKey": o.key, "queued": !ans.Duplicate, "duplicate": ans.Duplicate})
 		}
 		if ans.Duplicate {
-			c.say("job %s: a trigger with key %s was already sent; nothing more queued", name, o.key)
+			c.say("job %s: the key %s was already used by an earlier trigger (in the last 24 hours): nothing more queued", name, o.key)
 		} else {
 			c.say("job %s triggered", name)
 		}
 		return nil
 	}
-	fmt.Fprintf(c.env.Stderr, "job %s triggered (key %s); waiting for its run\n", name, o.key)
+	if ans.Duplicate {
+		fmt.Fprintf(c.env.Stderr, "job %s: the key %s was already used by an earlier trigger, so nothing more was queued; following the run it queued\n", name, o.key)
+	} else {
+		fmt.Fprintf(c.env.Stderr, "job %s triggered (key %s); waiting for its run\n", name, o.key)
+	}
 	return c.waitRun(ctx, o)
 }
 

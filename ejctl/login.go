@@ -2,6 +2,7 @@ package ejctl
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,7 +29,14 @@ func (c *cli) loginCmd() *cobra.Command {
 			}
 			token, role, expires := c.token, "", time.Time{}
 			if token == "" {
-				var err error
+				open, err := c.accessOpen(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if open {
+					c.say("Access to %s is open (the scheduler has no auth_username): every caller is an admin, no login is needed; nothing saved", c.settings.Addr)
+					return nil
+				}
 				if token, role, expires, err = c.login(cmd, user, passwordStdin); err != nil {
 					return err
 				}
@@ -52,18 +60,19 @@ func (c *cli) loginCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) login(cmd *cobra.Command, user string, _ bool) (string, string, time.Time, error) {
+func (c *cli) login(cmd *cobra.Command, user string, passwordStdin bool) (string, string, time.Time, error) {
 	if user == "" {
 		return "", "", time.Time{}, usagef("login: --username is required (or --token to store a token)")
 	}
-	if !c.json() {
+	prompt := !passwordStdin && !c.json()
+	if prompt {
 		fmt.Fprint(c.env.Stderr, "Password: ")
 	}
 	line, err := bufio.NewReader(c.env.Stdin).ReadString('\n')
 	if err != nil && line == "" {
 		return "", "", time.Time{}, fmt.Errorf("login: read the password from standard input: %w", err)
 	}
-	if !c.json() {
+	if prompt {
 		fmt.Fprintln(c.env.Stderr)
 	}
 	var out struct {
@@ -103,6 +112,54 @@ func (c *cli) logoutCmd() *cobra.Command {
 				return err
 			}
 			c.say("Logged out; token removed from %s", c.settings.ConfigPath)
+			return nil
+		},
+	}
+}
+
+// whoAmI is the answer of GET /api/whoami.
+type whoAmI struct {
+	User string `json:"user"`
+	Role string `json:"role"`
+	Open bool   `json:"open"`
+}
+
+// accessOpen asks the scheduler, without credentials, whether access is
+// open (no admin configured): then a login means nothing.
+func (c *cli) accessOpen(ctx context.Context) (bool, error) {
+	anon := *c.client
+	anon.Token = ""
+	var w whoAmI
+	err := anon.get(ctx, "/api/whoami", nil, &w)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+		return false, nil
+	}
+	return w.Open, err
+}
+
+func (c *cli) whoamiCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "whoami",
+		Short: "Say which scheduler ejctl talks to, as which user and role (or that access is open)",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var w whoAmI
+			if err := c.client.get(cmd.Context(), "/api/whoami", nil, &w); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(map[string]any{"addr": c.settings.Addr, "user": w.User, "role": w.Role, "open": w.Open})
+			}
+			if w.Open {
+				c.say("%s: access is open (no auth_username configured): every caller is an admin", c.settings.Addr)
+				return nil
+			}
+			what := "may read and write"
+			if w.Role != "admin" {
+				what = "may only read"
+			}
+			c.say("%s: user %s, role %s (%s)", c.settings.Addr, w.User, w.Role, what)
 			return nil
 		},
 	}

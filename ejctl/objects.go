@@ -81,8 +81,7 @@ func (c *cli) objectCmds(k kind) []*cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.list(cmd.Context(), k) }}
 	get := &cobra.Command{Use: "get NAME", Short: "Show one " + k.name, Args: exactArgs("NAME"), ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, a []string) error { return c.getOne(cmd.Context(), k, a[0]) }}
-	rm := &cobra.Command{Use: "rm NAME…", Aliases: []string{"delete"}, Short: "Delete " + k.name + "s" + rmNote(k), ValidArgsFunction: complete,
-		RunE: func(cmd *cobra.Command, a []string) error { return c.each(cmd.Context(), k, a, "deleted", c.remove) }}
+	rm := c.removeCmd(k, complete)
 	dis := &cobra.Command{Use: "disable NAME…", Short: "Disable " + k.name + "s (running tasks are killed, nothing is scheduled)", ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return c.each(cmd.Context(), k, a, "disabled", c.toggle("disable"))
@@ -92,13 +91,6 @@ func (c *cli) objectCmds(k kind) []*cobra.Command {
 			return c.each(cmd.Context(), k, a, "enabled", c.toggle("enable"))
 		}}
 	return []*cobra.Command{ls, get, rm, dis, en}
-}
-
-func rmNote(k kind) string {
-	if k.name == "app" {
-		return " (and their jobs)"
-	}
-	return ""
 }
 
 func (c *cli) list(ctx context.Context, k kind) error {
@@ -202,10 +194,6 @@ func (c *cli) each(ctx context.Context, k kind, names []string, done string, f f
 		c.say("%s %s %s", k.name, n, done)
 	}
 	return nil
-}
-
-func (c *cli) remove(ctx context.Context, k kind, name string) error {
-	return c.client.del(ctx, k.delPath(name))
 }
 
 func (c *cli) toggle(action string) func(context.Context, kind, string) error {

@@ -32,6 +32,11 @@ type Env struct {
 	HTTP           *http.Client // nil: a default client
 	// StderrIsTTY says whether progress bars may be drawn (nil: never).
 	StderrIsTTY func() bool
+	// StdinIsTTY says whether a person can be asked to confirm (nil:
+	// never; destructive commands then need --yes).
+	StdinIsTTY func() bool
+	// Now is the clock of --since 1h and the like (nil: time.Now).
+	Now func() time.Time
 }
 
 // exitError carries an exit code other than ExitFailure.
@@ -122,7 +127,7 @@ func (c *cli) rootCmd() *cobra.Command {
 	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&c.requestTimeout, "request-timeout", 30*time.Second, "time limit of each API call (uploads excepted)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.logsCmd(), c.historyCmd())
+	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.whoamiCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.logsCmd(), c.historyCmd())
 	return root
 }
 
@@ -147,7 +152,8 @@ func (c *cli) setup(cmd *cobra.Command) error {
 	if hc == nil {
 		hc = &http.Client{Transport: http.DefaultTransport}
 	}
-	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, HTTP: hc, Timeout: c.requestTimeout}
+	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, HTTP: hc, Timeout: c.requestTimeout,
+		Warn: func(text string) { fmt.Fprintln(c.env.Stderr, "ejctl: warning:", text) }}
 	return nil
 }
 
@@ -186,6 +192,15 @@ func (c *cli) say(format string, args ...any) {
 }
 
 func (c *cli) stderrTTY() bool { return c.env.StderrIsTTY != nil && c.env.StderrIsTTY() }
+
+func (c *cli) stdinTTY() bool { return c.env.StdinIsTTY != nil && c.env.StdinIsTTY() }
+
+func (c *cli) now() time.Time {
+	if c.env.Now != nil {
+		return c.env.Now()
+	}
+	return time.Now()
+}
 
 // IsTerminal reports whether f is a character device (a terminal).
 func IsTerminal(f *os.File) bool {

@@ -3,6 +3,7 @@ package ejctl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -102,10 +103,17 @@ func (c *cli) historyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "history",
 		Short:   "List executions (newest first), with filters",
-		Example: "  ejctl history --job my_job --failed --limit 20\n  ejctl history --since '2026-11-01 00:00:00' -o json",
+		Example: "  ejctl history --job my_job --failed --limit 20\n  ejctl history --since 1h\n  ejctl history --since '2026-11-01 00:00:00' --until 30m -o json",
 		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q := url.Values{"per_page": {strconv.Itoa(limit)}, "page": {strconv.Itoa(page)}, "sort": {"startTime"}, "order": {"desc"}}
+			var err error
+			if from, err = c.timeArg("--since", from); err != nil {
+				return err
+			}
+			if to, err = c.timeArg("--until", to); err != nil {
+				return err
+			}
 			for k, v := range map[string]string{"jobName": job, "taskId": task, "executionSource": source, "startTime": from, "endTime": to} {
 				if v != "" {
 					q.Set(k, v)
@@ -126,8 +134,8 @@ func (c *cli) historyCmd() *cobra.Command {
 	f.StringVar(&job, "job", "", "only this job's executions")
 	f.StringVar(&task, "task", "", "only this task's")
 	f.StringVar(&source, "source", "", "NORMAL_TRIGGER, MISFIRE or FAILOVER")
-	f.StringVar(&from, "since", "", "started at or after (yyyy-MM-dd HH:mm:ss or RFC 3339)")
-	f.StringVar(&to, "until", "", "started at or before")
+	f.StringVar(&from, "since", "", "started at or after: a time (yyyy-MM-dd HH:mm:ss or RFC 3339) or a duration ago (30m, 1h, 2d)")
+	f.StringVar(&to, "until", "", "started at or before: a time or a duration ago, as --since")
 	f.BoolVar(&failed, "failed", false, "only failed executions")
 	f.BoolVar(&succeeded, "succeeded", false, "only successful executions")
 	f.IntVar(&limit, "limit", 20, "rows per page (at most 1000)")
@@ -167,4 +175,52 @@ func (c *cli) history(ctx context.Context, q url.Values) error {
 	}
 	fmt.Fprintf(c.env.Stdout, "%d of %d execution(s)\n", len(rows), page.Total)
 	return nil
+}
+
+// timeArg turns a duration ago (30m, 1h30m, 2d) into an RFC 3339 time;
+// anything else goes to the API as written (which checks times).
+func (c *cli) timeArg(flag, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	d, err := parseAgo(v)
+	if err != nil {
+		return "", usagef("history: %s %q: %v", flag, v, err)
+	}
+	if d < 0 {
+		return v, nil // not a duration: a time
+	}
+	return c.now().Add(-d).Format(time.RFC3339), nil
+}
+
+// parseAgo reads a duration with Go's units plus d (days); -1 and no
+// error when v is not a duration at all (a time, say).
+func parseAgo(v string) (time.Duration, error) {
+	s := v
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil {
+			return -1, nil
+		}
+		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
+		if s == "" {
+			if n < 0 {
+				return 0, errors.New("a duration ago must not be negative")
+			}
+			return days, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if days != 0 {
+			return 0, fmt.Errorf("not a duration like 2d12h: %v", err)
+		}
+		return -1, nil
+	}
+	if d < 0 || days < 0 {
+		return 0, errors.New("a duration ago must not be negative")
+	}
+	return days + d, nil
 }

@@ -20,7 +20,7 @@ const (
 const TaskDataVersion = 1
 
 // TaskData is the JSON payload of TaskInfo.data, everything the executor
-// needs to run one shard. Documented in the README ("Task payload").
+// needs to run one shard. Documented in docs/jobs.md ("Task ids and the task payload").
 type TaskData struct {
 	Version         int             `json:"version"`
 	ShardingContext ShardingContext `json:"shardingContext"`

@@ -81,7 +81,7 @@ func fromNano(n int64) time.Time {
 
 func newStageHistogram() *prometheus.HistogramVec {
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "elasticjob_launch_stage_seconds",
-		Help:    "The launch path by stage: commit, seen, accept, agent, executor, fork, running (see README, Metrics).",
+		Help:    "The launch path by stage: commit, seen, accept, agent, executor, fork, running (see docs/operations.md, Metrics).",
 		Buckets: stageBuckets}, []string{"stage"})
 }
 

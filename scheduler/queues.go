@@ -56,7 +56,7 @@ func (q *queues) ready(ctx context.Context, now time.Time) ([]*queue.Ready, erro
 		return nil, err
 	}
 	if q.watched.Load() && fresh && !sameQueue(last.queue, rq) {
-		q.log.Info("launcher: the ready queue changed without a notification from the registry's watch; read again", "entries", len(rq), "before", len(last.queue))
+		q.log.Debug("launcher: the periodic re-read of the ready queue found changes its watch had not reported yet; launching from the re-read (nothing to do)", "entries", len(rq), "before", len(last.queue))
 	}
 	q.last = readyRead{valid: true, gen: gen, at: now, queue: rq}
 	return rq, nil

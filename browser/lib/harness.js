@@ -107,13 +107,16 @@ function startProcess(name, args, dir, logName) {
   return { awaitOK, stop };
 }
 
-export async function launchBrowser() {
+// launchBrowser starts Chromium with a fresh profile; opts.viewport and
+// opts.timezoneId (an IANA zone for the page's clock) override the defaults.
+export async function launchBrowser(opts = {}) {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   const profile = await mkdtemp(join(tmpdir(), 'ejc-chromium-'));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    viewport: { width: 1366, height: 860 },
+    viewport: opts.viewport || { width: 1366, height: 860 },
+    ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });

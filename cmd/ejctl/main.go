@@ -15,6 +15,7 @@ func main() {
 	code := ejctl.Run(ctx, os.Args[1:], ejctl.Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		StderrIsTTY: func() bool { return ejctl.IsTerminal(os.Stderr) },
+		StdinIsTTY:  func() bool { return ejctl.IsTerminal(os.Stdin) },
 	})
 	stop()
 	os.Exit(code)

@@ -5,10 +5,21 @@ import { t } from './i18n.js';
 const TOKEN = 'ejc.token';
 export const session = { role: null, open: false, user: sessionStorage.getItem('ejc.user') || '' };
 let onUnauthorized = () => {};
+let onWarn = () => {};
 let inflight = 0;
 const listeners = new Set();
 
 export function setUnauthorizedHandler(fn) { onUnauthorized = fn; }
+// setWarningHandler(fn(text, method, path)) is told of every Warning header
+// an answer carries (a registration: "299 elasticjob \"executions will
+// wait until the cluster grows\"").
+export function setWarningHandler(fn) { onWarn = fn; }
+
+// warningText is the quoted text of a Warning header (code agent "text").
+export function warningText(h) {
+  const m = /^\s*\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/.exec(h);
+  return m ? m[1].replace(/\\(.)/g, '$1') : h;
+}
 export function onActivity(fn) { listeners.add(fn); }
 function activity(d) { inflight += d; listeners.forEach((fn) => fn(inflight)); }
 
@@ -74,6 +85,8 @@ export async function api(method, path, opts = {}) {
     if (res.status === 401 && path !== '/login') { setToken(null); onUnauthorized(err); }
     throw err;
   }
+  const warning = res.headers.get('Warning');
+  if (warning) for (const w of warning.split(/,(?=\s*\d{3}\s)/)) onWarn(warningText(w), method, path);
   if (res.status === 204) return null;
   if (opts.text || !ct.includes('json')) return res.text();
   const txt = await res.text();

@@ -1,12 +1,15 @@
 // Boot, auth, shell and hash routing.
 import { t, lang, setLang, LANGS } from './i18n.js';
-import { api, session, setToken, token, setUnauthorizedHandler, onActivity, ApiError } from './api.js';
+import { api, session, setToken, token, setUnauthorizedHandler, setWarningHandler, onActivity, ApiError } from './api.js';
 import { h, clear, btn, busy, showError, errText, toast } from './ui.js';
 
 const root = document.getElementById('app');
 const progress = h('div.progress', { 'aria-hidden': 'true' });
 document.body.append(progress);
 onActivity((n) => progress.classList.toggle('on', n > 0));
+// A Warning header (a job registered that can never fit the cluster as it
+// is) stays on screen until it is closed.
+setWarningHandler((text) => { toast(t('warning', { text }), 'warn', 0).classList.add('api-warning'); });
 
 // route table: first match wins; page modules load on demand
 const ROUTES = [

@@ -1,6 +1,6 @@
 // DOM helpers, toasts, dialogs, tables and paging.
 import { t } from './i18n.js';
-import { ApiError, canWrite } from './api.js';
+import { ApiError, canWrite, enc } from './api.js';
 
 // h('tag.class#id', {attrs, onclick: fn}, children…)
 export function h(sel, attrs, ...kids) {
@@ -122,14 +122,32 @@ export function rememberQuery(path, st, defaultPerPage = 20) {
 }
 
 const pad = (n) => String(n).padStart(2, '0');
-// fmtTime: "yyyy-MM-dd HH:mm:ss" in the browser's zone; strings that are
-// already in that form are kept.
+// zoneMark is the browser zone's offset at d: "+08:00", "-04:00", "UTC".
+export function zoneMark(d) {
+  const m = -d.getTimezoneOffset();
+  if (m === 0) return 'UTC';
+  const a = Math.abs(m);
+  return `${m < 0 ? '-' : '+'}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+}
+// fmtTime: "yyyy-MM-dd HH:mm:ss +08:00" in the browser's zone, the zone
+// marked; strings already in the wall-clock form are kept (the page says
+// their zone, as the cron previews do).
 export function fmtTime(v) {
   if (v === undefined || v === null || v === '') return '';
   if (typeof v === 'string' && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(v)) return v;
   const d = new Date(v);
   if (isNaN(d) || d.getFullYear() < 1971) return typeof v === 'string' ? v : '';
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zoneMark(d)}`;
+}
+// fmtZoned shows an RFC 3339 time from the server on its own wall clock,
+// marked with zone (an IANA name) or else its offset: a workflow's next
+// fire under a cron written for Asia/Shanghai reads
+// "2026-01-02 02:00:00 Asia/Shanghai", whatever the browser's zone (put
+// fmtTime's, the browser's, in a title beside it).
+export function fmtZoned(v, zone) {
+  const m = typeof v === 'string' && /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(v);
+  if (!m) return fmtTime(v);
+  return `${m[1]} ${m[2]} ${zone || (m[3] === 'Z' ? 'UTC' : m[3])}`;
 }
 export const fmtNum = (n, digits = 2) => (typeof n === 'number' ? (Number.isInteger(n) ? String(n) : n.toFixed(digits).replace(/\.?0+$/, '')) : n ?? '');
 export function fmtBytes(n) {
@@ -139,7 +157,7 @@ export function fmtBytes(n) {
   return (i ? n.toFixed(1) : n) + ' ' + u[i];
 }
 
-// table(columns, rows, {empty, sort}) — columns: {key, label, render(row), cls, sortKey}
+// table(columns, rows, {empty, sort, cls}) — columns: {key, label, render(row), cls, sortKey}
 export function table(cols, rows, opts = {}) {
   const head = h('tr', cols.map((c) => {
     const th = h('th', { class: c.cls || '' }, c.label);
@@ -153,7 +171,7 @@ export function table(cols, rows, opts = {}) {
   const body = rows.length
     ? rows.map((r) => h('tr', cols.map((c) => h('td', { class: c.cls || '' }, c.render ? c.render(r) : fmtCell(r[c.key])))))
     : [h('tr', h('td', { colspan: cols.length }, h('div.nodata', opts.empty || t('noData'))))];
-  return h('div.tw', h('table.t', h('thead', head), h('tbody', body)));
+  return h('div.tw', h('table.t', { class: opts.cls || '' }, h('thead', head), h('tbody', body)));
 }
 const fmtCell = (v) => (v === undefined || v === null ? '' : typeof v === 'boolean' ? t(v ? 'yes' : 'no') : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
@@ -186,3 +204,15 @@ export function tag(text, kind) { return h('span.tag' + (kind ? '.' + kind : '')
 export function kv(pairs) {
   return h('dl.kv', pairs.filter(Boolean).map(([k, v]) => [h('dt', k), h('dd', v === undefined || v === null || v === '' ? '—' : v)]));
 }
+
+// causeCell: a failure cause on one line (the whole text on hover and when
+// opened), linking to the task's stderr
+export function causeCell(r) {
+  if (!r.failureCause) return '';
+  const first = String(r.failureCause).split('\n')[0];
+  return h('details', { title: r.failureCause },
+    h('summary', first.length > 90 ? first.slice(0, 90) + '…' : first),
+    h('pre.mono', { style: { whiteSpace: 'pre-wrap', margin: '4px 0' } }, r.failureCause),
+    r.taskId ? h('a', { href: `#/logs/${enc(r.taskId)}?stream=stderr` }, 'stderr') : null);
+}
+

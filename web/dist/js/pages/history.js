@@ -2,7 +2,7 @@
 // and paging. Absent endpoints show "no data".
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime, rememberQuery } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime, rememberQuery, causeCell } from '../ui.js';
 
 const STATES = ['TASK_STAGING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR', 'TASK_DROPPED', 'TASK_GONE', 'TASK_UNREACHABLE', 'TASK_UNKNOWN'];
 
@@ -58,29 +58,29 @@ export default async function historyPage(el, ctx) {
     const sort = { key: st.sort, order: st.order };
     const onSort = (k) => { if (st.sort === k) st.order = st.order === 'asc' ? 'desc' : 'asc'; else { st.sort = k; st.order = 'desc'; } st.page = 1; load(); };
     const job = (r) => h('a', { href: `#/jobs/${enc(r.jobName)}` }, r.jobName);
-    const task = (r) => (r.taskId ? h('a.mono', { href: `#/logs/${enc(r.taskId)}` }, r.taskId) : '');
+    const task = (r) => (r.taskId ? h('a.mono', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId }, r.taskId) : '');
     const cols = kind === 'executions' ? [
-      { label: 'ID', key: 'id', sortKey: 'id' }, { label: t('f.jobName'), render: job, sortKey: 'jobName' },
-      { label: t('taskId'), cls: 'wrap', render: task, sortKey: 'taskId' },
-      { label: t('hostname'), render: (r) => [r.hostname, r.ip && r.ip !== r.hostname ? h('div.muted', r.ip) : null], sortKey: 'hostname' },
+      { label: 'ID', cls: 'clip short', render: (r) => h('span', { title: r.id }, r.id), sortKey: 'id' }, { label: t('f.jobName'), render: job, sortKey: 'jobName' },
+      { label: t('taskId'), cls: 'clip', render: task, sortKey: 'taskId' },
+      { label: t('hostname'), render: (r) => h('span', { title: r.ip || '' }, r.hostname), sortKey: 'hostname' },
       { label: t('f.shardingItem'), key: 'shardingItem', sortKey: 'shardingItem' },
       { label: t('h.source'), key: 'source', sortKey: 'source' },
       { label: t('h.result'), render: (r) => (r.success ? tag(t('h.success'), 'ok') : r.completeTime ? tag(t('h.failure'), 'bad') : tag(t('h.running'), 'blue')), sortKey: 'isSuccess' },
-      { label: t('h.failureCause'), cls: 'wrap', render: (r) => (r.failureCause ? h('details', h('summary', String(r.failureCause).split('\n')[0].slice(0, 80)), h('pre.mono', { style: { whiteSpace: 'pre-wrap' } }, r.failureCause)) : '') },
+      { label: t('h.failureCause'), cls: 'cause', render: (r) => causeCell(r) },
       { label: t('h.startTime'), render: (r) => fmtTime(r.startTime), sortKey: 'startTime' },
       { label: t('h.completeTime'), render: (r) => fmtTime(r.completeTime), sortKey: 'completeTime' },
     ] : [
-      { label: 'ID', key: 'id', sortKey: 'id' }, { label: t('f.jobName'), render: job, sortKey: 'jobName' },
-      { label: t('taskId'), cls: 'wrap', render: task, sortKey: 'taskId' },
-      { label: t('h.originalTaskId'), cls: 'wrap', render: (r) => h('span.mono', r.originalTaskId || '') },
-      { label: t('agent'), cls: 'wrap', key: 'slaveId', sortKey: 'slaveId' },
+      { label: 'ID', cls: 'clip short', render: (r) => h('span', { title: r.id }, r.id), sortKey: 'id' }, { label: t('f.jobName'), render: job, sortKey: 'jobName' },
+      { label: t('taskId'), cls: 'clip', render: task, sortKey: 'taskId' },
+      { label: t('h.originalTaskId'), cls: 'clip', render: (r) => h('span.mono', { title: r.originalTaskId || '' }, r.originalTaskId || '') },
+      { label: t('agent'), cls: 'clip', render: (r) => h('span', { title: r.slaveId }, r.slaveId), sortKey: 'slaveId' },
       { label: t('h.source'), key: 'source', sortKey: 'source' }, { label: t('h.executionType'), key: 'executionType', sortKey: 'executionType' },
       { label: t('f.shardingItem'), key: 'shardingItems', sortKey: 'shardingItems' },
       { label: t('state'), render: (r) => tag(r.state, /FINISHED|RUNNING/.test(r.state) ? 'ok' : /FAIL|ERROR|LOST|KILL/.test(r.state) ? 'bad' : 'blue'), sortKey: 'state' },
-      { label: t('h.message'), cls: 'wrap', key: 'message' },
+      { label: t('h.message'), cls: 'cause', render: (r) => h('span', { title: r.message || '' }, r.message || '') },
       { label: t('h.creationTime'), render: (r) => fmtTime(r.creationTime), sortKey: 'creationTime' },
     ];
-    clear(body, table(cols, rows, { sort, onSort, empty: t('noData') }),
+    clear(body, table(cols, rows, { sort, onSort, empty: t('noData'), cls: 'dense' }),
       pager({ page: st.page, perPage: st.per_page, total, onPage: (p) => { st.page = p; load(); }, perPageOptions: [10, 20, 50, 100], onPerPage: (n) => { st.per_page = n; st.page = 1; load(); } }));
   }
   form.addEventListener('submit', async (e) => {

@@ -3,7 +3,7 @@
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
 import { api, get, post, put, del, enc, canWrite, optional, ApiError } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, causeCell } from '../ui.js';
 import { row, setErr, serverErr, checkName, num, validZone } from './form.js';
 
 const RESERVED = new Set(['jobs', 'tasks', 'events', 'statistics', 'logs', 'register', 'update', 'deregister', 'trigger']);
@@ -110,6 +110,7 @@ async function list(el, ctx) {
       { label: t('jobs.shards'), render: (j) => String(j.shardingTotalCount) },
       { label: t('jobs.resources'), render: (j) => `${fmtNum(j.cpuCount)} CPU · ${fmtNum(j.memoryMB)} MB` },
       { label: t('status'), render: statusCell },
+      { label: t('jobs.lastResult'), cls: 'nowrap', render: (j) => h('span', { 'data-result': j.jobName }, resultCell(j.jobName)) },
       { label: '', cls: 'acts', render: (j) => [
         btn(t('view'), () => ctx.go(`/jobs/${enc(j.jobName)}`), 'sm'),
         wbtn(t('modify'), () => ctx.go(`/jobs/${enc(j.jobName)}/edit`), 'sm'),
@@ -120,6 +121,29 @@ async function list(el, ctx) {
     ], rows, { empty: all.length ? t('jobs.noMatch') : t('jobs.none') }),
     pager({ page: state.page, perPage: PER_PAGE, total: shown.length, onPage: (p) => { state.page = p; remember(); draw(); window.scrollTo(0, 0); } }));
     fetchStatus(rows.map((j) => j.jobName).filter((n) => !disabled.has(n)));
+    fetchResults(rows.map((j) => j.jobName).filter((n) => !results.has(n)));
+  }
+  // last results: one request for the rows shown (GET /api/job/lastResults)
+  const results = new Map(); // name → row, or null: no history
+  function resultCell(name) {
+    if (!results.has(name)) return h('span.muted', '…');
+    const r = results.get(name);
+    if (!r) return h('span.muted', t('jobs.res.none'));
+    const kind = r.state === 'FAILED' ? 'bad' : r.state === 'RUNNING' ? 'blue' : 'ok';
+    const words = r.state === 'FAILED' && r.shards > 1 ? t('jobs.res.failedShards', { n: r.failedShards, total: r.shards }) : t('jobs.res.' + r.state);
+    return h('a', { href: `#/logs/${enc(r.taskId)}`, title: r.failureCause || '', 'data-state': r.state },
+      tag(words, kind), ' ', h('span.muted', fmtTime(r.completeTime || r.startTime)));
+  }
+  async function fetchResults(names) {
+    if (!names.length) return;
+    let rows = null;
+    try { rows = await optional('/job/lastResults', { jobName: names.join(',') }); } catch { rows = null; }
+    const by = new Map((rows || []).map((r) => [r.jobName, r]));
+    for (const n of names) {
+      results.set(n, by.get(n) || null);
+      const cell = body.querySelector(`[data-result="${CSS.escape(n)}"]`);
+      if (cell) clear(cell, resultCell(n));
+    }
   }
   function statusTag(name) {
     if (!disabled.has(name)) return h('span.muted', '…');
@@ -160,6 +184,7 @@ async function list(el, ctx) {
     all.sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : 0));
     hay = all.map((j) => `${j.jobName}\n${j.appName}\n${j.description || ''}\n${j.cron || ''}`.toLowerCase());
     disabled.clear();
+    results.clear();
     for (const j of all) if (typeof j.disabled === 'boolean') disabled.set(j.jobName, j.disabled); // listed with the jobs
     paused.clear();
     for (const j of all) if (j.pause) paused.set(j.jobName, j.pause);
@@ -239,8 +264,9 @@ async function view(el, ctx, name) {
           { label: t('taskId'), cls: 'wrap', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}` }, r.taskId) },
           { label: t('f.shardingItem'), key: 'shardingItem' },
           { label: t('h.result'), render: (r) => (r.completeTime || r.success ? (r.success ? tag(t('h.success'), 'ok') : tag(t('h.failure'), 'bad')) : tag(t('h.running'), 'blue')) },
+          { label: t('h.failureCause'), cls: 'cause', render: (r) => causeCell(r) },
           { label: t('h.startTime'), render: (r) => fmtTime(r.startTime) }, { label: t('h.completeTime'), render: (r) => fmtTime(r.completeTime) },
-        ], rows, { empty: ex ? t('noData') : t('h.unavailable') }));
+        ], rows, { empty: ex ? t('noData') : t('h.unavailable'), cls: 'dense' }));
       } catch (e) { clear(execs, h('div.alert.bad', errText(e))); }
     }
     await refreshTasks();

@@ -1,17 +1,40 @@
 // A task's stdout/stderr: the tail, follow (polls for new bytes), or the
-// whole file with download progress.
+// whole file with download progress. Above it, how the task stands or
+// ended (GET /api/job/tasks/{taskId}): state, exit code and failure cause;
+// a failed task opens on its stderr.
 import { t } from '../i18n.js';
-import { api, enc, token } from '../api.js';
-import { h, clear, btn, busy, kv, errText, fmtBytes } from '../ui.js';
+import { api, enc, token, optional } from '../api.js';
+import { h, clear, btn, busy, kv, tag, errText, fmtBytes, fmtTime } from '../ui.js';
+
+const FAILED = /FAILED|ERROR|LOST|KILLED|DROPPED|GONE/;
+
+// taskState renders GET /api/job/tasks/{taskId}.
+function taskState(v) {
+  if (!v) return h('div.muted', { id: 'task-state', 'data-state': '' }, t('logs.unknown'));
+  const failed = v.success === false || FAILED.test(v.state || '');
+  const kind = failed ? 'bad' : v.running ? 'blue' : v.success ? 'ok' : '';
+  return h('div', { id: 'task-state', 'data-state': v.state || '' },
+    h('div.taskstate',
+      tag(v.state || (v.success ? 'TASK_FINISHED' : '—'), kind),
+      v.exitCode !== null && v.exitCode !== undefined ? h('span', { id: 'task-exit' }, `${t('logs.exitCode')} `, h('b', String(v.exitCode))) : null,
+      v.signal ? h('span', { id: 'task-signal' }, `${t('logs.signal')} `, h('b', v.signal)) : null,
+      v.startTime ? h('span.muted', `${t('logs.started')} ${fmtTime(v.startTime)}`) : null,
+      v.completeTime ? h('span.muted', `${t('logs.ended')} ${fmtTime(v.completeTime)}`) : null),
+    v.failureCause || (failed && v.message) ? h('pre.cause', { id: 'task-cause', title: t('logs.cause') }, v.failureCause || v.message) : null);
+}
 
 export default async function logs(el, ctx) {
   const taskId = decodeURIComponent(ctx.params[0]);
-  let stream = ctx.query.get('stream') === 'stderr' ? 'stderr' : 'stdout';
   const parts = taskId.split('@-@');
   const jobName = parts[0];
+  let info0 = null;
+  try { info0 = await optional(`/job/tasks/${enc(taskId)}`); } catch { info0 = null; }
+  const failed = info0 && (info0.success === false || FAILED.test(info0.state || ''));
+  let stream = ctx.query.get('stream') || (failed ? 'stderr' : 'stdout');
+  if (stream !== 'stderr') stream = 'stdout';
   el.append(h('h1', h('a', { href: '#/history/executions' }, t('nav.history')), ' / ', t('logs.title')),
     h('div.panel', kv([[t('taskId'), h('span.mono', taskId)], [t('f.jobName'), h('a', { href: `#/jobs/${enc(jobName)}` }, jobName)],
-      [t('f.shardingItem'), parts[1] ?? '—'], [t('agent'), parts[3] ?? '—']])));
+      [t('f.shardingItem'), parts[1] ?? '—'], [t('agent'), parts[3] ?? '—'], [t('state'), taskState(info0)]])));
   const tabs = h('nav.tabs');
   const tail = h('select#log-tail', { 'aria-label': t('logs.tail') }, [[4096, '4 KiB'], [65536, '64 KiB'], [1048576, '1 MiB']].map(([v, l]) => h('option', { value: v, selected: v === 65536 }, t('logs.last', { size: l }))));
   const follow = h('input#log-follow', { type: 'checkbox' });

@@ -4,7 +4,7 @@
 // cancel and retry.
 import { t } from '../i18n.js';
 import { api, get, post, enc, canWrite } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, fmtTime } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, fmtTime, fmtZoned } from '../ui.js';
 import { drawGraph } from '../graph.js';
 import { nodePanel } from './wfnode.js';
 import { RUN_STATES, runTag, triggerWorkflow, toggleWorkflow, deleteWorkflow } from './workflows.js';
@@ -57,7 +57,7 @@ export default async function wfview(el, ctx, name) {
         wbtn(t('delete'), () => deleteWorkflow(name, () => ctx.go('/workflows')), 'danger', { id: 'wf-delete' }))));
     clear(info, kv([
       w.description ? [t('f.description'), w.description] : null,
-      [t('f.cron'), w.cron ? h('span', h('span.mono', w.cron), w.nextFireTime ? h('span.muted', '  ' + t('wf.next', { time: fmtTime(w.nextFireTime) })) : null) : t('wf.onDemand')],
+      [t('f.cron'), w.cron ? h('span', h('span.mono', w.cron), w.nextFireTime ? h('span.muted.zoned', { title: fmtTime(w.nextFireTime), 'data-next-fire': w.nextFireTime }, '  ' + t('wf.next', { time: fmtZoned(w.nextFireTime, w.timeZone) })) : null) : t('wf.onDemand')],
       w.cron ? [t('f.timeZone'), w.timeZone || t('jobs.defaultZone')] : null,
       [t('wf.maxConcurrentRuns'), String(w.maxConcurrentRuns)], [t('f.misfire'), t(w.misfire ? 'wf.misfireAll' : 'wf.misfireOne')],
       [t('f.timeoutSeconds'), w.timeoutSeconds ? `${w.timeoutSeconds} s` : t('jobs.noLimit')],

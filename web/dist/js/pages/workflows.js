@@ -4,7 +4,7 @@
 // wfedit.js.
 import { t } from '../i18n.js';
 import { api, post, del, enc } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, tag, toast, confirmDo, errText, debounce, fmtTime } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, tag, toast, confirmDo, errText, debounce, fmtTime, fmtZoned } from '../ui.js';
 
 export const RUN_STATES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 const KIND = { QUEUED: 'warn', RUNNING: 'blue', SUCCEEDED: 'ok', FAILED: 'bad', CANCELLED: 'bad' };
@@ -104,7 +104,7 @@ async function list(el, ctx) {
     clear(body, table([
       { label: t('wf.name'), render: (w) => [h('a', { href: `#/workflows/${enc(w.name)}`, 'data-wf': w.name }, w.name), w.description ? h('div.muted', w.description) : null] },
       { label: t('wf.nodes'), render: (w) => String(w.nodes.length) },
-      { label: t('f.cron'), render: (w) => (w.cron ? [h('span.mono', w.cron), w.nextFireTime ? h('div.muted', t('wf.next', { time: fmtTime(w.nextFireTime) })) : null] : h('span.muted', t('wf.onDemand'))) },
+      { label: t('f.cron'), render: (w) => (w.cron ? [h('span.mono', w.cron), w.nextFireTime ? h('div.muted.zoned', { title: fmtTime(w.nextFireTime), 'data-next-fire': w.nextFireTime }, t('wf.next', { time: fmtZoned(w.nextFireTime, w.timeZone) })) : null] : h('span.muted', t('wf.onDemand'))) },
       { label: t('status'), render: (w) => h('span', { 'data-status': w.name }, w.disabled ? tag(t('disabled'), 'warn') : tag(t('enabled'), 'ok')) },
       { label: t('wf.lastRun'), render: lastRunCell },
       { label: t('wf.active'), render: (w) => (w.activeRuns ? t('wf.activeN', { n: w.activeRuns, q: w.queuedRuns }) : '—') },

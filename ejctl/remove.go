@@ -1,0 +1,105 @@
+package ejctl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func (c *cli) removeCmd(k kind, complete func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) *cobra.Command {
+	var yes bool
+	short := "Delete " + k.name + "s (running tasks are killed)"
+	if k.name == "app" {
+		short = "Delete apps and every job that uses them (running tasks are killed)"
+	}
+	cmd := &cobra.Command{
+		Use: "rm NAME…", Aliases: []string{"delete"}, Short: short, ValidArgsFunction: complete,
+		Long: short + ".\nIt says what goes and asks for confirmation on a terminal; scripts pass --yes.",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			if len(names) == 0 {
+				return usagef("rm: name at least one %s", k.name)
+			}
+			return c.remove(cmd.Context(), k, names, yes)
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking (required when standard input is not a terminal)")
+	return cmd
+}
+
+// remove says what goes, asks (or takes --yes), then deletes each name.
+func (c *cli) remove(ctx context.Context, k kind, names []string, yes bool) error {
+	goes := make([]string, len(names))
+	for i, n := range names {
+		what, err := c.whatGoes(ctx, k, n)
+		if err != nil {
+			return err
+		}
+		goes[i] = what
+	}
+	summary := strings.Join(goes, "; ")
+	if !yes {
+		if !c.stdinTTY() {
+			return usagef("rm: this deletes %s; pass --yes to confirm (standard input is not a terminal to ask on)", summary)
+		}
+		ok, err := c.confirm(fmt.Sprintf("Delete %s? [y/N] ", summary))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("not confirmed: nothing deleted")
+		}
+	}
+	for i, n := range names {
+		if err := c.client.del(ctx, k.delPath(n)); err != nil {
+			return err
+		}
+		c.say("deleted %s", goes[i])
+	}
+	return nil
+}
+
+// whatGoes names what deleting one app or job removes: an app takes its
+// jobs with it. An unknown name is the API's 404.
+func (c *cli) whatGoes(ctx context.Context, k kind, name string) (string, error) {
+	if err := c.client.get(ctx, k.getPath(name), nil, nil); err != nil {
+		return "", err
+	}
+	if k.name != "app" {
+		return "job " + name, nil
+	}
+	var jobs []map[string]any
+	if err := c.client.get(ctx, jobKind.listPath, nil, &jobs); err != nil {
+		return "", err
+	}
+	var its []string
+	for _, j := range jobs {
+		if j["appName"] == name {
+			its = append(its, str(j["jobName"]))
+		}
+	}
+	switch len(its) {
+	case 0:
+		return "app " + name + " (no job uses it)", nil
+	case 1:
+		return "app " + name + " and its job " + its[0], nil
+	}
+	return fmt.Sprintf("app %s and its %d jobs %s", name, len(its), strings.Join(its, ", ")), nil
+}
+
+// confirm asks on stderr and reads one answer line from stdin.
+func (c *cli) confirm(question string) (bool, error) {
+	fmt.Fprint(c.env.Stderr, question)
+	line, err := bufio.NewReader(c.env.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return false, fmt.Errorf("read the answer: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}

@@ -1,0 +1,112 @@
+package ejctl
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// testOps is the scheduler side the real API asks: task logs from a map
+// (task id → stdout) and a fixed cluster capacity.
+type testOps struct {
+	mu       sync.Mutex
+	logs     map[string]string
+	capacity api.Capacity
+}
+
+func (o *testOps) Wake()                                          {}
+func (o *testOps) Reconcile(context.Context, bool) error          { return nil }
+func (o *testOps) Cluster(context.Context) (any, error)           { return map[string]any{}, nil }
+func (o *testOps) Capacity(context.Context) (api.Capacity, error) { return o.capacity, nil }
+func (o *testOps) Sandboxes(context.Context, string) ([]api.Sandbox, error) {
+	return nil, nil
+}
+
+func (o *testOps) TaskLog(_ context.Context, taskID, stream string, offset, length int64) (api.LogChunk, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	data, ok := o.logs[taskID]
+	if !ok {
+		return api.LogChunk{}, api.ErrNotFound
+	}
+	size := int64(len(data))
+	if offset < 0 {
+		offset = max(size+offset, 0)
+	}
+	offset = min(offset, size)
+	end := min(offset+length, size)
+	return api.LogChunk{TaskID: taskID, Stream: stream, Offset: offset, Size: size, Data: data[offset:end]}, nil
+}
+
+// testServer is the real REST API over an in-memory registry.
+type testServer struct {
+	url string
+	reg *registry.Registry
+	ops *testOps
+}
+
+func newTestServer(t *testing.T, creds api.Credentials) *testServer {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	reg := registry.New(memory.New())
+	ops := &testOps{logs: map[string]string{}}
+	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Auth: api.NewAuth(creds, clk, reg)})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &testServer{url: srv.URL, reg: reg, ops: ops}
+}
+
+// ejctl runs the program against the server; tty says whether stdin is a
+// terminal.
+type run struct {
+	t     *testing.T
+	env   map[string]string
+	tty   bool
+	now   time.Time
+	stdin string
+}
+
+func (s *testServer) cli(t *testing.T) *run {
+	return &run{t: t, env: map[string]string{"EJCTL_ADDR": s.url}}
+}
+
+func (r *run) do(args ...string) (string, string, int) {
+	r.t.Helper()
+	var out, errb bytes.Buffer
+	env := Env{Stdin: strings.NewReader(r.stdin), Stdout: &out, Stderr: &errb, Getenv: envOf(r.env),
+		StdinIsTTY: func() bool { return r.tty }}
+	if !r.now.IsZero() {
+		env.Now = func() time.Time { return r.now }
+	}
+	code := Run(context.Background(), args, env)
+	return out.String(), errb.String(), code
+}
+
+// must runs and fails the test unless the exit code is want.
+func (r *run) must(want int, args ...string) (string, string) {
+	r.t.Helper()
+	out, errs, code := r.do(args...)
+	if code != want {
+		r.t.Fatalf("ejctl %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errs)
+	}
+	return out, errs
+}
+
+func has(t *testing.T, what, got string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(got, s) {
+			t.Errorf("%s: %q missing in:\n%s", what, s, got)
+		}
+	}
+}
