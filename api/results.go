@@ -88,7 +88,7 @@ func (s *Server) runningTask(c *gin.Context, v *taskView) (bool, error) {
 	if !ok || rt.TaskID != v.TaskID {
 		return false, nil
 	}
-	v.Running, v.State, v.Hostname, v.Source = true, rt.State, rt.Hostname, rt.Source
+	v.Running, v.State, v.Hostname, v.Source = true, string(rt.State), rt.Hostname, rt.Source
 	launched := rt.LaunchedAt
 	v.StartTime = &launched
 	return true, nil
