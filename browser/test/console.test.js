@@ -231,10 +231,10 @@ test('the status page says why an execution waits: its shards never fit the clus
     cpuCount: 1, memoryMB: 16 });
   await s.api('POST', '/job/trigger', name);
   await nav('#/status');
-  const why = page.locator(`#ready .waiting[data-reason=gang_does_not_fit]`);
+  const why = page.locator(`#ready .waiting[data-reason=never_fits]`);
   await why.waitFor(); // recorded once it waited a second, shown at the next refresh
-  assert.match(await why.textContent(), /10 shards launch together and need 10 CPUs/);
-  assert.match(await why.textContent(), /never fits the cluster/);
+  assert.match(await why.textContent(), /can never fit: it needs 10\.\d+ CPUs/);
+  assert.match(await why.textContent(), /10 CPUs and 160 MB for the 10 shards/);
   await shot('status-why-waiting');
   await s.api('DELETE', `/job/${name}/deregister`);
 });
