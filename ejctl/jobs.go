@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/task"
 	"net/http"
 	"strings"
 	"time"
@@ -217,7 +218,7 @@ func (c *cli) reportRun(v runView) error {
 	}
 	failed := 0
 	for _, s := range v.Shards {
-		if s.State != "TASK_FINISHED" {
+		if task.State(s.State) != task.Finished {
 			failed++
 		}
 	}

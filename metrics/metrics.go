@@ -14,6 +14,7 @@
 package metrics
 
 import (
+	"github.com/ejcloud/elasticjob/task"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -115,20 +116,20 @@ func (m *Metrics) Launched(t scheduler.TaskEvent) {
 // stages a task's TASK_RUNNING completes.
 func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 	terminal := scheduler.IsTerminal(st.State)
-	if st.State != "TASK_RUNNING" && !terminal {
+	if task.State(st.State) != task.Running && !terminal {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if st.State == "TASK_RUNNING" {
+	if task.State(st.State) == task.Running {
 		m.runningStages(t, st)
 		return
 	}
 	m.count(t.Job, func(c *jobCounts) {
 		switch st.State {
-		case "TASK_FINISHED":
+		case string(task.Finished):
 			c.finished++
-		case "TASK_KILLED":
+		case string(task.Killed):
 			c.killed++
 		default:
 			c.failed++

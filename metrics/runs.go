@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/task"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -65,9 +66,9 @@ func (m *Metrics) runEnded(t scheduler.TaskEvent, st mesos.Status) {
 	r := m.run(t.Job)
 	r.inflight = max(r.inflight-1, 0)
 	switch {
-	case st.State == "TASK_FINISHED":
+	case task.State(st.State) == task.Finished:
 		r.finished = true
-	case st.State != "TASK_KILLED":
+	case task.State(st.State) != task.Killed:
 		r.failed = true
 	}
 	var rep terminalReport

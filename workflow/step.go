@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"github.com/ejcloud/elasticjob/task"
 	"sort"
 	"strings"
 	"time"
@@ -160,12 +161,12 @@ func outcome(n NodeRun, ex Execution, cancel string) (NodeState, string) {
 		return NodeSucceeded, ""
 	}
 	for _, sh := range n.Shards {
-		if sh.State == "TASK_KILLED" && cancel != "" {
+		if task.State(sh.State) == task.Killed && cancel != "" {
 			return NodeCancelled, "killed: " + cancel
 		}
 	}
 	for _, sh := range n.Shards {
-		if sh.State != "TASK_FINISHED" {
+		if task.State(sh.State) != task.Finished {
 			msg := sh.State
 			if sh.Message != "" {
 				msg += ": " + sh.Message
