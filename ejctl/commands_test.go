@@ -2,6 +2,7 @@ package ejctl
 
 import (
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,14 +41,15 @@ func publishApp(t *testing.T, r *run) {
 // item 4); a job that fits registers without one.
 func TestRegistrationWarningIsShown(t *testing.T) {
 	s := newTestServer(t, api.Credentials{})
-	s.ops.capacity = api.Capacity{Agents: 1, LargestCPUs: 2, LargestMem: 4096, TotalCPUs: 2, TotalMem: 4096}
+	s.ops.capacity = api.Capacity{Agents: 1, LargestCPUs: 2, LargestMem: 4096, TotalCPUs: 2, TotalMem: 4096,
+		Each: []engine.Agent{{ID: "a1", CPUs: 2, MemMB: 4096}}}
 	r := s.cli(t)
 	publishApp(t, r)
 	_, errs := r.must(0, "job", "register", "-f", writeJob(t, "big", 3, "1"))
-	has(t, "register of a job larger than the cluster", errs, "ejctl: warning: the 3 shards of an execution launch together and need 3 CPUs",
-		"executions will wait until the cluster grows")
+	has(t, "register of a job larger than the cluster", errs, "ejctl: warning: executions will wait until the cluster grows",
+		"it needs 3.1 CPUs and 160 MB: 3 CPUs and 96 MB for the 3 shards, 0.1 CPUs and 64 MB for the app's executor")
 	_, errs = r.must(0, "apply", "-f", writeJob(t, "big2", 4, "1"))
-	has(t, "apply", errs, "ejctl: warning: the 4 shards")
+	has(t, "apply", errs, "ejctl: warning: executions will wait", "for the 4 shards")
 	if _, errs = r.must(0, "job", "register", "-f", writeJob(t, "small", 2, "0.5")); strings.Contains(errs, "warning") {
 		t.Errorf("a job that fits warned: %s", errs)
 	}
