@@ -170,7 +170,7 @@ func TestEjctl(t *testing.T) {
 	big := t.TempDir()
 	writeFile(t, big, "big.yaml", "kind: Job\njobName: ej_big\nappName: ej_rec\nshardingTotalCount: 8\ncpuCount: 1\nmemoryMB: 32\n")
 	_, errs, code = e.run("", "job", "register", "-f", filepath.Join(big, "big.yaml"))
-	if code != 0 || !strings.Contains(errs, "ejctl: warning: the 8 shards of an execution launch together") || !strings.Contains(errs, "executions will wait until the cluster grows") {
+	if code != 0 || !strings.Contains(errs, "ejctl: warning: executions will wait until the cluster grows") || !strings.Contains(errs, "for the 8 shards") {
 		t.Fatalf("register of a job larger than the cluster: exit %d, stderr %s", code, errs)
 	}
 	// rm says what goes and wants --yes when there is no terminal to ask on.

@@ -132,7 +132,7 @@ test('the registration\'s Warning: 299 is shown when registering and updating a 
   await page.fill('#f-cpuCount', '1');
   await page.click('#submit');
   await wait('.toast.api-warning');
-  assert.match(await page.textContent('.toast.api-warning'), /Warning: the 8 shards of an execution launch together .*executions will wait until the cluster grows/);
+  assert.match(await page.textContent('.toast.api-warning'), /Warning: executions will wait until the cluster grows: can never fit: it needs .* for the 8 shards/);
   await page.screenshot({ path: join(ARTIFACTS, 'op-registration-warning.png') });
   await page.click('.toast.api-warning button.x');
   await nav('#/jobs/huge/edit');
