@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -105,7 +104,7 @@ func (e *Engine) catchUp(ctx context.Context) error {
 
 // markFired sets a workflow's watermark.
 func (e *Engine) markFired(ctx context.Context, name string, at time.Time) error {
-	err := e.Registry.Commit(ctx, registry.PutWorkflowStateOp(name, registry.WorkflowState{FiredUntil: at.UTC()}))
+	err := e.Registry.Change().PutWorkflowState(name, registry.WorkflowState{FiredUntil: at.UTC()}).Commit(ctx)
 	if errors.Is(err, registry.ErrFenced) {
 		return fmt.Errorf("workflow engine: %w", err)
 	}
@@ -129,7 +128,7 @@ func (e *Engine) fire(ctx context.Context, name string, instants []time.Time) er
 		instants = instants[len(instants)-1:]
 	}
 	running, queued, queuedCron := e.slots(name)
-	ops := []store.Op{registry.PutWorkflowStateOp(name, registry.WorkflowState{FiredUntil: last.UTC()})}
+	ch := e.Registry.Change().PutWorkflowState(name, registry.WorkflowState{FiredUntil: last.UTC()})
 	var made []workflow.Run
 	for _, at := range instants {
 		atLimit := running+queued >= d.MaxConcurrentRuns
@@ -146,12 +145,12 @@ func (e *Engine) fire(ctx context.Context, name string, instants []time.Time) er
 			continue // made before the watermark moved (by an earlier leader)
 		}
 		run := workflow.NewRun(d, id, workflow.SourceCron, nil, "", at)
-		ops = append(ops, registry.CreateWorkflowRunOp(run))
+		ch.CreateWorkflowRun(run)
 		made = append(made, run)
 		queued++
 		queuedCron++
 	}
-	err := e.Registry.Commit(ctx, ops...)
+	err := ch.Commit(ctx)
 	if errors.Is(err, registry.ErrFenced) {
 		return fmt.Errorf("workflow engine: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -165,7 +164,7 @@ func (e *Engine) Run(ctx context.Context) error {
 }
 
 // drain handles the events already waiting, so a burst is decided once.
-func (e *Engine) drain(ctx context.Context, events <-chan store.Event) error {
+func (e *Engine) drain(ctx context.Context, events <-chan registry.WorkflowChange) error {
 	for range 1024 {
 		select {
 		case ev, ok := <-events:

@@ -5,78 +5,42 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // What the engine follows in the registry, and what it does on a change.
 
-// watch merges the watches of every path the engine follows.
-func (e *Engine) watch(ctx context.Context) (<-chan store.Event, error) {
-	out := make(chan store.Event, 4096)
-	paths := []string{registry.WorkflowsPath, registry.DisabledWorkflowPath, registry.WorkflowRunsPath, registry.TriggerKeysPath}
-	chans := make([]<-chan store.Event, 0, len(paths))
-	for _, p := range paths {
-		ch, err := e.Registry.KV().Watch(ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("workflow engine: watch %s: %w", p, err)
-		}
-		chans = append(chans, ch)
+// watch follows every path the engine follows (registry.WatchWorkflows).
+func (e *Engine) watch(ctx context.Context) (<-chan registry.WorkflowChange, error) {
+	ch, err := e.Registry.WatchWorkflows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("workflow engine: %w", err)
 	}
-	for _, ch := range chans {
-		go func() {
-			for ev := range ch {
-				select {
-				case out <- ev:
-				case <-ctx.Done():
-					return
-				}
-			}
-			// A watch closes when ctx ends; otherwise the store failed.
-			if ctx.Err() == nil {
-				select {
-				case out <- store.Event{Type: store.EventResync, Path: "/"}:
-				case <-ctx.Done():
-				}
-			}
-		}()
-	}
-	return out, nil
+	return ch, nil
 }
 
 // handle applies one registry change.
-func (e *Engine) handle(ctx context.Context, ev store.Event) error {
-	if ev.Type == store.EventResync {
+func (e *Engine) handle(ctx context.Context, ev registry.WorkflowChange) error {
+	switch ev.Kind {
+	case registry.WorkflowAll:
 		return e.load(ctx)
-	}
-	if name, ok := child(ev.Path, registry.WorkflowsPath); ok {
-		return e.reloadDef(ctx, name)
-	}
-	if name, ok := child(ev.Path, registry.DisabledWorkflowPath); ok {
-		return e.reloadDisabled(ctx, name)
-	}
-	if key, ok := child(ev.Path, registry.TriggerKeysPath); ok {
-		if ref, mine := e.owners[key]; mine {
+	case registry.WorkflowDef:
+		return e.reloadDef(ctx, ev.Workflow)
+	case registry.WorkflowFlag:
+		return e.reloadDisabled(ctx, ev.Workflow)
+	case registry.WorkflowRecord:
+		if ref, mine := e.owners[ev.Key]; mine {
 			e.dirty[ref] = true
 		}
 		return nil
 	}
-	rest, ok := strings.CutPrefix(ev.Path, registry.WorkflowRunsPath+"/")
-	if !ok {
-		return nil
-	}
-	wf, id, ok := strings.Cut(rest, "/")
-	if !ok || strings.Contains(id, "/") {
-		return nil
-	}
-	ref := runRef{wf, id}
-	if tr := e.active[wf][id]; tr != nil && ev.Type == store.EventPut && ev.Version == tr.version {
+	ref := runRef{ev.Workflow, ev.RunID}
+	if tr := e.active[ref.wf][ref.id]; tr != nil && !ev.Deleted && ev.Version == tr.version {
 		return nil // our own write
 	}
-	if ev.Type == store.EventDelete {
+	if ev.Deleted {
 		e.forget(ref)
 		return nil
 	}
@@ -84,18 +48,9 @@ func (e *Engine) handle(ctx context.Context, ev store.Event) error {
 	return nil
 }
 
-// child returns the name of a direct child of dir.
-func child(path, dir string) (string, bool) {
-	name, ok := strings.CutPrefix(path, dir+"/")
-	if !ok || name == "" || strings.Contains(name, "/") {
-		return "", false
-	}
-	return name, true
-}
-
 // load reads every workflow and active run (at start and after a resync).
 func (e *Engine) load(ctx context.Context) error {
-	names, err := e.Registry.KV().Children(ctx, registry.WorkflowsPath)
+	names, err := e.Registry.WorkflowNames(ctx)
 	if err != nil {
 		return fmt.Errorf("workflow engine: list workflows: %w", err)
 	}
@@ -137,7 +92,7 @@ func (e *Engine) load(ctx context.Context) error {
 // loadRuns tracks a workflow's active runs (one that cannot be read is
 // left alone, with an error in the log).
 func (e *Engine) loadRuns(ctx context.Context, name string) error {
-	ids, err := e.Registry.KV().Children(ctx, registry.WorkflowRunsPath+"/"+name)
+	ids, err := e.Registry.WorkflowRunIDs(ctx, name)
 	if err != nil {
 		return fmt.Errorf("workflow engine: list runs of %s: %w", name, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -65,7 +64,7 @@ func (e *Engine) process(ctx context.Context, ref runRef) error {
 		e.laterBy(ref, time.Second)
 		return nil
 	}
-	if d.changed || len(d.drops) > 0 {
+	if d.changed || d.drops.Len() > 0 {
 		committed, err := e.commit(ctx, ref, stored, d)
 		if err != nil || !committed {
 			return err
@@ -107,8 +106,8 @@ func (e *Engine) read(ctx context.Context, ref runRef) (workflow.Run, bool) {
 type decision struct {
 	next    workflow.Run
 	acts    []workflow.Action
-	changed bool       // next differs from the stored run
-	drops   []store.Op // executions a cancel drops from their queues
+	changed bool             // next differs from the stored run
+	drops   *registry.Change // executions a cancel drops from their queues
 	now     time.Time
 }
 
@@ -132,13 +131,13 @@ func (e *Engine) decide(ctx context.Context, ref runRef, stored workflow.Run) (d
 // commit writes a decision; it reports whether it committed, and returns
 // an error only when the term is over (a fenced write).
 func (e *Engine) commit(ctx context.Context, ref runRef, stored workflow.Run, d decision) (bool, error) {
-	var ops []store.Op
+	ch := e.Registry.Change()
 	var err error
 	if d.changed {
-		ops, err = e.ops(ctx, stored, d.next, d.acts, d.now)
+		err = e.ops(ctx, ch, stored, d.next, d.acts, d.now)
 	}
 	if err == nil {
-		err = e.Registry.Commit(ctx, append(ops, d.drops...)...)
+		err = ch.Merge(d.drops).Commit(ctx)
 	}
 	switch {
 	case errors.Is(err, registry.ErrFenced):
@@ -179,9 +178,7 @@ func (e *Engine) after(ref runRef, stored, next workflow.Run) {
 	}
 }
 
-func isRace(err error) bool {
-	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists)
-}
+func isRace(err error) bool { return errors.Is(err, registry.ErrConflict) }
 
 // later redoes a run after retryPause.
 func (e *Engine) later(ref runRef) { e.laterBy(ref, retryPause) }
@@ -198,8 +195,8 @@ func (e *Engine) laterBy(ref runRef, d time.Duration) {
 // executions it queues (their records and their jobs' ready entries),
 // the records of nodes it ended (copied into the run), and for a cancel
 // the queued executions and waiting retries of the nodes to kill.
-func (e *Engine) ops(ctx context.Context, run, next workflow.Run, acts []workflow.Action, now time.Time) ([]store.Op, error) {
-	ops := []store.Op{registry.PutWorkflowRunOp(next)}
+func (e *Engine) ops(ctx context.Context, ch *registry.Change, run, next workflow.Run, acts []workflow.Action, now time.Time) error {
+	ch.PutWorkflowRun(next)
 	starts := map[string][]registry.NodeStart{}
 	var jobNames []string
 	for _, a := range acts {
@@ -207,7 +204,7 @@ func (e *Engine) ops(ctx context.Context, run, next workflow.Run, acts []workflo
 		case workflow.Start:
 			param, err := e.parameter(ctx, a)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if _, ok := starts[a.Job]; !ok {
 				jobNames = append(jobNames, a.Job)
@@ -217,18 +214,16 @@ func (e *Engine) ops(ctx context.Context, run, next workflow.Run, acts []workflo
 		}
 	}
 	for _, job := range jobNames {
-		q, err := e.Registry.QueueNodeOps(ctx, job, starts[job], now)
-		if err != nil {
-			return nil, err
+		if err := ch.QueueNodes(ctx, job, starts[job], now); err != nil {
+			return err
 		}
-		ops = append(ops, q...)
 	}
 	for i, n := range run.Nodes {
 		if n.State == workflow.NodeRunning && next.Nodes[i].State.Final() {
-			ops = append(ops, registry.DeleteRunRecordOp(n.RunKey))
+			ch.DropRunRecord(n.RunKey)
 		}
 	}
-	return ops, nil
+	return nil
 }
 
 // parameter is a node's jobParameter: its own or the run's, else the
@@ -247,32 +242,29 @@ func (e *Engine) parameter(ctx context.Context, a workflow.Action) (string, erro
 // dropOps remove the executions of the nodes a cancel ends that are not
 // running: pending runs in their jobs' ready entries and shards waiting
 // for a retry.
-func (e *Engine) dropOps(ctx context.Context, acts []workflow.Action) ([]store.Op, error) {
-	var ops []store.Op
+func (e *Engine) dropOps(ctx context.Context, acts []workflow.Action) (*registry.Change, error) {
+	ch := e.Registry.Change()
 	var fo []registry.Failover
 	for _, a := range acts {
 		if a.Kind != workflow.Kill {
 			continue
 		}
-		op, ok, err := e.Registry.DropPendingRunOp(ctx, a.Job, a.Key)
-		if err != nil {
+		if err := ch.DropPendingRun(ctx, a.Job, a.Key); err != nil {
 			return nil, err
 		}
-		if ok {
-			ops = append(ops, op)
-		}
 		if fo == nil {
+			var err error
 			if fo, err = e.Registry.FailoverQueue(ctx); err != nil {
 				return nil, err
 			}
 		}
 		for _, f := range fo {
 			if f.Job == a.Job && f.RunKey == a.Key {
-				ops = append(ops, store.Delete(registry.FailoverPathOf(f.Job, f.Item), f.Version))
+				ch.TakeFailover(f)
 			}
 		}
 	}
-	return ops, nil
+	return ch, nil
 }
 
 // killAgain is how soon a task killed for a cancel is killed again if it

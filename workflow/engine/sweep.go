@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -80,44 +78,36 @@ func (e *Engine) retain(ctx context.Context, now time.Time) error {
 		e.Log.Warn("workflow engine: retention: list runs", "err", err)
 		return nil
 	}
-	var ops []store.Op
+	ch := e.Registry.Change()
 	for _, name := range names {
-		more, err := e.retainRuns(ctx, name)
-		if err != nil {
+		if err := e.retainRuns(ctx, ch, name); err != nil {
 			e.Log.Warn("workflow engine: retention", "workflow", name, "err", err)
-			continue
 		}
-		ops = append(ops, more...)
 	}
-	keys, err := e.staleKeys(ctx, now)
-	if err != nil {
+	if err := e.staleKeys(ctx, ch, now); err != nil {
 		e.Log.Warn("workflow engine: retention: keys", "err", err)
 	}
-	ops = append(ops, keys...)
-	orphans, err := e.orphanRecords(ctx)
-	if err != nil {
+	if err := e.orphanRecords(ctx, ch); err != nil {
 		e.Log.Warn("workflow engine: retention: node records", "err", err)
 	}
-	ops = append(ops, orphans...)
-	for len(ops) > 0 {
-		n := min(len(ops), 200)
-		err := e.Registry.Commit(ctx, ops[:n]...)
+	for _, part := range ch.Parts(200) {
+		err := part.Commit(ctx)
 		if errors.Is(err, registry.ErrFenced) {
 			return fmt.Errorf("workflow engine: %w", err)
 		}
 		if err != nil && !isRace(err) {
 			e.Log.Warn("workflow engine: retention: delete", "err", err)
 		}
-		ops = ops[n:]
 	}
 	return nil
 }
 
-// retainRuns returns the deletions of a workflow's runs past retention.
-func (e *Engine) retainRuns(ctx context.Context, name string) ([]store.Op, error) {
+// retainRuns adds to ch the deletions of a workflow's runs past
+// retention.
+func (e *Engine) retainRuns(ctx context.Context, ch *registry.Change, name string) error {
 	runs, err := e.Registry.WorkflowRuns(ctx, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var finished []workflow.Run
 	active := 0
@@ -130,70 +120,62 @@ func (e *Engine) retainRuns(ctx context.Context, name string) ([]store.Op, error
 	}
 	if _, exists := e.defs[name]; !exists && active == 0 {
 		if _, err := e.Registry.Workflow(ctx, name); errors.Is(err, workflow.ErrNotFound) {
-			return []store.Op{store.Delete(registry.WorkflowRunsPath+"/"+name, store.AnyVersion)}, nil
+			ch.DropWorkflowRuns(name)
+			return nil
 		}
 	}
 	if len(finished) <= e.Options.KeptRuns {
-		return nil, nil
+		return nil
 	}
 	sort.Slice(finished, func(i, j int) bool { return finished[i].EndedAt.Before(finished[j].EndedAt) })
-	var ops []store.Op
 	for _, r := range finished[:len(finished)-e.Options.KeptRuns] {
-		ops = append(ops, store.Delete(registry.WorkflowRunPath(name, r.ID), r.Version))
+		ch.DropWorkflowRun(name, r.ID, r.Version)
 	}
-	return ops, nil
+	return nil
 }
 
-// staleKeys returns the deletions of trigger idempotency keys past their
-// lifetime.
-func (e *Engine) staleKeys(ctx context.Context, now time.Time) ([]store.Op, error) {
-	wfs, err := e.Registry.KV().Children(ctx, registry.WorkflowKeysPath)
+// staleKeys adds to ch the deletions of trigger idempotency keys past
+// their lifetime.
+func (e *Engine) staleKeys(ctx context.Context, ch *registry.Change, now time.Time) error {
+	wfs, err := e.Registry.WorkflowKeyDirs(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var ops []store.Op
 	for _, wf := range wfs {
-		nodes, err := e.Registry.WorkflowKeys(ctx, wf)
+		keys, err := e.Registry.WorkflowKeysOf(ctx, wf)
 		if err != nil {
-			return ops, err
+			return err
 		}
-		for _, n := range nodes {
-			var k registry.WorkflowKey
-			if json.Unmarshal(n.Value, &k) != nil || now.Sub(k.At) > e.Options.KeyLifetime {
-				ops = append(ops, store.Delete(n.Path, n.Version))
+		for _, k := range keys {
+			if k.Unreadable || now.Sub(k.At) > e.Options.KeyLifetime {
+				ch.DropWorkflowKey(wf, k.Key, k.Version)
 			}
 		}
-		if len(nodes) == 0 {
-			ops = append(ops, store.Delete(registry.WorkflowKeysPath+"/"+wf, store.AnyVersion))
+		if len(keys) == 0 {
+			ch.DropWorkflowKey(wf, "", 0)
 		}
 	}
-	return ops, nil
+	return nil
 }
 
-// orphanRecords returns the deletions of workflow node records whose run
-// no longer runs that node (the run was deleted, or ended and copied it
-// without the deletion reaching the store).
-func (e *Engine) orphanRecords(ctx context.Context) ([]store.Op, error) {
-	nodes, err := e.Registry.KV().List(ctx, registry.TriggerKeysPath)
+// orphanRecords adds to ch the deletions of workflow node records whose
+// run no longer runs that node (the run was deleted, or ended and copied
+// it without the deletion reaching the store).
+func (e *Engine) orphanRecords(ctx context.Context, ch *registry.Change) error {
+	recs, err := e.Registry.WorkflowRecords(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var ops []store.Op
-	for _, n := range nodes {
-		var rec registry.RunRecord
-		if json.Unmarshal(n.Value, &rec) != nil || rec.Workflow == "" {
+	for _, r := range recs {
+		if _, owned := e.owners[r.Key]; owned {
 			continue
 		}
-		key := n.Path[strings.LastIndexByte(n.Path, '/')+1:]
-		if _, owned := e.owners[key]; owned {
-			continue
-		}
-		wf, rest, _ := strings.Cut(rec.Workflow, "/")
+		wf, rest, _ := strings.Cut(r.Workflow, "/")
 		id, _, _ := strings.Cut(rest, "/")
 		if e.active[wf][id] != nil {
 			continue // an active run being loaded or decided
 		}
-		ops = append(ops, store.Delete(n.Path, n.Version))
+		ch.DropStoredRecord(r)
 	}
-	return ops, nil
+	return nil
 }

@@ -1,0 +1,265 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
+)
+
+// The workflow engine's intents and watch: what it writes, named.
+
+// PutWorkflowRun rewrites a run read at run.Version (compare-and-set).
+func (c *Change) PutWorkflowRun(run workflow.Run) *Change {
+	c.ops = append(c.ops, PutWorkflowRunOp(run))
+	return c
+}
+
+// CreateWorkflowRun creates a new run (the change fails when it exists).
+func (c *Change) CreateWorkflowRun(run workflow.Run) *Change {
+	c.ops = append(c.ops, CreateWorkflowRunOp(run))
+	return c
+}
+
+// PutWorkflowState writes a workflow's cron state.
+func (c *Change) PutWorkflowState(name string, st WorkflowState) *Change {
+	c.ops = append(c.ops, PutWorkflowStateOp(name, st))
+	return c
+}
+
+// QueueNodes queues node executions of one job: each run's record created
+// (a key that exists fails the change: nothing is queued twice) and the
+// job's ready entry with the runs appended, conditional on the version it
+// is read at now.
+func (c *Change) QueueNodes(ctx context.Context, job string, starts []NodeStart, now time.Time) error {
+	ops, err := c.r.QueueNodeOps(ctx, job, starts, now)
+	c.ops = append(c.ops, ops...)
+	return err
+}
+
+// DropPendingRun removes the pending execution queued under key from the
+// job's ready entry (conditional on the version read now), if it holds it.
+func (c *Change) DropPendingRun(ctx context.Context, job, key string) error {
+	op, ok, err := c.r.DropPendingRunOp(ctx, job, key)
+	if ok {
+		c.ops = append(c.ops, op)
+	}
+	return err
+}
+
+// DropRunRecord removes a keyed run's record.
+func (c *Change) DropRunRecord(key string) *Change {
+	c.ops = append(c.ops, store.Delete(TriggerKeysPath+"/"+key, store.AnyVersion))
+	return c
+}
+
+// DropStoredRecord removes a keyed run's record as it was read.
+func (c *Change) DropStoredRecord(r StoredRecord) *Change {
+	c.ops = append(c.ops, store.Delete(TriggerKeysPath+"/"+r.Key, r.Version))
+	return c
+}
+
+// DropWorkflowRun removes a finished run, as it was read.
+func (c *Change) DropWorkflowRun(name, runID string, version int64) *Change {
+	c.ops = append(c.ops, store.Delete(WorkflowRunPath(name, runID), version))
+	return c
+}
+
+// DropWorkflowRuns removes every run of a (deleted) workflow.
+func (c *Change) DropWorkflowRuns(name string) *Change {
+	c.ops = append(c.ops, store.Delete(workflowRunsPath(name), store.AnyVersion))
+	return c
+}
+
+// DropWorkflowKey removes a workflow trigger's idempotency key, as it was
+// read; with an empty key, the workflow's (empty) directory of keys.
+func (c *Change) DropWorkflowKey(name, key string, version int64) *Change {
+	p := WorkflowKeysPath + "/" + name
+	if key != "" {
+		p += "/" + key
+	} else {
+		version = store.AnyVersion
+	}
+	c.ops = append(c.ops, store.Delete(p, version))
+	return c
+}
+
+// Parts splits the change into changes of at most n writes each (each
+// committed on its own: for clean-ups whose writes need not be atomic).
+func (c *Change) Parts(n int) []*Change {
+	var out []*Change
+	for ops := c.ops; len(ops) > 0; {
+		k := min(n, len(ops))
+		out = append(out, &Change{r: c.r, ops: ops[:k:k]})
+		ops = ops[k:]
+	}
+	return out
+}
+
+// WorkflowNames lists the registered workflows.
+func (r *Registry) WorkflowNames(ctx context.Context) ([]string, error) {
+	return r.kv.Children(ctx, WorkflowsPath)
+}
+
+// WorkflowRunIDs lists the ids of a workflow's runs.
+func (r *Registry) WorkflowRunIDs(ctx context.Context, name string) ([]string, error) {
+	return r.kv.Children(ctx, workflowRunsPath(name))
+}
+
+// WorkflowKeyDirs lists the workflows that have trigger keys.
+func (r *Registry) WorkflowKeyDirs(ctx context.Context) ([]string, error) {
+	return r.kv.Children(ctx, WorkflowKeysPath)
+}
+
+// StoredKey is a workflow trigger's key as stored (Unreadable: its value
+// could not be decoded).
+type StoredKey struct {
+	Key string
+	WorkflowKey
+	Version    int64
+	Unreadable bool
+}
+
+// WorkflowKeysOf lists a workflow's trigger keys.
+func (r *Registry) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey, error) {
+	nodes, err := r.kv.List(ctx, WorkflowKeysPath+"/"+name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StoredKey, 0, len(nodes))
+	for _, n := range nodes {
+		k := StoredKey{Key: lastSegment(n.Path), Version: n.Version}
+		k.Unreadable = json.Unmarshal(n.Value, &k.WorkflowKey) != nil
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// StoredRecord is a keyed run's record as stored.
+type StoredRecord struct {
+	Key string
+	RunRecord
+	Version int64
+}
+
+// WorkflowRecords lists the records of workflow node executions (keyed
+// runs whose record names a workflow).
+func (r *Registry) WorkflowRecords(ctx context.Context) ([]StoredRecord, error) {
+	nodes, err := r.kv.List(ctx, TriggerKeysPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []StoredRecord
+	for _, n := range nodes {
+		var rec RunRecord
+		if json.Unmarshal(n.Value, &rec) != nil || rec.Workflow == "" {
+			continue
+		}
+		out = append(out, StoredRecord{Key: lastSegment(n.Path), RunRecord: rec, Version: n.Version})
+	}
+	return out, nil
+}
+
+// WorkflowChange is a change the workflow engine follows.
+type WorkflowChange struct {
+	Kind     WorkflowKind
+	Workflow string // its workflow (WorkflowDef, WorkflowFlag, WorkflowRunChanged)
+	RunID    string // WorkflowRunChanged
+	Key      string // WorkflowRecord: the run record's key
+	Deleted  bool
+	Version  int64 // a written run's version
+}
+
+// WorkflowKind is what a WorkflowChange is about.
+type WorkflowKind int
+
+const (
+	WorkflowAll        WorkflowKind = iota // changes may have been missed: reload everything
+	WorkflowDef                            // a workflow registered, updated or deleted
+	WorkflowFlag                           // a workflow's disable flag set or cleared
+	WorkflowRunChanged                     // a run written or deleted
+	WorkflowRecord                         // a keyed run's record written or deleted
+)
+
+// WatchWorkflows follows the workflows, their disable flags, their runs
+// and the keyed runs' records. A store watch that closes while ctx lasts
+// is reported as a WorkflowAll change (and the channel closes with ctx).
+func (r *Registry) WatchWorkflows(ctx context.Context) (<-chan WorkflowChange, error) {
+	out := make(chan WorkflowChange, 4096)
+	paths := []string{WorkflowsPath, DisabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
+	chans := make([]<-chan store.Event, 0, len(paths))
+	for _, p := range paths {
+		ch, err := r.kv.Watch(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("registry: watch %s: %w", p, err)
+		}
+		chans = append(chans, ch)
+	}
+	send := func(c WorkflowChange) bool {
+		select {
+		case out <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for _, ch := range chans {
+		go func() {
+			for ev := range ch {
+				if c, ok := workflowChange(ev); ok && !send(c) {
+					return
+				}
+			}
+			if ctx.Err() == nil { // a watch closes when ctx ends; otherwise the store failed
+				send(WorkflowChange{Kind: WorkflowAll})
+			}
+		}()
+	}
+	return out, nil
+}
+
+func workflowChange(ev store.Event) (WorkflowChange, bool) {
+	if ev.Type == store.EventResync {
+		return WorkflowChange{Kind: WorkflowAll}, true
+	}
+	del := ev.Type == store.EventDelete
+	if name, ok := childOf(ev.Path, WorkflowsPath); ok {
+		return WorkflowChange{Kind: WorkflowDef, Workflow: name, Deleted: del}, true
+	}
+	if name, ok := childOf(ev.Path, DisabledWorkflowPath); ok {
+		return WorkflowChange{Kind: WorkflowFlag, Workflow: name, Deleted: del}, true
+	}
+	if key, ok := childOf(ev.Path, TriggerKeysPath); ok {
+		return WorkflowChange{Kind: WorkflowRecord, Key: key, Deleted: del}, true
+	}
+	rest, ok := strings.CutPrefix(ev.Path, WorkflowRunsPath+"/")
+	if !ok {
+		return WorkflowChange{}, false
+	}
+	wf, id, ok := strings.Cut(rest, "/")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return WorkflowChange{}, false
+	}
+	return WorkflowChange{Kind: WorkflowRunChanged, Workflow: wf, RunID: id, Deleted: del, Version: ev.Version}, true
+}
+
+// childOf returns the name of a direct child of dir.
+func childOf(path, dir string) (string, bool) {
+	name, ok := strings.CutPrefix(path, dir+"/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
+}
+
+// Merge appends o's writes to c.
+func (c *Change) Merge(o *Change) *Change {
+	if o != nil {
+		c.ops = append(c.ops, o.ops...)
+	}
+	return c
+}
