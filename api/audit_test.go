@@ -90,7 +90,7 @@ var writeCases = []writeCase{
 	{"POST", "/api/app", "/api/app", appBody("app2"), "app", "app2"},
 	{"PUT", "/api/app", "/api/app", `{"appName":"app2","appCacheEnable":false}`, "app", "app2"},
 	{"DELETE", "/api/app/:appName", "/api/app/app2", "", "app", "app2"},
-	{"PUT", "/api/app/:appName/package", "/api/app/app/package?filename=app.tar.gz", "package bytes", "app", "app"},
+	{"PUT", "/api/app/:appName/package", "/api/app/app/package?filename=app.tar.gz", "#!package bytes", "app", "app"},
 	{"POST", "/api/app/:appName/disable", "/api/app/app/disable", "", "app", "app"},
 	{"POST", "/api/app/:appName/enable", "/api/app/app/enable", "", "app", "app"},
 	{"POST", "/api/job/register", "/api/job/register", jobBody("job2", "app"), "job", "job2"},
