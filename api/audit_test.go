@@ -111,7 +111,7 @@ var writeCases = []writeCase{
 	{"POST", "/api/jobs/:jobName/pause", "/api/jobs/job3/pause", "", "job", "job3"},
 	{"POST", "/api/jobs/:jobName/resume", "/api/jobs/job3/resume", "", "job", "job3"},
 	{"DELETE", "/api/job/deregister", "/api/job/deregister", `"job2"`, "job", "job2"},
-	{"DELETE", "/api/job/:jobName/deregister", "/api/job/job/deregister", "", "job", "job"},
+	{"DELETE", "/api/job/:jobName/deregister", "/api/job/job/deregister?force=true", "", "job", "job"}, // workflow wf runs it
 	{"POST", "/api/operate/reconcile/explicit", "/api/operate/reconcile/explicit", "", "", ""},
 	{"POST", "/api/operate/reconcile/implicit", "/api/operate/reconcile/implicit", "", "", ""},
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -81,8 +83,14 @@ func (c *cli) objectCmds(k kind) []*cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.list(cmd.Context(), k) }}
 	get := &cobra.Command{Use: "get NAME", Short: "Show one " + k.name, Args: exactArgs("NAME"), ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, a []string) error { return c.getOne(cmd.Context(), k, a[0]) }}
+	var force bool
 	rm := &cobra.Command{Use: "rm NAME…", Aliases: []string{"delete"}, Short: "Delete " + k.name + "s" + rmNote(k), ValidArgsFunction: complete,
-		RunE: func(cmd *cobra.Command, a []string) error { return c.each(cmd.Context(), k, a, "deleted", c.remove) }}
+		Long: "Delete " + k.name + "s" + rmNote(k) + ". One that a workflow runs (as one of its nodes) is refused, naming the\n" +
+			"workflows; --force deletes it anyway and names the workflows whose next runs then fail.",
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return c.each(cmd.Context(), k, a, "deleted", c.remove(force))
+		}}
+	rm.Flags().BoolVar(&force, "force", false, "delete even what workflows run (their next runs fail)")
 	dis := &cobra.Command{Use: "disable NAME…", Short: "Disable " + k.name + "s (running tasks are killed, nothing is scheduled)", ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return c.each(cmd.Context(), k, a, "disabled", c.toggle("disable"))
@@ -204,8 +212,28 @@ func (c *cli) each(ctx context.Context, k kind, names []string, done string, f f
 	return nil
 }
 
-func (c *cli) remove(ctx context.Context, k kind, name string) error {
-	return c.client.del(ctx, k.delPath(name))
+// remove deletes one app or job (?force=true with force). A refusal
+// because workflows run it says how to force it from here; a forced delete
+// that broke workflows warns on stderr with the scheduler's message.
+func (c *cli) remove(force bool) func(context.Context, kind, string) error {
+	return func(ctx context.Context, k kind, name string) error {
+		var q url.Values
+		if force {
+			q = url.Values{"force": {"true"}}
+		}
+		var ans struct {
+			Message string `json:"message"`
+		}
+		err := c.client.call(ctx, request{method: http.MethodDelete, path: k.delPath(name), query: q}, &ans)
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+			ae.Message = strings.Replace(ae.Message, "repeat with ?force=true", "repeat with ejctl "+k.name+" rm --force", 1)
+		}
+		if err == nil && ans.Message != "" {
+			fmt.Fprintln(c.env.Stderr, "warning: "+ans.Message)
+		}
+		return err
+	}
 }
 
 func (c *cli) toggle(action string) func(context.Context, kind, string) error {
