@@ -16,7 +16,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
+	"github.com/ejcloud/elasticjob/history/trace/tracetest"
 	"github.com/ejcloud/elasticjob/store"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
 )

@@ -15,8 +15,8 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/ejcloud/elasticjob/history/trace/tracetest"
 	"github.com/ejcloud/elasticjob/migrations"
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
 )
 
 // The original's columns (JobEventRdbStorage, StatisticRdbRepository).

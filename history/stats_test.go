@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 func (e *testDB) putResult(t *testing.T, iv view.Interval, at time.Time, ok, failed int) {

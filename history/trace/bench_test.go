@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/history/trace/tracetest"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
 )
 
 // benchEvents is a realistic mix: per task, three status traces (STAGING,

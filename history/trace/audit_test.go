@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
+	"github.com/ejcloud/elasticjob/history/trace/tracetest"
 )
 
 type auditRow struct {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // Statistics tables.
