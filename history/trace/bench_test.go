@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/history/trace/tracetest"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -110,7 +110,7 @@ func benchWrite(b *testing.B, dialect, dsn string, prefill []Event, events func(
 }
 
 func BenchmarkWriteMySQL(b *testing.B) {
-	benchWrite(b, dialectMySQL, tracetest.MySQL(b), nil, benchEvents)
+	benchWrite(b, dialectMySQL, testproxy.MySQL(b), nil, benchEvents)
 }
 
 func BenchmarkWriteSQLite(b *testing.B) {
