@@ -90,10 +90,7 @@ func TestHostileArchives(t *testing.T) {
 // as the trial's package did ("Syntax error: EOF in backquote substitution").
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
-	r := rand.New(rand.NewPCG(11, 12))
-	for i := range b {
-		b[i] = byte(r.IntN(256))
-	}
+	rand.NewChaCha8([32]byte{11}).Read(b)
 	b[0] = '`'
 	return b
 }
