@@ -166,11 +166,40 @@ func (s *Server) listApps(c *gin.Context) {
 }
 
 func (s *Server) deleteApp(c *gin.Context) {
-	if _, err := s.reg.DeleteApp(c, c.Param("appName")); err != nil {
+	if err := s.removeApp(c, c.Param("appName")); err != nil {
 		writeError(c, s.log, err)
-		return
 	}
-	c.Status(http.StatusNoContent)
+}
+
+// removeApp deletes an app and its jobs, refusing (409) when workflows run
+// any of those jobs unless ?force=true (inuse.go).
+func (s *Server) removeApp(c *gin.Context, name string) error {
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.reg.App(c, name); err != nil {
+		return err
+	}
+	all, err := s.reg.Jobs(c)
+	if err != nil {
+		return err
+	}
+	var its []string
+	for _, j := range all {
+		if j.AppName == name {
+			its = append(its, j.JobName)
+		}
+	}
+	broken, err := s.checkUnused(c, force, "app '"+name+"' (whose jobs are deleted with it)", its)
+	if err != nil {
+		return err
+	}
+	if _, err := s.reg.DeleteApp(c, name); err != nil {
+		return err
+	}
+	deleted(c, "App '"+name+"' with its jobs", broken)
+	return nil
 }
 
 // isDisabled answers GET …/disable with true or false, as the original did.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/gin-gonic/gin"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/gin-gonic/gin"
 )
 

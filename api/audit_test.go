@@ -16,10 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/history"
+	"github.com/ejcloud/elasticjob/history/trace"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/history"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
-	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -90,7 +90,7 @@ var writeCases = []writeCase{
 	{"POST", "/api/app", "/api/app", appBody("app2"), "app", "app2"},
 	{"PUT", "/api/app", "/api/app", `{"appName":"app2","appCacheEnable":false}`, "app", "app2"},
 	{"DELETE", "/api/app/:appName", "/api/app/app2", "", "app", "app2"},
-	{"PUT", "/api/app/:appName/package", "/api/app/app/package?filename=app.tar.gz", "package bytes", "app", "app"},
+	{"PUT", "/api/app/:appName/package", "/api/app/app/package?filename=app.tar.gz", "#!package bytes", "app", "app"},
 	{"POST", "/api/app/:appName/disable", "/api/app/app/disable", "", "app", "app"},
 	{"POST", "/api/app/:appName/enable", "/api/app/app/enable", "", "app", "app"},
 	{"POST", "/api/job/register", "/api/job/register", jobBody("job2", "app"), "job", "job2"},
@@ -111,7 +111,7 @@ var writeCases = []writeCase{
 	{"POST", "/api/jobs/:jobName/pause", "/api/jobs/job3/pause", "", "job", "job3"},
 	{"POST", "/api/jobs/:jobName/resume", "/api/jobs/job3/resume", "", "job", "job3"},
 	{"DELETE", "/api/job/deregister", "/api/job/deregister", `"job2"`, "job", "job2"},
-	{"DELETE", "/api/job/:jobName/deregister", "/api/job/job/deregister", "", "job", "job"},
+	{"DELETE", "/api/job/:jobName/deregister", "/api/job/job/deregister?force=true", "", "job", "job"}, // workflow wf runs it
 	{"POST", "/api/operate/reconcile/explicit", "/api/operate/reconcile/explicit", "", "", ""},
 	{"POST", "/api/operate/reconcile/implicit", "/api/operate/reconcile/implicit", "", "", ""},
 }

@@ -20,12 +20,12 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/history"
+	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/internal/fuzzing"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/history"
-	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
 	"github.com/gin-gonic/gin"
 )
 

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
 	"github.com/gin-gonic/gin"
 )
 
 // History is what the history endpoints ask of the event trace and
-// statistics database (implemented by scheduler/history.Store). With none
+// statistics database (implemented by history.Store). With none
 // configured (Options.History nil) the searches answer {"total":0,"rows":[]}
 // and the statistics empty lists and zero counts, as the original did
 // without an RDB.

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/history"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/migrations"
-	"github.com/ejcloud/elasticjob/scheduler/history"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite"
 )

@@ -97,22 +97,39 @@ func (s *Server) deregisterBody(c *gin.Context) {
 	if err == nil {
 		var name string
 		if name, err = nameBody(body, "jobName"); err == nil {
-			err = s.reg.DeleteJob(c, name)
+			err = s.deregister(c, name)
 		}
 	}
 	if err != nil {
 		writeError(c, s.log, err)
-		return
 	}
-	c.Status(http.StatusNoContent)
 }
 
 func (s *Server) deregisterPath(c *gin.Context) {
-	if err := s.reg.DeleteJob(c, c.Param("jobName")); err != nil {
+	if err := s.deregister(c, c.Param("jobName")); err != nil {
 		writeError(c, s.log, err)
-		return
 	}
-	c.Status(http.StatusNoContent)
+}
+
+// deregister deletes a job, refusing (409) when workflows run it unless
+// ?force=true (inuse.go).
+func (s *Server) deregister(c *gin.Context, name string) error {
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.reg.Job(c, name); err != nil {
+		return err
+	}
+	broken, err := s.checkUnused(c, force, "job '"+name+"'", []string{name})
+	if err != nil {
+		return err
+	}
+	if err := s.reg.DeleteJob(c, name); err != nil {
+		return err
+	}
+	deleted(c, "Job '"+name+"'", broken)
+	return nil
 }
 
 // triggerRequest is the JSON form of a trigger.

@@ -77,6 +77,9 @@ func (s *Server) storePackage(c *gin.Context) error {
 	if p.Size() == 0 {
 		return fmt.Errorf("%w: the package is empty", ErrBadRequest)
 	}
+	if _, err := p.Format(); err != nil {
+		return fmt.Errorf("%w: %w; nothing was stored", ErrBadRequest, err)
+	}
 	info, err := p.Commit(want)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -160,7 +161,7 @@ func fetch(t *testing.T, method, url string, hdr ...string) (*http.Response, []b
 
 func TestUploadRawSetsAppURLAndServesThePackage(t *testing.T) {
 	e := newPkgEnv(t, 0)
-	content := bytes.Repeat([]byte("elasticjob package "), 100_000) // 1.9 MB: past the API's 1 MiB body limit
+	content := append([]byte("#!/bin/sh\n"), bytes.Repeat([]byte("elasticjob package "), 100_000)...) // 1.9 MB: past the API's 1 MiB body limit
 	b := e.upload(http.StatusOK, "/api/app/my_app/package?filename=demo-app.tar.gz", content, "X-Content-SHA256", strings.ToUpper(sum(content)))
 	var ans api.PackageAnswer
 	if err := json.Unmarshal(b, &ans); err != nil {
@@ -228,7 +229,7 @@ func TestUploadMultipartWithChecksumField(t *testing.T) {
 
 func TestUploadChecksumAndInputErrors(t *testing.T) {
 	e := newPkgEnv(t, 0)
-	content := []byte("some package bytes")
+	content := []byte("#!/bin/sh\nsome package bytes")
 	for _, tc := range []struct {
 		name, path string
 		hdr        []string
@@ -264,9 +265,38 @@ func TestUploadChecksumAndInputErrors(t *testing.T) {
 	e.upload(http.StatusOK, "/api/app/my_app/package?sha256="+sum(content), content)
 }
 
+// TestUploadRefusesWhatIsNotAPackage: 2 KB of random bytes named app.tgz
+// and a text file without a #! line are neither an archive nor a program
+// the executor can run (it used to hand them to /bin/sh): the upload is a
+// 400 naming the problem, raw or multipart, and nothing is stored.
+func TestUploadRefusesWhatIsNotAPackage(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	random := make([]byte, 2048)
+	rand.NewChaCha8([32]byte{7}).Read(random) // 2 KB of (fixed) random bytes
+	random[0] = '`'
+	const want = "not a tar, tar.gz or zip archive"
+	for name, body := range map[string][]byte{"app.tgz": random, "README": []byte("how to run the job\n")} {
+		code, b := e.put("/api/app/my_app/package?filename="+name, bytes.NewReader(body), "application/octet-stream")
+		if code != http.StatusBadRequest || !strings.Contains(string(b), want) || !strings.Contains(string(b), "nothing was stored") {
+			t.Errorf("raw %s = %d %s", name, code, b)
+		}
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("package", name)
+		fw.Write(body)
+		mw.Close()
+		if code, b := e.put("/api/app/my_app/package", &buf, mw.FormDataContentType()); code != http.StatusBadRequest || !strings.Contains(string(b), want) {
+			t.Errorf("multipart %s = %d %s", name, code, b)
+		}
+	}
+	if fs := e.files(); len(fs) != 0 || e.appURL() != "http://example.com/old.tgz" {
+		t.Fatalf("after the refusals: store %v, appURL %s", fs, e.appURL())
+	}
+}
+
 func TestUploadSizeLimit(t *testing.T) {
 	e := newPkgEnv(t, 1000)
-	big := bytes.Repeat([]byte{'x'}, 1001)
+	big := append([]byte("#!"), bytes.Repeat([]byte{'x'}, 999)...)
 	e.upload(http.StatusRequestEntityTooLarge, "/api/app/my_app/package", big) // Content-Length known: refused before reading
 	// Chunked (no Content-Length): cut off while streaming.
 	code, b := e.put("/api/app/my_app/package", io.MultiReader(bytes.NewReader(big)), "application/octet-stream")
@@ -281,7 +311,7 @@ func TestUploadSizeLimit(t *testing.T) {
 
 func TestReuploadOfSameContentIsANoOp(t *testing.T) {
 	e := newPkgEnv(t, 0)
-	v1, v2 := []byte("version 1"), []byte("version 2")
+	v1, v2 := []byte("#!version 1"), []byte("#!version 2")
 	first := e.upload(http.StatusOK, "/api/app/my_app/package", v1)
 	again := e.upload(http.StatusOK, "/api/app/my_app/package", v1)
 	if !bytes.Equal(first, again) {
@@ -331,7 +361,7 @@ func TestAppWithoutURLTakesItsPackageLater(t *testing.T) {
 	if code, b := post("/api/job/trigger", "ping"); code/100 != 2 {
 		t.Fatalf("trigger of the HTTP job without app = %d %s", code, b)
 	}
-	e.upload(http.StatusOK, "/api/app/bare/package", []byte("package"))
+	e.upload(http.StatusOK, "/api/app/bare/package", []byte("#!package"))
 	if code, b := post("/api/job/register", `{"jobName":"runs_pkg","appName":"bare"}`); code != 200 {
 		t.Fatalf("package job after the upload = %d %s", code, b)
 	}
@@ -365,7 +395,7 @@ func (b *slowBody) Read(p []byte) (int, error) {
 	}
 	time.Sleep(b.pause) // the client is slow on purpose; nothing waits on it
 	b.n--
-	return copy(p, "0123456789"), nil
+	return copy(p, "#!/bin/sh\n"), nil
 }
 
 // An upload taking longer than the server's whole-request ReadTimeout
@@ -382,7 +412,7 @@ func TestSlowUploadOutlivesTheReadTimeout(t *testing.T) {
 // answer is as the OpenAPI document says (fetch checks it).
 func TestPackageDownloadAsDocumented(t *testing.T) {
 	e := newPkgEnv(t, 0)
-	content := bytes.Repeat([]byte("0123456789"), 1000)
+	content := append([]byte("#!"), bytes.Repeat([]byte("0123456789"), 1000)[2:]...) // a script, as far as its first bytes go
 	var ans api.PackageAnswer
 	if err := json.Unmarshal(e.upload(http.StatusOK, "/api/app/my_app/package?filename=app.tgz", content), &ans); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/gin-gonic/gin"
 )
 

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/workflow"
 	"github.com/gin-gonic/gin"
 )
 
 // WorkflowHistory is what the workflow history endpoints ask of the
-// history database (scheduler/history.Store); the History in Options
+// history database (history.Store); the History in Options
 // provides it when it implements it.
 type WorkflowHistory interface {
 	WorkflowRuns(ctx context.Context, q view.Query) (view.Page[view.WorkflowRun], error)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/history"
+	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/history"
-	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )

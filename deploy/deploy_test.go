@@ -15,12 +15,12 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"io/fs"
+	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +83,49 @@ func TestHostileArchives(t *testing.T) {
 		}
 		return nil
 	})
+	s.goodJobStillRuns()
+}
+
+// randomBytes is n deterministic random bytes that start with a backquote,
+// as the trial's package did ("Syntax error: EOF in backquote substitution").
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.NewChaCha8([32]byte{11}).Read(b)
+	b[0] = '`'
+	return b
+}
+
+// A package that is neither an archive nor a script (random bytes named
+// .tgz, a text file) fails its task with a cause naming the problem instead
+// of being run by /bin/sh, and its upload to the scheduler is a 400 that
+// stores nothing; the scheduler keeps working.
+func TestNotAnArchive(t *testing.T) {
+	t.Parallel()
+	s := startScheduler(t, schedOpts{})
+	const want = "not a tar, tar.gz or zip archive"
+	outs := map[string]string{}
+	for job, pkg := range map[string]string{"random": randomTGZ, "text": textFile} {
+		outs[job] = outDir(t)
+		s.publishApp(job+"_app", fileURL(pkg), "bin/record.sh", true)
+		s.registerJob(recorderJob(job, job+"_app", outs[job], 1))
+		s.triggerToFail(job)
+	}
+	for job := range outs {
+		lines := s.waitFailed(job, 1)
+		if !strings.Contains(lines[0], want) || strings.Contains(lines[0], "Syntax error") {
+			t.Errorf("%s: failure %q does not say %q", job, lines[0], want)
+		}
+		if n := countRuns(t, outs[job]); n != 0 {
+			t.Errorf("%s: ran %d times", job, n)
+		}
+	}
+	code, b := s.do(http.MethodPut, "/api/app/random_app/package?filename=app.tgz", randomBytes(2048))
+	if code != http.StatusBadRequest || !strings.Contains(string(b), want) {
+		t.Errorf("upload of random bytes = %d %s", code, b)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(s.dataDir, "packages")); len(ents) != 0 {
+		t.Errorf("a refused upload left %d entries in data_dir/packages", len(ents))
+	}
 	s.goodJobStillRuns()
 }
 

@@ -33,6 +33,8 @@ const (
 	recorderTGZ    = "recorder.tar.gz"    // bin/*.sh below
 	recorderZIP    = "recorder.zip"       // the same scripts zipped
 	singleScript   = "single/record.sh"   // a single non-archive file
+	randomTGZ      = "bad/random.tgz"     // 2 KB of random bytes: not an archive
+	textFile       = "bad/notes.txt"      // a text file without a #! line
 	escapeShallow  = "escape-shallow.tgz" // entry ../escape-e2e
 	escapeDeep     = "escape-deep.tgz"    // entry ../../…/FIXTURES/escaped-deep.txt
 	symlinkEscape  = "symlink-escape.tgz" // link -> /, then link/FIXTURES/via-symlink.txt
@@ -117,6 +119,8 @@ func setup(tmp string) error {
 		recorderTGZ:  mustTarGz(harness.Scripts(recorder)...),
 		recorderZIP:  mustZip(recorder),
 		singleScript: []byte(recorderScripts["bin/record.sh"]),
+		randomTGZ:    randomBytes(2048),
+		textFile:     []byte("echo this text has no interpreter line\n"),
 		escapeShallow: mustTarGz(append(harness.Scripts(recorder),
 			harness.Entry{Name: "../" + escapeName, Body: "escaped\n"})...),
 		escapeDeep: mustTarGz(append(harness.Scripts(recorder),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/ejcloud/elasticjob/app"
@@ -49,6 +50,18 @@ func (p Plan) Count(action string) int {
 	return n
 }
 
+// Done counts the changes of an action that were carried out (applying
+// them recorded no error).
+func (p Plan) Done(action string) int {
+	n := 0
+	for _, c := range p.Changes {
+		if c.Action == action && c.Error == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // current is what the scheduler holds.
 type current struct {
 	apps map[string]app.Config
@@ -76,9 +89,15 @@ func (c *cli) fetchCurrent(ctx context.Context) (current, error) {
 
 // MakePlan compares the manifest with the scheduler's apps and jobs. With
 // prune, apps and jobs absent from the manifest are deleted; an app absent
-// from the manifest that a job of the manifest uses is an error.
+// from the manifest that a job of the manifest uses is an error. So is a
+// job whose app is neither on the scheduler nor in the files, or would
+// have no appURL while the job runs its package (checkApps): the plan is
+// refused before anything changes.
 func MakePlan(m Manifest, cur current, prune bool) (Plan, error) {
 	var p Plan
+	if err := checkApps(m, cur); err != nil {
+		return p, err
+	}
 	for _, a := range m.Apps {
 		old, exists := cur.apps[a.AppName]
 		if a.AppURL == "" {
@@ -106,6 +125,41 @@ func MakePlan(m Manifest, cur current, prune bool) (Plan, error) {
 		p.Changes = append(p.Changes, dels...)
 	}
 	return p, nil
+}
+
+// checkApps checks every job's app against the files and the scheduler,
+// as registration will: it must exist once the apps are applied and, when
+// the job runs the app's package, have an appURL. Every problem is listed.
+func checkApps(m Manifest, cur current) error {
+	declared := map[string]app.Config{}
+	for _, a := range m.Apps {
+		if a.AppURL == "" {
+			a.AppURL = cur.apps[a.AppName].AppURL // kept, as MakePlan keeps it
+		}
+		declared[a.AppName] = a
+	}
+	var problems []string
+	for _, j := range m.Jobs {
+		if j.AppName == "" {
+			continue // an HTTP job without an app
+		}
+		a, ok := declared[j.AppName]
+		if !ok {
+			a, ok = cur.apps[j.AppName]
+		}
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("job %s%s uses app %s, which is neither on the scheduler nor in the files",
+				j.JobName, m.from("job", j.JobName), j.AppName))
+		case j.NeedsPackage() && a.AppURL == "":
+			problems = append(problems, fmt.Sprintf("job %s%s runs the package of app %s, which has no appURL: give the app an appURL in the files, or publish its package first (ejctl app publish DIR --name %s)",
+				j.JobName, m.from("job", j.JobName), j.AppName, j.AppName))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("nothing was changed: %s", strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 func planOne(kind, name string, exists bool, old, want any) (Change, error) {
@@ -243,9 +297,11 @@ func (c *cli) applyCmd() *cobra.Command {
 		Use:   "apply -f FILE|DIR…",
 		Short: "Create or update apps and jobs declared in YAML or JSON files, showing what changes",
 		Long: "Apply reads the files (a directory: its *.yaml, *.yml and *.json files), validates every app and job\n" +
-			"before changing anything, compares them with the scheduler and creates what is missing and updates\n" +
-			"what differs (fields left out take their defaults), printing each change. Running it again changes\n" +
-			"nothing. An app without appURL keeps the package 'ejctl app publish' uploaded.\n\n" +
+			"and checks that each job's app is in the files or on the scheduler (with an appURL when the job runs\n" +
+			"its package) before changing anything, compares them with the scheduler and creates what is missing\n" +
+			"and updates what differs (fields left out take their defaults), printing each change. Running it again\n" +
+			"changes nothing. An app without appURL keeps the package 'ejctl app publish' uploaded. The summary\n" +
+			"counts the changes carried out; the failed ones are listed with the scheduler's answer.\n\n" +
 			"--prune also deletes the apps and jobs the files do not declare (deleting an app deletes its jobs);\n" +
 			"it lists them first and needs --yes to go ahead (or --dry-run to only look).",
 		Example: "  ejctl apply -f jobs/ --dry-run\n  ejctl apply -f jobs/ -f apps.yaml\n  ejctl apply -f jobs/ --prune --yes",
@@ -300,7 +356,7 @@ func (c *cli) apply(ctx context.Context, files []string, dryRun, prune, yes bool
 			}
 		}
 		c.say("Applied: %d created, %d updated, %d unchanged, %d deleted, %d failed.",
-			p.Count(ActCreate), p.Count(ActUpdate), p.Count(ActUnchanged), dels, failed)
+			p.Done(ActCreate), p.Done(ActUpdate), p.Count(ActUnchanged), p.Done(ActDelete), failed)
 	}
 	if failed > 0 {
 		return fmt.Errorf("apply: %d of %d changes failed", failed, len(p.Changes)-p.Count(ActUnchanged))

@@ -205,6 +205,15 @@ func validateApp(a app.Config) error {
 	return a.Validate()
 }
 
+// from says where the files declare an app or job: " (FILE, document N)",
+// or "" for a manifest not read from files.
+func (m Manifest) from(kind, name string) string {
+	if where := m.source[kind+"/"+name]; where != "" {
+		return " (" + strings.Replace(strings.TrimSuffix(where, ")"), " (document", ", document", 1) + ")"
+	}
+	return ""
+}
+
 func (m *Manifest) claim(key, where string) error {
 	if prev, dup := m.source[key]; dup {
 		return fmt.Errorf("%s is declared twice: in %s and here", strings.Replace(key, "/", " ", 1), prev)

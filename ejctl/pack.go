@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/app"
 )
 
 // packEpoch is the modification time of every packed entry, so the same
@@ -193,12 +196,33 @@ func preparePackage(src, appName string, exclude []string) (packedFile, error) {
 		}
 	} else if !info.Mode().IsRegular() {
 		return pf, fmt.Errorf("package %s: not a directory or a regular file", src)
+	} else if err := checkFormat(src); err != nil {
+		return pf, err
 	}
 	pf.sha256, pf.size, err = digestFile(pf.path)
 	if err != nil {
 		pf.cleanup()
 	}
 	return pf, err
+}
+
+// checkFormat refuses, before anything changes on the scheduler, a file
+// the upload would refuse: neither an archive nor a single program.
+func checkFormat(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", p, err)
+	}
+	defer f.Close()
+	head := make([]byte, app.SniffBytes)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("package %s: %w", p, err)
+	}
+	if _, err := app.CheckPackage(head[:n]); err != nil {
+		return fmt.Errorf("package %s: %w", p, err)
+	}
+	return nil
 }
 
 func digestFile(p string) (string, int64, error) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -170,5 +171,28 @@ func TestPackRefusesSpecialFiles(t *testing.T) {
 	}
 	if _, err := preparePackage(dir, "app", nil); err == nil {
 		t.Fatal("a FIFO was packed")
+	}
+}
+
+// TestPublishRefusesAFileThatIsNotAPackage: `ejctl app publish FILE` checks
+// the file as the scheduler will, before creating the app; a directory is
+// packed (a tar.gz) and a script or an archive is taken as it is.
+func TestPublishRefusesAFileThatIsNotAPackage(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, p := range []string{write("app.tgz", "`\x8f\x00random"), write("notes.txt", "not a script\n")} {
+		if _, err := preparePackage(p, "app", nil); err == nil || !strings.Contains(err.Error(), "not a tar, tar.gz or zip archive") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	pf, err := preparePackage(write("run.sh", "#!/bin/sh\necho hi\n"), "app", nil)
+	if err != nil || pf.name != "run.sh" {
+		t.Errorf("a script: %+v %v", pf, err)
 	}
 }

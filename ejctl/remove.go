@@ -5,33 +5,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
 func (c *cli) removeCmd(k kind, complete func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) *cobra.Command {
-	var yes bool
+	var yes, force bool
 	short := "Delete " + k.name + "s (running tasks are killed)"
 	if k.name == "app" {
 		short = "Delete apps and every job that uses them (running tasks are killed)"
 	}
 	cmd := &cobra.Command{
 		Use: "rm NAME…", Aliases: []string{"delete"}, Short: short, ValidArgsFunction: complete,
-		Long: short + ".\nIt says what goes and asks for confirmation on a terminal; scripts pass --yes.",
+		Long: short + ".\nIt says what goes and asks for confirmation on a terminal; scripts pass --yes.\n" +
+			"One that a workflow runs (as one of its nodes) is refused, naming the workflows; --force deletes it\n" +
+			"anyway and names the workflows whose next runs then fail.",
 		RunE: func(cmd *cobra.Command, names []string) error {
 			if len(names) == 0 {
 				return usagef("rm: name at least one %s", k.name)
 			}
-			return c.remove(cmd.Context(), k, names, yes)
+			return c.remove(cmd.Context(), k, names, yes, force)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking (required when standard input is not a terminal)")
+	cmd.Flags().BoolVar(&force, "force", false, "delete even what workflows run (their next runs fail)")
 	return cmd
 }
 
 // remove says what goes, asks (or takes --yes), then deletes each name.
-func (c *cli) remove(ctx context.Context, k kind, names []string, yes bool) error {
+func (c *cli) remove(ctx context.Context, k kind, names []string, yes, force bool) error {
 	goes := make([]string, len(names))
 	for i, n := range names {
 		what, err := c.whatGoes(ctx, k, n)
@@ -53,8 +58,9 @@ func (c *cli) remove(ctx context.Context, k kind, names []string, yes bool) erro
 			return errors.New("not confirmed: nothing deleted")
 		}
 	}
+	del := c.deleteOne(force)
 	for i, n := range names {
-		if err := c.client.del(ctx, k.delPath(n)); err != nil {
+		if err := del(ctx, k, n); err != nil {
 			return err
 		}
 		c.say("deleted %s", goes[i])
@@ -102,4 +108,28 @@ func (c *cli) confirm(question string) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// deleteOne deletes one app or job (?force=true with force). A refusal
+// because workflows run it says how to force it from here; a forced delete
+// that broke workflows warns on stderr with the scheduler's message.
+func (c *cli) deleteOne(force bool) func(context.Context, kind, string) error {
+	return func(ctx context.Context, k kind, name string) error {
+		var q url.Values
+		if force {
+			q = url.Values{"force": {"true"}}
+		}
+		var ans struct {
+			Message string `json:"message"`
+		}
+		err := c.client.call(ctx, request{method: http.MethodDelete, path: k.delPath(name), query: q}, &ans)
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+			ae.Message = strings.Replace(ae.Message, "repeat with ?force=true", "repeat with ejctl "+k.name+" rm --force", 1)
+		}
+		if err == nil && ans.Message != "" {
+			fmt.Fprintln(c.env.Stderr, "warning: "+ans.Message)
+		}
+		return err
+	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/store"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
 )
@@ -188,12 +188,12 @@ func waitLeaderKnown(t *testing.T, n *node) (election.Member, bool) {
 // another candidate can win; it comes back as a standby.
 func TestSuspensionEndsTermFirst(t *testing.T) {
 	servers, ns := zkServers(t), namespace(t)
-	proxy := tracetest.NewProxy(t, strings.Split(servers, ",")[0])
+	proxy := testproxy.NewProxy(t, strings.Split(servers, ",")[0])
 	a := start(t, proxy.Addr(), ns, "a", clock.Real{}, 2*time.Second)
 	ta := waitTerm(t, a)
 	b := start(t, servers, ns, "b", clock.Real{}, 2*time.Second)
 	waitLeaderKnown(t, b)
-	proxy.Set(tracetest.Hang) // the leader is cut off
+	proxy.Set(testproxy.Hang) // the leader is cut off
 	var endedFirst atomic.Bool
 	go func() { <-ta.Context().Done(); endedFirst.Store(true) }()
 	cause := waitDone(t, ta)
@@ -207,7 +207,7 @@ func TestSuspensionEndsTermFirst(t *testing.T) {
 	if err := ta.Valid(); !errors.Is(err, election.ErrNotLeader) {
 		t.Fatalf("old term still valid: %v", err)
 	}
-	proxy.Set(tracetest.Forward)
+	proxy.Set(testproxy.Forward)
 	// a rejoins as a standby behind b.
 	end := time.Now().Add(deadline)
 	for {

@@ -18,7 +18,7 @@
 //
 // TASK_RUNNING and terminal updates carry a Report in TaskStatus.data
 // (hostname, ip, startTime, completeTime, exitCode): the scheduler writes
-// the execution log from it (scheduler/trace). TASK_RUNNING also carries
+// the execution log from it (history/trace). TASK_RUNNING also carries
 // launchTime (the LAUNCH arrived) and, for a forked process, forkTime (its
 // start began): the scheduler's launch-path stage metrics. The executor never talks to
 // the history database, so no database credentials reach agents.

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -104,6 +105,23 @@ func TestFailureMessages(t *testing.T) {
 	}
 	if out, _ := runTask(t, newPipeline(t), []byte("{")); out.State != Failed || !strings.Contains(out.Message, "not valid JSON") {
 		t.Fatalf("bad payload: %+v", out)
+	}
+}
+
+// TestNotAnArchiveFailsTheTask: 2 KB of random bytes named app.tgz, or a
+// text file, is not run by /bin/sh (the trial's "Syntax error: EOF in
+// backquote substitution"): the task fails before any process starts, with
+// a cause that names the problem.
+func TestNotAnArchiveFailsTheTask(t *testing.T) {
+	random := make([]byte, 2048)
+	rand.NewChaCha8([32]byte{5}).Read(random) // 2 KB of (fixed) random bytes
+	random[0] = '`'
+	for name, body := range map[string]string{"app.tgz": string(random), "notes.txt": "this is not a script\n"} {
+		out, running := runTask(t, newPipeline(t), taskData(scriptURL(t, name, body), "bin/start.sh", 0, nil))
+		if out.State != Failed || running || out.ExitCode != nil ||
+			!strings.HasPrefix(out.Message, "extract "+name+": the package is not a tar, tar.gz or zip archive") {
+			t.Errorf("%s: %+v running=%v", name, out, running)
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // Report is the JSON the executor attaches to TaskStatus.data on
 // TASK_RUNNING (hostname, ip, startTime) and on terminal updates (plus
 // completeTime, when the process exited exitCode, and the task's outputs). The scheduler turns
-// it into the execution log (scheduler/trace): the executor reports through
+// it into the execution log (history/trace): the executor reports through
 // the scheduler and never writes to the trace database, so no database
 // credentials are ever shipped to agents.
 //

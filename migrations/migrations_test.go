@@ -15,8 +15,8 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/migrations"
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
 )
 
 // The original's columns (JobEventRdbStorage, StatisticRdbRepository).
@@ -71,7 +71,7 @@ func openSQLite(t *testing.T) *sql.DB {
 }
 
 func openMySQL(t *testing.T) *sql.DB {
-	db, err := sql.Open("mysql", tracetest.MySQL(t))
+	db, err := sql.Open("mysql", testproxy.MySQL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestApplyMySQLTwice(t *testing.T) { applyTwice(t, openMySQL(t), migrations.
 // Two schedulers starting at once: the named lock serialises them, each
 // migration is recorded once.
 func TestApplyMySQLConcurrently(t *testing.T) {
-	dsn := tracetest.MySQL(t)
+	dsn := testproxy.MySQL(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {

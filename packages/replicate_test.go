@@ -183,7 +183,7 @@ func replicate(t *testing.T, c *cluster) {
 	a, b := c.nodes[0], c.nodes[1]
 	a.run(t)
 	b.run(t)
-	content := bytes.Repeat([]byte("package v1 "), 50_000)
+	content := append([]byte("#!/bin/sh\n"), bytes.Repeat([]byte("package v1 "), 50_000)...)
 	ans := upload(t, a.srv.URL, content)
 	if !strings.HasPrefix(ans.AppURL, a.srv.URL+"/packages/") {
 		t.Fatalf("appURL %s does not name the uploading instance", ans.AppURL)
@@ -209,7 +209,7 @@ func replicate(t *testing.T, c *cluster) {
 func TestServingAMissingPackagePullsItFromAPeer(t *testing.T) {
 	c := newCluster(t, 2, nil)
 	a, b := c.nodes[0], c.nodes[1] // no Run loops: nothing replicates on its own
-	content := []byte("on-demand package")
+	content := []byte("#!on-demand package")
 	ans := upload(t, a.srv.URL, content)
 	url := b.host.Resolve(ans.AppURL)
 	if code, _ := fetch(t, url, packages.PeerHeader, "1"); code != http.StatusNotFound {
@@ -243,7 +243,7 @@ func TestPullVerifiesTheChecksum(t *testing.T) {
 		}
 	})
 	a, b := c.nodes[0], c.nodes[1]
-	content := []byte("the real package")
+	content := []byte("#!the real package")
 	ans := upload(t, a.srv.URL, content)
 	ref, _ := b.host.Links().Parse(ans.AppURL)
 	peers.Store([]string{corrupt.URL})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 )
 
@@ -92,6 +93,7 @@ type Pending struct {
 	tmp  string
 	sha  string
 	size int64
+	head []byte // the first app.SniffBytes bytes, to tell the format
 }
 
 // SHA256 is the hex sha256 of what was received.
@@ -99,6 +101,12 @@ func (p *Pending) SHA256() string { return p.sha }
 
 // Size is the number of bytes received.
 func (p *Pending) Size() int64 { return p.size }
+
+// Format tells what the package is by its first bytes: an archive the
+// executor extracts, or a single program (#! script, ELF executable) it
+// runs; anything else is an error wrapping app.ErrNotPackage that an
+// upload answers with 400 (the executor would refuse it too).
+func (p *Pending) Format() (app.PackageFormat, error) { return app.CheckPackage(p.head) }
 
 // Receive streams r into a temporary file in the store, hashing it, and
 // fsyncs it. More than MaxBytes is ErrTooLarge (nothing is kept).
@@ -108,7 +116,8 @@ func (s *Store) Receive(ctx context.Context, r io.Reader) (*Pending, error) {
 		return nil, fmt.Errorf("packages: receive: %w", err)
 	}
 	h := sha256.New()
-	n, err := copyCtx(ctx, io.MultiWriter(f, h), io.LimitReader(r, s.max+1))
+	head := &headWriter{max: app.SniffBytes}
+	n, err := copyCtx(ctx, io.MultiWriter(f, h, head), io.LimitReader(r, s.max+1))
 	if err == nil && n > s.max {
 		err = fmt.Errorf("%w: larger than the %d-byte limit (package_max_bytes)", ErrTooLarge, s.max)
 	}
@@ -125,7 +134,20 @@ func (s *Store) Receive(ctx context.Context, r io.Reader) (*Pending, error) {
 		}
 		return nil, fmt.Errorf("packages: receive: %w", err)
 	}
-	return &Pending{s: s, tmp: f.Name(), sha: hex.EncodeToString(h.Sum(nil)), size: n}, nil
+	return &Pending{s: s, tmp: f.Name(), sha: hex.EncodeToString(h.Sum(nil)), size: n, head: head.b}, nil
+}
+
+// headWriter keeps the first max bytes written to it.
+type headWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if room := w.max - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }
 
 // Commit stores the package under its sha256 (atomically: rename, then an

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -164,5 +166,39 @@ func TestStoreIgnoresForeignFiles(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, strings.Repeat("b", 64)), 0o755)
 	if list, err := s.List(); err != nil || len(list) != 0 {
 		t.Fatalf("list = %v, %v", list, err)
+	}
+}
+
+// TestPendingFormat: what an upload received is told by its first bytes,
+// whatever its size or the chunks it arrived in; a text file or random
+// bytes is ErrNotPackage (the API answers 400 and stores nothing).
+func TestPendingFormat(t *testing.T) {
+	s, err := NewStore(t.TempDir(), 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarBlock := make([]byte, 1024)
+	copy(tarBlock[257:], "ustar")
+	cases := []struct {
+		body []byte
+		want app.PackageFormat
+		err  bool
+	}{
+		{[]byte("#!/bin/sh\necho hi\n"), app.FormatScript, false},
+		{append([]byte{0x1f, 0x8b}, bytes.Repeat([]byte{7}, 100_000)...), app.FormatGzip, false},
+		{tarBlock, app.FormatTar, false},
+		{[]byte("just some notes\n"), app.FormatUnknown, true},
+		{bytes.Repeat([]byte("`\xff\x00"), 700), app.FormatUnknown, true},
+	}
+	for _, c := range cases {
+		p, err := s.Receive(t.Context(), iotest.OneByteReader(bytes.NewReader(c.body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := p.Format()
+		if f != c.want || errors.Is(err, app.ErrNotPackage) != c.err || (err != nil) != c.err {
+			t.Errorf("%q…: %v %v", c.body[:min(len(c.body), 8)], f, err)
+		}
+		p.Discard()
 	}
 }

@@ -91,6 +91,16 @@ func (r *Registry) Workflows(ctx context.Context) ([]workflow.Config, error) {
 	return listJSON[workflow.Config](ctx, r.kv, WorkflowsPath)
 }
 
+// WorkflowUses lists the workflows whose nodes run any of jobs (sorted by
+// name): deleting those jobs, or their app, would fail their next runs.
+func (r *Registry) WorkflowUses(ctx context.Context, jobs ...string) ([]workflow.Use, error) {
+	all, err := r.Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return workflow.Uses(all, jobs...), nil
+}
+
 // DeleteWorkflow removes a workflow, its disable flag and idempotency
 // keys, and asks the leader to cancel its active runs, in one commit. The
 // leader removes the runs once none is active any more (unless the name

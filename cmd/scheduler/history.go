@@ -8,8 +8,8 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/config"
-	"github.com/ejcloud/elasticjob/scheduler/history"
-	"github.com/ejcloud/elasticjob/scheduler/trace"
+	"github.com/ejcloud/elasticjob/history"
+	"github.com/ejcloud/elasticjob/history/trace"
 )
 
 // openHistory opens the event trace writer and the history reader: SQLite

@@ -4,9 +4,9 @@ import (
 	"log/slog"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler/trace"
 	"github.com/ejcloud/elasticjob/workflow/engine"
 )
 

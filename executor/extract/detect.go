@@ -9,74 +9,41 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+
+	"github.com/ejcloud/elasticjob/app"
 )
 
-type kind int
-
-const (
-	kindFile kind = iota
-	kindTar
-	kindGzip
-	kindBzip2
-	kindXz
-	kindZip
-)
-
-var (
-	magicGzip  = []byte{0x1f, 0x8b}
-	magicBzip2 = []byte("BZh")
-	magicXz    = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
-	magicZip   = []byte("PK\x03\x04")
-	magicZip0  = []byte("PK\x05\x06") // empty zip
-)
-
-// detect reads the magic bytes at the start of r.
-func detect(r io.ReaderAt) (kind, error) {
-	head := make([]byte, 512)
+// detect reads the magic bytes at the start of r: an archive, a single
+// program (a #! script or an ELF executable), or an error wrapping
+// app.ErrNotPackage for anything else.
+func detect(r io.ReaderAt) (app.PackageFormat, error) {
+	head := make([]byte, app.SniffBytes)
 	n, err := r.ReadAt(head, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, err
 	}
-	head = head[:n]
-	switch {
-	case bytes.HasPrefix(head, magicGzip):
-		return kindGzip, nil
-	case bytes.HasPrefix(head, magicBzip2):
-		return kindBzip2, nil
-	case bytes.HasPrefix(head, magicXz):
-		return kindXz, nil
-	case bytes.HasPrefix(head, magicZip), bytes.HasPrefix(head, magicZip0):
-		return kindZip, nil
-	case isTar(head):
-		return kindTar, nil
-	}
-	return kindFile, nil
-}
-
-// isTar checks the "ustar" magic of POSIX and GNU headers.
-func isTar(head []byte) bool {
-	return len(head) >= 262 && string(head[257:262]) == "ustar"
+	return app.CheckPackage(head[:n])
 }
 
 // decompress returns the tar stream inside a (possibly compressed) package
 // and a wait func to call when done reading.
-func decompress(ctx context.Context, k kind, src io.Reader) (io.Reader, func() error, error) {
+func decompress(ctx context.Context, k app.PackageFormat, src io.Reader) (io.Reader, func() error, error) {
 	nop := func() error { return nil }
 	switch k {
-	case kindTar:
+	case app.FormatTar:
 		return src, nop, nil
-	case kindGzip:
+	case app.FormatGzip:
 		z, err := gzip.NewReader(src)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gzip: %w", err)
 		}
 		return z, nop, nil
-	case kindBzip2:
+	case app.FormatBzip2:
 		return bzip2.NewReader(src), nop, nil
-	case kindXz:
+	case app.FormatXz:
 		return unxz(ctx, src)
 	}
-	return nil, nil, fmt.Errorf("unknown format %d", k)
+	return nil, nil, fmt.Errorf("unknown format %v", k)
 }
 
 // unxz runs `xz -dc`. wait kills xz if the tar reader stopped early.

@@ -9,8 +9,11 @@
 // The format is detected from magic bytes, never from the file name: zip,
 // gzip, bzip2 and xz compressed tar, plain tar. xz is decompressed by running
 // `xz -dc` (Debian package xz-utils); the standard library has no xz reader.
-// Anything else is a single file: it is copied under the URL's base name and
-// made executable.
+// A single program (a script starting with #!, or an ELF executable) is
+// copied under the URL's base name and made executable. Anything else
+// (random bytes named .tgz, a text file without a #! line, an empty file)
+// is refused with an error wrapping app.ErrNotPackage ("not a tar, tar.gz
+// or zip archive") rather than handed to /bin/sh (app.SniffPackage).
 //
 // Safety: an entry with a `..` component or an absolute path, a symlink or
 // hard link whose target leaves the extraction directory (symlinks are

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/executor/internal/bytesize"
 	"github.com/ejcloud/elasticjob/executor/internal/lockfile"
 )
@@ -51,7 +52,7 @@ func Extract(ctx context.Context, pkg Package, parent string, lim Limits) (Resul
 	if err != nil {
 		return res, fmt.Errorf("extract %s: %w", pkg.Name, err)
 	}
-	if kind == kindFile {
+	if !kind.IsArchive() {
 		res.Single = fileName(pkg.Name)
 	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -77,7 +78,7 @@ func Extract(ctx context.Context, pkg Package, parent string, lim Limits) (Resul
 	return res, os.Rename(tmp, res.Dir)
 }
 
-func unpack(ctx context.Context, kind kind, pkg Package, dir, single string, lim Limits) error {
+func unpack(ctx context.Context, kind app.PackageFormat, pkg Package, dir, single string, lim Limits) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -87,9 +88,9 @@ func unpack(ctx context.Context, kind kind, pkg Package, dir, single string, lim
 	w.limit, w.max = w.left, w.entries
 	src := io.NewSectionReader(pkg.File, 0, pkg.Size)
 	switch kind {
-	case kindFile:
+	case app.FormatScript, app.FormatELF:
 		return w.file(single, 0o755, src)
-	case kindZip:
+	case app.FormatZip:
 		err = w.zip(src, pkg.Size)
 	default:
 		r, wait, derr := decompress(ctx, kind, src)

@@ -2,10 +2,14 @@ package extract
 
 import (
 	"archive/tar"
+	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/app"
 )
 
 func TestFormats(t *testing.T) {
@@ -72,6 +76,35 @@ func TestSingleFile(t *testing.T) {
 	st, err := os.Stat(filepath.Join(res.Dir, "run.sh"))
 	if res.Single != "run.sh" || err != nil || st.Mode().Perm()&0o111 == 0 {
 		t.Fatalf("%+v %v %v", res, st, err)
+	}
+}
+
+// TestNotAPackageIsRefused: what is neither an archive nor a single program
+// (2 KB of random bytes named .tgz, a text file without a #! line, an empty
+// file) fails extraction with a cause naming the problem, leaving nothing
+// behind; it used to be copied as a "single file" and run by /bin/sh.
+func TestNotAPackageIsRefused(t *testing.T) {
+	random := make([]byte, 2048)
+	rand.NewChaCha8([32]byte{3}).Read(random) // 2 KB of (fixed) random bytes
+	random[0] = '`'
+	for name, data := range map[string][]byte{
+		"app.tgz":    random,
+		"README.txt": []byte("echo this has no interpreter line\n"),
+		"empty.sh":   nil,
+	} {
+		s := newSandbox(t)
+		res, err := Extract(t.Context(), pkg(t, name, data), s.apps, Limits{})
+		if !errors.Is(err, app.ErrNotPackage) || !strings.Contains(err.Error(), "extract "+name+": the package is") ||
+			!strings.Contains(err.Error(), "not a tar, tar.gz or zip archive") {
+			t.Errorf("%s: %+v, %v", name, res, err)
+		}
+		if entries, _ := os.ReadDir(s.apps); len(entries) != 0 {
+			t.Errorf("%s: left %v behind", name, entries)
+		}
+	}
+	res, err := Extract(t.Context(), pkg(t, "tool", []byte("\x7fELF\x02\x01\x01rest")), newSandbox(t).apps, Limits{})
+	if err != nil || res.Single != "tool" {
+		t.Errorf("an ELF executable is a single-file app: %+v %v", res, err)
 	}
 }
 

@@ -1,4 +1,4 @@
--- Indexes for the history searches (scheduler/history): the console filters
+-- Indexes for the history searches (history): the console filters
 -- executions by job (and result) within a time range, newest first, and
 -- status traces by job within a time range. With them the execution search
 -- over 1,000,000 rows answers in well under 50 ms (BenchmarkSearchExecutions1M).

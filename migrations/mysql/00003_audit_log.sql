@@ -3,8 +3,8 @@
 -- (method, route pattern, target_kind and target, a summary without
 -- secrets), when (creation_time, UTC, milliseconds) and the HTTP status
 -- answered. Written through the event trace writer's spool
--- (scheduler/trace), so rows are idempotent by id; searched by
--- GET /api/audit (scheduler/history); aged by the same retention as the
+-- (history/trace), so rows are idempotent by id; searched by
+-- GET /api/audit (history); aged by the same retention as the
 -- other history tables.
 
 -- +goose Up

@@ -4,7 +4,7 @@
 -- and one row per node execution that ended (WORKFLOW_NODE_LOG: a node's
 -- definition (job, depends_on comma separated, trigger_rule), its attempt,
 -- state, times, tasks, outputs as JSON, skip reason or message). Written by the leader's workflow engine through the event
--- trace writer's spool (scheduler/trace), idempotent by id; aged by the
+-- trace writer's spool (history/trace), idempotent by id; aged by the
 -- same retention as the other history tables. Times are UTC, milliseconds.
 
 -- +goose Up

@@ -2,8 +2,8 @@
 -- refused ones included: who (user_name, role), from where (address), what
 -- (method, route pattern, target_kind and target, a summary without
 -- secrets), when (creation_time, UTC) and the HTTP status answered. Written
--- through the event trace writer's spool (scheduler/trace), so rows are
--- idempotent by id; searched by GET /api/audit (scheduler/history); aged by
+-- through the event trace writer's spool (history/trace), so rows are
+-- idempotent by id; searched by GET /api/audit (history); aged by
 -- the same retention as the other history tables.
 
 -- +goose Up

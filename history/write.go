@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // addResult adds one minute's counts to TASK_RESULT_STATISTICS_MINUTE,

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 func (e *testDB) putResult(t *testing.T, iv view.Interval, at time.Time, ok, failed int) {
@@ -44,8 +44,14 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(week) != 168 || !week[167].StatisticsTime.Equal(at(11, 0)) || week[167].SuccessCount != 10 || week[167].StatisticInterval != view.Hour {
+		// The week ends with the current hour, summed from its minutes so far;
+		// the hour before it comes from the HOUR table.
+		if len(week) != 168 || !week[167].StatisticsTime.Equal(at(12, 0)) || week[167].SuccessCount != 2+5+7 || week[167].FailedCount != 1+7 ||
+			week[167].StatisticInterval != view.Hour || week[167].ID != 0 {
 			t.Errorf("lastWeek: %d rows, last %+v", len(week), week[167])
+		}
+		if w := week[166]; !w.StatisticsTime.Equal(at(11, 0)) || w.SuccessCount != 10 || w.FailedCount != 2 || w.ID == 0 {
+			t.Errorf("lastWeek: the last complete hour %+v", w)
 		}
 		if none, err := e.store.TaskResults(ctx, ""); err != nil || none == nil || len(none) != 0 {
 			t.Errorf("no since: %v %v, want []", none, err)
@@ -64,7 +70,8 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		if r := sum(view.LastMinute); r.SuccessCount != 5 || r.FailedCount != 1 || !r.StatisticsTime.Equal(at(12, 29)) || r.StatisticInterval != view.Minute {
 			t.Errorf("lastMinute %+v", r)
 		}
-		if r := sum(view.LastHour); r.SuccessCount != 10 || r.FailedCount != 2 || !r.StatisticsTime.Equal(at(11, 0)) {
+		// The 60 minutes up to the last complete one: 11:30 to 12:29.
+		if r := sum(view.LastHour); r.SuccessCount != 5+2+1 || r.FailedCount != 1+0+1 || !r.StatisticsTime.Equal(at(11, 30)) || r.StatisticInterval != view.Hour {
 			t.Errorf("lastHour %+v", r)
 		}
 		// Days before today + today's hours + this hour's minutes.
@@ -77,10 +84,19 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		if _, err := e.store.TaskResultSummary(ctx, "forever"); !errors.Is(err, view.ErrBadQuery) {
 			t.Errorf("period forever: %v", err)
 		}
-		// An hour not aggregated yet is summed from its minutes.
+		// An hour that ended but is not aggregated yet is summed from its
+		// minutes in the week; so is the new current hour (none yet).
 		e.clock.Set(at(13, 0).Add(5 * time.Second))
 		if r := sum(view.LastHour); r.SuccessCount != 5+2+7 || !r.StatisticsTime.Equal(at(12, 0)) {
-			t.Errorf("lastHour before aggregation %+v", r)
+			t.Errorf("lastHour at 13:00 %+v", r)
+		}
+		week, err = e.store.TaskResults(ctx, view.LastWeek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, now := week[166], week[167]; !w.StatisticsTime.Equal(at(12, 0)) || w.SuccessCount != 14 || w.FailedCount != 8 ||
+			!now.StatisticsTime.Equal(at(13, 0)) || now.SuccessCount != 0 {
+			t.Errorf("lastWeek at 13:00: %+v, %+v", w, now)
 		}
 	})
 }
@@ -128,4 +144,60 @@ func TestDBTimeScan(t *testing.T) {
 	if err := d.Scan("yesterday"); err == nil {
 		t.Error("Scan(yesterday) accepted")
 	}
+}
+
+// TestDashboardFiguresAgreeAfterAStart is the trial's dashboard: a
+// scheduler started at 12:30 ran 8 tasks in its first minute and 12 in its
+// second, and the console showed "Last minute 12" beside "Last hour 0" and
+// an empty week chart while "online" counted 20: the hour figures ended
+// with the last complete clock hour (11:00), before anything ran. Through
+// the collector (the real write path), every figure now counts what ran.
+func TestDashboardFiguresAgreeAfterAStart(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *testDB) {
+		ctx := context.Background()
+		e.clock.Set(at(12, 30).Add(8 * time.Second))
+		l := startCollector(t, e, newRegistry(t))
+		ok := func(n int) {
+			for range n {
+				l.status("TASK_FINISHED")
+			}
+		}
+		ok(8)
+		l.to(at(12, 31).Add(5 * time.Second))
+		ok(12)
+		l.to(at(12, 32).Add(9 * time.Second))
+
+		sum := func(p view.Since) int {
+			r, err := e.store.TaskResultSummary(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.SuccessCount
+		}
+		if m, h, w, o := sum(view.LastMinute), sum(view.LastHour), sum(view.LastWeek), sum(view.Online); m != 12 || h != 20 || w != 20 || o != 20 {
+			t.Errorf("last minute %d, last hour %d, last week %d, online %d; want 12, 20, 20, 20", m, h, w, o)
+		}
+		total := func(since view.Since) int {
+			rows, err := e.store.TaskResults(ctx, since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, r := range rows {
+				n += r.SuccessCount
+			}
+			return n
+		}
+		if d, w := total(view.Last24Hours), total(view.LastWeek); d != 20 || w != 20 {
+			t.Errorf("the day chart counts %d, the week chart %d; want 20 each", d, w)
+		}
+		// An hour later nothing ran: the sliding hour is empty, the charts keep it.
+		l.to(at(13, 33))
+		if h := sum(view.LastHour); h != 0 {
+			t.Errorf("last hour at 13:33: %d, want 0", h)
+		}
+		if w := total(view.LastWeek); w != 20 {
+			t.Errorf("the week chart at 13:33 counts %d, want 20", w)
+		}
+	})
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
 )
 
 // Registry is what the collector reads from the registry

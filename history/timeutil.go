@@ -3,7 +3,7 @@ package history
 import (
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // floor truncates t to the start of its minute, hour or day; hours and days

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
-	"github.com/ejcloud/elasticjob/scheduler/trace"
+	"github.com/ejcloud/elasticjob/history/trace"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // AuditLog is the REST API's audit log (api.AuditLog): rows are recorded

@@ -1,11 +1,4 @@
-// Package tracetest gives tests a private MySQL/MariaDB database and a TCP
-// proxy that can cut, black-hole and restore the path to it.
-//
-// The database comes from the real MariaDB that `scripts/services.sh start
-// DIR` runs on 127.0.0.1 (source DIR/env for EJ_TEST_MYSQL_DSN and
-// EJ_TEST_MYSQL_ADMIN_DSN). Without it a test is skipped, unless CI is set,
-// where it fails.
-package tracetest
+package testproxy
 
 import (
 	"crypto/rand"

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
 )
 
 // benchEvents is a realistic mix: per task, three status traces (STAGING,
@@ -110,7 +110,7 @@ func benchWrite(b *testing.B, dialect, dsn string, prefill []Event, events func(
 }
 
 func BenchmarkWriteMySQL(b *testing.B) {
-	benchWrite(b, dialectMySQL, tracetest.MySQL(b), nil, benchEvents)
+	benchWrite(b, dialectMySQL, testproxy.MySQL(b), nil, benchEvents)
 }
 
 func BenchmarkWriteSQLite(b *testing.B) {

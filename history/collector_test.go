@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 

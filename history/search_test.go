@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // seedSearch writes 12 executions of two jobs, one a minute from base, and

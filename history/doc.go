@@ -23,4 +23,28 @@
 // start, so nothing is counted twice. Every minute it also snapshots the
 // running tasks and the jobs with running tasks from the registry, and every
 // day the number of registered jobs.
+//
+// # The history tree
+//
+// What the scheduler remembers of what ran is a top-level tree beside
+// package scheduler, which it depends on and which never depends on it (the
+// import-direction test in internal/archtest keeps it so):
+//
+//	history          the reading and aggregating side: Store (searches of the
+//	                 event tables and the audit log, statistics series),
+//	                 Collector (the leader's statistics loop), AuditLog
+//	history/view     the rows, statistics and queries the API shows, with no
+//	                 SQL, so package api depends on it without a database driver
+//	history/trace    the writing side: the spooled event-trace writer that
+//	                 never blocks scheduling, and the scheduler.Observer and
+//	                 workflow observer that feed it
+//	history/webhook  failure notifications (a scheduler.Notifier)
+//
+// The split follows what each side does: trace writes (task events on the
+// leader, audit rows wherever the API answers) and owns its goroutines,
+// spool and retries so that writing never blocks scheduling; history reads
+// and, on the leader, aggregates. They share the database schema (package
+// migrations), not state; AuditLog hands audit rows to the trace writer.
+// The types they consume, scheduler.TaskEvent, scheduler.Observer and
+// scheduler.Notifier, stay in package scheduler.
 package history

@@ -3,7 +3,7 @@ package history
 import (
 	"context"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // The workflow history tables (migration 00004), searched like the others.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -139,16 +139,16 @@ func TestPartialBatchWrittenAfterFlushInterval(t *testing.T) {
 // The database goes away mid-run (proxy cut): events accumulate in the
 // spool (gauge), and are all written, once, when it returns.
 func TestMySQLDownThenBack(t *testing.T) {
-	dsn := tracetest.MySQL(t)
-	proxy := tracetest.NewProxy(t, tracetest.Target(t, dsn))
-	w, _ := open(t, Options{Dialect: dialectMySQL, DSN: tracetest.Via(t, dsn, proxy.Addr()), BatchSize: 100, MaxMemory: 250,
+	dsn := testproxy.MySQL(t)
+	proxy := testproxy.NewProxy(t, testproxy.Target(t, dsn))
+	w, _ := open(t, Options{Dialect: dialectMySQL, DSN: testproxy.Via(t, dsn, proxy.Addr()), BatchSize: 100, MaxMemory: 250,
 		SegmentEvents: 200, WriteTimeout: 2 * time.Second})
 	evs := statusEvents("down", 1500)
 	for _, ev := range evs[:300] {
 		w.Record(ev)
 	}
 	mustFlush(t, w)
-	proxy.Set(tracetest.Refuse)
+	proxy.Set(testproxy.Refuse)
 	for _, ev := range evs[300:] {
 		w.Record(ev)
 	}
@@ -165,7 +165,7 @@ func TestMySQLDownThenBack(t *testing.T) {
 	for _, ev := range evs[:300] {
 		w.Record(ev)
 	}
-	proxy.Set(tracetest.Forward)
+	proxy.Set(testproxy.Forward)
 	mustFlush(t, w)
 	if n := count(t, w, "JOB_STATUS_TRACE_LOG"); n != 1500 {
 		t.Fatalf("%d rows, want 1500", n)
@@ -180,17 +180,17 @@ func TestMySQLDownThenBack(t *testing.T) {
 
 // The retry timer (not Flush) brings the writer back: fake clock.
 func TestRetryAfterBackoff(t *testing.T) {
-	dsn := tracetest.MySQL(t)
-	proxy := tracetest.NewProxy(t, tracetest.Target(t, dsn))
-	proxy.Set(tracetest.Refuse)
-	w, clk := open(t, Options{Dialect: dialectMySQL, DSN: tracetest.Via(t, dsn, proxy.Addr()), RetryMin: time.Second})
+	dsn := testproxy.MySQL(t)
+	proxy := testproxy.NewProxy(t, testproxy.Target(t, dsn))
+	proxy.Set(testproxy.Refuse)
+	w, clk := open(t, Options{Dialect: dialectMySQL, DSN: testproxy.Via(t, dsn, proxy.Addr()), RetryMin: time.Second})
 	committed := make(chan int, 10)
 	w.afterCommit = func(n int) { committed <- n }
 	w.Record(statusEvents("r", 1)[0])
 	if err := w.Sync(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	proxy.Set(tracetest.Forward)
+	proxy.Set(testproxy.Forward)
 	clk.Advance(time.Second)
 	select {
 	case <-committed:
@@ -205,10 +205,10 @@ func TestRetryAfterBackoff(t *testing.T) {
 // The scheduler starts while the database is down: Open succeeds, DB()
 // reports unavailable, events spool, the schema is applied on return.
 func TestOpenWhileDatabaseDown(t *testing.T) {
-	dsn := tracetest.MySQL(t)
-	proxy := tracetest.NewProxy(t, tracetest.Target(t, dsn))
-	proxy.Set(tracetest.Refuse)
-	w, _ := open(t, Options{Dialect: dialectMySQL, DSN: tracetest.Via(t, dsn, proxy.Addr())})
+	dsn := testproxy.MySQL(t)
+	proxy := testproxy.NewProxy(t, testproxy.Target(t, dsn))
+	proxy.Set(testproxy.Refuse)
+	w, _ := open(t, Options{Dialect: dialectMySQL, DSN: testproxy.Via(t, dsn, proxy.Addr())})
 	if w.DB() != nil {
 		t.Fatal("DB() before the schema exists")
 	}
@@ -228,7 +228,7 @@ func TestOpenWhileDatabaseDown(t *testing.T) {
 	if err := w.Flush(ctxT(t)); err == nil {
 		t.Fatal("flushed with the database down")
 	}
-	proxy.Set(tracetest.Forward)
+	proxy.Set(testproxy.Forward)
 	mustFlush(t, w)
 	if n := count(t, w, "JOB_STATUS_TRACE_LOG"); n != 10 {
 		t.Fatalf("%d rows", n)
@@ -245,10 +245,10 @@ func TestRestartReplaysSpool(t *testing.T) {
 		if b.dialect == dialectSQLite { // short busy wait while the test holds the lock
 			via = "file:" + dsn + "?_pragma=busy_timeout(100)&_pragma=journal_mode(WAL)&_txlock=immediate"
 		}
-		var proxy *tracetest.Proxy
+		var proxy *testproxy.Proxy
 		if b.dialect == dialectMySQL {
-			proxy = tracetest.NewProxy(t, tracetest.Target(t, dsn))
-			via = tracetest.Via(t, dsn, proxy.Addr())
+			proxy = testproxy.NewProxy(t, testproxy.Target(t, dsn))
+			via = testproxy.Via(t, dsn, proxy.Addr())
 		}
 		w1, err := Open(ctxT(t), Options{Dialect: b.dialect, DSN: via, SpoolDir: spool, SegmentEvents: 64})
 		if err != nil {
@@ -259,9 +259,9 @@ func TestRestartReplaysSpool(t *testing.T) {
 			w1.Record(ev)
 		}
 		mustFlush(t, w1)
-		release := func() { proxy.Set(tracetest.Forward) }
+		release := func() { proxy.Set(testproxy.Forward) }
 		if proxy != nil {
-			proxy.Set(tracetest.Refuse)
+			proxy.Set(testproxy.Refuse)
 		} else {
 			// SQLite cannot be cut off: hold its write lock instead.
 			release = holdSQLiteWriteLock(t, dsn)
@@ -294,10 +294,10 @@ func TestRestartReplaysSpool(t *testing.T) {
 // Record never blocks, even while the database hangs (accepts connections
 // and never answers): events go to the spool.
 func TestRecordNeverBlocksWhenDatabaseHangs(t *testing.T) {
-	dsn := tracetest.MySQL(t)
-	proxy := tracetest.NewProxy(t, tracetest.Target(t, dsn))
-	proxy.Set(tracetest.Hang)
-	w, err := Open(ctxT(t), Options{Dialect: dialectMySQL, DSN: tracetest.Via(t, dsn, proxy.Addr()),
+	dsn := testproxy.MySQL(t)
+	proxy := testproxy.NewProxy(t, testproxy.Target(t, dsn))
+	proxy.Set(testproxy.Hang)
+	w, err := Open(ctxT(t), Options{Dialect: dialectMySQL, DSN: testproxy.Via(t, dsn, proxy.Addr()),
 		SpoolDir: filepath.Join(t.TempDir(), "spool"), ConnectTimeout: 100 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -324,8 +324,8 @@ func TestRecordNeverBlocksWhenDatabaseHangs(t *testing.T) {
 	defer cancel()
 	w.Close(cctx)
 	// Everything is still there for the next run.
-	proxy.Set(tracetest.Forward)
-	w2, _ := open(t, Options{Dialect: dialectMySQL, DSN: tracetest.Via(t, dsn, proxy.Addr()), SpoolDir: w.opt.SpoolDir})
+	proxy.Set(testproxy.Forward)
+	w2, _ := open(t, Options{Dialect: dialectMySQL, DSN: testproxy.Via(t, dsn, proxy.Addr()), SpoolDir: w.opt.SpoolDir})
 	mustFlush(t, w2)
 	if n := count(t, w2, "JOB_STATUS_TRACE_LOG"); n != 20000 {
 		t.Fatalf("%d rows", n)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // Statistics tables.
@@ -68,12 +68,19 @@ func unknownSince(since view.Since, allowed string) error {
 }
 
 // TaskResults is GET /job/statistics/tasks/results?since=…: last24hours is
-// the 1440 minutes before the current one, lastWeek the 168 hours before
-// the current one; missing intervals are zero rows. No since gives an empty
-// list, as in the original.
+// the 1440 minutes before the current one; lastWeek the 168 hours up to and
+// including the current one, whose row (like that of an ended hour not
+// aggregated yet) sums the minutes flushed so far. Missing intervals are
+// zero rows. No since gives an empty list, as in the original.
+//
+// The week chart used to end with the hour before the current one: for the
+// first hour after a start (and the first minutes of every hour) it showed
+// nothing of what the minute chart and the totals counted.
 func (s *Store) TaskResults(ctx context.Context, since view.Since) ([]view.TaskResult, error) {
 	var iv view.Interval
 	var n int
+	now := s.clock.Now()
+	last := prev(floor(now, view.Minute, s.loc), view.Minute, s.loc)
 	switch since {
 	case "":
 		return []view.TaskResult{}, nil
@@ -81,20 +88,49 @@ func (s *Store) TaskResults(ctx context.Context, since view.Since) ([]view.TaskR
 		iv, n = view.Minute, 24*60
 	case view.LastWeek:
 		iv, n = view.Hour, 7*24
+		last = floor(now, iv, s.loc)
 	default:
 		return nil, unknownSince(since, "last24hours or lastWeek")
 	}
-	last := prev(floor(s.clock.Now(), iv, s.loc), iv, s.loc)
 	first := last.Add(-time.Duration(n-1) * iv.Step())
 	got, err := s.points(ctx, resultTable(iv), "success_count, failed_count", first, last, iv, true)
 	if err != nil {
 		return nil, err
+	}
+	if iv == view.Hour {
+		if err := s.unaggregatedHours(ctx, got, prev(last, iv, s.loc), now); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]view.TaskResult, 0, n)
 	for _, t := range span(first, last, iv, s.loc) {
 		out = append(out, resultOf(got, t, iv))
 	}
 	return out, nil
+}
+
+// unaggregatedHours adds to got, for the hours from `from` to now that the
+// HOUR table has no row for yet (the current one, and one that just ended
+// before the collector aggregated it), the sum of their flushed minutes.
+func (s *Store) unaggregatedHours(ctx context.Context, got map[time.Time]point, from, now time.Time) error {
+	minutes, err := s.points(ctx, resultTable(view.Minute), "success_count, failed_count", from, now, view.Minute, true)
+	if err != nil {
+		return err
+	}
+	hours := map[time.Time]point{}
+	for t, m := range minutes {
+		h := floor(t, view.Hour, s.loc)
+		if _, aggregated := got[h]; aggregated {
+			continue
+		}
+		p := hours[h]
+		p.a, p.b, p.at, p.made = p.a+m.a, p.b+m.b, h, now.UTC()
+		hours[h] = p
+	}
+	for h, p := range hours {
+		got[h] = p
+	}
+	return nil
 }
 
 func resultOf(got map[time.Time]point, t time.Time, iv view.Interval) view.TaskResult {
@@ -106,30 +142,33 @@ func resultOf(got map[time.Time]point, t time.Time, iv view.Interval) view.TaskR
 }
 
 // TaskResultSummary is GET /job/statistics/tasks/results/{period}:
-// lastMinute and lastHour are the last complete minute or hour (zero when
-// nothing ran), lastWeek sums the 7 days before today and today so far,
-// online sums everything; both sums count up to the last flushed minute.
+// lastMinute is the last complete minute (zero when nothing ran), lastHour
+// the 60 minutes up to the end of that minute (summed from the MINUTE
+// table, its statisticsTime their start), lastWeek sums the 7 days before
+// today and today so far, online sums everything; both sums count up to
+// the last flushed minute.
+//
+// lastHour used to be the last complete clock hour: for the first hour
+// after a start, and at every hour's start, it read 0 beside a lastMinute
+// of 8. A sliding hour always holds the last minute.
 func (s *Store) TaskResultSummary(ctx context.Context, period view.Since) (view.TaskResult, error) {
 	now := s.clock.Now().UTC()
 	switch period {
-	case view.LastMinute, view.LastHour:
-		iv := view.Minute
-		if period == view.LastHour {
-			iv = view.Hour
-		}
-		t := prev(floor(now, iv, s.loc), iv, s.loc)
-		got, err := s.points(ctx, resultTable(iv), "success_count, failed_count", t, t, iv, true)
+	case view.LastMinute:
+		t := prev(floor(now, view.Minute, s.loc), view.Minute, s.loc)
+		got, err := s.points(ctx, resultTable(view.Minute), "success_count, failed_count", t, t, view.Minute, true)
 		if err != nil {
 			return view.TaskResult{}, err
 		}
-		if _, ok := got[t]; !ok && iv == view.Hour { // not aggregated yet: sum its minutes
-			a, b, err := s.sum(ctx, view.Minute, t, next(t, iv, s.loc))
-			if err != nil {
-				return view.TaskResult{}, err
-			}
-			return view.TaskResult{SuccessCount: a, FailedCount: b, StatisticInterval: iv, StatisticsTime: t, CreationTime: now}, nil
+		return resultOf(got, t, view.Minute), nil
+	case view.LastHour:
+		to := floor(now, view.Minute, s.loc)
+		from := to.Add(-time.Hour)
+		a, b, err := s.sum(ctx, view.Minute, from, to)
+		if err != nil {
+			return view.TaskResult{}, err
 		}
-		return resultOf(got, t, iv), nil
+		return view.TaskResult{SuccessCount: a, FailedCount: b, StatisticInterval: view.Hour, StatisticsTime: from, CreationTime: now}, nil
 	case view.LastWeek, view.Online:
 		from := time.Time{}
 		if period == view.LastWeek {

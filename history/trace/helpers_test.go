@@ -13,7 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
 // failsafe bounds every wait so a bug fails a test instead of hanging it.
@@ -30,7 +30,7 @@ type backend struct {
 
 var backends = []backend{
 	{"sqlite", dialectSQLite, func(t *testing.T) string { return filepath.Join(t.TempDir(), "trace.db") }},
-	{"mysql", dialectMySQL, func(t *testing.T) string { return tracetest.MySQL(t) }},
+	{"mysql", dialectMySQL, func(t *testing.T) string { return testproxy.MySQL(t) }},
 }
 
 func forEachBackend(t *testing.T, f func(t *testing.T, b backend)) {

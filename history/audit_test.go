@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 )
 
 // seedAudit writes 10 audit rows a minute apart from base: users root and

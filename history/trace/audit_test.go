@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/trace/tracetest"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
 type auditRow struct {
@@ -81,17 +81,17 @@ func TestAuditSurvivesOutageAndRestart(t *testing.T) {
 		spool := filepath.Join(t.TempDir(), "spool")
 		via, release := dsn, func() {}
 		if b.dialect == dialectMySQL {
-			proxy := tracetest.NewProxy(t, tracetest.Target(t, dsn))
-			via = tracetest.Via(t, dsn, proxy.Addr())
-			defer proxy.Set(tracetest.Refuse)
-			release = func() { proxy.Set(tracetest.Forward) }
+			proxy := testproxy.NewProxy(t, testproxy.Target(t, dsn))
+			via = testproxy.Via(t, dsn, proxy.Addr())
+			defer proxy.Set(testproxy.Refuse)
+			release = func() { proxy.Set(testproxy.Forward) }
 			w0, err := Open(ctxT(t), Options{Dialect: b.dialect, DSN: via, SpoolDir: spool})
 			if err != nil {
 				t.Fatal(err)
 			}
 			mustFlush(t, w0) // the schema exists; then the database goes away
 			w0.Close(ctxT(t))
-			proxy.Set(tracetest.Refuse)
+			proxy.Set(testproxy.Refuse)
 		} else {
 			via = "file:" + dsn + "?_pragma=busy_timeout(100)&_pragma=journal_mode(WAL)&_txlock=immediate"
 			w0, err := Open(ctxT(t), Options{Dialect: b.dialect, DSN: via, SpoolDir: spool})

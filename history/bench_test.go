@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler/history/view"
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/jmoiron/sqlx"
 )
 

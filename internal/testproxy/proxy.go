@@ -1,4 +1,4 @@
-package tracetest
+package testproxy
 
 import (
 	"io"

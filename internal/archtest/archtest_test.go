@@ -1,0 +1,67 @@
+package archtest
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// pure are the packages that may import only the standard library and each
+// other: the domain types and the pure decisions. Add a new pure package
+// here.
+var pure = []string{"app", "jobs", "jobs/cron", "offers", "workflow", "engine"}
+
+// TestPurePackagesImportOnlyTheStandardLibrary: a pure package that gains
+// an import of, say, registry or a driver fails here, naming the import.
+func TestPurePackagesImportOnlyTheStandardLibrary(t *testing.T) {
+	g := loadGraph(t)
+	for _, bad := range g.impure(pure) {
+		t.Errorf("%s: a pure package may import only the standard library and %s", bad, strings.Join(pure, ", "))
+	}
+}
+
+// TestSchedulerDoesNotImportHistory: history/... consumes scheduler's
+// TaskEvent and Observer; scheduler (and what it imports) never imports
+// history, directly or through another package of the module.
+func TestSchedulerDoesNotImportHistory(t *testing.T) {
+	g := loadGraph(t)
+	if _, ok := g.pkgs["scheduler"]; !ok {
+		t.Fatal("no package scheduler: the test looks at the wrong tree")
+	}
+	if _, ok := g.pkgs["history"]; !ok {
+		t.Fatal("no package history: the test looks at the wrong tree")
+	}
+	for _, chain := range g.reaches("scheduler", "history") {
+		t.Errorf("%s: history depends on scheduler, never the reverse", chain)
+	}
+}
+
+// TestTheChecksFindViolations runs the checks on a made-up module, so the
+// tests above cannot pass by finding nothing.
+func TestTheChecksFindViolations(t *testing.T) {
+	const m = "example.com/mod"
+	g := graph{module: m, pkgs: map[string][]string{
+		"app":             {"fmt", m + "/jobs"},
+		"jobs":            {"strings", m + "/registry", "github.com/robfig/cron/v3"},
+		"registry":        {m + "/store"},
+		"scheduler":       {"context", m + "/scheduler/inner"},
+		"scheduler/inner": {m + "/metrics"},
+		"metrics":         {m + "/history/trace"},
+		"history/trace":   {m + "/scheduler"},
+		"history":         {m + "/history/trace"},
+	}}
+	got := g.impure([]string{"app", "jobs", "offers"})
+	want := []string{"jobs imports example.com/mod/registry", "jobs imports github.com/robfig/cron/v3",
+		"offers is listed as pure but is not a package of the module"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("impure = %q\nwant %q", got, want)
+	}
+	got = g.reaches("scheduler", "history")
+	want = []string{"scheduler → scheduler/inner → metrics → history/trace", "scheduler/inner → metrics → history/trace"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("reaches = %q\nwant %q", got, want)
+	}
+	if r := g.reaches("history", "scheduler"); len(r) != 2 { // history/trace imports scheduler: the allowed direction
+		t.Errorf("history → scheduler chains %q", r)
+	}
+}

@@ -1,0 +1,12 @@
+// Package archtest holds the import-direction tests of the module (the
+// package itself is empty): the pure packages (the domain and the
+// decisions: app, jobs, jobs/cron, offers, workflow, engine) import only
+// the standard library and each other, so they stay free of I/O, clocks and
+// drivers and can be table-, property- and scenario-tested; and the history
+// tree (history/...) depends on package scheduler, never the reverse.
+//
+// The graph is read from the source with go/build (the non-test files of
+// every package of the module, under the default build context), so the
+// tests need neither the network nor the go command. A new pure package is
+// added to pure in archtest_test.go.
+package archtest
