@@ -51,7 +51,7 @@ func TestWorkDirIsExclusive(t *testing.T) {
 	start(t, "--port", "0", "--work-dir", dir)
 	var out, errb bytes.Buffer
 	err := run(context.Background(), []string{"--port", "0", "--work-dir", dir}, &out, &errb)
-	if err == nil || !strings.Contains(err.Error(), "in use by another mesos-local") {
+	if err == nil || !strings.Contains(err.Error(), "in use by another running agent") {
 		t.Fatalf("second run on %s: %v, want an in-use error", dir, err)
 	}
 	if out.Len() != 0 {
