@@ -296,10 +296,18 @@ func (c *Cluster) listen(ctx context.Context) (net.Listener, error) {
 		}
 	}
 	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil && c.cfg.Recover == RecoverCleanup {
+		// Cleaning up needs no address: executors that cannot report are
+		// killed after their grace period.
+		c.log.Warn("address taken: executors cannot report their tasks' ends before they are stopped", "address", addr, "err", err)
+		if host, _, serr := net.SplitHostPort(addr); serr == nil {
+			ln, err = lc.Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("local: listen %s: %w", addr, err)
 	}
-	if c.sim == nil {
+	if c.sim == nil && c.cfg.Recover == RecoverReconnect {
 		recordAddress(c.cfg.WorkDir, ln.Addr().String(), c.log)
 	}
 	return ln, nil
