@@ -126,3 +126,22 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// --recover=cleanup with nothing left to stop ends at once, simulated
+// cluster or not; a bad --recover is refused.
+func TestRecoverCleanupWithNothingLeft(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--sim-agents", "2"}} {
+		var out, errb bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		args := append([]string{"--port", "0", "--work-dir", t.TempDir(), "--recover=cleanup"}, extra...)
+		err := run(ctx, args, &out, &errb)
+		cancel()
+		if err != nil || !strings.Contains(out.String(), "cleanup done: shut down 0 executors") {
+			t.Fatalf("%v: %v, stdout %q\n%s", args, err, out.String(), errb.String())
+		}
+	}
+	err := run(context.Background(), []string{"--recover=later"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--recover") {
+		t.Fatalf("--recover=later: %v", err)
+	}
+}

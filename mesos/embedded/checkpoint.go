@@ -24,13 +24,13 @@ import (
 //	    executor.info                        ExecutorInfo (protobuf), before the process starts
 //	    forked.pid                           pid, start time and boot id, once it started
 //	    completed                            the executor ended (its tasks may still have updates to deliver)
-//	    tasks/<task>/task.info               TaskInfo (protobuf), before the executor hears of it
-//	    tasks/<task>/task.updates            records, one JSON line each: a status update before it is
-//	                                         forwarded, an acknowledgement, the task's delivery
+//	    tasks/<task>.records                 one JSON line each: the TaskInfo before the executor hears
+//	                                         of it, its delivery, each status update before it is
+//	                                         forwarded, each acknowledgement
 //
-// A task's directory goes when its terminal update is acknowledged, a
-// run's when it completed and has no task left, a framework's when it is
-// torn down. Files are written whole (temporary file, then rename) or
+// A task's records go when its terminal update is acknowledged, a run's
+// directory when it completed and has no task left, a framework's when it
+// is torn down. Files are written whole (temporary file, then rename) or
 // appended a line at a time, without fsync: they must survive the agent's
 // process (kill -9), not the machine, whose reboot ends every executor
 // anyway (the boot id tells).
@@ -39,8 +39,9 @@ type checkpoint struct {
 	log *slog.Logger
 }
 
-// record is one line of task.updates.
+// record is one line of a task's records.
 type record struct {
+	Task     []byte `json:"task,omitempty"`     // the TaskInfo (protobuf), the first line
 	Update   []byte `json:"update,omitempty"`   // a TaskStatus (protobuf), before it is forwarded
 	Executor bool   `json:"executor,omitempty"` // the update came from the executor
 	Ack      []byte `json:"ack,omitempty"`      // the uuid of an acknowledged update
@@ -146,20 +147,25 @@ func (k *checkpoint) completed(e *executor) {
 	k.warn("executor end "+e.id, replaceFile(filepath.Join(e.meta, "completed"), nil))
 }
 
-func taskMeta(t *task) string { return filepath.Join(t.exec.meta, "tasks", t.info.TaskID.Value) }
+func taskMeta(t *task) string {
+	return filepath.Join(t.exec.meta, "tasks", t.info.TaskID.Value+".records")
+}
 
 // task records a task before the executor hears of it.
 func (k *checkpoint) task(t *task, group bool) {
-	err := writeProto(filepath.Join(taskMeta(t), "task.info"), &t.info)
-	if err == nil && group {
-		err = appendRecord(filepath.Join(taskMeta(t), "task.updates"), record{Group: true})
+	info, err := t.info.Marshal()
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(taskMeta(t)), 0o755)
+	}
+	if err == nil {
+		err = appendRecord(taskMeta(t), record{Task: info, Group: group})
 	}
 	k.warn("task "+t.info.TaskID.Value, err)
 }
 
-// record appends to the task's updates.
+// record appends to the task's records.
 func (k *checkpoint) record(t *task, r record) {
-	k.warn("task update "+t.info.TaskID.Value, appendRecord(filepath.Join(taskMeta(t), "task.updates"), r))
+	k.warn("task update "+t.info.TaskID.Value, appendRecord(taskMeta(t), r))
 }
 
 // update records a status update before it is forwarded.
@@ -175,7 +181,9 @@ func (k *checkpoint) update(t *task, st mesos.TaskStatus, fromExecutor bool) {
 // removed forgets a task whose terminal update was acknowledged, and its
 // run once the run completed and has no task left.
 func (k *checkpoint) removed(t *task) {
-	k.warn("task removal "+t.info.TaskID.Value, os.RemoveAll(taskMeta(t)))
+	if err := os.Remove(taskMeta(t)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		k.warn("task removal "+t.info.TaskID.Value, err)
+	}
 	e := t.exec
 	if e.state == execTerminated && len(e.tasks) == 0 {
 		k.warn("executor run "+e.id, os.RemoveAll(e.meta))
@@ -203,7 +211,7 @@ type (
 		tasks       []ckTask
 	}
 	ckTask struct {
-		meta    string
+		meta    string // its records
 		info    mesos.TaskInfo
 		records []record
 	}
@@ -246,14 +254,13 @@ func (k *checkpoint) loadRun(dir string) (ckRun, bool) {
 	}
 	_, err := os.Stat(filepath.Join(dir, "completed"))
 	run.completed = err == nil
-	tasks, _ := filepath.Glob(filepath.Join(dir, "tasks", "*"))
-	for _, td := range tasks {
-		t := ckTask{meta: td}
-		if err := readProto(filepath.Join(td, "task.info"), &t.info); err != nil {
-			k.log.Warn("checkpointed task unreadable: not recovered", "dir", td, "err", err)
+	tasks, _ := filepath.Glob(filepath.Join(dir, "tasks", "*.records"))
+	for _, path := range tasks {
+		t := ckTask{meta: path, records: readRecords(path)}
+		if len(t.records) == 0 || t.info.Unmarshal(t.records[0].Task) != nil {
+			k.log.Warn("checkpointed task unreadable: not recovered", "file", path)
 			continue
 		}
-		t.records = readRecords(filepath.Join(td, "task.updates"))
 		run.tasks = append(run.tasks, t)
 	}
 	return run, true
@@ -269,8 +276,8 @@ func readProto(path string, m unmarshaler) error {
 	return m.Unmarshal(b)
 }
 
-// readRecords reads task.updates; a line cut short (the machine stopped
-// mid-write) ends it.
+// readRecords reads a task's records; a line cut short (the machine
+// stopped mid-write) ends them.
 func readRecords(path string) []record {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -145,6 +145,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		c.archived = c.recoverArchive()
 		c.watchRecovered()
 	}
+	c.cleanedUp()
 	c.mu.Unlock()
 	if c.sim != nil {
 		c.sim.start()

@@ -53,8 +53,7 @@ func lastSignOfLife(dir string, run ckRun, agentAlive, now time.Time) time.Time 
 	files := []string{filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")}
 	for _, t := range run.tasks {
 		id := t.info.TaskID.Value
-		files = append(files, filepath.Join(dir, "tasks", id, "stdout"), filepath.Join(dir, "tasks", id, "stderr"),
-			filepath.Join(t.meta, "task.updates"))
+		files = append(files, filepath.Join(dir, "tasks", id, "stdout"), filepath.Join(dir, "tasks", id, "stderr"), t.meta)
 	}
 	for _, f := range files {
 		if m := modTime(f); m.After(at) {
@@ -162,8 +161,8 @@ func (c *Cluster) recoverTask(e *executor, ct ckTask) (t *task, group bool) {
 	t.status = mesos.TaskStatus{TaskID: ct.info.TaskID, State: mesos.TASK_STAGING.Enum()}
 	for _, r := range ct.records {
 		switch {
-		case r.Group:
-			group = true
+		case r.Task != nil:
+			group = r.Group
 		case r.Launched:
 			t.launched = true
 		case r.Update != nil:
@@ -182,7 +181,7 @@ func (c *Cluster) recoverTask(e *executor, ct ckTask) (t *task, group bool) {
 		}
 	}
 	if isTerminal(t.state) && len(t.pending) == 0 {
-		_ = os.RemoveAll(ct.meta) // done before the restart
+		_ = os.Remove(ct.meta) // done before the restart
 		return nil, false
 	}
 	t.released = isTerminal(t.state)
@@ -207,7 +206,6 @@ func (c *Cluster) watchRecovered() {
 		}
 		c.after(e, c.cfg.ExecutorReregistrationTimeout, func() { c.reregistrationTimeout(e) })
 	}
-	c.cleanedUp()
 }
 
 // recoveredExited handles the end of a recovered executor's process (not
@@ -261,8 +259,8 @@ func (c *Cluster) cleanupExecutor(e *executor) {
 // container; its watcher then reports its end.
 func (c *Cluster) kill9(e *executor) {
 	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
-	if e.cgroup != nil {
-		go func() { _, _ = e.cgroup.Kill(destroyTimeout) }()
+	if g := e.cgroup; g != nil {
+		go func() { _, _ = g.Kill(destroyTimeout) }()
 	}
 }
 
