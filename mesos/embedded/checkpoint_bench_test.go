@@ -16,7 +16,7 @@ import (
 // appended, without fsync.
 func BenchmarkCheckpointTaskLifecycle(b *testing.B) {
 	k := newCheckpoint(b.TempDir(), "agent-S0", slog.New(slog.DiscardHandler))
-	e := &executor{id: "app@-@agent-S0", meta: filepath.Join(k.dir, "frameworks", "fw", "executors", "e", "runs", "c"),
+	e := &executor{id: "app@-@agent-S0", persisted: persisted{meta: filepath.Join(k.dir, "frameworks", "fw", "executors", "e", "runs", "c")},
 		tasks: map[string]*task{}}
 	data := make([]byte, 2048) // a task's sharding context and job
 	b.ReportAllocs()

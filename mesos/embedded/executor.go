@@ -59,14 +59,19 @@ type executor struct {
 	termState mesos.TaskState
 	done      chan struct{} // closed once its end has been handled
 
-	// Recovery (recover.go): meta is its checkpoint directory ("" when
-	// its framework does not checkpoint); proc the process checkpointed;
-	// recovered marks an executor an earlier run of the agent started,
-	// resubscribed that it has subscribed since; unwatch stops watching a
-	// recovered process; detached that the agent stopped and left it
-	// running.
+	persisted
+}
+
+// persisted is an executor's part in checkpointing and recovery
+// (checkpoint.go, recover.go): meta is its checkpoint directory and ck
+// the checkpoint ("" and nil when its framework does not checkpoint);
+// proc the process checkpointed; recovered marks an executor an earlier
+// run of the agent started, resubscribed that it has subscribed since;
+// unwatch stops watching a recovered process; detached that the agent
+// stopped and left it running.
+type persisted struct {
 	meta         string
-	ck           *checkpoint // nil unless its framework checkpoints
+	ck           *checkpoint
 	proc         forked
 	recovered    bool
 	resubscribed bool
@@ -198,16 +203,7 @@ func (c *Cluster) executorEnded(e *executor, status *int32, msg string, at time.
 	e.ended = at
 	delete(c.live, e.dir)
 	e.exitStatus, e.exitMessage = status, msg
-	for _, t := range e.timers {
-		t.Stop()
-	}
-	if e.unwatch != nil {
-		e.unwatch()
-	}
-	if e.stream != nil {
-		e.stream.close()
-		e.stream = nil
-	}
+	e.disconnect()
 	e.released = true
 	delete(e.agent.live, e)
 	c.uncharge(e.agent, e.resources)
@@ -223,7 +219,7 @@ func (c *Cluster) executorEnded(e *executor, status *int32, msg string, at time.
 	c.log.Info("executor terminated", "framework_id", fw.id, "executor_id", e.id, "message", msg)
 	if c.frameworks[fw.id] == fw {
 		for _, t := range e.liveTasks() {
-			c.agentUpdateAt(t, e.termState, e.reason, msg, at)
+			c.agentUpdateAt(t, e.termState, e.reason, msg, laterOf(at, statusTime(t.status)))
 		}
 		fw.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
 			AgentID:    &mesos.AgentID{Value: e.agent.id},
@@ -240,6 +236,38 @@ func (c *Cluster) executorEnded(e *executor, status *int32, msg string, at time.
 	}
 	c.cleanedUp()
 	c.allocate()
+}
+
+// statusTime is when a status was sent (zero without a timestamp).
+func statusTime(st mesos.TaskStatus) time.Time {
+	if st.Timestamp == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(*st.Timestamp*1e9))
+}
+
+// laterOf is the later of two times: a task ends no earlier than its last
+// update.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// disconnect stops the executor's timers and the watch of its process and
+// closes its connection.
+func (e *executor) disconnect() {
+	for _, t := range e.timers {
+		t.Stop()
+	}
+	if e.unwatch != nil {
+		e.unwatch()
+	}
+	if e.stream != nil {
+		e.stream.close()
+		e.stream = nil
+	}
 }
 
 // liveTasks are the executor's tasks that have not reached a terminal state,

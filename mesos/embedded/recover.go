@@ -93,8 +93,12 @@ func (c *Cluster) recover(r recovery, orphans map[string]int) {
 					at = c.cfg.Clock.Now()
 				}
 				_ = os.Chtimes(e.dir, at, at) // the sandbox's age counts from its end (GC)
-				c.log.Warn("executor of the earlier run is gone; its tasks fail", "framework_id", fw.id,
-					"executor_id", e.id, "last_seen", at, "tasks", len(e.liveTasks()))
+				if n := len(e.liveTasks()); n > 0 {
+					c.log.Warn("executor of the earlier run is gone; its tasks fail", "framework_id", fw.id,
+						"executor_id", e.id, "last_seen", at, "tasks", n)
+				} else {
+					c.log.Info("executor of the earlier run has ended", "framework_id", fw.id, "executor_id", e.id, "last_seen", at)
+				}
 				c.executorEnded(e, nil, "the executor was gone when the "+c.cfg.Process+" restarted", at)
 			}
 		}
@@ -124,7 +128,7 @@ func (c *Cluster) recoverRun(fw *framework, run ckRun) *executor {
 	a := c.agents[0]
 	e := &executor{fw: fw, agent: a, id: run.execID, info: run.info, containerID: run.containerID,
 		resources: normalize(run.info.Resources), tasks: map[string]*task{}, reason: mesos.REASON_EXECUTOR_TERMINATED,
-		termState: mesos.TASK_FAILED, done: make(chan struct{}), meta: run.meta, ck: c.ck, recovered: true}
+		termState: mesos.TASK_FAILED, done: make(chan struct{}), persisted: persisted{meta: run.meta, ck: c.ck, recovered: true}}
 	e.dir = c.sandboxDir(a, fw.id, e.id, e.containerID)
 	if run.forked != nil {
 		e.pid, e.proc = run.forked.Pid, *run.forked
@@ -268,16 +272,7 @@ func (c *Cluster) kill9(e *executor) {
 // and connection end, its process and checkpoint stay for the next run.
 func (c *Cluster) detach(e *executor) {
 	e.detached = true
-	for _, t := range e.timers {
-		t.Stop()
-	}
-	if e.unwatch != nil {
-		e.unwatch()
-	}
-	if e.stream != nil {
-		e.stream.close()
-		e.stream = nil
-	}
+	e.disconnect()
 }
 
 // leaveRunning reports whether Close leaves e running: a started executor

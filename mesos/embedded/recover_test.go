@@ -42,6 +42,22 @@ func checkpointing(id string) mesos.FrameworkInfo {
 	return info
 }
 
+// runThenStop subscribes fw to c, runs the task t1 (which hangs) on the
+// executor e1 (which re-subscribes when it loses its agent), and closes c.
+// It returns the scheduler, the executor's pid and t1's TASK_RUNNING.
+func runThenStop(t *testing.T, c *Cluster, fw mesos.FrameworkInfo) (*sched, int, mesos.TaskStatus) {
+	t.Helper()
+	s := subscribe(t, c, fw)
+	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
+	running := s.update("t1")
+	s.ack(running)
+	pid := executorPid(t, c, "e1")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return s, pid, running
+}
+
 // executorPid is the pid /state shows for the framework's executor.
 func executorPid(t *testing.T, c *Cluster, id string) int {
 	t.Helper()
@@ -117,14 +133,7 @@ func TestRestartTakesRunningExecutorsOver(t *testing.T) {
 func TestRestartReportsExecutorsGone(t *testing.T) {
 	start := restartable(t, nil)
 	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
-	running := s1.update("t1")
-	s1.ack(running)
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
+	s1, pid, running := runThenStop(t, c1, checkpointing(""))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +165,7 @@ func TestRestartReportsExecutorsGone(t *testing.T) {
 func TestRestartKillsExecutorsThatDoNotReregister(t *testing.T) {
 	start := restartable(t, func(cfg *Config) { cfg.ExecutorReregistrationTimeout = 300 * time.Millisecond })
 	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
-	s1.ack(s1.update("t1"))
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
+	s1, pid, _ := runThenStop(t, c1, checkpointing(""))
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -181,13 +184,7 @@ func TestRestartKillsExecutorsThatDoNotReregister(t *testing.T) {
 func TestRecoverCleanupStopsEverything(t *testing.T) {
 	start := restartable(t, nil)
 	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
-	s1.ack(s1.update("t1"))
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
+	s1, pid, _ := runThenStop(t, c1, checkpointing(""))
 	cleanup := restartableAgain(t, c1, func(cfg *Config) { cfg.Recover = RecoverCleanup })
 	if n := cleanup.Recovered(); n != 1 {
 		t.Fatalf("cleanup found %d executors, want 1", n)
@@ -227,13 +224,7 @@ func restartableAgain(t *testing.T, c *Cluster, mutate func(*Config)) *Cluster {
 func TestCloseStopsExecutorsOfFrameworksThatDoNotCheckpoint(t *testing.T) {
 	start := restartable(t, nil)
 	c1 := start()
-	s1 := subscribe(t, c1, frameworkInfo())
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
-	s1.ack(s1.update("t1"))
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
+	_, pid, _ := runThenStop(t, c1, frameworkInfo())
 	if alive(pid) {
 		t.Fatalf("executor %d of a framework without checkpointing outlived the agent", pid)
 	}
@@ -256,7 +247,7 @@ func TestRecoveredTaskRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	fw := c.recoverFramework(checkpointing("fw-1"))
-	e := &executor{fw: fw, agent: c.agents[0], id: "e1", tasks: map[string]*task{}, meta: c.ck.runDir("fw-1", "e1", "c1"), ck: c.ck,
+	e := &executor{fw: fw, agent: c.agents[0], id: "e1", tasks: map[string]*task{}, persisted: persisted{meta: c.ck.runDir("fw-1", "e1", "c1"), ck: c.ck},
 		info: mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "e1"}}}
 	c.ck.executor(e)
 	status := func(tk *task, s mesos.TaskState) mesos.TaskStatus {
