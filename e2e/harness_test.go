@@ -78,8 +78,11 @@ func startScheduler(t testing.TB, o schedOpts) *scheduler {
 	t.Cleanup(func() {
 		s.Stop(t)
 		if !slices.Contains(o.extra, "--mesos-url") {
-			harness.StopEverything(t, filepath.Join(o.dataDir, "mesos"),
-				append([]string{schedulerBin, "--data-dir", o.dataDir}, o.extra...)...)
+			data := o.dataDir // as the process saw it, from its working directory
+			if o.dir != "" && !filepath.IsAbs(data) {
+				data = filepath.Join(o.dir, data)
+			}
+			harness.StopEverything(t, filepath.Join(data, "mesos"), append([]string{schedulerBin, "--data-dir", data}, o.extra...)...)
 		}
 		if t.Failed() {
 			t.Logf("scheduler log (%s):\n%s", s.LogPath, harness.Tail(s.Log(), 200))

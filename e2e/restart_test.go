@@ -192,6 +192,7 @@ func testRestartKeepsRunningWork(t *testing.T, stop func(*scheduler) time.Time) 
 	s1 := startScheduler(t, opts)
 	out := outDir(t)
 	restartWork(s1, out)
+	triggered := time.Now()
 	s1.trigger("shards")
 	run := s1.wfTrigger("flow", out)
 	eventually(t, waitLong, func() bool {
@@ -201,6 +202,7 @@ func testRestartKeepsRunningWork(t *testing.T, stop func(*scheduler) time.Time) 
 		late(func() any { return s1.running("shards") }), late(func() any { return s1.wfRun("flow", run) }))
 	daemonTask := s1.runningRows("ticker")[0].TaskID
 	started := map[int]mark{0: marks(t, out, 0, "start")[0], 1: marks(t, out, 1, "start")[0]}
+	outsideOf(t, s1, filepath.Join(dataDir, "mesos"))
 
 	stopped := stop(s1)
 	for item, m := range started {
@@ -243,8 +245,9 @@ func testRestartKeepsRunningWork(t *testing.T, stop func(*scheduler) time.Time) 
 			t.Errorf("shard %d: no execution of %s in %v", item, s.task, execs)
 		case !e.Success:
 			t.Errorf("shard %d: execution failed: %v", item, *e.FailureCause)
-		case e.StartTime.After(s.at) || !e.StartTime.Before(stopped):
-			t.Errorf("shard %d: recorded start %v, want when its process started (it wrote %v), before the stop (%v)", item, e.StartTime, s.at, stopped)
+		case e.StartTime.Before(triggered.Truncate(time.Millisecond)) || !e.StartTime.Before(stopped):
+			t.Errorf("shard %d: recorded start %v, want when its process started (it wrote %v), after the trigger (%v) and before the stop (%v)",
+				item, e.StartTime, s.at, triggered, stopped)
 		case e.CompleteTime.Before(marks(t, out, item, "end")[0].at.Truncate(time.Millisecond)):
 			t.Errorf("shard %d: recorded end %v before its process ended (%v)", item, e.CompleteTime, marks(t, out, item, "end")[0].at)
 		}
@@ -306,6 +309,23 @@ func executorLogged(dataDir string, parts ...string) bool {
 	return false
 }
 
+// outsideOf fails unless every executor and task process in the sandboxes
+// is in a process group and session other than the scheduler's (a signal
+// to its group or terminal must not reach them).
+func outsideOf(t *testing.T, s *scheduler, sandboxes string) {
+	t.Helper()
+	pgrp, sid := harness.GroupAndSession(s.Pid())
+	procs := harness.SandboxProcs(sandboxes)
+	if len(procs) < 5 { // three executors, two shards
+		t.Fatalf("%d processes in the sandboxes, want the executors and the shards", len(procs))
+	}
+	for _, p := range procs {
+		if g, ss := harness.GroupAndSession(p); g == pgrp || ss == sid {
+			t.Errorf("process %d is in the scheduler's process group %d or session %d (its: %d, %d)", p, pgrp, sid, g, ss)
+		}
+	}
+}
+
 func wfNodeState(v wfRunView, id string) string {
 	for _, n := range v.Nodes {
 		if n.ID == id {
@@ -320,6 +340,22 @@ func readOr(path string) string {
 	return string(b)
 }
 
+// startShards starts a scheduler on dataDir with restartWork and returns
+// once both shards and the daemon run.
+func startShards(t *testing.T, dataDir string) (*scheduler, string) {
+	t.Helper()
+	s := startScheduler(t, schedOpts{dataDir: dataDir})
+	out := outDir(t)
+	restartWork(s, out)
+	s.trigger("shards")
+	eventually(t, waitLong, func() bool {
+		rt := s.running("shards")
+		return len(marks(t, out, 0, "start")) == 1 && len(marks(t, out, 1, "start")) == 1 && len(rt) == 2 &&
+			rt[0].State == "TASK_RUNNING" && rt[1].State == "TASK_RUNNING" && len(s.runningRows("ticker")) == 1
+	}, "both shards (reported running) and the daemon to run (running: %v)", late(func() any { return s.running("shards") }))
+	return s, out
+}
+
 // Stopping everything on purpose: SIGTERM, then scheduler --recover=cleanup
 // on the same data directory, which ends every executor and task the run
 // left and exits; the next start records the shards as ended by it (not
@@ -327,14 +363,7 @@ func readOr(path string) string {
 func TestRecoverCleanupStopsEverything(t *testing.T) {
 	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
-	s1 := startScheduler(t, schedOpts{dataDir: dataDir})
-	out := outDir(t)
-	restartWork(s1, out)
-	s1.trigger("shards")
-	eventually(t, waitLong, func() bool {
-		return len(marks(t, out, 0, "start")) == 1 && len(marks(t, out, 1, "start")) == 1 && len(s1.running("shards")) == 2 &&
-			len(s1.runningRows("ticker")) == 1
-	}, "both shards and the daemon to run")
+	s1, out := startShards(t, dataDir)
 	daemonTask := s1.runningRows("ticker")[0].TaskID
 	s1.Stop(t)
 	sandboxes := filepath.Join(dataDir, "mesos")
@@ -380,13 +409,7 @@ func TestRecoverCleanupStopsEverything(t *testing.T) {
 func TestRestartAfterExecutorsDied(t *testing.T) {
 	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
-	s1 := startScheduler(t, schedOpts{dataDir: dataDir})
-	out := outDir(t)
-	restartWork(s1, out)
-	s1.trigger("shards")
-	eventually(t, waitLong, func() bool {
-		return len(marks(t, out, 0, "start")) == 1 && len(marks(t, out, 1, "start")) == 1 && len(s1.running("shards")) == 2
-	}, "both shards to run")
+	s1, out := startShards(t, dataDir)
 	s1.Kill9()
 	sandboxes := filepath.Join(dataDir, "mesos")
 	harness.KillSandboxProcs(sandboxes)
@@ -403,9 +426,9 @@ func TestRestartAfterExecutorsDied(t *testing.T) {
 			t.Errorf("shard %d: no execution of %s", item, start.task)
 		case e.Success || e.FailureCause == nil || *e.FailureCause != "the executor was gone when the scheduler restarted":
 			t.Errorf("shard %d: success %v, cause %v", item, e.Success, e.FailureCause)
-		case e.CompleteTime.After(killed) || e.CompleteTime.Before(start.at.Truncate(time.Millisecond)):
-			t.Errorf("shard %d: recorded end %v, want when it was last seen alive (after its start %v, before %v)",
-				item, e.CompleteTime, start.at, killed)
+		case e.StartTime == nil || e.CompleteTime.After(killed) || e.CompleteTime.Before(*e.StartTime):
+			t.Errorf("shard %d: recorded from %v to %v, want an end when it was last seen alive (after its start, before %v)",
+				item, e.StartTime, e.CompleteTime, killed)
 		}
 	}
 	for _, m := range s2.statusMessages("shards") {

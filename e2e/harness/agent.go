@@ -84,3 +84,20 @@ func StopEverything(t testing.TB, workDir string, args ...string) {
 		t.Errorf("processes %v survived %s --recover=cleanup in %s (killed now)", left, filepath.Base(args[0]), workDir)
 	}
 }
+
+// GroupAndSession are the process group and session of pid (zeros when
+// it is gone).
+func GroupAndSession(pid int) (pgrp, sid int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state, ppid, pgrp, session, …
+	if len(f) < 4 {
+		return 0, 0
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	sid, _ = strconv.Atoi(f[3])
+	return pgrp, sid
+}
