@@ -37,8 +37,9 @@
 // each executor's pid and start time, each task's info and status updates
 // and acknowledgements) before it acts on it, and records its address.
 // Executors start in a session of their own; Close and a kill -9 leave
-// those of checkpointing frameworks running (others are shut down, or die
-// with the process), with MESOS_CHECKPOINT=1 and MESOS_RECOVERY_TIMEOUT
+// those of checkpointing frameworks running (others, and those that never
+// subscribed, are shut down by Close; those of other frameworks die with
+// the process), with MESOS_CHECKPOINT=1 and MESOS_RECOVERY_TIMEOUT
 // (Config.RecoveryTimeout, default 15 minutes: how long they keep their
 // tasks without an agent). A start on the same work directory listens on
 // the recorded address, rebuilds the frameworks (disconnected, each with

@@ -275,10 +275,14 @@ func (c *Cluster) detach(e *executor) {
 	e.disconnect()
 }
 
-// leaveRunning reports whether Close leaves e running: a started executor
-// of a checkpointing framework that nothing asked to stop.
+// leaveRunning reports whether Close leaves e running: an executor of a
+// checkpointing framework that has subscribed (in this run or an earlier
+// one) and that nothing asked to stop. One that never subscribed runs no
+// task yet, and nothing would bound its life: it is shut down, and its
+// queued tasks fail.
 func (c *Cluster) leaveRunning(e *executor) bool {
-	return e.ck != nil && e.pid != 0 && e.state != execTerminating && c.cfg.Recover == RecoverReconnect
+	subscribed := e.state == execRunning || (e.recovered && e.state == execLaunching)
+	return e.ck != nil && e.pid != 0 && subscribed && c.cfg.Recover == RecoverReconnect
 }
 
 // cleanedUp closes Cleaned once, with Recover = cleanup, no executor is

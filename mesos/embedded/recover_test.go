@@ -58,16 +58,19 @@ func runThenStop(t *testing.T, c *Cluster, fw mesos.FrameworkInfo) (*sched, int,
 	return s, pid, running
 }
 
-// executorPid is the pid /state shows for the framework's executor.
+// executorPid is the pid /state shows for the executor, once it started.
 func executorPid(t *testing.T, c *Cluster, id string) int {
 	t.Helper()
-	for _, e := range c.Snapshot().Executors {
-		if e.ID == id && e.PID > 0 {
-			return e.PID
+	pid := 0
+	eventually(t, "executor "+id+" to start", func() bool {
+		for _, e := range c.Snapshot().Executors {
+			if e.ID == id && e.PID > 0 {
+				pid = e.PID
+			}
 		}
-	}
-	t.Fatalf("no executor %s with a pid in %+v", id, c.Snapshot().Executors)
-	return 0
+		return pid > 0
+	})
+	return pid
 }
 
 func alive(pid int) bool {
@@ -302,4 +305,26 @@ func TestRecoveredTaskRecords(t *testing.T) {
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// An executor that never subscribed runs no task and nothing bounds its
+// life: Close shuts it down even for a checkpointing framework, and the
+// task queued for it fails at the next start.
+func TestCloseStopsExecutorsThatNeverSubscribed(t *testing.T) {
+	start := restartable(t, nil)
+	c1 := start()
+	s1 := subscribe(t, c1, checkpointing(""))
+	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "silent", 0.5, 64), 1, 128))
+	pid := executorPid(t, c1, "e1")
+	if err := c1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Fatalf("executor %d that never subscribed outlived the agent", pid)
+	}
+	c2 := start()
+	s2 := subscribe(t, c2, checkpointing(s1.fwID))
+	if st := s2.update("t1"); st.GetState() != mesos.TASK_FAILED || st.GetSource() != mesos.SOURCE_AGENT {
+		t.Fatalf("t1: %s from %s %q", st.GetState(), st.GetSource(), st.GetMessage())
+	}
 }
