@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,6 +113,19 @@ func TestRestartTakesRunningExecutorsOver(t *testing.T) {
 		ex := c2.Snapshot().Executors
 		return len(ex) == 1 && ex[0].State == "RUNNING" && ex[0].PID == pid
 	})
+	if c2.iso.on() { // it stays in its container, with its and its tasks' limits
+		c2.mu.Lock()
+		e := c2.agents[0].liveExecutors()[0]
+		g, want := e.cgroup, e.limits
+		c2.mu.Unlock()
+		if g == nil || !slices.Contains(g.Procs(), pid) {
+			t.Fatalf("recovered executor %d is not in its container cgroup %v", pid, g)
+		}
+		container, _ := want(c2.iso.pidsMax, c2.iso.quota)
+		if got := g.Stats().MemoryLimit; got != container.MemoryBytes {
+			t.Errorf("container memory limit %d, want %d (the executor's and its two tasks')", got, container.MemoryBytes)
+		}
+	}
 	s2 := subscribe(t, c2, checkpointing(s1.fwID))
 	if again := s2.update("t2"); again.GetState() != mesos.TASK_RUNNING || string(again.UUID) != string(unacked.UUID) {
 		t.Fatalf("unacknowledged update after the restart: %s %x, want it again (%x)", again.GetState(), again.UUID, unacked.UUID)
