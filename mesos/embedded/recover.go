@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -77,7 +78,13 @@ func (c *Cluster) recover(r recovery, orphans map[string]int) {
 	defer func() { c.recovering = false }()
 	for _, cf := range r.frameworks {
 		fw := c.recoverFramework(cf.info)
-		for _, run := range cf.runs {
+		// Ended runs first: a live run of the same executor id then holds
+		// the framework's entry for that id.
+		runs := slices.Clone(cf.runs)
+		slices.SortStableFunc(runs, func(a, b ckRun) int {
+			return cmpBool(r.alive[a.containerID], r.alive[b.containerID])
+		})
+		for _, run := range runs {
 			e := c.recoverRun(fw, run)
 			switch {
 			case r.alive[run.containerID]:
@@ -111,6 +118,16 @@ func (c *Cluster) recover(r recovery, orphans map[string]int) {
 			c.awaitFramework(fw)
 		}
 	}
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // recoverFramework registers a checkpointed framework, disconnected until

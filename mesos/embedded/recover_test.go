@@ -342,3 +342,37 @@ func TestCloseStopsExecutorsThatNeverSubscribed(t *testing.T) {
 		t.Fatalf("t1: %s from %s %q", st.GetState(), st.GetSource(), st.GetMessage())
 	}
 }
+
+// An executor id with an ended run (its task's failure not yet
+// acknowledged) and a live one: after the restart the live one is the
+// framework's executor of that id (it subscribes again and obeys), and the
+// failure is still delivered.
+func TestRestartWithEndedAndLiveRunsOfOneExecutor(t *testing.T) {
+	start := restartable(t, nil)
+	c1 := start()
+	s1 := subscribe(t, c1, checkpointing(""))
+	s1.launch(s1.offer(), taskInfo(c1, "t1", "crash", execInfo(t, "e1", "1", 0.5, 64), 1, 128))
+	s1.ack(s1.update("t1")) // RUNNING: the executor then exits 3
+	if st := s1.update("t1"); st.GetState() != mesos.TASK_FAILED {
+		t.Fatalf("t1 after its executor crashed: %s", st.GetState())
+	}
+	s1.launch(s1.freshOffer(), taskInfo(c1, "t2", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
+	s1.ack(s1.update("t2"))
+	pid := executorPid(t, c1, "e1")
+	if err := c1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := start()
+	eventually(t, "the live run to re-subscribe", func() bool {
+		ex := c2.Snapshot().Executors
+		return len(ex) == 1 && ex[0].State == "RUNNING" && ex[0].PID == pid
+	})
+	s2 := subscribe(t, c2, checkpointing(s1.fwID))
+	if st := s2.update("t1"); st.GetState() != mesos.TASK_FAILED {
+		t.Fatalf("t1 after the restart: %s, want its unacknowledged failure", st.GetState())
+	}
+	s2.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "t2"}}})
+	if st := s2.update("t2"); st.GetState() != mesos.TASK_KILLED {
+		t.Fatalf("t2 after KILL: %s", st.GetState())
+	}
+}
