@@ -152,12 +152,17 @@ func (c *haCluster) close() {
 		p.stop()
 	}
 	if c.mesosEnd != nil {
-		_ = c.mesos.Process.Signal(syscall.SIGTERM) // it shuts its executors down
+		_ = c.mesos.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-c.mesosEnd:
 		case <-time.After(20 * time.Second):
 			_ = c.mesos.Process.Kill()
 			<-c.mesosEnd
+		}
+		// Its executors outlive it (for its next start): stop them.
+		cleanup := exec.Command(c.mesos.Path, append(c.mesos.Args[1:], "--recover=cleanup")...)
+		if out, err := cleanup.CombinedOutput(); err != nil {
+			logf("ha: mesos-local --recover=cleanup: %v\n%s", err, strings.TrimSpace(string(out)))
 		}
 	}
 	if c.ensemble != "" {

@@ -98,8 +98,8 @@ func (p *schedProc) waitHealthy(timeout time.Duration) (time.Duration, error) {
 }
 
 // stop sends SIGTERM to the scheduler and waits (SIGKILL to its process
-// group after 20 s). Executors it started are children of its embedded
-// agent; any that survive are ended by killOwnExecutors.
+// group after 20 s). The executors its embedded agent started outlive it
+// (a restart takes them over); killOwnExecutors ends them.
 func (p *schedProc) stop() {
 	if p == nil {
 		return

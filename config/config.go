@@ -58,7 +58,9 @@ type Config struct {
 	ExecutorIdle     time.Duration
 	EmbeddedCPUs     float64
 	EmbeddedMemMB    float64
-	Isolation        string // auto, v1, v2 or off (embedded agent)
+	RecoveryTimeout  time.Duration // recovery_timeout: executors of the embedded agent keep their tasks this long without it
+	Recover          string        // recover: reconnect (default) or cleanup (stop what the last run left, then exit)
+	Isolation        string        // auto, v1, v2 or off (embedded agent)
 	CgroupsRoot      string
 	PidsMax          int64 // per task and executor; 0: no limit
 	CPUQuota         bool
@@ -192,6 +194,8 @@ var settings = []setting{
 	{"executor_idle_timeout", "10s", "an executor with no task left exits after this long, releasing its resources (0s: at once, as the original's transient executors did)", duration("executor_idle_timeout", func(c *Config) *time.Duration { return &c.ExecutorIdle })},
 	{"embedded_cpus", "0", "CPUs the embedded agent offers (0: this machine's)", float("embedded_cpus", func(c *Config) *float64 { return &c.EmbeddedCPUs })},
 	{"embedded_mem_mb", "0", "memory in MB the embedded agent offers (0: this machine's)", float("embedded_mem_mb", func(c *Config) *float64 { return &c.EmbeddedMemMB })},
+	{"recovery_timeout", "15m", "embedded agent: how long its executors keep their tasks running while this scheduler is stopped or restarting; a scheduler back within it takes its running work over, after it the executors kill their tasks and exit (Mesos recovery_timeout)", duration("recovery_timeout", func(c *Config) *time.Duration { return &c.RecoveryTimeout })},
+	{"recover", "reconnect", "embedded agent at start: reconnect takes over the executors and tasks the last run of data_dir left running; cleanup shuts them all down (their tasks are killed and recorded as such at the next start) and exits, to stop everything on purpose (Mesos --recover)", str(func(c *Config) *string { return &c.Recover })},
 	{"isolation", "auto", "enforce the cpus and mem of executors and tasks on the embedded agent with cgroups: auto (v2 where usable, else v1, else none with one warning), v1 or v2 (that mode or the scheduler does not start), off", str(func(c *Config) *string { return &c.Isolation })},
 	{"cgroups_root", "elasticjob", "cgroup below the hierarchy root that holds the embedded agent's cgroups", str(func(c *Config) *string { return &c.CgroupsRoot })},
 	{"isolation_pids_max", "4096", "most processes (and threads) of each task and of each executor under isolation; 0: no limit", func(c *Config, v string) error {
@@ -419,6 +423,12 @@ func (c *Config) validate() error {
 	}
 	if c.WorkflowRunsKept < 1 {
 		errs = append(errs, errors.New("workflow_runs_kept: must be at least 1"))
+	}
+	if c.RecoveryTimeout <= 0 {
+		errs = append(errs, errors.New("recovery_timeout: must be positive"))
+	}
+	if c.Recover != "reconnect" && c.Recover != "cleanup" {
+		errs = append(errs, fmt.Errorf("recover: %q must be reconnect or cleanup", c.Recover))
 	}
 	switch c.Isolation {
 	case "auto", "v1", "v2", "off":

@@ -205,6 +205,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"package_max_bytes": "104857600", "package_gc_grace": "10m", "debug_pprof": "true",
 		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
+		"recovery_timeout": "90s", "recover": "cleanup",
 	}
 	var missing []string
 	for _, s := range settings {
@@ -315,6 +316,9 @@ func TestBadValues(t *testing.T) {
 		{"executor_idle_timeout", "soon", "executor_idle_timeout"},
 		{"history_retention", "1 month", "history_retention"},
 		{"history_max_rows", "-1", "history_max_rows"},
+		{"recovery_timeout", "0s", "recovery_timeout"},
+		{"recovery_timeout", "a while", "recovery_timeout"},
+		{"recover", "restart", "recover"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			loadErr(t, []string{"--config", writeFile(t, tc.key+"="+tc.value+"\n")}, nil, tc.sub)

@@ -59,8 +59,10 @@ type schedOpts struct {
 }
 
 // startScheduler starts a scheduler, waits for /healthz and stops it at
-// cleanup (SIGTERM, then SIGKILL after harness.StopGrace). Its log is
-// printed if the test failed.
+// cleanup (SIGTERM, then SIGKILL after harness.StopGrace), then, with the
+// embedded agent, stops what it left running (scheduler --recover=cleanup
+// on its data directory: executors and tasks outlive a stopped scheduler).
+// Its log is printed if the test failed.
 func startScheduler(t testing.TB, o schedOpts) *scheduler {
 	t.Helper()
 	if o.dataDir == "" {
@@ -75,6 +77,13 @@ func startScheduler(t testing.TB, o schedOpts) *scheduler {
 		Proc: harness.Start(t, "scheduler", filepath.Join(t.TempDir(), "scheduler.log"), cmd)}
 	t.Cleanup(func() {
 		s.Stop(t)
+		if !slices.Contains(o.extra, "--mesos-url") {
+			data := o.dataDir // as the process saw it, from its working directory
+			if o.dir != "" && !filepath.IsAbs(data) {
+				data = filepath.Join(o.dir, data)
+			}
+			harness.StopEverything(t, filepath.Join(data, "mesos"), append([]string{schedulerBin, "--data-dir", data}, o.extra...)...)
+		}
 		if t.Failed() {
 			t.Logf("scheduler log (%s):\n%s", s.LogPath, harness.Tail(s.Log(), 200))
 		}
@@ -92,9 +101,10 @@ func (s *scheduler) healthy() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// kill9 kills the scheduler with SIGKILL and waits for it, then kills
-// whatever of its children survived it (its executors die with it by
-// PDEATHSIG, this is only a safety net against leaks).
+// kill9 kills the scheduler with SIGKILL and waits for it. Its executors
+// and their tasks outlive it (the next scheduler on its data directory
+// takes them over); at cleanup whatever of its children is still alive is
+// killed, a safety net against leaks.
 func (s *scheduler) kill9() []int {
 	children := childrenOf(s.Pid())
 	s.Kill9()

@@ -29,7 +29,8 @@ var mesosLocalURL = regexp.MustCompile(`(?m)^mesos-local: listening on (http://1
 
 // startMesosLocal starts bin/mesos-local on port with workDir (an agent of
 // 2 cpus and 4096 MB), waits for the URL it prints and stops it at cleanup
-// (SIGTERM, SIGKILL after harness.StopGrace).
+// (SIGTERM, SIGKILL after harness.StopGrace), then what it left running
+// (mesos-local --recover=cleanup).
 func startMesosLocal(t testing.TB, workDir string, port int) *mesosLocal {
 	t.Helper()
 	return startMesosLocalWith(t, workDir, port, "--cpus", "2", "--mem-mb", "4096")
@@ -64,6 +65,7 @@ func startMesosLocalWith(t testing.TB, workDir string, port int, flags ...string
 	}()
 	t.Cleanup(func() {
 		m.stop()
+		harness.StopEverything(t, workDir, bin, "--work-dir", workDir, "--port", strconv.Itoa(port))
 		if t.Failed() {
 			b, _ := os.ReadFile(m.logPath)
 			t.Logf("mesos-local log (%s):\n%s", m.logPath, harness.Tail(string(b), 100))
@@ -198,47 +200,43 @@ func TestSchedulerFailoverKeepsTasksOnMesosLocal(t *testing.T) {
 	}
 }
 
-// kill -9 of mesos-local while a task runs: the task's process outlives it
-// (its executor dies with mesos-local); the next mesos-local on the same
-// work dir kills it, the scheduler re-subscribes to the new one, learns the
-// task is gone and fails the shard over, once.
-func TestMesosLocalRestartReapsLeftovers(t *testing.T) {
+// kill -9 of mesos-local while a task runs: the task and its executor
+// outlive it; the next mesos-local on the same work dir and port takes the
+// executor over, the scheduler re-subscribes to it, finds the task running
+// and keeps it: it ends once, on its own, never failed over.
+func TestMesosLocalRestartKeepsTasks(t *testing.T) {
 	t.Parallel()
 	workDir, port := filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t)
 	ml := startMesosLocal(t, workDir, port)
 	s := startScheduler(t, onMesos(ml))
 	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
 	out := outDir(t)
-	j := recorderJob("orphaned", "rec", out, 1)
+	j := recorderJob("kept", "rec", out, 1)
 	j.Failover = true
-	j.Props = map[string]string{"script.command.line": "bin/sleep.sh"}
+	j.Props = map[string]string{"script.command.line": "bin/gate.sh"}
 	s.registerJob(j)
-	pidFile := filepath.Join(out, "0.pid")
-	s.triggerTaken("orphaned", func() bool { _, err := os.Stat(pidFile); return err == nil })
-	pid := pidOf(t, pidFile)
-	t.Cleanup(func() {
-		if alive(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-	eventually(t, waitLong, func() bool { return len(s.running("orphaned")) == 1 }, "orphaned listed running")
+	s.triggerTaken("kept", func() bool { return starts(t, out) == 1 })
+	eventually(t, waitLong, func() bool { return len(s.running("kept")) == 1 }, "kept listed running")
+	first := s.running("kept")[0].TaskID
 	ml.kill9()
-	if !alive(pid) {
-		t.Logf("the task process %d died with mesos-local; the restart below has nothing to reap", pid)
+	if n := len(harness.SandboxProcs(workDir)); n < 2 {
+		t.Fatalf("%d processes outlived mesos-local, want its executor and the task", n)
 	}
 
 	startMesosLocal(t, workDir, port)
-	eventually(t, waitLong, func() bool { return !alive(pid) }, "the restarted mesos-local to kill the leftover task %d", pid)
-	eventually(t, waitLong, func() bool { return countRuns(t, out) >= 2 }, "the lost shard to be failed over (runs: %v)",
-		late(func() any { return runsIn(t, out) }))
-	runs := runsIn(t, out)
-	uniqueTaskIDs(t, runs)
-	if r := runs[1]; r.Source != "FAILOVER" {
-		t.Errorf("relaunch after the restart %+v, want a FAILOVER task", r)
+	if err := os.WriteFile(filepath.Join(out, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	s.must(http.MethodDelete, "/api/job/deregister", "orphaned")
-	eventually(t, waitLong, func() bool { return s.idle("orphaned") }, "orphaned deregistered and idle")
-	if n := countRuns(t, out); n != 2 {
-		t.Errorf("runs = %v, want the first run and one failover", runsIn(t, out))
+	eventually(t, waitLong, func() bool { return s.idle("kept") && len(events(t, out)) == 4 },
+		"the task to end and the job to be idle (events: %v)", late(func() any { return events(t, out) }))
+	runs := runsIn(t, out)
+	if len(runs) != 1 || runs[0].TaskID != first {
+		t.Fatalf("runs = %+v, want only %s (the task must survive mesos-local's restart, not be relaunched)", runs, first)
+	}
+	if ev := events(t, out); ev[1] != first || ev[3] != first {
+		t.Fatalf("events = %v, want start and end of %s", ev, first)
+	}
+	if failed := s.failedTasks("kept"); len(failed) != 0 {
+		t.Fatalf("the kept task was counted as failed: %v", failed)
 	}
 }

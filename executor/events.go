@@ -127,6 +127,7 @@ func (e *Executor) forking(id string) {
 // (with the LAUNCH and fork times: the launch-path stages).
 func (e *Executor) running(id string) {
 	now := time.Now()
+	e.log.Info("task running", "task", id) // also a sign of life the agent reads after a restart
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := Report{Hostname: e.hostname, IP: e.ip, StartTime: &now}

@@ -11,6 +11,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/executor/calls"
+
+	"github.com/ejcloud/elasticjob/clock"
 )
 
 // Options configure an Executor. Zero durations take the defaults below.
@@ -32,6 +34,9 @@ type Options struct {
 	// saves the scheduler an update. Zero: 100ms; negative: always, at once.
 	StartingAfter time.Duration
 	Log           *slog.Logger
+	// Clock times the recovery timeout and the re-subscription backoff
+	// (default the system clock).
+	Clock clock.Clock
 }
 
 // Executor is the Mesos side: it subscribes to the agent, turns LAUNCH and
@@ -90,6 +95,9 @@ func New(agent Agent, runner Runner, opt Options) *Executor {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
+	if opt.Clock == nil {
+		opt.Clock = clock.Real{}
+	}
 	host, ip := hostIdentity()
 	return &Executor{
 		opt: opt, agent: agent, runner: runner, log: opt.Log, hostname: host, ip: ip,
@@ -116,7 +124,8 @@ func (e *Executor) Run(ctx context.Context) error {
 		case <-agentCtx.Done():
 		}
 	}()
-	lost, backoff := time.Now(), e.opt.BackoffMin
+	clk := e.opt.Clock
+	lost, backoff := clk.Now(), e.opt.BackoffMin
 	for {
 		connected, err := e.session(agentCtx)
 		if e.done() {
@@ -125,11 +134,14 @@ func (e *Executor) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if connected {
-			lost, backoff = time.Now(), e.opt.BackoffMin
+			lost, backoff = clk.Now(), e.opt.BackoffMin
+			e.log.Warn("disconnected from agent; tasks keep running while it is away", "tasks", e.taskCount(),
+				"recovery_timeout", e.opt.RecoveryTimeout, "err", err)
+		} else {
+			e.log.Warn("agent unreachable", "away_for", clk.Now().Sub(lost).Round(time.Millisecond), "err", err)
 		}
-		e.log.Warn("disconnected from agent", "err", err)
-		if time.Since(lost) >= e.opt.RecoveryTimeout {
-			e.log.Error("agent unreachable, killing tasks", "for", e.opt.RecoveryTimeout)
+		if clk.Now().Sub(lost) >= e.opt.RecoveryTimeout {
+			e.log.Error("agent unreachable for the recovery timeout: killing the tasks and exiting", "recovery_timeout", e.opt.RecoveryTimeout)
 			e.beginShutdown("agent gone", false)
 			e.wg.Wait()
 			return fmt.Errorf("%w for %v", ErrAgentGone, e.opt.RecoveryTimeout)
@@ -141,12 +153,18 @@ func (e *Executor) Run(ctx context.Context) error {
 
 // pause waits d or until the state changes (e.g. the last task ended).
 func (e *Executor) pause(d time.Duration) {
-	t := time.NewTimer(d)
+	t := e.opt.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 	case <-e.wake:
 	}
+}
+
+func (e *Executor) taskCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.tasks)
 }
 
 // session subscribes and handles events until the stream ends or it is time

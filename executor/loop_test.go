@@ -13,6 +13,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/executor/fakeagent"
 )
 
@@ -271,22 +272,65 @@ func TestResubscribeResendsUnacknowledged(t *testing.T) {
 	}
 }
 
-func TestAgentGoneKillsTasks(t *testing.T) {
-	h := start(t, true, Options{RecoveryTimeout: 100 * time.Millisecond, BackoffMax: 10 * time.Millisecond})
+// An agent that never comes back: the executor keeps its task running for
+// the whole recovery timeout (15 minutes of an injected clock, re-trying
+// all along), then kills it and exits with ErrAgentGone. No orphan lives
+// for ever.
+func TestAgentGoneForTheRecoveryTimeout(t *testing.T) {
+	const timeout = 15 * time.Minute
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	h := start(t, true, Options{RecoveryTimeout: timeout, BackoffMax: time.Minute, Clock: clk})
 	url := scriptURL(t, "run.sh", "#!/bin/sh\necho $$ > \"$PIDDIR/pid\"\nexec sleep 1000\n")
 	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 0, nil)))
 	h.updates(t, 2)
-	h.agent.Close()
-	if err := h.exit(t); !errors.Is(err, ErrAgentGone) {
-		t.Fatalf("err = %v", err)
-	}
 	env := lookup(h.pipe.Env)
-	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(env("PIDDIR"), "pid"))))
-	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
-		stat := readFile(t, "/proc/"+strconv.Itoa(pid)+"/stat")
-		if f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:]); f[0] != "Z" {
-			t.Fatalf("task %d still running", pid)
+	pid, _ := strconv.Atoi(strings.TrimSpace(awaitFile(t, filepath.Join(env("PIDDIR"), "pid"))))
+	lost := clk.Now()
+	h.agent.Close()
+	retries := 0
+	for {
+		select {
+		case err := <-h.done:
+			if away := clk.Now().Sub(lost); away < timeout {
+				t.Fatalf("executor exited after %v without the agent, before the recovery timeout: %v", away, err)
+			} else if !errors.Is(err, ErrAgentGone) {
+				t.Fatalf("err = %v, want ErrAgentGone", err)
+			}
+			if running(pid) {
+				t.Fatalf("task %d still running after the executor gave up", pid)
+			}
+			if retries < 10 {
+				t.Fatalf("%d attempts to reach the agent, want it retried all along", retries)
+			}
+			return
+		case <-clk.Changed: // the executor waits before its next attempt
+		case <-time.After(failsafe):
+			t.Fatal("the executor neither retried nor exited")
 		}
+		at, ok := clk.Pending()
+		if !ok {
+			continue
+		}
+		if !running(pid) {
+			t.Fatalf("task %d killed after %v without the agent, before the recovery timeout", pid, clk.Now().Sub(lost))
+		}
+		retries++
+		clk.Set(at)
+	}
+}
+
+// awaitFile returns the content of a file a task writes, once it has.
+func awaitFile(t *testing.T, path string) string {
+	t.Helper()
+	end := time.Now().Add(failsafe)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			return string(b)
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s not written", path)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -198,6 +198,17 @@ cluster_status() {
 	return $rc
 }
 
+# cleanup_mesos_local DIR: the executors and tasks a stopped mesos-local
+# left running (they outlive it, for its next start to take over) are shut
+# down by mesos-local --recover=cleanup.
+cleanup_mesos_local() {
+	local dir=$1 port bin=${BIN_DIR:-$REPO/bin}/mesos-local
+	[[ -d $dir/mesos-local && -x $bin ]] || return 0
+	port=$(sed -n 's/^MESOS_PORT=//p' "$dir/cluster.conf" 2>/dev/null)
+	"$bin" --recover=cleanup --work-dir "$dir/mesos-local" --port "${port:-5050}" >>"$dir/logs/mesos-local.log" 2>&1 ||
+		echo "cluster.sh: mesos-local --recover=cleanup failed (see $dir/logs/mesos-local.log)" >&2
+}
+
 cluster_down() {
 	local dir=$1 f n pids=()
 	for f in "$dir"/run/scheduler-*.pid; do
@@ -209,6 +220,7 @@ cluster_down() {
 	done
 	for f in "${pids[@]}"; do wait "$f" || true; done
 	stop_pid mesos-local "$dir/run/mesos-local.pid" "$dir/mesos-local"
+	cleanup_mesos_local "$dir"
 	if [[ -d $dir/services ]]; then
 		cmd_stop_mysql "$dir/services"
 		cmd_stop_ensemble "$dir/services"

@@ -2,9 +2,11 @@
 // (package mesos/embedded) as a process of its own, so that several
 // schedulers on one machine can share it with mesos_url. It serves the
 // Mesos v1 scheduler and executor APIs on loopback, offers this machine's
-// resources and runs executors as its own child processes under --work-dir.
+// resources and runs executors as processes of their own under --work-dir.
 // It prints "mesos-local: listening on URL" on stdout once it serves and
-// stops on SIGTERM or SIGINT; `mesos-local --help` lists its flags.
+// stops on SIGTERM or SIGINT, leaving the executors of checkpointing
+// frameworks running for its next start to take over; --recover=cleanup
+// stops them instead. `mesos-local --help` lists its flags.
 package main
 
 import (

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/ejcloud/elasticjob/mesos/embedded"
 )
@@ -27,6 +28,8 @@ type options struct {
 	hostname    string
 	level       slog.Level
 	cpuProfile  string
+	recover     string
+	recoveryTO  time.Duration
 	sim         simFlags
 }
 
@@ -35,9 +38,14 @@ const usageHead = `Usage: mesos-local [flags]
 The embedded single-node Mesos master+agent as a process of its own: several
 schedulers on this machine share it with mesos_url=URL. It has no
 authentication, so it listens on loopback unless --allow-remote is given.
-Stopping it (SIGTERM, SIGINT) shuts down every executor it runs; a scheduler
-that disconnects keeps its tasks for its framework's failover_timeout. After a
-kill -9, the next start on the same --work-dir kills the processes left behind.
+Stopping it (SIGTERM, SIGINT) or killing it leaves the executors of frameworks
+that checkpoint (the scheduler's do) running: the next start on the same
+--work-dir takes them over, as a Mesos agent recovers its executors, and those
+it finds gone are reported failed. Executors of frameworks that do not
+checkpoint are shut down. To stop everything, stop mesos-local and run
+"mesos-local --recover=cleanup" with the same --work-dir and --port: it shuts
+down every executor the last run left and exits. A scheduler that disconnects
+keeps its tasks for its framework's failover_timeout.
 
 `
 
@@ -57,6 +65,10 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.hostname, "hostname", "", "agent host name reported to schedulers (empty: this machine's)")
 	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a Go CPU profile (go tool pprof) of the whole run to this file")
+	fs.StringVar(&o.recover, "recover", embedded.RecoverReconnect, "reconnect: take over the executors an earlier run on --work-dir left running; "+
+		"cleanup: shut them all down (their tasks are killed) and exit (Mesos --recover)")
+	fs.DurationVar(&o.recoveryTO, "recovery-timeout", embedded.DefaultRecoveryTimeout, "how long an executor keeps its tasks running "+
+		"while it cannot reach mesos-local; then it kills them and exits (Mesos --recovery_timeout)")
 	o.sim.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -94,6 +106,10 @@ func (o options) validate() error {
 		return usageErr(errors.New("--work-dir is empty"))
 	case o.address == "":
 		return usageErr(errors.New("--address is empty"))
+	case o.recover != embedded.RecoverReconnect && o.recover != embedded.RecoverCleanup:
+		return usageErr(fmt.Errorf("--recover %q: want reconnect or cleanup", o.recover))
+	case o.recoveryTO <= 0:
+		return usageErr(fmt.Errorf("--recovery-timeout %v: want a positive duration", o.recoveryTO))
 	case !o.allowRemote && !isLoopback(o.address):
 		return usageErr(fmt.Errorf("refusing to listen on %s: mesos-local has no authentication; "+
 			"use a loopback address or pass --allow-remote", o.address))
@@ -119,15 +135,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(o.workDir, 0o750); err != nil {
 		return fmt.Errorf("create work dir: %w", err)
 	}
-	unlock, err := lockWorkDir(o.workDir)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	sim, _ := o.sim.config() // checked by parseArgs
 	cl, err := embedded.New(embedded.Config{Addr: net.JoinHostPort(o.address, strconv.Itoa(o.port)),
 		WorkDir: o.workDir, CPUs: o.cpus, MemMB: o.memMB, DiskMB: o.diskMB, Ports: o.ports,
-		Hostname: o.hostname, Logger: log, Sim: sim})
+		Hostname: o.hostname, Logger: log, Sim: sim, Recover: o.recover, RecoveryTimeout: o.recoveryTO, Process: "mesos-local"})
 	if err != nil {
 		return fmt.Errorf("configure: %w", err)
 	}
@@ -141,12 +152,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cl.Start(ctx); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
+	if o.recover == embedded.RecoverCleanup {
+		return cleanup(ctx, cl, stdout, log)
+	}
 	fmt.Fprintf(stdout, "mesos-local: listening on %s\n", cl.URL())
 	<-ctx.Done()
-	log.Info("stopping: shutting down every executor")
+	log.Info("stopping: executors of checkpointing frameworks keep running for the next start")
 	if err := cl.Close(); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// cleanup waits for every executor the last run left to be shut down
+// (--recover=cleanup), then stops.
+func cleanup(ctx context.Context, cl *embedded.Cluster, stdout io.Writer, log *slog.Logger) error {
+	n := cl.Recovered()
+	log.Info("shutting down the executors of the earlier run", "executors", n)
+	var err error
+	select {
+	case <-cl.Cleaned():
+	case <-ctx.Done():
+		err = errors.New("stopped before every executor had ended")
+	}
+	if cerr := cl.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("stop: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "mesos-local: cleanup done: shut down %d executors of the earlier run\n", n)
 	return nil
 }

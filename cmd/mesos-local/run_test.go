@@ -51,7 +51,7 @@ func TestWorkDirIsExclusive(t *testing.T) {
 	start(t, "--port", "0", "--work-dir", dir)
 	var out, errb bytes.Buffer
 	err := run(context.Background(), []string{"--port", "0", "--work-dir", dir}, &out, &errb)
-	if err == nil || !strings.Contains(err.Error(), "in use by another mesos-local") {
+	if err == nil || !strings.Contains(err.Error(), "in use by another running agent") {
 		t.Fatalf("second run on %s: %v, want an in-use error", dir, err)
 	}
 	if out.Len() != 0 {
@@ -124,5 +124,24 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// --recover=cleanup with nothing left to stop ends at once, simulated
+// cluster or not; a bad --recover is refused.
+func TestRecoverCleanupWithNothingLeft(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--sim-agents", "2"}} {
+		var out, errb bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		args := append([]string{"--port", "0", "--work-dir", t.TempDir(), "--recover=cleanup"}, extra...)
+		err := run(ctx, args, &out, &errb)
+		cancel()
+		if err != nil || !strings.Contains(out.String(), "cleanup done: shut down 0 executors") {
+			t.Fatalf("%v: %v, stdout %q\n%s", args, err, out.String(), errb.String())
+		}
+	}
+	err := run(context.Background(), []string{"--recover=later"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--recover") {
+		t.Fatalf("--recover=later: %v", err)
 	}
 }

@@ -46,6 +46,9 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	if cfg.Recover == embedded.RecoverCleanup {
+		return cleanup(ctx, cfg, log, stdout)
+	}
 	backend, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -234,10 +237,7 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (strin
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
 	}
-	cl, err := embedded.New(embedded.Config{WorkDir: filepath.Join(cfg.DataDir, "mesos"), CPUs: cfg.EmbeddedCPUs,
-		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos"),
-		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), CPUQuota: cfg.CPUQuota,
-		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom})
+	cl, err := embedded.New(embeddedConfig(cfg, log))
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded mesos: %w", err)
 	}
@@ -245,6 +245,17 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (strin
 		return "", nil, fmt.Errorf("embedded mesos: %w", err)
 	}
 	return cl.URL(), func() { _ = cl.Close() }, nil
+}
+
+// embeddedConfig is the embedded master+agent's configuration: its work
+// directory is data_dir/mesos, where it checkpoints what it runs, so that
+// a restart of the scheduler takes its running executors and tasks over.
+func embeddedConfig(cfg config.Config, log *slog.Logger) embedded.Config {
+	return embedded.Config{WorkDir: filepath.Join(cfg.DataDir, "mesos"), CPUs: cfg.EmbeddedCPUs,
+		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos"),
+		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), CPUQuota: cfg.CPUQuota,
+		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom,
+		RecoveryTimeout: cfg.RecoveryTimeout, Recover: cfg.Recover, Process: "scheduler"}
 }
 
 // executorCommand finds the executor binary: the setting, else "executor"

@@ -50,16 +50,17 @@ type mesosLocal struct {
 
 var mesosLocalURL = regexp.MustCompile(`(?m)^mesos-local: listening on (http://127\.0\.0\.1:\d+)$`)
 
-// startMesosLocal starts bin/mesos-local in dir and stops it at cleanup
-// (which also ends every executor it runs).
+// startMesosLocal starts bin/mesos-local in dir and stops it at cleanup,
+// then every executor it left running (mesos-local --recover=cleanup).
 func startMesosLocal(t testing.TB, dir string) *mesosLocal {
 	t.Helper()
 	port := harness.FreePort(t)
+	bin, work := filepath.Join(binDir, "mesos-local"), filepath.Join(dir, "mesos")
 	m := &mesosLocal{Proc: harness.Start(t, "mesos-local", filepath.Join(dir, "mesos-local.log"),
-		exec.Command(filepath.Join(binDir, "mesos-local"), "--port", strconv.Itoa(port), "--work-dir", filepath.Join(dir, "mesos"),
-			"--cpus", "4", "--mem-mb", "8192"))}
+		exec.Command(bin, "--port", strconv.Itoa(port), "--work-dir", work, "--cpus", "4", "--mem-mb", "8192"))}
 	t.Cleanup(func() {
 		m.Stop(t)
+		harness.StopEverything(t, work, bin, "--work-dir", work, "--port", strconv.Itoa(port))
 		if t.Failed() {
 			t.Logf("mesos-local log (%s):\n%s", m.LogPath, harness.Tail(m.Log(), 60))
 		}

@@ -4,7 +4,8 @@
 // its output in a log file that is stopped with SIGTERM and SIGKILL after a
 // grace period (Proc), building the binaries under test (Build), packing a
 // fixture app (TarGz), HTTP requests with a JSON or raw body (NewRequest,
-// Send) and reading the files job scripts write (ReadLines).
+// Send), reading the files job scripts write (ReadLines) and stopping what
+// an embedded agent left running (SandboxProcs, StopEverything).
 //
 // Go test files of different packages cannot share code, so this is a
 // small ordinary package; each test package keeps its own specific helpers

@@ -177,8 +177,14 @@ func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskIn
 		start = info.launched // it never ran: its launch is its start
 	}
 	done := t.At
-	if rep.CompleteTime != nil {
+	switch {
+	case rep.CompleteTime != nil:
 		done = *rep.CompleteTime
+	case st.Source == "SOURCE_AGENT" && !st.Timestamp.IsZero() && st.Timestamp.Before(done):
+		// The agent ended the task (its executor terminated, or was gone
+		// when the agent restarted) and dates the end: the update may reach
+		// the scheduler much later, e.g. after a restart.
+		done = st.Timestamp
 	}
 	success := st.State == "TASK_FINISHED"
 	cause := ""

@@ -130,6 +130,31 @@ func TestObserverFailoverResendAndLoss(t *testing.T) {
 	}
 }
 
+// A task the agent ended while the scheduler was away (its executor was
+// gone when the agent restarted) completes when the agent dates its end,
+// not when the scheduler heard of it; a later date is not taken.
+func TestObserverAgentDatedEnd(t *testing.T) {
+	c := &capture{}
+	o := NewObserver(c, nil)
+	o.Launched(taskEvent(readyTask, t0, true))
+	ended := t0.Add(time.Minute)
+	heard := t0.Add(time.Hour)
+	o.StatusChanged(taskEvent(readyTask, heard, true), mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_FAILED",
+		Source: "SOURCE_AGENT", Reason: "REASON_EXECUTOR_TERMINATED", Message: "the executor was gone when the scheduler restarted", Timestamp: ended})
+	evs := c.take()
+	ec := evs[len(evs)-1].(ExecutionComplete)
+	if !ec.CompleteTime.Equal(ended) || ec.FailureCause != "the executor was gone when the scheduler restarted" {
+		t.Fatalf("completion %v %q, want at %v with the agent's message", ec.CompleteTime, ec.FailureCause, ended)
+	}
+	o.Launched(taskEvent(failoverTask, t0, true))
+	o.StatusChanged(taskEvent(failoverTask, t0.Add(time.Second), true), mesos.Status{TaskID: failoverTask, State: "TASK_FAILED",
+		Source: "SOURCE_AGENT", Timestamp: t0.Add(2 * time.Second)}) // an agent clock ahead of the scheduler's
+	evs = c.take()
+	if ec := evs[len(evs)-1].(ExecutionComplete); !ec.CompleteTime.Equal(t0.Add(time.Second)) {
+		t.Fatalf("completion at %v, want when the scheduler heard (%v)", ec.CompleteTime, t0.Add(time.Second))
+	}
+}
+
 // A daemon task's task-level updates are traces only.
 func TestObserverDaemonTaskHasNoTaskLevelExecution(t *testing.T) {
 	c := &capture{}

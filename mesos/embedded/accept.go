@@ -134,6 +134,9 @@ func (c *Cluster) launch(fw *framework, a *agent, l launch, remaining *mesos.Res
 		fw.tasks[ti.TaskID.Value] = t
 		e.tasks[ti.TaskID.Value] = t
 		c.charge(a, t.resources)
+		if e.ck != nil {
+			e.ck.task(t, l.group)
+		}
 		batch = append(batch, t)
 	}
 	c.iso.resize(e) // before the executor hears of the tasks

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,4 +43,34 @@ func loadAgentID(workDir, fresh string) (string, error) {
 		return "", fmt.Errorf("local: record agent id: %w", err)
 	}
 	return fresh, nil
+}
+
+// addressFile keeps the address the agent served, so that after a restart
+// it listens where the executors it left look for it (a real agent has a
+// fixed port).
+const addressFile = "meta/agent_address"
+
+func readAddress(workDir string) string {
+	b, err := os.ReadFile(filepath.Join(workDir, filepath.FromSlash(addressFile)))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func recordAddress(workDir, addr string, log *slog.Logger) {
+	if err := replaceFile(filepath.Join(workDir, filepath.FromSlash(addressFile)), []byte(addr+"\n")); err != nil {
+		log.Warn("agent address not recorded: executors left running at a restart cannot find the agent again", "err", err)
+	}
+}
+
+// sameHostAnyPort reports whether addr asks for any port ("host:0") of
+// the host prev is on.
+func sameHostAnyPort(addr, prev string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != "0" {
+		return false
+	}
+	phost, _, err := net.SplitHostPort(prev)
+	return err == nil && phost == host
 }

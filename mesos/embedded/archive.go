@@ -26,13 +26,22 @@ type archived struct {
 func (c *Cluster) sandboxRoot() string { return filepath.Join(c.cfg.WorkDir, "slaves") }
 
 // recoverArchive lists the executor runs found under this agent's
-// sandboxes (an earlier run of the agent left them; none is running: they
-// were reaped at start), oldest first per framework.
+// sandboxes that an earlier run of the agent left and recovery does not
+// know (it knows the executors it recovered, live or completed), oldest
+// first per framework.
 func (c *Cluster) recoverArchive() map[string][]archived {
 	runs := scanRuns(filepath.Join(c.sandboxRoot(), c.AgentID()))
+	known := map[string]bool{}
+	for _, fw := range c.frameworks {
+		for _, e := range fw.completed {
+			known[e.dir] = true
+		}
+	}
 	out := map[string][]archived{}
 	for _, r := range runs {
-		out[r.fwID] = append(out[r.fwID], r)
+		if c.live[r.dir] == nil && !known[r.dir] {
+			out[r.fwID] = append(out[r.fwID], r)
+		}
 	}
 	for fw, rs := range out {
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].ended.Before(rs[j].ended) })

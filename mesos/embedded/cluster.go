@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -32,12 +31,20 @@ type Cluster struct {
 	batching   bool     // allocation deferred to the end of a batch (allocateAfter)
 	seq        int
 	closing    bool
-	procs      sync.WaitGroup        // executor process waiters
 	live       map[string]*executor  // executors not terminated, by sandbox
 	archived   map[string][]archived // terminated runs known by sandbox only, per framework
 	bg         sync.WaitGroup        // the GC loop
 	gcMu       sync.Mutex            // serializes CollectGarbage
 	stopGC     chan struct{}
+
+	// Checkpoint and recovery (checkpoint.go, recover.go): ck is nil in
+	// simulation mode; boot is this machine's boot id.
+	ck            *checkpoint
+	boot          string
+	recovering    bool          // recover is rebuilding the earlier run
+	recoveredLive int           // executors of the earlier run found running
+	cleaned       chan struct{} // see Cleaned
+	unlock        func()        // releases the work directory
 
 	srv      *http.Server
 	ln       net.Listener
@@ -68,12 +75,16 @@ func New(cfg Config) (*Cluster, error) {
 		live:       map[string]*executor{},
 		archived:   map[string][]archived{},
 		stopGC:     make(chan struct{}),
+		cleaned:    make(chan struct{}),
+		boot:       bootID(),
 	}
 	for _, a := range agents {
 		c.byID[a.id] = a
 	}
 	if cfg.Sim != nil {
 		c.sim = newSimulator(c, *cfg.Sim)
+	} else {
+		c.ck = newCheckpoint(cfg.WorkDir, agents[0].id, c.log.With("subsystem", "checkpoint"))
 	}
 	return c, nil
 }
@@ -96,33 +107,55 @@ func buildAgents(cfg Config, masterID string) ([]*agent, error) {
 }
 
 // Start listens on Config.Addr and returns once the server is serving.
+// It first takes the work directory over from an earlier run: executors
+// of checkpointing frameworks that still run are recovered (or, with
+// Recover = cleanup, shut down), the rest of what that run left is killed.
 func (c *Cluster) Start(ctx context.Context) error {
-	if c.sim == nil {
-		if n := reap(filepath.Join(c.cfg.WorkDir, "slaves"), true); n > 0 {
-			c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
-		}
-	}
-	iso, err := startIsolation(c.cfg, c.AgentID(), c.log.With("subsystem", "isolation"))
+	unlock, err := lockWorkDir(c.cfg.WorkDir)
 	if err != nil {
 		return err
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", c.cfg.Addr)
+	started := false
+	defer func() {
+		if !started {
+			unlock()
+		}
+	}()
+	rec := c.loadRecovery()
+	var orphans map[string]int
+	if c.sim == nil {
+		orphans = reapAll(c.sandboxRoot(), true, func(sandbox string) bool { return rec.aliveDirs[sandbox] })
+		if n := total(orphans); n > 0 {
+			c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
+		}
+	}
+	iso, err := startIsolation(c.cfg, c.AgentID(), rec.alive, c.log.With("subsystem", "isolation"))
 	if err != nil {
-		iso.close()
-		return fmt.Errorf("local: listen %s: %w", c.cfg.Addr, err)
+		return err
+	}
+	ln, err := c.listen(ctx)
+	if err != nil {
+		iso.close(0)
+		return err
 	}
 	c.mu.Lock()
 	c.iso = iso
 	if c.sim == nil {
+		c.recover(rec, orphans)
 		c.archived = c.recoverArchive()
+		c.watchRecovered()
 	}
+	c.cleanedUp()
 	c.mu.Unlock()
 	if c.sim != nil {
 		c.sim.start()
 	}
 	c.bg.Add(1)
 	go c.gcLoop(c.stopGC)
+	if c.ck != nil {
+		c.bg.Add(1)
+		go c.aliveLoop(c.stopGC)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", c.handleScheduler)
 	mux.HandleFunc("/api/v1/executor", c.handleExecutor)
@@ -144,13 +177,14 @@ func (c *Cluster) Start(ctx context.Context) error {
 	srv := c.srv
 	c.mu.Unlock()
 	go func() { c.serveErr <- srv.Serve(ln) }()
+	started, c.unlock = true, unlock
 	if c.sim != nil {
 		c.log.Warn("SIMULATED CLUSTER (test and benchmark mode): no task runs a process", "url", c.URL(),
 			"agents", len(c.agents), "agent_resources", c.agents[0].total.String(), "task_duration", c.sim.cfg.durations())
 		return nil
 	}
 	c.log.Info("embedded mesos started", "url", c.URL(), "agent_id", c.AgentID(),
-		"resources", c.agents[0].total.String())
+		"resources", c.agents[0].total.String(), "recovered_executors", c.Recovered(), "recover", c.cfg.Recover)
 	return nil
 }
 
@@ -165,8 +199,11 @@ func (c *Cluster) URL() string {
 // simulation mode).
 func (c *Cluster) AgentID() string { return c.agents[0].id }
 
-// Close shuts down every executor (SHUTDOWN, then SIGTERM and SIGKILL to its
-// process group), closes all streams and stops the server.
+// Close stops the agent. Executors of frameworks that checkpoint are left
+// running, their state checkpointed, for the next start on this work
+// directory to recover (a Mesos agent's restart); every other executor is
+// shut down (SHUTDOWN, then SIGTERM and SIGKILL to its process group) and
+// waited for. Streams are closed and the server stopped.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	if c.closing {
@@ -174,9 +211,22 @@ func (c *Cluster) Close() error {
 		return nil
 	}
 	c.closing = true
+	var waits []chan struct{}
+	left := 0
 	for _, fw := range c.frameworks {
 		for _, e := range fw.executors {
+			if c.leaveRunning(e) {
+				c.detach(e)
+				left++
+				continue
+			}
 			c.shutdownExecutor(e)
+			if !e.agent.sim && e.done != nil {
+				waits = append(waits, e.done)
+			}
+		}
+		for _, t := range fw.tasks {
+			t.stopRetry()
 		}
 		c.stopFramework(fw)
 	}
@@ -185,10 +235,19 @@ func (c *Cluster) Close() error {
 	if c.sim != nil {
 		c.sim.stop()
 	}
-	c.procs.Wait()
-	c.iso.close()
+	for _, w := range waits {
+		<-w
+	}
+	c.iso.close(left)
 	close(c.stopGC)
 	c.bg.Wait()
+	if left > 0 {
+		c.log.Info("agent stopped; its executors keep running for its next start to take over", "executors", left,
+			"recovery_timeout", c.cfg.RecoveryTimeout)
+	}
+	if c.unlock != nil {
+		defer c.unlock()
+	}
 	if srv == nil {
 		return nil
 	}
@@ -202,6 +261,57 @@ func (c *Cluster) Close() error {
 		err = serr
 	}
 	return err
+}
+
+// aliveLoop touches the alive mark every second until stop is closed: a
+// run killed outright leaves when it was last alive, the end of the
+// executors that died with it.
+func (c *Cluster) aliveLoop(stop <-chan struct{}) {
+	defer c.bg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		c.ck.touchAlive()
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// listen listens on Config.Addr; when that names no port (":0") and an
+// earlier run of this work directory recorded its address, that address
+// first, where its executors look for it.
+func (c *Cluster) listen(ctx context.Context) (net.Listener, error) {
+	var lc net.ListenConfig
+	addr := c.cfg.Addr
+	if c.sim == nil {
+		if prev := readAddress(c.cfg.WorkDir); prev != "" && sameHostAnyPort(addr, prev) {
+			ln, err := lc.Listen(ctx, "tcp", prev)
+			if err == nil {
+				return ln, nil
+			}
+			c.log.Warn("the address of the earlier run is taken: its executors cannot re-register and will be killed",
+				"address", prev, "err", err)
+		}
+	}
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil && c.cfg.Recover == RecoverCleanup {
+		// Cleaning up needs no address: executors that cannot report are
+		// killed after their grace period.
+		c.log.Warn("address taken: executors cannot report their tasks' ends before they are stopped", "address", addr, "err", err)
+		if host, _, serr := net.SplitHostPort(addr); serr == nil {
+			ln, err = lc.Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("local: listen %s: %w", addr, err)
+	}
+	if c.sim == nil && c.cfg.Recover == RecoverReconnect {
+		recordAddress(c.cfg.WorkDir, ln.Addr().String(), c.log)
+	}
+	return ln, nil
 }
 
 // nextID returns a cluster-unique sequence number.

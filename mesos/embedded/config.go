@@ -38,6 +38,28 @@ type Config struct {
 	UpdateRetryInterval time.Duration
 	Logger              *slog.Logger
 
+	// Recover says what a start does with the executors an earlier run
+	// of this work directory left running (Mesos --recover):
+	// RecoverReconnect (default) takes them over, RecoverCleanup shuts
+	// them down (Cleaned is closed once they are gone) and accepts no
+	// framework.
+	Recover string
+	// RecoveryTimeout is how long an executor of a checkpointing
+	// framework keeps its tasks running while it cannot reach the agent
+	// (MESOS_RECOVERY_TIMEOUT, Mesos --recovery_timeout): an agent that
+	// is back within it takes the executor over; after it the executor
+	// kills its tasks and exits. Default DefaultRecoveryTimeout.
+	RecoveryTimeout time.Duration
+	// ExecutorReregistrationTimeout is how long executors recovered at
+	// start have to subscribe again before they are killed and their
+	// tasks reported lost (Mesos --executor_reregistration_timeout).
+	// Default 10s: executors retry at most every 2s.
+	ExecutorReregistrationTimeout time.Duration
+	// Process is what users call the process the agent runs in
+	// ("scheduler", "mesos-local"), named in the messages about its
+	// restarts; default "agent".
+	Process string
+
 	// Isolation enforces executors' and tasks' cpus and mem with cgroups:
 	// IsolationAuto ("" too: v2, else v1, else none with one warning),
 	// IsolationV1 or IsolationV2 (that mode or Start fails), IsolationOff.
@@ -85,6 +107,16 @@ const DefaultPidsMax = 4096
 // DefaultDiskMB is the disk offered when Config.DiskMB is zero.
 const DefaultDiskMB = 10240
 
+// Config.Recover modes.
+const (
+	RecoverReconnect = "reconnect" // take over the executors an earlier run left
+	RecoverCleanup   = "cleanup"   // shut them down
+)
+
+// DefaultRecoveryTimeout is Config.RecoveryTimeout when zero (Mesos'
+// default).
+const DefaultRecoveryTimeout = 15 * time.Minute
+
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("local: invalid config")
 
@@ -123,6 +155,18 @@ func (c Config) withDefaults() (Config, error) {
 	c.ExecutorShutdownGrace = durationOr(c.ExecutorShutdownGrace, 5*time.Second)
 	c.ExecutorRegistrationTimeout = durationOr(c.ExecutorRegistrationTimeout, time.Minute)
 	c.UpdateRetryInterval = durationOr(c.UpdateRetryInterval, 10*time.Second)
+	c.RecoveryTimeout = durationOr(c.RecoveryTimeout, DefaultRecoveryTimeout)
+	c.ExecutorReregistrationTimeout = durationOr(c.ExecutorReregistrationTimeout, 10*time.Second)
+	switch c.Recover {
+	case "":
+		c.Recover = RecoverReconnect
+	case RecoverReconnect, RecoverCleanup:
+	default:
+		return c, fmt.Errorf("%w: Recover %q must be reconnect or cleanup", ErrConfig, c.Recover)
+	}
+	if c.Process == "" {
+		c.Process = "agent"
+	}
 	switch c.Isolation {
 	case "":
 		c.Isolation = IsolationAuto

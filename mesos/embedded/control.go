@@ -32,6 +32,9 @@ func (e *executor) flushQueue() {
 		for _, t := range b.tasks {
 			if !isTerminal(t.state) && !t.launched {
 				t.launched = true
+				if e.ck != nil {
+					e.ck.record(t, record{Launched: true}) // before the executor hears of it
+				}
 				live = append(live, t.info)
 			}
 		}

@@ -20,7 +20,7 @@
 // tasks' resources, the executor itself in a child with its own limits;
 // the executor gives each task a child of the container (ELASTICJOB_CGROUP
 // tells it where). Containers are destroyed when executors end and, at
-// start, those an earlier run left. Without writable cgroups it warns once
+// start, those an earlier run left, but the recovered executors'. Without writable cgroups it warns once
 // and reports posix isolation; /state carries flags.isolation and an
 // isolation object (mode, enforced, reason).
 //
@@ -29,7 +29,37 @@
 // sandboxes of earlier runs are listed again in /state as completed
 // executors. Sandboxes of terminated executors are removed by the Mesos
 // rule (package sandboxgc: gc_delay shortened as the disk fills), never a
-// live executor's.
+// live executor's. One agent runs per work directory (lock.go).
+//
+// Restarts (checkpoint.go, recover.go), as a Mesos agent with
+// checkpointing: for frameworks with FrameworkInfo.checkpoint the agent
+// writes under WORKDIR/meta what it runs (framework and executor infos,
+// each executor's pid and start time, each task's info and status updates
+// and acknowledgements) before it acts on it, and records its address.
+// Executors start in a session of their own; Close and a kill -9 leave
+// those of checkpointing frameworks running (others, and those that never
+// subscribed, are shut down by Close; those of other frameworks die with
+// the process), with MESOS_CHECKPOINT=1 and MESOS_RECOVERY_TIMEOUT
+// (Config.RecoveryTimeout, default 15 minutes: how long they keep their
+// tasks without an agent). A start on the same work directory listens on
+// the recorded address, rebuilds the frameworks (disconnected, each with
+// its failover timeout), executors and tasks, and:
+//   - takes over every executor whose process still runs (same boot, pid
+//     and start time): charged, in its cgroup with its limits, watched by
+//     pidfd; it must subscribe again within ExecutorReregistrationTimeout
+//     (default 10s) or it is killed and its tasks are LOST/GONE; tasks it
+//     was sent but does not know are LOST/DROPPED, queued ones are sent;
+//   - ends every executor that is gone: its live tasks fail ("the executor
+//     was gone when the <Config.Process> restarted"), dated when they were
+//     last seen alive (the agent's alive mark, touched every second, or
+//     the last write to the sandbox's logs, whichever is later);
+//   - resends every update not acknowledged when the framework subscribes
+//     again, and answers reconciliation from the recovered state;
+//   - kills whatever else an earlier run left in its sandboxes and cgroups.
+//
+// With Config.Recover = cleanup (Mesos --recover=cleanup) the start shuts
+// down the executors it finds (SIGTERM, SIGKILL after the shutdown grace
+// period), accepts no framework, and closes Cleaned once none is left.
 //
 // Agents (agent.go): the cluster has one real agent, or in simulation mode
 // (Config.Sim, tests and benchmarks only; sim.go, simrun.go, simexec.go)

@@ -51,6 +51,9 @@ func (c *Cluster) serveExecutor(w http.ResponseWriter, r *http.Request, call *ex
 	}
 	c.mu.Lock()
 	e, herr := c.findExecutor(c.agents[0], call)
+	if herr == nil && e.detached {
+		herr = errorf(http.StatusServiceUnavailable, "Agent is stopping: subscribe to its next run")
+	}
 	if herr != nil {
 		c.mu.Unlock()
 		writeError(w, herr)
@@ -85,21 +88,41 @@ func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Ca
 		AgentInfo:     c.agentInfo(e.agent),
 		ContainerID:   &mesos.ContainerID{Value: e.containerID},
 	}})
+	known := map[string]bool{}
 	if sub != nil {
 		for _, u := range sub.UnacknowledgedUpdates {
 			c.executorUpdate(e, u.Status)
 		}
-		known := map[string]bool{}
 		for _, ti := range sub.UnacknowledgedTasks {
 			known[ti.TaskID.Value] = true
 		}
 		e.dropQueued(known)
+	}
+	if e.recovered && !e.resubscribed {
+		e.resubscribed = true
+		c.dropUnknownLaunched(e, known)
 	}
 	if e.state == execTerminating {
 		e.send(&execpb.Event{Type: execpb.Event_SHUTDOWN})
 		return
 	}
 	e.flushQueue()
+}
+
+// dropUnknownLaunched ends the tasks a recovered executor was sent (the
+// agent checkpointed that) but does not know: the agent stopped before
+// the LAUNCH reached it. As in Mesos, they are lost (dropped for a
+// partition-aware framework).
+func (c *Cluster) dropUnknownLaunched(e *executor, known map[string]bool) {
+	state := mesos.TASK_LOST
+	if e.fw.partitionAware() {
+		state = mesos.TASK_DROPPED
+	}
+	for _, t := range e.liveTasks() {
+		if t.launched && t.state == mesos.TASK_STAGING && !known[t.info.TaskID.Value] {
+			c.agentUpdate(t, state, mesos.REASON_AGENT_RESTARTED, "Task launched during agent restart")
+		}
+	}
 }
 
 // executorCall applies a non-SUBSCRIBE call an executor made to agent a.
@@ -162,6 +185,9 @@ func (c *Cluster) executorUpdate(e *executor, st mesos.TaskStatus) {
 		t = &task{info: mesos.TaskInfo{TaskID: st.TaskID}, fw: e.fw, exec: e, seq: c.nextID(), released: true, launched: true}
 		e.fw.tasks[st.TaskID.Value] = t
 		e.tasks[st.TaskID.Value] = t
+		if e.ck != nil {
+			e.ck.task(t, false)
+		}
 	}
 	t.launched = true
 	c.statusUpdate(t, st, true)

@@ -47,13 +47,36 @@ type executor struct {
 	pid         int
 	tasks       map[string]*task // tasks not yet removed, queued or launched
 	queued      []batch          // waiting for SUBSCRIBE, in launch order
-	done        []*task          // completed tasks, for /state
+	finished    []*task          // completed tasks, for /state
 	timers      []*time.Timer
 	reason      mesos.TaskStatus_Reason
 	exitStatus  *int32
 	exitMessage string
 	cgroup      *cgroups.Group // its container; nil when not isolated
 	ended       time.Time      // when it terminated (Config.Clock)
+	// termState is the state its live tasks end in when it terminates
+	// (TASK_FAILED, or LOST/GONE when it did not re-register in time).
+	termState mesos.TaskState
+	done      chan struct{} // closed once its end has been handled
+
+	persisted
+}
+
+// persisted is an executor's part in checkpointing and recovery
+// (checkpoint.go, recover.go): meta is its checkpoint directory and ck
+// the checkpoint ("" and nil when its framework does not checkpoint);
+// proc the process checkpointed; recovered marks an executor an earlier
+// run of the agent started, resubscribed that it has subscribed since;
+// unwatch stops watching a recovered process; detached that the agent
+// stopped and left it running.
+type persisted struct {
+	meta         string
+	ck           *checkpoint
+	proc         forked
+	recovered    bool
+	resubscribed bool
+	unwatch      func()
+	detached     bool
 }
 
 // executorConn is an executor's connection: the event stream of a real
@@ -77,22 +100,39 @@ func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInf
 		resources:   normalize(info.Resources),
 		tasks:       map[string]*task{},
 		reason:      mesos.REASON_EXECUTOR_TERMINATED,
+		termState:   mesos.TASK_FAILED,
+		done:        make(chan struct{}),
 	}
-	e.dir = filepath.Join(c.cfg.WorkDir, "slaves", a.id, "frameworks", fw.id,
-		"executors", e.id, "runs", e.containerID)
-	fw.executors[keyOf(e)] = e
-	c.live[e.dir] = e
-	a.live[e] = true
-	c.charge(a, e.resources)
+	e.dir = c.sandboxDir(a, fw.id, e.id, e.containerID)
+	c.register(e)
 	if a.sim {
 		c.sim.launch(e)
 		return e
 	}
+	if c.ck != nil && fw.info.GetCheckpoint() {
+		e.meta, e.ck = c.ck.runDir(fw.id, e.id, e.containerID), c.ck
+		c.ck.framework(fw)
+		c.ck.executor(e)
+	}
 	c.iso.prepare(e)
-	c.procs.Add(1)
 	go c.runExecutor(e, c.executorEnv(e))
 	c.log.Info("launching executor", "framework_id", fw.id, "executor_id", e.id, "sandbox", e.dir)
 	return e
+}
+
+// sandboxDir is an executor run's sandbox.
+func (c *Cluster) sandboxDir(a *agent, fwID, execID, containerID string) string {
+	return filepath.Join(c.sandboxRoot(), a.id, "frameworks", fwID,
+		"executors", execID, "runs", containerID)
+}
+
+// register makes a new or recovered executor live: known to its framework
+// and agent, its resources charged.
+func (c *Cluster) register(e *executor) {
+	e.fw.executors[keyOf(e)] = e
+	c.live[e.dir] = e
+	e.agent.live[e] = true
+	c.charge(e.agent, e.resources)
 }
 
 func (c *Cluster) after(e *executor, d time.Duration, f func()) {
@@ -150,20 +190,20 @@ func (c *Cluster) terminate(e *executor) {
 // executorTerminated handles the end of an executor process: its live tasks
 // fail, the framework gets FAILURE, resources are released and re-offered.
 func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
+	c.executorEnded(e, status, msg, c.cfg.Clock.Now())
+}
+
+// executorEnded is executorTerminated for an executor that ended at the
+// given time (earlier than now when it ended while the agent was away).
+func (c *Cluster) executorEnded(e *executor, status *int32, msg string, at time.Time) {
 	if e.state == execTerminated {
 		return
 	}
 	e.state = execTerminated
-	e.ended = c.cfg.Clock.Now()
+	e.ended = at
 	delete(c.live, e.dir)
 	e.exitStatus, e.exitMessage = status, msg
-	for _, t := range e.timers {
-		t.Stop()
-	}
-	if e.stream != nil {
-		e.stream.close()
-		e.stream = nil
-	}
+	e.disconnect()
 	e.released = true
 	delete(e.agent.live, e)
 	c.uncharge(e.agent, e.resources)
@@ -179,7 +219,7 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 	c.log.Info("executor terminated", "framework_id", fw.id, "executor_id", e.id, "message", msg)
 	if c.frameworks[fw.id] == fw {
 		for _, t := range e.liveTasks() {
-			c.agentUpdate(t, mesos.TASK_FAILED, e.reason, msg)
+			c.agentUpdateAt(t, e.termState, e.reason, msg, laterOf(at, statusTime(t.status)))
 		}
 		fw.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
 			AgentID:    &mesos.AgentID{Value: e.agent.id},
@@ -187,8 +227,47 @@ func (c *Cluster) executorTerminated(e *executor, status *int32, msg string) {
 			Status:     status,
 		}})
 	}
+	if e.ck != nil {
+		e.ck.completed(e)
+	}
 	e.queued = nil
+	if e.done != nil {
+		close(e.done)
+	}
+	c.cleanedUp()
 	c.allocate()
+}
+
+// statusTime is when a status was sent (zero without a timestamp).
+func statusTime(st mesos.TaskStatus) time.Time {
+	if st.Timestamp == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(*st.Timestamp*1e9))
+}
+
+// laterOf is the later of two times: a task ends no earlier than its last
+// update.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// disconnect stops the executor's timers and the watch of its process and
+// closes its connection.
+func (e *executor) disconnect() {
+	for _, t := range e.timers {
+		t.Stop()
+	}
+	if e.unwatch != nil {
+		e.unwatch()
+	}
+	if e.stream != nil {
+		e.stream.close()
+		e.stream = nil
+	}
 }
 
 // liveTasks are the executor's tasks that have not reached a terminal state,

@@ -19,8 +19,9 @@ import (
 )
 
 // envMode selects the test executor behaviour when the test binary is
-// re-executed by the agent: "1" is a well-behaved v1 executor, "silent"
-// never subscribes.
+// re-executed by the agent: "1" is a well-behaved v1 executor, "recover"
+// one that subscribes again whenever it loses the agent (for a minute at
+// most), "silent" never subscribes.
 const envMode = "LOCAL_TEST_EXECUTOR"
 
 func TestMain(m *testing.M) {
@@ -65,8 +66,19 @@ func runTestExecutor(mode string) int {
 		unacked: map[string]execpb.Call_Update{},
 		tasks:   map[string]mesos.TaskInfo{},
 	}
+	lost := time.Now()
 	for {
 		again, err := x.session()
+		if mode == "recover" {
+			if err == nil {
+				lost = time.Now()
+			}
+			if time.Since(lost) > time.Minute {
+				return 4
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "executor:", err)
 			return 1

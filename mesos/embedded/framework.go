@@ -69,6 +69,9 @@ func (c *Cluster) subscribe(info mesos.FrameworkInfo, format streamFormat, suppr
 	if c.closing {
 		return "", nil, errorf(503, "Master is shutting down")
 	}
+	if c.cfg.Recover == RecoverCleanup {
+		return "", nil, errorf(503, "Agent is shutting down the executors of its earlier run (recover=cleanup)")
+	}
 	id := info.GetID().GetValue()
 	if id != "" && c.removed[id] {
 		return "", nil, errorf(403, "Framework %s has been removed", id)
@@ -88,6 +91,9 @@ func (c *Cluster) subscribe(info mesos.FrameworkInfo, format streamFormat, suppr
 		c.disconnect(fw, "a new subscription replaced this stream")
 	}
 	fw.info = info
+	if c.ck != nil && len(fw.executors) > 0 && info.GetCheckpoint() {
+		c.ck.framework(fw) // a recovered framework's info as its scheduler now gives it
+	}
 	fw.suppressed = suppressed
 	if fw.failover != nil {
 		fw.failover.Stop()
@@ -143,8 +149,17 @@ func (c *Cluster) streamEnded(fwID string, s *eventStream) {
 	}
 	c.disconnect(fw, "subscription stream ended")
 	c.allocate()
+	if c.closing {
+		return // Close decides what becomes of its executors
+	}
+	c.awaitFramework(fw)
+}
+
+// awaitFramework gives a disconnected framework failover_timeout to
+// subscribe again before it is torn down (at once without a timeout).
+func (c *Cluster) awaitFramework(fw *framework) {
 	timeout := time.Duration(fw.info.GetFailoverTimeout() * float64(time.Second))
-	if timeout <= 0 || c.closing {
+	if timeout <= 0 {
 		c.teardown(fw)
 		return
 	}
@@ -152,7 +167,7 @@ func (c *Cluster) streamEnded(fwID string, s *eventStream) {
 	fw.failover = time.AfterFunc(timeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if cur := c.frameworks[fwID]; cur == fw && fw.sub == nil {
+		if cur := c.frameworks[fw.id]; cur == fw && fw.sub == nil {
 			c.log.Info("framework failover timeout expired", "framework_id", fw.id)
 			c.teardown(fw)
 		}
@@ -164,7 +179,14 @@ func (c *Cluster) streamEnded(fwID string, s *eventStream) {
 func (c *Cluster) teardown(fw *framework) {
 	c.log.Info("tearing down framework", "framework_id", fw.id)
 	for _, e := range fw.executors {
+		e.ck = nil // its framework is forgotten: nothing of it is recovered
 		c.shutdownExecutor(e)
+	}
+	for _, e := range fw.completed {
+		e.ck = nil
+	}
+	if c.ck != nil {
+		c.ck.frameworkRemoved(fw.id)
 	}
 	for _, t := range fw.tasks {
 		c.releaseTask(t)

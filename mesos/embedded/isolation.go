@@ -52,10 +52,11 @@ type isolation struct {
 	log     *slog.Logger
 }
 
-// startIsolation detects cgroups and prepares this agent's group. A mode
-// that was asked for explicitly and is not usable is an error; with auto,
-// isolation is off and the reason logged once.
-func startIsolation(cfg Config, agentID string, log *slog.Logger) (*isolation, error) {
+// startIsolation detects cgroups and prepares this agent's group, keeping
+// the containers of the executors recovered from an earlier run (keep). A
+// mode that was asked for explicitly and is not usable is an error; with
+// auto, isolation is off and the reason logged once.
+func startIsolation(cfg Config, agentID string, keep map[string]bool, log *slog.Logger) (*isolation, error) {
 	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: cfg.CPUQuota, log: log}
 	if cfg.Isolation == IsolationOff {
 		iso.reason = "turned off by the isolation setting"
@@ -65,7 +66,7 @@ func startIsolation(cfg Config, agentID string, log *slog.Logger) (*isolation, e
 	h, err := cgroups.Detect(cgroups.Probe{Want: cgroups.Mode(cfg.Isolation), Root: cfg.CgroupsRoot, Mountinfo: cfg.mountinfo})
 	if err == nil {
 		iso.agent = h.Group(path.Join(cfg.CgroupsRoot, agentID))
-		err = iso.reset()
+		err = iso.reset(keep)
 	}
 	if err != nil {
 		if cfg.Isolation == IsolationV1 || cfg.Isolation == IsolationV2 {
@@ -81,11 +82,14 @@ func startIsolation(cfg Config, agentID string, log *slog.Logger) (*isolation, e
 	return iso, nil
 }
 
-// reset destroys the containers an earlier run left and (re)creates the
-// agent's group.
-func (i *isolation) reset() error {
+// reset destroys the containers an earlier run left, but those of the
+// executors recovered (keep), and (re)creates the agent's group.
+func (i *isolation) reset(keep map[string]bool) error {
 	n := 0
 	for _, name := range i.agent.Children() {
+		if keep[name] {
+			continue
+		}
 		g := i.agent.Child(name)
 		killed, err := g.Kill(destroyTimeout)
 		n += killed
@@ -141,6 +145,18 @@ func (i *isolation) prepare(e *executor) {
 		return
 	}
 	e.cgroup = g
+}
+
+// attach gives a recovered executor its container back, if it has one:
+// its tasks keep running in their cgroups with their limits.
+func (i *isolation) attach(e *executor) {
+	if !i.on() {
+		return
+	}
+	if g := i.agent.Child(e.containerID); g.Exists() {
+		e.cgroup = g
+		i.resize(e)
+	}
 }
 
 // resize sets e's container limits to the executor's plus its live tasks'.
@@ -259,9 +275,10 @@ func (i *isolation) destroy(e *executor) {
 	}
 }
 
-// close removes the agent's group once every executor is gone.
-func (i *isolation) close() {
-	if !i.on() {
+// close removes the agent's group once every executor is gone; with
+// executors left running (for the agent's next run to recover) it stays.
+func (i *isolation) close(running int) {
+	if !i.on() || running > 0 {
 		return
 	}
 	if err := i.agent.Destroy(destroyTimeout); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -25,15 +26,23 @@ func (c *Cluster) executorEnv(e *executor) []string {
 		}
 	}
 	grace := e.gracePeriod(c.cfg.ExecutorShutdownGrace)
+	checkpoint, backoff := "0", 2*time.Second
+	if e.ck != nil {
+		// The agent recovers it: it keeps its tasks for the recovery
+		// timeout and retries often enough to re-register in time.
+		checkpoint = "1"
+		backoff = min(backoff, c.cfg.ExecutorReregistrationTimeout/5)
+		env = append(env, "MESOS_RECOVERY_TIMEOUT="+mesosDuration(c.cfg.RecoveryTimeout))
+	}
 	env = append(env,
 		"MESOS_AGENT_ENDPOINT="+c.hostPort,
 		"MESOS_FRAMEWORK_ID="+e.fw.id,
 		"MESOS_EXECUTOR_ID="+e.id,
 		"MESOS_DIRECTORY="+e.dir,
 		"MESOS_SANDBOX="+e.dir,
-		"MESOS_CHECKPOINT=0",
+		"MESOS_CHECKPOINT="+checkpoint,
 		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD="+mesosDuration(grace),
-		"MESOS_SUBSCRIPTION_BACKOFF_MAX=2secs",
+		"MESOS_SUBSCRIPTION_BACKOFF_MAX="+mesosDuration(backoff),
 		"MESOS_SLAVE_ID="+e.agent.id,
 		"MESOS_AGENT_ID="+e.agent.id,
 		"MESOS_SLAVE_PID=slave(1)@"+c.hostPort,
@@ -50,9 +59,8 @@ func (c *Cluster) executorEnv(e *executor) []string {
 }
 
 // runExecutor prepares the sandbox, fetches URIs, starts the process and
-// waits for it. It owns one count of c.procs.
+// waits for it.
 func (c *Cluster) runExecutor(e *executor, env []string) {
-	defer c.procs.Done()
 	cmd, err := c.prepare(e, env)
 	if err == nil {
 		err = c.startProcess(e, cmd)
@@ -73,23 +81,36 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 	if cmd.ProcessState != nil {
 		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
 	}
-	// Destroy the container: nothing of the executor survives it, neither
-	// its own process group nor its tasks' groups.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if n := reap(e.dir, false); n > 0 {
+	c.mu.Lock()
+	detached := e.detached
+	c.mu.Unlock()
+	if detached {
+		return // the agent stopped and left it running: its next run recovers its end
+	}
+	msg := c.destroyContainer(e, exitMessage(ws, werr))
+	status := int32(ws)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.executorTerminated(e, &status, msg)
+}
+
+// destroyContainer kills whatever the ended executor left (its process
+// group, its tasks' groups, its cgroup), dates its sandbox for GC and
+// returns msg with an out-of-memory kill named.
+func (c *Cluster) destroyContainer(e *executor, msg string) string {
+	// Nothing of the executor survives it, neither its own process group
+	// nor its tasks' groups.
+	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
+	if n := reap(e.dir, false, nil); n > 0 {
 		c.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
 	}
-	msg := exitMessage(ws, werr)
 	if oom := c.iso.oomMessage(e); oom != "" {
 		msg = "Executor terminated: " + oom + " (" + strings.TrimPrefix(msg, "Executor terminated: ") + ")"
 	}
 	c.iso.destroy(e)
 	now := c.cfg.Clock.Now() // the sandbox's age counts from here (GC)
 	_ = os.Chtimes(e.dir, now, now)
-	status := int32(ws)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.executorTerminated(e, &status, msg)
+	return msg
 }
 
 // prepare creates the sandbox, fetches the command URIs and builds the
@@ -125,7 +146,7 @@ func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	}
 	cmd.Env = env
 	cmd.Dir = e.dir
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(e.ck != nil)
 	return cmd, nil
 }
 
@@ -186,6 +207,11 @@ func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
 		return err
 	}
 	e.pid = cmd.Process.Pid
+	if e.ck != nil {
+		start, _ := procStart(e.pid)
+		e.proc = forked{Pid: e.pid, Start: start, Boot: c.boot}
+		e.ck.forked(e, e.proc)
+	}
 	c.after(e, c.cfg.ExecutorRegistrationTimeout, func() { c.registrationTimeout(e) })
 	return nil
 }

@@ -19,14 +19,20 @@ import (
 // directory left by an earlier run of this agent that was killed outright.
 
 // reap kills the processes whose MESOS_DIRECTORY is dir, or is under dir
-// when prefix is set. It returns how many it killed.
-func reap(dir string, prefix bool) int {
+// when prefix is set, except those of the sandboxes keep holds (nil: none).
+// It returns how many it killed.
+func reap(dir string, prefix bool, keep func(sandbox string) bool) int {
+	return total(reapAll(dir, prefix, keep))
+}
+
+// reapAll is reap, counting the processes killed per sandbox.
+func reapAll(dir string, prefix bool, keep func(sandbox string) bool) map[string]int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
 	self := os.Getpid()
-	killed := 0
+	killed := map[string]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self || pid <= 1 {
@@ -36,9 +42,10 @@ func reap(dir string, prefix bool) int {
 		if err != nil {
 			continue // gone, or not ours to read
 		}
-		if sandbox, ok := sandboxOf(env); ok && (sandbox == dir || (prefix && strings.HasPrefix(sandbox, dir+"/"))) {
+		sandbox, ok := sandboxOf(env)
+		if ok && (sandbox == dir || (prefix && strings.HasPrefix(sandbox, dir+"/"))) && (keep == nil || !keep(sandbox)) {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed[sandbox]++
 			}
 		}
 	}

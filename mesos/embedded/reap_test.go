@@ -25,7 +25,7 @@ func TestReapKillsProcessesOfDeadSandboxes(t *testing.T) {
 	}
 	orphan := start(dir)
 	bystander := start(filepath.Join(t.TempDir(), "elsewhere"))
-	if n := reap(filepath.Join(work, "slaves"), true); n != 1 {
+	if n := reap(filepath.Join(work, "slaves"), true, nil); n != 1 {
 		t.Fatalf("reaped %d processes, want 1", n)
 	}
 	if err := orphan.Wait(); err == nil {
@@ -34,7 +34,7 @@ func TestReapKillsProcessesOfDeadSandboxes(t *testing.T) {
 	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("a process of another sandbox was killed: %v", err)
 	}
-	if n := reap(dir, false); n != 0 {
+	if n := reap(dir, false, nil); n != 0 {
 		t.Fatalf("reaped %d again", n)
 	}
 }

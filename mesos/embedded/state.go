@@ -193,7 +193,7 @@ func (c *Cluster) executorJSON(e *executor) jsonObj {
 			queued = append(queued, c.taskJSON(e, t))
 		}
 	}
-	for _, t := range e.done {
+	for _, t := range e.finished {
 		done = append(done, c.taskJSON(e, t))
 	}
 	return jsonObj{"id": e.id, "name": e.info.GetName(), "source": e.info.GetSource(),
@@ -227,12 +227,15 @@ func (c *Cluster) isolationView() IsolationView {
 func (c *Cluster) flags() map[string]string {
 	iso := c.isolationView()
 	return map[string]string{
-		"isolation":                      iso.Isolators,
-		"cgroups_root":                   c.cfg.CgroupsRoot,
-		"cgroups_enable_cfs":             strconv.FormatBool(c.cfg.CPUQuota),
-		"work_dir":                       c.cfg.WorkDir,
-		"executor_registration_timeout":  mesosDuration(c.cfg.ExecutorRegistrationTimeout),
-		"executor_shutdown_grace_period": mesosDuration(c.cfg.ExecutorShutdownGrace),
+		"isolation":                       iso.Isolators,
+		"cgroups_root":                    c.cfg.CgroupsRoot,
+		"cgroups_enable_cfs":              strconv.FormatBool(c.cfg.CPUQuota),
+		"work_dir":                        c.cfg.WorkDir,
+		"executor_registration_timeout":   mesosDuration(c.cfg.ExecutorRegistrationTimeout),
+		"executor_shutdown_grace_period":  mesosDuration(c.cfg.ExecutorShutdownGrace),
+		"recover":                         c.cfg.Recover,
+		"recovery_timeout":                mesosDuration(c.cfg.RecoveryTimeout),
+		"executor_reregistration_timeout": mesosDuration(c.cfg.ExecutorReregistrationTimeout),
 	}
 }
 

@@ -8,10 +8,17 @@ import (
 	"syscall"
 )
 
-// sysProcAttr puts the executor in its own process group and kills it if
-// this process dies.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// sysProcAttr starts the executor in a session (and process group) of its
+// own, so that nothing sent to the agent's group or terminal reaches it.
+// The executor of a framework that does not checkpoint dies with this
+// process (nothing would recover it); one that checkpoints outlives it,
+// for the agent's next run to take over.
+func sysProcAttr(checkpointed bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true}
+	if !checkpointed {
+		a.Pdeathsig = syscall.SIGKILL
+	}
+	return a
 }
 
 // startIn makes cmd start in the cgroup v2 directory dir (clone3

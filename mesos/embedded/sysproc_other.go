@@ -7,9 +7,9 @@ import (
 	"syscall"
 )
 
-// sysProcAttr puts the executor in its own process group.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+// sysProcAttr starts the executor in a session of its own.
+func sysProcAttr(bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true}
 }
 
 func startIn(*exec.Cmd, string) (func(), error) { return func() {}, nil }

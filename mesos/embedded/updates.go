@@ -112,6 +112,9 @@ func (c *Cluster) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) 
 		ts := nowSeconds()
 		st.Timestamp = &ts
 	}
+	if t.exec != nil && t.exec.ck != nil {
+		t.exec.ck.update(t, st, fromExecutor) // before it is acted on
+	}
 	t.state, t.status = st.GetState(), st
 	t.pending = append(t.pending, pendingUpdate{status: st, fromExecutor: fromExecutor})
 	if len(t.pending) == 1 {
@@ -156,14 +159,26 @@ func (c *Cluster) resendUpdates(fw *framework) {
 
 // agentUpdate generates a reliable update from the agent itself.
 func (c *Cluster) agentUpdate(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
-	c.statusUpdate(t, mesos.TaskStatus{
+	c.agentUpdateAt(t, state, reason, msg, time.Time{})
+}
+
+// agentUpdateAt is agentUpdate dated at (now when zero): a task that ended
+// while the agent was away is dated when it ended, not when the agent
+// found out.
+func (c *Cluster) agentUpdateAt(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, at time.Time) {
+	st := mesos.TaskStatus{
 		TaskID:  t.info.TaskID,
 		State:   state.Enum(),
 		Message: &msg,
 		Source:  mesos.SOURCE_AGENT.Enum(),
 		Reason:  reason.Enum(),
 		UUID:    uuidBytes(),
-	}, false)
+	}
+	if !at.IsZero() {
+		ts := float64(at.UnixNano()) / 1e9
+		st.Timestamp = &ts
+	}
+	c.statusUpdate(t, st, false)
 }
 
 // masterUpdate sends an unreliable update (no uuid, nothing to acknowledge)
@@ -207,6 +222,9 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *h
 		return nil
 	}
 	head := t.pending[0]
+	if t.exec.ck != nil {
+		t.exec.ck.record(t, record{Ack: ack.UUID})
+	}
 	t.pending = t.pending[1:]
 	if t.acked == nil {
 		t.acked = map[string]bool{}
@@ -237,9 +255,12 @@ func (c *Cluster) removeTask(t *task) {
 	if e := t.exec; e != nil {
 		delete(e.tasks, t.info.TaskID.Value)
 		t.info.Data = nil // /state does not show it; it can be large
-		e.done = append(e.done, t)
-		if keep := c.maxDone(e); len(e.done) > keep {
-			e.done = e.done[len(e.done)-keep:]
+		e.finished = append(e.finished, t)
+		if keep := c.maxDone(e); len(e.finished) > keep {
+			e.finished = e.finished[len(e.finished)-keep:]
+		}
+		if e.ck != nil {
+			e.ck.removed(t)
 		}
 	}
 }

@@ -1,0 +1,328 @@
+package embedded
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// recovery is what a start found of an earlier run of the agent.
+type recovery struct {
+	frameworks []ckFramework
+	alive      map[string]bool      // container ids of executors whose process still runs
+	aliveDirs  map[string]bool      // and their sandboxes
+	ended      map[string]time.Time // the others, by container id: when they were last seen alive
+}
+
+// loadRecovery reads the checkpoint an earlier run left (nothing in
+// simulation mode), tells which executors still run and, for those that
+// do not, dates their last sign of life: the later of the agent's last
+// one (its alive mark) and the last write to their sandbox's logs or
+// their tasks' (an executor that outlives the agent logs every attempt to
+// reach it).
+func (c *Cluster) loadRecovery() recovery {
+	r := recovery{alive: map[string]bool{}, aliveDirs: map[string]bool{}, ended: map[string]time.Time{}}
+	if c.ck == nil {
+		return r
+	}
+	last := c.ck.lastAlive()
+	r.frameworks = c.ck.load()
+	now := c.cfg.Clock.Now()
+	for _, fw := range r.frameworks {
+		fwID := fw.info.GetID().GetValue()
+		for _, run := range fw.runs {
+			dir := c.sandboxDir(c.agents[0], fwID, run.execID, run.containerID)
+			if !run.completed && run.forked != nil && sameProcess(*run.forked) {
+				r.alive[run.containerID], r.aliveDirs[dir] = true, true
+				continue
+			}
+			r.ended[run.containerID] = lastSignOfLife(dir, run, last, now)
+		}
+	}
+	return r
+}
+
+// lastSignOfLife dates the end of an executor that did not outlive the
+// agent's restart, never after now.
+func lastSignOfLife(dir string, run ckRun, agentAlive, now time.Time) time.Time {
+	at := agentAlive
+	files := []string{filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")}
+	for _, t := range run.tasks {
+		id := t.info.TaskID.Value
+		files = append(files, filepath.Join(dir, "tasks", id, "stdout"), filepath.Join(dir, "tasks", id, "stderr"), t.meta)
+	}
+	for _, f := range files {
+		if m := modTime(f); m.After(at) {
+			at = m
+		}
+	}
+	if at.IsZero() || at.After(now) {
+		return now
+	}
+	return at
+}
+
+// recover rebuilds the frameworks, executors and tasks of the checkpoint.
+// An executor whose process still runs is live again (charged, in its
+// cgroup, waiting to re-subscribe); one that is gone ends now, dated when
+// it was last seen alive, and its live tasks fail with a message saying
+// so. orphans are the sandboxes in which the start killed processes the
+// gone executors' tasks left: those tasks ran until now.
+func (c *Cluster) recover(r recovery, orphans map[string]int) {
+	c.recovering = true
+	defer func() { c.recovering = false }()
+	for _, cf := range r.frameworks {
+		fw := c.recoverFramework(cf.info)
+		// Ended runs first: a live run of the same executor id then holds
+		// the framework's entry for that id.
+		runs := slices.Clone(cf.runs)
+		slices.SortStableFunc(runs, func(a, b ckRun) int {
+			return cmpBool(r.alive[a.containerID], r.alive[b.containerID])
+		})
+		for _, run := range runs {
+			e := c.recoverRun(fw, run)
+			switch {
+			case r.alive[run.containerID]:
+				c.iso.attach(e)
+				c.recoveredLive++
+				c.log.Info("recovered executor", "framework_id", fw.id, "executor_id", e.id, "pid", e.pid,
+					"tasks", len(e.liveTasks()))
+			case run.completed:
+				c.executorEnded(e, nil, "Executor terminated", modTime(filepath.Join(run.meta, "completed")))
+			default:
+				at := r.ended[run.containerID]
+				if orphans[e.dir] > 0 {
+					at = c.cfg.Clock.Now()
+				}
+				_ = os.Chtimes(e.dir, at, at) // the sandbox's age counts from its end (GC)
+				if n := len(e.liveTasks()); n > 0 {
+					c.log.Warn("executor of the earlier run is gone; its tasks fail", "framework_id", fw.id,
+						"executor_id", e.id, "last_seen", at, "tasks", n)
+				} else {
+					c.log.Info("executor of the earlier run has ended", "framework_id", fw.id, "executor_id", e.id, "last_seen", at)
+				}
+				c.executorEnded(e, nil, "the executor was gone when the "+c.cfg.Process+" restarted", at)
+			}
+		}
+		if len(fw.executors) == 0 && len(fw.tasks) == 0 {
+			delete(c.frameworks, fw.id)
+			c.ck.frameworkRemoved(fw.id)
+			continue
+		}
+		if c.cfg.Recover == RecoverReconnect {
+			c.awaitFramework(fw)
+		}
+	}
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// recoverFramework registers a checkpointed framework, disconnected until
+// its scheduler subscribes again.
+func (c *Cluster) recoverFramework(info mesos.FrameworkInfo) *framework {
+	fw := &framework{id: info.GetID().GetValue(), info: info, executors: map[execKey]*executor{}, tasks: map[string]*task{},
+		filters: map[string][]*filter{}, offers: map[string]*offer{}}
+	c.frameworks[fw.id] = fw
+	return fw
+}
+
+// recoverRun rebuilds one executor run and its tasks, registered (and
+// charged) as live; the caller ends it when its process is gone.
+func (c *Cluster) recoverRun(fw *framework, run ckRun) *executor {
+	a := c.agents[0]
+	e := &executor{fw: fw, agent: a, id: run.execID, info: run.info, containerID: run.containerID,
+		resources: normalize(run.info.Resources), tasks: map[string]*task{}, reason: mesos.REASON_EXECUTOR_TERMINATED,
+		termState: mesos.TASK_FAILED, done: make(chan struct{}), persisted: persisted{meta: run.meta, ck: c.ck, recovered: true}}
+	e.dir = c.sandboxDir(a, fw.id, e.id, e.containerID)
+	if run.forked != nil {
+		e.pid, e.proc = run.forked.Pid, *run.forked
+	}
+	c.register(e)
+	var queued []*task
+	group := false
+	for _, ct := range run.tasks {
+		t, inGroup := c.recoverTask(e, ct)
+		if t == nil {
+			continue
+		}
+		if !t.released {
+			c.charge(a, t.resources)
+		}
+		if !t.launched && !isTerminal(t.state) {
+			queued = append(queued, t)
+			group = group || inGroup
+		}
+	}
+	if len(queued) > 0 { // sent when it subscribes
+		e.queued = []batch{{tasks: queued, group: group}}
+	}
+	return e
+}
+
+// recoverTask replays a task's records: its latest state, the updates not
+// yet acknowledged (forwarded again when its framework subscribes) and
+// whether the executor has it. A task whose terminal update was
+// acknowledged is forgotten.
+func (c *Cluster) recoverTask(e *executor, ct ckTask) (t *task, group bool) {
+	t = &task{info: ct.info, fw: e.fw, exec: e, seq: c.nextID(), state: mesos.TASK_STAGING,
+		resources: normalize(ct.info.Resources), acked: map[string]bool{}}
+	t.status = mesos.TaskStatus{TaskID: ct.info.TaskID, State: mesos.TASK_STAGING.Enum()}
+	for _, r := range ct.records {
+		switch {
+		case r.Task != nil:
+			group = r.Group
+		case r.Launched:
+			t.launched = true
+		case r.Update != nil:
+			var st mesos.TaskStatus
+			if st.Unmarshal(r.Update) != nil {
+				continue
+			}
+			t.state, t.status = st.GetState(), st
+			t.pending = append(t.pending, pendingUpdate{status: st, fromExecutor: r.Executor})
+			t.launched = t.launched || r.Executor
+		case r.Ack != nil:
+			t.acked[string(r.Ack)] = true
+			if len(t.pending) > 0 && bytes.Equal(t.pending[0].status.UUID, r.Ack) {
+				t.pending = t.pending[1:]
+			}
+		}
+	}
+	if isTerminal(t.state) && len(t.pending) == 0 {
+		_ = os.Remove(ct.meta) // done before the restart
+		return nil, false
+	}
+	t.released = isTerminal(t.state)
+	e.fw.tasks[t.info.TaskID.Value] = t
+	e.tasks[t.info.TaskID.Value] = t
+	return t, group
+}
+
+// watchRecovered follows the recovered executors once the agent serves:
+// their processes' ends, and their re-registration, which must come
+// within ExecutorReregistrationTimeout; with Recover = cleanup they are
+// shut down instead.
+func (c *Cluster) watchRecovered() {
+	for _, e := range c.agents[0].liveExecutors() {
+		if !e.recovered {
+			continue
+		}
+		e.unwatch = watchExit(e.proc, func() { c.recoveredExited(e) })
+		if c.cfg.Recover == RecoverCleanup {
+			c.cleanupExecutor(e)
+			continue
+		}
+		c.after(e, c.cfg.ExecutorReregistrationTimeout, func() { c.reregistrationTimeout(e) })
+	}
+}
+
+// recoveredExited handles the end of a recovered executor's process (not
+// a child of this one: its exit status is unknown).
+func (c *Cluster) recoveredExited(e *executor) {
+	c.mu.Lock()
+	gone := e.state == execTerminated || e.detached
+	msg := e.exitMessage
+	c.mu.Unlock()
+	if gone {
+		return
+	}
+	if msg == "" {
+		msg = "Executor terminated: exit status unknown (it was recovered from an earlier run of the " + c.cfg.Process + ")"
+	}
+	msg = c.destroyContainer(e, msg)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.executorTerminated(e, nil, msg)
+}
+
+// reregistrationTimeout kills a recovered executor that has not
+// subscribed again: its tasks are lost (Mesos semantics).
+func (c *Cluster) reregistrationTimeout(e *executor) {
+	if e.state != execLaunching {
+		return
+	}
+	c.log.Warn("recovered executor did not re-register in time; killing it", "executor_id", e.id,
+		"timeout", c.cfg.ExecutorReregistrationTimeout)
+	e.state = execTerminating
+	e.reason = mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT
+	e.termState = mesos.TASK_LOST
+	if e.fw.partitionAware() {
+		e.termState = mesos.TASK_GONE
+	}
+	e.exitMessage = "Executor did not reregister within " + mesosDuration(c.cfg.ExecutorReregistrationTimeout)
+	c.kill9(e)
+}
+
+// cleanupExecutor shuts down a recovered executor (Recover = cleanup):
+// SIGTERM, so that it kills its tasks and reports them when it subscribes,
+// then SIGKILL after its shutdown grace period.
+func (c *Cluster) cleanupExecutor(e *executor) {
+	e.state = execTerminating
+	e.exitMessage = "Executor terminated: stopped by the " + c.cfg.Process + " started with recover=cleanup"
+	_ = syscall.Kill(-e.pid, syscall.SIGTERM)
+	c.after(e, e.gracePeriod(c.cfg.ExecutorShutdownGrace)+termGrace, func() { c.kill9(e) })
+}
+
+// kill9 kills an executor's process group and whatever is in its
+// container; its watcher then reports its end.
+func (c *Cluster) kill9(e *executor) {
+	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
+	if g := e.cgroup; g != nil {
+		go func() { _, _ = g.Kill(destroyTimeout) }()
+	}
+}
+
+// detach leaves a live executor running as the agent stops: its timers
+// and connection end, its process and checkpoint stay for the next run.
+func (c *Cluster) detach(e *executor) {
+	e.detached = true
+	e.disconnect()
+}
+
+// leaveRunning reports whether Close leaves e running: an executor of a
+// checkpointing framework that has subscribed (in this run or an earlier
+// one) and that nothing asked to stop. One that never subscribed runs no
+// task yet, and nothing would bound its life: it is shut down, and its
+// queued tasks fail.
+func (c *Cluster) leaveRunning(e *executor) bool {
+	subscribed := e.state == execRunning || (e.recovered && e.state == execLaunching)
+	return e.ck != nil && e.pid != 0 && subscribed && c.cfg.Recover == RecoverReconnect
+}
+
+// cleanedUp closes Cleaned once, with Recover = cleanup, no executor is
+// left.
+func (c *Cluster) cleanedUp() {
+	if c.cfg.Recover != RecoverCleanup || c.recovering || len(c.live) > 0 {
+		return
+	}
+	select {
+	case <-c.cleaned:
+	default:
+		close(c.cleaned)
+	}
+}
+
+// Cleaned is closed, when Config.Recover is cleanup, once every executor
+// the earlier run left has ended (at once when there was none).
+func (c *Cluster) Cleaned() <-chan struct{} { return c.cleaned }
+
+// Recovered is how many executors of an earlier run the start found
+// still running.
+func (c *Cluster) Recovered() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.recoveredLive
+}
