@@ -207,6 +207,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 	}
 	var missing []string
+	settings := mesosSettings() // the kube_* keys select another engine: kube_test.go
 	for _, s := range settings {
 		if _, ok := sample[s.key]; !ok {
 			missing = append(missing, s.key)

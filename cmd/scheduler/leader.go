@@ -98,6 +98,7 @@ type leaderWork struct {
 	current       atomic.Pointer[scheduler.Scheduler]
 	// flowObserver records workflow runs (metrics, history); workflow.go.
 	flowObserver engine.Observer
+	kube         *kubeEngines // the Kubernetes engine's side (nil: Mesos); engine.go
 }
 
 // run serves every term this instance is given until ctx ends.
@@ -146,7 +147,10 @@ func (l *leaderWork) serveTerm(term *election.Term) error {
 	if err != nil {
 		return fmt.Errorf("read framework id: %w", err)
 	}
-	client := newMesosClient(l.cfg, l.masters, fwID, log)
+	client, err := l.newEngine(reg, fwID, log)
+	if err != nil {
+		return err
+	}
 	driver := scheduler.Guard(client, term.Valid)
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
