@@ -173,4 +173,3 @@ func (f *follower) stop() {
 	close(f.stopc)
 	f.wg.Wait()
 }
-

@@ -32,7 +32,9 @@ type clusterEngine interface {
 // mesosEngine adapts the Mesos client.
 type mesosEngine struct{ *mesos.Client }
 
-func (m mesosEngine) Run(ctx context.Context, h engine.AsyncHandler) error { return m.Client.Run(ctx, h) }
+func (m mesosEngine) Run(ctx context.Context, h engine.AsyncHandler) error {
+	return m.Client.Run(ctx, h)
+}
 
 // newEngine builds the engine of one term: Kubernetes with kube_config or kube_in_cluster,
 // else Mesos.
@@ -213,4 +215,3 @@ func (o kubeOps) Capacity(ctx context.Context) (api.Capacity, error) {
 	}
 	return c, nil
 }
-
