@@ -105,6 +105,12 @@ func failedPod(p *corev1.Pod, memMB int64) phaseStatus {
 		if t == nil || t.ExitCode == 0 {
 			continue
 		}
+		if t.StartedAt.IsZero() && p.Status.StartTime != nil && t.Reason == "ContainerStatusUnknown" {
+			// The kubelet lost the container before it ran (a pod ended while its container
+			// was being created): the task never started, so it goes back to the queue.
+			return phaseStatus{state: stateDropped, source: sourceAgent, reason: reasonRejected,
+				message: fmt.Sprintf("container %s never started on node %s (%s: %s); back to the queue", cs.Name, p.Spec.NodeName, t.Reason, oneLine(t.Message))}
+		}
 		if t.Reason == "OOMKilled" {
 			return phaseStatus{state: stateFailed, source: sourceAgent, reason: reasonOOM,
 				message: fmt.Sprintf("memory limit of %d MB exceeded (container %s OOMKilled, exit code %d)", memMB, cs.Name, t.ExitCode)}
