@@ -19,12 +19,15 @@ examples:
 	@$(MAKE) -s -C examples
 
 # The executor's container image for Kubernetes, as a docker-archive in dist/ (no daemon):
-# a static executor, Debian's busybox-static for /bin/sh, the CA bundle. IMAGE_REF names it.
+# the static executor and scheduler (one image for the task pods and deploy/kubernetes),
+# Debian's busybox-static for /bin/sh, the CA bundle. IMAGE_REF names it.
 IMAGE_REF ?= localhost/elasticjob-executor:latest
 image:
 	mkdir -p dist
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-executor ./cmd/executor
-	$(GO) run ./cmd/executor-image -ref $(IMAGE_REF) -executor dist/elasticjob-executor -o dist/elasticjob-executor-image.tar
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-scheduler ./cmd/scheduler
+	$(GO) run ./cmd/executor-image -ref $(IMAGE_REF) -executor dist/elasticjob-executor -scheduler dist/elasticjob-scheduler \
+		-o dist/elasticjob-executor-image.tar
 
 run: build
 	$(BIN)/scheduler --data-dir $(DATA_DIR)

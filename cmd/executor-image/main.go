@@ -25,13 +25,14 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("executor-image", flag.ContinueOnError)
 	ref := fs.String("ref", "localhost/elasticjob-executor:latest", "image reference (the tag ctr imports it as)")
 	exe := fs.String("executor", "dist/elasticjob-executor", "the static executor binary (CGO_ENABLED=0)")
+	sched := fs.String("scheduler", "", "the static scheduler binary, put into the image at /elasticjob-scheduler (empty: none)")
 	bb := fs.String("busybox", "/bin/busybox", `a static busybox for the image's /bin/sh and tools (Debian: busybox-static); "none" leaves the shell out`)
 	ca := fs.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", `CA bundle for https app URLs; "none" leaves it out`)
 	out := fs.String("o", "dist/elasticjob-executor-image.tar", "output file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s := image.Spec{Ref: *ref, Executor: *exe}
+	s := image.Spec{Ref: *ref, Executor: *exe, Scheduler: *sched}
 	if *bb != "none" {
 		list, err := exec.Command(*bb, "--list").Output()
 		if err != nil {

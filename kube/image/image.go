@@ -1,7 +1,7 @@
 // Package image writes the executor's container image as a docker-archive (what
 // `ctr images import`, `docker load`, `podman load` and `skopeo copy docker-archive:…` read)
 // without a container daemon: one deterministic layer (sorted entries, mtime 0, owner 0)
-// holding the static executor, a static busybox with its applets (so apps' bootstrap shell
+// holding the static executor (and, optionally, the scheduler), a static busybox with its applets (so apps' bootstrap shell
 // scripts run), the CA certificates (https app URLs) and /tmp.
 package image
 
@@ -23,6 +23,9 @@ import (
 type Spec struct {
 	Ref      string // image reference, e.g. localhost/elasticjob-executor:latest
 	Executor string // the static executor binary (CGO_ENABLED=0)
+	// Scheduler, when set, is the static scheduler binary, at /elasticjob-scheduler: one
+	// image for the scheduler's Deployment and the task pods (deploy/kubernetes).
+	Scheduler string
 	Busybox  string // a static busybox ("": no shell in the image)
 	Applets  []string
 	CACerts  string // a CA bundle ("": none)
@@ -92,6 +95,13 @@ func (s Spec) entries() ([]entry, error) {
 		{name: "etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")},
 		{name: "etc/group", mode: 0o644, data: []byte("root:x:0:\nnogroup:x:65534:\n")},
 		{name: "root/", mode: 0o700, dir: true},
+	}
+	if s.Scheduler != "" {
+		b, err := os.ReadFile(s.Scheduler)
+		if err != nil {
+			return nil, fmt.Errorf("image: the scheduler: %w", err)
+		}
+		out = append(out, entry{name: "elasticjob-scheduler", mode: 0o755, data: b})
 	}
 	if s.Busybox != "" {
 		bb, err := os.ReadFile(s.Busybox)
