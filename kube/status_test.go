@@ -99,10 +99,12 @@ func TestRejectedPodIsAPlacementMiss(t *testing.T) {
 
 type nopDriver struct{}
 
-func (nopDriver) Accept(context.Context, []string, []engine.TaskLaunch, time.Duration) error { return nil }
-func (nopDriver) Decline(context.Context, []string, time.Duration) error                    { return nil }
-func (nopDriver) Suppress(context.Context) error                                            { return nil }
-func (nopDriver) Revive(context.Context) error                                              { return nil }
-func (nopDriver) Kill(context.Context, string, string) error                                { return nil }
-func (nopDriver) Reconcile(context.Context, []engine.TaskRef) error                         { return nil }
-func (nopDriver) Shutdown(context.Context, string, string) error                            { return nil }
+func (nopDriver) Accept(context.Context, []string, []engine.TaskLaunch, time.Duration) error {
+	return nil
+}
+func (nopDriver) Decline(context.Context, []string, time.Duration) error { return nil }
+func (nopDriver) Suppress(context.Context) error                         { return nil }
+func (nopDriver) Revive(context.Context) error                           { return nil }
+func (nopDriver) Kill(context.Context, string, string) error             { return nil }
+func (nopDriver) Reconcile(context.Context, []engine.TaskRef) error      { return nil }
+func (nopDriver) Shutdown(context.Context, string, string) error         { return nil }

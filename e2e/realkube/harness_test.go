@@ -337,7 +337,6 @@ func deletePod(t *testing.T, ns, name string) {
 	}
 }
 
-
 func decode(t testing.TB, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {

@@ -26,9 +26,9 @@ type Spec struct {
 	// Scheduler, when set, is the static scheduler binary, at /elasticjob-scheduler: one
 	// image for the scheduler's Deployment and the task pods (deploy/kubernetes).
 	Scheduler string
-	Busybox  string // a static busybox ("": no shell in the image)
-	Applets  []string
-	CACerts  string // a CA bundle ("": none)
+	Busybox   string // a static busybox ("": no shell in the image)
+	Applets   []string
+	CACerts   string // a CA bundle ("": none)
 }
 
 // ExecutorPath is the executor in the image.
