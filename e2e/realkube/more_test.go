@@ -81,3 +81,25 @@ func TestDaemonPodRunsItsCron(t *testing.T) {
 	s.must(http.MethodPost, "/api/job/resident/disable", nil)
 	eventually(t, waitLong, func() bool { return len(pods(t, ns, "resident")) == 0 }, "the daemon's pod to go once disabled")
 }
+
+// TestAppImage: an app that names a container image runs its tasks in that image; an init
+// container copies the executor into the pod first.
+func TestAppImage(t *testing.T) {
+	requireK8s(t)
+	ns := namespace(t)
+	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
+	s.must(http.MethodPost, "/api/app", map[string]any{"appName": "imaged", "appURL": rec.url + "/app.tgz", "bootstrapScript": "bin/run.sh",
+		"cpuCount": 0.05, "memoryMB": 64, "containerImage": "localhost/busybox:1"})
+	s.register(transient("inimage", "imaged", 1, "sleep 3"))
+	s.trigger("inimage")
+	eventually(t, waitLong, func() bool { return rec.count("inimage", "start") == 1 }, "the task to start in the app's image")
+	ps := pods(t, ns, "inimage")
+	if len(ps) != 1 || ps[0].Spec.Containers[0].Image != "localhost/busybox:1" || len(ps[0].Spec.InitContainers) != 1 ||
+		ps[0].Spec.InitContainers[0].Image != executorImage {
+		t.Fatalf("pods %+v: want the app's image with the executor's as init container", ps)
+	}
+	eventually(t, waitLong, func() bool { return len(s.ended("inimage")) == 1 }, "the task to end")
+	if e := s.ended("inimage")[0]; !e.Success {
+		t.Errorf("failed: %s", deref(e.FailureCause))
+	}
+}
