@@ -72,6 +72,8 @@ func newKube(cfg config.Config, reg *registry.Registry) (*kubeEngines, error) {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
 	rc.UserAgent = "elasticjob-scheduler"
+	// Protobuf for the built-in types: the informers decode every pod of the cluster.
+	rc.ContentType, rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json"
 	rc.QPS, rc.Burst = 50, 100
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
