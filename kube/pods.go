@@ -92,13 +92,17 @@ func (e *Engine) buildPod(ps podSpec) *corev1.Pod {
 	}
 	image, command := e.cfg.ExecutorImage, []string{ExecutorInImage, "pod"}
 	var inits []corev1.Container
-	if td.App.ContainerImage != "" { // the app's own image: the executor is copied in first
+	var mounts []corev1.VolumeMount
+	var volumes []corev1.Volume
+	if td.App.ContainerImage != "" { // the app's own image: the executor is copied in first, into a shared volume
+		mounts = []corev1.VolumeMount{{Name: sandboxVolume, MountPath: sandboxPath}}
+		volumes = []corev1.Volume{{Name: sandboxVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 		image, command = td.App.ContainerImage, []string{executorCopy, "pod"}
 		inits = append(inits, corev1.Container{
 			Name: "install-executor", Image: e.cfg.ExecutorImage, ImagePullPolicy: e.cfg.PullPolicy,
 			Command:      []string{ExecutorInImage, "install", executorCopy},
 			Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
-			VolumeMounts: []corev1.VolumeMount{{Name: sandboxVolume, MountPath: sandboxPath}},
+			VolumeMounts: mounts,
 		})
 	}
 	grace := int64(math.Ceil(e.killGrace().Seconds())) + 5
@@ -124,9 +128,9 @@ func (e *Engine) buildPod(ps podSpec) *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name: containerName, Image: image, ImagePullPolicy: e.cfg.PullPolicy, Command: command, Env: env,
 				Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
-				VolumeMounts: []corev1.VolumeMount{{Name: sandboxVolume, MountPath: sandboxPath}},
+				VolumeMounts: mounts, // the executor image's /elasticjob otherwise: no volume to mount makes the pod start sooner
 			}},
-			Volumes: []corev1.Volume{{Name: sandboxVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes: volumes,
 		},
 	}
 	if e.cfg.HostNetwork {
