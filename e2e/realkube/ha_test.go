@@ -2,9 +2,11 @@ package realkube
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
 )
@@ -18,7 +20,7 @@ func TestLeaderKill9AdoptsPods(t *testing.T) {
 	ns := namespace(t)
 	ports := []int{harness.FreePort(t), harness.FreePort(t)}
 	urls := "http://127.0.0.1:" + itoa(ports[0]) + ",http://127.0.0.1:" + itoa(ports[1])
-	extra := []string{"--zk-servers", zk, "--zk-namespace", "ej-realkube-" + strings.ToLower(ns), "--zk-session-timeout", "4s"}
+	extra := []string{"--zk-servers", zk, "--zk-namespace", fmt.Sprintf("ej-realkube-%d", time.Now().UnixNano()), "--zk-session-timeout", "4s"}
 	a := startScheduler(t, "scheduler-a", schedOpts{ns: ns, port: ports[0], urls: urls, extra: extra})
 	b := startScheduler(t, "scheduler-b", schedOpts{ns: ns, port: ports[1], urls: urls, extra: extra})
 	eventually(t, waitLong, func() bool { return a.subscribed() || b.subscribed() }, "a leader")
