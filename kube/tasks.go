@@ -125,7 +125,11 @@ func (e *Engine) release(id, pod string, final *engine.ExecutorReport, deleted b
 		e.mu.Unlock()
 		return
 	}
-	err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	// Not a force deletion (grace 0): the kubelet confirms the end of the pod's containers
+	// first. Force-deleting finished pods while the next ones start on the node went with
+	// those next pods failing at start (ContainerStatusUnknown, exit code 2 with no log).
+	grace := int64(1)
+	err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if err != nil && !apierrors.IsNotFound(err) {
 		e.log.Warn("delete the pod of a finished task", "task", id, "pod", pod, "err", err)
 	}
