@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
@@ -74,6 +75,7 @@ func PodMain(ctx context.Context, env []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	stdout, stderr = &lockedWriter{w: stdout}, &lockedWriter{w: stderr} // the log and the job's output share them
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(s.LogLevel, slog.LevelWarn)})).With("executor", s.ExecutorID, "task", s.TaskID)
 	cache := filepath.Join(s.Sandbox, "cache")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
@@ -194,4 +196,16 @@ func InstallMain(dst string) error {
 		return fmt.Errorf("install the executor at %s: %w", dst, err)
 	}
 	return out.Close()
+}
+
+// lockedWriter serializes writes (the executor's log and the job's copied output).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -158,6 +158,11 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 		}
 		return e.statusOf(t, r), true
 	}
+	if t.killing && t.obj != nil && podTerminal(t.obj) && t.obj.Status.Phase != corev1.PodSucceeded {
+		// Killed, and its executor's report did not come (the pod's end, by SIGTERM or the
+		// grace period's SIGKILL, is the kill's own).
+		return set(phaseStatus{state: stateKilled, source: sourceAgent, message: "killed: its pod was deleted"})
+	}
 	if t.obj != nil {
 		if ps, ok := statusOfPod(t.obj, t.memMB); ok && (terminal(ps.state) || !t.deleted) {
 			if ps.state == stateRunning && t.running != nil {

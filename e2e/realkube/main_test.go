@@ -116,6 +116,9 @@ func stopper(runDir string) func() {
 		done = true
 		cmd := exec.Command(filepath.Join(k8sHome, "scripts/stop.sh"))
 		cmd.Env = append(os.Environ(), "K8S_RUN="+runDir, "K8S_WIPE=1")
+		if os.Getenv("EJ_K8S_KEEP") != "" { // keep the cluster's state and logs for a look
+			cmd.Env = append(os.Environ(), "K8S_RUN="+runDir)
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "realkube: stop.sh: %v\n%s", err, out)
 		}
