@@ -42,8 +42,8 @@ func TestShardedCronJob(t *testing.T) {
 			t.Errorf("task %s reported %v to the recorder, want start and end once", e.TaskID, rec.events("cron3")[e.TaskID])
 		}
 	}
-	if len(items) != 3 || items[0] != items[1] || items[1] != items[2] || items[0] < 2 {
-		t.Errorf("shards ended %v, want each of 0,1,2 equally often, twice at least", items)
+	if len(items) != 3 || items[0] < 2 || items[1] < 2 || items[2] < 2 { // the disable may kill some shards of the last
+		t.Errorf("shards ended %v, want each of 0,1,2 twice at least", items)
 	}
 	// The logs, read from the tails kept once the pods are gone.
 	var chunk struct {
