@@ -5,7 +5,7 @@ GO       ?= go
 DATA_DIR ?= data
 BIN      := bin
 
-.PHONY: all build run test unit fuzz bench examples fmt vet clean
+.PHONY: all build run test unit fuzz bench examples fmt vet clean image
 
 all: build
 
@@ -17,6 +17,17 @@ build: examples
 
 examples:
 	@$(MAKE) -s -C examples
+
+# The executor's container image for Kubernetes, as a docker-archive in dist/ (no daemon):
+# the static executor and scheduler (one image for the task pods and deploy/kubernetes),
+# Debian's busybox-static for /bin/sh, the CA bundle. IMAGE_REF names it.
+IMAGE_REF ?= localhost/elasticjob-executor:latest
+image:
+	mkdir -p dist
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-executor ./cmd/executor
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-scheduler ./cmd/scheduler
+	$(GO) run ./cmd/executor-image -ref $(IMAGE_REF) -executor dist/elasticjob-executor -scheduler dist/elasticjob-scheduler \
+		-o dist/elasticjob-executor-image.tar
 
 run: build
 	$(BIN)/scheduler --data-dir $(DATA_DIR)
@@ -42,4 +53,4 @@ vet:
 	$(GO) vet ./...
 
 clean:
-	rm -rf $(BIN) examples/dist
+	rm -rf $(BIN) examples/dist dist

@@ -111,6 +111,9 @@ type Options struct {
 	// queued: when (the ready entry's time, taken as its commit began) and
 	// when the commit returned; the launch-path metrics' first stage.
 	TriggerCommitted func(job string, queued, committed time.Time)
+	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
+	// /executor/v1/report (executors.go).
+	Executors Executors
 }
 
 // Server holds the handlers' dependencies.
@@ -208,6 +211,9 @@ func New(o Options) http.Handler {
 		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
 	}
+	if o.Executors != nil {
+		s.executorRoutes(r, o.Executors)
+	}
 	if o.Packages != nil {
 		// The handler reads the same three segments from the path itself
 		// (packages.Links); explicit params keep the route documented.
@@ -251,7 +257,7 @@ func serveWeb(r *gin.Engine, web fs.FS) {
 // (a mistyped package URL must not hand an agent an HTML page as its
 // package).
 func notConsole(p string) bool {
-	for _, prefix := range []string{"/api/", "/packages/", "/artifacts/"} {
+	for _, prefix := range []string{"/api/", "/packages/", "/artifacts/", "/executor/"} {
 		if strings.HasPrefix(p, prefix) {
 			return true
 		}

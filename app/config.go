@@ -18,6 +18,10 @@ type Config struct {
 	MemoryMB                float64 `json:"memoryMB"`
 	AppCacheEnable          bool    `json:"appCacheEnable"`
 	EventTraceSamplingCount int     `json:"eventTraceSamplingCount"`
+	// ContainerImage, on Kubernetes, runs the app's tasks in this image
+	// (its bootstrap script inside, appURL then optional): the executor is
+	// copied into the pod by an init container. Ignored on Mesos.
+	ContainerImage string `json:"containerImage,omitempty"`
 }
 
 // Defaults of the optional fields (SPEC.md §2).
@@ -43,6 +47,9 @@ func Default() Config {
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// imageRE is a container image reference: [registry/]path[:tag][@digest].
+var imageRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._:/-]*[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
 
 // ValidateName checks an app or job name: 1..100 of [A-Za-z0-9._-].
 func ValidateName(field, name string) error {
@@ -85,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.MemoryMB < 1 {
 		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, c.MemoryMB)
+	}
+	if c.ContainerImage != "" && (len(c.ContainerImage) > 512 || !imageRE.MatchString(c.ContainerImage)) {
+		return fmt.Errorf("%w: containerImage %q is not an image reference like registry.example.com/team/app:1.2", ErrInvalid, c.ContainerImage)
 	}
 	if c.EventTraceSamplingCount < 0 {
 		return fmt.Errorf("%w: eventTraceSamplingCount must not be negative, got %d", ErrInvalid, c.EventTraceSamplingCount)

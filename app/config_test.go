@@ -35,12 +35,21 @@ func TestValidateConfig(t *testing.T) {
 		"cpuCount":                func(c *Config) { c.CPUCount = 0 },
 		"memoryMB":                func(c *Config) { c.MemoryMB = 0.5 },
 		"eventTraceSamplingCount": func(c *Config) { c.EventTraceSamplingCount = -1 },
+		"containerImage":          func(c *Config) { c.ContainerImage = "Registry Example/app:1" },
 	}
 	for want, mod := range cases {
 		c := ok
 		mod(&c)
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)
+		}
+	}
+	for _, image := range []string{"localhost/busybox:1", "registry.example.com:5000/team/app:v1.2-rc",
+		"app@sha256:" + strings.Repeat("ab", 32)} {
+		c := ok
+		c.ContainerImage = image
+		if err := c.Validate(); err != nil {
+			t.Errorf("containerImage %s: %v", image, err)
 		}
 	}
 	c := ok

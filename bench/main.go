@@ -8,7 +8,7 @@
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
 //	                                    # latency, throughput, package, apply, ha, workflow,
-//	                                    # gobench, cluster-sim (-sim-store embedded|zk|both)
+//	                                    # gobench, cluster-sim (-sim-store embedded|zk|both), kube
 package main
 
 import (
@@ -70,7 +70,7 @@ type options struct {
 	simMasterLoad  time.Duration
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube"}
 
 func main() {
 	var o options
@@ -139,7 +139,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"]
+		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -188,6 +188,9 @@ func main() {
 	}
 	if o.only["cluster-sim"] {
 		steps = append(steps, step{"cluster-sim", runClusterSim})
+	}
+	if o.only["kube"] {
+		steps = append(steps, step{"kube", runKube}) // the real single-node Kubernetes (kube.go)
 	}
 	failed := false
 	for _, s := range steps {

@@ -31,6 +31,7 @@ type Config struct {
 	MesosURL         string
 	MesosRole        string
 	Mesos            MesosFramework // mesos_framework_name, mesos_checkpoint, … (config/mesos.go)
+	Kube             Kube           // kube_config, kube_namespace, … (config/kube.go)
 	AdvertiseURL     string
 	AllowFileAppURLs bool
 	ZKServers        string
@@ -412,7 +413,7 @@ func (c *Config) validate() error {
 	if strings.TrimSpace(c.MesosRole) == "" {
 		errs = append(errs, errors.New("mesos_role: must not be empty (use * for the default role)"))
 	}
-	if c.ZKServers != "" && c.MesosURL == "" {
+	if c.ZKServers != "" && c.MesosURL == "" && !c.KubeEnabled() {
 		errs = append(errs, errors.New("zk_servers: the schedulers of a cluster share one Mesos master and take over each other's tasks: set mesos_url too (on one machine, run bin/mesos-local and point mesos_url at it)"))
 	}
 	if c.HistoryMaxRows < 0 {
@@ -458,6 +459,7 @@ func (c *Config) validate() error {
 		c.Location = loc
 	}
 	errs = append(errs, c.validateMesos()...)
+	errs = append(errs, c.validateKube()...)
 	return errors.Join(errs...)
 }
 

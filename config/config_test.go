@@ -208,6 +208,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"recovery_timeout": "90s", "recover": "cleanup",
 	}
 	var missing []string
+	settings := mesosSettings() // the kube_* keys select another engine: kube_test.go
 	for _, s := range settings {
 		if _, ok := sample[s.key]; !ok {
 			missing = append(missing, s.key)

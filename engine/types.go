@@ -81,3 +81,21 @@ type AsyncHandler interface {
 	Handler
 	UpdateAsync(ctx context.Context, s Status, done func(handled bool))
 }
+
+// ExecutorReport is what an executor that runs without a Mesos agent (in a Kubernetes pod)
+// sends the scheduler over its API: a status update of its task (State set), or a
+// framework message (State empty: a daemon run report in Data). The scheduler turns it
+// into a Status or a Message for its Handler.
+type ExecutorReport struct {
+	TaskID     string `json:"taskId"`
+	ExecutorID string `json:"executorId,omitempty"`
+	AgentID    string `json:"agentId,omitempty"` // the node
+	State      string `json:"state,omitempty"`
+	Message    string `json:"message,omitempty"`
+	// Data is the status data (the executor's Report JSON) or the message.
+	Data []byte `json:"data,omitempty"`
+	// Stdout and Stderr are the tails of the task's output, sent with a terminal state: kept
+	// by the scheduler once the pod is gone.
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+}

@@ -143,7 +143,10 @@ func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, 
 		return newHTTPJob(td.Job.Props, string(ctxJSON), dir)
 	}
 	var app extract.Result
-	if td.App.AppURL != "" || td.Job.JobType != jobs.TypeScript {
+	switch {
+	case td.App.AppURL == "" && td.App.ContainerImage != "":
+		app = extract.Result{Dir: "/"} // the app is the pod's image: its bootstrap script is a path in it
+	case td.App.AppURL != "" || td.Job.JobType != jobs.TypeScript:
 		if app, err = p.prepare(ctx, td); err != nil {
 			return nil, err
 		}

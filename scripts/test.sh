@@ -20,8 +20,12 @@ phase() { echo "== [$((SECONDS - start))s] $*"; }
 logs=$(mktemp -d /tmp/ejc-test.XXXXXX)
 pids=()
 svc=
+k8s_home=
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	if [ -n "$k8s_home" ]; then # the real-Kubernetes tier's cluster, even if go test was killed: stop.sh puts the kernel settings back
+		K8S_RUN="$EJ_K8S_RUN" K8S_WIPE=1 bash "$k8s_home/scripts/stop.sh" >/dev/null 2>&1 || true
+	fi
 	if [ -n "$svc" ]; then
 		bash scripts/services.sh stop-ensemble "$svc" || true
 		bash scripts/services.sh stop "$svc" || true
@@ -102,6 +106,22 @@ if [ -n "$fuzzing" ]; then
 	phase "fuzz targets, $FUZZTIME each, in the background"
 	background fuzz env FUZZTIME="$FUZZTIME" FUZZ_PARALLEL=1 FUZZCACHE="$logs/fuzzcache" bash scripts/fuzz.sh
 fi
+
+# The real-Kubernetes tier (e2e/realkube) likewise, whenever the single-node Kubernetes build
+# exists: its TestMain starts the cluster (as root) and always runs its stop.sh; the trap above
+# runs it too, with the same state directory, should go test be killed.
+for d in "${EJ_K8S_HOME:-}" /work/shared/k8s-1.37 ../shared/k8s-1.37; do
+  if [ -z "$k8s_home" ] && [ -n "$d" ] && [ -x "$d/scripts/start.sh" ]; then k8s_home=$(cd "$d" && pwd); fi
+done
+if [ -n "$k8s_home" ]; then
+	echo "== real Kubernetes tier: against the cluster build at $k8s_home"
+	phase "installing what the kubelet and the executor image need (runc, CNI plugins, xz, bc, busybox-static)"
+	if ! dpkg -s runc containernetworking-plugins xz-utils bc busybox-static >/dev/null 2>&1; then
+		apt-get install -y runc containernetworking-plugins xz-utils bc busybox-static >/dev/null 2>&1 ||
+			{ apt-get update >/dev/null && apt-get install -y runc containernetworking-plugins xz-utils bc busybox-static >/dev/null; }
+	fi
+	export EJ_K8S_HOME="$k8s_home" EJ_K8S_RUN="$logs/k8s"
+else echo "== real Kubernetes tier: skipped: no Kubernetes build at /work/shared/k8s-1.37 (set EJ_K8S_HOME)"; fi
 
 phase "unit, conformance, integration and end-to-end tests (race detector on)"
 log="$logs/go-test"

@@ -98,6 +98,7 @@ type leaderWork struct {
 	current       atomic.Pointer[scheduler.Scheduler]
 	// flowObserver records workflow runs (metrics, history); workflow.go.
 	flowObserver engine.Observer
+	kube         *kubeEngines // the Kubernetes engine's side (nil: Mesos); engine.go
 }
 
 // run serves every term this instance is given until ctx ends (package
@@ -126,10 +127,17 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if err != nil {
 		return nil, fmt.Errorf("read framework id: %w", err)
 	}
-	client := newMesosClient(l.cfg, l.masters, fwID, log)
+	client, err := l.newEngine(reg, fwID, log)
+	if err != nil {
+		return nil, err
+	}
+	var inventory clusterInventory = agents.Inventory{Client: l.masters.agentsClient()}
+	if inv, ok := client.(clusterInventory); ok { // Kubernetes: its nodes' allocatable resources
+		inventory = inv
+	}
 	driver := scheduler.Guard(client, term.Valid)
 	sched := scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: driver, Inventory: agents.Inventory{Client: l.masters.agentsClient()},
+		Registry: reg, Driver: driver, Inventory: inventory,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
 		Observer: l.observer, Notifier: l.hooks,
 		Options: scheduler.Options{

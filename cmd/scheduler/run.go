@@ -106,7 +106,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		return err
 	}
 	defer pkgs.Close()
-	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve}
+	kubes, err := newKube(cfg, reg)
+	if err != nil {
+		return err
+	}
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, kube: kubes}
 	work.flowObserver = workflowObserver(mx, tw)
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
@@ -117,6 +121,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL)
 	o.Packages, o.Location = pkgs, cfg.Location
 	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
+	if kubes != nil { // Kubernetes: logs, nodes and the executors' reports (engine.go)
+		o.Ops, o.Executors, o.RejectFileAppURLs = kubeOps{o.Ops.(*ops), kubes}, kubes, !cfg.AllowFileAppURLs
+	}
 	handler := api.New(o)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
@@ -236,6 +243,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (string, func(), error) {
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
+	}
+	if cfg.KubeEnabled() {
+		return "", func() {}, nil
 	}
 	cl, err := embedded.New(embeddedConfig(cfg, log))
 	if err != nil {

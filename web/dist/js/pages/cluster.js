@@ -1,5 +1,6 @@
 // Cluster: leader, standbys, the Mesos master and the agents with their
-// free resources.
+// free resources; on Kubernetes the nodes with their free resources and the
+// pods of this scheduler's tasks.
 import { t } from '../i18n.js';
 import { get } from '../api.js';
 import { h, clear, btn, loading, tag, kv, errText, fmtNum } from '../ui.js';
@@ -16,10 +17,13 @@ export default async function cluster(el) {
     const standbys = Array.isArray(c.standbys) ? c.standbys : [];
     const mesos = c.mesos || {};
     const agents = Array.isArray(c.agents) ? c.agents : [];
+    const kube = c.kubernetes || null;
+    const nodes = kube && Array.isArray(kube.nodes) ? kube.nodes : [];
     const res = (a, k) => num((a.resources || {})[k]);
     const used = (a, k) => num((a.used_resources || a.usedResources || {})[k]);
     const total = { cpus: 0, mem: 0, fcpus: 0, fmem: 0 };
     for (const a of agents) { total.cpus += res(a, 'cpus'); total.mem += res(a, 'mem'); total.fcpus += res(a, 'cpus') - used(a, 'cpus'); total.fmem += res(a, 'mem') - used(a, 'mem'); }
+    for (const n of nodes) { if (n.usable) { total.cpus += num(n.allocatableCpus); total.mem += num(n.allocatableMemMB); total.fcpus += num(n.freeCpus); total.fmem += num(n.freeMemMB); } }
     // the green part is what is free
     const bar = (free, all) => h('div.meter',
       h('div.meterbar', { title: `${fmtNum(free)} / ${fmtNum(all)}` }, h('span', { style: { width: all ? `${Math.max(0, Math.min(100, (100 * free) / all))}%` : '0' } })),
@@ -30,14 +34,15 @@ export default async function cluster(el) {
       h('div.grid',
         h('div.stat', h('div.k', t('cl.leader')), h('div.v', { id: 'leader', style: { fontSize: '15px', wordBreak: 'break-all' } }, c.leader ? (leader.url || leader.hostname) : t('cl.noLeader')), leader.self ? h('div.muted', t('cl.thisOne')) : null),
         h('div.stat', h('div.k', t('cl.standbys')), h('div.v', String(standbys.length))),
-        h('div.stat', h('div.k', t('cl.agents')), h('div.v', String(agents.length))),
+        h('div.stat', h('div.k', kube ? t('cl.kube') : t('cl.agents')), h('div.v', String(kube ? nodes.length : agents.length))),
         h('div.stat', h('div.k', t('cl.freeCpus')), h('div.v', fmtNum(total.fcpus)), h('div.muted', t('cl.of', { n: fmtNum(total.cpus) }))),
         h('div.stat', h('div.k', t('cl.freeMem')), h('div.v', fmtNum(total.fmem, 0)), h('div.muted', t('cl.of', { n: fmtNum(total.mem, 0) })))),
       h('div.panel', kv([
         [t('cl.mode'), c.mode === 'embedded' ? t('cl.modeEmbedded') : t('cl.modeCluster')],
         [t('cl.thisRole'), h('span', roleTag(c.role), ' ', h('span.mono', (c.self || {}).url || ''))],
-        [t('cl.mesos'), h('span', h('span.mono', mesos.url || '—'), ' ', mesos.embedded ? tag(t('cl.embedded'), 'blue') : null)],
-        [t('cl.master'), h('span.mono', mesos.master || '—')],
+        ...(kube ? [[t('cl.kubeNs'), h('span.mono', kube.namespace || '')]] : [
+          [t('cl.mesos'), h('span', h('span.mono', mesos.url || '—'), ' ', mesos.embedded ? tag(t('cl.embedded'), 'blue') : null)],
+          [t('cl.master'), h('span.mono', mesos.master || '—')]]),
       ])),
       h('h2', t('cl.instances')),
       h('div.tw', h('table.t', { id: 'instances' },
@@ -46,9 +51,10 @@ export default async function cluster(el) {
           h('td', roleTag(m.role), m.self ? h('div.muted', t('cl.thisOne')) : null),
           h('td.mono', m.url || ''), h('td', m.hostname || ''), h('td.wrap.mono', m.id || ''), h('td.mono', m.started || ''))) :
           h('tr', h('td', { colspan: 5 }, h('div.nodata', t('cl.noLeader'))))))),
-      c.agentsError ? h('div.alert.bad', t('cl.agentsError') + ': ' + c.agentsError) : null,
-      h('h2', t('cl.agents')),
-      h('div.tw', h('table.t', { id: 'agents' },
+      kube ? kubeNodes(kube, nodes, bar) : null,
+      kube ? null : (c.agentsError ? h('div.alert.bad', t('cl.agentsError') + ': ' + c.agentsError) : null),
+      kube ? null : h('h2', t('cl.agents')),
+      kube ? null : h('div.tw', h('table.t', { id: 'agents' },
         h('thead', h('tr', [t('cl.agent'), t('hostname'), t('status'), t('cl.isolation'), t('cl.cpusFree'), t('cl.memFree'), t('cl.diskFree'), t('cl.ports')].map((x) => h('th', x)))),
         h('tbody', agents.length ? agents.map((a) => h('tr',
           h('td.wrap.mono', a.id), h('td', a.hostname, a.pid ? h('div.muted.mono', a.pid) : null),
@@ -61,4 +67,22 @@ export default async function cluster(el) {
           h('td.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 8 }, h('div.nodata', t('cl.noAgents'))))))));
   }
   await load();
+}
+
+// kubeNodes is the Kubernetes part: each node, whether tasks may run on it (and
+// why not), its free CPUs and memory, and the pods of this scheduler's tasks.
+function kubeNodes(kube, nodes, bar) {
+  const podList = (n) => (n.pods || []).length ? h('div', (n.pods || []).map((p) => h('div.mono', { 'data-task': p.taskId, title: p.taskId },
+    p.name, ' ', tag(p.phase || '', p.phase === 'Running' ? 'ok' : 'blue'), p.state ? h('span.muted', ' ' + p.state) : null))) : h('span.muted', '—');
+  return h('div',
+    kube.error ? h('div.alert.bad', t('cl.kubeError') + ': ' + kube.error) : null,
+    h('h2', t('cl.kube')),
+    h('div.tw', h('table.t', { id: 'nodes' },
+      h('thead', h('tr', [t('cl.node'), t('status'), t('cl.cpusFree'), t('cl.memFree'), t('cl.pods')].map((x) => h('th', x)))),
+      h('tbody', nodes.length ? nodes.map((n) => h('tr', { 'data-node': n.name },
+        h('td.mono', n.name),
+        h('td', n.usable ? tag(t('cl.usable'), 'ok') : h('span', tag(t('cl.unusable'), 'warn'), h('div.muted', n.why || ''))),
+        h('td', bar(num(n.freeCpus), num(n.allocatableCpus))),
+        h('td', bar(num(n.freeMemMB), num(n.allocatableMemMB))),
+        h('td', podList(n)))) : h('tr', h('td', { colspan: 5 }, h('div.nodata', t('cl.noNodes'))))))));
 }

@@ -1,0 +1,494 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
+	"github.com/ejcloud/elasticjob/kube/image"
+)
+
+// The kube scenario (issue 33 item 8): on the real single-node Kubernetes of
+// /work/shared/k8s-1.37, side by side in one run, 3 pods running `echo; sleep 1`:
+//   - floor: the 3 pods created bound by hand (nodeName), at once: the kubelet's floor;
+//   - job: a Kubernetes Indexed Job of 3 completions (kube-scheduler places them);
+//   - ours: a trigger of a 3-shard job of this scheduler → all 3 pods Running, and → all 3
+//     shards recorded as ended (history);
+//
+// and pods created and finished per second (20 one-shard executions against 20 hand-made
+// pods: the kubelet's own ceiling), the scheduler's CPU per pod, and a cron fire → pods
+// Running against a CronJob's scheduled time → pods Running.
+
+const kubeRounds = 5
+
+type kubeBench struct {
+	cs    kubernetes.Interface
+	ns    string
+	image string
+}
+
+func runKube(ctx context.Context, o options, r *report) error {
+	home := os.Getenv("EJ_K8S_HOME")
+	if home == "" {
+		home = "/work/shared/k8s-1.37"
+	}
+	if _, err := os.Stat(filepath.Join(home, "scripts/start.sh")); err != nil {
+		r.note("kube: skipped: no Kubernetes build at " + home + " (set EJ_K8S_HOME)")
+		return nil
+	}
+	tmp, err := os.MkdirTemp("", "ej-bench-kube-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	tarball, err := benchImage(tmp)
+	if err != nil {
+		return err
+	}
+	runDir := filepath.Join(tmp, "k8s")
+	start := exec.Command(filepath.Join(home, "scripts/start.sh"))
+	start.Env = append(os.Environ(), "K8S_RUN="+runDir, "K8S_SCHED=1")
+	if out, err := start.CombinedOutput(); err != nil {
+		return fmt.Errorf("start.sh: %v\n%s", err, out)
+	}
+	defer func() {
+		stop := exec.Command(filepath.Join(home, "scripts/stop.sh"))
+		stop.Env = append(os.Environ(), "K8S_RUN="+runDir, "K8S_WIPE=1")
+		_ = stop.Run()
+	}()
+	bin, _ := exec.Command(filepath.Join(home, "scripts/bin.sh")).Output()
+	ctr := filepath.Join(strings.TrimSpace(string(bin)), "ctr")
+	if out, err := exec.Command(ctr, "-a", filepath.Join(runDir, "containerd/containerd.sock"), "-n", "k8s.io", "images", "import", "--local", tarball).CombinedOutput(); err != nil {
+		return fmt.Errorf("import: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(runDir, "admin.kubeconfig")
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst = 100, 200
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	kb := &kubeBench{cs: cs, ns: "default", image: "localhost/elasticjob-executor:bench"}
+	if err := kb.waitSA(ctx); err != nil {
+		return err
+	}
+	floorRun, floorEnd := kb.rounds(ctx, "floor", kb.handPods)
+	jobRun, jobEnd := kb.rounds(ctx, "job", kb.indexedJob)
+	r.add("kube", "3 pods bound by hand: all Running / all Succeeded (median of 5)", fmt.Sprintf("%s / %s", secs(floorRun), secs(floorEnd)), "the floor", nil)
+	r.add("kube", "Indexed Job of 3: all Running / Complete (median of 5)", fmt.Sprintf("%s / %s", secs(jobRun), secs(jobEnd)), "", nil)
+	return kb.ours(ctx, o, r, kubeconfig, tmp, floorRun, jobEnd)
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+// benchImage builds the static executor and its image as make image does.
+func benchImage(tmp string) (string, error) {
+	exe := filepath.Join(tmp, "elasticjob-executor")
+	build := exec.Command("go", "build", "-trimpath", "-o", exe, "./cmd/executor")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the executor: %v\n%s", err, out)
+	}
+	list, err := exec.Command("/bin/busybox", "--list").Output()
+	if err != nil {
+		return "", fmt.Errorf("busybox: %v (apt-get install busybox-static)", err)
+	}
+	out := filepath.Join(tmp, "image.tar")
+	f, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return out, image.Write(f, image.Spec{Ref: "localhost/elasticjob-executor:bench", Executor: exe, Busybox: "/bin/busybox", Applets: strings.Fields(string(list))})
+}
+
+func (kb *kubeBench) waitSA(ctx context.Context) error {
+	for i := 0; i < 300; i++ {
+		if _, err := kb.cs.CoreV1().ServiceAccounts(kb.ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("no default service account")
+}
+
+// rounds runs one way of starting 3 pods kubeRounds times; the medians of all Running and
+// all done.
+func (kb *kubeBench) rounds(ctx context.Context, name string, f func(ctx context.Context, label string) (time.Duration, time.Duration, error)) (time.Duration, time.Duration) {
+	var runs, ends []time.Duration
+	for i := range kubeRounds {
+		run, end, err := f(ctx, fmt.Sprintf("%s-%d", name, i))
+		if err != nil {
+			logf("kube %s round %d: %v", name, i, err)
+			continue
+		}
+		runs, ends = append(runs, run), append(ends, end)
+	}
+	return median(runs), median(ends)
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}
+
+func (kb *kubeBench) container() corev1.Container {
+	return corev1.Container{Name: "c", Image: kb.image, ImagePullPolicy: corev1.PullNever, Command: []string{"sh", "-c", "echo hello; sleep 1"},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}}}
+}
+
+// watchPods follows the pods with label run=label until n are seen Running and n done; it
+// returns when they were, counted from t0 (set by start, called once the watch is open).
+func (kb *kubeBench) watchPods(ctx context.Context, sel string, n int, start func() error, done func(p *corev1.Pod) bool) (time.Duration, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	w, err := kb.cs.CoreV1().Pods(kb.ns).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer w.Stop()
+	t0 := time.Now()
+	if err := start(); err != nil {
+		return 0, 0, err
+	}
+	running, ended := map[string]bool{}, map[string]bool{}
+	var allRunning, allEnded time.Duration
+	for ev := range w.ResultChan() {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok || ev.Type == watch.Deleted {
+			continue
+		}
+		if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded {
+			running[p.Name] = true
+		}
+		if done(p) {
+			ended[p.Name] = true
+		}
+		if len(running) == n && allRunning == 0 {
+			allRunning = time.Since(t0)
+		}
+		if len(ended) == n && allEnded == 0 {
+			allEnded = time.Since(t0)
+			return allRunning, allEnded, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("watch ended: %v", ctx.Err())
+}
+
+func succeeded(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded }
+
+// handPods creates 3 pods bound by hand, at once.
+func (kb *kubeBench) handPods(ctx context.Context, label string) (time.Duration, time.Duration, error) {
+	defer kb.clean(ctx, "run="+label)
+	return kb.watchPods(ctx, "run="+label, 3, func() error {
+		var wg sync.WaitGroup
+		errs := make(chan error, 3)
+		for i := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", label, i), Labels: map[string]string{"run": label}},
+					Spec: corev1.PodSpec{NodeName: "127.0.0.1", RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}}
+				_, err := kb.cs.CoreV1().Pods(kb.ns).Create(ctx, p, metav1.CreateOptions{})
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}, succeeded)
+}
+
+// indexedJob runs an Indexed Job of 3 completions, 3 at once; done is the Job's completion,
+// seen as its 3 pods Succeeded.
+func (kb *kubeBench) indexedJob(ctx context.Context, label string) (time.Duration, time.Duration, error) {
+	defer func() {
+		bg := metav1.DeletePropagationBackground
+		_ = kb.cs.BatchV1().Jobs(kb.ns).Delete(ctx, label, metav1.DeleteOptions{PropagationPolicy: &bg})
+		kb.clean(ctx, "run="+label)
+	}()
+	three, mode := int32(3), batchv1.IndexedCompletion
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: label}, Spec: batchv1.JobSpec{
+		Completions: &three, Parallelism: &three, CompletionMode: &mode,
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"run": label}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}},
+	}}
+	return kb.watchPods(ctx, "run="+label, 3, func() error {
+		_, err := kb.cs.BatchV1().Jobs(kb.ns).Create(ctx, j, metav1.CreateOptions{})
+		return err
+	}, succeeded)
+}
+
+// clean deletes pods and waits until they are gone (the next round starts on an empty node).
+func (kb *kubeBench) clean(ctx context.Context, sel string) {
+	zero := int64(0)
+	_ = kb.cs.CoreV1().Pods(kb.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel})
+	for i := 0; i < 600; i++ {
+		l, err := kb.cs.CoreV1().Pods(kb.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err == nil && len(l.Items) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// benchApp is the app of our rounds: echo, then sleep as long as the job's parameter says.
+func benchApp() []byte {
+	b, _ := harness.TarGz(harness.Scripts(map[string]string{"bin/run.sh": "#!/bin/sh\necho hello\nsleep ${ELASTICJOB_JOB_PARAMETER:-1}\n"})...)
+	return b
+}
+
+// ours runs this scheduler's rounds, the rate, the CPU per pod and the cron comparison.
+func (kb *kubeBench) ours(ctx context.Context, o options, r *report, kubeconfig, tmp string, floorRun, jobEnd time.Duration) error {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(benchApp()) }))
+	defer srv.Close()
+	dataDir := filepath.Join(tmp, "sched")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	sp, err := startScheduler(o.binDir, dataDir, "--kube-config", kubeconfig, "--kube-namespace", kb.ns, "--kube-host-network", "true",
+		"--kube-image-pull-policy", "Never", "--kube-executor-image", kb.image, "--offer-refuse-seconds", "1s")
+	if err != nil {
+		return err
+	}
+	defer sp.stop()
+	if _, err := sp.waitHealthy(time.Minute); err != nil {
+		return err
+	}
+	api := sp.api
+	if err := api.postJSON("/api/app", fmt.Sprintf(`{"appName":"b","appURL":%q,"bootstrapScript":"bin/run.sh","cpuCount":0.03,"memoryMB":64}`, srv.URL+"/b.tgz")); err != nil {
+		return err
+	}
+	if err := api.postJSON("/api/job/register", `{"jobName":"k3","appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":3,"jobParameter":"1","cpuCount":0.05,"memoryMB":32}`); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // the informers synced, the first offers in
+	var runs, ends []time.Duration
+	for i := range kubeRounds {
+		run, end, err := kb.ourRound(ctx, api, "k3", 3*(i+1))
+		if err != nil {
+			logf("kube ours round %d: %v", i, err)
+			continue
+		}
+		runs, ends = append(runs, run), append(ends, end)
+	}
+	run, end := median(runs), median(ends)
+	met := run-floorRun <= 100*time.Millisecond
+	r.add("kube", "ours, trigger → 3 pods Running (median of 5)", fmt.Sprintf("%s (floor +%d ms)", secs(run), (run-floorRun).Milliseconds()), "≤ floor + 100 ms", &met)
+	met2 := end > 0 && end < jobEnd
+	r.add("kube", "ours, trigger → 3 shards recorded as ended (median of 5)", secs(end), "< the Indexed Job's completion", &met2)
+	if perPod, ok := kb.cpuPerPod(ctx, api, sp.pid()); ok {
+		met3 := perPod <= 2
+		r.add("kube", "scheduler CPU per pod (5 executions of 3 shards, nothing polling the API)", fmt.Sprintf("%.1f ms", perPod), "≤ 2 ms", &met3)
+	}
+	kb.rate(ctx, r, api)
+	kb.cron(ctx, r, api)
+	return nil
+}
+
+// ourRound triggers the job and times its 3 pods Running and its shards' ends in history
+// (want: the history's ended rows after this round).
+func (kb *kubeBench) ourRound(ctx context.Context, api *client, job string, want int) (time.Duration, time.Duration, error) {
+	var ended time.Duration
+	run, _, err := kb.watchPods(ctx, "elasticjob.io/job="+job, 3, func() error {
+		t0 := time.Now()
+		if err := api.trigger(job); err != nil {
+			return err
+		}
+		go func() {
+			for ctx.Err() == nil && time.Since(t0) < 2*time.Minute {
+				if endedRows(api, job) >= want {
+					ended = time.Since(t0)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+		return nil
+	}, func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i < 12000 && ended == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	kb.clean(ctx, "elasticjob.io/job="+job) // gone already: the scheduler deletes finished pods
+	return run, ended, nil
+}
+
+func endedRows(api *client, job string) int {
+	code, body, err := api.do(http.MethodGet, "/api/job/events/executions?per_page=500&jobName="+job, "", nil)
+	if err != nil || code != http.StatusOK {
+		return 0
+	}
+	return strings.Count(string(body), `"completeTime":"`)
+}
+
+// rate: 20 one-shard executions at once against 20 pods bound by hand at once.
+func (kb *kubeBench) rate(ctx context.Context, r *report, api *client) {
+	const n = 20
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rate-%d", i), Labels: map[string]string{"run": "rate"}},
+				Spec: corev1.PodSpec{NodeName: "127.0.0.1", RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true,
+					Containers: []corev1.Container{{Name: "c", Image: kb.image, ImagePullPolicy: corev1.PullNever, Command: []string{"true"},
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("30m")}}}}}}
+			_, _ = kb.cs.CoreV1().Pods(kb.ns).Create(ctx, p, metav1.CreateOptions{})
+		}()
+	}
+	wg.Wait()
+	for time.Since(t0) < 3*time.Minute {
+		l, err := kb.cs.CoreV1().Pods(kb.ns).List(ctx, metav1.ListOptions{LabelSelector: "run=rate"})
+		done := 0
+		if err == nil {
+			for _, p := range l.Items {
+				if p.Status.Phase == corev1.PodSucceeded {
+					done++
+				}
+			}
+		}
+		if done == n {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	floor := time.Since(t0)
+	kb.clean(ctx, "run=rate")
+	for i := range n {
+		_ = api.postJSON("/api/job/register", fmt.Sprintf(`{"jobName":"r%d","appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"jobParameter":"0","cpuCount":0.01,"memoryMB":16}`, i))
+	}
+	time.Sleep(time.Second)
+	t1 := time.Now()
+	for i := range n {
+		_ = api.trigger(fmt.Sprintf("r%d", i))
+	}
+	for time.Since(t1) < 3*time.Minute {
+		done := 0
+		for i := range n {
+			if endedRows(api, fmt.Sprintf("r%d", i)) >= 1 {
+				done++
+			}
+		}
+		if done == n {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ours := time.Since(t1)
+	r.add("kube", "pods created and finished per second: ours / by hand (20 at once)",
+		fmt.Sprintf("%.1f / %.1f", n/ours.Seconds(), n/floor.Seconds()), "the kubelet's ceiling beside", nil)
+}
+
+// cron: a cron fire (every 10 s) → pods Running, against a CronJob (every minute) → its
+// pod Running, each from the fire's scheduled instant.
+func (kb *kubeBench) cron(ctx context.Context, r *report, api *client) {
+	_ = api.postJSON("/api/job/register", `{"jobName":"c1","appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"jobParameter":"1","cpuCount":0.05,"memoryMB":32,"cron":"0/10 * * * * ?"}`)
+	var oursLag time.Duration
+	_, _, err := kb.watchPods(ctx, "elasticjob.io/job=c1", 1, func() error { return nil }, func(p *corev1.Pod) bool {
+		if p.Status.Phase != corev1.PodRunning || oursLag != 0 {
+			return false
+		}
+		now := time.Now()
+		oursLag = now.Sub(now.Truncate(10 * time.Second))
+		return true
+	})
+	_ = api.postJSON("/api/job/c1/disable", "")
+	if err != nil {
+		logf("kube cron: %v", err)
+	}
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj"}, Spec: batchv1.CronJobSpec{Schedule: "* * * * *",
+		JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"run": "cj"}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}}}}}}
+	var cjLag time.Duration
+	cctx, cancel := context.WithTimeout(ctx, 150*time.Second)
+	defer cancel()
+	_, _, err = kb.watchPods(cctx, "run=cj", 1, func() error {
+		_, err := kb.cs.BatchV1().CronJobs(kb.ns).Create(ctx, cj, metav1.CreateOptions{})
+		return err
+	}, func(p *corev1.Pod) bool {
+		if p.Status.Phase != corev1.PodRunning || cjLag != 0 {
+			return false
+		}
+		now := time.Now()
+		cjLag = now.Sub(now.Truncate(time.Minute))
+		return true
+	})
+	_ = kb.cs.BatchV1().CronJobs(kb.ns).Delete(ctx, "cj", metav1.DeleteOptions{})
+	if err != nil {
+		logf("kube cronjob: %v", err)
+	}
+	r.add("kube", "cron fire → pod Running: ours (0/10 s cron) / a CronJob (every minute)", fmt.Sprintf("%s / %s", secs(oursLag), secs(cjLag)), "", nil)
+}
+
+// cpuPerPod is the scheduler's CPU time (utime+stime) per pod over 5 executions of the
+// 3-shard job, each awaited by watching its pods until the scheduler has deleted them.
+func (kb *kubeBench) cpuPerPod(ctx context.Context, api *client, pid int) (float64, bool) {
+	time.Sleep(2 * time.Second) // the previous steps' pods gone, the scheduler idle
+	before, err := readProc(pid)
+	if err != nil {
+		return 0, false
+	}
+	pods := 0
+	for range kubeRounds {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		w, err := kb.cs.CoreV1().Pods(kb.ns).Watch(cctx, metav1.ListOptions{LabelSelector: "elasticjob.io/job=k3"})
+		if err != nil {
+			cancel()
+			return 0, false
+		}
+		if err := api.trigger("k3"); err != nil {
+			cancel()
+			return 0, false
+		}
+		deleted := 0
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				if deleted++; deleted == 3 {
+					break
+				}
+			}
+		}
+		w.Stop()
+		cancel()
+		pods += deleted
+	}
+	after, err := readProc(pid)
+	if err != nil || pods == 0 {
+		return 0, false
+	}
+	return (after.cpu - before.cpu) * 1000 / float64(pods), true
+}

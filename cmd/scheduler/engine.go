@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/kube"
+	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+// clusterEngine is what a leader term runs its scheduler on: the Mesos client (embedded
+// master or a real cluster) or the Kubernetes engine.
+type clusterEngine interface {
+	engine.Driver
+	Run(ctx context.Context, h engine.AsyncHandler) error
+}
+
+// mesosEngine adapts the Mesos client.
+type mesosEngine struct{ *mesos.Client }
+
+func (m mesosEngine) Run(ctx context.Context, h engine.AsyncHandler) error {
+	return m.Client.Run(ctx, h)
+}
+
+// newEngine builds the engine of one term: Kubernetes with kube_config or kube_in_cluster,
+// else Mesos.
+func (l *leaderWork) newEngine(reg *registry.Registry, frameworkID string, log *slog.Logger) (clusterEngine, error) {
+	if l.kube == nil {
+		return mesosEngine{newMesosClient(l.cfg, l.masters, frameworkID, log)}, nil
+	}
+	return l.kube.newEngine(reg, frameworkID, log)
+}
+
+// kubeEngines is the process's Kubernetes side: the client every instance uses (logs,
+// nodes) and the leader's engine of the term in force.
+type kubeEngines struct {
+	cfg     config.Config
+	client  kubernetes.Interface
+	auth    *api.Auth // signs the tasks' report tokens
+	current atomic.Pointer[kube.Engine]
+	reg     *registry.Registry // this instance's (reads of kept log tails)
+}
+
+// newKube connects to the Kubernetes API of kube_config or kube_in_cluster (nil, nil
+// without either).
+func newKube(cfg config.Config, reg *registry.Registry) (*kubeEngines, error) {
+	if !cfg.KubeEnabled() {
+		return nil, nil
+	}
+	var rc *rest.Config
+	var err error
+	if cfg.Kube.InCluster {
+		rc, err = rest.InClusterConfig()
+	} else {
+		rc, err = clientcmd.BuildConfigFromFlags("", cfg.Kube.Config)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	rc.UserAgent = "elasticjob-scheduler"
+	// Protobuf for the built-in types: the informers decode every pod of the cluster.
+	rc.ContentType, rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json"
+	rc.QPS, rc.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	auth := api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
+		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword}, clock.Real{}, nil)
+	return &kubeEngines{cfg: cfg, client: cs, auth: auth, reg: reg}, nil
+}
+
+func (k *kubeEngines) newEngine(reg *registry.Registry, frameworkID string, log *slog.Logger) (clusterEngine, error) {
+	cfg := k.cfg
+	var tols []corev1.Toleration
+	for _, t := range cfg.Kube.TolerationList() {
+		tol := corev1.Toleration{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect), Operator: corev1.TolerationOpEqual}
+		if t.Value == "" {
+			tol.Operator = corev1.TolerationOpExists
+		}
+		tols = append(tols, tol)
+	}
+	urls := cfg.KubeSchedulerURLs()
+	advertised := cfg.Advertised()
+	e, err := kube.New(kube.Config{
+		Client: k.client, Namespace: cfg.Kube.Namespace, FrameworkID: frameworkID, ExecutorImage: cfg.Kube.ExecutorImage,
+		PullPolicy: corev1.PullPolicy(cfg.Kube.ImagePullPolicy), HostNetwork: cfg.Kube.HostNetwork,
+		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount,
+		SchedulerURLs: urls, TaskToken: k.auth.TaskToken, Tails: &kube.Tails{Registry: reg}, Log: log,
+		RewriteAppURL: func(u string) string { // hosted packages: at the address the pods reach
+			if rest, ok := strings.CutPrefix(u, advertised+"/"); ok {
+				return urls[0] + "/" + rest
+			}
+			return u
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &termEngine{Engine: e, k: k}, nil
+}
+
+// termEngine is a term's Kubernetes engine, current while it runs.
+type termEngine struct {
+	*kube.Engine
+	k *kubeEngines
+}
+
+func (t *termEngine) Run(ctx context.Context, h engine.AsyncHandler) error {
+	t.k.current.Store(t.Engine)
+	defer t.k.current.CompareAndSwap(t.Engine, nil)
+	return t.Engine.Run(ctx, h)
+}
+
+// Report hands an executor's report to the engine of the term in force (api.Executors).
+func (k *kubeEngines) Report(ctx context.Context, r engine.ExecutorReport) error {
+	e := k.current.Load()
+	if e == nil {
+		return fmt.Errorf("%w: this scheduler is not leading on Kubernetes at the moment; retry", api.ErrUnavailable)
+	}
+	err := e.Report(ctx, r)
+	switch {
+	case errors.Is(err, kube.ErrBadReport):
+		return fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+	case errors.Is(err, kube.ErrNotRunning):
+		return fmt.Errorf("%w: %v", api.ErrUnavailable, err)
+	}
+	return err
+}
+
+// kubeOps is ops on Kubernetes: task logs from the pods (pods/log) while they run and from
+// the kept tails after, the nodes for the cluster page and the registration fit check.
+type kubeOps struct {
+	*ops
+	k *kubeEngines
+}
+
+func (o kubeOps) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (api.LogChunk, error) {
+	c, err := kube.TaskLog(ctx, o.k.client, o.k.cfg.Kube.Namespace, &kube.Tails{Registry: o.k.reg}, taskID, stream, offset, length)
+	switch {
+	case errors.Is(err, kube.ErrNoTail):
+		return api.LogChunk{}, fmt.Errorf("%w: %v", api.ErrNotFound, err)
+	case err != nil:
+		return api.LogChunk{}, err
+	}
+	return api.LogChunk{TaskID: taskID, Stream: stream, Offset: c.Offset, Size: c.Size, Data: c.Data}, nil
+}
+
+func (o kubeOps) Sandboxes(ctx context.Context, appName string) ([]api.Sandbox, error) {
+	pods, err := kube.AppPods(ctx, o.k.client, o.k.cfg.Kube.Namespace, appName)
+	if err != nil {
+		return nil, err
+	}
+	out := []api.Sandbox{}
+	for _, p := range pods {
+		out = append(out, api.Sandbox{Hostname: p.Spec.NodeName, AgentID: p.Spec.NodeName, ExecutorID: p.Annotations[kube.AnnotationExec],
+			Path: "pod " + p.Namespace + "/" + p.Name})
+	}
+	return out, nil
+}
+
+func (o kubeOps) Cluster(ctx context.Context) (any, error) {
+	v, err := o.ops.Cluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, _ := v.(map[string]any)
+	delete(out, "mesos")
+	delete(out, "agentsError")
+	out["agents"] = []any{}
+	kv := map[string]any{"namespace": o.k.cfg.Kube.Namespace}
+	if nodes, err := o.nodes(ctx); err != nil {
+		kv["nodes"], kv["error"] = []kube.NodeView{}, err.Error()
+	} else {
+		kv["nodes"] = nodes
+	}
+	out["kubernetes"] = kv
+	return out, nil
+}
+
+// nodes are the leader engine's view, or on a standby one read from the API.
+func (o kubeOps) nodes(ctx context.Context) ([]kube.NodeView, error) {
+	if e := o.k.current.Load(); e != nil {
+		return e.Nodes(), nil
+	}
+	fw, _ := o.reg.FrameworkID(ctx)
+	return kube.Snapshot(ctx, o.k.client, o.k.cfg.Kube.Namespace, fw)
+}
+
+func (o kubeOps) Capacity(ctx context.Context) (api.Capacity, error) {
+	nodes, err := o.nodes(ctx)
+	if err != nil {
+		return api.Capacity{}, err
+	}
+	var c api.Capacity
+	for _, n := range nodes {
+		if !n.Usable {
+			continue
+		}
+		c.Agents++
+		c.TotalCPUs, c.TotalMem = c.TotalCPUs+n.AllocatableCPUs, c.TotalMem+n.AllocatableMem
+		c.LargestCPUs, c.LargestMem = max(c.LargestCPUs, n.AllocatableCPUs), max(c.LargestMem, n.AllocatableMem)
+	}
+	return c, nil
+}
+
+// clusterInventory lists an engine's agents with their totals: the Mesos master's agent
+// list, or the Kubernetes engine's nodes.
+type clusterInventory = engine.Inventory

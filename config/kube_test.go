@@ -1,0 +1,91 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// mesosSettings are the settings but the kube_* ones, which select the other engine and are
+// refused together with mesos_url (TestEveryKeyFromEveryLayer sets every key at once).
+func mesosSettings() []setting {
+	var out []setting
+	for _, s := range settings {
+		if !strings.HasPrefix(s.key, "kube_") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestKubeEveryKeyFromEveryLayer(t *testing.T) {
+	kubeconfig := writeFile(t, "apiVersion: v1\nkind: Config\n")
+	sample := map[string]string{
+		"kube_config": kubeconfig, "kube_namespace": "jobs", "kube_executor_image": "registry.example/ej/executor:1.2",
+		"kube_image_pull_policy": "Never", "kube_host_network": "true", "kube_node_selector": "pool=batch,example.com/zone=a",
+		"kube_tolerations": "dedicated=batch:NoSchedule,gpu", "kube_service_account": "ej-task",
+		"kube_scheduler_url": "http://ej.jobs.svc:8899,http://ej-2.jobs.svc:8899",
+	}
+	defaults := load(t, nil, nil)
+	var file strings.Builder
+	env, prefixed := map[string]string{}, map[string]string{}
+	var args []string
+	for k, v := range sample {
+		file.WriteString(k + "=" + v + "\n")
+		env[k] = v
+		prefixed["ELASTICJOB_"+strings.ToUpper(k)] = v
+		args = append(args, "--"+strings.ReplaceAll(k, "_", "-")+"="+v)
+	}
+	fromFile := load(t, []string{"--config", writeFile(t, file.String())}, nil)
+	fromFile.ConfigFile = ""
+	for name, c := range map[string]Config{"env": load(t, nil, env), "prefixed env": load(t, nil, prefixed), "flags": load(t, args, nil)} {
+		if !same(c, fromFile) {
+			t.Errorf("%s layer:\n got %+v\nwant %+v", name, c.Kube, fromFile.Kube)
+		}
+	}
+	k := fromFile.Kube
+	if !fromFile.KubeEnabled() || k.Namespace != "jobs" || !k.HostNetwork || k.ImagePullPolicy != "Never" {
+		t.Errorf("kube settings: %+v", k)
+	}
+	if m := k.NodeSelectorMap(); len(m) != 2 || m["pool"] != "batch" || m["example.com/zone"] != "a" {
+		t.Errorf("node selector %v", m)
+	}
+	if tl := k.TolerationList(); len(tl) != 2 || tl[0] != (Toleration{"dedicated", "batch", "NoSchedule"}) || tl[1] != (Toleration{Key: "gpu"}) {
+		t.Errorf("tolerations %+v", tl)
+	}
+	if us := fromFile.KubeSchedulerURLs(); len(us) != 2 || us[1] != "http://ej-2.jobs.svc:8899" {
+		t.Errorf("scheduler URLs %v", us)
+	}
+	if us := defaults.KubeSchedulerURLs(); len(us) != 1 || us[0] != "http://127.0.0.1:8899" {
+		t.Errorf("default scheduler URL %v (want the advertised one)", us)
+	}
+	if defaults.KubeEnabled() || defaults.Kube.Namespace != "default" || defaults.Kube.HostNetwork {
+		t.Errorf("defaults %+v", defaults.Kube)
+	}
+	in := load(t, nil, map[string]string{"kube_in_cluster": "true", "zk_servers": "z:2181"})
+	if !in.KubeEnabled() {
+		t.Error("kube_in_cluster does not select Kubernetes")
+	}
+}
+
+func TestKubeErrors(t *testing.T) {
+	kubeconfig := writeFile(t, "apiVersion: v1\n")
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"kube_config": kubeconfig, "mesos_url": "http://m:5050"}, "choose one cluster engine"},
+		{map[string]string{"kube_config": kubeconfig, "kube_in_cluster": "true"}, "set one"},
+		{map[string]string{"kube_config": "/nonexistent/kubeconfig"}, "kube_config"},
+		{map[string]string{"kube_config": kubeconfig, "kube_namespace": "Jobs"}, "not a namespace name"},
+		{map[string]string{"kube_config": kubeconfig, "kube_image_pull_policy": "Sometimes"}, "Always, IfNotPresent or Never"},
+		{map[string]string{"kube_node_selector": "pool"}, "kube_node_selector"},
+		{map[string]string{"kube_tolerations": "a=b:Sometimes"}, "NoSchedule, PreferNoSchedule or NoExecute"},
+		{map[string]string{"kube_config": kubeconfig, "kube_scheduler_url": "ftp://x"}, "kube_scheduler_url"},
+		{map[string]string{"zk_servers": "z:2181"}, "set mesos_url too"},
+	} {
+		_, err := Load(nil, func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }, &strings.Builder{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an error with %q", tc.env, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+// Package realkube is the real-Kubernetes test tier: the scheduler with kube_config against
+// a real single-node Kubernetes 1.37 (etcd, kube-apiserver, containerd with runc and a
+// kubelet on 127.0.0.1), started by TestMain from /work/shared/k8s-1.37 (EJ_K8S_HOME, or
+// ../shared/k8s-1.37 beside the repository) and stopped with its stop.sh whatever happens
+// (the kubelet's kernel settings are put back). Without the cluster's build every test
+// skips with one clear "skipped: no Kubernetes build at …" message; with one they never
+// skip (the HA test also needs EJ_TEST_ZK, required when CI is set, as everywhere).
+//
+// TestMain builds the scheduler and a static executor, packs the executor image
+// (kube/image, as make image does) and imports it into the cluster's containerd; the task
+// pods run with hostNetwork and imagePullPolicy Never, and reach the scheduler and the
+// tests' recorder on 127.0.0.1.
+//
+// The recorder app (harness_test.go) tells the recorder server when each shard starts and
+// ends (busybox wget), so the tests count what ran, once or twice, whatever the scheduler
+// says; its jobParameter picks what a run does: "sleep N", "fail", "oom".
+//
+// What it proves (kube_test.go and the other files): a 3-shard cron job on bound pods from a
+// hosted package (history, logs after the pods are gone, the pods' spec); a gang that does
+// not fit waits whole with its reason; OOM, timeout and exit-code causes; a cordoned node
+// holds work back with a reason until it is uncordoned; a pod deleted by hand is LOST and
+// runs again once; kill deletes the pod; a DAEMON job's pod runs its cron; a leader killed
+// with SIGKILL mid-run hands its pods to the standby, which adopts them and runs nothing
+// again; the scheduler with only the rights of deploy/kubernetes' Role and ClusterRole.
+//
+// Run with `go test -race -count=1 ./e2e/realkube/` as root (make test runs it with the
+// other tiers; scripts/test.sh installs runc, containernetworking-plugins, xz-utils, bc and
+// busybox-static).
+package realkube

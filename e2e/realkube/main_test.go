@@ -1,0 +1,251 @@
+package realkube
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
+	"github.com/ejcloud/elasticjob/kube/image"
+)
+
+// DefaultK8sHome is where this project's machines keep the Kubernetes build.
+const DefaultK8sHome = "/work/shared/k8s-1.37"
+
+// executorImage is the executor image the tests import.
+const executorImage = "localhost/elasticjob-executor:e2e"
+
+// Set by TestMain.
+var (
+	k8sHome      string // "" when there is none (every test skips)
+	skipReason   string
+	schedulerBin string
+	kubeconfig   string
+	admin        kubernetes.Interface
+	rec          *recorder
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	home, err := findK8s()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "realkube:", err)
+		return 1
+	}
+	if home == "" {
+		skipReason = "skipped: no Kubernetes build at " + DefaultK8sHome + " or ../shared/k8s-1.37 (set EJ_K8S_HOME)"
+		fmt.Println("realkube:", skipReason)
+		return m.Run()
+	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "realkube: the kubelet needs root: run the tier as root")
+		return 1
+	}
+	k8sHome = home
+	tmp, err := os.MkdirTemp("", "ej-realkube-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "realkube:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	runDir := os.Getenv("EJ_K8S_RUN") // scripts/test.sh passes one, to stop the cluster even if go test is killed
+	if runDir == "" {
+		runDir = filepath.Join(tmp, "k8s")
+	}
+	stop := stopper(runDir)
+	defer stop()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() { <-sig; stop(); os.Exit(2) }()
+	if err := setup(tmp, runDir); err != nil {
+		fmt.Fprintln(os.Stderr, "realkube setup:", err)
+		return 1
+	}
+	rec = startRecorder()
+	defer rec.close()
+	return m.Run()
+}
+
+// findK8s returns the Kubernetes build to use, "" when there is none. EJ_K8S_HOME, when set,
+// must name one: a wrong path is an error, never a silent skip.
+func findK8s() (string, error) {
+	if v := os.Getenv("EJ_K8S_HOME"); v != "" {
+		if !isK8s(v) {
+			return "", fmt.Errorf("EJ_K8S_HOME=%s has no scripts/start.sh and scripts/stop.sh", v)
+		}
+		return filepath.Abs(v)
+	}
+	for _, dir := range []string{DefaultK8sHome, "../../../shared/k8s-1.37"} {
+		if isK8s(dir) {
+			return filepath.Abs(dir)
+		}
+	}
+	return "", nil
+}
+
+func isK8s(dir string) bool {
+	for _, f := range []string{"scripts/start.sh", "scripts/stop.sh", "scripts/bin.sh"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// stopper returns the function that stops the cluster (once): stop.sh restores the
+// kernel settings the kubelet changed.
+func stopper(runDir string) func() {
+	done := false
+	return func() {
+		if done || k8sHome == "" {
+			return
+		}
+		done = true
+		cmd := exec.Command(filepath.Join(k8sHome, "scripts/stop.sh"))
+		cmd.Env = append(os.Environ(), "K8S_RUN="+runDir, "K8S_WIPE=1")
+		if os.Getenv("EJ_K8S_KEEP") != "" { // keep the cluster's state and logs for a look
+			cmd.Env = append(os.Environ(), "K8S_RUN="+runDir)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "realkube: stop.sh: %v\n%s", err, out)
+		}
+	}
+}
+
+func setup(tmp, runDir string) error {
+	binDir := filepath.Join(tmp, "bin")
+	if err := harness.Build("../..", binDir, "scheduler"); err != nil {
+		return err
+	}
+	schedulerBin = filepath.Join(binDir, "scheduler")
+	tarball, err := buildImage(tmp)
+	if err != nil {
+		return err
+	}
+	start := exec.Command(filepath.Join(k8sHome, "scripts/start.sh"))
+	start.Env = append(os.Environ(), "K8S_RUN="+runDir, "K8S_KCM=0")
+	if out, err := start.CombinedOutput(); err != nil {
+		return fmt.Errorf("start.sh: %v\n%s", err, out)
+	}
+	bin, err := exec.Command(filepath.Join(k8sHome, "scripts/bin.sh")).Output()
+	if err != nil {
+		return fmt.Errorf("bin.sh: %w", err)
+	}
+	ctr := filepath.Join(strings.TrimSpace(string(bin)), "ctr")
+	imp := exec.Command(ctr, "-a", filepath.Join(runDir, "containerd/containerd.sock"), "-n", "k8s.io", "images", "import", "--local", tarball)
+	if out, err := imp.CombinedOutput(); err != nil {
+		return fmt.Errorf("import the executor image: %v\n%s", err, out)
+	}
+	kubeconfig = filepath.Join(runDir, "admin.kubeconfig")
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	if admin, err = kubernetes.NewForConfig(rc); err != nil {
+		return err
+	}
+	if err := waitForDefaultServiceAccount(); err != nil {
+		return err
+	}
+	return warmUp()
+}
+
+// warmUp runs one pod to its end first: the kubelet's first pods after its start can be
+// lost in its start-up (ContainerStatusUnknown).
+func warmUp() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "warm-up-", Namespace: "default"}, Spec: corev1.PodSpec{
+		NodeName: "127.0.0.1", RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true,
+		Containers: []corev1.Container{{Name: "c", Image: executorImage, ImagePullPolicy: corev1.PullNever, Command: []string{"/bin/true"}}},
+	}}
+	pods := admin.CoreV1().Pods("default")
+	p, err := pods.Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("warm-up pod: %w", err)
+	}
+	for ctx.Err() == nil {
+		got, err := pods.Get(ctx, p.Name, getOpts)
+		if err == nil && got.Status.Phase == corev1.PodSucceeded {
+			zero := int64(0)
+			return pods.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+		if err == nil && got.Status.Phase == corev1.PodFailed { // the start-up race: once more
+			_ = pods.Delete(ctx, p.Name, metav1.DeleteOptions{})
+			return warmUp()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("warm-up pod: %w", ctx.Err())
+}
+
+// buildImage builds a static executor and packs the image as make image does.
+func buildImage(tmp string) (string, error) {
+	exe := filepath.Join(tmp, "elasticjob-executor")
+	build := exec.Command("go", "build", "-trimpath", "-o", exe, "./cmd/executor")
+	build.Dir = "../.."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the static executor: %v\n%s", err, out)
+	}
+	list, err := exec.Command("/bin/busybox", "--list").Output()
+	if err != nil {
+		return "", fmt.Errorf("/bin/busybox --list: %v (apt-get install busybox-static)", err)
+	}
+	out := filepath.Join(tmp, "executor-image.tar")
+	f, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	err = image.Write(f, image.Spec{Ref: executorImage, Executor: exe, Busybox: "/bin/busybox", Applets: strings.Fields(string(list))})
+	return out, err
+}
+
+// waitForDefaultServiceAccount: pods are admitted once the namespace has its service account.
+func waitForDefaultServiceAccount() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for ctx.Err() == nil {
+		if _, err := admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", getOpts); err == nil {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("no default service account: %w", ctx.Err())
+}
+
+// requireK8s skips the test with the tier's one message when there is no cluster build.
+func requireK8s(t *testing.T) {
+	t.Helper()
+	if k8sHome == "" {
+		t.Skip(skipReason)
+	}
+}
+
+// requireZK returns EJ_TEST_ZK (scripts/services.sh); required when CI is set.
+func requireZK(t *testing.T) string {
+	t.Helper()
+	requireK8s(t)
+	v := os.Getenv("EJ_TEST_ZK")
+	if v == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
+		}
+		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
+	}
+	return v
+}

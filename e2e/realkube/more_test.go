@@ -1,0 +1,105 @@
+package realkube
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/kube"
+)
+
+// TestGangWaitsWhole: with room for 3 of a job's 4 shards, none starts and the execution
+// waits with the reason; once the room is there, all 4 run.
+func TestGangWaitsWhole(t *testing.T) {
+	requireK8s(t)
+	ns := namespace(t)
+	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
+	s.publishApp("rec", false)
+	// The node has 2 CPUs: a pod of someone else's takes 1.2; the gang asks for 4 × 0.2 and
+	// 0.05 for the app's executor, 0.85 > 0.8 (3 shards would fit).
+	blocker := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "blocker", Namespace: ns}, Spec: corev1.PodSpec{
+		NodeName: "127.0.0.1", RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true,
+		Containers: []corev1.Container{{Name: "c", Image: executorImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "3600"},
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1200m")}}}},
+	}}
+	if _, err := admin.CoreV1().Pods(ns).Create(context.Background(), blocker, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	j := transient("gang", "rec", 4, "sleep 0")
+	j["cpuCount"] = 0.2
+	s.register(j)
+	s.trigger("gang")
+	var why string
+	eventually(t, waitLong, func() bool {
+		_, why = s.waiting("gang")
+		return strings.Contains(why, "CPU")
+	}, "the gang's waiting reason")
+	t.Logf("waiting: %s", why)
+	if n := len(pods(t, ns, "gang")); n != 0 || rec.count("gang", "start") != 0 {
+		t.Fatalf("%d pods, %d runs of a gang that does not fit", n, rec.count("gang", "start"))
+	}
+	deletePod(t, ns, "blocker")
+	eventually(t, waitLong, func() bool { return rec.count("gang", "end") == 4 }, "the 4 shards to run")
+}
+
+// TestDaemonPodRunsItsCron: a DAEMON job's shard is one long-lived pod whose executor runs
+// the job on its cron and reports each run; disabling the job deletes the pod.
+func TestDaemonPodRunsItsCron(t *testing.T) {
+	requireK8s(t)
+	ns := namespace(t)
+	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
+	s.publishApp("rec", false)
+	j := transient("resident", "rec", 1, "sleep 0")
+	j["jobExecutionType"], j["cron"] = "DAEMON", "0/2 * * * * ?"
+	s.register(j)
+	eventually(t, waitLong, func() bool { return rec.count("resident", "end") >= 3 }, "three runs of the daemon")
+	tasks := rec.events("resident")
+	if len(tasks) != 1 {
+		t.Fatalf("runs of %d tasks, want one resident task: %v", len(tasks), tasks)
+	}
+	ps := pods(t, ns, "resident")
+	if len(ps) != 1 || ps[0].Status.Phase != corev1.PodRunning {
+		t.Fatalf("%d pods (want 1 running): %+v", len(ps), ps)
+	}
+	var running []map[string]any
+	if err := json.Unmarshal(s.must(http.MethodGet, "/api/job/tasks/running", nil), &running); err != nil || len(running) != 1 {
+		t.Fatalf("running tasks %v (%v)", running, err)
+	}
+	var task string
+	for id := range tasks {
+		task = id
+	}
+	if ps[0].Annotations[kube.AnnotationTask] != task {
+		t.Errorf("the pod runs %s, the runs came from %s", ps[0].Annotations[kube.AnnotationTask], task)
+	}
+	s.must(http.MethodPost, "/api/job/resident/disable", nil)
+	eventually(t, waitLong, func() bool { return len(pods(t, ns, "resident")) == 0 }, "the daemon's pod to go once disabled")
+}
+
+// TestAppImage: an app that names a container image runs its tasks in that image; an init
+// container copies the executor into the pod first.
+func TestAppImage(t *testing.T) {
+	requireK8s(t)
+	ns := namespace(t)
+	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
+	s.must(http.MethodPost, "/api/app", map[string]any{"appName": "imaged", "appURL": rec.url + "/app.tgz", "bootstrapScript": "bin/run.sh",
+		"cpuCount": 0.05, "memoryMB": 64, "containerImage": "localhost/busybox:1"})
+	s.register(transient("inimage", "imaged", 1, "sleep 3"))
+	s.trigger("inimage")
+	eventually(t, waitLong, func() bool { return rec.count("inimage", "start") == 1 }, "the task to start in the app's image")
+	ps := pods(t, ns, "inimage")
+	if len(ps) != 1 || ps[0].Spec.Containers[0].Image != "localhost/busybox:1" || len(ps[0].Spec.InitContainers) != 1 ||
+		ps[0].Spec.InitContainers[0].Image != executorImage {
+		t.Fatalf("pods %+v: want the app's image with the executor's as init container", ps)
+	}
+	eventually(t, waitLong, func() bool { return len(s.ended("inimage")) == 1 }, "the task to end")
+	if e := s.ended("inimage")[0]; !e.Success {
+		t.Errorf("failed: %s", deref(e.FailureCause))
+	}
+}

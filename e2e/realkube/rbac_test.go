@@ -1,0 +1,162 @@
+package realkube
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// TestSchedulerWithItsOwnRights runs the scheduler with the service account token of
+// deploy/kubernetes/rbac.yaml and nothing more: its informers sync (nodes and pods
+// list/watch), a job runs (pods create), its log is read while it runs (pods get, pods/log
+// get), its pod is deleted once it finished, and a killed task's pod goes (pods delete). A
+// verb missing from the manifest fails one of these steps.
+func TestSchedulerWithItsOwnRights(t *testing.T) {
+	requireK8s(t)
+	const ns = "elasticjob"
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	applyRBAC(t, "../../deploy/kubernetes/rbac.yaml")
+	if _, err := admin.CoreV1().ServiceAccounts(ns).Get(ctx, "default", getOpts); err != nil { // pods of the namespace need it
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
+		if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	s := startScheduler(t, "scheduler", schedOpts{ns: ns, kubeconfig: tokenKubeconfig(t, ns, "elasticjob-scheduler")})
+	eventually(t, waitLong, s.subscribed, "the scheduler's informers to sync with the service account's rights")
+	s.publishApp("rec", false)
+	s.register(transient("rights", "rec", 1, "sleep 4"))
+	s.trigger("rights")
+	eventually(t, waitLong, func() bool { return rec.count("rights", "start") == 1 }, "the job to start")
+	var task string
+	for id := range rec.events("rights") {
+		task = id
+	}
+	eventually(t, waitLong, func() bool {
+		code, body := s.api().Do(http.MethodGet, "/api/job/logs/"+task, nil)
+		return code == http.StatusOK && strings.Contains(string(body), "of rights runs")
+	}, "the running task's log (pods get, pods/log get)")
+	eventually(t, waitLong, func() bool { return len(s.ended("rights")) == 1 }, "the job to end")
+	if e := s.ended("rights")[0]; !e.Success {
+		t.Errorf("the job failed: %s", deref(e.FailureCause))
+	}
+	eventually(t, waitLong, func() bool { return len(pods(t, ns, "rights")) == 0 }, "its pod to be deleted (pods delete)")
+	s.register(transient("killed", "rec", 1, "sleep 300"))
+	s.trigger("killed")
+	eventually(t, waitLong, func() bool { return rec.count("killed", "start") == 1 }, "the second job to start")
+	s.must(http.MethodPost, "/api/job/killed/disable", nil)
+	eventually(t, waitLong, func() bool { return len(pods(t, ns, "killed")) == 0 }, "the killed task's pod to go")
+	if strings.Contains(s.Log(), "forbidden") {
+		t.Errorf("the scheduler was refused a call:\n%s", grep(s.Log(), "forbidden"))
+	}
+}
+
+// applyRBAC creates (or replaces) the objects of a manifest.
+func applyRBAC(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		var raw runtime.RawExtension
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(bytes.TrimSpace(raw.Raw)) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw.Raw, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			_, err = admin.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.Role:
+			_ = admin.RbacV1().Roles(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
+			_, err = admin.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_ = admin.RbacV1().RoleBindings(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
+			_, err = admin.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			_ = admin.RbacV1().ClusterRoles().Delete(ctx, o.Name, metav1.DeleteOptions{})
+			_, err = admin.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_ = admin.RbacV1().ClusterRoleBindings().Delete(ctx, o.Name, metav1.DeleteOptions{})
+			_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("%s: unexpected %T", path, obj)
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tokenKubeconfig writes a kubeconfig that authenticates as the service account (a token
+// from the TokenRequest API).
+func tokenKubeconfig(t *testing.T, ns, sa string) string {
+	t.Helper()
+	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa,
+		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: %q, certificate-authority: %q}
+users:
+- name: %s
+  user: {token: %q}
+contexts:
+- name: local
+  context: {cluster: local, user: %s}
+current-context: local
+`, rc.Host, rc.TLSClientConfig.CAFile, sa, tr.Status.Token, sa)
+	p := filepath.Join(t.TempDir(), "sa.kubeconfig")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func grep(s, word string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

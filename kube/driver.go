@@ -1,0 +1,257 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// ErrUnknownOffer is returned by Accept for an offer that is not outstanding (rescinded,
+// declined or used).
+var ErrUnknownOffer = errors.New("kube: unknown offer")
+
+// createWorkers bounds the pod creations of one Accept in flight at once.
+const createWorkers = 8
+
+// Accept creates the launches' pods bound to the offers' node. Each pod asks for its shard's
+// resources plus its share of its app executor's: the launches of one app in one Accept
+// split the executor's cpus and memory equally (the scheduler charges an app's executor
+// once per node and launch round; on Kubernetes every pod runs an executor of its own, so
+// the scheduler is told at once that the executor is gone and charges it again next round).
+func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
+	pods, err := e.prepare(offerIDs, launches, refuse)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(pods))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, createWorkers)
+	for i, p := range pods {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Create(ctx, p, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				err = nil
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	return e.created(launches, errs)
+}
+
+// prepare checks the offers, builds the pods and records them as created (their resources
+// taken from the node until the informer shows them).
+func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) ([]*corev1.Pod, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.h == nil {
+		return nil, ErrNotRunning
+	}
+	node := ""
+	for _, id := range offerIDs {
+		name, o, ok := e.offerOf(id)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownOffer, id)
+		}
+		node = name
+		defer e.refuse(name, o, refuse) // after the pods count against the node
+	}
+	if node == "" {
+		return nil, errors.New("kube: accept without an offer")
+	}
+	count := map[string]int{}
+	for _, l := range launches {
+		count[l.Executor.ID]++
+	}
+	pods := make([]*corev1.Pod, 0, len(launches))
+	for _, l := range launches {
+		td, err := jobs.UnmarshalTaskData(l.Data)
+		if err != nil {
+			return nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
+		}
+		td = e.rewriteAppURL(td)
+		l.Data = td.Marshal()
+		n := float64(count[l.Executor.ID])
+		p := e.buildPod(podSpec{launch: l, td: td, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
+			token: e.cfg.TaskToken(l.TaskID)})
+		pods = append(pods, p)
+		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p),
+			created: true, req: requestsOf(&p.Spec)}
+	}
+	for id := range count {
+		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.Failure(ctx, node, id, nil) })
+	}
+	return pods, nil
+}
+
+// created settles the creations: a pod the API server refused is dropped (the scheduler
+// queues its task again as never started); if it refused every one, Accept fails.
+func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.wake()
+	failed := 0
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		t := e.tasks[launches[i].TaskID]
+		if t == nil {
+			continue
+		}
+		t.created = false
+		t.dropped = &phaseStatus{state: stateDropped, source: sourceMaster, reason: reasonRejected,
+			message: "the Kubernetes API server refused the pod: " + oneLine(err.Error())}
+		t.dirty = true
+	}
+	if failed == len(errs) && failed > 0 {
+		for _, l := range launches {
+			delete(e.tasks, l.TaskID)
+		}
+		return fmt.Errorf("kube: create pods: %w", errs[0])
+	}
+	return nil
+}
+
+// Decline gives offers back until refuse has passed or their nodes' free resources change.
+func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range offerIDs {
+		if name, o, ok := e.offerOf(id); ok {
+			e.refuse(name, o, refuse)
+		}
+	}
+	e.wake()
+	return nil
+}
+
+// Suppress stops new offers until Revive.
+func (e *Engine) Suppress(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.suppressed = true
+	return nil
+}
+
+// Revive offers every node with room again, refused or not.
+func (e *Engine) Revive(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.suppressed = false
+	for _, o := range e.offers {
+		o.refusedUntil = time.Time{}
+	}
+	e.wake()
+	return nil
+}
+
+// Kill deletes the task's pod with the kill grace period (its executor gets SIGTERM, kills
+// the job and reports it KILLED). A task without a pod is answered KILLED at once.
+func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
+	e.mu.Lock()
+	t := e.tasks[taskID]
+	name := ""
+	if t != nil {
+		t.killing, name = true, t.pod
+	} else if tid, err := jobs.ParseTaskID(taskID); err == nil {
+		name = podName(tid.JobName, tid.Item, taskID)
+	}
+	e.mu.Unlock()
+	grace := int64(e.killGrace().Seconds()) + 1
+	err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	if apierrors.IsNotFound(err) {
+		e.mu.Lock()
+		if t == nil && !e.finished.has(taskID) {
+			st := engine.Status{TaskID: taskID, State: stateKilled, Source: sourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
+			e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
+		}
+		e.mu.Unlock()
+		e.wake()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("kube: kill %s: delete pod %s: %w", taskID, name, err)
+	}
+	return nil
+}
+
+// Shutdown kills the tasks of one app executor (an app's pods on one node).
+func (e *Engine) Shutdown(ctx context.Context, executorID, agentID string) error {
+	e.mu.Lock()
+	var ids []string
+	for id, t := range e.tasks {
+		if t.execID == executorID && (agentID == "" || t.node == agentID) && !t.committed {
+			ids = append(ids, id)
+		}
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, e.Kill(ctx, id, agentID))
+	}
+	return errors.Join(errs...)
+}
+
+// Reconcile answers from the informer's view: each named task's state (a task without a
+// pod is LOST), or, with none named, the state of every pod of this scheduler (the scheduler
+// kills those of tasks it does not know).
+func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.h == nil {
+		return ErrNotRunning
+	}
+	var out []engine.Status
+	if len(refs) == 0 {
+		for id, t := range e.tasks {
+			if !t.committed {
+				out = append(out, e.answer(id, t))
+			}
+		}
+	}
+	for _, r := range refs {
+		out = append(out, e.answer(r.TaskID, e.tasks[r.TaskID]))
+	}
+	for _, st := range out {
+		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
+	}
+	e.wake()
+	return nil
+}
+
+// answer is a reconciliation answer for one task. Called with e.mu held.
+func (e *Engine) answer(id string, t *task) engine.Status {
+	st := engine.Status{TaskID: id, Reason: reasonReconciliation, Source: sourceMaster, Timestamp: e.clock.Now()}
+	switch {
+	case t == nil:
+		st.State = stateLost
+		st.Message = "no pod of this task in namespace " + e.cfg.Namespace + ": it was deleted, or never created"
+		if tid, err := jobs.ParseTaskID(id); err == nil {
+			st.AgentID = tid.AgentID
+		}
+		return st
+	case t.sent != "":
+		st.State = t.sent
+	default:
+		st.State = stateStaging
+		if d, ok := e.derive(t); ok && !terminal(d.State) {
+			st.State = d.State
+		}
+	}
+	st.AgentID, st.ExecutorID = t.node, t.execID
+	return st
+}

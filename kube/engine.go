@@ -1,0 +1,234 @@
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
+)
+
+// Config configures an Engine.
+type Config struct {
+	Client    kubernetes.Interface
+	Namespace string // of the task pods
+	// FrameworkID names this scheduler's pods (label elasticjob.io/framework): the id kept in
+	// the registry, so a new leader finds the pods of the one before. "" makes a new one.
+	FrameworkID    string
+	ExecutorImage  string
+	PullPolicy     corev1.PullPolicy
+	HostNetwork    bool
+	NodeSelector   map[string]string
+	Tolerations    []corev1.Toleration
+	ServiceAccount string
+	// SchedulerURLs are where the executors in the pods report (any scheduler instance:
+	// a standby forwards to the leader).
+	SchedulerURLs []string
+	ExecutorEnv   map[string]string
+	// RewriteAppURL, when set, rewrites an app's URL in the pods' task data (a package hosted
+	// by the scheduler is fetched at an address the pods reach).
+	RewriteAppURL func(string) string
+	KillGrace     time.Duration // SIGTERM → SIGKILL of a killed task (default 5s)
+	// TaskToken signs a task id: the executor in its pod proves with it that its reports
+	// are about its own task (api: Auth.TaskToken).
+	TaskToken func(taskID string) string
+	// Tails keeps finished tasks' log tails after their pods are deleted; nil keeps none.
+	Tails  *Tails
+	Clock  clock.Clock
+	Log    *slog.Logger
+	Resync time.Duration // informer resync (default 0: none)
+}
+
+// Engine runs tasks as pods on a Kubernetes cluster: the scheduler's engine.Driver and
+// engine.Inventory. Run feeds the scheduler (its engine.AsyncHandler): offers from the
+// nodes' free resources, status updates from the executors' reports and the pods' phases.
+// One Engine serves one leader term.
+type Engine struct {
+	cfg         Config
+	log         *slog.Logger
+	clock       clock.Clock
+	frameworkID string
+	offerPrefix string
+
+	mu         sync.Mutex
+	h          engine.AsyncHandler // set by Run
+	subscribed bool                // informers synced, Subscribed sent
+	nodes      map[string]*nodeInfo
+	usage      map[string]podUsage // every pod bound to a node (all namespaces), by namespace/name
+	tasks      map[string]*task    // this scheduler's tasks, by task id
+	finished   finishedSet         // tasks whose pods are gone after their end was committed
+	offers     map[string]*nodeOffer
+	offerSeq   int
+	suppressed bool
+	calls      []call // handler calls queued for the loop, in order
+	kick       chan struct{}
+}
+
+var (
+	_ engine.Driver    = (*Engine)(nil)
+	_ engine.Inventory = (*Engine)(nil)
+)
+
+// ErrNotRunning is returned by calls that need Run.
+var ErrNotRunning = errors.New("kube: the engine is not running")
+
+// New checks cfg and returns an Engine; Run starts it.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("kube: no Kubernetes client")
+	}
+	if cfg.Namespace == "" || cfg.ExecutorImage == "" || len(cfg.SchedulerURLs) == 0 || cfg.TaskToken == nil {
+		return nil, errors.New("kube: Namespace, ExecutorImage, SchedulerURLs and TaskToken are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PullPolicy == "" {
+		cfg.PullPolicy = corev1.PullIfNotPresent
+	}
+	id := cfg.FrameworkID
+	if id == "" {
+		id = "kube-" + randomHex(8)
+	}
+	return &Engine{
+		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: id, offerPrefix: randomHex(4),
+		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
+		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1),
+	}, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// FrameworkID is the id this engine labels its pods with.
+func (e *Engine) FrameworkID() string { return e.frameworkID }
+
+func (e *Engine) killGrace() time.Duration {
+	if e.cfg.KillGrace > 0 {
+		return e.cfg.KillGrace
+	}
+	return 5 * time.Second
+}
+
+// Run starts the node and pod informers, tells h Subscribed once they have synced, and
+// then feeds h until ctx ends (nil).
+func (e *Engine) Run(ctx context.Context, h engine.AsyncHandler) error {
+	e.mu.Lock()
+	e.h = h
+	e.mu.Unlock()
+	factory := informers.NewSharedInformerFactoryWithOptions(e.cfg.Client, e.cfg.Resync)
+	nodes := factory.Core().V1().Nodes().Informer()
+	pods := factory.Core().V1().Pods().Informer() // every namespace: others' pods take room on the nodes too
+	if err := pods.SetTransform(slimPod); err != nil {
+		return fmt.Errorf("kube: pod informer: %w", err)
+	}
+	if _, err := nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: e.onNode, UpdateFunc: func(_, n any) { e.onNode(n) }, DeleteFunc: e.onNodeDeleted,
+	}); err != nil {
+		return fmt.Errorf("kube: node informer: %w", err)
+	}
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: e.onPod, UpdateFunc: func(_, p any) { e.onPod(p) }, DeleteFunc: e.onPodDeleted,
+	}); err != nil {
+		return fmt.Errorf("kube: pod informer: %w", err)
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, pods.HasSynced) {
+		return nil // ctx ended first
+	}
+	e.mu.Lock()
+	e.subscribed = true
+	n, t := len(e.nodes), len(e.tasks)
+	e.mu.Unlock()
+	e.log.Info("subscribed", "framework_id", e.frameworkID, "namespace", e.cfg.Namespace, "nodes", n, "pods", t)
+	h.Subscribed(ctx, e.frameworkID)
+	return e.loop(ctx, h)
+}
+
+// loop makes the handler calls the informers, the executors' reports and the driver's
+// calls lead to, from one goroutine, in order.
+func (e *Engine) loop(ctx context.Context, h engine.AsyncHandler) error {
+	timer := e.clock.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		calls, next := e.step()
+		for _, c := range calls {
+			c(ctx, h)
+		}
+		if !next.IsZero() {
+			timer.Reset(max(next.Sub(e.clock.Now()), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.kick:
+		case <-timer.C():
+		}
+	}
+}
+
+// wake makes the loop take a step.
+func (e *Engine) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// call is a call of the handler, made by the loop.
+type call = func(ctx context.Context, h engine.AsyncHandler)
+
+// post queues a handler call for the loop. Called with e.mu held.
+func (e *Engine) post(c call) { e.calls = append(e.calls, c) }
+
+// step decides, under the lock, what to tell the handler: queued calls, the tasks' new
+// states, offers. next is when a step is due again (zero: only on a kick).
+func (e *Engine) step() (calls []call, next time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.subscribed {
+		return nil, time.Time{}
+	}
+	now := e.clock.Now()
+	calls, e.calls = e.calls, nil
+	ids := make([]string, 0, len(e.tasks))
+	for id, t := range e.tasks {
+		if t.dirty || (!t.retryAt.IsZero() && !now.Before(t.retryAt)) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		calls = append(calls, e.updatesOf(e.tasks[id], now)...)
+	}
+	for _, t := range e.tasks {
+		if !t.retryAt.IsZero() && (next.IsZero() || t.retryAt.Before(next)) {
+			next = t.retryAt
+		}
+	}
+	offerCalls, offerNext := e.reoffer(now)
+	calls = append(calls, offerCalls...)
+	if !offerNext.IsZero() && (next.IsZero() || offerNext.Before(next)) {
+		next = offerNext
+	}
+	return calls, next
+}

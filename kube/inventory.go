@@ -1,0 +1,73 @@
+package kube
+
+import (
+	"context"
+	"sort"
+
+	"github.com/ejcloud/elasticjob/engine"
+)
+
+// Agents lists the usable nodes with their allocatable resources (what an execution that can
+// never fit is compared against).
+func (e *Engine) Agents(context.Context) ([]engine.Agent, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.subscribed {
+		return nil, ErrNotRunning
+	}
+	var out []engine.Agent
+	for _, n := range e.nodes {
+		if n.usable {
+			out = append(out, engine.Agent{ID: n.name, Hostname: n.name, CPUs: n.allocatable.cpus, MemMB: n.allocatable.mem})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// NodeView is a node on the console's cluster page: its resources, whether tasks may run on
+// it (and why not), and the pods of this scheduler's tasks on it.
+type NodeView struct {
+	Name            string    `json:"name"`
+	Usable          bool      `json:"usable"`
+	Why             string    `json:"why,omitempty"`
+	AllocatableCPUs float64   `json:"allocatableCpus"`
+	AllocatableMem  float64   `json:"allocatableMemMB"`
+	FreeCPUs        float64   `json:"freeCpus"`
+	FreeMem         float64   `json:"freeMemMB"`
+	Pods            []PodView `json:"pods"`
+}
+
+// PodView is one task pod.
+type PodView struct {
+	Name   string `json:"name"`
+	TaskID string `json:"taskId"`
+	Phase  string `json:"phase"`
+	State  string `json:"state"` // what the scheduler was told
+}
+
+// Nodes describes every node and the task pods on it.
+func (e *Engine) Nodes() []NodeView {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]NodeView, 0, len(e.nodes))
+	for _, n := range e.nodes {
+		free := e.freeOf(n)
+		v := NodeView{Name: n.name, Usable: n.usable, Why: n.why, AllocatableCPUs: n.allocatable.cpus, AllocatableMem: n.allocatable.mem,
+			FreeCPUs: free.cpus, FreeMem: free.mem, Pods: []PodView{}}
+		for _, t := range e.tasks {
+			if t.node != n.name {
+				continue
+			}
+			pv := PodView{Name: t.pod, TaskID: t.id, State: t.sent, Phase: "Creating"}
+			if t.obj != nil {
+				pv.Phase = string(t.obj.Status.Phase)
+			}
+			v.Pods = append(v.Pods, pv)
+		}
+		sort.Slice(v.Pods, func(i, j int) bool { return v.Pods[i].Name < v.Pods[j].Name })
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,124 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// LogChunk is a piece of a task's log: Data from Offset, of Size bytes in all.
+type LogChunk struct {
+	Offset, Size int64
+	Data         string
+}
+
+// maxLiveLog bounds what is read of a running pod's log for one request.
+const maxLiveLog = 8 << 20
+
+// TaskLog reads a task's output: while its pod exists, the container's log (pods/log:
+// stdout and stderr merged, served as stdout; stderr is then empty); once the pod is gone,
+// the tail kept when it finished (ErrNoTail when none was). offset < 0 counts from the end.
+func TaskLog(ctx context.Context, cs kubernetes.Interface, ns string, tails *Tails, taskID, stream string, offset, length int64) (LogChunk, error) {
+	tid, err := jobs.ParseTaskID(taskID)
+	if err != nil {
+		return LogChunk{}, err
+	}
+	name := podName(tid.JobName, tid.Item, taskID)
+	var data string
+	p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil && p.Annotations[AnnotationTask] == taskID && stream == "stderr":
+	case err == nil && p.Annotations[AnnotationTask] == taskID:
+		if data, err = readLog(ctx, cs, ns, name); err != nil {
+			return LogChunk{}, fmt.Errorf("kube: log of pod %s: %w", name, err)
+		}
+	case err == nil || apierrors.IsNotFound(err):
+		t, err := tails.Get(ctx, taskID)
+		if err != nil {
+			return LogChunk{}, fmt.Errorf("%w (task %s; its pod %s is gone)", err, taskID, name)
+		}
+		data = t.Stdout
+		if stream == "stderr" {
+			data = t.Stderr
+		}
+	default:
+		return LogChunk{}, fmt.Errorf("kube: pod %s: %w", name, err)
+	}
+	return slice(data, offset, length), nil
+}
+
+func readLog(ctx context.Context, cs kubernetes.Interface, ns, pod string) (string, error) {
+	limit := int64(maxLiveLog)
+	rc, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: containerName, LimitBytes: &limit}).Stream(ctx)
+	if err != nil {
+		var st apierrors.APIStatus
+		if errors.As(err, &st) && st.Status().Code == 400 { // ContainerCreating: no log yet
+			return "", nil
+		}
+		return "", err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, limit))
+	return string(b), err
+}
+
+// slice is data[offset:offset+length] as a file read would give it (offset < 0: from the end).
+func slice(data string, offset, length int64) LogChunk {
+	size := int64(len(data))
+	if offset < 0 {
+		offset = max(size+offset, 0)
+	}
+	offset = min(offset, size)
+	end := size
+	if length >= 0 {
+		end = min(offset+length, size)
+	}
+	return LogChunk{Offset: offset, Size: size, Data: data[offset:end]}
+}
+
+// AppPods lists the task pods of an app (of any scheduler's framework in the namespace).
+func AppPods(ctx context.Context, cs kubernetes.Interface, ns, appName string) ([]corev1.Pod, error) {
+	sel := labels.Set{LabelManagedBy: ManagedBy, LabelApp: labelValue(appName)}.String()
+	l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("kube: list the pods of app %s: %w", appName, err)
+	}
+	var out []corev1.Pod
+	for _, p := range l.Items {
+		if p.Annotations[AnnotationApp] == appName {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Snapshot reads the nodes and pods from the API once and describes them as the engine
+// would (for a scheduler instance that is not leading).
+func Snapshot(ctx context.Context, cs kubernetes.Interface, ns, frameworkID string) ([]NodeView, error) {
+	e := &Engine{cfg: Config{Namespace: ns}, frameworkID: frameworkID, nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{},
+		tasks: map[string]*task{}, offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1)}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("kube: list nodes: %w", err)
+	}
+	for i := range nodes.Items {
+		e.onNode(&nodes.Items[i])
+	}
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("kube: list pods: %w", err)
+	}
+	for i := range pods.Items {
+		e.onPod(&pods.Items[i])
+	}
+	return e.Nodes(), nil
+}

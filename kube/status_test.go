@@ -1,0 +1,110 @@
+package kube
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+func pod(phase corev1.PodPhase, reason string, cs ...corev1.ContainerStatus) *corev1.Pod {
+	return &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: phase, Reason: reason,
+		Message: "details", StartTime: &metav1.Time{Time: time.Unix(1, 0)}, ContainerStatuses: cs}}
+}
+
+func terminated(reason string, code int32, started bool) corev1.ContainerStatus {
+	t := &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code}
+	if started {
+		t.StartedAt = metav1.Time{Time: time.Unix(2, 0)}
+	}
+	return corev1.ContainerStatus{Name: containerName, Image: "img", State: corev1.ContainerState{Terminated: t}}
+}
+
+func waiting(reason string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: containerName, Image: "registry.example/app:1",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "no such image"}}}
+}
+
+func TestStatusOfPod(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		pod           *corev1.Pod
+		ok            bool
+		state, source string
+		message       string
+	}{
+		{"pending", pod(corev1.PodPending, ""), false, "", "", ""},
+		{"running", pod(corev1.PodRunning, ""), true, stateRunning, sourceAgent, ""},
+		{"succeeded", pod(corev1.PodSucceeded, ""), true, stateFinished, sourceAgent, "succeeded"},
+		{"exit code", pod(corev1.PodFailed, "", terminated("Error", 3, true)), true, stateFailed, sourceAgent, "exited with code 3"},
+		{"oom", pod(corev1.PodFailed, "", terminated("OOMKilled", 137, true)), true, stateFailed, sourceAgent, "memory limit of 96 MB exceeded"},
+		{"deadline", pod(corev1.PodFailed, "DeadlineExceeded"), true, stateFailed, sourceAgent, "timed out"},
+		{"evicted", pod(corev1.PodFailed, "Evicted"), true, stateLost, sourceAgent, "evicted"},
+		{"out of cpu", pod(corev1.PodFailed, "OutOfcpu"), true, stateDropped, sourceAgent, "back to the queue"},
+		{"out of memory", pod(corev1.PodFailed, "OutOfmemory"), true, stateDropped, sourceAgent, "back to the queue"},
+		{"never started", pod(corev1.PodFailed, "", terminated("ContainerStatusUnknown", 137, false)), true, stateDropped, sourceAgent, "never started"},
+		{"image never pulled", pod(corev1.PodPending, "", waiting("ErrImageNeverPull")), true, stateError, sourceAgent, "image registry.example/app:1 cannot be pulled"},
+		{"image pull back-off", pod(corev1.PodPending, "", waiting("ImagePullBackOff")), true, stateError, sourceAgent, "cannot be pulled"},
+		{"container creating", pod(corev1.PodPending, "", waiting("ContainerCreating")), false, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, ok := statusOfPod(tc.pod, 96)
+			if ok != tc.ok || ps.state != tc.state || ps.source != tc.source || !strings.Contains(ps.message, tc.message) {
+				t.Errorf("got %+v %v, want %s %s %q", ps, ok, tc.state, tc.source, tc.message)
+			}
+		})
+	}
+}
+
+// TestRejectedPodIsAPlacementMiss: the update a pod the kubelet refused (OutOfcpu) becomes
+// sends the scheduler queues the shard again at once, without the job's failover flag:
+// TASK_DROPPED from SOURCE_AGENT while the task is STAGING is "never started".
+func TestRejectedPodIsAPlacementMiss(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := registry.New(memory.New())
+	if err := reg.AddApp(ctx, app.Config{AppName: "a", AppURL: "http://x/a.tgz", BootstrapScript: "run.sh", CPUCount: 0.1, MemoryMB: 32}); err != nil {
+		t.Fatal(err)
+	}
+	job := jobs.Config{JobName: "j", AppName: "a", JobExecutionType: jobs.Transient, ShardingTotalCount: 1, CPUCount: 0.1, MemoryMB: 32}
+	if err := reg.AddJob(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	tid := jobs.NewTaskID("j", 0, jobs.KindReady, "n1").String()
+	if err := reg.Commit(ctx, registry.PutRunningOp("j", 0, registry.Running{TaskID: tid, AgentID: "n1", State: "TASK_STAGING"})); err != nil {
+		t.Fatal(err)
+	}
+	s := scheduler.New(scheduler.Deps{Registry: reg, Driver: nopDriver{}})
+	go func() { _ = s.Run(ctx) }()
+	ps, _ := statusOfPod(pod(corev1.PodFailed, "OutOfcpu"), 64)
+	err := s.Update(ctx, engine.Status{TaskID: tid, AgentID: "n1", State: ps.state, Source: ps.source, Reason: ps.reason, Message: ps.message})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := reg.FailoverQueue(ctx)
+	if err != nil || len(q) != 1 || q[0].Job != "j" || q[0].Item != 0 || !q[0].Retry {
+		t.Fatalf("failover queue %+v (%v): want shard 0 queued again as never started", q, err)
+	}
+}
+
+type nopDriver struct{}
+
+func (nopDriver) Accept(context.Context, []string, []engine.TaskLaunch, time.Duration) error {
+	return nil
+}
+func (nopDriver) Decline(context.Context, []string, time.Duration) error { return nil }
+func (nopDriver) Suppress(context.Context) error                         { return nil }
+func (nopDriver) Revive(context.Context) error                           { return nil }
+func (nopDriver) Kill(context.Context, string, string) error             { return nil }
+func (nopDriver) Reconcile(context.Context, []engine.TaskRef) error      { return nil }
+func (nopDriver) Shutdown(context.Context, string, string) error         { return nil }

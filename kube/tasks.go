@@ -1,0 +1,228 @@
+package kube
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/engine"
+)
+
+// task is one of this scheduler's tasks: its pod as last seen, what its executor reported,
+// and what the scheduler has been told.
+type task struct {
+	id, pod, node, execID string
+	memMB                 int64
+	obj                   *corev1.Pod // the pod as the informer last showed it (nil: not yet)
+	created               bool        // created by this engine and not yet shown by the informer
+	req                   res         // its requests while created
+	running               *engine.ExecutorReport
+	final                 *engine.ExecutorReport
+	dropped               *phaseStatus // the API server refused the pod
+	sent                  string       // the last state the scheduler was told
+	killing               bool         // Kill asked for it
+	deleted               bool         // the pod is gone
+	nodeLost              bool         // its node left the cluster
+	committed             bool         // the scheduler committed its end: the pod may go
+	dirty                 bool
+	retryAt               time.Time // re-send a terminal update the scheduler did not take
+}
+
+// seen records the informer's view of one of our pods (a pod found at start is adopted).
+func (e *Engine) seen(id string, p *corev1.Pod) {
+	if e.finished.has(id) {
+		return
+	}
+	t := e.tasks[id]
+	if t == nil {
+		t = &task{id: id}
+		e.tasks[id] = t
+	}
+	t.obj, t.created, t.pod, t.node = p, false, p.Name, p.Spec.NodeName
+	t.execID, t.memMB = p.Annotations[AnnotationExec], podMemMB(p)
+	t.dirty = true
+}
+
+// gone records that one of our pods was deleted.
+func (e *Engine) gone(id string, p *corev1.Pod) {
+	t := e.tasks[id]
+	if t == nil {
+		return
+	}
+	if t.committed { // deleted after its end was committed: done with it
+		delete(e.tasks, id)
+		e.finished.add(id)
+		return
+	}
+	t.obj, t.deleted, t.dirty = p, true, true
+}
+
+// updatesOf returns the status updates that bring the scheduler up to date with t (a
+// RUNNING before a terminal one when the executor reported both). Called with e.mu held.
+func (e *Engine) updatesOf(t *task, now time.Time) []call {
+	t.dirty = false
+	if !t.retryAt.IsZero() {
+		if now.Before(t.retryAt) {
+			return nil
+		}
+		t.retryAt = time.Time{}
+	}
+	var out []call
+	st, ok := e.derive(t)
+	if !ok || rank(st.State) <= rank(t.sent) {
+		return nil
+	}
+	if terminal(st.State) && t.running != nil && rank(t.sent) < rank(stateRunning) {
+		out = append(out, e.send(t, e.statusOf(t, t.running)))
+	}
+	return append(out, e.send(t, st))
+}
+
+// send marks st as told and returns the call that tells it.
+func (e *Engine) send(t *task, st engine.Status) call {
+	prev := t.sent
+	t.sent = st.State
+	id := t.id
+	return func(ctx context.Context, h engine.AsyncHandler) {
+		h.UpdateAsync(ctx, st, func(handled bool) { e.handled(id, st, prev, handled) })
+	}
+}
+
+// handled is the scheduler's answer to an update: a terminal one it committed lets the
+// pod go (its log tail kept first); one it could not commit is sent again in a second.
+func (e *Engine) handled(id string, st engine.Status, prev string, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.tasks[id]
+	if t == nil {
+		return
+	}
+	if !ok {
+		if t.sent == st.State {
+			t.sent, t.retryAt = prev, e.clock.Now().Add(time.Second)
+			e.wake()
+		}
+		return
+	}
+	if terminal(st.State) && !t.committed {
+		t.committed = true
+		go e.release(t.id, t.pod, t.final, t.deleted)
+	}
+}
+
+// release keeps a finished task's log tail, then deletes its pod.
+func (e *Engine) release(id, pod string, final *engine.ExecutorReport, deleted bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e.keepTail(ctx, id, pod, final)
+	if deleted || pod == "" {
+		e.mu.Lock()
+		delete(e.tasks, id)
+		e.finished.add(id)
+		e.mu.Unlock()
+		return
+	}
+	// Not a force deletion (grace 0): the kubelet confirms the end of the pod's containers
+	// first. Force-deleting finished pods while the next ones start on the node went with
+	// those next pods failing at start (ContainerStatusUnknown, exit code 2 with no log).
+	grace := int64(1)
+	err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	if err != nil && !apierrors.IsNotFound(err) {
+		e.log.Warn("delete the pod of a finished task", "task", id, "pod", pod, "err", err)
+	}
+}
+
+// statusOf is the update of an executor's report.
+func (e *Engine) statusOf(t *task, r *engine.ExecutorReport) engine.Status {
+	return engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: r.State, Message: r.Message,
+		Source: sourceExecutor, Data: r.Data, Timestamp: e.clock.Now()}
+}
+
+// derive is the task's state by what is known: the executor's report first, the pod's
+// phase as the fallback, the pod's or node's loss last.
+func (e *Engine) derive(t *task) (engine.Status, bool) {
+	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, Timestamp: e.clock.Now()}
+	set := func(ps phaseStatus) (engine.Status, bool) {
+		st.State, st.Message, st.Reason, st.Source = ps.state, ps.message, ps.reason, ps.source
+		return st, true
+	}
+	if t.dropped != nil {
+		return set(*t.dropped)
+	}
+	if r := t.final; r != nil {
+		if r.State == stateKilled && !t.killing {
+			return set(e.stoppedFromOutside(t))
+		}
+		return e.statusOf(t, r), true
+	}
+	if t.killing && t.obj != nil && podTerminal(t.obj) && t.obj.Status.Phase != corev1.PodSucceeded {
+		// Killed, and its executor's report did not come (the pod's end, by SIGTERM or the
+		// grace period's SIGKILL, is the kill's own).
+		return set(phaseStatus{state: stateKilled, source: sourceAgent, message: "killed: its pod was deleted"})
+	}
+	if t.obj != nil {
+		if ps, ok := statusOfPod(t.obj, t.memMB); ok && (terminal(ps.state) || !t.deleted) {
+			if ps.state == stateRunning && t.running != nil {
+				return e.statusOf(t, t.running), true
+			}
+			return set(ps)
+		}
+	}
+	switch {
+	case t.nodeLost:
+		return set(phaseStatus{state: stateLost, source: sourceMaster, reason: reasonNodeLost,
+			message: "node " + t.node + " left the cluster"})
+	case t.deleted && t.killing:
+		return set(phaseStatus{state: stateKilled, source: sourceMaster, message: "killed: its pod was deleted"})
+	case t.deleted:
+		return set(e.stoppedFromOutside(t))
+	case t.running != nil:
+		return e.statusOf(t, t.running), true
+	}
+	return st, false
+}
+
+// stoppedFromOutside is the state of a task whose pod someone else ended: LOST, so that
+// failover runs it again.
+func (e *Engine) stoppedFromOutside(t *task) phaseStatus {
+	if t.obj != nil && t.obj.Status.Reason == "DeadlineExceeded" {
+		return failedPod(t.obj, t.memMB)
+	}
+	if t.obj != nil && t.obj.Status.Reason == "Evicted" {
+		return failedPod(t.obj, t.memMB)
+	}
+	return phaseStatus{state: stateLost, source: sourceMaster, reason: reasonDeleted,
+		message: "the pod " + t.pod + " was deleted by someone other than the scheduler (by hand, a drain or an eviction)"}
+}
+
+// finishedSet remembers the most recent tasks whose pods are gone, so that a late
+// informer event or report does not bring one back.
+type finishedSet struct {
+	ids  map[string]bool
+	ring []string
+	next int
+}
+
+const maxFinished = 1 << 14
+
+func (f *finishedSet) add(id string) {
+	if f.ids == nil {
+		f.ids = map[string]bool{}
+	}
+	if f.ids[id] {
+		return
+	}
+	if len(f.ring) < maxFinished {
+		f.ring = append(f.ring, id)
+	} else {
+		delete(f.ids, f.ring[f.next])
+		f.ring[f.next] = id
+		f.next = (f.next + 1) % maxFinished
+	}
+	f.ids[id] = true
+}
+
+func (f *finishedSet) has(id string) bool { return f.ids[id] }
