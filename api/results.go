@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/gin-gonic/gin"
 )
 

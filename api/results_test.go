@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/migrations"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/history"
 	"github.com/jmoiron/sqlx"
 )
 
