@@ -49,11 +49,11 @@ func TestShardedCronJob(t *testing.T) {
 	var chunk struct {
 		Data string `json:"data"`
 	}
-	decode(t, s.must(http.MethodGet, "/api/job/logs/"+ended[0].TaskID, nil), &chunk)
+	decode(t, s.must(http.MethodGet, "/api/job/logs/"+ended[0].TaskID+"?format=json", nil), &chunk)
 	if !strings.Contains(chunk.Data, "of cron3 runs") {
 		t.Errorf("stdout of %s: %q", ended[0].TaskID, chunk.Data)
 	}
-	decode(t, s.must(http.MethodGet, "/api/job/logs/"+ended[0].TaskID+"?stream=stderr", nil), &chunk)
+	decode(t, s.must(http.MethodGet, "/api/job/logs/"+ended[0].TaskID+"?stream=stderr&format=json", nil), &chunk)
 	if !strings.Contains(chunk.Data, "a line on stderr") {
 		t.Errorf("stderr of %s: %q", ended[0].TaskID, chunk.Data)
 	}
