@@ -68,6 +68,12 @@ type options struct {
 	simProfile     bool
 	tputProfile    bool
 	simMasterLoad  time.Duration
+
+	kubeParts   map[string]bool // kube: which parts run
+	kubeRounds  int             // kube: executions of the job the CPU per pod is measured over
+	kubeShards  int             // kube: its shards
+	kubeProfile bool
+	kubeArgs    []string
 }
 
 var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube"}
@@ -113,7 +119,17 @@ func main() {
 	flag.BoolVar(&o.tputProfile, "tput-profile", false, "throughput: CPU-profile the scheduler over the window and print the top of it (go tool pprof)")
 	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and the scheduler, take the scheduler's heap profile at the window's end, and print the top of each (go tool pprof)")
 	flag.DurationVar(&o.simMasterLoad, "sim-master-load", 20*time.Second, "cluster-sim: drive a simulated mesos-local with a minimal framework this long first, for the master's own ceiling (0: skip)")
+	kubeParts := flag.String("kube-parts", "floor,job,ours,cpu,rate,cron", "kube: the parts to run (floor: pods by hand, job: an Indexed Job, ours: our trigger, cpu: the scheduler's CPU per pod, rate: pods per second, cron: a cron fire against a CronJob)")
+	flag.IntVar(&o.kubeRounds, "kube-cpu-rounds", 5, "kube: executions of a job the scheduler's CPU per pod is measured over")
+	flag.IntVar(&o.kubeShards, "kube-cpu-shards", 3, "kube: the shards of that job")
+	kubeArgs := flag.String("kube-scheduler-args", "", "kube: more flags for the scheduler, space-separated (e.g. \"--registry-sync normal\" to see what the fsyncs cost)")
+	flag.BoolVar(&o.kubeProfile, "kube-profile", false, "kube: CPU-profile the scheduler over the CPU-per-pod rounds and print the top of it (go tool pprof)")
 	flag.Parse()
+	o.kubeArgs = strings.Fields(*kubeArgs)
+	o.kubeParts = map[string]bool{}
+	for _, s := range strings.Split(*kubeParts, ",") {
+		o.kubeParts[strings.TrimSpace(s)] = true
+	}
 	o.only = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
 		if s = strings.TrimSpace(s); s != "" {

@@ -88,7 +88,7 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 			token: e.cfg.TaskToken(l.TaskID)})
 		pods = append(pods, p)
 		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p),
-			created: true, req: requestsOf(&p.Spec)}
+			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
 	}
 	for id := range count {
 		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.Failure(ctx, node, id, nil) })

@@ -150,11 +150,24 @@ func (e *Engine) Run(ctx context.Context, h engine.AsyncHandler) error {
 	}); err != nil {
 		return fmt.Errorf("kube: pod informer: %w", err)
 	}
+	var evf informers.SharedInformerFactory
+	events := eventInformer(e.cfg.Client, e.cfg.Namespace, &evf) // only the tasks' namespace
+	if err := events.SetTransform(slimEvent); err != nil {
+		return fmt.Errorf("kube: event informer: %w", err)
+	}
+	if _, err := events.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: e.onEvent, UpdateFunc: func(_, ev any) { e.onEvent(ev) },
+	}); err != nil {
+		return fmt.Errorf("kube: event informer: %w", err)
+	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
+	evf.Start(ctx.Done())
+	defer evf.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, pods.HasSynced) {
 		return nil // ctx ended first
 	}
+	e.awaitEvents(ctx, events)
 	e.mu.Lock()
 	e.subscribed = true
 	n, t := len(e.nodes), len(e.tasks)
@@ -162,6 +175,19 @@ func (e *Engine) Run(ctx context.Context, h engine.AsyncHandler) error {
 	e.log.Info("subscribed", "framework_id", e.frameworkID, "namespace", e.cfg.Namespace, "nodes", n, "pods", t)
 	h.Subscribed(ctx, e.frameworkID)
 	return e.loop(ctx, h)
+}
+
+// eventsSyncWait bounds the wait for the events informer at the start of a term: without
+// the right to list events (an older Role) the scheduler runs on, without wait reasons.
+const eventsSyncWait = 30 * time.Second
+
+func (e *Engine) awaitEvents(ctx context.Context, events cache.SharedIndexInformer) {
+	wctx, cancel := context.WithTimeout(ctx, eventsSyncWait)
+	defer cancel()
+	if !cache.WaitForCacheSync(wctx.Done(), events.HasSynced) && ctx.Err() == nil {
+		e.log.Error("the events of the task pods cannot be read (the Role needs events list and watch in the namespace): "+
+			"wait reasons and image causes come from the pods' status alone until they can", "namespace", e.cfg.Namespace)
+	}
 }
 
 // loop makes the handler calls the informers, the executors' reports and the driver's

@@ -44,6 +44,8 @@ type PodView struct {
 	TaskID string `json:"taskId"`
 	Phase  string `json:"phase"`
 	State  string `json:"state"` // what the scheduler was told
+	// Waiting is why the pod waits (the last Warning event about it) while it has not started.
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // Nodes describes every node and the task pods on it.
@@ -62,6 +64,9 @@ func (e *Engine) Nodes() []NodeView {
 			pv := PodView{Name: t.pod, TaskID: t.id, State: t.sent, Phase: "Creating"}
 			if t.obj != nil {
 				pv.Phase = string(t.obj.Status.Phase)
+			}
+			if rank(t.sent) < rank(stateRunning) && t.running == nil {
+				pv.Waiting = t.waiting
 			}
 			v.Pods = append(v.Pods, pv)
 		}

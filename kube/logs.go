@@ -120,5 +120,10 @@ func Snapshot(ctx context.Context, cs kubernetes.Interface, ns, frameworkID stri
 	for i := range pods.Items {
 		e.onPod(&pods.Items[i])
 	}
+	if evs, err := listEvents(ctx, cs, ns); err == nil { // without them, the nodes still
+		for i := range evs {
+			e.onEvent(&evs[i])
+		}
+	}
 	return e.Nodes(), nil
 }

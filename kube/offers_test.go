@@ -2,12 +2,14 @@ package kube
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
@@ -19,8 +21,8 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // testEngine is an Engine without a cluster: its informers' handlers are called by hand.
 func testEngine(clk clock.Clock) *Engine {
-	return &Engine{cfg: Config{Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(id string) string { return "t-" + id }},
-		clock: clk, frameworkID: "fw", offerPrefix: "p", nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
+	return &Engine{cfg: Config{Client: fake.NewClientset(), Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(id string) string { return "t-" + id }},
+		clock: clk, log: slog.New(slog.DiscardHandler), frameworkID: "fw", offerPrefix: "p", nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
 		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1), h: recordingHandler{}, subscribed: true}
 }
 

@@ -72,8 +72,7 @@ func statusOfPod(p *corev1.Pod, memMB int64) (phaseStatus, bool) {
 		switch {
 		case w == nil:
 		case imageProblems[w.Reason]:
-			return phaseStatus{state: stateError, source: sourceAgent, reason: reasonImage,
-				message: fmt.Sprintf("image %s cannot be pulled onto node %s (%s): %s", cs.Image, p.Spec.NodeName, w.Reason, oneLine(w.Message))}, true
+			return imageStatus(cs.Image, p.Spec.NodeName, w.Reason, oneLine(w.Message)), true
 		case startProblems[w.Reason]:
 			return phaseStatus{state: stateError, source: sourceAgent, reason: reasonImage,
 				message: fmt.Sprintf("container %s cannot start (%s): %s", cs.Name, w.Reason, oneLine(w.Message))}, true
@@ -86,9 +85,7 @@ func failedPod(p *corev1.Pod, memMB int64) phaseStatus {
 	st := p.Status
 	switch {
 	case rejections[st.Reason]:
-		return phaseStatus{state: stateDropped, source: sourceAgent, reason: reasonRejected,
-			message: fmt.Sprintf("the kubelet of node %s refused the pod (%s: %s): another pod took the room meanwhile; back to the queue",
-				p.Spec.NodeName, st.Reason, oneLine(st.Message))}
+		return rejected(p.Spec.NodeName, st.Reason, oneLine(st.Message))
 	case st.Reason == "Evicted":
 		return phaseStatus{state: stateLost, source: sourceAgent, reason: reasonEvicted,
 			message: "the pod was evicted from node " + p.Spec.NodeName + ": " + oneLine(st.Message)}

@@ -53,7 +53,7 @@ func TestStatusOfPod(t *testing.T) {
 		{"out of cpu", pod(corev1.PodFailed, "OutOfcpu"), true, stateDropped, sourceAgent, "back to the queue"},
 		{"out of memory", pod(corev1.PodFailed, "OutOfmemory"), true, stateDropped, sourceAgent, "back to the queue"},
 		{"never started", pod(corev1.PodFailed, "", terminated("ContainerStatusUnknown", 137, false)), true, stateDropped, sourceAgent, "never started"},
-		{"image never pulled", pod(corev1.PodPending, "", waiting("ErrImageNeverPull")), true, stateError, sourceAgent, "image registry.example/app:1 cannot be pulled"},
+		{"image never pulled", pod(corev1.PodPending, "", waiting("ErrImageNeverPull")), true, stateError, sourceAgent, "image registry.example/app:1 is not on node n1 and imagePullPolicy is Never"},
 		{"image pull back-off", pod(corev1.PodPending, "", waiting("ImagePullBackOff")), true, stateError, sourceAgent, "cannot be pulled"},
 		{"container creating", pod(corev1.PodPending, "", waiting("ContainerCreating")), false, "", "", ""},
 	} {

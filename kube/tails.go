@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,8 +41,22 @@ type Tail struct {
 }
 
 // Tails keeps finished tasks' log tails in the registry (fenced by the leader's term), so
-// that every scheduler instance serves them once the pods are gone.
-type Tails struct{ Registry *registry.Registry }
+// that every scheduler instance serves them once the pods are gone. Tails put at about the
+// same time (the shards of one execution ending together) are committed together: one
+// registry commit, which also forgets each job's oldest beyond the bound.
+type Tails struct {
+	Registry *registry.Registry
+
+	mu      sync.Mutex
+	queue   []*pendingTail
+	writing bool // a Put is committing the queue
+}
+
+type pendingTail struct {
+	taskID string
+	tail   Tail
+	done   chan error
+}
 
 // ErrNoTail is returned for a task whose tail is not kept.
 var ErrNoTail = errors.New("kube: no log tail kept for the task")
@@ -54,36 +70,116 @@ func tailPath(taskID string) (string, string, error) {
 	return dir, dir + "/" + taskID, nil
 }
 
-// Put keeps a task's tail, and forgets the job's oldest beyond the bound.
+// Put keeps a task's tail, and forgets the job's oldest beyond the bound. It returns once
+// the tail is committed (with the others queued meanwhile: the first Put commits for all).
 func (s *Tails) Put(ctx context.Context, taskID string, t Tail) error {
-	dir, p, err := tailPath(taskID)
-	if err != nil {
+	if _, _, err := tailPath(taskID); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(t)
-	if err := s.Registry.Commit(ctx, store.Put(p, b)); err != nil {
-		return fmt.Errorf("kube: keep the log tail of %s: %w", taskID, err)
+	pt := &pendingTail{taskID: taskID, tail: t, done: make(chan error, 1)}
+	if s.enqueue(pt) {
+		s.writeQueued(ctx)
 	}
-	nodes, err := s.Registry.KV().List(ctx, dir)
-	if err != nil || len(nodes) <= tailsPerJob {
+	select {
+	case err := <-pt.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// enqueue queues a tail; true: the caller is to commit the queue (no one else is).
+func (s *Tails) enqueue(pt *pendingTail) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, pt)
+	write := !s.writing
+	s.writing = true
+	return write
+}
+
+// writeQueued commits the queued tails, batch after batch, until none is left.
+func (s *Tails) writeQueued(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		batch := s.queue
+		s.queue = nil
+		if len(batch) == 0 {
+			s.writing = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		err := s.commit(ctx, batch)
+		for _, pt := range batch {
+			pt.done <- err
+		}
+	}
+}
+
+// commit puts a batch of tails in one registry commit, with the deletes of each job's tails
+// beyond the newest tailsPerJob (by the time in their task ids: no tail is read back).
+func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
+	byDir := map[string][]*pendingTail{}
+	for _, pt := range batch {
+		dir, _, _ := tailPath(pt.taskID)
+		byDir[dir] = append(byDir[dir], pt)
+	}
+	var ops []store.Op
+	for dir, pts := range byDir {
+		names, err := s.Registry.KV().Children(ctx, dir)
+		if err != nil {
+			return fmt.Errorf("kube: keep log tails: list %s: %w", dir, err)
+		}
+		stored := make(map[string]bool, len(names))
+		for _, n := range names {
+			stored[n] = true
+		}
+		all := slices.Clone(names)
+		for _, pt := range pts {
+			if !stored[pt.taskID] {
+				all = append(all, pt.taskID)
+			}
+		}
+		keep := newest(all, tailsPerJob)
+		for _, pt := range pts {
+			if keep[pt.taskID] {
+				b, _ := json.Marshal(pt.tail)
+				ops = append(ops, store.Put(dir+"/"+pt.taskID, b))
+			}
+		}
+		for _, n := range names {
+			if !keep[n] {
+				ops = append(ops, store.Delete(dir+"/"+n, store.AnyVersion))
+			}
+		}
+	}
+	if len(ops) == 0 {
 		return nil
 	}
-	type aged struct {
-		path string
-		at   time.Time
+	if err := s.Registry.Commit(ctx, ops...); err != nil {
+		return fmt.Errorf("kube: keep the log tails of %d tasks: %w", len(batch), err)
 	}
-	all := make([]aged, 0, len(nodes))
-	for _, n := range nodes {
-		var old Tail
-		_ = json.Unmarshal(n.Value, &old)
-		all = append(all, aged{n.Path, old.At})
+	return nil
+}
+
+// newest is the set of the n newest task ids by the time in their ids (ids without one
+// are the oldest).
+func newest(ids []string, n int) map[string]bool {
+	at := func(id string) time.Time {
+		if tid, err := jobs.ParseTaskID(id); err == nil {
+			if t, ok := jobs.UUIDTime(tid.UUID); ok {
+				return t
+			}
+		}
+		return time.Time{}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].at.Before(all[j].at) })
-	var ops []store.Op
-	for _, a := range all[:len(all)-tailsPerJob] {
-		ops = append(ops, store.Delete(a.path, store.AnyVersion))
+	sort.SliceStable(ids, func(i, j int) bool { return at(ids[i]).After(at(ids[j])) })
+	keep := make(map[string]bool, n)
+	for _, id := range ids[:min(n, len(ids))] {
+		keep[id] = true
 	}
-	return s.Registry.Commit(ctx, ops...)
+	return keep
 }
 
 // Get returns a task's kept tail, or ErrNoTail.

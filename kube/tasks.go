@@ -16,12 +16,16 @@ import (
 type task struct {
 	id, pod, node, execID string
 	memMB                 int64
-	obj                   *corev1.Pod // the pod as the informer last showed it (nil: not yet)
-	created               bool        // created by this engine and not yet shown by the informer
-	req                   res         // its requests while created
+	images                map[string]string // container → image
+	obj                   *corev1.Pod       // the pod as the informer last showed it (nil: not yet)
+	created               bool              // created by this engine and not yet shown by the informer
+	req                   res               // its requests while created
 	running               *engine.ExecutorReport
 	final                 *engine.ExecutorReport
 	dropped               *phaseStatus // the API server refused the pod
+	event                 *phaseStatus // a Warning event that ends the task (its image, an admission rejection)
+	waiting               string       // why its pod waits, by the last Warning event about it
+	waitSent              string       // the wait reason the scheduler was last told
 	sent                  string       // the last state the scheduler was told
 	killing               bool         // Kill asked for it
 	deleted               bool         // the pod is gone
@@ -43,6 +47,9 @@ func (e *Engine) seen(id string, p *corev1.Pod) {
 	}
 	t.obj, t.created, t.pod, t.node = p, false, p.Name, p.Spec.NodeName
 	t.execID, t.memMB = p.Annotations[AnnotationExec], podMemMB(p)
+	if t.images == nil {
+		t.images = imagesOf(&p.Spec)
+	}
 	t.dirty = true
 }
 
@@ -73,12 +80,27 @@ func (e *Engine) updatesOf(t *task, now time.Time) []call {
 	var out []call
 	st, ok := e.derive(t)
 	if !ok || rank(st.State) <= rank(t.sent) {
-		return nil
+		return e.waitNote(t)
 	}
 	if terminal(st.State) && t.running != nil && rank(t.sent) < rank(stateRunning) {
 		out = append(out, e.send(t, e.statusOf(t, t.running)))
 	}
+	if terminal(st.State) && st.State != stateFinished && st.Source != sourceExecutor && st.Reason != reasonImage && t.running == nil && t.waiting != "" {
+		st.Message += "; before, " + t.waiting // the pod never ran: why it waited is the cause
+	}
 	return append(out, e.send(t, st))
+}
+
+// waitNote tells the scheduler why a task's pod waits (a TASK_STAGING update with the
+// reason: a status trace), once per new reason, while the task has not started.
+func (e *Engine) waitNote(t *task) []call {
+	if t.waiting == "" || t.waiting == t.waitSent || rank(t.sent) > rank(stateStaging) {
+		return nil
+	}
+	t.waitSent = t.waiting
+	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: stateStaging, Source: sourceAgent,
+		Message: "waiting: " + t.waiting, Timestamp: e.clock.Now()}
+	return []call{func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) }}
 }
 
 // send marks st as told and returns the call that tells it.
@@ -170,6 +192,9 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 			}
 			return set(ps)
 		}
+	}
+	if t.event != nil && !t.deleted {
+		return set(*t.event)
 	}
 	switch {
 	case t.nodeLost:

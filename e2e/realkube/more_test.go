@@ -103,3 +103,27 @@ func TestAppImage(t *testing.T) {
 		t.Errorf("failed: %s", deref(e.FailureCause))
 	}
 }
+
+// TestImageNotOnNode: an app whose image is not on the node (imagePullPolicy Never, as in
+// this cluster) fails its task at once with the cause said plainly (from the kubelet's
+// ErrImageNeverPull event or the pod's status, whichever the scheduler sees first), and its
+// pod is deleted.
+func TestImageNotOnNode(t *testing.T) {
+	requireK8s(t)
+	ns := namespace(t)
+	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
+	s.must(http.MethodPost, "/api/app", map[string]any{"appName": "noimage", "appURL": rec.url + "/app.tgz", "bootstrapScript": "bin/run.sh",
+		"cpuCount": 0.05, "memoryMB": 64, "containerImage": "localhost/absent:1"})
+	s.register(transient("noimage", "noimage", 1, "sleep 0"))
+	s.trigger("noimage")
+	eventually(t, waitLong, func() bool { return len(s.ended("noimage")) == 1 }, "the task to end")
+	e := s.ended("noimage")[0]
+	want := "image localhost/absent:1 is not on node 127.0.0.1 and imagePullPolicy is Never"
+	if e.Success || !strings.HasPrefix(deref(e.FailureCause), want) {
+		t.Errorf("success %v, cause %q; want a failure %q…", e.Success, deref(e.FailureCause), want)
+	}
+	eventually(t, waitLong, func() bool { return len(pods(t, ns, "noimage")) == 0 }, "its pod to be deleted")
+	if rec.count("noimage", "start") != 0 {
+		t.Error("the job ran")
+	}
+}

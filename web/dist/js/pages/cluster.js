@@ -70,10 +70,12 @@ export default async function cluster(el) {
 }
 
 // kubeNodes is the Kubernetes part: each node, whether tasks may run on it (and
-// why not), its free CPUs and memory, and the pods of this scheduler's tasks.
+// why not), its free CPUs and memory, and the pods of this scheduler's tasks
+// (with why a pod waits, by the kubelet's Warning events, until it runs).
 function kubeNodes(kube, nodes, bar) {
   const podList = (n) => (n.pods || []).length ? h('div', (n.pods || []).map((p) => h('div.mono', { 'data-task': p.taskId, title: p.taskId },
-    p.name, ' ', tag(p.phase || '', p.phase === 'Running' ? 'ok' : 'blue'), p.state ? h('span.muted', ' ' + p.state) : null))) : h('span.muted', '—');
+    p.name, ' ', tag(p.phase || '', p.phase === 'Running' ? 'ok' : 'blue'), p.state ? h('span.muted', ' ' + p.state) : null,
+    p.waiting ? h('div.muted.wrap.waiting', p.waiting) : null))) : h('span.muted', '—');
   return h('div',
     kube.error ? h('div.alert.bad', t('cl.kubeError') + ': ' + kube.error) : null,
     h('h2', t('cl.kube')),
