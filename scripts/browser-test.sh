@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ -n "${SKIP_BROWSER:-}" ]]; then echo "browser tests skipped (SKIP_BROWSER set)"; exit 0; fi
+# EJ_BROWSER_READY (scripts/test.sh): a file to write "ready" to once Chromium and
+# playwright-core are installed, or why not, for the real-Kubernetes tier's cluster page.
+ready() { if [[ -n "${EJ_BROWSER_READY:-}" && ! -e $EJ_BROWSER_READY ]]; then echo "$1" >"$EJ_BROWSER_READY"; fi; }
+trap 'ready "failed: the browser tier could not install Chromium or playwright-core (see its output)"' EXIT
 for b in bin/scheduler bin/executor examples/dist/demo-app.tar.gz; do
 	[[ -e $b ]] || { echo "$b is missing: run make build first" >&2; exit 1; }
 done
@@ -32,5 +36,6 @@ cd browser
 echo "== npm ci (playwright-core)"
 npm ci --no-audit --no-fund --loglevel=error
 rm -rf artifacts && mkdir -p artifacts
+ready ready
 echo "== browser tests (chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'))"
 node --test --test-concurrency=1 --test-reporter=spec test/
