@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -32,40 +33,54 @@ const (
 // before reading what the changes are about, so that none made between
 // the two is missed.
 func (r *Registry) WatchConfig(ctx context.Context) (<-chan ConfigChange, error) {
-	cfg, err := r.kv.Watch(ctx, "/config")
-	if err != nil {
-		return nil, fmt.Errorf("registry: watch /config: %w", err)
-	}
-	dis, err := r.kv.Watch(ctx, "/state/disable")
-	if err != nil {
-		return nil, fmt.Errorf("registry: watch /state/disable: %w", err)
-	}
-	out := make(chan ConfigChange, 64)
-	go func() {
-		defer close(out)
-		for {
-			var ev store.Event
-			var ok bool
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok = <-cfg:
-			case ev, ok = <-dis:
-			}
-			if !ok {
-				return
-			}
-			ch, ok := configChange(ev)
-			if !ok {
-				continue
-			}
-			select {
-			case out <- ch:
-			case <-ctx.Done():
-				return
-			}
+	return follow(ctx, r.kv, 64, configChange, "/config", "/state/disable")
+}
+
+// follow watches paths and sends what conv makes of each event (nothing when it says false)
+// on a channel of size n, in the store's order per path. The channel closes when ctx ends or
+// any of the watches does (the others are then ended too).
+func follow[T any](ctx context.Context, kv store.KV, n int, conv func(store.Event) (T, bool), paths ...string) (<-chan T, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	srcs := make([]<-chan store.Event, len(paths))
+	for i, p := range paths {
+		ch, err := kv.Watch(ctx, p)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("registry: watch %s: %w", p, err)
 		}
-	}()
+		srcs[i] = ch
+	}
+	out := make(chan T, n)
+	var wg sync.WaitGroup
+	for _, src := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cancel() // one watch ended: so do the others
+			for {
+				var ev store.Event
+				var ok bool
+				select {
+				case <-ctx.Done():
+					return
+				case ev, ok = <-src:
+				}
+				if !ok {
+					return
+				}
+				c, ok := conv(ev)
+				if !ok {
+					continue
+				}
+				select {
+				case out <- c:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); cancel(); close(out) }()
 	return out, nil
 }
 
@@ -98,39 +113,15 @@ type ReadyChange struct {
 // WatchReady follows the ready queue. The channel closes when ctx ends or
 // the store's watch does.
 func (r *Registry) WatchReady(ctx context.Context) (<-chan ReadyChange, error) {
-	ev, err := r.kv.Watch(ctx, ReadyPath)
-	if err != nil {
-		return nil, fmt.Errorf("registry: watch the ready queue: %w", err)
+	return follow(ctx, r.kv, 256, readyChange, ReadyPath)
+}
+
+func readyChange(e store.Event) (ReadyChange, bool) {
+	switch job, under := strings.CutPrefix(e.Path, ReadyPath+"/"); {
+	case e.Type == store.EventResync:
+		return ReadyChange{Resync: true}, true
+	case under && !strings.Contains(job, "/"):
+		return ReadyChange{Job: job, Present: e.Type == store.EventPut}, true
 	}
-	out := make(chan ReadyChange, 256)
-	go func() {
-		defer close(out)
-		for {
-			var e store.Event
-			var ok bool
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok = <-ev:
-			}
-			if !ok {
-				return
-			}
-			var ch ReadyChange
-			switch job, under := strings.CutPrefix(e.Path, ReadyPath+"/"); {
-			case e.Type == store.EventResync:
-				ch.Resync = true
-			case under && !strings.Contains(job, "/"):
-				ch = ReadyChange{Job: job, Present: e.Type == store.EventPut}
-			default:
-				continue
-			}
-			select {
-			case out <- ch:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out, nil
+	return ReadyChange{}, false
 }
