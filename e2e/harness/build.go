@@ -109,3 +109,29 @@ func ReadLines(t testing.TB, pattern string) []Line {
 	}
 	return out
 }
+
+// FindBuild returns the engine build a real-engine tier runs against, "" when there is none:
+// the directory the environment variable env names (which must hold every one of files: a
+// wrong path is an error, never a silent skip), else the first of dirs that holds them.
+func FindBuild(env string, dirs []string, files ...string) (string, error) {
+	has := func(dir string) bool {
+		for _, f := range files {
+			if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.IsDir() {
+				return false
+			}
+		}
+		return true
+	}
+	if v := os.Getenv(env); v != "" {
+		if !has(v) {
+			return "", fmt.Errorf("%s=%s has no %s", env, v, strings.Join(files, ", "))
+		}
+		return filepath.Abs(v)
+	}
+	for _, dir := range dirs {
+		if has(dir) {
+			return filepath.Abs(dir)
+		}
+	}
+	return "", nil
+}

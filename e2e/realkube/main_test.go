@@ -79,30 +79,9 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// findK8s returns the Kubernetes build to use, "" when there is none. EJ_K8S_HOME, when set,
-// must name one: a wrong path is an error, never a silent skip.
+// findK8s returns the build to use, "" when there is none (EJ_K8S_HOME, when set, must name one).
 func findK8s() (string, error) {
-	if v := os.Getenv("EJ_K8S_HOME"); v != "" {
-		if !isK8s(v) {
-			return "", fmt.Errorf("EJ_K8S_HOME=%s has no scripts/start.sh and scripts/stop.sh", v)
-		}
-		return filepath.Abs(v)
-	}
-	for _, dir := range []string{DefaultK8sHome, "../../../shared/k8s-1.37"} {
-		if isK8s(dir) {
-			return filepath.Abs(dir)
-		}
-	}
-	return "", nil
-}
-
-func isK8s(dir string) bool {
-	for _, f := range []string{"scripts/start.sh", "scripts/stop.sh", "scripts/bin.sh"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.IsDir() {
-			return false
-		}
-	}
-	return true
+	return harness.FindBuild("EJ_K8S_HOME", []string{DefaultK8sHome, "../../../shared/k8s-1.37"}, "scripts/start.sh", "scripts/stop.sh", "scripts/bin.sh")
 }
 
 // stopper returns the function that stops the cluster (once): stop.sh restores the

@@ -53,30 +53,9 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// findMesos returns the Mesos build to use, "" when there is none. EJ_MESOS_HOME, when set,
-// must name a build: a wrong path is an error, never a silent skip.
+// findMesos returns the build to use, "" when there is none (EJ_MESOS_HOME, when set, must name one).
 func findMesos() (string, error) {
-	if v := os.Getenv("EJ_MESOS_HOME"); v != "" {
-		if !isMesos(v) {
-			return "", fmt.Errorf("EJ_MESOS_HOME=%s has no bin/mesos-master and bin/mesos-agent", v)
-		}
-		return filepath.Abs(v)
-	}
-	for _, dir := range []string{DefaultMesosHome, "../../../shared/mesos-1.11"} {
-		if isMesos(dir) {
-			return filepath.Abs(dir)
-		}
-	}
-	return "", nil
-}
-
-func isMesos(dir string) bool {
-	for _, b := range []string{"bin/mesos-master", "bin/mesos-agent"} {
-		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
-			return false
-		}
-	}
-	return true
+	return harness.FindBuild("EJ_MESOS_HOME", []string{DefaultMesosHome, "../../../shared/mesos-1.11"}, "bin/mesos-master", "bin/mesos-agent")
 }
 
 func setup(tmp string) error {
