@@ -175,7 +175,7 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 	err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if apierrors.IsNotFound(err) {
 		e.mu.Lock()
-		if t == nil && !e.finished.has(taskID) {
+		if t == nil && !e.finished.Has(taskID) {
 			st := engine.Status{TaskID: taskID, State: stateKilled, Source: sourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
 			e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
 		}

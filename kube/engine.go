@@ -18,6 +18,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/internal/recent"
 )
 
 // Config configures an Engine.
@@ -68,7 +69,7 @@ type Engine struct {
 	nodes      map[string]*nodeInfo
 	usage      map[string]podUsage // every pod bound to a node (all namespaces), by namespace/name
 	tasks      map[string]*task    // this scheduler's tasks, by task id
-	finished   finishedSet         // tasks whose pods are gone after their end was committed
+	finished   recent.Set          // tasks whose pods are gone after their end was committed (maxFinished)
 	offers     map[string]*nodeOffer
 	offerSeq   int
 	suppressed bool
@@ -108,7 +109,7 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{
 		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: id, offerPrefix: randomHex(4),
 		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
-		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1),
+		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1), finished: recent.Set{Max: maxFinished},
 	}, nil
 }
 

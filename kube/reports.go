@@ -29,7 +29,7 @@ func (e *Engine) Report(_ context.Context, r engine.ExecutorReport) error {
 	if !e.subscribed {
 		return ErrNotRunning
 	}
-	if e.finished.has(r.TaskID) {
+	if e.finished.Has(r.TaskID) {
 		return nil // its end is committed and its pod gone: a late duplicate
 	}
 	t := e.tasks[r.TaskID]

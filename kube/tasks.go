@@ -37,7 +37,7 @@ type task struct {
 
 // seen records the informer's view of one of our pods (a pod found at start is adopted).
 func (e *Engine) seen(id string, p *corev1.Pod) {
-	if e.finished.has(id) {
+	if e.finished.Has(id) {
 		return
 	}
 	t := e.tasks[id]
@@ -61,7 +61,7 @@ func (e *Engine) gone(id string, p *corev1.Pod) {
 	}
 	if t.committed { // deleted after its end was committed: done with it
 		delete(e.tasks, id)
-		e.finished.add(id)
+		e.finished.Add(id)
 		return
 	}
 	t.obj, t.deleted, t.dirty = p, true, true
@@ -143,7 +143,7 @@ func (e *Engine) release(id, pod string, final *engine.ExecutorReport, deleted b
 	if deleted || pod == "" {
 		e.mu.Lock()
 		delete(e.tasks, id)
-		e.finished.add(id)
+		e.finished.Add(id)
 		e.mu.Unlock()
 		return
 	}
@@ -223,31 +223,6 @@ func (e *Engine) stoppedFromOutside(t *task) phaseStatus {
 		message: "the pod " + t.pod + " was deleted by someone other than the scheduler (by hand, a drain or an eviction)"}
 }
 
-// finishedSet remembers the most recent tasks whose pods are gone, so that a late
-// informer event or report does not bring one back.
-type finishedSet struct {
-	ids  map[string]bool
-	ring []string
-	next int
-}
-
+// maxFinished bounds the memory of tasks whose pods are gone (engine.finished), so that a
+// late informer event or report does not bring one back.
 const maxFinished = 1 << 14
-
-func (f *finishedSet) add(id string) {
-	if f.ids == nil {
-		f.ids = map[string]bool{}
-	}
-	if f.ids[id] {
-		return
-	}
-	if len(f.ring) < maxFinished {
-		f.ring = append(f.ring, id)
-	} else {
-		delete(f.ids, f.ring[f.next])
-		f.ring[f.next] = id
-		f.next = (f.next + 1) % maxFinished
-	}
-	f.ids[id] = true
-}
-
-func (f *finishedSet) has(id string) bool { return f.ids[id] }

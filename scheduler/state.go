@@ -7,6 +7,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/internal/recent"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
@@ -40,7 +41,7 @@ type state struct {
 	awaitUntil   time.Time       // launching waits for them until then
 	reconciledAt time.Time       // the last periodic explicit reconciliation
 	unreachable  map[string]time.Time
-	overtaken    taskSet // tasks a reconciliation answer ended as over (status.go)
+	overtaken    recent.Set // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)
 }
 
 func newState() *state {

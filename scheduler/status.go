@@ -66,7 +66,7 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 		h.st.unreachable[st.TaskID] = h.clock.Now()
 	}
 	if out.Overtaken {
-		h.st.overtaken.add(st.TaskID)
+		h.st.overtaken.Add(st.TaskID)
 	}
 	switch {
 	case out.Mark != nil:
@@ -85,7 +85,7 @@ func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid j
 		Update: task.Update{TaskID: st.TaskID, State: task.State(st.State), Reason: st.Reason, Source: st.Source, Message: st.Message},
 		Job: task.Job{Exists: exists, Runnable: runnable, Daemon: job.JobExecutionType == jobs.Daemon, Failover: job.Failover,
 			MaxRetries: job.MaxRetries, RetryBackoff: time.Duration(job.RetryBackoffSeconds) * time.Second, PauseAfterFailures: job.PauseAfterFailures},
-		Overtaken: h.st.overtaken.has(st.TaskID),
+		Overtaken: h.st.overtaken.Has(st.TaskID),
 		Now:       h.clock.Now(),
 	}
 	rt, ok := running[tid.Item]
@@ -117,7 +117,7 @@ func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid j
 // one: an orphan that may still run is killed.
 func (h *statusHandler) stale(ctx context.Context, st engine.Status, out task.Outcome) {
 	if out.Forget {
-		h.st.overtaken.remove(st.TaskID) // the engine's own stream for it has ended
+		h.st.overtaken.Remove(st.TaskID) // the engine's own stream for it has ended
 	}
 	if out.Kill {
 		h.log.Warn("status: killing a task the registry does not know", "task", st.TaskID, "state", st.State)
@@ -235,35 +235,3 @@ func (h *statusHandler) notifyFailure(job jobs.Config, ev TaskEvent, st engine.S
 		h.notifier.Notify(job, ev, st)
 	}
 }
-
-// maxOvertaken bounds the memory of tasks ended by a reconciliation
-// answer whose agent updates may still arrive (the oldest are forgotten).
-const maxOvertaken = 1 << 16
-
-// taskSet is a bounded set of task ids, forgetting the oldest first.
-type taskSet struct {
-	ids  map[string]bool
-	ring []string // the ids in insertion order, a ring of maxOvertaken
-	next int      // where the next id goes once the ring is full
-}
-
-func (t *taskSet) add(id string) {
-	if t.ids == nil {
-		t.ids = map[string]bool{}
-	}
-	if t.ids[id] {
-		return
-	}
-	if len(t.ring) < maxOvertaken {
-		t.ring = append(t.ring, id)
-	} else {
-		delete(t.ids, t.ring[t.next])
-		t.ring[t.next] = id
-		t.next = (t.next + 1) % maxOvertaken
-	}
-	t.ids[id] = true
-}
-
-func (t *taskSet) has(id string) bool { return t.ids[id] }
-
-func (t *taskSet) remove(id string) { delete(t.ids, id) }

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -445,16 +444,6 @@ func TestStaleUpdateOvertakenByReconciliationIsNotKilled(t *testing.T) {
 	r.status(run[0].TaskID, "TASK_RUNNING") // its stream ended: a live update now is an orphan
 	if len(r.drv.kills) != 2 {
 		t.Fatalf("kills = %v", r.drv.kills)
-	}
-}
-
-func TestTaskSetForgetsTheOldest(t *testing.T) {
-	var s taskSet
-	for i := range maxOvertaken + 10 {
-		s.add(fmt.Sprint(i))
-	}
-	if s.has("0") || s.has("9") || !s.has("10") || !s.has(fmt.Sprint(maxOvertaken+9)) || len(s.ids) != maxOvertaken {
-		t.Fatalf("bounded set: %d ids", len(s.ids))
 	}
 }
 
