@@ -54,6 +54,9 @@ try {
     await page.click('h1 button'); // the page's refresh
     await page.waitForTimeout(500);
   }
+  // One scheduler without ZooKeeper on Kubernetes is a single instance, not the embedded shape.
+  const panel = await page.textContent('.panel');
+  if (!/single instance/.test(panel) || /embedded/.test(panel)) fail(`mode: ${panel.replace(/\s+/g, ' ')}`);
   // The summary counts the nodes, not Mesos agents, and there is no agent table.
   if (await page.locator('#agents').count()) fail('the Kubernetes cluster page shows a Mesos agent table');
   await page.screenshot({ path: shot, fullPage: true });

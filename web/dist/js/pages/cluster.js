@@ -38,7 +38,7 @@ export default async function cluster(el) {
         h('div.stat', h('div.k', t('cl.freeCpus')), h('div.v', fmtNum(total.fcpus)), h('div.muted', t('cl.of', { n: fmtNum(total.cpus) }))),
         h('div.stat', h('div.k', t('cl.freeMem')), h('div.v', fmtNum(total.fmem, 0)), h('div.muted', t('cl.of', { n: fmtNum(total.mem, 0) })))),
       h('div.panel', kv([
-        [t('cl.mode'), c.mode === 'embedded' ? t('cl.modeEmbedded') : t('cl.modeCluster')],
+        [t('cl.mode'), c.mode !== 'embedded' ? t('cl.modeCluster') : kube ? t('cl.modeSingle') : t('cl.modeEmbedded')],
         [t('cl.thisRole'), h('span', roleTag(c.role), ' ', h('span.mono', (c.self || {}).url || ''))],
         ...(kube ? [[t('cl.kubeNs'), h('span.mono', kube.namespace || '')]] : [
           [t('cl.mesos'), h('span', h('span.mono', mesos.url || '—'), ' ', mesos.embedded ? tag(t('cl.embedded'), 'blue') : null)],
