@@ -299,9 +299,18 @@ func cappedMessage(max int) string {
 // per entry in the round's order, and says which offers go back.
 func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 	op := m.Plan()
+	// A launch belongs to its entry: a job's execution (every shard placed of it), or one
+	// failover shard; a job may have several failover shards in one round.
 	type gk struct {
-		kind offers.Kind
-		job  string
+		kind  offers.Kind
+		job   string
+		shard int // a failover entry's; -1 for an execution
+	}
+	shardOf := func(kind offers.Kind, shard int) int {
+		if kind == offers.Failover {
+			return shard
+		}
+		return -1
 	}
 	by := make(map[gk][]offers.Launch, len(launched))
 	ids := make([]string, 0, len(op.Launches))
@@ -311,13 +320,17 @@ func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		for _, l := range op.Launches[id] {
-			k := gk{l.Request.Kind, l.Request.Job}
+			k := gk{l.Request.Kind, l.Request.Job, shardOf(l.Request.Kind, l.Request.Shard)}
 			by[k] = append(by[k], l)
 		}
 	}
 	for _, c := range launched {
 		job, a, _ := d.v.Jobs.Lookup(c.job)
-		ls := by[gk{c.kind(), c.job}]
+		item := -1
+		if c.fail != nil {
+			item = c.fail.Item
+		}
+		ls := by[gk{c.kind(), c.job, shardOf(c.kind(), item)}]
 		slices.SortFunc(ls, func(a, b offers.Launch) int { return a.Request.Shard - b.Request.Shard })
 		for _, l := range ls {
 			d.plan.Launches = append(d.plan.Launches, Launch{Launch: l, Job: job, App: a, Ready: c.ready, Failover: c.fail})

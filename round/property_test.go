@@ -63,12 +63,20 @@ func randomView(rng *rand.Rand) View {
 			}
 			v.Ready = append(v.Ready, rd)
 		}
-		if rng.Intn(5) == 0 {
-			f := queue.Failover{Job: name, Item: rng.Intn(job.ShardingTotalCount + 1), Since: at(fmt.Sprint(rng.Intn(20)))}
-			if rng.Intn(4) == 0 {
-				f.NotBefore = at(fmt.Sprint(990 + rng.Intn(20)))
+		if rng.Intn(5) == 0 { // one failed shard, or several of the job at once (an agent lost)
+			items := map[int]bool{}
+			for range 1 + rng.Intn(3) {
+				item := rng.Intn(job.ShardingTotalCount + 1)
+				if items[item] {
+					continue
+				}
+				items[item] = true
+				f := queue.Failover{Job: name, Item: item, Since: at(fmt.Sprint(rng.Intn(20)))}
+				if rng.Intn(4) == 0 {
+					f.NotBefore = at(fmt.Sprint(990 + rng.Intn(20)))
+				}
+				v.Failover = append(v.Failover, f)
 			}
-			v.Failover = append(v.Failover, f)
 		}
 	}
 	if rng.Intn(3) == 0 {
@@ -125,6 +133,15 @@ func checkPlan(t *testing.T, i int, v View, p Plan) {
 		used[l.AgentID] = u
 		if l.Ready != nil {
 			shards[l.Request.Job]++
+		}
+		if f := l.Failover; f != nil {
+			key := WaitKey(true, f.Job, f.Item)
+			if f.Job != l.Request.Job || f.Item != l.Request.Shard {
+				fail("launch of shard %s/%d carries failover entry %s", l.Request.Job, l.Request.Shard, key)
+			}
+			if shards[key]++; shards[key] > 1 {
+				fail("failover entry %s launched twice", key)
+			}
 		}
 	}
 	for a, u := range used {

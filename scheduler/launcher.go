@@ -182,6 +182,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan) bool 
 	b := l.build(ctx, p, now)
 	if err := l.commit(ctx, p, b, now); err != nil {
 		if errors.Is(err, registry.ErrConflict) {
+			l.log.Debug("launcher: the launch commit conflicted; reading again", "err", err)
 			l.wake()
 		} else {
 			l.log.Error("launcher: commit launch state", "err", err)

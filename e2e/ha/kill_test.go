@@ -1,8 +1,13 @@
 package ha
 
 import (
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // kill -9 of the leader during steady firing, ten times in a row, each
@@ -86,7 +91,8 @@ func (c *cluster) steady(at time.Time) *instance {
 			}
 		}
 		return false
-	}, "a leader that launched a task in its term (terms:\n%s)", lazy(func() any { return joinLines(c.terms(nil)) }))
+	}, "a leader that launched a task in its term (terms:\n%s)\nwhat waits, and why:\n%s", lazy(func() any { return joinLines(c.terms(nil)) }),
+		lazy(func() any { return c.waiting() }))
 	if late := time.Since(at); late > 0 {
 		c.t.Logf("the cluster was steady %v after the planned fault", late.Round(time.Millisecond))
 	}
@@ -95,6 +101,22 @@ func (c *cluster) steady(at time.Time) *instance {
 		return l
 	}
 	return leader
+}
+
+// waiting is what the live instances' ready and failover queues hold, with the reasons
+// (for a test that timed out waiting for a launch).
+func (c *cluster) waiting() string {
+	var b strings.Builder
+	for _, in := range c.instances() {
+		if !in.life().Running() {
+			continue
+		}
+		for _, q := range []string{"/api/job/tasks/ready", "/api/job/tasks/failover"} {
+			code, body, _, err := in.request(http.MethodGet, q, nil)
+			fmt.Fprintf(&b, "  %s %s: %d %v %s\n", in.name, q, code, err, harness.Tail(string(body), 20))
+		}
+	}
+	return b.String()
 }
 
 // runningAt counts the instants at which some task was running.
