@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
 // Job i of the cluster-sim scenario: 1 + i%10 shards, fired at second i%60
@@ -60,13 +61,7 @@ func TestReadZKStat(t *testing.T) {
 // ZooKeeper's own write rate (a short run) against the real ZooKeeper of
 // EJ_TEST_ZK, and deleteTree removing a tree of a few levels.
 func TestZKRateAndDeleteTree(t *testing.T) {
-	servers := os.Getenv("EJ_TEST_ZK")
-	if servers == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set (scripts/services.sh start DIR)")
-		}
-		t.Skip("EJ_TEST_ZK not set")
-	}
+	servers := testproxy.ZK(t)
 	root := fmt.Sprintf("/ejbench-test-%d", time.Now().UnixNano())
 	r, err := measureZKRate(t.Context(), servers, root, 200*time.Millisecond)
 	if err != nil {

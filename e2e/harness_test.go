@@ -92,14 +92,7 @@ func startScheduler(t testing.TB, o schedOpts) *scheduler {
 	return s
 }
 
-func (s *scheduler) healthy() bool {
-	resp, err := http.Get(s.base + "/healthz")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+func (s *scheduler) healthy() bool { return harness.Healthy(http.DefaultClient, s.base)() }
 
 // kill9 kills the scheduler with SIGKILL and waits for it. Its executors
 // and their tasks outlive it (the next scheduler on its data directory

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
 // Workflows end to end: real scheduler processes, real executors, jobs
@@ -298,19 +299,6 @@ func TestWorkflowRulesCancelRetry(t *testing.T) {
 	}, "the run and its 6 node executions (4, then clean and load again) in the history")
 }
 
-// requireZK returns EJ_TEST_ZK (scripts/services.sh); required when CI is set.
-func requireZK(t *testing.T) string {
-	t.Helper()
-	v := os.Getenv("EJ_TEST_ZK")
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
-		}
-		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
-	}
-	return v
-}
-
 // role is what a scheduler says of itself in /api/operate/cluster.
 func (s *scheduler) role() string { return s.api().Role() }
 
@@ -323,7 +311,7 @@ func (s *scheduler) role() string { return s.api().Role() }
 // failover: CI once killed the leader in that window.)
 func TestWorkflowLeaderChangeMidFanOut(t *testing.T) {
 	t.Parallel()
-	zk := requireZK(t)
+	zk := testproxy.ZK(t)
 	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 	flags := []string{"--mesos-url", ml.url, "--allow-file-app-urls=true", "--zk-servers", zk,
 		"--zk-namespace", fmt.Sprintf("ej-e2e-wf-%d", time.Now().UnixNano()), "--zk-session-timeout", "2s"}

@@ -24,18 +24,6 @@ import (
 // deadline bounds every wait; nothing asserts on how long anything took.
 const deadline = 30 * time.Second
 
-func zkServers(t *testing.T) string {
-	t.Helper()
-	v := os.Getenv("EJ_TEST_ZK")
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
-		}
-		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
-	}
-	return v
-}
-
 var seq atomic.Int64
 
 func namespace(t *testing.T) string {
@@ -139,7 +127,7 @@ func waitDone(t *testing.T, term *election.Term) error {
 // writes commit; when its session closes the other leads, and a write
 // fenced on the old term fails.
 func TestOneLeaderThenFailover(t *testing.T) {
-	servers, ns := zkServers(t), namespace(t)
+	servers, ns := testproxy.ZK(t), namespace(t)
 	a := start(t, servers, ns, "a", clock.Real{}, 2*time.Second)
 	ta := waitTerm(t, a)
 	b := start(t, servers, ns, "b", clock.Real{}, 2*time.Second)
@@ -187,7 +175,7 @@ func waitLeaderKnown(t *testing.T, n *node) (election.Member, bool) {
 // term when its connection is suspended, before its session expires and
 // another candidate can win; it comes back as a standby.
 func TestSuspensionEndsTermFirst(t *testing.T) {
-	servers, ns := zkServers(t), namespace(t)
+	servers, ns := testproxy.ZK(t), namespace(t)
 	proxy := testproxy.NewProxy(t, strings.Split(servers, ",")[0])
 	a := start(t, proxy.Addr(), ns, "a", clock.Real{}, 2*time.Second)
 	ta := waitTerm(t, a)
@@ -229,7 +217,7 @@ func TestSuspensionEndsTermFirst(t *testing.T) {
 // after a SIGSTOP) is not valid the instant it looks, and the next
 // confirmation begins a new term.
 func TestLeaseLapse(t *testing.T) {
-	servers, ns := zkServers(t), namespace(t)
+	servers, ns := testproxy.ZK(t), namespace(t)
 	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	g := &gate{}
 	a := startWith(t, servers, ns, "a", clk, 3*time.Second, g)

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -159,13 +159,7 @@ func TestReplicationBetweenTwoInstances(t *testing.T) {
 // The same with two instances on one ZooKeeper, each with its own session
 // (EJ_TEST_ZK, the integration tier): the pull is driven by ZooKeeper's watch.
 func TestReplicationOverZooKeeper(t *testing.T) {
-	servers := os.Getenv("EJ_TEST_ZK")
-	if servers == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
-		}
-		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
-	}
+	servers := testproxy.ZK(t)
 	ns := fmt.Sprintf("ejtest/packages-%d", time.Now().UnixNano())
 	regs := make([]*registry.Registry, 2)
 	for i := range regs {

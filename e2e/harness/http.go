@@ -104,3 +104,15 @@ func (a API) Role() string {
 	_ = json.Unmarshal(body, &v)
 	return v.Role
 }
+
+// Healthy is the readiness check of a scheduler at base: GET /healthz answers 200.
+func Healthy(client *http.Client, base string) func() bool {
+	return func() bool {
+		resp, err := client.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/kube/image"
 )
 
@@ -215,16 +216,9 @@ func requireK8s(t *testing.T) {
 	}
 }
 
-// requireZK returns EJ_TEST_ZK (scripts/services.sh); required when CI is set.
+// requireZK returns EJ_TEST_ZK (testproxy.ZK) for a test of the tier (skipped without the engine).
 func requireZK(t *testing.T) string {
 	t.Helper()
 	requireK8s(t)
-	v := os.Getenv("EJ_TEST_ZK")
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
-		}
-		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
-	}
-	return v
+	return testproxy.ZK(t)
 }

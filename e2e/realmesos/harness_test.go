@@ -115,14 +115,7 @@ func startScheduler(t *testing.T, name, dataDir string, o schedOpts) *scheduler 
 			t.Logf("%s log (%s):\n%s", name, s.LogPath, harness.Tail(s.Log(), 120))
 		}
 	})
-	s.AwaitReady(t, waitLong, pollEvery, func() bool {
-		resp, err := httpClient.Get(s.base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, "%s to answer /healthz", name)
+	s.AwaitReady(t, waitLong, pollEvery, harness.Healthy(httpClient, s.base), "%s to answer /healthz", name)
 	return s
 }
 

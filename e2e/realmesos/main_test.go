@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
 // DefaultMesosHome is where this project's machines keep the Mesos build.
@@ -95,16 +96,9 @@ func requireMesos(t *testing.T) {
 	}
 }
 
-// requireZK returns EJ_TEST_ZK (scripts/services.sh); required when CI is set.
+// requireZK returns EJ_TEST_ZK (testproxy.ZK) for a test of the tier (skipped without the engine).
 func requireZK(t *testing.T) string {
 	t.Helper()
 	requireMesos(t)
-	v := os.Getenv("EJ_TEST_ZK")
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
-		}
-		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
-	}
-	return v
+	return testproxy.ZK(t)
 }

@@ -1,6 +1,6 @@
 // Package testproxy is shared test support for anything that talks to a
 // database or a peer over TCP: MySQL gives a test a private MySQL/MariaDB
-// database, and Proxy is a TCP proxy on 127.0.0.1 that can forward, refuse
+// database, ZK the ZooKeeper servers of scripts/services.sh, and Proxy is a TCP proxy on 127.0.0.1 that can forward, refuse
 // (the database is down) or hang (it stopped answering) its connections,
 // and cut the ones open, so a test can fail the path to a real server and
 // restore it. It was scheduler/trace/tracetest; the history writer, the

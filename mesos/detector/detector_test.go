@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path"
 	"strings"
 	"sync"
@@ -13,23 +12,12 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
 // waitFor bounds every wait on ZooKeeper; nothing sleeps, tests block on channels or poll.
 const waitFor = 20 * time.Second
-
-// zkServer returns EJ_TEST_ZK (scripts/services.sh start DIR; . DIR/env); required when CI is set.
-func zkServer(t *testing.T) string {
-	t.Helper()
-	v := os.Getenv("EJ_TEST_ZK")
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
-		}
-		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
-	}
-	return v
-}
 
 // fakeMaster is one ZooKeeper session that joins the group as a Mesos master does: an
 // ephemeral sequential json.info_ znode holding its MasterInfo as JSON.
@@ -123,7 +111,7 @@ func waitMoved(t *testing.T, moved <-chan struct{}, what string) {
 // TestLowestSequenceLeadsAndChangesAreSeen writes the group as Mesos masters do and follows the
 // leadership as members join and leave.
 func TestLowestSequenceLeadsAndChangesAreSeen(t *testing.T) {
-	server := zkServer(t)
+	server := testproxy.ZK(t)
 	group := uniqueGroup(t)
 	a := join(t, server, group, labelJSON, masterJSON(5051), nil)
 	b := join(t, server, group, labelJSON, masterJSON(5052), nil)
@@ -154,7 +142,7 @@ func TestLowestSequenceLeadsAndChangesAreSeen(t *testing.T) {
 }
 
 func TestUnlabelledMemberAndNoLeader(t *testing.T) {
-	server := zkServer(t)
+	server := testproxy.ZK(t)
 	group := uniqueGroup(t)
 	d := newDetector(t, "zk://"+server+group) // the group does not exist yet
 
@@ -178,7 +166,7 @@ func TestUnlabelledMemberAndNoLeader(t *testing.T) {
 // TestBadLeaderDataIsNotUsed: a leader whose data cannot be read is not subscribed to; the
 // next change of the group is still followed.
 func TestBadLeaderDataIsNotUsed(t *testing.T) {
-	server := zkServer(t)
+	server := testproxy.ZK(t)
 	group := uniqueGroup(t)
 	bad := join(t, server, group, labelJSON, "{not json", nil)
 	join(t, server, group, labelJSON, masterJSON(5061), nil)
@@ -197,7 +185,7 @@ func TestBadLeaderDataIsNotUsed(t *testing.T) {
 // TestDigestCredentials: a group only readable with digest credentials is read with the URL's
 // user:password and not without them.
 func TestDigestCredentials(t *testing.T) {
-	server := zkServer(t)
+	server := testproxy.ZK(t)
 	group := uniqueGroup(t)
 	owner := session(t, server)
 	if err := owner.AddAuth("digest", []byte("mesos:s3cret")); err != nil {
@@ -222,7 +210,7 @@ func TestDigestCredentials(t *testing.T) {
 }
 
 func TestCloseEndsLeader(t *testing.T) {
-	server := zkServer(t)
+	server := testproxy.ZK(t)
 	d := newDetector(t, "zk://"+server+uniqueGroup(t))
 	errc := make(chan error, 1)
 	go func() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -240,13 +240,7 @@ func equalTrees(t *testing.T, want, got store.KV, p string) {
 // TestConformanceZooKeeper: the cache over the ZooKeeper store, as cluster
 // mode runs it (EJ_TEST_ZK; skipped without it, except in CI).
 func TestConformanceZooKeeper(t *testing.T) {
-	servers := os.Getenv("EJ_TEST_ZK")
-	if servers == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI")
-		}
-		t.Skip("EJ_TEST_ZK not set")
-	}
+	servers := testproxy.ZK(t)
 	var n atomic.Int64
 	storetest.RunOptions(t, func(t *testing.T) store.KV {
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -358,13 +352,7 @@ func TestReportedCommitsAreNotReadBack(t *testing.T) {
 		reportedCommits(t, s)
 	})
 	t.Run("zookeeper", func(t *testing.T) {
-		servers := os.Getenv("EJ_TEST_ZK")
-		if servers == "" {
-			if os.Getenv("CI") != "" {
-				t.Fatal("EJ_TEST_ZK is not set in CI")
-			}
-			t.Skip("EJ_TEST_ZK not set")
-		}
+		servers := testproxy.ZK(t)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
 		s, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(servers, ","),

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/storetest"
 )
@@ -21,14 +22,7 @@ import (
 // Without it the tests skip, except in CI where they must run.
 func zkServers(t testing.TB) []string {
 	t.Helper()
-	v := os.Getenv("EJ_TEST_ZK")
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("EJ_TEST_ZK is not set in CI: run scripts/services.sh start DIR and source DIR/env")
-		}
-		t.Skip("EJ_TEST_ZK not set; run scripts/services.sh start DIR and source DIR/env")
-	}
-	return strings.Split(v, ",")
+	return strings.Split(testproxy.ZK(t), ",")
 }
 
 var nsSeq atomic.Int64
