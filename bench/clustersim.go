@@ -287,14 +287,24 @@ func (s *simRun) profileTop() {
 		if prof := filepath.Join(s.dir, "scheduler.cpu.pprof"); fileExists(prof) {
 			profileTop(s.o, s.r, s.sc, "scheduler", prof, "over the window")
 		}
+		if prof := filepath.Join(s.dir, "scheduler.block.pprof"); fileExists(prof) {
+			pprofTop(s.o, s.r, s.sc, "scheduler", prof, "scheduler blocking profile over the window (wall clock waited)", "-cum", "-nodecount=40")
+		}
 	}
 }
 
 // profileSched takes a CPU profile of the scheduler for d through its
 // /debug/pprof (debug_pprof is on with -sim-profile).
 func (s *simRun) profileSched(d time.Duration) {
+	done := make(chan error, 1)
+	go func() { // the wall clock the goroutines spend blocked (channels, locks, selects) over the same span
+		done <- fetchProfile(s.p.port, fmt.Sprintf("block?seconds=%d", max(1, int(d.Seconds()))), filepath.Join(s.dir, "scheduler.block.pprof"))
+	}()
 	if err := fetchCPUProfile(s.p.port, d, filepath.Join(s.dir, "scheduler.cpu.pprof")); err != nil {
 		s.r.note(s.sc + ": scheduler CPU profile: " + err.Error())
+	}
+	if err := <-done; err != nil {
+		s.r.note(s.sc + ": scheduler blocking profile: " + err.Error())
 	}
 }
 
