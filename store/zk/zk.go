@@ -45,7 +45,7 @@ type Store struct {
 	mu           sync.Mutex
 	closed       bool
 	trees        map[watcher]context.CancelFunc
-	oneShot      bool // Watch keeps one-shot watches (Options.OneShotWatches, or a server before 3.6)
+	oneShot      bool                   // Watch keeps one-shot watches (Options.OneShotWatches, or a server before 3.6)
 	listeners    map[int]func(zk.Event) // session state listeners (Session.OnState)
 	nextListener int
 	maxPending   int // events a watch holds for its consumer: maxPending unless a test sets it
