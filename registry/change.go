@@ -172,6 +172,23 @@ func (r *Registry) Batch() (batch *Registry, flush func(context.Context) error) 
 	return r.With(tx), tx.Flush
 }
 
+// ChainPath is the node the leader's chained batches link their parts
+// through (store.Chainer: a version bump per part); nothing else is kept
+// there. It is outside the mirrored /config and /state.
+const ChainPath = "/ha/commit_chain"
+
+// ChainedBatch is Batch in parts: cut ends a part, and flush commits the
+// parts as a chain (store.CommitChain: in order, each atomically, each
+// only if every part before it was applied; on ZooKeeper the parts' multis
+// are sent back to back, about one round trip for all of them) and says
+// how many were applied, the empty parts included. Nothing of a part after
+// a failed one is written.
+func (r *Registry) ChainedBatch() (batch *Registry, cut func(), flush func(context.Context) (int, error)) {
+	tx := txn.New(r.kv)
+	tx.Trust(r.FencePaths()...)
+	return r.With(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, ChainPath) }
+}
+
 // FailoverOf lists one job's failover entries.
 func (r *Registry) FailoverOf(ctx context.Context, job string) ([]queue.Failover, error) {
 	nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)

@@ -145,6 +145,20 @@ type HintedReporter interface {
 	CommitReportHinted(ctx context.Context, hint Hint, ops ...Op) ([]Event, error)
 }
 
+// Chainer is a KV that commits a chain of batches: each batch atomically,
+// in order, each only if every batch before it was applied, without
+// waiting for one batch's reply before sending the next where the store
+// can (ZooKeeper: multis pipelined on the session). It is one commit cut
+// into parts that are applied as a prefix: a failed batch fails the rest.
+// chain names a node the store may write (a version bump per batch) to
+// link the batches; it is created if missing, and nothing else should be
+// kept there. applied is how many batches were applied (all of them when
+// err is nil); events are each applied batch's (see Reporter); hint as in
+// HintedReporter (nil: none).
+type Chainer interface {
+	CommitChain(ctx context.Context, hint Hint, chain string, batches [][]Op) (applied int, events [][]Event, err error)
+}
+
 // KV is the store interface. Paths are absolute, slash-separated, with no
 // trailing slash, no empty segments, no NUL bytes and no "." or ".."
 // segments (ErrBadPath otherwise); "/" is the root, which always exists and

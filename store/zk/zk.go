@@ -48,7 +48,8 @@ type Store struct {
 	oneShot      bool                   // Watch keeps one-shot watches (Options.OneShotWatches, or a server before 3.6)
 	listeners    map[int]func(zk.Event) // session state listeners (Session.OnState)
 	nextListener int
-	maxPending   int // events a watch holds for its consumer: maxPending unless a test sets it
+	chains       map[string]int32 // chain node → its version as the last CommitChain left it (chain.go)
+	maxPending   int              // events a watch holds for its consumer: maxPending unless a test sets it
 }
 
 // Open connects, waits for a session and makes sure the namespace znode
