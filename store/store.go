@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Implementations wrap them with the operation and path
@@ -112,6 +113,11 @@ type Event struct {
 	Type    EventType
 	Path    string
 	Version int64
+	// At is when this process learned of the change from the backend (the
+	// notification's arrival), where the backend says; zero otherwise. It
+	// is not compared by anything: a cache in front of the store reports
+	// how long after it its copy reflected the change.
+	At time.Time
 }
 
 // Reporter is a KV whose Commit can also say what it wrote: the events the

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -33,12 +35,24 @@ type KV struct {
 	mu      sync.RWMutex // guards nodes, closed and waiters
 	nodes   map[string]*node
 	closed  bool
-	pending map[string]map[*pending]struct{} // path → commits in flight
+	pending map[string]map[*pending]struct{} // path → commits in flight (StrictWatch)
+	// inflight counts the commits in flight through this cache that write
+	// each path; settled is closed (and replaced) when one ends (inflight.go).
+	inflight map[string]int
+	settled  chan struct{}
 
 	cancel context.CancelFunc
 	runCtx context.Context // ends at Close
 	wg     sync.WaitGroup
+
+	lag atomic.Pointer[func(time.Duration)] // ObserveLag
 }
+
+// ObserveLag has f told, for every change the backing store's watch
+// reports with its arrival time (store.Event.At: ZooKeeper), how long
+// after its arrival the copy reflected it and its watchers were told:
+// the copy's lag behind the store, as far as this process can see it.
+func (c *KV) ObserveLag(f func(time.Duration)) { c.lag.Store(&f) }
 
 // node is one cached node; kids are the names of its children (nil: none).
 type node struct {
@@ -82,7 +96,8 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &KV{strict: opts.StrictWatch, back: back, hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger, seed: maphash.MakeSeed(),
-		nodes: map[string]*node{"/": {}}, pending: map[string]map[*pending]struct{}{}}
+		nodes: map[string]*node{"/": {}}, pending: map[string]map[*pending]struct{}{},
+		inflight: map[string]int{}, settled: make(chan struct{})}
 	for _, p := range opts.Roots {
 		if err := store.ValidatePath(p); err != nil {
 			return nil, fmt.Errorf("cache: root: %w", err)
@@ -270,6 +285,13 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 		before, pd = c.presence(paths), c.begin(paths)
 		defer c.end(pd, paths)
 	}
+	c.fly(paths)
+	landed := false
+	defer func() {
+		if !landed {
+			c.land(paths)
+		}
+	}()
 	n, evs, err := commit()
 	done := ops[:n]
 	rctx := context.WithoutCancel(ctx)
@@ -286,6 +308,8 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 		c.log.Warn("cache: re-read after commit", "err", rerr)
 	}
 	apply()
+	c.land(paths)
+	landed = true
 	var written []string
 	for _, op := range done {
 		if op.Kind != store.OpCheck {

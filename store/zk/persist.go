@@ -57,6 +57,7 @@ type ptree struct {
 type note struct {
 	ev  zk.Event
 	seq uint64
+	at  time.Time // its arrival
 }
 
 // watchPersistent starts a Watch of path on a persistent recursive watch;
@@ -97,7 +98,7 @@ func (t *ptree) push(ev zk.Event) {
 	if len(t.inbox) >= maxInbox {
 		t.overflow, t.inbox = true, nil
 	}
-	t.inbox = append(t.inbox, note{ev: ev, seq: t.count})
+	t.inbox = append(t.inbox, note{ev: ev, seq: t.count, at: time.Now()})
 	t.count++
 	t.inMu.Unlock()
 	select {
@@ -194,7 +195,7 @@ func (t *ptree) apply(n note) {
 	switch ev.Type {
 	case zk.EventNodeCreated:
 		t.nodes[p] = 0
-		t.emit(store.Event{Type: store.EventPut, Path: p})
+		t.emit(store.Event{Type: store.EventPut, Path: p, At: n.at})
 	case zk.EventNodeDataChanged:
 		if !have {
 			t.s.log.Warn("watch: a change of a node it does not know; re-reading the subtree", "subsystem", "zkstore", "path", p)
@@ -202,11 +203,11 @@ func (t *ptree) apply(n note) {
 			return
 		}
 		t.nodes[p] = v + 1
-		t.emit(store.Event{Type: store.EventPut, Path: p, Version: int64(v) + 1})
+		t.emit(store.Event{Type: store.EventPut, Path: p, Version: int64(v) + 1, At: n.at})
 	case zk.EventNodeDeleted:
 		if have {
 			delete(t.nodes, p)
-			t.emit(store.Event{Type: store.EventDelete, Path: p, Version: int64(v)})
+			t.emit(store.Event{Type: store.EventDelete, Path: p, Version: int64(v), At: n.at})
 		}
 	}
 }
