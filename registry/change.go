@@ -145,6 +145,34 @@ func (c *Change) Commit(ctx context.Context) error {
 	return err
 }
 
+// CommitChanges commits changes as a chain (store.CommitChain over
+// ChainPath, each behind the fence): in order, each atomically, each only
+// if every one before it was applied; on ZooKeeper sent back to back. It
+// returns how many were applied; the error is the first failed one's,
+// ErrConflict as for Change.Commit.
+func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, error) {
+	parts := make([][]store.Op, len(changes))
+	for i, c := range changes {
+		if r.Fence != nil && len(c.ops) > 0 {
+			parts[i] = append(r.Fence(), c.ops...)
+		} else {
+			parts[i] = c.ops
+		}
+	}
+	applied, _, err := store.CommitChain(ctx, r.kv, nil, ChainPath, parts)
+	if err != nil && errors.Is(err, store.ErrNotFound) && r.Fence != nil {
+		for _, f := range r.Fence() {
+			if _, gerr := r.kv.Get(ctx, f.Path); errors.Is(gerr, store.ErrNotFound) {
+				return applied, fmt.Errorf("%w: the leadership this write was made under has ended (%s)", ErrFenced, f.Path)
+			}
+		}
+	}
+	if err != nil && (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists)) {
+		return applied, fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return applied, err
+}
+
 // GangPath holds, per job, the name of its last launch recorded over
 // several commits (/state/gang/{jobName}).
 const GangPath = "/state/gang"

@@ -213,7 +213,7 @@ func TestChainedBatchAcknowledgesTheAppliedParts(t *testing.T) {
 	if len(running) != shards {
 		t.Fatalf("%d of %d shards running", len(running), shards)
 	}
-	late := shards - 10 // in the second part
+	late := shards - 10       // in the second part
 	r.drv.killHook = func() { // another writer changes the late shard's entry after it was staged
 		n, err := r.reg.KV().Get(r.ctx, registry.RunningPathOf("job", late))
 		if err != nil {

@@ -144,7 +144,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, ResolveAppURL: l.resolveAppURL,
-			MaxRoundTasks: maxRoundTasks(l.cfg),
+			MaxRoundTasks: roundTasks, MaxCommitTasks: maxCommitTasks(l.cfg),
 		},
 	})
 	log.Info("framework", "framework_id", fwID)
@@ -205,22 +205,23 @@ func peersOf(lead leadership) func() []string {
 	}
 }
 
-// zkRoundTasks bounds a launch round on the ZooKeeper registry: its commit
-// is one multi (a running entry and a dequeue per task, ~1 KB) and must
-// stay well under ZooKeeper's 1 MB request limit.
-const zkRoundTasks = 512
+// zkCommitTasks bounds a launch commit on the ZooKeeper registry: it is
+// one multi (a running entry and a dequeue per task, ~1 KB) and must stay
+// well under ZooKeeper's 1 MB request limit. A round launches as many as on
+// the embedded registry, its commits chained (scheduler.Options.MaxCommitTasks).
+const zkCommitTasks = 512
 
-// roundTasks bounds a launch round on the embedded registry. Unbounded, a
-// round on a large cluster's offers launched tens of thousands of tasks at
-// once, whose updates came back as one wave that held the next rounds for
-// half a minute; bounded too tightly (1,024), the round's fixed cost (the
+// roundTasks bounds a launch round. Unbounded, a round on a large
+// cluster's offers launched tens of thousands of tasks at once, whose
+// updates came back as one wave that held the next rounds for half a
+// minute; bounded too tightly (1,024), the round's fixed cost (the
 // snapshot of a ready queue of 100,000 jobs) dominated and launches fell
 // to 270/s.
 const roundTasks = 8192
 
-func maxRoundTasks(cfg config.Config) int {
+func maxCommitTasks(cfg config.Config) int {
 	if cfg.ZKServers != "" {
-		return zkRoundTasks
+		return zkCommitTasks
 	}
-	return roundTasks
+	return 0
 }
