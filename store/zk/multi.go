@@ -46,10 +46,49 @@ type multiReply struct{ res []zk.MultiResponse }
 
 // queueMulti sends a multi of ops (*zk.CreateRequest, *zk.SetDataRequest,
 // *zk.DeleteRequest, *zk.CheckVersionRequest) without waiting; the reply
-// fills res before it comes on the channel.
+// fills res before it comes on the channel. The multis are put on the
+// connection by one sender goroutine, in the order queueMulti was called:
+// the client's send queue holds 16 requests, and a caller that waited for
+// room there could not give up when its context ends (a leader cut off
+// from ZooKeeper whose term ended would stay blocked until the
+// connection came back).
 func (s *Store) queueMulti(ops []any) (<-chan zkReply, *multiReply) {
 	res := &multiReply{}
-	return connQueue(s.conn, opMulti, &multiRequest{ops: ops}, res, nil), res
+	reply := make(chan zkReply, 1)
+	s.sendMu.Lock()
+	s.sendQ = append(s.sendQ, outgoing{req: &multiRequest{ops: ops}, res: res, reply: reply})
+	if !s.sending {
+		s.sending = true
+		go s.send()
+	}
+	s.sendMu.Unlock()
+	return reply, res
+}
+
+// outgoing is a multi waiting for the sender.
+type outgoing struct {
+	req   *multiRequest
+	res   *multiReply
+	reply chan zkReply
+}
+
+// send puts the queued multis on the connection in order, until none is
+// left (the next queueMulti starts it again).
+func (s *Store) send() {
+	for {
+		s.sendMu.Lock()
+		if len(s.sendQ) == 0 {
+			s.sending = false
+			s.sendMu.Unlock()
+			return
+		}
+		o := s.sendQ[0]
+		s.sendQ[0] = outgoing{}
+		s.sendQ = s.sendQ[1:]
+		s.sendMu.Unlock()
+		ch := connQueue(s.conn, opMulti, o.req, o.res, nil)
+		go func() { o.reply <- <-ch }()
+	}
 }
 
 var errShort = errors.New("zk store: a multi is larger than the client's buffer")

@@ -49,7 +49,11 @@ type Store struct {
 	listeners    map[int]func(zk.Event) // session state listeners (Session.OnState)
 	nextListener int
 	chains       map[string]int32 // chain node → its version as the last CommitChain left it (chain.go)
-	maxPending   int              // events a watch holds for its consumer: maxPending unless a test sets it
+
+	sendMu     sync.Mutex // guards sendQ and sending (multi.go)
+	sendQ      []outgoing
+	sending    bool
+	maxPending int // events a watch holds for its consumer: maxPending unless a test sets it
 }
 
 // Open connects, waits for a session and makes sure the namespace znode
