@@ -144,7 +144,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, ResolveAppURL: l.resolveAppURL,
-			MaxRoundTasks: roundTasks, MaxCommitTasks: maxCommitTasks(l.cfg),
+			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 		},
 	})
 	log.Info("framework", "framework_id", fwID)
@@ -207,17 +207,34 @@ func peersOf(lead leadership) func() []string {
 
 // zkCommitTasks bounds a launch commit on the ZooKeeper registry: it is
 // one multi (a running entry and a dequeue per task, ~1 KB) and must stay
-// well under ZooKeeper's 1 MB request limit. A round launches as many as on
-// the embedded registry, its commits chained (scheduler.Options.MaxCommitTasks).
+// well under ZooKeeper's 1 MB request limit. A larger round is a chain of
+// such commits (scheduler.Options.MaxCommitTasks).
 const zkCommitTasks = 512
 
-// roundTasks bounds a launch round. Unbounded, a round on a large
-// cluster's offers launched tens of thousands of tasks at once, whose
-// updates came back as one wave that held the next rounds for half a
-// minute; bounded too tightly (1,024), the round's fixed cost (the
+// zkRoundTasks bounds a launch round on the ZooKeeper registry: four
+// chained commits. Rounds of one commit (512) paid the round's fixed cost
+// (a 100,000-job ready queue read and decided over) per 512 launches;
+// rounds of 8,192 (16 commits) launched 14 % more a second in the
+// simulated cluster but held the session for so long that the producer's
+// fires, queued behind them on it, were 445 ms late at p99, and the
+// registry copy's lag (it waits for commits in flight) went from 14 ms to
+// 307 ms at p50 (docs/benchmarks.md).
+const zkRoundTasks = 2048
+
+// roundTasks bounds a launch round on the embedded registry. Unbounded, a
+// round on a large cluster's offers launched tens of thousands of tasks at
+// once, whose updates came back as one wave that held the next rounds for
+// half a minute; bounded too tightly (1,024), the round's fixed cost (the
 // snapshot of a ready queue of 100,000 jobs) dominated and launches fell
 // to 270/s.
 const roundTasks = 8192
+
+func maxRoundTasks(cfg config.Config) int {
+	if cfg.ZKServers != "" {
+		return zkRoundTasks
+	}
+	return roundTasks
+}
 
 func maxCommitTasks(cfg config.Config) int {
 	if cfg.ZKServers != "" {
