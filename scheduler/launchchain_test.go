@@ -34,7 +34,9 @@ func chainRig(t *testing.T, kv func(store.KV) store.KV) *rig {
 		name   string
 		shards int
 	}{{"a", 2}, {"b", 2}, {"c", 5}} {
-		r.addJob(func(c *jobs.Config) { c.JobName, c.ShardingTotalCount, c.CPUCount, c.MemoryMB = j.name, j.shards, 0.01, 1 })
+		r.addJob(func(c *jobs.Config) {
+			c.JobName, c.ShardingTotalCount, c.CPUCount, c.MemoryMB = j.name, j.shards, 0.01, 1
+		})
 		r.trigger(j.name)
 	}
 	r.rebuild(func(d *Deps) {
