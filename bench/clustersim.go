@@ -14,13 +14,31 @@ import (
 
 // simStores are the registries the cluster-sim scenario runs against.
 func simStores(o options) ([]string, error) {
-	switch o.simStore {
-	case "both":
-		return []string{"embedded", "zk"}, nil
-	case "embedded", "zk":
-		return []string{o.simStore}, nil
+	var out []string
+	for _, st := range strings.Split(o.simStore, ",") {
+		switch st = strings.TrimSpace(st); st {
+		case "both":
+			out = append(out, "embedded", "zk")
+		case "all":
+			out = append(out, "embedded", "zk", "zk-ensemble")
+		case "embedded", "zk", "zk-ensemble":
+			out = append(out, st)
+		default:
+			return nil, fmt.Errorf("-sim-store %q: want embedded, zk, zk-ensemble, both or all", o.simStore)
+		}
 	}
-	return nil, fmt.Errorf("-sim-store %q: want embedded, zk or both", o.simStore)
+	return out, nil
+}
+
+// simZKServers are the ZooKeeper servers of a variant ("" for embedded).
+func simZKServers(o options, store string) string {
+	switch store {
+	case "zk":
+		return o.simZK
+	case "zk-ensemble":
+		return o.simZKEnsemble
+	}
+	return ""
 }
 
 // runClusterSim runs the scheduler against bin/mesos-local in simulated
@@ -38,8 +56,8 @@ func runClusterSim(ctx context.Context, o options, r *report) error {
 		if ctx.Err() != nil {
 			break
 		}
-		if st == "zk" && o.simZK == "" {
-			r.note("cluster-sim/zk skipped: no ZooKeeper (set EJ_TEST_ZK or -sim-zk host:port; scripts/services.sh start DIR starts one)")
+		if st != "embedded" && simZKServers(o, st) == "" {
+			r.note("cluster-sim/" + st + " skipped: no ZooKeeper (set EJ_TEST_ZK or -sim-zk host:port, EJ_TEST_ZK_ENSEMBLE or -sim-zk-ensemble; scripts/services.sh start DIR / start-ensemble DIR)")
 			continue
 		}
 		if st == stores[0] && o.simMasterLoad > 0 {
@@ -68,7 +86,9 @@ type simRun struct {
 	dir   string
 	ml    *mesosLocalProc
 	p     *schedProc
-	zkNS  string // ZooKeeper namespace of the scheduler (zk variant)
+	sb    *schedProc // the standby (ZooKeeper variants with -sim-standby)
+	zk    string     // ZooKeeper servers ("" for the embedded store)
+	zkNS  string     // ZooKeeper namespace of the scheduler (zk variant)
 
 	registered int           // jobs registered
 	launches   float64       // launches in the window (zkAfter relates ZooKeeper's writes to them)
@@ -83,7 +103,7 @@ func runSimVariant(ctx context.Context, o options, r *report, store string) erro
 		return err
 	}
 	defer cleanup()
-	s := &simRun{o: o, r: r, sc: "cluster-sim/" + store, store: store, dir: dir}
+	s := &simRun{o: o, r: r, sc: "cluster-sim/" + store, store: store, dir: dir, zk: simZKServers(o, store)}
 	if err := s.start(); err != nil {
 		return err
 	}
@@ -98,9 +118,14 @@ func runSimVariant(ctx context.Context, o options, r *report, store string) erro
 	if err := s.measure(ctx); err != nil {
 		return err
 	}
+	if s.sb != nil && o.simTakeover {
+		if err := s.takeover(ctx); err != nil {
+			s.r.note(s.sc + ": takeover: " + err.Error())
+		}
+	}
 	s.stop()
 	s.profileTop()
-	if store == "zk" {
+	if s.zk != "" {
 		s.zkAfter(ctx)
 	}
 	return nil
@@ -197,9 +222,9 @@ func (s *simRun) start() error {
 	if o.simProfile {
 		args = append(args, "--debug-pprof", "true")
 	}
-	if s.store == "zk" {
+	if s.zk != "" {
 		s.zkNS = fmt.Sprintf("ejbench-sim-%d", time.Now().UnixNano())
-		args = append(args, "--zk-servers", o.simZK, "--zk-namespace", s.zkNS)
+		args = append(args, "--zk-servers", s.zk, "--zk-namespace", s.zkNS)
 	}
 	p, err := startScheduler(o.binDir, schedDir, args...)
 	if err != nil {
@@ -211,18 +236,34 @@ func (s *simRun) start() error {
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if m, err := p.api.scrape(); err == nil && m.sum("elasticjob_leader") == 1 {
-			return nil
+			break
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the scheduler did not become leader within 60 s; log tail:\n%s", tail(p.logPath, 2000))
 		}
 	}
+	if s.zk == "" || !o.simStandby {
+		return nil
+	}
+	sbDir := filepath.Join(s.dir, "standby")
+	if err := os.MkdirAll(sbDir, 0o750); err != nil {
+		return err
+	}
+	if s.sb, err = startScheduler(o.binDir, sbDir, args...); err != nil {
+		return err
+	}
+	_, err = s.sb.waitHealthy(60 * time.Second)
+	return err
 }
 
 func (s *simRun) stop() {
 	if s.p != nil {
 		s.p.stop()
 		s.p = nil
+	}
+	if s.sb != nil {
+		s.sb.stop()
+		s.sb = nil
 	}
 	if s.ml != nil {
 		s.ml.stop()
@@ -287,14 +328,24 @@ func (s *simRun) profileTop() {
 		if prof := filepath.Join(s.dir, "scheduler.cpu.pprof"); fileExists(prof) {
 			profileTop(s.o, s.r, s.sc, "scheduler", prof, "over the window")
 		}
+		if prof := filepath.Join(s.dir, "scheduler.block.pprof"); fileExists(prof) {
+			pprofTop(s.o, s.r, s.sc, "scheduler", prof, "scheduler blocking profile over the window (wall clock waited)", "-cum", "-nodecount=40")
+		}
 	}
 }
 
 // profileSched takes a CPU profile of the scheduler for d through its
 // /debug/pprof (debug_pprof is on with -sim-profile).
 func (s *simRun) profileSched(d time.Duration) {
+	done := make(chan error, 1)
+	go func() { // the wall clock the goroutines spend blocked (channels, locks, selects) over the same span
+		done <- fetchProfile(s.p.port, fmt.Sprintf("block?seconds=%d", max(1, int(d.Seconds()))), filepath.Join(s.dir, "scheduler.block.pprof"))
+	}()
 	if err := fetchCPUProfile(s.p.port, d, filepath.Join(s.dir, "scheduler.cpu.pprof")); err != nil {
 		s.r.note(s.sc + ": scheduler CPU profile: " + err.Error())
+	}
+	if err := <-done; err != nil {
+		s.r.note(s.sc + ": scheduler blocking profile: " + err.Error())
 	}
 }
 

@@ -36,8 +36,14 @@ func (s *simRun) measure(ctx context.Context) error {
 		return err
 	}
 	var zk0 zkStat
-	if s.store == "zk" {
-		if zk0, err = readZKStat(o.simZK); err != nil {
+	var sb0 metricSet
+	if s.sb != nil {
+		if sb0, err = s.sb.api.scrape(); err != nil {
+			s.r.note(s.sc + ": the standby's /metrics: " + err.Error())
+		}
+	}
+	if s.zk != "" {
+		if zk0, err = readZKStat(s.zk); err != nil {
 			s.r.note(s.sc + ": ZooKeeper srvr: " + err.Error())
 		}
 	}
@@ -79,8 +85,8 @@ func (s *simRun) measure(ctx context.Context) error {
 		return err
 	}
 	var zk1 zkStat
-	if s.store == "zk" && zk0.zxid > 0 {
-		zk1, _ = readZKStat(o.simZK)
+	if s.zk != "" && zk0.zxid > 0 {
+		zk1, _ = readZKStat(s.zk)
 	}
 	m1, at1, half1, err := p.api.scrapeAt()
 	if err != nil {
@@ -98,6 +104,17 @@ func (s *simRun) measure(ctx context.Context) error {
 		rssMax = s1.mem
 	}
 	s.report(m0, m1, s0, s1, ml0, ml1, samples, rssMax)
+	if s.zk != "" {
+		s.reportLag("leader", m0, m1)
+	}
+	if s.sb != nil && sb0 != nil {
+		if sb1, err := s.sb.api.scrape(); err == nil {
+			s.reportLag("standby", sb0, sb1)
+			if rss, err := readMem(s.sb.pid()); err == nil {
+				s.r.add(s.sc, "standby VmRSS at end", mb(float64(rss.rss)), "", nil)
+			}
+		}
+	}
 	if mmErr != nil {
 		s.r.note(s.sc + ": " + mmErr.Error())
 	} else {
@@ -208,7 +225,7 @@ func waitingByReason(m metricSet) string {
 func (s *simRun) zkAfter(ctx context.Context) {
 	logf("%s: measuring ZooKeeper's own write rate", s.sc)
 	root := fmt.Sprintf("/ejbench-zkrate-%d", time.Now().UnixNano())
-	zr, err := measureZKRate(ctx, s.o.simZK, root, 5*time.Second)
+	zr, err := measureZKRate(ctx, s.zk, root, 5*time.Second)
 	if err != nil {
 		s.r.note(s.sc + ": ZooKeeper write-rate benchmark: " + err.Error())
 	} else {
@@ -221,7 +238,7 @@ func (s *simRun) zkAfter(ctx context.Context) {
 		}
 	}
 	t := time.Now()
-	if err := deleteZKNamespace(ctx, s.o.simZK, "/"+s.zkNS); err != nil {
+	if err := deleteZKNamespace(ctx, s.zk, "/"+s.zkNS); err != nil {
 		s.r.note(fmt.Sprintf("%s: the scheduler's ZooKeeper tree /%s was not removed: %v", s.sc, s.zkNS, err))
 		return
 	}

@@ -55,6 +55,9 @@ type options struct {
 
 	simStore       string // cluster-sim: embedded, zk or both
 	simZK          string
+	simZKEnsemble  string
+	simStandby     bool
+	simTakeover    bool
 	simAgents      int
 	simAgentCPUs   float64
 	simAgentMemMB  float64
@@ -104,8 +107,11 @@ func main() {
 	flag.IntVar(&o.haKillsSlow, "ha-kills-default", 2, "leader kills at the default 15 s session timeout (ha)")
 	flag.IntVar(&o.haWrites, "ha-writes", 300, "sequential writes each to the leader and to a standby (ha)")
 	flag.IntVar(&o.haJobs, "ha-jobs", 10_000, "job registrations on the ZooKeeper registry through the leader, and as many through a standby (ha)")
-	flag.StringVar(&o.simStore, "sim-store", "both", "cluster-sim registries: embedded, zk or both (zk needs -sim-zk)")
+	flag.StringVar(&o.simStore, "sim-store", "both", "cluster-sim registries, comma-separated: embedded, zk, zk-ensemble; both = embedded,zk; all = the three (zk needs -sim-zk, zk-ensemble -sim-zk-ensemble)")
 	flag.StringVar(&o.simZK, "sim-zk", os.Getenv("EJ_TEST_ZK"), "cluster-sim: ZooKeeper servers host:port for the zk variant (default $EJ_TEST_ZK)")
+	flag.StringVar(&o.simZKEnsemble, "sim-zk-ensemble", os.Getenv("EJ_TEST_ZK_ENSEMBLE"), "cluster-sim: the 3-server ensemble host:port,… for the zk-ensemble variant (default $EJ_TEST_ZK_ENSEMBLE; scripts/services.sh start-ensemble DIR)")
+	flag.BoolVar(&o.simStandby, "sim-standby", true, "cluster-sim: the ZooKeeper variants run a standby scheduler beside the leader (its registry copy's lag is reported)")
+	flag.BoolVar(&o.simTakeover, "sim-takeover", true, "cluster-sim: after a ZooKeeper variant's window, kill -9 the leader and time the standby's first launch")
 	flag.IntVar(&o.simAgents, "sim-agents", 1000, "cluster-sim: simulated agents (mesos-local --sim-agents)")
 	flag.Float64Var(&o.simAgentCPUs, "sim-agent-cpus", 8, "cluster-sim: CPUs per simulated agent")
 	flag.Float64Var(&o.simAgentMemMB, "sim-agent-mem-mb", 32768, "cluster-sim: memory per simulated agent in MB")

@@ -37,6 +37,7 @@ type Metrics struct {
 	toAccept   prometheus.Histogram
 	leader     prometheus.Gauge
 	terms      prometheus.Counter
+	cacheLag   prometheus.Histogram
 	stageHist  *prometheus.HistogramVec
 	stages     stageObservers
 	leading    atomic.Bool
@@ -75,6 +76,8 @@ func New() *Metrics {
 			Help: "1 while this scheduler instance is the elected leader, else 0."}),
 		terms: prometheus.NewCounter(prometheus.CounterOpts{Name: "elasticjob_leader_terms_total",
 			Help: "Leadership terms this instance began."}),
+		cacheLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "elasticjob_registry_cache_lag_seconds",
+			Help: "Time from a registry change's notification reaching this instance (ZooKeeper) to its registry copy reflecting it.", Buckets: latencyBuckets}),
 		stageHist: newStageHistogram(),
 		pend:      map[string]pending{},
 		accepted:  map[string]time.Time{},
@@ -85,11 +88,15 @@ func New() *Metrics {
 		reasons: map[string]bool{},
 	}
 	m.stages = newStageObservers(m.stageHist)
-	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms,
+	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms, m.cacheLag,
 		m.stageHist, streaks{m}, m.waiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// CacheLag observes how long after its notification a registry change was
+// in this instance's registry copy (store/cache.KV.ObserveLag).
+func (m *Metrics) CacheLag(d time.Duration) { m.cacheLag.Observe(d.Seconds()) }
 
 // Register adds more collectors (e.g. the trace writer's).
 func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }

@@ -145,6 +145,34 @@ func (c *Change) Commit(ctx context.Context) error {
 	return err
 }
 
+// CommitChanges commits changes as a chain (store.CommitChain over
+// ChainPath, each behind the fence): in order, each atomically, each only
+// if every one before it was applied; on ZooKeeper sent back to back. It
+// returns how many were applied; the error is the first failed one's,
+// ErrConflict as for Change.Commit.
+func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, error) {
+	parts := make([][]store.Op, len(changes))
+	for i, c := range changes {
+		if r.Fence != nil && len(c.ops) > 0 {
+			parts[i] = append(r.Fence(), c.ops...)
+		} else {
+			parts[i] = c.ops
+		}
+	}
+	applied, _, err := store.CommitChain(ctx, r.kv, nil, ChainPath, parts)
+	if err != nil && errors.Is(err, store.ErrNotFound) && r.Fence != nil {
+		for _, f := range r.Fence() {
+			if _, gerr := r.kv.Get(ctx, f.Path); errors.Is(gerr, store.ErrNotFound) {
+				return applied, fmt.Errorf("%w: the leadership this write was made under has ended (%s)", ErrFenced, f.Path)
+			}
+		}
+	}
+	if err != nil && (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists)) {
+		return applied, fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return applied, err
+}
+
 // GangPath holds, per job, the name of its last launch recorded over
 // several commits (/state/gang/{jobName}).
 const GangPath = "/state/gang"
@@ -170,6 +198,23 @@ func (r *Registry) Batch() (batch *Registry, flush func(context.Context) error) 
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
 	return r.With(tx), tx.Flush
+}
+
+// ChainPath is the node the leader's chained batches link their parts
+// through (store.Chainer: a version bump per part); nothing else is kept
+// there. It is outside the mirrored /config and /state.
+const ChainPath = "/ha/commit_chain"
+
+// ChainedBatch is Batch in parts: cut ends a part, and flush commits the
+// parts as a chain (store.CommitChain: in order, each atomically, each
+// only if every part before it was applied; on ZooKeeper the parts' multis
+// are sent back to back, about one round trip for all of them) and says
+// how many were applied, the empty parts included. Nothing of a part after
+// a failed one is written.
+func (r *Registry) ChainedBatch() (batch *Registry, cut func(), flush func(context.Context) (int, error)) {
+	tx := txn.New(r.kv)
+	tx.Trust(r.FencePaths()...)
+	return r.With(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, ChainPath) }
 }
 
 // FailoverOf lists one job's failover entries.

@@ -126,38 +126,43 @@ func (s *Scheduler) takeInbox() []inboxItem {
 	return in
 }
 
-// flushUpdates handles the updates taken so far.
+// flushUpdates handles the updates taken so far: maxBatch at a time, each
+// such part one part of a chained batch (registry.ChainedBatch), whose
+// parts are committed together, on ZooKeeper as multis sent back to back
+// (one round trip for a turn's updates, not one per part). Each part is
+// applied only if every part before it was, so the updates of the applied
+// parts are acknowledged and the rest are not (the engine resends them);
+// after a failed part the running mirror is reloaded.
 func (s *Scheduler) flushUpdates(ctx context.Context) {
 	all := s.updates
-	for len(s.updates) > 0 {
-		n := min(len(s.updates), maxBatch)
-		batch := s.updates[:n:n]
-		s.updates = s.updates[n:]
-		s.handleBatch(ctx, batch)
+	if len(all) > 0 {
+		s.handleChain(ctx, all)
 	}
 	clear(all)
 	s.updates = all[:0] // its array is reused by the next turn
 }
 
-func (s *Scheduler) handleBatch(ctx context.Context, batch []pendingUpdate) {
-	b, flush := s.deps.Registry.Batch()
-	handled := make([]bool, len(batch))
-	for i, u := range batch {
+func (s *Scheduler) handleChain(ctx context.Context, updates []pendingUpdate) {
+	b, cut, flush := s.deps.Registry.ChainedBatch()
+	handled := make([]bool, len(updates))
+	for i, u := range updates {
+		if i > 0 && i%maxBatch == 0 {
+			cut()
+		}
 		err := s.status.handle(ctx, b, u.st)
 		if err != nil && ctx.Err() == nil {
 			s.deps.Log.Warn("status: update not applied; the engine resends it", "task", u.st.TaskID, "state", u.st.State, "err", err)
 		}
 		handled[i] = err == nil
 	}
-	if err := flush(ctx); err != nil {
-		s.deps.Log.Warn("status: commit a batch of updates; the engine resends them", "updates", len(batch), "err", err)
+	applied, err := flush(ctx)
+	acked := min(applied*maxBatch, len(updates))
+	if err != nil {
+		s.deps.Log.Warn("status: commit a batch of updates; the engine resends those not committed", "updates", len(updates),
+			"committed", acked, "err", err)
 		s.st.reloadRunning()
-		for _, u := range batch {
-			u.done(false)
-		}
-		return
 	}
-	for i, u := range batch {
-		u.done(handled[i])
+	for i, u := range updates {
+		u.done(i < acked && handled[i])
 	}
 }

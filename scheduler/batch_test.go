@@ -195,3 +195,57 @@ func TestUpdatesQueuedWhileATurnRunsComeAfterTheRest(t *testing.T) {
 		t.Fatalf("%d updates still counted", r.sched.inboxUpdates)
 	}
 }
+
+// TestChainedBatchAcknowledgesTheAppliedParts: a turn's updates are
+// committed as a chain of parts of maxBatch updates; when a later part
+// fails (here a running entry it ends was written meanwhile), the updates
+// of the parts before it are acknowledged, and none of the failed part or
+// after it (the engine resends those), however independent.
+func TestChainedBatchAcknowledgesTheAppliedParts(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.01, 16)
+	const shards = maxBatch + 40
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.CPUCount, j.MemoryMB = shards, 0.01, 1 })
+	r.trigger("job")
+	r.offer("o1", 64, 65536)
+	r.sched.launcher.round(r.ctx)
+	running := r.running("job")
+	if len(running) != shards {
+		t.Fatalf("%d of %d shards running", len(running), shards)
+	}
+	late := shards - 10       // in the second part
+	r.drv.killHook = func() { // another writer changes the late shard's entry after it was staged
+		n, err := r.reg.KV().Get(r.ctx, registry.RunningPathOf("job", late))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := r.reg.KV().Commit(r.ctx, store.Set(n.Path, n.Value, n.Version)); err != nil {
+			t.Error(err)
+		}
+	}
+	acked := map[int]bool{}
+	for item := range shards {
+		r.sched.updates = append(r.sched.updates, pendingUpdate{
+			st:   mesos.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: "TASK_FINISHED"},
+			done: func(ok bool) { acked[item] = ok },
+		})
+	}
+	r.sched.updates = append(r.sched.updates, pendingUpdate{ // an unknown live task: killed, which runs the hook
+		st:   mesos.Status{TaskID: "job@-@0@-@READY@-@agent-1@-@orphan", AgentID: "agent-1", State: "TASK_RUNNING"},
+		done: func(bool) {},
+	})
+	r.sched.handleUpdates(r.ctx)
+	for item := range shards {
+		if want := item < maxBatch; acked[item] != want {
+			t.Fatalf("shard %d acknowledged %v, want %v (the first part only)", item, acked[item], want)
+		}
+	}
+	left := r.running("job")
+	if len(left) != shards-maxBatch {
+		t.Fatalf("%d entries left, want the %d of the failed part", len(left), shards-maxBatch)
+	}
+	if _, ok := left[maxBatch]; !ok {
+		t.Fatalf("shard %d, of the failed part, was ended", maxBatch)
+	}
+}

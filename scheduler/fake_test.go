@@ -27,6 +27,7 @@ type fakeDriver struct {
 	shutdowns  []string
 	acceptErr  error
 	acceptHook func() // called by a failing Accept before it returns
+	killHook   func() // called by Kill (the driver's lock is not held)
 	calls      chan string
 }
 
@@ -89,9 +90,13 @@ func (d *fakeDriver) Revive(context.Context) error {
 
 func (d *fakeDriver) Kill(_ context.Context, taskID, _ string) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.kills = append(d.kills, taskID)
 	d.note("kill")
+	hook := d.killHook
+	d.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	return nil
 }
 

@@ -180,7 +180,13 @@ func (l *launcher) decline(ctx context.Context, ids []string, refuse time.Durati
 func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan) bool {
 	now := l.clock.Now()
 	b := l.build(ctx, p, now)
-	if err := l.commit(ctx, p, b, now); err != nil {
+	var err error
+	if n := l.opts.commitTasks(); !p.Chunked && n > 0 && len(b.order) > n {
+		b, err = l.commitChain(ctx, b, now, n) // what it committed, whole executions
+	} else {
+		err = l.commit(ctx, p, b, now)
+	}
+	if err != nil {
 		if errors.Is(err, registry.ErrConflict) {
 			l.log.Debug("launcher: the launch commit conflicted; reading again", "err", err)
 			l.wake()
@@ -204,12 +210,12 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan) bool 
 
 // commit records the launches: one change (running entries created, ready
 // entries dequeued, failover entries taken), or, for one execution larger
-// than a commit may hold, several: its entries in parts of MaxRoundTasks,
+// than a commit may hold, several: its entries in parts of commitTasks,
 // then the rest with the dequeue and the gang mark that makes them count.
 func (l *launcher) commit(ctx context.Context, p round.Plan, b *built, now time.Time) error {
 	all, gang, n := b.order, "", len(b.order)
 	if p.Chunked {
-		gang, n = b.order[0].taskID, l.opts.MaxRoundTasks
+		gang, n = b.order[0].taskID, l.opts.commitTasks()
 	}
 	var done []placed
 	for len(all) > n {

@@ -37,6 +37,14 @@ type TaskEvent struct {
 	Queued                              time.Time // when the work entered the ready or failover queue
 }
 
+// commitTasks is the most launches one commit holds (0: no bound).
+func (o *Options) commitTasks() int {
+	if o.MaxCommitTasks > 0 {
+		return o.MaxCommitTasks
+	}
+	return o.MaxRoundTasks
+}
+
 // Options tune the scheduler.
 type Options struct {
 	ExecutorCommand string            // executor binary path (or command) on agents
@@ -46,7 +54,8 @@ type Options struct {
 	RefuseBusy      time.Duration     // decline filter when work waits but does not fit (default 1s)
 	OfferHold       time.Duration     // keep offers this long after the last work before declining (0: decline at once)
 	FireLead        time.Duration     // stage cron fires this long before their instant (0: at the instant)
-	MaxRoundTasks   int               // bound on the tasks one launch round places (one commit); 0: none
+	MaxRoundTasks   int               // bound on the tasks one launch round places; 0: none
+	MaxCommitTasks  int               // bound on the launches one commit holds (a ZooKeeper multi's size): a larger round is a chain of commits; 0: MaxRoundTasks
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
 	ReconcileWait   time.Duration     // after subscribing, launching waits this long for every running task's state (default 15s)

@@ -107,7 +107,7 @@ type waitRecorder struct {
 	log   *slog.Logger
 	obs   Observer
 	alarm *alarm
-	opts  *Options // MaxRoundTasks bounds a commit of reasons
+	opts  *Options // commitTasks bounds a commit of reasons
 	ws    waitState
 }
 
@@ -155,7 +155,7 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]round.Wait
 		}
 		return
 	}
-	keys, puts, more := r.waitingKeys(waiting, now, 2*r.opts.MaxRoundTasks)
+	keys, puts, more := r.waitingKeys(waiting, now, 2*r.opts.commitTasks())
 	if more {
 		r.alarm.set(now.Add(waitRecordEvery)) // the rest in the next commits
 	}

@@ -27,9 +27,10 @@
 #   EJ_TEST_ZK_NODE_1..3     127.0.0.1:Pn (client port of server n)
 #   EJ_TEST_ZK_ENSEMBLE_DIR  DIR (for stop-zk-node etc.)
 # A restarted service comes back on the same port with the same data.
-# EJ_ZK_HEAP sets the single ZooKeeper server's Java heap (default 256m, what
-# the tests need; the 100,000-job simulated cluster needs about 1g: ZooKeeper
-# holds its whole tree in memory).
+# EJ_ZK_HEAP sets the Java heap of the single ZooKeeper server (default 256m,
+# what the tests need) and of each ensemble server (default 128m); the
+# 100,000-job simulated cluster needs about 1g: ZooKeeper holds its whole
+# tree in memory.
 # Quiet on success; on failure it prints the tail of the service's log.
 set -euo pipefail
 

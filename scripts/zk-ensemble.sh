@@ -102,7 +102,7 @@ ens_spawn() {
 		port_in_use "$port" && die "zookeeper server $n: port $port is taken by another process"
 	done
 	rm -f "$pidfile"
-	spawn "$pidfile" "$dir/zk-ensemble/n$n.log" java -Xmx128m -XX:+UseSerialGC \
+	spawn "$pidfile" "$dir/zk-ensemble/n$n.log" java -Xmx"${EJ_ZK_HEAP:-128m}" -XX:+UseSerialGC \
 		-XX:TieredStopAtLevel=1 -Dzookeeper.admin.enableServer=false -Djute.maxbuffer=8388608 \
 		-cp "$(zk_classpath)" org.apache.zookeeper.server.quorum.QuorumPeerMain "$cfg"
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Implementations wrap them with the operation and path
@@ -112,6 +113,11 @@ type Event struct {
 	Type    EventType
 	Path    string
 	Version int64
+	// At is when this process learned of the change from the backend (the
+	// notification's arrival), where the backend says; zero otherwise. It
+	// is not compared by anything: a cache in front of the store reports
+	// how long after it its copy reflected the change.
+	At time.Time
 }
 
 // Reporter is a KV whose Commit can also say what it wrote: the events the
@@ -143,6 +149,20 @@ type Hint func(path string, withChildren bool) (exists bool, children []string, 
 // a wrong belief costs a re-plan from real reads, never a wrong write.
 type HintedReporter interface {
 	CommitReportHinted(ctx context.Context, hint Hint, ops ...Op) ([]Event, error)
+}
+
+// Chainer is a KV that commits a chain of batches: each batch atomically,
+// in order, each only if every batch before it was applied, without
+// waiting for one batch's reply before sending the next where the store
+// can (ZooKeeper: multis pipelined on the session). It is one commit cut
+// into parts that are applied as a prefix: a failed batch fails the rest.
+// chain names a node the store may write (a version bump per batch) to
+// link the batches; it is created if missing, and nothing else should be
+// kept there. applied is how many batches were applied (all of them when
+// err is nil); events are each applied batch's (see Reporter); hint as in
+// HintedReporter (nil: none).
+type Chainer interface {
+	CommitChain(ctx context.Context, hint Hint, chain string, batches [][]Op) (applied int, events [][]Event, err error)
 }
 
 // KV is the store interface. Paths are absolute, slash-separated, with no

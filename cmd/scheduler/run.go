@@ -93,6 +93,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	reg.MaxPending = cfg.JobStateQueue
 	reg.Fence = apiFence(lead)
 	mx := metrics.New()
+	kv.ObserveLag(mx.CacheLag)
 	mx.Leading(false)
 	mx.ObserveRegistry(reg, clock.Real{}) // running tasks, queues: read at scrape time, exported by the leader
 	hooks := webhook.New(log.With("subsystem", "webhook"))

@@ -122,6 +122,7 @@ func (c *Cluster) launch(fw *framework, a *agent, l launch, remaining *mesos.Res
 		}
 		return
 	}
+	c.launched += float64(len(l.tasks))
 	remaining.Subtract(need...)
 	e := fw.executors[execKey{a.id, l.exec.ExecutorID.Value}]
 	if e == nil {

@@ -23,6 +23,7 @@ type Cluster struct {
 	iso      *isolation        // set by Start
 
 	mu         sync.Mutex
+	launched   float64 // tasks accepted for launch since start (embedded/tasks_launched)
 	frameworks map[string]*framework
 	removed    map[string]bool // torn-down framework ids
 	offers     map[string]*offer

@@ -240,9 +240,10 @@ func (c *Cluster) flags() map[string]string {
 }
 
 // handleMetrics serves /metrics/snapshot as a Mesos master does, with a few
-// of its gauges, plus two of this master's own: status updates waiting for
-// the framework's acknowledgement and events queued on frameworks' streams
-// (a scheduler that cannot keep up shows here).
+// of its gauges, plus three of this master's own: status updates waiting
+// for the framework's acknowledgement, events queued on frameworks'
+// streams (a scheduler that cannot keep up shows here) and the tasks
+// accepted for launch since it started (a counter).
 func (c *Cluster) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
@@ -250,7 +251,7 @@ func (c *Cluster) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	m := map[string]float64{"master/slaves_active": float64(len(c.agents)), "master/outstanding_offers": float64(len(c.offers)),
-		"master/tasks_staging": 0, "master/tasks_starting": 0, "master/tasks_running": 0}
+		"master/tasks_staging": 0, "master/tasks_starting": 0, "master/tasks_running": 0, "embedded/tasks_launched": c.launched}
 	for _, fw := range c.frameworks {
 		if fw.sub != nil {
 			m["master/frameworks_active"]++

@@ -11,11 +11,14 @@
 //
 //   - At Open it watches each root in the backing store, then reads the whole
 //     subtree (a watch set before the read means no change is missed).
-//   - Each change notification re-reads that one path from the backing store
-//     and applies what it finds (the node's value and version, or its absence
-//     together with its subtree). Re-reads of one path are serialised, so the
-//     copy of a path never goes back in time; paths are spread over a few
-//     workers, so a slow read does not hold up unrelated paths.
+//   - A change notification whose version the copy does not hold yet
+//     re-reads that one path from the backing store and applies what it
+//     finds (the node's value and version, or its absence together with its
+//     subtree); a change the copy holds already (this process's own commit
+//     put it there) reads nothing, and one of a path that a commit of this
+//     process has in flight waits for that commit to land first (its
+//     notification arrives before its reply on ZooKeeper). Re-reads of one
+//     path are serialised, so the copy of a path never goes back in time.
 //   - A notification is passed on to the cache's own watchers only after the
 //     copy reflects it: a consumer that re-reads a path on an event always
 //     sees at least that change. The events are the backing store's own (same
@@ -25,7 +28,9 @@
 //     it cannot know, first, so a reader never sees the rest of a commit
 //     without them), or after a failure re-reads every path it touched: a
 //     writer reads its own writes, and a writer whose conditional commit lost
-//     a race reads the winner's value next time. With Options.StrictWatch it also waits
+//     a race reads the winner's value next time. CommitChain does the same
+//     for each batch of a chain that was applied (store.Chainer). With
+//     Options.StrictWatch it also waits
 //     until the backing store's events of its writes have been passed on.
 //   - A resync (the backing watch overflowed or lost its connection) re-reads
 //     the whole subtree while every worker of that root waits.

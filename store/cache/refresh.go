@@ -86,8 +86,13 @@ func (c *KV) applyBatch(ctx context.Context, r *root, events []store.Event) bool
 		return true // the resync announces the changes
 	}
 	c.hub.Publish(events)
+	lag := c.lag.Load()
+	now := time.Now()
 	for _, ev := range events {
 		c.release(ev)
+		if lag != nil && !ev.At.IsZero() {
+			(*lag)(now.Sub(ev.At))
+		}
 	}
 	return false
 }
@@ -159,17 +164,34 @@ func (c *KV) applyEvents(ctx context.Context, r *root, events []store.Event) err
 		s.last, s.deleted = ev, s.deleted || ev.Type == store.EventDelete
 		paths[ev.Path] = s
 	}
-	var stale []string
-	c.mu.RLock()
-	for p, s := range paths {
-		n, ev := c.nodes[p], s.last
-		current := (ev.Type == store.EventPut && n != nil && n.version >= ev.Version && !s.deleted) ||
-			(ev.Type == store.EventDelete && n == nil)
-		if !current {
-			stale = append(stale, p)
+	staleOf := func(in func(yield func(string, seen) bool)) []string {
+		var stale []string
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		for p, s := range in {
+			if !c.current(s.last, s.deleted) {
+				stale = append(stale, p)
+			}
 		}
+		return stale
 	}
-	c.mu.RUnlock()
+	stale := staleOf(func(yield func(string, seen) bool) {
+		for p, s := range paths {
+			if !yield(p, s) {
+				return
+			}
+		}
+	})
+	if len(stale) > 0 { // a commit of this process in flight may be about to put them in the copy
+		c.awaitLanded(ctx, stale)
+		stale = staleOf(func(yield func(string, seen) bool) {
+			for _, p := range stale {
+				if !yield(p, paths[p]) {
+					return
+				}
+			}
+		})
+	}
 	errs := make([]error, len(stale))
 	parallel.For(len(stale), eventReadParallel, func(i int) { _, errs[i] = c.refreshIn(ctx, r, stale[i]) })
 	return errors.Join(errs...)

@@ -78,6 +78,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.KV, opts Options) {
 		{"Children", s.children},
 		{"List", s.list},
 		{"Delete", s.deleteOps},
+		{"Chain", s.chain},
 		{"DeleteRecursive", s.deleteRecursive},
 		{"Check", s.check},
 		{"CommitInOrder", s.commitInOrder},

@@ -39,6 +39,7 @@ type Txn struct {
 	cleared []string        // subtrees deleted in the batch: base nodes under them are gone
 	read    map[string]node // base nodes read so far (the batch reads each once)
 	trusted map[string]bool // paths whose existence checks need no read (Trust)
+	cuts    []int           // ends of the parts FlushChain commits (Cut), as counts of ops
 }
 
 // node is a path's state in the batch.
@@ -74,13 +75,53 @@ func (t *Txn) Len() int { return len(t.ops) }
 // Flush commits the batch to the base in one commit (a Check repeated with
 // the same path and version is sent once) and empties it.
 func (t *Txn) Flush(ctx context.Context) error {
+	ops := dedupChecks(t.ops)
+	t.reset()
+	if len(ops) == 0 {
+		return nil
+	}
+	return t.base.Commit(ctx, ops...)
+}
+
+// Cut ends a part of the batch: FlushChain commits each part as one
+// batch of a chain. A part is what the Commits since the last Cut added
+// (maybe nothing).
+func (t *Txn) Cut() { t.cuts = append(t.cuts, len(t.ops)) }
+
+// FlushChain commits the batch's parts (Cut; what follows the last Cut
+// is one more part, if anything does) as a chain in the base
+// (store.CommitChain: in order, each atomically, each only if every part
+// before it was applied; pipelined on ZooKeeper) over the chain node, and
+// empties the batch. It returns how many parts were applied, the empty
+// ones included.
+func (t *Txn) FlushChain(ctx context.Context, chain string) (applied int, err error) {
+	if len(t.cuts) == 0 || t.cuts[len(t.cuts)-1] != len(t.ops) {
+		t.cuts = append(t.cuts, len(t.ops))
+	}
+	parts := make([][]store.Op, 0, len(t.cuts))
+	from := 0
+	for _, to := range t.cuts {
+		parts = append(parts, dedupChecks(t.ops[from:to]))
+		from = to
+	}
+	n := len(t.ops)
+	t.reset()
+	if n == 0 {
+		return len(parts), nil
+	}
+	applied, _, err = store.CommitChain(ctx, t.base, nil, chain, parts)
+	return applied, err
+}
+
+// dedupChecks drops a Check repeated with the same path and version.
+func dedupChecks(in []store.Op) []store.Op {
 	type check struct {
 		path    string
 		version int64
 	}
-	ops := make([]store.Op, 0, len(t.ops))
+	ops := make([]store.Op, 0, len(in))
 	seen := map[check]bool{}
-	for _, op := range t.ops {
+	for _, op := range in {
 		if op.Kind == store.OpCheck {
 			key := check{op.Path, op.Version}
 			if seen[key] {
@@ -90,11 +131,11 @@ func (t *Txn) Flush(ctx context.Context) error {
 		}
 		ops = append(ops, op)
 	}
-	t.ops, t.nodes, t.parents, t.cleared, t.read = nil, map[string]node{}, map[string]bool{}, nil, map[string]node{}
-	if len(ops) == 0 {
-		return nil
-	}
-	return t.base.Commit(ctx, ops...)
+	return ops
+}
+
+func (t *Txn) reset() {
+	t.ops, t.nodes, t.parents, t.cleared, t.read, t.cuts = nil, map[string]node{}, map[string]bool{}, nil, map[string]node{}, nil
 }
 
 // view returns p's state in the batch: from the batch if it wrote p, else
@@ -205,6 +246,6 @@ func (t *Txn) Watch(context.Context, string) (<-chan store.Event, error) { retur
 
 // Close discards the batch; the base stays open.
 func (t *Txn) Close() error {
-	t.ops, t.nodes, t.parents, t.cleared, t.read = nil, map[string]node{}, map[string]bool{}, nil, map[string]node{}
+	t.reset()
 	return nil
 }

@@ -46,19 +46,8 @@ func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Even
 // read. A belief that a node is absent is not trusted for a Delete (a
 // skipped delete would not be checked by the multi): that is read.
 func (s *Store) CommitReportHinted(ctx context.Context, hint store.Hint, ops ...store.Op) ([]store.Event, error) {
-	if err := s.check("/"); err != nil {
-		return nil, fmt.Errorf("zk store commit: %w", err)
-	}
-	for _, op := range ops {
-		if op.Kind < store.OpCreate || op.Kind > store.OpCheck {
-			return nil, fmt.Errorf("zk store %s %s: unknown op kind: %w", op.Kind.String(), op.Path, store.ErrBadPath)
-		}
-		if err := store.ValidatePath(op.Path); err != nil {
-			return nil, fmt.Errorf("zk store %s: %w", op.Kind.String(), err)
-		}
-		if op.Path == "/" && op.Kind != store.OpCheck {
-			return nil, fmt.Errorf("zk store %s /: the root is not writable: %w", op.Kind.String(), store.ErrBadPath)
-		}
+	if err := s.validOps(ops); err != nil {
+		return nil, err
 	}
 	if len(ops) == 0 {
 		return nil, nil
@@ -73,6 +62,25 @@ func (s *Store) CommitReportHinted(ctx context.Context, hint store.Hint, ops ...
 		s.log.Debug("commit re-planned", "subsystem", "zkstore", "err", err)
 	}
 	return nil, fmt.Errorf("zk store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
+}
+
+// validOps checks that the store is open and every op is well formed.
+func (s *Store) validOps(ops []store.Op) error {
+	if err := s.check("/"); err != nil {
+		return fmt.Errorf("zk store commit: %w", err)
+	}
+	for _, op := range ops {
+		if op.Kind < store.OpCreate || op.Kind > store.OpCheck {
+			return fmt.Errorf("zk store %s %s: unknown op kind: %w", op.Kind.String(), op.Path, store.ErrBadPath)
+		}
+		if err := store.ValidatePath(op.Path); err != nil {
+			return fmt.Errorf("zk store %s: %w", op.Kind.String(), err)
+		}
+		if op.Path == "/" && op.Kind != store.OpCheck {
+			return fmt.Errorf("zk store %s /: the root is not writable: %w", op.Kind.String(), store.ErrBadPath)
+		}
+	}
+	return nil
 }
 
 // step is one request of the multi and where it came from.
@@ -225,14 +233,20 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool,
 		if r.Error == nil || i >= len(p.steps) {
 			continue
 		}
-		st := p.steps[i]
-		if st.planned || errors.Is(r.Error, zk.ErrNotEmpty) || (st.assumed && errors.Is(r.Error, zk.ErrNoNode)) ||
-			(st.op.Kind == store.OpDelete && st.op.Version == store.AnyVersion && errors.Is(r.Error, zk.ErrNoNode)) {
-			return nil, fmt.Errorf("%w: %s %s: %w", errReplan, st.op.Kind.String(), st.op.Path, r.Error)
-		}
-		return nil, opErr(st.op.Kind.String(), st.op.Path, r.Error)
+		return nil, stepErr(p.steps[i], r.Error)
 	}
 	return nil, commitErr(err)
+}
+
+// stepErr words the failure of one step of a multi: errReplan when the
+// step was planned from a read or a belief that the multi proved stale,
+// else the op's own error.
+func stepErr(st step, err error) error {
+	if st.planned || errors.Is(err, zk.ErrNotEmpty) || (st.assumed && errors.Is(err, zk.ErrNoNode)) ||
+		(st.op.Kind == store.OpDelete && st.op.Version == store.AnyVersion && errors.Is(err, zk.ErrNoNode)) {
+		return fmt.Errorf("%w: %s %s: %w", errReplan, st.op.Kind.String(), st.op.Path, err)
+	}
+	return opErr(st.op.Kind.String(), st.op.Path, err)
 }
 
 // events are what a successful multi did, from its requests and replies

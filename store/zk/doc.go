@@ -14,9 +14,23 @@
 //   - With Options.Digest set, the connection authenticates with the digest
 //     scheme and every znode it creates gets the creator-all ACL.
 //
-// Watch: go-zookeeper v1.0.4 has no AddWatch (the persistent recursive
-// watches of ZooKeeper 3.6+, opcode 106), so a Watch keeps ordinary one-shot
-// watches on every node of the subtree: a data watch and a child watch per
+// Watch: one persistent recursive watch per watched root (AddWatch,
+// ZooKeeper 3.6+, sent through the client's own request path since
+// go-zookeeper v1.0.4 has no method for it: wire.go). The server then
+// notifies every create, data change and delete under the root, once
+// each, in commit order (the ops of one multi in their order), and the
+// watch stays set, so after its first scan the watch reads nothing: a
+// node's version is counted (0 at its create, one more per change) and
+// one event is emitted per notification. Events of all paths come in
+// commit order. The scan (at the start, and after a lost connection)
+// reads every node's stat; the notifications that arrive meanwhile are
+// placed exactly against its reads (persist.go). Cost: one server-side
+// watch per root and one map entry per node; a writer's own changes come
+// back as notifications only (no read). A server that answers AddWatch
+// with an error other than a lost connection (a server before 3.6) gets
+// one-shot watches instead, as does Options.OneShotWatches:
+//
+// One-shot watches (watch.go) keep a data watch and a child watch per
 // node (an exists watch on a missing root), re-armed each time one fires.
 // Notifications come from the connection's event callback in server order;
 // one goroutine per Watch applies them to its copy of the subtree (path →

@@ -91,25 +91,55 @@ func knownOf(st *zk.Stat) known {
 	return known{version: int64(st.Version), czxid: st.Czxid, mzxid: st.Mzxid}
 }
 
+// watcher is one Watch's receiver of the connection's notifications.
+type watcher interface{ push(zk.Event) }
+
 // Watch reports changes of path's subtree; see the package doc for how.
 func (s *Store) Watch(ctx context.Context, path string) (<-chan store.Event, error) {
 	if err := s.check(path); err != nil {
 		return nil, fmt.Errorf("zk store watch %q: %w", path, err)
 	}
+	s.mu.Lock()
+	oneShot := s.oneShot
+	s.mu.Unlock()
+	if !oneShot {
+		ch, err := s.watchPersistent(ctx, path)
+		if !errors.Is(err, errNoAddWatch) {
+			return ch, err
+		}
+		s.log.Warn("watch: the server has no persistent watches (ZooKeeper before 3.6); keeping a watch on every node",
+			"subsystem", "zkstore", "err", err)
+		s.mu.Lock()
+		s.oneShot = true
+		s.mu.Unlock()
+	}
+	return s.watchOneShot(ctx, path)
+}
+
+// register adds w to the receivers of notifications, before its first
+// read so that no notification is missed.
+func (s *Store) register(w watcher, cancel context.CancelFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	s.trees[w] = cancel
+	return nil
+}
+
+// watchOneShot is Watch on one-shot watches.
+func (s *Store) watchOneShot(ctx context.Context, path string) (<-chan store.Event, error) {
 	t := &tree{s: s, root: path, out: make(chan store.Event, outBuffer),
 		wake: make(chan struct{}, 1), nodes: map[string]known{}, maxPending: maxPending}
 	if s.maxPending > 0 {
 		t.maxPending = s.maxPending
 	}
 	tctx, cancel := context.WithCancel(ctx)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if err := s.register(t, cancel); err != nil {
 		cancel()
-		return nil, fmt.Errorf("zk store watch %s: %w", path, store.ErrClosed)
+		return nil, fmt.Errorf("zk store watch %s: %w", path, err)
 	}
-	s.trees[t] = cancel // registered before the first read: no notification is missed
-	s.mu.Unlock()
 	if err := t.scan(tctx); err != nil {
 		s.unregister(t)
 		cancel()
@@ -120,7 +150,7 @@ func (s *Store) Watch(ctx context.Context, path string) (<-chan store.Event, err
 	return t.out, nil
 }
 
-func (s *Store) unregister(t *tree) {
+func (s *Store) unregister(t watcher) {
 	s.mu.Lock()
 	delete(s.trees, t)
 	s.mu.Unlock()

@@ -65,6 +65,15 @@ func TestConformance(t *testing.T) {
 	zkServers(t)
 	storetest.RunOptions(t, func(t *testing.T) store.KV {
 		return openTest(t, Options{SessionTimeout: 10 * time.Second})
+	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second})
+}
+
+// TestConformanceOneShot runs the suite on the one-shot watches a server
+// before ZooKeeper 3.6 gets (Options.OneShotWatches).
+func TestConformanceOneShot(t *testing.T) {
+	zkServers(t)
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		return openTest(t, Options{SessionTimeout: 10 * time.Second, OneShotWatches: true})
 	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second, PerPathOrder: true})
 }
 
@@ -362,6 +371,91 @@ func TestWatchDeliversWhileHandling(t *testing.T) {
 	for i := range nodes {
 		if p := fmt.Sprintf("/d/n%03d", i); last[p] != writes {
 			t.Fatalf("%s: last event of version %d, want %d", p, last[p], writes)
+		}
+	}
+}
+
+// TestPersistentWatchDuringScan: changes made while a Watch reads its
+// subtree are reported exactly once each after it, with the versions the
+// server gave them: the notifications that arrive during the scan are
+// judged against the reads (a notification before a read's reply is in
+// the read). A writer changes, creates and deletes nodes all through the
+// Watch's start; every path's events then carry consecutive versions
+// ending at the server's.
+func TestPersistentWatchDuringScan(t *testing.T) {
+	ns := uniqueNamespace(t)
+	w := openTest(t, Options{Namespace: ns})
+	s := openTest(t, Options{Namespace: ns})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const nodes = 300
+	var ops []store.Op
+	for i := range nodes {
+		ops = append(ops, store.Put(fmt.Sprintf("/d/g%d/n%03d", i%7, i), nil))
+	}
+	if err := s.Commit(ctx, ops...); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			p := fmt.Sprintf("/d/g%d/n%03d", i%7, (i*37)%nodes)
+			ops := []store.Op{store.Put(p, []byte(strconv.Itoa(i)))}
+			if i%5 == 0 {
+				ops = append(ops, store.Put(fmt.Sprintf("/d/new/x%d", i%11), nil))
+			}
+			if i%5 == 3 {
+				ops = append(ops, store.Delete(fmt.Sprintf("/d/new/x%d", (i+2)%11), store.AnyVersion))
+			}
+			if err := s.Commit(ctx, ops...); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond) // the writer is under way when the scan starts
+	events, err := w.Watch(ctx, "/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, store.Put("/d/m", nil)); err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]store.Event{}
+	untilMarker(ctx, t, events, "/d/m", 0, func(ev store.Event) {
+		prev, seen := last[ev.Path]
+		switch {
+		case ev.Type == store.EventPut && seen && prev.Type == store.EventPut && ev.Version != prev.Version+1:
+			t.Fatalf("%s: version %d after %d", ev.Path, ev.Version, prev.Version)
+		case ev.Type == store.EventPut && seen && prev.Type == store.EventDelete && ev.Version != 0:
+			t.Fatalf("%s: created again at version %d", ev.Path, ev.Version)
+		case seen && ev.Type == prev.Type && ev.Type == store.EventDelete:
+			t.Fatalf("%s: deleted twice", ev.Path)
+		}
+		last[ev.Path] = ev
+	})
+	if len(last) < 10 {
+		t.Fatalf("only %d paths changed after the watch began", len(last))
+	}
+	for p, ev := range last {
+		n, err := s.Get(ctx, p)
+		switch {
+		case ev.Type == store.EventDelete && !errors.Is(err, store.ErrNotFound):
+			t.Fatalf("%s: last event a delete, the server has %+v, %v", p, n, err)
+		case ev.Type == store.EventPut && (err != nil || n.Version != ev.Version):
+			t.Fatalf("%s: last event version %d, the server has %+v, %v", p, ev.Version, n, err)
 		}
 	}
 }
