@@ -5,17 +5,29 @@ GO       ?= go
 DATA_DIR ?= data
 BIN      := bin
 
-.PHONY: all build run test unit fuzz bench examples fmt vet clean image
+.PHONY: all build run test unit fuzz bench examples fmt vet clean image java
 
 all: build
+
+# The Java library (sdk/java) is built, and put beside the executor, only where a JDK is:
+# `make run` needs Go and a shell alone.
+JAVAC := $(shell command -v javac 2>/dev/null)
 
 build: examples
 	$(GO) build -o $(BIN)/scheduler ./cmd/scheduler
 	$(GO) build -o $(BIN)/executor ./cmd/executor
 	$(GO) build -o $(BIN)/mesos-local ./cmd/mesos-local
 	$(GO) build -o $(BIN)/ejctl ./cmd/ejctl
+ifneq ($(JAVAC),)
+	cp dist/elasticjob-cloud-executor.jar $(BIN)/elasticjob-cloud-executor.jar
+endif
 
-examples:
+# The Java library with the original's public API: dist/elasticjob-cloud-executor.jar and
+# its pom.xml (javac and jar alone, no dependency). See docs/jobs.md.
+java:
+	@bash sdk/java/build.sh dist
+
+examples: $(if $(JAVAC),java)
 	@$(MAKE) -s -C examples
 
 # The executor's container image for Kubernetes, as a docker-archive in dist/ (no daemon):
