@@ -311,3 +311,55 @@ func TestJavaLocalTaskExecutor(t *testing.T) {
 		t.Fatalf("THROW: %v\n%s", err, o)
 	}
 }
+
+// springJars are Debian's Spring context jars (libspring-context-java) and
+// what they need, or nil when they are not installed.
+func springJars(t *testing.T) []string {
+	var out []string
+	for _, n := range []string{"spring3-core", "spring3-beans", "spring3-context", "spring3-aop", "spring3-expression", "commons-logging"} {
+		p := "/usr/share/java/" + n + ".jar"
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing: scripts/services.sh install puts in libspring-context-java", p)
+			}
+			t.Skipf("%s is missing (apt-get install libspring-context-java)", p)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// The 2.x beanName and applicationContext: the job is a bean of a Spring XML
+// context the app ships, with Spring's jars in its lib/ (Debian's Spring 4.3).
+func TestJavaSpringBean(t *testing.T) {
+	b := javatest.Build(t)
+	files := map[string]string{"bin/start.sh": "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\nexec java -cp \"lib/*\" ejtest.LegacyMain\n", "lib/ejtest.jar": b.AppJar}
+	for _, j := range springJars(t) {
+		files["lib/"+filepath.Base(j)] = j
+	}
+	res := t.TempDir()
+	os.WriteFile(filepath.Join(res, "jobs.xml"), []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<beans xmlns="http://www.springframework.org/schema/beans" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+       xsi:schemaLocation="http://www.springframework.org/schema/beans http://www.springframework.org/schema/beans/spring-beans.xsd">
+    <bean id="legacyJob" class="ejtest.LegacyJob"/>
+</beans>
+`), 0o644)
+	ctxJar := filepath.Join(t.TempDir(), "context.jar")
+	javatest.MakeJar(t, res, ctxJar, "")
+	files["lib/context.jar"] = ctxJar
+	out := t.TempDir()
+	job := jobs.Config{JobType: jobs.TypeSimple, JobClass: "ejtest.LegacyJob", BeanName: "legacyJob", ApplicationContext: "jobs.xml", JobParameter: out}
+	p := javaPipeline(t, b)
+	r := p.Run(t.Context(), "t", javaTask(javaApp(t, files), "bin/start.sh", 1, "Shanghai", job), Hooks{})
+	if r.State != Finished {
+		t.Fatalf("%+v", r)
+	}
+	if l := recorded(t, out, 1); len(l) != 1 || l[0][5] != "2.x" {
+		t.Fatalf("recorded %v", l)
+	}
+	job.BeanName = "noSuchBean"
+	r = p.Run(t.Context(), "t2", javaTask(javaApp(t, files), "bin/start.sh", 1, "Shanghai", job), Hooks{})
+	if r.State != Failed || !strings.Contains(r.Message, "NoSuchBeanDefinitionException: No bean named 'noSuchBean'") {
+		t.Fatalf("%+v", r)
+	}
+}

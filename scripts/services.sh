@@ -60,7 +60,7 @@ have_all() {
 	for b in java javac jar mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool curl; do
 		command -v "$b" >/dev/null 2>&1 || return 1
 	done
-	[[ -f /usr/share/java/zookeeper.jar && -f /usr/share/java/slf4j-simple.jar ]] || return 1
+	[[ -f /usr/share/java/zookeeper.jar && -f /usr/share/java/slf4j-simple.jar && -f /usr/share/java/spring3-context.jar ]] || return 1
 	if [[ -z "${SKIP_BROWSER:-}" ]]; then
 		command -v chromium >/dev/null 2>&1 || return 1
 	fi
@@ -72,8 +72,10 @@ cmd_install() {
 	# prometheus: for promtool, which checks and unit-tests deploy/prometheus/alerts.yml
 	# (Debian ships it only in this package: 19 MB, 96 MB installed; its daemon is not started).
 	# curl: the README walk-through's commands, run as written by e2e/walkthrough_test.go.
-	# openjdk-17-jdk-headless: the Java library (sdk/java) and the Java jobs' tests on a real JVM.
-	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus curl openjdk-17-jdk-headless)
+	# openjdk-17-jdk-headless: the Java library (sdk/java) and the Java jobs' tests on a real JVM;
+	# libspring-context-java: a 2.x job that is a Spring bean (beanName, applicationContext).
+	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus curl
+		openjdk-17-jdk-headless libspring-context-java)
 	[[ -n "${SKIP_BROWSER:-}" ]] || pkgs+=(chromium fonts-liberation)
 	# Keep package scripts from starting system daemons (we run our own).
 	local policy=/usr/sbin/policy-rc.d made_policy=""
