@@ -69,33 +69,6 @@ func javaTarball(t *testing.T, name string, files map[string]string) string {
 	return "file://" + tgz
 }
 
-// javaExample is examples/java packaged as make examples packages it.
-func javaExample(t *testing.T, lib string) string {
-	t.Helper()
-	srcs := map[string]string{}
-	files, _ := filepath.Glob("../examples/java/src/com/example/*.java")
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srcs["com/example/"+filepath.Base(f)] = string(b)
-	}
-	classes := javatest.Compile(t, srcs, lib)
-	jar := filepath.Join(t.TempDir(), "my-job.jar")
-	javatest.MakeJar(t, classes, jar, "")
-	app := map[string]string{"lib/my-job.jar": jar}
-	scripts, _ := filepath.Glob("../examples/java/bin/*.sh")
-	for _, s := range scripts {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		app["bin/"+filepath.Base(s)] = string(b)
-	}
-	return javaTarball(t, "java-app.tar.gz", app)
-}
-
 // doneShards waits for one ended execution of every shard of job and returns them by item.
 func (s *scheduler) doneShards(t *testing.T, job string, shards int) map[int]execution {
 	t.Helper()
@@ -128,7 +101,7 @@ func (s *scheduler) doneShards(t *testing.T, job string, shards int) map[int]exe
 func TestJavaAsTheManualWritesIt(t *testing.T) {
 	b := installJava(t)
 	s := startScheduler(t, schedOpts{})
-	example := javaExample(t, b.Lib)
+	example := "file://" + javatest.Example(t)
 
 	// §4.2.5 and §4.2.6 as printed (with parameters for the shards).
 	s.must(http.MethodPost, "/api/app", `{"appName":"my_app","appURL":"`+example+`","cpuCount":0.1,"memoryMB":64.0,`+

@@ -1,8 +1,11 @@
 package javatest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -276,4 +279,56 @@ public class MyJobDemo {
 		return run("", "jar", "--create", "--date=2026-01-01T00:00:00Z", "--file", filepath.Join(libDir, "my-job-1.0.jar"), "-C", user, "com")
 	})
 	return b
+}
+
+// Example is examples/java packaged as make examples packages it: a tar.gz of
+// my-job/bin/*.sh and my-job/lib/my-job.jar, compiled against the library.
+func Example(t testing.TB) string {
+	t.Helper()
+	lib := Jar(t)
+	root := filepath.Join(Root(t), "examples", "java")
+	srcs := map[string]string{}
+	files, _ := filepath.Glob(filepath.Join(root, "src", "com", "example", "*.java"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs["com/example/"+filepath.Base(f)] = string(b)
+	}
+	scripts, _ := filepath.Glob(filepath.Join(root, "bin", "*.sh"))
+	var key []string
+	for _, s := range scripts {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key = append(key, filepath.Base(s), string(b))
+	}
+	classes := Compile(t, srcs, lib)
+	sum := sha256.Sum256([]byte(strings.Join(key, "\x00") + classes))
+	dir := cached(t, "example-"+hex.EncodeToString(sum[:8]), func(out string) error {
+		app := filepath.Join(out+".app", "my-job")
+		defer os.RemoveAll(out + ".app")
+		if err := os.MkdirAll(filepath.Join(app, "bin"), 0o755); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(app, "lib"), 0o755); err != nil {
+			return err
+		}
+		for _, s := range scripts {
+			b, _ := os.ReadFile(s)
+			if err := os.WriteFile(filepath.Join(app, "bin", filepath.Base(s)), b, 0o755); err != nil {
+				return err
+			}
+		}
+		if err := run("", "jar", "--create", "--date=2026-01-01T00:00:00Z", "--file", filepath.Join(app, "lib", "my-job.jar"), "-C", classes, "."); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		return run("", "tar", "-czf", filepath.Join(out, "java-app.tar.gz"), "-C", filepath.Dir(app), "my-job")
+	})
+	return filepath.Join(dir, "java-app.tar.gz")
 }
