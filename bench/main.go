@@ -76,7 +76,7 @@ type options struct {
 	kubeArgs    []string
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "java"}
 
 func main() {
 	var o options
@@ -155,7 +155,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"]
+		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["java"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -207,6 +207,9 @@ func main() {
 	}
 	if o.only["kube"] {
 		steps = append(steps, step{"kube", runKube}) // the real single-node Kubernetes (kube.go)
+	}
+	if o.only["java"] {
+		steps = append(steps, step{"java", runJava}) // Java jobs (java.go)
 	}
 	failed := false
 	for _, s := range steps {

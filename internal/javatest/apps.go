@@ -117,6 +117,26 @@ public class LegacyMain {
     }
 }
 `,
+	// For the benchmarks: execute prints "exec <wall clock ns>" first thing.
+	"ejtest/StampJob.java": `package ejtest;
+
+import java.time.Instant;
+import org.apache.shardingsphere.elasticjob.api.ShardingContext;
+import org.apache.shardingsphere.elasticjob.cloud.api.JobBootstrap;
+import org.apache.shardingsphere.elasticjob.simple.job.SimpleJob;
+
+public class StampJob implements SimpleJob {
+    @Override
+    public void execute(ShardingContext context) {
+        Instant now = Instant.now();
+        System.out.println("exec " + (now.getEpochSecond() * 1000000000L + now.getNano()));
+    }
+
+    public static void main(String[] args) {
+        JobBootstrap.execute(new StampJob());
+    }
+}
+`,
 	// LocalTaskExecutor runs shard 1 of MyJob in this JVM.
 	"ejtest/Local.java": `package ejtest;
 
