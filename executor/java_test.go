@@ -1,6 +1,9 @@
 package executor
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -361,5 +364,48 @@ func TestJavaSpringBean(t *testing.T) {
 	r = p.Run(t.Context(), "t2", javaTask(javaApp(t, files), "bin/start.sh", 1, "Shanghai", job), Hooks{})
 	if r.State != Failed || !strings.Contains(r.Message, "NoSuchBeanDefinitionException: No bean named 'noSuchBean'") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// JobBootstrap.execute("HTTP") and ("SCRIPT"), the original's typed jobs: the job's props
+// (http.uri as 3.0.x named it, script.command.line) reach the JVM, which calls the URL with
+// the shard's context in the shardingContext header, or runs the line with it as the last
+// argument.
+func TestJavaTypedJobs(t *testing.T) {
+	b := javatest.Build(t)
+	got := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- r.Method + " " + string(body) + " " + r.Header.Get("shardingContext")
+		if r.URL.Path == "/fail" {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	files := map[string]string{"bin/start.sh": "#!/bin/sh\nexec java -cp lib/ejtest.jar ejtest.TypedMain HTTP\n", "lib/ejtest.jar": b.AppJar}
+	job := jobs.Config{Props: map[string]string{"http.uri": srv.URL + "/ok", "http.method": "POST", "http.data": "hello"}}
+	p := javaPipeline(t, b)
+	if r := p.Run(t.Context(), "t", javaTask(javaApp(t, files), "bin/start.sh", 2, "Shanghai", job), Hooks{}); r.State != Finished {
+		t.Fatalf("%+v", r)
+	}
+	if g := <-got; !strings.HasPrefix(g, "POST hello {") || !strings.Contains(g, `"shardingItem":2`) || !strings.Contains(g, `"shardingParameter":"Shanghai"`) {
+		t.Fatalf("request %q", g)
+	}
+	job.Props["http.uri"] = srv.URL + "/fail"
+	r := p.Run(t.Context(), "t2", javaTask(javaApp(t, files), "bin/start.sh", 2, "Shanghai", job), Hooks{})
+	if r.State != Failed || !strings.Contains(r.Message, "503") || !strings.Contains(r.Message, "down for maintenance") {
+		t.Fatalf("%+v", r)
+	}
+	// SCRIPT: the executor runs a script command line itself; a JVM that asks for it runs it too.
+	out := filepath.Join(t.TempDir(), "ctx")
+	cmd := exec.Command("java", "-Xbootclasspath/a:"+b.Lib, "-cp", b.AppJar, "ejtest.TypedMain", "SCRIPT")
+	cmd.Env = append(os.Environ(), `ELASTICJOB_SHARDING_CONTEXT={"jobName":"j","shardingItem":1,"shardingTotalCount":2}`,
+		`ELASTICJOB_JOB_PROPS={"script.command.line":"printf %s"}`)
+	f, _ := os.Create(out)
+	cmd.Stdout = f
+	err := cmd.Run()
+	f.Close()
+	if b, _ := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), `{"jobName":"j",`) || !strings.Contains(string(b), `"shardingItem":1`) {
+		t.Fatalf("SCRIPT: %v, printed %q", err, b)
 	}
 }

@@ -137,6 +137,17 @@ public class StampJob implements SimpleJob {
     }
 }
 `,
+	// The 3.x typed jobs: JobBootstrap.execute("HTTP") or ("SCRIPT") from main (args[0]).
+	"ejtest/TypedMain.java": `package ejtest;
+
+import org.apache.shardingsphere.elasticjob.cloud.api.JobBootstrap;
+
+public class TypedMain {
+    public static void main(String[] args) {
+        JobBootstrap.execute(args[0]);
+    }
+}
+`,
 	// LocalTaskExecutor runs shard 1 of MyJob in this JVM.
 	"ejtest/Local.java": `package ejtest;
 
