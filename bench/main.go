@@ -337,6 +337,8 @@ func ms(sec float64) string {
 	}
 	v := sec * 1000
 	switch {
+	case v < 0:
+		return fmt.Sprintf("%.2f ms", v)
 	case v < 0.001:
 		return fmt.Sprintf("%.0f ns", v*1e6)
 	case v < 1:
