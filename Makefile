@@ -5,17 +5,29 @@ GO       ?= go
 DATA_DIR ?= data
 BIN      := bin
 
-.PHONY: all build run test unit fuzz bench examples fmt vet clean image
+.PHONY: all build run test unit fuzz bench examples fmt vet clean image java java-image
 
 all: build
+
+# The Java library (sdk/java) is built, and put beside the executor, only where a JDK is:
+# `make run` needs Go and a shell alone.
+JAVAC := $(shell command -v javac 2>/dev/null)
 
 build: examples
 	$(GO) build -o $(BIN)/scheduler ./cmd/scheduler
 	$(GO) build -o $(BIN)/executor ./cmd/executor
 	$(GO) build -o $(BIN)/mesos-local ./cmd/mesos-local
 	$(GO) build -o $(BIN)/ejctl ./cmd/ejctl
+ifneq ($(JAVAC),)
+	cp dist/elasticjob-cloud-executor.jar $(BIN)/elasticjob-cloud-executor.jar
+endif
 
-examples:
+# The Java library with the original's public API: dist/elasticjob-cloud-executor.jar and
+# its pom.xml (javac and jar alone, no dependency). See docs/jobs.md.
+java:
+	@bash sdk/java/build.sh dist
+
+examples: $(if $(JAVAC),java)
 	@$(MAKE) -s -C examples
 
 # The executor's container image for Kubernetes, as a docker-archive in dist/ (no daemon):
@@ -28,6 +40,16 @@ image:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-scheduler ./cmd/scheduler
 	$(GO) run ./cmd/executor-image -ref $(IMAGE_REF) -executor dist/elasticjob-executor -scheduler dist/elasticjob-scheduler \
 		-o dist/elasticjob-executor-image.tar
+
+# An app image for Java jobs on Kubernetes (an app's containerImage): Debian's
+# openjdk-17-jre-headless (its files and the libraries they link), the executor, busybox and
+# the Java library at /usr/share/elasticjob/, as a docker-archive in dist/. JRE_IMAGE_REF names it.
+JRE_IMAGE_REF ?= localhost/elasticjob-jre:17
+java-image: java
+	mkdir -p dist
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-executor ./cmd/executor
+	$(GO) run ./cmd/executor-image -ref $(JRE_IMAGE_REF) -executor dist/elasticjob-executor -jre openjdk-17-jre-headless \
+		-java-jar dist/elasticjob-cloud-executor.jar -o dist/elasticjob-jre-image.tar
 
 run: build
 	$(BIN)/scheduler --data-dir $(DATA_DIR)

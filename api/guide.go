@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -36,12 +38,12 @@ func guideSuccess(c *gin.Context, msg string, extra gin.H) {
 	c.JSON(http.StatusOK, body)
 }
 
-// guideJob is the guide's register body: a job plus jarPath (the app's
-// package URL), jobClass (kept as props["jobClass"]) and, to create the
-// app, bootstrapScript.
+// guideJob is the guide's register body: a job (jobClass is its JobClass:
+// the class each shard runs) plus jarPath (the app's package URL) and, to
+// create the app, bootstrapScript (default: the jar itself, when jarPath
+// names a .jar).
 type guideJob struct {
 	jobs.Config
-	JobClass        string `json:"jobClass"`
 	JarPath         string `json:"jarPath"`
 	BootstrapScript string `json:"bootstrapScript"`
 }
@@ -81,14 +83,6 @@ func (s *Server) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app
 	job := req.Config
 	if job.AppName == "" {
 		job.AppName = job.JobName
-	}
-	if req.JobClass != "" {
-		props := make(map[string]string, len(job.Props)+1)
-		for k, v := range job.Props {
-			props[k] = v
-		}
-		props["jobClass"] = req.JobClass
-		job.Props = props
 	}
 	if err := job.Validate(); err != nil {
 		return job, nil, err
@@ -130,8 +124,11 @@ func (s *Server) guideNewApp(job jobs.Config, req guideJob) (jobs.Config, *app.C
 	if req.JarPath == "" {
 		return job, nil, fmt.Errorf("%w: app '%s' does not exist; send jarPath (the package URL) and bootstrapScript (the command the executor runs inside the package, e.g. \"bin/start.sh\") to create it, or publish the app first with POST /api/app and send its appName", ErrBadRequest, job.AppName)
 	}
+	if req.BootstrapScript == "" && jarName(req.JarPath) != "" {
+		req.BootstrapScript = jarName(req.JarPath) // the executor runs the jar: its jobClass, or java -jar
+	}
 	if req.BootstrapScript == "" {
-		return job, nil, fmt.Errorf("%w: jarPath names the package of the new app '%s', which also needs bootstrapScript: the command the executor runs inside the package (e.g. \"bin/start.sh\"); a jar is not run by itself, so package it with a start script, or publish the app first with POST /api/app and send its appName", ErrBadRequest, job.AppName)
+		return job, nil, fmt.Errorf("%w: jarPath names the package of the new app '%s', which also needs bootstrapScript: the command the executor runs inside the package (e.g. \"bin/start.sh\"); only a jarPath ending in .jar runs by itself, or publish the app first with POST /api/app and send its appName", ErrBadRequest, job.AppName)
 	}
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = job.AppName, req.JarPath, req.BootstrapScript
@@ -142,6 +139,19 @@ func (s *Server) guideNewApp(job jobs.Config, req guideJob) (jobs.Config, *app.C
 		return job, nil, err
 	}
 	return job, &a, nil
+}
+
+// jarName is the file name of a jar URL ("" when it names no .jar).
+func jarName(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	name := path.Base(p.Path)
+	if !strings.HasSuffix(name, ".jar") || name == ".jar" {
+		return ""
+	}
+	return name
 }
 
 // guideSave creates the app (when planned) and the job; a job refused at

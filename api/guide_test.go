@@ -32,15 +32,25 @@ const (
 
 func TestGuideRegister(t *testing.T) {
 	e := newEnv(t)
-	e.wantError(e.request(http.MethodPost, "/api/jobs/register", guideRegisterAsWritten), http.StatusBadRequest,
-		"jarPath names the package of the new app 'data-sync-job'", "bootstrapScript")
+	// §3.3.2 as written: the app is the jar, its jobClass is what each shard runs.
+	r := e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterAsWritten)
+	if a, err := e.reg.App(context.Background(), "data-sync-job"); err != nil || a.BootstrapScript != "data-sync-job-1.0.jar" || a.AppURL != "http://repo/jobs/data-sync-job-1.0.jar" {
+		t.Fatalf("the app made from jarPath: %+v %v", a, err)
+	}
+	if j, err := e.reg.Job(context.Background(), "data-sync-job"); err != nil || j.JobClass != "com.example.DataSyncJob" || j.Props["jobClass"] != "" {
+		t.Fatalf("the job: %+v %v (%s)", j, err, r.Body)
+	}
+	e.must(http.StatusNoContent, http.MethodDelete, "/api/job/deregister", "data-sync-job")
+	e.must(http.StatusNoContent, http.MethodDelete, "/api/app/data-sync-job", "")
+	e.wantError(e.request(http.MethodPost, "/api/jobs/register", `{"jobName":"j","cron":"0 0 2 * * ?","jarPath":"http://repo/j.tar.gz"}`), http.StatusBadRequest,
+		"jarPath names the package of the new app 'j'", "bootstrapScript")
 	e.wantError(e.request(http.MethodPost, "/api/jobs/register", `{"jobName":"j","cron":"0 0 2 * * ?"}`), http.StatusBadRequest,
 		"app 'j' does not exist; send jarPath", "POST /api/app")
 	if apps, _ := e.reg.Apps(context.Background()); len(apps) != 0 {
 		t.Fatalf("a refused registration left apps behind: %+v", apps)
 	}
 
-	r := e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterBody)
+	r = e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterBody)
 	golden(t, "guide_register", r.Body)
 	r = e.must(http.StatusOK, http.MethodGet, "/api/app/data-sync-job", "")
 	golden(t, "guide_register_app", r.Body)

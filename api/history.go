@@ -50,6 +50,7 @@ func (s *Server) historyRoutes(g *gin.RouterGroup, h History) {
 	g.GET("/statistics/tasks/running", hs.running(History.TaskRunning))
 	g.GET("/statistics/jobs/running", hs.running(History.JobRunning))
 	g.GET("/statistics/jobs/executionType", hs.executionType)
+	g.GET("/statistics/jobs/type", hs.jobTypes)
 	g.GET("/statistics/jobs/register", hs.registered)
 }
 

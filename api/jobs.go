@@ -35,7 +35,12 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) registerJob(c *gin.Context) {
-	create(s, c, jobs.Default(), func(cfg jobs.Config) error {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	s.saveJob(c, body, jobs.Default(), func(cfg jobs.Config) error {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
@@ -81,7 +86,7 @@ func (s *Server) updateJob(c *gin.Context) {
 	if _, ok := probe["props"]; ok {
 		cfg.Props = map[string]string{}
 	}
-	save(s, c, body, cfg, func(cfg jobs.Config) error {
+	s.saveJob(c, body, cfg, func(cfg jobs.Config) error {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}

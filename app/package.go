@@ -21,13 +21,14 @@ const (
 	FormatZip
 	FormatScript // a single file starting with #! (an interpreter line)
 	FormatELF    // a single Linux executable
+	FormatJar    // a Java archive (a zip whose first entry is META-INF/…): run on a JVM, not extracted
 )
 
 // IsArchive reports whether f is extracted (rather than run as one file).
 func (f PackageFormat) IsArchive() bool { return f >= FormatTar && f <= FormatZip }
 
 func (f PackageFormat) String() string {
-	names := [...]string{"unknown", "tar", "tar.gz", "tar.bz2", "tar.xz", "zip", "script", "ELF executable"}
+	names := [...]string{"unknown", "tar", "tar.gz", "tar.bz2", "tar.xz", "zip", "script", "ELF executable", "jar"}
 	if f < 0 || int(f) >= len(names) {
 		return "unknown"
 	}
@@ -62,6 +63,8 @@ func SniffPackage(head []byte) PackageFormat {
 		return FormatBzip2
 	case bytes.HasPrefix(head, magicXz):
 		return FormatXz
+	case bytes.HasPrefix(head, magicZip) && isJar(head):
+		return FormatJar
 	case bytes.HasPrefix(head, magicZip), bytes.HasPrefix(head, magicZip0):
 		return FormatZip
 	case len(head) >= 262 && string(head[257:262]) == "ustar": // POSIX and GNU tar headers
@@ -72,6 +75,17 @@ func SniffPackage(head []byte) PackageFormat {
 		return FormatELF
 	}
 	return FormatUnknown
+}
+
+// isJar reports whether a zip's first entry (its local header's name, at
+// byte 30) is under META-INF/, as jar, Maven and Gradle write jars.
+func isJar(head []byte) bool {
+	if len(head) < 30 {
+		return false
+	}
+	n := int(head[26]) | int(head[27])<<8
+	name := head[30:min(len(head), 30+n)]
+	return bytes.HasPrefix(name, []byte("META-INF/"))
 }
 
 // CheckPackage returns the format of a package whose first bytes are head,

@@ -7,6 +7,14 @@ import (
 	"testing"
 )
 
+// zipHead is the start of a zip whose first entry is name.
+func zipHead(name string) []byte {
+	h := make([]byte, 30, 30+len(name))
+	copy(h, "PK\x03\x04")
+	h[26], h[27] = byte(len(name)), byte(len(name)>>8)
+	return append(h, name...)
+}
+
 func TestSniffPackage(t *testing.T) {
 	tarHead := make([]byte, 512)
 	copy(tarHead, "bin/start.sh")
@@ -20,6 +28,9 @@ func TestSniffPackage(t *testing.T) {
 		{[]byte{0xfd, '7', 'z', 'X', 'Z', 0x00, 0}, FormatXz},
 		{[]byte("PK\x03\x04rest"), FormatZip},
 		{[]byte("PK\x05\x06"), FormatZip},
+		{zipHead("META-INF/MANIFEST.MF"), FormatJar},
+		{zipHead("META-INF/"), FormatJar},
+		{zipHead("bin/start.sh"), FormatZip},
 		{tarHead, FormatTar},
 		{[]byte("#!/bin/sh\necho hi\n"), FormatScript},
 		{[]byte("\x7fELF\x02\x01\x01"), FormatELF},

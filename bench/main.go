@@ -79,7 +79,7 @@ type options struct {
 	kubeArgs    []string
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "java"}
 
 func main() {
 	var o options
@@ -161,7 +161,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"]
+		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["java"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -213,6 +213,9 @@ func main() {
 	}
 	if o.only["kube"] {
 		steps = append(steps, step{"kube", runKube}) // the real single-node Kubernetes (kube.go)
+	}
+	if o.only["java"] {
+		steps = append(steps, step{"java", runJava}) // Java jobs (java.go)
 	}
 	failed := false
 	for _, s := range steps {
@@ -340,6 +343,8 @@ func ms(sec float64) string {
 	}
 	v := sec * 1000
 	switch {
+	case v < 0:
+		return fmt.Sprintf("%.2f ms", v)
 	case v < 0.001:
 		return fmt.Sprintf("%.0f ns", v*1e6)
 	case v < 1:

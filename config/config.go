@@ -56,6 +56,8 @@ type Config struct {
 	TimeZone         string
 	ExecutorPath     string
 	ExecutorCacheDir string
+	ExecutorJavaJar  string
+	ExecutorJavaOpts string
 	ExecutorIdle     time.Duration
 	EmbeddedCPUs     float64
 	EmbeddedMemMB    float64
@@ -192,6 +194,8 @@ var settings = []setting{
 	{"time_zone", "", "default IANA time zone of job crons (empty: the machine's local zone)", str(func(c *Config) *string { return &c.TimeZone })},
 	{"executor_path", "", "executor command on agents (empty: the executor binary next to the scheduler binary, or on PATH)", str(func(c *Config) *string { return &c.ExecutorPath })},
 	{"executor_cache_dir", "", "app download cache on agents (empty: data_dir/cache for the embedded agent)", str(func(c *Config) *string { return &c.ExecutorCacheDir })},
+	{"executor_java_jar", "", "the Java library (elasticjob-cloud-executor.jar) on agents, for Java apps (empty: beside the executor binary, else /usr/share/elasticjob/)", str(func(c *Config) *string { return &c.ExecutorJavaJar })},
+	{"executor_java_opts", "", "JVM flags, blank separated, for the JVMs the executor starts itself (a jar app, a jobClass)", str(func(c *Config) *string { return &c.ExecutorJavaOpts })},
 	{"executor_idle_timeout", "10s", "an executor with no task left exits after this long, releasing its resources (0s: at once, as the original's transient executors did)", duration("executor_idle_timeout", func(c *Config) *time.Duration { return &c.ExecutorIdle })},
 	{"embedded_cpus", "0", "CPUs the embedded agent offers (0: this machine's)", float("embedded_cpus", func(c *Config) *float64 { return &c.EmbeddedCPUs })},
 	{"embedded_mem_mb", "0", "memory in MB the embedded agent offers (0: this machine's)", float("embedded_mem_mb", func(c *Config) *float64 { return &c.EmbeddedMemMB })},

@@ -196,7 +196,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"event_trace_rdb_username": "dbu", "event_trace_rdb_password": "dbp", "reconcile_interval_minutes": "2",
 		"auth_username": "adm", "auth_password": "pw", "auth_guest_username": "gst", "auth_guest_password": "gpw",
 		"auth_token_ttl": "90m", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
-		"executor_cache_dir": "/var/cache/ej", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
+		"executor_cache_dir": "/var/cache/ej", "executor_java_jar": "/opt/ej/elasticjob-cloud-executor.jar", "executor_java_opts": "-XX:TieredStopAtLevel=1", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
 		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
 		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",

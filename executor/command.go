@@ -16,6 +16,11 @@ type command struct {
 	path string
 	args []string
 	dir  string
+	// script is the bootstrap file the command runs ("" for a script
+	// command line) and words its arguments from bootstrapScript: what
+	// the Java detection (java.go) looks at and rebuilds a JVM command from.
+	script string
+	words  []string
 }
 
 // buildCommand resolves what a task runs. With a script command line it is
@@ -46,9 +51,9 @@ func buildCommand(app extract.Result, bootstrap, commandLine, ctxJSON string) (c
 	}
 	args := append(append([]string(nil), words[1:]...), ctxJSON)
 	if !directlyExecutable(full) {
-		return command{path: "/bin/sh", args: append([]string{full}, args...), dir: root}, nil
+		return command{path: "/bin/sh", args: append([]string{full}, args...), dir: root, script: full, words: words[1:]}, nil
 	}
-	return command{path: full, args: args, dir: root}, nil
+	return command{path: full, args: args, dir: root, script: full, words: words[1:]}, nil
 }
 
 // appRoot is the directory the bootstrap script is relative to: the

@@ -44,6 +44,11 @@ type Settings struct {
 	Cgroup         string
 	CgroupPidsMax  int64
 	CgroupCPUQuota bool
+	// JavaJar is the Java library for Java apps ("": beside the executor
+	// binary, else JavaImageJar); JavaOpts are JVM flags for the JVMs the
+	// executor starts itself (jar apps, job classes).
+	JavaJar  string
+	JavaOpts []string
 }
 
 const usageHead = `Usage: executor [flags]
@@ -89,11 +94,14 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 		ackTO     = fs.String("ack-timeout", env("ELASTICJOB_ACK_TIMEOUT", "10s"), "how long to wait for the agent to acknowledge the last updates before exiting (ELASTICJOB_ACK_TIMEOUT)")
 		idleTO    = fs.String("idle-timeout", env("ELASTICJOB_EXECUTOR_IDLE_TIMEOUT", "10s"), "exit (releasing the executor's resources) after running no task for this long once it has run one; \"never\" keeps it until SHUTDOWN (ELASTICJOB_EXECUTOR_IDLE_TIMEOUT)")
 		logLevel  = fs.String("log-level", env("ELASTICJOB_LOG_LEVEL", "info"), "debug, info, warn or error (ELASTICJOB_LOG_LEVEL)")
+		javaJar   = fs.String("java-jar", env("ELASTICJOB_JAVA_JAR", ""), "the Java library "+JavaJarName+" for Java apps; empty: the one beside this binary, else "+JavaImageJar+" (ELASTICJOB_JAVA_JAR)")
+		javaOpts  = fs.String("java-opts", env("ELASTICJOB_JAVA_OPTS", ""), "JVM flags, blank separated, for the JVMs the executor starts itself: jar apps and job classes (ELASTICJOB_JAVA_OPTS)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return s, err
 	}
 	s.CacheDir, s.MaxEntries = *cacheDir, *maxEnt
+	s.JavaJar, s.JavaOpts = *javaJar, strings.Fields(*javaOpts)
 	var errs []error
 	size := func(dst *int64, name, v string) {
 		n, err := bytesize.Parse(v)

@@ -68,6 +68,20 @@
 // CANCEL / DONE); a process that dies is started again at the next run, and
 // one that ignores CANCEL at its timeout is killed.
 //
+// Java apps (java.go) are told without a flag: a bootstrap script or
+// command line that runs java, an app holding jars, a jar bootstrap (run
+// by java -jar, or, when the job names its jobClass, by the Java library's
+// runner), or a job that names a class. The Java library
+// (elasticjob-cloud-executor.jar, sdk/java: the original's public API) is
+// put ahead of the app's classes with -Xbootclasspath/a (through
+// JAVA_TOOL_OPTIONS for a JVM the app's script starts), so tarballs built
+// against the original's jars run unchanged; the job's props, class and
+// bean go to the JVM in ELASTICJOB_JOB_* variables. A DAEMON Java job is
+// resident without sdk.protocol=line: its JVM starts at the first tick and
+// speaks the line protocol; one that never does runs once per tick. A
+// process may write its failure cause to $ELASTICJOB_CAUSE_FILE, reported
+// instead of its stderr tail.
+//
 // Isolation (isolation.go): when the agent put the executor in a cgroup
 // container (ELASTICJOB_CGROUP, the embedded agent), each task runs in a
 // child cgroup of its own with the task's memory, CPU and process-count

@@ -40,6 +40,9 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
 		TaskGC: &TaskGC{Delay: s.GCDelay, Headroom: s.GCDiskHeadroom},
 	}
+	if pipeline.Java, err = javaOf(s.JavaJar, s.JavaOpts); err != nil {
+		return err
+	}
 	if s.Cgroup != "" {
 		tc, err := OpenTaskCgroups(s.Cgroup, s.CgroupPidsMax, s.CgroupCPUQuota, log.With("subsystem", "cgroups"))
 		if err != nil {
@@ -59,8 +62,19 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		KillGrace: s.KillGrace, ShutdownGrace: s.ShutdownGrace, RecoveryTimeout: s.RecoveryTimeout,
 		BackoffMax: s.BackoffMax, AckTimeout: s.AckTimeout, IdleTimeout: s.IdleTimeout, Log: log.With("subsystem", "mesos"),
 	})
-	log.Info("executor starting", "agent", s.AgentEndpoint, "sandbox", s.Sandbox, "cache", s.CacheDir)
+	log.Info("executor starting", "agent", s.AgentEndpoint, "sandbox", s.Sandbox, "cache", s.CacheDir, "javaJar", pipeline.Java.Jar)
 	return ex.Run(ctx)
+}
+
+// javaOf finds the Java library: the configured one, else beside this
+// binary, else in the image.
+func javaOf(configured string, opts []string) (Java, error) {
+	dir := ""
+	if exe, err := os.Executable(); err == nil {
+		dir = filepath.Dir(exe)
+	}
+	jar, err := FindJavaJar(configured, dir)
+	return Java{Jar: jar, Opts: opts}, err
 }
 
 func lookup(env []string) func(string) string {

@@ -88,6 +88,8 @@ type Pipeline struct {
 	// TaskGC, when set, removes old directories of finished tasks from the
 	// sandbox as tasks end.
 	TaskGC *TaskGC
+	// Java runs Java apps (java.go): the library's path, the java command.
+	Java Java
 
 	hostOnce sync.Once
 }
@@ -156,8 +158,15 @@ func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, 
 		return nil, err
 	}
 	pj.cg = p.Cgroups.open(taskID, res)
-	if td.Job.JobExecutionType == jobs.Daemon && td.Job.Props[PropSDKProtocol] == SDKProtocolLine {
-		return newResidentJob(ctx, pj, log)
+	if td.Job.JobExecutionType == jobs.Daemon {
+		switch {
+		case td.Job.Props[PropSDKProtocol] == SDKProtocolLine:
+			return newResidentJob(ctx, pj, log)
+		case pj.java != notJava && strings.TrimSpace(td.Job.Props["script.command.line"]) == "":
+			// The Java library speaks the protocol: one JVM per task, without
+			// asking the user for sdk.protocol=line (see residentJob.auto).
+			return newAutoResidentJob(ctx, pj, log), nil
+		}
 	}
 	return pj, nil
 }
@@ -196,6 +205,11 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 	if err != nil {
 		return nil, err
 	}
+	facts := javaFactsOf(cmd, line, td.Job)
+	kind := classifyJava(facts)
+	if p.Java.Jar == "" && !facts.needsLibrary(kind) {
+		kind = notJava // runs as it is (java.go)
+	}
 	env := append(append([]string(nil), p.Env...),
 		"ELASTICJOB_JOB_NAME="+sc.JobName,
 		"ELASTICJOB_TASK_ID="+taskID,
@@ -207,9 +221,13 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 		"ELASTICJOB_EXECUTION_TYPE="+string(td.Job.JobExecutionType),
 		"ELASTICJOB_STREAMING_PROCESS="+strconv.FormatBool(td.Job.Props["streaming.process"] == "true"),
 		jobs.OutputEnv+"="+outputFile(dir),
+		EnvCauseFile+"="+causeFile(dir),
 	)
 	env = append(env, sc.Inputs.Env()...)
-	return &processJob{cmd: cmd, env: env, dir: dir, ctxJSON: ctxJSON, grace: p.Grace, groups: p.Groups}, nil
+	if cmd, env, err = p.Java.apply(kind, facts.needsLibrary(kind), cmd, env, td.Job, ctxJSON); err != nil {
+		return nil, err
+	}
+	return &processJob{cmd: cmd, env: env, dir: dir, ctxJSON: ctxJSON, grace: p.Grace, groups: p.Groups, java: kind}, nil
 }
 
 // taskDirOf is a task's directory in the sandbox: stdout, stderr, output.

@@ -87,6 +87,9 @@ func PodMain(ctx context.Context, env []string, stdout, stderr io.Writer) error 
 		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: 100_000},
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
 	}
+	if pipeline.Java, err = javaOf(lookup(env)("ELASTICJOB_JAVA_JAR"), strings.Fields(lookup(env)("ELASTICJOB_JAVA_OPTS"))); err != nil {
+		return err
+	}
 	rep := newPodReporter(s, log)
 	defer rep.close()
 	out := runPodTask(ctx, s, pipeline, rep, stdout, stderr)

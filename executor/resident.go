@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/executor/process"
@@ -29,18 +30,31 @@ type residentJob struct {
 	taskCtx context.Context
 	log     *slog.Logger
 	proc    *residentProc // nil when none runs
+	// auto: resident because the app is Java (java.go), not because the
+	// job asked (sdk.protocol=line). The process starts at the first run,
+	// and one that ends without having said a word of the protocol is a
+	// program that does not use the Java library: its exit is the run's
+	// outcome, and later runs fork a process each (fork).
+	auto, fork bool
 }
 
 var _ job = (*residentJob)(nil)
 
 // residentProc is one resident process.
 type residentProc struct {
+	spoke  atomic.Bool // it wrote a protocol line
 	pid    int
 	in     *os.File           // RUN and CANCEL lines (the process's fd 3)
 	lines  chan string        // DONE lines (its fd 4); closed at end of file
 	done   chan struct{}      // closed once the process has ended
 	res    process.Result     // how it ended, once done
 	cancel context.CancelFunc // kills it (with the task's grace)
+}
+
+// newAutoResidentJob keeps a Java app's JVM resident, started at the first
+// run (see residentJob.auto).
+func newAutoResidentJob(ctx context.Context, pj *processJob, log *slog.Logger) *residentJob {
+	return &residentJob{pj: pj, taskCtx: ctx, log: log, auto: true}
 }
 
 // newResidentJob starts the process at once, so that it is warm for the
@@ -111,6 +125,7 @@ func (p *residentProc) read(r io.ReadCloser) {
 		if err != nil {
 			return
 		}
+		p.spoke.Store(true)
 		p.lines <- line
 	}
 }
@@ -128,6 +143,9 @@ func (p *residentProc) ended() bool {
 // CANCEL and, if the process does not answer within the grace period,
 // kills it (the next run starts a new one).
 func (j *residentJob) run(ctx context.Context, r runReq) Outcome {
+	if j.fork {
+		return j.pj.run(ctx, r)
+	}
 	if j.proc != nil && j.proc.ended() {
 		j.log.Warn("resident job process had ended; starting it again", "pid", j.proc.pid, "how", j.proc.res.Message())
 		j.proc = nil
@@ -223,6 +241,12 @@ func (j *residentJob) ended(ctx context.Context, p *residentProc, from int64) Ou
 	}
 	res := p.res
 	res.StderrTail = process.Tail(filepath.Join(j.pj.dir, "stderr"), from, process.TailSize)
+	res = withCause(res, j.pj.dir)
+	if j.auto && !p.spoke.Load() {
+		j.fork = true
+		j.log.Info("the app's JVM does not use the Java library's protocol: its exit is the run's outcome, and each run starts a JVM", "pid", p.pid)
+		return j.pj.cg.explain(processOutcome(res))
+	}
 	msg := "job process ended during the run: " + firstOf(res.Message(), fmt.Sprintf("exit code %d", res.ExitCode))
 	var code *int
 	if p.res.ExitCode >= 0 {

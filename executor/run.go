@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -84,6 +85,7 @@ type processJob struct {
 	grace   time.Duration
 	groups  Groups      // may be nil
 	cg      *taskCgroup // the task's cgroup; nil: none
+	java    javaKind    // how it runs on a JVM (java.go), if it does
 }
 
 func (j *processJob) spec(source jobs.ExecutionSource) process.Spec {
@@ -99,6 +101,7 @@ func (j *processJob) run(ctx context.Context, r runReq) Outcome {
 	if r.forking != nil {
 		r.forking()
 	}
+	_ = os.Remove(causeFile(j.dir)) // what an earlier run of a daemon task wrote
 	res, err := process.Run(ctx, j.spec(r.source), func(p int) { pid = p; watchGroup(j.groups, p); r.start() })
 	unwatchGroup(j.groups, pid)
 	if err != nil {
@@ -107,7 +110,27 @@ func (j *processJob) run(ctx context.Context, r runReq) Outcome {
 		}
 		return Outcome{State: Failed, Message: fmt.Sprintf("start %s: %v", j.cmd.path, err)}
 	}
-	return j.cg.explain(processOutcome(res))
+	return j.cg.explain(processOutcome(withCause(res, j.dir)))
+}
+
+// EnvCauseFile names a file a job's process may write its failure cause
+// to (the Java library writes the exception and the top of its stack): a
+// run that fails reports that instead of the tail of its stderr.
+const EnvCauseFile = "ELASTICJOB_CAUSE_FILE"
+
+// causeFile is the task's cause file.
+func causeFile(dir string) string { return filepath.Join(dir, "cause") }
+
+// withCause puts what the process wrote to its cause file in place of its
+// stderr tail when it failed.
+func withCause(res process.Result, dir string) process.Result {
+	if res.Message() == "" || res.Killed {
+		return res
+	}
+	if c := process.Tail(causeFile(dir), 0, 4096); c != "" {
+		res.StderrTail = c
+	}
+	return res
 }
 
 func (j *processJob) close() { j.cg.destroy() }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -44,8 +45,17 @@ type Config struct {
 	Props                  map[string]string `json:"props"`
 	// JobType picks what a shard runs: "" runs the app's bootstrap script;
 	// SCRIPT runs props["script.command.line"]; HTTP calls props["http.url"]
-	// and needs no app download.
+	// and needs no app download; SIMPLE and DATAFLOW (the 2.x names) run
+	// the Java class JobClass from the app, as "" does.
 	JobType JobType `json:"jobType,omitempty"`
+	// JobClass names the Java class each shard runs (a SimpleJob or
+	// DataflowJob of the original's API, in the app's jar or class path: the
+	// practice guide's jobClass and the 2.x register body's); BeanName and
+	// ApplicationContext name a bean of a Spring XML context in the app
+	// instead (2.x). See docs/jobs.md, "Coming from ElasticJob-Cloud".
+	JobClass           string `json:"jobClass,omitempty"`
+	BeanName           string `json:"beanName,omitempty"`
+	ApplicationContext string `json:"applicationContext,omitempty"`
 	// TimeoutSeconds ends a run that takes longer (0: no limit).
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// MaxRetries relaunches a failed shard up to this many times, waiting
@@ -72,9 +82,11 @@ type JobType string
 
 // Job types.
 const (
-	TypeApp    JobType = ""
-	TypeScript JobType = "SCRIPT"
-	TypeHTTP   JobType = "HTTP"
+	TypeApp      JobType = ""
+	TypeScript   JobType = "SCRIPT"
+	TypeHTTP     JobType = "HTTP"
+	TypeSimple   JobType = "SIMPLE"   // 2.x: the Java SimpleJob JobClass (runs as TypeApp)
+	TypeDataflow JobType = "DATAFLOW" // 2.x: the Java DataflowJob JobClass (runs as TypeApp)
 )
 
 // Error handler types.
@@ -107,10 +119,21 @@ func (c Config) ExecutorApp() string {
 	return c.AppName
 }
 
-// NeedsPackage reports whether the job runs its app's package (jobType ""),
-// so its app must have an appURL; SCRIPT and HTTP jobs fetch nothing
-// without one.
-func (c Config) NeedsPackage() bool { return c.JobType == TypeApp }
+// NeedsPackage reports whether the job runs its app's package (jobType "",
+// SIMPLE or DATAFLOW), so its app must have an appURL; SCRIPT and HTTP jobs
+// fetch nothing without one.
+func (c Config) NeedsPackage() bool {
+	return c.JobType == TypeApp || c.JobType == TypeSimple || c.JobType == TypeDataflow
+}
+
+// JavaClass is the Java class the job names: JobClass, or props["jobClass"]
+// where the practice guide's alias kept it before JobClass existed.
+func (c Config) JavaClass() string {
+	if c.JobClass != "" {
+		return c.JobClass
+	}
+	return c.Props["jobClass"]
+}
 
 func (c Config) trigger() cron.Trigger { return cron.Trigger{Cron: c.Cron, TimeZone: c.TimeZone} }
 
@@ -203,6 +226,10 @@ func (c Config) Validate() error {
 func (c Config) validateRun() error {
 	switch c.JobType {
 	case TypeApp:
+	case TypeSimple, TypeDataflow:
+		if c.JobClass == "" && c.BeanName == "" {
+			return fmt.Errorf("%w: jobClass cannot be empty: a %s job names its Java class (or beanName and applicationContext)", ErrInvalid, c.JobType)
+		}
 	case TypeScript:
 		if strings.TrimSpace(c.Props["script.command.line"]) == "" {
 			return fmt.Errorf("%w: props.script.command.line is required for SCRIPT jobs", ErrInvalid)
@@ -212,7 +239,10 @@ func (c Config) validateRun() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("%w: jobType must be empty (the app's bootstrap script), SCRIPT or HTTP, got %q", ErrInvalid, c.JobType)
+		return fmt.Errorf("%w: jobType must be empty (the app's bootstrap script), SCRIPT, HTTP, SIMPLE or DATAFLOW, got %q", ErrInvalid, c.JobType)
+	}
+	if err := c.validateJava(); err != nil {
+		return err
 	}
 	switch {
 	case c.TimeoutSeconds < 0:
@@ -228,6 +258,32 @@ func (c Config) validateRun() error {
 		return fmt.Errorf("%w: props.sdk.protocol must be \"line\" (a resident Go SDK app, for DAEMON jobs), got %q", ErrInvalid, p)
 	}
 	return c.validateHandler()
+}
+
+// javaClassName is a Java binary class name: dotted identifiers, $ for
+// nested classes.
+var javaClassName = regexp.MustCompile(`^[\p{L}_$][\p{L}\p{N}_$]*(\.[\p{L}_$][\p{L}\p{N}_$]*)*$`)
+
+// validateJava checks jobClass, beanName and applicationContext.
+func (c Config) validateJava() error {
+	if c.JobClass == "" && c.BeanName == "" && c.ApplicationContext == "" {
+		return nil
+	}
+	if c.JobType == TypeScript || c.JobType == TypeHTTP {
+		return fmt.Errorf("%w: jobClass, beanName and applicationContext name a Java job; a %s job has none", ErrInvalid, c.JobType)
+	}
+	if c.JobClass != "" && (len(c.JobClass) > 512 || !javaClassName.MatchString(c.JobClass)) {
+		return fmt.Errorf("%w: jobClass %q is not a Java class name (e.g. com.example.MyJob)", ErrInvalid, c.JobClass)
+	}
+	if (c.BeanName == "") != (c.ApplicationContext == "") {
+		return fmt.Errorf("%w: beanName and applicationContext go together: the bean of that Spring XML context on the app's class path", ErrInvalid)
+	}
+	for _, v := range []string{c.BeanName, c.ApplicationContext} {
+		if len(v) > 512 || strings.ContainsAny(v, " \t\r\n\x00") {
+			return fmt.Errorf("%w: beanName and applicationContext must be at most 512 characters without blanks, got %q", ErrInvalid, v)
+		}
+	}
+	return nil
 }
 
 func (c Config) validateHandler() error {

@@ -165,7 +165,14 @@ func TestRunSettingsValidation(t *testing.T) {
 			c.JobType = TypeHTTP
 			c.Props = p("http.url", "http://h", "http.read.timeout.milliseconds", "-3")
 		},
-		"jobType must be":     func(c *Config) { c.JobType = "DATAFLOW" },
+		"jobType must be":          func(c *Config) { c.JobType = "STREAM" },
+		"jobClass cannot be empty": func(c *Config) { c.JobType = TypeDataflow },
+		"not a Java class name":    func(c *Config) { c.JobClass = "com.example.My Job" },
+		"go together":              func(c *Config) { c.JobType = TypeSimple; c.BeanName = "myJob" },
+		"a SCRIPT job has none": func(c *Config) {
+			c.JobType, c.JobClass = TypeScript, "com.example.MyJob"
+			c.Props = p("script.command.line", "echo")
+		},
 		"timeoutSeconds":      func(c *Config) { c.TimeoutSeconds = -1 },
 		"maxRetries":          func(c *Config) { c.MaxRetries = 11 },
 		"retryBackoffSeconds": func(c *Config) { c.RetryBackoffSeconds = 99999 },
@@ -255,5 +262,37 @@ func TestNewUUIDIsTimeOrdered(t *testing.T) {
 		if _, ok := UUIDTime(s); ok {
 			t.Errorf("UUIDTime(%q) found a time", s)
 		}
+	}
+}
+
+// A SIMPLE or DATAFLOW job names its Java class (or a Spring bean), runs the
+// app's package as jobType "" does, and the guide's older props.jobClass
+// still names the class.
+func TestJavaJobs(t *testing.T) {
+	for _, mod := range []func(*Config){
+		func(c *Config) { c.JobType, c.JobClass = TypeSimple, "com.example.MyJob" },
+		func(c *Config) { c.JobType, c.JobClass = TypeDataflow, "com.example.Outer$Inner" },
+		func(c *Config) {
+			c.JobType, c.BeanName, c.ApplicationContext = TypeSimple, "myJob", "META-INF/applicationContext.xml"
+		},
+		func(c *Config) { c.JobClass = "MyJob" },
+	} {
+		c := validJob()
+		mod(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+		if !c.NeedsPackage() {
+			t.Errorf("%s job needs no package", c.JobType)
+		}
+	}
+	c := validJob()
+	c.Props = map[string]string{"jobClass": "com.example.Old"}
+	if got := c.JavaClass(); got != "com.example.Old" {
+		t.Errorf("JavaClass from props = %q", got)
+	}
+	c.JobClass = "com.example.New"
+	if got := c.JavaClass(); got != "com.example.New" {
+		t.Errorf("JavaClass = %q", got)
 	}
 }

@@ -5,7 +5,8 @@
 #
 #   scripts/services.sh install            apt-get what the tests need (idempotent;
 #                                          SKIP_BROWSER=1 leaves out chromium;
-#                                          prometheus brings promtool)
+#                                          prometheus brings promtool;
+#                                          openjdk-17-jdk-headless the JVM tests)
 #   scripts/services.sh start DIR          start ZooKeeper and MariaDB, write DIR/env
 #   scripts/services.sh stop DIR           stop both (data is kept)
 #   scripts/services.sh start-zk|stop-zk|restart-zk DIR
@@ -57,10 +58,10 @@ zk_classpath() {
 
 have_all() {
 	local b
-	for b in java mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool curl; do
+	for b in java javac jar mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool curl; do
 		command -v "$b" >/dev/null 2>&1 || return 1
 	done
-	[[ -f /usr/share/java/zookeeper.jar && -f /usr/share/java/slf4j-simple.jar ]] || return 1
+	[[ -f /usr/share/java/zookeeper.jar && -f /usr/share/java/slf4j-simple.jar && -f /usr/share/java/spring3-context.jar ]] || return 1
 	if [[ -z "${SKIP_BROWSER:-}" ]]; then
 		command -v chromium >/dev/null 2>&1 || return 1
 	fi
@@ -72,7 +73,10 @@ cmd_install() {
 	# prometheus: for promtool, which checks and unit-tests deploy/prometheus/alerts.yml
 	# (Debian ships it only in this package: 19 MB, 96 MB installed; its daemon is not started).
 	# curl: the README walk-through's commands, run as written by e2e/walkthrough_test.go.
-	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus curl)
+	# openjdk-17-jdk-headless: the Java library (sdk/java) and the Java jobs' tests on a real JVM;
+	# libspring-context-java: a 2.x job that is a Spring bean (beanName, applicationContext).
+	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus curl
+		openjdk-17-jdk-headless libspring-context-java)
 	[[ -n "${SKIP_BROWSER:-}" ]] || pkgs+=(chromium fonts-liberation)
 	# Keep package scripts from starting system daemons (we run our own).
 	local policy=/usr/sbin/policy-rc.d made_policy=""

@@ -9,6 +9,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/ejcloud/elasticjob/kube/image"
@@ -29,10 +32,20 @@ func run(args []string, stdout io.Writer) error {
 	bb := fs.String("busybox", "/bin/busybox", `a static busybox for the image's /bin/sh and tools (Debian: busybox-static); "none" leaves the shell out`)
 	ca := fs.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", `CA bundle for https app URLs; "none" leaves it out`)
 	out := fs.String("o", "dist/elasticjob-executor-image.tar", "output file")
+	jre := fs.String("jre", "", "a Debian JRE package (openjdk-17-jre-headless) whose files, and the libraries they link, go into the image: an app image for Java jobs (make java-image)")
+	javaJar := fs.String("java-jar", "", "the Java library (dist/elasticjob-cloud-executor.jar), put at "+image.JavaJarPath)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s := image.Spec{Ref: *ref, Executor: *exe, Scheduler: *sched}
+	s := image.Spec{Ref: *ref, Executor: *exe, Scheduler: *sched, JavaJar: *javaJar}
+	if *jre != "" {
+		paths, home, err := jreFiles(*jre)
+		if err != nil {
+			return err
+		}
+		s.Paths, s.Title = paths, "elasticjob-jre"
+		s.Env = []string{"JAVA_HOME=" + home, "PATH=/bin:/usr/bin:/sbin:/usr/sbin:" + home + "/bin"}
+	}
 	if *bb != "none" {
 		list, err := exec.Command(*bb, "--list").Output()
 		if err != nil {
@@ -61,4 +74,59 @@ func run(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s); import: ctr -n k8s.io images import %s\n", *out, *ref, *out)
 	return nil
+}
+
+// jreFiles lists a Debian JRE package's files (not its docs) and the shared libraries its
+// programs and libraries link (ldd), and returns its JAVA_HOME.
+func jreFiles(pkg string) (paths []string, home string, err error) {
+	list, err := exec.Command("dpkg", "-L", pkg).Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("dpkg -L %s: %v (apt-get install %s)", pkg, err, pkg)
+	}
+	seen := map[string]bool{}
+	for _, p := range strings.Fields(string(list)) {
+		st, err := os.Lstat(p)
+		if err != nil || st.IsDir() || strings.HasPrefix(p, "/usr/share/doc/") || strings.HasPrefix(p, "/usr/share/man/") || strings.Contains(p, "/lintian/") {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil { // a dangling link (docs, src.zip): leave it out
+			continue
+		}
+		seen[p] = true
+		if strings.HasSuffix(p, "/bin/java") {
+			home = filepath.Dir(filepath.Dir(p))
+		}
+		if st.Mode().IsRegular() && (strings.HasSuffix(p, ".so") || strings.Contains(p, "/bin/")) {
+			libs, err := linked(p)
+			if err != nil {
+				return nil, "", err
+			}
+			for _, l := range libs {
+				seen[l] = true
+			}
+		}
+	}
+	if home == "" {
+		return nil, "", fmt.Errorf("%s has no bin/java", pkg)
+	}
+	for p := range seen {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths, home, nil
+}
+
+var lddPath = regexp.MustCompile(`(?m)(?:=> )?(/\S+) \(0x`)
+
+// linked is the shared libraries an ELF file links, by ldd.
+func linked(p string) ([]string, error) {
+	out, err := exec.Command("ldd", p).Output()
+	if err != nil { // not dynamic, or not ELF
+		return nil, nil
+	}
+	var libs []string
+	for _, m := range lddPath.FindAllStringSubmatch(string(out), -1) {
+		libs = append(libs, m[1])
+	}
+	return libs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 
 	"github.com/ejcloud/elasticjob/config"
@@ -18,6 +19,10 @@ import (
 // executorFile is the executor's name in the agent's sandbox when agents fetch it from the
 // scheduler.
 const executorFile = "elasticjob-executor"
+
+// javaJarFile is the Java library beside the executor binary (make build puts it in bin/):
+// served to agents with the executor, fetched into the sandbox beside it.
+const javaJarFile = "elasticjob-cloud-executor.jar"
 
 // masters finds the leading Mesos master: masterURL itself (the embedded
 // master, or an http mesos_url), or, for a zk:// mesos_url, a detector
@@ -111,11 +116,21 @@ func executorDelivery(cfg config.Config, log *slog.Logger) (delivery, error) {
 		log.Warn("agents on other machines cannot fetch the executor from a loopback address: set advertise_url (or hostname) to an address they reach, and http_address to listen on it",
 			"advertise_url", cfg.Advertised())
 	}
-	return delivery{
-		command:   "./" + executorFile,
-		uris:      []mesos.URI{{Value: u, Executable: true, Cache: true, Extract: false}},
-		artifacts: srv,
-	}, nil
+	uris := []mesos.URI{{Value: u, Executable: true, Cache: true, Extract: false}}
+	if jar := filepath.Join(filepath.Dir(path), javaJarFile); fileExists(jar) {
+		jf, err := srv.Add("java", javaJarFile, jar)
+		if err != nil {
+			return delivery{}, fmt.Errorf("serve the Java library to agents: %w", err)
+		}
+		uris = append(uris, mesos.URI{Value: cfg.Advertised() + jf.Path(), Cache: true, Extract: false})
+		log.Info("agents fetch the Java library beside the executor", "url", cfg.Advertised()+jf.Path(), "size", jf.Size)
+	}
+	return delivery{command: "./" + executorFile, uris: uris, artifacts: srv}, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 func loopbackURL(raw string) bool {

@@ -303,6 +303,12 @@ func executorEnv(cfg config.Config) map[string]string {
 	if dir != "" {
 		env["ELASTICJOB_CACHE_DIR"] = dir
 	}
+	if cfg.ExecutorJavaJar != "" {
+		env["ELASTICJOB_JAVA_JAR"] = cfg.ExecutorJavaJar
+	}
+	if cfg.ExecutorJavaOpts != "" {
+		env["ELASTICJOB_JAVA_OPTS"] = cfg.ExecutorJavaOpts
+	}
 	return env
 }
 

@@ -34,6 +34,7 @@ var (
 	skipReason   string
 	schedulerBin string
 	kubeconfig   string
+	importImage  func(tarball string) error // ctr images import into the node's containerd
 	admin        kubernetes.Interface
 	rec          *recorder
 )
@@ -125,9 +126,15 @@ func setup(tmp, runDir string) error {
 		return fmt.Errorf("bin.sh: %w", err)
 	}
 	ctr := filepath.Join(strings.TrimSpace(string(bin)), "ctr")
-	imp := exec.Command(ctr, "-a", filepath.Join(runDir, "containerd/containerd.sock"), "-n", "k8s.io", "images", "import", "--local", tarball)
-	if out, err := imp.CombinedOutput(); err != nil {
-		return fmt.Errorf("import the executor image: %v\n%s", err, out)
+	importImage = func(tarball string) error {
+		imp := exec.Command(ctr, "-a", filepath.Join(runDir, "containerd/containerd.sock"), "-n", "k8s.io", "images", "import", "--local", tarball)
+		if out, err := imp.CombinedOutput(); err != nil {
+			return fmt.Errorf("import %s: %v\n%s", tarball, err, out)
+		}
+		return nil
+	}
+	if err := importImage(tarball); err != nil {
+		return fmt.Errorf("the executor image: %w", err)
 	}
 	kubeconfig = filepath.Join(runDir, "admin.kubeconfig")
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)

@@ -90,6 +90,8 @@ func unpack(ctx context.Context, kind app.PackageFormat, pkg Package, dir, singl
 	switch kind {
 	case app.FormatScript, app.FormatELF:
 		return w.file(single, 0o755, src)
+	case app.FormatJar:
+		return w.file(single, 0o644, src)
 	case app.FormatZip:
 		err = w.zip(src, pkg.Size)
 	default:

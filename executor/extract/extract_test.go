@@ -2,6 +2,7 @@ package extract
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -105,6 +106,16 @@ func TestNotAPackageIsRefused(t *testing.T) {
 	res, err := Extract(t.Context(), pkg(t, "tool", []byte("\x7fELF\x02\x01\x01rest")), newSandbox(t).apps, Limits{})
 	if err != nil || res.Single != "tool" {
 		t.Errorf("an ELF executable is a single-file app: %+v %v", res, err)
+	}
+	// A jar is kept whole (the executor runs it on a JVM), not extracted as a zip.
+	jar := append([]byte("PK\x03\x04"), make([]byte, 26)...)
+	jar[26] = byte(len("META-INF/"))
+	jar = append(jar, "META-INF/ and the rest"...)
+	res, err = Extract(t.Context(), pkg(t, "data-sync-job-1.0.jar", jar), newSandbox(t).apps, Limits{})
+	if err != nil || res.Single != "data-sync-job-1.0.jar" {
+		t.Errorf("a jar is a single-file app: %+v %v", res, err)
+	} else if b, _ := os.ReadFile(filepath.Join(res.Dir, res.Single)); !bytes.Equal(b, jar) {
+		t.Errorf("the jar was changed: %q", b)
 	}
 }
 

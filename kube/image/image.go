@@ -29,6 +29,15 @@ type Spec struct {
 	Busybox   string // a static busybox ("": no shell in the image)
 	Applets   []string
 	CACerts   string // a CA bundle ("": none)
+	// Paths are host files copied as the host has them (parents, symlink chains): a JRE
+	// from a Debian package and the libraries it links (make java-image).
+	Paths []string
+	// Env is added to the image's environment (JAVA_HOME, a PATH with java on it).
+	Env []string
+	// JavaJar, when set, is the Java library, put at JavaJarPath.
+	JavaJar string
+	// Title is the image's title label (default elasticjob-executor).
+	Title string
 }
 
 // ExecutorPath is the executor in the image.
@@ -56,9 +65,9 @@ func Write(w io.Writer, s Spec) error {
 	cfg, err := json.Marshal(map[string]any{
 		"architecture": "amd64", "os": "linux", "created": time.Unix(0, 0).UTC(),
 		"config": map[string]any{
-			"Env":        []string{"PATH=/bin:/usr/bin:/sbin:/usr/sbin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"},
+			"Env":        s.env(),
 			"Entrypoint": []string{ExecutorPath}, "WorkingDir": "/",
-			"Labels": map[string]string{"org.opencontainers.image.title": "elasticjob-executor"},
+			"Labels": map[string]string{"org.opencontainers.image.title": firstOf(s.Title, "elasticjob-executor")},
 		},
 		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + diffHex}},
 		"history": []map[string]any{{"created": time.Unix(0, 0).UTC(), "created_by": "make image (kube/image)"}},
@@ -80,6 +89,29 @@ func Write(w io.Writer, s Spec) error {
 	}
 	_, err = w.Write(outer)
 	return err
+}
+
+// env is the image's environment: the defaults, then Spec.Env (a later PATH wins).
+func (s Spec) env() []string {
+	out := []string{"PATH=/bin:/usr/bin:/sbin:/usr/sbin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
+	for _, kv := range s.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		for i, o := range out {
+			if strings.HasPrefix(o, k+"=") {
+				out = append(out[:i], out[i+1:]...)
+				break
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func (s Spec) entries() ([]entry, error) {
@@ -132,7 +164,41 @@ func (s Spec) entries() ([]entry, error) {
 		out = append(out, entry{name: "etc/ssl/", mode: 0o755, dir: true}, entry{name: "etc/ssl/certs/", mode: 0o755, dir: true},
 			entry{name: "etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: ca})
 	}
-	return out, nil
+	if s.JavaJar != "" {
+		jar, err := os.ReadFile(s.JavaJar)
+		if err != nil {
+			return nil, fmt.Errorf("image: the Java library: %w", err)
+		}
+		out = append(out, entry{name: "usr/", mode: 0o755, dir: true}, entry{name: "usr/share/", mode: 0o755, dir: true},
+			entry{name: "usr/share/elasticjob/", mode: 0o755, dir: true},
+			entry{name: strings.TrimPrefix(JavaJarPath, "/"), mode: 0o644, data: jar})
+	}
+	if len(s.Paths) > 0 {
+		h := newHostTree()
+		for _, e := range out {
+			h.put(e)
+		}
+		for _, p := range s.Paths {
+			if err := h.add(p); err != nil {
+				return nil, err
+			}
+		}
+		out = h.list()
+	}
+	return dedupe(out), nil
+}
+
+// dedupe keeps the first entry of each name.
+func dedupe(entries []entry) []entry {
+	seen := map[string]bool{}
+	out := entries[:0]
+	for _, e := range entries {
+		if !seen[e.name] {
+			seen[e.name] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // tarOf writes entries sorted by name, with mtime 0 and owner 0.

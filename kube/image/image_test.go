@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,42 @@ func untar(t *testing.T, b []byte) map[string][]byte {
 		}
 		data, _ := io.ReadAll(tr)
 		out[h.Name] = data
+	}
+}
+
+// Host paths keep their symlink chains: a link and its target are both in the image, with
+// every parent directory, so the path resolves inside the image as on the host.
+func TestHostPathsKeepSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "usr", "lib")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "libx.so"), []byte("ELF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("usr/lib", filepath.Join(dir, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	h := newHostTree()
+	if err := h.add(filepath.Join(dir, "lib", "libx.so")); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]entry{}
+	for _, e := range h.list() {
+		got[e.name] = e
+	}
+	base := strings.TrimPrefix(dir, "/")
+	if l := got[base+"/lib"]; l.link != "usr/lib" {
+		t.Errorf("the link: %+v", l)
+	}
+	if f := got[base+"/usr/lib/libx.so"]; string(f.data) != "ELF" || f.mode != 0o644 {
+		t.Errorf("the file: %+v", f)
+	}
+	if d := got[base+"/usr/"]; !d.dir {
+		t.Errorf("the parent: %+v (%v)", d, got)
+	}
+	if _, ok := got[base+"/lib/libx.so"]; ok {
+		t.Error("the file was also put under the link")
 	}
 }

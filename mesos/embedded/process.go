@@ -14,7 +14,7 @@ import (
 )
 
 // inheritedEnv are the variables of this process an executor inherits.
-var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER"}
+var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER", "JAVA_HOME"}
 
 // executorEnv is the environment a real agent gives a custom executor,
 // followed by the variables of its CommandInfo (which win).

@@ -1,0 +1,205 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/gin-gonic/gin"
+)
+
+// The 2.x register body (Elastic-Job-Cloud 2.x's console and tools) on
+// POST /api/job/register and PUT /api/job/update: jobType SIMPLE, DATAFLOW
+// or SCRIPT, jobClass, beanName, applicationContext (jobs.Config fields),
+// and streamingProcess, scriptCommandLine, jobProperties and
+// bootstrapScript, with numbers and booleans possibly sent as strings.
+
+// legacyFields are the 2.x fields that are not jobs.Config's.
+type legacyFields struct {
+	streaming *bool   // streamingProcess → props streaming.process
+	script    *string // scriptCommandLine → props script.command.line
+	bootstrap string  // bootstrapScript: must be the app's
+}
+
+// Fields 2.x tools may send as strings.
+var (
+	legacyNumbers  = []string{"shardingTotalCount", "cpuCount", "memoryMB", "timeoutSeconds", "maxRetries", "retryBackoffSeconds", "pauseAfterFailures"}
+	legacyBooleans = []string{"failover", "misfire", "streamingProcess"}
+)
+
+// scriptJobClass is the job class 2.x wrote for SCRIPT jobs.
+const scriptJobClass = "com.dangdang.ddframe.job.api.script.ScriptJob"
+
+// legacyBody turns a 2.x body into this API's: numbers and booleans sent
+// as strings become JSON numbers and booleans, and the 2.x-only fields are
+// taken out (into legacyFields). Anything not a JSON object is returned as
+// it is, for decodeStrict to describe.
+func legacyBody(body []byte) ([]byte, legacyFields, error) {
+	var lf legacyFields
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return body, lf, nil
+	}
+	for _, k := range legacyNumbers {
+		if s, ok := jsonString(m[k]); ok {
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				return nil, lf, fmt.Errorf("%w: field %q must be a number, got %q", ErrBadRequest, k, s)
+			}
+			m[k] = json.RawMessage(s)
+		}
+	}
+	for _, k := range legacyBooleans {
+		if s, ok := jsonString(m[k]); ok {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return nil, lf, fmt.Errorf("%w: field %q must be true or false, got %q", ErrBadRequest, k, s)
+			}
+			m[k] = json.RawMessage(strconv.FormatBool(b))
+		}
+	}
+	if raw, ok := m["streamingProcess"]; ok {
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, lf, fmt.Errorf("%w: field \"streamingProcess\" must be true or false", ErrBadRequest)
+		}
+		lf.streaming = &b
+		delete(m, "streamingProcess")
+	}
+	if raw, ok := m["scriptCommandLine"]; ok {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, lf, fmt.Errorf("%w: field \"scriptCommandLine\" must be a string", ErrBadRequest)
+		}
+		lf.script = &s
+		delete(m, "scriptCommandLine")
+	}
+	if raw, ok := m["jobProperties"]; ok { // 2.x's exception and executor service handler classes: no effect here
+		if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) && string(bytes.TrimSpace(raw)) != "null" {
+			return nil, lf, fmt.Errorf("%w: field \"jobProperties\" must be an object", ErrBadRequest)
+		}
+		delete(m, "jobProperties")
+	}
+	if raw, ok := m["bootstrapScript"]; ok {
+		if err := json.Unmarshal(raw, &lf.bootstrap); err != nil {
+			return nil, lf, fmt.Errorf("%w: field \"bootstrapScript\" must be a string", ErrBadRequest)
+		}
+		delete(m, "bootstrapScript")
+	}
+	if s, ok := jsonString(m["jobClass"]); ok && s == scriptJobClass {
+		delete(m, "jobClass") // what 2.x wrote for SCRIPT jobs: not a class to run
+	}
+	out, err := json.Marshal(m)
+	return out, lf, err
+}
+
+// jsonString is raw's value when it is a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// apply puts the 2.x fields into cfg's props (a copy: the stored config's
+// map is never changed in place).
+func (lf legacyFields) apply(cfg *jobs.Config) {
+	if lf.streaming == nil && lf.script == nil {
+		return
+	}
+	props := make(map[string]string, len(cfg.Props)+2)
+	for k, v := range cfg.Props {
+		props[k] = v
+	}
+	if lf.streaming != nil {
+		props["streaming.process"] = strconv.FormatBool(*lf.streaming)
+	}
+	if lf.script != nil {
+		props["script.command.line"] = *lf.script
+	}
+	cfg.Props = props
+}
+
+// checkLegacyApp refuses a 2.x bootstrapScript that is not the app's (the
+// 2.x body carried it; here the app owns it and PUT /api/app changes it).
+func (s *Server) checkLegacyApp(ctx context.Context, lf legacyFields, cfg jobs.Config) error {
+	if lf.bootstrap == "" {
+		return nil
+	}
+	a, err := s.reg.App(ctx, cfg.AppName)
+	switch {
+	case errors.Is(err, registry.ErrAppNotFound):
+		return nil // the job's own checks name the missing app
+	case err != nil:
+		return err
+	case a.BootstrapScript != lf.bootstrap:
+		return fmt.Errorf("%w: bootstrapScript %q differs from app '%s''s %q: the app's bootstrapScript is what runs; omit it, or change the app with PUT /api/app",
+			ErrBadRequest, lf.bootstrap, a.AppName, a.BootstrapScript)
+	}
+	return nil
+}
+
+// saveJob decodes a job body (this API's or the 2.x one) onto cfg (the
+// defaults, or the current config), checks it, writes it and answers it.
+func (s *Server) saveJob(c *gin.Context, body []byte, cfg jobs.Config, check func(jobs.Config) error, write func(context.Context, jobs.Config) error) {
+	body, lf, err := legacyBody(body)
+	if err == nil {
+		err = decodeStrict(body, &cfg)
+	}
+	if err == nil {
+		lf.apply(&cfg)
+		err = s.checkLegacyApp(c, lf, cfg)
+	}
+	if err == nil {
+		err = check(cfg)
+	}
+	if err == nil {
+		err = write(c, cfg)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, cfg)
+}
+
+// jobTypeStatistics is GET /api/job/statistics/jobs/type, as 2.x answered
+// it, plus HTTP jobs (which 2.x did not have).
+type jobTypeStatistics struct {
+	ScriptJobCount   int `json:"scriptJobCount"`
+	SimpleJobCount   int `json:"simpleJobCount"`
+	DataflowJobCount int `json:"dataflowJobCount"`
+	HTTPJobCount     int `json:"httpJobCount"`
+}
+
+// jobTypes counts the registered jobs by type: SCRIPT and jobType "" jobs
+// with a script command line are script jobs, DATAFLOW dataflow jobs, HTTP
+// http jobs, and the others (SIMPLE, and "": the app's bootstrap script)
+// simple jobs.
+func (hs *historyHandlers) jobTypes(c *gin.Context) {
+	all, err := hs.s.reg.Jobs(c)
+	if err != nil {
+		writeError(c, hs.s.log, err)
+		return
+	}
+	var out jobTypeStatistics
+	for _, j := range all {
+		switch {
+		case j.JobType == jobs.TypeScript, j.JobType == jobs.TypeApp && j.Props["script.command.line"] != "":
+			out.ScriptJobCount++
+		case j.JobType == jobs.TypeDataflow:
+			out.DataflowJobCount++
+		case j.JobType == jobs.TypeHTTP:
+			out.HTTPJobCount++
+		default:
+			out.SimpleJobCount++
+		}
+	}
+	c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,7 @@
+package com.dangdang.ddframe.job.api;
+
+/**
+ * An Elastic-Job 2.x job: implement {@code SimpleJob} or {@code DataflowJob}.
+ */
+public interface ElasticJob {
+}
