@@ -315,6 +315,52 @@ func TestJavaLocalTaskExecutor(t *testing.T) {
 	}
 }
 
+// The 2.x LocalTaskExecutor (com.dangdang names) runs one shard of a SIMPLE,
+// DATAFLOW or SCRIPT job in the caller's JVM with the shard's context, as the
+// original's did (task id with foo_slave_id); a job's exception is printed
+// by the default handler and the caller goes on.
+func TestJavaLegacyLocalTaskExecutor(t *testing.T) {
+	b := javatest.Build(t)
+	out := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		o, err := exec.Command("java", append([]string{"-cp", b.AppJar + ":" + b.Lib, "ejtest.LegacyLocal", out}, args...)...).CombinedOutput()
+		if err != nil || !strings.Contains(string(o), "local done") {
+			t.Fatalf("%v: %v\n%s", args, err, o)
+		}
+		return string(o)
+	}
+	run("SIMPLE", "ejtest.LegacyJob", "1")
+	if l := recorded(t, out, 1); len(l) != 1 || strings.Join(l[0][:4], " ") != "1 Shanghai 3 legacy_local@-@1@-@READY@-@foo_slave_id@-@foo_uuid" || l[0][5] != "2.x" {
+		t.Fatalf("SIMPLE recorded %v", l)
+	}
+	if o := run("SIMPLE", "ejtest.LegacyJob", "2"); !strings.Contains(o, "Job 'legacy_local' exception occur in job processing") ||
+		!strings.Contains(o, "java.lang.IllegalStateException: no rows for shard 2") {
+		t.Fatalf("a throwing job: %s", o)
+	}
+	if o := run("SIMPLE", "ejtest.NoSuchJob", "0"); !strings.Contains(o, "Class 'ejtest.NoSuchJob' is not on the class path") {
+		t.Fatalf("a missing class: %s", o)
+	}
+	run("DATAFLOW", "ejtest.LegacyFlowJob", "0")
+	if l := recorded(t, out, 0); len(l) != 1 || l[0][1] != "batch1" || l[0][5] != "2.x-dataflow" {
+		t.Fatalf("DATAFLOW recorded %v", l)
+	}
+	run("DATAFLOW", "ejtest.LegacyFlowJob", "0", "streaming")
+	if l := recorded(t, out, 0); len(l) != 4 || l[3][1] != "batch3" {
+		t.Fatalf("streaming DATAFLOW recorded %v", l)
+	}
+	script := filepath.Join(out, "script.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf %s \"$1\" > \""+out+"/script.json\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("SCRIPT", script, "0")
+	got, err := os.ReadFile(filepath.Join(out, "script.json"))
+	if err != nil || !strings.Contains(string(got), `"shardingItem":0`) || !strings.Contains(string(got), `"shardingParameter":"Beijing"`) ||
+		!strings.Contains(string(got), `"jobParameter":"`+out+`"`) {
+		t.Fatalf("SCRIPT got %q (%v)", got, err)
+	}
+}
+
 // springJars are Debian's Spring context jars (libspring-context-java) and
 // what they need, or nil when they are not installed.
 func springJars(t *testing.T) []string {

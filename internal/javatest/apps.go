@@ -104,6 +104,63 @@ public class LegacyJob implements SimpleJob {
     public void execute(ShardingContext context) {
         Record.line(context.getJobParameter(), context.getShardingItem(), context.getShardingParameter(),
                 context.getShardingTotalCount(), context.getTaskId(), "2.x");
+        if ("fail".equals(context.getShardingParameter())) {
+            throw new IllegalStateException("no rows for shard " + context.getShardingItem());
+        }
+    }
+}
+`,
+	// A 2.x dataflow job: three batches per run when streaming (one otherwise).
+	"ejtest/LegacyFlowJob.java": `package ejtest;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import com.dangdang.ddframe.job.api.ShardingContext;
+import com.dangdang.ddframe.job.api.dataflow.DataflowJob;
+
+public class LegacyFlowJob implements DataflowJob<String> {
+    private int batches;
+
+    @Override
+    public List<String> fetchData(ShardingContext context) {
+        return ++batches > 3 ? Collections.<String>emptyList() : Arrays.asList("batch" + batches);
+    }
+
+    @Override
+    public void processData(ShardingContext context, List<String> data) {
+        Record.line(context.getJobParameter(), context.getShardingItem(), data.get(0), context.getShardingTotalCount(), context.getTaskId(), "2.x-dataflow");
+    }
+}
+`,
+	// The 2.x LocalTaskExecutor runs one shard of a job in this JVM:
+	// args are the output directory, the job type (SIMPLE, DATAFLOW,
+	// SCRIPT), the job class or script command line, the shard, and
+	// "streaming" for a streaming dataflow job.
+	"ejtest/LegacyLocal.java": `package ejtest;
+
+import com.dangdang.ddframe.job.cloud.executor.local.LocalCloudJobConfiguration;
+import com.dangdang.ddframe.job.cloud.executor.local.LocalTaskExecutor;
+import com.dangdang.ddframe.job.config.JobCoreConfiguration;
+import com.dangdang.ddframe.job.config.JobTypeConfiguration;
+import com.dangdang.ddframe.job.config.dataflow.DataflowJobConfiguration;
+import com.dangdang.ddframe.job.config.script.ScriptJobConfiguration;
+import com.dangdang.ddframe.job.config.simple.SimpleJobConfiguration;
+
+public class LegacyLocal {
+    public static void main(String[] args) {
+        JobCoreConfiguration core = JobCoreConfiguration.newBuilder("legacy_local", "0/5 * * * * ?", 3)
+                .shardingItemParameters("0=Beijing,1=Shanghai,2=fail").jobParameter(args[0]).build();
+        JobTypeConfiguration type;
+        if ("SCRIPT".equals(args[1])) {
+            type = new ScriptJobConfiguration(core, args[2]);
+        } else if ("DATAFLOW".equals(args[1])) {
+            type = new DataflowJobConfiguration(core, args[2], args.length > 4 && "streaming".equals(args[4]));
+        } else {
+            type = new SimpleJobConfiguration(core, args[2]);
+        }
+        new LocalTaskExecutor(new LocalCloudJobConfiguration(type, Integer.parseInt(args[3]))).execute();
+        System.out.println("local done");
     }
 }
 `,
