@@ -32,14 +32,16 @@ examples: $(if $(JAVAC),java)
 
 # The executor's container image for Kubernetes, as a docker-archive in dist/ (no daemon):
 # the static executor and scheduler (one image for the task pods and deploy/kubernetes),
-# Debian's busybox-static for /bin/sh, the CA bundle. IMAGE_REF names it.
+# Debian's busybox-static for /bin/sh, the CA bundle, and the Java library at
+# /usr/share/elasticjob/ when it is built (where a JDK is): the init container of an app with
+# an image of its own installs it beside the executor. IMAGE_REF names it.
 IMAGE_REF ?= localhost/elasticjob-executor:latest
-image:
+image: $(if $(JAVAC),java)
 	mkdir -p dist
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-executor ./cmd/executor
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o dist/elasticjob-scheduler ./cmd/scheduler
 	$(GO) run ./cmd/executor-image -ref $(IMAGE_REF) -executor dist/elasticjob-executor -scheduler dist/elasticjob-scheduler \
-		-o dist/elasticjob-executor-image.tar
+		$(if $(wildcard dist/elasticjob-cloud-executor.jar),-java-jar dist/elasticjob-cloud-executor.jar) -o dist/elasticjob-executor-image.tar
 
 # An app image for Java jobs on Kubernetes (an app's containerImage): Debian's
 # openjdk-17-jre-headless (its files and the libraries they link), the executor, busybox and

@@ -176,27 +176,52 @@ func oomKills() int64 {
 }
 
 // InstallMain copies this executor to dst (the init container of an app with its own image
-// puts it into the shared volume).
+// puts it into the shared volume), and the Java library it would use, when it has one, beside
+// it: the executor finds the library beside its binary, so an app image that holds a JRE runs
+// Java jobs without a copy of the library of its own.
 func InstallMain(dst string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	in, err := os.Open(self)
+	jar, err := FindJavaJar("", filepath.Dir(self))
+	if err != nil {
+		return err
+	}
+	return install(self, jar, dst)
+}
+
+// install copies the executor self to dst and the Java library jar ("" for none) into dst's
+// directory.
+func install(self, jar, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := copyFile(self, dst, 0o755); err != nil {
+		return fmt.Errorf("install the executor at %s: %w", dst, err)
+	}
+	if jar == "" {
+		return nil
+	}
+	if err := copyFile(jar, filepath.Join(filepath.Dir(dst), JavaJarName), 0o644); err != nil {
+		return fmt.Errorf("install the Java library beside the executor: %w", err)
+	}
+	return nil
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
-		return fmt.Errorf("install the executor at %s: %w", dst, err)
+		return err
 	}
 	return out.Close()
 }

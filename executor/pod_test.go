@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -114,5 +116,46 @@ func TestParsePodSettingsErrors(t *testing.T) {
 		"ELASTICJOB_MEMORY_LIMIT_MB": "lots"}
 	if _, err := ParsePodSettings(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "ELASTICJOB_MEMORY_LIMIT_MB") {
 		t.Errorf("bad memory limit: %v", err)
+	}
+}
+
+// The init container of an app with its own image installs the executor and, when the
+// executor image holds it, the Java library beside it, where the installed executor finds it.
+func TestInstallCopiesTheJavaLibrary(t *testing.T) {
+	src := t.TempDir()
+	self, jar := filepath.Join(src, "elasticjob-executor"), filepath.Join(src, JavaJarName)
+	if err := os.WriteFile(self, []byte("executor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jar, []byte("PK\x03\x04library"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "bin", "elasticjob-executor")
+	if err := install(self, jar, dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(dst); err != nil || string(b) != "executor" {
+		t.Fatalf("executor %q %v", b, err)
+	}
+	if st, _ := os.Stat(dst); st.Mode().Perm() != 0o755 {
+		t.Fatalf("executor mode %v", st.Mode())
+	}
+	found, err := FindJavaJar("", filepath.Dir(dst))
+	if err != nil || found != filepath.Join(filepath.Dir(dst), JavaJarName) {
+		t.Fatalf("the installed executor finds %q (%v)", found, err)
+	}
+	if b, _ := os.ReadFile(found); string(b) != "PK\x03\x04library" {
+		t.Fatalf("library %q", b)
+	}
+	// Without a library (an executor image built where no JDK was) only the executor.
+	dst2 := filepath.Join(t.TempDir(), "elasticjob-executor")
+	if err := install(self, "", dst2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dst2), JavaJarName)); !os.IsNotExist(err) {
+		t.Fatalf("a library appeared: %v", err)
+	}
+	if err := install(filepath.Join(src, "missing"), "", dst2); err == nil || !strings.Contains(err.Error(), "install the executor") {
+		t.Fatalf("a missing executor: %v", err)
 	}
 }

@@ -15,10 +15,14 @@ import (
 	"github.com/ejcloud/elasticjob/internal/javatest"
 )
 
-// jreImageRef is the JRE image the Java test builds (make java-image) and imports.
-const jreImageRef = "localhost/elasticjob-jre:e2e"
+// The JRE images the Java tests build and import: as make java-image builds it (the JRE,
+// the executor and the Java library), and an image of a user's own holding a JRE alone.
+const (
+	jreImageRef   = "localhost/elasticjob-jre:e2e"
+	plainImageRef = "localhost/plain-jre:e2e"
+)
 
-var jreImage = sync.OnceValue(func() error {
+var jreImages = sync.OnceValue(func() error {
 	tmp, err := os.MkdirTemp("", "ej-jre-image-")
 	if err != nil {
 		return err
@@ -31,33 +35,44 @@ var jreImage = sync.OnceValue(func() error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build the static executor: %v\n%s", err, out)
 	}
-	lib := os.Getenv("EJ_JAVA_JAR")
-	if lib == "" {
-		lib = filepath.Join(tmp, "lib")
-		if out, err := exec.Command("bash", "../../sdk/java/build.sh", lib).CombinedOutput(); err != nil {
-			return fmt.Errorf("build the Java library: %v\n%s", err, out)
+	lib, err := buildJavaJar(tmp)
+	if err != nil {
+		return err
+	}
+	for _, img := range []struct{ ref, lib string }{{jreImageRef, lib}, {plainImageRef, ""}} {
+		tarball := filepath.Join(tmp, "jre-image.tar")
+		args := []string{"run", "./cmd/executor-image", "-ref", img.ref, "-executor", exe, "-jre", "openjdk-17-jre-headless", "-o", tarball}
+		if img.lib != "" {
+			args = append(args, "-java-jar", img.lib)
 		}
-		lib = filepath.Join(lib, "elasticjob-cloud-executor.jar")
+		cmd := exec.Command("go", args...)
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("the JRE image %s: %v\n%s", img.ref, err, out)
+		}
+		if err := importImage(tarball); err != nil {
+			return err
+		}
 	}
-	tarball := filepath.Join(tmp, "jre-image.tar")
-	img := exec.Command("go", "run", "./cmd/executor-image", "-ref", jreImageRef, "-executor", exe, "-jre", "openjdk-17-jre-headless",
-		"-java-jar", lib, "-o", tarball)
-	img.Dir = "../.."
-	if out, err := img.CombinedOutput(); err != nil {
-		return fmt.Errorf("make java-image: %v\n%s", err, out)
-	}
-	return importImage(tarball)
+	return nil
 })
 
 // TestJavaOnKubernetes: an app naming the JRE image (built here from Debian's
 // openjdk-17-jre-headless, as make java-image builds it) runs the manual's MyJob from
-// its unchanged tarball, sharded with its parameters, in pods of that image.
+// its unchanged tarball, sharded with its parameters, in pods of that image; so does an app
+// naming an image of its own that holds a JRE and no Java library (the init container
+// installs the library from the executor's image beside the executor).
 func TestJavaOnKubernetes(t *testing.T) {
 	requireK8s(t)
 	javatest.Need(t)
-	if err := jreImage(); err != nil {
+	if err := jreImages(); err != nil {
 		t.Fatal(err)
 	}
+	t.Run("the JRE image", func(t *testing.T) { javaInImage(t, jreImageRef) })
+	t.Run("an image of your own", func(t *testing.T) { javaInImage(t, plainImageRef) })
+}
+
+func javaInImage(t *testing.T, imageRef string) {
 	tarball, err := os.ReadFile(javatest.Example(t))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +82,7 @@ func TestJavaOnKubernetes(t *testing.T) {
 	ns := namespace(t)
 	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
 	s.must(http.MethodPost, "/api/app", map[string]any{"appName": "my_app", "appURL": srv.URL + "/my-job.tar.gz", "bootstrapScript": "bin/start.sh",
-		"cpuCount": 0.1, "memoryMB": 64.0, "appCacheEnable": true, "containerImage": jreImageRef})
+		"cpuCount": 0.1, "memoryMB": 64.0, "appCacheEnable": true, "containerImage": imageRef})
 	s.register(job{"jobName": "my_job", "appName": "my_app", "jobExecutionType": "TRANSIENT", "shardingTotalCount": 3,
 		"shardingItemParameters": "0=Beijing,1=Shanghai,2=Guangzhou", "cpuCount": 0.1, "memoryMB": 128.0})
 	s.trigger("my_job")
@@ -87,7 +102,7 @@ func TestJavaOnKubernetes(t *testing.T) {
 			t.Errorf("%s: stdout %q, want %q", e.TaskID, chunk.Data, want)
 		}
 	}
-	if ps := pods(t, ns, "my_job"); len(ps) > 0 && ps[0].Spec.Containers[0].Image != jreImageRef {
-		t.Errorf("the pods run %s, want the app's JRE image", ps[0].Spec.Containers[0].Image)
+	if ps := pods(t, ns, "my_job"); len(ps) > 0 && ps[0].Spec.Containers[0].Image != imageRef {
+		t.Errorf("the pods run %s, want the app's image %s", ps[0].Spec.Containers[0].Image, imageRef)
 	}
 }

@@ -179,7 +179,8 @@ func warmUp() error {
 	return fmt.Errorf("warm-up pod: %w", ctx.Err())
 }
 
-// buildImage builds a static executor and packs the image as make image does.
+// buildImage builds a static executor and packs the image as make image does: with the
+// Java library where a JDK is.
 func buildImage(tmp string) (string, error) {
 	exe := filepath.Join(tmp, "elasticjob-executor")
 	build := exec.Command("go", "build", "-trimpath", "-o", exe, "./cmd/executor")
@@ -187,6 +188,12 @@ func buildImage(tmp string) (string, error) {
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build the static executor: %v\n%s", err, out)
+	}
+	lib := ""
+	if _, err := exec.LookPath("javac"); err == nil {
+		if lib, err = buildJavaJar(tmp); err != nil {
+			return "", err
+		}
 	}
 	list, err := exec.Command("/bin/busybox", "--list").Output()
 	if err != nil {
@@ -198,8 +205,20 @@ func buildImage(tmp string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	err = image.Write(f, image.Spec{Ref: executorImage, Executor: exe, Busybox: "/bin/busybox", Applets: strings.Fields(string(list))})
+	err = image.Write(f, image.Spec{Ref: executorImage, Executor: exe, Busybox: "/bin/busybox", Applets: strings.Fields(string(list)), JavaJar: lib})
 	return out, err
+}
+
+// buildJavaJar is the Java library: EJ_JAVA_JAR, else built from sdk/java into dir.
+func buildJavaJar(dir string) (string, error) {
+	if lib := os.Getenv("EJ_JAVA_JAR"); lib != "" {
+		return lib, nil
+	}
+	out := filepath.Join(dir, "lib")
+	if b, err := exec.Command("bash", "../../sdk/java/build.sh", out).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the Java library: %v\n%s", err, b)
+	}
+	return filepath.Join(out, "elasticjob-cloud-executor.jar"), nil
 }
 
 // waitForDefaultServiceAccount: pods are admitted once the namespace has its service account.
