@@ -238,7 +238,11 @@ async function view(el, ctx, name) {
           [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
           [t('f.jobParameter'), j.jobParameter], [t('f.cpuCount'), fmtNum(j.cpuCount)], [t('f.memoryMB'), fmtNum(j.memoryMB)],
           [t('f.failover'), t(j.failover ? 'yes' : 'no')], [t('f.misfire'), t(j.misfire ? 'yes' : 'no')],
-          [t('f.jobType'), t('jobType.' + (j.jobType || 'APP'))], [t('f.timeoutSeconds'), j.timeoutSeconds ? String(j.timeoutSeconds) : t('jobs.noLimit')],
+          [t('f.jobType'), t('jobType.' + (j.jobType || 'APP'))],
+          j.jobClass ? [t('f.jobClass'), h('span.mono', { id: 'job-class' }, j.jobClass)] : null,
+          j.beanName ? [t('f.beanName'), h('span.mono', { id: 'job-bean' }, j.beanName)] : null,
+          j.applicationContext ? [t('f.applicationContext'), h('span.mono', { id: 'job-context' }, j.applicationContext)] : null,
+          [t('f.timeoutSeconds'), j.timeoutSeconds ? String(j.timeoutSeconds) : t('jobs.noLimit')],
           [t('f.maxRetries'), String(j.maxRetries || 0)], [t('f.retryBackoffSeconds'), String(j.retryBackoffSeconds || 0)],
           [t('f.jobErrorHandlerType'), j.jobErrorHandlerType || 'LOG'],
           [t('f.pauseAfterFailures'), j.pauseAfterFailures ? t('jobs.pauseAfterN', { n: j.pauseAfterFailures, failed: st.consecutiveFailedRuns || 0 }) : t('jobs.off')],
@@ -278,7 +282,7 @@ async function view(el, ctx, name) {
 }
 
 // ---- register / modify
-const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props'];
+const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'jobClass', 'beanName', 'applicationContext', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props'];
 
 export function checkShardParams(v, total) {
   if (!v.trim()) return '';
@@ -295,6 +299,29 @@ export function checkShardParams(v, total) {
     if (seen.has(n)) return t('v.shardDup', { n });
     seen.add(n);
   }
+  return '';
+}
+
+// A Java binary class name, as the server checks it (jobs.Config): dotted
+// identifiers, $ for nested classes.
+const JAVA_CLASS_RE = /^[\p{L}_$][\p{L}\p{N}_$]*(\.[\p{L}_$][\p{L}\p{N}_$]*)*$/u;
+const JAVA_TYPES = new Set(['SIMPLE', 'DATAFLOW']);
+
+// checkJava mirrors the server's checks of jobClass, beanName and
+// applicationContext for the job type: SIMPLE and DATAFLOW (2.x) name a
+// class or a bean, SCRIPT and HTTP none, a bean comes with its context.
+export function checkJava(field, v, { jobType, jobClass, beanName, applicationContext }) {
+  const script = jobType === 'SCRIPT' || jobType === 'HTTP';
+  if (field === 'jobClass') {
+    if (v && script) return t('v.javaNone', { type: jobType });
+    if (v && (v.length > 512 || !JAVA_CLASS_RE.test(v))) return t('v.jobClass', { v });
+    if (!v && !beanName && JAVA_TYPES.has(jobType)) return t('v.jobClassRequired', { type: jobType });
+    return '';
+  }
+  if (v && script) return t('v.javaNone', { type: jobType });
+  if (v && (v.length > 512 || /\s/.test(v))) return t('v.beanBlank', { field });
+  if (field === 'beanName' && !v && applicationContext) return t('v.beanPair');
+  if (field === 'applicationContext' && !v && beanName) return t('v.beanPair');
   return '';
 }
 function parseProps(text) {
@@ -334,7 +361,10 @@ async function form(el, ctx, name) {
     memoryMB: h('input', { type: 'number', step: 'any', min: '1', value: cur.memoryMB }),
     failover: h('input', { type: 'checkbox', checked: cur.failover }),
     misfire: h('input', { type: 'checkbox', checked: cur.misfire }),
-    jobType: h('select', ['', 'SCRIPT', 'HTTP'].map((x) => h('option', { value: x, selected: x === (cur.jobType || '') }, t('jobType.' + (x || 'APP'))))),
+    jobType: h('select', ['', 'SCRIPT', 'HTTP', 'SIMPLE', 'DATAFLOW'].map((x) => h('option', { value: x, selected: x === (cur.jobType || '') }, t('jobType.' + (x || 'APP'))))),
+    jobClass: h('input.mono', { type: 'text', value: cur.jobClass || '', placeholder: 'com.example.MyJob', autocomplete: 'off', spellcheck: 'false' }),
+    beanName: h('input.mono', { type: 'text', value: cur.beanName || '', placeholder: 'myJob', autocomplete: 'off', spellcheck: 'false' }),
+    applicationContext: h('input.mono', { type: 'text', value: cur.applicationContext || '', placeholder: 'META-INF/applicationContext.xml', autocomplete: 'off', spellcheck: 'false' }),
     timeoutSeconds: h('input', { type: 'number', min: 0, step: 1, value: cur.timeoutSeconds || 0 }),
     maxRetries: h('input', { type: 'number', min: 0, max: 10, step: 1, value: cur.maxRetries || 0 }),
     retryBackoffSeconds: h('input', { type: 'number', min: 0, max: 3600, step: 1, value: cur.retryBackoffSeconds || 0 }),
@@ -359,6 +389,9 @@ async function form(el, ctx, name) {
     shardingItemParameters: (v) => checkShardParams(v, num(i.shardingTotalCount.value)),
     cpuCount: (v) => (num(v) >= 0.001 ? '' : t('v.min', { field: 'cpuCount', min: 0.001 })),
     memoryMB: (v) => (num(v) >= 1 ? '' : t('v.min', { field: 'memoryMB', min: 1 })),
+    jobClass: (v) => checkJava('jobClass', v, java()),
+    beanName: (v) => checkJava('beanName', v, java()),
+    applicationContext: (v) => checkJava('applicationContext', v, java()),
     props: (v) => {
       let p;
       try { p = parseProps(v); } catch (e) { return e.message; }
@@ -372,6 +405,9 @@ async function form(el, ctx, name) {
     retryBackoffSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 3600 ? '' : t('v.between', { field: 'retryBackoffSeconds', min: 0, max: 3600 })),
     pauseAfterFailures: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 1000 ? '' : t('v.between', { field: 'pauseAfterFailures', min: 0, max: 1000 })),
   };
+  function java() {
+    return { jobType: i.jobType.value, jobClass: i.jobClass.value.trim(), beanName: i.beanName.value.trim(), applicationContext: i.applicationContext.value.trim() };
+  }
   const alertBox = h('div');
   const submit = h('button.btn.primary', { type: 'submit', 'data-write': '', id: 'submit' }, editing ? t('save') : t('jobs.register'));
   const f = h('form.f.panel', { novalidate: true },
@@ -388,9 +424,12 @@ async function form(el, ctx, name) {
     row('memoryMB', t('f.memoryMB'), i.memoryMB, { hint: t('h.jobMem') }),
     row('failover', t('f.failover'), i.failover, { hint: t('h.failover') }),
     row('misfire', t('f.misfire'), i.misfire, { hint: t('h.misfire') }),
-    h('details', { open: !!(cur.jobType || cur.timeoutSeconds || cur.maxRetries || cur.jobErrorHandlerType || cur.pauseAfterFailures) || undefined, style: { marginBottom: '12px' } },
+    h('details', { open: !!(cur.jobType || cur.jobClass || cur.beanName || cur.timeoutSeconds || cur.maxRetries || cur.jobErrorHandlerType || cur.pauseAfterFailures) || undefined, style: { marginBottom: '12px' } },
       h('summary', { style: { cursor: 'pointer', marginBottom: '10px', fontWeight: 500 } }, t('jobs.runSettings')),
       row('jobType', t('f.jobType'), i.jobType, { hint: t('h.jobType') }),
+      row('jobClass', t('f.jobClass'), i.jobClass, { hint: t('h.jobClass') }),
+      row('beanName', t('f.beanName'), i.beanName, { hint: t('h.beanName') }),
+      row('applicationContext', t('f.applicationContext'), i.applicationContext, { hint: t('h.applicationContext') }),
       row('timeoutSeconds', t('f.timeoutSeconds'), i.timeoutSeconds, { hint: t('h.timeout') }),
       row('maxRetries', t('f.maxRetries'), i.maxRetries, { hint: t('h.retries') }),
       row('retryBackoffSeconds', t('f.retryBackoffSeconds'), i.retryBackoffSeconds, { hint: t('h.backoff') }),
@@ -440,7 +479,9 @@ async function form(el, ctx, name) {
   i.timeZone.addEventListener('input', debounce(drawPreview, 200));
   i.jobExecutionType.addEventListener('change', () => { drawPreview(); check('cron'); });
   for (const k of ['jobType', 'jobErrorHandlerType']) i[k].addEventListener('change', () => check('props'));
-  i.jobType.addEventListener('change', () => check('appName'));
+  i.jobType.addEventListener('change', () => { check('appName'); for (const k of ['jobClass', 'beanName', 'applicationContext']) check(k); });
+  i.beanName.addEventListener('change', () => { check('jobClass'); check('applicationContext'); });
+  i.applicationContext.addEventListener('change', () => check('beanName'));
   i.shardingTotalCount.addEventListener('input', () => i.shardingItemParameters.value && check('shardingItemParameters'));
   drawPreview();
   if (!apps.length) setErr(f, 'appName', t('jobs.noApps'));
@@ -454,7 +495,8 @@ async function form(el, ctx, name) {
       cron: i.cron.value.trim(), timeZone: i.timeZone.value.trim(), shardingTotalCount: num(i.shardingTotalCount.value),
       shardingItemParameters: i.shardingItemParameters.value.trim(), jobParameter: i.jobParameter.value,
       cpuCount: num(i.cpuCount.value), memoryMB: num(i.memoryMB.value), failover: i.failover.checked, misfire: i.misfire.checked,
-      jobType: i.jobType.value, timeoutSeconds: num(i.timeoutSeconds.value), maxRetries: num(i.maxRetries.value),
+      jobType: i.jobType.value, jobClass: java().jobClass, beanName: java().beanName, applicationContext: java().applicationContext,
+      timeoutSeconds: num(i.timeoutSeconds.value), maxRetries: num(i.maxRetries.value),
       retryBackoffSeconds: num(i.retryBackoffSeconds.value), jobErrorHandlerType: i.jobErrorHandlerType.value,
       pauseAfterFailures: num(i.pauseAfterFailures.value),
       description: i.description.value, props: parseProps(i.props.value),
