@@ -141,6 +141,8 @@ func TestJavaJobTypes(t *testing.T) {
 			files: map[string]string{"ejtest.jar": b.AppJar}, job: jobs.Config{JobType: jobs.TypeDataflow, JobClass: "ejtest.FlowJob"}, api: "dataflow", lines: 1},
 		{name: "an unchanged tarball built against the original's jars", bootstrap: "bin/start.sh",
 			files: originalFiles(t, b), api: "original", lines: 1},
+		{name: "the guide's fat jar holding the original's classes, and jobClass", bootstrap: "fat.jar",
+			files: map[string]string{"fat.jar": originalFatJar(t, b)}, job: jobs.Config{JobClass: "com.example.MyJob"}, api: "original", lines: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -175,6 +177,27 @@ func originalFiles(t *testing.T, b javatest.Built) map[string]string {
 		files["lib/"+filepath.Base(j)] = j
 	}
 	return files
+}
+
+// originalFatJar is the app built against the original's jars as one fat jar (the practice
+// guide's jarPath): the job's classes and the original's (stand-ins), which the library's
+// must come before.
+func originalFatJar(t *testing.T, b javatest.Built) string {
+	dir := t.TempDir()
+	jars, _ := filepath.Glob(filepath.Join(b.OriginalApp, "lib", "*.jar"))
+	for _, j := range jars {
+		cmd := exec.Command("jar", "xf", j)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("jar xf %s: %v\n%s", j, err, out)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "META-INF")); err != nil {
+		t.Fatal(err)
+	}
+	fat := filepath.Join(t.TempDir(), "fat.jar")
+	javatest.MakeJar(t, dir, fat, "")
+	return fat
 }
 
 // The stand-ins fail as the original does without Mesos: the app is only
