@@ -10,13 +10,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cgroups"
+	"github.com/ejcloud/elasticjob/executor/process"
 )
 
 // The Java scenario (docs/benchmarks.md, Java jobs): a job whose execute records the wall
 // clock (ns) and its pid as the first thing it does, run TRANSIENT from a start script
-// (the library through JAVA_TOOL_OPTIONS), TRANSIENT as a jar + jobClass (the library's
-// runner), with and without the JVM flags of the tuning, and DAEMON (one resident JVM),
-// against the JVM's own start on this machine.
+// (the library through JAVA_TOOL_OPTIONS) and as a jar + jobClass (the library's runner),
+// through variants of the scheduler run alternately (the code before and after, isolation
+// off, JVM flags), and DAEMON (one resident JVM); against the JVM's own start on this
+// machine: java -version right before each trigger, and by hand in a cgroup as a task's.
 
 const stampJava = `import java.io.FileWriter;
 import java.time.Instant;
@@ -46,6 +50,14 @@ public class Stamp implements SimpleJob {
 // starts itself (executor_java_opts): neither changes what a job computes.
 const javaTuning = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
 
+// javaNoRelocation maps the JDK's class-data-sharing archive at its fixed address instead of
+// relocating it at every start (Debian's JDK 17 relocates it, ArchiveRelocationMode=1, for
+// address-space randomization): measured, never a default (docs/benchmarks.md, Java jobs).
+const javaNoRelocation = "-XX:+UnlockDiagnosticVMOptions -XX:ArchiveRelocationMode=0"
+
+// stampScript is the app's bin/start.sh, as the manual's apps start their JVM.
+const stampScript = "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\nexec java -cp lib/stamp.jar Stamp \"$@\"\n"
+
 func runJava(ctx context.Context, o options, r *report) error {
 	lib := filepath.Join(o.binDir, "elasticjob-cloud-executor.jar")
 	if _, err := os.Stat(lib); err != nil {
@@ -66,17 +78,18 @@ func runJava(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	n := min(o.triggers, 40)
-	if err := javaVersion(r, n); err != nil {
+	r.add("java", "load average at the start", loadAvg(), "", nil)
+	if err := javaByHand(r, dir, lib, appJar, n); err != nil {
 		return err
 	}
-	if err := javaLocal(r, dir, lib, appJar, n); err != nil {
+	vs, err := javaVariants(o)
+	if err != nil {
 		return err
 	}
-	for _, mode := range []struct{ name, opts string }{{"defaults", ""}, {"tuned", javaTuning}} {
-		if err := javaSeries(ctx, o, r, dir, mode.name, mode.opts, appJar, tgz, n); err != nil {
-			return err
-		}
+	if err := javaSeries(ctx, o, r, dir, vs, appJar, tgz, n); err != nil {
+		return err
 	}
+	r.add("java", "load average at the end", loadAvg(), "", nil)
 	return nil
 }
 
@@ -94,8 +107,7 @@ func buildStampApp(dir, lib string) (string, string, error) {
 		return "", "", err
 	}
 	appJar := filepath.Join(app, "lib", "stamp.jar")
-	script := "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\nexec java -cp lib/stamp.jar Stamp \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(app, "bin", "start.sh"), []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(app, "bin", "start.sh"), []byte(stampScript), 0o755); err != nil {
 		return "", "", err
 	}
 	tgz := filepath.Join(dir, "stamp-app.tar.gz")
@@ -111,37 +123,114 @@ func buildStampApp(dir, lib string) (string, string, error) {
 	return appJar, tgz, nil
 }
 
-// javaVersion is the JVM's own start: java -version, wall clock, p50.
-func javaVersion(r *report, n int) error {
-	var d []float64
-	for range n {
-		t := time.Now()
-		if err := exec.Command("java", "-version").Run(); err != nil {
-			return fmt.Errorf("java -version: %w", err)
-		}
-		d = append(d, time.Since(t).Seconds())
+// javaByHand times, alternately, what a job's start is made of without the scheduler:
+// java -version (in the harness's cgroup, and in a cgroup of its own as a task's JVM is),
+// the job's JVM by hand (exec java → execute entered), and the app's start script with the
+// executor's JAVA_TOOL_OPTIONS. Wall clock and CPU (user + system) of each process.
+func javaByHand(r *report, dir, lib, appJar string, n int) error {
+	out := filepath.Join(dir, "hand.stamps")
+	env := append(os.Environ(), `ELASTICJOB_SHARDING_CONTEXT={"jobName":"hand","shardingItem":0,"shardingTotalCount":1,"jobParameter":"`+out+`"}`)
+	cg := newFloorCgroup()
+	defer cg.close()
+	type row struct {
+		what       string
+		cmd        []string
+		env        []string
+		cgroup     bool
+		stamps     bool
+		wall, cpus []float64
+		exec       []float64
 	}
-	r.add("java", "`java -version` wall clock min / p50 / p99", ms(minOf(d))+" / "+ms(percentile(d, .5))+" / "+ms(percentile(d, .99)), "the floor", nil)
+	rows := []*row{
+		{what: "`java -version`", cmd: []string{"java", "-version"}},
+		{what: "`java -version` in a cgroup of its own (as a task's JVM)", cmd: []string{"java", "-version"}, cgroup: true},
+		{what: "the job's JVM by hand (`-Xbootclasspath/a`)", cmd: []string{"java", "-Xbootclasspath/a:" + lib, "-cp", appJar, "Stamp"}, env: env, stamps: true},
+		{what: "the job's JVM by hand, the library on the class path", cmd: []string{"java", "-cp", appJar + ":" + lib, "Stamp"}, env: env, stamps: true},
+		{what: "bin/start.sh by hand with the executor's JAVA_TOOL_OPTIONS", cmd: []string{filepath.Join(dir, "app", "bin", "start.sh")},
+			env: append(env, "JAVA_TOOL_OPTIONS=-Xbootclasspath/a:"+lib), stamps: true},
+	}
+	if cg == nil {
+		rows = append(rows[:1], rows[2:]...)
+	}
+	for range n {
+		for _, x := range rows {
+			t := time.Now()
+			wall, cpu, err := cg.run(x.cgroup, x.cmd, x.env, dir)
+			if err != nil {
+				return fmt.Errorf("%s: %w", x.what, err)
+			}
+			x.wall, x.cpus = append(x.wall, wall), append(x.cpus, cpu)
+			if st := readStamps(out); x.stamps && len(st) > 0 {
+				x.exec = append(x.exec, float64(st[len(st)-1].ns-t.UnixNano())/1e9)
+			}
+		}
+	}
+	for _, x := range rows {
+		v := fmt.Sprintf("wall %s / %s, CPU %s", ms(minOf(x.wall)), ms(percentile(x.wall, .5)), ms(percentile(x.cpus, .5)))
+		if len(x.exec) > 0 {
+			v = fmt.Sprintf("exec → execute %s / %s; ", ms(minOf(x.exec)), ms(percentile(x.exec, .5))) + v
+		}
+		r.add("java", "by hand: "+x.what+": min / p50 (CPU p50)", v, "", nil)
+	}
 	return nil
 }
 
-// javaLocal is the JVM started by hand with the library and the job: exec → execute entered.
-func javaLocal(r *report, dir, lib, appJar string, n int) error {
-	out := filepath.Join(dir, "local.stamps")
-	var d []float64
-	for i := range n {
-		cmd := exec.Command("java", "-Xbootclasspath/a:"+lib, "-cp", appJar, "Stamp")
-		cmd.Env = append(os.Environ(), `ELASTICJOB_SHARDING_CONTEXT={"jobName":"local","shardingItem":0,"shardingTotalCount":1,"jobParameter":"`+out+`"}`)
-		t := time.Now().UnixNano()
-		if o, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("java Stamp: %v\n%s", err, o)
-		}
-		if st := readStamps(out); len(st) == i+1 {
-			d = append(d, float64(st[i].ns-t)/1e9)
+// floorCgroup is a cgroup like a task's (a child of the scheduler's cgroups root, at the
+// default weight) for java -version; nil where cgroups are not usable.
+type floorCgroup struct {
+	g           *cgroups.Group
+	join, leave []string
+	clone       string
+}
+
+func newFloorCgroup() *floorCgroup {
+	h, err := cgroups.Detect(cgroups.Probe{Root: "elasticjob"})
+	if err != nil {
+		return nil
+	}
+	g := h.Group(fmt.Sprintf("elasticjob/bench-floor-%d", os.Getpid()))
+	if err := g.Create(); err != nil {
+		return nil
+	}
+	f := &floorCgroup{g: g, join: g.TasksFiles(), clone: g.CloneDir()}
+	if h.Mode() == cgroups.V1 {
+		if f.leave, err = h.SelfTasksFiles(""); err != nil {
+			_ = g.Destroy(5 * time.Second)
+			return nil
 		}
 	}
-	r.add("java", "by hand: exec java → execute entered min / p50 (JVM start + the library)", ms(minOf(d))+" / "+ms(percentile(d, .5)), "", nil)
-	return nil
+	return f
+}
+
+func (f *floorCgroup) close() {
+	if f != nil {
+		_ = f.g.Destroy(5 * time.Second)
+	}
+}
+
+// run runs cmd to its end (in the cgroup when inCgroup) and returns its wall clock and CPU.
+func (f *floorCgroup) run(inCgroup bool, cmd, env []string, dir string) (wall, cpu float64, err error) {
+	if env == nil {
+		env = os.Environ()
+	}
+	spec := process.Spec{Path: cmd[0], Args: cmd[1:], Dir: dir, Env: env,
+		Stdout: filepath.Join(dir, "hand.out"), Stderr: filepath.Join(dir, "hand.err")}
+	if inCgroup && f != nil {
+		spec.Join, spec.Leave, spec.Cgroup = f.join, f.leave, f.clone
+	}
+	if p, err := exec.LookPath(cmd[0]); err == nil {
+		spec.Path = p
+	}
+	t := time.Now()
+	res, err := process.Run(context.Background(), spec, nil)
+	wall = time.Since(t).Seconds()
+	if err != nil {
+		return 0, 0, err
+	}
+	if res.ExitCode != 0 {
+		return 0, 0, fmt.Errorf("exit code %d: %s", res.ExitCode, res.Message())
+	}
+	return wall, res.CPU.Seconds(), nil
 }
 
 type stamp struct {
@@ -167,139 +256,17 @@ func readStamps(path string) []stamp {
 	return out
 }
 
-// javaSeries runs the TRANSIENT jobs (start script; jar + jobClass) n times each through an
-// embedded scheduler, then a DAEMON job, with the executor's JVM flags opts.
-func javaSeries(ctx context.Context, o options, r *report, dir, name, opts, appJar, tgz string, n int) error {
-	sdir := filepath.Join(dir, "sched-"+name)
-	if err := os.MkdirAll(sdir, 0o750); err != nil {
-		return err
-	}
-	var flags []string
-	if opts != "" {
-		flags = append(flags, "--executor-java-opts", opts)
-	}
-	p, err := startScheduler(o.binDir, sdir, flags...)
+// loadAvg is the first three fields of /proc/loadavg.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return err
+		return "n/a"
 	}
-	defer func() { p.stop() }()
-	if _, err := p.waitHealthy(30 * time.Second); err != nil {
-		return err
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
 	}
-	sc := "java/" + name
-	if opts != "" {
-		r.add(sc, "setup", "executor_java_opts "+opts+" (the JVMs the executor starts: the jobClass row)", "", nil)
-	}
-	posts := []string{
-		fmt.Sprintf(`{"appName":"java_script","appURL":"file://%s","bootstrapScript":"bin/start.sh","cpuCount":0.1,"memoryMB":64,"appCacheEnable":true}`, tgz),
-		fmt.Sprintf(`{"appName":"java_jar","appURL":"file://%s","bootstrapScript":"stamp.jar","cpuCount":0.1,"memoryMB":64,"appCacheEnable":true}`, appJar),
-	}
-	for _, b := range posts {
-		if err := p.api.postJSON("/api/app", b); err != nil {
-			return err
-		}
-	}
-	for _, j := range []struct{ job, app, class, what string }{
-		{"java_script", "java_script", "", "TRANSIENT from bin/start.sh (JAVA_TOOL_OPTIONS)"},
-		{"java_class", "java_jar", "Stamp", "TRANSIENT jar + jobClass (the runner)"},
-	} {
-		out := filepath.Join(dir, name+"-"+j.job+".stamps")
-		body := fmt.Sprintf(`{"jobName":%q,"appName":%q,"jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":0.1,"memoryMB":128,"jobParameter":%q,"jobClass":%q}`,
-			j.job, j.app, out, j.class)
-		if err := p.api.postJSON("/api/job/register", body); err != nil {
-			return err
-		}
-		var d, floor, diff []float64
-		for i := 0; i <= n && ctx.Err() == nil; i++ { // the first run is a warm-up (fetch, executor start)
-			// java -version right before each trigger: the pair's difference holds under a
-			// machine's changing load where the two series' medians do not.
-			tv := time.Now()
-			if err := exec.Command("java", "-version").Run(); err != nil {
-				return fmt.Errorf("java -version: %w", err)
-			}
-			v := time.Since(tv).Seconds()
-			t := time.Now().UnixNano()
-			if err := p.api.trigger(j.job); err != nil {
-				return err
-			}
-			var got []stamp
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-				if got = readStamps(out); len(got) > i {
-					break
-				}
-			}
-			if len(got) <= i {
-				return fmt.Errorf("%s: run %d recorded no execute", j.job, i)
-			}
-			if i > 0 {
-				d = append(d, float64(got[i].ns-t)/1e9)
-				floor = append(floor, v)
-				diff = append(diff, float64(got[i].ns-t)/1e9-v)
-			}
-			if err := waitIdle(ctx, p, j.job); err != nil {
-				return err
-			}
-			if err := sleepCtx(ctx, o.gap); err != nil {
-				return err
-			}
-		}
-		r.add(sc, j.what+": trigger → execute entered min / p50 / p99", ms(minOf(d))+" / "+ms(percentile(d, .5))+" / "+ms(percentile(d, .99)), "", nil)
-		r.add(sc, j.what+": java -version right before each, min / p50", ms(minOf(floor))+" / "+ms(percentile(floor, .5)), "", nil)
-		r.add(sc, j.what+": per-run difference (trigger → execute − java -version) p50", ms(percentile(diff, .5)), "≤ 50 ms", le(percentile(diff, .5), .05))
-	}
-	return javaDaemon(ctx, r, p, sc, dir, name)
-}
-
-// waitIdle waits until no task of job runs.
-func waitIdle(ctx context.Context, p *schedProc, job string) error {
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		_, body, err := p.api.do("GET", "/api/job/tasks/running", "", nil)
-		if err == nil && !strings.Contains(string(body), `"jobName":"`+job+`"`) {
-			return nil
-		}
-		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("%s still runs after 30 s", job)
-}
-
-// javaDaemon registers a DAEMON job of the start-script app (no props) firing every second,
-// and reads, from its recorded ticks, fire → execute (the real clock: from the tick's second)
-// and the resident JVM's RSS.
-func javaDaemon(ctx context.Context, r *report, p *schedProc, sc, dir, name string) error {
-	out := filepath.Join(dir, name+"-daemon.stamps")
-	body := fmt.Sprintf(`{"jobName":"java_daemon","appName":"java_script","jobExecutionType":"DAEMON","cron":"*/1 * * * * ?","shardingTotalCount":1,"cpuCount":0.1,"memoryMB":128,"jobParameter":%q}`, out)
-	if err := p.api.postJSON("/api/job/register", body); err != nil {
-		return err
-	}
-	const ticks = 21
-	var got []stamp
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
-		if got = readStamps(out); len(got) >= ticks {
-			break
-		}
-	}
-	if len(got) < ticks {
-		return fmt.Errorf("java_daemon: %d ticks in 60 s", len(got))
-	}
-	pids := map[string]bool{}
-	var d []float64
-	for _, s := range got[1:] { // the first tick starts the JVM
-		pids[s.pid] = true
-		d = append(d, float64(s.ns%1e9)/1e9)
-	}
-	r.add(sc, fmt.Sprintf("DAEMON: cron fire → execute entered p50 / p99 (real clock, %d ticks after the first, %d JVM)", len(d), len(pids)),
-		ms(percentile(d, .5))+" / "+ms(percentile(d, .99)), "≤ the Go SDK's + 5 ms", nil)
-	r.add(sc, "DAEMON: the first tick (starts the JVM): fire → execute", ms(float64(got[0].ns%1e9)/1e9), "", nil)
-	if st, err := os.ReadFile("/proc/" + got[len(got)-1].pid + "/status"); err == nil {
-		for _, l := range strings.Split(string(st), "\n") {
-			if strings.HasPrefix(l, "VmRSS:") {
-				r.add(sc, "DAEMON: the resident JVM's VmRSS", strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "", nil)
-			}
-		}
-	}
-	return p.api.postJSON("/api/job/java_daemon/disable", "")
+	return strings.Join(f[:3], " ")
 }
 
 func minOf(xs []float64) float64 {

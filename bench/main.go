@@ -52,6 +52,9 @@ type options struct {
 	haJobs        int
 	wfRuns        int
 	wfConcurrent  int
+	javaBefore    string // java: a bin directory of the code before, run alternately with binDir's
+	javaVariants  string // java: the variants run alternately
+	javaDaemon    bool   // java: the DAEMON tick too
 
 	simStore       string // cluster-sim: embedded, zk or both
 	simZK          string
@@ -102,6 +105,9 @@ func main() {
 	flag.IntVar(&o.packageMB, "package-mb", 100, "payload size in MB of the package scenario's upload")
 	flag.IntVar(&o.wfRuns, "wf-runs", 30, "sequential runs of the 10-node chain (the fan-out gets a quarter) in the workflow scenario")
 	flag.IntVar(&o.wfConcurrent, "wf-concurrent", 200, "concurrent runs of the 10-node chain in the workflow scenario")
+	flag.StringVar(&o.javaBefore, "java-before", "", "java: a bin directory built from the code before (scheduler, executor, elasticjob-cloud-executor.jar), whose jobs run alternately with -bin's: git worktree add /tmp/before <commit> && make -C /tmp/before build")
+	flag.StringVar(&o.javaVariants, "java-variants", "after,isolation-off", "java: variants run alternately, comma-separated: after (-bin), isolation-off (-bin with isolation off: the task's JVM outside a cgroup of its own), tuned (-bin with executor_java_opts "+javaTuning+"), relocation-off (-bin with executor_java_opts "+javaNoRelocation+"); before is added with -java-before")
+	flag.BoolVar(&o.javaDaemon, "java-daemon", true, "java: also a DAEMON job's ticks (21 s per variant)")
 	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
 	flag.IntVar(&o.haKills, "ha-kills", 5, "leader kills at a 2 s session timeout (ha)")
 	flag.IntVar(&o.haKillsSlow, "ha-kills-default", 2, "leader kills at the default 15 s session timeout (ha)")

@@ -52,6 +52,7 @@ type Result struct {
 	Signal     syscall.Signal // the terminating signal, if any
 	Killed     bool           // we killed it because ctx ended
 	StderrTail string         // up to TailSize bytes from the end of what this run wrote to stderr
+	CPU        time.Duration  // user + system CPU time of the process (its waited-for children included)
 }
 
 // Message describes a failure: "exit code 3: <stderr tail>" or
@@ -97,6 +98,7 @@ func Run(ctx context.Context, spec Spec, started func(pid int)) (Result, error) 
 	}
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	res.ExitCode = ws.ExitStatus()
+	res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if ws.Signaled() {
 		res.Signal = ws.Signal()
 	}
