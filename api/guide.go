@@ -152,7 +152,7 @@ func (s *Server) guideSave(ctx context.Context, job jobs.Config, newApp *app.Con
 			return err
 		}
 	}
-	err := s.reg.AddJob(ctx, job)
+	err := s.addJob(ctx, job)
 	if err != nil && newApp != nil {
 		if _, derr := s.reg.DeleteApp(ctx, newApp.AppName); derr != nil {
 			s.log.Warn("api: remove the app created for a job that was refused", "app", newApp.AppName, "err", derr)
@@ -239,6 +239,7 @@ type guideJobStatus struct {
 	State                 string          `json:"state"`
 	ShardingTotalCount    int             `json:"shardingTotalCount"`
 	Instances             []guideInstance `json:"instances"`
+	RegisteredAt          *time.Time      `json:"registeredAt,omitempty"` // history counts from here
 	LastTriggerTime       *time.Time      `json:"lastTriggerTime"`
 	NextFireTime          *time.Time      `json:"nextFireTime,omitempty"`
 	PendingExecutions     int             `json:"pendingExecutions"`
@@ -267,6 +268,13 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	if err != nil {
 		return st, err
 	}
+	registered, err := s.reg.JobRegisteredAt(ctx, job.JobName)
+	if err != nil {
+		return st, err
+	}
+	if !registered.IsZero() {
+		st.RegisteredAt = &registered
+	}
 	var last time.Time
 	for item, rt := range running {
 		st.Instances = append(st.Instances, guideInstance{rt.TaskID, rt.Hostname, string(rt.State), item, rt.LaunchedAt})
@@ -278,7 +286,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	if len(running) > 0 {
 		st.State = StateRunning
 	}
-	if t := s.lastStart(ctx, job.JobName); t.After(last) {
+	if t := s.lastStart(ctx, job.JobName, registered); t.After(last) {
 		last = t
 	}
 	if !last.IsZero() {
@@ -296,13 +304,14 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	return st, nil
 }
 
-// lastStart is the start of the job's latest execution in history (zero
-// without history).
-func (s *Server) lastStart(ctx context.Context, job string) time.Time {
+// lastStart is the start of the job's latest execution in history since
+// it was registered (zero without history).
+func (s *Server) lastStart(ctx context.Context, job string, registered time.Time) time.Time {
 	if s.hist == nil {
 		return time.Time{}
 	}
-	page, err := s.hist.Executions(ctx, view.Query{Page: 1, PerPage: 1, Sort: "startTime", Order: "desc", Filters: map[string]string{"jobName": job}})
+	page, err := s.hist.Executions(ctx, view.Query{Page: 1, PerPage: 1, Sort: "startTime", Order: "desc", Start: historyFrom(registered),
+		Filters: map[string]string{"jobName": job}})
 	if err != nil || len(page.Rows) == 0 || page.Rows[0].StartTime == nil {
 		return time.Time{}
 	}
@@ -370,4 +379,20 @@ func nextFire(job jobs.Config, now time.Time, schedulerZone *time.Location) *tim
 	}
 	t = t.UTC()
 	return &t
+}
+
+// addJob registers a job, recording when (history of an earlier job of
+// the same name is not its own).
+func (s *Server) addJob(ctx context.Context, job jobs.Config) error {
+	return s.reg.AddJobAt(ctx, job, s.clock.Now())
+}
+
+// historyFrom is where a job's own history starts: its registration,
+// floored to the second (a database may keep start times to the second
+// only). Zero (not recorded): all of it.
+func historyFrom(registered time.Time) time.Time {
+	if registered.IsZero() {
+		return registered
+	}
+	return registered.Truncate(time.Second)
 }

@@ -46,7 +46,7 @@ func (s *Server) registerJob(c *gin.Context) {
 			return err
 		}
 		return s.checkFits(c, cfg)
-	}, s.reg.AddJob)
+	}, s.addJob)
 }
 
 // updateJob merges the body onto the current config (absent fields keep
