@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -177,8 +178,9 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	}
 	now := s.clock.Now()
 	duplicate, queued := false, false
+	by := triggeredBy(c)
 	if req.JobParameter != nil || req.IdempotencyKey != "" {
-		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter}
+		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter, By: by}
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
@@ -187,7 +189,7 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	} else {
 		// false: the trigger collapsed into an execution already waiting
 		// (misfire false), or the job's queue is full; nothing was written.
-		queued, err = s.reg.Trigger(c, req.JobName, cfg.Misfire, now)
+		queued, err = s.reg.TriggerBy(c, req.JobName, cfg.Misfire, now, by)
 	}
 	if err != nil || !queued {
 		// Nothing committed: no commit stage to observe, nothing new for
@@ -202,6 +204,28 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		s.ops.Wake()
 	}
 	return false, nil
+}
+
+// ClientHeader names the client a request comes from, for where a run
+// came from (triggeredBy): the console sends "console", ejctl "ejctl";
+// without it a trigger is the API's.
+const ClientHeader = "X-EJ-Client"
+
+// triggeredBy is who triggers a run: "api:{user}", "console:{user}" or
+// "ejctl:{user}" ("anonymous" with open access).
+func triggeredBy(c *gin.Context) string {
+	via := "api"
+	switch strings.ToLower(strings.TrimSpace(c.GetHeader(ClientHeader))) {
+	case "console":
+		via = "console"
+	case "ejctl":
+		via = "ejctl"
+	}
+	user := c.GetString(ctxUser)
+	if user == "" {
+		user = "anonymous"
+	}
+	return via + ":" + user
 }
 
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)

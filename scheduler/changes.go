@@ -110,7 +110,7 @@ func (c *configFollower) queueDaemon(ctx context.Context, name string) {
 	if err != nil || len(running) >= job.ShardingTotalCount {
 		return
 	}
-	if _, err := c.reg.Trigger(ctx, name, false, c.clock.Now()); err != nil {
+	if _, err := c.reg.TriggerBy(ctx, name, false, c.clock.Now(), registry.ByDaemon); err != nil {
 		c.log.Warn("queue daemon job", "job", name, "err", err)
 	}
 	c.queues.changed()

@@ -32,6 +32,7 @@ type TaskEvent struct {
 	TaskID, Job, App, AgentID, Hostname string
 	Item                                int
 	Source                              string
+	Trigger                             string // who or what queued the run (task.Entry.Trigger)
 	Transient                           bool
 	At                                  time.Time
 	Queued                              time.Time // when the work entered the ready or failover queue

@@ -59,7 +59,7 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 	rt := *in.Entry
 	job, _ := h.catalog.Job(tid.JobName)
 	ev := TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
-		Item: tid.Item, Source: rt.Source, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
+		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
 	h.obs.StatusChanged(ev, st)
 	delete(h.st.unreachable, st.TaskID)
 	if out.Unreachable {
@@ -181,7 +181,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		h.paused(job, ev, *pause)
 	}
 	if e.RequeueDaemon {
-		if _, err := reg.Trigger(ctx, job.JobName, false, now); err != nil {
+		if _, err := reg.TriggerBy(ctx, job.JobName, false, now, registry.ByDaemon); err != nil {
 			h.log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
 		}
 		h.queues.changed()

@@ -12,7 +12,11 @@ type Entry struct {
 	State      State  `json:"state"`          // the last state seen
 	Busy       bool   `json:"busy,omitempty"` // a DAEMON task is inside a run of its cron
 	Source     string `json:"executionSource,omitempty"`
-	Attempts   int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
+	// Trigger is who or what queued the run: "cron", "api:{user}",
+	// "console:{user}", "ejctl:{user}", "workflow:{flow}/{run}/{node}",
+	// "retry", "failover", "daemon" ("" when not recorded).
+	Trigger  string `json:"triggeredBy,omitempty"`
+	Attempts int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
 	// Parameter is the run's jobParameter override (from a trigger), kept
 	// so a failover or retry of the shard runs with it too.
 	Parameter *string `json:"jobParameterOverride,omitempty"`
