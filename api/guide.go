@@ -25,6 +25,7 @@ func (s *Server) guideRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/pause", s.guidePause(true))
 	g.POST("/:jobName/resume", s.guidePause(false))
 	g.GET("/:jobName/status", s.guideStatus)
+	g.GET("/:jobName/durations", s.jobDurations)
 }
 
 // guideSuccess is the guide's answer to its control calls.
@@ -246,6 +247,7 @@ type guideJobStatus struct {
 	FailoverShards        int             `json:"failoverShards"`
 	ConsecutiveFailedRuns int             `json:"consecutiveFailedRuns"`
 	Pause                 *registry.Pause `json:"pause,omitempty"`
+	Waiting               *waitView       `json:"waiting,omitempty"` // why its pending execution has not launched
 }
 
 func (s *Server) guideStatus(c *gin.Context) {
@@ -326,6 +328,16 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 	for _, rd := range q {
 		if rd.Job == st.JobName {
 			st.PendingExecutions = rd.Count
+		}
+	}
+	if st.PendingExecutions > 0 {
+		w, ok, err := s.reg.WaitingOf(ctx, registry.WaitingKey("ready", st.JobName, 0))
+		if err != nil {
+			return err
+		}
+		if ok {
+			v := s.waitView(w)
+			st.Waiting = &v
 		}
 	}
 	fo, err := s.reg.FailoverQueue(ctx)

@@ -405,7 +405,7 @@ func (s *Server) readyTasks(c *gin.Context) {
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
 		if w, ok := why[registry.WaitingKey("ready", r.Job, 0)]; ok {
-			row["waiting"] = w
+			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
 	}
@@ -427,9 +427,19 @@ func (s *Server) failoverTasks(c *gin.Context) {
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
 		if w, ok := why[registry.WaitingKey("failover", f.Job, f.Item)]; ok {
-			row["waiting"] = w
+			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// waitView is a recorded wait reason with its holders summed up as of now.
+type waitView struct {
+	registry.Waiting
+	Summary string `json:"summary,omitempty"`
+}
+
+func (s *Server) waitView(w registry.Waiting) waitView {
+	return waitView{Waiting: w, Summary: w.Summary(s.clock.Now())}
 }

@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 )
@@ -13,14 +14,27 @@ const MinRuns = 3
 // (older runs describe the job less well; a job changes).
 const MaxRuns = 50
 
-// Typical is what a job's recent runs took.
+// Typical is what a job's recent runs took. Its JSON gives the
+// durations in milliseconds (medianMs, p90Ms, maxMs, latestMs).
 type Typical struct {
-	Runs   int           `json:"runs"`              // how many durations it was made of
-	Median time.Duration `json:"medianMs"`          // 50th percentile
-	P90    time.Duration `json:"p90Ms"`             // 90th percentile
-	Max    time.Duration `json:"maxMs"`             // the longest
-	Known  bool          `json:"known"`             // Runs ≥ MinRuns
-	Latest time.Duration `json:"latestMs,omitzero"` // the most recent run's
+	Runs   int           // how many durations it was made of
+	Median time.Duration // 50th percentile
+	P90    time.Duration // 90th percentile
+	Max    time.Duration // the longest
+	Known  bool          // Runs ≥ MinRuns
+	Latest time.Duration // the most recent run's
+}
+
+// MarshalJSON writes the durations in milliseconds.
+func (t Typical) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Runs     int   `json:"runs"`
+		MedianMs int64 `json:"medianMs"`
+		P90Ms    int64 `json:"p90Ms"`
+		MaxMs    int64 `json:"maxMs"`
+		Known    bool  `json:"known"`
+		LatestMs int64 `json:"latestMs,omitempty"`
+	}{t.Runs, t.Median.Milliseconds(), t.P90.Milliseconds(), t.Max.Milliseconds(), t.Known, t.Latest.Milliseconds()})
 }
 
 // Of sums up durations, most recent first (at most MaxRuns of them are

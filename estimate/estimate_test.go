@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -104,5 +105,15 @@ func TestEnd(t *testing.T) {
 		if basis != c.basis || (basis != BasisNone && end.Sub(start) != c.want) || (basis == BasisNone && !end.IsZero()) {
 			t.Errorf("%s: End = %v %q, want +%v %q", c.name, end, basis, c.want, c.basis)
 		}
+	}
+}
+
+func TestTypicalJSONInMilliseconds(t *testing.T) {
+	b, err := json.Marshal(Of(secs(8, 5, 9)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"runs":3,"medianMs":8000,"p90Ms":9000,"maxMs":9000,"known":true,"latestMs":8000}`; string(b) != want {
+		t.Errorf("%s, want %s", b, want)
 	}
 }

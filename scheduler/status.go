@@ -32,6 +32,7 @@ type statusHandler struct {
 	catalog  *Catalog
 	queues   *queues
 	answered func(taskID string) // the reconciler's
+	runs     *durations
 }
 
 // handle applies one update through reg (the registry, or a batch whose
@@ -177,6 +178,9 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		return err
 	}
 	h.st.dropRunning(tid.JobName, tid.Item)
+	if task.State(st.State) == task.Finished && facts.Exists {
+		h.runs.add(tid.JobName, ranFor(shardReportOf(st.Data), e.Entry.LaunchedAt, now))
+	}
 	if pause != nil {
 		h.paused(job, ev, *pause)
 	}
