@@ -69,3 +69,26 @@ func TestJobDurations(t *testing.T) {
 	e.wantError(e.request(http.MethodGet, "/api/jobs/my_job/durations?limit=0", ""), http.StatusBadRequest, "limit must be 1 to 500")
 	e.wantError(e.request(http.MethodGet, "/api/jobs/nope/durations", ""), http.StatusNotFound)
 }
+
+// GET /api/job/trigger/{key} says FAILED as soon as a shard failed for
+// good, with its cause, while other shards still run (issue 42: ejctl
+// --wait waited out its timeout on a failover job).
+func TestRunFailsAsSoonAsAShardFailedForGood(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("fo_job", "app"))
+	rec := registry.RunRecord{JobName: "fo_job", At: t0, Failed: true, Shards: []registry.ShardOutcome{{Item: 0, TaskID: "fo_job@-@0@-@READY@-@a@-@1",
+		State: "TASK_FAILED", Message: "fetch http://127.0.0.1:1/app.tgz: connection refused"}}}
+	if err := e.reg.Change().RecordRun("k-fo", rec).Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.Commit(t.Context(), registry.PutRunningOp("fo_job", 1, registry.Running{TaskID: "fo_job@-@1@-@READY@-@a@-@2", AgentID: "a",
+		State: "TASK_RUNNING", RunKey: "k-fo", LaunchedAt: t0})); err != nil {
+		t.Fatal(err)
+	}
+	v := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/k-fo", ""))
+	running, _ := v["running"].([]any)
+	if v["state"] != "FAILED" || len(running) != 1 || v["message"] != "shard 0 failed (TASK_FAILED: fetch http://127.0.0.1:1/app.tgz: connection refused): the run cannot succeed" {
+		t.Errorf("run: %v", v)
+	}
+}

@@ -155,6 +155,7 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	last := ""
+	told := map[string]bool{} // shard outcomes printed: item/task/state
 	for {
 		var v runView
 		err := c.client.get(ctx, "/api/job/trigger/"+seg(o.key), nil, &v)
@@ -164,6 +165,7 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 		if err != nil {
 			return err
 		}
+		c.tellShards(o.key, v, told)
 		if v.State != last {
 			fmt.Fprintf(c.env.Stderr, "run %s: %s%s\n", o.key, v.State, runningNote(v))
 			last = v.State
@@ -181,10 +183,31 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 }
 
 func runningNote(v runView) string {
-	if len(v.Running) == 0 {
-		return ""
+	note := ""
+	if len(v.Running) > 0 {
+		note = fmt.Sprintf(" (%d shard(s) running)", len(v.Running))
 	}
-	return fmt.Sprintf(" (%d shard(s) running)", len(v.Running))
+	if v.Message != "" {
+		note += ": " + oneLine(v.Message)
+	}
+	return note
+}
+
+// tellShards prints each shard's end once, as it happens (a failure with
+// its cause), on stderr.
+func (c *cli) tellShards(key string, v runView, told map[string]bool) {
+	for _, s := range v.Shards {
+		id := fmt.Sprintf("%d/%s/%s", s.ShardingItem, s.TaskID, s.State)
+		if told[id] {
+			continue
+		}
+		told[id] = true
+		line := fmt.Sprintf("run %s: shard %d %s (task %s)", key, s.ShardingItem, s.State, s.TaskID)
+		if s.Message != "" {
+			line += ": " + oneLine(s.Message)
+		}
+		fmt.Fprintln(c.env.Stderr, line)
+	}
 }
 
 func orDash(s string) string {
@@ -222,7 +245,11 @@ func (c *cli) reportRun(v runView) error {
 			failed++
 		}
 	}
-	return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s failed: %d of %d shard(s) did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))}
+	err := fmt.Errorf("run %s of job %s failed: %d of the %d shard(s) that ended did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))
+	if len(v.Running) > 0 {
+		err = fmt.Errorf("%w; it cannot succeed, so ejctl stops waiting (%d shard(s) still running)", err, len(v.Running))
+	}
+	return &exitError{ExitRunFail, err}
 }
 
 func oneLine(s string) string {

@@ -159,7 +159,9 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		rep := shardReportOf(st.Data)
 		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: task.State(st.State), Message: st.Message,
 			StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
-		ch.RecordRun(key, task.RecordShard(rec, tid.JobName, so, e.RecordDone, now))
+		rec = task.RecordShard(rec, tid.JobName, so, e.RecordDone, now)
+		rec.Failed = rec.Failed || e.Result == task.Failure
+		ch.RecordRun(key, rec)
 	}
 	var pause *task.Pause
 	if facts.Exists { // a deregistered job's runs are not counted
