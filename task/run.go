@@ -128,8 +128,8 @@ type RunRecord struct {
 	// Failed: a shard failed for good (not to be retried within the run),
 	// so the run cannot succeed, though other shards may still run (or a
 	// failover run the shard again outside the run).
-	Failed bool `json:"failed,omitempty"`
-	EndedAt time.Time      `json:"endedAt,omitzero"`
+	Failed  bool      `json:"failed,omitempty"`
+	EndedAt time.Time `json:"endedAt,omitzero"`
 }
 
 // ShardOutcome is how one shard of a keyed run ended (its last attempt).
