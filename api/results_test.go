@@ -2,11 +2,13 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/migrations"
 	"github.com/ejcloud/elasticjob/registry"
@@ -171,4 +173,21 @@ func TestReRegisteredJobInheritsNothing(t *testing.T) {
 	if st3["lastTriggerTime"] != "2024-03-01T12:05:30Z" {
 		t.Errorf("the new job's own run: lastTriggerTime %v", st3["lastTriggerTime"])
 	}
+}
+
+// The log of a task whose app could not be fetched: not "the sandbox may
+// have been removed", but the fetch error that ended it (issue 42).
+func TestLogOfATaskThatNeverRanSaysWhy(t *testing.T) {
+	db, st := resultsDB(t)
+	e := newEnv(t, withHistory(st))
+	const fetchFailed = "fetch_job@-@0@-@READY@-@agent-1@-@01"
+	cause := "fetch http://127.0.0.1:1/app.tgz: dial tcp 127.0.0.1:1: connect: connection refused"
+	execRow(db, "1", "fetch_job", fetchFailed, 0, false, "2024-03-01 11:00:00.000", "2024-03-01 11:00:00.500", cause)
+	traceRow(db, "t1", "fetch_job", fetchFailed, "TASK_FAILED", cause, "2024-03-01 11:00:00.500")
+	e.ops.logErr = fmt.Errorf("%w: no stdout for task %s on agent agent-1 (the sandbox may have been removed)", api.ErrNotFound, fetchFailed)
+	r := e.request(http.MethodGet, "/api/job/logs/"+fetchFailed+"?stream=stdout&format=json", "")
+	e.wantError(r, http.StatusNotFound, "has no stdout: it ended TASK_FAILED before writing any: "+cause)
+	// A task history knows nothing of keeps the engine's answer.
+	r = e.request(http.MethodGet, "/api/job/logs/other@-@0@-@READY@-@agent-1@-@02?format=json", "")
+	e.wantError(r, http.StatusNotFound, "the sandbox may have been removed")
 }
