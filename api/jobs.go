@@ -24,6 +24,7 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/disable", s.setDisabled("job", true))
 	g.POST("/:jobName/enable", s.setDisabled("job", false))
 	g.POST("/trigger", s.trigger)
+	g.POST("/:jobName/kill", s.killRun)
 	g.GET("/trigger/:key", s.triggerRun)
 	g.GET("/jobs", s.listJobs)
 	g.GET("/jobs/:jobName", s.getJob)

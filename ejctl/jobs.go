@@ -15,9 +15,9 @@ import (
 )
 
 func (c *cli) jobCmd() *cobra.Command {
-	cmd := group("job", "Jobs: list, show, register, trigger, delete, disable, enable")
+	cmd := group("job", "Jobs: list, show, register, trigger, stop a run, delete, disable, enable")
 	cmd.AddCommand(c.objectCmds(jobKind)...)
-	cmd.AddCommand(c.registerCmd(), c.triggerCmd())
+	cmd.AddCommand(c.registerCmd(), c.triggerCmd(), c.killCmd())
 	return cmd
 }
 
@@ -258,4 +258,49 @@ func oneLine(s string) string {
 		s = s[:120] + "…"
 	}
 	return s
+}
+
+func (c *cli) killCmd() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "kill NAME",
+		Short: "Stop the job's running execution (all its shards) and keep the job",
+		Long: "Kill stops the job's running execution: its shards are killed and end \"killed by ejctl:USER\" in history,\n" +
+			"its shards waiting to run again are dropped; the job stays enabled, with its pending executions and\n" +
+			"its cron. It asks for confirmation on a terminal; scripts pass --yes.",
+		Example:           "  ejctl job kill nightly_report --yes",
+		Args:              exactArgs("NAME"),
+		ValidArgsFunction: c.completeNames(jobKind),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !yes {
+				if !c.stdinTTY() {
+					return usagef("kill: this stops the running execution of job %s; pass --yes to confirm (standard input is not a terminal to ask on)", name)
+				}
+				ok, err := c.confirm(fmt.Sprintf("Stop the running execution of job %s? [y/N] ", name))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return errors.New("not confirmed: nothing stopped")
+				}
+			}
+			var ans struct {
+				KilledBy      string   `json:"killedBy"`
+				TaskIDs       []string `json:"taskIds"`
+				DroppedShards int      `json:"droppedShards"`
+			}
+			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/"+seg(name)+"/kill", nil, &ans); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(ans)
+			}
+			c.say("job %s: stopped its running execution (%d task(s) killed, %d shard(s) waiting to run again dropped), as %s",
+				name, len(ans.TaskIDs), ans.DroppedShards, ans.KilledBy)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "stop without asking (required when standard input is not a terminal)")
+	return cmd
 }

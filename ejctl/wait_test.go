@@ -40,3 +40,28 @@ func TestWaitEndsWhenTheRunCannotSucceed(t *testing.T) {
 		"run k: FAILED (1 shard(s) running)", "it cannot succeed, so ejctl stops waiting (1 shard(s) still running)")
 	has(t, "stdout", out, "TASK_FAILED", "connection refused")
 }
+
+// job kill asks on a terminal, needs --yes without one, and says what
+// was stopped.
+func TestJobKill(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/api/job/nightly/kill" {
+			http.NotFound(w, r)
+			return
+		}
+		posts.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jobName":"nightly","killedBy":"ejctl:root","taskIds":["t0","t1"],"droppedShards":1}`))
+	}))
+	defer srv.Close()
+	env := map[string]string{"EJCTL_ADDR": srv.URL}
+	if _, errs, code := runWith(t, env, "job", "kill", "nightly"); code != ExitUsage || !strings.Contains(errs, "pass --yes") || posts.Load() != 0 {
+		t.Fatalf("without a terminal: exit %d %q, %d posts", code, errs, posts.Load())
+	}
+	out, errs, code := runWith(t, env, "job", "kill", "nightly", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	has(t, "kill", out, "job nightly: stopped its running execution (2 task(s) killed, 1 shard(s) waiting to run again dropped), as ejctl:root")
+}

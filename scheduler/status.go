@@ -53,6 +53,9 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 		return err
 	}
 	out := task.Transition(in)
+	if in.Entry != nil && in.Entry.KilledBy != "" && task.State(st.State) == task.Killed {
+		st.Message = killedWords(in.Entry.KilledBy, st.Message) // history and the run's record say who
+	}
 	if out.Stale {
 		h.stale(ctx, st, out)
 		return nil

@@ -15,7 +15,10 @@ type Entry struct {
 	// Trigger is who or what queued the run: "cron", "api:{user}",
 	// "console:{user}", "ejctl:{user}", "workflow:{flow}/{run}/{node}",
 	// "retry", "failover", "daemon" ("" when not recorded).
-	Trigger  string `json:"triggeredBy,omitempty"`
+	Trigger string `json:"triggeredBy,omitempty"`
+	// KilledBy is who stopped the run this task belongs to (the API's
+	// kill of one execution: "console:{user}", …); its end says so.
+	KilledBy string `json:"killedBy,omitempty"`
 	Attempts int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
 	// Parameter is the run's jobParameter override (from a trigger), kept
 	// so a failover or retry of the shard runs with it too.
