@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/task"
@@ -85,7 +86,7 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 
 // killedWords is the message a task killed by KillRun ends with.
 func killedWords(by, msg string) string {
-	if msg == "" {
+	if msg == "" || strings.EqualFold(strings.TrimSpace(msg), "killed") {
 		return "killed by " + by
 	}
 	return "killed by " + by + ": " + msg
