@@ -245,7 +245,7 @@ func (c *cli) reportRun(v runView) error {
 			failed++
 		}
 	}
-	err := fmt.Errorf("run %s of job %s failed: %d of the %d shard(s) that ended did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))
+	err := fmt.Errorf("run %s of job %s failed: %d of %d shard(s) did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))
 	if len(v.Running) > 0 {
 		err = fmt.Errorf("%w; it cannot succeed, so ejctl stops waiting (%d shard(s) still running)", err, len(v.Running))
 	}
