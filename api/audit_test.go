@@ -97,6 +97,7 @@ var writeCases = []writeCase{
 	{"PUT", "/api/job/update", "/api/job/update", `{"jobName":"job2","cron":"0 0/5 * * * ?"}`, "job", "job2"},
 	{"POST", "/api/job/:jobName/disable", "/api/job/job2/disable", "", "job", "job2"},
 	{"POST", "/api/job/:jobName/enable", "/api/job/job2/enable", "", "job", "job2"},
+	{"POST", "/api/job/:jobName/kill", "/api/job/job2/kill", "", "job", "job2"},
 	{"POST", "/api/job/trigger", "/api/job/trigger", "job", "job", "job"},
 	{"POST", "/api/workflow", "/api/workflow", wfBody("wf2"), "workflow", "wf2"},
 	{"PUT", "/api/workflow", "/api/workflow", `{"name":"wf2","description":"d","nodes":[{"id":"a","job":"job"}]}`, "workflow", "wf2"},

@@ -27,6 +27,7 @@ func (s *Server) guideRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/pause", s.guidePause(true))
 	g.POST("/:jobName/resume", s.guidePause(false))
 	g.GET("/:jobName/status", s.guideStatus)
+	g.GET("/:jobName/durations", s.jobDurations)
 }
 
 // guideSuccess is the guide's answer to its control calls.
@@ -162,7 +163,7 @@ func (s *Server) guideSave(ctx context.Context, job jobs.Config, newApp *app.Con
 			return err
 		}
 	}
-	err := s.reg.AddJob(ctx, job)
+	err := s.addJob(ctx, job)
 	if err != nil && newApp != nil {
 		if _, derr := s.reg.DeleteApp(ctx, newApp.AppName); derr != nil {
 			s.log.Warn("api: remove the app created for a job that was refused", "app", newApp.AppName, "err", derr)
@@ -249,12 +250,14 @@ type guideJobStatus struct {
 	State                 string          `json:"state"`
 	ShardingTotalCount    int             `json:"shardingTotalCount"`
 	Instances             []guideInstance `json:"instances"`
+	RegisteredAt          *time.Time      `json:"registeredAt,omitempty"` // history counts from here
 	LastTriggerTime       *time.Time      `json:"lastTriggerTime"`
 	NextFireTime          *time.Time      `json:"nextFireTime,omitempty"`
 	PendingExecutions     int             `json:"pendingExecutions"`
 	FailoverShards        int             `json:"failoverShards"`
 	ConsecutiveFailedRuns int             `json:"consecutiveFailedRuns"`
 	Pause                 *registry.Pause `json:"pause,omitempty"`
+	Waiting               *waitView       `json:"waiting,omitempty"` // why its pending execution has not launched
 }
 
 func (s *Server) guideStatus(c *gin.Context) {
@@ -277,6 +280,13 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	if err != nil {
 		return st, err
 	}
+	registered, err := s.reg.JobRegisteredAt(ctx, job.JobName)
+	if err != nil {
+		return st, err
+	}
+	if !registered.IsZero() {
+		st.RegisteredAt = &registered
+	}
 	var last time.Time
 	for item, rt := range running {
 		st.Instances = append(st.Instances, guideInstance{rt.TaskID, rt.Hostname, string(rt.State), item, rt.LaunchedAt})
@@ -288,7 +298,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	if len(running) > 0 {
 		st.State = StateRunning
 	}
-	if t := s.lastStart(ctx, job.JobName); t.After(last) {
+	if t := s.lastStart(ctx, job.JobName, registered); t.After(last) {
 		last = t
 	}
 	if !last.IsZero() {
@@ -306,13 +316,14 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	return st, nil
 }
 
-// lastStart is the start of the job's latest execution in history (zero
-// without history).
-func (s *Server) lastStart(ctx context.Context, job string) time.Time {
+// lastStart is the start of the job's latest execution in history since
+// it was registered (zero without history).
+func (s *Server) lastStart(ctx context.Context, job string, registered time.Time) time.Time {
 	if s.hist == nil {
 		return time.Time{}
 	}
-	page, err := s.hist.Executions(ctx, view.Query{Page: 1, PerPage: 1, Sort: "startTime", Order: "desc", Filters: map[string]string{"jobName": job}})
+	page, err := s.hist.Executions(ctx, view.Query{Page: 1, PerPage: 1, Sort: "startTime", Order: "desc", Start: historyFrom(registered),
+		Filters: map[string]string{"jobName": job}})
 	if err != nil || len(page.Rows) == 0 || page.Rows[0].StartTime == nil {
 		return time.Time{}
 	}
@@ -327,6 +338,16 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 	for _, rd := range q {
 		if rd.Job == st.JobName {
 			st.PendingExecutions = rd.Count
+		}
+	}
+	if st.PendingExecutions > 0 {
+		w, ok, err := s.reg.WaitingOf(ctx, registry.WaitingKey("ready", st.JobName, 0))
+		if err != nil {
+			return err
+		}
+		if ok {
+			v := s.waitView(w)
+			st.Waiting = &v
 		}
 	}
 	fo, err := s.reg.FailoverQueue(ctx)
@@ -380,4 +401,20 @@ func nextFire(job jobs.Config, now time.Time, schedulerZone *time.Location) *tim
 	}
 	t = t.UTC()
 	return &t
+}
+
+// addJob registers a job, recording when (history of an earlier job of
+// the same name is not its own).
+func (s *Server) addJob(ctx context.Context, job jobs.Config) error {
+	return s.reg.AddJobAt(ctx, job, s.clock.Now())
+}
+
+// historyFrom is where a job's own history starts: its registration,
+// floored to the second (a database may keep start times to the second
+// only). Zero (not recorded): all of it.
+func historyFrom(registered time.Time) time.Time {
+	if registered.IsZero() {
+		return registered
+	}
+	return registered.Truncate(time.Second)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -23,6 +24,7 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/disable", s.setDisabled("job", true))
 	g.POST("/:jobName/enable", s.setDisabled("job", false))
 	g.POST("/trigger", s.trigger)
+	g.POST("/:jobName/kill", s.killRun)
 	g.GET("/trigger/:key", s.triggerRun)
 	g.GET("/jobs", s.listJobs)
 	g.GET("/jobs/:jobName", s.getJob)
@@ -51,7 +53,7 @@ func (s *Server) registerJob(c *gin.Context) {
 			return err
 		}
 		return s.checkFits(c, cfg)
-	}, s.reg.AddJob)
+	}, s.addJob)
 }
 
 // updateJob merges the body onto the current config (absent fields keep
@@ -182,8 +184,9 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	}
 	now := s.clock.Now()
 	duplicate, queued := false, false
+	by := triggeredBy(c)
 	if req.JobParameter != nil || req.IdempotencyKey != "" {
-		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter}
+		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter, By: by}
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
@@ -192,7 +195,7 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	} else {
 		// false: the trigger collapsed into an execution already waiting
 		// (misfire false), or the job's queue is full; nothing was written.
-		queued, err = s.reg.Trigger(c, req.JobName, cfg.Misfire, now)
+		queued, err = s.reg.TriggerBy(c, req.JobName, cfg.Misfire, now, by)
 	}
 	if err != nil || !queued {
 		// Nothing committed: no commit stage to observe, nothing new for
@@ -207,6 +210,28 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		s.ops.Wake()
 	}
 	return false, nil
+}
+
+// ClientHeader names the client a request comes from, for where a run
+// came from (triggeredBy): the console sends "console", ejctl "ejctl";
+// without it a trigger is the API's.
+const ClientHeader = "X-EJ-Client"
+
+// triggeredBy is who triggers a run: "api:{user}", "console:{user}" or
+// "ejctl:{user}" ("anonymous" with open access).
+func triggeredBy(c *gin.Context) string {
+	via := "api"
+	switch strings.ToLower(strings.TrimSpace(c.GetHeader(ClientHeader))) {
+	case "console":
+		via = "console"
+	case "ejctl":
+		via = "ejctl"
+	}
+	user := c.GetString(ctxUser)
+	if user == "" {
+		user = "anonymous"
+	}
+	return via + ":" + user
 }
 
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -386,7 +411,7 @@ func (s *Server) readyTasks(c *gin.Context) {
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
 		if w, ok := why[registry.WaitingKey("ready", r.Job, 0)]; ok {
-			row["waiting"] = w
+			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
 	}
@@ -408,9 +433,19 @@ func (s *Server) failoverTasks(c *gin.Context) {
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
 		if w, ok := why[registry.WaitingKey("failover", f.Job, f.Item)]; ok {
-			row["waiting"] = w
+			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// waitView is a recorded wait reason with its holders summed up as of now.
+type waitView struct {
+	registry.Waiting
+	Summary string `json:"summary,omitempty"`
+}
+
+func (s *Server) waitView(w registry.Waiting) waitView {
+	return waitView{Waiting: w, Summary: w.Summary(s.clock.Now())}
 }

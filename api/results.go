@@ -187,8 +187,13 @@ func (s *Server) lastResults(c *gin.Context) {
 			writeError(c, s.log, err)
 			return
 		}
+		registered, err := s.reg.JobRegisteredAt(c, name)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
 		page, err := s.hist.Executions(c, view.Query{Page: 1, PerPage: min(2*cfg.ShardingTotalCount, maxResultRows),
-			Sort: "startTime", Order: "desc", Filters: map[string]string{"jobName": name}})
+			Sort: "startTime", Order: "desc", Start: historyFrom(registered), Filters: map[string]string{"jobName": name}})
 		if err != nil {
 			writeError(c, s.log, queryError(err))
 			return

@@ -33,6 +33,17 @@ type Operations interface {
 	// Capacity sums up the agents Mesos knows (for the registration check
 	// that a job can ever fit); Agents == 0 when none is known.
 	Capacity(ctx context.Context) (Capacity, error)
+	// KillRun stops a TRANSIENT job's running execution (every running
+	// shard killed, its shards waiting to run again dropped) and keeps the
+	// job; by is who asks (its shards end "killed by {by}"). A job with no
+	// running execution is ErrConflict; a DAEMON job ErrBadRequest.
+	KillRun(ctx context.Context, job, by string) (KilledRun, error)
+}
+
+// KilledRun is what KillRun stopped.
+type KilledRun struct {
+	Tasks   []string `json:"taskIds"`
+	Dropped int      `json:"droppedShards"` // shards that waited to run again
 }
 
 // Capacity is what the cluster's agents hold in all (not what is free).

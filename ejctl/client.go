@@ -89,6 +89,7 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-EJ-Client", "ejctl") // where a run came from: ejctl:{user}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: cannot reach the scheduler at %s: %w", r.method, r.path, c.Base, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit codes.
@@ -202,10 +203,11 @@ func (c *cli) now() time.Time {
 	return time.Now()
 }
 
-// IsTerminal reports whether f is a character device (a terminal).
+// IsTerminal reports whether f is a terminal: one that answers the
+// terminal's own request (termios), not merely a character device
+// (/dev/null is one too, and ejctl asked it questions it could not answer).
 func IsTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return f != nil && term.IsTerminal(int(f.Fd()))
 }
 
 // exactArgs is cobra.ExactArgs with a usage exit code and names.

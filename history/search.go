@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"sort"
@@ -53,6 +54,7 @@ var (
 		{"complete_time", "completeTime", text, false, true},
 		{"is_success", "success", boolean, true, true},
 		{"failure_cause", "failureCause", text, false, false},
+		{"triggered_by", "triggeredBy", text, true, true},
 	})
 	statusTraceTable = newTable("JOB_STATUS_TRACE_LOG", "creation_time", []column{
 		{"id", "id", text, false, true},
@@ -290,9 +292,14 @@ func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Ex
 	return searchPage(ctx, s, executionTable, q, func(r rowScanner) (view.Execution, error) {
 		var e view.Execution
 		var start, complete dbTime
+		var by sql.NullString
 		err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
-			&start, &complete, &e.Success, &e.FailureCause)
-		e.StartTime, e.CompleteTime = start.ptr(), complete.ptr()
+			&start, &complete, &e.Success, &e.FailureCause, &by)
+		e.StartTime, e.CompleteTime, e.TriggeredBy = start.ptr(), complete.ptr(), by.String
+		if e.StartTime != nil && e.CompleteTime != nil {
+			ms := max(e.CompleteTime.Sub(*e.StartTime).Milliseconds(), 0)
+			e.DurationMs = &ms
+		}
 		return e, err
 	})
 }

@@ -171,10 +171,14 @@ func (s *Store) TaskResultSummary(ctx context.Context, period view.Since) (view.
 		return view.TaskResult{SuccessCount: a, FailedCount: b, StatisticInterval: view.Hour, StatisticsTime: from, CreationTime: now}, nil
 	case view.LastWeek, view.Online:
 		from := time.Time{}
-		if period == view.LastWeek {
+		sum := s.sumSince
+		switch {
+		case period == view.LastWeek:
 			from = floor(now, view.Day, s.loc).AddDate(0, 0, -7)
+		case !s.start.IsZero():
+			from, sum = floor(s.start, view.Hour, s.loc), s.sumFromHour
 		}
-		a, b, err := s.sumSince(ctx, from, now)
+		a, b, err := sum(ctx, from, now)
 		if err != nil {
 			return view.TaskResult{}, err
 		}
@@ -205,6 +209,43 @@ func (s *Store) sumSince(ctx context.Context, from, now time.Time) (int, int, er
 		a, b = a+x, b+y
 	}
 	return a, b, nil
+}
+
+// sumFromHour sums the results from the hour starting at from: that
+// day's hours from the HOUR table, later whole days from the DAY table,
+// today's complete hours from the HOUR table, this hour from the MINUTE
+// table.
+func (s *Store) sumFromHour(ctx context.Context, from, now time.Time) (int, int, error) {
+	today, hour := floor(now, view.Day, s.loc), floor(now, view.Hour, s.loc)
+	nextDay := next(floor(from, view.Day, s.loc), view.Day, s.loc)
+	parts := []struct {
+		iv       view.Interval
+		from, to time.Time
+	}{
+		{view.Hour, from, earlier(nextDay, hour)},
+		{view.Day, nextDay, today},
+		{view.Hour, later(nextDay, today), hour},
+		{view.Minute, later(from, hour), time.Time{}},
+	}
+	var a, b int
+	for _, p := range parts {
+		if !p.to.IsZero() && !p.to.After(p.from) {
+			continue
+		}
+		x, y, err := s.sum(ctx, p.iv, p.from, p.to)
+		if err != nil {
+			return 0, 0, err
+		}
+		a, b = a+x, b+y
+	}
+	return a, b, nil
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func later(a, b time.Time) time.Time {

@@ -201,3 +201,32 @@ func TestDashboardFiguresAgreeAfterAStart(t *testing.T) {
 		}
 	})
 }
+
+// "online" is since the scheduler started (from the start of its hour),
+// not every result ever kept: the console's dashboard said "since the
+// scheduler started" over all-time totals (issue 42).
+func TestOnlineCountsSinceTheSchedulerStarted(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *testDB) {
+		ctx := context.Background()
+		e.clock.Set(at(12, 30).Add(15 * time.Second))
+		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -3), 1000, 90) // before the start
+		e.putResult(t, view.Hour, at(9, 0).AddDate(0, 0, -2), 50, 5)   // before the start's hour
+		e.putResult(t, view.Hour, at(10, 0).AddDate(0, 0, -2), 40, 4)  // the start's hour
+		e.putResult(t, view.Hour, at(23, 0).AddDate(0, 0, -2), 30, 3)  // the start's day
+		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -1), 100, 9)   // a whole day since
+		e.putResult(t, view.Hour, at(11, 0), 10, 2)                    // today
+		e.putResult(t, view.Minute, at(12, 10), 2, 0)                  // this hour
+		started, err := New(e.db, e.name, Options{Clock: e.clock, Location: time.UTC, Started: at(10, 20).AddDate(0, 0, -2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := started.TaskResultSummary(ctx, view.Online)
+		if err != nil || r.SuccessCount != 40+30+100+10+2 || r.FailedCount != 4+3+9+2 {
+			t.Errorf("online since the start: %+v %v", r, err)
+		}
+		all, err := e.store.TaskResultSummary(ctx, view.Online) // no start known: everything
+		if err != nil || all.SuccessCount != 1000+100+10+2 {    // past days from the DAY table
+			t.Errorf("online without a start: %+v %v", all, err)
+		}
+	})
+}

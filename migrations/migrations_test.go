@@ -22,7 +22,7 @@ import (
 // The original's columns (JobEventRdbStorage, StatisticRdbRepository).
 var wantColumns = map[string][]string{
 	migrations.TableJobExecutionLog: {"id", "job_name", "task_id", "hostname", "ip", "sharding_item",
-		"execution_source", "failure_cause", "is_success", "start_time", "complete_time"},
+		"execution_source", "failure_cause", "is_success", "start_time", "complete_time", "triggered_by"},
 	migrations.TableJobStatusTraceLog: {"id", "job_name", "original_task_id", "task_id", "slave_id", "source",
 		"execution_type", "sharding_item", "state", "message", "creation_time"},
 	migrations.TableTaskResultStatisticsMinute: {"id", "success_count", "failed_count", "statistics_time", "creation_time"},

@@ -161,7 +161,7 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		if err != nil {
 			return store.Op{}, false, err
 		}
-		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now}, r.MaxPending)
+		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now, By: ByCron}, r.MaxPending)
 		if !changed {
 			return store.Op{}, false, nil
 		}
@@ -169,7 +169,7 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		op.Value = mustJSON(rd)
 		return op, true, nil
 	}
-	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now})
+	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: ByCron})
 }
 
 // replaceOp puts op in place of an earlier op on its path, or appends it.

@@ -220,14 +220,31 @@ func jobDeleteOps(name string) []store.Op {
 		store.Delete(RunsPath+"/"+name, store.AnyVersion),
 		waitingDeleteOps(name)[0], waitingDeleteOps(name)[1],
 		store.Delete(GangPath+"/"+name, store.AnyVersion),
+		store.Delete(RegisteredJobPath+"/"+name, store.AnyVersion),
 	}
 }
 
+// RegisteredJobPath holds when each job was registered (RFC 3339), so
+// what is kept of a job by name elsewhere (history) counts only from its
+// registration: a job deleted and registered again inherits nothing.
+const RegisteredJobPath = "/state/registered"
+
 // AddJob registers a new job. Its app must exist and, when the job runs the
-// app's package, have an appURL; an HTTP job may name no app.
+// app's package, have an appURL; an HTTP job may name no app. It records
+// no registration instant (AddJobAt does).
 func (r *Registry) AddJob(ctx context.Context, c jobs.Config) error {
+	return r.AddJobAt(ctx, c, time.Time{})
+}
+
+// AddJobAt is AddJob recording at as the job's registration instant
+// (JobRegisteredAt), in the same commit.
+func (r *Registry) AddJobAt(ctx context.Context, c jobs.Config, at time.Time) error {
 	return r.withApp(ctx, c, func(check []store.Op) error {
-		err := r.commit(ctx, append(check, store.Create(jobPath(c.JobName), mustJSON(c)))...)
+		ops := append(check, store.Create(jobPath(c.JobName), mustJSON(c)))
+		if !at.IsZero() {
+			ops = append(ops, store.Put(RegisteredJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))))
+		}
+		err := r.commit(ctx, ops...)
 		if errors.Is(err, store.ErrExists) {
 			return fmt.Errorf("%w: Job '%s' already existed.", ErrJobExists, c.JobName)
 		}
@@ -434,4 +451,21 @@ func (r *Registry) CanRun(ctx context.Context, name string) (jobs.Config, jobs.R
 		}
 	}
 	return j, jobs.CanRun(f), nil
+}
+
+// JobRegisteredAt is when a job was registered (zero: not recorded, a job
+// registered before this was kept, or an unknown job).
+func (r *Registry) JobRegisteredAt(ctx context.Context, name string) (time.Time, error) {
+	n, err := r.kv.Get(ctx, RegisteredJobPath+"/"+name)
+	if errors.Is(err, store.ErrNotFound) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return t, nil
 }

@@ -24,12 +24,26 @@ type (
 // TriggerKeysPath holds the idempotency keys of recent triggers.
 const TriggerKeysPath = "/state/trigger_keys"
 
+// Origins of executions (queue.Origin.By) the registry's own callers use;
+// the API's are "api:{user}", "console:{user}" and "ejctl:{user}", a
+// workflow node's "workflow:{flow}/{run}/{node}".
+const (
+	ByCron   = "cron"   // a cron fire (or one a new leader replays)
+	ByDaemon = "daemon" // a DAEMON job's shards queued again (ended, killed, or updated)
+)
+
 // Trigger adds one pending execution of a job (a cron fire or an API
 // trigger): with misfire the count grows, without it pending executions
-// collapse into one. It reports whether the count changed.
+// collapse into one. It reports whether the count changed. No origin is
+// recorded (TriggerBy does).
 func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now time.Time) (bool, error) {
+	return r.TriggerBy(ctx, job, misfire, now, "")
+}
+
+// TriggerBy is Trigger recording who or what queued the execution.
+func (r *Registry) TriggerBy(ctx context.Context, job string, misfire bool, now time.Time, by string) (bool, error) {
 	for range maxCASRetries {
-		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now})
+		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by})
 		if err != nil || !changed {
 			return false, err
 		}
@@ -71,7 +85,7 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at,
 	for range maxCASRetries {
 		ops := make([]store.Op, 0, len(misfire))
 		for job, mf := range misfire {
-			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now})
+			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron})
 			if err != nil {
 				return err
 			}
@@ -98,11 +112,11 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 	ops := make([]store.Op, 0, len(misfire))
 	for job, mf := range misfire {
 		if absent(job) {
-			rd, _ := queue.Add(nil, queue.Trigger{Misfire: mf, Fire: true, At: now}, r.MaxPending)
+			rd, _ := queue.Add(nil, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron}, r.MaxPending)
 			ops = append(ops, store.Create(ReadyPath+"/"+job, mustJSON(rd)))
 			continue
 		}
-		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now})
+		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron})
 		if err != nil {
 			return err
 		}

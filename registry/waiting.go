@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -87,4 +88,20 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, erro
 		}
 	}
 	return out, nil
+}
+
+// WaitingOf reads one entry's recorded reason (ok false: none).
+func (r *Registry) WaitingOf(ctx context.Context, key string) (Waiting, bool, error) {
+	n, err := r.kv.Get(ctx, WaitingPath+"/"+key)
+	if errors.Is(err, store.ErrNotFound) {
+		return Waiting{}, false, nil
+	}
+	if err != nil {
+		return Waiting{}, false, err
+	}
+	var w Waiting
+	if err := json.Unmarshal(n.Value, &w); err != nil {
+		return Waiting{}, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return w, true, nil
 }

@@ -35,7 +35,7 @@ func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeSt
 	for _, s := range starts {
 		ops = append(ops, store.Create(TriggerKeysPath+"/"+s.Key,
 			mustJSON(RunRecord{JobName: job, At: now, Workflow: s.Owner, Inputs: s.Inputs})))
-		runs = append(runs, PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now})
+		runs = append(runs, PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now, By: "workflow:" + s.Owner})
 	}
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)

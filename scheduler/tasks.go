@@ -93,7 +93,7 @@ func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *buil
 		}
 		tl, ev := l.taskLaunch(pl, inputs[runKeyOf(pl)], now)
 		e := task.Entry{TaskID: tl.TaskID, AgentID: pl.AgentID, Hostname: l.st.offers[pl.OfferID].Hostname, ExecutorID: tl.Executor.ID,
-			State: task.Staging, Source: ev.Source, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), LaunchedAt: now, UpdatedAt: now}
+			State: task.Staging, Source: ev.Source, Trigger: ev.Trigger, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), LaunchedAt: now, UpdatedAt: now}
 		if pl.Failover != nil {
 			e.Attempts = pl.Failover.Attempts
 		}
@@ -150,7 +150,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 		}
 	}
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
-		Source: string(source), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
+		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	return tl, ev
 }
 
@@ -160,6 +160,23 @@ func (l *launcher) executorSpec(a app.Config, agentID string) engine.ExecutorSpe
 		CPUs: a.CPUCount, MemMB: a.MemoryMB, Command: l.opts.ExecutorCommand, Shell: false,
 		URIs: l.opts.ExecutorURIs, Env: l.opts.ExecutorEnv,
 	}
+}
+
+// Origins of shards run again (task.Entry.Trigger).
+const (
+	ByRetry    = "retry"    // a failed shard relaunched within its run (maxRetries)
+	ByFailover = "failover" // a failed or lost shard of a failover or DAEMON job
+)
+
+// triggerOf is who or what queued the run a launch serves.
+func triggerOf(pl round.Launch) string {
+	switch {
+	case pl.Failover != nil && pl.Failover.Retry:
+		return ByRetry
+	case pl.Failover != nil:
+		return ByFailover
+	}
+	return pl.Ready.FirstBy()
 }
 
 // parameterOf returns the run's jobParameter override, if any: the oldest

@@ -112,7 +112,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		return err
 	}
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, kube: kubes}
-	work.flowObserver = workflowObserver(mx, tw)
+	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount

@@ -56,7 +56,8 @@ type ExecutionStart struct {
 	Hostname        string    `json:"hostname"`
 	IP              string    `json:"ip"`
 	ShardingItem    int       `json:"shardingItem"`
-	ExecutionSource string    `json:"executionSource"` // NORMAL_TRIGGER, MISFIRE, FAILOVER
+	ExecutionSource string    `json:"executionSource"`       // NORMAL_TRIGGER, MISFIRE, FAILOVER
+	TriggeredBy     string    `json:"triggeredBy,omitempty"` // cron, api:{user}, … (task.Entry.Trigger)
 	StartTime       time.Time `json:"startTime"`
 }
 
@@ -71,6 +72,7 @@ type ExecutionComplete struct {
 	IP              string    `json:"ip"`
 	ShardingItem    int       `json:"shardingItem"`
 	ExecutionSource string    `json:"executionSource"`
+	TriggeredBy     string    `json:"triggeredBy,omitempty"`
 	StartTime       time.Time `json:"startTime"`
 	CompleteTime    time.Time `json:"completeTime"`
 	Success         bool      `json:"success"`
@@ -112,7 +114,7 @@ func (e StatusTrace) normalize(now time.Time) Event {
 func (e ExecutionStart) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
 	e.JobName, e.TaskID, e.Hostname, e.IP = clip(e.JobName, maxJob), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
-	e.ExecutionSource = clip(e.ExecutionSource, maxShort)
+	e.ExecutionSource, e.TriggeredBy = clip(e.ExecutionSource, maxShort), clip(e.TriggeredBy, maxHost)
 	e.StartTime = stamp(e.StartTime, now)
 	return e
 }
@@ -121,6 +123,7 @@ func (e ExecutionComplete) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
 	e.JobName, e.TaskID, e.Hostname, e.IP = clip(e.JobName, maxJob), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
 	e.ExecutionSource, e.FailureCause = clip(e.ExecutionSource, maxShort), clip(e.FailureCause, maxMessage)
+	e.TriggeredBy = clip(e.TriggeredBy, maxHost)
 	e.CompleteTime = stamp(e.CompleteTime, now)
 	if !e.StartTime.IsZero() {
 		e.StartTime = stamp(e.StartTime, now)

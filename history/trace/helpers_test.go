@@ -97,6 +97,7 @@ type execRow struct {
 	IsSuccess       int        `db:"is_success"`
 	StartTime       *time.Time `db:"start_time"`
 	CompleteTime    *time.Time `db:"complete_time"`
+	TriggeredBy     *string    `db:"triggered_by"`
 }
 
 func db(t *testing.T, w *Writer) *sqlx.DB {

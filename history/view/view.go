@@ -52,6 +52,14 @@ type Execution struct {
 	CompleteTime *time.Time `json:"completeTime"`
 	Success      bool       `json:"success"`
 	FailureCause *string    `json:"failureCause"`
+	// TriggeredBy is who or what triggered the run (cron, api:{user},
+	// console:{user}, ejctl:{user}, workflow:{flow}/{run}/{node}, retry,
+	// failover, daemon; "" on rows from before it was recorded); Source
+	// keeps the original's NORMAL_TRIGGER, MISFIRE and FAILOVER.
+	TriggeredBy string `json:"triggeredBy"`
+	// DurationMs is how long the run took (completeTime − startTime; null
+	// while it runs).
+	DurationMs *int64 `json:"durationMs"`
 }
 
 // StatusTrace is a row of JOB_STATUS_TRACE_LOG, named as the original's

@@ -54,7 +54,7 @@ export function qs(params) {
 // Bodies that are strings are sent as they are (the trigger's job name).
 export async function api(method, path, opts = {}) {
   const url = '/api' + path + qs(opts.query);
-  const headers = { Accept: 'application/json' };
+  const headers = { Accept: 'application/json', 'X-EJ-Client': 'console' }; // where a run came from: console:{user}
   const tok = token();
   if (tok) headers.Authorization = 'Bearer ' + tok;
   let body;
