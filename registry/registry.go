@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -47,9 +48,14 @@ var (
 // maxCASRetries bounds compare-and-set loops.
 const maxCASRetries = 100
 
-// Registry reads and writes the registry tree.
+// Registry reads and writes the registry tree, through one of the two
+// views of layout.go: every namespace's (New) or one namespace's (In).
 type Registry struct {
 	kv store.KV
+	// phys is the store itself (the views' own); ns is the namespace of
+	// an In view ("" for the scheduler's view of every namespace).
+	phys store.KV
+	ns   string
 	// Fence returns ops prepended to every state write, e.g. a Check of the
 	// leader's election node so a deposed leader's writes fail. May be nil.
 	Fence func() []store.Op
@@ -58,11 +64,33 @@ type Registry struct {
 	MaxPending int
 }
 
-// New wraps a store.
-func New(kv store.KV) *Registry { return &Registry{kv: kv} }
+// New wraps a store: the scheduler's view of every namespace, each name a
+// key (namespace.Key).
+func New(kv store.KV) *Registry { return &Registry{kv: allView{kv}, phys: kv} }
 
-// KV exposes the underlying store (for watches).
+// In returns the registry of one namespace, with the same settings and
+// fence: its names are its own, and nothing of another namespace is in
+// it. The default namespace's is the store's root layout itself.
+func (r *Registry) In(ns string) *Registry {
+	c := *r
+	c.ns = ns
+	if ns == "" || ns == namespace.Default {
+		c.ns, c.kv = namespace.Default, r.phys
+	} else {
+		c.kv = nsView{kv: r.phys, ns: ns}
+	}
+	return &c
+}
+
+// Scope is the namespace of an In view ("" for every namespace's).
+func (r *Registry) Scope() string { return r.ns }
+
+// KV exposes the view's store (for watches): paths and names as the
+// registry's own.
 func (r *Registry) KV() store.KV { return r.kv }
+
+// Store is the store under the views, with the layout of layout.go.
+func (r *Registry) Store() store.KV { return r.phys }
 
 // FencePaths are the paths the fence checks only for existence (the
 // leader's election node), for a batch to trust (txn.Trust).
@@ -111,7 +139,7 @@ func mustJSON(v any) []byte {
 
 // AddApp registers a new app.
 func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
-	err := r.commit(ctx, store.Create(appPath(c.AppName), mustJSON(c)))
+	err := r.commit(ctx, createJSON(appPath(c.AppName), c))
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("%w: App '%s' already existed.", ErrAppExists, c.AppName)
 	}
@@ -120,7 +148,7 @@ func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
 
 // UpdateApp replaces an existing app's config.
 func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
-	err := r.commit(ctx, store.Set(appPath(c.AppName), mustJSON(c), store.AnyVersion))
+	err := r.commit(ctx, setJSON(appPath(c.AppName), c, store.AnyVersion))
 	if errors.Is(err, store.ErrNotFound) {
 		return appNotFound(c.AppName)
 	}
@@ -140,14 +168,14 @@ func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config,
 			return app.Config{}, err
 		}
 		var c app.Config
-		if err := json.Unmarshal(n.Value, &c); err != nil {
+		if err := decodeAt(n.Path, n.Value, &c); err != nil {
 			return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 		}
 		if c.AppURL == url {
 			return c, nil // nothing changes: no write, so no reschedule of the app's jobs
 		}
 		c.AppURL = url
-		err = r.commit(ctx, store.Set(n.Path, mustJSON(c), n.Version))
+		err = r.commit(ctx, setJSON(n.Path, c, n.Version))
 		switch {
 		case err == nil:
 			return c, nil
@@ -178,7 +206,7 @@ func (r *Registry) App(ctx context.Context, name string) (app.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	if err := json.Unmarshal(n.Value, &c); err != nil {
+	if err := decodeAt(n.Path, n.Value, &c); err != nil {
 		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return c, nil
@@ -227,7 +255,7 @@ func jobDeleteOps(name string) []store.Op {
 // app's package, have an appURL; an HTTP job may name no app.
 func (r *Registry) AddJob(ctx context.Context, c jobs.Config) error {
 	return r.withApp(ctx, c, func(check []store.Op) error {
-		err := r.commit(ctx, append(check, store.Create(jobPath(c.JobName), mustJSON(c)))...)
+		err := r.commit(ctx, append(check, createJSON(jobPath(c.JobName), c))...)
 		if errors.Is(err, store.ErrExists) {
 			return fmt.Errorf("%w: Job '%s' already existed.", ErrJobExists, c.JobName)
 		}
@@ -265,7 +293,7 @@ func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, err
 		return nil, err
 	}
 	var a app.Config
-	if err := json.Unmarshal(n.Value, &a); err != nil {
+	if err := decodeAt(n.Path, n.Value, &a); err != nil {
 		return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	if c.NeedsPackage() && a.AppURL == "" {
@@ -284,7 +312,7 @@ func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
 	}
 	return r.withApp(ctx, c, func(check []store.Op) error {
 		err := r.commit(ctx, append(check,
-			store.Set(jobPath(c.JobName), mustJSON(c), store.AnyVersion),
+			setJSON(jobPath(c.JobName), c, store.AnyVersion),
 			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
 			store.Delete(FailoverPath+"/"+c.JobName, store.AnyVersion))...)
 		if errors.Is(err, store.ErrNotFound) {
@@ -306,7 +334,7 @@ func (r *Registry) Job(ctx context.Context, name string) (jobs.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	if err := json.Unmarshal(n.Value, &c); err != nil {
+	if err := decodeAt(n.Path, n.Value, &c); err != nil {
 		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return c, nil
@@ -339,7 +367,7 @@ func listJSON[T any](ctx context.Context, kv store.KV, path string) ([]T, error)
 	out := make([]T, 0, len(nodes))
 	for _, n := range nodes {
 		var v T
-		if err := json.Unmarshal(n.Value, &v); err != nil {
+		if err := decodeAt(n.Path, n.Value, &v); err != nil {
 			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 		}
 		out = append(out, v)

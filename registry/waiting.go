@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -48,7 +47,7 @@ func WaitingKey(kind, job string, item int) string {
 
 // PutWaitingOp records why an entry waits.
 func PutWaitingOp(key string, w Waiting) store.Op {
-	return store.Put(WaitingPath+"/"+key, mustJSON(w))
+	return putJSON(WaitingPath+"/"+key, w)
 }
 
 // DeleteWaitingOp forgets an entry's reason.
@@ -80,7 +79,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, erro
 				continue // a job's directory of failover shards
 			}
 			var w Waiting
-			if err := json.Unmarshal(n.Value, &w); err != nil {
+			if err := decodeAt(n.Path, n.Value, &w); err != nil {
 				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 			}
 			out[strings.TrimPrefix(n.Path, WaitingPath+"/")] = w

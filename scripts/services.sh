@@ -56,7 +56,7 @@ zk_classpath() {
 
 have_all() {
 	local b
-	for b in java mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool curl; do
+	for b in java mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool curl htpasswd; do
 		command -v "$b" >/dev/null 2>&1 || return 1
 	done
 	[[ -f /usr/share/java/zookeeper.jar && -f /usr/share/java/slf4j-simple.jar ]] || return 1
@@ -71,7 +71,8 @@ cmd_install() {
 	# prometheus: for promtool, which checks and unit-tests deploy/prometheus/alerts.yml
 	# (Debian ships it only in this package: 19 MB, 96 MB installed; its daemon is not started).
 	# curl: the README walk-through's commands, run as written by e2e/walkthrough_test.go.
-	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus curl)
+	# apache2-utils: htpasswd, which the tenancy tests use to write a users file as an operator would.
+	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus curl apache2-utils)
 	[[ -n "${SKIP_BROWSER:-}" ]] || pkgs+=(chromium fonts-liberation)
 	# Keep package scripts from starting system daemons (we run our own).
 	local policy=/usr/sbin/policy-rc.d made_policy=""

@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 
 // cachedRoots are the registry subtrees every instance keeps in memory
 // (the election's /ha is read from the store itself).
-var cachedRoots = []string{"/config", "/state", "/auth"}
+var cachedRoots = []string{"/config", "/state", "/auth", registry.NamespacesPath}
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, lead leadership, ln net.Listener, masterURL string) error {
 	exe, err := executorDelivery(cfg, log)
