@@ -10,7 +10,7 @@ import (
 // Hashes written by `htpasswd -nbB NAME PASSWORD` (apache2-utils): the
 // $2y$ variant, cost 5.
 const (
-	aliceHash = `$2y$05$QTtPKarYJQKa6Rf.zXEmKeXox3z2FIMuqwm4L5IwxuZW22NrJgAGG` // alice:secret
+	aliceHash = `$2y$05$QTtPKarYJQKa6Rf.zXEmKeXox3z2FIMuqwm4L5IwxuZW22NrJgAGG`     // alice:secret
 	bobLine   = `bob:$2y$05$775ogPsIQk6GuRP9SjwQq.60fB2IJJUJ78HpzhbvfsKcfpqvjKNCm` // bob:hunter2, the whole line pasted
 )
 
