@@ -67,7 +67,7 @@ func (s *Server) triggerRun(c *gin.Context) {
 }
 
 func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
-	rec, err := s.reg.RunRecordOf(ctx, key)
+	rec, err := s.regIn(ctx).RunRecordOf(ctx, key)
 	if err != nil {
 		return runView{}, err
 	}
@@ -87,7 +87,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 		v.State = RunQueued
 		return v, err
 	}
-	running, err := s.reg.RunningOf(ctx, rec.JobName)
+	running, err := s.regIn(ctx).RunningOf(ctx, rec.JobName)
 	if err != nil {
 		return v, err
 	}
@@ -97,7 +97,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 		}
 	}
 	slices.SortFunc(v.Running, func(a, b runningView) int { return a.ShardingItem - b.ShardingItem })
-	fo, err := s.reg.FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).FailoverQueue(ctx)
 	if err != nil {
 		return v, err
 	}
@@ -106,7 +106,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 		v.State = RunRunning
 		return v, nil
 	}
-	if again, err := s.reg.RunRecordOf(ctx, key); err == nil && again.Done {
+	if again, err := s.regIn(ctx).RunRecordOf(ctx, key); err == nil && again.Done {
 		return s.runOf(ctx, key)
 	}
 	v.State = RunCancelled
@@ -116,7 +116,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 
 // queuedRun reports whether a job's ready entry still holds the run.
 func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
-	q, err := s.reg.ReadyQueue(ctx)
+	q, err := s.regIn(ctx).ReadyQueue(ctx)
 	if err != nil {
 		return false, err
 	}

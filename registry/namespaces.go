@@ -182,8 +182,8 @@ func (r *Registry) Holdings(ctx context.Context) (Holdings, error) {
 	return h, err
 }
 
-// DeleteNamespace removes an empty namespace's record and tree (what is
-// left of its state: counts, wait reasons); the default namespace and a
+// DeleteNamespace removes an empty namespace's record, tree (what is left
+// of its state: counts, wait reasons) and API tokens; the default namespace and a
 // namespace that holds anything stay (ErrNamespaceNotEmpty names what).
 func (r *Registry) DeleteNamespace(ctx context.Context, name string) error {
 	if name == namespace.Default {
@@ -203,5 +203,9 @@ func (r *Registry) DeleteNamespace(ctx context.Context, name string) error {
 	if !h.Empty() {
 		return fmt.Errorf("%w: namespace '%s' holds %s: delete them first", ErrNamespaceNotEmpty, name, h)
 	}
-	return r.phys.Commit(ctx, store.Delete(nsPath(name), store.AnyVersion))
+	ops, err := r.dropTokensOps(ctx, name)
+	if err != nil {
+		return err
+	}
+	return r.phys.Commit(ctx, append(ops, store.Delete(nsPath(name), store.AnyVersion))...)
 }

@@ -351,6 +351,12 @@ func (r *Registry) JobCount(ctx context.Context) (int, error) {
 	return len(names), err
 }
 
+// JobKeys lists the registered jobs' names (keys, in the scheduler's
+// view) without decoding them.
+func (r *Registry) JobKeys(ctx context.Context) ([]string, error) {
+	return r.kv.Children(ctx, JobsPath)
+}
+
 // DeleteJob deregisters a job and clears its queues and disable flag.
 func (r *Registry) DeleteJob(ctx context.Context, name string) error {
 	if _, err := r.Job(ctx, name); err != nil {
