@@ -264,4 +264,3 @@ func trimSentinel(err, sentinel error) string {
 	}
 	return msg
 }
-

@@ -134,7 +134,7 @@ type Server struct {
 	clientAddr func(*http.Request) string
 	pkgs       Packages
 	location   *time.Location
-	hist       requestHistory // the request's namespace's (nsHistory); nil: history off
+	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 
 	mu            sync.Mutex
@@ -164,7 +164,7 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location,  committed: o.TriggerCommitted}
+		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}
