@@ -182,7 +182,6 @@ func twoTeamsAPI(t *testing.T) *tenancy {
 	return tn
 }
 
-
 // snapshot is every node of pay's tree and pay's API tokens, as stored.
 func (tn *tenancy) snapshot(t *testing.T) map[string]string {
 	t.Helper()
@@ -454,9 +453,9 @@ func TestNamespaceAdmin(t *testing.T) {
 	}
 	for body, want := range map[string]string{
 		`{"guarantee":{"cpuCount":5,"memoryMB":1},"limit":{"cpuCount":4,"memoryMB":4096}}`: "guarantee.cpuCount 5 is above limit.cpuCount 4",
-		`{"weight":-1}`:   "weight must be between",
-		`{"limits":{}}`:   "limits",
-		`{"weight":"x"}`:  "weight",
+		`{"weight":-1}`:  "weight must be between",
+		`{"limits":{}}`:  "limits",
+		`{"weight":"x"}`: "weight",
 	} {
 		if w := tn.call("PUT", "/api/namespaces/ops", body, "root", "s3cret"); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), want) {
 			t.Errorf("PUT %s: %d %s; want 400 with %q", body, w.Code, w.Body, want)
@@ -473,7 +472,7 @@ func TestNamespaceAdmin(t *testing.T) {
 		Role  string
 		Usage struct {
 			Apps, Jobs, Workflows, RunningTasks, Queued int
-			InUse                                     namespace.Resources
+			InUse                                       namespace.Resources
 		}
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil || v.Role != "edit" || v.Usage.Apps != 1 || v.Usage.Jobs != 1 || v.Usage.Workflows != 1 ||
