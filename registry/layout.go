@@ -132,24 +132,50 @@ func physical(p string) (string, error) {
 
 // logical maps a store path to the scheduler's view; false for the paths
 // the view does not show (a namespace's record, the directories of its
-// tree above and at its roots).
+// tree above and at its roots). The launcher reads every ready entry
+// through it each round: it builds the path in one allocation.
 func logical(p string) (string, bool) {
 	rest, ok := strings.CutPrefix(p, NamespacesPath+"/")
 	if !ok {
 		return p, p != NamespacesPath
 	}
-	ns, sub, ok := strings.Cut(rest, "/")
-	if !ok || ns == namespace.Default {
+	slash := strings.IndexByte(rest, '/')
+	if slash <= 0 || rest[:slash] == namespace.Default {
 		return "", false
 	}
-	r, segs, ok := rootOf("/" + sub)
-	if !ok || len(segs) == 0 {
+	ns, sub := rest[:slash], rest[slash:]
+	r, ok := rootUnder(sub)
+	if !ok {
 		return "", false
 	}
-	for i := 0; i < r.names && i < len(segs); i++ {
-		segs[i] = namespace.Key(ns, segs[i])
+	var b strings.Builder
+	b.Grow(len(sub) + r.names*(len(ns)+1))
+	b.WriteString(r.path)
+	segs := sub[len(r.path)+1:]
+	for i := 0; segs != ""; i++ {
+		seg, more, found := strings.Cut(segs, "/")
+		b.WriteByte('/')
+		if i < r.names {
+			b.WriteString(ns)
+			b.WriteString(namespace.Sep)
+		}
+		b.WriteString(seg)
+		if !found {
+			break
+		}
+		segs = more
 	}
-	return r.path + "/" + strings.Join(segs, "/"), true
+	return b.String(), true
+}
+
+// rootUnder is the namespaced root p lies strictly under.
+func rootUnder(p string) (nsRoot, bool) {
+	for _, r := range nsRoots {
+		if len(p) > len(r.path)+1 && strings.HasPrefix(p, r.path) && p[len(r.path)] == '/' {
+			return r, true
+		}
+	}
+	return nsRoot{}, false
 }
 
 // namesAt reports whether the children of p (a path of a namespaced root

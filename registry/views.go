@@ -107,6 +107,43 @@ func (v allView) List(ctx context.Context, p string) ([]store.Node, error) {
 	if err != nil || len(nss) == 0 {
 		return nodes, err
 	}
+	if !isRoot(p) { // a directory above the roots: every namespace has its own copy
+		return v.listAbove(ctx, p, nodes, nss)
+	}
+	// A root: each namespace's part is sorted by its names, and stays so
+	// with the names qualified; the parts are merged, not sorted again.
+	out := nodes
+	for _, ns := range nss {
+		more, err := v.kv.List(ctx, nsPath(ns)+p)
+		if err != nil {
+			return nil, err
+		}
+		if len(more) > 0 {
+			out = mergeSorted(out, relabel(more))
+		}
+	}
+	return out, nil
+}
+
+// mergeSorted merges two lists of nodes sorted by path.
+func mergeSorted(a, b []store.Node) []store.Node {
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]store.Node, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Path <= b[0].Path {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// listAbove lists a directory above the namespaced roots in every
+// namespace, each directory once.
+func (v allView) listAbove(ctx context.Context, p string, nodes []store.Node, nss []string) ([]store.Node, error) {
 	seen := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		seen[n.Path] = true
@@ -117,7 +154,7 @@ func (v allView) List(ctx context.Context, p string) ([]store.Node, error) {
 			return nil, err
 		}
 		for _, n := range relabel(more) {
-			if !seen[n.Path] { // directories above the roots are shared
+			if !seen[n.Path] {
 				seen[n.Path] = true
 				nodes = append(nodes, n)
 			}
