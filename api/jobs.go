@@ -80,7 +80,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.reg.Job(c, name)
+	cfg, err := s.regIn(c).Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -96,7 +96,7 @@ func (s *Server) updateJob(c *gin.Context) {
 			return err
 		}
 		return s.checkFits(c, cfg)
-	}, s.reg.UpdateJob)
+	}, s.regOf(c).UpdateJob)
 }
 
 func (s *Server) deregisterBody(c *gin.Context) {
@@ -125,14 +125,14 @@ func (s *Server) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.reg.Job(c, name); err != nil {
+	if _, err := s.regIn(c).Job(c, name); err != nil {
 		return err
 	}
 	broken, err := s.checkUnused(c, force, "job '"+name+"'", []string{name})
 	if err != nil {
 		return err
 	}
-	if err := s.reg.DeleteJob(c, name); err != nil {
+	if err := s.regIn(c).DeleteJob(c, name); err != nil {
 		return err
 	}
 	deleted(c, "Job '"+name+"'", broken)
@@ -190,12 +190,12 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
-		duplicate, err = s.reg.TriggerRun(c, req.JobName, run, now)
+		duplicate, err = s.regIn(c).TriggerRun(c, req.JobName, run, now)
 		queued = !duplicate
 	} else {
 		// false: the trigger collapsed into an execution already waiting
 		// (misfire false), or the job's queue is full; nothing was written.
-		queued, err = s.reg.TriggerBy(c, req.JobName, cfg.Misfire, now, by)
+		queued, err = s.regIn(c).TriggerBy(c, req.JobName, cfg.Misfire, now, by)
 	}
 	if err != nil || !queued {
 		// Nothing committed: no commit stage to observe, nothing new for
@@ -204,7 +204,7 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		return duplicate, err
 	}
 	if s.committed != nil {
-		s.committed(req.JobName, now, s.clock.Now())
+		s.committed(keyOf(c, req.JobName), now, s.clock.Now())
 	}
 	if s.ops != nil {
 		s.ops.Wake()
@@ -274,12 +274,12 @@ func checkRunOptions(req triggerRequest) error {
 // triggerable checks that a job may run now (registry.CanRun) and is
 // TRANSIENT.
 func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
-	cfg, why, err := s.reg.CanRun(c, name)
+	cfg, why, err := s.regIn(c).CanRun(c, name)
 	switch {
 	case err != nil:
 		return cfg, err
 	case why == jobs.JobMissing:
-		_, err := s.reg.Job(c, name) // its not-found error, as every other endpoint words it
+		_, err := s.regIn(c).Job(c, name) // its not-found error, as every other endpoint words it
 		return cfg, err
 	case cfg.JobExecutionType != jobs.Transient:
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
@@ -312,12 +312,12 @@ func (r jobRow) MarshalJSON() ([]byte, error) {
 }
 
 func (s *Server) listJobs(c *gin.Context) {
-	all, err := s.reg.Jobs(c)
+	all, err := s.regIn(c).Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	pauses, err := s.reg.Pauses(c)
+	pauses, err := s.regIn(c).Pauses(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -333,7 +333,7 @@ func (s *Server) listJobs(c *gin.Context) {
 
 // listWithDisabled answers a list whose rows carry their disable flags.
 func (s *Server) listWithDisabled(c *gin.Context, kind string, n int, row func(i int, off map[string]bool) any) {
-	off, err := s.reg.Disabled(c, kind)
+	off, err := s.regIn(c).Disabled(c, kind)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -355,7 +355,7 @@ func withDisabled(v any, disabled bool) ([]byte, error) {
 }
 
 func (s *Server) getJob(c *gin.Context) {
-	cfg, err := s.reg.Job(c, c.Param("jobName"))
+	cfg, err := s.regIn(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -376,7 +376,7 @@ type runningView struct {
 }
 
 func (s *Server) runningTasks(c *gin.Context) {
-	all, err := s.reg.RunningTasks(c)
+	all, err := s.regIn(c).RunningTasks(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -397,12 +397,12 @@ func (s *Server) runningTasks(c *gin.Context) {
 }
 
 func (s *Server) readyTasks(c *gin.Context) {
-	q, err := s.reg.ReadyQueue(c)
+	q, err := s.regIn(c).ReadyQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.reg.WaitingReasons(c)
+	why, err := s.regIn(c).WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -419,12 +419,12 @@ func (s *Server) readyTasks(c *gin.Context) {
 }
 
 func (s *Server) failoverTasks(c *gin.Context) {
-	q, err := s.reg.FailoverQueue(c)
+	q, err := s.regIn(c).FailoverQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.reg.WaitingReasons(c)
+	why, err := s.regIn(c).WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

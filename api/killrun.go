@@ -12,7 +12,7 @@ import (
 // it is dropped; the job's pending executions and cron stay.
 func (s *Server) killRun(c *gin.Context) {
 	name := c.Param("jobName")
-	if _, err := s.reg.Job(c, name); err != nil {
+	if _, err := s.regOf(c).Job(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -22,7 +22,7 @@ func (s *Server) killRun(c *gin.Context) {
 		return
 	}
 	by := triggeredBy(c)
-	k, err := ops.KillRun(c, name, by)
+	k, err := ops.KillRun(c, keyOf(c, name), by)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

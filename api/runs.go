@@ -67,7 +67,7 @@ func (s *Server) triggerRun(c *gin.Context) {
 }
 
 func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
-	rec, err := s.reg.RunRecordOf(ctx, key)
+	rec, err := s.regIn(ctx).RunRecordOf(ctx, key)
 	if err != nil {
 		return runView{}, err
 	}
@@ -95,7 +95,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	if err := s.runningOfRun(ctx, &v, key); err != nil {
 		return v, err
 	}
-	fo, err := s.reg.FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).FailoverQueue(ctx)
 	if err != nil {
 		return v, err
 	}
@@ -104,7 +104,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 		v.State = RunRunning
 		return v, nil
 	}
-	if again, err := s.reg.RunRecordOf(ctx, key); err == nil && again.Done {
+	if again, err := s.regIn(ctx).RunRecordOf(ctx, key); err == nil && again.Done {
 		return s.runOf(ctx, key)
 	}
 	v.State = RunCancelled
@@ -114,7 +114,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 
 // queuedRun reports whether a job's ready entry still holds the run.
 func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
-	q, err := s.reg.ReadyQueue(ctx)
+	q, err := s.regIn(ctx).ReadyQueue(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -128,7 +128,7 @@ func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
 
 // runningOfRun fills the run's running shards.
 func (s *Server) runningOfRun(ctx context.Context, v *runView, key string) error {
-	running, err := s.reg.RunningOf(ctx, v.JobName)
+	running, err := s.regIn(ctx).RunningOf(ctx, v.JobName)
 	if err != nil {
 		return err
 	}

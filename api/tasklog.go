@@ -46,6 +46,10 @@ func (s *Server) taskLog(c *gin.Context) {
 		return
 	}
 	taskID := c.Param("taskId")
+	if err := localTask(c, taskID); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	var chunk LogChunk
 	if q.lines > 0 {
 		chunk, err = lastLines(c, ops, taskID, q.stream, q.lines)

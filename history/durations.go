@@ -5,15 +5,18 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/history/view"
+	"github.com/ejcloud/elasticjob/namespace"
 )
 
 // RecentDurations is how long the job's recent successful runs took (a
 // shard's run: its completeTime − startTime), most recent first: at most
 // n (at most view.MaxPerPage), started at since or later (zero: any).
-// estimate.Of turns them into the job's p90.
+// estimate.Of turns them into the job's p90. job is the scheduler's key
+// of the job (namespace.Key): its rows are those of its namespace.
 func (s *Store) RecentDurations(ctx context.Context, job string, since time.Time, n int) ([]time.Duration, error) {
+	ns, name := namespace.Split(job)
 	page, err := s.Executions(ctx, view.Query{Page: 1, PerPage: min(max(n, 1), view.MaxPerPage), Sort: "startTime", Order: "desc",
-		Start: since, Filters: map[string]string{"jobName": job, "success": "true"}})
+		Start: since, Namespaces: []string{ns}, Filters: map[string]string{"jobName": name, "success": "true"}})
 	if err != nil {
 		return nil, err
 	}

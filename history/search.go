@@ -81,6 +81,7 @@ var (
 		{"target", "target", text, true, true},
 		{"summary", "summary", text, false, false},
 		{"status", "status", integer, true, true},
+		{"namespace", "namespace", text, false, true},
 	})
 )
 
@@ -155,6 +156,15 @@ func (s *Store) where(t *table, q view.Query) (string, []any, error) {
 		}
 		conds = append(conds, c.name+" = ?")
 		args = append(args, arg)
+	}
+	if q.Namespaces != nil { // the namespaces the caller may read (none: no row)
+		conds = append(conds, "namespace IN ("+strings.TrimSuffix(strings.Repeat("?, ", max(len(q.Namespaces), 1)), ", ")+")")
+		if len(q.Namespaces) == 0 {
+			args = append(args, "")
+		}
+		for _, ns := range q.Namespaces {
+			args = append(args, ns)
+		}
 	}
 	if !q.Start.IsZero() {
 		conds = append(conds, t.timeCol+" >= ?")
@@ -322,7 +332,7 @@ func (s *Store) Audits(ctx context.Context, q view.Query) (view.Page[view.Audit]
 		var e view.Audit
 		var created dbTime
 		err := r.Scan(&e.ID, &created, &e.User, &e.Role, &e.Address, &e.Method, &e.Route, &e.TargetKind,
-			&e.Target, &e.Summary, &e.Status)
+			&e.Target, &e.Summary, &e.Status, &e.Namespace)
 		e.CreationTime = created.ptr()
 		return e, err
 	})

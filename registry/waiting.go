@@ -49,7 +49,7 @@ func WaitingKey(kind, job string, item int) string {
 
 // PutWaitingOp records why an entry waits.
 func PutWaitingOp(key string, w Waiting) store.Op {
-	return store.Put(WaitingPath+"/"+key, mustJSON(w))
+	return putJSON(WaitingPath+"/"+key, w)
 }
 
 // DeleteWaitingOp forgets an entry's reason.
@@ -81,7 +81,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, erro
 				continue // a job's directory of failover shards
 			}
 			var w Waiting
-			if err := json.Unmarshal(n.Value, &w); err != nil {
+			if err := decodeAt(n.Path, n.Value, &w); err != nil {
 				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 			}
 			out[strings.TrimPrefix(n.Path, WaitingPath+"/")] = w

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"github.com/ejcloud/elasticjob/namespace"
 	"slices"
 	"time"
 
@@ -130,7 +131,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	data := jobs.TaskData{
 		Version: jobs.TaskDataVersion,
 		ShardingContext: jobs.ShardingContext{
-			JobName: job.JobName, TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
+			JobName: namespace.Name(job.JobName), Namespace: nsOf(job.JobName), TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
 			JobParameter: job.JobParameter, ShardingItem: item, ShardingParameter: params[item], Inputs: in,
 		},
 		ExecutionSource: source, Job: job, App: a,
@@ -152,6 +153,15 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	return tl, ev
+}
+
+// nsOf is a job key's namespace as the sharding context names it: none
+// for the default one (its payload stays the original's).
+func nsOf(key string) string {
+	if ns := namespace.Of(key); ns != namespace.Default {
+		return ns
+	}
+	return ""
 }
 
 func (l *launcher) executorSpec(a app.Config, agentID string) engine.ExecutorSpec {

@@ -29,6 +29,9 @@ type Query struct {
 	Sort, Order   string
 	Start, End    time.Time // zero = unbounded
 	Filters       map[string]string
+	// Namespaces limits the rows to those of these namespaces (nil: every
+	// namespace's; empty: none).
+	Namespaces []string
 }
 
 // Page is a search result: the number of matching rows and one page of them.
@@ -97,6 +100,7 @@ type Audit struct {
 	Target       string     `json:"target"`
 	Summary      string     `json:"summary"`
 	Status       int        `json:"status"`
+	Namespace    string     `json:"namespace"` // the request's namespace
 }
 
 // Interval is the width of a task-result statistic.
