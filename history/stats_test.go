@@ -225,7 +225,7 @@ func TestOnlineCountsSinceTheSchedulerStarted(t *testing.T) {
 			t.Errorf("online since the start: %+v %v", r, err)
 		}
 		all, err := e.store.TaskResultSummary(ctx, "default", view.Online) // no start known: everything
-		if err != nil || all.SuccessCount != 1000+100+10+2 {    // past days from the DAY table
+		if err != nil || all.SuccessCount != 1000+100+10+2 {               // past days from the DAY table
 			t.Errorf("online without a start: %+v %v", all, err)
 		}
 	})
