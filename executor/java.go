@@ -175,8 +175,9 @@ var errNoJavaJar = errors.New("the executor on this host has no " + JavaJarName 
 	" (the Java library): build it with make java and put it beside the executor binary, or set ELASTICJOB_JAVA_JAR")
 
 // apply makes cmd and env run the task as kind says: the library ahead of
-// the app's classes (-Xbootclasspath/a, through JAVA_TOOL_OPTIONS for a
-// JVM the app's script starts), the job's class, bean and props in the
+// the app's classes (-Xbootclasspath/a for java -jar and, through
+// JAVA_TOOL_OPTIONS, for a JVM the app's script starts; first on the class
+// path for the runner's JVM), the job's class, bean and props in the
 // environment.
 func (jv Java) apply(kind javaKind, required bool, cmd command, env []string, job jobs.Config, ctxJSON string) (command, []string, error) {
 	if kind == notJava {
