@@ -73,9 +73,10 @@
 // by java -jar, or, when the job names its jobClass, by the Java library's
 // runner), or a job that names a class. The Java library
 // (elasticjob-cloud-executor.jar, sdk/java: the original's public API) is
-// put ahead of the app's classes with -Xbootclasspath/a (through
-// JAVA_TOOL_OPTIONS for a JVM the app's script starts), so tarballs built
-// against the original's jars run unchanged; the job's props, class and
+// put ahead of the app's classes: with -Xbootclasspath/a for java -jar and
+// (through JAVA_TOOL_OPTIONS) for a JVM the app's script starts, first on
+// the class path for the runner's JVM; so tarballs built against the
+// original's jars run unchanged; the job's props, class and
 // bean go to the JVM in ELASTICJOB_JOB_* variables. A DAEMON Java job is
 // resident without sdk.protocol=line: its JVM starts at the first tick and
 // speaks the line protocol; one that never does runs once per tick. A
