@@ -34,6 +34,10 @@ type launcher struct {
 	wake    func()
 	scratch map[string]round.Wait
 	runs    *durations // how long jobs' runs take, for the holders' expected ends
+	// caps are the namespaces' capacities; nextFires the producer's next
+	// fires (capacity.go).
+	caps      *capacities
+	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 }
 
 // round is one launch round.
@@ -69,6 +73,9 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		return v, err
 	}
 	v.Typical = l.runs.typical(ctx, v.Running)
+	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
+		v.Fires = l.fires(now, v.Namespaces)
+	}
 	if v.Failover, err = l.queues.failover(ctx); err != nil {
 		return v, err
 	}
