@@ -274,17 +274,17 @@ func (d *decider) gate(c *cand) (Wait, bool) {
 	cost := c.cost()
 	ceil, capped, quota := ns.cap.ceiling()
 	if capped && !cost.Fits(ceil) {
-		return Wait{Reason: WaitTooLarge, Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota),
+		return Wait{Reason: WaitTooLarge, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
 			Message: fmt.Sprintf("can never fit its namespace: it needs %s, and namespace %s may hold at most %s (%s)",
 				fmtRes(cost), ns.name, fmtRes(ceil), ceilingWords(ns.cap, quota))}, false
 	}
 	if h := ns.atLimit; h != nil {
-		return Wait{Reason: WaitNSLimit, Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota),
+		return Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
 			Message: fmt.Sprintf("behind the older %s, which waits for namespace %s to drop below its limit", describe(h), ns.name)}, false
 	}
 	if capped && !ns.used.Add(cost).Fits(ceil) {
 		ns.atLimit = c
-		w := Wait{Reason: WaitNSLimit, Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota),
+		w := Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
 			Message: fmt.Sprintf("namespace %s is at its limit: its running tasks hold %s of the %s it may hold (%s), and this needs %s more; "+
 				"it runs as the namespace's running work ends", ns.name, fmtRes(ns.used), fmtRes(ceil), ceilingWords(ns.cap, quota), fmtRes(cost))}
 		return d.nsHolders(c, w), false

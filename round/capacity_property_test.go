@@ -216,7 +216,7 @@ func checkGuaranteedFirst(v View, p Plan, fail func(string, ...any)) {
 	for i := range d.cands {
 		c := &d.cands[i]
 		w := p.Waiting[c.key]
-		if !w.Guaranteed {
+		if !w.InGuarantee() {
 			continue
 		}
 		switch w.Reason {
@@ -257,7 +257,7 @@ func checkPreemptions(v View, p Plan, fail func(string, ...any)) {
 		n := int64(len(v.Running[pr.Job]))
 		used[pr.Namespace] = used[pr.Namespace].Sub(offers.Resources{CPU: offers.CPUs(j.CPUCount) * offers.Milli(n), MemMB: offers.MemMB(j.MemoryMB) * n})
 		w := p.Waiting[pr.For]
-		if !w.Guaranteed {
+		if !w.InGuarantee() {
 			fail("preempts %s for %s, which is not within its guarantee", pr.Job, pr.For)
 		}
 	}

@@ -154,7 +154,7 @@ func (d *decider) lend(c *cand) (Wait, bool) {
 	default:
 		when = fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", d.v.horizon())
 	}
-	return Wait{Reason: WaitGuaranteeNeeded, Namespace: c.ns.name, Rule: RuleGuaranteeNeeded, Until: p.times[i],
+	return Wait{Reason: WaitGuaranteeNeeded, NamespaceRule: &NamespaceRule{Namespace: c.ns.name, Rule: RuleGuaranteeNeeded}, Until: p.times[i],
 		Message: fmt.Sprintf("namespace %s is above its guarantee, so this would borrow idle capacity, but namespace %s needs its guarantee back "+
 			"at %s for its cron fire of job %s (%s of what is free must stay free for the fires by then; %s would be left); "+
 			"its guarantee is lent only to work expected to end before that: %s",

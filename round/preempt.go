@@ -42,7 +42,12 @@ func (d *decider) annotate(c *cand, w Wait) Wait {
 		return w
 	}
 	d.guaranteed = append(d.guaranteed, c)
-	w.Guaranteed = true
+	nr := NamespaceRule{Guaranteed: true} // a copy: w may share its rule with the other waits of its shape
+	if w.NamespaceRule != nil {
+		nr = *w.NamespaceRule
+		nr.Guaranteed = true
+	}
+	w.NamespaceRule = &nr
 	inUse := c.ns.used.Add(c.cost())
 	lent := false
 	for _, ns := range d.spaces {

@@ -285,8 +285,8 @@ func renderPlan(p Plan) []string {
 	for _, k := range keys {
 		w := p.Waiting[k]
 		reason := w.Reason
-		if w.Rule != "" {
-			reason += " [" + w.Namespace + ": " + w.Rule + "]"
+		if ns, rule := w.HeldBy(); rule != "" {
+			reason += " [" + ns + ": " + rule + "]"
 		}
 		s := fmt.Sprintf("wait %s %s: %s", k, reason, w.Message)
 		if !w.Until.IsZero() {

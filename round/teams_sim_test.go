@@ -257,7 +257,7 @@ func TestNoPreemptionCycles(t *testing.T) {
 			if victims[pr.For[len("ready/"):]] {
 				t.Fatalf("%s: %s, preempted before, now preempts %s: a cycle", s.now, pr.For, pr.Job)
 			}
-			if w := p.Waiting[pr.For]; !w.Guaranteed {
+			if w := p.Waiting[pr.For]; !w.InGuarantee() {
 				t.Fatalf("%s: preemption for %s, which is not within its guarantee", s.now, pr.For)
 			}
 			victims[pr.Job] = true
