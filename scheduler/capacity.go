@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -27,6 +28,26 @@ type capacities struct {
 	log   *slog.Logger
 	at    time.Time
 	m     map[string]round.Capacity
+	over  bool // the guarantees were above the cluster when last looked at
+}
+
+// checkCluster warns, each time it becomes so, that the namespaces'
+// guarantees add up to more than the cluster: some cannot be kept (the
+// waits within them say cluster_smaller_than_guarantees).
+func (c *capacities) checkCluster(caps map[string]round.Capacity, agents []round.Agent) {
+	var sum, total offers.Resources
+	for _, cp := range caps {
+		sum = sum.Add(cp.Guarantee)
+	}
+	for _, a := range agents {
+		total = total.Add(a.Total)
+	}
+	over := len(agents) > 0 && !sum.Fits(total)
+	if over && !c.over {
+		c.log.Warn("the namespaces' guarantees add up to more than the cluster: not every guarantee can be kept",
+			"guarantees", sum.String(), "cluster", total.String())
+	}
+	c.over = over
 }
 
 // get returns every namespace with a capacity set (nil when none has).
@@ -101,4 +122,28 @@ func (l *launcher) fires(now time.Time, caps map[string]round.Capacity) []round.
 		out = append(out, f)
 	}
 	return out
+}
+
+// preempt stops the running executions the plan takes borrowed capacity
+// back from (round.Plan.Preempt): each one's tasks are marked killed by
+// a preemption (so no other is preempted while they run, and their end
+// says why) and killed gracefully (the engine's kill: SIGTERM, then the
+// grace period); the run is queued again at once, as a misfire (it
+// launches when its tasks have ended and capacity frees up). A killed
+// task is never a failure (it counts toward no retry and no pause).
+func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
+	for _, p := range ps {
+		by := fmt.Sprintf("%s for namespace %s (%s within its guarantee)", round.PreemptionBy, p.ForNamespace, p.For)
+		out, err := l.killRun(ctx, p.Job, by)
+		if err != nil {
+			l.log.Warn("preempt: stop the run", "job", p.Job, "err", err)
+			continue
+		}
+		if _, err := l.reg.TriggerBy(ctx, p.Job, true, l.clock.Now(), round.PreemptionBy); err != nil {
+			l.log.Warn("preempt: queue the run again", "job", p.Job, "err", err)
+		}
+		l.queues.changed()
+		l.log.Info("preempted borrowed capacity", "job", p.Job, "namespace", p.Namespace, "for", p.For,
+			"forNamespace", p.ForNamespace, "tasks", len(out.Tasks))
+	}
 }

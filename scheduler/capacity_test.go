@@ -1,7 +1,10 @@
 package scheduler
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,4 +197,109 @@ func TestCapacitiesFollowTheNamespaceRecords(t *testing.T) {
 
 func offersRes(cpu offers.Milli, mem int64) offers.Resources {
 	return offers.Resources{CPU: cpu, MemMB: mem}
+}
+
+// TestPreemptionGivesBorrowedCapacityBack: pay's preemptible run borrows
+// the whole 2-CPU cluster (pay has no guarantee); search, guaranteed 1
+// CPU, queues work: the round stops pay's run gracefully (a kill marked
+// as a preemption), queues it again, and search's work launches once the
+// capacity is back. The killed task is no failure, and pay's run queued
+// again does not preempt in turn.
+func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
+	r := newRig(t)
+	for _, ns := range []string{"pay", "search"} {
+		rec := namespace.Record{Name: ns}
+		if ns == "search" {
+			rec.Guarantee = &namespace.Resources{CPUCount: 1, MemoryMB: 1024}
+		}
+		if _, err := r.reg.PutNamespace(r.ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		a := app.Default()
+		a.AppName, a.AppURL, a.BootstrapScript, a.CPUCount, a.MemoryMB = "app", "http://example.invalid/app.tar.gz", "bin/start.sh", 0.1, 64
+		if err := r.reg.In(ns).AddApp(r.ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add := func(ns, name string, cpu float64, preemptible bool) {
+		j := jobs.Default()
+		j.JobName, j.AppName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB, j.Preemptible = name, "app", 1, cpu, 64, preemptible
+		if err := r.reg.In(ns).AddJob(r.ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("pay", "crunch", 1.8, true)
+	add("search", "adhoc", 0.5, false)
+	r.reload()
+	r.agent(2, 4096)
+	r.trigger("pay~crunch")
+	r.offer("o1", 2, 4096)
+	r.sched.launcher.round(r.ctx)
+	var crunch string
+	for _, e := range r.running("pay~crunch") {
+		crunch = e.TaskID
+	}
+	if crunch == "" {
+		t.Fatal("pay's run did not launch on the idle cluster")
+	}
+	r.status(crunch, "TASK_RUNNING")
+
+	r.trigger("search~adhoc")
+	r.sched.launcher.round(r.ctx)
+	r.drv.mu.Lock()
+	kills := slices.Clone(r.drv.kills)
+	r.drv.mu.Unlock()
+	if len(kills) != 1 || kills[0] != crunch {
+		t.Fatalf("kills %v, want pay's borrowed run %s preempted", kills, crunch)
+	}
+	e := r.running("pay~crunch")[0]
+	if !round.IsPreemption(e.KilledBy) || !strings.Contains(e.KilledBy, "namespace search") {
+		t.Fatalf("the preempted task is marked %q", e.KilledBy)
+	}
+	if r.readyCount("pay~crunch") != 1 {
+		t.Fatal("the preempted run was not queued again")
+	}
+	// A second round while the kill is under way preempts nothing more.
+	r.sched.launcher.round(r.ctx)
+	if n := len(r.drv.kills); n != 1 {
+		t.Fatalf("%d kills after a second round, want 1 (no cascade)", n)
+	}
+
+	r.status(crunch, "TASK_KILLED")
+	if n := len(r.running("pay~crunch")); n != 0 {
+		t.Fatalf("pay~crunch still has %d running shards", n)
+	}
+	if fo, err := r.reg.FailoverOf(r.ctx, "pay~crunch"); err != nil || len(fo) != 0 {
+		t.Fatalf("the preempted task was taken for a failure: failover %v, %v", fo, err)
+	}
+	r.offer("o2", 2, 4096)
+	before := r.acceptCalls()
+	r.sched.launcher.round(r.ctx)
+	if got := r.launchedJobs(before); len(got) != 1 || got[0] != "search~adhoc" {
+		t.Fatalf("after the preemption the round launched %v, want search~adhoc", got)
+	}
+	r.sched.launcher.round(r.ctx)
+	if n := len(r.drv.kills); n != 1 {
+		t.Fatalf("pay's run, queued again, preempted in turn: %d kills", n)
+	}
+}
+
+// TestGuaranteesAboveTheClusterWarnOnce: the warning comes when the
+// guarantees outgrow the cluster, once, and again only after they fit
+// in between.
+func TestGuaranteesAboveTheClusterWarnOnce(t *testing.T) {
+	var buf bytes.Buffer
+	c := &capacities{log: slog.New(slog.NewTextHandler(&buf, nil))}
+	agents := []round.Agent{{ID: "a", Total: offersRes(2000, 4096)}}
+	caps := map[string]round.Capacity{"pay": {Guarantee: offersRes(1500, 1024)}, "search": {Guarantee: offersRes(1000, 1024)}}
+	c.checkCluster(caps, agents)
+	c.checkCluster(caps, agents)
+	if n := strings.Count(buf.String(), "more than the cluster"); n != 1 {
+		t.Fatalf("%d warnings, want 1: %s", n, buf.String())
+	}
+	c.checkCluster(map[string]round.Capacity{"pay": {Guarantee: offersRes(1500, 1024)}}, agents)
+	c.checkCluster(caps, agents)
+	if n := strings.Count(buf.String(), "more than the cluster"); n != 2 {
+		t.Fatalf("%d warnings, want 2: %s", n, buf.String())
+	}
 }
