@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -15,8 +16,8 @@ import (
 )
 
 // CapacityRefresh is how often the launcher reads the namespaces'
-// records again: a guarantee, limit or weight set with
-// PUT /api/namespaces/{name} (on any instance) binds within it.
+// records again. A record written through the API binds at the next
+// round (CapacityChanged); one written otherwise within CapacityRefresh.
 const CapacityRefresh = 5 * time.Second
 
 // capacities keeps the namespaces' capacities for the launch rounds,
@@ -29,6 +30,15 @@ type capacities struct {
 	at    time.Time
 	m     map[string]round.Capacity
 	over  bool // the guarantees were above the cluster when last looked at
+	stale atomic.Bool
+}
+
+// CapacityChanged tells the launch rounds that a namespace's record
+// changed: the next round reads the capacities again (the API calls it on
+// the leader, which serves every write). Safe from any goroutine.
+func (s *Scheduler) CapacityChanged() {
+	s.launcher.caps.stale.Store(true)
+	s.Wake()
 }
 
 // checkCluster warns, each time it becomes so, that the namespaces'
@@ -53,7 +63,7 @@ func (c *capacities) checkCluster(caps map[string]round.Capacity, agents []round
 // get returns every namespace with a capacity set (nil when none has).
 func (c *capacities) get(ctx context.Context) map[string]round.Capacity {
 	now := c.clock.Now()
-	if !c.at.IsZero() && now.Sub(c.at) < CapacityRefresh && !now.Before(c.at) {
+	if !c.stale.Swap(false) && !c.at.IsZero() && now.Sub(c.at) < CapacityRefresh && !now.Before(c.at) {
 		return c.m
 	}
 	recs, err := c.reg.Namespaces(ctx)

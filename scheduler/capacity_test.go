@@ -168,7 +168,8 @@ func TestGuaranteeKeepsTheFireOnTimeWhereABurstFillsTheCluster(t *testing.T) {
 
 // TestCapacitiesFollowTheNamespaceRecords: a record's guarantee, limit and
 // weight reach the rounds in their units, a record that sets nothing is
-// left out, and a change binds after CapacityRefresh.
+// left out, and a change binds after CapacityRefresh, or at once when the
+// API tells of it.
 func TestCapacitiesFollowTheNamespaceRecords(t *testing.T) {
 	r := newRig(t)
 	put := func(rec namespace.Record) {
@@ -192,6 +193,12 @@ func TestCapacitiesFollowTheNamespaceRecords(t *testing.T) {
 	r.clk.Advance(CapacityRefresh)
 	if m := c.get(r.ctx); len(m) != 2 || m["plain"].Weight != 3 || m["plain"].Limit != nil {
 		t.Fatalf("after CapacityRefresh: %+v", m)
+	}
+	// The API tells of a change: it binds at the next round.
+	put(namespace.Record{Name: "plain"})
+	r.sched.CapacityChanged()
+	if m := c.get(r.ctx); len(m) != 1 {
+		t.Fatalf("after CapacityChanged: %+v", m)
 	}
 }
 
