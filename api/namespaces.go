@@ -152,6 +152,7 @@ func (s *Server) putNamespace(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	s.namespaceChanged()
 	v := namespaceView{Record: rec, Role: identity.Edit}
 	if v.Usage, err = s.usage(c, rec.Name); err != nil {
 		writeError(c, s.log, err)
@@ -172,7 +173,16 @@ func (s *Server) deleteNamespace(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	s.namespaceChanged()
 	c.Status(http.StatusNoContent)
+}
+
+// namespaceChanged tells the leader's launch round (when this instance
+// leads: writes are served by the leader) that the capacities changed.
+func (s *Server) namespaceChanged() {
+	if s.nsChanged != nil {
+		s.nsChanged()
+	}
 }
 
 var tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

@@ -122,6 +122,10 @@ type Options struct {
 	// queued: when (the ready entry's time, taken as its commit began) and
 	// when the commit returned; the launch-path metrics' first stage.
 	TriggerCommitted func(job string, queued, committed time.Time)
+	// NamespaceChanged, when set, is told that a namespace's record was
+	// written or deleted (the leader's launch round reads the capacities
+	// again at once).
+	NamespaceChanged func()
 	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
 	// /executor/v1/report (executors.go).
 	Executors Executors
@@ -147,6 +151,7 @@ type Server struct {
 	location   *time.Location
 	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
+	nsChanged  func()                                        // Options.NamespaceChanged
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -175,7 +180,7 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted}
+		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}

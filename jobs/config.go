@@ -72,6 +72,12 @@ type Config struct {
 	// failed (0: never). A run fails when one of its shards fails for good
 	// (after its maxRetries); a successful run resets the count.
 	PauseAfterFailures int `json:"pauseAfterFailures,omitempty"`
+	// Preemptible (TRANSIENT jobs only) lets the scheduler take back the
+	// capacity a run borrowed beyond its namespace's guarantee when a
+	// namespace within its guarantee needs it: the run is killed
+	// gracefully (SIGTERM, the kill grace period) and queued again as a
+	// misfire, never counted as a failure (docs/tenancy.md).
+	Preemptible bool `json:"preemptible,omitempty"`
 	// Accepted for compatibility with the original's job config; stored and
 	// shown, with no effect.
 	JobExecutorServiceHandlerType string `json:"jobExecutorServiceHandlerType,omitempty"`
@@ -200,6 +206,9 @@ func (c Config) Validate() error {
 	}
 	if c.JobExecutionType == Daemon && strings.TrimSpace(c.Cron) == "" {
 		return fmt.Errorf("%w: cron is required for DAEMON jobs", ErrInvalid)
+	}
+	if c.JobExecutionType == Daemon && c.Preemptible {
+		return fmt.Errorf("%w: preemptible is for TRANSIENT jobs: a DAEMON job's shards are resident processes, which a preemption would only restart", ErrInvalid)
 	}
 	if _, err := c.Location(time.UTC); err != nil {
 		return err

@@ -183,6 +183,9 @@ func TestRunSettingsValidation(t *testing.T) {
 		},
 		"jobErrorHandlerType": func(c *Config) { c.JobErrorHandlerType = "PANIC" },
 		"sdk.protocol":        func(c *Config) { c.Props = p("sdk.protocol", "grpc") },
+		"preemptible is for TRANSIENT": func(c *Config) {
+			c.JobExecutionType, c.Cron, c.Preemptible = Daemon, "0/5 * * * * ?", true
+		},
 	}
 	for want, mod := range bad {
 		c := validJob()

@@ -34,6 +34,7 @@ type Metrics struct {
 	readyDepth prometheus.Gauge
 	offers     *prometheus.CounterVec
 	lateness   prometheus.Histogram
+	nsLateness *prometheus.HistogramVec // per namespace: fire → admitted (namespaces.go)
 	toAccept   prometheus.Histogram
 	leader     prometheus.Gauge
 	terms      prometheus.Counter
@@ -88,7 +89,8 @@ func New() *Metrics {
 		reasons: map[string]bool{},
 	}
 	m.stages = newStageObservers(m.stageHist)
-	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.toAccept, m.leader, m.terms, m.cacheLag,
+	m.nsLateness = newNamespaceLateness()
+	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.nsLateness, m.toAccept, m.leader, m.terms, m.cacheLag,
 		m.stageHist, streaks{m}, m.waiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -152,7 +154,7 @@ func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 // launch stages.
 func (m *Metrics) Fired(job string, scheduled, committed time.Time) {
 	m.lateness.Observe(committed.Sub(scheduled).Seconds())
-	m.noteCommitted(job, committed)
+	m.noteCommitted(job, committed, scheduled)
 }
 
 // ReadyDepth sets the ready queue gauge.

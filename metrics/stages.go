@@ -60,6 +60,7 @@ type pending struct {
 	committed int64 // when its commit returned (a fire: the later of that and its instant)
 	queued    int64 // the launch's TaskEvent.Queued, once used
 	seen      int64 // when the leader saw it, once used
+	fired     int64 // a cron fire's instant (0: a trigger), for the namespace's fire lateness
 	used      bool  // a launch took it; later shards of that launch reuse seen
 }
 
@@ -108,10 +109,10 @@ func (o stageObservers) observe(stage string, from, to time.Time) {
 // and remembers when the execution became launchable.
 func (m *Metrics) TriggerCommitted(job string, queued, committed time.Time) {
 	m.stages.observe(StageCommit, queued, committed)
-	m.noteCommitted(job, committed)
+	m.noteCommitted(job, committed, time.Time{})
 }
 
-func (m *Metrics) noteCommitted(job string, at time.Time) {
+func (m *Metrics) noteCommitted(job string, at, fired time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p, ok := m.pend[job]; ok && !p.used {
@@ -120,7 +121,7 @@ func (m *Metrics) noteCommitted(job string, at time.Time) {
 	if len(m.pend) >= maxTracked {
 		clear(m.pend)
 	}
-	m.pend[job] = pending{committed: unixNano(at)}
+	m.pend[job] = pending{committed: unixNano(at), fired: unixNano(fired)}
 }
 
 // launchStages observes seen and accept for a launched task and remembers
@@ -142,6 +143,9 @@ func (m *Metrics) launchStages(t scheduler.TaskEvent) {
 		m.stages.observe(StageSeen, committed, seen)
 		m.stages.observe(StageAccept, seen, t.At)
 		m.pend[t.Job] = pending{committed: p.committed, queued: unixNano(t.Queued), seen: unixNano(seen), used: true}
+		if p.fired != 0 {
+			m.admitted(t.Job, fromNano(p.fired), t.At)
+		}
 	case ok && p.used && p.queued == unixNano(t.Queued): // another shard of the same execution
 		m.stages.observe(StageAccept, fromNano(p.seen), t.At)
 	default:

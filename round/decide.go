@@ -47,6 +47,8 @@ type cand struct {
 	fail  *queue.Failover
 	items []int // the shards to launch (nil: every shard of the job)
 	sh    shape
+	ns    *nsState // its namespace
+	class int      // within its namespace's guarantee, or borrowing
 }
 
 func (c *cand) kind() offers.Kind { return c.sh.kind }
@@ -107,6 +109,29 @@ type decider struct {
 	offs      []offers.Offer
 	estimated bool
 	byAgent   map[string][]runTask // the running tasks by agent (holders.go)
+
+	// the round's progress (place)
+	m        *offers.Matcher
+	failed   map[shape]Wait // the wait of a shape that did not fit
+	launched []*cand
+	holder   *cand // the reservation's
+	placedN  int
+	stopped  bool
+	capped   string
+
+	// namespaces (capacity.go, lending.go, preempt.go)
+	spaces     map[string]*nsState
+	multi      bool // namespaces are in play: more than one, or one with a capacity
+	order      nsOrder
+	total      offers.Resources // the empty cluster
+	free       offers.Resources // free by the running tasks' count (freeNow)
+	freeKnown  bool
+	placedCost offers.Resources // this round's launches' shards
+	prot       *protection
+	protDirty  bool
+	// guaranteed are the entries within their namespace's guarantee that
+	// wait for resources, in the round's order (preempt.go).
+	guaranteed []*cand
 }
 
 func (d *decider) wait(key, reason, msg string) {
@@ -220,8 +245,8 @@ func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Run
 	}
 }
 
-// place matches the candidates on the offers, in order (the package
-// documentation has the policy).
+// place matches the candidates on the offers, in the capacity order
+// (the package documentation has the policy).
 func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
@@ -232,66 +257,78 @@ func (d *decider) place() {
 		// flip to no_offers and back between offers.
 		d.offs, d.estimated = d.freeByCount(), true
 	}
-	m := offers.NewMatcher(d.offs, v.Executors)
-	failed := map[shape]Wait{}
-	var launched []*cand
-	var holder *cand
-	placed, stopped, capped := 0, false, ""
-	for i := range d.cands {
-		c := &d.cands[i]
-		if w := d.neverFits(c); w != nil {
-			d.plan.Waiting[c.key] = *w
-			continue
+	d.m = offers.NewMatcher(d.offs, v.Executors)
+	d.failed = map[shape]Wait{}
+	d.capacityState()
+	for c := d.next(); c != nil; c = d.next() {
+		d.consider(c)
+		if d.stopped {
+			d.rest(d.consider)
 		}
-		n := c.count()
-		if stopped || (v.MaxTasks > 0 && placed > 0 && placed+n > v.MaxTasks) {
-			if !stopped {
-				capped = cappedMessage(v.MaxTasks)
-			}
-			stopped, d.plan.More = true, true
-			d.wait(c.key, WaitBehind, capped)
-			continue
-		}
-		if len(d.offs) == 0 {
-			d.wait(c.key, WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
-			continue
-		}
-		sh := c.shape()
-		if w, ok := failed[sh]; ok {
-			d.plan.Waiting[c.key] = w
-			continue
-		}
-		ok, reason, detail := m.Place(c.requests())
-		if ok && d.estimated {
-			d.wait(c.key, WaitNoOffers, "no resources on offer at the moment, though what it needs should be free by the running tasks' count: "+
-				"waiting for the cluster engine to offer them")
-			continue
-		}
-		if ok {
-			launched = append(launched, c)
-			placed += n
-			if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
-				d.plan.Chunked, stopped, capped = true, true, cappedMessage(v.MaxTasks)
-			}
-			continue
-		}
-		w := d.explain(c, reason, detail)
-		if reason != offers.ReasonInvalid {
-			w = d.withHolders(c, w)
-		}
-		if holder == nil {
-			holder = c
-			d.plan.Waiting[c.key] = d.reserve(c, m, w)
-			failed[sh] = d.behind(c, w)
-			continue
-		}
-		if d.plan.Reservation.Key != "" {
-			w = d.behind(holder, w)
-		}
-		failed[sh] = w
-		d.plan.Waiting[c.key] = w
 	}
-	d.finish(m, launched)
+	d.finish(d.m, d.launched)
+	d.preempt()
+}
+
+// consider decides one entry: it launches, or it gets its reason.
+func (d *decider) consider(c *cand) {
+	v := d.v
+	if w := d.neverFits(c); w != nil {
+		d.plan.Waiting[c.key] = *w
+		return
+	}
+	n := c.count()
+	if d.stopped || (v.MaxTasks > 0 && d.placedN > 0 && d.placedN+n > v.MaxTasks) {
+		if !d.stopped {
+			d.capped = cappedMessage(v.MaxTasks)
+		}
+		d.stopped, d.plan.More = true, true
+		d.wait(c.key, WaitBehind, d.capped)
+		return
+	}
+	if w, ok := d.gate(c); !ok {
+		d.plan.Waiting[c.key] = w
+		return
+	}
+	if len(d.offs) == 0 {
+		d.wait(c.key, WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
+		return
+	}
+	sh := c.shape()
+	if w, ok := d.failed[sh]; ok {
+		d.plan.Waiting[c.key] = d.annotate(c, w)
+		return
+	}
+	ok, reason, detail := d.m.Place(c.requests())
+	if ok && d.estimated {
+		d.wait(c.key, WaitNoOffers, "no resources on offer at the moment, though what it needs should be free by the running tasks' count: "+
+			"waiting for the cluster engine to offer them")
+		return
+	}
+	if ok {
+		d.launched = append(d.launched, c)
+		d.placedN += n
+		d.placedIn(c)
+		if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
+			d.plan.Chunked, d.stopped, d.capped = true, true, cappedMessage(v.MaxTasks)
+		}
+		return
+	}
+	w := d.explain(c, reason, detail)
+	if reason != offers.ReasonInvalid {
+		w = d.withHolders(c, w)
+	}
+	if d.holder == nil {
+		d.holder = c
+		d.plan.Waiting[c.key] = d.annotate(c, d.reserve(c, d.m, w))
+		d.failed[sh] = d.behind(c, w)
+		return
+	}
+	if d.plan.Reservation.Key != "" {
+		w = d.behind(d.holder, w)
+	}
+	d.failed[sh] = w
+	d.plan.Waiting[c.key] = d.annotate(c, w)
 }
 
 // behind words the wait of an entry after the reservation's holder.
@@ -355,7 +392,8 @@ func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 		ls := by[gk{c.kind(), c.job, shardOf(c.kind(), item)}]
 		slices.SortFunc(ls, func(a, b offers.Launch) int { return a.Request.Shard - b.Request.Shard })
 		for _, l := range ls {
-			d.plan.Launches = append(d.plan.Launches, Launch{Launch: l, Job: job, App: a, Ready: c.ready, Failover: c.fail})
+			d.plan.Launches = append(d.plan.Launches, Launch{Launch: l, Job: job, App: a, Ready: c.ready, Failover: c.fail,
+				Borrowing: c.class == classBorrowing})
 		}
 	}
 	d.plan.Decline = op.Decline

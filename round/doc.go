@@ -34,6 +34,31 @@
 //     committed over several commits (Plan.Chunked); it still launches all
 //     its shards or none.
 //
+// # Namespaces (capacity.go, lending.go, preempt.go)
+//
+// Teams share the cluster by namespace (View.Namespaces: a guarantee, a
+// limit, an engine's quota, a weight). A namespace's entries keep their
+// own order, and the round takes them in two passes:
+//
+//  1. Within the guarantee: every entry that fits what is left of its
+//     namespace's guarantee (its shards' resources; the app executors are
+//     overhead), oldest first across namespaces. They go before any
+//     borrower, hold the reservation before any borrower can, and may
+//     preempt borrowed capacity held by preemptible work.
+//  2. Borrowing: the rest, namespace by namespace, the one with the
+//     smallest weighted dominant share of what it holds beyond its
+//     guarantee first (weighted DRF over CPU and memory, re-ordered after
+//     every launch).
+//
+// Each entry is admitted against its namespace whole (a gang counts all
+// its shards): one larger than the namespace's limit or quota never runs
+// (never_fits); one that would take it over waits (namespace_limit), and
+// so does the rest of the namespace that round, so a stream of small work
+// cannot starve it. A borrower must leave free what other namespaces'
+// cron fires (View.Fires) need of their unused guarantees before it is
+// expected to end (the p90 of its recent runs, or its timeout; with
+// neither, within View.Horizon): guarantee_needed otherwise.
+//
 // Every entry that does not launch gets a reason (Plan.Waiting), a wait
 // about resources with the running work that holds them (holders.go), and a
 // round that stopped early or holds a timed wait says when to look again
@@ -41,10 +66,10 @@
 //
 // # Limits
 //
-// Runtime estimates (View.Typical: the p90 of each running job's recent
-// runs, package estimate) only say when the holders of what a waiting
-// entry needs are expected to free it (Wait.Holders); they do not steer
-// the decision, so backfill never uses resources the reservation could
+// Runtime estimates (View.Typical: the p90 of each job's recent runs,
+// package estimate) say when the holders of what a waiting entry needs
+// are expected to free it (Wait.Holders), and decide what may borrow a
+// guarantee; they do not steer backfill, so backfill never uses resources the reservation could
 // use, even when the backfilled work would end before
 // the reservation could launch: a large execution drains the agents it can
 // use, as strict oldest-first would. Resources not on offer (used by other

@@ -78,18 +78,45 @@ func (d *decider) holders(c *cand) []Holder {
 			continue
 		}
 		for _, rt := range d.runningByAgent()[a.ID] {
-			h := by[rt.job]
-			if h == nil {
-				h = &Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}
-				by[rt.job] = h
-			}
-			h.Shards++
-			h.Holds = Res{CPUs: h.Holds.CPUs + rt.res.CPU.Cores(), MemMB: h.Holds.MemMB + rt.res.MemMB}
-			if rt.entry.LaunchedAt.Before(h.Since) || (rt.entry.LaunchedAt.Equal(h.Since) && rt.entry.TaskID < h.TaskID) {
-				h.Since, h.TaskID = rt.entry.LaunchedAt, rt.entry.TaskID
-			}
+			addHolder(by, rt)
 		}
 	}
+	return d.sortHolders(by)
+}
+
+// holdersWhere names the running work of the jobs keep selects, on any
+// agent (a namespace's own work, for a wait at its limit).
+func (d *decider) holdersWhere(keep func(job string) bool) []Holder {
+	by := map[string]*Holder{}
+	for job, shards := range d.v.Running {
+		if !keep(job) {
+			continue
+		}
+		cfg, _, _ := d.v.Jobs.Lookup(job)
+		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
+		for _, e := range shards {
+			addHolder(by, runTask{job: job, entry: e, res: res})
+		}
+	}
+	return d.sortHolders(by)
+}
+
+func addHolder(by map[string]*Holder, rt runTask) {
+	h := by[rt.job]
+	if h == nil {
+		h = &Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}
+		by[rt.job] = h
+	}
+	h.Shards++
+	h.Holds = Res{CPUs: h.Holds.CPUs + rt.res.CPU.Cores(), MemMB: h.Holds.MemMB + rt.res.MemMB}
+	if rt.entry.LaunchedAt.Before(h.Since) || (rt.entry.LaunchedAt.Equal(h.Since) && rt.entry.TaskID < h.TaskID) {
+		h.Since, h.TaskID = rt.entry.LaunchedAt, rt.entry.TaskID
+	}
+}
+
+// sortHolders gives the holders their expected ends, soonest first, at
+// most maxHolders.
+func (d *decider) sortHolders(by map[string]*Holder) []Holder {
 	out := make([]Holder, 0, len(by))
 	for _, h := range by {
 		cfg, _, _ := d.v.Jobs.Lookup(h.Job)

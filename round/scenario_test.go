@@ -188,6 +188,7 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			if m["daemon"] != "" {
 				j.JobExecutionType = jobs.Daemon
 			}
+			j.Preemptible = m["preemptible"] != ""
 			cat.jobs[arg(1)] = j
 			cat.disabledJobs[arg(1)] = m["disabled"] != ""
 		case "ready":
@@ -207,7 +208,8 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 				v.Running[arg(1)] = map[int]task.Entry{}
 			}
 			item := int(num(m["item"]))
-			v.Running[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-task-%d", arg(1), item), State: task.Running, AgentID: m["agent"], LaunchedAt: at(m["since"])}
+			v.Running[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-task-%d", arg(1), item), State: task.Running, AgentID: m["agent"],
+				LaunchedAt: at(m["since"]), KilledBy: m["killedby"]}
 		case "typical": // typical JOB runs=N p90=SECONDS: what the job's recent runs took
 			if v.Typical == nil {
 				v.Typical = map[string]estimate.Typical{}
@@ -215,6 +217,26 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			p90 := time.Duration(num(m["p90"]) * float64(time.Second))
 			n := int(num(m["runs"]))
 			v.Typical[arg(1)] = estimate.Typical{Runs: n, P90: p90, Known: n >= estimate.MinRuns}
+		case "namespace": // namespace NAME gcpus= gmem= lcpus= lmem= qcpus= qmem= weight=
+			if v.Namespaces == nil {
+				v.Namespaces = map[string]Capacity{}
+			}
+			c := Capacity{Guarantee: offers.Resources{CPU: offers.CPUs(num(m["gcpus"])), MemMB: offers.MemMB(num(m["gmem"]))}, Weight: num(m["weight"])}
+			if m["lcpus"] != "" {
+				c.Limit = &offers.Resources{CPU: offers.CPUs(num(m["lcpus"])), MemMB: offers.MemMB(num(m["lmem"]))}
+			}
+			if m["qcpus"] != "" {
+				c.Quota, c.QuotaName = &offers.Resources{CPU: offers.CPUs(num(m["qcpus"])), MemMB: offers.MemMB(num(m["qmem"]))}, "team-quota"
+			}
+			v.Namespaces[arg(1)] = c
+		case "fire": // fire JOB at=SECONDS: the job's next cron fire (its need from the catalog)
+			j := cat.jobs[arg(1)]
+			a := cat.apps[j.AppName]
+			n := int64(j.ShardingTotalCount)
+			need := offers.Resources{CPU: offers.CPUs(j.CPUCount)*offers.Milli(n) + offers.CPUs(a.CPUCount), MemMB: offers.MemMB(j.MemoryMB)*n + offers.MemMB(a.MemoryMB)}
+			v.Fires = append(v.Fires, Fire{Job: arg(1), At: at(m["at"]), Need: need})
+		case "horizon":
+			v.Horizon = time.Duration(num(arg(1)) * float64(time.Second))
 		case "reservation":
 			v.Reservation = Reservation{Key: arg(1), Since: at(m["since"])}
 		default:
@@ -262,7 +284,11 @@ func renderPlan(p Plan) []string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		w := p.Waiting[k]
-		s := fmt.Sprintf("wait %s %s: %s", k, w.Reason, w.Message)
+		reason := w.Reason
+		if ns, rule := w.HeldBy(); rule != "" {
+			reason += " [" + ns + ": " + rule + "]"
+		}
+		s := fmt.Sprintf("wait %s %s: %s", k, reason, w.Message)
 		if !w.Until.IsZero() {
 			s += " (until " + sec(w.Until) + ")"
 		}
@@ -270,6 +296,9 @@ func renderPlan(p Plan) []string {
 		if sum := w.Summary(at("1005")); sum != "" {
 			out = append(out, "summary at 1005: "+sum)
 		}
+	}
+	for _, pr := range p.Preempt {
+		out = append(out, fmt.Sprintf("preempt %s (namespace %s) tasks %s for %s (namespace %s)", pr.Job, pr.Namespace, strings.Join(pr.Tasks, ","), pr.For, pr.ForNamespace))
 	}
 	for _, s := range p.Drop {
 		out = append(out, fmt.Sprintf("drop %s", staleName(s)))

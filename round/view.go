@@ -36,6 +36,15 @@ type View struct {
 	// it has its timeout, or nothing, to tell.
 	Typical map[string]estimate.Typical
 
+	// Namespaces is each namespace's capacity (capacity.go); a namespace
+	// not in it has none: no guarantee, no limit, weight 1.
+	Namespaces map[string]Capacity
+	// Fires are the next cron fire of each job of the namespaces with a
+	// guarantee, within Horizon (0: DefaultHorizon), soonest first: what
+	// those guarantees must be kept for (lending.go).
+	Fires   []Fire
+	Horizon time.Duration
+
 	// MaxTasks bounds the tasks one round places (one registry commit; 0:
 	// no bound).
 	MaxTasks int
@@ -94,6 +103,9 @@ type Plan struct {
 	Reservation Reservation
 	// Depth counts the ready executions that could launch this round.
 	Depth int
+	// Preempt are running executions to stop: borrowed capacity a
+	// namespace within its guarantee needs back (preempt.go).
+	Preempt []Preemption
 }
 
 // Launch is one task to launch: a placement and the entry it serves.
@@ -103,6 +115,9 @@ type Launch struct {
 	App      app.Config
 	Ready    *queue.Ready    // the ready entry (a new execution), or
 	Failover *queue.Failover // the failover entry (a shard run again)
+	// Borrowing: its namespace holds more than its guarantee with it
+	// (it runs on idle capacity, not on its guarantee).
+	Borrowing bool
 }
 
 // Stale names a queue entry to remove.

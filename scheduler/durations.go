@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -73,6 +74,21 @@ func (ds *durations) typical(ctx context.Context, running map[string]map[int]tas
 		}
 	}
 	return out
+}
+
+// addWaiting adds the runs of ready jobs known in this term (no history
+// read: a backlog may hold 100,000 jobs), for whether a borrower is
+// expected to end before another namespace's fires need their guarantee
+// back (a job with none falls back to its timeoutSeconds).
+func (ds *durations) addWaiting(out map[string]estimate.Typical, ready []*queue.Ready) {
+	for _, rd := range ready {
+		if _, ok := out[rd.Job]; ok {
+			continue
+		}
+		if runs := ds.byJob[rd.Job]; len(runs) > 0 {
+			out[rd.Job] = estimate.Of(runs)
+		}
+	}
 }
 
 // ranFor is how long a finished shard ran: the executor's own times when

@@ -34,6 +34,11 @@ type launcher struct {
 	wake    func()
 	scratch map[string]round.Wait
 	runs    *durations // how long jobs' runs take, for the holders' expected ends
+	// caps are the namespaces' capacities; nextFires the producer's next
+	// fires (capacity.go).
+	caps      *capacities
+	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
+	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
 }
 
 // round is one launch round.
@@ -69,11 +74,20 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		return v, err
 	}
 	v.Typical = l.runs.typical(ctx, v.Running)
+	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
+		v.Fires = l.fires(now, v.Namespaces)
+		l.caps.checkCluster(v.Namespaces, v.Agents)
+	}
 	if v.Failover, err = l.queues.failover(ctx); err != nil {
 		return v, err
 	}
-	v.Ready, err = l.queues.ready(ctx, now)
-	return v, err
+	if v.Ready, err = l.queues.ready(ctx, now); err != nil {
+		return v, err
+	}
+	if len(v.Fires) > 0 {
+		l.runs.addWaiting(v.Typical, v.Ready)
+	}
+	return v, nil
 }
 
 // apply carries a plan out.
@@ -85,6 +99,7 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 		return
 	}
 	l.obs.ReadyDepth(p.Depth)
+	l.preempt(ctx, p.Preempt)
 	if p.Idle {
 		l.idle(ctx)
 		return

@@ -4,12 +4,14 @@ import (
 	"container/heap"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
 )
 
 // Producer turns cron fires into ready-queue entries. One heap of next fire
@@ -184,6 +186,22 @@ func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
 	}
 	next := s.Next(after, loc)
 	return next, !next.IsZero()
+}
+
+// NextFires lists the next fire of each job keep accepts, at or before
+// until, soonest first (a job has one next fire: it never runs two
+// executions at once). Safe from any goroutine.
+func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []round.Fire {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []round.Fire
+	for _, f := range p.h {
+		if f.gen == p.gen[f.job] && !f.at.After(until) && keep(f.job) {
+			out = append(out, round.Fire{Job: f.job, At: f.at})
+		}
+	}
+	slices.SortFunc(out, func(a, b round.Fire) int { return a.At.Compare(b.At) })
+	return out
 }
 
 // Run handles the fires missed since the last producer's watermark, then

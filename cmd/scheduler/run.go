@@ -129,6 +129,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users}, clock.Real{}, reg)
 	o.Packages, o.Location = pkgs, cfg.Location
 	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
+	o.NamespaceChanged = func() {
+		if s := work.scheduler(); s != nil {
+			s.CapacityChanged()
+		}
+	}
 	if kubes != nil { // Kubernetes: logs, nodes and the executors' reports (engine.go)
 		o.Ops, o.Executors, o.RejectFileAppURLs = kubeOps{o.Ops.(*ops), kubes}, kubes, !cfg.AllowFileAppURLs
 	}

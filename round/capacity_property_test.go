@@ -1,0 +1,269 @@
+package round
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+var spaceNames = []string{"default", "pay", "search", "ops"}
+
+// randomTeamsView is randomView with its jobs spread over namespaces,
+// each with a random capacity (guarantee, limit, quota, weight), some
+// jobs preemptible, running tasks placed on agents, and fires ahead.
+func randomTeamsView(rng *rand.Rand) View {
+	v := randomView(rng)
+	old := v.Jobs.(*catalog)
+	cat := newCatalog()
+	cat.apps = old.apps
+	cat.disabledApps = old.disabledApps
+	keyOf := map[string]string{}
+	names := make([]string, 0, len(old.jobs))
+	for name := range old.jobs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		j := old.jobs[name]
+		key := namespace.Key(spaceNames[rng.Intn(len(spaceNames))], name)
+		keyOf[name] = key
+		j.JobName = key
+		j.Preemptible = j.JobExecutionType == jobs.Transient && rng.Intn(2) == 0
+		if rng.Intn(3) == 0 {
+			j.TimeoutSeconds = 1 + rng.Intn(30)
+		}
+		cat.jobs[key] = j
+		cat.disabledJobs[key] = old.disabledJobs[name]
+	}
+	rename := func(name string) string {
+		if k, ok := keyOf[name]; ok {
+			return k
+		}
+		return name // "gone"
+	}
+	v.Jobs = cat
+	running := map[string]map[int]task.Entry{}
+	agents := v.Agents
+	runNames := make([]string, 0, len(v.Running))
+	for name := range v.Running {
+		runNames = append(runNames, name)
+	}
+	slices.Sort(runNames)
+	for _, name := range runNames {
+		shards := v.Running[name]
+		key := rename(name)
+		running[key] = map[int]task.Entry{}
+		items := make([]int, 0, len(shards))
+		for item := range shards {
+			items = append(items, item)
+		}
+		slices.Sort(items)
+		for _, item := range items {
+			e := shards[item]
+			if len(agents) > 0 {
+				e.AgentID = agents[rng.Intn(len(agents))].ID
+			}
+			e.LaunchedAt = at(fmt.Sprint(900 + rng.Intn(100)))
+			if rng.Intn(12) == 0 {
+				e.KilledBy = PreemptionBy + " for namespace x"
+			}
+			running[key][item] = e
+		}
+	}
+	v.Running = running
+	for _, rd := range v.Ready {
+		rd.Job = rename(rd.Job)
+	}
+	for i := range v.Failover {
+		v.Failover[i].Job = rename(v.Failover[i].Job)
+	}
+	slices.SortFunc(v.Ready, queue.CompareReady)
+	slices.SortFunc(v.Failover, func(a, b queue.Failover) int { return queue.CompareFailover(&a, &b) })
+	v.Namespaces = map[string]Capacity{}
+	for _, ns := range spaceNames {
+		if rng.Intn(4) == 0 {
+			continue // none
+		}
+		g := offers.Resources{CPU: offers.Milli(rng.Intn(3000)), MemMB: int64(rng.Intn(2048))}
+		c := Capacity{Guarantee: g, Weight: float64(rng.Intn(4))}
+		if rng.Intn(2) == 0 {
+			c.Limit = &offers.Resources{CPU: g.CPU + offers.Milli(rng.Intn(3000)), MemMB: g.MemMB + int64(rng.Intn(4096))}
+		}
+		if rng.Intn(5) == 0 {
+			c.Quota = &offers.Resources{CPU: offers.Milli(rng.Intn(4000)), MemMB: int64(rng.Intn(4096))}
+		}
+		v.Namespaces[ns] = c
+	}
+	keys := make([]string, 0, len(cat.jobs))
+	for key := range cat.jobs {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		j := cat.jobs[key]
+		if rng.Intn(2) == 0 {
+			n := int64(j.ShardingTotalCount)
+			v.Fires = append(v.Fires, Fire{Job: key, At: v.Now.Add(time.Duration(1+rng.Intn(120)) * time.Second),
+				Need: offers.Resources{CPU: offers.CPUs(j.CPUCount) * offers.Milli(n), MemMB: offers.MemMB(j.MemoryMB) * n}})
+		}
+	}
+	slices.SortFunc(v.Fires, func(a, b Fire) int { return a.At.Compare(b.At) })
+	return v
+}
+
+// usageOf is what each namespace's running tasks hold (shards only).
+func usageOf(v View) map[string]offers.Resources {
+	out := map[string]offers.Resources{}
+	for job, shards := range v.Running {
+		j, _, _ := v.Jobs.Lookup(job)
+		n := int64(len(shards))
+		ns := namespace.Of(job)
+		out[ns] = out[ns].Add(offers.Resources{CPU: offers.CPUs(j.CPUCount) * offers.Milli(n), MemMB: offers.MemMB(j.MemoryMB) * n})
+	}
+	return out
+}
+
+// TestCapacityProperties checks, on random rounds of several namespaces,
+// what every plan must satisfy beyond TestDecideProperties': no
+// namespace goes over its limit or quota; a borrower never takes
+// capacity an entry within its namespace's guarantee could have used (so
+// such an entry gets the next capacity that frees up); and preemption
+// stops only borrowed, preemptible TRANSIENT work, for an entry within
+// its guarantee that it makes fit, never while another is in flight, and
+// never takes a namespace below its guarantee (so no cycle).
+func TestCapacityProperties(t *testing.T) {
+	rng := rand.New(rand.NewSource(39))
+	preempted := 0
+	for i := range propertyRounds * 2 {
+		v := randomTeamsView(rng)
+		p := Decide(v)
+		checkPlan(t, i, v, p)
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("round %d: %s\nplan:\n%s", i, fmt.Sprintf(format, args...), joinLines(renderPlan(p)))
+		}
+		if q := Decide(v); fmt.Sprint(renderPlan(q)) != fmt.Sprint(renderPlan(p)) {
+			fail("the same view gave two plans")
+		}
+		checkLimits(v, p, fail)
+		checkGuaranteedFirst(v, p, fail)
+		checkPreemptions(v, p, fail)
+		preempted += len(p.Preempt)
+	}
+	if preempted == 0 {
+		t.Fatal("no random round preempted anything: the preemption properties were never exercised")
+	}
+}
+
+func checkLimits(v View, p Plan, fail func(string, ...any)) {
+	start := usageOf(v)
+	after := maps_clone(start)
+	for _, l := range p.Launches {
+		ns := namespace.Of(l.Request.Job)
+		after[ns] = after[ns].Add(l.Request.Task)
+	}
+	for ns, c := range v.Namespaces {
+		ceil, ok, _ := c.ceiling()
+		if ok && start[ns].Fits(ceil) && !after[ns].Fits(ceil) {
+			fail("namespace %s goes to %s over its ceiling %s", ns, after[ns], ceil)
+		}
+	}
+}
+
+func maps_clone(m map[string]offers.Resources) map[string]offers.Resources {
+	out := make(map[string]offers.Resources, len(m))
+	for k, r := range m {
+		out[k] = r
+	}
+	return out
+}
+
+// checkGuaranteedFirst: an entry within its guarantee that waits for
+// resources (not behind the reservation of an older one) would not fit
+// the offers less the launches of entries within their guarantees: what
+// borrowers took, it could not have used.
+func checkGuaranteedFirst(v View, p Plan, fail func(string, ...any)) {
+	left := map[string]offers.Resources{}
+	for _, o := range v.Offers {
+		left[o.ID] = o.Free
+	}
+	running := maps2(v.Executors, nil)
+	for _, l := range p.Launches {
+		if l.Borrowing {
+			continue
+		}
+		c := l.Request.Task
+		if l.ChargesExecutor {
+			c = c.Add(l.Request.Executor)
+		}
+		left[l.OfferID] = left[l.OfferID].Sub(c)
+		running[offers.ExecutorKey{App: l.Request.App, AgentID: l.AgentID}] = true
+	}
+	var rest []offers.Offer
+	for _, o := range v.Offers {
+		rest = append(rest, offers.Offer{ID: o.ID, AgentID: o.AgentID, Free: left[o.ID]})
+	}
+	d := &decider{v: v, plan: Plan{Waiting: map[string]Wait{}}}
+	d.classify()
+	for i := range d.cands {
+		c := &d.cands[i]
+		w := p.Waiting[c.key]
+		if !w.InGuarantee() {
+			continue
+		}
+		switch w.Reason {
+		case WaitGang, WaitCPU, WaitMem, WaitResources, WaitReserved:
+		default:
+			continue
+		}
+		if ok, _, _ := offers.NewMatcher(rest, running).Place(c.requests()); ok {
+			fail("%s waits within its guarantee (%s) but fits what borrowers took", c.key, w.Reason)
+		}
+	}
+}
+
+func checkPreemptions(v View, p Plan, fail func(string, ...any)) {
+	if len(p.Preempt) == 0 {
+		return
+	}
+	for _, shards := range v.Running {
+		for _, e := range shards {
+			if IsPreemption(e.KilledBy) {
+				fail("a preemption while another is in flight")
+			}
+		}
+	}
+	used := usageOf(v) // after the round: its launches count
+	for _, l := range p.Launches {
+		ns := namespace.Of(l.Request.Job)
+		used[ns] = used[ns].Add(l.Request.Task)
+	}
+	for _, pr := range p.Preempt {
+		j, _, _ := v.Jobs.Lookup(pr.Job)
+		if !j.Preemptible || j.JobExecutionType != jobs.Transient {
+			fail("preempts %s, which is not a preemptible TRANSIENT job", pr.Job)
+		}
+		if pr.Namespace == pr.ForNamespace {
+			fail("preempts its own namespace's %s", pr.Job)
+		}
+		n := int64(len(v.Running[pr.Job]))
+		used[pr.Namespace] = used[pr.Namespace].Sub(offers.Resources{CPU: offers.CPUs(j.CPUCount) * offers.Milli(n), MemMB: offers.MemMB(j.MemoryMB) * n})
+		w := p.Waiting[pr.For]
+		if !w.InGuarantee() {
+			fail("preempts %s for %s, which is not within its guarantee", pr.Job, pr.For)
+		}
+	}
+	for _, pr := range p.Preempt {
+		if g := v.Namespaces[pr.Namespace].Guarantee; !stays(used[pr.Namespace], g) {
+			fail("preempting takes namespace %s to %s, below its guarantee %s", pr.Namespace, used[pr.Namespace], g)
+		}
+	}
+}

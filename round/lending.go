@@ -1,0 +1,172 @@
+package round
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/offers"
+)
+
+// Fire is a cron fire expected soon: a job's next instant, and what its
+// execution will need (its shards and its app's executor).
+type Fire struct {
+	Job  string
+	At   time.Time
+	Need offers.Resources
+}
+
+// DefaultHorizon is how far ahead a round looks at fires when the view
+// sets none: work with no estimate of its end borrows only what no fire
+// needs within it, and work expected to run longer is treated alike.
+const DefaultHorizon = time.Hour
+
+func (v View) horizon() time.Duration {
+	if v.Horizon > 0 {
+		return v.Horizon
+	}
+	return DefaultHorizon
+}
+
+// protection is, over time, how much of the namespaces' unused
+// guarantees their fires will need: after the fire at times[i], total[i]
+// in all. A fire of a namespace adds its need until the namespace's
+// unused guarantee is covered; a job counts once (its next fire), since
+// it never runs two executions at once. Only instants where the total
+// grows are kept.
+type protection struct {
+	times []time.Time
+	total []offers.Resources
+	ns    []*nsState // whose fire it is
+	job   []string
+	// own[ns] is the namespace's own part after each of its entries:
+	// (index into times, protected so far).
+	own map[*nsState][]ownStep
+}
+
+type ownStep struct {
+	i    int
+	prot offers.Resources
+}
+
+// protect builds the protection from the view's fires and the
+// namespaces' usage now.
+func (d *decider) protect() *protection {
+	if d.prot != nil && !d.protDirty {
+		return d.prot
+	}
+	d.protDirty = false
+	p := &protection{own: map[*nsState][]ownStep{}}
+	d.prot = p
+	until := d.v.Now.Add(d.v.horizon())
+	cum := map[*nsState]offers.Resources{}
+	prev := map[*nsState]offers.Resources{}
+	var total offers.Resources
+	for _, f := range sortedFires(d.v.Fires) {
+		if !f.At.After(d.v.Now) || f.At.After(until) {
+			continue
+		}
+		ns := d.spaces[namespace.Of(f.Job)]
+		if ns == nil || ns.cap.Guarantee.IsZero() {
+			continue
+		}
+		unused := offers.Resources{CPU: max(ns.cap.Guarantee.CPU-ns.used.CPU, 0), MemMB: max(ns.cap.Guarantee.MemMB-ns.used.MemMB, 0)}
+		cum[ns] = cum[ns].Add(f.Need)
+		prot := offers.Resources{CPU: min(unused.CPU, cum[ns].CPU), MemMB: min(unused.MemMB, cum[ns].MemMB)}
+		if prot == prev[ns] {
+			continue
+		}
+		total = total.Add(prot.Sub(prev[ns]))
+		prev[ns] = prot
+		p.own[ns] = append(p.own[ns], ownStep{i: len(p.times), prot: prot})
+		p.times = append(p.times, f.At)
+		p.total = append(p.total, total)
+		p.ns = append(p.ns, ns)
+		p.job = append(p.job, f.Job)
+	}
+	return p
+}
+
+// others is what namespaces other than ns protect after entry i.
+func (p *protection) others(ns *nsState, i int) offers.Resources {
+	steps := p.own[ns]
+	k := sort.Search(len(steps), func(j int) bool { return steps[j].i > i })
+	if k == 0 {
+		return p.total[i]
+	}
+	return p.total[i].Sub(steps[k-1].prot)
+}
+
+// expectedEnd is when c's run would end if it started now: the p90 of its
+// job's recent runs, or its timeout (zero: no estimate).
+func (d *decider) expectedEnd(c *cand) (time.Time, estimate.Basis, time.Duration) {
+	job, _, _ := d.v.Jobs.Lookup(c.job)
+	timeout := time.Duration(job.TimeoutSeconds) * time.Second
+	typical := d.v.Typical[c.job]
+	end, basis := estimate.End(d.v.Now, typical, timeout)
+	switch basis {
+	case estimate.BasisP90:
+		return end, basis, typical.P90
+	case estimate.BasisTimeout:
+		return end, basis, timeout
+	}
+	return end, basis, 0
+}
+
+// lend decides whether c may borrow: what is free after it launched must
+// still hold what other namespaces' fires need of their unused guarantees
+// before c is expected to end (with no estimate: within the horizon). An
+// entry that does not fit what is free now goes on to the matcher, which
+// says why (and may give it the reservation).
+func (d *decider) lend(c *cand) (Wait, bool) {
+	p := d.protect()
+	if len(p.times) == 0 {
+		return Wait{}, true
+	}
+	end, basis, dur := d.expectedEnd(c)
+	k := len(p.times)
+	if basis != estimate.BasisNone {
+		k = sort.Search(len(p.times), func(i int) bool { return !p.times[i].Before(end) })
+	}
+	after := d.freeNow().Sub(c.cost())
+	if k == 0 || after.CPU < 0 || after.MemMB < 0 {
+		return Wait{}, true
+	}
+	short := func(i int) bool {
+		o := p.others(c.ns, i)
+		return after.CPU < o.CPU || after.MemMB < o.MemMB
+	}
+	if !short(k - 1) {
+		return Wait{}, true
+	}
+	i := sort.Search(k, short) // the first fire it would make late
+	d.wakeAt(p.times[i])
+	ns, fire := p.ns[i], p.job[i]
+	var when string
+	switch basis {
+	case estimate.BasisP90:
+		when = fmt.Sprintf("this one is expected to end at %s (the p90 of its recent runs: %s)", fmtUntil(end), dur)
+	case estimate.BasisTimeout:
+		when = fmt.Sprintf("this one may run until %s (its timeout: %s)", fmtUntil(end), dur)
+	default:
+		when = fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", d.v.horizon())
+	}
+	return Wait{Reason: WaitGuaranteeNeeded, NamespaceRule: &NamespaceRule{Namespace: c.ns.name, Rule: RuleGuaranteeNeeded}, Until: p.times[i],
+		Message: fmt.Sprintf("namespace %s is above its guarantee, so this would borrow idle capacity, but namespace %s needs its guarantee back "+
+			"at %s for its cron fire of job %s (%s of what is free must stay free for the fires by then; %s would be left); "+
+			"its guarantee is lent only to work expected to end before that: %s",
+			c.ns.name, ns.name, fmtUntil(p.times[i]), namespace.Name(fire), fmtRes(p.others(c.ns, i)), fmtRes(after), when)}, false
+}
+
+// sortedFires returns the fires by instant (the view's, if sorted).
+func sortedFires(fs []Fire) []Fire {
+	if slices.IsSortedFunc(fs, func(a, b Fire) int { return a.At.Compare(b.At) }) {
+		return fs
+	}
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b Fire) int { return a.At.Compare(b.At) })
+	return fs
+}

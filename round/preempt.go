@@ -1,0 +1,245 @@
+package round
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/offers"
+)
+
+// Preemption is a running execution of a preemptible job the plan stops
+// to give back capacity its namespace borrowed: the scheduler kills its
+// tasks gracefully and queues the run again as a misfire.
+type Preemption struct {
+	Job       string   `json:"jobName"`
+	Tasks     []string `json:"taskIds"`
+	Namespace string   `json:"namespace"` // the victim's
+	// For is the waiting entry (WaitKey) within its namespace's guarantee
+	// that needs the capacity, and ForNamespace its namespace.
+	For          string `json:"for"`
+	ForNamespace string `json:"forNamespace"`
+}
+
+// PreemptionBy starts task.Entry.KilledBy of a task the scheduler stopped
+// to give back borrowed capacity: while any is still running, no other is
+// preempted (no cascade: what those kills free is used first).
+const PreemptionBy = "preemption"
+
+// IsPreemption reports whether a task's KilledBy is a preemption's.
+func IsPreemption(killedBy string) bool { return strings.HasPrefix(killedBy, PreemptionBy) }
+
+// annotate adds the namespace rule to the wait of an entry that waits for
+// resources: within its guarantee, the capacity it needs is lent to other
+// namespaces' work (until the soonest of them is expected to end), or the
+// cluster is smaller than the guarantees in use. Entries within their
+// guarantee are noted for preemption.
+func (d *decider) annotate(c *cand, w Wait) Wait {
+	if !d.multi || c.class != classGuaranteed {
+		return w
+	}
+	d.guaranteed = append(d.guaranteed, c)
+	nr := NamespaceRule{Guaranteed: true} // a copy: w may share its rule with the other waits of its shape
+	if w.NamespaceRule != nil {
+		nr = *w.NamespaceRule
+		nr.Guaranteed = true
+	}
+	w.NamespaceRule = &nr
+	inUse := c.ns.used.Add(c.cost())
+	lent := false
+	for _, ns := range d.spaces {
+		if ns == c.ns {
+			continue
+		}
+		g := ns.cap.Guarantee
+		inUse = inUse.Add(offers.Resources{CPU: min(ns.used.CPU, g.CPU), MemMB: min(ns.used.MemMB, g.MemMB)})
+		lent = lent || !ns.borrowed().IsZero()
+	}
+	w.Namespace = c.ns.name
+	switch {
+	case !d.total.IsZero() && !inUse.Fits(d.total):
+		w.Rule = RuleOvercommitted
+		w.Message += fmt.Sprintf("; namespace %s is within its guarantee, but the cluster (%s) is smaller than the guarantees in use with this (%s)",
+			c.ns.name, fmtRes(d.total), fmtRes(inUse))
+	case lent:
+		w.Rule = RuleLent
+		var until string
+		for _, h := range w.Holders {
+			if ns := d.spaces[namespace.Of(h.Job)]; ns != c.ns && ns != nil && !ns.borrowed().IsZero() && !h.ExpectedEnd.IsZero() {
+				w.Until, until = h.ExpectedEnd, fmt.Sprintf(" until %s (job %s of namespace %s is expected to end then)",
+					fmtUntil(h.ExpectedEnd), namespace.Name(h.Job), ns.name)
+				break
+			}
+		}
+		w.Message += fmt.Sprintf("; namespace %s is within its guarantee: the capacity it needs is lent to other namespaces' work%s",
+			c.ns.name, until)
+	}
+	return w
+}
+
+// victim is a running execution that may be preempted.
+type victim struct {
+	job    string
+	ns     *nsState
+	shards []shardAt
+	cost   offers.Resources
+	since  int64 // its newest shard's launch (newest first)
+}
+
+type shardAt struct {
+	task, agent string
+	res         offers.Resources
+}
+
+// preempt stops borrowed work of preemptible jobs when the first entry
+// within its namespace's guarantee that waits for resources would fit
+// once it ends. A victim's namespace stays at or above its guarantee
+// after the preemption, so the victim, queued again, borrows and can
+// never preempt in turn; no preemption starts while another's tasks are
+// still being killed.
+func (d *decider) preempt() {
+	if len(d.guaranteed) == 0 {
+		return
+	}
+	for _, shards := range d.v.Running {
+		for _, e := range shards {
+			if IsPreemption(e.KilledBy) {
+				return
+			}
+		}
+	}
+	c := d.guaranteed[0]
+	vs := d.victims(c)
+	if len(vs) == 0 {
+		return
+	}
+	free := d.freeAfterRound()
+	running := maps2(d.v.Executors, d.plan.Launches)
+	var chosen []victim
+	used := map[*nsState]offers.Resources{}
+	for _, v := range vs {
+		u, ok := used[v.ns]
+		if !ok {
+			u = v.ns.used
+		}
+		if !stays(u.Sub(v.cost), v.ns.cap.Guarantee) {
+			continue
+		}
+		used[v.ns] = u.Sub(v.cost)
+		chosen = append(chosen, v)
+		for _, s := range v.shards {
+			free[s.agent] = free[s.agent].Add(s.res)
+		}
+		if len(chosen) > maxVictims {
+			return
+		}
+		if fitsFree(free, running, c) {
+			d.preemptFor(c, chosen)
+			return
+		}
+	}
+}
+
+// maxVictims bounds the executions one preemption stops.
+const maxVictims = 64
+
+// stays reports whether a namespace holding u is still at or above its
+// guarantee on some resource, so no entry of it (every shard needs some
+// CPU and memory) is within its guarantee.
+func stays(u, g offers.Resources) bool { return u.CPU >= g.CPU || u.MemMB >= g.MemMB }
+
+// victims are the running executions of preemptible TRANSIENT jobs of
+// other namespaces that hold more than their guarantee: the namespace
+// with the largest weighted share first, then the newest run first.
+func (d *decider) victims(c *cand) []victim {
+	var out []victim
+	for job, shards := range d.v.Running {
+		ns := d.spaces[namespace.Of(job)]
+		if ns == nil || ns == c.ns || ns.borrowed().IsZero() || len(shards) == 0 {
+			continue
+		}
+		cfg, _, _ := d.v.Jobs.Lookup(job)
+		if !cfg.Preemptible || cfg.JobExecutionType != jobs.Transient {
+			continue
+		}
+		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
+		v := victim{job: job, ns: ns}
+		for _, e := range shards {
+			if !e.State.Live() || e.KilledBy != "" {
+				v.shards = nil
+				break
+			}
+			v.shards = append(v.shards, shardAt{task: e.TaskID, agent: e.AgentID, res: res})
+			v.cost = v.cost.Add(res)
+			v.since = max(v.since, e.LaunchedAt.UnixNano())
+		}
+		if len(v.shards) > 0 {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b victim) int {
+		return cmp.Or(cmp.Compare(b.ns.share, a.ns.share), cmp.Compare(b.since, a.since), cmp.Compare(a.job, b.job))
+	})
+	return out
+}
+
+// freeAfterRound is what each agent has free by the running tasks' count
+// less this round's launches.
+func (d *decider) freeAfterRound() map[string]offers.Resources {
+	free := map[string]offers.Resources{}
+	for _, o := range d.freeByCount() {
+		free[o.AgentID] = free[o.AgentID].Add(o.Free)
+	}
+	for _, l := range d.plan.Launches {
+		r := l.Request.Task
+		if l.ChargesExecutor {
+			r = r.Add(l.Request.Executor)
+		}
+		free[l.AgentID] = free[l.AgentID].Sub(r)
+	}
+	return free
+}
+
+func maps2(execs map[offers.ExecutorKey]bool, ls []Launch) map[offers.ExecutorKey]bool {
+	out := make(map[offers.ExecutorKey]bool, len(execs)+len(ls))
+	for k, v := range execs {
+		out[k] = v
+	}
+	for _, l := range ls {
+		out[offers.ExecutorKey{App: l.Request.App, AgentID: l.AgentID}] = true
+	}
+	return out
+}
+
+// fitsFree tries c on what is free per agent.
+func fitsFree(free map[string]offers.Resources, running map[offers.ExecutorKey]bool, c *cand) bool {
+	offs := make([]offers.Offer, 0, len(free))
+	for a, r := range free {
+		if r.CPU > 0 && r.MemMB > 0 {
+			offs = append(offs, offers.Offer{ID: "free:" + a, AgentID: a, Free: r})
+		}
+	}
+	slices.SortFunc(offs, func(a, b offers.Offer) int { return cmp.Compare(a.ID, b.ID) })
+	ok, _, _ := offers.NewMatcher(offs, running).Place(c.requests())
+	return ok
+}
+
+// preemptFor records the preemption in the plan and in c's wait.
+func (d *decider) preemptFor(c *cand, vs []victim) {
+	names := make([]string, 0, len(vs))
+	for _, v := range vs {
+		p := Preemption{Job: v.job, Namespace: v.ns.name, For: c.key, ForNamespace: c.ns.name}
+		for _, s := range v.shards {
+			p.Tasks = append(p.Tasks, s.task)
+		}
+		d.plan.Preempt = append(d.plan.Preempt, p)
+		names = append(names, fmt.Sprintf("job %s of namespace %s", namespace.Name(v.job), v.ns.name))
+	}
+	w := d.plan.Waiting[c.key]
+	w.Message += "; preempting the borrowed capacity of " + strings.Join(names, ", ") +
+		" (preemptible: stopped gracefully and queued again as a misfire)"
+	d.plan.Waiting[c.key] = w
+}

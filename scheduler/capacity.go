@@ -1,0 +1,159 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
+)
+
+// CapacityRefresh is how often the launcher reads the namespaces'
+// records again. A record written through the API binds at the next
+// round (CapacityChanged); one written otherwise within CapacityRefresh.
+const CapacityRefresh = 5 * time.Second
+
+// capacities keeps the namespaces' capacities for the launch rounds,
+// read from the registry at most every CapacityRefresh. A failed read
+// keeps the last one (logged): the rounds go on with what was known.
+type capacities struct {
+	reg   *registry.Registry
+	clock clock.Clock
+	log   *slog.Logger
+	at    time.Time
+	m     map[string]round.Capacity
+	over  bool // the guarantees were above the cluster when last looked at
+	stale atomic.Bool
+}
+
+// CapacityChanged tells the launch rounds that a namespace's record
+// changed: the next round reads the capacities again (the API calls it on
+// the leader, which serves every write). Safe from any goroutine.
+func (s *Scheduler) CapacityChanged() {
+	s.launcher.caps.stale.Store(true)
+	s.Wake()
+}
+
+// checkCluster warns, each time it becomes so, that the namespaces'
+// guarantees add up to more than the cluster: some cannot be kept (the
+// waits within them say cluster_smaller_than_guarantees).
+func (c *capacities) checkCluster(caps map[string]round.Capacity, agents []round.Agent) {
+	var sum, total offers.Resources
+	for _, cp := range caps {
+		sum = sum.Add(cp.Guarantee)
+	}
+	for _, a := range agents {
+		total = total.Add(a.Total)
+	}
+	over := len(agents) > 0 && !sum.Fits(total)
+	if over && !c.over {
+		c.log.Warn("the namespaces' guarantees add up to more than the cluster: not every guarantee can be kept",
+			"guarantees", sum.String(), "cluster", total.String())
+	}
+	c.over = over
+}
+
+// get returns every namespace with a capacity set (nil when none has).
+func (c *capacities) get(ctx context.Context) map[string]round.Capacity {
+	now := c.clock.Now()
+	if !c.stale.Swap(false) && !c.at.IsZero() && now.Sub(c.at) < CapacityRefresh && !now.Before(c.at) {
+		return c.m
+	}
+	recs, err := c.reg.Namespaces(ctx)
+	if err != nil {
+		c.log.Warn("launcher: read the namespaces' capacities; the last ones read stay in force", "err", err)
+		return c.m
+	}
+	c.at = now
+	c.m = nil
+	for _, rec := range recs {
+		cp, ok := Capacity(rec)
+		if !ok {
+			continue
+		}
+		if c.m == nil {
+			c.m = map[string]round.Capacity{}
+		}
+		c.m[rec.Name] = cp
+	}
+	return c.m
+}
+
+// Capacity is a namespace's record in the round's units; false when it
+// sets nothing (no guarantee, no limit, weight 1: a namespace the round
+// need not list).
+func Capacity(rec namespace.Record) (round.Capacity, bool) {
+	res := func(r *namespace.Resources) offers.Resources {
+		return offers.Resources{CPU: offers.CPUs(r.CPUCount), MemMB: offers.MemMB(r.MemoryMB)}
+	}
+	var c round.Capacity
+	if rec.Guarantee != nil {
+		c.Guarantee = res(rec.Guarantee)
+	}
+	if rec.Limit != nil {
+		l := res(rec.Limit)
+		c.Limit = &l
+	}
+	c.Weight = rec.EffectiveWeight()
+	return c, !c.Guarantee.IsZero() || c.Limit != nil || c.Weight != 1
+}
+
+// fires lists the next cron fire of every job of the namespaces with a
+// guarantee within the round's horizon, with what each will need (its
+// shards, and its app's executor), soonest first: what the guarantees
+// are kept for.
+func (l *launcher) fires(now time.Time, caps map[string]round.Capacity) []round.Fire {
+	guaranteed := map[string]bool{}
+	for ns, c := range caps {
+		if !c.Guarantee.IsZero() {
+			guaranteed[ns] = true
+		}
+	}
+	if len(guaranteed) == 0 || l.nextFires == nil {
+		return nil
+	}
+	fs := l.nextFires(now.Add(round.DefaultHorizon), func(job string) bool { return guaranteed[namespace.Of(job)] })
+	out := fs[:0]
+	for _, f := range fs {
+		j, a, why := l.catalog.Lookup(f.Job)
+		if why != jobs.Runnable {
+			continue
+		}
+		n := int64(max(j.ShardingTotalCount, 1))
+		f.Need = offers.Resources{CPU: offers.CPUs(j.CPUCount)*offers.Milli(n) + offers.CPUs(a.CPUCount),
+			MemMB: offers.MemMB(j.MemoryMB)*n + offers.MemMB(a.MemoryMB)}
+		out = append(out, f)
+	}
+	return out
+}
+
+// preempt stops the running executions the plan takes borrowed capacity
+// back from (round.Plan.Preempt): each one's tasks are marked killed by
+// a preemption (so no other is preempted while they run, and their end
+// says why) and killed gracefully (the engine's kill: SIGTERM, then the
+// grace period); the run is queued again at once, as a misfire (it
+// launches when its tasks have ended and capacity frees up). A killed
+// task is never a failure (it counts toward no retry and no pause).
+func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
+	for _, p := range ps {
+		by := fmt.Sprintf("%s for namespace %s (%s within its guarantee)", round.PreemptionBy, p.ForNamespace, p.For)
+		out, err := l.killRun(ctx, p.Job, by)
+		if err != nil {
+			l.log.Warn("preempt: stop the run", "job", p.Job, "err", err)
+			continue
+		}
+		if _, err := l.reg.TriggerBy(ctx, p.Job, true, l.clock.Now(), round.PreemptionBy); err != nil {
+			l.log.Warn("preempt: queue the run again", "job", p.Job, "err", err)
+		}
+		l.queues.changed()
+		l.log.Info("preempted borrowed capacity", "job", p.Job, "namespace", p.Namespace, "for", p.For,
+			"forNamespace", p.ForNamespace, "tasks", len(out.Tasks))
+	}
+}
