@@ -85,7 +85,7 @@ func TestMySQLNamespacesResumeAfterTheCodeBefore(t *testing.T) {
 // the database holds a part of the migration, and the next start
 // completes it.
 func TestMySQLMigrationResumesAfterCut(t *testing.T) {
-	const step = "EXECUTE ej_stmt" // each guarded ALTER or CREATE INDEX of 00006 and 00007 runs as one
+	const step = "EXECUTE ej_stmt"                  // each guarded ALTER or CREATE INDEX of 00006 and 00007 runs as one
 	_ = mysql.SetLogger(log.New(io.Discard, "", 0)) // the driver logs each cut connection
 	for _, k := range []int{1, 2, 7, 12, 15, 16} {
 		t.Run(fmt.Sprintf("cut at statement %d", k), func(t *testing.T) {
