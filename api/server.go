@@ -13,6 +13,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/gin-gonic/gin"
 )
 
@@ -125,6 +126,10 @@ type Options struct {
 	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
 	// /executor/v1/report (executors.go).
 	Executors Executors
+	// Secrets is the operator's keyring (secrets_key_file) that seals the
+	// namespaces' secrets; nil: storing a secret or naming one is refused
+	// with how to set a key.
+	Secrets *secrets.Keyring
 }
 
 // Server holds the handlers' dependencies.
@@ -147,6 +152,7 @@ type Server struct {
 	location   *time.Location
 	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
+	secrets    *secrets.Keyring                              // Options.Secrets
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -175,7 +181,8 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted}
+		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted,
+		secrets: o.Secrets}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}
@@ -228,6 +235,9 @@ func New(o Options) http.Handler {
 	}
 	if o.Executors != nil {
 		s.executorRoutes(r, o.Executors)
+	}
+	if o.Secrets != nil { // secretfetch.go: a task's executor fetches its job's secrets
+		r.POST(ExecutorSecretsPath, s.forward, s.fetchSecrets)
 	}
 	if o.Packages != nil {
 		// The handler reads the same three segments from the path itself
