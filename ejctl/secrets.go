@@ -105,4 +105,6 @@ func (c *cli) secretCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) secretsPath() string { return "/api/namespaces/" + seg(c.settings.Namespace) + "/secrets" }
+func (c *cli) secretsPath() string {
+	return "/api/namespaces/" + seg(c.settings.Namespace) + "/secrets"
+}
