@@ -52,6 +52,7 @@ var routeAccess = map[string]access{
 	"DELETE /api/namespaces/:name":         accessAdmin,
 	"POST /api/operate/reconcile/explicit": accessAdmin,
 	"POST /api/operate/reconcile/implicit": accessAdmin,
+	"POST /api/operate/secrets/reseal":     accessAdmin,
 	"GET /api/operate/cluster":             accessScheduler,
 	"GET /api/audit":                       accessAudit,
 }

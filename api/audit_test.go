@@ -119,6 +119,9 @@ var writeCases = []writeCase{
 	{"PUT", "/api/namespaces/:name", "/api/namespaces/team", `{"weight":2}`, "namespace", "team"},
 	{"POST", "/api/namespaces/:name/tokens", "/api/namespaces/team/tokens", `{"name":"ci","role":"edit"}`, "token", ""},
 	{"DELETE", "/api/namespaces/:name/tokens/:id", "/api/namespaces/team/tokens/{token}", "", "token", "{token}"},
+	{"PUT", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", `{"value":"v"}`, "secret", "db"},
+	{"DELETE", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", "", "secret", "db"},
+	{"POST", "/api/operate/secrets/reseal", "/api/operate/secrets/reseal", "", "", ""},
 	{"DELETE", "/api/namespaces/:name", "/api/namespaces/team", "", "namespace", "team"},
 }
 
@@ -145,13 +148,15 @@ func seedWorkflowRuns(t *testing.T, e *env) {
 // credentials (401).
 func TestEveryWriteIsAudited(t *testing.T) {
 	a := newAuditLog(t)
-	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t))
+	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t),
+		func(o *api.Options, _ *api.Credentials) { o.Secrets = testKeyring(t) })
 	covered := map[string]bool{}
 	for _, c := range writeCases {
 		covered[c.method+" "+c.route] = true
 	}
 	for _, rt := range e.h.(*gin.Engine).Routes() {
-		if rt.Method != http.MethodGet && rt.Method != http.MethodHead && !covered[rt.Method+" "+rt.Path] {
+		if rt.Method != http.MethodGet && rt.Method != http.MethodHead && !covered[rt.Method+" "+rt.Path] &&
+			rt.Path != api.ExecutorSecretsPath { // a task's executor, outside /api: no audit row (secretfetch.go)
 			t.Errorf("write route %s %s has no case in writeCases", rt.Method, rt.Path)
 		}
 	}

@@ -41,6 +41,9 @@ func auditTarget(c *gin.Context, route string, body []byte) (kind, target string
 	if strings.HasPrefix(route, "/api/namespaces/:name/tokens") {
 		return "token", c.Param("id") // a new token's id is in the answer, never its secret
 	}
+	if strings.HasPrefix(route, "/api/namespaces/:name/secrets") {
+		return "secret", c.Param("secret") // its name; the value is never in a summary
+	}
 	if strings.HasPrefix(route, "/api/namespaces/:name") {
 		return "namespace", c.Param("name")
 	}

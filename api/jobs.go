@@ -52,6 +52,9 @@ func (s *Server) registerJob(c *gin.Context) {
 		if err := validName("jobName", cfg.JobName); err != nil {
 			return err
 		}
+		if err := s.checkSecrets(c, cfg); err != nil {
+			return err
+		}
 		return s.checkFits(c, cfg)
 	}, s.addJob)
 }
@@ -88,11 +91,17 @@ func (s *Server) updateJob(c *gin.Context) {
 	if _, ok := probe["props"]; ok {
 		cfg.Props = map[string]string{}
 	}
+	if _, ok := probe["secrets"]; ok { // a new list replaces the old one whole
+		cfg.Secrets = nil
+	}
 	s.saveJob(c, body, cfg, func(cfg jobs.Config) error {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
 		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
+			return err
+		}
+		if err := s.checkSecrets(c, cfg); err != nil {
 			return err
 		}
 		return s.checkFits(c, cfg)

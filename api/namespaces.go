@@ -25,6 +25,7 @@ func (s *Server) namespaceRoutes(g *gin.RouterGroup) {
 	g.GET("/:name/tokens", s.listTokens)
 	g.POST("/:name/tokens", s.createToken)
 	g.DELETE("/:name/tokens/:id", s.revokeToken)
+	s.secretRoutes(g)
 }
 
 // Usage is what a namespace holds and uses now.

@@ -40,7 +40,9 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 // the document, and every documented operation must be a route.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	e := newEnv(t, withMetrics(), withHistory(&fakeHistory{}), withAudit(newAuditLog(t)), withPackages(t),
-		func(o *api.Options, _ *api.Credentials) { o.Artifacts = http.NotFoundHandler(); o.Pprof = true })
+		func(o *api.Options, _ *api.Credentials) {
+			o.Artifacts, o.Pprof, o.Secrets = http.NotFoundHandler(), true, testKeyring(t)
+		})
 	routes := map[string]bool{}
 	for _, rt := range e.h.(*gin.Engine).Routes() {
 		routes[rt.Method+" "+ginParam.ReplaceAllString(rt.Path, "{$1}")] = true

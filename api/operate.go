@@ -14,6 +14,7 @@ func (s *Server) operateRoutes(g *gin.RouterGroup) {
 	g.POST("/reconcile/implicit", s.reconcile(false))
 	g.GET("/sandbox", s.sandbox)
 	g.GET("/cluster", s.clusterView)
+	g.POST("/secrets/reseal", s.resealSecrets)
 }
 
 // reconcile runs at most once per ReconcileEvery per kind.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/gin-gonic/gin"
 )
 
@@ -129,6 +130,10 @@ type Options struct {
 	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
 	// /executor/v1/report (executors.go).
 	Executors Executors
+	// Secrets is the operator's keyring (secrets_key_file) that seals the
+	// namespaces' secrets; nil: storing a secret or naming one is refused
+	// with how to set a key.
+	Secrets *secrets.Keyring
 }
 
 // Server holds the handlers' dependencies.
@@ -152,6 +157,7 @@ type Server struct {
 	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 	nsChanged  func()                                        // Options.NamespaceChanged
+	secrets    *secrets.Keyring                              // Options.Secrets
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -180,7 +186,8 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged}
+		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
+		secrets: o.Secrets}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}
@@ -233,6 +240,9 @@ func New(o Options) http.Handler {
 	}
 	if o.Executors != nil {
 		s.executorRoutes(r, o.Executors)
+	}
+	if o.Secrets != nil { // secretfetch.go: a task's executor fetches its job's secrets
+		r.POST(ExecutorSecretsPath, s.forward, s.fetchSecrets)
 	}
 	if o.Packages != nil {
 		// The handler reads the same three segments from the path itself

@@ -75,13 +75,14 @@ type tenancy struct {
 	payTask  string
 	payToken string // an API token of pay (its id in payTokenID)
 	tokenID  string
+	users    *identity.UsersFile
 }
 
 // twoTeamsAPI is the API over a registry where pay and search each have
 // an app etl, a job nightly and a workflow flow, and pay also a running
 // task, queued work, a keyed trigger's record, a workflow run, an API
 // token and history rows, with the real history store on SQLite.
-func twoTeamsAPI(t *testing.T) *tenancy {
+func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -112,7 +113,7 @@ func twoTeamsAPI(t *testing.T) *tenancy {
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
 	reg := registry.New(kv)
-	tn := &tenancy{reg: reg, kv: kv}
+	tn := &tenancy{reg: reg, kv: kv, users: uf}
 	for _, ns := range []string{"pay", "search"} {
 		if _, err := reg.PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
 			t.Fatal(err)
@@ -178,6 +179,9 @@ func twoTeamsAPI(t *testing.T) *tenancy {
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: &payOps{},
 		History: st, Audit: history.NewAuditLog(w, st), Packages: host, MaxBodyBytes: 64 << 10,
 		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, clk, reg)}
+	for _, f := range opts {
+		f(&o)
+	}
 	tn.h = api.New(o)
 	return tn
 }
@@ -233,7 +237,7 @@ func (tn *tenancy) fill(route, ns string) string {
 	return strings.NewReplacer(":appName", "etl", ":jobName", "nightly", ":workflowName", "flow", ":runId", "r1",
 		":taskId", tn.payTask, ":key", "k1", ":name", ns, ":id", tn.tokenID, ":period", "online",
 		":sha256", strings.Repeat("a", 64), ":token", "t", ":filename", "f.tgz", ":kind", "executor", ":file", "f",
-		":profile", "heap").Replace(route)
+		":profile", "heap", ":secret", "db").Replace(route)
 }
 
 // query is what a route reads besides its path: pay's names and task id.

@@ -54,6 +54,7 @@ type Config struct {
 	GuestPassword    string
 	// UsersFile names the users file (per-namespace roles; docs/tenancy.md).
 	UsersFile        string
+	SecretsKeyFile   string // secrets_key_file: the keys sealing the namespaces' secrets (auth.go)
 	TokenTTL         time.Duration
 	TimeZone         string
 	ExecutorPath     string

@@ -206,6 +206,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 		"recovery_timeout": "90s", "recover": "cleanup",
+		"secrets_key_file": "/etc/ej/secrets.key",
 	}
 	var missing []string
 	settings := mesosSettings() // the kube_* keys select another engine: kube_test.go

@@ -58,12 +58,16 @@ type testServer struct {
 	ops *testOps
 }
 
-func newTestServer(t *testing.T, creds api.Credentials) *testServer {
+func newTestServer(t *testing.T, creds api.Credentials, opts ...func(*api.Options)) *testServer {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	reg := registry.New(memory.New())
 	ops := &testOps{logs: map[string]string{}}
-	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Auth: api.NewAuth(creds, clk, reg)})
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Auth: api.NewAuth(creds, clk, reg)}
+	for _, f := range opts {
+		f(&o)
+	}
+	h := api.New(o)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &testServer{url: srv.URL, reg: reg, ops: ops}

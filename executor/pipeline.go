@@ -91,6 +91,8 @@ type Pipeline struct {
 	TaskGC *TaskGC
 	// Java runs Java apps (java.go): the library's path, the java command.
 	Java Java
+	// Secrets fetches a task's secrets from the scheduler (secrets.go).
+	Secrets SecretsClient
 
 	hostOnce sync.Once
 }
@@ -114,6 +116,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID string, data []byte, h Hooks)
 	if td.ShardingContext.TaskID == "" {
 		td.ShardingContext.TaskID = taskID
 	}
+	defer os.RemoveAll(secretsDirOf(taskDirOf(p.Sandbox, taskID))) // the task's secret files end with it
 	j, err := p.newJob(ctx, td, taskID, h.Resources, log)
 	if err != nil {
 		return p.failure(ctx, err)
@@ -158,6 +161,11 @@ func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, 
 	if err != nil {
 		return nil, err
 	}
+	secretEnv, err := p.deliverSecrets(ctx, td, taskID, dir)
+	if err != nil {
+		return nil, fmt.Errorf("secrets: %w", err)
+	}
+	pj.env = append(pj.env, secretEnv...)
 	pj.cg = p.Cgroups.open(taskID, res)
 	if td.Job.JobExecutionType == jobs.Daemon {
 		switch {

@@ -81,6 +81,9 @@ type Config struct {
 	// Accepted for compatibility with the original's job config; stored and
 	// shown, with no effect.
 	JobExecutorServiceHandlerType string `json:"jobExecutorServiceHandlerType,omitempty"`
+	// Secrets are the secrets each shard gets, as environment variables
+	// or files (secrets.go): names only, never a value.
+	Secrets []SecretRef `json:"secrets,omitempty"`
 }
 
 // JobType is what a shard runs.
@@ -262,6 +265,9 @@ func (c Config) validateRun() error {
 		return fmt.Errorf("%w: retryBackoffSeconds must be between 0 and %d, got %d", ErrInvalid, MaxBackoff, c.RetryBackoffSeconds)
 	case c.PauseAfterFailures < 0 || c.PauseAfterFailures > MaxPauseAfter:
 		return fmt.Errorf("%w: pauseAfterFailures must be between 0 (off) and %d, got %d", ErrInvalid, MaxPauseAfter, c.PauseAfterFailures)
+	}
+	if err := c.validateSecrets(); err != nil {
+		return err
 	}
 	if p, ok := c.Props["sdk.protocol"]; ok && p != "line" {
 		return fmt.Errorf("%w: props.sdk.protocol must be \"line\" (a resident Go SDK app, for DAEMON jobs), got %q", ErrInvalid, p)

@@ -27,6 +27,10 @@ type TaskData struct {
 	ExecutionSource ExecutionSource `json:"executionSource"`
 	Job             Config          `json:"job"`
 	App             app.Config      `json:"app"`
+	// SecretAccess is set when the job names secrets of its namespace:
+	// where and how the executor fetches them as the task starts (never
+	// the values).
+	SecretAccess *SecretAccess `json:"secretAccess,omitempty"`
 }
 
 // Marshal encodes the payload.

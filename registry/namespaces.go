@@ -183,7 +183,7 @@ func (r *Registry) Holdings(ctx context.Context) (Holdings, error) {
 }
 
 // DeleteNamespace removes an empty namespace's record, tree (what is left
-// of its state: counts, wait reasons) and API tokens; the default namespace and a
+// of its state: counts, wait reasons), API tokens and secrets; the default namespace and a
 // namespace that holds anything stay (ErrNamespaceNotEmpty names what).
 func (r *Registry) DeleteNamespace(ctx context.Context, name string) error {
 	if name == namespace.Default {
@@ -207,5 +207,6 @@ func (r *Registry) DeleteNamespace(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	ops = append(ops, dropSecretsOps(name)...)
 	return r.phys.Commit(ctx, append(ops, store.Delete(nsPath(name), store.AnyVersion))...)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 )
@@ -66,6 +67,10 @@ type Options struct {
 	// hosted by the scheduler is fetched from this (the leading) instance,
 	// whichever instance stored the appURL (packages.Host.Resolve).
 	ResolveAppURL func(appURL string) string
+	// SecretAccess, when set, tells the task of a job that names secrets
+	// of its namespace where and with which token its executor fetches
+	// them as it starts: the payload carries no value (docs/tenancy.md).
+	SecretAccess func(taskID string) *jobs.SecretAccess
 }
 
 func (o *Options) defaults() {

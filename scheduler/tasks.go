@@ -136,6 +136,9 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 		},
 		ExecutionSource: source, Job: job, App: a,
 	}
+	if l.opts.SecretAccess != nil && len(job.Secrets) > 0 && len(job.OwnSecrets()) > 0 {
+		data.SecretAccess = l.opts.SecretAccess(tid.String())
+	}
 	tl := engine.TaskLaunch{
 		TaskID: tid.String(), Name: fmt.Sprintf("%s-%d", job.JobName, item), AgentID: pl.AgentID,
 		CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: data.Marshal(), KillGrace: l.opts.KillGrace,

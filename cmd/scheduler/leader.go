@@ -16,11 +16,13 @@ import (
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/webhook"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/leader"
 	"github.com/ejcloud/elasticjob/mesos/agents"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
@@ -100,7 +102,23 @@ type leaderWork struct {
 	current       atomic.Pointer[scheduler.Scheduler]
 	// flowObserver records workflow runs (metrics, history); workflow.go.
 	flowObserver engine.Observer
-	kube         *kubeEngines // the Kubernetes engine's side (nil: Mesos); engine.go
+	kube         *kubeEngines     // the Kubernetes engine's side (nil: Mesos); engine.go
+	secrets      *secrets.Keyring // secrets_key_file (nil: none)
+}
+
+// secretAccess is how a task fetches its job's secrets: from the
+// addresses its executor reaches the schedulers at, with its own token.
+func (l *leaderWork) secretAccess() func(taskID string) *jobs.SecretAccess {
+	if l.secrets == nil {
+		return nil
+	}
+	urls := []string{l.cfg.Advertised()}
+	if l.kube != nil {
+		urls = l.cfg.KubeSchedulerURLs()
+	}
+	return func(taskID string) *jobs.SecretAccess {
+		return &jobs.SecretAccess{URLs: urls, Token: l.secrets.TaskToken(taskID)}
+	}
 }
 
 // run serves every term this instance is given until ctx ends (package
@@ -147,6 +165,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
+			SecretAccess: l.secretAccess(),
 		},
 	})
 	log.Info("framework", "framework_id", fwID)

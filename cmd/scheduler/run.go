@@ -28,6 +28,7 @@ import (
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/sqlite"
@@ -124,6 +125,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	if err != nil {
 		return err
 	}
+	if cfg.SecretsKeyFile != "" {
+		if work.secrets, err = secrets.LoadKeyring(cfg.SecretsKeyFile); err != nil {
+			return err
+		}
+		log.Info("secrets key file read", "current_key", work.secrets.Current())
+	}
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL)
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users}, clock.Real{}, reg)
@@ -134,6 +141,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 			s.CapacityChanged()
 		}
 	}
+	o.Secrets = work.secrets
 	if kubes != nil { // Kubernetes: logs, nodes and the executors' reports (engine.go)
 		o.Ops, o.Executors, o.RejectFileAppURLs = kubeOps{o.Ops.(*ops), kubes}, kubes, !cfg.AllowFileAppURLs
 	}

@@ -1,6 +1,7 @@
 package testproxy
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"sync"
@@ -25,6 +26,14 @@ type Proxy struct {
 	mode  Mode
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
+	cut   *cutAt // armed by CutAt
+}
+
+// cutAt drops every connection when the client has sent pattern the n-th time.
+type cutAt struct {
+	pattern []byte
+	n, seen int
+	done    chan struct{}
 }
 
 // NewProxy starts a proxy to target; it stops at cleanup.
@@ -121,8 +130,67 @@ func (p *Proxy) pipe(c net.Conn) {
 	}
 	defer p.untrack(up)
 	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); up.Close(); done <- struct{}{} }()
+	go func() { _ = p.copyUp(up, c); up.Close(); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(c, up); c.Close(); done <- struct{}{} }()
 	<-done
 	<-done
+}
+
+// CutAt arms the proxy to drop every open connection, instead of passing
+// it on, when a client sends pattern for the n-th time (counted over every
+// connection from now on): a process cut off in the middle of a sequence
+// of statements, at a point the test chooses. The channel closes at the
+// cut. New connections are forwarded as before.
+func (p *Proxy) CutAt(pattern string, n int) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = &cutAt{pattern: []byte(pattern), n: n, done: make(chan struct{})}
+	return p.cut.done
+}
+
+// copyUp passes the client's bytes to the server, cutting at CutAt's point.
+func (p *Proxy) copyUp(up io.Writer, c io.Reader) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			if p.cutting(buf[:n]) {
+				p.dropAll()
+				return io.ErrClosedPipe
+			}
+			if _, werr := up.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (p *Proxy) cutting(chunk []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut == nil {
+		return false
+	}
+	p.cut.seen += bytes.Count(chunk, p.cut.pattern)
+	if p.cut.seen < p.cut.n {
+		return false
+	}
+	close(p.cut.done)
+	p.cut = nil
+	return true
+}
+
+func (p *Proxy) dropAll() {
+	p.mu.Lock()
+	var drop []net.Conn
+	for c := range p.conns {
+		drop = append(drop, c)
+	}
+	p.mu.Unlock()
+	for _, c := range drop {
+		c.Close()
+	}
 }

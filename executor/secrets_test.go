@@ -1,0 +1,77 @@
+package executor
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// secretsServer answers the executor's fetch as the scheduler does: the
+// values for the right token, 401 otherwise; fails counts 503s first.
+func secretsServer(t *testing.T, fails int32) (*httptest.Server, *atomic.Int32) {
+	calls := &atomic.Int32{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		switch {
+		case r.URL.Path != secretsPath || r.Header.Get(taskTokenHeader) != "tok":
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"message":"the task token does not match"}`))
+		case n <= fails:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			w.Write([]byte(`{"secrets":[{"name":"db","value":"aHVudGVyMg=="}]}`)) // hunter2
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, calls
+}
+
+func secretTask(url, token string) jobs.TaskData {
+	return jobs.TaskData{Job: jobs.Config{JobName: "nightly", Secrets: []jobs.SecretRef{{Name: "db", Env: "DB_PW"}, {Name: "db", File: "conf/db.pass"}}},
+		SecretAccess: &jobs.SecretAccess{URLs: []string{url}, Token: token}}
+}
+
+func TestDeliverSecrets(t *testing.T) {
+	srv, calls := secretsServer(t, 1)
+	dir := t.TempDir()
+	p := &Pipeline{Secrets: SecretsClient{Tries: 3}}
+	env, err := p.deliverSecrets(context.Background(), secretTask(srv.URL, "tok"), "t1", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdir := secretsDirOf(dir)
+	if !slices.Contains(env, "DB_PW=hunter2") || !slices.Contains(env, jobs.SecretsDirEnv+"="+sdir) || calls.Load() != 2 {
+		t.Fatalf("env %q after %d calls (one 503 retried)", env, calls.Load())
+	}
+	f := filepath.Join(sdir, "conf", "db.pass")
+	b, err := os.ReadFile(f)
+	st, _ := os.Stat(f)
+	if err != nil || string(b) != "hunter2" || st.Mode().Perm() != 0o400 {
+		t.Fatalf("file %q %v mode %v", b, err, st.Mode())
+	}
+	// A refusal is not retried and says why; no access at all says how.
+	calls.Store(0)
+	if _, err := p.deliverSecrets(context.Background(), secretTask(srv.URL, "bad"), "t1", t.TempDir()); err == nil ||
+		!strings.Contains(err.Error(), "token does not match") || calls.Load() != 1 {
+		t.Fatalf("a refused token: %v after %d calls", err, calls.Load())
+	}
+	td := secretTask(srv.URL, "tok")
+	td.SecretAccess = nil
+	if _, err := p.deliverSecrets(context.Background(), td, "t1", t.TempDir()); err == nil || !strings.Contains(err.Error(), "secrets_key_file") {
+		t.Fatalf("no access: %v", err)
+	}
+	// A secret the scheduler did not give fails the task.
+	td = secretTask(srv.URL, "tok")
+	td.Job.Secrets = append(td.Job.Secrets, jobs.SecretRef{Name: "other", Env: "X"})
+	if _, err := p.deliverSecrets(context.Background(), td, "t1", t.TempDir()); err == nil || !strings.Contains(err.Error(), `"other"`) {
+		t.Fatalf("a missing secret: %v", err)
+	}
+}

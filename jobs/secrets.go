@@ -1,0 +1,103 @@
+package jobs
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// SecretRef is one secret a job's shards get: a secret of the job's
+// namespace (Name), delivered as an environment variable (Env) or as a
+// file (File, a path under the task's secrets directory,
+// $ELASTICJOB_SECRETS_DIR, mode 0400, removed when the task ends). A
+// reference carries names only, never a value.
+type SecretRef struct {
+	Name string `json:"name"`
+	Env  string `json:"env,omitempty"`
+	File string `json:"file,omitempty"`
+}
+
+// SecretAccess is how a task's executor fetches its job's secrets from
+// the scheduler when the task starts (POST /executor/v1/secrets): where,
+// and the task's fetch token, which the scheduler honours only while the
+// task runs. It is in the task's payload instead of any value.
+type SecretAccess struct {
+	URLs  []string `json:"urls"`
+	Token string   `json:"token"`
+}
+
+// SecretsDirEnv names the task's secrets directory in a shard's
+// environment.
+const SecretsDirEnv = "ELASTICJOB_SECRETS_DIR"
+
+// MaxSecretRefs bounds a job's secrets.
+const MaxSecretRefs = 64
+
+var (
+	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+)
+
+// reservedEnv are variables a secret may not set: the executor's own and
+// the loader's.
+func reservedEnv(name string) bool {
+	return strings.HasPrefix(name, "ELASTICJOB_") || strings.HasPrefix(name, "MESOS_") || strings.HasPrefix(name, "LD_") ||
+		name == "PATH" || name == "HOME"
+}
+
+// OwnSecrets lists the names of the namespace's secrets the job names.
+func (c Config) OwnSecrets() []string {
+	var out []string
+	for _, r := range c.Secrets {
+		if r.Name != "" && !slices.Contains(out, r.Name) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// validateSecrets checks the secrets field: each entry names one secret
+// and one target, no two entries the same target.
+func (c Config) validateSecrets() error {
+	if len(c.Secrets) == 0 {
+		return nil
+	}
+	if c.JobType == TypeHTTP {
+		return fmt.Errorf("%w: secrets: an HTTP job runs no process to hand them to", ErrInvalid)
+	}
+	if len(c.Secrets) > MaxSecretRefs {
+		return fmt.Errorf("%w: secrets: at most %d entries, got %d", ErrInvalid, MaxSecretRefs, len(c.Secrets))
+	}
+	targets := map[string]bool{}
+	for i, r := range c.Secrets {
+		where := fmt.Sprintf("secrets[%d]", i)
+		switch {
+		case r.Name == "":
+			return fmt.Errorf("%w: %s: name the secret of the namespace to deliver", ErrInvalid, where)
+		case !secretNameRE.MatchString(r.Name):
+			return fmt.Errorf("%w: %s: name %q is not a secret's name (1-128 letters, digits, '.', '_' or '-')", ErrInvalid, where, r.Name)
+		case (r.Env == "") == (r.File == ""):
+			return fmt.Errorf("%w: %s: give one target: env (a variable name) or file (a path in the task's secrets directory)", ErrInvalid, where)
+		case r.Env != "" && (!envNameRE.MatchString(r.Env) || reservedEnv(r.Env)):
+			return fmt.Errorf("%w: %s: env %q must be a variable name, not PATH, HOME or one starting ELASTICJOB_, MESOS_ or LD_", ErrInvalid, where, r.Env)
+		case r.File != "" && !validSecretFile(r.File):
+			return fmt.Errorf("%w: %s: file %q must be a relative path inside the task's secrets directory (no '..', at most 255 characters)", ErrInvalid, where, r.File)
+		}
+		t := "env:" + r.Env
+		if r.File != "" {
+			t = "file:" + r.File
+		}
+		if targets[t] {
+			return fmt.Errorf("%w: %s: %s is the target of two entries", ErrInvalid, where, strings.TrimPrefix(strings.TrimPrefix(t, "env:"), "file:"))
+		}
+		targets[t] = true
+	}
+	return nil
+}
+
+func validSecretFile(f string) bool {
+	return len(f) <= 255 && !strings.HasPrefix(f, "/") && path.Clean(f) == f && f != "." && !strings.HasPrefix(f, "../") &&
+		f != ".." && !strings.ContainsAny(f, "\x00\\")
+}
