@@ -28,7 +28,7 @@ func (s *Server) addApp(c *gin.Context) {
 			return err
 		}
 		return s.checkAppURL(cfg)
-	}, s.reg.AddApp)
+	}, s.regOf(c).AddApp)
 }
 
 func checkNewApp(cfg app.Config) error {
@@ -98,7 +98,7 @@ func (s *Server) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.reg.App(c, probe.AppName)
+	cfg, err := s.regIn(c).App(c, probe.AppName)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -111,7 +111,7 @@ func (s *Server) updateApp(c *gin.Context) {
 			return err
 		}
 		return s.checkAppURL(cfg)
-	}, s.reg.UpdateApp)
+	}, s.regOf(c).UpdateApp)
 }
 
 // checkKeepsPackage refuses to clear the appURL of an app whose jobs run
@@ -120,7 +120,7 @@ func (s *Server) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
 	if cfg.AppURL != "" {
 		return nil
 	}
-	all, err := s.reg.Jobs(ctx)
+	all, err := s.regIn(ctx).Jobs(ctx)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (s *Server) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
 }
 
 func (s *Server) getApp(c *gin.Context) {
-	cfg, err := s.reg.App(c, c.Param("appName"))
+	cfg, err := s.regIn(c).App(c, c.Param("appName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -155,7 +155,7 @@ type appRow struct {
 func (r appRow) MarshalJSON() ([]byte, error) { return withDisabled(r.Config, r.Disabled) }
 
 func (s *Server) listApps(c *gin.Context) {
-	apps, err := s.reg.Apps(c)
+	apps, err := s.regIn(c).Apps(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -178,10 +178,10 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.reg.App(c, name); err != nil {
+	if _, err := s.regIn(c).App(c, name); err != nil {
 		return err
 	}
-	all, err := s.reg.Jobs(c)
+	all, err := s.regIn(c).Jobs(c)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.reg.DeleteApp(c, name); err != nil {
+	if _, err := s.regIn(c).DeleteApp(c, name); err != nil {
 		return err
 	}
 	deleted(c, "App '"+name+"' with its jobs", broken)
@@ -210,7 +210,7 @@ func (s *Server) isDisabled(kind string) gin.HandlerFunc {
 			writeError(c, s.log, err)
 			return
 		}
-		d, err := s.reg.IsDisabled(c, kind, name)
+		d, err := s.regIn(c).IsDisabled(c, kind, name)
 		if err != nil {
 			writeError(c, s.log, err)
 			return
@@ -223,7 +223,7 @@ func (s *Server) setDisabled(kind string, disabled bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, kind)
 		if err == nil {
-			err = s.reg.SetDisabled(c, kind, name, disabled, s.clock.Now())
+			err = s.regIn(c).SetDisabled(c, kind, name, disabled, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -239,10 +239,10 @@ func (s *Server) setDisabled(kind string, disabled bool) gin.HandlerFunc {
 func (s *Server) checkExists(c *gin.Context, kind string) (string, error) {
 	if kind == "app" {
 		name := c.Param("appName")
-		_, err := s.reg.App(c, name)
+		_, err := s.regIn(c).App(c, name)
 		return name, err
 	}
 	name := c.Param("jobName")
-	_, err := s.reg.Job(c, name)
+	_, err := s.regIn(c).Job(c, name)
 	return name, err
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -97,6 +98,7 @@ var writeCases = []writeCase{
 	{"PUT", "/api/job/update", "/api/job/update", `{"jobName":"job2","cron":"0 0/5 * * * ?"}`, "job", "job2"},
 	{"POST", "/api/job/:jobName/disable", "/api/job/job2/disable", "", "job", "job2"},
 	{"POST", "/api/job/:jobName/enable", "/api/job/job2/enable", "", "job", "job2"},
+	{"POST", "/api/job/:jobName/kill", "/api/job/job2/kill", "", "job", "job2"},
 	{"POST", "/api/job/trigger", "/api/job/trigger", "job", "job", "job"},
 	{"POST", "/api/workflow", "/api/workflow", wfBody("wf2"), "workflow", "wf2"},
 	{"PUT", "/api/workflow", "/api/workflow", `{"name":"wf2","description":"d","nodes":[{"id":"a","job":"job"}]}`, "workflow", "wf2"},
@@ -114,6 +116,10 @@ var writeCases = []writeCase{
 	{"DELETE", "/api/job/:jobName/deregister", "/api/job/job/deregister?force=true", "", "job", "job"}, // workflow wf runs it
 	{"POST", "/api/operate/reconcile/explicit", "/api/operate/reconcile/explicit", "", "", ""},
 	{"POST", "/api/operate/reconcile/implicit", "/api/operate/reconcile/implicit", "", "", ""},
+	{"PUT", "/api/namespaces/:name", "/api/namespaces/team", `{"weight":2}`, "namespace", "team"},
+	{"POST", "/api/namespaces/:name/tokens", "/api/namespaces/team/tokens", `{"name":"ci","role":"edit"}`, "token", ""},
+	{"DELETE", "/api/namespaces/:name/tokens/:id", "/api/namespaces/team/tokens/{token}", "", "token", "{token}"},
+	{"DELETE", "/api/namespaces/:name", "/api/namespaces/team", "", "namespace", "team"},
 }
 
 // seedWorkflowRuns registers workflow wf (without an audit row) with a
@@ -157,10 +163,18 @@ func TestEveryWriteIsAudited(t *testing.T) {
 		before := e.auditRows(a, "").Total
 		codes := make([]int, len(writeCases))
 		times := make([]time.Time, len(writeCases))
+		targets := make([]string, len(writeCases))
+		token := "0123456789abcdef" // the id of the token the tokens case made (none: any id)
 		for i, c := range writeCases {
 			e.clock.Advance(time.Millisecond) // rows in request order
 			times[i] = e.clock.Now()
-			codes[i] = e.request(c.method, c.path, c.body).Code
+			r := e.request(c.method, strings.ReplaceAll(c.path, "{token}", token), c.body)
+			codes[i] = r.Code
+			var made struct{ ID string }
+			if c.route == "/api/namespaces/:name/tokens" && json.Unmarshal(r.Body, &made) == nil && made.ID != "" {
+				token = made.ID
+			}
+			targets[i] = strings.ReplaceAll(c.target, "{token}", token)
 		}
 		page := e.auditRows(a, "")
 		rows := page.Rows[before:]
@@ -177,7 +191,7 @@ func TestEveryWriteIsAudited(t *testing.T) {
 				wantUser, wantRole = "anonymous", ""
 			}
 			if r.Method != c.method || r.Route != c.route || r.User != wantUser || r.Role != wantRole || r.Status != codes[i] ||
-				r.Address != "192.0.2.1" || r.TargetKind != c.kind || r.Target != c.target || r.CreationTime == nil ||
+				r.Address != "192.0.2.1" || r.TargetKind != c.kind || r.Target != targets[i] || r.CreationTime == nil ||
 				!r.CreationTime.Equal(times[i]) || r.ID == "" {
 				t.Errorf("as %q, %s %s answered %d; audit row %+v", w.wantUser, c.method, c.path, codes[i], r)
 			}
@@ -310,7 +324,7 @@ func TestAuditSearch(t *testing.T) {
 	}
 	e.user, e.pass = "guest", "peek"
 	e.request(http.MethodDelete, "/api/job/job/deregister", "")
-	e.wantError(e.request(http.MethodGet, "/api/audit", ""), http.StatusForbidden, "only an admin")
+	e.wantError(e.request(http.MethodGet, "/api/audit", ""), http.StatusForbidden, "audit log is for the admin")
 	e.user, e.pass = "", ""
 	e.wantError(e.request(http.MethodGet, "/api/audit", ""), http.StatusUnauthorized, "log in")
 

@@ -38,6 +38,12 @@ var nameFields = []struct{ field, kind string }{{"jobName", "job"}, {"appName", 
 // the name field of a JSON body for the route's kind (then any), else a
 // body that is just a name (trigger, deregister).
 func auditTarget(c *gin.Context, route string, body []byte) (kind, target string) {
+	if strings.HasPrefix(route, "/api/namespaces/:name/tokens") {
+		return "token", c.Param("id") // a new token's id is in the answer, never its secret
+	}
+	if strings.HasPrefix(route, "/api/namespaces/:name") {
+		return "namespace", c.Param("name")
+	}
 	for _, p := range c.Params {
 		if k, ok := strings.CutSuffix(p.Key, "Name"); ok && k != "" {
 			return k, p.Value

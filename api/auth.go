@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,15 +11,20 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/identity"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/gin-gonic/gin"
 )
 
-// Role is what a caller may do.
+// Role is the kind of caller a login or a token stands for (what the
+// audit log records as the role); what a caller may do in each namespace
+// is its identity.Principal's.
 type Role string
 
 const (
-	RoleAdmin Role = "admin" // read and write
-	RoleGuest Role = "guest" // read only
+	RoleAdmin Role = identity.KindAdmin // manages everything
+	RoleGuest Role = identity.KindGuest // reads the default namespace
+	RoleUser  Role = identity.KindUser  // a user of the users file: its roles per namespace
 )
 
 // Credentials configure auth. With no admin user, every caller is admin
@@ -27,6 +33,8 @@ type Credentials struct {
 	AdminUser, AdminPassword string
 	GuestUser, GuestPassword string
 	TokenTTL                 time.Duration
+	// Users is the users file (nil: none): users with a role per namespace.
+	Users *identity.UsersFile
 }
 
 // Revocations remembers tokens that were logged out before they expired.
@@ -37,14 +45,24 @@ type Revocations interface {
 	Revoke(ctx context.Context, id string, expires, now time.Time) error
 }
 
-// Auth checks Basic credentials and bearer tokens issued by /api/login.
-// Tokens are signed (see token.go), so every scheduler instance configured
-// with the same credentials accepts them, also after a restart.
+// APITokens reads the namespaces' API tokens (the registry; tokens.go).
+type APITokens interface {
+	Token(ctx context.Context, id string) (identity.APIToken, error)
+}
+
+// Auth authenticates requests through a chain of authenticators (the
+// signed session tokens /api/login issues, the namespaces' API tokens,
+// HTTP Basic against the admin, the guest and the users file) into an
+// identity.Principal. Session tokens are signed (token.go), so every
+// scheduler instance configured with the same credentials accepts them,
+// also after a restart.
 type Auth struct {
 	creds   Credentials
 	clock   clock.Clock
 	key     []byte
 	revoked Revocations // nil: logout forgets nothing (tests without a registry)
+	tokens  APITokens   // nil: no API tokens
+	chain   identity.Chain
 
 	mu       sync.Mutex
 	failures map[string][]time.Time // recent failed logins by client address
@@ -57,12 +75,16 @@ const (
 	failureWindow = time.Minute
 )
 
-// NewAuth makes an authenticator. revoked may be nil.
+// NewAuth makes an authenticator. revoked may be nil; when it also keeps
+// the namespaces' API tokens (the registry does), they are accepted too.
 func NewAuth(creds Credentials, clk clock.Clock, revoked Revocations) *Auth {
 	if creds.TokenTTL <= 0 {
 		creds.TokenTTL = 12 * time.Hour
 	}
-	return &Auth{creds: creds, clock: clk, key: tokenKey(creds), revoked: revoked, failures: map[string][]time.Time{}}
+	a := &Auth{creds: creds, clock: clk, key: tokenKey(creds), revoked: revoked, failures: map[string][]time.Time{}}
+	a.tokens, _ = revoked.(APITokens)
+	a.chain = identity.Chain{sessionAuth{a}, apiTokenAuth{a}, basicAuth{a}}
+	return a
 }
 
 // Open reports whether anonymous callers are admins.
@@ -70,32 +92,51 @@ func (a *Auth) Open() bool { return a.creds.AdminUser == "" }
 
 func eq(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
-// check returns the role of a user/password pair.
-func (a *Auth) check(user, pass string) (Role, bool) {
+// admin, guest and open are the principals of the configured admin, the
+// guest and anyone on an open scheduler.
+func admin(name string) identity.Principal {
+	return identity.Principal{Name: name, Kind: identity.KindAdmin, Admin: true}
+}
+
+func guest(name string) identity.Principal {
+	return identity.Principal{Name: name, Kind: identity.KindGuest, Roles: map[string]identity.Role{namespace.Default: identity.View}}
+}
+
+// check returns the principal of a user/password pair.
+func (a *Auth) check(user, pass string) (identity.Principal, bool) {
 	switch {
 	case a.creds.AdminUser != "" && eq(user, a.creds.AdminUser) && eq(pass, a.creds.AdminPassword):
-		return RoleAdmin, true
+		return admin(user), true
 	case a.creds.GuestUser != "" && eq(user, a.creds.GuestUser) && eq(pass, a.creds.GuestPassword):
-		return RoleGuest, true
+		return guest(user), true
+	case a.creds.Users != nil && user != a.creds.AdminUser && user != a.creds.GuestUser:
+		if u, ok := a.creds.Users.Check(user, pass); ok {
+			return u.Principal(), true
+		}
 	}
-	return "", false
+	return identity.Principal{}, false
 }
 
 // Login issues a signed token valid for the TTL.
-func (a *Auth) Login(user, pass string) (token string, role Role, expires time.Time, err error) {
-	role, ok := a.check(user, pass)
+func (a *Auth) Login(user, pass string) (token string, p identity.Principal, expires time.Time, err error) {
+	p, ok := a.check(user, pass)
 	if !ok && a.Open() {
-		role, ok = RoleAdmin, true
+		p, ok = admin(user), true
 	}
 	if !ok {
-		return "", "", time.Time{}, fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
+		return "", p, time.Time{}, fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
 	}
 	expires = a.clock.Now().Add(a.creds.TokenTTL)
-	token, err = a.sign(claims{User: user, Role: role, Expires: expires.UnixNano()})
-	if err != nil {
-		return "", "", time.Time{}, fmt.Errorf("login: %w", err)
+	cl := claims{User: user, Role: Role(p.Kind), Expires: expires.UnixNano()}
+	if p.Kind == identity.KindUser {
+		u, _ := a.creds.Users.Lookup(user)
+		cl.PW = fingerprint(u.Password)
 	}
-	return token, role, expires, nil
+	token, err = a.sign(cl)
+	if err != nil {
+		return "", p, time.Time{}, fmt.Errorf("login: %w", err)
+	}
+	return token, p, expires, nil
 }
 
 // throttled reports whether addr failed too often recently.
@@ -139,26 +180,22 @@ func (a *Auth) Logout(ctx context.Context, token string) error {
 // anonymous is the user of open access (no admin configured).
 const anonymous = "anonymous"
 
-// roleOf authenticates a request: bearer token, then Basic. user is who
-// the caller is (or, refused, the Basic user name it tried).
-func (a *Auth) roleOf(r *http.Request) (user string, role Role, err error) {
+// principalOf authenticates a request through the chain. name is who the
+// caller is (or, refused, the Basic user name it tried).
+func (a *Auth) principalOf(r *http.Request) (identity.Principal, error) {
 	if a.Open() { // no credentials exist to check: stale Basic or tokens must not lock callers out
-		return anonymous, RoleAdmin, nil
+		return admin(anonymous), nil
 	}
-	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		cl, err := a.session(r.Context(), strings.TrimSpace(strings.TrimPrefix(h, "Bearer ")))
-		if err != nil {
-			return "", "", err
-		}
-		return cl.User, cl.Role, nil
+	p, ok, err := a.chain.Authenticate(r.Context(), r)
+	switch {
+	case errors.Is(err, identity.ErrUnauthorized):
+		return p, fmt.Errorf("%w: %s", ErrUnauthorized, strings.TrimPrefix(err.Error(), identity.ErrUnauthorized.Error()+": "))
+	case err != nil:
+		return p, err
+	case !ok:
+		return p, fmt.Errorf("%w: log in (POST /api/login) or use HTTP Basic auth", ErrUnauthorized)
 	}
-	if user, pass, ok := r.BasicAuth(); ok {
-		if role, ok := a.check(user, pass); ok {
-			return user, role, nil
-		}
-		return user, "", fmt.Errorf("%w: wrong user name or password", ErrUnauthorized)
-	}
-	return "", "", fmt.Errorf("%w: log in (POST /api/login) or use HTTP Basic auth", ErrUnauthorized)
+	return p, nil
 }
 
 // session returns a token's claims if it is signed, unexpired and not
@@ -173,7 +210,7 @@ func (a *Auth) session(ctx context.Context, tok string) (claims, error) {
 		}
 	}
 	if err != nil {
-		return cl, fmt.Errorf("%w: the token is unknown or expired; log in again", ErrUnauthorized)
+		return cl, fmt.Errorf("%w: the token is unknown or expired; log in again", identity.ErrUnauthorized)
 	}
 	return cl, nil
 }
@@ -183,7 +220,9 @@ func isRead(method string) bool {
 	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
-// middleware enforces auth on /api: guests may only read.
+// authMiddleware authenticates every /api request but the login, the
+// logout and the API's description, then checks what the route needs
+// (access.go): the one place a role is checked.
 func (s *Server) authMiddleware(c *gin.Context) {
 	switch c.FullPath() {
 	case "/api/login", "/api/logout": // logout only forgets the token it is sent
@@ -193,15 +232,16 @@ func (s *Server) authMiddleware(c *gin.Context) {
 		c.Next()
 		return
 	}
-	user, role, err := s.auth.roleOf(c.Request)
-	c.Set(ctxUser, user)
+	p, err := s.auth.principalOf(c.Request)
+	c.Set(ctxUser, p.Name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.Set(ctxRole, role)
-	if role != RoleAdmin && !isRead(c.Request.Method) {
-		writeError(c, s.log, fmt.Errorf("%w: the %s role is read-only", ErrForbidden, role))
+	c.Set(ctxPrincipal, p)
+	c.Set(ctxRole, Role(p.Kind))
+	if err := s.authorize(c, p); err != nil {
+		writeError(c, s.log, err)
 		return
 	}
 	c.Next()
@@ -229,19 +269,22 @@ func (s *Server) login(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: too many failed logins; try again in a minute", ErrTooMany))
 		return
 	}
-	tok, role, exp, err := s.auth.Login(req.Username, req.Password)
+	tok, p, exp, err := s.auth.Login(req.Username, req.Password)
 	if err != nil {
 		s.auth.failed(addr)
 		writeError(c, s.log, err)
 		return
 	}
-	c.Set(ctxRole, role)
-	c.JSON(http.StatusOK, gin.H{"token": tok, "role": role, "expiresAt": exp.UTC()})
+	c.Set(ctxRole, Role(p.Kind))
+	resp := gin.H{"token": tok, "role": p.Kind, "expiresAt": exp.UTC()}
+	if !p.Admin {
+		resp["namespaces"] = p.Roles
+	}
+	c.JSON(http.StatusOK, resp)
 }
 
 func (s *Server) logout(c *gin.Context) {
-	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		tok := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+	if tok, ok := bearer(c.Request); ok {
 		if cl, err := s.auth.session(c, tok); err == nil {
 			c.Set(ctxUser, cl.User)
 			c.Set(ctxRole, cl.Role)
@@ -254,7 +297,13 @@ func (s *Server) logout(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
+// whoami says who the caller is and what it may do: its role kind, and
+// for all but the admin its role in each namespace.
 func (s *Server) whoami(c *gin.Context) {
-	role, _ := c.Get(ctxRole)
-	c.JSON(http.StatusOK, gin.H{"user": c.GetString(ctxUser), "role": role, "open": s.auth.Open()})
+	p := principal(c)
+	resp := gin.H{"user": p.Name, "role": p.Kind, "open": s.auth.Open(), "admin": p.Admin}
+	if !p.Admin {
+		resp["namespaces"] = p.Roles
+	}
+	c.JSON(http.StatusOK, resp)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -50,6 +51,9 @@ var statusOf = []struct {
 	{registry.ErrJobNotFound, http.StatusNotFound},
 	{ErrNotFound, http.StatusNotFound},
 	{registry.ErrRunNotFound, http.StatusNotFound},
+	{registry.ErrNamespaceNotFound, http.StatusNotFound},
+	{registry.ErrNamespaceNotEmpty, http.StatusConflict},
+	{namespace.ErrInvalid, http.StatusBadRequest},
 	{registry.ErrAppExists, http.StatusConflict},
 	{registry.ErrJobExists, http.StatusConflict},
 	{ErrConflict, http.StatusConflict},

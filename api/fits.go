@@ -34,7 +34,7 @@ func (s *Server) checkFits(c *gin.Context, cfg jobs.Config) error {
 	exec := app.HTTPOnly()
 	if cfg.AppName != "" {
 		exec = app.Config{}
-		if a, err := s.reg.App(c, cfg.AppName); err == nil {
+		if a, err := s.regIn(c).App(c, cfg.AppName); err == nil {
 			exec = a
 		}
 	}

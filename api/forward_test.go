@@ -48,7 +48,7 @@ func newPair(t *testing.T, creds api.Credentials) *pair {
 	t.Helper()
 	back := memory.New()
 	open := func() *cache.KV {
-		c, err := cache.Open(t.Context(), back, cache.Options{Roots: []string{"/config", "/state", "/auth"}})
+		c, err := cache.Open(t.Context(), back, cache.Options{Roots: []string{"/config", "/state", "/auth", registry.NamespacesPath}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,6 +104,24 @@ func TestStandbyForwardsWritesAndReadsItsOwnWrite(t *testing.T) {
 	s.must(http.StatusOK, http.MethodGet, "/api/job/jobs/fwd_job", "")
 	// Errors come back as the leader answered them.
 	s.wantError(s.request(http.MethodPost, "/api/app", appBody("fwd_app")), http.StatusConflict, "already existed")
+}
+
+// A namespace made on the leader, and a write in it sent to a standby:
+// the leader serves it, the standby reads it at once in that namespace
+// (its copy refreshed at the namespace's paths), and not in another.
+func TestStandbyForwardsANamespacesWrites(t *testing.T) {
+	p := newPair(t, api.Credentials{})
+	p.leader.must(http.StatusCreated, http.MethodPut, "/api/namespaces/pay", "")
+	s := p.standby
+	s.must(http.StatusOK, http.MethodPost, "/api/app?namespace=pay", appBody("fwd_app"))
+	s.must(http.StatusOK, http.MethodGet, "/api/app/fwd_app?namespace=pay", "")
+	s.wantError(s.request(http.MethodGet, "/api/app/fwd_app", ""), http.StatusNotFound)
+	p.mu.Lock()
+	refreshed := slices.Clone(p.refreshed)
+	p.mu.Unlock()
+	if !slices.Contains(refreshed, registry.NamespacesPath+"/pay"+registry.AppsPath+"/fwd_app") {
+		t.Fatalf("standby refreshed %v, want pay's app's path", refreshed)
+	}
 }
 
 func TestForwardingKeepsAuth(t *testing.T) {

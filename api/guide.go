@@ -27,6 +27,7 @@ func (s *Server) guideRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/pause", s.guidePause(true))
 	g.POST("/:jobName/resume", s.guidePause(false))
 	g.GET("/:jobName/status", s.guideStatus)
+	g.GET("/:jobName/durations", s.jobDurations)
 }
 
 // guideSuccess is the guide's answer to its control calls.
@@ -93,12 +94,12 @@ func (s *Server) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app
 	if err := validName("jobName", job.JobName); err != nil {
 		return job, nil, err
 	}
-	if _, err := s.reg.Job(ctx, job.JobName); err == nil {
+	if _, err := s.regIn(ctx).Job(ctx, job.JobName); err == nil {
 		return job, nil, fmt.Errorf("%w: Job '%s' already existed.", registry.ErrJobExists, job.JobName)
 	} else if !errors.Is(err, registry.ErrJobNotFound) {
 		return job, nil, err
 	}
-	existing, err := s.reg.App(ctx, job.AppName)
+	existing, err := s.regIn(ctx).App(ctx, job.AppName)
 	switch {
 	case err == nil:
 		return job, nil, guideAppAgrees(existing, req)
@@ -158,13 +159,13 @@ func jarName(u string) string {
 // the last moment takes the app it created with it.
 func (s *Server) guideSave(ctx context.Context, job jobs.Config, newApp *app.Config) error {
 	if newApp != nil {
-		if err := s.reg.AddApp(ctx, *newApp); err != nil {
+		if err := s.regIn(ctx).AddApp(ctx, *newApp); err != nil {
 			return err
 		}
 	}
-	err := s.reg.AddJob(ctx, job)
+	err := s.addJob(ctx, job)
 	if err != nil && newApp != nil {
-		if _, derr := s.reg.DeleteApp(ctx, newApp.AppName); derr != nil {
+		if _, derr := s.regIn(ctx).DeleteApp(ctx, newApp.AppName); derr != nil {
 			s.log.Warn("api: remove the app created for a job that was refused", "app", newApp.AppName, "err", derr)
 		}
 	}
@@ -212,7 +213,7 @@ func (s *Server) guidePause(disable bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, "job")
 		if err == nil {
-			err = s.reg.SetDisabled(c, "job", name, disable, s.clock.Now())
+			err = s.regIn(c).SetDisabled(c, "job", name, disable, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -249,16 +250,18 @@ type guideJobStatus struct {
 	State                 string          `json:"state"`
 	ShardingTotalCount    int             `json:"shardingTotalCount"`
 	Instances             []guideInstance `json:"instances"`
+	RegisteredAt          *time.Time      `json:"registeredAt,omitempty"` // history counts from here
 	LastTriggerTime       *time.Time      `json:"lastTriggerTime"`
 	NextFireTime          *time.Time      `json:"nextFireTime,omitempty"`
 	PendingExecutions     int             `json:"pendingExecutions"`
 	FailoverShards        int             `json:"failoverShards"`
 	ConsecutiveFailedRuns int             `json:"consecutiveFailedRuns"`
 	Pause                 *registry.Pause `json:"pause,omitempty"`
+	Waiting               *waitView       `json:"waiting,omitempty"` // why its pending execution has not launched
 }
 
 func (s *Server) guideStatus(c *gin.Context) {
-	job, err := s.reg.Job(c, c.Param("jobName"))
+	job, err := s.regIn(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -273,9 +276,16 @@ func (s *Server) guideStatus(c *gin.Context) {
 
 func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus, error) {
 	st := guideJobStatus{JobName: job.JobName, State: StateReady, ShardingTotalCount: job.ShardingTotalCount, Instances: []guideInstance{}}
-	running, err := s.reg.RunningOf(ctx, job.JobName)
+	running, err := s.regIn(ctx).RunningOf(ctx, job.JobName)
 	if err != nil {
 		return st, err
+	}
+	registered, err := s.regIn(ctx).JobRegisteredAt(ctx, job.JobName)
+	if err != nil {
+		return st, err
+	}
+	if !registered.IsZero() {
+		st.RegisteredAt = &registered
 	}
 	var last time.Time
 	for item, rt := range running {
@@ -288,7 +298,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	if len(running) > 0 {
 		st.State = StateRunning
 	}
-	if t := s.lastStart(ctx, job.JobName); t.After(last) {
+	if t := s.lastStart(ctx, job.JobName, registered); t.After(last) {
 		last = t
 	}
 	if !last.IsZero() {
@@ -306,13 +316,14 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	return st, nil
 }
 
-// lastStart is the start of the job's latest execution in history (zero
-// without history).
-func (s *Server) lastStart(ctx context.Context, job string) time.Time {
+// lastStart is the start of the job's latest execution in history since
+// it was registered (zero without history).
+func (s *Server) lastStart(ctx context.Context, job string, registered time.Time) time.Time {
 	if s.hist == nil {
 		return time.Time{}
 	}
-	page, err := s.hist.Executions(ctx, view.Query{Page: 1, PerPage: 1, Sort: "startTime", Order: "desc", Filters: map[string]string{"jobName": job}})
+	page, err := s.hist.Executions(ctx, view.Query{Page: 1, PerPage: 1, Sort: "startTime", Order: "desc", Start: historyFrom(registered),
+		Filters: map[string]string{"jobName": job}})
 	if err != nil || len(page.Rows) == 0 || page.Rows[0].StartTime == nil {
 		return time.Time{}
 	}
@@ -320,7 +331,7 @@ func (s *Server) lastStart(ctx context.Context, job string) time.Time {
 }
 
 func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
-	q, err := s.reg.ReadyQueue(ctx)
+	q, err := s.regIn(ctx).ReadyQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -329,7 +340,17 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 			st.PendingExecutions = rd.Count
 		}
 	}
-	fo, err := s.reg.FailoverQueue(ctx)
+	if st.PendingExecutions > 0 {
+		w, ok, err := s.regIn(ctx).WaitingOf(ctx, registry.WaitingKey("ready", st.JobName, 0))
+		if err != nil {
+			return err
+		}
+		if ok {
+			v := s.waitView(w)
+			st.Waiting = &v
+		}
+	}
+	fo, err := s.regIn(ctx).FailoverQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -342,13 +363,13 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 }
 
 func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobStatus) error {
-	rs, err := s.reg.RunStateOf(ctx, job.JobName)
+	rs, err := s.regIn(ctx).RunStateOf(ctx, job.JobName)
 	if err != nil {
 		return err
 	}
 	st.ConsecutiveFailedRuns = rs.Consecutive
 	for _, k := range []struct{ kind, name string }{{"job", job.JobName}, {"app", job.AppName}} {
-		d, err := s.reg.IsDisabled(ctx, k.kind, k.name)
+		d, err := s.regIn(ctx).IsDisabled(ctx, k.kind, k.name)
 		if err != nil {
 			return err
 		}
@@ -356,7 +377,7 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 			st.State = StatePaused
 		}
 	}
-	p, ok, err := s.reg.PauseOf(ctx, job.JobName)
+	p, ok, err := s.regIn(ctx).PauseOf(ctx, job.JobName)
 	if ok {
 		st.Pause = &p
 	}
@@ -380,4 +401,20 @@ func nextFire(job jobs.Config, now time.Time, schedulerZone *time.Location) *tim
 	}
 	t = t.UTC()
 	return &t
+}
+
+// addJob registers a job, recording when (history of an earlier job of
+// the same name is not its own).
+func (s *Server) addJob(ctx context.Context, job jobs.Config) error {
+	return s.regIn(ctx).AddJobAt(ctx, job, s.clock.Now())
+}
+
+// historyFrom is where a job's own history starts: its registration,
+// floored to the second (a database may keep start times to the second
+// only). Zero (not recorded): all of it.
+func historyFrom(registered time.Time) time.Time {
+	if registered.IsZero() {
+		return registered
+	}
+	return registered.Truncate(time.Second)
 }

@@ -43,9 +43,21 @@ type fakeOps struct {
 	logCalls   []logCall
 	reconErr   error
 	logErr     error
+	kills      []string
+	killErr    error
 	logFile    string // when set, TaskLog serves ranges of it (else "hello world" for any range)
 	sandboxes  []api.Sandbox
 	capacity   api.Capacity
+}
+
+func (f *fakeOps) KillRun(_ context.Context, job, by string) (api.KilledRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.kills = append(f.kills, job+" by "+by)
+	if f.killErr != nil {
+		return api.KilledRun{}, f.killErr
+	}
+	return api.KilledRun{Tasks: []string{job + "@-@0@-@READY@-@a@-@1"}, Dropped: 1}, nil
 }
 
 func (f *fakeOps) Wake() { f.mu.Lock(); f.wakes++; f.mu.Unlock() }

@@ -12,43 +12,118 @@ import (
 
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/gin-gonic/gin"
 )
 
 // History is what the history endpoints ask of the event trace and
-// statistics database (implemented by history.Store). With none
-// configured (Options.History nil) the searches answer {"total":0,"rows":[]}
-// and the statistics empty lists and zero counts, as the original did
-// without an RDB.
+// statistics database (implemented by history.Store): every search names
+// the namespaces it reads (view.Query.Namespaces), every statistic its
+// namespace. With none configured (Options.History nil) the searches
+// answer {"total":0,"rows":[]} and the statistics empty lists and zero
+// counts, as the original did without an RDB.
 type History interface {
 	Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error)
 	StatusTraces(ctx context.Context, q view.Query) (view.Page[view.StatusTrace], error)
 	// TaskResults is the per-interval series of ?since=last24hours|lastWeek.
-	TaskResults(ctx context.Context, since view.Since) ([]view.TaskResult, error)
+	TaskResults(ctx context.Context, ns string, since view.Since) ([]view.TaskResult, error)
 	// TaskResultSummary is /results/{online|lastWeek|lastHour|lastMinute}.
+	TaskResultSummary(ctx context.Context, ns string, period view.Since) (view.TaskResult, error)
+	TaskRunning(ctx context.Context, ns string, since view.Since) ([]view.Running, error)
+	JobRunning(ctx context.Context, ns string, since view.Since) ([]view.Running, error)
+	JobRegistered(ctx context.Context, ns string) ([]view.Registered, error)
+}
+
+// requestHistory is History as the handlers ask it: of the request's
+// namespace alone (nsHistory reads it from the request's context, set by
+// authorize), so no handler can read another namespace's rows.
+type requestHistory interface {
+	Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error)
+	StatusTraces(ctx context.Context, q view.Query) (view.Page[view.StatusTrace], error)
+	TaskResults(ctx context.Context, since view.Since) ([]view.TaskResult, error)
 	TaskResultSummary(ctx context.Context, period view.Since) (view.TaskResult, error)
 	TaskRunning(ctx context.Context, since view.Since) ([]view.Running, error)
 	JobRunning(ctx context.Context, since view.Since) ([]view.Running, error)
 	JobRegistered(ctx context.Context) ([]view.Registered, error)
 }
 
+// nsHistory scopes a History to the request's namespace.
+type nsHistory struct{ h History }
+
+func nsIn(ctx context.Context) string {
+	if ns, _ := ctx.Value(ctxNamespace).(string); ns != "" {
+		return ns
+	}
+	return namespace.Default
+}
+
+func scope(ctx context.Context, q view.Query) view.Query {
+	q.Namespaces = []string{nsIn(ctx)}
+	return q
+}
+
+func (n nsHistory) Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error) {
+	return n.h.Executions(ctx, scope(ctx, q))
+}
+
+func (n nsHistory) StatusTraces(ctx context.Context, q view.Query) (view.Page[view.StatusTrace], error) {
+	return n.h.StatusTraces(ctx, scope(ctx, q))
+}
+
+func (n nsHistory) TaskResults(ctx context.Context, since view.Since) ([]view.TaskResult, error) {
+	return n.h.TaskResults(ctx, nsIn(ctx), since)
+}
+
+func (n nsHistory) TaskResultSummary(ctx context.Context, period view.Since) (view.TaskResult, error) {
+	return n.h.TaskResultSummary(ctx, nsIn(ctx), period)
+}
+
+func (n nsHistory) TaskRunning(ctx context.Context, since view.Since) ([]view.Running, error) {
+	return n.h.TaskRunning(ctx, nsIn(ctx), since)
+}
+
+func (n nsHistory) JobRunning(ctx context.Context, since view.Since) ([]view.Running, error) {
+	return n.h.JobRunning(ctx, nsIn(ctx), since)
+}
+
+func (n nsHistory) JobRegistered(ctx context.Context) ([]view.Registered, error) {
+	return n.h.JobRegistered(ctx, nsIn(ctx))
+}
+
+// WorkflowRuns and WorkflowNodes scope the workflow history the same way.
+func (n nsHistory) WorkflowRuns(ctx context.Context, q view.Query) (view.Page[view.WorkflowRun], error) {
+	w, ok := n.h.(WorkflowHistory)
+	if !ok {
+		return view.Page[view.WorkflowRun]{Rows: []view.WorkflowRun{}}, nil
+	}
+	return w.WorkflowRuns(ctx, scope(ctx, q))
+}
+
+func (n nsHistory) WorkflowNodes(ctx context.Context, q view.Query) (view.Page[view.WorkflowNode], error) {
+	w, ok := n.h.(WorkflowHistory)
+	if !ok {
+		return view.Page[view.WorkflowNode]{Rows: []view.WorkflowNode{}}, nil
+	}
+	return w.WorkflowNodes(ctx, scope(ctx, q))
+}
+
 // searchParams are the query parameters of the searches that are not
 // filters (the original's JobEventRdbSearch.Condition).
-var searchParams = map[string]bool{"page": true, "per_page": true, "sort": true, "order": true, "startTime": true, "endTime": true}
+var searchParams = map[string]bool{"namespace": true, "page": true, "per_page": true, "sort": true, "order": true, "startTime": true, "endTime": true}
 
 // timeLayouts are the accepted startTime/endTime forms: the original's
 // yyyy-MM-dd HH:mm:ss (in the scheduler's zone), an HTML datetime-local
 // value, a date alone, and RFC 3339.
 var timeLayouts = []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"}
 
-func (s *Server) historyRoutes(g *gin.RouterGroup, h History) {
-	hs := &historyHandlers{s: s, h: h}
+func (s *Server) historyRoutes(g *gin.RouterGroup) {
+	hs := &historyHandlers{s: s, h: s.hist}
 	g.GET("/events/executions", hs.executions)
 	g.GET("/events/statusTraces", hs.statusTraces)
 	g.GET("/statistics/tasks/results", hs.taskResults)
 	g.GET("/statistics/tasks/results/:period", hs.taskResultSummary)
-	g.GET("/statistics/tasks/running", hs.running(History.TaskRunning))
-	g.GET("/statistics/jobs/running", hs.running(History.JobRunning))
+	g.GET("/statistics/tasks/running", hs.running(requestHistory.TaskRunning))
+	g.GET("/statistics/jobs/running", hs.running(requestHistory.JobRunning))
 	g.GET("/statistics/jobs/executionType", hs.executionType)
 	g.GET("/statistics/jobs/type", hs.jobTypes)
 	g.GET("/statistics/jobs/register", hs.registered)
@@ -56,7 +131,7 @@ func (s *Server) historyRoutes(g *gin.RouterGroup, h History) {
 
 type historyHandlers struct {
 	s *Server
-	h History
+	h requestHistory
 }
 
 // fail writes err, answering the store's bad-query errors with 400.
@@ -128,14 +203,14 @@ func parseTime(s string) (time.Time, error) {
 }
 
 func (hs *historyHandlers) executions(c *gin.Context) {
-	search(hs, c, History.Executions)
+	search(hs, c, requestHistory.Executions)
 }
 
 func (hs *historyHandlers) statusTraces(c *gin.Context) {
-	search(hs, c, History.StatusTraces)
+	search(hs, c, requestHistory.StatusTraces)
 }
 
-func search[T any](hs *historyHandlers, c *gin.Context, find func(History, context.Context, view.Query) (view.Page[T], error)) {
+func search[T any](hs *historyHandlers, c *gin.Context, find func(requestHistory, context.Context, view.Query) (view.Page[T], error)) {
 	q, err := searchQuery(c.Request.URL.Query())
 	if err != nil {
 		hs.fail(c, err)
@@ -188,7 +263,7 @@ func (hs *historyHandlers) taskResultSummary(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (hs *historyHandlers) running(find func(History, context.Context, view.Since) ([]view.Running, error)) gin.HandlerFunc {
+func (hs *historyHandlers) running(find func(requestHistory, context.Context, view.Since) ([]view.Running, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if hs.h == nil {
 			c.JSON(http.StatusOK, []view.Running{})
@@ -219,7 +294,7 @@ func (hs *historyHandlers) registered(c *gin.Context) {
 // executionType counts the registered jobs by type from the registry, with
 // or without a history database (as the original).
 func (hs *historyHandlers) executionType(c *gin.Context) {
-	all, err := hs.s.reg.Jobs(c)
+	all, err := hs.s.regIn(c).Jobs(c)
 	if err != nil {
 		writeError(c, hs.s.log, err)
 		return

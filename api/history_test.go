@@ -51,7 +51,7 @@ func (f *fakeHistory) StatusTraces(_ context.Context, q view.Query) (view.Page[v
 	}}, f.err
 }
 
-func (f *fakeHistory) TaskResults(_ context.Context, since view.Since) ([]view.TaskResult, error) {
+func (f *fakeHistory) TaskResults(_ context.Context, _ string, since view.Since) ([]view.TaskResult, error) {
 	f.since = append(f.since, since)
 	return []view.TaskResult{
 		{ID: 0, StatisticInterval: view.Minute, StatisticsTime: t0.Add(-2 * time.Minute), CreationTime: t0.Add(-2 * time.Minute)},
@@ -59,7 +59,7 @@ func (f *fakeHistory) TaskResults(_ context.Context, since view.Since) ([]view.T
 	}, f.err
 }
 
-func (f *fakeHistory) TaskResultSummary(_ context.Context, p view.Since) (view.TaskResult, error) {
+func (f *fakeHistory) TaskResultSummary(_ context.Context, _ string, p view.Since) (view.TaskResult, error) {
 	f.since = append(f.since, p)
 	if p == "bogus" {
 		return view.TaskResult{}, fmt.Errorf("%w: period must be online, lastWeek, lastHour or lastMinute, got %q", view.ErrBadQuery, p)
@@ -72,15 +72,15 @@ func (f *fakeHistory) running(since view.Since, n int) ([]view.Running, error) {
 	return []view.Running{{ID: 3, RunningCount: n, StatisticsTime: t0, CreationTime: t0.Add(time.Second)}}, f.err
 }
 
-func (f *fakeHistory) TaskRunning(_ context.Context, since view.Since) ([]view.Running, error) {
+func (f *fakeHistory) TaskRunning(_ context.Context, _ string, since view.Since) ([]view.Running, error) {
 	return f.running(since, 6)
 }
 
-func (f *fakeHistory) JobRunning(_ context.Context, since view.Since) ([]view.Running, error) {
+func (f *fakeHistory) JobRunning(_ context.Context, _ string, since view.Since) ([]view.Running, error) {
 	return f.running(since, 2)
 }
 
-func (f *fakeHistory) JobRegistered(context.Context) ([]view.Registered, error) {
+func (f *fakeHistory) JobRegistered(context.Context, string) ([]view.Registered, error) {
 	return []view.Registered{{ID: 1, RegisteredCount: 3, StatisticsTime: t0.Truncate(24 * time.Hour), CreationTime: t0}}, f.err
 }
 
@@ -119,7 +119,7 @@ func TestHistoryDecodesSearch(t *testing.T) {
 	e.must(http.StatusOK, http.MethodGet, "/api/job/events/executions?"+v.Encode(), "")
 	want := view.Query{Page: 3, PerPage: 25, Sort: "start_time", Order: "asc",
 		Start: time.Date(2024, 3, 1, 10, 0, 0, 0, time.Local), End: time.Date(2024, 3, 1, 11, 30, 0, 0, time.UTC),
-		Filters: map[string]string{"jobName": `it's "quoted"`, "isSuccess": "false"}}
+		Filters: map[string]string{"jobName": `it's "quoted"`, "isSuccess": "false"}, Namespaces: []string{"default"}}
 	got := f.queries[0]
 	if !got.Start.Equal(want.Start) || !got.End.Equal(want.End) {
 		t.Errorf("times %v %v, want %v %v", got.Start, got.End, want.Start, want.End)

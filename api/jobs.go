@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -23,6 +24,7 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/disable", s.setDisabled("job", true))
 	g.POST("/:jobName/enable", s.setDisabled("job", false))
 	g.POST("/trigger", s.trigger)
+	g.POST("/:jobName/kill", s.killRun)
 	g.GET("/trigger/:key", s.triggerRun)
 	g.GET("/jobs", s.listJobs)
 	g.GET("/jobs/:jobName", s.getJob)
@@ -51,7 +53,7 @@ func (s *Server) registerJob(c *gin.Context) {
 			return err
 		}
 		return s.checkFits(c, cfg)
-	}, s.reg.AddJob)
+	}, s.addJob)
 }
 
 // updateJob merges the body onto the current config (absent fields keep
@@ -78,7 +80,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.reg.Job(c, name)
+	cfg, err := s.regIn(c).Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -94,7 +96,7 @@ func (s *Server) updateJob(c *gin.Context) {
 			return err
 		}
 		return s.checkFits(c, cfg)
-	}, s.reg.UpdateJob)
+	}, s.regOf(c).UpdateJob)
 }
 
 func (s *Server) deregisterBody(c *gin.Context) {
@@ -123,14 +125,14 @@ func (s *Server) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.reg.Job(c, name); err != nil {
+	if _, err := s.regIn(c).Job(c, name); err != nil {
 		return err
 	}
 	broken, err := s.checkUnused(c, force, "job '"+name+"'", []string{name})
 	if err != nil {
 		return err
 	}
-	if err := s.reg.DeleteJob(c, name); err != nil {
+	if err := s.regIn(c).DeleteJob(c, name); err != nil {
 		return err
 	}
 	deleted(c, "Job '"+name+"'", broken)
@@ -182,17 +184,18 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	}
 	now := s.clock.Now()
 	duplicate, queued := false, false
+	by := triggeredBy(c)
 	if req.JobParameter != nil || req.IdempotencyKey != "" {
-		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter}
+		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter, By: by}
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
-		duplicate, err = s.reg.TriggerRun(c, req.JobName, run, now)
+		duplicate, err = s.regIn(c).TriggerRun(c, req.JobName, run, now)
 		queued = !duplicate
 	} else {
 		// false: the trigger collapsed into an execution already waiting
 		// (misfire false), or the job's queue is full; nothing was written.
-		queued, err = s.reg.Trigger(c, req.JobName, cfg.Misfire, now)
+		queued, err = s.regIn(c).TriggerBy(c, req.JobName, cfg.Misfire, now, by)
 	}
 	if err != nil || !queued {
 		// Nothing committed: no commit stage to observe, nothing new for
@@ -201,12 +204,34 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		return duplicate, err
 	}
 	if s.committed != nil {
-		s.committed(req.JobName, now, s.clock.Now())
+		s.committed(keyOf(c, req.JobName), now, s.clock.Now())
 	}
 	if s.ops != nil {
 		s.ops.Wake()
 	}
 	return false, nil
+}
+
+// ClientHeader names the client a request comes from, for where a run
+// came from (triggeredBy): the console sends "console", ejctl "ejctl";
+// without it a trigger is the API's.
+const ClientHeader = "X-EJ-Client"
+
+// triggeredBy is who triggers a run: "api:{user}", "console:{user}" or
+// "ejctl:{user}" ("anonymous" with open access).
+func triggeredBy(c *gin.Context) string {
+	via := "api"
+	switch strings.ToLower(strings.TrimSpace(c.GetHeader(ClientHeader))) {
+	case "console":
+		via = "console"
+	case "ejctl":
+		via = "ejctl"
+	}
+	user := c.GetString(ctxUser)
+	if user == "" {
+		user = "anonymous"
+	}
+	return via + ":" + user
 }
 
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -249,12 +274,12 @@ func checkRunOptions(req triggerRequest) error {
 // triggerable checks that a job may run now (registry.CanRun) and is
 // TRANSIENT.
 func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
-	cfg, why, err := s.reg.CanRun(c, name)
+	cfg, why, err := s.regIn(c).CanRun(c, name)
 	switch {
 	case err != nil:
 		return cfg, err
 	case why == jobs.JobMissing:
-		_, err := s.reg.Job(c, name) // its not-found error, as every other endpoint words it
+		_, err := s.regIn(c).Job(c, name) // its not-found error, as every other endpoint words it
 		return cfg, err
 	case cfg.JobExecutionType != jobs.Transient:
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
@@ -287,12 +312,12 @@ func (r jobRow) MarshalJSON() ([]byte, error) {
 }
 
 func (s *Server) listJobs(c *gin.Context) {
-	all, err := s.reg.Jobs(c)
+	all, err := s.regIn(c).Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	pauses, err := s.reg.Pauses(c)
+	pauses, err := s.regIn(c).Pauses(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -308,7 +333,7 @@ func (s *Server) listJobs(c *gin.Context) {
 
 // listWithDisabled answers a list whose rows carry their disable flags.
 func (s *Server) listWithDisabled(c *gin.Context, kind string, n int, row func(i int, off map[string]bool) any) {
-	off, err := s.reg.Disabled(c, kind)
+	off, err := s.regIn(c).Disabled(c, kind)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -330,7 +355,7 @@ func withDisabled(v any, disabled bool) ([]byte, error) {
 }
 
 func (s *Server) getJob(c *gin.Context) {
-	cfg, err := s.reg.Job(c, c.Param("jobName"))
+	cfg, err := s.regIn(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -351,7 +376,7 @@ type runningView struct {
 }
 
 func (s *Server) runningTasks(c *gin.Context) {
-	all, err := s.reg.RunningTasks(c)
+	all, err := s.regIn(c).RunningTasks(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -372,12 +397,12 @@ func (s *Server) runningTasks(c *gin.Context) {
 }
 
 func (s *Server) readyTasks(c *gin.Context) {
-	q, err := s.reg.ReadyQueue(c)
+	q, err := s.regIn(c).ReadyQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.reg.WaitingReasons(c)
+	why, err := s.regIn(c).WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -386,7 +411,7 @@ func (s *Server) readyTasks(c *gin.Context) {
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
 		if w, ok := why[registry.WaitingKey("ready", r.Job, 0)]; ok {
-			row["waiting"] = w
+			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
 	}
@@ -394,12 +419,12 @@ func (s *Server) readyTasks(c *gin.Context) {
 }
 
 func (s *Server) failoverTasks(c *gin.Context) {
-	q, err := s.reg.FailoverQueue(c)
+	q, err := s.regIn(c).FailoverQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.reg.WaitingReasons(c)
+	why, err := s.regIn(c).WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -408,9 +433,19 @@ func (s *Server) failoverTasks(c *gin.Context) {
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
 		if w, ok := why[registry.WaitingKey("failover", f.Job, f.Item)]; ok {
-			row["waiting"] = w
+			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// waitView is a recorded wait reason with its holders summed up as of now.
+type waitView struct {
+	registry.Waiting
+	Summary string `json:"summary,omitempty"`
+}
+
+func (s *Server) waitView(w registry.Waiting) waitView {
+	return waitView{Waiting: w, Summary: w.Summary(s.clock.Now())}
 }

@@ -54,7 +54,7 @@ func (s *Server) sandbox(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if _, err := s.reg.App(c, name); err != nil {
+	if _, err := s.regIn(c).App(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -63,7 +63,7 @@ func (s *Server) sandbox(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	boxes, err := ops.Sandboxes(c, name)
+	boxes, err := ops.Sandboxes(c, keyOf(c, name))
 	if err != nil {
 		writeError(c, s.log, err)
 		return

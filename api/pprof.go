@@ -55,14 +55,14 @@ func (s *Server) pprofRoutes(r *gin.Engine) {
 // adminCaller admits admins only (outside /api, so without the audit and
 // write-forwarding middleware: profiles are read locally, per instance).
 func (s *Server) adminCaller(c *gin.Context) {
-	user, role, err := s.auth.roleOf(c.Request)
-	c.Set(ctxUser, user)
+	p, err := s.auth.principalOf(c.Request)
+	c.Set(ctxUser, p.Name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.Set(ctxRole, role)
-	if role != RoleAdmin {
+	c.Set(ctxRole, Role(p.Kind))
+	if !p.Admin {
 		writeError(c, s.log, fmt.Errorf("%w: profiles are for admins only", ErrForbidden))
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/gin-gonic/gin"
 )
@@ -44,11 +45,18 @@ var (
 func (s *Server) taskResult(c *gin.Context) {
 	id := c.Param("taskId")
 	tid, err := jobs.ParseTaskID(id)
+	if err == nil {
+		err = localTask(c, id)
+	}
+	if errors.Is(err, ErrNotFound) {
+		writeError(c, s.log, err)
+		return
+	}
 	if err != nil {
 		writeError(c, s.log, fmt.Errorf("%w: no such endpoint or task: GET %s (a task id looks like jobName@-@item@-@READY|FAILOVER@-@agentId@-@uuid)", ErrNotFound, c.Request.URL.Path))
 		return
 	}
-	v := taskView{TaskID: id, JobName: tid.JobName, ShardingItem: tid.Item, AgentID: tid.AgentID}
+	v := taskView{TaskID: id, JobName: namespace.Name(tid.JobName), ShardingItem: tid.Item, AgentID: tid.AgentID}
 	known, err := s.runningTask(c, &v)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -80,7 +88,7 @@ func (s *Server) taskResult(c *gin.Context) {
 
 // runningTask fills v from the running registry when the task runs.
 func (s *Server) runningTask(c *gin.Context, v *taskView) (bool, error) {
-	running, err := s.reg.RunningOf(c, v.JobName)
+	running, err := s.regIn(c).RunningOf(c, v.JobName)
 	if err != nil {
 		return false, err
 	}
@@ -180,15 +188,20 @@ func (s *Server) lastResults(c *gin.Context) {
 		return
 	}
 	for _, name := range names {
-		cfg, err := s.reg.Job(c, name)
+		cfg, err := s.regIn(c).Job(c, name)
 		if errors.Is(err, registry.ErrJobNotFound) {
 			continue
 		} else if err != nil {
 			writeError(c, s.log, err)
 			return
 		}
+		registered, err := s.regOf(c).JobRegisteredAt(c, name)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
 		page, err := s.hist.Executions(c, view.Query{Page: 1, PerPage: min(2*cfg.ShardingTotalCount, maxResultRows),
-			Sort: "startTime", Order: "desc", Filters: map[string]string{"jobName": name}})
+			Sort: "startTime", Order: "desc", Start: historyFrom(registered), Filters: map[string]string{"jobName": name}})
 		if err != nil {
 			writeError(c, s.log, queryError(err))
 			return

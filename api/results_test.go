@@ -2,14 +2,17 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/migrations"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -98,6 +101,10 @@ func TestLastResults(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	for _, j := range []string{"my_job", "ok_job", "idle_job"} {
 		e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody(j, "app"))
+		// registered before the runs below
+		if err := e.reg.Commit(t.Context(), store.Put(registry.RegisteredJobPath+"/"+j, []byte("2024-03-01T08:00:00Z"))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// my_job: an older run failed on shard 1, the newest run of shard 1
 	// failed again while shard 0 succeeded.
@@ -131,4 +138,56 @@ func TestLastResults(t *testing.T) {
 	if got := off.must(http.StatusOK, http.MethodGet, "/api/job/lastResults?jobName=my_job", "").String(); got != "[]" {
 		t.Errorf("without history: %s", got)
 	}
+}
+
+// A job deleted and registered again inherits nothing of the old one: its
+// status has no lastTriggerTime from the old job's runs, GET
+// /api/job/lastResults no result, and registeredAt says where its own
+// history starts.
+func TestReRegisteredJobInheritsNothing(t *testing.T) {
+	db, st := resultsDB(t)
+	e := newEnv(t, withHistory(st))
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("my_job", "app"))
+	execRow(db, "1", "my_job", "my_job@-@0@-@READY@-@a@-@1", 0, false, "2024-03-01 12:00:30.000", "2024-03-01 12:00:31.000", "exit code 1")
+	e.clock.Advance(5 * time.Minute)
+	old := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/jobs/my_job/status", ""))
+	if old["lastTriggerTime"] != "2024-03-01T12:00:30Z" {
+		t.Fatalf("the first job's status: %v", old)
+	}
+	if got := e.must(http.StatusOK, http.MethodGet, "/api/job/lastResults?jobName=my_job", "").String(); got == "[]" {
+		t.Fatal("the first job has no last result")
+	}
+	e.must(http.StatusNoContent, http.MethodDelete, "/api/job/my_job/deregister", "")
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("my_job", "app"))
+	st2 := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/jobs/my_job/status", ""))
+	if st2["lastTriggerTime"] != nil || st2["registeredAt"] != "2024-03-01T12:05:00Z" {
+		t.Errorf("the new job's status: lastTriggerTime %v (the old job's), registeredAt %v", st2["lastTriggerTime"], st2["registeredAt"])
+	}
+	if got := e.must(http.StatusOK, http.MethodGet, "/api/job/lastResults?jobName=my_job", "").String(); got != "[]" {
+		t.Errorf("the new job's last result is the old job's: %s", got)
+	}
+	// Its own runs count.
+	execRow(db, "2", "my_job", "my_job@-@0@-@READY@-@a@-@2", 0, true, "2024-03-01 12:05:30.000", "2024-03-01 12:05:31.000", nil)
+	st3 := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/jobs/my_job/status", ""))
+	if st3["lastTriggerTime"] != "2024-03-01T12:05:30Z" {
+		t.Errorf("the new job's own run: lastTriggerTime %v", st3["lastTriggerTime"])
+	}
+}
+
+// The log of a task whose app could not be fetched: not "the sandbox may
+// have been removed", but the fetch error that ended it (issue 42).
+func TestLogOfATaskThatNeverRanSaysWhy(t *testing.T) {
+	db, st := resultsDB(t)
+	e := newEnv(t, withHistory(st))
+	const fetchFailed = "fetch_job@-@0@-@READY@-@agent-1@-@01"
+	cause := "fetch http://127.0.0.1:1/app.tgz: dial tcp 127.0.0.1:1: connect: connection refused"
+	execRow(db, "1", "fetch_job", fetchFailed, 0, false, "2024-03-01 11:00:00.000", "2024-03-01 11:00:00.500", cause)
+	traceRow(db, "t1", "fetch_job", fetchFailed, "TASK_FAILED", cause, "2024-03-01 11:00:00.500")
+	e.ops.logErr = fmt.Errorf("%w: no stdout for task %s on agent agent-1 (the sandbox may have been removed)", api.ErrNotFound, fetchFailed)
+	r := e.request(http.MethodGet, "/api/job/logs/"+fetchFailed+"?stream=stdout&format=json", "")
+	e.wantError(r, http.StatusNotFound, "has no stdout: it ended TASK_FAILED before writing any: "+cause)
+	// A task history knows nothing of keeps the engine's answer.
+	r = e.request(http.MethodGet, "/api/job/logs/other@-@0@-@READY@-@agent-1@-@02?format=json", "")
+	e.wantError(r, http.StatusNotFound, "the sandbox may have been removed")
 }

@@ -16,7 +16,7 @@ const (
 	RunQueued    = "QUEUED"    // waiting in the job's ready entry
 	RunRunning   = "RUNNING"   // a shard runs or waits for a retry or failover
 	RunSucceeded = "SUCCEEDED" // every shard finished
-	RunFailed    = "FAILED"    // a shard failed, or was killed
+	RunFailed    = "FAILED"    // a shard failed (for good: the run cannot succeed, even while others run), or was killed
 	RunCancelled = "CANCELLED" // dropped before it ended (job disabled, updated or deleted while queued)
 )
 
@@ -67,7 +67,7 @@ func (s *Server) triggerRun(c *gin.Context) {
 }
 
 func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
-	rec, err := s.reg.RunRecordOf(ctx, key)
+	rec, err := s.regIn(ctx).RunRecordOf(ctx, key)
 	if err != nil {
 		return runView{}, err
 	}
@@ -77,27 +77,25 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	}
 	if rec.Done {
 		v.State, v.EndedAt = RunFailed, &rec.EndedAt
-		if rec.Success {
+		if rec.Success && !rec.Failed { // a shard that failed for good and ran again by failover still failed the run
 			v.State = RunSucceeded
 		}
 		return v, nil
+	}
+	if rec.Failed {
+		v.State, v.Message = RunFailed, failedMessage(rec)
+		err := s.runningOfRun(ctx, &v, key)
+		return v, err
 	}
 	queued, err := s.queuedRun(ctx, rec.JobName, key)
 	if err != nil || queued {
 		v.State = RunQueued
 		return v, err
 	}
-	running, err := s.reg.RunningOf(ctx, rec.JobName)
-	if err != nil {
+	if err := s.runningOfRun(ctx, &v, key); err != nil {
 		return v, err
 	}
-	for item, rt := range running {
-		if rt.RunKey == key {
-			v.Running = append(v.Running, runningView{rec.JobName, item, rt.TaskID, rt.AgentID, rt.Hostname, string(rt.State), rt.Busy, rt.LaunchedAt, rt.RunKey})
-		}
-	}
-	slices.SortFunc(v.Running, func(a, b runningView) int { return a.ShardingItem - b.ShardingItem })
-	fo, err := s.reg.FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).FailoverQueue(ctx)
 	if err != nil {
 		return v, err
 	}
@@ -106,7 +104,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 		v.State = RunRunning
 		return v, nil
 	}
-	if again, err := s.reg.RunRecordOf(ctx, key); err == nil && again.Done {
+	if again, err := s.regIn(ctx).RunRecordOf(ctx, key); err == nil && again.Done {
 		return s.runOf(ctx, key)
 	}
 	v.State = RunCancelled
@@ -116,7 +114,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 
 // queuedRun reports whether a job's ready entry still holds the run.
 func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
-	q, err := s.reg.ReadyQueue(ctx)
+	q, err := s.regIn(ctx).ReadyQueue(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -126,4 +124,33 @@ func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// runningOfRun fills the run's running shards.
+func (s *Server) runningOfRun(ctx context.Context, v *runView, key string) error {
+	running, err := s.regIn(ctx).RunningOf(ctx, v.JobName)
+	if err != nil {
+		return err
+	}
+	for item, rt := range running {
+		if rt.RunKey == key {
+			v.Running = append(v.Running, runningView{v.JobName, item, rt.TaskID, rt.AgentID, rt.Hostname, string(rt.State), rt.Busy, rt.LaunchedAt, rt.RunKey})
+		}
+	}
+	slices.SortFunc(v.Running, func(a, b runningView) int { return a.ShardingItem - b.ShardingItem })
+	return nil
+}
+
+// failedMessage says which shard failed a run that has not ended.
+func failedMessage(rec registry.RunRecord) string {
+	for _, sh := range rec.Shards {
+		if sh.State.Failure() {
+			msg := fmt.Sprintf("shard %d failed (%s): the run cannot succeed", sh.Item, sh.State)
+			if sh.Message != "" {
+				msg = fmt.Sprintf("shard %d failed (%s: %s): the run cannot succeed", sh.Item, sh.State, sh.Message)
+			}
+			return msg
+		}
+	}
+	return "a shard failed: the run cannot succeed"
 }

@@ -33,6 +33,17 @@ type Operations interface {
 	// Capacity sums up the agents Mesos knows (for the registration check
 	// that a job can ever fit); Agents == 0 when none is known.
 	Capacity(ctx context.Context) (Capacity, error)
+	// KillRun stops a TRANSIENT job's running execution (every running
+	// shard killed, its shards waiting to run again dropped) and keeps the
+	// job; by is who asks (its shards end "killed by {by}"). A job with no
+	// running execution is ErrConflict; a DAEMON job ErrBadRequest.
+	KillRun(ctx context.Context, job, by string) (KilledRun, error)
+}
+
+// KilledRun is what KillRun stopped.
+type KilledRun struct {
+	Tasks   []string `json:"taskIds"`
+	Dropped int      `json:"droppedShards"` // shards that waited to run again
 }
 
 // Capacity is what the cluster's agents hold in all (not what is free).
@@ -134,7 +145,7 @@ type Server struct {
 	clientAddr func(*http.Request) string
 	pkgs       Packages
 	location   *time.Location
-	hist       History
+	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 
 	mu            sync.Mutex
@@ -164,7 +175,10 @@ func New(o Options) http.Handler {
 	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, hist: o.History, committed: o.TriggerCommitted}
+		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted}
+	if o.History != nil {
+		s.hist = nsHistory{o.History}
+	}
 	if s.peerHTTP == nil {
 		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
@@ -188,17 +202,18 @@ func New(o Options) http.Handler {
 	// write forwarded to the leader is recorded there, not here.
 	a := r.Group("/api", s.auditMiddleware, s.authMiddleware, s.forward, s.checkNameParams)
 	a.GET("/openapi.json", serveOpenAPI)
-	a.GET("/audit", s.adminOnly, s.searchAudit)
+	a.GET("/audit", s.searchAudit)
 	a.POST("/login", s.login)
 	a.POST("/logout", s.logout)
 	a.GET("/whoami", s.whoami)
 	s.appRoutes(a.Group("/app"))
 	s.jobRoutes(a.Group("/job"))
 	s.guideRoutes(a.Group("/jobs"))
-	s.historyRoutes(a.Group("/job"), o.History)
+	s.historyRoutes(a.Group("/job"))
 	s.operateRoutes(a.Group("/operate"))
 	s.cronRoutes(a.Group("/cron"))
 	s.workflowRoutes(a.Group("/workflow"))
+	s.namespaceRoutes(a.Group("/namespaces"))
 	if o.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(o.Metrics))
 	}

@@ -1,12 +1,15 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
 
@@ -43,6 +46,10 @@ func (s *Server) taskLog(c *gin.Context) {
 		return
 	}
 	taskID := c.Param("taskId")
+	if err := localTask(c, taskID); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	var chunk LogChunk
 	if q.lines > 0 {
 		chunk, err = lastLines(c, ops, taskID, q.stream, q.lines)
@@ -50,7 +57,7 @@ func (s *Server) taskLog(c *gin.Context) {
 		chunk, err = ops.TaskLog(c, taskID, q.stream, q.offset, q.length)
 	}
 	if err != nil {
-		writeError(c, s.log, err)
+		writeError(c, s.log, s.noLogWhy(c, taskID, q.stream, err))
 		return
 	}
 	if q.json {
@@ -170,4 +177,31 @@ func cutLines(data string, n int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// noLogWhy words a missing log of a task that ended before it wrote one
+// (its app could not be fetched, its executor never started it): the
+// cause that ended it, from history, instead of "the sandbox may have
+// been removed". Other errors are kept.
+func (s *Server) noLogWhy(c *gin.Context, taskID, stream string, err error) error {
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	tid, perr := jobs.ParseTaskID(taskID)
+	if perr != nil {
+		return err
+	}
+	v := taskView{TaskID: taskID, JobName: tid.JobName, ShardingItem: tid.Item, AgentID: tid.AgentID}
+	if found, herr := s.taskHistory(c, &v); herr != nil || !found || v.Running {
+		return err
+	}
+	cause := v.FailureCause
+	if cause == "" {
+		cause = v.Message
+	}
+	failed := (v.Success != nil && !*v.Success) || task.State(v.State).Failure()
+	if cause == "" || !failed {
+		return err
+	}
+	return fmt.Errorf("%w: task %s has no %s: it ended %s before writing any: %s", ErrNotFound, taskID, stream, v.State, cause)
 }

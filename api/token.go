@@ -22,9 +22,18 @@ const tokenPrefix = "ej1."
 
 type claims struct {
 	User    string `json:"u"`
-	Role    Role   `json:"r"`
+	Role    Role   `json:"r"` // admin, guest or user (whose roles the users file gives at each request)
 	Expires int64  `json:"e"` // Unix nanoseconds
 	ID      string `json:"i"` // random; names the token for logout
+	// PW fingerprints a users-file user's password hash at login: a new
+	// password ends the sessions of the old one.
+	PW string `json:"p,omitempty"`
+}
+
+// fingerprint is a short digest of a password hash (never the hash).
+func fingerprint(hash string) string {
+	sum := sha256.Sum256([]byte("elasticjob-cloud session v1\x00" + hash))
+	return hex.EncodeToString(sum[:8])
 }
 
 // tokenKey derives the signing key from the credentials.
@@ -74,7 +83,7 @@ func (a *Auth) verify(tok string) (claims, error) {
 	if err != nil || json.Unmarshal(body, &cl) != nil || cl.ID == "" {
 		return cl, errBadToken
 	}
-	if cl.Role != RoleAdmin && cl.Role != RoleGuest {
+	if cl.Role != RoleAdmin && cl.Role != RoleGuest && cl.Role != RoleUser {
 		return cl, errBadToken
 	}
 	if a.clock.Now().After(time.Unix(0, cl.Expires)) { // valid up to the instant itself

@@ -20,9 +20,9 @@ func TestTokensAcrossInstances(t *testing.T) {
 	reg := registry.New(memory.New())
 	creds := Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "g", GuestPassword: "p"}
 	a, b := NewAuth(creds, clk, reg), NewAuth(creds, clk, reg)
-	tok, role, _, err := a.Login("g", "p")
-	if err != nil || role != RoleGuest {
-		t.Fatal(role, err)
+	tok, p, _, err := a.Login("g", "p")
+	if err != nil || p.Kind != string(RoleGuest) {
+		t.Fatal(p, err)
 	}
 	if cl, err := b.verify(tok); err != nil || cl.Role != RoleGuest || cl.User != "g" {
 		t.Fatalf("other instance: %+v %v", cl, err)

@@ -23,7 +23,7 @@ type WorkflowHistory interface {
 }
 
 func (s *Server) workflowHistory() WorkflowHistory {
-	h, _ := s.hist.(WorkflowHistory)
+	h, _ := s.hist.(WorkflowHistory) // nsHistory: the request's namespace's
 	return h
 }
 

@@ -26,7 +26,7 @@ import (
 )
 
 // The kube scenario (issue 33 item 8): on the real single-node Kubernetes of
-// /work/shared/k8s-1.37, side by side in one run, 3 pods running `echo; sleep 1`:
+// EJ_K8S_HOME (default ../shared/k8s-1.37, beside the repository), side by side in one run, 3 pods running `echo; sleep 1`:
 //   - floor: the 3 pods created bound by hand (nodeName), at once: the kubelet's floor;
 //   - job: a Kubernetes Indexed Job of 3 completions (kube-scheduler places them);
 //   - ours: a trigger of a 3-shard job of this scheduler → all 3 pods Running, and → all 3
@@ -60,7 +60,7 @@ var (
 func runKube(ctx context.Context, o options, r *report) error {
 	home := os.Getenv("EJ_K8S_HOME")
 	if home == "" {
-		home = "/work/shared/k8s-1.37"
+		home = "../shared/k8s-1.37" // beside the repository (bench.sh runs from its root)
 	}
 	if _, err := os.Stat(filepath.Join(home, "scripts/start.sh")); err != nil {
 		r.note("kube: skipped: no Kubernetes build at " + home + " (set EJ_K8S_HOME)")

@@ -52,6 +52,8 @@ type Config struct {
 	AuthPassword     string
 	GuestUsername    string
 	GuestPassword    string
+	// UsersFile names the users file (per-namespace roles; docs/tenancy.md).
+	UsersFile        string
 	TokenTTL         time.Duration
 	TimeZone         string
 	ExecutorPath     string
@@ -190,6 +192,7 @@ var settings = []setting{
 	{"auth_password", "", "admin password", str(func(c *Config) *string { return &c.AuthPassword })},
 	{"auth_guest_username", "", "guest user name (read only)", str(func(c *Config) *string { return &c.GuestUsername })},
 	{"auth_guest_password", "", "guest password", str(func(c *Config) *string { return &c.GuestPassword })},
+	{"auth_users_file", "", "YAML file of users with bcrypt passwords and a role (view or edit) per namespace, reloaded when it changes (docs/tenancy.md); needs auth_username", str(func(c *Config) *string { return &c.UsersFile })},
 	{"auth_token_ttl", "12h", "lifetime of a login token", duration("auth_token_ttl", func(c *Config) *time.Duration { return &c.TokenTTL })},
 	{"time_zone", "", "default IANA time zone of job crons (empty: the machine's local zone)", str(func(c *Config) *string { return &c.TimeZone })},
 	{"executor_path", "", "executor command on agents (empty: the executor binary next to the scheduler binary, or on PATH)", str(func(c *Config) *string { return &c.ExecutorPath })},
@@ -399,6 +402,9 @@ func (c *Config) validate() error {
 	}
 	if (c.GuestUsername == "") != (c.GuestPassword == "") {
 		errs = append(errs, errors.New("auth_guest_username and auth_guest_password must be set together"))
+	}
+	if c.UsersFile != "" && c.AuthUsername == "" {
+		errs = append(errs, errors.New("auth_users_file needs auth_username and auth_password: without an admin, access is open and every caller is the admin"))
 	}
 	if c.GuestUsername != "" && c.GuestUsername == c.AuthUsername {
 		errs = append(errs, errors.New("auth_guest_username must differ from auth_username"))

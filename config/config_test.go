@@ -195,7 +195,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"job_state_queue_size": "7", "workflow_runs_kept": "12", "event_trace_rdb_driver": "mysql", "event_trace_rdb_url": "u:p@tcp(db)/x",
 		"event_trace_rdb_username": "dbu", "event_trace_rdb_password": "dbp", "reconcile_interval_minutes": "2",
 		"auth_username": "adm", "auth_password": "pw", "auth_guest_username": "gst", "auth_guest_password": "gpw",
-		"auth_token_ttl": "90m", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
+		"auth_token_ttl": "90m", "auth_users_file": "/etc/ej/users.yaml", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
 		"executor_cache_dir": "/var/cache/ej", "executor_java_jar": "/opt/ej/elasticjob-cloud-executor.jar", "executor_java_opts": "-XX:TieredStopAtLevel=1", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
 		"max_body_bytes": "4096", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
@@ -249,6 +249,9 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		e := map[string]string{s.key: sample[s.key]}
 		if other, ok := pairs[s.key]; ok {
 			e[other] = sample[other]
+		}
+		if s.key == "auth_users_file" { // needs an admin
+			e["auth_username"], e["auth_password"] = sample["auth_username"], sample["auth_password"]
 		}
 		if c := load(t, nil, e); same(c, defaults) {
 			t.Errorf("setting %s=%s changed nothing", s.key, sample[s.key])
@@ -348,6 +351,7 @@ func TestAuthRequiredOffLoopback(t *testing.T) {
 	loadErr(t, nil, map[string]string{"auth_username": "root"}, "auth_username and auth_password must be set together")
 	loadErr(t, nil, map[string]string{"auth_password": "pwd"}, "auth_username and auth_password must be set together")
 	loadErr(t, nil, map[string]string{"auth_guest_username": "g"}, "auth_guest_username and auth_guest_password")
+	loadErr(t, nil, map[string]string{"auth_users_file": "/etc/ej/users.yaml"}, "auth_users_file needs auth_username")
 	loadErr(t, nil, map[string]string{"auth_username": "root", "auth_password": "a", "auth_guest_username": "root", "auth_guest_password": "b"},
 		"auth_guest_username must differ")
 	if c := load(t, nil, map[string]string{"http_address": "::1", "http_port": "80"}); c.ListenAddr() != "[::1]:80" {

@@ -50,7 +50,7 @@ func TestOperatorsView(t *testing.T) {
 	if m[`elasticjob_leader`] != 1 || m[`elasticjob_queue_oldest_seconds{queue="ready"}`] != 0 {
 		t.Errorf("leader %v, oldest ready %v; want 1 and 0", m[`elasticjob_leader`], m[`elasticjob_queue_oldest_seconds{queue="ready"}`])
 	}
-	if _, ok := m[`elasticjob_last_run_duration_seconds{job="obs"}`]; !ok {
+	if _, ok := m[`elasticjob_last_run_duration_seconds{job="obs",namespace="default"}`]; !ok {
 		t.Error("no last run duration for the job that ran")
 	}
 
@@ -61,7 +61,7 @@ func TestOperatorsView(t *testing.T) {
 		s.triggerToFail("fails")
 		eventually(t, waitLong, func() bool { return s.idle("fails") }, "the failing job to end")
 	}
-	if n := s.scrape()[`elasticjob_job_failed_runs_in_a_row{job="fails"}`]; n != 2 {
+	if n := s.scrape()[`elasticjob_job_failed_runs_in_a_row{job="fails",namespace="default"}`]; n != 2 {
 		t.Errorf("failed runs in a row = %v, want 2", n)
 	}
 

@@ -27,7 +27,7 @@ func (e *APIError) Error() string {
 	case http.StatusUnauthorized:
 		msg += " (log in with: ejctl login, or pass --token / EJCTL_TOKEN)"
 	case http.StatusForbidden:
-		msg += " (this token's role cannot change anything)"
+		msg += " (your role does not allow it in this namespace: see ejctl whoami; -n picks the namespace)"
 	}
 	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, http.StatusText(e.Status), msg)
 }
@@ -40,10 +40,13 @@ func IsNotFound(err error) bool {
 
 // Client calls the scheduler's REST API.
 type Client struct {
-	Base    string // http://host:port
-	Token   string
-	HTTP    *http.Client
-	Timeout time.Duration // per call, except uploads and log follows (0: none)
+	Base  string // http://host:port
+	Token string
+	// Namespace is sent as ?namespace= on every call ("" or default:
+	// the default namespace, as the original's calls).
+	Namespace string
+	HTTP      *http.Client
+	Timeout   time.Duration // per call, except uploads and log follows (0: none)
 	// Warn is told the text of every Warning header an answer carries
 	// (the registration's "299 elasticjob …"); nil ignores them.
 	Warn func(text string)
@@ -69,8 +72,16 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		defer cancel()
 	}
 	u := c.Base + r.path
-	if len(r.query) > 0 {
-		u += "?" + r.query.Encode()
+	q := r.query
+	if c.Namespace != "" && c.Namespace != "default" && !strings.HasPrefix(r.path, "/api/namespaces") {
+		q = url.Values{}
+		for k, v := range r.query {
+			q[k] = v
+		}
+		q.Set("namespace", c.Namespace)
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u, r.body)
 	if err != nil {
@@ -89,6 +100,7 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-EJ-Client", "ejctl") // where a run came from: ejctl:{user}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: cannot reach the scheduler at %s: %w", r.method, r.path, c.Base, err)

@@ -17,6 +17,9 @@ const DefaultAddr = "http://127.0.0.1:8899"
 type FileConfig struct {
 	Addr  string `json:"addr,omitempty"`
 	Token string `json:"token,omitempty"`
+	// Namespace is the namespace commands act in when -n does not say
+	// (ejctl ns use NAME writes it).
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // Settings are the resolved address and token, with where each came from
@@ -24,7 +27,10 @@ type FileConfig struct {
 type Settings struct {
 	Addr, Token         string
 	AddrFrom, TokenFrom string // "flag", "env", "config file", "default", ""
-	ConfigPath          string
+	// Namespace is the one every call is in (-n, EJCTL_NAMESPACE, the
+	// config file; default: the scheduler's default namespace).
+	Namespace, NamespaceFrom string
+	ConfigPath               string
 }
 
 // configPath is the config file: the flag, EJCTL_CONFIG, or
@@ -99,8 +105,12 @@ func saveConfig(path string, c FileConfig) error {
 // default to the address and the token. The file's token is only sent to
 // the file's address: a token saved by login never leaks to another
 // scheduler named by --addr or EJCTL_ADDR.
-func resolve(flagAddr, flagToken string, getenv func(string) string, file FileConfig) Settings {
+func resolve(flagAddr, flagToken, flagNamespace string, getenv func(string) string, file FileConfig) Settings {
 	var s Settings
+	s.Namespace, s.NamespaceFrom = pick(flagNamespace, getenv("EJCTL_NAMESPACE"), file.Namespace)
+	if s.Namespace == "" {
+		s.Namespace, s.NamespaceFrom = "default", "default"
+	}
 	s.Addr, s.AddrFrom = pick(flagAddr, getenv("EJCTL_ADDR"), file.Addr)
 	if s.Addr == "" {
 		s.Addr, s.AddrFrom = DefaultAddr, "default"

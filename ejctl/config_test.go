@@ -29,7 +29,7 @@ func TestSettingsPrecedence(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := resolve(c.flagAddr, c.flagToken, envOf(c.env), c.file)
+			s := resolve(c.flagAddr, c.flagToken, "", envOf(c.env), c.file)
 			if s.Addr != c.addr || s.Token != c.token || s.AddrFrom != c.from || s.TokenFrom != c.tf {
 				t.Errorf("got %s %q (%s, %s), want %s %q (%s, %s)", s.Addr, s.Token, s.AddrFrom, s.TokenFrom, c.addr, c.token, c.from, c.tf)
 			}
@@ -79,5 +79,26 @@ func TestConfigFileIsPrivate(t *testing.T) {
 	}
 	if _, err := loadConfig(p); err == nil {
 		t.Fatal("a malformed config file was accepted")
+	}
+}
+
+// The namespace: -n, else EJCTL_NAMESPACE, else the config file's, else
+// default.
+func TestResolveNamespace(t *testing.T) {
+	file := FileConfig{Namespace: "pay"}
+	for _, c := range []struct {
+		flag string
+		env  map[string]string
+		file FileConfig
+		want string
+	}{
+		{"", nil, FileConfig{}, "default"},
+		{"", nil, file, "pay"},
+		{"", map[string]string{"EJCTL_NAMESPACE": "search"}, file, "search"},
+		{"ops", map[string]string{"EJCTL_NAMESPACE": "search"}, file, "ops"},
+	} {
+		if s := resolve("", "", c.flag, envOf(c.env), c.file); s.Namespace != c.want {
+			t.Errorf("flag %q env %v file %q: namespace %q, want %q", c.flag, c.env, c.file.Namespace, s.Namespace, c.want)
+		}
 	}
 }

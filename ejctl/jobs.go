@@ -15,9 +15,9 @@ import (
 )
 
 func (c *cli) jobCmd() *cobra.Command {
-	cmd := group("job", "Jobs: list, show, register, trigger, delete, disable, enable")
+	cmd := group("job", "Jobs: list, show, register, trigger, stop a run, delete, disable, enable")
 	cmd.AddCommand(c.objectCmds(jobKind)...)
-	cmd.AddCommand(c.registerCmd(), c.triggerCmd())
+	cmd.AddCommand(c.registerCmd(), c.triggerCmd(), c.killCmd())
 	return cmd
 }
 
@@ -155,6 +155,7 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	last := ""
+	told := map[string]bool{} // shard outcomes printed: item/task/state
 	for {
 		var v runView
 		err := c.client.get(ctx, "/api/job/trigger/"+seg(o.key), nil, &v)
@@ -164,6 +165,7 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 		if err != nil {
 			return err
 		}
+		c.tellShards(o.key, v, told)
 		if v.State != last {
 			fmt.Fprintf(c.env.Stderr, "run %s: %s%s\n", o.key, v.State, runningNote(v))
 			last = v.State
@@ -181,10 +183,31 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 }
 
 func runningNote(v runView) string {
-	if len(v.Running) == 0 {
-		return ""
+	note := ""
+	if len(v.Running) > 0 {
+		note = fmt.Sprintf(" (%d shard(s) running)", len(v.Running))
 	}
-	return fmt.Sprintf(" (%d shard(s) running)", len(v.Running))
+	if v.Message != "" {
+		note += ": " + oneLine(v.Message)
+	}
+	return note
+}
+
+// tellShards prints each shard's end once, as it happens (a failure with
+// its cause), on stderr.
+func (c *cli) tellShards(key string, v runView, told map[string]bool) {
+	for _, s := range v.Shards {
+		id := fmt.Sprintf("%d/%s/%s", s.ShardingItem, s.TaskID, s.State)
+		if told[id] {
+			continue
+		}
+		told[id] = true
+		line := fmt.Sprintf("run %s: shard %d %s (task %s)", key, s.ShardingItem, s.State, s.TaskID)
+		if s.Message != "" {
+			line += ": " + oneLine(s.Message)
+		}
+		fmt.Fprintln(c.env.Stderr, line)
+	}
 }
 
 func orDash(s string) string {
@@ -222,7 +245,11 @@ func (c *cli) reportRun(v runView) error {
 			failed++
 		}
 	}
-	return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s failed: %d of %d shard(s) did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))}
+	err := fmt.Errorf("run %s of job %s failed: %d of %d shard(s) did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))
+	if len(v.Running) > 0 {
+		err = fmt.Errorf("%w; it cannot succeed, so ejctl stops waiting (%d shard(s) still running)", err, len(v.Running))
+	}
+	return &exitError{ExitRunFail, err}
 }
 
 func oneLine(s string) string {
@@ -231,4 +258,49 @@ func oneLine(s string) string {
 		s = s[:120] + "…"
 	}
 	return s
+}
+
+func (c *cli) killCmd() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "kill NAME",
+		Short: "Stop the job's running execution (all its shards) and keep the job",
+		Long: "Kill stops the job's running execution: its shards are killed and end \"killed by ejctl:USER\" in history,\n" +
+			"its shards waiting to run again are dropped; the job stays enabled, with its pending executions and\n" +
+			"its cron. It asks for confirmation on a terminal; scripts pass --yes.",
+		Example:           "  ejctl job kill nightly_report --yes",
+		Args:              exactArgs("NAME"),
+		ValidArgsFunction: c.completeNames(jobKind),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !yes {
+				if !c.stdinTTY() {
+					return usagef("kill: this stops the running execution of job %s; pass --yes to confirm (standard input is not a terminal to ask on)", name)
+				}
+				ok, err := c.confirm(fmt.Sprintf("Stop the running execution of job %s? [y/N] ", name))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return errors.New("not confirmed: nothing stopped")
+				}
+			}
+			var ans struct {
+				KilledBy      string   `json:"killedBy"`
+				TaskIDs       []string `json:"taskIds"`
+				DroppedShards int      `json:"droppedShards"`
+			}
+			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/"+seg(name)+"/kill", nil, &ans); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(ans)
+			}
+			c.say("job %s: stopped its running execution (%d task(s) killed, %d shard(s) waiting to run again dropped), as %s",
+				name, len(ans.TaskIDs), ans.DroppedShards, ans.KilledBy)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "stop without asking (required when standard input is not a terminal)")
+	return cmd
 }

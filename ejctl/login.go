@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,7 +42,8 @@ func (c *cli) loginCmd() *cobra.Command {
 					return err
 				}
 			}
-			if err := saveConfig(c.settings.ConfigPath, FileConfig{Addr: c.settings.Addr, Token: token}); err != nil {
+			file, _ := loadConfig(c.settings.ConfigPath)
+			if err := saveConfig(c.settings.ConfigPath, FileConfig{Addr: c.settings.Addr, Token: token, Namespace: file.Namespace}); err != nil {
 				return err
 			}
 			if c.json() {
@@ -119,9 +121,11 @@ func (c *cli) logoutCmd() *cobra.Command {
 
 // whoAmI is the answer of GET /api/whoami.
 type whoAmI struct {
-	User string `json:"user"`
-	Role string `json:"role"`
-	Open bool   `json:"open"`
+	User       string            `json:"user"`
+	Role       string            `json:"role"`
+	Open       bool              `json:"open"`
+	Admin      bool              `json:"admin"`
+	Namespaces map[string]string `json:"namespaces"`
 }
 
 // accessOpen asks the scheduler, without credentials, whether access is
@@ -149,17 +153,33 @@ func (c *cli) whoamiCmd() *cobra.Command {
 				return err
 			}
 			if c.json() {
-				return c.printJSON(map[string]any{"addr": c.settings.Addr, "user": w.User, "role": w.Role, "open": w.Open})
+				return c.printJSON(map[string]any{"addr": c.settings.Addr, "user": w.User, "role": w.Role, "open": w.Open,
+					"namespace": c.settings.Namespace, "namespaces": w.Namespaces})
 			}
 			if w.Open {
 				c.say("%s: access is open (no auth_username configured): every caller is an admin", c.settings.Addr)
 				return nil
 			}
-			what := "may read and write"
-			if w.Role != "admin" {
-				what = "may only read"
+			if w.Role == "admin" {
+				c.say("%s: user %s, role admin (may read and write every namespace, and manage namespaces); namespace %s", c.settings.Addr, w.User, c.settings.Namespace)
+				return nil
 			}
-			c.say("%s: user %s, role %s (%s)", c.settings.Addr, w.User, w.Role, what)
+			what := "no role: may do nothing there"
+			switch w.Namespaces[c.settings.Namespace] {
+			case "edit":
+				what = "edit: may read and write"
+			case "view":
+				what = "view: may only read"
+			}
+			c.say("%s: user %s, role %s; in namespace %s %s", c.settings.Addr, w.User, w.Role, c.settings.Namespace, what)
+			if len(w.Namespaces) > 0 {
+				names := make([]string, 0, len(w.Namespaces))
+				for ns, r := range w.Namespaces {
+					names = append(names, ns+"="+r)
+				}
+				slices.Sort(names)
+				c.say("roles: %s", strings.Join(names, " "))
+			}
 			return nil
 		},
 	}

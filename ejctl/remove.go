@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -101,6 +102,10 @@ func (c *cli) confirm(question string) (bool, error) {
 	fmt.Fprint(c.env.Stderr, question)
 	line, err := bufio.NewReader(c.env.Stdin).ReadString('\n')
 	if err != nil && line == "" {
+		fmt.Fprintln(c.env.Stderr) // the terminal closed (end of input): no answer is a no
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
 		return false, fmt.Errorf("read the answer: %w", err)
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {

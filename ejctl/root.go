@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit codes.
@@ -56,6 +57,7 @@ func usagef(format string, args ...any) error {
 type cli struct {
 	env                     Env
 	addr, token, configFlag string
+	namespace               string
 	output                  string
 	requestTimeout          time.Duration
 	settings                Settings
@@ -113,7 +115,8 @@ func (c *cli) rootCmd() *cobra.Command {
 		Short: "Command-line client of the ElasticJob-Cloud scheduler",
 		Long: "ejctl talks to the scheduler's REST API.\n\n" +
 			"Address and token: --addr/--token, else EJCTL_ADDR/EJCTL_TOKEN, else the config file written by\n" +
-			"'ejctl login' (--config, EJCTL_CONFIG or ~/.config/ejctl/config.json); the address defaults to " + DefaultAddr + ".\n\n" +
+			"'ejctl login' (--config, EJCTL_CONFIG or ~/.config/ejctl/config.json); the address defaults to " + DefaultAddr + ".\n" +
+			"Namespace: -n/--namespace, else EJCTL_NAMESPACE, else the config file's ('ejctl ns use NAME'), else default.\n\n" +
 			"Exit codes: 0 ok, 1 failure, 2 usage, 3 a waited run failed, 4 a wait timed out.",
 		SilenceErrors:     true,
 		SilenceUsage:      true,
@@ -123,11 +126,12 @@ func (c *cli) rootCmd() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.addr, "addr", "", "scheduler address (env EJCTL_ADDR; default "+DefaultAddr+")")
 	pf.StringVar(&c.token, "token", "", "API token (env EJCTL_TOKEN)")
+	pf.StringVarP(&c.namespace, "namespace", "n", "", "the namespace to act in (env EJCTL_NAMESPACE; else the config file's, set by 'ejctl ns use'; default: default)")
 	pf.StringVar(&c.configFlag, "config", "", "config file (env EJCTL_CONFIG; default ~/.config/ejctl/config.json)")
 	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&c.requestTimeout, "request-timeout", 30*time.Second, "time limit of each API call (uploads excepted)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.whoamiCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.logsCmd(), c.historyCmd())
+	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.whoamiCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.logsCmd(), c.historyCmd(), c.nsCmd(), c.tokenCmd())
 	return root
 }
 
@@ -146,13 +150,13 @@ func (c *cli) setup(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	c.settings = resolve(c.addr, c.token, c.env.Getenv, file)
+	c.settings = resolve(c.addr, c.token, c.namespace, c.env.Getenv, file)
 	c.settings.ConfigPath = path
 	hc := c.env.HTTP
 	if hc == nil {
 		hc = &http.Client{Transport: http.DefaultTransport}
 	}
-	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, HTTP: hc, Timeout: c.requestTimeout,
+	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, Namespace: c.settings.Namespace, HTTP: hc, Timeout: c.requestTimeout,
 		Warn: func(text string) { fmt.Fprintln(c.env.Stderr, "ejctl: warning:", text) }}
 	return nil
 }
@@ -202,10 +206,11 @@ func (c *cli) now() time.Time {
 	return time.Now()
 }
 
-// IsTerminal reports whether f is a character device (a terminal).
+// IsTerminal reports whether f is a terminal: one that answers the
+// terminal's own request (termios), not merely a character device
+// (/dev/null is one too, and ejctl asked it questions it could not answer).
 func IsTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return f != nil && term.IsTerminal(int(f.Fd()))
 }
 
 // exactArgs is cobra.ExactArgs with a usage exit code and names.

@@ -28,6 +28,9 @@ func (o *testOps) Wake()                                          {}
 func (o *testOps) Reconcile(context.Context, bool) error          { return nil }
 func (o *testOps) Cluster(context.Context) (any, error)           { return map[string]any{}, nil }
 func (o *testOps) Capacity(context.Context) (api.Capacity, error) { return o.capacity, nil }
+func (o *testOps) KillRun(context.Context, string, string) (api.KilledRun, error) {
+	return api.KilledRun{}, nil
+}
 func (o *testOps) Sandboxes(context.Context, string) ([]api.Sandbox, error) {
 	return nil, nil
 }

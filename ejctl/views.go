@@ -77,14 +77,16 @@ func (c *cli) taskTable(view string, rows []map[string]any) error {
 		return c.table([]string{"JOB", "SHARD", "STATE", "HOST", "LAUNCHED", "TASK"}, out)
 	case "ready":
 		for _, r := range rows {
-			out = append(out, []string{str(r["jobName"]), str(r["times"]), since(r["since"])})
+			reason, why := waitWords(r["waiting"])
+			out = append(out, []string{str(r["jobName"]), str(r["times"]), since(r["since"]), reason, why})
 		}
-		return c.table([]string{"JOB", "PENDING", "WAITING SINCE"}, out)
+		return c.table([]string{"JOB", "PENDING", "WAITING SINCE", "REASON", "WHY"}, out)
 	}
 	for _, r := range rows {
-		out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), since(r["since"]), str(r["taskId"])})
+		reason, why := waitWords(r["waiting"])
+		out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), since(r["since"]), str(r["taskId"]), reason, why})
 	}
-	return c.table([]string{"JOB", "SHARD", "FAILED SINCE", "FAILED TASK"}, out)
+	return c.table([]string{"JOB", "SHARD", "FAILED SINCE", "FAILED TASK", "REASON", "WHY"}, out)
 }
 
 // since formats an RFC 3339 time from the API in local time.
@@ -97,7 +99,7 @@ func since(v any) string {
 }
 
 func (c *cli) historyCmd() *cobra.Command {
-	var job, task, source, from, to string
+	var job, task, source, by, from, to string
 	var failed, succeeded bool
 	var limit, page int
 	cmd := &cobra.Command{
@@ -114,7 +116,7 @@ func (c *cli) historyCmd() *cobra.Command {
 			if to, err = c.timeArg("--until", to); err != nil {
 				return err
 			}
-			for k, v := range map[string]string{"jobName": job, "taskId": task, "executionSource": source, "startTime": from, "endTime": to} {
+			for k, v := range map[string]string{"jobName": job, "taskId": task, "executionSource": source, "triggeredBy": by, "startTime": from, "endTime": to} {
 				if v != "" {
 					q.Set(k, v)
 				}
@@ -134,6 +136,7 @@ func (c *cli) historyCmd() *cobra.Command {
 	f.StringVar(&job, "job", "", "only this job's executions")
 	f.StringVar(&task, "task", "", "only this task's")
 	f.StringVar(&source, "source", "", "NORMAL_TRIGGER, MISFIRE or FAILOVER")
+	f.StringVar(&by, "triggered-by", "", "who or what triggered it: cron, api:USER, console:USER, ejctl:USER, retry, failover, daemon, kill…")
 	f.StringVar(&from, "since", "", "started at or after: a time (yyyy-MM-dd HH:mm:ss or RFC 3339) or a duration ago (30m, 1h, 2d)")
 	f.StringVar(&to, "until", "", "started at or before: a time or a duration ago, as --since")
 	f.BoolVar(&failed, "failed", false, "only failed executions")
@@ -167,10 +170,10 @@ func (c *cli) history(ctx context.Context, q url.Values) error {
 				result = "running"
 			}
 		}
-		rows = append(rows, []string{str(r["jobName"]), str(r["shardingItem"]), str(r["source"]), since(r["startTime"]), since(r["completeTime"]),
-			result, str(r["hostname"]), str(r["taskId"]), oneLine(str(r["failureCause"]))})
+		rows = append(rows, []string{str(r["jobName"]), str(r["shardingItem"]), str(r["source"]), orDash(str(r["triggeredBy"])),
+			since(r["startTime"]), fmtMs(r["durationMs"]), result, str(r["hostname"]), str(r["taskId"]), oneLine(str(r["failureCause"]))})
 	}
-	if err := c.table([]string{"JOB", "SHARD", "SOURCE", "STARTED", "ENDED", "RESULT", "HOST", "TASK", "CAUSE"}, rows); err != nil {
+	if err := c.table([]string{"JOB", "SHARD", "SOURCE", "TRIGGERED BY", "STARTED", "DURATION", "RESULT", "HOST", "TASK", "CAUSE"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.env.Stdout, "%d of %d execution(s)\n", len(rows), page.Total)
@@ -223,4 +226,32 @@ func parseAgo(v string) (time.Duration, error) {
 		return 0, errors.New("a duration ago must not be negative")
 	}
 	return days + d, nil
+}
+
+// waitWords is a queue entry's recorded reason and why in a line: the
+// holders as the API sums them up (summary), else the message ("-" when
+// none is recorded yet).
+func waitWords(v any) (reason, why string) {
+	w, _ := v.(map[string]any)
+	if w == nil {
+		return "-", "-"
+	}
+	why = str(w["summary"])
+	if why == "" {
+		why = oneLine(str(w["message"]))
+	}
+	return str(w["reason"]), why
+}
+
+// fmtMs words a duration in milliseconds from the API ("-": none).
+func fmtMs(v any) string {
+	ms, ok := v.(float64)
+	if !ok {
+		return "-"
+	}
+	d := time.Duration(ms) * time.Millisecond
+	if d >= time.Minute {
+		d = d.Round(time.Second)
+	}
+	return d.String()
 }

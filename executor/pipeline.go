@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -212,6 +213,7 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 	}
 	env := append(append([]string(nil), p.Env...),
 		"ELASTICJOB_JOB_NAME="+sc.JobName,
+		"ELASTICJOB_NAMESPACE="+cmp.Or(sc.Namespace, "default"),
 		"ELASTICJOB_TASK_ID="+taskID,
 		"ELASTICJOB_SHARDING_TOTAL_COUNT="+strconv.Itoa(sc.ShardingTotalCount),
 		"ELASTICJOB_SHARDING_ITEM="+strconv.Itoa(sc.ShardingItem),

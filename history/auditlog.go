@@ -30,7 +30,7 @@ func (l *AuditLog) Record(ctx context.Context, a view.Audit) error {
 		at = *a.CreationTime
 	}
 	err := l.w.RecordDurable(ctx, trace.Audit{ID: a.ID, CreationTime: at, User: a.User, Role: a.Role, Address: a.Address,
-		Method: a.Method, Route: a.Route, TargetKind: a.TargetKind, Target: a.Target, Summary: a.Summary, Status: a.Status})
+		Method: a.Method, Route: a.Route, TargetKind: a.TargetKind, Target: a.Target, Summary: a.Summary, Status: a.Status, Namespace: a.Namespace})
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/namespace"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +21,10 @@ import (
 // (*registry.Registry).
 type Registry interface {
 	RunningTasks(ctx context.Context) (map[string]map[int]registry.Running, error)
-	JobCount(ctx context.Context) (int, error)
+	// JobKeys lists every namespace's jobs (namespace.Key), Namespaces
+	// every namespace: the statistics are counted per namespace.
+	JobKeys(ctx context.Context) ([]string, error)
+	Namespaces(ctx context.Context) ([]namespace.Record, error)
 }
 
 var _ Registry = (*registry.Registry)(nil)
@@ -34,6 +39,12 @@ const stopFlushTimeout = 5 * time.Second
 // counts are one minute's task results.
 type counts struct{ success, failed int }
 
+// minuteOf is a namespace's minute.
+type minuteOf struct {
+	ns     string
+	minute time.Time
+}
+
 // Collector writes the statistics tables on the leader. It is also the
 // scheduler's Observer for task results; its Run is a leader-only loop.
 type Collector struct {
@@ -42,7 +53,7 @@ type Collector struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	pending map[time.Time]counts // by minute, not yet written
+	pending map[minuteOf]counts // by namespace and minute, not yet written
 
 	// Loop-owned: the first hour and day not aggregated yet (zero: ask the
 	// tables), and the last day with a registered-jobs row.
@@ -59,7 +70,7 @@ func NewCollector(s *Store, reg Registry, log *slog.Logger) *Collector {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Collector{store: s, reg: reg, log: log, pending: map[time.Time]counts{}}
+	return &Collector{store: s, reg: reg, log: log, pending: map[minuteOf]counts{}}
 }
 
 // IsSuccess and IsFailure classify terminal Mesos states as the original's
@@ -71,12 +82,16 @@ func IsFailure(state string) bool {
 }
 
 // StatusChanged counts a finished or failed task in the current minute.
-func (c *Collector) StatusChanged(_ scheduler.TaskEvent, st mesos.Status) {
+func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st mesos.Status) {
 	ok, failed := IsSuccess(st.State), IsFailure(st.State)
 	if !ok && !failed {
 		return
 	}
-	m := floor(c.store.clock.Now(), view.Minute, c.store.loc)
+	job := ev.Job
+	if job == "" {
+		job, _, _ = strings.Cut(ev.TaskID, "@-@")
+	}
+	m := minuteOf{namespace.Of(job), floor(c.store.clock.Now(), view.Minute, c.store.loc)}
 	c.mu.Lock()
 	n := c.pending[m]
 	if ok {
@@ -155,9 +170,9 @@ func (c *Collector) tick(ctx context.Context, now time.Time, flush bool) {
 // Minutes that fail stay pending.
 func (c *Collector) flush(ctx context.Context, before time.Time) error {
 	c.mu.Lock()
-	batch := map[time.Time]counts{}
+	batch := map[minuteOf]counts{}
 	for m, n := range c.pending {
-		if before.IsZero() || m.Before(before) {
+		if before.IsZero() || m.minute.Before(before) {
 			batch[m] = n
 			delete(c.pending, m)
 		}
@@ -165,7 +180,7 @@ func (c *Collector) flush(ctx context.Context, before time.Time) error {
 	c.mu.Unlock()
 	var errs []error
 	for m, n := range batch {
-		if err := c.store.addResult(ctx, m, n, c.clk().Now()); err != nil {
+		if err := c.store.addResult(ctx, m.ns, m.minute, n, c.clk().Now()); err != nil {
 			errs = append(errs, err)
 			c.mu.Lock()
 			p := c.pending[m]
@@ -176,23 +191,31 @@ func (c *Collector) flush(ctx context.Context, before time.Time) error {
 	return errors.Join(errs...)
 }
 
-// snapshotRunning writes this minute's running tasks and jobs (once).
+// snapshotRunning writes this minute's running tasks and jobs (once), per
+// namespace: the default one's always, another's when it runs something
+// (a missing minute reads as zero).
 func (c *Collector) snapshotRunning(ctx context.Context, minute time.Time) error {
 	all, err := c.reg.RunningTasks(ctx)
 	if err != nil {
 		return fmt.Errorf("statistics: running tasks: %w", err)
 	}
-	tasks, jobsRunning := 0, 0
-	for _, items := range all {
-		tasks += len(items)
+	type running struct{ tasks, jobs int }
+	by := map[string]running{namespace.Default: {}}
+	for job, items := range all {
+		r := by[namespace.Of(job)]
+		r.tasks += len(items)
 		if len(items) > 0 {
-			jobsRunning++
+			r.jobs++
 		}
+		by[namespace.Of(job)] = r
 	}
 	now := c.clk().Now()
-	return errors.Join(
-		c.store.putOnce(ctx, taskRunningTable, "running_count", minute, tasks, now),
-		c.store.putOnce(ctx, jobRunningTable, "running_count", minute, jobsRunning, now))
+	var errs []error
+	for ns, r := range by {
+		errs = append(errs, c.store.putOnce(ctx, taskRunningTable, "running_count", ns, minute, r.tasks, now),
+			c.store.putOnce(ctx, jobRunningTable, "running_count", ns, minute, r.jobs, now))
+	}
+	return errors.Join(errs...)
 }
 
 // register writes today's registered-jobs row once a day.
@@ -201,12 +224,25 @@ func (c *Collector) register(ctx context.Context, now time.Time) error {
 	if !c.registerDone.IsZero() && !day.After(c.registerDone) {
 		return nil
 	}
-	n, err := c.reg.JobCount(ctx)
+	keys, err := c.reg.JobKeys(ctx)
 	if err != nil {
 		return fmt.Errorf("statistics: registered jobs: %w", err)
 	}
-	if err := c.store.putOnce(ctx, registerTable, "registered_count", day, n, now); err != nil {
-		return err
+	nss, err := c.reg.Namespaces(ctx)
+	if err != nil {
+		return fmt.Errorf("statistics: namespaces: %w", err)
+	}
+	count := map[string]int{}
+	for _, rec := range nss {
+		count[rec.Name] = 0 // every namespace's day has a row: a count that fell to 0 is not carried
+	}
+	for _, k := range keys {
+		count[namespace.Of(k)]++
+	}
+	for ns, n := range count {
+		if err := c.store.putOnce(ctx, registerTable, "registered_count", ns, day, n, now); err != nil {
+			return err
+		}
 	}
 	c.registerDone = day
 	return nil

@@ -118,7 +118,7 @@ func setRunning(t *testing.T, reg *registry.Registry, job string, items ...int) 
 // results reads a task-result table as time → [success, failed].
 func (e *testDB) results(t *testing.T, iv view.Interval) map[time.Time][2]int {
 	t.Helper()
-	got, err := e.store.points(context.Background(), resultTable(iv), "success_count, failed_count", time.Unix(0, 0), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), iv, false)
+	got, err := e.store.points(context.Background(), resultTable(iv), "success_count, failed_count", "default", time.Unix(0, 0), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), iv, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestCollectorMinutesHoursRunning(t *testing.T) {
 		}
 		l.to(at(12, 5))
 		// One snapshot a minute: 11:58 (on start) to 12:05.
-		tasks, err := e.store.TaskRunning(ctx, view.LastWeek)
+		tasks, err := e.store.TaskRunning(ctx, "default", view.LastWeek)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestCollectorMinutesHoursRunning(t *testing.T) {
 		if n := e.count(t, taskRunningTable); n != 8 {
 			t.Errorf("%d task running rows, want 8 (11:58 … 12:05)", n)
 		}
-		js, _ := e.store.JobRunning(ctx, view.LastWeek)
+		js, _ := e.store.JobRunning(ctx, "default", view.LastWeek)
 		if j := js[len(js)-1]; j.RunningCount != 2 {
 			t.Errorf("jobs running %+v, want 2", j)
 		}
@@ -178,7 +178,7 @@ func TestCollectorMinutesHoursRunning(t *testing.T) {
 			t.Errorf("before the first snapshot: %+v, want a zero row at 11:57", gap)
 		}
 		// Registered jobs: one row for today.
-		regs, _ := e.store.JobRegistered(ctx)
+		regs, _ := e.store.JobRegistered(ctx, "default")
 		if len(regs) != 1 || regs[0].RegisteredCount != 3 || !regs[0].StatisticsTime.Equal(at(0, 0)) {
 			t.Errorf("register rows %+v", regs)
 		}
@@ -258,7 +258,7 @@ func TestCollectorDays(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.to(time.Date(2024, 3, 4, 0, 1, 0, 0, time.UTC)) // two more days
-		regs, err := e.store.JobRegistered(context.Background())
+		regs, err := e.store.JobRegistered(context.Background(), "default")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"sort"
@@ -53,6 +54,7 @@ var (
 		{"complete_time", "completeTime", text, false, true},
 		{"is_success", "success", boolean, true, true},
 		{"failure_cause", "failureCause", text, false, false},
+		{"triggered_by", "triggeredBy", text, true, true},
 	})
 	statusTraceTable = newTable("JOB_STATUS_TRACE_LOG", "creation_time", []column{
 		{"id", "id", text, false, true},
@@ -79,6 +81,7 @@ var (
 		{"target", "target", text, true, true},
 		{"summary", "summary", text, false, false},
 		{"status", "status", integer, true, true},
+		{"namespace", "namespace", text, false, true},
 	})
 )
 
@@ -153,6 +156,15 @@ func (s *Store) where(t *table, q view.Query) (string, []any, error) {
 		}
 		conds = append(conds, c.name+" = ?")
 		args = append(args, arg)
+	}
+	if q.Namespaces != nil { // the namespaces the caller may read (none: no row)
+		conds = append(conds, "namespace IN ("+strings.TrimSuffix(strings.Repeat("?, ", max(len(q.Namespaces), 1)), ", ")+")")
+		if len(q.Namespaces) == 0 {
+			args = append(args, "")
+		}
+		for _, ns := range q.Namespaces {
+			args = append(args, ns)
+		}
 	}
 	if !q.Start.IsZero() {
 		conds = append(conds, t.timeCol+" >= ?")
@@ -290,9 +302,14 @@ func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Ex
 	return searchPage(ctx, s, executionTable, q, func(r rowScanner) (view.Execution, error) {
 		var e view.Execution
 		var start, complete dbTime
+		var by sql.NullString
 		err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
-			&start, &complete, &e.Success, &e.FailureCause)
-		e.StartTime, e.CompleteTime = start.ptr(), complete.ptr()
+			&start, &complete, &e.Success, &e.FailureCause, &by)
+		e.StartTime, e.CompleteTime, e.TriggeredBy = start.ptr(), complete.ptr(), by.String
+		if e.StartTime != nil && e.CompleteTime != nil {
+			ms := max(e.CompleteTime.Sub(*e.StartTime).Milliseconds(), 0)
+			e.DurationMs = &ms
+		}
 		return e, err
 	})
 }
@@ -315,7 +332,7 @@ func (s *Store) Audits(ctx context.Context, q view.Query) (view.Page[view.Audit]
 		var e view.Audit
 		var created dbTime
 		err := r.Scan(&e.ID, &created, &e.User, &e.Role, &e.Address, &e.Method, &e.Route, &e.TargetKind,
-			&e.Target, &e.Summary, &e.Status)
+			&e.Target, &e.Summary, &e.Status, &e.Namespace)
 		e.CreationTime = created.ptr()
 		return e, err
 	})

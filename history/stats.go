@@ -29,10 +29,10 @@ type point struct {
 // points reads the rows of table in [first, last], keyed by their interval
 // start. Duplicate rows of one interval (left by other tools) are summed
 // when sum is set, otherwise the newest wins.
-func (s *Store) points(ctx context.Context, table, counts string, first, last time.Time, iv view.Interval, sum bool) (map[time.Time]point, error) {
+func (s *Store) points(ctx context.Context, table, counts, ns string, first, last time.Time, iv view.Interval, sum bool) (map[time.Time]point, error) {
 	q := "SELECT id, " + counts + ", statistics_time, creation_time FROM " + table +
-		" WHERE statistics_time >= ? AND statistics_time <= ? ORDER BY statistics_time, id"
-	rows, err := s.db.QueryContext(ctx, q, s.d.bindTime(first), s.d.bindTime(last))
+		" WHERE statistics_time >= ? AND statistics_time <= ? AND namespace = ? ORDER BY statistics_time, id"
+	rows, err := s.db.QueryContext(ctx, q, s.d.bindTime(first), s.d.bindTime(last), ns)
 	if err != nil {
 		return nil, fmt.Errorf("history: read %s: %w", table, err)
 	}
@@ -76,7 +76,7 @@ func unknownSince(since view.Since, allowed string) error {
 // The week chart used to end with the hour before the current one: for the
 // first hour after a start (and the first minutes of every hour) it showed
 // nothing of what the minute chart and the totals counted.
-func (s *Store) TaskResults(ctx context.Context, since view.Since) ([]view.TaskResult, error) {
+func (s *Store) TaskResults(ctx context.Context, ns string, since view.Since) ([]view.TaskResult, error) {
 	var iv view.Interval
 	var n int
 	now := s.clock.Now()
@@ -93,12 +93,12 @@ func (s *Store) TaskResults(ctx context.Context, since view.Since) ([]view.TaskR
 		return nil, unknownSince(since, "last24hours or lastWeek")
 	}
 	first := last.Add(-time.Duration(n-1) * iv.Step())
-	got, err := s.points(ctx, resultTable(iv), "success_count, failed_count", first, last, iv, true)
+	got, err := s.points(ctx, resultTable(iv), "success_count, failed_count", ns, first, last, iv, true)
 	if err != nil {
 		return nil, err
 	}
 	if iv == view.Hour {
-		if err := s.unaggregatedHours(ctx, got, prev(last, iv, s.loc), now); err != nil {
+		if err := s.unaggregatedHours(ctx, ns, got, prev(last, iv, s.loc), now); err != nil {
 			return nil, err
 		}
 	}
@@ -112,8 +112,8 @@ func (s *Store) TaskResults(ctx context.Context, since view.Since) ([]view.TaskR
 // unaggregatedHours adds to got, for the hours from `from` to now that the
 // HOUR table has no row for yet (the current one, and one that just ended
 // before the collector aggregated it), the sum of their flushed minutes.
-func (s *Store) unaggregatedHours(ctx context.Context, got map[time.Time]point, from, now time.Time) error {
-	minutes, err := s.points(ctx, resultTable(view.Minute), "success_count, failed_count", from, now, view.Minute, true)
+func (s *Store) unaggregatedHours(ctx context.Context, ns string, got map[time.Time]point, from, now time.Time) error {
+	minutes, err := s.points(ctx, resultTable(view.Minute), "success_count, failed_count", ns, from, now, view.Minute, true)
 	if err != nil {
 		return err
 	}
@@ -151,12 +151,12 @@ func resultOf(got map[time.Time]point, t time.Time, iv view.Interval) view.TaskR
 // lastHour used to be the last complete clock hour: for the first hour
 // after a start, and at every hour's start, it read 0 beside a lastMinute
 // of 8. A sliding hour always holds the last minute.
-func (s *Store) TaskResultSummary(ctx context.Context, period view.Since) (view.TaskResult, error) {
+func (s *Store) TaskResultSummary(ctx context.Context, ns string, period view.Since) (view.TaskResult, error) {
 	now := s.clock.Now().UTC()
 	switch period {
 	case view.LastMinute:
 		t := prev(floor(now, view.Minute, s.loc), view.Minute, s.loc)
-		got, err := s.points(ctx, resultTable(view.Minute), "success_count, failed_count", t, t, view.Minute, true)
+		got, err := s.points(ctx, resultTable(view.Minute), "success_count, failed_count", ns, t, t, view.Minute, true)
 		if err != nil {
 			return view.TaskResult{}, err
 		}
@@ -164,17 +164,21 @@ func (s *Store) TaskResultSummary(ctx context.Context, period view.Since) (view.
 	case view.LastHour:
 		to := floor(now, view.Minute, s.loc)
 		from := to.Add(-time.Hour)
-		a, b, err := s.sum(ctx, view.Minute, from, to)
+		a, b, err := s.sum(ctx, ns, view.Minute, from, to)
 		if err != nil {
 			return view.TaskResult{}, err
 		}
 		return view.TaskResult{SuccessCount: a, FailedCount: b, StatisticInterval: view.Hour, StatisticsTime: from, CreationTime: now}, nil
 	case view.LastWeek, view.Online:
 		from := time.Time{}
-		if period == view.LastWeek {
+		sum := s.sumSince
+		switch {
+		case period == view.LastWeek:
 			from = floor(now, view.Day, s.loc).AddDate(0, 0, -7)
+		case !s.start.IsZero():
+			from, sum = floor(s.start, view.Hour, s.loc), s.sumFromHour
 		}
-		a, b, err := s.sumSince(ctx, from, now)
+		a, b, err := sum(ctx, ns, from, now)
 		if err != nil {
 			return view.TaskResult{}, err
 		}
@@ -186,7 +190,7 @@ func (s *Store) TaskResultSummary(ctx context.Context, period view.Since) (view.
 // sumSince sums the results from `from` on: whole days from the DAY table,
 // today's complete hours from the HOUR table, this hour from the MINUTE
 // table.
-func (s *Store) sumSince(ctx context.Context, from, now time.Time) (int, int, error) {
+func (s *Store) sumSince(ctx context.Context, ns string, from, now time.Time) (int, int, error) {
 	today, hour := floor(now, view.Day, s.loc), floor(now, view.Hour, s.loc)
 	parts := []struct {
 		iv       view.Interval
@@ -198,13 +202,50 @@ func (s *Store) sumSince(ctx context.Context, from, now time.Time) (int, int, er
 	}
 	var a, b int
 	for _, p := range parts {
-		x, y, err := s.sum(ctx, p.iv, p.from, p.to)
+		x, y, err := s.sum(ctx, ns, p.iv, p.from, p.to)
 		if err != nil {
 			return 0, 0, err
 		}
 		a, b = a+x, b+y
 	}
 	return a, b, nil
+}
+
+// sumFromHour sums the results from the hour starting at from: that
+// day's hours from the HOUR table, later whole days from the DAY table,
+// today's complete hours from the HOUR table, this hour from the MINUTE
+// table.
+func (s *Store) sumFromHour(ctx context.Context, ns string, from, now time.Time) (int, int, error) {
+	today, hour := floor(now, view.Day, s.loc), floor(now, view.Hour, s.loc)
+	nextDay := next(floor(from, view.Day, s.loc), view.Day, s.loc)
+	parts := []struct {
+		iv       view.Interval
+		from, to time.Time
+	}{
+		{view.Hour, from, earlier(nextDay, hour)},
+		{view.Day, nextDay, today},
+		{view.Hour, later(nextDay, today), hour},
+		{view.Minute, later(from, hour), time.Time{}},
+	}
+	var a, b int
+	for _, p := range parts {
+		if !p.to.IsZero() && !p.to.After(p.from) {
+			continue
+		}
+		x, y, err := s.sum(ctx, ns, p.iv, p.from, p.to)
+		if err != nil {
+			return 0, 0, err
+		}
+		a, b = a+x, b+y
+	}
+	return a, b, nil
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func later(a, b time.Time) time.Time {
@@ -215,9 +256,9 @@ func later(a, b time.Time) time.Time {
 }
 
 // sum adds the results of one table in [from, to); zero bounds are open.
-func (s *Store) sum(ctx context.Context, iv view.Interval, from, to time.Time) (int, int, error) {
-	q := "SELECT COALESCE(SUM(success_count), 0), COALESCE(SUM(failed_count), 0) FROM " + resultTable(iv) + " WHERE 1 = 1"
-	var args []any
+func (s *Store) sum(ctx context.Context, ns string, iv view.Interval, from, to time.Time) (int, int, error) {
+	q := "SELECT COALESCE(SUM(success_count), 0), COALESCE(SUM(failed_count), 0) FROM " + resultTable(iv) + " WHERE namespace = ?"
+	args := []any{ns}
 	if !from.IsZero() {
 		q += " AND statistics_time >= ?"
 		args = append(args, s.d.bindTime(from))
@@ -236,17 +277,17 @@ func (s *Store) sum(ctx context.Context, iv view.Interval, from, to time.Time) (
 // TaskRunning is GET /job/statistics/tasks/running?since=lastWeek: one row
 // per minute of the last week up to the current minute (its row once
 // written); missing minutes are zero rows. No since gives an empty list.
-func (s *Store) TaskRunning(ctx context.Context, since view.Since) ([]view.Running, error) {
-	return s.running(ctx, taskRunningTable, since)
+func (s *Store) TaskRunning(ctx context.Context, ns string, since view.Since) ([]view.Running, error) {
+	return s.running(ctx, taskRunningTable, ns, since)
 }
 
 // JobRunning is GET /job/statistics/jobs/running?since=lastWeek, as
 // TaskRunning for the number of jobs with running tasks.
-func (s *Store) JobRunning(ctx context.Context, since view.Since) ([]view.Running, error) {
-	return s.running(ctx, jobRunningTable, since)
+func (s *Store) JobRunning(ctx context.Context, ns string, since view.Since) ([]view.Running, error) {
+	return s.running(ctx, jobRunningTable, ns, since)
 }
 
-func (s *Store) running(ctx context.Context, table string, since view.Since) ([]view.Running, error) {
+func (s *Store) running(ctx context.Context, table, ns string, since view.Since) ([]view.Running, error) {
 	switch since {
 	case "":
 		return []view.Running{}, nil
@@ -256,7 +297,7 @@ func (s *Store) running(ctx context.Context, table string, since view.Since) ([]
 	}
 	last := floor(s.clock.Now(), view.Minute, s.loc)
 	first := last.Add(-(7*24*60 - 1) * time.Minute)
-	got, err := s.points(ctx, table, "running_count", first, last, view.Minute, false)
+	got, err := s.points(ctx, table, "running_count", ns, first, last, view.Minute, false)
 	if err != nil {
 		return nil, err
 	}
@@ -277,9 +318,9 @@ func (s *Store) running(ctx context.Context, table string, since view.Since) ([]
 // JobRegistered is GET /job/statistics/jobs/register: one row per day from
 // the first recorded day to today. A day without a row carries the count of
 // the day before (the jobs stayed registered while no leader counted them).
-func (s *Store) JobRegistered(ctx context.Context) ([]view.Registered, error) {
+func (s *Store) JobRegistered(ctx context.Context, ns string) ([]view.Registered, error) {
 	var first dbTime
-	if err := s.db.QueryRowContext(ctx, "SELECT MIN(statistics_time) FROM "+registerTable).Scan(&first); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT MIN(statistics_time) FROM "+registerTable+" WHERE namespace = ?", ns).Scan(&first); err != nil {
 		return nil, fmt.Errorf("history: read %s: %w", registerTable, err)
 	}
 	out := []view.Registered{}
@@ -287,7 +328,7 @@ func (s *Store) JobRegistered(ctx context.Context) ([]view.Registered, error) {
 		return out, nil
 	}
 	start, today := floor(first.T, view.Day, s.loc), floor(s.clock.Now(), view.Day, s.loc)
-	got, err := s.points(ctx, registerTable, "registered_count", start, next(today, view.Day, s.loc).Add(-time.Nanosecond), view.Day, false)
+	got, err := s.points(ctx, registerTable, "registered_count", ns, start, next(today, view.Day, s.loc).Add(-time.Nanosecond), view.Day, false)
 	if err != nil {
 		return nil, err
 	}

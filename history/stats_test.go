@@ -28,7 +28,7 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -1), 100, 9)
 		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -30), 1000, 90)
 
-		day, err := e.store.TaskResults(ctx, view.Last24Hours)
+		day, err := e.store.TaskResults(ctx, "default", view.Last24Hours)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		if gap := day[len(day)-2]; gap.SuccessCount != 0 || !gap.StatisticsTime.Equal(at(12, 28)) {
 			t.Errorf("gap row %+v", gap)
 		}
-		week, err := e.store.TaskResults(ctx, view.LastWeek)
+		week, err := e.store.TaskResults(ctx, "default", view.LastWeek)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,15 +53,15 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		if w := week[166]; !w.StatisticsTime.Equal(at(11, 0)) || w.SuccessCount != 10 || w.FailedCount != 2 || w.ID == 0 {
 			t.Errorf("lastWeek: the last complete hour %+v", w)
 		}
-		if none, err := e.store.TaskResults(ctx, ""); err != nil || none == nil || len(none) != 0 {
+		if none, err := e.store.TaskResults(ctx, "default", ""); err != nil || none == nil || len(none) != 0 {
 			t.Errorf("no since: %v %v, want []", none, err)
 		}
-		if _, err := e.store.TaskResults(ctx, "lastYear"); !errors.Is(err, view.ErrBadQuery) {
+		if _, err := e.store.TaskResults(ctx, "default", "lastYear"); !errors.Is(err, view.ErrBadQuery) {
 			t.Errorf("since=lastYear: %v", err)
 		}
 
 		sum := func(p view.Since) view.TaskResult {
-			r, err := e.store.TaskResultSummary(ctx, p)
+			r, err := e.store.TaskResultSummary(ctx, "default", p)
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
@@ -81,7 +81,7 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		if r := sum(view.Online); r.SuccessCount != 1000+100+10+4+5+2+7 {
 			t.Errorf("online %+v", r)
 		}
-		if _, err := e.store.TaskResultSummary(ctx, "forever"); !errors.Is(err, view.ErrBadQuery) {
+		if _, err := e.store.TaskResultSummary(ctx, "default", "forever"); !errors.Is(err, view.ErrBadQuery) {
 			t.Errorf("period forever: %v", err)
 		}
 		// An hour that ended but is not aggregated yet is summed from its
@@ -90,7 +90,7 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 		if r := sum(view.LastHour); r.SuccessCount != 5+2+7 || !r.StatisticsTime.Equal(at(12, 0)) {
 			t.Errorf("lastHour at 13:00 %+v", r)
 		}
-		week, err = e.store.TaskResults(ctx, view.LastWeek)
+		week, err = e.store.TaskResults(ctx, "default", view.LastWeek)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,19 +104,19 @@ func TestTaskResultSeriesAndSummaries(t *testing.T) {
 func TestStatisticsEmpty(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *testDB) {
 		ctx := context.Background()
-		regs, err := e.store.JobRegistered(ctx)
+		regs, err := e.store.JobRegistered(ctx, "default")
 		if err != nil || regs == nil || len(regs) != 0 {
 			t.Errorf("register: %v %v", regs, err)
 		}
-		r, err := e.store.TaskResultSummary(ctx, view.Online)
+		r, err := e.store.TaskResultSummary(ctx, "default", view.Online)
 		if err != nil || r.SuccessCount != 0 || r.FailedCount != 0 {
 			t.Errorf("online: %+v %v", r, err)
 		}
-		run, err := e.store.TaskRunning(ctx, view.LastWeek)
+		run, err := e.store.TaskRunning(ctx, "default", view.LastWeek)
 		if err != nil || len(run) != 7*24*60-1 || run[0].RunningCount != 0 {
 			t.Errorf("running: %d rows %v", len(run), err)
 		}
-		if _, err := e.store.JobRunning(ctx, "last24hours"); !errors.Is(err, view.ErrBadQuery) {
+		if _, err := e.store.JobRunning(ctx, "default", "last24hours"); !errors.Is(err, view.ErrBadQuery) {
 			t.Errorf("jobs running since=last24hours: %v", err)
 		}
 	})
@@ -168,7 +168,7 @@ func TestDashboardFiguresAgreeAfterAStart(t *testing.T) {
 		l.to(at(12, 32).Add(9 * time.Second))
 
 		sum := func(p view.Since) int {
-			r, err := e.store.TaskResultSummary(ctx, p)
+			r, err := e.store.TaskResultSummary(ctx, "default", p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestDashboardFiguresAgreeAfterAStart(t *testing.T) {
 			t.Errorf("last minute %d, last hour %d, last week %d, online %d; want 12, 20, 20, 20", m, h, w, o)
 		}
 		total := func(since view.Since) int {
-			rows, err := e.store.TaskResults(ctx, since)
+			rows, err := e.store.TaskResults(ctx, "default", since)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,6 +198,35 @@ func TestDashboardFiguresAgreeAfterAStart(t *testing.T) {
 		}
 		if w := total(view.LastWeek); w != 20 {
 			t.Errorf("the week chart at 13:33 counts %d, want 20", w)
+		}
+	})
+}
+
+// "online" is since the scheduler started (from the start of its hour),
+// not every result ever kept: the console's dashboard said "since the
+// scheduler started" over all-time totals (issue 42).
+func TestOnlineCountsSinceTheSchedulerStarted(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *testDB) {
+		ctx := context.Background()
+		e.clock.Set(at(12, 30).Add(15 * time.Second))
+		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -3), 1000, 90) // before the start
+		e.putResult(t, view.Hour, at(9, 0).AddDate(0, 0, -2), 50, 5)   // before the start's hour
+		e.putResult(t, view.Hour, at(10, 0).AddDate(0, 0, -2), 40, 4)  // the start's hour
+		e.putResult(t, view.Hour, at(23, 0).AddDate(0, 0, -2), 30, 3)  // the start's day
+		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -1), 100, 9)   // a whole day since
+		e.putResult(t, view.Hour, at(11, 0), 10, 2)                    // today
+		e.putResult(t, view.Minute, at(12, 10), 2, 0)                  // this hour
+		started, err := New(e.db, e.name, Options{Clock: e.clock, Location: time.UTC, Started: at(10, 20).AddDate(0, 0, -2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := started.TaskResultSummary(ctx, "default", view.Online)
+		if err != nil || r.SuccessCount != 40+30+100+10+2 || r.FailedCount != 4+3+9+2 {
+			t.Errorf("online since the start: %+v %v", r, err)
+		}
+		all, err := e.store.TaskResultSummary(ctx, "default", view.Online) // no start known: everything
+		if err != nil || all.SuccessCount != 1000+100+10+2 {               // past days from the DAY table
+			t.Errorf("online without a start: %+v %v", all, err)
 		}
 	})
 }

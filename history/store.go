@@ -13,6 +13,10 @@ type Options struct {
 	// Location sets the day boundaries of the DAY series (default
 	// time.Local, as the original used the JVM's zone).
 	Location *time.Location
+	// Started is when this scheduler started: the "online" task results
+	// (the console's "since the scheduler started") count from the start
+	// of its hour (the finest table kept that long). Zero: all of them.
+	Started time.Time
 }
 
 // Store reads the event trace and statistics tables.
@@ -21,6 +25,7 @@ type Store struct {
 	d     dialect
 	clock clock.Clock
 	loc   *time.Location
+	start time.Time
 }
 
 // New returns a Store over db, whose tables migrations.Apply created.
@@ -36,5 +41,5 @@ func New(db *sqlx.DB, dialect string, o Options) (*Store, error) {
 	if o.Location == nil {
 		o.Location = time.Local
 	}
-	return &Store{db: db, d: d, clock: o.Clock, loc: o.Location}, nil
+	return &Store{db: db, d: d, clock: o.Clock, loc: o.Location, start: o.Started}, nil
 }

@@ -8,7 +8,10 @@ import (
 
 // ShardingContext is what each shard is handed (SPEC.md §2).
 type ShardingContext struct {
+	// JobName is the job's name in its namespace; Namespace names that
+	// namespace (absent: the default one).
 	JobName            string `json:"jobName"`
+	Namespace          string `json:"namespace,omitempty"`
 	TaskID             string `json:"taskId"`
 	ShardingTotalCount int    `json:"shardingTotalCount"`
 	JobParameter       string `json:"jobParameter"`

@@ -22,7 +22,7 @@ import (
 
 // TailsPath is where finished tasks' log tails are kept in the registry:
 // TailsPath/{jobName}/{taskId}.
-const TailsPath = "/kube/logs"
+const TailsPath = registry.TailsPath
 
 // MaxTail bounds each stream's tail kept of a finished task.
 const MaxTail = 64 << 10

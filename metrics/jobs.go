@@ -1,6 +1,18 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ejcloud/elasticjob/namespace"
+)
+
+// jobLabels are a job key's labels: the job's name in its namespace, and
+// the namespace (every per-job series carries both: two teams' jobs of
+// one name are two series).
+func jobLabels(key string) (job, ns string) {
+	ns, job = namespace.Split(key)
+	return job, ns
+}
 
 // jobCounts is one job's task counters and its last run's duration. The
 // job-labelled series are kept in one map of these (Metrics.jobs) and
@@ -17,13 +29,13 @@ type jobCounts struct {
 
 var (
 	launchedDesc = prometheus.NewDesc("elasticjob_tasks_launched_total",
-		"Tasks launched, by job.", []string{"job"}, nil)
+		"Tasks launched, by job.", []string{"job", "namespace"}, nil)
 	relaunchedDesc = prometheus.NewDesc("elasticjob_tasks_relaunched_total",
-		"Failover launches (retries, relaunches after a failure or a lost agent), by job.", []string{"job"}, nil)
+		"Failover launches (retries, relaunches after a failure or a lost agent), by job.", []string{"job", "namespace"}, nil)
 	endedDesc = prometheus.NewDesc("elasticjob_tasks_ended_total",
-		"Tasks that reached a terminal state, by job and result (finished, failed, killed).", []string{"job", "result"}, nil)
+		"Tasks that reached a terminal state, by job and result (finished, failed, killed).", []string{"job", "namespace", "result"}, nil)
 	lastDurationDesc = prometheus.NewDesc("elasticjob_last_run_duration_seconds",
-		"The job's last run: from its first process start to its last task's end, by job.", []string{"job"}, nil)
+		"The job's last run: from its first process start to its last task's end, by job.", []string{"job", "namespace"}, nil)
 )
 
 // count changes job's counts with fn. Called with m.mu held.
@@ -65,13 +77,14 @@ func (s jobSeries) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, e := range all {
-		counter(launchedDesc, e.c.launched, e.job)
-		counter(relaunchedDesc, e.c.relaunched, e.job)
-		counter(endedDesc, e.c.finished, e.job, "finished")
-		counter(endedDesc, e.c.failed, e.job, "failed")
-		counter(endedDesc, e.c.killed, e.job, "killed")
+		name, ns := jobLabels(e.job)
+		counter(launchedDesc, e.c.launched, name, ns)
+		counter(relaunchedDesc, e.c.relaunched, name, ns)
+		counter(endedDesc, e.c.finished, name, ns, "finished")
+		counter(endedDesc, e.c.failed, name, ns, "failed")
+		counter(endedDesc, e.c.killed, name, ns, "killed")
 		if e.c.hasDuration {
-			ch <- prometheus.MustNewConstMetric(lastDurationDesc, prometheus.GaugeValue, e.c.lastDuration, e.job)
+			ch <- prometheus.MustNewConstMetric(lastDurationDesc, prometheus.GaugeValue, e.c.lastDuration, name, ns)
 		}
 	}
 }

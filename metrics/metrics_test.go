@@ -29,10 +29,10 @@ func TestMetricsAreExposed(t *testing.T) {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
 	for _, want := range []string{
-		`elasticjob_tasks_launched_total{job="j"} 1`,
-		`elasticjob_tasks_ended_total{job="j",result="finished"} 1`,
-		`elasticjob_tasks_ended_total{job="j",result="failed"} 1`,
-		`elasticjob_tasks_ended_total{job="j",result="killed"} 2`,
+		`elasticjob_tasks_launched_total{job="j",namespace="default"} 1`,
+		`elasticjob_tasks_ended_total{job="j",namespace="default",result="finished"} 1`,
+		`elasticjob_tasks_ended_total{job="j",namespace="default",result="failed"} 1`,
+		`elasticjob_tasks_ended_total{job="j",namespace="default",result="killed"} 2`,
 		`elasticjob_ready_queue_jobs 4`,
 		`elasticjob_offers_total{outcome="received"} 2`,
 		`elasticjob_offers_total{outcome="declined"} 1`,
@@ -50,6 +50,27 @@ func TestMetricsAreExposed(t *testing.T) {
 	for _, absent := range []string{`elasticjob_tasks_relaunched_total{`, `elasticjob_last_run_duration_seconds{`} {
 		if strings.Contains(string(body), absent) {
 			t.Errorf("metrics have %q", absent)
+		}
+	}
+}
+
+// Two teams' jobs of one name are two series: each per-job series names
+// the job as its namespace knows it, and the namespace.
+func TestPerJobSeriesCarryTheNamespace(t *testing.T) {
+	m := New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, job := range []string{"nightly", "pay~nightly", "pay~nightly"} {
+		m.Launched(scheduler.TaskEvent{Job: job, Queued: t0, At: t0})
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`elasticjob_tasks_launched_total{job="nightly",namespace="default"} 1`,
+		`elasticjob_tasks_launched_total{job="nightly",namespace="pay"} 2`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
 		}
 	}
 }

@@ -139,13 +139,14 @@ func (m *Metrics) forgetIdle(job string, r *jobRun) {
 }
 
 var streakDesc = prometheus.NewDesc("elasticjob_job_failed_runs_in_a_row",
-	"Failed runs of a job in a row, as the leader saw them (exported while above 0; see README, Metrics).", []string{"job"}, nil)
+	"Failed runs of a job in a row, as the leader saw them (exported while above 0; see README, Metrics).", []string{"job", "namespace"}, nil)
 
 // collectStreaks sends the failure streaks. Called with m.mu held.
 func (m *Metrics) collectStreaks(ch chan<- prometheus.Metric) {
 	for job, r := range m.runs {
 		if r.streak > 0 {
-			ch <- prometheus.MustNewConstMetric(streakDesc, prometheus.GaugeValue, float64(r.streak), job)
+			name, ns := jobLabels(job)
+			ch <- prometheus.MustNewConstMetric(streakDesc, prometheus.GaugeValue, float64(r.streak), name, ns)
 		}
 	}
 }

@@ -33,7 +33,7 @@ func run(m *Metrics, job, source string, states ...string) {
 
 func streak(t *testing.T, m *Metrics, job string) (float64, bool) {
 	t.Helper()
-	return gauge(t, m, "elasticjob_job_failed_runs_in_a_row", "job="+job)
+	return gauge(t, m, "elasticjob_job_failed_runs_in_a_row", "job="+job+",namespace=default")
 }
 
 // A run fails when one of its tasks fails; failed runs in a row make the
@@ -50,20 +50,20 @@ func TestFailedRunsInARow(t *testing.T) {
 	if n, _ := streak(t, m, "j"); n != 2 {
 		t.Fatalf("streak %v, want 2 (the killed run counts neither way)", n)
 	}
-	if d, ok := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=j"); !ok || d != 0.1 {
+	if d, ok := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=j,namespace=default"); !ok || d != 0.1 {
 		t.Errorf("last run duration %v (%v), want 0.1 s", d, ok)
 	}
 	run(m, "j", "NORMAL", "TASK_FINISHED", "TASK_FINISHED", "TASK_FINISHED")
 	if _, ok := streak(t, m, "j"); ok {
 		t.Error("a job whose last run succeeded still exports a streak")
 	}
-	if d, _ := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=j"); d != 0.12 {
+	if d, _ := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=j,namespace=default"); d != 0.12 {
 		t.Errorf("last run duration %v, want 0.12 s (first start to last end)", d)
 	}
 	if len(m.runs) != 0 {
 		t.Errorf("an idle job with no streak is still tracked: %v", m.runs)
 	}
-	if s := series(t, m, "elasticjob_tasks_relaunched_total", "job=j"); s == nil || s.GetCounter().GetValue() != 1 {
+	if s := series(t, m, "elasticjob_tasks_relaunched_total", "job=j,namespace=default"); s == nil || s.GetCounter().GetValue() != 1 {
 		t.Errorf("relaunches = %v, want 1", s)
 	}
 }
@@ -111,7 +111,7 @@ func TestDaemonRuns(t *testing.T) {
 	if _, ok := streak(t, m, "daemon"); ok {
 		t.Error("streak exported after a successful daemon run")
 	}
-	if d, _ := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=daemon"); d != 0.25 {
+	if d, _ := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=daemon,namespace=default"); d != 0.25 {
 		t.Errorf("daemon last run %v, want 0.25", d)
 	}
 }
@@ -127,7 +127,7 @@ func TestLeavingLeadershipClearsJobGauges(t *testing.T) {
 	if _, ok := streak(t, m, "j"); ok {
 		t.Error("streak kept after the term")
 	}
-	if _, ok := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=j"); ok {
+	if _, ok := gauge(t, m, "elasticjob_last_run_duration_seconds", "job=j,namespace=default"); ok {
 		t.Error("last run duration kept after the term")
 	}
 	if v, _ := gauge(t, m, "elasticjob_ready_queue_jobs", ""); v != 0 {

@@ -19,11 +19,11 @@ const stateTimeout = 10 * time.Second
 
 var (
 	runningDesc = prometheus.NewDesc("elasticjob_running_tasks",
-		"Tasks recorded as running (staging, starting, running, killing, unreachable), by job.", []string{"job"}, nil)
+		"Tasks recorded as running (staging, starting, running, killing, unreachable), by job.", []string{"job", "namespace"}, nil)
 	cpusDesc = prometheus.NewDesc("elasticjob_running_cpus",
-		"CPUs the running tasks asked for (the job's cpuCount per task), by job.", []string{"job"}, nil)
+		"CPUs the running tasks asked for (the job's cpuCount per task), by job.", []string{"job", "namespace"}, nil)
 	memDesc = prometheus.NewDesc("elasticjob_running_memory_mb",
-		"Memory in MB the running tasks asked for (the job's memoryMB per task), by job.", []string{"job"}, nil)
+		"Memory in MB the running tasks asked for (the job's memoryMB per task), by job.", []string{"job", "namespace"}, nil)
 	readyExecDesc = prometheus.NewDesc("elasticjob_ready_queue_executions",
 		"Executions waiting in the ready queue (every job's pending count).", nil, nil)
 	failoverDesc = prometheus.NewDesc("elasticjob_failover_queue_tasks",
@@ -86,13 +86,14 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]registry.Running) {
 	for job, tasks := range running {
 		n := float64(len(tasks))
-		ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, n, job)
+		name, ns := jobLabels(job)
+		ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, n, name, ns)
 		cfg, err := s.reg.Job(ctx, job)
 		if err != nil {
 			continue // deleted while its tasks end: no resources to tell
 		}
-		ch <- prometheus.MustNewConstMetric(cpusDesc, prometheus.GaugeValue, n*cfg.CPUCount, job)
-		ch <- prometheus.MustNewConstMetric(memDesc, prometheus.GaugeValue, n*cfg.MemoryMB, job)
+		ch <- prometheus.MustNewConstMetric(cpusDesc, prometheus.GaugeValue, n*cfg.CPUCount, name, ns)
+		ch <- prometheus.MustNewConstMetric(memDesc, prometheus.GaugeValue, n*cfg.MemoryMB, name, ns)
 	}
 }
 

@@ -79,8 +79,8 @@ func TestStateFromTheRegistry(t *testing.T) {
 		name, labels string
 		want         float64
 	}{
-		{"elasticjob_running_tasks", "job=busy", 2}, {"elasticjob_running_tasks", "job=flaky", 1},
-		{"elasticjob_running_cpus", "job=busy", 1}, {"elasticjob_running_memory_mb", "job=busy", 128},
+		{"elasticjob_running_tasks", "job=busy,namespace=default", 2}, {"elasticjob_running_tasks", "job=flaky,namespace=default", 1},
+		{"elasticjob_running_cpus", "job=busy,namespace=default", 1}, {"elasticjob_running_memory_mb", "job=busy,namespace=default", 128},
 		{"elasticjob_ready_queue_executions", "", 4}, {"elasticjob_failover_queue_tasks", "", 3},
 		{"elasticjob_queue_oldest_seconds", "queue=ready", 30}, {"elasticjob_queue_oldest_seconds", "queue=failover", 20},
 		{"elasticjob_jobs_paused", "", 1},

@@ -19,41 +19,45 @@ import (
 	"github.com/ejcloud/elasticjob/migrations"
 )
 
-// The original's columns (JobEventRdbStorage, StatisticRdbRepository).
+// The original's columns (JobEventRdbStorage, StatisticRdbRepository), and the namespace
+// each row belongs to (00006; the original's inserts name their columns, so it takes its default).
 var wantColumns = map[string][]string{
 	migrations.TableJobExecutionLog: {"id", "job_name", "task_id", "hostname", "ip", "sharding_item",
-		"execution_source", "failure_cause", "is_success", "start_time", "complete_time"},
+		"execution_source", "failure_cause", "is_success", "start_time", "complete_time", "namespace", "triggered_by"},
 	migrations.TableJobStatusTraceLog: {"id", "job_name", "original_task_id", "task_id", "slave_id", "source",
-		"execution_type", "sharding_item", "state", "message", "creation_time"},
-	migrations.TableTaskResultStatisticsMinute: {"id", "success_count", "failed_count", "statistics_time", "creation_time"},
-	migrations.TableTaskResultStatisticsHour:   {"id", "success_count", "failed_count", "statistics_time", "creation_time"},
-	migrations.TableTaskResultStatisticsDay:    {"id", "success_count", "failed_count", "statistics_time", "creation_time"},
-	migrations.TableTaskRunningStatistics:      {"id", "running_count", "statistics_time", "creation_time"},
-	migrations.TableJobRunningStatistics:       {"id", "running_count", "statistics_time", "creation_time"},
-	migrations.TableJobRegisterStatistics:      {"id", "registered_count", "statistics_time", "creation_time"},
+		"execution_type", "sharding_item", "state", "message", "creation_time", "namespace"},
+	migrations.TableTaskResultStatisticsMinute: {"id", "success_count", "failed_count", "statistics_time", "creation_time", "namespace"},
+	migrations.TableTaskResultStatisticsHour:   {"id", "success_count", "failed_count", "statistics_time", "creation_time", "namespace"},
+	migrations.TableTaskResultStatisticsDay:    {"id", "success_count", "failed_count", "statistics_time", "creation_time", "namespace"},
+	migrations.TableTaskRunningStatistics:      {"id", "running_count", "statistics_time", "creation_time", "namespace"},
+	migrations.TableJobRunningStatistics:       {"id", "running_count", "statistics_time", "creation_time", "namespace"},
+	migrations.TableJobRegisterStatistics:      {"id", "registered_count", "statistics_time", "creation_time", "namespace"},
 	migrations.TableAuditLog: {"id", "creation_time", "user_name", "role", "address", "method", "route", "target_kind",
-		"target", "summary", "status"},
+		"target", "summary", "status", "namespace"},
 	migrations.TableWorkflowRunLog: {"id", "workflow_name", "run_id", "state", "source", "attempt", "created_time", "start_time",
-		"end_time", "reason", "node_count", "succeeded_count", "failed_count", "skipped_count", "version"},
+		"end_time", "reason", "node_count", "succeeded_count", "failed_count", "skipped_count", "version", "namespace"},
 	migrations.TableWorkflowNodeLog: {"id", "workflow_name", "run_id", "node_id", "job_name", "depends_on", "trigger_rule", "attempt", "state", "run_key",
-		"task_ids", "queued_time", "start_time", "end_time", "skip_reason", "message", "outputs"},
+		"task_ids", "queued_time", "start_time", "end_time", "skip_reason", "message", "outputs", "namespace"},
 }
 
 // Indexes beyond the original's, by table: name → columns in order (nil:
 // the index must not exist).
 var wantIndexes = map[string]map[string][]string{
 	migrations.TableJobExecutionLog: {
-		"JOB_EXECUTION_LOG_JOB_START_INDEX": {"job_name", "start_time"},
-		"JOB_EXECUTION_LOG_JOB_NAME_INDEX":  nil, // dropped by 00005: the one above leads with job_name
+		"JOB_EXECUTION_LOG_JOB_START_INDEX":       {"job_name", "start_time"},
+		"JOB_EXECUTION_LOG_NAMESPACE_START_INDEX": {"namespace", "start_time"},
+		"JOB_EXECUTION_LOG_JOB_NAME_INDEX":        nil, // dropped by 00005: the one above leads with job_name
 	},
 	migrations.TableAuditLog: {
-		"AUDIT_LOG_CREATION_TIME_INDEX": {"creation_time"},
-		"AUDIT_LOG_USER_TIME_INDEX":     {"user_name", "creation_time"},
-		"AUDIT_LOG_TARGET_TIME_INDEX":   {"target", "creation_time"},
+		"AUDIT_LOG_NAMESPACE_TIME_INDEX": {"namespace", "creation_time"},
+		"AUDIT_LOG_CREATION_TIME_INDEX":  {"creation_time"},
+		"AUDIT_LOG_USER_TIME_INDEX":      {"user_name", "creation_time"},
+		"AUDIT_LOG_TARGET_TIME_INDEX":    {"target", "creation_time"},
 	},
 	migrations.TableWorkflowRunLog: {
-		"WORKFLOW_RUN_LOG_NAME_TIME_INDEX": {"workflow_name", "created_time"},
-		"WORKFLOW_RUN_LOG_TIME_INDEX":      {"created_time"},
+		"WORKFLOW_RUN_LOG_NAME_TIME_INDEX":      {"workflow_name", "created_time"},
+		"WORKFLOW_RUN_LOG_NAMESPACE_TIME_INDEX": {"namespace", "created_time"},
+		"WORKFLOW_RUN_LOG_TIME_INDEX":           {"created_time"},
 	},
 	migrations.TableWorkflowNodeLog: {
 		"WORKFLOW_NODE_LOG_RUN_INDEX":  {"workflow_name", "run_id"},

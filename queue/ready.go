@@ -19,7 +19,20 @@ type Ready struct {
 	// NotBefore holds back a cron fire the producer staged ahead of its
 	// instant: the launcher does not start it earlier.
 	NotBefore time.Time `json:"notBefore,omitzero"`
-	Version   int64     `json:"-"`
+	// PlainBy says who or what queued the plain executions (those without
+	// an override, taken after the Runs), oldest first, in runs of the
+	// same origin (a stream of cron fires is one element); executions
+	// beyond them have no origin recorded (queued by an earlier version).
+	PlainBy []Origin `json:"plainBy,omitempty"`
+	Version int64    `json:"-"`
+}
+
+// Origin is who or what queued N plain executions in a row: "cron",
+// "api:{user}", "console:{user}", "ejctl:{user}", "workflow:{flow}/{run}/{node}",
+// "daemon", … (the history's triggeredBy).
+type Origin struct {
+	By string `json:"by"`
+	N  int    `json:"n"`
 }
 
 // PendingRun is one triggered execution's override.
@@ -27,6 +40,7 @@ type PendingRun struct {
 	JobParameter   string    `json:"jobParameter"`
 	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
 	At             time.Time `json:"at"`
+	By             string    `json:"by,omitempty"` // who or what queued it (Origin)
 }
 
 // Trigger asks for one more execution of a job.
@@ -41,6 +55,8 @@ type Trigger struct {
 	Fire bool
 	// At is when the execution was queued (and a fire's instant).
 	At time.Time
+	// By is who or what queued it (Origin.By; a Run's own By wins).
+	By string
 }
 
 // Add returns the entry with one more execution, by the misfire and
@@ -59,7 +75,9 @@ func Add(cur *Ready, t Trigger, maxPending int) (next Ready, changed bool) {
 			rd.NotBefore = at
 		}
 		if t.Run != nil {
-			rd.Runs = []PendingRun{*t.Run}
+			rd.Runs = []PendingRun{t.run()}
+		} else {
+			rd.PlainBy = addOrigin(nil, t.By)
 		}
 		return rd, true
 	}
@@ -72,9 +90,43 @@ func Add(cur *Ready, t Trigger, maxPending int) (next Ready, changed bool) {
 		rd.Misfired++
 	}
 	if t.Run != nil {
-		rd.Runs = append(rd.Runs[:len(rd.Runs):len(rd.Runs)], *t.Run)
+		rd.Runs = append(rd.Runs[:len(rd.Runs):len(rd.Runs)], t.run())
+	} else {
+		rd.PlainBy = addOrigin(rd.PlainBy, t.By)
 	}
 	return rd, true
+}
+
+// run is the trigger's run, with the trigger's origin unless it has one.
+func (t Trigger) run() PendingRun {
+	r := *t.Run
+	if r.By == "" {
+		r.By = t.By
+	}
+	return r
+}
+
+// addOrigin appends one execution queued by by (a copy: entries are
+// shared).
+func addOrigin(os []Origin, by string) []Origin {
+	if n := len(os); n > 0 && os[n-1].By == by {
+		out := append([]Origin(nil), os...)
+		out[n-1].N++
+		return out
+	}
+	return append(os[:len(os):len(os)], Origin{By: by, N: 1})
+}
+
+// FirstBy is who or what queued the execution that launches next ("":
+// not recorded).
+func (rd Ready) FirstBy() string {
+	if len(rd.Runs) > 0 {
+		return rd.Runs[0].By
+	}
+	if len(rd.PlainBy) > 0 {
+		return rd.PlainBy[0].By
+	}
+	return ""
 }
 
 // Full reports whether rd holds maxPending executions (0: no cap).
@@ -91,8 +143,14 @@ func Take(rd Ready, now time.Time) (rest Ready, ok bool) {
 		next.Misfired--
 	}
 	next.Count--
-	if len(next.Runs) > 0 {
+	switch {
+	case len(next.Runs) > 0:
 		next.Runs = next.Runs[1:]
+	case len(next.PlainBy) > 0:
+		next.PlainBy = append([]Origin(nil), next.PlainBy...)
+		if next.PlainBy[0].N--; next.PlainBy[0].N <= 0 {
+			next.PlainBy = next.PlainBy[1:]
+		}
 	}
 	next.Since = now.UTC()
 	return next, true

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +49,32 @@ func TestTake(t *testing.T) {
 	}
 	if _, ok := Take(Ready{Count: 1}, t0); ok {
 		t.Fatal("the last execution left an entry")
+	}
+}
+
+// Who or what queued each pending execution is kept in order (runs of
+// one origin as one element) and comes out as the executions launch:
+// overrides first (as they always did), then the plain ones.
+func TestOrigins(t *testing.T) {
+	rd, _ := Add(nil, Trigger{Misfire: true, Fire: true, At: t0, By: "cron"}, 0)
+	rd, _ = Add(&rd, Trigger{Misfire: true, At: t0, By: "cron"}, 0)
+	rd, _ = Add(&rd, Trigger{Misfire: true, At: t0, By: "api:alice"}, 0)
+	rd, _ = Add(&rd, Trigger{Run: &PendingRun{JobParameter: "p"}, At: t0, By: "console:bob"}, 0)
+	if _, changed := Add(&rd, Trigger{At: t0, By: "api:carol"}, 0); changed {
+		t.Fatal("misfire=false did not collapse")
+	}
+	if len(rd.PlainBy) != 2 || rd.PlainBy[0] != (Origin{"cron", 2}) || rd.PlainBy[1] != (Origin{"api:alice", 1}) {
+		t.Fatalf("plain origins: %+v", rd.PlainBy)
+	}
+	var got []string
+	for ok := true; ok; rd, ok = Take(rd, t0) {
+		got = append(got, rd.FirstBy())
+	}
+	if want := "console:bob cron cron api:alice"; strings.Join(got, " ") != want {
+		t.Errorf("origins as taken: %q, want %q", strings.Join(got, " "), want)
+	}
+	legacy := Ready{Count: 2}
+	if legacy.FirstBy() != "" {
+		t.Error("an entry without origins names one")
 	}
 }

@@ -39,7 +39,7 @@ func (c *Change) Launch(job string, item int, e task.Entry) *Change {
 // Mark rewrites a running entry (a new state, busy or idle), conditional
 // on the version it was read at.
 func (c *Change) Mark(job string, item int, e task.Entry) *Change {
-	c.ops = append(c.ops, store.Set(RunningPathOf(job, item), mustJSON(e), e.Version))
+	c.ops = append(c.ops, setJSON(RunningPathOf(job, item), e, e.Version))
 	return c
 }
 

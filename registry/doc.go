@@ -20,6 +20,12 @@
 //	/state/workflow_keys/{name}/{key}            the run a trigger's idempotency key created
 //	/state/disable/workflow/{name}               present = disabled
 //
+// That tree is the default namespace's. Every other namespace has the same
+// tree under /namespaces/{ns} (its record at /namespaces/{ns}, its API
+// tokens at /auth/tokens); layout.go maps the two views the registry reads
+// through (New: every namespace, names as keys "ns~name"; In: one
+// namespace, its own names), and codec.go the names inside stored values.
+//
 // Writes that must not lose a concurrent writer's change (the ready count)
 // are compare-and-set on the node version, retried on conflict.
 package registry

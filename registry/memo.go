@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -130,7 +129,7 @@ func decodeFailover(job string, n store.Node) (Failover, bool, error) {
 	if err != nil || len(n.Value) == 0 {
 		return f, false, nil
 	}
-	if err := json.Unmarshal(n.Value, &f); err != nil {
+	if err := decodeAt(n.Path, n.Value, &f); err != nil {
 		return f, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	f.Job, f.Item, f.Version = job, item, n.Version

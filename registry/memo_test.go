@@ -16,16 +16,36 @@ import (
 // BenchmarkReadyQueueMemo reads a ready queue of 80,000 jobs of which 500
 // changed since the last read (a large registry's backlog between two
 // launch rounds), as the launcher does each round; memo-MB is the heap
-// the memo holds then.
+// the memo holds then. namespaces=8: the jobs are eight namespaces'
+// (read through the scheduler's view of every namespace).
 func BenchmarkReadyQueueMemo(b *testing.B) {
+	for _, spaces := range []int{0, 8} {
+		b.Run(fmt.Sprintf("namespaces=%d", spaces), func(b *testing.B) { benchReadyQueueMemo(b, spaces) })
+	}
+}
+
+// benchReadyQueueMemo spreads the entries over spaces namespaces besides
+// the default one (0: all the default namespace's, as before namespaces).
+func benchReadyQueueMemo(b *testing.B, spaces int) {
 	ctx := context.Background()
 	kv := memory.New()
 	r := New(kv)
 	const n = 80_000
+	path := func(i int) string {
+		if spaces == 0 {
+			return fmt.Sprintf("%s/job-%05d", ReadyPath, i)
+		}
+		return fmt.Sprintf("%s/ns%d%s/job-%05d", NamespacesPath, i%spaces, ReadyPath, i)
+	}
+	for i := range spaces {
+		if err := kv.Commit(ctx, store.Put(fmt.Sprintf("%s/ns%d", NamespacesPath, i), nil)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	base := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	var ops []store.Op
 	for i := range n {
-		ops = append(ops, store.Put(fmt.Sprintf("%s/job-%05d", ReadyPath, i), mustJSON(Ready{Count: 1, Since: base.Add(time.Duration(i%600) * time.Second)})))
+		ops = append(ops, store.Put(path(i), mustJSON(Ready{Count: 1, Since: base.Add(time.Duration(i%600) * time.Second)})))
 		if len(ops) == 1000 {
 			if err := kv.Commit(ctx, ops...); err != nil {
 				b.Fatal(err)
@@ -48,7 +68,7 @@ func BenchmarkReadyQueueMemo(b *testing.B) {
 		ops = ops[:0]
 		for k := range 500 {
 			j := (i*500 + k) % n
-			ops = append(ops, store.Put(fmt.Sprintf("%s/job-%05d", ReadyPath, j), mustJSON(Ready{Count: 2, Since: base.Add(time.Duration(i) * time.Second)})))
+			ops = append(ops, store.Put(path(j), mustJSON(Ready{Count: 2, Since: base.Add(time.Duration(i) * time.Second)})))
 		}
 		if err := kv.Commit(ctx, ops...); err != nil {
 			b.Fatal(err)

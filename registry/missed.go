@@ -44,12 +44,12 @@ type backed interface{ Backing() store.KV }
 // two: a watermark read too early replays fires that already ran, so the
 // one read that decides a replay does not rest on the copy alone.
 func (r *Registry) Watermark(ctx context.Context) (Watermark, error) {
-	at, ok, err := firedUntilIn(ctx, r.kv)
+	at, ok, err := firedUntilIn(ctx, r.phys)
 	if err != nil {
 		return Watermark{}, err
 	}
 	w := Watermark{Until: at, OK: ok}
-	b, isCopy := r.kv.(backed)
+	b, isCopy := r.phys.(backed) // the watermark has no namespace
 	if !isCopy {
 		return w, nil
 	}
@@ -161,15 +161,15 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		if err != nil {
 			return store.Op{}, false, err
 		}
-		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now}, r.MaxPending)
+		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now, By: ByCron}, r.MaxPending)
 		if !changed {
 			return store.Op{}, false, nil
 		}
 		op := batch[i]
-		op.Value = mustJSON(rd)
+		op.Value = encodeAt(p, rd)
 		return op, true, nil
 	}
-	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now})
+	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: ByCron})
 }
 
 // replaceOp puts op in place of an earlier op on its path, or appends it.

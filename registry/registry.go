@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -47,9 +48,14 @@ var (
 // maxCASRetries bounds compare-and-set loops.
 const maxCASRetries = 100
 
-// Registry reads and writes the registry tree.
+// Registry reads and writes the registry tree, through one of the two
+// views of layout.go: every namespace's (New) or one namespace's (In).
 type Registry struct {
 	kv store.KV
+	// phys is the store itself (the views' own); ns is the namespace of
+	// an In view ("" for the scheduler's view of every namespace).
+	phys store.KV
+	ns   string
 	// Fence returns ops prepended to every state write, e.g. a Check of the
 	// leader's election node so a deposed leader's writes fail. May be nil.
 	Fence func() []store.Op
@@ -58,11 +64,33 @@ type Registry struct {
 	MaxPending int
 }
 
-// New wraps a store.
-func New(kv store.KV) *Registry { return &Registry{kv: kv} }
+// New wraps a store: the scheduler's view of every namespace, each name a
+// key (namespace.Key).
+func New(kv store.KV) *Registry { return &Registry{kv: allView{kv}, phys: kv} }
 
-// KV exposes the underlying store (for watches).
+// In returns the registry of one namespace, with the same settings and
+// fence: its names are its own, and nothing of another namespace is in
+// it. The default namespace's is the store's root layout itself.
+func (r *Registry) In(ns string) *Registry {
+	c := *r
+	c.ns = ns
+	if ns == "" || ns == namespace.Default {
+		c.ns, c.kv = namespace.Default, r.phys
+	} else {
+		c.kv = nsView{kv: r.phys, ns: ns}
+	}
+	return &c
+}
+
+// Scope is the namespace of an In view ("" for every namespace's).
+func (r *Registry) Scope() string { return r.ns }
+
+// KV exposes the view's store (for watches): paths and names as the
+// registry's own.
 func (r *Registry) KV() store.KV { return r.kv }
+
+// Store is the store under the views, with the layout of layout.go.
+func (r *Registry) Store() store.KV { return r.phys }
 
 // FencePaths are the paths the fence checks only for existence (the
 // leader's election node), for a batch to trust (txn.Trust).
@@ -111,7 +139,7 @@ func mustJSON(v any) []byte {
 
 // AddApp registers a new app.
 func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
-	err := r.commit(ctx, store.Create(appPath(c.AppName), mustJSON(c)))
+	err := r.commit(ctx, createJSON(appPath(c.AppName), c))
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("%w: App '%s' already existed.", ErrAppExists, c.AppName)
 	}
@@ -120,7 +148,7 @@ func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
 
 // UpdateApp replaces an existing app's config.
 func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
-	err := r.commit(ctx, store.Set(appPath(c.AppName), mustJSON(c), store.AnyVersion))
+	err := r.commit(ctx, setJSON(appPath(c.AppName), c, store.AnyVersion))
 	if errors.Is(err, store.ErrNotFound) {
 		return appNotFound(c.AppName)
 	}
@@ -140,14 +168,14 @@ func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config,
 			return app.Config{}, err
 		}
 		var c app.Config
-		if err := json.Unmarshal(n.Value, &c); err != nil {
+		if err := decodeAt(n.Path, n.Value, &c); err != nil {
 			return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 		}
 		if c.AppURL == url {
 			return c, nil // nothing changes: no write, so no reschedule of the app's jobs
 		}
 		c.AppURL = url
-		err = r.commit(ctx, store.Set(n.Path, mustJSON(c), n.Version))
+		err = r.commit(ctx, setJSON(n.Path, c, n.Version))
 		switch {
 		case err == nil:
 			return c, nil
@@ -178,7 +206,7 @@ func (r *Registry) App(ctx context.Context, name string) (app.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	if err := json.Unmarshal(n.Value, &c); err != nil {
+	if err := decodeAt(n.Path, n.Value, &c); err != nil {
 		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return c, nil
@@ -220,14 +248,31 @@ func jobDeleteOps(name string) []store.Op {
 		store.Delete(RunsPath+"/"+name, store.AnyVersion),
 		waitingDeleteOps(name)[0], waitingDeleteOps(name)[1],
 		store.Delete(GangPath+"/"+name, store.AnyVersion),
+		store.Delete(RegisteredJobPath+"/"+name, store.AnyVersion),
 	}
 }
 
+// RegisteredJobPath holds when each job was registered (RFC 3339), so
+// what is kept of a job by name elsewhere (history) counts only from its
+// registration: a job deleted and registered again inherits nothing.
+const RegisteredJobPath = "/state/registered"
+
 // AddJob registers a new job. Its app must exist and, when the job runs the
-// app's package, have an appURL; an HTTP job may name no app.
+// app's package, have an appURL; an HTTP job may name no app. It records
+// no registration instant (AddJobAt does).
 func (r *Registry) AddJob(ctx context.Context, c jobs.Config) error {
+	return r.AddJobAt(ctx, c, time.Time{})
+}
+
+// AddJobAt is AddJob recording at as the job's registration instant
+// (JobRegisteredAt), in the same commit.
+func (r *Registry) AddJobAt(ctx context.Context, c jobs.Config, at time.Time) error {
 	return r.withApp(ctx, c, func(check []store.Op) error {
-		err := r.commit(ctx, append(check, store.Create(jobPath(c.JobName), mustJSON(c)))...)
+		ops := append(check, createJSON(jobPath(c.JobName), c))
+		if !at.IsZero() {
+			ops = append(ops, store.Put(RegisteredJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))))
+		}
+		err := r.commit(ctx, ops...)
 		if errors.Is(err, store.ErrExists) {
 			return fmt.Errorf("%w: Job '%s' already existed.", ErrJobExists, c.JobName)
 		}
@@ -265,7 +310,7 @@ func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, err
 		return nil, err
 	}
 	var a app.Config
-	if err := json.Unmarshal(n.Value, &a); err != nil {
+	if err := decodeAt(n.Path, n.Value, &a); err != nil {
 		return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	if c.NeedsPackage() && a.AppURL == "" {
@@ -284,7 +329,7 @@ func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
 	}
 	return r.withApp(ctx, c, func(check []store.Op) error {
 		err := r.commit(ctx, append(check,
-			store.Set(jobPath(c.JobName), mustJSON(c), store.AnyVersion),
+			setJSON(jobPath(c.JobName), c, store.AnyVersion),
 			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
 			store.Delete(FailoverPath+"/"+c.JobName, store.AnyVersion))...)
 		if errors.Is(err, store.ErrNotFound) {
@@ -306,7 +351,7 @@ func (r *Registry) Job(ctx context.Context, name string) (jobs.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	if err := json.Unmarshal(n.Value, &c); err != nil {
+	if err := decodeAt(n.Path, n.Value, &c); err != nil {
 		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return c, nil
@@ -321,6 +366,12 @@ func (r *Registry) Jobs(ctx context.Context) ([]jobs.Config, error) {
 func (r *Registry) JobCount(ctx context.Context) (int, error) {
 	names, err := r.kv.Children(ctx, JobsPath)
 	return len(names), err
+}
+
+// JobKeys lists the registered jobs' names (keys, in the scheduler's
+// view) without decoding them.
+func (r *Registry) JobKeys(ctx context.Context) ([]string, error) {
+	return r.kv.Children(ctx, JobsPath)
 }
 
 // DeleteJob deregisters a job and clears its queues and disable flag.
@@ -339,7 +390,7 @@ func listJSON[T any](ctx context.Context, kv store.KV, path string) ([]T, error)
 	out := make([]T, 0, len(nodes))
 	for _, n := range nodes {
 		var v T
-		if err := json.Unmarshal(n.Value, &v); err != nil {
+		if err := decodeAt(n.Path, n.Value, &v); err != nil {
 			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 		}
 		out = append(out, v)
@@ -434,4 +485,21 @@ func (r *Registry) CanRun(ctx context.Context, name string) (jobs.Config, jobs.R
 		}
 	}
 	return j, jobs.CanRun(f), nil
+}
+
+// JobRegisteredAt is when a job was registered (zero: not recorded, a job
+// registered before this was kept, or an unknown job).
+func (r *Registry) JobRegisteredAt(ctx context.Context, name string) (time.Time, error) {
+	n, err := r.kv.Get(ctx, RegisteredJobPath+"/"+name)
+	if errors.Is(err, store.ErrNotFound) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return t, nil
 }

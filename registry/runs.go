@@ -37,7 +37,7 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (RunState, error)
 	if err != nil {
 		return rs, err
 	}
-	if err := json.Unmarshal(n.Value, &rs); err != nil {
+	if err := decodeAt(n.Path, n.Value, &rs); err != nil {
 		return rs, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return rs, nil
@@ -45,12 +45,12 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (RunState, error)
 
 // PutRunStateOp writes a job's run record.
 func PutRunStateOp(job string, rs RunState) store.Op {
-	return store.Put(RunsPath+"/"+job, mustJSON(rs))
+	return putJSON(RunsPath+"/"+job, rs)
 }
 
 // PauseOp disables a job, recording why.
 func PauseOp(job string, p Pause) store.Op {
-	return store.Put(DisabledJobPath+"/"+job, mustJSON(p))
+	return putJSON(DisabledJobPath+"/"+job, p)
 }
 
 // Pauses returns the disabled jobs whose flag pauseAfterFailures set, with
@@ -103,7 +103,7 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (RunRecord, erro
 	if err != nil {
 		return rec, err
 	}
-	if err := json.Unmarshal(n.Value, &rec); err != nil {
+	if err := decodeAt(n.Path, n.Value, &rec); err != nil {
 		return rec, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return rec, nil
@@ -111,5 +111,5 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (RunRecord, erro
 
 // PutRunRecordOp writes a trigger's record.
 func PutRunRecordOp(key string, rec RunRecord) store.Op {
-	return store.Put(TriggerKeysPath+"/"+key, mustJSON(rec))
+	return putJSON(TriggerKeysPath+"/"+key, rec)
 }

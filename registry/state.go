@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -24,12 +23,26 @@ type (
 // TriggerKeysPath holds the idempotency keys of recent triggers.
 const TriggerKeysPath = "/state/trigger_keys"
 
+// Origins of executions (queue.Origin.By) the registry's own callers use;
+// the API's are "api:{user}", "console:{user}" and "ejctl:{user}", a
+// workflow node's "workflow:{flow}/{run}/{node}".
+const (
+	ByCron   = "cron"   // a cron fire (or one a new leader replays)
+	ByDaemon = "daemon" // a DAEMON job's shards queued again (ended, killed, or updated)
+)
+
 // Trigger adds one pending execution of a job (a cron fire or an API
 // trigger): with misfire the count grows, without it pending executions
-// collapse into one. It reports whether the count changed.
+// collapse into one. It reports whether the count changed. No origin is
+// recorded (TriggerBy does).
 func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now time.Time) (bool, error) {
+	return r.TriggerBy(ctx, job, misfire, now, "")
+}
+
+// TriggerBy is Trigger recording who or what queued the execution.
+func (r *Registry) TriggerBy(ctx context.Context, job string, misfire bool, now time.Time, by string) (bool, error) {
 	for range maxCASRetries {
-		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now})
+		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by})
 		if err != nil || !changed {
 			return false, err
 		}
@@ -71,7 +84,7 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at,
 	for range maxCASRetries {
 		ops := make([]store.Op, 0, len(misfire))
 		for job, mf := range misfire {
-			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now})
+			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron})
 			if err != nil {
 				return err
 			}
@@ -98,11 +111,11 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 	ops := make([]store.Op, 0, len(misfire))
 	for job, mf := range misfire {
 		if absent(job) {
-			rd, _ := queue.Add(nil, queue.Trigger{Misfire: mf, Fire: true, At: now}, r.MaxPending)
-			ops = append(ops, store.Create(ReadyPath+"/"+job, mustJSON(rd)))
+			rd, _ := queue.Add(nil, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron}, r.MaxPending)
+			ops = append(ops, createJSON(ReadyPath+"/"+job, rd))
 			continue
 		}
-		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now})
+		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron})
 		if err != nil {
 			return err
 		}
@@ -121,7 +134,7 @@ func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
 		rd, _ := queue.Add(nil, t, r.MaxPending)
-		return store.Create(p, mustJSON(rd)), true, nil
+		return createJSON(p, rd), true, nil
 	}
 	if err != nil {
 		return store.Op{}, false, err
@@ -134,7 +147,7 @@ func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (
 	if !changed {
 		return store.Op{}, false, nil
 	}
-	return store.Set(p, mustJSON(rd), n.Version), true, nil
+	return setJSON(p, rd, n.Version), true, nil
 }
 
 // ErrQueueFull is returned when a job already has MaxPending executions.
@@ -154,7 +167,7 @@ func (r *Registry) TriggerRun(ctx context.Context, job string, run PendingRun, n
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return false, err
 			}
-			ops = append(ops, store.Create(kp, mustJSON(map[string]any{"jobName": job, "at": run.At})))
+			ops = append(ops, createJSON(kp, map[string]any{"jobName": job, "at": run.At}))
 		}
 		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Run: &run, At: now})
 		if err != nil {
@@ -185,7 +198,7 @@ func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error
 			At       time.Time `json:"at"`
 			Workflow string    `json:"workflow"`
 		}
-		if json.Unmarshal(n.Value, &v) == nil && v.At.Before(cutoff) && v.Workflow == "" {
+		if decodeAt(n.Path, n.Value, &v) == nil && v.At.Before(cutoff) && v.Workflow == "" {
 			ops = append(ops, store.Delete(n.Path, n.Version))
 		}
 	}
@@ -201,7 +214,7 @@ func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error
 
 func decodeReady(n store.Node) (Ready, error) {
 	var rd Ready
-	if err := json.Unmarshal(n.Value, &rd); err != nil {
+	if err := decodeAt(n.Path, n.Value, &rd); err != nil {
 		return rd, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	rd.Job = lastSegment(n.Path)
@@ -244,7 +257,7 @@ func DequeueOp(rd Ready, now time.Time) store.Op {
 	if !ok {
 		return store.Delete(p, rd.Version)
 	}
-	return store.Set(p, mustJSON(next), rd.Version)
+	return setJSON(p, next, rd.Version)
 }
 
 // ClearReady removes a job's pending executions.
@@ -264,7 +277,7 @@ func FailoverPathOf(job string, item int) string {
 
 // PutRunningOp records a running task.
 func PutRunningOp(job string, item int, rt Running) store.Op {
-	return store.Put(RunningPathOf(job, item), mustJSON(rt))
+	return putJSON(RunningPathOf(job, item), rt)
 }
 
 // RunningTasks lists running tasks of every job: job → item → task.
@@ -299,7 +312,7 @@ func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]Running, 
 			continue
 		}
 		var rt Running
-		if err := json.Unmarshal(n.Value, &rt); err != nil {
+		if err := decodeAt(n.Path, n.Value, &rt); err != nil {
 			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 		}
 		rt.Version = n.Version
@@ -336,7 +349,7 @@ func (r *Registry) FailoverQueue(ctx context.Context) ([]Failover, error) {
 
 // PutFailoverOp records a failed shard for failover.
 func PutFailoverOp(job string, item int, f Failover) store.Op {
-	return store.Put(FailoverPathOf(job, item), mustJSON(f))
+	return putJSON(FailoverPathOf(job, item), f)
 }
 
 // Commit applies state ops with the registry's fence.

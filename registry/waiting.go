@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -48,7 +49,7 @@ func WaitingKey(kind, job string, item int) string {
 
 // PutWaitingOp records why an entry waits.
 func PutWaitingOp(key string, w Waiting) store.Op {
-	return store.Put(WaitingPath+"/"+key, mustJSON(w))
+	return putJSON(WaitingPath+"/"+key, w)
 }
 
 // DeleteWaitingOp forgets an entry's reason.
@@ -80,11 +81,27 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, erro
 				continue // a job's directory of failover shards
 			}
 			var w Waiting
-			if err := json.Unmarshal(n.Value, &w); err != nil {
+			if err := decodeAt(n.Path, n.Value, &w); err != nil {
 				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 			}
 			out[strings.TrimPrefix(n.Path, WaitingPath+"/")] = w
 		}
 	}
 	return out, nil
+}
+
+// WaitingOf reads one entry's recorded reason (ok false: none).
+func (r *Registry) WaitingOf(ctx context.Context, key string) (Waiting, bool, error) {
+	n, err := r.kv.Get(ctx, WaitingPath+"/"+key)
+	if errors.Is(err, store.ErrNotFound) {
+		return Waiting{}, false, nil
+	}
+	if err != nil {
+		return Waiting{}, false, err
+	}
+	var w Waiting
+	if err := json.Unmarshal(n.Value, &w); err != nil {
+		return Waiting{}, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return w, true, nil
 }

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -133,7 +132,7 @@ func (r *Registry) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey
 	out := make([]StoredKey, 0, len(nodes))
 	for _, n := range nodes {
 		k := StoredKey{Key: lastSegment(n.Path), Version: n.Version}
-		k.Unreadable = json.Unmarshal(n.Value, &k.WorkflowKey) != nil
+		k.Unreadable = decodeAt(n.Path, n.Value, &k.WorkflowKey) != nil
 		out = append(out, k)
 	}
 	return out, nil
@@ -156,7 +155,7 @@ func (r *Registry) WorkflowRecords(ctx context.Context) ([]StoredRecord, error) 
 	var out []StoredRecord
 	for _, n := range nodes {
 		var rec RunRecord
-		if json.Unmarshal(n.Value, &rec) != nil || rec.Workflow == "" {
+		if decodeAt(n.Path, n.Value, &rec) != nil || rec.Workflow == "" {
 			continue
 		}
 		out = append(out, StoredRecord{Key: lastSegment(n.Path), RunRecord: rec, Version: n.Version})

@@ -33,14 +33,13 @@ func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeSt
 	ops := make([]store.Op, 0, len(starts)+1)
 	runs := make([]PendingRun, 0, len(starts))
 	for _, s := range starts {
-		ops = append(ops, store.Create(TriggerKeysPath+"/"+s.Key,
-			mustJSON(RunRecord{JobName: job, At: now, Workflow: s.Owner, Inputs: s.Inputs})))
-		runs = append(runs, PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now})
+		ops = append(ops, createJSON(TriggerKeysPath+"/"+s.Key, RunRecord{JobName: job, At: now, Workflow: s.Owner, Inputs: s.Inputs}))
+		runs = append(runs, PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now, By: "workflow:" + s.Owner})
 	}
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
-		return append(ops, store.Create(p, mustJSON(Ready{Count: len(runs), Since: now, Runs: runs}))), nil
+		return append(ops, createJSON(p, Ready{Count: len(runs), Since: now, Runs: runs})), nil
 	}
 	if err != nil {
 		return nil, err
@@ -54,7 +53,7 @@ func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeSt
 	}
 	rd.Count += len(runs)
 	rd.Runs = append(rd.Runs, runs...)
-	return append(ops, store.Set(p, mustJSON(rd), n.Version)), nil
+	return append(ops, setJSON(p, rd, n.Version)), nil
 }
 
 // DropPendingRunOp returns the op that removes the pending execution
@@ -83,7 +82,7 @@ func (r *Registry) DropPendingRunOp(ctx context.Context, job, key string) (store
 		rd.Runs = append(rd.Runs[:i:i], rd.Runs[i+1:]...)
 		rd.Count--
 		rd.Misfired = min(rd.Misfired, rd.Count-1)
-		return store.Set(p, mustJSON(rd), n.Version), true, nil
+		return setJSON(p, rd, n.Version), true, nil
 	}
 	return store.Op{}, false, nil
 }
@@ -166,11 +165,11 @@ func (r *Registry) Requeue(ctx context.Context, job string, run *PendingRun, now
 		}
 		var op store.Op
 		if !ok {
-			op = store.Create(p, mustJSON(Ready{Count: 1, Since: now.UTC(), Runs: []PendingRun{*run}}))
+			op = createJSON(p, Ready{Count: 1, Since: now.UTC(), Runs: []PendingRun{*run}})
 		} else {
 			rd.Count++
 			rd.Runs = append([]PendingRun{*run}, rd.Runs...)
-			op = store.Set(p, mustJSON(rd), rd.Version)
+			op = setJSON(p, rd, rd.Version)
 		}
 		err = r.commit(ctx, op)
 		if !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)) {

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -53,7 +52,7 @@ func workflowNotFound(name string) error {
 
 // AddWorkflow registers a new workflow.
 func (r *Registry) AddWorkflow(ctx context.Context, c workflow.Config) error {
-	err := r.commit(ctx, store.Create(workflowPath(c.Name), mustJSON(c)))
+	err := r.commit(ctx, createJSON(workflowPath(c.Name), c))
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("%w: Workflow '%s' already existed.", workflow.ErrExists, c.Name)
 	}
@@ -63,7 +62,7 @@ func (r *Registry) AddWorkflow(ctx context.Context, c workflow.Config) error {
 // UpdateWorkflow replaces an existing workflow's config. Runs in flight go
 // on with the definition they started with.
 func (r *Registry) UpdateWorkflow(ctx context.Context, c workflow.Config) error {
-	err := r.commit(ctx, store.Set(workflowPath(c.Name), mustJSON(c), store.AnyVersion))
+	err := r.commit(ctx, setJSON(workflowPath(c.Name), c, store.AnyVersion))
 	if errors.Is(err, store.ErrNotFound) {
 		return workflowNotFound(c.Name)
 	}
@@ -80,7 +79,7 @@ func (r *Registry) Workflow(ctx context.Context, name string) (workflow.Config, 
 	if err != nil {
 		return c, err
 	}
-	if err := json.Unmarshal(n.Value, &c); err != nil {
+	if err := decodeAt(n.Path, n.Value, &c); err != nil {
 		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return c, nil
@@ -140,7 +139,7 @@ func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowSt
 	if err != nil {
 		return st, err
 	}
-	if err := json.Unmarshal(n.Value, &st); err != nil {
+	if err := decodeAt(n.Path, n.Value, &st); err != nil {
 		return st, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return st, nil
@@ -148,7 +147,7 @@ func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowSt
 
 // PutWorkflowStateOp writes a workflow's bookkeeping.
 func PutWorkflowStateOp(name string, st WorkflowState) store.Op {
-	return store.Put(workflowRunsPath(name), mustJSON(st))
+	return putJSON(workflowRunsPath(name), st)
 }
 
 // WorkflowRuns lists a workflow's runs (in the registry), oldest first.
@@ -194,7 +193,7 @@ func (r *Registry) WorkflowRun(ctx context.Context, name, runID string) (workflo
 
 func decodeRun(n store.Node) (workflow.Run, error) {
 	var run workflow.Run
-	if err := json.Unmarshal(n.Value, &run); err != nil {
+	if err := decodeAt(n.Path, n.Value, &run); err != nil {
 		return run, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	run.Version = n.Version
@@ -203,12 +202,12 @@ func decodeRun(n store.Node) (workflow.Run, error) {
 
 // PutWorkflowRunOp writes a run read at run.Version (compare-and-set).
 func PutWorkflowRunOp(run workflow.Run) store.Op {
-	return store.Set(WorkflowRunPath(run.Workflow, run.ID), mustJSON(run), run.Version)
+	return setJSON(WorkflowRunPath(run.Workflow, run.ID), run, run.Version)
 }
 
 // CreateWorkflowRunOp creates a new run.
 func CreateWorkflowRunOp(run workflow.Run) store.Op {
-	return store.Create(WorkflowRunPath(run.Workflow, run.ID), mustJSON(run))
+	return createJSON(WorkflowRunPath(run.Workflow, run.ID), run)
 }
 
 // UpdateWorkflowRun rewrites a run with f, compare-and-set, again while it
@@ -247,7 +246,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 			n, err := r.kv.Get(ctx, kp)
 			if err == nil {
 				var wk WorkflowKey
-				if err := json.Unmarshal(n.Value, &wk); err != nil {
+				if err := decodeAt(n.Path, n.Value, &wk); err != nil {
 					return "", false, fmt.Errorf("registry: decode %s: %w", kp, err)
 				}
 				return wk.RunID, true, nil
@@ -255,7 +254,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 			if !errors.Is(err, store.ErrNotFound) {
 				return "", false, err
 			}
-			ops = append(ops, store.Create(kp, mustJSON(WorkflowKey{RunID: run.ID, At: run.CreatedAt})))
+			ops = append(ops, createJSON(kp, WorkflowKey{RunID: run.ID, At: run.CreatedAt}))
 		}
 		if err := r.checkQueued(ctx, run.Workflow, maxQueued); err != nil {
 			return "", false, err

@@ -83,3 +83,22 @@ func BenchmarkDecideHugeGang(b *testing.B) {
 	v.Failover = nil // failover shards would go first
 	benchDecide(b, v)
 }
+
+// BenchmarkDecideBacklog100kRunning: the same backlog while 4,000 tasks of
+// 2,000 jobs run on the agents (a quarter of each one's CPUs), so every
+// wait about resources names its holders (issue 42: holders.go, and the
+// freeByCount estimate when no offer is held is not in it).
+func BenchmarkDecideBacklog100kRunning(b *testing.B) {
+	v := benchView(100_000, 512)
+	cat := v.Jobs.(*catalog)
+	for j := range 2000 {
+		name := fmt.Sprintf("run-%04d", j)
+		cat.jobs[name] = jobs.Config{JobName: name, AppName: "app-00", ShardingTotalCount: 2, CPUCount: 2, MemoryMB: 512, JobExecutionType: jobs.Transient}
+		v.Running[name] = map[int]task.Entry{}
+		for item := range 2 {
+			v.Running[name][item] = task.Entry{TaskID: fmt.Sprintf("%s-%d", name, item), AgentID: fmt.Sprintf("agent-%03d", (2*j+item)%800),
+				LaunchedAt: t0.Add(time.Duration(j) * time.Second)}
+		}
+	}
+	benchDecide(b, v)
+}

@@ -101,6 +101,12 @@ type decider struct {
 	cands   []cand
 	cluster []Agent // the empty cluster: every agent's total (fit.go)
 	never   map[shape]*Wait
+	// offs are the resources the round matches on: the offers held, or,
+	// with none held (estimated), what the agents have free by the
+	// running tasks' count, to say why work waits but launch nothing.
+	offs      []offers.Offer
+	estimated bool
+	byAgent   map[string][]runTask // the running tasks by agent (holders.go)
 }
 
 func (d *decider) wait(key, reason, msg string) {
@@ -219,7 +225,14 @@ func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Run
 func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
-	m := offers.NewMatcher(v.Offers, v.Executors)
+	d.offs = v.Offers
+	if len(v.Offers) == 0 && len(d.cluster) > 0 {
+		// No offer held (declined and filtered for a moment, or not offered
+		// yet): the reasons come from what should be free, so they do not
+		// flip to no_offers and back between offers.
+		d.offs, d.estimated = d.freeByCount(), true
+	}
+	m := offers.NewMatcher(d.offs, v.Executors)
 	failed := map[shape]Wait{}
 	var launched []*cand
 	var holder *cand
@@ -239,7 +252,7 @@ func (d *decider) place() {
 			d.wait(c.key, WaitBehind, capped)
 			continue
 		}
-		if len(v.Offers) == 0 {
+		if len(d.offs) == 0 {
 			d.wait(c.key, WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
 			continue
 		}
@@ -249,6 +262,11 @@ func (d *decider) place() {
 			continue
 		}
 		ok, reason, detail := m.Place(c.requests())
+		if ok && d.estimated {
+			d.wait(c.key, WaitNoOffers, "no resources on offer at the moment, though what it needs should be free by the running tasks' count: "+
+				"waiting for the cluster engine to offer them")
+			continue
+		}
 		if ok {
 			launched = append(launched, c)
 			placed += n
@@ -258,6 +276,9 @@ func (d *decider) place() {
 			continue
 		}
 		w := d.explain(c, reason, detail)
+		if reason != offers.ReasonInvalid {
+			w = d.withHolders(c, w)
+		}
 		if holder == nil {
 			holder = c
 			d.plan.Waiting[c.key] = d.reserve(c, m, w)
@@ -280,7 +301,8 @@ func (d *decider) behind(holder *cand, w Wait) Wait {
 		return w
 	}
 	return Wait{Reason: WaitReservation, Message: fmt.Sprintf("behind the reservation of the older %s, which holds %s of what is free now "+
-		"and takes what frees up on the agents it can use first; %s", describe(holder), fmtRes(r.Held), w.Message)}
+		"and takes what frees up on the agents it can use first; %s", describe(holder), fmtRes(r.Held), w.Message),
+		Needs: w.Needs, Holders: w.Holders}
 }
 
 func describe(c *cand) string {
@@ -337,6 +359,9 @@ func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 		}
 	}
 	d.plan.Decline = op.Decline
+	if d.estimated {
+		d.plan.Decline = nil // nothing was offered
+	}
 	if d.plan.More && len(d.plan.Launches) > 0 {
 		// The offers this round left untouched are for the next round,
 		// which follows at once with the work after this round's.

@@ -34,14 +34,18 @@
 //     committed over several commits (Plan.Chunked); it still launches all
 //     its shards or none.
 //
-// Every entry that does not launch gets a reason (Plan.Waiting), and a
+// Every entry that does not launch gets a reason (Plan.Waiting), a wait
+// about resources with the running work that holds them (holders.go), and a
 // round that stopped early or holds a timed wait says when to look again
 // (Plan.More, Plan.WakeAt).
 //
 // # Limits
 //
-// There are no runtime estimates, so backfill never uses resources the
-// reservation could use, even when the backfilled work would end before
+// Runtime estimates (View.Typical: the p90 of each running job's recent
+// runs, package estimate) only say when the holders of what a waiting
+// entry needs are expected to free it (Wait.Holders); they do not steer
+// the decision, so backfill never uses resources the reservation could
+// use, even when the backfilled work would end before
 // the reservation could launch: a large execution drains the agents it can
 // use, as strict oldest-first would. Resources not on offer (used by other
 // frameworks, or declined and filtered) are unknown to a round; an

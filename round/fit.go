@@ -172,7 +172,7 @@ func (d *decider) reserve(c *cand, m *offers.Matcher, w Wait) Wait {
 	d.plan.Reservation = r
 	return Wait{Reason: WaitReserved, Message: fmt.Sprintf("the oldest work that does not fit now, so it holds a reservation (since %s): "+
 		"what frees up on the agents it can use goes to it first (%s held this round), later work uses only the rest; %s",
-		fmtUntil(r.Since), fmtRes(held), w.Message)}
+		fmtUntil(r.Since), fmtRes(held), w.Message), Needs: w.Needs, Holders: w.Holders}
 }
 
 func fmtRes(r offers.Resources) string {
@@ -188,4 +188,28 @@ func plural(n int, one string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// freeByCount is what each agent has free by the running tasks' count:
+// its total less the tasks' resources and, once per app with a task
+// there, the app's executor. One offer per agent, even a full one
+// ("free:{agent}"); an estimate (the engine's own use, other frameworks'
+// and what was declined are not counted), for the reasons only.
+func (d *decider) freeByCount() []offers.Offer {
+	var out []offers.Offer
+	for _, a := range d.cluster {
+		used := offers.Resources{}
+		execs := map[string]bool{}
+		for _, rt := range d.runningByAgent()[a.ID] {
+			used = used.Add(rt.res)
+			_, ap, _ := d.v.Jobs.Lookup(rt.job)
+			if ap.AppName != "" && !execs[ap.AppName] {
+				execs[ap.AppName] = true
+				used = used.Add(offers.Resources{CPU: offers.CPUs(ap.CPUCount), MemMB: offers.MemMB(ap.MemoryMB)})
+			}
+		}
+		free := offers.Resources{CPU: max(a.Total.CPU-used.CPU, 0), MemMB: max(a.Total.MemMB-used.MemMB, 0)}
+		out = append(out, offers.Offer{ID: "free:" + a.ID, AgentID: a.ID, Free: free})
+	}
+	return out
 }

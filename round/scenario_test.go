@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
@@ -27,6 +28,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected plans in testdat
 var t0 = time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 
 func at(s string) time.Time {
+	if s == "" {
+		return t0
+	}
 	n, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		panic(err)
@@ -180,7 +184,7 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			cat.disabledApps[arg(1)] = m["disabled"] != ""
 		case "job":
 			j := jobs.Config{JobName: arg(1), AppName: m["app"], ShardingTotalCount: int(num(m["shards"])),
-				CPUCount: num(m["cpu"]), MemoryMB: num(m["mem"]), JobExecutionType: jobs.Transient}
+				CPUCount: num(m["cpu"]), MemoryMB: num(m["mem"]), JobExecutionType: jobs.Transient, TimeoutSeconds: int(num(m["timeout"]))}
 			if m["daemon"] != "" {
 				j.JobExecutionType = jobs.Daemon
 			}
@@ -202,7 +206,15 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			if v.Running[arg(1)] == nil {
 				v.Running[arg(1)] = map[int]task.Entry{}
 			}
-			v.Running[arg(1)][int(num(m["item"]))] = task.Entry{TaskID: arg(1) + "-task", State: task.Running}
+			item := int(num(m["item"]))
+			v.Running[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-task-%d", arg(1), item), State: task.Running, AgentID: m["agent"], LaunchedAt: at(m["since"])}
+		case "typical": // typical JOB runs=N p90=SECONDS: what the job's recent runs took
+			if v.Typical == nil {
+				v.Typical = map[string]estimate.Typical{}
+			}
+			p90 := time.Duration(num(m["p90"]) * float64(time.Second))
+			n := int(num(m["runs"]))
+			v.Typical[arg(1)] = estimate.Typical{Runs: n, P90: p90, Known: n >= estimate.MinRuns}
 		case "reservation":
 			v.Reservation = Reservation{Key: arg(1), Since: at(m["since"])}
 		default:
@@ -255,6 +267,9 @@ func renderPlan(p Plan) []string {
 			s += " (until " + sec(w.Until) + ")"
 		}
 		out = append(out, s)
+		if sum := w.Summary(at("1005")); sum != "" {
+			out = append(out, "summary at 1005: "+sum)
+		}
 	}
 	for _, s := range p.Drop {
 		out = append(out, fmt.Sprintf("drop %s", staleName(s)))

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
@@ -29,6 +30,11 @@ type View struct {
 	Offers    []offers.Offer              // the resources on offer
 	Executors map[offers.ExecutorKey]bool // the apps' executors running per agent
 	Agents    []Agent                     // every agent with its total resources
+
+	// Typical is what each running job's recent runs took (job → them),
+	// for when the work holding resources is expected to end; a job not in
+	// it has its timeout, or nothing, to tell.
+	Typical map[string]estimate.Typical
 
 	// MaxTasks bounds the tasks one round places (one registry commit; 0:
 	// no bound).

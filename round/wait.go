@@ -33,6 +33,11 @@ type Wait struct {
 	Message string    `json:"message"` // in words, with the figures
 	Since   time.Time `json:"since"`   // waiting (for any reason) since
 	Until   time.Time `json:"until,omitzero"`
+	// Needs and Holders, for a wait about resources: what the entry needs
+	// in all (its shards), and the running work that holds resources it
+	// could use, soonest expected end first (Summary words them).
+	Needs   *Res     `json:"needs,omitempty"`
+	Holders []Holder `json:"holders,omitempty"`
 }
 
 // WaitKey names the entry of a ready job ("ready/{job}") or of a failover

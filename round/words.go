@@ -14,7 +14,10 @@ import (
 func (d *decider) explain(c *cand, reason offers.Reason, detail string) Wait {
 	sh := c.shape()
 	free, best := d.offered()
-	held := fmt.Sprintf("%s held now: %s free (at most %s in one)", plural(len(d.v.Offers), "offer"), fmtRes(free), fmtRes(best))
+	held := fmt.Sprintf("%s held now: %s free (at most %s in one)", plural(len(d.offs), "offer"), fmtRes(free), fmtRes(best))
+	if d.estimated {
+		held = fmt.Sprintf("no offer held at the moment; by the running tasks' count %s free (at most %s on one agent)", fmtRes(free), fmtRes(best))
+	}
 	if sh.n > 1 && sh.kind == offers.Ready {
 		return Wait{Reason: WaitGang, Message: fmt.Sprintf("the execution's %d shards launch together and need %s; %s",
 			sh.n, need(d.cluster, sh, false), held)}
@@ -39,7 +42,7 @@ func (d *decider) explain(c *cand, reason offers.Reason, detail string) Wait {
 
 // offered is what the offers have free in all, and the most in one.
 func (d *decider) offered() (free, best offers.Resources) {
-	for _, o := range d.v.Offers {
+	for _, o := range d.offs {
 		free = free.Add(o.Free)
 		best = maxRes(best, o.Free)
 	}

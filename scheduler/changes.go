@@ -25,6 +25,7 @@ type configFollower struct {
 	catalog  *Catalog
 	producer *Producer
 	queues   *queues
+	runs     *durations
 }
 
 // apply applies a change to the catalog and reacts to it.
@@ -55,6 +56,9 @@ func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
 // reschedules it.
 func (c *configFollower) jobChanged(ctx context.Context, name string) {
 	c.killJob(ctx, name)
+	if _, exists := c.catalog.Job(name); !exists {
+		c.runs.forget(name) // deleted: a job registered under its name starts anew
+	}
 	if _, _, ok := c.catalog.Runnable(name); !ok {
 		if err := c.reg.Change().DropReady(name).DropFailover(name, -1).Commit(ctx); err != nil {
 			c.log.Warn("clear the job's queues", "job", name, "err", err)
@@ -110,7 +114,7 @@ func (c *configFollower) queueDaemon(ctx context.Context, name string) {
 	if err != nil || len(running) >= job.ShardingTotalCount {
 		return
 	}
-	if _, err := c.reg.Trigger(ctx, name, false, c.clock.Now()); err != nil {
+	if _, err := c.reg.TriggerBy(ctx, name, false, c.clock.Now(), registry.ByDaemon); err != nil {
 		c.log.Warn("queue daemon job", "job", name, "err", err)
 	}
 	c.queues.changed()

@@ -33,6 +33,7 @@ type launcher struct {
 	seen    *seen
 	wake    func()
 	scratch map[string]round.Wait
+	runs    *durations // how long jobs' runs take, for the holders' expected ends
 }
 
 // round is one launch round.
@@ -67,6 +68,7 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	if v.Running, err = l.st.runningAll(ctx, l.reg); err != nil {
 		return v, err
 	}
+	v.Typical = l.runs.typical(ctx, v.Running)
 	if v.Failover, err = l.queues.failover(ctx); err != nil {
 		return v, err
 	}

@@ -192,8 +192,8 @@ func TestKeyedTriggerRecordsItsRun(t *testing.T) {
 	r.status(run[0].TaskID, "TASK_RUNNING")
 	r.statusMsg(run[0].TaskID, "TASK_FAILED", "exit code 3: boom")
 	rec, err := r.reg.RunRecordOf(r.ctx, "ci-42")
-	if err != nil || rec.Done || len(rec.Shards) != 1 || rec.JobName != "job" {
-		t.Fatalf("record after one shard = %+v %v", rec, err)
+	if err != nil || rec.Done || len(rec.Shards) != 1 || rec.JobName != "job" || !rec.Failed {
+		t.Fatalf("record after one shard failed for good (the run cannot succeed) = %+v %v", rec, err)
 	}
 	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || fo[0].RunKey != "ci-42" || fo[0].Retry {
 		t.Fatalf("failover entry = %+v", fo)

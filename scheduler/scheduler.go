@@ -32,6 +32,7 @@ type TaskEvent struct {
 	TaskID, Job, App, AgentID, Hostname string
 	Item                                int
 	Source                              string
+	Trigger                             string // who or what queued the run (task.Entry.Trigger)
 	Transient                           bool
 	At                                  time.Time
 	Queued                              time.Time // when the work entered the ready or failover queue
@@ -98,7 +99,11 @@ type Deps struct {
 	Log       *slog.Logger
 	Observer  Observer // may be nil
 	Notifier  Notifier // may be nil
-	Options   Options
+	// RecentRuns, when set, starts each job's run durations from history
+	// (for when running work is expected to end); without it they come
+	// from the runs this term sees.
+	RecentRuns RecentRuns
+	Options    Options
 }
 
 // Scheduler is the leader's brain: one loop goroutine that owns the
@@ -154,8 +159,9 @@ func New(d Deps) *Scheduler {
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead,
 		Observe: func(job string, sch, com time.Time) { d.Observer.Fired(job, sch, com) },
 	}
+	runs := newDurations(d.RecentRuns, d.Log.With("subsystem", "launcher"))
 	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Observer,
-		notifier: d.Notifier, st: s.st, catalog: s.catalog, queues: s.queues}
+		notifier: d.Notifier, st: s.st, catalog: s.catalog, queues: s.queues, runs: runs}
 	s.recon = &reconciler{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "reconciler"),
 		opts: opts, st: s.st, status: s.status, wake: s.Wake}
 	s.status.answered = s.recon.answered
@@ -163,9 +169,9 @@ func New(d Deps) *Scheduler {
 		alarm: s.alarm, opts: opts}
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
-		seen: s.seen, wake: s.Wake}
+		seen: s.seen, wake: s.Wake, runs: runs}
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
-		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues}
+		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}
 	return s
 }
 

@@ -32,6 +32,7 @@ type statusHandler struct {
 	catalog  *Catalog
 	queues   *queues
 	answered func(taskID string) // the reconciler's
+	runs     *durations
 }
 
 // handle applies one update through reg (the registry, or a batch whose
@@ -52,6 +53,9 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 		return err
 	}
 	out := task.Transition(in)
+	if in.Entry != nil && in.Entry.KilledBy != "" && task.State(st.State) == task.Killed {
+		st.Message = killedWords(in.Entry.KilledBy, st.Message) // history and the run's record say who
+	}
 	if out.Stale {
 		h.stale(ctx, st, out)
 		return nil
@@ -59,7 +63,7 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 	rt := *in.Entry
 	job, _ := h.catalog.Job(tid.JobName)
 	ev := TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
-		Item: tid.Item, Source: rt.Source, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
+		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
 	h.obs.StatusChanged(ev, st)
 	delete(h.st.unreachable, st.TaskID)
 	if out.Unreachable {
@@ -158,7 +162,9 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		rep := shardReportOf(st.Data)
 		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: task.State(st.State), Message: st.Message,
 			StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
-		ch.RecordRun(key, task.RecordShard(rec, tid.JobName, so, e.RecordDone, now))
+		rec = task.RecordShard(rec, tid.JobName, so, e.RecordDone, now)
+		rec.Failed = rec.Failed || e.Result == task.Failure
+		ch.RecordRun(key, rec)
 	}
 	var pause *task.Pause
 	if facts.Exists { // a deregistered job's runs are not counted
@@ -177,11 +183,14 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		return err
 	}
 	h.st.dropRunning(tid.JobName, tid.Item)
+	if task.State(st.State) == task.Finished && facts.Exists {
+		h.runs.add(tid.JobName, ranFor(shardReportOf(st.Data), e.Entry.LaunchedAt, now))
+	}
 	if pause != nil {
 		h.paused(job, ev, *pause)
 	}
 	if e.RequeueDaemon {
-		if _, err := reg.Trigger(ctx, job.JobName, false, now); err != nil {
+		if _, err := reg.TriggerBy(ctx, job.JobName, false, now, registry.ByDaemon); err != nil {
 			h.log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
 		}
 		h.queues.changed()

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"github.com/ejcloud/elasticjob/namespace"
 	"slices"
 	"time"
 
@@ -93,7 +94,7 @@ func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *buil
 		}
 		tl, ev := l.taskLaunch(pl, inputs[runKeyOf(pl)], now)
 		e := task.Entry{TaskID: tl.TaskID, AgentID: pl.AgentID, Hostname: l.st.offers[pl.OfferID].Hostname, ExecutorID: tl.Executor.ID,
-			State: task.Staging, Source: ev.Source, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), LaunchedAt: now, UpdatedAt: now}
+			State: task.Staging, Source: ev.Source, Trigger: ev.Trigger, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), LaunchedAt: now, UpdatedAt: now}
 		if pl.Failover != nil {
 			e.Attempts = pl.Failover.Attempts
 		}
@@ -130,7 +131,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	data := jobs.TaskData{
 		Version: jobs.TaskDataVersion,
 		ShardingContext: jobs.ShardingContext{
-			JobName: job.JobName, TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
+			JobName: namespace.Name(job.JobName), Namespace: nsOf(job.JobName), TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
 			JobParameter: job.JobParameter, ShardingItem: item, ShardingParameter: params[item], Inputs: in,
 		},
 		ExecutionSource: source, Job: job, App: a,
@@ -150,8 +151,17 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 		}
 	}
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
-		Source: string(source), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
+		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	return tl, ev
+}
+
+// nsOf is a job key's namespace as the sharding context names it: none
+// for the default one (its payload stays the original's).
+func nsOf(key string) string {
+	if ns := namespace.Of(key); ns != namespace.Default {
+		return ns
+	}
+	return ""
 }
 
 func (l *launcher) executorSpec(a app.Config, agentID string) engine.ExecutorSpec {
@@ -160,6 +170,23 @@ func (l *launcher) executorSpec(a app.Config, agentID string) engine.ExecutorSpe
 		CPUs: a.CPUCount, MemMB: a.MemoryMB, Command: l.opts.ExecutorCommand, Shell: false,
 		URIs: l.opts.ExecutorURIs, Env: l.opts.ExecutorEnv,
 	}
+}
+
+// Origins of shards run again (task.Entry.Trigger).
+const (
+	ByRetry    = "retry"    // a failed shard relaunched within its run (maxRetries)
+	ByFailover = "failover" // a failed or lost shard of a failover or DAEMON job
+)
+
+// triggerOf is who or what queued the run a launch serves.
+func triggerOf(pl round.Launch) string {
+	switch {
+	case pl.Failover != nil && pl.Failover.Retry:
+		return ByRetry
+	case pl.Failover != nil:
+		return ByFailover
+	}
+	return pl.Ready.FirstBy()
 }
 
 // parameterOf returns the run's jobParameter override, if any: the oldest

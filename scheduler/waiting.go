@@ -225,7 +225,7 @@ func (r *waitRecorder) waitingKeys(waiting map[string]round.Wait, now time.Time,
 		wt.Since = e.since
 		rec := e.rec
 		switch {
-		case !e.hasRec || rec.Reason != wt.Reason || !rec.Until.Equal(wt.Until) || !rec.Since.Equal(wt.Since):
+		case !e.hasRec || rec.Reason != wt.Reason || !rec.Until.Equal(wt.Until) || !rec.Since.Equal(wt.Since) || !sameHolders(rec, wt):
 			puts[k] = wt
 		case rec.Message != wt.Message && now.UnixNano()-e.writtenAt >= int64(waitRefresh):
 			stale = append(stale, k)
@@ -259,4 +259,18 @@ func (r *waitRecorder) waitingKeys(waiting map[string]round.Wait, now time.Time,
 		more = true
 	}
 	return keys, puts, more
+}
+
+// sameHolders: the same jobs hold what both waits need (a new holder is
+// written at once, as a new reason is; its figures only with the message).
+func sameHolders(a, b round.Wait) bool {
+	if len(a.Holders) != len(b.Holders) {
+		return false
+	}
+	for i := range a.Holders {
+		if a.Holders[i].Job != b.Holders[i].Job {
+			return false
+		}
+	}
+	return true
 }

@@ -58,7 +58,7 @@ zk_classpath() {
 
 have_all() {
 	local b
-	for b in java javac jar mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool curl; do
+	for b in java javac jar mariadbd mariadb-install-db mariadb-admin mariadb xz bzip2 promtool curl htpasswd; do
 		command -v "$b" >/dev/null 2>&1 || return 1
 	done
 	[[ -f /usr/share/java/zookeeper.jar && -f /usr/share/java/slf4j-simple.jar && -f /usr/share/java/spring3-context.jar ]] || return 1
@@ -75,8 +75,9 @@ cmd_install() {
 	# curl: the README walk-through's commands, run as written by e2e/walkthrough_test.go.
 	# openjdk-17-jdk-headless: the Java library (sdk/java) and the Java jobs' tests on a real JVM;
 	# libspring-context-java: a 2.x job that is a Spring bean (beanName, applicationContext).
+	# apache2-utils: htpasswd, which the tenancy tests use to write a users file as an operator would.
 	local pkgs=(zookeeper libslf4j-java mariadb-server mariadb-client xz-utils bzip2 prometheus curl
-		openjdk-17-jdk-headless libspring-context-java)
+		openjdk-17-jdk-headless libspring-context-java apache2-utils)
 	[[ -n "${SKIP_BROWSER:-}" ]] || pkgs+=(chromium fonts-liberation)
 	# Keep package scripts from starting system daemons (we run our own).
 	local policy=/usr/sbin/policy-rc.d made_policy=""

@@ -94,11 +94,11 @@ finish racevet
 # The real-Mesos tier (e2e/realmesos) runs as one more package, in parallel with the others,
 # whenever a Mesos build exists; its tests say the same when they skip.
 mesos_home=${EJ_MESOS_HOME:-}
-for d in /work/shared/mesos-1.11 ../shared/mesos-1.11; do
+for d in ../shared/mesos-1.11; do # beside the repository (the working directory is its root)
   if [ -z "$mesos_home" ] && [ -x "$d/bin/mesos-master" ]; then mesos_home=$d; fi
 done
 if [ -n "$mesos_home" ]; then echo "== real Mesos tier: against the Mesos build at $mesos_home"
-else echo "== real Mesos tier: skipped: no Mesos build at /work/shared/mesos-1.11 (set EJ_MESOS_HOME)"; fi
+else echo "== real Mesos tier: skipped: no Mesos build at ../shared/mesos-1.11 (set EJ_MESOS_HOME)"; fi
 
 # Every fuzz target's seed corpus (f.Add and testdata/fuzz) runs as a test in go test below.
 # Fuzzing itself is `make fuzz`: its builds instrument every package again (SQLite's
@@ -113,7 +113,7 @@ fi
 # The real-Kubernetes tier (e2e/realkube) likewise, whenever the single-node Kubernetes build
 # exists: its TestMain starts the cluster (as root) and always runs its stop.sh; the trap above
 # runs it too, with the same state directory, should go test be killed.
-for d in "${EJ_K8S_HOME:-}" /work/shared/k8s-1.37 ../shared/k8s-1.37; do
+for d in "${EJ_K8S_HOME:-}" ../shared/k8s-1.37; do
   if [ -z "$k8s_home" ] && [ -n "$d" ] && [ -x "$d/scripts/start.sh" ]; then k8s_home=$(cd "$d" && pwd); fi
 done
 if [ -n "$k8s_home" ]; then
@@ -124,7 +124,7 @@ if [ -n "$k8s_home" ]; then
 			{ apt-get update >/dev/null && apt-get install -y runc containernetworking-plugins xz-utils bc busybox-static >/dev/null; }
 	fi
 	export EJ_K8S_HOME="$k8s_home" EJ_K8S_RUN="$logs/k8s"
-else echo "== real Kubernetes tier: skipped: no Kubernetes build at /work/shared/k8s-1.37 (set EJ_K8S_HOME)"; fi
+else echo "== real Kubernetes tier: skipped: no Kubernetes build at ../shared/k8s-1.37 (set EJ_K8S_HOME)"; fi
 
 phase "unit, conformance, integration and end-to-end tests (race detector on)"
 log="$logs/go-test"

@@ -12,7 +12,14 @@ type Entry struct {
 	State      State  `json:"state"`          // the last state seen
 	Busy       bool   `json:"busy,omitempty"` // a DAEMON task is inside a run of its cron
 	Source     string `json:"executionSource,omitempty"`
-	Attempts   int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
+	// Trigger is who or what queued the run: "cron", "api:{user}",
+	// "console:{user}", "ejctl:{user}", "workflow:{flow}/{run}/{node}",
+	// "retry", "failover", "daemon" ("" when not recorded).
+	Trigger string `json:"triggeredBy,omitempty"`
+	// KilledBy is who stopped the run this task belongs to (the API's
+	// kill of one execution: "console:{user}", …); its end says so.
+	KilledBy string `json:"killedBy,omitempty"`
+	Attempts int    `json:"attempts,omitempty"` // earlier launches of this shard's run that failed
 	// Parameter is the run's jobParameter override (from a trigger), kept
 	// so a failover or retry of the shard runs with it too.
 	Parameter *string `json:"jobParameterOverride,omitempty"`

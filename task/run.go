@@ -125,7 +125,11 @@ type RunRecord struct {
 	Shards  []ShardOutcome `json:"shards,omitempty"`
 	Done    bool           `json:"done,omitempty"`
 	Success bool           `json:"success,omitempty"`
-	EndedAt time.Time      `json:"endedAt,omitzero"`
+	// Failed: a shard failed for good (not to be retried within the run),
+	// so the run cannot succeed, though other shards may still run (or a
+	// failover run the shard again outside the run).
+	Failed  bool      `json:"failed,omitempty"`
+	EndedAt time.Time `json:"endedAt,omitzero"`
 }
 
 // ShardOutcome is how one shard of a keyed run ended (its last attempt).

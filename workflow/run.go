@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/namespace"
 	"strings"
 	"time"
 )
@@ -152,10 +153,12 @@ func NewRunID(at time.Time, suffix string) string {
 
 // NodeKey is the idempotency key of a node's execution in one attempt:
 // the same node of the same run and attempt always gets the same key, so a
-// start issued twice queues one execution.
+// start issued twice queues one execution. The key of a workflow of a
+// namespace other than the default one carries the namespace (as its name
+// does: namespace.Key), so the execution's record is kept in its tree.
 func NodeKey(workflow, runID, node string, attempt int) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%d", workflow, runID, node, attempt)))
-	return "wf-" + hex.EncodeToString(sum[:16])
+	return namespace.Key(namespace.Of(workflow), "wf-"+hex.EncodeToString(sum[:16]))
 }
 
 // Node returns the node with id, or nil.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/config"
@@ -37,7 +38,7 @@ func openHistory(ctx context.Context, cfg config.Config, log *slog.Logger, retai
 	if err != nil {
 		return nil, nil, fmt.Errorf("event trace (%s): %w", trace.RedactDSN(dsn), err)
 	}
-	hs, err := history.New(w.Handle(), dialect, history.Options{Location: cfg.Location})
+	hs, err := history.New(w.Handle(), dialect, history.Options{Location: cfg.Location, Started: time.Now()})
 	if err != nil {
 		_ = w.Close(ctx)
 		return nil, nil, err

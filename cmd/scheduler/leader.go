@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/leader"
@@ -92,6 +93,7 @@ type leaderWork struct {
 	observer scheduler.Observer
 	hooks    *webhook.Sender
 	coll     *history.Collector // nil without history
+	hist     *history.Store     // nil without history
 	mx       *metrics.Metrics
 	// resolveAppURL rewrites hosted package URLs to this instance's own.
 	resolveAppURL func(string) string
@@ -139,7 +141,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Inventory: inventory,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
-		Observer: l.observer, Notifier: l.hooks,
+		Observer: l.observer, Notifier: l.hooks, RecentRuns: l.recentRuns(reg),
 		Options: scheduler.Options{
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
@@ -162,6 +164,21 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
 	return loops, nil
+}
+
+// recentRuns reads a job's recent run durations from history, since the
+// job was registered (nil without history).
+func (l *leaderWork) recentRuns(reg *registry.Registry) scheduler.RecentRuns {
+	if l.hist == nil {
+		return nil
+	}
+	return func(ctx context.Context, job string) ([]time.Duration, error) {
+		since, err := reg.JobRegisteredAt(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		return l.hist.RecentDurations(ctx, job, since.Truncate(time.Second), estimate.MaxRuns)
+	}
 }
 
 // scheduler returns the scheduler of the term in force, or nil.

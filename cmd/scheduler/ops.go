@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/ejcloud/elasticjob/engine"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/ejcloud/elasticjob/mesos/agents"
 	"github.com/ejcloud/elasticjob/mesos/detector"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler"
 )
 
 // ops implements api.Operations: leader operations on the term in force,
@@ -47,6 +49,21 @@ func (o *ops) Reconcile(ctx context.Context, explicit bool) error {
 		return fmt.Errorf("%w: this scheduler is not the leader", api.ErrUnavailable)
 	}
 	return s.Reconcile(ctx, explicit)
+}
+
+func (o *ops) KillRun(ctx context.Context, job, by string) (api.KilledRun, error) {
+	s := o.work.scheduler()
+	if s == nil {
+		return api.KilledRun{}, fmt.Errorf("%w: this scheduler is not the leader", api.ErrUnavailable)
+	}
+	k, err := s.KillRun(ctx, job, by)
+	switch {
+	case errors.Is(err, scheduler.ErrNoRun):
+		return api.KilledRun{}, fmt.Errorf("%w: %s", api.ErrConflict, strings.TrimPrefix(err.Error(), scheduler.ErrNoRun.Error()+": "))
+	case errors.Is(err, scheduler.ErrDaemonRunKill):
+		return api.KilledRun{}, fmt.Errorf("%w: %s", api.ErrBadRequest, strings.TrimPrefix(err.Error(), scheduler.ErrDaemonRunKill.Error()+": "))
+	}
+	return api.KilledRun{Tasks: k.Tasks, Dropped: k.Dropped}, err
 }
 
 func (o *ops) Sandboxes(ctx context.Context, appName string) ([]api.Sandbox, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/webhook"
+	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/mesos/detector"
 	"github.com/ejcloud/elasticjob/mesos/embedded"
 	"github.com/ejcloud/elasticjob/metrics"
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 
 // cachedRoots are the registry subtrees every instance keeps in memory
 // (the election's /ha is read from the store itself).
-var cachedRoots = []string{"/config", "/state", "/auth"}
+var cachedRoots = []string{"/config", "/state", "/auth", registry.NamespacesPath}
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, lead leadership, ln net.Listener, masterURL string) error {
 	exe, err := executorDelivery(cfg, log)
@@ -112,14 +113,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		return err
 	}
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, kube: kubes}
-	work.flowObserver = workflowObserver(mx, tw)
+	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount
 		}
 		return 0
 	})
+	users, err := openUsers(cfg, log)
+	if err != nil {
+		return err
+	}
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL)
+	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
+		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users}, clock.Real{}, reg)
 	o.Packages, o.Location = pkgs, cfg.Location
 	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
 	if kubes != nil { // Kubernetes: logs, nodes and the executors' reports (engine.go)
@@ -175,8 +182,6 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 		Audit:    auditLog(tw, hs),
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
 		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
-		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
-			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL}, clock.Real{}, reg),
 		Ops: &ops{work: work, lead: lead, reg: reg, agents: work.masters.agentsClient(), mesosURL: detector.Redact(masterURL),
 			embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
 	}
@@ -319,4 +324,18 @@ func pidsMax(n int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// openUsers reads the users file (auth_users_file), if one is set: a file
+// that cannot be read or parsed stops the start; later changes are read
+// as they come (identity.UsersFile).
+func openUsers(cfg config.Config, log *slog.Logger) (*identity.UsersFile, error) {
+	if cfg.UsersFile == "" {
+		return nil, nil
+	}
+	u, err := identity.OpenUsersFile(cfg.UsersFile, log.With("subsystem", "users"), cfg.AuthUsername, cfg.GuestUsername)
+	if err != nil {
+		return nil, fmt.Errorf("auth_users_file: %w", err)
+	}
+	return u, nil
 }

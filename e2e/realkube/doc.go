@@ -1,6 +1,6 @@
 // Package realkube is the real-Kubernetes test tier: the scheduler with kube_config against
 // a real single-node Kubernetes 1.37 (etcd, kube-apiserver, containerd with runc and a
-// kubelet on 127.0.0.1), started by TestMain from /work/shared/k8s-1.37 (EJ_K8S_HOME, or
+// kubelet on 127.0.0.1), started by TestMain from the build EJ_K8S_HOME names (else
 // ../shared/k8s-1.37 beside the repository) and stopped with its stop.sh whatever happens
 // (the kubelet's kernel settings are put back). Without the cluster's build every test
 // skips with one clear "skipped: no Kubernetes build at …" message; with one they never

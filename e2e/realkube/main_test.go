@@ -22,8 +22,9 @@ import (
 	"github.com/ejcloud/elasticjob/kube/image"
 )
 
-// DefaultK8sHome is where this project's machines keep the Kubernetes build.
-const DefaultK8sHome = "/work/shared/k8s-1.37"
+// DefaultK8sHome is where the Kubernetes build is looked for without EJ_K8S_HOME: beside
+// the repository (relative to this package's directory, the test's working directory).
+const DefaultK8sHome = "../../../shared/k8s-1.37"
 
 // executorImage is the executor image the tests import.
 const executorImage = "localhost/elasticjob-executor:e2e"
@@ -48,7 +49,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	if home == "" {
-		skipReason = "skipped: no Kubernetes build at " + DefaultK8sHome + " or ../shared/k8s-1.37 (set EJ_K8S_HOME)"
+		skipReason = "skipped: no Kubernetes build at ../shared/k8s-1.37 beside the repository (set EJ_K8S_HOME)"
 		fmt.Println("realkube:", skipReason)
 		return m.Run()
 	}
@@ -83,7 +84,7 @@ func run(m *testing.M) int {
 
 // findK8s returns the build to use, "" when there is none (EJ_K8S_HOME, when set, must name one).
 func findK8s() (string, error) {
-	return harness.FindBuild("EJ_K8S_HOME", []string{DefaultK8sHome, "../../../shared/k8s-1.37"}, "scripts/start.sh", "scripts/stop.sh", "scripts/bin.sh")
+	return harness.FindBuild("EJ_K8S_HOME", []string{DefaultK8sHome}, "scripts/start.sh", "scripts/stop.sh", "scripts/bin.sh")
 }
 
 // stopper returns the function that stops the cluster (once): stop.sh restores the

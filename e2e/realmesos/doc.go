@@ -1,6 +1,6 @@
 // Package realmesos is the real-Mesos test tier: the scheduler against a real Apache Mesos 1.x
 // master and agent (the mesos_url path), started by the tests on 127.0.0.1 from a Mesos build
-// (EJ_MESOS_HOME, default /work/shared/mesos-1.11, or ../shared/mesos-1.11 beside the
+// (EJ_MESOS_HOME, else ../shared/mesos-1.11 beside the
 // repository). Without a build every test skips with one clear "skipped: no Mesos build at …"
 // message; with one they never skip (the ZooKeeper tests also need EJ_TEST_ZK, required when CI
 // is set, as everywhere).

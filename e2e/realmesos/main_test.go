@@ -13,8 +13,9 @@ import (
 	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
-// DefaultMesosHome is where this project's machines keep the Mesos build.
-const DefaultMesosHome = "/work/shared/mesos-1.11"
+// DefaultMesosHome is where the Mesos build is looked for without EJ_MESOS_HOME: beside the
+// repository (relative to this package's directory, the test's working directory).
+const DefaultMesosHome = "../../../shared/mesos-1.11"
 
 // Set by TestMain.
 var (
@@ -34,7 +35,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	if home == "" {
-		skipReason = "skipped: no Mesos build at " + DefaultMesosHome + " or ../shared/mesos-1.11 (set EJ_MESOS_HOME to a Mesos 1.x build with bin/mesos-master)"
+		skipReason = "skipped: no Mesos build at ../shared/mesos-1.11 beside the repository (set EJ_MESOS_HOME to a Mesos 1.x build with bin/mesos-master)"
 		fmt.Println("realmesos:", skipReason)
 		return m.Run()
 	}
@@ -56,7 +57,7 @@ func run(m *testing.M) int {
 
 // findMesos returns the build to use, "" when there is none (EJ_MESOS_HOME, when set, must name one).
 func findMesos() (string, error) {
-	return harness.FindBuild("EJ_MESOS_HOME", []string{DefaultMesosHome, "../../../shared/mesos-1.11"}, "bin/mesos-master", "bin/mesos-agent")
+	return harness.FindBuild("EJ_MESOS_HOME", []string{DefaultMesosHome}, "bin/mesos-master", "bin/mesos-agent")
 }
 
 func setup(tmp string) error {

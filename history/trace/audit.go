@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -26,6 +27,8 @@ type Audit struct {
 	Target       string    `json:"target"`     // the app, job or workflow name
 	Summary      string    `json:"summary"`    // what changed, without secrets
 	Status       int       `json:"status"`     // the HTTP status answered
+	// Namespace is the request's (absent in rows spooled before namespaces: the default one).
+	Namespace string `json:"namespace,omitempty"`
 }
 
 func (e Audit) EventID() string { return e.ID }
@@ -55,10 +58,10 @@ func (e Audit) normalize(now time.Time) Event {
 func (s *sqlWriter) writeAudits(ctx context.Context, tx *sqlx.Tx, rows []Audit) error {
 	d := s.dialect
 	return insertRows(ctx, tx, s.insertIgnore()+migrations.TableAuditLog+
-		" (id, creation_time, user_name, role, address, method, route, target_kind, target, summary, status) VALUES ",
-		11, "", len(rows), func(i int) []any {
+		" (id, creation_time, user_name, role, address, method, route, target_kind, target, summary, status, namespace) VALUES ",
+		12, "", len(rows), func(i int) []any {
 			e := rows[i]
 			return []any{e.ID, timeArg(d, e.CreationTime), e.User, e.Role, e.Address, e.Method, e.Route, e.TargetKind,
-				e.Target, e.Summary, e.Status}
+				e.Target, e.Summary, e.Status, cmp.Or(e.Namespace, "default")}
 		})
 }

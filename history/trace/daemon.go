@@ -7,6 +7,10 @@ import (
 
 var _ scheduler.DaemonObserver = (*Observer)(nil)
 
+// daemonCron is what triggers a daemon's runs: its cron, inside the
+// executor (registry.ByCron).
+const daemonCron = "cron"
+
 // DaemonRun records a daemon run's execution log from the executor's
 // BEGIN and COMPLETE reports (scheduler.DaemonObserver), honouring the
 // app's eventTraceSamplingCount as the original did: 0 records every run;
@@ -58,7 +62,7 @@ func (o *Observer) daemonRun(ev scheduler.TaskEvent, rep jobs.DaemonReport, n in
 	host := firstOf(rep.Hostname, ev.Hostname)
 	if !complete {
 		o.record(ExecutionStart{ID: id, JobName: tid.JobName, TaskID: rep.TaskID, Hostname: host, IP: rep.IP,
-			ShardingItem: tid.Item, ExecutionSource: src, StartTime: firstTime(rep.StartTime, ev.At)})
+			ShardingItem: tid.Item, ExecutionSource: src, TriggeredBy: daemonCron, StartTime: firstTime(rep.StartTime, ev.At)})
 		return true
 	}
 	cause := ""
@@ -66,7 +70,7 @@ func (o *Observer) daemonRun(ev scheduler.TaskEvent, rep jobs.DaemonReport, n in
 		cause = rep.Message
 	}
 	o.record(ExecutionComplete{ID: id, JobName: tid.JobName, TaskID: rep.TaskID, Hostname: host, IP: rep.IP,
-		ShardingItem: tid.Item, ExecutionSource: src, StartTime: rep.StartTime, CompleteTime: firstTime(rep.CompleteTime, ev.At),
+		ShardingItem: tid.Item, ExecutionSource: src, TriggeredBy: daemonCron, StartTime: rep.StartTime, CompleteTime: firstTime(rep.CompleteTime, ev.At),
 		Success: rep.Success, FailureCause: cause})
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
+	"github.com/ejcloud/elasticjob/namespace"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -56,7 +57,8 @@ type ExecutionStart struct {
 	Hostname        string    `json:"hostname"`
 	IP              string    `json:"ip"`
 	ShardingItem    int       `json:"shardingItem"`
-	ExecutionSource string    `json:"executionSource"` // NORMAL_TRIGGER, MISFIRE, FAILOVER
+	ExecutionSource string    `json:"executionSource"`       // NORMAL_TRIGGER, MISFIRE, FAILOVER
+	TriggeredBy     string    `json:"triggeredBy,omitempty"` // cron, api:{user}, … (task.Entry.Trigger)
 	StartTime       time.Time `json:"startTime"`
 }
 
@@ -71,6 +73,7 @@ type ExecutionComplete struct {
 	IP              string    `json:"ip"`
 	ShardingItem    int       `json:"shardingItem"`
 	ExecutionSource string    `json:"executionSource"`
+	TriggeredBy     string    `json:"triggeredBy,omitempty"`
 	StartTime       time.Time `json:"startTime"`
 	CompleteTime    time.Time `json:"completeTime"`
 	Success         bool      `json:"success"`
@@ -90,7 +93,7 @@ func (e ExecutionComplete) EventID() string { return e.ID }
 const (
 	maxMessage = 4000
 	maxID      = 40
-	maxJob     = 100
+	maxJob     = 100 // the name part of a key (namespace.Key): the namespace has a column of its own
 	maxTask    = 255
 	maxHost    = 255
 	maxIP      = 50
@@ -102,7 +105,7 @@ const (
 
 func (e StatusTrace) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
-	e.JobName, e.OriginalTaskID, e.TaskID = clip(e.JobName, maxJob), clip(e.OriginalTaskID, maxTask), clip(e.TaskID, maxTask)
+	e.JobName, e.OriginalTaskID, e.TaskID = clipKey(e.JobName), clip(e.OriginalTaskID, maxTask), clip(e.TaskID, maxTask)
 	e.SlaveID, e.Source, e.ExecutionType = clip(e.SlaveID, maxSlave), clip(e.Source, maxSource), clip(e.ExecutionType, maxShort)
 	e.ShardingItem, e.State, e.Message = clip(e.ShardingItem, maxItems), clip(e.State, maxShort), clip(e.Message, maxMessage)
 	e.CreationTime = stamp(e.CreationTime, now)
@@ -111,16 +114,17 @@ func (e StatusTrace) normalize(now time.Time) Event {
 
 func (e ExecutionStart) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
-	e.JobName, e.TaskID, e.Hostname, e.IP = clip(e.JobName, maxJob), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
-	e.ExecutionSource = clip(e.ExecutionSource, maxShort)
+	e.JobName, e.TaskID, e.Hostname, e.IP = clipKey(e.JobName), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
+	e.ExecutionSource, e.TriggeredBy = clip(e.ExecutionSource, maxShort), clip(e.TriggeredBy, maxHost)
 	e.StartTime = stamp(e.StartTime, now)
 	return e
 }
 
 func (e ExecutionComplete) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
-	e.JobName, e.TaskID, e.Hostname, e.IP = clip(e.JobName, maxJob), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
+	e.JobName, e.TaskID, e.Hostname, e.IP = clipKey(e.JobName), clip(e.TaskID, maxTask), clip(e.Hostname, maxHost), clip(e.IP, maxIP)
 	e.ExecutionSource, e.FailureCause = clip(e.ExecutionSource, maxShort), clip(e.FailureCause, maxMessage)
+	e.TriggeredBy = clip(e.TriggeredBy, maxHost)
 	e.CompleteTime = stamp(e.CompleteTime, now)
 	if !e.StartTime.IsZero() {
 		e.StartTime = stamp(e.StartTime, now)
@@ -303,3 +307,13 @@ func decodeEvent(line []byte) (Event, error) {
 	}
 	return nil, fmt.Errorf("trace: empty spool line")
 }
+
+// clipKey clips the name part of a key (namespace.Key), keeping its
+// namespace whole: the writer splits the two into their columns.
+func clipKey(key string) string {
+	ns, name := namespace.Split(key)
+	return namespace.Key(ns, clip(name, maxJob))
+}
+
+// split is a key's namespace and name, as the rows store them.
+func split(key string) (string, string) { return namespace.Split(key) }

@@ -97,6 +97,7 @@ type execRow struct {
 	IsSuccess       int        `db:"is_success"`
 	StartTime       *time.Time `db:"start_time"`
 	CompleteTime    *time.Time `db:"complete_time"`
+	TriggeredBy     *string    `db:"triggered_by"`
 }
 
 func db(t *testing.T, w *Writer) *sqlx.DB {
@@ -105,7 +106,7 @@ func db(t *testing.T, w *Writer) *sqlx.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d
+	return d.Unsafe() // the rows below are the original's columns: the namespace column is read where it is tested
 }
 
 func traces(t *testing.T, w *Writer) []traceRow {

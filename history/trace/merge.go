@@ -34,6 +34,9 @@ func mergeExecutions(evs []Event) []Event {
 		}
 		s := evs[j].(ExecutionStart)
 		c.JobName, c.TaskID, c.ShardingItem, c.ExecutionSource = s.JobName, s.TaskID, s.ShardingItem, s.ExecutionSource
+		if s.TriggeredBy != "" {
+			c.TriggeredBy = s.TriggeredBy
+		}
 		if s.Hostname != "" {
 			c.Hostname = s.Hostname
 		}

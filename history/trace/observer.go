@@ -170,7 +170,7 @@ func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskIn
 		}
 		o.mu.Unlock()
 		o.record(ExecutionStart{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
-			ShardingItem: t.Item, ExecutionSource: src, StartTime: start})
+			ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, StartTime: start})
 		return
 	}
 	if start.IsZero() {
@@ -198,7 +198,7 @@ func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskIn
 		}
 	}
 	o.record(ExecutionComplete{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
-		ShardingItem: t.Item, ExecutionSource: src, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause})
+		ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause})
 }
 
 // Fired, ReadyDepth and OffersSeen are not history.

@@ -39,12 +39,12 @@ const (
 )
 
 func taskEvent(id string, at time.Time, transient bool) scheduler.TaskEvent {
-	src := "NORMAL_TRIGGER"
+	src, by := "NORMAL_TRIGGER", "api:alice"
 	if id == failoverTask {
-		src = "FAILOVER"
+		src, by = "FAILOVER", "failover"
 	}
 	return scheduler.TaskEvent{TaskID: id, Job: "job", App: "app", AgentID: "agent-1", Hostname: "agent-host",
-		Item: 1, Source: src, Transient: transient, At: at}
+		Item: 1, Source: src, Trigger: by, Transient: transient, At: at}
 }
 
 func TestObserverTransientTaskLifecycle(t *testing.T) {
@@ -78,10 +78,10 @@ func TestObserverTransientTaskLifecycle(t *testing.T) {
 		st("TASK_STARTING", SourceExecutor, "", t0.Add(time.Second), t0.Add(time.Second)),
 		st("TASK_RUNNING", SourceExecutor, "", t0.Add(3*time.Second), t0.Add(3*time.Second)),
 		ExecutionStart{ID: exec, JobName: "job", TaskID: readyTask, Hostname: "exec-host", IP: "10.1.2.3", ShardingItem: 1,
-			ExecutionSource: "NORMAL_TRIGGER", StartTime: started},
+			ExecutionSource: "NORMAL_TRIGGER", TriggeredBy: "api:alice", StartTime: started},
 		st("TASK_FAILED", SourceExecutor, "exit code 3: boom", t0.Add(6*time.Second), t0.Add(6*time.Second)),
 		ExecutionComplete{ID: exec, JobName: "job", TaskID: readyTask, Hostname: "exec-host", IP: "10.1.2.3", ShardingItem: 1,
-			ExecutionSource: "NORMAL_TRIGGER", StartTime: started, CompleteTime: done, Success: false, FailureCause: "exit code 3: boom"},
+			ExecutionSource: "NORMAL_TRIGGER", TriggeredBy: "api:alice", StartTime: started, CompleteTime: done, Success: false, FailureCause: "exit code 3: boom"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events\n got %+v\nwant %+v", got, want)
@@ -267,7 +267,8 @@ func TestObserverIntoDatabase(t *testing.T) {
 	}
 	ex := execs(t, w)[NewID("execution", readyTask)]
 	want := execRow{ID: NewID("execution", readyTask), JobName: "job", TaskID: readyTask, Hostname: "eh", IP: "10.0.0.9",
-		ShardingItem: 1, ExecutionSource: "NORMAL_TRIGGER", IsSuccess: 1, StartTime: ptr(t0.Add(time.Second)), CompleteTime: ptr(t0.Add(2 * time.Second))}
+		ShardingItem: 1, ExecutionSource: "NORMAL_TRIGGER", IsSuccess: 1, StartTime: ptr(t0.Add(time.Second)), CompleteTime: ptr(t0.Add(2 * time.Second)),
+		TriggeredBy: ptr("api:alice")}
 	if !reflect.DeepEqual(ex, want) {
 		t.Fatalf("execution\n got %+v\nwant %+v", ex, want)
 	}

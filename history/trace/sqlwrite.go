@@ -135,12 +135,13 @@ func (s *sqlWriter) completeUpsert() string {
 		return " ON DUPLICATE KEY UPDATE is_success = VALUES(is_success), complete_time = VALUES(complete_time), " +
 			"failure_cause = IF(VALUES(is_success) = 1, failure_cause, VALUES(failure_cause)), " +
 			"hostname = IF(hostname = '', VALUES(hostname), hostname), ip = IF(ip = '', VALUES(ip), ip), " +
-			"start_time = COALESCE(start_time, VALUES(start_time))"
+			"start_time = COALESCE(start_time, VALUES(start_time)), triggered_by = COALESCE(NULLIF(triggered_by, ''), VALUES(triggered_by))"
 	}
 	return " ON CONFLICT(id) DO UPDATE SET is_success = excluded.is_success, complete_time = excluded.complete_time, " +
 		"failure_cause = CASE WHEN excluded.is_success = 1 THEN failure_cause ELSE excluded.failure_cause END, " +
 		"hostname = CASE WHEN hostname = '' THEN excluded.hostname ELSE hostname END, " +
-		"ip = CASE WHEN ip = '' THEN excluded.ip ELSE ip END, start_time = COALESCE(start_time, excluded.start_time)"
+		"ip = CASE WHEN ip = '' THEN excluded.ip ELSE ip END, start_time = COALESCE(start_time, excluded.start_time), " +
+		"triggered_by = COALESCE(NULLIF(triggered_by, ''), excluded.triggered_by)"
 }
 
 // write stores a batch in one transaction.
@@ -177,20 +178,22 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 	}
 	d := s.dialect
 	err = insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobStatusTraceLog+
-		" (id, job_name, original_task_id, task_id, slave_id, source, execution_type, sharding_item, state, message, creation_time) VALUES ",
-		11, "", len(traces), func(i int) []any {
+		" (id, namespace, job_name, original_task_id, task_id, slave_id, source, execution_type, sharding_item, state, message, creation_time) VALUES ",
+		12, "", len(traces), func(i int) []any {
 			e := traces[i]
-			return []any{e.ID, e.JobName, e.OriginalTaskID, e.TaskID, e.SlaveID, e.Source, e.ExecutionType, e.ShardingItem,
+			ns, job := split(e.JobName)
+			return []any{e.ID, ns, job, e.OriginalTaskID, e.TaskID, e.SlaveID, e.Source, e.ExecutionType, e.ShardingItem,
 				e.State, e.Message, timeArg(d, e.CreationTime)}
 		})
 	if err != nil {
 		return err
 	}
 	err = insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+
-		" (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, start_time) VALUES ",
-		9, "", len(starts), func(i int) []any {
+		" (id, namespace, job_name, task_id, hostname, ip, sharding_item, execution_source, triggered_by, is_success, start_time) VALUES ",
+		11, "", len(starts), func(i int) []any {
 			e := starts[i]
-			return []any{e.ID, e.JobName, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, 0, timeArg(d, e.StartTime)}
+			ns, job := split(e.JobName)
+			return []any{e.ID, ns, job, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, nullable(e.TriggeredBy), 0, timeArg(d, e.StartTime)}
 		})
 	if err != nil {
 		return err
@@ -199,13 +202,14 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 	if d == dialectMySQL {
 		ins = "INSERT IGNORE INTO " // data problems become warnings, as for the other rows
 	}
-	const completeCols = " (id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time) VALUES "
+	const completeCols = " (id, namespace, job_name, task_id, hostname, ip, sharding_item, execution_source, triggered_by, failure_cause, is_success, start_time, complete_time) VALUES "
 	completeRow := func(e ExecutionComplete) []any {
 		var cause any
 		if !e.Success {
 			cause = e.FailureCause
 		}
-		return []any{e.ID, e.JobName, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, cause, boolInt(e.Success),
+		ns, job := split(e.JobName)
+		return []any{e.ID, ns, job, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, nullable(e.TriggeredBy), cause, boolInt(e.Success),
 			timeArg(d, e.StartTime), timeArg(d, e.CompleteTime)}
 	}
 	upsert := func(cs []ExecutionComplete) error {
@@ -213,7 +217,7 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 		if d == dialectSQLite {
 			complete = insertEach
 		}
-		return complete(ctx, tx, ins+migrations.TableJobExecutionLog+completeCols, 11, s.completeUpsert(), len(cs),
+		return complete(ctx, tx, ins+migrations.TableJobExecutionLog+completeCols, 13, s.completeUpsert(), len(cs),
 			func(i int) []any { return completeRow(cs[i]) })
 	}
 	if d == dialectSQLite {
@@ -229,7 +233,7 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 				rest = append(rest, c)
 			}
 		}
-		if err := insertNew(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+completeCols, 11, len(whole),
+		if err := insertNew(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+completeCols, 13, len(whole),
 			func(i int) []any { return completeRow(whole[i]) },
 			func(lo, hi int) error { return upsert(whole[lo:hi]) }); err != nil {
 			return err
@@ -434,4 +438,12 @@ func (w *Writer) writeTimeout(ctx context.Context, evs []Event) error {
 	ctx, cancel := context.WithTimeout(ctx, w.opt.WriteTimeout)
 	defer cancel()
 	return w.sql.write(ctx, evs)
+}
+
+// nullable is NULL for "" (a column that was not always written).
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/namespace"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ const (
 
 func (e WorkflowRun) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
-	e.Workflow, e.RunID, e.State, e.Source = clip(e.Workflow, maxJob), clip(e.RunID, maxRunID), clip(e.State, maxShort), clip(e.Source, maxShort)
+	e.Workflow, e.RunID, e.State, e.Source = clipKey(e.Workflow), clip(e.RunID, maxRunID), clip(e.State, maxShort), clip(e.Source, maxShort)
 	e.Reason = clip(e.Reason, maxMessage)
 	e.Created = stamp(e.Created, now)
 	e.Started, e.Ended = stampOrZero(e.Started), stampOrZero(e.Ended)
@@ -78,7 +79,7 @@ func (e WorkflowRun) normalize(now time.Time) Event {
 
 func (e WorkflowNode) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
-	e.Workflow, e.RunID, e.Node, e.Job = clip(e.Workflow, maxJob), clip(e.RunID, maxRunID), clip(e.Node, maxNodeID), clip(e.Job, maxJob)
+	e.Workflow, e.RunID, e.Node, e.Job = clipKey(e.Workflow), clip(e.RunID, maxRunID), clip(e.Node, maxNodeID), clipKey(e.Job)
 	e.DependsOn, e.Trigger = clip(e.DependsOn, maxText/4), clip(e.Trigger, maxShort)
 	e.State, e.RunKey, e.TaskIDs = clip(e.State, maxShort), clip(e.RunKey, maxRunKey), clip(e.TaskIDs, maxText/4)
 	e.SkipReason, e.Message, e.Outputs = clip(e.SkipReason, maxSkipReason), clip(e.Message, maxMessage), clipJSON(e.Outputs)
@@ -112,20 +113,22 @@ func jsonInt(n int) string {
 func (s *sqlWriter) writeWorkflows(ctx context.Context, tx *sqlx.Tx, runs []WorkflowRun, nodes []WorkflowNode) error {
 	d := s.dialect
 	err := insertRows(ctx, tx, "INSERT INTO "+migrations.TableWorkflowRunLog+
-		" (id, workflow_name, run_id, state, source, attempt, created_time, start_time, end_time, reason, node_count, succeeded_count,"+
-		" failed_count, skipped_count, version) VALUES ", 15, s.runUpsert(), len(runs), func(i int) []any {
+		" (id, namespace, workflow_name, run_id, state, source, attempt, created_time, start_time, end_time, reason, node_count, succeeded_count,"+
+		" failed_count, skipped_count, version) VALUES ", 16, s.runUpsert(), len(runs), func(i int) []any {
 		e := runs[i]
-		return []any{e.ID, e.Workflow, e.RunID, e.State, e.Source, e.Attempt, timeArg(d, e.Created), timeArg(d, e.Started),
+		ns, wf := split(e.Workflow)
+		return []any{e.ID, ns, wf, e.RunID, e.State, e.Source, e.Attempt, timeArg(d, e.Created), timeArg(d, e.Started),
 			timeArg(d, e.Ended), e.Reason, e.Nodes, e.Succeeded, e.Failed, e.Skipped, e.Version}
 	})
 	if err != nil {
 		return err
 	}
 	return insertRows(ctx, tx, s.insertIgnore()+migrations.TableWorkflowNodeLog+
-		" (id, workflow_name, run_id, node_id, job_name, depends_on, trigger_rule, attempt, state, run_key, task_ids, queued_time,"+
-		" start_time, end_time, skip_reason, message, outputs) VALUES ", 17, "", len(nodes), func(i int) []any {
+		" (id, namespace, workflow_name, run_id, node_id, job_name, depends_on, trigger_rule, attempt, state, run_key, task_ids, queued_time,"+
+		" start_time, end_time, skip_reason, message, outputs) VALUES ", 18, "", len(nodes), func(i int) []any {
 		e := nodes[i]
-		return []any{e.ID, e.Workflow, e.RunID, e.Node, e.Job, e.DependsOn, e.Trigger, e.Attempt, e.State, e.RunKey, e.TaskIDs, timeArg(d, e.Queued),
+		ns, wf := split(e.Workflow)
+		return []any{e.ID, ns, wf, e.RunID, e.Node, namespace.Name(e.Job), e.DependsOn, e.Trigger, e.Attempt, e.State, namespace.Name(e.RunKey), e.TaskIDs, timeArg(d, e.Queued),
 			timeArg(d, e.Started), timeArg(d, e.Ended), e.SkipReason, e.Message, e.Outputs}
 	})
 }

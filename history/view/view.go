@@ -29,6 +29,9 @@ type Query struct {
 	Sort, Order   string
 	Start, End    time.Time // zero = unbounded
 	Filters       map[string]string
+	// Namespaces limits the rows to those of these namespaces (nil: every
+	// namespace's; empty: none).
+	Namespaces []string
 }
 
 // Page is a search result: the number of matching rows and one page of them.
@@ -52,6 +55,14 @@ type Execution struct {
 	CompleteTime *time.Time `json:"completeTime"`
 	Success      bool       `json:"success"`
 	FailureCause *string    `json:"failureCause"`
+	// TriggeredBy is who or what triggered the run (cron, api:{user},
+	// console:{user}, ejctl:{user}, workflow:{flow}/{run}/{node}, retry,
+	// failover, daemon; "" on rows from before it was recorded); Source
+	// keeps the original's NORMAL_TRIGGER, MISFIRE and FAILOVER.
+	TriggeredBy string `json:"triggeredBy"`
+	// DurationMs is how long the run took (completeTime − startTime; null
+	// while it runs).
+	DurationMs *int64 `json:"durationMs"`
 }
 
 // StatusTrace is a row of JOB_STATUS_TRACE_LOG, named as the original's
@@ -89,6 +100,7 @@ type Audit struct {
 	Target       string     `json:"target"`
 	Summary      string     `json:"summary"`
 	Status       int        `json:"status"`
+	Namespace    string     `json:"namespace"` // the request's namespace
 }
 
 // Interval is the width of a task-result statistic.

@@ -8,5 +8,6 @@
 // The graph is read from the source with go/build (the non-test files of
 // every package of the module, under the default build context), so the
 // tests need neither the network nor the go command. A new pure package is
-// added to pure in archtest_test.go.
+// added to pure in archtest_test.go. TestNoMachinePaths keeps one machine's
+// absolute paths out of the tree.
 package archtest

@@ -3,7 +3,17 @@
 import { t } from './i18n.js';
 
 const TOKEN = 'ejc.token';
-export const session = { role: null, open: false, user: sessionStorage.getItem('ejc.user') || '' };
+// session: who is logged in (role: admin, guest, user or token; admin; the
+// role in each namespace it may see) and the namespace the console shows
+// (ns; every API call but the few of no namespace carries it).
+export const session = { role: null, open: false, admin: false, roles: {}, ns: sessionStorage.getItem('ejc.ns') || 'default',
+  user: sessionStorage.getItem('ejc.user') || '' };
+export function setNamespace(ns) { session.ns = ns || 'default'; sessionStorage.setItem('ejc.ns', session.ns); }
+// roleIn is the caller's role in a namespace: edit, view or ''.
+export const roleIn = (ns) => (session.admin ? 'edit' : (session.roles || {})[ns] || '');
+// Calls of no namespace (who am I, the namespaces, a cron's fires, the
+// API's description, login and logout) go without ?namespace=.
+const NO_NAMESPACE = /^\/(login|logout|whoami|namespaces|cron\/next|openapi\.json)(\/|$)/;
 let onUnauthorized = () => {};
 let onWarn = () => {};
 let inflight = 0;
@@ -28,7 +38,7 @@ export function setToken(tok, user) {
   if (tok) { sessionStorage.setItem(TOKEN, tok); sessionStorage.setItem('ejc.user', user || ''); session.user = user || ''; }
   else { sessionStorage.removeItem(TOKEN); sessionStorage.removeItem('ejc.user'); session.user = ''; }
 }
-export const canWrite = () => session.role === 'admin';
+export const canWrite = () => roleIn(session.ns) === 'edit';
 
 export class ApiError extends Error {
   constructor(status, message, path) {
@@ -53,8 +63,10 @@ export function qs(params) {
 // api(method, path, {body, query, text}) → parsed JSON, text, or null (204).
 // Bodies that are strings are sent as they are (the trigger's job name).
 export async function api(method, path, opts = {}) {
-  const url = '/api' + path + qs(opts.query);
-  const headers = { Accept: 'application/json' };
+  let query = opts.query;
+  if (session.ns && session.ns !== 'default' && !NO_NAMESPACE.test(path)) query = { ...(query || {}), namespace: session.ns };
+  const url = '/api' + path + qs(query);
+  const headers = { Accept: 'application/json', 'X-EJ-Client': 'console' }; // where a run came from: console:{user}
   const tok = token();
   if (tok) headers.Authorization = 'Bearer ' + tok;
   let body;

@@ -8,7 +8,9 @@ const en = {
   path: 'Path', launchedAt: 'Launched', readOnly: 'Your role is read-only: this page changes nothing.',
   openAccess: 'Open access: no admin is configured, so anyone who can reach this address may change jobs. Set auth_username and auth_password to require a login.',
   guestBanner: 'You are logged in as a guest: you can look at everything but change nothing.',
-  'role.admin': 'admin', 'role.guest': 'guest (read only)', 'role.open': 'open access',
+  'role.admin': 'admin', 'role.guest': 'guest (read only)', 'role.open': 'open access', 'role.user': 'user', 'role.token': 'API token',
+  namespace: 'Namespace', 'nsrole.edit': 'edit', 'nsrole.view': 'view', 'nsrole.': 'no role',
+  viewBanner: 'You have the view role in namespace {ns}: you can look at it but change nothing.',
   'nav.dashboard': 'Dashboard', 'nav.apps': 'Apps', 'nav.jobs': 'Jobs', 'nav.status': 'Status', 'nav.history': 'History', 'nav.cluster': 'Cluster',
   'login.title': 'Log in', 'login.intro': 'Scheduler console', 'login.user': 'User name', 'login.password': 'Password', 'login.submit': 'Log in',
   'login.wrong': 'Wrong user name or password.', 'login.expired': 'Your session has ended (the token expired or the scheduler restarted). Please log in again.',
@@ -104,6 +106,13 @@ const en = {
   'api.noLogin': 'no login', 'api.login': 'guest or admin', 'api.adminWrite': 'admin', 'api.count': '{n} operations', 'api.noMatch': 'No operation matches.',
   'api.tag.auth': 'Log in and out', 'api.tag.app': 'Apps', 'api.tag.job': 'Jobs, triggers and tasks', 'api.tag.history': 'History and statistics',
   'api.tag.operate': 'Operations', 'api.tag.audit': 'Audit log', 'api.tag.meta': 'API description, health and metrics',
+  // issue 42: who triggered a run, durations, stopping a run, who holds what a waiting job needs
+  'h.triggeredBy': 'Triggered by', 'h.f.triggeredBy': 'Triggered by', 'h.duration': 'Duration',
+  'jobs.kill': 'Stop run', 'jobs.killTitle': 'Stop the running execution of {name}?',
+  'jobs.killText': 'Its running shards are killed and end "killed by" you in history; shards waiting to run again are dropped. The job stays enabled: its pending executions and its cron stay.',
+  'jobs.killed': 'Stopped {n} task(s) of job {name}.', 'jobs.waiting': 'Why it waits',
+  'jobs.durations': 'Run durations', 'jobs.p90': 'p90 {p90} over the last {n} successful runs (median {median}, longest {max})',
+  'jobs.fewRuns': 'Fewer than 3 successful runs: no p90 yet.', 'jobs.noDurations': 'No finished run yet.',
 };
 
 const zh = {
@@ -114,7 +123,9 @@ const zh = {
   path: '路径', launchedAt: '启动时间', readOnly: '当前角色只读：此页面不能做任何修改。',
   openAccess: '开放访问：未配置管理员，能访问此地址的任何人都可以修改作业。设置 auth_username 和 auth_password 以启用登录。',
   guestBanner: '您以访客身份登录：可以查看全部内容，但不能修改。',
-  'role.admin': '管理员', 'role.guest': '访客（只读）', 'role.open': '开放访问',
+  'role.admin': '管理员', 'role.guest': '访客（只读）', 'role.open': '开放访问', 'role.user': '用户', 'role.token': 'API 令牌',
+  namespace: '命名空间', 'nsrole.edit': '编辑', 'nsrole.view': '查看', 'nsrole.': '无角色',
+  viewBanner: '您在命名空间 {ns} 中是查看角色：可以查看，但不能修改。',
   'nav.dashboard': '仪表盘', 'nav.apps': '应用', 'nav.jobs': '作业', 'nav.status': '运行状态', 'nav.history': '历史', 'nav.cluster': '集群',
   'login.title': '登录', 'login.intro': '调度器控制台', 'login.user': '用户名', 'login.password': '密码', 'login.submit': '登录',
   'login.wrong': '用户名或密码错误。', 'login.expired': '会话已结束（令牌过期或调度器已重启），请重新登录。',
@@ -210,6 +221,12 @@ const zh = {
   'api.noLogin': '无需登录', 'api.login': '访客或管理员', 'api.adminWrite': '管理员', 'api.count': '{n} 个接口', 'api.noMatch': '没有匹配的接口。',
   'api.tag.auth': '登录与退出', 'api.tag.app': '应用', 'api.tag.job': '作业、触发与任务', 'api.tag.history': '历史与统计',
   'api.tag.operate': '运维操作', 'api.tag.audit': '审计日志', 'api.tag.meta': 'API 描述、健康检查与指标',
+  'h.triggeredBy': '触发者', 'h.f.triggeredBy': '触发者', 'h.duration': '耗时',
+  'jobs.kill': '停止本次执行', 'jobs.killTitle': '停止 {name} 正在运行的执行？',
+  'jobs.killText': '其运行中的分片将被终止，并在历史中记为由你终止；等待重跑的分片被丢弃。作业保持启用：待执行的执行与定时计划保留。',
+  'jobs.killed': '已停止作业 {name} 的 {n} 个任务。', 'jobs.waiting': '等待原因',
+  'jobs.durations': '运行耗时', 'jobs.p90': '最近 {n} 次成功运行的 p90 为 {p90}（中位数 {median}，最长 {max}）',
+  'jobs.fewRuns': '成功运行少于 3 次：尚无 p90。', 'jobs.noDurations': '还没有结束的运行。',
 };
 
 Object.assign(en, WF.en);

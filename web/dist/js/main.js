@@ -1,6 +1,6 @@
 // Boot, auth, shell and hash routing.
 import { t, lang, setLang, LANGS } from './i18n.js';
-import { api, session, setToken, token, setUnauthorizedHandler, setWarningHandler, onActivity, ApiError } from './api.js';
+import { api, session, setToken, token, setUnauthorizedHandler, setWarningHandler, onActivity, ApiError, setNamespace, roleIn } from './api.js';
 import { h, clear, btn, busy, showError, errText, toast } from './ui.js';
 
 const root = document.getElementById('app');
@@ -31,7 +31,12 @@ const ROUTES = [
   [/^\/api$/, 'openapi', 'api'],
 ];
 const NAV = ['dashboard', 'apps', 'jobs', 'workflows', 'status', 'history', 'cluster', 'audit', 'api'];
-const ADMIN_NAV = new Set(['audit']); // pages the server answers only for admins
+// pages the server answers only for some: the audit log for the admin and
+// the namespaces' editors, the cluster for the default namespace's users
+const NAV_ALLOWED = {
+  audit: () => session.admin || Object.values(session.roles || {}).includes('edit'),
+  cluster: () => roleIn('default') !== '',
+};
 
 let current = null; // {cleanup}
 let mainEl = null;
@@ -47,12 +52,33 @@ export function go(path) { location.hash = '#' + path; }
 async function whoami() {
   try {
     const w = await api('GET', '/whoami');
-    session.role = w.role; session.open = !!w.open;
+    session.role = w.role; session.open = !!w.open; session.admin = !!w.admin || !!w.open; session.roles = w.namespaces || {};
+    await loadNamespaces();
     return true;
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return false;
     throw e;
   }
+}
+
+// namespaces the caller may see (the server lists only those: every one
+// for the admin); the one shown is kept if still among them.
+let namespaces = [];
+async function loadNamespaces() {
+  try {
+    namespaces = ((await api('GET', '/namespaces')) || []).map((n) => n.name);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) throw e;
+    namespaces = Object.keys(session.roles || {});
+  }
+  if (!namespaces.length) namespaces = session.admin ? ['default'] : Object.keys(session.roles || {}).sort();
+  if (!namespaces.includes(session.ns)) setNamespace(namespaces[0] || 'default');
+}
+
+function nsSelect() {
+  return h('select', { 'aria-label': t('namespace'), id: 'namespace', title: t('namespace'),
+    onchange: (e) => { setNamespace(e.target.value); const { path } = parseHash(); if (/^\/(apps|jobs|workflows)\/./.test(path) || path.startsWith('/logs/')) go('/' + path.split('/')[1]); else render(); } },
+  namespaces.map((ns) => h('option', { value: ns, selected: ns === session.ns }, ns + (session.admin ? '' : ' · ' + t('nsrole.' + roleIn(ns))))));
 }
 
 function langSelect() {
@@ -77,6 +103,7 @@ function renderLogin() {
           setToken(r.token, user.value.trim());
           session.role = r.role;
           loginMessage = '';
+          sessionStorage.removeItem('ejc.ns'); session.ns = 'default'; // a new user starts where it may look
           if (!(await whoami())) throw new Error(t('err.unknown'));
           if (parseHash().path === '/login') go('/dashboard'); else render();
         } catch (err) {
@@ -111,10 +138,11 @@ function shell(active) {
   const top = h('header.top',
     h('a.brand', { href: '#/dashboard' }, 'ElasticJob-Cloud', h('small', t('console'))),
     h('span.who', { id: 'who' }, session.open ? t('role.open') : `${session.user || ''} · ${t('role.' + session.role)}`),
+    h('label.ns', t('namespace'), ' ', nsSelect()),
     langSelect(),
     session.open ? null : btn(t('logout'), logout, 'sm', { id: 'logout' }));
   const side = h('nav.side', { 'aria-label': t('nav') },
-    NAV.filter((n) => session.role === 'admin' || !ADMIN_NAV.has(n))
+    NAV.filter((n) => !NAV_ALLOWED[n] || NAV_ALLOWED[n]())
       .map((n) => h('a', { href: '#/' + n, class: n === active ? 'on' : '', 'data-nav': n }, t('nav.' + n))));
   mainEl = h('main', { id: 'main' });
   const wrap = h('div.shell', top, side, mainEl);
@@ -149,6 +177,7 @@ async function render() {
   document.title = t('nav.' + nav) + ' · ElasticJob-Cloud';
   if (session.open) main.append(h('div.banner', { id: 'open-banner' }, t('openAccess')));
   if (session.role === 'guest') main.append(h('div.banner', { id: 'guest-banner' }, t('guestBanner')));
+  else if (!session.open && roleIn(session.ns) === 'view') main.append(h('div.banner', { id: 'view-banner' }, t('viewBanner', { ns: session.ns })));
   const host = h('div', { id: 'page', 'data-page': mod });
   main.append(host);
   try {

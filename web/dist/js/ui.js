@@ -139,6 +139,13 @@ export function fmtTime(v) {
   if (isNaN(d) || d.getFullYear() < 1971) return typeof v === 'string' ? v : '';
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zoneMark(d)}`;
 }
+// timeCell: fmtTime without the year ("11-25 20:43:45 UTC"), the whole
+// time on hover: dense tables fit 1024 px
+export function timeCell(v) {
+  const full = fmtTime(v);
+  if (!full) return '';
+  return h('span', { title: full }, /^\d{4}-/.test(full) ? full.slice(5) : full);
+}
 // fmtZoned shows an RFC 3339 time from the server on its own wall clock,
 // marked with zone (an IANA name) or else its offset: a workflow's next
 // fire under a cron written for Asia/Shanghai reads
@@ -148,6 +155,26 @@ export function fmtZoned(v, zone) {
   const m = typeof v === 'string' && /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(v);
   if (!m) return fmtTime(v);
   return `${m[1]} ${m[2]} ${zone || (m[3] === 'Z' ? 'UTC' : m[3])}`;
+}
+// fmtDur: a duration in milliseconds in words: "850 ms", "12.3 s", "4m 05s", "1h 02m"
+export function fmtDur(ms) {
+  if (typeof ms !== 'number' || !isFinite(ms)) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1).replace(/\.?0+$/, '')} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
+}
+// waitCell: why a queue entry waits: its reason, who holds what it needs
+// and until when (the API's summary, as of the answer), the full message
+// on hover
+export function waitCell(w) {
+  if (!w) return '';
+  const kind = w.reason === 'never_fits' || w.reason.endsWith('_disabled') ? 'bad' : 'warn';
+  return h('span.waiting', { 'data-reason': w.reason, title: w.message },
+    tag(t('wait.' + w.reason), kind),
+    w.summary ? h('div.holders', { 'data-holders': (w.holders || []).map((x) => x.jobName).join(' ') }, w.summary) : null,
+    h('div.muted.msg', w.message));
 }
 export const fmtNum = (n, digits = 2) => (typeof n === 'number' ? (Number.isInteger(n) ? String(n) : n.toFixed(digits).replace(/\.?0+$/, '')) : n ?? '');
 export function fmtBytes(n) {

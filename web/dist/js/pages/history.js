@@ -2,7 +2,7 @@
 // and paging. Absent endpoints show "no data".
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime, rememberQuery, causeCell } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, timeCell, fmtDur, apiTime, inputTime, rememberQuery, causeCell } from '../ui.js';
 
 const STATES = ['TASK_STAGING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR', 'TASK_DROPPED', 'TASK_GONE', 'TASK_UNREACHABLE', 'TASK_UNKNOWN'];
 
@@ -18,7 +18,7 @@ export default async function historyPage(el, ctx) {
     sort: q.get('sort') || (kind === 'executions' ? 'startTime' : 'creationTime'), order: q.get('order') || 'desc',
     f: {},
   };
-  const filters = kind === 'executions' ? ['jobName', 'taskId', 'ip', 'isSuccess'] : ['jobName', 'taskId', 'slaveId', 'source', 'executionType', 'state'];
+  const filters = kind === 'executions' ? ['jobName', 'taskId', 'triggeredBy', 'isSuccess'] : ['jobName', 'taskId', 'slaveId', 'source', 'executionType', 'state'];
   for (const k of [...filters, 'startTime', 'endTime']) st.f[k] = q.get(k) || '';
   const inputs = {};
   for (const k of filters) {
@@ -59,26 +59,34 @@ export default async function historyPage(el, ctx) {
     const onSort = (k) => { if (st.sort === k) st.order = st.order === 'asc' ? 'desc' : 'asc'; else { st.sort = k; st.order = 'desc'; } st.page = 1; load(); };
     const job = (r) => h('a', { href: `#/jobs/${enc(r.jobName)}` }, r.jobName);
     const task = (r) => (r.taskId ? h('a.mono', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId }, r.taskId) : '');
+    // fits 1024 px: the row's id and the host's address on hover, long
+    // values clipped with the whole on hover
+    // the result opens the task's log (the task id column is for wide screens)
+    const result = (r) => h('a', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId },
+      r.success ? tag(t('h.success'), 'ok') : r.completeTime ? tag(t('h.failure'), 'bad') : tag(t('h.running'), 'blue'));
     const cols = kind === 'executions' ? [
-      { label: 'ID', cls: 'clip short', render: (r) => h('span', { title: r.id }, r.id), sortKey: 'id' }, { label: t('f.jobName'), render: job, sortKey: 'jobName' },
-      { label: t('taskId'), cls: 'clip', render: task, sortKey: 'taskId' },
-      { label: t('hostname'), render: (r) => h('span', { title: r.ip || '' }, r.hostname), sortKey: 'hostname' },
+      { label: t('f.jobName'), cls: 'clip', render: (r) => h('span', { title: `${r.jobName} (ID ${r.id})` }, job(r)), sortKey: 'jobName' },
+      { label: t('taskId'), cls: 'clip wide-only', render: task, sortKey: 'taskId' },
+      { label: t('hostname'), cls: 'clip short wide-only', render: (r) => h('span', { title: r.ip || '' }, r.hostname), sortKey: 'hostname' },
       { label: t('f.shardingItem'), key: 'shardingItem', sortKey: 'shardingItem' },
-      { label: t('h.source'), key: 'source', sortKey: 'source' },
-      { label: t('h.result'), render: (r) => (r.success ? tag(t('h.success'), 'ok') : r.completeTime ? tag(t('h.failure'), 'bad') : tag(t('h.running'), 'blue')), sortKey: 'isSuccess' },
+      { label: t('h.source'), cls: 'clip short wide-only', render: (r) => h('span', { title: r.source }, r.source), sortKey: 'source' },
+      { label: t('h.triggeredBy'), cls: 'clip short', render: (r) => h('span', { title: `${r.triggeredBy || '—'} (${r.source})` }, r.triggeredBy || '—'), sortKey: 'triggeredBy' },
+      { label: t('h.result'), render: result, sortKey: 'isSuccess' },
       { label: t('h.failureCause'), cls: 'cause', render: (r) => causeCell(r) },
-      { label: t('h.startTime'), render: (r) => fmtTime(r.startTime), sortKey: 'startTime' },
-      { label: t('h.completeTime'), render: (r) => fmtTime(r.completeTime), sortKey: 'completeTime' },
+      { label: t('h.startTime'), render: (r) => timeCell(r.startTime), sortKey: 'startTime' },
+      { label: t('h.duration'), cls: 'num', render: (r) => (r.durationMs === null || r.durationMs === undefined ? '' : h('span', { title: fmtTime(r.completeTime) }, fmtDur(r.durationMs))) },
     ] : [
-      { label: 'ID', cls: 'clip short', render: (r) => h('span', { title: r.id }, r.id), sortKey: 'id' }, { label: t('f.jobName'), render: job, sortKey: 'jobName' },
-      { label: t('taskId'), cls: 'clip', render: task, sortKey: 'taskId' },
-      { label: t('h.originalTaskId'), cls: 'clip', render: (r) => h('span.mono', { title: r.originalTaskId || '' }, r.originalTaskId || '') },
-      { label: t('agent'), cls: 'clip', render: (r) => h('span', { title: r.slaveId }, r.slaveId), sortKey: 'slaveId' },
-      { label: t('h.source'), key: 'source', sortKey: 'source' }, { label: t('h.executionType'), key: 'executionType', sortKey: 'executionType' },
+      { label: t('f.jobName'), cls: 'clip', render: (r) => h('span', { title: `${r.jobName} (ID ${r.id})` }, job(r)), sortKey: 'jobName' },
+      // the original task (the one a failover replaced) on the task's hover
+      { label: t('taskId'), cls: 'clip', render: (r) => (r.taskId ? h('a.mono', { href: `#/logs/${enc(r.taskId)}`,
+        title: r.originalTaskId ? `${r.taskId}\n${t('h.originalTaskId')}: ${r.originalTaskId}` : r.taskId }, r.taskId) : ''), sortKey: 'taskId' },
+      { label: t('agent'), cls: 'clip short wide-only', render: (r) => h('span', { title: r.slaveId }, r.slaveId), sortKey: 'slaveId' },
+      { label: t('h.source'), cls: 'clip short wide-only', render: (r) => h('span', { title: r.source }, r.source), sortKey: 'source' },
+      { label: t('h.executionType'), cls: 'clip short', render: (r) => h('span', { title: r.executionType }, r.executionType), sortKey: 'executionType' },
       { label: t('f.shardingItem'), key: 'shardingItems', sortKey: 'shardingItems' },
       { label: t('state'), render: (r) => tag(r.state, /FINISHED|RUNNING/.test(r.state) ? 'ok' : /FAIL|ERROR|LOST|KILL/.test(r.state) ? 'bad' : 'blue'), sortKey: 'state' },
       { label: t('h.message'), cls: 'cause', render: (r) => h('span', { title: r.message || '' }, r.message || '') },
-      { label: t('h.creationTime'), render: (r) => fmtTime(r.creationTime), sortKey: 'creationTime' },
+      { label: t('h.creationTime'), render: (r) => timeCell(r.creationTime), sortKey: 'creationTime' },
     ];
     clear(body, table(cols, rows, { sort, onSort, empty: t('noData'), cls: 'dense' }),
       pager({ page: st.page, perPage: st.per_page, total, onPage: (p) => { st.page = p; load(); }, perPageOptions: [10, 20, 50, 100], onPerPage: (n) => { st.per_page = n; st.page = 1; load(); } }));

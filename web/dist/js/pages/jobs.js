@@ -3,7 +3,8 @@
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
 import { api, get, post, put, del, enc, canWrite, optional, ApiError } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, causeCell } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell } from '../ui.js';
+import { lines } from '../charts.js';
 import { row, setErr, serverErr, checkName, num, validZone } from './form.js';
 
 const RESERVED = new Set(['jobs', 'tasks', 'events', 'statistics', 'logs', 'register', 'update', 'deregister', 'trigger']);
@@ -103,15 +104,16 @@ async function list(el, ctx) {
     count.textContent = t('jobs.count', { shown: shown.length, total: all.length });
     const statusCell = (j) => h('span', { 'data-status': j.jobName }, statusTag(j.jobName));
     clear(body, table([
-      { label: t('f.jobName'), render: (j) => h('a', { href: `#/jobs/${enc(j.jobName)}` }, j.jobName) },
-      { label: t('f.appName'), render: (j) => h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) },
-      { label: t('f.jobExecutionType'), render: (j) => tag(j.jobExecutionType, j.jobExecutionType === 'DAEMON' ? 'blue' : '') },
+      // fits 1024 px: the type under the name, app and shards only on wide screens, actions wrap
+      { label: t('f.jobName'), cls: 'name', render: (j) => [h('a', { href: `#/jobs/${enc(j.jobName)}` }, j.jobName),
+        h('div', tag(j.jobExecutionType, j.jobExecutionType === 'DAEMON' ? 'blue' : ''))] },
+      { label: t('f.appName'), cls: 'wide-only name', render: (j) => h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) },
       { label: t('f.cron'), render: (j) => h('span.mono', j.cron || '—') },
-      { label: t('jobs.shards'), render: (j) => String(j.shardingTotalCount) },
+      { label: t('jobs.shards'), cls: 'wide-only', render: (j) => String(j.shardingTotalCount) },
       { label: t('jobs.resources'), render: (j) => `${fmtNum(j.cpuCount)} CPU · ${fmtNum(j.memoryMB)} MB` },
       { label: t('status'), render: statusCell },
-      { label: t('jobs.lastResult'), cls: 'nowrap', render: (j) => h('span', { 'data-result': j.jobName }, resultCell(j.jobName)) },
-      { label: '', cls: 'acts', render: (j) => [
+      { label: t('jobs.lastResult'), cls: 'result', render: (j) => h('span', { 'data-result': j.jobName }, resultCell(j.jobName)) },
+      { label: '', cls: 'acts wrapacts', render: (j) => [
         btn(t('view'), () => ctx.go(`/jobs/${enc(j.jobName)}`), 'sm'),
         wbtn(t('modify'), () => ctx.go(`/jobs/${enc(j.jobName)}/edit`), 'sm'),
         j.jobExecutionType === 'TRANSIENT' ? wbtn(t('trigger'), () => triggerJob(j), 'sm', { 'data-trigger': j.jobName }) : null,
@@ -221,15 +223,24 @@ async function view(el, ctx, name) {
     const props = Object.entries(j.props || {});
     const tasks = h('div', loading());
     const execs = h('div', loading());
+    const trend = h('div', { id: 'job-durations' }, loading());
+    // stop the running execution, keep the job (shown while a shard runs)
+    const killBtn = wbtn(t('jobs.kill'), () => confirmDo(t('jobs.killTitle', { name }), t('jobs.killText'), t('jobs.kill'), async () => {
+      const r = await post(`/job/${enc(name)}/kill`);
+      toast(t('jobs.killed', { name, n: r.taskIds.length }), 'ok');
+      refreshTasks();
+    }), 'danger', { id: 'kill-run', hidden: true });
     clear(body,
       h('div.toolbar',
         wbtn(t('modify'), () => ctx.go(`/jobs/${enc(name)}/edit`), 'primary'),
         j.jobExecutionType === 'TRANSIENT' ? wbtn(t('trigger'), () => triggerJob(j, refreshTasks), '', { id: 'trigger' }) : null,
+        j.jobExecutionType === 'TRANSIENT' ? killBtn : null,
         wbtn(disabled ? t('enable') : t('disable'), () => toggleJob(name, disabled, load)),
         wbtn(t('delete'), () => deleteJob(name, () => ctx.go('/jobs')), 'danger'),
         btn(t('refresh'), () => load()),
         h('a.btn', { href: `#/history/executions?jobName=${enc(name)}` }, t('jobs.history'))),
       disabled && st.pause ? h('div.alert.bad', { id: 'pause-reason' }, t('jobs.pausedWhy', { reason: st.pause.reason })) : null,
+      st.waiting ? h('div.panel', { id: 'job-waiting' }, h('b', t('jobs.waiting') + ' '), waitCell(st.waiting)) : null,
       h('div.grid2',
         h('div.panel', kv([
           [t('f.jobName'), j.jobName], [t('status'), disabled ? (st.pause ? pausedTag(st.pause) : tag(t('disabled'), 'warn')) : tag(t('enabled'), 'ok')],
@@ -246,26 +257,32 @@ async function view(el, ctx, name) {
           j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
         ])),
         h('div.panel', h('h2', { style: { marginTop: 0 } }, t('jobs.nextFires')), fires)),
-      h('h2', t('jobs.running')), tasks, h('h2', t('jobs.recent')), execs);
+      h('h2', t('jobs.running')), tasks, h('h2', t('jobs.recent')), execs, h('h2', t('jobs.durations')), trend);
+    drawTrend(trend, name);
     async function refreshTasks() {
       try {
         const run = (await get('/job/tasks/running')).filter((r) => r.jobName === name);
+        if (killBtn) killBtn.hidden = !run.length;
         clear(tasks, table([
           { label: t('f.shardingItem'), key: 'shardingItem' },
           { label: t('taskId'), cls: 'wrap', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}` }, r.taskId) },
-          { label: t('hostname'), key: 'hostname' }, { label: t('state'), render: (r) => tag(r.state, 'blue') },
-          { label: t('launchedAt'), render: (r) => fmtTime(r.launchedAt) },
+          { label: t('hostname'), cls: 'wrap', key: 'hostname' }, { label: t('state'), render: (r) => tag(r.state, 'blue') },
+          { label: t('launchedAt'), cls: 'nowrap', render: (r) => fmtTime(r.launchedAt) },
         ], run, { empty: t('jobs.noneRunning') }));
       } catch (e) { clear(tasks, h('div.alert.bad', errText(e))); }
       try {
-        const ex = await optional('/job/events/executions', { jobName: name, per_page: 10, page: 1, sort: 'startTime', order: 'desc' });
+        // this job's own runs: a job deleted and registered again inherits none
+        const q = { jobName: name, per_page: 10, page: 1, sort: 'startTime', order: 'desc' };
+        if (st.registeredAt) q.startTime = st.registeredAt.replace(/\.\d+/, '');
+        const ex = await optional('/job/events/executions', q);
         const rows = ex && Array.isArray(ex.rows) ? ex.rows : [];
         clear(execs, table([
-          { label: t('taskId'), cls: 'wrap', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}` }, r.taskId) },
+          { label: t('taskId'), cls: 'clip', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId }, r.taskId) },
           { label: t('f.shardingItem'), key: 'shardingItem' },
           { label: t('h.result'), render: (r) => (r.completeTime || r.success ? (r.success ? tag(t('h.success'), 'ok') : tag(t('h.failure'), 'bad')) : tag(t('h.running'), 'blue')) },
+          { label: t('h.triggeredBy'), cls: 'clip short', render: (r) => h('span', { title: r.triggeredBy || '' }, r.triggeredBy || '—') },
           { label: t('h.failureCause'), cls: 'cause', render: (r) => causeCell(r) },
-          { label: t('h.startTime'), render: (r) => fmtTime(r.startTime) }, { label: t('h.completeTime'), render: (r) => fmtTime(r.completeTime) },
+          { label: t('h.startTime'), render: (r) => fmtTime(r.startTime) }, { label: t('h.duration'), render: (r) => fmtDur(r.durationMs) },
         ], rows, { empty: ex ? t('noData') : t('h.unavailable'), cls: 'dense' }));
       } catch (e) { clear(execs, h('div.alert.bad', errText(e))); }
     }
@@ -275,6 +292,21 @@ async function view(el, ctx, name) {
   }
   await load();
   return { cleanup: () => clearInterval(timer) };
+}
+
+// drawTrend: the job's recent run durations, oldest to newest, with its p90
+async function drawTrend(box, name) {
+  let d;
+  try { d = await optional(`/jobs/${enc(name)}/durations`, { limit: 50 }); } catch (e) { clear(box, h('div.alert.bad', errText(e))); return; }
+  const runs = d && Array.isArray(d.runs) ? d.runs.slice().reverse() : [];
+  if (!runs.length) { clear(box, nodata(t('jobs.noDurations'))); return; }
+  const ty = d.typical || {};
+  const p90 = ty.known ? ty.p90Ms : null;
+  const series = [{ name: t('h.duration'), color: '#1f6feb', values: runs.map((r) => r.durationMs / 1000) }];
+  if (p90 !== null) series.push({ name: 'p90', color: '#9a6700', values: runs.map(() => p90 / 1000) });
+  clear(box, h('div.panel',
+    h('div', { id: 'job-p90', 'data-p90': p90 ?? '' }, ty.known ? t('jobs.p90', { p90: fmtDur(ty.p90Ms), n: ty.runs, median: fmtDur(ty.medianMs), max: fmtDur(ty.maxMs) }) : t('jobs.fewRuns')),
+    lines(runs.map((r) => fmtTime(r.startTime).slice(11, 19)), series, { height: 160, title: t('jobs.durations') + ' (s)' })));
 }
 
 // ---- register / modify

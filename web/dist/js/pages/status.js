@@ -1,7 +1,7 @@
 // Status: running, ready and failover tasks, refreshed live.
 import { t } from '../i18n.js';
 import { get, enc } from '../api.js';
-import { h, clear, btn, table, loading, tag, errText, fmtTime } from '../ui.js';
+import { h, clear, btn, table, loading, tag, errText, fmtTime, waitCell } from '../ui.js';
 
 const EVERY = 2000;
 
@@ -35,15 +35,14 @@ export default async function status(el) {
     const task = (x) => (x.taskId ? h('a.mono', { href: `#/logs/${enc(x.taskId)}` }, x.taskId) : '');
     show(run, r, hRun, 'status.running', (v) => table([
       { label: t('f.jobName'), render: job }, { label: t('f.shardingItem'), key: 'shardingItem' },
-      { label: t('taskId'), cls: 'wrap', render: task }, { label: t('hostname'), key: 'hostname' },
+      { label: t('taskId'), cls: 'wrap', render: task }, { label: t('hostname'), cls: 'wrap', key: 'hostname' },
       { label: t('state'), render: (x) => tag(x.state || '', x.state === 'TASK_RUNNING' ? 'ok' : 'blue') },
       { label: t('launchedAt'), render: (x) => fmtTime(x.launchedAt) },
       { label: '', cls: 'acts', render: (x) => [h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stdout` }, 'stdout'), h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stderr` }, 'stderr')] },
     ], v, { empty: t('status.noneRunning') }));
     // why an entry has not launched (recorded by the leader once it waited a second)
-    const why = (x) => (x.waiting ? h('span.waiting', { 'data-reason': x.waiting.reason, title: x.waiting.message },
-      tag(t('wait.' + x.waiting.reason), x.waiting.reason === 'never_fits' || x.waiting.reason.endsWith('_disabled') ? 'bad' : 'warn'),
-      h('div.muted', x.waiting.message)) : '');
+    // with the holders of what it needs and when they are expected to free it
+    const why = (x) => waitCell(x.waiting);
     show(ready, q, hReady, 'status.ready', (v) => table([
       { label: t('f.jobName'), render: job }, { label: t('status.times'), key: 'times' }, { label: t('status.since'), render: (x) => fmtTime(x.since) },
       { label: t('status.why'), cls: 'wrap', render: why },

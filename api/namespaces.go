@@ -1,0 +1,266 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/ejcloud/elasticjob/identity"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/gin-gonic/gin"
+)
+
+// The namespaces' admin API (docs/tenancy.md): the admin creates, changes
+// and deletes namespaces; anyone lists those it has a role in; an editor
+// manages its namespace's API tokens.
+func (s *Server) namespaceRoutes(g *gin.RouterGroup) {
+	g.GET("", s.listNamespaces)
+	g.GET("/:name", s.getNamespace)
+	g.PUT("/:name", s.putNamespace)
+	g.DELETE("/:name", s.deleteNamespace)
+	g.GET("/:name/tokens", s.listTokens)
+	g.POST("/:name/tokens", s.createToken)
+	g.DELETE("/:name/tokens/:id", s.revokeToken)
+}
+
+// Usage is what a namespace holds and uses now.
+type Usage struct {
+	Apps         int `json:"apps"`
+	Jobs         int `json:"jobs"`
+	Workflows    int `json:"workflows"`
+	RunningTasks int `json:"runningTasks"`
+	Queued       int `json:"queued"` // pending executions and failed shards waiting to run again
+	// InUse is what its running tasks hold: each shard's resources, and
+	// once per app and agent its executor's.
+	InUse namespace.Resources `json:"inUse"`
+}
+
+// namespaceView is a namespace as GET /api/namespaces shows it.
+type namespaceView struct {
+	namespace.Record
+	Role  identity.Role `json:"role"` // the caller's
+	Usage Usage         `json:"usage"`
+}
+
+func (s *Server) listNamespaces(c *gin.Context) {
+	recs, err := s.reg.Namespaces(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	p := principal(c)
+	out := []namespaceView{}
+	for _, rec := range recs {
+		role, ok := p.RoleIn(rec.Name)
+		if !ok {
+			continue // not a word about namespaces the caller has no role in
+		}
+		v := namespaceView{Record: rec, Role: role}
+		if v.Usage, err = s.usage(c, rec.Name); err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		out = append(out, v)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) getNamespace(c *gin.Context) {
+	name := nsOf(c)
+	rec, err := s.reg.Namespace(c, name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	role, _ := principal(c).RoleIn(name)
+	v := namespaceView{Record: rec, Role: role}
+	if v.Usage, err = s.usage(c, name); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// usage reads what a namespace holds and what its running tasks use.
+func (s *Server) usage(ctx context.Context, ns string) (Usage, error) {
+	reg := s.reg.In(ns)
+	h, err := reg.Holdings(ctx)
+	if err != nil {
+		return Usage{}, err
+	}
+	u := Usage{Apps: len(h.Apps), Jobs: len(h.Jobs), Workflows: len(h.Workflows), RunningTasks: h.Running, Queued: h.Queued}
+	if h.Running == 0 {
+		return u, nil
+	}
+	running, err := reg.RunningTasks(ctx)
+	if err != nil {
+		return u, err
+	}
+	executors := map[string]string{} // executor id → app
+	for job, items := range running {
+		j, err := reg.Job(ctx, job)
+		if err != nil {
+			continue // deregistered meanwhile
+		}
+		u.InUse = u.InUse.Add(namespace.Resources{CPUCount: j.CPUCount * float64(len(items)), MemoryMB: j.MemoryMB * float64(len(items))})
+		for _, e := range items {
+			executors[e.ExecutorID] = j.ExecutorApp()
+		}
+	}
+	for _, appName := range executors {
+		if a, err := reg.App(ctx, appName); err == nil {
+			u.InUse = u.InUse.Add(namespace.Resources{CPUCount: a.CPUCount, MemoryMB: a.MemoryMB})
+		}
+	}
+	return u, nil
+}
+
+// namespaceBody is PUT /api/namespaces/{name}: every field optional.
+type namespaceBody struct {
+	Guarantee *namespace.Resources `json:"guarantee"`
+	Limit     *namespace.Resources `json:"limit"`
+	Weight    *float64             `json:"weight"`
+}
+
+func (s *Server) putNamespace(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	var req namespaceBody
+	if len(body) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+	}
+	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit}
+	if req.Weight != nil {
+		rec.Weight = *req.Weight
+	}
+	if err := rec.Validate(); err != nil {
+		writeError(c, s.log, fmt.Errorf("%w: %s", ErrBadRequest, trimSentinel(err, namespace.ErrInvalid)))
+		return
+	}
+	created, err := s.reg.PutNamespace(c, rec)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	v := namespaceView{Record: rec, Role: identity.Edit}
+	if v.Usage, err = s.usage(c, rec.Name); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	c.JSON(code, v)
+}
+
+func (s *Server) deleteNamespace(c *gin.Context) {
+	if err := s.reg.DeleteNamespace(c, nsOf(c)); err != nil {
+		if errors.Is(err, registry.ErrNamespaceNotEmpty) {
+			err = fmt.Errorf("%w: %s", ErrConflict, trimSentinel(err, registry.ErrNamespaceNotEmpty))
+		}
+		writeError(c, s.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+var tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// tokenBody is POST /api/namespaces/{name}/tokens.
+type tokenBody struct {
+	Name      string        `json:"name"`
+	Role      identity.Role `json:"role"`      // view (default) or edit
+	ExpiresAt *time.Time    `json:"expiresAt"` // none: until revoked
+}
+
+// createToken makes a namespace API token and shows it once: only its
+// hash is kept. An editor makes tokens of its namespace, as view or edit;
+// a token cannot make tokens (a leaked one must not outlive its
+// revocation).
+func (s *Server) createToken(c *gin.Context) {
+	p := principal(c)
+	if p.Kind == identity.KindToken {
+		writeError(c, s.log, fmt.Errorf("%w: an API token cannot make API tokens; a user who edits the namespace can", ErrForbidden))
+		return
+	}
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	var req tokenBody
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if !tokenNameRE.MatchString(req.Name) {
+		writeError(c, s.log, fmt.Errorf("%w: name must be 1-64 letters, digits, '.', '_' or '-' (what the token is for: ci, deploy)", ErrBadRequest))
+		return
+	}
+	if req.Role == "" {
+		req.Role = identity.View
+	}
+	if _, err := identity.ParseRole(string(req.Role)); err != nil {
+		writeError(c, s.log, fmt.Errorf("%w: %v", ErrBadRequest, err))
+		return
+	}
+	now := s.clock.Now().UTC()
+	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
+		writeError(c, s.log, fmt.Errorf("%w: expiresAt %s is not in the future", ErrBadRequest, req.ExpiresAt.Format(time.RFC3339)))
+		return
+	}
+	tok, rec, err := identity.NewAPIToken(identity.APIToken{Namespace: nsOf(c), Name: req.Name, Role: req.Role,
+		CreatedBy: p.Name, CreatedAt: now, ExpiresAt: req.ExpiresAt})
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if err := s.reg.AddToken(c, rec); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	rec.Hash = ""
+	c.JSON(http.StatusCreated, gin.H{"token": tok, "id": rec.ID, "namespace": rec.Namespace, "name": rec.Name, "role": rec.Role,
+		"createdBy": rec.CreatedBy, "createdAt": rec.CreatedAt, "expiresAt": rec.ExpiresAt,
+		"message": "keep this token now: it is not shown again"})
+}
+
+func (s *Server) listTokens(c *gin.Context) {
+	ts, err := s.reg.Tokens(c, nsOf(c))
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, ts)
+}
+
+func (s *Server) revokeToken(c *gin.Context) {
+	if err := s.reg.RevokeToken(c, nsOf(c), c.Param("id")); err != nil {
+		if errors.Is(err, registry.ErrTokenNotFound) {
+			err = fmt.Errorf("%w: no token '%s' in namespace '%s'", ErrNotFound, c.Param("id"), nsOf(c))
+		}
+		writeError(c, s.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// trimSentinel drops a sentinel's own words from an error's message.
+func trimSentinel(err, sentinel error) string {
+	msg := err.Error()
+	if p := sentinel.Error() + ": "; len(msg) > len(p) && msg[:len(p)] == p {
+		return msg[len(p):]
+	}
+	return msg
+}

@@ -1,0 +1,94 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
+)
+
+// GET /api/job/tasks/ready, and the job's status, say what the waiting
+// job needs and who holds it until when, as of the answer (issue 42).
+func TestReadyNamesTheHolder(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("report", "app"))
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "report")
+	w := registry.Waiting{Reason: registry.WaitReserved, Message: "the oldest work that does not fit now …", Since: t0,
+		Needs: &round.Res{CPUs: 1, MemMB: 64},
+		Holders: []round.Holder{{Job: "pay_settle", Shards: 1, TaskID: "pay_settle@-@0@-@READY@-@a1@-@1", Holds: round.Res{CPUs: 1.9, MemMB: 64},
+			Since: t0.Add(-5 * time.Second), ExpectedEnd: t0.Add(3 * time.Second), Basis: "p90", TypicalMs: 8000}}}
+	if err := e.reg.Commit(t.Context(), registry.PutWaitingOp(registry.WaitingKey("ready", "report", 0), w)); err != nil {
+		t.Fatal(err)
+	}
+	want := "waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)"
+	rows := decode[[]map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	if len(rows) != 1 {
+		t.Fatalf("ready: %v", rows)
+	}
+	waiting, _ := rows[0]["waiting"].(map[string]any)
+	holders, _ := waiting["holders"].([]any)
+	if waiting["summary"] != want || len(holders) != 1 || holders[0].(map[string]any)["expectedEnd"] != "2024-03-01T12:00:03Z" {
+		t.Errorf("waiting: %v", waiting)
+	}
+	st := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/jobs/report/status", ""))
+	if sw, _ := st["waiting"].(map[string]any); sw["summary"] != want {
+		t.Errorf("status waiting: %v", st["waiting"])
+	}
+	e.clock.Advance(10 * time.Second)
+	rows = decode[[]map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	if got := rows[0]["waiting"].(map[string]any)["summary"]; got != "waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 15s, longer than its usual 8s)" {
+		t.Errorf("later: %v", got)
+	}
+}
+
+// GET /api/jobs/{jobName}/durations: the job's finished runs, newest
+// first, and the p90 of its successful ones.
+func TestJobDurations(t *testing.T) {
+	db, st := resultsDB(t)
+	e := newEnv(t, withHistory(st))
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("my_job", "app"))
+	for i, d := range []int{2, 4, 6, 8, 10} {
+		start := t0.Add(time.Duration(i+1) * time.Minute)
+		execRow(db, string(rune('a'+i)), "my_job", "my_job@-@0@-@READY@-@a@-@"+string(rune('a'+i)), 0, i != 4,
+			start.Format("2006-01-02 15:04:05.000"), start.Add(time.Duration(d)*time.Second).Format("2006-01-02 15:04:05.000"), nil)
+	}
+	execRow(db, "z", "my_job", "my_job@-@0@-@READY@-@a@-@z", 0, false, t0.Add(9*time.Minute).Format("2006-01-02 15:04:05.000"), "", nil) // running
+	got := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/jobs/my_job/durations", ""))
+	runs, _ := got["runs"].([]any)
+	typ, _ := got["typical"].(map[string]any)
+	if len(runs) != 5 || runs[0].(map[string]any)["durationMs"] != 10000.0 || runs[0].(map[string]any)["success"] != false {
+		t.Errorf("runs: %v", runs)
+	}
+	if typ["runs"] != 4.0 || typ["p90Ms"] != 8000.0 || typ["medianMs"] != 4000.0 || typ["known"] != true {
+		t.Errorf("typical: %v (the 4 successful runs: 2, 4, 6, 8 s)", typ)
+	}
+	e.wantError(e.request(http.MethodGet, "/api/jobs/my_job/durations?limit=0", ""), http.StatusBadRequest, "limit must be 1 to 500")
+	e.wantError(e.request(http.MethodGet, "/api/jobs/nope/durations", ""), http.StatusNotFound)
+}
+
+// GET /api/job/trigger/{key} says FAILED as soon as a shard failed for
+// good, with its cause, while other shards still run (issue 42: ejctl
+// --wait waited out its timeout on a failover job).
+func TestRunFailsAsSoonAsAShardFailedForGood(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("fo_job", "app"))
+	rec := registry.RunRecord{JobName: "fo_job", At: t0, Failed: true, Shards: []registry.ShardOutcome{{Item: 0, TaskID: "fo_job@-@0@-@READY@-@a@-@1",
+		State: "TASK_FAILED", Message: "fetch http://127.0.0.1:1/app.tgz: connection refused"}}}
+	if err := e.reg.Change().RecordRun("k-fo", rec).Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.Commit(t.Context(), registry.PutRunningOp("fo_job", 1, registry.Running{TaskID: "fo_job@-@1@-@READY@-@a@-@2", AgentID: "a",
+		State: "TASK_RUNNING", RunKey: "k-fo", LaunchedAt: t0})); err != nil {
+		t.Fatal(err)
+	}
+	v := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/k-fo", ""))
+	running, _ := v["running"].([]any)
+	if v["state"] != "FAILED" || len(running) != 1 || v["message"] != "shard 0 failed (TASK_FAILED: fetch http://127.0.0.1:1/app.tgz: connection refused): the run cannot succeed" {
+		t.Errorf("run: %v", v)
+	}
+}

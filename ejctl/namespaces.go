@@ -1,0 +1,257 @@
+package ejctl
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// namespaceView is a row of GET /api/namespaces.
+type namespaceView struct {
+	Name      string     `json:"name"`
+	Guarantee *resources `json:"guarantee,omitempty"`
+	Limit     *resources `json:"limit,omitempty"`
+	Weight    float64    `json:"weight,omitempty"`
+	Role      string     `json:"role"`
+	Usage     struct {
+		Apps         int       `json:"apps"`
+		Jobs         int       `json:"jobs"`
+		Workflows    int       `json:"workflows"`
+		RunningTasks int       `json:"runningTasks"`
+		Queued       int       `json:"queued"`
+		InUse        resources `json:"inUse"`
+	} `json:"usage"`
+}
+
+type resources struct {
+	CPUCount float64 `json:"cpuCount"`
+	MemoryMB float64 `json:"memoryMB"`
+}
+
+func (r *resources) String() string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%g CPU / %g MB", r.CPUCount, r.MemoryMB)
+}
+
+func (c *cli) nsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "ns", Aliases: []string{"namespace", "namespaces"}, Short: "Namespaces: list, show, create, set, delete, pick the default"}
+	cmd.AddCommand(c.nsLsCmd(), c.nsGetCmd(), c.nsPutCmd("create"), c.nsPutCmd("set"), c.nsRmCmd(), c.nsUseCmd())
+	return cmd
+}
+
+func (c *cli) nsLsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "ls", Short: "The namespaces you have a role in (every one for the admin), with what they hold and use", Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var all []namespaceView
+			if err := c.client.get(cmd.Context(), "/api/namespaces", nil, &all); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(all)
+			}
+			rows := make([][]string, 0, len(all))
+			for _, n := range all {
+				mark := ""
+				if n.Name == c.settings.Namespace {
+					mark = "*"
+				}
+				rows = append(rows, []string{mark + n.Name, n.Role, strconv.Itoa(n.Usage.Apps), strconv.Itoa(n.Usage.Jobs),
+					strconv.Itoa(n.Usage.RunningTasks), n.Usage.InUse.String(), n.Guarantee.String(), n.Limit.String(), weight(n.Weight)})
+			}
+			return c.table([]string{"NAMESPACE", "ROLE", "APPS", "JOBS", "RUNNING", "IN USE", "GUARANTEE", "LIMIT", "WEIGHT"}, rows)
+		},
+	}
+}
+
+func weight(w float64) string {
+	if w == 0 {
+		return "1"
+	}
+	return strconv.FormatFloat(w, 'g', -1, 64)
+}
+
+func (c *cli) nsGetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "get NAME", Short: "One namespace", Args: exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var n namespaceView
+			if err := c.client.get(cmd.Context(), "/api/namespaces/"+seg(args[0]), nil, &n); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(n)
+			}
+			c.say("namespace %s (your role: %s)\n  holds: %d apps, %d jobs, %d workflows; %d running tasks, %d queued\n  in use: %s\n  guarantee: %s, limit: %s, weight %s",
+				n.Name, n.Role, n.Usage.Apps, n.Usage.Jobs, n.Usage.Workflows, n.Usage.RunningTasks, n.Usage.Queued,
+				n.Usage.InUse.String(), n.Guarantee.String(), n.Limit.String(), weight(n.Weight))
+			return nil
+		},
+	}
+}
+
+// nsPutCmd is create (refused when the namespace exists) or set.
+func (c *cli) nsPutCmd(verb string) *cobra.Command {
+	var gCPU, gMem, lCPU, lMem, w float64
+	cmd := &cobra.Command{
+		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Set a namespace's guarantee, limit and weight (admin)"}[verb],
+		Args: exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := cmd.Flags()
+			body := map[string]any{}
+			if f.Changed("guarantee-cpu") || f.Changed("guarantee-mem") {
+				body["guarantee"] = resources{gCPU, gMem}
+			}
+			if f.Changed("limit-cpu") || f.Changed("limit-mem") {
+				body["limit"] = resources{lCPU, lMem}
+			}
+			if f.Changed("weight") {
+				body["weight"] = w
+			}
+			path := "/api/namespaces/" + seg(args[0])
+			if verb == "create" {
+				var existing namespaceView
+				err := c.client.get(cmd.Context(), path, nil, &existing)
+				if err == nil {
+					return fmt.Errorf("namespace %s exists already (ejctl ns set %s changes it)", args[0], args[0])
+				}
+				if !IsNotFound(err) {
+					return err
+				}
+			}
+			var n namespaceView
+			if err := c.client.sendJSON(cmd.Context(), http.MethodPut, path, body, &n); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(n)
+			}
+			c.say("namespace %s: guarantee %s, limit %s, weight %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&gCPU, "guarantee-cpu", 0, "CPUs guaranteed")
+	f.Float64Var(&gMem, "guarantee-mem", 0, "memory guaranteed, MB")
+	f.Float64Var(&lCPU, "limit-cpu", 0, "most CPUs it may hold")
+	f.Float64Var(&lMem, "limit-mem", 0, "most memory it may hold, MB")
+	f.Float64Var(&w, "weight", 1, "its share among borrowers")
+	return cmd
+}
+
+func (c *cli) nsRmCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "rm NAME", Short: "Delete an empty namespace (admin); refused while it holds anything, naming what", Args: exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.client.del(cmd.Context(), "/api/namespaces/"+seg(args[0])); err != nil {
+				return err
+			}
+			c.say("namespace %s deleted", args[0])
+			return nil
+		},
+	}
+}
+
+func (c *cli) nsUseCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "use NAME", Short: "Make NAME the namespace commands act in (saved in the config file; -n overrides it)", Args: exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if c.settings.ConfigPath == "" {
+				return fmt.Errorf("no config file: set HOME, XDG_CONFIG_HOME or EJCTL_CONFIG (or pass -n to each command)")
+			}
+			file, err := loadConfig(c.settings.ConfigPath)
+			if err != nil {
+				return err
+			}
+			file.Namespace = args[0]
+			if file.Addr == "" {
+				file.Addr = c.settings.Addr
+			}
+			if err := saveConfig(c.settings.ConfigPath, file); err != nil {
+				return err
+			}
+			c.say("namespace %s is the default of %s", args[0], c.settings.ConfigPath)
+			return nil
+		},
+	}
+}
+
+// apiToken is a namespace API token as the API lists it.
+type apiToken struct {
+	ID        string     `json:"id"`
+	Namespace string     `json:"namespace"`
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	CreatedBy string     `json:"createdBy"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	Token     string     `json:"token,omitempty"`
+}
+
+func (c *cli) tokenCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "The namespace's API tokens for CI (you need the edit role): create, ls, revoke"}
+	var role string
+	var ttl time.Duration
+	create := &cobra.Command{
+		Use: "create NAME", Short: "Make a token (printed once: keep it; pass it as --token or EJCTL_TOKEN)", Args: exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body := map[string]any{"name": args[0], "role": role}
+			if ttl > 0 {
+				body["expiresAt"] = c.now().Add(ttl).UTC()
+			}
+			var t apiToken
+			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, c.tokensPath(), body, &t); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(t)
+			}
+			fmt.Fprintln(c.env.Stdout, t.Token)
+			fmt.Fprintf(c.env.Stderr, "ejctl: token %s (%s, role %s in namespace %s): shown this once; revoke with: ejctl -n %s token revoke %s\n",
+				t.Name, t.ID, t.Role, t.Namespace, t.Namespace, t.ID)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&role, "role", "view", "view or edit")
+	create.Flags().DurationVar(&ttl, "expires-in", 0, "lifetime (e.g. 720h); default: until revoked")
+	ls := &cobra.Command{
+		Use: "ls", Short: "The namespace's tokens (never their secrets)", Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var ts []apiToken
+			if err := c.client.get(cmd.Context(), c.tokensPath(), nil, &ts); err != nil {
+				return err
+			}
+			if c.json() {
+				return c.printJSON(ts)
+			}
+			rows := make([][]string, 0, len(ts))
+			for _, t := range ts {
+				exp := "-"
+				if t.ExpiresAt != nil {
+					exp = t.ExpiresAt.UTC().Format(time.RFC3339)
+				}
+				rows = append(rows, []string{t.ID, t.Name, t.Role, t.CreatedBy, t.CreatedAt.UTC().Format(time.RFC3339), exp})
+			}
+			return c.table([]string{"ID", "NAME", "ROLE", "CREATED BY", "CREATED", "EXPIRES"}, rows)
+		},
+	}
+	revoke := &cobra.Command{
+		Use: "revoke ID", Short: "Revoke a token", Args: exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.client.del(cmd.Context(), c.tokensPath()+"/"+seg(args[0])); err != nil {
+				return err
+			}
+			c.say("token %s revoked", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, ls, revoke)
+	return cmd
+}
+
+func (c *cli) tokensPath() string { return "/api/namespaces/" + seg(c.settings.Namespace) + "/tokens" }

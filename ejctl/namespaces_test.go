@@ -1,0 +1,109 @@
+package ejctl
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/identity"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+)
+
+// alice edits pay, bob edits search (hashes from `htpasswd -nbB`).
+const nsUsers = `users:
+  - {name: alice, password: '$2y$05$QTtPKarYJQKa6Rf.zXEmKeXox3z2FIMuqwm4L5IwxuZW22NrJgAGG', namespaces: {pay: edit}}
+  - {name: bob, password: '$2y$05$775ogPsIQk6GuRP9SjwQq.60fB2IJJUJ78HpzhbvfsKcfpqvjKNCm', namespaces: {search: edit}}
+`
+
+// -n picks the namespace of every call; the config file keeps a default
+// (ns use); a namespace API token made with ejctl acts in its namespace.
+func TestNamespaces(t *testing.T) {
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.yaml")
+	if err := os.WriteFile(users, []byte(nsUsers), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uf, err := identity.OpenUsersFile(users, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf})
+	ctx := context.Background()
+	for _, ns := range []string{"pay", "search"} {
+		if _, err := s.reg.PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
+			t.Fatal(err)
+		}
+		a := app.Default()
+		a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/a.tgz", "bin/start.sh"
+		if err := s.reg.In(ns).AddApp(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		j := jobs.Default()
+		j.JobName, j.AppName, j.Description = "nightly_"+ns, "etl", "of "+ns
+		if err := s.reg.In(ns).AddJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := s.cli(t)
+	r.env["EJCTL_CONFIG"] = filepath.Join(dir, "ejctl.json")
+	r.stdin = "secret\n"
+	r.must(0, "login", "-u", "alice", "--password-stdin")
+	out, _ := r.must(0, "-n", "pay", "job", "ls")
+	has(t, "pay's jobs", out, "nightly_pay")
+	if strings.Contains(out, "nightly_search") {
+		t.Fatalf("pay's list shows search's job:\n%s", out)
+	}
+	_, errs, code := r.do("-n", "search", "job", "ls")
+	if code != 1 || !strings.Contains(errs, "no role in namespace 'search'") {
+		t.Fatalf("alice in search: exit %d: %s", code, errs)
+	}
+	out, _ = r.must(0, "whoami", "-n", "pay")
+	has(t, "whoami", out, "in namespace pay edit")
+	out, _ = r.must(0, "ns", "ls")
+	has(t, "ns ls", out, "pay", "edit")
+	if strings.Contains(out, "search") {
+		t.Fatalf("alice lists search:\n%s", out)
+	}
+	// The config file's default namespace.
+	r.must(0, "ns", "use", "pay")
+	out, _ = r.must(0, "job", "ls")
+	has(t, "job ls in the default namespace of the config", out, "nightly_pay")
+	// A token for CI, made with ejctl, used with --token.
+	tok, _ := r.must(0, "token", "create", "ci", "--role", "edit")
+	tok = strings.TrimSpace(tok)
+	if !strings.HasPrefix(tok, "ejn_") {
+		t.Fatalf("token %q", tok)
+	}
+	ci := s.cli(t)
+	ci.must(0, "--token", tok, "-n", "pay", "job", "trigger", "nightly_pay")
+	if _, _, code := ci.do("--token", tok, "-n", "search", "job", "ls"); code != 1 {
+		t.Fatal("the pay token reads search")
+	}
+	out, _ = r.must(0, "token", "ls")
+	has(t, "token ls", out, "ci", "edit", "alice")
+	if strings.Contains(out, tok[20:]) {
+		t.Fatal("token ls shows the secret")
+	}
+	id := strings.Split(tok, "_")[1]
+	r.must(0, "token", "revoke", id)
+	if _, _, code := ci.do("--token", tok, "-n", "pay", "job", "ls"); code != 1 {
+		t.Fatal("a revoked token works")
+	}
+	// The admin creates and deletes a namespace.
+	adm := s.cli(t)
+	adm.env["EJCTL_CONFIG"] = filepath.Join(dir, "admin.json")
+	adm.stdin = "s3cret\n"
+	adm.must(0, "login", "-u", "root", "--password-stdin")
+	out, _ = adm.must(0, "ns", "create", "ops", "--limit-cpu", "4", "--limit-mem", "4096", "--weight", "2")
+	has(t, "ns create", out, "limit 4 CPU / 4096 MB", "weight 2")
+	_, errs, code = adm.do("ns", "rm", "pay")
+	if code != 1 || !strings.Contains(errs, "holds 1 app (etl), 1 job (nightly_pay)") {
+		t.Fatalf("ns rm pay: exit %d: %s", code, errs)
+	}
+	adm.must(0, "ns", "rm", "ops")
+}

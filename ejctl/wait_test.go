@@ -1,0 +1,67 @@
+package ejctl
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// --wait prints each shard's failure with its cause as it happens and
+// ends (exit 3) as soon as the run cannot succeed, though a shard still
+// runs: it used to wait out --timeout (exit 4) on a failover job.
+func TestWaitEndsWhenTheRunCannotSucceed(t *testing.T) {
+	var polls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/api/job/trigger":
+			_, _ = w.Write([]byte(`{"jobName":"fo","queued":true,"duplicate":false}`))
+		case strings.HasPrefix(r.URL.Path, "/api/job/trigger/"):
+			running := `[{"shardingItem":0,"taskId":"t0","state":"TASK_RUNNING"},{"shardingItem":1,"taskId":"t1","state":"TASK_RUNNING"}]`
+			state, shards := "RUNNING", `[]`
+			if polls.Add(1) > 1 {
+				running = `[{"shardingItem":1,"taskId":"t1","state":"TASK_RUNNING"}]`
+				state = "FAILED"
+				shards = `[{"shardingItem":0,"taskId":"t0","state":"TASK_FAILED","message":"fetch http://127.0.0.1:1/app.tgz: connection refused"}]`
+			}
+			_, _ = w.Write([]byte(`{"idempotencyKey":"k","jobName":"fo","state":"` + state + `","message":"shard 0 failed","running":` + running + `,"shards":` + shards + `}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	out, errs, code := runWith(t, map[string]string{"EJCTL_ADDR": srv.URL}, "job", "trigger", "fo", "--wait", "--key", "k", "--poll", "5ms", "--timeout", "1m")
+	if code != ExitRunFail {
+		t.Fatalf("exit %d, want %d; stderr %s", code, ExitRunFail, errs)
+	}
+	has(t, "stderr", errs, "run k: shard 0 TASK_FAILED (task t0): fetch http://127.0.0.1:1/app.tgz: connection refused",
+		"run k: FAILED (1 shard(s) running)", "it cannot succeed, so ejctl stops waiting (1 shard(s) still running)")
+	has(t, "stdout", out, "TASK_FAILED", "connection refused")
+}
+
+// job kill asks on a terminal, needs --yes without one, and says what
+// was stopped.
+func TestJobKill(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/api/job/nightly/kill" {
+			http.NotFound(w, r)
+			return
+		}
+		posts.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jobName":"nightly","killedBy":"ejctl:root","taskIds":["t0","t1"],"droppedShards":1}`))
+	}))
+	defer srv.Close()
+	env := map[string]string{"EJCTL_ADDR": srv.URL}
+	if _, errs, code := runWith(t, env, "job", "kill", "nightly"); code != ExitUsage || !strings.Contains(errs, "pass --yes") || posts.Load() != 0 {
+		t.Fatalf("without a terminal: exit %d %q, %d posts", code, errs, posts.Load())
+	}
+	out, errs, code := runWith(t, env, "job", "kill", "nightly", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	has(t, "kill", out, "job nightly: stopped its running execution (2 task(s) killed, 1 shard(s) waiting to run again dropped), as ejctl:root")
+}

@@ -1,0 +1,163 @@
+package namespace
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// Default is the namespace of everything registered without one.
+const Default = "default"
+
+// Sep joins a namespace and a name into a key.
+const Sep = "~"
+
+// MaxNameLength bounds a namespace's name (a DNS label, so a later
+// mapping onto a Kubernetes namespace of the same name needs no rewrite).
+const MaxNameLength = 63
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("invalid namespace")
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// ValidateName checks a namespace name: a DNS label (1–63 of [a-z0-9-],
+// starting and ending with a letter or digit).
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: the namespace name is empty", ErrInvalid)
+	case len(name) > MaxNameLength:
+		return fmt.Errorf("%w: namespace %q is longer than %d characters", ErrInvalid, name, MaxNameLength)
+	case !nameRE.MatchString(name):
+		return fmt.Errorf("%w: namespace %q must be lower-case letters, digits and '-', starting and ending with a letter or digit", ErrInvalid, name)
+	}
+	return nil
+}
+
+// Key is the scheduler-wide key of name in namespace ns: name itself in
+// the default namespace (or with ns empty), "{ns}~{name}" otherwise.
+func Key(ns, name string) string {
+	if ns == "" || ns == Default || name == "" {
+		return name
+	}
+	return ns + Sep + name
+}
+
+// Split is Key's inverse: the namespace and the name of a key (a bare
+// name is the default namespace's).
+func Split(key string) (ns, name string) {
+	if i := strings.Index(key, Sep); i > 0 {
+		return key[:i], key[i+1:]
+	}
+	return Default, key
+}
+
+// Of is the namespace of a key.
+func Of(key string) string {
+	ns, _ := Split(key)
+	return ns
+}
+
+// Name is the name part of a key.
+func Name(key string) string {
+	_, n := Split(key)
+	return n
+}
+
+// In reports whether key belongs to namespace ns.
+func In(key, ns string) bool { return Of(key) == normal(ns) }
+
+// Local returns the name of key within ns, and false when key belongs to
+// another namespace.
+func Local(key, ns string) (string, bool) {
+	kns, name := Split(key)
+	if kns != normal(ns) {
+		return "", false
+	}
+	return name, true
+}
+
+func normal(ns string) string {
+	if ns == "" {
+		return Default
+	}
+	return ns
+}
+
+// Resources is an amount of CPU and memory.
+type Resources struct {
+	CPUCount float64 `json:"cpuCount"`
+	MemoryMB float64 `json:"memoryMB"`
+}
+
+// Add returns r + o.
+func (r Resources) Add(o Resources) Resources {
+	return Resources{CPUCount: r.CPUCount + o.CPUCount, MemoryMB: r.MemoryMB + o.MemoryMB}
+}
+
+// Record is what the scheduler knows of a namespace beyond its contents:
+// the capacity it is promised. A capacity policy reads it (Guarantee: what
+// the namespace gets before any other borrows; Limit: the most it may
+// hold; Weight: its share among borrowers). Nil fields are unset.
+type Record struct {
+	Name      string     `json:"name"`
+	Guarantee *Resources `json:"guarantee,omitempty"`
+	Limit     *Resources `json:"limit,omitempty"`
+	// Weight orders borrowers by weighted dominant share; 0 is unset (1).
+	Weight float64 `json:"weight,omitempty"`
+}
+
+// MaxWeight bounds a namespace's weight.
+const MaxWeight = 1000
+
+// EffectiveWeight is the weight a policy uses: 1 when unset.
+func (r Record) EffectiveWeight() float64 {
+	if r.Weight == 0 {
+		return 1
+	}
+	return r.Weight
+}
+
+// Validate checks the name and the capacity fields and names the first
+// bad one.
+func (r Record) Validate() error {
+	if err := ValidateName(r.Name); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		field string
+		res   *Resources
+	}{{"guarantee", r.Guarantee}, {"limit", r.Limit}} {
+		if f.res == nil {
+			continue
+		}
+		if err := checkAmount(f.field+".cpuCount", f.res.CPUCount); err != nil {
+			return err
+		}
+		if err := checkAmount(f.field+".memoryMB", f.res.MemoryMB); err != nil {
+			return err
+		}
+	}
+	if g, l := r.Guarantee, r.Limit; g != nil && l != nil {
+		if g.CPUCount > l.CPUCount {
+			return fmt.Errorf("%w: guarantee.cpuCount %v is above limit.cpuCount %v", ErrInvalid, g.CPUCount, l.CPUCount)
+		}
+		if g.MemoryMB > l.MemoryMB {
+			return fmt.Errorf("%w: guarantee.memoryMB %v is above limit.memoryMB %v", ErrInvalid, g.MemoryMB, l.MemoryMB)
+		}
+	}
+	if math.IsNaN(r.Weight) || r.Weight < 0 || r.Weight > MaxWeight {
+		return fmt.Errorf("%w: weight must be between 0 (unset: 1) and %d, got %v", ErrInvalid, MaxWeight, r.Weight)
+	}
+	return nil
+}
+
+func checkAmount(field string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return fmt.Errorf("%w: %s must be a number of at least 0, got %v", ErrInvalid, field, v)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package namespace
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func TestKeySplitRoundTrip(t *testing.T) {
+	for _, c := range []struct{ ns, name, key string }{
+		{"default", "nightly", "nightly"},
+		{"", "nightly", "nightly"},
+		{"pay", "nightly", "pay~nightly"},
+		{"pay", "-", "pay~-"},
+		{"a-b", "x.y_z", "a-b~x.y_z"},
+	} {
+		if got := Key(c.ns, c.name); got != c.key {
+			t.Errorf("Key(%q, %q) = %q, want %q", c.ns, c.name, got, c.key)
+		}
+		ns, name := Split(c.key)
+		want := c.ns
+		if want == "" {
+			want = Default
+		}
+		if ns != want || name != c.name {
+			t.Errorf("Split(%q) = %q, %q", c.key, ns, name)
+		}
+		if local, ok := Local(c.key, c.ns); !ok || local != c.name {
+			t.Errorf("Local(%q, %q) = %q, %v", c.key, c.ns, local, ok)
+		}
+	}
+	if _, ok := Local("pay~nightly", "default"); ok {
+		t.Error("a key of pay is local to default")
+	}
+	if _, ok := Local("nightly", "pay"); ok {
+		t.Error("a key of default is local to pay")
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	for _, ok := range []string{"default", "pay", "a", "team-1", "0", "a23456789012345678901234567890123456789012345678901234567890123"} {
+		if err := ValidateName(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "Pay", "-a", "a-", "a_b", "a.b", "a~b", "a/b", "a234567890123456789012345678901234567890123456789012345678901234"} {
+		if err := ValidateName(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestRecordValidate(t *testing.T) {
+	ok := Record{Name: "pay", Guarantee: &Resources{1, 1024}, Limit: &Resources{4, 4096}, Weight: 2}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if (Record{Name: "pay"}).Validate() != nil {
+		t.Fatal("every field is optional")
+	}
+	for name, r := range map[string]Record{
+		"guarantee above limit": {Name: "pay", Guarantee: &Resources{5, 1}, Limit: &Resources{4, 4096}},
+		"memory above limit":    {Name: "pay", Guarantee: &Resources{1, 8192}, Limit: &Resources{4, 4096}},
+		"negative cpu":          {Name: "pay", Limit: &Resources{-1, 1}},
+		"NaN memory":            {Name: "pay", Guarantee: &Resources{1, math.NaN()}},
+		"negative weight":       {Name: "pay", Weight: -1},
+		"huge weight":           {Name: "pay", Weight: MaxWeight + 1},
+		"bad name":              {Name: "Pay"},
+	} {
+		if err := r.Validate(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if (Record{}).EffectiveWeight() != 1 || ok.EffectiveWeight() != 2 {
+		t.Error("effective weight")
+	}
+}

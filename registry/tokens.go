@@ -1,0 +1,98 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/identity"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// TokensPath holds the namespaces' API tokens, /auth/tokens/{id}: each an
+// identity.APIToken with the hash of its secret, never the secret.
+const TokensPath = "/auth/tokens"
+
+// ErrTokenNotFound: no such token in the namespace.
+var ErrTokenNotFound = errors.New("token not found")
+
+// AddToken keeps a new token's record.
+func (r *Registry) AddToken(ctx context.Context, t identity.APIToken) error {
+	ops := []store.Op{store.Create(TokensPath+"/"+t.ID, mustJSON(t))}
+	if t.Namespace != namespace.Default {
+		ops = append([]store.Op{store.Check(nsPath(t.Namespace), store.AnyVersion)}, ops...) // not into a namespace deleted meanwhile
+	}
+	return r.phys.Commit(ctx, ops...)
+}
+
+// Token reads a token's record by id.
+func (r *Registry) Token(ctx context.Context, id string) (identity.APIToken, error) {
+	var t identity.APIToken
+	n, err := r.phys.Get(ctx, TokensPath+"/"+id)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, fmt.Errorf("%w: %s", ErrTokenNotFound, id)
+	}
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(n.Value, &t); err != nil {
+		return t, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return t, nil
+}
+
+// Tokens lists a namespace's tokens (without their hashes), oldest first.
+func (r *Registry) Tokens(ctx context.Context, ns string) ([]identity.APIToken, error) {
+	nodes, err := r.phys.List(ctx, TokensPath)
+	if err != nil {
+		return nil, err
+	}
+	out := []identity.APIToken{}
+	for _, n := range nodes {
+		var t identity.APIToken
+		if err := json.Unmarshal(n.Value, &t); err != nil {
+			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		}
+		if t.Namespace == ns {
+			t.Hash = ""
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b identity.APIToken) int {
+		return cmpOr(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+func cmpOr(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+// RevokeToken deletes a namespace's token.
+func (r *Registry) RevokeToken(ctx context.Context, ns, id string) error {
+	t, err := r.Token(ctx, id)
+	if err == nil && t.Namespace != ns {
+		err = fmt.Errorf("%w: %s", ErrTokenNotFound, id)
+	}
+	if err != nil {
+		return err
+	}
+	return r.phys.Commit(ctx, store.Delete(TokensPath+"/"+id, store.AnyVersion))
+}
+
+// dropTokensOps deletes every token of a namespace (with the namespace).
+func (r *Registry) dropTokensOps(ctx context.Context, ns string) ([]store.Op, error) {
+	ts, err := r.Tokens(ctx, ns)
+	var ops []store.Op
+	for _, t := range ts {
+		ops = append(ops, store.Delete(TokensPath+"/"+t.ID, store.AnyVersion))
+	}
+	return ops, err
+}

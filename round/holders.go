@@ -1,0 +1,189 @@
+package round
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// Holder is running work that holds resources a waiting entry needs: one
+// job's running tasks on the agents the entry could use, and when they
+// are expected to end.
+type Holder struct {
+	Job    string    `json:"jobName"`
+	Shards int       `json:"shards"` // its running tasks on those agents
+	TaskID string    `json:"taskId"` // the oldest of them
+	Holds  Res       `json:"holds"`  // what they hold (their tasks' resources)
+	Since  time.Time `json:"runningSince"`
+	// ExpectedEnd is when they are expected to end (zero: not known),
+	// from the P90 of the job's recent runs (TypicalMs), or its timeout
+	// (Basis).
+	ExpectedEnd time.Time      `json:"expectedEnd,omitzero"`
+	Basis       estimate.Basis `json:"basis,omitempty"`
+	TypicalMs   int64          `json:"typicalMs,omitempty"`
+	TimeoutMs   int64          `json:"timeoutMs,omitempty"`
+}
+
+// Res is a quantity of resources as the API shows it.
+type Res struct {
+	CPUs  float64 `json:"cpus"`
+	MemMB int64   `json:"memMB"`
+}
+
+func resOf(r offers.Resources) Res { return Res{CPUs: r.CPU.Cores(), MemMB: r.MemMB} }
+
+func (r Res) String() string {
+	return fmtRes(offers.Resources{CPU: offers.CPUs(r.CPUs), MemMB: r.MemMB})
+}
+
+// maxHolders bounds the holders a wait names.
+const maxHolders = 5
+
+// runTask is a running task with the resources it holds.
+type runTask struct {
+	job   string
+	entry task.Entry
+	res   offers.Resources
+}
+
+// runningByAgent indexes the running tasks by agent (once per round).
+func (d *decider) runningByAgent() map[string][]runTask {
+	if d.byAgent != nil {
+		return d.byAgent
+	}
+	d.byAgent = map[string][]runTask{}
+	for job, shards := range d.v.Running {
+		cfg, _, _ := d.v.Jobs.Lookup(job)
+		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
+		for _, e := range shards {
+			d.byAgent[e.AgentID] = append(d.byAgent[e.AgentID], runTask{job: job, entry: e, res: res})
+		}
+	}
+	return d.byAgent
+}
+
+// holders names the running work on the agents c could use (those large
+// enough for one of its shards), soonest expected end first.
+func (d *decider) holders(c *cand) []Holder {
+	sh := c.shape()
+	by := map[string]*Holder{}
+	for _, a := range d.cluster {
+		if fitCount(a.Total, sh.task, sh.exec, 1) == 0 {
+			continue
+		}
+		for _, rt := range d.runningByAgent()[a.ID] {
+			h := by[rt.job]
+			if h == nil {
+				h = &Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}
+				by[rt.job] = h
+			}
+			h.Shards++
+			h.Holds = Res{CPUs: h.Holds.CPUs + rt.res.CPU.Cores(), MemMB: h.Holds.MemMB + rt.res.MemMB}
+			if rt.entry.LaunchedAt.Before(h.Since) || (rt.entry.LaunchedAt.Equal(h.Since) && rt.entry.TaskID < h.TaskID) {
+				h.Since, h.TaskID = rt.entry.LaunchedAt, rt.entry.TaskID
+			}
+		}
+	}
+	out := make([]Holder, 0, len(by))
+	for _, h := range by {
+		cfg, _, _ := d.v.Jobs.Lookup(h.Job)
+		typical := d.v.Typical[h.Job]
+		timeout := time.Duration(cfg.TimeoutSeconds) * time.Second
+		h.ExpectedEnd, h.Basis = estimate.End(h.Since, typical, timeout)
+		if typical.Known {
+			h.TypicalMs = typical.P90.Milliseconds()
+		}
+		h.TimeoutMs = timeout.Milliseconds()
+		h.Holds.CPUs = offers.CPUs(h.Holds.CPUs).Cores() // no float noise from the sum
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b Holder) int {
+		if a.ExpectedEnd.IsZero() != b.ExpectedEnd.IsZero() {
+			return cmp.Compare(boolInt(a.ExpectedEnd.IsZero()), boolInt(b.ExpectedEnd.IsZero()))
+		}
+		return cmp.Or(a.ExpectedEnd.Compare(b.ExpectedEnd), cmp.Compare(b.Holds.CPUs, a.Holds.CPUs), cmp.Compare(a.Job, b.Job))
+	})
+	return out[:min(len(out), maxHolders)]
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// withHolders adds what c needs and who holds it to a wait about
+// resources (its message names the holders, with their expected ends).
+func (d *decider) withHolders(c *cand, w Wait) Wait {
+	sh := c.shape()
+	need := offers.Resources{CPU: sh.task.CPU * offers.Milli(sh.n), MemMB: sh.task.MemMB * int64(sh.n)}
+	w.Needs = &Res{}
+	*w.Needs = resOf(need)
+	w.Holders = d.holders(c)
+	if len(w.Holders) == 0 {
+		return w
+	}
+	parts := make([]string, len(w.Holders))
+	for i, h := range w.Holders {
+		parts[i] = h.words()
+	}
+	w.Message += "; held by " + strings.Join(parts, ", ")
+	return w
+}
+
+// words: "job x (1 shard, 2 CPUs and 256 MB) until it ends, expected by
+// 2026-11-25T00:00:08Z (the p90 of its recent runs: 8s)".
+func (h Holder) words() string {
+	s := fmt.Sprintf("job %s (%s, %s) until it ends", h.Job, plural(h.Shards, "shard"), h.Holds)
+	switch h.Basis {
+	case estimate.BasisP90:
+		s += fmt.Sprintf(", expected by %s (the p90 of its recent runs: %s)", fmtUntil(h.ExpectedEnd), time.Duration(h.TypicalMs)*time.Millisecond)
+	case estimate.BasisTimeout:
+		s += fmt.Sprintf(", at the latest by %s (its timeout: %s)", fmtUntil(h.ExpectedEnd), time.Duration(h.TimeoutMs)*time.Millisecond)
+	default:
+		s += " (no run of it known to tell when)"
+	}
+	return s
+}
+
+// Summary says in a line what the entry waits for and when the holders
+// are expected to free it, as of now: "waits for 1.9 CPUs and 512 MB;
+// job pay_settle_3 holds 2 CPUs and 256 MB until it ends (running 5s of
+// its usual 8s)". Empty when the wait names no resources.
+func (w Wait) Summary(now time.Time) string {
+	if w.Needs == nil {
+		return ""
+	}
+	s := "waits for " + w.Needs.String()
+	for _, h := range w.Holders {
+		s += fmt.Sprintf("; job %s holds %s until it ends (%s)", h.Job, h.Holds, h.progress(now))
+	}
+	return s
+}
+
+// progress: "running 5s of its usual 8s", "running 5s, its timeout 1m0s",
+// "running 12s, longer than its usual 8s".
+func (h Holder) progress(now time.Time) string {
+	ran := now.Sub(h.Since).Truncate(time.Second)
+	if ran < 0 {
+		ran = 0
+	}
+	switch h.Basis {
+	case estimate.BasisP90:
+		usual := (time.Duration(h.TypicalMs) * time.Millisecond).Round(100 * time.Millisecond)
+		if now.After(h.ExpectedEnd) {
+			return fmt.Sprintf("running %s, longer than its usual %s", ran, usual)
+		}
+		return fmt.Sprintf("running %s of its usual %s", ran, usual)
+	case estimate.BasisTimeout:
+		return fmt.Sprintf("running %s, its timeout %s", ran, time.Duration(h.TimeoutMs)*time.Millisecond)
+	}
+	return fmt.Sprintf("running %s; no earlier run known", ran)
+}

@@ -1,0 +1,93 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// Errors of KillRun (the API maps them to 409 and 400).
+var (
+	ErrNoRun         = errors.New("scheduler: no running execution")
+	ErrDaemonRunKill = errors.New("scheduler: a DAEMON job's run cannot be stopped alone")
+)
+
+// KilledRun is what KillRun stopped.
+type KilledRun struct {
+	Tasks   []string `json:"taskIds"` // the running tasks killed
+	Dropped int      `json:"droppedShards"`
+}
+
+// KillRun stops the job's running execution and keeps the job: each
+// running shard is marked killed by by (its end then says so, in history
+// too) and killed; shards of it waiting to run again (a retry, a
+// failover) are dropped. Pending executions and the cron stay. A DAEMON
+// job's shards are its resident processes (a killed one starts again):
+// disabling the job stops them.
+func (s *Scheduler) KillRun(ctx context.Context, job, by string) (KilledRun, error) {
+	var out KilledRun
+	err := s.call(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = s.killRun(ctx, job, by)
+		return err
+	})
+	return out, err
+}
+
+func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, error) {
+	var out KilledRun
+	cfg, ok := s.catalog.Job(job)
+	if ok && cfg.JobExecutionType == jobs.Daemon {
+		return out, fmt.Errorf("%w: job '%s' is a DAEMON job, whose shards run until it is disabled; disable it to stop them", ErrDaemonRunKill, job)
+	}
+	reg := s.deps.Registry
+	running, err := s.st.runningOf(ctx, reg, job)
+	if err != nil {
+		return out, err
+	}
+	fo, err := reg.FailoverOf(ctx, job)
+	if err != nil {
+		return out, err
+	}
+	if len(running) == 0 && len(fo) == 0 {
+		return out, fmt.Errorf("%w: job '%s' has no running execution to stop", ErrNoRun, job)
+	}
+	ch := reg.Change()
+	marked := map[int]task.Entry{}
+	for item, e := range running {
+		e.KilledBy = by
+		ch.Mark(job, item, e)
+		marked[item] = e
+	}
+	if len(fo) > 0 {
+		ch.DropFailover(job, -1)
+	}
+	if err := ch.Commit(ctx); err != nil {
+		s.st.reloadRunning()
+		return out, fmt.Errorf("stop the run of job %s: %w", job, err)
+	}
+	s.queues.changed()
+	out.Dropped = len(fo)
+	for item, e := range marked {
+		e.Version++
+		s.st.putRunning(job, item, e)
+		if err := s.deps.Driver.Kill(ctx, e.TaskID, e.AgentID); err != nil {
+			s.deps.Log.Warn("kill run: kill task", "task", e.TaskID, "err", err)
+		}
+		out.Tasks = append(out.Tasks, e.TaskID)
+	}
+	s.deps.Log.Info("run stopped", "job", job, "by", by, "tasks", len(out.Tasks), "dropped", out.Dropped)
+	return out, nil
+}
+
+// killedWords is the message a task killed by KillRun ends with.
+func killedWords(by, msg string) string {
+	if msg == "" || strings.EqualFold(strings.TrimSpace(msg), "killed") {
+		return "killed by " + by
+	}
+	return "killed by " + by + ": " + msg
+}
