@@ -8,7 +8,8 @@
 //	go run ./bench                      # every scenario (scripts/bench.sh)
 //	go run ./bench -only producer       # one or more of: register, producer,
 //	                                    # latency, throughput, package, apply, ha, workflow,
-//	                                    # gobench, cluster-sim (-sim-store embedded|zk|both), kube
+//	                                    # gobench, cluster-sim (-sim-store embedded|zk|both), kube,
+//	                                    # kube-scale (-kube-scale-*: 1,000 kwok nodes), java
 package main
 
 import (
@@ -80,9 +81,19 @@ type options struct {
 	kubeShards  int             // kube: its shards
 	kubeProfile bool
 	kubeArgs    []string
+
+	ksNodes, ksNodeCPUs, ksNodeMemGiB int // kube-scale: kwok nodes and their size
+	ksJobs, ksPeriod                  int // kube-scale: jobs, and the seconds between a job's fires
+	ksWarmup, ksWindow, ksGrace       time.Duration
+	ksTimeout                         time.Duration
+	ksSides                           map[string]bool
+	ksKwok                            string
+	ksLimits                          cpOptions
+	ksProfile                         bool
+	ksArgs                            []string
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "java"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java"}
 
 func main() {
 	var o options
@@ -136,7 +147,34 @@ func main() {
 	flag.IntVar(&o.kubeShards, "kube-cpu-shards", 3, "kube: the shards of that job")
 	kubeArgs := flag.String("kube-scheduler-args", "", "kube: more flags for the scheduler, space-separated (e.g. \"--registry-sync normal\" to see what the fsyncs cost)")
 	flag.BoolVar(&o.kubeProfile, "kube-profile", false, "kube: CPU-profile the scheduler over the CPU-per-pod rounds and print the top of it (go tool pprof)")
+	flag.IntVar(&o.ksNodes, "kube-scale-nodes", 1000, "kube-scale: kwok nodes")
+	flag.IntVar(&o.ksNodeCPUs, "kube-scale-node-cpus", 32, "kube-scale: CPUs of each kwok node")
+	flag.IntVar(&o.ksNodeMemGiB, "kube-scale-node-mem-gib", 128, "kube-scale: memory of each kwok node in GiB")
+	flag.IntVar(&o.ksJobs, "kube-scale-jobs", 10_000, "kube-scale: jobs (1-10 shards each)")
+	flag.IntVar(&o.ksPeriod, "kube-scale-period", 3600, "kube-scale: seconds between a job's fires (divides a minute, or whole minutes dividing an hour); the jobs' offsets spread over it")
+	flag.DurationVar(&o.ksWarmup, "kube-scale-warmup", 20*time.Second, "kube-scale: load before each side's window")
+	flag.DurationVar(&o.ksWindow, "kube-scale-window", time.Minute, "kube-scale: each side's measurement window")
+	flag.DurationVar(&o.ksGrace, "kube-scale-grace", 20*time.Second, "kube-scale: wait after the window for the pods of its fires")
+	flag.DurationVar(&o.ksTimeout, "kube-scale-timeout", 20*time.Minute, "kube-scale: bound on the whole scenario")
+	ksSides := flag.String("kube-scale-sides", "ours,jobs", "kube-scale: the sides to run (ours, jobs)")
+	flag.StringVar(&o.ksKwok, "kube-scale-kwok", "", "kube-scale: a kwok binary to use instead of building "+kwokModule)
+	ksLimits := flag.String("kube-scale-their-limits", "", "kube-scale: client QPS/burst of kube-controller-manager and kube-scheduler, e.g. 100/200 (default: theirs, 20/30 and 50/100)")
+	flag.BoolVar(&o.ksProfile, "kube-scale-profile", false, "kube-scale: CPU-profile our scheduler over its window and print the top of it")
+	ksArgs := flag.String("kube-scale-scheduler-args", "", "kube-scale: more flags for our scheduler, space-separated")
 	flag.Parse()
+	o.ksArgs = strings.Fields(*ksArgs)
+	o.ksSides = map[string]bool{}
+	for _, s := range strings.Split(*ksSides, ",") {
+		o.ksSides[strings.TrimSpace(s)] = true
+	}
+	if *ksLimits != "" {
+		var q, b int
+		if _, err := fmt.Sscanf(*ksLimits, "%d/%d", &q, &b); err != nil || q <= 0 || b <= 0 {
+			fmt.Fprintf(os.Stderr, "-kube-scale-their-limits %q: want QPS/burst, e.g. 100/200\n", *ksLimits)
+			os.Exit(2)
+		}
+		o.ksLimits = cpOptions{kcmQPS: q, kcmBurst: b, schedQPS: q, schedBurst: b}
+	}
 	o.kubeArgs = strings.Fields(*kubeArgs)
 	o.kubeParts = map[string]bool{}
 	for _, s := range strings.Split(*kubeParts, ",") {
@@ -167,7 +205,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["java"]
+		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -219,6 +257,9 @@ func main() {
 	}
 	if o.only["kube"] {
 		steps = append(steps, step{"kube", runKube}) // the real single-node Kubernetes (kube.go)
+	}
+	if o.only["kube-scale"] {
+		steps = append(steps, step{"kube-scale", runKubeScale}) // kwok nodes on the real control plane (kubescale.go)
 	}
 	if o.only["java"] {
 		steps = append(steps, step{"java", runJava}) // Java jobs (java.go)

@@ -23,7 +23,7 @@ func TestKubeEveryKeyFromEveryLayer(t *testing.T) {
 		"kube_config": kubeconfig, "kube_namespace": "jobs", "kube_executor_image": "registry.example/ej/executor:1.2",
 		"kube_image_pull_policy": "Never", "kube_host_network": "true", "kube_node_selector": "pool=batch,example.com/zone=a",
 		"kube_tolerations": "dedicated=batch:NoSchedule,gpu", "kube_service_account": "ej-task",
-		"kube_scheduler_url": "http://ej.jobs.svc:8899,http://ej-2.jobs.svc:8899",
+		"kube_scheduler_url": "http://ej.jobs.svc:8899,http://ej-2.jobs.svc:8899", "kube_api_qps": "200", "kube_api_burst": "400",
 	}
 	defaults := load(t, nil, nil)
 	var file strings.Builder
@@ -43,7 +43,7 @@ func TestKubeEveryKeyFromEveryLayer(t *testing.T) {
 		}
 	}
 	k := fromFile.Kube
-	if !fromFile.KubeEnabled() || k.Namespace != "jobs" || !k.HostNetwork || k.ImagePullPolicy != "Never" {
+	if !fromFile.KubeEnabled() || k.Namespace != "jobs" || !k.HostNetwork || k.ImagePullPolicy != "Never" || k.APIQPS != 200 || k.APIBurst != 400 {
 		t.Errorf("kube settings: %+v", k)
 	}
 	if m := k.NodeSelectorMap(); len(m) != 2 || m["pool"] != "batch" || m["example.com/zone"] != "a" {
@@ -58,7 +58,7 @@ func TestKubeEveryKeyFromEveryLayer(t *testing.T) {
 	if us := defaults.KubeSchedulerURLs(); len(us) != 1 || us[0] != "http://127.0.0.1:8899" {
 		t.Errorf("default scheduler URL %v (want the advertised one)", us)
 	}
-	if defaults.KubeEnabled() || defaults.Kube.Namespace != "default" || defaults.Kube.HostNetwork {
+	if defaults.KubeEnabled() || defaults.Kube.Namespace != "default" || defaults.Kube.HostNetwork || defaults.Kube.APIQPS != 50 || defaults.Kube.APIBurst != 100 {
 		t.Errorf("defaults %+v", defaults.Kube)
 	}
 	in := load(t, nil, map[string]string{"kube_in_cluster": "true", "zk_servers": "z:2181"})
@@ -81,6 +81,9 @@ func TestKubeErrors(t *testing.T) {
 		{map[string]string{"kube_node_selector": "pool"}, "kube_node_selector"},
 		{map[string]string{"kube_tolerations": "a=b:Sometimes"}, "NoSchedule, PreferNoSchedule or NoExecute"},
 		{map[string]string{"kube_config": kubeconfig, "kube_scheduler_url": "ftp://x"}, "kube_scheduler_url"},
+		{map[string]string{"kube_config": kubeconfig, "kube_api_qps": "0"}, "want qps > 0"},
+		{map[string]string{"kube_config": kubeconfig, "kube_api_qps": "200", "kube_api_burst": "100"}, "burst >= qps"},
+		{map[string]string{"kube_config": kubeconfig, "kube_api_qps": "many"}, "kube_api_qps"},
 		{map[string]string{"zk_servers": "z:2181"}, "set mesos_url too"},
 	} {
 		_, err := Load(nil, func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }, &strings.Builder{})

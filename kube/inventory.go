@@ -53,14 +53,16 @@ func (e *Engine) Nodes() []NodeView {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]NodeView, 0, len(e.nodes))
+	freeOf := e.frees()
+	byNode := map[string][]*task{}
+	for _, t := range e.tasks {
+		byNode[t.node] = append(byNode[t.node], t)
+	}
 	for _, n := range e.nodes {
-		free := e.freeOf(n)
+		free := freeOf(n)
 		v := NodeView{Name: n.name, Usable: n.usable, Why: n.why, AllocatableCPUs: n.allocatable.cpus, AllocatableMem: n.allocatable.mem,
 			FreeCPUs: free.cpus, FreeMem: free.mem, Pods: []PodView{}}
-		for _, t := range e.tasks {
-			if t.node != n.name {
-				continue
-			}
+		for _, t := range byNode[n.name] {
 			pv := PodView{Name: t.pod, TaskID: t.id, State: t.sent, Phase: "Creating"}
 			if t.obj != nil {
 				pv.Phase = string(t.obj.Status.Phase)

@@ -77,7 +77,7 @@ func newKube(cfg config.Config, reg *registry.Registry) (*kubeEngines, error) {
 	// No gzip: the API server otherwise compresses the watch streams event by event, and
 	// inflating them was the largest part of the informers' CPU (docs/benchmarks.md).
 	rc.DisableCompression = true
-	rc.QPS, rc.Burst = 50, 100
+	rc.QPS, rc.Burst = float32(cfg.Kube.APIQPS), cfg.Kube.APIBurst
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
