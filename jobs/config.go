@@ -75,6 +75,9 @@ type Config struct {
 	// Accepted for compatibility with the original's job config; stored and
 	// shown, with no effect.
 	JobExecutorServiceHandlerType string `json:"jobExecutorServiceHandlerType,omitempty"`
+	// PodTemplate, on Kubernetes, is merged over the app's podTemplate into the job's pods
+	// (kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
+	PodTemplate app.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // JobType is what a shard runs.
@@ -218,6 +221,9 @@ func (c Config) Validate() error {
 	}
 	if c.MemoryMB < 1 {
 		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, c.MemoryMB)
+	}
+	if err := c.PodTemplate.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
 	return c.validateRun()
 }
