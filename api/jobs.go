@@ -52,7 +52,10 @@ func (s *Server) registerJob(c *gin.Context) {
 		if err := validName("jobName", cfg.JobName); err != nil {
 			return err
 		}
-		return s.checkFits(c, cfg)
+		if err := s.checkFits(c, cfg); err != nil {
+			return err
+		}
+		return s.checkJobTemplate(c, cfg)
 	}, s.addJob)
 }
 
@@ -95,7 +98,10 @@ func (s *Server) updateJob(c *gin.Context) {
 		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
 			return err
 		}
-		return s.checkFits(c, cfg)
+		if err := s.checkFits(c, cfg); err != nil {
+			return err
+		}
+		return s.checkJobTemplate(c, cfg)
 	}, s.regOf(c).UpdateJob)
 }
 

@@ -125,6 +125,9 @@ type Options struct {
 	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
 	// /executor/v1/report (executors.go).
 	Executors Executors
+	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
+	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
+	PodTemplates PodTemplates
 }
 
 // Server holds the handlers' dependencies.
@@ -147,6 +150,7 @@ type Server struct {
 	location   *time.Location
 	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
+	templates  PodTemplates
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -172,7 +176,7 @@ func New(o Options) http.Handler {
 	if o.SlowRequest == 0 {
 		o.SlowRequest = 2 * time.Second
 	}
-	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
+	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted}
