@@ -34,7 +34,11 @@ func (f *fakeTemplates) Check(_ context.Context, a app.Config, j *jobs.Config) e
 	return nil
 }
 
-func (f *fakeTemplates) Calls() string { f.mu.Lock(); defer f.mu.Unlock(); return strings.Join(f.calls, " ") }
+func (f *fakeTemplates) Calls() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.calls, " ")
+}
 
 const tmplApp = `{"spec":{"serviceAccountName":"pay","containers":[{"name":"task","env":[{"name":"DB_PASSWORD","valueFrom":{"secretKeyRef":{"name":"pay-db","key":"password"}}}]}]}}`
 
