@@ -21,6 +21,7 @@ type Kube struct {
 	NodeSelector    string // kube_node_selector: key=value,… (NodeSelectorMap parses it)
 	Tolerations     string // kube_tolerations (TolerationList parses it)
 	ServiceAccount  string
+	Binding         string // kube_binding: direct or kube-scheduler
 	SchedulerURL    string // kube_scheduler_url: where pods report and fetch hosted packages
 }
 
@@ -77,6 +78,7 @@ func kubeSettings() []setting {
 			return nil
 		}},
 		{"kube_service_account", "", "service account of the task pods (empty: the namespace's default; the pods get no API token either way)", str(func(c *Config) *string { return &c.Kube.ServiceAccount })},
+		{"kube_binding", "direct", "how task pods reach their node: direct (spec.nodeName, the fast path) or kube-scheduler (pinned to the chosen node by required node affinity and bound by kube-scheduler, so volume topology and admission plugins apply)", str(func(c *Config) *string { return &c.Kube.Binding })},
 		{"kube_scheduler_url", "", "base URL(s) task pods reach the schedulers at, comma-separated (a Service in front of them; empty: advertise_url): executors report there and fetch hosted packages from there", str(func(c *Config) *string { return &c.Kube.SchedulerURL })},
 	}
 }
@@ -160,6 +162,9 @@ func (c *Config) validateKube() []error {
 	case "Always", "IfNotPresent", "Never":
 	default:
 		errs = append(errs, fmt.Errorf("kube_image_pull_policy: %q must be Always, IfNotPresent or Never", k.ImagePullPolicy))
+	}
+	if k.Binding != "direct" && k.Binding != "kube-scheduler" {
+		errs = append(errs, fmt.Errorf("kube_binding: %q must be direct or kube-scheduler", k.Binding))
 	}
 	for _, u := range k.SchedulerURLs() {
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {

@@ -149,6 +149,9 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 	if tmplErr == nil {
 		tmplErr = ApplyPodTemplate(pod, tmpl)
 	}
+	if e.cfg.Binding == BindingKubeScheduler && ps.node != "" {
+		pin(pod, ps.node)
+	}
 	return pod, tmplErr
 }
 

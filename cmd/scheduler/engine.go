@@ -118,7 +118,7 @@ func (k *kubeEngines) engineConfig(reg *registry.Registry, frameworkID string, l
 	return kube.Config{
 		Client: k.client, Namespace: cfg.Kube.Namespace, FrameworkID: frameworkID, ExecutorImage: cfg.Kube.ExecutorImage,
 		PullPolicy: corev1.PullPolicy(cfg.Kube.ImagePullPolicy), HostNetwork: cfg.Kube.HostNetwork,
-		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount,
+		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, Binding: cfg.Kube.Binding,
 		SchedulerURLs: urls, TaskToken: k.auth.TaskToken, Tails: &kube.Tails{Registry: reg}, Log: log,
 		RewriteAppURL: func(u string) string { // hosted packages: at the address the pods reach
 			if rest, ok := strings.CutPrefix(u, advertised+"/"); ok {

@@ -49,7 +49,7 @@ func TestPodTemplateSecretAndConfigMap(t *testing.T) {
 	// the file by its content, and tells the recorder "ok" or what was wrong.
 	script := `ev=ok; [ "$(printf %s "$DB_PASSWORD" | sha256sum | cut -c1-64)" = "` + hex.EncodeToString(sum[:]) + `" ] || ev=no-secret; ` +
 		`grep -q color=blue /etc/conf/app.properties || ev=no-config; ` +
-		`wget -q -O /dev/null --post-data "$ev $ELASTICJOB_TASK_ID" ` + rec.url + `/event`
+		`wget -q -O /dev/null --post-data "$ev $ELASTICJOB_TASK_ID" ` + rec.url + `/event; :` // ":" takes the sharding context appended as an argument
 	j := job{"jobName": "reads", "appName": "tpl", "jobExecutionType": "TRANSIENT", "shardingTotalCount": 1, "cpuCount": 0.05, "memoryMB": 32,
 		"jobType": "SCRIPT", "props": map[string]string{"script.command.line": script},
 		"podTemplate": map[string]any{"spec": map[string]any{
