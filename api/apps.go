@@ -27,7 +27,10 @@ func (s *Server) addApp(c *gin.Context) {
 		if err := checkNewApp(cfg); err != nil {
 			return err
 		}
-		return s.checkAppURL(cfg)
+		if err := s.checkAppURL(cfg); err != nil {
+			return err
+		}
+		return s.checkAppTemplate(c, cfg)
 	}, s.regOf(c).AddApp)
 }
 
@@ -110,7 +113,10 @@ func (s *Server) updateApp(c *gin.Context) {
 		if err := s.checkKeepsPackage(c, cfg); err != nil {
 			return err
 		}
-		return s.checkAppURL(cfg)
+		if err := s.checkAppURL(cfg); err != nil {
+			return err
+		}
+		return s.checkAppTemplate(c, cfg)
 	}, s.regOf(c).UpdateApp)
 }
 

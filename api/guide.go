@@ -61,6 +61,11 @@ func (s *Server) guideRegister(c *gin.Context) {
 		return
 	}
 	job, newApp, err := s.guidePlan(c, req)
+	if err == nil && newApp != nil && s.templates != nil {
+		err = s.templates.Check(c, *newApp, &job)
+	} else if err == nil {
+		err = s.checkJobTemplate(c, job)
+	}
 	if err == nil {
 		err = s.guideSave(c, job, newApp)
 	}

@@ -55,7 +55,10 @@ func (s *Server) registerJob(c *gin.Context) {
 		if err := s.checkSecrets(c, cfg); err != nil {
 			return err
 		}
-		return s.checkFits(c, cfg)
+		if err := s.checkFits(c, cfg); err != nil {
+			return err
+		}
+		return s.checkJobTemplate(c, cfg)
 	}, s.addJob)
 }
 
@@ -104,7 +107,10 @@ func (s *Server) updateJob(c *gin.Context) {
 		if err := s.checkSecrets(c, cfg); err != nil {
 			return err
 		}
-		return s.checkFits(c, cfg)
+		if err := s.checkFits(c, cfg); err != nil {
+			return err
+		}
+		return s.checkJobTemplate(c, cfg)
 	}, s.regOf(c).UpdateJob)
 }
 

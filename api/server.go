@@ -134,6 +134,9 @@ type Options struct {
 	// namespaces' secrets; nil: storing a secret or naming one is refused
 	// with how to set a key.
 	Secrets *secrets.Keyring
+	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
+	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
+	PodTemplates PodTemplates
 }
 
 // Server holds the handlers' dependencies.
@@ -158,6 +161,7 @@ type Server struct {
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 	nsChanged  func()                                        // Options.NamespaceChanged
 	secrets    *secrets.Keyring                              // Options.Secrets
+	templates  PodTemplates
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -183,7 +187,7 @@ func New(o Options) http.Handler {
 	if o.SlowRequest == 0 {
 		o.SlowRequest = 2 * time.Second
 	}
-	s := &Server{reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
+	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,

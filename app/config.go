@@ -22,6 +22,10 @@ type Config struct {
 	// (its bootstrap script inside, appURL then optional): the executor is
 	// copied into the pod by an init container. Ignored on Mesos.
 	ContainerImage string `json:"containerImage,omitempty"`
+	// PodTemplate, on Kubernetes, is merged into the pods of the app's tasks (a job's own
+	// over it): env from Secrets and ConfigMaps, volumes, service account, placement…
+	// (kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
+	PodTemplate PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // Defaults of the optional fields (SPEC.md §2).
@@ -95,6 +99,9 @@ func (c Config) Validate() error {
 	}
 	if c.ContainerImage != "" && (len(c.ContainerImage) > 512 || !imageRE.MatchString(c.ContainerImage)) {
 		return fmt.Errorf("%w: containerImage %q is not an image reference like registry.example.com/team/app:1.2", ErrInvalid, c.ContainerImage)
+	}
+	if err := c.PodTemplate.Validate(); err != nil {
+		return err
 	}
 	if c.EventTraceSamplingCount < 0 {
 		return fmt.Errorf("%w: eventTraceSamplingCount must not be negative, got %d", ErrInvalid, c.EventTraceSamplingCount)

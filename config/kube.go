@@ -21,6 +21,7 @@ type Kube struct {
 	NodeSelector    string // kube_node_selector: key=value,… (NodeSelectorMap parses it)
 	Tolerations     string // kube_tolerations (TolerationList parses it)
 	ServiceAccount  string
+	Binding         string // kube_binding: direct or kube-scheduler
 	SchedulerURL    string // kube_scheduler_url: where pods report and fetch hosted packages
 	APIQPS          int    // kube_api_qps: the client's sustained requests per second
 	APIBurst        int    // kube_api_burst: and its burst
@@ -81,6 +82,7 @@ func kubeSettings() []setting {
 		{"kube_service_account", "", "service account of the task pods (empty: the namespace's default; the pods get no API token either way)", str(func(c *Config) *string { return &c.Kube.ServiceAccount })},
 		{"kube_api_qps", "50", "requests per second the scheduler's Kubernetes client sends at most, sustained (each task's pod costs one create and one delete; kube-controller-manager's --kube-api-qps is the like)", integer("kube_api_qps", func(c *Config) *int { return &c.Kube.APIQPS })},
 		{"kube_api_burst", "100", "requests the scheduler's Kubernetes client may send at once above kube_api_qps", integer("kube_api_burst", func(c *Config) *int { return &c.Kube.APIBurst })},
+		{"kube_binding", "direct", "how task pods reach their node: direct (spec.nodeName, the fast path) or kube-scheduler (pinned to the chosen node by required node affinity and bound by kube-scheduler, so volume topology and admission plugins apply)", str(func(c *Config) *string { return &c.Kube.Binding })},
 		{"kube_scheduler_url", "", "base URL(s) task pods reach the schedulers at, comma-separated (a Service in front of them; empty: advertise_url): executors report there and fetch hosted packages from there", str(func(c *Config) *string { return &c.Kube.SchedulerURL })},
 	}
 }
@@ -167,6 +169,9 @@ func (c *Config) validateKube() []error {
 	}
 	if k.APIQPS <= 0 || k.APIBurst < k.APIQPS {
 		errs = append(errs, fmt.Errorf("kube_api_qps %d, kube_api_burst %d: want qps > 0 and burst >= qps", k.APIQPS, k.APIBurst))
+	}
+	if k.Binding != "direct" && k.Binding != "kube-scheduler" {
+		errs = append(errs, fmt.Errorf("kube_binding: %q must be direct or kube-scheduler", k.Binding))
 	}
 	for _, u := range k.SchedulerURLs() {
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {

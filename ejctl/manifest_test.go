@@ -148,3 +148,39 @@ func TestPlanPrune(t *testing.T) {
 		t.Fatalf("prune of a used app: %v", err)
 	}
 }
+
+// TestManifestPodTemplate: a job's podTemplate in YAML loads as the JSON the API keeps, so
+// applying the same file again changes nothing.
+func TestManifestPodTemplate(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "j.yaml", `kind: Job
+jobName: reads
+appName: demo
+podTemplate:
+  spec:
+    serviceAccountName: pay
+    containers:
+    - name: task
+      env:
+      - name: DB_PASSWORD
+        valueFrom: {secretKeyRef: {name: db, key: password}}
+`)
+	m, err := LoadManifests([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(m.Jobs[0].PodTemplate)
+	if !strings.Contains(got, `"serviceAccountName":"pay"`) || !strings.Contains(got, `"secretKeyRef":{"key":"password","name":"db"}`) {
+		t.Fatalf("podTemplate %s", got)
+	}
+	same := m.Jobs[0]
+	same.PodTemplate = app.PodTemplate(got)
+	if d, err := Diff(same, m.Jobs[0]); err != nil || len(d) != 0 {
+		t.Errorf("diff of the same template: %v %v", d, err)
+	}
+	other := m.Jobs[0]
+	other.PodTemplate = app.PodTemplate(`{"spec":{"serviceAccountName":"other"}}`)
+	if d, err := Diff(m.Jobs[0], other); err != nil || len(d) == 0 {
+		t.Errorf("a changed template shows no diff: %v", err)
+	}
+}

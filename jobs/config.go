@@ -84,6 +84,9 @@ type Config struct {
 	// Secrets are the secrets each shard gets, as environment variables
 	// or files (secrets.go): names only, never a value.
 	Secrets []SecretRef `json:"secrets,omitempty"`
+	// PodTemplate, on Kubernetes, is merged over the app's podTemplate into the job's pods
+	// (kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
+	PodTemplate app.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // JobType is what a shard runs.
@@ -230,6 +233,9 @@ func (c Config) Validate() error {
 	}
 	if c.MemoryMB < 1 {
 		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, c.MemoryMB)
+	}
+	if err := c.PodTemplate.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
 	return c.validateRun()
 }

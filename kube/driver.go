@@ -28,14 +28,16 @@ const createWorkers = 8
 // once per node and launch round; on Kubernetes every pod runs an executor of its own, so
 // the scheduler is told at once that the executor is gone and charges it again next round).
 func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
-	pods, err := e.prepare(offerIDs, launches, refuse)
+	pods, errs, err := e.prepare(offerIDs, launches, refuse)
 	if err != nil {
 		return err
 	}
-	errs := make([]error, len(pods))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, createWorkers)
 	for i, p := range pods {
+		if errs[i] != nil { // its podTemplate could not be applied: never created
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -53,39 +55,40 @@ func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engin
 
 // prepare checks the offers, builds the pods and records them as created (their resources
 // taken from the node until the informer shows them).
-func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) ([]*corev1.Pod, error) {
+func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) ([]*corev1.Pod, []error, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.h == nil {
-		return nil, ErrNotRunning
+		return nil, nil, ErrNotRunning
 	}
 	node := ""
 	for _, id := range offerIDs {
 		name, o, ok := e.offerOf(id)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s", ErrUnknownOffer, id)
+			return nil, nil, fmt.Errorf("%w: %s", ErrUnknownOffer, id)
 		}
 		node = name
 		defer e.refuse(name, o, refuse) // after the pods count against the node
 	}
 	if node == "" {
-		return nil, errors.New("kube: accept without an offer")
+		return nil, nil, errors.New("kube: accept without an offer")
 	}
 	count := map[string]int{}
 	for _, l := range launches {
 		count[l.Executor.ID]++
 	}
 	pods := make([]*corev1.Pod, 0, len(launches))
-	for _, l := range launches {
+	errs := make([]error, len(launches))
+	for i, l := range launches {
 		td, err := jobs.UnmarshalTaskData(l.Data)
 		if err != nil {
-			return nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
+			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
 		td = e.rewriteAppURL(td)
-		l.Data = td.Marshal()
 		n := float64(count[l.Executor.ID])
-		p := e.buildPod(podSpec{launch: l, td: td, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
+		p, err := e.buildPod(podSpec{launch: l, td: td, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
 			token: e.cfg.TaskToken(l.TaskID)})
+		errs[i] = err
 		pods = append(pods, p)
 		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p),
 			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
@@ -93,7 +96,7 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	for id := range count {
 		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.Failure(ctx, node, id, nil) })
 	}
-	return pods, nil
+	return pods, errs, nil
 }
 
 // created settles the creations: a pod the API server refused is dropped (the scheduler
@@ -113,8 +116,11 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 			continue
 		}
 		t.created = false
-		t.dropped = &phaseStatus{state: stateDropped, source: sourceMaster, reason: reasonRejected,
-			message: "the Kubernetes API server refused the pod: " + oneLine(err.Error())}
+		msg := "the Kubernetes API server refused the pod: " + oneLine(err.Error())
+		if errors.Is(err, ErrPodTemplate) {
+			msg = oneLine(err.Error())
+		}
+		t.dropped = &phaseStatus{state: stateDropped, source: sourceMaster, reason: reasonRejected, message: msg}
 		t.dirty = true
 	}
 	if failed == len(errs) && failed > 0 {

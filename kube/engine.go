@@ -34,6 +34,8 @@ type Config struct {
 	NodeSelector   map[string]string
 	Tolerations    []corev1.Toleration
 	ServiceAccount string
+	// Binding is BindingDirect ("" too) or BindingKubeScheduler (binding.go).
+	Binding string
 	// SchedulerURLs are where the executors in the pods report (any scheduler instance:
 	// a standby forwards to the leader).
 	SchedulerURLs []string

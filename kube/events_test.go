@@ -34,7 +34,7 @@ func launchOne(t *testing.T, e *Engine, job, image string) (string, *corev1.Pod)
 		App: app.Config{AppName: "a", ContainerImage: image}}
 	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Data: td.Marshal(),
 		Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1"), CPUs: 0.1, MemMB: 32}}
-	pods, err := e.prepare([]string{offers[0].ID}, []engine.TaskLaunch{l}, -1)
+	pods, _, err := e.prepare([]string{offers[0].ID}, []engine.TaskLaunch{l}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

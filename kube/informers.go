@@ -152,8 +152,8 @@ func (e *Engine) onPod(obj any) {
 	}
 	key := p.Namespace + "/" + p.Name
 	e.mu.Lock()
-	if p.Spec.NodeName != "" && !podTerminal(p) {
-		e.usage[key] = podUsage{node: p.Spec.NodeName, req: requestsOf(&p.Spec)}
+	if n := podNode(p); n != "" && !podTerminal(p) { // a pod pinned to a node takes its room before it is bound
+		e.usage[key] = podUsage{node: n, req: requestsOf(&p.Spec)}
 	} else {
 		delete(e.usage, key)
 	}

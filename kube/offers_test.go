@@ -135,7 +135,7 @@ func TestAcceptSharesTheExecutor(t *testing.T) {
 		launches = append(launches, engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Data: td.Marshal(),
 			Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1"), CPUs: 0.3, MemMB: 96}})
 	}
-	pods, err := e.prepare([]string{off.ID}, launches, -1)
+	pods, _, err := e.prepare([]string{off.ID}, launches, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestAcceptSharesTheExecutor(t *testing.T) {
 	if o := offered(e); len(o) != 1 || o[0].CPUs != 1.4 || o[0].MemMB != 4096-192 {
 		t.Errorf("the rest of the node: %+v", o)
 	}
-	if _, err := e.prepare([]string{off.ID}, launches, -1); err == nil {
+	if _, _, err := e.prepare([]string{off.ID}, launches, -1); err == nil {
 		t.Error("an offer used twice was accepted")
 	}
 	if len(e.calls) != 1 {

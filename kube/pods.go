@@ -70,8 +70,12 @@ type podSpec struct {
 // buildPod makes the bound pod of one task: restartPolicy Never, requests = limits = the
 // shard's resources plus its share of the app executor's, labels and annotations naming
 // app, job, shard and task, activeDeadlineSeconds from the job's timeout.
-func (e *Engine) buildPod(ps podSpec) *corev1.Pod {
+func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 	l, td := ps.launch, ps.td
+	tmpl, tmplErr := MergePodTemplates(td.App.PodTemplate, td.Job.PodTemplate)
+	// The pod's task data leaves the templates out: they are the pod itself.
+	td.App.PodTemplate, td.Job.PodTemplate = nil, nil
+	l.Data = td.Marshal()
 	cpus, mem := l.CPUs+ps.shareCPUs, l.MemMB+ps.shareMem
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:    cpuQuantity(cpus),
@@ -142,7 +146,13 @@ func (e *Engine) buildPod(ps podSpec) *corev1.Pod {
 		d := int64(t) + deadlineMargin
 		pod.Spec.ActiveDeadlineSeconds = &d
 	}
-	return pod
+	if tmplErr == nil {
+		tmplErr = ApplyPodTemplate(pod, tmpl)
+	}
+	if e.cfg.Binding == BindingKubeScheduler && ps.node != "" {
+		pin(pod, ps.node)
+	}
+	return pod, tmplErr
 }
 
 // deadlineMargin is added to a job's timeoutSeconds for the pod's activeDeadlineSeconds.

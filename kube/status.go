@@ -67,6 +67,9 @@ func statusOfPod(p *corev1.Pod, memMB int64) (phaseStatus, bool) {
 	case corev1.PodFailed:
 		return failedPod(p, memMB), true
 	}
+	if ps, ok := unschedulable(p); ok {
+		return ps, true
+	}
 	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		w := cs.State.Waiting
 		switch {

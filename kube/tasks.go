@@ -45,7 +45,7 @@ func (e *Engine) seen(id string, p *corev1.Pod) {
 		t = &task{id: id}
 		e.tasks[id] = t
 	}
-	t.obj, t.created, t.pod, t.node = p, false, p.Name, p.Spec.NodeName
+	t.obj, t.created, t.pod, t.node = p, false, p.Name, podNode(p)
 	t.execID, t.memMB = p.Annotations[AnnotationExec], podMemMB(p)
 	if t.images == nil {
 		t.images = imagesOf(&p.Spec)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,9 +15,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/kube"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
@@ -53,6 +56,10 @@ type kubeEngines struct {
 	auth    *api.Auth // signs the tasks' report tokens
 	current atomic.Pointer[kube.Engine]
 	reg     *registry.Registry // this instance's (reads of kept log tails)
+
+	checkOnce sync.Once
+	checker   *kube.Engine // builds the pods the podTemplate checks dry-run
+	checkErr  error
 }
 
 // newKube connects to the Kubernetes API of kube_config or kube_in_cluster (nil, nil
@@ -88,6 +95,15 @@ func newKube(cfg config.Config, reg *registry.Registry) (*kubeEngines, error) {
 }
 
 func (k *kubeEngines) newEngine(reg *registry.Registry, frameworkID string, log *slog.Logger) (clusterEngine, error) {
+	e, err := kube.New(k.engineConfig(reg, frameworkID, log))
+	if err != nil {
+		return nil, err
+	}
+	return &termEngine{Engine: e, k: k}, nil
+}
+
+// engineConfig is the Kubernetes engine's configuration from the settings.
+func (k *kubeEngines) engineConfig(reg *registry.Registry, frameworkID string, log *slog.Logger) kube.Config {
 	cfg := k.cfg
 	var tols []corev1.Toleration
 	for _, t := range cfg.Kube.TolerationList() {
@@ -99,10 +115,10 @@ func (k *kubeEngines) newEngine(reg *registry.Registry, frameworkID string, log 
 	}
 	urls := cfg.KubeSchedulerURLs()
 	advertised := cfg.Advertised()
-	e, err := kube.New(kube.Config{
+	return kube.Config{
 		Client: k.client, Namespace: cfg.Kube.Namespace, FrameworkID: frameworkID, ExecutorImage: cfg.Kube.ExecutorImage,
 		PullPolicy: corev1.PullPolicy(cfg.Kube.ImagePullPolicy), HostNetwork: cfg.Kube.HostNetwork,
-		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount,
+		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, Binding: cfg.Kube.Binding,
 		SchedulerURLs: urls, TaskToken: k.auth.TaskToken, Tails: &kube.Tails{Registry: reg}, Log: log,
 		RewriteAppURL: func(u string) string { // hosted packages: at the address the pods reach
 			if rest, ok := strings.CutPrefix(u, advertised+"/"); ok {
@@ -110,11 +126,26 @@ func (k *kubeEngines) newEngine(reg *registry.Registry, frameworkID string, log 
 			}
 			return u
 		},
-	})
-	if err != nil {
-		return nil, err
 	}
-	return &termEngine{Engine: e, k: k}, nil
+}
+
+// Check validates podTemplates with a server-side dry run of the pod they make
+// (api.PodTemplates), on an engine of its own that never runs.
+func (k *kubeEngines) Check(ctx context.Context, a app.Config, j *jobs.Config) error {
+	k.checkOnce.Do(func() {
+		k.checker, k.checkErr = kube.New(k.engineConfig(k.reg, "dry-run", nil))
+	})
+	if k.checkErr != nil {
+		return fmt.Errorf("%w: %v", api.ErrUnavailable, k.checkErr)
+	}
+	err := k.checker.DryRunPod(ctx, a, j)
+	switch {
+	case errors.Is(err, kube.ErrPodTemplate):
+		return fmt.Errorf("%w: %v", api.ErrBadRequest, strings.TrimPrefix(err.Error(), kube.ErrPodTemplate.Error()+": "))
+	case err != nil:
+		return fmt.Errorf("%w: cannot check the podTemplate with the Kubernetes API server now; retry: %v", api.ErrUnavailable, err)
+	}
+	return nil
 }
 
 // termEngine is a term's Kubernetes engine, current while it runs.

@@ -21,7 +21,10 @@
 // holds work back with a reason until it is uncordoned; a pod deleted by hand is LOST and
 // runs again once; kill deletes the pod; a DAEMON job's pod runs its cron; a leader killed
 // with SIGKILL mid-run hands its pods to the standby, which adopts them and runs nothing
-// again; the scheduler with only the rights of deploy/kubernetes' Role and ClusterRole.
+// again; the scheduler with only the rights of deploy/kubernetes' Role and ClusterRole; a
+// podTemplate giving a job a Secret as env and a ConfigMap as a file (and templates the API
+// server's dry run refuses at registration); kube_binding=kube-scheduler, with the cluster's
+// kube-scheduler (started with K8S_SCHED=1) binding pinned pods, an unschedulable one a miss.
 //
 // Run with `go test -race -count=1 ./e2e/realkube/` as root (make test runs it with the
 // other tiers; scripts/test.sh installs runc, containernetworking-plugins, xz-utils, bc and

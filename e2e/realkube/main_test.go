@@ -118,7 +118,7 @@ func setup(tmp, runDir string) error {
 		return err
 	}
 	start := exec.Command(filepath.Join(k8sHome, "scripts/start.sh"))
-	start.Env = append(os.Environ(), "K8S_RUN="+runDir, "K8S_KCM=0")
+	start.Env = append(os.Environ(), "K8S_RUN="+runDir, "K8S_KCM=0", "K8S_SCHED=1") // kube-scheduler for kube_binding=kube-scheduler
 	if out, err := start.CombinedOutput(); err != nil {
 		return fmt.Errorf("start.sh: %v\n%s", err, out)
 	}

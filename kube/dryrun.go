@@ -1,0 +1,53 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// DryRunPod checks the podTemplates of app a and job j (nil: the app's alone) the way a
+// launch would use them: it builds the pod a shard would run in, with the templates merged,
+// and has the API server validate it with a server-side dry-run create (validation and
+// admission: service account, priority class, pod security…), so a bad template is refused
+// at registration. Nothing is created. Without any template there is nothing to ask.
+// Errors about the templates wrap ErrPodTemplate; others (the API server unreachable) not.
+func (e *Engine) DryRunPod(ctx context.Context, a app.Config, j *jobs.Config) error {
+	job := jobs.Config{JobName: a.AppName, AppName: a.AppName, JobExecutionType: jobs.Transient, ShardingTotalCount: 1, CPUCount: 0.1, MemoryMB: 32}
+	if j != nil {
+		job = *j
+	}
+	if a.PodTemplate.Empty() && job.PodTemplate.Empty() {
+		return nil
+	}
+	id := "dry-run-" + randomHex(6)
+	td := jobs.TaskData{Version: jobs.TaskDataVersion, Job: job, App: a,
+		ShardingContext: jobs.ShardingContext{JobName: job.JobName, TaskID: id, ShardingTotalCount: job.ShardingTotalCount}}
+	l := engine.TaskLaunch{TaskID: id, CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: td.Marshal(),
+		Executor: engine.ExecutorSpec{ID: id, CPUs: a.CPUCount, MemMB: a.MemoryMB}}
+	// No node: the pod is not placed; and no real report token in a request that may be
+	// echoed back in an error.
+	p, err := e.buildPod(podSpec{launch: l, td: td, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run"})
+	if err != nil {
+		return err
+	}
+	_, err = e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &status) && status.Status().Code >= 400 && status.Status().Code < 500 &&
+		!apierrors.IsTooManyRequests(err) && !apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%w: the Kubernetes API server refused the pod it would make (dry run in namespace %s): %s",
+			ErrPodTemplate, e.cfg.Namespace, oneLine(status.Status().Message))
+	default:
+		return fmt.Errorf("kube: dry-run create of a pod: %w", err)
+	}
+}
