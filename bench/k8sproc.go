@@ -71,7 +71,7 @@ func k8sHome() string {
 			return filepath.Join(filepath.Dir(d), "shared", "k8s-1.37")
 		}
 	}
-	return "/work/shared/k8s-1.37"
+	return filepath.Join("..", "shared", "k8s-1.37")
 }
 
 // proc is one process of the control plane (or kwok).
