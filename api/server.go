@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/nsusage"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/gin-gonic/gin"
@@ -134,6 +135,10 @@ type Options struct {
 	// namespaces' secrets; nil: storing a secret or naming one is refused
 	// with how to set a key.
 	Secrets *secrets.Keyring
+	// NamespaceSeries is the leader's record of each namespace's usage
+	// over the last hour and its fires on time (nsusage); nil: GET
+	// /api/namespaces/{name}/usage shows the usage now and no series.
+	NamespaceSeries *nsusage.Series
 }
 
 // Server holds the handlers' dependencies.
@@ -158,6 +163,7 @@ type Server struct {
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 	nsChanged  func()                                        // Options.NamespaceChanged
 	secrets    *secrets.Keyring                              // Options.Secrets
+	nsSeries   *nsusage.Series                               // Options.NamespaceSeries
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -187,7 +193,7 @@ func New(o Options) http.Handler {
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets}
+		secrets: o.Secrets, nsSeries: o.NamespaceSeries}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}
