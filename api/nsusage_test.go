@@ -114,3 +114,26 @@ func readUsage(t *testing.T, tn *tenancy, ns, user, pass string) usageAnswer {
 	}
 	return u
 }
+
+// TestStandbyForwardsUsage: the usage series is the leader's (in
+// memory), so a standby forwards the read and answers the leader's
+// samples, not its own empty series.
+func TestStandbyForwardsUsage(t *testing.T) {
+	series := nsusage.New()
+	series.Reset(t0)
+	series.Record(t0, map[string]namespace.Resources{"pay": {CPUCount: 1.5, MemoryMB: 64}})
+	p := newPair(t, api.Credentials{}, func(o *api.Options) { o.NamespaceSeries = series })
+	p.leader.must(http.StatusCreated, http.MethodPut, "/api/namespaces/pay", "")
+	before := p.served.Load()
+	r := p.standby.request(http.MethodGet, "/api/namespaces/pay/usage", "")
+	if r.Code != http.StatusOK || p.served.Load() != before+1 {
+		t.Fatalf("standby's usage read: %d %s (leader served %d more)", r.Code, r.Body, p.served.Load()-before)
+	}
+	var u usageAnswer
+	if err := json.Unmarshal(r.Body, &u); err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Samples) != 1 || u.Samples[0].CPUCount != 1.5 || u.Since == nil {
+		t.Errorf("standby answered %+v; want the leader's sample", u)
+	}
+}
