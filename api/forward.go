@@ -55,10 +55,17 @@ func isWrite(c *gin.Context) bool {
 	return !isRead(c.Request.Method) && c.FullPath() != "/api/login"
 }
 
-// forward sends writes that reach a standby to the leader, and on the
-// leader prepares the answer to a forwarded write.
+// toLeader reports whether the leader serves a request: every write, and
+// the reads of what only the leader keeps in memory (a namespace's usage
+// series).
+func toLeader(c *gin.Context) bool {
+	return isWrite(c) || c.FullPath() == usageRoute
+}
+
+// forward sends writes (and the leader's reads) that reach a standby to
+// the leader, and on the leader prepares the answer to a forwarded one.
 func (s *Server) forward(c *gin.Context) {
-	if s.cluster == nil || !isWrite(c) {
+	if s.cluster == nil || !toLeader(c) {
 		c.Next()
 		return
 	}

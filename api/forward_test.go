@@ -44,7 +44,7 @@ type pair struct {
 	refreshed       []string
 }
 
-func newPair(t *testing.T, creds api.Credentials) *pair {
+func newPair(t *testing.T, creds api.Credentials, leaderOpts ...func(*api.Options)) *pair {
 	t.Helper()
 	back := memory.New()
 	open := func() *cache.KV {
@@ -60,6 +60,9 @@ func newPair(t *testing.T, creds api.Credentials) *pair {
 	lcache, scache := open(), open()
 	p.leader = newEnv(t, withCreds(creds), func(o *api.Options, _ *api.Credentials) {
 		o.Registry, o.Cluster = registry.New(lcache), p.lc
+		for _, f := range leaderOpts {
+			f(o)
+		}
 	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.served.Add(1)

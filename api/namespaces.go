@@ -22,6 +22,7 @@ func (s *Server) namespaceRoutes(g *gin.RouterGroup) {
 	g.GET("/:name", s.getNamespace)
 	g.PUT("/:name", s.putNamespace)
 	g.DELETE("/:name", s.deleteNamespace)
+	g.GET("/:name/usage", s.namespaceUsage)
 	g.GET("/:name/tokens", s.listTokens)
 	g.POST("/:name/tokens", s.createToken)
 	g.DELETE("/:name/tokens/:id", s.revokeToken)
@@ -97,27 +98,8 @@ func (s *Server) usage(ctx context.Context, ns string) (Usage, error) {
 	if h.Running == 0 {
 		return u, nil
 	}
-	running, err := reg.RunningTasks(ctx)
-	if err != nil {
-		return u, err
-	}
-	executors := map[string]string{} // executor id → app
-	for job, items := range running {
-		j, err := reg.Job(ctx, job)
-		if err != nil {
-			continue // deregistered meanwhile
-		}
-		u.InUse = u.InUse.Add(namespace.Resources{CPUCount: j.CPUCount * float64(len(items)), MemoryMB: j.MemoryMB * float64(len(items))})
-		for _, e := range items {
-			executors[e.ExecutorID] = j.ExecutorApp()
-		}
-	}
-	for _, appName := range executors {
-		if a, err := reg.App(ctx, appName); err == nil {
-			u.InUse = u.InUse.Add(namespace.Resources{CPUCount: a.CPUCount, MemoryMB: a.MemoryMB})
-		}
-	}
-	return u, nil
+	u.InUse, err = reg.InUse(ctx)
+	return u, err
 }
 
 // namespaceBody is PUT /api/namespaces/{name}: every field optional.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/nsusage"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/gin-gonic/gin"
@@ -137,6 +138,10 @@ type Options struct {
 	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
 	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
 	PodTemplates PodTemplates
+	// NamespaceSeries is the leader's record of each namespace's usage
+	// over the last hour and its fires on time (nsusage); nil: GET
+	// /api/namespaces/{name}/usage shows the usage now and no series.
+	NamespaceSeries *nsusage.Series
 }
 
 // Server holds the handlers' dependencies.
@@ -162,6 +167,7 @@ type Server struct {
 	nsChanged  func()                                        // Options.NamespaceChanged
 	secrets    *secrets.Keyring                              // Options.Secrets
 	templates  PodTemplates
+	nsSeries   *nsusage.Series // Options.NamespaceSeries
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -191,7 +197,7 @@ func New(o Options) http.Handler {
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets}
+		secrets: o.Secrets, nsSeries: o.NamespaceSeries}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}

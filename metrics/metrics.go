@@ -14,6 +14,7 @@
 package metrics
 
 import (
+	"github.com/ejcloud/elasticjob/nsusage"
 	"github.com/ejcloud/elasticjob/task"
 	"net/http"
 	"sync"
@@ -35,6 +36,7 @@ type Metrics struct {
 	offers     *prometheus.CounterVec
 	lateness   prometheus.Histogram
 	nsLateness *prometheus.HistogramVec // per namespace: fire → admitted (namespaces.go)
+	nsSeries   *nsusage.Series          // per namespace: usage over the last hour and fires on time (namespaces.go)
 	toAccept   prometheus.Histogram
 	leader     prometheus.Gauge
 	terms      prometheus.Counter
@@ -89,7 +91,7 @@ func New() *Metrics {
 		reasons: map[string]bool{},
 	}
 	m.stages = newStageObservers(m.stageHist)
-	m.nsLateness = newNamespaceLateness()
+	m.nsLateness, m.nsSeries = newNamespaceLateness(), nsusage.New()
 	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.nsLateness, m.toAccept, m.leader, m.terms, m.cacheLag,
 		m.stageHist, streaks{m}, m.waiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

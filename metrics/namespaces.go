@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/nsusage"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -23,5 +24,13 @@ func newNamespaceLateness() *prometheus.HistogramVec {
 // namespace (namespaces are few: an admin creates each). Called with
 // m.mu held.
 func (m *Metrics) admitted(job string, fired, at time.Time) {
-	m.nsLateness.WithLabelValues(namespace.Of(job)).Observe(max(at.Sub(fired), 0).Seconds())
+	late := max(at.Sub(fired), 0)
+	m.nsLateness.WithLabelValues(namespace.Of(job)).Observe(late.Seconds())
+	m.nsSeries.Fired(namespace.Of(job), late)
 }
+
+// NamespaceSeries is every namespace's usage over the last hour and the
+// on-time count of its cron fires (the same fires the lateness histogram
+// observes), for GET /api/namespaces/{name}/usage. The leader samples
+// the usage into it (nsusage.Sampler).
+func (m *Metrics) NamespaceSeries() *nsusage.Series { return m.nsSeries }

@@ -40,4 +40,14 @@ func TestFireLatenessPerNamespace(t *testing.T) {
 			t.Errorf("namespace %s: %d fires, %v s; want %d, %v s", c.ns, h.GetSampleCount(), h.GetSampleSum(), c.count, c.sum)
 		}
 	}
+	// The same fires count toward each namespace's on-time rate (the
+	// console's namespace page): search's and default's on time, pay's late.
+	for _, c := range []struct {
+		ns            string
+		fires, onTime int
+	}{{"search", 1, 1}, {"pay", 1, 0}, {"default", 1, 1}} {
+		if got := m.NamespaceSeries().Snapshot(c.ns); got.Fires != c.fires || got.OnTime != c.onTime {
+			t.Errorf("namespace %s: %d fires, %d on time; want %d, %d", c.ns, got.Fires, got.OnTime, c.fires, c.onTime)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/ejcloud/elasticjob/nsusage"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -179,6 +180,8 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		{Name: "mesos", Run: func(ctx context.Context) error { return client.Run(ctx, sched) }},
 		{Name: "workflows", Run: flows.Run},
 	}
+	loops = append(loops, leader.Loop{Name: "namespace usage", Run: nsusage.Sampler{Registry: reg, Series: l.mx.NamespaceSeries(),
+		Clock: clock.Real{}, Log: log.With("subsystem", "nsusage")}.Run})
 	if l.coll != nil {
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}

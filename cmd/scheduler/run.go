@@ -142,6 +142,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		}
 	}
 	o.Secrets = work.secrets
+	// the leader samples it (leader.go)
+	o.NamespaceSeries = mx.NamespaceSeries()
 	if kubes != nil { // Kubernetes: logs, nodes and the executors' reports (engine.go)
 		o.Ops, o.Executors, o.RejectFileAppURLs = kubeOps{o.Ops.(*ops), kubes}, kubes, !cfg.AllowFileAppURLs
 		o.PodTemplates = kubes

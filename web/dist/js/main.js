@@ -29,6 +29,7 @@ const ROUTES = [
   [/^\/cluster$/, 'cluster', 'cluster'],
   [/^\/audit$/, 'audit', 'audit'],
   [/^\/api$/, 'openapi', 'api'],
+  [/^\/namespaces\/([^/]+)$/, 'namespace', 'namespace'],
 ];
 const NAV = ['dashboard', 'apps', 'jobs', 'workflows', 'status', 'history', 'cluster', 'audit', 'api'];
 // pages the server answers only for some: the audit log for the admin and
@@ -77,7 +78,7 @@ async function loadNamespaces() {
 
 function nsSelect() {
   return h('select', { 'aria-label': t('namespace'), id: 'namespace', title: t('namespace'),
-    onchange: (e) => { setNamespace(e.target.value); const { path } = parseHash(); if (/^\/(apps|jobs|workflows)\/./.test(path) || path.startsWith('/logs/')) go('/' + path.split('/')[1]); else render(); } },
+    onchange: (e) => { setNamespace(e.target.value); const { path } = parseHash(); if (path.startsWith('/namespaces/')) go('/namespaces/' + encodeURIComponent(e.target.value)); else if (/^\/(apps|jobs|workflows)\/./.test(path) || path.startsWith('/logs/')) go('/' + path.split('/')[1]); else render(); } },
   namespaces.map((ns) => h('option', { value: ns, selected: ns === session.ns }, ns + (session.admin ? '' : ' · ' + t('nsrole.' + roleIn(ns))))));
 }
 
@@ -139,6 +140,7 @@ function shell(active) {
     h('a.brand', { href: '#/dashboard' }, 'ElasticJob-Cloud', h('small', t('console'))),
     h('span.who', { id: 'who' }, session.open ? t('role.open') : `${session.user || ''} · ${t('role.' + session.role)}`),
     h('label.ns', t('namespace'), ' ', nsSelect()),
+    h('a.ns-usage', { id: 'ns-usage', href: '#/namespaces/' + encodeURIComponent(session.ns), title: t('ns.usageTitle') }, t('ns.usage')),
     langSelect(),
     session.open ? null : btn(t('logout'), logout, 'sm', { id: 'logout' }));
   const side = h('nav.side', { 'aria-label': t('nav') },
@@ -172,6 +174,8 @@ async function render() {
   if (!route) { go('/dashboard'); return; }
   const [re, mod, nav] = route;
   const params = path.match(re).slice(1);
+  // a namespace's page shows that namespace in the switcher too
+  if (mod === 'namespace' && namespaces.includes(decodeURIComponent(params[0]))) setNamespace(decodeURIComponent(params[0]));
   stopPage();
   const main = shell(nav);
   document.title = t('nav.' + nav) + ' · ElasticJob-Cloud';

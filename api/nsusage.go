@@ -1,0 +1,67 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/nsusage"
+	"github.com/gin-gonic/gin"
+)
+
+// usageRoute is GET /api/namespaces/{name}/usage: the leader keeps the
+// series, so a standby forwards the read to it (forward.go).
+const usageRoute = "/api/namespaces/:name/usage"
+
+// namespaceUsage is a namespace's usage against its guarantee and limit
+// over the last hour, and the on-time rate of its cron fires.
+type namespaceUsage struct {
+	Namespace string               `json:"namespace"`
+	Guarantee *namespace.Resources `json:"guarantee,omitempty"` // absent: none
+	Limit     *namespace.Resources `json:"limit,omitempty"`     // absent: none
+	Weight    float64              `json:"weight"`
+	InUse     namespace.Resources  `json:"inUse"` // now, read from the registry
+	// Series is sampled by the leader every EverySeconds, the last hour
+	// kept in memory since Since (a new leader starts it again).
+	EverySeconds int              `json:"everySeconds"`
+	Since        *time.Time       `json:"since,omitempty"` // absent: no leader keeps one here
+	Samples      []nsusage.Sample `json:"samples"`
+	OnTime       onTimeView       `json:"onTime"`
+}
+
+// onTimeView is the share of the namespace's cron fires admitted within
+// BoundSeconds of their instant, over the samples' hour.
+type onTimeView struct {
+	BoundSeconds float64  `json:"boundSeconds"`
+	Fires        int      `json:"fires"`
+	OnTime       int      `json:"onTime"`
+	Rate         *float64 `json:"rate,omitempty"` // absent: no fire admitted
+}
+
+func (s *Server) namespaceUsage(c *gin.Context) {
+	name := nsOf(c)
+	rec, err := s.reg.Namespace(c, name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	in, err := s.reg.In(name).InUse(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), InUse: in,
+		EverySeconds: int(nsusage.Every / time.Second), Samples: []nsusage.Sample{},
+		OnTime: onTimeView{BoundSeconds: nsusage.OnTimeBound.Seconds()}}
+	if s.nsSeries != nil {
+		snap := s.nsSeries.Snapshot(name)
+		if !snap.Since.IsZero() {
+			out.Since = &snap.Since
+		}
+		out.Samples, out.OnTime.Fires, out.OnTime.OnTime = snap.Samples, snap.Fires, snap.OnTime
+		if r, ok := snap.Rate(); ok {
+			out.OnTime.Rate = &r
+		}
+	}
+	c.JSON(http.StatusOK, out)
+}

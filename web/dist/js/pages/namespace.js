@@ -1,0 +1,63 @@
+// A namespace's page: its usage against its guarantee and limit over the
+// last hour (sampled by the leader every 10 s) and the share of its cron
+// fires that started on time (GET /api/namespaces/{name}/usage).
+import { t } from '../i18n.js';
+import { get, enc } from '../api.js';
+import { h, clear, btn, loading, nodata, errText, fmtTime } from '../ui.js';
+import { lines } from '../charts.js';
+
+const USED = '#1f6feb', GUARANTEE = '#2da44e', LIMIT = '#cf222e';
+const EVERY = 10000;
+const pad = (n) => String(n).padStart(2, '0');
+const hms = (v) => { const d = new Date(v); return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`; };
+const num = (v) => (Math.round(v * 100) / 100).toString();
+const res = (r, unit) => (r ? num(r[unit]) : '—');
+
+export default async function namespacePage(el, { params }) {
+  const ns = decodeURIComponent(params[0]);
+  const stats = h('div.grid', { id: 'ns-stats' });
+  const charts = h('div.grid2');
+  const note = h('p.muted', { id: 'ns-since' });
+  el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
+    stats, charts, note);
+
+  function stat(k, v, id) { return h('div.stat', { id }, h('div.k', k), h('div.v', v)); }
+  function chart(title, id, u, unit, scale) {
+    const p = h('div.panel', { id }, h('h2', { style: { marginTop: 0 } }, title));
+    if (!u.samples.length) { p.append(nodata(t('ns.noSamples'))); return p; }
+    const labels = u.samples.map((x) => hms(x.at));
+    const flat = (r) => u.samples.map(() => r[unit] / scale);
+    const series = [{ name: t('ns.inUse'), color: USED, values: u.samples.map((x) => x[unit] / scale) }];
+    if (u.guarantee) series.push({ name: t('ns.guarantee'), color: GUARANTEE, values: flat(u.guarantee) });
+    if (u.limit) series.push({ name: t('ns.limit'), color: LIMIT, values: flat(u.limit) });
+    p.append(lines(labels, series, { title }));
+    return p;
+  }
+
+  let busyNow = false;
+  async function load() {
+    if (busyNow) return;
+    busyNow = true;
+    try {
+      const u = await get(`/namespaces/${enc(ns)}/usage`);
+      const rate = u.onTime.rate === undefined ? '—' : (100 * u.onTime.rate).toFixed(1) + ' %';
+      clear(stats,
+        stat(t('ns.cpu'), `${num(u.inUse.cpuCount)} / ${res(u.guarantee, 'cpuCount')} / ${res(u.limit, 'cpuCount')}`, 'ns-cpu'),
+        stat(t('ns.mem'), `${num(u.inUse.memoryMB)} / ${res(u.guarantee, 'memoryMB')} / ${res(u.limit, 'memoryMB')}`, 'ns-mem'),
+        stat(t('ns.weight'), num(u.weight), 'ns-weight'),
+        h('div.stat', { id: 'ns-ontime' }, h('div.k', t('ns.onTime', { s: u.onTime.boundSeconds })), h('div.v', rate),
+          h('div.muted', t('ns.fires', { n: u.onTime.onTime, of: u.onTime.fires }))));
+      clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1));
+      note.textContent = u.since ? t('ns.since', { time: fmtTime(u.since), every: u.everySeconds }) : t('ns.noLeader');
+    } catch (e) {
+      clear(stats, h('div.alert.bad', errText(e)));
+      clear(charts);
+    } finally {
+      busyNow = false;
+    }
+  }
+  clear(stats, loading());
+  await load();
+  const timer = setInterval(() => { if (!document.hidden) load(); }, EVERY);
+  return { cleanup: () => clearInterval(timer) };
+}
