@@ -35,12 +35,17 @@ func TaskLog(ctx context.Context, cs kubernetes.Interface, ns string, tails *Tai
 	name := podName(tid.JobName, tid.Item, taskID)
 	var data string
 	p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case err == nil && p.Annotations[AnnotationTask] == taskID && stream == "stderr":
-	case err == nil && p.Annotations[AnnotationTask] == taskID:
-		if data, err = readLog(ctx, cs, ns, name); err != nil {
+	if err == nil && p.Annotations[AnnotationTask] == taskID && stream != "stderr" {
+		data, err = readLog(ctx, cs, ns, name)
+		switch {
+		case err == nil:
+			return slice(data, offset, length), nil
+		case !apierrors.IsNotFound(err): // NotFound: the pod went between the two reads; its tail is kept
 			return LogChunk{}, fmt.Errorf("kube: log of pod %s: %w", name, err)
 		}
+	}
+	switch {
+	case err == nil && p.Annotations[AnnotationTask] == taskID && stream == "stderr":
 	case err == nil || apierrors.IsNotFound(err):
 		t, err := tails.Get(ctx, taskID)
 		if err != nil {
