@@ -158,6 +158,9 @@ func (s *Server) refuse(p identity.Principal, ns string, write bool) error {
 		}
 		return fmt.Errorf("%w: %s has the %s role in namespace '%s': the view role is read-only", ErrForbidden, p.Name, r, ns)
 	}
+	if p.Kind == identity.KindOIDC && len(p.Roles) == 0 {
+		return noGroupRole(p)
+	}
 	return fmt.Errorf("%w: %s has no role in namespace '%s'", ErrForbidden, p.Name, ns)
 }
 

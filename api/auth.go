@@ -25,6 +25,7 @@ const (
 	RoleAdmin Role = identity.KindAdmin // manages everything
 	RoleGuest Role = identity.KindGuest // reads the default namespace
 	RoleUser  Role = identity.KindUser  // a user of the users file: its roles per namespace
+	RoleOIDC  Role = identity.KindOIDC  // a user of the OIDC provider: roles from its groups
 )
 
 // Credentials configure auth. With no admin user, every caller is admin
@@ -35,6 +36,8 @@ type Credentials struct {
 	TokenTTL                 time.Duration
 	// Users is the users file (nil: none): users with a role per namespace.
 	Users *identity.UsersFile
+	// OIDC is login through an identity provider (nil: none; oidc.go).
+	OIDC *OIDC
 }
 
 // Revocations remembers tokens that were logged out before they expired.
@@ -83,7 +86,7 @@ func NewAuth(creds Credentials, clk clock.Clock, revoked Revocations) *Auth {
 	}
 	a := &Auth{creds: creds, clock: clk, key: tokenKey(creds), revoked: revoked, failures: map[string][]time.Time{}}
 	a.tokens, _ = revoked.(APITokens)
-	a.chain = identity.Chain{sessionAuth{a}, apiTokenAuth{a}, basicAuth{a}}
+	a.chain = identity.Chain{sessionAuth{a}, apiTokenAuth{a}, oidcAuth{a}, basicAuth{a}}
 	return a
 }
 
@@ -228,7 +231,7 @@ func (s *Server) authMiddleware(c *gin.Context) {
 	case "/api/login", "/api/logout": // logout only forgets the token it is sent
 		c.Next()
 		return
-	case "/api/openapi.json": // the API's description holds no data
+	case "/api/openapi.json", "/api/oidc", "/api/oidc/login", "/api/oidc/callback": // no data; the login's own checks (oidc.go)
 		c.Next()
 		return
 	}

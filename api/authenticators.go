@@ -27,8 +27,8 @@ type sessionAuth struct{ a *Auth }
 
 func (s sessionAuth) Authenticate(ctx context.Context, r *http.Request) (identity.Principal, bool, error) {
 	tok, ok := bearer(r)
-	if !ok || strings.HasPrefix(tok, identity.TokenPrefix) {
-		return identity.Principal{}, false, nil
+	if !ok || strings.HasPrefix(tok, identity.TokenPrefix) || (s.a.creds.OIDC != nil && !strings.HasPrefix(tok, tokenPrefix)) {
+		return identity.Principal{}, false, nil // an API token, or an identity provider's
 	}
 	cl, err := s.a.session(ctx, tok)
 	if err != nil {
@@ -46,6 +46,8 @@ func (a *Auth) principalOfClaims(cl claims) (identity.Principal, error) {
 		return admin(cl.User), nil
 	case RoleGuest:
 		return guest(cl.User), nil
+	case RoleOIDC:
+		return a.oidcPrincipal(cl.User, cl.Groups), nil
 	}
 	if a.creds.Users != nil {
 		if u, ok := a.creds.Users.Lookup(cl.User); ok && eq(fingerprint(u.Password), cl.PW) {

@@ -28,6 +28,9 @@ type claims struct {
 	// PW fingerprints a users-file user's password hash at login: a new
 	// password ends the sessions of the old one.
 	PW string `json:"p,omitempty"`
+	// Groups are an OIDC user's groups at login: its roles are what the
+	// users file's groups give them at each request.
+	Groups []string `json:"g,omitempty"`
 }
 
 // fingerprint is a short digest of a password hash (never the hash).
@@ -83,7 +86,7 @@ func (a *Auth) verify(tok string) (claims, error) {
 	if err != nil || json.Unmarshal(body, &cl) != nil || cl.ID == "" {
 		return cl, errBadToken
 	}
-	if cl.Role != RoleAdmin && cl.Role != RoleGuest && cl.Role != RoleUser {
+	if cl.Role != RoleAdmin && cl.Role != RoleGuest && cl.Role != RoleUser && cl.Role != RoleOIDC {
 		return cl, errBadToken
 	}
 	if a.clock.Now().After(time.Unix(0, cl.Expires)) { // valid up to the instant itself

@@ -54,6 +54,7 @@ type Config struct {
 	GuestPassword    string
 	// UsersFile names the users file (per-namespace roles; docs/tenancy.md).
 	UsersFile        string
+	OIDC             OIDC   // oidc_*: login through an OpenID Connect provider (auth.go)
 	SecretsKeyFile   string // secrets_key_file: the keys sealing the namespaces' secrets (auth.go)
 	TokenTTL         time.Duration
 	TimeZone         string
@@ -471,6 +472,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateMesos()...)
 	errs = append(errs, c.validateKube()...)
+	errs = append(errs, c.validateAuth()...)
 	return errors.Join(errs...)
 }
 

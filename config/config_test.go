@@ -207,6 +207,9 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 		"recovery_timeout": "90s", "recover": "cleanup",
 		"secrets_key_file": "/etc/ej/secrets.key",
+		"oidc_issuer":      "https://idp.example.com/realms/ej", "oidc_client_id": "elasticjob", "oidc_client_secret_file": "/etc/ej/oidc-secret",
+		"oidc_groups_claim": "roles", "oidc_username_claim": "email", "oidc_redirect_url": "https://ej.example.com/api/oidc/callback",
+		"oidc_scopes": "openid email",
 	}
 	var missing []string
 	settings := mesosSettings() // the kube_* keys select another engine: kube_test.go
@@ -251,8 +254,11 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		if other, ok := pairs[s.key]; ok {
 			e[other] = sample[other]
 		}
-		if s.key == "auth_users_file" { // needs an admin
+		if s.key == "auth_users_file" || s.key == "oidc_issuer" { // needs an admin
 			e["auth_username"], e["auth_password"] = sample["auth_username"], sample["auth_password"]
+		}
+		if s.key == "oidc_issuer" { // needs a client and the users file's groups
+			e["oidc_client_id"], e["auth_users_file"] = sample["oidc_client_id"], sample["auth_users_file"]
 		}
 		if c := load(t, nil, e); same(c, defaults) {
 			t.Errorf("setting %s=%s changed nothing", s.key, sample[s.key])

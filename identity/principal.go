@@ -38,6 +38,7 @@ const (
 	KindAdmin     = "admin"     // the auth_username admin, or anyone on an open scheduler
 	KindGuest     = "guest"     // the read-only guest of the default namespace
 	KindUser      = "user"      // a user of the users file
+	KindOIDC      = "oidc"      // a user of the OIDC provider (roles from its groups)
 	KindToken     = "token"     // a namespace's API token
 	KindAnonymous = "anonymous" // not authenticated
 )
@@ -49,6 +50,8 @@ type Principal struct {
 	Admin bool // manages everything, namespaces included
 	// Roles maps a namespace to the caller's role in it (none: no access).
 	Roles map[string]Role
+	// Groups are an OIDC user's groups (what its roles came from).
+	Groups []string
 }
 
 // RoleIn returns the caller's role in a namespace (an admin edits every

@@ -35,7 +35,60 @@ func (u User) Principal() Principal {
 }
 
 type usersDoc struct {
-	Users []User `yaml:"users"`
+	Users  []User  `yaml:"users"`
+	Groups []Group `yaml:"groups"`
+}
+
+// Group maps an identity provider's group (OIDC, the oidc_groups_claim of
+// its tokens) onto namespace roles.
+type Group struct {
+	Name       string          `yaml:"name"`
+	Namespaces map[string]Role `yaml:"namespaces"`
+}
+
+// ParseGroups reads the groups of a users file's content.
+func ParseGroups(b []byte) (map[string]Group, error) {
+	var doc usersDoc
+	if err := yaml.UnmarshalWithOptions(b, &doc, yaml.Strict()); err != nil {
+		return nil, fmt.Errorf("users file: %w", err)
+	}
+	out := make(map[string]Group, len(doc.Groups))
+	for i, g := range doc.Groups {
+		where := fmt.Sprintf("users file: group %d (%q)", i+1, g.Name)
+		switch {
+		case strings.TrimSpace(g.Name) == "" || len(g.Name) > 200:
+			return nil, fmt.Errorf("%s: name must be 1-200 characters", where)
+		case out[g.Name].Name != "":
+			return nil, fmt.Errorf("%s: the name appears twice", where)
+		}
+		for ns, r := range g.Namespaces {
+			if err := namespace.ValidateName(ns); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if _, err := ParseRole(string(r)); err != nil {
+				return nil, fmt.Errorf("%s: namespace %s: %w", where, ns, err)
+			}
+		}
+		out[g.Name] = g
+	}
+	return out, nil
+}
+
+// RolesOfGroups merges the roles the file's groups give to a member of
+// groups (edit wins over view); none: no access.
+func (f *UsersFile) RolesOfGroups(groups []string) map[string]Role {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.current()
+	roles := map[string]Role{}
+	for _, name := range groups {
+		for ns, r := range f.groups[name].Namespaces {
+			if roles[ns] != Edit {
+				roles[ns] = r
+			}
+		}
+	}
+	return roles
 }
 
 // ParseUsers reads a users file's content. reserved are names no entry
@@ -90,6 +143,7 @@ type UsersFile struct {
 	stamp    stamp
 	content  []byte
 	users    map[string]User
+	groups   map[string]Group
 	verified map[string][32]byte // user → sha256 of the password last verified (bcrypt is slow by design)
 }
 
@@ -137,10 +191,14 @@ func (f *UsersFile) reload() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.path, err)
 	}
+	groups, err := ParseGroups(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.path, err)
+	}
 	if f.users != nil {
 		f.log.Info("users file reloaded", "path", f.path, "users", len(users))
 	}
-	f.stamp, f.content, f.users, f.verified = s, b, users, map[string][32]byte{}
+	f.stamp, f.content, f.users, f.groups, f.verified = s, b, users, groups, map[string][32]byte{}
 	return nil
 }
 

@@ -125,6 +125,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	if err != nil {
 		return err
 	}
+	oidcLogin, err := openOIDC(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	if cfg.SecretsKeyFile != "" {
 		if work.secrets, err = secrets.LoadKeyring(cfg.SecretsKeyFile); err != nil {
 			return err
@@ -133,7 +137,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	}
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL)
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
-		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users}, clock.Real{}, reg)
+		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg)
 	o.Packages, o.Location = pkgs, cfg.Location
 	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
 	o.NamespaceChanged = func() {
@@ -354,4 +358,29 @@ func openUsers(cfg config.Config, log *slog.Logger) (*identity.UsersFile, error)
 		return nil, fmt.Errorf("auth_users_file: %w", err)
 	}
 	return u, nil
+}
+
+// openOIDC asks the OIDC provider's discovery (oidc_issuer), if one is
+// set: a provider that does not answer, or a client secret file that
+// cannot be read, stops the start with what to fix.
+func openOIDC(ctx context.Context, cfg config.Config) (*api.OIDC, error) {
+	o := cfg.OIDC
+	if !o.Enabled() {
+		return nil, nil
+	}
+	var secret string
+	if o.ClientSecretFile != "" {
+		b, err := os.ReadFile(o.ClientSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("oidc_client_secret_file: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+		if secret == "" {
+			return nil, fmt.Errorf("oidc_client_secret_file %s: the file is empty", o.ClientSecretFile)
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return api.NewOIDC(dctx, api.OIDCConfig{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: secret,
+		RedirectURL: cfg.OIDCRedirect(), Scopes: o.ScopeList(), GroupsClaim: o.GroupsClaim, UsernameClaim: o.UsernameClaim})
 }

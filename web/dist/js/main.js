@@ -94,6 +94,7 @@ function renderLogin() {
   const pass = h('input#password', { type: 'password', autocomplete: 'current-password', required: true });
   const msg = h('div', loginMessage ? h('div.alert.bad', loginMessage) : null);
   const submit = h('button.btn.primary', { type: 'submit' }, t('login.submit'));
+  const sso = h('div');
   const form = h('form.login', {
     onsubmit: async (e) => {
       e.preventDefault();
@@ -120,8 +121,13 @@ function renderLogin() {
   h('label', { for: 'username' }, t('login.user')), user,
   h('label', { for: 'password' }, t('login.password')), pass,
   submit,
+  sso,
   h('div.lang', langSelect()));
   clear(root, form);
+  // "Sign in with SSO" when the scheduler has an OIDC provider (oidc_issuer).
+  fetch('/api/oidc').then((r) => (r.ok ? r.json() : null)).then((o) => {
+    if (o && o.enabled) clear(sso, h('a.btn', { href: o.login, id: 'sso', style: { display: 'block', textAlign: 'center', marginTop: '8px' } }, t('login.sso')));
+  }).catch(() => {});
   (user.value ? pass : user).focus();
 }
 
@@ -208,8 +214,19 @@ setUnauthorizedHandler((err) => {
 window.addEventListener('hashchange', render);
 window.addEventListener('unhandledrejection', (e) => showError(e.reason));
 
+// The OIDC login's callback hands the session over in the fragment
+// (#oidc_token=…&user=…): keep it, and take it out of the address bar.
+function takeOIDCSession() {
+  const f = new URLSearchParams(location.hash.slice(1));
+  if (!f.get('oidc_token')) return;
+  setToken(f.get('oidc_token'), f.get('user') || '');
+  sessionStorage.removeItem('ejc.ns'); session.ns = 'default';
+  history.replaceState(null, '', location.pathname + '#/dashboard');
+}
+
 (async function boot() {
   try {
+    takeOIDCSession();
     await whoami();
   } catch (e) {
     clear(root, h('div.login', h('h1', 'ElasticJob-Cloud'), h('div.alert.bad', errText(e)), btn(t('retry'), () => location.reload(), 'primary')));
