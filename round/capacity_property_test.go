@@ -2,6 +2,7 @@ package round
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"testing"
@@ -165,7 +166,7 @@ func TestCapacityProperties(t *testing.T) {
 
 func checkLimits(v View, p Plan, fail func(string, ...any)) {
 	start := usageOf(v)
-	after := maps_clone(start)
+	after := maps.Clone(start)
 	for _, l := range p.Launches {
 		ns := namespace.Of(l.Request.Job)
 		after[ns] = after[ns].Add(l.Request.Task)
@@ -178,39 +179,12 @@ func checkLimits(v View, p Plan, fail func(string, ...any)) {
 	}
 }
 
-func maps_clone(m map[string]offers.Resources) map[string]offers.Resources {
-	out := make(map[string]offers.Resources, len(m))
-	for k, r := range m {
-		out[k] = r
-	}
-	return out
-}
-
 // checkGuaranteedFirst: an entry within its guarantee that waits for
 // resources (not behind the reservation of an older one) would not fit
 // the offers less the launches of entries within their guarantees: what
 // borrowers took, it could not have used.
 func checkGuaranteedFirst(v View, p Plan, fail func(string, ...any)) {
-	left := map[string]offers.Resources{}
-	for _, o := range v.Offers {
-		left[o.ID] = o.Free
-	}
-	running := maps2(v.Executors, nil)
-	for _, l := range p.Launches {
-		if l.Borrowing {
-			continue
-		}
-		c := l.Request.Task
-		if l.ChargesExecutor {
-			c = c.Add(l.Request.Executor)
-		}
-		left[l.OfferID] = left[l.OfferID].Sub(c)
-		running[offers.ExecutorKey{App: l.Request.App, AgentID: l.AgentID}] = true
-	}
-	var rest []offers.Offer
-	for _, o := range v.Offers {
-		rest = append(rest, offers.Offer{ID: o.ID, AgentID: o.AgentID, Free: left[o.ID]})
-	}
+	rest, running := leftAfter(v, p, func(l Launch) bool { return !l.Borrowing })
 	d := &decider{v: v, plan: Plan{Waiting: map[string]Wait{}}}
 	d.classify()
 	for i := range d.cands {

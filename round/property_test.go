@@ -2,6 +2,7 @@ package round
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"strings"
@@ -188,26 +189,7 @@ func checkPlan(t *testing.T, i int, v View, p Plan) {
 // what the round leaves free and unheld.
 func checkNothingIdleFits(t *testing.T, fail func(string, ...any), v View, p Plan) {
 	t.Helper()
-	left := map[string]offers.Resources{}
-	for _, o := range v.Offers {
-		left[o.ID] = o.Free
-	}
-	running := map[offers.ExecutorKey]bool{}
-	for k, ok := range v.Executors {
-		running[k] = ok
-	}
-	for _, l := range p.Launches {
-		c := l.Request.Task
-		if l.ChargesExecutor {
-			c = c.Add(l.Request.Executor)
-		}
-		left[l.OfferID] = left[l.OfferID].Sub(c)
-		running[offers.ExecutorKey{App: l.Request.App, AgentID: l.AgentID}] = true
-	}
-	var rest []offers.Offer
-	for _, o := range v.Offers {
-		rest = append(rest, offers.Offer{ID: o.ID, AgentID: o.AgentID, Free: left[o.ID]})
-	}
+	rest, running := leftAfter(v, p, func(Launch) bool { return true })
 	d := &decider{v: v, plan: Plan{Waiting: map[string]Wait{}}}
 	d.classify()
 	for i := range d.cands {
@@ -223,6 +205,35 @@ func checkNothingIdleFits(t *testing.T, fail func(string, ...any), v View, p Pla
 			fail("%s waits (%s) but fits what the round left unused", c.key, w.Reason)
 		}
 	}
+}
+
+// leftAfter is what the view's offers hold after the plan's launches that
+// count says to take, and the executors running then.
+func leftAfter(v View, p Plan, count func(Launch) bool) ([]offers.Offer, map[offers.ExecutorKey]bool) {
+	left := map[string]offers.Resources{}
+	for _, o := range v.Offers {
+		left[o.ID] = o.Free
+	}
+	running := maps.Clone(v.Executors)
+	if running == nil {
+		running = map[offers.ExecutorKey]bool{}
+	}
+	for _, l := range p.Launches {
+		if !count(l) {
+			continue
+		}
+		c := l.Request.Task
+		if l.ChargesExecutor {
+			c = c.Add(l.Request.Executor)
+		}
+		left[l.OfferID] = left[l.OfferID].Sub(c)
+		running[offers.ExecutorKey{App: l.Request.App, AgentID: l.AgentID}] = true
+	}
+	var rest []offers.Offer
+	for _, o := range v.Offers {
+		rest = append(rest, offers.Offer{ID: o.ID, AgentID: o.AgentID, Free: left[o.ID]})
+	}
+	return rest, running
 }
 
 func joinLines(ls []string) string {

@@ -126,6 +126,20 @@ export async function launchBrowser(opts = {}) {
   };
 }
 
+// logIn fills the console's login form as user and waits until the first
+// page after it is ready; logOut logs out and waits for the form again.
+export async function logIn(page, user, pass) {
+  await page.waitForSelector('#username');
+  await page.fill('#username', user);
+  await page.fill('#password', pass);
+  await page.click('form.login button[type=submit]');
+  await page.waitForSelector('#page[data-ready]');
+}
+export async function logOut(page) {
+  await page.click('#logout');
+  await page.waitForSelector('#username');
+}
+
 // watchPage records the requests a page has under way, so that a wait that
 // times out can say what the page was waiting for.
 export function watchPage(page) {

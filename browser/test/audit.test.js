@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut } from '../lib/harness.js';
 
 let s, br, page;
 const problems = [];
@@ -19,17 +19,8 @@ async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
   await page.waitForSelector('#page[data-ready]:not([data-stale])');
 }
-async function login(user, pass) {
-  await page.waitForSelector('#username');
-  await page.fill('#username', user);
-  await page.fill('#password', pass);
-  await page.click('form.login button[type=submit]');
-  await page.waitForSelector('#page[data-ready]');
-}
-async function logout() {
-  await page.click('#logout');
-  await page.waitForSelector('#username');
-}
+const login = (user, pass) => logIn(page, user, pass);
+const logout = () => logOut(page);
 // rowsText: the audit table's rows as text, after the search finished
 async function rowsText() {
   await page.waitForSelector('#audit-table table, #audit-error');

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut } from '../lib/harness.js';
 
 // Hashes as `htpasswd -nbB NAME PASSWORD` writes them (apache2-utils).
 const USERS = `users:
@@ -32,17 +32,8 @@ async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
   await page.waitForSelector('#page[data-ready]:not([data-stale])');
 }
-async function login(user, pass) {
-  await page.waitForSelector('#username');
-  await page.fill('#username', user);
-  await page.fill('#password', pass);
-  await page.click('form.login button[type=submit]');
-  await page.waitForSelector('#page[data-ready]');
-}
-async function logout() {
-  await page.click('#logout');
-  await page.waitForSelector('#username');
-}
+const login = (user, pass) => logIn(page, user, pass);
+const logout = () => logOut(page);
 const options = () => page.$$eval('#namespace option', (os) => os.map((o) => o.value));
 // the job names the jobs page lists, once it has drawn them
 async function jobNames() {

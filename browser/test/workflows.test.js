@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ARTIFACTS, WAIT_MS, logIn } from '../lib/harness.js';
 
 let s, br, page, dir, shotNo = 0;
 const problems = [];
@@ -24,13 +24,7 @@ async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
   await page.waitForSelector('#page[data-ready]:not([data-stale])');
 }
-async function login(user, pass) {
-  await page.waitForSelector('#username');
-  await page.fill('#username', user);
-  await page.fill('#password', pass);
-  await page.click('form.login button[type=submit]');
-  await page.waitForSelector('#page[data-ready]');
-}
+const login = (user, pass) => logIn(page, user, pass);
 const node = (id) => `#wf-graph g.dnode[data-node="${id}"]`;
 const waitNode = (id, state, timeout = 30000) => page.waitForSelector(`${node(id)}[data-state="${state}"]`, { timeout });
 const waitRun = (state, timeout = 30000) => page.waitForSelector(`#run-summary [data-run-state="${state}"]`, { timeout });
