@@ -136,8 +136,8 @@ func (s *Server) authorize(c *gin.Context, p identity.Principal) error {
 		return bad
 	}
 	c.Set(ctxNamespace, ns)
-	if write && s.cluster != nil && !s.cluster.Leading() {
-		return nil // the leader this write goes to checks (this instance's copy may not have a new namespace yet)
+	if toLeader(c) && s.cluster != nil && !s.cluster.Leading() {
+		return nil // the leader this request goes to checks (this instance's copy may not have a new namespace yet)
 	}
 	exists, err := s.reg.NamespaceExists(c, ns)
 	if err != nil {
