@@ -100,13 +100,16 @@ func (s *deposed) plan() {
 	s.c.register(s.a, s.c.newJob("tr", "", 1, 0.2, false))
 }
 
-// depose deposes the leader 200 ms before the slot with work in flight,
-// and waits until another instance leads and has launched.
+// depose deposes the leader with work in flight, between 0.7 s before the
+// slot and its two triggers later: the takeover takes the session's 2 s
+// and more, so the gap holds the slot's fire and the one a second later
+// whenever the deposition lands in (slot − 1 s, slot − 0.15 s); the
+// triggers took 0.35 s under load.
 func (s *deposed) depose(d deposition) {
 	t, c, a := s.t, s.c, s.a
 	sleepUntil(s.at.Add(-4500 * time.Millisecond))
 	c.triggerUntilAccepted(a, "tr", "long", 5) // ends while the leader is away
-	sleepUntil(s.at.Add(-500 * time.Millisecond))
+	sleepUntil(s.at.Add(-700 * time.Millisecond))
 	var err error
 	if s.slow, err = a.slowPost("/api/job/trigger", c.triggerBody("tr", "slow", 0.2), 10); err != nil {
 		t.Fatal(err)
