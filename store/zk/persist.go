@@ -309,22 +309,8 @@ func (t *ptree) rescan(ctx context.Context) error {
 
 // deliver hands the consumer the pending events it takes without
 // waiting, in their order.
-func (t *ptree) deliver() {
-	for len(t.pending) > 0 {
-		select {
-		case t.out <- t.pending[0]:
-			t.pending = t.pending[1:]
-		default:
-			return
-		}
-	}
-}
+func (t *ptree) deliver() { t.pending = deliver(t.out, t.pending) }
 
 func (t *ptree) emit(ev store.Event) {
-	if len(t.pending) >= t.maxPending {
-		t.s.log.Warn("watch: the consumer fell behind by more events than it holds; it re-reads the subtree",
-			"subsystem", "zkstore", "root", t.root, "limit", t.maxPending)
-		t.pending = append(t.pending[:0], store.Event{Type: store.EventResync, Path: t.root})
-	}
-	t.pending = append(t.pending, ev)
+	t.pending = queue(t.s.log, t.root, t.maxPending, t.pending, ev)
 }

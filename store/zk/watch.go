@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -686,24 +687,35 @@ func (t *tree) rescan(ctx context.Context) error {
 // handed anything on, while the consumer waited, overflowed the pending
 // events into a resync (and the cache then re-read all of /state) in the
 // simulated cluster's first minute, though the consumer kept up.
-func (t *tree) deliver() {
-	for len(t.pending) > 0 {
-		select {
-		case t.out <- t.pending[0]:
-			t.pending = t.pending[1:]
-		default:
-			return
-		}
-	}
-}
+func (t *tree) deliver() { t.pending = deliver(t.out, t.pending) }
 
 func (t *tree) emit(ev store.Event) {
-	if len(t.pending) >= t.maxPending {
-		t.s.log.Warn("watch: the consumer fell behind by more events than it holds; it re-reads the subtree",
-			"subsystem", "zkstore", "root", t.root, "limit", t.maxPending)
-		t.pending = append(t.pending[:0], store.Event{Type: store.EventResync, Path: t.root})
+	t.pending = queue(t.s.log, t.root, t.maxPending, t.pending, ev)
+}
+
+// deliver hands out the pending events it takes without waiting, in
+// their order, and returns those left.
+func deliver(out chan<- store.Event, pending []store.Event) []store.Event {
+	for len(pending) > 0 {
+		select {
+		case out <- pending[0]:
+			pending = pending[1:]
+		default:
+			return pending
+		}
 	}
-	t.pending = append(t.pending, ev)
+	return pending
+}
+
+// queue appends ev to a watch's pending events; past max of them, the
+// consumer fell behind, and they become one resync of the root first.
+func queue(log *slog.Logger, root string, max int, pending []store.Event, ev store.Event) []store.Event {
+	if len(pending) >= max {
+		log.Warn("watch: the consumer fell behind by more events than it holds; it re-reads the subtree",
+			"subsystem", "zkstore", "root", root, "limit", max)
+		pending = append(pending[:0], store.Event{Type: store.EventResync, Path: root})
+	}
+	return append(pending, ev)
 }
 
 func (t *tree) getW(ctx context.Context, p string) (*zk.Stat, error) {
