@@ -2,12 +2,14 @@ package realkube
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ejcloud/elasticjob/kube"
 )
@@ -197,13 +199,10 @@ func TestCordonedNodeHoldsWork(t *testing.T) {
 
 func cordon(t *testing.T, on bool) {
 	t.Helper()
-	ctx := context.Background()
-	n, err := admin.CoreV1().Nodes().Get(ctx, "127.0.0.1", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Spec.Unschedulable = on
-	if _, err := admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+	// A merge patch, not a read-modify-write: the kubelet updates its node's status
+	// all the time, and an Update from a stale read is refused with a conflict.
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
+	if _, err := admin.CoreV1().Nodes().Patch(context.Background(), "127.0.0.1", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
