@@ -27,6 +27,7 @@ import (
 // mapped onto namespace roles by the groups of the users file, at every
 // request (a changed file applies at once).
 type OIDC struct {
+	provider      *oidc.Provider
 	verifier      *oidc.IDTokenVerifier
 	oauth         oauth2.Config
 	groupsClaim   string
@@ -55,6 +56,7 @@ func NewOIDC(ctx context.Context, c OIDCConfig) (*OIDC, error) {
 		return nil, fmt.Errorf("oidc_issuer %s: discovery: %w", c.Issuer, err)
 	}
 	return &OIDC{
+		provider: p,
 		verifier: p.VerifierContext(oidc.ClientContext(context.WithoutCancel(ctx), hc), &oidc.Config{ClientID: c.ClientID}),
 		oauth: oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, RedirectURL: c.RedirectURL,
 			Endpoint: p.Endpoint(), Scopes: c.Scopes},
@@ -65,29 +67,83 @@ func NewOIDC(ctx context.Context, c OIDCConfig) (*OIDC, error) {
 // identify verifies an ID token (signature, issuer, audience, expiry) and
 // returns who it names and its groups.
 func (o *OIDC) identify(ctx context.Context, raw string) (name string, groups []string, tok *oidc.IDToken, err error) {
-	tok, err = o.verifier.Verify(ctx, raw)
+	tok, cl, err := o.verify(ctx, raw)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("%w: the ID token is not valid: %v", identity.ErrUnauthorized, err)
+		return "", nil, nil, err
+	}
+	name, groups, _, _ = o.fromClaims(cl)
+	return name, groups, tok, nil
+}
+
+func (o *OIDC) verify(ctx context.Context, raw string) (*oidc.IDToken, map[string]any, error) {
+	tok, err := o.verifier.Verify(ctx, raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: the ID token is not valid: %v", identity.ErrUnauthorized, err)
 	}
 	var cl map[string]any
 	if err := tok.Claims(&cl); err != nil {
-		return "", nil, nil, fmt.Errorf("%w: the ID token's claims: %v", identity.ErrUnauthorized, err)
+		return nil, nil, fmt.Errorf("%w: the ID token's claims: %v", identity.ErrUnauthorized, err)
 	}
-	for _, k := range []string{o.usernameClaim, "email", "sub"} {
+	return tok, cl, nil
+}
+
+// fromClaims reads the user's name (the username claim, else email, else
+// sub) and groups; named and grouped say whether the username and groups
+// claims themselves were there.
+func (o *OIDC) fromClaims(cl map[string]any) (name string, groups []string, named, grouped bool) {
+	for i, k := range []string{o.usernameClaim, "email", "sub"} {
 		if s, ok := cl[k].(string); ok && s != "" {
-			name = s
+			name, named = s, i == 0
 			break
 		}
 	}
 	switch g := cl[o.groupsClaim].(type) {
 	case []any:
+		grouped = true
 		for _, v := range g {
 			if s, ok := v.(string); ok {
 				groups = append(groups, s)
 			}
 		}
 	case string: // some providers send one group as a string
+		grouped = true
 		groups = strings.Fields(strings.ReplaceAll(g, ",", " "))
+	}
+	return name, groups, named, grouped
+}
+
+// identifyLogin is identify for the console's login, which also holds an
+// access token: when the ID token lacks the username or the groups claim
+// (providers put the profile into the ID token only when no access token
+// is issued, OIDC Core 5.4), they are read from the provider's UserInfo
+// endpoint, whose subject must be the ID token's.
+func (o *OIDC) identifyLogin(ctx context.Context, raw string, access *oauth2.Token) (name string, groups []string, tok *oidc.IDToken, err error) {
+	tok, cl, err := o.verify(ctx, raw)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	name, groups, named, grouped := o.fromClaims(cl)
+	if named && grouped {
+		return name, groups, tok, nil
+	}
+	ui, err := o.provider.UserInfo(ctx, oauth2.StaticTokenSource(access))
+	if err != nil {
+		// a provider without UserInfo: the ID token's claims are all there is
+		return name, groups, tok, nil
+	}
+	if ui.Subject != tok.Subject {
+		return "", nil, nil, fmt.Errorf("%w: the provider's user info names subject %q, the ID token %q", identity.ErrUnauthorized, ui.Subject, tok.Subject)
+	}
+	var uc map[string]any
+	if err := ui.Claims(&uc); err != nil {
+		return "", nil, nil, fmt.Errorf("%w: the provider's user info: %v", identity.ErrUnauthorized, err)
+	}
+	uname, ugroups, unamed, ugrouped := o.fromClaims(uc)
+	if !named && unamed {
+		name = uname
+	}
+	if !grouped && ugrouped {
+		groups = ugroups
 	}
 	return name, groups, tok, nil
 }
@@ -182,10 +238,20 @@ func (s *Server) oidcLogin(c *gin.Context) {
 	c.Redirect(http.StatusFound, o.oauth.AuthCodeURL(f.State, oauth2.S256ChallengeOption(f.Verifier), oidc.Nonce(f.Nonce)))
 }
 
+// oidcCallback ends the console's login. A refusal goes back to a browser
+// (a page navigation, which accepts HTML) as the console's login form with
+// the reason in the fragment, and to any other client as the API's error.
 func (s *Server) oidcCallback(c *gin.Context) {
-	if err := s.oidcFinish(c); err != nil {
-		writeError(c, s.log, err)
+	err := s.oidcFinish(c)
+	if err == nil {
+		return
 	}
+	if !strings.Contains(c.GetHeader("Accept"), "text/html") {
+		writeError(c, s.log, err)
+		return
+	}
+	s.log.Info("oidc login refused", "err", err)
+	c.Redirect(http.StatusFound, "/#"+url.Values{"oidc_error": {err.Error()}}.Encode())
 }
 
 func (s *Server) oidcFinish(c *gin.Context) error {
@@ -214,7 +280,7 @@ func (s *Server) oidcFinish(c *gin.Context) error {
 	if raw == "" {
 		return fmt.Errorf("%w: the identity provider's answer has no ID token (is the openid scope allowed?)", ErrUnauthorized)
 	}
-	name, groups, idt, err := o.identify(ctx, raw)
+	name, groups, idt, err := o.identifyLogin(ctx, raw, tok)
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrUnauthorized, strings.TrimPrefix(err.Error(), identity.ErrUnauthorized.Error()+": "))
 	}

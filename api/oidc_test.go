@@ -13,31 +13,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zitadel/oidc/v3/example/server/exampleop"
-	"github.com/zitadel/oidc/v3/example/server/storage"
-	"github.com/zitadel/oidc/v3/pkg/oidc"
-	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/oauth2"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/identity"
+	"github.com/ejcloud/elasticjob/internal/oidctest"
 )
-
-// groupsStorage is the zitadel example provider's storage with a groups
-// claim in its ID tokens: the example's users have none, so the groups
-// of each user id are added where the example sets an ID token's claims.
-type groupsStorage struct {
-	*storage.Storage
-	groups map[string][]string // user id → groups
-}
-
-func (s groupsStorage) SetUserinfoFromRequest(ctx context.Context, ui *oidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
-	if err := s.Storage.SetUserinfoFromRequest(ctx, ui, req, scopes); err != nil {
-		return err
-	}
-	ui.AppendClaims("groups", s.groups[req.GetSubject()])
-	return nil
-}
 
 // oidcUsers maps the provider's group team-pay onto edit in pay; the
 // group interns has no role anywhere.
@@ -79,10 +60,8 @@ func newOIDCRig(t *testing.T) *oidcRig {
 	pln, issuer := listen(t)
 	sln, sched := listen(t)
 	r := &oidcRig{t: t, issuer: issuer, scheduler: sched, callback: sched + "/api/oidc/callback"}
-	clients := map[string]*storage.Client{"elasticjob": storage.WebClient("elasticjob", "s3cret", r.callback)}
-	st := groupsStorage{storage.NewStorageWithClients(storage.NewUserStore(issuer), clients),
-		map[string][]string{"id1": {"team-pay", "other"}, "id2": {"interns"}}}
-	serve(t, pln, exampleop.SetupServer(issuer, st, nil, false))
+	serve(t, pln, oidctest.Handler(issuer, oidctest.Client{ID: "elasticjob", Secret: "s3cret", Callback: r.callback},
+		map[string][]string{"id1": {"team-pay", "other"}, "id2": {"interns"}}))
 
 	dir := t.TempDir()
 	path := filepath.Join(dir, "users.yaml")
@@ -149,7 +128,7 @@ func (r *oidcRig) signIn(c *http.Client, authURL, user string) *url.URL {
 	if id == "" {
 		t.Fatalf("the provider did not send the browser to its login form: %s", loc)
 	}
-	post, err := c.PostForm(r.issuer+"/login/username", url.Values{"username": {user}, "password": {"verysecure"}, "id": {id}})
+	post, err := c.PostForm(r.issuer+"/login/username", url.Values{"username": {user}, "password": {oidctest.Password}, "id": {id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +196,9 @@ func TestOIDCConsoleLoginMapsGroupsOntoRoles(t *testing.T) {
 		Namespaces map[string]string `json:"namespaces"`
 	}
 	_ = json.Unmarshal([]byte(body), &who)
-	if code != 200 || who.Role != "oidc" || who.Namespaces["pay"] != "edit" || len(who.Namespaces) != 1 {
+	// the ID token names no preferred_username (the provider issues an access
+	// token, so the profile is in its UserInfo): the login reads it there
+	if code != 200 || who.User != "test-user@127.0.0.1" || who.Role != "oidc" || who.Namespaces["pay"] != "edit" || len(who.Namespaces) != 1 {
 		t.Fatalf("whoami: %d %s", code, body)
 	}
 	if code, body := r.call("GET", "/api/job/jobs/nightly?namespace=pay", tok); code != 200 || !strings.Contains(body, secret) {

@@ -32,6 +32,10 @@ if ((${#need[@]})); then
 		{ tail -n 30 /tmp/ejc-browser-apt.log >&2; exit 1; }
 fi
 
+# The OpenID provider of the console's SSO test (package internal/oidctest).
+export PATH="/usr/local/go/bin:$PATH"
+go build -o bin/oidc-provider ./internal/oidctest/cmd/oidc-provider
+
 cd browser
 echo "== npm ci (playwright-core)"
 npm ci --no-audit --no-fund --loglevel=error

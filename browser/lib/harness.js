@@ -21,7 +21,7 @@ export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 // BIN_DIR: where scheduler and executor are (default: the repo's bin/, built by make build)
 export const BIN_DIR = process.env.EJC_BIN_DIR ? resolve(process.env.EJC_BIN_DIR) : join(ROOT, 'bin');
 
-function freePort() {
+export function freePort() {
   return new Promise((res, rej) => {
     const s = createServer();
     s.unref();
@@ -40,7 +40,7 @@ export async function startScheduler(opts = {}) {
   }
   await mkdir(ARTIFACTS, { recursive: true });
   const dir = await mkdtemp(join(tmpdir(), 'ejc-browser-'));
-  const port = await freePort();
+  const port = opts.port || (await freePort());
   const logName = opts.log || 'scheduler.log';
   const creds = opts.creds || { admin: ['admin', randomBytes(9).toString('hex')], guest: ['guest', randomBytes(9).toString('hex')] };
   const proc = startProcess('scheduler', [
@@ -62,6 +62,20 @@ export async function startScheduler(opts = {}) {
     return text ? JSON.parse(text) : null;
   }
   return { base, port, creds, api, stop: proc.stop, dir, logPath: join(ARTIFACTS, logName) };
+}
+
+// startOIDCProvider runs bin/oidc-provider (the zitadel example OpenID
+// provider with groups, built by scripts/browser-test.sh) on a free port:
+// one web client, redirecting to callback; groups is its -groups flag.
+export async function startOIDCProvider({ callback, clientId, clientSecret, groups }) {
+  if (!existsSync(join(BIN_DIR, 'oidc-provider'))) throw new Error(`${join(BIN_DIR, 'oidc-provider')} is missing: scripts/browser-test.sh builds it`);
+  const dir = await mkdtemp(join(tmpdir(), 'ejc-oidc-'));
+  const port = await freePort();
+  const proc = startProcess('oidc-provider', ['-listen', `127.0.0.1:${port}`, '-callback', callback,
+    '-client-id', clientId, '-client-secret', clientSecret, '-groups', groups], dir, 'oidc-provider.log');
+  const issuer = `http://127.0.0.1:${port}`;
+  await proc.awaitOK(issuer + '/.well-known/openid-configuration');
+  return { issuer, stop: proc.stop };
 }
 
 // startMesosLocal starts bin/mesos-local on a free port for schedulers to

@@ -206,7 +206,8 @@ async function render() {
 setUnauthorizedHandler((err) => {
   if (!session.role && parseHash().path === '/login') return;
   session.role = null;
-  loginMessage = session.user ? t('login.expired') : '';
+  // (a refused SSO login's reason, set before, stays)
+  loginMessage = session.user ? t('login.expired') : loginMessage;
   if (parseHash().path !== '/login') go('/login'); else renderLogin();
   void err;
 });
@@ -216,8 +217,14 @@ window.addEventListener('unhandledrejection', (e) => showError(e.reason));
 
 // The OIDC login's callback hands the session over in the fragment
 // (#oidc_token=…&user=…): keep it, and take it out of the address bar.
+// A refused login comes back as #oidc_error=…: shown on the login form.
 function takeOIDCSession() {
   const f = new URLSearchParams(location.hash.slice(1));
+  if (f.get('oidc_error')) {
+    loginMessage = f.get('oidc_error');
+    history.replaceState(null, '', location.pathname + '#/login');
+    return;
+  }
   if (!f.get('oidc_token')) return;
   setToken(f.get('oidc_token'), f.get('user') || '');
   sessionStorage.removeItem('ejc.ns'); session.ns = 'default';
