@@ -111,7 +111,7 @@ func failoverOnLoss(e *Env) {
 			}
 		}
 		return false
-	}, "a failure state of the lost task %s", first)
+	}, "a failure state of the lost task %s (traces %v)", first, late(func() any { return s.traces(t, "lost") }))
 	t.Logf("%s: the lost task ended %s", e.Engine, lostAs)
 	s.must(t, http.MethodPost, "/api/job/lost/kill", nil)
 	e.eventually(func() bool { return len(s.running(t, "lost")) == 0 }, "the failover run to be killed")

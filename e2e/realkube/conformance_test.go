@@ -1,0 +1,57 @@
+package realkube
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/conformance"
+	"github.com/ejcloud/elasticjob/kube"
+)
+
+// TestConformance runs the table of behaviours every engine passes (e2e/conformance) on the
+// real one-node Kubernetes: each case with its own namespace and scheduler, one case after
+// the other (they share the node's 2 CPUs).
+func TestConformance(t *testing.T) {
+	requireK8s(t)
+	conformance.Run(t, realKube{})
+}
+
+// realKube is the Kubernetes engine; its shards run in pods on the host network and report
+// to the suite's recorder with busybox wget.
+type realKube struct{}
+
+func (realKube) Name() string { return "kubernetes-1.37" }
+
+func (realKube) Caps() conformance.Caps {
+	return conformance.Caps{Report: conformance.ReportHTTP, CPUs: 2, Wait: waitLong}
+}
+
+func (realKube) Cluster(t *testing.T) conformance.Cluster { return &kubeConformance{ns: namespace(t)} }
+
+type kubeConformance struct {
+	ns     string
+	starts int
+}
+
+// Start starts a scheduler on the case's namespace with its data on dataDir (the last
+// --data-dir wins) and waits for its informers to sync.
+func (c *kubeConformance) Start(t *testing.T, dataDir string) *conformance.Scheduler {
+	t.Helper()
+	c.starts++
+	s := startScheduler(t, fmt.Sprintf("scheduler%d", c.starts), schedOpts{ns: c.ns, extra: []string{"--data-dir", dataDir}})
+	eventually(t, waitLong, s.subscribed, "%s to subscribe", s.Name)
+	return &conformance.Scheduler{Proc: s.Proc, Base: s.base, Client: httpClient}
+}
+
+// Lose: the task's pod is deleted at once, as the pod garbage collector deletes the pods of
+// a node that is gone (the one node of this cluster cannot be lost itself).
+func (c *kubeConformance) Lose(t *testing.T, _ *conformance.Scheduler, taskID string) {
+	t.Helper()
+	for _, p := range pods(t, c.ns, "") {
+		if p.Annotations[kube.AnnotationTask] == taskID {
+			deletePod(t, c.ns, p.Name)
+			return
+		}
+	}
+	t.Fatalf("no pod runs %s", taskID)
+}
