@@ -90,7 +90,7 @@ func kill(e *Env) {
 func failoverOnLoss(e *Env) {
 	t, s, rec := e.T, e.S, e.rec
 	j := transient("lost", 1, "sleep 300")
-	j["failover"] = true
+	j["failover"], j["timeoutSeconds"] = true, 600
 	s.register(t, j)
 	s.trigger(t, "lost")
 	e.eventually(func() bool { return rec.count("lost", "start") == 1 && len(s.running(t, "lost")) == 1 }, "the shard to run")

@@ -43,12 +43,14 @@ func (c *kubeConformance) Start(t *testing.T, dataDir string) *conformance.Sched
 	return &conformance.Scheduler{Proc: s.Proc, Base: s.base, Client: httpClient}
 }
 
-// Lose: the task's pod is deleted at once, as the pod garbage collector deletes the pods of
-// a node that is gone (the one node of this cluster cannot be lost itself).
+// Lose: the task's pod is deleted, as the pod garbage collector deletes the pods of a node
+// that is gone (the one node of this cluster cannot be lost itself). The pod is checked
+// first: bound, requests = limits, labels, a deadline from the job's timeout (checkPodSpec).
 func (c *kubeConformance) Lose(t *testing.T, _ *conformance.Scheduler, taskID string) {
 	t.Helper()
 	for _, p := range pods(t, c.ns, "") {
 		if p.Annotations[kube.AnnotationTask] == taskID {
+			checkPodSpec(t, &p, "conformance")
 			deletePod(t, c.ns, p.Name)
 			return
 		}

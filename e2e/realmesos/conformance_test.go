@@ -15,8 +15,8 @@ import (
 )
 
 // TestConformance runs the table of behaviours every engine passes (e2e/conformance) on a
-// real Mesos 1.11 master and agent: each case with its own master and agent (2 CPUs), one
-// case after the other.
+// real Mesos 1.11 master and agent: each case with its own master and agent (2 CPUs), side
+// by side.
 func TestConformance(t *testing.T) {
 	requireMesos(t)
 	conformance.Run(t, realMesos{})
@@ -29,7 +29,7 @@ type realMesos struct{}
 func (realMesos) Name() string { return "mesos-1.11" }
 
 func (realMesos) Caps() conformance.Caps {
-	return conformance.Caps{Report: conformance.ReportFile, CPUs: 2, Wait: waitLong}
+	return conformance.Caps{Report: conformance.ReportFile, CPUs: 2, Wait: waitLong, Parallel: true}
 }
 
 func (realMesos) Cluster(t *testing.T) conformance.Cluster {
