@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/e2e/conformance"
+	"github.com/ejcloud/elasticjob/e2e/harness"
 	"github.com/ejcloud/elasticjob/kube"
 )
 
@@ -31,14 +32,25 @@ func (realKube) Cluster(t *testing.T) conformance.Cluster { return &kubeConforma
 type kubeConformance struct {
 	ns     string
 	starts int
+	ports  map[string]int // data directory → the port of the scheduler on it
 }
 
 // Start starts a scheduler on the case's namespace with its data on dataDir (the last
-// --data-dir wins) and waits for its informers to sync.
+// --data-dir wins) and waits for its informers to sync. A restart on the same dataDir keeps
+// the port, as a restarted scheduler keeps its address: the running pods' executors report
+// to the address they were given (one that changed, they give up on after 2 minutes and the
+// scheduler learns the ends from the pods' phases).
 func (c *kubeConformance) Start(t *testing.T, dataDir string) *conformance.Scheduler {
 	t.Helper()
 	c.starts++
-	s := startScheduler(t, fmt.Sprintf("scheduler%d", c.starts), schedOpts{ns: c.ns, extra: []string{"--data-dir", dataDir}})
+	if c.ports == nil {
+		c.ports = map[string]int{}
+	}
+	if c.ports[dataDir] == 0 {
+		c.ports[dataDir] = harness.FreePort(t)
+	}
+	s := startScheduler(t, fmt.Sprintf("scheduler%d", c.starts), schedOpts{ns: c.ns, port: c.ports[dataDir],
+		extra: []string{"--data-dir", dataDir}})
 	eventually(t, waitLong, s.subscribed, "%s to subscribe", s.Name)
 	return &conformance.Scheduler{Proc: s.Proc, Base: s.base, Client: httpClient}
 }
