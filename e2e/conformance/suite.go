@@ -31,9 +31,12 @@ var Cases = []Case{
 // the case; a case the engine declares it cannot do is skipped with its reason.
 func Run(t *testing.T, e Engine) {
 	caps := e.Caps()
-	for name := range caps.Skip {
+	for name, why := range caps.Skip {
 		if !known(name) {
 			t.Fatalf("%s declares it cannot do %q, which is no case of the table", e.Name(), name)
+		}
+		if why == "" {
+			t.Fatalf("%s declares it cannot do %s without saying why", e.Name(), name)
 		}
 	}
 	for _, c := range Cases {
