@@ -64,13 +64,19 @@ func history(e *Env) {
 }
 
 // kill: killing a job's run ends both running shards, killed (history says by whom, the
-// traces TASK_KILLED); nothing of them reports an end and nothing is relaunched.
+// traces TASK_KILLED); their processes are gone from the host, nothing of them reports an
+// end and nothing is relaunched.
 func kill(e *Env) {
 	t, s, rec := e.T, e.S, e.rec
 	s.register(t, transient("victim", 2, "sleep 300"))
 	s.trigger(t, "victim")
 	e.eventually(func() bool { return rec.count("victim", "start") == 2 && len(s.running(t, "victim")) == 2 },
 		"both shards to run")
+	for _, task := range rec.tasks("victim", "start") {
+		if len(processesOf(task)) == 0 {
+			t.Fatalf("no process of the running task %s found on this host", task)
+		}
+	}
 	s.must(t, http.MethodPost, "/api/job/victim/kill", nil)
 	e.eventually(func() bool { return len(s.ended(t, "victim")) == 2 && len(s.running(t, "victim")) == 0 },
 		"both shards to end killed (running %v)", late(func() any { return s.running(t, "victim") }))
@@ -79,6 +85,10 @@ func kill(e *Env) {
 			t.Errorf("%s: success %v cause %q, want killed by someone", x.TaskID, x.Success, x.cause())
 		}
 		e.eventually(func() bool { return s.states(t, "victim", x.TaskID)["TASK_KILLED"] }, "TASK_KILLED of %s", x.TaskID)
+	}
+	for _, task := range rec.tasks("victim", "start") {
+		e.eventually(func() bool { return len(processesOf(task)) == 0 }, "the processes of the killed task %s to be gone (%v)",
+			task, late(func() any { return processesOf(task) }))
 	}
 	if n := rec.count("victim", "end"); n != 0 || s.failover(t, "victim") != 0 || rec.count("victim", "start") != 2 {
 		t.Errorf("after the kill: %d ends, %d starts, %d shards to run again; want 0, 2, 0", n, rec.count("victim", "start"), s.failover(t, "victim"))
@@ -96,6 +106,7 @@ func failoverOnLoss(e *Env) {
 	e.eventually(func() bool { return rec.count("lost", "start") == 1 && len(s.running(t, "lost")) == 1 }, "the shard to run")
 	first := rec.tasks("lost", "start")[0]
 	e.Cluster.Lose(t, s, first)
+	e.eventually(func() bool { return len(processesOf(first)) == 0 }, "the processes of the lost task %s to be gone", first)
 	e.eventually(func() bool { return rec.count("lost", "start") == 2 }, "the lost shard to run again (traces %v)",
 		late(func() any { return s.traces(t, "lost") }))
 	second := rec.tasks("lost", "start")[1]
