@@ -73,48 +73,6 @@ func TestMisfireQueueing(t *testing.T) {
 	}
 }
 
-// A DAEMON job is launched once and runs its cron inside the executor:
-// several runs, one task id, listed as running; deregistering ends it.
-func TestDaemonJob(t *testing.T) {
-	t.Parallel()
-	s := startScheduler(t, schedOpts{})
-	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
-	out := outDir(t)
-	j := recorderJob("daemon", "rec", out, 1)
-	j.JobExecutionType, j.Cron = "DAEMON", "* * * * * ?"
-	s.registerJob(j)
-	eventually(t, waitLong, func() bool { return countRuns(t, out) >= 1 }, "the daemon job to run")
-	// A daemon stays launched: three cron runs, or the task ended (a bug).
-	eventually(t, waitLong, func() bool { return countRuns(t, out) >= 3 || s.idle("daemon") }, "three daemon runs")
-	runs := runsIn(t, out)
-	if len(runs) < 3 {
-		t.Fatalf("the DAEMON job ran %d time(s) and its task ended (running list empty, nothing queued): "+
-			"it should stay launched and run on its cron inside the executor; runs %+v", len(runs), runs)
-	}
-	for _, r := range runs[1:] {
-		if r.TaskID != runs[0].TaskID {
-			t.Errorf("daemon runs in different tasks %s and %s: it should be launched once", runs[0].TaskID, r.TaskID)
-			break
-		}
-	}
-	if rt := s.running("daemon"); len(rt) != 1 || rt[0].TaskID != runs[0].TaskID {
-		t.Errorf("running daemon tasks = %+v, want the one task %s", rt, runs[0].TaskID)
-	}
-	if code, _ := s.do(http.MethodPost, "/api/job/trigger", "daemon"); code != http.StatusBadRequest {
-		t.Errorf("trigger of a DAEMON job: %d, want 400", code)
-	}
-	s.must(http.MethodDelete, "/api/job/daemon/deregister", nil)
-	eventually(t, waitLong, func() bool { return s.idle("daemon") }, "the daemon task to end")
-	n := countRuns(t, out)
-	// Settled: a later job runs while the daemon does not.
-	w := outDir(t)
-	s.registerJob(recorderJob("after", "rec", w, 1))
-	s.runAndWait("after", w, 1)
-	if m := countRuns(t, out); m != n {
-		t.Errorf("deregistered daemon ran %d more times", m-n)
-	}
-}
-
 // kill -9 of the scheduler, and of its executors and tasks with it (an OOM
 // kill, a lost machine), while a failover job's task runs: the restarted
 // scheduler does not leave the task "running" forever but learns from its

@@ -18,8 +18,10 @@
 // What it proves (kube_test.go and the other files): a 3-shard cron job on bound pods from a
 // hosted package (history, logs after the pods are gone, the pods' spec); a gang that does
 // not fit waits whole with its reason; OOM, timeout and exit-code causes; a cordoned node
-// holds work back with a reason until it is uncordoned; a pod deleted by hand is LOST and
-// runs again once; kill deletes the pod; a DAEMON job's pod runs its cron; a leader killed
+// holds work back with a reason until it is uncordoned; the table every engine passes
+// (conformance_test.go, e2e/conformance: a gang, history, kill, a pod deleted as its node's
+// loss runs again once, a DAEMON job's pod, logs live and after, a scheduler restart,
+// why-waiting); a leader killed
 // with SIGKILL mid-run hands its pods to the standby, which adopts them and runs nothing
 // again; the scheduler with only the rights of deploy/kubernetes' Role and ClusterRole; a
 // podTemplate giving a job a Secret as env and a ConfigMap as a file (and templates the API

@@ -94,63 +94,9 @@ func TestFailureCauses(t *testing.T) {
 	}
 }
 
-// TestDeletedPodRunsAgainOnce: a running pod deleted by hand is LOST, and its shard (failover
-// on) runs again, once; killing the job's task (disable) deletes its pod.
-func TestDeletedPodRunsAgainOnce(t *testing.T) {
-	requireK8s(t)
-	ns := namespace(t)
-	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
-	s.publishApp("rec", false)
-	j := transient("lost", "rec", 1, "sleep 300")
-	j["failover"] = true
-	j["timeoutSeconds"] = 600
-	s.register(j)
-	s.trigger("lost")
-	eventually(t, waitLong, func() bool { return rec.count("lost", "start") == 1 }, "the shard to start")
-	ps := pods(t, ns, "lost")
-	if len(ps) != 1 {
-		t.Fatalf("%d pods", len(ps))
-	}
-	checkPodSpec(t, &ps[0])
-	first := ps[0].Annotations[kube.AnnotationTask]
-	deletePod(t, ns, ps[0].Name)
-	eventually(t, waitLong, func() bool { return rec.count("lost", "start") == 2 }, "the shard to run again")
-	lost := false
-	for _, tr := range s.traces("lost") {
-		if tr.TaskID == first && tr.State == "TASK_LOST" && strings.Contains(tr.Message, "deleted by someone other than the scheduler") {
-			lost = true
-		}
-	}
-	if !lost {
-		t.Errorf("no TASK_LOST for %s: %+v", first, s.traces("lost"))
-	}
-	var second string
-	for task := range rec.events("lost") {
-		if task != first {
-			second = task
-		}
-	}
-	if !strings.Contains(second, "@-@FAILOVER@-@") {
-		t.Errorf("the second run %q is not a failover", second)
-	}
-	s.must(http.MethodPost, "/api/job/lost/disable", nil) // kill
-	eventually(t, waitLong, func() bool { return len(pods(t, ns, "lost")) == 0 }, "the killed task's pod to go")
-	eventually(t, waitLong, func() bool {
-		for _, tr := range s.traces("lost") {
-			if tr.TaskID == second && tr.State == "TASK_KILLED" {
-				return true
-			}
-		}
-		return false
-	}, "TASK_KILLED of %s", second)
-	if n := rec.count("lost", "start"); n != 2 {
-		t.Errorf("%d runs, want 2", n)
-	}
-}
-
-// checkPodSpec: bound, never restarted, requests = limits, named by labels and annotations,
-// a deadline from the job's timeout.
-func checkPodSpec(t *testing.T, p *corev1.Pod) {
+// checkPodSpec: bound, never restarted, requests = limits, named by labels and annotations
+// (job lost of app), a deadline from the job's timeout.
+func checkPodSpec(t *testing.T, p *corev1.Pod, app string) {
 	t.Helper()
 	c := p.Spec.Containers[0]
 	if p.Spec.NodeName != "127.0.0.1" || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
@@ -163,7 +109,7 @@ func checkPodSpec(t *testing.T, p *corev1.Pod) {
 	if !c.Resources.Requests.Cpu().Equal(*c.Resources.Limits.Cpu()) || !c.Resources.Requests.Memory().Equal(*c.Resources.Limits.Memory()) {
 		t.Errorf("requests %v != limits %v", c.Resources.Requests, c.Resources.Limits)
 	}
-	if p.Labels[kube.LabelJob] != "lost" || p.Labels[kube.LabelApp] != "rec" || p.Labels[kube.LabelShard] != "0" ||
+	if p.Labels[kube.LabelJob] != "lost" || p.Labels[kube.LabelApp] != app || p.Labels[kube.LabelShard] != "0" ||
 		p.Annotations[kube.AnnotationJob] != "lost" || !strings.HasPrefix(p.Annotations[kube.AnnotationTask], "lost@-@0@-@") {
 		t.Errorf("labels %v annotations %v", p.Labels, p.Annotations)
 	}

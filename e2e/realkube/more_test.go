@@ -2,7 +2,6 @@ package realkube
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/ejcloud/elasticjob/kube"
 )
 
 // TestGangWaitsWhole: with room for 3 of a job's 4 shards, none starts and the execution
@@ -46,40 +43,6 @@ func TestGangWaitsWhole(t *testing.T) {
 	}
 	deletePod(t, ns, "blocker")
 	eventually(t, waitLong, func() bool { return rec.count("gang", "end") == 4 }, "the 4 shards to run")
-}
-
-// TestDaemonPodRunsItsCron: a DAEMON job's shard is one long-lived pod whose executor runs
-// the job on its cron and reports each run; disabling the job deletes the pod.
-func TestDaemonPodRunsItsCron(t *testing.T) {
-	requireK8s(t)
-	ns := namespace(t)
-	s := startScheduler(t, "scheduler", schedOpts{ns: ns})
-	s.publishApp("rec", false)
-	j := transient("resident", "rec", 1, "sleep 0")
-	j["jobExecutionType"], j["cron"] = "DAEMON", "0/2 * * * * ?"
-	s.register(j)
-	eventually(t, waitLong, func() bool { return rec.count("resident", "end") >= 3 }, "three runs of the daemon")
-	tasks := rec.events("resident")
-	if len(tasks) != 1 {
-		t.Fatalf("runs of %d tasks, want one resident task: %v", len(tasks), tasks)
-	}
-	ps := pods(t, ns, "resident")
-	if len(ps) != 1 || ps[0].Status.Phase != corev1.PodRunning {
-		t.Fatalf("%d pods (want 1 running): %+v", len(ps), ps)
-	}
-	var running []map[string]any
-	if err := json.Unmarshal(s.must(http.MethodGet, "/api/job/tasks/running", nil), &running); err != nil || len(running) != 1 {
-		t.Fatalf("running tasks %v (%v)", running, err)
-	}
-	var task string
-	for id := range tasks {
-		task = id
-	}
-	if ps[0].Annotations[kube.AnnotationTask] != task {
-		t.Errorf("the pod runs %s, the runs came from %s", ps[0].Annotations[kube.AnnotationTask], task)
-	}
-	s.must(http.MethodPost, "/api/job/resident/disable", nil)
-	eventually(t, waitLong, func() bool { return len(pods(t, ns, "resident")) == 0 }, "the daemon's pod to go once disabled")
 }
 
 // TestAppImage: an app that names a container image runs its tasks in that image; an init

@@ -9,7 +9,9 @@
 // scheduler over HTTP, shards run, history records them), checkpointing on (the master's own
 // log line) and configurable, HTTP Basic framework authentication (a wrong secret is refused
 // clearly and retried slowly, the right one subscribes), zk:// leader detection through a master
-// failover, and a second scheduler instance joining an executor the first one started.
+// failover, a second scheduler instance joining an executor the first one started, and the
+// table of behaviours every engine passes (conformance_test.go, e2e/conformance), where losing
+// the agent is killing it with its sandboxes, marking it gone and starting a new one.
 //
 // Harness (harness_test.go, mesos_test.go), for more cluster tests:
 //   - startMesos(t, mesosOpts{zk, masters, credentials, resources}) starts masters and an agent;

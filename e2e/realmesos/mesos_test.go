@@ -36,6 +36,7 @@ type mesosCluster struct {
 	opts    mesosOpts
 	masters []*proc
 	agent   *proc
+	agents  int // agents started so far: each new one has its own work directory (replaceAgent)
 }
 
 // startMesos starts the masters and the agent and waits until the agent is registered with the
@@ -96,6 +97,7 @@ func (c *mesosCluster) startAgent() *proc {
 	if master == "" {
 		master = "127.0.0.1:" + strconv.Itoa(c.masters[0].port)
 	}
+	c.agents++
 	port := harness.FreePort(c.t)
 	args := []string{"--master=" + master, "--ip=127.0.0.1", "--hostname=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--work_dir=" + c.agentDir(), "--fetcher_cache_dir=" + c.fetchCacheDir(), "--launcher=posix",
@@ -125,7 +127,14 @@ func (c *mesosCluster) writeCredentials() string {
 	return path
 }
 
-func (c *mesosCluster) agentDir() string      { return filepath.Join(c.dir, "agent") }
+// agentDir is the work directory of the current agent: agent, then agent2, agent3, … for the
+// agents replaceAgent starts after it.
+func (c *mesosCluster) agentDir() string {
+	if c.agents <= 1 {
+		return filepath.Join(c.dir, "agent")
+	}
+	return filepath.Join(c.dir, "agent"+strconv.Itoa(c.agents))
+}
 func (c *mesosCluster) fetchCacheDir() string { return filepath.Join(c.dir, "fetch") }
 
 // url is the base URL of master i; masterURL that of the first master.
@@ -226,7 +235,7 @@ func (c *mesosCluster) stop() {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
 		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, c.agentDir()+"/") {
+		if err != nil || !strings.HasPrefix(cwd, filepath.Join(c.dir, "agent")) { // every agent's sandboxes
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {

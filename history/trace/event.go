@@ -99,7 +99,8 @@ const (
 	maxIP      = 50
 	maxSlave   = 50
 	maxSource  = 50
-	maxShort   = 20 // execution_type, execution_source, state
+	maxShort   = 20 // execution_type, execution_source, a workflow's state
+	maxState   = 32 // a status trace's state (TASK_GONE_BY_OPERATOR has 21 characters; migration 00008)
 	maxItems   = 100
 )
 
@@ -107,7 +108,7 @@ func (e StatusTrace) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
 	e.JobName, e.OriginalTaskID, e.TaskID = clipKey(e.JobName), clip(e.OriginalTaskID, maxTask), clip(e.TaskID, maxTask)
 	e.SlaveID, e.Source, e.ExecutionType = clip(e.SlaveID, maxSlave), clip(e.Source, maxSource), clip(e.ExecutionType, maxShort)
-	e.ShardingItem, e.State, e.Message = clip(e.ShardingItem, maxItems), clip(e.State, maxShort), clip(e.Message, maxMessage)
+	e.ShardingItem, e.State, e.Message = clip(e.ShardingItem, maxItems), clip(e.State, maxState), clip(e.Message, maxMessage)
 	e.CreationTime = stamp(e.CreationTime, now)
 	return e
 }
