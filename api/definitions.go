@@ -169,6 +169,9 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 		return warns, err
 	}
 	reg := s.regIn(ctx)
+	if d.exists && s.unchanged(ctx, kind, name, d) {
+		return warns, nil // an update would reschedule the job for nothing
+	}
 	switch {
 	case kind == DefApp && d.exists:
 		err = reg.UpdateApp(ctx, d.app)
@@ -187,6 +190,29 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 		s.ops.Wake()
 	}
 	return warns, err
+}
+
+// unchanged reports whether the registry holds d already.
+func (s *Server) unchanged(ctx context.Context, kind, name string, d definition) bool {
+	var cur, next any
+	var err error
+	switch kind {
+	case DefApp:
+		cur, err = s.regIn(ctx).App(ctx, name)
+		next = d.app
+	case DefJob:
+		cur, err = s.regIn(ctx).Job(ctx, name)
+		next = d.job
+	default:
+		cur, err = s.regIn(ctx).Workflow(ctx, name)
+		next = d.workflow
+	}
+	if err != nil {
+		return false
+	}
+	a, err1 := json.Marshal(cur)
+	b, err2 := json.Marshal(next)
+	return err1 == nil && err2 == nil && string(a) == string(b)
 }
 
 // DeleteDefinition deregisters a definition whose object was deleted (an
