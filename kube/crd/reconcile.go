@@ -226,4 +226,3 @@ func (w *worker) writeStatus(ctx context.Context, kind Kind, u *unstructured.Uns
 	}
 	return nil
 }
-
