@@ -89,7 +89,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		}
 		r.Log.Info("crd: watching", "resource", Kinds[i].Resource)
 	}
-	w := worker{r: r, informers: informers, applied: map[types.UID]int64{}}
+	w := worker{r: r, informers: informers, applied: map[types.UID]int64{}, written: map[types.UID]writtenStatus{}}
 	go func() {
 		t := time.NewTicker(r.Resync)
 		defer t.Stop()
@@ -109,7 +109,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			return nil
 		}
 		err := w.reconcile(ctx, k)
-		if err != nil && ctx.Err() == nil {
+		if apierrors.IsConflict(err) { // a status written over a copy older than the object: again from the newer one
+			q.AddRateLimited(k)
+		} else if err != nil && ctx.Err() == nil {
 			r.Log.Warn("crd: reconcile; retrying", "kind", Kinds[k.Kind].Name, "namespace", k.Namespace, "name", k.Name, "err", err)
 			q.AddRateLimited(k)
 		} else {
@@ -124,7 +126,16 @@ func (r *Reconciler) Run(ctx context.Context) error {
 type worker struct {
 	r         *Reconciler
 	informers []cache.SharedIndexInformer
-	applied   map[types.UID]int64 // only the worker goroutine touches it
+	applied   map[types.UID]int64 // only the worker goroutine touches these
+	written   map[types.UID]writtenStatus
+}
+
+// writtenStatus is the status last written to an object, and the
+// resourceVersion it was written over: while the informer still holds
+// that version, the write is what the object holds.
+type writtenStatus struct {
+	over   string
+	status Status
 }
 
 // resync queues every object (its status refresh; a failed one is retried)
@@ -161,6 +172,10 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 		if err != nil || !owned || o.Kind != kind.Name || o.Namespace != k.Namespace || o.Name != k.Name {
 			return err
 		}
+		if o.UID != "" {
+			delete(w.applied, types.UID(o.UID))
+			delete(w.written, types.UID(o.UID))
+		}
 		if err := w.r.Defs.DeleteDefinition(ctx, kind.Def, ns, k.Name); err != nil {
 			return fmt.Errorf("deregister: %w", err)
 		}
@@ -191,12 +206,17 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 			return fmt.Errorf("status: %w", err)
 		}
 	}
-	cur, _, _ := unstructured.NestedMap(u.Object, "status")
-	next, changed := nextStatus(statusOf(cur), out, w.r.Now())
+	raw, _, _ := unstructured.NestedMap(u.Object, "status")
+	cur := statusOf(raw)
+	if ws, ok := w.written[u.GetUID()]; ok && ws.over == u.GetResourceVersion() {
+		cur = ws.status // the informer has not seen the last write yet
+	}
+	next, changed := nextStatus(cur, out, w.r.Now())
 	if changed {
 		if err := w.writeStatus(ctx, kind, u, next); err != nil {
 			return err
 		}
+		w.written[u.GetUID()] = writtenStatus{over: u.GetResourceVersion(), status: next}
 	}
 	if out.Err != nil && !out.Invalid {
 		return out.Err // a failure, not a refusal: retried
@@ -222,7 +242,7 @@ func (w *worker) writeStatus(ctx context.Context, kind Kind, u *unstructured.Uns
 		return nil // deleted meanwhile: its delete event follows
 	}
 	if err != nil {
-		return fmt.Errorf("write status: %w", err)
+		return fmt.Errorf("write status of %s %s/%s: %w", kind.Name, u.GetNamespace(), u.GetName(), err)
 	}
 	return nil
 }
