@@ -97,6 +97,9 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 	if err != nil {
 		return d, nil, err
 	}
+	if _, err := s.reg.Namespace(ctx, nsFrom(ctx)); err != nil {
+		return d, nil, fmt.Errorf("%w (create it first: ejctl ns create %s)", err, nsFrom(ctx))
+	}
 	switch kind {
 	case DefApp:
 		d.app = app.Default()

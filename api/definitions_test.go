@@ -98,3 +98,11 @@ func TestDefinitionStatusOfAJob(t *testing.T) {
 		t.Errorf("status of a missing job: %v", err)
 	}
 }
+
+func TestDefinitionInANamespaceTheSchedulerDoesNotHave(t *testing.T) {
+	_, srv := newDefEnv(t)
+	_, err := srv.CheckDefinition(context.Background(), api.DefJob, "pay", "hello", []byte(defJob))
+	if code, msg := api.ErrorMessage(err); code != http.StatusNotFound || !strings.Contains(msg, "ejctl ns create pay") {
+		t.Errorf("%d %q", code, msg)
+	}
+}
