@@ -106,3 +106,29 @@ func TestDefinitionInANamespaceTheSchedulerDoesNotHave(t *testing.T) {
 		t.Errorf("%d %q", code, msg)
 	}
 }
+
+func TestOwnedAppAndWorkflowAreChangedOnlyThroughTheirObjects(t *testing.T) {
+	e, srv := newDefEnv(t)
+	ctx := context.Background()
+	if _, err := srv.ApplyDefinition(ctx, api.DefApp, "default", "pay", []byte(`{"appURL":"http://127.0.0.1:1/a.tgz","bootstrapScript":"bin/run.sh","cpuCount":0.1,"memoryMB":64}`),
+		registry.Owner{Kind: "CloudApp", Namespace: "default", Name: "pay"}); err != nil {
+		t.Fatal(err)
+	}
+	e.wantError(e.request(http.MethodPut, "/api/app", `{"appName":"pay","memoryMB":128}`), http.StatusConflict, "CloudApp default/pay")
+	e.wantError(e.request(http.MethodDelete, "/api/app/pay", ""), http.StatusConflict, "CloudApp default/pay")
+	// An app of the API's with a job owned by an object cannot be deleted with it.
+	e.must(http.StatusOK, http.MethodPost, "/api/app", `{"appName":"free","appURL":"http://127.0.0.1:1/a.tgz","bootstrapScript":"bin/run.sh","cpuCount":0.1,"memoryMB":64}`)
+	if _, err := srv.ApplyDefinition(ctx, api.DefJob, "default", "nightly", []byte(`{"appName":"free","cron":"0 0 2 * * ?","cpuCount":0.1,"memoryMB":32}`),
+		registry.Owner{Kind: "CloudJob", Namespace: "default", Name: "nightly"}); err != nil {
+		t.Fatal(err)
+	}
+	e.wantError(e.request(http.MethodDelete, "/api/app/free", ""), http.StatusConflict, "CloudJob default/nightly")
+	if _, err := srv.ApplyDefinition(ctx, api.DefWorkflow, "default", "flow", []byte(`{"nodes":[{"id":"a","job":"nightly"}]}`),
+		registry.Owner{Kind: "CloudWorkflow", Namespace: "default", Name: "flow"}); err != nil {
+		t.Fatal(err)
+	}
+	e.wantError(e.request(http.MethodPut, "/api/workflow", `{"name":"flow","nodes":[{"id":"b","job":"nightly"}]}`), http.StatusConflict, "CloudWorkflow default/flow")
+	e.wantError(e.request(http.MethodDelete, "/api/workflow/flow", ""), http.StatusConflict, "CloudWorkflow default/flow")
+	// Disabling is operating, not changing the definition: allowed.
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/nightly/disable", "")
+}
