@@ -203,6 +203,11 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 	}
 	if out.Err == nil {
 		if out.Def, err = w.r.Defs.StatusOf(ctx, kind.Def, ns, k.Name); err != nil {
+			if code, _ := api.ErrorMessage(err); code == http.StatusNotFound {
+				// Deleted behind the object's back (its app's or its namespace's
+				// deletion): registered again on the retry, or refused there.
+				delete(w.applied, u.GetUID())
+			}
 			return fmt.Errorf("status: %w", err)
 		}
 	}

@@ -135,3 +135,29 @@ func TestReconcilerRegistersDeregistersAndWritesStatusOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestReconcilerRegistersAgainWhatWasDeletedBehindTheObject(t *testing.T) {
+	clk := clock.NewFake(t0)
+	reg := registry.New(memory.New())
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
+	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+	_, srv := api.NewServer(o)
+	lists := map[schema.GroupVersionResource]string{}
+	for _, k := range Kinds {
+		lists[k.GVR()] = k.Name + "List"
+	}
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, cloudJob("hello", "0/30 * * * * ?"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &Reconciler{Dynamic: dyn, Defs: srv, Registry: reg, Resync: 20 * time.Millisecond, Log: slog.New(slog.DiscardHandler)}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	jobs := reg.In("default")
+	waitFor(t, "hello registered", func() bool { _, err := jobs.Job(ctx, "hello"); return err == nil })
+	if err := jobs.DeleteJob(ctx, "hello"); err != nil { // as deleting its app or namespace does
+		t.Fatal(err)
+	}
+	waitFor(t, "hello registered again", func() bool { _, err := jobs.Job(ctx, "hello"); return err == nil })
+	cancel()
+	<-done
+}
