@@ -188,6 +188,7 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 	if g, ok := w.applied[u.GetUID()]; !ok || g != gen {
 		spec, _ := json.Marshal(u.Object["spec"])
 		owner := registry.Owner{Kind: kind.Name, Namespace: k.Namespace, Name: k.Name, UID: string(u.GetUID())}
+		began := time.Now()
 		_, out.Err = w.r.Defs.ApplyDefinition(ctx, kind.Def, ns, k.Name, spec, owner)
 		if out.Err != nil {
 			code, msg := api.ErrorMessage(out.Err)
@@ -198,7 +199,8 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 			if w.r.Applied != nil {
 				w.r.Applied(kind.Name, k.Namespace, k.Name, gen)
 			}
-			w.r.Log.Info("crd: registered", "kind", kind.Name, "namespace", k.Namespace, "name", k.Name, "generation", gen)
+			w.r.Log.Info("crd: registered", "kind", kind.Name, "namespace", k.Namespace, "name", k.Name, "generation", gen,
+				"took", time.Since(began).Round(time.Millisecond))
 		}
 	}
 	if out.Err == nil {
