@@ -78,6 +78,7 @@ type definition struct {
 	job      jobs.Config
 	workflow workflow.Config
 	exists   bool
+	same     bool // exists as it is (checkDefinition's orSame)
 }
 
 // CheckDefinition checks an object's spec as the REST API checks the
@@ -85,11 +86,14 @@ type definition struct {
 // update when it exists already). It returns the warnings the API would
 // send as Warning headers; ErrorMessage words its error as the API does.
 func (s *Server) CheckDefinition(ctx context.Context, kind, ns, name string, spec []byte) ([]string, error) {
-	_, warns, err := s.checkDefinition(withNamespace(ctx, ns), kind, name, spec)
+	_, warns, err := s.checkDefinition(withNamespace(ctx, ns), kind, name, spec, false)
 	return warns, err
 }
 
-func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []byte) (definition, []string, error) {
+// checkDefinition decodes and checks a spec; with orSame, a spec equal to
+// the registered definition is not checked again (d.same): a new leader
+// re-reading every object asks nothing of the cluster for them.
+func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []byte, orSame bool) (definition, []string, error) {
 	var d definition
 	var warns []string
 	warn := func(m string) { warns = append(warns, m) }
@@ -109,6 +113,9 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		d.exists, err = found(s.regIn(ctx).App(ctx, name))
 		if err != nil {
 			return d, nil, err
+		}
+		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
+			return d, nil, nil
 		}
 		if d.exists {
 			return d, warns, s.checkUpdateApp(ctx, d.app)
@@ -130,6 +137,9 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		if d.exists, err = found(s.regIn(ctx).Job(ctx, name)); err != nil {
 			return d, nil, err
 		}
+		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
+			return d, nil, nil
+		}
 		if d.exists {
 			return d, warns, s.checkJob(ctx, d.job, warn)
 		}
@@ -141,6 +151,12 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		}
 		if d.exists, err = found(s.regIn(ctx).Workflow(ctx, name)); err != nil {
 			return d, nil, err
+		}
+		for i := range d.workflow.Nodes { // as checkWorkflow stores them
+			d.workflow.Nodes[i].Trigger = d.workflow.Nodes[i].RuleOf()
+		}
+		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
+			return d, nil, nil
 		}
 		return d, warns, s.checkWorkflow(ctx, &d.workflow)
 	}
@@ -164,15 +180,19 @@ func found[T any](_ T, err error) (bool, error) {
 // API call changes it meanwhile.
 func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spec []byte, owner registry.Owner) ([]string, error) {
 	ctx = withNamespace(ctx, ns)
-	d, warns, err := s.checkDefinition(ctx, kind, name, spec)
+	d, warns, err := s.checkDefinition(ctx, kind, name, spec, true)
 	if err != nil {
 		return warns, err
 	}
-	if err := s.reg.SetOwner(ctx, kind, ns, name, owner); err != nil {
+	if cur, ok, err := s.reg.OwnerOf(ctx, kind, ns, name); err != nil {
 		return warns, err
+	} else if !ok || cur != owner {
+		if err := s.reg.SetOwner(ctx, kind, ns, name, owner); err != nil {
+			return warns, err
+		}
 	}
 	reg := s.regIn(ctx)
-	if d.exists && s.unchanged(ctx, kind, name, d) {
+	if d.same {
 		return warns, nil // an update would reschedule the job for nothing
 	}
 	switch {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -131,4 +133,43 @@ func TestOwnedAppAndWorkflowAreChangedOnlyThroughTheirObjects(t *testing.T) {
 	e.wantError(e.request(http.MethodDelete, "/api/workflow/flow", ""), http.StatusConflict, "CloudWorkflow default/flow")
 	// Disabling is operating, not changing the definition: allowed.
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/nightly/disable", "")
+}
+
+// countingTemplates counts the podTemplate checks (the API server's dry runs).
+type countingTemplates struct{ n int }
+
+func (c *countingTemplates) Check(context.Context, app.Config, *jobs.Config) error { c.n++; return nil }
+
+// An object applied again as it is registered (a new leader re-reading every object) is
+// neither checked against the cluster again nor written.
+func TestReappliedDefinitionIsNotCheckedAgain(t *testing.T) {
+	clk := clock.NewFake(t0)
+	reg := registry.New(memory.New())
+	tpl := &countingTemplates{}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), PodTemplates: tpl}
+	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+	_, srv := api.NewServer(o)
+	ctx := context.Background()
+	owner := registry.Owner{Kind: "CloudJob", Namespace: "default", Name: "hello", UID: "u"}
+	for range 3 {
+		if _, err := srv.ApplyDefinition(ctx, api.DefJob, "default", "hello", []byte(defJob), owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tpl.n != 1 {
+		t.Errorf("%d dry runs for one definition applied 3 times, want 1", tpl.n)
+	}
+	if _, err := srv.ApplyDefinition(ctx, api.DefJob, "default", "hello", []byte(strings.Replace(defJob, `"memoryMB":32`, `"memoryMB":64`, 1)), owner); err != nil {
+		t.Fatal(err)
+	}
+	if tpl.n != 2 {
+		t.Errorf("a changed spec was not checked: %d dry runs", tpl.n)
+	}
+	wf := []byte(`{"nodes":[{"id":"a","job":"hello"}]}`)
+	wfOwner := registry.Owner{Kind: "CloudWorkflow", Namespace: "default", Name: "flow"}
+	for range 2 {
+		if _, err := srv.ApplyDefinition(ctx, api.DefWorkflow, "default", "flow", wf, wfOwner); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
