@@ -10,8 +10,8 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/app"
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
