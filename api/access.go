@@ -180,6 +180,22 @@ func nsOf(c *gin.Context) string {
 	return namespace.Default
 }
 
+// nsFrom is nsOf for a handler's context (the request's gin context, or
+// one made by withNamespace).
+func nsFrom(ctx context.Context) string {
+	if ns, _ := ctx.Value(ctxNamespace).(string); ns != "" {
+		return ns
+	}
+	return namespace.Default
+}
+
+// withNamespace makes a context whose requests are in namespace ns, as a
+// request authorized there (for checks made outside a request: the
+// Kubernetes admission webhook and reconciler).
+func withNamespace(ctx context.Context, ns string) context.Context {
+	return context.WithValue(ctx, ctxNamespace, ns) //nolint:staticcheck // the key gin's context answers too
+}
+
 // regOf is the registry of the request's namespace: its names as the
 // namespace knows them, nothing of any other namespace.
 func (s *Server) regOf(c *gin.Context) *registry.Registry { return s.reg.In(nsOf(c)) }

@@ -23,15 +23,32 @@ func (s *Server) appRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) addApp(c *gin.Context) {
-	create(s, c, app.Default(), func(cfg app.Config) error {
-		if err := checkNewApp(cfg); err != nil {
-			return err
-		}
-		if err := s.checkAppURL(cfg); err != nil {
-			return err
-		}
-		return s.checkAppTemplate(c, cfg)
-	}, s.regOf(c).AddApp)
+	create(s, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).AddApp)
+}
+
+// checkAddApp is an app's registration's check.
+func (s *Server) checkAddApp(ctx context.Context, cfg app.Config) error {
+	if err := checkNewApp(cfg); err != nil {
+		return err
+	}
+	if err := s.checkAppURL(cfg); err != nil {
+		return err
+	}
+	return s.checkAppTemplate(ctx, cfg)
+}
+
+// checkUpdateApp is an app's update's check.
+func (s *Server) checkUpdateApp(ctx context.Context, cfg app.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := s.checkKeepsPackage(ctx, cfg); err != nil {
+		return err
+	}
+	if err := s.checkAppURL(cfg); err != nil {
+		return err
+	}
+	return s.checkAppTemplate(ctx, cfg)
 }
 
 func checkNewApp(cfg app.Config) error {
@@ -101,23 +118,16 @@ func (s *Server) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	if err := s.checkNotOwned(c, DefApp, probe.AppName); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	cfg, err := s.regIn(c).App(c, probe.AppName)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	save(s, c, body, cfg, func(cfg app.Config) error {
-		if err := cfg.Validate(); err != nil {
-			return err
-		}
-		if err := s.checkKeepsPackage(c, cfg); err != nil {
-			return err
-		}
-		if err := s.checkAppURL(cfg); err != nil {
-			return err
-		}
-		return s.checkAppTemplate(c, cfg)
-	}, s.regOf(c).UpdateApp)
+	save(s, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).UpdateApp)
 }
 
 // checkKeepsPackage refuses to clear the appURL of an app whose jobs run
@@ -191,9 +201,15 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkNotOwned(c, DefApp, name); err != nil {
+		return err
+	}
 	var its []string
 	for _, j := range all {
 		if j.AppName == name {
+			if err := s.checkNotOwned(c, DefJob, j.JobName); err != nil {
+				return err // deleting the app would delete the job
+			}
 			its = append(its, j.JobName)
 		}
 	}

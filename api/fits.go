@@ -11,7 +11,6 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/round"
-	"github.com/gin-gonic/gin"
 )
 
 // checkFits applies the launcher's rule (round.FitsEmpty) to a job at
@@ -21,7 +20,7 @@ import (
 // every agent it needs) can never fit the agents together is accepted with
 // a Warning header (agents may join; it waits as never_fits until then).
 // Without known agents, or when they cannot be read, nothing is checked.
-func (s *Server) checkFits(c *gin.Context, cfg jobs.Config) error {
+func (s *Server) checkFits(c context.Context, cfg jobs.Config, warn func(string)) error {
 	if s.ops == nil {
 		return nil
 	}
@@ -50,7 +49,7 @@ func (s *Server) checkFits(c *gin.Context, cfg jobs.Config) error {
 		return fmt.Errorf("%w: it could never launch: %s; lower cpuCount or memoryMB (or the app's executor), or add a larger agent",
 			jobs.ErrInvalid, strings.TrimPrefix(f.Message, "can never fit: "))
 	case f.Never:
-		c.Header("Warning", fmt.Sprintf(`299 elasticjob %q`, "executions will wait until the cluster grows: "+f.Message))
+		warn("executions will wait until the cluster grows: " + f.Message)
 	}
 	return nil
 }

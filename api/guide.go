@@ -374,6 +374,9 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 	}
 	st.ConsecutiveFailedRuns = rs.Consecutive
 	for _, k := range []struct{ kind, name string }{{"job", job.JobName}, {"app", job.AppName}} {
+		if k.name == "" { // an HTTP job without an app
+			continue
+		}
 		d, err := s.regIn(ctx).IsDisabled(ctx, k.kind, k.name)
 		if err != nil {
 			return err

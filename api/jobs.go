@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -43,23 +44,47 @@ func (s *Server) registerJob(c *gin.Context) {
 		return
 	}
 	s.saveJob(c, body, jobs.Default(), func(cfg jobs.Config) error {
-		if err := cfg.Validate(); err != nil {
-			return err
-		}
-		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
-			return err
-		}
+		return s.checkNewJob(c, cfg, headerWarning(c))
+	}, s.addJob)
+}
+
+// checkNewJob is a job's registration's check: checkJob and its name.
+func (s *Server) checkNewJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
+	return s.checkJobAs(ctx, cfg, warn, true)
+}
+
+// checkJob is a job's update's check.
+func (s *Server) checkJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
+	return s.checkJobAs(ctx, cfg, warn, false)
+}
+
+// checkJobAs checks a job's config as it is registered or updated: its
+// fields, its cron's fires, its secrets, that it fits the cluster and its
+// podTemplate; warn gets what is accepted with a warning.
+func (s *Server) checkJobAs(ctx context.Context, cfg jobs.Config, warn func(string), isNew bool) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
+		return err
+	}
+	if isNew {
 		if err := validName("jobName", cfg.JobName); err != nil {
 			return err
 		}
-		if err := s.checkSecrets(c, cfg); err != nil {
-			return err
-		}
-		if err := s.checkFits(c, cfg); err != nil {
-			return err
-		}
-		return s.checkJobTemplate(c, cfg)
-	}, s.addJob)
+	}
+	if err := s.checkSecrets(ctx, cfg); err != nil {
+		return err
+	}
+	if err := s.checkFits(ctx, cfg, warn); err != nil {
+		return err
+	}
+	return s.checkJobTemplate(ctx, cfg)
+}
+
+// headerWarning sends a warning as a Warning header of the answer.
+func headerWarning(c *gin.Context) func(string) {
+	return func(m string) { c.Header("Warning", fmt.Sprintf(`299 elasticjob %q`, m)) }
 }
 
 // updateJob merges the body onto the current config (absent fields keep
@@ -86,6 +111,10 @@ func (s *Server) updateJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	if err := s.checkNotOwned(c, DefJob, name); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	cfg, err := s.regIn(c).Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -98,19 +127,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		cfg.Secrets = nil
 	}
 	s.saveJob(c, body, cfg, func(cfg jobs.Config) error {
-		if err := cfg.Validate(); err != nil {
-			return err
-		}
-		if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
-			return err
-		}
-		if err := s.checkSecrets(c, cfg); err != nil {
-			return err
-		}
-		if err := s.checkFits(c, cfg); err != nil {
-			return err
-		}
-		return s.checkJobTemplate(c, cfg)
+		return s.checkJob(c, cfg, headerWarning(c))
 	}, s.regOf(c).UpdateJob)
 }
 
@@ -141,6 +158,9 @@ func (s *Server) deregister(c *gin.Context, name string) error {
 		return err
 	}
 	if _, err := s.regIn(c).Job(c, name); err != nil {
+		return err
+	}
+	if err := s.checkNotOwned(c, DefJob, name); err != nil {
 		return err
 	}
 	broken, err := s.checkUnused(c, force, "job '"+name+"'", []string{name})

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -204,7 +205,8 @@ func (s *Server) deleteSecret(c *gin.Context) {
 
 // checkSecrets checks a job's secrets as it is registered or updated:
 // each secret of the namespace it names exists (with a key to open it).
-func (s *Server) checkSecrets(c *gin.Context, cfg jobs.Config) error {
+func (s *Server) checkSecrets(c context.Context, cfg jobs.Config) error {
+	ns := nsFrom(c)
 	own := cfg.OwnSecrets()
 	if len(own) == 0 {
 		return nil
@@ -213,9 +215,9 @@ func (s *Server) checkSecrets(c *gin.Context, cfg jobs.Config) error {
 		return fmt.Errorf("%w: secrets: %v", jobs.ErrInvalid, secrets.ErrNoKey)
 	}
 	for _, n := range own {
-		if _, _, err := s.reg.Secret(c, nsOf(c), n); errors.Is(err, registry.ErrSecretNotFound) {
+		if _, _, err := s.reg.Secret(c, ns, n); errors.Is(err, registry.ErrSecretNotFound) {
 			return fmt.Errorf("%w: secrets: namespace '%s' holds no secret '%s': store it first (PUT /api/namespaces/%s/secrets/%s, ejctl secret set)",
-				jobs.ErrInvalid, nsOf(c), n, nsOf(c), n)
+				jobs.ErrInvalid, ns, n, ns, n)
 		} else if err != nil {
 			return err
 		}

@@ -175,6 +175,13 @@ type Server struct {
 
 // New builds the gin engine with every route.
 func New(o Options) http.Handler {
+	h, _ := NewServer(o)
+	return h
+}
+
+// NewServer is New, with the server for what is not HTTP: the
+// definitions of Kubernetes objects (definitions.go).
+func NewServer(o Options) (http.Handler, *Server) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
@@ -266,7 +273,7 @@ func New(o Options) http.Handler {
 	if o.Web != nil {
 		serveWeb(r, o.Web)
 	}
-	return r
+	return r, s
 }
 
 func (s *Server) opsOrErr() (Operations, error) {

@@ -67,6 +67,9 @@ func (s *Server) updateWorkflow(c *gin.Context) {
 		if _, err := s.regIn(ctx).Workflow(ctx, cfg.Name); err != nil {
 			return err
 		}
+		if err := s.checkNotOwned(ctx, DefWorkflow, cfg.Name); err != nil {
+			return err
+		}
 		return s.regIn(ctx).UpdateWorkflow(ctx, cfg)
 	})
 }
@@ -263,7 +266,11 @@ func keepDisabled(all []workflow.Config, off map[string]bool, want string) ([]wo
 }
 
 func (s *Server) deleteWorkflow(c *gin.Context) {
-	if err := s.regIn(c).DeleteWorkflow(c, c.Param("workflowName"), s.clock.Now()); err != nil {
+	err := s.checkNotOwned(c, DefWorkflow, c.Param("workflowName"))
+	if err == nil {
+		err = s.regIn(c).DeleteWorkflow(c, c.Param("workflowName"), s.clock.Now())
+	}
+	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Kube is how the scheduler runs its tasks on Kubernetes (the kube_* settings): set
@@ -21,10 +22,14 @@ type Kube struct {
 	NodeSelector    string // kube_node_selector: key=value,… (NodeSelectorMap parses it)
 	Tolerations     string // kube_tolerations (TolerationList parses it)
 	ServiceAccount  string
-	Binding         string // kube_binding: direct or kube-scheduler
-	SchedulerURL    string // kube_scheduler_url: where pods report and fetch hosted packages
-	APIQPS          int    // kube_api_qps: the client's sustained requests per second
-	APIBurst        int    // kube_api_burst: and its burst
+	Binding         string        // kube_binding: direct or kube-scheduler
+	SchedulerURL    string        // kube_scheduler_url: where pods report and fetch hosted packages
+	APIQPS          int           // kube_api_qps: the client's sustained requests per second
+	APIBurst        int           // kube_api_burst: and its burst
+	CRDs            bool          // kube_crds: the leader reconciles CloudApp, CloudJob and CloudWorkflow objects
+	CRDResync       time.Duration // kube_crd_resync: how often their status is refreshed
+	WebhookURL      string        // kube_webhook_url: where the API server reaches the admission webhook
+	WebhookAddress  string        // kube_webhook_address: where it listens ("": from WebhookURL)
 }
 
 // NodeSelectorMap is kube_node_selector parsed (validated by Load).
@@ -83,6 +88,19 @@ func kubeSettings() []setting {
 		{"kube_api_qps", "50", "requests per second the scheduler's Kubernetes client sends at most, sustained (each task's pod costs one create and one delete; kube-controller-manager's --kube-api-qps is the like)", integer("kube_api_qps", func(c *Config) *int { return &c.Kube.APIQPS })},
 		{"kube_api_burst", "100", "requests the scheduler's Kubernetes client may send at once above kube_api_qps", integer("kube_api_burst", func(c *Config) *int { return &c.Kube.APIBurst })},
 		{"kube_binding", "direct", "how task pods reach their node: direct (spec.nodeName, the fast path) or kube-scheduler (pinned to the chosen node by required node affinity and bound by kube-scheduler, so volume topology and admission plugins apply)", str(func(c *Config) *string { return &c.Kube.Binding })},
+		{"kube_crds", "false", "the leader registers the CloudApp, CloudJob and CloudWorkflow objects of every namespace (the CRDs of deploy/kubernetes/crds) and writes back their status; see docs/kubernetes.md", boolean("kube_crds", func(c *Config) *bool { return &c.Kube.CRDs })},
+		{"kube_crd_resync", "10s", "how often the leader refreshes those objects' status (fire times, last result) and retries the ones it refused", duration("kube_crd_resync", func(c *Config) *time.Duration { return &c.Kube.CRDResync })},
+		{"kube_webhook_url", "", "https URL the Kubernetes API server reaches this scheduler's validating admission webhook at (https://host:port[/path]); set, the scheduler serves it on its own TLS listener at that port with a certificate of its own CA and registers it", func(c *Config, v string) error {
+			if v != "" {
+				u, err := url.Parse(v)
+				if err != nil || u.Scheme != "https" || u.Hostname() == "" {
+					return fmt.Errorf("kube_webhook_url %q: want https://host:port[/path]", v)
+				}
+			}
+			c.Kube.WebhookURL = v
+			return nil
+		}},
+		{"kube_webhook_address", "", "host:port the webhook listens on (empty: kube_webhook_url's port, on its host when that is an IP, else on every interface)", str(func(c *Config) *string { return &c.Kube.WebhookAddress })},
 		{"kube_scheduler_url", "", "base URL(s) task pods reach the schedulers at, comma-separated (a Service in front of them; empty: advertise_url): executors report there and fetch hosted packages from there", str(func(c *Config) *string { return &c.Kube.SchedulerURL })},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -53,7 +54,8 @@ func (l *leaderWork) newEngine(reg *registry.Registry, frameworkID string, log *
 type kubeEngines struct {
 	cfg     config.Config
 	client  kubernetes.Interface
-	auth    *api.Auth // signs the tasks' report tokens
+	dyn     dynamic.Interface // the definitions' objects (crds.go)
+	auth    *api.Auth         // signs the tasks' report tokens
 	current atomic.Pointer[kube.Engine]
 	reg     *registry.Registry // this instance's (reads of kept log tails)
 
@@ -89,9 +91,13 @@ func newKube(cfg config.Config, reg *registry.Registry) (*kubeEngines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
 	auth := api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword}, clock.Real{}, nil)
-	return &kubeEngines{cfg: cfg, client: cs, auth: auth, reg: reg}, nil
+	return &kubeEngines{cfg: cfg, client: cs, dyn: dyn, auth: auth, reg: reg}, nil
 }
 
 func (k *kubeEngines) newEngine(reg *registry.Registry, frameworkID string, log *slog.Logger) (clusterEngine, error) {

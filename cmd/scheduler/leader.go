@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/ejcloud/elasticjob/kube/crd"
 	"github.com/ejcloud/elasticjob/nsusage"
 	"log/slog"
 	"os"
@@ -105,6 +106,7 @@ type leaderWork struct {
 	flowObserver engine.Observer
 	kube         *kubeEngines     // the Kubernetes engine's side (nil: Mesos); engine.go
 	secrets      *secrets.Keyring // secrets_key_file (nil: none)
+	defs         crd.Definitions  // the API's definitions, for the objects' reconciler (crds.go)
 }
 
 // secretAccess is how a task fetches its job's secrets: from the
@@ -185,6 +187,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if l.coll != nil {
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
+	loops = append(loops, l.crdLoop(reg, log)...)
 	return loops, nil
 }
 

@@ -152,11 +152,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		o.Ops, o.Executors, o.RejectFileAppURLs = kubeOps{o.Ops.(*ops), kubes}, kubes, !cfg.AllowFileAppURLs
 		o.PodTemplates = kubes
 	}
-	handler := api.New(o)
+	handler, apiServer := api.NewServer(o)
+	work.defs = apiServer
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 6)
+	errc := make(chan error, 8)
+	if wh := webhookServer(kubes, kv, apiServer, log); wh != nil {
+		go func() { errc <- wh.Run(ctx) }()
+	}
 	go func() { errc <- hooks.Run(ctx) }()
 	go func() { errc <- pkgs.Run(ctx) }() // every instance: replication and GC
 	go func() { errc <- lead.Run(ctx) }()

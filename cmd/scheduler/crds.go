@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/ejcloud/elasticjob/kube/crd"
+	"github.com/ejcloud/elasticjob/leader"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Definitions as Kubernetes objects (docs/kubernetes.md): every instance
+// serves the admission webhook when kube_webhook_url is set; the leader
+// reconciles the objects when kube_crds is.
+
+// webhookServer is the webhook of kube_webhook_url (nil without it or
+// without Kubernetes).
+func webhookServer(k *kubeEngines, kv store.KV, defs crd.Definitions, log *slog.Logger) *crd.WebhookServer {
+	if k == nil || k.cfg.Kube.WebhookURL == "" {
+		return nil
+	}
+	log = log.With("subsystem", "kube-webhook")
+	return &crd.WebhookServer{URL: k.cfg.Kube.WebhookURL, Listen: k.cfg.Kube.WebhookAddress, Store: kv, Client: k.client,
+		Handler: crd.Webhook{Defs: defs, Log: log}, Log: log, Now: time.Now}
+}
+
+// crdLoop is the leader's reconciler of the objects (none without
+// kube_crds).
+func (l *leaderWork) crdLoop(reg *registry.Registry, log *slog.Logger) []leader.Loop {
+	if l.kube == nil || !l.cfg.Kube.CRDs || l.defs == nil {
+		return nil
+	}
+	r := &crd.Reconciler{Dynamic: l.kube.dyn, Defs: l.defs, Registry: reg, Resync: l.cfg.Kube.CRDResync,
+		Log: log.With("subsystem", "kube-crds")}
+	return []leader.Loop{{Name: "kubernetes objects", Run: func(ctx context.Context) error { return r.Run(ctx) }}}
+}
