@@ -48,6 +48,9 @@ type kubeBench struct {
 	// requests = limits, as the scheduler's pods do (the same pods as ours); nil: requests
 	// 50m CPU and no limit.
 	limits corev1.ResourceList
+	// command: when set, what the pods by hand and the Indexed Job's run instead of
+	// `echo hello; sleep 1`.
+	command string
 }
 
 // Our pods' resources: the shard's cpuCount and memoryMB plus its share of the app b's
@@ -112,7 +115,13 @@ func runKube(ctx context.Context, o options, r *report) error {
 	if o.kubeParts["job"] {
 		_, jobEnd = kb.bothWays(ctx, r, "job", "Indexed Job of 3", "Complete", "", kb.indexedJob)
 	}
-	return kb.ours(ctx, o, r, kubeconfig, tmp, floorRun, jobEnd)
+	if err := kb.ours(ctx, o, r, kubeconfig, tmp, floorRun, jobEnd); err != nil {
+		return err
+	}
+	if o.kubeParts["binding"] {
+		return kb.bindingModes(ctx, o, r, kubeconfig, tmp)
+	}
+	return nil
 }
 
 // bothWays times a way of starting 3 pods with our pods' resources (requests = limits: the
@@ -185,7 +194,11 @@ func median(ds []time.Duration) time.Duration {
 }
 
 func (kb *kubeBench) container() corev1.Container {
-	c := corev1.Container{Name: "c", Image: kb.image, ImagePullPolicy: corev1.PullNever, Command: []string{"sh", "-c", "echo hello; sleep 1"},
+	cmd := "echo hello; sleep 1"
+	if kb.command != "" {
+		cmd = kb.command
+	}
+	c := corev1.Container{Name: "c", Image: kb.image, ImagePullPolicy: corev1.PullNever, Command: []string{"sh", "-c", cmd},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}}}
 	if kb.limits != nil {
 		c.Resources = corev1.ResourceRequirements{Requests: kb.limits, Limits: kb.limits}
@@ -239,11 +252,16 @@ func succeeded(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceede
 
 // handPods creates 3 pods bound by hand, at once.
 func (kb *kubeBench) handPods(ctx context.Context, label string) (time.Duration, time.Duration, error) {
+	return kb.handPodsOf(ctx, label, 3)
+}
+
+// handPodsOf creates n pods bound by hand (spec.nodeName), at once.
+func (kb *kubeBench) handPodsOf(ctx context.Context, label string, n int) (time.Duration, time.Duration, error) {
 	defer kb.clean(ctx, "run="+label)
-	return kb.watchPods(ctx, "run="+label, 3, func() error {
+	return kb.watchPods(ctx, "run="+label, n, func() error {
 		var wg sync.WaitGroup
-		errs := make(chan error, 3)
-		for i := range 3 {
+		errs := make(chan error, n)
+		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -267,21 +285,7 @@ func (kb *kubeBench) handPods(ctx context.Context, label string) (time.Duration,
 // indexedJob runs an Indexed Job of 3 completions, 3 at once; done is the Job's completion,
 // seen as its 3 pods Succeeded.
 func (kb *kubeBench) indexedJob(ctx context.Context, label string) (time.Duration, time.Duration, error) {
-	defer func() {
-		bg := metav1.DeletePropagationBackground
-		_ = kb.cs.BatchV1().Jobs(kb.ns).Delete(ctx, label, metav1.DeleteOptions{PropagationPolicy: &bg})
-		kb.clean(ctx, "run="+label)
-	}()
-	three, mode := int32(3), batchv1.IndexedCompletion
-	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: label}, Spec: batchv1.JobSpec{
-		Completions: &three, Parallelism: &three, CompletionMode: &mode,
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"run": label}},
-			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}},
-	}}
-	return kb.watchPods(ctx, "run="+label, 3, func() error {
-		_, err := kb.cs.BatchV1().Jobs(kb.ns).Create(ctx, j, metav1.CreateOptions{})
-		return err
-	}, succeeded)
+	return kb.indexedJobOf(ctx, label, 3)
 }
 
 // clean deletes pods and waits until they are gone (the next round starts on an empty node).
@@ -305,16 +309,31 @@ func benchApp() []byte {
 
 // ours runs this scheduler's rounds, the rate, the CPU per pod and the cron comparison.
 func (kb *kubeBench) ours(ctx context.Context, o options, r *report, kubeconfig, tmp string, floorRun, jobEnd time.Duration) error {
+	if !o.kubeParts["ours"] && !o.kubeParts["cpu"] && !o.kubeParts["rate"] && !o.kubeParts["cron"] {
+		return nil
+	}
+	return kb.withScheduler(o, kubeconfig, tmp, "sched", nil, func(api *client, sp *schedProc) error {
+		if err := api.postJSON("/api/job/register", `{"jobName":"k3","appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":3,"jobParameter":"1","cpuCount":0.05,"memoryMB":32}`); err != nil {
+			return err
+		}
+		kb.oursParts(ctx, o, r, api, sp, floorRun, jobEnd)
+		return nil
+	})
+}
+
+// withScheduler runs f against a scheduler of its own (data in tmp/name, args after the
+// common ones) with the app b published, and stops it.
+func (kb *kubeBench) withScheduler(o options, kubeconfig, tmp, name string, args []string, f func(api *client, sp *schedProc) error) error {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(benchApp()) }))
 	defer srv.Close()
-	dataDir := filepath.Join(tmp, "sched")
+	dataDir := filepath.Join(tmp, name)
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
 	}
-	args := append([]string{"--kube-config", kubeconfig, "--kube-namespace", kb.ns, "--kube-host-network", "true",
+	all := append([]string{"--kube-config", kubeconfig, "--kube-namespace", kb.ns, "--kube-host-network", "true",
 		"--kube-image-pull-policy", "Never", "--kube-executor-image", kb.image, "--offer-refuse-seconds", "1s",
 		"--debug-pprof", fmt.Sprint(o.kubeProfile)}, o.kubeArgs...)
-	sp, err := startScheduler(o.binDir, dataDir, args...)
+	sp, err := startScheduler(o.binDir, dataDir, append(all, args...)...)
 	if err != nil {
 		return err
 	}
@@ -322,14 +341,14 @@ func (kb *kubeBench) ours(ctx context.Context, o options, r *report, kubeconfig,
 	if _, err := sp.waitHealthy(time.Minute); err != nil {
 		return err
 	}
-	api := sp.api
-	if err := api.postJSON("/api/app", fmt.Sprintf(`{"appName":"b","appURL":%q,"bootstrapScript":"bin/run.sh","cpuCount":0.03,"memoryMB":64}`, srv.URL+"/b.tgz")); err != nil {
-		return err
-	}
-	if err := api.postJSON("/api/job/register", `{"jobName":"k3","appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":3,"jobParameter":"1","cpuCount":0.05,"memoryMB":32}`); err != nil {
+	if err := sp.api.postJSON("/api/app", fmt.Sprintf(`{"appName":"b","appURL":%q,"bootstrapScript":"bin/run.sh","cpuCount":0.03,"memoryMB":64}`, srv.URL+"/b.tgz")); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second) // the informers synced, the first offers in
+	return f(sp.api, sp)
+}
+
+func (kb *kubeBench) oursParts(ctx context.Context, o options, r *report, api *client, sp *schedProc, floorRun, jobEnd time.Duration) {
 	if o.kubeParts["ours"] {
 		kb.oursRounds(ctx, r, api, floorRun, jobEnd)
 	}
@@ -342,7 +361,6 @@ func (kb *kubeBench) ours(ctx context.Context, o options, r *report, kubeconfig,
 	if o.kubeParts["cron"] {
 		kb.cron(ctx, r, api)
 	}
-	return nil
 }
 
 // oursRounds times our trigger → 3 pods Running and → 3 shards ended, against the floor and
@@ -350,7 +368,7 @@ func (kb *kubeBench) ours(ctx context.Context, o options, r *report, kubeconfig,
 func (kb *kubeBench) oursRounds(ctx context.Context, r *report, api *client, floorRun, jobEnd time.Duration) {
 	var runs, ends, made []time.Duration
 	for i := range kubeRounds {
-		run, end, err := kb.ourRound(ctx, api, "k3", endedRows(api, "k3")+3)
+		run, end, err := kb.ourRound(ctx, api, "k3", 3, endedRows(api, "k3")+3)
 		if err != nil {
 			logf("kube ours round %d: %v", i, err)
 			continue
@@ -424,11 +442,11 @@ func idleCPU(pid int, d time.Duration) (float64, bool) {
 	return (b.cpu - a.cpu) / b.taken.Sub(a.taken).Seconds(), true
 }
 
-// ourRound triggers the job and times its 3 pods Running and its shards' ends in history
+// ourRound triggers the job and times its n pods Running and its shards' ends in history
 // (want: the history's ended rows after this round).
-func (kb *kubeBench) ourRound(ctx context.Context, api *client, job string, want int) (time.Duration, time.Duration, error) {
+func (kb *kubeBench) ourRound(ctx context.Context, api *client, job string, n, want int) (time.Duration, time.Duration, error) {
 	var ended time.Duration
-	run, _, err := kb.watchPods(ctx, "elasticjob.io/job="+job, 3, func() error {
+	run, _, err := kb.watchPods(ctx, "elasticjob.io/job="+job, n, func() error {
 		t0 := time.Now()
 		if err := api.trigger(job); err != nil {
 			return err
