@@ -15,8 +15,9 @@ type PodTemplates interface {
 	// Check validates the pod a shard of job j (nil: the app alone) would run in, with the
 	// app's and the job's podTemplates merged (a server-side dry-run create on Kubernetes).
 	// A bad template is ErrBadRequest naming the field or the API server's reason; a
-	// cluster that cannot be asked ErrUnavailable.
-	Check(ctx context.Context, a app.Config, j *jobs.Config) error
+	// cluster that cannot be asked ErrUnavailable. ns is the request's namespace (on
+	// Kubernetes, the dry run is made in its Kubernetes namespace).
+	Check(ctx context.Context, ns string, a app.Config, j *jobs.Config) error
 }
 
 const podTemplateTimeout = 10 * time.Second
@@ -35,7 +36,7 @@ func (s *Server) checkAppTemplate(c *gin.Context, a app.Config) error {
 	}
 	ctx, cancel := context.WithTimeout(c, podTemplateTimeout)
 	defer cancel()
-	if err := s.templates.Check(ctx, a, nil); err != nil {
+	if err := s.templates.Check(ctx, nsOf(c), a, nil); err != nil {
 		return err
 	}
 	all, err := s.regIn(c).Jobs(c)
@@ -46,7 +47,7 @@ func (s *Server) checkAppTemplate(c *gin.Context, a app.Config) error {
 		if j.AppName != a.AppName || j.PodTemplate.Empty() {
 			continue
 		}
-		if err := s.templates.Check(ctx, a, &j); err != nil {
+		if err := s.templates.Check(ctx, nsOf(c), a, &j); err != nil {
 			return fmt.Errorf("with job %s: %w", j.JobName, err)
 		}
 	}
@@ -73,5 +74,5 @@ func (s *Server) checkJobTemplate(c *gin.Context, j jobs.Config) error {
 	}
 	ctx, cancel := context.WithTimeout(c, podTemplateTimeout)
 	defer cancel()
-	return s.templates.Check(ctx, a, &j)
+	return s.templates.Check(ctx, nsOf(c), a, &j)
 }
