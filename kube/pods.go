@@ -142,6 +142,7 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 	if e.cfg.HostNetwork {
 		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
+	addKubeSecrets(pod, td.Job)
 	if t := td.Job.TimeoutSeconds; t > 0 && td.Job.JobExecutionType != jobs.Daemon {
 		// The executor ends a run at its timeout itself ("timed out after …"); the pod's
 		// deadline is the backstop, with room for fetching the app and reporting.
@@ -199,7 +200,7 @@ func labelValue(s string) string {
 	return strings.Trim(v, "._-")
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
