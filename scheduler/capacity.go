@@ -34,8 +34,8 @@ type capacities struct {
 	// engine, when set, caps namespaces too (Kubernetes: missing namespaces, ResourceQuotas);
 	// asked every round.
 	engine engine.NamespaceCaps
-	over  bool // the guarantees were above the cluster when last looked at
-	stale atomic.Bool
+	over   bool // the guarantees were above the cluster when last looked at
+	stale  atomic.Bool
 }
 
 // CapacityChanged tells the launch rounds that a namespace's record
