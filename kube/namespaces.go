@@ -134,6 +134,7 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var shards map[string]res // by Kubernetes namespace, read once when a quota needs it
 	for _, ns := range names {
 		kns, err := e.kubeNamespace(ns)
 		if err != nil {
@@ -145,29 +146,32 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 			continue
 		}
 		if room, name, ok := e.quotaRoom(kns); ok {
-			ours := e.shardsIn(kns)
+			if shards == nil {
+				shards = e.shardsByNamespace()
+			}
+			ours := shards[kns]
 			put(ns, engine.NamespaceCap{Capped: true, CPUs: ours.cpus + room.cpus, MemMB: ours.mem + room.mem, Name: name})
 		}
 	}
 	return out
 }
 
-// shardsIn is what the shards of this scheduler's live pods in kns hold (their requests less
-// their app executor's share): what the round counts as the namespace's use. Called with e.mu
-// held.
-func (e *Engine) shardsIn(kns string) res {
-	var sum res
+// shardsByNamespace is what the shards of this scheduler's live pods hold in each Kubernetes
+// namespace (their requests less their app executor's share): what the round counts as the
+// namespaces' use. Called with e.mu held.
+func (e *Engine) shardsByNamespace() map[string]res {
+	out := map[string]res{}
 	for _, t := range e.tasks {
-		if t.ns != kns || t.deleted || (t.obj != nil && podTerminal(t.obj)) {
+		if t.ns == "" || t.deleted || (t.obj != nil && podTerminal(t.obj)) {
 			continue
 		}
 		req := t.req
 		if t.obj != nil {
 			req = requestsOf(&t.obj.Spec)
 		}
-		sum = sum.add(req.sub(t.share))
+		out[t.ns] = out[t.ns].add(req.sub(t.share))
 	}
-	return sum
+	return out
 }
 
 // quota resource names the engine reads: pods ask requests = limits, so each of the three
