@@ -223,3 +223,34 @@ func TestParseShare(t *testing.T) {
 func newFactory(cs *fake.Clientset) informers.SharedInformerFactory {
 	return informers.NewSharedInformerFactory(cs, 0)
 }
+
+// BenchmarkNamespaceCaps is the Kubernetes engine's part of a launch round: 100 namespaces,
+// each with a ResourceQuota, and 10,000 live pods.
+func BenchmarkNamespaceCaps(b *testing.B) {
+	cs := fake.NewClientset()
+	e, _ := New(Config{Client: cs, Namespace: "jobs", NamespaceOf: mapped, ExecutorImage: "img", SchedulerURLs: []string{"http://s"},
+		TaskToken: func(string) string { return "" }})
+	f := newFactory(cs)
+	e.startNamespaceInformers(f)
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprintf("team%d", i)
+		kns, _ := mapped(names[i])
+		_, _ = cs.CoreV1().Namespaces().Create(context.Background(), kubeNS(kns), metav1.CreateOptions{})
+		_, _ = cs.CoreV1().ResourceQuotas(kns).Create(context.Background(), quota(kns, "compute", rl("100", "100Gi"), rl("10", "10Gi")), metav1.CreateOptions{})
+	}
+	for i := range 10000 {
+		kns, _ := mapped(names[i%100])
+		e.tasks[fmt.Sprint(i)] = &task{id: fmt.Sprint(i), ns: kns, req: res{0.2, 64}, share: res{0.05, 16}}
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	f.Start(stop)
+	f.WaitForCacheSync(stop)
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(e.NamespaceCaps(names)) != 100 {
+			b.Fatal("not every namespace capped")
+		}
+	}
+}
