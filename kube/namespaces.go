@@ -183,7 +183,7 @@ var (
 
 // quotaRoom is what the ResourceQuotas of kns leave (hard less used, the least of them, on CPU
 // and memory; a quota whose pods are used up leaves nothing), with the quota that binds in
-// words. false when no quota of kns caps CPU, memory or pods. Quotas with scopes are not read.
+// words with its figures. false when no quota of kns caps CPU, memory or pods. Quotas with scopes are not read.
 func (e *Engine) quotaRoom(kns string) (res, string, bool) {
 	if e.quotaInformer == nil || !e.quotaInformer.HasSynced() {
 		return res{}, "", false
@@ -200,7 +200,13 @@ func (e *Engine) quotaRoom(kns string) (res, string, bool) {
 	}
 	sort.Slice(qs, func(i, j int) bool { return qs[i].Name < qs[j].Name })
 	room := res{cpus: math.Inf(1), mem: math.Inf(1)}
-	var binding []string
+	var binding []string // the figures, each quota's named when there are several
+	which := func(q *corev1.ResourceQuota) string {
+		if len(qs) > 1 {
+			return q.Name + " "
+		}
+		return ""
+	}
 	capped := false
 	tighten := func(q *corev1.ResourceQuota, names []corev1.ResourceName, cur *float64, unit func(resource.Quantity) float64) {
 		for _, n := range names {
@@ -214,9 +220,7 @@ func (e *Engine) quotaRoom(kns string) (res, string, bool) {
 			if left < *cur {
 				*cur = max(left, 0)
 			}
-			if left < 0.0005 || left <= unit(hard)*0.1 {
-				binding = append(binding, fmt.Sprintf("%s %s: %s of %s used", q.Name, n, used.String(), hard.String()))
-			}
+			binding = append(binding, fmt.Sprintf("%s%s %s used of %s", which(q), n, used.String(), hard.String()))
 		}
 	}
 	cpu := func(q resource.Quantity) float64 { return float64(q.MilliValue()) / 1000 }
@@ -227,9 +231,9 @@ func (e *Engine) quotaRoom(kns string) (res, string, bool) {
 		if hard, ok := q.Spec.Hard[corev1.ResourcePods]; ok {
 			capped = true
 			used := q.Status.Used[corev1.ResourcePods]
+			binding = append(binding, fmt.Sprintf("%spods %s used of %s", which(q), used.String(), hard.String()))
 			if used.Value() >= hard.Value() {
 				room = res{}
-				binding = append(binding, fmt.Sprintf("%s pods: %s of %s used", q.Name, used.String(), hard.String()))
 			}
 		}
 	}
