@@ -138,7 +138,10 @@ func TestOwnedAppAndWorkflowAreChangedOnlyThroughTheirObjects(t *testing.T) {
 // countingTemplates counts the podTemplate checks (the API server's dry runs).
 type countingTemplates struct{ n int }
 
-func (c *countingTemplates) Check(context.Context, app.Config, *jobs.Config) error { c.n++; return nil }
+func (c *countingTemplates) Check(context.Context, string, app.Config, *jobs.Config) error {
+	c.n++
+	return nil
+}
 
 // An object applied again as it is registered (a new leader re-reading every object) is
 // neither checked against the cluster again nor written.

@@ -62,7 +62,7 @@ func (s *Server) guideRegister(c *gin.Context) {
 	}
 	job, newApp, err := s.guidePlan(c, req)
 	if err == nil && newApp != nil && s.templates != nil {
-		err = s.templates.Check(c, *newApp, &job)
+		err = s.templates.Check(c, nsOf(c), *newApp, &job)
 	} else if err == nil {
 		err = s.checkJobTemplate(c, job)
 	}

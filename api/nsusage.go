@@ -27,6 +27,18 @@ type namespaceUsage struct {
 	Since        *time.Time       `json:"since,omitempty"` // absent: no leader keeps one here
 	Samples      []nsusage.Sample `json:"samples"`
 	OnTime       onTimeView       `json:"onTime"`
+	Engine       *EngineCap       `json:"engine,omitempty"` // Kubernetes: its namespace and quota
+}
+
+// EngineCap is what the engine allows a namespace (Options.EngineCaps).
+type EngineCap struct {
+	KubernetesNamespace string `json:"kubernetesNamespace,omitempty"`
+	// Quota is the most its shards may hold under its Kubernetes namespace's ResourceQuotas
+	// now (absent: none caps it), named by QuotaName with its figures.
+	Quota     *namespace.Resources `json:"quota,omitempty"`
+	QuotaName string               `json:"quotaName,omitempty"`
+	// Closed says why none of its work can launch (its Kubernetes namespace is missing).
+	Closed string `json:"closed,omitempty"`
 }
 
 // onTimeView is the share of the namespace's cron fires admitted within
@@ -62,6 +74,9 @@ func (s *Server) namespaceUsage(c *gin.Context) {
 		if r, ok := snap.Rate(); ok {
 			out.OnTime.Rate = &r
 		}
+	}
+	if s.engineCaps != nil {
+		out.Engine = s.engineCaps(name)
 	}
 	c.JSON(http.StatusOK, out)
 }

@@ -14,8 +14,9 @@ type PodTemplates interface {
 	// Check validates the pod a shard of job j (nil: the app alone) would run in, with the
 	// app's and the job's podTemplates merged (a server-side dry-run create on Kubernetes).
 	// A bad template is ErrBadRequest naming the field or the API server's reason; a
-	// cluster that cannot be asked ErrUnavailable.
-	Check(ctx context.Context, a app.Config, j *jobs.Config) error
+	// cluster that cannot be asked ErrUnavailable. ns is the request's namespace (on
+	// Kubernetes, the dry run is made in its Kubernetes namespace).
+	Check(ctx context.Context, ns string, a app.Config, j *jobs.Config) error
 }
 
 const podTemplateTimeout = 10 * time.Second
@@ -34,7 +35,7 @@ func (s *Server) checkAppTemplate(c context.Context, a app.Config) error {
 	}
 	ctx, cancel := context.WithTimeout(c, podTemplateTimeout)
 	defer cancel()
-	if err := s.templates.Check(ctx, a, nil); err != nil {
+	if err := s.templates.Check(ctx, nsFrom(c), a, nil); err != nil {
 		return err
 	}
 	all, err := s.regIn(c).Jobs(c)
@@ -45,7 +46,7 @@ func (s *Server) checkAppTemplate(c context.Context, a app.Config) error {
 		if j.AppName != a.AppName || j.PodTemplate.Empty() {
 			continue
 		}
-		if err := s.templates.Check(ctx, a, &j); err != nil {
+		if err := s.templates.Check(ctx, nsFrom(c), a, &j); err != nil {
 			return fmt.Errorf("with job %s: %w", j.JobName, err)
 		}
 	}
@@ -72,5 +73,5 @@ func (s *Server) checkJobTemplate(c context.Context, j jobs.Config) error {
 	}
 	ctx, cancel := context.WithTimeout(c, podTemplateTimeout)
 	defer cancel()
-	return s.templates.Check(ctx, a, &j)
+	return s.templates.Check(ctx, nsFrom(c), a, &j)
 }

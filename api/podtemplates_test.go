@@ -20,7 +20,7 @@ type fakeTemplates struct {
 	calls []string
 }
 
-func (f *fakeTemplates) Check(_ context.Context, a app.Config, j *jobs.Config) error {
+func (f *fakeTemplates) Check(_ context.Context, _ string, a app.Config, j *jobs.Config) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	call, tmpl := a.AppName, string(a.PodTemplate)

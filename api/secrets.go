@@ -207,6 +207,10 @@ func (s *Server) deleteSecret(c *gin.Context) {
 // each secret of the namespace it names exists (with a key to open it).
 func (s *Server) checkSecrets(c context.Context, cfg jobs.Config) error {
 	ns := nsFrom(c)
+	if k := cfg.KubeSecrets(); len(k) > 0 && s.templates == nil { // never silently dropped
+		return fmt.Errorf("%w: secrets: kubernetesSecret %s is for the Kubernetes engine (kube_config or kube_in_cluster); "+
+			"this scheduler runs its tasks on Mesos: store the value as a secret of the namespace and name it instead", jobs.ErrInvalid, k[0].KubernetesSecret)
+	}
 	own := cfg.OwnSecrets()
 	if len(own) == 0 {
 		return nil

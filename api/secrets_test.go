@@ -205,6 +205,11 @@ func TestSecretsNeedAKey(t *testing.T) {
 	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "secrets_key_file") {
 		t.Errorf("a job naming a secret without a key: %d %s", w.Code, w.Body)
 	}
+	// A Kubernetes Secret needs the Kubernetes engine (this server has none): refused, not dropped.
+	w = tn.call("PUT", "/api/job/update?namespace=pay", `{"jobName":"nightly","secrets":[{"kubernetesSecret":"db","key":"pw","env":"X"}]}`, "alice", "secret")
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "kubernetesSecret db is for the Kubernetes engine") {
+		t.Errorf("a job naming a Kubernetes Secret on Mesos: %d %s", w.Code, w.Body)
+	}
 }
 
 func fetchSecrets(tn *tenancy, taskID, token string) *httptest.ResponseRecorder {

@@ -142,6 +142,9 @@ type Options struct {
 	// over the last hour and its fires on time (nsusage); nil: GET
 	// /api/namespaces/{name}/usage shows the usage now and no series.
 	NamespaceSeries *nsusage.Series
+	// EngineCaps, when set (Kubernetes), says what the engine allows a namespace: its
+	// Kubernetes namespace and ResourceQuota, shown by GET /api/namespaces/{name}/usage.
+	EngineCaps func(ns string) *EngineCap
 }
 
 // Server holds the handlers' dependencies.
@@ -168,6 +171,7 @@ type Server struct {
 	secrets    *secrets.Keyring                              // Options.Secrets
 	templates  PodTemplates
 	nsSeries   *nsusage.Series // Options.NamespaceSeries
+	engineCaps func(ns string) *EngineCap
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -204,7 +208,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets, nsSeries: o.NamespaceSeries}
+		secrets: o.Secrets, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}

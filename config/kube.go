@@ -15,7 +15,9 @@ import (
 type Kube struct {
 	Config          string // kube_config: a kubeconfig file
 	InCluster       bool   // kube_in_cluster: the pod's service account
-	Namespace       string
+	Namespace       string // kube_namespace: of the default namespace's pods
+	Namespaces      string // kube_namespaces: ns=kubernetes-namespace,… (NamespaceMap parses it)
+	NamespacePrefix string // kube_namespace_prefix: of the other namespaces' Kubernetes namespaces
 	ExecutorImage   string
 	ImagePullPolicy string
 	HostNetwork     bool
@@ -66,7 +68,7 @@ func kubeSettings() []setting {
 	return []setting{
 		{"kube_config", "", "kubeconfig file of the Kubernetes cluster to run tasks on as pods (instead of mesos_url); see docs/kubernetes.md", str(func(c *Config) *string { return &c.Kube.Config })},
 		{"kube_in_cluster", "false", "run tasks on the Kubernetes cluster this scheduler runs in, with its pod's service account (instead of kube_config)", boolean("kube_in_cluster", func(c *Config) *bool { return &c.Kube.InCluster })},
-		{"kube_namespace", "default", "namespace of the task pods", str(func(c *Config) *string { return &c.Kube.Namespace })},
+		{"kube_namespace", "default", "Kubernetes namespace of the default namespace's task pods (other namespaces: kube_namespaces, kube_namespace_prefix)", str(func(c *Config) *string { return &c.Kube.Namespace })},
 		{"kube_executor_image", "localhost/elasticjob-executor:latest", "image with the executor (make image builds it into dist/); also the init container that puts the executor into apps with an image of their own", str(func(c *Config) *string { return &c.Kube.ExecutorImage })},
 		{"kube_image_pull_policy", "IfNotPresent", "imagePullPolicy of the task pods' containers: Always, IfNotPresent or Never (images imported on the nodes)", str(func(c *Config) *string { return &c.Kube.ImagePullPolicy })},
 		{"kube_host_network", "false", "run task pods with hostNetwork (pods then reach a scheduler on the node's loopback)", boolean("kube_host_network", func(c *Config) *bool { return &c.Kube.HostNetwork })},

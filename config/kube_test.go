@@ -92,3 +92,37 @@ func TestKubeErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestKubeNamespaceMapping(t *testing.T) {
+	k := Kube{Namespace: "jobs"}
+	for ns, want := range map[string]string{"default": "jobs", "": "jobs", "pay": "pay"} {
+		if got, err := k.KubeNamespaceOf(ns); err != nil || got != want {
+			t.Errorf("no map: %q → %q, %v; want %q", ns, got, err, want)
+		}
+	}
+	k = Kube{Namespace: "jobs", NamespacePrefix: "ej-", Namespaces: "pay=payments-batch, *=shared"}
+	for ns, want := range map[string]string{"default": "jobs", "pay": "payments-batch", "search": "shared"} {
+		if got, err := k.KubeNamespaceOf(ns); err != nil || got != want {
+			t.Errorf("map: %q → %q, %v; want %q", ns, got, err, want)
+		}
+	}
+	k = Kube{Namespace: "jobs", NamespacePrefix: "ej-", Namespaces: "pay=payments-batch"}
+	if got, _ := k.KubeNamespaceOf("search"); got != "ej-search" {
+		t.Errorf("prefix: search → %q", got)
+	}
+	if _, err := k.KubeNamespaceOf(strings.Repeat("a", 62)); err == nil || !strings.Contains(err.Error(), "kube_namespaces") {
+		t.Errorf("a prefixed name over 63 characters: %v", err)
+	}
+	if got := k.KubeNamespacesKnown(); len(got) != 2 || got[0] != "jobs" || got[1] != "payments-batch" {
+		t.Errorf("known %v", got)
+	}
+	for _, bad := range []string{"pay", "default=x", "pay=Pay", "pay=a,pay=b", "Pay=x"} {
+		if _, err := parseNamespaceMap(bad); err == nil {
+			t.Errorf("kube_namespaces %q accepted", bad)
+		}
+	}
+	c := load(t, []string{"--kube-namespaces", "pay=x,*=y", "--kube-namespace-prefix", "ej-"}, nil)
+	if c.Kube.NamespaceMap()["*"] != "y" || c.Kube.NamespacePrefix != "ej-" {
+		t.Errorf("loaded %+v", c.Kube)
+	}
+}

@@ -127,12 +127,15 @@ func (p *Pipeline) deliverSecrets(ctx context.Context, td jobs.TaskData, taskID,
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	if td.SecretAccess == nil || len(td.SecretAccess.URLs) == 0 {
-		return nil, errors.New("the job names secrets, and its task carries no way to fetch them (set secrets_key_file on the scheduler)")
-	}
-	values, err := p.Secrets.Fetch(ctx, *td.SecretAccess, taskID)
-	if err != nil {
-		return nil, err
+	values := map[string][]byte{}
+	if len(td.Job.OwnSecrets()) > 0 {
+		if td.SecretAccess == nil || len(td.SecretAccess.URLs) == 0 {
+			return nil, errors.New("the job names secrets, and its task carries no way to fetch them (set secrets_key_file on the scheduler)")
+		}
+		var err error
+		if values, err = p.Secrets.Fetch(ctx, *td.SecretAccess, taskID); err != nil {
+			return nil, err
+		}
 	}
 	var env []string
 	var root *os.Root
@@ -142,7 +145,17 @@ func (p *Pipeline) deliverSecrets(ctx context.Context, td jobs.TaskData, taskID,
 		}
 	}()
 	for _, r := range refs {
+		if r.KubernetesSecret != "" && r.Env != "" {
+			continue // the pod's environment has it (a secretKeyRef): the executor's process passes it on
+		}
 		v, ok := values[r.Name]
+		if r.KubernetesSecret != "" { // the pod mounts it; a copy goes where the job looks for its secrets
+			b, err := os.ReadFile(jobs.KubeSecretPath(r.KubernetesSecret, r.Key))
+			if err != nil {
+				return nil, fmt.Errorf("Kubernetes Secret %s, key %s: %w (only pods of the Kubernetes engine mount it)", r.KubernetesSecret, r.Key, err)
+			}
+			v, ok = b, true
+		}
 		if !ok {
 			return nil, fmt.Errorf("the scheduler did not give secret %q (the job's secrets changed since the task was launched?)", r.Name)
 		}

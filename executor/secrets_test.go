@@ -75,3 +75,19 @@ func TestDeliverSecrets(t *testing.T) {
 		t.Fatalf("a missing secret: %v", err)
 	}
 }
+
+// A job whose secrets are all Kubernetes Secrets fetches nothing from the scheduler: an env
+// entry is already in the pod's environment; a file entry is copied from the pod's mount, and
+// a pod without it (not the Kubernetes engine) fails saying which.
+func TestDeliverKubernetesSecrets(t *testing.T) {
+	p := &Pipeline{Secrets: SecretsClient{Tries: 1}}
+	td := jobs.TaskData{Job: jobs.Config{JobName: "nightly", Secrets: []jobs.SecretRef{{KubernetesSecret: "pay-db", Key: "password", Env: "DB_PW"}}}}
+	env, err := p.deliverSecrets(context.Background(), td, "t1", t.TempDir())
+	if err != nil || len(env) != 0 {
+		t.Fatalf("env %q, %v", env, err)
+	}
+	td.Job.Secrets = append(td.Job.Secrets, jobs.SecretRef{KubernetesSecret: "no-such-secret-here", Key: "k", File: "k"})
+	if _, err := p.deliverSecrets(context.Background(), td, "t1", t.TempDir()); err == nil || !strings.Contains(err.Error(), "no-such-secret-here") {
+		t.Fatalf("a file entry without its mount: %v", err)
+	}
+}

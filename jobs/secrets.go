@@ -13,10 +13,38 @@ import (
 // file (File, a path under the task's secrets directory,
 // $ELASTICJOB_SECRETS_DIR, mode 0400, removed when the task ends). A
 // reference carries names only, never a value.
+//
+// On Kubernetes an entry may instead name an existing Kubernetes Secret
+// of the Kubernetes namespace the job's namespace runs in
+// (KubernetesSecret, and Key, one of its keys): the pod gets it by
+// reference (a secretKeyRef variable, or a secret volume whose file the
+// executor copies into the secrets directory); the scheduler never reads
+// it.
 type SecretRef struct {
-	Name string `json:"name"`
-	Env  string `json:"env,omitempty"`
-	File string `json:"file,omitempty"`
+	Name             string `json:"name,omitempty"`
+	KubernetesSecret string `json:"kubernetesSecret,omitempty"`
+	Key              string `json:"key,omitempty"`
+	Env              string `json:"env,omitempty"`
+	File             string `json:"file,omitempty"`
+}
+
+// KubeSecretsMount is where a pod mounts the Kubernetes Secrets its job's
+// file entries name, one directory per Secret holding the keys named
+// (KubeSecretPath); the executor copies each into the secrets directory.
+const KubeSecretsMount = "/var/run/elasticjob/kube-secrets"
+
+// KubeSecretPath is where a pod holds key of Kubernetes Secret secret.
+func KubeSecretPath(secret, key string) string { return KubeSecretsMount + "/" + secret + "/" + key }
+
+// KubeSecrets lists the job's entries that name Kubernetes Secrets.
+func (c Config) KubeSecrets() []SecretRef {
+	var out []SecretRef
+	for _, r := range c.Secrets {
+		if r.KubernetesSecret != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // SecretAccess is how a task's executor fetches its job's secrets from
@@ -36,6 +64,9 @@ const SecretsDirEnv = "ELASTICJOB_SECRETS_DIR"
 const MaxSecretRefs = 64
 
 var (
+	// kubeObjectRE is a Kubernetes object name (a DNS subdomain); kubeKeyRE a Secret's key.
+	kubeObjectRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	kubeKeyRE    = regexp.MustCompile(`^[-._a-zA-Z0-9]{1,253}$`)
 	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 )
@@ -74,9 +105,17 @@ func (c Config) validateSecrets() error {
 	for i, r := range c.Secrets {
 		where := fmt.Sprintf("secrets[%d]", i)
 		switch {
-		case r.Name == "":
+		case r.Name != "" && r.KubernetesSecret != "":
+			return fmt.Errorf("%w: %s: give name (a secret of the namespace) or kubernetesSecret (a Kubernetes Secret), not both", ErrInvalid, where)
+		case r.KubernetesSecret != "" && (len(r.KubernetesSecret) > 253 || !kubeObjectRE.MatchString(r.KubernetesSecret)):
+			return fmt.Errorf("%w: %s: kubernetesSecret %q is not a Kubernetes object name", ErrInvalid, where, r.KubernetesSecret)
+		case r.KubernetesSecret != "" && (!kubeKeyRE.MatchString(r.Key) || r.Key == "." || r.Key == ".."):
+			return fmt.Errorf("%w: %s: key %q must name a key of Kubernetes Secret %s (letters, digits, '-', '_', '.')", ErrInvalid, where, r.Key, r.KubernetesSecret)
+		case r.KubernetesSecret == "" && r.Key != "":
+			return fmt.Errorf("%w: %s: key is for a kubernetesSecret entry", ErrInvalid, where)
+		case r.Name == "" && r.KubernetesSecret == "":
 			return fmt.Errorf("%w: %s: name the secret of the namespace to deliver", ErrInvalid, where)
-		case !secretNameRE.MatchString(r.Name):
+		case r.Name != "" && !secretNameRE.MatchString(r.Name):
 			return fmt.Errorf("%w: %s: name %q is not a secret's name (1-128 letters, digits, '.', '_' or '-')", ErrInvalid, where, r.Name)
 		case (r.Env == "") == (r.File == ""):
 			return fmt.Errorf("%w: %s: give one target: env (a variable name) or file (a path in the task's secrets directory)", ErrInvalid, where)

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +43,7 @@ func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engin
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			_, err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Create(ctx, p, metav1.CreateOptions{})
+			_, err := e.cfg.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
 				err = nil
 			}
@@ -86,11 +87,15 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		}
 		td = e.rewriteAppURL(td)
 		n := float64(count[l.Executor.ID])
+		kns, nsErr := e.launchNamespace(l.TaskID)
 		p, err := e.buildPod(podSpec{launch: l, td: td, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
-			token: e.cfg.TaskToken(l.TaskID)})
-		errs[i] = err
+			token: e.cfg.TaskToken(l.TaskID), ns: kns})
+		errs[i] = cmp.Or(nsErr, err)
 		pods = append(pods, p)
-		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p),
+		if nsErr == nil {
+			e.watchEvents(kns)
+		}
+		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p), ns: p.Namespace, share: parseShare(p.Annotations[AnnotationShare]),
 			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
 	}
 	for id := range count {
@@ -117,7 +122,7 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 		}
 		t.created = false
 		msg := "the Kubernetes API server refused the pod: " + oneLine(err.Error())
-		if errors.Is(err, ErrPodTemplate) {
+		if errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
 			msg = oneLine(err.Error())
 		}
 		t.dropped = &phaseStatus{state: stateDropped, source: sourceMaster, reason: reasonRejected, message: msg}
@@ -176,9 +181,10 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 	} else if tid, err := jobs.ParseTaskID(taskID); err == nil {
 		name = podName(tid.JobName, tid.Item, taskID)
 	}
+	ns := e.taskNamespace(taskID, t)
 	e.mu.Unlock()
 	grace := int64(e.killGrace().Seconds()) + 1
-	err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	err := e.cfg.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if apierrors.IsNotFound(err) {
 		e.mu.Lock()
 		if t == nil && !e.finished.Has(taskID) {
@@ -245,7 +251,7 @@ func (e *Engine) answer(id string, t *task) engine.Status {
 	switch {
 	case t == nil:
 		st.State = stateLost
-		st.Message = "no pod of this task in namespace " + e.cfg.Namespace + ": it was deleted, or never created"
+		st.Message = "no pod of this task in Kubernetes namespace " + e.taskNamespace(id, nil) + ": it was deleted, or never created"
 		if tid, err := jobs.ParseTaskID(id); err == nil {
 			st.AgentID = tid.AgentID
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 )
 
 // DryRunPod checks the podTemplates of app a and job j (nil: the app's alone) the way a
@@ -20,6 +21,12 @@ import (
 // at registration. Nothing is created. Without any template there is nothing to ask.
 // Errors about the templates wrap ErrPodTemplate; others (the API server unreachable) not.
 func (e *Engine) DryRunPod(ctx context.Context, a app.Config, j *jobs.Config) error {
+	return e.DryRunPodIn(ctx, namespace.Default, a, j)
+}
+
+// DryRunPodIn is DryRunPod for an app and a job of scheduler namespace ns: the dry run is
+// made in its Kubernetes namespace.
+func (e *Engine) DryRunPodIn(ctx context.Context, ns string, a app.Config, j *jobs.Config) error {
 	job := jobs.Config{JobName: a.AppName, AppName: a.AppName, JobExecutionType: jobs.Transient, ShardingTotalCount: 1, CPUCount: 0.1, MemoryMB: 32}
 	if j != nil {
 		job = *j
@@ -34,11 +41,15 @@ func (e *Engine) DryRunPod(ctx context.Context, a app.Config, j *jobs.Config) er
 		Executor: engine.ExecutorSpec{ID: id, CPUs: a.CPUCount, MemMB: a.MemoryMB}}
 	// No node: the pod is not placed; and no real report token in a request that may be
 	// echoed back in an error.
-	p, err := e.buildPod(podSpec{launch: l, td: td, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run"})
+	kns, err := e.kubeNamespace(ns)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrPodTemplate, err)
+	}
+	p, err := e.buildPod(podSpec{launch: l, td: td, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns})
 	if err != nil {
 		return err
 	}
-	_, err = e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, err = e.cfg.Client.CoreV1().Pods(kns).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	var status apierrors.APIStatus
 	switch {
 	case err == nil:
@@ -46,7 +57,7 @@ func (e *Engine) DryRunPod(ctx context.Context, a app.Config, j *jobs.Config) er
 	case errors.As(err, &status) && status.Status().Code >= 400 && status.Status().Code < 500 &&
 		!apierrors.IsTooManyRequests(err) && !apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%w: the Kubernetes API server refused the pod it would make (dry run in namespace %s): %s",
-			ErrPodTemplate, e.cfg.Namespace, oneLine(status.Status().Message))
+			ErrPodTemplate, kns, oneLine(status.Status().Message))
 	default:
 		return fmt.Errorf("kube: dry-run create of a pod: %w", err)
 	}

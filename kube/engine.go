@@ -24,7 +24,13 @@ import (
 // Config configures an Engine.
 type Config struct {
 	Client    kubernetes.Interface
-	Namespace string // of the task pods
+	Namespace string // of the default namespace's task pods
+	// NamespaceOf is the Kubernetes namespace of the pods of a scheduler namespace other than
+	// default (nil: Namespace for every one); an error says why it has none.
+	NamespaceOf func(ns string) (string, error)
+	// WatchNamespaces are Kubernetes namespaces whose pod events are followed from the start
+	// of a term besides Namespace (others from their first pod of the term on).
+	WatchNamespaces []string
 	// FrameworkID names this scheduler's pods (label elasticjob.io/framework): the id kept in
 	// the registry, so a new leader finds the pods of the one before. "" makes a new one.
 	FrameworkID    string
@@ -77,6 +83,11 @@ type Engine struct {
 	suppressed bool
 	calls      []call // handler calls queued for the loop, in order
 	kick       chan struct{}
+
+	runDone       <-chan struct{}           // the term's end (Run's ctx), for informers started later
+	events        map[string]*nsEvents      // by Kubernetes namespace: the Warning events about pods there
+	nsInformer    cache.SharedIndexInformer // the cluster's namespaces (namespaces.go)
+	quotaInformer cache.SharedIndexInformer // and ResourceQuotas
 }
 
 var (
@@ -112,6 +123,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: id, offerPrefix: randomHex(4),
 		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
 		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1), finished: recent.Set{Max: maxFinished},
+		events: map[string]*nsEvents{},
 	}, nil
 }
 
@@ -153,24 +165,31 @@ func (e *Engine) Run(ctx context.Context, h engine.AsyncHandler) error {
 	}); err != nil {
 		return fmt.Errorf("kube: pod informer: %w", err)
 	}
-	var evf informers.SharedInformerFactory
-	events := eventInformer(e.cfg.Client, e.cfg.Namespace, &evf) // only the tasks' namespace
-	if err := events.SetTransform(slimEvent); err != nil {
-		return fmt.Errorf("kube: event informer: %w", err)
-	}
-	if _, err := events.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: e.onEvent, UpdateFunc: func(_, ev any) { e.onEvent(ev) },
-	}); err != nil {
-		return fmt.Errorf("kube: event informer: %w", err)
-	}
+	nsFactory := informers.NewSharedInformerFactoryWithOptions(e.cfg.Client, e.cfg.Resync)
+	e.startNamespaceInformers(nsFactory)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	evf.Start(ctx.Done())
-	defer evf.Shutdown()
+	nsFactory.Start(ctx.Done())
+	defer nsFactory.Shutdown()
+	e.mu.Lock()
+	e.runDone = ctx.Done()
+	e.mu.Unlock()
+	defer e.stopEvents()
 	if !cache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, pods.HasSynced) {
 		return nil // ctx ended first
 	}
-	e.awaitEvents(ctx, events)
+	e.mu.Lock()
+	for _, kns := range append([]string{e.cfg.Namespace}, e.cfg.WatchNamespaces...) {
+		e.watchEvents(kns)
+	}
+	for _, t := range e.tasks { // the namespaces of the pods adopted
+		if t.ns != "" {
+			e.watchEvents(t.ns)
+		}
+	}
+	e.mu.Unlock()
+	e.awaitEvents(ctx)
+	e.awaitNamespaceInformers(ctx)
 	e.mu.Lock()
 	e.subscribed = true
 	n, t := len(e.nodes), len(e.tasks)
@@ -184,12 +203,30 @@ func (e *Engine) Run(ctx context.Context, h engine.AsyncHandler) error {
 // the right to list events (an older Role) the scheduler runs on, without wait reasons.
 const eventsSyncWait = 30 * time.Second
 
-func (e *Engine) awaitEvents(ctx context.Context, events cache.SharedIndexInformer) {
+func (e *Engine) awaitEvents(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, eventsSyncWait)
 	defer cancel()
-	if !cache.WaitForCacheSync(wctx.Done(), events.HasSynced) && ctx.Err() == nil {
+	e.mu.Lock()
+	var synced []cache.InformerSynced
+	var names []string
+	for kns, ev := range e.events {
+		synced, names = append(synced, ev.informer.HasSynced), append(names, kns)
+	}
+	e.mu.Unlock()
+	if !cache.WaitForCacheSync(wctx.Done(), synced...) && ctx.Err() == nil {
 		e.log.Error("the events of the task pods cannot be read (the Role needs events list and watch in the namespace): "+
-			"wait reasons and image causes come from the pods' status alone until they can", "namespace", e.cfg.Namespace)
+			"wait reasons and image causes come from the pods' status alone until they can", "namespaces", names)
+	}
+}
+
+// stopEvents stops the events informers of the term.
+func (e *Engine) stopEvents() {
+	e.mu.Lock()
+	evs := e.events
+	e.events, e.runDone = map[string]*nsEvents{}, nil
+	e.mu.Unlock()
+	for _, ev := range evs {
+		ev.factory.Shutdown()
 	}
 }
 

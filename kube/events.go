@@ -48,12 +48,12 @@ func slimEvent(obj any) (any, error) {
 
 func (e *Engine) onEvent(obj any) {
 	ev, ok := obj.(*corev1.Event)
-	if !ok || ev.Type != corev1.EventTypeWarning || ev.InvolvedObject.Kind != "Pod" || ev.Namespace != e.cfg.Namespace {
+	if !ok || ev.Type != corev1.EventTypeWarning || ev.InvolvedObject.Kind != "Pod" {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t := e.taskOfPod(ev.InvolvedObject.Name)
+	t := e.taskOfPod(ev.Namespace, ev.InvolvedObject.Name)
 	if t == nil || t.committed || t.running != nil || rank(t.sent) >= rank(stateRunning) {
 		return // not ours, or its pod ran: what the executor and the pod's phase say stands
 	}
@@ -80,9 +80,9 @@ func (e *Engine) onEvent(obj any) {
 }
 
 // taskOfPod finds the task of a pod by the pod's name. Called with e.mu held.
-func (e *Engine) taskOfPod(name string) *task {
+func (e *Engine) taskOfPod(ns, name string) *task {
 	for _, t := range e.tasks {
-		if t.pod == name {
+		if t.pod == name && (t.ns == "" || t.ns == ns) {
 			return t
 		}
 	}

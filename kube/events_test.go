@@ -194,7 +194,7 @@ func TestEventsCauses(t *testing.T) {
 // TestEngineFollowsEvents: the running engine's events informer (a fake clientset) brings
 // a Warning event about its pod to the scheduler as a wait reason.
 func TestEngineFollowsEvents(t *testing.T) {
-	cs := fake.NewClientset(node("n1", "2", "4Gi", false))
+	cs := fake.NewClientset(node("n1", "2", "4Gi", false), kubeNS("ns"))
 	e, err := New(Config{Client: cs, Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(string) string { return "t" }})
 	if err != nil {
 		t.Fatal(err)

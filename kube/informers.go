@@ -183,7 +183,7 @@ func (e *Engine) onPodDeleted(obj any) {
 
 // ours returns the task id of a pod of this scheduler, "" for any other pod.
 func (e *Engine) ours(p *corev1.Pod) string {
-	if p.Namespace != e.cfg.Namespace || p.Labels[LabelManagedBy] != ManagedBy || p.Labels[LabelFramework] != labelValue(e.frameworkID) {
+	if p.Labels[LabelManagedBy] != ManagedBy || p.Labels[LabelFramework] != labelValue(e.frameworkID) {
 		return ""
 	}
 	return p.Annotations[AnnotationTask]

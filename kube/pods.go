@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -65,6 +66,7 @@ type podSpec struct {
 	// share is the task's part of its app executor's resources (see share in driver.go).
 	shareCPUs, shareMem float64
 	token               string
+	ns                  string // its Kubernetes namespace ("": Config.Namespace)
 }
 
 // buildPod makes the bound pod of one task: restartPolicy Never, requests = limits = the
@@ -112,7 +114,7 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 	grace := int64(math.Ceil(e.killGrace().Seconds())) + 5
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: podName(td.Job.JobName, td.ShardingContext.ShardingItem, l.TaskID), Namespace: e.cfg.Namespace,
+			Name: podName(td.Job.JobName, td.ShardingContext.ShardingItem, l.TaskID), Namespace: cmp.Or(ps.ns, e.cfg.Namespace),
 			Labels: map[string]string{
 				LabelManagedBy: ManagedBy, LabelFramework: labelValue(e.frameworkID),
 				LabelApp: labelValue(td.App.AppName), LabelJob: labelValue(td.Job.JobName),
@@ -140,6 +142,7 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 	if e.cfg.HostNetwork {
 		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
+	addKubeSecrets(pod, td.Job)
 	if t := td.Job.TimeoutSeconds; t > 0 && td.Job.JobExecutionType != jobs.Daemon {
 		// The executor ends a run at its timeout itself ("timed out after …"); the pod's
 		// deadline is the backstop, with room for fetching the app and reporting.
@@ -197,7 +200,7 @@ func labelValue(s string) string {
 	return strings.Trim(v, "._-")
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

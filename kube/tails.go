@@ -203,7 +203,7 @@ func (s *Tails) Get(ctx context.Context, taskID string) (Tail, error) {
 }
 
 // keepTail keeps a finished task's tail: the executor's report's, else the container's log.
-func (e *Engine) keepTail(ctx context.Context, id, pod string, final *engine.ExecutorReport) {
+func (e *Engine) keepTail(ctx context.Context, id, ns, pod string, final *engine.ExecutorReport) {
 	if e.cfg.Tails == nil {
 		return
 	}
@@ -211,7 +211,7 @@ func (e *Engine) keepTail(ctx context.Context, id, pod string, final *engine.Exe
 	if final != nil && (final.Stdout != "" || final.Stderr != "") {
 		t.Stdout, t.Stderr = final.Stdout, final.Stderr
 	} else if pod != "" {
-		out, err := e.podLog(ctx, pod, MaxTail, false)
+		out, err := e.podLog(ctx, ns, pod, MaxTail, false)
 		if err != nil {
 			e.log.Debug("no container log for the tail of a finished task", "task", id, "err", err)
 			return
@@ -224,11 +224,11 @@ func (e *Engine) keepTail(ctx context.Context, id, pod string, final *engine.Exe
 }
 
 // podLog reads the last bytes of the task container's log (stdout and stderr merged).
-func (e *Engine) podLog(ctx context.Context, pod string, limit int64, _ bool) (string, error) {
+func (e *Engine) podLog(ctx context.Context, ns, pod string, limit int64, _ bool) (string, error) {
 	opts := &corev1.PodLogOptions{Container: containerName, LimitBytes: nil}
 	lines := int64(2000)
 	opts.TailLines = &lines
-	rc, err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).GetLogs(pod, opts).Stream(ctx)
+	rc, err := e.cfg.Client.CoreV1().Pods(ns).GetLogs(pod, opts).Stream(ctx)
 	if err != nil {
 		return "", err
 	}

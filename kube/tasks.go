@@ -15,6 +15,8 @@ import (
 // and what the scheduler has been told.
 type task struct {
 	id, pod, node, execID string
+	ns                    string // the Kubernetes namespace of its pod
+	share                 res    // its part of its app executor's resources (in req)
 	memMB                 int64
 	images                map[string]string // container → image
 	obj                   *corev1.Pod       // the pod as the informer last showed it (nil: not yet)
@@ -45,8 +47,8 @@ func (e *Engine) seen(id string, p *corev1.Pod) {
 		t = &task{id: id}
 		e.tasks[id] = t
 	}
-	t.obj, t.created, t.pod, t.node = p, false, p.Name, podNode(p)
-	t.execID, t.memMB = p.Annotations[AnnotationExec], podMemMB(p)
+	t.obj, t.created, t.pod, t.node, t.ns = p, false, p.Name, podNode(p), p.Namespace
+	t.execID, t.memMB, t.share = p.Annotations[AnnotationExec], podMemMB(p), parseShare(p.Annotations[AnnotationShare])
 	if t.images == nil {
 		t.images = imagesOf(&p.Spec)
 	}
@@ -131,15 +133,15 @@ func (e *Engine) handled(id string, st engine.Status, prev string, ok bool) {
 	}
 	if terminal(st.State) && !t.committed {
 		t.committed = true
-		go e.release(t.id, t.pod, t.final, t.deleted)
+		go e.release(t.id, e.taskNamespace(t.id, t), t.pod, t.final, t.deleted)
 	}
 }
 
 // release keeps a finished task's log tail, then deletes its pod.
-func (e *Engine) release(id, pod string, final *engine.ExecutorReport, deleted bool) {
+func (e *Engine) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e.keepTail(ctx, id, pod, final)
+	e.keepTail(ctx, id, ns, pod, final)
 	if deleted || pod == "" {
 		e.mu.Lock()
 		delete(e.tasks, id)
@@ -151,7 +153,7 @@ func (e *Engine) release(id, pod string, final *engine.ExecutorReport, deleted b
 	// first. Force-deleting finished pods while the next ones start on the node went with
 	// those next pods failing at start (ContainerStatusUnknown, exit code 2 with no log).
 	grace := int64(1)
-	err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	err := e.cfg.Client.CoreV1().Pods(ns).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if err != nil && !apierrors.IsNotFound(err) {
 		e.log.Warn("delete the pod of a finished task", "task", id, "pod", pod, "err", err)
 	}

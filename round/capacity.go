@@ -23,6 +23,9 @@ type Capacity struct {
 	// none), honoured beside Limit; QuotaName names it.
 	Quota     *offers.Resources
 	QuotaName string
+	// Closed, when not "", is why the engine launches none of the
+	// namespace's work now (its Kubernetes namespace does not exist).
+	Closed string
 	// Weight is its share among borrowers (0: 1).
 	Weight float64
 }
@@ -273,6 +276,19 @@ func (d *decider) gate(c *cand) (Wait, bool) {
 	ns := c.ns
 	cost := c.cost()
 	ceil, capped, quota := ns.cap.ceiling()
+	if ns.cap.Closed != "" {
+		return Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: RuleEngineClosed},
+			Message: fmt.Sprintf("namespace %s cannot launch on this cluster now: %s", ns.name, ns.cap.Closed)}, false
+	}
+	if capped && quota && !cost.Fits(ceil) && (ns.cap.Limit == nil || cost.Fits(*ns.cap.Limit)) {
+		// Larger than what the quota leaves now, not necessarily than the quota: it waits
+		// for the quota to be raised or the Kubernetes namespace's other pods to end.
+		ns.atLimit = c
+		w := Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: RuleQuota},
+			Message: fmt.Sprintf("namespace %s is at %s: its running tasks hold %s of the %s it leaves them, and this needs %s; it runs when the quota is raised "+
+				"or pods of the Kubernetes namespace end", ns.name, ceilingWords(ns.cap, true), fmtRes(ns.used), fmtRes(*ns.cap.Quota), fmtRes(cost))}
+		return d.nsHolders(c, w), false
+	}
 	if capped && !cost.Fits(ceil) {
 		return Wait{Reason: WaitTooLarge, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
 			Message: fmt.Sprintf("can never fit its namespace: it needs %s, and namespace %s may hold at most %s (%s)",
@@ -306,9 +322,9 @@ func ceilingWords(c Capacity, quota bool) string {
 	if quota {
 		name := c.QuotaName
 		if name == "" {
-			name = "its ResourceQuota"
+			name = "of its Kubernetes namespace"
 		}
-		return "the Kubernetes ResourceQuota " + name + " of its Kubernetes namespace"
+		return "the Kubernetes ResourceQuota " + name
 	}
 	return "its limit"
 }

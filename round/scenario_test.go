@@ -228,6 +228,9 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			if m["qcpus"] != "" {
 				c.Quota, c.QuotaName = &offers.Resources{CPU: offers.CPUs(num(m["qcpus"])), MemMB: offers.MemMB(num(m["qmem"]))}, "team-quota"
 			}
+			if m["closed"] != "" { // closed=NAME: its Kubernetes namespace NAME is missing
+				c.Closed = "its Kubernetes namespace " + m["closed"] + " does not exist"
+			}
 			v.Namespaces[arg(1)] = c
 		case "fire": // fire JOB at=SECONDS: the job's next cron fire (its need from the catalog)
 			j := cat.jobs[arg(1)]

@@ -38,6 +38,7 @@ const (
 const (
 	RuleLimit           = "limit"            // its namespace is at its limit
 	RuleQuota           = "quota"            // its namespace is at its Kubernetes ResourceQuota
+	RuleEngineClosed    = "engine_namespace" // the engine runs none of its work (its Kubernetes namespace is missing)
 	RuleGuaranteeNeeded = "guarantee_needed" // it would borrow what another namespace's fires need
 	RuleLent            = "capacity_lent"    // within its guarantee, but the capacity is lent to others' work until Wait.Until
 	RuleOvercommitted   = "cluster_smaller_than_guarantees"

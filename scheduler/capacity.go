@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
@@ -29,8 +30,12 @@ type capacities struct {
 	log   *slog.Logger
 	at    time.Time
 	m     map[string]round.Capacity
-	over  bool // the guarantees were above the cluster when last looked at
-	stale atomic.Bool
+	names []string // every namespace, as last read
+	// engine, when set, caps namespaces too (Kubernetes: missing namespaces, ResourceQuotas);
+	// asked every round.
+	engine engine.NamespaceCaps
+	over   bool // the guarantees were above the cluster when last looked at
+	stale  atomic.Bool
 }
 
 // CapacityChanged tells the launch rounds that a namespace's record
@@ -60,8 +65,41 @@ func (c *capacities) checkCluster(caps map[string]round.Capacity, agents []round
 	c.over = over
 }
 
-// get returns every namespace with a capacity set (nil when none has).
+// get returns every namespace with a capacity set (nil when none has),
+// with the engine's caps.
 func (c *capacities) get(ctx context.Context) map[string]round.Capacity {
+	m := c.records(ctx)
+	if c.engine == nil {
+		return m
+	}
+	return withEngineCaps(m, c.engine.NamespaceCaps(c.names))
+}
+
+// withEngineCaps adds the engine's caps to the records' capacities (a
+// copy: m is kept between rounds).
+func withEngineCaps(m map[string]round.Capacity, caps map[string]engine.NamespaceCap) map[string]round.Capacity {
+	if len(caps) == 0 {
+		return m
+	}
+	out := make(map[string]round.Capacity, len(m)+len(caps))
+	for k, v := range m {
+		out[k] = v
+	}
+	for ns, ec := range caps {
+		cp := out[ns]
+		cp.Closed = ec.Closed
+		if ec.Capped {
+			q := offers.Resources{CPU: offers.CPUs(max(ec.CPUs, 0)), MemMB: offers.MemMB(max(ec.MemMB, 0))}
+			cp.Quota, cp.QuotaName = &q, ec.Name
+		}
+		out[ns] = cp
+	}
+	return out
+}
+
+// records returns the namespaces' records' capacities, read again at
+// most every CapacityRefresh.
+func (c *capacities) records(ctx context.Context) map[string]round.Capacity {
 	now := c.clock.Now()
 	if !c.stale.Swap(false) && !c.at.IsZero() && now.Sub(c.at) < CapacityRefresh && !now.Before(c.at) {
 		return c.m
@@ -72,8 +110,9 @@ func (c *capacities) get(ctx context.Context) map[string]round.Capacity {
 		return c.m
 	}
 	c.at = now
-	c.m = nil
+	c.m, c.names = nil, c.names[:0]
 	for _, rec := range recs {
+		c.names = append(c.names, rec.Name)
 		cp, ok := Capacity(rec)
 		if !ok {
 			continue

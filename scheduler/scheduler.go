@@ -176,6 +176,9 @@ func New(d Deps) *Scheduler {
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
 		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires,
 		caps: &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher")}}
+	if ec, ok := d.Inventory.(engine.NamespaceCaps); ok {
+		s.launcher.caps.engine = ec
+	}
 	s.launcher.killRun = s.killRun
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}

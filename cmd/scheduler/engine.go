@@ -23,6 +23,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/kube"
 	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -122,7 +123,8 @@ func (k *kubeEngines) engineConfig(reg *registry.Registry, frameworkID string, l
 	urls := cfg.KubeSchedulerURLs()
 	advertised := cfg.Advertised()
 	return kube.Config{
-		Client: k.client, Namespace: cfg.Kube.Namespace, FrameworkID: frameworkID, ExecutorImage: cfg.Kube.ExecutorImage,
+		Client: k.client, Namespace: cfg.Kube.Namespace, NamespaceOf: cfg.Kube.KubeNamespaceOf,
+		WatchNamespaces: cfg.Kube.KubeNamespacesKnown(), FrameworkID: frameworkID, ExecutorImage: cfg.Kube.ExecutorImage,
 		PullPolicy: corev1.PullPolicy(cfg.Kube.ImagePullPolicy), HostNetwork: cfg.Kube.HostNetwork,
 		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, Binding: cfg.Kube.Binding,
 		SchedulerURLs: urls, TaskToken: k.auth.TaskToken, Tails: &kube.Tails{Registry: reg}, Log: log,
@@ -137,14 +139,14 @@ func (k *kubeEngines) engineConfig(reg *registry.Registry, frameworkID string, l
 
 // Check validates podTemplates with a server-side dry run of the pod they make
 // (api.PodTemplates), on an engine of its own that never runs.
-func (k *kubeEngines) Check(ctx context.Context, a app.Config, j *jobs.Config) error {
+func (k *kubeEngines) Check(ctx context.Context, ns string, a app.Config, j *jobs.Config) error {
 	k.checkOnce.Do(func() {
 		k.checker, k.checkErr = kube.New(k.engineConfig(k.reg, "dry-run", nil))
 	})
 	if k.checkErr != nil {
 		return fmt.Errorf("%w: %v", api.ErrUnavailable, k.checkErr)
 	}
-	err := k.checker.DryRunPod(ctx, a, j)
+	err := k.checker.DryRunPodIn(ctx, ns, a, j)
 	switch {
 	case errors.Is(err, kube.ErrPodTemplate):
 		return fmt.Errorf("%w: %v", api.ErrBadRequest, strings.TrimPrefix(err.Error(), kube.ErrPodTemplate.Error()+": "))
@@ -190,7 +192,13 @@ type kubeOps struct {
 }
 
 func (o kubeOps) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (api.LogChunk, error) {
-	c, err := kube.TaskLog(ctx, o.k.client, o.k.cfg.Kube.Namespace, &kube.Tails{Registry: o.k.reg}, taskID, stream, offset, length)
+	kns := o.k.cfg.Kube.Namespace
+	if tid, err := jobs.ParseTaskID(taskID); err == nil {
+		if n, err := o.k.cfg.Kube.KubeNamespaceOf(namespace.Of(tid.JobName)); err == nil {
+			kns = n
+		}
+	}
+	c, err := kube.TaskLog(ctx, o.k.client, kns, &kube.Tails{Registry: o.k.reg}, taskID, stream, offset, length)
 	switch {
 	case errors.Is(err, kube.ErrNoTail):
 		return api.LogChunk{}, fmt.Errorf("%w: %v", api.ErrNotFound, err)
@@ -201,7 +209,11 @@ func (o kubeOps) TaskLog(ctx context.Context, taskID, stream string, offset, len
 }
 
 func (o kubeOps) Sandboxes(ctx context.Context, appName string) ([]api.Sandbox, error) {
-	pods, err := kube.AppPods(ctx, o.k.client, o.k.cfg.Kube.Namespace, appName)
+	kns, err := o.k.cfg.Kube.KubeNamespaceOf(namespace.Of(appName)) // the app's key
+	if err != nil {
+		return nil, err
+	}
+	pods, err := kube.AppPods(ctx, o.k.client, kns, appName)
 	if err != nil {
 		return nil, err
 	}
@@ -261,3 +273,27 @@ func (o kubeOps) Capacity(ctx context.Context) (api.Capacity, error) {
 // clusterInventory lists an engine's agents with their totals: the Mesos master's agent
 // list, or the Kubernetes engine's nodes.
 type clusterInventory = engine.Inventory
+
+// namespaceCap is what the leader's engine allows namespace ns (api.Options.EngineCaps): its
+// Kubernetes namespace, and its ResourceQuota's cap or why it is closed (the quota is read by
+// the leader; the usage route is served there).
+func (k *kubeEngines) namespaceCap(ns string) *api.EngineCap {
+	out := &api.EngineCap{}
+	kns, err := k.cfg.Kube.KubeNamespaceOf(ns)
+	if err != nil {
+		out.Closed = err.Error()
+		return out
+	}
+	out.KubernetesNamespace = kns
+	e := k.current.Load()
+	if e == nil {
+		return out
+	}
+	if c, ok := e.NamespaceCaps([]string{ns})[ns]; ok {
+		out.Closed = c.Closed
+		if c.Capped {
+			out.Quota, out.QuotaName = &namespace.Resources{CPUCount: c.CPUs, MemoryMB: c.MemMB}, c.Name
+		}
+	}
+	return out
+}

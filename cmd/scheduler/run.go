@@ -150,7 +150,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	o.NamespaceSeries = mx.NamespaceSeries()
 	if kubes != nil { // Kubernetes: logs, nodes and the executors' reports (engine.go)
 		o.Ops, o.Executors, o.RejectFileAppURLs = kubeOps{o.Ops.(*ops), kubes}, kubes, !cfg.AllowFileAppURLs
-		o.PodTemplates = kubes
+		o.PodTemplates, o.EngineCaps = kubes, kubes.namespaceCap
 	}
 	handler, apiServer := api.NewServer(o)
 	work.defs = apiServer

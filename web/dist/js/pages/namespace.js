@@ -21,6 +21,12 @@ export default async function namespacePage(el, { params }) {
   el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
     stats, charts, note);
 
+  // On Kubernetes: the namespace's Kubernetes namespace and what its ResourceQuota leaves.
+  function kube(e) {
+    const v = e.closed ? t('ns.kubeClosed') : e.quota ? `${num(e.quota.cpuCount)} CPU / ${num(e.quota.memoryMB)} MB` : t('ns.kubeNoQuota');
+    return h('div.stat', { id: 'ns-kube' }, h('div.k', t('ns.kube', { ns: e.kubernetesNamespace || '—' })), h('div.v', v),
+      h('div.muted', e.closed || e.quotaName || ''));
+  }
   function stat(k, v, id) { return h('div.stat', { id }, h('div.k', k), h('div.v', v)); }
   function chart(title, id, u, unit, scale) {
     const p = h('div.panel', { id }, h('h2', { style: { marginTop: 0 } }, title));
@@ -47,6 +53,7 @@ export default async function namespacePage(el, { params }) {
         stat(t('ns.weight'), num(u.weight), 'ns-weight'),
         h('div.stat', { id: 'ns-ontime' }, h('div.k', t('ns.onTime', { s: u.onTime.boundSeconds })), h('div.v', rate),
           h('div.muted', t('ns.fires', { n: u.onTime.onTime, of: u.onTime.fires }))));
+      if (u.engine) stats.append(kube(u.engine));
       clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1));
       note.textContent = u.since ? t('ns.since', { time: fmtTime(u.since), every: u.everySeconds }) : t('ns.noLeader');
     } catch (e) {

@@ -1,0 +1,304 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+)
+
+// Each of the scheduler's namespaces runs its pods in a Kubernetes namespace of its own
+// (Config.NamespaceOf; the default namespace's is Config.Namespace). The engine follows the
+// cluster's namespaces and ResourceQuotas and tells the launch round, before it launches, that
+// a namespace's Kubernetes namespace is missing or that its quota leaves no room
+// (NamespaceCaps), so such work waits with the reason instead of being refused by the API
+// server. The scheduler does not create Kubernetes namespaces: the operator makes each one,
+// with its quota and the scheduler's rights there.
+
+// ErrNamespace is wrapped by the errors of a launch whose Kubernetes namespace cannot take its
+// pod (not mapped to a valid name, or missing).
+var ErrNamespace = errors.New("kube: no Kubernetes namespace for the task")
+
+// kubeNamespace is the Kubernetes namespace of the pods of scheduler namespace ns.
+func (e *Engine) kubeNamespace(ns string) (string, error) {
+	if e.cfg.NamespaceOf == nil || ns == "" || ns == namespace.Default {
+		return e.cfg.Namespace, nil
+	}
+	kns, err := e.cfg.NamespaceOf(ns)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNamespace, err)
+	}
+	return kns, nil
+}
+
+// schedulerNamespace is the scheduler namespace of a task id (default when it cannot be read).
+func schedulerNamespace(taskID string) string {
+	if tid, err := jobs.ParseTaskID(taskID); err == nil {
+		return namespace.Of(tid.JobName)
+	}
+	return namespace.Default
+}
+
+// taskNamespace is the Kubernetes namespace of a task's pod: where it was created or seen,
+// else where its namespace maps to now. Called with e.mu held (t may be nil).
+func (e *Engine) taskNamespace(id string, t *task) string {
+	if t != nil && t.ns != "" {
+		return t.ns
+	}
+	kns, err := e.kubeNamespace(schedulerNamespace(id))
+	if err != nil {
+		return e.cfg.Namespace
+	}
+	return kns
+}
+
+// launchNamespace is the Kubernetes namespace a new task's pod is created in, or why it
+// cannot be. Called with e.mu held.
+func (e *Engine) launchNamespace(taskID string) (string, error) {
+	kns, err := e.kubeNamespace(schedulerNamespace(taskID))
+	if err != nil {
+		return "", err
+	}
+	if why := e.missing(kns); why != "" {
+		return "", fmt.Errorf("%w: %s", ErrNamespace, why)
+	}
+	return kns, nil
+}
+
+// missing says why Kubernetes namespace kns cannot take pods ("" when it can, or when the
+// namespaces cannot be read).
+func (e *Engine) missing(kns string) string {
+	if e.nsInformer == nil || !e.nsInformer.HasSynced() {
+		return ""
+	}
+	obj, ok, err := e.nsInformer.GetStore().GetByKey(kns)
+	if err != nil {
+		return ""
+	}
+	if !ok {
+		return fmt.Sprintf("its Kubernetes namespace %s does not exist: create it (kubectl create namespace %s) and bind the "+
+			"scheduler's task Role there (deploy/kubernetes/rbac.yaml); the scheduler creates no namespaces", kns, kns)
+	}
+	if n, _ := obj.(*corev1.Namespace); n != nil && n.Status.Phase == corev1.NamespaceTerminating {
+		return fmt.Sprintf("its Kubernetes namespace %s is being deleted", kns)
+	}
+	return ""
+}
+
+// startNamespaceInformers follows the cluster's namespaces and ResourceQuotas (read only;
+// without the right to, the engine runs on without either: every namespace is taken to exist
+// and unquota'd, and the API server's refusals say the rest).
+func (e *Engine) startNamespaceInformers(f informers.SharedInformerFactory) {
+	e.nsInformer = f.Core().V1().Namespaces().Informer()
+	e.quotaInformer = f.Core().V1().ResourceQuotas().Informer()
+	wake := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { e.wake() }, UpdateFunc: func(any, any) { e.wake() }, DeleteFunc: func(any) { e.wake() }}
+	_, _ = e.nsInformer.AddEventHandler(wake)
+	_, _ = e.quotaInformer.AddEventHandler(wake)
+}
+
+// awaitNamespaceInformers waits a bounded time for the namespaces and quotas to be read.
+func (e *Engine) awaitNamespaceInformers(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, eventsSyncWait)
+	defer cancel()
+	if !cache.WaitForCacheSync(wctx.Done(), e.nsInformer.HasSynced, e.quotaInformer.HasSynced) {
+		if ctx.Err() == nil {
+			e.log.Error("the cluster's namespaces and ResourceQuotas cannot be read (the ClusterRole needs namespaces and " +
+				"resourcequotas get, list and watch): a missing Kubernetes namespace or a full quota shows only as the API server's refusal of a pod")
+		}
+	}
+}
+
+// NamespaceCaps tells the launch round what the Kubernetes namespaces of the scheduler
+// namespaces named allow: none of a namespace's work while its Kubernetes namespace is
+// missing or cannot be named; no more than its ResourceQuotas leave. engine.NamespaceCaps.
+func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
+	var out map[string]engine.NamespaceCap
+	put := func(ns string, c engine.NamespaceCap) {
+		if out == nil {
+			out = map[string]engine.NamespaceCap{}
+		}
+		out[ns] = c
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var shards map[string]res // by Kubernetes namespace, read once when a quota needs it
+	for _, ns := range names {
+		kns, err := e.kubeNamespace(ns)
+		if err != nil {
+			put(ns, engine.NamespaceCap{Closed: strings.TrimPrefix(err.Error(), ErrNamespace.Error()+": ")})
+			continue
+		}
+		if why := e.missing(kns); why != "" {
+			put(ns, engine.NamespaceCap{Closed: why})
+			continue
+		}
+		if room, name, ok := e.quotaRoom(kns); ok {
+			if shards == nil {
+				shards = e.shardsByNamespace()
+			}
+			ours := shards[kns]
+			put(ns, engine.NamespaceCap{Capped: true, CPUs: ours.cpus + room.cpus, MemMB: ours.mem + room.mem, Name: name})
+		}
+	}
+	return out
+}
+
+// shardsByNamespace is what the shards of this scheduler's live pods hold in each Kubernetes
+// namespace (their requests less their app executor's share): what the round counts as the
+// namespaces' use. Called with e.mu held.
+func (e *Engine) shardsByNamespace() map[string]res {
+	out := map[string]res{}
+	for _, t := range e.tasks {
+		if t.ns == "" || t.deleted || (t.obj != nil && podTerminal(t.obj)) {
+			continue
+		}
+		req := t.req
+		if t.obj != nil {
+			req = requestsOf(&t.obj.Spec)
+		}
+		out[t.ns] = out[t.ns].add(req.sub(t.share))
+	}
+	return out
+}
+
+// quota resource names the engine reads: pods ask requests = limits, so each of the three
+// names of CPU (and of memory) counts the same amount.
+var (
+	cpuNames = []corev1.ResourceName{corev1.ResourceRequestsCPU, corev1.ResourceCPU, corev1.ResourceLimitsCPU}
+	memNames = []corev1.ResourceName{corev1.ResourceRequestsMemory, corev1.ResourceMemory, corev1.ResourceLimitsMemory}
+)
+
+// quotaRoom is what the ResourceQuotas of kns leave (hard less used, the least of them, on CPU
+// and memory; a quota whose pods are used up leaves nothing), with the quota that binds in
+// words with its figures. false when no quota of kns caps CPU, memory or pods. Quotas with scopes are not read.
+func (e *Engine) quotaRoom(kns string) (res, string, bool) {
+	if e.quotaInformer == nil || !e.quotaInformer.HasSynced() {
+		return res{}, "", false
+	}
+	objs, err := e.quotaInformer.GetIndexer().ByIndex(cache.NamespaceIndex, kns)
+	if err != nil || len(objs) == 0 {
+		return res{}, "", false
+	}
+	qs := make([]*corev1.ResourceQuota, 0, len(objs))
+	for _, o := range objs {
+		if q, ok := o.(*corev1.ResourceQuota); ok && len(q.Spec.Scopes) == 0 && q.Spec.ScopeSelector == nil {
+			qs = append(qs, q)
+		}
+	}
+	sort.Slice(qs, func(i, j int) bool { return qs[i].Name < qs[j].Name })
+	room := res{cpus: math.Inf(1), mem: math.Inf(1)}
+	var binding []string // the figures, each quota's named when there are several
+	which := func(q *corev1.ResourceQuota) string {
+		if len(qs) > 1 {
+			return q.Name + " "
+		}
+		return ""
+	}
+	capped := false
+	tighten := func(q *corev1.ResourceQuota, names []corev1.ResourceName, cur *float64, unit func(resource.Quantity) float64) {
+		for _, n := range names {
+			hard, ok := q.Spec.Hard[n]
+			if !ok {
+				continue
+			}
+			capped = true
+			used := q.Status.Used[n]
+			left := unit(hard) - unit(used)
+			if left < *cur {
+				*cur = max(left, 0)
+			}
+			binding = append(binding, fmt.Sprintf("%s%s %s used of %s", which(q), n, used.String(), hard.String()))
+		}
+	}
+	cpu := func(q resource.Quantity) float64 { return float64(q.MilliValue()) / 1000 }
+	mem := func(q resource.Quantity) float64 { return float64(q.Value()) / (1 << 20) }
+	for _, q := range qs {
+		tighten(q, cpuNames, &room.cpus, cpu)
+		tighten(q, memNames, &room.mem, mem)
+		if hard, ok := q.Spec.Hard[corev1.ResourcePods]; ok {
+			capped = true
+			used := q.Status.Used[corev1.ResourcePods]
+			binding = append(binding, fmt.Sprintf("%spods %s used of %s", which(q), used.String(), hard.String()))
+			if used.Value() >= hard.Value() {
+				room = res{}
+			}
+		}
+	}
+	if !capped {
+		return res{}, "", false
+	}
+	names := make([]string, 0, len(qs))
+	for _, q := range qs {
+		names = append(names, q.Name)
+	}
+	name := strings.Join(names, ", ") + " of Kubernetes namespace " + kns
+	if len(binding) > 0 {
+		name += " (" + strings.Join(binding, "; ") + ")"
+	}
+	if math.IsInf(room.cpus, 1) {
+		room.cpus = 1 << 40
+	}
+	if math.IsInf(room.mem, 1) {
+		room.mem = 1 << 40
+	}
+	return room, name, true
+}
+
+// parseShare reads the executor-share annotation (cpus=…,mem=…).
+func parseShare(s string) res {
+	var r res
+	for _, kv := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "cpus":
+			r.cpus = f
+		case "mem":
+			r.mem = f
+		}
+	}
+	return r
+}
+
+// watchEvents follows the Warning events about pods in Kubernetes namespace kns from now on
+// (once per namespace and term). Called with e.mu held.
+func (e *Engine) watchEvents(kns string) {
+	if e.runDone == nil || e.events[kns] != nil {
+		return
+	}
+	var f informers.SharedInformerFactory
+	inf := eventInformer(e.cfg.Client, kns, &f)
+	if err := inf.SetTransform(slimEvent); err != nil {
+		e.log.Warn("event informer", "namespace", kns, "err", err)
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: e.onEvent, UpdateFunc: func(_, ev any) { e.onEvent(ev) },
+	}); err != nil {
+		e.log.Warn("event informer", "namespace", kns, "err", err)
+	}
+	e.events[kns] = &nsEvents{factory: f, informer: inf, since: e.clock.Now()}
+	f.Start(e.runDone)
+}
+
+// nsEvents is the events informer of one Kubernetes namespace.
+type nsEvents struct {
+	factory  informers.SharedInformerFactory
+	informer cache.SharedIndexInformer
+	since    time.Time
+}
