@@ -126,3 +126,41 @@ func TestKubeNamespaceMapping(t *testing.T) {
 		t.Errorf("loaded %+v", c.Kube)
 	}
 }
+
+// An object's Kubernetes namespace maps back onto the one scheduler namespace whose pods run
+// there, and onto none when none or several do.
+func TestSchedulerNamespaceOf(t *testing.T) {
+	k := Kube{Namespace: "jobs", NamespacePrefix: "ej-", Namespaces: "pay=payments-batch,search=shared,ads=shared"}
+	for kns, want := range map[string]string{"jobs": "default", "payments-batch": "pay", "ej-hr": "hr"} {
+		if got, err := k.SchedulerNamespaceOf(kns); err != nil || got != want {
+			t.Errorf("%q → %q, %v; want %q", kns, got, err, want)
+		}
+		if want != "default" {
+			if back, _ := k.KubeNamespaceOf(want); back != kns {
+				t.Errorf("%q does not run its pods in %q but %q", want, kns, back)
+			}
+		}
+	}
+	for kns, why := range map[string]string{
+		"shared":  "holds the pods of namespaces ads, search", // two namespaces there
+		"hr":      "no namespace of the scheduler",           // not prefixed
+		"ej-pay":  "no namespace of the scheduler",           // pay runs in payments-batch
+		"default": "no namespace of the scheduler",           // default runs in jobs
+	} {
+		if got, err := k.SchedulerNamespaceOf(kns); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q → %q, %v; want an error saying %q", kns, got, err, why)
+		}
+	}
+	// The defaults: each Kubernetes namespace is the scheduler namespace of its name.
+	k = Kube{Namespace: "default"}
+	for _, kns := range []string{"default", "pay"} {
+		if got, err := k.SchedulerNamespaceOf(kns); err != nil || got != kns {
+			t.Errorf("defaults: %q → %q, %v", kns, got, err)
+		}
+	}
+	// `*` gathers every other namespace in one: its objects cannot say whose they are.
+	k = Kube{Namespace: "jobs", Namespaces: "*=shared"}
+	if _, err := k.SchedulerNamespaceOf("shared"); err == nil {
+		t.Error("an object in the `*` namespace was given an owner")
+	}
+}

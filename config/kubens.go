@@ -51,6 +51,45 @@ func (k Kube) KubeNamespaceOf(ns string) (string, error) {
 	return v, nil
 }
 
+// SchedulerNamespaceOf is the scheduler namespace whose pods run in Kubernetes namespace
+// kns: where its objects (CloudApp, CloudJob, CloudWorkflow) belong. KubeNamespaceOf read
+// backwards: kube_namespace is default's; a namespace kube_namespaces names explicitly is
+// that entry's; else kns less kube_namespace_prefix, when that namespace's pods run in kns.
+// An error when no scheduler namespace, or more than one, runs its pods there (a `*` entry
+// gathering many namespaces into one).
+func (k Kube) SchedulerNamespaceOf(kns string) (string, error) {
+	if kns == k.Namespace {
+		return defaultNS, nil
+	}
+	m := k.NamespaceMap()
+	if m["*"] == kns {
+		return "", fmt.Errorf("Kubernetes namespace %s holds the pods of every namespace kube_namespaces does not name (*=%s): "+
+			"its objects cannot say which they belong to; give each namespace with objects a Kubernetes namespace of its own", kns, kns)
+	}
+	var named []string
+	for ns, v := range m {
+		if ns != "*" && v == kns {
+			named = append(named, ns)
+		}
+	}
+	if len(named) == 1 {
+		return named[0], nil
+	}
+	if len(named) > 1 {
+		sort.Strings(named)
+		return "", fmt.Errorf("Kubernetes namespace %s holds the pods of namespaces %s (kube_namespaces): "+
+			"its objects cannot say which they belong to; give each namespace a Kubernetes namespace of its own", kns, strings.Join(named, ", "))
+	}
+	if ns, ok := strings.CutPrefix(kns, k.NamespacePrefix); ok && ns != "" {
+		if back, err := k.KubeNamespaceOf(ns); err == nil && back == kns {
+			return ns, nil
+		}
+	}
+	return "", fmt.Errorf("no namespace of the scheduler runs its pods in Kubernetes namespace %s "+
+		"(kube_namespace %q is default's; kube_namespaces %q; kube_namespace_prefix %q): "+
+		"put the object in its namespace's Kubernetes namespace", kns, k.Namespace, k.Namespaces, k.NamespacePrefix)
+}
+
 func parseNamespaceMap(v string) (map[string]string, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil

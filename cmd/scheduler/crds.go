@@ -23,7 +23,7 @@ func webhookServer(k *kubeEngines, kv store.KV, defs crd.Definitions, log *slog.
 	}
 	log = log.With("subsystem", "kube-webhook")
 	return &crd.WebhookServer{URL: k.cfg.Kube.WebhookURL, Listen: k.cfg.Kube.WebhookAddress, Store: kv, Client: k.client,
-		Handler: crd.Webhook{Defs: defs, Log: log}, Log: log, Now: time.Now}
+		Handler: crd.Webhook{Defs: defs, Namespaces: k.cfg.Kube.SchedulerNamespaceOf, Log: log}, Log: log, Now: time.Now}
 }
 
 // crdLoop is the leader's reconciler of the objects (none without
@@ -33,6 +33,7 @@ func (l *leaderWork) crdLoop(reg *registry.Registry, log *slog.Logger) []leader.
 		return nil
 	}
 	r := &crd.Reconciler{Dynamic: l.kube.dyn, Defs: l.defs, Registry: reg, Resync: l.cfg.Kube.CRDResync,
-		Log: log.With("subsystem", "kube-crds")}
+		Namespaces: l.cfg.Kube.SchedulerNamespaceOf,
+		Log:        log.With("subsystem", "kube-crds")}
 	return []leader.Loop{{Name: "kubernetes objects", Run: func(ctx context.Context) error { return r.Run(ctx) }}}
 }

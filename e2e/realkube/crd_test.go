@@ -27,9 +27,10 @@ import (
 	"github.com/ejcloud/elasticjob/kube/crd"
 )
 
-// The kinds' objects live in Kubernetes namespace "default": the scheduler namespace of
-// the same name (crd.SchedulerNamespace), which every scheduler has.
-const objectNS = "default"
+// objectNS is where the test's objects live: its scheduler's kube_namespace, where the
+// scheduler namespace default runs its pods (config.Kube.SchedulerNamespaceOf), so they
+// belong to default, which every scheduler has. Set by TestDefinitionsAsKubernetesObjects.
+var objectNS string
 
 // kubectl runs the cluster's kubectl with the admin's kubeconfig.
 func kubectl(t testing.TB, stdin string, args ...string) (string, error) {
@@ -112,8 +113,15 @@ func TestDefinitionsAsKubernetesObjects(t *testing.T) {
 		t.Skip(skipReason)
 	}
 	ns := namespace(t)
+	objectNS = ns
 	dyn := installCRDs(t)
 	s := startObjectScheduler(t, ns)
+	// An object in a Kubernetes namespace where no namespace of the scheduler runs its pods
+	// belongs to none: refused at apply, saying where it should be.
+	stray := strings.Replace(cloudJobYAML("crd-stray", "0 0 3 * * ?"), "namespace: "+ns, "namespace: default", 1)
+	if out, err := kubectl(t, stray, "apply", "-f", "-"); err == nil || !strings.Contains(out, "no namespace of the scheduler runs its pods in Kubernetes namespace default") {
+		t.Errorf("an object in Kubernetes namespace default (not the scheduler's): %v\n%s", err, out)
+	}
 	app := fmt.Sprintf(`apiVersion: elasticjob.io/v1
 kind: CloudApp
 metadata: {name: crd-app, namespace: %s}

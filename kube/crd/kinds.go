@@ -43,9 +43,17 @@ func kindOf(resource string) (Kind, bool) {
 	return Kind{}, false
 }
 
-// SchedulerNamespace is the scheduler namespace of a Kubernetes namespace:
-// the namespace of the same name. The one place that maps them.
-func SchedulerNamespace(kubeNamespace string) string { return kubeNamespace }
+// NamespaceOf maps a Kubernetes namespace onto the scheduler namespace its
+// objects belong to (config.Kube.SchedulerNamespaceOf: the one whose pods
+// run there); nil maps each onto the namespace of the same name.
+type NamespaceOf func(kubeNamespace string) (string, error)
+
+func (f NamespaceOf) of(kubeNamespace string) (string, error) {
+	if f == nil {
+		return kubeNamespace, nil
+	}
+	return f(kubeNamespace)
+}
 
 // Definitions is the REST API's side of definitions (api.Server).
 type Definitions interface {

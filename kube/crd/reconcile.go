@@ -31,9 +31,11 @@ type Reconciler struct {
 	Dynamic  dynamic.Interface
 	Defs     Definitions
 	Registry *registry.Registry // the owner records
-	Resync   time.Duration      // 0: 10 s
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Namespaces maps an object's Kubernetes namespace onto its scheduler namespace.
+	Namespaces NamespaceOf
+	Resync     time.Duration // 0: 10 s
+	Now        func() time.Time
+	Log        *slog.Logger
 	// Applied, when set, is told each generation registered (benchmarks).
 	Applied func(kind, ns, name string, generation int64)
 }
@@ -162,10 +164,13 @@ func (w *worker) resync(ctx context.Context, q workqueue.TypedRateLimitingInterf
 // reconcile brings one object's definition and status up to date.
 func (w *worker) reconcile(ctx context.Context, k key) error {
 	kind := Kinds[k.Kind]
-	ns := SchedulerNamespace(k.Namespace)
+	ns, nsErr := w.r.Namespaces.of(k.Namespace)
 	obj, exists, err := w.informers[k.Kind].GetStore().GetByKey(k.Namespace + "/" + k.Name)
 	if err != nil {
 		return err
+	}
+	if !exists && nsErr != nil {
+		return nil // never registered: no scheduler namespace runs there
 	}
 	if !exists {
 		o, owned, err := w.r.Registry.OwnerOf(ctx, kind.Def, ns, k.Name)
@@ -185,7 +190,9 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 	u := obj.(*unstructured.Unstructured)
 	gen := u.GetGeneration()
 	out := outcome{Generation: gen, Kind: kind.Def, Name: k.Name, Namespace: ns}
-	if g, ok := w.applied[u.GetUID()]; !ok || g != gen {
+	if nsErr != nil {
+		out.Err, out.Invalid = nsErr, true // refused: shown in its status
+	} else if g, ok := w.applied[u.GetUID()]; !ok || g != gen {
 		spec, _ := json.Marshal(u.Object["spec"])
 		owner := registry.Owner{Kind: kind.Name, Namespace: k.Namespace, Name: k.Name, UID: string(u.GetUID())}
 		began := time.Now()

@@ -24,8 +24,9 @@ const maxReview = 3 << 20
 // (the API's Warning headers become admission warnings). A delete is
 // always allowed: the reconciler deregisters the definition.
 type Webhook struct {
-	Defs Definitions
-	Log  *slog.Logger
+	Defs       Definitions
+	Namespaces NamespaceOf
+	Log        *slog.Logger
 }
 
 // object is what the webhook reads of an object.
@@ -77,7 +78,11 @@ func (w Webhook) review(r *http.Request, req *admissionv1.AdmissionRequest) *adm
 	if name == "" {
 		name = req.Name
 	}
-	warns, err := w.Defs.CheckDefinition(r.Context(), k.Def, SchedulerNamespace(ns), name, obj.Spec)
+	sns, err := w.Namespaces.of(ns)
+	if err != nil {
+		return refuse(http.StatusBadRequest, err.Error())
+	}
+	warns, err := w.Defs.CheckDefinition(r.Context(), k.Def, sns, name, obj.Spec)
 	if err != nil {
 		code, msg := api.ErrorMessage(err)
 		if code >= 500 && w.Log != nil {
