@@ -182,11 +182,11 @@ spec: {appURL: %q, bootstrapScript: bin/run.sh, cpuCount: 0.05, memoryMB: 64}
 
 	// The API refuses to change or delete what an object owns.
 	code, body = s.api().Do(http.MethodPut, "/api/job/update", map[string]any{"jobName": "crd-job", "shardingTotalCount": 5})
-	if code != http.StatusConflict || !strings.Contains(string(body), "CloudJob default/crd-job") {
+	if code != http.StatusConflict || !strings.Contains(string(body), "CloudJob "+objectNS+"/crd-job") {
 		t.Errorf("REST update of an owned job: %d %s", code, body)
 	}
 	code, body = s.api().Do(http.MethodDelete, "/api/job/crd-job/deregister", nil)
-	if code != http.StatusConflict || !strings.Contains(string(body), "CloudJob default/crd-job") {
+	if code != http.StatusConflict || !strings.Contains(string(body), "CloudJob "+objectNS+"/crd-job") {
 		t.Errorf("REST deregister of an owned job: %d %s", code, body)
 	}
 
