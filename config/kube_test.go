@@ -143,9 +143,9 @@ func TestSchedulerNamespaceOf(t *testing.T) {
 	}
 	for kns, why := range map[string]string{
 		"shared":  "holds the pods of namespaces ads, search", // two namespaces there
-		"hr":      "no namespace of the scheduler",           // not prefixed
-		"ej-pay":  "no namespace of the scheduler",           // pay runs in payments-batch
-		"default": "no namespace of the scheduler",           // default runs in jobs
+		"hr":      "no namespace of the scheduler",            // not prefixed
+		"ej-pay":  "no namespace of the scheduler",            // pay runs in payments-batch
+		"default": "no namespace of the scheduler",            // default runs in jobs
 	} {
 		if got, err := k.SchedulerNamespaceOf(kns); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("%q → %q, %v; want an error saying %q", kns, got, err, why)
