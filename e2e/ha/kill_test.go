@@ -38,7 +38,11 @@ func TestKillLeaderTenTimes(t *testing.T) {
 
 	var killed []time.Time
 	for i, s := range slots {
-		leader := c.steady(s.Add(-200 * time.Millisecond))
+		// The kill starts 0.5 s before the slot: under load it lands up to 0.35 s
+		// later, still before the gap the check opens 0.15 s before the slot;
+		// the new leader comes no sooner than the 2 s session after it, so the
+		// fire a second after the slot is in the gap too.
+		leader := c.steady(s.Add(-500 * time.Millisecond))
 		dead := leader.life().Kill9()
 		killed = append(killed, dead)
 		t.Logf("kill %d: %s at %s (slot %s)", i+1, leader.name, dead.Format("15:04:05.000"), s.Format("15:04:05"))

@@ -7,14 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store/memory"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynfake "k8s.io/client-go/dynamic/fake"
 )
 
 // BenchmarkCreateToRegistered: a CloudJob created (through the fake dynamic client: no
@@ -22,16 +15,8 @@ import (
 // record and the registry write. The real cluster's figure (API server, admission
 // webhook, watch) is TestDefinitionsAsKubernetesObjects's log line; docs/benchmarks.md.
 func BenchmarkCreateToRegistered(b *testing.B) {
-	clk := clock.NewFake(t0)
-	reg := registry.New(memory.New())
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
-	_, srv := api.NewServer(o)
-	lists := map[schema.GroupVersionResource]string{}
-	for _, k := range Kinds {
-		lists[k.GVR()] = k.Name + "List"
-	}
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists)
+	reg, _, srv := newAPI()
+	dyn := fakeDynamic()
 	applied := make(chan string, 1)
 	r := &Reconciler{Dynamic: dyn, Defs: srv, Registry: reg, Resync: time.Hour, Log: slog.New(slog.DiscardHandler),
 		Applied: func(_, _, name string, _ int64) { applied <- name }}

@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -63,11 +64,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestReconcilerRegistersDeregistersAndWritesStatusOnce(t *testing.T) {
-	clk := clock.NewFake(t0)
-	reg := registry.New(memory.New())
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
-	_, srv := api.NewServer(o)
+	reg, _, srv := newAPI()
 	defs := &countingDefs{Server: srv, reads: map[string]int{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -76,11 +73,7 @@ func TestReconcilerRegistersDeregistersAndWritesStatusOnce(t *testing.T) {
 		registry.Owner{Kind: "CloudJob", Namespace: "default", Name: "gone", UID: "uid-gone"}); err != nil {
 		t.Fatal(err)
 	}
-	lists := map[schema.GroupVersionResource]string{}
-	for _, k := range Kinds {
-		lists[k.GVR()] = k.Name + "List"
-	}
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, cloudJob("hello", "0/30 * * * * ?"), cloudJob("bad", "0 0 25 * * ?"))
+	dyn := fakeDynamic(cloudJob("hello", "0/30 * * * * ?"), cloudJob("bad", "0 0 25 * * ?"))
 	r := &Reconciler{Dynamic: dyn, Defs: defs, Registry: reg, Resync: 20 * time.Millisecond, Now: func() time.Time { return t0 }, Log: slog.New(slog.DiscardHandler)}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -137,16 +130,8 @@ func TestReconcilerRegistersDeregistersAndWritesStatusOnce(t *testing.T) {
 }
 
 func TestReconcilerRegistersAgainWhatWasDeletedBehindTheObject(t *testing.T) {
-	clk := clock.NewFake(t0)
-	reg := registry.New(memory.New())
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
-	_, srv := api.NewServer(o)
-	lists := map[schema.GroupVersionResource]string{}
-	for _, k := range Kinds {
-		lists[k.GVR()] = k.Name + "List"
-	}
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, cloudJob("hello", "0/30 * * * * ?"))
+	reg, _, srv := newAPI()
+	dyn := fakeDynamic(cloudJob("hello", "0/30 * * * * ?"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := &Reconciler{Dynamic: dyn, Defs: srv, Registry: reg, Resync: 20 * time.Millisecond, Log: slog.New(slog.DiscardHandler)}
@@ -160,4 +145,23 @@ func TestReconcilerRegistersAgainWhatWasDeletedBehindTheObject(t *testing.T) {
 	waitFor(t, "hello registered again", func() bool { _, err := jobs.Job(ctx, "hello"); return err == nil })
 	cancel()
 	<-done
+}
+
+// newAPI is the REST API over an in-memory registry, on a fake clock at t0.
+func newAPI() (*registry.Registry, http.Handler, *api.Server) {
+	clk := clock.NewFake(t0)
+	reg := registry.New(memory.New())
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
+	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+	h, srv := api.NewServer(o)
+	return reg, h, srv
+}
+
+// fakeDynamic is client-go's fake dynamic client knowing the kinds' lists, holding objs.
+func fakeDynamic(objs ...runtime.Object) *dynfake.FakeDynamicClient {
+	lists := map[schema.GroupVersionResource]string{}
+	for _, k := range Kinds {
+		lists[k.GVR()] = k.Name + "List"
+	}
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objs...)
 }

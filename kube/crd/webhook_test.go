@@ -11,22 +11,10 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store/memory"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
-
-func newAPI(t *testing.T) (http.Handler, *api.Server) {
-	t.Helper()
-	clk := clock.NewFake(t0)
-	reg := registry.New(memory.New())
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
-	return api.NewServer(o)
-}
 
 const jobSpec = `{"jobExecutionType":"TRANSIENT","jobType":"HTTP","cron":"%s","shardingTotalCount":1,
  "cpuCount":0.1,"memoryMB":32,"props":{"http.url":"http://127.0.0.1:1/x"}}`
@@ -52,7 +40,7 @@ func review(t *testing.T, h http.Handler, op admissionv1.Operation, resource, ns
 }
 
 func TestWebhookRefusesWithTheAPIsMessage(t *testing.T) {
-	h, srv := newAPI(t)
+	_, h, srv := newAPI()
 	wh := Webhook{Defs: srv, Log: slog.New(slog.DiscardHandler)}
 	bad := strings.Replace(jobSpec, "%s", "0 0 25 * * ?", 1)
 	resp := review(t, wh, admissionv1.Create, "cloudjobs", "default", "hello", bad)
