@@ -39,6 +39,7 @@ type Config struct {
 	ZKDigest         string
 	ZKSessionTimeout time.Duration
 	ReconcileWait    time.Duration
+	TaskUnreachable  time.Duration // task_unreachable_timeout
 	JobStateQueue    int
 	WorkflowRunsKept int // workflow_runs_kept: finished runs of each workflow kept in the registry
 	RDBDriver        string
@@ -179,6 +180,7 @@ var settings = []setting{
 	{"zk_servers", "", "ZooKeeper servers host:port,host:port for the registry and leader election; empty uses the embedded store in data_dir", str(func(c *Config) *string { return &c.ZKServers })},
 	{"zk_namespace", "elasticjob-cloud", "ZooKeeper root node", str(func(c *Config) *string { return &c.ZKNamespace })},
 	{"zk_session_timeout", "15s", "ZooKeeper session timeout: a leader that loses ZooKeeper for this long is replaced (it stops at once when its connection is suspended)", duration("zk_session_timeout", func(c *Config) *time.Duration { return &c.ZKSessionTimeout })},
+	{"task_unreachable_timeout", "10m", "how long a task whose agent is unreachable (Mesos TASK_UNREACHABLE) stays running before it counts as lost and its shard fails over; an agent marked gone fails its tasks over at once", duration("task_unreachable_timeout", func(c *Config) *time.Duration { return &c.TaskUnreachable })},
 	{"reconcile_wait", "15s", "after subscribing, launching waits at most this long for Mesos to confirm every task recorded as running", duration("reconcile_wait", func(c *Config) *time.Duration { return &c.ReconcileWait })},
 	{"zk_digest", "", "ZooKeeper digest credentials user:password (optional)", str(func(c *Config) *string { return &c.ZKDigest })},
 	{"job_state_queue_size", "10000", "maximum pending executions kept per job in the ready queue", integer("job_state_queue_size", func(c *Config) *int { return &c.JobStateQueue })},

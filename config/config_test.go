@@ -201,7 +201,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"history_retention": "24h", "history_max_rows": "5",
 		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",
 		"mesos_principal": "ej", "mesos_secret": "s3cret", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
-		"zk_session_timeout": "4s", "reconcile_wait": "3s",
+		"zk_session_timeout": "4s", "reconcile_wait": "3s", "task_unreachable_timeout": "3m",
 		"package_max_bytes": "104857600", "package_gc_grace": "10m", "debug_pprof": "true",
 		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",

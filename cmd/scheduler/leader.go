@@ -166,7 +166,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		Options: scheduler.Options{
 			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
-			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, ResolveAppURL: l.resolveAppURL,
+			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 			SecretAccess: l.secretAccess(),
 		},
