@@ -1,24 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // ourRights creates the scheduler's service account and rights of deploy/kubernetes/rbac.yaml
@@ -26,42 +20,8 @@ import (
 // runs with the rights it has in production, and its requests are told apart from every
 // other client's at the API server (the flow schema "service-accounts").
 func ourRights(ctx context.Context, cs kubernetes.Interface, repo, dir string, apiPort int, ca string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(repo, "deploy/kubernetes/rbac.yaml"))
-	if err != nil {
+	if err := harness.ApplyRBAC(ctx, cs, filepath.Join(repo, "deploy/kubernetes/rbac.yaml")); err != nil {
 		return "", err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		var raw runtime.RawExtension
-		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return "", fmt.Errorf("rbac.yaml: %w", err)
-		}
-		if len(bytes.TrimSpace(raw.Raw)) == 0 {
-			continue
-		}
-		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw.Raw, nil, nil)
-		if err != nil {
-			return "", fmt.Errorf("rbac.yaml: %w", err)
-		}
-		switch o := obj.(type) {
-		case *corev1.ServiceAccount:
-			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.Role:
-			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRole:
-			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRoleBinding:
-			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-		default:
-			return "", fmt.Errorf("rbac.yaml: unexpected %T", obj)
-		}
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return "", fmt.Errorf("rbac.yaml: %w", err)
-		}
 	}
 	tr, err := cs.CoreV1().ServiceAccounts("elasticjob").CreateToken(ctx, "elasticjob-scheduler",
 		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: new(int64(4 * 3600))}}, metav1.CreateOptions{})
