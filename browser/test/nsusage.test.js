@@ -102,11 +102,11 @@ test('alice opens pay\'s page: usage against guarantee and limit over time, fire
   await shot('pay');
   await page.selectOption('#lang', 'zh');
   await page.waitForSelector('#page[data-ready]');
-  await page.waitForFunction(() => /命名空间 pay/.test(document.querySelector('#page h1').innerText));
+  await page.waitForFunction(() => /命名空间 pay/.test(document.querySelector('#page h1')?.innerText ?? ''));
   assert.match(await page.innerText('#ns-ontime'), /准时触发率/);
   await shot('pay-zh');
   await page.selectOption('#lang', 'en');
-  await page.waitForFunction(() => /Namespace pay/.test(document.querySelector('#page h1').innerText));
+  await page.waitForFunction(() => /Namespace pay/.test(document.querySelector('#page h1')?.innerText ?? ''));
   await logout();
 });
 
