@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"net"
-	"slices"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -67,13 +66,7 @@ func (c *Cluster) touchAll() { c.allDirty = true }
 // takeDirty returns the agents to allocate, in agent order, and clears the
 // queue.
 func (c *Cluster) takeDirty() []*agent {
-	var out []*agent
-	if c.allDirty {
-		out = c.agents
-	} else {
-		out = c.dirty
-		slices.SortFunc(out, func(a, b *agent) int { return a.index - b.index })
-	}
+	out := agentsToAllocate(c.agents, c.dirty, c.allDirty)
 	for _, a := range c.dirty {
 		a.queued = false
 	}

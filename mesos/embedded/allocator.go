@@ -2,8 +2,7 @@ package embedded
 
 import (
 	"fmt"
-	"sort"
-	"time"
+		"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -44,23 +43,13 @@ func (c *Cluster) allocate() {
 	if len(agents) == 0 {
 		return
 	}
-	fws := c.eligible()
+	fws := eligibleFrameworks(c.frameworks)
 	if len(fws) == 0 {
 		return
 	}
 	made := map[*framework][]mesos.Offer{}
-	for _, a := range agents {
-		free := c.available(a)
-		for _, fw := range fws {
-			if !allocatable(free) {
-				break
-			}
-			if fw.offers[a.id] != nil || fw.filtered(a, free) {
-				continue
-			}
-			made[fw] = append(made[fw], c.makeOffer(fw, a, free))
-			free = nil
-		}
+	for _, g := range planOffers(agents, fws) {
+		made[g.fw] = append(made[g.fw], c.makeOffer(g.fw, g.agent, g.agent.free))
 	}
 	for _, fw := range fws {
 		if len(made[fw]) > 0 {
@@ -85,27 +74,6 @@ func (c *Cluster) allocateAfter(f func()) {
 	f()
 }
 
-// eligible lists the frameworks that may receive offers, in id order.
-func (c *Cluster) eligible() []*framework {
-	var out []*framework
-	for _, fw := range c.frameworks {
-		if fw.sub != nil && !fw.suppressed {
-			out = append(out, fw)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
-}
-
-func (fw *framework) filtered(a *agent, free mesos.Resources) bool {
-	for _, f := range fw.filters[a.id] {
-		if contains(f.resources, free) {
-			return true
-		}
-	}
-	return false
-}
-
 // makeOffer offers a's whole free pool to fw (the offer takes the pool
 // over) and returns the offer as sent.
 func (c *Cluster) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos.Offer {
@@ -113,23 +81,7 @@ func (c *Cluster) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos
 	a.free = nil
 	c.offers[o.id] = o
 	fw.offers[a.id] = o
-	mo := mesos.Offer{
-		ID:          mesos.OfferID{Value: o.id},
-		FrameworkID: mesos.FrameworkID{Value: fw.id},
-		AgentID:     mesos.AgentID{Value: a.id},
-		Hostname:    a.hostname,
-		URL:         c.agentURL(a),
-		Resources:   forFramework(free, fw),
-	}
-	if role, ok := fw.allocationRole(); ok {
-		mo.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
-	}
-	for _, e := range a.liveExecutors() {
-		if e.fw == fw {
-			mo.ExecutorIDs = append(mo.ExecutorIDs, mesos.ExecutorID{Value: e.id})
-		}
-	}
-	return mo
+	return offerFor(o.id, fw, a, free, c.agentURL(a))
 }
 
 // removeOffer drops an outstanding offer, sending RESCIND when asked to
@@ -170,16 +122,7 @@ func (c *Cluster) takeOffer(fw *framework, id string) (*offer, error) {
 
 // addFilter refuses resources of a to fw for the filters' refuse_seconds.
 func (c *Cluster) addFilter(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
-	const maxRefuse = 365 * 24 * time.Hour
-	d := defaultRefuse
-	if filters != nil && filters.RefuseSeconds != nil {
-		switch secs := *filters.RefuseSeconds; {
-		case secs >= maxRefuse.Seconds(): // compared in seconds: a huge value overflowed the Duration
-			d = maxRefuse
-		case secs >= 0:
-			d = time.Duration(secs * float64(time.Second))
-		} // negative or NaN (protobuf can carry it): the default
-	}
+	d := refuseFor(filters)
 	if d <= 0 || len(rs) == 0 {
 		return
 	}
