@@ -2,7 +2,7 @@ package embedded
 
 import (
 	"fmt"
-		"time"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
