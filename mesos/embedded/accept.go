@@ -41,10 +41,7 @@ func (c *Cluster) accept(fw *framework, a *scheduler.Call_Accept) {
 	}
 	ag, remaining, err := c.takeOffers(fw, a.OfferIDs)
 	if err != nil {
-		state := mesos.TASK_LOST
-		if fw.partitionAware() {
-			state = mesos.TASK_DROPPED
-		}
+		state := lossState(fw.partitionAware(), lossDropped)
 		for _, l := range launches {
 			for _, ti := range l.tasks {
 				c.masterUpdate(fw, ti.TaskID.Value, state, mesos.REASON_INVALID_OFFERS, err.Error(), nil)

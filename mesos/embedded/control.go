@@ -101,17 +101,15 @@ func (c *Cluster) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task
 			c.sendReconciled(fw, t)
 			continue
 		}
-		state := mesos.TASK_LOST
 		var onAgent *agent
 		if rt.AgentID != nil {
 			onAgent = c.agentOf(rt.AgentID.Value)
 		}
-		if fw.partitionAware() {
-			state = mesos.TASK_UNKNOWN
-			if onAgent != nil {
-				state = mesos.TASK_GONE
-			}
+		l := lossUnknown
+		if onAgent != nil {
+			l = lossUnknownOnAgent
 		}
+		state := lossState(fw.partitionAware(), l)
 		c.masterUpdate(fw, rt.TaskID.Value, state, mesos.REASON_RECONCILIATION, "Reconciliation: Task is unknown", onAgent)
 	}
 }

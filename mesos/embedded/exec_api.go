@@ -114,10 +114,7 @@ func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Ca
 // the LAUNCH reached it. As in Mesos, they are lost (dropped for a
 // partition-aware framework).
 func (c *Cluster) dropUnknownLaunched(e *executor, known map[string]bool) {
-	state := mesos.TASK_LOST
-	if e.fw.partitionAware() {
-		state = mesos.TASK_DROPPED
-	}
+	state := lossState(e.fw.partitionAware(), lossDropped)
 	for _, t := range e.liveTasks() {
 		if t.launched && t.state == mesos.TASK_STAGING && !known[t.info.TaskID.Value] {
 			c.agentUpdate(t, state, mesos.REASON_AGENT_RESTARTED, "Task launched during agent restart")

@@ -1,10 +1,8 @@
 package embedded
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
@@ -50,21 +48,16 @@ func (c *Cluster) loadRecovery() recovery {
 // lastSignOfLife dates the end of an executor that did not outlive the
 // agent's restart, never after now.
 func lastSignOfLife(dir string, run ckRun, agentAlive, now time.Time) time.Time {
-	at := agentAlive
 	files := []string{filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")}
 	for _, t := range run.tasks {
 		id := t.info.TaskID.Value
 		files = append(files, filepath.Join(dir, "tasks", id, "stdout"), filepath.Join(dir, "tasks", id, "stderr"), t.meta)
 	}
+	writes := make([]time.Time, 0, len(files))
 	for _, f := range files {
-		if m := modTime(f); m.After(at) {
-			at = m
-		}
+		writes = append(writes, modTime(f))
 	}
-	if at.IsZero() || at.After(now) {
-		return now
-	}
-	return at
+	return latestSign(agentAlive, writes, now)
 }
 
 // recover rebuilds the frameworks, executors and tasks of the checkpoint.
@@ -78,27 +71,19 @@ func (c *Cluster) recover(r recovery, orphans map[string]int) {
 	defer func() { c.recovering = false }()
 	for _, cf := range r.frameworks {
 		fw := c.recoverFramework(cf.info)
-		// Ended runs first: a live run of the same executor id then holds
-		// the framework's entry for that id.
-		runs := slices.Clone(cf.runs)
-		slices.SortStableFunc(runs, func(a, b ckRun) int {
-			return cmpBool(r.alive[a.containerID], r.alive[b.containerID])
-		})
+		runs := recoveryOrder(cf.runs, r.alive)
 		for _, run := range runs {
 			e := c.recoverRun(fw, run)
-			switch {
-			case r.alive[run.containerID]:
+			switch fateOf(run, r.alive[run.containerID]) {
+			case fateReattach:
 				c.iso.attach(e)
 				c.recoveredLive++
 				c.log.Info("recovered executor", "framework_id", fw.id, "executor_id", e.id, "pid", e.pid,
 					"tasks", len(e.liveTasks()))
-			case run.completed:
+			case fateEnded:
 				c.executorEnded(e, nil, "Executor terminated", modTime(filepath.Join(run.meta, "completed")))
-			default:
-				at := r.ended[run.containerID]
-				if orphans[e.dir] > 0 {
-					at = c.cfg.Clock.Now()
-				}
+			case fateGone:
+				at := goneAt(r.ended[run.containerID], orphans[e.dir] > 0, c.cfg.Clock.Now())
 				_ = os.Chtimes(e.dir, at, at) // the sandbox's age counts from its end (GC)
 				if n := len(e.liveTasks()); n > 0 {
 					c.log.Warn("executor of the earlier run is gone; its tasks fail", "framework_id", fw.id,
@@ -109,7 +94,7 @@ func (c *Cluster) recover(r recovery, orphans map[string]int) {
 				c.executorEnded(e, nil, "the executor was gone when the "+c.cfg.Process+" restarted", at)
 			}
 		}
-		if len(fw.executors) == 0 && len(fw.tasks) == 0 {
+		if !keepRecoveredFramework(len(fw.executors), len(fw.tasks)) {
 			delete(c.frameworks, fw.id)
 			c.ck.frameworkRemoved(fw.id)
 			continue
@@ -161,7 +146,7 @@ func (c *Cluster) recoverRun(fw *framework, run ckRun) *executor {
 		if !t.released {
 			c.charge(a, t.resources)
 		}
-		if !t.launched && !isTerminal(t.state) {
+		if awaitsLaunch(t.launched, t.state) {
 			queued = append(queued, t)
 			group = group || inGroup
 		}
@@ -177,38 +162,17 @@ func (c *Cluster) recoverRun(fw *framework, run ckRun) *executor {
 // whether the executor has it. A task whose terminal update was
 // acknowledged is forgotten.
 func (c *Cluster) recoverTask(e *executor, ct ckTask) (t *task, group bool) {
-	t = &task{info: ct.info, fw: e.fw, exec: e, seq: c.nextID(), state: mesos.TASK_STAGING,
-		resources: normalize(ct.info.Resources), acked: map[string]bool{}}
-	t.status = mesos.TaskStatus{TaskID: ct.info.TaskID, State: mesos.TASK_STAGING.Enum()}
-	for _, r := range ct.records {
-		switch {
-		case r.Task != nil:
-			group = r.Group
-		case r.Launched:
-			t.launched = true
-		case r.Update != nil:
-			var st mesos.TaskStatus
-			if st.Unmarshal(r.Update) != nil {
-				continue
-			}
-			t.state, t.status = st.GetState(), st
-			t.pending = append(t.pending, pendingUpdate{status: st, fromExecutor: r.Executor})
-			t.launched = t.launched || r.Executor
-		case r.Ack != nil:
-			t.acked[string(r.Ack)] = true
-			if len(t.pending) > 0 && bytes.Equal(t.pending[0].status.UUID, r.Ack) {
-				t.pending = t.pending[1:]
-			}
-		}
-	}
-	if isTerminal(t.state) && len(t.pending) == 0 {
+	r := replayTask(ct.info.TaskID, ct.records)
+	if r.forget {
 		_ = os.Remove(ct.meta) // done before the restart
 		return nil, false
 	}
-	t.released = isTerminal(t.state)
+	t = &task{info: ct.info, fw: e.fw, exec: e, seq: c.nextID(), state: r.state, status: r.status,
+		resources: normalize(ct.info.Resources), acked: r.acked, pending: r.pending, launched: r.launched,
+		released: r.released}
 	e.fw.tasks[t.info.TaskID.Value] = t
 	e.tasks[t.info.TaskID.Value] = t
-	return t, group
+	return t, r.group
 }
 
 // watchRecovered follows the recovered executors once the agent serves:
@@ -258,10 +222,7 @@ func (c *Cluster) reregistrationTimeout(e *executor) {
 		"timeout", c.cfg.ExecutorReregistrationTimeout)
 	e.state = execTerminating
 	e.reason = mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT
-	e.termState = mesos.TASK_LOST
-	if e.fw.partitionAware() {
-		e.termState = mesos.TASK_GONE
-	}
+	e.termState = lossState(e.fw.partitionAware(), lossGone)
 	e.exitMessage = "Executor did not reregister within " + mesosDuration(c.cfg.ExecutorReregistrationTimeout)
 	c.kill9(e)
 }
@@ -298,8 +259,7 @@ func (c *Cluster) detach(e *executor) {
 // task yet, and nothing would bound its life: it is shut down, and its
 // queued tasks fail.
 func (c *Cluster) leaveRunning(e *executor) bool {
-	subscribed := e.state == execRunning || (e.recovered && e.state == execLaunching)
-	return e.ck != nil && e.pid != 0 && subscribed && c.cfg.Recover == RecoverReconnect
+	return keepOnClose(e.ck != nil, e.pid != 0, e.state, e.recovered, c.cfg.Recover)
 }
 
 // cleanedUp closes Cleaned once, with Recover = cleanup, no executor is
