@@ -35,69 +35,6 @@ func newAgent(index int, id, hostname string, total mesos.Resources, sim bool) *
 // than summed over the agent's tasks at every allocation.
 func (a *agent) usedResources() mesos.Resources { return a.used }
 
-// charge adds what an executor or a task holds to its agent.
-func (c *Cluster) charge(a *agent, rs mesos.Resources) {
-	a.used.Add(rs...)
-	a.free.Subtract(rs...)
-	c.touch(a)
-}
-
-// uncharge releases what an executor or a task held; the agent is queued
-// for allocation.
-func (c *Cluster) uncharge(a *agent, rs mesos.Resources) {
-	a.used.Subtract(rs...)
-	a.free.Add(rs...)
-	c.touch(a)
-}
-
-// touch queues the agent for the next allocation: its free pool may have
-// grown (resources released, an offer returned, a filter expired).
-func (c *Cluster) touch(a *agent) {
-	if !a.queued {
-		a.queued = true
-		c.dirty = append(c.dirty, a)
-	}
-}
-
-// touchAll queues every agent: a framework became eligible for offers
-// (subscribed, revived).
-func (c *Cluster) touchAll() { c.allDirty = true }
-
-// takeDirty returns the agents to allocate, in agent order, and clears the
-// queue.
-func (c *Cluster) takeDirty() []*agent {
-	out := agentsToAllocate(c.agents, c.dirty, c.allDirty)
-	for _, a := range c.dirty {
-		a.queued = false
-	}
-	c.dirty, c.allDirty = nil, false
-	return out
-}
-
-// available is the agent's free pool: its total minus what its executors
-// and tasks hold minus its outstanding offers. It is maintained as those
-// change (no resource arithmetic per allocation); callers must not modify
-// it.
-func (c *Cluster) available(a *agent) mesos.Resources { return a.free }
-
-// used is what every agent's executors and tasks hold.
-func (c *Cluster) used() mesos.Resources {
-	var used mesos.Resources
-	for _, a := range c.agents {
-		used.Add(a.usedResources()...)
-	}
-	return used
-}
-
-// totalResources is the sum of every agent's resources.
-func (c *Cluster) totalResources() mesos.Resources {
-	var total mesos.Resources
-	for _, a := range c.agents {
-		total.Add(a.total...)
-	}
-	return total
-}
-
 // agentInfo is the AgentInfo executors are given at subscription.
 func (c *Cluster) agentInfo(a *agent) mesos.AgentInfo {
 	port := int32(c.port())
@@ -129,6 +66,3 @@ func (c *Cluster) port() int {
 	}
 	return 0
 }
-
-// agentOf resolves an agent id named in a call; nil when unknown.
-func (c *Cluster) agentOf(id string) *agent { return c.byID[id] }

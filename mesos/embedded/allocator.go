@@ -86,9 +86,9 @@ func (c *Cluster) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos
 
 // removeOffer drops an outstanding offer, sending RESCIND when asked to
 // and the framework is connected; its agent is queued for allocation.
-func (c *Cluster) removeOffer(o *offer, rescind bool) {
+func (m *master) removeOffer(o *offer, rescind bool) {
 	fw := o.fw
-	delete(c.offers, o.id)
+	delete(m.offers, o.id)
 	if fw.offers[o.agent.id] == o {
 		delete(fw.offers, o.agent.id)
 	}
@@ -97,26 +97,26 @@ func (c *Cluster) removeOffer(o *offer, rescind bool) {
 	} else {
 		o.agent.free.Add(o.resources...)
 	}
-	c.touch(o.agent)
+	m.touch(o.agent)
 	if rescind {
 		fw.send(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
 	}
 }
 
 // removeOffers drops every outstanding offer of fw.
-func (c *Cluster) removeOffers(fw *framework, rescind bool) {
+func (m *master) removeOffers(fw *framework, rescind bool) {
 	for _, o := range fw.offers {
-		c.removeOffer(o, rescind)
+		m.removeOffer(o, rescind)
 	}
 }
 
 // takeOffer removes and returns a valid outstanding offer of fw.
-func (c *Cluster) takeOffer(fw *framework, id string) (*offer, error) {
-	o := c.offers[id]
+func (m *master) takeOffer(fw *framework, id string) (*offer, error) {
+	o := m.offers[id]
 	if o == nil || o.fw != fw {
 		return nil, fmt.Errorf("Offer %s is no longer valid", id)
 	}
-	c.removeOffer(o, false)
+	m.removeOffer(o, false)
 	return o, nil
 }
 
@@ -149,7 +149,7 @@ func (c *Cluster) expireFilter(fw *framework, f *filter) {
 	}
 }
 
-func (c *Cluster) clearFilters(fw *framework) {
+func (m *master) clearFilters(fw *framework) {
 	for _, list := range fw.filters {
 		for _, f := range list {
 			f.timer.Stop()
@@ -170,7 +170,7 @@ func (c *Cluster) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Fil
 	c.allocate()
 }
 
-func (c *Cluster) suppress(fw *framework) {
+func (m *master) suppress(fw *framework) {
 	fw.suppressed = true
 }
 

@@ -71,16 +71,6 @@ func scanRuns(root string) []archived {
 	return out
 }
 
-// archive keeps a terminated executor that leaves the completed list.
-func (c *Cluster) archive(e *executor) {
-	a := archived{fwID: e.fw.id, execID: e.id, containerID: e.containerID, dir: e.dir, ended: e.ended}
-	list := append(c.archived[a.fwID], a)
-	if len(list) > maxArchived {
-		list = list[1:]
-	}
-	c.archived[a.fwID] = list
-}
-
 // forget drops removed sandboxes from the completed and archived lists.
 func (c *Cluster) forget(removed map[string]bool) {
 	for id, list := range c.archived {

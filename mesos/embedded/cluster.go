@@ -12,40 +12,21 @@ import (
 	"time"
 )
 
-// Cluster is an embedded single-node Mesos master and agent.
+// Cluster is an embedded single-node Mesos master and agent: the master's
+// state (master.go) and the agent's (host.go), guarded by one mutex, and
+// the HTTP server both serve on.
 type Cluster struct {
-	cfg      Config
-	log      *slog.Logger
-	masterID string
-	agents   []*agent          // in allocation order; one real agent, or Config.Sim.Agents simulated ones
-	byID     map[string]*agent // agents by id
-	sim      *simulator        // runs the simulated agents' executors; nil without Config.Sim
-	iso      *isolation        // set by Start
+	cfg Config
+	log *slog.Logger
 
-	mu         sync.Mutex
-	launched   float64 // tasks accepted for launch since start (embedded/tasks_launched)
-	frameworks map[string]*framework
-	removed    map[string]bool // torn-down framework ids
-	offers     map[string]*offer
-	dirty      []*agent // agents to allocate (touch)
-	allDirty   bool     // every agent is to be allocated (touchAll)
-	batching   bool     // allocation deferred to the end of a batch (allocateAfter)
-	seq        int
-	closing    bool
-	live       map[string]*executor  // executors not terminated, by sandbox
-	archived   map[string][]archived // terminated runs known by sandbox only, per framework
-	bg         sync.WaitGroup        // the GC loop
-	gcMu       sync.Mutex            // serializes CollectGarbage
-	stopGC     chan struct{}
+	mu sync.Mutex
+	master
+	host
+	closing bool
 
-	// Checkpoint and recovery (checkpoint.go, recover.go): ck is nil in
-	// simulation mode; boot is this machine's boot id.
-	ck            *checkpoint
-	boot          string
-	recovering    bool          // recover is rebuilding the earlier run
-	recoveredLive int           // executors of the earlier run found running
-	cleaned       chan struct{} // see Cleaned
-	unlock        func()        // releases the work directory
+	bg     sync.WaitGroup // the GC and alive loops
+	stopGC chan struct{}
+	unlock func() // releases the work directory
 
 	srv      *http.Server
 	ln       net.Listener
@@ -65,22 +46,11 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{
-		cfg:        cfg,
-		log:        cfg.Logger.With("subsystem", "mesos-local"),
-		masterID:   masterID,
-		agents:     agents,
-		byID:       map[string]*agent{},
-		frameworks: map[string]*framework{},
-		removed:    map[string]bool{},
-		offers:     map[string]*offer{},
-		live:       map[string]*executor{},
-		archived:   map[string][]archived{},
-		stopGC:     make(chan struct{}),
-		cleaned:    make(chan struct{}),
-		boot:       bootID(),
-	}
-	for _, a := range agents {
-		c.byID[a.id] = a
+		cfg:    cfg,
+		log:    cfg.Logger.With("subsystem", "mesos-local"),
+		master: newMaster(masterID, agents),
+		host:   newHost(),
+		stopGC: make(chan struct{}),
 	}
 	if cfg.Sim != nil {
 		c.sim = newSimulator(c, *cfg.Sim)
@@ -313,12 +283,6 @@ func (c *Cluster) listen(ctx context.Context) (net.Listener, error) {
 		recordAddress(c.cfg.WorkDir, ln.Addr().String(), c.log)
 	}
 	return ln, nil
-}
-
-// nextID returns a cluster-unique sequence number.
-func (c *Cluster) nextID() int {
-	c.seq++
-	return c.seq
 }
 
 func newUUID() string {

@@ -89,32 +89,32 @@ func (c *Cluster) kill(fw *framework, taskID string, agentID *mesos.AgentID) {
 
 // reconcile answers RECONCILE with reason REASON_RECONCILIATION: explicit
 // for the listed tasks, implicit (every known task) for an empty list.
-func (c *Cluster) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task) {
+func (m *master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task) {
 	if len(tasks) == 0 {
 		for _, t := range sortedTasks(fw.tasks) {
-			c.sendReconciled(fw, t)
+			m.sendReconciled(fw, t)
 		}
 		return
 	}
 	for _, rt := range tasks {
 		if t := fw.tasks[rt.TaskID.Value]; t != nil {
-			c.sendReconciled(fw, t)
+			m.sendReconciled(fw, t)
 			continue
 		}
 		var onAgent *agent
 		if rt.AgentID != nil {
-			onAgent = c.agentOf(rt.AgentID.Value)
+			onAgent = m.agentOf(rt.AgentID.Value)
 		}
 		l := lossUnknown
 		if onAgent != nil {
 			l = lossUnknownOnAgent
 		}
 		state := lossState(fw.partitionAware(), l)
-		c.masterUpdate(fw, rt.TaskID.Value, state, mesos.REASON_RECONCILIATION, "Reconciliation: Task is unknown", onAgent)
+		m.masterUpdate(fw, rt.TaskID.Value, state, mesos.REASON_RECONCILIATION, "Reconciliation: Task is unknown", onAgent)
 	}
 }
 
-func (c *Cluster) sendReconciled(fw *framework, t *task) {
+func (m *master) sendReconciled(fw *framework, t *task) {
 	st := t.status
 	st.UUID = nil
 	st.Source = mesos.SOURCE_MASTER.Enum()

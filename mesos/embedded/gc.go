@@ -51,12 +51,7 @@ func (c *Cluster) CollectGarbage() int {
 	sort.Slice(runs, func(i, j int) bool { return runs[i].ended.Before(runs[j].ended) })
 	now := c.cfg.Clock.Now()
 	c.mu.Lock()
-	var doomed []string
-	for _, r := range runs { // every live executor was registered before its sandbox existed
-		if c.live[r.dir] == nil && now.Sub(r.ended) >= maxAge {
-			doomed = append(doomed, r.dir)
-		}
-	}
+	doomed := doomedSandboxes(runs, c.live, maxAge, now)
 	c.mu.Unlock()
 	removed := map[string]bool{}
 	for _, d := range doomed { // terminated for good: no executor takes its path again
@@ -75,6 +70,19 @@ func (c *Cluster) CollectGarbage() int {
 			"disk_usage", fmt.Sprintf("%.3f", usage))
 	}
 	return len(removed)
+}
+
+// doomedSandboxes picks the sandboxes a collection removes, in the order
+// of runs: those no live executor runs in (every live executor is
+// registered before its sandbox exists) that ended at least maxAge ago.
+func doomedSandboxes(runs []archived, live map[string]*executor, maxAge time.Duration, now time.Time) []string {
+	var doomed []string
+	for _, r := range runs {
+		if live[r.dir] == nil && now.Sub(r.ended) >= maxAge {
+			doomed = append(doomed, r.dir)
+		}
+	}
+	return doomed
 }
 
 // pruneEmpty removes dir and its parents up to (not including) stop while

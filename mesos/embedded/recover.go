@@ -268,11 +268,7 @@ func (c *Cluster) cleanedUp() {
 	if c.cfg.Recover != RecoverCleanup || c.recovering || len(c.live) > 0 {
 		return
 	}
-	select {
-	case <-c.cleaned:
-	default:
-		close(c.cleaned)
-	}
+	c.closeCleaned()
 }
 
 // Cleaned is closed, when Config.Recover is cleanup, once every executor

@@ -84,15 +84,6 @@ func (c *Cluster) Snapshot() State {
 	return s
 }
 
-func (c *Cluster) sortedFrameworks() []*framework {
-	out := make([]*framework, 0, len(c.frameworks))
-	for _, fw := range c.frameworks {
-		out = append(out, fw)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
-}
-
 // sortedExecutors lists executors by id, then agent order.
 func sortedExecutors(m map[execKey]*executor) []*executor {
 	out := make([]*executor, 0, len(m))

@@ -21,13 +21,6 @@ const (
 	maxSimDone = 10
 )
 
-func (c *Cluster) maxDone(e *executor) int {
-	if e.agent.sim {
-		return maxSimDone
-	}
-	return maxDone
-}
-
 // task is a task the agent knows: queued, launched or terminal but not yet
 // acknowledged. Its reliable status updates form a stream: only the oldest
 // unacknowledged update is forwarded (and retried) at a time.
@@ -92,17 +85,14 @@ func (c *Cluster) releaseTask(t *task) {
 // statusUpdate records a reliable (uuid-carrying) update and forwards it
 // when it is the oldest unacknowledged one of its task.
 func (c *Cluster) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) {
-	key := string(st.UUID)
-	if t.acked[key] {
+	switch classifyUpdate(t.acked, t.pending, st.UUID) {
+	case updateAcked:
 		if fromExecutor {
 			t.exec.send(acknowledged(t, st.UUID))
 		}
 		return
-	}
-	for _, p := range t.pending {
-		if bytes.Equal(p.status.UUID, st.UUID) {
-			return // duplicate of an update in flight
-		}
+	case updateDuplicate:
+		return // an update in flight
 	}
 	if t.exec != nil {
 		st.AgentID = &mesos.AgentID{Value: t.exec.agent.id}
@@ -140,7 +130,7 @@ func (c *Cluster) forwardUpdate(t *task) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if len(t.pending) > 0 && bytes.Equal(t.pending[0].status.UUID, head.UUID) && t.fw.tasks[t.info.TaskID.Value] == t {
-			t.backoff = min(2*t.backoff, maxRetry)
+			t.backoff = nextBackoff(t.backoff)
 			c.forwardUpdate(t)
 		}
 	})
@@ -184,7 +174,7 @@ func (c *Cluster) agentUpdateAt(t *task, state mesos.TaskState, reason mesos.Tas
 // masterUpdate sends an unreliable update (no uuid, nothing to acknowledge)
 // the way a Mesos master reports invalid tasks and reconciliation; a
 // non-nil agent is named in it.
-func (c *Cluster) masterUpdate(fw *framework, taskID string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, a *agent) {
+func (m *master) masterUpdate(fw *framework, taskID string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, a *agent) {
 	ts := nowSeconds()
 	st := mesos.TaskStatus{
 		TaskID:    mesos.TaskID{Value: taskID},
@@ -217,7 +207,7 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *h
 		c.log.Debug("acknowledgement for unknown task dropped", "task_id", ack.TaskID.Value)
 		return nil
 	}
-	if len(t.pending) == 0 || !bytes.Equal(t.pending[0].status.UUID, ack.UUID) {
+	if !acceptsAck(t.pending, ack.UUID) {
 		c.log.Debug("unexpected status update acknowledgement", "task_id", ack.TaskID.Value)
 		return nil
 	}
@@ -249,14 +239,14 @@ func acknowledged(t *task, uuid []byte) *execpb.Event {
 	}}
 }
 
-func (c *Cluster) removeTask(t *task) {
+func (m *master) removeTask(t *task) {
 	t.stopRetry()
 	delete(t.fw.tasks, t.info.TaskID.Value)
 	if e := t.exec; e != nil {
 		delete(e.tasks, t.info.TaskID.Value)
 		t.info.Data = nil // /state does not show it; it can be large
 		e.finished = append(e.finished, t)
-		if keep := c.maxDone(e); len(e.finished) > keep {
+		if keep := finishedKept(e.agent.sim); len(e.finished) > keep {
 			e.finished = e.finished[len(e.finished)-keep:]
 		}
 		if e.ck != nil {

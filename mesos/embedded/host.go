@@ -1,0 +1,52 @@
+package embedded
+
+import "sync"
+
+// host is the agent's half of the cluster: what runs on this machine (or,
+// in simulation mode, in-process): the live executors by sandbox, the
+// sandboxes of earlier runs, cgroup isolation, the checkpoint and what a
+// restart recovered from it. The master half (master.go) charges the
+// executors' and tasks' resources to their agents; the processes
+// themselves are started, watched and ended by process.go, executor.go
+// and recover.go.
+//
+// Cluster.mu guards it, but for gcMu (one garbage collection at a time)
+// and what is set once by New and Start (sim, ck, boot, iso).
+type host struct {
+	sim      *simulator            // runs the simulated agents' executors; nil without Config.Sim
+	iso      *isolation            // set by Start
+	live     map[string]*executor  // executors not terminated, by sandbox
+	archived map[string][]archived // terminated runs known by sandbox only, per framework
+	gcMu     sync.Mutex            // serializes CollectGarbage
+
+	// Checkpoint and recovery (checkpoint.go, recover.go): ck is nil in
+	// simulation mode; boot is this machine's boot id.
+	ck            *checkpoint
+	boot          string
+	recovering    bool          // recover is rebuilding the earlier run
+	recoveredLive int           // executors of the earlier run found running
+	cleaned       chan struct{} // see Cleaned
+}
+
+func newHost() host {
+	return host{live: map[string]*executor{}, archived: map[string][]archived{}, cleaned: make(chan struct{}), boot: bootID()}
+}
+
+// archive keeps a terminated executor that leaves the completed list.
+func (h *host) archive(e *executor) {
+	a := archived{fwID: e.fw.id, execID: e.id, containerID: e.containerID, dir: e.dir, ended: e.ended}
+	list := append(h.archived[a.fwID], a)
+	if len(list) > maxArchived {
+		list = list[1:]
+	}
+	h.archived[a.fwID] = list
+}
+
+// closeCleaned closes Cleaned, once.
+func (h *host) closeCleaned() {
+	select {
+	case <-h.cleaned:
+	default:
+		close(h.cleaned)
+	}
+}
