@@ -48,8 +48,8 @@ func (c *Cluster) agentInfo(a *agent) mesos.AgentInfo {
 
 // agentURL is the agent's base URL as offers carry it. Every agent is
 // served by this process.
-func (c *Cluster) agentURL(a *agent) *mesos.URL {
-	port := int32(c.port())
+func (m *master) agentURL(a *agent) *mesos.URL {
+	port := int32(m.port())
 	return &mesos.URL{
 		Scheme:  "http",
 		Address: mesos.Address{Hostname: &a.hostname, IP: strPtr("127.0.0.1"), Port: port},
@@ -57,11 +57,13 @@ func (c *Cluster) agentURL(a *agent) *mesos.URL {
 	}
 }
 
-func (c *Cluster) port() int {
-	if c.ln == nil {
-		return 0
-	}
-	if a, ok := c.ln.Addr().(*net.TCPAddr); ok {
+// port is the port the cluster serves on (agents' and master's), 0
+// before Start listens.
+func (m *master) port() int { return m.listenPort }
+
+// tcpPort is a listener's port.
+func tcpPort(ln net.Listener) int {
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		return a.Port
 	}
 	return 0

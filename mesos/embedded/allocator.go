@@ -35,21 +35,21 @@ type filter struct {
 // gets its new offers in one OFFERS event. Called on every change that may
 // free resources or make a framework eligible; inside a batch
 // (allocateAfter) it waits for the batch to end.
-func (c *Cluster) allocate() {
-	if c.closing || c.batching {
+func (m *master) allocate() {
+	if m.closing || m.batching {
 		return
 	}
-	agents := c.takeDirty()
+	agents := m.takeDirty()
 	if len(agents) == 0 {
 		return
 	}
-	fws := eligibleFrameworks(c.frameworks)
+	fws := eligibleFrameworks(m.frameworks)
 	if len(fws) == 0 {
 		return
 	}
 	made := map[*framework][]mesos.Offer{}
 	for _, g := range planOffers(agents, fws) {
-		made[g.fw] = append(made[g.fw], c.makeOffer(g.fw, g.agent, g.agent.free))
+		made[g.fw] = append(made[g.fw], m.makeOffer(g.fw, g.agent, g.agent.free))
 	}
 	for _, fw := range fws {
 		if len(made[fw]) > 0 {
@@ -61,27 +61,27 @@ func (c *Cluster) allocate() {
 // allocateAfter runs f (with c.mu held) and allocates once at its end, so
 // that the changes f makes on many agents yield one OFFERS event per
 // framework instead of one per change.
-func (c *Cluster) allocateAfter(f func()) {
-	if c.batching {
+func (m *master) allocateAfter(f func()) {
+	if m.batching {
 		f()
 		return
 	}
-	c.batching = true
+	m.batching = true
 	defer func() {
-		c.batching = false
-		c.allocate()
+		m.batching = false
+		m.allocate()
 	}()
 	f()
 }
 
 // makeOffer offers a's whole free pool to fw (the offer takes the pool
 // over) and returns the offer as sent.
-func (c *Cluster) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos.Offer {
-	o := &offer{id: fmt.Sprintf("%s-O%d", c.masterID, c.nextID()), fw: fw, agent: a, resources: free}
+func (m *master) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos.Offer {
+	o := &offer{id: fmt.Sprintf("%s-O%d", m.masterID, m.nextID()), fw: fw, agent: a, resources: free}
 	a.free = nil
-	c.offers[o.id] = o
+	m.offers[o.id] = o
 	fw.offers[a.id] = o
-	return offerFor(o.id, fw, a, free, c.agentURL(a))
+	return offerFor(o.id, fw, a, free, m.agentURL(a))
 }
 
 // removeOffer drops an outstanding offer, sending RESCIND when asked to
@@ -121,19 +121,19 @@ func (m *master) takeOffer(fw *framework, id string) (*offer, error) {
 }
 
 // addFilter refuses resources of a to fw for the filters' refuse_seconds.
-func (c *Cluster) addFilter(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
+func (m *master) addFilter(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
 	d := refuseFor(filters)
 	if d <= 0 || len(rs) == 0 {
 		return
 	}
 	f := &filter{agent: a, resources: rs}
-	f.timer = time.AfterFunc(d, func() { c.expireFilter(fw, f) })
+	f.timer = time.AfterFunc(d, func() { m.expireFilter(fw, f) })
 	fw.filters[a.id] = append(fw.filters[a.id], f)
 }
 
-func (c *Cluster) expireFilter(fw *framework, f *filter) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (m *master) expireFilter(fw *framework, f *filter) {
+	m.lock.Lock()
+	defer m.lock.Unlock()
 	list := fw.filters[f.agent.id]
 	for i, g := range list {
 		if g == f {
@@ -142,8 +142,8 @@ func (c *Cluster) expireFilter(fw *framework, f *filter) {
 			} else {
 				fw.filters[f.agent.id] = append(list[:i:i], list[i+1:]...)
 			}
-			c.touch(f.agent)
-			c.allocate()
+			m.touch(f.agent)
+			m.allocate()
 			return
 		}
 	}
@@ -158,25 +158,25 @@ func (m *master) clearFilters(fw *framework) {
 	fw.filters = map[string][]*filter{}
 }
 
-func (c *Cluster) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Filters) {
+func (m *master) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Filters) {
 	for _, id := range ids {
-		o, err := c.takeOffer(fw, id.Value)
+		o, err := m.takeOffer(fw, id.Value)
 		if err != nil {
-			c.log.Debug("decline of unknown offer", "framework_id", fw.id, "offer_id", id.Value)
+			m.log.Debug("decline of unknown offer", "framework_id", fw.id, "offer_id", id.Value)
 			continue
 		}
-		c.addFilter(fw, o.agent, o.resources, filters)
+		m.addFilter(fw, o.agent, o.resources, filters)
 	}
-	c.allocate()
+	m.allocate()
 }
 
 func (m *master) suppress(fw *framework) {
 	fw.suppressed = true
 }
 
-func (c *Cluster) revive(fw *framework) {
+func (m *master) revive(fw *framework) {
 	fw.suppressed = false
-	c.clearFilters(fw)
-	c.touchAll()
-	c.allocate()
+	m.clearFilters(fw)
+	m.touchAll()
+	m.allocate()
 }

@@ -22,7 +22,6 @@ type Cluster struct {
 	mu sync.Mutex
 	master
 	host
-	closing bool
 
 	bg     sync.WaitGroup // the GC and alive loops
 	stopGC chan struct{}
@@ -48,10 +47,10 @@ func New(cfg Config) (*Cluster, error) {
 	c := &Cluster{
 		cfg:    cfg,
 		log:    cfg.Logger.With("subsystem", "mesos-local"),
-		master: newMaster(masterID, agents),
 		host:   newHost(),
 		stopGC: make(chan struct{}),
 	}
+	c.master = newMaster(masterID, agents, cfg, c.log, &c.mu)
 	if cfg.Sim != nil {
 		c.sim = newSimulator(c, *cfg.Sim)
 	} else {
@@ -142,6 +141,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	c.mu.Lock()
 	c.ln = ln
+	c.listenPort = tcpPort(ln)
 	c.hostPort = ln.Addr().String()
 	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	c.serveErr = make(chan error, 1)

@@ -107,35 +107,35 @@ func (c *Cluster) subscribe(info mesos.FrameworkInfo, format streamFormat, suppr
 	return id, fw.sub, nil
 }
 
-func (c *Cluster) sendSubscribed(fw *framework) {
-	hb := c.cfg.HeartbeatInterval.Seconds()
-	port := uint32(c.port())
+func (m *master) sendSubscribed(fw *framework) {
+	hb := m.heartbeat.Seconds()
+	port := uint32(m.port())
 	fw.send(&scheduler.Event{
 		Type: scheduler.Event_SUBSCRIBED,
 		Subscribed: &scheduler.Event_Subscribed{
 			FrameworkID:              &mesos.FrameworkID{Value: fw.id},
 			HeartbeatIntervalSeconds: &hb,
 			MasterInfo: &mesos.MasterInfo{
-				ID:       c.masterID,
+				ID:       m.masterID,
 				IP:       0x0100007f, // 127.0.0.1 in network byte order, as Mesos packs it
 				Port:     &port,
-				Hostname: &c.cfg.Hostname,
+				Hostname: &m.hostname,
 				Version:  strPtr("1.11.0"),
-				Address:  &mesos.Address{Hostname: &c.cfg.Hostname, IP: strPtr("127.0.0.1"), Port: int32(port)},
+				Address:  &mesos.Address{Hostname: &m.hostname, IP: strPtr("127.0.0.1"), Port: int32(port)},
 			},
 		},
 	})
 }
 
 // disconnect closes the framework's stream (if any) and rescinds its offer.
-func (c *Cluster) disconnect(fw *framework, why string) {
+func (m *master) disconnect(fw *framework, why string) {
 	if fw.sub == nil {
 		return
 	}
-	c.log.Info("framework disconnected", "framework_id", fw.id, "reason", why)
+	m.log.Info("framework disconnected", "framework_id", fw.id, "reason", why)
 	fw.sub.close()
 	fw.sub = nil
-	c.removeOffers(fw, false)
+	m.removeOffers(fw, false)
 }
 
 // streamEnded is called when a subscription's HTTP stream terminates. The

@@ -1,7 +1,10 @@
 package embedded
 
 import (
+	"log/slog"
 	"sort"
+	"sync"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -29,11 +32,21 @@ type master struct {
 	batching   bool     // allocation deferred to the end of a batch (allocateAfter)
 	seq        int
 	launched   float64 // tasks accepted for launch since start (embedded/tasks_launched)
+	closing    bool    // the cluster is stopping: no allocation, no subscription
+
+	// Set by New (and listenPort by Start).
+	log         *slog.Logger
+	lock        *sync.Mutex // Cluster.mu, taken by the master's timers (filters, update retries, failover)
+	updateRetry time.Duration
+	heartbeat   time.Duration
+	hostname    string
+	listenPort  int
 }
 
-func newMaster(id string, agents []*agent) master {
+func newMaster(id string, agents []*agent, cfg Config, log *slog.Logger, lock *sync.Mutex) master {
 	m := master{masterID: id, agents: agents, byID: map[string]*agent{}, frameworks: map[string]*framework{},
-		removed: map[string]bool{}, offers: map[string]*offer{}}
+		removed: map[string]bool{}, offers: map[string]*offer{}, log: log, lock: lock,
+		updateRetry: cfg.UpdateRetryInterval, heartbeat: cfg.HeartbeatInterval, hostname: cfg.Hostname}
 	for _, a := range agents {
 		m.byID[a.id] = a
 	}

@@ -107,11 +107,11 @@ func (c *Cluster) dispatch(call *scheduler.Call, streamID string) *httpError {
 
 // caller resolves the framework of a non-SUBSCRIBE call and checks that it
 // arrives on the framework's current stream, as a Mesos master does.
-func (c *Cluster) caller(call *scheduler.Call, streamID string) (*framework, *httpError) {
+func (m *master) caller(call *scheduler.Call, streamID string) (*framework, *httpError) {
 	if call.FrameworkID == nil || call.FrameworkID.Value == "" {
 		return nil, errorf(http.StatusBadRequest, "Expecting 'framework_id' to be present")
 	}
-	fw := c.frameworks[call.FrameworkID.Value]
+	fw := m.frameworks[call.FrameworkID.Value]
 	if fw == nil || fw.sub == nil {
 		return nil, errorf(http.StatusForbidden, "Framework cannot be found or is not subscribed")
 	}
@@ -126,15 +126,15 @@ func (c *Cluster) caller(call *scheduler.Call, streamID string) (*framework, *ht
 	return fw, nil
 }
 
-func (c *Cluster) frameworkMessage(fw *framework, m *scheduler.Call_Message) *httpError {
-	if m == nil {
+func (m *master) frameworkMessage(fw *framework, msg *scheduler.Call_Message) *httpError {
+	if msg == nil {
 		return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
 	}
-	if c.agentOf(m.AgentID.Value) == nil {
+	if m.agentOf(msg.AgentID.Value) == nil {
 		return nil // Mesos drops messages for unknown agents
 	}
-	if e := fw.executors[execKey{m.AgentID.Value, m.ExecutorID.Value}]; e != nil {
-		e.sendMessage(m.Data)
+	if e := fw.executors[execKey{msg.AgentID.Value, msg.ExecutorID.Value}]; e != nil {
+		e.sendMessage(msg.Data)
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ func (c *Cluster) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) 
 
 // forwardUpdate sends the oldest pending update to the framework and arms
 // its retry timer.
-func (c *Cluster) forwardUpdate(t *task) {
+func (m *master) forwardUpdate(t *task) {
 	t.stopRetry()
 	if len(t.pending) == 0 {
 		return
@@ -127,22 +127,22 @@ func (c *Cluster) forwardUpdate(t *task) {
 	head := t.pending[0].status
 	t.fw.send(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: head}})
 	t.retry = time.AfterFunc(t.backoff, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		m.lock.Lock()
+		defer m.lock.Unlock()
 		if len(t.pending) > 0 && bytes.Equal(t.pending[0].status.UUID, head.UUID) && t.fw.tasks[t.info.TaskID.Value] == t {
 			t.backoff = nextBackoff(t.backoff)
-			c.forwardUpdate(t)
+			m.forwardUpdate(t)
 		}
 	})
 }
 
 // resendUpdates re-forwards every task's oldest pending update, on
 // (re-)subscription of the framework.
-func (c *Cluster) resendUpdates(fw *framework) {
+func (m *master) resendUpdates(fw *framework) {
 	for _, t := range sortedTasks(fw.tasks) {
 		if len(t.pending) > 0 {
-			t.backoff = c.cfg.UpdateRetryInterval
-			c.forwardUpdate(t)
+			t.backoff = m.updateRetry
+			m.forwardUpdate(t)
 		}
 	}
 }
@@ -195,7 +195,7 @@ func (m *master) masterUpdate(fw *framework, taskID string, state mesos.TaskStat
 // acknowledge applies a framework's ACKNOWLEDGE: the oldest pending update
 // of the task is done, the executor hears ACKNOWLEDGED and the next update
 // is forwarded; a task whose terminal update is acknowledged is removed.
-func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *httpError {
+func (m *master) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *httpError {
 	if ack == nil {
 		return errorf(http.StatusBadRequest, "Expecting 'acknowledge' to be present")
 	}
@@ -204,11 +204,11 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *h
 	}
 	t := fw.tasks[ack.TaskID.Value]
 	if t == nil || t.exec == nil || ack.AgentID.Value != t.exec.agent.id {
-		c.log.Debug("acknowledgement for unknown task dropped", "task_id", ack.TaskID.Value)
+		m.log.Debug("acknowledgement for unknown task dropped", "task_id", ack.TaskID.Value)
 		return nil
 	}
 	if !acceptsAck(t.pending, ack.UUID) {
-		c.log.Debug("unexpected status update acknowledgement", "task_id", ack.TaskID.Value)
+		m.log.Debug("unexpected status update acknowledgement", "task_id", ack.TaskID.Value)
 		return nil
 	}
 	head := t.pending[0]
@@ -225,10 +225,10 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) *h
 		t.exec.send(acknowledged(t, ack.UUID))
 	}
 	if len(t.pending) > 0 {
-		t.backoff = c.cfg.UpdateRetryInterval
-		c.forwardUpdate(t)
+		t.backoff = m.updateRetry
+		m.forwardUpdate(t)
 	} else if isTerminal(t.state) {
-		c.removeTask(t)
+		m.removeTask(t)
 	}
 	return nil
 }
