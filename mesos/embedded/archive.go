@@ -23,23 +23,23 @@ type archived struct {
 }
 
 // sandboxRoot is where this agent's sandboxes live.
-func (c *Cluster) sandboxRoot() string { return filepath.Join(c.cfg.WorkDir, "slaves") }
+func (h *host) sandboxRoot() string { return filepath.Join(h.cfg.WorkDir, "slaves") }
 
 // recoverArchive lists the executor runs found under this agent's
 // sandboxes that an earlier run of the agent left and recovery does not
 // know (it knows the executors it recovered, live or completed), oldest
 // first per framework.
-func (c *Cluster) recoverArchive() map[string][]archived {
-	runs := scanRuns(filepath.Join(c.sandboxRoot(), c.AgentID()))
+func (h *host) recoverArchive(agentID string, frameworks map[string]*framework) map[string][]archived {
+	runs := scanRuns(filepath.Join(h.sandboxRoot(), agentID))
 	known := map[string]bool{}
-	for _, fw := range c.frameworks {
+	for _, fw := range frameworks {
 		for _, e := range fw.completed {
 			known[e.dir] = true
 		}
 	}
 	out := map[string][]archived{}
 	for _, r := range runs {
-		if c.live[r.dir] == nil && !known[r.dir] {
+		if h.live[r.dir] == nil && !known[r.dir] {
 			out[r.fwID] = append(out[r.fwID], r)
 		}
 	}

@@ -47,10 +47,10 @@ func New(cfg Config) (*Cluster, error) {
 	c := &Cluster{
 		cfg:    cfg,
 		log:    cfg.Logger.With("subsystem", "mesos-local"),
-		host:   newHost(),
 		stopGC: make(chan struct{}),
 	}
 	c.master = newMaster(masterID, agents, cfg, c.log, &c.mu)
+	c.host = newHost(cfg, c.log, &c.mu)
 	if cfg.Sim != nil {
 		c.sim = newSimulator(c, *cfg.Sim)
 	} else {
@@ -112,7 +112,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.iso = iso
 	if c.sim == nil {
 		c.recover(rec, orphans)
-		c.archived = c.recoverArchive()
+		c.archived = c.recoverArchive(c.AgentID(), c.frameworks)
 		c.watchRecovered()
 	}
 	c.cleanedUp()

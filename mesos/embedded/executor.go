@@ -121,8 +121,8 @@ func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInf
 }
 
 // sandboxDir is an executor run's sandbox.
-func (c *Cluster) sandboxDir(a *agent, fwID, execID, containerID string) string {
-	return filepath.Join(c.sandboxRoot(), a.id, "frameworks", fwID,
+func (h *host) sandboxDir(a *agent, fwID, execID, containerID string) string {
+	return filepath.Join(h.sandboxRoot(), a.id, "frameworks", fwID,
 		"executors", execID, "runs", containerID)
 }
 
@@ -135,10 +135,10 @@ func (c *Cluster) register(e *executor) {
 	c.charge(e.agent, e.resources)
 }
 
-func (c *Cluster) after(e *executor, d time.Duration, f func()) {
+func (h *host) after(e *executor, d time.Duration, f func()) {
 	e.timers = append(e.timers, time.AfterFunc(d, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		h.lock.Lock()
+		defer h.lock.Unlock()
 		if e.state != execTerminated {
 			f()
 		}
@@ -165,26 +165,26 @@ func (e *executor) gracePeriod(def time.Duration) time.Duration {
 
 // shutdownExecutor asks the executor to shut down (SHUTDOWN event), then
 // escalates to SIGTERM and SIGKILL of its process group.
-func (c *Cluster) shutdownExecutor(e *executor) {
+func (h *host) shutdownExecutor(e *executor) {
 	if e.state == execTerminating || e.state == execTerminated {
 		return
 	}
 	e.state = execTerminating
-	c.log.Info("shutting down executor", "framework_id", e.fw.id, "executor_id", e.id)
+	h.log.Info("shutting down executor", "framework_id", e.fw.id, "executor_id", e.id)
 	if e.send(&execpb.Event{Type: execpb.Event_SHUTDOWN}) {
-		c.after(e, e.gracePeriod(c.cfg.ExecutorShutdownGrace), func() { c.terminate(e) })
+		h.after(e, e.gracePeriod(h.cfg.ExecutorShutdownGrace), func() { h.terminate(e) })
 		return
 	}
-	c.terminate(e)
+	h.terminate(e)
 }
 
 // terminate sends SIGTERM to the process group and SIGKILL after termGrace.
-func (c *Cluster) terminate(e *executor) {
+func (h *host) terminate(e *executor) {
 	if e.pid == 0 {
 		return // not started yet; runExecutor notices execTerminating
 	}
 	_ = syscall.Kill(-e.pid, syscall.SIGTERM)
-	c.after(e, termGrace, func() { _ = syscall.Kill(-e.pid, syscall.SIGKILL) })
+	h.after(e, termGrace, func() { _ = syscall.Kill(-e.pid, syscall.SIGKILL) })
 }
 
 // executorTerminated handles the end of an executor process: its live tasks

@@ -1,6 +1,9 @@
 package embedded
 
-import "sync"
+import (
+	"log/slog"
+	"sync"
+)
 
 // host is the agent's half of the cluster: what runs on this machine (or,
 // in simulation mode, in-process): the live executors by sandbox, the
@@ -13,6 +16,9 @@ import "sync"
 // Cluster.mu guards it, but for gcMu (one garbage collection at a time)
 // and what is set once by New and Start (sim, ck, boot, iso).
 type host struct {
+	cfg      Config                // as New completed it
+	log      *slog.Logger          // the cluster's
+	lock     *sync.Mutex           // Cluster.mu, taken by the executors' timers
 	sim      *simulator            // runs the simulated agents' executors; nil without Config.Sim
 	iso      *isolation            // set by Start
 	live     map[string]*executor  // executors not terminated, by sandbox
@@ -28,8 +34,8 @@ type host struct {
 	cleaned       chan struct{} // see Cleaned
 }
 
-func newHost() host {
-	return host{live: map[string]*executor{}, archived: map[string][]archived{}, cleaned: make(chan struct{}), boot: bootID()}
+func newHost(cfg Config, log *slog.Logger, lock *sync.Mutex) host {
+	return host{cfg: cfg, log: log, lock: lock, live: map[string]*executor{}, archived: map[string][]archived{}, cleaned: make(chan struct{}), boot: bootID()}
 }
 
 // archive keeps a terminated executor that leaves the completed list.

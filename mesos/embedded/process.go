@@ -216,12 +216,12 @@ func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
 	return nil
 }
 
-func (c *Cluster) registrationTimeout(e *executor) {
+func (h *host) registrationTimeout(e *executor) {
 	if e.state != execLaunching {
 		return
 	}
-	c.log.Warn("executor did not subscribe in time; killing it", "executor_id", e.id,
-		"timeout", c.cfg.ExecutorRegistrationTimeout)
+	h.log.Warn("executor did not subscribe in time; killing it", "executor_id", e.id,
+		"timeout", h.cfg.ExecutorRegistrationTimeout)
 	e.reason = mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT
 	e.state = execTerminating
 	_ = syscall.Kill(-e.pid, syscall.SIGKILL)

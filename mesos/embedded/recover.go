@@ -214,32 +214,32 @@ func (c *Cluster) recoveredExited(e *executor) {
 
 // reregistrationTimeout kills a recovered executor that has not
 // subscribed again: its tasks are lost (Mesos semantics).
-func (c *Cluster) reregistrationTimeout(e *executor) {
+func (h *host) reregistrationTimeout(e *executor) {
 	if e.state != execLaunching {
 		return
 	}
-	c.log.Warn("recovered executor did not re-register in time; killing it", "executor_id", e.id,
-		"timeout", c.cfg.ExecutorReregistrationTimeout)
+	h.log.Warn("recovered executor did not re-register in time; killing it", "executor_id", e.id,
+		"timeout", h.cfg.ExecutorReregistrationTimeout)
 	e.state = execTerminating
 	e.reason = mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT
 	e.termState = lossState(e.fw.partitionAware(), lossGone)
-	e.exitMessage = "Executor did not reregister within " + mesosDuration(c.cfg.ExecutorReregistrationTimeout)
-	c.kill9(e)
+	e.exitMessage = "Executor did not reregister within " + mesosDuration(h.cfg.ExecutorReregistrationTimeout)
+	h.kill9(e)
 }
 
 // cleanupExecutor shuts down a recovered executor (Recover = cleanup):
 // SIGTERM, so that it kills its tasks and reports them when it subscribes,
 // then SIGKILL after its shutdown grace period.
-func (c *Cluster) cleanupExecutor(e *executor) {
+func (h *host) cleanupExecutor(e *executor) {
 	e.state = execTerminating
-	e.exitMessage = "Executor terminated: stopped by the " + c.cfg.Process + " started with recover=cleanup"
+	e.exitMessage = "Executor terminated: stopped by the " + h.cfg.Process + " started with recover=cleanup"
 	_ = syscall.Kill(-e.pid, syscall.SIGTERM)
-	c.after(e, e.gracePeriod(c.cfg.ExecutorShutdownGrace)+termGrace, func() { c.kill9(e) })
+	h.after(e, e.gracePeriod(h.cfg.ExecutorShutdownGrace)+termGrace, func() { h.kill9(e) })
 }
 
 // kill9 kills an executor's process group and whatever is in its
 // container; its watcher then reports its end.
-func (c *Cluster) kill9(e *executor) {
+func (h *host) kill9(e *executor) {
 	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
 	if g := e.cgroup; g != nil {
 		go func() { _, _ = g.Kill(destroyTimeout) }()
@@ -248,7 +248,7 @@ func (c *Cluster) kill9(e *executor) {
 
 // detach leaves a live executor running as the agent stops: its timers
 // and connection end, its process and checkpoint stay for the next run.
-func (c *Cluster) detach(e *executor) {
+func (h *host) detach(e *executor) {
 	e.detached = true
 	e.disconnect()
 }
@@ -258,17 +258,17 @@ func (c *Cluster) detach(e *executor) {
 // one) and that nothing asked to stop. One that never subscribed runs no
 // task yet, and nothing would bound its life: it is shut down, and its
 // queued tasks fail.
-func (c *Cluster) leaveRunning(e *executor) bool {
-	return keepOnClose(e.ck != nil, e.pid != 0, e.state, e.recovered, c.cfg.Recover)
+func (h *host) leaveRunning(e *executor) bool {
+	return keepOnClose(e.ck != nil, e.pid != 0, e.state, e.recovered, h.cfg.Recover)
 }
 
 // cleanedUp closes Cleaned once, with Recover = cleanup, no executor is
 // left.
-func (c *Cluster) cleanedUp() {
-	if c.cfg.Recover != RecoverCleanup || c.recovering || len(c.live) > 0 {
+func (h *host) cleanedUp() {
+	if h.cfg.Recover != RecoverCleanup || h.recovering || len(h.live) > 0 {
 		return
 	}
-	c.closeCleaned()
+	h.closeCleaned()
 }
 
 // Cleaned is closed, when Config.Recover is cleanup, once every executor
