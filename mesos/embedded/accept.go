@@ -109,7 +109,7 @@ func sortedAgents(m map[*agent]mesos.Resources) []*agent {
 // launch validates one task (or group) against the remaining offered
 // resources and either commits it or reports TASK_ERROR for each task.
 func (c *Cluster) launch(fw *framework, a *agent, l launch, remaining *mesos.Resources, seen map[string]bool) {
-	need, err := c.validateLaunch(fw, a, l, seen)
+	need, err := validateLaunch(fw, a, l, seen)
 	if err == nil && !contains(*remaining, need) {
 		err = fmt.Errorf("Task uses more resources %s than available %s", need, *remaining)
 	}
@@ -143,8 +143,9 @@ func (c *Cluster) launch(fw *framework, a *agent, l launch, remaining *mesos.Res
 }
 
 // validateLaunch checks ids, agent, executor and resources of a launch and
-// returns the resources it needs (tasks plus a new executor's).
-func (c *Cluster) validateLaunch(fw *framework, a *agent, l launch, seen map[string]bool) (mesos.Resources, error) {
+// returns the resources it needs (tasks plus a new executor's). It reads
+// the framework's tasks and executors and records the task ids in seen.
+func validateLaunch(fw *framework, a *agent, l launch, seen map[string]bool) (mesos.Resources, error) {
 	ex := l.exec
 	if ex.ExecutorID.Value == "" {
 		return nil, errors.New("Task should have at least one (but not both) of CommandInfo or ExecutorInfo present; command tasks are not supported by the embedded agent")
@@ -160,7 +161,7 @@ func (c *Cluster) validateLaunch(fw *framework, a *agent, l launch, seen map[str
 	}
 	var need mesos.Resources
 	for _, ti := range l.tasks {
-		if err := c.validateTask(fw, a, ti, l.group, seen); err != nil {
+		if err := validateTask(fw, a, ti, l.group, seen); err != nil {
 			return nil, err
 		}
 		need.Add(normalize(ti.Resources)...)
@@ -183,7 +184,9 @@ func (c *Cluster) validateLaunch(fw *framework, a *agent, l launch, seen map[str
 	return need, nil
 }
 
-func (c *Cluster) validateTask(fw *framework, a *agent, ti mesos.TaskInfo, group bool, seen map[string]bool) error {
+// validateTask checks one task of a launch (seen: the ids earlier in the
+// same ACCEPT).
+func validateTask(fw *framework, a *agent, ti mesos.TaskInfo, group bool, seen map[string]bool) error {
 	id := ti.TaskID.Value
 	if err := validateID(id); err != nil {
 		return fmt.Errorf("Task ID '%s' is invalid: %w", id, err)
