@@ -72,7 +72,24 @@
 // the agents whose pool may have grown (every agent on SUBSCRIBE and
 // REVIVE).
 //
-// Concurrency: all cluster state is guarded by a single mutex. Events are
+// Layout: Cluster (cluster.go) serves HTTP and owns the lock; its state
+// is two halves. master (master.go) keeps the agents' resource pools, the
+// frameworks and their subscriptions, offers, decline filters and the
+// task status stream with its acknowledgements (allocator.go,
+// framework.go, updates.go, control.go); host (host.go) keeps what runs
+// on the machine: executors by sandbox, their processes, cgroups,
+// sandboxes, the checkpoint and what a restart recovered (executor.go,
+// process.go, recover.go, archive.go, gc.go). The decisions are pure
+// functions with table tests, applied by those files: allocation
+// (allocation.go: who is offered which pool, refuse filters, the
+// eligible frameworks), recovery (recovery.go: a checkpointed run's fate,
+// a task replayed from its records, what Close leaves running, how a loss
+// is reported), reliable updates (reliable.go), launch validation
+// (accept.go) and sandbox collection (gc.go).
+//
+// Concurrency: all cluster state, both halves, is guarded by the single
+// mutex Cluster.mu (an executor's end changes both in one step); master
+// and host keep a pointer to it for their timers. Events are
 // encoded under that mutex and appended to a per-connection queue, which a
 // single goroutine (the HTTP handler of the stream) drains in order, so
 // delivery per framework and per executor is ordered. Process starts,
