@@ -36,8 +36,8 @@ func newAgent(index int, id, hostname string, total mesos.Resources, sim bool) *
 func (a *agent) usedResources() mesos.Resources { return a.used }
 
 // agentInfo is the AgentInfo executors are given at subscription.
-func (c *Cluster) agentInfo(a *agent) mesos.AgentInfo {
-	port := int32(c.port())
+func (m *master) agentInfo(a *agent) mesos.AgentInfo {
+	port := int32(m.port())
 	return mesos.AgentInfo{
 		Hostname:  a.hostname,
 		Port:      &port,

@@ -87,20 +87,20 @@ func (c *Cluster) forget(removed map[string]bool) {
 }
 
 // archivedJSON renders an archived run like a completed executor.
-func (c *Cluster) archivedJSON(a archived) jsonObj {
+func archivedJSON(a archived) jsonObj {
 	return jsonObj{"id": a.execID, "framework_id": a.fwID, "container": a.containerID, "directory": a.dir,
 		"state": execTerminated.String(), "tasks": []jsonObj{}, "queued_tasks": []jsonObj{}, "completed_tasks": []jsonObj{}}
 }
 
 // completedJSON lists a framework's terminated executors, oldest first:
 // archived runs, then the recent ones kept in memory.
-func (c *Cluster) completedJSON(fwID string, recent []*executor) []jsonObj {
+func (h *host) completedJSON(fwID string, recent []*executor) []jsonObj {
 	var out []jsonObj
-	for _, a := range c.archived[fwID] {
-		out = append(out, c.archivedJSON(a))
+	for _, a := range h.archived[fwID] {
+		out = append(out, archivedJSON(a))
 	}
 	for _, e := range recent {
-		out = append(out, c.executorJSON(e))
+		out = append(out, executorJSON(e))
 	}
 	return orEmpty(out)
 }

@@ -51,6 +51,7 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c.master = newMaster(masterID, agents, cfg, c.log, &c.mu)
 	c.host = newHost(cfg, c.log, &c.mu)
+	c.resized = func(e *executor) { c.iso.resize(e) }
 	if cfg.Sim != nil {
 		c.sim = newSimulator(c, *cfg.Sim)
 	} else {

@@ -61,20 +61,29 @@ func (fw *framework) send(ev *scheduler.Event) bool {
 	return fw.sub.push(ev)
 }
 
+// admitSubscription decides whether a SUBSCRIBE is accepted: not while
+// the master stops or the agent cleans up an earlier run, never for a
+// framework id torn down (id is empty for a new framework).
+func admitSubscription(closing bool, recoverMode, id string, removed map[string]bool) *httpError {
+	switch {
+	case closing:
+		return errorf(503, "Master is shutting down")
+	case recoverMode == RecoverCleanup:
+		return errorf(503, "Agent is shutting down the executors of its earlier run (recover=cleanup)")
+	case id != "" && removed[id]:
+		return errorf(403, "Framework %s has been removed", id)
+	}
+	return nil
+}
+
 // subscribe registers or re-registers a framework and returns the stream
 // that will carry its events.
 func (c *Cluster) subscribe(info mesos.FrameworkInfo, format streamFormat, suppressed bool) (string, *eventStream, *httpError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing {
-		return "", nil, errorf(503, "Master is shutting down")
-	}
-	if c.cfg.Recover == RecoverCleanup {
-		return "", nil, errorf(503, "Agent is shutting down the executors of its earlier run (recover=cleanup)")
-	}
 	id := info.GetID().GetValue()
-	if id != "" && c.removed[id] {
-		return "", nil, errorf(403, "Framework %s has been removed", id)
+	if herr := admitSubscription(c.closing, c.cfg.Recover, id, c.removed); herr != nil {
+		return "", nil, herr
 	}
 	if id == "" {
 		id = fmt.Sprintf("%s-%04d", c.masterID, c.nextID())
@@ -200,11 +209,11 @@ func (c *Cluster) teardown(fw *framework) {
 }
 
 // stopFramework closes the stream and stops the framework's timers.
-func (c *Cluster) stopFramework(fw *framework) {
-	c.disconnect(fw, "framework stopped")
+func (m *master) stopFramework(fw *framework) {
+	m.disconnect(fw, "framework stopped")
 	if fw.failover != nil {
 		fw.failover.Stop()
 		fw.failover = nil
 	}
-	c.clearFilters(fw)
+	m.clearFilters(fw)
 }

@@ -41,6 +41,7 @@ type master struct {
 	heartbeat   time.Duration
 	hostname    string
 	listenPort  int
+	resized     func(*executor) // tells the host an executor holds less (its container's limits follow)
 }
 
 func newMaster(id string, agents []*agent, cfg Config, log *slog.Logger, lock *sync.Mutex) master {

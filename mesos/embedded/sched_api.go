@@ -139,8 +139,8 @@ func (m *master) frameworkMessage(fw *framework, msg *scheduler.Call_Message) *h
 	return nil
 }
 
-func (c *Cluster) shutdownCall(fw *framework, s *scheduler.Call_Shutdown) {
+func (h *host) shutdownCall(fw *framework, s *scheduler.Call_Shutdown) {
 	if e := fw.executors[execKey{s.AgentID.Value, s.ExecutorID.Value}]; e != nil {
-		c.shutdownExecutor(e)
+		h.shutdownExecutor(e)
 	}
 }

@@ -161,7 +161,7 @@ func (c *Cluster) stateJSON() jsonObj {
 	for _, fw := range c.sortedFrameworks() {
 		var execs []jsonObj
 		for _, e := range sortedExecutors(fw.executors) {
-			execs = append(execs, c.executorJSON(e))
+			execs = append(execs, executorJSON(e))
 		}
 		fws = append(fws, jsonObj{"id": fw.id, "name": fw.info.Name, "user": fw.info.User,
 			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": c.completedJSON(fw.id, fw.completed)})
@@ -175,17 +175,17 @@ func (c *Cluster) stateJSON() jsonObj {
 	}
 }
 
-func (c *Cluster) executorJSON(e *executor) jsonObj {
+func executorJSON(e *executor) jsonObj {
 	var queued, running, done []jsonObj
 	for _, t := range sortedTasks(e.tasks) {
 		if t.launched {
-			running = append(running, c.taskJSON(e, t))
+			running = append(running, taskJSON(e, t))
 		} else {
-			queued = append(queued, c.taskJSON(e, t))
+			queued = append(queued, taskJSON(e, t))
 		}
 	}
 	for _, t := range e.finished {
-		done = append(done, c.taskJSON(e, t))
+		done = append(done, taskJSON(e, t))
 	}
 	return jsonObj{"id": e.id, "name": e.info.GetName(), "source": e.info.GetSource(),
 		"framework_id": e.fw.id, "container": e.containerID, "directory": e.dir, "pid": e.pid,
@@ -193,7 +193,7 @@ func (c *Cluster) executorJSON(e *executor) jsonObj {
 		"tasks": orEmpty(running), "queued_tasks": orEmpty(queued), "completed_tasks": orEmpty(done)}
 }
 
-func (c *Cluster) taskJSON(e *executor, t *task) jsonObj {
+func taskJSON(e *executor, t *task) jsonObj {
 	return jsonObj{"id": t.info.TaskID.Value, "name": t.info.Name, "framework_id": e.fw.id,
 		"executor_id": e.id, "slave_id": e.agent.id, "state": t.state.String(),
 		"resources": summary(t.resources), "statuses": []mesos.TaskStatus{t.status}}
@@ -206,27 +206,27 @@ func orEmpty(v []jsonObj) []jsonObj {
 	return v
 }
 
-func (c *Cluster) isolationView() IsolationView {
-	if c.iso == nil {
+func (h *host) isolationView() IsolationView {
+	if h.iso == nil {
 		return IsolationView{Mode: "off", Isolators: "posix/cpu,posix/mem", Reason: "agent not started"}
 	}
-	return c.iso.view()
+	return h.iso.view()
 }
 
 // flags are the agent's settings as a Mesos agent's /state reports them
 // (a subset; all values strings).
-func (c *Cluster) flags() map[string]string {
-	iso := c.isolationView()
+func (h *host) flags() map[string]string {
+	iso := h.isolationView()
 	return map[string]string{
 		"isolation":                       iso.Isolators,
-		"cgroups_root":                    c.cfg.CgroupsRoot,
-		"cgroups_enable_cfs":              strconv.FormatBool(c.cfg.CPUQuota),
-		"work_dir":                        c.cfg.WorkDir,
-		"executor_registration_timeout":   mesosDuration(c.cfg.ExecutorRegistrationTimeout),
-		"executor_shutdown_grace_period":  mesosDuration(c.cfg.ExecutorShutdownGrace),
-		"recover":                         c.cfg.Recover,
-		"recovery_timeout":                mesosDuration(c.cfg.RecoveryTimeout),
-		"executor_reregistration_timeout": mesosDuration(c.cfg.ExecutorReregistrationTimeout),
+		"cgroups_root":                    h.cfg.CgroupsRoot,
+		"cgroups_enable_cfs":              strconv.FormatBool(h.cfg.CPUQuota),
+		"work_dir":                        h.cfg.WorkDir,
+		"executor_registration_timeout":   mesosDuration(h.cfg.ExecutorRegistrationTimeout),
+		"executor_shutdown_grace_period":  mesosDuration(h.cfg.ExecutorShutdownGrace),
+		"recover":                         h.cfg.Recover,
+		"recovery_timeout":                mesosDuration(h.cfg.RecoveryTimeout),
+		"executor_reregistration_timeout": mesosDuration(h.cfg.ExecutorReregistrationTimeout),
 	}
 }
 

@@ -71,20 +71,20 @@ func sortedTasks(m map[string]*task) []*task {
 }
 
 // releaseTask gives back what a task held (once).
-func (c *Cluster) releaseTask(t *task) {
+func (m *master) releaseTask(t *task) {
 	if t.released {
 		return
 	}
 	t.released = true
 	if t.exec != nil {
-		c.uncharge(t.exec.agent, t.resources)
-		c.iso.resize(t.exec)
+		m.uncharge(t.exec.agent, t.resources)
+		m.resized(t.exec)
 	}
 }
 
 // statusUpdate records a reliable (uuid-carrying) update and forwards it
 // when it is the oldest unacknowledged one of its task.
-func (c *Cluster) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) {
+func (m *master) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) {
 	switch classifyUpdate(t.acked, t.pending, st.UUID) {
 	case updateAcked:
 		if fromExecutor {
@@ -108,12 +108,12 @@ func (c *Cluster) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) 
 	t.state, t.status = st.GetState(), st
 	t.pending = append(t.pending, pendingUpdate{status: st, fromExecutor: fromExecutor})
 	if len(t.pending) == 1 {
-		t.backoff = c.cfg.UpdateRetryInterval
-		c.forwardUpdate(t)
+		t.backoff = m.updateRetry
+		m.forwardUpdate(t)
 	}
 	if isTerminal(t.state) && !t.released {
-		c.releaseTask(t)
-		c.allocate()
+		m.releaseTask(t)
+		m.allocate()
 	}
 }
 
@@ -148,14 +148,14 @@ func (m *master) resendUpdates(fw *framework) {
 }
 
 // agentUpdate generates a reliable update from the agent itself.
-func (c *Cluster) agentUpdate(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
-	c.agentUpdateAt(t, state, reason, msg, time.Time{})
+func (m *master) agentUpdate(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+	m.agentUpdateAt(t, state, reason, msg, time.Time{})
 }
 
 // agentUpdateAt is agentUpdate dated at (now when zero): a task that ended
 // while the agent was away is dated when it ended, not when the agent
 // found out.
-func (c *Cluster) agentUpdateAt(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, at time.Time) {
+func (m *master) agentUpdateAt(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, at time.Time) {
 	st := mesos.TaskStatus{
 		TaskID:  t.info.TaskID,
 		State:   state.Enum(),
@@ -168,7 +168,7 @@ func (c *Cluster) agentUpdateAt(t *task, state mesos.TaskState, reason mesos.Tas
 		ts := float64(at.UnixNano()) / 1e9
 		st.Timestamp = &ts
 	}
-	c.statusUpdate(t, st, false)
+	m.statusUpdate(t, st, false)
 }
 
 // masterUpdate sends an unreliable update (no uuid, nothing to acknowledge)
