@@ -97,25 +97,25 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 // destroyContainer kills whatever the ended executor left (its process
 // group, its tasks' groups, its cgroup), dates its sandbox for GC and
 // returns msg with an out-of-memory kill named.
-func (c *Cluster) destroyContainer(e *executor, msg string) string {
+func (h *host) destroyContainer(e *executor, msg string) string {
 	// Nothing of the executor survives it, neither its own process group
 	// nor its tasks' groups.
 	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
 	if n := reap(e.dir, false, nil); n > 0 {
-		c.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
+		h.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
 	}
-	if oom := c.iso.oomMessage(e); oom != "" {
+	if oom := h.iso.oomMessage(e); oom != "" {
 		msg = "Executor terminated: " + oom + " (" + strings.TrimPrefix(msg, "Executor terminated: ") + ")"
 	}
-	c.iso.destroy(e)
-	now := c.cfg.Clock.Now() // the sandbox's age counts from here (GC)
+	h.iso.destroy(e)
+	now := h.cfg.Clock.Now() // the sandbox's age counts from here (GC)
 	_ = os.Chtimes(e.dir, now, now)
 	return msg
 }
 
 // prepare creates the sandbox, fetches the command URIs and builds the
 // command (without starting it).
-func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
+func (h *host) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (c *Cluster) prepare(e *executor, env []string) (*exec.Cmd, error) {
 		if _, err := exec.LookPath(cmd.Path); err != nil {
 			return nil, err
 		}
-		argv := c.iso.argv(e, append([]string{cmd.Path}, cmd.Args[1:]...))
+		argv := h.iso.argv(e, append([]string{cmd.Path}, cmd.Args[1:]...))
 		cmd.Path, cmd.Args = argv[0], argv // argv[0] of a shell=false command becomes its path
 	}
 	cmd.Env = env
@@ -179,7 +179,7 @@ func buildCommand(ci *mesos.CommandInfo, dir string) (*exec.Cmd, error) {
 
 // startProcess starts cmd with stdout/stderr in the sandbox, unless the
 // executor was shut down while it was being prepared.
-func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
+func (h *host) startProcess(e *executor, cmd *exec.Cmd) error {
 	stdout, err := os.OpenFile(filepath.Join(e.dir, "stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -191,8 +191,8 @@ func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
 	}
 	defer stderr.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	h.lock.Lock()
+	defer h.lock.Unlock()
 	if e.state == execTerminating {
 		return errors.New("executor was shut down before it started")
 	}
@@ -209,10 +209,10 @@ func (c *Cluster) startProcess(e *executor, cmd *exec.Cmd) error {
 	e.pid = cmd.Process.Pid
 	if e.ck != nil {
 		start, _ := procStart(e.pid)
-		e.proc = forked{Pid: e.pid, Start: start, Boot: c.boot}
+		e.proc = forked{Pid: e.pid, Start: start, Boot: h.boot}
 		e.ck.forked(e, e.proc)
 	}
-	c.after(e, c.cfg.ExecutorRegistrationTimeout, func() { c.registrationTimeout(e) })
+	h.after(e, h.cfg.ExecutorRegistrationTimeout, func() { h.registrationTimeout(e) })
 	return nil
 }
 
