@@ -113,12 +113,10 @@ func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Ca
 // agent checkpointed that) but does not know: the agent stopped before
 // the LAUNCH reached it. As in Mesos, they are lost (dropped for a
 // partition-aware framework).
-func (c *Cluster) dropUnknownLaunched(e *executor, known map[string]bool) {
+func (m *master) dropUnknownLaunched(e *executor, known map[string]bool) {
 	state := lossState(e.fw.partitionAware(), lossDropped)
-	for _, t := range e.liveTasks() {
-		if t.launched && t.state == mesos.TASK_STAGING && !known[t.info.TaskID.Value] {
-			c.agentUpdate(t, state, mesos.REASON_AGENT_RESTARTED, "Task launched during agent restart")
-		}
+	for _, t := range lostInRestart(e.liveTasks(), known) {
+		m.agentUpdate(t, state, mesos.REASON_AGENT_RESTARTED, "Task launched during agent restart")
 	}
 }
 

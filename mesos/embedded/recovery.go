@@ -120,6 +120,20 @@ func replayTask(id mesos.TaskID, records []record) taskReplay {
 // executor when it subscribes again: never sent, and not ended.
 func awaitsLaunch(launched bool, state mesos.TaskState) bool { return !launched && !isTerminal(state) }
 
+// lostInRestart picks, of a recovered executor's live tasks, those it was
+// sent (the agent checkpointed that) but does not know when it subscribes
+// again (known: the ids it reports): the agent stopped before the LAUNCH
+// reached it, so they are lost.
+func lostInRestart(live []*task, known map[string]bool) []*task {
+	var out []*task
+	for _, t := range live {
+		if t.launched && t.state == mesos.TASK_STAGING && !known[t.info.TaskID.Value] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // keepOnClose decides whether an agent that stops leaves an executor
 // running for its next start: the executor's framework checkpoints, its
 // process was started, it subscribed (in this run, or in an earlier one

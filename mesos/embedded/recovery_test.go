@@ -198,3 +198,22 @@ func TestKeepRecoveredFramework(t *testing.T) {
 		t.Error("an executor or a task left: dropped")
 	}
 }
+
+func TestLostInRestart(t *testing.T) {
+	mk := func(id string, launched bool, state mesos.TaskState) *task {
+		return &task{info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: id}}, launched: launched, state: state}
+	}
+	live := []*task{
+		mk("sent-unknown", true, mesos.TASK_STAGING),
+		mk("sent-known", true, mesos.TASK_STAGING),
+		mk("queued", false, mesos.TASK_STAGING),
+		mk("running", true, mesos.TASK_RUNNING),
+	}
+	got := lostInRestart(live, map[string]bool{"sent-known": true})
+	if len(got) != 1 || got[0].info.TaskID.Value != "sent-unknown" {
+		t.Fatalf("got %v, want only the task sent but unknown to the executor", got)
+	}
+	if got := lostInRestart(live, map[string]bool{"sent-unknown": true, "sent-known": true}); len(got) != 0 {
+		t.Fatalf("everything known: got %v", got)
+	}
+}
