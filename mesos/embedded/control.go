@@ -68,23 +68,43 @@ func (e *executor) dropQueued(known map[string]bool) {
 // the task is unknown (as a Mesos master does).
 func (c *Cluster) kill(fw *framework, taskID string, agentID *mesos.AgentID) {
 	t := fw.tasks[taskID]
-	if t == nil {
+	switch decideKill(t) {
+	case killUnknown:
 		task := scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: taskID}, AgentID: agentID}
 		c.reconcile(fw, []scheduler.Call_Reconcile_Task{task})
-		return
+	case killEnded: // nothing to kill
+	case killAtExecutor:
+		t.exec.send(&execpb.Event{Type: execpb.Event_KILL, Kill: &execpb.Event_Kill{TaskID: t.info.TaskID}})
+	case killQueued:
+		e := t.exec
+		c.agentUpdate(t, mesos.TASK_KILLED, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "Killed before delivery to the executor")
+		if e.state == execLaunching && len(e.liveTasks()) == 0 {
+			c.shutdownExecutor(e)
+		}
 	}
-	if isTerminal(t.state) {
-		return
+}
+
+// killAction is what a KILL does to a task.
+type killAction int
+
+const (
+	killUnknown    killAction = iota // not known: answered as reconciliation (as a Mesos master does)
+	killEnded                        // ended already: nothing
+	killAtExecutor                   // sent to its executor: the executor kills it
+	killQueued                       // not delivered yet: TASK_KILLED from the agent
+)
+
+// decideKill decides a KILL of t (nil when the framework has no such task).
+func decideKill(t *task) killAction {
+	switch {
+	case t == nil:
+		return killUnknown
+	case isTerminal(t.state):
+		return killEnded
+	case t.launched:
+		return killAtExecutor
 	}
-	e := t.exec
-	if t.launched {
-		e.send(&execpb.Event{Type: execpb.Event_KILL, Kill: &execpb.Event_Kill{TaskID: t.info.TaskID}})
-		return
-	}
-	c.agentUpdate(t, mesos.TASK_KILLED, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "Killed before delivery to the executor")
-	if e.state == execLaunching && len(e.liveTasks()) == 0 {
-		c.shutdownExecutor(e)
-	}
+	return killQueued
 }
 
 // reconcile answers RECONCILE with reason REASON_RECONCILIATION: explicit

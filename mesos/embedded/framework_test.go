@@ -1,6 +1,10 @@
 package embedded
 
-import "testing"
+import (
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
 
 func TestAdmitSubscription(t *testing.T) {
 	removed := map[string]bool{"gone": true}
@@ -26,6 +30,26 @@ func TestAdmitSubscription(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s: got %d (%v), want %d", tc.name, got, herr, tc.want)
+		}
+	}
+}
+
+func TestDecideKill(t *testing.T) {
+	cases := []struct {
+		name string
+		t    *task
+		want killAction
+	}{
+		{"unknown task: reconciliation", nil, killUnknown},
+		{"finished", &task{state: mesos.TASK_FINISHED, launched: true}, killEnded},
+		{"killed before delivery", &task{state: mesos.TASK_KILLED}, killEnded},
+		{"running at its executor", &task{state: mesos.TASK_RUNNING, launched: true}, killAtExecutor},
+		{"sent, not started yet", &task{state: mesos.TASK_STAGING, launched: true}, killAtExecutor},
+		{"queued for an executor that has not subscribed", &task{state: mesos.TASK_STAGING}, killQueued},
+	}
+	for _, tc := range cases {
+		if got := decideKill(tc.t); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
