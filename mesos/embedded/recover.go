@@ -117,10 +117,10 @@ func cmpBool(a, b bool) int {
 
 // recoverFramework registers a checkpointed framework, disconnected until
 // its scheduler subscribes again.
-func (c *Cluster) recoverFramework(info mesos.FrameworkInfo) *framework {
+func (m *master) recoverFramework(info mesos.FrameworkInfo) *framework {
 	fw := &framework{id: info.GetID().GetValue(), info: info, executors: map[execKey]*executor{}, tasks: map[string]*task{},
 		filters: map[string][]*filter{}, offers: map[string]*offer{}}
-	c.frameworks[fw.id] = fw
+	m.frameworks[fw.id] = fw
 	return fw
 }
 
@@ -161,13 +161,13 @@ func (c *Cluster) recoverRun(fw *framework, run ckRun) *executor {
 // yet acknowledged (forwarded again when its framework subscribes) and
 // whether the executor has it. A task whose terminal update was
 // acknowledged is forgotten.
-func (c *Cluster) recoverTask(e *executor, ct ckTask) (t *task, group bool) {
+func (m *master) recoverTask(e *executor, ct ckTask) (t *task, group bool) {
 	r := replayTask(ct.info.TaskID, ct.records)
 	if r.forget {
 		_ = os.Remove(ct.meta) // done before the restart
 		return nil, false
 	}
-	t = &task{info: ct.info, fw: e.fw, exec: e, seq: c.nextID(), state: r.state, status: r.status,
+	t = &task{info: ct.info, fw: e.fw, exec: e, seq: m.nextID(), state: r.state, status: r.status,
 		resources: normalize(ct.info.Resources), acked: r.acked, pending: r.pending, launched: r.launched,
 		released: r.released}
 	e.fw.tasks[t.info.TaskID.Value] = t
