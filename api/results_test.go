@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/migrations"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -79,7 +80,7 @@ func TestTaskResult(t *testing.T) {
 		t.Errorf("a task ended by a signal (traces only): %v", sig)
 	}
 
-	if err := e.reg.Commit(t.Context(), registry.PutRunningOp("my_job", 0, registry.Running{TaskID: runningTask, AgentID: "agent-1",
+	if err := e.reg.Commit(t.Context(), registry.PutRunningOp("my_job", 0, task.Entry{TaskID: runningTask, AgentID: "agent-1",
 		Hostname: "host-2", State: "TASK_RUNNING", LaunchedAt: t0})); err != nil {
 		t.Fatal(err)
 	}

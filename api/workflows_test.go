@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -175,7 +176,7 @@ func TestWorkflowRunDetailCancelRetry(t *testing.T) {
 	run, _ = workflow.Step(run, false, workflow.Input{Now: t0.Add(3 * time.Second), Executions: map[string]workflow.Execution{"extract": out}})
 	putRun(t, e.reg, run)
 	clean := run.Node("clean")
-	rt := registry.Running{TaskID: "job@-@1@-@READY@-@a1@-@u1", AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: clean.RunKey, LaunchedAt: t0.Add(4 * time.Second)}
+	rt := task.Entry{TaskID: "job@-@1@-@READY@-@a1@-@u1", AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: clean.RunKey, LaunchedAt: t0.Add(4 * time.Second)}
 	if err := e.reg.Commit(context.Background(), registry.PutRunningOp("job", 1, rt),
 		store.Put(registry.TriggerKeysPath+"/"+clean.RunKey, []byte(`{"jobName":"job","at":"2024-03-01T12:00:03Z","workflow":"etl/r1/clean",`+
 			`"shards":[{"shardingItem":0,"taskId":"job@-@0@-@READY@-@a1@-@u2","state":"TASK_FINISHED","outputs":{"k":"v"}}]}`))); err != nil {

@@ -7,10 +7,12 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -40,12 +42,12 @@ func BenchmarkScrapeState(b *testing.B) {
 		j.JobName, j.AppName, j.Cron, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = fmt.Sprintf("sim-%06d", i), "app", "0 * * * * ?", 5, 0.1, 64
 		ops = append(ops, store.Put(registry.JobsPath+"/"+j.JobName, registry.MustJSON(j)))
 		if i < readyN {
-			ops = append(ops, store.Put(registry.ReadyPath+"/"+j.JobName, registry.MustJSON(registry.Ready{Count: 1, Since: since})))
+			ops = append(ops, store.Put(registry.ReadyPath+"/"+j.JobName, registry.MustJSON(queue.Ready{Count: 1, Since: since})))
 		}
 		switch {
 		case i < runningN:
 			for s := range 5 {
-				ops = append(ops, registry.PutRunningOp(j.JobName, s, registry.Running{TaskID: jobs.MetaKey(j.JobName, s) + "@-@READY@-@agent-1@-@x",
+				ops = append(ops, registry.PutRunningOp(j.JobName, s, task.Entry{TaskID: jobs.MetaKey(j.JobName, s) + "@-@READY@-@agent-1@-@x",
 					AgentID: "agent-1", ExecutorID: "app@-@agent-1", State: "TASK_RUNNING"}))
 			}
 		case i < dirsN: // a directory whose tasks have ended

@@ -18,37 +18,13 @@ import (
 // /state/waiting/failover/{job}/{job}@-@{item}.
 const WaitingPath = "/state/waiting"
 
-// Reasons work waits for (Waiting.Reason): package round's.
-const (
-	WaitNoOffers      = round.WaitNoOffers
-	WaitCPU           = round.WaitCPU
-	WaitMem           = round.WaitMem
-	WaitResources     = round.WaitResources
-	WaitGang          = round.WaitGang
-	WaitBehind        = round.WaitBehind
-	WaitTooLarge      = round.WaitTooLarge
-	WaitReserved      = round.WaitReserved
-	WaitReservation   = round.WaitReservation
-	WaitJobDisabled   = round.WaitJobDisabled
-	WaitAppDisabled   = round.WaitAppDisabled
-	WaitRunning       = round.WaitRunning
-	WaitFailover      = round.WaitFailover
-	WaitBackoff       = round.WaitBackoff
-	WaitStaged        = round.WaitStaged
-	WaitReconciling   = round.WaitReconciling
-	WaitNotSubscribed = round.WaitNotSubscribed
-)
-
-// Waiting is why one queue entry has not launched.
-type Waiting = round.Wait
-
 // WaitingKey names the entry of a ready job or a failover shard.
 func WaitingKey(kind, job string, item int) string {
 	return round.WaitKey(kind == "failover", job, item)
 }
 
 // PutWaitingOp records why an entry waits.
-func PutWaitingOp(key string, w Waiting) store.Op {
+func PutWaitingOp(key string, w round.Wait) store.Op {
 	return putJSON(WaitingPath+"/"+key, w)
 }
 
@@ -61,8 +37,8 @@ func waitingDeleteOps(job string) []store.Op {
 }
 
 // WaitingReasons reads every recorded reason: key (WaitingKey) → reason.
-func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, error) {
-	out := map[string]Waiting{}
+func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, error) {
+	out := map[string]round.Wait{}
 	dirs := []string{WaitingPath + "/ready"}
 	jobsWaiting, err := r.kv.Children(ctx, WaitingPath+"/failover")
 	if err != nil {
@@ -80,7 +56,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, erro
 			if len(n.Value) == 0 {
 				continue // a job's directory of failover shards
 			}
-			var w Waiting
+			var w round.Wait
 			if err := decodeAt(n.Path, n.Value, &w); err != nil {
 				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 			}
@@ -91,17 +67,17 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, erro
 }
 
 // WaitingOf reads one entry's recorded reason (ok false: none).
-func (r *Registry) WaitingOf(ctx context.Context, key string) (Waiting, bool, error) {
+func (r *Registry) WaitingOf(ctx context.Context, key string) (round.Wait, bool, error) {
 	n, err := r.kv.Get(ctx, WaitingPath+"/"+key)
 	if errors.Is(err, store.ErrNotFound) {
-		return Waiting{}, false, nil
+		return round.Wait{}, false, nil
 	}
 	if err != nil {
-		return Waiting{}, false, err
+		return round.Wait{}, false, err
 	}
-	var w Waiting
+	var w round.Wait
 	if err := json.Unmarshal(n.Value, &w); err != nil {
-		return Waiting{}, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return round.Wait{}, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return w, true, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -141,7 +142,7 @@ func (r *Registry) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey
 // StoredRecord is a keyed run's record as stored.
 type StoredRecord struct {
 	Key string
-	RunRecord
+	task.RunRecord
 	Version int64
 }
 
@@ -154,7 +155,7 @@ func (r *Registry) WorkflowRecords(ctx context.Context) ([]StoredRecord, error) 
 	}
 	var out []StoredRecord
 	for _, n := range nodes {
-		var rec RunRecord
+		var rec task.RunRecord
 		if decodeAt(n.Path, n.Value, &rec) != nil || rec.Workflow == "" {
 			continue
 		}

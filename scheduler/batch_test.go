@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -20,7 +21,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 3 })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)

@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // fakeDriver records every call the scheduler makes to Mesos.
@@ -208,7 +209,7 @@ func (r *rig) trigger(job string) {
 	}
 }
 
-func (r *rig) running(job string) map[int]registry.Running {
+func (r *rig) running(job string) map[int]task.Entry {
 	r.t.Helper()
 	m, err := r.reg.RunningOf(r.ctx, job)
 	if err != nil {

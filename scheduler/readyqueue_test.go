@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -101,8 +102,8 @@ func TestWorkThatCanNeverFitHoldsNothingBack(t *testing.T) {
 	}
 	r.clk.Advance(waitRecordAfter)
 	r.sched.launcher.round(r.ctx)
-	w := r.waiting()[registry.WaitingKey("ready", "big", 0)]
-	if w.Reason != registry.WaitTooLarge || !strings.Contains(w.Message, "can never fit: it needs 60.1 CPUs") {
+	w := r.waiting()[round.WaitKey(false, "big", 0)]
+	if w.Reason != round.WaitTooLarge || !strings.Contains(w.Message, "can never fit: it needs 60.1 CPUs") {
 		t.Fatalf("big waits %+v", w)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -97,7 +98,7 @@ func TestAcceptFailureKeepsTheKeyedRun(t *testing.T) {
 	r.addApp("app", 0.1, 32)
 	r.addJob(nil)
 	r.trigger("job") // a plain execution behind it
-	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "wf-k", JobParameter: "p"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "wf-k", JobParameter: "p"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.drv.acceptErr = errors.New("master gone")

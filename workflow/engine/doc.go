@@ -18,7 +18,7 @@
 // new leader starts it), after it leaves it RUNNING with exactly one
 // execution queued (the scheduler runs it once), and a start made twice
 // fails on the record's Create. The scheduler records each shard's end in
-// the record (registry.RunRecord, with the executor's times and outputs);
+// the record (task.RunRecord, with the executor's times and outputs);
 // when the record says Done the engine copies the outcome into the node
 // and deletes the record in the same commit as the decision it leads to.
 //
