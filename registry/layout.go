@@ -32,10 +32,6 @@ import (
 //     with its own names, which is what the API serves a request in it.
 const NamespacesPath = "/namespaces"
 
-// TailsPath is where the Kubernetes engine keeps finished tasks' log
-// tails: /kube/logs/{jobName}/{taskId}.
-const TailsPath = "/kube/logs"
-
 // A namespaced root: the registry directories every namespace has, and how
 // many path segments below each are names (a job's, an app's, a workflow's,
 // a running key {job}@-@{item}, a task id, a trigger's key) that the

@@ -85,12 +85,17 @@ func (r *Registry) In(ns string) *Registry {
 // Scope is the namespace of an In view ("" for every namespace's).
 func (r *Registry) Scope() string { return r.ns }
 
-// KV exposes the view's store (for watches): paths and names as the
-// registry's own.
-func (r *Registry) KV() store.KV { return r.kv }
+// Barrier is a registry copy's wait for a write of its own
+// (store/cache.KV.Barrier): it commits value at path through commit and
+// returns once the copy shows it.
+type Barrier func(ctx context.Context, path string, value []byte, commit func(context.Context, ...store.Op) error) error
 
-// Store is the store under the views, with the layout of layout.go.
-func (r *Registry) Store() store.KV { return r.phys }
+// BeginTerm writes a new term's record (LeaderTermPath: its sequence,
+// election node and start time), behind the fence, through barrier: once it
+// returns, the registry copy holds every write of the terms before.
+func (r *Registry) BeginTerm(ctx context.Context, record []byte, barrier Barrier) error {
+	return barrier(ctx, LeaderTermPath, record, r.commit)
+}
 
 // FencePaths are the paths the fence checks only for existence (the
 // leader's election node), for a batch to trust (txn.Trust).

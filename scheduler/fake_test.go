@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -123,6 +124,7 @@ type rig struct {
 	t     *testing.T
 	ctx   context.Context
 	reg   *registry.Registry
+	kv    store.KV // the store under reg (the test's own, for raw writes)
 	drv   *fakeDriver
 	clk   *clock.Fake
 	sched *Scheduler
@@ -136,7 +138,7 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(cancel)
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
-	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), drv: newFakeDriver(), clk: clock.NewFake(t0)}
+	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), kv: kv, drv: newFakeDriver(), clk: clock.NewFake(t0)}
 	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk,
 		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
 	r.sched.st.subscribed = true

@@ -40,7 +40,7 @@ func TestReadyQueueIsReadAgainOnlyAfterAChange(t *testing.T) {
 	}
 	// A read is reused for at most readyMaxAge, even without a counted
 	// change.
-	if err := r.reg.KV().Commit(r.ctx, store.Delete(registry.ReadyPath+"/b", store.AnyVersion)); err != nil {
+	if err := r.kv.Commit(r.ctx, store.Delete(registry.ReadyPath+"/b", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
 	if q, _ := r.sched.queues.ready(r.ctx, r.clk.Now()); len(q) != 2 {
