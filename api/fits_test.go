@@ -7,7 +7,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 )
 
@@ -48,7 +47,7 @@ func TestQueuesSayWhyTheyWait(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("slow", "app"))
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "slow")
 	w := round.Wait{Reason: round.WaitCPU, Message: "not enough CPU: a shard needs 64 CPUs", Since: t0}
-	if err := e.reg.Commit(t.Context(), registry.PutWaitingOp(round.WaitKey(false, "slow", 0), w)); err != nil {
+	if err := e.reg.Change().Wait(round.WaitKey(false, "slow", 0), w).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	rows := decode[[]struct {

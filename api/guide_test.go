@@ -9,8 +9,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/queue"
-	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -140,7 +138,10 @@ func TestGuideStatus(t *testing.T) {
 	rt := task.Entry{TaskID: "data-sync-job@-@0@-@READY@-@agent-1@-@u1", AgentID: "agent-1", Hostname: "node03",
 		State: "TASK_RUNNING", LaunchedAt: t0, UpdatedAt: t0}
 	f := queue.Failover{TaskID: "data-sync-job@-@1@-@READY@-@agent-1@-@u2", Since: t0}
-	if err := e.reg.Commit(ctx, registry.PutRunningOp("data-sync-job", 0, rt), registry.PutFailoverOp("data-sync-job", 1, f)); err != nil {
+	if err := e.reg.Change().
+		Launch("data-sync-job", 0, rt).
+		FailOver("data-sync-job", 1, f).
+		Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", "")
@@ -150,7 +151,7 @@ func TestGuideStatus(t *testing.T) {
 	// Paused by pauseAfterFailures: the state says so, and why.
 	p := task.Pause{By: task.PausedBy, At: t0, FailedRuns: 3, Cause: "exit code 3: boom",
 		Reason: "paused after 3 failed runs in a row at 2024-03-01T12:00:00Z; last failure: exit code 3: boom"}
-	if err := e.reg.Commit(ctx, registry.PauseOp("data-sync-job", p)); err != nil {
+	if err := e.reg.Change().Pause("data-sync-job", p).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = e.must(http.StatusOK, http.MethodGet, "/api/jobs/data-sync-job/status", "")
@@ -178,12 +179,12 @@ func TestTriggerRunRecord(t *testing.T) {
 
 	// The launcher's commit: dequeue and record the shards with the key.
 	q, _ := e.reg.ReadyQueue(ctx)
-	ops := []store.Op{registry.DequeueOp(q[0], t0)}
+	ch := e.reg.Change().Dequeue(q[0], t0)
 	for item := range 2 {
-		ops = append(ops, registry.PutRunningOp("job", item, task.Entry{TaskID: "job@-@" + string(rune('0'+item)) + "@-@READY@-@a1@-@u",
-			AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: "ci-1", LaunchedAt: t0, UpdatedAt: t0}))
+		ch.Launch("job", item, task.Entry{TaskID: "job@-@" + string(rune('0'+item)) + "@-@READY@-@a1@-@u",
+			AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: "ci-1", LaunchedAt: t0, UpdatedAt: t0})
 	}
-	if err := e.reg.Commit(ctx, ops...); err != nil {
+	if err := ch.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-1", "")
@@ -194,7 +195,7 @@ func TestTriggerRunRecord(t *testing.T) {
 	rec.Shards = []task.ShardOutcome{{Item: 0, TaskID: "job@-@0@-@READY@-@a1@-@u", State: "TASK_FINISHED"},
 		{Item: 1, TaskID: "job@-@1@-@READY@-@a1@-@u", State: "TASK_FAILED", Message: "exit code 3: boom"}}
 	rec.Done, rec.EndedAt = true, t0
-	if err := e.reg.Commit(ctx, store.Delete(registry.RunningPath+"/job", store.AnyVersion), registry.PutRunRecordOp("ci-1", rec)); err != nil {
+	if err := e.reg.Change().Unlaunch("job", 0).Unlaunch("job", 1).RecordRun("ci-1", rec).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-1", "")

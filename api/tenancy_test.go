@@ -154,7 +154,7 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 	}
 	payFlow, _ := reg.Workflow(ctx, "pay~flow")
 	run, _ := workflow.Step(workflow.NewRun(payFlow, "r1", workflow.SourceAPI, ptr(secret), "", t0), true, workflow.Input{Now: t0})
-	if err := reg.Commit(ctx, registry.CreateWorkflowRunOp(run)); err != nil {
+	if err := reg.Change().CreateWorkflowRun(run).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tok, rec, err := identity.NewAPIToken(identity.APIToken{Namespace: "pay", Name: "ci", Role: identity.Edit, CreatedBy: "alice", CreatedAt: t0})

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -21,7 +20,7 @@ func TestReadyNamesTheHolder(t *testing.T) {
 		Needs: &round.Res{CPUs: 1, MemMB: 64},
 		Holders: []round.Holder{{Job: "pay_settle", Shards: 1, TaskID: "pay_settle@-@0@-@READY@-@a1@-@1", Holds: round.Res{CPUs: 1.9, MemMB: 64},
 			Since: t0.Add(-5 * time.Second), ExpectedEnd: t0.Add(3 * time.Second), Basis: "p90", TypicalMs: 8000}}}
-	if err := e.reg.Commit(t.Context(), registry.PutWaitingOp(round.WaitKey(false, "report", 0), w)); err != nil {
+	if err := e.reg.Change().Wait(round.WaitKey(false, "report", 0), w).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	want := "waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)"
@@ -83,8 +82,10 @@ func TestRunFailsAsSoonAsAShardFailedForGood(t *testing.T) {
 	if err := e.reg.Change().RecordRun("k-fo", rec).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.reg.Commit(t.Context(), registry.PutRunningOp("fo_job", 1, task.Entry{TaskID: "fo_job@-@1@-@READY@-@a@-@2", AgentID: "a",
-		State: "TASK_RUNNING", RunKey: "k-fo", LaunchedAt: t0})); err != nil {
+	if err := e.reg.Change().
+		Launch("fo_job", 1, task.Entry{TaskID: "fo_job@-@1@-@READY@-@a@-@2", AgentID: "a",
+			State: "TASK_RUNNING", RunKey: "k-fo", LaunchedAt: t0}).
+		Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	v := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/k-fo", ""))

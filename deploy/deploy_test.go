@@ -86,9 +86,11 @@ func seededRegistry(t *testing.T) *registry.Registry {
 	if _, err := reg.Trigger(ctx, "job", true, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Commit(ctx, registry.PutRunningOp("job", 0, task.Entry{TaskID: "t", State: "TASK_RUNNING"}),
-		registry.PutFailoverOp("job", 1, queue.Failover{Since: t0}),
-		registry.PauseOp("job", task.Pause{By: task.PausedBy, At: t0, Reason: "r"})); err != nil {
+	if err := reg.Change().
+		Launch("job", 0, task.Entry{TaskID: "t", State: "TASK_RUNNING"}).
+		FailOver("job", 1, queue.Failover{Since: t0}).
+		Pause("job", task.Pause{By: task.PausedBy, At: t0, Reason: "r"}).
+		Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return reg

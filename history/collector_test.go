@@ -110,7 +110,7 @@ func newRegistry(t *testing.T) *registry.Registry {
 func setRunning(t *testing.T, reg *registry.Registry, job string, items ...int) {
 	t.Helper()
 	for _, i := range items {
-		if err := reg.Commit(context.Background(), registry.PutRunningOp(job, i, task.Entry{TaskID: job + "-t", State: "TASK_RUNNING"})); err != nil {
+		if err := reg.Change().Launch(job, i, task.Entry{TaskID: job + "-t", State: "TASK_RUNNING"}).Commit(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

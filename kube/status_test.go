@@ -82,7 +82,7 @@ func TestRejectedPodIsAPlacementMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	tid := jobs.NewTaskID("j", 0, jobs.KindReady, "n1").String()
-	if err := reg.Commit(ctx, registry.PutRunningOp("j", 0, taskstate.Entry{TaskID: tid, AgentID: "n1", State: "TASK_STAGING"})); err != nil {
+	if err := reg.Change().Launch("j", 0, taskstate.Entry{TaskID: tid, AgentID: "n1", State: "TASK_STAGING"}).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s := scheduler.New(scheduler.Deps{Registry: reg, Driver: nopDriver{}})

@@ -32,14 +32,14 @@ func (c *Change) Len() int { return len(c.ops) }
 
 // Launch records a launched task as the shard's running entry.
 func (c *Change) Launch(job string, item int, e task.Entry) *Change {
-	c.ops = append(c.ops, PutRunningOp(job, item, e))
+	c.ops = append(c.ops, putRunningOp(job, item, e))
 	return c
 }
 
 // Mark rewrites a running entry (a new state, busy or idle), conditional
 // on the version it was read at.
 func (c *Change) Mark(job string, item int, e task.Entry) *Change {
-	c.ops = append(c.ops, setJSON(RunningPathOf(job, item), e, e.Version))
+	c.ops = append(c.ops, setJSON(runningPathOf(job, item), e, e.Version))
 	return c
 }
 
@@ -47,34 +47,34 @@ func (c *Change) Mark(job string, item int, e task.Entry) *Change {
 // last: a reader following the commit in order finds the run's record,
 // retry or requeue before the shard is gone.
 func (c *Change) End(job string, item int, version int64) *Change {
-	c.ops = append(c.ops, store.Delete(RunningPathOf(job, item), version))
+	c.ops = append(c.ops, store.Delete(runningPathOf(job, item), version))
 	return c
 }
 
 // Unlaunch removes a running entry whatever its version (a launch rolled
 // back, or an entry of a launch that never completed).
 func (c *Change) Unlaunch(job string, item int) *Change {
-	c.ops = append(c.ops, store.Delete(RunningPathOf(job, item), store.AnyVersion))
+	c.ops = append(c.ops, store.Delete(runningPathOf(job, item), store.AnyVersion))
 	return c
 }
 
 // Dequeue takes the oldest execution of a ready entry, conditional on the
 // version it was read at (a trigger meanwhile is never lost).
 func (c *Change) Dequeue(rd queue.Ready, now time.Time) *Change {
-	c.ops = append(c.ops, DequeueOp(rd, now))
+	c.ops = append(c.ops, dequeueOp(rd, now))
 	return c
 }
 
 // FailOver queues a shard to run again.
 func (c *Change) FailOver(job string, item int, f queue.Failover) *Change {
-	c.ops = append(c.ops, PutFailoverOp(job, item, f))
+	c.ops = append(c.ops, putFailoverOp(job, item, f))
 	return c
 }
 
 // TakeFailover removes a failover entry that launches, conditional on the
 // version it was read at.
 func (c *Change) TakeFailover(f queue.Failover) *Change {
-	c.ops = append(c.ops, store.Delete(FailoverPathOf(f.Job, f.Item), f.Version))
+	c.ops = append(c.ops, store.Delete(failoverPathOf(f.Job, f.Item), f.Version))
 	return c
 }
 
@@ -83,7 +83,7 @@ func (c *Change) TakeFailover(f queue.Failover) *Change {
 func (c *Change) DropFailover(job string, item int) *Change {
 	p := FailoverPath + "/" + job
 	if item >= 0 {
-		p = FailoverPathOf(job, item)
+		p = failoverPathOf(job, item)
 	}
 	c.ops = append(c.ops, store.Delete(p, store.AnyVersion))
 	return c
@@ -97,19 +97,19 @@ func (c *Change) DropReady(job string) *Change {
 
 // RecordRun writes a keyed run's record.
 func (c *Change) RecordRun(key string, rec task.RunRecord) *Change {
-	c.ops = append(c.ops, PutRunRecordOp(key, rec))
+	c.ops = append(c.ops, putRunRecordOp(key, rec))
 	return c
 }
 
 // CountRun writes a job's run state.
 func (c *Change) CountRun(job string, rs task.RunState) *Change {
-	c.ops = append(c.ops, PutRunStateOp(job, rs))
+	c.ops = append(c.ops, putRunStateOp(job, rs))
 	return c
 }
 
 // Pause disables a job, recording why (pauseAfterFailures).
 func (c *Change) Pause(job string, p task.Pause) *Change {
-	c.ops = append(c.ops, PauseOp(job, p))
+	c.ops = append(c.ops, pauseOp(job, p))
 	return c
 }
 
@@ -122,13 +122,13 @@ func (c *Change) MarkGang(job, gang string) *Change {
 
 // Wait records why a queue entry waits; Unwait forgets it.
 func (c *Change) Wait(key string, w round.Wait) *Change {
-	c.ops = append(c.ops, PutWaitingOp(key, w))
+	c.ops = append(c.ops, putWaitingOp(key, w))
 	return c
 }
 
 // Unwait forgets why a queue entry waited.
 func (c *Change) Unwait(key string) *Change {
-	c.ops = append(c.ops, DeleteWaitingOp(key))
+	c.ops = append(c.ops, deleteWaitingOp(key))
 	return c
 }
 
@@ -197,7 +197,7 @@ func (r *Registry) GangMarks(ctx context.Context) (map[string]string, error) {
 func (r *Registry) Batch() (batch *Registry, flush func(context.Context) error) {
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
-	return r.With(tx), tx.Flush
+	return r.with(tx), tx.Flush
 }
 
 // ChainPath is the node the leader's chained batches link their parts
@@ -214,7 +214,7 @@ const ChainPath = "/ha/commit_chain"
 func (r *Registry) ChainedBatch() (batch *Registry, cut func(), flush func(context.Context) (int, error)) {
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
-	return r.With(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, ChainPath) }
+	return r.with(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, ChainPath) }
 }
 
 // FailoverOf lists one job's failover entries.

@@ -451,12 +451,9 @@ func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
 	return r.commit(ctx, store.Put(FrameworkIDPath, []byte(id)))
 }
 
-// MustJSON encodes plain data (cannot fail for the registry's types).
-func MustJSON(v any) []byte { return mustJSON(v) }
-
-// With returns a registry with the same settings and fence over kv (e.g.
+// with returns a registry with the same settings and fence over kv (e.g.
 // a store/txn batch over this registry's store).
-func (r *Registry) With(kv store.KV) *Registry {
+func (r *Registry) with(kv store.KV) *Registry {
 	c := *r
 	c.kv = kv
 	return &c

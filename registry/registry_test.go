@@ -113,7 +113,7 @@ func TestTriggerRunOverridesAndIdempotency(t *testing.T) {
 	if rd.Count != 2 || len(rd.Runs) != 2 || rd.Runs[0].JobParameter != "a" {
 		t.Fatalf("%+v", rd)
 	}
-	if err := r.Commit(ctx, DequeueOp(rd, t0)); err != nil {
+	if err := r.commit(ctx, dequeueOp(rd, t0)); err != nil {
 		t.Fatal(err)
 	}
 	rd = count(t, r, "j1")
@@ -141,7 +141,7 @@ func TestDequeueIsConditional(t *testing.T) {
 	if _, err := r.Trigger(ctx, "j1", true, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Commit(ctx, DequeueOp(stale, t0)); !errors.Is(err, store.ErrConflict) {
+	if err := r.commit(ctx, dequeueOp(stale, t0)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("dequeue at a stale version: %v (a concurrent trigger would be lost)", err)
 	}
 }
@@ -151,7 +151,7 @@ func TestDeleteAppCascadesAndUpdateClearsQueues(t *testing.T) {
 	if _, err := r.Trigger(ctx, "j1", false, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Commit(ctx, PutFailoverOp("j1", 0, queue.Failover{TaskID: "x", Since: t0})); err != nil {
+	if err := r.commit(ctx, putFailoverOp("j1", 0, queue.Failover{TaskID: "x", Since: t0})); err != nil {
 		t.Fatal(err)
 	}
 	j, _ := r.Job(ctx, "j1")

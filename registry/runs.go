@@ -32,13 +32,13 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, e
 	return rs, nil
 }
 
-// PutRunStateOp writes a job's run record.
-func PutRunStateOp(job string, rs task.RunState) store.Op {
+// putRunStateOp writes a job's run record.
+func putRunStateOp(job string, rs task.RunState) store.Op {
 	return putJSON(RunsPath+"/"+job, rs)
 }
 
-// PauseOp disables a job, recording why.
-func PauseOp(job string, p task.Pause) store.Op {
+// pauseOp disables a job, recording why.
+func pauseOp(job string, p task.Pause) store.Op {
 	return putJSON(DisabledJobPath+"/"+job, p)
 }
 
@@ -98,7 +98,7 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (task.RunRecord,
 	return rec, nil
 }
 
-// PutRunRecordOp writes a trigger's record.
-func PutRunRecordOp(key string, rec task.RunRecord) store.Op {
+// putRunRecordOp writes a trigger's record.
+func putRunRecordOp(key string, rec task.RunRecord) store.Op {
 	return putJSON(TriggerKeysPath+"/"+key, rec)
 }

@@ -241,9 +241,9 @@ func (r *Registry) ReadyQueue(ctx context.Context) ([]queue.Ready, error) {
 	return out, nil
 }
 
-// DequeueOp returns the op that takes one execution from rd (conditional
+// dequeueOp returns the op that takes one execution from rd (conditional
 // on rd's version, so a concurrent trigger is never lost).
-func DequeueOp(rd queue.Ready, now time.Time) store.Op {
+func dequeueOp(rd queue.Ready, now time.Time) store.Op {
 	p := ReadyPath + "/" + rd.Job
 	next, ok := queue.Take(rd, now)
 	if !ok {
@@ -257,19 +257,19 @@ func (r *Registry) ClearReady(ctx context.Context, job string) error {
 	return r.commit(ctx, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
 }
 
-// RunningPathOf is the node of a job's shard.
-func RunningPathOf(job string, item int) string {
+// runningPathOf is the node of a job's shard.
+func runningPathOf(job string, item int) string {
 	return RunningPath + "/" + job + "/" + jobs.MetaKey(job, item)
 }
 
-// FailoverPathOf is the failover node of a job's shard.
-func FailoverPathOf(job string, item int) string {
+// failoverPathOf is the failover node of a job's shard.
+func failoverPathOf(job string, item int) string {
 	return FailoverPath + "/" + job + "/" + jobs.MetaKey(job, item)
 }
 
-// PutRunningOp records a running task.
-func PutRunningOp(job string, item int, rt task.Entry) store.Op {
-	return putJSON(RunningPathOf(job, item), rt)
+// putRunningOp records a running task.
+func putRunningOp(job string, item int, rt task.Entry) store.Op {
+	return putJSON(runningPathOf(job, item), rt)
 }
 
 // RunningTasks lists running tasks of every job: job → item → task.
@@ -339,10 +339,7 @@ func (r *Registry) FailoverQueue(ctx context.Context) ([]queue.Failover, error) 
 	return out, nil
 }
 
-// PutFailoverOp records a failed shard for failover.
-func PutFailoverOp(job string, item int, f queue.Failover) store.Op {
-	return putJSON(FailoverPathOf(job, item), f)
+// putFailoverOp records a failed shard for failover.
+func putFailoverOp(job string, item int, f queue.Failover) store.Op {
+	return putJSON(failoverPathOf(job, item), f)
 }
-
-// Commit applies state ops with the registry's fence.
-func (r *Registry) Commit(ctx context.Context, ops ...store.Op) error { return r.commit(ctx, ops...) }

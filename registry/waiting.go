@@ -18,25 +18,20 @@ import (
 // /state/waiting/failover/{job}/{job}@-@{item}.
 const WaitingPath = "/state/waiting"
 
-// WaitingKey names the entry of a ready job or a failover shard.
-func WaitingKey(kind, job string, item int) string {
-	return round.WaitKey(kind == "failover", job, item)
-}
-
-// PutWaitingOp records why an entry waits.
-func PutWaitingOp(key string, w round.Wait) store.Op {
+// putWaitingOp records why an entry waits.
+func putWaitingOp(key string, w round.Wait) store.Op {
 	return putJSON(WaitingPath+"/"+key, w)
 }
 
-// DeleteWaitingOp forgets an entry's reason.
-func DeleteWaitingOp(key string) store.Op { return store.Delete(WaitingPath+"/"+key, store.AnyVersion) }
+// deleteWaitingOp forgets an entry's reason.
+func deleteWaitingOp(key string) store.Op { return store.Delete(WaitingPath+"/"+key, store.AnyVersion) }
 
 // waitingDeleteOps forget every reason of a job (with its queues).
 func waitingDeleteOps(job string) []store.Op {
-	return []store.Op{DeleteWaitingOp("ready/" + job), DeleteWaitingOp("failover/" + job)}
+	return []store.Op{deleteWaitingOp("ready/" + job), deleteWaitingOp("failover/" + job)}
 }
 
-// WaitingReasons reads every recorded reason: key (WaitingKey) → reason.
+// WaitingReasons reads every recorded reason: key (round.WaitKey) → reason.
 func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, error) {
 	out := map[string]round.Wait{}
 	dirs := []string{WaitingPath + "/ready"}

@@ -15,19 +15,19 @@ import (
 
 // PutWorkflowRun rewrites a run read at run.Version (compare-and-set).
 func (c *Change) PutWorkflowRun(run workflow.Run) *Change {
-	c.ops = append(c.ops, PutWorkflowRunOp(run))
+	c.ops = append(c.ops, putWorkflowRunOp(run))
 	return c
 }
 
 // CreateWorkflowRun creates a new run (the change fails when it exists).
 func (c *Change) CreateWorkflowRun(run workflow.Run) *Change {
-	c.ops = append(c.ops, CreateWorkflowRunOp(run))
+	c.ops = append(c.ops, createWorkflowRunOp(run))
 	return c
 }
 
 // PutWorkflowState writes a workflow's cron state.
 func (c *Change) PutWorkflowState(name string, st WorkflowState) *Change {
-	c.ops = append(c.ops, PutWorkflowStateOp(name, st))
+	c.ops = append(c.ops, putWorkflowStateOp(name, st))
 	return c
 }
 
@@ -36,7 +36,7 @@ func (c *Change) PutWorkflowState(name string, st WorkflowState) *Change {
 // job's ready entry with the runs appended, conditional on the version it
 // is read at now.
 func (c *Change) QueueNodes(ctx context.Context, job string, starts []NodeStart, now time.Time) error {
-	ops, err := c.r.QueueNodeOps(ctx, job, starts, now)
+	ops, err := c.r.queueNodeOps(ctx, job, starts, now)
 	c.ops = append(c.ops, ops...)
 	return err
 }
@@ -44,7 +44,7 @@ func (c *Change) QueueNodes(ctx context.Context, job string, starts []NodeStart,
 // DropPendingRun removes the pending execution queued under key from the
 // job's ready entry (conditional on the version read now), if it holds it.
 func (c *Change) DropPendingRun(ctx context.Context, job, key string) error {
-	op, ok, err := c.r.DropPendingRunOp(ctx, job, key)
+	op, ok, err := c.r.dropPendingRunOp(ctx, job, key)
 	if ok {
 		c.ops = append(c.ops, op)
 	}
@@ -65,7 +65,7 @@ func (c *Change) DropStoredRecord(r StoredRecord) *Change {
 
 // DropWorkflowRun removes a finished run, as it was read.
 func (c *Change) DropWorkflowRun(name, runID string, version int64) *Change {
-	c.ops = append(c.ops, store.Delete(WorkflowRunPath(name, runID), version))
+	c.ops = append(c.ops, store.Delete(workflowRunPath(name, runID), version))
 	return c
 }
 

@@ -22,12 +22,12 @@ type NodeStart struct {
 	Inputs    jobs.Inputs
 }
 
-// QueueNodeOps returns the ops that queue starts as pending executions of
+// queueNodeOps returns the ops that queue starts as pending executions of
 // job: a Create of each run's record (a key that exists makes the commit
 // fail: nothing is queued twice) and the job's ready entry with the runs
 // appended, conditional on the entry's version. The caller commits them
 // with its own writes.
-func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeStart, now time.Time) ([]store.Op, error) {
+func (r *Registry) queueNodeOps(ctx context.Context, job string, starts []NodeStart, now time.Time) ([]store.Op, error) {
 	if len(starts) == 0 {
 		return nil, nil
 	}
@@ -58,10 +58,10 @@ func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeSt
 	return append(ops, setJSON(p, rd, n.Version)), nil
 }
 
-// DropPendingRunOp returns the op that removes the pending execution
+// dropPendingRunOp returns the op that removes the pending execution
 // queued under key from job's ready entry (conditional on its version),
 // or ok false when the entry does not hold it.
-func (r *Registry) DropPendingRunOp(ctx context.Context, job, key string) (store.Op, bool, error) {
+func (r *Registry) dropPendingRunOp(ctx context.Context, job, key string) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
@@ -133,8 +133,8 @@ func (r *Registry) ActiveKeys(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-// DeleteRunRecordOp removes a keyed run's record.
-func DeleteRunRecordOp(key string) store.Op {
+// deleteRunRecordOp removes a keyed run's record.
+func deleteRunRecordOp(key string) store.Op {
 	return store.Delete(TriggerKeysPath+"/"+key, store.AnyVersion)
 }
 

@@ -216,7 +216,7 @@ func TestChainedBatchAcknowledgesTheAppliedParts(t *testing.T) {
 	}
 	late := shards - 10       // in the second part
 	r.drv.killHook = func() { // another writer changes the late shard's entry after it was staged
-		n, err := r.kv.Get(r.ctx, registry.RunningPathOf("job", late))
+		n, err := r.kv.Get(r.ctx, registry.RunningPath+"/job/"+jobs.MetaKey("job", late))
 		if err != nil {
 			t.Error(err)
 			return

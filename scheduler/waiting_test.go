@@ -9,7 +9,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/internal/heapbench"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 )
 
@@ -158,7 +157,7 @@ func TestWaitingCommitsAreBounded(t *testing.T) {
 	r := newRig(t)
 	r.sched.deps.Options.MaxRoundTasks = 2 // 4 ops a commit
 	gone := round.WaitKey(false, "gone", 0)
-	if err := r.reg.Commit(r.ctx, registry.PutWaitingOp(gone, round.Wait{Reason: round.WaitBehind, Since: t0})); err != nil {
+	if err := r.reg.Change().Wait(gone, round.Wait{Reason: round.WaitBehind, Since: t0}).Commit(r.ctx); err != nil {
 		t.Fatal(err)
 	}
 	ws := &r.sched.launcher.waits.ws

@@ -11,7 +11,7 @@
 //
 // The commit holds the new run (compare-and-set on its version), and for
 // each node it starts, the node's execution: a keyed run of its job
-// (registry.QueueNodeOps: a record created under the node's deterministic
+// (registry.Change.QueueNodes: a record created under the node's deterministic
 // key, workflow.NodeKey, and the job's ready entry with the run appended).
 // Starting a node and recording that it started are therefore one atomic
 // write: a kill -9 or a leader change before it leaves the node PENDING (a

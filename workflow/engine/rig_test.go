@@ -187,7 +187,10 @@ func (r *rig) launch(job string) string {
 	for _, rd := range q {
 		if rd.Job == job {
 			rt := task.Entry{TaskID: job + "@-@0@-@READY@-@a1@-@" + key, AgentID: "a1", State: "TASK_RUNNING", RunKey: key, LaunchedAt: r.clk.Now()}
-			if err := r.reg.Commit(r.ctx, registry.DequeueOp(rd, r.clk.Now()), registry.PutRunningOp(job, 0, rt)); err != nil {
+			if err := r.reg.Change().
+				Dequeue(rd, r.clk.Now()).
+				Launch(job, 0, rt).
+				Commit(r.ctx); err != nil {
 				r.t.Fatal(err)
 			}
 		}
@@ -206,7 +209,7 @@ func (r *rig) end(job, key, state string, outputs map[string]string) {
 	rec.Shards = []task.ShardOutcome{{Item: 0, TaskID: job + "@-@0@-@READY@-@a1@-@" + key, State: task.State(state),
 		StartedAt: now.Add(-time.Second), EndedAt: now, Outputs: outputs}}
 	rec.Done, rec.Success, rec.EndedAt = true, state == "TASK_FINISHED", now
-	if err := r.reg.Commit(r.ctx, store.Delete(registry.RunningPathOf(job, 0), store.AnyVersion), registry.PutRunRecordOp(key, rec)); err != nil {
+	if err := r.reg.Change().Unlaunch(job, 0).RecordRun(key, rec).Commit(r.ctx); err != nil {
 		r.t.Fatal(err)
 	}
 }
