@@ -8,10 +8,10 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// PackageKeyPath holds the key of package URL tokens (package packages'
+// packageKeyPath holds the key of package URL tokens (package packages'
 // own value), shared by every scheduler instance of one registry. It
 // belongs to no namespace.
-const PackageKeyPath = "/packages/key"
+const packageKeyPath = "/packages/key"
 
 // Cell is one registry node a component owns, in that component's own
 // format: it can read it and create it once, and nothing else of the
@@ -22,8 +22,8 @@ type Cell struct {
 	path string
 }
 
-// PackageKey is the cell of the package token key (PackageKeyPath).
-func (r *Registry) PackageKey() Cell { return Cell{kv: r.phys, path: PackageKeyPath} }
+// PackageKey is the cell of the package token key (packageKeyPath).
+func (r *Registry) PackageKey() Cell { return Cell{kv: r.phys, path: packageKeyPath} }
 
 // Path is the cell's node, for messages.
 func (c Cell) Path() string { return c.path }

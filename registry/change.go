@@ -81,7 +81,7 @@ func (c *Change) TakeFailover(f queue.Failover) *Change {
 // DropFailover removes a failover entry whatever its version (a shard the
 // job no longer has), or every failover entry of the job (item < 0).
 func (c *Change) DropFailover(job string, item int) *Change {
-	p := FailoverPath + "/" + job
+	p := failoverPath + "/" + job
 	if item >= 0 {
 		p = failoverPathOf(job, item)
 	}
@@ -116,7 +116,7 @@ func (c *Change) Pause(job string, p task.Pause) *Change {
 // MarkGang records that a launch recorded over several commits is
 // complete: its entries (task.Entry.Gang) count from this commit on.
 func (c *Change) MarkGang(job, gang string) *Change {
-	c.ops = append(c.ops, store.Put(GangPath+"/"+job, []byte(gang)))
+	c.ops = append(c.ops, store.Put(gangPath+"/"+job, []byte(gang)))
 	return c
 }
 
@@ -146,7 +146,7 @@ func (c *Change) Commit(ctx context.Context) error {
 }
 
 // CommitChanges commits changes as a chain (store.CommitChain over
-// ChainPath, each behind the fence): in order, each atomically, each only
+// chainPath, each behind the fence): in order, each atomically, each only
 // if every one before it was applied; on ZooKeeper sent back to back. It
 // returns how many were applied; the error is the first failed one's,
 // ErrConflict as for Change.Commit.
@@ -159,7 +159,7 @@ func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, e
 			parts[i] = c.ops
 		}
 	}
-	applied, _, err := store.CommitChain(ctx, r.kv, nil, ChainPath, parts)
+	applied, _, err := store.CommitChain(ctx, r.kv, nil, chainPath, parts)
 	if err != nil && errors.Is(err, store.ErrNotFound) && r.Fence != nil {
 		for _, f := range r.Fence() {
 			if _, gerr := r.kv.Get(ctx, f.Path); errors.Is(gerr, store.ErrNotFound) {
@@ -173,13 +173,13 @@ func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, e
 	return applied, err
 }
 
-// GangPath holds, per job, the name of its last launch recorded over
+// gangPath holds, per job, the name of its last launch recorded over
 // several commits (/state/gang/{jobName}).
-const GangPath = "/state/gang"
+const gangPath = "/state/gang"
 
 // GangMarks reads every job's gang mark: job → the launch's name.
 func (r *Registry) GangMarks(ctx context.Context) (map[string]string, error) {
-	nodes, err := r.kv.List(ctx, GangPath)
+	nodes, err := r.kv.List(ctx, gangPath)
 	if err != nil {
 		return nil, err
 	}
@@ -200,10 +200,10 @@ func (r *Registry) Batch() (batch *Registry, flush func(context.Context) error) 
 	return r.with(tx), tx.Flush
 }
 
-// ChainPath is the node the leader's chained batches link their parts
+// chainPath is the node the leader's chained batches link their parts
 // through (store.Chainer: a version bump per part); nothing else is kept
 // there. It is outside the mirrored /config and /state.
-const ChainPath = "/ha/commit_chain"
+const chainPath = "/ha/commit_chain"
 
 // ChainedBatch is Batch in parts: cut ends a part, and flush commits the
 // parts as a chain (store.CommitChain: in order, each atomically, each
@@ -214,12 +214,12 @@ const ChainPath = "/ha/commit_chain"
 func (r *Registry) ChainedBatch() (batch *Registry, cut func(), flush func(context.Context) (int, error)) {
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
-	return r.with(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, ChainPath) }
+	return r.with(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, chainPath) }
 }
 
 // FailoverOf lists one job's failover entries.
 func (r *Registry) FailoverOf(ctx context.Context, job string) ([]queue.Failover, error) {
-	nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+	nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list the failover entries of %s: %w", job, err)
 	}

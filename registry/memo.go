@@ -88,14 +88,14 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.R
 // FailoverQueueMemo is FailoverQueue, decoding only what changed since the
 // memo's last read.
 func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]queue.Failover, error) {
-	jobNames, err := r.kv.Children(ctx, FailoverPath)
+	jobNames, err := r.kv.Children(ctx, failoverPath)
 	if err != nil {
 		return nil, err
 	}
 	next := map[string]memo[queue.Failover]{}
 	var out []queue.Failover
 	for _, job := range jobNames {
-		nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+		nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
 		if err != nil {
 			return nil, err
 		}

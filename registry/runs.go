@@ -10,16 +10,16 @@ import (
 	"github.com/ejcloud/elasticjob/task"
 )
 
-// RunsPath holds, per job, what the leader knows of its recent runs
+// runsPath holds, per job, what the leader knows of its recent runs
 // (/state/runs/{jobName}): the count of failed runs in a row that
 // pauseAfterFailures compares with its limit. It lives in the registry so
 // a new leader continues the count.
-const RunsPath = "/state/runs"
+const runsPath = "/state/runs"
 
 // RunStateOf reads a job's run record (zero when it has none).
 func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, error) {
 	var rs task.RunState
-	n, err := r.kv.Get(ctx, RunsPath+"/"+job)
+	n, err := r.kv.Get(ctx, runsPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
 		return rs, nil
 	}
@@ -34,18 +34,18 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, e
 
 // putRunStateOp writes a job's run record.
 func putRunStateOp(job string, rs task.RunState) store.Op {
-	return putJSON(RunsPath+"/"+job, rs)
+	return putJSON(runsPath+"/"+job, rs)
 }
 
 // pauseOp disables a job, recording why.
 func pauseOp(job string, p task.Pause) store.Op {
-	return putJSON(DisabledJobPath+"/"+job, p)
+	return putJSON(disabledJobPath+"/"+job, p)
 }
 
 // Pauses returns the disabled jobs whose flag pauseAfterFailures set, with
 // why (other disabled jobs are absent).
 func (r *Registry) Pauses(ctx context.Context) (map[string]task.Pause, error) {
-	nodes, err := r.kv.List(ctx, DisabledJobPath)
+	nodes, err := r.kv.List(ctx, disabledJobPath)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (r *Registry) Pauses(ctx context.Context) (map[string]task.Pause, error) {
 
 // PauseOf returns why a job was paused, if pauseAfterFailures disabled it.
 func (r *Registry) PauseOf(ctx context.Context, job string) (task.Pause, bool, error) {
-	n, err := r.kv.Get(ctx, DisabledJobPath+"/"+job)
+	n, err := r.kv.Get(ctx, disabledJobPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
 		return task.Pause{}, false, nil
 	}

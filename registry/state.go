@@ -58,14 +58,14 @@ func (r *Registry) TriggerBy(ctx context.Context, job string, misfire bool, now 
 // reads, so a belief can cost time but never a fire.
 //
 // The commit also records instant, the cron instant the batch fires, as
-// the producer's watermark (FiredPath): a new leader replays, by each job's
+// the producer's watermark (firedPath): a new leader replays, by each job's
 // misfire rule, the fires after it and no earlier one. A zero instant
 // records nothing.
 func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at, instant time.Time, absent func(job string) bool) error {
 	now := at
 	var mark []store.Op
 	if !instant.IsZero() {
-		mark = []store.Op{store.Put(FiredPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
+		mark = []store.Op{store.Put(firedPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
 	}
 	if absent != nil {
 		err := r.triggerBlind(ctx, misfire, now, absent, mark)
@@ -264,7 +264,7 @@ func runningPathOf(job string, item int) string {
 
 // failoverPathOf is the failover node of a job's shard.
 func failoverPathOf(job string, item int) string {
-	return FailoverPath + "/" + job + "/" + jobs.MetaKey(job, item)
+	return failoverPath + "/" + job + "/" + jobs.MetaKey(job, item)
 }
 
 // putRunningOp records a running task.
@@ -315,13 +315,13 @@ func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]task.Entr
 
 // FailoverQueue lists failed shards waiting to run again, oldest first.
 func (r *Registry) FailoverQueue(ctx context.Context) ([]queue.Failover, error) {
-	jobNames, err := r.kv.Children(ctx, FailoverPath)
+	jobNames, err := r.kv.Children(ctx, failoverPath)
 	if err != nil {
 		return nil, err
 	}
 	var out []queue.Failover
 	for _, job := range jobNames {
-		nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+		nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
 		if err != nil {
 			return nil, err
 		}

@@ -285,7 +285,7 @@ func TestAChainThroughTheViewIsTheStoresChain(t *testing.T) {
 	ctx := context.Background()
 	kv := &chainKV{KV: memory.New()}
 	v := allView{kv}
-	applied, _, err := v.CommitChain(ctx, nil, ChainPath, [][]store.Op{
+	applied, _, err := v.CommitChain(ctx, nil, chainPath, [][]store.Op{
 		{store.Put("/config/job/pay~a", []byte("1"))},
 		{store.Put("/config/job/b", []byte("2"))},
 	})

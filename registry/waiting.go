@@ -11,20 +11,20 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// WaitingPath holds why queued work has not launched: the leader records,
+// waitingPath holds why queued work has not launched: the leader records,
 // for each ready entry and failover shard that waited longer than a
 // moment, the reason it computed in its launch rounds, so every instance
 // (and operators' tools) can show it. /state/waiting/ready/{job} and
 // /state/waiting/failover/{job}/{job}@-@{item}.
-const WaitingPath = "/state/waiting"
+const waitingPath = "/state/waiting"
 
 // putWaitingOp records why an entry waits.
 func putWaitingOp(key string, w round.Wait) store.Op {
-	return putJSON(WaitingPath+"/"+key, w)
+	return putJSON(waitingPath+"/"+key, w)
 }
 
 // deleteWaitingOp forgets an entry's reason.
-func deleteWaitingOp(key string) store.Op { return store.Delete(WaitingPath+"/"+key, store.AnyVersion) }
+func deleteWaitingOp(key string) store.Op { return store.Delete(waitingPath+"/"+key, store.AnyVersion) }
 
 // waitingDeleteOps forget every reason of a job (with its queues).
 func waitingDeleteOps(job string) []store.Op {
@@ -34,13 +34,13 @@ func waitingDeleteOps(job string) []store.Op {
 // WaitingReasons reads every recorded reason: key (round.WaitKey) → reason.
 func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, error) {
 	out := map[string]round.Wait{}
-	dirs := []string{WaitingPath + "/ready"}
-	jobsWaiting, err := r.kv.Children(ctx, WaitingPath+"/failover")
+	dirs := []string{waitingPath + "/ready"}
+	jobsWaiting, err := r.kv.Children(ctx, waitingPath+"/failover")
 	if err != nil {
 		return nil, err
 	}
 	for _, j := range jobsWaiting {
-		dirs = append(dirs, WaitingPath+"/failover/"+j)
+		dirs = append(dirs, waitingPath+"/failover/"+j)
 	}
 	for _, dir := range dirs {
 		nodes, err := r.kv.List(ctx, dir)
@@ -55,7 +55,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, e
 			if err := decodeAt(n.Path, n.Value, &w); err != nil {
 				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 			}
-			out[strings.TrimPrefix(n.Path, WaitingPath+"/")] = w
+			out[strings.TrimPrefix(n.Path, waitingPath+"/")] = w
 		}
 	}
 	return out, nil
@@ -63,7 +63,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, e
 
 // WaitingOf reads one entry's recorded reason (ok false: none).
 func (r *Registry) WaitingOf(ctx context.Context, key string) (round.Wait, bool, error) {
-	n, err := r.kv.Get(ctx, WaitingPath+"/"+key)
+	n, err := r.kv.Get(ctx, waitingPath+"/"+key)
 	if errors.Is(err, store.ErrNotFound) {
 		return round.Wait{}, false, nil
 	}

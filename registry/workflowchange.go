@@ -78,7 +78,7 @@ func (c *Change) DropWorkflowRuns(name string) *Change {
 // DropWorkflowKey removes a workflow trigger's idempotency key, as it was
 // read; with an empty key, the workflow's (empty) directory of keys.
 func (c *Change) DropWorkflowKey(name, key string, version int64) *Change {
-	p := WorkflowKeysPath + "/" + name
+	p := workflowKeysPath + "/" + name
 	if key != "" {
 		p += "/" + key
 	} else {
@@ -112,7 +112,7 @@ func (r *Registry) WorkflowRunIDs(ctx context.Context, name string) ([]string, e
 
 // WorkflowKeyDirs lists the workflows that have trigger keys.
 func (r *Registry) WorkflowKeyDirs(ctx context.Context) ([]string, error) {
-	return r.kv.Children(ctx, WorkflowKeysPath)
+	return r.kv.Children(ctx, workflowKeysPath)
 }
 
 // StoredKey is a workflow trigger's key as stored (Unreadable: its value
@@ -126,7 +126,7 @@ type StoredKey struct {
 
 // WorkflowKeysOf lists a workflow's trigger keys.
 func (r *Registry) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey, error) {
-	nodes, err := r.kv.List(ctx, WorkflowKeysPath+"/"+name)
+	nodes, err := r.kv.List(ctx, workflowKeysPath+"/"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ const (
 // is reported as a WorkflowAll change (and the channel closes with ctx).
 func (r *Registry) WatchWorkflows(ctx context.Context) (<-chan WorkflowChange, error) {
 	out := make(chan WorkflowChange, 4096)
-	paths := []string{WorkflowsPath, DisabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
+	paths := []string{WorkflowsPath, disabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
 	chans := make([]<-chan store.Event, 0, len(paths))
 	for _, p := range paths {
 		ch, err := r.kv.Watch(ctx, p)
@@ -230,7 +230,7 @@ func workflowChange(ev store.Event) (WorkflowChange, bool) {
 	if name, ok := childOf(ev.Path, WorkflowsPath); ok {
 		return WorkflowChange{Kind: WorkflowDef, Workflow: name, Deleted: del}, true
 	}
-	if name, ok := childOf(ev.Path, DisabledWorkflowPath); ok {
+	if name, ok := childOf(ev.Path, disabledWorkflowPath); ok {
 		return WorkflowChange{Kind: WorkflowFlag, Workflow: name, Deleted: del}, true
 	}
 	if key, ok := childOf(ev.Path, TriggerKeysPath); ok {

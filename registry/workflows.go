@@ -21,8 +21,8 @@ import (
 const (
 	WorkflowsPath        = "/config/workflow"
 	WorkflowRunsPath     = "/state/workflow"
-	WorkflowKeysPath     = "/state/workflow_keys"
-	DisabledWorkflowPath = "/state/disable/workflow"
+	workflowKeysPath     = "/state/workflow_keys"
+	disabledWorkflowPath = "/state/disable/workflow"
 )
 
 // WorkflowState is the value of /state/workflow/{name}: the leader's
@@ -113,8 +113,8 @@ func (r *Registry) DeleteWorkflow(ctx context.Context, name string, now time.Tim
 		if err != nil {
 			return err
 		}
-		ops := []store.Op{store.Delete(workflowPath(name), store.AnyVersion), store.Delete(DisabledWorkflowPath+"/"+name, store.AnyVersion),
-			store.Delete(WorkflowKeysPath+"/"+name, store.AnyVersion)}
+		ops := []store.Op{store.Delete(workflowPath(name), store.AnyVersion), store.Delete(disabledWorkflowPath+"/"+name, store.AnyVersion),
+			store.Delete(workflowKeysPath+"/"+name, store.AnyVersion)}
 		for _, run := range runs {
 			if run.Active() && run.Cancel == nil {
 				run, _ = workflow.RequestCancel(run, "the workflow was deleted", now)
@@ -242,7 +242,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 	for range maxCASRetries {
 		var ops []store.Op
 		if k := run.IdempotencyKey; k != "" {
-			kp := WorkflowKeysPath + "/" + run.Workflow + "/" + k
+			kp := workflowKeysPath + "/" + run.Workflow + "/" + k
 			n, err := r.kv.Get(ctx, kp)
 			if err == nil {
 				var wk WorkflowKey
@@ -297,5 +297,5 @@ func (r *Registry) checkQueued(ctx context.Context, name string, maxQueued int) 
 
 // WorkflowKeys lists a workflow's trigger idempotency keys.
 func (r *Registry) WorkflowKeys(ctx context.Context, name string) ([]store.Node, error) {
-	return r.kv.List(ctx, WorkflowKeysPath+"/"+name)
+	return r.kv.List(ctx, workflowKeysPath+"/"+name)
 }
