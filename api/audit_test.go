@@ -20,7 +20,6 @@ import (
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/view"
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -138,7 +137,10 @@ func seedWorkflowRuns(t *testing.T, e *env) {
 	running, _ := workflow.Step(workflow.NewRun(cfg, "r1", workflow.SourceAPI, nil, "", t0), true, workflow.Input{Now: t0})
 	failed, _ := workflow.Step(workflow.NewRun(cfg, "r2", workflow.SourceAPI, nil, "", t0), true, workflow.Input{Now: t0})
 	failed, _ = workflow.Step(failed, false, workflow.Input{Now: t0, Executions: map[string]workflow.Execution{"a": {Lost: "lost"}}})
-	if err := e.reg.Commit(ctx, registry.CreateWorkflowRunOp(running), registry.CreateWorkflowRunOp(failed)); err != nil {
+	if err := e.reg.Change().
+		CreateWorkflowRun(running).
+		CreateWorkflowRun(failed).
+		Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 func appBody(name string) string {
@@ -177,17 +178,17 @@ func TestTaskViews(t *testing.T) {
 	tid := func(job string, item int, kind string) string {
 		return job + "@-@" + strconv.Itoa(item) + "@-@" + kind + "@-@agent-1@-@00000000-0000-0000-0000-00000000000" + strconv.Itoa(item)
 	}
-	err := e.reg.Commit(ctx,
-		registry.PutRunningOp("job_b", 1, registry.Running{TaskID: tid("job_b", 1, "READY"), AgentID: "agent-1", Hostname: "host-1",
-			ExecutorID: "app@-@agent-1", State: "TASK_RUNNING", LaunchedAt: launched, UpdatedAt: t0}),
-		registry.PutRunningOp("job_b", 0, registry.Running{TaskID: tid("job_b", 0, "READY"), AgentID: "agent-1", Hostname: "host-1",
-			ExecutorID: "app@-@agent-1", State: "TASK_STAGING", LaunchedAt: launched, UpdatedAt: t0}),
-		registry.PutRunningOp("job_a", 2, registry.Running{TaskID: tid("job_a", 2, "FAILOVER"), AgentID: "agent-2", Hostname: "host-2",
-			ExecutorID: "app@-@agent-2", State: "TASK_RUNNING", LaunchedAt: t0, UpdatedAt: t0}),
-		registry.PutFailoverOp("job_c", 3, registry.Failover{TaskID: tid("job_c", 3, "READY"), Since: t0, Attempts: 1}),
-		registry.PutFailoverOp("job_c", 1, registry.Failover{TaskID: tid("job_c", 1, "READY"), Since: t0}),
-		registry.PutFailoverOp("job_a", 0, registry.Failover{TaskID: tid("job_a", 0, "READY"), Since: launched}),
-	)
+	err := e.reg.Change().
+		Launch("job_b", 1, task.Entry{TaskID: tid("job_b", 1, "READY"), AgentID: "agent-1", Hostname: "host-1",
+			ExecutorID: "app@-@agent-1", State: "TASK_RUNNING", LaunchedAt: launched, UpdatedAt: t0}).
+		Launch("job_b", 0, task.Entry{TaskID: tid("job_b", 0, "READY"), AgentID: "agent-1", Hostname: "host-1",
+			ExecutorID: "app@-@agent-1", State: "TASK_STAGING", LaunchedAt: launched, UpdatedAt: t0}).
+		Launch("job_a", 2, task.Entry{TaskID: tid("job_a", 2, "FAILOVER"), AgentID: "agent-2", Hostname: "host-2",
+			ExecutorID: "app@-@agent-2", State: "TASK_RUNNING", LaunchedAt: t0, UpdatedAt: t0}).
+		FailOver("job_c", 3, queue.Failover{TaskID: tid("job_c", 3, "READY"), Since: t0, Attempts: 1}).
+		FailOver("job_c", 1, queue.Failover{TaskID: tid("job_c", 1, "READY"), Since: t0}).
+		FailOver("job_a", 0, queue.Failover{TaskID: tid("job_a", 0, "READY"), Since: launched}).
+		Commit(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
 
@@ -261,7 +263,7 @@ type guideJobStatus struct {
 	PendingExecutions     int             `json:"pendingExecutions"`
 	FailoverShards        int             `json:"failoverShards"`
 	ConsecutiveFailedRuns int             `json:"consecutiveFailedRuns"`
-	Pause                 *registry.Pause `json:"pause,omitempty"`
+	Pause                 *task.Pause     `json:"pause,omitempty"`
 	Waiting               *waitView       `json:"waiting,omitempty"` // why its pending execution has not launched
 }
 
@@ -346,7 +348,7 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 		}
 	}
 	if st.PendingExecutions > 0 {
-		w, ok, err := s.regIn(ctx).WaitingOf(ctx, registry.WaitingKey("ready", st.JobName, 0))
+		w, ok, err := s.regIn(ctx).WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
 		if err != nil {
 			return err
 		}

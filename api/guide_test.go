@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // The practice guide's calls (reference 002 §3.3.2, §7.2.2).
@@ -135,10 +135,13 @@ func TestGuideStatus(t *testing.T) {
 	golden(t, "guide_status_ready", r.Body)
 
 	// One shard running, one waiting for failover, one more execution queued.
-	rt := registry.Running{TaskID: "data-sync-job@-@0@-@READY@-@agent-1@-@u1", AgentID: "agent-1", Hostname: "node03",
+	rt := task.Entry{TaskID: "data-sync-job@-@0@-@READY@-@agent-1@-@u1", AgentID: "agent-1", Hostname: "node03",
 		State: "TASK_RUNNING", LaunchedAt: t0, UpdatedAt: t0}
-	f := registry.Failover{TaskID: "data-sync-job@-@1@-@READY@-@agent-1@-@u2", Since: t0}
-	if err := e.reg.Commit(ctx, registry.PutRunningOp("data-sync-job", 0, rt), registry.PutFailoverOp("data-sync-job", 1, f)); err != nil {
+	f := queue.Failover{TaskID: "data-sync-job@-@1@-@READY@-@agent-1@-@u2", Since: t0}
+	if err := e.reg.Change().
+		Launch("data-sync-job", 0, rt).
+		FailOver("data-sync-job", 1, f).
+		Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", "")
@@ -146,9 +149,9 @@ func TestGuideStatus(t *testing.T) {
 	golden(t, "guide_status_running", r.Body)
 
 	// Paused by pauseAfterFailures: the state says so, and why.
-	p := registry.Pause{By: registry.PausedBy, At: t0, FailedRuns: 3, Cause: "exit code 3: boom",
+	p := task.Pause{By: task.PausedBy, At: t0, FailedRuns: 3, Cause: "exit code 3: boom",
 		Reason: "paused after 3 failed runs in a row at 2024-03-01T12:00:00Z; last failure: exit code 3: boom"}
-	if err := e.reg.Commit(ctx, registry.PauseOp("data-sync-job", p)); err != nil {
+	if err := e.reg.Change().Pause("data-sync-job", p).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = e.must(http.StatusOK, http.MethodGet, "/api/jobs/data-sync-job/status", "")
@@ -176,12 +179,12 @@ func TestTriggerRunRecord(t *testing.T) {
 
 	// The launcher's commit: dequeue and record the shards with the key.
 	q, _ := e.reg.ReadyQueue(ctx)
-	ops := []store.Op{registry.DequeueOp(q[0], t0)}
+	ch := e.reg.Change().Dequeue(q[0], t0)
 	for item := range 2 {
-		ops = append(ops, registry.PutRunningOp("job", item, registry.Running{TaskID: "job@-@" + string(rune('0'+item)) + "@-@READY@-@a1@-@u",
-			AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: "ci-1", LaunchedAt: t0, UpdatedAt: t0}))
+		ch.Launch("job", item, task.Entry{TaskID: "job@-@" + string(rune('0'+item)) + "@-@READY@-@a1@-@u",
+			AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: "ci-1", LaunchedAt: t0, UpdatedAt: t0})
 	}
-	if err := e.reg.Commit(ctx, ops...); err != nil {
+	if err := ch.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-1", "")
@@ -189,10 +192,10 @@ func TestTriggerRunRecord(t *testing.T) {
 
 	// The status handler's last commit: the shards gone, the record done.
 	rec, _ := e.reg.RunRecordOf(ctx, "ci-1")
-	rec.Shards = []registry.ShardOutcome{{Item: 0, TaskID: "job@-@0@-@READY@-@a1@-@u", State: "TASK_FINISHED"},
+	rec.Shards = []task.ShardOutcome{{Item: 0, TaskID: "job@-@0@-@READY@-@a1@-@u", State: "TASK_FINISHED"},
 		{Item: 1, TaskID: "job@-@1@-@READY@-@a1@-@u", State: "TASK_FAILED", Message: "exit code 3: boom"}}
 	rec.Done, rec.EndedAt = true, t0
-	if err := e.reg.Commit(ctx, store.Delete(registry.RunningPath+"/job", store.AnyVersion), registry.PutRunRecordOp("ci-1", rec)); err != nil {
+	if err := e.reg.Change().Unlaunch("job", 0).Unlaunch("job", 1).RecordRun("ci-1", rec).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-1", "")

@@ -21,6 +21,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
@@ -109,6 +110,7 @@ type env struct {
 	t     *testing.T
 	h     http.Handler
 	reg   *registry.Registry
+	kv    store.KV // the store under reg (the test's own, for raw writes)
 	clock *clock.Fake
 	ops   *fakeOps
 	// user/pass are sent as Basic auth when user is set.
@@ -144,7 +146,8 @@ func withPackages(t *testing.T) envOpt {
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
 	clk := clock.NewFake(t0)
-	reg := registry.New(memory.New())
+	kv := memory.New()
+	reg := registry.New(kv)
 	ops := &fakeOps{}
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops}
 	var creds api.Credentials
@@ -152,7 +155,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		fn(&o, &creds)
 	}
 	o.Auth = api.NewAuth(creds, clk, o.Registry)
-	return &env{t: t, h: api.New(o), reg: reg, clock: clk, ops: ops}
+	return &env{t: t, h: api.New(o), reg: reg, kv: kv, clock: clk, ops: ops}
 }
 
 // response is a recorded reply.

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
 
@@ -221,7 +223,7 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	duplicate, queued := false, false
 	by := triggeredBy(c)
 	if req.JobParameter != nil || req.IdempotencyKey != "" {
-		run := registry.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter, By: by}
+		run := queue.PendingRun{IdempotencyKey: req.IdempotencyKey, JobParameter: cfg.JobParameter, By: by}
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
@@ -329,7 +331,7 @@ func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
 type jobRow struct {
 	jobs.Config
 	Disabled bool
-	Pause    *registry.Pause
+	Pause    *task.Pause
 }
 
 // MarshalJSON keeps the config's own encoding and adds "disabled" (and
@@ -445,7 +447,7 @@ func (s *Server) readyTasks(c *gin.Context) {
 	out := make([]gin.H, 0, len(q))
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
-		if w, ok := why[registry.WaitingKey("ready", r.Job, 0)]; ok {
+		if w, ok := why[round.WaitKey(false, r.Job, 0)]; ok {
 			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
@@ -467,7 +469,7 @@ func (s *Server) failoverTasks(c *gin.Context) {
 	out := make([]gin.H, 0, len(q))
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
-		if w, ok := why[registry.WaitingKey("failover", f.Job, f.Item)]; ok {
+		if w, ok := why[round.WaitKey(true, f.Job, f.Item)]; ok {
 			row["waiting"] = s.waitView(w)
 		}
 		out = append(out, row)
@@ -477,10 +479,10 @@ func (s *Server) failoverTasks(c *gin.Context) {
 
 // waitView is a recorded wait reason with its holders summed up as of now.
 type waitView struct {
-	registry.Waiting
+	round.Wait
 	Summary string `json:"summary,omitempty"`
 }
 
-func (s *Server) waitView(w registry.Waiting) waitView {
-	return waitView{Waiting: w, Summary: w.Summary(s.clock.Now())}
+func (s *Server) waitView(w round.Wait) waitView {
+	return waitView{Wait: w, Summary: w.Summary(s.clock.Now())}
 }

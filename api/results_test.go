@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/migrations"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -79,8 +80,10 @@ func TestTaskResult(t *testing.T) {
 		t.Errorf("a task ended by a signal (traces only): %v", sig)
 	}
 
-	if err := e.reg.Commit(t.Context(), registry.PutRunningOp("my_job", 0, registry.Running{TaskID: runningTask, AgentID: "agent-1",
-		Hostname: "host-2", State: "TASK_RUNNING", LaunchedAt: t0})); err != nil {
+	if err := e.reg.Change().
+		Launch("my_job", 0, task.Entry{TaskID: runningTask, AgentID: "agent-1",
+			Hostname: "host-2", State: "TASK_RUNNING", LaunchedAt: t0}).
+		Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	run := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/"+runningTask, ""))
@@ -102,7 +105,7 @@ func TestLastResults(t *testing.T) {
 	for _, j := range []string{"my_job", "ok_job", "idle_job"} {
 		e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody(j, "app"))
 		// registered before the runs below
-		if err := e.reg.Commit(t.Context(), store.Put(registry.RegisteredJobPath+"/"+j, []byte("2024-03-01T08:00:00Z"))); err != nil {
+		if err := e.kv.Commit(t.Context(), store.Put(registry.RegisteredJobPath+"/"+j, []byte("2024-03-01T08:00:00Z"))); err != nil {
 			t.Fatal(err)
 		}
 	}

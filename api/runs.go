@@ -7,7 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
 
@@ -26,14 +27,14 @@ const runSettle = 100 * time.Millisecond
 // runView answers GET /api/job/trigger/{key}: what became of a trigger
 // sent with that idempotency key.
 type runView struct {
-	IdempotencyKey string                  `json:"idempotencyKey"`
-	JobName        string                  `json:"jobName"`
-	TriggeredAt    time.Time               `json:"triggeredAt"`
-	State          string                  `json:"state"`
-	Message        string                  `json:"message,omitempty"`
-	Running        []runningView           `json:"running"`
-	Shards         []registry.ShardOutcome `json:"shards"`
-	EndedAt        *time.Time              `json:"endedAt,omitempty"`
+	IdempotencyKey string              `json:"idempotencyKey"`
+	JobName        string              `json:"jobName"`
+	TriggeredAt    time.Time           `json:"triggeredAt"`
+	State          string              `json:"state"`
+	Message        string              `json:"message,omitempty"`
+	Running        []runningView       `json:"running"`
+	Shards         []task.ShardOutcome `json:"shards"`
+	EndedAt        *time.Time          `json:"endedAt,omitempty"`
 }
 
 func (s *Server) triggerRun(c *gin.Context) {
@@ -73,7 +74,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	}
 	v := runView{IdempotencyKey: key, JobName: rec.JobName, TriggeredAt: rec.At, Running: []runningView{}, Shards: rec.Shards}
 	if v.Shards == nil {
-		v.Shards = []registry.ShardOutcome{}
+		v.Shards = []task.ShardOutcome{}
 	}
 	if rec.Done {
 		v.State, v.EndedAt = RunFailed, &rec.EndedAt
@@ -99,7 +100,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	if err != nil {
 		return v, err
 	}
-	waiting := slices.ContainsFunc(fo, func(f registry.Failover) bool { return f.Job == rec.JobName && f.RunKey == key })
+	waiting := slices.ContainsFunc(fo, func(f queue.Failover) bool { return f.Job == rec.JobName && f.RunKey == key })
 	if len(v.Running) > 0 || waiting {
 		v.State = RunRunning
 		return v, nil
@@ -120,7 +121,7 @@ func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
 	}
 	for _, rd := range q {
 		if rd.Job == job {
-			return slices.ContainsFunc(rd.Runs, func(r registry.PendingRun) bool { return r.IdempotencyKey == key }), nil
+			return slices.ContainsFunc(rd.Runs, func(r queue.PendingRun) bool { return r.IdempotencyKey == key }), nil
 		}
 	}
 	return false, nil
@@ -142,7 +143,7 @@ func (s *Server) runningOfRun(ctx context.Context, v *runView, key string) error
 }
 
 // failedMessage says which shard failed a run that has not ended.
-func failedMessage(rec registry.RunRecord) string {
+func failedMessage(rec task.RunRecord) string {
 	for _, sh := range rec.Shards {
 		if sh.State.Failure() {
 			msg := fmt.Sprintf("shard %d failed (%s): the run cannot succeed", sh.Item, sh.State)

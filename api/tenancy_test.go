@@ -25,6 +25,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/packages"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -142,18 +143,18 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 	}
 	// pay's state, written as the scheduler writes it (its view: keys).
 	tn.payTask = jobs.NewTaskID("pay~nightly", 0, jobs.KindReady, "agent-1").String()
-	if _, err := reg.In("pay").TriggerRun(ctx, "nightly", registry.PendingRun{IdempotencyKey: "k1", JobParameter: secret}, t0); err != nil {
+	if _, err := reg.In("pay").TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "k1", JobParameter: secret}, t0); err != nil {
 		t.Fatal(err)
 	}
 	e := task.Entry{TaskID: tn.payTask, AgentID: "agent-1", ExecutorID: "pay~etl@-@agent-1", State: task.Running, Parameter: ptr(secret), LaunchedAt: t0}
-	f := registry.Failover{TaskID: tn.payTask, Since: t0, Parameter: ptr(secret)}
+	f := queue.Failover{TaskID: tn.payTask, Since: t0, Parameter: ptr(secret)}
 	if err := reg.Change().Launch("pay~nightly", 0, e).FailOver("pay~nightly", 1, f).
-		RecordRun("pay~k1", registry.RunRecord{JobName: "pay~nightly", At: t0}).Commit(ctx); err != nil {
+		RecordRun("pay~k1", task.RunRecord{JobName: "pay~nightly", At: t0}).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	payFlow, _ := reg.Workflow(ctx, "pay~flow")
 	run, _ := workflow.Step(workflow.NewRun(payFlow, "r1", workflow.SourceAPI, ptr(secret), "", t0), true, workflow.Input{Now: t0})
-	if err := reg.Commit(ctx, registry.CreateWorkflowRunOp(run)); err != nil {
+	if err := reg.Change().CreateWorkflowRun(run).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tok, rec, err := identity.NewAPIToken(identity.APIToken{Namespace: "pay", Name: "ci", Role: identity.Edit, CreatedBy: "alice", CreatedAt: t0})

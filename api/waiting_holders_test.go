@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // GET /api/job/tasks/ready, and the job's status, say what the waiting
@@ -16,11 +16,11 @@ func TestReadyNamesTheHolder(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("report", "app"))
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "report")
-	w := registry.Waiting{Reason: registry.WaitReserved, Message: "the oldest work that does not fit now …", Since: t0,
+	w := round.Wait{Reason: round.WaitReserved, Message: "the oldest work that does not fit now …", Since: t0,
 		Needs: &round.Res{CPUs: 1, MemMB: 64},
 		Holders: []round.Holder{{Job: "pay_settle", Shards: 1, TaskID: "pay_settle@-@0@-@READY@-@a1@-@1", Holds: round.Res{CPUs: 1.9, MemMB: 64},
 			Since: t0.Add(-5 * time.Second), ExpectedEnd: t0.Add(3 * time.Second), Basis: "p90", TypicalMs: 8000}}}
-	if err := e.reg.Commit(t.Context(), registry.PutWaitingOp(registry.WaitingKey("ready", "report", 0), w)); err != nil {
+	if err := e.reg.Change().Wait(round.WaitKey(false, "report", 0), w).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	want := "waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)"
@@ -77,13 +77,15 @@ func TestRunFailsAsSoonAsAShardFailedForGood(t *testing.T) {
 	e := newEnv(t)
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("fo_job", "app"))
-	rec := registry.RunRecord{JobName: "fo_job", At: t0, Failed: true, Shards: []registry.ShardOutcome{{Item: 0, TaskID: "fo_job@-@0@-@READY@-@a@-@1",
+	rec := task.RunRecord{JobName: "fo_job", At: t0, Failed: true, Shards: []task.ShardOutcome{{Item: 0, TaskID: "fo_job@-@0@-@READY@-@a@-@1",
 		State: "TASK_FAILED", Message: "fetch http://127.0.0.1:1/app.tgz: connection refused"}}}
 	if err := e.reg.Change().RecordRun("k-fo", rec).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.reg.Commit(t.Context(), registry.PutRunningOp("fo_job", 1, registry.Running{TaskID: "fo_job@-@1@-@READY@-@a@-@2", AgentID: "a",
-		State: "TASK_RUNNING", RunKey: "k-fo", LaunchedAt: t0})); err != nil {
+	if err := e.reg.Change().
+		Launch("fo_job", 1, task.Entry{TaskID: "fo_job@-@1@-@READY@-@a@-@2", AgentID: "a",
+			State: "TASK_RUNNING", RunKey: "k-fo", LaunchedAt: t0}).
+		Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	v := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/k-fo", ""))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/trace"
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -53,13 +52,13 @@ func TestWorkflowHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	// While the registry keeps the run, it answers; once retention removed it, history does.
-	if err := e.reg.Commit(context.Background(), registry.CreateWorkflowRunOp(next)); err != nil {
+	if err := e.reg.Change().CreateWorkflowRun(next).Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if v := decode[struct{ FromHistory bool }](t, e.must(http.StatusOK, http.MethodGet, "/api/workflow/etl/runs/r1", "")); v.FromHistory {
 		t.Fatal("a kept run was answered from history")
 	}
-	if err := e.reg.Commit(context.Background(), store.Delete(registry.WorkflowRunPath("etl", "r1"), store.AnyVersion)); err != nil {
+	if err := e.reg.Change().DropWorkflowRun("etl", "r1", store.AnyVersion).Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "workflow_run_history", e.must(http.StatusOK, http.MethodGet, "/api/workflow/etl/runs/r1", "").Body)

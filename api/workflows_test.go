@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -157,7 +158,7 @@ func TestWorkflowTrigger(t *testing.T) {
 // putRun stores a run as the leader's engine would have left it.
 func putRun(t *testing.T, reg *registry.Registry, run workflow.Run) {
 	t.Helper()
-	if err := reg.Commit(context.Background(), registry.CreateWorkflowRunOp(run)); err != nil {
+	if err := reg.Change().CreateWorkflowRun(run).Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -175,10 +176,13 @@ func TestWorkflowRunDetailCancelRetry(t *testing.T) {
 	run, _ = workflow.Step(run, false, workflow.Input{Now: t0.Add(3 * time.Second), Executions: map[string]workflow.Execution{"extract": out}})
 	putRun(t, e.reg, run)
 	clean := run.Node("clean")
-	rt := registry.Running{TaskID: "job@-@1@-@READY@-@a1@-@u1", AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: clean.RunKey, LaunchedAt: t0.Add(4 * time.Second)}
-	if err := e.reg.Commit(context.Background(), registry.PutRunningOp("job", 1, rt),
-		store.Put(registry.TriggerKeysPath+"/"+clean.RunKey, []byte(`{"jobName":"job","at":"2024-03-01T12:00:03Z","workflow":"etl/r1/clean",`+
-			`"shards":[{"shardingItem":0,"taskId":"job@-@0@-@READY@-@a1@-@u2","state":"TASK_FINISHED","outputs":{"k":"v"}}]}`))); err != nil {
+	rt := task.Entry{TaskID: "job@-@1@-@READY@-@a1@-@u1", AgentID: "a1", Hostname: "host-1", State: "TASK_RUNNING", RunKey: clean.RunKey, LaunchedAt: t0.Add(4 * time.Second)}
+	if err := e.reg.Change().Launch("job", 1, rt).Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The node's record as the store holds it (raw: its JSON is the layout under test).
+	if err := e.kv.Commit(context.Background(), store.Put(registry.TriggerKeysPath+"/"+clean.RunKey, []byte(`{"jobName":"job","at":"2024-03-01T12:00:03Z","workflow":"etl/r1/clean",`+
+		`"shards":[{"shardingItem":0,"taskId":"job@-@0@-@READY@-@a1@-@u2","state":"TASK_FINISHED","outputs":{"k":"v"}}]}`))); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "workflow_run_running", e.must(http.StatusOK, http.MethodGet, "/api/workflow/etl/runs/r1", "").Body)
@@ -198,7 +202,7 @@ func TestWorkflowRunDetailCancelRetry(t *testing.T) {
 	stored, _ := e.reg.WorkflowRun(context.Background(), "etl", "r1")
 	killed := workflow.Execution{Done: true, Shards: []workflow.Shard{{Item: 0, State: "TASK_KILLED"}}}
 	ended, _ := workflow.Step(stored, false, workflow.Input{Now: t0.Add(time.Minute), Executions: map[string]workflow.Execution{"clean": killed}})
-	if err := e.reg.Commit(context.Background(), registry.PutWorkflowRunOp(ended)); err != nil {
+	if err := e.reg.Change().PutWorkflowRun(ended).Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	e.wantError(e.request(http.MethodPost, "/api/workflow/etl/runs/r1/cancel", ""), http.StatusConflict, "already ended CANCELLED")
@@ -217,11 +221,11 @@ func TestWorkflowQueuedNodeShowsQueued(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/workflow", `{"name":"one","nodes":[{"id":"a","job":"job"}]}`)
 	cfg, _ := e.reg.Workflow(context.Background(), "one")
 	run, acts := workflow.Step(workflow.NewRun(cfg, "r1", workflow.SourceAPI, nil, "", t0), true, workflow.Input{Now: t0})
-	ops, err := e.reg.QueueNodeOps(context.Background(), "job", []registry.NodeStart{{Key: acts[0].Key, Owner: "one/r1/a"}}, t0)
-	if err != nil {
+	ch := e.reg.Change()
+	if err := ch.QueueNodes(context.Background(), "job", []registry.NodeStart{{Key: acts[0].Key, Owner: "one/r1/a"}}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.reg.Commit(context.Background(), append(ops, registry.CreateWorkflowRunOp(run))...); err != nil {
+	if err := ch.CreateWorkflowRun(run).Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	v := decode[struct {

@@ -19,9 +19,11 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -84,9 +86,11 @@ func seededRegistry(t *testing.T) *registry.Registry {
 	if _, err := reg.Trigger(ctx, "job", true, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Commit(ctx, registry.PutRunningOp("job", 0, registry.Running{TaskID: "t", State: "TASK_RUNNING"}),
-		registry.PutFailoverOp("job", 1, registry.Failover{Since: t0}),
-		registry.PauseOp("job", registry.Pause{By: registry.PausedBy, At: t0, Reason: "r"})); err != nil {
+	if err := reg.Change().
+		Launch("job", 0, task.Entry{TaskID: "t", State: "TASK_RUNNING"}).
+		FailOver("job", 1, queue.Failover{Since: t0}).
+		Pause("job", task.Pause{By: task.PausedBy, At: t0, Reason: "r"}).
+		Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return reg

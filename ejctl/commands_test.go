@@ -2,15 +2,16 @@ package ejctl
 
 import (
 	"encoding/json"
-	"github.com/ejcloud/elasticjob/engine"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/task"
+
 	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/registry"
 )
 
 const appJSON = `{"appName":"demo","appURL":"http://repo/demo.tgz","bootstrapScript":"bin/start.sh","cpuCount":0.1,"memoryMB":64}`
@@ -183,7 +184,7 @@ func TestLogsOfEveryShard(t *testing.T) {
 	r.must(0, "job", "register", "-f", writeJob(t, "multi", 3, "0.1"))
 	ids := map[int]string{0: "multi@-@0@-@READY@-@agent-1@-@u0", 2: "multi@-@2@-@READY@-@agent-1@-@u2"}
 	for item, id := range ids {
-		if err := s.reg.Commit(t.Context(), registry.PutRunningOp("multi", item, registry.Running{TaskID: id, AgentID: "agent-1", State: "TASK_RUNNING"})); err != nil {
+		if err := s.reg.Change().Launch("multi", item, task.Entry{TaskID: id, AgentID: "agent-1", State: "TASK_RUNNING"}).Commit(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}

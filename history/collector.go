@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ejcloud/elasticjob/namespace"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/task"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/history/view"
@@ -20,7 +22,7 @@ import (
 // Registry is what the collector reads from the registry
 // (*registry.Registry).
 type Registry interface {
-	RunningTasks(ctx context.Context) (map[string]map[int]registry.Running, error)
+	RunningTasks(ctx context.Context) (map[string]map[int]task.Entry, error)
 	// JobKeys lists every namespace's jobs (namespace.Key), Namespaces
 	// every namespace: the statistics are counted per namespace.
 	JobKeys(ctx context.Context) ([]string, error)

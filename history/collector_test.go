@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // leader is one collector running as if on the leader.
@@ -109,7 +110,7 @@ func newRegistry(t *testing.T) *registry.Registry {
 func setRunning(t *testing.T, reg *registry.Registry, job string, items ...int) {
 	t.Helper()
 	for _, i := range items {
-		if err := reg.Commit(context.Background(), registry.PutRunningOp(job, i, registry.Running{TaskID: job + "-t", State: "TASK_RUNNING"})); err != nil {
+		if err := reg.Change().Launch(job, i, task.Entry{TaskID: job + "-t", State: "TASK_RUNNING"}).Commit(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
+	taskstate "github.com/ejcloud/elasticjob/task"
 )
 
 func pod(phase corev1.PodPhase, reason string, cs ...corev1.ContainerStatus) *corev1.Pod {
@@ -81,7 +82,7 @@ func TestRejectedPodIsAPlacementMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	tid := jobs.NewTaskID("j", 0, jobs.KindReady, "n1").String()
-	if err := reg.Commit(ctx, registry.PutRunningOp("j", 0, registry.Running{TaskID: tid, AgentID: "n1", State: "TASK_STAGING"})); err != nil {
+	if err := reg.Change().Launch("j", 0, taskstate.Entry{TaskID: tid, AgentID: "n1", State: "TASK_STAGING"}).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s := scheduler.New(scheduler.Deps{Registry: reg, Driver: nopDriver{}})

@@ -17,12 +17,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 )
-
-// TailsPath is where finished tasks' log tails are kept in the registry:
-// TailsPath/{jobName}/{taskId}.
-const TailsPath = registry.TailsPath
 
 // MaxTail bounds each stream's tail kept of a finished task.
 const MaxTail = 64 << 10
@@ -40,7 +35,8 @@ type Tail struct {
 	Merged bool `json:"merged,omitempty"`
 }
 
-// Tails keeps finished tasks' log tails in the registry (fenced by the leader's term), so
+// Tails keeps finished tasks' log tails in the registry (registry.WriteLogTails: fenced by
+// the leader's term, under registry.TailsPath), so
 // that every scheduler instance serves them once the pods are gone. Tails put at about the
 // same time (the shards of one execution ending together) are committed together: one
 // registry commit, which also forgets each job's oldest beyond the bound.
@@ -61,19 +57,19 @@ type pendingTail struct {
 // ErrNoTail is returned for a task whose tail is not kept.
 var ErrNoTail = errors.New("kube: no log tail kept for the task")
 
-func tailPath(taskID string) (string, string, error) {
+// jobOf is the job of a task id.
+func jobOf(taskID string) (string, error) {
 	tid, err := jobs.ParseTaskID(taskID)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	dir := TailsPath + "/" + tid.JobName
-	return dir, dir + "/" + taskID, nil
+	return tid.JobName, nil
 }
 
 // Put keeps a task's tail, and forgets the job's oldest beyond the bound. It returns once
 // the tail is committed (with the others queued meanwhile: the first Put commits for all).
 func (s *Tails) Put(ctx context.Context, taskID string, t Tail) error {
-	if _, _, err := tailPath(taskID); err != nil {
+	if _, err := jobOf(taskID); err != nil {
 		return err
 	}
 	pt := &pendingTail{taskID: taskID, tail: t, done: make(chan error, 1)}
@@ -120,16 +116,16 @@ func (s *Tails) writeQueued(ctx context.Context) {
 // commit puts a batch of tails in one registry commit, with the deletes of each job's tails
 // beyond the newest tailsPerJob (by the time in their task ids: no tail is read back).
 func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
-	byDir := map[string][]*pendingTail{}
+	byJob := map[string][]*pendingTail{}
 	for _, pt := range batch {
-		dir, _, _ := tailPath(pt.taskID)
-		byDir[dir] = append(byDir[dir], pt)
+		job, _ := jobOf(pt.taskID)
+		byJob[job] = append(byJob[job], pt)
 	}
-	var ops []store.Op
-	for dir, pts := range byDir {
-		names, err := s.Registry.KV().Children(ctx, dir)
+	var writes []registry.TailWrite
+	for job, pts := range byJob {
+		names, err := s.Registry.LogTails(ctx, job)
 		if err != nil {
-			return fmt.Errorf("kube: keep log tails: list %s: %w", dir, err)
+			return fmt.Errorf("kube: keep log tails: %w", err)
 		}
 		stored := make(map[string]bool, len(names))
 		for _, n := range names {
@@ -144,20 +140,20 @@ func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
 		keep := newest(all, tailsPerJob)
 		for _, pt := range pts {
 			if keep[pt.taskID] {
-				b, _ := json.Marshal(pt.tail)
-				ops = append(ops, store.Put(dir+"/"+pt.taskID, b))
+				b, err := json.Marshal(pt.tail)
+				if err != nil {
+					return fmt.Errorf("kube: encode the log tail of %s: %w", pt.taskID, err)
+				}
+				writes = append(writes, registry.TailWrite{Job: job, TaskID: pt.taskID, Tail: b})
 			}
 		}
 		for _, n := range names {
 			if !keep[n] {
-				ops = append(ops, store.Delete(dir+"/"+n, store.AnyVersion))
+				writes = append(writes, registry.TailWrite{Job: job, TaskID: n})
 			}
 		}
 	}
-	if len(ops) == 0 {
-		return nil
-	}
-	if err := s.Registry.Commit(ctx, ops...); err != nil {
+	if err := s.Registry.WriteLogTails(ctx, writes); err != nil {
 		return fmt.Errorf("kube: keep the log tails of %d tasks: %w", len(batch), err)
 	}
 	return nil
@@ -184,19 +180,19 @@ func newest(ids []string, n int) map[string]bool {
 
 // Get returns a task's kept tail, or ErrNoTail.
 func (s *Tails) Get(ctx context.Context, taskID string) (Tail, error) {
-	_, p, err := tailPath(taskID)
+	job, err := jobOf(taskID)
 	if err != nil {
 		return Tail{}, err
 	}
-	n, err := s.Registry.KV().Get(ctx, p)
-	if errors.Is(err, store.ErrNotFound) {
+	b, err := s.Registry.LogTail(ctx, job, taskID)
+	if errors.Is(err, registry.ErrTailNotFound) {
 		return Tail{}, ErrNoTail
 	}
 	if err != nil {
 		return Tail{}, err
 	}
 	var t Tail
-	if err := json.Unmarshal(n.Value, &t); err != nil {
+	if err := json.Unmarshal(b, &t); err != nil {
 		return Tail{}, fmt.Errorf("kube: log tail of %s: %w", taskID, err)
 	}
 	return t, nil

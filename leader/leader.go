@@ -11,7 +11,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 )
 
 // Terms hands out the terms this instance leads (election.Candidate on
@@ -35,7 +34,7 @@ type Config struct {
 	Registry func() *registry.Registry
 	// CatchUp is the barrier a new term waits at; nil: none (a registry
 	// read straight from its store).
-	CatchUp func(ctx context.Context, path string, value []byte, commit func(context.Context, ...store.Op) error) error
+	CatchUp registry.Barrier
 	// Start builds the term's loops over its fenced registry.
 	Start func(ctx context.Context, t *election.Term, reg *registry.Registry) ([]Loop, error)
 	// Leading, if set, is told when a term's loops start and stop.
@@ -162,7 +161,7 @@ func catchUp(ctx context.Context, cfg Config, reg *registry.Registry, term *elec
 	cctx, cancel := context.WithTimeout(ctx, CatchUpWait)
 	defer cancel()
 	began := cfg.Clock.Now()
-	if err := cfg.CatchUp(cctx, registry.LeaderTermPath, value, reg.Commit); err != nil {
+	if err := reg.BeginTerm(cctx, value, cfg.CatchUp); err != nil {
 		return fmt.Errorf("catch up with the registry before leading: %w", err)
 	}
 	cfg.Log.Info("registry cache caught up with the terms before", "term", term.Seq(), "took", cfg.Clock.Now().Sub(began).Round(time.Microsecond))

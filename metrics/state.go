@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -73,7 +74,7 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 		err = s.collectQueues(ctx, ch, running)
 	}
 	if err == nil {
-		var paused map[string]registry.Pause
+		var paused map[string]task.Pause
 		if paused, err = s.reg.Pauses(ctx); err == nil {
 			ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, float64(len(paused)))
 		}
@@ -83,7 +84,7 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]registry.Running) {
+func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]task.Entry) {
 	for job, tasks := range running {
 		n := float64(len(tasks))
 		name, ns := jobLabels(job)
@@ -101,7 +102,7 @@ func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric,
 // launchable work: due (past NotBefore), and of a job (ready) or shard
 // (failover) that is not running, since such an entry waits for that run
 // by design.
-func (s *state) collectQueues(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]registry.Running) error {
+func (s *state) collectQueues(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]task.Entry) error {
 	now := s.clock.Now()
 	ready, err := s.reg.ReadyQueue(ctx)
 	if err != nil {

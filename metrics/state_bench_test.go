@@ -1,16 +1,19 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -38,15 +41,15 @@ func BenchmarkScrapeState(b *testing.B) {
 	for i := range jobsN {
 		j := jobs.Default()
 		j.JobName, j.AppName, j.Cron, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = fmt.Sprintf("sim-%06d", i), "app", "0 * * * * ?", 5, 0.1, 64
-		ops = append(ops, store.Put(registry.JobsPath+"/"+j.JobName, registry.MustJSON(j)))
+		ops = append(ops, store.Put(registry.JobsPath+"/"+j.JobName, mustJSON(j)))
 		if i < readyN {
-			ops = append(ops, store.Put(registry.ReadyPath+"/"+j.JobName, registry.MustJSON(registry.Ready{Count: 1, Since: since})))
+			ops = append(ops, store.Put(registry.ReadyPath+"/"+j.JobName, mustJSON(queue.Ready{Count: 1, Since: since})))
 		}
 		switch {
 		case i < runningN:
 			for s := range 5 {
-				ops = append(ops, registry.PutRunningOp(j.JobName, s, registry.Running{TaskID: jobs.MetaKey(j.JobName, s) + "@-@READY@-@agent-1@-@x",
-					AgentID: "agent-1", ExecutorID: "app@-@agent-1", State: "TASK_RUNNING"}))
+				ops = append(ops, store.Put(registry.RunningPath+"/"+j.JobName+"/"+jobs.MetaKey(j.JobName, s), mustJSON(task.Entry{TaskID: jobs.MetaKey(j.JobName, s) + "@-@READY@-@agent-1@-@x",
+					AgentID: "agent-1", ExecutorID: "app@-@agent-1", State: "TASK_RUNNING"})))
 			}
 		case i < dirsN: // a directory whose tasks have ended
 			ops = append(ops, store.Put(registry.RunningPath+"/"+j.JobName, nil))
@@ -75,4 +78,14 @@ func BenchmarkScrapeState(b *testing.B) {
 			b.Fatalf("%d metrics", n)
 		}
 	}
+}
+
+// mustJSON encodes a value the benchmark writes straight into the store
+// (the registry's layout: registry.JobsPath, ReadyPath, RunningPath).
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 func stateRig(t *testing.T) (*Metrics, *registry.Registry, *clock.Fake) {
@@ -37,9 +38,9 @@ func stateRig(t *testing.T) (*Metrics, *registry.Registry, *clock.Fake) {
 	return m, reg, clk
 }
 
-func commit(t *testing.T, reg *registry.Registry, ops ...store.Op) {
+func commit(t *testing.T, ch *registry.Change) {
 	t.Helper()
-	if err := reg.Commit(context.Background(), ops...); err != nil {
+	if err := ch.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -49,9 +50,9 @@ func TestStateFromTheRegistry(t *testing.T) {
 	m, reg, clk := stateRig(t)
 	ctx := t.Context()
 	for item := range 2 {
-		commit(t, reg, registry.PutRunningOp("busy", item, registry.Running{TaskID: "busy@-@" + string(rune('0'+item)), State: "TASK_RUNNING"}))
+		commit(t, reg.Change().Launch("busy", item, task.Entry{TaskID: "busy@-@" + string(rune('0'+item)), State: "TASK_RUNNING"}))
 	}
-	commit(t, reg, registry.PutRunningOp("flaky", 1, registry.Running{TaskID: "f1", State: "TASK_RUNNING"}))
+	commit(t, reg.Change().Launch("flaky", 1, task.Entry{TaskID: "f1", State: "TASK_RUNNING"}))
 	// ready: busy waits for its run (not launchable), waiting for 30 s, idle staged ahead.
 	for _, tr := range []struct {
 		job string
@@ -65,11 +66,11 @@ func TestStateFromTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	// failover: flaky's shard 0 waits 20 s, its shard 1 runs again already, shard 2 backs off.
-	commit(t, reg,
-		registry.PutFailoverOp("flaky", 0, registry.Failover{Since: t0.Add(-20 * time.Second)}),
-		registry.PutFailoverOp("flaky", 1, registry.Failover{Since: t0.Add(-time.Hour)}),
-		registry.PutFailoverOp("flaky", 2, registry.Failover{Since: t0.Add(-time.Hour), NotBefore: t0.Add(time.Minute)}),
-		registry.PauseOp("idle", registry.Pause{By: registry.PausedBy, At: t0, FailedRuns: 3, Reason: "r"}))
+	commit(t, reg.Change().
+		FailOver("flaky", 0, queue.Failover{Since: t0.Add(-20 * time.Second)}).
+		FailOver("flaky", 1, queue.Failover{Since: t0.Add(-time.Hour)}).
+		FailOver("flaky", 2, queue.Failover{Since: t0.Add(-time.Hour), NotBefore: t0.Add(time.Minute)}).
+		Pause("idle", task.Pause{By: task.PausedBy, At: t0, FailedRuns: 3, Reason: "r"}))
 
 	if f := family(t, m, "elasticjob_running_tasks"); f != nil {
 		t.Fatalf("a standby exports the registry's state: %v", f)

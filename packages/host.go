@@ -30,7 +30,7 @@ type registryApps struct{ r *registry.Registry }
 
 func (a registryApps) Apps(ctx context.Context) ([]app.Config, error) { return a.r.Apps(ctx) }
 func (a registryApps) WatchApps(ctx context.Context) (<-chan store.Event, error) {
-	return a.r.KV().Watch(ctx, registry.AppsPath)
+	return a.r.WatchApps(ctx)
 }
 
 // Options configure a Host. Dir, Key and Base are required.

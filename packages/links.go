@@ -6,17 +6,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/registry"
 )
-
-// KeyPath is the registry node holding the key of package URL tokens,
-// shared by every scheduler instance of one registry.
-const KeyPath = "/packages/key"
 
 // Prefix is the URL path under which packages are served.
 const Prefix = "/packages/"
@@ -121,32 +116,33 @@ func CleanName(name string) string {
 	return name
 }
 
-// LoadKey reads the token key from the registry, creating it (32 random
-// bytes) when this is the registry's first instance.
-func LoadKey(ctx context.Context, kv store.KV) ([]byte, error) {
+// LoadKey reads the token key from its registry cell
+// (registry.Registry.PackageKey), creating it (32 random bytes) when this
+// is the registry's first instance.
+func LoadKey(ctx context.Context, cell registry.Cell) ([]byte, error) {
 	for range 3 {
-		n, err := kv.Get(ctx, KeyPath)
-		if err == nil {
-			key, derr := hex.DecodeString(strings.TrimSpace(string(n.Value)))
+		v, ok, err := cell.Get(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("packages: %w", err)
+		}
+		if ok {
+			key, derr := hex.DecodeString(strings.TrimSpace(string(v)))
 			if derr != nil || len(key) < 16 {
-				return nil, fmt.Errorf("packages: %s holds no valid key (want at least 32 hex digits)", KeyPath)
+				return nil, fmt.Errorf("packages: %s holds no valid key (want at least 32 hex digits)", cell.Path())
 			}
 			return key, nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("packages: read %s: %w", KeyPath, err)
 		}
 		key := make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
 			return nil, fmt.Errorf("packages: make key: %w", err)
 		}
-		err = kv.Commit(ctx, store.Create(KeyPath, []byte(hex.EncodeToString(key))))
-		if err == nil {
+		created, err := cell.Create(ctx, []byte(hex.EncodeToString(key)))
+		if err != nil {
+			return nil, fmt.Errorf("packages: %w", err)
+		}
+		if created {
 			return key, nil
-		}
-		if !errors.Is(err, store.ErrExists) { // ErrExists: another instance made it first; read it
-			return nil, fmt.Errorf("packages: create %s: %w", KeyPath, err)
-		}
+		} // else another instance made it first; read it
 	}
-	return nil, fmt.Errorf("packages: %s keeps changing", KeyPath)
+	return nil, fmt.Errorf("packages: %s keeps changing", cell.Path())
 }

@@ -52,7 +52,7 @@ func newCluster(t *testing.T, n int, tweak func(*packages.Options)) *cluster {
 func newClusterOn(t *testing.T, n int, regOf func(i int) *registry.Registry, tweak func(*packages.Options)) *cluster {
 	t.Helper()
 	c := &cluster{reg: regOf(0)}
-	key, err := packages.LoadKey(t.Context(), c.reg.KV())
+	key, err := packages.LoadKey(t.Context(), c.reg.PackageKey())
 	if err != nil {
 		t.Fatal(err)
 	}

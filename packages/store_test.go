@@ -15,7 +15,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
@@ -131,7 +131,7 @@ func TestLoadKeyIsSharedByInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range keys {
 		wg.Go(func() {
-			k, err := LoadKey(t.Context(), kv)
+			k, err := LoadKey(t.Context(), registry.New(kv).PackageKey())
 			if err != nil {
 				t.Error(err)
 			}
@@ -144,11 +144,11 @@ func TestLoadKeyIsSharedByInstances(t *testing.T) {
 			t.Fatalf("instances got different keys: %x vs %x", k, keys[0])
 		}
 	}
-	kv2 := memory.New()
-	if err := kv2.Commit(t.Context(), store.Put(KeyPath, []byte("zz"))); err != nil {
+	corrupt := registry.New(memory.New()).PackageKey()
+	if _, err := corrupt.Create(t.Context(), []byte("zz")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadKey(t.Context(), kv2); err == nil || !strings.Contains(err.Error(), "no valid key") {
+	if _, err := LoadKey(t.Context(), corrupt); err == nil || !strings.Contains(err.Error(), "no valid key") {
 		t.Fatalf("a corrupt key = %v", err)
 	}
 }

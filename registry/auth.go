@@ -8,13 +8,13 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// RevokedPath holds the ids of API tokens logged out before they expired,
+// revokedPath holds the ids of API tokens logged out before they expired,
 // each with its expiry, so every scheduler instance refuses them.
-const RevokedPath = "/auth/revoked"
+const revokedPath = "/auth/revoked"
 
 // Revoked reports whether the token id was logged out.
 func (r *Registry) Revoked(ctx context.Context, id string) (bool, error) {
-	_, err := r.kv.Get(ctx, RevokedPath+"/"+id)
+	_, err := r.kv.Get(ctx, revokedPath+"/"+id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -24,8 +24,8 @@ func (r *Registry) Revoked(ctx context.Context, id string) (bool, error) {
 // Revoke records a logged-out token id until expires, and forgets the
 // revocations of tokens that expired since.
 func (r *Registry) Revoke(ctx context.Context, id string, expires, now time.Time) error {
-	ops := []store.Op{store.Put(RevokedPath+"/"+id, []byte(expires.UTC().Format(time.RFC3339)))}
-	nodes, err := r.kv.List(ctx, RevokedPath)
+	ops := []store.Op{store.Put(revokedPath+"/"+id, []byte(expires.UTC().Format(time.RFC3339)))}
+	nodes, err := r.kv.List(ctx, revokedPath)
 	if err != nil {
 		return err
 	}

@@ -32,14 +32,14 @@ func (c *Change) Len() int { return len(c.ops) }
 
 // Launch records a launched task as the shard's running entry.
 func (c *Change) Launch(job string, item int, e task.Entry) *Change {
-	c.ops = append(c.ops, PutRunningOp(job, item, e))
+	c.ops = append(c.ops, putRunningOp(job, item, e))
 	return c
 }
 
 // Mark rewrites a running entry (a new state, busy or idle), conditional
 // on the version it was read at.
 func (c *Change) Mark(job string, item int, e task.Entry) *Change {
-	c.ops = append(c.ops, setJSON(RunningPathOf(job, item), e, e.Version))
+	c.ops = append(c.ops, setJSON(runningPathOf(job, item), e, e.Version))
 	return c
 }
 
@@ -47,43 +47,43 @@ func (c *Change) Mark(job string, item int, e task.Entry) *Change {
 // last: a reader following the commit in order finds the run's record,
 // retry or requeue before the shard is gone.
 func (c *Change) End(job string, item int, version int64) *Change {
-	c.ops = append(c.ops, store.Delete(RunningPathOf(job, item), version))
+	c.ops = append(c.ops, store.Delete(runningPathOf(job, item), version))
 	return c
 }
 
 // Unlaunch removes a running entry whatever its version (a launch rolled
 // back, or an entry of a launch that never completed).
 func (c *Change) Unlaunch(job string, item int) *Change {
-	c.ops = append(c.ops, store.Delete(RunningPathOf(job, item), store.AnyVersion))
+	c.ops = append(c.ops, store.Delete(runningPathOf(job, item), store.AnyVersion))
 	return c
 }
 
 // Dequeue takes the oldest execution of a ready entry, conditional on the
 // version it was read at (a trigger meanwhile is never lost).
 func (c *Change) Dequeue(rd queue.Ready, now time.Time) *Change {
-	c.ops = append(c.ops, DequeueOp(rd, now))
+	c.ops = append(c.ops, dequeueOp(rd, now))
 	return c
 }
 
 // FailOver queues a shard to run again.
 func (c *Change) FailOver(job string, item int, f queue.Failover) *Change {
-	c.ops = append(c.ops, PutFailoverOp(job, item, f))
+	c.ops = append(c.ops, putFailoverOp(job, item, f))
 	return c
 }
 
 // TakeFailover removes a failover entry that launches, conditional on the
 // version it was read at.
 func (c *Change) TakeFailover(f queue.Failover) *Change {
-	c.ops = append(c.ops, store.Delete(FailoverPathOf(f.Job, f.Item), f.Version))
+	c.ops = append(c.ops, store.Delete(failoverPathOf(f.Job, f.Item), f.Version))
 	return c
 }
 
 // DropFailover removes a failover entry whatever its version (a shard the
 // job no longer has), or every failover entry of the job (item < 0).
 func (c *Change) DropFailover(job string, item int) *Change {
-	p := FailoverPath + "/" + job
+	p := failoverPath + "/" + job
 	if item >= 0 {
-		p = FailoverPathOf(job, item)
+		p = failoverPathOf(job, item)
 	}
 	c.ops = append(c.ops, store.Delete(p, store.AnyVersion))
 	return c
@@ -97,38 +97,38 @@ func (c *Change) DropReady(job string) *Change {
 
 // RecordRun writes a keyed run's record.
 func (c *Change) RecordRun(key string, rec task.RunRecord) *Change {
-	c.ops = append(c.ops, PutRunRecordOp(key, rec))
+	c.ops = append(c.ops, putRunRecordOp(key, rec))
 	return c
 }
 
 // CountRun writes a job's run state.
 func (c *Change) CountRun(job string, rs task.RunState) *Change {
-	c.ops = append(c.ops, PutRunStateOp(job, rs))
+	c.ops = append(c.ops, putRunStateOp(job, rs))
 	return c
 }
 
 // Pause disables a job, recording why (pauseAfterFailures).
 func (c *Change) Pause(job string, p task.Pause) *Change {
-	c.ops = append(c.ops, PauseOp(job, p))
+	c.ops = append(c.ops, pauseOp(job, p))
 	return c
 }
 
 // MarkGang records that a launch recorded over several commits is
 // complete: its entries (task.Entry.Gang) count from this commit on.
 func (c *Change) MarkGang(job, gang string) *Change {
-	c.ops = append(c.ops, store.Put(GangPath+"/"+job, []byte(gang)))
+	c.ops = append(c.ops, store.Put(gangPath+"/"+job, []byte(gang)))
 	return c
 }
 
 // Wait records why a queue entry waits; Unwait forgets it.
 func (c *Change) Wait(key string, w round.Wait) *Change {
-	c.ops = append(c.ops, PutWaitingOp(key, w))
+	c.ops = append(c.ops, putWaitingOp(key, w))
 	return c
 }
 
 // Unwait forgets why a queue entry waited.
 func (c *Change) Unwait(key string) *Change {
-	c.ops = append(c.ops, DeleteWaitingOp(key))
+	c.ops = append(c.ops, deleteWaitingOp(key))
 	return c
 }
 
@@ -146,7 +146,7 @@ func (c *Change) Commit(ctx context.Context) error {
 }
 
 // CommitChanges commits changes as a chain (store.CommitChain over
-// ChainPath, each behind the fence): in order, each atomically, each only
+// chainPath, each behind the fence): in order, each atomically, each only
 // if every one before it was applied; on ZooKeeper sent back to back. It
 // returns how many were applied; the error is the first failed one's,
 // ErrConflict as for Change.Commit.
@@ -159,7 +159,7 @@ func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, e
 			parts[i] = c.ops
 		}
 	}
-	applied, _, err := store.CommitChain(ctx, r.kv, nil, ChainPath, parts)
+	applied, _, err := store.CommitChain(ctx, r.kv, nil, chainPath, parts)
 	if err != nil && errors.Is(err, store.ErrNotFound) && r.Fence != nil {
 		for _, f := range r.Fence() {
 			if _, gerr := r.kv.Get(ctx, f.Path); errors.Is(gerr, store.ErrNotFound) {
@@ -173,13 +173,13 @@ func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, e
 	return applied, err
 }
 
-// GangPath holds, per job, the name of its last launch recorded over
+// gangPath holds, per job, the name of its last launch recorded over
 // several commits (/state/gang/{jobName}).
-const GangPath = "/state/gang"
+const gangPath = "/state/gang"
 
 // GangMarks reads every job's gang mark: job → the launch's name.
 func (r *Registry) GangMarks(ctx context.Context) (map[string]string, error) {
-	nodes, err := r.kv.List(ctx, GangPath)
+	nodes, err := r.kv.List(ctx, gangPath)
 	if err != nil {
 		return nil, err
 	}
@@ -197,13 +197,13 @@ func (r *Registry) GangMarks(ctx context.Context) (map[string]string, error) {
 func (r *Registry) Batch() (batch *Registry, flush func(context.Context) error) {
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
-	return r.With(tx), tx.Flush
+	return r.with(tx), tx.Flush
 }
 
-// ChainPath is the node the leader's chained batches link their parts
+// chainPath is the node the leader's chained batches link their parts
 // through (store.Chainer: a version bump per part); nothing else is kept
 // there. It is outside the mirrored /config and /state.
-const ChainPath = "/ha/commit_chain"
+const chainPath = "/ha/commit_chain"
 
 // ChainedBatch is Batch in parts: cut ends a part, and flush commits the
 // parts as a chain (store.CommitChain: in order, each atomically, each
@@ -214,12 +214,12 @@ const ChainPath = "/ha/commit_chain"
 func (r *Registry) ChainedBatch() (batch *Registry, cut func(), flush func(context.Context) (int, error)) {
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
-	return r.With(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, ChainPath) }
+	return r.with(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, chainPath) }
 }
 
 // FailoverOf lists one job's failover entries.
 func (r *Registry) FailoverOf(ctx context.Context, job string) ([]queue.Failover, error) {
-	nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+	nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list the failover entries of %s: %w", job, err)
 	}

@@ -1,30 +1,86 @@
 // Package registry is the typed layer over store.KV: apps and jobs under
 // /config, scheduler state under /state (ready queue, running tasks, failover
-// queue, disable flags, framework id). The API and every scheduler loop go
-// through it; the layout is the original's registry layout, so an operator
-// who knows the original's ZooKeeper tree can read ours:
+// queue, disable flags), the scheduler's own nodes under /ha, /auth,
+// /packages and /kube. The API and every scheduler loop go through it; the
+// layout is the original's registry layout, so an operator who knows the
+// original's ZooKeeper tree can read ours:
 //
 //	/config/app/{appName}                        app.Config (JSON)
 //	/config/job/{jobName}                        jobs.Config (JSON)
-//	/state/ready/{jobName}                       Ready (JSON: count, since)
-//	/state/running/{jobName}/{jobName}@-@{item}  Running (JSON: taskId, agent, state…)
-//	/state/failover/{jobName}/{jobName}@-@{item} Failover (JSON: failed taskId, since)
+//	/state/ready/{jobName}                       queue.Ready (JSON: count, since, pending runs)
+//	/state/running/{jobName}/{jobName}@-@{item}  task.Entry (JSON: taskId, agent, state…)
+//	/state/failover/{jobName}/{jobName}@-@{item} queue.Failover (JSON: failed taskId, since)
 //	/state/disable/app/{appName}                 present = disabled
-//	/state/disable/job/{jobName}                 present = disabled
-//	/state/framework_id                          the Mesos framework id
+//	/state/disable/job/{jobName}                 present = disabled (task.Pause when the scheduler paused it)
+//	/state/runs/{jobName}                        task.RunState (failed runs in a row)
+//	/state/waiting/ready/{jobName}               round.Wait (why a ready entry has not launched)
+//	/state/waiting/failover/{job}/{job}@-@{item} round.Wait (why a failover shard has not)
+//	/state/registered/{jobName}                  when the job was registered (RFC 3339)
+//	/state/gang/{jobName}                        the gang id of a launch recorded over several commits
 //	/state/leader_term                           the term that leads now (written first by every term)
-//	/state/trigger_keys/{key}                    RunRecord of a keyed trigger (and of a workflow node's execution)
+//	/state/producer/fired_until                  the cron producer's watermark
+//	/state/trigger_keys/{key}                    task.RunRecord of a keyed trigger (and of a workflow node's execution)
 //	/config/workflow/{name}                      workflow.Config (JSON)
 //	/state/workflow/{name}                       WorkflowState (the cron watermark); its children:
 //	/state/workflow/{name}/{runId}               workflow.Run (JSON)
 //	/state/workflow_keys/{name}/{key}            the run a trigger's idempotency key created
 //	/state/disable/workflow/{name}               present = disabled
+//	/ha/framework_id                             the Mesos framework id (earlier versions: /state/framework_id, still read)
+//	/ha/commit_chain                             the node chained batches link their parts through
+//	/auth/tokens, /auth/revoked                  API tokens (hashes) and revoked sessions
+//	/secrets/{namespace}/{name}                  sealed secrets
+//	/packages/key                                the key of package URL tokens (package packages' own value)
+//	/kube/logs/{jobName}/{taskId}                a finished task's log tail (package kube's own encoding)
+//	/kube/owners/{kind}/{ns~name}                the Kubernetes object that owns a definition
 //
 // That tree is the default namespace's. Every other namespace has the same
-// tree under /namespaces/{ns} (its record at /namespaces/{ns}, its API
-// tokens at /auth/tokens); layout.go maps the two views the registry reads
-// through (New: every namespace, names as keys "ns~name"; In: one
-// namespace, its own names), and codec.go the names inside stored values.
+// tree under /namespaces/{ns} (its record at /namespaces/{ns}); layout.go
+// maps the two views the registry reads through (New: every namespace,
+// names as keys "ns~name"; In: one namespace, its own names), and codec.go
+// the names inside stored values. The exported path constants (AppsPath,
+// JobsPath, ReadyPath, RunningPath, TriggerKeysPath, WorkflowsPath,
+// WorkflowRunsPath, RegisteredJobPath, TailsPath, NamespacesPath) name the
+// parts of that layout readers outside look at: the registry cache's
+// roots, and tests that inspect or corrupt the store they own. The other
+// paths are the registry's own.
+//
+// # Intents only
+//
+// The registry is sealed: nothing outside it reads or writes the store
+// through it, and it exports no raw store operation. Every caller says what
+// it means, and the registry turns that into store operations behind the
+// leader's fence (Registry.Fence: a deposed leader's writes fail with
+// ErrFenced and write nothing). The intents:
+//
+//   - Configuration: AddApp, UpdateApp, SetAppURL, DeleteApp (with its
+//     jobs), AddJob, UpdateJob, DeleteJob, SetDisabled; the workflow
+//     definitions (AddWorkflow, UpdateWorkflow, DeleteWorkflow). Reads: App,
+//     Apps, Job, Jobs, CanRun (the one "may this job run now" rule), …
+//   - Triggers: Trigger, TriggerBy, TriggerMany (the producer's batch and
+//     its watermark), TriggerRun (a keyed run), TriggerMissed (a new
+//     leader's replay of the fires no leader fired), Requeue.
+//   - The leader's state changes: Change, a set of named changes committed
+//     together in one transaction — Launch, Mark, End, Unlaunch, Dequeue,
+//     FailOver, TakeFailover, DropFailover, DropReady, RecordRun, CountRun,
+//     Pause, MarkGang, Wait, Unwait and the workflow ones (CreateWorkflowRun,
+//     PutWorkflowRun, QueueNodes, DropPendingRun, …); CommitChanges and
+//     Batch/ChainedBatch commit many. A Change conditional on what was read
+//     fails as a whole with ErrConflict, to be read again and retried.
+//   - Watches: WatchConfig, WatchApps, WatchReady, WatchWorkflows.
+//   - The term: BeginTerm writes a new term's record through the registry
+//     copy's barrier, so the copy holds every write of the terms before.
+//   - Components that own a subtree get a narrow handle instead of the
+//     store: the Kubernetes engine's log tails (LogTails, LogTail,
+//     WriteLogTails: the engine's encoding, stored as given, fenced), and
+//     the package token key (PackageKey: a Cell the packages component
+//     reads and creates once, unfenced since every instance may create it).
+//   - Namespaces, owners, secrets and API tokens: their own intents
+//     (PutNamespace, DeleteNamespace, SetOwner, PutSecret, AddToken, …).
+//
+// The records are the pure packages' types under their own names (one name
+// per concept): task.Entry, task.RunRecord, task.RunState, task.Pause,
+// queue.Ready, queue.Failover, queue.PendingRun, round.Wait and its reasons
+// (round.WaitKey names a waiting entry). TestRegistryIsSealed keeps it so.
 //
 // Writes that must not lose a concurrent writer's change (the ready count)
 // are compare-and-set on the node version, retried on conflict.

@@ -32,10 +32,6 @@ import (
 //     with its own names, which is what the API serves a request in it.
 const NamespacesPath = "/namespaces"
 
-// TailsPath is where the Kubernetes engine keeps finished tasks' log
-// tails: /kube/logs/{jobName}/{taskId}.
-const TailsPath = "/kube/logs"
-
 // A namespaced root: the registry directories every namespace has, and how
 // many path segments below each are names (a job's, an app's, a workflow's,
 // a running key {job}@-@{item}, a task id, a trigger's key) that the
@@ -53,17 +49,17 @@ var nsRoots = []nsRoot{
 	{WorkflowsPath, 1},
 	{ReadyPath, 1},
 	{RunningPath, 2},
-	{FailoverPath, 2},
-	{DisabledAppPath, 1},
-	{DisabledJobPath, 1},
-	{DisabledWorkflowPath, 1},
-	{RunsPath, 1},
-	{GangPath, 1},
-	{WaitingPath + "/ready", 1},
-	{WaitingPath + "/failover", 2},
+	{failoverPath, 2},
+	{disabledAppPath, 1},
+	{disabledJobPath, 1},
+	{disabledWorkflowPath, 1},
+	{runsPath, 1},
+	{gangPath, 1},
+	{waitingPath + "/ready", 1},
+	{waitingPath + "/failover", 2},
 	{TriggerKeysPath, 1},
 	{WorkflowRunsPath, 1}, // /state/workflow/{name}/{runId}: run ids are not names
-	{WorkflowKeysPath, 1}, // /state/workflow_keys/{name}/{key}: a key of the workflow's own
+	{workflowKeysPath, 1}, // /state/workflow_keys/{name}/{key}: a key of the workflow's own
 	{TailsPath, 2},
 	{RegisteredJobPath, 1},
 }

@@ -25,10 +25,10 @@ import (
 // entries (112 bytes each) held 26 MB of the scheduler's heap with 80,000
 // jobs waiting.
 type QueueMemo struct {
-	ready map[string]*memo[Ready]
-	fail  map[string]memo[Failover]
+	ready map[string]*memo[queue.Ready]
+	fail  map[string]memo[queue.Failover]
 	gen   uint64 // the read that last saw each ready entry (memo.gen)
-	bufs  [2][]*Ready
+	bufs  [2][]*queue.Ready
 }
 
 type memo[T any] struct {
@@ -39,18 +39,18 @@ type memo[T any] struct {
 
 // ReadyQueueMemo is ReadyQueue, decoding only what changed since the
 // memo's last read. The entries are the memo's: not to be modified.
-func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*Ready, error) {
+func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.Ready, error) {
 	nodes, err := r.kv.List(ctx, ReadyPath)
 	if err != nil {
 		return nil, err
 	}
 	if m.ready == nil {
-		m.ready = make(map[string]*memo[Ready], len(nodes))
+		m.ready = make(map[string]*memo[queue.Ready], len(nodes))
 	}
 	m.gen++ // entries this read does not see are dropped below
 	buf := &m.bufs[m.gen%2]
 	if cap(*buf) < len(nodes) || cap(*buf) > 4*len(nodes)+64 {
-		*buf = make([]*Ready, 0, len(nodes)+len(nodes)/4+64) // room for a growing backlog
+		*buf = make([]*queue.Ready, 0, len(nodes)+len(nodes)/4+64) // room for a growing backlog
 	}
 	out := (*buf)[:0]
 	for _, n := range nodes {
@@ -61,12 +61,12 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*Ready, 
 			if err != nil {
 				return nil, err
 			}
-			e = &memo[Ready]{raw: n.Value, v: rd}
+			e = &memo[queue.Ready]{raw: n.Value, v: rd}
 			m.ready[n.Path] = e
 		case e.v.Version != n.Version: // the same value written again
 			v := e.v
 			v.Version = n.Version
-			e = &memo[Ready]{raw: e.raw, v: v}
+			e = &memo[queue.Ready]{raw: e.raw, v: v}
 			m.ready[n.Path] = e
 		}
 		e.gen = m.gen
@@ -87,15 +87,15 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*Ready, 
 
 // FailoverQueueMemo is FailoverQueue, decoding only what changed since the
 // memo's last read.
-func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]Failover, error) {
-	jobNames, err := r.kv.Children(ctx, FailoverPath)
+func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]queue.Failover, error) {
+	jobNames, err := r.kv.Children(ctx, failoverPath)
 	if err != nil {
 		return nil, err
 	}
-	next := map[string]memo[Failover]{}
-	var out []Failover
+	next := map[string]memo[queue.Failover]{}
+	var out []queue.Failover
 	for _, job := range jobNames {
-		nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+		nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +109,7 @@ func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]Failo
 				if !ok {
 					continue
 				}
-				e = memo[Failover]{raw: n.Value, v: f}
+				e = memo[queue.Failover]{raw: n.Value, v: f}
 			}
 			e.v.Version = n.Version
 			next[n.Path] = e
@@ -123,8 +123,8 @@ func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]Failo
 
 // decodeFailover decodes a failover node (ok false for a node that is not
 // a shard's entry).
-func decodeFailover(job string, n store.Node) (Failover, bool, error) {
-	var f Failover
+func decodeFailover(job string, n store.Node) (queue.Failover, bool, error) {
+	var f queue.Failover
 	_, item, err := jobs.ParseMetaKey(lastSegment(n.Path))
 	if err != nil || len(n.Value) == 0 {
 		return f, false, nil
@@ -138,14 +138,14 @@ func decodeFailover(job string, n store.Node) (Failover, bool, error) {
 
 // sortReady orders entries oldest first, then by job: a total order (one
 // entry per job), so an unstable sort gives the one result.
-func sortReady(out []Ready) {
-	slices.SortFunc(out, func(a, b Ready) int { return compareReady(&a, &b) })
+func sortReady(out []queue.Ready) {
+	slices.SortFunc(out, func(a, b queue.Ready) int { return compareReady(&a, &b) })
 }
 
-func compareReady(a, b *Ready) int { return queue.CompareReady(a, b) }
+func compareReady(a, b *queue.Ready) int { return queue.CompareReady(a, b) }
 
 // sortFailover orders entries oldest first, then by job and shard: a total
 // order (one entry per shard).
-func sortFailover(out []Failover) {
-	slices.SortFunc(out, func(a, b Failover) int { return queue.CompareFailover(&a, &b) })
+func sortFailover(out []queue.Failover) {
+	slices.SortFunc(out, func(a, b queue.Failover) int { return queue.CompareFailover(&a, &b) })
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/internal/heapbench"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
@@ -45,7 +46,7 @@ func benchReadyQueueMemo(b *testing.B, spaces int) {
 	base := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	var ops []store.Op
 	for i := range n {
-		ops = append(ops, store.Put(path(i), mustJSON(Ready{Count: 1, Since: base.Add(time.Duration(i%600) * time.Second)})))
+		ops = append(ops, store.Put(path(i), mustJSON(queue.Ready{Count: 1, Since: base.Add(time.Duration(i%600) * time.Second)})))
 		if len(ops) == 1000 {
 			if err := kv.Commit(ctx, ops...); err != nil {
 				b.Fatal(err)
@@ -68,7 +69,7 @@ func benchReadyQueueMemo(b *testing.B, spaces int) {
 		ops = ops[:0]
 		for k := range 500 {
 			j := (i*500 + k) % n
-			ops = append(ops, store.Put(path(j), mustJSON(Ready{Count: 2, Since: base.Add(time.Duration(i) * time.Second)})))
+			ops = append(ops, store.Put(path(j), mustJSON(queue.Ready{Count: 2, Since: base.Add(time.Duration(i) * time.Second)})))
 		}
 		if err := kv.Commit(ctx, ops...); err != nil {
 			b.Fatal(err)
@@ -97,7 +98,7 @@ func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
 		}
 		var ops []store.Op
 		for i := range n {
-			ops = append(ops, store.Put(fmt.Sprintf("%s/job-%03d", ReadyPath, i), mustJSON(Ready{Count: n, Since: base.Add(time.Duration(n-i) * time.Second)})))
+			ops = append(ops, store.Put(fmt.Sprintf("%s/job-%03d", ReadyPath, i), mustJSON(queue.Ready{Count: n, Since: base.Add(time.Duration(n-i) * time.Second)})))
 		}
 		if len(ops) > 0 {
 			if err := kv.Commit(ctx, ops...); err != nil {
@@ -105,7 +106,7 @@ func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
 			}
 		}
 	}
-	check := func(q []*Ready, n int) {
+	check := func(q []*queue.Ready, n int) {
 		t.Helper()
 		if len(q) != n {
 			t.Fatalf("read %d entries, want %d", len(q), n)
@@ -117,7 +118,7 @@ func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
 		}
 	}
 	var m QueueMemo
-	var last []*Ready
+	var last []*queue.Ready
 	lastN := 0
 	for _, n := range []int{5, 300, 300, 7, 0, 2, 400, 1} {
 		set(n)
@@ -141,7 +142,7 @@ func TestReadyQueueMemoEntriesStayAsRead(t *testing.T) {
 	base := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	put := func(job string, count int) {
 		t.Helper()
-		if err := kv.Commit(ctx, store.Put(ReadyPath+"/"+job, mustJSON(Ready{Count: count, Since: base}))); err != nil {
+		if err := kv.Commit(ctx, store.Put(ReadyPath+"/"+job, mustJSON(queue.Ready{Count: count, Since: base}))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +154,7 @@ func TestReadyQueueMemoEntriesStayAsRead(t *testing.T) {
 	if err != nil || len(first) != 3 {
 		t.Fatal(first, err)
 	}
-	before := make([]Ready, len(first))
+	before := make([]queue.Ready, len(first))
 	for i, rd := range first {
 		before[i] = *rd
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// FiredPath holds the producer's watermark: every cron fire scheduled at or
+// firedPath holds the producer's watermark: every cron fire scheduled at or
 // before this instant has been committed (or collapsed into a pending
 // execution). It is written in the same commit as the fires.
-const FiredPath = "/state/producer/fired_until"
+const firedPath = "/state/producer/fired_until"
 
 // FiredUntil returns the watermark (ok false when none was recorded yet:
 // no producer ever fired here); see Watermark.
@@ -64,7 +64,7 @@ func (r *Registry) Watermark(ctx context.Context) (Watermark, error) {
 }
 
 func firedUntilIn(ctx context.Context, kv store.KV) (time.Time, bool, error) {
-	n, err := kv.Get(ctx, FiredPath)
+	n, err := kv.Get(ctx, firedPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return time.Time{}, false, nil
 	}
@@ -73,7 +73,7 @@ func firedUntilIn(ctx context.Context, kv store.KV) (time.Time, bool, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("registry: decode %s: %w", FiredPath, err)
+		return time.Time{}, false, fmt.Errorf("registry: decode %s: %w", firedPath, err)
 	}
 	return t, true, nil
 }
@@ -100,7 +100,7 @@ func (r *Registry) TriggerMissed(ctx context.Context, missed map[string]Missed, 
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	mark := store.Put(FiredPath, []byte(until.UTC().Format(time.RFC3339Nano)))
+	mark := store.Put(firedPath, []byte(until.UTC().Format(time.RFC3339Nano)))
 	for start := 0; start < len(names) || start == 0; start += missedBatch {
 		end := min(start+missedBatch, len(names))
 		last := end == len(names)

@@ -21,7 +21,7 @@ func (c copyOf) Backing() store.KV { return c.back }
 
 func putMark(t *testing.T, kv store.KV, at time.Time) {
 	t.Helper()
-	if err := kv.Commit(context.Background(), store.Put(FiredPath, []byte(at.Format(time.RFC3339Nano)))); err != nil {
+	if err := kv.Commit(context.Background(), store.Put(firedPath, []byte(at.Format(time.RFC3339Nano)))); err != nil {
 		t.Fatal(err)
 	}
 }

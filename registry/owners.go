@@ -10,12 +10,12 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// OwnersPath records which Kubernetes object owns a definition,
+// ownersPath records which Kubernetes object owns a definition,
 // /kube/owners/{kind}/{key} (kind app, job or workflow; key the
 // scheduler-wide namespace.Key of its name): a definition with a record is
 // changed only by reconciling its object (docs/kubernetes.md). It is the
 // scheduler's own tree, outside every namespace's view.
-const OwnersPath = "/kube/owners"
+const ownersPath = "/kube/owners"
 
 // Owner is the Kubernetes object a definition comes from.
 type Owner struct {
@@ -29,7 +29,7 @@ type Owner struct {
 func (o Owner) String() string { return o.Kind + " " + o.Namespace + "/" + o.Name }
 
 func ownerPath(kind, ns, name string) string {
-	return OwnersPath + "/" + kind + "/" + namespace.Key(ns, name)
+	return ownersPath + "/" + kind + "/" + namespace.Key(ns, name)
 }
 
 // SetOwner records the object that owns a definition of kind in ns.
@@ -59,7 +59,7 @@ func (r *Registry) OwnerOf(ctx context.Context, kind, ns, name string) (Owner, b
 // Owned lists the definitions of kind owned by objects, by their
 // scheduler-wide keys.
 func (r *Registry) Owned(ctx context.Context, kind string) (map[string]Owner, error) {
-	nodes, err := r.phys.List(ctx, OwnersPath+"/"+kind)
+	nodes, err := r.phys.List(ctx, ownersPath+"/"+kind)
 	if err != nil {
 		return nil, err
 	}

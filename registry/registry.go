@@ -19,18 +19,18 @@ const (
 	JobsPath        = "/config/job"
 	ReadyPath       = "/state/ready"
 	RunningPath     = "/state/running"
-	FailoverPath    = "/state/failover"
-	DisabledAppPath = "/state/disable/app"
-	DisabledJobPath = "/state/disable/job"
-	// FrameworkIDPath holds the Mesos framework id every leader subscribes
+	failoverPath    = "/state/failover"
+	disabledAppPath = "/state/disable/app"
+	disabledJobPath = "/state/disable/job"
+	// frameworkIDPath holds the Mesos framework id every leader subscribes
 	// with (SPEC §3); legacyFrameworkIDPath is where earlier versions kept it.
-	FrameworkIDPath       = "/ha/framework_id"
+	frameworkIDPath       = "/ha/framework_id"
 	legacyFrameworkIDPath = "/state/framework_id"
-	// LeaderTermPath holds the term that leads now (its sequence, election
+	// leaderTermPath holds the term that leads now (its sequence, election
 	// node and start time), written first by every term: reading its own
 	// write back through the registry cache tells a new leader that the
 	// cache holds every write of the terms before it.
-	LeaderTermPath = "/state/leader_term"
+	leaderTermPath = "/state/leader_term"
 )
 
 // Errors the API maps to 404 and 409.
@@ -85,12 +85,17 @@ func (r *Registry) In(ns string) *Registry {
 // Scope is the namespace of an In view ("" for every namespace's).
 func (r *Registry) Scope() string { return r.ns }
 
-// KV exposes the view's store (for watches): paths and names as the
-// registry's own.
-func (r *Registry) KV() store.KV { return r.kv }
+// Barrier is a registry copy's wait for a write of its own
+// (store/cache.KV.Barrier): it commits value at path through commit and
+// returns once the copy shows it.
+type Barrier func(ctx context.Context, path string, value []byte, commit func(context.Context, ...store.Op) error) error
 
-// Store is the store under the views, with the layout of layout.go.
-func (r *Registry) Store() store.KV { return r.phys }
+// BeginTerm writes a new term's record (leaderTermPath: its sequence,
+// election node and start time), behind the fence, through barrier: once it
+// returns, the registry copy holds every write of the terms before.
+func (r *Registry) BeginTerm(ctx context.Context, record []byte, barrier Barrier) error {
+	return barrier(ctx, leaderTermPath, record, r.commit)
+}
 
 // FencePaths are the paths the fence checks only for existence (the
 // leader's election node), for a batch to trust (txn.Trust).
@@ -228,7 +233,7 @@ func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	ops := []store.Op{store.Delete(appPath(name), store.AnyVersion), store.Delete(DisabledAppPath+"/"+name, store.AnyVersion)}
+	ops := []store.Op{store.Delete(appPath(name), store.AnyVersion), store.Delete(disabledAppPath+"/"+name, store.AnyVersion)}
 	var deleted []string
 	for _, j := range all {
 		if j.AppName == name {
@@ -243,11 +248,11 @@ func jobDeleteOps(name string) []store.Op {
 	return []store.Op{
 		store.Delete(jobPath(name), store.AnyVersion),
 		store.Delete(ReadyPath+"/"+name, store.AnyVersion),
-		store.Delete(FailoverPath+"/"+name, store.AnyVersion),
-		store.Delete(DisabledJobPath+"/"+name, store.AnyVersion),
-		store.Delete(RunsPath+"/"+name, store.AnyVersion),
+		store.Delete(failoverPath+"/"+name, store.AnyVersion),
+		store.Delete(disabledJobPath+"/"+name, store.AnyVersion),
+		store.Delete(runsPath+"/"+name, store.AnyVersion),
 		waitingDeleteOps(name)[0], waitingDeleteOps(name)[1],
-		store.Delete(GangPath+"/"+name, store.AnyVersion),
+		store.Delete(gangPath+"/"+name, store.AnyVersion),
 		store.Delete(RegisteredJobPath+"/"+name, store.AnyVersion),
 	}
 }
@@ -331,7 +336,7 @@ func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
 		err := r.commit(ctx, append(check,
 			setJSON(jobPath(c.JobName), c, store.AnyVersion),
 			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
-			store.Delete(FailoverPath+"/"+c.JobName, store.AnyVersion))...)
+			store.Delete(failoverPath+"/"+c.JobName, store.AnyVersion))...)
 		if errors.Is(err, store.ErrNotFound) {
 			if _, jerr := r.Job(ctx, c.JobName); jerr != nil {
 				return jerr // the job itself went away
@@ -431,7 +436,7 @@ func (r *Registry) IsDisabled(ctx context.Context, kind, name string) (bool, err
 
 // FrameworkID returns the persisted Mesos framework id ("" if none).
 func (r *Registry) FrameworkID(ctx context.Context) (string, error) {
-	n, err := r.kv.Get(ctx, FrameworkIDPath)
+	n, err := r.kv.Get(ctx, frameworkIDPath)
 	if errors.Is(err, store.ErrNotFound) {
 		n, err = r.kv.Get(ctx, legacyFrameworkIDPath)
 	}
@@ -443,15 +448,12 @@ func (r *Registry) FrameworkID(ctx context.Context) (string, error) {
 
 // SetFrameworkID persists the Mesos framework id.
 func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
-	return r.commit(ctx, store.Put(FrameworkIDPath, []byte(id)))
+	return r.commit(ctx, store.Put(frameworkIDPath, []byte(id)))
 }
 
-// MustJSON encodes plain data (cannot fail for the registry's types).
-func MustJSON(v any) []byte { return mustJSON(v) }
-
-// With returns a registry with the same settings and fence over kv (e.g.
+// with returns a registry with the same settings and fence over kv (e.g.
 // a store/txn batch over this registry's store).
-func (r *Registry) With(kv store.KV) *Registry {
+func (r *Registry) with(kv store.KV) *Registry {
 	c := *r
 	c.kv = kv
 	return &c

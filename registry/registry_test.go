@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
@@ -35,7 +36,7 @@ func setup(t *testing.T) (*Registry, context.Context) {
 	return r, ctx
 }
 
-func count(t *testing.T, r *Registry, job string) Ready {
+func count(t *testing.T, r *Registry, job string) queue.Ready {
 	t.Helper()
 	q, err := r.ReadyQueue(context.Background())
 	if err != nil {
@@ -46,7 +47,7 @@ func count(t *testing.T, r *Registry, job string) Ready {
 			return rd
 		}
 	}
-	return Ready{}
+	return queue.Ready{}
 }
 
 func TestTriggerCollapsesOrGrows(t *testing.T) {
@@ -98,21 +99,21 @@ func TestTriggerManyWithWrongBeliefLosesNothing(t *testing.T) {
 
 func TestTriggerRunOverridesAndIdempotency(t *testing.T) {
 	r, ctx := setup(t)
-	dup, err := r.TriggerRun(ctx, "j1", PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0)
+	dup, err := r.TriggerRun(ctx, "j1", queue.PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0)
 	if err != nil || dup {
 		t.Fatal(dup, err)
 	}
-	if dup, _ = r.TriggerRun(ctx, "j1", PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0); !dup {
+	if dup, _ = r.TriggerRun(ctx, "j1", queue.PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0); !dup {
 		t.Fatal("same key queued twice")
 	}
-	if _, err := r.TriggerRun(ctx, "j1", PendingRun{JobParameter: "b"}, t0); err != nil {
+	if _, err := r.TriggerRun(ctx, "j1", queue.PendingRun{JobParameter: "b"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	rd := count(t, r, "j1")
 	if rd.Count != 2 || len(rd.Runs) != 2 || rd.Runs[0].JobParameter != "a" {
 		t.Fatalf("%+v", rd)
 	}
-	if err := r.Commit(ctx, DequeueOp(rd, t0)); err != nil {
+	if err := r.commit(ctx, dequeueOp(rd, t0)); err != nil {
 		t.Fatal(err)
 	}
 	rd = count(t, r, "j1")
@@ -122,11 +123,11 @@ func TestTriggerRunOverridesAndIdempotency(t *testing.T) {
 	if err := r.PruneTriggerKeys(ctx, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if dup, _ := r.TriggerRun(ctx, "j1", PendingRun{IdempotencyKey: "k1"}, t0); dup {
+	if dup, _ := r.TriggerRun(ctx, "j1", queue.PendingRun{IdempotencyKey: "k1"}, t0); dup {
 		t.Fatal("a pruned key still counts as seen")
 	}
 	r.MaxPending = 1
-	if _, err := r.TriggerRun(ctx, "j1", PendingRun{}, t0); !errors.Is(err, ErrQueueFull) {
+	if _, err := r.TriggerRun(ctx, "j1", queue.PendingRun{}, t0); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("err = %v, want ErrQueueFull", err)
 	}
 }
@@ -140,7 +141,7 @@ func TestDequeueIsConditional(t *testing.T) {
 	if _, err := r.Trigger(ctx, "j1", true, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Commit(ctx, DequeueOp(stale, t0)); !errors.Is(err, store.ErrConflict) {
+	if err := r.commit(ctx, dequeueOp(stale, t0)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("dequeue at a stale version: %v (a concurrent trigger would be lost)", err)
 	}
 }
@@ -150,7 +151,7 @@ func TestDeleteAppCascadesAndUpdateClearsQueues(t *testing.T) {
 	if _, err := r.Trigger(ctx, "j1", false, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Commit(ctx, PutFailoverOp("j1", 0, Failover{TaskID: "x", Since: t0})); err != nil {
+	if err := r.commit(ctx, putFailoverOp("j1", 0, queue.Failover{TaskID: "x", Since: t0})); err != nil {
 		t.Fatal(err)
 	}
 	j, _ := r.Job(ctx, "j1")

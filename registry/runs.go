@@ -10,27 +10,16 @@ import (
 	"github.com/ejcloud/elasticjob/task"
 )
 
-// RunsPath holds, per job, what the leader knows of its recent runs
+// runsPath holds, per job, what the leader knows of its recent runs
 // (/state/runs/{jobName}): the count of failed runs in a row that
 // pauseAfterFailures compares with its limit. It lives in the registry so
 // a new leader continues the count.
-const RunsPath = "/state/runs"
-
-// PausedBy marks a disable flag set by the scheduler itself.
-const PausedBy = task.PausedBy
-
-// The run bookkeeping records are package task's.
-type (
-	RunState     = task.RunState
-	Pause        = task.Pause
-	RunRecord    = task.RunRecord
-	ShardOutcome = task.ShardOutcome
-)
+const runsPath = "/state/runs"
 
 // RunStateOf reads a job's run record (zero when it has none).
-func (r *Registry) RunStateOf(ctx context.Context, job string) (RunState, error) {
-	var rs RunState
-	n, err := r.kv.Get(ctx, RunsPath+"/"+job)
+func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, error) {
+	var rs task.RunState
+	n, err := r.kv.Get(ctx, runsPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
 		return rs, nil
 	}
@@ -43,24 +32,24 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (RunState, error)
 	return rs, nil
 }
 
-// PutRunStateOp writes a job's run record.
-func PutRunStateOp(job string, rs RunState) store.Op {
-	return putJSON(RunsPath+"/"+job, rs)
+// putRunStateOp writes a job's run record.
+func putRunStateOp(job string, rs task.RunState) store.Op {
+	return putJSON(runsPath+"/"+job, rs)
 }
 
-// PauseOp disables a job, recording why.
-func PauseOp(job string, p Pause) store.Op {
-	return putJSON(DisabledJobPath+"/"+job, p)
+// pauseOp disables a job, recording why.
+func pauseOp(job string, p task.Pause) store.Op {
+	return putJSON(disabledJobPath+"/"+job, p)
 }
 
 // Pauses returns the disabled jobs whose flag pauseAfterFailures set, with
 // why (other disabled jobs are absent).
-func (r *Registry) Pauses(ctx context.Context) (map[string]Pause, error) {
-	nodes, err := r.kv.List(ctx, DisabledJobPath)
+func (r *Registry) Pauses(ctx context.Context) (map[string]task.Pause, error) {
+	nodes, err := r.kv.List(ctx, disabledJobPath)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]Pause{}
+	out := map[string]task.Pause{}
 	for _, n := range nodes {
 		if p, ok := decodePause(n.Value); ok {
 			out[lastSegment(n.Path)] = p
@@ -70,22 +59,22 @@ func (r *Registry) Pauses(ctx context.Context) (map[string]Pause, error) {
 }
 
 // PauseOf returns why a job was paused, if pauseAfterFailures disabled it.
-func (r *Registry) PauseOf(ctx context.Context, job string) (Pause, bool, error) {
-	n, err := r.kv.Get(ctx, DisabledJobPath+"/"+job)
+func (r *Registry) PauseOf(ctx context.Context, job string) (task.Pause, bool, error) {
+	n, err := r.kv.Get(ctx, disabledJobPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
-		return Pause{}, false, nil
+		return task.Pause{}, false, nil
 	}
 	if err != nil {
-		return Pause{}, false, err
+		return task.Pause{}, false, err
 	}
 	p, ok := decodePause(n.Value)
 	return p, ok, nil
 }
 
-func decodePause(b []byte) (Pause, bool) {
-	var p Pause
-	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &p) != nil || p.By != PausedBy {
-		return Pause{}, false
+func decodePause(b []byte) (task.Pause, bool) {
+	var p task.Pause
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &p) != nil || p.By != task.PausedBy {
+		return task.Pause{}, false
 	}
 	return p, true
 }
@@ -94,8 +83,8 @@ func decodePause(b []byte) (Pause, bool) {
 var ErrRunNotFound = errors.New("run not found")
 
 // RunRecordOf reads a trigger's record.
-func (r *Registry) RunRecordOf(ctx context.Context, key string) (RunRecord, error) {
-	var rec RunRecord
+func (r *Registry) RunRecordOf(ctx context.Context, key string) (task.RunRecord, error) {
+	var rec task.RunRecord
 	n, err := r.kv.Get(ctx, TriggerKeysPath+"/"+key)
 	if errors.Is(err, store.ErrNotFound) {
 		return rec, fmt.Errorf("%w: no trigger with idempotency key '%s' in the last 24 hours", ErrRunNotFound, key)
@@ -109,7 +98,7 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (RunRecord, erro
 	return rec, nil
 }
 
-// PutRunRecordOp writes a trigger's record.
-func PutRunRecordOp(key string, rec RunRecord) store.Op {
+// putRunRecordOp writes a trigger's record.
+func putRunRecordOp(key string, rec task.RunRecord) store.Op {
 	return putJSON(TriggerKeysPath+"/"+key, rec)
 }

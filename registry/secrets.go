@@ -13,16 +13,16 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// SecretsPath holds the namespaces' secrets, /secrets/{namespace}/{name}:
+// secretsPath holds the namespaces' secrets, /secrets/{namespace}/{name}:
 // each a secrets.Sealed (the value encrypted; docs/tenancy.md). It is the
 // scheduler's own tree, outside every namespace's view, read and written
 // only through the methods below.
-const SecretsPath = "/secrets"
+const secretsPath = "/secrets"
 
 // ErrSecretNotFound: no such secret in the namespace.
 var ErrSecretNotFound = errors.New("secret not found")
 
-func secretPath(ns, name string) string { return SecretsPath + "/" + ns + "/" + name }
+func secretPath(ns, name string) string { return secretsPath + "/" + ns + "/" + name }
 
 // NewSecret is PutSecret's version for a secret that must not exist yet,
 // so two writers of a new name do not both succeed.
@@ -61,7 +61,7 @@ func (r *Registry) Secret(ctx context.Context, ns, name string) (secrets.Sealed,
 
 // Secrets lists a namespace's secrets, sealed, by name.
 func (r *Registry) Secrets(ctx context.Context, ns string) ([]secrets.Sealed, error) {
-	nodes, err := r.phys.List(ctx, SecretsPath+"/"+ns)
+	nodes, err := r.phys.List(ctx, secretsPath+"/"+ns)
 	if errors.Is(err, store.ErrNotFound) {
 		return []secrets.Sealed{}, nil
 	}
@@ -82,7 +82,7 @@ func (r *Registry) Secrets(ctx context.Context, ns string) ([]secrets.Sealed, er
 
 // SecretNamespaces lists the namespaces that hold secrets.
 func (r *Registry) SecretNamespaces(ctx context.Context) ([]string, error) {
-	nodes, err := r.phys.List(ctx, SecretsPath)
+	nodes, err := r.phys.List(ctx, secretsPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -104,5 +104,5 @@ func (r *Registry) DeleteSecret(ctx context.Context, ns, name string) error {
 
 // dropSecretsOps deletes every secret of a namespace (with the namespace).
 func dropSecretsOps(ns string) []store.Op {
-	return []store.Op{store.Delete(SecretsPath+"/"+ns, store.AnyVersion)}
+	return []store.Op{store.Delete(secretsPath+"/"+ns, store.AnyVersion)}
 }

@@ -12,14 +12,6 @@ import (
 	"github.com/ejcloud/elasticjob/task"
 )
 
-// The registry's state records are the pure packages' types.
-type (
-	Ready      = queue.Ready
-	PendingRun = queue.PendingRun
-	Failover   = queue.Failover
-	Running    = task.Entry
-)
-
 // TriggerKeysPath holds the idempotency keys of recent triggers.
 const TriggerKeysPath = "/state/trigger_keys"
 
@@ -66,14 +58,14 @@ func (r *Registry) TriggerBy(ctx context.Context, job string, misfire bool, now 
 // reads, so a belief can cost time but never a fire.
 //
 // The commit also records instant, the cron instant the batch fires, as
-// the producer's watermark (FiredPath): a new leader replays, by each job's
+// the producer's watermark (firedPath): a new leader replays, by each job's
 // misfire rule, the fires after it and no earlier one. A zero instant
 // records nothing.
 func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at, instant time.Time, absent func(job string) bool) error {
 	now := at
 	var mark []store.Op
 	if !instant.IsZero() {
-		mark = []store.Op{store.Put(FiredPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
+		mark = []store.Op{store.Put(firedPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
 	}
 	if absent != nil {
 		err := r.triggerBlind(ctx, misfire, now, absent, mark)
@@ -156,7 +148,7 @@ var ErrQueueFull = errors.New("ready queue full")
 // TriggerRun queues one execution with a parameter override and an
 // optional idempotency key: a key seen before (within the keys' lifetime)
 // queues nothing and reports duplicate.
-func (r *Registry) TriggerRun(ctx context.Context, job string, run PendingRun, now time.Time) (duplicate bool, err error) {
+func (r *Registry) TriggerRun(ctx context.Context, job string, run queue.PendingRun, now time.Time) (duplicate bool, err error) {
 	run.At = now.UTC()
 	for range maxCASRetries {
 		var ops []store.Op
@@ -212,8 +204,8 @@ func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error
 	return err
 }
 
-func decodeReady(n store.Node) (Ready, error) {
-	var rd Ready
+func decodeReady(n store.Node) (queue.Ready, error) {
+	var rd queue.Ready
 	if err := decodeAt(n.Path, n.Value, &rd); err != nil {
 		return rd, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
@@ -232,12 +224,12 @@ func lastSegment(p string) string {
 }
 
 // ReadyQueue lists pending executions, oldest first (ties by job name).
-func (r *Registry) ReadyQueue(ctx context.Context) ([]Ready, error) {
+func (r *Registry) ReadyQueue(ctx context.Context) ([]queue.Ready, error) {
 	nodes, err := r.kv.List(ctx, ReadyPath)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Ready, 0, len(nodes))
+	out := make([]queue.Ready, 0, len(nodes))
 	for _, n := range nodes {
 		rd, err := decodeReady(n)
 		if err != nil {
@@ -249,9 +241,9 @@ func (r *Registry) ReadyQueue(ctx context.Context) ([]Ready, error) {
 	return out, nil
 }
 
-// DequeueOp returns the op that takes one execution from rd (conditional
+// dequeueOp returns the op that takes one execution from rd (conditional
 // on rd's version, so a concurrent trigger is never lost).
-func DequeueOp(rd Ready, now time.Time) store.Op {
+func dequeueOp(rd queue.Ready, now time.Time) store.Op {
 	p := ReadyPath + "/" + rd.Job
 	next, ok := queue.Take(rd, now)
 	if !ok {
@@ -265,28 +257,28 @@ func (r *Registry) ClearReady(ctx context.Context, job string) error {
 	return r.commit(ctx, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
 }
 
-// RunningPathOf is the node of a job's shard.
-func RunningPathOf(job string, item int) string {
+// runningPathOf is the node of a job's shard.
+func runningPathOf(job string, item int) string {
 	return RunningPath + "/" + job + "/" + jobs.MetaKey(job, item)
 }
 
-// FailoverPathOf is the failover node of a job's shard.
-func FailoverPathOf(job string, item int) string {
-	return FailoverPath + "/" + job + "/" + jobs.MetaKey(job, item)
+// failoverPathOf is the failover node of a job's shard.
+func failoverPathOf(job string, item int) string {
+	return failoverPath + "/" + job + "/" + jobs.MetaKey(job, item)
 }
 
-// PutRunningOp records a running task.
-func PutRunningOp(job string, item int, rt Running) store.Op {
-	return putJSON(RunningPathOf(job, item), rt)
+// putRunningOp records a running task.
+func putRunningOp(job string, item int, rt task.Entry) store.Op {
+	return putJSON(runningPathOf(job, item), rt)
 }
 
 // RunningTasks lists running tasks of every job: job → item → task.
-func (r *Registry) RunningTasks(ctx context.Context) (map[string]map[int]Running, error) {
+func (r *Registry) RunningTasks(ctx context.Context) (map[string]map[int]task.Entry, error) {
 	jobNames, err := r.kv.Children(ctx, RunningPath)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]map[int]Running, len(jobNames))
+	out := make(map[string]map[int]task.Entry, len(jobNames))
 	for _, job := range jobNames {
 		m, err := r.RunningOf(ctx, job)
 		if err != nil {
@@ -300,18 +292,18 @@ func (r *Registry) RunningTasks(ctx context.Context) (map[string]map[int]Running
 }
 
 // RunningOf lists one job's running tasks by item.
-func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]Running, error) {
+func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]task.Entry, error) {
 	nodes, err := r.kv.List(ctx, RunningPath+"/"+job)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int]Running, len(nodes))
+	out := make(map[int]task.Entry, len(nodes))
 	for _, n := range nodes {
 		_, item, err := jobs.ParseMetaKey(lastSegment(n.Path))
 		if err != nil || len(n.Value) == 0 {
 			continue
 		}
-		var rt Running
+		var rt task.Entry
 		if err := decodeAt(n.Path, n.Value, &rt); err != nil {
 			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 		}
@@ -322,14 +314,14 @@ func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]Running, 
 }
 
 // FailoverQueue lists failed shards waiting to run again, oldest first.
-func (r *Registry) FailoverQueue(ctx context.Context) ([]Failover, error) {
-	jobNames, err := r.kv.Children(ctx, FailoverPath)
+func (r *Registry) FailoverQueue(ctx context.Context) ([]queue.Failover, error) {
+	jobNames, err := r.kv.Children(ctx, failoverPath)
 	if err != nil {
 		return nil, err
 	}
-	var out []Failover
+	var out []queue.Failover
 	for _, job := range jobNames {
-		nodes, err := r.kv.List(ctx, FailoverPath+"/"+job)
+		nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
 		if err != nil {
 			return nil, err
 		}
@@ -347,10 +339,7 @@ func (r *Registry) FailoverQueue(ctx context.Context) ([]Failover, error) {
 	return out, nil
 }
 
-// PutFailoverOp records a failed shard for failover.
-func PutFailoverOp(job string, item int, f Failover) store.Op {
-	return putJSON(FailoverPathOf(job, item), f)
+// putFailoverOp records a failed shard for failover.
+func putFailoverOp(job string, item int, f queue.Failover) store.Op {
+	return putJSON(failoverPathOf(job, item), f)
 }
-
-// Commit applies state ops with the registry's fence.
-func (r *Registry) Commit(ctx context.Context, ops ...store.Op) error { return r.commit(ctx, ops...) }

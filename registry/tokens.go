@@ -13,16 +13,16 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// TokensPath holds the namespaces' API tokens, /auth/tokens/{id}: each an
+// tokensPath holds the namespaces' API tokens, /auth/tokens/{id}: each an
 // identity.APIToken with the hash of its secret, never the secret.
-const TokensPath = "/auth/tokens"
+const tokensPath = "/auth/tokens"
 
 // ErrTokenNotFound: no such token in the namespace.
 var ErrTokenNotFound = errors.New("token not found")
 
 // AddToken keeps a new token's record.
 func (r *Registry) AddToken(ctx context.Context, t identity.APIToken) error {
-	ops := []store.Op{store.Create(TokensPath+"/"+t.ID, mustJSON(t))}
+	ops := []store.Op{store.Create(tokensPath+"/"+t.ID, mustJSON(t))}
 	if t.Namespace != namespace.Default {
 		ops = append([]store.Op{store.Check(nsPath(t.Namespace), store.AnyVersion)}, ops...) // not into a namespace deleted meanwhile
 	}
@@ -32,7 +32,7 @@ func (r *Registry) AddToken(ctx context.Context, t identity.APIToken) error {
 // Token reads a token's record by id.
 func (r *Registry) Token(ctx context.Context, id string) (identity.APIToken, error) {
 	var t identity.APIToken
-	n, err := r.phys.Get(ctx, TokensPath+"/"+id)
+	n, err := r.phys.Get(ctx, tokensPath+"/"+id)
 	if errors.Is(err, store.ErrNotFound) {
 		return t, fmt.Errorf("%w: %s", ErrTokenNotFound, id)
 	}
@@ -47,7 +47,7 @@ func (r *Registry) Token(ctx context.Context, id string) (identity.APIToken, err
 
 // Tokens lists a namespace's tokens (without their hashes), oldest first.
 func (r *Registry) Tokens(ctx context.Context, ns string) ([]identity.APIToken, error) {
-	nodes, err := r.phys.List(ctx, TokensPath)
+	nodes, err := r.phys.List(ctx, tokensPath)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (r *Registry) RevokeToken(ctx context.Context, ns, id string) error {
 	if err != nil {
 		return err
 	}
-	return r.phys.Commit(ctx, store.Delete(TokensPath+"/"+id, store.AnyVersion))
+	return r.phys.Commit(ctx, store.Delete(tokensPath+"/"+id, store.AnyVersion))
 }
 
 // dropTokensOps deletes every token of a namespace (with the namespace).
@@ -92,7 +92,7 @@ func (r *Registry) dropTokensOps(ctx context.Context, ns string) ([]store.Op, er
 	ts, err := r.Tokens(ctx, ns)
 	var ops []store.Op
 	for _, t := range ts {
-		ops = append(ops, store.Delete(TokensPath+"/"+t.ID, store.AnyVersion))
+		ops = append(ops, store.Delete(tokensPath+"/"+t.ID, store.AnyVersion))
 	}
 	return ops, err
 }

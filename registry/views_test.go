@@ -10,6 +10,7 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/task"
@@ -134,7 +135,7 @@ func TestTheSchedulersWritesLandInTheNamespace(t *testing.T) {
 		}
 		// A keyed trigger in pay: the scheduler sees the key qualified, and its
 		// record where pay's API reads it.
-		if _, err := r.In("pay").TriggerRun(ctx, "nightly", PendingRun{IdempotencyKey: "k1"}, t0); err != nil {
+		if _, err := r.In("pay").TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "k1"}, t0); err != nil {
 			t.Fatal(err)
 		}
 		q, err := r.ReadyQueue(ctx)
@@ -143,7 +144,7 @@ func TestTheSchedulersWritesLandInTheNamespace(t *testing.T) {
 		}
 		id := jobs.NewTaskID("pay~nightly", 0, jobs.KindReady, "agent").String()
 		e := task.Entry{TaskID: id, RunKey: "pay~k1", State: task.Running}
-		if err := r.Change().Launch("pay~nightly", 0, e).Dequeue(q[0], t0).RecordRun("pay~k1", RunRecord{JobName: "pay~nightly", At: t0}).Commit(ctx); err != nil {
+		if err := r.Change().Launch("pay~nightly", 0, e).Dequeue(q[0], t0).RecordRun("pay~k1", task.RunRecord{JobName: "pay~nightly", At: t0}).Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
 		run, err := r.In("pay").RunningOf(ctx, "nightly")
@@ -284,7 +285,7 @@ func TestAChainThroughTheViewIsTheStoresChain(t *testing.T) {
 	ctx := context.Background()
 	kv := &chainKV{KV: memory.New()}
 	v := allView{kv}
-	applied, _, err := v.CommitChain(ctx, nil, ChainPath, [][]store.Op{
+	applied, _, err := v.CommitChain(ctx, nil, chainPath, [][]store.Op{
 		{store.Put("/config/job/pay~a", []byte("1"))},
 		{store.Put("/config/job/b", []byte("2"))},
 	})

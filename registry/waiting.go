@@ -11,65 +11,36 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// WaitingPath holds why queued work has not launched: the leader records,
+// waitingPath holds why queued work has not launched: the leader records,
 // for each ready entry and failover shard that waited longer than a
 // moment, the reason it computed in its launch rounds, so every instance
 // (and operators' tools) can show it. /state/waiting/ready/{job} and
 // /state/waiting/failover/{job}/{job}@-@{item}.
-const WaitingPath = "/state/waiting"
+const waitingPath = "/state/waiting"
 
-// Reasons work waits for (Waiting.Reason): package round's.
-const (
-	WaitNoOffers      = round.WaitNoOffers
-	WaitCPU           = round.WaitCPU
-	WaitMem           = round.WaitMem
-	WaitResources     = round.WaitResources
-	WaitGang          = round.WaitGang
-	WaitBehind        = round.WaitBehind
-	WaitTooLarge      = round.WaitTooLarge
-	WaitReserved      = round.WaitReserved
-	WaitReservation   = round.WaitReservation
-	WaitJobDisabled   = round.WaitJobDisabled
-	WaitAppDisabled   = round.WaitAppDisabled
-	WaitRunning       = round.WaitRunning
-	WaitFailover      = round.WaitFailover
-	WaitBackoff       = round.WaitBackoff
-	WaitStaged        = round.WaitStaged
-	WaitReconciling   = round.WaitReconciling
-	WaitNotSubscribed = round.WaitNotSubscribed
-)
-
-// Waiting is why one queue entry has not launched.
-type Waiting = round.Wait
-
-// WaitingKey names the entry of a ready job or a failover shard.
-func WaitingKey(kind, job string, item int) string {
-	return round.WaitKey(kind == "failover", job, item)
+// putWaitingOp records why an entry waits.
+func putWaitingOp(key string, w round.Wait) store.Op {
+	return putJSON(waitingPath+"/"+key, w)
 }
 
-// PutWaitingOp records why an entry waits.
-func PutWaitingOp(key string, w Waiting) store.Op {
-	return putJSON(WaitingPath+"/"+key, w)
-}
-
-// DeleteWaitingOp forgets an entry's reason.
-func DeleteWaitingOp(key string) store.Op { return store.Delete(WaitingPath+"/"+key, store.AnyVersion) }
+// deleteWaitingOp forgets an entry's reason.
+func deleteWaitingOp(key string) store.Op { return store.Delete(waitingPath+"/"+key, store.AnyVersion) }
 
 // waitingDeleteOps forget every reason of a job (with its queues).
 func waitingDeleteOps(job string) []store.Op {
-	return []store.Op{DeleteWaitingOp("ready/" + job), DeleteWaitingOp("failover/" + job)}
+	return []store.Op{deleteWaitingOp("ready/" + job), deleteWaitingOp("failover/" + job)}
 }
 
-// WaitingReasons reads every recorded reason: key (WaitingKey) → reason.
-func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, error) {
-	out := map[string]Waiting{}
-	dirs := []string{WaitingPath + "/ready"}
-	jobsWaiting, err := r.kv.Children(ctx, WaitingPath+"/failover")
+// WaitingReasons reads every recorded reason: key (round.WaitKey) → reason.
+func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, error) {
+	out := map[string]round.Wait{}
+	dirs := []string{waitingPath + "/ready"}
+	jobsWaiting, err := r.kv.Children(ctx, waitingPath+"/failover")
 	if err != nil {
 		return nil, err
 	}
 	for _, j := range jobsWaiting {
-		dirs = append(dirs, WaitingPath+"/failover/"+j)
+		dirs = append(dirs, waitingPath+"/failover/"+j)
 	}
 	for _, dir := range dirs {
 		nodes, err := r.kv.List(ctx, dir)
@@ -80,28 +51,28 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]Waiting, erro
 			if len(n.Value) == 0 {
 				continue // a job's directory of failover shards
 			}
-			var w Waiting
+			var w round.Wait
 			if err := decodeAt(n.Path, n.Value, &w); err != nil {
 				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 			}
-			out[strings.TrimPrefix(n.Path, WaitingPath+"/")] = w
+			out[strings.TrimPrefix(n.Path, waitingPath+"/")] = w
 		}
 	}
 	return out, nil
 }
 
 // WaitingOf reads one entry's recorded reason (ok false: none).
-func (r *Registry) WaitingOf(ctx context.Context, key string) (Waiting, bool, error) {
-	n, err := r.kv.Get(ctx, WaitingPath+"/"+key)
+func (r *Registry) WaitingOf(ctx context.Context, key string) (round.Wait, bool, error) {
+	n, err := r.kv.Get(ctx, waitingPath+"/"+key)
 	if errors.Is(err, store.ErrNotFound) {
-		return Waiting{}, false, nil
+		return round.Wait{}, false, nil
 	}
 	if err != nil {
-		return Waiting{}, false, err
+		return round.Wait{}, false, err
 	}
-	var w Waiting
+	var w round.Wait
 	if err := json.Unmarshal(n.Value, &w); err != nil {
-		return Waiting{}, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return round.Wait{}, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
 	}
 	return w, true, nil
 }

@@ -36,6 +36,12 @@ func (r *Registry) WatchConfig(ctx context.Context) (<-chan ConfigChange, error)
 	return follow(ctx, r.kv, 64, configChange, "/config", "/state/disable")
 }
 
+// WatchApps reports the store's events under AppsPath (an app published,
+// updated or deleted) until ctx ends or the store's watch does.
+func (r *Registry) WatchApps(ctx context.Context) (<-chan store.Event, error) {
+	return r.kv.Watch(ctx, AppsPath)
+}
+
 // follow watches paths and sends what conv makes of each event (nothing when it says false)
 // on a channel of size n, in the store's order per path. The channel closes when ctx ends or
 // any of the watches does (the others are then ended too).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -14,19 +15,19 @@ import (
 
 // PutWorkflowRun rewrites a run read at run.Version (compare-and-set).
 func (c *Change) PutWorkflowRun(run workflow.Run) *Change {
-	c.ops = append(c.ops, PutWorkflowRunOp(run))
+	c.ops = append(c.ops, putWorkflowRunOp(run))
 	return c
 }
 
 // CreateWorkflowRun creates a new run (the change fails when it exists).
 func (c *Change) CreateWorkflowRun(run workflow.Run) *Change {
-	c.ops = append(c.ops, CreateWorkflowRunOp(run))
+	c.ops = append(c.ops, createWorkflowRunOp(run))
 	return c
 }
 
 // PutWorkflowState writes a workflow's cron state.
 func (c *Change) PutWorkflowState(name string, st WorkflowState) *Change {
-	c.ops = append(c.ops, PutWorkflowStateOp(name, st))
+	c.ops = append(c.ops, putWorkflowStateOp(name, st))
 	return c
 }
 
@@ -35,7 +36,7 @@ func (c *Change) PutWorkflowState(name string, st WorkflowState) *Change {
 // job's ready entry with the runs appended, conditional on the version it
 // is read at now.
 func (c *Change) QueueNodes(ctx context.Context, job string, starts []NodeStart, now time.Time) error {
-	ops, err := c.r.QueueNodeOps(ctx, job, starts, now)
+	ops, err := c.r.queueNodeOps(ctx, job, starts, now)
 	c.ops = append(c.ops, ops...)
 	return err
 }
@@ -43,7 +44,7 @@ func (c *Change) QueueNodes(ctx context.Context, job string, starts []NodeStart,
 // DropPendingRun removes the pending execution queued under key from the
 // job's ready entry (conditional on the version read now), if it holds it.
 func (c *Change) DropPendingRun(ctx context.Context, job, key string) error {
-	op, ok, err := c.r.DropPendingRunOp(ctx, job, key)
+	op, ok, err := c.r.dropPendingRunOp(ctx, job, key)
 	if ok {
 		c.ops = append(c.ops, op)
 	}
@@ -64,7 +65,7 @@ func (c *Change) DropStoredRecord(r StoredRecord) *Change {
 
 // DropWorkflowRun removes a finished run, as it was read.
 func (c *Change) DropWorkflowRun(name, runID string, version int64) *Change {
-	c.ops = append(c.ops, store.Delete(WorkflowRunPath(name, runID), version))
+	c.ops = append(c.ops, store.Delete(workflowRunPath(name, runID), version))
 	return c
 }
 
@@ -77,7 +78,7 @@ func (c *Change) DropWorkflowRuns(name string) *Change {
 // DropWorkflowKey removes a workflow trigger's idempotency key, as it was
 // read; with an empty key, the workflow's (empty) directory of keys.
 func (c *Change) DropWorkflowKey(name, key string, version int64) *Change {
-	p := WorkflowKeysPath + "/" + name
+	p := workflowKeysPath + "/" + name
 	if key != "" {
 		p += "/" + key
 	} else {
@@ -111,7 +112,7 @@ func (r *Registry) WorkflowRunIDs(ctx context.Context, name string) ([]string, e
 
 // WorkflowKeyDirs lists the workflows that have trigger keys.
 func (r *Registry) WorkflowKeyDirs(ctx context.Context) ([]string, error) {
-	return r.kv.Children(ctx, WorkflowKeysPath)
+	return r.kv.Children(ctx, workflowKeysPath)
 }
 
 // StoredKey is a workflow trigger's key as stored (Unreadable: its value
@@ -125,7 +126,7 @@ type StoredKey struct {
 
 // WorkflowKeysOf lists a workflow's trigger keys.
 func (r *Registry) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey, error) {
-	nodes, err := r.kv.List(ctx, WorkflowKeysPath+"/"+name)
+	nodes, err := r.kv.List(ctx, workflowKeysPath+"/"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func (r *Registry) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey
 // StoredRecord is a keyed run's record as stored.
 type StoredRecord struct {
 	Key string
-	RunRecord
+	task.RunRecord
 	Version int64
 }
 
@@ -154,7 +155,7 @@ func (r *Registry) WorkflowRecords(ctx context.Context) ([]StoredRecord, error) 
 	}
 	var out []StoredRecord
 	for _, n := range nodes {
-		var rec RunRecord
+		var rec task.RunRecord
 		if decodeAt(n.Path, n.Value, &rec) != nil || rec.Workflow == "" {
 			continue
 		}
@@ -189,7 +190,7 @@ const (
 // is reported as a WorkflowAll change (and the channel closes with ctx).
 func (r *Registry) WatchWorkflows(ctx context.Context) (<-chan WorkflowChange, error) {
 	out := make(chan WorkflowChange, 4096)
-	paths := []string{WorkflowsPath, DisabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
+	paths := []string{WorkflowsPath, disabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
 	chans := make([]<-chan store.Event, 0, len(paths))
 	for _, p := range paths {
 		ch, err := r.kv.Watch(ctx, p)
@@ -229,7 +230,7 @@ func workflowChange(ev store.Event) (WorkflowChange, bool) {
 	if name, ok := childOf(ev.Path, WorkflowsPath); ok {
 		return WorkflowChange{Kind: WorkflowDef, Workflow: name, Deleted: del}, true
 	}
-	if name, ok := childOf(ev.Path, DisabledWorkflowPath); ok {
+	if name, ok := childOf(ev.Path, disabledWorkflowPath); ok {
 		return WorkflowChange{Kind: WorkflowFlag, Workflow: name, Deleted: del}, true
 	}
 	if key, ok := childOf(ev.Path, TriggerKeysPath); ok {

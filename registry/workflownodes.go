@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // NodeStart is one workflow node's execution to queue in its job's ready
@@ -20,26 +22,26 @@ type NodeStart struct {
 	Inputs    jobs.Inputs
 }
 
-// QueueNodeOps returns the ops that queue starts as pending executions of
+// queueNodeOps returns the ops that queue starts as pending executions of
 // job: a Create of each run's record (a key that exists makes the commit
 // fail: nothing is queued twice) and the job's ready entry with the runs
 // appended, conditional on the entry's version. The caller commits them
 // with its own writes.
-func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeStart, now time.Time) ([]store.Op, error) {
+func (r *Registry) queueNodeOps(ctx context.Context, job string, starts []NodeStart, now time.Time) ([]store.Op, error) {
 	if len(starts) == 0 {
 		return nil, nil
 	}
 	now = now.UTC()
 	ops := make([]store.Op, 0, len(starts)+1)
-	runs := make([]PendingRun, 0, len(starts))
+	runs := make([]queue.PendingRun, 0, len(starts))
 	for _, s := range starts {
-		ops = append(ops, createJSON(TriggerKeysPath+"/"+s.Key, RunRecord{JobName: job, At: now, Workflow: s.Owner, Inputs: s.Inputs}))
-		runs = append(runs, PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now, By: "workflow:" + s.Owner})
+		ops = append(ops, createJSON(TriggerKeysPath+"/"+s.Key, task.RunRecord{JobName: job, At: now, Workflow: s.Owner, Inputs: s.Inputs}))
+		runs = append(runs, queue.PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now, By: "workflow:" + s.Owner})
 	}
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
-		return append(ops, createJSON(p, Ready{Count: len(runs), Since: now, Runs: runs})), nil
+		return append(ops, createJSON(p, queue.Ready{Count: len(runs), Since: now, Runs: runs})), nil
 	}
 	if err != nil {
 		return nil, err
@@ -56,10 +58,10 @@ func (r *Registry) QueueNodeOps(ctx context.Context, job string, starts []NodeSt
 	return append(ops, setJSON(p, rd, n.Version)), nil
 }
 
-// DropPendingRunOp returns the op that removes the pending execution
+// dropPendingRunOp returns the op that removes the pending execution
 // queued under key from job's ready entry (conditional on its version),
 // or ok false when the entry does not hold it.
-func (r *Registry) DropPendingRunOp(ctx context.Context, job, key string) (store.Op, bool, error) {
+func (r *Registry) dropPendingRunOp(ctx context.Context, job, key string) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
@@ -131,19 +133,19 @@ func (r *Registry) ActiveKeys(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-// DeleteRunRecordOp removes a keyed run's record.
-func DeleteRunRecordOp(key string) store.Op {
+// deleteRunRecordOp removes a keyed run's record.
+func deleteRunRecordOp(key string) store.Op {
 	return store.Delete(TriggerKeysPath+"/"+key, store.AnyVersion)
 }
 
 // ReadyOf reads one job's ready entry (ok false when it has none).
-func (r *Registry) ReadyOf(ctx context.Context, job string) (Ready, bool, error) {
+func (r *Registry) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, error) {
 	n, err := r.kv.Get(ctx, ReadyPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
-		return Ready{}, false, nil
+		return queue.Ready{}, false, nil
 	}
 	if err != nil {
-		return Ready{}, false, err
+		return queue.Ready{}, false, err
 	}
 	rd, err := decodeReady(n)
 	return rd, err == nil, err
@@ -152,7 +154,7 @@ func (r *Registry) ReadyOf(ctx context.Context, job string) (Ready, bool, error)
 // Requeue puts back, first in line, an execution whose launch was rolled
 // back: run (a keyed run, with its key and parameter: its record already
 // exists) or, when nil, a plain execution (as Trigger with misfire).
-func (r *Registry) Requeue(ctx context.Context, job string, run *PendingRun, now time.Time) error {
+func (r *Registry) Requeue(ctx context.Context, job string, run *queue.PendingRun, now time.Time) error {
 	if run == nil {
 		_, err := r.Trigger(ctx, job, true, now)
 		return err
@@ -165,10 +167,10 @@ func (r *Registry) Requeue(ctx context.Context, job string, run *PendingRun, now
 		}
 		var op store.Op
 		if !ok {
-			op = createJSON(p, Ready{Count: 1, Since: now.UTC(), Runs: []PendingRun{*run}})
+			op = createJSON(p, queue.Ready{Count: 1, Since: now.UTC(), Runs: []queue.PendingRun{*run}})
 		} else {
 			rd.Count++
-			rd.Runs = append([]PendingRun{*run}, rd.Runs...)
+			rd.Runs = append([]queue.PendingRun{*run}, rd.Runs...)
 			op = setJSON(p, rd, rd.Version)
 		}
 		err = r.commit(ctx, op)

@@ -21,8 +21,8 @@ import (
 const (
 	WorkflowsPath        = "/config/workflow"
 	WorkflowRunsPath     = "/state/workflow"
-	WorkflowKeysPath     = "/state/workflow_keys"
-	DisabledWorkflowPath = "/state/disable/workflow"
+	workflowKeysPath     = "/state/workflow_keys"
+	disabledWorkflowPath = "/state/disable/workflow"
 )
 
 // WorkflowState is the value of /state/workflow/{name}: the leader's
@@ -43,8 +43,8 @@ type WorkflowKey struct {
 func workflowPath(name string) string     { return WorkflowsPath + "/" + name }
 func workflowRunsPath(name string) string { return WorkflowRunsPath + "/" + name }
 
-// WorkflowRunPath is the node of one run.
-func WorkflowRunPath(name, runID string) string { return WorkflowRunsPath + "/" + name + "/" + runID }
+// workflowRunPath is the node of one run.
+func workflowRunPath(name, runID string) string { return WorkflowRunsPath + "/" + name + "/" + runID }
 
 func workflowNotFound(name string) error {
 	return fmt.Errorf("%w: Cannot find workflow '%s', please register first.", workflow.ErrNotFound, name)
@@ -113,12 +113,12 @@ func (r *Registry) DeleteWorkflow(ctx context.Context, name string, now time.Tim
 		if err != nil {
 			return err
 		}
-		ops := []store.Op{store.Delete(workflowPath(name), store.AnyVersion), store.Delete(DisabledWorkflowPath+"/"+name, store.AnyVersion),
-			store.Delete(WorkflowKeysPath+"/"+name, store.AnyVersion)}
+		ops := []store.Op{store.Delete(workflowPath(name), store.AnyVersion), store.Delete(disabledWorkflowPath+"/"+name, store.AnyVersion),
+			store.Delete(workflowKeysPath+"/"+name, store.AnyVersion)}
 		for _, run := range runs {
 			if run.Active() && run.Cancel == nil {
 				run, _ = workflow.RequestCancel(run, "the workflow was deleted", now)
-				ops = append(ops, PutWorkflowRunOp(run))
+				ops = append(ops, putWorkflowRunOp(run))
 			}
 		}
 		err = r.commit(ctx, ops...)
@@ -145,8 +145,8 @@ func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowSt
 	return st, nil
 }
 
-// PutWorkflowStateOp writes a workflow's bookkeeping.
-func PutWorkflowStateOp(name string, st WorkflowState) store.Op {
+// putWorkflowStateOp writes a workflow's bookkeeping.
+func putWorkflowStateOp(name string, st WorkflowState) store.Op {
 	return putJSON(workflowRunsPath(name), st)
 }
 
@@ -181,7 +181,7 @@ func (r *Registry) WorkflowRunNames(ctx context.Context) ([]string, error) {
 
 // WorkflowRun reads one run.
 func (r *Registry) WorkflowRun(ctx context.Context, name, runID string) (workflow.Run, error) {
-	n, err := r.kv.Get(ctx, WorkflowRunPath(name, runID))
+	n, err := r.kv.Get(ctx, workflowRunPath(name, runID))
 	if errors.Is(err, store.ErrNotFound) {
 		return workflow.Run{}, fmt.Errorf("%w: workflow '%s' has no run '%s'", workflow.ErrRunNotFound, name, runID)
 	}
@@ -200,14 +200,14 @@ func decodeRun(n store.Node) (workflow.Run, error) {
 	return run, nil
 }
 
-// PutWorkflowRunOp writes a run read at run.Version (compare-and-set).
-func PutWorkflowRunOp(run workflow.Run) store.Op {
-	return setJSON(WorkflowRunPath(run.Workflow, run.ID), run, run.Version)
+// putWorkflowRunOp writes a run read at run.Version (compare-and-set).
+func putWorkflowRunOp(run workflow.Run) store.Op {
+	return setJSON(workflowRunPath(run.Workflow, run.ID), run, run.Version)
 }
 
-// CreateWorkflowRunOp creates a new run.
-func CreateWorkflowRunOp(run workflow.Run) store.Op {
-	return createJSON(WorkflowRunPath(run.Workflow, run.ID), run)
+// createWorkflowRunOp creates a new run.
+func createWorkflowRunOp(run workflow.Run) store.Op {
+	return createJSON(workflowRunPath(run.Workflow, run.ID), run)
 }
 
 // UpdateWorkflowRun rewrites a run with f, compare-and-set, again while it
@@ -222,7 +222,7 @@ func (r *Registry) UpdateWorkflowRun(ctx context.Context, name, runID string, f 
 		if err != nil {
 			return run, err
 		}
-		err = r.commit(ctx, PutWorkflowRunOp(next))
+		err = r.commit(ctx, putWorkflowRunOp(next))
 		if err == nil {
 			next.Version = run.Version + 1
 			return next, nil
@@ -242,7 +242,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 	for range maxCASRetries {
 		var ops []store.Op
 		if k := run.IdempotencyKey; k != "" {
-			kp := WorkflowKeysPath + "/" + run.Workflow + "/" + k
+			kp := workflowKeysPath + "/" + run.Workflow + "/" + k
 			n, err := r.kv.Get(ctx, kp)
 			if err == nil {
 				var wk WorkflowKey
@@ -266,7 +266,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 		if err != nil {
 			return "", false, err
 		}
-		ops = append(ops, store.Check(wf.Path, wf.Version), CreateWorkflowRunOp(run))
+		ops = append(ops, store.Check(wf.Path, wf.Version), createWorkflowRunOp(run))
 		err = r.commit(ctx, ops...)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
 			return run.ID, false, err
@@ -297,5 +297,5 @@ func (r *Registry) checkQueued(ctx context.Context, name string, maxQueued int) 
 
 // WorkflowKeys lists a workflow's trigger idempotency keys.
 func (r *Registry) WorkflowKeys(ctx context.Context, name string) ([]store.Node, error) {
-	return r.kv.List(ctx, WorkflowKeysPath+"/"+name)
+	return r.kv.List(ctx, workflowKeysPath+"/"+name)
 }

@@ -17,14 +17,14 @@ func TestQueueAndDropNodeExecutions(t *testing.T) {
 	if _, err := r.Trigger(ctx, "j", false, now); err != nil { // a plain (cron) execution first
 		t.Fatal(err)
 	}
-	ops, err := r.QueueNodeOps(ctx, "j", []NodeStart{{Key: "wf-1", Owner: "w/r/a", Parameter: "p"}, {Key: "wf-2", Owner: "w/r/b"}}, now)
+	ops, err := r.queueNodeOps(ctx, "j", []NodeStart{{Key: "wf-1", Owner: "w/r/a", Parameter: "p"}, {Key: "wf-2", Owner: "w/r/b"}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Commit(ctx, ops...); err != nil {
+	if err := r.commit(ctx, ops...); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Commit(ctx, ops...); err == nil {
+	if err := r.commit(ctx, ops...); err == nil {
 		t.Fatal("queuing the same keys twice committed")
 	}
 	rd, ok, err := r.ReadyOf(ctx, "j")
@@ -35,17 +35,17 @@ func TestQueueAndDropNodeExecutions(t *testing.T) {
 	if err != nil || rec.Workflow != "w/r/b" || rec.JobName != "j" {
 		t.Fatalf("record %+v %v", rec, err)
 	}
-	op, ok, err := r.DropPendingRunOp(ctx, "j", "wf-1")
+	op, ok, err := r.dropPendingRunOp(ctx, "j", "wf-1")
 	if err != nil || !ok {
 		t.Fatalf("drop: %v %v", ok, err)
 	}
-	if err := r.Commit(ctx, op); err != nil {
+	if err := r.commit(ctx, op); err != nil {
 		t.Fatal(err)
 	}
 	if rd, _, _ := r.ReadyOf(ctx, "j"); rd.Count != 2 || len(rd.Runs) != 1 || rd.Runs[0].IdempotencyKey != "wf-2" {
 		t.Fatalf("after the drop: %+v", rd)
 	}
-	if _, ok, _ := r.DropPendingRunOp(ctx, "j", "wf-1"); ok {
+	if _, ok, _ := r.dropPendingRunOp(ctx, "j", "wf-1"); ok {
 		t.Fatal("dropped twice")
 	}
 	keys, _ := r.PendingKeys(ctx)

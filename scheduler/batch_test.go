@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -20,7 +21,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 3 })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)
@@ -66,11 +67,11 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 	r.offer("o1", 8, 4096)
 	r.sched.launcher.round(r.ctx)
 	task := r.running("job")[0].TaskID
-	if err := r.reg.KV().Commit(r.ctx, store.Create("/ha/election/n_1", nil)); err != nil {
+	if err := r.kv.Commit(r.ctx, store.Create("/ha/election/n_1", nil)); err != nil {
 		t.Fatal(err)
 	}
 	r.sched.deps.Registry.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
-	if err := r.reg.KV().Commit(r.ctx, store.Delete("/ha/election/n_1", store.AnyVersion)); err != nil {
+	if err := r.kv.Commit(r.ctx, store.Delete("/ha/election/n_1", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
 	var results []bool
@@ -215,12 +216,12 @@ func TestChainedBatchAcknowledgesTheAppliedParts(t *testing.T) {
 	}
 	late := shards - 10       // in the second part
 	r.drv.killHook = func() { // another writer changes the late shard's entry after it was staged
-		n, err := r.reg.KV().Get(r.ctx, registry.RunningPathOf("job", late))
+		n, err := r.kv.Get(r.ctx, registry.RunningPath+"/job/"+jobs.MetaKey("job", late))
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		if err := r.reg.KV().Commit(r.ctx, store.Set(n.Path, n.Value, n.Version)); err != nil {
+		if err := r.kv.Commit(r.ctx, store.Set(n.Path, n.Value, n.Version)); err != nil {
 			t.Error(err)
 		}
 	}

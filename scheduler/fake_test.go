@@ -12,7 +12,9 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // fakeDriver records every call the scheduler makes to Mesos.
@@ -122,6 +124,7 @@ type rig struct {
 	t     *testing.T
 	ctx   context.Context
 	reg   *registry.Registry
+	kv    store.KV // the store under reg (the test's own, for raw writes)
 	drv   *fakeDriver
 	clk   *clock.Fake
 	sched *Scheduler
@@ -135,7 +138,7 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(cancel)
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
-	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), drv: newFakeDriver(), clk: clock.NewFake(t0)}
+	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), kv: kv, drv: newFakeDriver(), clk: clock.NewFake(t0)}
 	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk,
 		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
 	r.sched.st.subscribed = true
@@ -208,7 +211,7 @@ func (r *rig) trigger(job string) {
 	}
 }
 
-func (r *rig) running(job string) map[int]registry.Running {
+func (r *rig) running(job string) map[int]task.Entry {
 	r.t.Helper()
 	m, err := r.reg.RunningOf(r.ctx, job)
 	if err != nil {

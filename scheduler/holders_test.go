@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
 )
 
 // Issue 42: while one job holds the only machine, the job waiting behind
@@ -50,7 +50,7 @@ func TestWaitNamesTheHolderAndHolds(t *testing.T) {
 		if w.Reason == "" {
 			continue // not recorded yet
 		}
-		if w.Reason != registry.WaitReserved || len(w.Holders) != 1 {
+		if w.Reason != round.WaitReserved || len(w.Holders) != 1 {
 			t.Fatalf("round %d: %+v", i, w)
 		}
 		h := w.Holders[0]
@@ -66,7 +66,7 @@ func TestWaitNamesTheHolderAndHolds(t *testing.T) {
 		}
 	}
 	for i, reason := range reasons[1:] {
-		if reason != registry.WaitReserved {
+		if reason != round.WaitReserved {
 			t.Fatalf("the reason flipped: %v (round %d)", reasons, i+1)
 		}
 	}

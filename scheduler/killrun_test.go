@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // Stopping one run (issue 42): its shards are killed and end saying who
@@ -15,7 +15,7 @@ func TestKillRunStopsOneExecution(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.Failover, j.Misfire = 3, true, true })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)

@@ -42,7 +42,7 @@ func chainRig(t *testing.T, kv func(store.KV) store.KV) *rig {
 	r.rebuild(func(d *Deps) {
 		d.Options.MaxRoundTasks, d.Options.MaxCommitTasks = 100, 3
 		if kv != nil {
-			d.Registry = registry.New(kv(r.reg.KV()))
+			d.Registry = registry.New(kv(r.kv))
 		}
 	})
 	r.offer("o1", 64, 65536)

@@ -13,7 +13,7 @@ import (
 const maxMissedPerJob = 10_000
 
 // catchUp handles the cron fires no leader fired: those scheduled after
-// the watermark the last producer committed (registry.FiredPath) and up to
+// the watermark the last producer committed (/state/producer/fired_until) and up to
 // now, for instance while leadership moved or the scheduler was down. Each
 // job's misfire rule decides, exactly once: misfire=false queues one
 // execution for all of them, misfire=true one per fire (up to the pending

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -39,7 +40,7 @@ func TestReadyQueueIsReadAgainOnlyAfterAChange(t *testing.T) {
 	}
 	// A read is reused for at most readyMaxAge, even without a counted
 	// change.
-	if err := r.reg.KV().Commit(r.ctx, store.Delete(registry.ReadyPath+"/b", store.AnyVersion)); err != nil {
+	if err := r.kv.Commit(r.ctx, store.Delete(registry.ReadyPath+"/b", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
 	if q, _ := r.sched.queues.ready(r.ctx, r.clk.Now()); len(q) != 2 {
@@ -101,8 +102,8 @@ func TestWorkThatCanNeverFitHoldsNothingBack(t *testing.T) {
 	}
 	r.clk.Advance(waitRecordAfter)
 	r.sched.launcher.round(r.ctx)
-	w := r.waiting()[registry.WaitingKey("ready", "big", 0)]
-	if w.Reason != registry.WaitTooLarge || !strings.Contains(w.Message, "can never fit: it needs 60.1 CPUs") {
+	w := r.waiting()[round.WaitKey(false, "big", 0)]
+	if w.Reason != round.WaitTooLarge || !strings.Contains(w.Message, "can never fit: it needs 60.1 CPUs") {
 		t.Fatalf("big waits %+v", w)
 	}
 }

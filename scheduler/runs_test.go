@@ -8,7 +8,8 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // stateNotifier keeps the states the scheduler notified.
@@ -61,7 +62,7 @@ func (r *rig) statusMsg(taskID, state, msg string) {
 	}
 }
 
-func (r *rig) runState() registry.RunState {
+func (r *rig) runState() task.RunState {
 	r.t.Helper()
 	rs, err := r.reg.RunStateOf(r.ctx, "job")
 	if err != nil {
@@ -70,7 +71,7 @@ func (r *rig) runState() registry.RunState {
 	return rs
 }
 
-func (r *rig) pause() (registry.Pause, bool) {
+func (r *rig) pause() (task.Pause, bool) {
 	r.t.Helper()
 	p, ok, err := r.reg.PauseOf(r.ctx, "job")
 	if err != nil {
@@ -171,7 +172,7 @@ func TestKilledRunsCountNeitherWay(t *testing.T) {
 	if _, paused := r.pause(); paused {
 		t.Fatal("killed shards paused the job")
 	}
-	if rs := r.runState(); rs != (registry.RunState{}) {
+	if rs := r.runState(); rs != (task.RunState{}) {
 		t.Fatalf("run state after a killed run: %+v", rs)
 	}
 }
@@ -180,7 +181,7 @@ func TestKeyedTriggerRecordsItsRun(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.Failover = 2, true })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "ci-42"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "ci-42"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o", 8, 4096)

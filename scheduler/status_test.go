@@ -6,12 +6,13 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )
 
 // launched registers app+job, triggers and launches, returning the tasks.
-func launched(t *testing.T, mod func(*jobs.Config)) (*rig, map[int]registry.Running) {
+func launched(t *testing.T, mod func(*jobs.Config)) (*rig, map[int]task.Entry) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(mod)
@@ -294,7 +295,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1; j.Failover = true; j.JobParameter = "default" })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{JobParameter: "override"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{JobParameter: "override"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)

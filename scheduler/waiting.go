@@ -14,7 +14,7 @@ import (
 // Why work waits. Every launch round knows, for each ready entry and
 // failover shard it did not launch, why; the reasons of entries that have
 // waited longer than waitRecordAfter are recorded in the registry
-// (registry.WaitingPath) so any instance can show them, rewritten when the
+// (/state/waiting) so any instance can show them, rewritten when the
 // reason changes (at most every waitRecordEvery), and forgotten once the
 // entry launches or goes.
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -19,11 +20,11 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.MaxRetries = 2, 1 })
 	in := jobs.Inputs{"extract": {"rows": "42"}}
-	ops, err := r.reg.QueueNodeOps(r.ctx, "job", []registry.NodeStart{{Key: "wf-k1", Owner: "w/r/n", Parameter: "p1", Inputs: in}}, r.clk.Now())
-	if err != nil {
+	ch := r.reg.Change()
+	if err := ch.QueueNodes(r.ctx, "job", []registry.NodeStart{{Key: "wf-k1", Owner: "w/r/n", Parameter: "p1", Inputs: in}}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.reg.Commit(r.ctx, ops...); err != nil {
+	if err := ch.Commit(r.ctx); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o", 8, 4096)
@@ -97,7 +98,7 @@ func TestAcceptFailureKeepsTheKeyedRun(t *testing.T) {
 	r.addApp("app", 0.1, 32)
 	r.addJob(nil)
 	r.trigger("job") // a plain execution behind it
-	if _, err := r.reg.TriggerRun(r.ctx, "job", registry.PendingRun{IdempotencyKey: "wf-k", JobParameter: "p"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "wf-k", JobParameter: "p"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.drv.acceptErr = errors.New("master gone")

@@ -11,14 +11,14 @@
 //
 // The commit holds the new run (compare-and-set on its version), and for
 // each node it starts, the node's execution: a keyed run of its job
-// (registry.QueueNodeOps: a record created under the node's deterministic
+// (registry.Change.QueueNodes: a record created under the node's deterministic
 // key, workflow.NodeKey, and the job's ready entry with the run appended).
 // Starting a node and recording that it started are therefore one atomic
 // write: a kill -9 or a leader change before it leaves the node PENDING (a
 // new leader starts it), after it leaves it RUNNING with exactly one
 // execution queued (the scheduler runs it once), and a start made twice
 // fails on the record's Create. The scheduler records each shard's end in
-// the record (registry.RunRecord, with the executor's times and outputs);
+// the record (task.RunRecord, with the executor's times and outputs);
 // when the record says Done the engine copies the outcome into the node
 // and deletes the record in the same commit as the decision it leads to.
 //

@@ -471,7 +471,7 @@ func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
 	r := newRig(t, "a")
 	r.register(chain("w", "a"))
 	id := r.trigger("w", nil)
-	if err := r.reg.Commit(r.ctx, store.Put(registry.WorkflowRunPath("w", "broken"), []byte("{not json")),
+	if err := r.kv.Commit(r.ctx, store.Put(registry.WorkflowRunsPath+"/w/broken", []byte("{not json")),
 		store.Put(registry.WorkflowsPath+"/bad", []byte(`{"name": 7}`))); err != nil {
 		t.Fatal(err)
 	}

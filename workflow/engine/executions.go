@@ -8,6 +8,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -58,7 +59,7 @@ func (e *Engine) executions(ctx context.Context, run workflow.Run) (map[string]w
 	return out, nil
 }
 
-func shardsOf(rec registry.RunRecord) []workflow.Shard {
+func shardsOf(rec task.RunRecord) []workflow.Shard {
 	out := make([]workflow.Shard, 0, len(rec.Shards))
 	for _, s := range rec.Shards {
 		out = append(out, workflow.Shard{Item: s.Item, TaskID: s.TaskID, State: string(s.State), Message: s.Message,

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -244,7 +245,7 @@ func (e *Engine) parameter(ctx context.Context, a workflow.Action) (string, erro
 // for a retry.
 func (e *Engine) dropOps(ctx context.Context, acts []workflow.Action) (*registry.Change, error) {
 	ch := e.Registry.Change()
-	var fo []registry.Failover
+	var fo []queue.Failover
 	for _, a := range acts {
 		if a.Kind != workflow.Kill {
 			continue

@@ -10,6 +10,7 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -147,7 +148,7 @@ func (r *rig) run(wf, id string) workflow.Run {
 }
 
 // pending lists the keys of a job's queued executions.
-func (r *rig) pending(job string) []registry.PendingRun {
+func (r *rig) pending(job string) []queue.PendingRun {
 	r.t.Helper()
 	q, err := r.reg.ReadyQueue(r.ctx)
 	if err != nil {
@@ -185,8 +186,11 @@ func (r *rig) launch(job string) string {
 	q, _ := r.reg.ReadyQueue(r.ctx)
 	for _, rd := range q {
 		if rd.Job == job {
-			rt := registry.Running{TaskID: job + "@-@0@-@READY@-@a1@-@" + key, AgentID: "a1", State: "TASK_RUNNING", RunKey: key, LaunchedAt: r.clk.Now()}
-			if err := r.reg.Commit(r.ctx, registry.DequeueOp(rd, r.clk.Now()), registry.PutRunningOp(job, 0, rt)); err != nil {
+			rt := task.Entry{TaskID: job + "@-@0@-@READY@-@a1@-@" + key, AgentID: "a1", State: "TASK_RUNNING", RunKey: key, LaunchedAt: r.clk.Now()}
+			if err := r.reg.Change().
+				Dequeue(rd, r.clk.Now()).
+				Launch(job, 0, rt).
+				Commit(r.ctx); err != nil {
 				r.t.Fatal(err)
 			}
 		}
@@ -202,10 +206,10 @@ func (r *rig) end(job, key, state string, outputs map[string]string) {
 		r.t.Fatal(err)
 	}
 	now := r.clk.Now().UTC()
-	rec.Shards = []registry.ShardOutcome{{Item: 0, TaskID: job + "@-@0@-@READY@-@a1@-@" + key, State: task.State(state),
+	rec.Shards = []task.ShardOutcome{{Item: 0, TaskID: job + "@-@0@-@READY@-@a1@-@" + key, State: task.State(state),
 		StartedAt: now.Add(-time.Second), EndedAt: now, Outputs: outputs}}
 	rec.Done, rec.Success, rec.EndedAt = true, state == "TASK_FINISHED", now
-	if err := r.reg.Commit(r.ctx, store.Delete(registry.RunningPathOf(job, 0), store.AnyVersion), registry.PutRunRecordOp(key, rec)); err != nil {
+	if err := r.reg.Change().Unlaunch(job, 0).RecordRun(key, rec).Commit(r.ctx); err != nil {
 		r.t.Fatal(err)
 	}
 }
