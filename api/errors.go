@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ejcloud/elasticjob/app"
+	clusterengine "github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/packages"
@@ -64,6 +65,9 @@ var statusOf = []struct {
 	{ErrUnauthorized, http.StatusUnauthorized},
 	{ErrForbidden, http.StatusForbidden},
 	{ErrUnavailable, http.StatusServiceUnavailable},
+	{clusterengine.ErrInvalid, http.StatusBadRequest}, // the cluster engine's
+	{clusterengine.ErrNotFound, http.StatusNotFound},
+	{clusterengine.ErrUnavailable, http.StatusServiceUnavailable},
 	{registry.ErrFenced, http.StatusServiceUnavailable},
 	{store.ErrUnavailable, http.StatusServiceUnavailable},
 }
