@@ -25,8 +25,10 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	ErrForbidden    = errors.New("forbidden")
 	ErrTooLarge     = errors.New("request body too large")
-	ErrUnavailable  = errors.New("unavailable")
-	ErrNotFound     = errors.New("not found")
+	// ErrUnavailable and ErrNotFound are the cluster engine's own (an engine's
+	// missing log is the API's 404).
+	ErrUnavailable = clusterengine.ErrUnavailable
+	ErrNotFound    = clusterengine.ErrNotFound
 )
 
 var statusOf = []struct {
@@ -66,8 +68,6 @@ var statusOf = []struct {
 	{ErrForbidden, http.StatusForbidden},
 	{ErrUnavailable, http.StatusServiceUnavailable},
 	{clusterengine.ErrInvalid, http.StatusBadRequest}, // the cluster engine's
-	{clusterengine.ErrNotFound, http.StatusNotFound},
-	{clusterengine.ErrUnavailable, http.StatusServiceUnavailable},
 	{registry.ErrFenced, http.StatusServiceUnavailable},
 	{store.ErrUnavailable, http.StatusServiceUnavailable},
 }
