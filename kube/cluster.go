@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -116,7 +117,7 @@ func (c *Cluster) Check(ctx context.Context, ns string, a app.Config, j *jobs.Co
 	err := c.checker.DryRunPodIn(ctx, ns, a, j)
 	switch {
 	case errors.Is(err, ErrPodTemplate):
-		return fmt.Errorf("%w: %s", engine.ErrInvalid, err.Error()[len(ErrPodTemplate.Error()+": "):])
+		return fmt.Errorf("%w: %s", engine.ErrInvalid, strings.TrimPrefix(err.Error(), ErrPodTemplate.Error()+": "))
 	case err != nil:
 		return fmt.Errorf("%w: cannot check the podTemplate with the Kubernetes API server now; retry: %v", engine.ErrUnavailable, err)
 	}
