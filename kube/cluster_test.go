@@ -3,13 +3,16 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
@@ -131,5 +134,37 @@ func TestClusterNamespaceCap(t *testing.T) {
 	}
 	if kns, _, _ := c.NamespaceCap("default"); kns != "jobs" {
 		t.Fatalf("default: %q", kns)
+	}
+}
+
+// Check dry-runs the templates on an engine of its own: a refused template is ErrInvalid
+// (without the sentinel's words), an API server out of reach ErrUnavailable.
+func TestClusterCheckMapsTheDryRunsErrors(t *testing.T) {
+	c, _ := testCluster(t)
+	cs := c.cfg.Client.(*fake.Clientset)
+	down := false
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.CreateActionImpl).Object.(*corev1.Pod)
+		switch {
+		case down:
+			return true, nil, errors.New("connection refused")
+		case p.Spec.PriorityClassName == "missing":
+			return true, nil, errForbidden("no PriorityClass with name missing was found")
+		}
+		return true, p, nil
+	})
+	a := app.Config{AppName: "a", CPUCount: 1, MemoryMB: 64, PodTemplate: app.PodTemplate(`{"spec":{"priorityClassName":"batch"}}`)}
+	if err := c.Check(t.Context(), "team", a, nil); err != nil {
+		t.Fatalf("good template: %v", err)
+	}
+	a.PodTemplate = app.PodTemplate(`{"spec":{"priorityClassName":"missing"}}`)
+	err := c.Check(t.Context(), "team", a, nil)
+	if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "no PriorityClass") || strings.Contains(err.Error(), ErrPodTemplate.Error()) {
+		t.Fatalf("refused template: %v", err)
+	}
+	down = true
+	a.PodTemplate = app.PodTemplate(`{"spec":{"priorityClassName":"batch"}}`)
+	if err := c.Check(t.Context(), "team", a, nil); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("API server down: %v", err)
 	}
 }
