@@ -149,7 +149,7 @@ func (c *Cluster) NamespaceCap(ns string) (kns string, cp engine.NamespaceCap, o
 }
 
 // TaskLog reads a task's output from its pod's log while the pod exists, else from the tail
-// kept when it ended (TaskLog in logs.go).
+// kept when it ended (taskLog in logs.go).
 func (c *Cluster) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
 	tid, err := jobs.ParseTaskID(taskID)
 	if err != nil {
@@ -159,14 +159,14 @@ func (c *Cluster) TaskLog(ctx context.Context, taskID, stream string, offset, le
 	if err != nil {
 		kns = c.cfg.Namespace
 	}
-	ch, err := TaskLog(ctx, c.cfg.Client, kns, c.tails, taskID, stream, offset, length)
+	ch, err := taskLog(ctx, c.cfg.Client, kns, c.tails, taskID, stream, offset, length)
 	switch {
 	case errors.Is(err, ErrNoTail):
 		return engine.LogChunk{}, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
 	case err != nil:
 		return engine.LogChunk{}, err
 	}
-	return engine.LogChunk(ch), nil
+	return ch, nil
 }
 
 // Sandboxes lists the app's pods: each one is a sandbox (node, executor id, pod name).
@@ -175,7 +175,7 @@ func (c *Cluster) Sandboxes(ctx context.Context, appName string) ([]engine.Sandb
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
 	}
-	pods, err := AppPods(ctx, c.cfg.Client, kns, appName)
+	pods, err := appPods(ctx, c.cfg.Client, kns, appName)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (c *Cluster) nodes(ctx context.Context) ([]NodeView, error) {
 		return e.Nodes(), nil
 	}
 	fw, _ := c.frameworkID(ctx)
-	return Snapshot(ctx, c.cfg.Client, c.cfg.Namespace, fw)
+	return snapshot(ctx, c.cfg.Client, c.cfg.Namespace, fw)
 }
 
 // Agents lists the usable nodes with their allocatable resources.
