@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ejcloud/elasticjob/app"
+	clusterengine "github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/packages"
@@ -24,8 +25,10 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	ErrForbidden    = errors.New("forbidden")
 	ErrTooLarge     = errors.New("request body too large")
-	ErrUnavailable  = errors.New("unavailable")
-	ErrNotFound     = errors.New("not found")
+	// ErrUnavailable and ErrNotFound are the cluster engine's own (an engine's
+	// missing log is the API's 404).
+	ErrUnavailable = clusterengine.ErrUnavailable
+	ErrNotFound    = clusterengine.ErrNotFound
 )
 
 var statusOf = []struct {
@@ -64,6 +67,7 @@ var statusOf = []struct {
 	{ErrUnauthorized, http.StatusUnauthorized},
 	{ErrForbidden, http.StatusForbidden},
 	{ErrUnavailable, http.StatusServiceUnavailable},
+	{clusterengine.ErrInvalid, http.StatusBadRequest}, // the cluster engine's
 	{registry.ErrFenced, http.StatusServiceUnavailable},
 	{store.ErrUnavailable, http.StatusServiceUnavailable},
 }

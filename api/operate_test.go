@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 func TestReconcileRateLimit(t *testing.T) {
@@ -195,6 +196,14 @@ func TestTaskLogBadParams(t *testing.T) {
 	e := newEnv(t)
 	e.ops.logErr = fmt.Errorf("%w: no task t", api.ErrNotFound)
 	e.wantError(e.request(http.MethodGet, path, ""), http.StatusNotFound, "no task t")
+	// So do the cluster engine's errors (package engine).
+	for _, c := range []struct {
+		err  error
+		code int
+	}{{engine.ErrNotFound, http.StatusNotFound}, {engine.ErrInvalid, http.StatusBadRequest}, {engine.ErrUnavailable, http.StatusServiceUnavailable}} {
+		e.ops.logErr = fmt.Errorf("%w: the engine says so", c.err)
+		e.wantError(e.request(http.MethodGet, path, ""), c.code, "the engine says so")
+	}
 }
 
 func TestSandboxAndCluster(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 type PodTemplates interface {
 	// Check validates the pod a shard of job j (nil: the app alone) would run in, with the
 	// app's and the job's podTemplates merged (a server-side dry-run create on Kubernetes).
-	// A bad template is ErrBadRequest naming the field or the API server's reason; a
-	// cluster that cannot be asked ErrUnavailable. ns is the request's namespace (on
+	// A bad template is ErrBadRequest or the cluster engine's ErrInvalid, naming the field
+	// or the API server's reason; a cluster that cannot be asked ErrUnavailable (either). ns is the request's namespace (on
 	// Kubernetes, the dry run is made in its Kubernetes namespace).
 	Check(ctx context.Context, ns string, a app.Config, j *jobs.Config) error
 }

@@ -12,25 +12,20 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 )
-
-// LogChunk is a piece of a task's log: Data from Offset, of Size bytes in all.
-type LogChunk struct {
-	Offset, Size int64
-	Data         string
-}
 
 // maxLiveLog bounds what is read of a running pod's log for one request.
 const maxLiveLog = 8 << 20
 
-// TaskLog reads a task's output: while its pod exists, the container's log (pods/log:
+// taskLog reads a task's output: while its pod exists, the container's log (pods/log:
 // stdout and stderr merged, served as stdout; stderr is then empty); once the pod is gone,
 // the tail kept when it finished (ErrNoTail when none was). offset < 0 counts from the end.
-func TaskLog(ctx context.Context, cs kubernetes.Interface, ns string, tails *Tails, taskID, stream string, offset, length int64) (LogChunk, error) {
+func taskLog(ctx context.Context, cs kubernetes.Interface, ns string, tails *Tails, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
 	tid, err := jobs.ParseTaskID(taskID)
 	if err != nil {
-		return LogChunk{}, err
+		return engine.LogChunk{}, err
 	}
 	name := podName(tid.JobName, tid.Item, taskID)
 	var data string
@@ -41,7 +36,7 @@ func TaskLog(ctx context.Context, cs kubernetes.Interface, ns string, tails *Tai
 		case err == nil:
 			return slice(data, offset, length), nil
 		case !apierrors.IsNotFound(err): // NotFound: the pod went between the two reads; its tail is kept
-			return LogChunk{}, fmt.Errorf("kube: log of pod %s: %w", name, err)
+			return engine.LogChunk{}, fmt.Errorf("kube: log of pod %s: %w", name, err)
 		}
 	}
 	switch {
@@ -49,14 +44,14 @@ func TaskLog(ctx context.Context, cs kubernetes.Interface, ns string, tails *Tai
 	case err == nil || apierrors.IsNotFound(err):
 		t, err := tails.Get(ctx, taskID)
 		if err != nil {
-			return LogChunk{}, fmt.Errorf("%w (task %s; its pod %s is gone)", err, taskID, name)
+			return engine.LogChunk{}, fmt.Errorf("%w (task %s; its pod %s is gone)", err, taskID, name)
 		}
 		data = t.Stdout
 		if stream == "stderr" {
 			data = t.Stderr
 		}
 	default:
-		return LogChunk{}, fmt.Errorf("kube: pod %s: %w", name, err)
+		return engine.LogChunk{}, fmt.Errorf("kube: pod %s: %w", name, err)
 	}
 	return slice(data, offset, length), nil
 }
@@ -77,7 +72,7 @@ func readLog(ctx context.Context, cs kubernetes.Interface, ns, pod string) (stri
 }
 
 // slice is data[offset:offset+length] as a file read would give it (offset < 0: from the end).
-func slice(data string, offset, length int64) LogChunk {
+func slice(data string, offset, length int64) engine.LogChunk {
 	size := int64(len(data))
 	if offset < 0 {
 		offset = max(size+offset, 0)
@@ -87,11 +82,11 @@ func slice(data string, offset, length int64) LogChunk {
 	if length >= 0 {
 		end = min(offset+length, size)
 	}
-	return LogChunk{Offset: offset, Size: size, Data: data[offset:end]}
+	return engine.LogChunk{Offset: offset, Size: size, Data: data[offset:end]}
 }
 
-// AppPods lists the task pods of an app (of any scheduler's framework in the namespace).
-func AppPods(ctx context.Context, cs kubernetes.Interface, ns, appName string) ([]corev1.Pod, error) {
+// appPods lists the task pods of an app (of any scheduler's framework in the namespace).
+func appPods(ctx context.Context, cs kubernetes.Interface, ns, appName string) ([]corev1.Pod, error) {
 	sel := labels.Set{LabelManagedBy: ManagedBy, LabelApp: labelValue(appName)}.String()
 	l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
@@ -106,9 +101,9 @@ func AppPods(ctx context.Context, cs kubernetes.Interface, ns, appName string) (
 	return out, nil
 }
 
-// Snapshot reads the nodes and pods from the API once and describes them as the engine
+// snapshot reads the nodes and pods from the API once and describes them as the engine
 // would (for a scheduler instance that is not leading).
-func Snapshot(ctx context.Context, cs kubernetes.Interface, ns, frameworkID string) ([]NodeView, error) {
+func snapshot(ctx context.Context, cs kubernetes.Interface, ns, frameworkID string) ([]NodeView, error) {
 	e := &Engine{cfg: Config{Namespace: ns}, frameworkID: frameworkID, nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{},
 		tasks: map[string]*task{}, offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1)}
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/kube/crd"
 	"github.com/ejcloud/elasticjob/leader"
 	"github.com/ejcloud/elasticjob/registry"
@@ -17,22 +18,22 @@ import (
 
 // webhookServer is the webhook of kube_webhook_url (nil without it or
 // without Kubernetes).
-func webhookServer(k *kubeEngines, kv store.KV, defs crd.Definitions, log *slog.Logger) *crd.WebhookServer {
-	if k == nil || k.cfg.Kube.WebhookURL == "" {
+func webhookServer(cfg config.Config, e *engines, kv store.KV, defs crd.Definitions, log *slog.Logger) *crd.WebhookServer {
+	if e.kube == nil || cfg.Kube.WebhookURL == "" {
 		return nil
 	}
 	log = log.With("subsystem", "kube-webhook")
-	return &crd.WebhookServer{URL: k.cfg.Kube.WebhookURL, Listen: k.cfg.Kube.WebhookAddress, Store: kv, Client: k.client,
-		Handler: crd.Webhook{Defs: defs, Namespaces: k.cfg.Kube.SchedulerNamespaceOf, Log: log}, Log: log, Now: time.Now}
+	return &crd.WebhookServer{URL: cfg.Kube.WebhookURL, Listen: cfg.Kube.WebhookAddress, Store: kv, Client: e.kubes.Typed,
+		Handler: crd.Webhook{Defs: defs, Namespaces: cfg.Kube.SchedulerNamespaceOf, Log: log}, Log: log, Now: time.Now}
 }
 
 // crdLoop is the leader's reconciler of the objects (none without
 // kube_crds).
 func (l *leaderWork) crdLoop(reg *registry.Registry, log *slog.Logger) []leader.Loop {
-	if l.kube == nil || !l.cfg.Kube.CRDs || l.defs == nil {
+	if l.engines.kube == nil || !l.cfg.Kube.CRDs || l.defs == nil {
 		return nil
 	}
-	r := &crd.Reconciler{Dynamic: l.kube.dyn, Defs: l.defs, Registry: reg, Resync: l.cfg.Kube.CRDResync,
+	r := &crd.Reconciler{Dynamic: l.engines.kubes.Dynamic, Defs: l.defs, Registry: reg, Resync: l.cfg.Kube.CRDResync,
 		Namespaces: l.cfg.Kube.SchedulerNamespaceOf,
 		Log:        log.With("subsystem", "kube-crds")}
 	return []leader.Loop{{Name: "kubernetes objects", Run: func(ctx context.Context) error { return r.Run(ctx) }}}

@@ -20,7 +20,6 @@ import (
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/leader"
-	"github.com/ejcloud/elasticjob/mesos/agents"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
@@ -92,8 +91,7 @@ type leaderWork struct {
 	cfg      config.Config
 	log      *slog.Logger
 	kv       *cache.KV // the registry cache
-	masters  *masters
-	exe      delivery
+	engines  *engines  // the cluster engine chosen (engine.go)
 	observer scheduler.Observer
 	hooks    *webhook.Sender
 	coll     *history.Collector // nil without history
@@ -104,7 +102,6 @@ type leaderWork struct {
 	current       atomic.Pointer[scheduler.Scheduler]
 	// flowObserver records workflow runs (metrics, history); workflow.go.
 	flowObserver engine.Observer
-	kube         *kubeEngines     // the Kubernetes engine's side (nil: Mesos); engine.go
 	secrets      *secrets.Keyring // secrets_key_file (nil: none)
 	defs         crd.Definitions  // the API's definitions, for the objects' reconciler (crds.go)
 }
@@ -115,10 +112,7 @@ func (l *leaderWork) secretAccess() func(taskID string) *jobs.SecretAccess {
 	if l.secrets == nil {
 		return nil
 	}
-	urls := []string{l.cfg.Advertised()}
-	if l.kube != nil {
-		urls = l.cfg.KubeSchedulerURLs()
-	}
+	urls := l.engines.reportURLs
 	return func(taskID string) *jobs.SecretAccess {
 		return &jobs.SecretAccess{URLs: urls, Token: l.secrets.TaskToken(taskID)}
 	}
@@ -150,21 +144,17 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if err != nil {
 		return nil, fmt.Errorf("read framework id: %w", err)
 	}
-	client, err := l.newEngine(reg, fwID, log)
+	client, err := l.engines.newTerm(reg, fwID, log)
 	if err != nil {
 		return nil, err
 	}
-	var inventory clusterInventory = agents.Inventory{Client: l.masters.agentsClient()}
-	if inv, ok := client.(clusterInventory); ok { // Kubernetes: its nodes' allocatable resources
-		inventory = inv
-	}
 	driver := scheduler.Guard(client, term.Valid)
 	sched := scheduler.New(scheduler.Deps{
-		Registry: reg, Driver: driver, Inventory: inventory,
+		Registry: reg, Driver: driver, Inventory: client,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
 		Observer: l.observer, Notifier: l.hooks, RecentRuns: l.recentRuns(reg),
 		Options: scheduler.Options{
-			ExecutorCommand: l.exe.command, ExecutorURIs: l.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
+			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
@@ -179,7 +169,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			defer l.current.Store(nil)
 			return sched.Run(ctx)
 		}},
-		{Name: "mesos", Run: func(ctx context.Context) error { return client.Run(ctx, sched) }},
+		{Name: l.engines.name, Run: func(ctx context.Context) error { return client.Run(ctx, sched) }},
 		{Name: "workflows", Run: flows.Run},
 	}
 	loops = append(loops, leader.Loop{Name: "namespace usage", Run: nsusage.Sampler{Registry: reg, Series: l.mx.NamespaceSeries(),

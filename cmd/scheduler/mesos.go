@@ -92,9 +92,6 @@ type delivery struct {
 // this scheduler serves its own executor binary, content-addressed, and names it as an
 // executable, cached URI fetched into the sandbox, run as ./elasticjob-executor.
 func executorDelivery(cfg config.Config, log *slog.Logger) (delivery, error) {
-	if cfg.KubeEnabled() {
-		return delivery{}, nil // the executor is in the pods' image
-	}
 	path, err := executorCommand(cfg)
 	if err != nil {
 		return delivery{}, err

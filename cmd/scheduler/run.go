@@ -23,6 +23,7 @@ import (
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/identity"
+	"github.com/ejcloud/elasticjob/kube"
 	"github.com/ejcloud/elasticjob/mesos/detector"
 	"github.com/ejcloud/elasticjob/mesos/embedded"
 	"github.com/ejcloud/elasticjob/metrics"
@@ -79,10 +80,6 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 var cachedRoots = []string{"/config", "/state", "/auth", registry.NamespacesPath}
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, lead leadership, ln net.Listener, masterURL string) error {
-	exe, err := executorDelivery(cfg, log)
-	if err != nil {
-		return err
-	}
 	tw, hs, err := openHistory(ctx, cfg, log, func() bool { return lead.Current() != nil })
 	if err != nil {
 		return err
@@ -109,11 +106,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		return err
 	}
 	defer pkgs.Close()
-	kubes, err := newKube(cfg, reg)
+	eng, err := chooseEngine(cfg, reg, ms, kube.Connect, log)
 	if err != nil {
 		return err
 	}
-	work := &leaderWork{cfg: cfg, log: log, kv: kv, masters: ms, exe: exe, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, kube: kubes}
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
@@ -135,7 +132,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		}
 		log.Info("secrets key file read", "current_key", work.secrets.Current())
 	}
-	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs, exe, masterURL)
+	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs)
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg)
 	o.Packages, o.Location = pkgs, cfg.Location
@@ -148,17 +145,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	o.Secrets = work.secrets
 	// the leader samples it (leader.go)
 	o.NamespaceSeries = mx.NamespaceSeries()
-	if kubes != nil { // Kubernetes: logs, nodes and the executors' reports (engine.go)
-		o.Ops, o.Executors, o.RejectFileAppURLs = kubeOps{o.Ops.(*ops), kubes}, kubes, !cfg.AllowFileAppURLs
-		o.PodTemplates, o.EngineCaps = kubes, kubes.namespaceCap
-	}
+	eng.apiEngine(&o)
 	handler, apiServer := api.NewServer(o)
 	work.defs = apiServer
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 8)
-	if wh := webhookServer(kubes, kv, apiServer, log); wh != nil {
+	if wh := webhookServer(cfg, eng, kv, apiServer, log); wh != nil {
 		go func() { errc <- wh.Run(ctx) }()
 	}
 	go func() { errc <- hooks.Run(ctx) }()
@@ -196,7 +190,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 // writes routed to the leader (in a cluster), operations on the term in
 // force.
 func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv *cache.KV, lead leadership, work *leaderWork,
-	mx *metrics.Metrics, tw *trace.Writer, hs *history.Store, exe delivery, masterURL string) api.Options {
+	mx *metrics.Metrics, tw *trace.Writer, hs *history.Store) api.Options {
 	var historyAPI api.History
 	if hs != nil {
 		historyAPI = hs
@@ -205,9 +199,8 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 		History:  historyAPI,
 		Audit:    auditLog(tw, hs),
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
-		RejectFileAppURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs, Artifacts: exe.artifacts,
-		Ops: &ops{work: work, lead: lead, reg: reg, agents: work.masters.agentsClient(), mesosURL: detector.Redact(masterURL),
-			embedded: cfg.MesosURL == "", hostname: cfg.Hostname},
+		Artifacts: work.engines.exe.artifacts,
+		Ops:       &ops{work: work, lead: lead, eng: work.engines.reads},
 	}
 	if _, solo := lead.(*election.Solo); !solo {
 		o.Cluster = apiCluster{lead}

@@ -170,6 +170,20 @@ func logs(e *Env) {
 	if rec.count("talker", "end") != 0 {
 		t.Errorf("the log was read only after the run ended: not live")
 	}
+	// The engine declares logs, sandboxes and a cluster view, and has them: while the shard
+	// runs its app's sandbox is listed on the task's agent (or node), which the cluster page
+	// names.
+	name, caps, page := s.clusterPage(t)
+	if name == "" || !caps["logs"] || !caps["sandboxes"] || !caps["clusterView"] || !caps["capacity"] {
+		t.Errorf("engine %q declares %v, want logs, sandboxes, clusterView and capacity", name, caps)
+	}
+	agent := agentOf(task)
+	if boxes := s.sandboxes(t, appName); !slices.ContainsFunc(boxes, func(b sandbox) bool { return b.AgentID == agent && b.Path != "" }) {
+		t.Errorf("sandboxes of %s while %s runs on %s: %+v", appName, task, agent, boxes)
+	}
+	if !strings.Contains(page, `"`+agent+`"`) {
+		t.Errorf("the cluster page does not name agent %s of the running task:\n%s", agent, page)
+	}
 	e.eventually(func() bool { return len(s.ended(t, "talker")) == 1 }, "the run to end")
 	e.eventually(func() bool {
 		_, out := s.log(t, task, "stdout")
@@ -186,6 +200,9 @@ func reconcile(e *Env) {
 	s.trigger(t, "survivor")
 	e.eventually(func() bool { return rec.count("survivor", "start") == 2 }, "both shards to start")
 	started := rec.tasks("survivor", "start")
+	if _, caps, _ := s.clusterPage(t); !caps["checkpointing"] {
+		t.Errorf("the engine's tasks are to survive the restart, and it does not declare checkpointing: %v", caps)
+	}
 	s.Kill9()
 	s2 := e.Cluster.Start(t, e.DataDir)
 	e.S = s2
@@ -240,3 +257,11 @@ func whyWaiting(e *Env) {
 }
 
 var resourceWaits = []string{"insufficient_cpu", "insufficient_resources", "gang_does_not_fit", "reserved"}
+
+// agentOf is the agent (or node) a task id names.
+func agentOf(taskID string) string {
+	if p := strings.Split(taskID, "@-@"); len(p) == 5 {
+		return p[3]
+	}
+	return ""
+}

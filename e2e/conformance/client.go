@@ -184,3 +184,34 @@ func (s *Scheduler) log(t testing.TB, task, stream string) (int, string) {
 	_ = json.Unmarshal(body, &chunk)
 	return code, chunk.Data
 }
+
+// clusterPage is GET /api/operate/cluster: the engine's name and declared capabilities,
+// and the page as text (every engine names its agents or nodes in it).
+func (s *Scheduler) clusterPage(t testing.TB) (engine string, caps map[string]bool, page string) {
+	t.Helper()
+	body := s.must(t, http.MethodGet, "/api/operate/cluster", nil)
+	var p struct {
+		Engine struct {
+			Name         string          `json:"name"`
+			Capabilities map[string]bool `json:"capabilities"`
+		} `json:"engine"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("GET /api/operate/cluster: %v", err)
+	}
+	return p.Engine.Name, p.Engine.Capabilities, string(body)
+}
+
+// sandbox is one of GET /api/operate/sandbox.
+type sandbox struct {
+	AgentID    string `json:"agentId"`
+	ExecutorID string `json:"executorId"`
+	Path       string `json:"path"`
+}
+
+func (s *Scheduler) sandboxes(t testing.TB, app string) []sandbox {
+	t.Helper()
+	var out []sandbox
+	s.getJSON(t, "/api/operate/sandbox?appName="+url.QueryEscape(app), &out)
+	return out
+}

@@ -23,10 +23,12 @@
 //	daemon        a DAEMON job is launched once and runs its cron inside that one task;
 //	              disabling it ends the task
 //	logs          a running shard's stdout is readable live, and stdout and stderr after
-//	              its end (after its pod or sandbox is gone, where the engine removes them)
+//	              its end (after its pod or sandbox is gone, where the engine removes them);
+//	              while it runs its app's sandbox is listed on its agent, which the cluster
+//	              page names, and the engine declares logs, sandboxes, cluster view, capacity
 //	reconcile     the scheduler is killed (SIGKILL) while shards run and started again on
 //	              its data: the running work is kept, ends once and is recorded, nothing is
-//	              launched twice
+//	              launched twice (and the engine declares checkpointing)
 //	why-waiting   a gang that does not fit beside running work waits whole with its reason
 //	              (no shard starts); once the room is there, all its shards run
 //

@@ -21,8 +21,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/ejcloud/elasticjob/engine"
 )
 
 // ErrNotFound is returned for unknown agents, executors and files.
@@ -248,28 +246,4 @@ func (c *Client) read(ctx context.Context, base, path string, offset, length int
 	var fr filesRead
 	err := c.getJSON(ctx, base+"/files/read?"+q.Encode(), &fr)
 	return fr, err
-}
-
-// Inventory lists the active agents with their total resources, as the
-// scheduler's launcher takes them (engine.Inventory).
-type Inventory struct{ Client *Client }
-
-var _ engine.Inventory = Inventory{}
-
-// Agents reads the master's agent list (reused for Client.MaxAge).
-func (i Inventory) Agents(ctx context.Context) ([]engine.Agent, error) {
-	ags, err := i.Client.Agents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]engine.Agent, 0, len(ags))
-	for _, a := range ags {
-		if !a.Active {
-			continue
-		}
-		cpus, _ := a.Resources["cpus"].(float64)
-		mem, _ := a.Resources["mem"].(float64)
-		out = append(out, engine.Agent{ID: a.ID, Hostname: a.Hostname, CPUs: cpus, MemMB: mem})
-	}
-	return out, nil
 }

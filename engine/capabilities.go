@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"errors"
+)
+
+// Capabilities is what an engine declares it can do (see the package documentation for
+// what each one means to the scheduler and the API).
+type Capabilities struct {
+	// Checkpointing: the engine's tasks survive a restart of the scheduler (and of its
+	// agents), and a new term takes them over by reconciliation.
+	Checkpointing bool `json:"checkpointing"`
+	// ExecutorSharing: one executor runs many tasks of an app on an agent (Mesos); without
+	// it every task has an executor of its own (a Kubernetes pod).
+	ExecutorSharing bool `json:"executorSharing"`
+	// Logs: a task's stdout and stderr can be read (Logs).
+	Logs bool `json:"logs"`
+	// Sandboxes: an app's running executors' sandboxes can be listed (Sandboxes).
+	Sandboxes bool `json:"sandboxes"`
+	// ClusterView: the engine describes its agents for the cluster page (ClusterView).
+	ClusterView bool `json:"clusterView"`
+	// Capacity: the engine lists its agents with their totals (Inventory), so that a job
+	// that could never fit is refused at registration.
+	Capacity bool `json:"capacity"`
+}
+
+// Declarer is implemented by an engine that declares its capabilities.
+type Declarer interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf is what e declares: nothing when it declares nothing.
+func CapabilitiesOf(e any) Capabilities {
+	if d, ok := e.(Declarer); ok {
+		return d.Capabilities()
+	}
+	return Capabilities{}
+}
+
+// ErrNotFound is returned (wrapped) for a log, sandbox, agent or task the engine does not
+// have (any more).
+var ErrNotFound = errors.New("not found")
+
+// ErrInvalid is returned (wrapped) for a malformed request: a task id that is not one.
+var ErrInvalid = errors.New("invalid")
+
+// ErrUnavailable is returned (wrapped) when the engine cannot answer now but may shortly
+// (this instance is not leading the engine, the engine's API is out of reach).
+var ErrUnavailable = errors.New("unavailable")
+
+// LogChunk is a piece of a task's log: Data from Offset, of a log Size bytes long in all.
+type LogChunk struct {
+	Offset, Size int64
+	Data         string
+}
+
+// Logs reads task logs.
+type Logs interface {
+	// TaskLog reads length bytes (< 0: to the end) of a task's stream ("stdout",
+	// "stderr") from offset (< 0: from the end). A log the engine no longer has is
+	// ErrNotFound; a task id that is not one is ErrInvalid.
+	TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (LogChunk, error)
+}
+
+// Sandbox is where one of an app's executors runs: a Mesos executor's sandbox directory,
+// or a Kubernetes pod.
+type Sandbox struct {
+	Hostname, AgentID, ExecutorID, Path string
+}
+
+// Sandboxes lists sandboxes.
+type Sandboxes interface {
+	// Sandboxes lists the sandboxes of an app's running executors (none: empty).
+	Sandboxes(ctx context.Context, app string) ([]Sandbox, error)
+}
+
+// View is an engine's part of the cluster page.
+type View struct {
+	// Name is the engine's key in the page ("mesos", "kubernetes").
+	Name string
+	// Detail is the engine's own description (JSON-encoded as it is).
+	Detail any
+	// Agents are the engine's agents as it describes them (JSON-encoded; nil: none).
+	Agents any
+	// AgentsError is why the agents could not be read ("": they could).
+	AgentsError string
+}
+
+// ClusterView describes an engine's agents for the cluster page.
+type ClusterView interface {
+	// ClusterView answers even when the agents cannot be read (View.AgentsError).
+	ClusterView(ctx context.Context) View
+}

@@ -1,0 +1,147 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos/detector"
+)
+
+// Engine is the Mesos engine (the embedded master and agent, or a real cluster) as the API
+// reads it on any scheduler instance, leading or not: task logs and sandboxes from the
+// agents' files, the agents for the cluster page and for the registration fit check, all
+// through the leading master.
+type Engine struct {
+	Client *Client
+	// URL is the master's address as the settings give it (mesos_url; a zk:// one is
+	// redacted when shown), Embedded whether it is this scheduler's own master.
+	URL      string
+	Embedded bool
+	// Checkpoint: the framework asks its agents to checkpoint its executors and tasks
+	// (mesos_checkpoint), so that they survive a restart of the scheduler or an agent.
+	Checkpoint bool
+	// ExecutorApp names the app whose executor runs a job's tasks (ok false: the job is not
+	// known); nil: every executor of the agent is searched.
+	ExecutorApp func(ctx context.Context, job string) (app string, ok bool)
+}
+
+var (
+	_ engine.Declarer    = (*Engine)(nil)
+	_ engine.Logs        = (*Engine)(nil)
+	_ engine.Sandboxes   = (*Engine)(nil)
+	_ engine.ClusterView = (*Engine)(nil)
+	_ engine.Inventory   = (*Engine)(nil)
+)
+
+// Capabilities: every one; executors are shared by the tasks of an app on an agent, and
+// tasks survive restarts when the framework checkpoints.
+func (e *Engine) Capabilities() engine.Capabilities {
+	return engine.Capabilities{Checkpointing: e.Checkpoint, ExecutorSharing: true, Logs: true, Sandboxes: true,
+		ClusterView: true, Capacity: true}
+}
+
+// Agents lists the active agents with their total resources (the master's list, reused for
+// Client.MaxAge).
+func (e *Engine) Agents(ctx context.Context) ([]engine.Agent, error) {
+	ags, err := e.Client.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Agent, 0, len(ags))
+	for _, a := range ags {
+		if !a.Active {
+			continue
+		}
+		cpus, _ := a.Resources["cpus"].(float64)
+		mem, _ := a.Resources["mem"].(float64)
+		out = append(out, engine.Agent{ID: a.ID, Hostname: a.Hostname, CPUs: cpus, MemMB: mem})
+	}
+	return out, nil
+}
+
+// Sandboxes lists the sandboxes of the app's live executors on every agent.
+func (e *Engine) Sandboxes(ctx context.Context, app string) ([]engine.Sandbox, error) {
+	all, err := e.Client.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.Sandbox{}
+	for _, a := range all {
+		execs, err := e.Client.Executors(ctx, a.ID, jobs.ExecutorID(app, ""))
+		if err != nil {
+			return nil, notFound(err)
+		}
+		for _, x := range execs {
+			if !x.Completed {
+				out = append(out, engine.Sandbox{Hostname: x.Hostname, AgentID: x.AgentID, ExecutorID: x.ID, Path: x.Directory})
+			}
+		}
+	}
+	return out, nil
+}
+
+// TaskLog finds the task's executor sandbox from the task id (it names the agent; the job
+// names the app) and reads tasks/{taskId}/{stream} there, newest executor run first.
+func (e *Engine) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
+	tid, err := jobs.ParseTaskID(taskID)
+	if err != nil {
+		return engine.LogChunk{}, fmt.Errorf("%w: %v", engine.ErrInvalid, err)
+	}
+	prefix := ""
+	if e.ExecutorApp != nil {
+		if app, ok := e.ExecutorApp(ctx, tid.JobName); ok {
+			prefix = jobs.ExecutorID(app, tid.AgentID)
+		}
+	}
+	execs, err := e.Client.Executors(ctx, tid.AgentID, prefix)
+	if err != nil {
+		return engine.LogChunk{}, notFound(err)
+	}
+	for i := len(execs) - 1; i >= 0; i-- { // newest runs last
+		p := path.Join(execs[i].Directory, "tasks", taskID, stream)
+		data, start, size, err := e.Client.Read(ctx, tid.AgentID, p, offset, length)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return engine.LogChunk{}, err
+		}
+		return engine.LogChunk{Offset: start, Size: size, Data: data}, nil
+	}
+	return engine.LogChunk{}, fmt.Errorf("%w: no %s for task %s on agent %s (the sandbox may have been removed)",
+		engine.ErrNotFound, stream, taskID, tid.AgentID)
+}
+
+// notFound marks a missing agent, executor or file as the engine's ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: %v", engine.ErrNotFound, err)
+	}
+	return err
+}
+
+// MasterView is the Mesos part of the cluster page.
+type MasterView struct {
+	URL      string `json:"url"`
+	Embedded bool   `json:"embedded"`
+	Master   string `json:"master"` // the leading master read through now (redacted)
+}
+
+// ClusterView describes the master and its agents, each with how it enforces resources
+// (cgroups, or not); when the master cannot be reached, the error instead of the agents.
+func (e *Engine) ClusterView(ctx context.Context) engine.View {
+	v := engine.View{Name: "mesos", Detail: MasterView{URL: detector.Redact(e.URL), Embedded: e.Embedded,
+		Master: detector.Redact(e.Client.Leader())}}
+	ags, err := e.Client.Agents(ctx)
+	if err != nil {
+		v.Agents, v.AgentsError = []Agent{}, err.Error()
+		return v
+	}
+	e.Client.FillIsolation(ctx, ags)
+	v.Agents = ags
+	return v
+}

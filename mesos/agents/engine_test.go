@@ -1,0 +1,141 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// fakeMesos is a master with one active agent S0 (and an inactive S1) whose /state lists
+// two runs of app a's executor (the first completed) and one of app b's, and whose
+// /files/read serves files.
+func fakeMesos(t *testing.T, files map[string]string) *httptest.Server {
+	t.Helper()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := strings.TrimPrefix(srv.URL, "http://")
+		switch r.URL.Path {
+		case "/slaves":
+			_, _ = w.Write([]byte(`{"slaves":[{"id":"S0","hostname":"h0","pid":"slave(1)@` + host + `","active":true,"resources":{"cpus":4,"mem":2048}},` +
+				`{"id":"S1","hostname":"h1","pid":"slave(1)@` + host + `","active":false,"resources":{"cpus":64,"mem":65536}}]}`))
+		case "/state":
+			_, _ = w.Write([]byte(`{"flags":{"isolation":"posix/cpu"},"frameworks":[{"id":"F","executors":[` +
+				`{"id":"a@-@S0@-@2","directory":"/sb/a2"},{"id":"b@-@S0@-@1","directory":"/sb/b1"}],` +
+				`"completed_executors":[{"id":"a@-@S0@-@1","directory":"/sb/a1"}]}]}`))
+		case "/files/read":
+			data, ok := files[r.URL.Query().Get("path")]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+			if off < 0 { // the size
+				_ = json.NewEncoder(w).Encode(map[string]any{"data": "", "offset": len(data)})
+				return
+			}
+			end := len(data)
+			if l, err := strconv.Atoi(r.URL.Query().Get("length")); err == nil && l >= 0 {
+				end = min(off+l, len(data))
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"data": data[min(off, len(data)):end], "offset": off})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestEngineDeclaresCheckpointingAsConfigured(t *testing.T) {
+	for _, ck := range []bool{true, false} {
+		c := engine.CapabilitiesOf(&Engine{Checkpoint: ck})
+		want := engine.Capabilities{Checkpointing: ck, ExecutorSharing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true}
+		if c != want {
+			t.Fatalf("checkpoint %v: %+v, want %+v", ck, c, want)
+		}
+	}
+}
+
+func TestEngineAgentsAreTheActiveOnesWithTheirTotals(t *testing.T) {
+	e := &Engine{Client: New(fakeMesos(t, nil).URL)}
+	ags, err := e.Agents(t.Context())
+	if err != nil || len(ags) != 1 || ags[0] != (engine.Agent{ID: "S0", Hostname: "h0", CPUs: 4, MemMB: 2048}) {
+		t.Fatalf("agents %+v, %v", ags, err)
+	}
+}
+
+func TestEngineSandboxesAreTheAppsLiveExecutors(t *testing.T) {
+	e := &Engine{Client: New(fakeMesos(t, nil).URL)}
+	boxes, err := e.Sandboxes(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// S1 is listed by the master too (inactive agents keep their sandboxes): both answer
+	// from the one fake agent, so a@-@S0@-@2 appears once per agent.
+	for _, b := range boxes {
+		if b.ExecutorID != "a@-@S0@-@2" || b.Path != "/sb/a2" {
+			t.Fatalf("sandboxes of a: %+v (only the live executor of app a)", boxes)
+		}
+	}
+	if len(boxes) == 0 {
+		t.Fatal("no sandbox of app a")
+	}
+	if boxes, err := e.Sandboxes(t.Context(), "none"); err != nil || boxes == nil || len(boxes) != 0 {
+		t.Fatalf("an app without executors: %+v, %v (want an empty list)", boxes, err)
+	}
+}
+
+func TestEngineTaskLogReadsTheNewestExecutorRunThatHasIt(t *testing.T) {
+	tid := jobs.TaskID{JobName: "j", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "u"}.String()
+	old := jobs.TaskID{JobName: "j", Item: 1, Kind: jobs.KindReady, AgentID: "S0", UUID: "v"}.String()
+	srv := fakeMesos(t, map[string]string{
+		"/sb/a2/tasks/" + tid + "/stdout": "hello world\n",
+		"/sb/a1/tasks/" + old + "/stderr": "an older run's\n",
+	})
+	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) { return "a", job == "j" }}
+	c, err := e.TaskLog(t.Context(), tid, "stdout", 0, 5)
+	if err != nil || c != (engine.LogChunk{Offset: 0, Size: 12, Data: "hello"}) {
+		t.Fatalf("head: %+v, %v", c, err)
+	}
+	if c, err = e.TaskLog(t.Context(), tid, "stdout", -6, 6); err != nil || c != (engine.LogChunk{Offset: 6, Size: 12, Data: "world\n"}) {
+		t.Fatalf("tail: %+v, %v", c, err)
+	}
+	if c, err = e.TaskLog(t.Context(), old, "stderr", 0, -1); err != nil || c.Data != "an older run's\n" {
+		t.Fatalf("a completed run's log: %+v, %v", c, err)
+	}
+	if _, err := e.TaskLog(t.Context(), tid, "stderr", 0, 10); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("a missing stream: %v, want ErrNotFound", err)
+	}
+	gone := jobs.TaskID{JobName: "j", Item: 0, Kind: jobs.KindReady, AgentID: "S9", UUID: "u"}.String()
+	if _, err := e.TaskLog(t.Context(), gone, "stdout", 0, 10); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("an agent that left: %v, want ErrNotFound", err)
+	}
+	if _, err := e.TaskLog(t.Context(), "not a task id", "stdout", 0, 10); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("a bad task id: %v, want ErrInvalid", err)
+	}
+}
+
+func TestEngineClusterViewNamesTheMasterAndAgentsOrWhyNot(t *testing.T) {
+	srv := fakeMesos(t, nil)
+	e := &Engine{Client: New(srv.URL), URL: srv.URL, Embedded: true}
+	v := e.ClusterView(t.Context())
+	ags, _ := v.Agents.([]Agent)
+	if v.Name != "mesos" || v.AgentsError != "" || len(ags) != 2 || ags[0].Isolation == nil ||
+		v.Detail != (MasterView{URL: srv.URL, Embedded: true, Master: srv.URL}) {
+		t.Fatalf("view %+v", v)
+	}
+	srv.Close()
+	e.Client.MaxAge = 0
+	v = e.ClusterView(t.Context())
+	if ags, _ := v.Agents.([]Agent); v.AgentsError == "" || ags == nil || len(ags) != 0 {
+		t.Fatalf("master gone: %+v (want an empty list and the error)", v)
+	}
+}
