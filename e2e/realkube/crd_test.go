@@ -46,21 +46,21 @@ func kubectl(t testing.TB, stdin string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// installCRDs applies deploy/kubernetes/crds and waits until they are served; at cleanup
+// installCRDs applies deploy/kubernetes/base/crds and waits until they are served; at cleanup
 // it removes them (with every object) and the webhook's configuration.
 func installCRDs(t testing.TB) dynamic.Interface {
 	t.Helper()
-	if out, err := kubectl(t, "", "apply", "-f", "../../deploy/kubernetes/crds"); err != nil {
+	if out, err := kubectl(t, "", "apply", "-f", "../../deploy/kubernetes/base/crds"); err != nil {
 		t.Fatalf("kubectl apply the CRDs: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = admin.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, crd.WebhookConfigName, metav1.DeleteOptions{})
-		if out, err := kubectl(t, "", "delete", "--wait=false", "-f", "../../deploy/kubernetes/crds"); err != nil {
+		if out, err := kubectl(t, "", "delete", "--wait=false", "-f", "../../deploy/kubernetes/base/crds"); err != nil {
 			t.Logf("kubectl delete the CRDs: %v\n%s", err, out)
 		}
 	})
-	if out, err := kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "-f", "../../deploy/kubernetes/crds"); err != nil {
+	if out, err := kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "-f", "../../deploy/kubernetes/base/crds"); err != nil {
 		t.Fatalf("the CRDs: %v\n%s", err, out)
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
