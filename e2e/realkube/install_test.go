@@ -83,6 +83,8 @@ spec:
       containers:
       - name: scheduler
         imagePullPolicy: Never
+        readinessProbe: {httpGet: {host: 127.0.0.1}}   # it listens on loopback only here
+        livenessProbe: {httpGet: {host: 127.0.0.1}}
         env:
         - {name: KUBERNETES_SERVICE_HOST, value: %q}
         - {name: KUBERNETES_SERVICE_PORT, value: %q}
