@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,6 +111,10 @@ spec:
 // apply applies the overlay and waits for the rollout.
 func (in *installation) apply(t *testing.T) {
 	t.Helper()
+	start := time.Now()
+	defer func() {
+		t.Logf("kubectl apply -k -> the scheduler's pod Ready: %v", time.Since(start).Round(100*time.Millisecond))
+	}()
 	if out, err := kubectl(t, "", "apply", "-k", in.dir); err != nil {
 		t.Fatalf("kubectl apply -k: %v\n%s", err, out)
 	}
