@@ -92,7 +92,7 @@ func kubeSettings() []setting {
 		{"kube_binding", "direct", "how task pods reach their node: direct (spec.nodeName, the fast path) or kube-scheduler (pinned to the chosen node by required node affinity and bound by kube-scheduler, so volume topology and admission plugins apply)", str(func(c *Config) *string { return &c.Kube.Binding })},
 		{"kube_crds", "false", "the leader registers the CloudApp, CloudJob and CloudWorkflow objects of every namespace (the CRDs of deploy/kubernetes/base/crds) and writes back their status; see docs/kubernetes.md", boolean("kube_crds", func(c *Config) *bool { return &c.Kube.CRDs })},
 		{"kube_crd_resync", "10s", "how often the leader refreshes those objects' status (fire times, last result) and retries the ones it refused", duration("kube_crd_resync", func(c *Config) *time.Duration { return &c.Kube.CRDResync })},
-		{"kube_webhook_url", "", "https URL the Kubernetes API server reaches this scheduler's validating admission webhook at (https://host:port[/path]); set, the scheduler serves it on its own TLS listener at that port with a certificate of its own CA and registers it", func(c *Config, v string) error {
+		{"kube_webhook_url", "", "https URL the Kubernetes API server reaches this scheduler's validating admission webhook at (https://host:port[/path]); set, the scheduler serves it on its own TLS listener at that port with a certificate of its own CA and registers it (a Service's name, NAME.NAMESPACE.svc, as a Service reference)", func(c *Config, v string) error {
 			if v != "" {
 				u, err := url.Parse(v)
 				if err != nil || u.Scheme != "https" || u.Hostname() == "" {
