@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +68,14 @@ type object struct {
 			}
 		}
 	}
+}
+
+// count is a replica count as written ("unset" when it is not).
+func count(n *int) string {
+	if n == nil {
+		return "unset"
+	}
+	return strconv.Itoa(*n)
 }
 
 // build runs kubectl kustomize on dir and returns its objects by kind/name.
@@ -156,7 +165,7 @@ func TestKustomizeBase(t *testing.T) {
 	}
 	d := objs["Deployment/elasticjob-scheduler"]
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != "Recreate" || d.Spec.Template.Spec.ServiceAccountName != "elasticjob-scheduler" {
-		t.Errorf("replicas %v, strategy %q, account %q: want 1, Recreate, elasticjob-scheduler", d.Spec.Replicas, d.Spec.Strategy.Type, d.Spec.Template.Spec.ServiceAccountName)
+		t.Errorf("replicas %v, strategy %q, account %q: want 1, Recreate, elasticjob-scheduler", count(d.Spec.Replicas), d.Spec.Strategy.Type, d.Spec.Template.Spec.ServiceAccountName)
 	}
 	claimed := false
 	for _, v := range d.Spec.Template.Spec.Volumes {
@@ -209,7 +218,7 @@ func TestKustomizeHA(t *testing.T) {
 	objs := build(t, "kubernetes/ha")
 	d := objs["Deployment/elasticjob-scheduler"]
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 || d.Spec.Strategy.Type != "RollingUpdate" {
-		t.Errorf("replicas %v strategy %q: want 3, RollingUpdate", d.Spec.Replicas, d.Spec.Strategy.Type)
+		t.Errorf("replicas %v strategy %q: want 3, RollingUpdate", count(d.Spec.Replicas), d.Spec.Strategy.Type)
 	}
 	if _, ok := objs["PersistentVolumeClaim/elasticjob-data"]; ok {
 		t.Error("the ha overlay keeps the single replica's claim")
