@@ -15,12 +15,12 @@ import (
 	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
-// ourRights creates the scheduler's service account and rights of deploy/kubernetes/rbac.yaml
+// ourRights creates the scheduler's service account and rights of deploy/kubernetes/base/rbac.yaml
 // (namespace elasticjob) and writes a kubeconfig with a token of that account: the scheduler
 // runs with the rights it has in production, and its requests are told apart from every
 // other client's at the API server (the flow schema "service-accounts").
 func ourRights(ctx context.Context, cs kubernetes.Interface, repo, dir string, apiPort int, ca string) (string, error) {
-	if err := harness.ApplyRBAC(ctx, cs, filepath.Join(repo, "deploy/kubernetes/rbac.yaml")); err != nil {
+	if err := harness.ApplyRBAC(ctx, cs, filepath.Join(repo, "deploy/kubernetes/base/rbac.yaml")); err != nil {
 		return "", err
 	}
 	tr, err := cs.CoreV1().ServiceAccounts("elasticjob").CreateToken(ctx, "elasticjob-scheduler",

@@ -32,7 +32,7 @@ func TestCRDsAreTheAPIsFields(t *testing.T) {
 		{"cloudjobs", "CloudJob", "JobFields", "jobName"},
 		{"cloudworkflows", "CloudWorkflow", "WorkflowFields", "name"},
 	} {
-		raw, err := os.ReadFile("kubernetes/crds/" + c.file + ".yaml")
+		raw, err := os.ReadFile("kubernetes/base/crds/" + c.file + ".yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,10 @@
 // data source chosen by a variable) and Prometheus alert rules
 // (prometheus/alerts.yml, unit-tested by prometheus/alerts_test.yml with
 // promtool in scripts/test.sh; prometheus/prometheus.yml is an example
-// scrape configuration loading them). The package's test checks that
-// every metric the dashboard and the alerts query is one the scheduler
-// exports.
+// scrape configuration loading them), and the Kubernetes install
+// (kubernetes/base, a kustomize base that runs on its own; kubernetes/ha,
+// the overlay with ZooKeeper and MySQL; docs/kubernetes.md). The package's
+// tests check that every metric the dashboard and the alerts query is one
+// the scheduler exports, that the CRDs are the REST API's fields, and that
+// both kustomizations build into a configuration the scheduler accepts.
 package deploy

@@ -19,7 +19,7 @@ import (
 )
 
 // ApplyRBAC creates the service accounts, roles and bindings of a manifest such as
-// deploy/kubernetes/rbac.yaml, as `kubectl apply` would on a cluster without them: a role or
+// deploy/kubernetes/base/rbac.yaml, as `kubectl apply` would on a cluster without them: a role or
 // binding that exists is replaced (so the manifest's rules are exactly what holds), a
 // service account that exists is kept. Any other kind of object is an error.
 func ApplyRBAC(ctx context.Context, cs kubernetes.Interface, path string) error {

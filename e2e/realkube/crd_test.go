@@ -46,23 +46,29 @@ func kubectl(t testing.TB, stdin string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// installCRDs applies deploy/kubernetes/crds and waits until they are served; at cleanup
+// installCRDs applies deploy/kubernetes/base/crds and waits until they are served; at cleanup
 // it removes them (with every object) and the webhook's configuration.
 func installCRDs(t testing.TB) dynamic.Interface {
 	t.Helper()
-	if out, err := kubectl(t, "", "apply", "-f", "../../deploy/kubernetes/crds"); err != nil {
+	if out, err := kubectl(t, "", "apply", "-f", "../../deploy/kubernetes/base/crds"); err != nil {
 		t.Fatalf("kubectl apply the CRDs: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = admin.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, crd.WebhookConfigName, metav1.DeleteOptions{})
-		if out, err := kubectl(t, "", "delete", "--wait=false", "-f", "../../deploy/kubernetes/crds"); err != nil {
+		if out, err := kubectl(t, "", "delete", "--wait=false", "-f", "../../deploy/kubernetes/base/crds"); err != nil {
 			t.Logf("kubectl delete the CRDs: %v\n%s", err, out)
 		}
 	})
-	if out, err := kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "-f", "../../deploy/kubernetes/crds"); err != nil {
+	if out, err := kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "-f", "../../deploy/kubernetes/base/crds"); err != nil {
 		t.Fatalf("the CRDs: %v\n%s", err, out)
 	}
+	return dynClient(t)
+}
+
+// dynClient is a dynamic client with the admin's kubeconfig.
+func dynClient(t testing.TB) dynamic.Interface {
+	t.Helper()
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +122,18 @@ func TestDefinitionsAsKubernetesObjects(t *testing.T) {
 	objectNS = ns
 	dyn := installCRDs(t)
 	s := startObjectScheduler(t, ns)
+	objectsLifecycle(t, s, dyn)
+	applyLatency(t, dyn, s, 20)
+}
+
+// objectsLifecycle: in objectNS, where s runs the default namespace's pods, a CloudApp and
+// a CloudJob applied with kubectl are registered and run, the job's status fills; an object
+// in a Kubernetes namespace of no scheduler namespace and a bad cron are refused at apply
+// (the latter with the REST API's message); the REST API refuses to change or deregister
+// the owned job (409); kubectl delete deregisters it and its history stays.
+func objectsLifecycle(t *testing.T, s *scheduler, dyn dynamic.Interface) {
+	t.Helper()
+	ns := objectNS
 	// An object in a Kubernetes namespace where no namespace of the scheduler runs its pods
 	// belongs to none: refused at apply, saying where it should be.
 	stray := strings.Replace(cloudJobYAML("crd-stray", "0 0 3 * * ?"), "namespace: "+ns, "namespace: default", 1)
@@ -202,7 +220,6 @@ spec: {appURL: %q, bootstrapScript: bin/run.sh, cpuCount: 0.05, memoryMB: 64}
 	if len(s.ended("crd-job")) < 2 {
 		t.Error("the deregistered job's history is gone")
 	}
-	applyLatency(t, dyn, s, 20)
 }
 
 // applyLatency measures, n times, an object's create (admitted through the webhook) to its

@@ -6,7 +6,7 @@
 // skips with one clear "skipped: no Kubernetes build at …" message; with one they never
 // skip (the HA test also needs EJ_TEST_ZK, required when CI is set, as everywhere).
 //
-// TestMain builds the scheduler and a static executor, packs the executor image
+// TestMain builds a static scheduler and executor, packs the executor image with both
 // (kube/image, as make image does) and imports it into the cluster's containerd; the task
 // pods run with hostNetwork and imagePullPolicy Never, and reach the scheduler and the
 // tests' recorder on 127.0.0.1.
@@ -26,7 +26,12 @@
 // again; the scheduler with only the rights of deploy/kubernetes' Role and ClusterRole; a
 // podTemplate giving a job a Secret as env and a ConfigMap as a file (and templates the API
 // server's dry run refuses at registration); kube_binding=kube-scheduler, with the cluster's
-// kube-scheduler (started with K8S_SCHED=1) binding pinned pods, an unschedulable one a miss.
+// kube-scheduler (started with K8S_SCHED=1) binding pinned pods, an unschedulable one a miss;
+// the default install, deploy/kubernetes/base applied with kubectl apply -k through a
+// test-only overlay (install_test.go: the scheduler in a pod of its Deployment, on a claim,
+// running jobs with Secrets, ConfigMaps, a service account and a claim of their own, the
+// objects applied with kubectl, and upgraded to kube_binding=kube-scheduler by applying
+// again; the test runs the few kube-controller-manager controllers an install needs).
 //
 // Run with `go test -race -count=1 ./e2e/realkube/` as root (make test runs it with the
 // other tiers; scripts/test.sh installs runc, containernetworking-plugins, xz-utils, bc and

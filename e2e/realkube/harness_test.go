@@ -125,6 +125,7 @@ type scheduler struct {
 	t    *testing.T
 	base string
 	ns   string
+	auth func(*http.Request) // the admin's credentials (nil: an open scheduler)
 }
 
 // schedOpts shape a scheduler.
@@ -163,7 +164,9 @@ func startScheduler(t *testing.T, name string, o schedOpts) *scheduler {
 	return s
 }
 
-func (s *scheduler) api() harness.API { return harness.API{T: s.t, Base: s.base, Client: httpClient} }
+func (s *scheduler) api() harness.API {
+	return harness.API{T: s.t, Base: s.base, Client: httpClient, Auth: s.auth}
+}
 
 func (s *scheduler) must(method, path string, body any) []byte {
 	s.t.Helper()
@@ -186,6 +189,9 @@ func (s *scheduler) publishApp(name string, hosted bool) {
 		req, err := http.NewRequest(http.MethodPut, s.base+"/api/app/"+name+"/package?filename=app.tgz", strings.NewReader(string(rec.app())))
 		if err != nil {
 			s.t.Fatal(err)
+		}
+		if s.auth != nil {
+			s.auth(req)
 		}
 		code, body, _, err := harness.Send(httpClient, req)
 		if err != nil || code/100 != 2 {

@@ -108,11 +108,12 @@ func stopper(runDir string) func() {
 }
 
 func setup(tmp, runDir string) error {
-	binDir := filepath.Join(tmp, "bin")
-	if err := harness.Build("../..", binDir, "scheduler"); err != nil {
+	// One static scheduler: run on the host by most tests, and in the image (at
+	// /elasticjob-scheduler) for the installed one (TestInstalledScheduler).
+	schedulerBin = filepath.Join(tmp, "bin", "scheduler")
+	if err := buildStatic(schedulerBin, "./cmd/scheduler"); err != nil {
 		return err
 	}
-	schedulerBin = filepath.Join(binDir, "scheduler")
 	tarball, err := buildImage(tmp)
 	if err != nil {
 		return err
@@ -180,15 +181,23 @@ func warmUp() error {
 	return fmt.Errorf("warm-up pod: %w", ctx.Err())
 }
 
-// buildImage builds a static executor and packs the image as make image does: with the
-// Java library where a JDK is.
-func buildImage(tmp string) (string, error) {
-	exe := filepath.Join(tmp, "elasticjob-executor")
-	build := exec.Command("go", "build", "-trimpath", "-o", exe, "./cmd/executor")
+// buildStatic builds the command pkg of the module into out without cgo.
+func buildStatic(out, pkg string) error {
+	build := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
 	build.Dir = "../.."
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the static executor: %v\n%s", err, out)
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s (static): %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// buildImage builds a static executor and packs the image as make image does: with the
+// scheduler, and the Java library where a JDK is.
+func buildImage(tmp string) (string, error) {
+	exe := filepath.Join(tmp, "elasticjob-executor")
+	if err := buildStatic(exe, "./cmd/executor"); err != nil {
+		return "", err
 	}
 	lib := ""
 	if _, err := exec.LookPath("javac"); err == nil {
@@ -206,7 +215,7 @@ func buildImage(tmp string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	err = image.Write(f, image.Spec{Ref: executorImage, Executor: exe, Busybox: "/bin/busybox", Applets: strings.Fields(string(list)), JavaJar: lib})
+	err = image.Write(f, image.Spec{Ref: executorImage, Executor: exe, Scheduler: schedulerBin, Busybox: "/bin/busybox", Applets: strings.Fields(string(list)), JavaJar: lib})
 	return out, err
 }
 

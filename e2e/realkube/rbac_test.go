@@ -19,7 +19,7 @@ import (
 )
 
 // TestSchedulerWithItsOwnRights runs the scheduler with the service account token of
-// deploy/kubernetes/rbac.yaml and nothing more: its informers sync (nodes and pods
+// deploy/kubernetes/base/rbac.yaml and nothing more: its informers sync (nodes and pods
 // list/watch; events list/watch in the namespace), a job runs (pods create), its log is read
 // while it runs (pods get, pods/log get), its pod is deleted once it finished, and a killed
 // task's pod goes (pods delete). A verb missing from the manifest fails one of these steps
@@ -31,7 +31,7 @@ func TestSchedulerWithItsOwnRights(t *testing.T) {
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	applyRBAC(t, "../../deploy/kubernetes/rbac.yaml")
+	applyRBAC(t, "../../deploy/kubernetes/base/rbac.yaml")
 	if _, err := admin.CoreV1().ServiceAccounts(ns).Get(ctx, "default", getOpts); err != nil { // pods of the namespace need it
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
 		if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

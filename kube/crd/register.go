@@ -1,10 +1,12 @@
 package crd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"reflect"
+	"strconv"
+	"strings"
 
 	admregv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +16,26 @@ import (
 
 // WebhookConfigName names the ValidatingWebhookConfiguration.
 const WebhookConfigName = "elasticjob.io"
+
+// clientConfig is how the API server reaches the webhook at rawURL: a
+// Service reference when its host names a Service (NAME.NAMESPACE.svc, or
+// .svc.cluster.local), which the API server resolves itself (its own DNS
+// usually cannot resolve cluster names), else the URL as it is.
+func clientConfig(rawURL string, caBundle []byte) admregv1.WebhookClientConfig {
+	if u, err := url.Parse(rawURL); err == nil {
+		host := strings.TrimSuffix(strings.TrimSuffix(u.Hostname(), "."), ".cluster.local")
+		if parts := strings.Split(host, "."); len(parts) == 3 && parts[2] == "svc" && parts[0] != "" && parts[1] != "" {
+			port := int32(443)
+			if p, err := strconv.ParseInt(u.Port(), 10, 32); err == nil {
+				port = int32(p)
+			}
+			path := u.Path
+			return admregv1.WebhookClientConfig{CABundle: caBundle,
+				Service: &admregv1.ServiceReference{Namespace: parts[1], Name: parts[0], Port: &port, Path: &path}}
+		}
+	}
+	return admregv1.WebhookClientConfig{URL: &rawURL, CABundle: caBundle}
+}
 
 // webhookConfig is the configuration that sends the kinds' creates and
 // updates to url, trusting caBundle.
@@ -29,7 +51,7 @@ func webhookConfig(url string, caBundle []byte) *admregv1.ValidatingWebhookConfi
 		ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigName, Labels: map[string]string{"app.kubernetes.io/managed-by": "elasticjob"}},
 		Webhooks: []admregv1.ValidatingWebhook{{
 			Name:                    "definitions.elasticjob.io",
-			ClientConfig:            admregv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
+			ClientConfig:            clientConfig(url, caBundle),
 			Rules:                   []admregv1.RuleWithOperations{{Operations: []admregv1.OperationType{admregv1.Create, admregv1.Update}, Rule: admregv1.Rule{APIGroups: []string{Group}, APIVersions: []string{Version}, Resources: resources, Scope: &scope}}},
 			FailurePolicy:           &fail,
 			MatchPolicy:             &exact,
@@ -60,14 +82,13 @@ func Register(ctx context.Context, cs kubernetes.Interface, url string, caBundle
 	return nil
 }
 
-// sameWebhook reports whether cur sends to the same URL with the same CA
-// and rules as want.
+// sameWebhook reports whether cur sends to the same URL or Service with the
+// same CA and rules as want.
 func sameWebhook(cur, want *admregv1.ValidatingWebhookConfiguration) bool {
 	if len(cur.Webhooks) != 1 {
 		return false
 	}
 	c, w := cur.Webhooks[0], want.Webhooks[0]
-	return c.Name == w.Name && c.ClientConfig.URL != nil && *c.ClientConfig.URL == *w.ClientConfig.URL &&
-		bytes.Equal(c.ClientConfig.CABundle, w.ClientConfig.CABundle) &&
+	return c.Name == w.Name && reflect.DeepEqual(c.ClientConfig, w.ClientConfig) &&
 		reflect.DeepEqual(c.Rules, w.Rules) && c.FailurePolicy != nil && *c.FailurePolicy == *w.FailurePolicy
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/store"
@@ -127,6 +128,9 @@ func (ca *CA) Serving(host string, now time.Time) (tls.Certificate, error) {
 		tmpl.IPAddresses = []net.IP{ip}
 	} else {
 		tmpl.DNSNames = []string{host}
+		if svc, ok := strings.CutSuffix(host, ".cluster.local"); ok && strings.HasSuffix(svc, ".svc") {
+			tmpl.DNSNames = append(tmpl.DNSNames, svc) // the name the API server calls a Service reference by
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
