@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/namespace"
 	"log/slog"
 	"strings"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/history/view"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
@@ -82,7 +82,7 @@ func IsFailure(state string) bool {
 }
 
 // StatusChanged counts a finished or failed task in the current minute.
-func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st mesos.Status) {
+func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st engine.Status) {
 	ok, failed := IsSuccess(st.State), IsFailure(st.State)
 	if !ok && !failed {
 		return

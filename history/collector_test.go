@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -82,7 +82,7 @@ func (l *leader) stop() {
 
 func (l *leader) status(states ...string) {
 	for _, s := range states {
-		l.c.StatusChanged(scheduler.TaskEvent{}, mesos.Status{State: s})
+		l.c.StatusChanged(scheduler.TaskEvent{}, engine.Status{State: s})
 	}
 }
 

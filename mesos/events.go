@@ -10,12 +10,14 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // stream dispatches the events of one subscription to the handler.
 type stream struct {
 	c          *Client
-	h          Handler
+	h          engine.Handler
 	sess       *session
 	wd         *watchdog
 	subscribed bool
@@ -99,7 +101,7 @@ func (s *stream) onError(msg string) error {
 func (s *stream) onUpdate(ctx context.Context, ev *event) {
 	ts := ev.GetUpdate().Status
 	st := toStatus(ts, ev)
-	if ah, ok := s.h.(AsyncHandler); ok {
+	if ah, ok := s.h.(engine.AsyncHandler); ok {
 		uuid := ts.UUID
 		ah.UpdateAsync(ctx, st, func(handled bool) {
 			if !handled {
@@ -128,8 +130,8 @@ func (s *stream) onUpdate(ctx context.Context, ev *event) {
 
 // toStatus converts a TaskStatus; raw enum names from the wire win over decoded ones, so
 // states unknown to the v0.0.11 protos keep their names.
-func toStatus(ts mesos.TaskStatus, ev *event) Status {
-	st := Status{
+func toStatus(ts mesos.TaskStatus, ev *event) engine.Status {
+	st := engine.Status{
 		TaskID:     ts.TaskID.Value,
 		AgentID:    ts.GetAgentID().GetValue(),
 		ExecutorID: ts.GetExecutorID().GetValue(),
@@ -167,12 +169,12 @@ func firstNonEmpty(a, b string) string {
 const ackWorkers = 8
 
 type ackReq struct {
-	st   Status
+	st   engine.Status
 	uuid []byte
 }
 
 // ack queues the acknowledgement of an update handled asynchronously.
-func (s *stream) ack(ctx context.Context, st Status, uuid []byte) {
+func (s *stream) ack(ctx context.Context, st engine.Status, uuid []byte) {
 	select {
 	case s.acks <- ackReq{st, uuid}:
 	case <-ctx.Done():

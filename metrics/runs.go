@@ -2,11 +2,11 @@ package metrics
 
 import (
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/task"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -62,7 +62,7 @@ func (m *Metrics) runLaunched(t scheduler.TaskEvent) {
 
 // runEnded counts a transient task's end into its job's run. Called with
 // m.mu held.
-func (m *Metrics) runEnded(t scheduler.TaskEvent, st mesos.Status) {
+func (m *Metrics) runEnded(t scheduler.TaskEvent, st engine.Status) {
 	r := m.run(t.Job)
 	r.inflight = max(r.inflight-1, 0)
 	switch {

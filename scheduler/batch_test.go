@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -33,7 +33,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 	for item := range 3 {
 		for _, state := range []string{"TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"} {
 			r.sched.updates = append(r.sched.updates, pendingUpdate{
-				st: mesos.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: state},
+				st: engine.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: state},
 				done: func(ok bool) {
 					if ok {
 						acked++
@@ -74,7 +74,7 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var results []bool
-	r.sched.updates = []pendingUpdate{{st: mesos.Status{TaskID: task, AgentID: "agent-1", State: "TASK_FINISHED"},
+	r.sched.updates = []pendingUpdate{{st: engine.Status{TaskID: task, AgentID: "agent-1", State: "TASK_FINISHED"},
 		done: func(ok bool) { results = append(results, ok) }}}
 	r.sched.handleUpdates(r.ctx)
 	if len(results) != 1 || results[0] {
@@ -97,7 +97,7 @@ func TestUpdatesNeverWaitForTheLoop(t *testing.T) {
 			r.sched.Rescinded(r.ctx, "o1")
 			r.sched.fromStream(r.ctx, func(context.Context) { order = append(order, "event") })
 		}
-		r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "not-ours", State: "TASK_RUNNING"}, func(bool) { order = append(order, "update") })
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "not-ours", State: "TASK_RUNNING"}, func(bool) { order = append(order, "update") })
 	}
 	if len(r.sched.events) != 0 || len(r.sched.inbox) != n+2 {
 		t.Fatalf("%d posted to the loop, %d queued", len(r.sched.events), len(r.sched.inbox))
@@ -122,7 +122,7 @@ func TestUpdatesAreHandledABoundedNumberPerTurn(t *testing.T) {
 		for range n {
 			i := len(order)
 			order = append(order, "u")
-			r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "foreign-task", State: "TASK_RUNNING"},
+			r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_RUNNING"},
 				func(bool) { handled = append(handled, i) })
 		}
 	}
@@ -164,7 +164,7 @@ func TestUpdatesQueuedWhileATurnRunsComeAfterTheRest(t *testing.T) {
 	r := newRig(t)
 	var handled []string
 	update := func(name string, then func()) {
-		r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) {
 			handled = append(handled, name)
 			if then != nil {
 				then()
@@ -227,12 +227,12 @@ func TestChainedBatchAcknowledgesTheAppliedParts(t *testing.T) {
 	acked := map[int]bool{}
 	for item := range shards {
 		r.sched.updates = append(r.sched.updates, pendingUpdate{
-			st:   mesos.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: "TASK_FINISHED"},
+			st:   engine.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: "TASK_FINISHED"},
 			done: func(ok bool) { acked[item] = ok },
 		})
 	}
 	r.sched.updates = append(r.sched.updates, pendingUpdate{ // an unknown live task: killed, which runs the hook
-		st:   mesos.Status{TaskID: "job@-@0@-@READY@-@agent-1@-@orphan", AgentID: "agent-1", State: "TASK_RUNNING"},
+		st:   engine.Status{TaskID: "job@-@0@-@READY@-@agent-1@-@orphan", AgentID: "agent-1", State: "TASK_RUNNING"},
 		done: func(bool) {},
 	})
 	r.sched.handleUpdates(r.ctx)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // Guard returns a Driver that makes no call to Mesos unless valid() says
@@ -30,7 +30,7 @@ func (g guarded) check(call string) error {
 	return nil
 }
 
-func (g guarded) Accept(ctx context.Context, offerIDs []string, launches []mesos.TaskLaunch, refuse time.Duration) error {
+func (g guarded) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
 	if err := g.check("ACCEPT"); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (g guarded) Kill(ctx context.Context, taskID, agentID string) error {
 	return g.d.Kill(ctx, taskID, agentID)
 }
 
-func (g guarded) Reconcile(ctx context.Context, tasks []mesos.TaskRef) error {
+func (g guarded) Reconcile(ctx context.Context, tasks []engine.TaskRef) error {
 	if err := g.check("RECONCILE"); err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
@@ -207,7 +207,7 @@ func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
 	if n := r.readyCount("job"); n != 0 {
 		t.Fatalf("ready = %d: an interrupted accept was queued again (it may have run)", n)
 	}
-	err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
+	err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
 		Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"})
 	if err != nil {
 		t.Fatal(err)

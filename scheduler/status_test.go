@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -316,7 +316,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 
 type recordingNotifier struct{ got []string }
 
-func (n *recordingNotifier) Notify(job jobs.Config, ev TaskEvent, st mesos.Status) {
+func (n *recordingNotifier) Notify(job jobs.Config, ev TaskEvent, st engine.Status) {
 	n.got = append(n.got, job.JobName+" "+st.State+" "+st.Message)
 }
 
@@ -329,7 +329,7 @@ func TestWebhookNotifiedOnFailure(t *testing.T) {
 	r.sched.status.notifier = n
 	r.status(run[0].TaskID, "TASK_RUNNING")
 	r.status(run[0].TaskID, "TASK_FINISHED")
-	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[1].TaskID, State: "TASK_FAILED", Message: "exit code 2"}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[1].TaskID, State: "TASK_FAILED", Message: "exit code 2"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(n.got) != 1 || n.got[0] != "job TASK_FAILED exit code 2" {
@@ -422,7 +422,7 @@ func TestStaleUpdateOvertakenByReconciliationIsNotKilled(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
 	answer := func(taskID, state string) {
 		t.Helper()
-		if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state,
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: state,
 			Reason: "REASON_RECONCILIATION", Message: "Reconciliation: Latest task state"}); err != nil {
 			t.Fatal(err)
 		}
@@ -455,7 +455,7 @@ func TestExecutorFailureOfAStagingTaskIsTheJobs(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
 	fail := func(taskID, reason string) {
 		t.Helper()
-		if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
 			Source: "SOURCE_EXECUTOR", Reason: reason}); err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -43,7 +43,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	report := `{"hostname":"h","ip":"1.2.3.4","startTime":"` + start.Format(time.RFC3339Nano) + `","completeTime":"` + end.Format(time.RFC3339Nano) +
 		`","exitCode":0,"outputs":{"k":"v0"}}`
 	r.status(run[0].TaskID, "TASK_RUNNING")
-	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_FINISHED", Data: []byte(report)}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_FINISHED", Data: []byte(report)}); err != nil {
 		t.Fatal(err)
 	}
 	r.status(run[1].TaskID, "TASK_RUNNING")
@@ -79,10 +79,10 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 }
 
 // launched lists every task launched, in order.
-func (d *fakeDriver) launched() []mesos.TaskLaunch {
+func (d *fakeDriver) launched() []engine.TaskLaunch {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []mesos.TaskLaunch
+	var out []engine.TaskLaunch
 	for _, a := range d.accepts {
 		out = append(out, a.launches...)
 	}

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -107,7 +107,7 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 // transient tasks the execution log: its start on TASK_RUNNING, its
 // completion on a terminal state (success iff TASK_FINISHED; the failure
 // cause is the status message).
-func (o *Observer) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
+func (o *Observer) StatusChanged(t scheduler.TaskEvent, st engine.Status) {
 	kind := kindOf(t.TaskID)
 	terminal := scheduler.IsTerminal(st.State)
 	o.mu.Lock()
@@ -151,7 +151,7 @@ func (o *Observer) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 	o.execution(t, st, info, terminal)
 }
 
-func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskInfo, terminal bool) {
+func (o *Observer) execution(t scheduler.TaskEvent, st engine.Status, info taskInfo, terminal bool) {
 	rep := parseReport(st.Data)
 	src := firstOf(t.Source, string(jobs.SourceNormal))
 	host := firstOf(rep.Hostname, t.Hostname)
