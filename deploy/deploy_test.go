@@ -22,6 +22,7 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -108,7 +109,7 @@ func drive(m *metrics.Metrics) {
 		m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_RUNNING",
 			Data: []byte(`{"launchTime":` + ts(4*time.Millisecond) + `,"forkTime":` + ts(5*time.Millisecond) + `,"startTime":` + ts(6*time.Millisecond) + `}`)})
 		state := map[string]string{"a": "TASK_FINISHED", "b": "TASK_FAILED"}[ev.TaskID]
-		m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: state,
+		m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: task.State(state),
 			Data: []byte(`{"startTime":` + ts(6*time.Millisecond) + `,"completeTime":` + ts(time.Second) + `}`)})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/task"
 	"log/slog"
 	"strings"
 	"sync"
@@ -73,17 +74,13 @@ func NewCollector(s *Store, reg Registry, log *slog.Logger) *Collector {
 	return &Collector{store: s, reg: reg, log: log, pending: map[minuteOf]counts{}}
 }
 
-// IsSuccess and IsFailure classify terminal Mesos states as the original's
-// statistics did: a killed task is neither.
-func IsSuccess(state string) bool { return state == "TASK_FINISHED" }
-
-func IsFailure(state string) bool {
-	return state != "TASK_KILLED" && !IsSuccess(state) && scheduler.IsTerminal(state)
-}
+// outcomeOf classifies a terminal state as the original's statistics did: FINISHED is a
+// success, a failure state a failure, and a killed task neither.
+func outcomeOf(s task.State) (success, failure bool) { return s == task.Finished, s.Failure() }
 
 // StatusChanged counts a finished or failed task in the current minute.
 func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st engine.Status) {
-	ok, failed := IsSuccess(st.State), IsFailure(st.State)
+	ok, failed := outcomeOf(st.State)
 	if !ok && !failed {
 		return
 	}

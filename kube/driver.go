@@ -14,6 +14,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // ErrUnknownOffer is returned by Accept for an offer that is not outstanding (rescinded,
@@ -125,7 +126,7 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 		if errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
 			msg = oneLine(err.Error())
 		}
-		t.dropped = &phaseStatus{state: stateDropped, source: sourceMaster, reason: reasonRejected, message: msg}
+		t.dropped = &phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonInvalidOffers, message: msg}
 		t.dirty = true
 	}
 	if failed == len(errs) && failed > 0 {
@@ -188,7 +189,7 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 	if apierrors.IsNotFound(err) {
 		e.mu.Lock()
 		if t == nil && !e.finished.Has(taskID) {
-			st := engine.Status{TaskID: taskID, State: stateKilled, Source: sourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
+			st := engine.Status{TaskID: taskID, State: tstate.Killed, Source: tstate.SourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
 			e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
 		}
 		e.mu.Unlock()
@@ -247,10 +248,10 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 
 // answer is a reconciliation answer for one task. Called with e.mu held.
 func (e *Engine) answer(id string, t *task) engine.Status {
-	st := engine.Status{TaskID: id, Reason: reasonReconciliation, Source: sourceMaster, Timestamp: e.clock.Now()}
+	st := engine.Status{TaskID: id, Reason: tstate.ReasonReconciliation, Source: tstate.SourceMaster, Timestamp: e.clock.Now()}
 	switch {
 	case t == nil:
-		st.State = stateLost
+		st.State = tstate.Lost
 		st.Message = "no pod of this task in Kubernetes namespace " + e.taskNamespace(id, nil) + ": it was deleted, or never created"
 		if tid, err := jobs.ParseTaskID(id); err == nil {
 			st.AgentID = tid.AgentID
@@ -259,8 +260,8 @@ func (e *Engine) answer(id string, t *task) engine.Status {
 	case t.sent != "":
 		st.State = t.sent
 	default:
-		st.State = stateStaging
-		if d, ok := e.derive(t); ok && !terminal(d.State) {
+		st.State = tstate.Staging
+		if d, ok := e.derive(t); ok && !d.State.Terminal() {
 			st.State = d.State
 		}
 	}

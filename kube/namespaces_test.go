@@ -18,6 +18,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 func kubeNS(name string) *corev1.Namespace {
@@ -101,7 +102,7 @@ func TestPodsRunInTheirNamespacesKubernetesNamespace(t *testing.T) {
 	// ej-team does not exist: the launch is dropped with the reason, never created.
 	for st := range h.updates {
 		if st.TaskID == ls[3].TaskID {
-			if st.State != stateDropped || !strings.Contains(st.Message, "Kubernetes namespace ej-team does not exist") {
+			if st.State != tstate.Dropped || !strings.Contains(st.Message, "Kubernetes namespace ej-team does not exist") {
 				t.Errorf("launch into a missing namespace: %+v", st)
 			}
 			break

@@ -66,9 +66,9 @@ func (m *Metrics) runEnded(t scheduler.TaskEvent, st engine.Status) {
 	r := m.run(t.Job)
 	r.inflight = max(r.inflight-1, 0)
 	switch {
-	case task.State(st.State) == task.Finished:
+	case st.State == task.Finished:
 		r.finished = true
-	case task.State(st.State) != task.Killed:
+	case st.State != task.Killed:
 		r.failed = true
 	}
 	var rep terminalReport

@@ -8,6 +8,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // endData is an executor's terminal report: the process ran from start to
@@ -27,7 +28,7 @@ func run(m *Metrics, job, source string, states ...string) {
 		m.Launched(evs[i])
 	}
 	for i, st := range states {
-		m.StatusChanged(evs[i], engine.Status{TaskID: evs[i].TaskID, State: st, Data: endData(float64(10*i), float64(100+10*i))})
+		m.StatusChanged(evs[i], engine.Status{TaskID: evs[i].TaskID, State: task.State(st), Data: endData(float64(10*i), float64(100+10*i))})
 	}
 }
 

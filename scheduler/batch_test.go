@@ -10,6 +10,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // TestBatchOfUpdatesCommitsOnce: the updates that arrive together are
@@ -33,7 +34,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 	for item := range 3 {
 		for _, state := range []string{"TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"} {
 			r.sched.updates = append(r.sched.updates, pendingUpdate{
-				st: engine.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: state},
+				st: engine.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: task.State(state)},
 				done: func(ok bool) {
 					if ok {
 						acked++

@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // fakeDriver records every call the scheduler makes to Mesos.
@@ -232,7 +233,7 @@ func (r *rig) readyCount(job string) int {
 
 func (r *rig) status(taskID, state string) {
 	r.t.Helper()
-	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: state}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: task.State(state)}); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // stateNotifier keeps the states the scheduler notified.
@@ -28,7 +29,7 @@ func (n *stateNotifier) states() []string {
 	defer n.mu.Unlock()
 	var out []string
 	for _, st := range n.sent {
-		out = append(out, st.State)
+		out = append(out, string(st.State))
 	}
 	return out
 }
@@ -56,7 +57,7 @@ func runOnce(r *rig, ends map[int]string) {
 
 func (r *rig) statusMsg(taskID, state, msg string) {
 	r.t.Helper()
-	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: state, Message: msg}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: task.State(state), Message: msg}); err != nil {
 		r.t.Fatal(err)
 	}
 }

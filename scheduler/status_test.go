@@ -317,7 +317,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 type recordingNotifier struct{ got []string }
 
 func (n *recordingNotifier) Notify(job jobs.Config, ev TaskEvent, st engine.Status) {
-	n.got = append(n.got, job.JobName+" "+st.State+" "+st.Message)
+	n.got = append(n.got, job.JobName+" "+string(st.State)+" "+st.Message)
 }
 
 func TestWebhookNotifiedOnFailure(t *testing.T) {
@@ -422,7 +422,7 @@ func TestStaleUpdateOvertakenByReconciliationIsNotKilled(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
 	answer := func(taskID, state string) {
 		t.Helper()
-		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: state,
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: task.State(state),
 			Reason: "REASON_RECONCILIATION", Message: "Reconciliation: Latest task state"}); err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +456,7 @@ func TestExecutorFailureOfAStagingTaskIsTheJobs(t *testing.T) {
 	fail := func(taskID, reason string) {
 		t.Helper()
 		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
-			Source: "SOURCE_EXECUTOR", Reason: reason}); err != nil {
+			Source: task.SourceExecutor, Reason: task.Reason(reason)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -50,7 +50,7 @@ type Notification struct {
 
 // Notify queues a notification (never blocks).
 func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st engine.Status) {
-	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: st.State,
+	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: string(st.State),
 		Message: st.Message, Hostname: ev.Hostname, Time: ev.At.UTC()}
 	body, err := Body(job.Props["webhook.format"], n)
 	if err != nil {
