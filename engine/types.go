@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -39,9 +40,13 @@ type URI struct {
 type TaskLaunch struct {
 	TaskID, Name, AgentID string
 	CPUs, MemMB           float64
-	Data                  []byte
-	Executor              ExecutorSpec
-	KillGrace             time.Duration
+	// Task is what the executor needs to run the shard (job, app, sharding context). Each
+	// engine hands it over in its own way: the Mesos client encodes it (Task.Marshal) as
+	// TaskInfo.data; the Kubernetes engine reads it to build the pod and passes the same
+	// encoding in the pod's environment.
+	Task      jobs.TaskData
+	Executor  ExecutorSpec
+	KillGrace time.Duration
 }
 
 // Status is a task status update in the scheduler's terms (package task): its State, and

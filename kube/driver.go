@@ -82,14 +82,13 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	pods := make([]*corev1.Pod, 0, len(launches))
 	errs := make([]error, len(launches))
 	for i, l := range launches {
-		td, err := jobs.UnmarshalTaskData(l.Data)
-		if err != nil {
+		if err := l.Task.Check(); err != nil {
 			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
-		td = e.rewriteAppURL(td)
+		l.Task = e.rewriteAppURL(l.Task)
 		n := float64(count[l.Executor.ID])
 		kns, nsErr := e.launchNamespace(l.TaskID)
-		p, err := e.buildPod(podSpec{launch: l, td: td, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
+		p, err := e.buildPod(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
 			token: e.cfg.TaskToken(l.TaskID), ns: kns})
 		errs[i] = cmp.Or(nsErr, err)
 		pods = append(pods, p)

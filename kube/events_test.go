@@ -33,7 +33,7 @@ func launchOne(t *testing.T, e *Engine, job, image string) (string, *corev1.Pod)
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: job, TaskID: tid, ShardingTotalCount: 1},
 		Job: jobs.Config{JobName: job, JobExecutionType: jobs.Transient, ShardingTotalCount: 1, TimeoutSeconds: 60},
 		App: app.Config{AppName: "a", ContainerImage: image}}
-	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Data: td.Marshal(),
+	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Task: td,
 		Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1"), CPUs: 0.1, MemMB: 32}}
 	pods, _, err := e.prepare([]string{offers[0].ID}, []engine.TaskLaunch{l}, -1)
 	if err != nil {
@@ -208,7 +208,7 @@ func TestEngineFollowsEvents(t *testing.T) {
 	tid := jobs.NewTaskID("j", 0, jobs.KindReady, "n1").String()
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: "j", TaskID: tid, ShardingTotalCount: 1},
 		Job: jobs.Config{JobName: "j", JobExecutionType: jobs.Transient, ShardingTotalCount: 1}, App: app.Config{AppName: "a"}}
-	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Data: td.Marshal(), Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1")}}
+	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Task: td, Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1")}}
 	if err := e.Accept(ctx, []string{offers[0].ID}, []engine.TaskLaunch{l}, -1); err != nil {
 		t.Fatal(err)
 	}

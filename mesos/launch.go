@@ -80,7 +80,7 @@ func (c *Client) taskInfo(frameworkID string, p *pool, l engine.TaskLaunch) (mes
 		AgentID:   mesos.AgentID{Value: l.AgentID},
 		Resources: append(cpus, mem...),
 		Executor:  ei,
-		Data:      l.Data,
+		Data:      l.Task.Marshal(), // the executor's payload: encoded here, at the Mesos edge
 	}
 	if ti.Name == "" {
 		ti.Name = l.TaskID

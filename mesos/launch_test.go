@@ -9,7 +9,9 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
 )
 
 // offersEvent is shaped like what a real agent offers (SPEC §9): cpus, mem, disk and ports with
@@ -46,10 +48,14 @@ func subscribeWithOffers(t *testing.T) (*fakeMaster, *Client, *recHandler) {
 	return m, c, h
 }
 
+// testPayload is the executor's payload of testLaunch's tasks.
+var testPayload = jobs.TaskData{Version: jobs.TaskDataVersion, Job: jobs.Config{JobName: "job", AppName: "app"},
+	App: app.Config{AppName: "app"}, ShardingContext: jobs.ShardingContext{JobName: "job", ShardingItem: 2, ShardingTotalCount: 3}}
+
 func testLaunch(taskID string, cpus float64) engine.TaskLaunch {
 	return engine.TaskLaunch{
 		TaskID: taskID, Name: "job-" + taskID, AgentID: "a1", CPUs: cpus, MemMB: 128,
-		Data: []byte(`{"shardingItem":0}`), KillGrace: 3 * time.Second,
+		Task: testPayload, KillGrace: 3 * time.Second,
 		Executor: engine.ExecutorSpec{
 			ID: "app@-@a1", Name: "app", CPUs: 0.25, MemMB: 64,
 			Command: "./executor", Shell: true,
@@ -112,8 +118,13 @@ func checkResources(t *testing.T, got []mesos.Resource, want []res) {
 func checkTask(t *testing.T, ti mesos.TaskInfo) {
 	t.Helper()
 	if ti.TaskID.Value != "t1" || ti.Name != "job-t1" || ti.AgentID.Value != "a1" ||
-		string(ti.Data) != `{"shardingItem":0}` || ti.GetKillPolicy().GetGracePeriod().GetNanoseconds() != 3e9 {
+		ti.GetKillPolicy().GetGracePeriod().GetNanoseconds() != 3e9 {
 		t.Errorf("task info = %v", ti)
+	}
+	// The launch's typed payload is encoded at this edge, in the format the executor decodes.
+	if d, err := jobs.UnmarshalTaskData(ti.Data); err != nil || string(ti.Data) != string(testPayload.Marshal()) ||
+		d.ShardingContext.ShardingItem != 2 || d.App.AppName != "app" {
+		t.Errorf("task data %s: %+v, %v", ti.Data, d, err)
 	}
 	ei := ti.Executor
 	cmd := ei.GetCommand()

@@ -37,7 +37,7 @@ func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
 	}
 	items := map[int]jobs.TaskData{}
 	for _, l := range acc.launches {
-		d, err := jobs.UnmarshalTaskData(l.Data)
+		d, err := l.Task, l.Task.Check()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +310,7 @@ func TestMisfiredExecutionsAreLabelledInOrder(t *testing.T) {
 		r.offer(fmt.Sprint("o", i), 8, 4096)
 		r.sched.launcher.round(r.ctx)
 		l := r.drv.accepts[len(r.drv.accepts)-1].launches[0]
-		d, _ := jobs.UnmarshalTaskData(l.Data)
+		d := l.Task
 		sources = append(sources, d.ExecutionSource)
 		r.status(l.TaskID, "TASK_FINISHED")
 	}

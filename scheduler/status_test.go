@@ -61,7 +61,7 @@ func TestFailureGoesToFailoverAndRelaunchesOnlyThatShard(t *testing.T) {
 				t.Fatalf("accepts = %+v", r.drv.accepts)
 			}
 			tid, _ := jobs.ParseTaskID(last.launches[0].TaskID)
-			d, _ := jobs.UnmarshalTaskData(last.launches[0].Data)
+			d := last.launches[0].Task
 			if tid.Kind != jobs.KindFailover || tid.Item != 1 || d.ExecutionSource != jobs.SourceFailover {
 				t.Fatalf("failover launch %+v source %s", tid, d.ExecutionSource)
 			}
@@ -299,7 +299,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 	}
 	r.offer("o1", 8, 4096)
 	r.sched.launcher.round(r.ctx)
-	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
+	d := r.drv.accepts[0].launches[0].Task
 	if d.ShardingContext.JobParameter != "override" || d.Job.JobParameter != "override" {
 		t.Fatalf("parameter = %q", d.ShardingContext.JobParameter)
 	}
@@ -308,7 +308,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 	r.status(task, "TASK_LOST")
 	r.offer("o2", 8, 4096)
 	r.sched.launcher.round(r.ctx)
-	d, _ = jobs.UnmarshalTaskData(r.drv.accepts[1].launches[0].Data)
+	d = r.drv.accepts[1].launches[0].Task
 	if d.ShardingContext.JobParameter != "override" || d.ExecutionSource != jobs.SourceFailover {
 		t.Fatalf("failover parameter = %q source %s", d.ShardingContext.JobParameter, d.ExecutionSource)
 	}
@@ -388,7 +388,7 @@ func TestFailedDaemonRunNotifiesAndDefaultZoneReachesTheTask(t *testing.T) {
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
 	r.sched.launcher.round(r.ctx)
-	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
+	d := r.drv.accepts[0].launches[0].Task
 	if d.Job.TimeZone != "Asia/Shanghai" {
 		t.Fatalf("task time zone %q, want the scheduler's", d.Job.TimeZone)
 	}

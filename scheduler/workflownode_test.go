@@ -33,7 +33,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 		t.Fatalf("launched %d tasks", len(launched))
 	}
 	for _, l := range launched {
-		td, err := jobs.UnmarshalTaskData(l.Data)
+		td, err := l.Task, l.Task.Check()
 		if err != nil || !reflect.DeepEqual(td.ShardingContext.Inputs, in) || td.ShardingContext.JobParameter != "p1" {
 			t.Fatalf("task data %+v %v", td.ShardingContext, err)
 		}
@@ -52,7 +52,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	r.sched.launcher.round(r.ctx)
 	all := r.drv.launched()
 	retry := all[len(all)-1]
-	if td, _ := jobs.UnmarshalTaskData(retry.Data); !reflect.DeepEqual(td.ShardingContext.Inputs, in) || td.ShardingContext.ShardingItem != 1 {
+	if td := retry.Task; !reflect.DeepEqual(td.ShardingContext.Inputs, in) || td.ShardingContext.ShardingItem != 1 {
 		t.Fatalf("retried shard's context %+v", td.ShardingContext)
 	}
 	r.status(retry.TaskID, "TASK_RUNNING")
