@@ -27,8 +27,8 @@ const createWorkers = 8
 // Accept creates the launches' pods bound to the offers' node. Each pod asks for its shard's
 // resources plus its share of its app executor's: the launches of one app in one Accept
 // split the executor's cpus and memory equally (the scheduler charges an app's executor
-// once per node and launch round; on Kubernetes every pod runs an executor of its own, so
-// the scheduler is told at once that the executor is gone and charges it again next round).
+// once per node and launch round; on Kubernetes every pod runs an executor of its own, which
+// the engine declares with SharesExecutors, so the scheduler charges it again next round).
 func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
 	pods, errs, err := e.prepare(offerIDs, launches, refuse)
 	if err != nil {
@@ -98,11 +98,12 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p), ns: p.Namespace, share: parseShare(p.Annotations[AnnotationShare]),
 			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
 	}
-	for id := range count {
-		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.Failure(ctx, node, id, nil) })
-	}
 	return pods, errs, nil
 }
+
+// SharesExecutors is false: every task's pod runs an executor of its own, sized into the
+// pod, that ends with the task (engine.ExecutorSharing).
+func (e *Engine) SharesExecutors() bool { return false }
 
 // created settles the creations: a pod the API server refused is dropped (the scheduler
 // queues its task again as never started); if it refused every one, Accept fails.

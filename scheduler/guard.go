@@ -23,6 +23,9 @@ type guarded struct {
 
 var _ Driver = guarded{}
 
+// SharesExecutors passes on the guarded engine's declaration (engine.ExecutorSharing).
+func (g guarded) SharesExecutors() bool { return engine.SharesExecutors(g.d) }
+
 func (g guarded) check(call string) error {
 	if err := g.valid(); err != nil {
 		return fmt.Errorf("%s refused: %w", call, err)
