@@ -98,9 +98,9 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 	o.tasks[t.TaskID] = &taskInfo{original: original, launched: t.At}
 	o.mu.Unlock()
 	o.record(StatusTrace{
-		ID: TaskEventID(t.TaskID, "status", t.TaskID, "TASK_STAGING"), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
+		ID: TaskEventID(t.TaskID, "status", t.TaskID, string(task.Staging)), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
 		SlaveID: t.AgentID, Source: SourceScheduler, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item),
-		State: "TASK_STAGING", CreationTime: t.At,
+		State: string(task.Staging), CreationTime: t.At,
 	})
 }
 
