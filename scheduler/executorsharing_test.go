@@ -46,7 +46,7 @@ func TestExecutorChargedAgainWhenNotShared(t *testing.T) {
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("accepts = %d: the task launched without its executor's resources", len(r.drv.accepts))
 	}
-	r.offer("o3", 1, 1024) // with o2: 1.5 CPUs, task and executor
+	r.offer("o3", 1.5, 1024) // task and executor
 	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 2 || len(r.drv.accepts[1].launches) != 1 {
 		t.Fatalf("accepts = %+v, want the second launch once the executor fits", r.drv.accepts)
