@@ -15,9 +15,9 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
@@ -109,10 +109,10 @@ func drive(m *metrics.Metrics) {
 	} {
 		m.Launched(ev)
 		ev.At = t0.Add(10 * time.Millisecond)
-		m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_RUNNING",
+		m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_RUNNING",
 			Data: []byte(`{"launchTime":` + ts(4*time.Millisecond) + `,"forkTime":` + ts(5*time.Millisecond) + `,"startTime":` + ts(6*time.Millisecond) + `}`)})
 		state := map[string]string{"a": "TASK_FINISHED", "b": "TASK_FAILED"}[ev.TaskID]
-		m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: state,
+		m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: task.State(state),
 			Data: []byte(`{"startTime":` + ts(6*time.Millisecond) + `,"completeTime":` + ts(time.Second) + `}`)})
 	}
 }

@@ -22,7 +22,7 @@ type Driver interface {
 	// Reconcile asks for the latest state of the tasks (explicit), or of
 	// every task the engine knows of this framework (implicit: none
 	// named); answers come as status updates with reason
-	// REASON_RECONCILIATION.
+	// task.ReasonReconciliation.
 	Reconcile(ctx context.Context, tasks []TaskRef) error
 	// Shutdown ends one executor (an app's on one agent) and its tasks.
 	Shutdown(ctx context.Context, executorID, agentID string) error

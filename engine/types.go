@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Offer is a resource offer summarised for the launcher (a Mesos offer, or a Kubernetes node's free resources): scalar cpus and mem usable by the
@@ -37,17 +40,25 @@ type URI struct {
 type TaskLaunch struct {
 	TaskID, Name, AgentID string
 	CPUs, MemMB           float64
-	Data                  []byte
-	Executor              ExecutorSpec
-	KillGrace             time.Duration
+	// Task is what the executor needs to run the shard (job, app, sharding context). Each
+	// engine hands it over in its own way: the Mesos client encodes it (Task.Marshal) as
+	// TaskInfo.data; the Kubernetes engine reads it to build the pod and passes the same
+	// encoding in the pod's environment.
+	Task      jobs.TaskData
+	Executor  ExecutorSpec
+	KillGrace time.Duration
 }
 
-// Status is a task status update. State, Reason and Source are the Mesos enum names
-// ("TASK_RUNNING", "REASON_EXECUTOR_TERMINATED", "SOURCE_AGENT"); Reason and Source are "" when unset.
+// Status is a task status update in the scheduler's terms (package task): its State, and
+// the Reason and Source of the update ("" when the engine gives none). Each engine makes
+// them at its edge: the Mesos client from its protobuf enums, the Kubernetes engine from
+// the pod's status and the executor's reports.
 type Status struct {
 	TaskID, AgentID, ExecutorID string
-	State                       string
-	Message, Reason, Source     string
+	State                       task.State
+	Reason                      task.Reason
+	Source                      task.Source
+	Message                     string
 	Data                        []byte
 	Timestamp                   time.Time
 	Healthy                     *bool
@@ -87,11 +98,11 @@ type AsyncHandler interface {
 // framework message (State empty: a daemon run report in Data). The scheduler turns it
 // into a Status or a Message for its Handler.
 type ExecutorReport struct {
-	TaskID     string `json:"taskId"`
-	ExecutorID string `json:"executorId,omitempty"`
-	AgentID    string `json:"agentId,omitempty"` // the node
-	State      string `json:"state,omitempty"`
-	Message    string `json:"message,omitempty"`
+	TaskID     string     `json:"taskId"`
+	ExecutorID string     `json:"executorId,omitempty"`
+	AgentID    string     `json:"agentId,omitempty"` // the node
+	State      task.State `json:"state,omitempty"`
+	Message    string     `json:"message,omitempty"`
 	// Data is the status data (the executor's Report JSON) or the message.
 	Data []byte `json:"data,omitempty"`
 	// Stdout and Stderr are the tails of the task's output, sent with a terminal state: kept

@@ -17,6 +17,7 @@ import (
 	"github.com/ejcloud/elasticjob/executor/extract"
 	"github.com/ejcloud/elasticjob/executor/fetch"
 	"github.com/ejcloud/elasticjob/executor/process"
+	taskstate "github.com/ejcloud/elasticjob/task"
 )
 
 // PodSettings configure the executor in a Kubernetes pod (pod mode: no Mesos agent). The
@@ -131,7 +132,7 @@ func runPodTask(ctx context.Context, s PodSettings, p *Pipeline, rep *podReporte
 			if !forked.IsZero() {
 				r.ForkTime = &forked
 			}
-			rep.send(engine.ExecutorReport{State: "TASK_RUNNING", Data: r.marshal()})
+			rep.send(engine.ExecutorReport{State: taskstate.Running, Data: r.marshal()})
 		},
 		Message: func(data []byte) { rep.send(engine.ExecutorReport{Data: data}) },
 	})
@@ -144,7 +145,7 @@ func runPodTask(ctx context.Context, s PodSettings, p *Pipeline, rep *podReporte
 	if !started.IsZero() {
 		r.StartTime = &started
 	}
-	rep.send(engine.ExecutorReport{State: terminal[out.State].String(), Message: out.Message, Data: r.marshal(),
+	rep.send(engine.ExecutorReport{State: taskstate.State(terminal[out.State].String()), Message: out.Message, Data: r.marshal(),
 		Stdout: process.Tail(filepath.Join(dir, "stdout"), 0, tailBytes), Stderr: process.Tail(filepath.Join(dir, "stderr"), 0, tailBytes)})
 	rep.flush(finalReportWait)
 	return out

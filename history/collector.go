@@ -9,14 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ejcloud/elasticjob/namespace"
-	"github.com/ejcloud/elasticjob/task"
-
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history/view"
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Registry is what the collector reads from the registry
@@ -75,17 +74,13 @@ func NewCollector(s *Store, reg Registry, log *slog.Logger) *Collector {
 	return &Collector{store: s, reg: reg, log: log, pending: map[minuteOf]counts{}}
 }
 
-// IsSuccess and IsFailure classify terminal Mesos states as the original's
-// statistics did: a killed task is neither.
-func IsSuccess(state string) bool { return state == "TASK_FINISHED" }
-
-func IsFailure(state string) bool {
-	return state != "TASK_KILLED" && !IsSuccess(state) && scheduler.IsTerminal(state)
-}
+// outcomeOf classifies a terminal state as the original's statistics did: FINISHED is a
+// success, a failure state a failure, and a killed task neither.
+func outcomeOf(s task.State) (success, failure bool) { return s == task.Finished, s.Failure() }
 
 // StatusChanged counts a finished or failed task in the current minute.
-func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st mesos.Status) {
-	ok, failed := IsSuccess(st.State), IsFailure(st.State)
+func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st engine.Status) {
+	ok, failed := outcomeOf(st.State)
 	if !ok && !failed {
 		return
 	}

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -83,7 +83,7 @@ func (l *leader) stop() {
 
 func (l *leader) status(states ...string) {
 	for _, s := range states {
-		l.c.StatusChanged(scheduler.TaskEvent{}, mesos.Status{State: s})
+		l.c.StatusChanged(scheduler.TaskEvent{}, engine.Status{State: task.State(s)})
 	}
 }
 
@@ -273,13 +273,14 @@ func TestCollectorDays(t *testing.T) {
 	})
 }
 
-func TestIsSuccessIsFailure(t *testing.T) {
+func TestOutcomeOf(t *testing.T) {
 	for state, want := range map[string][2]bool{
 		"TASK_FINISHED": {true, false}, "TASK_FAILED": {false, true}, "TASK_LOST": {false, true}, "TASK_ERROR": {false, true},
 		"TASK_DROPPED": {false, true}, "TASK_GONE": {false, true}, "TASK_GONE_BY_OPERATOR": {false, true}, "TASK_UNKNOWN": {false, true},
 		"TASK_KILLED": {false, false}, "TASK_RUNNING": {false, false}, "TASK_STAGING": {false, false}, "TASK_UNREACHABLE": {false, false},
 	} {
-		if got := [2]bool{IsSuccess(state), IsFailure(state)}; got != want {
+		if ok, failed := outcomeOf(task.State(state)); [2]bool{ok, failed} != want {
+			got := [2]bool{ok, failed}
 			t.Errorf("%s: success/failure %v, want %v", state, got, want)
 		}
 	}

@@ -48,11 +48,16 @@ func UnmarshalTaskData(b []byte) (TaskData, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return d, fmt.Errorf("jobs: task data is not valid JSON: %w", err)
 	}
+	return d, d.Check()
+}
+
+// Check reports a payload an executor could not run: another version, or no job or app.
+func (d TaskData) Check() error {
 	if d.Version != TaskDataVersion {
-		return d, fmt.Errorf("jobs: task data version %d, this executor understands %d", d.Version, TaskDataVersion)
+		return fmt.Errorf("jobs: task data version %d, this executor understands %d", d.Version, TaskDataVersion)
 	}
 	if d.ShardingContext.JobName == "" || d.App.AppName == "" {
-		return d, fmt.Errorf("jobs: task data lacks the job or app")
+		return fmt.Errorf("jobs: task data lacks the job or app")
 	}
-	return d, nil
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // Binding modes (Config.Binding, kube_binding).
@@ -75,7 +77,7 @@ func unschedulable(p *corev1.Pod) (phaseStatus, bool) {
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return phaseStatus{state: stateDropped, source: sourceMaster, reason: reasonRejected,
+			return phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonInvalidOffers,
 				message: fmt.Sprintf("kube-scheduler cannot bind the pod to node %s (%s); back to the queue", node, oneLine(c.Message))}, true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // TestBindingKubeScheduler: in kube-scheduler mode the pod has no nodeName and is pinned to
@@ -52,7 +53,7 @@ func TestBindingKubeScheduler(t *testing.T) {
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 		Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."}}
 	st, ok := statusOfPod(p, 64)
-	if !ok || st.state != stateDropped || st.message != "kube-scheduler cannot bind the pod to node n1 (0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.); back to the queue" {
+	if !ok || st.state != tstate.Dropped || st.message != "kube-scheduler cannot bind the pod to node n1 (0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.); back to the queue" {
 		t.Errorf("unschedulable: %v %+v", ok, st)
 	}
 }

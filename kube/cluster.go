@@ -57,7 +57,7 @@ func NewCluster(cfg Config, reg *registry.Registry) (*Cluster, error) {
 // by their framework label); every task has a pod of its own (no executor sharing); logs,
 // sandboxes (pods), the nodes and their capacity can be read.
 func (c *Cluster) Capabilities() engine.Capabilities {
-	return engine.Capabilities{Checkpointing: true, ExecutorSharing: false, Logs: true, Sandboxes: true,
+	return engine.Capabilities{Checkpointing: true, ExecutorSharing: engine.SharesExecutors((*Engine)(nil)), Logs: true, Sandboxes: true,
 		ClusterView: true, Capacity: true}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // ErrUnknownOffer is returned by Accept for an offer that is not outstanding (rescinded,
@@ -26,8 +27,8 @@ const createWorkers = 8
 // Accept creates the launches' pods bound to the offers' node. Each pod asks for its shard's
 // resources plus its share of its app executor's: the launches of one app in one Accept
 // split the executor's cpus and memory equally (the scheduler charges an app's executor
-// once per node and launch round; on Kubernetes every pod runs an executor of its own, so
-// the scheduler is told at once that the executor is gone and charges it again next round).
+// once per node and launch round; on Kubernetes every pod runs an executor of its own, which
+// the engine declares with SharesExecutors, so the scheduler charges it again next round).
 func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
 	pods, errs, err := e.prepare(offerIDs, launches, refuse)
 	if err != nil {
@@ -81,14 +82,13 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	pods := make([]*corev1.Pod, 0, len(launches))
 	errs := make([]error, len(launches))
 	for i, l := range launches {
-		td, err := jobs.UnmarshalTaskData(l.Data)
-		if err != nil {
+		if err := l.Task.Check(); err != nil {
 			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
-		td = e.rewriteAppURL(td)
+		l.Task = e.rewriteAppURL(l.Task)
 		n := float64(count[l.Executor.ID])
 		kns, nsErr := e.launchNamespace(l.TaskID)
-		p, err := e.buildPod(podSpec{launch: l, td: td, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
+		p, err := e.buildPod(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
 			token: e.cfg.TaskToken(l.TaskID), ns: kns})
 		errs[i] = cmp.Or(nsErr, err)
 		pods = append(pods, p)
@@ -98,11 +98,12 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p), ns: p.Namespace, share: parseShare(p.Annotations[AnnotationShare]),
 			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
 	}
-	for id := range count {
-		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.Failure(ctx, node, id, nil) })
-	}
 	return pods, errs, nil
 }
+
+// SharesExecutors is false: every task's pod runs an executor of its own, sized into the
+// pod, that ends with the task (engine.ExecutorSharing).
+func (e *Engine) SharesExecutors() bool { return false }
 
 // created settles the creations: a pod the API server refused is dropped (the scheduler
 // queues its task again as never started); if it refused every one, Accept fails.
@@ -125,7 +126,7 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 		if errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
 			msg = oneLine(err.Error())
 		}
-		t.dropped = &phaseStatus{state: stateDropped, source: sourceMaster, reason: reasonRejected, message: msg}
+		t.dropped = &phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonInvalidOffers, message: msg}
 		t.dirty = true
 	}
 	if failed == len(errs) && failed > 0 {
@@ -188,7 +189,7 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 	if apierrors.IsNotFound(err) {
 		e.mu.Lock()
 		if t == nil && !e.finished.Has(taskID) {
-			st := engine.Status{TaskID: taskID, State: stateKilled, Source: sourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
+			st := engine.Status{TaskID: taskID, State: tstate.Killed, Source: tstate.SourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
 			e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
 		}
 		e.mu.Unlock()
@@ -247,10 +248,10 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 
 // answer is a reconciliation answer for one task. Called with e.mu held.
 func (e *Engine) answer(id string, t *task) engine.Status {
-	st := engine.Status{TaskID: id, Reason: reasonReconciliation, Source: sourceMaster, Timestamp: e.clock.Now()}
+	st := engine.Status{TaskID: id, Reason: tstate.ReasonReconciliation, Source: tstate.SourceMaster, Timestamp: e.clock.Now()}
 	switch {
 	case t == nil:
-		st.State = stateLost
+		st.State = tstate.Lost
 		st.Message = "no pod of this task in Kubernetes namespace " + e.taskNamespace(id, nil) + ": it was deleted, or never created"
 		if tid, err := jobs.ParseTaskID(id); err == nil {
 			st.AgentID = tid.AgentID
@@ -259,8 +260,8 @@ func (e *Engine) answer(id string, t *task) engine.Status {
 	case t.sent != "":
 		st.State = t.sent
 	default:
-		st.State = stateStaging
-		if d, ok := e.derive(t); ok && !terminal(d.State) {
+		st.State = tstate.Staging
+		if d, ok := e.derive(t); ok && !d.State.Terminal() {
 			st.State = d.State
 		}
 	}

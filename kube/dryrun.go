@@ -37,7 +37,7 @@ func (e *Engine) DryRunPodIn(ctx context.Context, ns string, a app.Config, j *jo
 	id := "dry-run-" + randomHex(6)
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, Job: job, App: a,
 		ShardingContext: jobs.ShardingContext{JobName: job.JobName, TaskID: id, ShardingTotalCount: job.ShardingTotalCount}}
-	l := engine.TaskLaunch{TaskID: id, CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: td.Marshal(),
+	l := engine.TaskLaunch{TaskID: id, CPUs: job.CPUCount, MemMB: job.MemoryMB, Task: td,
 		Executor: engine.ExecutorSpec{ID: id, CPUs: a.CPUCount, MemMB: a.MemoryMB}}
 	// No node: the pod is not placed; and no real report token in a request that may be
 	// echoed back in an error.
@@ -45,7 +45,7 @@ func (e *Engine) DryRunPodIn(ctx context.Context, ns string, a app.Config, j *jo
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrPodTemplate, err)
 	}
-	p, err := e.buildPod(podSpec{launch: l, td: td, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns})
+	p, err := e.buildPod(podSpec{launch: l, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns})
 	if err != nil {
 		return err
 	}

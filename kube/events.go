@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // The kubelet says by Warning events what a pod's status does not (a volume it cannot mount,
@@ -54,7 +56,7 @@ func (e *Engine) onEvent(obj any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.taskOfPod(ev.Namespace, ev.InvolvedObject.Name)
-	if t == nil || t.committed || t.running != nil || rank(t.sent) >= rank(stateRunning) {
+	if t == nil || t.committed || t.running != nil || rank(t.sent) >= rank(tstate.Running) {
 		return // not ours, or its pod ran: what the executor and the pod's phase say stands
 	}
 	if t.obj != nil && ev.InvolvedObject.UID != "" && ev.InvolvedObject.UID != t.obj.UID {
@@ -148,12 +150,12 @@ func imageStatus(image, node, reason, msg string) phaseStatus {
 	default:
 		s = fmt.Sprintf("image %s cannot be pulled onto node %s (%s): %s", image, node, reason, msg)
 	}
-	return phaseStatus{state: stateError, source: sourceAgent, reason: reasonImage, message: s}
+	return phaseStatus{state: tstate.Error, source: tstate.SourceAgent, reason: tstate.ReasonContainerLaunchFailed, message: s}
 }
 
 // rejected is a task's end when the kubelet refused its pod at admission (OutOfcpu, …).
 func rejected(node, reason, msg string) phaseStatus {
-	return phaseStatus{state: stateDropped, source: sourceAgent, reason: reasonRejected,
+	return phaseStatus{state: tstate.Dropped, source: tstate.SourceAgent, reason: tstate.ReasonInvalidOffers,
 		message: fmt.Sprintf("the kubelet of node %s refused the pod (%s: %s): another pod took the room meanwhile; back to the queue",
 			node, reason, msg)}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // launchOne prepares one task's pod on n1 (as Accept does) and shows it to the engine as
@@ -32,7 +33,7 @@ func launchOne(t *testing.T, e *Engine, job, image string) (string, *corev1.Pod)
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: job, TaskID: tid, ShardingTotalCount: 1},
 		Job: jobs.Config{JobName: job, JobExecutionType: jobs.Transient, ShardingTotalCount: 1, TimeoutSeconds: 60},
 		App: app.Config{AppName: "a", ContainerImage: image}}
-	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Data: td.Marshal(),
+	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Task: td,
 		Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1"), CPUs: 0.1, MemMB: 32}}
 	pods, _, err := e.prepare([]string{offers[0].ID}, []engine.TaskLaunch{l}, -1)
 	if err != nil {
@@ -99,7 +100,7 @@ func TestEventsWaitReasons(t *testing.T) {
 	e.onEvent(mount)
 	var sink statusSink
 	st := sink.only(t, updates(e))
-	if st.State != stateStaging || !strings.Contains(st.Message, `waiting: its pod waits on node n1: FailedMount: MountVolume.SetUp failed for volume "cfg"`) {
+	if st.State != tstate.Staging || !strings.Contains(st.Message, `waiting: its pod waits on node n1: FailedMount: MountVolume.SetUp failed for volume "cfg"`) {
 		t.Errorf("wait note %+v", st)
 	}
 	mount.Count = 2
@@ -124,7 +125,7 @@ func TestEventsWaitReasons(t *testing.T) {
 	p.Status.Phase, p.Status.Reason = corev1.PodFailed, "DeadlineExceeded"
 	e.onPod(p)
 	st = sink.only(t, updates(e))
-	if st.State != stateFailed || !strings.Contains(st.Message, "timed out") || !strings.Contains(st.Message, "before, its pod waits on node n1: FailedMount") {
+	if st.State != tstate.Failed || !strings.Contains(st.Message, "timed out") || !strings.Contains(st.Message, "before, its pod waits on node n1: FailedMount") {
 		t.Errorf("end of a task whose pod never ran %+v: want the wait reason in the cause", st)
 	}
 
@@ -153,7 +154,7 @@ func TestEventsCauses(t *testing.T) {
 	e.onEvent(warning(p, "task", "ErrImageNeverPull", `Container image "registry.example/app:1" is not present with pull policy of Never`))
 	st := sink.only(t, updates(e))
 	want := "image registry.example/app:1 is not on node n1 and imagePullPolicy is Never"
-	if st.State != stateError || !strings.HasPrefix(st.Message, want) {
+	if st.State != tstate.Error || !strings.HasPrefix(st.Message, want) {
 		t.Errorf("ErrImageNeverPull event: %+v, want TASK_ERROR %q", st, want)
 	}
 	byStatus, _ := statusOfPod(pod(corev1.PodPending, "", corev1.ContainerStatus{Name: containerName, Image: "registry.example/app:1",
@@ -171,7 +172,7 @@ func TestEventsCauses(t *testing.T) {
 	_, p = launchOne(t, e, "pull", "")
 	updates(e)
 	e.onEvent(warning(p, "task", "Failed", `Failed to pull image "img": rpc error: not found`))
-	if st := sink.only(t, updates(e)); st.State != stateError || !strings.Contains(st.Message, "image img cannot be pulled onto node n1 (ErrImagePull)") {
+	if st := sink.only(t, updates(e)); st.State != tstate.Error || !strings.Contains(st.Message, "image img cannot be pulled onto node n1 (ErrImagePull)") {
 		t.Errorf("pull failure: %+v", st)
 	}
 
@@ -180,7 +181,7 @@ func TestEventsCauses(t *testing.T) {
 	e.onEvent(warning(p, "", "OutOfcpu", "Node didn't have enough resource: cpu, requested: 200, used: 7900, capacity: 8000"))
 	st = sink.only(t, updates(e))
 	byStatus = failedPod(pod(corev1.PodFailed, "OutOfcpu"), 64)
-	if st.State != stateDropped || st.Source != sourceAgent || st.Reason != reasonRejected || !strings.Contains(st.Message, "back to the queue") ||
+	if st.State != tstate.Dropped || st.Source != tstate.SourceAgent || st.Reason != tstate.ReasonInvalidOffers || !strings.Contains(st.Message, "back to the queue") ||
 		byStatus.state != st.State || byStatus.reason != st.Reason {
 		t.Errorf("OutOfcpu event %+v; the pod's status says %+v", st, byStatus)
 	}
@@ -207,7 +208,7 @@ func TestEngineFollowsEvents(t *testing.T) {
 	tid := jobs.NewTaskID("j", 0, jobs.KindReady, "n1").String()
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: "j", TaskID: tid, ShardingTotalCount: 1},
 		Job: jobs.Config{JobName: "j", JobExecutionType: jobs.Transient, ShardingTotalCount: 1}, App: app.Config{AppName: "a"}}
-	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Data: td.Marshal(), Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1")}}
+	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Task: td, Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", "n1")}}
 	if err := e.Accept(ctx, []string{offers[0].ID}, []engine.TaskLaunch{l}, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestEngineFollowsEvents(t *testing.T) {
 	for {
 		select {
 		case st := <-h.updates:
-			if st.TaskID == tid && st.State == stateStaging && strings.Contains(st.Message, "FailedCreatePodSandBox: failed to set up") {
+			if st.TaskID == tid && st.State == tstate.Staging && strings.Contains(st.Message, "FailedCreatePodSandBox: failed to set up") {
 				return
 			}
 		case <-time.After(time.Minute):

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/ejcloud/elasticjob/engine"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // Agents lists the usable nodes with their allocatable resources (what an execution that can
@@ -63,11 +64,11 @@ func (e *Engine) Nodes() []NodeView {
 		v := NodeView{Name: n.name, Usable: n.usable, Why: n.why, AllocatableCPUs: n.allocatable.cpus, AllocatableMem: n.allocatable.mem,
 			FreeCPUs: free.cpus, FreeMem: free.mem, Pods: []PodView{}}
 		for _, t := range byNode[n.name] {
-			pv := PodView{Name: t.pod, TaskID: t.id, State: t.sent, Phase: "Creating"}
+			pv := PodView{Name: t.pod, TaskID: t.id, State: string(t.sent), Phase: "Creating"}
 			if t.obj != nil {
 				pv.Phase = string(t.obj.Status.Phase)
 			}
-			if rank(t.sent) < rank(stateRunning) && t.running == nil {
+			if rank(t.sent) < rank(tstate.Running) && t.running == nil {
 				pv.Waiting = t.waiting
 			}
 			v.Pods = append(v.Pods, pv)

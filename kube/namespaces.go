@@ -90,7 +90,7 @@ func (e *Engine) missing(kns string) string {
 	}
 	if !ok {
 		return fmt.Sprintf("its Kubernetes namespace %s does not exist: create it (kubectl create namespace %s) and bind the "+
-			"scheduler's task Role there (deploy/kubernetes/rbac.yaml); the scheduler creates no namespaces", kns, kns)
+			"scheduler's task Role there (deploy/kubernetes/base/rbac.yaml); the scheduler creates no namespaces", kns, kns)
 	}
 	if n, _ := obj.(*corev1.Namespace); n != nil && n.Status.Phase == corev1.NamespaceTerminating {
 		return fmt.Sprintf("its Kubernetes namespace %s is being deleted", kns)

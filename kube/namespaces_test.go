@@ -18,6 +18,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 func kubeNS(name string) *corev1.Namespace {
@@ -54,7 +55,7 @@ func launchIn(ns, job, node string) engine.TaskLaunch {
 	tid := jobs.NewTaskID(key, 0, jobs.KindReady, node).String()
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: job, Namespace: ns, TaskID: tid, ShardingTotalCount: 1},
 		Job: jobs.Config{JobName: key, JobExecutionType: jobs.Transient, ShardingTotalCount: 1}, App: app.Config{AppName: namespace.Key(ns, "a"), CPUCount: 0.1, MemoryMB: 16}}
-	return engine.TaskLaunch{TaskID: tid, AgentID: node, CPUs: 0.5, MemMB: 64, Data: td.Marshal(),
+	return engine.TaskLaunch{TaskID: tid, AgentID: node, CPUs: 0.5, MemMB: 64, Task: td,
 		Executor: engine.ExecutorSpec{ID: jobs.ExecutorID(namespace.Key(ns, "a"), node), CPUs: 0.1, MemMB: 16}}
 }
 
@@ -93,7 +94,7 @@ func TestPodsRunInTheirNamespacesKubernetesNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []string{"jobs", "ej-pay", "ej-search"} {
-		td, _ := jobs.UnmarshalTaskData(ls[i].Data)
+		td := ls[i].Task
 		if _, err := cs.CoreV1().Pods(want).Get(ctx, podName(td.Job.JobName, 0, ls[i].TaskID), metav1.GetOptions{}); err != nil {
 			t.Errorf("the pod of %s is not in %s: %v", ls[i].TaskID, want, err)
 		}
@@ -101,7 +102,7 @@ func TestPodsRunInTheirNamespacesKubernetesNamespace(t *testing.T) {
 	// ej-team does not exist: the launch is dropped with the reason, never created.
 	for st := range h.updates {
 		if st.TaskID == ls[3].TaskID {
-			if st.State != stateDropped || !strings.Contains(st.Message, "Kubernetes namespace ej-team does not exist") {
+			if st.State != tstate.Dropped || !strings.Contains(st.Message, "Kubernetes namespace ej-team does not exist") {
 				t.Errorf("launch into a missing namespace: %+v", st)
 			}
 			break
@@ -132,7 +133,7 @@ func TestPodsRunInTheirNamespacesKubernetesNamespace(t *testing.T) {
 	if err := e.Kill(ctx, ls[1].TaskID, ""); err != nil {
 		t.Fatal(err)
 	}
-	td, _ := jobs.UnmarshalTaskData(ls[1].Data)
+	td := ls[1].Task
 	waitFor(t, "the killed pay pod deleted from ej-pay", func() bool {
 		_, err := cs.CoreV1().Pods("ej-pay").Get(ctx, podName(td.Job.JobName, 0, ls[1].TaskID), metav1.GetOptions{})
 		return err != nil

@@ -60,8 +60,7 @@ const (
 
 // podSpec is what one task's pod is built from.
 type podSpec struct {
-	launch engine.TaskLaunch
-	td     jobs.TaskData
+	launch engine.TaskLaunch // its Task already rewritten (Config.RewriteAppURL)
 	node   string
 	// share is the task's part of its app executor's resources (see share in driver.go).
 	shareCPUs, shareMem float64
@@ -73,11 +72,12 @@ type podSpec struct {
 // shard's resources plus its share of the app executor's, labels and annotations naming
 // app, job, shard and task, activeDeadlineSeconds from the job's timeout.
 func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
-	l, td := ps.launch, ps.td
+	l, td := ps.launch, ps.launch.Task
 	tmpl, tmplErr := MergePodTemplates(td.App.PodTemplate, td.Job.PodTemplate)
-	// The pod's task data leaves the templates out: they are the pod itself.
+	// The pod's task data leaves the templates out: they are the pod itself. It is encoded
+	// as the Mesos client encodes TaskInfo.data, so the executor reads one format.
 	td.App.PodTemplate, td.Job.PodTemplate = nil, nil
-	l.Data = td.Marshal()
+	data := td.Marshal()
 	cpus, mem := l.CPUs+ps.shareCPUs, l.MemMB+ps.shareMem
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:    cpuQuantity(cpus),
@@ -85,7 +85,7 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 	}
 	env := []corev1.EnvVar{
 		{Name: EnvTaskID, Value: l.TaskID},
-		{Name: EnvTaskData, Value: string(l.Data)},
+		{Name: EnvTaskData, Value: string(data)},
 		{Name: EnvReportURLs, Value: strings.Join(e.cfg.SchedulerURLs, ",")},
 		{Name: EnvToken, Value: ps.token},
 		{Name: EnvExecutorID, Value: l.Executor.ID},

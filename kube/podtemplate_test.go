@@ -40,9 +40,9 @@ func testPod(t *testing.T, e *Engine, a app.Config, j jobs.Config) (*corev1.Pod,
 	t.Helper()
 	tid := jobs.NewTaskID(j.JobName, 0, jobs.KindReady, "n1").String()
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: j.JobName, TaskID: tid, ShardingTotalCount: 1}, Job: j, App: a}
-	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.5, MemMB: 64, Data: td.Marshal(),
+	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.5, MemMB: 64, Task: td,
 		Executor: engine.ExecutorSpec{ID: jobs.ExecutorID(a.AppName, "n1"), CPUs: 0.1, MemMB: 32}}
-	return e.buildPod(podSpec{launch: l, td: td, node: "n1", shareCPUs: 0.1, shareMem: 32, token: "tok"})
+	return e.buildPod(podSpec{launch: l, node: "n1", shareCPUs: 0.1, shareMem: 32, token: "tok"})
 }
 
 func envOf(c corev1.Container) map[string]corev1.EnvVar {
@@ -208,7 +208,7 @@ func TestPrepareDropsABadTemplate(t *testing.T) {
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: "j", TaskID: tid, ShardingTotalCount: 1},
 		Job: jobs.Config{JobName: "j", JobExecutionType: jobs.Transient, ShardingTotalCount: 1, PodTemplate: app.PodTemplate(`{"spec":{"nodeSelector":{"pool":"x"}}}`)},
 		App: app.Config{AppName: "a"}}
-	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Data: td.Marshal(), Executor: engine.ExecutorSpec{ID: "e", CPUs: 0.1, MemMB: 32}}
+	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.1, MemMB: 32, Task: td, Executor: engine.ExecutorSpec{ID: "e", CPUs: 0.1, MemMB: 32}}
 	err := e.Accept(context.Background(), []string{off.ID}, []engine.TaskLaunch{l}, -1)
 	if err == nil || !strings.Contains(err.Error(), `podTemplate.spec.nodeSelector["pool"]`) {
 		t.Fatalf("accept: %v", err)

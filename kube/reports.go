@@ -7,6 +7,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // ErrBadReport is returned for a report that names no task or an unknown state.
@@ -21,7 +22,7 @@ func (e *Engine) Report(_ context.Context, r engine.ExecutorReport) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadReport, err)
 	}
-	if r.State != "" && r.State != stateRunning && r.State != "TASK_STARTING" && !terminal(r.State) {
+	if r.State != "" && r.State != tstate.Running && r.State != tstate.Starting && !r.State.Terminal() {
 		return fmt.Errorf("%w: state %q", ErrBadReport, r.State)
 	}
 	e.mu.Lock()
@@ -45,11 +46,11 @@ func (e *Engine) Report(_ context.Context, r engine.ExecutorReport) error {
 	}
 	rep := r
 	switch {
-	case terminal(r.State):
+	case r.State.Terminal():
 		if t.final == nil {
 			t.final = &rep
 		}
-	case r.State == stateRunning && t.running == nil:
+	case r.State == tstate.Running && t.running == nil:
 		t.running = &rep
 	}
 	t.dirty = true

@@ -5,41 +5,17 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-)
 
-// Task states and the reasons and sources sent with them (the Mesos names the scheduler
-// knows: scheduler/status.go).
-const (
-	stateStaging  = "TASK_STAGING"
-	stateRunning  = "TASK_RUNNING"
-	stateFinished = "TASK_FINISHED"
-	stateFailed   = "TASK_FAILED"
-	stateKilled   = "TASK_KILLED"
-	stateLost     = "TASK_LOST"
-	stateError    = "TASK_ERROR"
-	stateDropped  = "TASK_DROPPED"
-	stateGone     = "TASK_GONE"
-
-	sourceExecutor = "SOURCE_EXECUTOR"
-	sourceAgent    = "SOURCE_AGENT" // the kubelet
-	sourceMaster   = "SOURCE_MASTER"
-
-	reasonReconciliation = "REASON_RECONCILIATION"
-	// A pod the kubelet refused (OutOfcpu, …): TASK_DROPPED from SOURCE_AGENT while the task
-	// is still STAGING is what the scheduler queues again at once as never started.
-	reasonRejected = "REASON_INVALID_OFFERS"
-	reasonOOM      = "REASON_CONTAINER_LIMITATION_MEMORY"
-	reasonEvicted  = "REASON_CONTAINER_PREEMPTED"
-	reasonNodeLost = "REASON_AGENT_REMOVED"
-	reasonDeleted  = "REASON_TASK_KILLED_DURING_LAUNCH"
-	reasonImage    = "REASON_CONTAINER_LAUNCH_FAILED"
-	reasonDeadline = "REASON_MAX_COMPLETION_TIME_REACHED"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // phaseStatus is what a pod's status says of its task when the executor has not said it
 // itself: the fallback. ok is false while the pod says nothing new (Pending, no problem).
 type phaseStatus struct {
-	state, message, reason, source string
+	state   tstate.State
+	reason  tstate.Reason
+	source  tstate.Source
+	message string
 }
 
 // rejections are the kubelet's admission failures of a pod that did not fit the node any
@@ -61,9 +37,9 @@ var startProblems = map[string]bool{"CreateContainerConfigError": true, "CreateC
 func statusOfPod(p *corev1.Pod, memMB int64) (phaseStatus, bool) {
 	switch p.Status.Phase {
 	case corev1.PodRunning:
-		return phaseStatus{state: stateRunning, source: sourceAgent}, true
+		return phaseStatus{state: tstate.Running, source: tstate.SourceAgent}, true
 	case corev1.PodSucceeded:
-		return phaseStatus{state: stateFinished, source: sourceAgent, message: "the pod succeeded"}, true
+		return phaseStatus{state: tstate.Finished, source: tstate.SourceAgent, message: "the pod succeeded"}, true
 	case corev1.PodFailed:
 		return failedPod(p, memMB), true
 	}
@@ -77,7 +53,7 @@ func statusOfPod(p *corev1.Pod, memMB int64) (phaseStatus, bool) {
 		case imageProblems[w.Reason]:
 			return imageStatus(cs.Image, p.Spec.NodeName, w.Reason, oneLine(w.Message)), true
 		case startProblems[w.Reason]:
-			return phaseStatus{state: stateError, source: sourceAgent, reason: reasonImage,
+			return phaseStatus{state: tstate.Error, source: tstate.SourceAgent, reason: tstate.ReasonContainerLaunchFailed,
 				message: fmt.Sprintf("container %s cannot start (%s): %s", cs.Name, w.Reason, oneLine(w.Message))}, true
 		}
 	}
@@ -90,14 +66,14 @@ func failedPod(p *corev1.Pod, memMB int64) phaseStatus {
 	case rejections[st.Reason]:
 		return rejected(p.Spec.NodeName, st.Reason, oneLine(st.Message))
 	case st.Reason == "Evicted":
-		return phaseStatus{state: stateLost, source: sourceAgent, reason: reasonEvicted,
+		return phaseStatus{state: tstate.Lost, source: tstate.SourceAgent, reason: tstate.ReasonPreempted,
 			message: "the pod was evicted from node " + p.Spec.NodeName + ": " + oneLine(st.Message)}
 	case st.Reason == "DeadlineExceeded":
 		d := int64(0)
 		if p.Spec.ActiveDeadlineSeconds != nil {
 			d = *p.Spec.ActiveDeadlineSeconds
 		}
-		return phaseStatus{state: stateFailed, source: sourceAgent, reason: reasonDeadline,
+		return phaseStatus{state: tstate.Failed, source: tstate.SourceAgent, reason: tstate.ReasonMaxCompletionTime,
 			message: fmt.Sprintf("timed out: the pod ran past its activeDeadlineSeconds (%d s)", d)}
 	}
 	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
@@ -108,11 +84,11 @@ func failedPod(p *corev1.Pod, memMB int64) phaseStatus {
 		if t.StartedAt.IsZero() && p.Status.StartTime != nil && t.Reason == "ContainerStatusUnknown" {
 			// The kubelet lost the container before it ran (a pod ended while its container
 			// was being created): the task never started, so it goes back to the queue.
-			return phaseStatus{state: stateDropped, source: sourceAgent, reason: reasonRejected,
+			return phaseStatus{state: tstate.Dropped, source: tstate.SourceAgent, reason: tstate.ReasonInvalidOffers,
 				message: fmt.Sprintf("container %s never started on node %s (%s: %s); back to the queue", cs.Name, p.Spec.NodeName, t.Reason, oneLine(t.Message))}
 		}
 		if t.Reason == "OOMKilled" {
-			return phaseStatus{state: stateFailed, source: sourceAgent, reason: reasonOOM,
+			return phaseStatus{state: tstate.Failed, source: tstate.SourceAgent, reason: tstate.ReasonMemoryLimit,
 				message: fmt.Sprintf("memory limit of %d MB exceeded (container %s OOMKilled, exit code %d)", memMB, cs.Name, t.ExitCode)}
 		}
 		msg := fmt.Sprintf("container %s exited with code %d", cs.Name, t.ExitCode)
@@ -122,13 +98,13 @@ func failedPod(p *corev1.Pod, memMB int64) phaseStatus {
 		if m := oneLine(t.Message); m != "" {
 			msg += ": " + m
 		}
-		return phaseStatus{state: stateFailed, source: sourceAgent, message: msg}
+		return phaseStatus{state: tstate.Failed, source: tstate.SourceAgent, message: msg}
 	}
 	msg := "the pod failed"
 	if st.Reason != "" || st.Message != "" {
 		msg += " (" + st.Reason + "): " + oneLine(st.Message)
 	}
-	return phaseStatus{state: stateFailed, source: sourceAgent, message: msg}
+	return phaseStatus{state: tstate.Failed, source: tstate.SourceAgent, message: msg}
 }
 
 // oneLine trims a message to one line of at most 300 bytes.
@@ -140,27 +116,18 @@ func oneLine(s string) string {
 	return s
 }
 
-// terminal reports whether a state ends a task.
-func terminal(state string) bool {
-	switch state {
-	case stateFinished, stateFailed, stateKilled, stateLost, stateError, stateDropped, stateGone:
-		return true
-	}
-	return false
-}
-
 // rank orders states so that a task's updates only move forward.
-func rank(state string) int {
+func rank(state tstate.State) int {
 	switch {
 	case state == "":
 		return 0
-	case state == stateStaging:
+	case state == tstate.Staging:
 		return 1
-	case state == "TASK_STARTING":
+	case state == tstate.Starting:
 		return 2
-	case state == stateRunning:
+	case state == tstate.Running:
 		return 3
-	case terminal(state):
+	case state.Terminal():
 		return 4
 	}
 	return 0

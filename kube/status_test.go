@@ -15,7 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
-	taskstate "github.com/ejcloud/elasticjob/task"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 func pod(phase corev1.PodPhase, reason string, cs ...corev1.ContainerStatus) *corev1.Pod {
@@ -38,24 +38,25 @@ func waiting(reason string) corev1.ContainerStatus {
 
 func TestStatusOfPod(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		pod           *corev1.Pod
-		ok            bool
-		state, source string
-		message       string
+		name    string
+		pod     *corev1.Pod
+		ok      bool
+		state   tstate.State
+		source  tstate.Source
+		message string
 	}{
 		{"pending", pod(corev1.PodPending, ""), false, "", "", ""},
-		{"running", pod(corev1.PodRunning, ""), true, stateRunning, sourceAgent, ""},
-		{"succeeded", pod(corev1.PodSucceeded, ""), true, stateFinished, sourceAgent, "succeeded"},
-		{"exit code", pod(corev1.PodFailed, "", terminated("Error", 3, true)), true, stateFailed, sourceAgent, "exited with code 3"},
-		{"oom", pod(corev1.PodFailed, "", terminated("OOMKilled", 137, true)), true, stateFailed, sourceAgent, "memory limit of 96 MB exceeded"},
-		{"deadline", pod(corev1.PodFailed, "DeadlineExceeded"), true, stateFailed, sourceAgent, "timed out"},
-		{"evicted", pod(corev1.PodFailed, "Evicted"), true, stateLost, sourceAgent, "evicted"},
-		{"out of cpu", pod(corev1.PodFailed, "OutOfcpu"), true, stateDropped, sourceAgent, "back to the queue"},
-		{"out of memory", pod(corev1.PodFailed, "OutOfmemory"), true, stateDropped, sourceAgent, "back to the queue"},
-		{"never started", pod(corev1.PodFailed, "", terminated("ContainerStatusUnknown", 137, false)), true, stateDropped, sourceAgent, "never started"},
-		{"image never pulled", pod(corev1.PodPending, "", waiting("ErrImageNeverPull")), true, stateError, sourceAgent, "image registry.example/app:1 is not on node n1 and imagePullPolicy is Never"},
-		{"image pull back-off", pod(corev1.PodPending, "", waiting("ImagePullBackOff")), true, stateError, sourceAgent, "cannot be pulled"},
+		{"running", pod(corev1.PodRunning, ""), true, tstate.Running, tstate.SourceAgent, ""},
+		{"succeeded", pod(corev1.PodSucceeded, ""), true, tstate.Finished, tstate.SourceAgent, "succeeded"},
+		{"exit code", pod(corev1.PodFailed, "", terminated("Error", 3, true)), true, tstate.Failed, tstate.SourceAgent, "exited with code 3"},
+		{"oom", pod(corev1.PodFailed, "", terminated("OOMKilled", 137, true)), true, tstate.Failed, tstate.SourceAgent, "memory limit of 96 MB exceeded"},
+		{"deadline", pod(corev1.PodFailed, "DeadlineExceeded"), true, tstate.Failed, tstate.SourceAgent, "timed out"},
+		{"evicted", pod(corev1.PodFailed, "Evicted"), true, tstate.Lost, tstate.SourceAgent, "evicted"},
+		{"out of cpu", pod(corev1.PodFailed, "OutOfcpu"), true, tstate.Dropped, tstate.SourceAgent, "back to the queue"},
+		{"out of memory", pod(corev1.PodFailed, "OutOfmemory"), true, tstate.Dropped, tstate.SourceAgent, "back to the queue"},
+		{"never started", pod(corev1.PodFailed, "", terminated("ContainerStatusUnknown", 137, false)), true, tstate.Dropped, tstate.SourceAgent, "never started"},
+		{"image never pulled", pod(corev1.PodPending, "", waiting("ErrImageNeverPull")), true, tstate.Error, tstate.SourceAgent, "image registry.example/app:1 is not on node n1 and imagePullPolicy is Never"},
+		{"image pull back-off", pod(corev1.PodPending, "", waiting("ImagePullBackOff")), true, tstate.Error, tstate.SourceAgent, "cannot be pulled"},
 		{"container creating", pod(corev1.PodPending, "", waiting("ContainerCreating")), false, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,7 +83,7 @@ func TestRejectedPodIsAPlacementMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	tid := jobs.NewTaskID("j", 0, jobs.KindReady, "n1").String()
-	if err := reg.Change().Launch("j", 0, taskstate.Entry{TaskID: tid, AgentID: "n1", State: "TASK_STAGING"}).Commit(ctx); err != nil {
+	if err := reg.Change().Launch("j", 0, tstate.Entry{TaskID: tid, AgentID: "n1", State: "TASK_STAGING"}).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s := scheduler.New(scheduler.Deps{Registry: reg, Driver: nopDriver{}})

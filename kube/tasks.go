@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ejcloud/elasticjob/engine"
+	tstate "github.com/ejcloud/elasticjob/task"
 )
 
 // task is one of this scheduler's tasks: its pod as last seen, what its executor reported,
@@ -28,7 +29,7 @@ type task struct {
 	event                 *phaseStatus // a Warning event that ends the task (its image, an admission rejection)
 	waiting               string       // why its pod waits, by the last Warning event about it
 	waitSent              string       // the wait reason the scheduler was last told
-	sent                  string       // the last state the scheduler was told
+	sent                  tstate.State // the last state the scheduler was told
 	killing               bool         // Kill asked for it
 	deleted               bool         // the pod is gone
 	nodeLost              bool         // its node left the cluster
@@ -84,10 +85,10 @@ func (e *Engine) updatesOf(t *task, now time.Time) []call {
 	if !ok || rank(st.State) <= rank(t.sent) {
 		return e.waitNote(t)
 	}
-	if terminal(st.State) && t.running != nil && rank(t.sent) < rank(stateRunning) {
+	if st.State.Terminal() && t.running != nil && rank(t.sent) < rank(tstate.Running) {
 		out = append(out, e.send(t, e.statusOf(t, t.running)))
 	}
-	if terminal(st.State) && st.State != stateFinished && st.Source != sourceExecutor && st.Reason != reasonImage && t.running == nil && t.waiting != "" {
+	if st.State.Terminal() && st.State != tstate.Finished && st.Source != tstate.SourceExecutor && st.Reason != tstate.ReasonContainerLaunchFailed && t.running == nil && t.waiting != "" {
 		st.Message += "; before, " + t.waiting // the pod never ran: why it waited is the cause
 	}
 	return append(out, e.send(t, st))
@@ -96,11 +97,11 @@ func (e *Engine) updatesOf(t *task, now time.Time) []call {
 // waitNote tells the scheduler why a task's pod waits (a TASK_STAGING update with the
 // reason: a status trace), once per new reason, while the task has not started.
 func (e *Engine) waitNote(t *task) []call {
-	if t.waiting == "" || t.waiting == t.waitSent || rank(t.sent) > rank(stateStaging) {
+	if t.waiting == "" || t.waiting == t.waitSent || rank(t.sent) > rank(tstate.Staging) {
 		return nil
 	}
 	t.waitSent = t.waiting
-	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: stateStaging, Source: sourceAgent,
+	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: tstate.Staging, Source: tstate.SourceAgent,
 		Message: "waiting: " + t.waiting, Timestamp: e.clock.Now()}
 	return []call{func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) }}
 }
@@ -117,7 +118,7 @@ func (e *Engine) send(t *task, st engine.Status) call {
 
 // handled is the scheduler's answer to an update: a terminal one it committed lets the
 // pod go (its log tail kept first); one it could not commit is sent again in a second.
-func (e *Engine) handled(id string, st engine.Status, prev string, ok bool) {
+func (e *Engine) handled(id string, st engine.Status, prev tstate.State, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.tasks[id]
@@ -131,7 +132,7 @@ func (e *Engine) handled(id string, st engine.Status, prev string, ok bool) {
 		}
 		return
 	}
-	if terminal(st.State) && !t.committed {
+	if st.State.Terminal() && !t.committed {
 		t.committed = true
 		go e.release(t.id, e.taskNamespace(t.id, t), t.pod, t.final, t.deleted)
 	}
@@ -162,7 +163,7 @@ func (e *Engine) release(id, ns, pod string, final *engine.ExecutorReport, delet
 // statusOf is the update of an executor's report.
 func (e *Engine) statusOf(t *task, r *engine.ExecutorReport) engine.Status {
 	return engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: r.State, Message: r.Message,
-		Source: sourceExecutor, Data: r.Data, Timestamp: e.clock.Now()}
+		Source: tstate.SourceExecutor, Data: r.Data, Timestamp: e.clock.Now()}
 }
 
 // derive is the task's state by what is known: the executor's report first, the pod's
@@ -177,7 +178,7 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 		return set(*t.dropped)
 	}
 	if r := t.final; r != nil {
-		if r.State == stateKilled && !t.killing {
+		if r.State == tstate.Killed && !t.killing {
 			return set(e.stoppedFromOutside(t))
 		}
 		return e.statusOf(t, r), true
@@ -185,11 +186,11 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	if t.killing && t.obj != nil && podTerminal(t.obj) && t.obj.Status.Phase != corev1.PodSucceeded {
 		// Killed, and its executor's report did not come (the pod's end, by SIGTERM or the
 		// grace period's SIGKILL, is the kill's own).
-		return set(phaseStatus{state: stateKilled, source: sourceAgent, message: "killed: its pod was deleted"})
+		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceAgent, message: "killed: its pod was deleted"})
 	}
 	if t.obj != nil {
-		if ps, ok := statusOfPod(t.obj, t.memMB); ok && (terminal(ps.state) || !t.deleted) {
-			if ps.state == stateRunning && t.running != nil {
+		if ps, ok := statusOfPod(t.obj, t.memMB); ok && (ps.state.Terminal() || !t.deleted) {
+			if ps.state == tstate.Running && t.running != nil {
 				return e.statusOf(t, t.running), true
 			}
 			return set(ps)
@@ -200,10 +201,10 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	}
 	switch {
 	case t.nodeLost:
-		return set(phaseStatus{state: stateLost, source: sourceMaster, reason: reasonNodeLost,
+		return set(phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonAgentRemoved,
 			message: "node " + t.node + " left the cluster"})
 	case t.deleted && t.killing:
-		return set(phaseStatus{state: stateKilled, source: sourceMaster, message: "killed: its pod was deleted"})
+		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceMaster, message: "killed: its pod was deleted"})
 	case t.deleted:
 		return set(e.stoppedFromOutside(t))
 	case t.running != nil:
@@ -221,7 +222,7 @@ func (e *Engine) stoppedFromOutside(t *task) phaseStatus {
 	if t.obj != nil && t.obj.Status.Reason == "Evicted" {
 		return failedPod(t.obj, t.memMB)
 	}
-	return phaseStatus{state: stateLost, source: sourceMaster, reason: reasonDeleted,
+	return phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonKilledDuringLaunch,
 		message: "the pod " + t.pod + " was deleted by someone other than the scheduler (by hand, a drain or an eviction)"}
 }
 

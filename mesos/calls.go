@@ -8,12 +8,14 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // Accept accepts offerIDs (all from one agent) and launches tasks on them. Task resources are
 // carved from the offers' own resource objects. What the launches leave of the offers is
 // filtered for refuse (see Decline). After a successful call the offers are used up.
-func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []TaskLaunch, refuse time.Duration) error {
+func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
 	sess, fid, err := c.current()
 	if err != nil {
 		return fmt.Errorf("ACCEPT: %w", err)
@@ -66,7 +68,7 @@ func (c *Client) Kill(ctx context.Context, taskID, agentID string) error {
 
 // Reconcile asks for the latest state of tasks (explicit), or of all tasks the master knows
 // for this framework when tasks is empty (implicit). Answers arrive as updates without uuid.
-func (c *Client) Reconcile(ctx context.Context, tasks []TaskRef) error {
+func (c *Client) Reconcile(ctx context.Context, tasks []engine.TaskRef) error {
 	rt := make([]scheduler.Call_Reconcile_Task, 0, len(tasks))
 	for _, t := range tasks {
 		task := scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: t.TaskID}}

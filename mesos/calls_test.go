@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 func TestCallsCarryStreamAndFrameworkID(t *testing.T) {
@@ -27,7 +29,7 @@ func TestCallsCarryStreamAndFrameworkID(t *testing.T) {
 			return call.Reconcile != nil && len(call.Reconcile.Tasks) == 0
 		}},
 		{func() error {
-			return c.Reconcile(ctx, []TaskRef{{TaskID: "t1", AgentID: "a1"}, {TaskID: "t2"}})
+			return c.Reconcile(ctx, []engine.TaskRef{{TaskID: "t1", AgentID: "a1"}, {TaskID: "t2"}})
 		}, scheduler.Call_RECONCILE, func(call *scheduler.Call) bool {
 			ts := call.GetReconcile().Tasks
 			return len(ts) == 2 && ts[0].TaskID.Value == "t1" && ts[0].GetAgentID().GetValue() == "a1" &&
@@ -67,7 +69,7 @@ func TestRefuseFilterDefaults(t *testing.T) {
 
 func TestUpdateAckedOnlyAfterHandlerSuccess(t *testing.T) {
 	m, _, h, sub := subscribe(t, Config{}, "fw-1")
-	h.setUpdateErr(func(s Status) error {
+	h.setUpdateErr(func(s engine.Status) error {
 		if s.TaskID == "bad" {
 			return errors.New("store down")
 		}

@@ -1,6 +1,9 @@
 // Package mesos is the scheduler's Mesos client: the v1 scheduler HTTP API (JSON codec) spoken
-// through mesos-go v0.0.11, behind domain types (Offer, TaskLaunch, Status, Handler) so that the
-// rest of the scheduler never sees protobuf types. It talks to the embedded single-node master
+// through mesos-go v0.0.11, behind the engine vocabulary (package engine: Offer, TaskLaunch,
+// Status, Handler) so that the rest of the scheduler never sees protobuf types. This package is
+// the Mesos edge of that vocabulary: it encodes a launch's typed payload (TaskLaunch.Task) as
+// TaskInfo.data, turns the TaskStatus enums into task.State, task.Reason and task.Source of the
+// same names, and declares its executors shared (SharesExecutors). It talks to the embedded single-node master
 // (mesos/embedded) and to a real Apache Mesos 1.x master alike.
 //
 // # Subscription

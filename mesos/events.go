@@ -10,12 +10,15 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // stream dispatches the events of one subscription to the handler.
 type stream struct {
 	c          *Client
-	h          Handler
+	h          engine.Handler
 	sess       *session
 	wd         *watchdog
 	subscribed bool
@@ -99,7 +102,7 @@ func (s *stream) onError(msg string) error {
 func (s *stream) onUpdate(ctx context.Context, ev *event) {
 	ts := ev.GetUpdate().Status
 	st := toStatus(ts, ev)
-	if ah, ok := s.h.(AsyncHandler); ok {
+	if ah, ok := s.h.(engine.AsyncHandler); ok {
 		uuid := ts.UUID
 		ah.UpdateAsync(ctx, st, func(handled bool) {
 			if !handled {
@@ -126,26 +129,29 @@ func (s *stream) onUpdate(ctx context.Context, ev *event) {
 	}
 }
 
-// toStatus converts a TaskStatus; raw enum names from the wire win over decoded ones, so
-// states unknown to the v0.0.11 protos keep their names.
-func toStatus(ts mesos.TaskStatus, ev *event) Status {
-	st := Status{
+// toStatus converts a TaskStatus into the engine's terms: its state, reason and source enums
+// become task.State, task.Reason and task.Source of the same Mesos name (the scheduler's
+// vocabulary spells them as Mesos does). Raw enum names from the wire win over decoded
+// ones, so states unknown to the v0.0.11 protos keep their names.
+func toStatus(ts mesos.TaskStatus, ev *event) engine.Status {
+	st := engine.Status{
 		TaskID:     ts.TaskID.Value,
 		AgentID:    ts.GetAgentID().GetValue(),
 		ExecutorID: ts.GetExecutorID().GetValue(),
-		State:      firstNonEmpty(ev.rawState, ts.GetState().String()),
+		State:      task.State(firstNonEmpty(ev.rawState, ts.GetState().String())),
 		Message:    ts.GetMessage(),
 		Data:       ts.Data,
 		Healthy:    ts.Healthy,
 	}
+	reason, source := "", ""
 	if ts.Reason != nil {
-		st.Reason = ts.Reason.String()
+		reason = ts.Reason.String()
 	}
 	if ts.Source != nil {
-		st.Source = ts.Source.String()
+		source = ts.Source.String()
 	}
-	st.Reason = firstNonEmpty(ev.rawReason, st.Reason)
-	st.Source = firstNonEmpty(ev.rawSource, st.Source)
+	st.Reason = task.Reason(firstNonEmpty(ev.rawReason, reason))
+	st.Source = task.Source(firstNonEmpty(ev.rawSource, source))
 	if ts.Timestamp != nil {
 		sec, frac := math.Modf(*ts.Timestamp)
 		st.Timestamp = time.Unix(int64(sec), int64(frac*1e9))
@@ -167,12 +173,12 @@ func firstNonEmpty(a, b string) string {
 const ackWorkers = 8
 
 type ackReq struct {
-	st   Status
+	st   engine.Status
 	uuid []byte
 }
 
 // ack queues the acknowledgement of an update handled asynchronously.
-func (s *stream) ack(ctx context.Context, st Status, uuid []byte) {
+func (s *stream) ack(ctx context.Context, st engine.Status, uuid []byte) {
 	select {
 	case s.acks <- ackReq{st, uuid}:
 	case <-ctx.Done():

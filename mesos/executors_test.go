@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // offerWithExecutor is an offer from agent a1 on which executor app@-@a1 of fw-1 is running.
@@ -36,7 +38,7 @@ func TestTaskJoinsForeignExecutorWithItsInfo(t *testing.T) {
 	m.setOperator(func() string { return foreignExecutors })
 	sub.send(offerWithExecutor("o1"))
 	recv(t, h.offers, "Offers")
-	if err := c.Accept(context.Background(), []string{"o1"}, []TaskLaunch{testLaunch("t1", 1)}, 0); err != nil {
+	if err := c.Accept(context.Background(), []string{"o1"}, []engine.TaskLaunch{testLaunch("t1", 1)}, 0); err != nil {
 		t.Fatal(err)
 	}
 	rec := m.nextCall()
@@ -46,7 +48,7 @@ func TestTaskJoinsForeignExecutorWithItsInfo(t *testing.T) {
 	}
 	sub.send(offerWithExecutor("o2"))
 	recv(t, h.offers, "Offers")
-	if err := c.Accept(context.Background(), []string{"o2"}, []TaskLaunch{testLaunch("t2", 1)}, 0); err != nil {
+	if err := c.Accept(context.Background(), []string{"o2"}, []engine.TaskLaunch{testLaunch("t2", 1)}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if uri := launched(m.nextCall()).GetCommand().URIs[0].Value; !strings.HasPrefix(uri, "http://sched-a:8899/") {
@@ -64,13 +66,13 @@ func TestOwnExecutorKeepsItsInfo(t *testing.T) {
 	m.setOperator(func() string { return foreignExecutors })
 	sub.send(strings.Replace(offerWithExecutor("o1"), `"executor_ids":[{"value":"app@-@a1"}],`, "", 1))
 	recv(t, h.offers, "Offers")
-	if err := c.Accept(context.Background(), []string{"o1"}, []TaskLaunch{testLaunch("t1", 1)}, 0); err != nil {
+	if err := c.Accept(context.Background(), []string{"o1"}, []engine.TaskLaunch{testLaunch("t1", 1)}, 0); err != nil {
 		t.Fatal(err)
 	}
 	own := launched(m.nextCall()).GetCommand().URIs[0].Value
 	sub.send(offerWithExecutor("o2"))
 	recv(t, h.offers, "Offers")
-	if err := c.Accept(context.Background(), []string{"o2"}, []TaskLaunch{testLaunch("t2", 1)}, 0); err != nil {
+	if err := c.Accept(context.Background(), []string{"o2"}, []engine.TaskLaunch{testLaunch("t2", 1)}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if uri := launched(m.nextCall()).GetCommand().URIs[0].Value; uri != own {
@@ -88,7 +90,7 @@ func TestNoOperatorAPI(t *testing.T) {
 	for i, id := range []string{"o1", "o2"} {
 		sub.send(offerWithExecutor(id))
 		recv(t, h.offers, "Offers")
-		if err := c.Accept(context.Background(), []string{id}, []TaskLaunch{testLaunch("t"+id, 1)}, 0); err != nil {
+		if err := c.Accept(context.Background(), []string{id}, []engine.TaskLaunch{testLaunch("t"+id, 1)}, 0); err != nil {
 			t.Fatal(err)
 		}
 		if uri := launched(m.nextCall()).GetCommand().URIs[0].Value; uri != "http://x/app.tar.gz" {

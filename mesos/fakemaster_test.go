@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // waitFor bounds every wait in these tests; nothing sleeps, tests block on channels.
@@ -207,18 +209,18 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 // recHandler records handler calls on channels.
 type recHandler struct {
 	subscribed   chan string
-	offers       chan []Offer
+	offers       chan []engine.Offer
 	rescinded    chan string
-	updates      chan Status
+	updates      chan engine.Status
 	messages     chan string
 	failures     chan string
 	disconnected chan error
 
 	mu        sync.Mutex
-	updateErr func(Status) error
+	updateErr func(engine.Status) error
 }
 
-func (h *recHandler) setUpdateErr(f func(Status) error) {
+func (h *recHandler) setUpdateErr(f func(engine.Status) error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.updateErr = f
@@ -226,17 +228,17 @@ func (h *recHandler) setUpdateErr(f func(Status) error) {
 
 func newRecHandler() *recHandler {
 	return &recHandler{
-		subscribed: make(chan string, 16), offers: make(chan []Offer, 16),
-		rescinded: make(chan string, 16), updates: make(chan Status, 16),
+		subscribed: make(chan string, 16), offers: make(chan []engine.Offer, 16),
+		rescinded: make(chan string, 16), updates: make(chan engine.Status, 16),
 		messages: make(chan string, 16), failures: make(chan string, 16),
 		disconnected: make(chan error, 16),
 	}
 }
 
-func (h *recHandler) Subscribed(_ context.Context, id string) { h.subscribed <- id }
-func (h *recHandler) Offers(_ context.Context, o []Offer)     { h.offers <- o }
-func (h *recHandler) Rescinded(_ context.Context, id string)  { h.rescinded <- id }
-func (h *recHandler) Update(_ context.Context, s Status) error {
+func (h *recHandler) Subscribed(_ context.Context, id string)    { h.subscribed <- id }
+func (h *recHandler) Offers(_ context.Context, o []engine.Offer) { h.offers <- o }
+func (h *recHandler) Rescinded(_ context.Context, id string)     { h.rescinded <- id }
+func (h *recHandler) Update(_ context.Context, s engine.Status) error {
 	h.updates <- s
 	h.mu.Lock()
 	f := h.updateErr
@@ -259,7 +261,7 @@ func (h *recHandler) Failure(_ context.Context, agent, executor string, status *
 func (h *recHandler) Disconnected(_ context.Context, err error) { h.disconnected <- err }
 
 // startClient runs a client against m until the test ends.
-func startClient(t *testing.T, m *fakeMaster, cfg Config, h Handler) *Client {
+func startClient(t *testing.T, m *fakeMaster, cfg Config, h engine.Handler) *Client {
 	t.Helper()
 	if cfg.Detector == nil {
 		cfg.URL = m.srv.URL

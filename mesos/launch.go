@@ -6,11 +6,13 @@ import (
 	"slices"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // holdOffers keeps the raw offers for a later Accept and returns their summaries.
-func (c *Client) holdOffers(raw []mesos.Offer) []Offer {
-	out := make([]Offer, 0, len(raw))
+func (c *Client) holdOffers(raw []mesos.Offer) []engine.Offer {
+	out := make([]engine.Offer, 0, len(raw))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range raw {
@@ -46,7 +48,7 @@ func (c *Client) heldOffers(ids []string) ([]*mesos.Offer, error) {
 }
 
 // taskInfos builds the TaskInfos of launches, carving task resources out of the offers.
-func (c *Client) taskInfos(frameworkID string, offers []*mesos.Offer, launches []TaskLaunch) ([]mesos.TaskInfo, error) {
+func (c *Client) taskInfos(frameworkID string, offers []*mesos.Offer, launches []engine.TaskLaunch) ([]mesos.TaskInfo, error) {
 	p := c.newPool(offers)
 	out := make([]mesos.TaskInfo, 0, len(launches))
 	for _, l := range launches {
@@ -59,7 +61,7 @@ func (c *Client) taskInfos(frameworkID string, offers []*mesos.Offer, launches [
 	return out, nil
 }
 
-func (c *Client) taskInfo(frameworkID string, p *pool, l TaskLaunch) (mesos.TaskInfo, error) {
+func (c *Client) taskInfo(frameworkID string, p *pool, l engine.TaskLaunch) (mesos.TaskInfo, error) {
 	cpus, err := p.take(resCPUs, l.CPUs)
 	if err != nil {
 		return mesos.TaskInfo{}, err
@@ -78,7 +80,7 @@ func (c *Client) taskInfo(frameworkID string, p *pool, l TaskLaunch) (mesos.Task
 		AgentID:   mesos.AgentID{Value: l.AgentID},
 		Resources: append(cpus, mem...),
 		Executor:  ei,
-		Data:      l.Data,
+		Data:      l.Task.Marshal(), // the executor's payload: encoded here, at the Mesos edge
 	}
 	if ti.Name == "" {
 		ti.Name = l.TaskID
@@ -92,7 +94,7 @@ func (c *Client) taskInfo(frameworkID string, p *pool, l TaskLaunch) (mesos.Task
 // executorInfo builds the CUSTOM ExecutorInfo of spec. It is a pure function of the spec,
 // the framework id and the shape of the offer's resources, so every task of one executor
 // carries an identical ExecutorInfo, as Mesos requires.
-func executorInfo(frameworkID string, p *pool, spec ExecutorSpec) (*mesos.ExecutorInfo, error) {
+func executorInfo(frameworkID string, p *pool, spec engine.ExecutorSpec) (*mesos.ExecutorInfo, error) {
 	cpus, err := p.template(resCPUs, spec.CPUs)
 	if err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func executorInfo(frameworkID string, p *pool, spec ExecutorSpec) (*mesos.Execut
 	return ei, nil
 }
 
-func commandInfo(spec ExecutorSpec) *mesos.CommandInfo {
+func commandInfo(spec engine.ExecutorSpec) *mesos.CommandInfo {
 	ci := &mesos.CommandInfo{
 		Value:     ptr(spec.Command),
 		Shell:     ptr(spec.Shell),

@@ -8,6 +8,10 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
 )
 
 // offersEvent is shaped like what a real agent offers (SPEC §9): cpus, mem, disk and ports with
@@ -34,7 +38,7 @@ func subscribeWithOffers(t *testing.T) (*fakeMaster, *Client, *recHandler) {
 	m, c, h, sub := subscribe(t, Config{Role: "jobs"}, "fw-1")
 	sub.send(offersEvent)
 	got := recv(t, h.offers, "Offers")
-	want := []Offer{
+	want := []engine.Offer{
 		{ID: "o1", AgentID: "a1", Hostname: "host1", CPUs: 2.5, MemMB: 1024},
 		{ID: "o2", AgentID: "a2", Hostname: "host2", CPUs: 2, MemMB: 512},
 	}
@@ -44,14 +48,18 @@ func subscribeWithOffers(t *testing.T) (*fakeMaster, *Client, *recHandler) {
 	return m, c, h
 }
 
-func testLaunch(taskID string, cpus float64) TaskLaunch {
-	return TaskLaunch{
+// testPayload is the executor's payload of testLaunch's tasks.
+var testPayload = jobs.TaskData{Version: jobs.TaskDataVersion, Job: jobs.Config{JobName: "job", AppName: "app"},
+	App: app.Config{AppName: "app"}, ShardingContext: jobs.ShardingContext{JobName: "job", ShardingItem: 2, ShardingTotalCount: 3}}
+
+func testLaunch(taskID string, cpus float64) engine.TaskLaunch {
+	return engine.TaskLaunch{
 		TaskID: taskID, Name: "job-" + taskID, AgentID: "a1", CPUs: cpus, MemMB: 128,
-		Data: []byte(`{"shardingItem":0}`), KillGrace: 3 * time.Second,
-		Executor: ExecutorSpec{
+		Task: testPayload, KillGrace: 3 * time.Second,
+		Executor: engine.ExecutorSpec{
 			ID: "app@-@a1", Name: "app", CPUs: 0.25, MemMB: 64,
 			Command: "./executor", Shell: true,
-			URIs: []URI{{Value: "http://x/app.tar.gz", Extract: true, Cache: true}},
+			URIs: []engine.URI{{Value: "http://x/app.tar.gz", Extract: true, Cache: true}},
 			Env:  map[string]string{"B": "2", "A": "1"},
 		},
 	}
@@ -59,7 +67,7 @@ func testLaunch(taskID string, cpus float64) TaskLaunch {
 
 func TestAcceptCarvesResourcesFromOffer(t *testing.T) {
 	m, c, _ := subscribeWithOffers(t)
-	launches := []TaskLaunch{testLaunch("t1", 1), testLaunch("t2", 1)}
+	launches := []engine.TaskLaunch{testLaunch("t1", 1), testLaunch("t2", 1)}
 	if err := c.Accept(context.Background(), []string{"o1"}, launches, 0); err != nil {
 		t.Fatalf("Accept: %v", err)
 	}
@@ -110,8 +118,13 @@ func checkResources(t *testing.T, got []mesos.Resource, want []res) {
 func checkTask(t *testing.T, ti mesos.TaskInfo) {
 	t.Helper()
 	if ti.TaskID.Value != "t1" || ti.Name != "job-t1" || ti.AgentID.Value != "a1" ||
-		string(ti.Data) != `{"shardingItem":0}` || ti.GetKillPolicy().GetGracePeriod().GetNanoseconds() != 3e9 {
+		ti.GetKillPolicy().GetGracePeriod().GetNanoseconds() != 3e9 {
 		t.Errorf("task info = %v", ti)
+	}
+	// The launch's typed payload is encoded at this edge, in the format the executor decodes.
+	if d, err := jobs.UnmarshalTaskData(ti.Data); err != nil || string(ti.Data) != string(testPayload.Marshal()) ||
+		d.ShardingContext.ShardingItem != 2 || d.App.AppName != "app" {
+		t.Errorf("task data %s: %+v, %v", ti.Data, d, err)
 	}
 	ei := ti.Executor
 	cmd := ei.GetCommand()
@@ -131,7 +144,7 @@ func checkTask(t *testing.T, ti mesos.TaskInfo) {
 
 func TestAcceptRejectsWhatTheOfferCannotCover(t *testing.T) {
 	m, c, _ := subscribeWithOffers(t)
-	err := c.Accept(context.Background(), []string{"o1"}, []TaskLaunch{testLaunch("t1", 3)}, 0)
+	err := c.Accept(context.Background(), []string{"o1"}, []engine.TaskLaunch{testLaunch("t1", 3)}, 0)
 	if !errors.Is(err, ErrInsufficient) {
 		t.Fatalf("Accept 3 cpus of 2.5: %v", err)
 	}

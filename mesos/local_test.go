@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/mesos/embedded"
 )
 
@@ -45,7 +46,7 @@ func TestAgainstEmbeddedMaster(t *testing.T) {
 	}
 
 	// Explicit reconciliation of a task the master never saw: answered without a uuid.
-	if err := c.Reconcile(ctx, []TaskRef{{TaskID: "ghost", AgentID: o.AgentID}}); err != nil {
+	if err := c.Reconcile(ctx, []engine.TaskRef{{TaskID: "ghost", AgentID: o.AgentID}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	if s := recv(t, h.updates, "Update"); s.TaskID != "ghost" || s.State == "" {
@@ -54,9 +55,9 @@ func TestAgainstEmbeddedMaster(t *testing.T) {
 
 	// A launch built from the offer passes the master's validation: the task is not refused
 	// (TASK_ERROR/TASK_DROPPED); the executor, which never subscribes, times out instead.
-	launch := TaskLaunch{TaskID: "t1", AgentID: o.AgentID, CPUs: 1, MemMB: 128,
-		Executor: ExecutorSpec{ID: "app@-@" + o.AgentID, CPUs: 0.5, MemMB: 64, Command: "sleep 30", Shell: true}}
-	if err := c.Accept(ctx, []string{o.ID}, []TaskLaunch{launch}, -1); err != nil {
+	launch := engine.TaskLaunch{TaskID: "t1", AgentID: o.AgentID, CPUs: 1, MemMB: 128,
+		Executor: engine.ExecutorSpec{ID: "app@-@" + o.AgentID, CPUs: 0.5, MemMB: 64, Command: "sleep 30", Shell: true}}
+	if err := c.Accept(ctx, []string{o.ID}, []engine.TaskLaunch{launch}, -1); err != nil {
 		t.Fatalf("Accept: %v", err)
 	}
 	s := recv(t, h.updates, "Update")
@@ -65,7 +66,7 @@ func TestAgainstEmbeddedMaster(t *testing.T) {
 	}
 	// The reconciliation answer is handled after the failure update was acknowledged: the master
 	// reports the terminal state, or TASK_GONE once the ack made it forget the task.
-	if err := c.Reconcile(ctx, []TaskRef{{TaskID: "t1", AgentID: o.AgentID}}); err != nil {
+	if err := c.Reconcile(ctx, []engine.TaskRef{{TaskID: "t1", AgentID: o.AgentID}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	if r := recv(t, h.updates, "Update"); r.TaskID != "t1" || (r.State != s.State && r.State != "TASK_GONE") {
@@ -98,8 +99,8 @@ func TestTaskJoinsForeignExecutorOnEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cluster.Close() })
-	spec := func(from string) ExecutorSpec { // the executor never subscribes: it stays launching
-		return ExecutorSpec{ID: "app@-@" + cluster.AgentID(), CPUs: 0.5, MemMB: 64, Command: "sleep 30", Shell: true,
+	spec := func(from string) engine.ExecutorSpec { // the executor never subscribes: it stays launching
+		return engine.ExecutorSpec{ID: "app@-@" + cluster.AgentID(), CPUs: 0.5, MemMB: 64, Command: "sleep 30", Shell: true,
 			Env: map[string]string{"STARTED_BY": from}}
 	}
 	run := func(fid string) (*Client, *recHandler, context.CancelFunc) {
@@ -116,7 +117,7 @@ func TestTaskJoinsForeignExecutorOnEmbedded(t *testing.T) {
 	a, ha, stopA := run("")
 	fid := recv(t, ha.subscribed, "Subscribed a")
 	o := recv(t, ha.offers, "Offers a")[0]
-	if err := a.Accept(ctx, []string{o.ID}, []TaskLaunch{{TaskID: "t1", AgentID: o.AgentID, CPUs: 0.5, MemMB: 64,
+	if err := a.Accept(ctx, []string{o.ID}, []engine.TaskLaunch{{TaskID: "t1", AgentID: o.AgentID, CPUs: 0.5, MemMB: 64,
 		Executor: spec("a")}}, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestTaskJoinsForeignExecutorOnEmbedded(t *testing.T) {
 	b, hb, _ := run(fid)
 	recv(t, hb.subscribed, "Subscribed b")
 	o = recv(t, hb.offers, "Offers b")[0]
-	if err := b.Accept(ctx, []string{o.ID}, []TaskLaunch{{TaskID: "t2", AgentID: o.AgentID, CPUs: 0.5, MemMB: 64,
+	if err := b.Accept(ctx, []string{o.ID}, []engine.TaskLaunch{{TaskID: "t2", AgentID: o.AgentID, CPUs: 0.5, MemMB: 64,
 		Executor: spec("b")}}, -1); err != nil {
 		t.Fatal(err)
 	}

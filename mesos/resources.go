@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 const (
@@ -51,7 +53,7 @@ func (c *Client) usable(r *mesos.Resource) bool {
 }
 
 // summarize converts a raw offer to the domain Offer.
-func (c *Client) summarize(o *mesos.Offer) Offer {
+func (c *Client) summarize(o *mesos.Offer) engine.Offer {
 	var cpus, mem int64
 	for i := range o.Resources {
 		r := &o.Resources[i]
@@ -65,7 +67,7 @@ func (c *Client) summarize(o *mesos.Offer) Offer {
 			mem += toMilli(r.Scalar.Value)
 		}
 	}
-	return Offer{
+	return engine.Offer{
 		ID: o.ID.Value, AgentID: o.AgentID.Value, Hostname: o.Hostname,
 		CPUs: fromMilli(cpus), MemMB: fromMilli(mem),
 	}

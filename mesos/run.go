@@ -15,6 +15,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 const (
@@ -28,7 +30,7 @@ const (
 // with jittered exponential backoff using the current framework id; a SUBSCRIBE refused for
 // its credentials (401, 403) is retried every BackoffMax. It returns nil when ctx ends, and an
 // error only for an invalid Config. Run must not be called concurrently on one Client.
-func (c *Client) Run(ctx context.Context, h Handler) error {
+func (c *Client) Run(ctx context.Context, h engine.Handler) error {
 	if s, ok := c.cfg.Detector.(static); ok {
 		if _, err := masterEndpoint(string(s)); err != nil {
 			return err
@@ -90,7 +92,7 @@ func (c *Client) backoff(attempt int) time.Duration {
 
 // runStream runs one subscription until it ends. subscribed reports whether SUBSCRIBED arrived;
 // moved is the detector's channel for the master it used (closed when leadership moves).
-func (c *Client) runStream(ctx context.Context, h Handler) (subscribed bool, moved <-chan struct{}, err error) {
+func (c *Client) runStream(ctx context.Context, h engine.Handler) (subscribed bool, moved <-chan struct{}, err error) {
 	base, moved, err := c.cfg.Detector.Leader(ctx)
 	if err != nil {
 		return false, nil, fmt.Errorf("detect the leading master: %w", err)

@@ -3,7 +3,6 @@ package mesos
 import (
 	"context"
 	"errors"
-	"github.com/ejcloud/elasticjob/engine"
 	"log/slog"
 	"os/user"
 	"strings"
@@ -124,16 +123,3 @@ type Detector interface {
 type static string
 
 func (s static) Leader(context.Context) (string, <-chan struct{}, error) { return string(s), nil, nil }
-
-// The engine-neutral vocabulary (package engine) under the names this
-// package has always used.
-type (
-	Offer        = engine.Offer
-	ExecutorSpec = engine.ExecutorSpec
-	URI          = engine.URI
-	TaskLaunch   = engine.TaskLaunch
-	Status       = engine.Status
-	TaskRef      = engine.TaskRef
-	Handler      = engine.Handler
-	AsyncHandler = engine.AsyncHandler
-)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/internal/heapbench"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -29,8 +29,8 @@ func BenchmarkPerTask(b *testing.B) {
 		m.TriggerCommitted(job, t0, t0)
 		m.Launched(ev)
 		ev.At = t0.Add(ms(4))
-		m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_RUNNING", Data: running})
-		m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})
+		m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_RUNNING", Data: running})
+		m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})
 		i++
 	}
 }
@@ -55,7 +55,7 @@ func BenchmarkJobSeriesHeap(b *testing.B) {
 			ev := scheduler.TaskEvent{TaskID: fmt.Sprint("t", i), Job: job, Transient: true, Queued: t0, At: t0}
 			m.TriggerCommitted(job, t0, t0)
 			m.Launched(ev)
-			m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})
+			m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})
 		}
 		perJob = float64(heapbench.Live()-before) / jobsN
 		runtime.KeepAlive(m)

@@ -14,6 +14,7 @@
 package metrics
 
 import (
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/nsusage"
 	"github.com/ejcloud/elasticjob/task"
 	"net/http"
@@ -21,7 +22,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -125,22 +125,22 @@ func (m *Metrics) Launched(t scheduler.TaskEvent) {
 
 // StatusChanged counts terminal states and runs, and observes the launch
 // stages a task's TASK_RUNNING completes.
-func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
-	terminal := scheduler.IsTerminal(st.State)
-	if task.State(st.State) != task.Running && !terminal {
+func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st engine.Status) {
+	terminal := st.State.Terminal()
+	if st.State != task.Running && !terminal {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if task.State(st.State) == task.Running {
+	if st.State == task.Running {
 		m.runningStages(t, st)
 		return
 	}
 	m.count(t.Job, func(c *jobCounts) {
 		switch st.State {
-		case string(task.Finished):
+		case task.Finished:
 			c.finished++
-		case string(task.Killed):
+		case task.Killed:
 			c.killed++
 		default:
 			c.failed++

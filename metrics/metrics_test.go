@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -16,12 +16,12 @@ func TestMetricsAreExposed(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev := scheduler.TaskEvent{Job: "j", Queued: t0, At: t0.Add(3 * time.Millisecond)}
 	m.Launched(ev)
-	m.StatusChanged(ev, mesos.Status{State: "TASK_FINISHED"})
-	m.StatusChanged(ev, mesos.Status{State: "TASK_LOST"})
-	m.StatusChanged(ev, mesos.Status{State: "TASK_RUNNING"})
-	m.StatusChanged(ev, mesos.Status{State: "TASK_STAGING"}) // counts nothing
-	m.StatusChanged(ev, mesos.Status{State: "TASK_KILLED"})
-	m.StatusChanged(ev, mesos.Status{State: "TASK_KILLED"})
+	m.StatusChanged(ev, engine.Status{State: "TASK_FINISHED"})
+	m.StatusChanged(ev, engine.Status{State: "TASK_LOST"})
+	m.StatusChanged(ev, engine.Status{State: "TASK_RUNNING"})
+	m.StatusChanged(ev, engine.Status{State: "TASK_STAGING"}) // counts nothing
+	m.StatusChanged(ev, engine.Status{State: "TASK_KILLED"})
+	m.StatusChanged(ev, engine.Status{State: "TASK_KILLED"})
 	m.Fired("j", t0, t0.Add(time.Millisecond))
 	m.ReadyDepth(4)
 	m.OffersSeen(2, 1)

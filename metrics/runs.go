@@ -2,11 +2,11 @@ package metrics
 
 import (
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/task"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -62,13 +62,13 @@ func (m *Metrics) runLaunched(t scheduler.TaskEvent) {
 
 // runEnded counts a transient task's end into its job's run. Called with
 // m.mu held.
-func (m *Metrics) runEnded(t scheduler.TaskEvent, st mesos.Status) {
+func (m *Metrics) runEnded(t scheduler.TaskEvent, st engine.Status) {
 	r := m.run(t.Job)
 	r.inflight = max(r.inflight-1, 0)
 	switch {
-	case task.State(st.State) == task.Finished:
+	case st.State == task.Finished:
 		r.finished = true
-	case task.State(st.State) != task.Killed:
+	case st.State != task.Killed:
 		r.failed = true
 	}
 	var rep terminalReport

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // endData is an executor's terminal report: the process ran from start to
@@ -27,7 +28,7 @@ func run(m *Metrics, job, source string, states ...string) {
 		m.Launched(evs[i])
 	}
 	for i, st := range states {
-		m.StatusChanged(evs[i], mesos.Status{TaskID: evs[i].TaskID, State: st, Data: endData(float64(10*i), float64(100+10*i))})
+		m.StatusChanged(evs[i], engine.Status{TaskID: evs[i].TaskID, State: task.State(st), Data: endData(float64(10*i), float64(100+10*i))})
 	}
 }
 
@@ -76,17 +77,17 @@ func TestARunFailsOnce(t *testing.T) {
 	b := scheduler.TaskEvent{TaskID: "b", Job: "j", Item: 1, Transient: true}
 	m.Launched(a)
 	m.Launched(b)
-	m.StatusChanged(a, mesos.Status{State: "TASK_FAILED"})
+	m.StatusChanged(a, engine.Status{State: "TASK_FAILED"})
 	retry := scheduler.TaskEvent{TaskID: "a2", Job: "j", Source: "FAILOVER", Transient: true}
 	m.Launched(retry) // joins the run in flight
-	m.StatusChanged(b, mesos.Status{State: "TASK_FAILED"})
-	m.StatusChanged(retry, mesos.Status{State: "TASK_FAILED"})
+	m.StatusChanged(b, engine.Status{State: "TASK_FAILED"})
+	m.StatusChanged(retry, engine.Status{State: "TASK_FAILED"})
 	if n, _ := streak(t, m, "j"); n != 1 {
 		t.Errorf("streak %v, want 1", n)
 	}
 	// An end this instance never saw launched (another leader's task) ends
 	// a run of its own.
-	m.StatusChanged(scheduler.TaskEvent{TaskID: "old", Job: "j", Transient: true}, mesos.Status{State: "TASK_ERROR"})
+	m.StatusChanged(scheduler.TaskEvent{TaskID: "old", Job: "j", Transient: true}, engine.Status{State: "TASK_ERROR"})
 	if n, _ := streak(t, m, "j"); n != 2 {
 		t.Errorf("streak %v, want 2", n)
 	}
@@ -106,7 +107,7 @@ func TestDaemonRuns(t *testing.T) {
 	if n, _ := streak(t, m, "daemon"); n != 2 {
 		t.Errorf("daemon streak %v, want 2", n)
 	}
-	m.StatusChanged(ev, mesos.Status{State: "TASK_RUNNING"}) // a daemon's task states are not its runs
+	m.StatusChanged(ev, engine.Status{State: "TASK_RUNNING"}) // a daemon's task states are not its runs
 	m.DaemonRun(ev, rep(true))
 	if _, ok := streak(t, m, "daemon"); ok {
 		t.Error("streak exported after a successful daemon run")

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -163,7 +163,7 @@ type runningReport struct {
 
 // runningStages observes agent, executor, fork and running from a task's
 // first TASK_RUNNING. Called with m.mu held.
-func (m *Metrics) runningStages(t scheduler.TaskEvent, st mesos.Status) {
+func (m *Metrics) runningStages(t scheduler.TaskEvent, st engine.Status) {
 	accepted, ok := m.accepted[t.TaskID]
 	if !ok {
 		return // not launched by this instance, or RUNNING seen already

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -23,7 +23,7 @@ func runningData(launch, fork, start time.Time) []byte {
 
 func running(m *Metrics, ev scheduler.TaskEvent, at time.Time, data []byte) {
 	ev.At = at
-	m.StatusChanged(ev, mesos.Status{TaskID: ev.TaskID, State: "TASK_RUNNING", Data: data})
+	m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_RUNNING", Data: data})
 }
 
 // A trigger's launch is split into its seven stages, each from the end of

@@ -3,7 +3,7 @@ package scheduler
 import (
 	"context"
 
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // maxBatch bounds the status updates committed together (a ZooKeeper
@@ -13,7 +13,7 @@ const maxBatch = 256
 // pendingUpdate is a status update waiting for the loop's next batch.
 type pendingUpdate struct {
 	ctx  context.Context // the Mesos client's: once it stopped, the update is dropped (Mesos resends it)
-	st   mesos.Status
+	st   engine.Status
 	done func(handled bool)
 }
 
@@ -30,7 +30,7 @@ type inboxItem struct {
 // round runs, so the master's queue to the scheduler (offers behind
 // updates) does not grow. What queues here is bounded by the tasks alive:
 // Mesos sends a task's next update only once the last is acknowledged.
-func (s *Scheduler) UpdateAsync(ctx context.Context, st mesos.Status, done func(bool)) {
+func (s *Scheduler) UpdateAsync(ctx context.Context, st engine.Status, done func(bool)) {
 	s.enqueue(inboxItem{u: pendingUpdate{ctx, st, done}})
 }
 

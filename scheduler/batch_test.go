@@ -6,11 +6,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // TestBatchOfUpdatesCommitsOnce: the updates that arrive together are
@@ -34,7 +35,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 	for item := range 3 {
 		for _, state := range []string{"TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"} {
 			r.sched.updates = append(r.sched.updates, pendingUpdate{
-				st: mesos.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: state},
+				st: engine.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: task.State(state)},
 				done: func(ok bool) {
 					if ok {
 						acked++
@@ -75,7 +76,7 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var results []bool
-	r.sched.updates = []pendingUpdate{{st: mesos.Status{TaskID: task, AgentID: "agent-1", State: "TASK_FINISHED"},
+	r.sched.updates = []pendingUpdate{{st: engine.Status{TaskID: task, AgentID: "agent-1", State: "TASK_FINISHED"},
 		done: func(ok bool) { results = append(results, ok) }}}
 	r.sched.handleUpdates(r.ctx)
 	if len(results) != 1 || results[0] {
@@ -98,7 +99,7 @@ func TestUpdatesNeverWaitForTheLoop(t *testing.T) {
 			r.sched.Rescinded(r.ctx, "o1")
 			r.sched.fromStream(r.ctx, func(context.Context) { order = append(order, "event") })
 		}
-		r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "not-ours", State: "TASK_RUNNING"}, func(bool) { order = append(order, "update") })
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "not-ours", State: "TASK_RUNNING"}, func(bool) { order = append(order, "update") })
 	}
 	if len(r.sched.events) != 0 || len(r.sched.inbox) != n+2 {
 		t.Fatalf("%d posted to the loop, %d queued", len(r.sched.events), len(r.sched.inbox))
@@ -123,7 +124,7 @@ func TestUpdatesAreHandledABoundedNumberPerTurn(t *testing.T) {
 		for range n {
 			i := len(order)
 			order = append(order, "u")
-			r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "foreign-task", State: "TASK_RUNNING"},
+			r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_RUNNING"},
 				func(bool) { handled = append(handled, i) })
 		}
 	}
@@ -165,7 +166,7 @@ func TestUpdatesQueuedWhileATurnRunsComeAfterTheRest(t *testing.T) {
 	r := newRig(t)
 	var handled []string
 	update := func(name string, then func()) {
-		r.sched.UpdateAsync(r.ctx, mesos.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) {
 			handled = append(handled, name)
 			if then != nil {
 				then()
@@ -228,12 +229,12 @@ func TestChainedBatchAcknowledgesTheAppliedParts(t *testing.T) {
 	acked := map[int]bool{}
 	for item := range shards {
 		r.sched.updates = append(r.sched.updates, pendingUpdate{
-			st:   mesos.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: "TASK_FINISHED"},
+			st:   engine.Status{TaskID: running[item].TaskID, AgentID: "agent-1", State: "TASK_FINISHED"},
 			done: func(ok bool) { acked[item] = ok },
 		})
 	}
 	r.sched.updates = append(r.sched.updates, pendingUpdate{ // an unknown live task: killed, which runs the hook
-		st:   mesos.Status{TaskID: "job@-@0@-@READY@-@agent-1@-@orphan", AgentID: "agent-1", State: "TASK_RUNNING"},
+		st:   engine.Status{TaskID: "job@-@0@-@READY@-@agent-1@-@orphan", AgentID: "agent-1", State: "TASK_RUNNING"},
 		done: func(bool) {},
 	})
 	r.sched.handleUpdates(r.ctx)

@@ -10,7 +10,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -25,7 +24,7 @@ type fakeDriver struct {
 	suppress   int
 	revive     int
 	kills      []string
-	reconciles [][]mesos.TaskRef
+	reconciles [][]engine.TaskRef
 	shutdowns  []string
 	acceptErr  error
 	acceptHook func() // called by a failing Accept before it returns
@@ -35,7 +34,7 @@ type fakeDriver struct {
 
 type acceptCall struct {
 	offers   []string
-	launches []mesos.TaskLaunch
+	launches []engine.TaskLaunch
 }
 
 type declineCall struct {
@@ -52,7 +51,7 @@ func (d *fakeDriver) note(s string) {
 	}
 }
 
-func (d *fakeDriver) Accept(_ context.Context, ids []string, l []mesos.TaskLaunch, _ time.Duration) error {
+func (d *fakeDriver) Accept(_ context.Context, ids []string, l []engine.TaskLaunch, _ time.Duration) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.note("accept")
@@ -102,7 +101,7 @@ func (d *fakeDriver) Kill(_ context.Context, taskID, _ string) error {
 	return nil
 }
 
-func (d *fakeDriver) Reconcile(_ context.Context, t []mesos.TaskRef) error {
+func (d *fakeDriver) Reconcile(_ context.Context, t []engine.TaskRef) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.reconciles = append(d.reconciles, t)
@@ -180,9 +179,9 @@ func (r *rig) reload() {
 }
 
 func (r *rig) offer(id string, cpus, mem float64) {
-	o := mesos.Offer{ID: id, AgentID: "agent-1", Hostname: "host-1", CPUs: cpus, MemMB: mem}
+	o := engine.Offer{ID: id, AgentID: "agent-1", Hostname: "host-1", CPUs: cpus, MemMB: mem}
 	r.sched.st.offers[id] = o
-	r.sched.st.noteOffers([]mesos.Offer{o})
+	r.sched.st.noteOffers([]engine.Offer{o})
 }
 
 // agent tells the scheduler the engine's one agent's total (its inventory).
@@ -236,7 +235,7 @@ func (r *rig) readyCount(job string) int {
 
 func (r *rig) status(taskID, state string) {
 	r.t.Helper()
-	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: task.State(state)}); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/engine"
 )
 
 // Guard returns a Driver that makes no call to Mesos unless valid() says
@@ -23,6 +23,9 @@ type guarded struct {
 
 var _ Driver = guarded{}
 
+// SharesExecutors passes on the guarded engine's declaration (engine.ExecutorSharing).
+func (g guarded) SharesExecutors() bool { return engine.SharesExecutors(g.d) }
+
 func (g guarded) check(call string) error {
 	if err := g.valid(); err != nil {
 		return fmt.Errorf("%s refused: %w", call, err)
@@ -30,7 +33,7 @@ func (g guarded) check(call string) error {
 	return nil
 }
 
-func (g guarded) Accept(ctx context.Context, offerIDs []string, launches []mesos.TaskLaunch, refuse time.Duration) error {
+func (g guarded) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
 	if err := g.check("ACCEPT"); err != nil {
 		return err
 	}
@@ -65,7 +68,7 @@ func (g guarded) Kill(ctx context.Context, taskID, agentID string) error {
 	return g.d.Kill(ctx, taskID, agentID)
 }
 
-func (g guarded) Reconcile(ctx context.Context, tasks []mesos.TaskRef) error {
+func (g guarded) Reconcile(ctx context.Context, tasks []engine.TaskRef) error {
 	if err := g.check("RECONCILE"); err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type launcher struct {
 	caps      *capacities
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
+	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
+	// so an app's executor on an agent, once launched, stays charged (st.executors).
+	sharesExecutors bool
 }
 
 // round is one launch round.
@@ -299,8 +302,10 @@ func (l *launcher) accept(ctx context.Context, b *built) {
 			continue
 		}
 		for _, tl := range al.launches {
-			app, _, _ := jobs.ParseExecutorID(tl.Executor.ID)
-			l.st.executors[offers.ExecutorKey{App: app, AgentID: agent}] = true
+			if l.sharesExecutors {
+				app, _, _ := jobs.ParseExecutorID(tl.Executor.ID)
+				l.st.executors[offers.ExecutorKey{App: app, AgentID: agent}] = true
+			}
 			ev := byTask[tl.TaskID]
 			ev.At = sent
 			l.obs.Launched(ev)

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -36,7 +36,7 @@ func TestLaunchPlacesWholeGangAndRecordsState(t *testing.T) {
 	}
 	items := map[int]jobs.TaskData{}
 	for _, l := range acc.launches {
-		d, err := jobs.UnmarshalTaskData(l.Data)
+		d, err := l.Task, l.Task.Check()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +206,7 @@ func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
 	if n := r.readyCount("job"); n != 0 {
 		t.Fatalf("ready = %d: an interrupted accept was queued again (it may have run)", n)
 	}
-	err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
+	err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
 		Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestMisfiredExecutionsAreLabelledInOrder(t *testing.T) {
 		r.offer(fmt.Sprint("o", i), 8, 4096)
 		r.sched.launcher.round(r.ctx)
 		l := r.drv.accepts[len(r.drv.accepts)-1].launches[0]
-		d, _ := jobs.UnmarshalTaskData(l.Data)
+		d := l.Task
 		sources = append(sources, d.ExecutionSource)
 		r.status(l.TaskID, "TASK_FINISHED")
 	}

@@ -25,7 +25,7 @@ func TestHTTPJobWithoutAppChargesOnlyTheSmallExecutor(t *testing.T) {
 		if l.Executor.ID != app.HTTPOnlyName+"@-@agent-1" || l.Executor.CPUs != app.HTTPOnlyCPUs || l.Executor.MemMB != app.HTTPOnlyMemoryMB {
 			t.Fatalf("executor %+v", l.Executor)
 		}
-		d, err := jobs.UnmarshalTaskData(l.Data)
+		d, err := l.Task, l.Task.Check()
 		if err != nil || d.App.AppName != app.HTTPOnlyName || d.App.AppURL != "" || d.Job.AppName != "" {
 			t.Fatalf("task data %+v: %v", d, err)
 		}
@@ -58,7 +58,7 @@ func TestLaunchResolvesTheAppURL(t *testing.T) {
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("accepts = %+v", r.drv.accepts)
 	}
-	d, err := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
+	d, err := r.drv.accepts[0].launches[0].Task, r.drv.accepts[0].launches[0].Task.Check()
 	if err != nil || d.App.AppURL != "http://leader:8899/app.tar.gz" {
 		t.Fatalf("appURL in the payload = %q (%v)", d.App.AppURL, err)
 	}

@@ -1,12 +1,12 @@
 package scheduler
 
 import (
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 )
 
 // Notifier sends failure notifications (the WEBHOOK error handler). Notify
 // must not block: implementations queue and send in the background.
 type Notifier interface {
-	Notify(job jobs.Config, ev TaskEvent, st mesos.Status)
+	Notify(job jobs.Config, ev TaskEvent, st engine.Status)
 }

@@ -128,7 +128,7 @@ func (r *reconciler) periodic(ctx context.Context) {
 		}
 		r.log.Warn("task unreachable for too long: counting it as lost", "task", taskID)
 		_ = r.driver.Kill(ctx, taskID, tid.AgentID)
-		_ = r.status.handle(ctx, r.reg, engine.Status{TaskID: taskID, AgentID: tid.AgentID, State: string(task.Lost),
+		_ = r.status.handle(ctx, r.reg, engine.Status{TaskID: taskID, AgentID: tid.AgentID, State: task.Lost,
 			Message: "unreachable for longer than " + r.opts.Unreachable.String()})
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -15,10 +15,10 @@ import (
 // stateNotifier keeps the states the scheduler notified.
 type stateNotifier struct {
 	mu   sync.Mutex
-	sent []mesos.Status
+	sent []engine.Status
 }
 
-func (n *stateNotifier) Notify(_ jobs.Config, _ TaskEvent, st mesos.Status) {
+func (n *stateNotifier) Notify(_ jobs.Config, _ TaskEvent, st engine.Status) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.sent = append(n.sent, st)
@@ -29,7 +29,7 @@ func (n *stateNotifier) states() []string {
 	defer n.mu.Unlock()
 	var out []string
 	for _, st := range n.sent {
-		out = append(out, st.State)
+		out = append(out, string(st.State))
 	}
 	return out
 }
@@ -57,7 +57,7 @@ func runOnce(r *rig, ends map[int]string) {
 
 func (r *rig) statusMsg(taskID, state, msg string) {
 	r.t.Helper()
-	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state, Message: msg}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: task.State(state), Message: msg}); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -22,7 +21,7 @@ type Driver = engine.Driver
 // are made on the loop goroutine and must not block.
 type Observer interface {
 	Launched(t TaskEvent)
-	StatusChanged(t TaskEvent, st mesos.Status)
+	StatusChanged(t TaskEvent, st engine.Status)
 	Fired(job string, scheduled, committed time.Time)
 	ReadyDepth(n int)
 	OffersSeen(n int, declined int)
@@ -51,7 +50,7 @@ func (o *Options) commitTasks() int {
 type Options struct {
 	ExecutorCommand string            // executor binary path (or command) on agents
 	ExecutorEnv     map[string]string // extra environment for executors
-	ExecutorURIs    []mesos.URI       // files the agent fetches before starting an executor
+	ExecutorURIs    []engine.URI      // files the agent fetches before starting an executor
 	RefuseIdle      time.Duration     // decline filter when nothing waits (default 5s)
 	RefuseBusy      time.Duration     // decline filter when work waits but does not fit (default 1s)
 	OfferHold       time.Duration     // keep offers this long after the last work before declining (0: decline at once)
@@ -174,7 +173,7 @@ func New(d Deps) *Scheduler {
 		alarm: s.alarm, opts: opts}
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
-		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires,
+		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: engine.SharesExecutors(d.Driver),
 		caps: &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher")}}
 	if ec, ok := d.Inventory.(engine.NamespaceCaps); ok {
 		s.launcher.caps.engine = ec
@@ -390,8 +389,8 @@ func (s *Scheduler) Reconcile(ctx context.Context, explicit bool) error {
 
 type nopObserver struct{}
 
-func (nopObserver) Launched(TaskEvent)                    {}
-func (nopObserver) StatusChanged(TaskEvent, mesos.Status) {}
-func (nopObserver) Fired(string, time.Time, time.Time)    {}
-func (nopObserver) ReadyDepth(int)                        {}
-func (nopObserver) OffersSeen(int, int)                   {}
+func (nopObserver) Launched(TaskEvent)                     {}
+func (nopObserver) StatusChanged(TaskEvent, engine.Status) {}
+func (nopObserver) Fired(string, time.Time, time.Time)     {}
+func (nopObserver) ReadyDepth(int)                         {}
+func (nopObserver) OffersSeen(int, int)                    {}

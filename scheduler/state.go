@@ -23,7 +23,7 @@ type state struct {
 	suppressed bool // offers are suppressed (nothing waits)
 
 	offers    map[string]engine.Offer     // the offers held, by id
-	executors map[offers.ExecutorKey]bool // the apps' executors running (or launched) per agent
+	executors map[offers.ExecutorKey]bool // the apps' executors running (or launched) per agent; only kept where the engine shares executors (engine.ExecutorSharing)
 	agents    []engine.Agent              // the engine's inventory, as last read
 	offered   map[string]offers.Resources // the most each agent ever offered
 

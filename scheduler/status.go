@@ -14,9 +14,6 @@ import (
 	"github.com/ejcloud/elasticjob/task"
 )
 
-// IsTerminal reports whether an engine's task state ends a task.
-func IsTerminal(state string) bool { return task.State(state).Terminal() }
-
 // statusHandler applies status updates: it reads what task.Transition
 // needs (the shard's running entry, its job, the run's other shards),
 // calls it, and commits the outcome (see README.md in this folder for the
@@ -53,7 +50,7 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 		return err
 	}
 	out := task.Transition(in)
-	if in.Entry != nil && in.Entry.KilledBy != "" && task.State(st.State) == task.Killed {
+	if in.Entry != nil && in.Entry.KilledBy != "" && st.State == task.Killed {
 		st.Message = killedWords(in.Entry.KilledBy, st.Message) // history and the run's record say who
 	}
 	if out.Stale {
@@ -86,7 +83,7 @@ func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid j
 	job, exists := h.catalog.Job(tid.JobName)
 	_, _, runnable := h.catalog.Runnable(tid.JobName)
 	in := task.Input{
-		Update: task.Update{TaskID: st.TaskID, State: task.State(st.State), Reason: st.Reason, Source: st.Source, Message: st.Message},
+		Update: task.Update{TaskID: st.TaskID, State: st.State, Reason: st.Reason, Source: st.Source, Message: st.Message},
 		Job: task.Job{Exists: exists, Runnable: runnable, Daemon: job.JobExecutionType == jobs.Daemon, Failover: job.Failover,
 			MaxRetries: job.MaxRetries, RetryBackoff: time.Duration(job.RetryBackoffSeconds) * time.Second, PauseAfterFailures: job.PauseAfterFailures},
 		Overtaken: h.st.overtaken.Has(st.TaskID),
@@ -160,7 +157,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 			return err
 		}
 		rep := shardReportOf(st.Data)
-		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: task.State(st.State), Message: st.Message,
+		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: st.State, Message: st.Message,
 			StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
 		rec = task.RecordShard(rec, tid.JobName, so, e.RecordDone, now)
 		rec.Failed = rec.Failed || e.Result == task.Failure
@@ -183,7 +180,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		return err
 	}
 	h.st.dropRunning(tid.JobName, tid.Item)
-	if task.State(st.State) == task.Finished && facts.Exists {
+	if st.State == task.Finished && facts.Exists {
 		h.runs.add(tid.JobName, ranFor(shardReportOf(st.Data), e.Entry.LaunchedAt, now))
 	}
 	if pause != nil {
@@ -196,7 +193,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		h.queues.changed()
 	}
 	if e.Notify {
-		if task.State(st.State).Failure() {
+		if st.State.Failure() {
 			h.log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "relaunch", e.Retry != nil)
 		}
 		h.notifyFailure(job, ev, st)
@@ -225,7 +222,7 @@ func failureText(st engine.Status) string {
 	if st.Message != "" {
 		return st.Message
 	}
-	return st.State
+	return string(st.State)
 }
 
 // paused logs a pause and posts it to the job's webhook, if it has one.

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
@@ -62,7 +62,7 @@ func TestFailureGoesToFailoverAndRelaunchesOnlyThatShard(t *testing.T) {
 				t.Fatalf("accepts = %+v", r.drv.accepts)
 			}
 			tid, _ := jobs.ParseTaskID(last.launches[0].TaskID)
-			d, _ := jobs.UnmarshalTaskData(last.launches[0].Data)
+			d := last.launches[0].Task
 			if tid.Kind != jobs.KindFailover || tid.Item != 1 || d.ExecutionSource != jobs.SourceFailover {
 				t.Fatalf("failover launch %+v source %s", tid, d.ExecutionSource)
 			}
@@ -300,7 +300,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 	}
 	r.offer("o1", 8, 4096)
 	r.sched.launcher.round(r.ctx)
-	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
+	d := r.drv.accepts[0].launches[0].Task
 	if d.ShardingContext.JobParameter != "override" || d.Job.JobParameter != "override" {
 		t.Fatalf("parameter = %q", d.ShardingContext.JobParameter)
 	}
@@ -309,7 +309,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 	r.status(task, "TASK_LOST")
 	r.offer("o2", 8, 4096)
 	r.sched.launcher.round(r.ctx)
-	d, _ = jobs.UnmarshalTaskData(r.drv.accepts[1].launches[0].Data)
+	d = r.drv.accepts[1].launches[0].Task
 	if d.ShardingContext.JobParameter != "override" || d.ExecutionSource != jobs.SourceFailover {
 		t.Fatalf("failover parameter = %q source %s", d.ShardingContext.JobParameter, d.ExecutionSource)
 	}
@@ -317,8 +317,8 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 
 type recordingNotifier struct{ got []string }
 
-func (n *recordingNotifier) Notify(job jobs.Config, ev TaskEvent, st mesos.Status) {
-	n.got = append(n.got, job.JobName+" "+st.State+" "+st.Message)
+func (n *recordingNotifier) Notify(job jobs.Config, ev TaskEvent, st engine.Status) {
+	n.got = append(n.got, job.JobName+" "+string(st.State)+" "+st.Message)
 }
 
 func TestWebhookNotifiedOnFailure(t *testing.T) {
@@ -330,7 +330,7 @@ func TestWebhookNotifiedOnFailure(t *testing.T) {
 	r.sched.status.notifier = n
 	r.status(run[0].TaskID, "TASK_RUNNING")
 	r.status(run[0].TaskID, "TASK_FINISHED")
-	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[1].TaskID, State: "TASK_FAILED", Message: "exit code 2"}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[1].TaskID, State: "TASK_FAILED", Message: "exit code 2"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(n.got) != 1 || n.got[0] != "job TASK_FAILED exit code 2" {
@@ -389,7 +389,7 @@ func TestFailedDaemonRunNotifiesAndDefaultZoneReachesTheTask(t *testing.T) {
 	r.trigger("job")
 	r.offer("o1", 8, 4096)
 	r.sched.launcher.round(r.ctx)
-	d, _ := jobs.UnmarshalTaskData(r.drv.accepts[0].launches[0].Data)
+	d := r.drv.accepts[0].launches[0].Task
 	if d.Job.TimeZone != "Asia/Shanghai" {
 		t.Fatalf("task time zone %q, want the scheduler's", d.Job.TimeZone)
 	}
@@ -423,7 +423,7 @@ func TestStaleUpdateOvertakenByReconciliationIsNotKilled(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
 	answer := func(taskID, state string) {
 		t.Helper()
-		if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: state,
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: task.State(state),
 			Reason: "REASON_RECONCILIATION", Message: "Reconciliation: Latest task state"}); err != nil {
 			t.Fatal(err)
 		}
@@ -456,8 +456,8 @@ func TestExecutorFailureOfAStagingTaskIsTheJobs(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 2 })
 	fail := func(taskID, reason string) {
 		t.Helper()
-		if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
-			Source: "SOURCE_EXECUTOR", Reason: reason}); err != nil {
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_FAILED",
+			Source: task.SourceExecutor, Reason: task.Reason(reason)}); err != nil {
 			t.Fatal(err)
 		}
 	}

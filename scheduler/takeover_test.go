@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -37,7 +37,7 @@ func TestTakeoverAfterALaunchTheMasterNeverSaw(t *testing.T) {
 	r.trigger("gap")
 	r.trigger("ex") // a fire while the shards are accounted for
 	for _, rt := range r.running("ex") {
-		if err := r.sched.status.handle(ctx, r.reg, mesos.Status{TaskID: rt.TaskID, AgentID: "agent-1", State: "TASK_GONE",
+		if err := r.sched.status.handle(ctx, r.reg, engine.Status{TaskID: rt.TaskID, AgentID: "agent-1", State: "TASK_GONE",
 			Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER", Message: "Reconciliation: Task is unknown"}); err != nil {
 			t.Fatal(err)
 		}

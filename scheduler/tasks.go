@@ -141,7 +141,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	}
 	tl := engine.TaskLaunch{
 		TaskID: tid.String(), Name: fmt.Sprintf("%s-%d", job.JobName, item), AgentID: pl.AgentID,
-		CPUs: job.CPUCount, MemMB: job.MemoryMB, Data: data.Marshal(), KillGrace: l.opts.KillGrace,
+		CPUs: job.CPUCount, MemMB: job.MemoryMB, Task: data, KillGrace: l.opts.KillGrace,
 		Executor: l.executorSpec(a, pl.AgentID),
 	}
 	var queued time.Time

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 )
@@ -34,7 +34,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 		t.Fatalf("launched %d tasks", len(launched))
 	}
 	for _, l := range launched {
-		td, err := jobs.UnmarshalTaskData(l.Data)
+		td, err := l.Task, l.Task.Check()
 		if err != nil || !reflect.DeepEqual(td.ShardingContext.Inputs, in) || td.ShardingContext.JobParameter != "p1" {
 			t.Fatalf("task data %+v %v", td.ShardingContext, err)
 		}
@@ -44,7 +44,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	report := `{"hostname":"h","ip":"1.2.3.4","startTime":"` + start.Format(time.RFC3339Nano) + `","completeTime":"` + end.Format(time.RFC3339Nano) +
 		`","exitCode":0,"outputs":{"k":"v0"}}`
 	r.status(run[0].TaskID, "TASK_RUNNING")
-	if err := r.sched.status.handle(r.ctx, r.reg, mesos.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_FINISHED", Data: []byte(report)}); err != nil {
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_FINISHED", Data: []byte(report)}); err != nil {
 		t.Fatal(err)
 	}
 	r.status(run[1].TaskID, "TASK_RUNNING")
@@ -53,7 +53,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	r.sched.launcher.round(r.ctx)
 	all := r.drv.launched()
 	retry := all[len(all)-1]
-	if td, _ := jobs.UnmarshalTaskData(retry.Data); !reflect.DeepEqual(td.ShardingContext.Inputs, in) || td.ShardingContext.ShardingItem != 1 {
+	if td := retry.Task; !reflect.DeepEqual(td.ShardingContext.Inputs, in) || td.ShardingContext.ShardingItem != 1 {
 		t.Fatalf("retried shard's context %+v", td.ShardingContext)
 	}
 	r.status(retry.TaskID, "TASK_RUNNING")
@@ -80,10 +80,10 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 }
 
 // launched lists every task launched, in order.
-func (d *fakeDriver) launched() []mesos.TaskLaunch {
+func (d *fakeDriver) launched() []engine.TaskLaunch {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []mesos.TaskLaunch
+	var out []engine.TaskLaunch
 	for _, a := range d.accepts {
 		out = append(out, a.launches...)
 	}

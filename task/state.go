@@ -58,16 +58,3 @@ func (s State) Over() bool {
 	}
 	return false
 }
-
-// Reasons and sources of status updates that the transition tells apart.
-const (
-	// ReasonReconciliation marks an engine's answer to a reconciliation:
-	// it carries a task's latest state and can overtake updates that wait
-	// for their acknowledgement.
-	ReasonReconciliation = "REASON_RECONCILIATION"
-	// ReasonExecutorTerminated marks an executor's refusal of a task it
-	// got while shutting down: the task never began.
-	ReasonExecutorTerminated = "REASON_EXECUTOR_TERMINATED"
-	// SourceExecutor marks an update the task's executor sent.
-	SourceExecutor = "SOURCE_EXECUTOR"
-)

@@ -10,8 +10,8 @@ import (
 type Update struct {
 	TaskID  string
 	State   State
-	Reason  string // e.g. ReasonReconciliation ("" when unset)
-	Source  string // e.g. SourceExecutor ("" when unset)
+	Reason  Reason // e.g. ReasonReconciliation ("" when unset)
+	Source  Source // e.g. SourceExecutor ("" when unset)
 	Message string
 }
 

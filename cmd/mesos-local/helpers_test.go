@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/mesos"
 )
 
@@ -104,13 +105,13 @@ func (b *syncBuffer) String() string {
 // handler records what a scheduler client sees.
 type handler struct {
 	subscribed chan string
-	offers     chan []mesos.Offer
+	offers     chan []engine.Offer
 }
 
-func (h *handler) Subscribed(_ context.Context, id string)   { h.subscribed <- id }
-func (h *handler) Offers(_ context.Context, o []mesos.Offer) { h.offers <- o }
-func (h *handler) Rescinded(context.Context, string)         {}
-func (h *handler) Update(context.Context, mesos.Status) error {
+func (h *handler) Subscribed(_ context.Context, id string)    { h.subscribed <- id }
+func (h *handler) Offers(_ context.Context, o []engine.Offer) { h.offers <- o }
+func (h *handler) Rescinded(context.Context, string)          {}
+func (h *handler) Update(context.Context, engine.Status) error {
 	return nil
 }
 func (h *handler) Message(context.Context, string, string, []byte) {}
@@ -121,7 +122,7 @@ func (h *handler) Disconnected(context.Context, error)             {}
 // url until stop; it returns once the client is subscribed.
 func subscribe(t *testing.T, url, frameworkID string) (h *handler, id string, stop func()) {
 	t.Helper()
-	h = &handler{subscribed: make(chan string, 8), offers: make(chan []mesos.Offer, 8)}
+	h = &handler{subscribed: make(chan string, 8), offers: make(chan []engine.Offer, 8)}
 	c := mesos.New(mesos.Config{URL: url, FrameworkID: frameworkID, BackoffMin: 10 * time.Millisecond,
 		BackoffMax: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())

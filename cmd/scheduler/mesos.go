@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/mesos/agents"
 	"github.com/ejcloud/elasticjob/mesos/artifacts"
@@ -83,7 +84,7 @@ func (m *masters) agentsClient() *agents.Client {
 // delivery is how agents get the executor.
 type delivery struct {
 	command   string       // what the agent runs
-	uris      []mesos.URI  // what the agent's fetcher downloads first
+	uris      []engine.URI // what the agent's fetcher downloads first
 	artifacts http.Handler // what this scheduler serves for it (nil: nothing)
 }
 
@@ -113,13 +114,13 @@ func executorDelivery(cfg config.Config, log *slog.Logger) (delivery, error) {
 		log.Warn("agents on other machines cannot fetch the executor from a loopback address: set advertise_url (or hostname) to an address they reach, and http_address to listen on it",
 			"advertise_url", cfg.Advertised())
 	}
-	uris := []mesos.URI{{Value: u, Executable: true, Cache: true, Extract: false}}
+	uris := []engine.URI{{Value: u, Executable: true, Cache: true, Extract: false}}
 	if jar := filepath.Join(filepath.Dir(path), javaJarFile); fileExists(jar) {
 		jf, err := srv.Add("java", javaJarFile, jar)
 		if err != nil {
 			return delivery{}, fmt.Errorf("serve the Java library to agents: %w", err)
 		}
-		uris = append(uris, mesos.URI{Value: cfg.Advertised() + jf.Path(), Cache: true, Extract: false})
+		uris = append(uris, engine.URI{Value: cfg.Advertised() + jf.Path(), Cache: true, Extract: false})
 		log.Info("agents fetch the Java library beside the executor", "url", cfg.Advertised()+jf.Path(), "size", jf.Size)
 	}
 	return delivery{command: "./" + executorFile, uris: uris, artifacts: srv}, nil

@@ -6,9 +6,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Recorder takes events; *Writer is one.
@@ -76,8 +77,8 @@ func kindOf(taskID string) string {
 	return ExecutionReady
 }
 
-func failedState(s string) bool {
-	return scheduler.IsTerminal(s) && s != "TASK_FINISHED" && s != "TASK_KILLED"
+func failedState(s task.State) bool {
+	return s.Failure()
 }
 
 // Launched records the TASK_STAGING trace. A FAILOVER task's original
@@ -97,9 +98,9 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 	o.tasks[t.TaskID] = &taskInfo{original: original, launched: t.At}
 	o.mu.Unlock()
 	o.record(StatusTrace{
-		ID: TaskEventID(t.TaskID, "status", t.TaskID, "TASK_STAGING"), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
+		ID: TaskEventID(t.TaskID, "status", t.TaskID, string(task.Staging)), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
 		SlaveID: t.AgentID, Source: SourceScheduler, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item),
-		State: "TASK_STAGING", CreationTime: t.At,
+		State: string(task.Staging), CreationTime: t.At,
 	})
 }
 
@@ -107,9 +108,9 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 // transient tasks the execution log: its start on TASK_RUNNING, its
 // completion on a terminal state (success iff TASK_FINISHED; the failure
 // cause is the status message).
-func (o *Observer) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
+func (o *Observer) StatusChanged(t scheduler.TaskEvent, st engine.Status) {
 	kind := kindOf(t.TaskID)
-	terminal := scheduler.IsTerminal(st.State)
+	terminal := st.State.Terminal()
 	o.mu.Lock()
 	var info taskInfo
 	if ti := o.tasks[t.TaskID]; ti != nil {
@@ -128,7 +129,7 @@ func (o *Observer) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 	o.mu.Unlock()
 
 	source := SourceScheduler
-	if st.Source == "SOURCE_EXECUTOR" {
+	if st.Source == task.SourceExecutor {
 		source = SourceExecutor
 	}
 	stamp := st.Timestamp
@@ -137,21 +138,21 @@ func (o *Observer) StatusChanged(t scheduler.TaskEvent, st mesos.Status) {
 	}
 	msg := st.Message
 	if msg == "" {
-		msg = st.Reason
+		msg = string(st.Reason)
 	}
 	o.record(StatusTrace{
-		ID:      TaskEventID(t.TaskID, "status", t.TaskID, st.State, strconv.FormatInt(stamp.UnixNano(), 10), st.Reason, st.Source),
+		ID:      TaskEventID(t.TaskID, "status", t.TaskID, string(st.State), strconv.FormatInt(stamp.UnixNano(), 10), string(st.Reason), string(st.Source)),
 		JobName: t.Job, OriginalTaskID: info.original, TaskID: t.TaskID, SlaveID: firstOf(st.AgentID, t.AgentID),
-		Source: source, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item), State: st.State, Message: msg,
+		Source: source, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item), State: string(st.State), Message: msg,
 		CreationTime: t.At,
 	})
-	if !t.Transient || (st.State != "TASK_RUNNING" && !terminal) {
+	if !t.Transient || (st.State != task.Running && !terminal) {
 		return // a daemon's runs are recorded by DaemonRun
 	}
 	o.execution(t, st, info, terminal)
 }
 
-func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskInfo, terminal bool) {
+func (o *Observer) execution(t scheduler.TaskEvent, st engine.Status, info taskInfo, terminal bool) {
 	rep := parseReport(st.Data)
 	src := firstOf(t.Source, string(jobs.SourceNormal))
 	host := firstOf(rep.Hostname, t.Hostname)
@@ -180,20 +181,20 @@ func (o *Observer) execution(t scheduler.TaskEvent, st mesos.Status, info taskIn
 	switch {
 	case rep.CompleteTime != nil:
 		done = *rep.CompleteTime
-	case st.Source == "SOURCE_AGENT" && !st.Timestamp.IsZero() && st.Timestamp.Before(done):
+	case st.Source == task.SourceAgent && !st.Timestamp.IsZero() && st.Timestamp.Before(done):
 		// The agent ended the task (its executor terminated, or was gone
 		// when the agent restarted) and dates the end: the update may reach
 		// the scheduler much later, e.g. after a restart.
 		done = st.Timestamp
 	}
-	success := st.State == "TASK_FINISHED"
+	success := st.State == task.Finished
 	cause := ""
 	if !success {
 		cause = st.Message
 		if cause == "" {
-			cause = st.State
+			cause = string(st.State)
 			if st.Reason != "" {
-				cause += " (" + st.Reason + ")"
+				cause += " (" + string(st.Reason) + ")"
 			}
 		}
 	}

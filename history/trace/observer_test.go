@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -54,12 +54,12 @@ func TestObserverTransientTaskLifecycle(t *testing.T) {
 	o.Launched(taskEvent(readyTask, launch, true))
 	started, done := t0.Add(2*time.Second), t0.Add(5*time.Second)
 	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true),
-		mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_STARTING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second)})
+		engine.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_STARTING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second)})
 	o.StatusChanged(taskEvent(readyTask, t0.Add(3*time.Second), true),
-		mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_RUNNING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(3 * time.Second),
+		engine.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_RUNNING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(3 * time.Second),
 			Data: []byte(`{"hostname":"exec-host","ip":"10.1.2.3","startTime":"` + started.Format(time.RFC3339Nano) + `"}`)})
 	o.StatusChanged(taskEvent(readyTask, t0.Add(6*time.Second), true),
-		mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_FAILED", Source: "SOURCE_EXECUTOR", Message: "exit code 3: boom",
+		engine.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_FAILED", Source: "SOURCE_EXECUTOR", Message: "exit code 3: boom",
 			Timestamp: t0.Add(6 * time.Second),
 			Data: []byte(`{"hostname":"exec-host","ip":"10.1.2.3","startTime":"` + started.Format(time.RFC3339Nano) +
 				`","completeTime":"` + done.Format(time.RFC3339Nano) + `","exitCode":3}`)})
@@ -97,7 +97,7 @@ func TestObserverFailoverResendAndLoss(t *testing.T) {
 	c := &capture{}
 	o := NewObserver(c, nil)
 	o.Launched(taskEvent(readyTask, t0, true))
-	lost := mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_LOST", Source: "SOURCE_MASTER",
+	lost := engine.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_LOST", Source: "SOURCE_MASTER",
 		Reason: "REASON_AGENT_REMOVED", Timestamp: t0.Add(time.Second)}
 	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true), lost)
 	o.StatusChanged(taskEvent(readyTask, t0.Add(2*time.Second), true), lost) // resent
@@ -119,7 +119,7 @@ func TestObserverFailoverResendAndLoss(t *testing.T) {
 
 	o.Launched(taskEvent(failoverTask, t0.Add(time.Minute), true))
 	o.StatusChanged(taskEvent(failoverTask, t0.Add(2*time.Minute), true),
-		mesos.Status{TaskID: failoverTask, State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Minute)})
+		engine.Status{TaskID: failoverTask, State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Minute)})
 	evs = c.take()
 	stg, fin, done := evs[0].(StatusTrace), evs[1].(StatusTrace), evs[2].(ExecutionComplete)
 	if stg.State != "TASK_STAGING" || stg.ExecutionType != ExecutionFailover || stg.OriginalTaskID != readyTask || fin.OriginalTaskID != readyTask {
@@ -139,7 +139,7 @@ func TestObserverAgentDatedEnd(t *testing.T) {
 	o.Launched(taskEvent(readyTask, t0, true))
 	ended := t0.Add(time.Minute)
 	heard := t0.Add(time.Hour)
-	o.StatusChanged(taskEvent(readyTask, heard, true), mesos.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_FAILED",
+	o.StatusChanged(taskEvent(readyTask, heard, true), engine.Status{TaskID: readyTask, AgentID: "agent-1", State: "TASK_FAILED",
 		Source: "SOURCE_AGENT", Reason: "REASON_EXECUTOR_TERMINATED", Message: "the executor was gone when the scheduler restarted", Timestamp: ended})
 	evs := c.take()
 	ec := evs[len(evs)-1].(ExecutionComplete)
@@ -147,7 +147,7 @@ func TestObserverAgentDatedEnd(t *testing.T) {
 		t.Fatalf("completion %v %q, want at %v with the agent's message", ec.CompleteTime, ec.FailureCause, ended)
 	}
 	o.Launched(taskEvent(failoverTask, t0, true))
-	o.StatusChanged(taskEvent(failoverTask, t0.Add(time.Second), true), mesos.Status{TaskID: failoverTask, State: "TASK_FAILED",
+	o.StatusChanged(taskEvent(failoverTask, t0.Add(time.Second), true), engine.Status{TaskID: failoverTask, State: "TASK_FAILED",
 		Source: "SOURCE_AGENT", Timestamp: t0.Add(2 * time.Second)}) // an agent clock ahead of the scheduler's
 	evs = c.take()
 	if ec := evs[len(evs)-1].(ExecutionComplete); !ec.CompleteTime.Equal(t0.Add(time.Second)) {
@@ -160,8 +160,8 @@ func TestObserverDaemonTaskHasNoTaskLevelExecution(t *testing.T) {
 	c := &capture{}
 	o := NewObserver(c, nil)
 	o.Launched(taskEvent(readyTask, t0, false))
-	o.StatusChanged(taskEvent(readyTask, t0, false), mesos.Status{TaskID: readyTask, State: "TASK_RUNNING"})
-	o.StatusChanged(taskEvent(readyTask, t0, false), mesos.Status{TaskID: readyTask, State: "TASK_KILLED"})
+	o.StatusChanged(taskEvent(readyTask, t0, false), engine.Status{TaskID: readyTask, State: "TASK_RUNNING"})
+	o.StatusChanged(taskEvent(readyTask, t0, false), engine.Status{TaskID: readyTask, State: "TASK_KILLED"})
 	for _, ev := range c.take() {
 		if _, ok := ev.(StatusTrace); !ok {
 			t.Fatalf("daemon task recorded %T", ev)
@@ -230,17 +230,17 @@ func TestDaemonRunSampling(t *testing.T) {
 
 type countObserver struct{ n int }
 
-func (c *countObserver) Launched(scheduler.TaskEvent)                    { c.n++ }
-func (c *countObserver) StatusChanged(scheduler.TaskEvent, mesos.Status) { c.n++ }
-func (c *countObserver) Fired(string, time.Time, time.Time)              { c.n++ }
-func (c *countObserver) ReadyDepth(int)                                  { c.n++ }
-func (c *countObserver) OffersSeen(int, int)                             { c.n++ }
+func (c *countObserver) Launched(scheduler.TaskEvent)                     { c.n++ }
+func (c *countObserver) StatusChanged(scheduler.TaskEvent, engine.Status) { c.n++ }
+func (c *countObserver) Fired(string, time.Time, time.Time)               { c.n++ }
+func (c *countObserver) ReadyDepth(int)                                   { c.n++ }
+func (c *countObserver) OffersSeen(int, int)                              { c.n++ }
 
 func TestTee(t *testing.T) {
 	a, b := &countObserver{}, &countObserver{}
 	o := Tee(a, nil, b)
 	o.Launched(scheduler.TaskEvent{})
-	o.StatusChanged(scheduler.TaskEvent{}, mesos.Status{})
+	o.StatusChanged(scheduler.TaskEvent{}, engine.Status{})
 	o.Fired("j", t0, t0)
 	o.ReadyDepth(1)
 	o.OffersSeen(1, 0)
@@ -255,10 +255,10 @@ func TestObserverIntoDatabase(t *testing.T) {
 	o := NewObserver(w, nil)
 	o.Launched(taskEvent(readyTask, t0, true))
 	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true),
-		mesos.Status{TaskID: readyTask, State: "TASK_RUNNING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second),
+		engine.Status{TaskID: readyTask, State: "TASK_RUNNING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second),
 			Data: []byte(`{"hostname":"eh","ip":"10.0.0.9","startTime":"2024-03-01T10:00:01Z"}`)})
 	o.StatusChanged(taskEvent(readyTask, t0.Add(2*time.Second), true),
-		mesos.Status{TaskID: readyTask, State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Second),
+		engine.Status{TaskID: readyTask, State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Second),
 			Data: []byte(`{"hostname":"eh","ip":"10.0.0.9","startTime":"2024-03-01T10:00:01Z","completeTime":"2024-03-01T10:00:02Z","exitCode":0}`)})
 	mustFlush(t, w)
 	tr := traces(t, w)

@@ -3,8 +3,8 @@ package trace
 import (
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -30,7 +30,7 @@ func (t tee) Launched(ev scheduler.TaskEvent) {
 	}
 }
 
-func (t tee) StatusChanged(ev scheduler.TaskEvent, st mesos.Status) {
+func (t tee) StatusChanged(ev scheduler.TaskEvent, st engine.Status) {
 	for _, o := range t {
 		o.StatusChanged(ev, st)
 	}

@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -49,8 +49,8 @@ type Notification struct {
 }
 
 // Notify queues a notification (never blocks).
-func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st mesos.Status) {
-	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: st.State,
+func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st engine.Status) {
+	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: string(st.State),
 		Message: st.Message, Hostname: ev.Hostname, Time: ev.At.UTC()}
 	body, err := Body(job.Props["webhook.format"], n)
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
@@ -57,7 +57,7 @@ func TestDeliversWithRetry(t *testing.T) {
 	defer cancel()
 	go s.Run(ctx)
 	job := jobs.Config{JobName: "j", Props: map[string]string{"webhook.url": srv.URL + "?access_token=x", "webhook.format": "slack"}}
-	s.Notify(job, scheduler.TaskEvent{TaskID: "t", Item: 1}, mesos.Status{State: "TASK_FAILED", Message: "exit code 1"})
+	s.Notify(job, scheduler.TaskEvent{TaskID: "t", Item: 1}, engine.Status{State: "TASK_FAILED", Message: "exit code 1"})
 	select {
 	case m := <-got:
 		if !strings.Contains(m["text"].(string), "exit code 1") {

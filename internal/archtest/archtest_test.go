@@ -36,6 +36,27 @@ func TestSchedulerDoesNotImportHistory(t *testing.T) {
 	}
 }
 
+// aboveTheEngines are the packages that speak the engine vocabulary
+// (package engine) and never an engine's own: no Mesos types above the
+// engines.
+var aboveTheEngines = []string{"engine", "scheduler", "history", "metrics", "round", "task", "queue", "offers"}
+
+// TestNothingAboveTheEnginesImportsMesos: the scheduler, history and
+// metrics (and the pure decisions) reach no package under mesos/, directly
+// or through another package of the module; the Mesos client translates at
+// its edge.
+func TestNothingAboveTheEnginesImportsMesos(t *testing.T) {
+	g := loadGraph(t)
+	if _, ok := g.pkgs["mesos"]; !ok {
+		t.Fatal("no package mesos: the test looks at the wrong tree")
+	}
+	for _, p := range aboveTheEngines {
+		for _, chain := range g.reaches(p, "mesos") {
+			t.Errorf("%s: only the engines and the wiring may import mesos", chain)
+		}
+	}
+}
+
 // TestTheChecksFindViolations runs the checks on a made-up module, so the
 // tests above cannot pass by finding nothing.
 func TestTheChecksFindViolations(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/mesos"
 	"github.com/ejcloud/elasticjob/mesos/detector"
 )
 
@@ -40,7 +41,7 @@ var (
 // Capabilities: every one; executors are shared by the tasks of an app on an agent, and
 // tasks survive restarts when the framework checkpoints.
 func (e *Engine) Capabilities() engine.Capabilities {
-	return engine.Capabilities{Checkpointing: e.Checkpoint, ExecutorSharing: true, Logs: true, Sandboxes: true,
+	return engine.Capabilities{Checkpointing: e.Checkpoint, ExecutorSharing: engine.SharesExecutors((*mesos.Client)(nil)), Logs: true, Sandboxes: true,
 		ClusterView: true, Capacity: true}
 }
 

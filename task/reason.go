@@ -1,0 +1,52 @@
+package task
+
+// Reason is why an engine sent a status update, spelled as Mesos spells it
+// ("REASON_RECONCILIATION"); "" when the engine gives none. The Mesos client
+// turns its protobuf enum into one at its edge; the Kubernetes engine picks
+// the one that says what happened to the pod. A reason the scheduler does
+// not name below is kept as the engine spelled it (history shows it).
+type Reason string
+
+// The reasons engines send and the scheduler, history and the console tell apart.
+const (
+	// ReasonReconciliation marks an engine's answer to a reconciliation:
+	// it carries a task's latest state and can overtake updates that wait
+	// for their acknowledgement.
+	ReasonReconciliation Reason = "REASON_RECONCILIATION"
+	// ReasonExecutorTerminated marks an executor's refusal of a task it
+	// got while shutting down: the task never began.
+	ReasonExecutorTerminated Reason = "REASON_EXECUTOR_TERMINATED"
+	// ReasonInvalidOffers marks a task the engine could not place on the
+	// resources it was given (a Kubernetes node that filled meanwhile
+	// refused its pod): with TASK_DROPPED of a STAGING task it is queued
+	// again at once as never started.
+	ReasonInvalidOffers Reason = "REASON_INVALID_OFFERS"
+	// ReasonAgentRemoved marks a task lost with its agent (a node deleted).
+	ReasonAgentRemoved Reason = "REASON_AGENT_REMOVED"
+	// ReasonContainerLaunchFailed marks a container that could not start
+	// (its image cannot be had, its configuration is wrong).
+	ReasonContainerLaunchFailed Reason = "REASON_CONTAINER_LAUNCH_FAILED"
+	// ReasonMemoryLimit marks a task killed for passing its memory limit.
+	ReasonMemoryLimit Reason = "REASON_CONTAINER_LIMITATION_MEMORY"
+	// ReasonPreempted marks a task its agent evicted.
+	ReasonPreempted Reason = "REASON_CONTAINER_PREEMPTED"
+	// ReasonKilledDuringLaunch marks a task killed before it started.
+	ReasonKilledDuringLaunch Reason = "REASON_TASK_KILLED_DURING_LAUNCH"
+	// ReasonMaxCompletionTime marks a task that ran past its deadline.
+	ReasonMaxCompletionTime Reason = "REASON_MAX_COMPLETION_TIME_REACHED"
+)
+
+// Source is who sent a status update, spelled as Mesos spells it
+// ("SOURCE_EXECUTOR"); "" when the engine does not say.
+type Source string
+
+// The sources of status updates.
+const (
+	// SourceMaster: the engine's control plane (the Mesos master; the
+	// Kubernetes engine about a pod it could not create or does not find).
+	SourceMaster Source = "SOURCE_MASTER"
+	// SourceAgent: the node (a Mesos agent; the kubelet, through the pod's status).
+	SourceAgent Source = "SOURCE_AGENT"
+	// SourceExecutor: the task's executor.
+	SourceExecutor Source = "SOURCE_EXECUTOR"
+)
