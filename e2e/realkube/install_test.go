@@ -227,13 +227,13 @@ func TestInstalledScheduler(t *testing.T) {
 			_ = admin.CoreV1().PersistentVolumeClaims(installNS).Delete(context.Background(), "work", metav1.DeleteOptions{})
 		})
 		s.must(http.MethodPost, "/api/app", map[string]any{"appName": "carry", "bootstrapScript": "run.sh", "cpuCount": 0.05, "memoryMB": 64})
-		script := `if [ -s /work/mark ]; then ev="read-$(cat /work/mark)"; else echo kept > /work/mark && ev=wrote; fi; ` +
+		script := `if [ -s /claim/mark ]; then ev="read-$(cat /claim/mark)"; else echo kept > /claim/mark && ev=wrote; fi; ` +
 			`wget -q -O /dev/null --post-data "$ev $ELASTICJOB_TASK_ID" ` + rec.url + `/event; :`
 		s.register(job{"jobName": "carry", "appName": "carry", "jobExecutionType": "TRANSIENT", "shardingTotalCount": 1, "cpuCount": 0.05, "memoryMB": 32,
 			"jobType": "SCRIPT", "props": map[string]string{"script.command.line": script},
 			"podTemplate": map[string]any{"spec": map[string]any{
 				"volumes":    []any{map[string]any{"name": "work", "persistentVolumeClaim": map[string]any{"claimName": "work"}}},
-				"containers": []any{map[string]any{"name": "task", "volumeMounts": []any{map[string]any{"name": "work", "mountPath": "/work"}}}},
+				"containers": []any{map[string]any{"name": "task", "volumeMounts": []any{map[string]any{"name": "work", "mountPath": "/claim"}}}},
 			}}})
 		s.trigger("carry")
 		eventually(t, waitLong, func() bool { return len(s.ended("carry")) == 1 }, "the first run to end")
