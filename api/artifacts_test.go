@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/mesos/artifacts"
+	"github.com/ejcloud/elasticjob/engine/mesos/artifacts"
 )
 
 // The executor binary agents fetch: GET, HEAD, ranges, conditional

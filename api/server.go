@@ -93,7 +93,7 @@ type Options struct {
 	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
 	RejectFileAppURLs bool
 	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
-	// executor binary agents fetch, content-addressed; see mesos/artifacts).
+	// executor binary agents fetch, content-addressed; see engine/mesos/artifacts).
 	Artifacts http.Handler
 	// Cluster, when set, routes writes to the elected leader (forward.go);
 	// nil: this instance serves everything (the embedded mode).

@@ -24,7 +24,7 @@ type Config struct {
 	ContainerImage string `json:"containerImage,omitempty"`
 	// PodTemplate, on Kubernetes, is merged into the pods of the app's tasks (a job's own
 	// over it): env from Secrets and ConfigMaps, volumes, service account, placement…
-	// (kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
+	// (engine/kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
 	PodTemplate PodTemplate `json:"podTemplate,omitempty"`
 }
 

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
-	"github.com/ejcloud/elasticjob/kube/image"
+	"github.com/ejcloud/elasticjob/engine/kube/image"
 )
 
 // The kube scenario (issue 33 item 8): on the real single-node Kubernetes of

@@ -34,7 +34,7 @@ const (
 )
 
 // ksPodRes is what each of our pods asks (requests = limits): the shard's resources plus
-// its share of the app executor's, rounded up (kube/pods.go).
+// its share of the app executor's, rounded up (engine/kube/pods.go).
 var ksPodRes = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("101m"), corev1.ResourceMemory: resource.MustParse("65Mi")}
 
 func ksName(i int) string { return fmt.Sprintf("ks-%05d", i) }

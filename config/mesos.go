@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos/detector"
+	"github.com/ejcloud/elasticjob/engine/mesos/detector"
 )
 
 // MesosFramework is how the scheduler registers with Mesos (the mesos_* settings besides

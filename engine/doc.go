@@ -60,7 +60,7 @@
 // tasks of one app on one agent run in one executor process, which keeps
 // its cache and its state between tasks; without it every task runs in a
 // process (a pod) of its own, which carries a part of the app's executor
-// resources. The Mesos side is mesos/agents.Engine (read through the leading
+// resources. The Mesos side is engine/mesos/agents.Engine (read through the leading
 // master), the Kubernetes side kube.Cluster (which also builds each term's
 // kube.Engine, hands the executors' reports to it, and checks podTemplates).
 // cmd/scheduler only chooses one of them from the settings.

@@ -85,7 +85,7 @@ type Config struct {
 	// or files (secrets.go): names only, never a value.
 	Secrets []SecretRef `json:"secrets,omitempty"`
 	// PodTemplate, on Kubernetes, is merged over the app's podTemplate into the job's pods
-	// (kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
+	// (engine/kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
 	PodTemplate app.PodTemplate `json:"podTemplate,omitempty"`
 }
 

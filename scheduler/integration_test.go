@@ -12,9 +12,9 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine/mesos"
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/mesos/embedded"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ejcloud/elasticjob/kube/image"
+	"github.com/ejcloud/elasticjob/engine/kube/image"
 )
 
 func main() {

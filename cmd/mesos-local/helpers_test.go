@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/mesos"
+	"github.com/ejcloud/elasticjob/engine/mesos"
 )
 
 const waitFor = 30 * time.Second // bound on waits for the real server

@@ -1,5 +1,5 @@
 // Command mesos-local runs the embedded single-node Mesos master+agent
-// (package mesos/embedded) as a process of its own, so that several
+// (package engine/mesos/embedded) as a process of its own, so that several
 // schedulers on one machine can share it with mesos_url. It serves the
 // Mesos v1 scheduler and executor APIs on loopback, offers this machine's
 // resources and runs executors as processes of their own under --work-dir.

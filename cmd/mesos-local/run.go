@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos/embedded"
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 )
 
 // options are the parsed flags.

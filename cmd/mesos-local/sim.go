@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/mesos/embedded"
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 )
 
 // simFlags are the flags of the simulated cluster mode (tests and

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/ejcloud/elasticjob/config"
-	"github.com/ejcloud/elasticjob/mesos/embedded"
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 )
 
 // cleanup is the whole process with recover=cleanup: the embedded agent

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/config"
-	"github.com/ejcloud/elasticjob/kube/crd"
+	"github.com/ejcloud/elasticjob/engine/kube/crd"
 	"github.com/ejcloud/elasticjob/leader"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"

@@ -11,9 +11,9 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/kube"
-	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/mesos/agents"
+	"github.com/ejcloud/elasticjob/engine/kube"
+	"github.com/ejcloud/elasticjob/engine/mesos"
+	"github.com/ejcloud/elasticjob/engine/mesos/agents"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/kube"
-	"github.com/ejcloud/elasticjob/mesos/agents"
+	"github.com/ejcloud/elasticjob/engine/kube"
+	"github.com/ejcloud/elasticjob/engine/mesos/agents"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
 )

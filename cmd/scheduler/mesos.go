@@ -11,10 +11,10 @@ import (
 
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/mesos/agents"
-	"github.com/ejcloud/elasticjob/mesos/artifacts"
-	"github.com/ejcloud/elasticjob/mesos/detector"
+	"github.com/ejcloud/elasticjob/engine/mesos"
+	"github.com/ejcloud/elasticjob/engine/mesos/agents"
+	"github.com/ejcloud/elasticjob/engine/mesos/artifacts"
+	"github.com/ejcloud/elasticjob/engine/mesos/detector"
 )
 
 // executorFile is the executor's name in the agent's sandbox when agents fetch it from the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/e2e/conformance"
 	"github.com/ejcloud/elasticjob/e2e/harness"
-	"github.com/ejcloud/elasticjob/kube"
+	"github.com/ejcloud/elasticjob/engine/kube"
 )
 
 // TestConformance runs the table of behaviours every engine passes (e2e/conformance) on the

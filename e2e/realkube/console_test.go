@@ -11,7 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ejcloud/elasticjob/kube"
+	"github.com/ejcloud/elasticjob/engine/kube"
 )
 
 // repoRoot is the checkout this package sits in.

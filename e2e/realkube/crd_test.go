@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
-	"github.com/ejcloud/elasticjob/kube/crd"
+	"github.com/ejcloud/elasticjob/engine/kube/crd"
 )
 
 // objectNS is where the test's objects live: its scheduler's kube_namespace, where the

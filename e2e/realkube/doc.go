@@ -7,7 +7,7 @@
 // skip (the HA test also needs EJ_TEST_ZK, required when CI is set, as everywhere).
 //
 // TestMain builds a static scheduler and executor, packs the executor image with both
-// (kube/image, as make image does) and imports it into the cluster's containerd; the task
+// (engine/kube/image, as make image does) and imports it into the cluster's containerd; the task
 // pods run with hostNetwork and imagePullPolicy Never, and reach the scheduler and the
 // tests' recorder on 127.0.0.1.
 //

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
-	"github.com/ejcloud/elasticjob/kube"
+	"github.com/ejcloud/elasticjob/engine/kube"
 )
 
 // Generous deadlines for real pods on a busy 2-core machine; nothing asserts on how long

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
-	"github.com/ejcloud/elasticjob/kube/crd"
+	"github.com/ejcloud/elasticjob/engine/kube/crd"
 )
 
 // installNS is the Kubernetes namespace of the default install (deploy/kubernetes/base).

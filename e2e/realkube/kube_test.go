@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ejcloud/elasticjob/kube"
+	"github.com/ejcloud/elasticjob/engine/kube"
 )
 
 // TestShardedCronJob: a 3-shard cron job from a package hosted by the scheduler runs as

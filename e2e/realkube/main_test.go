@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
+	"github.com/ejcloud/elasticjob/engine/kube/image"
 	"github.com/ejcloud/elasticjob/internal/testproxy"
-	"github.com/ejcloud/elasticjob/kube/image"
 )
 
 // DefaultK8sHome is where the Kubernetes build is looked for without EJ_K8S_HOME: beside

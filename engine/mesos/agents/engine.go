@@ -7,9 +7,9 @@ import (
 	"path"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/engine/mesos"
+	"github.com/ejcloud/elasticjob/engine/mesos/detector"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/mesos"
-	"github.com/ejcloud/elasticjob/mesos/detector"
 )
 
 // Engine is the Mesos engine (the embedded master and agent, or a real cluster) as the API

@@ -4,7 +4,7 @@
 // the Mesos edge of that vocabulary: it encodes a launch's typed payload (TaskLaunch.Task) as
 // TaskInfo.data, turns the TaskStatus enums into task.State, task.Reason and task.Source of the
 // same names, and declares its executors shared (SharesExecutors). It talks to the embedded single-node master
-// (mesos/embedded) and to a real Apache Mesos 1.x master alike.
+// (engine/mesos/embedded) and to a real Apache Mesos 1.x master alike.
 //
 // # Subscription
 //
@@ -31,7 +31,7 @@
 // # Finding the master
 //
 // Config.Detector, when set, names the leading master before every SUBSCRIBE and reports when
-// leadership moves (mesos/detector follows a zk:// URL as Mesos' own detector does). A move
+// leadership moves (engine/mesos/detector follows a zk:// URL as Mesos' own detector does). A move
 // drops the live stream (Handler.Disconnected with ErrLeaderMoved) and cuts a pending backoff
 // short, and the client subscribes to the new leader with the same framework id. Without a
 // detector, URL is the master; a 307 from a non-leading master is followed either way.

@@ -13,7 +13,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/mesos/agents"
+	"github.com/ejcloud/elasticjob/engine/mesos/agents"
 )
 
 // disk is an injected disk usage.

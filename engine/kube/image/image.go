@@ -70,7 +70,7 @@ func Write(w io.Writer, s Spec) error {
 			"Labels": map[string]string{"org.opencontainers.image.title": firstOf(s.Title, "elasticjob-executor")},
 		},
 		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + diffHex}},
-		"history": []map[string]any{{"created": time.Unix(0, 0).UTC(), "created_by": "make image (kube/image)"}},
+		"history": []map[string]any{{"created": time.Unix(0, 0).UTC(), "created_by": "make image (engine/kube/image)"}},
 	})
 	if err != nil {
 		return err

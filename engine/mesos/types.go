@@ -46,7 +46,7 @@ type Config struct {
 	// It is ignored when Detector is set.
 	URL string
 	// Detector, when set, names the leading master before every subscription and tells the client
-	// when leadership moves (see mesos/detector for zk:// URLs).
+	// when leadership moves (see engine/mesos/detector for zk:// URLs).
 	Detector Detector
 	// FrameworkName (default "elasticjob-cloud"), User (default: the current OS user),
 	// Role (default "*"), Hostname and Principal go into FrameworkInfo.

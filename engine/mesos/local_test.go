@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/mesos/embedded"
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 )
 
 // TestAgainstEmbeddedMaster runs the client against the embedded single-node master.

@@ -24,7 +24,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/cgroups"
 	"github.com/ejcloud/elasticjob/cgroups/cgroupstest"
-	"github.com/ejcloud/elasticjob/mesos/agents"
+	"github.com/ejcloud/elasticjob/engine/mesos/agents"
 )
 
 // isolatedCluster is a cluster that must isolate with cgroups (the test

@@ -9,7 +9,7 @@ import (
 )
 
 // movingDetector is a Detector the test moves from one master to another (the ZooKeeper
-// detector itself is tested against real ZooKeeper in mesos/detector).
+// detector itself is tested against real ZooKeeper in engine/mesos/detector).
 type movingDetector struct {
 	mu     sync.Mutex
 	leader string
