@@ -124,6 +124,9 @@ if [ -n "$k8s_home" ]; then
 			{ apt-get update >/dev/null && apt-get install -y runc containernetworking-plugins xz-utils bc busybox-static >/dev/null; }
 	fi
 	export EJ_K8S_HOME="$k8s_home" EJ_K8S_RUN="$logs/k8s"
+	# Unpack the cluster's binaries once, now: the tier's TestMain and deploy's kustomize tests
+	# (kubectl, when none is on PATH) would otherwise both unpack them at once on a fresh machine.
+	"$k8s_home/scripts/bin.sh" >/dev/null
 	# The longest tier (its cluster, the installed scheduler's image): it runs beside the other
 	# packages from now on instead of taking one of go test's two slots late.
 	phase "real Kubernetes tier, in the background"
