@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -84,19 +83,10 @@ func nonComments(doc string) []string {
 	return out
 }
 
-// execKustomize runs kubectl kustomize on dir.
-func execKustomize(t *testing.T, dir string) ([]byte, error) {
-	t.Helper()
-	return exec.Command(kubectlBin(t), "kustomize", dir).Output()
-}
-
 // generic is kubectl kustomize's output as generic maps by kind/name.
 func generic(t *testing.T, dir string) map[string]map[string]any {
 	t.Helper()
-	out, err := execKustomize(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := kustomize(t, dir)
 	maps := map[string]map[string]any{}
 	dec := yaml.NewDecoder(bytes.NewReader(out))
 	for {

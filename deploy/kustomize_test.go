@@ -78,8 +78,8 @@ func count(n *int) string {
 	return strconv.Itoa(*n)
 }
 
-// build runs kubectl kustomize on dir and returns its objects by kind/name.
-func build(t *testing.T, dir string) map[string]object {
+// kustomize runs kubectl kustomize on dir and returns its output.
+func kustomize(t *testing.T, dir string) []byte {
 	t.Helper()
 	out, err := exec.Command(kubectlBin(t), "kustomize", dir).Output()
 	if err != nil {
@@ -89,6 +89,13 @@ func build(t *testing.T, dir string) map[string]object {
 		}
 		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr)
 	}
+	return out
+}
+
+// build runs kubectl kustomize on dir and returns its objects by kind/name.
+func build(t *testing.T, dir string) map[string]object {
+	t.Helper()
+	out := kustomize(t, dir)
 	objs := map[string]object{}
 	dec := yaml.NewDecoder(bytes.NewReader(out))
 	for {

@@ -94,59 +94,52 @@ func (s *scheduler) wfTrigger(name, param string) string {
 	return v.RunID
 }
 
-// safeToKill reports a moment in the middle of the fan-out when no task is
-// near its end: at least one fan node succeeded, one is not done, and
-// every running task was launched less than a second ago (they sleep 2 s),
-// so none can be between writing "done" and its end being recorded.
-func safeToKill(v wfRunView) bool {
-	succeeded, open, running := 0, 0, 0
+// fanCount is the fan nodes of a run at one look: how many succeeded, how
+// many are not done, and of their running tasks how many were launched less
+// than a second ago (young) and how many earlier (old). The tasks sleep 2 s.
+type fanCount struct{ succeeded, open, young, old int }
+
+func countFan(v wfRunView) fanCount {
+	var c fanCount
 	for _, n := range v.Nodes {
 		if !strings.HasPrefix(n.ID, "f") {
 			continue
 		}
 		switch n.State {
 		case "SUCCEEDED":
-			succeeded++
+			c.succeeded++
 		case "PENDING", "QUEUED", "RUNNING":
-			open++
+			c.open++
 		}
 		for _, r := range n.Running {
-			running++
 			if time.Since(r.LaunchedAt) > time.Second {
-				return false
+				c.old++
+			} else {
+				c.young++
 			}
 		}
 	}
-	return succeeded > 0 && open > 0 && running > 0
+	return c
+}
+
+// safeToKill reports a moment in the middle of the fan-out when no task is
+// near its end: at least one fan node succeeded, one is not done, and
+// every running task was launched less than a second ago, so none can be
+// between writing "done" and its end being recorded.
+func safeToKill(v wfRunView) bool {
+	c := countFan(v)
+	return c.succeeded > 0 && c.open > 0 && c.young > 0 && c.old == 0
 }
 
 // launchMidFanOut reports a moment in the middle of the fan-out when a task
-// was just launched: at least one fan node succeeded, one is not done, and
-// a task was launched less than a second ago (they sleep 2 s), so that one
-// runs through a leader change. Weaker than safeToKill, whose moment (every
-// running task that young) never came under load once the fan's launches
-// spread out as their slots freed one by one (make test, 2026-11-26): where
-// mesos-local outlives the leader, a task that ends around the kill keeps
-// its end for the new leader, so it needs no such care.
+// was just launched, so that one runs through a leader change. Weaker than
+// safeToKill, whose moment never came under load once the fan's launches
+// spread out as their slots freed one by one: where mesos-local outlives
+// the leader, a task that ends around the kill keeps its end for the new
+// leader, so it needs no such care.
 func launchMidFanOut(v wfRunView) bool {
-	succeeded, open, young := 0, 0, 0
-	for _, n := range v.Nodes {
-		if !strings.HasPrefix(n.ID, "f") {
-			continue
-		}
-		switch n.State {
-		case "SUCCEEDED":
-			succeeded++
-		case "PENDING", "QUEUED", "RUNNING":
-			open++
-		}
-		for _, r := range n.Running {
-			if time.Since(r.LaunchedAt) < time.Second {
-				young++
-			}
-		}
-	}
-	return succeeded > 0 && open > 0 && young > 0
+	c := countFan(v)
+	return c.succeeded > 0 && c.open > 0 && c.young > 0
 }
 
 // nodeRecord is what one node's job wrote: its starts (task id, source)
