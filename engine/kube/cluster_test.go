@@ -83,6 +83,37 @@ func TestClusterTaskLogFromThePodThenTheKeptTail(t *testing.T) {
 	}
 }
 
+// A pod that has ended or is being deleted serves the tail kept when it finished: the
+// kubelet may have removed its container already (pods/log then answers with its own error
+// text). An ended pod whose tail is not kept yet still serves its container's log.
+func TestClusterTaskLogOfAnEndedPodIsItsKeptTail(t *testing.T) {
+	succeeded := jobs.NewTaskID("team~j", 0, jobs.KindReady, "n1").String()
+	deleting := jobs.NewTaskID("team~j", 1, jobs.KindReady, "n1").String()
+	noTail := jobs.NewTaskID("team~j", 2, jobs.KindReady, "n1").String()
+	p0, p1, p2 := taskPod("k-team", "team~a", succeeded, "n1"), taskPod("k-team", "team~a", deleting, "n1"), taskPod("k-team", "team~a", noTail, "n1")
+	p0.Status.Phase, p2.Status.Phase = corev1.PodSucceeded, corev1.PodFailed
+	now := metav1.Now()
+	p1.DeletionTimestamp, p1.Finalizers = &now, []string{"test"}
+	c, reg := testCluster(t, p0, p1, p2)
+	for _, id := range []string{succeeded, deleting} {
+		if err := (&Tails{Registry: reg}).Put(t.Context(), id, Tail{Stdout: "kept " + id[len(id)-4:], Stderr: "e"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{succeeded, deleting} {
+		ch, err := c.TaskLog(t.Context(), id, "stdout", 0, -1)
+		if err != nil || ch.Data != "kept "+id[len(id)-4:] {
+			t.Fatalf("%s: %+v, %v; want its kept tail", id, ch, err)
+		}
+		if ch, err = c.TaskLog(t.Context(), id, "stderr", 0, -1); err != nil || ch.Data != "e" {
+			t.Fatalf("%s stderr: %+v, %v; want the kept one", id, ch, err)
+		}
+	}
+	if ch, err := c.TaskLog(t.Context(), noTail, "stdout", 0, -1); err != nil || ch.Data != "fake logs" {
+		t.Fatalf("ended, no tail yet: %+v, %v; want the container's log", ch, err)
+	}
+}
+
 func TestClusterSandboxesAreTheAppsPods(t *testing.T) {
 	t1 := jobs.NewTaskID("team~j", 0, jobs.KindReady, "n1").String()
 	t2 := jobs.NewTaskID("team~j", 1, jobs.KindReady, "n2").String()

@@ -19,41 +19,68 @@ import (
 // maxLiveLog bounds what is read of a running pod's log for one request.
 const maxLiveLog = 8 << 20
 
-// taskLog reads a task's output: while its pod exists, the container's log (pods/log:
-// stdout and stderr merged, served as stdout; stderr is then empty); once the pod is gone,
-// the tail kept when it finished (ErrNoTail when none was). offset < 0 counts from the end.
+// taskLog reads a task's output: once its pod has ended or is going, the tail kept when it
+// finished (the executor's report: stdout and stderr apart); while the pod runs, or when it
+// ended and no tail is kept yet, the container's log (pods/log: stdout and stderr merged,
+// served as stdout; stderr is then empty); once the pod is gone, the tail (ErrNoTail when
+// none was kept). offset < 0 counts from the end.
+//
+// The tail comes first for an ended pod because the pod is deleted right after it is kept:
+// between the pod's read and its log's, the kubelet may already have removed the container,
+// and pods/log then answers with the kubelet's error text instead of the log.
 func taskLog(ctx context.Context, cs kubernetes.Interface, ns string, tails *Tails, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
 	tid, err := jobs.ParseTaskID(taskID)
 	if err != nil {
 		return engine.LogChunk{}, err
 	}
 	name := podName(tid.JobName, tid.Item, taskID)
-	var data string
-	p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if err == nil && p.Annotations[AnnotationTask] == taskID && stream != "stderr" {
-		data, err = readLog(ctx, cs, ns, name)
-		switch {
-		case err == nil:
-			return slice(data, offset, length), nil
-		case !apierrors.IsNotFound(err): // NotFound: the pod went between the two reads; its tail is kept
-			return engine.LogChunk{}, fmt.Errorf("kube: log of pod %s: %w", name, err)
-		}
-	}
-	switch {
-	case err == nil && p.Annotations[AnnotationTask] == taskID && stream == "stderr":
-	case err == nil || apierrors.IsNotFound(err):
+	fromTail := func() (engine.LogChunk, error) {
 		t, err := tails.Get(ctx, taskID)
+		if err != nil {
+			return engine.LogChunk{}, err
+		}
+		if stream == "stderr" {
+			return slice(t.Stderr, offset, length), nil
+		}
+		return slice(t.Stdout, offset, length), nil
+	}
+	p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && p.Annotations[AnnotationTask] != taskID:
+		ch, err := fromTail()
 		if err != nil {
 			return engine.LogChunk{}, fmt.Errorf("%w (task %s; its pod %s is gone)", err, taskID, name)
 		}
-		data = t.Stdout
-		if stream == "stderr" {
-			data = t.Stderr
-		}
-	default:
+		return ch, nil
+	case err != nil:
 		return engine.LogChunk{}, fmt.Errorf("kube: pod %s: %w", name, err)
 	}
+	if ended(p) {
+		ch, err := fromTail()
+		if !errors.Is(err, ErrNoTail) {
+			return ch, err
+		}
+	}
+	if stream == "stderr" { // merged into the container's log: nothing apart until a tail is kept
+		return slice("", offset, length), nil
+	}
+	data, err := readLog(ctx, cs, ns, name)
+	if apierrors.IsNotFound(err) { // the pod went between the two reads; its tail is kept
+		ch, terr := fromTail()
+		if terr != nil {
+			return engine.LogChunk{}, fmt.Errorf("%w (task %s; its pod %s is gone)", terr, taskID, name)
+		}
+		return ch, nil
+	}
+	if err != nil {
+		return engine.LogChunk{}, fmt.Errorf("kube: log of pod %s: %w", name, err)
+	}
 	return slice(data, offset, length), nil
+}
+
+// ended: the pod's containers have finished, or the pod is being deleted.
+func ended(p *corev1.Pod) bool {
+	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 func readLog(ctx context.Context, cs kubernetes.Interface, ns, pod string) (string, error) {
