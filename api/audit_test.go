@@ -14,7 +14,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/history"
@@ -57,7 +56,7 @@ func withMetrics() envOpt {
 	return func(o *api.Options, _ *api.Credentials) {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(prometheus.NewGoCollector())
-		o.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		o.Metrics = reg
 	}
 }
 

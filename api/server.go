@@ -16,6 +16,7 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Operations is what the API asks of the running scheduler.
@@ -81,8 +82,12 @@ type Options struct {
 	Clock        clock.Clock
 	Log          *slog.Logger
 	MaxBodyBytes int64
-	Web          fs.FS        // console assets; nil serves none
-	Metrics      http.Handler // /metrics; nil serves none
+	Web          fs.FS               // console assets; nil serves none
+	Metrics      prometheus.Gatherer // served at /metrics; nil serves none
+	// MetricsLogin: /metrics asks for the API's credentials; an admin reads every series,
+	// anyone else only those of the namespaces it may read (metricsaccess.go). False: served
+	// to anyone, as before.
+	MetricsLogin bool
 	// ReconcileEvery bounds how often reconciliation may be requested.
 	ReconcileEvery time.Duration
 	// SlowRequest: a request that takes at least this long is logged
@@ -251,7 +256,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 	s.workflowRoutes(a.Group("/workflow"))
 	s.namespaceRoutes(a.Group("/namespaces"))
 	if o.Metrics != nil {
-		r.GET("/metrics", gin.WrapH(o.Metrics))
+		r.GET("/metrics", s.serveMetrics(o.Metrics, o.MetricsLogin))
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	if o.Pprof {

@@ -76,6 +76,7 @@ type Config struct {
 	GCDiskHeadroom   float64
 	ExecutorCacheMax int64 // bytes; 0: unbounded
 	MaxBodyBytes     int64
+	MetricsAccess    string
 	PackageMaxBytes  int64         // package_max_bytes: largest uploaded app package
 	PackageGCGrace   time.Duration // package_gc_grace: how long a package no app names is kept
 	OfferRefuse      time.Duration
@@ -228,6 +229,14 @@ var settings = []setting{
 		}
 		c.ExecutorCacheMax = n
 		return nil
+	}},
+	{"metrics_access", "open", "who reads GET /metrics: open (anyone, as before) or login (the API's credentials: the admin reads every series, anyone else only the series of the namespaces it may read; docs/operations.md#metrics)", func(c *Config, v string) error {
+		switch v = strings.TrimSpace(v); v {
+		case "open", "login":
+			c.MetricsAccess = v
+			return nil
+		}
+		return fmt.Errorf("metrics_access: %q is not open or login", v)
 	}},
 	{"max_body_bytes", "1048576", "largest accepted API request body in bytes", func(c *Config, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)

@@ -53,7 +53,7 @@ func (s *scheduler) as(user, pass string) harness.API {
 func TestTwoTeamsOneScheduler(t *testing.T) {
 	t.Parallel()
 	users := usersFile(t, map[string][2]string{"alice": {"a-secret", "{pay: edit}"}, "bob": {"b-secret", "{search: edit}"}})
-	s := startScheduler(t, schedOpts{extra: []string{"--auth-username", "admin", "--auth-password", "s3cret", "--auth-users-file", users}})
+	s := startScheduler(t, schedOpts{extra: []string{"--auth-username", "admin", "--auth-password", "s3cret", "--auth-users-file", users, "--metrics-access", "login"}})
 	s.auth = func(r *http.Request) { r.SetBasicAuth("admin", "s3cret") }
 	s.must(http.MethodPut, "/api/namespaces/pay", map[string]any{"limit": map[string]any{"cpuCount": 2, "memoryMB": 2048}})
 	s.must(http.MethodPut, "/api/namespaces/search", nil)
@@ -123,6 +123,23 @@ func TestTwoTeamsOneScheduler(t *testing.T) {
 		if strings.Contains(r.TaskID, "~") {
 			t.Errorf("default's history holds %+v", r)
 		}
+	}
+	// Metrics (metrics_access login): each team scrapes its own namespace's series alone.
+	for ns, api := range map[string]harness.API{"pay": alice, "search": bob} {
+		other := map[string]string{"pay": "search", "search": "pay"}[ns]
+		eventually(t, waitLong, func() bool {
+			code, body := api.Do(http.MethodGet, "/metrics", nil)
+			return code == http.StatusOK && strings.Contains(string(body), `elasticjob_tasks_launched_total{job="nightly",namespace="`+ns+`"} 2`)
+		}, "%s's scrape to count its two launches", ns)
+		if _, body := api.Do(http.MethodGet, "/metrics", nil); strings.Contains(string(body), `namespace="`+other+`"`) || strings.Contains(string(body), "go_goroutines") {
+			t.Errorf("%s's scrape holds %s's or the operator's series:\n%s", ns, other, body)
+		}
+	}
+	if code, _ := (harness.API{T: t, Base: s.base, Client: http.DefaultClient}).Do(http.MethodGet, "/metrics", nil); code != http.StatusUnauthorized {
+		t.Errorf("a scrape without credentials: %d, want 401", code)
+	}
+	if code, body := s.api().Do(http.MethodGet, "/metrics", nil); code != http.StatusOK || !strings.Contains(string(body), "go_goroutines") {
+		t.Errorf("the admin's scrape: %d, want every series", code)
 	}
 	// Logs: alice reads her shard's output; bob can neither in pay nor by
 	// naming pay's task id in his own namespace.

@@ -198,7 +198,7 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 	o := api.Options{
 		History:  historyAPI,
 		Audit:    auditLog(tw, hs),
-		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Handler(),
+		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Gatherer(), MetricsLogin: cfg.MetricsAccess == "login",
 		Artifacts: work.engines.exe.artifacts,
 		Ops:       &ops{work: work, lead: lead, eng: work.engines.reads},
 	}

@@ -1,0 +1,70 @@
+package api
+
+import (
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ejcloud/elasticjob/identity"
+)
+
+// serveMetrics serves the Prometheus exposition of g. Without login (the default, as
+// before) anyone reads every series. With login, /metrics asks for the API's credentials
+// (Basic, a login token, a namespace's API token, OIDC): the admin reads every series; any
+// other caller only the series labelled with a namespace it may read, so a team's scraper
+// sees its own jobs and no other team's names. Series without a namespace label (the
+// process, Go, the engine) are the operator's: the admin's alone.
+func (s *Server) serveMetrics(g prometheus.Gatherer, login bool) gin.HandlerFunc {
+	all := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	return func(c *gin.Context) {
+		if !login || s.auth.Open() {
+			all.ServeHTTP(c.Writer, c.Request)
+			return
+		}
+		p, err := s.auth.principalOf(c.Request)
+		c.Set(ctxUser, p.Name)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		if p.Admin {
+			all.ServeHTTP(c.Writer, c.Request)
+			return
+		}
+		promhttp.HandlerFor(namespaceGatherer{g: g, p: p}, promhttp.HandlerOpts{}).ServeHTTP(c.Writer, c.Request)
+	}
+}
+
+// namespaceGatherer keeps the series whose namespace label names a namespace p may read.
+type namespaceGatherer struct {
+	g prometheus.Gatherer
+	p identity.Principal
+}
+
+func (n namespaceGatherer) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := n.g.Gather()
+	var out []*dto.MetricFamily
+	for _, mf := range mfs {
+		var kept []*dto.Metric
+		for _, m := range mf.GetMetric() {
+			if ns, ok := namespaceLabel(m); ok && n.p.Can(ns, false) {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) > 0 {
+			mf.Metric = kept
+			out = append(out, mf)
+		}
+	}
+	return out, err
+}
+
+func namespaceLabel(m *dto.Metric) (string, bool) {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == "namespace" {
+			return l.GetValue(), true
+		}
+	}
+	return "", false
+}
