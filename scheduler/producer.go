@@ -58,8 +58,8 @@ type Producer struct {
 // (the session and the server's write pipeline are in order): at 100,000
 // jobs on a loaded machine they took 0.6-1.5 s, and a bound of 1 s left
 // fires late by the rest. A staged entry is held back until its instant
-// (NotBefore), so staging early costs only that a cron change within the
-// lead takes effect from the next fire.
+// (NotBefore), and disabling, updating or deleting the job in between
+// clears it like any pending execution (docs/jobs.md).
 const maxLead = 5 * time.Second
 
 // leadLocked is how far ahead of their instant fires are staged now: Lead, or
