@@ -97,6 +97,25 @@ func TestTriggerManyWithWrongBeliefLosesNothing(t *testing.T) {
 	}
 }
 
+// TestTriggerFiresHoldsEachEntryUntilItsInstant: fires of several instants
+// committed together keep each entry's own notBefore, and the watermark is
+// the batch's last instant.
+func TestTriggerFiresHoldsEachEntryUntilItsInstant(t *testing.T) {
+	r, ctx := setup(t)
+	t1, t2 := t0.Add(time.Second), t0.Add(2*time.Second)
+	fires := map[string]CronFire{"j1": {Misfire: true, At: t1}, "j2": {At: t2}}
+	if err := r.TriggerFires(ctx, fires, t2, func(string) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if nb1, nb2 := count(t, r, "j1").NotBefore, count(t, r, "j2").NotBefore; !nb1.Equal(t1) || !nb2.Equal(t2) {
+		t.Fatalf("notBefore %v %v, want %v %v", nb1, nb2, t1, t2)
+	}
+	w, err := r.Watermark(ctx)
+	if err != nil || !w.OK || !w.Until.Equal(t2) {
+		t.Fatalf("watermark %+v %v, want %v", w, err, t2)
+	}
+}
+
 func TestTriggerRunOverridesAndIdempotency(t *testing.T) {
 	r, ctx := setup(t)
 	dup, err := r.TriggerRun(ctx, "j1", queue.PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0)

@@ -62,21 +62,41 @@ func (r *Registry) TriggerBy(ctx context.Context, job string, misfire bool, now 
 // misfire rule, the fires after it and no earlier one. A zero instant
 // records nothing.
 func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at, instant time.Time, absent func(job string) bool) error {
-	now := at
+	fires := make(map[string]CronFire, len(misfire))
+	for job, mf := range misfire {
+		fires[job] = CronFire{Misfire: mf, At: at}
+	}
+	return r.TriggerFires(ctx, fires, instant, absent)
+}
+
+// CronFire is one job's fire in TriggerFires: its misfire flag and when
+// its entry becomes launchable (NotBefore of a new entry).
+type CronFire struct {
+	Misfire bool
+	At      time.Time
+}
+
+// TriggerFires is TriggerMany for fires of several instants in one commit:
+// each job's entry is held back until its own At. The producer commits
+// every instant due in one wake this way, so commits that take longer than
+// a second (queued on ZooKeeper behind the launch loop's multis) do not
+// fall further behind each second. instant is the latest instant of the
+// batch (the watermark).
+func (r *Registry) TriggerFires(ctx context.Context, fires map[string]CronFire, instant time.Time, absent func(job string) bool) error {
 	var mark []store.Op
 	if !instant.IsZero() {
 		mark = []store.Op{store.Put(firedPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
 	}
 	if absent != nil {
-		err := r.triggerBlind(ctx, misfire, now, absent, mark)
+		err := r.triggerBlind(ctx, fires, absent, mark)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
 			return err
 		}
 	}
 	for range maxCASRetries {
-		ops := make([]store.Op, 0, len(misfire))
-		for job, mf := range misfire {
-			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron})
+		ops := make([]store.Op, 0, len(fires))
+		for job, f := range fires {
+			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron})
 			if err != nil {
 				return err
 			}
@@ -93,21 +113,21 @@ func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at,
 		}
 		return err
 	}
-	return fmt.Errorf("registry: trigger %d jobs: %w after %d tries", len(misfire), ErrConflict, maxCASRetries)
+	return fmt.Errorf("registry: trigger %d jobs: %w after %d tries", len(fires), ErrConflict, maxCASRetries)
 }
 
-// triggerOp computes the write that adds one execution. A run with an
-// override is always added (collapsing it would lose its parameter); the
-// count never passes MaxPending.
-func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, now time.Time, absent func(string) bool, mark []store.Op) error {
-	ops := make([]store.Op, 0, len(misfire))
-	for job, mf := range misfire {
+// triggerBlind commits fires, creating the entries of jobs absent names
+// without reading them first.
+func (r *Registry) triggerBlind(ctx context.Context, fires map[string]CronFire, absent func(string) bool, mark []store.Op) error {
+	ops := make([]store.Op, 0, len(fires))
+	for job, f := range fires {
+		t := queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron}
 		if absent(job) {
-			rd, _ := queue.Add(nil, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron}, r.MaxPending)
+			rd, _ := queue.Add(nil, t, r.MaxPending)
 			ops = append(ops, createJSON(ReadyPath+"/"+job, rd))
 			continue
 		}
-		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: mf, Fire: true, At: now, By: ByCron})
+		op, changed, err := r.triggerOp(ctx, job, t)
 		if err != nil {
 			return err
 		}
@@ -121,6 +141,9 @@ func (r *Registry) triggerBlind(ctx context.Context, misfire map[string]bool, no
 	return r.commit(ctx, append(ops, mark...)...)
 }
 
+// triggerOp computes the write that adds one execution. A run with an
+// override is always added (collapsing it would lose its parameter); the
+// count never passes MaxPending.
 func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)

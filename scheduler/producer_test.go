@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -260,5 +262,38 @@ func TestFirstTermRecordsTheWatermark(t *testing.T) {
 	}
 	if c := r.readyCount("grow"); c != 2 {
 		t.Fatalf("%d pending, want the 2 fires the first term missed (t0+1s, t0+2s)", c)
+	}
+}
+
+// TestFiresOfSeveralInstantsCommitTogether: the instants due in one wake
+// go out in as few commits as the bound allows, one instant never split,
+// in heap order.
+func TestFiresOfSeveralInstantsCommitTogether(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var due []fire
+	for i, n := range []int{3, 2, 5, 1} {
+		for k := range n {
+			due = append(due, fire{at: t0.Add(time.Duration(i) * time.Second), job: fmt.Sprintf("j%d-%d", i, k)})
+		}
+	}
+	got := batches(byInstant(due), 6)
+	var sizes []int
+	var order []string
+	for _, b := range got {
+		sizes = append(sizes, len(b))
+		for _, f := range b {
+			order = append(order, f.job)
+		}
+	}
+	if !slices.Equal(sizes, []int{5, 6}) {
+		t.Fatalf("commit sizes %v, want [5 6] (3+2, then 5+1)", sizes)
+	}
+	for i, f := range due {
+		if order[i] != f.job {
+			t.Fatalf("fire %d is %s, want %s: heap order kept", i, order[i], f.job)
+		}
+	}
+	if got := batches(byInstant(due[:5]), 2); len(got) != 2 || len(got[0]) != 3 {
+		t.Fatalf("an instant larger than the bound must go whole, got %d commits", len(got))
 	}
 }
