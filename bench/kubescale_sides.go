@@ -179,6 +179,9 @@ func (k *kubeScale) window(ctx context.Context, side, ns string, own []string, i
 	}
 	sleepCtx(ctx, o.ksGrace)
 	res.w = k.rec[ns].stats(from, to, o.ksJobs)
+	if pods := filepath.Join(os.TempDir(), "ej-bench-kube-scale-"+side+"-pods.csv"); k.rec[ns].dump(pods, from, to) == nil {
+		k.r.note(fmt.Sprintf("kube-scale %s: the window's pods, fire → created and → Running: %s", side, pods))
+	}
 	k.report(res)
 	return res
 }

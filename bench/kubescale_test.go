@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -92,6 +94,15 @@ func TestPodRecorderStats(t *testing.T) {
 	w = r.stats(base, base.Add(2*time.Second), 20) // job 1 and 11 (2 + 2 shards) never seen
 	if w.expected != 6 || w.fired != 2 || !math.IsInf(percentile(w.toCreated, .99), 1) {
 		t.Errorf("unseen pods: %+v", w)
+	}
+	path := filepath.Join(t.TempDir(), "pods.csv")
+	if err := r.dump(path, base, base.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	fire := base.UTC().Format("15:04:05")
+	if want := "job,fire,created_ms,running_ms\n0," + fire + ",200,700\n10," + fire + ",700,700\n"; string(b) != want {
+		t.Errorf("dump:\n%s\nwant:\n%s", b, want)
 	}
 }
 

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -155,4 +159,31 @@ func (r *podRecorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.pods)
+}
+
+// dump writes the pods of the window's fires, one line each (job index, fire, fire →
+// created and → Running in ms; -1: not Running), sorted by fire, for reading the tail.
+func (r *podRecorder) dump(path string, from, to time.Time) error {
+	r.mu.Lock()
+	var rows []*podSeen
+	for _, s := range r.pods {
+		if !s.fire.Before(from) && s.fire.Before(to) {
+			c := *s
+			rows = append(rows, &c)
+		}
+	}
+	r.mu.Unlock()
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].fire.Before(rows[j].fire) || (rows[i].fire.Equal(rows[j].fire) && rows[i].created.Before(rows[j].created))
+	})
+	var b strings.Builder
+	b.WriteString("job,fire,created_ms,running_ms\n")
+	for _, s := range rows {
+		run := int64(-1)
+		if !s.running.IsZero() {
+			run = s.running.Sub(s.fire).Milliseconds()
+		}
+		fmt.Fprintf(&b, "%d,%s,%d,%d\n", s.job, s.fire.UTC().Format("15:04:05"), s.created.Sub(s.fire).Milliseconds(), run)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

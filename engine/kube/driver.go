@@ -64,14 +64,25 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		return nil, nil, ErrNotRunning
 	}
 	node := ""
+	type used struct {
+		name string
+		o    *nodeOffer
+	}
+	var offers []used
 	for _, id := range offerIDs {
 		name, o, ok := e.offerOf(id)
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: %s", ErrUnknownOffer, id)
 		}
 		node = name
-		defer e.refuse(name, o, refuse) // after the pods count against the node
+		offers = append(offers, used{name, o})
 	}
+	defer func() { // after the pods count against the node
+		freeOf := e.frees()
+		for _, u := range offers {
+			e.refuse(u.name, u.o, refuse, freeOf)
+		}
+	}()
 	if node == "" {
 		return nil, nil, errors.New("kube: accept without an offer")
 	}
@@ -142,9 +153,10 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Duration) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	freeOf := e.frees()
 	for _, id := range offerIDs {
 		if name, o, ok := e.offerOf(id); ok {
-			e.refuse(name, o, refuse)
+			e.refuse(name, o, refuse, freeOf)
 		}
 	}
 	e.wake()

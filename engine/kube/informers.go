@@ -45,6 +45,9 @@ func (e *Engine) onNode(obj any) {
 	}}
 	info.usable, info.why = e.usableNode(n)
 	e.mu.Lock()
+	if e.nodes[n.Name] == nil {
+		e.names = nil
+	}
 	e.nodes[n.Name] = info
 	e.mu.Unlock()
 	e.wake()
@@ -60,6 +63,7 @@ func (e *Engine) onNodeDeleted(obj any) {
 	}
 	e.mu.Lock()
 	delete(e.nodes, n.Name)
+	e.names = nil
 	for _, t := range e.tasks {
 		if t.node == n.Name && !t.committed {
 			t.nodeLost = true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
@@ -25,44 +26,57 @@ type nodeOffer struct {
 // minOffer is the least a node must have free to be offered.
 var minOffer = res{cpus: 0.001, mem: 1}
 
-// freeOf is a node's allocatable resources less the requests of every non-terminal pod bound
-// to it (of any namespace) and of the pods this engine created that the informer has not
-// shown yet. Called with e.mu held.
-func (e *Engine) freeOf(n *nodeInfo) res {
-	return e.frees()(n)
-}
-
 // frees reads the pods and tasks once and returns freeOf for every node: a round over all
 // nodes costs one pass over the pods, not one per node (at 1,000 nodes the per-node passes
-// were most of the scheduler's CPU, docs/benchmarks.md). Called with e.mu held; the returned
-// func is valid until e.mu is released.
+// were most of the scheduler's CPU, docs/benchmarks.md), and the pass sums into one value
+// per node (no list per node to allocate at every step). Called with e.mu held; the
+// returned func is valid until e.mu is released.
 func (e *Engine) frees() func(n *nodeInfo) res {
-	used := make(map[string][]res, len(e.nodes))
+	free := make(map[string]res, len(e.nodes))
+	take := func(node string, r res) {
+		f, ok := free[node]
+		if !ok {
+			n := e.nodes[node]
+			if n == nil {
+				return
+			}
+			f = n.allocatable
+		}
+		free[node] = f.sub(r)
+	}
 	for _, u := range e.usage {
-		used[u.node] = append(used[u.node], u.req)
+		take(u.node, u.req)
 	}
 	for _, t := range e.tasks {
 		if t.created {
-			used[t.node] = append(used[t.node], t.req)
+			take(t.node, t.req)
 		}
 	}
 	return func(n *nodeInfo) res {
-		free := n.allocatable
-		for _, r := range used[n.name] {
-			free = free.sub(r)
+		f, ok := free[n.name]
+		if !ok {
+			f = n.allocatable
 		}
-		return res{cpus: math.Floor(free.cpus*1000+1e-6) / 1000, mem: math.Floor(free.mem + 1e-6)}
+		return res{cpus: math.Floor(f.cpus*1000+1e-6) / 1000, mem: math.Floor(f.mem + 1e-6)}
 	}
+}
+
+// nodeNames is the nodes' names in order, sorted again only when a node came or went (a
+// step runs at every pod event). Called with e.mu held.
+func (e *Engine) nodeNames() []string {
+	if e.names == nil {
+		e.names = make([]string, 0, len(e.nodes))
+		for name := range e.nodes {
+			e.names = append(e.names, name)
+		}
+		sort.Strings(e.names)
+	}
+	return e.names
 }
 
 // reoffer brings the offers up to date with the nodes. Called with e.mu held.
 func (e *Engine) reoffer(now time.Time) (calls []call, next time.Time) {
 	var made []engine.Offer
-	names := make([]string, 0, len(e.nodes))
-	for name := range e.nodes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	freeOf := e.frees()
 	for name, o := range e.offers { // nodes gone: their offers too
 		if _, ok := e.nodes[name]; !ok {
@@ -70,7 +84,7 @@ func (e *Engine) reoffer(now time.Time) (calls []call, next time.Time) {
 			delete(e.offers, name)
 		}
 	}
-	for _, name := range names {
+	for _, name := range e.nodeNames() {
 		n := e.nodes[name]
 		o := e.offers[name]
 		if o == nil {
@@ -109,25 +123,30 @@ func (e *Engine) rescind(o *nodeOffer) []call {
 	return []call{func(ctx context.Context, h engine.AsyncHandler) { h.Rescinded(ctx, id) }}
 }
 
-// offerOf finds the node of an outstanding offer. Called with e.mu held.
+// offerOf finds the node of an outstanding offer from its id, "<node>-<prefix>-O<seq>"
+// (reoffer): one lookup, not a pass over every node for each offer a round declines.
+// Called with e.mu held.
 func (e *Engine) offerOf(id string) (string, *nodeOffer, bool) {
-	for name, o := range e.offers {
-		if o.id == id && id != "" {
-			return name, o, true
-		}
+	i := strings.LastIndex(id, "-"+e.offerPrefix+"-O")
+	if id == "" || i < 0 {
+		return "", nil, false
+	}
+	name := id[:i]
+	if o := e.offers[name]; o != nil && o.id == id {
+		return name, o, true
 	}
 	return "", nil, false
 }
 
 // refuse ends an offer; its node comes back after refuse (< 0: at once) or when its free
-// resources change. Called with e.mu held.
-func (e *Engine) refuse(name string, o *nodeOffer, refuse time.Duration) {
+// resources change, as freeOf (e.frees()) says. Called with e.mu held.
+func (e *Engine) refuse(name string, o *nodeOffer, refuse time.Duration, freeOf func(*nodeInfo) res) {
 	o.id = ""
 	n := e.nodes[name]
 	if n == nil {
 		return
 	}
-	o.refusedFree = e.freeOf(n)
+	o.refusedFree = freeOf(n)
 	o.refusedUntil = time.Time{}
 	if refuse > 0 {
 		o.refusedUntil = e.clock.Now().Add(refuse)

@@ -96,7 +96,7 @@ func TestOffers(t *testing.T) {
 	_ = e.Suppress(context.Background())
 	e.mu.Lock()
 	for _, off := range e.offers {
-		e.refuse("n1", off, time.Hour)
+		e.refuse("n1", off, time.Hour, e.frees())
 	}
 	e.mu.Unlock()
 	if o := offered(e); len(o) != 0 {
@@ -187,3 +187,56 @@ func validLabel(v string) bool {
 	}
 	return true
 }
+
+// TestOffersFollowTheNodes: a node that joins after a round is offered (in name order with
+// the others), one that leaves has its offer rescinded and is not offered again; an offer id
+// finds its node though node names hold dashes, and a stale or foreign id finds none.
+func TestOffersFollowTheNodes(t *testing.T) {
+	e := testEngine(clock.NewFake(t0))
+	e.onNode(node("node-b-2", "2", "4Gi", false))
+	first := offered(e)
+	if len(first) != 1 || first[0].AgentID != "node-b-2" {
+		t.Fatalf("offers %+v", first)
+	}
+	e.onNode(node("node-a-1", "2", "4Gi", false))
+	e.onNode(node("node-c-3", "2", "4Gi", false))
+	got := offered(e)
+	if len(got) != 2 || got[0].AgentID != "node-a-1" || got[1].AgentID != "node-c-3" {
+		t.Fatalf("offers after two nodes joined %+v, want node-a-1 then node-c-3", got)
+	}
+	e.mu.Lock()
+	name, _, ok := e.offerOf(got[1].ID)
+	_, _, stale := e.offerOf(first[0].ID + "0")
+	_, _, foreign := e.offerOf("node-a-1-other-O1")
+	e.mu.Unlock()
+	if !ok || name != "node-c-3" || stale || foreign {
+		t.Errorf("offerOf(%s) = %q %v; a stale id found %v, a foreign one %v", got[1].ID, name, ok, stale, foreign)
+	}
+	e.onNodeDeleted(node("node-c-3", "2", "4Gi", false))
+	rescinded := &rescinds{}
+	e.mu.Lock()
+	calls, _ := e.reoffer(e.clock.Now())
+	e.mu.Unlock()
+	for _, c := range calls {
+		c(context.Background(), rescinded)
+	}
+	if len(rescinded.ids) != 1 || rescinded.ids[0] != got[1].ID || len(rescinded.offers) != 0 {
+		t.Errorf("after node-c-3 left: rescinded %v, offered %+v; want its offer rescinded and nothing offered", rescinded.ids, rescinded.offers)
+	}
+	if err := e.Decline(context.Background(), []string{got[0].ID, first[0].ID}, -1); err != nil {
+		t.Fatal(err)
+	}
+	again := offered(e)
+	if len(again) != 2 || again[0].AgentID != "node-a-1" || again[1].AgentID != "node-b-2" {
+		t.Errorf("offers after declining both %+v, want node-a-1 and node-b-2 again", again)
+	}
+}
+
+type rescinds struct {
+	offerSink
+	ids    []string
+	offers []engine.Offer
+}
+
+func (r *rescinds) Rescinded(_ context.Context, id string)      { r.ids = append(r.ids, id) }
+func (r *rescinds) Offers(_ context.Context, os []engine.Offer) { r.offers = append(r.offers, os...) }
