@@ -15,8 +15,8 @@ import (
 )
 
 // The kube scenario's timeline part (-kube-parts timeline, issue 41): where the time to all
-// pods Running goes, pod by pod, for an Indexed Job whose pods do our executor's work, the
-// same pods bound by hand, and ours in each binding mode, timelineShards at once. Every
+// pods Running goes, pod by pod, for an Indexed Job whose pods do our executor's work and
+// for ours (direct with finished pods deleted at once and held, kube-scheduler), timelineShards at once. Every
 // moment is when the harness's watch saw it (ms since the trigger or the create): the pod
 // added, bound (spec.nodeName), its sandbox up (PodReadyToStartContainers), Running, ended,
 // and its deletion begun. The Kubernetes timestamps have a resolution of one second; the
@@ -147,25 +147,24 @@ func (kb *kubeBench) timelines(ctx context.Context, o options, kubeconfig, tmp s
 		run, _, err := kb.indexedJobOf(ctx, fmt.Sprintf("tlj-%d", time.Now().UnixNano()%1e6), n)
 		return run, err
 	})
-	trace("by-hand-same-work", func(*timeline) (time.Duration, error) {
-		run, _, err := kb.handPodsOf(ctx, fmt.Sprintf("tlh-%d", time.Now().UnixNano()%1e6), n)
-		return run, err
-	})
 	kb.command = ""
-	for _, mode := range []string{"direct", "kube-scheduler"} {
-		err := kb.withScheduler(o, kubeconfig, tmp, "tl-"+mode, []string{"--kube-binding", mode}, func(api *client, _ *schedProc) error {
+	// direct with finished pods deleted at once (kube_finished_pod_hold 0s) and held (the
+	// default), kube-scheduler with the default.
+	for _, side := range []struct{ mode, hold string }{{"direct", "0s"}, {"direct", "30s"}, {"kube-scheduler", "30s"}} {
+		name := side.mode + "-hold-" + side.hold
+		err := kb.withScheduler(o, kubeconfig, tmp, "tl-"+name, []string{"--kube-binding", side.mode, "--kube-finished-pod-hold", side.hold}, func(api *client, _ *schedProc) error {
 			job := "tl20"
 			if err := api.postJSON("/api/job/register", fmt.Sprintf(`{"jobName":%q,"appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":%d,"jobParameter":"1","cpuCount":0.05,"memoryMB":32}`, job, n)); err != nil {
 				return err
 			}
-			trace("ours-"+mode, func(*timeline) (time.Duration, error) {
+			trace("ours-"+name, func(*timeline) (time.Duration, error) {
 				run, _, err := kb.ourRound(ctx, api, job, n, endedRows(api, job)+n)
 				return run, err
 			})
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("timeline %s: %w", mode, err)
+			return fmt.Errorf("timeline %s: %w", name, err)
 		}
 	}
 	return nil
