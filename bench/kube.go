@@ -51,6 +51,8 @@ type kubeBench struct {
 	// command: when set, what the pods by hand and the Indexed Job's run instead of
 	// `echo hello; sleep 1`.
 	command string
+	// seen: when set, watchPods gives it every pod it sees and when (the timeline part).
+	seen func(p *corev1.Pod, typ watch.EventType, at time.Duration)
 }
 
 // Our pods' resources: the shard's cpuCount and memoryMB plus its share of the app b's
@@ -117,6 +119,11 @@ func runKube(ctx context.Context, o options, r *report) error {
 	}
 	if err := kb.ours(ctx, o, r, kubeconfig, tmp, floorRun, jobEnd); err != nil {
 		return err
+	}
+	if o.kubeParts["timeline"] {
+		if err := kb.timelines(ctx, o, kubeconfig, tmp); err != nil {
+			return err
+		}
 	}
 	if o.kubeParts["binding"] {
 		return kb.bindingModes(ctx, o, r, kubeconfig, tmp)
@@ -225,6 +232,9 @@ func (kb *kubeBench) watchPods(ctx context.Context, sel string, n int, start fun
 	kb.created = 0
 	for ev := range w.ResultChan() {
 		p, ok := ev.Object.(*corev1.Pod)
+		if ok && kb.seen != nil {
+			kb.seen(p, ev.Type, time.Since(t0))
+		}
 		if !ok || ev.Type == watch.Deleted {
 			continue
 		}

@@ -142,7 +142,7 @@ func main() {
 	flag.BoolVar(&o.tputProfile, "tput-profile", false, "throughput: CPU-profile the scheduler over the window and print the top of it (go tool pprof)")
 	flag.BoolVar(&o.simProfile, "sim-profile", false, "cluster-sim: CPU-profile mesos-local and the scheduler, take the scheduler's heap profile at the window's end, and print the top of each (go tool pprof)")
 	flag.DurationVar(&o.simMasterLoad, "sim-master-load", 20*time.Second, "cluster-sim: drive a simulated mesos-local with a minimal framework this long first, for the master's own ceiling (0: skip)")
-	kubeParts := flag.String("kube-parts", "floor,job,ours,cpu,rate,cron,binding", "kube: the parts to run (floor: pods by hand, job: an Indexed Job, ours: our trigger, cpu: the scheduler's CPU per pod, rate: pods per second, cron: a cron fire against a CronJob, binding: 3 and 20 shards in both binding modes against Indexed Jobs)")
+	kubeParts := flag.String("kube-parts", "floor,job,ours,cpu,rate,cron,binding", "kube: the parts to run (floor: pods by hand, job: an Indexed Job, ours: our trigger, cpu: the scheduler's CPU per pod, rate: pods per second, cron: a cron fire against a CronJob, binding: 3 and 20 shards in both binding modes against Indexed Jobs; timeline, not by default: where 20 pods' time to Running goes, pod by pod, logged)")
 	flag.IntVar(&o.kubeRounds, "kube-cpu-rounds", 5, "kube: executions of a job the scheduler's CPU per pod is measured over")
 	flag.IntVar(&o.kubeShards, "kube-cpu-shards", 3, "kube: the shards of that job")
 	kubeArgs := flag.String("kube-scheduler-args", "", "kube: more flags for the scheduler, space-separated (e.g. \"--registry-sync normal\" to see what the fsyncs cost)")

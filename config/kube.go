@@ -25,6 +25,7 @@ type Kube struct {
 	Tolerations     string // kube_tolerations (TolerationList parses it)
 	ServiceAccount  string
 	Binding         string        // kube_binding: direct or kube-scheduler
+	FinishedPodHold time.Duration // kube_finished_pod_hold: a finished pod kept while its node starts others
 	SchedulerURL    string        // kube_scheduler_url: where pods report and fetch hosted packages
 	APIQPS          int           // kube_api_qps: the client's sustained requests per second
 	APIBurst        int           // kube_api_burst: and its burst
@@ -90,6 +91,7 @@ func kubeSettings() []setting {
 		{"kube_api_qps", "50", "requests per second the scheduler's Kubernetes client sends at most, sustained (each task's pod costs one create and one delete; kube-controller-manager's --kube-api-qps is the like)", integer("kube_api_qps", func(c *Config) *int { return &c.Kube.APIQPS })},
 		{"kube_api_burst", "100", "requests the scheduler's Kubernetes client may send at once above kube_api_qps", integer("kube_api_burst", func(c *Config) *int { return &c.Kube.APIBurst })},
 		{"kube_binding", "direct", "how task pods reach their node: direct (spec.nodeName, the fast path) or kube-scheduler (pinned to the chosen node by required node affinity and bound by kube-scheduler, so volume topology and admission plugins apply)", str(func(c *Config) *string { return &c.Kube.Binding })},
+		{"kube_finished_pod_hold", "30s", "how long the pod of a finished task may be kept while other task pods start on its node (deleting it then costs the kubelet time those starts need); 0s deletes it as soon as the task's end is recorded", duration("kube_finished_pod_hold", func(c *Config) *time.Duration { return &c.Kube.FinishedPodHold })},
 		{"kube_crds", "false", "the leader registers the CloudApp, CloudJob and CloudWorkflow objects of every namespace (the CRDs of deploy/kubernetes/base/crds) and writes back their status; see docs/kubernetes.md", boolean("kube_crds", func(c *Config) *bool { return &c.Kube.CRDs })},
 		{"kube_crd_resync", "10s", "how often the leader refreshes those objects' status (fire times, last result) and retries the ones it refused", duration("kube_crd_resync", func(c *Config) *time.Duration { return &c.Kube.CRDResync })},
 		{"kube_webhook_url", "", "https URL the Kubernetes API server reaches this scheduler's validating admission webhook at (https://host:port[/path]); set, the scheduler serves it on its own TLS listener at that port with a certificate of its own CA and registers it (a Service's name, NAME.NAMESPACE.svc, as a Service reference)", func(c *Config, v string) error {

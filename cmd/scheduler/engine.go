@@ -132,7 +132,8 @@ func kubeConfig(cfg config.Config, clients kube.Clients, taskToken func(string) 
 		WatchNamespaces: cfg.Kube.KubeNamespacesKnown(), ExecutorImage: cfg.Kube.ExecutorImage,
 		PullPolicy: corev1.PullPolicy(cfg.Kube.ImagePullPolicy), HostNetwork: cfg.Kube.HostNetwork,
 		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, Binding: cfg.Kube.Binding,
-		SchedulerURLs: urls, TaskToken: taskToken,
+		FinishedPodHold: cfg.Kube.FinishedPodHold,
+		SchedulerURLs:   urls, TaskToken: taskToken,
 		RewriteAppURL: func(u string) string { // hosted packages: at the address the pods reach
 			if rest, ok := strings.CutPrefix(u, advertised+"/"); ok {
 				return urls[0] + "/" + rest

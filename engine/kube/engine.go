@@ -50,6 +50,9 @@ type Config struct {
 	// by the scheduler is fetched at an address the pods reach).
 	RewriteAppURL func(string) string
 	KillGrace     time.Duration // SIGTERM → SIGKILL of a killed task (default 5s)
+	// FinishedPodHold is how long the pod of a finished task may be kept while other pods of
+	// this scheduler start on its node (release.go); 0 deletes it at once.
+	FinishedPodHold time.Duration
 	// TaskToken signs a task id: the executor in its pod proves with it that its reports
 	// are about its own task (api: Auth.TaskToken).
 	TaskToken func(taskID string) string
@@ -79,6 +82,7 @@ type Engine struct {
 	usage      map[string]podUsage // every pod bound to a node (all namespaces), by namespace/name
 	tasks      map[string]*task    // this scheduler's tasks, by task id
 	finished   recent.Set          // tasks whose pods are gone after their end was committed (maxFinished)
+	held       map[string]struct{} // tasks whose end was committed and whose pods wait to be deleted (release.go)
 	offers     map[string]*nodeOffer
 	offerSeq   int
 	suppressed bool
@@ -317,6 +321,9 @@ func (e *Engine) step() (calls []call, next time.Time) {
 		if !t.retryAt.IsZero() && (next.IsZero() || t.retryAt.Before(next)) {
 			next = t.retryAt
 		}
+	}
+	if releaseNext := e.releaseHeld(now); !releaseNext.IsZero() && (next.IsZero() || releaseNext.Before(next)) {
+		next = releaseNext
 	}
 	offerCalls, offerNext := e.reoffer(now)
 	calls = append(calls, offerCalls...)

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ejcloud/elasticjob/engine"
 	tstate "github.com/ejcloud/elasticjob/task"
@@ -34,6 +32,7 @@ type task struct {
 	deleted               bool         // the pod is gone
 	nodeLost              bool         // its node left the cluster
 	committed             bool         // the scheduler committed its end: the pod may go
+	committedAt           time.Time    // when (its pod is held at most FinishedPodHold from then)
 	dirty                 bool
 	retryAt               time.Time // re-send a terminal update the scheduler did not take
 }
@@ -133,30 +132,8 @@ func (e *Engine) handled(id string, st engine.Status, prev tstate.State, ok bool
 		return
 	}
 	if st.State.Terminal() && !t.committed {
-		t.committed = true
-		go e.release(t.id, e.taskNamespace(t.id, t), t.pod, t.final, t.deleted)
-	}
-}
-
-// release keeps a finished task's log tail, then deletes its pod.
-func (e *Engine) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	e.keepTail(ctx, id, ns, pod, final)
-	if deleted || pod == "" {
-		e.mu.Lock()
-		delete(e.tasks, id)
-		e.finished.Add(id)
-		e.mu.Unlock()
-		return
-	}
-	// Not a force deletion (grace 0): the kubelet confirms the end of the pod's containers
-	// first. Force-deleting finished pods while the next ones start on the node went with
-	// those next pods failing at start (ContainerStatusUnknown, exit code 2 with no log).
-	grace := int64(1)
-	err := e.cfg.Client.CoreV1().Pods(ns).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
-	if err != nil && !apierrors.IsNotFound(err) {
-		e.log.Warn("delete the pod of a finished task", "task", id, "pod", pod, "err", err)
+		t.committed, t.committedAt = true, e.clock.Now()
+		e.hold(t.id)
 	}
 }
 

@@ -1,0 +1,91 @@
+package kube
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/engine"
+)
+
+// A finished task's pod is deleted once the scheduler has committed its end. Deleting a pod
+// costs its node's kubelet and container runtime work (the pod's teardown, its final status,
+// its containers' and snapshots' removal) on the same CPUs that start the node's next pods:
+// the 20 pods of one trigger started about 5 s later on a 2-core node when the first ones
+// to finish were deleted while the rest were starting (docs/benchmarks.md, binding modes).
+// So a finished pod is held while any other pod of this scheduler on its node is starting
+// (created, not yet Running), for at most Config.FinishedPodHold after its end was
+// committed; it holds no room meanwhile (a Succeeded or Failed pod counts against no node).
+
+// hold queues the committed task's pod for release. Called with e.mu held.
+func (e *Engine) hold(id string) {
+	if e.held == nil {
+		e.held = map[string]struct{}{}
+	}
+	e.held[id] = struct{}{}
+	e.wake()
+}
+
+// releaseHeld deletes the held pods that may go now and returns when the next one must
+// (zero: none held, or only on a change). Called with e.mu held.
+func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
+	if len(e.held) == 0 {
+		return time.Time{}
+	}
+	starting := map[string]bool{} // nodes with a pod of ours starting
+	for _, t := range e.tasks {
+		if !t.committed && !t.deleted && t.node != "" && podStarting(t) {
+			starting[t.node] = true
+		}
+	}
+	for id := range e.held {
+		t := e.tasks[id]
+		if t == nil { // its pod was deleted meanwhile (gone)
+			delete(e.held, id)
+			continue
+		}
+		due := t.committedAt.Add(e.cfg.FinishedPodHold)
+		if !t.deleted && t.pod != "" && starting[t.node] && now.Before(due) {
+			if next.IsZero() || due.Before(next) {
+				next = due
+			}
+			continue
+		}
+		delete(e.held, id)
+		go e.release(t.id, e.taskNamespace(t.id, t), t.pod, t.final, t.deleted)
+	}
+	return next
+}
+
+// podStarting is a task whose pod was created and has not yet started its containers.
+func podStarting(t *task) bool {
+	if t.obj == nil {
+		return t.created
+	}
+	return t.obj.DeletionTimestamp == nil && t.obj.Status.Phase == corev1.PodPending
+}
+
+// release keeps a finished task's log tail, then deletes its pod.
+func (e *Engine) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e.keepTail(ctx, id, ns, pod, final)
+	if deleted || pod == "" {
+		e.mu.Lock()
+		delete(e.tasks, id)
+		e.finished.Add(id)
+		e.mu.Unlock()
+		return
+	}
+	// Not a force deletion (grace 0): the kubelet confirms the end of the pod's containers
+	// first. Force-deleting finished pods while the next ones start on the node went with
+	// those next pods failing at start (ContainerStatusUnknown, exit code 2 with no log).
+	grace := int64(1)
+	err := e.cfg.Client.CoreV1().Pods(ns).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	if err != nil && !apierrors.IsNotFound(err) {
+		e.log.Warn("delete the pod of a finished task", "task", id, "pod", pod, "err", err)
+	}
+}

@@ -1,0 +1,109 @@
+package kube
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
+	tstate "github.com/ejcloud/elasticjob/task"
+)
+
+// releaseEngine is a test engine with one task's pod per name on node n1, in phase.
+func releaseEngine(clk clock.Clock, hold time.Duration, phases map[string]corev1.PodPhase) *Engine {
+	e := testEngine(clk)
+	e.cfg.FinishedPodHold = hold
+	for name, ph := range phases {
+		e.tasks[name] = &task{id: name, pod: "pod-" + name, node: "n1", ns: "ns",
+			obj: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod-" + name, Namespace: "ns"}, Status: corev1.PodStatus{Phase: ph}}}
+	}
+	return e
+}
+
+// commit answers the task's terminal update as committed by the scheduler.
+func commit(e *Engine, id string) {
+	e.handled(id, engine.Status{TaskID: id, State: tstate.Finished}, tstate.Running, true)
+}
+
+// deletedPods is the pods the engine asked the API server to delete.
+func deletedPods(e *Engine) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range e.cfg.Client.(*fake.Clientset).Actions() {
+		if d, ok := a.(k8stesting.DeleteAction); ok && a.GetResource().Resource == "pods" {
+			out[d.GetName()] = true
+		}
+	}
+	return out
+}
+
+// waitDeleted polls (the deletes run on goroutines of their own) until pod is deleted.
+func waitDeleted(t *testing.T, e *Engine, pod string) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if deletedPods(e)[pod] {
+			return
+		}
+	}
+	t.Fatalf("pod %s not deleted; deleted: %v", pod, deletedPods(e))
+}
+
+// TestFinishedPodHeldWhileItsNodeStartsPods: a finished task's pod is not deleted while
+// another pod of ours on its node is starting (Pending, or created and not yet seen); it is
+// deleted once that one runs.
+func TestFinishedPodHeldWhileItsNodeStartsPods(t *testing.T) {
+	clk := clock.NewFake(t0)
+	e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
+	e.tasks["c"] = &task{id: "c", pod: "pod-c", node: "n1", ns: "ns", created: true} // created, not yet in the informer
+	commit(e, "a")
+	e.step()
+	e.mu.Lock()
+	e.tasks["b"].obj.Status.Phase = corev1.PodRunning
+	e.mu.Unlock()
+	_, next := e.step()
+	if !next.Equal(t0.Add(30 * time.Second)) {
+		t.Errorf("next step at %v, want the hold's end %v", next, t0.Add(30*time.Second))
+	}
+	time.Sleep(20 * time.Millisecond) // a wrong delete would have been asked by now
+	if d := deletedPods(e); len(d) != 0 {
+		t.Fatalf("deleted %v while pod-c was starting on the node", d)
+	}
+	e.mu.Lock()
+	e.tasks["c"].created, e.tasks["c"].obj = false, &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	e.mu.Unlock()
+	e.step()
+	waitDeleted(t, e, "pod-a")
+	if d := deletedPods(e); d["pod-b"] || d["pod-c"] {
+		t.Errorf("deleted %v, want pod-a alone", d)
+	}
+}
+
+// TestFinishedPodHoldEnds: a node that keeps starting pods holds a finished pod at most
+// FinishedPodHold; with 0 it is deleted at once; a pod on another node is not held.
+func TestFinishedPodHoldEnds(t *testing.T) {
+	clk := clock.NewFake(t0)
+	e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending, "other": corev1.PodSucceeded})
+	e.tasks["other"].node = "n2"
+	commit(e, "a")
+	commit(e, "other")
+	e.step()
+	waitDeleted(t, e, "pod-other")
+	clk.Advance(29 * time.Second)
+	e.step()
+	time.Sleep(20 * time.Millisecond)
+	if deletedPods(e)["pod-a"] {
+		t.Fatal("pod-a deleted before its hold ended")
+	}
+	clk.Advance(time.Second)
+	e.step()
+	waitDeleted(t, e, "pod-a")
+
+	e = releaseEngine(clk, 0, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
+	commit(e, "a")
+	e.step()
+	waitDeleted(t, e, "pod-a")
+}
