@@ -134,7 +134,7 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 		return err
 	}
 	for _, sh := range rec.Shards {
-		nv.Shards = append(nv.Shards, workflow.Shard{Item: sh.Item, TaskID: sh.TaskID, State: string(sh.State), Message: sh.Message,
+		nv.Shards = append(nv.Shards, workflow.Shard{Item: sh.Item, TaskID: sh.TaskID, State: sh.State, Message: sh.Message,
 			StartedAt: sh.StartedAt, EndedAt: sh.EndedAt, Outputs: sh.Outputs})
 	}
 	return nil
