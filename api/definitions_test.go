@@ -22,7 +22,7 @@ func newDefEnv(t *testing.T) (*env, *api.Server) {
 	clk := clock.NewFake(t0)
 	reg := registry.New(memory.New())
 	ops := &fakeOps{}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
 	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
 	h, srv := api.NewServer(o)
 	return &env{t: t, h: h, reg: reg, clock: clk, ops: ops}, srv

@@ -21,13 +21,13 @@ import (
 // a Warning header (agents may join; it waits as never_fits until then).
 // Without known agents, or when they cannot be read, nothing is checked.
 func (s *Server) checkFits(c context.Context, cfg jobs.Config, warn func(string)) error {
-	if s.ops == nil {
+	if s.eng == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(c, capacityTimeout)
 	defer cancel()
-	capa, err := s.ops.Capacity(ctx)
-	if err != nil || len(capa.Each) == 0 {
+	each, err := s.eng.Agents(ctx)
+	if err != nil || len(each) == 0 {
 		return nil
 	}
 	exec := app.HTTPOnly()
@@ -37,8 +37,8 @@ func (s *Server) checkFits(c context.Context, cfg jobs.Config, warn func(string)
 			exec = a
 		}
 	}
-	agents := make([]round.Agent, 0, len(capa.Each))
-	for _, a := range capa.Each {
+	agents := make([]round.Agent, 0, len(each))
+	for _, a := range each {
 		agents = append(agents, round.Agent{ID: a.ID, Total: offers.Resources{CPU: offers.CPUs(a.CPUs), MemMB: offers.MemMB(a.MemMB)}})
 	}
 	f := round.FitsEmpty(agents, cfg.ShardingTotalCount,

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/round"
 )
@@ -19,8 +18,7 @@ func TestRegistrationRefusesShardsThatNeverFit(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register",
 		`{"jobName":"unchecked","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":64,"memoryMB":32}`)
-	e.ops.capacity = api.Capacity{Agents: 1, LargestCPUs: 2, LargestMem: 4096, TotalCPUs: 2, TotalMem: 4096,
-		Each: []engine.Agent{{ID: "a1", CPUs: 2, MemMB: 4096}}}
+	e.ops.agents = []engine.Agent{{ID: "a1", CPUs: 2, MemMB: 4096}}
 	r := e.request(http.MethodPost, "/api/job/register",
 		`{"jobName":"huge","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":64,"memoryMB":32}`)
 	e.wantError(r, http.StatusBadRequest, "could never launch", "a shard needs 65 CPUs", "1 CPU and 128 MB for the app's executor", "more than any agent has", "the cluster has 2 CPUs and 4096 MB")

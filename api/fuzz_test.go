@@ -87,7 +87,8 @@ func fuzzAPI(tb testing.TB, db fuzzDB, creds api.Credentials) *gin.Engine {
 			tb.Fatal(err)
 		}
 	}
-	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: &fakeOps{},
+	fops := &fakeOps{}
+	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: fops, Engine: fops,
 		Auth: api.NewAuth(creds, clk, reg), History: db.hist, Audit: db.audit, Packages: db.pkgs, MaxBodyBytes: 64 << 10})
 	return h.(*gin.Engine)
 }

@@ -245,11 +245,11 @@ const (
 )
 
 type guideInstance struct {
-	TaskID       string    `json:"taskId"`
-	Host         string    `json:"host"`
-	Status       string    `json:"status"`
-	ShardingItem int       `json:"shardingItem"`
-	LaunchedAt   time.Time `json:"launchedAt"`
+	TaskID       string     `json:"taskId"`
+	Host         string     `json:"host"`
+	Status       task.State `json:"status"`
+	ShardingItem int        `json:"shardingItem"`
+	LaunchedAt   time.Time  `json:"launchedAt"`
 }
 
 type guideJobStatus struct {
@@ -296,7 +296,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 	}
 	var last time.Time
 	for item, rt := range running {
-		st.Instances = append(st.Instances, guideInstance{rt.TaskID, rt.Hostname, string(rt.State), item, rt.LaunchedAt})
+		st.Instances = append(st.Instances, guideInstance{rt.TaskID, rt.Hostname, rt.State, item, rt.LaunchedAt})
 		if rt.LaunchedAt.After(last) {
 			last = rt.LaunchedAt
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -47,8 +48,8 @@ type fakeOps struct {
 	kills      []string
 	killErr    error
 	logFile    string // when set, TaskLog serves ranges of it (else "hello world" for any range)
-	sandboxes  []api.Sandbox
-	capacity   api.Capacity
+	sandboxes  []engine.Sandbox
+	agents     []engine.Agent
 }
 
 func (f *fakeOps) KillRun(_ context.Context, job, by string) (api.KilledRun, error) {
@@ -70,17 +71,19 @@ func (f *fakeOps) Reconcile(_ context.Context, explicit bool) error {
 	return f.reconErr
 }
 
-func (f *fakeOps) Sandboxes(context.Context, string) ([]api.Sandbox, error) { return f.sandboxes, nil }
+func (f *fakeOps) Sandboxes(context.Context, string) ([]engine.Sandbox, error) {
+	return f.sandboxes, nil
+}
 
-func (f *fakeOps) TaskLog(_ context.Context, taskID, stream string, offset, length int64) (api.LogChunk, error) {
+func (f *fakeOps) TaskLog(_ context.Context, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.logCalls = append(f.logCalls, logCall{taskID, stream, offset, length})
 	if f.logErr != nil {
-		return api.LogChunk{}, f.logErr
+		return engine.LogChunk{}, f.logErr
 	}
 	if f.logFile == "" {
-		return api.LogChunk{TaskID: taskID, Stream: stream, Offset: max(offset, 0), Size: 11, Data: "hello world"}, nil
+		return engine.LogChunk{Offset: max(offset, 0), Size: 11, Data: "hello world"}, nil
 	}
 	size := int64(len(f.logFile))
 	if offset < 0 {
@@ -88,22 +91,25 @@ func (f *fakeOps) TaskLog(_ context.Context, taskID, stream string, offset, leng
 	}
 	offset = min(offset, size)
 	end := min(offset+length, size)
-	return api.LogChunk{TaskID: taskID, Stream: stream, Offset: offset, Size: size, Data: f.logFile[offset:end]}, nil
+	return engine.LogChunk{Offset: offset, Size: size, Data: f.logFile[offset:end]}, nil
 }
 
 func (f *fakeOps) Cluster(context.Context) (any, error) {
 	return map[string]any{"leader": "127.0.0.1:8899"}, nil
 }
 
-func (f *fakeOps) Capacity(context.Context) (api.Capacity, error) {
+func (f *fakeOps) Agents(context.Context) ([]engine.Agent, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.capacity, nil
+	return f.agents, nil
 }
 
 func (f *fakeOps) Wakes() int { f.mu.Lock(); defer f.mu.Unlock(); return f.wakes }
 
-var _ api.Operations = (*fakeOps)(nil)
+var (
+	_ api.Operations = (*fakeOps)(nil)
+	_ api.Engine     = (*fakeOps)(nil) // the same fake serves the engine's reads
+)
 
 // env is one API under test with its collaborators.
 type env struct {
@@ -123,7 +129,9 @@ func withCreds(c api.Credentials) envOpt {
 	return func(_ *api.Options, cr *api.Credentials) { *cr = c }
 }
 
-func withoutOps() envOpt { return func(o *api.Options, _ *api.Credentials) { o.Ops = nil } }
+func withoutOps() envOpt {
+	return func(o *api.Options, _ *api.Credentials) { o.Ops, o.Engine = nil, nil }
+}
 
 func withMaxBody(n int64) envOpt {
 	return func(o *api.Options, _ *api.Credentials) { o.MaxBodyBytes = n }
@@ -149,7 +157,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	kv := memory.New()
 	reg := registry.New(kv)
 	ops := &fakeOps{}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
 	var creds api.Credentials
 	for _, fn := range opts {
 		fn(&o, &creds)

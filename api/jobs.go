@@ -401,15 +401,15 @@ func (s *Server) getJob(c *gin.Context) {
 }
 
 type runningView struct {
-	JobName      string    `json:"jobName"`
-	ShardingItem int       `json:"shardingItem"`
-	TaskID       string    `json:"taskId"`
-	AgentID      string    `json:"agentId"`
-	Hostname     string    `json:"hostname"`
-	State        string    `json:"state"`
-	Busy         bool      `json:"busy"` // a DAEMON task inside a run
-	LaunchedAt   time.Time `json:"launchedAt"`
-	RunKey       string    `json:"runKey,omitempty"` // the idempotency key of the trigger it serves
+	JobName      string     `json:"jobName"`
+	ShardingItem int        `json:"shardingItem"`
+	TaskID       string     `json:"taskId"`
+	AgentID      string     `json:"agentId"`
+	Hostname     string     `json:"hostname"`
+	State        task.State `json:"state"`
+	Busy         bool       `json:"busy"` // a DAEMON task inside a run
+	LaunchedAt   time.Time  `json:"launchedAt"`
+	RunKey       string     `json:"runKey,omitempty"` // the idempotency key of the trigger it serves
 }
 
 func (s *Server) runningTasks(c *gin.Context) {
@@ -421,7 +421,7 @@ func (s *Server) runningTasks(c *gin.Context) {
 	out := []runningView{}
 	for job, items := range all {
 		for item, rt := range items {
-			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, string(rt.State), rt.Busy, rt.LaunchedAt, rt.RunKey})
+			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt, rt.RunKey})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

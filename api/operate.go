@@ -59,18 +59,19 @@ func (s *Server) sandbox(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	ops, err := s.opsOrErr()
+	eng, err := s.engineOrErr()
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	boxes, err := ops.Sandboxes(c, keyOf(c, name))
+	found, err := eng.Sandboxes(c, keyOf(c, name))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	if boxes == nil {
-		boxes = []Sandbox{}
+	boxes := make([]Sandbox, 0, len(found))
+	for _, b := range found {
+		boxes = append(boxes, Sandbox{Hostname: b.Hostname, AgentID: b.AgentID, ExecutorID: b.ExecutorID, Path: b.Path})
 	}
 	c.JSON(http.StatusOK, boxes)
 }

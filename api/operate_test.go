@@ -212,7 +212,7 @@ func TestSandboxAndCluster(t *testing.T) {
 	if r := e.must(http.StatusOK, http.MethodGet, "/api/operate/sandbox?appName=app", ""); r.String() != "[]" {
 		t.Errorf("no sandboxes = %s, want []", r)
 	}
-	e.ops.sandboxes = []api.Sandbox{{Hostname: "h", AgentID: "a", ExecutorID: "app@-@a", Path: "/var/sandbox/1"}}
+	e.ops.sandboxes = []engine.Sandbox{{Hostname: "h", AgentID: "a", ExecutorID: "app@-@a", Path: "/var/sandbox/1"}}
 	golden(t, "sandbox", e.must(http.StatusOK, http.MethodGet, "/api/operate/sandbox?appName=app", "").Body)
 	e.wantError(e.request(http.MethodGet, "/api/operate/sandbox", ""), http.StatusBadRequest, "appName")
 	e.wantError(e.request(http.MethodGet, "/api/operate/sandbox?appName=nope", ""), http.StatusNotFound, "Cannot find app 'nope'")

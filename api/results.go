@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
 
@@ -23,7 +24,7 @@ type taskView struct {
 	TaskID       string     `json:"taskId"`
 	JobName      string     `json:"jobName"`
 	ShardingItem int        `json:"shardingItem"`
-	State        string     `json:"state"` // the latest state known: TASK_RUNNING, TASK_FAILED, …
+	State        task.State `json:"state"` // the latest state known: TASK_RUNNING, TASK_FAILED, …
 	Running      bool       `json:"running"`
 	Hostname     string     `json:"hostname,omitempty"`
 	AgentID      string     `json:"agentId"`
@@ -96,7 +97,7 @@ func (s *Server) runningTask(c *gin.Context, v *taskView) (bool, error) {
 	if !ok || rt.TaskID != v.TaskID {
 		return false, nil
 	}
-	v.Running, v.State, v.Hostname, v.Source = true, string(rt.State), rt.Hostname, rt.Source
+	v.Running, v.State, v.Hostname, v.Source = true, rt.State, rt.Hostname, rt.Source
 	launched := rt.LaunchedAt
 	v.StartTime = &launched
 	return true, nil

@@ -135,7 +135,7 @@ func (s *Server) runningOfRun(ctx context.Context, v *runView, key string) error
 	}
 	for item, rt := range running {
 		if rt.RunKey == key {
-			v.Running = append(v.Running, runningView{v.JobName, item, rt.TaskID, rt.AgentID, rt.Hostname, string(rt.State), rt.Busy, rt.LaunchedAt, rt.RunKey})
+			v.Running = append(v.Running, runningView{v.JobName, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt, rt.RunKey})
 		}
 	}
 	slices.SortFunc(v.Running, func(a, b runningView) int { return a.ShardingItem - b.ShardingItem })

@@ -281,7 +281,8 @@ func TestResealAfterRotation(t *testing.T) {
 // twoTeamsAPIOver is another API over tn's registry with another keyring.
 func twoTeamsAPIOver(t *testing.T, tn *tenancy, kr *secrets.Keyring) *tenancy {
 	t.Helper()
-	o := api.Options{Registry: tn.reg, Log: slog.New(slog.DiscardHandler), Ops: &payOps{}, Secrets: kr,
+	ops := &payOps{}
+	o := api.Options{Registry: tn.reg, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Secrets: kr,
 		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: tn.users}, clock.NewFake(t0), tn.reg)}
 	return &tenancy{h: api.New(o), reg: tn.reg, kv: tn.kv}
 }

@@ -19,23 +19,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Operations is what the API asks of the running scheduler.
+// Operations is what the API asks of the running scheduler itself (the leader's term in
+// force, and its instances); what it reads of the engine it reads through Engine.
 type Operations interface {
 	// Wake tells the launcher that work arrived (after a trigger).
 	Wake()
 	// Reconcile asks Mesos for task states: explicit (every known task)
 	// or implicit (all tasks the master knows).
 	Reconcile(ctx context.Context, explicit bool) error
-	// Sandboxes lists the sandboxes of an app's executors.
-	Sandboxes(ctx context.Context, appName string) ([]Sandbox, error)
-	// TaskLog reads a task's stdout or stderr: length bytes from offset;
-	// a negative offset counts from the end (tail).
-	TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (LogChunk, error)
-	// Cluster describes the leader, standbys and agents.
+	// Cluster describes the leader, standbys and the engine's part (its agents and what
+	// it declares it can do).
 	Cluster(ctx context.Context) (any, error)
-	// Capacity sums up the agents Mesos knows (for the registration check
-	// that a job can ever fit); Agents == 0 when none is known.
-	Capacity(ctx context.Context) (Capacity, error)
 	// KillRun stops a TRANSIENT job's running execution (every running
 	// shard killed, its shards waiting to run again dropped) and keeps the
 	// job; by is who asks (its shards end "killed by {by}"). A job with no
@@ -49,12 +43,13 @@ type KilledRun struct {
 	Dropped int      `json:"droppedShards"` // shards that waited to run again
 }
 
-// Capacity is what the cluster's agents hold in all (not what is free).
-type Capacity struct {
-	Agents                  int
-	LargestCPUs, LargestMem float64 // the largest agent's
-	TotalCPUs, TotalMem     float64
-	Each                    []engine.Agent // every active agent with its total
+// Engine is what the API reads of the engine on any instance, leading or not, through the
+// engine's own interfaces (engine/capabilities.go): task logs, executors' sandboxes, and the
+// agents with their totals (the registration's check that a job can ever fit).
+type Engine interface {
+	engine.Logs
+	engine.Sandboxes
+	engine.Inventory
 }
 
 // Sandbox is one executor's sandbox.
@@ -78,6 +73,7 @@ type LogChunk struct {
 type Options struct {
 	Registry     *registry.Registry
 	Ops          Operations // may be nil until the scheduler is up
+	Engine       Engine     // may be nil until the engine is chosen
 	Auth         *Auth
 	Clock        clock.Clock
 	Log          *slog.Logger
@@ -156,6 +152,7 @@ type Options struct {
 type Server struct {
 	reg      *registry.Registry
 	ops      Operations
+	eng      Engine
 	auth     *Auth
 	clock    clock.Clock
 	log      *slog.Logger
@@ -209,7 +206,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 	if o.SlowRequest == 0 {
 		o.SlowRequest = 2 * time.Second
 	}
-	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, auth: o.Auth, clock: o.Clock, log: o.Log,
+	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, eng: o.Engine, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
@@ -290,6 +287,13 @@ func (s *Server) opsOrErr() (Operations, error) {
 		return nil, fmt.Errorf("%w: the scheduler is not running", ErrUnavailable)
 	}
 	return s.ops, nil
+}
+
+func (s *Server) engineOrErr() (Engine, error) {
+	if s.eng == nil {
+		return nil, fmt.Errorf("%w: the scheduler is not running", ErrUnavailable)
+	}
+	return s.eng, nil
 }
 
 func serveWeb(r *gin.Engine, web fs.FS) {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -8,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) taskLog(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	ops, err := s.opsOrErr()
+	eng, err := s.engineOrErr()
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -52,9 +53,9 @@ func (s *Server) taskLog(c *gin.Context) {
 	}
 	var chunk LogChunk
 	if q.lines > 0 {
-		chunk, err = lastLines(c, ops, taskID, q.stream, q.lines)
+		chunk, err = lastLines(c, eng, taskID, q.stream, q.lines)
 	} else {
-		chunk, err = ops.TaskLog(c, taskID, q.stream, q.offset, q.length)
+		chunk, err = readLog(c, eng, taskID, q.stream, q.offset, q.length)
 	}
 	if err != nil {
 		writeError(c, s.log, s.noLogWhy(c, taskID, q.stream, err))
@@ -141,13 +142,23 @@ func acceptsJSON(accept string) bool {
 	return false
 }
 
+// readLog reads a piece of a task's log from the engine (engine.Logs.TaskLog) as the API
+// answers it.
+func readLog(ctx context.Context, logs engine.Logs, taskID, stream string, offset, length int64) (LogChunk, error) {
+	c, err := logs.TaskLog(ctx, taskID, stream, offset, length)
+	if err != nil {
+		return LogChunk{}, err
+	}
+	return LogChunk{TaskID: taskID, Stream: stream, Offset: c.Offset, Size: c.Size, Data: c.Data}, nil
+}
+
 // lastLines reads growing tails of the log until they hold n lines (or
 // the whole file, or maxLogBytes) and keeps the last n: a final line
 // without its newline counts as a line.
-func lastLines(c *gin.Context, ops Operations, taskID, stream string, n int) (LogChunk, error) {
+func lastLines(c *gin.Context, logs engine.Logs, taskID, stream string, n int) (LogChunk, error) {
 	window := int64(defaultLogLen)
 	for {
-		chunk, err := ops.TaskLog(c, taskID, stream, -window, window)
+		chunk, err := readLog(c, logs, taskID, stream, -window, window)
 		if err != nil {
 			return chunk, err
 		}
@@ -199,7 +210,7 @@ func (s *Server) noLogWhy(c *gin.Context, taskID, stream string, err error) erro
 	if cause == "" {
 		cause = v.Message
 	}
-	failed := (v.Success != nil && !*v.Success) || task.State(v.State).Failure()
+	failed := (v.Success != nil && !*v.Success) || v.State.Failure()
 	if cause == "" || !failed {
 		return err
 	}

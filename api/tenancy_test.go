@@ -19,6 +19,7 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/identity"
@@ -54,7 +55,7 @@ const tenancyUsers = `users:
 // payOps serves pay's task logs and sandboxes with the secret in them.
 type payOps struct{ fakeOps }
 
-func (p *payOps) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (api.LogChunk, error) {
+func (p *payOps) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
 	c, err := p.fakeOps.TaskLog(ctx, taskID, stream, offset, length)
 	if namespace.Of(strings.SplitN(taskID, "@-@", 2)[0]) == "pay" {
 		c.Data = secret + " in the log"
@@ -62,11 +63,11 @@ func (p *payOps) TaskLog(ctx context.Context, taskID, stream string, offset, len
 	return c, err
 }
 
-func (p *payOps) Sandboxes(_ context.Context, appName string) ([]api.Sandbox, error) {
+func (p *payOps) Sandboxes(_ context.Context, appName string) ([]engine.Sandbox, error) {
 	if namespace.Of(appName) == "pay" {
-		return []api.Sandbox{{Hostname: "h", Path: "/sandbox/" + secret}}, nil
+		return []engine.Sandbox{{Hostname: "h", Path: "/sandbox/" + secret}}, nil
 	}
-	return []api.Sandbox{}, nil
+	return []engine.Sandbox{}, nil
 }
 
 type tenancy struct {
@@ -95,9 +96,15 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := trace.Open(ctx, trace.Options{DSN: "file:" + filepath.Join(dir, "trace.db") + "?_pragma=journal_mode(WAL)", SpoolDir: filepath.Join(dir, "spool")})
+	// the rows below are written straight into the schema Open applies: give the migrations
+	// time on a busy machine (the default 3 s bound leaves the database unmigrated, spooling)
+	w, err := trace.Open(ctx, trace.Options{DSN: "file:" + filepath.Join(dir, "trace.db") + "?_pragma=journal_mode(WAL)", SpoolDir: filepath.Join(dir, "spool"),
+		ConnectTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if w.DB() == nil {
+		t.Fatal("the history database was not migrated")
 	}
 	t.Cleanup(func() { _ = w.Close(context.Background()) })
 	st, err := history.New(w.Handle(), history.SQLite, history.Options{Location: time.UTC})
@@ -177,7 +184,8 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 		VALUES (0, 987654, '2024-03-01 11:59:00', '2024-03-01 11:59:00', 'pay')`)
 
 	clk := clock.NewFake(t0)
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: &payOps{},
+	ops := &payOps{}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops,
 		History: st, Audit: history.NewAuditLog(w, st), Packages: host, MaxBodyBytes: 64 << 10,
 		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, clk, reg)}
 	for _, f := range opts {

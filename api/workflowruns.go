@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/workflow"
 	"github.com/gin-gonic/gin"
 )
@@ -42,11 +43,11 @@ type nodeView struct {
 
 // nodeTask is a running task of a node.
 type nodeTask struct {
-	ShardingItem int       `json:"shardingItem"`
-	TaskID       string    `json:"taskId"`
-	Hostname     string    `json:"hostname"`
-	State        string    `json:"state"`
-	LaunchedAt   time.Time `json:"launchedAt"`
+	ShardingItem int        `json:"shardingItem"`
+	TaskID       string     `json:"taskId"`
+	Hostname     string     `json:"hostname"`
+	State        task.State `json:"state"`
+	LaunchedAt   time.Time  `json:"launchedAt"`
 }
 
 func (s *Server) getWorkflowRun(c *gin.Context) {
@@ -118,7 +119,7 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 	}
 	for item, rt := range running {
 		if rt.RunKey == nv.RunKey {
-			nv.Running = append(nv.Running, nodeTask{item, rt.TaskID, rt.Hostname, string(rt.State), rt.LaunchedAt})
+			nv.Running = append(nv.Running, nodeTask{item, rt.TaskID, rt.Hostname, rt.State, rt.LaunchedAt})
 		}
 	}
 	slices.SortFunc(nv.Running, func(a, b nodeTask) int { return a.ShardingItem - b.ShardingItem })
@@ -133,7 +134,7 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 		return err
 	}
 	for _, sh := range rec.Shards {
-		nv.Shards = append(nv.Shards, workflow.Shard{Item: sh.Item, TaskID: sh.TaskID, State: string(sh.State), Message: sh.Message,
+		nv.Shards = append(nv.Shards, workflow.Shard{Item: sh.Item, TaskID: sh.TaskID, State: sh.State, Message: sh.Message,
 			StartedAt: sh.StartedAt, EndedAt: sh.EndedAt, Outputs: sh.Outputs})
 	}
 	return nil

@@ -42,8 +42,7 @@ func publishApp(t *testing.T, r *run) {
 // item 4); a job that fits registers without one.
 func TestRegistrationWarningIsShown(t *testing.T) {
 	s := newTestServer(t, api.Credentials{})
-	s.ops.capacity = api.Capacity{Agents: 1, LargestCPUs: 2, LargestMem: 4096, TotalCPUs: 2, TotalMem: 4096,
-		Each: []engine.Agent{{ID: "a1", CPUs: 2, MemMB: 4096}}}
+	s.ops.agents = []engine.Agent{{ID: "a1", CPUs: 2, MemMB: 4096}}
 	r := s.cli(t)
 	publishApp(t, r)
 	_, errs := r.must(0, "job", "register", "-f", writeJob(t, "big", 3, "1"))

@@ -12,35 +12,36 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
-// testOps is the scheduler side the real API asks: task logs from a map
-// (task id → stdout) and a fixed cluster capacity.
+// testOps is the scheduler and engine side the real API asks: task logs from a map
+// (task id → stdout) and fixed agents.
 type testOps struct {
-	mu       sync.Mutex
-	logs     map[string]string
-	capacity api.Capacity
+	mu     sync.Mutex
+	logs   map[string]string
+	agents []engine.Agent
 }
 
 func (o *testOps) Wake()                                          {}
 func (o *testOps) Reconcile(context.Context, bool) error          { return nil }
 func (o *testOps) Cluster(context.Context) (any, error)           { return map[string]any{}, nil }
-func (o *testOps) Capacity(context.Context) (api.Capacity, error) { return o.capacity, nil }
+func (o *testOps) Agents(context.Context) ([]engine.Agent, error) { return o.agents, nil }
 func (o *testOps) KillRun(context.Context, string, string) (api.KilledRun, error) {
 	return api.KilledRun{}, nil
 }
-func (o *testOps) Sandboxes(context.Context, string) ([]api.Sandbox, error) {
+func (o *testOps) Sandboxes(context.Context, string) ([]engine.Sandbox, error) {
 	return nil, nil
 }
 
-func (o *testOps) TaskLog(_ context.Context, taskID, stream string, offset, length int64) (api.LogChunk, error) {
+func (o *testOps) TaskLog(_ context.Context, taskID, _ string, offset, length int64) (engine.LogChunk, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	data, ok := o.logs[taskID]
 	if !ok {
-		return api.LogChunk{}, api.ErrNotFound
+		return engine.LogChunk{}, engine.ErrNotFound
 	}
 	size := int64(len(data))
 	if offset < 0 {
@@ -48,7 +49,7 @@ func (o *testOps) TaskLog(_ context.Context, taskID, stream string, offset, leng
 	}
 	offset = min(offset, size)
 	end := min(offset+length, size)
-	return api.LogChunk{TaskID: taskID, Stream: stream, Offset: offset, Size: size, Data: data[offset:end]}, nil
+	return engine.LogChunk{Offset: offset, Size: size, Data: data[offset:end]}, nil
 }
 
 // testServer is the real REST API over an in-memory registry.
@@ -63,7 +64,7 @@ func newTestServer(t *testing.T, creds api.Credentials, opts ...func(*api.Option
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	reg := registry.New(memory.New())
 	ops := &testOps{logs: map[string]string{}}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Auth: api.NewAuth(creds, clk, reg)}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Auth: api.NewAuth(creds, clk, reg)}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/ejcloud/elasticjob/namespace"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // RunState is a run's state.
@@ -123,7 +125,7 @@ type NodeRun struct {
 type Shard struct {
 	Item      int               `json:"shardingItem"`
 	TaskID    string            `json:"taskId"`
-	State     string            `json:"state"` // the Mesos terminal state
+	State     task.State        `json:"state"` // the task's terminal state
 	Message   string            `json:"message,omitempty"`
 	StartedAt time.Time         `json:"startedAt,omitzero"`
 	EndedAt   time.Time         `json:"endedAt,omitzero"`

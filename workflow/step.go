@@ -161,13 +161,13 @@ func outcome(n NodeRun, ex Execution, cancel string) (NodeState, string) {
 		return NodeSucceeded, ""
 	}
 	for _, sh := range n.Shards {
-		if task.State(sh.State) == task.Killed && cancel != "" {
+		if sh.State == task.Killed && cancel != "" {
 			return NodeCancelled, "killed: " + cancel
 		}
 	}
 	for _, sh := range n.Shards {
-		if task.State(sh.State) != task.Finished {
-			msg := sh.State
+		if sh.State != task.Finished {
+			msg := string(sh.State)
 			if sh.Message != "" {
 				msg += ": " + sh.Message
 			}

@@ -35,6 +35,10 @@ type engineReads interface {
 	engine.Inventory
 }
 
+// The API reads the engine through engine's own interfaces: what run.go hands it as
+// api.Options.Engine.
+var _ api.Engine = engineReads(nil)
+
 // engines is the cluster engine the settings choose for the whole process: Mesos (the
 // embedded master and agent, or mesos_url) or Kubernetes (kube_config, kube_in_cluster).
 type engines struct {

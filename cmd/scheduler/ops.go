@@ -13,8 +13,9 @@ import (
 	"github.com/ejcloud/elasticjob/scheduler"
 )
 
-// ops implements api.Operations: leader operations on the term in force, and reads of the
-// engine (logs, sandboxes, agents) on any instance.
+// ops implements api.Operations: leader operations on the term in force, and the cluster
+// page (the instances and the engine's view). The API reads the engine itself through
+// api.Engine (the engine's own interfaces), wired in run.go.
 type ops struct {
 	work *leaderWork
 	lead leadership
@@ -50,43 +51,6 @@ func (o *ops) KillRun(ctx context.Context, job, by string) (api.KilledRun, error
 		return api.KilledRun{}, fmt.Errorf("%w: %s", api.ErrBadRequest, strings.TrimPrefix(err.Error(), scheduler.ErrDaemonRunKill.Error()+": "))
 	}
 	return api.KilledRun{Tasks: k.Tasks, Dropped: k.Dropped}, err
-}
-
-// Sandboxes asks the engine for the app's sandboxes.
-func (o *ops) Sandboxes(ctx context.Context, appName string) ([]api.Sandbox, error) {
-	boxes, err := o.eng.Sandboxes(ctx, appName)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Sandbox, 0, len(boxes))
-	for _, b := range boxes {
-		out = append(out, api.Sandbox{Hostname: b.Hostname, AgentID: b.AgentID, ExecutorID: b.ExecutorID, Path: b.Path})
-	}
-	return out, nil
-}
-
-// TaskLog asks the engine for a piece of the task's log.
-func (o *ops) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (api.LogChunk, error) {
-	c, err := o.eng.TaskLog(ctx, taskID, stream, offset, length)
-	if err != nil {
-		return api.LogChunk{}, err
-	}
-	return api.LogChunk{TaskID: taskID, Stream: stream, Offset: c.Offset, Size: c.Size, Data: c.Data}, nil
-}
-
-// Capacity sums the agents the engine lists (each with its total, for the fit check).
-func (o *ops) Capacity(ctx context.Context) (api.Capacity, error) {
-	ags, err := o.eng.Agents(ctx)
-	if err != nil {
-		return api.Capacity{}, err
-	}
-	c := api.Capacity{Each: ags}
-	for _, a := range ags {
-		c.Agents++
-		c.TotalCPUs, c.TotalMem = c.TotalCPUs+a.CPUs, c.TotalMem+a.MemMB
-		c.LargestCPUs, c.LargestMem = max(c.LargestCPUs, a.CPUs), max(c.LargestMem, a.MemMB)
-	}
-	return c, nil
 }
 
 // instanceView is one scheduler instance in GET /api/operate/cluster.

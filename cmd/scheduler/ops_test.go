@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/engine"
 )
@@ -91,29 +89,5 @@ func TestClusterPage(t *testing.T) {
 	eng.view = engine.View{Name: "mesos", Detail: map[string]any{}, Agents: []any{}, AgentsError: "master down"}
 	if m = pageJSON(t, &ops{lead: fakeLead{}, eng: eng}); m["agentsError"] != "master down" {
 		t.Fatalf("agents error: %v", m)
-	}
-}
-
-func TestOpsAskTheEngine(t *testing.T) {
-	eng := &fakeEngine{agents: []engine.Agent{{ID: "S0", CPUs: 4, MemMB: 1024}, {ID: "S1", CPUs: 2, MemMB: 4096}}}
-	o := &ops{lead: fakeLead{}, eng: eng}
-	c, err := o.Capacity(context.Background())
-	if err != nil || c.Agents != 2 || c.TotalCPUs != 6 || c.TotalMem != 5120 || c.LargestCPUs != 4 || c.LargestMem != 4096 || len(c.Each) != 2 {
-		t.Fatalf("capacity %+v, %v", c, err)
-	}
-	ch, err := o.TaskLog(context.Background(), "t", "stderr", 3, 1)
-	if err != nil || ch != (api.LogChunk{TaskID: "t", Stream: "stderr", Offset: 3, Size: 10, Data: "x"}) {
-		t.Fatalf("log %+v, %v", ch, err)
-	}
-	boxes, err := o.Sandboxes(context.Background(), "a")
-	if err != nil || len(boxes) != 1 || boxes[0] != (api.Sandbox{Hostname: "h", AgentID: "S0", ExecutorID: "a@-@S0", Path: "/sb"}) {
-		t.Fatalf("sandboxes %+v, %v", boxes, err)
-	}
-	eng.err = engine.ErrNotFound
-	if _, err := o.TaskLog(context.Background(), "t", "stdout", 0, 1); !errors.Is(err, engine.ErrNotFound) {
-		t.Fatalf("the engine's error: %v", err)
-	}
-	if _, err := o.Capacity(context.Background()); !errors.Is(err, engine.ErrNotFound) {
-		t.Fatalf("the engine's error: %v", err)
 	}
 }

@@ -201,6 +201,7 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Gatherer(), MetricsLogin: cfg.MetricsAccess == "login",
 		Artifacts: work.engines.exe.artifacts,
 		Ops:       &ops{work: work, lead: lead, eng: work.engines.reads},
+		Engine:    work.engines.reads,
 	}
 	if _, solo := lead.(*election.Solo); !solo {
 		o.Cluster = apiCluster{lead}

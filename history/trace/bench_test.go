@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // benchEvents is a realistic mix: per task, three status traces (STAGING,
@@ -33,8 +34,8 @@ func benchEventsWith(n int, id func(taskID string, parts ...string) string, jobC
 		}
 		tid := job + "@-@" + itoa(i%100) + "@-@READY@-@agent-1@-@" + jobs.NewUUID()
 		at := time.Now()
-		for _, st := range []string{"TASK_STAGING", "TASK_RUNNING", "TASK_FINISHED"} {
-			evs = append(evs, StatusTrace{ID: id(tid, tid, st), JobName: job, TaskID: tid, SlaveID: "agent-1",
+		for _, st := range []task.State{task.Staging, task.Running, task.Finished} {
+			evs = append(evs, StatusTrace{ID: id(tid, tid, string(st)), JobName: job, TaskID: tid, SlaveID: "agent-1",
 				Source: SourceScheduler, ExecutionType: ExecutionReady, ShardingItem: itoa(i % 100), State: st, CreationTime: at})
 		}
 		evs = append(evs,

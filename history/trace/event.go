@@ -5,12 +5,13 @@ import (
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
-	"github.com/ejcloud/elasticjob/namespace"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Status trace sources, as the original's JobStatusTraceEvent.Source.
@@ -35,17 +36,17 @@ type Event interface {
 
 // StatusTrace is a row of JOB_STATUS_TRACE_LOG.
 type StatusTrace struct {
-	ID             string    `json:"id"`
-	JobName        string    `json:"jobName"`
-	OriginalTaskID string    `json:"originalTaskId"`
-	TaskID         string    `json:"taskId"`
-	SlaveID        string    `json:"slaveId"`
-	Source         string    `json:"source"`        // SourceScheduler or SourceExecutor
-	ExecutionType  string    `json:"executionType"` // ExecutionReady or ExecutionFailover
-	ShardingItem   string    `json:"shardingItem"`
-	State          string    `json:"state"` // TASK_STAGING, TASK_RUNNING, … (Mesos names)
-	Message        string    `json:"message"`
-	CreationTime   time.Time `json:"creationTime"`
+	ID             string     `json:"id"`
+	JobName        string     `json:"jobName"`
+	OriginalTaskID string     `json:"originalTaskId"`
+	TaskID         string     `json:"taskId"`
+	SlaveID        string     `json:"slaveId"`
+	Source         string     `json:"source"`        // SourceScheduler or SourceExecutor
+	ExecutionType  string     `json:"executionType"` // ExecutionReady or ExecutionFailover
+	ShardingItem   string     `json:"shardingItem"`
+	State          task.State `json:"state"` // TASK_STAGING, TASK_RUNNING, … (stored as spelled)
+	Message        string     `json:"message"`
+	CreationTime   time.Time  `json:"creationTime"`
 }
 
 // ExecutionStart inserts a row of JOB_EXECUTION_LOG (is_success 0); it
@@ -108,7 +109,7 @@ func (e StatusTrace) normalize(now time.Time) Event {
 	e.ID = orNewID(e.ID)
 	e.JobName, e.OriginalTaskID, e.TaskID = clipKey(e.JobName), clip(e.OriginalTaskID, maxTask), clip(e.TaskID, maxTask)
 	e.SlaveID, e.Source, e.ExecutionType = clip(e.SlaveID, maxSlave), clip(e.Source, maxSource), clip(e.ExecutionType, maxShort)
-	e.ShardingItem, e.State, e.Message = clip(e.ShardingItem, maxItems), clip(e.State, maxState), clip(e.Message, maxMessage)
+	e.ShardingItem, e.State, e.Message = clip(e.ShardingItem, maxItems), task.State(clip(string(e.State), maxState)), clip(e.Message, maxMessage)
 	e.CreationTime = stamp(e.CreationTime, now)
 	return e
 }

@@ -100,7 +100,7 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 	o.record(StatusTrace{
 		ID: TaskEventID(t.TaskID, "status", t.TaskID, string(task.Staging)), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
 		SlaveID: t.AgentID, Source: SourceScheduler, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item),
-		State: string(task.Staging), CreationTime: t.At,
+		State: task.Staging, CreationTime: t.At,
 	})
 }
 
@@ -143,7 +143,7 @@ func (o *Observer) StatusChanged(t scheduler.TaskEvent, st engine.Status) {
 	o.record(StatusTrace{
 		ID:      TaskEventID(t.TaskID, "status", t.TaskID, string(st.State), strconv.FormatInt(stamp.UnixNano(), 10), string(st.Reason), string(st.Source)),
 		JobName: t.Job, OriginalTaskID: info.original, TaskID: t.TaskID, SlaveID: firstOf(st.AgentID, t.AgentID),
-		Source: source, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item), State: string(st.State), Message: msg,
+		Source: source, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item), State: st.State, Message: msg,
 		CreationTime: t.At,
 	})
 	if !t.Transient || (st.State != task.Running && !terminal) {

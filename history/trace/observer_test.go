@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 type capture struct {
@@ -71,7 +72,7 @@ func TestObserverTransientTaskLifecycle(t *testing.T) {
 			id = NewID("status", readyTask, state, itoa64(ts.UnixNano()), "", "SOURCE_EXECUTOR")
 		}
 		return StatusTrace{ID: id, JobName: "job", TaskID: readyTask, SlaveID: "agent-1", Source: source,
-			ExecutionType: "READY", ShardingItem: "1", State: state, Message: msg, CreationTime: at}
+			ExecutionType: "READY", ShardingItem: "1", State: task.State(state), Message: msg, CreationTime: at}
 	}
 	want := []Event{
 		st("TASK_STAGING", SourceScheduler, "", launch, time.Time{}),

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/migrations"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
-
-	"github.com/ejcloud/elasticjob/migrations"
 )
 
 const (
@@ -345,7 +345,7 @@ func (s *sqlWriter) fillOriginalTaskIDs(ctx context.Context, tx *sqlx.Tx, traces
 	var ask []string
 	for _, t := range traces {
 		switch {
-		case t.State == "TASK_STAGING":
+		case t.State == task.Staging:
 			staged[t.TaskID] = t.OriginalTaskID
 		case t.ExecutionType == ExecutionFailover && t.OriginalTaskID == "":
 			if _, ok := staged[t.TaskID]; !ok {
@@ -355,7 +355,7 @@ func (s *sqlWriter) fillOriginalTaskIDs(ctx context.Context, tx *sqlx.Tx, traces
 	}
 	if len(ask) > 0 {
 		q, args, err := sqlx.In("SELECT task_id, original_task_id FROM "+migrations.TableJobStatusTraceLog+
-			" WHERE state = 'TASK_STAGING' AND task_id IN (?)", ask)
+			" WHERE state = ? AND task_id IN (?)", task.Staging, ask)
 		if err != nil {
 			return fmt.Errorf("trace: original task ids: %w", err)
 		}
@@ -377,7 +377,7 @@ func (s *sqlWriter) fillOriginalTaskIDs(ctx context.Context, tx *sqlx.Tx, traces
 		}
 	}
 	for i, t := range traces {
-		if t.State != "TASK_STAGING" && t.OriginalTaskID == "" {
+		if t.State != task.Staging && t.OriginalTaskID == "" {
 			traces[i].OriginalTaskID = staged[t.TaskID]
 		}
 	}

@@ -7,6 +7,8 @@ package view
 import (
 	"errors"
 	"time"
+
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // ErrBadQuery marks a search or statistics request the caller got wrong (an
@@ -76,7 +78,7 @@ type StatusTrace struct {
 	Source         string     `json:"source"`
 	ExecutionType  string     `json:"executionType"`
 	ShardingItems  string     `json:"shardingItems"`
-	State          string     `json:"state"`
+	State          task.State `json:"state"`
 	Message        *string    `json:"message"`
 	CreationTime   *time.Time `json:"creationTime"`
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Sender implements scheduler.Notifier.
@@ -39,18 +40,18 @@ func New(log *slog.Logger) *Sender {
 
 // Notification is the generic body.
 type Notification struct {
-	JobName      string    `json:"jobName"`
-	TaskID       string    `json:"taskId"`
-	ShardingItem int       `json:"shardingItem"`
-	State        string    `json:"state"`
-	Message      string    `json:"message"`
-	Hostname     string    `json:"hostname,omitempty"`
-	Time         time.Time `json:"time"`
+	JobName      string     `json:"jobName"`
+	TaskID       string     `json:"taskId"`
+	ShardingItem int        `json:"shardingItem"`
+	State        task.State `json:"state"`
+	Message      string     `json:"message"`
+	Hostname     string     `json:"hostname,omitempty"`
+	Time         time.Time  `json:"time"`
 }
 
 // Notify queues a notification (never blocks).
 func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st engine.Status) {
-	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: string(st.State),
+	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: st.State,
 		Message: st.Message, Hostname: ev.Hostname, Time: ev.At.UTC()}
 	body, err := Body(job.Props["webhook.format"], n)
 	if err != nil {

@@ -62,7 +62,7 @@ func (e *Engine) executions(ctx context.Context, run workflow.Run) (map[string]w
 func shardsOf(rec task.RunRecord) []workflow.Shard {
 	out := make([]workflow.Shard, 0, len(rec.Shards))
 	for _, s := range rec.Shards {
-		out = append(out, workflow.Shard{Item: s.Item, TaskID: s.TaskID, State: string(s.State), Message: s.Message,
+		out = append(out, workflow.Shard{Item: s.Item, TaskID: s.TaskID, State: s.State, Message: s.Message,
 			StartedAt: s.StartedAt, EndedAt: s.EndedAt, Outputs: s.Outputs})
 	}
 	return out

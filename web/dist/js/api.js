@@ -35,6 +35,7 @@ function activity(d) { inflight += d; listeners.forEach((fn) => fn(inflight)); }
 
 export const token = () => sessionStorage.getItem(TOKEN);
 export function setToken(tok, user) {
+  capsOnce = null; capsKnown = null; // another person may see another engine's page (or none)
   if (tok) { sessionStorage.setItem(TOKEN, tok); sessionStorage.setItem('ejc.user', user || ''); session.user = user || ''; }
   else { sessionStorage.removeItem(TOKEN); sessionStorage.removeItem('ejc.user'); session.user = ''; }
 }
@@ -123,3 +124,26 @@ export const put = (p, body) => api('PUT', p, { body });
 export const del = (p, body) => api('DELETE', p, { body });
 
 export const enc = encodeURIComponent;
+
+// engineCaps() is the engine's name and what it declares it can do ({name, logs, sandboxes,
+// clusterView, …}: GET /api/operate/cluster's engine), read once per login; null when it
+// cannot be read (a caller without a role in the default namespace, no scheduler yet): the
+// console then offers every action and lets the server answer.
+let capsOnce = null, capsKnown = null;
+const capsOf = (c) => (c && c.engine && c.engine.capabilities ? { name: c.engine.name || '', ...c.engine.capabilities } : null);
+export function engineCaps() {
+  if (!capsOnce) {
+    capsOnce = get('/operate/cluster').then((c) => (capsKnown = capsOf(c)))
+      .catch((e) => { if (!(e instanceof ApiError && e.status === 403)) capsOnce = null; return null; }); // 403: not for this person
+  }
+  return capsOnce;
+}
+// knownCaps() is what engineCaps() found (main.js awaits it before the first page), or null.
+export const knownCaps = () => capsKnown;
+// engineCan(what): false only when the engine is known not to declare what.
+export const engineCan = (what) => !capsKnown || capsKnown[what] !== false;
+// primeEngineCaps(c) takes a cluster page already read (the cluster page itself).
+export function primeEngineCaps(c) {
+  const v = capsOf(c);
+  if (v) { capsKnown = v; capsOnce = Promise.resolve(v); }
+}

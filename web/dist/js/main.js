@@ -1,6 +1,6 @@
 // Boot, auth, shell and hash routing.
 import { t, lang, setLang, LANGS } from './i18n.js';
-import { api, session, setToken, token, setUnauthorizedHandler, setWarningHandler, onActivity, ApiError, setNamespace, roleIn } from './api.js';
+import { api, session, setToken, token, setUnauthorizedHandler, setWarningHandler, onActivity, ApiError, setNamespace, roleIn, engineCaps } from './api.js';
 import { h, clear, btn, busy, showError, errText, toast } from './ui.js';
 
 const root = document.getElementById('app');
@@ -191,7 +191,8 @@ async function render() {
   const host = h('div', { id: 'page', 'data-page': mod });
   main.append(host);
   try {
-    const page = await import(`./pages/${mod}.js`);
+    // the engine's capabilities are read once per login: pages hide what it cannot do
+    const [page] = await Promise.all([import(`./pages/${mod}.js`), engineCaps()]);
     if (seq !== renderSeq) return;
     current = (await page.default(host, { path, params, query, go, rerender: render })) || null;
     host.setAttribute('data-ready', '');

@@ -1,6 +1,6 @@
 // DOM helpers, toasts, dialogs, tables and paging.
 import { t } from './i18n.js';
-import { ApiError, canWrite, enc } from './api.js';
+import { ApiError, canWrite, enc, engineCan } from './api.js';
 
 // h('tag.class#id', {attrs, onclick: fn}, children…)
 export function h(sel, attrs, ...kids) {
@@ -240,6 +240,6 @@ export function causeCell(r) {
   return h('details', { title: r.failureCause },
     h('summary', first.length > 90 ? first.slice(0, 90) + '…' : first),
     h('pre.mono', { style: { whiteSpace: 'pre-wrap', margin: '4px 0' } }, r.failureCause),
-    r.taskId ? h('a', { href: `#/logs/${enc(r.taskId)}?stream=stderr` }, 'stderr') : null);
+    r.taskId && engineCan('logs') ? h('a', { href: `#/logs/${enc(r.taskId)}?stream=stderr` }, 'stderr') : null);
 }
 

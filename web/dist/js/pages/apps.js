@@ -1,6 +1,6 @@
 // Apps: list, publish, modify, view, disable/enable, delete.
 import { t } from '../i18n.js';
-import { get, post, put, del, enc, canWrite } from '../api.js';
+import { get, post, put, del, enc, canWrite, engineCan, knownCaps } from '../api.js';
 import { h, clear, btn, wbtn, busy, table, loading, tag, kv, toast, confirmDo, errText, showError, fmtNum } from '../ui.js';
 import { row, setErr, serverErr, checkName, num } from './form.js';
 
@@ -102,6 +102,8 @@ async function view(el, ctx, name) {
         { label: t('f.shardingTotalCount'), key: 'shardingTotalCount' },
       ], jobs, { empty: t('apps.noJobs') }));
     }).catch((e) => clear(jobsBox, h('div.alert.bad', errText(e))));
+    // an engine that does not list sandboxes: say so instead of asking (and failing)
+    if (!engineCan('sandboxes')) { clear(boxBox, h('div.nodata', { id: 'no-sandboxes' }, t('apps.noSandboxes', { engine: knownCaps().name }))); return; }
     get('/operate/sandbox', { appName: name }).then((bx) => {
       clear(boxBox, table([{ label: t('hostname'), key: 'hostname' }, { label: t('agent'), key: 'agentId' }, { label: t('executor'), key: 'executorId' }, { label: t('path'), cls: 'wrap', render: (b) => h('span.mono', b.path) }], bx || [], { empty: t('apps.noSandbox') }));
     }).catch((e) => clear(boxBox, h('div.alert.bad', errText(e))));

@@ -2,7 +2,7 @@
 // free resources; on Kubernetes the nodes with their free resources and the
 // pods of this scheduler's tasks.
 import { t } from '../i18n.js';
-import { get } from '../api.js';
+import { get, primeEngineCaps } from '../api.js';
 import { h, clear, btn, loading, tag, kv, errText, fmtNum } from '../ui.js';
 
 const num = (v) => (typeof v === 'number' ? v : parseFloat(v) || 0);
@@ -13,6 +13,10 @@ export default async function cluster(el) {
   async function load() {
     let c;
     try { c = await get('/operate/cluster'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
+    primeEngineCaps(c);
+    const eng = c.engine || {};
+    const caps = eng.capabilities || {};
+    const noView = eng.capabilities && caps.clusterView === false;
     const leader = c.leader || {};
     const standbys = Array.isArray(c.standbys) ? c.standbys : [];
     const mesos = c.mesos || {};
@@ -40,6 +44,8 @@ export default async function cluster(el) {
       h('div.panel', kv([
         [t('cl.mode'), c.mode !== 'embedded' ? t('cl.modeCluster') : kube ? t('cl.modeSingle') : t('cl.modeEmbedded')],
         [t('cl.thisRole'), h('span', roleTag(c.role), ' ', h('span.mono', (c.self || {}).url || ''))],
+        [t('cl.engine'), h('span', { id: 'engine-name', 'data-engine': eng.name || '' }, eng.name ? t('cl.engine.' + eng.name, null, eng.name) : '—')],
+        [t('cl.caps'), capTags(caps)],
         ...(kube ? [[t('cl.kubeNs'), h('span.mono', kube.namespace || '')]] : [
           [t('cl.mesos'), h('span', h('span.mono', mesos.url || '—'), ' ', mesos.embedded ? tag(t('cl.embedded'), 'blue') : null)],
           [t('cl.master'), h('span.mono', mesos.master || '—')]]),
@@ -52,9 +58,10 @@ export default async function cluster(el) {
           h('td.wrap.mono', m.url || ''), h('td.wrap', m.hostname || ''), h('td.wrap.mono', m.id || ''), h('td.wrap.mono', m.started || ''))) :
           h('tr', h('td', { colspan: 5 }, h('div.nodata', t('cl.noLeader'))))))),
       kube ? kubeNodes(kube, nodes, bar) : null,
-      kube ? null : (c.agentsError ? h('div.alert.bad', t('cl.agentsError') + ': ' + c.agentsError) : null),
-      kube ? null : h('h2', t('cl.agents')),
-      kube ? null : h('div.tw', h('table.t', { id: 'agents' },
+      noView ? h('div.nodata', { id: 'no-cluster-view' }, t('cl.noView')) : null,
+      kube || noView ? null : (c.agentsError ? h('div.alert.bad', t('cl.agentsError') + ': ' + c.agentsError) : null),
+      kube || noView ? null : h('h2', t('cl.agents')),
+      kube || noView ? null : h('div.tw', h('table.t', { id: 'agents' },
         h('thead', h('tr', [t('cl.agent'), t('hostname'), t('status'), t('cl.isolation'), t('cl.cpusFree'), t('cl.memFree'), t('cl.diskFree'), t('cl.ports')].map((x) => h('th', x)))),
         h('tbody', agents.length ? agents.map((a) => h('tr',
           h('td.wrap.mono', a.id), h('td', a.hostname, a.pid ? h('div.muted.mono', a.pid) : null),
@@ -67,6 +74,17 @@ export default async function cluster(el) {
           h('td.wrap.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 8 }, h('div.nodata', t('cl.noAgents'))))))));
   }
   await load();
+}
+
+// CAPS are the capabilities an engine may declare (engine.Capabilities), in the page's order.
+const CAPS = ['checkpointing', 'executorSharing', 'logs', 'sandboxes', 'clusterView', 'capacity'];
+
+// capTags: each capability as a tag, green when the engine declares it, greyed and struck
+// through when not (the explanation on hover).
+function capTags(caps) {
+  return h('span', { id: 'engine-caps' }, CAPS.map((k) => h('span', { 'data-cap': k, 'data-on': caps[k] ? 'true' : 'false',
+    title: t('cl.cap.' + k + '.help') + (caps[k] ? '' : ' — ' + t('cl.capOff')) },
+  caps[k] ? tag(t('cl.cap.' + k), 'ok') : h('span.tag.off', t('cl.cap.' + k)), ' ')));
 }
 
 // kubeNodes is the Kubernetes part: each node, whether tasks may run on it (and

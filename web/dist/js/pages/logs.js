@@ -3,7 +3,7 @@
 // ended (GET /api/job/tasks/{taskId}): state, exit code and failure cause;
 // a failed task opens on its stderr.
 import { t } from '../i18n.js';
-import { api, enc, token, optional } from '../api.js';
+import { api, enc, token, optional, engineCan, knownCaps } from '../api.js';
 import { h, clear, btn, busy, kv, tag, errText, fmtBytes, fmtTime } from '../ui.js';
 
 const FAILED = /FAILED|ERROR|LOST|KILLED|DROPPED|GONE/;
@@ -35,6 +35,11 @@ export default async function logs(el, ctx) {
   el.append(h('h1', h('a', { href: '#/history/executions' }, t('nav.history')), ' / ', t('logs.title')),
     h('div.panel', kv([[t('taskId'), h('span.mono', taskId)], [t('f.jobName'), h('a', { href: `#/jobs/${enc(jobName)}` }, jobName)],
       [t('f.shardingItem'), parts[1] ?? '—'], [t('agent'), parts[3] ?? '—'], [t('state'), taskState(info0)]])));
+  // an engine that does not serve logs: the task's state above, and why there is no log
+  if (!engineCan('logs')) {
+    el.append(h('div.nodata', { id: 'no-logs' }, t('logs.noLogs', { engine: knownCaps().name })));
+    return null;
+  }
   const tabs = h('nav.tabs');
   const tail = h('select#log-tail', { 'aria-label': t('logs.tail') }, [[4096, '4 KiB'], [65536, '64 KiB'], [1048576, '1 MiB']].map(([v, l]) => h('option', { value: v, selected: v === 65536 }, t('logs.last', { size: l }))));
   const follow = h('input#log-follow', { type: 'checkbox' });

@@ -1,6 +1,6 @@
 // Status: running, ready and failover tasks, refreshed live.
 import { t } from '../i18n.js';
-import { get, enc } from '../api.js';
+import { get, enc, engineCan } from '../api.js';
 import { h, clear, btn, table, loading, tag, errText, fmtTime, waitCell } from '../ui.js';
 
 const EVERY = 2000;
@@ -38,8 +38,8 @@ export default async function status(el) {
       { label: t('taskId'), cls: 'wrap', render: task }, { label: t('hostname'), cls: 'wrap', key: 'hostname' },
       { label: t('state'), render: (x) => tag(x.state || '', x.state === 'TASK_RUNNING' ? 'ok' : 'blue') },
       { label: t('launchedAt'), render: (x) => fmtTime(x.launchedAt) },
-      { label: '', cls: 'acts', render: (x) => [h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stdout` }, 'stdout'), h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stderr` }, 'stderr')] },
-    ], v, { empty: t('status.noneRunning') }));
+      engineCan('logs') ? { label: '', cls: 'acts', render: (x) => [h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stdout` }, 'stdout'), h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stderr` }, 'stderr')] } : null,
+    ].filter(Boolean), v, { empty: t('status.noneRunning') }));
     // why an entry has not launched (recorded by the leader once it waited a second)
     // with the holders of what it needs and when they are expected to free it
     const why = (x) => waitCell(x.waiting);

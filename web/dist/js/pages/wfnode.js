@@ -2,7 +2,7 @@
 // with a link to its stdout and stderr), the inputs it got from the nodes
 // it depends on and the outputs it wrote.
 import { t } from '../i18n.js';
-import { enc, optional } from '../api.js';
+import { enc, optional, engineCan } from '../api.js';
 import { h, clear, btn, table, tag, kv, fmtTime } from '../ui.js';
 
 const KIND = { SUCCEEDED: 'ok', FAILED: 'bad', CANCELLED: 'bad', RUNNING: 'blue', QUEUED: 'warn' };
@@ -58,9 +58,9 @@ function tasksTable(n) {
     { label: t('state'), render: (r) => (r.state ? tag(r.state, taskKind(r.state)) : '') },
     { label: t('h.startTime'), render: (r) => fmtTime(r.startedAt) }, { label: t('h.completeTime'), render: (r) => fmtTime(r.endedAt) },
     { label: t('h.message'), cls: 'wrap', key: 'message' },
-    { label: '', cls: 'acts', render: (r) => [h('a.btn.sm', { href: `#/logs/${enc(r.taskId)}?stream=stdout`, 'data-log': 'stdout' }, 'stdout'),
-      h('a.btn.sm', { href: `#/logs/${enc(r.taskId)}?stream=stderr`, 'data-log': 'stderr' }, 'stderr')] },
-  ], rows, { empty: n.state === 'SKIPPED' ? t('wf.noTasksSkipped') : t('wf.noTasks') }));
+    engineCan('logs') ? { label: '', cls: 'acts', render: (r) => [h('a.btn.sm', { href: `#/logs/${enc(r.taskId)}?stream=stdout`, 'data-log': 'stdout' }, 'stdout'),
+      h('a.btn.sm', { href: `#/logs/${enc(r.taskId)}?stream=stderr`, 'data-log': 'stderr' }, 'stderr')] } : null,
+  ].filter(Boolean), rows, { empty: n.state === 'SKIPPED' ? t('wf.noTasksSkipped') : t('wf.noTasks') }));
   fillHosts(el, rows.filter((r) => !r.host).slice(0, 20));
   return el;
 }
