@@ -84,6 +84,9 @@ func (s *Scheduler) backlogged() bool {
 // reloaded. Updates whose Mesos client has stopped are dropped (Mesos
 // resends them to the next subscription).
 func (s *Scheduler) handleUpdates(ctx context.Context) {
+	if len(s.st.awaiting) > 0 {
+		s.answerQueued()
+	}
 	in := s.takeInbox()
 	for _, it := range in {
 		if it.f != nil {
@@ -99,6 +102,27 @@ func (s *Scheduler) handleUpdates(ctx context.Context) {
 	clear(in) // nothing else refers to it now; the events' closures and contexts go
 }
 
+// answerQueued counts every status update queued for the loop as an
+// answer to the reconciliation that holds launching back, before it is
+// handled: at a takeover the engine answers for thousands of tasks at
+// once (most of them ended while no leader ran), and handling them all
+// took seconds before the term's first launch round. Launching on an
+// answer not yet handled is safe: until it is, the registry still holds
+// the task as running, so its job's work waits (a lost task is queued
+// again once its update is handled); what the reconciliation guards
+// against — launching on a view the engine has not confirmed — is
+// answered by the update's arrival. Fenced writes and exactly-once are
+// unchanged: the round commits under the term's fence as before.
+func (s *Scheduler) answerQueued() {
+	s.inboxMu.Lock()
+	defer s.inboxMu.Unlock()
+	for _, it := range s.inbox {
+		if it.f == nil && (it.u.ctx == nil || it.u.ctx.Err() == nil) {
+			s.recon.answered(it.u.st.TaskID)
+		}
+	}
+}
+
 // takeInbox takes the head of the inbox, in its order: the events up to
 // the (updatesPerTurn+1)th status update; the rest wait for the next turn
 // (woken). The inbox is sliced, not copied: with a backlog of thousands
@@ -107,12 +131,15 @@ func (s *Scheduler) handleUpdates(ctx context.Context) {
 func (s *Scheduler) takeInbox() []inboxItem {
 	s.inboxMu.Lock()
 	defer s.inboxMu.Unlock()
-	k, taken := 0, 0
+	k, taken, limit := 0, 0, updatesPerTurn
+	if s.st.firstLaunch {
+		limit = maxBatch // the term's first launch round comes after one batch, not after the whole backlog
+	}
 	for ; k < len(s.inbox); k++ {
 		if s.inbox[k].f != nil {
 			continue
 		}
-		if taken == updatesPerTurn {
+		if taken == limit {
 			break
 		}
 		taken++

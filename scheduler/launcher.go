@@ -72,6 +72,9 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 			l.st.awaiting = nil
 		}
 	}
+	if v.Connected && v.Reconciling == 0 {
+		l.st.firstLaunch = false
+	}
 	var err error
 	if v.Running, err = l.st.runningAll(ctx, l.reg); err != nil {
 		return v, err
