@@ -20,8 +20,9 @@ type pendingUpdate struct {
 // inboxItem is an event of the Mesos stream waiting for the loop: a
 // status update, or (f) any other event's handling.
 type inboxItem struct {
-	u pendingUpdate
-	f func(ctx context.Context)
+	u     pendingUpdate
+	f     func(ctx context.Context)
+	offer bool // f holds offers or rescinds them (may pass status updates in a term's first turns: takeInbox)
 }
 
 // UpdateAsync queues a status update; the loop handles the updates that
@@ -40,6 +41,14 @@ func (s *Scheduler) UpdateAsync(ctx context.Context, st engine.Status, done func
 func (s *Scheduler) fromStream(ctx context.Context, f func(ctx context.Context)) {
 	if ctx.Err() == nil {
 		s.enqueue(inboxItem{f: f})
+	}
+}
+
+// offersFromStream is fromStream for an offer event (new offers, a
+// rescind).
+func (s *Scheduler) offersFromStream(ctx context.Context, f func(ctx context.Context)) {
+	if ctx.Err() == nil {
+		s.enqueue(inboxItem{f: f, offer: true})
 	}
 }
 
@@ -147,9 +156,38 @@ func (s *Scheduler) takeInbox() []inboxItem {
 	in := s.inbox[:k:k]
 	s.inbox = s.inbox[k:]
 	s.inboxUpdates -= taken
+	if s.st.firstLaunch {
+		in = s.offersAhead(in)
+	}
 	if len(s.inbox) > 0 {
 		s.Wake()
 	}
+	return in
+}
+
+// offersAhead moves the offer events queued behind the status updates
+// left for later turns into this turn (after its updates), up to the first
+// other event: at a takeover the engine's offers arrive behind thousands
+// of reconciliation answers, and the term's first launch round waited for
+// all of them to be handled. An offer is independent of the updates before
+// it (a task's end not yet handled keeps its job's work waiting: the
+// registry still holds it running); its order with the stream's other
+// events (a subscription, a disconnection, an executor's end) is kept.
+// Under inboxMu.
+func (s *Scheduler) offersAhead(in []inboxItem) []inboxItem {
+	rest := s.inbox[:0:0]
+	for i, it := range s.inbox {
+		if it.f != nil && !it.offer {
+			rest = append(rest, s.inbox[i:]...)
+			break
+		}
+		if it.offer {
+			in = append(in, it)
+			continue
+		}
+		rest = append(rest, it)
+	}
+	s.inbox = rest
 	return in
 }
 

@@ -72,8 +72,8 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 			l.st.awaiting = nil
 		}
 	}
-	if v.Connected && v.Reconciling == 0 {
-		l.st.firstLaunch = false
+	if v.Connected && v.Reconciling == 0 && len(v.Offers) > 0 {
+		l.st.firstLaunch = false // the term's first round that can launch
 	}
 	var err error
 	if v.Running, err = l.st.runningAll(ctx, l.reg); err != nil {

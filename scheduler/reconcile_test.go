@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -146,5 +147,38 @@ func TestQueuedAnswersEndReconciliationBeforeTheyAreHandled(t *testing.T) {
 	}
 	if got := r.running("old"); len(got) != 1 || got[0].TaskID != running[0].TaskID {
 		t.Fatalf("after the answers: running old %+v, want its lost shard gone", got)
+	}
+}
+
+// TestOffersPassTheBacklogInATermsFirstTurns: until the term's first round
+// that can launch, offers queued behind status updates left for later
+// turns are handled in this turn (the launch round needs them), but never
+// ahead of the stream's other events.
+func TestOffersPassTheBacklogInATermsFirstTurns(t *testing.T) {
+	r := newRig(t)
+	r.sched.st.firstLaunch = true
+	for range maxBatch + 10 {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) {})
+	}
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	r.sched.Rescinded(r.ctx, "o1")
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	failed := false
+	r.sched.Failure(r.ctx, "agent-2", "", nil)
+	r.sched.fromStream(r.ctx, func(context.Context) { failed = true })
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o3", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	r.sched.handleUpdates(r.ctx)
+	if _, ok := r.sched.st.offers["o2"]; !ok || len(r.sched.st.offers) != 1 || failed {
+		t.Fatalf("after the first turn: offers %v (want o2 only: o1 rescinded, o3 behind other events), later event handled %v",
+			r.sched.st.offers, failed)
+	}
+	if r.sched.inboxUpdates != 10 {
+		t.Fatalf("%d updates left, want 10", r.sched.inboxUpdates)
+	}
+	for len(r.sched.inbox) > 0 {
+		r.sched.handleUpdates(r.ctx)
+	}
+	if _, ok := r.sched.st.offers["o3"]; !ok || !failed {
+		t.Fatalf("the rest not handled in order: offers %v, event %v", r.sched.st.offers, failed)
 	}
 }
