@@ -182,3 +182,36 @@ func TestOffersPassTheBacklogInATermsFirstTurns(t *testing.T) {
 		t.Fatalf("the rest not handled in order: offers %v, event %v", r.sched.st.offers, failed)
 	}
 }
+
+// TestTermsFirstLaunchIsOneCommit: the term's first round that can launch
+// places one commit's worth (its ACCEPTs are not behind a chain of
+// commits); the next round places a whole round's worth again.
+func TestTermsFirstLaunchIsOneCommit(t *testing.T) {
+	r := newRig(t)
+	r.sched.deps.Options.MaxRoundTasks, r.sched.deps.Options.MaxCommitTasks = 100, 2
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.ShardingTotalCount = 2 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "b"; j.ShardingTotalCount = 2 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "c"; j.ShardingTotalCount = 2 })
+	r.sched.st.firstLaunch = true
+	r.trigger("a")
+	r.trigger("b")
+	r.trigger("c")
+	r.offer("o1", 16, 4096)
+	r.sched.launcher.round(r.ctx)
+	launched := func() int {
+		n := 0
+		for _, a := range r.drv.accepts {
+			n += len(a.launches)
+		}
+		return n
+	}
+	if n := launched(); n != 2 {
+		t.Fatalf("the term's first round launched %d tasks, want one commit's worth (2)", n)
+	}
+	r.offer("o2", 16, 4096)
+	r.sched.launcher.round(r.ctx)
+	if n := launched(); n != 6 {
+		t.Fatalf("after the second round %d tasks launched, want all 6", n)
+	}
+}
