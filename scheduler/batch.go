@@ -20,8 +20,9 @@ type pendingUpdate struct {
 // inboxItem is an event of the Mesos stream waiting for the loop: a
 // status update, or (f) any other event's handling.
 type inboxItem struct {
-	u pendingUpdate
-	f func(ctx context.Context)
+	u     pendingUpdate
+	f     func(ctx context.Context)
+	offer bool // f holds offers or rescinds them (may pass status updates in a term's first turns: takeInbox)
 }
 
 // UpdateAsync queues a status update; the loop handles the updates that
@@ -40,6 +41,14 @@ func (s *Scheduler) UpdateAsync(ctx context.Context, st engine.Status, done func
 func (s *Scheduler) fromStream(ctx context.Context, f func(ctx context.Context)) {
 	if ctx.Err() == nil {
 		s.enqueue(inboxItem{f: f})
+	}
+}
+
+// offersFromStream is fromStream for an offer event (new offers, a
+// rescind).
+func (s *Scheduler) offersFromStream(ctx context.Context, f func(ctx context.Context)) {
+	if ctx.Err() == nil {
+		s.enqueue(inboxItem{f: f, offer: true})
 	}
 }
 
@@ -84,6 +93,9 @@ func (s *Scheduler) backlogged() bool {
 // reloaded. Updates whose Mesos client has stopped are dropped (Mesos
 // resends them to the next subscription).
 func (s *Scheduler) handleUpdates(ctx context.Context) {
+	if len(s.st.awaiting) > 0 {
+		s.answerQueued()
+	}
 	in := s.takeInbox()
 	for _, it := range in {
 		if it.f != nil {
@@ -99,6 +111,27 @@ func (s *Scheduler) handleUpdates(ctx context.Context) {
 	clear(in) // nothing else refers to it now; the events' closures and contexts go
 }
 
+// answerQueued counts every status update queued for the loop as an
+// answer to the reconciliation that holds launching back, before it is
+// handled: at a takeover the engine answers for thousands of tasks at
+// once (most of them ended while no leader ran), and handling them all
+// took seconds before the term's first launch round. Launching on an
+// answer not yet handled is safe: until it is, the registry still holds
+// the task as running, so its job's work waits (a lost task is queued
+// again once its update is handled); what the reconciliation guards
+// against — launching on a view the engine has not confirmed — is
+// answered by the update's arrival. Fenced writes and exactly-once are
+// unchanged: the round commits under the term's fence as before.
+func (s *Scheduler) answerQueued() {
+	s.inboxMu.Lock()
+	defer s.inboxMu.Unlock()
+	for _, it := range s.inbox {
+		if it.f == nil && (it.u.ctx == nil || it.u.ctx.Err() == nil) {
+			s.recon.answered(it.u.st.TaskID)
+		}
+	}
+}
+
 // takeInbox takes the head of the inbox, in its order: the events up to
 // the (updatesPerTurn+1)th status update; the rest wait for the next turn
 // (woken). The inbox is sliced, not copied: with a backlog of thousands
@@ -107,12 +140,15 @@ func (s *Scheduler) handleUpdates(ctx context.Context) {
 func (s *Scheduler) takeInbox() []inboxItem {
 	s.inboxMu.Lock()
 	defer s.inboxMu.Unlock()
-	k, taken := 0, 0
+	k, taken, limit := 0, 0, updatesPerTurn
+	if s.st.firstLaunch {
+		limit = maxBatch // the term's first launch round comes after one batch, not after the whole backlog
+	}
 	for ; k < len(s.inbox); k++ {
 		if s.inbox[k].f != nil {
 			continue
 		}
-		if taken == updatesPerTurn {
+		if taken == limit {
 			break
 		}
 		taken++
@@ -120,9 +156,38 @@ func (s *Scheduler) takeInbox() []inboxItem {
 	in := s.inbox[:k:k]
 	s.inbox = s.inbox[k:]
 	s.inboxUpdates -= taken
+	if s.st.firstLaunch {
+		in = s.offersAhead(in)
+	}
 	if len(s.inbox) > 0 {
 		s.Wake()
 	}
+	return in
+}
+
+// offersAhead moves the offer events queued behind the status updates
+// left for later turns into this turn (after its updates), up to the first
+// other event: at a takeover the engine's offers arrive behind thousands
+// of reconciliation answers, and the term's first launch round waited for
+// all of them to be handled. An offer is independent of the updates before
+// it (a task's end not yet handled keeps its job's work waiting: the
+// registry still holds it running); its order with the stream's other
+// events (a subscription, a disconnection, an executor's end) is kept.
+// Under inboxMu.
+func (s *Scheduler) offersAhead(in []inboxItem) []inboxItem {
+	rest := s.inbox[:0:0]
+	for i, it := range s.inbox {
+		if it.f != nil && !it.offer {
+			rest = append(rest, s.inbox[i:]...)
+			break
+		}
+		if it.offer {
+			in = append(in, it)
+			continue
+		}
+		rest = append(rest, it)
+	}
+	s.inbox = rest
 	return in
 }
 

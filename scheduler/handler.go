@@ -20,7 +20,7 @@ func (s *Scheduler) Subscribed(ctx context.Context, frameworkID string) {
 
 // Offers holds new offers until the next launch round.
 func (s *Scheduler) Offers(ctx context.Context, os []engine.Offer) {
-	s.fromStream(ctx, func(context.Context) {
+	s.offersFromStream(ctx, func(context.Context) {
 		for _, o := range os {
 			s.st.offers[o.ID] = o
 		}
@@ -31,7 +31,7 @@ func (s *Scheduler) Offers(ctx context.Context, os []engine.Offer) {
 
 // Rescinded forgets an offer.
 func (s *Scheduler) Rescinded(ctx context.Context, offerID string) {
-	s.fromStream(ctx, func(context.Context) { delete(s.st.offers, offerID) })
+	s.offersFromStream(ctx, func(context.Context) { delete(s.st.offers, offerID) })
 }
 
 // Update applies a status update; the engine acknowledges it when this

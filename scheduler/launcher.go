@@ -72,6 +72,15 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 			l.st.awaiting = nil
 		}
 	}
+	if v.Connected && v.Reconciling == 0 && len(v.Offers) > 0 && l.st.firstLaunch {
+		// The term's first round that can launch places one commit's
+		// worth, so its first ACCEPT is not behind a chain of commits (the
+		// rest follows in the next round, woken by Plan.More).
+		l.st.firstLaunch = false
+		if n := l.opts.commitTasks(); n > 0 && (v.MaxTasks == 0 || n < v.MaxTasks) {
+			v.MaxTasks = n
+		}
+	}
 	var err error
 	if v.Running, err = l.st.runningAll(ctx, l.reg); err != nil {
 		return v, err

@@ -86,6 +86,7 @@ func (r *reconciler) begin(ctx context.Context) {
 		return
 	}
 	r.st.awaitUntil = r.clock.Now().Add(r.opts.ReconcileWait)
+	r.st.firstLaunch = true
 	r.log.Info("reconciling running tasks before launching", "tasks", len(r.st.awaiting), "wait", r.opts.ReconcileWait)
 	if err := r.reconcile(ctx, true); err != nil {
 		r.st.awaiting = nil

@@ -1,9 +1,11 @@
 package scheduler
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -86,5 +88,130 @@ func TestPeriodicReconcileKeepsItsInterval(t *testing.T) {
 	}
 	if n := len(r.drv.reconciles); n != 2 {
 		t.Fatalf("25 minutes at a 10 minute interval: %d reconciliations, want 2", n)
+	}
+}
+
+// TestQueuedAnswersEndReconciliationBeforeTheyAreHandled: at a takeover
+// the engine answers for every running task at once; the answers count as
+// they arrive, and while the term has not launched, a turn handles one
+// batch of updates before its round (not the whole backlog). Work of a job
+// whose answer is not handled yet waits (the registry still holds its task
+// as running), so nothing the old term launched is launched again.
+func TestQueuedAnswersEndReconciliationBeforeTheyAreHandled(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "old"; j.ShardingTotalCount = 2 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "new" })
+	r.trigger("old")
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx) // a previous leader launched "old"
+	running := r.running("old")
+	if len(running) != 2 {
+		t.Fatalf("running %+v", running)
+	}
+	r.drv.accepts = nil
+	r.sched.recon.begin(r.ctx) // the new subscription
+	r.trigger("new")
+	r.trigger("old") // its next execution: must wait for the running one
+	r.offer("o2", 4, 1024)
+	var acked int
+	for range maxBatch + 10 { // the backlog ahead of the answers
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) { acked++ })
+	}
+	r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: running[0].TaskID, State: "TASK_RUNNING"}, func(bool) { acked++ })
+	r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: running[1].TaskID, State: "TASK_LOST"}, func(bool) { acked++ })
+	r.sched.handleUpdates(r.ctx)
+	if acked != maxBatch {
+		t.Fatalf("the term's first turn handled %d updates, want one batch (%d)", acked, maxBatch)
+	}
+	if len(r.sched.st.awaiting) != 0 {
+		t.Fatalf("queued answers not counted: %d awaited", len(r.sched.st.awaiting))
+	}
+	r.sched.launcher.round(r.ctx)
+	if len(r.drv.accepts) != 1 {
+		t.Fatalf("accepts %d, want the first round to launch", len(r.drv.accepts))
+	}
+	for _, l := range r.drv.accepts[0].launches {
+		if tid, _ := jobs.ParseTaskID(l.TaskID); tid.JobName != "new" {
+			t.Fatalf("launched %s while its running task's answer was not handled", l.TaskID)
+		}
+	}
+	if r.sched.st.firstLaunch {
+		t.Fatal("still in the term's first launch after a round launched")
+	}
+	for r.sched.inboxUpdates > 0 {
+		r.sched.handleUpdates(r.ctx)
+	}
+	if acked != maxBatch+12 {
+		t.Fatalf("handled %d updates, want %d", acked, maxBatch+12)
+	}
+	if got := r.running("old"); len(got) != 1 || got[0].TaskID != running[0].TaskID {
+		t.Fatalf("after the answers: running old %+v, want its lost shard gone", got)
+	}
+}
+
+// TestOffersPassTheBacklogInATermsFirstTurns: until the term's first round
+// that can launch, offers queued behind status updates left for later
+// turns are handled in this turn (the launch round needs them), but never
+// ahead of the stream's other events.
+func TestOffersPassTheBacklogInATermsFirstTurns(t *testing.T) {
+	r := newRig(t)
+	r.sched.st.firstLaunch = true
+	for range maxBatch + 10 {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_RUNNING"}, func(bool) {})
+	}
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	r.sched.Rescinded(r.ctx, "o1")
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	failed := false
+	r.sched.Failure(r.ctx, "agent-2", "", nil)
+	r.sched.fromStream(r.ctx, func(context.Context) { failed = true })
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o3", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	r.sched.handleUpdates(r.ctx)
+	if _, ok := r.sched.st.offers["o2"]; !ok || len(r.sched.st.offers) != 1 || failed {
+		t.Fatalf("after the first turn: offers %v (want o2 only: o1 rescinded, o3 behind other events), later event handled %v",
+			r.sched.st.offers, failed)
+	}
+	if r.sched.inboxUpdates != 10 {
+		t.Fatalf("%d updates left, want 10", r.sched.inboxUpdates)
+	}
+	for len(r.sched.inbox) > 0 {
+		r.sched.handleUpdates(r.ctx)
+	}
+	if _, ok := r.sched.st.offers["o3"]; !ok || !failed {
+		t.Fatalf("the rest not handled in order: offers %v, event %v", r.sched.st.offers, failed)
+	}
+}
+
+// TestTermsFirstLaunchIsOneCommit: the term's first round that can launch
+// places one commit's worth (its ACCEPTs are not behind a chain of
+// commits); the next round places a whole round's worth again.
+func TestTermsFirstLaunchIsOneCommit(t *testing.T) {
+	r := newRig(t)
+	r.sched.deps.Options.MaxRoundTasks, r.sched.deps.Options.MaxCommitTasks = 100, 2
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.ShardingTotalCount = 2 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "b"; j.ShardingTotalCount = 2 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "c"; j.ShardingTotalCount = 2 })
+	r.sched.st.firstLaunch = true
+	r.trigger("a")
+	r.trigger("b")
+	r.trigger("c")
+	r.offer("o1", 16, 4096)
+	r.sched.launcher.round(r.ctx)
+	launched := func() int {
+		n := 0
+		for _, a := range r.drv.accepts {
+			n += len(a.launches)
+		}
+		return n
+	}
+	if n := launched(); n != 2 {
+		t.Fatalf("the term's first round launched %d tasks, want one commit's worth (2)", n)
+	}
+	r.offer("o2", 16, 4096)
+	r.sched.launcher.round(r.ctx)
+	if n := launched(); n != 6 {
+		t.Fatalf("after the second round %d tasks launched, want all 6", n)
 	}
 }

@@ -39,6 +39,7 @@ type state struct {
 	// reconciliation (reconcile.go)
 	awaiting     map[string]bool // running tasks whose answer is missing
 	awaitUntil   time.Time       // launching waits for them until then
+	firstLaunch  bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
 	reconciledAt time.Time       // the last periodic explicit reconciliation
 	unreachable  map[string]time.Time
 	overtaken    recent.Set // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)
