@@ -235,19 +235,29 @@ func (s *Server) authMiddleware(c *gin.Context) {
 		c.Next()
 		return
 	}
-	p, err := s.auth.principalOf(c.Request)
-	c.Set(ctxUser, p.Name)
-	if err != nil {
-		writeError(c, s.log, err)
+	p, ok := s.authenticate(c)
+	if !ok {
 		return
 	}
-	c.Set(ctxPrincipal, p)
-	c.Set(ctxRole, Role(p.Kind))
 	if err := s.authorize(c, p); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	c.Next()
+}
+
+// authenticate puts the request's caller in the context, or answers why it has none (401)
+// and returns false.
+func (s *Server) authenticate(c *gin.Context) (identity.Principal, bool) {
+	p, err := s.auth.principalOf(c.Request)
+	c.Set(ctxUser, p.Name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return p, false
+	}
+	c.Set(ctxPrincipal, p)
+	c.Set(ctxRole, Role(p.Kind))
+	return p, true
 }
 
 type loginRequest struct {

@@ -22,10 +22,8 @@ func (s *Server) serveMetrics(g prometheus.Gatherer, login bool) gin.HandlerFunc
 			all.ServeHTTP(c.Writer, c.Request)
 			return
 		}
-		p, err := s.auth.principalOf(c.Request)
-		c.Set(ctxUser, p.Name)
-		if err != nil {
-			writeError(c, s.log, err)
+		p, ok := s.authenticate(c)
+		if !ok {
 			return
 		}
 		if p.Admin {

@@ -7,24 +7,14 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // TestLaunchWaitsForReconciliation: after (re)subscribing, nothing is
 // launched until Mesos has answered for every task the registry holds as
 // running — or the wait has passed.
 func TestLaunchWaitsForReconciliation(t *testing.T) {
-	r := newRig(t)
-	r.addApp("app", 1, 128)
-	r.addJob(func(j *jobs.Config) { j.JobName = "old"; j.ShardingTotalCount = 2 })
-	r.addJob(func(j *jobs.Config) { j.JobName = "new" })
-	r.trigger("old")
-	r.offer("o1", 4, 1024)
-	r.sched.launcher.round(r.ctx) // a previous leader launched "old"
-	running := r.running("old")
-	if len(running) != 2 {
-		t.Fatalf("running %+v", running)
-	}
-	r.drv.accepts = nil
+	r, running := rigAfterAPreviousLeader(t)
 
 	r.sched.recon.begin(r.ctx) // the new subscription
 	if n := len(r.drv.reconciles); n != 1 || len(r.drv.reconciles[0]) != 2 {
@@ -98,18 +88,7 @@ func TestPeriodicReconcileKeepsItsInterval(t *testing.T) {
 // whose answer is not handled yet waits (the registry still holds its task
 // as running), so nothing the old term launched is launched again.
 func TestQueuedAnswersEndReconciliationBeforeTheyAreHandled(t *testing.T) {
-	r := newRig(t)
-	r.addApp("app", 1, 128)
-	r.addJob(func(j *jobs.Config) { j.JobName = "old"; j.ShardingTotalCount = 2 })
-	r.addJob(func(j *jobs.Config) { j.JobName = "new" })
-	r.trigger("old")
-	r.offer("o1", 4, 1024)
-	r.sched.launcher.round(r.ctx) // a previous leader launched "old"
-	running := r.running("old")
-	if len(running) != 2 {
-		t.Fatalf("running %+v", running)
-	}
-	r.drv.accepts = nil
+	r, running := rigAfterAPreviousLeader(t)
 	r.sched.recon.begin(r.ctx) // the new subscription
 	r.trigger("new")
 	r.trigger("old") // its next execution: must wait for the running one
@@ -214,4 +193,23 @@ func TestTermsFirstLaunchIsOneCommit(t *testing.T) {
 	if n := launched(); n != 6 {
 		t.Fatalf("after the second round %d tasks launched, want all 6", n)
 	}
+}
+
+// rigAfterAPreviousLeader is a rig with jobs "old" (2 shards) and "new" where a previous
+// leader launched "old": its two running tasks are returned, and no ACCEPT is recorded yet.
+func rigAfterAPreviousLeader(t *testing.T) (*rig, map[int]task.Entry) {
+	t.Helper()
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "old"; j.ShardingTotalCount = 2 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "new" })
+	r.trigger("old")
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	running := r.running("old")
+	if len(running) != 2 {
+		t.Fatalf("running %+v", running)
+	}
+	r.drv.accepts = nil
+	return r, running
 }

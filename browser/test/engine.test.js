@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, watchPage, waitFor, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, watchPage, waitFor, logIn, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
 
 const APP = 'caps_app';
 const CAPS = ['checkpointing', 'executorSharing', 'logs', 'sandboxes', 'clusterView', 'capacity'];
@@ -33,10 +33,7 @@ before(async () => {
   page.on('console', (m) => { if (m.type() === 'warning' && m.text().includes('i18n')) problems.push(m.text()); });
   page.on('request', (r) => { const u = new URL(r.url()); if (u.pathname.startsWith('/api/')) asked.push(u.pathname); });
   await page.goto(s.base + '/');
-  await page.waitForSelector('#username');
-  await page.fill('#username', s.creds.admin[0]);
-  await page.fill('#password', s.creds.admin[1]);
-  await page.click('form.login button[type=submit]');
+  await logIn(page, s.creds.admin[0], s.creds.admin[1]);
   await waitFor(page, '#page[data-page=dashboard][data-ready]', { inFlight, logPath: s.logPath });
 });
 
