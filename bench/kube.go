@@ -298,10 +298,11 @@ func (kb *kubeBench) indexedJob(ctx context.Context, label string) (time.Duratio
 	return kb.indexedJobOf(ctx, label, 3)
 }
 
-// clean deletes pods and waits until they are gone (the next round starts on an empty node).
+// clean deletes the pods of sel gracefully and waits until they are gone: the kubelet has
+// confirmed their end, so the next round starts on a settled node on either side (a force
+// deletion left the kubelet still handling the last round's pods while the next one started).
 func (kb *kubeBench) clean(ctx context.Context, sel string) {
-	zero := int64(0)
-	_ = kb.cs.CoreV1().Pods(kb.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel})
+	_ = kb.cs.CoreV1().Pods(kb.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
 	for i := 0; i < 600; i++ {
 		l, err := kb.cs.CoreV1().Pods(kb.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err == nil && len(l.Items) == 0 {
