@@ -41,6 +41,15 @@ func deletedPods(e *Engine) map[string]bool {
 	return out
 }
 
+// isHeld: the task's pod is still held (releaseHeld decides in the step itself; the
+// deletion it starts runs on a goroutine of its own).
+func isHeld(e *Engine, id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.held[id]
+	return ok
+}
+
 // waitDeleted polls (the deletes run on goroutines of their own) until pod is deleted.
 func waitDeleted(t *testing.T, e *Engine, pod string) {
 	t.Helper()
@@ -68,9 +77,8 @@ func TestFinishedPodHeldWhileItsNodeStartsPods(t *testing.T) {
 	if !next.Equal(t0.Add(30 * time.Second)) {
 		t.Errorf("next step at %v, want the hold's end %v", next, t0.Add(30*time.Second))
 	}
-	time.Sleep(20 * time.Millisecond) // a wrong delete would have been asked by now
-	if d := deletedPods(e); len(d) != 0 {
-		t.Fatalf("deleted %v while pod-c was starting on the node", d)
+	if d := deletedPods(e); !isHeld(e, "a") || len(d) != 0 {
+		t.Fatalf("pod-a released (deleted: %v) while pod-c was starting on the node", d)
 	}
 	e.mu.Lock()
 	e.tasks["c"].created, e.tasks["c"].obj = false, &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
@@ -94,9 +102,8 @@ func TestFinishedPodHoldEnds(t *testing.T) {
 	waitDeleted(t, e, "pod-other")
 	clk.Advance(29 * time.Second)
 	e.step()
-	time.Sleep(20 * time.Millisecond)
-	if deletedPods(e)["pod-a"] {
-		t.Fatal("pod-a deleted before its hold ended")
+	if !isHeld(e, "a") || deletedPods(e)["pod-a"] {
+		t.Fatal("pod-a released before its hold ended")
 	}
 	clk.Advance(time.Second)
 	e.step()
