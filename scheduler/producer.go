@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/store"
 )
 
 // Producer turns cron fires into ready-queue entries. One heap of next fire
@@ -373,7 +374,7 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	}
 	first, last := due[0].at, due[len(due)-1].at
 	began := p.Clock.Now()
-	err := p.Registry.TriggerFires(ctx, batch, last, p.absentHint())
+	err := p.Registry.TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
 	ended := p.Clock.Now()
 	p.noteCommit(ended.Sub(began))
 	if err != nil {

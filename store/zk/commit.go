@@ -225,7 +225,8 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool,
 	for i, st := range p.steps {
 		reqs[i] = st.req
 	}
-	res, err := call(ctx, func() ([]zk.MultiResponse, error) { return s.conn.Multi(reqs...) })
+	conn := s.commitConn(ctx)
+	res, err := call(ctx, func() ([]zk.MultiResponse, error) { return conn.Multi(reqs...) })
 	if err == nil {
 		return s.events(p.steps, res), nil
 	}

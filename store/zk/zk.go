@@ -37,10 +37,11 @@ type Options struct {
 
 // Store is a store.KV on ZooKeeper.
 type Store struct {
-	conn *zk.Conn
-	root string // znode of the store root, e.g. "/elasticjob-cloud"
-	acl  []zk.ACL
-	log  *slog.Logger
+	conn   *zk.Conn
+	urgent *zk.Conn // the urgent commits' session (urgent.go); nil: conn
+	root   string   // znode of the store root, e.g. "/elasticjob-cloud"
+	acl    []zk.ACL
+	log    *slog.Logger
 
 	mu           sync.Mutex
 	closed       bool
@@ -99,6 +100,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err := s.ensure(ctx, s.root); err != nil {
 		return fail(fmt.Errorf("zk store: create namespace %s: %w", s.root, err))
 	}
+	s.openUrgent(ctx, o)
 	return s, nil
 }
 
@@ -267,6 +269,9 @@ func (s *Store) Close() error {
 		c()
 	}
 	s.conn.Close()
+	if s.urgent != nil {
+		s.urgent.Close()
+	}
 	return nil
 }
 
