@@ -220,7 +220,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.ContextWithFallback = true // handlers pass c as the context: its values are the request's
-	r.Use(gin.Recovery())
+	r.Use(gin.Recovery(), urgentWrites)
 	if o.SlowRequest > 0 {
 		r.Use(logSlow(o.Log, o.SlowRequest))
 	}
