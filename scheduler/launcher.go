@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -42,6 +43,8 @@ type launcher struct {
 	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
+	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
+	accepts int
 }
 
 // round is one launch round.
@@ -284,19 +287,25 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 	}
 }
 
-// accept sends each agent's launches; a failed ACCEPT is rolled back.
+// accept sends each agent's launches (one ACCEPT per agent: an ACCEPT
+// names offers of one agent), up to accepts of them in flight together
+// when the engine takes them so (engine.ConcurrentAccepts), then handles
+// their results on the loop in the agents' order: a failed ACCEPT is
+// rolled back.
 func (l *launcher) accept(ctx context.Context, b *built) {
 	byTask := make(map[string]TaskEvent, len(b.events))
 	for _, ev := range b.events {
 		byTask[ev.TaskID] = ev
 	}
 	for _, agent := range b.agents {
-		al := b.byAgent[agent]
-		for _, id := range al.offerIDs {
+		for _, id := range b.byAgent[agent].offerIDs {
 			delete(l.st.offers, id)
 		}
-		sent := l.clock.Now() // the metric runs to the ACCEPT being sent
-		if err := l.driver.Accept(ctx, al.offerIDs, al.launches, l.acceptRefuse()); err != nil {
+	}
+	sent, errs := l.sendAccepts(ctx, b)
+	for i, agent := range b.agents {
+		al := b.byAgent[agent]
+		if err := errs[i]; err != nil {
 			if ctx.Err() != nil {
 				// Stopping, or the term ended: whether the engine got the
 				// ACCEPT is unknown, so the tasks stay STAGING for the next
@@ -316,10 +325,43 @@ func (l *launcher) accept(ctx context.Context, b *built) {
 				l.st.executors[offers.ExecutorKey{App: app, AgentID: agent}] = true
 			}
 			ev := byTask[tl.TaskID]
-			ev.At = sent
+			ev.At = sent[i]
 			l.obs.Launched(ev)
 		}
 	}
+}
+
+// sendAccepts sends b's ACCEPTs, at most l.accepts in flight, and returns
+// when each was sent (what the launch metric runs to) and its error, in
+// the order of b.agents. The calls touch nothing of the loop's.
+func (l *launcher) sendAccepts(ctx context.Context, b *built) ([]time.Time, []error) {
+	sent, errs := make([]time.Time, len(b.agents)), make([]error, len(b.agents))
+	one := func(i int) {
+		al := b.byAgent[b.agents[i]]
+		sent[i] = l.clock.Now()
+		errs[i] = l.driver.Accept(ctx, al.offerIDs, al.launches, l.acceptRefuse())
+	}
+	if l.accepts <= 1 || len(b.agents) == 1 {
+		for i := range b.agents {
+			one(i)
+		}
+		return sent, errs
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(l.accepts, len(b.agents)) {
+		wg.Go(func() {
+			for i := range next {
+				one(i)
+			}
+		})
+	}
+	for i := range b.agents {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return sent, errs
 }
 
 // acceptRefuse is the filter on an accepted offer's unused resources:

@@ -51,7 +51,7 @@ func New(cfg Config) *Client {
 		Proxy:                 http.ProxyFromEnvironment,
 		ResponseHeaderTimeout: 15 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
-		MaxIdleConnsPerHost:   ackWorkers + 4, // the acknowledgement workers, calls from the loop, the stream
+		MaxIdleConnsPerHost:   ackWorkers + acceptsInFlight + 4, // the acknowledgement workers, a round's ACCEPTs, other calls from the loop, the stream
 	}
 	if cfg.Secret != "" {
 		transport = basicAuth{next: transport.(*http.Transport), user: cfg.Principal, password: cfg.Secret}
