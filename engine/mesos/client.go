@@ -32,9 +32,9 @@ type Client struct {
 	mu          sync.Mutex
 	master      string // base URL of the master last subscribed to or detected
 	frameworkID string
-	sess        *session                            // nil while not subscribed
-	offers      map[string]*mesos.Offer             // raw offers held until used, rescinded or voided
-	execs       map[executorKey]*mesos.ExecutorInfo // running executors' ExecutorInfo (executors.go)
+	sess        *session                                  // nil while not subscribed
+	offers      map[string]*mesos.Offer                   // raw offers held until used, rescinded or voided
+	execs       map[string]map[string]*mesos.ExecutorInfo // agent → executor id → a running executor's ExecutorInfo (executors.go)
 }
 
 // session is one live subscription.
@@ -71,7 +71,7 @@ func New(cfg Config) *Client {
 		hc:          hc,
 		frameworkID: cfg.FrameworkID,
 		offers:      map[string]*mesos.Offer{},
-		execs:       map[executorKey]*mesos.ExecutorInfo{},
+		execs:       map[string]map[string]*mesos.ExecutorInfo{},
 		http: httpcli.New(
 			httpcli.Endpoint(endpoint),
 			httpcli.Codec(mesosframe.JSONCodec), // mesos-go's JSON codec; a bad frame size is an error, not a panic
