@@ -243,6 +243,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		go func() { errc <- s.followInventory(ctx) }()
 	}
 	s.post(ctx, s.config.queueDaemons)
+	s.launcher.runs.start(ctx, s.post)
 	return s.loop(ctx, errc)
 }
 
