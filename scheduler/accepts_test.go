@@ -54,7 +54,8 @@ func (d *gateDriver) Accept(ctx context.Context, ids []string, l []engine.TaskLa
 // TestAcceptsGoTogether: a round's ACCEPTs (one per agent) are in flight
 // together when the engine takes them so, and each agent's result is
 // handled as before: the launches of the agent whose ACCEPT failed are
-// rolled back and queued again, the others stay launched and counted.
+// rolled back and queued again, the others stay launched and counted;
+// the offer the round did not use is declined beside them.
 func TestAcceptsGoTogether(t *testing.T) {
 	r := newRig(t)
 	gd := &gateDriver{fakeDriver: r.drv, together: 4, failAgent: "agent-3", all: make(chan struct{})}
@@ -68,7 +69,10 @@ func TestAcceptsGoTogether(t *testing.T) {
 		r.sched.st.offers[o.ID] = o
 		r.sched.st.noteOffers([]engine.Offer{o})
 	}
-	r.sched.st.agents = agents
+	small := engine.Offer{ID: "o-small", AgentID: "agent-9", Hostname: "agent-9", CPUs: 0.1, MemMB: 16} // fits nothing: declined
+	r.sched.st.offers[small.ID] = small
+	r.sched.st.noteOffers([]engine.Offer{small})
+	r.sched.st.agents = append(agents, engine.Agent{ID: "agent-9", Hostname: "agent-9", CPUs: 0.1, MemMB: 16})
 	for i := range 4 { // one job per agent: 1 CPU of executor and 1 of shard fill it
 		r.addJob(func(j *jobs.Config) { j.JobName, j.CPUCount, j.ShardingTotalCount = fmt.Sprintf("job%d", i), 1, 1 })
 		r.trigger(fmt.Sprintf("job%d", i))
@@ -93,6 +97,12 @@ func TestAcceptsGoTogether(t *testing.T) {
 	}
 	if launched != 3 || requeued != 1 || len(r.drv.accepts) != 3 {
 		t.Fatalf("launched %d, queued again %d, ACCEPTs that succeeded %d; want 3, 1, 3", launched, requeued, len(r.drv.accepts))
+	}
+	if len(r.drv.declines) != 1 || len(r.drv.declines[0].offers) != 1 || r.drv.declines[0].offers[0] != "o-small" {
+		t.Fatalf("declines = %+v, want the unused offer declined with the ACCEPTs", r.drv.declines)
+	}
+	if _, held := r.sched.st.offers["o-small"]; held || len(r.sched.st.offers) != 0 {
+		t.Fatalf("offers still held: %v", r.sched.st.offers)
 	}
 	for _, a := range r.drv.accepts {
 		if a.launches[0].AgentID == "agent-3" {
