@@ -21,3 +21,20 @@ func SharesExecutors(d any) bool {
 	}
 	return true
 }
+
+// ConcurrentAccepts is implemented by an engine whose Accept may be called for several agents
+// at once (the Mesos client: each ACCEPT is an HTTP call of its own). The launch round then
+// sends one round's ACCEPTs up to Accepts() at a time instead of one agent after another.
+type ConcurrentAccepts interface {
+	// Accepts is how many ACCEPTs may be in flight together (≤ 1: one at a time).
+	Accepts() int
+}
+
+// Accepts is how many ACCEPTs the engine d takes at once: its own declaration when it makes
+// one (ConcurrentAccepts), else 1.
+func Accepts(d any) int {
+	if c, ok := d.(ConcurrentAccepts); ok {
+		return max(c.Accepts(), 1)
+	}
+	return 1
+}

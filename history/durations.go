@@ -15,16 +15,23 @@ import (
 // of the job (namespace.Key): its rows are those of its namespace.
 func (s *Store) RecentDurations(ctx context.Context, job string, since time.Time, n int) ([]time.Duration, error) {
 	ns, name := namespace.Split(job)
-	page, err := s.Executions(ctx, view.Query{Page: 1, PerPage: min(max(n, 1), view.MaxPerPage), Sort: "startTime", Order: "desc",
-		Start: since, Namespaces: []string{ns}, Filters: map[string]string{"jobName": name, "success": "true"}})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]time.Duration, 0, len(page.Rows))
-	for _, e := range page.Rows {
-		if e.DurationMs != nil {
+	q := view.Query{Page: 1, PerPage: min(max(n, 1), view.MaxPerPage), Sort: "startTime", Order: "desc",
+		Start: since, Namespaces: []string{ns}, Filters: map[string]string{"jobName": name, "success": "true"}}
+	out := make([]time.Duration, 0, q.PerPage)
+	// No count of all the rows (a search's total): counting a job's rows since
+	// its registration used the namespace's time index, a walk over every
+	// row of the namespace in that time; the rows alone come from the job's
+	// own index (job_name, is_success, start_time). The new leader's launch
+	// loop reads this for every running job.
+	_, err := s.search(ctx, executionTable, q, false, func(r rowScanner) error {
+		e, err := scanExecution(r)
+		if err == nil && e.DurationMs != nil {
 			out = append(out, time.Duration(*e.DurationMs)*time.Millisecond)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

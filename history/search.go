@@ -240,8 +240,9 @@ func paging(q view.Query) (limit, offset int, err error) {
 	return per, (page - 1) * per, nil
 }
 
-// search runs the count and the page query; scan reads one row.
-func (s *Store) search(ctx context.Context, t *table, q view.Query, scan func(rowScanner) error) (int, error) {
+// search runs the count (unless !count: the total is then 0) and the page
+// query; scan reads one row.
+func (s *Store) search(ctx context.Context, t *table, q view.Query, count bool, scan func(rowScanner) error) (int, error) {
 	if !q.Start.IsZero() && !q.End.IsZero() && q.Start.After(q.End) {
 		return 0, badQuery("startTime is after endTime")
 	}
@@ -257,6 +258,9 @@ func (s *Store) search(ctx context.Context, t *table, q view.Query, scan func(ro
 	if err != nil {
 		return 0, err
 	}
+	if !count {
+		return 0, s.page(ctx, t, where+order, append(args, limit, offset), scan)
+	}
 	var total int
 	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.name+where, args...).Scan(&total); err != nil {
 		return 0, fmt.Errorf("history: count %s: %w", t.name, err)
@@ -264,21 +268,25 @@ func (s *Store) search(ctx context.Context, t *table, q view.Query, scan func(ro
 	if total <= offset {
 		return total, nil
 	}
-	query := "SELECT " + t.selected + " FROM " + t.name + where + order + " LIMIT ? OFFSET ?"
-	rows, err := s.db.QueryContext(ctx, query, append(args, limit, offset)...)
+	return total, s.page(ctx, t, where+order, append(args, limit, offset), scan)
+}
+
+// page runs the page query of a search (tail: its WHERE and ORDER BY).
+func (s *Store) page(ctx context.Context, t *table, tail string, args []any, scan func(rowScanner) error) error {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+t.selected+" FROM "+t.name+tail+" LIMIT ? OFFSET ?", args...)
 	if err != nil {
-		return 0, fmt.Errorf("history: search %s: %w", t.name, err)
+		return fmt.Errorf("history: search %s: %w", t.name, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		if err := scan(rows); err != nil {
-			return 0, fmt.Errorf("history: read %s: %w", t.name, err)
+			return fmt.Errorf("history: read %s: %w", t.name, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("history: read %s: %w", t.name, err)
+		return fmt.Errorf("history: read %s: %w", t.name, err)
 	}
-	return total, nil
+	return nil
 }
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -286,7 +294,7 @@ type rowScanner interface{ Scan(dest ...any) error }
 // searchPage runs a search whose rows scan reads into a page.
 func searchPage[T any](ctx context.Context, s *Store, t *table, q view.Query, scan func(rowScanner) (T, error)) (view.Page[T], error) {
 	out := view.Page[T]{Rows: []T{}}
-	total, err := s.search(ctx, t, q, func(r rowScanner) error {
+	total, err := s.search(ctx, t, q, true, func(r rowScanner) error {
 		row, err := scan(r)
 		if err == nil {
 			out.Rows = append(out.Rows, row)
@@ -299,19 +307,22 @@ func searchPage[T any](ctx context.Context, s *Store, t *table, q view.Query, sc
 
 // Executions searches JOB_EXECUTION_LOG.
 func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Execution], error) {
-	return searchPage(ctx, s, executionTable, q, func(r rowScanner) (view.Execution, error) {
-		var e view.Execution
-		var start, complete dbTime
-		var by sql.NullString
-		err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
-			&start, &complete, &e.Success, &e.FailureCause, &by)
-		e.StartTime, e.CompleteTime, e.TriggeredBy = start.ptr(), complete.ptr(), by.String
-		if e.StartTime != nil && e.CompleteTime != nil {
-			ms := max(e.CompleteTime.Sub(*e.StartTime).Milliseconds(), 0)
-			e.DurationMs = &ms
-		}
-		return e, err
-	})
+	return searchPage(ctx, s, executionTable, q, scanExecution)
+}
+
+// scanExecution reads one JOB_EXECUTION_LOG row of executionTable.selected.
+func scanExecution(r rowScanner) (view.Execution, error) {
+	var e view.Execution
+	var start, complete dbTime
+	var by sql.NullString
+	err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
+		&start, &complete, &e.Success, &e.FailureCause, &by)
+	e.StartTime, e.CompleteTime, e.TriggeredBy = start.ptr(), complete.ptr(), by.String
+	if e.StartTime != nil && e.CompleteTime != nil {
+		ms := max(e.CompleteTime.Sub(*e.StartTime).Milliseconds(), 0)
+		e.DurationMs = &ms
+	}
+	return e, err
 }
 
 // StatusTraces searches JOB_STATUS_TRACE_LOG.

@@ -26,6 +26,10 @@ var _ Driver = guarded{}
 // SharesExecutors passes on the guarded engine's declaration (engine.ExecutorSharing).
 func (g guarded) SharesExecutors() bool { return engine.SharesExecutors(g.d) }
 
+// Accepts passes on the guarded engine's declaration (engine.ConcurrentAccepts); each ACCEPT
+// is checked on its own.
+func (g guarded) Accepts() int { return engine.Accepts(g.d) }
+
 func (g guarded) check(call string) error {
 	if err := g.valid(); err != nil {
 		return fmt.Errorf("%s refused: %w", call, err)

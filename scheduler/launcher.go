@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -42,6 +43,8 @@ type launcher struct {
 	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
+	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
+	accepts int
 }
 
 // round is one launch round.
@@ -130,12 +133,13 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 	if p.More {
 		l.wake() // the rest in the next round
 	}
-	if len(p.Launches) > 0 && !l.launch(ctx, v, p) {
-		return
-	}
 	refuse := l.opts.RefuseIdle
 	if p.Busy {
 		refuse = l.opts.RefuseBusy
+	}
+	if len(p.Launches) > 0 {
+		l.launch(ctx, v, p, refuse) // the DECLINE goes with the ACCEPTs
+		return
 	}
 	l.decline(ctx, p.Decline, refuse)
 }
@@ -194,19 +198,30 @@ func (l *launcher) decline(ctx context.Context, ids []string, refuse time.Durati
 	if len(ids) == 0 {
 		return
 	}
+	l.declined(ids, l.declineCall(ids, refuse)(ctx))
+}
+
+// declineCall forgets the offers ids (on the loop) and returns the DECLINE
+// of them, which touches nothing of the loop's; declined reports its result.
+func (l *launcher) declineCall(ids []string, refuse time.Duration) func(context.Context) error {
 	for _, id := range ids {
 		delete(l.st.offers, id)
 	}
-	if err := l.driver.Decline(ctx, ids, refuse); err != nil {
+	return func(ctx context.Context) error { return l.driver.Decline(ctx, ids, refuse) }
+}
+
+func (l *launcher) declined(ids []string, err error) {
+	if err != nil {
 		l.log.Warn("launcher: decline", "offers", len(ids), "err", err)
 	}
 	l.obs.OffersSeen(0, len(ids))
 }
 
 // launch commits the plan's launches, then sends them to the engine, one
-// ACCEPT per agent. It reports false when nothing was committed (a
-// conflicting write: the next round retries with fresh state).
-func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan) bool {
+// ACCEPT per agent, and the plan's DECLINE with them (filtered for
+// refuse). When nothing was committed (a conflicting write: the next round
+// retries with fresh state) it sends nothing and keeps the offers.
+func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refuse time.Duration) {
 	now := l.clock.Now()
 	b := l.build(ctx, p, now)
 	var err error
@@ -222,7 +237,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan) bool 
 		} else {
 			l.log.Error("launcher: commit launch state", "err", err)
 		}
-		return false
+		return
 	}
 	for _, ev := range b.events {
 		if ev.Source != string(jobs.SourceFailover) {
@@ -233,8 +248,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan) bool 
 		l.st.putRunning(pl.job, pl.item, *b.entry(pl)) // created by the commit: version 0
 	}
 	l.queues.changed()
-	l.accept(ctx, b)
-	return true
+	l.accept(ctx, b, p.Decline, refuse)
 }
 
 // commit records the launches: one change (running entries created, ready
@@ -284,19 +298,31 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 	}
 }
 
-// accept sends each agent's launches; a failed ACCEPT is rolled back.
-func (l *launcher) accept(ctx context.Context, b *built) {
+// accept sends each agent's launches (one ACCEPT per agent: an ACCEPT
+// names offers of one agent) and the DECLINE of decline, up to accepts
+// calls in flight together when the engine takes them so
+// (engine.ConcurrentAccepts), then handles their results on the loop in
+// the agents' order: a failed ACCEPT is rolled back.
+func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration) {
 	byTask := make(map[string]TaskEvent, len(b.events))
 	for _, ev := range b.events {
 		byTask[ev.TaskID] = ev
 	}
 	for _, agent := range b.agents {
-		al := b.byAgent[agent]
-		for _, id := range al.offerIDs {
+		for _, id := range b.byAgent[agent].offerIDs {
 			delete(l.st.offers, id)
 		}
-		sent := l.clock.Now() // the metric runs to the ACCEPT being sent
-		if err := l.driver.Accept(ctx, al.offerIDs, al.launches, l.acceptRefuse()); err != nil {
+	}
+	var declineErr error
+	var extra func(context.Context)
+	if len(decline) > 0 {
+		call := l.declineCall(decline, refuse)
+		extra = func(ctx context.Context) { declineErr = call(ctx) }
+	}
+	sent, errs := l.sendAccepts(ctx, b, extra)
+	for i, agent := range b.agents {
+		al := b.byAgent[agent]
+		if err := errs[i]; err != nil {
 			if ctx.Err() != nil {
 				// Stopping, or the term ended: whether the engine got the
 				// ACCEPT is unknown, so the tasks stay STAGING for the next
@@ -316,10 +342,55 @@ func (l *launcher) accept(ctx context.Context, b *built) {
 				l.st.executors[offers.ExecutorKey{App: app, AgentID: agent}] = true
 			}
 			ev := byTask[tl.TaskID]
-			ev.At = sent
+			ev.At = sent[i]
 			l.obs.Launched(ev)
 		}
 	}
+	if len(decline) > 0 {
+		l.declined(decline, declineErr)
+	}
+}
+
+// sendAccepts sends b's ACCEPTs, and then extra (if any), at most
+// l.accepts calls in flight, and returns when each ACCEPT was sent (what
+// the launch metric runs to) and its error, in the order of b.agents. The
+// calls touch nothing of the loop's.
+func (l *launcher) sendAccepts(ctx context.Context, b *built, extra func(context.Context)) ([]time.Time, []error) {
+	sent, errs := make([]time.Time, len(b.agents)), make([]error, len(b.agents))
+	one := func(i int) {
+		if i == len(b.agents) {
+			extra(ctx)
+			return
+		}
+		al := b.byAgent[b.agents[i]]
+		sent[i] = l.clock.Now()
+		errs[i] = l.driver.Accept(ctx, al.offerIDs, al.launches, l.acceptRefuse())
+	}
+	calls := len(b.agents)
+	if extra != nil {
+		calls++
+	}
+	if l.accepts <= 1 || calls == 1 {
+		for i := range calls {
+			one(i)
+		}
+		return sent, errs
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(l.accepts, calls) {
+		wg.Go(func() {
+			for i := range next {
+				one(i)
+			}
+		})
+	}
+	for i := range calls {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return sent, errs
 }
 
 // acceptRefuse is the filter on an accepted offer's unused resources:

@@ -176,7 +176,8 @@ func New(d Deps) *Scheduler {
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
 		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: engine.SharesExecutors(d.Driver),
-		caps: &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher")}}
+		accepts: engine.Accepts(d.Driver),
+		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher")}}
 	if ec, ok := d.Inventory.(engine.NamespaceCaps); ok {
 		s.launcher.caps.engine = ec
 	}
@@ -244,6 +245,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		go func() { errc <- s.followInventory(ctx) }()
 	}
 	s.post(ctx, s.config.queueDaemons)
+	s.launcher.runs.start(ctx, s.post)
 	return s.loop(ctx, errc)
 }
 

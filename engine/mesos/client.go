@@ -32,9 +32,9 @@ type Client struct {
 	mu          sync.Mutex
 	master      string // base URL of the master last subscribed to or detected
 	frameworkID string
-	sess        *session                            // nil while not subscribed
-	offers      map[string]*mesos.Offer             // raw offers held until used, rescinded or voided
-	execs       map[executorKey]*mesos.ExecutorInfo // running executors' ExecutorInfo (executors.go)
+	sess        *session                                  // nil while not subscribed
+	offers      map[string]*mesos.Offer                   // raw offers held until used, rescinded or voided
+	execs       map[string]map[string]*mesos.ExecutorInfo // agent → executor id → a running executor's ExecutorInfo (executors.go)
 }
 
 // session is one live subscription.
@@ -51,7 +51,7 @@ func New(cfg Config) *Client {
 		Proxy:                 http.ProxyFromEnvironment,
 		ResponseHeaderTimeout: 15 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
-		MaxIdleConnsPerHost:   ackWorkers + 4, // the acknowledgement workers, calls from the loop, the stream
+		MaxIdleConnsPerHost:   ackWorkers + acceptsInFlight + 4, // the acknowledgement workers, a round's ACCEPTs, other calls from the loop, the stream
 	}
 	if cfg.Secret != "" {
 		transport = basicAuth{next: transport.(*http.Transport), user: cfg.Principal, password: cfg.Secret}
@@ -71,7 +71,7 @@ func New(cfg Config) *Client {
 		hc:          hc,
 		frameworkID: cfg.FrameworkID,
 		offers:      map[string]*mesos.Offer{},
-		execs:       map[executorKey]*mesos.ExecutorInfo{},
+		execs:       map[string]map[string]*mesos.ExecutorInfo{},
 		http: httpcli.New(
 			httpcli.Endpoint(endpoint),
 			httpcli.Codec(mesosframe.JSONCodec), // mesos-go's JSON codec; a bad frame size is an error, not a panic

@@ -57,7 +57,11 @@
 // reserved for its role, allocated to its role, not revocable or shared). The raw offer is held
 // until it is accepted, declined, rescinded or voided by a disconnection. Accept builds each
 // TaskInfo's resources by carving cpus/mem out of the offer's own resource objects (copying role,
-// reservations and allocation_info), never inventing them.
+// reservations and allocation_info), never inventing them. Accept may be called for several
+// agents at once (engine.ConcurrentAccepts: the scheduler keeps up to 8 of a round's ACCEPTs in
+// flight, each one HTTP call over a connection of its own); the offers and executors it reads
+// and changes are under the client's lock, the executors indexed by agent, so an ACCEPT touches
+// its own agent's entries only.
 //
 // ExecutorInfo resources: Mesos charges an executor's resources against the offer only when the
 // executor is not yet running on the agent, and rejects a task whose ExecutorInfo differs from the

@@ -74,18 +74,30 @@ func (c *Client) rememberExecutors(tasks []mesos.TaskInfo) {
 	for i := range tasks {
 		if ei := tasks[i].Executor; ei != nil {
 			key := executorKey{tasks[i].AgentID.Value, ei.ExecutorID.Value}
-			if c.execs[key] == nil {
+			if c.execOf(key) == nil {
 				cp := *ei
-				c.execs[key] = &cp
+				c.setExec(key, &cp)
 			}
 		}
 	}
 }
 
+// execOf and setExec read and set one entry of c.execs (under c.mu).
+func (c *Client) execOf(key executorKey) *mesos.ExecutorInfo { return c.execs[key.agent][key.id] }
+
+func (c *Client) setExec(key executorKey, ei *mesos.ExecutorInfo) {
+	m := c.execs[key.agent]
+	if m == nil {
+		m = map[string]*mesos.ExecutorInfo{}
+		c.execs[key.agent] = m
+	}
+	m[key.id] = ei
+}
+
 func (c *Client) knownExecutor(key executorKey) (*mesos.ExecutorInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ei, ok := c.execs[key]
+	ei, ok := c.execs[key.agent][key.id]
 	return ei, ok
 }
 
@@ -94,8 +106,8 @@ func (c *Client) knownExecutor(key executorKey) (*mesos.ExecutorInfo, bool) {
 func (c *Client) rememberUnknown(key executorKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.execs[key]; !ok {
-		c.execs[key] = nil
+	if _, ok := c.execs[key.agent][key.id]; !ok {
+		c.setExec(key, nil)
 	}
 }
 
@@ -103,10 +115,13 @@ func (c *Client) rememberUnknown(key executorKey) {
 func (c *Client) pruneExecutors(agent string, running map[string]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k := range c.execs {
-		if k.agent == agent && !running[k.id] {
-			delete(c.execs, k)
+	for id := range c.execs[agent] { // the agent's own entries only: an ACCEPT does this, a round sends hundreds
+		if !running[id] {
+			delete(c.execs[agent], id)
 		}
+	}
+	if len(c.execs[agent]) == 0 {
+		delete(c.execs, agent)
 	}
 }
 
@@ -158,7 +173,7 @@ func (c *Client) loadExecutors(ctx context.Context, sess *session, frameworkID s
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, ei := range found {
-		c.execs[k] = ei
+		c.setExec(k, ei)
 	}
 	return nil
 }
