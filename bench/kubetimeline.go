@@ -16,12 +16,15 @@ import (
 )
 
 // The kube scenario's timeline part (-kube-parts timeline, issue 41): where the time to all
-// pods Running goes, pod by pod, for an Indexed Job whose pods do our executor's work and
-// for ours (direct with finished pods deleted at once and held, kube-scheduler), timelineShards at once. Every
-// moment is when the harness's watch saw it (ms since the trigger or the create): the pod
-// added, bound (spec.nodeName), its sandbox up (PodReadyToStartContainers), Running, ended,
-// and its deletion begun. The Kubernetes timestamps have a resolution of one second; the
-// watch's is the API server's fan-out, the same for both sides.
+// pods Running goes, pod by pod, for an Indexed Job whose pods do our executor's work, the
+// same pods by hand at once under the Job's DNS policy and under ours
+// (ClusterFirstWithHostNet), and ours (direct and kube-scheduler), timelineShards at once.
+// Every moment is when the harness's watch saw it (ms since the trigger or the create): the
+// pod added, bound (spec.nodeName), its sandbox up (PodReadyToStartContainers), Running,
+// ended, and its deletion begun. The Kubernetes timestamps have a resolution of one second;
+// the watch's is the API server's fan-out, the same for both sides. Each round also logs the
+// CPU seconds the cluster's parts, the pods and our scheduler took to its last Running
+// (kubecpu.go), which the machine's load inflates far less than wall time.
 
 const timelineShards = 20
 
