@@ -51,6 +51,8 @@ type kubeBench struct {
 	// command: when set, what the pods by hand and the Indexed Job's run instead of
 	// `echo hello; sleep 1`.
 	command string
+	// dnsPolicy: the pods by hand's DNS policy ("": the default).
+	dnsPolicy corev1.DNSPolicy
 	// seen: when set, watchPods gives it every pod it sees and when (the timeline part).
 	seen func(p *corev1.Pod, typ watch.EventType, at time.Duration)
 }
@@ -276,7 +278,7 @@ func (kb *kubeBench) handPodsOf(ctx context.Context, label string, n int) (time.
 			go func() {
 				defer wg.Done()
 				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", label, i), Labels: map[string]string{"run": label}},
-					Spec: corev1.PodSpec{NodeName: "127.0.0.1", RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}}
+					Spec: corev1.PodSpec{NodeName: "127.0.0.1", RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, DNSPolicy: kb.dnsPolicy, Containers: []corev1.Container{kb.container()}}}
 				_, err := kb.cs.CoreV1().Pods(kb.ns).Create(ctx, p, metav1.CreateOptions{})
 				errs <- err
 			}()

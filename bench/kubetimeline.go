@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -15,12 +16,15 @@ import (
 )
 
 // The kube scenario's timeline part (-kube-parts timeline, issue 41): where the time to all
-// pods Running goes, pod by pod, for an Indexed Job whose pods do our executor's work and
-// for ours (direct with finished pods deleted at once and held, kube-scheduler), timelineShards at once. Every
-// moment is when the harness's watch saw it (ms since the trigger or the create): the pod
-// added, bound (spec.nodeName), its sandbox up (PodReadyToStartContainers), Running, ended,
-// and its deletion begun. The Kubernetes timestamps have a resolution of one second; the
-// watch's is the API server's fan-out, the same for both sides.
+// pods Running goes, pod by pod, for an Indexed Job whose pods do our executor's work, the
+// same pods by hand at once under the Job's DNS policy and under ours
+// (ClusterFirstWithHostNet), and ours (direct and kube-scheduler), timelineShards at once.
+// Every moment is when the harness's watch saw it (ms since the trigger or the create): the
+// pod added, bound (spec.nodeName), its sandbox up (PodReadyToStartContainers), Running,
+// ended, and its deletion begun. The Kubernetes timestamps have a resolution of one second;
+// the watch's is the API server's fan-out, the same for both sides. Each round also logs the
+// CPU seconds the cluster's parts, the pods and our scheduler took to its last Running
+// (kubecpu.go), which the machine's load inflates far less than wall time.
 
 const timelineShards = 20
 
@@ -34,9 +38,18 @@ type podTimes map[string]time.Duration
 type timeline struct {
 	mu   sync.Mutex
 	pods map[string]podTimes
+	// n pods; ours is our scheduler's pid (0: none); cpu, the CPU by part from the round's
+	// start (start) to its last pod Running (kubecpu.go).
+	n       int
+	ours    int
+	start   cpuShot
+	cpu     string
+	running int
 }
 
-func newTimeline() *timeline { return &timeline{pods: map[string]podTimes{}} }
+func newTimeline(n, ours int) *timeline {
+	return &timeline{pods: map[string]podTimes{}, n: n, ours: ours, start: takeCPU(ours)}
+}
 
 func (tl *timeline) see(p *corev1.Pod, typ watch.EventType, at time.Duration) {
 	tl.mu.Lock()
@@ -57,7 +70,14 @@ func (tl *timeline) see(p *corev1.Pod, typ watch.EventType, at time.Duration) {
 		mark("sandbox", c.Type == corev1.PodReadyToStartContainers && c.Status == corev1.ConditionTrue)
 	}
 	ph := p.Status.Phase
-	mark("running", ph == corev1.PodRunning || ph == corev1.PodSucceeded || ph == corev1.PodFailed)
+	if ph == corev1.PodRunning || ph == corev1.PodSucceeded || ph == corev1.PodFailed {
+		if t["running"] == 0 {
+			if tl.running++; tl.running == tl.n {
+				tl.cpu = takeCPU(tl.ours).since(tl.start)
+			}
+		}
+		mark("running", true)
+	}
 	mark("ended", ph == corev1.PodSucceeded || ph == corev1.PodFailed)
 	mark("deleting", p.DeletionTimestamp != nil || typ == watch.Deleted)
 }
@@ -111,6 +131,7 @@ func (tl *timeline) summary() string {
 		ms[i] = fmt.Sprint(r.Milliseconds())
 	}
 	fmt.Fprintf(&b, "  before the last Running: %d ended, %d being deleted; Running at %s ms\n", ended, deleting, strings.Join(ms, " "))
+	fmt.Fprintf(&b, "  CPU seconds to the last Running: %s\n", tl.cpu)
 	return b.String()
 }
 
@@ -126,9 +147,9 @@ func longest(ds []time.Duration) time.Duration {
 func (kb *kubeBench) timelines(ctx context.Context, o options, kubeconfig, tmp string) error {
 	defer func() { kb.seen, kb.limits, kb.command = nil, nil, "" }()
 	n := timelineShards
-	trace := func(name string, f func(tl *timeline) (time.Duration, error)) {
+	trace := func(name string, ours int, f func(tl *timeline) (time.Duration, error)) {
 		for i := range 2 {
-			tl := newTimeline()
+			tl := newTimeline(n, ours)
 			kb.seen = tl.see
 			run, err := f(tl)
 			kb.seen = nil
@@ -143,21 +164,29 @@ func (kb *kubeBench) timelines(ctx context.Context, o options, kubeconfig, tmp s
 	defer srv.Close()
 	kb.limits = shardRes(n)
 	kb.command = fmt.Sprintf("cd /tmp && mkdir -p app$$ && cd app$$ && wget -q -O app.tgz %s/b.tgz && tar xzf app.tgz && ELASTICJOB_JOB_PARAMETER=1 sh bin/run.sh", srv.URL)
-	trace("indexed-job-same-work", func(*timeline) (time.Duration, error) {
+	trace("indexed-job-same-work", 0, func(*timeline) (time.Duration, error) {
 		run, _, err := kb.indexedJobOf(ctx, fmt.Sprintf("tlj-%d", time.Now().UnixNano()%1e6), n)
 		return run, err
 	})
-	kb.command = ""
-	// direct with finished pods deleted at once (kube_finished_pod_hold 0s) and held (the
-	// default), kube-scheduler with the default.
-	for _, side := range []struct{ mode, hold string }{{"direct", "0s"}, {"direct", "30s"}, {"kube-scheduler", "30s"}} {
+	// The same pods by hand at once, with the Job's DNS policy and with ours (host network:
+	// ClusterFirstWithHostNet; a kubelet without a cluster DNS warns of it for each pod).
+	for _, dns := range []corev1.DNSPolicy{"", corev1.DNSClusterFirstWithHostNet} {
+		kb.dnsPolicy = dns
+		trace("hand-same-work-dns-"+string(cmp.Or(dns, corev1.DNSClusterFirst)), 0, func(*timeline) (time.Duration, error) {
+			run, _, err := kb.handPodsOf(ctx, fmt.Sprintf("tlh-%d", time.Now().UnixNano()%1e6), n)
+			return run, err
+		})
+	}
+	kb.command, kb.dnsPolicy = "", ""
+	// direct and kube-scheduler, finished pods held (the default).
+	for _, side := range []struct{ mode, hold string }{{"direct", "30s"}, {"kube-scheduler", "30s"}} {
 		name := side.mode + "-hold-" + side.hold
-		err := kb.withScheduler(o, kubeconfig, tmp, "tl-"+name, []string{"--kube-binding", side.mode, "--kube-finished-pod-hold", side.hold}, func(api *client, _ *schedProc) error {
+		err := kb.withScheduler(o, kubeconfig, tmp, "tl-"+name, []string{"--kube-binding", side.mode, "--kube-finished-pod-hold", side.hold}, func(api *client, sp *schedProc) error {
 			job := "tl20"
 			if err := api.postJSON("/api/job/register", fmt.Sprintf(`{"jobName":%q,"appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":%d,"jobParameter":"1","cpuCount":0.05,"memoryMB":32}`, job, n)); err != nil {
 				return err
 			}
-			trace("ours-"+name, func(*timeline) (time.Duration, error) {
+			trace("ours-"+name, sp.pid(), func(*timeline) (time.Duration, error) {
 				run, _, err := kb.ourRound(ctx, api, job, n, endedRows(api, job)+n)
 				return run, err
 			})

@@ -100,7 +100,7 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		n := float64(count[l.Executor.ID])
 		kns, nsErr := e.launchNamespace(l.TaskID)
 		p, err := e.buildPod(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
-			token: e.cfg.TaskToken(l.TaskID), ns: kns})
+			token: e.cfg.TaskToken(l.TaskID), ns: kns, dns: e.dnsPolicy(node)})
 		errs[i] = cmp.Or(nsErr, err)
 		pods = append(pods, p)
 		if nsErr == nil {

@@ -45,7 +45,7 @@ func (e *Engine) DryRunPodIn(ctx context.Context, ns string, a app.Config, j *jo
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrPodTemplate, err)
 	}
-	p, err := e.buildPod(podSpec{launch: l, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns})
+	p, err := e.buildPod(podSpec{launch: l, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns, dns: e.dnsPolicy("")})
 	if err != nil {
 		return err
 	}

@@ -78,11 +78,12 @@ type Engine struct {
 	h          engine.AsyncHandler // set by Run
 	subscribed bool                // informers synced, Subscribed sent
 	nodes      map[string]*nodeInfo
-	names      []string            // the nodes' names, sorted (nil: to sort again, nodeNames)
-	usage      map[string]podUsage // every pod bound to a node (all namespaces), by namespace/name
-	tasks      map[string]*task    // this scheduler's tasks, by task id
-	finished   recent.Set          // tasks whose pods are gone after their end was committed (maxFinished)
-	held       map[string]struct{} // tasks whose end was committed and whose pods wait to be deleted (release.go)
+	names      []string             // the nodes' names, sorted (nil: to sort again, nodeNames)
+	usage      map[string]podUsage  // every pod bound to a node (all namespaces), by namespace/name
+	tasks      map[string]*task     // this scheduler's tasks, by task id
+	finished   recent.Set           // tasks whose pods are gone after their end was committed (maxFinished)
+	held       map[string]struct{}  // tasks whose end was committed and whose pods wait to be deleted (release.go)
+	noDNS      map[string]time.Time // nodes whose kubelet said it has no cluster DNS, and when (dns.go)
 	offers     map[string]*nodeOffer
 	offerSeq   int
 	suppressed bool

@@ -56,6 +56,12 @@ func (e *Engine) onEvent(obj any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.taskOfPod(ev.Namespace, ev.InvolvedObject.Name)
+	if ev.Reason == reasonNoClusterDNS { // the pod does not wait: its kubelet gave it the node's DNS (dns.go)
+		if t != nil && t.node != "" {
+			e.noClusterDNS(t.node)
+		}
+		return
+	}
 	if t == nil || t.committed || t.running != nil || rank(t.sent) >= rank(tstate.Running) {
 		return // not ours, or its pod ran: what the executor and the pod's phase say stands
 	}

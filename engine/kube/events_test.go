@@ -90,7 +90,7 @@ func warning(p *corev1.Pod, container, reason, msg string) *corev1.Event {
 // scheduler as a TASK_STAGING update with the reason (a status trace), once per new reason,
 // and shown on the cluster page; when the task then ends without having run, the reason is
 // in its failure cause. Events about others' pods, Normal events and events after the pod
-// ran change nothing.
+// ran change nothing, nor does a warning the kubelet starts the pod past (MissingClusterDNS).
 func TestEventsWaitReasons(t *testing.T) {
 	e := testEngine(clock.NewFake(t0))
 	e.onNode(node("n1", "2", "4Gi", false))
@@ -116,7 +116,9 @@ func TestEventsWaitReasons(t *testing.T) {
 	normal.Type = corev1.EventTypeNormal
 	elsewhere := warning(p, "", "FailedCreatePodSandBox", "z")
 	elsewhere.Namespace = "other"
-	for _, ev := range []*corev1.Event{other, normal, elsewhere} {
+	// the kubelet falls back to the node's DNS and starts the pod: no wait
+	dns := warning(p, "", "MissingClusterDNS", `pod: "x". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.`)
+	for _, ev := range []*corev1.Event{other, normal, elsewhere, dns} {
 		e.onEvent(ev)
 		if u := updates(e); len(u) != 0 {
 			t.Errorf("event %s/%s %s: updates %+v", ev.Namespace, ev.InvolvedObject.Name, ev.Reason, u)

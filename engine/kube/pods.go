@@ -65,7 +65,8 @@ type podSpec struct {
 	// share is the task's part of its app executor's resources (see share in driver.go).
 	shareCPUs, shareMem float64
 	token               string
-	ns                  string // its Kubernetes namespace ("": Config.Namespace)
+	ns                  string           // its Kubernetes namespace ("": Config.Namespace)
+	dns                 corev1.DNSPolicy // Engine.dnsPolicy of its node
 }
 
 // buildPod makes the bound pod of one task: restartPolicy Never, requests = limits = the
@@ -139,9 +140,7 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 			Volumes: volumes,
 		},
 	}
-	if e.cfg.HostNetwork {
-		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
-	}
+	pod.Spec.DNSPolicy = ps.dns
 	addKubeSecrets(pod, td.Job)
 	if t := td.Job.TimeoutSeconds; t > 0 && td.Job.JobExecutionType != jobs.Daemon {
 		// The executor ends a run at its timeout itself ("timed out after …"); the pod's

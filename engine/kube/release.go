@@ -16,8 +16,8 @@ import (
 // its containers' and snapshots' removal) on the same CPUs that start the node's next pods:
 // the 20 pods of one trigger started about 5 s later on a 2-core node when the first ones
 // to finish were deleted while the rest were starting (docs/benchmarks.md, binding modes).
-// So a finished pod is held while any other pod of this scheduler on its node is starting
-// (created, not yet Running), for at most Config.FinishedPodHold after its end was
+// So a finished pod is held while any pod of this scheduler on its node is starting
+// (created, not yet shown Running, its own included), for at most Config.FinishedPodHold after its end was
 // committed; it holds no room meanwhile (a Succeeded or Failed pod counts against no node).
 
 // hold queues the committed task's pod for release. Called with e.mu held.
@@ -35,9 +35,13 @@ func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
 	if len(e.held) == 0 {
 		return time.Time{}
 	}
-	starting := map[string]bool{} // nodes with a pod of ours starting
+	// Nodes with a pod of ours starting, as the API server shows it: a task whose executor
+	// has reported its end (committed, perhaps held itself) counts while the kubelet has
+	// not yet reported its pod Running. A loaded kubelet reports a pod's start well after
+	// its container started, and that report, like the other pods' starts, is still to do.
+	starting := map[string]bool{}
 	for _, t := range e.tasks {
-		if !t.committed && !t.deleted && t.node != "" && podStarting(t) {
+		if !t.deleted && t.node != "" && podStarting(t) {
 			starting[t.node] = true
 		}
 	}

@@ -114,3 +114,24 @@ func TestFinishedPodHoldEnds(t *testing.T) {
 	e.step()
 	waitDeleted(t, e, "pod-a")
 }
+
+// TestFinishedPodHeldWhileTheKubeletLags: the kubelet reports a pod's start late on a busy
+// node, so a task can end (its executor reports to the scheduler) while its pod and the
+// others' still show Pending: finished pods are held until none of ours on the node shows
+// Pending, finished or not, then released together.
+func TestFinishedPodHeldWhileTheKubeletLags(t *testing.T) {
+	clk := clock.NewFake(t0)
+	e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
+	commit(e, "a")
+	commit(e, "b") // its executor ended; the kubelet has not yet said its pod runs
+	e.step()
+	if d := deletedPods(e); !isHeld(e, "a") || !isHeld(e, "b") || len(d) != 0 {
+		t.Fatalf("released (deleted: %v) while pod-b still showed Pending", d)
+	}
+	e.mu.Lock()
+	e.tasks["b"].obj.Status.Phase = corev1.PodSucceeded
+	e.mu.Unlock()
+	e.step()
+	waitDeleted(t, e, "pod-a")
+	waitDeleted(t, e, "pod-b")
+}
