@@ -46,12 +46,21 @@ type launcher struct {
 
 // round is one launch round.
 func (l *launcher) round(ctx context.Context) {
+	began := time.Now()
 	v, err := l.view(ctx)
 	if err != nil {
 		l.log.Error("launcher: read the queues", "err", err)
 		return
 	}
+	viewed := time.Now()
 	p := round.Decide(v)
+	if !l.st.launched && len(p.Launches) > 0 && v.Connected && v.Reconciling == 0 {
+		// The term's first launching round: where its time goes (takeover
+		// timelines, docs/cluster.md). Wall clock, for the log only.
+		l.log.Info("first launch round of the term", "tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
+			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed))
+		l.st.launched = true
+	}
 	l.apply(ctx, v, p)
 	l.waits.record(ctx, p.Waiting)
 	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
@@ -232,6 +241,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan) bool 
 	for _, pl := range b.order {
 		l.st.putRunning(pl.job, pl.item, *b.entry(pl)) // created by the commit: version 0
 	}
+	l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
 	l.queues.changed()
 	l.accept(ctx, b)
 	return true

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -107,7 +108,11 @@ type Deps struct {
 	// (for when running work is expected to end); without it they come
 	// from the runs this term sees.
 	RecentRuns RecentRuns
-	Options    Options
+	// Catalog, when set, is the instance's catalog kept current between
+	// terms (Catalog.Follow): the term takes it over and syncs it instead
+	// of loading the whole configuration. Nil: a catalog of the term's own.
+	Catalog *Catalog
+	Options Options
 }
 
 // Scheduler is the leader's brain: one loop goroutine that owns the
@@ -133,6 +138,8 @@ type Scheduler struct {
 	wake   chan struct{}
 	ready  chan struct{} // closed when Run has loaded the catalog
 
+	offersArrived atomic.Bool // the term's first offers arrived (logged)
+
 	inboxMu      sync.Mutex
 	inbox        []inboxItem     // the engine stream's events not yet taken by the loop (batch.go)
 	inboxUpdates int             // how many of them are status updates
@@ -155,7 +162,10 @@ func New(d Deps) *Scheduler {
 		wake: make(chan struct{}, 1), ready: make(chan struct{})}
 	s.alarm = newAlarm(d.Clock)
 	s.seen = &seen{clock: d.Clock}
-	s.catalog = NewCatalog(d.Registry)
+	s.catalog = d.Catalog
+	if s.catalog == nil {
+		s.catalog = NewCatalog(d.Registry)
+	}
 	s.queues = &queues{reg: d.Registry, log: d.Log.With("subsystem", "launcher")}
 	opts := &s.deps.Options
 	s.producer = &Producer{
@@ -229,9 +239,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.catalog.Load(ctx); err != nil {
+	if s.deps.Catalog != nil {
+		s.catalog.take()
+		defer func() {
+			if err := s.catalog.release(context.WithoutCancel(ctx)); err != nil {
+				s.deps.Log.Warn("catalog: sync after the term", "err", err)
+			}
+		}()
+	}
+	began := time.Now()
+	if err := s.catalog.Sync(ctx); err != nil {
 		return err
 	}
+	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
 	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
 	close(s.ready)
 	errc := make(chan error, 4)
