@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -34,6 +35,9 @@ type Catalog struct {
 	sums   map[string]entrySum // stored path → what was decoded from it (under wmu)
 	seed   maphash.Seed
 	synced int // entries decoded by the last Sync (under wmu; for tests and logs)
+
+	smu       sync.Mutex
+	schedules map[string]*cron.Schedule // parsed crons by expression (Schedule)
 
 	mu           sync.RWMutex
 	apps         map[string]app.Config
@@ -122,6 +126,7 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("catalog: load jobs: %w", err)
 		}
+		_, _ = c.Schedule(j) // parsed now, off a term's start
 		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path)
 	}
 	c.mu.Lock()
@@ -253,6 +258,7 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 		c.dropSum(name, true)
 		return ignoreNotFound(err)
 	}
+	_, _ = c.Schedule(j)
 	c.replaceLocked(n.Path, entrySum{name: j.JobName, sum: maphash.Bytes(c.seed, n.Value), job: true})
 	c.jobs[name] = j
 	return nil

@@ -3,9 +3,12 @@ package scheduler
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -89,4 +92,36 @@ func (c *Catalog) lastSynced() int {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.synced
+}
+
+// maxSchedules bounds the parsed crons a catalog keeps (distinct
+// expressions; a catalog past it starts its memo anew).
+const maxSchedules = 1 << 16
+
+// Schedule returns j's parsed cron (nil when it has none), parsed once per
+// expression for the instance's life: a term's producer computes every
+// job's next fire at its start (and a catch-up counts the missed ones),
+// and parsing 100,000 crons there twice was CPU on the term's first
+// second. Schedules are immutable, shared by the jobs with one expression.
+func (c *Catalog) Schedule(j jobs.Config) (*cron.Schedule, error) {
+	if strings.TrimSpace(j.Cron) == "" {
+		return nil, nil
+	}
+	c.smu.Lock()
+	s, ok := c.schedules[j.Cron]
+	c.smu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := j.Schedule()
+	if err != nil || s == nil {
+		return s, err
+	}
+	c.smu.Lock()
+	if c.schedules == nil || len(c.schedules) >= maxSchedules {
+		c.schedules = map[string]*cron.Schedule{}
+	}
+	c.schedules[j.Cron] = s
+	c.smu.Unlock()
+	return s, nil
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
@@ -212,5 +213,44 @@ func TestSchedulerTakesTheWarmCatalog(t *testing.T) {
 	warm.wmu.Unlock()
 	if taken {
 		t.Fatal("the catalog is still held after the term ended")
+	}
+}
+
+// A cron is parsed once per expression: the jobs that share it share the
+// schedule, which a catalog's decode parses ahead of a term's producer.
+func TestCatalogSchedulesParsedOnce(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 4, 4096)
+	for _, n := range []string{"a", "b"} {
+		j := jobs.Default()
+		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount, j.Cron = n, "app", 0.5, 64, 1, "7 * * * * ?"
+		if err := r.reg.AddJob(r.ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewCatalog(r.reg)
+	mustSync(t, c, r.ctx)
+	c.smu.Lock()
+	n := len(c.schedules)
+	c.smu.Unlock()
+	if n != 1 {
+		t.Fatalf("the catalog holds %d parsed crons after its load, want 1", n)
+	}
+	a, _ := c.Job("a")
+	b, _ := c.Job("b")
+	sa, err := c.Schedule(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := c.Schedule(b)
+	if sa == nil || sa != sb {
+		t.Fatal("two jobs of one cron do not share its parsed schedule")
+	}
+	if got := sa.Next(t0, time.UTC); !got.Equal(t0.Add(7 * time.Second)) {
+		t.Fatalf("next fire %v, want %v", got, t0.Add(7*time.Second))
+	}
+	none := jobs.Default()
+	if s, err := c.Schedule(none); s != nil || err != nil {
+		t.Fatalf("a job without cron: %v, %v", s, err)
 	}
 }

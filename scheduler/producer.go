@@ -182,7 +182,7 @@ func (p *Producer) scheduleLocked(job string, after time.Time) {
 }
 
 func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
-	s, err := j.Schedule()
+	s, err := p.Catalog.Schedule(j)
 	if err != nil || s == nil {
 		return time.Time{}, false
 	}
