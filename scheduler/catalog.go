@@ -35,6 +35,9 @@ type Catalog struct {
 	sums   map[string]entrySum // stored path → what was decoded from it (under wmu)
 	seed   maphash.Seed
 	synced int // entries decoded by the last Sync (under wmu; for tests and logs)
+	// queueMemo is the decoded ready and failover queues: Follow's (under
+	// wmu) while no term holds the catalog, the holding term's loop's then.
+	queueMemo registry.QueueMemo
 
 	smu       sync.Mutex
 	schedules map[string]*cron.Schedule // parsed crons by expression (Schedule)
@@ -99,15 +102,24 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 	if c.sums == nil {
 		c.sums = make(map[string]entrySum, len(appNodes)+len(jobNodes))
 	}
-	seen := make(map[string]bool, len(appNodes)+len(jobNodes))
+	// Every listed path is distinct: when each one was held already and
+	// the catalog holds no other, nothing was deleted (no set of the
+	// listed paths is built, the usual case at a takeover).
+	held := 0
 	var apps []app.Config
 	var js []jobs.Config
 	var appSums, jobSums []entrySum
 	var appPaths, jobPaths []string
+	if len(c.sums) == 0 { // a full load: room for everything at once (a job's config is large)
+		js, jobSums, jobPaths = make([]jobs.Config, 0, len(jobNodes)), make([]entrySum, 0, len(jobNodes)), make([]string, 0, len(jobNodes))
+	}
 	for _, n := range appNodes {
-		seen[n.Path] = true
 		sum := maphash.Bytes(c.seed, n.Value)
-		if old, ok := c.sums[n.Path]; ok && old.sum == sum && !old.job {
+		old, ok := c.sums[n.Path]
+		if ok {
+			held++
+		}
+		if ok && old.sum == sum && !old.job {
 			continue
 		}
 		a, err := registry.DecodeApp(n)
@@ -117,9 +129,12 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 		apps, appSums, appPaths = append(apps, a), append(appSums, entrySum{name: a.AppName, sum: sum}), append(appPaths, n.Path)
 	}
 	for _, n := range jobNodes {
-		seen[n.Path] = true
 		sum := maphash.Bytes(c.seed, n.Value)
-		if old, ok := c.sums[n.Path]; ok && old.sum == sum && old.job {
+		old, ok := c.sums[n.Path]
+		if ok {
+			held++
+		}
+		if ok && old.sum == sum && old.job {
 			continue
 		}
 		j, err := registry.DecodeJob(n)
@@ -129,16 +144,30 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 		_, _ = c.Schedule(j) // parsed now, off a term's start
 		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path)
 	}
+	var gone map[string]bool // held paths no longer listed
+	if held < len(c.sums) {
+		listed := make(map[string]bool, len(appNodes)+len(jobNodes))
+		for _, n := range appNodes {
+			listed[n.Path] = true
+		}
+		for _, n := range jobNodes {
+			listed[n.Path] = true
+		}
+		gone = map[string]bool{}
+		for p := range c.sums {
+			if !listed[p] {
+				gone[p] = true
+			}
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.apps == nil {
 		c.apps, c.jobs = make(map[string]app.Config, len(appNodes)), make(map[string]jobs.Config, len(jobNodes))
 	}
-	for p, e := range c.sums {
-		if !seen[p] {
-			c.forgetLocked(e)
-			delete(c.sums, p)
-		}
+	for p := range gone {
+		c.forgetLocked(c.sums[p])
+		delete(c.sums, p)
 	}
 	for i, a := range apps {
 		c.replaceLocked(appPaths[i], appSums[i])

@@ -254,3 +254,46 @@ func TestCatalogSchedulesParsedOnce(t *testing.T) {
 		t.Fatalf("a job without cron: %v, %v", s, err)
 	}
 }
+
+// Between terms the catalog keeps the ready queue decoded (warmQueues,
+// every queuesEvery from Follow), so a term's first round decodes only
+// what changed since; while a term holds it, the memo is the term's.
+func TestCatalogKeepsTheQueuesWarmBetweenTerms(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 4, 4096)
+	catalogJob(t, r, "a", 1)
+	catalogJob(t, r, "b", 1)
+	if _, err := r.reg.Trigger(r.ctx, "a", false, t0); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCatalog(r.reg)
+	if err := c.warmQueues(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.QueueMemo().ReadyHeld(); n != 1 {
+		t.Fatalf("the memo holds %d ready entries, want 1", n)
+	}
+	c.take()
+	if _, err := r.reg.Trigger(r.ctx, "b", false, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.warmQueues(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.QueueMemo().ReadyHeld(); n != 1 {
+		t.Fatalf("a standby read the queues into the memo of a term (%d entries)", n)
+	}
+	s := New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk, Catalog: c})
+	if s.queues.memo != c.QueueMemo() {
+		t.Fatal("the term does not read the queues through the instance's memo")
+	}
+	if err := c.release(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.warmQueues(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.QueueMemo().ReadyHeld(); n != 2 {
+		t.Fatalf("after the term the memo holds %d ready entries, want 2", n)
+	}
+}

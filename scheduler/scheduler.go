@@ -171,7 +171,10 @@ func New(d Deps) *Scheduler {
 	if s.catalog == nil {
 		s.catalog = NewCatalog(d.Registry)
 	}
-	s.queues = &queues{reg: d.Registry, log: d.Log.With("subsystem", "launcher")}
+	s.queues = &queues{reg: d.Registry, log: d.Log.With("subsystem", "launcher"), memo: &registry.QueueMemo{}}
+	if d.Catalog != nil {
+		s.queues.memo = d.Catalog.QueueMemo() // warm: the first round decodes what changed since the standby's last read
+	}
 	opts := &s.deps.Options
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: opts.Location,
