@@ -37,6 +37,9 @@ type memo[T any] struct {
 	gen uint64
 }
 
+// ReadyHeld is how many decoded ready entries the memo holds.
+func (m *QueueMemo) ReadyHeld() int { return len(m.ready) }
+
 // ReadyQueueMemo is ReadyQueue, decoding only what changed since the
 // memo's last read. The entries are the memo's: not to be modified.
 func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.Ready, error) {

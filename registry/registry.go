@@ -367,6 +367,56 @@ func (r *Registry) Jobs(ctx context.Context) ([]jobs.Config, error) {
 	return listJSON[jobs.Config](ctx, r.kv, JobsPath)
 }
 
+// JobNodes lists every job's stored configuration undecoded, sorted by
+// path (a job's key is the last element of its path); DecodeJob decodes
+// one. A reader that keeps a copy compares them to tell what changed
+// without decoding every job (scheduler.Catalog.Sync).
+func (r *Registry) JobNodes(ctx context.Context) ([]store.Node, error) {
+	return r.kv.List(ctx, JobsPath)
+}
+
+// AppNodes lists every app's stored configuration undecoded (JobNodes).
+func (r *Registry) AppNodes(ctx context.Context) ([]store.Node, error) {
+	return r.kv.List(ctx, AppsPath)
+}
+
+// JobNode reads one job's stored configuration undecoded (its path is
+// JobsPath/name, as JobNodes lists it); ErrJobNotFound when none.
+func (r *Registry) JobNode(ctx context.Context, name string) (store.Node, error) {
+	n, err := r.kv.Get(ctx, jobPath(name))
+	if errors.Is(err, store.ErrNotFound) {
+		return n, jobNotFound(name)
+	}
+	return n, err
+}
+
+// AppNode reads one app's stored configuration undecoded (JobNode).
+func (r *Registry) AppNode(ctx context.Context, name string) (store.Node, error) {
+	n, err := r.kv.Get(ctx, appPath(name))
+	if errors.Is(err, store.ErrNotFound) {
+		return n, appNotFound(name)
+	}
+	return n, err
+}
+
+// DecodeJob decodes a node of JobNodes.
+func DecodeJob(n store.Node) (jobs.Config, error) {
+	var c jobs.Config
+	if err := decodeAt(n.Path, n.Value, &c); err != nil {
+		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return c, nil
+}
+
+// DecodeApp decodes a node of AppNodes.
+func DecodeApp(n store.Node) (app.Config, error) {
+	var c app.Config
+	if err := decodeAt(n.Path, n.Value, &c); err != nil {
+		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+	}
+	return c, nil
+}
+
 // JobCount counts registered jobs without decoding them.
 func (r *Registry) JobCount(ctx context.Context) (int, error) {
 	names, err := r.kv.Children(ctx, JobsPath)

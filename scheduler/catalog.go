@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -15,8 +17,30 @@ import (
 // apps, jobs and disable flags. It is loaded once and then kept current by
 // following the store's change notifications, so writes made by the API of
 // any scheduler instance (or by an operator's tool) reach the leader.
+//
+// One catalog can serve an instance's every term (Deps.Catalog): while the
+// instance does not lead, Follow keeps it current on its own goroutine; a
+// term takes it over (take), checks it against the registry in one pass
+// that decodes only what differs (Sync), and applies the changes itself,
+// on its loop, from then on; when the term ends Follow resumes. A takeover
+// then decodes nothing it already holds (docs/cluster.md).
 type Catalog struct {
 	reg *registry.Registry
+
+	// wmu serialises the writers: each reads the registry and stores what
+	// it read under it, so a slower writer never stores an older read over
+	// a newer one, and take waits for a standby change being applied.
+	wmu    sync.Mutex
+	taken  bool                // a term applies the changes; Follow's are ignored (under wmu)
+	sums   map[string]entrySum // stored path → what was decoded from it (under wmu)
+	seed   maphash.Seed
+	synced int // entries decoded by the last Sync (under wmu; for tests and logs)
+	// queueMemo is the decoded ready and failover queues: Follow's (under
+	// wmu) while no term holds the catalog, the holding term's loop's then.
+	queueMemo registry.QueueMemo
+
+	smu       sync.Mutex
+	schedules map[string]*cron.Schedule // parsed crons by expression (Schedule)
 
 	mu           sync.RWMutex
 	apps         map[string]app.Config
@@ -25,20 +49,45 @@ type Catalog struct {
 	disabledJobs map[string]bool
 }
 
+// entrySum is one stored app or job as the catalog decoded it: its name
+// and a fingerprint of its stored bytes.
+type entrySum struct {
+	name string
+	sum  uint64
+	job  bool
+}
+
 // NewCatalog makes an empty catalog: subscribe to the registry's
 // configuration changes (WatchConfig), Load, then apply each change on the
 // scheduler's loop.
 func NewCatalog(reg *registry.Registry) *Catalog {
-	return &Catalog{reg: reg}
+	return &Catalog{reg: reg, seed: maphash.MakeSeed()}
 }
 
-// Load reads the whole configuration.
+// Load reads the whole configuration (Sync).
 func (c *Catalog) Load(ctx context.Context) error {
-	apps, err := c.reg.Apps(ctx)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.syncLocked(ctx)
+}
+
+// Sync brings the catalog up to date with the registry: it lists every
+// stored app and job, decodes only those whose stored bytes differ from
+// what it decoded before (or that are new), drops those gone, and reads
+// the disable flags. On an empty catalog it is a full load; on one kept
+// current it decodes nothing.
+func (c *Catalog) Sync(ctx context.Context) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.syncLocked(ctx)
+}
+
+func (c *Catalog) syncLocked(ctx context.Context) error {
+	appNodes, err := c.reg.AppNodes(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: load apps: %w", err)
 	}
-	js, err := c.reg.Jobs(ctx)
+	jobNodes, err := c.reg.JobNodes(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: load jobs: %w", err)
 	}
@@ -50,26 +99,120 @@ func (c *Catalog) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("catalog: load disabled jobs: %w", err)
 	}
-	am := make(map[string]app.Config, len(apps))
-	for _, a := range apps {
-		am[a.AppName] = a
+	if c.sums == nil {
+		c.sums = make(map[string]entrySum, len(appNodes)+len(jobNodes))
 	}
-	jm := make(map[string]jobs.Config, len(js))
-	for _, j := range js {
-		jm[j.JobName] = j
+	// Every listed path is distinct: when each one was held already and
+	// the catalog holds no other, nothing was deleted (no set of the
+	// listed paths is built, the usual case at a takeover).
+	held := 0
+	var apps []app.Config
+	var js []jobs.Config
+	var appSums, jobSums []entrySum
+	var appPaths, jobPaths []string
+	if len(c.sums) == 0 { // a full load: room for everything at once (a job's config is large)
+		js, jobSums, jobPaths = make([]jobs.Config, 0, len(jobNodes)), make([]entrySum, 0, len(jobNodes)), make([]string, 0, len(jobNodes))
+	}
+	for _, n := range appNodes {
+		sum := maphash.Bytes(c.seed, n.Value)
+		old, ok := c.sums[n.Path]
+		if ok {
+			held++
+		}
+		if ok && old.sum == sum && !old.job {
+			continue
+		}
+		a, err := registry.DecodeApp(n)
+		if err != nil {
+			return fmt.Errorf("catalog: load apps: %w", err)
+		}
+		apps, appSums, appPaths = append(apps, a), append(appSums, entrySum{name: a.AppName, sum: sum}), append(appPaths, n.Path)
+	}
+	for _, n := range jobNodes {
+		sum := maphash.Bytes(c.seed, n.Value)
+		old, ok := c.sums[n.Path]
+		if ok {
+			held++
+		}
+		if ok && old.sum == sum && old.job {
+			continue
+		}
+		j, err := registry.DecodeJob(n)
+		if err != nil {
+			return fmt.Errorf("catalog: load jobs: %w", err)
+		}
+		_, _ = c.Schedule(j) // parsed now, off a term's start
+		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path)
+	}
+	var gone map[string]bool // held paths no longer listed
+	if held < len(c.sums) {
+		listed := make(map[string]bool, len(appNodes)+len(jobNodes))
+		for _, n := range appNodes {
+			listed[n.Path] = true
+		}
+		for _, n := range jobNodes {
+			listed[n.Path] = true
+		}
+		gone = map[string]bool{}
+		for p := range c.sums {
+			if !listed[p] {
+				gone[p] = true
+			}
+		}
 	}
 	c.mu.Lock()
-	c.apps, c.jobs, c.disabledApps, c.disabledJobs = am, jm, da, dj
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if c.apps == nil {
+		c.apps, c.jobs = make(map[string]app.Config, len(appNodes)), make(map[string]jobs.Config, len(jobNodes))
+	}
+	for p := range gone {
+		c.forgetLocked(c.sums[p])
+		delete(c.sums, p)
+	}
+	for i, a := range apps {
+		c.replaceLocked(appPaths[i], appSums[i])
+		c.apps[a.AppName] = a
+	}
+	for i, j := range js {
+		c.replaceLocked(jobPaths[i], jobSums[i])
+		c.jobs[j.JobName] = j
+	}
+	c.disabledApps, c.disabledJobs = da, dj
+	c.synced = len(apps) + len(js)
 	return nil
+}
+
+// replaceLocked records what was decoded from path, forgetting what an
+// earlier entry there named if the name changed (under wmu and mu).
+func (c *Catalog) replaceLocked(path string, e entrySum) {
+	if old, ok := c.sums[path]; ok && (old.name != e.name || old.job != e.job) {
+		c.forgetLocked(old)
+	}
+	c.sums[path] = e
+}
+
+// forgetLocked drops what an entry named (under mu).
+func (c *Catalog) forgetLocked(e entrySum) {
+	if e.job {
+		delete(c.jobs, e.name)
+	} else {
+		delete(c.apps, e.name)
+	}
 }
 
 // apply applies one configuration change to the catalog (a reload of
 // what it names).
 func (c *Catalog) apply(ctx context.Context, ch registry.ConfigChange) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.applyLocked(ctx, ch)
+}
+
+// applyLocked is apply under wmu. The reloads read under wmu too.
+func (c *Catalog) applyLocked(ctx context.Context, ch registry.ConfigChange) error {
 	switch ch.Kind {
 	case registry.ConfigAll:
-		return c.Load(ctx)
+		return c.syncLocked(ctx)
 	case registry.ConfigApp:
 		return c.reloadApp(ctx, ch.Name)
 	case registry.ConfigJob:
@@ -95,6 +238,14 @@ func (c *Catalog) reloadFlag(ctx context.Context, ch registry.ConfigChange) erro
 	if kind == "app" {
 		m = c.disabledApps
 	}
+	if m == nil {
+		m = map[string]bool{}
+		if kind == "app" {
+			c.disabledApps = m
+		} else {
+			c.disabledJobs = m
+		}
+	}
 	if disabled {
 		m[ch.Name] = true
 	} else {
@@ -104,27 +255,64 @@ func (c *Catalog) reloadFlag(ctx context.Context, ch registry.ConfigChange) erro
 }
 
 func (c *Catalog) reloadApp(ctx context.Context, name string) error {
-	a, err := c.reg.App(ctx, name)
+	n, err := c.reg.AppNode(ctx, name)
+	var a app.Config
+	if err == nil {
+		a, err = registry.DecodeApp(n)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.init()
 	if err != nil {
 		delete(c.apps, name)
+		c.dropSum(name, false)
 		return ignoreNotFound(err)
 	}
+	c.replaceLocked(n.Path, entrySum{name: a.AppName, sum: maphash.Bytes(c.seed, n.Value)})
 	c.apps[name] = a
 	return nil
 }
 
 func (c *Catalog) reloadJob(ctx context.Context, name string) error {
-	j, err := c.reg.Job(ctx, name)
+	n, err := c.reg.JobNode(ctx, name)
+	var j jobs.Config
+	if err == nil {
+		j, err = registry.DecodeJob(n)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.init()
 	if err != nil {
 		delete(c.jobs, name)
+		c.dropSum(name, true)
 		return ignoreNotFound(err)
 	}
+	_, _ = c.Schedule(j)
+	c.replaceLocked(n.Path, entrySum{name: j.JobName, sum: maphash.Bytes(c.seed, n.Value), job: true})
 	c.jobs[name] = j
 	return nil
+}
+
+// init makes the maps of a catalog never loaded (under wmu and mu).
+func (c *Catalog) init() {
+	if c.sums == nil {
+		c.sums = map[string]entrySum{}
+	}
+	if c.apps == nil {
+		c.apps, c.jobs = map[string]app.Config{}, map[string]jobs.Config{}
+	}
+}
+
+// dropSum forgets the fingerprint of what was decoded for name (under
+// wmu): a read that failed leaves nothing a Sync could take as current.
+func (c *Catalog) dropSum(name string, job bool) {
+	p := registry.AppsPath + "/" + name
+	if job {
+		p = registry.JobsPath + "/" + name
+	}
+	if e, ok := c.sums[p]; ok && e.job == job {
+		delete(c.sums, p)
+	}
 }
 
 func ignoreNotFound(err error) error {

@@ -40,6 +40,7 @@ type launcher struct {
 	caps      *capacities
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
+	started   func()                                                       // after the term's first round that could launch (Producer.Start)
 	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
@@ -49,13 +50,25 @@ type launcher struct {
 
 // round is one launch round.
 func (l *launcher) round(ctx context.Context) {
+	began := time.Now()
 	v, err := l.view(ctx)
 	if err != nil {
 		l.log.Error("launcher: read the queues", "err", err)
 		return
 	}
+	viewed := time.Now()
 	p := round.Decide(v)
+	if !l.st.launched && len(p.Launches) > 0 && v.Connected && v.Reconciling == 0 {
+		// The term's first launching round: where its time goes (takeover
+		// timelines, docs/cluster.md). Wall clock, for the log only.
+		l.log.Info("first launch round of the term", "tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
+			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed))
+		l.st.launched = true
+	}
 	l.apply(ctx, v, p)
+	if v.Connected && v.Reconciling == 0 && len(v.Offers) > 0 && l.started != nil {
+		l.started() // its launches are committed and accepted: the catch-up of missed fires may go
+	}
 	l.waits.record(ctx, p.Waiting)
 	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
 }
@@ -247,6 +260,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 	for _, pl := range b.order {
 		l.st.putRunning(pl.job, pl.item, *b.entry(pl)) // created by the commit: version 0
 	}
+	l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
 	l.queues.changed()
 	l.accept(ctx, b, p.Decline, refuse)
 }

@@ -365,3 +365,87 @@ func TestShortPeriodFiresAreNotStagedUnderTheGrownLead(t *testing.T) {
 		t.Fatalf("ready %+v, want every's and minute's staged fires", q)
 	}
 }
+
+// A takeover's catch-up of missed fires waits for the term's first round
+// that could launch (Producer.Start), so it neither sits before that
+// round's commit nor conflicts with it, and counts the instants up to
+// the end of the hold: what is fired is unchanged.
+func TestMissedFiresWaitForTheFirstLaunchRound(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "m"; j.Cron = "0/5 * * * * ?"; j.Misfire = true })
+	if err := r.reg.TriggerMissed(r.ctx, nil, t0); err != nil { // the last term's watermark
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(11 * time.Second))
+	start := make(chan struct{})
+	r.sched.producer.Start = start
+	fired := runProducer(t, r)
+	armedAt(t, r, t0.Add(11*time.Second+startHold))
+	if c := r.readyCount("m"); c != 0 {
+		t.Fatalf("%d pending before the first launch round; the catch-up must wait", c)
+	}
+	r.clk.Advance(4 * time.Second) // t0+15s: one more instant passed during the hold
+	close(start)
+	if got := nextFire(t, fired); len(got) != 1 || got[0] != "m" {
+		t.Fatalf("caught up %v, want m", got)
+	}
+	if c := r.readyCount("m"); c != 3 {
+		t.Fatalf("%d pending, want the 3 instants missed up to the end of the hold (t0+5s, +10s, +15s)", c)
+	}
+	armedAt(t, r, t0.Add(20*time.Second)) // then on schedule, none fired twice
+}
+
+// Without a launch round (no offers), the catch-up goes after startHold.
+func TestMissedFiresHoldIsBounded(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "m"; j.Cron = "0/5 * * * * ?" })
+	if err := r.reg.TriggerMissed(r.ctx, nil, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(11 * time.Second))
+	r.sched.producer.Start = make(chan struct{}) // never closed
+	fired := runProducer(t, r)
+	armedAt(t, r, t0.Add(11*time.Second+startHold))
+	r.clk.Advance(startHold)
+	if got := nextFire(t, fired); len(got) != 1 || got[0] != "m" {
+		t.Fatalf("caught up %v, want m", got)
+	}
+	if c := r.readyCount("m"); c != 1 {
+		t.Fatalf("%d pending, want 1 (misfire=false collapses)", c)
+	}
+}
+
+// The launcher opens Producer.Start after the term's first round that
+// could launch: not while reconciliation holds launching back, nor
+// without offers.
+func TestFirstLaunchRoundOpensTheCatchUp(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "j"; j.ShardingTotalCount = 1; j.CPUCount = 0.1; j.MemoryMB = 16 })
+	opened := func() bool {
+		select {
+		case <-r.sched.started:
+			return true
+		default:
+			return false
+		}
+	}
+	r.sched.launcher.round(r.ctx) // no offers
+	if opened() {
+		t.Fatal("opened by a round without offers")
+	}
+	r.sched.st.awaiting = map[string]bool{"t": true}
+	r.sched.st.awaitUntil = t0.Add(time.Minute)
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	if opened() {
+		t.Fatal("opened while reconciliation holds launching back")
+	}
+	r.sched.st.awaiting = nil
+	r.sched.launcher.round(r.ctx)
+	if !opened() {
+		t.Fatal("the first round that could launch did not open the catch-up")
+	}
+}

@@ -23,9 +23,9 @@ import (
 type queues struct {
 	reg     *registry.Registry
 	log     *slog.Logger
-	memo    registry.QueueMemo
-	gen     atomic.Uint64 // changes seen to the ready queue
-	watched atomic.Bool   // the watch follows the ready queue
+	memo    *registry.QueueMemo // the instance's, kept warm between terms (Catalog.QueueMemo), or the term's own
+	gen     atomic.Uint64       // changes seen to the ready queue
+	watched atomic.Bool         // the watch follows the ready queue
 	last    readyRead
 }
 
@@ -50,7 +50,7 @@ func (q *queues) ready(ctx context.Context, now time.Time) ([]*queue.Ready, erro
 	if q.watched.Load() && fresh && now.Sub(last.at) < readyMaxAge {
 		return last.queue, nil
 	}
-	rq, err := q.reg.ReadyQueueMemo(ctx, &q.memo)
+	rq, err := q.reg.ReadyQueueMemo(ctx, q.memo)
 	if err != nil {
 		q.last.valid = false
 		return nil, err
@@ -64,7 +64,7 @@ func (q *queues) ready(ctx context.Context, now time.Time) ([]*queue.Ready, erro
 
 // failover returns the failover queue, oldest first.
 func (q *queues) failover(ctx context.Context) ([]queue.Failover, error) {
-	return q.reg.FailoverQueueMemo(ctx, &q.memo)
+	return q.reg.FailoverQueueMemo(ctx, q.memo)
 }
 
 // sameQueue reports whether two reads hold the same entries at the same

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -108,7 +109,11 @@ type Deps struct {
 	// (for when running work is expected to end); without it they come
 	// from the runs this term sees.
 	RecentRuns RecentRuns
-	Options    Options
+	// Catalog, when set, is the instance's catalog kept current between
+	// terms (Catalog.Follow): the term takes it over and syncs it instead
+	// of loading the whole configuration. Nil: a catalog of the term's own.
+	Catalog *Catalog
+	Options Options
 }
 
 // Scheduler is the leader's brain: one loop goroutine that owns the
@@ -133,6 +138,13 @@ type Scheduler struct {
 	events chan func(ctx context.Context)
 	wake   chan struct{}
 	ready  chan struct{} // closed when Run has loaded the catalog
+	// started is closed after the term's first round that could launch
+	// (connected, reconciled, offers held): the producer's catch-up of
+	// missed fires waits for it (Producer.Start).
+	started     chan struct{}
+	startedOnce sync.Once
+
+	offersArrived atomic.Bool // the term's first offers arrived (logged)
 
 	inboxMu      sync.Mutex
 	inbox        []inboxItem     // the engine stream's events not yet taken by the loop (batch.go)
@@ -153,11 +165,17 @@ func New(d Deps) *Scheduler {
 	}
 	d.Options.defaults()
 	s := &Scheduler{deps: d, st: newState(), events: make(chan func(ctx context.Context), 1024),
-		wake: make(chan struct{}, 1), ready: make(chan struct{})}
+		wake: make(chan struct{}, 1), ready: make(chan struct{}), started: make(chan struct{})}
 	s.alarm = newAlarm(d.Clock)
 	s.seen = &seen{clock: d.Clock}
-	s.catalog = NewCatalog(d.Registry)
-	s.queues = &queues{reg: d.Registry, log: d.Log.With("subsystem", "launcher")}
+	s.catalog = d.Catalog
+	if s.catalog == nil {
+		s.catalog = NewCatalog(d.Registry)
+	}
+	s.queues = &queues{reg: d.Registry, log: d.Log.With("subsystem", "launcher"), memo: &registry.QueueMemo{}}
+	if d.Catalog != nil {
+		s.queues.memo = d.Catalog.QueueMemo() // warm: the first round decodes what changed since the standby's last read
+	}
 	opts := &s.deps.Options
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: opts.Location,
@@ -182,6 +200,7 @@ func New(d Deps) *Scheduler {
 		s.launcher.caps.engine = ec
 	}
 	s.launcher.killRun = s.killRun
+	s.launcher.started = func() { s.startedOnce.Do(func() { close(s.started) }) }
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}
 	return s
@@ -232,10 +251,21 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.catalog.Load(ctx); err != nil {
+	if s.deps.Catalog != nil {
+		s.catalog.take()
+		defer func() {
+			if err := s.catalog.release(context.WithoutCancel(ctx)); err != nil {
+				s.deps.Log.Warn("catalog: sync after the term", "err", err)
+			}
+		}()
+	}
+	began := time.Now()
+	if err := s.catalog.Sync(ctx); err != nil {
 		return err
 	}
+	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
 	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
+	s.producer.Start = s.started              // the catch-up of missed fires after the first launch round
 	close(s.ready)
 	errc := make(chan error, 4)
 	go func() { errc <- s.producer.Run(ctx) }()

@@ -37,12 +37,14 @@ type state struct {
 	lastWork    time.Time         // the last round that had work waiting
 
 	// reconciliation (reconcile.go)
-	awaiting     map[string]bool // running tasks whose answer is missing
-	awaitUntil   time.Time       // launching waits for them until then
-	firstLaunch  bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
-	reconciledAt time.Time       // the last periodic explicit reconciliation
-	unreachable  map[string]time.Time
-	overtaken    recent.Set // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)
+	awaiting      map[string]bool // running tasks whose answer is missing
+	awaitUntil    time.Time       // launching waits for them until then
+	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
+	reconciledAt  time.Time       // the last periodic explicit reconciliation
+	launched      bool            // the term has launched (its first launch is logged)
+	offersHandled bool            // the term has handled offers (its first are logged)
+	unreachable   map[string]time.Time
+	overtaken     recent.Set // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)
 }
 
 func newState() *state {

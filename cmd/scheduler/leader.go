@@ -104,6 +104,10 @@ type leaderWork struct {
 	flowObserver engine.Observer
 	secrets      *secrets.Keyring // secrets_key_file (nil: none)
 	defs         crd.Definitions  // the API's definitions, for the objects' reconciler (crds.go)
+	// catalog is the configuration as this instance holds it, kept
+	// current between terms (scheduler.Catalog.Follow) and taken over by
+	// each term, which then only checks it against the registry copy.
+	catalog *scheduler.Catalog
 }
 
 // secretAccess is how a task fetches its job's secrets: from the
@@ -121,6 +125,15 @@ func (l *leaderWork) secretAccess() func(taskID string) *jobs.SecretAccess {
 // run serves every term this instance is given until ctx ends (package
 // leader: the catch-up barrier, the fenced registry, the term's loops).
 func (l *leaderWork) run(ctx context.Context, lead leadership) error {
+	ctx, cancel := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	defer func() { <-followed }() // after cancel (deferred below): nothing reads the store once run returns
+	defer cancel()
+	l.catalog = scheduler.NewCatalog(registry.New(l.kv))
+	go func() {
+		defer close(followed)
+		_ = l.catalog.Follow(ctx, clock.Real{}, l.log.With("subsystem", "catalog"))
+	}()
 	return leader.Run(ctx, leader.Config{
 		Terms: lead,
 		Registry: func() *registry.Registry {
@@ -152,7 +165,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Inventory: client,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
-		Observer: l.observer, Notifier: l.hooks, RecentRuns: l.recentRuns(reg),
+		Observer: l.observer, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog,
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, FireLeadFloor: fireLeadFloor(l.cfg), Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
