@@ -3,6 +3,8 @@ package zk
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,56 @@ func TestUrgentCommitsHaveTheirOwnSession(t *testing.T) {
 	defer stop()
 	if err := s.Commit(short, store.Create("/u/plain", nil)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("plain commit while the first session hangs: %v, want it waiting", err)
+	}
+}
+
+// TestUrgentSessionFollowsTheFirstServer: each new connection of the urgent
+// session tries the first session's server first, then goes round the
+// others, saying when it has tried them all without connecting.
+func TestUrgentSessionFollowsTheFirstServer(t *testing.T) {
+	first := "b:2181"
+	h := &sameServer{first: func() string { return first }}
+	if err := h.Init([]string{"a:2181", "b:2181", "c:2181"}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var retry []bool
+	for range 5 {
+		s, r := h.Next()
+		got, retry = append(got, s), append(retry, r)
+	}
+	if got[0] != "b:2181" || retry[0] {
+		t.Fatalf("first try %q (retry %v), want the first session's server", got[0], retry[0])
+	}
+	if !slices.Contains(got[1:4], "a:2181") || !slices.Contains(got[1:4], "c:2181") {
+		t.Fatalf("tries %v do not go round the others", got)
+	}
+	if retry[2] || !retry[3] {
+		t.Fatalf("retry flags %v, want true once every server was tried", retry)
+	}
+	h.Connected()
+	first = "c:2181"
+	if s, _ := h.Next(); s != "c:2181" {
+		t.Fatalf("after a connection the next try is %q, want the first session's server now", s)
+	}
+	first = "gone:1"
+	h.Connected()
+	if s, _ := h.Next(); s == "gone:1" {
+		t.Fatal("a server not in the list was tried")
+	}
+}
+
+// TestUrgentSessionIsOnTheFirstSessionsServer: on the ensemble the urgent
+// session connects where the first one did.
+func TestUrgentSessionIsOnTheFirstSessionsServer(t *testing.T) {
+	all, _ := ensembleNodes(t)
+	for range 3 { // the first session's server is random each time
+		s := openTest(t, Options{Servers: strings.Split(all, ","), Namespace: uniqueNamespace(t)})
+		if s.urgent == nil {
+			t.Fatal("no urgent session")
+		}
+		if u, f := s.urgent.Server(), s.conn.Server(); u != f {
+			t.Fatalf("urgent session on %s, the first on %s", u, f)
+		}
 	}
 }
