@@ -4,8 +4,8 @@ import (
 	"container/heap"
 	"context"
 	"log/slog"
+	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,13 +37,13 @@ type Producer struct {
 	// The lead grows beyond Lead when commits take longer: to twice the
 	// slowest recent commit of one instant's fires, up to maxLead.
 	Lead time.Duration
-	// FloorLead is the least lead of the fires staged under the grown lead
-	// (those of jobs that do not fire again within shortPeriod), at most
-	// maxLead. On ZooKeeper the scheduler sets the bound: a fire commit
-	// there waits behind the launch loop's chained multis, which grow
-	// faster than a lead that follows the measured commits (the simulated
-	// cluster's late fires came while the measured lead was still growing).
-	FloorLead time.Duration
+	// StartLead is the lead a producer starts with, before its own commits
+	// were measured (0: Lead). It fades by half every startLeadHalfLife,
+	// while the measured lead (twice the slowest recent commit) takes over;
+	// both are bounded by maxLead. On ZooKeeper the scheduler starts at the
+	// bound: a term's first minutes are when the launch backlog and the
+	// commits behind it grow fastest, faster than a lead that follows them.
+	StartLead time.Duration
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
 	// Start, if set, holds the commit of the fires missed since the last
@@ -55,12 +55,9 @@ type Producer struct {
 	// are counted after the hold, so what is fired is unchanged.
 	Start <-chan struct{}
 
-	mu    sync.Mutex
-	floor time.Time // fires at or before it were handled by an earlier producer or the catch-up
-	// h holds the next fires staged under the lead (leadLocked); hs those
-	// of jobs that fire again within 2*maxLead of their last fire, staged
-	// under shortLead (shortPeriod).
-	h, hs   fireHeap
+	mu      sync.Mutex
+	floor   time.Time // fires at or before it were handled by an earlier producer or the catch-up
+	h       fireHeap
 	gen     map[string]uint64 // job → generation; heap entries with an older one are stale
 	changed chan struct{}
 
@@ -71,6 +68,7 @@ type Producer struct {
 	queued map[string]bool
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
+	started time.Time     // when Run started: StartLead fades from it (under mu)
 	armed   time.Duration // the lead the timer was armed with (under mu)
 }
 
@@ -83,21 +81,32 @@ type Producer struct {
 // clears it like any pending execution (docs/jobs.md).
 const maxLead = 5 * time.Second
 
-// MaxFireLead is maxLead, for a scheduler that stages fires at the bound
-// (Options.FireLeadFloor).
+// MaxFireLead is maxLead, for a scheduler that starts its producer at the
+// bound (Options.FireLeadStart).
 const MaxFireLead = maxLead
 
+// startLeadHalfLife is how fast StartLead fades: at 100,000 jobs on
+// ZooKeeper the registration, the warm-up and the first minute of a
+// saturated launch loop take 3-5 minutes, and the commits grew over all of
+// them (the late fires of the simulated cluster fell in the window's first
+// 4 s, the measured lead still growing from 1.5 to 2.6 s).
+const startLeadHalfLife = 5 * time.Minute
+
 // leadLocked is how far ahead of their instant fires are staged now: Lead,
-// or twice the slowest recent commit, or FloorLead, the longest of them, at
-// most maxLead above Lead (under p.mu).
+// or twice the slowest recent commit, or what is left of StartLead, the
+// longest of them, at most maxLead (under p.mu).
 func (p *Producer) leadLocked() time.Duration {
-	return max(p.Lead, min(max(2*p.slowest, p.FloorLead), maxLead))
+	return max(p.Lead, min(max(2*p.slowest, p.startLeft()), maxLead))
 }
 
-// shortLead is the lead of the short heap's fires: Lead, at most half the
-// shortest period a cron can have (one second), so that a job's fire is
-// never staged while its last one is still due.
-func (p *Producer) shortLead() time.Duration { return min(p.Lead, time.Second/2) }
+// startLeft is StartLead faded by the time since the start (under p.mu).
+func (p *Producer) startLeft() time.Duration {
+	if p.StartLead <= 0 || p.started.IsZero() {
+		return 0
+	}
+	since := p.Clock.Now().Sub(p.started)
+	return time.Duration(float64(p.StartLead) * math.Exp2(-since.Seconds()/startLeadHalfLife.Seconds()))
+}
 
 // noteCommit feeds one commit's duration into the lead: the slowest recent
 // one counts, older ones fade by a hundredth per commit. Commits come about
@@ -169,7 +178,7 @@ func (p *Producer) init() {
 func (p *Producer) Reschedule(job string) {
 	p.mu.Lock()
 	p.init()
-	p.scheduleLocked(job, laterOf(p.Clock.Now(), p.floor), time.Time{})
+	p.scheduleLocked(job, laterOf(p.Clock.Now(), p.floor))
 	p.mu.Unlock()
 	p.poke()
 }
@@ -182,9 +191,9 @@ func (p *Producer) rescheduleAll(after time.Time) {
 	p.mu.Lock()
 	p.init()
 	now := laterOf(after, p.floor)
-	p.h, p.hs = p.h[:0], p.hs[:0]
+	p.h = p.h[:0]
 	for _, j := range p.Catalog.JobNames() {
-		p.scheduleLocked(j, now, time.Time{})
+		p.scheduleLocked(j, now)
 	}
 	p.mu.Unlock()
 	p.poke()
@@ -197,19 +206,9 @@ func (p *Producer) poke() {
 	}
 }
 
-// shortPeriod is the gap between a job's fires under which its next fire
-// is staged under Lead alone, not under the lead grown by slow commits: a
-// fire staged while the job's last one is still pending adds to that
-// entry, and a misfire=false job's would collapse into it and be lost. A
-// gap of at least twice the bound keeps the last fire's instant at least
-// maxLead behind the staging of the next.
-const shortPeriod = 2 * maxLead
-
 // scheduleLocked pushes job's next fire strictly after `after`, bumping
-// its generation so older heap entries are ignored. prev is the instant of
-// the fire just committed (zero when the job is scheduled afresh): a next
-// fire less than shortPeriod after it goes to the short heap.
-func (p *Producer) scheduleLocked(job string, after, prev time.Time) {
+// its generation so older heap entries are ignored.
+func (p *Producer) scheduleLocked(job string, after time.Time) {
 	p.gen[job]++
 	j, _, ok := p.Catalog.Runnable(job)
 	if !ok || j.JobExecutionType != jobs.Transient {
@@ -219,12 +218,7 @@ func (p *Producer) scheduleLocked(job string, after, prev time.Time) {
 	if !ok {
 		return
 	}
-	f := fire{at: next, job: job, gen: p.gen[job]}
-	if !prev.IsZero() && next.Sub(prev) < shortPeriod {
-		heap.Push(&p.hs, f)
-		return
-	}
-	heap.Push(&p.h, f)
+	heap.Push(&p.h, fire{at: next, job: job, gen: p.gen[job]})
 }
 
 func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
@@ -247,11 +241,9 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []round.Fire
-	for _, h := range []fireHeap{p.h, p.hs} {
-		for _, f := range h {
-			if f.gen == p.gen[f.job] && !f.at.After(until) && keep(f.job) {
-				out = append(out, round.Fire{Job: f.job, At: f.at})
-			}
+	for _, f := range p.h {
+		if f.gen == p.gen[f.job] && !f.at.After(until) && keep(f.job) {
+			out = append(out, round.Fire{Job: f.job, At: f.at})
 		}
 	}
 	slices.SortFunc(out, func(a, b round.Fire) int { return a.At.Compare(b.At) })
@@ -263,6 +255,7 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 func (p *Producer) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.init()
+	p.started = p.Clock.Now()
 	p.mu.Unlock()
 	from := p.catchUp(ctx)
 	p.mu.Lock()
@@ -290,24 +283,15 @@ func (p *Producer) arm(timer clock.Timer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	timer.Stop()
-	p.h.dropStale(p.gen)
-	p.hs.dropStale(p.gen)
+	for len(p.h) > 0 && p.h[0].gen != p.gen[p.h[0].job] {
+		heap.Pop(&p.h)
+	}
+	if len(p.h) == 0 {
+		timer.Reset(time.Hour)
+		return
+	}
 	p.armed = p.leadLocked()
-	now, wait := p.Clock.Now(), time.Hour
-	if len(p.h) > 0 {
-		wait = min(wait, p.h[0].at.Sub(now)-p.armed)
-	}
-	if len(p.hs) > 0 {
-		wait = min(wait, p.hs[0].at.Sub(now)-p.shortLead())
-	}
-	timer.Reset(max(wait, 0))
-}
-
-// dropStale pops the entries at the top whose job was rescheduled since.
-func (h *fireHeap) dropStale(gen map[string]uint64) {
-	for len(*h) > 0 && (*h)[0].gen != gen[(*h)[0].job] {
-		heap.Pop(h)
-	}
+	timer.Reset(max(p.h[0].at.Sub(p.Clock.Now())-p.armed, 0))
 }
 
 // fireDue commits every fire that is due, in one batch, and schedules each
@@ -317,9 +301,9 @@ func (h *fireHeap) dropStale(gen map[string]uint64) {
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
 	p.mu.Lock()
-	lead := max(p.leadLocked(), p.armed) // a lead that shrank since the timer was armed still serves what woke it
+	lead := max(p.leadLocked(), p.armed) // a lead that faded since the timer was armed still serves what woke it
 	p.mu.Unlock()
-	due := p.popDue(now.Add(lead), now.Add(p.shortLead()))
+	due := p.popDue(now.Add(lead))
 	if len(due) == 0 {
 		return
 	}
@@ -337,7 +321,7 @@ func (p *Producer) fireDue(ctx context.Context) {
 				after = now // behind by more than a period: skip to the future
 			}
 		}
-		p.scheduleLocked(f.job, after, f.at)
+		p.scheduleLocked(f.job, after)
 	}
 	p.mu.Unlock()
 }
@@ -457,29 +441,13 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// popDue pops the fires at or before until, and the short heap's at or
-// before shortUntil, in heap order.
-func (p *Producer) popDue(until, shortUntil time.Time) []fire {
+func (p *Producer) popDue(now time.Time) []fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	due := p.h.popUntil(until, p.gen)
-	if short := p.hs.popUntil(shortUntil, p.gen); len(short) > 0 {
-		due = append(due, short...)
-		slices.SortFunc(due, func(a, b fire) int {
-			if c := a.at.Compare(b.at); c != 0 {
-				return c
-			}
-			return strings.Compare(a.job, b.job)
-		})
-	}
-	return due
-}
-
-func (h *fireHeap) popUntil(until time.Time, gen map[string]uint64) []fire {
 	var due []fire
-	for len(*h) > 0 && !(*h)[0].at.After(until) {
-		f := heap.Pop(h).(fire)
-		if f.gen == gen[f.job] {
+	for len(p.h) > 0 && !p.h[0].at.After(now) {
+		f := heap.Pop(&p.h).(fire)
+		if f.gen == p.gen[f.job] {
 			due = append(due, f)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -237,13 +238,23 @@ func TestFireLeadFollowsSlowCommits(t *testing.T) {
 	}
 }
 
-// TestFloorLeadHoldsUnderTheMeasuredLead: FloorLead is the least lead,
-// the measured lead takes over when it is longer, and neither passes
-// maxLead.
-func TestFloorLeadHoldsUnderTheMeasuredLead(t *testing.T) {
-	p := &Producer{Lead: 20 * time.Millisecond, FloorLead: 2 * time.Second}
+// TestStartLeadFadesIntoTheMeasuredLead: a producer with StartLead stages
+// its first fires that far ahead, the start lead halves every
+// startLeadHalfLife, and the lead measured from commits takes over once it
+// is longer; neither passes maxLead.
+func TestStartLeadFadesIntoTheMeasuredLead(t *testing.T) {
+	clk := clock.NewFake(t0)
+	p := &Producer{Lead: 20 * time.Millisecond, StartLead: 8 * time.Second, Clock: clk}
+	if got := p.leadLocked(); got != 20*time.Millisecond {
+		t.Fatalf("lead %v before Run, want Lead", got)
+	}
+	p.started = t0
+	if got := p.leadLocked(); got != maxLead {
+		t.Fatalf("lead %v at the start, want the bound %v", got, maxLead)
+	}
+	clk.Advance(2 * startLeadHalfLife)
 	if got := p.leadLocked(); got != 2*time.Second {
-		t.Fatalf("lead %v with no commit, want the floor", got)
+		t.Fatalf("lead %v two half-lives on, want 2s", got)
 	}
 	p.noteCommit(1500 * time.Millisecond)
 	if got := p.leadLocked(); got != 3*time.Second {
@@ -252,21 +263,19 @@ func TestFloorLeadHoldsUnderTheMeasuredLead(t *testing.T) {
 	for range 700 {
 		p.noteCommit(time.Millisecond)
 	}
-	if got := p.leadLocked(); got != 2*time.Second {
-		t.Fatalf("lead %v after fast commits, want the floor again", got)
-	}
-	p.FloorLead = 8 * time.Second
-	if got := p.leadLocked(); got != maxLead {
-		t.Fatalf("lead %v with a floor past the bound, want %v", got, maxLead)
+	clk.Advance(20 * startLeadHalfLife)
+	if got := p.leadLocked(); got != 20*time.Millisecond {
+		t.Fatalf("lead %v long after the start with fast commits, want Lead", got)
 	}
 }
 
-// TestFiresAreStagedAtTheFloorLead: a fire of a producer with FloorLead
-// is committed that long before its instant and held until it.
-func TestFiresAreStagedAtTheFloorLead(t *testing.T) {
+// TestFirstFiresAreStagedAtTheStartLead: the first fire of a producer
+// started with StartLead is committed that long before its instant and held
+// until it.
+func TestFirstFiresAreStagedAtTheStartLead(t *testing.T) {
 	r := newRig(t)
 	r.sched.producer.Lead = 20 * time.Millisecond
-	r.sched.producer.FloorLead = maxLead
+	r.sched.producer.StartLead = maxLead
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.JobName = "early"; j.Cron = "0/10 * * * * ?"; j.ShardingTotalCount = 1 })
 	fired := runProducer(t, r)
@@ -338,31 +347,6 @@ func TestFiresOfSeveralInstantsCommitTogether(t *testing.T) {
 	}
 	if got := batches(byInstant(due[:5]), 2); len(got) != 2 || len(got[0]) != 3 {
 		t.Fatalf("an instant larger than the bound must go whole, got %d commits", len(got))
-	}
-}
-
-// TestShortPeriodFiresAreNotStagedUnderTheGrownLead: a job firing more
-// often than twice the lead bound gets only Lead ahead of its following
-// fires, never the lead grown by slow commits: with the grown lead its next
-// fire would be committed while the last one is still pending, and a
-// misfire=false job would lose it (collapsed into the pending entry).
-func TestShortPeriodFiresAreNotStagedUnderTheGrownLead(t *testing.T) {
-	r := newRig(t)
-	r.sched.producer.Lead = 20 * time.Millisecond
-	r.sched.producer.noteCommit(2 * time.Second) // the lead is 4 s now
-	r.addApp("app", 1, 128)
-	r.addJob(func(j *jobs.Config) { j.JobName = "every"; j.Cron = "* * * * * ?"; j.ShardingTotalCount = 1 })
-	r.addJob(func(j *jobs.Config) { j.JobName = "minute"; j.Cron = "3 * * * * ?"; j.ShardingTotalCount = 1 })
-	fired := runProducer(t, r)
-	// every's t0+1s and minute's t0+3s (a first fire, then a long period):
-	// both staged at once under the 4 s lead
-	if got := nextFire(t, fired); !slices.Equal(got, []string{"every", "minute"}) {
-		t.Fatalf("first fires %v", got)
-	}
-	armedAt(t, r, t0.Add(2*time.Second-20*time.Millisecond)) // every's t0+2s: Lead only
-	q, _ := r.reg.ReadyQueue(r.ctx)
-	if len(q) != 2 {
-		t.Fatalf("ready %+v, want every's and minute's staged fires", q)
 	}
 }
 
