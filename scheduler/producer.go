@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"log/slog"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -37,13 +36,6 @@ type Producer struct {
 	// The lead grows beyond Lead when commits take longer: to twice the
 	// slowest recent commit of one instant's fires, up to maxLead.
 	Lead time.Duration
-	// StartLead is the lead a producer starts with, before its own commits
-	// were measured (0: Lead). It fades by half every startLeadHalfLife,
-	// while the measured lead (twice the slowest recent commit) takes over;
-	// both are bounded by maxLead. On ZooKeeper the scheduler starts at the
-	// bound: a term's first minutes are when the launch backlog and the
-	// commits behind it grow fastest, faster than a lead that follows them.
-	StartLead time.Duration
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
 	// Start, if set, holds the commit of the fires missed since the last
@@ -68,7 +60,6 @@ type Producer struct {
 	queued map[string]bool
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
-	started time.Time     // when Run started: StartLead fades from it (under mu)
 	armed   time.Duration // the lead the timer was armed with (under mu)
 }
 
@@ -81,31 +72,10 @@ type Producer struct {
 // clears it like any pending execution (docs/jobs.md).
 const maxLead = 5 * time.Second
 
-// MaxFireLead is maxLead, for a scheduler that starts its producer at the
-// bound (Options.FireLeadStart).
-const MaxFireLead = maxLead
-
-// startLeadHalfLife is how fast StartLead fades: at 100,000 jobs on
-// ZooKeeper the registration, the warm-up and the first minute of a
-// saturated launch loop take 3-5 minutes, and the commits grew over all of
-// them (the late fires of the simulated cluster fell in the window's first
-// 4 s, the measured lead still growing from 1.5 to 2.6 s).
-const startLeadHalfLife = 5 * time.Minute
-
-// leadLocked is how far ahead of their instant fires are staged now: Lead,
-// or twice the slowest recent commit, or what is left of StartLead, the
-// longest of them, at most maxLead (under p.mu).
+// leadLocked is how far ahead of their instant fires are staged now: Lead, or
+// twice the slowest recent commit if that is longer (under p.mu).
 func (p *Producer) leadLocked() time.Duration {
-	return max(p.Lead, min(max(2*p.slowest, p.startLeft()), maxLead))
-}
-
-// startLeft is StartLead faded by the time since the start (under p.mu).
-func (p *Producer) startLeft() time.Duration {
-	if p.StartLead <= 0 || p.started.IsZero() {
-		return 0
-	}
-	since := p.Clock.Now().Sub(p.started)
-	return time.Duration(float64(p.StartLead) * math.Exp2(-since.Seconds()/startLeadHalfLife.Seconds()))
+	return max(p.Lead, min(2*p.slowest, maxLead))
 }
 
 // noteCommit feeds one commit's duration into the lead: the slowest recent
@@ -255,7 +225,6 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 func (p *Producer) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.init()
-	p.started = p.Clock.Now()
 	p.mu.Unlock()
 	from := p.catchUp(ctx)
 	p.mu.Lock()
@@ -301,7 +270,7 @@ func (p *Producer) arm(timer clock.Timer) {
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
 	p.mu.Lock()
-	lead := max(p.leadLocked(), p.armed) // a lead that faded since the timer was armed still serves what woke it
+	lead := max(p.leadLocked(), p.armed) // a lead that shrank since the timer was armed still serves what woke it
 	p.mu.Unlock()
 	due := p.popDue(now.Add(lead))
 	if len(due) == 0 {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -235,57 +234,6 @@ func TestFireLeadFollowsSlowCommits(t *testing.T) {
 	p.noteCommit(5 * time.Second)
 	if got := p.leadLocked(); got != maxLead {
 		t.Fatalf("lead %v after a 5s commit, want the bound %v", got, maxLead)
-	}
-}
-
-// TestStartLeadFadesIntoTheMeasuredLead: a producer with StartLead stages
-// its first fires that far ahead, the start lead halves every
-// startLeadHalfLife, and the lead measured from commits takes over once it
-// is longer; neither passes maxLead.
-func TestStartLeadFadesIntoTheMeasuredLead(t *testing.T) {
-	clk := clock.NewFake(t0)
-	p := &Producer{Lead: 20 * time.Millisecond, StartLead: 8 * time.Second, Clock: clk}
-	if got := p.leadLocked(); got != 20*time.Millisecond {
-		t.Fatalf("lead %v before Run, want Lead", got)
-	}
-	p.started = t0
-	if got := p.leadLocked(); got != maxLead {
-		t.Fatalf("lead %v at the start, want the bound %v", got, maxLead)
-	}
-	clk.Advance(2 * startLeadHalfLife)
-	if got := p.leadLocked(); got != 2*time.Second {
-		t.Fatalf("lead %v two half-lives on, want 2s", got)
-	}
-	p.noteCommit(1500 * time.Millisecond)
-	if got := p.leadLocked(); got != 3*time.Second {
-		t.Fatalf("lead %v after a 1.5s commit, want the measured 3s", got)
-	}
-	for range 700 {
-		p.noteCommit(time.Millisecond)
-	}
-	clk.Advance(20 * startLeadHalfLife)
-	if got := p.leadLocked(); got != 20*time.Millisecond {
-		t.Fatalf("lead %v long after the start with fast commits, want Lead", got)
-	}
-}
-
-// TestFirstFiresAreStagedAtTheStartLead: the first fire of a producer
-// started with StartLead is committed that long before its instant and held
-// until it.
-func TestFirstFiresAreStagedAtTheStartLead(t *testing.T) {
-	r := newRig(t)
-	r.sched.producer.Lead = 20 * time.Millisecond
-	r.sched.producer.StartLead = maxLead
-	r.addApp("app", 1, 128)
-	r.addJob(func(j *jobs.Config) { j.JobName = "early"; j.Cron = "0/10 * * * * ?"; j.ShardingTotalCount = 1 })
-	fired := runProducer(t, r)
-	instant := t0.Add(10 * time.Second)
-	armedAt(t, r, instant.Add(-maxLead))
-	r.clk.Set(instant.Add(-maxLead))
-	nextFire(t, fired)
-	q, _ := r.reg.ReadyQueue(r.ctx)
-	if len(q) != 1 || !q[0].NotBefore.Equal(instant) {
-		t.Fatalf("staged entry %+v, want held until %v", q, instant)
 	}
 }
 

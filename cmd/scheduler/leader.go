@@ -168,7 +168,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		Observer: l.observer, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog,
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
-			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, FireLeadStart: fireLeadStart(l.cfg), Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
+			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 			SecretAccess: l.secretAccess(),
@@ -284,18 +284,6 @@ func maxRoundTasks(cfg config.Config) int {
 func maxCommitTasks(cfg config.Config) int {
 	if cfg.ZKServers != "" {
 		return zkCommitTasks
-	}
-	return 0
-}
-
-// fireLeadStart is the fire lead a term starts with: on ZooKeeper a fire
-// commit waits behind the launch loop's chained multis on the session, and
-// those grow fastest in a term's first minutes, faster than the lead that
-// follows the measured commits; a term there starts at the bound. The
-// embedded store commits in milliseconds and starts at fire_lead.
-func fireLeadStart(cfg config.Config) time.Duration {
-	if cfg.ZKServers != "" {
-		return scheduler.MaxFireLead
 	}
 	return 0
 }
