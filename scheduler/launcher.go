@@ -40,7 +40,6 @@ type launcher struct {
 	caps      *capacities
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
-	started   func()                                                       // after the term's first round that could launch (Producer.Start)
 	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
@@ -66,9 +65,6 @@ func (l *launcher) round(ctx context.Context) {
 		l.st.launched = true
 	}
 	l.apply(ctx, v, p)
-	if v.Connected && v.Reconciling == 0 && len(v.Offers) > 0 && l.started != nil {
-		l.started() // its launches are committed and accepted: the catch-up of missed fires may go
-	}
 	l.waits.record(ctx, p.Waiting)
 	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
 }

@@ -51,9 +51,6 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 		}
 		return now
 	}
-	if p.waitStart(ctx) {
-		now = p.Clock.Now() // fires up to the end of the hold are missed ones too
-	}
 	limit := p.Registry.MaxPending
 	if limit <= 0 {
 		limit = maxMissedPerJob
@@ -104,33 +101,4 @@ func (p *Producer) countFires(j jobs.Config, from, to time.Time, limit int, misf
 		t = next
 	}
 	return n
-}
-
-// startHold bounds how long the catch-up waits for Producer.Start: a term
-// whose first launch round never comes (no offers: a full cluster) still
-// queues its missed fires.
-const startHold = 5 * time.Second
-
-// waitStart waits for Start (closed by the term's first round that could
-// launch), at most startHold; it reports whether it waited at all.
-func (p *Producer) waitStart(ctx context.Context) bool {
-	if p.Start == nil {
-		return false
-	}
-	select {
-	case <-p.Start:
-		return true // already: nothing held
-	default:
-	}
-	began := p.Clock.Now()
-	t := p.Clock.NewTimer(startHold)
-	defer t.Stop()
-	select {
-	case <-p.Start:
-		p.Log.Debug("producer: missed fires held until the term's first launch round", "held", p.Clock.Now().Sub(began))
-	case <-t.C():
-		p.Log.Info("producer: no launch round within the hold; queueing the missed fires", "held", startHold)
-	case <-ctx.Done():
-	}
-	return true
 }

@@ -38,14 +38,6 @@ type Producer struct {
 	Lead time.Duration
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
-	// Start, if set, holds the commit of the fires missed since the last
-	// producer's watermark until it is closed (the term's first round that
-	// could launch has run) or startHold has passed: a takeover's catch-up
-	// (tens of thousands of ready entries at 100,000 jobs) then neither
-	// sits before the term's first launch commit on the store's session
-	// nor makes it conflict on the entries it rewrites. The missed fires
-	// are counted after the hold, so what is fired is unchanged.
-	Start <-chan struct{}
 
 	mu      sync.Mutex
 	floor   time.Time // fires at or before it were handled by an earlier producer or the catch-up

@@ -137,11 +137,6 @@ type Scheduler struct {
 	events chan func(ctx context.Context)
 	wake   chan struct{}
 	ready  chan struct{} // closed when Run has loaded the catalog
-	// started is closed after the term's first round that could launch
-	// (connected, reconciled, offers held): the producer's catch-up of
-	// missed fires waits for it (Producer.Start).
-	started     chan struct{}
-	startedOnce sync.Once
 
 	offersArrived atomic.Bool // the term's first offers arrived (logged)
 
@@ -164,7 +159,7 @@ func New(d Deps) *Scheduler {
 	}
 	d.Options.defaults()
 	s := &Scheduler{deps: d, st: newState(), events: make(chan func(ctx context.Context), 1024),
-		wake: make(chan struct{}, 1), ready: make(chan struct{}), started: make(chan struct{})}
+		wake: make(chan struct{}, 1), ready: make(chan struct{})}
 	s.alarm = newAlarm(d.Clock)
 	s.seen = &seen{clock: d.Clock}
 	s.catalog = d.Catalog
@@ -198,7 +193,6 @@ func New(d Deps) *Scheduler {
 		s.launcher.caps.engine = ec
 	}
 	s.launcher.killRun = s.killRun
-	s.launcher.started = func() { s.startedOnce.Do(func() { close(s.started) }) }
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}
 	return s
@@ -263,7 +257,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
 	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
-	s.producer.Start = s.started              // the catch-up of missed fires after the first launch round
 	close(s.ready)
 	errc := make(chan error, 4)
 	go func() { errc <- s.producer.Run(ctx) }()
