@@ -69,18 +69,7 @@ func takeCPU(ours int) cpuShot {
 		ns, _ := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
 		s[-1] = partCPU{"pods", ns / 1e9}
 	}
-	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
-		var busy float64
-		for i, v := range f[1:] {
-			if i == 3 || i == 4 { // idle, iowait
-				continue
-			}
-			x, _ := strconv.ParseFloat(v, 64)
-			busy += x
-		}
-		s[-2] = partCPU{"machine", busy / clkTck}
-	}
+	s[-2] = partCPU{"machine", machineBusy()}
 	return s
 }
 
