@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -53,6 +54,10 @@ type Producer struct {
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
 	armed   time.Duration // the lead the timer was armed with (under mu)
+
+	// blocker is the job whose next fire holds staging back (see held), or
+	// nil: its ready entry leaving (NoteReady) re-arms the timer at once.
+	blocker atomic.Pointer[string]
 }
 
 // maxLead bounds how far ahead of their instant fires are staged. On
@@ -96,6 +101,9 @@ func (p *Producer) NoteReady(job string, present bool) {
 	} else {
 		delete(p.queued, job)
 	}
+	if b := p.blocker.Load(); !present && b != nil && *b == job {
+		p.poke() // its held fire may be staged now
+	}
 }
 
 func (p *Producer) believedAbsent(job string) bool {
@@ -105,9 +113,10 @@ func (p *Producer) believedAbsent(job string) bool {
 }
 
 type fire struct {
-	at  time.Time
-	job string
-	gen uint64
+	at   time.Time
+	job  string
+	gen  uint64
+	prev time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
 }
 
 type fireHeap []fire
@@ -180,7 +189,7 @@ func (p *Producer) scheduleLocked(job string, after time.Time) {
 	if !ok {
 		return
 	}
-	heap.Push(&p.h, fire{at: next, job: job, gen: p.gen[job]})
+	heap.Push(&p.h, fire{at: next, job: job, gen: p.gen[job], prev: after})
 }
 
 func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
@@ -226,6 +235,10 @@ func (p *Producer) Run(ctx context.Context) error {
 	if p.AfterLoad != nil {
 		p.AfterLoad()
 	}
+	select { // the first arm below covers the load's poke: a second arm could drop a timer that fired in between
+	case <-p.changed:
+	default:
+	}
 	timer := p.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -248,11 +261,34 @@ func (p *Producer) arm(timer clock.Timer) {
 		heap.Pop(&p.h)
 	}
 	if len(p.h) == 0 {
+		p.blocker.Store(nil)
 		timer.Reset(time.Hour)
 		return
 	}
+	now := p.Clock.Now()
 	p.armed = p.leadLocked()
-	timer.Reset(max(p.h[0].at.Sub(p.Clock.Now())-p.armed, 0))
+	head := p.h[0]
+	if p.heldLocked(head, now, p.armed) {
+		p.blocker.Store(&head.job)
+		timer.Reset(head.at.Sub(now)) // at its instant, or when its job's entry leaves
+		return
+	}
+	p.blocker.Store(nil)
+	timer.Reset(max(head.at.Sub(now)-p.armed, 0))
+}
+
+// heldLocked tells whether a fire must wait for its instant instead of
+// being staged ahead by lead: the lead is more than half the job's period
+// and its job still has a ready entry (the last fire not launched yet).
+// Staged then, the fire would meet that entry before the launcher had
+// even half the period it has without a lead (with a lead longer than the
+// period, before the last fire's own instant): a misfire=false job would
+// lose fires and a misfire=true job would bunch them. A held fire also
+// holds every later instant (the heap's order): the watermark written with
+// each commit says every fire up to it was committed, so no later instant
+// may be committed before it (under p.mu).
+func (p *Producer) heldLocked(f fire, now time.Time, lead time.Duration) bool {
+	return f.at.After(now) && 2*lead > f.at.Sub(f.prev) && !p.believedAbsent(f.job)
 }
 
 // fireDue commits every fire that is due, in one batch, and schedules each
@@ -264,7 +300,7 @@ func (p *Producer) fireDue(ctx context.Context) {
 	p.mu.Lock()
 	lead := max(p.leadLocked(), p.armed) // a lead that shrank since the timer was armed still serves what woke it
 	p.mu.Unlock()
-	due := p.popDue(now.Add(lead))
+	due := p.popDue(now, lead)
 	if len(due) == 0 {
 		return
 	}
@@ -279,7 +315,7 @@ func (p *Producer) fireDue(ctx context.Context) {
 		after := f.at
 		if j, _, ok := p.Catalog.Runnable(f.job); ok {
 			if next, ok := p.nextFire(j, after); ok && !next.After(now) {
-				after = now // behind by more than a period: skip to the future
+				after = now // behind by more than a period: skip to the future (as successor)
 			}
 		}
 		p.scheduleLocked(f.job, after)
@@ -402,15 +438,50 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-func (p *Producer) popDue(now time.Time) []fire {
+// popDue takes the fires to commit now: those due by now+lead, up to the
+// first held one (heldLocked).
+func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var due []fire
-	for len(p.h) > 0 && !p.h[0].at.After(now) {
-		f := heap.Pop(&p.h).(fire)
-		if f.gen == p.gen[f.job] {
-			due = append(due, f)
+	until := now.Add(lead)
+	for len(p.h) > 0 && !p.h[0].at.After(until) {
+		f := p.h[0]
+		if f.gen != p.gen[f.job] {
+			heap.Pop(&p.h)
+			continue
+		}
+		if p.heldLocked(f, now, lead) {
+			// Stop before its instant: the fires of the instants before it go
+			// now, its own instant's and later ones at its instant at the latest.
+			for len(due) > 0 && due[len(due)-1].at.Equal(f.at) {
+				heap.Push(&p.h, due[len(due)-1])
+				due = due[:len(due)-1]
+			}
+			break
+		}
+		due = append(due, heap.Pop(&p.h).(fire))
+		if next, ok := p.successor(f, now); ok && !next.After(until) {
+			// Its next fire is due within the lead too: it is scheduled once
+			// this one is committed, so this commit stops before its instant
+			// (the watermark must not pass a fire not committed yet).
+			until = next.Add(-time.Nanosecond)
 		}
 	}
 	return due
+}
+
+// successor is the fire that follows f: from f's instant, or from now when
+// that is behind by more than a period (the skipped instants are not
+// replayed).
+func (p *Producer) successor(f fire, now time.Time) (time.Time, bool) {
+	j, _, ok := p.Catalog.Runnable(f.job)
+	if !ok || j.JobExecutionType != jobs.Transient {
+		return time.Time{}, false
+	}
+	next, ok := p.nextFire(j, f.at)
+	if ok && !next.After(now) {
+		next, ok = p.nextFire(j, now)
+	}
+	return next, ok
 }

@@ -297,3 +297,47 @@ func TestFiresOfSeveralInstantsCommitTogether(t *testing.T) {
 		t.Fatalf("an instant larger than the bound must go whole, got %d commits", len(got))
 	}
 }
+
+// TestFireLeadLongerThanThePeriodHoldsTheNextFire: with a lead longer than
+// a job's period (slow commits), the job's next fire is not staged while
+// its last one is still queued: it waits for its instant (as without a
+// lead) or for the entry to leave. Staged at once, a misfire=true job
+// bunched two executions into one slot and a misfire=false job lost every
+// other fire. A commit also stops before the next instant of a job it
+// holds, and instants after a held fire wait with it: the watermark
+// written with each commit says every fire up to it was committed.
+func TestFireLeadLongerThanThePeriodHoldsTheNextFire(t *testing.T) {
+	r := newRig(t)
+	r.sched.producer.Lead = 3 * time.Second
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "every"; j.Cron = "* * * * * ?"; j.Misfire = true; j.ShardingTotalCount = 1 })
+	r.addJob(func(j *jobs.Config) { j.JobName = "later"; j.Cron = "3 * * * * ?"; j.ShardingTotalCount = 1 })
+	fired := runProducer(t, r)
+	// The first fire (t0+1s) is staged at once, 3 s ahead (no entry yet);
+	// "later" (t0+3s) not with it: "every" fires again before it.
+	if got := nextFire(t, fired); !slices.Equal(got, []string{"every"}) {
+		t.Fatalf("first staged %v, want every alone", got)
+	}
+	// Its next (t0+2s) is held for its instant: t0+1s's entry is queued.
+	armedAt(t, r, t0.Add(2*time.Second))
+	if c := r.readyCount("every"); c != 1 {
+		t.Fatalf("every: %d pending, want 1 (the next fire held)", c)
+	}
+	if c := r.readyCount("later"); c != 0 {
+		t.Fatal("later staged before instants before it were committed")
+	}
+	// The entry leaves (launched): the held fire is staged at once.
+	r.sched.producer.NoteReady("every", false)
+	if got := nextFire(t, fired); !slices.Equal(got, []string{"every"}) {
+		t.Fatalf("after the entry left, staged %v, want every", got)
+	}
+	armedAt(t, r, t0.Add(3*time.Second))
+	// At its instant a held fire commits whatever is queued (misfire rules).
+	r.clk.Set(t0.Add(3 * time.Second))
+	if got := nextFire(t, fired); !slices.Equal(got, []string{"every", "later"}) {
+		t.Fatalf("at t0+3s staged %v, want every and later", got)
+	}
+	if c := r.readyCount("every"); c != 3 {
+		t.Fatalf("every: %d pending at t0+3s, want 3 (none launched; misfire=true)", c)
+	}
+}
