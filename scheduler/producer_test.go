@@ -310,7 +310,12 @@ func TestFireLeadLongerThanThePeriodHoldsTheNextFire(t *testing.T) {
 	r := newRig(t)
 	r.sched.producer.Lead = 3 * time.Second
 	r.addApp("app", 1, 128)
-	r.addJob(func(j *jobs.Config) { j.JobName = "every"; j.Cron = "* * * * * ?"; j.Misfire = true; j.ShardingTotalCount = 1 })
+	r.addJob(func(j *jobs.Config) {
+		j.JobName = "every"
+		j.Cron = "* * * * * ?"
+		j.Misfire = true
+		j.ShardingTotalCount = 1
+	})
 	r.addJob(func(j *jobs.Config) { j.JobName = "later"; j.Cron = "3 * * * * ?"; j.ShardingTotalCount = 1 })
 	fired := runProducer(t, r)
 	// The first fire (t0+1s) is staged at once, 3 s ahead (no entry yet);
