@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -54,8 +56,32 @@ func (s *simRun) takeover(ctx context.Context) error {
 			took := time.Since(killed)
 			s.r.add(s.sc, fmt.Sprintf("takeover at %d jobs: kill -9 of the leader → first launch by the new one (session timeout 15 s)", s.registered),
 				took.Round(time.Millisecond).String(), "≤ 17 s", le(took.Seconds(), 17))
+			s.takeoverSteps(killed)
 			return nil
 		}
 	}
 	return fmt.Errorf("no launch within 2 minutes of the kill; the standby's log tail:\n%s", tail(s.sb.logPath, 2000))
+}
+
+// takeoverSteps logs when the new leader's term passed its steps, from its
+// log (info level), counted from the kill: where a takeover's time went.
+func (s *simRun) takeoverSteps(killed time.Time) {
+	data, err := os.ReadFile(s.sb.logPath)
+	if err != nil {
+		return
+	}
+	steps := []string{"elected leader", "reconciling running tasks", "every running task reconciled",
+		"queued fires missed", "first launch round of the term"}
+	for line := range strings.Lines(string(data)) {
+		for _, step := range steps {
+			if !strings.Contains(line, step) {
+				continue
+			}
+			// slog's text handler: time=2026-11-26T13:35:00.123+00:00 level=INFO msg=...
+			stamp, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+			if at, err := time.Parse(time.RFC3339Nano, stamp); err == nil && at.After(killed) {
+				logf("%s: takeover +%.2f s: %s", s.sc, at.Sub(killed).Seconds(), strings.TrimSpace(line))
+			}
+		}
+	}
 }
