@@ -40,6 +40,8 @@ func shardRes(n int) corev1.ResourceList {
 type side struct {
 	name string
 	run  func(ctx context.Context, label string, n int) (time.Duration, error)
+	// warm, when set, runs once before the rounds of n pods (untimed).
+	warm func(ctx context.Context, n int) error
 }
 
 func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kubeconfig, tmp string) error {
@@ -56,15 +58,15 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 			defer func() { kb.command = "" }()
 			run, _, err := kb.indexedJobOf(ctx, label, n)
 			return run, err
-		}},
+		}, nil},
 		{"ij", func(ctx context.Context, label string, n int) (time.Duration, error) {
 			run, _, err := kb.indexedJobOf(ctx, label, n)
 			return run, err
-		}},
+		}, nil},
 		{"hand", func(ctx context.Context, label string, n int) (time.Duration, error) {
 			run, _, err := kb.handPodsOf(ctx, label, n)
 			return run, err
-		}},
+		}, nil},
 	}
 	// Both binding modes' schedulers run throughout (the one not triggered idles), each
 	// with its jobs registered.
@@ -87,7 +89,12 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 				job := fmt.Sprintf("kb%s%d", m[:1], n)
 				run, _, err := kb.ourRound(ctx, api, job, n, endedRows(api, job)+n)
 				return run, err
-			}})
+			}, nil})
+			if m == "direct" { // an Indexed Job of our pods, copied from this mode's (kubebinding_ijx.go)
+				ijx, srv := kb.ijxSide(api, func(n int) string { return fmt.Sprintf("kbd%d", n) })
+				defer srv.Close()
+				sides = append(sides, ijx)
+			}
 			return withModes(i + 1)
 		})
 	}
@@ -103,15 +110,29 @@ func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side)
 	for _, n := range bindingShards {
 		runs := map[string][]time.Duration{}
 		kb.limits = shardRes(n)
+		for _, s := range sides {
+			if s.warm != nil {
+				if err := s.warm(ctx, n); err != nil {
+					logf("kube binding %s %d: %v", s.name, n, err)
+				}
+			}
+		}
 		for i := range kubeRounds {
 			for j := range sides {
 				s := sides[(i+j)%len(sides)]
+				// The CPU by part to the last Running (kubecpu.go), for every side alike.
+				tl := newTimeline(n, 0)
+				kb.seen = tl.see
 				run, err := s.run(ctx, fmt.Sprintf("%s%d-%d", s.name, n, i), n)
+				kb.seen = nil
 				if err != nil {
 					logf("kube binding %s %d round %d: %v", s.name, n, i, err)
 					continue
 				}
 				runs[s.name] = append(runs[s.name], run)
+				tl.mu.Lock()
+				logf("kube binding %s %d round %d: all Running %s; CPU seconds to it: %s", s.name, n, i, secs(run), tl.cpu)
+				tl.mu.Unlock()
 			}
 			logf("kube binding %d shards round %d: %s", n, i, roundLine(sides, runs))
 		}
@@ -120,6 +141,8 @@ func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side)
 		ij := m("ij")
 		r.add("kube", fmt.Sprintf("binding: an Indexed Job of %d pods fetching, unpacking and running the app as our executor does: all Running (median of %d)", n, kubeRounds),
 			secs(m("ijw")), "", nil)
+		r.add("kube", fmt.Sprintf("binding: an Indexed Job of %d of our pods (our executor image, env and resources; reports to a bench server): all Running (median of %d)", n, kubeRounds),
+			secs(m("ijx")), "", nil)
 		r.add("kube", fmt.Sprintf("binding: the same %d pods bound by hand at once / as an Indexed Job: all Running (median of %d)", n, kubeRounds),
 			fmt.Sprintf("%s / %s", secs(m("hand")), secs(ij)), "the kubelet's floor", nil)
 		for _, mode := range []struct{ name, goal string }{{"direct", "≤ the Indexed Job's"}, {"kube-scheduler", "≤ 1.1× the Indexed Job's"}} {
@@ -151,8 +174,9 @@ func roundLine(sides []side, runs map[string][]time.Duration) string {
 	return strings.TrimSpace(b.String())
 }
 
-// indexedJobOf runs an Indexed Job of n completions, n at once, with kb.limits; it returns
-// when all n pods were Running and when all had Succeeded.
+// indexedJobOf runs an Indexed Job of n completions, n at once, with kb.limits (or of
+// kb.template's pods, when set); it returns when all n pods were Running and when all had
+// Succeeded.
 func (kb *kubeBench) indexedJobOf(ctx context.Context, label string, n int) (time.Duration, time.Duration, error) {
 	defer func() {
 		bg := metav1.DeletePropagationBackground
@@ -160,10 +184,13 @@ func (kb *kubeBench) indexedJobOf(ctx context.Context, label string, n int) (tim
 		kb.clean(ctx, "run="+label)
 	}()
 	count, mode := int32(n), batchv1.IndexedCompletion
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}
+	if kb.template != nil {
+		spec = *kb.template
+	}
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: label}, Spec: batchv1.JobSpec{
 		Completions: &count, Parallelism: &count, CompletionMode: &mode,
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"run": label}},
-			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"run": label}}, Spec: spec},
 	}}
 	return kb.watchPods(ctx, "run="+label, n, func() error {
 		_, err := kb.cs.BatchV1().Jobs(kb.ns).Create(ctx, j, metav1.CreateOptions{})
