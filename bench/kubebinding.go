@@ -15,7 +15,7 @@ import (
 )
 
 // The kube scenario's binding part (issue 41 item 2): trigger → all pods Running for jobs of
-// 3 and 20 shards, with the scheduler binding pods itself (direct: spec.nodeName) and through
+// 3 and 20 shards (-kube-binding-shards), with the scheduler binding pods itself (direct: spec.nodeName) and through
 // kube-scheduler (pinned by required node affinity), side by side with an Indexed Job of the
 // same pods (same command, requests = limits as ours), the same pods by hand at once, and an
 // Indexed Job of pods doing our executor's work, all on the same cluster in the same run.
@@ -23,8 +23,6 @@ import (
 // up throughout: a node that slows over the run (it did: run one side after the other, the
 // 20-pod figures grew in run order, 9.0 → 10.8 → 11.5 → 12.8 → 12.9 s) charges every side
 // alike. Each figure is the median of kubeRounds rounds.
-
-var bindingShards = []int{3, 20}
 
 // shardRes is one of our pods' resources for a job of n shards: the shard's 0.05 CPU and
 // 32 MB plus its share of the app b's executor (0.03 CPU, 64 MB), rounded up.
@@ -74,12 +72,12 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 	var withModes func(i int) error
 	withModes = func(i int) error {
 		if i == len(modes) {
-			kb.bindingRounds(ctx, r, sides)
+			kb.bindingRounds(ctx, r, sides, o.kubeBindN)
 			return nil
 		}
 		m := modes[i]
 		return kb.withScheduler(o, kubeconfig, tmp, "sched-"+m, []string{"--kube-binding", m}, func(api *client, _ *schedProc) error {
-			for _, n := range bindingShards {
+			for _, n := range o.kubeBindN {
 				job := fmt.Sprintf("kb%s%d", m[:1], n)
 				if err := api.postJSON("/api/job/register", fmt.Sprintf(`{"jobName":%q,"appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":%d,"jobParameter":"1","cpuCount":0.05,"memoryMB":32}`, job, n)); err != nil {
 					return err
@@ -106,8 +104,8 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 
 // bindingRounds runs kubeRounds rounds of every side for each size, the sides of a round in
 // an order turned by one each round, and reports the medians.
-func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side) {
-	for _, n := range bindingShards {
+func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side, sizes []int) {
+	for _, n := range sizes {
 		runs := map[string][]time.Duration{}
 		kb.limits = shardRes(n)
 		for _, s := range sides {
