@@ -15,10 +15,11 @@ import (
 )
 
 // The kube scenario's binding part (issue 41 item 2): trigger → all pods Running for jobs of
-// 3 and 20 shards (-kube-binding-shards), with the scheduler binding pods itself (direct: spec.nodeName) and through
-// kube-scheduler (pinned by required node affinity), side by side with an Indexed Job of the
-// same pods (same command, requests = limits as ours), the same pods by hand at once, and an
-// Indexed Job of pods doing our executor's work, all on the same cluster in the same run.
+// 3 and 20 shards (-kube-binding-shards), with the scheduler binding pods itself (direct:
+// spec.nodeName) and through kube-scheduler (pinned by required node affinity), side by side
+// with an Indexed Job of the same pods (same command, requests = limits as ours), the same
+// pods by hand at once, an Indexed Job of pods doing our executor's work, and an Indexed Job
+// of our own pods (ijx, kubebinding_ijx.go), all on the same cluster in the same run.
 // Each round runs every side once, in an order turned by one each round, both schedulers
 // up throughout: a node that slows over the run (it did: run one side after the other, the
 // 20-pod figures grew in run order, 9.0 → 10.8 → 11.5 → 12.8 → 12.9 s) charges every side
