@@ -90,9 +90,9 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 				return run, err
 			}, nil})
 			if m == "direct" { // an Indexed Job of our pods, copied from this mode's (kubebinding_ijx.go)
-				ijx, srv := kb.ijxSide(api, func(n int) string { return fmt.Sprintf("kbd%d", n) })
+				ijx, srv := kb.ijxSides(api, func(n int) string { return fmt.Sprintf("kbd%d", n) }, fetchRun)
 				defer srv.Close()
-				sides = append(sides, ijx)
+				sides = append(sides, ijx...)
 			}
 			return withModes(i + 1)
 		})
@@ -142,6 +142,8 @@ func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side,
 			secs(m("ijw")), "", nil)
 		r.add("kube", fmt.Sprintf("binding: an Indexed Job of %d of our pods (our executor image, env and resources; reports to a bench server): all Running (median of %d)", n, kubeRounds),
 			secs(m("ijx")), "", nil)
+		r.add("kube", fmt.Sprintf("binding: that Indexed Job of our pods with busybox doing the executor's work instead: all Running (median of %d)", kubeRounds),
+			secs(m("ijs")), "", nil)
 		r.add("kube", fmt.Sprintf("binding: the same %d pods bound by hand at once / as an Indexed Job: all Running (median of %d)", n, kubeRounds),
 			fmt.Sprintf("%s / %s", secs(m("hand")), secs(ij)), "the kubelet's floor", nil)
 		for _, mode := range []struct{ name, goal string }{{"direct", "≤ the Indexed Job's"}, {"kube-scheduler", "≤ 1.1× the Indexed Job's"}} {

@@ -26,9 +26,13 @@ import (
 //   - every pod carries the same task data (one shard's: the work is the same for each);
 //   - the executor reports to a bench server that takes every report (200), not to the
 //     scheduler, so nothing of the scheduler runs while the pods start.
+//
+// The "ijs" side is the same Job of our pods with the executor swapped for busybox doing its
+// work (command: the ijw side's fetchRun): if it is as fast as ijw, our pod spec (env,
+// DNS policy, no service account token, grace) costs nothing and the executor binary does.
 
-// ijxSide returns the side and its report server (closed by the caller).
-func (kb *kubeBench) ijxSide(api *client, job func(n int) string) (side, *httptest.Server) {
+// ijxSides returns the ijx and ijs sides and the report server (closed by the caller).
+func (kb *kubeBench) ijxSides(api *client, job func(n int) string, fetchRun string) ([]side, *httptest.Server) {
 	var reports atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/executor/v1/report" {
@@ -62,7 +66,19 @@ func (kb *kubeBench) ijxSide(api *client, job func(n int) string) (side, *httpte
 		}
 		return run, err
 	}
-	return s, srv
+	ijs := side{name: "ijs", run: func(ctx context.Context, label string, n int) (time.Duration, error) {
+		spec, ok := templates[n]
+		if !ok {
+			return 0, fmt.Errorf("ijs: no template for %d pods", n)
+		}
+		spec = *spec.DeepCopy()
+		spec.Containers[0].Command = []string{"sh", "-c", fetchRun}
+		kb.template = &spec
+		defer func() { kb.template = nil }()
+		run, _, err := kb.indexedJobOf(ctx, label, n)
+		return run, err
+	}}
+	return []side{s, ijs}, srv
 }
 
 // capturePod triggers job (n shards) once, untimed, and returns the first of its pods the
