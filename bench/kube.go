@@ -51,6 +51,8 @@ type kubeBench struct {
 	// command: when set, what the pods by hand and the Indexed Job's run instead of
 	// `echo hello; sleep 1`.
 	command string
+	// template: when set, the Indexed Job's pod spec instead of kb.container()'s pods.
+	template *corev1.PodSpec
 	// dnsPolicy: the pods by hand's DNS policy ("": the default).
 	dnsPolicy corev1.DNSPolicy
 	// seen: when set, watchPods gives it every pod it sees and when (the timeline part).

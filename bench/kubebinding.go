@@ -15,16 +15,15 @@ import (
 )
 
 // The kube scenario's binding part (issue 41 item 2): trigger → all pods Running for jobs of
-// 3 and 20 shards, with the scheduler binding pods itself (direct: spec.nodeName) and through
-// kube-scheduler (pinned by required node affinity), side by side with an Indexed Job of the
-// same pods (same command, requests = limits as ours), the same pods by hand at once, and an
-// Indexed Job of pods doing our executor's work, all on the same cluster in the same run.
+// 3 and 20 shards (-kube-binding-shards), with the scheduler binding pods itself (direct:
+// spec.nodeName) and through kube-scheduler (pinned by required node affinity), side by side
+// with an Indexed Job of the same pods (same command, requests = limits as ours), the same
+// pods by hand at once, an Indexed Job of pods doing our executor's work, and an Indexed Job
+// of our own pods (ijx, kubebinding_ijx.go), all on the same cluster in the same run.
 // Each round runs every side once, in an order turned by one each round, both schedulers
 // up throughout: a node that slows over the run (it did: run one side after the other, the
 // 20-pod figures grew in run order, 9.0 → 10.8 → 11.5 → 12.8 → 12.9 s) charges every side
 // alike. Each figure is the median of kubeRounds rounds.
-
-var bindingShards = []int{3, 20}
 
 // shardRes is one of our pods' resources for a job of n shards: the shard's 0.05 CPU and
 // 32 MB plus its share of the app b's executor (0.03 CPU, 64 MB), rounded up.
@@ -40,6 +39,8 @@ func shardRes(n int) corev1.ResourceList {
 type side struct {
 	name string
 	run  func(ctx context.Context, label string, n int) (time.Duration, error)
+	// warm, when set, runs once before the rounds of n pods (untimed).
+	warm func(ctx context.Context, n int) error
 }
 
 func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kubeconfig, tmp string) error {
@@ -56,15 +57,15 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 			defer func() { kb.command = "" }()
 			run, _, err := kb.indexedJobOf(ctx, label, n)
 			return run, err
-		}},
+		}, nil},
 		{"ij", func(ctx context.Context, label string, n int) (time.Duration, error) {
 			run, _, err := kb.indexedJobOf(ctx, label, n)
 			return run, err
-		}},
+		}, nil},
 		{"hand", func(ctx context.Context, label string, n int) (time.Duration, error) {
 			run, _, err := kb.handPodsOf(ctx, label, n)
 			return run, err
-		}},
+		}, nil},
 	}
 	// Both binding modes' schedulers run throughout (the one not triggered idles), each
 	// with its jobs registered.
@@ -72,12 +73,12 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 	var withModes func(i int) error
 	withModes = func(i int) error {
 		if i == len(modes) {
-			kb.bindingRounds(ctx, r, sides)
+			kb.bindingRounds(ctx, r, sides, o.kubeBindN)
 			return nil
 		}
 		m := modes[i]
 		return kb.withScheduler(o, kubeconfig, tmp, "sched-"+m, []string{"--kube-binding", m}, func(api *client, _ *schedProc) error {
-			for _, n := range bindingShards {
+			for _, n := range o.kubeBindN {
 				job := fmt.Sprintf("kb%s%d", m[:1], n)
 				if err := api.postJSON("/api/job/register", fmt.Sprintf(`{"jobName":%q,"appName":"b","jobExecutionType":"TRANSIENT","shardingTotalCount":%d,"jobParameter":"1","cpuCount":0.05,"memoryMB":32}`, job, n)); err != nil {
 					return err
@@ -87,7 +88,12 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 				job := fmt.Sprintf("kb%s%d", m[:1], n)
 				run, _, err := kb.ourRound(ctx, api, job, n, endedRows(api, job)+n)
 				return run, err
-			}})
+			}, nil})
+			if m == "direct" { // an Indexed Job of our pods, copied from this mode's (kubebinding_ijx.go)
+				ijx, srv := kb.ijxSides(api, func(n int) string { return fmt.Sprintf("kbd%d", n) }, fetchRun)
+				defer srv.Close()
+				sides = append(sides, ijx...)
+			}
 			return withModes(i + 1)
 		})
 	}
@@ -99,19 +105,33 @@ func (kb *kubeBench) bindingModes(ctx context.Context, o options, r *report, kub
 
 // bindingRounds runs kubeRounds rounds of every side for each size, the sides of a round in
 // an order turned by one each round, and reports the medians.
-func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side) {
-	for _, n := range bindingShards {
+func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side, sizes []int) {
+	for _, n := range sizes {
 		runs := map[string][]time.Duration{}
 		kb.limits = shardRes(n)
+		for _, s := range sides {
+			if s.warm != nil {
+				if err := s.warm(ctx, n); err != nil {
+					logf("kube binding %s %d: %v", s.name, n, err)
+				}
+			}
+		}
 		for i := range kubeRounds {
 			for j := range sides {
 				s := sides[(i+j)%len(sides)]
+				// The CPU by part to the last Running (kubecpu.go), for every side alike.
+				tl := newTimeline(n, 0)
+				kb.seen = tl.see
 				run, err := s.run(ctx, fmt.Sprintf("%s%d-%d", s.name, n, i), n)
+				kb.seen = nil
 				if err != nil {
 					logf("kube binding %s %d round %d: %v", s.name, n, i, err)
 					continue
 				}
 				runs[s.name] = append(runs[s.name], run)
+				tl.mu.Lock()
+				logf("kube binding %s %d round %d: all Running %s; CPU seconds to it: %s", s.name, n, i, secs(run), tl.cpu)
+				tl.mu.Unlock()
 			}
 			logf("kube binding %d shards round %d: %s", n, i, roundLine(sides, runs))
 		}
@@ -120,6 +140,10 @@ func (kb *kubeBench) bindingRounds(ctx context.Context, r *report, sides []side)
 		ij := m("ij")
 		r.add("kube", fmt.Sprintf("binding: an Indexed Job of %d pods fetching, unpacking and running the app as our executor does: all Running (median of %d)", n, kubeRounds),
 			secs(m("ijw")), "", nil)
+		r.add("kube", fmt.Sprintf("binding: an Indexed Job of %d of our pods (our executor image, env and resources; reports to a bench server): all Running (median of %d)", n, kubeRounds),
+			secs(m("ijx")), "", nil)
+		r.add("kube", fmt.Sprintf("binding: that Indexed Job of our pods with busybox doing the executor's work instead: all Running (median of %d)", kubeRounds),
+			secs(m("ijs")), "", nil)
 		r.add("kube", fmt.Sprintf("binding: the same %d pods bound by hand at once / as an Indexed Job: all Running (median of %d)", n, kubeRounds),
 			fmt.Sprintf("%s / %s", secs(m("hand")), secs(ij)), "the kubelet's floor", nil)
 		for _, mode := range []struct{ name, goal string }{{"direct", "≤ the Indexed Job's"}, {"kube-scheduler", "≤ 1.1× the Indexed Job's"}} {
@@ -151,8 +175,9 @@ func roundLine(sides []side, runs map[string][]time.Duration) string {
 	return strings.TrimSpace(b.String())
 }
 
-// indexedJobOf runs an Indexed Job of n completions, n at once, with kb.limits; it returns
-// when all n pods were Running and when all had Succeeded.
+// indexedJobOf runs an Indexed Job of n completions, n at once, with kb.limits (or of
+// kb.template's pods, when set); it returns when all n pods were Running and when all had
+// Succeeded.
 func (kb *kubeBench) indexedJobOf(ctx context.Context, label string, n int) (time.Duration, time.Duration, error) {
 	defer func() {
 		bg := metav1.DeletePropagationBackground
@@ -160,10 +185,13 @@ func (kb *kubeBench) indexedJobOf(ctx context.Context, label string, n int) (tim
 		kb.clean(ctx, "run="+label)
 	}()
 	count, mode := int32(n), batchv1.IndexedCompletion
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}
+	if kb.template != nil {
+		spec = *kb.template
+	}
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: label}, Spec: batchv1.JobSpec{
 		Completions: &count, Parallelism: &count, CompletionMode: &mode,
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"run": label}},
-			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, Containers: []corev1.Container{kb.container()}}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"run": label}}, Spec: spec},
 	}}
 	return kb.watchPods(ctx, "run="+label, n, func() error {
 		_, err := kb.cs.BatchV1().Jobs(kb.ns).Create(ctx, j, metav1.CreateOptions{})

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -81,6 +82,7 @@ type options struct {
 	kubeShards  int             // kube: its shards
 	kubeProfile bool
 	kubeArgs    []string
+	kubeBindN   []int // kube binding: the job sizes
 
 	ksNodes, ksNodeCPUs, ksNodeMemGiB int // kube-scale: kwok nodes and their size
 	ksJobs, ksPeriod                  int // kube-scale: jobs, and the seconds between a job's fires
@@ -145,6 +147,7 @@ func main() {
 	kubeParts := flag.String("kube-parts", "floor,job,ours,cpu,rate,cron,binding", "kube: the parts to run (floor: pods by hand, job: an Indexed Job, ours: our trigger, cpu: the scheduler's CPU per pod, rate: pods per second, cron: a cron fire against a CronJob, binding: 3 and 20 shards in both binding modes against Indexed Jobs; timeline, not by default: where 20 pods' time to Running goes, pod by pod, logged)")
 	flag.IntVar(&o.kubeRounds, "kube-cpu-rounds", 5, "kube: executions of a job the scheduler's CPU per pod is measured over")
 	flag.IntVar(&o.kubeShards, "kube-cpu-shards", 3, "kube: the shards of that job")
+	kubeBindN := flag.String("kube-binding-shards", "3,20", "kube: the binding part's job sizes, comma-separated")
 	kubeArgs := flag.String("kube-scheduler-args", "", "kube: more flags for the scheduler, space-separated (e.g. \"--registry-sync normal\" to see what the fsyncs cost)")
 	flag.BoolVar(&o.kubeProfile, "kube-profile", false, "kube: CPU-profile the scheduler over the CPU-per-pod rounds and print the top of it (go tool pprof)")
 	flag.IntVar(&o.ksNodes, "kube-scale-nodes", 1000, "kube-scale: kwok nodes")
@@ -176,6 +179,14 @@ func main() {
 		o.ksLimits = cpOptions{kcmQPS: q, kcmBurst: b, schedQPS: q, schedBurst: b}
 	}
 	o.kubeArgs = strings.Fields(*kubeArgs)
+	for _, s := range strings.Split(*kubeBindN, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "-kube-binding-shards: %q is not a job size\n", s)
+			os.Exit(2)
+		}
+		o.kubeBindN = append(o.kubeBindN, n)
+	}
 	o.kubeParts = map[string]bool{}
 	for _, s := range strings.Split(*kubeParts, ",") {
 		o.kubeParts[strings.TrimSpace(s)] = true

