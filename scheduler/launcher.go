@@ -45,17 +45,10 @@ type launcher struct {
 	sharesExecutors bool
 	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
 	accepts int
-	// waited is how long the last round waited on the store's commits and
-	// the engine's calls (roundGap spaces rounds by the rest).
-	waited time.Duration
 }
-
-// waiting adds the time since t to the round's wait.
-func (l *launcher) waiting(t time.Time) { l.waited += time.Since(t) }
 
 // round is one launch round.
 func (l *launcher) round(ctx context.Context) {
-	l.waited = 0
 	began := time.Now()
 	v, err := l.view(ctx)
 	if err != nil {
@@ -214,7 +207,6 @@ func (l *launcher) decline(ctx context.Context, ids []string, refuse time.Durati
 	if len(ids) == 0 {
 		return
 	}
-	defer l.waiting(time.Now())
 	l.declined(ids, l.declineCall(ids, refuse)(ctx))
 }
 
@@ -242,13 +234,11 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 	now := l.clock.Now()
 	b := l.build(ctx, p, now)
 	var err error
-	committing := time.Now()
 	if n := l.opts.commitTasks(); !p.Chunked && n > 0 && len(b.order) > n {
 		b, err = l.commitChain(ctx, b, now, n) // what it committed, whole executions
 	} else {
 		err = l.commit(ctx, p, b, now)
 	}
-	l.waiting(committing)
 	if err != nil {
 		if errors.Is(err, registry.ErrConflict) {
 			l.log.Debug("launcher: the launch commit conflicted; reading again", "err", err)
@@ -268,9 +258,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 	}
 	l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
 	l.queues.changed()
-	accepting := time.Now()
 	l.accept(ctx, b, p.Decline, refuse)
-	l.waiting(accepting)
 }
 
 // commit records the launches: one change (running entries created, ready

@@ -168,7 +168,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		Observer: l.observer, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog,
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
-			OfferHold: l.cfg.OfferHold, FireLead: fireLead(l.cfg), Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
+			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 			SecretAccess: l.secretAccess(),
@@ -279,27 +279,6 @@ func maxRoundTasks(cfg config.Config) int {
 		return zkRoundTasks
 	}
 	return roundTasks
-}
-
-// zkFireLead is the least fire lead on the ZooKeeper registry. A fire
-// commit goes on its own session but through the server's one write
-// pipeline, behind the launch loop's multis of 512 launches: with rounds
-// following each other at 1,300 launches/s (15,000 jobs), a commit
-// sometimes took 55 ms, 35 ms more than the 20 ms default lead, before the
-// measured lead caught up. Fires are held until their instant however
-// early they are committed, and a job whose period is under twice the
-// lead is not staged ahead while its last fire is pending (producer.go),
-// so the longer lead changes no fire's time; 250 ms keeps 1-second crons
-// staged ahead.
-const zkFireLead = 250 * time.Millisecond
-
-// fireLead is the producer's least fire lead: fire_lead, and at least
-// zkFireLead on ZooKeeper.
-func fireLead(cfg config.Config) time.Duration {
-	if cfg.ZKServers != "" {
-		return max(cfg.FireLead, zkFireLead)
-	}
-	return cfg.FireLead
 }
 
 func maxCommitTasks(cfg config.Config) int {

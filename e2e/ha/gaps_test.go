@@ -11,8 +11,11 @@ import (
 // dead or silent leader by about its timeout). All fires missed in one gap
 // collapse into exactly one execution, run by the next leader.
 
-// fireLeadSlack covers the producer's fire_lead (a fire is committed
-// 20 ms before its instant) with margin.
+// fireLeadSlack opens a slot's window a little before its instant. A fire
+// is committed fire_lead (250 ms) before its instant but held until it, so
+// runs start at or after it; a leader killed after staging the slot's
+// first fire leaves it queued, and the catch-up's replay of the second
+// collapses into it: still exactly one execution.
 const fireLeadSlack = 150 * time.Millisecond
 
 // slotsFrom plans n slots from `first`, step apart, each a whole second
