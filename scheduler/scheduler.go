@@ -379,10 +379,12 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 // at most half of the loop and updates are never starved by them. A cheap
 // round (the usual case) is followed at once. It is a bound on CPU, so it
 // runs on the wall clock, not the injected one. It counts what the round
-// waited for (commits, ACCEPTs) too: spaced by its work alone, rounds on
-// ZooKeeper at 100,000 jobs followed each other with a few offers each,
-// and each decided over the whole ready queue (442 launches/s against 579,
-// 1.78 ms of CPU a launch against 1.38; docs/benchmarks.md).
+// waited for (commits, ACCEPTs) too. Spacing by the round's work alone was
+// tried: more launches in separate runs (ZooKeeper at 15,000 jobs +19 %;
+// the embedded store at 100,000 jobs 1,365/s against 955-1,072/s), but
+// the embedded store's fires were late by 157 ms at p99 (at a 20 ms lead)
+// and ZooKeeper with a standby at 100,000 jobs did not move; not kept
+// until measured side by side (docs/benchmarks.md).
 func roundGap(d time.Duration) time.Duration {
 	if d < time.Millisecond {
 		return 0
