@@ -312,13 +312,7 @@ func (p *Producer) fireDue(ctx context.Context) {
 		if f.gen != p.gen[f.job] {
 			continue
 		}
-		after := f.at
-		if j, _, ok := p.Catalog.Runnable(f.job); ok {
-			if next, ok := p.nextFire(j, after); ok && !next.After(now) {
-				after = now // behind by more than a period: skip to the future (as successor)
-			}
-		}
-		p.scheduleLocked(f.job, after)
+		p.scheduleLocked(f.job, p.resumeFrom(f, now))
 	}
 	p.mu.Unlock()
 }
@@ -471,17 +465,24 @@ func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
 	return due
 }
 
-// successor is the fire that follows f: from f's instant, or from now when
-// that is behind by more than a period (the skipped instants are not
-// replayed).
+// resumeFrom is what the fire after f is computed from: f's instant, or
+// now when the fire after that instant is behind by more than a period
+// (the skipped instants are not replayed: the job fires once now and then
+// on schedule).
+func (p *Producer) resumeFrom(f fire, now time.Time) time.Time {
+	if j, _, ok := p.Catalog.Runnable(f.job); ok {
+		if next, ok := p.nextFire(j, f.at); ok && !next.After(now) {
+			return now
+		}
+	}
+	return f.at
+}
+
+// successor is the fire that scheduleLocked will push after f.
 func (p *Producer) successor(f fire, now time.Time) (time.Time, bool) {
 	j, _, ok := p.Catalog.Runnable(f.job)
 	if !ok || j.JobExecutionType != jobs.Transient {
 		return time.Time{}, false
 	}
-	next, ok := p.nextFire(j, f.at)
-	if ok && !next.After(now) {
-		next, ok = p.nextFire(j, now)
-	}
-	return next, ok
+	return p.nextFire(j, p.resumeFrom(f, now))
 }
