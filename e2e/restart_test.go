@@ -314,15 +314,27 @@ func executorLogged(dataDir string, parts ...string) bool {
 // to its group or terminal must not reach them).
 func outsideOf(t *testing.T, s *scheduler, sandboxes string) {
 	t.Helper()
-	pgrp, sid := harness.GroupAndSession(s.Pid())
+	pgrp, sid, ok := harness.GroupAndSession(s.Pid())
+	if !ok {
+		t.Fatalf("the scheduler (%d) is gone", s.Pid())
+	}
 	procs := harness.SandboxProcs(sandboxes)
 	if len(procs) < 5 { // three executors, two shards
 		t.Fatalf("%d processes in the sandboxes, want the executors and the shards", len(procs))
 	}
+	checked := 0
 	for _, p := range procs {
-		if g, ss := harness.GroupAndSession(p); g == pgrp || ss == sid {
+		g, ss, ok := harness.GroupAndSession(p)
+		if !ok {
+			continue // a short-lived child of a task (a shell loop's sleep) that ended since the listing
+		}
+		checked++
+		if g == pgrp || ss == sid {
 			t.Errorf("process %d is in the scheduler's process group %d or session %d (its: %d, %d)", p, pgrp, sid, g, ss)
 		}
+	}
+	if checked < 5 {
+		t.Errorf("%d of %d processes in the sandboxes still there to check, want the executors and the shards", checked, len(procs))
 	}
 }
 

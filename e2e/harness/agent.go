@@ -85,19 +85,20 @@ func StopEverything(t testing.TB, workDir string, args ...string) {
 	}
 }
 
-// GroupAndSession are the process group and session of pid (zeros when
-// it is gone).
-func GroupAndSession(pid int) (pgrp, sid int) {
+// GroupAndSession are the process group and session of pid; ok is false
+// when it is gone. A session (or group) whose leader is outside this PID
+// namespace reads as 0.
+func GroupAndSession(pid int) (pgrp, sid int, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0
+		return 0, 0, false
 	}
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state, ppid, pgrp, session, …
 	if len(f) < 4 {
-		return 0, 0
+		return 0, 0, false
 	}
 	pgrp, _ = strconv.Atoi(f[2])
 	sid, _ = strconv.Atoi(f[3])
-	return pgrp, sid
+	return pgrp, sid, true
 }
