@@ -183,8 +183,8 @@ func (h *host) terminate(e *executor) {
 	if e.pid == 0 {
 		return // not started yet; runExecutor notices execTerminating
 	}
-	_ = syscall.Kill(-e.pid, syscall.SIGTERM)
-	h.after(e, termGrace, func() { _ = syscall.Kill(-e.pid, syscall.SIGKILL) })
+	signalGroup(e.pid, syscall.SIGTERM)
+	h.after(e, termGrace, func() { signalGroup(e.pid, syscall.SIGKILL) })
 }
 
 // executorTerminated handles the end of an executor process: its live tasks

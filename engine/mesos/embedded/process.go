@@ -94,13 +94,22 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 	c.executorTerminated(e, &status, msg)
 }
 
+// signalGroup sends sig to the process group an executor leads. An
+// executor never started has no pid: kill(2) of group 0 would signal this
+// process's own group, so nothing is sent.
+func signalGroup(pid int, sig syscall.Signal) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, sig)
+	}
+}
+
 // destroyContainer kills whatever the ended executor left (its process
 // group, its tasks' groups, its cgroup), dates its sandbox for GC and
 // returns msg with an out-of-memory kill named.
 func (h *host) destroyContainer(e *executor, msg string) string {
 	// Nothing of the executor survives it, neither its own process group
 	// nor its tasks' groups.
-	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
+	signalGroup(e.pid, syscall.SIGKILL)
 	if n := reap(e.dir, false, nil); n > 0 {
 		h.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
 	}
@@ -224,5 +233,5 @@ func (h *host) registrationTimeout(e *executor) {
 		"timeout", h.cfg.ExecutorRegistrationTimeout)
 	e.reason = mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT
 	e.state = execTerminating
-	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
+	signalGroup(e.pid, syscall.SIGKILL)
 }

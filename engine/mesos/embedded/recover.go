@@ -233,14 +233,14 @@ func (h *host) reregistrationTimeout(e *executor) {
 func (h *host) cleanupExecutor(e *executor) {
 	e.state = execTerminating
 	e.exitMessage = "Executor terminated: stopped by the " + h.cfg.Process + " started with recover=cleanup"
-	_ = syscall.Kill(-e.pid, syscall.SIGTERM)
+	signalGroup(e.pid, syscall.SIGTERM)
 	h.after(e, e.gracePeriod(h.cfg.ExecutorShutdownGrace)+termGrace, func() { h.kill9(e) })
 }
 
 // kill9 kills an executor's process group and whatever is in its
 // container; its watcher then reports its end.
 func (h *host) kill9(e *executor) {
-	_ = syscall.Kill(-e.pid, syscall.SIGKILL)
+	signalGroup(e.pid, syscall.SIGKILL)
 	if g := e.cgroup; g != nil {
 		go func() { _, _ = g.Kill(destroyTimeout) }()
 	}
