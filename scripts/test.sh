@@ -169,5 +169,10 @@ if [ -n "$fuzzing" ]; then
 	if [ "$fstatus" -eq 0 ]; then sed -n '/^== fuzz summary/,$p' "$logs/fuzz"; fi
 	if [ "$status" -eq 0 ]; then status=$fstatus; fi
 fi
+# The failures again, last: an excerpt of the output's end names them too.
+if grep -q -- '--- FAIL' "$log"; then
+	echo "== failures, again (the first lines each failed test printed)"
+	awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
+fi
 phase "done"
 exit "$status"
