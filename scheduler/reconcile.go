@@ -85,7 +85,8 @@ func (r *reconciler) begin(ctx context.Context) {
 	if len(r.st.awaiting) == 0 {
 		return
 	}
-	r.st.awaitUntil = r.clock.Now().Add(r.opts.ReconcileWait)
+	r.st.awaitFrom = r.clock.Now()
+	r.st.awaitUntil = r.st.awaitFrom.Add(r.opts.ReconcileWait)
 	r.st.firstLaunch = true
 	r.log.Info("reconciling running tasks before launching", "tasks", len(r.st.awaiting), "wait", r.opts.ReconcileWait)
 	if err := r.reconcile(ctx, true); err != nil {
@@ -101,6 +102,7 @@ func (r *reconciler) answered(taskID string) {
 	delete(r.st.awaiting, taskID)
 	if len(r.st.awaiting) == 0 {
 		r.log.Info("every running task reconciled; launching")
+		r.st.roundNow = true
 		r.wake()
 	}
 }

@@ -361,6 +361,9 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 		}
 		s.drain(ctx)
 		s.handleUpdates(ctx)
+		if s.st.roundNow { // the term may launch now: not held by the last round's spacing
+			s.st.roundNow, throttle = false, nil
+		}
 		pending = pending || dirty
 		if pending && throttle == nil && !s.backlogged() {
 			pending = false

@@ -38,7 +38,9 @@ type state struct {
 
 	// reconciliation (reconcile.go)
 	awaiting      map[string]bool // running tasks whose answer is missing
+	awaitFrom     time.Time       // when they were asked for
 	awaitUntil    time.Time       // launching waits for them until then
+	roundNow      bool            // the last answer came: the next round runs at once, past the spacing (roundGap)
 	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
 	reconciledAt  time.Time       // the last periodic explicit reconciliation
 	launched      bool            // the term has launched (its first launch is logged)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -56,5 +57,57 @@ func TestTakeoverAfterALaunchTheMasterNeverSaw(t *testing.T) {
 	}
 	if launched["ex"] != 2 || launched["gap"] != 1 {
 		t.Fatalf("launched %v after the takeover, want ex's 2 shards and gap's; waiting: %+v", launched, r.waiting())
+	}
+}
+
+// TestReconciliationsFirstSecondRunsNoRound: a new term's rounds wait out the first second of
+// its reconciliation (they could launch nothing and would record nothing; at 100,000 jobs each
+// held the loop for 1.3 s while the answers queued behind it), then say why work waits; the last
+// answer lets the next round run at once, and it launches.
+func TestReconciliationsFirstSecondRunsNoRound(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount = "long", 1, 0.1 })
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount = "next", 1, 0.1 })
+	r.trigger("long")
+	r.offer("o1", 4, 8192)
+	r.sched.launcher.round(r.ctx)
+	running := r.running("long")
+	if len(running) != 1 {
+		t.Fatalf("running = %+v, want long's shard", running)
+	}
+	// The next leader.
+	r.rebuild(func(*Deps) {})
+	r.sched.st.subscribed = false
+	r.sched.recon.subscribed(r.ctx, "fw-1")
+	r.trigger("next")
+	r.offer("o2", 4, 8192)
+	began, accepts := r.clk.Now(), len(r.drv.accepts)
+	r.sched.launcher.round(r.ctx)
+	if _, seen := r.sched.launcher.waits.ws.entries["ready/next"]; seen || len(r.drv.accepts) != accepts {
+		t.Fatalf("a round ran in the reconciliation's first second: waits %v, accepts %d", r.sched.launcher.waits.ws.entries, len(r.drv.accepts)-accepts)
+	}
+	if want := began.Add(reconcileQuiet); !r.sched.alarm.at.Equal(want) {
+		t.Fatalf("alarm at %v, want the quiet second's end %v", r.sched.alarm.at, want)
+	}
+	// Past it, rounds say why work waits.
+	r.clk.Advance(reconcileQuiet)
+	r.round()
+	if w := r.waiting()["ready/next"]; w.Reason != round.WaitReconciling {
+		t.Fatalf("after the quiet second: %+v, want %s", w, round.WaitReconciling)
+	}
+	// The last answer: the next round runs at once and launches.
+	for _, e := range running {
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: e.TaskID, AgentID: "agent-1", State: "TASK_RUNNING",
+			Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.sched.st.awaiting) != 0 || !r.sched.st.roundNow {
+		t.Fatalf("after the answer: awaiting %v, roundNow %v", r.sched.st.awaiting, r.sched.st.roundNow)
+	}
+	r.sched.launcher.round(r.ctx)
+	if len(r.drv.accepts) != accepts+1 || len(r.running("next")) != 1 {
+		t.Fatalf("accepts %d, next running %v, want next launched", len(r.drv.accepts)-accepts, r.running("next"))
 	}
 }
