@@ -12,7 +12,7 @@ import (
 // collapse into exactly one execution, run by the next leader.
 
 // fireLeadSlack opens a slot's window a little before its instant. A fire
-// is committed fire_lead (250 ms) before its instant but held until it, so
+// is committed fire_lead (1 s) before its instant but held until it, so
 // runs start at or after it; a leader killed after staging the slot's
 // first fire leaves it queued, and the catch-up's replay of the second
 // collapses into it: still exactly one execution.
