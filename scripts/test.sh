@@ -151,12 +151,15 @@ passed=$(grep -c '^ok' "$log" || true)
 failed=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 phase "packages: $passed passed, $failed failed"
 # What each failed test said first (its messages, before the logs a failed
-# test dumps), right under the count, so that an excerpt of the output
-# around it names the failures.
-if grep -q -- '--- FAIL' "$log"; then
-	echo "== failures (the first lines each failed test printed; the full output is above)"
-	awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
-fi
+# test dumps), right under the count and again at the very end, so that an
+# excerpt of the output around either names the failures.
+failures() {
+	if grep -q -- '--- FAIL' "$log"; then
+		echo "== failures$1 (the first lines each failed test printed; the full output is above)"
+		awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
+	fi
+}
+failures ""
 
 phase "browser tests"
 bstatus=0
@@ -169,10 +172,6 @@ if [ -n "$fuzzing" ]; then
 	if [ "$fstatus" -eq 0 ]; then sed -n '/^== fuzz summary/,$p' "$logs/fuzz"; fi
 	if [ "$status" -eq 0 ]; then status=$fstatus; fi
 fi
-# The failures again, last: an excerpt of the output's end names them too.
-if grep -q -- '--- FAIL' "$log"; then
-	echo "== failures, again (the first lines each failed test printed)"
-	awk '/^ *--- FAIL: /{print; n=16; next} n>0 && /^ +[A-Za-z0-9_]+\.go:[0-9]+: /{print substr($0, 1, 240); n--}' "$log"
-fi
+failures ", again"
 phase "done"
 exit "$status"
