@@ -306,11 +306,14 @@ async function drawTrend(box, name) {
   if (!runs.length) { clear(box, nodata(t('jobs.noDurations'))); return; }
   const ty = d.typical || {};
   const p90 = ty.known ? ty.p90Ms : null;
-  const series = [{ name: t('h.duration'), color: '#1f6feb', values: runs.map((r) => r.durationMs / 1000) }];
-  if (p90 !== null) series.push({ name: 'p90', color: '#9a6700', values: runs.map(() => p90 / 1000) });
+  // the axis in ms, s or min, whichever the longest run reads best in
+  const top = Math.max(p90 || 0, ...runs.map((r) => r.durationMs || 0));
+  const [div, unit] = top < 2000 ? [1, t('unit.ms')] : top < 120000 ? [1000, t('unit.s')] : [60000, t('unit.min')];
+  const series = [{ name: t('h.duration'), color: '#1f6feb', values: runs.map((r) => r.durationMs / div) }];
+  if (p90 !== null) series.push({ name: 'p90', color: '#9a6700', values: runs.map(() => p90 / div) });
   clear(box, h('div.panel',
     h('div', { id: 'job-p90', 'data-p90': p90 ?? '' }, ty.known ? t('jobs.p90', { p90: fmtDur(ty.p90Ms), n: ty.runs, median: fmtDur(ty.medianMs), max: fmtDur(ty.maxMs) }) : t('jobs.fewRuns')),
-    lines(runs.map((r) => fmtTime(r.startTime).slice(11, 19)), series, { height: 160, title: t('jobs.durations') + ' (s)' })));
+    lines(runs.map((r) => fmtTime(r.startTime).slice(11, 19)), series, { height: 160, title: `${t('jobs.durations')} (${unit})`, unit })));
 }
 
 // ---- register / modify
