@@ -184,6 +184,21 @@ export function fmtBytes(n) {
   return (i ? n.toFixed(1) : n) + ' ' + u[i];
 }
 
+// breakable(text): the text with a line-break opportunity after each /,
+// =, @ and _ (a route, a summary of fields, a job name), so that a narrow
+// column breaks it there and never inside a word (td.words).
+export function breakable(text) {
+  const parts = String(text ?? '').split(/(?<=[/=@_])/);
+  const out = [];
+  parts.forEach((p, i) => { if (i) out.push(h('wbr')); out.push(p); });
+  return h('span', out);
+}
+
+// byName orders names as people read them: numbers by value (job_2 before
+// job_10), case aside.
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+export const byName = (a, b) => collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
+
 // table(columns, rows, {empty, sort, cls}) — columns: {key, label, render(row), cls, sortKey}
 export function table(cols, rows, opts = {}) {
   const head = h('tr', cols.map((c) => {

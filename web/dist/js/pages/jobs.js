@@ -3,7 +3,7 @@
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
 import { api, get, post, put, del, enc, canWrite, optional, ApiError } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
 import { lines } from '../charts.js';
 import { row, setErr, serverErr, checkName, num, validZone } from './form.js';
 
@@ -183,7 +183,7 @@ async function list(el, ctx) {
     const t0 = performance.now();
     clear(body, loading());
     try { all = await get('/job/jobs'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
-    all.sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : 0));
+    all.sort((a, b) => byName(a.jobName, b.jobName));
     hay = all.map((j) => `${j.jobName}\n${j.appName}\n${j.description || ''}\n${j.cron || ''}`.toLowerCase());
     disabled.clear();
     results.clear();
@@ -378,7 +378,7 @@ async function form(el, ctx, name) {
   let apps = [];
   try {
     const [a, j] = await Promise.all([get('/app/list'), editing ? get(`/job/jobs/${enc(name)}`) : null]);
-    apps = a.map((x) => x.appName).sort();
+    apps = a.map((x) => x.appName).sort(byName);
     if (j) cur = j;
   } catch (e) { el.append(h('div.alert.bad', errText(e))); return; }
   if (!cur.appName && apps.length === 1) cur.appName = apps[0];
