@@ -144,7 +144,7 @@ export function fmtTime(v) {
 export function timeCell(v) {
   const full = fmtTime(v);
   if (!full) return '';
-  return h('span', { title: full }, /^\d{4}-/.test(full) ? full.slice(5) : full);
+  return h('span.when', { title: full }, /^\d{4}-/.test(full) ? full.slice(5) : full);
 }
 // fmtZoned shows an RFC 3339 time from the server on its own wall clock,
 // marked with zone (an IANA name) or else its offset: a workflow's next

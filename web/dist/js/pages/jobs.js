@@ -134,7 +134,7 @@ async function list(el, ctx) {
     const kind = r.state === 'FAILED' ? 'bad' : r.state === 'RUNNING' ? 'blue' : 'ok';
     const words = r.state === 'FAILED' && r.shards > 1 ? t('jobs.res.failedShards', { n: r.failedShards, total: r.shards }) : t('jobs.res.' + r.state);
     return h('a', { href: `#/logs/${enc(r.taskId)}`, title: r.failureCause || '', 'data-state': r.state },
-      tag(words, kind), ' ', h('span.muted', fmtTime(r.completeTime || r.startTime)));
+      tag(words, kind), ' ', h('span.muted', timeCell(r.completeTime || r.startTime)));
   }
   async function fetchResults(names) {
     if (!names.length) return;
