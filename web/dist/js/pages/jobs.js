@@ -202,6 +202,23 @@ async function list(el, ctx) {
   return { cleanup: () => { statusSeq++; } };
 }
 
+// firesIn heads the next fire times: the job's zone, or the one the
+// scheduler uses for a job without (GET /api/cron/next's timeZone).
+function firesIn(own, answered) {
+  if (own) return t('jobs.nextFiresIn', { zone: answered || own });
+  return answered ? t('jobs.nextFiresSched', { zone: answered }) : t('jobs.nextFiresIn', { zone: t('jobs.defaultZone') });
+}
+
+// secretList: the job's secrets, each by name (or Kubernetes Secret and
+// key) and where the shard gets it; the API has no values, nor does this.
+function secretList(refs) {
+  return h('ul#job-secrets', { style: { margin: 0, paddingLeft: '18px' }, title: t('jobs.secretsHint') }, refs.map((r) => {
+    const from = r.name || t('jobs.kubeSecret', { secret: r.kubernetesSecret || '', key: r.key || '' });
+    const to = r.env ? t('jobs.secretEnv', { v: r.env }) : t('jobs.secretFile', { v: r.file || '' });
+    return h('li', h('span.mono', from), ' → ', h('span.mono', to));
+  }));
+}
+
 // ---- view
 async function view(el, ctx, name) {
   el.append(h('h1', h('a', { href: '#/jobs' }, t('jobs.title')), ' / ', name));
@@ -212,11 +229,12 @@ async function view(el, ctx, name) {
     let j, disabled, st = {};
     try { [j, disabled] = await Promise.all([get(`/job/jobs/${enc(name)}`), get(`/job/${enc(name)}/disable`)]); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
     try { st = await get(`/jobs/${enc(name)}/status`); } catch { st = {}; } // older servers have no status
-    let fires = '—';
+    let fires = '—', schedZone = '';
     if (j.cron) {
       try {
         const r = await cronNext(j.cron, j.timeZone || '');
-        fires = h('div#job-fires', h('div', t('jobs.nextFiresIn', { zone: j.timeZone || t('jobs.defaultZone') })),
+        if (!j.timeZone) schedZone = r.zone || '';
+        fires = h('div#job-fires', { 'data-zone': r.zone || j.timeZone || '' }, h('div', firesIn(j.timeZone, r.zone)),
           r.fires.length ? h('ol', { style: { margin: 0, paddingLeft: '20px' } }, r.fires.map((x) => h('li.mono', x))) : t('jobs.neverFires'));
       } catch (e) { fires = errText(e); }
     }
@@ -245,7 +263,8 @@ async function view(el, ctx, name) {
         h('div.panel', kv([
           [t('f.jobName'), j.jobName], [t('status'), disabled ? (st.pause ? pausedTag(st.pause) : tag(t('disabled'), 'warn')) : tag(t('enabled'), 'ok')],
           [t('f.appName'), j.appName ? h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) : t('jobs.noApp')], [t('f.jobExecutionType'), j.jobExecutionType],
-          [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))], [t('f.timeZone'), j.timeZone || t('jobs.defaultZone')],
+          [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))],
+          [t('f.timeZone'), j.timeZone || (schedZone ? t('jobs.schedZone', { zone: schedZone }) : t('jobs.defaultZone'))],
           [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
           [t('f.jobParameter'), j.jobParameter], [t('f.cpuCount'), fmtNum(j.cpuCount)], [t('f.memoryMB'), fmtNum(j.memoryMB)],
           [t('f.failover'), t(j.failover ? 'yes' : 'no')], [t('f.misfire'), t(j.misfire ? 'yes' : 'no')],
@@ -258,6 +277,7 @@ async function view(el, ctx, name) {
           [t('f.jobErrorHandlerType'), j.jobErrorHandlerType || 'LOG'],
           [t('f.pauseAfterFailures'), j.pauseAfterFailures ? t('jobs.pauseAfterN', { n: j.pauseAfterFailures, failed: st.consecutiveFailedRuns || 0 }) : t('jobs.off')],
           [t('f.description'), j.description], [t('f.props'), props.length ? h('span.mono', props.map(([k, v]) => `${k}=${v}`).join('\n')) : ''],
+          (j.secrets || []).length ? [t('f.secrets'), secretList(j.secrets)] : null,
           j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
         ])),
         h('div.panel', h('h2', { style: { marginTop: 0 } }, t('jobs.nextFires')), fires)),
@@ -501,7 +521,7 @@ async function form(el, ctx, name) {
     }
     if (seq !== previewSeq) return;
     cronVerdict = { expr, msg: r.fires.length ? '' : t('jobs.neverFires') };
-    clear(preview, h('div', t('jobs.nextFiresIn', { zone: zone || t('jobs.defaultZone') })),
+    clear(preview, h('div', { 'data-zone': r.zone || zone }, firesIn(zone, r.zone)),
       r.fires.length ? h('ol', r.fires.map((x) => h('li.mono', x))) : h('div', t('jobs.neverFires')));
     setErr(f, 'cron', cronVerdict.msg);
   }
