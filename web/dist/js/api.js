@@ -66,7 +66,9 @@ export function qs(params) {
 export async function api(method, path, opts = {}) {
   let query = opts.query;
   if (session.ns && session.ns !== 'default' && !NO_NAMESPACE.test(path)) query = { ...(query || {}), namespace: session.ns };
-  const url = '/api' + path + qs(query);
+  // location.origin, never the page's address: one with user:pass@ in it
+  // makes fetch() refuse every call
+  const url = location.origin + '/api' + path + qs(query);
   const headers = { Accept: 'application/json', 'X-EJ-Client': 'console' }; // where a run came from: console:{user}
   const tok = token();
   if (tok) headers.Authorization = 'Bearer ' + tok;

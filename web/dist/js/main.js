@@ -92,7 +92,8 @@ function renderLogin() {
   document.title = t('login.title') + ' · ElasticJob-Cloud';
   const user = h('input#username', { type: 'text', autocomplete: 'username', required: true, value: session.user || '' });
   const pass = h('input#password', { type: 'password', autocomplete: 'current-password', required: true });
-  const msg = h('div', loginMessage ? h('div.alert.bad', loginMessage) : null);
+  const msg = h('div', loginMessage ? h('div.alert.bad', loginMessage) : null,
+    urlCredsNote ? h('div.alert.warn', { id: 'login-note' }, t('login.urlCreds')) : null);
   const submit = h('button.btn.primary', { type: 'submit' }, t('login.submit'));
   const sso = h('div');
   const form = h('form.login', {
@@ -105,6 +106,7 @@ function renderLogin() {
           setToken(r.token, user.value.trim());
           session.role = r.role;
           loginMessage = '';
+          urlCredsNote = false;
           sessionStorage.removeItem('ejc.ns'); session.ns = 'default'; // a new user starts where it may look
           if (!(await whoami())) throw new Error(t('err.unknown'));
           if (parseHash().path === '/login') go('/dashboard'); else render();
@@ -125,7 +127,7 @@ function renderLogin() {
   h('div.lang', langSelect()));
   clear(root, form);
   // "Sign in with SSO" when the scheduler has an OIDC provider (oidc_issuer).
-  fetch('/api/oidc').then((r) => (r.ok ? r.json() : null)).then((o) => {
+  fetch(location.origin + '/api/oidc').then((r) => (r.ok ? r.json() : null)).then((o) => {
     if (o && o.enabled) clear(sso, h('a.btn', { href: o.login, id: 'sso', style: { display: 'block', textAlign: 'center', marginTop: '8px' } }, t('login.sso')));
   }).catch(() => {});
   (user.value ? pass : user).focus();
@@ -232,7 +234,29 @@ function takeOIDCSession() {
   history.replaceState(null, '', location.pathname + '#/dashboard');
 }
 
+// A console opened at http://user:pass@host/ cannot call its API: fetch()
+// refuses an address with credentials in it. Load it again without them
+// (location.origin has none) and ask for a login there.
+const URL_CREDS = 'ejc.urlCreds';
+function dropAddressCredentials() {
+  const u = new URL(document.URL); // (Chromium's location.href hides them)
+  if (!u.username && !u.password) return false;
+  sessionStorage.setItem(URL_CREDS, decodeURIComponent(u.username || ''));
+  location.replace(location.origin + location.pathname + location.search + location.hash);
+  return true;
+}
+function addressCredentialsNote() {
+  const user = sessionStorage.getItem(URL_CREDS);
+  if (user === null) return;
+  sessionStorage.removeItem(URL_CREDS);
+  if (user && !session.user) session.user = user; // the login form starts with it
+  urlCredsNote = true;
+}
+let urlCredsNote = false;
+
 (async function boot() {
+  if (dropAddressCredentials()) return;
+  addressCredentialsNote();
   try {
     takeOIDCSession();
     await whoami();
