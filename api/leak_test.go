@@ -40,7 +40,7 @@ func leakTeams(t *testing.T) (*tenancy, string) {
 	ops := &clusterOps{}
 	tn := twoTeamsAPI(t, func(o *api.Options) { o.Ops, o.Engine = ops, ops })
 	ops.pods = []map[string]any{
-		{"name": "pay-nightly-0-x1", "taskId": tn.payTask, "phase": "Running", "state": "TASK_RUNNING"},
+		{"name": "pay-nightly-0-x1", "taskId": tn.payTask, "phase": "Running", "state": "TASK_RUNNING", "cpus": 1.25, "memMB": 384.0},
 		{"name": "search-nightly-1-x2", "taskId": searchTask, "phase": "Pending", "state": "TASK_STAGING", "waiting": "FailedScheduling: 0/1 nodes"},
 	}
 	if _, err := tn.reg.In("search").TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "s1"}, t0); err != nil {
@@ -158,7 +158,8 @@ func TestAnotherNamespacesWorkIsNotNamed(t *testing.T) {
 		body := w.Body.String()
 		if w.Code != http.StatusOK || strings.Contains(body, "pay") || strings.Contains(body, "search") ||
 			strings.Count(body, `"taskId":"another namespace's work"`) != 2 || strings.Count(body, `"otherNamespace":true`) != 2 ||
-			!strings.Contains(body, `"phase":"Running"`) || !strings.Contains(body, `"freeCpus":2.5`) {
+			!strings.Contains(body, `"phase":"Running"`) || !strings.Contains(body, `"freeCpus":2.5`) ||
+			!strings.Contains(body, `"cpus":1.25`) || !strings.Contains(body, `"memMB":384`) || strings.Contains(body, "FailedScheduling") {
 			t.Errorf("the guest's cluster page: %d %s", w.Code, body)
 		}
 		if w := tn.call("GET", "/api/operate/cluster", "", "root", "s3cret"); !strings.Contains(w.Body.String(), tn.payTask) ||
