@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/round"
@@ -38,7 +41,22 @@ func leakTeams(t *testing.T) (*tenancy, string) {
 	ctx := context.Background()
 	searchTask := jobs.NewTaskID("search~nightly", 1, jobs.KindReady, "agent-1").String()
 	ops := &clusterOps{}
-	tn := twoTeamsAPI(t, func(o *api.Options) { o.Ops, o.Engine = ops, ops })
+	// dave: a role in both, who sees pay's names (the users file of the tenancy tests, and him)
+	users := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(users, []byte(tenancyUsers+`  - name: dave
+    password: '$2y$05$775ogPsIQk6GuRP9SjwQq.60fB2IJJUJ78HpzhbvfsKcfpqvjKNCm' # hunter2
+    namespaces: {search: view, pay: view, default: view}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uf, err := identity.OpenUsersFile(users, nil, "root", "guest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := twoTeamsAPI(t, func(o *api.Options) {
+		o.Ops, o.Engine = ops, ops
+		o.Auth = api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, o.Clock, o.Registry)
+	})
 	ops.pods = []map[string]any{
 		{"name": "pay-nightly-0-x1", "taskId": tn.payTask, "phase": "Running", "state": "TASK_RUNNING", "cpus": 1.25, "memMB": 384.0},
 		{"name": "search-nightly-1-x2", "taskId": searchTask, "phase": "Pending", "state": "TASK_STAGING", "waiting": "FailedScheduling: 0/1 nodes"},
@@ -120,7 +138,7 @@ func TestAnotherNamespacesWorkIsNotNamed(t *testing.T) {
 			for _, caller := range []struct {
 				user, pass string
 				sees       bool
-			}{{"bob", "hunter2", false}, {"root", "s3cret", true}} {
+			}{{"bob", "hunter2", false}, {"root", "s3cret", true}, {"dave", "hunter2", true}} {
 				w := tn.call("GET", tc.route, "", caller.user, caller.pass)
 				if w.Code != http.StatusOK {
 					t.Fatalf("%s: %d %s", caller.user, w.Code, w.Body)
@@ -157,7 +175,7 @@ func TestAnotherNamespacesWorkIsNotNamed(t *testing.T) {
 		w := tn.call("GET", "/api/operate/cluster", "", "guest", "peek")
 		body := w.Body.String()
 		if w.Code != http.StatusOK || strings.Contains(body, "pay") || strings.Contains(body, "search") ||
-			strings.Count(body, `"taskId":"another namespace's work"`) != 2 || strings.Count(body, `"otherNamespace":true`) != 2 ||
+			strings.Count(body, `"taskId":"another namespace's work"`) != 2 || strings.Count(body, `"name":"another namespace's work"`) != 2 || strings.Count(body, `"otherNamespace":true`) != 2 ||
 			!strings.Contains(body, `"phase":"Running"`) || !strings.Contains(body, `"freeCpus":2.5`) ||
 			!strings.Contains(body, `"cpus":1.25`) || !strings.Contains(body, `"memMB":384`) || strings.Contains(body, "FailedScheduling") {
 			t.Errorf("the guest's cluster page: %d %s", w.Code, body)
@@ -165,6 +183,10 @@ func TestAnotherNamespacesWorkIsNotNamed(t *testing.T) {
 		if w := tn.call("GET", "/api/operate/cluster", "", "root", "s3cret"); !strings.Contains(w.Body.String(), tn.payTask) ||
 			!strings.Contains(w.Body.String(), "pay-nightly-0-x1") || strings.Contains(w.Body.String(), "otherNamespace") {
 			t.Errorf("the admin's cluster page: %d %s", w.Code, w.Body)
+		}
+		if w := tn.call("GET", "/api/operate/cluster", "", "dave", "hunter2"); !strings.Contains(w.Body.String(), tn.payTask) ||
+			strings.Count(w.Body.String(), `"otherNamespace":true`) != 0 {
+			t.Errorf("dave's cluster page (a role in pay and search): %d %s", w.Code, w.Body)
 		}
 		if w := tn.call("GET", "/api/operate/cluster", "", "bob", "hunter2"); w.Code != http.StatusForbidden {
 			t.Errorf("bob's cluster page: %d %s", w.Code, w.Body)

@@ -106,9 +106,13 @@ func (r redactor) walk(v any) any {
 }
 
 // otherTask is what is shown of a task of another namespace: its numbers
-// (resources), flags and state.
+// (resources), flags and state; its name, if it has one, is round.OtherWork
+// too (what the console shows).
 func otherTask(t map[string]any) map[string]any {
 	out := map[string]any{"taskId": round.OtherWork, "otherNamespace": true}
+	if _, ok := t["name"]; ok {
+		out["name"] = round.OtherWork
+	}
 	for k, e := range t {
 		switch e := e.(type) {
 		case float64, bool:
