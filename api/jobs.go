@@ -448,7 +448,7 @@ func (s *Server) readyTasks(c *gin.Context) {
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
 		if w, ok := why[round.WaitKey(false, r.Job, 0)]; ok {
-			row["waiting"] = s.waitView(w)
+			row["waiting"] = s.waitView(c, w)
 		}
 		out = append(out, row)
 	}
@@ -470,19 +470,22 @@ func (s *Server) failoverTasks(c *gin.Context) {
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
 		if w, ok := why[round.WaitKey(true, f.Job, f.Item)]; ok {
-			row["waiting"] = s.waitView(w)
+			row["waiting"] = s.waitView(c, w)
 		}
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
 }
 
-// waitView is a recorded wait reason with its holders summed up as of now.
+// waitView is a recorded wait reason with its holders summed up as of now,
+// as the caller may read it (another namespace's holders are
+// round.OtherWork to a caller without a role there: redact.go).
 type waitView struct {
 	round.Wait
 	Summary string `json:"summary,omitempty"`
 }
 
-func (s *Server) waitView(w round.Wait) waitView {
+func (s *Server) waitView(ctx context.Context, w round.Wait) waitView {
+	w = redactorFrom(ctx).wait(w)
 	return waitView{Wait: w, Summary: w.Summary(s.clock.Now())}
 }

@@ -57,6 +57,7 @@ type Config struct {
 	UsersFile        string
 	OIDC             OIDC   // oidc_*: login through an OpenID Connect provider (auth.go)
 	SecretsKeyFile   string // secrets_key_file: the keys sealing the namespaces' secrets (auth.go)
+	MetricsTokenFile string // metrics_token_file: a bearer token reading every series of /metrics (auth.go)
 	TokenTTL         time.Duration
 	TimeZone         string
 	ExecutorPath     string
@@ -230,13 +231,13 @@ var settings = []setting{
 		c.ExecutorCacheMax = n
 		return nil
 	}},
-	{"metrics_access", "open", "who reads GET /metrics: open (anyone, as before) or login (the API's credentials: the admin reads every series, anyone else only the series of the namespaces it may read; docs/operations.md#metrics)", func(c *Config, v string) error {
+	{"metrics_access", "auto", "who reads GET /metrics: auto (login when auth_users_file, oidc_issuer or metrics_token_file is set, else open), open (anyone, every namespace's job names) or login (the API's credentials or metrics_token_file's token: the admin and the token read every series, anyone else only the series of the namespaces it may read; docs/operations.md#metrics)", func(c *Config, v string) error {
 		switch v = strings.TrimSpace(v); v {
-		case "open", "login":
+		case "auto", "open", "login":
 			c.MetricsAccess = v
 			return nil
 		}
-		return fmt.Errorf("metrics_access: %q is not open or login", v)
+		return fmt.Errorf("metrics_access: %q is not auto, open or login", v)
 	}},
 	{"max_body_bytes", "1048576", "largest accepted API request body in bytes", func(c *Config, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)

@@ -206,8 +206,8 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 		"recovery_timeout": "90s", "recover": "cleanup",
-		"secrets_key_file": "/etc/ej/secrets.key",
-		"oidc_issuer":      "https://idp.example.com/realms/ej", "oidc_client_id": "elasticjob", "oidc_client_secret_file": "/etc/ej/oidc-secret",
+		"secrets_key_file": "/etc/ej/secrets.key", "metrics_token_file": "/etc/ej/metrics-token",
+		"oidc_issuer": "https://idp.example.com/realms/ej", "oidc_client_id": "elasticjob", "oidc_client_secret_file": "/etc/ej/oidc-secret",
 		"oidc_groups_claim": "roles", "oidc_username_claim": "email", "oidc_redirect_url": "https://ej.example.com/api/oidc/callback",
 		"oidc_scopes": "openid email",
 	}

@@ -133,6 +133,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		log.Info("secrets key file read", "current_key", work.secrets.Current())
 	}
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs)
+	if err := metricsAccess(cfg, log, &o); err != nil {
+		return err
+	}
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg)
 	o.Packages, o.Location = pkgs, cfg.Location
