@@ -16,6 +16,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/cache"
 	"github.com/ejcloud/elasticjob/store/memory"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
 	"github.com/ejcloud/elasticjob/task"
@@ -138,6 +139,17 @@ func legacyStores(t *testing.T, tree map[string]string, f func(t *testing.T, r *
 		t.Cleanup(func() { kv.Close() })
 		writeTree(t, func(p string, v []byte) error { return kv.Commit(context.Background(), store.Put(p, v)) }, tree)
 		f(t, New(kv))
+	})
+	t.Run("cache", func(t *testing.T) {
+		kv := memory.New()
+		t.Cleanup(func() { kv.Close() })
+		writeTree(t, func(p string, v []byte) error { return kv.Commit(context.Background(), store.Put(p, v)) }, tree)
+		c, err := cache.Open(context.Background(), kv, cache.Options{Roots: []string{"/config", "/state", "/auth", NamespacesPath}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		f(t, New(c))
 	})
 	t.Run("zookeeper", func(t *testing.T) {
 		servers := strings.Split(testproxy.ZK(t), ",")
