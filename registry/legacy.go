@@ -211,6 +211,11 @@ func legacyRunning(p string, b []byte) (task.Entry, bool, error) {
 	return task.Entry{TaskID: id.String(), AgentID: id.AgentID, State: task.Running, Source: src}, true, nil
 }
 
+// LeftByOriginal reports a running entry read from the original's bare
+// task id (legacyRunning): it names no executor and no launch instant,
+// which every entry this scheduler writes has.
+func LeftByOriginal(e task.Entry) bool { return e.ExecutorID == "" && e.LaunchedAt.IsZero() }
+
 // legacyFailover is a failover node as the original wrote it: the bare id
 // of the task that failed.
 func legacyFailover(p string, b []byte) (queue.Failover, bool, error) {

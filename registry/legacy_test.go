@@ -231,7 +231,7 @@ func TestOriginal304Tree(t *testing.T) {
 			t.Fatal(err)
 		}
 		if e := running["yaml_job"][0]; e.TaskID != origTaskID0 || e.State != task.Running || e.AgentID != "2d0b6f5e-8c1a-4c52-9c7e-1d5d3f0e6a11-S0" ||
-			e.Source != string(jobs.SourceNormal) || len(running) != 1 || len(running["yaml_job"]) != 1 {
+			e.Source != string(jobs.SourceNormal) || !LeftByOriginal(e) || len(running) != 1 || len(running["yaml_job"]) != 1 {
 			t.Errorf("running: %+v", running)
 		}
 		fo, err := r.FailoverQueue(ctx)

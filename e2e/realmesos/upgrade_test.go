@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,9 +28,7 @@ import (
 func TestAdoptsTaskLeftRunningInOriginalTree(t *testing.T) {
 	m := startMesos(t, mesosOpts{})
 	servers := requireZK(t)
-	nsA := fmt.Sprintf("ej-realmesos-orig-%d", time.Now().UnixNano())
-	a := startSchedulers(t, 1, schedOpts{mesosURL: m.masterURL(),
-		extra: []string{"--zk-servers", servers, "--zk-namespace", nsA, "--executor-idle-timeout", "10m"}})[0]
+	a, conn, nsA := startStandIn(t, m, servers)
 	a.publishApp("recorder", recorderURL(), "bin/slow.sh")
 	out := outDir(t)
 	a.must(http.MethodPost, "/api/job/register", map[string]any{"jobName": "left", "appName": "recorder",
@@ -38,52 +37,16 @@ func TestAdoptsTaskLeftRunningInOriginalTree(t *testing.T) {
 	a.trigger("left")
 	eventually(t, waitLong, func() bool { return len(slowLines(t, out, "start")) == 1 }, "the shard to start")
 	taskID := strings.TrimPrefix(slowLines(t, out, "start")[0], "0 ")
-	conn, _, err := zk.Connect(strings.Split(servers, ","), 10*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fw, _, err := conn.Get("/" + nsA + "/ha/framework_id")
-	if err != nil || len(fw) == 0 {
-		t.Fatalf("framework id: %q %v", fw, err)
-	}
+	fw := frameworkIDIn(t, conn, nsA)
 	a.kill9()
 
 	nsB := fmt.Sprintf("ej-realmesos-upgrade-%d", time.Now().UnixNano())
-	tree := map[string]string{
-		"/config/app/recorder": "appCacheEnable: true\n" +
-			"appName: recorder\n" +
-			"appURL: " + recorderURL() + "\n" +
-			"bootstrapScript: bin/slow.sh\n" +
-			"cpuCount: 0.1\n" +
-			"eventTraceSamplingCount: 0\n" +
-			"memoryMB: 64.0\n",
-		"/config/job/left": "appName: recorder\n" +
-			"cpuCount: 0.1\n" +
-			"cron: 0 0 0 1 1 ? 2099\n" +
-			"description: ''\n" +
-			"disabled: false\n" +
-			"failover: true\n" +
-			"jobExecutionType: TRANSIENT\n" +
-			"jobName: left\n" +
-			"jobParameter: " + out + "\n" +
-			"maxTimeDiffSeconds: -1\n" +
-			"memoryMB: 32.0\n" +
-			"misfire: false\n" +
-			"monitorExecution: true\n" +
-			"overwrite: false\n" +
-			"reconcileIntervalMinutes: 10\n" +
-			"shardingItemParameters: 0=6\n" +
-			"shardingTotalCount: 1\n",
-		"/state/running/left/left@-@0": taskID,
-		"/ha/framework_id":             string(fw),
-	}
-	for p, v := range tree {
+	for p, v := range original304Tree("bin/slow.sh", "left", "TRANSIENT", "0 0 0 1 1 ? 2099", "0=6", out, taskID, fw) {
 		zkCreateAll(t, conn, "/"+nsB+p, v)
 	}
 	b := startSchedulers(t, 1, schedOpts{mesosURL: m.masterURL(),
 		extra: []string{"--zk-servers", servers, "--zk-namespace", nsB}})[0]
-	if !strings.Contains(b.Log(), "framework_id="+string(fw)) {
+	if !strings.Contains(b.Log(), "framework_id="+fw) {
 		t.Errorf("the scheduler did not subscribe with the original's framework id %s", fw)
 	}
 	eventually(t, waitLong, func() bool { return len(slowLines(t, out, "end")) == 1 }, "the adopted task to end")
@@ -100,6 +63,131 @@ func TestAdoptsTaskLeftRunningInOriginalTree(t *testing.T) {
 	}, "the adopted task's end recorded once in the history (rows: %v)", lateRows{b, "left"})
 	if fws := m.activeFrameworks(); len(fws) != 1 {
 		t.Errorf("active frameworks at the master: %v, want the original's one", fws)
+	}
+}
+
+// TestReplacesDaemonLeftRunningInOriginalTree: a DAEMON task (its cron of
+// every second inside the executor) runs on the real agent under a
+// framework whose scheduler is gone, in the original 3.0.4's tree. The
+// scheduler started on that tree subscribes with the framework id and
+// replaces the task with its own exactly once: the old task is killed,
+// one new task runs the job's cron, and no other is launched. (As above,
+// the old task's executor is this repository's.)
+func TestReplacesDaemonLeftRunningInOriginalTree(t *testing.T) {
+	m := startMesos(t, mesosOpts{})
+	servers := requireZK(t)
+	a, conn, nsA := startStandIn(t, m, servers)
+	a.publishApp("recorder", recorderURL(), "bin/record.sh")
+	out := outDir(t)
+	a.registerJob("resident", "recorder", "", out, 1)
+	a.must(http.MethodPut, "/api/job/update", map[string]any{"jobName": "resident", "appName": "recorder",
+		"jobExecutionType": "DAEMON", "cron": "* * * * * ?", "shardingTotalCount": 1, "jobParameter": out,
+		"cpuCount": 0.1, "memoryMB": 32})
+	eventually(t, waitLong, func() bool { return len(runsIn(t, out)) >= 2 }, "two runs of the daemon")
+	old := runsIn(t, out)[0].TaskID
+	fw := frameworkIDIn(t, conn, nsA)
+	a.kill9()
+
+	nsB := fmt.Sprintf("ej-realmesos-upgrade-%d", time.Now().UnixNano())
+	for p, v := range original304Tree("bin/record.sh", "resident", "DAEMON", "'* * * * * ?'", "''", out, old, fw) {
+		zkCreateAll(t, conn, "/"+nsB+p, v)
+	}
+	b := startSchedulers(t, 1, schedOpts{mesosURL: m.masterURL(),
+		extra: []string{"--zk-servers", servers, "--zk-namespace", nsB}})[0]
+	newRuns := func() []string {
+		var ids []string
+		for _, r := range runsIn(t, out) {
+			if r.TaskID != old {
+				ids = append(ids, r.TaskID)
+			}
+		}
+		return ids
+	}
+	eventually(t, waitLong, func() bool { return len(newRuns()) >= 3 }, "three runs of the replacing task")
+	ids := map[string]bool{}
+	for _, id := range newRuns() {
+		ids[id] = true
+	}
+	if len(ids) != 1 {
+		t.Fatalf("replacing tasks %v, want exactly one", ids)
+	}
+	runs := runsIn(t, out)
+	for i, r := range runs {
+		if r.TaskID != old && i+1 < len(runs) && slices.ContainsFunc(runs[i+1:], func(x jobRun) bool { return x.TaskID == old }) {
+			t.Fatalf("the original's task ran on after its replacement started: %v", runs)
+		}
+	}
+	var running []struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(b.must(http.MethodGet, "/api/job/tasks/running", nil), &running); err != nil {
+		t.Fatal(err)
+	}
+	if len(running) != 1 || !ids[running[0].TaskID] {
+		t.Fatalf("running: %+v, want the one replacing task", running)
+	}
+	if !strings.Contains(b.Log(), "replacing a DAEMON task the original left running") {
+		t.Error("the scheduler did not say it replaced the original's task")
+	}
+}
+
+// startStandIn starts the scheduler that stands in for the original: on a
+// fresh ZooKeeper namespace, its executors kept through its death.
+func startStandIn(t *testing.T, m *mesosCluster, servers string) (*scheduler, *zk.Conn, string) {
+	t.Helper()
+	ns := fmt.Sprintf("ej-realmesos-orig-%d", time.Now().UnixNano())
+	a := startSchedulers(t, 1, schedOpts{mesosURL: m.masterURL(),
+		extra: []string{"--zk-servers", servers, "--zk-namespace", ns, "--executor-idle-timeout", "10m"}})[0]
+	conn, _, err := zk.Connect(strings.Split(servers, ","), 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	return a, conn, ns
+}
+
+// frameworkIDIn reads the framework id a scheduler persisted in ns.
+func frameworkIDIn(t *testing.T, conn *zk.Conn, ns string) string {
+	t.Helper()
+	fw, _, err := conn.Get("/" + ns + "/ha/framework_id")
+	if err != nil || len(fw) == 0 {
+		t.Fatalf("framework id: %q %v", fw, err)
+	}
+	return string(fw)
+}
+
+// original304Tree is the tree the original 3.0.4 leaves with the recorder
+// app (bootstrap script bootstrap), one job of one shard, its task taskID
+// running under framework fw: YamlEngine's YAML, keys in alphabetical
+// order, the task's bare id, the framework id as text.
+func original304Tree(bootstrap, job, execType, cron, params, out, taskID, fw string) map[string]string {
+	return map[string]string{
+		"/config/app/recorder": "appCacheEnable: true\n" +
+			"appName: recorder\n" +
+			"appURL: " + recorderURL() + "\n" +
+			"bootstrapScript: " + bootstrap + "\n" +
+			"cpuCount: 0.1\n" +
+			"eventTraceSamplingCount: 0\n" +
+			"memoryMB: 64.0\n",
+		"/config/job/" + job: "appName: recorder\n" +
+			"cpuCount: 0.1\n" +
+			"cron: " + cron + "\n" +
+			"description: ''\n" +
+			"disabled: false\n" +
+			"failover: true\n" +
+			"jobExecutionType: " + execType + "\n" +
+			"jobName: " + job + "\n" +
+			"jobParameter: " + out + "\n" +
+			"maxTimeDiffSeconds: -1\n" +
+			"memoryMB: 32.0\n" +
+			"misfire: false\n" +
+			"monitorExecution: true\n" +
+			"overwrite: false\n" +
+			"reconcileIntervalMinutes: 10\n" +
+			"shardingItemParameters: " + params + "\n" +
+			"shardingTotalCount: 1\n",
+		"/state/running/" + job + "/" + job + "@-@0": taskID,
+		"/ha/framework_id":                           fw,
 	}
 }
 
