@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
@@ -98,6 +99,9 @@ func legacyAmend(b []byte, v any) {
 		return
 	}
 	jobs.Legacy2x{Streaming: x.StreamingProcess, Script: x.ScriptCommandLine}.Apply(c)
+	if c.Props == nil {
+		c.Props = map[string]string{} // as this scheduler writes a job without props
+	}
 }
 
 // legacyApp is a 3.0.x app (CloudAppConfigurationPOJO), with its defaults
@@ -185,6 +189,9 @@ func legacyTaskID(p string, b []byte) (jobs.TaskID, bool, error) {
 	s := strings.TrimSpace(string(b))
 	if !strings.Contains(s, jobs.Separator) || strings.ContainsAny(s, "{[\"") {
 		return jobs.TaskID{}, false, nil
+	}
+	if !utf8.ValidString(s) {
+		return jobs.TaskID{}, true, fmt.Errorf("the original's task id %q is not UTF-8", s)
 	}
 	id, err := jobs.ParseTaskID(s)
 	if err != nil {

@@ -277,7 +277,7 @@ func TestOriginal215Tree(t *testing.T) {
 		want := map[string]jobs.Config{
 			"json_simple": {JobName: "json_simple", AppName: "json_app", JobExecutionType: jobs.Transient, Cron: "0/30 * * * * ?",
 				ShardingTotalCount: 10, ShardingItemParameters: "0=a,1=b", JobParameter: "p", CPUCount: 1, MemoryMB: 128, Failover: true,
-				Description: "simple", JobType: jobs.TypeSimple, JobClass: "com.example.job.MySimpleJob"},
+				Description: "simple", JobType: jobs.TypeSimple, JobClass: "com.example.job.MySimpleJob", Props: map[string]string{}},
 			"json_dataflow": {JobName: "json_dataflow", AppName: "json_app", JobExecutionType: jobs.Daemon, Cron: "0 0/5 * * * ?",
 				ShardingTotalCount: 2, CPUCount: 0.5, MemoryMB: 64, Misfire: true, JobType: jobs.TypeDataflow,
 				JobClass: "com.example.job.MyDataflowJob", Props: map[string]string{"streaming.process": "true"}},
@@ -286,7 +286,8 @@ func TestOriginal215Tree(t *testing.T) {
 				Props: map[string]string{"script.command.line": "bin/run.sh --fast"}},
 			"json_spring": {JobName: "json_spring", AppName: "json_app", JobExecutionType: jobs.Transient, Cron: "0/30 * * * * ?",
 				ShardingTotalCount: 1, CPUCount: 1, MemoryMB: 128, Failover: true, Misfire: true, JobType: jobs.TypeSimple,
-				JobClass: "com.example.job.MySimpleJob", BeanName: "springSimpleJob", ApplicationContext: "applicationContext.xml"},
+				JobClass: "com.example.job.MySimpleJob", BeanName: "springSimpleJob", ApplicationContext: "applicationContext.xml",
+				Props: map[string]string{}},
 		}
 		if !maps.EqualFunc(got, want, func(a, b jobs.Config) bool { return reflect.DeepEqual(a, b) }) {
 			t.Errorf("jobs:\n got %+v\nwant %+v", got, want)
@@ -390,4 +391,49 @@ func TestLegacyDecodeRefuses(t *testing.T) {
 			t.Errorf("%s = %q decoded: %+v", c.path, c.value, c.v)
 		}
 	}
+}
+
+// FuzzLegacyDecode: any value at an app, job, ready, running or failover
+// path decodes or fails without panicking, and a value that decodes (the
+// original's form included) is written in this scheduler's form as
+// itself: read back and written again, it is the same bytes, so rewriting a
+// node at its next change loses nothing of what was read.
+func FuzzLegacyDecode(f *testing.F) {
+	for _, tree := range []map[string]string{original304, original215} {
+		for p, v := range tree {
+			f.Add(p, []byte(v))
+		}
+	}
+	f.Add("/state/ready/j", []byte(" 12\n"))
+	f.Add("/config/job/j", []byte("jobName: j\nprops:\n  a: 1\n  b: true\n  c: [1, 2]\njobErrorHandlerType: WECHAT\n"))
+	f.Add("/config/app/a", []byte("appName: a\ncpuCount: '2'\n"))
+	f.Fuzz(func(t *testing.T, p string, b []byte) {
+		var v any
+		switch {
+		case strings.HasPrefix(p, AppsPath+"/"):
+			v = &app.Config{}
+		case strings.HasPrefix(p, JobsPath+"/"):
+			v = &jobs.Config{}
+		case strings.HasPrefix(p, ReadyPath+"/"):
+			v = &queue.Ready{}
+		case strings.HasPrefix(p, RunningPath+"/"):
+			v = &task.Entry{}
+		case strings.HasPrefix(p, failoverPath+"/"):
+			v = &queue.Failover{}
+		default:
+			return
+		}
+		if nsOfPath(p) != "" || decodeAt(p, b, v) != nil {
+			return
+		}
+		val := reflect.ValueOf(v).Elem().Interface()
+		written := encodeAt(p, val)
+		again := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := decodeAt(p, written, again); err != nil {
+			t.Fatalf("%s = %q decoded to %+v, whose JSON does not decode: %v", p, b, v, err)
+		}
+		if rewritten := encodeAt(p, reflect.ValueOf(again).Elem().Interface()); string(rewritten) != string(written) {
+			t.Fatalf("%s = %q: written as %s, read and written again as %s", p, b, written, rewritten)
+		}
+	})
 }
