@@ -237,8 +237,14 @@ func legacyFailover(p string, b []byte) (queue.Failover, bool, error) {
 // booleans, maps and lists, as JSON would hold them).
 type yamlMap map[string]any
 
-// yamlMapping parses b as a YAML mapping; false when it is not one.
+// yamlMapping parses b as a YAML mapping in block style, as YamlEngine
+// dumps one; false when it is not one. JSON (a flow mapping, which YAML
+// would take too) is not: JSON this scheduler cannot decode is damaged,
+// not the original's, and must not be read leniently.
 func yamlMapping(b []byte) (yamlMap, bool) {
+	if json.Valid(b) {
+		return nil, false
+	}
 	var m yamlMap
 	if err := yaml.Unmarshal(b, &m); err != nil || m == nil {
 		return nil, false

@@ -379,6 +379,8 @@ func TestLegacyDecodeRefuses(t *testing.T) {
 		{"/config/app/a", "not an app", &app.Config{}},
 		{"/config/app/a", "cpuCount: 1.0\n", &app.Config{}},
 		{"/config/job/j", "- a\n- b\n", &jobs.Config{}},
+		{"/config/job/j", `{"jobName":"j","shardingTotalCount":"3"}`, &jobs.Config{}},
+		{"/config/app/a", `{"appName":"a","cpuCount":true}`, &app.Config{}},
 		{"/state/ready/j", "0", &queue.Ready{}},
 		{"/state/ready/j", "-2", &queue.Ready{}},
 		{"/state/ready/j", "", &queue.Ready{}},
