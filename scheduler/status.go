@@ -30,6 +30,7 @@ type statusHandler struct {
 	queues   *queues
 	answered func(taskID string) // the reconciler's
 	runs     *durations
+	replaced map[string]bool // the original's DAEMON tasks killed this term (upgrade.go)
 }
 
 // handle applies one update through reg (the registry, or a batch whose
@@ -50,6 +51,7 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 		return err
 	}
 	out := task.Transition(in)
+	h.replaceOriginalDaemon(ctx, in, st)
 	if in.Entry != nil && in.Entry.KilledBy != "" && st.State == task.Killed {
 		st.Message = killedWords(in.Entry.KilledBy, st.Message) // history and the run's record say who
 	}
