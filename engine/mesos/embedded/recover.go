@@ -134,6 +134,7 @@ func (c *Cluster) recoverRun(fw *framework, run ckRun) *executor {
 	e.dir = c.sandboxDir(a, fw.id, e.id, e.containerID)
 	if run.forked != nil {
 		e.pid, e.proc = run.forked.Pid, *run.forked
+		e.token, _ = parseTokenHash(run.forked.Token) // none: it cannot subscribe, and is ended when its re-registration times out
 	}
 	c.register(e)
 	var queued []*task
