@@ -191,6 +191,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
 	loops = append(loops, l.crdLoop(reg, log)...)
+	loops = append(loops, l.agentIsolationLoop(log.With("subsystem", "agents"))...)
 	return loops, nil
 }
 
