@@ -206,3 +206,38 @@ func TestExecutorTokenSpeaksForItsExecutorOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveredExecutorWithoutToken: an executor an earlier version of the
+// agent started (its checkpoint holds no token) is taken back after the
+// upgrade, as before; executors started since need their token.
+func TestRecoveredExecutorWithoutToken(t *testing.T) {
+	start := restartable(t, nil)
+	c1 := start()
+	s1 := subscribe(t, c1, checkpointing(""))
+	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
+	s1.ack(s1.update("t1"))
+	pid := executorPid(t, c1, "e1")
+	work := c1.cfg.WorkDir
+	if err := c1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(work, "meta", "slaves", "*", "frameworks", "*", "executors", "e1", "runs", "*", "forked.pid"))
+	if len(files) != 1 {
+		t.Fatalf("forked.pid files %v", files)
+	}
+	var f forked
+	b, _ := os.ReadFile(files[0])
+	if err := json.Unmarshal(b, &f); err != nil || f.Token == "" {
+		t.Fatalf("forked.pid %s: %v, want a token hash", b, err)
+	}
+	f.Token = "" // as an earlier version wrote it
+	b, _ = json.Marshal(f)
+	if err := os.WriteFile(files[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2 := start()
+	eventually(t, "the executor of the earlier version to re-subscribe", func() bool {
+		ex := c2.Snapshot().Executors
+		return len(ex) == 1 && ex[0].State == "RUNNING" && ex[0].PID == pid
+	})
+}

@@ -34,9 +34,6 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 // given token: a call without a token is refused 401, one whose token is
 // not that executor's 403 (an executor speaks only for itself).
 func (c *Cluster) findExecutor(a *agent, call *execpb.Call, token string) (*executor, *httpError) {
-	if token == "" {
-		return nil, errorf(http.StatusUnauthorized, "Unauthorized: executor calls need the executor's token (Authorization: Bearer $%s)", ExecutorTokenEnv)
-	}
 	fw := c.frameworks[call.FrameworkID.Value]
 	if fw == nil {
 		return nil, errorf(http.StatusBadRequest, "Framework %s not found", call.FrameworkID.Value)
@@ -44,6 +41,15 @@ func (c *Cluster) findExecutor(a *agent, call *execpb.Call, token string) (*exec
 	e := fw.executors[execKey{a.id, call.ExecutorID.Value}]
 	if e == nil || e.state == execTerminated {
 		return nil, errorf(http.StatusBadRequest, "Executor %s of framework %s not found", call.ExecutorID.Value, fw.id)
+	}
+	if e.token == (tokenHash{}) && e.recovered {
+		// Started by an earlier version of the agent, which gave it no
+		// token: it is taken back as before (Start warned of it) and
+		// leaves when it exits; every executor started since has one.
+		return e, nil
+	}
+	if token == "" {
+		return nil, errorf(http.StatusUnauthorized, "Unauthorized: executor calls need the executor's token (Authorization: Bearer $%s)", ExecutorTokenEnv)
 	}
 	if !e.token.matches(token) {
 		c.log.Warn("refused an executor call with another executor's or no valid token", "executor_id", e.id,
