@@ -31,8 +31,9 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 }
 
 // findExecutor resolves the executor of a call made to agent a with the
-// given token: a call without a token is refused 401, one whose token is
-// not that executor's 403 (an executor speaks only for itself).
+// given bearer token: a call without a token is refused 401, one whose
+// token is not that executor's 403 (an executor speaks only for itself;
+// auth.go). An executor an earlier version started has no token to check.
 func (c *Cluster) findExecutor(a *agent, call *execpb.Call, token string) (*executor, *httpError) {
 	fw := c.frameworks[call.FrameworkID.Value]
 	if fw == nil {
@@ -44,7 +45,7 @@ func (c *Cluster) findExecutor(a *agent, call *execpb.Call, token string) (*exec
 	}
 	if e.token == (tokenHash{}) && e.recovered {
 		// Started by an earlier version of the agent, which gave it no
-		// token: it is taken back as before (Start warned of it) and
+		// token: it is taken back as before (recoverRun logged it) and
 		// leaves when it exits; every executor started since has one.
 		return e, nil
 	}
