@@ -177,6 +177,7 @@ var settings = []setting{
 	{"mesos_failover_timeout", "168h", "how long Mesos keeps the framework's tasks running while no scheduler is subscribed", duration("mesos_failover_timeout", func(c *Config) *time.Duration { return &c.Mesos.FailoverTimeout })},
 	{"mesos_principal", "", "Mesos principal of the framework", str(func(c *Config) *string { return &c.Mesos.Principal })},
 	{"mesos_secret", "", "secret of mesos_principal, sent as HTTP Basic authentication on every call to the master", str(func(c *Config) *string { return &c.Mesos.Secret })},
+	{"mesos_task_users", "", "with mesos_url: the OS user each namespace's executors and tasks run as on the agents, namespace=user,… (* for every other namespace; empty: the user setting)", str(func(c *Config) *string { return &c.Mesos.TaskUsers })},
 	{"advertise_url", "", "base URL agents use to fetch the executor from this scheduler when mesos_url is set (empty: http://hostname:http_port)", str(func(c *Config) *string { return &c.AdvertiseURL })},
 	{"allow_file_app_urls", "false", "accept file:// app URLs with mesos_url set (only when every agent runs on this machine; the embedded default always accepts them)", boolean("allow_file_app_urls", func(c *Config) *bool { return &c.AllowFileAppURLs })},
 	{"zk_servers", "", "ZooKeeper servers host:port,host:port for the registry and leader election; empty uses the embedded store in data_dir", str(func(c *Config) *string { return &c.ZKServers })},

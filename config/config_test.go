@@ -200,7 +200,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"max_body_bytes": "4096", "metrics_access": "login", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
 		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",
-		"mesos_principal": "ej", "mesos_secret": "s3cret", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
+		"mesos_principal": "ej", "mesos_secret": "s3cret", "mesos_task_users": "pay=pay-jobs", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
 		"zk_session_timeout": "4s", "reconcile_wait": "3s", "task_unreachable_timeout": "3m",
 		"package_max_bytes": "104857600", "package_gc_grace": "10m", "debug_pprof": "true",
 		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true",

@@ -171,7 +171,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
-			SecretAccess: l.secretAccess(),
+			SecretAccess: l.secretAccess(), TaskUser: taskUser(l.cfg),
 		},
 	})
 	log.Info("framework", "framework_id", fwID)
@@ -191,6 +191,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
 	loops = append(loops, l.crdLoop(reg, log)...)
+	loops = append(loops, l.agentIsolationLoop(log.With("subsystem", "agents"))...)
 	return loops, nil
 }
 
@@ -286,4 +287,13 @@ func maxCommitTasks(cfg config.Config) int {
 		return zkCommitTasks
 	}
 	return 0
+}
+
+// taskUser gives each namespace's executors the user mesos_task_users names for it, on real
+// Mesos only (the embedded agent and Kubernetes isolate namespaces their own way).
+func taskUser(cfg config.Config) func(string) string {
+	if cfg.MesosURL == "" || cfg.Mesos.TaskUsers == "" {
+		return nil
+	}
+	return cfg.Mesos.TaskUserOf
 }

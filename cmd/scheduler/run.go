@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	cfg = withEmbeddedCredential(cfg)
 	if cfg.Recover == embedded.RecoverCleanup {
 		return cleanup(ctx, cfg, log, stdout)
 	}
@@ -292,7 +295,31 @@ func embeddedConfig(cfg config.Config, log *slog.Logger) embedded.Config {
 		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos"),
 		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), CPUQuota: cfg.CPUQuota,
 		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom,
-		RecoveryTimeout: cfg.RecoveryTimeout, Recover: cfg.Recover, Process: "scheduler"}
+		RecoveryTimeout: cfg.RecoveryTimeout, Recover: cfg.Recover, Process: "scheduler",
+		Principal: cfg.Mesos.Principal, Secret: cfg.Mesos.Secret}
+}
+
+// embeddedPrincipal is the framework principal on the embedded master when
+// mesos_principal is not set.
+const embeddedPrincipal = "elasticjob"
+
+// withEmbeddedCredential gives the embedded master a framework credential
+// only this process holds: unless mesos_secret is set, a random secret made
+// at each start and kept in memory (the master is in this process and
+// starts afresh with it). Its scheduler, operator and read APIs refuse
+// whatever does not present it, such as a task that knows the framework id
+// from its environment.
+func withEmbeddedCredential(cfg config.Config) config.Config {
+	if cfg.MesosURL != "" || cfg.KubeEnabled() || cfg.Mesos.Secret != "" {
+		return cfg
+	}
+	if cfg.Mesos.Principal == "" {
+		cfg.Mesos.Principal = embeddedPrincipal
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	cfg.Mesos.Secret = hex.EncodeToString(b)
+	return cfg
 }
 
 // executorCommand finds the executor binary: the setting, else "executor"
