@@ -125,6 +125,9 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, misse
 			}
 			for range fires {
 				op, changed, err := r.triggerOpOver(ctx, job, m.Misfire, now, ops)
+				if errors.Is(err, ErrDamaged) {
+					break // its entry is set aside: the rest fire
+				}
 				if err != nil {
 					return err
 				}

@@ -27,7 +27,7 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, e
 		return rs, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rs); err != nil {
-		return rs, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return rs, decodeErr(n.Path, err)
 	}
 	return rs, nil
 }
@@ -93,7 +93,7 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (task.RunRecord,
 		return rec, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rec); err != nil {
-		return rec, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return rec, decodeErr(n.Path, err)
 	}
 	return rec, nil
 }
