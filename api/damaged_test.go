@@ -1,0 +1,128 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// A value the registry cannot decode (the original's YAML, a hand edit,
+// half a write) is set aside: the lists answer everything else, the entry
+// is listed with its path and error, and the admin removes or repairs it.
+func TestDamagedEntriesSetAsideAndRepaired(t *testing.T) {
+	e := newEnv(t)
+	e.reg.Damage = registry.NewDamage(nil)
+	ctx := context.Background()
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("good_app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("good_job", "good_app"))
+	for p, v := range map[string]string{
+		"/config/app/legacy_app":  "appName: legacy_app\nappURL: http://h/a.tgz\nbootstrapScript: bin/start.sh\n",
+		"/config/job/legacy_job":  `{"jobName":"legacy_job","jobClass":"com.x.Job","cron":`,
+		"/state/ready/legacy_job": "1",
+	} {
+		if err := e.kv.Commit(ctx, store.Put(p, []byte(v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	apps := decode[[]map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/app/list", ""))
+	if len(apps) != 1 || apps[0]["appName"] != "good_app" {
+		t.Errorf("app list = %v, want good_app alone", apps)
+	}
+	js := decode[[]map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/jobs", ""))
+	if len(js) != 1 || js[0]["jobName"] != "good_job" {
+		t.Errorf("job list = %v, want good_job alone", js)
+	}
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "good_job")
+	e.wantError(e.request(http.MethodGet, "/api/app/legacy_app", ""), http.StatusInternalServerError, "/config/app/legacy_app")
+
+	var listed []registry.Damaged
+	if err := json.Unmarshal(e.must(http.StatusOK, http.MethodGet, "/api/registry/damaged?scan=true", "").Body, &listed); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, d := range listed {
+		paths = append(paths, d.Path)
+		if d.Error == "" || d.Namespace != "default" {
+			t.Errorf("%+v: want its error and namespace default", d)
+		}
+	}
+	if want := []string{"/config/app/legacy_app", "/config/job/legacy_job", "/state/ready/legacy_job"}; !slices.Equal(paths, want) {
+		t.Errorf("damaged = %v, want %v", paths, want)
+	}
+
+	// a replacement must decode and be valid as the API would take it
+	e.wantError(e.request(http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app", "appName: x"), http.StatusBadRequest, "does not decode")
+	e.wantError(e.request(http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app", appBody("other")), http.StatusBadRequest, "not the name its path gives")
+	e.wantError(e.request(http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app",
+		`{"appName":"legacy_app","appURL":"http://h/a.tgz","bootstrapScript":"bin/start.sh","cpuCount":0,"memoryMB":128}`), http.StatusBadRequest, "cpuCount")
+	e.must(http.StatusNoContent, http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app",
+		`{"appName":"legacy_app","appURL":"http://h/a.tgz","bootstrapScript":"bin/start.sh","cpuCount":1,"memoryMB":128}`)
+	e.must(http.StatusOK, http.MethodGet, "/api/app/legacy_app", "")
+	// only a damaged entry is changed this way
+	e.wantError(e.request(http.MethodDelete, "/api/registry/damaged?path=/config/app/legacy_app", ""), http.StatusConflict, "decodes")
+	e.wantError(e.request(http.MethodDelete, "/api/registry/damaged?path=/config/app/nothing", ""), http.StatusConflict, "nothing is stored")
+	e.wantError(e.request(http.MethodDelete, "/api/registry/damaged", ""), http.StatusBadRequest, "path")
+	e.must(http.StatusNoContent, http.MethodDelete, "/api/registry/damaged?path=/config/job/legacy_job", "")
+	e.must(http.StatusNoContent, http.MethodDelete, "/api/registry/damaged?path=/state/ready/legacy_job", "")
+
+	left := decode[[]registry.Damaged](t, e.must(http.StatusOK, http.MethodGet, "/api/registry/damaged", ""))
+	if len(left) != 0 {
+		t.Errorf("after the repair and removals, damaged = %v", left)
+	}
+	apps = decode[[]map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/app/list", ""))
+	if len(apps) != 2 {
+		t.Errorf("app list = %v, want good_app and the repaired legacy_app", apps)
+	}
+}
+
+// Each caller sees the damaged entries of its own namespaces; only the
+// admin sees the scheduler's own and repairs.
+func TestDamagedEntriesByNamespace(t *testing.T) {
+	tn := twoTeamsAPI(t)
+	tn.reg.Damage = registry.NewDamage(nil)
+	ctx := context.Background()
+	for _, p := range []string{"/namespaces/pay/config/app/legacy", "/namespaces/search/config/job/legacy", "/auth/tokens/bad"} {
+		if err := tn.kv.Commit(ctx, store.Put(p, []byte("appName: legacy\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := func(user, pass string) []string {
+		w := tn.call(http.MethodGet, "/api/registry/damaged?scan=true", "", user, pass)
+		if w.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", user, w.Code, w.Body)
+		}
+		var ds []registry.Damaged
+		if err := json.Unmarshal(w.Body.Bytes(), &ds); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Path)
+		}
+		return out
+	}
+	if got := seen("root", "s3cret"); len(got) != 3 {
+		t.Errorf("admin sees %v, want all 3", got)
+	}
+	if got := seen("alice", "secret"); !slices.Equal(got, []string{"/namespaces/pay/config/app/legacy"}) {
+		t.Errorf("alice (pay) sees %v", got)
+	}
+	if got := seen("bob", "hunter2"); !slices.Equal(got, []string{"/namespaces/search/config/job/legacy"}) {
+		t.Errorf("bob (search) sees %v", got)
+	}
+	if w := tn.call(http.MethodDelete, "/api/registry/damaged?path=/namespaces/pay/config/app/legacy", "", "alice", "secret"); w.Code != http.StatusForbidden {
+		t.Errorf("alice's DELETE: %d, want 403", w.Code)
+	}
+	if w := tn.call(http.MethodDelete, "/api/registry/damaged?path=/namespaces/pay/config/app/legacy", "", "root", "s3cret"); w.Code != http.StatusNoContent {
+		t.Errorf("admin's DELETE: %d %s", w.Code, w.Body)
+	}
+	if w := tn.call(http.MethodGet, "/api/app/list?namespace=pay", "", "alice", "secret"); w.Code != http.StatusOK {
+		t.Errorf("pay's app list: %d %s", w.Code, w.Body)
+	}
+}
