@@ -140,7 +140,10 @@ func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowSt
 		return st, err
 	}
 	if err := decodeAt(n.Path, n.Value, &st); err != nil {
-		return st, decodeErr(n.Path, err)
+		// set aside and read as none: the engine writes a new watermark
+		// (the fires it would have replayed are not)
+		r.SetAside(n, decodeErr(n.Path, err))
+		return WorkflowState{}, nil
 	}
 	return st, nil
 }

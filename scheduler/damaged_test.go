@@ -39,6 +39,11 @@ func TestDamagedEntriesLeaveSchedulingWorking(t *testing.T) {
 	if run := r.running("job"); len(run) != 2 {
 		t.Fatalf("running = %+v, want the good job's 2 shards", run)
 	}
+	// its tasks end, its run count damaged (read as none, written anew on a change)
+	for _, rt := range r.running("job") {
+		r.status(rt.TaskID, "TASK_RUNNING")
+		r.status(rt.TaskID, "TASK_FINISHED")
+	}
 	r.clk.Advance(time.Second)
 	if n := r.reg.Damage.Len(); n == 0 {
 		t.Error("nothing was set aside")
