@@ -3,19 +3,46 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	zkstore "github.com/ejcloud/elasticjob/store/zk"
 )
 
 // A value the registry cannot decode (the original's YAML, a hand edit,
 // half a write) is set aside: the lists answer everything else, the entry
 // is listed with its path and error, and the admin removes or repairs it.
 func TestDamagedEntriesSetAsideAndRepaired(t *testing.T) {
-	e := newEnv(t)
+	t.Run("memory", func(t *testing.T) { damagedEntriesSetAsideAndRepaired(t, newEnv(t)) })
+	t.Run("zookeeper", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		kv, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(testproxy.ZK(t), ","),
+			Namespace: fmt.Sprintf("ejtest/api-damaged-%d", time.Now().UnixNano())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kv.Close() })
+		e := newEnv(t)
+		clk, reg, ops := clock.NewFake(t0), registry.New(kv), &fakeOps{}
+		o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
+		o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+		e.h, e.reg, e.kv, e.clock, e.ops = api.New(o), reg, kv, clk, ops
+		damagedEntriesSetAsideAndRepaired(t, e)
+	})
+}
+
+func damagedEntriesSetAsideAndRepaired(t *testing.T, e *env) {
 	e.reg.Damage = registry.NewDamage(nil)
 	ctx := context.Background()
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("good_app"))

@@ -1,8 +1,14 @@
 package scheduler
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/testproxy"
+	zkstore "github.com/ejcloud/elasticjob/store/zk"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
@@ -13,7 +19,24 @@ import (
 // loads every other app and job, a cron fire and a trigger queue the good
 // job, a takeover reads the running tasks, and the round launches it.
 func TestDamagedEntriesLeaveSchedulingWorking(t *testing.T) {
-	r := newRig(t)
+	t.Run("memory", func(t *testing.T) { damagedEntriesLeaveSchedulingWorking(t, newRig(t)) })
+	t.Run("zookeeper", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		kv, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(testproxy.ZK(t), ","),
+			Namespace: fmt.Sprintf("ejtest/sched-damaged-%d", time.Now().UnixNano())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kv.Close() })
+		r := newRig(t)
+		r.kv, r.reg = kv, registry.New(kv)
+		r.rebuild(func(d *Deps) { d.Registry = r.reg })
+		damagedEntriesLeaveSchedulingWorking(t, r)
+	})
+}
+
+func damagedEntriesLeaveSchedulingWorking(t *testing.T, r *rig) {
 	r.reg.Damage = registry.NewDamage(nil)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(c *jobs.Config) { c.ShardingTotalCount = 2 })
