@@ -98,7 +98,16 @@ func damagedEntriesSetAsideAndRepaired(t *testing.T, e *env) {
 	e.must(http.StatusNoContent, http.MethodDelete, "/api/registry/damaged?path=/config/job/legacy_job", "")
 	e.must(http.StatusNoContent, http.MethodDelete, "/api/registry/damaged?path=/state/ready/legacy_job", "")
 
-	left := decode[[]registry.Damaged](t, e.must(http.StatusOK, http.MethodGet, "/api/registry/damaged", ""))
+	// a damaged job or app is also deleted by its own API
+	for _, p := range []string{"/config/job/old_job", "/config/app/old_app"} {
+		if err := e.kv.Commit(ctx, store.Put(p, []byte("jobName: old\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.must(http.StatusNoContent, http.MethodDelete, "/api/job/old_job/deregister", "")
+	e.must(http.StatusNoContent, http.MethodDelete, "/api/app/old_app", "")
+
+	left := decode[[]registry.Damaged](t, e.must(http.StatusOK, http.MethodGet, "/api/registry/damaged?scan=true", ""))
 	if len(left) != 0 {
 		t.Errorf("after the repair and removals, damaged = %v", left)
 	}

@@ -24,7 +24,7 @@ var fuzzPaths = []string{
 	"/config/app/a", "/config/job/j", "/config/workflow/w", "/state/ready/j",
 	"/state/running/j/j@-@0", "/state/failover/j/j@-@1", "/state/runs/j", "/state/trigger_keys/k",
 	"/state/workflow/w", "/state/workflow/w/r1", "/state/workflow_keys/w/k", "/state/waiting/ready/j",
-	"/state/waiting/failover/j/j@-@0", "/state/registered/j",
+	"/state/waiting/failover/j/j@-@0", "/state/registered/j", "/state/producer/fired_until",
 	"/namespaces/pay/config/app/a", "/namespaces/pay/config/job/j", "/namespaces/pay/state/ready/j",
 	"/namespaces/pay", "/secrets/default/s", "/auth/tokens/t", "/kube/owners/CloudJob/j",
 }

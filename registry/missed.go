@@ -73,7 +73,7 @@ func firedUntilIn(ctx context.Context, kv store.KV) (time.Time, bool, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("registry: decode %s: %w", firedPath, err)
+		return time.Time{}, false, decodeErr(firedPath, err) // the producer replays nothing, and writes it anew
 	}
 	return t, true, nil
 }

@@ -227,10 +227,11 @@ func (r *Registry) Apps(ctx context.Context) ([]app.Config, error) {
 }
 
 // DeleteApp removes an app, its jobs, their state and its disable flag in
-// one commit. Running tasks are killed by the leader, which sees the
-// deletions through its watch.
+// one commit (an app whose stored config does not decode too; its jobs
+// are those that decode). Running tasks are killed by the leader, which
+// sees the deletions through its watch.
 func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error) {
-	if _, err := r.App(ctx, name); err != nil {
+	if _, err := r.App(ctx, name); err != nil && !errors.Is(err, ErrDamaged) {
 		return nil, err
 	}
 	all, err := r.Jobs(ctx)
@@ -245,7 +246,11 @@ func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error)
 			ops = append(ops, jobDeleteOps(j.JobName)...)
 		}
 	}
-	return deleted, r.commit(ctx, ops...)
+	if err := r.commit(ctx, ops...); err != nil {
+		return deleted, err
+	}
+	r.Damage.Forget(r.storePath(appPath(name)))
+	return deleted, nil
 }
 
 func jobDeleteOps(name string) []store.Op {
@@ -433,12 +438,17 @@ func (r *Registry) JobKeys(ctx context.Context) ([]string, error) {
 	return r.kv.Children(ctx, JobsPath)
 }
 
-// DeleteJob deregisters a job and clears its queues and disable flag.
+// DeleteJob deregisters a job and clears its queues and disable flag; a
+// job whose stored config does not decode is deleted too.
 func (r *Registry) DeleteJob(ctx context.Context, name string) error {
-	if _, err := r.Job(ctx, name); err != nil {
+	if _, err := r.Job(ctx, name); err != nil && !errors.Is(err, ErrDamaged) {
 		return err
 	}
-	return r.commit(ctx, jobDeleteOps(name)...)
+	if err := r.commit(ctx, jobDeleteOps(name)...); err != nil {
+		return err
+	}
+	r.Damage.Forget(r.storePath(jobPath(name)))
+	return nil
 }
 
 // listJSON lists the values under path, setting aside those that do not

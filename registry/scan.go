@@ -75,11 +75,12 @@ var scanKinds = []scanKind{
 		}
 		return decodeInto[round.Wait](p, b)
 	}},
-	{RegisteredJobPath, 1, true, func(p string, b []byte) error {
-		if _, err := time.Parse(time.RFC3339Nano, string(b)); err != nil {
-			return decodeErr(p, err)
+	{RegisteredJobPath, 1, true, rfc3339},
+	{"/state/producer", 1, false, func(p string, b []byte) error {
+		if p != firedPath {
+			return nil
 		}
-		return nil
+		return rfc3339(p, b)
 	}},
 	{NamespacesPath, 1, false, func(p string, b []byte) error {
 		_, err := decodeRecord(store.Node{Path: p, Value: b})
@@ -88,6 +89,14 @@ var scanKinds = []scanKind{
 	{secretsPath, 2, false, jsonInto[secrets.Sealed]},
 	{tokensPath, 1, false, jsonInto[identity.APIToken]},
 	{ownersPath, 2, false, jsonInto[Owner]},
+}
+
+// rfc3339 decodes an instant stored as text.
+func rfc3339(p string, b []byte) error {
+	if _, err := time.Parse(time.RFC3339Nano, string(b)); err != nil {
+		return decodeErr(p, err)
+	}
+	return nil
 }
 
 // jsonInto decodes a value of the scheduler's own (not namespaced).
@@ -172,7 +181,7 @@ func (r *Registry) Scan(ctx context.Context) ([]Damaged, error) {
 		}
 	}
 	for _, p := range r.Damage.paths() {
-		if !found[p] {
+		if _, known := kindOf(p); known && !found[p] {
 			r.Damage.Forget(p)
 		}
 	}
