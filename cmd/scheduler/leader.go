@@ -199,7 +199,14 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	loops = append(loops, l.crdLoop(reg, log)...)
 	loops = append(loops, leader.Loop{Name: "damaged entries", Run: func(ctx context.Context) error {
 		// Once per term: every damaged entry found and logged, whether or not a
-		// loop reads its subtree; the API's list and the metric show them.
+		// loop reads its subtree; the API's list and the metric show them. It
+		// waits out the takeover first: a scan decodes every record, and the
+		// term's first rounds should not share the CPU with it.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(damageScanDelay):
+		}
 		if found, err := reg.Scan(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("registry: the scan for damaged entries failed", "err", err)
 		} else if len(found) > 0 {
@@ -209,6 +216,11 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	}})
 	return loops, nil
 }
+
+// damageScanDelay is how long after a term's start it scans the registry
+// for damaged entries (the listings met during the takeover are logged at
+// once all the same).
+const damageScanDelay = 30 * time.Second
 
 // recentRuns reads a job's recent run durations from history, since the
 // job was registered (nil without history).
