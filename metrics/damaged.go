@@ -17,7 +17,7 @@ type damaged struct{ reg *registry.Registry }
 // ObserveDamaged exports, at each scrape, how many entries reg's tracker
 // holds set aside, by subtree (each read again first, so a removed or
 // repaired one leaves the count). Every instance exports its own: the
-// leader's count is the one to alert on (it scans the whole registry at
+// leader's count is the one to alert on (it scans the whole registry
 // 30 s into each term).
 func (m *Metrics) ObserveDamaged(reg *registry.Registry) {
 	m.Register(damaged{reg})
