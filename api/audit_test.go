@@ -167,7 +167,7 @@ func TestEveryWriteIsAudited(t *testing.T) {
 	seed(t, e)
 	seedWorkflowRuns(t, e)
 	for _, p := range []string{"/config/app/broken", "/state/ready/broken"} { // a damaged entry to repair and one to remove
-		if err := e.kv.Commit(context.Background(), store.Put(p, []byte("appName: broken"))); err != nil {
+		if err := e.kv.Commit(context.Background(), store.Put(p, []byte(`{"appName":"broken","ap`))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -48,9 +48,9 @@ func damagedEntriesSetAsideAndRepaired(t *testing.T, e *env) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("good_app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("good_job", "good_app"))
 	for p, v := range map[string]string{
-		"/config/app/legacy_app":  "appName: legacy_app\nappURL: http://h/a.tgz\nbootstrapScript: bin/start.sh\n",
+		"/config/app/legacy_app":  `{"appName":"legacy_app","appURL":"http://h/a.t`,
 		"/config/job/legacy_job":  `{"jobName":"legacy_job","jobClass":"com.x.Job","cron":`,
-		"/state/ready/legacy_job": "1",
+		"/state/ready/legacy_job": "{\"count\":",
 	} {
 		if err := e.kv.Commit(ctx, store.Put(p, []byte(v))); err != nil {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func damagedEntriesSetAsideAndRepaired(t *testing.T, e *env) {
 	}
 
 	// a replacement must decode and be valid as the API would take it
-	e.wantError(e.request(http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app", "appName: x"), http.StatusBadRequest, "does not decode")
+	e.wantError(e.request(http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app", `{"appName":"legacy_app",`), http.StatusBadRequest, "does not decode")
 	e.wantError(e.request(http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app", appBody("other")), http.StatusBadRequest, "not the name its path gives")
 	e.wantError(e.request(http.MethodPut, "/api/registry/damaged?path=/config/app/legacy_app",
 		`{"appName":"legacy_app","appURL":"http://h/a.tgz","bootstrapScript":"bin/start.sh","cpuCount":0,"memoryMB":128}`), http.StatusBadRequest, "cpuCount")
@@ -100,7 +100,7 @@ func damagedEntriesSetAsideAndRepaired(t *testing.T, e *env) {
 
 	// a damaged job or app is also deleted by its own API
 	for _, p := range []string{"/config/job/old_job", "/config/app/old_app"} {
-		if err := e.kv.Commit(ctx, store.Put(p, []byte("jobName: old\n"))); err != nil {
+		if err := e.kv.Commit(ctx, store.Put(p, []byte(`{"jobName":"old","cr`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,7 +124,7 @@ func TestDamagedEntriesByNamespace(t *testing.T) {
 	tn.reg.Damage = registry.NewDamage(nil)
 	ctx := context.Background()
 	for _, p := range []string{"/namespaces/pay/config/app/legacy", "/namespaces/search/config/job/legacy", "/auth/tokens/bad"} {
-		if err := tn.kv.Commit(ctx, store.Put(p, []byte("appName: legacy\n"))); err != nil {
+		if err := tn.kv.Commit(ctx, store.Put(p, []byte(`{"appName":"legacy","ap`))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -18,13 +18,13 @@ func TestRegistryDamagedCommands(t *testing.T) {
 	s.reg.Damage = registry.NewDamage(nil)
 	ctx := context.Background()
 	for _, p := range []string{"/config/app/legacy_app", "/state/ready/legacy_job"} {
-		if err := s.kv.Commit(ctx, store.Put(p, []byte("appName: legacy_app\n"))); err != nil {
+		if err := s.kv.Commit(ctx, store.Put(p, []byte(`{"appName":"legacy_app","ap`))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r := s.cli(t)
 	out, _ := r.must(0, "registry", "damaged", "--scan")
-	has(t, "damaged", out, "PATH", "/config/app/legacy_app", "config/app", "invalid character 'a'", "/state/ready/legacy_job")
+	has(t, "damaged", out, "PATH", "/config/app/legacy_app", "config/app", "unexpected end of JSON input", "/state/ready/legacy_job")
 
 	file := filepath.Join(t.TempDir(), "app.json")
 	if err := os.WriteFile(file, []byte(`{"appName":"legacy_app","appURL":"http://h/a.tgz","bootstrapScript":"bin/start.sh"}`), 0o600); err != nil {

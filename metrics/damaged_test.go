@@ -16,7 +16,7 @@ func TestDamagedEntriesBySubtree(t *testing.T) {
 	reg.Damage = registry.NewDamage(nil)
 	ctx := t.Context()
 	for _, p := range []string{"/config/app/a", "/config/job/b", "/namespaces/pay/config/job/c"} {
-		if err := kv.Commit(ctx, store.Put(p, []byte("appName: x"))); err != nil {
+		if err := kv.Commit(ctx, store.Put(p, []byte(`{"appName":"x","ap`))); err != nil {
 			t.Fatal(err)
 		}
 	}

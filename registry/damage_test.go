@@ -72,7 +72,7 @@ func populate(t *testing.T, ctx context.Context, kv store.KV, r *Registry) {
 		t.Fatal(err)
 	}
 	for i, p := range damagedPaths {
-		v := []byte("appName: legacy_app\nappURL: http://h/a.tgz\n")
+		v := []byte(`{"appName":"legacy_app","appURL":"http://h/a.t`) // half written: neither JSON nor YAML
 		if i%2 == 1 {
 			v = []byte(`{"jobName":"x","cron":`) // half written
 		}

@@ -46,7 +46,7 @@ func damagedEntriesLeaveSchedulingWorking(t *testing.T, r *rig) {
 		"/state/runs/job", "/state/waiting/ready/job", "/state/workflow/wf/r1",
 	}
 	for _, p := range damaged {
-		if err := r.kv.Commit(r.ctx, store.Put(p, []byte("appName: legacy_app\nappURL: http://h/a.tgz\n"))); err != nil {
+		if err := r.kv.Commit(r.ctx, store.Put(p, []byte(`{"appName":"legacy_app","appURL":"http://h/a.t`))); err != nil {
 			t.Fatal(err)
 		}
 	}

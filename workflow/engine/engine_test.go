@@ -472,8 +472,8 @@ func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
 	r.register(chain("w", "a"))
 	id := r.trigger("w", nil)
 	if err := r.kv.Commit(r.ctx, store.Put(registry.WorkflowRunsPath+"/w/broken", []byte("{not json")),
-		store.Put(registry.WorkflowRunsPath+"/w/legacy", []byte("state: RUNNING\n")), // YAML: not a run of ours
-		store.Put(registry.WorkflowRunsPath+"/w", []byte(`{"firedUntil":`)),          // its cron watermark, half written
+		store.Put(registry.WorkflowRunsPath+"/w/legacy", []byte(`{"state":"RUNNING","no`)), // half written
+		store.Put(registry.WorkflowRunsPath+"/w", []byte(`{"firedUntil":`)),                // its cron watermark, half written
 		store.Put(registry.WorkflowsPath+"/bad", []byte(`{"name": 7}`))); err != nil {
 		t.Fatal(err)
 	}
