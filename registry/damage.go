@@ -84,11 +84,7 @@ func (d *Damage) Note(path string, value []byte, err error) {
 		return
 	}
 	sum := maphash.Bytes(d.seed, value)
-	msg := err.Error()
-	var de *DecodeError
-	if errors.As(err, &de) {
-		msg = de.Err.Error()
-	}
+	msg := decodeMessage(err)
 	d.mu.Lock()
 	old, seen := d.m[path]
 	e := damageEntry{sum: sum, d: Damaged{Path: path, Namespace: NamespaceOfStorePath(path), Subtree: SubtreeOf(path), Error: msg, Size: len(value)}}
@@ -99,6 +95,15 @@ func (d *Damage) Note(path string, value []byte, err error) {
 		d.log.Error("registry: a stored value does not decode; it is set aside (the rest keeps scheduling): repair it with ejctl registry put, or remove it with ejctl registry rm",
 			"path", path, "subtree", e.d.Subtree, "namespace", e.d.Namespace, "size", len(value), "err", msg)
 	}
+}
+
+// decodeMessage is why a value does not decode, without its path.
+func decodeMessage(err error) string {
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return de.Err.Error()
+	}
+	return err.Error()
 }
 
 // Forget drops path (and anything tracked below it): it was repaired or

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,6 +163,7 @@ func (r *Registry) Scan(ctx context.Context) ([]Damaged, error) {
 		}
 	}
 	found := map[string]bool{}
+	var list []Damaged // what was found (returned as it is without a tracker)
 	for _, k := range scanKinds {
 		prefixes := []string{""}
 		if k.tree {
@@ -176,6 +178,8 @@ func (r *Registry) Scan(ctx context.Context) ([]Damaged, error) {
 				if err := k.decode(n.Path, n.Value); err != nil {
 					found[n.Path] = true
 					r.Damage.Note(n.Path, n.Value, err)
+					list = append(list, Damaged{Path: n.Path, Namespace: NamespaceOfStorePath(n.Path), Subtree: SubtreeOf(n.Path),
+						Error: decodeMessage(err), Size: len(n.Value)})
 				}
 			}
 		}
@@ -185,14 +189,11 @@ func (r *Registry) Scan(ctx context.Context) ([]Damaged, error) {
 			r.Damage.Forget(p)
 		}
 	}
-	out := r.Damage.List()
 	if r.Damage == nil {
-		out = nil
-		for p := range found {
-			out = append(out, Damaged{Path: p, Namespace: NamespaceOfStorePath(p), Subtree: SubtreeOf(p)})
-		}
+		slices.SortFunc(list, func(a, b Damaged) int { return strings.Compare(a.Path, b.Path) })
+		return list, nil
 	}
-	return out, nil
+	return r.Damage.List(), nil
 }
 
 // Recheck reads again each entry the tracker holds and forgets those
