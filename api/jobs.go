@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
@@ -159,8 +161,8 @@ func (s *Server) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).Job(c, name); err != nil {
-		return err
+	if _, err := s.regIn(c).Job(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+		return err // (a job whose stored config does not decode is deleted too)
 	}
 	if err := s.checkNotOwned(c, DefJob, name); err != nil {
 		return err

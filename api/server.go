@@ -259,6 +259,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 	s.cronRoutes(a.Group("/cron"))
 	s.workflowRoutes(a.Group("/workflow"))
 	s.namespaceRoutes(a.Group("/namespaces"))
+	s.registryRoutes(a.Group("/registry"))
 	if o.Metrics != nil {
 		r.GET("/metrics", s.serveMetrics(o.Metrics, o.MetricsLogin || !o.MetricsOpen && (s.auth.Teams() || o.MetricsToken != ""), o.MetricsToken))
 	}

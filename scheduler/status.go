@@ -155,8 +155,8 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 	}
 	if key := e.Entry.RunKey; key != "" {
 		rec, err := reg.RunRecordOf(ctx, key)
-		if err != nil && !errors.Is(err, registry.ErrRunNotFound) {
-			return err
+		if err != nil && !errors.Is(err, registry.ErrRunNotFound) && !errors.Is(err, registry.ErrDamaged) {
+			return err // (a record that does not decode is set aside and written anew)
 		}
 		rep := shardReportOf(st.Data)
 		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: st.State, Message: st.Message,

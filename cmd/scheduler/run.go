@@ -94,10 +94,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	reg := registry.New(kv) // the API's: fenced with whatever term is in force
 	reg.MaxPending = cfg.JobStateQueue
 	reg.Fence = apiFence(lead)
+	reg.Damage = registry.NewDamage(log.With("subsystem", "registry"))
 	mx := metrics.New()
 	kv.ObserveLag(mx.CacheLag)
 	mx.Leading(false)
 	mx.ObserveRegistry(reg, clock.Real{}) // running tasks, queues: read at scrape time, exported by the leader
+	mx.ObserveDamaged(reg)
 	hooks := webhook.New(log.With("subsystem", "webhook"))
 	ms, err := newMasters(masterURL, log)
 	if err != nil {
@@ -113,7 +115,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	if err != nil {
 		return err
 	}
-	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve}
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, damage: reg.Damage}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {

@@ -13,7 +13,7 @@ export function setNamespace(ns) { session.ns = ns || 'default'; sessionStorage.
 export const roleIn = (ns) => (session.admin ? 'edit' : (session.roles || {})[ns] || '');
 // Calls of no namespace (who am I, the namespaces, a cron's fires, the
 // API's description, login and logout) go without ?namespace=.
-const NO_NAMESPACE = /^\/(login|logout|whoami|namespaces|cron\/next|openapi\.json)(\/|$)/;
+const NO_NAMESPACE = /^\/(login|logout|whoami|namespaces|registry|cron\/next|openapi\.json)(\/|$)/;
 let onUnauthorized = () => {};
 let onWarn = () => {};
 let inflight = 0;

@@ -192,6 +192,7 @@ async function render() {
   else if (!session.open && roleIn(session.ns) === 'view') main.append(h('div.banner', { id: 'view-banner' }, t('viewBanner', { ns: session.ns })));
   const host = h('div', { id: 'page', 'data-page': mod });
   main.append(host);
+  damagedBanner(host, seq);
   try {
     // the engine's capabilities are read once per login: pages hide what it cannot do
     const [page] = await Promise.all([import(`./pages/${mod}.js`), engineCaps()]);
@@ -204,6 +205,17 @@ async function render() {
     host.append(h('div.alert.bad', errText(e)));
     host.setAttribute('data-ready', '');
   }
+}
+
+// damagedBanner puts a notice above the page when the registry holds
+// entries that do not decode (GET /api/registry/damaged: those the caller
+// may see); it never holds the page up, and says nothing when it cannot ask.
+function damagedBanner(host, seq) {
+  api('GET', '/registry/damaged').then((list) => {
+    if (seq !== renderSeq || !Array.isArray(list) || list.length === 0) return;
+    const paths = list.slice(0, 3).map((d) => d.path).join(', ') + (list.length > 3 ? ', …' : '');
+    host.before(h('div.banner', { id: 'damaged-banner' }, t('damagedBanner', { n: list.length, paths })));
+  }).catch(() => {});
 }
 
 setUnauthorizedHandler((err) => {
