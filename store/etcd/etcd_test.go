@@ -1,0 +1,174 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/storetest"
+)
+
+// TestConformance runs the store suite on one embedded member, each
+// subtest in a prefix of its own.
+func TestConformance(t *testing.T) {
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	storetest.Run(t, func(t *testing.T) store.KV { return openStore(t, m.Endpoints(), Options{}) })
+}
+
+// TestConformanceCluster runs the suite on a 3-member cluster: every
+// commit and read goes through one member, every watch through another.
+func TestConformanceCluster(t *testing.T) {
+	ms := startMembers(t, memberConfigs(t, 3))
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		w := openStore(t, ms[0].Endpoints(), Options{})
+		r := openStore(t, ms[2].Endpoints(), Options{Prefix: w.k.prefix})
+		return split{Store: w, watcher: r}
+	}, storetest.Options{ManyChildren: 3000, SlowEvents: 3000, Timeout: 20 * time.Second})
+}
+
+// TestConformanceSmallTxn runs the suite with a cap of 16 operations per
+// transaction, so that commits are nested and chained all through it.
+func TestConformanceSmallTxn(t *testing.T) {
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		return openStore(t, m.Endpoints(), Options{MaxTxnOps: 16})
+	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000})
+}
+
+// revisions is the set of mod revisions of the keys under the store's nodes.
+func revisions(t *testing.T, s *Store) map[int64]int {
+	t.Helper()
+	resp, err := s.cli.Get(t.Context(), s.k.nodes, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]int{}
+	for _, kv := range resp.Kvs {
+		out[kv.ModRevision]++
+	}
+	return out
+}
+
+// TestLargeCommit: past 128 operations a commit is nested transactions in
+// one etcd transaction (one revision), past what one can hold a chain;
+// the chain stops at a commit that comes between two of its links.
+func TestLargeCommit(t *testing.T) {
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	puts := func(dir string, n int) []store.Op {
+		ops := make([]store.Op, n)
+		for i := range ops {
+			ops[i] = store.Put(fmt.Sprintf("/%s/%05d", dir, i), []byte("v"))
+		}
+		return ops
+	}
+	ctx := t.Context()
+
+	s := openStore(t, m.Endpoints(), Options{})
+	if err := s.Commit(ctx, puts("a", 1000)...); err != nil {
+		t.Fatal(err)
+	}
+	if revs := revisions(t, s); len(revs) != 1 {
+		t.Fatalf("1,000 puts (and their parent) in %d revisions, want 1: %v", len(revs), revs)
+	}
+	if err := s.Commit(ctx, puts("b", 5000)...); err != nil {
+		t.Fatal(err)
+	}
+	if revs := revisions(t, s); len(revs) != 3 {
+		t.Fatalf("then 5,000 puts: %d revisions in all, want 3 (one, then a chain of two): %v", len(revs), revs)
+	}
+	names, err := s.Children(ctx, "/b")
+	if err != nil || len(names) != 5000 {
+		t.Fatalf("Children(/b) = %d names, %v", len(names), err)
+	}
+
+	// A failing op far into a chained commit writes nothing: the plan
+	// fails before any transaction is sent.
+	small := openStore(t, m.Endpoints(), Options{MaxTxnOps: 8})
+	ops := append(puts("c", 300), store.Check("/missing", store.AnyVersion))
+	if err := small.Commit(ctx, ops...); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("commit with a failing last op: %v", err)
+	}
+	if revs := revisions(t, small); len(revs) != 0 {
+		t.Fatalf("a failed commit wrote: %v", revs)
+	}
+	if err := small.Commit(ctx, puts("c", 300)...); err != nil {
+		t.Fatal(err)
+	}
+	if revs := revisions(t, small); len(revs) < 10 {
+		t.Fatalf("300 puts with 8 ops a transaction: %d revisions, want a chain of at least 10", len(revs))
+	}
+
+	// A commit by another writer between two links stops the chain.
+	other := openStore(t, m.Endpoints(), Options{Prefix: small.k.prefix})
+	small.afterChunk = func(i int) {
+		if i == 1 {
+			if err := other.Commit(ctx, store.Put("/between", nil)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	err = small.Commit(ctx, puts("d", 300)...)
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("chain with a commit between its links: %v, want ErrConflict", err)
+	}
+	t.Log(err)
+}
+
+// TestWatchCompacted: a watch whose next revision was compacted away
+// reports one EventResync and goes on from the compaction.
+func TestWatchCompacted(t *testing.T) {
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	s := openStore(t, m.Endpoints(), Options{})
+	ctx := t.Context()
+	if err := s.Commit(ctx, store.Put("/w/a", nil)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.cli.Get(ctx, s.k.guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := resp.Header.Revision
+	for i := range 3 {
+		if err := s.Commit(ctx, store.Put("/w/a", []byte{byte(i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, _ = s.cli.Get(ctx, s.k.guard)
+	if _, err := s.cli.Compact(ctx, resp.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan store.Event)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); s.pump(wctx, "/w", old, out) }()
+	defer func() { cancel(); <-done }()
+	next := func() store.Event {
+		select {
+		case ev := <-out:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+		}
+		return store.Event{}
+	}
+	if ev := next(); ev.Type != store.EventResync || ev.Path != "/w" {
+		t.Fatalf("first event %+v, want a resync of /w", ev)
+	}
+	if err := s.Commit(ctx, store.Put("/w/b", nil)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev := next()
+		if ev.Path == "/w/b" {
+			break
+		}
+		if ev.Path != "/w/a" { // the compaction's own revision may come first
+			t.Fatalf("event %+v", ev)
+		}
+	}
+}
