@@ -11,7 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -97,7 +100,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		if len(o.Endpoints) == 0 {
 			return nil, errors.New("etcd store: no endpoints")
 		}
+		// Keepalives find a member that died without closing its
+		// connections (a lost host), so the client moves to another.
 		cli, err := clientv3.New(clientv3.Config{Endpoints: o.Endpoints, DialTimeout: o.DialTimeout,
+			DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 5 * time.Second,
 			Context: context.WithoutCancel(ctx), Logger: quietZap()})
 		if err != nil {
 			return nil, fmt.Errorf("etcd store: connect %s: %w: %w", strings.Join(o.Endpoints, ","), store.ErrUnavailable, err)
@@ -165,7 +171,7 @@ func (s *Store) Get(ctx context.Context, path string) (store.Node, error) {
 	if path == "/" {
 		return store.Node{Path: "/"}, nil
 	}
-	resp, err := s.cli.Get(ctx, s.k.node(path))
+	resp, err := s.get(ctx, s.k.node(path))
 	if err != nil {
 		return store.Node{}, s.fail(ctx, "get", path, err)
 	}
@@ -186,7 +192,7 @@ func (s *Store) Children(ctx context.Context, path string) ([]string, error) {
 		return nil, err
 	}
 	pre := s.k.children(path)
-	resp, err := s.cli.Get(ctx, pre, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := s.get(ctx, pre, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return nil, s.fail(ctx, "children", path, err)
 	}
@@ -206,7 +212,7 @@ func (s *Store) List(ctx context.Context, path string) ([]store.Node, error) {
 		return nil, err
 	}
 	pre := s.k.children(path)
-	resp, err := s.cli.Get(ctx, pre, clientv3.WithPrefix())
+	resp, err := s.get(ctx, pre, clientv3.WithPrefix())
 	if err != nil {
 		return nil, s.fail(ctx, "list", path, err)
 	}
@@ -222,4 +228,47 @@ func (s *Store) List(ctx context.Context, path string) ([]store.Node, error) {
 		out[i] = store.Node{Path: store.Join(path, string(kv.Key[len(pre):])), Value: val, Version: v}
 	}
 	return out, nil
+}
+
+// readAttempts bounds the tries of a read that failed for a leader
+// change or a lost member; reads are safe to send again, and an election
+// (the timers: about a second) should not fail them.
+const readAttempts = 12
+
+// transient reports whether a read failed for a reason that passes:
+// the leader changed or is being elected, or the member went away (the
+// client then tries another endpoint).
+func transient(err error) bool {
+	switch {
+	case errors.Is(err, rpctypes.ErrLeaderChanged), errors.Is(err, rpctypes.ErrNoLeader),
+		errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail), errors.Is(err, rpctypes.ErrTimeout),
+		errors.Is(err, rpctypes.ErrStopped), errors.Is(err, rpctypes.ErrNotCapable):
+		return true
+	}
+	return status.Code(err) == codes.Unavailable
+}
+
+// retryRead runs a read until it succeeds, fails for good, or has failed
+// readAttempts times for passing reasons (waiting 50 ms, doubling to
+// 800 ms, between tries).
+func retryRead[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	wait := 50 * time.Millisecond
+	for i := 1; ; i++ {
+		v, err := read()
+		if err == nil || !transient(err) || i == readAttempts || ctx.Err() != nil {
+			return v, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, err
+		case <-t.C:
+		}
+		wait = min(2*wait, 800*time.Millisecond)
+	}
+}
+
+func (s *Store) get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	return retryRead(ctx, func() (*clientv3.GetResponse, error) { return s.cli.Get(ctx, key, opts...) })
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,4 +173,61 @@ func TestWatchCompacted(t *testing.T) {
 			t.Fatalf("event %+v", ev)
 		}
 	}
+}
+
+// TestConformanceExternal runs the suite on an external cluster when
+// EJ_TEST_ETCD names its endpoints (comma-separated client URLs).
+func TestConformanceExternal(t *testing.T) {
+	eps := os.Getenv("EJ_TEST_ETCD")
+	if eps == "" {
+		t.Skip("EJ_TEST_ETCD not set (the embedded members' tests reach them through their client URLs the same way)")
+	}
+	storetest.RunOptions(t, func(t *testing.T) store.KV {
+		return openStore(t, strings.Split(eps, ","), Options{Prefix: fmt.Sprintf("/ejtest/%d-%d", time.Now().UnixNano(), prefixSeq.Add(1))})
+	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second})
+}
+
+// TestWatchFailover: a watch through a client of two members goes on,
+// with nothing missed, after one of them (possibly the leader) is killed.
+func TestWatchFailover(t *testing.T) {
+	ms := startMembers(t, memberConfigs(t, 3))
+	ctx := t.Context()
+	w := openStore(t, append(ms[0].Endpoints(), ms[1].Endpoints()...), Options{})
+	writer := openStore(t, ms[2].Endpoints(), Options{Prefix: w.k.prefix})
+	if err := writer.Commit(ctx, store.Create("/f", nil)); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := w.Watch(ctx, "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{}
+	for i := range 3 {
+		p := fmt.Sprintf("/f/before%d", i)
+		if err := writer.Commit(ctx, store.Put(p, nil)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p)
+	}
+	start := time.Now()
+	ms[0].Kill()
+	t.Logf("killed in %v", time.Since(start))
+	for i := range 3 {
+		p := fmt.Sprintf("/f/after%d", i)
+		if err := writer.Commit(ctx, store.Put(p, nil)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p)
+	}
+	for i, p := range want {
+		select {
+		case ev := <-ch:
+			if ev.Type != store.EventPut || ev.Path != p {
+				t.Fatalf("event %d = %+v, want a put of %s", i, ev, p)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no event %d (%s) after the kill", i, p)
+		}
+	}
+	t.Logf("every event %v after the kill", time.Since(start))
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -57,8 +58,9 @@ type MemberConfig struct {
 
 // Member is a running embedded etcd member.
 type Member struct {
-	cfg MemberConfig
-	e   *embed.Etcd
+	cfg  MemberConfig
+	e    *embed.Etcd
+	stop sync.Once
 }
 
 // Errors of StartMember, wrapped with the details.
@@ -289,7 +291,7 @@ func (m *Member) Client() (*clientv3.Client, error) {
 // Close stops the member gracefully (a leader hands its leadership on
 // first).
 func (m *Member) Close() error {
-	m.e.Close()
+	m.stop.Do(m.e.Close)
 	return nil
 }
 
@@ -297,6 +299,8 @@ func (m *Member) Close() error {
 // is concerned: no leadership transfer. What it acknowledged is already
 // in its write-ahead log.
 func (m *Member) Kill() {
-	m.e.Server.HardStop()
-	m.e.Close()
+	m.stop.Do(func() {
+		m.e.Server.HardStop()
+		m.e.Close()
+	})
 }

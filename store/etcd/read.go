@@ -167,7 +167,7 @@ func (s *Store) readAt(ctx context.Context, sn *snapshot, reqs []readReq) ([]*pb
 		for i, r := range reqs[from:to] {
 			batch[i] = r.op(sn.rev)
 		}
-		resp, err := s.cli.Txn(ctx).Then(batch...).Commit()
+		resp, err := retryRead(ctx, func() (*clientv3.TxnResponse, error) { return s.cli.Txn(ctx).Then(batch...).Commit() })
 		if err != nil {
 			return s.fail(ctx, "commit", "(read)", err)
 		}

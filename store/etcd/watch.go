@@ -24,7 +24,7 @@ func (s *Store) Watch(ctx context.Context, path string) (<-chan store.Event, err
 	if err := s.ready("watch", path); err != nil {
 		return nil, err
 	}
-	resp, err := s.cli.Get(ctx, s.k.guard, clientv3.WithKeysOnly())
+	resp, err := s.get(ctx, s.k.guard, clientv3.WithKeysOnly())
 	if err != nil {
 		return nil, s.fail(ctx, "watch", path, err)
 	}
