@@ -68,6 +68,7 @@ type Store struct {
 
 	ctx    context.Context // cancelled by Close: ends every watch
 	cancel context.CancelFunc
+	mu     sync.Mutex // orders a Watch's start against Close
 	closed atomic.Bool
 	wg     sync.WaitGroup // watch pumps
 
@@ -129,9 +130,12 @@ func (s *Store) Client() *clientv3.Client { return s.cli }
 // Close ends every watch (their channels are closed) and, when Open
 // dialled it, the client. Later calls fail with store.ErrClosed.
 func (s *Store) Close() error {
+	s.mu.Lock()
 	if s.closed.Swap(true) {
+		s.mu.Unlock()
 		return fmt.Errorf("etcd store: close: %w", store.ErrClosed)
 	}
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	if s.own {

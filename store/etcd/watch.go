@@ -28,6 +28,11 @@ func (s *Store) Watch(ctx context.Context, path string) (<-chan store.Event, err
 	if err != nil {
 		return nil, s.fail(ctx, "watch", path, err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, fmt.Errorf("etcd store watch %s: %w", path, store.ErrClosed)
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
 	out := make(chan store.Event, 64)
