@@ -231,3 +231,29 @@ func TestWatchFailover(t *testing.T) {
 	}
 	t.Logf("every event %v after the kill", time.Since(start))
 }
+
+// TestFenceAcrossMembers: a write conditional on a leadership node (the
+// contract's Check) made through one member is refused once another
+// member's client has moved that node on.
+func TestFenceAcrossMembers(t *testing.T) {
+	ms := startMembers(t, memberConfigs(t, 3))
+	ctx := t.Context()
+	a := openStore(t, ms[0].Endpoints(), Options{})
+	b := openStore(t, ms[1].Endpoints(), Options{Prefix: a.k.prefix})
+	if err := a.Commit(ctx, store.Create("/leader", []byte("a"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(ctx, store.Check("/leader", 0), store.Put("/state/x", []byte("a"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(ctx, store.Set("/leader", []byte("b"), 0)); err != nil {
+		t.Fatal(err)
+	}
+	err := a.Commit(ctx, store.Check("/leader", 0), store.Put("/state/x", []byte("stale")))
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("fenced write after the term moved: %v, want ErrConflict", err)
+	}
+	if n, err := b.Get(ctx, "/state/x"); err != nil || string(n.Value) != "a" {
+		t.Fatalf("Get(/state/x) = %q, %v; want the first term's write", n.Value, err)
+	}
+}
