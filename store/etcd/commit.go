@@ -14,8 +14,13 @@ import (
 // another writer changed what it read.
 const commitAttempts = 16
 
-// errReplan: the transaction's compares failed (the snapshot is stale).
-var errReplan = errors.New("etcd store: the tree changed during the commit")
+// errReplan: the transaction's compares failed (the snapshot is stale);
+// errReplanGuarded: the same for a guarded commit.
+var (
+	errReplan        = errors.New("etcd store: the tree changed during the commit")
+	errReplanGuarded = fmt.Errorf("%w (a commit came between)", errReplan)
+	errChain         = errors.New("etcd store: the commit is a chain: it holds the guard")
+)
 
 // Commit applies ops atomically (see the package doc for how a commit
 // bigger than one etcd transaction is sent).
@@ -26,9 +31,35 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	for range commitAttempts {
-		err := s.commitOnce(ctx, ops)
-		if !errors.Is(err, errReplan) {
+	var lease clientv3.LeaseID // held while the commit holds the guard
+	defer func() {
+		if lease != 0 {
+			s.unlock(ctx, lease)
+		}
+	}()
+	guarded := 0 // attempts lost as guarded commits
+	for attempts := 0; attempts < commitAttempts; {
+		err := s.commitOnce(ctx, ops, lease)
+		var busy errBusy
+		if !errors.As(err, &busy) {
+			attempts++
+		}
+		switch {
+		case errors.As(err, &busy): // not an attempt: wait, bounded by ctx (and the holder's lease)
+			if err := s.waitGuard(ctx, busy.rev); err != nil {
+				return err
+			}
+		case errors.Is(err, errChain) && lease == 0:
+			if lease, err = s.lock(ctx); err != nil {
+				return err
+			}
+		case errors.Is(err, errReplanGuarded):
+			if guarded++; guarded >= lockAfter && lease == 0 {
+				if lease, err = s.lock(ctx); err != nil {
+					return err
+				}
+			}
+		case !errors.Is(err, errReplan):
 			return err
 		}
 	}
@@ -54,11 +85,16 @@ func (s *Store) validOps(ops []store.Op) error {
 }
 
 // commitOnce reads a snapshot, plans the ops on it and sends the writes
-// guarded by what the plan relied on.
-func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
+// guarded by what the plan relied on. With lease, the commit holds the
+// guard (lock.go): it is sent as a guarded commit, which nothing else
+// can come before.
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID) error {
 	sn, err := s.read(ctx, ops)
 	if err != nil {
 		return err
+	}
+	if sn.guardLease != 0 && sn.guardLease != int64(lease) {
+		return errBusy{rev: sn.rev}
 	}
 	p := newPlan(sn)
 	for _, op := range ops {
@@ -72,11 +108,16 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op) error {
 		// snapshot was one linearizable read, so the commit held then.
 		return nil
 	}
-	cmps := s.compares(sn, ops)
-	if len(cmps) <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws) <= s.maxBytes {
-		return s.send(ctx, cmps, ws)
+	if lease == 0 {
+		cmps := s.compares(sn, ops)
+		if len(cmps)+1 <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws) <= s.maxBytes {
+			return s.send(ctx, cmps, ws)
+		}
 	}
-	return s.sendGuarded(ctx, sn.guardMod, ws)
+	if lease == 0 && len(s.chunks(ws)) > 1 {
+		return errChain // a chain holds the guard from its first link
+	}
+	return s.sendGuarded(ctx, sn.guardMod, ws, lease)
 }
 
 // compares is what the plan relied on: every op's node unchanged since
@@ -126,8 +167,10 @@ func (w write) op() clientv3.Op {
 }
 
 // send commits ws in one flat transaction under cmps, with a put of the
-// guard key (every commit moves it: see sendGuarded).
+// guard key (every commit moves it: see sendGuarded), only while no
+// commit holds the guard (lock.go).
 func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error {
+	cmps = append(cmps, clientv3.Compare(clientv3.LeaseValue(s.k.guard), "=", 0))
 	reqs := make([]clientv3.Op, 0, len(ws)+1)
 	for _, w := range ws {
 		reqs = append(reqs, w.op())
@@ -154,12 +197,16 @@ func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error
 // the one before it left it (as store/zk chains its multis): applied in
 // order, and a commit by another writer between two of them stops the
 // chain there.
-func (s *Store) sendGuarded(ctx context.Context, guard int64, ws []write) error {
+func (s *Store) sendGuarded(ctx context.Context, guard int64, ws []write, lease clientv3.LeaseID) error {
 	chunks := s.chunks(ws)
 	for i, c := range chunks {
+		hold := clientv3.OpPut(s.k.guard, "") // releases the guard if held
+		if lease != 0 && i < len(chunks)-1 {
+			hold = clientv3.OpPut(s.k.guard, "", clientv3.WithLease(lease))
+		}
 		resp, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(s.k.guard), "=", guard)).
-			Then(s.nest(c)...).Commit()
+			Then(append(s.nest(c), hold)...).Commit()
 		if err != nil {
 			if i == 0 {
 				return s.fail(ctx, "commit", "", err)
@@ -168,7 +215,7 @@ func (s *Store) sendGuarded(ctx context.Context, guard int64, ws []write) error 
 		}
 		if !resp.Succeeded {
 			if i == 0 {
-				return errReplan
+				return errReplanGuarded
 			}
 			return fmt.Errorf("etcd store commit: %d of %d chained transactions applied, then another commit came between: %w",
 				i, len(chunks), store.ErrConflict)
@@ -212,16 +259,16 @@ func (s *Store) chunks(ws []write) [][]write {
 	return append(out, ws[start:])
 }
 
-// nest is the requests of one transaction of ws and the guard's put.
+// nest is the requests of one transaction of ws (the guard's put goes
+// after them).
 func (s *Store) nest(ws []write) []clientv3.Op {
 	m := s.nestedLayout(len(ws))
-	guard := clientv3.OpPut(s.k.guard, "")
 	if m <= 0 {
 		reqs := make([]clientv3.Op, 0, len(ws)+1)
 		for _, w := range ws {
 			reqs = append(reqs, w.op())
 		}
-		return append(reqs, guard)
+		return reqs
 	}
 	per := (len(ws) + m - 1) / m
 	reqs := make([]clientv3.Op, 0, m+1)
@@ -233,5 +280,5 @@ func (s *Store) nest(ws []write) []clientv3.Op {
 		}
 		reqs = append(reqs, clientv3.OpTxn(nil, inner, nil))
 	}
-	return append(reqs, guard)
+	return reqs
 }

@@ -49,15 +49,22 @@
 // mod_revision alone (no commit came between the snapshot and it), and
 // its writes go as nested transactions inside that one: k nested
 // transactions may hold 128-k-1 requests each, about 4,000 writes in one
-// atomic etcd transaction at the default cap. A commit bigger than that
-// (or than the request bytes) is a chain of such transactions, each
-// conditional on the guard as the one before left it, as store/zk chains
-// its multis with a chain node. A chain applies as a prefix: a commit
-// that comes between two links stops it with store.ErrConflict after the
-// links already applied, a reader may see a prefix, and a writer killed
-// between two links leaves one. Only such a chain is weaker than the
-// contract's atomic Commit; an op that fails fails in the plan, before
-// the first link.
+// atomic etcd transaction at the default cap. Such a guarded commit
+// loses to any commit that comes between, so after two losses it holds
+// the guard (lock.go): it puts the guard key with a lease of its own,
+// every other commit waits while the key has a lease (a flat commit is
+// also conditional on the guard having none), and its last transaction
+// frees it; a writer that dies holding it frees it when the lease
+// expires (15 s). A commit bigger than one transaction holds (about
+// 4,000 writes at the default cap, or more than the request bytes) holds
+// the guard from the start and is sent as a chain of such transactions,
+// each conditional on the guard as the one before left it, as store/zk
+// chains its multis with a chain node. No other commit comes between its
+// links, but a reader may see a prefix of them, and a writer that dies
+// (or pauses past the lease) between two links leaves a prefix applied:
+// the next link then fails with store.ErrConflict. Only such a chain is
+// weaker than the contract's atomic Commit; an op that fails fails in
+// the plan, before the first link.
 //
 // # Watches
 //

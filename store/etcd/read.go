@@ -26,9 +26,10 @@ type srvNode struct {
 
 // snapshot is what a commit read, all at one revision.
 type snapshot struct {
-	rev      int64
-	guardMod int64
-	nodes    map[string]srvNode
+	rev        int64
+	guardMod   int64
+	guardLease int64 // the lease of the guard key: a commit holds it (lock.go)
+	nodes      map[string]srvNode
 	// levels of a deleted node: the depths below it that hold nodes
 	// (ascending), and the first depth that holds none.
 	levels map[string][]int
@@ -72,7 +73,7 @@ func (s *Store) read(ctx context.Context, ops []store.Op) (*snapshot, error) {
 	}
 	var reqs []readReq
 	var what []any // string: a node's path; probe: a level; nil: the guard
-	reqs = append(reqs, readReq{key: s.k.guard, keysOnly: true})
+	reqs = append(reqs, readReq{key: s.k.guard})
 	what = append(what, nil)
 	for _, p := range paths {
 		reqs = append(reqs, readReq{key: s.k.node(p)})
@@ -98,7 +99,7 @@ func (s *Store) read(ctx context.Context, ops []store.Op) (*snapshot, error) {
 			switch w := what[i].(type) {
 			case nil:
 				if len(rr.Kvs) > 0 {
-					sn.guardMod = rr.Kvs[0].ModRevision
+					sn.guardMod, sn.guardLease = rr.Kvs[0].ModRevision, rr.Kvs[0].Lease
 				}
 			case string:
 				n := srvNode{}
