@@ -131,11 +131,11 @@ func StartMember(ctx context.Context, c MemberConfig) (*Member, error) {
 	if err := c.defaults(); err != nil {
 		return nil, err
 	}
-	if err := claimDir(c); err != nil {
-		return nil, err
-	}
 	ec, err := c.embed()
 	if err != nil {
+		return nil, err
+	}
+	if err := claimDir(c); err != nil {
 		return nil, err
 	}
 	e, err := embed.StartEtcd(ec)

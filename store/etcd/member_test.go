@@ -3,6 +3,7 @@ package etcd
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -111,6 +112,36 @@ func TestMemberConfig(t *testing.T) {
 	c.InitialCluster = cfgs[1].InitialCluster[1:]
 	if _, err := StartMember(t.Context(), c); err == nil {
 		t.Fatal("a member outside its initial cluster started")
+	} else {
+		t.Log(err)
+	}
+}
+
+// TestMemberSettings: the timers, quota, compaction and transaction cap
+// of a MemberConfig reach etcd.
+func TestMemberSettings(t *testing.T) {
+	c := memberConfigs(t, 1)[0]
+	c.QuotaBytes = 64 << 20
+	c.AutoCompactionMode, c.AutoCompactionRetention = "revision", "1000"
+	c.MaxTxnOps = 256
+	m, err := StartMember(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ec := m.e.Config()
+	if ec.TickMs != 50 || ec.ElectionMs != 500 || ec.QuotaBackendBytes != 64<<20 ||
+		ec.AutoCompactionMode != "revision" || ec.AutoCompactionRetention != "1000" || ec.MaxTxnOps != 256 {
+		t.Fatalf("etcd runs with heartbeat %d ms, election %d ms, quota %d, compaction %s %s, max txn ops %d",
+			ec.TickMs, ec.ElectionMs, ec.QuotaBackendBytes, ec.AutoCompactionMode, ec.AutoCompactionRetention, ec.MaxTxnOps)
+	}
+	if !m.IsLeader() {
+		t.Fatal("a member alone does not lead")
+	}
+	bad := memberConfigs(t, 1)[0]
+	bad.Heartbeat, bad.Election = 100*time.Millisecond, 200*time.Millisecond
+	if _, err := StartMember(t.Context(), bad); err == nil {
+		t.Fatal("an election timeout of two heartbeats was accepted")
 	} else {
 		t.Log(err)
 	}
