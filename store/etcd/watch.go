@@ -57,14 +57,15 @@ func (s *Store) pump(ctx context.Context, root string, next int64, out chan<- st
 	var pending []store.Event
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		wch := s.cli.Watch(clientv3.WithRequireLeader(ctx), s.k.nodes, clientv3.WithPrefix(), clientv3.WithRev(next))
+		// Each etcd watch has a context of its own, so that one left
+		// (for a compaction) stops before the next starts.
+		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		wch := s.cli.Watch(wctx, s.k.nodes, clientv3.WithPrefix(), clientv3.WithRev(next))
 		var err error
 		pending, next, err = s.follow(ctx, root, wch, next, pending, out)
+		cancel()
 		if ctx.Err() != nil {
 			return
-		}
-		if err == nil { // reopened at once: the watch ended without an error
-			continue
 		}
 		s.log.Warn("watch interrupted; resuming", "root", root, "from", next, "err", err)
 		t := time.NewTimer(backoff)
