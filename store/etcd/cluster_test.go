@@ -1,0 +1,115 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// memberConfigs are the configs of an n-member loopback cluster with the
+// issue's fast timers, each in its own temporary directory.
+func memberConfigs(t testing.TB, n int) []MemberConfig {
+	t.Helper()
+	cfgs := make([]MemberConfig, n)
+	var peers []Peer
+	for i := range cfgs {
+		name := fmt.Sprintf("m%d", i)
+		cfgs[i] = MemberConfig{
+			Name:         name,
+			Dir:          t.TempDir(),
+			PeerURL:      fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+			ClientURL:    fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+			ClusterToken: "test-" + t.Name(),
+			Heartbeat:    50 * time.Millisecond,
+			Election:     500 * time.Millisecond,
+			StartTimeout: 60 * time.Second,
+		}
+		peers = append(peers, Peer{Name: name, URL: cfgs[i].PeerURL})
+	}
+	for i := range cfgs {
+		cfgs[i].InitialCluster = peers
+	}
+	return cfgs
+}
+
+// startMembers starts the members at once (each waits for a quorum) and
+// stops them at the end of the test.
+func startMembers(t testing.TB, cfgs []MemberConfig) []*Member {
+	t.Helper()
+	ms := make([]*Member, len(cfgs))
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i, c := range cfgs {
+		wg.Go(func() { ms[i], errs[i] = StartMember(context.Background(), c) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			for _, m := range ms {
+				if m != nil {
+					m.Close()
+				}
+			}
+			t.Fatalf("member %d: %v", i, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, m := range ms {
+			m.Close()
+		}
+	})
+	return ms
+}
+
+var prefixSeq atomic.Int64
+
+// openStore opens a store on endpoints under a prefix of its own.
+func openStore(t testing.TB, endpoints []string, o Options) *Store {
+	t.Helper()
+	o.Endpoints = endpoints
+	if o.Prefix == "" {
+		o.Prefix = fmt.Sprintf("/t%d", prefixSeq.Add(1))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := Open(ctx, o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// split is one store seen through two members: commits and reads go
+// through one, watches through another.
+type split struct {
+	*Store
+	watcher *Store
+}
+
+func (s split) Watch(ctx context.Context, path string) (<-chan store.Event, error) {
+	return s.watcher.Watch(ctx, path)
+}
+
+func (s split) Close() error {
+	err := s.Store.Close()
+	s.watcher.Close()
+	return err
+}

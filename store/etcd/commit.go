@@ -1,0 +1,284 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// commitAttempts bounds how often a commit is planned again after
+// another writer changed what it read.
+const commitAttempts = 16
+
+// errReplan: the transaction's compares failed (the snapshot is stale);
+// errReplanGuarded: the same for a guarded commit.
+var (
+	errReplan        = errors.New("etcd store: the tree changed during the commit")
+	errReplanGuarded = fmt.Errorf("%w (a commit came between)", errReplan)
+	errChain         = errors.New("etcd store: the commit is a chain: it holds the guard")
+)
+
+// Commit applies ops atomically (see the package doc for how a commit
+// bigger than one etcd transaction is sent).
+func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
+	if err := s.validOps(ops); err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	var lease clientv3.LeaseID // held while the commit holds the guard
+	defer func() {
+		if lease != 0 {
+			s.unlock(ctx, lease)
+		}
+	}()
+	guarded := 0 // attempts lost as guarded commits
+	for attempts := 0; attempts < commitAttempts; {
+		err := s.commitOnce(ctx, ops, lease)
+		var busy errBusy
+		if !errors.As(err, &busy) {
+			attempts++
+		}
+		switch {
+		case errors.As(err, &busy): // not an attempt: wait, bounded by ctx (and the holder's lease)
+			if err := s.waitGuard(ctx, busy.rev); err != nil {
+				return err
+			}
+		case errors.Is(err, errChain) && lease == 0:
+			if lease, err = s.lock(ctx); err != nil {
+				return err
+			}
+		case errors.Is(err, errReplanGuarded):
+			if guarded++; guarded >= lockAfter && lease == 0 {
+				if lease, err = s.lock(ctx); err != nil {
+					return err
+				}
+			}
+		case !errors.Is(err, errReplan):
+			return err
+		}
+	}
+	return fmt.Errorf("etcd store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
+}
+
+func (s *Store) validOps(ops []store.Op) error {
+	if s.closed.Load() {
+		return fmt.Errorf("etcd store commit: %w", store.ErrClosed)
+	}
+	for _, op := range ops {
+		if op.Kind < store.OpCreate || op.Kind > store.OpCheck {
+			return fmt.Errorf("etcd store %s %s: unknown op kind: %w", op.Kind, op.Path, store.ErrBadPath)
+		}
+		if err := store.ValidatePath(op.Path); err != nil {
+			return fmt.Errorf("etcd store %s: %w", op.Kind, err)
+		}
+		if op.Path == "/" && op.Kind != store.OpCheck {
+			return fmt.Errorf("etcd store %s /: the root is not writable: %w", op.Kind, store.ErrBadPath)
+		}
+	}
+	return nil
+}
+
+// commitOnce reads a snapshot, plans the ops on it and sends the writes
+// guarded by what the plan relied on. With lease, the commit holds the
+// guard (lock.go): it is sent as a guarded commit, which nothing else
+// can come before.
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID) error {
+	sn, err := s.read(ctx, ops)
+	if err != nil {
+		return err
+	}
+	if sn.guardLease != 0 && sn.guardLease != int64(lease) {
+		return errBusy{rev: sn.rev}
+	}
+	p := newPlan(sn)
+	for _, op := range ops {
+		if err := p.apply(op); err != nil {
+			return err
+		}
+	}
+	ws := p.writes(s.k)
+	if len(ws) == 0 {
+		// Nothing to write (checks, deletes of missing nodes): the
+		// snapshot was one linearizable read, so the commit held then.
+		return nil
+	}
+	if lease == 0 {
+		cmps := s.compares(sn, ops)
+		if len(cmps)+1 <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws) <= s.maxBytes {
+			return s.send(ctx, cmps, ws)
+		}
+	}
+	if lease == 0 && len(s.chunks(ws)) > 1 {
+		return errChain // a chain holds the guard from its first link
+	}
+	return s.sendGuarded(ctx, sn.guardMod, ws, lease)
+}
+
+// compares is what the plan relied on: every op's node unchanged since
+// the snapshot (its mod_revision, 0 for absent), every ancestor it read
+// neither deleted nor created (its create_revision), and below each
+// deleted subtree the first level it found empty still empty (a node
+// made deeper meanwhile would outlive the delete).
+func (s *Store) compares(sn *snapshot, ops []store.Op) []clientv3.Cmp {
+	var out []clientv3.Cmp
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if op.Path == "/" || seen[op.Path] {
+			continue
+		}
+		seen[op.Path] = true
+		out = append(out, clientv3.Compare(clientv3.ModRevision(s.k.node(op.Path)), "=", sn.nodes[op.Path].mod))
+	}
+	for path, n := range sn.nodes {
+		if !seen[path] {
+			out = append(out, clientv3.Compare(clientv3.CreateRevision(s.k.node(path)), "=", n.create))
+		}
+	}
+	for path, d := range sn.empty {
+		if len(sn.levels[path]) > 0 || sn.nodes[path].exists {
+			out = append(out, clientv3.Compare(clientv3.CreateRevision(s.k.level(path, d)).WithPrefix(), "=", 0))
+		}
+	}
+	return out
+}
+
+func size(ws []write) int {
+	n := 0
+	for _, w := range ws {
+		n += w.size()
+	}
+	return n
+}
+
+func (w write) op() clientv3.Op {
+	switch {
+	case w.put:
+		return clientv3.OpPut(w.key, w.value)
+	case w.end != "":
+		return clientv3.OpDelete(w.key, clientv3.WithRange(w.end))
+	}
+	return clientv3.OpDelete(w.key)
+}
+
+// send commits ws in one flat transaction under cmps, with a put of the
+// guard key (every commit moves it: see sendGuarded), only while no
+// commit holds the guard (lock.go).
+func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error {
+	cmps = append(cmps, clientv3.Compare(clientv3.LeaseValue(s.k.guard), "=", 0))
+	reqs := make([]clientv3.Op, 0, len(ws)+1)
+	for _, w := range ws {
+		reqs = append(reqs, w.op())
+	}
+	reqs = append(reqs, clientv3.OpPut(s.k.guard, ""))
+	resp, err := s.cli.Txn(ctx).If(cmps...).Then(reqs...).Commit()
+	if err != nil {
+		return s.fail(ctx, "commit", "", err)
+	}
+	if !resp.Succeeded {
+		return errReplan
+	}
+	return nil
+}
+
+// sendGuarded commits writes that do not fit one flat transaction with
+// their compares. Every commit of the store puts the guard key, so a
+// transaction conditional on the guard's mod_revision as the snapshot
+// read it applies only if no commit came between: one compare stands for
+// all of them. Up to nestedCap writes go in one transaction, as nested
+// transactions (etcd allows maxOps-k requests in each of k nested ones),
+// atomically. More than that, or more bytes than one request may carry,
+// go as a chain of such transactions, each conditional on the guard as
+// the one before it left it (as store/zk chains its multis): applied in
+// order, and a commit by another writer between two of them stops the
+// chain there.
+func (s *Store) sendGuarded(ctx context.Context, guard int64, ws []write, lease clientv3.LeaseID) error {
+	chunks := s.chunks(ws)
+	for i, c := range chunks {
+		hold := clientv3.OpPut(s.k.guard, "") // releases the guard if held
+		if lease != 0 && i < len(chunks)-1 {
+			hold = clientv3.OpPut(s.k.guard, "", clientv3.WithLease(lease))
+		}
+		resp, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(s.k.guard), "=", guard)).
+			Then(append(s.nest(c), hold)...).Commit()
+		if err != nil {
+			if i == 0 {
+				return s.fail(ctx, "commit", "", err)
+			}
+			return fmt.Errorf("etcd store commit: transaction %d of %d: %w", i+1, len(chunks), s.fail(ctx, "commit", "", err))
+		}
+		if !resp.Succeeded {
+			if i == 0 {
+				return errReplanGuarded
+			}
+			return fmt.Errorf("etcd store commit: %d of %d chained transactions applied, then another commit came between: %w",
+				i, len(chunks), store.ErrConflict)
+		}
+		guard = resp.Header.Revision
+		if s.afterChunk != nil {
+			s.afterChunk(i)
+		}
+	}
+	return nil
+}
+
+// nestedLayout is how many nested transactions hold n writes beside the
+// guard's put (0: flat), or -1 if one transaction cannot.
+func (s *Store) nestedLayout(n int) int {
+	if n+1 <= s.maxOps {
+		return 0
+	}
+	for m := 1; m+1 < s.maxOps; m++ {
+		if m*(s.maxOps-m-1) >= n {
+			return m
+		}
+		if m > s.maxOps/2 {
+			break
+		}
+	}
+	return -1
+}
+
+// chunks cuts ws into transactions that fit nestedLayout and maxBytes.
+func (s *Store) chunks(ws []write) [][]write {
+	var out [][]write
+	start, bytes := 0, 0
+	for i, w := range ws {
+		if i > start && (s.nestedLayout(i+1-start) < 0 || bytes+w.size() > s.maxBytes) {
+			out = append(out, ws[start:i])
+			start, bytes = i, 0
+		}
+		bytes += w.size()
+	}
+	return append(out, ws[start:])
+}
+
+// nest is the requests of one transaction of ws (the guard's put goes
+// after them).
+func (s *Store) nest(ws []write) []clientv3.Op {
+	m := s.nestedLayout(len(ws))
+	if m <= 0 {
+		reqs := make([]clientv3.Op, 0, len(ws)+1)
+		for _, w := range ws {
+			reqs = append(reqs, w.op())
+		}
+		return reqs
+	}
+	per := (len(ws) + m - 1) / m
+	reqs := make([]clientv3.Op, 0, m+1)
+	for from := 0; from < len(ws); from += per {
+		part := ws[from:min(len(ws), from+per)]
+		inner := make([]clientv3.Op, len(part))
+		for i, w := range part {
+			inner[i] = w.op()
+		}
+		reqs = append(reqs, clientv3.OpTxn(nil, inner, nil))
+	}
+	return reqs
+}

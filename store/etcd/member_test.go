@@ -1,0 +1,148 @@
+package etcd
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// TestMemberKillRestart: what a member acknowledged survives its hard
+// stop, alone and in a cluster (where the others go on meanwhile).
+func TestMemberKillRestart(t *testing.T) {
+	t.Run("Single", func(t *testing.T) {
+		cfg := memberConfigs(t, 1)[0]
+		m, err := StartMember(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := openStore(t, m.Endpoints(), Options{Prefix: "/kill"})
+		if err := s.Commit(t.Context(), store.Create("/a/b", []byte("kept")), store.Put("/a/c", nil)); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		m.Kill()
+		m, err = StartMember(t.Context(), cfg)
+		if err != nil {
+			t.Fatalf("restart: %v", err)
+		}
+		defer m.Close()
+		s = openStore(t, m.Endpoints(), Options{Prefix: "/kill"})
+		if n, err := s.Get(t.Context(), "/a/b"); err != nil || string(n.Value) != "kept" {
+			t.Fatalf("after restart Get(/a/b) = %+v, %v", n, err)
+		}
+		if names, err := s.Children(t.Context(), "/a"); err != nil || len(names) != 2 {
+			t.Fatalf("after restart Children(/a) = %v, %v", names, err)
+		}
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		cfgs := memberConfigs(t, 3)
+		ms := startMembers(t, cfgs)
+		s := openStore(t, ms[0].Endpoints(), Options{Prefix: "/kill"})
+		ctx := t.Context()
+		if err := s.Commit(ctx, store.Put("/x", []byte("1"))); err != nil {
+			t.Fatal(err)
+		}
+		ms[2].Kill()
+		if err := s.Commit(ctx, store.Put("/y", []byte("2"))); err != nil { // two of three: a quorum
+			t.Fatal(err)
+		}
+		m, err := StartMember(ctx, cfgs[2])
+		if err != nil {
+			t.Fatalf("restart: %v", err)
+		}
+		ms[2] = m
+		r := openStore(t, m.Endpoints(), Options{Prefix: "/kill"})
+		for _, p := range []string{"/x", "/y"} { // linearizable reads: it caught up
+			if _, err := r.Get(ctx, p); err != nil {
+				t.Fatalf("Get(%s) through the restarted member: %v", p, err)
+			}
+		}
+	})
+}
+
+// TestMemberForeignDir: a data directory of another cluster, or of
+// another member, is refused before etcd starts.
+func TestMemberForeignDir(t *testing.T) {
+	cfg := memberConfigs(t, 1)[0]
+	m, err := StartMember(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	other := cfg
+	other.ClusterToken = "another-cluster"
+	if _, err := StartMember(t.Context(), other); !errors.Is(err, ErrForeignDataDir) {
+		t.Fatalf("start in another cluster's directory: %v, want ErrForeignDataDir", err)
+	} else {
+		t.Log(err)
+	}
+	renamed := cfg
+	renamed.Name = "someone-else"
+	renamed.InitialCluster = []Peer{{Name: renamed.Name, URL: renamed.PeerURL}}
+	if _, err := StartMember(t.Context(), renamed); !errors.Is(err, ErrForeignDataDir) {
+		t.Fatalf("start in another member's directory: %v, want ErrForeignDataDir", err)
+	}
+}
+
+// TestMemberPeersDisagree: a member started with another token than the
+// running members it lists is a cluster of its own; it fails its start
+// with ErrPeersDisagree instead of waiting for a quorum.
+func TestMemberPeersDisagree(t *testing.T) {
+	cfgs := memberConfigs(t, 3)
+	startMembers(t, cfgs[:2]) // two of three: a quorum
+	odd := cfgs[2]
+	odd.ClusterToken = "a-different-token"
+	m, err := StartMember(t.Context(), odd)
+	if m != nil {
+		m.Close()
+	}
+	if !errors.Is(err, ErrPeersDisagree) {
+		t.Fatalf("start with another token: %v, want ErrPeersDisagree", err)
+	}
+	t.Log(err)
+}
+
+// TestMemberConfig: a member missing from its own initial cluster is
+// refused.
+func TestMemberConfig(t *testing.T) {
+	cfgs := memberConfigs(t, 2)
+	c := cfgs[0]
+	c.InitialCluster = cfgs[1].InitialCluster[1:]
+	if _, err := StartMember(t.Context(), c); err == nil {
+		t.Fatal("a member outside its initial cluster started")
+	} else {
+		t.Log(err)
+	}
+}
+
+// TestMemberSettings: the timers, quota, compaction and transaction cap
+// of a MemberConfig reach etcd.
+func TestMemberSettings(t *testing.T) {
+	c := memberConfigs(t, 1)[0]
+	c.QuotaBytes = 64 << 20
+	c.AutoCompactionMode, c.AutoCompactionRetention = "revision", "1000"
+	c.MaxTxnOps = 256
+	m, err := StartMember(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ec := m.e.Config()
+	if ec.TickMs != 50 || ec.ElectionMs != 500 || ec.QuotaBackendBytes != 64<<20 ||
+		ec.AutoCompactionMode != "revision" || ec.AutoCompactionRetention != "1000" || ec.MaxTxnOps != 256 {
+		t.Fatalf("etcd runs with heartbeat %d ms, election %d ms, quota %d, compaction %s %s, max txn ops %d",
+			ec.TickMs, ec.ElectionMs, ec.QuotaBackendBytes, ec.AutoCompactionMode, ec.AutoCompactionRetention, ec.MaxTxnOps)
+	}
+	if !m.IsLeader() {
+		t.Fatal("a member alone does not lead")
+	}
+	bad := memberConfigs(t, 1)[0]
+	bad.Heartbeat, bad.Election = 100*time.Millisecond, 200*time.Millisecond
+	if _, err := StartMember(t.Context(), bad); err == nil {
+		t.Fatal("an election timeout of two heartbeats was accepted")
+	} else {
+		t.Log(err)
+	}
+}
