@@ -79,7 +79,7 @@ func tenancyOf(cfg config.Config) (*embedded.Tenancy, error) {
 	if cache, err = filepath.Abs(cache); err != nil {
 		return nil, err
 	}
-	return &embedded.Tenancy{Init: exe, UIDs: r, Hide: hide, CacheDir: cache, Of: tenantOf}, nil
+	return &embedded.Tenancy{Init: exe, UIDs: r, Hide: hide, ReadOnly: []string{filepath.Dir(exe)}, CacheDir: cache, Of: tenantOf}, nil
 }
 
 // tenantOf is an executor's namespace: its id is appKey@-@agentId, the

@@ -32,6 +32,9 @@ type Tenancy struct {
 	// Hide are paths executors must not see besides the work directory
 	// (the scheduler's data directory, key files, configuration).
 	Hide []string
+	// ReadOnly are directories shown read-only whatever hides them (/tmp
+	// is private to each executor): the executor's own.
+	ReadOnly []string
 	// CacheDir, when set, gives each tenant's executors a cache of their
 	// own, CacheDir/tenant-<tenant> (ELASTICJOB_CACHE_DIR), owned by the
 	// tenant: no tenant reads or fills another's.
@@ -64,8 +67,9 @@ func CheckTenancy(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	hide := append([]string{work}, t.Hide...)
-	if err := reachable(t.Init, nil, true); err != nil {
+	// /tmp is each executor's own: below it the path is made anew.
+	hide := append([]string{work, "/tmp"}, t.Hide...)
+	if err := reachable(t.Init, hide, true); err != nil {
 		return fmt.Errorf("the executor %s: %w", t.Init, err)
 	}
 	if err := reachable(work, hide, false); err != nil {
@@ -193,7 +197,7 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := tenant.Plan{UID: uid, GID: uid, Hide: t.hide, Show: show, Dir: e.dir,
+	plan := tenant.Plan{UID: uid, GID: uid, Hide: t.hide, Show: show, ReadOnly: t.cfg.ReadOnly, Dir: e.dir,
 		Argv: append([]string{path}, cmd.Args[1:]...)}
 	if err := plan.Validate(); err != nil {
 		return nil, err

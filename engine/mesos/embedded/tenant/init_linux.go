@@ -55,21 +55,25 @@ func setup(p Plan) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make every mount private: %w", err)
 	}
-	// What is shown again is opened before its parents are hidden, and
-	// bound back from the open descriptor.
-	fds := make([]int, len(p.Show))
-	for i, s := range p.Show {
+	// What is shown again is opened before /tmp or its parents are
+	// hidden, and bound back from the open descriptor.
+	shown := append(append([]string(nil), p.Show...), p.ReadOnly...)
+	fds := make([]int, len(shown))
+	for i, s := range shown {
 		fd, err := unix.Open(s, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", s, err)
 		}
 		fds[i] = fd
 	}
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("mount a private /tmp: %w", err)
+	}
 	var hidden []string
 	for _, h := range hideOrder(p.Hide) {
 		st, err := os.Stat(h)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue
+			continue // below /tmp, or gone
 		}
 		if err != nil {
 			return fmt.Errorf("hide %s: %w", h, err)
@@ -84,22 +88,24 @@ func setup(p Plan) error {
 			return fmt.Errorf("hide %s: %w", h, err)
 		}
 	}
-	for i, s := range p.Show {
-		if err := os.MkdirAll(s, 0o755); err != nil { // parents inside a hiding tmpfs
+	for i, s := range shown {
+		if err := os.MkdirAll(s, 0o755); err != nil { // parents inside a hiding tmpfs, or /tmp's
 			return fmt.Errorf("show %s: %w", s, err)
 		}
 		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fds[i]), s, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("show %s: %w", s, err)
 		}
 		unix.Close(fds[i])
+		if i >= len(p.Show) {
+			if err := unix.Mount("", s, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+				return fmt.Errorf("make %s read-only: %w", s, err)
+			}
+		}
 	}
 	for _, h := range hidden {
 		if err := unix.Mount("", h, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			return fmt.Errorf("make %s read-only: %w", h, err)
 		}
-	}
-	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("mount a private /tmp: %w", err)
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc of the new PID namespace: %w", err)

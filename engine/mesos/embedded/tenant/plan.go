@@ -20,6 +20,9 @@ type Plan struct {
 	// Show are absolute paths bound back (read-write) at their own path
 	// after Hide: the sandbox, the tenant's cache.
 	Show []string `json:",omitempty"`
+	// ReadOnly are absolute paths bound back read-only: the executor's
+	// own directory.
+	ReadOnly []string `json:",omitempty"`
 	// Dir is the executor's working directory.
 	Dir string
 	// Argv is the executor's command line; Argv[0] an absolute path.
@@ -35,7 +38,7 @@ func (p Plan) Validate() error {
 	if p.UID <= 0 || p.GID <= 0 {
 		return fmt.Errorf("tenant: plan: uid %d, gid %d: a tenant never runs as root", p.UID, p.GID)
 	}
-	for _, list := range [][]string{p.Hide, p.Show, {p.Dir}} {
+	for _, list := range [][]string{p.Hide, p.Show, p.ReadOnly, {p.Dir}} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) || filepath.Clean(s) != s || s == "/" {
 				return fmt.Errorf("tenant: plan: %q is not an absolute, clean path below /", s)
