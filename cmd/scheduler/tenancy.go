@@ -79,7 +79,17 @@ func tenancyOf(cfg config.Config) (*embedded.Tenancy, error) {
 	if cache, err = filepath.Abs(cache); err != nil {
 		return nil, err
 	}
-	return &embedded.Tenancy{Init: exe, UIDs: r, Hide: hide, ReadOnly: []string{filepath.Dir(exe)}, CacheDir: cache, Of: tenantOf}, nil
+	return &embedded.Tenancy{Init: initOf(exe), UIDs: r, Hide: hide, ReadOnly: []string{filepath.Dir(exe)}, CacheDir: cache, Of: tenantOf}, nil
+}
+
+// initOf is the tenant init: tenant-init beside the executor (make build
+// puts it there), else the executor itself, which serves as one too (it
+// links far more, so it starts slower).
+func initOf(exe string) string {
+	if p := filepath.Join(filepath.Dir(exe), "tenant-init"); fileExists(p) {
+		return p
+	}
+	return exe
 }
 
 // tenantOf is an executor's namespace: its id is appKey@-@agentId, the
