@@ -67,8 +67,9 @@ func CheckTenancy(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	// /tmp is each executor's own: below it the path is made anew.
-	hide := append([]string{work, "/tmp"}, t.Hide...)
+	// /tmp (tenant.Private) is each executor's own: below it the path is
+	// made anew.
+	hide := append(append([]string{work}, tenant.Private...), t.Hide...)
 	if err := reachable(t.Init, hide, true); err != nil {
 		return fmt.Errorf("the executor %s: %w", t.Init, err)
 	}

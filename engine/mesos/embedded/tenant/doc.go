@@ -9,7 +9,8 @@
 // a Plan in the environment. Init, pid 1 of the new PID namespace and
 // still root, makes every mount private, hides the Plan's paths (an empty
 // read-only tmpfs over a directory, /dev/null over a file), binds the
-// sandbox and the cache back at their own paths, gives /tmp a fresh tmpfs
+// sandbox and the cache back at their own paths, gives /tmp, /var/tmp
+// and /dev/shm fresh tmpfs
 // and mounts a /proc of the new PID namespace. It then sets no_new_privs,
 // starts the executor as the tenant's uid and gid with no supplementary
 // groups, forwards signals to it, reaps every orphan of the namespace and

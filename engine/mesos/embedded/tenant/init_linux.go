@@ -66,8 +66,13 @@ func setup(p Plan) error {
 		}
 		fds[i] = fd
 	}
-	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("mount a private /tmp: %w", err)
+	for _, tmp := range Private {
+		if st, err := os.Stat(tmp); err != nil || !st.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", tmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("mount a private %s: %w", tmp, err)
+		}
 	}
 	var hidden []string
 	for _, h := range hideOrder(p.Hide) {
@@ -115,6 +120,10 @@ func setup(p Plan) error {
 	}
 	return nil
 }
+
+// Private are the world-writable directories each executor gets a fresh,
+// empty tmpfs of: no tenant reads or leaves files for another there.
+var Private = []string{"/tmp", "/var/tmp", "/dev/shm"}
 
 // forwarded are the signals passed on to the executor.
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}

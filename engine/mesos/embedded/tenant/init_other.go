@@ -12,3 +12,6 @@ const Cloneflags = 0
 
 // Probe says tenants cannot be isolated off Linux.
 func Probe() error { return errors.New("tenant isolation needs Linux PID and mount namespaces") }
+
+// Private is empty off Linux.
+var Private []string
