@@ -79,7 +79,7 @@ type clusterPage struct {
 	Agents      any            `json:"agents"`
 	AgentsError string         `json:"agentsError,omitempty"`
 	// TenantIsolation keeps the namespaces' tasks apart (tenancy.go).
-	TenantIsolation api.TenantIsolation `json:"tenantIsolation"`
+	TenantIsolation *api.TenantIsolation `json:"tenantIsolation,omitempty"`
 	detail          engine.View
 }
 
@@ -138,6 +138,8 @@ func (o *ops) Cluster(ctx context.Context) (any, error) {
 		p.Agents = []any{}
 	}
 	p.Engine = engineInfo{Name: v.Name, Capabilities: o.eng.Capabilities()}
-	p.TenantIsolation = o.work.tenancy
+	if o.work != nil {
+		p.TenantIsolation = &o.work.tenancy
+	}
 	return p, nil
 }
