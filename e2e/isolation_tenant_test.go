@@ -86,7 +86,7 @@ func TestTenantIsolationKeepsNamespacesApart(t *testing.T) {
 		`cat ` + paySandbox + `/stdout ` + paySandbox + `/stderr 2>&1`,
 		`echo "executors: $(ls -A ` + filepath.Dir(filepath.Dir(filepath.Dir(paySandbox))) + ` 2>&1 | tr '\n' ' ')"`,
 		`kill -9 ` + strconv.Itoa(payPid) + ` 2>&1 && echo "KILL""ED"`,
-		`echo "end-of-probe"`,
+		`echo "end-of""-probe"`, // split: the script's own cmdline, printed above, must not end the wait
 	}, "; ")
 	s.must(http.MethodPost, "/api/job/register?namespace=search", map[string]any{"jobName": "probe", "appName": "rec",
 		"shardingTotalCount": 1, "cpuCount": 0.1, "memoryMB": 16, "jobType": "SCRIPT",
