@@ -55,10 +55,29 @@ func TestInitConfines(t *testing.T) {
 	if err := os.Chown(sandbox, uid, uid); err != nil {
 		t.Fatal(err)
 	}
+	// A file outside /tmp (private anyway), open to everyone on the host,
+	// hidden by /dev/null; a directory likewise, hidden by a tmpfs.
+	open, err := os.MkdirTemp("/var/lib", "ej-tenant-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(open) })
+	openFile, openDir := filepath.Join(open, "settings"), filepath.Join(open, "dir")
+	if err := os.Mkdir(openDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{openFile, filepath.Join(openDir, "f")} {
+		if err := os.WriteFile(f, []byte("open-secret"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = os.Chmod(open, 0o755)
+	hide := []string{secret, openFile, openDir}
 	script := `id -u > uid; ls /proc | grep -cE '^[0-9]+$' > procs; cat ../key > key 2>&1; ls -A .. > listing; ` +
+		`cat ` + openFile + ` ` + openDir + `/f > open 2>&1; ls -A ` + openDir + ` > open-listing; ` +
 		`(sh -c 'exit 0' &); z=1; for i in $(seq 100); do z=$(grep -l '^State:.Z' /proc/[0-9]*/status 2>/dev/null | wc -l); ` +
 		`[ "$z" = 0 ] && break; sleep 0.01; done; echo $z > zombies; echo ok > tmp-probe; touch /tmp/mine && echo ok > tmp`
-	cmd := confined(t, uid, []string{secret}, []string{sandbox}, "/bin/sh", "-c", script)
+	cmd := confined(t, uid, hide, []string{sandbox}, "/bin/sh", "-c", script)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -77,6 +96,12 @@ func TestInitConfines(t *testing.T) {
 	}
 	if got := read("listing"); got != "sandbox" {
 		t.Errorf("the hidden directory lists %q, want only the sandbox's mount point", got)
+	}
+	if got := read("open"); strings.Contains(got, "open-secret") || !strings.Contains(got, "No such file") {
+		t.Errorf("hidden paths outside /tmp: %q", got)
+	}
+	if got := read("open-listing"); got != "" {
+		t.Errorf("a hidden directory lists %q", got)
 	}
 	if got := read("zombies"); got != "0" {
 		t.Errorf("zombies left: %q", got)
