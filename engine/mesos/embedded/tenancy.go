@@ -137,13 +137,17 @@ func startTenancy(cfg Config) (*tenancy, error) {
 			hide = append(hide, abs)
 		}
 	}
-	if t.CacheDir != "" {
-		if err := os.MkdirAll(t.CacheDir, 0o700); err != nil {
+	tc := *t
+	if tc.CacheDir != "" {
+		if tc.CacheDir, err = filepath.Abs(tc.CacheDir); err == nil {
+			err = os.MkdirAll(tc.CacheDir, 0o700)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("local: tenant caches: %w", err)
 		}
-		hide = append(hide, t.CacheDir)
+		hide = append(hide, tc.CacheDir)
 	}
-	return &tenancy{cfg: *t, hide: hide, book: book}, nil
+	return &tenancy{cfg: tc, hide: hide, book: book}, nil
 }
 
 // tenantOf is e's tenant.
