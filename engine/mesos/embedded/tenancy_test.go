@@ -82,7 +82,9 @@ func TestTenantExecutorConfined(t *testing.T) {
 			Of: func(_ string, info mesos.ExecutorInfo) string { return strings.Split(info.ExecutorID.Value, "-")[0] }}
 	})
 	s := subscribe(t, c, frameworkInfo())
-	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "pay-e1", "1", 0.1, 32), 1, 64))
+	// 96 MB: the init here is this test binary too (with -race, tens of MB),
+	// in the executor's group; tenant-init takes about 3 MB.
+	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "pay-e1", "1", 0.1, 96), 1, 64))
 	if st := s.update("t1"); st.GetState() != mesos.TASK_RUNNING {
 		t.Fatalf("t1: %s %s", st.GetState(), st.GetMessage())
 	}
