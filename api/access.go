@@ -55,6 +55,9 @@ var routeAccess = map[string]access{
 	"POST /api/operate/secrets/reseal":     accessAdmin,
 	"GET /api/operate/cluster":             accessScheduler,
 	"GET /api/audit":                       accessAudit,
+	"GET " + damagedRoute:                  accessAnyone, // lists the entries of the caller's own namespaces
+	"DELETE " + damagedRoute:               accessAdmin,
+	"PUT " + damagedRoute:                  accessAdmin,
 }
 
 // tokenRoutes need edit in their namespace even to read (tokens are

@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/gin-gonic/gin"
 )
 
@@ -194,8 +196,8 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).App(c, name); err != nil {
-		return err
+	if _, err := s.regIn(c).App(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+		return err // (an app whose stored config does not decode is deleted too)
 	}
 	all, err := s.regIn(c).Jobs(c)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/view"
+	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -120,6 +121,8 @@ var writeCases = []writeCase{
 	{"PUT", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", `{"value":"v"}`, "secret", "db"},
 	{"DELETE", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", "", "secret", "db"},
 	{"POST", "/api/operate/secrets/reseal", "/api/operate/secrets/reseal", "", "", ""},
+	{"PUT", "/api/registry/damaged", "/api/registry/damaged?path=/config/app/broken", appBody("broken"), "registry", "/config/app/broken"},
+	{"DELETE", "/api/registry/damaged", "/api/registry/damaged?path=/state/ready/broken", "", "registry", "/state/ready/broken"},
 	{"DELETE", "/api/namespaces/:name", "/api/namespaces/team", "", "namespace", "team"},
 }
 
@@ -163,6 +166,11 @@ func TestEveryWriteIsAudited(t *testing.T) {
 	}
 	seed(t, e)
 	seedWorkflowRuns(t, e)
+	for _, p := range []string{"/config/app/broken", "/state/ready/broken"} { // a damaged entry to repair and one to remove
+		if err := e.kv.Commit(context.Background(), store.Put(p, []byte(`{"appName":"broken","ap`))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	type who struct{ user, pass, wantUser, wantRole string }
 	for _, w := range []who{{"guest", "peek", "guest", "guest"}, {"", "", "anonymous", ""}, {"root", "s3cret", "root", "admin"}} {
 		e.user, e.pass = w.user, w.pass

@@ -47,6 +47,9 @@ func auditTarget(c *gin.Context, route string, body []byte) (kind, target string
 	if strings.HasPrefix(route, "/api/namespaces/:name") {
 		return "namespace", c.Param("name")
 	}
+	if route == damagedRoute {
+		return "registry", c.Query("path") // the damaged entry's store path
+	}
 	for _, p := range c.Params {
 		if k, ok := strings.CutSuffix(p.Key, "Name"); ok && k != "" {
 			return k, p.Value

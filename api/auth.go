@@ -93,6 +93,12 @@ func NewAuth(creds Credentials, clk clock.Clock, revoked Revocations) *Auth {
 // Open reports whether anonymous callers are admins.
 func (a *Auth) Open() bool { return a.creds.AdminUser == "" }
 
+// Teams reports whether the scheduler serves teams: an admin with a users
+// file or an OIDC provider (then /metrics asks for a login by default).
+func (a *Auth) Teams() bool {
+	return !a.Open() && (a.creds.Users != nil || a.creds.OIDC != nil)
+}
+
 func eq(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // admin, guest and open are the principals of the configured admin, the

@@ -121,7 +121,8 @@ func TestGuestCannotWrite(t *testing.T) {
 			switch {
 			case strings.HasPrefix(rt.Path, "/api/namespaces/:name/tokens") || strings.HasPrefix(rt.Path, "/api/namespaces/:name/secrets"):
 				want = "no role in namespace" // the guest reads the default namespace only
-			case strings.HasPrefix(rt.Path, "/api/namespaces") || strings.HasPrefix(rt.Path, "/api/operate/reconcile") || rt.Path == "/api/operate/secrets/reseal":
+			case strings.HasPrefix(rt.Path, "/api/namespaces") || strings.HasPrefix(rt.Path, "/api/operate/reconcile") || rt.Path == "/api/operate/secrets/reseal" ||
+				rt.Path == "/api/registry/damaged":
 				want = "only an admin"
 			}
 			e.wantError(e.request(rt.Method, fillPath(rt.Path), body), http.StatusForbidden, want)

@@ -62,6 +62,8 @@ var statusOf = []struct {
 	{ErrConflict, http.StatusConflict},
 	{registry.ErrConflict, http.StatusConflict},
 	{registry.ErrQueueFull, http.StatusConflict},
+	{registry.ErrNotDamaged, http.StatusConflict},
+	{registry.ErrBadRepair, http.StatusBadRequest},
 	{store.ErrConflict, http.StatusConflict},
 	{ErrTooMany, http.StatusTooManyRequests},
 	{ErrUnauthorized, http.StatusUnauthorized},

@@ -353,7 +353,7 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 			return err
 		}
 		if ok {
-			v := s.waitView(w)
+			v := s.waitView(ctx, w)
 			st.Waiting = &v
 		}
 	}

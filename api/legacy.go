@@ -34,7 +34,7 @@ var (
 )
 
 // scriptJobClass is the job class 2.x wrote for SCRIPT jobs.
-const scriptJobClass = "com.dangdang.ddframe.job.api.script.ScriptJob"
+const scriptJobClass = jobs.ScriptJobClass
 
 // legacyBody turns a 2.x body into this API's: numbers and booleans sent
 // as strings become JSON numbers and booleans, and the 2.x-only fields are
@@ -107,23 +107,10 @@ func jsonString(raw json.RawMessage) (string, bool) {
 	return s, json.Unmarshal(raw, &s) == nil
 }
 
-// apply puts the 2.x fields into cfg's props (a copy: the stored config's
-// map is never changed in place).
+// apply puts the 2.x fields into cfg's props (jobs.Legacy2x, which the
+// registry also applies to the jobs 2.x stored).
 func (lf legacyFields) apply(cfg *jobs.Config) {
-	if lf.streaming == nil && lf.script == nil {
-		return
-	}
-	props := make(map[string]string, len(cfg.Props)+2)
-	for k, v := range cfg.Props {
-		props[k] = v
-	}
-	if lf.streaming != nil {
-		props["streaming.process"] = strconv.FormatBool(*lf.streaming)
-	}
-	if lf.script != nil {
-		props["script.command.line"] = *lf.script
-	}
-	cfg.Props = props
+	jobs.Legacy2x{Streaming: lf.streaming, Script: lf.script}.Apply(cfg)
 }
 
 // checkLegacyApp refuses a 2.x bootstrapScript that is not the app's (the

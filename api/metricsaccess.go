@@ -1,6 +1,8 @@
 package api
 
 import (
+	"net/http"
+
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -9,16 +11,23 @@ import (
 	"github.com/ejcloud/elasticjob/identity"
 )
 
-// serveMetrics serves the Prometheus exposition of g. Without login (the default, as
-// before) anyone reads every series. With login, /metrics asks for the API's credentials
-// (Basic, a login token, a namespace's API token, OIDC): the admin reads every series; any
-// other caller only the series labelled with a namespace it may read, so a team's scraper
-// sees its own jobs and no other team's names. Series without a namespace label (the
-// process, Go, the engine) are the operator's: the admin's alone.
-func (s *Server) serveMetrics(g prometheus.Gatherer, login bool) gin.HandlerFunc {
+// serveMetrics serves the Prometheus exposition of g. Without login (a single-team
+// scheduler, or metrics_access=open) anyone reads every series. With login (the default
+// whenever teams are configured: Options.MetricsLogin), /metrics asks for the API's
+// credentials (Basic, a login token, a namespace's API token, OIDC) or the metrics token:
+// the admin and the metrics token read every series; any other caller only the series
+// labelled with a namespace it may read, so a team's scraper sees its own jobs and no other
+// team's names. Series without a namespace label (the process, Go, the engine) are the
+// operator's: the admin's and the metrics token's alone.
+func (s *Server) serveMetrics(g prometheus.Gatherer, login bool, token string) gin.HandlerFunc {
 	all := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 	return func(c *gin.Context) {
 		if !login || s.auth.Open() {
+			all.ServeHTTP(c.Writer, c.Request)
+			return
+		}
+		if token != "" && metricsToken(c.Request, token) {
+			c.Set(ctxUser, "metrics token")
 			all.ServeHTTP(c.Writer, c.Request)
 			return
 		}
@@ -32,6 +41,16 @@ func (s *Server) serveMetrics(g prometheus.Gatherer, login bool) gin.HandlerFunc
 		}
 		promhttp.HandlerFor(namespaceGatherer{g: g, p: p}, promhttp.HandlerOpts{}).ServeHTTP(c.Writer, c.Request)
 	}
+}
+
+// metricsToken reports whether r carries the metrics token: as a bearer, or as the password
+// of HTTP Basic (Prometheus's basic_auth password_file; any user name).
+func metricsToken(r *http.Request, token string) bool {
+	if tok, ok := bearer(r); ok {
+		return eq(tok, token)
+	}
+	_, pw, ok := r.BasicAuth()
+	return ok && eq(pw, token)
 }
 
 // namespaceGatherer keeps the series whose namespace label names a namespace p may read.

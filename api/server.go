@@ -81,9 +81,16 @@ type Options struct {
 	Web          fs.FS               // console assets; nil serves none
 	Metrics      prometheus.Gatherer // served at /metrics; nil serves none
 	// MetricsLogin: /metrics asks for the API's credentials; an admin reads every series,
-	// anyone else only those of the namespaces it may read (metricsaccess.go). False: served
-	// to anyone, as before.
+	// anyone else only those of the namespaces it may read (metricsaccess.go). False: it
+	// asks for them whenever teams are configured (a users file or OIDC) or MetricsToken is
+	// set, unless MetricsOpen; else it is served to anyone, as before.
 	MetricsLogin bool
+	// MetricsOpen: /metrics is served to anyone even with teams configured (the operator's
+	// metrics_access=open).
+	MetricsOpen bool
+	// MetricsToken, when set, is a bearer token that reads every series of /metrics and
+	// nothing else (metrics_token_file).
+	MetricsToken string
 	// ReconcileEvery bounds how often reconciliation may be requested.
 	ReconcileEvery time.Duration
 	// SlowRequest: a request that takes at least this long is logged
@@ -257,8 +264,9 @@ func NewServer(o Options) (http.Handler, *Server) {
 	s.cronRoutes(a.Group("/cron"))
 	s.workflowRoutes(a.Group("/workflow"))
 	s.namespaceRoutes(a.Group("/namespaces"))
+	s.registryRoutes(a.Group("/registry"))
 	if o.Metrics != nil {
-		r.GET("/metrics", s.serveMetrics(o.Metrics, o.MetricsLogin))
+		r.GET("/metrics", s.serveMetrics(o.Metrics, o.MetricsLogin || !o.MetricsOpen && (s.auth.Teams() || o.MetricsToken != ""), o.MetricsToken))
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	if o.Pprof {

@@ -290,7 +290,7 @@ func bodyFor(route string) string {
 // may still call: they show nothing a namespace holds (or only the
 // caller's own), or are not the API's.
 var routeAccessible = map[string]bool{
-	"GET /api/whoami": true, "GET /api/cron/next": true, "GET /api/namespaces": true, "GET /api/openapi.json": true,
+	"GET /api/whoami": true, "GET /api/cron/next": true, "GET /api/namespaces": true, "GET /api/registry/damaged": true, "GET /api/openapi.json": true,
 	"POST /api/login": true, "POST /api/logout": true, "GET /api/oidc": true, "GET /api/oidc/login": true, "GET /api/oidc/callback": true, "GET /api/operate/cluster": false,
 }
 

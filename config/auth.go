@@ -39,6 +39,7 @@ func (o OIDC) ScopeList() []string {
 func authSettings() []setting {
 	return []setting{
 		{"secrets_key_file", "", "file with the AES-256 key(s) sealing the namespaces' secrets, one base64 key a line, the current first (head -c 32 /dev/urandom | base64); without it secrets are refused (docs/tenancy.md)", str(func(c *Config) *string { return &c.SecretsKeyFile })},
+		{"metrics_token_file", "", "file holding a bearer token (at least 16 characters) that reads every series of GET /metrics and nothing else, for Prometheus's credentials_file; setting it makes metrics_access auto mean login (docs/operations.md#metrics)", str(func(c *Config) *string { return &c.MetricsTokenFile })},
 		{"oidc_issuer", "", "OpenID Connect provider's issuer URL: its ID tokens are accepted as bearer tokens and the console offers its login (docs/tenancy.md); needs auth_username, auth_users_file and oidc_client_id", str(func(c *Config) *string { return &c.OIDC.Issuer })},
 		{"oidc_client_id", "", "the scheduler's client id at the OIDC provider: ID tokens must carry it in their audience", str(func(c *Config) *string { return &c.OIDC.ClientID })},
 		{"oidc_client_secret_file", "", "file holding the client secret of oidc_client_id (the console's login; empty: a public client, PKCE alone)", str(func(c *Config) *string { return &c.OIDC.ClientSecretFile })},
@@ -57,6 +58,27 @@ func (c *Config) OIDCRedirect() string {
 		return c.OIDC.RedirectURL
 	}
 	return c.Advertised() + "/api/oidc/callback"
+}
+
+// MetricsLogin reports whether GET /metrics asks for credentials: with
+// metrics_access auto (the default), whenever teams are configured (a
+// users file or OIDC) or a metrics token is; open stays the default only
+// for a single-team scheduler.
+func (c *Config) MetricsLogin() bool {
+	switch c.MetricsAccess {
+	case "login":
+		return true
+	case "open":
+		return false
+	}
+	return c.UsersFile != "" || c.OIDC.Enabled() || c.MetricsTokenFile != ""
+}
+
+// MetricsOpenToTeams reports whether metrics_access=open serves every
+// namespace's series to anyone though teams are configured (the start
+// warns).
+func (c *Config) MetricsOpenToTeams() bool {
+	return c.MetricsAccess == "open" && c.AuthUsername != "" && (c.UsersFile != "" || c.OIDC.Enabled())
 }
 
 func (c *Config) validateAuth() []error {

@@ -59,6 +59,7 @@ type Config struct {
 	UsersFile        string
 	OIDC             OIDC   // oidc_*: login through an OpenID Connect provider (auth.go)
 	SecretsKeyFile   string // secrets_key_file: the keys sealing the namespaces' secrets (auth.go)
+	MetricsTokenFile string // metrics_token_file: a bearer token reading every series of /metrics (auth.go)
 	TokenTTL         time.Duration
 	TimeZone         string
 	ExecutorPath     string
@@ -180,6 +181,7 @@ var settings = []setting{
 	{"mesos_failover_timeout", "168h", "how long Mesos keeps the framework's tasks running while no scheduler is subscribed", duration("mesos_failover_timeout", func(c *Config) *time.Duration { return &c.Mesos.FailoverTimeout })},
 	{"mesos_principal", "", "Mesos principal of the framework", str(func(c *Config) *string { return &c.Mesos.Principal })},
 	{"mesos_secret", "", "secret of mesos_principal, sent as HTTP Basic authentication on every call to the master", str(func(c *Config) *string { return &c.Mesos.Secret })},
+	{"mesos_task_users", "", "with mesos_url: the OS user each namespace's executors and tasks run as on the agents, namespace=user,… (* for every other namespace; empty: the user setting)", str(func(c *Config) *string { return &c.Mesos.TaskUsers })},
 	{"advertise_url", "", "base URL agents use to fetch the executor from this scheduler when mesos_url is set (empty: http://hostname:http_port)", str(func(c *Config) *string { return &c.AdvertiseURL })},
 	{"allow_file_app_urls", "false", "accept file:// app URLs with mesos_url set (only when every agent runs on this machine; the embedded default always accepts them)", boolean("allow_file_app_urls", func(c *Config) *bool { return &c.AllowFileAppURLs })},
 	{"zk_servers", "", "ZooKeeper servers host:port,host:port for the registry and leader election; empty uses the embedded store in data_dir", str(func(c *Config) *string { return &c.ZKServers })},
@@ -236,13 +238,13 @@ var settings = []setting{
 		c.ExecutorCacheMax = n
 		return nil
 	}},
-	{"metrics_access", "open", "who reads GET /metrics: open (anyone, as before) or login (the API's credentials: the admin reads every series, anyone else only the series of the namespaces it may read; docs/operations.md#metrics)", func(c *Config, v string) error {
+	{"metrics_access", "auto", "who reads GET /metrics: auto (login when auth_users_file, oidc_issuer or metrics_token_file is set, else open), open (anyone, every namespace's job names) or login (the API's credentials or metrics_token_file's token: the admin and the token read every series, anyone else only the series of the namespaces it may read; docs/operations.md#metrics)", func(c *Config, v string) error {
 		switch v = strings.TrimSpace(v); v {
-		case "open", "login":
+		case "auto", "open", "login":
 			c.MetricsAccess = v
 			return nil
 		}
-		return fmt.Errorf("metrics_access: %q is not open or login", v)
+		return fmt.Errorf("metrics_access: %q is not auto, open or login", v)
 	}},
 	{"max_body_bytes", "1048576", "largest accepted API request body in bytes", func(c *Config, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)

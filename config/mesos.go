@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,46 @@ type MesosFramework struct {
 	FailoverTimeout time.Duration
 	Principal       string
 	Secret          string
+	// TaskUsers is mesos_task_users: namespace=user,… ("*" for every namespace not named).
+	TaskUsers string
+}
+
+// TaskUserOf is the OS user the Mesos agents run namespace ns's executors and tasks as
+// (mesos_task_users: its entry, else the `*` entry); "" leaves it to the framework's user
+// (the `user` setting, else the agent's).
+func (m MesosFramework) TaskUserOf(ns string) string {
+	users, _ := parseTaskUsers(m.TaskUsers)
+	if u, ok := users[ns]; ok {
+		return u
+	}
+	return users["*"]
+}
+
+// osUser is a user name (or uid) Mesos agents can switch to.
+var osUser = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*\$?$`)
+
+func parseTaskUsers(v string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range strings.Split(v, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		ns, user, ok := strings.Cut(kv, "=")
+		ns, user = strings.TrimSpace(ns), strings.TrimSpace(user)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%q is not namespace=user", kv)
+		case ns != "*" && !kubeNSName.MatchString(ns):
+			return nil, fmt.Errorf("%q: %q is not a namespace name (or * for every other one)", kv, ns)
+		case !osUser.MatchString(user):
+			return nil, fmt.Errorf("%q: %q is not a user name", kv, user)
+		}
+		if _, dup := m[ns]; dup {
+			return nil, fmt.Errorf("%q: namespace %s is given two users", kv, ns)
+		}
+		m[ns] = user
+	}
+	return m, nil
 }
 
 // RemoteAgents reports whether Mesos agents may run on other machines (mesos_url is set), so
@@ -58,6 +99,9 @@ func (c *Config) validateMesos() []error {
 	}
 	if c.Mesos.FailoverTimeout < time.Second {
 		errs = append(errs, errors.New("mesos_failover_timeout: must be at least 1s (Mesos kills the framework's tasks once it expires without a subscribed scheduler)"))
+	}
+	if _, err := parseTaskUsers(c.Mesos.TaskUsers); err != nil {
+		errs = append(errs, fmt.Errorf("mesos_task_users: %w", err))
 	}
 	if c.Mesos.Secret != "" && c.Mesos.Principal == "" {
 		errs = append(errs, errors.New("mesos_secret: set mesos_principal too (the secret authenticates that principal)"))

@@ -37,3 +37,21 @@ func TestMesosSecretsRedacted(t *testing.T) {
 		t.Errorf("Advertised() = %q", got)
 	}
 }
+
+// TestMesosTaskUsers: mesos_task_users names each namespace's user, `*` the others'; a
+// namespace without either runs as the framework's user ("").
+func TestMesosTaskUsers(t *testing.T) {
+	c := load(t, nil, map[string]string{"mesos_url": "http://m:5050", "mesos_task_users": "pay=pay-jobs, search=1001,*=nobody"})
+	for ns, want := range map[string]string{"pay": "pay-jobs", "search": "1001", "default": "nobody", "other": "nobody"} {
+		if got := c.Mesos.TaskUserOf(ns); got != want {
+			t.Errorf("TaskUserOf(%s) = %q, want %q", ns, got, want)
+		}
+	}
+	c = load(t, nil, map[string]string{"mesos_url": "http://m:5050", "mesos_task_users": "pay=pay-jobs"})
+	if got := c.Mesos.TaskUserOf("search"); got != "" {
+		t.Errorf("TaskUserOf(search) = %q without a * entry", got)
+	}
+	for _, bad := range []string{"pay", "pay=", "Pay=x", "pay=a b", "pay=x,pay=y", "pay=../x"} {
+		loadErr(t, nil, map[string]string{"mesos_url": "http://m:5050", "mesos_task_users": bad}, "mesos_task_users")
+	}
+}

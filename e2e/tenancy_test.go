@@ -53,7 +53,13 @@ func (s *scheduler) as(user, pass string) harness.API {
 func TestTwoTeamsOneScheduler(t *testing.T) {
 	t.Parallel()
 	users := usersFile(t, map[string][2]string{"alice": {"a-secret", "{pay: edit}"}, "bob": {"b-secret", "{search: edit}"}})
-	s := startScheduler(t, schedOpts{extra: []string{"--auth-username", "admin", "--auth-password", "s3cret", "--auth-users-file", users, "--metrics-access", "login"}})
+	metricsToken := filepath.Join(t.TempDir(), "metrics-token")
+	if err := os.WriteFile(metricsToken, []byte("e2e-metrics-token-0123456789\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	// no metrics_access: with a users file, /metrics asks for a login by default (issue 50)
+	s := startScheduler(t, schedOpts{extra: []string{"--auth-username", "admin", "--auth-password", "s3cret", "--auth-users-file", users,
+		"--metrics-token-file", metricsToken}})
 	s.auth = func(r *http.Request) { r.SetBasicAuth("admin", "s3cret") }
 	s.must(http.MethodPut, "/api/namespaces/pay", map[string]any{"limit": map[string]any{"cpuCount": 2, "memoryMB": 2048}})
 	s.must(http.MethodPut, "/api/namespaces/search", nil)
@@ -124,7 +130,8 @@ func TestTwoTeamsOneScheduler(t *testing.T) {
 			t.Errorf("default's history holds %+v", r)
 		}
 	}
-	// Metrics (metrics_access login): each team scrapes its own namespace's series alone.
+	// Metrics (metrics_access auto with a users file: a login): each team scrapes its own
+	// namespace's series alone; the metrics token (Prometheus's) every series.
 	for ns, api := range map[string]harness.API{"pay": alice, "search": bob} {
 		other := map[string]string{"pay": "search", "search": "pay"}[ns]
 		eventually(t, waitLong, func() bool {
@@ -140,6 +147,11 @@ func TestTwoTeamsOneScheduler(t *testing.T) {
 	}
 	if code, body := s.api().Do(http.MethodGet, "/metrics", nil); code != http.StatusOK || !strings.Contains(string(body), "go_goroutines") {
 		t.Errorf("the admin's scrape: %d, want every series", code)
+	}
+	prom := harness.API{T: t, Base: s.base, Client: http.DefaultClient, Auth: func(r *http.Request) { r.SetBasicAuth("metrics", "e2e-metrics-token-0123456789") }}
+	if code, body := prom.Do(http.MethodGet, "/metrics", nil); code != http.StatusOK || !strings.Contains(string(body), "go_goroutines") ||
+		!strings.Contains(string(body), `namespace="pay"`) || !strings.Contains(string(body), `namespace="search"`) {
+		t.Errorf("the metrics token's scrape: %d, want every series", code)
 	}
 	// Logs: alice reads her shard's output; bob can neither in pay nor by
 	// naming pay's task id in his own namespace.

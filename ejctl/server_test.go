@@ -14,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
@@ -56,13 +57,15 @@ func (o *testOps) TaskLog(_ context.Context, taskID, _ string, offset, length in
 type testServer struct {
 	url string
 	reg *registry.Registry
+	kv  store.KV // the store under reg (for raw writes)
 	ops *testOps
 }
 
 func newTestServer(t *testing.T, creds api.Credentials, opts ...func(*api.Options)) *testServer {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	reg := registry.New(memory.New())
+	kv := memory.New()
+	reg := registry.New(kv)
 	ops := &testOps{logs: map[string]string{}}
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Auth: api.NewAuth(creds, clk, reg)}
 	for _, f := range opts {
@@ -71,7 +74,7 @@ func newTestServer(t *testing.T, creds api.Credentials, opts ...func(*api.Option
 	h := api.New(o)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &testServer{url: srv.URL, reg: reg, ops: ops}
+	return &testServer{url: srv.URL, reg: reg, kv: kv, ops: ops}
 }
 
 // ejctl runs the program against the server; tty says whether stdin is a

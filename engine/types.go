@@ -28,6 +28,9 @@ type ExecutorSpec struct {
 	Args    []string
 	URIs    []URI
 	Env     map[string]string
+	// User is the OS user a Mesos agent runs the executor and its tasks as (CommandInfo.user,
+	// its namespace's mesos_task_users entry); "" leaves it to FrameworkInfo.user.
+	User string
 }
 
 // URI is a file the Mesos fetcher downloads into the sandbox before the executor starts.

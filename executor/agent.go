@@ -36,23 +36,31 @@ type httpAgent struct {
 var _ Agent = (*httpAgent)(nil)
 
 // NewHTTPAgent talks to endpoint (MESOS_AGENT_ENDPOINT, "host:port" or a
-// URL) as the given framework's executor.
-func NewHTTPAgent(endpoint, frameworkID, executorID string) Agent {
+// URL) as the given framework's executor. A token
+// (MESOS_EXECUTOR_AUTHENTICATION_TOKEN, set by an agent that authenticates
+// executors: the embedded one always, a Mesos agent with
+// --authenticate_http_executors) goes with every call as
+// "Authorization: Bearer".
+func NewHTTPAgent(endpoint, frameworkID, executorID, token string) Agent {
 	u := url.URL{Scheme: "http", Host: endpoint, Path: "/api/v1/executor"}
 	if strings.Contains(endpoint, "://") {
 		if p, err := url.Parse(endpoint); err == nil {
 			u.Scheme, u.Host = p.Scheme, p.Host
 		}
 	}
-	cli := httpcli.New(
+	opts := []httpcli.Opt{
 		httpcli.Endpoint(u.String()),
 		httpcli.Codec(jsonCodec),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
-	)
-	opts := executor.CallOptions{calls.Framework(frameworkID), calls.Executor(executorID)}
+		httpcli.Do(httpcli.With(httpcli.Timeout(10 * time.Second))),
+	}
+	if token != "" {
+		opts = append(opts, httpcli.DefaultHeader("Authorization", "Bearer "+token))
+	}
+	cli := httpcli.New(opts...)
+	callOpts := executor.CallOptions{calls.Framework(frameworkID), calls.Executor(executorID)}
 	return &httpAgent{
-		sender:     calls.SenderWith(httpexec.NewSender(cli.Send), opts...),
-		subscriber: calls.SenderWith(httpexec.NewSender(cli.Send, httpcli.Close(true)), opts...),
+		sender:     calls.SenderWith(httpexec.NewSender(cli.Send), callOpts...),
+		subscriber: calls.SenderWith(httpexec.NewSender(cli.Send, httpcli.Close(true)), callOpts...),
 	}
 }
 

@@ -56,7 +56,7 @@ func startRunner(t *testing.T, autoAck bool, opt Options, runner Runner) *harnes
 		opt.StartingAfter = -1
 	}
 	h := &harness{agent: a, done: make(chan error, 1)}
-	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID), runner, opt)
+	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID, ""), runner, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h.cancel = cancel

@@ -19,6 +19,14 @@ import (
 // or loss of the agent.
 func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
 	getenv := lookup(env)
+	// The agent's token for this executor: sent on its calls, kept from
+	// its tasks (their environment starts from env) and from this
+	// process's later children, and this process made unreadable to
+	// them (tokenguard).
+	token := getenv(TokenEnv)
+	env = withoutVar(env, TokenEnv)
+	_ = os.Unsetenv(TokenEnv)
+	guardToken(token)
 	s, err := ParseSettings(args, getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -57,7 +65,7 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		pipeline.Groups = r
 		defer r.Close()
 	}
-	ex := New(NewHTTPAgent(s.AgentEndpoint, s.FrameworkID, s.ExecutorID), pipeline, Options{
+	ex := New(NewHTTPAgent(s.AgentEndpoint, s.FrameworkID, s.ExecutorID, token), pipeline, Options{
 		FrameworkID: s.FrameworkID, ExecutorID: s.ExecutorID,
 		KillGrace: s.KillGrace, ShutdownGrace: s.ShutdownGrace, RecoveryTimeout: s.RecoveryTimeout,
 		BackoffMax: s.BackoffMax, AckTimeout: s.AckTimeout, IdleTimeout: s.IdleTimeout, Log: log.With("subsystem", "mesos"),

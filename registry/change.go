@@ -226,6 +226,9 @@ func (r *Registry) FailoverOf(ctx context.Context, job string) ([]queue.Failover
 	out := make([]queue.Failover, 0, len(nodes))
 	for _, n := range nodes {
 		f, ok, err := decodeFailover(job, n)
+		if r.SetAside(n, err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

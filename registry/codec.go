@@ -30,10 +30,19 @@ func encodeAt(p string, v any) []byte {
 	return mustJSON(v)
 }
 
-// decodeAt reads the value stored at p into v.
+// decodeAt reads the value stored at p into v: this scheduler's JSON, or
+// the form the original ElasticJob-Cloud left it in (legacy.go).
 func decodeAt(p string, b []byte, v any) error {
 	if err := json.Unmarshal(b, v); err != nil {
-		return err
+		handled, lerr := legacyDecode(p, b, v)
+		if !handled {
+			return err
+		}
+		if lerr != nil {
+			return lerr
+		}
+	} else {
+		legacyAmend(b, v)
 	}
 	if ns := nsOfPath(p); ns != "" {
 		globalize(ns, v)

@@ -33,6 +33,11 @@
 //	/kube/logs/{jobName}/{taskId}                a finished task's log tail (package kube's own encoding)
 //	/kube/owners/{kind}/{ns~name}                the Kubernetes object that owns a definition
 //
+// The original ElasticJob-Cloud's values at those paths (3.0.x YAML apps
+// and jobs, 2.1.x Gson jobs, decimal ready counts, bare task ids under
+// running and failover) are read as it left them and rewritten in the
+// form above at their next change (legacy.go, docs/upgrading.md).
+//
 // That tree is the default namespace's. Every other namespace has the same
 // tree under /namespaces/{ns} (its record at /namespaces/{ns}); layout.go
 // maps the two views the registry reads through (New: every namespace,

@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -61,6 +60,9 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.R
 		switch {
 		case e == nil || !bytes.Equal(e.raw, n.Value):
 			rd, err := decodeReady(n)
+			if r.SetAside(n, err) {
+				continue // set aside: not in the queue, decoded again next read (logged once)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -106,6 +108,9 @@ func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]queue
 			e, ok := m.fail[n.Path]
 			if !ok || !bytes.Equal(e.raw, n.Value) {
 				f, ok, err := decodeFailover(job, n)
+				if r.SetAside(n, err) {
+					continue
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -133,7 +138,7 @@ func decodeFailover(job string, n store.Node) (queue.Failover, bool, error) {
 		return f, false, nil
 	}
 	if err := decodeAt(n.Path, n.Value, &f); err != nil {
-		return f, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return f, false, decodeErr(n.Path, err)
 	}
 	f.Job, f.Item, f.Version = job, item, n.Version
 	return f, true, nil

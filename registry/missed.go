@@ -73,7 +73,7 @@ func firedUntilIn(ctx context.Context, kv store.KV) (time.Time, bool, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("registry: decode %s: %w", firedPath, err)
+		return time.Time{}, false, decodeErr(firedPath, err) // the producer replays nothing, and writes it anew
 	}
 	return t, true, nil
 }
@@ -125,6 +125,9 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, misse
 			}
 			for range fires {
 				op, changed, err := r.triggerOpOver(ctx, job, m.Misfire, now, ops)
+				if errors.Is(err, ErrDamaged) {
+					break // its entry is set aside: the rest fire
+				}
 				if err != nil {
 					return err
 				}

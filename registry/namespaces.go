@@ -60,7 +60,7 @@ func decodeRecord(n store.Node) (namespace.Record, error) {
 	rec := namespace.Record{Name: lastSegment(n.Path)}
 	if len(n.Value) > 0 {
 		if err := json.Unmarshal(n.Value, &rec); err != nil {
-			return rec, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			return rec, decodeErr(n.Path, err)
 		}
 	}
 	rec.Name = lastSegment(n.Path)
@@ -76,6 +76,9 @@ func (r *Registry) Namespaces(ctx context.Context) ([]namespace.Record, error) {
 	out := []namespace.Record{{Name: namespace.Default}}
 	for _, n := range nodes {
 		rec, err := decodeRecord(n)
+		if r.setAsideAt(n, err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

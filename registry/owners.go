@@ -51,7 +51,7 @@ func (r *Registry) OwnerOf(ctx context.Context, kind, ns, name string) (Owner, b
 		return o, false, err
 	}
 	if err := json.Unmarshal(n.Value, &o); err != nil {
-		return o, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return o, false, decodeErr(n.Path, err)
 	}
 	return o, true, nil
 }
@@ -67,7 +67,8 @@ func (r *Registry) Owned(ctx context.Context, kind string) (map[string]Owner, er
 	for _, n := range nodes {
 		var o Owner
 		if err := json.Unmarshal(n.Value, &o); err != nil {
-			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			r.setAsideAt(n, decodeErr(n.Path, err))
+			continue
 		}
 		out[store.Base(n.Path)] = o
 	}

@@ -62,6 +62,10 @@ type Registry struct {
 	// MaxPending caps a job's pending executions (job_state_queue_size);
 	// 0 means no cap.
 	MaxPending int
+	// Damage tracks the stored values listings set aside because they do
+	// not decode (damage.go); shared by the views of one registry. May be
+	// nil (nothing tracked, nothing logged).
+	Damage *Damage
 }
 
 // New wraps a store: the scheduler's view of every namespace, each name a
@@ -174,7 +178,7 @@ func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config,
 		}
 		var c app.Config
 		if err := decodeAt(n.Path, n.Value, &c); err != nil {
-			return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			return c, decodeErr(n.Path, err)
 		}
 		if c.AppURL == url {
 			return c, nil // nothing changes: no write, so no reschedule of the app's jobs
@@ -212,21 +216,22 @@ func (r *Registry) App(ctx context.Context, name string) (app.Config, error) {
 		return c, err
 	}
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return c, decodeErr(n.Path, err)
 	}
 	return c, nil
 }
 
 // Apps lists every app, sorted by name.
 func (r *Registry) Apps(ctx context.Context) ([]app.Config, error) {
-	return listJSON[app.Config](ctx, r.kv, AppsPath)
+	return listJSON[app.Config](ctx, r, AppsPath)
 }
 
 // DeleteApp removes an app, its jobs, their state and its disable flag in
-// one commit. Running tasks are killed by the leader, which sees the
-// deletions through its watch.
+// one commit (an app whose stored config does not decode too; its jobs
+// are those that decode). Running tasks are killed by the leader, which
+// sees the deletions through its watch.
 func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error) {
-	if _, err := r.App(ctx, name); err != nil {
+	if _, err := r.App(ctx, name); err != nil && !errors.Is(err, ErrDamaged) {
 		return nil, err
 	}
 	all, err := r.Jobs(ctx)
@@ -241,7 +246,11 @@ func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error)
 			ops = append(ops, jobDeleteOps(j.JobName)...)
 		}
 	}
-	return deleted, r.commit(ctx, ops...)
+	if err := r.commit(ctx, ops...); err != nil {
+		return deleted, err
+	}
+	r.Damage.Forget(r.storePath(appPath(name)))
+	return deleted, nil
 }
 
 func jobDeleteOps(name string) []store.Op {
@@ -316,7 +325,7 @@ func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, err
 	}
 	var a app.Config
 	if err := decodeAt(n.Path, n.Value, &a); err != nil {
-		return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return nil, decodeErr(n.Path, err)
 	}
 	if c.NeedsPackage() && a.AppURL == "" {
 		return nil, fmt.Errorf("%w: app '%s' has no appURL yet, and job '%s' runs its package: upload the package "+
@@ -357,14 +366,14 @@ func (r *Registry) Job(ctx context.Context, name string) (jobs.Config, error) {
 		return c, err
 	}
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return c, decodeErr(n.Path, err)
 	}
 	return c, nil
 }
 
 // Jobs lists every job, sorted by name.
 func (r *Registry) Jobs(ctx context.Context) ([]jobs.Config, error) {
-	return listJSON[jobs.Config](ctx, r.kv, JobsPath)
+	return listJSON[jobs.Config](ctx, r, JobsPath)
 }
 
 // JobNodes lists every job's stored configuration undecoded, sorted by
@@ -403,7 +412,7 @@ func (r *Registry) AppNode(ctx context.Context, name string) (store.Node, error)
 func DecodeJob(n store.Node) (jobs.Config, error) {
 	var c jobs.Config
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return c, decodeErr(n.Path, err)
 	}
 	return c, nil
 }
@@ -412,7 +421,7 @@ func DecodeJob(n store.Node) (jobs.Config, error) {
 func DecodeApp(n store.Node) (app.Config, error) {
 	var c app.Config
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return c, decodeErr(n.Path, err)
 	}
 	return c, nil
 }
@@ -429,16 +438,23 @@ func (r *Registry) JobKeys(ctx context.Context) ([]string, error) {
 	return r.kv.Children(ctx, JobsPath)
 }
 
-// DeleteJob deregisters a job and clears its queues and disable flag.
+// DeleteJob deregisters a job and clears its queues and disable flag; a
+// job whose stored config does not decode is deleted too.
 func (r *Registry) DeleteJob(ctx context.Context, name string) error {
-	if _, err := r.Job(ctx, name); err != nil {
+	if _, err := r.Job(ctx, name); err != nil && !errors.Is(err, ErrDamaged) {
 		return err
 	}
-	return r.commit(ctx, jobDeleteOps(name)...)
+	if err := r.commit(ctx, jobDeleteOps(name)...); err != nil {
+		return err
+	}
+	r.Damage.Forget(r.storePath(jobPath(name)))
+	return nil
 }
 
-func listJSON[T any](ctx context.Context, kv store.KV, path string) ([]T, error) {
-	nodes, err := kv.List(ctx, path)
+// listJSON lists the values under path, setting aside those that do not
+// decode.
+func listJSON[T any](ctx context.Context, r *Registry, path string) ([]T, error) {
+	nodes, err := r.kv.List(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +462,8 @@ func listJSON[T any](ctx context.Context, kv store.KV, path string) ([]T, error)
 	for _, n := range nodes {
 		var v T
 		if err := decodeAt(n.Path, n.Value, &v); err != nil {
-			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			r.SetAside(n, decodeErr(n.Path, err))
+			continue
 		}
 		out = append(out, v)
 	}
@@ -551,7 +568,7 @@ func (r *Registry) JobRegisteredAt(ctx context.Context, name string) (time.Time,
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return time.Time{}, decodeErr(n.Path, err)
 	}
 	return t, nil
 }

@@ -16,7 +16,10 @@ import (
 // a new leader continues the count.
 const runsPath = "/state/runs"
 
-// RunStateOf reads a job's run record (zero when it has none).
+// RunStateOf reads a job's run record (zero when it has none). A record
+// that does not decode is set aside and read as none: the job's next end
+// writes it anew (a failure streak counted before it is lost, never a
+// task's end).
 func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, error) {
 	var rs task.RunState
 	n, err := r.kv.Get(ctx, runsPath+"/"+job)
@@ -27,7 +30,8 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, e
 		return rs, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rs); err != nil {
-		return rs, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		r.SetAside(n, decodeErr(n.Path, err))
+		return task.RunState{}, nil
 	}
 	return rs, nil
 }
@@ -93,7 +97,9 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (task.RunRecord,
 		return rec, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rec); err != nil {
-		return rec, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		err = decodeErr(n.Path, err)
+		r.SetAside(n, err)
+		return task.RunRecord{}, err
 	}
 	return rec, nil
 }

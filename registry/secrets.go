@@ -54,7 +54,7 @@ func (r *Registry) Secret(ctx context.Context, ns, name string) (secrets.Sealed,
 		return s, 0, err
 	}
 	if err := json.Unmarshal(n.Value, &s); err != nil {
-		return s, 0, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return s, 0, decodeErr(n.Path, err)
 	}
 	return s, n.Version, nil
 }
@@ -72,7 +72,8 @@ func (r *Registry) Secrets(ctx context.Context, ns string) ([]secrets.Sealed, er
 	for _, n := range nodes {
 		var s secrets.Sealed
 		if err := json.Unmarshal(n.Value, &s); err != nil {
-			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			r.setAsideAt(n, decodeErr(n.Path, err))
+			continue
 		}
 		out = append(out, s)
 	}

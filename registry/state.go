@@ -97,6 +97,9 @@ func (r *Registry) TriggerFires(ctx context.Context, fires map[string]CronFire, 
 		ops := make([]store.Op, 0, len(fires))
 		for job, f := range fires {
 			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron})
+			if errors.Is(err, ErrDamaged) {
+				continue // its ready entry is set aside: the other jobs fire
+			}
 			if err != nil {
 				return err
 			}
@@ -128,6 +131,9 @@ func (r *Registry) triggerBlind(ctx context.Context, fires map[string]CronFire, 
 			continue
 		}
 		op, changed, err := r.triggerOp(ctx, job, t)
+		if errors.Is(err, ErrDamaged) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -156,6 +162,7 @@ func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (
 	}
 	cur, err := decodeReady(n)
 	if err != nil {
+		r.SetAside(n, err)
 		return store.Op{}, false, err
 	}
 	rd, changed := queue.Add(&cur, t, r.MaxPending)
@@ -230,7 +237,7 @@ func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error
 func decodeReady(n store.Node) (queue.Ready, error) {
 	var rd queue.Ready
 	if err := decodeAt(n.Path, n.Value, &rd); err != nil {
-		return rd, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return rd, decodeErr(n.Path, err)
 	}
 	rd.Job = lastSegment(n.Path)
 	rd.Version = n.Version
@@ -255,6 +262,9 @@ func (r *Registry) ReadyQueue(ctx context.Context) ([]queue.Ready, error) {
 	out := make([]queue.Ready, 0, len(nodes))
 	for _, n := range nodes {
 		rd, err := decodeReady(n)
+		if r.SetAside(n, err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -328,7 +338,8 @@ func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]task.Entr
 		}
 		var rt task.Entry
 		if err := decodeAt(n.Path, n.Value, &rt); err != nil {
-			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			r.SetAside(n, decodeErr(n.Path, err))
+			continue
 		}
 		rt.Version = n.Version
 		out[item] = rt
@@ -350,6 +361,9 @@ func (r *Registry) FailoverQueue(ctx context.Context) ([]queue.Failover, error) 
 		}
 		for _, n := range nodes {
 			f, ok, err := decodeFailover(job, n)
+			if r.SetAside(n, err) {
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -40,7 +40,7 @@ func (r *Registry) Token(ctx context.Context, id string) (identity.APIToken, err
 		return t, err
 	}
 	if err := json.Unmarshal(n.Value, &t); err != nil {
-		return t, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return t, decodeErr(n.Path, err)
 	}
 	return t, nil
 }
@@ -55,7 +55,8 @@ func (r *Registry) Tokens(ctx context.Context, ns string) ([]identity.APIToken, 
 	for _, n := range nodes {
 		var t identity.APIToken
 		if err := json.Unmarshal(n.Value, &t); err != nil {
-			return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+			r.setAsideAt(n, decodeErr(n.Path, err))
+			continue
 		}
 		if t.Namespace == ns {
 			t.Hash = ""

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/ejcloud/elasticjob/round"
@@ -53,7 +52,8 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, e
 			}
 			var w round.Wait
 			if err := decodeAt(n.Path, n.Value, &w); err != nil {
-				return nil, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+				r.SetAside(n, decodeErr(n.Path, err))
+				continue
 			}
 			out[strings.TrimPrefix(n.Path, waitingPath+"/")] = w
 		}
@@ -72,7 +72,7 @@ func (r *Registry) WaitingOf(ctx context.Context, key string) (round.Wait, bool,
 	}
 	var w round.Wait
 	if err := json.Unmarshal(n.Value, &w); err != nil {
-		return round.Wait{}, false, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return round.Wait{}, false, decodeErr(n.Path, err)
 	}
 	return w, true, nil
 }

@@ -80,14 +80,14 @@ func (r *Registry) Workflow(ctx context.Context, name string) (workflow.Config, 
 		return c, err
 	}
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return c, decodeErr(n.Path, err)
 	}
 	return c, nil
 }
 
 // Workflows lists every workflow, sorted by name.
 func (r *Registry) Workflows(ctx context.Context) ([]workflow.Config, error) {
-	return listJSON[workflow.Config](ctx, r.kv, WorkflowsPath)
+	return listJSON[workflow.Config](ctx, r, WorkflowsPath)
 }
 
 // WorkflowUses lists the workflows whose nodes run any of jobs (sorted by
@@ -140,7 +140,10 @@ func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowSt
 		return st, err
 	}
 	if err := decodeAt(n.Path, n.Value, &st); err != nil {
-		return st, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		// set aside and read as none: the engine writes a new watermark
+		// (the fires it would have replayed are not)
+		r.SetAside(n, decodeErr(n.Path, err))
+		return WorkflowState{}, nil
 	}
 	return st, nil
 }
@@ -159,6 +162,9 @@ func (r *Registry) WorkflowRuns(ctx context.Context, name string) ([]workflow.Ru
 	out := make([]workflow.Run, 0, len(nodes))
 	for _, n := range nodes {
 		run, err := decodeRun(n)
+		if r.SetAside(n, err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +200,7 @@ func (r *Registry) WorkflowRun(ctx context.Context, name, runID string) (workflo
 func decodeRun(n store.Node) (workflow.Run, error) {
 	var run workflow.Run
 	if err := decodeAt(n.Path, n.Value, &run); err != nil {
-		return run, fmt.Errorf("registry: decode %s: %w", n.Path, err)
+		return run, decodeErr(n.Path, err)
 	}
 	run.Version = n.Version
 	return run, nil
@@ -247,7 +253,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 			if err == nil {
 				var wk WorkflowKey
 				if err := decodeAt(n.Path, n.Value, &wk); err != nil {
-					return "", false, fmt.Errorf("registry: decode %s: %w", kp, err)
+					return "", false, decodeErr(kp, err)
 				}
 				return wk.RunID, true, nil
 			}

@@ -16,10 +16,10 @@ import (
 // job's running tasks on the agents the entry could use, and when they
 // are expected to end.
 type Holder struct {
-	Job    string    `json:"jobName"`
-	Shards int       `json:"shards"` // its running tasks on those agents
-	TaskID string    `json:"taskId"` // the oldest of them
-	Holds  Res       `json:"holds"`  // what they hold (their tasks' resources)
+	Job    string    `json:"jobName"`          // OtherWork when Redact hid it
+	Shards int       `json:"shards"`           // its running tasks on those agents
+	TaskID string    `json:"taskId,omitempty"` // the oldest of them ("" when Redact hid it)
+	Holds  Res       `json:"holds"`            // what they hold (their tasks' resources)
 	Since  time.Time `json:"runningSince"`
 	// ExpectedEnd is when they are expected to end (zero: not known),
 	// from the P90 of the job's recent runs (TypicalMs), or its timeout
@@ -28,6 +28,9 @@ type Holder struct {
 	Basis       estimate.Basis `json:"basis,omitempty"`
 	TypicalMs   int64          `json:"typicalMs,omitempty"`
 	TimeoutMs   int64          `json:"timeoutMs,omitempty"`
+	// Other: work of a namespace the reader has no role in (Redact), named
+	// only as OtherWork, with its resources and expected end.
+	Other bool `json:"otherNamespace,omitempty"`
 }
 
 // Res is a quantity of resources as the API shows it.
@@ -168,7 +171,7 @@ func (d *decider) withHolders(c *cand, w Wait) Wait {
 // words: "job x (1 shard, 2 CPUs and 256 MB) until it ends, expected by
 // 2026-11-25T00:00:08Z (the p90 of its recent runs: 8s)".
 func (h Holder) words() string {
-	s := fmt.Sprintf("job %s (%s, %s) until it ends", h.Job, plural(h.Shards, "shard"), h.Holds)
+	s := fmt.Sprintf("%s (%s, %s) until it ends", h.name(), plural(h.Shards, "shard"), h.Holds)
 	switch h.Basis {
 	case estimate.BasisP90:
 		s += fmt.Sprintf(", expected by %s (the p90 of its recent runs: %s)", fmtUntil(h.ExpectedEnd), time.Duration(h.TypicalMs)*time.Millisecond)
@@ -190,9 +193,17 @@ func (w Wait) Summary(now time.Time) string {
 	}
 	s := "waits for " + w.Needs.String()
 	for _, h := range w.Holders {
-		s += fmt.Sprintf("; job %s holds %s until it ends (%s)", h.Job, h.Holds, h.progress(now))
+		s += fmt.Sprintf("; %s holds %s until it ends (%s)", h.name(), h.Holds, h.progress(now))
 	}
 	return s
+}
+
+// name: "job x", or OtherWork for another namespace's work Redact hid.
+func (h Holder) name() string {
+	if h.Other {
+		return OtherWork
+	}
+	return "job " + h.Job
 }
 
 // progress: "running 5s of its usual 8s", "running 5s, its timeout 1m0s",

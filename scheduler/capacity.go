@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -182,7 +181,9 @@ func (l *launcher) fires(now time.Time, caps map[string]round.Capacity) []round.
 // task is never a failure (it counts toward no retry and no pause).
 func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
 	for _, p := range ps {
-		by := fmt.Sprintf("%s for namespace %s (%s within its guarantee)", round.PreemptionBy, p.ForNamespace, p.For)
+		// Its end is read by the preempted namespace's users: it names neither the namespace
+		// nor the work it made room for (the log below does, for the operator).
+		by := round.PreemptionBy + " for " + round.OtherWork + " within its namespace's guarantee"
 		out, err := l.killRun(ctx, p.Job, by)
 		if err != nil {
 			l.log.Warn("preempt: stop the run", "job", p.Job, "err", err)

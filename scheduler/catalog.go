@@ -123,6 +123,9 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 			continue
 		}
 		a, err := registry.DecodeApp(n)
+		if c.reg.SetAside(n, err) {
+			continue // it does not decode: the others load (registry/damage.go)
+		}
 		if err != nil {
 			return fmt.Errorf("catalog: load apps: %w", err)
 		}
@@ -138,6 +141,9 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 			continue
 		}
 		j, err := registry.DecodeJob(n)
+		if c.reg.SetAside(n, err) {
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("catalog: load jobs: %w", err)
 		}
@@ -259,6 +265,9 @@ func (c *Catalog) reloadApp(ctx context.Context, name string) error {
 	var a app.Config
 	if err == nil {
 		a, err = registry.DecodeApp(n)
+		if c.reg.SetAside(n, err) {
+			err = fmt.Errorf("%w: %w", registry.ErrAppNotFound, err) // set aside: held as absent
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -278,6 +287,9 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 	var j jobs.Config
 	if err == nil {
 		j, err = registry.DecodeJob(n)
+		if c.reg.SetAside(n, err) {
+			err = fmt.Errorf("%w: %w", registry.ErrJobNotFound, err)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -71,6 +71,10 @@ type Options struct {
 	// of its namespace where and with which token its executor fetches
 	// them as it starts: the payload carries no value (docs/tenancy.md).
 	SecretAccess func(taskID string) *jobs.SecretAccess
+	// TaskUser, when set, is the OS user the agents run a namespace's
+	// executors and tasks as ("" for the framework's user): on real Mesos
+	// each namespace's work runs as its own user (mesos_task_users).
+	TaskUser func(namespace string) string
 }
 
 func (o *Options) defaults() {

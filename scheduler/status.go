@@ -30,6 +30,7 @@ type statusHandler struct {
 	queues   *queues
 	answered func(taskID string) // the reconciler's
 	runs     *durations
+	replaced map[string]bool // the original's DAEMON tasks killed this term (upgrade.go)
 }
 
 // handle applies one update through reg (the registry, or a batch whose
@@ -50,6 +51,7 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 		return err
 	}
 	out := task.Transition(in)
+	h.replaceOriginalDaemon(ctx, in, st)
 	if in.Entry != nil && in.Entry.KilledBy != "" && st.State == task.Killed {
 		st.Message = killedWords(in.Entry.KilledBy, st.Message) // history and the run's record say who
 	}
@@ -153,8 +155,8 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 	}
 	if key := e.Entry.RunKey; key != "" {
 		rec, err := reg.RunRecordOf(ctx, key)
-		if err != nil && !errors.Is(err, registry.ErrRunNotFound) {
-			return err
+		if err != nil && !errors.Is(err, registry.ErrRunNotFound) && !errors.Is(err, registry.ErrDamaged) {
+			return err // (a record that does not decode is set aside and written anew)
 		}
 		rep := shardReportOf(st.Data)
 		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: st.State, Message: st.Message,

@@ -168,11 +168,15 @@ func nsOf(key string) string {
 }
 
 func (l *launcher) executorSpec(a app.Config, agentID string) engine.ExecutorSpec {
-	return engine.ExecutorSpec{
+	spec := engine.ExecutorSpec{
 		ID: jobs.ExecutorID(a.AppName, agentID), Name: "elasticjob executor for " + a.AppName,
 		CPUs: a.CPUCount, MemMB: a.MemoryMB, Command: l.opts.ExecutorCommand, Shell: false,
 		URIs: l.opts.ExecutorURIs, Env: l.opts.ExecutorEnv,
 	}
+	if l.opts.TaskUser != nil { // an app and its executor belong to one namespace
+		spec.User = l.opts.TaskUser(namespace.Of(a.AppName))
+	}
+	return spec
 }
 
 // Origins of shards run again (task.Entry.Trigger).

@@ -108,9 +108,13 @@ start_mesos_local() {
 	local dir=$1 pidf=$1/run/mesos-local.pid
 	alive "$pidf" "$dir/mesos-local" && return 0
 	port_in_use "$MESOS_PORT" && cdie "port $MESOS_PORT (mesos-local) is taken by another process; set MESOS_PORT"
+	# The framework secret the schedulers present (tasks hold none: docs/tenancy.md).
+	if [[ ! -s $dir/run/mesos-secret ]]; then
+		(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$dir/run/mesos-secret") || cdie "cannot write $dir/run/mesos-secret"
+	fi
 	# shellcheck disable=SC2086 # MESOS_ARGS is a list of flags
 	spawn "$pidf" "$dir/logs/mesos-local.log" "$BIN_DIR/mesos-local" --port "$MESOS_PORT" \
-		--work-dir "$dir/mesos-local" ${MESOS_ARGS:-}
+		--work-dir "$dir/mesos-local" --secret-file "$dir/run/mesos-secret" ${MESOS_ARGS:-}
 	wait_until mesos-local "$pidf" "$dir/mesos-local" "$dir/logs/mesos-local.log" healthy "$MESOS_PORT" /health
 }
 
@@ -125,10 +129,12 @@ spawn_scheduler() {
 	mkdir -p "$data"
 	zk=$(sed -n 's/^export EJ_TEST_ZK_ENSEMBLE=//p' "$dir/services/ensemble.env")
 	dsn="$MYSQL_USER:$MYSQL_PASS@tcp(127.0.0.1:$(<"$dir/services/mysql.port"))/$MYSQL_DB?parseTime=true"
-	# The DSN goes through the environment, not the command line (ps shows that).
+	# The DSN and the Mesos secret go through the environment, not the command line (ps shows that).
 	# shellcheck disable=SC2086 # SCHEDULER_ARGS is a list of flags
 	(
 		export ELASTICJOB_EVENT_TRACE_RDB_URL=$dsn
+		export ELASTICJOB_MESOS_PRINCIPAL=elasticjob ELASTICJOB_MESOS_SECRET
+		ELASTICJOB_MESOS_SECRET=$(<"$dir/run/mesos-secret")
 		spawn "$pidf" "$dir/logs/scheduler-$n.log" "$BIN_DIR/scheduler" --data-dir "$data" \
 			--http-port "$port" --zk-servers "$zk" --mesos-url "http://127.0.0.1:$MESOS_PORT" \
 			--event-trace-rdb-driver mysql --executor-cache-dir "$dir/app-cache" \
@@ -205,7 +211,9 @@ cleanup_mesos_local() {
 	local dir=$1 port bin=${BIN_DIR:-$REPO/bin}/mesos-local
 	[[ -d $dir/mesos-local && -x $bin ]] || return 0
 	port=$(sed -n 's/^MESOS_PORT=//p' "$dir/cluster.conf" 2>/dev/null)
-	"$bin" --recover=cleanup --work-dir "$dir/mesos-local" --port "${port:-5050}" >>"$dir/logs/mesos-local.log" 2>&1 ||
+	local secret=()
+	[[ -s $dir/run/mesos-secret ]] && secret=(--secret-file "$dir/run/mesos-secret")
+	"$bin" --recover=cleanup --work-dir "$dir/mesos-local" --port "${port:-5050}" "${secret[@]}" >>"$dir/logs/mesos-local.log" 2>&1 ||
 		echo "cluster.sh: mesos-local --recover=cleanup failed (see $dir/logs/mesos-local.log)" >&2
 }
 

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
@@ -30,14 +31,21 @@ type options struct {
 	cpuProfile  string
 	recover     string
 	recoveryTO  time.Duration
+	principal   string
+	secretFile  string
 	sim         simFlags
 }
 
 const usageHead = `Usage: mesos-local [flags]
 
 The embedded single-node Mesos master+agent as a process of its own: several
-schedulers on this machine share it with mesos_url=URL. It has no
-authentication, so it listens on loopback unless --allow-remote is given.
+schedulers on this machine share it with mesos_url=URL. With --secret-file
+its scheduler and operator APIs and its /state, /slaves, /files/read and
+/metrics/snapshot require HTTP Basic --principal and that secret (give the
+schedulers mesos_principal and mesos_secret); without it they are open to
+anything on this machine, the tasks it runs included. Executors always
+authenticate with a token of their own. It listens on loopback unless
+--allow-remote is given.
 Stopping it (SIGTERM, SIGINT) or killing it leaves the executors of frameworks
 that checkpoint (the scheduler's do) running: the next start on the same
 --work-dir takes them over, as a Mesos agent recovers its executors, and those
@@ -69,6 +77,9 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 		"cleanup: shut them all down (their tasks are killed) and exit (Mesos --recover)")
 	fs.DurationVar(&o.recoveryTO, "recovery-timeout", embedded.DefaultRecoveryTimeout, "how long an executor keeps its tasks running "+
 		"while it cannot reach mesos-local; then it kills them and exits (Mesos --recovery_timeout)")
+	fs.StringVar(&o.principal, "principal", "elasticjob", "framework principal the --secret-file secret authenticates")
+	fs.StringVar(&o.secretFile, "secret-file", "", "file holding the framework secret (readable by its owner only); "+
+		"empty: the scheduler and operator APIs are open to every process on this machine")
 	o.sim.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -136,9 +147,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("create work dir: %w", err)
 	}
 	sim, _ := o.sim.config() // checked by parseArgs
+	secret, err := readSecret(o.secretFile)
+	if err != nil {
+		return err
+	}
+	principal := o.principal
+	if secret == "" {
+		principal = ""
+		log.Warn("no --secret-file: the scheduler and operator APIs accept any caller on this machine, tasks included")
+	}
 	cl, err := embedded.New(embedded.Config{Addr: net.JoinHostPort(o.address, strconv.Itoa(o.port)),
 		WorkDir: o.workDir, CPUs: o.cpus, MemMB: o.memMB, DiskMB: o.diskMB, Ports: o.ports,
-		Hostname: o.hostname, Logger: log, Sim: sim, Recover: o.recover, RecoveryTimeout: o.recoveryTO, Process: "mesos-local"})
+		Hostname: o.hostname, Logger: log, Sim: sim, Recover: o.recover, RecoveryTimeout: o.recoveryTO, Process: "mesos-local",
+		Principal: principal, Secret: secret})
 	if err != nil {
 		return fmt.Errorf("configure: %w", err)
 	}
@@ -184,4 +205,28 @@ func cleanup(ctx context.Context, cl *embedded.Cluster, stdout io.Writer, log *s
 	}
 	fmt.Fprintf(stdout, "mesos-local: cleanup done: shut down %d executors of the earlier run\n", n)
 	return nil
+}
+
+// readSecret reads the framework secret from path ("" for none): its first
+// line, from a file no one but its owner may read.
+func readSecret(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("--secret-file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("--secret-file %s: mode %v lets others read it; chmod 600 it", path, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--secret-file: %w", err)
+	}
+	secret, _, _ := strings.Cut(string(b), "\n")
+	if secret = strings.TrimSpace(secret); secret == "" {
+		return "", fmt.Errorf("--secret-file %s is empty", path)
+	}
+	return secret, nil
 }

@@ -82,7 +82,7 @@ func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connec
 	if err != nil {
 		return nil, err
 	}
-	reads := &agents.Engine{Client: ms.agentsClient(), URL: ms.url, Embedded: cfg.MesosURL == "", Checkpoint: cfg.Mesos.Checkpoint,
+	reads := &agents.Engine{Client: ms.agentsClient(cfg), URL: ms.url, Embedded: cfg.MesosURL == "", Checkpoint: cfg.Mesos.Checkpoint,
 		ExecutorApp: func(ctx context.Context, job string) (string, bool) {
 			j, err := reg.Job(ctx, job)
 			return j.ExecutorApp(), err == nil

@@ -110,6 +110,9 @@ type leaderWork struct {
 	// current between terms (scheduler.Catalog.Follow) and taken over by
 	// each term, which then only checks it against the registry copy.
 	catalog *scheduler.Catalog
+	// damage tracks the registry's entries set aside as damaged (shared
+	// with the API's registry, which lists them, and the metric).
+	damage *registry.Damage
 }
 
 // secretAccess is how a task fetches its job's secrets: from the
@@ -131,7 +134,9 @@ func (l *leaderWork) run(ctx context.Context, lead leadership) error {
 	followed := make(chan struct{})
 	defer func() { <-followed }() // after cancel (deferred below): nothing reads the store once run returns
 	defer cancel()
-	l.catalog = scheduler.NewCatalog(registry.New(l.kv))
+	creg := registry.New(l.kv)
+	creg.Damage = l.damage
+	l.catalog = scheduler.NewCatalog(creg)
 	go func() {
 		defer close(followed)
 		_ = l.catalog.Follow(ctx, clock.Real{}, l.log.With("subsystem", "catalog"))
@@ -141,6 +146,7 @@ func (l *leaderWork) run(ctx context.Context, lead leadership) error {
 		Registry: func() *registry.Registry {
 			reg := registry.New(l.kv)
 			reg.MaxPending = l.cfg.JobStateQueue
+			reg.Damage = l.damage
 			return reg
 		},
 		CatchUp: l.kv.Barrier,
@@ -173,7 +179,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
-			SecretAccess: l.secretAccess(),
+			SecretAccess: l.secretAccess(), TaskUser: taskUser(l.cfg),
 		},
 	})
 	log.Info("framework", "framework_id", fwID)
@@ -193,8 +199,31 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
 	loops = append(loops, l.crdLoop(reg, log)...)
+	loops = append(loops, l.agentIsolationLoop(log.With("subsystem", "agents"))...)
+	loops = append(loops, leader.Loop{Name: "damaged entries", Run: func(ctx context.Context) error {
+		// Once per term: every damaged entry found and logged, whether or not a
+		// loop reads its subtree; the API's list and the metric show them. It
+		// waits out the takeover first: a scan decodes every record, and the
+		// term's first rounds should not share the CPU with it.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(damageScanDelay):
+		}
+		if found, err := reg.Scan(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("registry: the scan for damaged entries failed", "err", err)
+		} else if len(found) > 0 {
+			log.Warn("registry: damaged entries are set aside; GET /api/registry/damaged or ejctl registry damaged lists them", "count", len(found))
+		}
+		return nil
+	}})
 	return loops, nil
 }
+
+// damageScanDelay is how long after a term's start it scans the registry
+// for damaged entries (the listings met during the takeover are logged at
+// once all the same).
+const damageScanDelay = 30 * time.Second
 
 // recentRuns reads a job's recent run durations from history, since the
 // job was registered (nil without history).
@@ -288,4 +317,13 @@ func maxCommitTasks(cfg config.Config) int {
 		return zkCommitTasks
 	}
 	return 0
+}
+
+// taskUser gives each namespace's executors the user mesos_task_users names for it, on real
+// Mesos only (the embedded agent and Kubernetes isolate namespaces their own way).
+func taskUser(cfg config.Config) func(string) string {
+	if cfg.MesosURL == "" || cfg.Mesos.TaskUsers == "" {
+		return nil
+	}
+	return cfg.Mesos.TaskUserOf
 }

@@ -67,9 +67,11 @@ func newMesosClient(cfg config.Config, m *masters, frameworkID string, log *slog
 	return mesos.New(mc)
 }
 
-// agentsClient reads agents through the leading master.
-func (m *masters) agentsClient() *agents.Client {
+// agentsClient reads agents through the leading master, with the
+// framework credential (the embedded master requires it).
+func (m *masters) agentsClient(cfg config.Config) *agents.Client {
 	a := agents.New(m.url)
+	a.Principal, a.Secret = cfg.Mesos.Principal, cfg.Mesos.Secret
 	if m.det != nil {
 		a.Master = func() string {
 			if cur, ok := m.det.Current(); ok {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	cfg = withEmbeddedCredential(cfg)
 	if cfg.Recover == embedded.RecoverCleanup {
 		return cleanup(ctx, cfg, log, stdout)
 	}
@@ -102,10 +105,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	reg := registry.New(kv) // the API's: fenced with whatever term is in force
 	reg.MaxPending = cfg.JobStateQueue
 	reg.Fence = apiFence(lead)
+	reg.Damage = registry.NewDamage(log.With("subsystem", "registry"))
 	mx := metrics.New()
 	kv.ObserveLag(mx.CacheLag)
 	mx.Leading(false)
 	mx.ObserveRegistry(reg, clock.Real{}) // running tasks, queues: read at scrape time, exported by the leader
+	mx.ObserveDamaged(reg)
 	hooks := webhook.New(log.With("subsystem", "webhook"))
 	ms, err := newMasters(masterURL, log)
 	if err != nil {
@@ -121,7 +126,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	if err != nil {
 		return err
 	}
-	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve}
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, damage: reg.Damage}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
@@ -144,6 +149,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		log.Info("secrets key file read", "current_key", work.secrets.Current())
 	}
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs)
+	if err := metricsAccess(cfg, log, &o); err != nil {
+		return err
+	}
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg)
 	o.Packages, o.Location = pkgs, cfg.Location
@@ -304,7 +312,31 @@ func embeddedConfig(cfg config.Config, log *slog.Logger) embedded.Config {
 		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos"),
 		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), CPUQuota: cfg.CPUQuota,
 		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom,
-		RecoveryTimeout: cfg.RecoveryTimeout, Recover: cfg.Recover, Process: "scheduler"}
+		RecoveryTimeout: cfg.RecoveryTimeout, Recover: cfg.Recover, Process: "scheduler",
+		Principal: cfg.Mesos.Principal, Secret: cfg.Mesos.Secret}
+}
+
+// embeddedPrincipal is the framework principal on the embedded master when
+// mesos_principal is not set.
+const embeddedPrincipal = "elasticjob"
+
+// withEmbeddedCredential gives the embedded master a framework credential
+// only this process holds: unless mesos_secret is set, a random secret made
+// at each start and kept in memory (the master is in this process and
+// starts afresh with it). Its scheduler, operator and read APIs refuse
+// whatever does not present it, such as a task that knows the framework id
+// from its environment.
+func withEmbeddedCredential(cfg config.Config) config.Config {
+	if cfg.MesosURL != "" || cfg.KubeEnabled() || cfg.Mesos.Secret != "" {
+		return cfg
+	}
+	if cfg.Mesos.Principal == "" {
+		cfg.Mesos.Principal = embeddedPrincipal
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	cfg.Mesos.Secret = hex.EncodeToString(b)
+	return cfg
 }
 
 // executorCommand finds the executor binary: the setting, else "executor"

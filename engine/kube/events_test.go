@@ -110,6 +110,8 @@ func TestEventsWaitReasons(t *testing.T) {
 	}
 	if pv := e.Nodes()[0].Pods[0]; !strings.Contains(pv.Waiting, "FailedMount") {
 		t.Errorf("cluster page pod %+v: no wait reason", pv)
+	} else if pv.CPUs <= 0 || pv.MemMB <= 0 {
+		t.Errorf("cluster page pod %+v: not what it requests (what the page shows of another namespace's pod)", pv)
 	}
 	other := warning(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "someone-else", Namespace: "ns"}}, "", "FailedMount", "x")
 	normal := warning(p, "", "Pulled", "y")

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"math"
 	"sort"
 
 	"github.com/ejcloud/elasticjob/engine"
@@ -47,6 +48,10 @@ type PodView struct {
 	State  string `json:"state"` // what the scheduler was told
 	// Waiting is why the pod waits (the last Warning event about it) while it has not started.
 	Waiting string `json:"waiting,omitempty"`
+	// CPUs and MemMB are what the pod requests (what it holds of its node): what the cluster
+	// page shows of a pod of a namespace its reader has no role in, besides its phase.
+	CPUs  float64 `json:"cpus,omitempty"`
+	MemMB float64 `json:"memMB,omitempty"`
 }
 
 // Nodes describes every node and the task pods on it.
@@ -65,6 +70,11 @@ func (e *Engine) Nodes() []NodeView {
 			FreeCPUs: free.cpus, FreeMem: free.mem, Pods: []PodView{}}
 		for _, t := range byNode[n.name] {
 			pv := PodView{Name: t.pod, TaskID: t.id, State: string(t.sent), Phase: "Creating"}
+			r := t.req
+			if u, ok := e.usage[t.ns+"/"+t.pod]; ok && !t.created {
+				r = u.req
+			}
+			pv.CPUs, pv.MemMB = math.Round(r.cpus*1000)/1000, math.Round(r.mem)
 			if t.obj != nil {
 				pv.Phase = string(t.obj.Status.Phase)
 			}

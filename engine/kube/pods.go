@@ -99,17 +99,23 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 	}
 	image, command := e.cfg.ExecutorImage, []string{ExecutorInImage, "pod"}
 	var inits []corev1.Container
-	var mounts []corev1.VolumeMount
-	var volumes []corev1.Volume
-	if td.App.ContainerImage != "" { // the app's own image: the executor is copied in first, into a shared volume
-		mounts = []corev1.VolumeMount{{Name: sandboxVolume, MountPath: sandboxPath}}
-		volumes = []corev1.Volume{{Name: sandboxVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	// The sandbox is an emptyDir: the executor image's root file system is
+	// read-only (security.go), and an app's own image gets the executor
+	// copied into it first.
+	mounts := []corev1.VolumeMount{{Name: sandboxVolume, MountPath: sandboxPath}}
+	volumes := []corev1.Volume{{Name: sandboxVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	readOnlyRoot := td.App.ContainerImage == ""
+	if readOnlyRoot {
+		mounts = append(mounts, corev1.VolumeMount{Name: tmpVolume, MountPath: "/tmp"})
+		volumes = append(volumes, corev1.Volume{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	} else { // the app's own image: the executor is copied in first, into the sandbox
 		image, command = td.App.ContainerImage, []string{executorCopy, "pod"}
 		inits = append(inits, corev1.Container{
 			Name: "install-executor", Image: e.cfg.ExecutorImage, ImagePullPolicy: e.cfg.PullPolicy,
-			Command:      []string{ExecutorInImage, "install", executorCopy},
-			Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
-			VolumeMounts: mounts,
+			Command:         []string{ExecutorInImage, "install", executorCopy},
+			Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
+			VolumeMounts:    mounts,
+			SecurityContext: containerSecurity(true),
 		})
 	}
 	grace := int64(math.Ceil(e.killGrace().Seconds())) + 5
@@ -132,10 +138,12 @@ func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
 			NodeSelector: e.cfg.NodeSelector, Tolerations: e.cfg.Tolerations,
 			TerminationGracePeriodSeconds: &grace,
 			InitContainers:                inits,
+			SecurityContext:               podSecurity(),
 			Containers: []corev1.Container{{
 				Name: containerName, Image: image, ImagePullPolicy: e.cfg.PullPolicy, Command: command, Env: env,
-				Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
-				VolumeMounts: mounts, // the executor image's /elasticjob otherwise: no volume to mount makes the pod start sooner
+				Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
+				VolumeMounts:    mounts,
+				SecurityContext: containerSecurity(readOnlyRoot),
 			}},
 			Volumes: volumes,
 		},

@@ -112,6 +112,7 @@ func ApplyPodTemplate(pod *corev1.Pod, t *corev1.PodTemplateSpec) error {
 	if spec.DNSPolicy == "" {
 		spec.DNSPolicy = base.DNSPolicy
 	}
+	spec.SecurityContext = overlay(base.SecurityContext, spec.SecurityContext) // field by field (security.go)
 	if len(base.NodeSelector) > 0 {
 		sel := map[string]string{}
 		for k, v := range spec.NodeSelector {
@@ -129,7 +130,7 @@ func ApplyPodTemplate(pod *corev1.Pod, t *corev1.PodTemplateSpec) error {
 		c.Env = append(append([]corev1.EnvVar{}, c.Env...), tc.Env...)
 		c.EnvFrom = tc.EnvFrom
 		c.VolumeMounts = append(append([]corev1.VolumeMount{}, c.VolumeMounts...), tc.VolumeMounts...)
-		c.VolumeDevices, c.SecurityContext = tc.VolumeDevices, tc.SecurityContext
+		c.VolumeDevices, c.SecurityContext = tc.VolumeDevices, overlay(c.SecurityContext, tc.SecurityContext)
 	}
 	spec.Containers = []corev1.Container{c}
 	pod.Spec = spec
@@ -205,8 +206,8 @@ func checkTemplate(pod *corev1.Pod, t *corev1.PodTemplateSpec) error {
 				return bad(fmt.Sprintf("spec.volumes[%d] (%q)", i, v.Name), "the scheduler's volume of that name holds the executor")
 			}
 		}
-		if v.Name == sandboxVolume {
-			return bad(fmt.Sprintf("spec.volumes[%d] (%q)", i, v.Name), "the name is reserved for the executor's sandbox")
+		if v.Name == sandboxVolume || v.Name == tmpVolume {
+			return bad(fmt.Sprintf("spec.volumes[%d] (%q)", i, v.Name), "the name is reserved for the executor's sandbox and /tmp")
 		}
 	}
 	for i, c := range t.Spec.Containers {

@@ -127,12 +127,13 @@ func TestPodTemplateMerge(t *testing.T) {
 	}
 }
 
-// TestPodTemplateNoneKeepsThePod: without templates the pod is what it was.
+// TestPodTemplateNoneKeepsThePod: without templates the pod is what it was (its two
+// volumes the sandbox and /tmp, security.go).
 func TestPodTemplateNoneKeepsThePod(t *testing.T) {
 	e := testEngine(clock.NewFake(t0))
 	e.cfg.ServiceAccount = "sa"
 	p, err := testPod(t, e, app.Config{AppName: "a"}, jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1})
-	if err != nil || p.Spec.ServiceAccountName != "sa" || len(p.Spec.Volumes) != 0 || len(p.Spec.Containers[0].Env) != 8 {
+	if err != nil || p.Spec.ServiceAccountName != "sa" || len(p.Spec.Volumes) != 2 || len(p.Spec.Containers[0].Env) != 8 {
 		t.Fatalf("%v %+v", err, p.Spec)
 	}
 }

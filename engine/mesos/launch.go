@@ -122,6 +122,9 @@ func commandInfo(spec engine.ExecutorSpec) *mesos.CommandInfo {
 		Shell:     ptr(spec.Shell),
 		Arguments: spec.Args,
 	}
+	if spec.User != "" {
+		ci.User = ptr(spec.User) // the agent runs the executor, and so its tasks, as this user
+	}
 	for _, u := range spec.URIs {
 		ci.URIs = append(ci.URIs, mesos.CommandInfo_URI{
 			Value:      u.Value,

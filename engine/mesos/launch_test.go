@@ -87,6 +87,9 @@ func TestAcceptCarvesResourcesFromOffer(t *testing.T) {
 	checkResources(t, tasks[0].Resources, []res{{"cpus", 1, "*", "jobs"}, {"mem", 128, "*", "jobs"}})
 	checkResources(t, tasks[1].Resources, []res{{"cpus", 0.5, "*", "jobs"}, {"cpus", 0.5, "jobs", "jobs"}, {"mem", 128, "*", "jobs"}})
 	checkTask(t, tasks[0])
+	if u := tasks[0].Executor.GetCommand().User; u != nil {
+		t.Fatalf("CommandInfo.user %q without a task user", *u)
+	}
 	if !tasks[0].Executor.Equal(tasks[1].Executor) {
 		t.Fatalf("ExecutorInfo differs between tasks of one executor")
 	}
@@ -189,4 +192,14 @@ func TestRescindAndDisconnectVoidOffers(t *testing.T) {
 		t.Fatalf("offer survived the disconnection: %v", err)
 	}
 	m.nextSub()
+}
+
+// TestTaskUserInCommandInfo: an executor spec's user (its namespace's mesos_task_users
+// entry) is its CommandInfo.user, which the agent runs the executor and its tasks as.
+func TestTaskUserInCommandInfo(t *testing.T) {
+	spec := testLaunch("t1", 1).Executor
+	spec.User = "pay-jobs"
+	if ci := commandInfo(spec); ci.GetUser() != "pay-jobs" {
+		t.Fatalf("CommandInfo.user = %q", ci.GetUser())
+	}
 }

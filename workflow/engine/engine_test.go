@@ -472,6 +472,8 @@ func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
 	r.register(chain("w", "a"))
 	id := r.trigger("w", nil)
 	if err := r.kv.Commit(r.ctx, store.Put(registry.WorkflowRunsPath+"/w/broken", []byte("{not json")),
+		store.Put(registry.WorkflowRunsPath+"/w/legacy", []byte(`{"state":"RUNNING","no`)), // half written
+		store.Put(registry.WorkflowRunsPath+"/w", []byte(`{"firedUntil":`)),                // its cron watermark, half written
 		store.Put(registry.WorkflowsPath+"/bad", []byte(`{"name": 7}`))); err != nil {
 		t.Fatal(err)
 	}
@@ -481,6 +483,7 @@ func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
 		t.Fatalf("the readable run did not begin: %s", run.State)
 	}
 	r.eng.dirty[runRef{"w", "broken"}] = true
+	r.eng.dirty[runRef{"w", "legacy"}] = true
 	if err := r.eng.round(r.ctx); err != nil {
 		t.Fatal(err)
 	}

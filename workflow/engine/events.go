@@ -112,12 +112,12 @@ func (e *Engine) loadRuns(ctx context.Context, name string) error {
 	return nil
 }
 
-// isUnreadable reports a registry value that is not valid JSON of its type
-// (written by hand or by another version): skipped, never fatal.
+// isUnreadable reports a registry value that does not decode (written by
+// hand or by another version; registry.ErrDamaged): skipped, never fatal.
 func isUnreadable(err error) bool {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te)
+	return errors.Is(err, registry.ErrDamaged) || errors.As(err, &se) || errors.As(err, &te)
 }
 
 func (e *Engine) reloadDef(ctx context.Context, name string) error {

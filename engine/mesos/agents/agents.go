@@ -33,6 +33,10 @@ type Client struct {
 	// the leading master; MasterURL is then unused).
 	Master func() string
 	HTTP   *http.Client
+	// Principal and Secret, when Secret is set, go as HTTP Basic with every
+	// request (a master or agent that authenticates its read endpoints,
+	// as the embedded one does).
+	Principal, Secret string
 	// MaxAge is how long an agent list read from the master is reused
 	// (one read at a time refreshes it); 0 reads it on every call.
 	MaxAge time.Duration
@@ -89,6 +93,9 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
+	}
+	if c.Secret != "" {
+		req.SetBasicAuth(c.Principal, c.Secret)
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {

@@ -54,6 +54,9 @@ type forked struct {
 	Pid   int    `json:"pid"`
 	Start uint64 `json:"start"` // start time in clock ticks since boot (pid reuse)
 	Boot  string `json:"boot"`  // boot id (a reboot ended every executor)
+	// Token is the SHA-256 (hex) of the executor's token: a restarted
+	// agent accepts the recovered executor's calls with it (auth.go).
+	Token string `json:"token,omitempty"`
 }
 
 func newCheckpoint(workDir, agentID string, log *slog.Logger) *checkpoint {

@@ -66,6 +66,8 @@ type sched struct {
 	url      string
 	fwID     string
 	streamID string
+	user     string // HTTP Basic credential sent with every request ("" and "": none)
+	pass     string
 	header   http.Header
 	events   chan *scheduler.Event
 	offers   []mesos.Offer // offers seen while waiting for other events
@@ -83,12 +85,21 @@ func subscribe(t *testing.T, c *Cluster, info mesos.FrameworkInfo) *sched {
 
 func trySubscribe(t *testing.T, url string, info mesos.FrameworkInfo) (*sched, int) {
 	t.Helper()
+	return trySubscribeAs(t, url, info, "", "")
+}
+
+// trySubscribeAs subscribes with an HTTP Basic credential (none when pass is "").
+func trySubscribeAs(t *testing.T, url string, info mesos.FrameworkInfo, user, pass string) (*sched, int) {
+	t.Helper()
 	body, _ := json.Marshal(&scheduler.Call{Type: scheduler.Call_SUBSCRIBE, FrameworkID: info.ID,
 		Subscribe: &scheduler.Call_Subscribe{FrameworkInfo: &info}})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/scheduler", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if pass != "" {
+		req.SetBasicAuth(user, pass)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
@@ -99,7 +110,7 @@ func trySubscribe(t *testing.T, url string, info mesos.FrameworkInfo) (*sched, i
 		cancel()
 		return nil, resp.StatusCode
 	}
-	s := &sched{t: t, url: url, header: resp.Header, streamID: resp.Header.Get("Mesos-Stream-Id"),
+	s := &sched{t: t, url: url, user: user, pass: pass, header: resp.Header, streamID: resp.Header.Get("Mesos-Stream-Id"),
 		events: make(chan *scheduler.Event, 1000), cancel: cancel}
 	go s.read(resp.Body)
 	t.Cleanup(s.close)
@@ -202,6 +213,9 @@ func (s *sched) call(call *scheduler.Call) (int, string) {
 	req, _ := http.NewRequest(http.MethodPost, s.url+"/api/v1/scheduler", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Mesos-Stream-Id", s.streamID)
+	if s.pass != "" {
+		req.SetBasicAuth(s.user, s.pass)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)

@@ -28,6 +28,15 @@ type Config struct {
 	Ports    string  // offered port range, default "[31000-32000]"
 	Hostname string  // default os.Hostname
 
+	// Principal and Secret, when Secret is set, are the framework
+	// credential: HTTP Basic Principal:Secret is required on the scheduler
+	// API (SUBSCRIBE and every call), the operator API and the read
+	// endpoints (/state, /slaves, /files/read, /metrics/snapshot); a
+	// request without it is refused 401 (auth.go). Empty: open, as a Mesos
+	// master without --authenticate_http_frameworks. Executors always
+	// authenticate with a token of their own.
+	Principal, Secret string
+
 	HeartbeatInterval     time.Duration // scheduler HEARTBEAT period, default 15s
 	ExecutorShutdownGrace time.Duration // default 5s
 	// ExecutorRegistrationTimeout kills executors that do not subscribe in
@@ -134,6 +143,9 @@ func (c Config) withDefaults() (Config, error) {
 	c.WorkDir = abs // executors run in their sandbox: paths must not be relative
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:0"
+	}
+	if c.Secret != "" && c.Principal == "" {
+		return c, fmt.Errorf("%w: Secret needs a Principal", ErrConfig)
 	}
 	if c.CPUs == 0 {
 		c.CPUs = float64(runtime.NumCPU())

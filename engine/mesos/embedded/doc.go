@@ -14,6 +14,14 @@
 // reliable status updates with acknowledgements and retries, explicit and
 // implicit reconciliation, executor failure handling and failover timeouts.
 //
+// Authentication (auth.go): with Config.Secret, the scheduler API, the
+// operator API and the read endpoints require HTTP Basic
+// Config.Principal:Config.Secret (a Mesos master with
+// --authenticate_http_frameworks and --authenticate_http_readonly); the
+// executor API always requires the calling executor's own token
+// (MESOS_EXECUTOR_AUTHENTICATION_TOKEN, sent as a bearer token, as with
+// --authenticate_http_executors), for its own executor id and its own tasks.
+//
 // Isolation (isolation.go): like a Mesos agent with the cgroups/cpu,
 // cgroups/mem isolators, it runs each executor in a container cgroup
 // (package cgroups, v2 or v1) limited to the executor's plus its live

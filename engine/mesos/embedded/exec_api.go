@@ -21,7 +21,7 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
-	herr = c.executorCall(c.agents[0], &call)
+	herr = c.executorCall(c.agents[0], &call, bearer(r))
 	c.mu.Unlock()
 	if herr != nil {
 		writeError(w, herr)
@@ -30,8 +30,11 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// findExecutor resolves the executor of a call made to agent a.
-func (c *Cluster) findExecutor(a *agent, call *execpb.Call) (*executor, *httpError) {
+// findExecutor resolves the executor of a call made to agent a with the
+// given bearer token: a call without a token is refused 401, one whose
+// token is not that executor's 403 (an executor speaks only for itself;
+// auth.go). An executor an earlier version started has no token to check.
+func (c *Cluster) findExecutor(a *agent, call *execpb.Call, token string) (*executor, *httpError) {
 	fw := c.frameworks[call.FrameworkID.Value]
 	if fw == nil {
 		return nil, errorf(http.StatusBadRequest, "Framework %s not found", call.FrameworkID.Value)
@@ -40,7 +43,30 @@ func (c *Cluster) findExecutor(a *agent, call *execpb.Call) (*executor, *httpErr
 	if e == nil || e.state == execTerminated {
 		return nil, errorf(http.StatusBadRequest, "Executor %s of framework %s not found", call.ExecutorID.Value, fw.id)
 	}
+	if e.token == (tokenHash{}) && e.recovered {
+		// Started by an earlier version of the agent, which gave it no
+		// token: it is taken back as before (recoverRun logged it) and
+		// leaves when it exits; every executor started since has one.
+		return e, nil
+	}
+	if token == "" {
+		return nil, errorf(http.StatusUnauthorized, "Unauthorized: executor calls need the executor's token (Authorization: Bearer $%s)", ExecutorTokenEnv)
+	}
+	if !e.token.matches(token) {
+		c.log.Warn("refused an executor call with another executor's or no valid token", "executor_id", e.id,
+			"call", call.Type.String())
+		return nil, errorf(http.StatusForbidden, "Forbidden: the token is not executor %s's", e.id)
+	}
 	return e, nil
+}
+
+// ownTask refuses an update an executor sends for a task of another
+// executor.
+func ownTask(e *executor, st mesos.TaskStatus) *httpError {
+	if t := e.fw.tasks[st.TaskID.Value]; t != nil && t.exec != nil && t.exec != e {
+		return errorf(http.StatusForbidden, "Forbidden: task %s is not executor %s's", st.TaskID.Value, e.id)
+	}
+	return nil
 }
 
 func (c *Cluster) serveExecutor(w http.ResponseWriter, r *http.Request, call *execpb.Call, req codec) {
@@ -50,7 +76,7 @@ func (c *Cluster) serveExecutor(w http.ResponseWriter, r *http.Request, call *ex
 		return
 	}
 	c.mu.Lock()
-	e, herr := c.findExecutor(c.agents[0], call)
+	e, herr := c.findExecutor(c.agents[0], call, bearer(r))
 	if herr == nil && e.detached {
 		herr = errorf(http.StatusServiceUnavailable, "Agent is stopping: subscribe to its next run")
 	}
@@ -91,6 +117,10 @@ func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Ca
 	known := map[string]bool{}
 	if sub != nil {
 		for _, u := range sub.UnacknowledgedUpdates {
+			if herr := ownTask(e, u.Status); herr != nil {
+				c.log.Warn("dropped an update for another executor's task", "executor_id", e.id, "err", herr.msg)
+				continue
+			}
 			c.executorUpdate(e, u.Status)
 		}
 		for _, ti := range sub.UnacknowledgedTasks {
@@ -121,8 +151,8 @@ func (m *master) dropUnknownLaunched(e *executor, known map[string]bool) {
 }
 
 // executorCall applies a non-SUBSCRIBE call an executor made to agent a.
-func (c *Cluster) executorCall(a *agent, call *execpb.Call) *httpError {
-	e, herr := c.findExecutor(a, call)
+func (c *Cluster) executorCall(a *agent, call *execpb.Call, token string) *httpError {
+	e, herr := c.findExecutor(a, call, token)
 	if herr != nil {
 		return herr
 	}
@@ -135,6 +165,9 @@ func (c *Cluster) executorCall(a *agent, call *execpb.Call) *httpError {
 			return errorf(http.StatusBadRequest, "Expecting 'update' to be present")
 		}
 		if herr := validateExecutorUpdate(call); herr != nil {
+			return herr
+		}
+		if herr := ownTask(e, call.Update.Status); herr != nil {
 			return herr
 		}
 		c.executorUpdate(e, call.Update.Status)

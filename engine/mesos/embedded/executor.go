@@ -54,6 +54,7 @@ type executor struct {
 	exitStatus  *int32
 	exitMessage string
 	cgroup      *cgroups.Group // its container; nil when not isolated
+	token       tokenHash      // SHA-256 of its token: its calls' credential (auth.go)
 	ended       time.Time      // when it terminated (Config.Clock)
 	// termState is the state its live tasks end in when it terminates
 	// (TASK_FAILED, or LOST/GONE when it did not re-register in time).
@@ -106,8 +107,10 @@ func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInf
 	}
 	e.dir = c.sandboxDir(a, fw.id, e.id, e.containerID)
 	c.register(e)
+	tok, hash := newExecutorToken()
+	e.token = hash
 	if a.sim {
-		c.sim.launch(e)
+		c.sim.launch(e, tok)
 		return e
 	}
 	if c.ck != nil && fw.info.GetCheckpoint() {
@@ -116,7 +119,8 @@ func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInf
 		c.ck.executor(e)
 	}
 	c.iso.prepare(e)
-	go c.runExecutor(e, c.executorEnv(e))
+	// Last: it wins over a CommandInfo variable of that name.
+	go c.runExecutor(e, append(c.executorEnv(e), ExecutorTokenEnv+"="+tok))
 	c.log.Info("launching executor", "framework_id", fw.id, "executor_id", e.id, "sandbox", e.dir)
 	return e
 }

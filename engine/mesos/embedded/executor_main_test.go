@@ -43,6 +43,7 @@ type testExec struct {
 	url     string
 	fwID    string
 	execID  string
+	token   string // $MESOS_EXECUTOR_AUTHENTICATION_TOKEN
 	unacked map[string]execpb.Call_Update
 	tasks   map[string]mesos.TaskInfo
 	crashOn string
@@ -66,6 +67,7 @@ func runTestExecutor(mode string) int {
 		url:     "http://" + os.Getenv("MESOS_AGENT_ENDPOINT") + "/api/v1/executor",
 		fwID:    os.Getenv("MESOS_FRAMEWORK_ID"),
 		execID:  os.Getenv("MESOS_EXECUTOR_ID"),
+		token:   os.Getenv(ExecutorTokenEnv),
 		unacked: map[string]execpb.Call_Update{},
 		tasks:   map[string]mesos.TaskInfo{},
 	}
@@ -102,6 +104,7 @@ func (x *testExec) post(call *execpb.Call) (*http.Response, error) {
 	req, _ := http.NewRequest(http.MethodPost, x.url, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+x.token)
 	if call.Type == execpb.Call_SUBSCRIBE { // the streaming form mesos-go's executor client uses
 		req.Header.Set("Accept", "application/recordio")
 		req.Header.Set("Message-Accept", "application/json")

@@ -229,7 +229,7 @@ func (h *host) startProcess(e *executor, cmd *exec.Cmd) error {
 	e.pid = cmd.Process.Pid
 	if e.ck != nil {
 		start, _ := procStart(e.pid)
-		e.proc = forked{Pid: e.pid, Start: start, Boot: h.boot}
+		e.proc = forked{Pid: e.pid, Start: start, Boot: h.boot, Token: e.token.String()}
 		e.ck.forked(e, e.proc)
 	}
 	h.after(e, h.cfg.ExecutorRegistrationTimeout, func() { h.registrationTimeout(e) })

@@ -134,6 +134,11 @@ func (c *Cluster) recoverRun(fw *framework, run ckRun) *executor {
 	e.dir = c.sandboxDir(a, fw.id, e.id, e.containerID)
 	if run.forked != nil {
 		e.pid, e.proc = run.forked.Pid, *run.forked
+		var ok bool
+		if e.token, ok = parseTokenHash(run.forked.Token); !ok {
+			c.log.Warn("executor started by an earlier version without a token: its calls are accepted without one until it exits",
+				"executor_id", e.id, "pid", e.pid)
+		}
 	}
 	c.register(e)
 	var queued []*task

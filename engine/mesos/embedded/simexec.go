@@ -20,6 +20,7 @@ type simExec struct {
 	s      *simulator
 	c      *Cluster
 	e      *executor
+	token  string              // its token, sent with its updates as a real executor's
 	tasks  map[string]*simTask // tasks not yet terminal with every update acknowledged
 	closed bool
 	idle   time.Time // when it last had no task (zero while it has some)
@@ -44,7 +45,7 @@ type simReport struct {
 
 // launch starts a simulated executor: it subscribes at once unless it was
 // shut down first.
-func (s *simulator) launch(e *executor) {
+func (s *simulator) launch(e *executor, token string) {
 	s.after(0, func() {
 		c := s.c
 		switch e.state {
@@ -52,7 +53,7 @@ func (s *simulator) launch(e *executor) {
 		case execTerminating:
 			c.executorTerminated(e, nil, "Failed to launch container: executor was shut down before it started")
 		default:
-			x := &simExec{s: s, c: c, e: e, tasks: map[string]*simTask{}}
+			x := &simExec{s: s, c: c, e: e, token: token, tasks: map[string]*simTask{}}
 			c.executorSubscribed(e, x, &execpb.Call_Subscribe{})
 		}
 	})
@@ -137,7 +138,7 @@ func (x *simExec) update(t *simTask, state mesos.TaskState, r *simReport) {
 	}
 	call := execpb.Call{Type: execpb.Call_UPDATE, FrameworkID: mesos.FrameworkID{Value: x.e.fw.id},
 		ExecutorID: mesos.ExecutorID{Value: x.e.id}, Update: &execpb.Call_Update{Status: st}}
-	if herr := x.c.executorCall(x.e.agent, &call); herr != nil {
+	if herr := x.c.executorCall(x.e.agent, &call, x.token); herr != nil {
 		x.c.log.Warn("simulated executor update refused", "executor_id", x.e.id, "task_id", t.id.Value, "err", herr.msg)
 		return
 	}

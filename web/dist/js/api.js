@@ -13,7 +13,7 @@ export function setNamespace(ns) { session.ns = ns || 'default'; sessionStorage.
 export const roleIn = (ns) => (session.admin ? 'edit' : (session.roles || {})[ns] || '');
 // Calls of no namespace (who am I, the namespaces, a cron's fires, the
 // API's description, login and logout) go without ?namespace=.
-const NO_NAMESPACE = /^\/(login|logout|whoami|namespaces|cron\/next|openapi\.json)(\/|$)/;
+const NO_NAMESPACE = /^\/(login|logout|whoami|namespaces|registry|cron\/next|openapi\.json)(\/|$)/;
 let onUnauthorized = () => {};
 let onWarn = () => {};
 let inflight = 0;
@@ -66,7 +66,9 @@ export function qs(params) {
 export async function api(method, path, opts = {}) {
   let query = opts.query;
   if (session.ns && session.ns !== 'default' && !NO_NAMESPACE.test(path)) query = { ...(query || {}), namespace: session.ns };
-  const url = '/api' + path + qs(query);
+  // location.origin, never the page's address: one with user:pass@ in it
+  // makes fetch() refuse every call
+  const url = location.origin + '/api' + path + qs(query);
   const headers = { Accept: 'application/json', 'X-EJ-Client': 'console' }; // where a run came from: console:{user}
   const tok = token();
   if (tok) headers.Authorization = 'Bearer ' + tok;

@@ -92,7 +92,8 @@ function renderLogin() {
   document.title = t('login.title') + ' · ElasticJob-Cloud';
   const user = h('input#username', { type: 'text', autocomplete: 'username', required: true, value: session.user || '' });
   const pass = h('input#password', { type: 'password', autocomplete: 'current-password', required: true });
-  const msg = h('div', loginMessage ? h('div.alert.bad', loginMessage) : null);
+  const msg = h('div', loginMessage ? h('div.alert.bad', loginMessage) : null,
+    urlCredsNote ? h('div.alert.warn', { id: 'login-note' }, t('login.urlCreds')) : null);
   const submit = h('button.btn.primary', { type: 'submit' }, t('login.submit'));
   const sso = h('div');
   const form = h('form.login', {
@@ -105,6 +106,7 @@ function renderLogin() {
           setToken(r.token, user.value.trim());
           session.role = r.role;
           loginMessage = '';
+          urlCredsNote = false;
           sessionStorage.removeItem('ejc.ns'); session.ns = 'default'; // a new user starts where it may look
           if (!(await whoami())) throw new Error(t('err.unknown'));
           if (parseHash().path === '/login') go('/dashboard'); else render();
@@ -125,7 +127,7 @@ function renderLogin() {
   h('div.lang', langSelect()));
   clear(root, form);
   // "Sign in with SSO" when the scheduler has an OIDC provider (oidc_issuer).
-  fetch('/api/oidc').then((r) => (r.ok ? r.json() : null)).then((o) => {
+  fetch(location.origin + '/api/oidc').then((r) => (r.ok ? r.json() : null)).then((o) => {
     if (o && o.enabled) clear(sso, h('a.btn', { href: o.login, id: 'sso', style: { display: 'block', textAlign: 'center', marginTop: '8px' } }, t('login.sso')));
   }).catch(() => {});
   (user.value ? pass : user).focus();
@@ -190,6 +192,7 @@ async function render() {
   else if (!session.open && roleIn(session.ns) === 'view') main.append(h('div.banner', { id: 'view-banner' }, t('viewBanner', { ns: session.ns })));
   const host = h('div', { id: 'page', 'data-page': mod });
   main.append(host);
+  damagedBanner(host, seq);
   try {
     // the engine's capabilities are read once per login: pages hide what it cannot do
     const [page] = await Promise.all([import(`./pages/${mod}.js`), engineCaps()]);
@@ -202,6 +205,17 @@ async function render() {
     host.append(h('div.alert.bad', errText(e)));
     host.setAttribute('data-ready', '');
   }
+}
+
+// damagedBanner puts a notice above the page when the registry holds
+// entries that do not decode (GET /api/registry/damaged: those the caller
+// may see); it never holds the page up, and says nothing when it cannot ask.
+function damagedBanner(host, seq) {
+  api('GET', '/registry/damaged').then((list) => {
+    if (seq !== renderSeq || !Array.isArray(list) || list.length === 0) return;
+    const paths = list.slice(0, 3).map((d) => d.path).join(', ') + (list.length > 3 ? ', …' : '');
+    host.before(h('div.banner', { id: 'damaged-banner' }, t('damagedBanner', { n: list.length, paths })));
+  }).catch(() => {});
 }
 
 setUnauthorizedHandler((err) => {
@@ -232,7 +246,29 @@ function takeOIDCSession() {
   history.replaceState(null, '', location.pathname + '#/dashboard');
 }
 
+// A console opened at http://user:pass@host/ cannot call its API: fetch()
+// refuses an address with credentials in it. Load it again without them
+// (location.origin has none) and ask for a login there.
+const URL_CREDS = 'ejc.urlCreds';
+function dropAddressCredentials() {
+  const u = new URL(document.URL); // (Chromium's location.href hides them)
+  if (!u.username && !u.password) return false;
+  sessionStorage.setItem(URL_CREDS, decodeURIComponent(u.username || ''));
+  location.replace(location.origin + location.pathname + location.search + location.hash);
+  return true;
+}
+function addressCredentialsNote() {
+  const user = sessionStorage.getItem(URL_CREDS);
+  if (user === null) return;
+  sessionStorage.removeItem(URL_CREDS);
+  if (user && !session.user) session.user = user; // the login form starts with it
+  urlCredsNote = true;
+}
+let urlCredsNote = false;
+
 (async function boot() {
+  if (dropAddressCredentials()) return;
+  addressCredentialsNote();
   try {
     takeOIDCSession();
     await whoami();

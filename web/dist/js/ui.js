@@ -144,7 +144,7 @@ export function fmtTime(v) {
 export function timeCell(v) {
   const full = fmtTime(v);
   if (!full) return '';
-  return h('span', { title: full }, /^\d{4}-/.test(full) ? full.slice(5) : full);
+  return h('span.when', { title: full }, /^\d{4}-/.test(full) ? full.slice(5) : full);
 }
 // fmtZoned shows an RFC 3339 time from the server on its own wall clock,
 // marked with zone (an IANA name) or else its offset: a workflow's next
@@ -183,6 +183,21 @@ export function fmtBytes(n) {
   while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
   return (i ? n.toFixed(1) : n) + ' ' + u[i];
 }
+
+// breakable(text): the text with a line-break opportunity after each /,
+// =, @ and _ (a route, a summary of fields, a job name), so that a narrow
+// column breaks it there and never inside a word (td.words).
+export function breakable(text) {
+  const parts = String(text ?? '').split(/(?<=[/=@_])/);
+  const out = [];
+  parts.forEach((p, i) => { if (i) out.push(h('wbr')); out.push(p); });
+  return h('span', out);
+}
+
+// byName orders names as people read them: numbers by value (job_2 before
+// job_10), case aside.
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+export const byName = (a, b) => collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 
 // table(columns, rows, {empty, sort, cls}) — columns: {key, label, render(row), cls, sortKey}
 export function table(cols, rows, opts = {}) {

@@ -1,7 +1,7 @@
 // Apps: list, publish, modify, view, disable/enable, delete.
 import { t } from '../i18n.js';
 import { get, post, put, del, enc, canWrite, engineCan, knownCaps } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, loading, tag, kv, toast, confirmDo, errText, showError, fmtNum } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, loading, tag, kv, toast, confirmDo, errText, showError, fmtNum, byName } from '../ui.js';
 import { row, setErr, serverErr, checkName, num } from './form.js';
 
 export default async function apps(el, ctx) {
@@ -48,7 +48,7 @@ async function list(el, ctx) {
   async function load() {
     let apps;
     try { apps = await get('/app/list'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
-    apps.sort((a, b) => a.appName.localeCompare(b.appName));
+    apps.sort((a, b) => byName(a.appName, b.appName));
     const dis = apps.every((a) => typeof a.disabled === 'boolean')
       ? Object.fromEntries(apps.map((a) => [a.appName, a.disabled])) // listed with the apps
       : await disabledMap(apps.map((a) => a.appName));

@@ -3,7 +3,7 @@
 // sorting and paging, as GET /api/audit answers them.
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, apiTime, inputTime, rememberQuery } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, errText, timeCell, breakable, apiTime, inputTime, rememberQuery } from '../ui.js';
 
 const METHODS = ['POST', 'PUT', 'DELETE', 'PATCH'];
 const FILTERS = ['user', 'method', 'target', 'status'];
@@ -13,10 +13,10 @@ const statusTag = (s) => tag(String(s), s < 300 ? 'ok' : s < 500 ? 'warn' : 'bad
 const methodTag = (m) => tag(m, m === 'DELETE' ? 'bad' : 'blue');
 function targetLink(r) {
   if (!r.target) return '';
-  if (r.targetKind === 'app') return h('a', { href: `#/apps/${enc(r.target)}` }, r.target);
-  if (r.targetKind === 'job') return h('a', { href: `#/jobs/${enc(r.target)}` }, r.target);
-  if (r.targetKind === 'workflow') return h('a', { href: `#/workflows/${enc(r.target)}` }, r.target);
-  return r.target;
+  if (r.targetKind === 'app') return h('a', { href: `#/apps/${enc(r.target)}` }, breakable(r.target));
+  if (r.targetKind === 'job') return h('a', { href: `#/jobs/${enc(r.target)}` }, breakable(r.target));
+  if (r.targetKind === 'workflow') return h('a', { href: `#/workflows/${enc(r.target)}` }, breakable(r.target));
+  return breakable(r.target);
 }
 
 export default async function auditPage(el, ctx) {
@@ -56,13 +56,14 @@ export default async function auditPage(el, ctx) {
     }
     const onSort = (k) => { if (st.sort === k) st.order = st.order === 'asc' ? 'desc' : 'asc'; else { st.sort = k; st.order = 'desc'; } st.page = 1; load(); };
     const cols = [
-      { label: t('au.time'), render: (r) => fmtTime(r.creationTime), sortKey: 'creationTime' },
+      { label: t('au.time'), render: (r) => timeCell(r.creationTime), sortKey: 'creationTime' },
       { label: t('au.user'), render: (r) => [r.user === 'anonymous' ? h('em', t('au.anonymous')) : r.user, r.role ? h('div.muted', t('role.' + r.role, null, r.role)) : null], sortKey: 'user' },
       { label: t('au.address'), cls: 'mono', key: 'address', sortKey: 'address' },
       { label: t('au.method'), render: (r) => methodTag(r.method), sortKey: 'method' },
-      { label: t('au.route'), cls: 'wrap mono', key: 'route', sortKey: 'route' },
-      { label: t('au.target'), render: targetLink, sortKey: 'target' },
-      { label: t('au.summary'), cls: 'wrap', key: 'summary' },
+      // routes, targets and summaries break after / and =, never inside a word
+      { label: t('au.route'), cls: 'words mono', render: (r) => breakable(r.route), sortKey: 'route' },
+      { label: t('au.target'), cls: 'words', render: targetLink, sortKey: 'target' },
+      { label: t('au.summary'), cls: 'words', render: (r) => breakable(r.summary) },
       { label: t('au.status'), render: (r) => statusTag(r.status), sortKey: 'status' },
     ];
     clear(body, table(cols, res.rows || [], { sort: { key: st.sort, order: st.order }, onSort, empty: t('au.none') }),

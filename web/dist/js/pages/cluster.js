@@ -3,7 +3,7 @@
 // pods of this scheduler's tasks.
 import { t } from '../i18n.js';
 import { get, primeEngineCaps } from '../api.js';
-import { h, clear, btn, loading, tag, kv, errText, fmtNum } from '../ui.js';
+import { h, clear, btn, loading, tag, kv, errText, fmtNum, timeCell } from '../ui.js';
 
 const num = (v) => (typeof v === 'number' ? v : parseFloat(v) || 0);
 
@@ -58,7 +58,7 @@ export default async function cluster(el) {
         h('thead', h('tr', [t('cl.role'), t('cl.url'), t('hostname'), 'id', t('cl.started')].map((x) => h('th', x)))),
         h('tbody', instances.length ? instances.map((m) => h('tr', { 'data-role': m.role },
           h('td', roleTag(m.role), m.self ? h('div.muted', t('cl.thisOne')) : null),
-          h('td.wrap.mono', m.url || ''), h('td.wrap', m.hostname || ''), h('td.wrap.mono', m.id || ''), h('td.wrap.mono', m.started || ''))) :
+          h('td.wrap.mono', m.url || ''), h('td.wrap', m.hostname || ''), h('td.wrap.mono', m.id || ''), h('td', timeCell(m.started)))) :
           h('tr', h('td', { colspan: 5 }, h('div.nodata', t('cl.noLeader'))))))),
       kube ? kubeNodes(kube, nodes, bar) : null,
       noView ? h('div.nodata', { id: 'no-cluster-view' }, t('cl.noView')) : null,
@@ -74,7 +74,7 @@ export default async function cluster(el) {
           h('td', bar(res(a, 'cpus') - used(a, 'cpus'), res(a, 'cpus'))),
           h('td', bar(res(a, 'mem') - used(a, 'mem'), res(a, 'mem'))),
           h('td', bar(res(a, 'disk') - used(a, 'disk'), res(a, 'disk'))),
-          h('td.wrap.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 8 }, h('div.nodata', t('cl.noAgents'))))))));
+          h('td.words.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 8 }, h('div.nodata', t('cl.noAgents'))))))));
   }
   await load();
 }

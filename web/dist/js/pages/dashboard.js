@@ -90,14 +90,14 @@ export default async function dashboard(el) {
       if (!rows || !rows.length) return null;
       return bars(rows.map((r) => label(time(r), withDay)), [
         { name: t('dash.success'), color: OK, values: rows.map((r) => r.successCount) },
-        { name: t('dash.failed'), color: BAD, values: rows.map((r) => r.failedCount) }]);
+        { name: t('dash.failed'), color: BAD, values: rows.map((r) => r.failedCount) }], { unit: t('unit.tasks'), integer: true });
     };
     fill(p24, optional('/job/statistics/tasks/results', { since: 'last24hours' }), (v) => results(v, false));
     fill(pWeek, optional('/job/statistics/tasks/results', { since: 'lastWeek' }), (v) => results(v, true));
     fill(pTasks, optional('/job/statistics/tasks/running', { since: 'lastWeek' }), (v) => {
       const rows = list(v);
       if (!rows || !rows.length) return null;
-      return lines(rows.map((r) => label(time(r), true)), [{ name: t('dash.tasksRunning'), color: BLUE, values: rows.map((r) => r.runningCount) }]);
+      return lines(rows.map((r) => label(time(r), true)), [{ name: t('dash.tasksRunning'), color: BLUE, values: rows.map((r) => r.runningCount) }], { unit: t('unit.tasks'), integer: true });
     });
     fill(pJobs, Promise.all([optional('/job/statistics/jobs/running', { since: 'lastWeek' }), optional('/job/statistics/jobs/register')]), ([run, reg]) => {
       run = list(run) || []; reg = list(reg) || [];
@@ -106,7 +106,7 @@ export default async function dashboard(el) {
       const series = [];
       if (run.length) series.push({ name: t('dash.jobsRunning'), color: BLUE, values: run.map((r) => r.runningCount) });
       if (reg.length) series.push({ name: t('dash.jobsRegistered'), color: PURPLE, values: reg.slice(-base.length).map((r) => r.registeredCount) });
-      return lines(base.map((r) => label(time(r), true)), series);
+      return lines(base.map((r) => label(time(r), true)), series, { unit: t('unit.jobs'), integer: true });
     });
   }
   await load();

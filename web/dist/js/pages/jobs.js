@@ -3,7 +3,7 @@
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
 import { api, get, post, put, del, enc, canWrite, optional, ApiError } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
 import { lines } from '../charts.js';
 import { row, setErr, serverErr, checkName, num, validZone } from './form.js';
 
@@ -134,7 +134,7 @@ async function list(el, ctx) {
     const kind = r.state === 'FAILED' ? 'bad' : r.state === 'RUNNING' ? 'blue' : 'ok';
     const words = r.state === 'FAILED' && r.shards > 1 ? t('jobs.res.failedShards', { n: r.failedShards, total: r.shards }) : t('jobs.res.' + r.state);
     return h('a', { href: `#/logs/${enc(r.taskId)}`, title: r.failureCause || '', 'data-state': r.state },
-      tag(words, kind), ' ', h('span.muted', fmtTime(r.completeTime || r.startTime)));
+      tag(words, kind), ' ', h('span.muted', timeCell(r.completeTime || r.startTime)));
   }
   async function fetchResults(names) {
     if (!names.length) return;
@@ -183,7 +183,7 @@ async function list(el, ctx) {
     const t0 = performance.now();
     clear(body, loading());
     try { all = await get('/job/jobs'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
-    all.sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : 0));
+    all.sort((a, b) => byName(a.jobName, b.jobName));
     hay = all.map((j) => `${j.jobName}\n${j.appName}\n${j.description || ''}\n${j.cron || ''}`.toLowerCase());
     disabled.clear();
     results.clear();
@@ -202,6 +202,23 @@ async function list(el, ctx) {
   return { cleanup: () => { statusSeq++; } };
 }
 
+// firesIn heads the next fire times: the job's zone, or the one the
+// scheduler uses for a job without (GET /api/cron/next's timeZone).
+function firesIn(own, answered) {
+  if (own) return t('jobs.nextFiresIn', { zone: answered || own });
+  return answered ? t('jobs.nextFiresSched', { zone: answered }) : t('jobs.nextFiresIn', { zone: t('jobs.defaultZone') });
+}
+
+// secretList: the job's secrets, each by name (or Kubernetes Secret and
+// key) and where the shard gets it; the API has no values, nor does this.
+function secretList(refs) {
+  return h('ul#job-secrets', { style: { margin: 0, paddingLeft: '18px' }, title: t('jobs.secretsHint') }, refs.map((r) => {
+    const from = r.name || t('jobs.kubeSecret', { secret: r.kubernetesSecret || '', key: r.key || '' });
+    const to = r.env ? t('jobs.secretEnv', { v: r.env }) : t('jobs.secretFile', { v: r.file || '' });
+    return h('li', h('span.mono', from), ' → ', h('span.mono', to));
+  }));
+}
+
 // ---- view
 async function view(el, ctx, name) {
   el.append(h('h1', h('a', { href: '#/jobs' }, t('jobs.title')), ' / ', name));
@@ -212,11 +229,12 @@ async function view(el, ctx, name) {
     let j, disabled, st = {};
     try { [j, disabled] = await Promise.all([get(`/job/jobs/${enc(name)}`), get(`/job/${enc(name)}/disable`)]); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
     try { st = await get(`/jobs/${enc(name)}/status`); } catch { st = {}; } // older servers have no status
-    let fires = '—';
+    let fires = '—', schedZone = '';
     if (j.cron) {
       try {
         const r = await cronNext(j.cron, j.timeZone || '');
-        fires = h('div#job-fires', h('div', t('jobs.nextFiresIn', { zone: j.timeZone || t('jobs.defaultZone') })),
+        if (!j.timeZone) schedZone = r.zone || '';
+        fires = h('div#job-fires', { 'data-zone': r.zone || j.timeZone || '' }, h('div', firesIn(j.timeZone, r.zone)),
           r.fires.length ? h('ol', { style: { margin: 0, paddingLeft: '20px' } }, r.fires.map((x) => h('li.mono', x))) : t('jobs.neverFires'));
       } catch (e) { fires = errText(e); }
     }
@@ -245,7 +263,8 @@ async function view(el, ctx, name) {
         h('div.panel', kv([
           [t('f.jobName'), j.jobName], [t('status'), disabled ? (st.pause ? pausedTag(st.pause) : tag(t('disabled'), 'warn')) : tag(t('enabled'), 'ok')],
           [t('f.appName'), j.appName ? h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) : t('jobs.noApp')], [t('f.jobExecutionType'), j.jobExecutionType],
-          [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))], [t('f.timeZone'), j.timeZone || t('jobs.defaultZone')],
+          [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))],
+          [t('f.timeZone'), j.timeZone || (schedZone ? t('jobs.schedZone', { zone: schedZone }) : t('jobs.defaultZone'))],
           [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
           [t('f.jobParameter'), j.jobParameter], [t('f.cpuCount'), fmtNum(j.cpuCount)], [t('f.memoryMB'), fmtNum(j.memoryMB)],
           [t('f.failover'), t(j.failover ? 'yes' : 'no')], [t('f.misfire'), t(j.misfire ? 'yes' : 'no')],
@@ -258,6 +277,7 @@ async function view(el, ctx, name) {
           [t('f.jobErrorHandlerType'), j.jobErrorHandlerType || 'LOG'],
           [t('f.pauseAfterFailures'), j.pauseAfterFailures ? t('jobs.pauseAfterN', { n: j.pauseAfterFailures, failed: st.consecutiveFailedRuns || 0 }) : t('jobs.off')],
           [t('f.description'), j.description], [t('f.props'), props.length ? h('span.mono', props.map(([k, v]) => `${k}=${v}`).join('\n')) : ''],
+          (j.secrets || []).length ? [t('f.secrets'), secretList(j.secrets)] : null,
           j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
         ])),
         h('div.panel', h('h2', { style: { marginTop: 0 } }, t('jobs.nextFires')), fires)),
@@ -306,11 +326,14 @@ async function drawTrend(box, name) {
   if (!runs.length) { clear(box, nodata(t('jobs.noDurations'))); return; }
   const ty = d.typical || {};
   const p90 = ty.known ? ty.p90Ms : null;
-  const series = [{ name: t('h.duration'), color: '#1f6feb', values: runs.map((r) => r.durationMs / 1000) }];
-  if (p90 !== null) series.push({ name: 'p90', color: '#9a6700', values: runs.map(() => p90 / 1000) });
+  // the axis in ms, s or min, whichever the longest run reads best in
+  const top = Math.max(p90 || 0, ...runs.map((r) => r.durationMs || 0));
+  const [div, unit] = top < 2000 ? [1, t('unit.ms')] : top < 120000 ? [1000, t('unit.s')] : [60000, t('unit.min')];
+  const series = [{ name: t('h.duration'), color: '#1f6feb', values: runs.map((r) => r.durationMs / div) }];
+  if (p90 !== null) series.push({ name: 'p90', color: '#9a6700', values: runs.map(() => p90 / div) });
   clear(box, h('div.panel',
     h('div', { id: 'job-p90', 'data-p90': p90 ?? '' }, ty.known ? t('jobs.p90', { p90: fmtDur(ty.p90Ms), n: ty.runs, median: fmtDur(ty.medianMs), max: fmtDur(ty.maxMs) }) : t('jobs.fewRuns')),
-    lines(runs.map((r) => fmtTime(r.startTime).slice(11, 19)), series, { height: 160, title: t('jobs.durations') + ' (s)' })));
+    lines(runs.map((r) => fmtTime(r.startTime).slice(11, 19)), series, { height: 160, title: `${t('jobs.durations')} (${unit})`, unit })));
 }
 
 // ---- register / modify
@@ -375,7 +398,7 @@ async function form(el, ctx, name) {
   let apps = [];
   try {
     const [a, j] = await Promise.all([get('/app/list'), editing ? get(`/job/jobs/${enc(name)}`) : null]);
-    apps = a.map((x) => x.appName).sort();
+    apps = a.map((x) => x.appName).sort(byName);
     if (j) cur = j;
   } catch (e) { el.append(h('div.alert.bad', errText(e))); return; }
   if (!cur.appName && apps.length === 1) cur.appName = apps[0];
@@ -498,7 +521,7 @@ async function form(el, ctx, name) {
     }
     if (seq !== previewSeq) return;
     cronVerdict = { expr, msg: r.fires.length ? '' : t('jobs.neverFires') };
-    clear(preview, h('div', t('jobs.nextFiresIn', { zone: zone || t('jobs.defaultZone') })),
+    clear(preview, h('div', { 'data-zone': r.zone || zone }, firesIn(zone, r.zone)),
       r.fires.length ? h('ol', r.fires.map((x) => h('li.mono', x))) : h('div', t('jobs.neverFires')));
     setErr(f, 'cron', cronVerdict.msg);
   }

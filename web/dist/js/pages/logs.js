@@ -47,6 +47,8 @@ export default async function logs(el, ctx) {
   const fullBtn = btn(t('logs.full'), () => loadFull(), '', { id: 'log-full' });
   const pre = h('pre.log', { id: 'log', tabindex: 0 });
   const err = h('div');
+  // an error takes the place of an empty pane (a pane with text keeps it)
+  const fail = (e) => { clear(err, h('div.alert.bad', { id: 'log-error' }, errText(e))); if (!pre.textContent) pre.hidden = true; };
   el.append(tabs, h('div.toolbar', tail, h('label', follow, ' ', t('logs.follow')), btn(t('refresh'), () => loadTail(), '', { id: 'log-refresh' }), fullBtn, h('span.grow'), info), err, pre);
 
   let size = 0, timer = null;
@@ -60,13 +62,14 @@ export default async function logs(el, ctx) {
     try {
       const c = await api('GET', `/job/logs/${enc(taskId)}`, { query: { stream, tail: tail.value } });
       size = c.size;
+      pre.hidden = false;
       pre.textContent = c.data || '';
       if (!c.data) pre.append(h('span.muted', t('logs.empty')));
       showInfo(c.offset, (c.data || '').length);
       pre.scrollTop = pre.scrollHeight;
     } catch (e) {
       pre.textContent = '';
-      clear(err, h('div.alert.bad', errText(e)));
+      fail(e);
     }
   }
   async function poll() {
@@ -80,14 +83,14 @@ export default async function logs(el, ctx) {
       }
       size = c.offset + (c.data || '').length;
       showInfo(0, size);
-    } catch (e) { clear(err, h('div.alert.bad', errText(e))); }
+    } catch (e) { fail(e); }
   }
   // the whole file, read as a stream so the person sees how far it got
   async function loadFull() {
     clear(err);
     await busy(fullBtn, async () => {
       try {
-        const res = await fetch(`/api/job/logs/${enc(taskId)}?stream=${stream}&full=true`, { credentials: 'omit', headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
+        const res = await fetch(`${location.origin}/api/job/logs/${enc(taskId)}?stream=${stream}&full=true`, { credentials: 'omit', headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
         if (!res.ok) {
           let m = res.statusText;
           try { m = (await res.json()).message || m; } catch { /* keep status */ }
@@ -105,9 +108,10 @@ export default async function logs(el, ctx) {
         }
         text += dec.decode();
         size = got;
+        pre.hidden = false;
         pre.textContent = text;
         showInfo(0, got);
-      } catch (e) { clear(err, h('div.alert.bad', errText(e))); }
+      } catch (e) { fail(e); }
     });
   }
   follow.addEventListener('change', () => {

@@ -28,7 +28,7 @@ export default async function namespacePage(el, { params }) {
       h('div.muted', e.closed || e.quotaName || ''));
   }
   function stat(k, v, id) { return h('div.stat', { id }, h('div.k', k), h('div.v', v)); }
-  function chart(title, id, u, unit, scale) {
+  function chart(title, id, u, unit, scale, axisUnit) {
     const p = h('div.panel', { id }, h('h2', { style: { marginTop: 0 } }, title));
     if (!u.samples.length) { p.append(nodata(t('ns.noSamples'))); return p; }
     const labels = u.samples.map((x) => hms(x.at));
@@ -36,7 +36,7 @@ export default async function namespacePage(el, { params }) {
     const series = [{ name: t('ns.inUse'), color: USED, values: u.samples.map((x) => x[unit] / scale) }];
     if (u.guarantee) series.push({ name: t('ns.guarantee'), color: GUARANTEE, values: flat(u.guarantee) });
     if (u.limit) series.push({ name: t('ns.limit'), color: LIMIT, values: flat(u.limit) });
-    p.append(lines(labels, series, { title }));
+    p.append(lines(labels, series, { title, unit: axisUnit }));
     return p;
   }
 
@@ -54,7 +54,7 @@ export default async function namespacePage(el, { params }) {
         h('div.stat', { id: 'ns-ontime' }, h('div.k', t('ns.onTime', { s: u.onTime.boundSeconds })), h('div.v', rate),
           h('div.muted', t('ns.fires', { n: u.onTime.onTime, of: u.onTime.fires }))));
       if (u.engine) stats.append(kube(u.engine));
-      clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1));
+      clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1, t('unit.cpu')), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1, 'MB'));
       note.textContent = u.since ? t('ns.since', { time: fmtTime(u.since), every: u.everySeconds }) : t('ns.noLeader');
     } catch (e) {
       clear(stats, h('div.alert.bad', errText(e)));

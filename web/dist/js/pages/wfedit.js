@@ -4,7 +4,7 @@
 // with the node ids it names marked (click one to find it in the JSON).
 import { t } from '../i18n.js';
 import { api, get, enc, canWrite, ApiError } from '../api.js';
-import { h, clear, btn, busy, toast, errText, debounce } from '../ui.js';
+import { h, clear, btn, busy, toast, errText, debounce, byName } from '../ui.js';
 import { drawGraph } from '../graph.js';
 
 const VIEW_FIELDS = ['disabled', 'activeRuns', 'queuedRuns', 'lastRun', 'nextFireTime'];
@@ -64,7 +64,7 @@ function marked(msg, ids, nodes, onPick) {
 export default async function wfedit(el, ctx, name) {
   const editing = !!name;
   const [wf, jobs] = await Promise.all([editing ? get(`/workflow/${enc(name)}`) : null, get('/job/jobs').catch(() => [])]);
-  const transient = (jobs || []).filter((j) => j.jobExecutionType !== 'DAEMON').map((j) => j.jobName).sort();
+  const transient = (jobs || []).filter((j) => j.jobExecutionType !== 'DAEMON').map((j) => j.jobName).sort(byName);
   let text;
   if (wf) {
     const cfg = { ...wf };

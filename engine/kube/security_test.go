@@ -1,0 +1,108 @@
+package kube
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+func checkRestricted(t *testing.T, what string, c *corev1.SecurityContext, readOnlyRoot bool) {
+	t.Helper()
+	switch {
+	case c == nil:
+		t.Fatalf("%s: no security context", what)
+	case c.AllowPrivilegeEscalation == nil || *c.AllowPrivilegeEscalation:
+		t.Errorf("%s: allowPrivilegeEscalation %v", what, c.AllowPrivilegeEscalation)
+	case c.Capabilities == nil || len(c.Capabilities.Drop) != 1 || c.Capabilities.Drop[0] != "ALL" || len(c.Capabilities.Add) != 0:
+		t.Errorf("%s: capabilities %+v", what, c.Capabilities)
+	case c.ReadOnlyRootFilesystem == nil || *c.ReadOnlyRootFilesystem != readOnlyRoot:
+		t.Errorf("%s: readOnlyRootFilesystem %v, want %v", what, c.ReadOnlyRootFilesystem, readOnlyRoot)
+	}
+}
+
+func mountsOf(c corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		out[m.MountPath] = m.Name
+	}
+	return out
+}
+
+// TestPodSecurityDefaults: a task pod runs as a non-root user (65532 unless
+// told otherwise), without privilege escalation or capabilities, with the
+// runtime's seccomp profile and no service account token; in the executor
+// image its root file system is read-only and the sandbox and /tmp are
+// emptyDirs; an app's own image keeps a writable root, its init container
+// confined too.
+func TestPodSecurityDefaults(t *testing.T) {
+	e := testEngine(clock.NewFake(t0))
+	j := jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1}
+	p, err := testPod(t, e, app.Config{AppName: "a"}, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := p.Spec.SecurityContext
+	if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != DefaultRunAsUser ||
+		sc.RunAsGroup == nil || *sc.RunAsGroup != DefaultRunAsUser || sc.FSGroup == nil || *sc.FSGroup != DefaultRunAsUser ||
+		sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod security context %+v", sc)
+	}
+	if a := p.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("automountServiceAccountToken %v", a)
+	}
+	c := p.Spec.Containers[0]
+	checkRestricted(t, "task container", c.SecurityContext, true)
+	if m := mountsOf(c); m[sandboxPath] != sandboxVolume || m["/tmp"] != tmpVolume {
+		t.Errorf("mounts %v: want the sandbox and /tmp writable", m)
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir == nil {
+			t.Errorf("volume %s is not an emptyDir", v.Name)
+		}
+	}
+
+	own, err := testPod(t, e, app.Config{AppName: "a", ContainerImage: "registry.example.com/a:1"}, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRestricted(t, "task container of an app image", own.Spec.Containers[0].SecurityContext, false)
+	checkRestricted(t, "install-executor", own.Spec.InitContainers[0].SecurityContext, true)
+	if own.Spec.SecurityContext == nil || !*own.Spec.SecurityContext.RunAsNonRoot {
+		t.Errorf("app image pod security context %+v", own.Spec.SecurityContext)
+	}
+}
+
+// TestPodSecurityTemplateOverrides: a template's securityContext fields
+// override the defaults one by one, the rest stay; a template may ask for
+// the service account token.
+func TestPodSecurityTemplateOverrides(t *testing.T) {
+	e := testEngine(clock.NewFake(t0))
+	tmpl := `{"spec":{"automountServiceAccountToken":true,"securityContext":{"runAsUser":1000,"fsGroup":2000},
+	  "containers":[{"name":"task","securityContext":{"readOnlyRootFilesystem":false,"capabilities":{"drop":["ALL"],"add":["NET_BIND_SERVICE"]}}}]}}`
+	p, err := testPod(t, e, app.Config{AppName: "a"},
+		jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1, PodTemplate: app.PodTemplate(tmpl)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := p.Spec.SecurityContext
+	if *sc.RunAsUser != 1000 || *sc.FSGroup != 2000 || !*sc.RunAsNonRoot || *sc.RunAsGroup != DefaultRunAsUser || sc.SeccompProfile == nil {
+		t.Errorf("pod security context %+v", sc)
+	}
+	if a := p.Spec.AutomountServiceAccountToken; a == nil || !*a {
+		t.Errorf("automountServiceAccountToken %v, want the template's true", a)
+	}
+	c := p.Spec.Containers[0].SecurityContext
+	if *c.ReadOnlyRootFilesystem || *c.AllowPrivilegeEscalation || len(c.Capabilities.Add) != 1 {
+		t.Errorf("container security context %+v", c)
+	}
+	// The template's runAsNonRoot: false is honoured too (an image that must run as root).
+	root := `{"spec":{"securityContext":{"runAsNonRoot":false,"runAsUser":0}}}`
+	p, err = testPod(t, e, app.Config{AppName: "a", PodTemplate: app.PodTemplate(root)}, jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1})
+	if err != nil || *p.Spec.SecurityContext.RunAsNonRoot || *p.Spec.SecurityContext.RunAsUser != 0 {
+		t.Fatalf("%v %+v", err, p.Spec.SecurityContext)
+	}
+}
