@@ -12,6 +12,6 @@ RUN make build
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates xz-utils bzip2 && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/bin/scheduler /src/bin/executor /src/bin/mesos-local /usr/local/bin/
+COPY --from=build /src/bin/scheduler /src/bin/executor /src/bin/tenant-init /src/bin/mesos-local /usr/local/bin/
 EXPOSE 8899 5050
 ENTRYPOINT ["/usr/local/bin/scheduler"]

@@ -16,6 +16,7 @@ JAVAC := $(shell command -v javac 2>/dev/null)
 build: examples
 	$(GO) build -o $(BIN)/scheduler ./cmd/scheduler
 	$(GO) build -o $(BIN)/executor ./cmd/executor
+	$(GO) build -o $(BIN)/tenant-init ./cmd/tenant-init
 	$(GO) build -o $(BIN)/mesos-local ./cmd/mesos-local
 	$(GO) build -o $(BIN)/ejctl ./cmd/ejctl
 ifneq ($(JAVAC),)

@@ -46,6 +46,41 @@ type namespaceView struct {
 	namespace.Record
 	Role  identity.Role `json:"role"` // the caller's
 	Usage Usage         `json:"usage"`
+	// TenantIsolation keeps its tasks from the others' (docs/tenancy.md).
+	TenantIsolation *TenantIsolation `json:"tenantIsolation,omitempty"`
+}
+
+// TenantIsolation says whether the tasks of one namespace are kept from
+// another's and from the scheduler's files where they run: mode "on" (the
+// embedded agent runs each namespace's tasks as a user of its own in PID
+// and mount namespaces), "off" (tenant_isolation=off), "unavailable" (the
+// scheduler cannot: not root, no namespaces; Reason says why) or "engine"
+// (Mesos agents or Kubernetes keep them apart, as configured there).
+type TenantIsolation struct {
+	Mode   string `json:"mode"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Tenant isolation modes.
+const (
+	TenantIsolationOn          = "on"
+	TenantIsolationOff         = "off"
+	TenantIsolationUnavailable = "unavailable"
+	TenantIsolationEngine      = "engine"
+)
+
+// refuseNamespace refuses to make a namespace other than default while
+// tenant isolation is unavailable: its tasks would read the others'.
+func (s *Server) refuseNamespace(ctx context.Context, name string) error {
+	ti := s.tenancy
+	if ti == nil || ti.Mode != TenantIsolationUnavailable || name == namespace.Default {
+		return nil
+	}
+	if _, err := s.reg.Namespace(ctx, name); err == nil {
+		return nil // a change of one that exists
+	}
+	return fmt.Errorf("%w: tenant isolation is unavailable (%s): another namespace's tasks would run as the scheduler's user beside default's; run the scheduler as root, or set tenant_isolation=off to accept that (docs/tenancy.md)",
+		ErrConflict, ti.Reason)
 }
 
 func (s *Server) listNamespaces(c *gin.Context) {
@@ -61,7 +96,7 @@ func (s *Server) listNamespaces(c *gin.Context) {
 		if !ok {
 			continue // not a word about namespaces the caller has no role in
 		}
-		v := namespaceView{Record: rec, Role: role}
+		v := namespaceView{Record: rec, Role: role, TenantIsolation: s.tenancy}
 		if v.Usage, err = s.usage(c, rec.Name); err != nil {
 			writeError(c, s.log, err)
 			return
@@ -79,7 +114,7 @@ func (s *Server) getNamespace(c *gin.Context) {
 		return
 	}
 	role, _ := principal(c).RoleIn(name)
-	v := namespaceView{Record: rec, Role: role}
+	v := namespaceView{Record: rec, Role: role, TenantIsolation: s.tenancy}
 	if v.Usage, err = s.usage(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
@@ -130,13 +165,17 @@ func (s *Server) putNamespace(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: %s", ErrBadRequest, trimSentinel(err, namespace.ErrInvalid)))
 		return
 	}
+	if err := s.refuseNamespace(c, rec.Name); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	created, err := s.reg.PutNamespace(c, rec)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	s.namespaceChanged()
-	v := namespaceView{Record: rec, Role: identity.Edit}
+	v := namespaceView{Record: rec, Role: identity.Edit, TenantIsolation: s.tenancy}
 	if v.Usage, err = s.usage(c, rec.Name); err != nil {
 		writeError(c, s.log, err)
 		return

@@ -143,6 +143,10 @@ type Options struct {
 	// namespaces' secrets; nil: storing a secret or naming one is refused
 	// with how to set a key.
 	Secrets *secrets.Keyring
+	// TenantIsolation is what keeps one namespace's tasks from another's
+	// where they run, shown with every namespace (nil: not said). While
+	// it is "unavailable", no namespace but default can be made.
+	TenantIsolation *TenantIsolation
 	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
 	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
 	PodTemplates PodTemplates
@@ -178,6 +182,7 @@ type Server struct {
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 	nsChanged  func()                                        // Options.NamespaceChanged
 	secrets    *secrets.Keyring                              // Options.Secrets
+	tenancy    *TenantIsolation                              // Options.TenantIsolation
 	templates  PodTemplates
 	nsSeries   *nsusage.Series // Options.NamespaceSeries
 	engineCaps func(ns string) *EngineCap
@@ -217,7 +222,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps}
+		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}

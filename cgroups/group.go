@@ -193,3 +193,21 @@ func (g *Group) Argv(argv []string) []string {
 	out = append(out, files...)
 	return append(out, argv...)
 }
+
+// Chown gives uid and gid g's directories, so that they may make groups
+// below it, and g's named files that exist (e.g. "tasks", "cgroup.procs":
+// to move their own processes in), in every hierarchy. The limits stay
+// root's.
+func (g *Group) Chown(uid, gid int, files ...string) error {
+	for _, d := range g.dirs() {
+		if err := os.Chown(d, uid, gid); err != nil {
+			return fmt.Errorf("cgroups: chown %s: %w", d, err)
+		}
+		for _, f := range files {
+			if err := os.Chown(filepath.Join(d, f), uid, gid); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("cgroups: chown %s: %w", filepath.Join(d, f), err)
+			}
+		}
+	}
+	return nil
+}

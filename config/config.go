@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 )
 
 // Config is every setting, typed.
@@ -73,6 +75,8 @@ type Config struct {
 	CgroupsRoot      string
 	PidsMax          int64 // per task and executor; 0: no limit
 	CPUQuota         bool
+	TenantIsolation  string // tenant_isolation: auto, on or off (embedded agent)
+	TenantUIDRange   string // tenant_uid_range: LO-HI
 	GCDelay          time.Duration
 	GCDiskHeadroom   float64
 	ExecutorCacheMax int64 // bytes; 0: unbounded
@@ -222,6 +226,8 @@ var settings = []setting{
 		return nil
 	}},
 	{"isolation_cpu_quota", "false", "also cap each task and executor at its cpuCount with a CFS quota (default: CPU shares only, which divide the CPUs under contention and let idle CPUs be used; a hard cap costs start latency)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
+	{"tenant_isolation", "auto", "embedded agent: run each namespace's tasks as an OS user of its own (from tenant_uid_range), in PID and mount namespaces of their own that hide the data directory, key files and other sandboxes (docs/tenancy.md): auto (where the scheduler runs as root; elsewhere more than one namespace or a secrets key stops the start), on (or the scheduler does not start), off (tasks run as the scheduler's user and see what it sees)", str(func(c *Config) *string { return &c.TenantIsolation })},
+	{"tenant_uid_range", "1879048192-1879113727", "uids (and gids of the same numbers) given to namespaces under tenant_isolation, one each, lowest free first, recorded in data_dir/mesos/tenants.json: a range no user or container of the host uses (check /etc/subuid)", str(func(c *Config) *string { return &c.TenantUIDRange })},
 	{"gc_delay", "168h", "keep the sandboxes of finished executors and tasks this long on an empty disk, less as it fills (Mesos gc_delay)", duration("gc_delay", func(c *Config) *time.Duration { return &c.GCDelay })},
 	{"gc_disk_headroom", "0.1", "fraction of the disk to keep free: sandboxes may live gc_delay × (1 − headroom − disk usage) (Mesos gc_disk_headroom)", float("gc_disk_headroom", func(c *Config) *float64 { return &c.GCDiskHeadroom })},
 	{"executor_cache_size", "2GiB", "bound of the app cache on each agent: least recently used packages beyond it are removed, never one in use (0: no bound)", func(c *Config, v string) error {
@@ -460,6 +466,14 @@ func (c *Config) validate() error {
 	case "auto", "v1", "v2", "off":
 	default:
 		errs = append(errs, fmt.Errorf("isolation: %q must be auto, v1, v2 or off", c.Isolation))
+	}
+	switch c.TenantIsolation {
+	case "auto", "on", "off":
+	default:
+		errs = append(errs, fmt.Errorf("tenant_isolation: %q must be auto, on or off", c.TenantIsolation))
+	}
+	if _, err := tenant.ParseRange(c.TenantUIDRange); err != nil {
+		errs = append(errs, fmt.Errorf("tenant_uid_range: %w", err))
 	}
 	if c.GCDiskHeadroom <= 0 || c.GCDiskHeadroom >= 1 {
 		errs = append(errs, fmt.Errorf("gc_disk_headroom: %v must be between 0 and 1", c.GCDiskHeadroom))

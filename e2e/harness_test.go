@@ -71,6 +71,12 @@ func startScheduler(t testing.TB, o schedOpts) *scheduler {
 	port := harness.FreePort(t)
 	args := append([]string{"--data-dir", o.dataDir, "--http-port", strconv.Itoa(port),
 		"--embedded-cpus", "2", "--embedded-mem-mb", "4096"}, o.extra...)
+	if !slices.Contains(o.extra, "--tenant-isolation") {
+		// The tests read what tasks write to the host (out dirs, pids):
+		// tenant isolation, which forbids that, is the one test's that
+		// asks for it (isolation_tenant_test.go).
+		args = append(args, "--tenant-isolation", "off")
+	}
 	cmd := exec.Command(schedulerBin, args...)
 	cmd.Dir = o.dir
 	s := &scheduler{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: o.dataDir,

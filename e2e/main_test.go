@@ -98,7 +98,7 @@ func run(m *testing.M) int {
 
 func setup(tmp string) error {
 	binDir := filepath.Join(tmp, "bin")
-	if err := harness.Build("..", binDir, "scheduler", "executor", "mesos-local", "ejctl"); err != nil {
+	if err := harness.Build("..", binDir, "scheduler", "executor", "tenant-init", "mesos-local", "ejctl"); err != nil {
 		return err
 	}
 	schedulerBin = filepath.Join(binDir, "scheduler")

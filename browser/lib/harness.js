@@ -48,6 +48,8 @@ export async function startScheduler(opts = {}) {
     '--auth-username', creds.admin[0], '--auth-password', creds.admin[1],
     '--auth-guest-username', creds.guest[0], '--auth-guest-password', creds.guest[1],
     '--embedded-cpus', '4', '--embedded-mem-mb', '4096', ...(opts.args || []),
+    // tenant isolation (docs/tenancy.md) is e2e/isolation_tenant_test.go's to test
+    ...((opts.args || []).includes('--tenant-isolation') ? [] : ['--tenant-isolation', 'off']),
   ], dir, logName);
   const base = `http://127.0.0.1:${port}`;
   await proc.awaitOK(base + '/healthz');

@@ -15,10 +15,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 	"github.com/ejcloud/elasticjob/executor"
 )
 
 func main() {
+	tenant.Init() // pid 1 of a tenant's namespaces when the embedded agent confines it (never returns then)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()

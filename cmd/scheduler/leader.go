@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
@@ -97,6 +98,7 @@ type leaderWork struct {
 	coll     *history.Collector // nil without history
 	hist     *history.Store     // nil without history
 	mx       *metrics.Metrics
+	tenancy  api.TenantIsolation // how namespaces' tasks are kept apart (tenancy.go)
 	// resolveAppURL rewrites hosted package URLs to this instance's own.
 	resolveAppURL func(string) string
 	current       atomic.Pointer[scheduler.Scheduler]

@@ -78,7 +78,9 @@ type clusterPage struct {
 	Engine      engineInfo     `json:"engine"`
 	Agents      any            `json:"agents"`
 	AgentsError string         `json:"agentsError,omitempty"`
-	detail      engine.View
+	// TenantIsolation keeps the namespaces' tasks apart (tenancy.go).
+	TenantIsolation *api.TenantIsolation `json:"tenantIsolation,omitempty"`
+	detail          engine.View
 }
 
 type engineInfo struct {
@@ -136,5 +138,8 @@ func (o *ops) Cluster(ctx context.Context) (any, error) {
 		p.Agents = []any{}
 	}
 	p.Engine = engineInfo{Name: v.Name, Capabilities: o.eng.Capabilities()}
+	if o.work != nil {
+		p.TenantIsolation = &o.work.tenancy
+	}
 	return p, nil
 }

@@ -69,20 +69,31 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
-	masterURL, closeMesos, err := startMesos(ctx, cfg, log)
+	ti, ten := decideTenancy(cfg, embedded.CheckTenancy)
+	if err := enforceTenancy(ctx, cfg, ti, registry.New(kv), log); err != nil {
+		ln.Close()
+		return err
+	}
+	if ten != nil {
+		if err := secureFiles(cfg, log); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	masterURL, closeMesos, err := startMesos(ctx, cfg, log, ten)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer closeMesos()
-	return serve(ctx, cfg, log, kv, newLeadership(cfg, backend, log), ln, masterURL)
+	return serve(ctx, cfg, log, kv, newLeadership(cfg, backend, log), ln, masterURL, ti)
 }
 
 // cachedRoots are the registry subtrees every instance keeps in memory
 // (the election's /ha is read from the store itself).
 var cachedRoots = []string{"/config", "/state", "/auth", registry.NamespacesPath}
 
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, lead leadership, ln net.Listener, masterURL string) error {
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, lead leadership, ln net.Listener, masterURL string, ti api.TenantIsolation) error {
 	tw, hs, err := openHistory(ctx, cfg, log, func() bool { return lead.Current() != nil })
 	if err != nil {
 		return err
@@ -151,6 +162,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		}
 	}
 	o.Secrets = work.secrets
+	o.TenantIsolation = &ti
+	work.tenancy = ti
 	// the leader samples it (leader.go)
 	o.NamespaceSeries = mx.NamespaceSeries()
 	eng.apiEngine(&o)
@@ -272,14 +285,16 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 
 // startMesos returns the master URL: the configured one, or that of an
 // embedded single-node master+agent started here.
-func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger) (string, func(), error) {
+func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy) (string, func(), error) {
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
 	}
 	if cfg.KubeEnabled() {
 		return "", func() {}, nil
 	}
-	cl, err := embedded.New(embeddedConfig(cfg, log))
+	ecfg := embeddedConfig(cfg, log)
+	ecfg.Tenancy = ten
+	cl, err := embedded.New(ecfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded mesos: %w", err)
 	}

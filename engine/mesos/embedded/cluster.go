@@ -100,6 +100,10 @@ func (c *Cluster) Start(ctx context.Context) error {
 			c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
 		}
 	}
+	ten, err := startTenancy(c.cfg)
+	if err != nil {
+		return err
+	}
 	iso, err := startIsolation(c.cfg, c.AgentID(), rec.alive, c.log.With("subsystem", "isolation"))
 	if err != nil {
 		return err
@@ -110,7 +114,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return err
 	}
 	c.mu.Lock()
-	c.iso = iso
+	c.iso, c.ten = iso, ten
 	if c.sim == nil {
 		c.recover(rec, orphans)
 		c.archived = c.recoverArchive(c.AgentID(), c.frameworks)

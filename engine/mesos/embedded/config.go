@@ -85,6 +85,9 @@ type Config struct {
 	// used: a hard cap costs start latency (a task with cpus 0.01 gets
 	// 1 ms of CPU per 100 ms period).
 	CPUQuota bool
+	// Tenancy, when set, runs each tenant's executors as an OS user of
+	// its own in PID and mount namespaces of their own (tenancy.go).
+	Tenancy *Tenancy
 
 	// GCDelay is how long the sandbox of a terminated executor is kept
 	// when the disk is empty (shorter as it fills, see sandboxgc.MaxAge);
@@ -222,6 +225,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		c.Sim = &sim
 		c.Isolation = IsolationOff // no process to confine
+		c.Tenancy = nil
 	}
 	return c, nil
 }

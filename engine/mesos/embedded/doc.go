@@ -32,6 +32,15 @@
 // and reports posix isolation; /state carries flags.isolation and an
 // isolation object (mode, enforced, reason).
 //
+// Tenants (tenancy.go, package tenant): with Config.Tenancy, each
+// executor runs as its tenant's OS user (one uid per tenant from a range,
+// recorded in the work directory's tenants.json) in new PID and mount
+// namespaces, started through a small init that hides the work directory
+// and the configured paths, shows the executor's sandbox and its tenant's
+// cache again, and reaps. The sandbox and the container cgroup become the
+// tenant's. The agent must run as root (Start fails otherwise;
+// CheckTenancy says why beforehand).
+//
 // Disk (agentid.go, archive.go, gc.go): the agent id is kept per work
 // directory, so task ids keep naming this agent across restarts, and the
 // sandboxes of earlier runs are listed again in /state as completed

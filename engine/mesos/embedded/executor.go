@@ -45,6 +45,7 @@ type executor struct {
 	state       execState
 	stream      executorConn // current executor connection, nil if none
 	pid         int
+	uid         int              // the tenant's user it runs as; 0: this process's
 	tasks       map[string]*task // tasks not yet removed, queued or launched
 	queued      []batch          // waiting for SUBSCRIBE, in launch order
 	finished    []*task          // completed tasks, for /state

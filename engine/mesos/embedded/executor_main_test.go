@@ -16,6 +16,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
+
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 )
 
 // envMode selects the test executor behaviour when the test binary is
@@ -25,6 +27,7 @@ import (
 const envMode = "LOCAL_TEST_EXECUTOR"
 
 func TestMain(m *testing.M) {
+	tenant.Init()
 	if mode := os.Getenv(envMode); mode != "" {
 		os.Exit(runTestExecutor(mode))
 	}

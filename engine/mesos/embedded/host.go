@@ -21,6 +21,7 @@ type host struct {
 	lock     *sync.Mutex           // Cluster.mu, taken by the executors' timers
 	sim      *simulator            // runs the simulated agents' executors; nil without Config.Sim
 	iso      *isolation            // set by Start
+	ten      *tenancy              // set by Start; nil: executors run as this process's user
 	live     map[string]*executor  // executors not terminated, by sandbox
 	archived map[string][]archived // terminated runs known by sandbox only, per framework
 	gcMu     sync.Mutex            // serializes CollectGarbage

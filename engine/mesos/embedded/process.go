@@ -144,6 +144,13 @@ func (h *host) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.ten != nil {
+		more, err := h.ten.confine(e, cmd)
+		if err != nil {
+			return nil, fmt.Errorf("tenant isolation: %w", err)
+		}
+		env = append(env, more...) // after CommandInfo's: these win
+	}
 	if e.cgroup != nil && e.cgroup.Child("executor").CloneDir() == "" {
 		// The executor starts through a /bin/sh prelude that joins the
 		// cgroup; check here what exec would otherwise report.
@@ -155,7 +162,7 @@ func (h *host) prepare(e *executor, env []string) (*exec.Cmd, error) {
 	}
 	cmd.Env = env
 	cmd.Dir = e.dir
-	cmd.SysProcAttr = sysProcAttr(e.ck != nil)
+	cmd.SysProcAttr = sysProcAttr(e.ck != nil, h.ten != nil)
 	return cmd, nil
 }
 
@@ -199,6 +206,10 @@ func (h *host) startProcess(e *executor, cmd *exec.Cmd) error {
 		return err
 	}
 	defer stderr.Close()
+	if e.uid != 0 {
+		_ = stdout.Chown(e.uid, e.uid)
+		_ = stderr.Chown(e.uid, e.uid)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	h.lock.Lock()
 	defer h.lock.Unlock()

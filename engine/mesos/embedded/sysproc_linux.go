@@ -6,15 +6,21 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 )
 
 // sysProcAttr starts the executor in a session (and process group) of its
 // own, so that nothing sent to the agent's group or terminal reaches it.
 // The executor of a framework that does not checkpoint dies with this
 // process (nothing would recover it); one that checkpoints outlives it,
-// for the agent's next run to take over.
-func sysProcAttr(checkpointed bool) *syscall.SysProcAttr {
+// for the agent's next run to take over. A confined executor starts in
+// new PID and mount namespaces (its tenant's init, tenancy.go).
+func sysProcAttr(checkpointed, confined bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setsid: true}
+	if confined {
+		a.Cloneflags = tenant.Cloneflags
+	}
 	if !checkpointed {
 		a.Pdeathsig = syscall.SIGKILL
 	}

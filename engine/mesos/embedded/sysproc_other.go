@@ -8,7 +8,7 @@ import (
 )
 
 // sysProcAttr starts the executor in a session of its own.
-func sysProcAttr(bool) *syscall.SysProcAttr {
+func sysProcAttr(bool, bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true}
 }
 

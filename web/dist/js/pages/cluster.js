@@ -46,6 +46,9 @@ export default async function cluster(el) {
         [t('cl.thisRole'), h('span', roleTag(c.role), ' ', h('span.mono', (c.self || {}).url || ''))],
         [t('cl.engine'), h('span', { id: 'engine-name', 'data-engine': eng.name || '' }, eng.name ? t('cl.engine.' + eng.name, null, eng.name) : '—')],
         [t('cl.caps'), capTags(caps)],
+        ...(c.tenantIsolation ? [[t('cl.tenantIsolation'), h('span', { id: 'tenant-isolation', 'data-mode': c.tenantIsolation.mode, title: c.tenantIsolation.reason || '' },
+          tag(c.tenantIsolation.mode, c.tenantIsolation.mode === 'on' ? 'ok' : c.tenantIsolation.mode === 'engine' ? 'blue' : 'warn'),
+          ' ', h('span.muted', c.tenantIsolation.reason || ''))]] : []),
         ...(kube ? [[t('cl.kubeNs'), h('span.mono', kube.namespace || '')]] : [
           [t('cl.mesos'), h('span', h('span.mono', mesos.url || '—'), ' ', mesos.embedded ? tag(t('cl.embedded'), 'blue') : null)],
           [t('cl.master'), h('span.mono', mesos.master || '—')]]),
