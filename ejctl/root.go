@@ -216,8 +216,21 @@ func IsTerminal(f *os.File) bool {
 // exactArgs is cobra.ExactArgs with a usage exit code and names.
 func exactArgs(names ...string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
-		if len(args) != len(names) {
-			return usagef("expected %s, got %d argument(s)", strings.Join(names, " "), len(args))
+		if len(args) == len(names) {
+			return nil
+		}
+		if len(names) == 0 {
+			return usagef("expected no arguments, got %d (%s)", len(args), strings.Join(args, " "))
+		}
+		return usagef("expected %s, got %d argument(s)", strings.Join(names, " "), len(args))
+	}
+}
+
+// optionalArg accepts no argument or one, name.
+func optionalArg(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return usagef("expected at most one argument, [%s], got %d (%s)", name, len(args), strings.Join(args, " "))
 		}
 		return nil
 	}

@@ -44,3 +44,28 @@ func TestRunShowsTheAPIMessageAndExitCodes(t *testing.T) {
 		t.Errorf("login without a config file: exit %d %q", code, errs)
 	}
 }
+
+// `ejctl history my_job` (docs/jobs.md's watch command) lists that job's
+// executions, as --job does; too many arguments are named in the message.
+func TestHistoryTakesTheJobPositionally(t *testing.T) {
+	var query string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.RawQuery
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"total":0,"rows":[]}`))
+	}))
+	defer srv.Close()
+	env := map[string]string{"EJCTL_ADDR": srv.URL}
+	if _, errs, code := runWith(t, env, "history", "my_job"); code != ExitOK || !strings.Contains(query, "jobName=my_job") {
+		t.Fatalf("history my_job: exit %d, query %q, stderr %q", code, query, errs)
+	}
+	if _, errs, code := runWith(t, env, "history", "a", "b"); code != ExitUsage || !strings.Contains(errs, "expected at most one argument, [JOB], got 2") {
+		t.Errorf("history a b: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := runWith(t, env, "history", "a", "--job", "b"); code != ExitUsage || !strings.Contains(errs, "--job") {
+		t.Errorf("history a --job b: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := runWith(t, env, "job", "ls", "x"); code != ExitUsage || !strings.Contains(errs, "expected no arguments, got 1") {
+		t.Errorf("job ls x: exit %d, stderr %q", code, errs)
+	}
+}
