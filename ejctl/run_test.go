@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // runWith runs the program against base with env and returns its output
@@ -67,5 +69,35 @@ func TestHistoryTakesTheJobPositionally(t *testing.T) {
 	}
 	if _, errs, code := runWith(t, env, "job", "ls", "x"); code != ExitUsage || !strings.Contains(errs, "expected no arguments, got 1") {
 		t.Errorf("job ls x: exit %d, stderr %q", code, errs)
+	}
+}
+
+// Every group answers an unknown subcommand with "unknown command" and
+// exit 2 (`ejctl secret get x`, `ejctl token frob`, `ejctl ns frob`
+// printed help and exited 0); with no subcommand it prints its help.
+func TestEveryGroupRefusesUnknownCommands(t *testing.T) {
+	env := map[string]string{"EJCTL_ADDR": "http://127.0.0.1:1"}
+	var walk func(path []string, cmd *cobra.Command)
+	checked := 0
+	walk = func(path []string, cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if !sub.HasSubCommands() || sub.Name() == "completion" {
+				continue
+			}
+			p := append(append([]string{}, path...), sub.Name())
+			checked++
+			_, errs, code := runWith(t, env, append(p, "frob", "x")...)
+			if code != ExitUsage || !strings.Contains(errs, `unknown command "frob"`) {
+				t.Errorf("ejctl %s frob x: exit %d, stderr %q", strings.Join(p, " "), code, errs)
+			}
+			if out, _, code := runWith(t, env, p...); code != ExitOK || !strings.Contains(out, "Available Commands") {
+				t.Errorf("ejctl %s: exit %d, stdout %q", strings.Join(p, " "), code, out)
+			}
+			walk(p, sub)
+		}
+	}
+	walk(nil, (&cli{env: Env{}}).rootCmd())
+	if checked < 5 { // app, job, ns, secret, token
+		t.Fatalf("only %d groups checked", checked)
 	}
 }
