@@ -41,6 +41,35 @@ func TestWaitEndsWhenTheRunCannotSucceed(t *testing.T) {
 	has(t, "stdout", out, "TASK_FAILED", "connection refused")
 }
 
+// --wait on a run that can never start (never_fits: larger than the
+// whole cluster) stops at the first answer that says so, with the reason
+// and its own exit code, instead of waiting out --timeout at QUEUED.
+func TestWaitStopsWhenTheRunCanNeverFit(t *testing.T) {
+	var polls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/api/job/trigger":
+			_, _ = w.Write([]byte(`{"jobName":"huge","queued":true,"duplicate":false}`))
+		case strings.HasPrefix(r.URL.Path, "/api/job/trigger/"):
+			waiting := `{"reason":"no_offers","message":"no offers yet","since":"2026-11-25T00:00:00Z"}`
+			if polls.Add(1) > 1 {
+				waiting = `{"reason":"never_fits","message":"needs 64 CPUs, more than any agent has (8)","since":"2026-11-25T00:00:00Z"}`
+			}
+			_, _ = w.Write([]byte(`{"idempotencyKey":"k","jobName":"huge","state":"QUEUED","running":[],"shards":[],"waiting":` + waiting + `}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	_, errs, code := runWith(t, map[string]string{"EJCTL_ADDR": srv.URL}, "job", "trigger", "huge", "--wait", "--key", "k", "--poll", "1ms", "--timeout", "10m")
+	if code != ExitNeverFits {
+		t.Fatalf("exit %d, want %d; stderr %s", code, ExitNeverFits, errs)
+	}
+	has(t, "stderr", errs, "run k: QUEUED: waiting (no_offers): no offers yet",
+		"run k of job huge can never start (never_fits): needs 64 CPUs, more than any agent has (8)")
+}
+
 // job kill asks on a terminal, needs --yes without one, and says what
 // was stopped.
 func TestJobKill(t *testing.T) {
