@@ -268,17 +268,47 @@ func (c *cli) reportRun(v runView) error {
 	case "CANCELLED":
 		return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s was cancelled: %s", v.IdempotencyKey, v.JobName, v.Message)}
 	}
-	failed := 0
+	return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s failed: %s", v.IdempotencyKey, v.JobName, shardCounts(v))}
+}
+
+// shardCounts counts a failed run's shards by item, each once: a shard
+// that failed and runs again by failover is a failed one (the run failed
+// with it), not a second running one.
+func shardCounts(v runView) string {
+	items, failed := map[int]bool{}, map[int]bool{}
 	for _, s := range v.Shards {
+		items[s.ShardingItem] = true
 		if task.State(s.State) != task.Finished {
-			failed++
+			failed[s.ShardingItem] = true
 		}
 	}
-	err := fmt.Errorf("run %s of job %s failed: %d of %d shard(s) did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))
-	if len(v.Running) > 0 {
-		err = fmt.Errorf("%w; it cannot succeed, so ejctl stops waiting (%d shard(s) still running)", err, len(v.Running))
+	running, again := 0, 0
+	for _, r := range v.Running {
+		items[r.ShardingItem] = true
+		if failed[r.ShardingItem] {
+			again++
+		} else {
+			running++
+		}
 	}
-	return &exitError{ExitRunFail, err}
+	out := fmt.Sprintf("%d of %d %s failed", len(failed), len(items), plural(len(items), "shard", "shards"))
+	if running > 0 {
+		out += fmt.Sprintf("; %d still running", running)
+	}
+	if again > 0 {
+		out += fmt.Sprintf("; %d failed %s running again by failover", again, plural(again, "one is", "ones are"))
+	}
+	if running+again > 0 {
+		out += " (the run cannot succeed, so ejctl stops waiting)"
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func oneLine(s string) string {

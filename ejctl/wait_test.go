@@ -37,7 +37,7 @@ func TestWaitEndsWhenTheRunCannotSucceed(t *testing.T) {
 		t.Fatalf("exit %d, want %d; stderr %s", code, ExitRunFail, errs)
 	}
 	has(t, "stderr", errs, "run k: shard 0 TASK_FAILED (task t0): fetch http://127.0.0.1:1/app.tgz: connection refused",
-		"run k: FAILED (1 shard(s) running)", "it cannot succeed, so ejctl stops waiting (1 shard(s) still running)")
+		"run k: FAILED (1 shard(s) running)", "run k of job fo failed: 1 of 2 shards failed; 1 still running (the run cannot succeed, so ejctl stops waiting)")
 	has(t, "stdout", out, "TASK_FAILED", "connection refused")
 }
 
@@ -93,4 +93,30 @@ func TestJobKill(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	has(t, "kill", out, "job nightly: stopped its running execution (2 task(s) killed, 1 shard(s) waiting to run again dropped), as ejctl:root")
+}
+
+// The counts of a failed run agree with each other (issue 57 item 7: "1
+// of 1 shard(s) did not finish … (2 shard(s) still running)" for a
+// 2-shard failover job whose failed shard ran again).
+func TestShardCounts(t *testing.T) {
+	var v runView
+	v.Shards = append(v.Shards, struct {
+		ShardingItem int    `json:"shardingItem"`
+		TaskID       string `json:"taskId"`
+		State        string `json:"state"`
+		Message      string `json:"message"`
+	}{ShardingItem: 0, TaskID: "t0", State: "TASK_FAILED"})
+	type run = struct {
+		ShardingItem int    `json:"shardingItem"`
+		TaskID       string `json:"taskId"`
+		State        string `json:"state"`
+	}
+	v.Running = []run{{ShardingItem: 0, TaskID: "t0b", State: "TASK_RUNNING"}, {ShardingItem: 1, TaskID: "t1", State: "TASK_RUNNING"}}
+	if got, want := shardCounts(v), "1 of 2 shards failed; 1 still running; 1 failed one is running again by failover (the run cannot succeed, so ejctl stops waiting)"; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	v.Running = nil
+	if got, want := shardCounts(v), "1 of 1 shard failed"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }
