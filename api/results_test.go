@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,7 +199,13 @@ func TestLogOfATaskThatNeverRanSaysWhy(t *testing.T) {
 	e.ops.logErr = fmt.Errorf("%w: no stdout for task %s on agent agent-1 (the sandbox may have been removed)", api.ErrNotFound, fetchFailed)
 	r := e.request(http.MethodGet, "/api/job/logs/"+fetchFailed+"?stream=stdout&format=json", "")
 	e.wantError(r, http.StatusNotFound, "has no stdout: it ended TASK_FAILED before writing any: "+cause)
-	// A task history knows nothing of keeps the engine's answer.
-	r = e.request(http.MethodGet, "/api/job/logs/other@-@0@-@READY@-@agent-1@-@02?format=json", "")
-	e.wantError(r, http.StatusNotFound, "the sandbox may have been removed")
+	// A task neither running nor in history is unknown: said so, not the
+	// engine's words about its agent (issue 57 item 13: "agents: not
+	// found: agent x is not registered with the master").
+	e.ops.logErr = fmt.Errorf("%w: agents: not found: agent x is not registered with the master", api.ErrNotFound)
+	r = e.request(http.MethodGet, "/api/job/logs/other@-@0@-@READY@-@x@-@02?format=json", "")
+	e.wantError(r, http.StatusNotFound, "task other@-@0@-@READY@-@x@-@02 is unknown: it is not running and history has no record of it")
+	if strings.Contains(r.message(t), "registered with the master") {
+		t.Errorf("the unknown task's 404 still speaks of its agent: %s", r.message(t))
+	}
 }
