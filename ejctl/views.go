@@ -143,7 +143,7 @@ func (c *cli) historyCmd() *cobra.Command {
 	f.StringVar(&job, "job", "", "only this job's executions")
 	f.StringVar(&task, "task", "", "only this task's")
 	f.StringVar(&source, "source", "", "NORMAL_TRIGGER, MISFIRE or FAILOVER")
-	f.StringVar(&by, "triggered-by", "", "who or what triggered it: cron, api:USER, console:USER, ejctl:USER, retry, failover, daemon, kill…")
+	f.StringVar(&by, "triggered-by", "", "who or what triggered it: cron, catch-up, api:USER, console:USER, ejctl:USER, retry, failover, daemon, kill…")
 	f.StringVar(&from, "since", "", "started at or after: a time (yyyy-MM-dd HH:mm:ss or RFC 3339) or a duration ago (30m, 1h, 2d)")
 	f.StringVar(&to, "until", "", "started at or before: a time or a duration ago, as --since")
 	f.BoolVar(&failed, "failed", false, "only failed executions")
