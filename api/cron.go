@@ -67,7 +67,7 @@ func (s *Server) previewCron(expr, zone, count, from string) (CronNext, error) {
 			return CronNext{}, fmt.Errorf("%w: from must be an RFC 3339 time such as 2026-01-01T00:00:00Z, got %q", ErrBadRequest, from)
 		}
 	}
-	ans := CronNext{Cron: expr, TimeZone: loc.String(), Fires: []string{}}
+	ans := CronNext{Cron: expr, TimeZone: machineZoneName(loc), Fires: []string{}}
 	for _, t := range sched.NextN(at, loc, n) {
 		ans.Fires = append(ans.Fires, t.In(loc).Format(time.RFC3339))
 	}

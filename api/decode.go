@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/ejcloud/elasticjob/app"
@@ -60,13 +61,39 @@ func jsonMessage(err error) string {
 		if te.Field == "" {
 			return fmt.Sprintf("the body must be a JSON object, got %s", te.Value)
 		}
-		return fmt.Sprintf("field %q must be a %s, got %s", te.Field, te.Type, te.Value)
+		return fmt.Sprintf("field %q must be %s, got %s", te.Field, kindWord(te.Type), te.Value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Sprintf("%v at byte %d", se, se.Offset)
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// kindWord names a Go type as a JSON client knows it: "an integer", not
+// "a int"; "a number", not "a float64".
+func kindWord(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return kindWord(t.Elem())
+	}
+	return "a " + t.String()
 }
 
 // nameBody reads a body that is just a name: plain text (my_job), a JSON

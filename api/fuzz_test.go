@@ -157,6 +157,9 @@ func apiSeeds(f *testing.F, routes []gin.RouteInfo) {
 		{"PUT", "/api/app", "", "", `{"appName":"app","appCacheEnable":false}`, "", 1},
 		{"POST", "/api/job/register", "", "", `{"jobName":"j2","appName":"app","cron":"0/5 * * * * ?","shardingTotalCount":3,"shardingItemParameters":"0=a,1=b,2=c","jobType":"HTTP","props":{"http.url":"http://h/x"}}`, "", 0},
 		{"PUT", "/api/job/update", "", "", `{"jobName":"t1","cron":"0 0 * * * ?","props":{}}`, "", 0},
+		{"POST", "/api/job/register", "", "", `{"jobName":"j3","appName":"app","cpuCount":"NaN","memoryMB":"Infinity"}`, "", 0}, // a 500 with Go internals (issue 57)
+		{"PUT", "/api/job/update", "", "", `{"jobName":"t1","memoryMB":1e20}`, "", 0},                                           // refused with an overflowed figure
+		{"POST", "/api/app", "", "", `{"appName":"a3","appURL":"http://h/a.tgz","bootstrapScript":"b.sh","cpuCount":"-Inf","memoryMB":1e20}`, "", 0},
 		{"POST", "/api/job/trigger", "", "", `{"jobName":"t1","jobParameter":"p","idempotencyKey":"k-1"}`, "", 0},
 		{"POST", "/api/job/trigger", "", "", `t1`, "", 0},
 		{"POST", "/api/job/trigger", "", "", `"d1"`, "", 0},
@@ -304,6 +307,15 @@ func FuzzAPIBodyField(f *testing.F) {
 			f.Add(uint8(i), uint8(j), "", []byte(v))
 		}
 		f.Add(uint8(i), uint8(255), "bogusField", []byte(`1`))
+	}
+	for _, v := range []string{`"NaN"`, `"Infinity"`, `"-Inf"`, `"0x1p4"`, `1e20`} { // issue 57: 500s and an overflowed figure
+		for i, r := range bodyRoutes {
+			for j, field := range r.fields {
+				if field == "cpuCount" || field == "memoryMB" || field == "shardingTotalCount" {
+					f.Add(uint8(i), uint8(j), "", []byte(v))
+				}
+			}
+		}
 	}
 	f.Add(uint8(2), uint8(0), "", []byte(`"register"`))
 	f.Add(uint8(2), uint8(3), "", []byte(`"0 0 0 30 2 ? 2199"`))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
@@ -48,7 +49,10 @@ func legacyBody(body []byte) ([]byte, legacyFields, error) {
 	}
 	for _, k := range legacyNumbers {
 		if s, ok := jsonString(m[k]); ok {
-			if _, err := strconv.ParseFloat(s, 64); err != nil {
+			// A JSON number only: ParseFloat also takes NaN, Inf, Infinity
+			// and hex floats, which then broke the body (a 500).
+			var f float64
+			if err := json.Unmarshal([]byte(s), &f); err != nil || strings.TrimSpace(s) != s {
 				return nil, lf, fmt.Errorf("%w: field %q must be a number, got %q", ErrBadRequest, k, s)
 			}
 			m[k] = json.RawMessage(s)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/executor/extract"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/gin-gonic/gin"
 )
@@ -79,6 +80,9 @@ func (s *Server) storePackage(c *gin.Context) error {
 	}
 	if _, err := p.Format(); err != nil {
 		return fmt.Errorf("%w: %w; nothing was stored", ErrBadRequest, err)
+	}
+	if err := checkEntries(c, p); err != nil {
+		return err
 	}
 	info, err := p.Commit(want)
 	if err != nil {
@@ -207,4 +211,22 @@ func (b *uploadBody) Read(p []byte) (int, error) {
 		return n, fmt.Errorf("%w: reading the upload: %v", ErrBadRequest, err)
 	}
 	return n, err
+}
+
+// checkEntries refuses an archive the executor would refuse to extract
+// (an entry that climbs out with .., an absolute path, a link out, a
+// device), naming the entry: accepted, every run of it failed.
+func checkEntries(ctx context.Context, p *packages.Pending) error {
+	f, err := p.Open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := extract.CheckEntries(ctx, f, p.Size()); err != nil {
+		if errors.Is(err, extract.ErrUnsafe) {
+			return fmt.Errorf("%w: %w; nothing was stored", ErrBadRequest, err)
+		}
+		return err
+	}
+	return nil
 }

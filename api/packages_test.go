@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -287,6 +289,41 @@ func TestUploadRefusesWhatIsNotAPackage(t *testing.T) {
 		mw.Close()
 		if code, b := e.put("/api/app/my_app/package", &buf, mw.FormDataContentType()); code != http.StatusBadRequest || !strings.Contains(string(b), want) {
 			t.Errorf("multipart %s = %d %s", name, code, b)
+		}
+	}
+	if fs := e.files(); len(fs) != 0 || e.appURL() != "http://example.com/old.tgz" {
+		t.Fatalf("after the refusals: store %v, appURL %s", fs, e.appURL())
+	}
+}
+
+// An archive the executor would refuse to extract (an entry that climbs
+// out with .., an absolute path, a symlink out) is refused at upload, as
+// random bytes are, naming the entry (issue 57 item 9: it was accepted and
+// every run then failed at extraction).
+func TestUploadRefusesAnArchiveThatCannotExtract(t *testing.T) {
+	e := newPkgEnv(t, 0)
+	for _, tc := range []struct {
+		name string
+		hdrs []tar.Header
+		want string
+	}{
+		{"trav.tar.gz", []tar.Header{{Name: "bin/start.sh", Typeflag: tar.TypeReg, Mode: 0o755}, {Name: "../../x", Typeflag: tar.TypeReg, Mode: 0o644}}, `entry "../../x" escapes the extraction directory`},
+		{"abs.tgz", []tar.Header{{Name: "/etc/x", Typeflag: tar.TypeReg, Mode: 0o644}}, `entry "/etc/x" has an absolute path`},
+		{"link.tgz", []tar.Header{{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "../../etc"}}, `symlink "l" -> "../../etc" points outside`},
+	} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		for _, h := range tc.hdrs {
+			_ = tw.WriteHeader(&h)
+		}
+		tw.Close()
+		zw.Close()
+		code, b := e.put("/api/app/my_app/package?filename="+tc.name, bytes.NewReader(buf.Bytes()), "application/octet-stream")
+		var m struct{ Message string }
+		_ = json.Unmarshal(b, &m)
+		if code != http.StatusBadRequest || !strings.Contains(m.Message, tc.want) || !strings.Contains(m.Message, "nothing was stored") {
+			t.Errorf("%s = %d %s", tc.name, code, b)
 		}
 	}
 	if fs := e.files(); len(fs) != 0 || e.appURL() != "http://example.com/old.tgz" {

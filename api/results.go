@@ -32,7 +32,7 @@ type taskView struct {
 	StartTime    *time.Time `json:"startTime"`
 	CompleteTime *time.Time `json:"completeTime"`
 	Success      *bool      `json:"success"`  // null while it runs or when history has no end
-	ExitCode     *int       `json:"exitCode"` // from the failure cause ("exit code 3: …")
+	ExitCode     *int       `json:"exitCode"` // from the failure cause ("exit code 3: …"); 0 when it finished with success
 	Signal       string     `json:"signal,omitempty"`
 	FailureCause string     `json:"failureCause,omitempty"`
 	Message      string     `json:"message,omitempty"` // the latest status update's message
@@ -83,6 +83,10 @@ func (s *Server) taskResult(c *gin.Context) {
 	}
 	if m := signalRE.FindStringSubmatch(cause); m != nil {
 		v.Signal = m[1]
+	}
+	if v.ExitCode == nil && v.Success != nil && *v.Success {
+		zero := 0 // a success exited 0 (null read as "unknown")
+		v.ExitCode = &zero
 	}
 	c.JSON(http.StatusOK, v)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,8 +66,16 @@ func TestTaskResult(t *testing.T) {
 	traceRow(db, "t1", "my_job", failedTask, "TASK_RUNNING", "", "2024-03-01 11:00:00.100")
 	traceRow(db, "t2", "my_job", failedTask, "TASK_FAILED", "exit code 3: disk full", "2024-03-01 11:00:02.000")
 	traceRow(db, "t3", "sig_job", "sig_job@-@0@-@READY@-@agent-1@-@01", "TASK_FAILED", "terminated by signal SIGKILL: ", "2024-03-01 11:00:02.000")
+	okTask := "my_job@-@2@-@READY@-@agent-1@-@0194"
+	execRow(db, "2", "my_job", okTask, 2, true, "2024-03-01 11:00:00.000", "2024-03-01 11:00:01.000", nil)
+	traceRow(db, "t4", "my_job", okTask, "TASK_FINISHED", "", "2024-03-01 11:00:01.000")
 	e := newEnv(t, withHistory(st))
 
+	// A success exited 0 (it said exitCode null, issue 57 item 13).
+	done := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/"+okTask, ""))
+	if done["success"] != true || done["exitCode"] != 0.0 {
+		t.Errorf("a task that succeeded: %v", done)
+	}
 	got := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/"+failedTask, ""))
 	want := map[string]any{"taskId": failedTask, "jobName": "my_job", "shardingItem": 1.0, "state": "TASK_FAILED", "running": false,
 		"success": false, "exitCode": 3.0, "failureCause": "exit code 3: disk full", "message": "exit code 3: disk full", "hostname": "host-1"}
@@ -190,7 +199,13 @@ func TestLogOfATaskThatNeverRanSaysWhy(t *testing.T) {
 	e.ops.logErr = fmt.Errorf("%w: no stdout for task %s on agent agent-1 (the sandbox may have been removed)", api.ErrNotFound, fetchFailed)
 	r := e.request(http.MethodGet, "/api/job/logs/"+fetchFailed+"?stream=stdout&format=json", "")
 	e.wantError(r, http.StatusNotFound, "has no stdout: it ended TASK_FAILED before writing any: "+cause)
-	// A task history knows nothing of keeps the engine's answer.
-	r = e.request(http.MethodGet, "/api/job/logs/other@-@0@-@READY@-@agent-1@-@02?format=json", "")
-	e.wantError(r, http.StatusNotFound, "the sandbox may have been removed")
+	// A task neither running nor in history is unknown: said so, not the
+	// engine's words about its agent (issue 57 item 13: "agents: not
+	// found: agent x is not registered with the master").
+	e.ops.logErr = fmt.Errorf("%w: agents: not found: agent x is not registered with the master", api.ErrNotFound)
+	r = e.request(http.MethodGet, "/api/job/logs/other@-@0@-@READY@-@x@-@02?format=json", "")
+	e.wantError(r, http.StatusNotFound, "task other@-@0@-@READY@-@x@-@02 is unknown: it is not running and history has no record of it")
+	if strings.Contains(r.message(t), "registered with the master") {
+		t.Errorf("the unknown task's 404 still speaks of its agent: %s", r.message(t))
+	}
 }

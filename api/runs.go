@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
@@ -35,6 +36,9 @@ type runView struct {
 	Running        []runningView       `json:"running"`
 	Shards         []task.ShardOutcome `json:"shards"`
 	EndedAt        *time.Time          `json:"endedAt,omitempty"`
+	// Waiting is why a QUEUED run has not started, as of the last launch
+	// round (never_fits: it never will until the cluster grows).
+	Waiting *waitView `json:"waiting,omitempty"`
 }
 
 func (s *Server) triggerRun(c *gin.Context) {
@@ -91,6 +95,9 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	queued, err := s.queuedRun(ctx, rec.JobName, key)
 	if err != nil || queued {
 		v.State = RunQueued
+		if err == nil {
+			err = s.whyQueued(ctx, &v)
+		}
 		return v, err
 	}
 	if err := s.runningOfRun(ctx, &v, key); err != nil {
@@ -111,6 +118,19 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	v.State = RunCancelled
 	v.Message = "the run is neither queued, running nor finished: the job was disabled, updated or deleted before it ended"
 	return v, nil
+}
+
+// whyQueued fills the wait reason of a queued run's job.
+func (s *Server) whyQueued(ctx context.Context, v *runView) error {
+	why, err := s.regIn(ctx).WaitingReasons(ctx)
+	if err != nil {
+		return err
+	}
+	if w, ok := why[round.WaitKey(false, v.JobName, 0)]; ok {
+		wv := s.waitView(w)
+		v.Waiting = &wv
+	}
+	return nil
 }
 
 // queuedRun reports whether a job's ready entry still holds the run.

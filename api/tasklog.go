@@ -203,8 +203,20 @@ func (s *Server) noLogWhy(c *gin.Context, taskID, stream string, err error) erro
 		return err
 	}
 	v := taskView{TaskID: taskID, JobName: tid.JobName, ShardingItem: tid.Item, AgentID: tid.AgentID}
-	if found, herr := s.taskHistory(c, &v); herr != nil || !found || v.Running {
+	found, herr := s.taskHistory(c, &v)
+	if herr != nil || v.Running {
 		return err
+	}
+	if !found {
+		// Not in history: unknown unless it runs (the engine's answer
+		// then speaks of its agent, "not registered with the master").
+		if s.hist == nil {
+			return err
+		}
+		if running, rerr := s.runningTask(c, &v); rerr != nil || running {
+			return err
+		}
+		return fmt.Errorf("%w: task %s is unknown: it is not running and history has no record of it", ErrNotFound, taskID)
 	}
 	cause := v.FailureCause
 	if cause == "" {

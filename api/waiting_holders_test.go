@@ -94,3 +94,26 @@ func TestRunFailsAsSoonAsAShardFailedForGood(t *testing.T) {
 		t.Errorf("run: %v", v)
 	}
 }
+
+// GET /api/job/trigger/{key} of a queued run says why it waits, so that
+// ejctl --wait can stop at once on never_fits (issue 57 item 2: it waited
+// out its 30 minutes at QUEUED).
+func TestQueuedRunSaysWhyItWaits(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("huge", "app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", `{"jobName":"huge","idempotencyKey":"k-huge"}`)
+	v := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/k-huge", ""))
+	if v["state"] != "QUEUED" || v["waiting"] != nil {
+		t.Fatalf("before a round: %v", v)
+	}
+	w := round.Wait{Reason: round.WaitTooLarge, Message: "needs 64 CPUs, more than any agent has (8)", Since: t0}
+	if err := e.reg.Change().Wait(round.WaitKey(false, "huge", 0), w).Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	v = decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/k-huge", ""))
+	waiting, _ := v["waiting"].(map[string]any)
+	if v["state"] != "QUEUED" || waiting["reason"] != "never_fits" || waiting["message"] != w.Message {
+		t.Errorf("queued run: %v", v)
+	}
+}

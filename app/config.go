@@ -96,11 +96,8 @@ func (c Config) Validate() error {
 	if err := validateScript(c.BootstrapScript); err != nil {
 		return err
 	}
-	if c.CPUCount < 0.001 {
-		return fmt.Errorf("%w: cpuCount must be at least 0.001, got %v", ErrInvalid, c.CPUCount)
-	}
-	if c.MemoryMB < 1 {
-		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, c.MemoryMB)
+	if err := ValidateResources(c.CPUCount, c.MemoryMB); err != nil {
+		return err
 	}
 	if c.ContainerImage != "" && (len(c.ContainerImage) > 512 || !imageRE().MatchString(c.ContainerImage)) {
 		return fmt.Errorf("%w: containerImage %q is not an image reference like registry.example.com/team/app:1.2", ErrInvalid, c.ContainerImage)
@@ -153,6 +150,32 @@ func validateScript(s string) error {
 	}
 	if p := path.Clean(first[0]); p == ".." || strings.HasPrefix(p, "../") {
 		return fmt.Errorf("%w: bootstrapScript %q must stay inside the app", ErrInvalid, s)
+	}
+	return nil
+}
+
+// The largest cpuCount and memoryMB of an app or a job: far above any
+// machine, and small enough that a job's 10,000 shards, summed in
+// thousandths of a core and whole MB, stay far inside int64 (1e20 MB was
+// refused with an overflowed figure).
+const (
+	MaxCPUCount = 100_000 // cores
+	MaxMemoryMB = 1 << 30 // 1 PiB
+)
+
+// ValidateResources checks a cpuCount and a memoryMB against their bounds.
+func ValidateResources(cpus, memMB float64) error {
+	if !(cpus >= 0.001) {
+		return fmt.Errorf("%w: cpuCount must be at least 0.001, got %v", ErrInvalid, cpus)
+	}
+	if cpus > MaxCPUCount {
+		return fmt.Errorf("%w: cpuCount must be at most %d, got %v", ErrInvalid, MaxCPUCount, cpus)
+	}
+	if !(memMB >= 1) {
+		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, memMB)
+	}
+	if memMB > MaxMemoryMB {
+		return fmt.Errorf("%w: memoryMB must be at most %d (1 PiB), got %v", ErrInvalid, MaxMemoryMB, memMB)
 	}
 	return nil
 }

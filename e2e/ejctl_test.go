@@ -153,7 +153,7 @@ func TestEjctl(t *testing.T) {
 	}
 	// …a failing one exits 3 and says which shard.
 	stdout, errs, code := e.run("", "job", "trigger", "ej_fail", "--wait", "--timeout", "2m", "--poll", "100ms")
-	if code != 3 || !strings.Contains(stdout, "TASK_FAILED") || !strings.Contains(errs, "1 of 1 shard(s) did not finish") {
+	if code != 3 || !strings.Contains(stdout, "TASK_FAILED") || !strings.Contains(errs, "1 of 1 shard failed") {
 		t.Fatalf("failing run: exit %d\nstdout %s\nstderr %s", code, stdout, errs)
 	}
 	contains(t, "logs of the failed run", e.must(0, "logs", "ej_fail", "--stream", "stderr"), "failing on purpose")

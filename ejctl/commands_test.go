@@ -117,11 +117,18 @@ func TestRemoveConfirms(t *testing.T) {
 		return code == 0
 	}
 
+	// The prompt says running tasks are killed (issue 57 item 13).
+	if err := s.reg.Change().Launch("a_job", 0, task.Entry{TaskID: "a_job@-@0@-@READY@-@a1@-@u1", AgentID: "a1", State: "TASK_RUNNING"}).Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	_, errs := r.must(ExitUsage, "app", "rm", "demo")
-	has(t, "rm without a terminal", errs, "app demo and its 2 jobs a_job, b_job", "--yes")
+	has(t, "rm without a terminal", errs, "app demo and its 2 jobs a_job, b_job, killing their 1 running task", "--yes")
 	r.tty, r.stdin = true, "n\n"
 	_, errs = r.must(ExitFailure, "app", "rm", "demo")
-	has(t, "rm answered no", errs, "Delete app demo and its 2 jobs a_job, b_job? [y/N]", "nothing deleted")
+	has(t, "rm answered no", errs, "Delete app demo and its 2 jobs a_job, b_job? Their 1 running task is killed. [y/N]", "nothing deleted")
+	r.stdin = "n\n"
+	_, errs = r.must(ExitFailure, "job", "rm", "b_job")
+	has(t, "rm of a job with nothing running", errs, "Delete job b_job? Nothing of it runs now (a task that starts first is killed). [y/N]")
 	if !exists("demo") {
 		t.Fatal("an unconfirmed rm deleted the app")
 	}

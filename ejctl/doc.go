@@ -11,7 +11,8 @@
 // http://127.0.0.1:8899.
 //
 // Exit codes: 0 success, 1 failure (the API's message is printed), 2 usage
-// error, 3 a waited run failed or was cancelled, 4 a wait timed out.
+// error, 3 a waited run failed or was cancelled, 4 a wait timed out, 5 a
+// waited run can never start (never_fits: larger than the whole cluster).
 //
 // Run is the whole program; cmd/ejctl only wires it to the process.
 package ejctl

@@ -29,7 +29,8 @@ func TestDocsNameRealCommands(t *testing.T) {
 		}
 		for _, use := range ejctlUses(string(b), filepath.Base(f) == "ejctl.md") {
 			checked++
-			if err := checkUse(root, strings.Fields(use.text)); err != nil {
+			text, _, _ := strings.Cut(use.text, "`") // a code span in a fenced block's comment ends there
+			if err := checkUse(root, strings.Fields(text)); err != nil {
 				t.Errorf("%s:%d: `ejctl %s`: %v", f, use.line, use.text, err)
 			}
 		}
@@ -85,11 +86,16 @@ func ejctlUses(md string, commandTable bool) []docUse {
 
 // checkUse walks words down the command tree: a word where a command has
 // subcommands must name one (alternatives a|b each), a flag must exist on
-// the command reached, the rest are arguments.
+// the command reached, the rest are arguments, as many as the command
+// accepts (docs/jobs.md's `ejctl history my_job` passed the flag check
+// and failed when run).
 func checkUse(cmd *cobra.Command, words []string) error {
+	var args []string
+	elided := false // "…" stands for arguments left out
 	for i := 0; i < len(words); i++ {
 		w := strings.Trim(words[i], "[]`")
-		if w == "" || w == "…" {
+		if w == "" || strings.Contains(w, "…") || strings.Contains(w, "...") {
+			elided = true
 			continue
 		}
 		if strings.HasPrefix(w, "-") {
@@ -103,6 +109,9 @@ func checkUse(cmd *cobra.Command, words []string) error {
 			continue
 		}
 		if !cmd.HasSubCommands() {
+			if !strings.HasPrefix(words[i], "[") { // [OPTIONAL] may be left out
+				args = append(args, w)
+			}
 			continue // an argument
 		}
 		for _, alt := range strings.Split(strings.ReplaceAll(w, `\|`, "|"), "|") {
@@ -115,6 +124,13 @@ func checkUse(cmd *cobra.Command, words []string) error {
 			}
 		}
 		return nil
+	}
+	// A command named with no arguments is a mention in prose ("run
+	// `ejctl app publish` first"), not a command line to check.
+	if cmd.Args != nil && !elided && len(args) > 0 {
+		if err := cmd.Args(cmd, args); err != nil {
+			return fmt.Errorf("%q with arguments %q: %v", cmd.CommandPath(), args, err)
+		}
 	}
 	return nil
 }
@@ -145,12 +161,12 @@ func lookupFlag(cmd *cobra.Command, w string) (*pflag.Flag, error) {
 // The check itself refuses what does not exist.
 func TestCheckUseRefuses(t *testing.T) {
 	root := (&cli{env: Env{}}).rootCmd()
-	for _, bad := range []string{"job status x", "job trigger x --nope", "tasks -z", "nope", "app ls|frob"} {
+	for _, bad := range []string{"job status x", "job trigger x --nope", "tasks -z", "nope", "app ls|frob", "history a b", "job trigger a b"} {
 		if checkUse(root, strings.Fields(bad)) == nil {
 			t.Errorf("ejctl %s passed the check", bad)
 		}
 	}
-	for _, good := range []string{"job trigger x --wait --timeout 5m", "-o json job ls", "app ls|get|rm", "history --job=x --failed", "app rm x -y"} {
+	for _, good := range []string{"job trigger x --wait --timeout 5m", "-o json job ls", "app ls|get|rm", "history --job=x --failed", "app rm x -y", "history my_job", "history my_job --failed", "job trigger JOB …"} {
 		if err := checkUse(root, strings.Fields(good)); err != nil {
 			t.Errorf("ejctl %s: %v", good, err)
 		}

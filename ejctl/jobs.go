@@ -81,8 +81,8 @@ func (c *cli) triggerCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.param, "param", "", "jobParameter of this execution")
 	f.StringVar(&o.key, "key", "", "idempotency key (letters, digits, . _ : -; at most 128)")
-	f.BoolVar(&o.wait, "wait", false, "wait for the run's shards to end; exit 3 if one failed")
-	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "with --wait: give up after this long (exit 4)")
+	f.BoolVar(&o.wait, "wait", false, "wait for the run's shards to end; exit 3 if one failed, 5 if it can never start (never_fits)")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "with --wait: give up after this long (exit 4); a run that can never fit the cluster stops at once (exit 5)")
 	f.DurationVar(&o.poll, "poll", time.Second, "with --wait: how often to ask")
 	return cmd
 }
@@ -146,7 +146,16 @@ type runView struct {
 		State        string `json:"state"`
 		Message      string `json:"message"`
 	} `json:"shards"`
+	Waiting *struct {
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+		Summary string `json:"summary"`
+	} `json:"waiting"`
 }
+
+// waitNeverFits is the wait reason of a run larger than the whole
+// cluster (round.WaitTooLarge).
+const waitNeverFits = "never_fits"
 
 var errTimedOut = errors.New("timed out")
 
@@ -154,7 +163,7 @@ var errTimedOut = errors.New("timed out")
 func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	last := ""
+	last, lastNote := "", ""
 	told := map[string]bool{} // shard outcomes printed: item/task/state
 	for {
 		var v runView
@@ -166,13 +175,21 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 			return err
 		}
 		c.tellShards(o.key, v, told)
-		if v.State != last {
-			fmt.Fprintf(c.env.Stderr, "run %s: %s%s\n", o.key, v.State, runningNote(v))
-			last = v.State
+		if now := v.State + waitingNote(v); now != lastNote {
+			fmt.Fprintf(c.env.Stderr, "run %s: %s%s\n", o.key, now, runningNote(v))
+			last, lastNote = v.State, now
 		}
-		switch v.State {
-		case "SUCCEEDED", "FAILED", "CANCELLED":
+		switch {
+		case v.State == "SUCCEEDED", v.State == "FAILED", v.State == "CANCELLED":
 			return c.reportRun(v)
+		case v.State == "QUEUED" && v.Waiting != nil && v.Waiting.Reason == waitNeverFits:
+			if c.json() {
+				if err := c.printJSON(v); err != nil {
+					return err
+				}
+			}
+			return &exitError{ExitNeverFits, fmt.Errorf("run %s of job %s can never start (%s): %s; ejctl stops waiting (the run stays queued until the cluster grows or the job is changed)",
+				o.key, v.JobName, waitNeverFits, oneLine(v.Waiting.Message))}
 		}
 		select {
 		case <-ctx.Done():
@@ -180,6 +197,18 @@ func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
 		case <-time.After(o.poll):
 		}
 	}
+}
+
+// waitingNote says why a queued run waits.
+func waitingNote(v runView) string {
+	if v.State != "QUEUED" || v.Waiting == nil {
+		return ""
+	}
+	why := v.Waiting.Summary
+	if why == "" {
+		why = v.Waiting.Message
+	}
+	return fmt.Sprintf(": waiting (%s): %s", v.Waiting.Reason, oneLine(why))
 }
 
 func runningNote(v runView) string {
@@ -239,17 +268,47 @@ func (c *cli) reportRun(v runView) error {
 	case "CANCELLED":
 		return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s was cancelled: %s", v.IdempotencyKey, v.JobName, v.Message)}
 	}
-	failed := 0
+	return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s failed: %s", v.IdempotencyKey, v.JobName, shardCounts(v))}
+}
+
+// shardCounts counts a failed run's shards by item, each once: a shard
+// that failed and runs again by failover is a failed one (the run failed
+// with it), not a second running one.
+func shardCounts(v runView) string {
+	items, failed := map[int]bool{}, map[int]bool{}
 	for _, s := range v.Shards {
+		items[s.ShardingItem] = true
 		if task.State(s.State) != task.Finished {
-			failed++
+			failed[s.ShardingItem] = true
 		}
 	}
-	err := fmt.Errorf("run %s of job %s failed: %d of %d shard(s) did not finish", v.IdempotencyKey, v.JobName, failed, len(v.Shards))
-	if len(v.Running) > 0 {
-		err = fmt.Errorf("%w; it cannot succeed, so ejctl stops waiting (%d shard(s) still running)", err, len(v.Running))
+	running, again := 0, 0
+	for _, r := range v.Running {
+		items[r.ShardingItem] = true
+		if failed[r.ShardingItem] {
+			again++
+		} else {
+			running++
+		}
 	}
-	return &exitError{ExitRunFail, err}
+	out := fmt.Sprintf("%d of %d %s failed", len(failed), len(items), plural(len(items), "shard", "shards"))
+	if running > 0 {
+		out += fmt.Sprintf("; %d still running", running)
+	}
+	if again > 0 {
+		out += fmt.Sprintf("; %d failed %s running again by failover", again, plural(again, "one is", "ones are"))
+	}
+	if running+again > 0 {
+		out += " (the run cannot succeed, so ejctl stops waiting)"
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func oneLine(s string) string {

@@ -43,6 +43,14 @@ func (c *cli) loginCmd() *cobra.Command {
 				}
 			}
 			file, _ := loadConfig(c.settings.ConfigPath)
+			nsNote := ""
+			if role != "" {
+				var picked string
+				picked, nsNote = c.namespaceAfterLogin(cmd.Context(), token)
+				if picked != "" {
+					file.Namespace = picked
+				}
+			}
 			if err := saveConfig(c.settings.ConfigPath, FileConfig{Addr: c.settings.Addr, Token: token, Namespace: file.Namespace}); err != nil {
 				return err
 			}
@@ -54,12 +62,49 @@ func (c *cli) loginCmd() *cobra.Command {
 				msg += fmt.Sprintf(" as %s (%s) until %s", user, role, fmtTime(expires))
 			}
 			c.say("%s; token saved in %s", msg, c.settings.ConfigPath)
+			if nsNote != "" {
+				c.say("%s", nsNote)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&user, "username", "u", "", "user name (auth_username or auth_guest_username)")
+	cmd.Flags().StringVarP(&user, "username", "u", "", "user name: the admin (auth_username), the guest (auth_guest_username) or a user of the users file")
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input (also the default when no --token is given)")
 	return cmd
+}
+
+// namespaceAfterLogin checks the namespace ejctl will act in against the
+// user's roles: with no role there and exactly one namespace of their
+// own, that one becomes the config file's default (unless -n or
+// EJCTL_NAMESPACE named the namespace); otherwise it says how to pick.
+func (c *cli) namespaceAfterLogin(ctx context.Context, token string) (picked, note string) {
+	me := *c.client
+	me.Token = token
+	var w whoAmI
+	if err := me.get(ctx, "/api/whoami", nil, &w); err != nil || w.Open || w.Admin || w.Role == "admin" {
+		return "", ""
+	}
+	ns := c.settings.Namespace
+	if w.Namespaces[ns] != "" || len(w.Namespaces) == 0 {
+		return "", ""
+	}
+	names := make([]string, 0, len(w.Namespaces))
+	for n := range w.Namespaces {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	explicit := c.namespace != "" || c.env.Getenv("EJCTL_NAMESPACE") != ""
+	if len(names) == 1 && !explicit {
+		return names[0], fmt.Sprintf("You have no role in namespace %s: namespace %s (your only one) is now ejctl's default (ejctl ns use NAME changes it)", ns, names[0])
+	}
+	if len(names) == 1 {
+		return "", fmt.Sprintf("Note: you have no role in namespace %s; yours is %s (%s): ejctl ns use %s, or -n %s", ns, names[0], w.Namespaces[names[0]], names[0], names[0])
+	}
+	roles := make([]string, len(names))
+	for i, n := range names {
+		roles[i] = fmt.Sprintf("%s (%s)", n, w.Namespaces[n])
+	}
+	return "", fmt.Sprintf("Note: you have no role in namespace %s; yours are %s: pick one with ejctl ns use NAME, or -n NAME", ns, strings.Join(roles, ", "))
 }
 
 func (c *cli) login(cmd *cobra.Command, user string, passwordStdin bool) (string, string, time.Time, error) {

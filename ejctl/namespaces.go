@@ -39,7 +39,8 @@ func (r *resources) String() string {
 }
 
 func (c *cli) nsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "ns", Aliases: []string{"namespace", "namespaces"}, Short: "Namespaces: list, show, create, set, delete, pick the default"}
+	cmd := group("ns", "Namespaces: list, show, create, set, delete, pick the default")
+	cmd.Aliases = []string{"namespace", "namespaces"}
 	cmd.AddCommand(c.nsLsCmd(), c.nsGetCmd(), c.nsPutCmd("create"), c.nsPutCmd("set"), c.nsRmCmd(), c.nsUseCmd())
 	return cmd
 }
@@ -194,7 +195,7 @@ type apiToken struct {
 }
 
 func (c *cli) tokenCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "token", Short: "The namespace's API tokens for CI (you need the edit role): create, ls, revoke"}
+	cmd := group("token", "The namespace's API tokens for CI (you need the edit role): create, ls, revoke")
 	var role string
 	var ttl time.Duration
 	create := &cobra.Command{

@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // alice edits pay, bob edits search (hashes from `htpasswd -nbB`).
@@ -106,4 +107,52 @@ func TestNamespaces(t *testing.T) {
 		t.Fatalf("ns rm pay: exit %d: %s", code, errs)
 	}
 	adm.must(0, "ns", "rm", "ops")
+}
+
+// login picks the user's only namespace when the current one gives no
+// role (issue 57 item 5: bob, a role in search only, logged in and got
+// 403 from job ls in default).
+func TestLoginPicksTheOnlyNamespace(t *testing.T) {
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.yaml")
+	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := "users:\n  - {name: bob, password: '" + string(hash) + "', namespaces: {search: edit}}\n" +
+		"  - {name: carol, password: '" + string(hash) + "', namespaces: {search: view, pay: edit}}\n"
+	if err := os.WriteFile(users, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uf, err := identity.OpenUsersFile(users, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf})
+	ctx := context.Background()
+	if _, err := s.reg.PutNamespace(ctx, namespace.Record{Name: "search"}); err != nil {
+		t.Fatal(err)
+	}
+	a := app.Default()
+	a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/a.tgz", "bin/start.sh"
+	if err := s.reg.In("search").AddApp(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	r := s.cli(t)
+	r.env["EJCTL_CONFIG"] = filepath.Join(dir, "ejctl.json")
+	r.stdin = "secret\n"
+	out, _ := r.must(0, "login", "-u", "bob", "--password-stdin")
+	has(t, "login", out, "namespace search (your only one) is now ejctl's default")
+	out, _ = r.must(0, "app", "ls")
+	has(t, "app ls after login", out, "etl")
+	// Named explicitly, the namespace is kept, and login says what to do.
+	r.stdin = "secret\n"
+	out, _ = r.must(0, "login", "-u", "bob", "--password-stdin", "-n", "default")
+	has(t, "login -n default", out, "you have no role in namespace default", "ejctl ns use search")
+	// With several namespaces, login names them.
+	c := s.cli(t)
+	c.env["EJCTL_CONFIG"] = filepath.Join(dir, "carol.json")
+	c.stdin = "secret\n"
+	out, _ = c.must(0, "login", "-u", "carol", "--password-stdin")
+	has(t, "carol's login", out, "you have no role in namespace default", "ejctl ns use NAME", "pay (edit)", "search (view)")
 }

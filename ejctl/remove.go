@@ -39,19 +39,42 @@ func (c *cli) removeCmd(k kind, complete func(*cobra.Command, []string, string) 
 // remove says what goes, asks (or takes --yes), then deletes each name.
 func (c *cli) remove(ctx context.Context, k kind, names []string, yes, force bool) error {
 	goes := make([]string, len(names))
+	gone := map[string]bool{} // the jobs deleted
 	for i, n := range names {
-		what, err := c.whatGoes(ctx, k, n)
+		what, its, err := c.whatGoes(ctx, k, n)
 		if err != nil {
 			return err
 		}
 		goes[i] = what
+		for _, j := range its {
+			gone[j] = true
+		}
 	}
 	summary := strings.Join(goes, "; ")
 	if !yes {
-		if !c.stdinTTY() {
-			return usagef("rm: this deletes %s; pass --yes to confirm (standard input is not a terminal to ask on)", summary)
+		running, err := c.runningOf(ctx, gone)
+		if err != nil {
+			return err
 		}
-		ok, err := c.confirm(fmt.Sprintf("Delete %s? [y/N] ", summary))
+		whose := "their"
+		if len(gone) == 1 {
+			whose = "its"
+		}
+		if !c.stdinTTY() {
+			kills := ""
+			if running > 0 {
+				kills = fmt.Sprintf(", killing %s %d running %s", whose, running, plural(running, "task", "tasks"))
+			}
+			return usagef("rm: this deletes %s%s; pass --yes to confirm (standard input is not a terminal to ask on)", summary, kills)
+		}
+		note := "Nothing of it runs now (a task that starts first is killed)."
+		if len(gone) > 1 {
+			note = "Nothing of theirs runs now (a task that starts first is killed)."
+		}
+		if running > 0 {
+			note = fmt.Sprintf("%s %d running %s killed.", strings.ToUpper(whose[:1])+whose[1:], running, plural(running, "task is", "tasks are"))
+		}
+		ok, err := c.confirm(fmt.Sprintf("Delete %s? %s [y/N] ", summary, note))
 		if err != nil {
 			return err
 		}
@@ -69,18 +92,36 @@ func (c *cli) remove(ctx context.Context, k kind, names []string, yes, force boo
 	return nil
 }
 
-// whatGoes names what deleting one app or job removes: an app takes its
-// jobs with it. An unknown name is the API's 404.
-func (c *cli) whatGoes(ctx context.Context, k kind, name string) (string, error) {
+// runningOf counts the running tasks of the jobs named.
+func (c *cli) runningOf(ctx context.Context, jobs map[string]bool) (int, error) {
+	if len(jobs) == 0 {
+		return 0, nil
+	}
+	var rows []map[string]any
+	if err := c.client.get(ctx, "/api/job/tasks/running", nil, &rows); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		if jobs[str(r["jobName"])] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// whatGoes names what deleting one app or job removes, and the jobs that
+// go: an app takes its jobs with it. An unknown name is the API's 404.
+func (c *cli) whatGoes(ctx context.Context, k kind, name string) (string, []string, error) {
 	if err := c.client.get(ctx, k.getPath(name), nil, nil); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if k.name != "app" {
-		return "job " + name, nil
+		return "job " + name, []string{name}, nil
 	}
 	var jobs []map[string]any
 	if err := c.client.get(ctx, jobKind.listPath, nil, &jobs); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var its []string
 	for _, j := range jobs {
@@ -90,11 +131,11 @@ func (c *cli) whatGoes(ctx context.Context, k kind, name string) (string, error)
 	}
 	switch len(its) {
 	case 0:
-		return "app " + name + " (no job uses it)", nil
+		return "app " + name + " (no job uses it)", its, nil
 	case 1:
-		return "app " + name + " and its job " + its[0], nil
+		return "app " + name + " and its job " + its[0], its, nil
 	}
-	return fmt.Sprintf("app %s and its %d jobs %s", name, len(its), strings.Join(its, ", ")), nil
+	return fmt.Sprintf("app %s and its %d jobs %s", name, len(its), strings.Join(its, ", ")), its, nil
 }
 
 // confirm asks on stderr and reads one answer line from stdin.

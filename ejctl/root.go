@@ -23,6 +23,10 @@ const (
 	ExitUsage    = 2
 	ExitRunFail  = 3 // job trigger --wait: the run failed or was cancelled
 	ExitTimedOut = 4 // job trigger --wait: --timeout passed first
+	// ExitNeverFits: job trigger --wait: the run waits as never_fits
+	// (larger than the whole cluster), so it cannot start until the
+	// cluster grows; ejctl stops waiting at once.
+	ExitNeverFits = 5
 )
 
 // Env is the process around the program.
@@ -117,7 +121,8 @@ func (c *cli) rootCmd() *cobra.Command {
 			"Address and token: --addr/--token, else EJCTL_ADDR/EJCTL_TOKEN, else the config file written by\n" +
 			"'ejctl login' (--config, EJCTL_CONFIG or ~/.config/ejctl/config.json); the address defaults to " + DefaultAddr + ".\n" +
 			"Namespace: -n/--namespace, else EJCTL_NAMESPACE, else the config file's ('ejctl ns use NAME'), else default.\n\n" +
-			"Exit codes: 0 ok, 1 failure, 2 usage, 3 a waited run failed, 4 a wait timed out.",
+			"Exit codes: 0 ok, 1 failure, 2 usage, 3 a waited run failed, 4 a wait timed out,\n" +
+			"5 a waited run can never start (never_fits: larger than the whole cluster).",
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return c.setup(cmd) },
@@ -216,8 +221,21 @@ func IsTerminal(f *os.File) bool {
 // exactArgs is cobra.ExactArgs with a usage exit code and names.
 func exactArgs(names ...string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
-		if len(args) != len(names) {
-			return usagef("expected %s, got %d argument(s)", strings.Join(names, " "), len(args))
+		if len(args) == len(names) {
+			return nil
+		}
+		if len(names) == 0 {
+			return usagef("expected no arguments, got %d (%s)", len(args), strings.Join(args, " "))
+		}
+		return usagef("expected %s, got %d argument(s)", strings.Join(names, " "), len(args))
+	}
+}
+
+// optionalArg accepts no argument or one, name.
+func optionalArg(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return usagef("expected at most one argument, [%s], got %d (%s)", name, len(args), strings.Join(args, " "))
 		}
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // runWith runs the program against base with env and returns its output
@@ -42,5 +44,60 @@ func TestRunShowsTheAPIMessageAndExitCodes(t *testing.T) {
 	}
 	if _, errs, code := runWith(t, env, "login", "-u", "admin"); code != ExitFailure || !strings.Contains(errs, "no config file") {
 		t.Errorf("login without a config file: exit %d %q", code, errs)
+	}
+}
+
+// `ejctl history my_job` (docs/jobs.md's watch command) lists that job's
+// executions, as --job does; too many arguments are named in the message.
+func TestHistoryTakesTheJobPositionally(t *testing.T) {
+	var query string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.RawQuery
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"total":0,"rows":[]}`))
+	}))
+	defer srv.Close()
+	env := map[string]string{"EJCTL_ADDR": srv.URL}
+	if _, errs, code := runWith(t, env, "history", "my_job"); code != ExitOK || !strings.Contains(query, "jobName=my_job") {
+		t.Fatalf("history my_job: exit %d, query %q, stderr %q", code, query, errs)
+	}
+	if _, errs, code := runWith(t, env, "history", "a", "b"); code != ExitUsage || !strings.Contains(errs, "expected at most one argument, [JOB], got 2") {
+		t.Errorf("history a b: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := runWith(t, env, "history", "a", "--job", "b"); code != ExitUsage || !strings.Contains(errs, "--job") {
+		t.Errorf("history a --job b: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := runWith(t, env, "job", "ls", "x"); code != ExitUsage || !strings.Contains(errs, "expected no arguments, got 1") {
+		t.Errorf("job ls x: exit %d, stderr %q", code, errs)
+	}
+}
+
+// Every group answers an unknown subcommand with "unknown command" and
+// exit 2 (`ejctl secret get x`, `ejctl token frob`, `ejctl ns frob`
+// printed help and exited 0); with no subcommand it prints its help.
+func TestEveryGroupRefusesUnknownCommands(t *testing.T) {
+	env := map[string]string{"EJCTL_ADDR": "http://127.0.0.1:1"}
+	var walk func(path []string, cmd *cobra.Command)
+	checked := 0
+	walk = func(path []string, cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if !sub.HasSubCommands() || sub.Name() == "completion" {
+				continue
+			}
+			p := append(append([]string{}, path...), sub.Name())
+			checked++
+			_, errs, code := runWith(t, env, append(p, "frob", "x")...)
+			if code != ExitUsage || !strings.Contains(errs, `unknown command "frob"`) {
+				t.Errorf("ejctl %s frob x: exit %d, stderr %q", strings.Join(p, " "), code, errs)
+			}
+			if out, _, code := runWith(t, env, p...); code != ExitOK || !strings.Contains(out, "Available Commands") {
+				t.Errorf("ejctl %s: exit %d, stdout %q", strings.Join(p, " "), code, out)
+			}
+			walk(p, sub)
+		}
+	}
+	walk(nil, (&cli{env: Env{}}).rootCmd())
+	if checked < 5 { // app, job, ns, secret, token
+		t.Fatalf("only %d groups checked", checked)
 	}
 }

@@ -28,8 +28,8 @@ type secretMeta struct {
 const maxSecret = 64 << 10
 
 func (c *cli) secretCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "secret", Aliases: []string{"secrets"},
-		Short: "The namespace's secrets: set (write once, never read back), ls, rm; jobs name them in their secrets field"}
+	cmd := group("secret", "The namespace's secrets: set (write once, never read back), ls, rm; jobs name them in their secrets field")
+	cmd.Aliases = []string{"secrets"}
 	var from string
 	set := &cobra.Command{
 		Use:   "set NAME",

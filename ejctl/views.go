@@ -103,12 +103,19 @@ func (c *cli) historyCmd() *cobra.Command {
 	var failed, succeeded bool
 	var limit, page int
 	cmd := &cobra.Command{
-		Use:     "history",
-		Short:   "List executions (newest first), with filters",
-		Example: "  ejctl history --job my_job --failed --limit 20\n  ejctl history --since 1h\n  ejctl history --since '2026-11-01 00:00:00' --until 30m -o json",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		ValidArgsFunction: c.completeNames(jobKind),
+		Use:               "history [JOB]",
+		Short:             "List executions (newest first), with filters; JOB is --job's",
+		Example:           "  ejctl history my_job\n  ejctl history --job my_job --failed --limit 20\n  ejctl history --since 1h\n  ejctl history --since '2026-11-01 00:00:00' --until 30m -o json",
+		Args:              optionalArg("JOB"),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			q := url.Values{"per_page": {strconv.Itoa(limit)}, "page": {strconv.Itoa(page)}, "sort": {"startTime"}, "order": {"desc"}}
+			if len(args) == 1 {
+				if job != "" && job != args[0] {
+					return usagef("history: the job is named twice, %q and --job %q", args[0], job)
+				}
+				job = args[0]
+			}
 			var err error
 			if from, err = c.timeArg("--since", from); err != nil {
 				return err
@@ -136,7 +143,7 @@ func (c *cli) historyCmd() *cobra.Command {
 	f.StringVar(&job, "job", "", "only this job's executions")
 	f.StringVar(&task, "task", "", "only this task's")
 	f.StringVar(&source, "source", "", "NORMAL_TRIGGER, MISFIRE or FAILOVER")
-	f.StringVar(&by, "triggered-by", "", "who or what triggered it: cron, api:USER, console:USER, ejctl:USER, retry, failover, daemon, kill…")
+	f.StringVar(&by, "triggered-by", "", "who or what triggered it: cron, catch-up, api:USER, console:USER, ejctl:USER, retry, failover, daemon, kill…")
 	f.StringVar(&from, "since", "", "started at or after: a time (yyyy-MM-dd HH:mm:ss or RFC 3339) or a duration ago (30m, 1h, 2d)")
 	f.StringVar(&to, "until", "", "started at or before: a time or a duration ago, as --since")
 	f.BoolVar(&failed, "failed", false, "only failed executions")

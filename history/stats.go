@@ -176,7 +176,7 @@ func (s *Store) TaskResultSummary(ctx context.Context, ns string, period view.Si
 		case period == view.LastWeek:
 			from = floor(now, view.Day, s.loc).AddDate(0, 0, -7)
 		case !s.start.IsZero():
-			from, sum = floor(s.start, view.Hour, s.loc), s.sumFromHour
+			from, sum = floor(s.start, view.Minute, s.loc), s.sumFromStart
 		}
 		a, b, err := sum(ctx, ns, from, now)
 		if err != nil {
@@ -209,6 +209,23 @@ func (s *Store) sumSince(ctx context.Context, ns string, from, now time.Time) (i
 		a, b = a+x, b+y
 	}
 	return a, b, nil
+}
+
+// sumFromStart sums the results from the minute at from (the
+// scheduler's start): the rest of that hour from the MINUTE table, then
+// from the next hour on as sumFromHour. It counted from the start's clock
+// hour, runs from before a restart minutes ago included.
+func (s *Store) sumFromStart(ctx context.Context, ns string, from, now time.Time) (int, int, error) {
+	nextHour := next(floor(from, view.Hour, s.loc), view.Hour, s.loc)
+	if nextHour.After(now) {
+		return s.sum(ctx, ns, view.Minute, from, time.Time{})
+	}
+	a, b, err := s.sum(ctx, ns, view.Minute, from, nextHour)
+	if err != nil {
+		return 0, 0, err
+	}
+	x, y, err := s.sumFromHour(ctx, ns, nextHour, now)
+	return a + x, b + y, err
 }
 
 // sumFromHour sums the results from the hour starting at from: that

@@ -202,30 +202,43 @@ func TestDashboardFiguresAgreeAfterAStart(t *testing.T) {
 	})
 }
 
-// "online" is since the scheduler started (from the start of its hour),
-// not every result ever kept: the console's dashboard said "since the
-// scheduler started" over all-time totals (issue 42).
+// "online" is since the scheduler started (from the minute it started:
+// issue 57 item 8 saw 16 runs from before a restart 2 minutes ago counted,
+// the start's whole clock hour), not every result ever kept: the
+// console's dashboard said "since the scheduler started" over all-time
+// totals (issue 42).
 func TestOnlineCountsSinceTheSchedulerStarted(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *testDB) {
 		ctx := context.Background()
 		e.clock.Set(at(12, 30).Add(15 * time.Second))
 		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -3), 1000, 90) // before the start
 		e.putResult(t, view.Hour, at(9, 0).AddDate(0, 0, -2), 50, 5)   // before the start's hour
-		e.putResult(t, view.Hour, at(10, 0).AddDate(0, 0, -2), 40, 4)  // the start's hour
-		e.putResult(t, view.Hour, at(23, 0).AddDate(0, 0, -2), 30, 3)  // the start's day
-		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -1), 100, 9)   // a whole day since
-		e.putResult(t, view.Hour, at(11, 0), 10, 2)                    // today
-		e.putResult(t, view.Minute, at(12, 10), 2, 0)                  // this hour
+		e.putResult(t, view.Hour, at(10, 0).AddDate(0, 0, -2), 40, 4)  // the start's hour: 37 before the start, 3 after
+		e.putResult(t, view.Minute, at(10, 10).AddDate(0, 0, -2), 37, 4)
+		e.putResult(t, view.Minute, at(10, 25).AddDate(0, 0, -2), 3, 0)
+		e.putResult(t, view.Hour, at(23, 0).AddDate(0, 0, -2), 30, 3) // the start's day
+		e.putResult(t, view.Day, at(0, 0).AddDate(0, 0, -1), 100, 9)  // a whole day since
+		e.putResult(t, view.Hour, at(11, 0), 10, 2)                   // today
+		e.putResult(t, view.Minute, at(12, 10), 2, 0)                 // this hour
 		started, err := New(e.db, e.name, Options{Clock: e.clock, Location: time.UTC, Started: at(10, 20).AddDate(0, 0, -2)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r, err := started.TaskResultSummary(ctx, "default", view.Online)
-		if err != nil || r.SuccessCount != 40+30+100+10+2 || r.FailedCount != 4+3+9+2 {
+		if err != nil || r.SuccessCount != 3+30+100+10+2 || r.FailedCount != 0+3+9+2 {
 			t.Errorf("online since the start: %+v %v", r, err)
 		}
+		// Started this hour: this hour's minutes since the start only.
+		recent, err := New(e.db, e.name, Options{Clock: e.clock, Location: time.UTC, Started: at(12, 5)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.putResult(t, view.Minute, at(12, 1), 16, 0) // before a restart at 12:05
+		if r, err := recent.TaskResultSummary(ctx, "default", view.Online); err != nil || r.SuccessCount != 2 {
+			t.Errorf("online since 12:05: %+v %v, want the 2 of 12:10", r, err)
+		}
 		all, err := e.store.TaskResultSummary(ctx, "default", view.Online) // no start known: everything
-		if err != nil || all.SuccessCount != 1000+100+10+2 {               // past days from the DAY table
+		if err != nil || all.SuccessCount != 1000+100+10+2+16 {            // past days from the DAY table
 			t.Errorf("online without a start: %+v %v", all, err)
 		}
 	})

@@ -14,8 +14,9 @@ type Options struct {
 	// time.Local, as the original used the JVM's zone).
 	Location *time.Location
 	// Started is when this scheduler started: the "online" task results
-	// (the console's "since the scheduler started") count from the start
-	// of its hour (the finest table kept that long). Zero: all of them.
+	// (the console's "since the scheduler started") count from its minute
+	// (the MINUTE table for the rest of that hour, coarser tables after).
+	// Zero: all of them.
 	Started time.Time
 }
 

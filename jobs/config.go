@@ -227,11 +227,8 @@ func (c Config) Validate() error {
 	if _, err := ParseShardingItemParameters(c.ShardingItemParameters, c.ShardingTotalCount); err != nil {
 		return err
 	}
-	if c.CPUCount < 0.001 {
-		return fmt.Errorf("%w: cpuCount must be at least 0.001, got %v", ErrInvalid, c.CPUCount)
-	}
-	if c.MemoryMB < 1 {
-		return fmt.Errorf("%w: memoryMB must be at least 1, got %v", ErrInvalid, c.MemoryMB)
+	if err := app.ValidateResources(c.CPUCount, c.MemoryMB); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
 	if err := c.PodTemplate.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))

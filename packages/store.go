@@ -108,6 +108,9 @@ func (p *Pending) Size() int64 { return p.size }
 // upload answers with 400 (the executor would refuse it too).
 func (p *Pending) Format() (app.PackageFormat, error) { return app.CheckPackage(p.head) }
 
+// Open opens what was received, for reading (the caller closes it).
+func (p *Pending) Open() (*os.File, error) { return os.Open(p.tmp) }
+
 // Receive streams r into a temporary file in the store, hashing it, and
 // fsyncs it. More than MaxBytes is ErrTooLarge (nothing is kept).
 func (s *Store) Receive(ctx context.Context, r io.Reader) (*Pending, error) {

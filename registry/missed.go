@@ -164,7 +164,7 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		if err != nil {
 			return store.Op{}, false, err
 		}
-		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now, By: ByCron}, r.MaxPending)
+		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now, By: ByCatchUp}, r.MaxPending)
 		if !changed {
 			return store.Op{}, false, nil
 		}
@@ -172,7 +172,7 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		op.Value = encodeAt(p, rd)
 		return op, true, nil
 	}
-	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: ByCron})
+	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: ByCatchUp})
 }
 
 // replaceOp puts op in place of an earlier op on its path, or appends it.

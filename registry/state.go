@@ -19,8 +19,11 @@ const TriggerKeysPath = "/state/trigger_keys"
 // the API's are "api:{user}", "console:{user}" and "ejctl:{user}", a
 // workflow node's "workflow:{flow}/{run}/{node}".
 const (
-	ByCron   = "cron"   // a cron fire (or one a new leader replays)
+	ByCron   = "cron"   // a cron fire
 	ByDaemon = "daemon" // a DAEMON job's shards queued again (ended, killed, or updated)
+	// ByCatchUp: fires missed while no leader fired (a takeover's gap),
+	// queued by the next leader as it starts; launched as MISFIRE.
+	ByCatchUp = "catch-up"
 )
 
 // Trigger adds one pending execution of a job (a cron fire or an API

@@ -301,8 +301,9 @@ func (d *decider) consider(c *cand) {
 	}
 	ok, reason, detail := d.m.Place(c.requests())
 	if ok && d.estimated {
-		d.wait(c.key, WaitNoOffers, "no resources on offer at the moment, though what it needs should be free by the running tasks' count: "+
-			"waiting for the cluster engine to offer them")
+		w := Wait{Reason: WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
+			"waiting for the cluster engine to offer them"}
+		d.plan.Waiting[c.key] = d.withExecutors(c, d.withHolders(c, w))
 		return
 	}
 	if ok {

@@ -225,3 +225,41 @@ func (h Holder) progress(now time.Time) string {
 	}
 	return fmt.Sprintf("running %s; no earlier run known", ran)
 }
+
+// withExecutors adds to a no_offers wait the apps' executors on the agents
+// c could use: each holds its app's share (an idle one too, until it
+// exits), which the running tasks' count does not see, so they may be
+// what the offers lack (issue 57 item 12: the wait named nobody).
+func (d *decider) withExecutors(c *cand, w Wait) Wait {
+	sh := c.shape()
+	byAgent := map[string][]string{}
+	for k := range d.v.Executors {
+		byAgent[k.AgentID] = append(byAgent[k.AgentID], k.App)
+	}
+	var parts []string
+	for _, a := range d.cluster {
+		apps := byAgent[a.ID]
+		if len(apps) == 0 || fitCount(a.Total, sh.task, sh.exec, 1) == 0 {
+			continue
+		}
+		slices.Sort(apps)
+		parts = append(parts, fmt.Sprintf("%s (%s)", joinAnd(apps), a.ID))
+	}
+	if len(parts) == 0 {
+		return w
+	}
+	what := "the agent also runs the executors of apps "
+	if len(parts) > 1 {
+		what = "the agents also run the executors of apps "
+	}
+	w.Message += "; " + what + strings.Join(parts, ", ") + ", each holding its app's share until it exits"
+	return w
+}
+
+// joinAnd joins words as "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}

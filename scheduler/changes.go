@@ -7,6 +7,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // configFollower reacts on the loop to configuration changes seen
@@ -30,6 +31,7 @@ type configFollower struct {
 
 // apply applies a change to the catalog and reacts to it.
 func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
+	was, had := c.catalog.Job(ch.Name) // a deleted job's kind is read before it goes
 	if err := c.catalog.apply(ctx, ch); err != nil {
 		c.log.Warn("catalog: apply change", "change", ch, "err", err)
 		return
@@ -40,6 +42,9 @@ func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
 		c.producer.RescheduleAll()
 		c.queueDaemons(ctx)
 	case registry.ConfigJob, registry.ConfigJobDisabled:
+		if _, exists := c.catalog.Job(ch.Name); had && !exists && ch.Kind == registry.ConfigJob {
+			c.markDeleted(ctx, ch.Name, was.JobExecutionType == jobs.Daemon)
+		}
 		c.jobChanged(ctx, ch.Name)
 	case registry.ConfigApp, registry.ConfigAppDisabled:
 		for _, j := range c.catalog.JobsOfApp(ch.Name) {
@@ -68,6 +73,44 @@ func (c *configFollower) jobChanged(ctx context.Context, name string) {
 		c.queueDaemon(ctx, name)
 	}
 	c.producer.Reschedule(name)
+}
+
+// Who ended the tasks of a deleted job (task.Entry.KilledBy): the status
+// handler words their end "killed (job deleted)", and a DAEMON job's
+// resident tasks are no transient executions (history wrote each as a
+// failed run).
+const (
+	killedByDeletion       = "(job deleted)"
+	killedByDaemonDeletion = "(daemon job deleted)"
+)
+
+// markDeleted marks the running tasks of a job just deleted as killed by
+// the deletion, before the kill.
+func (c *configFollower) markDeleted(ctx context.Context, name string, daemon bool) {
+	running, err := c.st.runningOf(ctx, c.reg, name)
+	if err != nil || len(running) == 0 {
+		return
+	}
+	by := killedByDeletion
+	if daemon {
+		by = killedByDaemonDeletion
+	}
+	ch := c.reg.Change()
+	marked := map[int]task.Entry{}
+	for item, e := range running {
+		e.KilledBy = by
+		ch.Mark(name, item, e)
+		marked[item] = e
+	}
+	if err := ch.Commit(ctx); err != nil {
+		c.log.Warn("mark a deleted job's tasks", "job", name, "err", err)
+		c.st.reloadRunning()
+		return
+	}
+	for item, e := range marked {
+		e.Version++
+		c.st.putRunning(name, item, e)
+	}
 }
 
 func (c *configFollower) killJob(ctx context.Context, name string) {

@@ -86,6 +86,9 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 
 // killedWords is the message a task killed by KillRun ends with.
 func killedWords(by, msg string) string {
+	if by == killedByDeletion || by == killedByDaemonDeletion {
+		return "killed (job deleted)"
+	}
 	if msg == "" || strings.EqualFold(strings.TrimSpace(msg), "killed") {
 		return "killed by " + by
 	}

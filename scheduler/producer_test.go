@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
 )
 
 // runProducer starts the producer and returns a channel of fired batches.
@@ -344,5 +345,37 @@ func TestFireLeadLongerThanThePeriodHoldsTheNextFire(t *testing.T) {
 	}
 	if c := r.readyCount("every"); c != 3 {
 		t.Fatalf("every: %d pending at t0+3s, want 3 (none launched; misfire=true)", c)
+	}
+}
+
+// The catch-up of a takeover is marked as one (issue 57 item 6: after a
+// leader's kill -9 the missed fire and the on-time fire ran ms apart, both
+// NORMAL_TRIGGER by cron, and looked like a double run): queued by
+// "catch-up", it launches with source MISFIRE; the next on-time fire is
+// NORMAL_TRIGGER by cron.
+func TestCatchUpIsMarked(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "every"; j.Cron = "* * * * * ?" })
+	if err := r.reg.TriggerMany(r.ctx, map[string]bool{}, t0.Add(-2*time.Second), t0.Add(-2*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(500 * time.Millisecond))
+	fired := runProducer(t, r)
+	nextFire(t, fired)
+	q, err := r.reg.ReadyQueue(r.ctx)
+	if err != nil || len(q) != 1 || q[0].FirstBy() != registry.ByCatchUp {
+		t.Fatalf("ready %+v %v: want the catch-up queued by %q", q, err, registry.ByCatchUp)
+	}
+	r.offer("o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	run := r.running("every")
+	if len(run) == 0 {
+		t.Fatal("the catch-up did not launch")
+	}
+	for item, e := range run {
+		if e.Source != string(jobs.SourceMisfire) || e.Trigger != registry.ByCatchUp {
+			t.Errorf("shard %d of the catch-up launched as %s by %s, want MISFIRE by catch-up", item, e.Source, e.Trigger)
+		}
 	}
 }

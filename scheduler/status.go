@@ -63,6 +63,9 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 	job, _ := h.catalog.Job(tid.JobName)
 	ev := TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
 		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
+	if rt.KilledBy == killedByDaemonDeletion {
+		ev.Transient = false // the job is gone from the catalog: its kind is the mark's
+	}
 	h.obs.StatusChanged(ev, st)
 	delete(h.st.unreachable, st.TaskID)
 	if out.Unreachable {

@@ -113,8 +113,10 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	kind, source := jobs.KindReady, jobs.SourceNormal
 	if pl.Failover != nil {
 		kind, source = jobs.KindFailover, jobs.SourceFailover
-	} else if pl.Ready.Misfire() {
-		source = jobs.SourceMisfire // no normal fire left ahead of this one
+	} else if pl.Ready.Misfire() || pl.Ready.FirstBy() == registry.ByCatchUp {
+		// No normal fire left ahead of this one, or a fire no leader fired
+		// in time (a takeover's catch-up): not the on-time run.
+		source = jobs.SourceMisfire
 	}
 	if p := parameterOf(pl); p != nil {
 		job.JobParameter = *p

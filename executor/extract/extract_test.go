@@ -189,3 +189,34 @@ func TestCompressedNonTar(t *testing.T) {
 	}
 	s.assertContained(t)
 }
+
+// CheckEntries (the scheduler's check on upload) refuses the entries
+// Extract refuses one by one, without writing anything, and passes good
+// archives and non-archives.
+func TestCheckEntries(t *testing.T) {
+	bad := map[string][]byte{
+		`entry "../evil" escapes`:                       gz(t, makeTar(t, file("ok", "fine"), file("../evil", "x"))),
+		`entry "/tmp/abs-evil" has an absolute path`:    makeTar(t, file("/tmp/abs-evil", "x")),
+		`symlink "up" -> "../.." points outside`:        gz(t, makeTar(t, symlink("up", "../.."))),
+		`hard link "h" -> "/etc/passwd" points outside`: gz(t, makeTar(t, hardlink("h", "/etc/passwd"))),
+		`entry "p" is a FIFO`:                           gz(t, makeTar(t, ent{name: "p", typ: tar.TypeFifo})),
+		`entry "../evil" escapes the extraction`:        makeZip(t, file("../evil", "x")),
+		`symlink "etc" -> "/etc" points outside`:        makeZip(t, symlink("etc", "/etc")),
+		`special file`:                                  makeZip(t, ent{name: "dev", typ: tar.TypeChar}),
+	}
+	for want, data := range bad {
+		err := CheckEntries(t.Context(), bytes.NewReader(data), int64(len(data)))
+		if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want ErrUnsafe and %q", err, want)
+		}
+	}
+	for name, data := range map[string][]byte{
+		"tar.gz": gz(t, makeTar(t, script("bin/start.sh", "#!/bin/sh\n"), symlink("cur", "bin"))),
+		"zip":    makeZip(t, file("a/b", "x")),
+		"script": []byte("#!/bin/sh\necho hi\n"),
+	} {
+		if err := CheckEntries(t.Context(), bytes.NewReader(data), int64(len(data))); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
