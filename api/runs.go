@@ -127,7 +127,7 @@ func (s *Server) whyQueued(ctx context.Context, v *runView) error {
 		return err
 	}
 	if w, ok := why[round.WaitKey(false, v.JobName, 0)]; ok {
-		wv := s.waitView(w)
+		wv := s.waitView(ctx, w)
 		v.Waiting = &wv
 	}
 	return nil
