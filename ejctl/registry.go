@@ -29,8 +29,7 @@ const damagedAPI = "/api/registry/damaged"
 const maxRepair = 16 << 20
 
 func (c *cli) registryCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "registry",
-		Short: "The registry's damaged entries (stored values that do not decode, set aside): list, remove, replace"}
+	cmd := group("registry", "The registry's damaged entries (stored values that do not decode, set aside): list, remove, replace")
 	var scan bool
 	damaged := &cobra.Command{
 		Use: "damaged", Short: "List the damaged entries you may see: store path, namespace, subtree, decode error", Args: exactArgs(),
