@@ -124,6 +124,13 @@ func (x *Matcher) Present(app, agentID string) bool {
 	return x.m.apps[x.app(app)].present[a]
 }
 
+// Absent is how many agents with offers held do not run app's executor
+// (nor have it charged by a placement of this round): at most that many
+// placements of app can still charge its executor.
+func (x *Matcher) Absent(app string) int {
+	return len(x.m.agents) - len(x.m.apps[x.app(app)].present)
+}
+
 // Plan returns the launches so far and the offers to decline (those with
 // no launch, held ones included).
 func (x *Matcher) Plan() Plan { return x.m.plan() }

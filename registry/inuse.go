@@ -8,9 +8,13 @@ import (
 )
 
 // InUse is what the running tasks of r's namespace hold: each running
-// shard its job's resources, and once per executor its app's (the same
-// sum the launch round admits against the namespace's guarantee and
-// limit). A job or app deregistered meanwhile counts nothing.
+// shard its job's resources, and once per executor (app and agent) its
+// app's: the sum the launch round admits against the namespace's
+// guarantee and limit, but for executors idle between runs, which the
+// round counts too until they exit (the registry does not know them).
+// The executor of HTTP jobs without an app counts against no namespace
+// (no namespace holds that app). A job or app deregistered meanwhile
+// counts nothing.
 func (r *Registry) InUse(ctx context.Context) (namespace.Resources, error) {
 	var in namespace.Resources
 	running, err := r.RunningTasks(ctx)

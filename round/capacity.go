@@ -3,8 +3,10 @@ package round
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
 )
@@ -69,7 +71,7 @@ const (
 type nsState struct {
 	name    string
 	cap     Capacity
-	used    offers.Resources // its running tasks' resources (shards), plus this round's launches
+	used    offers.Resources // its running tasks' shards and its apps' executors, plus this round's launches
 	queue   []int32          // its candidates (indices into decider.cands), oldest first
 	head    int
 	later   []int32 // entries beyond its guarantee, for the borrowing pass
@@ -96,11 +98,119 @@ func (ns *nsState) borrowed() offers.Resources {
 	return offers.Resources{CPU: max(ns.used.CPU-g.CPU, 0), MemMB: max(ns.used.MemMB-g.MemMB, 0)}
 }
 
-// cost is what an entry's shards hold while they run: what a namespace's
-// guarantee and limit count (the app's executor is the cluster's
-// overhead, docs/tenancy.md).
-func (c *cand) cost() offers.Resources {
+// shards is what an entry's shards hold while they run.
+func (c *cand) shards() offers.Resources {
 	return offers.Resources{CPU: c.sh.task.CPU * offers.Milli(c.sh.n), MemMB: c.sh.task.MemMB * int64(c.sh.n)}
+}
+
+// execOwner is the namespace an app's executor is charged to: its app's
+// (docs/tenancy.md). The executor of HTTP jobs that name no app
+// (app.HTTPOnlyName) serves every namespace's and counts against none,
+// as the API's usage shows it (no namespace holds that app).
+func execOwner(appName string) (string, bool) {
+	if appName == "" || appName == app.HTTPOnlyName {
+		return "", false
+	}
+	return namespace.Of(appName), true
+}
+
+// charged reports whether c's app's executor counts against c's
+// namespace.
+func (c *cand) charged() bool {
+	owner, ok := execOwner(c.sh.app)
+	return ok && owner == c.ns.name && !c.sh.exec.IsZero()
+}
+
+// withExecs is c's shards and k of its app's executors.
+func (c *cand) withExecs(k int) offers.Resources {
+	s, e := c.shards(), c.sh.exec
+	return offers.Resources{CPU: s.CPU + e.CPU*offers.Milli(k), MemMB: s.MemMB + e.MemMB*int64(k)}
+}
+
+// execsAtMost is how many of its app's executors c may start: the
+// placement decides on which agents its shards land, so it is counted
+// conservatively, once per shard on at most as many agents (with offers)
+// as do not run the executor yet (none where it runs on all of them).
+func (d *decider) execsAtMost(c *cand) int {
+	if c.sh.exec.IsZero() || d.m == nil {
+		return 0
+	}
+	return min(c.sh.n, d.m.Absent(c.sh.app))
+}
+
+// cost is what an entry adds to its namespace's usage when it launches,
+// as a namespace's guarantee and limit count it: its shards, and its
+// app's executor on each agent where it would start one (execsAtMost).
+func (d *decider) cost(c *cand) offers.Resources {
+	if !c.charged() {
+		return c.shards()
+	}
+	return c.withExecs(d.execsAtMost(c))
+}
+
+// footprint is what an entry takes of the cluster when it launches, at
+// most: its shards and the executors it may start, whichever namespace
+// they count against.
+func (d *decider) footprint(c *cand) offers.Resources { return c.withExecs(d.execsAtMost(c)) }
+
+// leastCost is the least an entry holds of its namespace while it runs:
+// its shards and, once, its app's executor (which runs before any shard,
+// counted against the namespace already or started by this entry). An
+// entry whose leastCost is above its namespace's ceiling never runs.
+func (c *cand) leastCost() offers.Resources {
+	if !c.charged() {
+		return c.shards()
+	}
+	return c.withExecs(1)
+}
+
+// execRun is an app's executor running on an agent, with what it holds.
+type execRun struct {
+	app string
+	res offers.Resources
+}
+
+// executorsByAgent indexes the executors known to run (once per round):
+// the view's (View.Executors, idle ones too) and, once per app and agent,
+// those of the running tasks, sorted by app.
+func (d *decider) executorsByAgent() map[string][]execRun {
+	if d.execs != nil {
+		return d.execs
+	}
+	seen := map[offers.ExecutorKey]bool{}
+	d.execs = map[string][]execRun{}
+	add := func(k offers.ExecutorKey, a app.Config) {
+		if seen[k] || k.AgentID == "" {
+			return
+		}
+		seen[k] = true
+		d.execs[k.AgentID] = append(d.execs[k.AgentID], execRun{app: k.App, res: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}})
+	}
+	for job, shards := range d.v.Running {
+		_, a, _ := d.v.Jobs.Lookup(job)
+		if a.AppName == "" {
+			continue // unknown: nothing to charge
+		}
+		for _, e := range shards {
+			add(offers.ExecutorKey{App: a.AppName, AgentID: e.AgentID}, a)
+		}
+	}
+	for k, up := range d.v.Executors {
+		if !up || seen[k] {
+			continue
+		}
+		a, ok := d.v.Jobs.App(k.App)
+		if k.App == app.HTTPOnlyName {
+			a, ok = app.HTTPOnly(), true
+		}
+		if ok {
+			add(k, a)
+		}
+	}
+	for _, list := range d.execs {
+		slices.SortFunc(list, func(x, y execRun) int { return strings.Compare(x.app, y.app) })
+	}
+	return d.execs
 }
 
 // capacityState sets up the namespaces of a round: every namespace with
@@ -115,6 +225,18 @@ func (d *decider) capacityState() {
 		n := int64(len(shards))
 		ns := d.space(namespace.Of(job))
 		ns.used = ns.used.Add(offers.Resources{CPU: offers.CPUs(cfg.CPUCount) * offers.Milli(n), MemMB: offers.MemMB(cfg.MemoryMB) * n})
+	}
+	// Each executor counts against its app's namespace, once per agent,
+	// an idle one too: it holds its share until it exits.
+	d.execUp = map[string]bool{}
+	for _, list := range d.executorsByAgent() {
+		for _, e := range list {
+			d.execUp[e.app] = true
+			if owner, ok := execOwner(e.app); ok {
+				ns := d.space(owner)
+				ns.used = ns.used.Add(e.res)
+			}
+		}
 	}
 	for i := range d.cands {
 		ns := d.space(namespace.Of(d.cands[i].job))
@@ -158,7 +280,7 @@ func (d *decider) rekey(ns *nsState) bool {
 	}
 	for ns.head < len(ns.queue) {
 		c := &d.cands[ns.queue[ns.head]]
-		if ns.within(ns.used.Add(c.cost())) {
+		if ns.within(ns.used.Add(d.cost(c))) {
 			ns.headC, ns.class = c, classGuaranteed
 			return true
 		}
@@ -223,20 +345,24 @@ func (d *decider) refresh(ns *nsState) {
 	heap.Fix(&d.order, ns.idx)
 }
 
-// placedIn notes a launch of c: its namespace holds more, which moves the
-// namespace in the order.
-func (d *decider) placedIn(c *cand) {
+// placedIn notes a launch of c that started k of its app's executors: its
+// namespace holds more, which moves the namespace in the order.
+func (d *decider) placedIn(c *cand, k int) {
 	ns := c.ns
-	ns.used = ns.used.Add(c.cost())
-	d.placedCost = d.placedCost.Add(c.cost())
+	if c.charged() {
+		ns.used = ns.used.Add(c.withExecs(k))
+	} else {
+		ns.used = ns.used.Add(c.shards())
+	}
+	d.placedCost = d.placedCost.Add(c.withExecs(k))
 	if c.class == classGuaranteed {
 		d.protDirty = true
 	}
 	d.refresh(ns)
 }
 
-// freeNow is what the cluster has free by the running tasks' count (their
-// apps' executors counted), less this round's launches.
+// freeNow is what the cluster has free by the running tasks' count (the
+// apps' executors counted, idle ones too), less this round's launches.
 func (d *decider) freeNow() offers.Resources {
 	if !d.freeKnown {
 		d.freeKnown = true
@@ -274,25 +400,25 @@ func (d *decider) rest(f func(c *cand)) {
 // other namespaces' fires need of their guarantees (lending.go).
 func (d *decider) gate(c *cand) (Wait, bool) {
 	ns := c.ns
-	cost := c.cost()
+	cost, least := d.cost(c), c.leastCost()
 	ceil, capped, quota := ns.cap.ceiling()
 	if ns.cap.Closed != "" {
 		return Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: RuleEngineClosed},
 			Message: fmt.Sprintf("namespace %s cannot launch on this cluster now: %s", ns.name, ns.cap.Closed)}, false
 	}
-	if capped && quota && !cost.Fits(ceil) && (ns.cap.Limit == nil || cost.Fits(*ns.cap.Limit)) {
+	if capped && quota && !least.Fits(ceil) && (ns.cap.Limit == nil || least.Fits(*ns.cap.Limit)) {
 		// Larger than what the quota leaves now, not necessarily than the quota: it waits
 		// for the quota to be raised or the Kubernetes namespace's other pods to end.
 		ns.atLimit = c
 		w := Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: RuleQuota},
-			Message: fmt.Sprintf("namespace %s is at %s: its running tasks hold %s of the %s it leaves them, and this needs %s; it runs when the quota is raised "+
-				"or pods of the Kubernetes namespace end", ns.name, ceilingWords(ns.cap, true), fmtRes(ns.used), fmtRes(*ns.cap.Quota), fmtRes(cost))}
+			Message: fmt.Sprintf("namespace %s is at %s: its running tasks and executors hold %s of the %s it leaves them, and this needs %s; it runs when the quota is raised "+
+				"or pods of the Kubernetes namespace end", ns.name, ceilingWords(ns.cap, true), fmtRes(ns.used), fmtRes(*ns.cap.Quota), needWords(c, least))}
 		return d.nsHolders(c, w), false
 	}
-	if capped && !cost.Fits(ceil) {
+	if capped && !least.Fits(ceil) {
 		return Wait{Reason: WaitTooLarge, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
 			Message: fmt.Sprintf("can never fit its namespace: it needs %s, and namespace %s may hold at most %s (%s)",
-				fmtRes(cost), ns.name, fmtRes(ceil), ceilingWords(ns.cap, quota))}, false
+				needWords(c, least), ns.name, fmtRes(ceil), ceilingWords(ns.cap, quota))}, false
 	}
 	if h := ns.atLimit; h != nil {
 		return Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
@@ -301,8 +427,8 @@ func (d *decider) gate(c *cand) (Wait, bool) {
 	if capped && !ns.used.Add(cost).Fits(ceil) {
 		ns.atLimit = c
 		w := Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
-			Message: fmt.Sprintf("namespace %s is at its limit: its running tasks hold %s of the %s it may hold (%s), and this needs %s more; "+
-				"it runs as the namespace's running work ends", ns.name, fmtRes(ns.used), fmtRes(ceil), ceilingWords(ns.cap, quota), fmtRes(cost))}
+			Message: fmt.Sprintf("namespace %s is at its limit: its running tasks and executors hold %s of the %s it may hold (%s), and this needs %s more; "+
+				"it runs as the namespace's running work ends and its idle executors exit", ns.name, fmtRes(ns.used), fmtRes(ceil), ceilingWords(ns.cap, quota), needWords(c, cost))}
 		return d.nsHolders(c, w), false
 	}
 	if c.class == classBorrowing {
@@ -329,9 +455,26 @@ func ceilingWords(c Capacity, quota bool) string {
 	return "its limit"
 }
 
+// needWords words what c needs of its namespace (r: its shards and k of
+// its app's executors): "2 CPUs and 128 MB", or "2.1 CPUs and 192 MB (2
+// CPUs and 128 MB for its shards, 0.1 CPUs and 64 MB for its app's
+// executor)".
+func needWords(c *cand, r offers.Resources) string {
+	s := c.shards()
+	if r == s {
+		return fmtRes(r)
+	}
+	e := r.Sub(s)
+	execs := "its app's executor"
+	if e != c.sh.exec {
+		execs = "its app's executors"
+	}
+	return fmt.Sprintf("%s (%s for its %s, %s for %s)", fmtRes(r), fmtRes(s), plural(c.sh.n, "shard"), fmtRes(e), execs)
+}
+
 // nsHolders names the namespace's own running work as what holds c back.
 func (d *decider) nsHolders(c *cand, w Wait) Wait {
-	need := c.cost()
+	need := d.cost(c)
 	w.Needs = &Res{}
 	*w.Needs = resOf(need)
 	w.Holders = d.holdersWhere(func(job string) bool { return namespace.Of(job) == c.ns.name })

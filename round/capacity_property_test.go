@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,9 +35,17 @@ func randomTeamsView(rng *rand.Rand) View {
 	slices.Sort(names)
 	for _, name := range names {
 		j := old.jobs[name]
-		key := namespace.Key(spaceNames[rng.Intn(len(spaceNames))], name)
+		ns := spaceNames[rng.Intn(len(spaceNames))]
+		key := namespace.Key(ns, name)
 		keyOf[name] = key
 		j.JobName = key
+		if ns != "default" && j.AppName != "" && rng.Intn(3) > 0 { // most run an app of their own namespace, its executor charged to it
+			a := old.apps[j.AppName]
+			a.AppName = namespace.Key(ns, j.AppName)
+			cat.apps[a.AppName] = a
+			cat.disabledApps[a.AppName] = old.disabledApps[j.AppName]
+			j.AppName = a.AppName
+		}
 		j.Preemptible = j.JobExecutionType == jobs.Transient && rng.Intn(2) == 0
 		if rng.Intn(3) == 0 {
 			j.TimeoutSeconds = 1 + rng.Intn(30)
@@ -51,6 +60,18 @@ func randomTeamsView(rng *rand.Rand) View {
 		return name // "gone"
 	}
 	v.Jobs = cat
+	var execs []offers.ExecutorKey // the namespaces' apps' executors here and there, idle ones too
+	for k := range v.Executors {
+		execs = append(execs, k)
+	}
+	slices.SortFunc(execs, func(a, b offers.ExecutorKey) int { return strings.Compare(a.App+"/"+a.AgentID, b.App+"/"+b.AgentID) })
+	for _, k := range execs {
+		for _, ns := range spaceNames[1:] {
+			if _, ok := cat.apps[namespace.Key(ns, k.App)]; ok && rng.Intn(2) == 0 {
+				v.Executors[offers.ExecutorKey{App: namespace.Key(ns, k.App), AgentID: k.AgentID}] = true
+			}
+		}
+	}
 	running := map[string]map[int]task.Entry{}
 	agents := v.Agents
 	runNames := make([]string, 0, len(v.Running))
@@ -120,16 +141,45 @@ func randomTeamsView(rng *rand.Rand) View {
 	return v
 }
 
-// usageOf is what each namespace's running tasks hold (shards only).
+// usageOf is what each namespace holds: its running tasks' shards and,
+// once per app and agent, the executors of its apps (the view's, idle
+// ones too, and the running tasks').
 func usageOf(v View) map[string]offers.Resources {
 	out := map[string]offers.Resources{}
+	execs := map[offers.ExecutorKey]bool{}
+	for k, up := range v.Executors {
+		execs[k] = up
+	}
 	for job, shards := range v.Running {
-		j, _, _ := v.Jobs.Lookup(job)
+		j, a, _ := v.Jobs.Lookup(job)
 		n := int64(len(shards))
 		ns := namespace.Of(job)
 		out[ns] = out[ns].Add(offers.Resources{CPU: offers.CPUs(j.CPUCount) * offers.Milli(n), MemMB: offers.MemMB(j.MemoryMB) * n})
+		for _, e := range shards {
+			if a.AppName != "" && e.AgentID != "" {
+				execs[offers.ExecutorKey{App: a.AppName, AgentID: e.AgentID}] = true
+			}
+		}
+	}
+	for k, up := range execs {
+		a, ok := v.Jobs.App(k.App)
+		owner, charged := execOwner(k.App)
+		if up && ok && charged {
+			out[owner] = out[owner].Add(offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)})
+		}
 	}
 	return out
+}
+
+// launched is what a launch adds to its namespace: its task and the
+// executor it starts, if its app is the namespace's.
+func launched(l Launch) (string, offers.Resources) {
+	ns := namespace.Of(l.Request.Job)
+	r := l.Request.Task
+	if owner, ok := execOwner(l.Request.App); ok && owner == ns && l.ChargesExecutor {
+		r = r.Add(l.Request.Executor)
+	}
+	return ns, r
 }
 
 // TestCapacityProperties checks, on random rounds of several namespaces,
@@ -168,8 +218,8 @@ func checkLimits(v View, p Plan, fail func(string, ...any)) {
 	start := usageOf(v)
 	after := maps.Clone(start)
 	for _, l := range p.Launches {
-		ns := namespace.Of(l.Request.Job)
-		after[ns] = after[ns].Add(l.Request.Task)
+		ns, r := launched(l)
+		after[ns] = after[ns].Add(r)
 	}
 	for ns, c := range v.Namespaces {
 		ceil, ok, _ := c.ceiling()
@@ -217,8 +267,8 @@ func checkPreemptions(v View, p Plan, fail func(string, ...any)) {
 	}
 	used := usageOf(v) // after the round: its launches count
 	for _, l := range p.Launches {
-		ns := namespace.Of(l.Request.Job)
-		used[ns] = used[ns].Add(l.Request.Task)
+		ns, r := launched(l)
+		used[ns] = used[ns].Add(r)
 	}
 	for _, pr := range p.Preempt {
 		j, _, _ := v.Jobs.Lookup(pr.Job)

@@ -126,7 +126,10 @@ type decider struct {
 	total      offers.Resources // the empty cluster
 	free       offers.Resources // free by the running tasks' count (freeNow)
 	freeKnown  bool
-	placedCost offers.Resources // this round's launches' shards
+	placedCost offers.Resources            // this round's launches: shards and the executors they start
+	execs      map[string][]execRun        // the executors running, by agent (executorsByAgent)
+	execUp     map[string]bool             // the apps with an executor running somewhere
+	fireExec   map[string]offers.Resources // a fire's job → its app's executor when one runs (fireNeed)
 	prot       *protection
 	protDirty  bool
 	// guaranteed are the entries within their namespace's guarantee that
@@ -299,6 +302,10 @@ func (d *decider) consider(c *cand) {
 		d.plan.Waiting[c.key] = d.annotate(c, w)
 		return
 	}
+	absent := 0
+	if !sh.exec.IsZero() {
+		absent = d.m.Absent(sh.app)
+	}
 	ok, reason, detail := d.m.Place(c.requests())
 	if ok && d.estimated {
 		w := Wait{Reason: WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
@@ -309,7 +316,11 @@ func (d *decider) consider(c *cand) {
 	if ok {
 		d.launched = append(d.launched, c)
 		d.placedN += n
-		d.placedIn(c)
+		started := 0
+		if !sh.exec.IsZero() {
+			started = absent - d.m.Absent(sh.app)
+		}
+		d.placedIn(c, started)
 		if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
 			d.plan.Chunked, d.stopped, d.capped = true, true, cappedMessage(v.MaxTasks)
 		}

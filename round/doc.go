@@ -41,22 +41,30 @@
 // own order, and the round takes them in two passes:
 //
 //  1. Within the guarantee: every entry that fits what is left of its
-//     namespace's guarantee (its shards' resources; the app executors are
-//     overhead), oldest first across namespaces. They go before any
-//     borrower, hold the reservation before any borrower can, and may
-//     preempt borrowed capacity held by preemptible work.
+//     namespace's guarantee, oldest first across namespaces. They go
+//     before any borrower, hold the reservation before any borrower can,
+//     and may preempt borrowed capacity held by preemptible work.
 //  2. Borrowing: the rest, namespace by namespace, the one with the
 //     smallest weighted dominant share of what it holds beyond its
 //     guarantee first (weighted DRF over CPU and memory, re-ordered after
 //     every launch).
 //
+// A namespace holds its running tasks' shards and its apps' executors:
+// each executor counts against its app's namespace once per agent where
+// it runs, an idle one too (View.Executors), until it exits. An entry
+// costs its shards and its app's executor on each agent where it may
+// start one (at most one per shard, on agents with offers that do not run
+// it yet: counted before the placement, so conservatively). The executor
+// of HTTP jobs without an app serves every namespace and counts against
+// none.
+//
 // Each entry is admitted against its namespace whole (a gang counts all
-// its shards): one larger than the namespace's limit or quota never runs
-// (never_fits); one that would take it over waits (namespace_limit), and
-// so does the rest of the namespace that round, so a stream of small work
-// cannot starve it. A borrower must leave free what other namespaces'
-// cron fires (View.Fires) need of their unused guarantees before it is
-// expected to end (the p90 of its recent runs, or its timeout; with
+// its shards and executors): one larger than the namespace's limit or
+// quota, with one executor, never runs (never_fits); one that would take
+// it over waits (namespace_limit), and so does the rest of the namespace
+// that round, so a stream of small work cannot starve it. A borrower must leave free what other namespaces'
+// cron fires (View.Fires; less the executors already running) need of
+// their unused guarantees before it is expected to end (the p90 of its recent runs, or its timeout; with
 // neither, within View.Horizon): guarantee_needed otherwise.
 //
 // Every entry that does not launch gets a reason (Plan.Waiting), a wait

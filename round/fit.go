@@ -191,22 +191,21 @@ func plural(n int, one string) string {
 }
 
 // freeByCount is what each agent has free by the running tasks' count:
-// its total less the tasks' resources and, once per app with a task
-// there, the app's executor. One offer per agent, even a full one
-// ("free:{agent}"); an estimate (the engine's own use, other frameworks'
-// and what was declined are not counted), for the reasons only.
+// its total less the tasks' resources and the apps' executors there (once
+// per app with a task there, and every one the view says runs, an idle
+// one too). One offer per agent, even a full one ("free:{agent}"); an
+// estimate (the engine's own use, other frameworks' and what was declined
+// are not counted), for the reasons and the lending of guarantees.
 func (d *decider) freeByCount() []offers.Offer {
 	var out []offers.Offer
+	execs := d.executorsByAgent()
 	for _, a := range d.cluster {
 		used := offers.Resources{}
-		execs := map[string]bool{}
 		for _, rt := range d.runningByAgent()[a.ID] {
 			used = used.Add(rt.res)
-			_, ap, _ := d.v.Jobs.Lookup(rt.job)
-			if ap.AppName != "" && !execs[ap.AppName] {
-				execs[ap.AppName] = true
-				used = used.Add(offers.Resources{CPU: offers.CPUs(ap.CPUCount), MemMB: offers.MemMB(ap.MemoryMB)})
-			}
+		}
+		for _, e := range execs[a.ID] {
+			used = used.Add(e.res)
 		}
 		free := offers.Resources{CPU: max(a.Total.CPU-used.CPU, 0), MemMB: max(a.Total.MemMB-used.MemMB, 0)}
 		out = append(out, offers.Offer{ID: "free:" + a.ID, AgentID: a.ID, Free: free})

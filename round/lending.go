@@ -74,7 +74,7 @@ func (d *decider) protect() *protection {
 			continue
 		}
 		unused := offers.Resources{CPU: max(ns.cap.Guarantee.CPU-ns.used.CPU, 0), MemMB: max(ns.cap.Guarantee.MemMB-ns.used.MemMB, 0)}
-		cum[ns] = cum[ns].Add(f.Need)
+		cum[ns] = cum[ns].Add(d.fireNeed(f))
 		prot := offers.Resources{CPU: min(unused.CPU, cum[ns].CPU), MemMB: min(unused.MemMB, cum[ns].MemMB)}
 		if prot == prev[ns] {
 			continue
@@ -88,6 +88,24 @@ func (d *decider) protect() *protection {
 		p.job = append(p.job, f.Job)
 	}
 	return p
+}
+
+// fireNeed is what a fire needs of what is free: its shards, and its
+// app's executor unless one runs already (counted in its namespace's
+// usage; should it exit before the fire, what it frees is what the fire
+// needs again).
+func (d *decider) fireNeed(f Fire) offers.Resources {
+	e, ok := d.fireExec[f.Job]
+	if !ok {
+		if d.fireExec == nil {
+			d.fireExec = map[string]offers.Resources{}
+		}
+		if _, a, _ := d.v.Jobs.Lookup(f.Job); d.execUp[a.AppName] {
+			e = offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}
+		}
+		d.fireExec[f.Job] = e
+	}
+	return offers.Resources{CPU: max(f.Need.CPU-e.CPU, 0), MemMB: max(f.Need.MemMB-e.MemMB, 0)}
 }
 
 // others is what namespaces other than ns protect after entry i.
@@ -131,7 +149,7 @@ func (d *decider) lend(c *cand) (Wait, bool) {
 	if basis != estimate.BasisNone {
 		k = sort.Search(len(p.times), func(i int) bool { return !p.times[i].Before(end) })
 	}
-	after := d.freeNow().Sub(c.cost())
+	after := d.freeNow().Sub(d.footprint(c))
 	if k == 0 || after.CPU < 0 || after.MemMB < 0 {
 		return Wait{}, true
 	}

@@ -48,7 +48,7 @@ func (d *decider) annotate(c *cand, w Wait) Wait {
 		nr.Guaranteed = true
 	}
 	w.NamespaceRule = &nr
-	inUse := c.ns.used.Add(c.cost())
+	inUse := c.ns.used.Add(d.cost(c))
 	lent := false
 	for _, ns := range d.spaces {
 		if ns == c.ns {

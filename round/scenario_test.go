@@ -119,6 +119,11 @@ func (c *catalog) Lookup(name string) (jobs.Config, app.Config, jobs.Runnability
 	return j, jobs.AppOf(j, f.App), jobs.CanRun(f)
 }
 
+func (c *catalog) App(name string) (app.Config, bool) {
+	a, ok := c.apps[name]
+	return a, ok
+}
+
 // kv parses "key=value" words.
 func kv(words []string) map[string]string {
 	m := map[string]string{}

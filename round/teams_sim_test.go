@@ -37,17 +37,34 @@ type teamSim struct {
 	preempted []Preemption
 	onLaunch  func(s *teamSim, l Launch)
 	afterPlan func(s *teamSim, p Plan)
+	// execs are the apps' executors up, each with when it last ran a
+	// task: one starts with its app's first task on an agent and exits
+	// execIdle after its last (executor_idle_timeout), holding its app's
+	// resources until then, idle too, as on the embedded engine.
+	execs    map[offers.ExecutorKey]time.Time
+	execIdle time.Duration
 }
 
 func newTeamSim() *teamSim {
 	return &teamSim{now: t0, cat: newCatalog(), caps: map[string]Capacity{}, running: map[string]map[int]task.Entry{},
 		ends: map[string]time.Time{}, dur: map[string]time.Duration{}, ready: map[string]*queue.Ready{},
-		typical: map[string]estimate.Typical{}, held: map[string]time.Duration{}, heldMem: map[string]float64{}}
+		typical: map[string]estimate.Typical{}, held: map[string]time.Duration{}, heldMem: map[string]float64{},
+		execs: map[offers.ExecutorKey]time.Time{}, execIdle: 10 * time.Second}
 }
 
 func (s *teamSim) job(key string, cpu, mem float64, d time.Duration, preemptible bool) {
 	s.cat.apps["demo"] = app.Config{AppName: "demo"}
-	s.cat.jobs[key] = jobs.Config{JobName: key, AppName: "demo", ShardingTotalCount: 1, CPUCount: cpu, MemoryMB: mem,
+	s.jobOf("demo", key, cpu, mem, d, preemptible)
+}
+
+// app registers an app whose executor holds cpu and mem.
+func (s *teamSim) app(name string, cpu, mem float64) {
+	s.cat.apps[name] = app.Config{AppName: name, CPUCount: cpu, MemoryMB: mem}
+}
+
+// jobOf registers a one-shard job of app that runs for d.
+func (s *teamSim) jobOf(appName, key string, cpu, mem float64, d time.Duration, preemptible bool) {
+	s.cat.jobs[key] = jobs.Config{JobName: key, AppName: appName, ShardingTotalCount: 1, CPUCount: cpu, MemoryMB: mem,
 		JobExecutionType: jobs.Transient, Preemptible: preemptible}
 	s.dur[key] = d
 	s.typical[key] = estimate.Typical{Runs: 10, P90: d, Known: true}
@@ -59,7 +76,8 @@ func (s *teamSim) trigger(key string) {
 	}
 }
 
-// free is what each agent has free.
+// free is what each agent has free: its total less the running tasks and
+// the executors up.
 func (s *teamSim) free() []offers.Offer {
 	used := map[string]offers.Resources{}
 	for job, shards := range s.running {
@@ -67,6 +85,10 @@ func (s *teamSim) free() []offers.Offer {
 		for _, e := range shards {
 			used[e.AgentID] = used[e.AgentID].Add(offers.Resources{CPU: offers.CPUs(j.CPUCount), MemMB: offers.MemMB(j.MemoryMB)})
 		}
+	}
+	for k := range s.execs {
+		a := s.cat.apps[k.App]
+		used[k.AgentID] = used[k.AgentID].Add(offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)})
 	}
 	var out []offers.Offer
 	for _, a := range s.agents {
@@ -87,8 +109,12 @@ func (s *teamSim) step(dt time.Duration) Plan {
 			delete(s.ends, job)
 		}
 	}
+	s.executorsIdle()
 	v := View{Now: s.now, Connected: true, Jobs: s.cat, Running: s.running, Executors: map[offers.ExecutorKey]bool{},
 		Agents: s.agents, Offers: s.free(), Namespaces: s.caps, Fires: s.fires, Typical: s.typical}
+	for k := range s.execs {
+		v.Executors[k] = true
+	}
 	for _, rd := range s.ready {
 		v.Ready = append(v.Ready, rd)
 	}
@@ -101,6 +127,7 @@ func (s *teamSim) step(dt time.Duration) Plan {
 		}
 		s.running[job][l.Request.Shard] = task.Entry{TaskID: job + "-t", AgentID: l.AgentID, State: task.Running, LaunchedAt: s.now}
 		s.ends[job] = s.now.Add(s.dur[job])
+		s.execs[offers.ExecutorKey{App: l.Request.App, AgentID: l.AgentID}] = s.now
 		delete(s.ready, job)
 		if s.onLaunch != nil {
 			s.onLaunch(s, l)
@@ -121,8 +148,30 @@ func (s *teamSim) step(dt time.Duration) Plan {
 		s.held[ns] += time.Duration(float64(dt) * j.CPUCount * float64(len(shards)))
 		s.heldMem[ns] += dt.Seconds() * j.MemoryMB * float64(len(shards))
 	}
+	for k := range s.execs {
+		a := s.cat.apps[k.App]
+		ns := namespace.Of(k.App)
+		s.held[ns] += time.Duration(float64(dt) * a.CPUCount)
+		s.heldMem[ns] += dt.Seconds() * a.MemoryMB
+	}
 	s.now = s.now.Add(dt)
 	return p
+}
+
+// executorsIdle notes which executors run a task now, and ends those
+// idle for execIdle.
+func (s *teamSim) executorsIdle() {
+	for job, shards := range s.running {
+		app := s.cat.jobs[job].AppName
+		for _, e := range shards {
+			s.execs[offers.ExecutorKey{App: app, AgentID: e.AgentID}] = s.now
+		}
+	}
+	for k, last := range s.execs {
+		if s.now.Sub(last) >= s.execIdle {
+			delete(s.execs, k)
+		}
+	}
 }
 
 // TestSharesConvergeToWeights: three namespaces with weights 1:1:2, no

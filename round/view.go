@@ -27,9 +27,12 @@ type View struct {
 	Jobs     Catalog
 	Running  map[string]map[int]task.Entry // job → shard → its task
 
-	Offers    []offers.Offer              // the resources on offer
-	Executors map[offers.ExecutorKey]bool // the apps' executors running per agent
-	Agents    []Agent                     // every agent with its total resources
+	Offers []offers.Offer // the resources on offer
+	// Executors are the apps' executors running (or launched) per agent,
+	// idle ones too: each holds its app's resources there until it exits,
+	// charged to the app's namespace (capacity.go).
+	Executors map[offers.ExecutorKey]bool
+	Agents    []Agent // every agent with its total resources
 
 	// Typical is what each running job's recent runs took (job → them),
 	// for when the work holding resources is expected to end; a job not in
@@ -67,6 +70,9 @@ type Catalog interface {
 	// Lookup returns a job's configuration, its app's, and whether it may
 	// run now.
 	Lookup(job string) (jobs.Config, app.Config, jobs.Runnability)
+	// App returns an app's configuration (ok false: not known), for the
+	// executors a round charges to the app's namespace.
+	App(name string) (app.Config, bool)
 }
 
 // Plan is what one round decided.

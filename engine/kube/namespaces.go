@@ -156,9 +156,10 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 	return out
 }
 
-// shardsByNamespace is what the shards of this scheduler's live pods hold in each Kubernetes
-// namespace (their requests less their app executor's share): what the round counts as the
-// namespaces' use. Called with e.mu held.
+// shardsByNamespace is what this scheduler's live pods hold in each Kubernetes namespace
+// (their requests: the shard's and its part of its app executor's), the use the quota's
+// `used` counts of ours, which the round counts as the namespaces' own (shards, and each
+// app's executor once per node; issue 52). Called with e.mu held.
 func (e *Engine) shardsByNamespace() map[string]res {
 	out := map[string]res{}
 	for _, t := range e.tasks {
@@ -169,7 +170,7 @@ func (e *Engine) shardsByNamespace() map[string]res {
 		if t.obj != nil {
 			req = requestsOf(&t.obj.Spec)
 		}
-		out[t.ns] = out[t.ns].add(req.sub(t.share))
+		out[t.ns] = out[t.ns].add(req)
 	}
 	return out
 }

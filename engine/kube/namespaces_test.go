@@ -122,10 +122,10 @@ func TestPodsRunInTheirNamespacesKubernetesNamespace(t *testing.T) {
 	if c := caps["broken"]; !strings.Contains(c.Closed, "has no Kubernetes namespace") {
 		t.Errorf("broken: %+v", c)
 	}
-	// search: the quota leaves 0.5 CPU and 768 MB beyond what is used; its own shard (0.5 CPU,
-	// 64 MB; the pod asks 0.6 CPU and 80 MB with its executor) counts as the round's use.
+	// search: the quota leaves 0.5 CPU and 768 MB beyond what is used; its own pod (0.6 CPU and
+	// 80 MB: its shard's 0.5 CPU and 64 MB and its executor's) counts as the round's use.
 	c := caps["search"]
-	if !c.Capped || fmt.Sprintf("%.2f/%.0f", c.CPUs, c.MemMB) != "1.00/832" || !strings.Contains(c.Name, "compute of Kubernetes namespace ej-search") {
+	if !c.Capped || fmt.Sprintf("%.2f/%.0f", c.CPUs, c.MemMB) != "1.10/848" || !strings.Contains(c.Name, "compute of Kubernetes namespace ej-search") {
 		t.Errorf("search: %+v", c)
 	}
 
