@@ -135,16 +135,18 @@ func TestElectionFailover(t *testing.T) {
 		t.Fatalf("Members = %+v; want 3, the leader first", members)
 	}
 
+	termEnd := make(chan time.Time, 1)
+	go func() { <-first.term.Context().Done(); termEnd <- time.Now() }()
 	killed := time.Now()
 	ec.members[first.idx].Kill()
-	stopped := time.Since(killed) // Kill returns once the member stopped serving
+	stopped := time.Since(killed) // Kill returns once the member stopped serving (it serves meanwhile)
 	ended(t, first.term, 5*time.Second)
-	endedAfter := time.Since(killed)
+	endedAfter := (<-termEnd).Sub(killed)
 	next := ec.next(t, 15*time.Second, &first)
 	if next.idx == first.idx {
 		t.Fatalf("the killed candidate leads again")
 	}
-	t.Logf("takeover: Kill took %v; old term ended %v after the kill began (%v); new leader c%d term %d elected %v after the kill",
+	t.Logf("takeover: Kill took %v; the old term ended %v after the kill began (%v); new leader c%d term %d elected %v after the kill",
 		stopped.Round(time.Millisecond), endedAfter.Round(time.Millisecond), context.Cause(first.term.Context()), next.idx, next.term.Seq(),
 		next.at.Sub(killed).Round(time.Millisecond))
 	if next.term.Seq() <= first.term.Seq() {
