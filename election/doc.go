@@ -36,6 +36,15 @@
 // if it is still the lowest, the candidate leads again in a new term (no one
 // else can have led in between, as no one else was lowest).
 //
+// Term.StillLeads is Valid plus, where the election offers one, a
+// linearizable check that the leadership is still in force; on ZooKeeper
+// it is Valid alone.
+//
+// The election on etcd (store/etcd Candidate) hands out the same Terms,
+// made with NewLeasedTerm and confirmed with Term.Confirm: an etcd lease
+// and a key under it in place of the session and the ephemeral node, the
+// key's create_revision in place of the sequence number.
+//
 // Solo is the leader-of-one of the embedded mode: one term that ends only
 // with its context, and no fence.
 package election

@@ -263,3 +263,44 @@ func TestSolo(t *testing.T) {
 		t.Fatal("term outlived its context")
 	}
 }
+
+// A leased term made outside the package: Confirm extends its lease, its
+// lapse ends it, and StillLeads asks the election's check, which ends
+// the term when it answers that the leadership is gone but not when it
+// fails to answer.
+func TestLeasedTermStillLeads(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 27, 1, 0, 0, 0, time.UTC))
+	var answer atomic.Pointer[error]
+	still := func(context.Context) error {
+		if e := answer.Load(); e != nil {
+			return *e
+		}
+		return nil
+	}
+	term := election.NewLeasedTerm(t.Context(), "/ha/election/n_1", 7, clk, time.Second, clk.Now(), still)
+	if err := term.StillLeads(t.Context()); err != nil || term.Seq() != 7 || len(term.Fence()) != 1 {
+		t.Fatalf("StillLeads = %v, seq %d, fence %v", err, term.Seq(), term.Fence())
+	}
+	clk.Advance(900 * time.Millisecond)
+	term.Confirm(clk.Now())
+	clk.Advance(900 * time.Millisecond) // 1.8 s after the start, 0.9 s after the confirmation
+	if err := term.Valid(); err != nil {
+		t.Fatalf("confirmed term: %v", err)
+	}
+	unavailable := fmt.Errorf("%w: no quorum", store.ErrUnavailable)
+	answer.Store(&unavailable)
+	if err := term.StillLeads(t.Context()); !errors.Is(err, store.ErrUnavailable) || term.Context().Err() != nil {
+		t.Fatalf("a failed check: %v (term ended: %v)", err, term.Context().Err())
+	}
+	gone := fmt.Errorf("%w: key gone", election.ErrNotLeader)
+	answer.Store(&gone)
+	if err := term.StillLeads(t.Context()); !errors.Is(err, election.ErrNotLeader) || term.Context().Err() == nil {
+		t.Fatalf("a check that found the leadership gone: %v (term ended: %v)", err, term.Context().Err())
+	}
+
+	lapsing := election.NewLeasedTerm(t.Context(), "/ha/election/n_2", 8, clk, time.Second, clk.Now(), nil)
+	clk.Advance(time.Second)
+	if err := lapsing.StillLeads(t.Context()); !errors.Is(err, election.ErrLeaseLapse) {
+		t.Fatalf("after the lease: %v", err)
+	}
+}

@@ -42,6 +42,9 @@ type Term struct {
 	clk    clock.Clock
 	lease  time.Duration // 0: no lease (Solo)
 	lastOK atomic.Int64  // UnixNano (on clk) of the send time of the last confirmed check
+	// still is StillLeads's linearizable check of the leadership (nil:
+	// the lease alone answers).
+	still func(context.Context) error
 }
 
 func newTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease time.Duration, confirmed time.Time) *Term {
@@ -129,6 +132,34 @@ func (t *Term) confirm(sent time.Time) {
 	}
 }
 
+// StillLeads reports whether the leader may act now, as Valid does, and
+// where the election offers one, after a linearizable read that finds
+// the term's leadership in force (on etcd: the term's election key,
+// still held by its lease). Call it before side effects the store cannot
+// fence (calls to Mesos). An answer that the leadership is gone ends the
+// term; a failed read (the cluster did not answer) does not, but is
+// returned: do not act on it.
+func (t *Term) StillLeads(ctx context.Context) error {
+	if err := t.Valid(); err != nil {
+		return err
+	}
+	if t.still == nil {
+		return nil
+	}
+	if err := t.still(ctx); err != nil {
+		if errors.Is(err, ErrNotLeader) {
+			t.End(err)
+		}
+		return err
+	}
+	return t.Valid() // the lease may have lapsed during the read
+}
+
+// Confirm records that the leadership was confirmed by a check sent at
+// sent (the lease then lasts until sent plus the term's lease). For
+// elections outside this package (NewLeasedTerm).
+func (t *Term) Confirm(sent time.Time) { t.confirm(sent) }
+
 // End ends the term (idempotent; the first cause wins).
 func (t *Term) End(cause error) { t.cancel(cause) }
 
@@ -177,6 +208,22 @@ func (s *Solo) Current() *Term {
 		return t
 	}
 	return nil
+}
+
+// NewLeasedTerm makes a term for an election outside this package (the
+// one on etcd): fenced by the store node at node, numbered seq, valid for
+// lease after the send time of each confirmed check (confirmed is the
+// first; Confirm records the later ones), ended when the lease lapses.
+// still, when not nil, is StillLeads's linearizable check: it returns an
+// error wrapping ErrNotLeader when the leadership is gone.
+func NewLeasedTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease time.Duration,
+	confirmed time.Time, still func(context.Context) error) *Term {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	t := newTerm(parent, node, seq, clk, lease, confirmed)
+	t.still = still // read only by StillLeads, which the caller calls later
+	return t
 }
 
 // NewTerm makes a term without a lease, fenced by the store node at node

@@ -117,7 +117,25 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.L
 	if lease == 0 && len(s.chunks(ws)) > 1 {
 		return errChain // a chain holds the guard from its first link
 	}
-	return s.sendGuarded(ctx, sn.guardMod, ws, lease)
+	return s.sendGuarded(ctx, sn.guardMod, s.checks(sn, ops), ws, lease)
+}
+
+// checks are the compares of a commit's Check ops (a leader's fence):
+// each checked node unchanged since the snapshot. A guarded commit
+// carries them besides the guard's compare, as a write that is not a
+// commit of the store moves no guard: an election key that its lease's
+// expiry deleted.
+func (s *Store) checks(sn *snapshot, ops []store.Op) []clientv3.Cmp {
+	var out []clientv3.Cmp
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if op.Kind != store.OpCheck || op.Path == "/" || seen[op.Path] {
+			continue
+		}
+		seen[op.Path] = true
+		out = append(out, clientv3.Compare(clientv3.ModRevision(s.k.node(op.Path)), "=", sn.nodes[op.Path].mod))
+	}
+	return out
 }
 
 // compares is what the plan relied on: every op's node unchanged since
@@ -197,7 +215,9 @@ func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error
 // the one before it left it (as store/zk chains its multis): applied in
 // order, and a commit by another writer between two of them stops the
 // chain there.
-func (s *Store) sendGuarded(ctx context.Context, guard int64, ws []write, lease clientv3.LeaseID) error {
+//
+// checks (the commit's fence) go with every transaction.
+func (s *Store) sendGuarded(ctx context.Context, guard int64, checks []clientv3.Cmp, ws []write, lease clientv3.LeaseID) error {
 	chunks := s.chunks(ws)
 	for i, c := range chunks {
 		hold := clientv3.OpPut(s.k.guard, "") // releases the guard if held
@@ -205,7 +225,7 @@ func (s *Store) sendGuarded(ctx context.Context, guard int64, ws []write, lease 
 			hold = clientv3.OpPut(s.k.guard, "", clientv3.WithLease(lease))
 		}
 		resp, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(s.k.guard), "=", guard)).
+			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.k.guard), "=", guard)}, checks...)...).
 			Then(append(s.nest(c), hold)...).Commit()
 		if err != nil {
 			if i == 0 {
@@ -217,7 +237,7 @@ func (s *Store) sendGuarded(ctx context.Context, guard int64, ws []write, lease 
 			if i == 0 {
 				return errReplanGuarded
 			}
-			return fmt.Errorf("etcd store commit: %d of %d chained transactions applied, then another commit came between: %w",
+			return fmt.Errorf("etcd store commit: %d of %d chained transactions applied, then another commit came between (or its fence fell): %w",
 				i, len(chunks), store.ErrConflict)
 		}
 		guard = resp.Header.Revision

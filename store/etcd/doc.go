@@ -81,6 +81,53 @@
 // the events from the compaction on. A consumer that falls 65,536 events
 // behind gets one EventResync instead of its backlog.
 //
+// # Election
+//
+// A Candidate (election.go) elects one leader among the schedulers that
+// share the cluster and hands out election.Terms, as election.Candidate
+// does on ZooKeeper. Each candidate grants a lease (ElectionConfig.TTL,
+// 1 s by default: etcd's minimum with the 500 ms election
+// timeout; etcd rounds up to whole seconds and to 1.5 election timeouts)
+// and creates, under it, the store node Dir+"/n_<lease id>" (a node key
+// of the store, holding its election.Member as JSON), so the key goes
+// when the lease expires or is revoked. The key with the lowest
+// create_revision leads, and that revision is the term's number
+// (Term.Seq): a later leader's key was created while the earlier one's
+// still existed, so numbers grow strictly from leader to leader. A
+// candidate watches the election's keys from the revision it listed at
+// and looks again when one changes, and at least every TTL.
+//
+// The candidate renews its lease every sixth of the TTL itself (one
+// KeepAliveOnce at a time, bounded by half the TTL). The term's own
+// lease is half the TTL from the send time of the last renewal that
+// etcd confirmed: the server's lease lasts at least a TTL from when it
+// received that renewal, so a term ends (its context is cancelled with
+// election.ErrLeaseLapse) before its key can expire and another
+// candidate lead, even when the candidate cannot reach the cluster at
+// all, and a leader that was paused finds its term ended the instant it
+// runs again. A renewal that finds the lease gone ends the term at once
+// and the candidate joins again under a new lease (a new key, at the
+// back of the queue). Run's end revokes the lease: the next candidate
+// leads at once.
+//
+// Fence: Term.Fence is a store.Check of the term's key, which a flat
+// commit turns into a compare of the key's mod_revision, and a guarded
+// commit (nested or chained, see Commits) carries beside the guard's
+// compare in each of its transactions, since a lease's expiry deletes
+// the key without moving the guard: once the key is gone, no write of
+// the term commits. Term.StillLeads adds a linearizable read of the key
+// (present, with the term's lease and create_revision) to the lease
+// check, for side effects the store cannot fence; a key with a lower
+// create_revision cannot appear later, so the key's presence is the
+// leadership's.
+//
+// With the tests' timers (50 ms heartbeat, 500 ms election, 1 s TTL),
+// a leader whose member is killed loses its term within half a second;
+// etcd expires its lease 1 to 1.5 s after the last renewal (it looks
+// for expired leases every 500 ms), later if the killed member was
+// etcd's leader (a new raft leader first extends every lease by an
+// election timeout), and the next candidate leads on the watch event.
+//
 // # Member
 //
 // StartMember runs one member: name, data directory, peer and client
