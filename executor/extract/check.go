@@ -51,15 +51,12 @@ func checkZip(r io.ReaderAt, size int64) error {
 		return fmt.Errorf("zip: %w", err)
 	}
 	for _, f := range zr.File {
-		if _, err := checkName(strings.ReplaceAll(f.Name, `\`, "/")); err != nil {
+		name, err := zipRule(f)
+		if err != nil {
 			return err
 		}
-		m := f.Mode()
-		if m&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeIrregular) != 0 {
-			return fmt.Errorf("entry %q is a special file (%v); only files, directories and links are allowed", f.Name, m.Type())
-		}
-		if m&fs.ModeSymlink != 0 {
-			if err := checkZipLink(f); err != nil {
+		if name != "" && f.Mode()&fs.ModeSymlink != 0 {
+			if err := checkZipLink(f, name); err != nil {
 				return err
 			}
 		}
@@ -67,8 +64,7 @@ func checkZip(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-func checkZipLink(f *zip.File) error {
-	name, _ := checkName(strings.ReplaceAll(f.Name, `\`, "/"))
+func checkZipLink(f *zip.File, name string) error {
 	rc, err := f.Open()
 	if err != nil {
 		return fmt.Errorf("zip %s: %w", f.Name, err)
@@ -101,31 +97,49 @@ func checkTar(ctx context.Context, kind app.PackageFormat, src io.Reader) error 
 			}
 			return fmt.Errorf("tar: %w", err)
 		}
-		if err := checkTarEntry(hdr); err != nil {
+		if _, _, err := tarRule(hdr); err != nil {
 			_ = wait()
 			return err
 		}
 	}
 }
 
-func checkTarEntry(hdr *tar.Header) error {
+// tarRule applies Extract's rules to one tar entry, for the upload's check
+// and for extraction alike: its cleaned name ("" for the root itself or a
+// global header, skipped) and, for a hard link, its cleaned target. An
+// absolute or escaping name or link, a device or FIFO is refused.
+func tarRule(hdr *tar.Header) (name, link string, err error) {
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
-		return nil
+		return "", "", nil
 	}
-	name, err := checkName(hdr.Name)
+	name, err = checkName(hdr.Name)
 	if err != nil || name == "" {
-		return err
+		return "", "", err
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir, tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // TypeRegA still appears in old archives
-		return nil
+		return name, "", nil
 	case tar.TypeSymlink:
-		return checkLink(name, hdr.Linkname)
+		return name, "", checkLink(name, hdr.Linkname)
 	case tar.TypeLink:
-		if target, err := checkName(hdr.Linkname); err != nil || target == "" {
-			return fmt.Errorf("hard link %q -> %q points outside the extraction directory", name, hdr.Linkname)
+		if link, err = checkName(hdr.Linkname); err != nil || link == "" {
+			return "", "", fmt.Errorf("hard link %q -> %q points outside the extraction directory", name, hdr.Linkname)
 		}
-		return nil
+		return name, link, nil
 	}
-	return fmt.Errorf("entry %q is a %s; only files, directories and links are allowed", name, typeName(hdr.Typeflag))
+	return "", "", fmt.Errorf("entry %q is a %s; only files, directories and links are allowed", name, typeName(hdr.Typeflag))
+}
+
+// zipRule is tarRule for a zip entry: its cleaned name ("" for the root),
+// a special file refused. A link's target is read from its content, by
+// the caller.
+func zipRule(f *zip.File) (string, error) {
+	name, err := checkName(strings.ReplaceAll(f.Name, `\`, "/"))
+	if err != nil || name == "" {
+		return "", err
+	}
+	if m := f.Mode(); m&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeIrregular) != 0 {
+		return "", fmt.Errorf("entry %q is a special file (%v); only files, directories and links are allowed", name, m.Type())
+	}
+	return name, nil
 }

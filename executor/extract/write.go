@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strings"
 )
 
 // writer creates entries under root while counting entries and bytes.
@@ -54,7 +53,7 @@ func (w *writer) tarEntry(hdr *tar.Header, r io.Reader) error {
 	if err := w.entry(); err != nil {
 		return err
 	}
-	name, err := checkName(hdr.Name)
+	name, link, err := tarRule(hdr)
 	if err != nil || name == "" {
 		return err
 	}
@@ -62,24 +61,18 @@ func (w *writer) tarEntry(hdr *tar.Header, r io.Reader) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return w.dir(name)
-	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // TypeRegA still appears in old archives
-		if hdr.Size > w.left {
-			return sizeError(w.limit)
-		}
-		return w.file(name, mode, r)
 	case tar.TypeSymlink:
 		return w.symlink(name, hdr.Linkname)
 	case tar.TypeLink:
-		target, err := checkName(hdr.Linkname)
-		if err != nil || target == "" {
-			return fmt.Errorf("hard link %q -> %q points outside the extraction directory", name, hdr.Linkname)
-		}
 		if err := w.parent(name); err != nil {
 			return err
 		}
-		return w.root.Link(target, name)
+		return w.root.Link(link, name)
 	}
-	return fmt.Errorf("entry %q is a %s; only files, directories and links are allowed", name, typeName(hdr.Typeflag))
+	if hdr.Size > w.left {
+		return sizeError(w.limit)
+	}
+	return w.file(name, mode, r)
 }
 
 func (w *writer) zip(r io.ReaderAt, size int64) error {
@@ -99,14 +92,11 @@ func (w *writer) zip(r io.ReaderAt, size int64) error {
 }
 
 func (w *writer) zipEntry(f *zip.File) error {
-	name, err := checkName(strings.ReplaceAll(f.Name, `\`, "/"))
+	name, err := zipRule(f)
 	if err != nil || name == "" {
 		return err
 	}
 	mode := f.Mode()
-	if mode&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeIrregular) != 0 {
-		return fmt.Errorf("entry %q is a special file (%v); only files, directories and links are allowed", name, mode.Type())
-	}
 	if mode.IsDir() {
 		return w.dir(name)
 	}
