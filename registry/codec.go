@@ -31,15 +31,16 @@ func encodeAt(p string, v any) []byte {
 }
 
 // decodeAt reads the value stored at p into v: this scheduler's JSON, or
-// the form the original ElasticJob-Cloud left it in (legacy.go).
+// the form the original ElasticJob-Cloud left it in (legacy.go). A value
+// that is neither is a *DecodeError naming p (damage.go).
 func decodeAt(p string, b []byte, v any) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		handled, lerr := legacyDecode(p, b, v)
 		if !handled {
-			return err
+			return decodeErr(p, err)
 		}
 		if lerr != nil {
-			return lerr
+			return decodeErr(p, lerr)
 		}
 	} else {
 		legacyAmend(b, v)

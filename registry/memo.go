@@ -138,7 +138,7 @@ func decodeFailover(job string, n store.Node) (queue.Failover, bool, error) {
 		return f, false, nil
 	}
 	if err := decodeAt(n.Path, n.Value, &f); err != nil {
-		return f, false, decodeErr(n.Path, err)
+		return f, false, err
 	}
 	f.Job, f.Item, f.Version = job, item, n.Version
 	return f, true, nil

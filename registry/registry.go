@@ -178,7 +178,7 @@ func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config,
 		}
 		var c app.Config
 		if err := decodeAt(n.Path, n.Value, &c); err != nil {
-			return c, decodeErr(n.Path, err)
+			return c, err
 		}
 		if c.AppURL == url {
 			return c, nil // nothing changes: no write, so no reschedule of the app's jobs
@@ -216,7 +216,7 @@ func (r *Registry) App(ctx context.Context, name string) (app.Config, error) {
 		return c, err
 	}
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, decodeErr(n.Path, err)
+		return c, err
 	}
 	return c, nil
 }
@@ -325,7 +325,7 @@ func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, err
 	}
 	var a app.Config
 	if err := decodeAt(n.Path, n.Value, &a); err != nil {
-		return nil, decodeErr(n.Path, err)
+		return nil, err
 	}
 	if c.NeedsPackage() && a.AppURL == "" {
 		return nil, fmt.Errorf("%w: app '%s' has no appURL yet, and job '%s' runs its package: upload the package "+
@@ -366,7 +366,7 @@ func (r *Registry) Job(ctx context.Context, name string) (jobs.Config, error) {
 		return c, err
 	}
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, decodeErr(n.Path, err)
+		return c, err
 	}
 	return c, nil
 }
@@ -412,7 +412,7 @@ func (r *Registry) AppNode(ctx context.Context, name string) (store.Node, error)
 func DecodeJob(n store.Node) (jobs.Config, error) {
 	var c jobs.Config
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, decodeErr(n.Path, err)
+		return c, err
 	}
 	return c, nil
 }
@@ -421,7 +421,7 @@ func DecodeJob(n store.Node) (jobs.Config, error) {
 func DecodeApp(n store.Node) (app.Config, error) {
 	var c app.Config
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, decodeErr(n.Path, err)
+		return c, err
 	}
 	return c, nil
 }
@@ -462,7 +462,7 @@ func listJSON[T any](ctx context.Context, r *Registry, path string) ([]T, error)
 	for _, n := range nodes {
 		var v T
 		if err := decodeAt(n.Path, n.Value, &v); err != nil {
-			r.SetAside(n, decodeErr(n.Path, err))
+			r.SetAside(n, err)
 			continue
 		}
 		out = append(out, v)

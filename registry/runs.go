@@ -30,7 +30,7 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, e
 		return rs, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rs); err != nil {
-		r.SetAside(n, decodeErr(n.Path, err))
+		r.SetAside(n, err)
 		return task.RunState{}, nil
 	}
 	return rs, nil
@@ -97,7 +97,6 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (task.RunRecord,
 		return rec, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rec); err != nil {
-		err = decodeErr(n.Path, err)
 		r.SetAside(n, err)
 		return task.RunRecord{}, err
 	}

@@ -37,7 +37,7 @@ type scanKind struct {
 func decodeInto[T any](p string, b []byte) error {
 	var v T
 	if err := decodeAt(p, b, &v); err != nil {
-		return decodeErr(p, err)
+		return err
 	}
 	return nil
 }

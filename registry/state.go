@@ -240,7 +240,7 @@ func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error
 func decodeReady(n store.Node) (queue.Ready, error) {
 	var rd queue.Ready
 	if err := decodeAt(n.Path, n.Value, &rd); err != nil {
-		return rd, decodeErr(n.Path, err)
+		return rd, err
 	}
 	rd.Job = lastSegment(n.Path)
 	rd.Version = n.Version
@@ -341,7 +341,7 @@ func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]task.Entr
 		}
 		var rt task.Entry
 		if err := decodeAt(n.Path, n.Value, &rt); err != nil {
-			r.SetAside(n, decodeErr(n.Path, err))
+			r.SetAside(n, err)
 			continue
 		}
 		rt.Version = n.Version

@@ -52,7 +52,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, e
 			}
 			var w round.Wait
 			if err := decodeAt(n.Path, n.Value, &w); err != nil {
-				r.SetAside(n, decodeErr(n.Path, err))
+				r.SetAside(n, err)
 				continue
 			}
 			out[strings.TrimPrefix(n.Path, waitingPath+"/")] = w

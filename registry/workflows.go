@@ -80,7 +80,7 @@ func (r *Registry) Workflow(ctx context.Context, name string) (workflow.Config, 
 		return c, err
 	}
 	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, decodeErr(n.Path, err)
+		return c, err
 	}
 	return c, nil
 }
@@ -142,7 +142,7 @@ func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowSt
 	if err := decodeAt(n.Path, n.Value, &st); err != nil {
 		// set aside and read as none: the engine writes a new watermark
 		// (the fires it would have replayed are not)
-		r.SetAside(n, decodeErr(n.Path, err))
+		r.SetAside(n, err)
 		return WorkflowState{}, nil
 	}
 	return st, nil
@@ -200,7 +200,7 @@ func (r *Registry) WorkflowRun(ctx context.Context, name, runID string) (workflo
 func decodeRun(n store.Node) (workflow.Run, error) {
 	var run workflow.Run
 	if err := decodeAt(n.Path, n.Value, &run); err != nil {
-		return run, decodeErr(n.Path, err)
+		return run, err
 	}
 	run.Version = n.Version
 	return run, nil
@@ -253,7 +253,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 			if err == nil {
 				var wk WorkflowKey
 				if err := decodeAt(n.Path, n.Value, &wk); err != nil {
-					return "", false, decodeErr(kp, err)
+					return "", false, err
 				}
 				return wk.RunID, true, nil
 			}
