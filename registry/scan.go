@@ -36,10 +36,7 @@ type scanKind struct {
 // decode them.
 func decodeInto[T any](p string, b []byte) error {
 	var v T
-	if err := decodeAt(p, b, &v); err != nil {
-		return err
-	}
-	return nil
+	return decodeAt(p, b, &v)
 }
 
 // shardValue decodes a running or failover node the way their readers do:
