@@ -2,10 +2,14 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,9 +54,60 @@ func memberConfigs(t testing.TB, n int) []MemberConfig {
 }
 
 // startMembers starts the members at once (each waits for a quorum) and
-// stops them at the end of the test.
+// stops them at the end of the test. A fresh cluster whose port, free when
+// memberConfigs picked it, was taken by another process before its member
+// bound it is started again on new ports in emptied directories (cfgs is
+// updated in place), at most three times; a cluster restarted on its data
+// keeps its ports, which its data records.
 func startMembers(t testing.TB, cfgs []MemberConfig) []*Member {
 	t.Helper()
+	fresh := true
+	for _, c := range cfgs {
+		if ents, _ := os.ReadDir(c.Dir); len(ents) > 0 {
+			fresh = false
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		ms, i, err := tryStart(cfgs)
+		if err == nil {
+			t.Cleanup(func() {
+				for _, m := range ms {
+					m.Close()
+				}
+			})
+			return ms
+		}
+		if !fresh || attempt == 3 || !portTaken(err) {
+			t.Fatalf("member %d: %v", i, err)
+		}
+		t.Logf("member %d: %v: starting the cluster again on other ports", i, err)
+		var peers []Peer
+		for j := range cfgs {
+			if err := os.RemoveAll(cfgs[j].Dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(cfgs[j].Dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			cfgs[j].PeerURL = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+			cfgs[j].ClientURL = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+			peers = append(peers, Peer{Name: cfgs[j].Name, URL: cfgs[j].PeerURL})
+		}
+		for j := range cfgs {
+			cfgs[j].InitialCluster = peers
+		}
+	}
+}
+
+// portTaken reports whether err is a listen on a port another process
+// holds (etcd does not always wrap the listener's error).
+func portTaken(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+}
+
+// tryStart starts the members at once; on a failure it closes those that
+// started and returns the first failing member's index and error.
+func tryStart(cfgs []MemberConfig) ([]*Member, int, error) {
 	ms := make([]*Member, len(cfgs))
 	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
@@ -67,15 +122,10 @@ func startMembers(t testing.TB, cfgs []MemberConfig) []*Member {
 					m.Close()
 				}
 			}
-			t.Fatalf("member %d: %v", i, err)
+			return nil, i, err
 		}
 	}
-	t.Cleanup(func() {
-		for _, m := range ms {
-			m.Close()
-		}
-	})
-	return ms
+	return ms, 0, nil
 }
 
 var prefixSeq atomic.Int64
