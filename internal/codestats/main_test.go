@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestCollectCountsFilesLinesAndMethods(t *testing.T) {
+	f, err := Collect("testdata/mod", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Files != 1 || f.Lines != 11 || f.Methods["a.T"] != 2 || f.LongFuncs != 0 {
+		t.Fatalf("figures %+v", f)
+	}
+	f.FuncOv = 3
+	var out bytes.Buffer
+	f.Print(&out, 1)
+	if !strings.Contains(out.String(), "a.T") || !strings.Contains(out.String(), "types over 1 methods 1") {
+		t.Fatalf("print:\n%s", out.String())
+	}
+}
+
+func TestCollectRefusesBadSource(t *testing.T) {
+	if _, err := Collect("testdata/none", false); err == nil {
+		t.Fatal("a missing folder gave no error")
+	}
+}
