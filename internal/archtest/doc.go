@@ -3,7 +3,9 @@
 // decisions: app, jobs, jobs/cron, offers, workflow, engine) import only
 // the standard library and each other, so they stay free of I/O, clocks and
 // drivers and can be table-, property- and scenario-tested; and the history
-// tree (history/...) depends on package scheduler, never the reverse.
+// tree (history/...) depends on package scheduler, never the reverse;
+// nothing above the engines imports an engine, and nothing under engine/
+// imports api.
 //
 // The graph is read from the source with go/build (the non-test files of
 // every package of the module, under the default build context), so the
