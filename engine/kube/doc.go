@@ -6,9 +6,8 @@
 // allocatable resources minus the requests bound to it are offered with
 // Mesos' semantics (offers.go: offered while there is room and offers are
 // not suppressed; a declined offer comes back when the node changes or its
-// refuse time has passed), so the
-// round's decision is the one it makes on Mesos. Agents lists the usable
-// nodes.
+// refuse time has passed), so the round's decision is the one it makes on
+// Mesos. Agents lists the usable nodes.
 //
 // Launch: a shard runs in a pod built from the app's and the job's pod
 // templates (podtemplate.go, merged as kubectl patch merges; checked by a
