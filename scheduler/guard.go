@@ -23,12 +23,14 @@ type guarded struct {
 
 var _ Driver = guarded{}
 
-// SharesExecutors passes on the guarded engine's declaration (engine.ExecutorSharing).
-func (g guarded) SharesExecutors() bool { return engine.SharesExecutors(g.d) }
+// Capabilities passes on the guarded engine's declaration; with Accepts > 1 each ACCEPT is
+// still checked on its own.
+func (g guarded) Capabilities() engine.Capabilities { return g.d.Capabilities() }
 
-// Accepts passes on the guarded engine's declaration (engine.ConcurrentAccepts); each ACCEPT
-// is checked on its own.
-func (g guarded) Accepts() int { return engine.Accepts(g.d) }
+// NamespaceCaps passes on the guarded engine's caps: an in-memory read, no call.
+func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceCap {
+	return g.d.NamespaceCaps(namespaces)
+}
 
 func (g guarded) check(call string) error {
 	if err := g.valid(); err != nil {

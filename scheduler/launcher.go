@@ -40,7 +40,7 @@ type launcher struct {
 	caps      *capacities
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
-	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
+	// sharesExecutors: the engine's executors outlive their tasks (engine.Capabilities),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
 	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
@@ -325,7 +325,7 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 // accept sends each agent's launches (one ACCEPT per agent: an ACCEPT
 // names offers of one agent) and the DECLINE of decline, up to accepts
 // calls in flight together when the engine takes them so
-// (engine.ConcurrentAccepts), then handles their results on the loop in
+// (engine.Capabilities.Accepts), then handles their results on the loop in
 // the agents' order: a failed ACCEPT is rolled back.
 func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration) {
 	byTask := make(map[string]TaskEvent, len(b.events))

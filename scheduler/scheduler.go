@@ -188,14 +188,12 @@ func New(d Deps) *Scheduler {
 	s.status.answered = s.recon.answered
 	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), obs: d.Observer,
 		alarm: s.alarm, opts: opts}
+	caps := d.Driver.Capabilities()
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
-		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: engine.SharesExecutors(d.Driver),
-		accepts: engine.Accepts(d.Driver),
-		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher")}}
-	if ec, ok := d.Inventory.(engine.NamespaceCaps); ok {
-		s.launcher.caps.engine = ec
-	}
+		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: caps.ExecutorSharing,
+		accepts: caps.InFlight(),
+		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}}
 	s.launcher.killRun = s.killRun
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}

@@ -157,8 +157,8 @@ func TestAcceptSharesTheExecutor(t *testing.T) {
 	}
 	// Every pod runs an executor of its own: the engine declares it (the scheduler charges
 	// the executor again next round) instead of reporting the executor gone.
-	if len(e.calls) != 0 || e.SharesExecutors() || engine.SharesExecutors(e) {
-		t.Errorf("%d queued calls, shares executors %v: want none, and per-task executors declared", len(e.calls), e.SharesExecutors())
+	if len(e.calls) != 0 || e.Capabilities().ExecutorSharing {
+		t.Errorf("%d queued calls, shares executors %v: want none, and per-task executors declared", len(e.calls), e.Capabilities().ExecutorSharing)
 	}
 }
 

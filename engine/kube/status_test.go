@@ -110,3 +110,5 @@ func (nopDriver) Revive(context.Context) error                           { retur
 func (nopDriver) Kill(context.Context, string, string) error             { return nil }
 func (nopDriver) Reconcile(context.Context, []engine.TaskRef) error      { return nil }
 func (nopDriver) Shutdown(context.Context, string, string) error         { return nil }
+func (nopDriver) Capabilities() engine.Capabilities                      { return Capabilities() }
+func (nopDriver) NamespaceCaps([]string) map[string]engine.NamespaceCap  { return nil }

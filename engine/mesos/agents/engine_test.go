@@ -56,8 +56,8 @@ func fakeMesos(t *testing.T, files map[string]string) *httptest.Server {
 
 func TestEngineDeclaresCheckpointingAsConfigured(t *testing.T) {
 	for _, ck := range []bool{true, false} {
-		c := engine.CapabilitiesOf(&Engine{Checkpoint: ck})
-		want := engine.Capabilities{Checkpointing: ck, ExecutorSharing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true}
+		c := (&Engine{Checkpoint: ck}).Capabilities()
+		want := engine.Capabilities{Checkpointing: ck, ExecutorSharing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true, Accepts: 8}
 		if c != want {
 			t.Fatalf("checkpoint %v: %+v, want %+v", ck, c, want)
 		}
