@@ -83,7 +83,7 @@ func (c *Cluster) NewTerm(reg *registry.Registry, frameworkID string, log *slog.
 }
 
 // Run runs the term's engine (Engine.Run), current while it runs.
-func (t *Term) Run(ctx context.Context, h engine.AsyncHandler) error {
+func (t *Term) Run(ctx context.Context, h engine.Handler) error {
 	t.c.current.Store(t.Engine)
 	defer t.c.current.CompareAndSwap(t.Engine, nil)
 	return t.Engine.Run(ctx, h)

@@ -201,7 +201,7 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 		e.mu.Lock()
 		if t == nil && !e.finished.Has(taskID) {
 			st := engine.Status{TaskID: taskID, State: tstate.Killed, Source: tstate.SourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
-			e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
+			e.post(func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) })
 		}
 		e.mu.Unlock()
 		e.wake()
@@ -251,7 +251,7 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 		out = append(out, e.answer(r.TaskID, e.tasks[r.TaskID]))
 	}
 	for _, st := range out {
-		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
+		e.post(func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) })
 	}
 	e.wake()
 	return nil

@@ -32,7 +32,7 @@ func node(name string, cpu, mem string, unschedulable bool) *corev1.Node {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 }
 
-type recordingHandler struct{ engine.AsyncHandler }
+type recordingHandler struct{ engine.Handler }
 
 // offered runs a step and returns the offers it made.
 func offered(e *Engine) []engine.Offer {
@@ -51,7 +51,6 @@ type offerSink struct{ out *[]engine.Offer }
 func (s offerSink) Offers(_ context.Context, os []engine.Offer)   { *s.out = append(*s.out, os...) }
 func (offerSink) Subscribed(context.Context, string)              {}
 func (offerSink) Rescinded(context.Context, string)               {}
-func (offerSink) Update(context.Context, engine.Status) error     { return nil }
 func (offerSink) Message(context.Context, string, string, []byte) {}
 func (offerSink) Failure(context.Context, string, string, *int32) {}
 func (offerSink) Disconnected(context.Context, error)             {}
