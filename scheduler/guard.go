@@ -14,14 +14,14 @@ import (
 // ZooKeeper cannot: a leader paused past its session timeout finds its
 // lease lapsed the instant it runs again, so an ACCEPT it had in flight is
 // never sent.
-func Guard(d Driver, valid func() error) Driver { return guarded{d, valid} }
+func Guard(d engine.Driver, valid func() error) engine.Driver { return guarded{d, valid} }
 
 type guarded struct {
-	d     Driver
+	d     engine.Driver
 	valid func() error
 }
 
-var _ Driver = guarded{}
+var _ engine.Driver = guarded{}
 
 // Capabilities passes on the guarded engine's declaration; with Accepts > 1 each ACCEPT is
 // still checked on its own.

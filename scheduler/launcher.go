@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
@@ -21,7 +22,7 @@ import (
 // them, DECLINE the rest, and hand the wait reasons to the recorder.
 type launcher struct {
 	reg     *registry.Registry
-	driver  Driver
+	driver  engine.Driver
 	clock   clock.Clock
 	log     *slog.Logger
 	obs     Observer

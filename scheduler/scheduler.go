@@ -15,9 +15,6 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 )
 
-// Driver is what the scheduler asks of its cluster engine.
-type Driver = engine.Driver
-
 // Observer receives what happens to tasks, for history and metrics. Calls
 // are made on the loop goroutine and must not block.
 type Observer interface {
@@ -98,7 +95,7 @@ func (o *Options) defaults() {
 // Deps are the scheduler's collaborators.
 type Deps struct {
 	Registry *registry.Registry
-	Driver   Driver
+	Driver   engine.Driver
 	// Inventory, when set, lists the engine's agents with their totals
 	// (read every inventoryEvery on its own goroutine), so work that could
 	// never fit the cluster is told from work that waits; without it an

@@ -25,10 +25,22 @@ type Figures struct {
 
 func main() {
 	tests := flag.Bool("tests", false, "count _test.go files instead of the non-test files")
+	params := flag.Bool("params", false, "list plain functions' parameters their bodies never use")
 	flag.Parse()
 	root := "."
 	if flag.NArg() > 0 {
 		root = flag.Arg(0)
+	}
+	if *params {
+		list, err := UnusedParams(root)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "codestats:", err)
+			os.Exit(1)
+		}
+		for _, l := range list {
+			fmt.Println(l)
+		}
+		return
 	}
 	f, err := Collect(root, *tests)
 	if err != nil {

@@ -27,3 +27,16 @@ func TestCollectRefusesBadSource(t *testing.T) {
 		t.Fatal("a missing folder gave no error")
 	}
 }
+
+// Only a plain function's unused, named parameter is listed: not one
+// named _, not a method's, not one of a function taken as a value; a
+// field of the same name (T{n: …}.n) does not count as a use.
+func TestUnusedParams(t *testing.T) {
+	got, err := UnusedParams("testdata/params")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "p/p.go:5: dead b" {
+		t.Fatalf("unused params %q", got)
+	}
+}
