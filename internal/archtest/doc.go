@@ -11,5 +11,6 @@
 // every package of the module, under the default build context), so the
 // tests need neither the network nor the go command. A new pure package is
 // added to pure in archtest_test.go. TestNoMachinePaths keeps one machine's
-// absolute paths out of the tree.
+// absolute paths out of the tree. pkgdoc_test.go checks that every package
+// has a doc comment and a row in docs/architecture.md's package table.
 package archtest

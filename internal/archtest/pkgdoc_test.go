@@ -89,3 +89,24 @@ func writeFile(t *testing.T, name, src string) {
 		t.Fatal(err)
 	}
 }
+
+// TestArchitectureListsEveryPackage: docs/architecture.md's package table
+// names every package of the module (as `path`), so a newcomer finds each
+// one there with its role and whether it is public. A new package gets a
+// row there.
+func TestArchitectureListsEveryPackage(t *testing.T) {
+	root := moduleRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := loadGraph(t)
+	for _, rel := range sortedKeys(g.pkgs) {
+		if rel == "." {
+			continue
+		}
+		if !strings.Contains(string(doc), "`"+rel+"`") {
+			t.Errorf("%s: not in docs/architecture.md's package table; add a row (its role, whether it is public)", rel)
+		}
+	}
+}
