@@ -53,6 +53,9 @@ func TestClusterDeclaresItsCapabilities(t *testing.T) {
 	if got := c.Capabilities(); got != want {
 		t.Fatalf("%+v, want %+v (no executor sharing: a pod per task)", got, want)
 	}
+	if got := (&Engine{}).Capabilities(); got != want { // one value per engine: the term's Driver too
+		t.Fatalf("the term's engine declares %+v, want %+v", got, want)
+	}
 }
 
 // A running task's log is its pod's (the fake API serves "fake logs"); once the pod is
