@@ -14,21 +14,23 @@ import (
 // ZooKeeper cannot: a leader paused past its session timeout finds its
 // lease lapsed the instant it runs again, so an ACCEPT it had in flight is
 // never sent.
-func Guard(d Driver, valid func() error) Driver { return guarded{d, valid} }
+func Guard(d engine.Driver, valid func() error) engine.Driver { return guarded{d, valid} }
 
 type guarded struct {
-	d     Driver
+	d     engine.Driver
 	valid func() error
 }
 
-var _ Driver = guarded{}
+var _ engine.Driver = guarded{}
 
-// SharesExecutors passes on the guarded engine's declaration (engine.ExecutorSharing).
-func (g guarded) SharesExecutors() bool { return engine.SharesExecutors(g.d) }
+// Capabilities passes on the guarded engine's declaration; with Accepts > 1 each ACCEPT is
+// still checked on its own.
+func (g guarded) Capabilities() engine.Capabilities { return g.d.Capabilities() }
 
-// Accepts passes on the guarded engine's declaration (engine.ConcurrentAccepts); each ACCEPT
-// is checked on its own.
-func (g guarded) Accepts() int { return engine.Accepts(g.d) }
+// NamespaceCaps passes on the guarded engine's caps: an in-memory read, no call.
+func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceCap {
+	return g.d.NamespaceCaps(namespaces)
+}
 
 func (g guarded) check(call string) error {
 	if err := g.valid(); err != nil {
