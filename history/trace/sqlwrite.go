@@ -146,6 +146,12 @@ func (s *sqlWriter) completeUpsert() string {
 
 // write stores a batch in one transaction.
 func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
+	return s.writeTx(ctx, evs, nil)
+}
+
+// writeTx stores a batch in one transaction, with inTx's writes (nil:
+// none) before its commit.
+func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.Context, *sqlx.Tx) error) error {
 	var traces []StatusTrace
 	var starts []ExecutionStart
 	var completes []ExecutionComplete
@@ -248,6 +254,11 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 	}
 	if err := s.writeWorkflows(ctx, tx, wfRuns, wfNodes); err != nil {
 		return err
+	}
+	if inTx != nil {
+		if err := inTx(ctx, tx); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("trace: commit: %w", err)
