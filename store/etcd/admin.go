@@ -54,13 +54,24 @@ func NewAdmin(s *Store, exclude ...string) *Admin {
 	return &Admin{s: s, Exclude: exclude, Probe: time.Second}
 }
 
-// Errors of the member operations.
+// Errors of the member operations, backup and restore. Each has the
+// HTTP status the API answers it with (HTTPStatus), so package api maps
+// them without importing this one.
 var (
-	ErrNoMember       = errors.New("etcd cluster: no such member")
-	ErrMemberExists   = errors.New("etcd cluster: a member with this name or peer URL exists")
-	ErrQuorumAtRisk   = errors.New("etcd cluster: the change would leave the cluster without a quorum")
-	ErrBadMemberInput = errors.New("etcd cluster: bad member")
+	ErrNoMember       error = adminError{"etcd cluster: no such member", 404}
+	ErrMemberExists   error = adminError{"etcd cluster: a member with this name or peer URL exists", 409}
+	ErrQuorumAtRisk   error = adminError{"etcd cluster: the change would leave the cluster without a quorum", 409}
+	ErrBadMemberInput error = adminError{"etcd cluster: bad member", 400}
+	ErrBadBackup      error = adminError{"etcd backup: not a whole registry backup", 400}
 )
+
+type adminError struct {
+	msg    string
+	status int
+}
+
+func (e adminError) Error() string   { return e.msg }
+func (e adminError) HTTPStatus() int { return e.status }
 
 // Statuses lists the members with their health, leadership, raft index
 // and store size, asking each member (bounded by Probe).

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -38,9 +37,6 @@ type dumpTrailer struct {
 	End   bool `json:"end"`
 	Nodes int  `json:"nodes"`
 }
-
-// ErrBadBackup: the file is not a whole backup of this format.
-var ErrBadBackup = errors.New("etcd backup: not a whole registry backup")
 
 // BackupResult describes a backup or a restore.
 type BackupResult struct {
