@@ -1,6 +1,8 @@
 package replog
 
 import (
+	"os"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -12,3 +14,5 @@ func testutilCount(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+func dayRun() bool { return os.Getenv("EJ_DAY") == "1" }

@@ -41,13 +41,19 @@ type replica struct {
 
 func startReplica(t *testing.T, r *replica, replicas []string, o Options) {
 	t.Helper()
-	o.Client, o.Name, o.Replicas, o.AckInterval = r.cli, r.name, replicas, -1
+	o.AckInterval = -1
+	startReplicaTB(t, r, replicas, o)
+}
+
+func startReplicaTB(t testing.TB, r *replica, replicas []string, o Options) {
+	t.Helper()
+	o.Client, o.Name, o.Replicas = r.cli, r.name, replicas
 	o.Clock = clock.NewFake(t0)
 	l, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := trace.Open(ctxT(t), trace.Options{DSN: r.db, SpoolDir: r.spool, Sink: l, Clock: clock.NewFake(t0),
+	w, err := trace.Open(context.Background(), trace.Options{DSN: r.db, SpoolDir: r.spool, Sink: l, Clock: clock.NewFake(t0),
 		WriteTimeout: 2 * time.Second, ConnectTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +66,9 @@ func startReplica(t *testing.T, r *replica, replicas []string, o Options) {
 	go func() { defer close(r.done); l.Run(ctx) }()
 }
 
-func (r *replica) stop(t *testing.T) {
+func (r *replica) stop(*testing.T) { r.stopTB() }
+
+func (r *replica) stopTB() {
 	if r.cancel == nil {
 		return
 	}
