@@ -16,8 +16,11 @@ import (
 
 // withReplicated serves /api/operate/store/… from a real one-member
 // embedded etcd cluster; it returns the store for raw writes.
-func withReplicated(t *testing.T, s **etcd.Store) envOpt {
-	c := etcdtest.Start(t, 1)
+func withReplicated(t *testing.T, s **etcd.Store) envOpt { return withReplicatedN(t, 1, s) }
+
+// withReplicatedN is withReplicated on n members.
+func withReplicatedN(t *testing.T, n int, s **etcd.Store) envOpt {
+	c := etcdtest.Start(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	st, err := etcd.Open(ctx, etcd.Options{Endpoints: c.Endpoints(), Prefix: "/api-test"})

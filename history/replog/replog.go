@@ -205,3 +205,24 @@ func (l *Log) Publish(ctx context.Context, evs []trace.Event) error {
 	}
 	return nil
 }
+
+// Open starts a replica's replicated history: the Log of o, the trace
+// writer of w with the Log as its Sink (w.Sink is set here), bound
+// together. Run the Log (l.Run(ctx)) for as long as the scheduler runs;
+// close the writer after Run returned.
+func Open(ctx context.Context, o Options, w trace.Options) (*Log, *trace.Writer, error) {
+	l, err := New(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.Sink = l
+	tw, err := trace.Open(ctx, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := l.Bind(tw); err != nil {
+		tw.Close(ctx)
+		return nil, nil, err
+	}
+	return l, tw, nil
+}

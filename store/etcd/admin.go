@@ -125,8 +125,15 @@ func (a *Admin) find(ctx context.Context, nameOrID string) (*pb.Member, []*pb.Me
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcd cluster: member list: %w", err)
 	}
+	// A member added and not started yet has no name in etcd: AddMember
+	// noted its id under the name it was given.
+	var pending string
+	if resp, err := a.s.cli.Get(ctx, a.addedKey(nameOrID)); err == nil && len(resp.Kvs) == 1 {
+		pending = string(resp.Kvs[0].Value)
+	}
 	for _, m := range ml.Members {
-		if m.Name == nameOrID || strconv.FormatUint(m.ID, 16) == strings.ToLower(nameOrID) {
+		id := strconv.FormatUint(m.ID, 16)
+		if m.Name == nameOrID || id == strings.ToLower(nameOrID) || m.Name == "" && id == pending {
 			return m, ml.Members, nil
 		}
 	}
@@ -180,8 +187,16 @@ func (a *Admin) RemoveMember(ctx context.Context, nameOrID string) error {
 	if _, err := a.s.cli.MemberRemove(ctx, m.ID); err != nil {
 		return fmt.Errorf("etcd cluster: remove %s: %w", nameOrID, err)
 	}
+	for _, n := range []string{m.Name, nameOrID} {
+		if n != "" {
+			_, _ = a.s.cli.Delete(ctx, a.addedKey(n))
+		}
+	}
 	return nil
 }
+
+// addedKey notes the id of a member AddMember added as name.
+func (a *Admin) addedKey(name string) string { return a.s.k.prefix + "/members-added/" + name }
 
 // Added is what a new member must be started with: its name, its peer
 // URL and the initial cluster to join (MemberConfig.Join).
@@ -239,6 +254,10 @@ func (a *Admin) AddMember(ctx context.Context, name, peerURL string) (Added, err
 		}
 	}
 	slices.Sort(peers)
+	id := strconv.FormatUint(resp.Member.ID, 16)
+	if _, err := a.s.cli.Put(ctx, a.addedKey(name), id); err != nil {
+		a.s.log.Warn("note of an added member's name failed (remove it by id)", "member", name, "id", id, "err", err)
+	}
 	return Added{ID: strconv.FormatUint(resp.Member.ID, 16), Name: name, PeerURL: peerURL, InitialCluster: strings.Join(peers, ",")}, nil
 }
 
