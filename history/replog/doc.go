@@ -52,7 +52,12 @@
 // (elasticjob_history_log_gaps_total) and logs it: its history misses
 // those rows. Deletes are idempotent, so several replicas may prune.
 //
-// Statistics tables (TASK_RESULT_STATISTICS_*, *_RUNNING_STATISTICS,
-// JOB_REGISTER_STATISTICS) are written by the leader's history.Collector
-// straight to its own database and are not replicated yet.
+// # Statistics
+//
+// With Options.CountResults each replica counts task results into
+// TASK_RESULT_STATISTICS_MINUTE as it applies their traces (stats.go),
+// exactly once per trace; the snapshots (running tasks and jobs,
+// registered jobs) and the hour and day roll-ups come from a
+// history.Collector on each replica, which reads the replicated registry
+// and is fed no task results.
 package replog

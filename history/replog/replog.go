@@ -47,8 +47,14 @@ type Options struct {
 	// AckInterval bounds how often the acknowledged position is written
 	// while entries stream in (1 s when 0; negative: after every entry).
 	AckInterval time.Duration
-	Clock       clock.Clock
-	Log         *slog.Logger
+	// CountResults: count task results into the statistics tables as
+	// the log is applied (stats.go), on every replica; the scheduler then
+	// does not feed its collector task results. Location sets the hour
+	// and day rows' boundaries, as history.Options.Location (time.Local).
+	CountResults bool
+	Location     *time.Location
+	Clock        clock.Clock
+	Log          *slog.Logger
 }
 
 func (o *Options) defaults() error {
@@ -78,6 +84,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
+	}
+	if o.Location == nil {
+		o.Location = time.Local
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)

@@ -80,23 +80,32 @@ func (r *replica) stopTB() {
 	r.cancel = nil
 }
 
-// record writes the rows of n executions (staging, running, finished
-// traces, a start and a completion) of term on r, and one audit row.
-func record(r *replica, term string, n int) {
+// events are the rows' events of n executions (staging, running,
+// finished traces, a start and a completion) of term, and one audit row
+// of replica name.
+func events(name, term string, n int) []trace.Event {
+	var evs []trace.Event
 	for i := range n {
 		tid := fmt.Sprintf("job%s@-@0@-@READY@-@slave@-@%d", term, i)
 		at := t0.Add(time.Duration(i) * time.Second)
 		for k, st := range []task.State{"TASK_STAGING", "TASK_RUNNING", "TASK_FINISHED"} {
-			r.w.Record(trace.StatusTrace{ID: trace.NewID(tid, string(st)), JobName: "job" + term, TaskID: tid, State: st,
+			evs = append(evs, trace.StatusTrace{ID: trace.NewID(tid, string(st)), JobName: "job" + term, TaskID: tid, State: st,
 				Source: "CLOUD_SCHEDULER", ExecutionType: "READY", ShardingItem: "0", CreationTime: at.Add(time.Duration(k) * time.Millisecond)})
 		}
 		id := trace.NewID(tid, "exec")
-		r.w.Record(trace.ExecutionStart{ID: id, JobName: "job" + term, TaskID: tid, ExecutionSource: "NORMAL_TRIGGER", StartTime: at})
-		r.w.Record(trace.ExecutionComplete{ID: id, JobName: "job" + term, TaskID: tid, ExecutionSource: "NORMAL_TRIGGER",
-			StartTime: at, CompleteTime: at.Add(time.Second), Success: true})
+		evs = append(evs, trace.ExecutionStart{ID: id, JobName: "job" + term, TaskID: tid, ExecutionSource: "NORMAL_TRIGGER", StartTime: at},
+			trace.ExecutionComplete{ID: id, JobName: "job" + term, TaskID: tid, ExecutionSource: "NORMAL_TRIGGER",
+				StartTime: at, CompleteTime: at.Add(time.Second), Success: true})
 	}
-	r.w.Record(trace.Audit{ID: trace.NewID("audit", term, r.name), CreationTime: t0, User: "admin", Role: "admin",
+	return append(evs, trace.Audit{ID: trace.NewID("audit", term, name), CreationTime: t0, User: "admin", Role: "admin",
 		Method: "POST", Route: "/api/job", Target: "job" + term, Status: 200})
+}
+
+// record records events(r.name, term, n) on r.
+func record(r *replica, term string, n int) {
+	for _, ev := range events(r.name, term, n) {
+		r.w.Record(ev)
+	}
 }
 
 // rows dumps every history table of r's database, in ID order.
@@ -283,5 +292,60 @@ func TestBound(t *testing.T) {
 	}
 	if got := testutilCount(l.m.gaps); got != 1 {
 		t.Errorf("gaps = %v, want 1", got)
+	}
+}
+
+// sums are a replica's task results statistics: the minute table's
+// successes and failures, and the hour table's.
+func sums(t *testing.T, r *replica) [4]int64 {
+	t.Helper()
+	db, err := r.w.QueryDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [4]int64
+	for i, table := range []string{"TASK_RESULT_STATISTICS_MINUTE", "TASK_RESULT_STATISTICS_HOUR"} {
+		if err := db.QueryRowContext(ctxT(t), "SELECT COALESCE(SUM(success_count), 0), COALESCE(SUM(failed_count), 0) FROM "+table).Scan(&out[2*i], &out[2*i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestResultCounts: with CountResults every replica counts each task
+// result once, from the traces it applies: a batch published twice adds
+// nothing, and an hour already rolled up gets the late results too.
+func TestResultCounts(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	rs := startReplicas(t, c, Options{AckInterval: -1, CountResults: true, Location: time.UTC})
+	for _, r := range rs { // the collector rolled the hour up already
+		db, _ := r.w.QueryDB()
+		if _, err := db.ExecContext(ctxT(t), "INSERT INTO TASK_RESULT_STATISTICS_HOUR (success_count, failed_count, statistics_time, creation_time, namespace) VALUES (0, 0, ?, ?, 'default')",
+			r.w.TimeArg(t0), r.w.TimeArg(t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := events("m0", "x", 10)
+	evs = append(evs, trace.StatusTrace{ID: "failed-1", JobName: "jobx", TaskID: "jobx@-@1@-@READY@-@slave@-@1", State: "TASK_FAILED", CreationTime: t0},
+		trace.StatusTrace{ID: "killed-1", JobName: "jobx", TaskID: "jobx@-@2@-@READY@-@slave@-@1", State: "TASK_KILLED", CreationTime: t0})
+	for _, ev := range evs {
+		rs[0].w.Record(ev)
+	}
+	flushAll(t, rs)
+	want := [4]int64{10, 1, 10, 1}
+	for _, r := range rs {
+		if got := sums(t, r); got != want {
+			t.Errorf("%s: minute and hour sums %v, want %v", r.name, got, want)
+		}
+	}
+	if err := rs[1].log.Publish(ctxT(t), evs); err != nil { // published again
+		t.Fatal(err)
+	}
+	rev, _ := rs[1].log.Revision(ctxT(t))
+	waitAll(t, rev, rs...)
+	for _, r := range rs {
+		if got := sums(t, r); got != want {
+			t.Errorf("%s after a batch published twice: sums %v, want %v", r.name, got, want)
+		}
 	}
 }

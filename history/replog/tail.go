@@ -53,6 +53,11 @@ func (l *Log) apply(ctx context.Context, kvs []*mvccpb.KeyValue, rev int64) erro
 		evs = append(evs, e...)
 	}
 	err := l.w.Apply(ctx, evs, func(ctx context.Context, tx *sqlx.Tx) error {
+		if l.o.CountResults {
+			if err := l.countResults(ctx, tx, evs); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO "+positionTable+" (name, revision) VALUES ('log', ?) "+
 			"ON CONFLICT(name) DO UPDATE SET revision = MAX(revision, excluded.revision)", rev)
 		return err

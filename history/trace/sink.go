@@ -19,8 +19,9 @@ func (w *Writer) publish(ctx context.Context, evs []Event) error {
 }
 
 // Apply writes events that came through the replicated log to the
-// database in one transaction, with inTx's writes (the applied position)
-// in the same transaction. Rows are idempotent by ID, so applying a batch
+// database in one transaction, with inTx's writes (the applied position,
+// the statistics the new rows add) in the same transaction, before the
+// rows: inTx sees the tables as they were before the batch. Rows are idempotent by ID, so applying a batch
 // twice changes nothing. A batch the database refuses for its data is
 // written event by event, the refused ones set aside as the loop does,
 // and inTx runs in a transaction of its own.

@@ -150,7 +150,7 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 }
 
 // writeTx stores a batch in one transaction, with inTx's writes (nil:
-// none) before its commit.
+// none) first: inTx sees the tables as they were before the batch.
 func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.Context, *sqlx.Tx) error) error {
 	var traces []StatusTrace
 	var starts []ExecutionStart
@@ -179,6 +179,11 @@ func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.
 		return fmt.Errorf("trace: begin: %w", err)
 	}
 	defer tx.Rollback()
+	if inTx != nil {
+		if err := inTx(ctx, tx); err != nil {
+			return err
+		}
+	}
 	if err := s.fillOriginalTaskIDs(ctx, tx, traces); err != nil {
 		return err
 	}
@@ -254,11 +259,6 @@ func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.
 	}
 	if err := s.writeWorkflows(ctx, tx, wfRuns, wfNodes); err != nil {
 		return err
-	}
-	if inTx != nil {
-		if err := inTx(ctx, tx); err != nil {
-			return err
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("trace: commit: %w", err)
