@@ -160,7 +160,9 @@ func (l *Log) ack(ctx context.Context) error {
 // a watch that fails (compacted, member gone) goes back to reading. It
 // also prunes every PruneInterval when PruneIf allows.
 func (l *Log) Run(ctx context.Context) error {
-	go l.pruneLoop(ctx)
+	pruned := make(chan struct{})
+	go func() { defer close(pruned); l.pruneLoop(ctx) }()
+	defer func() { <-pruned }()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		at, err := l.CatchUp(ctx)
