@@ -85,9 +85,7 @@ func startReplicas(t testing.TB, c *etcdtest.Cluster, o Options) []*replica {
 // flushAll publishes what rs[0] recorded and waits for every replica.
 func flushAll(t testing.TB, rs []*replica) {
 	ctx := context.Background()
-	if err := rs[0].w.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	flushRetry(t, rs[0])
 	rev, err := rs[0].log.Revision(ctx)
 	if err != nil {
 		t.Fatal(err)

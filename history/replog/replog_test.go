@@ -48,7 +48,10 @@ func startReplica(t *testing.T, r *replica, replicas []string, o Options) {
 func startReplicaTB(t testing.TB, r *replica, replicas []string, o Options) {
 	t.Helper()
 	o.Client, o.Name, o.Replicas = r.cli, r.name, replicas
-	o.Clock = clock.NewFake(t0)
+	// The log's own clock is real: after a failed watch (a member lost
+	// its raft leader) it reads again after a backoff. The writer's is
+	// fake: the tests publish with Flush.
+	o.Clock = clock.Real{}
 	l, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -141,9 +144,7 @@ func waitAll(t *testing.T, at int64, rs ...*replica) {
 
 func flush(t *testing.T, r *replica) int64 {
 	t.Helper()
-	if err := r.w.Flush(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
+	flushRetry(t, r)
 	rev, err := r.log.Revision(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -348,4 +349,18 @@ func TestResultCounts(t *testing.T) {
 			t.Errorf("%s after a batch published twice: sums %v, want %v", r.name, got, want)
 		}
 	}
+}
+
+// flushRetry publishes what r recorded; a publish that fails while the
+// cluster elects a raft leader (etcdserver: request timed out) is tried
+// again, each attempt bounded by the writer's WriteTimeout.
+func flushRetry(t testing.TB, r *replica) {
+	t.Helper()
+	var err error
+	for range 10 {
+		if err = r.w.Flush(context.Background()); err == nil {
+			return
+		}
+	}
+	t.Fatal(err)
 }
