@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -218,5 +219,65 @@ func TestMaintenanceAndMetrics(t *testing.T) {
 		if !names[n] {
 			t.Errorf("metric %s missing", n)
 		}
+	}
+}
+
+// TestQuotaAlarm: a member past its quota raises NOSPACE (writes are
+// refused); the members list and the metrics show it, and a maintenance
+// pass after the space is freed (deletes, compaction) defragments and
+// disarms it: writes work again.
+func TestQuotaAlarm(t *testing.T) {
+	ctx := t.Context()
+	cfgs := memberConfigs(t, 1)
+	cfgs[0].QuotaBytes = 4 << 20
+	ms := startMembers(t, cfgs)
+	s := openStore(t, ms[0].Endpoints(), Options{Prefix: "/quota"})
+	a := NewAdmin(s)
+	big := bytes.Repeat([]byte("q"), 256<<10)
+	var full error
+	for i := 0; i < 200 && full == nil; i++ {
+		full = s.Commit(ctx, store.Put("/big/"+strings.Repeat("k", i%7+1)+string(rune('a'+i%26)), big))
+	}
+	if full == nil || !strings.Contains(full.Error(), "space") {
+		t.Fatalf("writes past a 4 MiB quota: %v, want no space", full)
+	}
+	sts, err := a.Statuses(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts[0].Alarms) == 0 || sts[0].Alarms[0] != "NOSPACE" {
+		t.Fatalf("alarms %v, want NOSPACE", sts[0].Alarms)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewClusterCollector(a))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarm := false
+	for _, mf := range mfs {
+		alarm = alarm || mf.GetName() == "elasticjob_store_alarm"
+	}
+	if !alarm {
+		t.Error("no elasticjob_store_alarm series while NOSPACE is raised")
+	}
+	// Free the space: deletes are allowed under NOSPACE.
+	if _, err := s.cli.Delete(ctx, s.k.level("/big", 2), clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	m := &Maintenance{Admin: a, Compact: true, MinFree: 1, FreeRatio: 0.0001}
+	res, err := m.Pass(ctx) // the alarmed member is defragmented whatever its free space, then disarmed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Disarmed || len(res.Defragmented) != 1 {
+		t.Fatalf("pass = %+v, want the member defragmented and the alarm disarmed", res)
+	}
+	if res, err = m.Pass(ctx); err != nil || res.CompactedTo == 0 { // compacts the deleted values away
+		t.Fatalf("second pass = %+v, %v; want a compaction", res, err)
+	}
+	if err := s.Commit(ctx, store.Put("/after", []byte("ok"))); err != nil {
+		sts, _ := a.Statuses(ctx)
+		t.Fatalf("a write after the disarm: %v (pass %+v; members %+v)", err, res, sts)
 	}
 }

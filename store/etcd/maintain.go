@@ -117,8 +117,17 @@ func (m *Maintenance) Pass(ctx context.Context) (PassResult, error) {
 		res.FreedBytes += free
 	}
 	if alarmed {
-		if _, err := cli.AlarmDisarm(ctx, &clientv3.AlarmMember{Alarm: pb.AlarmType_NOSPACE}); err != nil {
-			return res, fmt.Errorf("etcd maintenance: disarm NOSPACE: %w", err)
+		al, err := cli.AlarmList(ctx)
+		if err != nil {
+			return res, fmt.Errorf("etcd maintenance: alarms: %w", err)
+		}
+		for _, a := range al.Alarms { // each member's own (a member id of 0 disarms nothing)
+			if a.Alarm != pb.AlarmType_NOSPACE {
+				continue
+			}
+			if _, err := cli.AlarmDisarm(ctx, &clientv3.AlarmMember{MemberID: a.MemberID, Alarm: a.Alarm}); err != nil {
+				return res, fmt.Errorf("etcd maintenance: disarm NOSPACE: %w", err)
+			}
 		}
 		res.Disarmed = true
 		m.Log.Warn("etcd maintenance: NOSPACE alarm disarmed after defragmentation; raise the quota if it comes back")
