@@ -214,6 +214,22 @@ func TestMaintenanceAndMetrics(t *testing.T) {
 	for _, mf := range mfs {
 		names[mf.GetName()] = true
 	}
+	etcdSeries := map[string]bool{}
+	mfs, err = prometheus.Gatherers{reg, MemberGatherer()}.Gather()
+	if err != nil {
+		t.Fatalf("the scheduler's and the member's series together: %v", err)
+	}
+	for _, mf := range mfs {
+		names[mf.GetName()] = true
+		if strings.HasPrefix(mf.GetName(), "etcd_") {
+			etcdSeries[mf.GetName()] = true
+		}
+	}
+	for _, n := range []string{"etcd_disk_wal_fsync_duration_seconds", "etcd_server_leader_changes_seen_total", "etcd_mvcc_db_total_size_in_bytes"} {
+		if !etcdSeries[n] {
+			t.Errorf("member series %s missing", n)
+		}
+	}
 	for _, n := range []string{"elasticjob_store_members", "elasticjob_store_member_healthy", "elasticjob_store_member_leader",
 		"elasticjob_store_db_size_bytes", "elasticjob_store_member_raft_index", "elasticjob_store_commit_seconds", "elasticjob_store_leader_changes_total"} {
 		if !names[n] {

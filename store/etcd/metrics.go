@@ -2,10 +2,12 @@ package etcd
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func newCommitHistogram() prometheus.Histogram {
@@ -103,4 +105,25 @@ func (c *ClusterCollector) Collect(ch chan<- prometheus.Metric) {
 	n := c.changes
 	c.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descChanges, prometheus.CounterValue, n)
+}
+
+// MemberGatherer serves the embedded members' own series: etcd registers
+// them (etcd_disk_wal_fsync_duration_seconds,
+// etcd_disk_backend_commit_duration_seconds,
+// etcd_server_leader_changes_seen_total, etcd_server_quota_backend_bytes,
+// etcd_mvcc_db_total_size_in_bytes, …) in Prometheus' default registry.
+// It keeps the etcd_ families of that registry only, so it merges with the
+// scheduler's own registry (prometheus.Gatherers) without duplicating
+// its Go and process series.
+func MemberGatherer() prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := prometheus.DefaultGatherer.Gather()
+		out := mfs[:0]
+		for _, mf := range mfs {
+			if strings.HasPrefix(mf.GetName(), "etcd_") {
+				out = append(out, mf)
+			}
+		}
+		return out, err
+	})
 }
