@@ -99,6 +99,8 @@ func (s *Server) recordAudit(c *gin.Context, body *bodyTap, status int) {
 		summary = loginOutcome(status, role)
 	case "/api/logout":
 		summary = "logout"
+	case "/api/operate/store/restore":
+		summary = "restore of the whole registry from a backup" // its nodes are no summary
 	default:
 		summary = changeSummary(body.bytes(), body.truncated, status, c.GetString(ctxError), target)
 	}

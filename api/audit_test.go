@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ejcloud/elasticjob/store/etcd"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -121,10 +122,16 @@ var writeCases = []writeCase{
 	{"PUT", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", `{"value":"v"}`, "secret", "db"},
 	{"DELETE", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", "", "secret", "db"},
 	{"POST", "/api/operate/secrets/reseal", "/api/operate/secrets/reseal", "", "", ""},
+	{"POST", "/api/operate/store/members", "/api/operate/store/members", `{"name":"m3","peerURL":"http://127.0.0.1:1"}`, "member", "m3"},
+	{"DELETE", "/api/operate/store/members/:member", "/api/operate/store/members/m3", "", "member", "m3"},
+	{"POST", "/api/operate/store/restore", "/api/operate/store/restore", emptyBackup, "", ""},
 	{"PUT", "/api/registry/damaged", "/api/registry/damaged?path=/config/app/broken", appBody("broken"), "registry", "/config/app/broken"},
 	{"DELETE", "/api/registry/damaged", "/api/registry/damaged?path=/state/ready/broken", "", "registry", "/state/ready/broken"},
 	{"DELETE", "/api/namespaces/:name", "/api/namespaces/team", "", "namespace", "team"},
 }
+
+// emptyBackup is a whole backup of an empty registry.
+const emptyBackup = `{"format":"elasticjob-registry-dump","version":1,"revision":1}` + "\n" + `{"end":true,"nodes":0}` + "\n"
 
 // seedWorkflowRuns registers workflow wf (without an audit row) with a
 // RUNNING run r1 to cancel and a FAILED run r2 to retry.
@@ -152,7 +159,8 @@ func seedWorkflowRuns(t *testing.T, e *env) {
 // credentials (401).
 func TestEveryWriteIsAudited(t *testing.T) {
 	a := newAuditLog(t)
-	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t),
+	var st *etcd.Store // three members: one more (never started) may be added and removed
+	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t), withReplicatedN(t, 3, &st),
 		func(o *api.Options, _ *api.Credentials) { o.Secrets = testKeyring(t) })
 	covered := map[string]bool{}
 	for _, c := range writeCases {

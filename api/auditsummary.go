@@ -50,6 +50,14 @@ func auditTarget(c *gin.Context, route string, body []byte) (kind, target string
 	if route == damagedRoute {
 		return "registry", c.Query("path") // the damaged entry's store path
 	}
+	if strings.HasPrefix(route, "/api/operate/store/members") { // a member of the replicated store
+		if m := c.Param("member"); m != "" {
+			return "member", m
+		}
+		var add struct{ Name string }
+		_ = json.Unmarshal(body, &add)
+		return "member", add.Name
+	}
 	for _, p := range c.Params {
 		if k, ok := strings.CutSuffix(p.Key, "Name"); ok && k != "" {
 			return k, p.Value

@@ -103,6 +103,9 @@ type Options struct {
 	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
 	// executor binary agents fetch, content-addressed; see engine/mesos/artifacts).
 	Artifacts http.Handler
+	// Replicated, when set, operates the replicated store's cluster
+	// (registry=etcd): /api/operate/store/… (replicated.go).
+	Replicated ReplicatedStore
 	// Cluster, when set, routes writes to the elected leader (forward.go);
 	// nil: this instance serves everything (the embedded mode).
 	Cluster Cluster
@@ -161,19 +164,20 @@ type Options struct {
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	reg      *registry.Registry
-	ops      Operations
-	eng      Engine
-	auth     *Auth
-	clock    clock.Clock
-	log      *slog.Logger
-	maxBody  int64
-	every    time.Duration
-	noFiles  bool // Options.RejectFileAppURLs
-	cluster  Cluster
-	refresh  func(ctx context.Context, paths []string, all bool) error
-	peerHTTP http.RoundTripper
-	audit    AuditLog
+	reg        *registry.Registry
+	ops        Operations
+	replicated ReplicatedStore
+	eng        Engine
+	auth       *Auth
+	clock      clock.Clock
+	log        *slog.Logger
+	maxBody    int64
+	every      time.Duration
+	noFiles    bool // Options.RejectFileAppURLs
+	cluster    Cluster
+	refresh    func(ctx context.Context, paths []string, all bool) error
+	peerHTTP   http.RoundTripper
+	audit      AuditLog
 	// clientAddr is Options.ClientAddr.
 	clientAddr func(*http.Request) string
 	pkgs       Packages
@@ -218,7 +222,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 	if o.SlowRequest == 0 {
 		o.SlowRequest = 2 * time.Second
 	}
-	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, eng: o.Engine, auth: o.Auth, clock: o.Clock, log: o.Log,
+	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, replicated: o.Replicated, eng: o.Engine, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
@@ -261,6 +265,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 	s.guideRoutes(a.Group("/jobs"))
 	s.historyRoutes(a.Group("/job"))
 	s.operateRoutes(a.Group("/operate"))
+	s.replicatedRoutes(a.Group("/operate/store"))
 	s.cronRoutes(a.Group("/cron"))
 	s.workflowRoutes(a.Group("/workflow"))
 	s.namespaceRoutes(a.Group("/namespaces"))

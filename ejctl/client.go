@@ -61,6 +61,8 @@ type request struct {
 	contentType  string
 	header       http.Header
 	noTimeout    bool
+	// sink, when set, takes a 2xx answer's body as a stream (downloads).
+	sink func(io.Reader) error
 }
 
 // call sends a request and decodes a JSON answer into out (nil: ignore
@@ -110,6 +112,12 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		for _, w := range resp.Header.Values("Warning") {
 			c.Warn(warningText(w))
 		}
+	}
+	if r.sink != nil && resp.StatusCode/100 == 2 {
+		if err := r.sink(resp.Body); err != nil {
+			return fmt.Errorf("%s %s: read the answer: %w", r.method, r.path, err)
+		}
+		return nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {

@@ -121,7 +121,12 @@ func (w *Writer) drain(ctx context.Context, fullOnly bool) error {
 		if err != nil || len(parts) == 0 {
 			return err
 		}
-		if err := w.writeBatch(ctx, mergeExecutions(evs)); err != nil {
+		if w.opt.Sink != nil {
+			err = w.publish(ctx, evs)
+		} else {
+			err = w.writeBatch(ctx, mergeExecutions(evs))
+		}
+		if err != nil {
 			cs := make([]*chunk, len(parts))
 			for i, p := range parts {
 				cs[i] = p.c

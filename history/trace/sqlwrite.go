@@ -146,6 +146,12 @@ func (s *sqlWriter) completeUpsert() string {
 
 // write stores a batch in one transaction.
 func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
+	return s.writeTx(ctx, evs, nil)
+}
+
+// writeTx stores a batch in one transaction, with inTx's writes (nil:
+// none) first: inTx sees the tables as they were before the batch.
+func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.Context, *sqlx.Tx) error) error {
 	var traces []StatusTrace
 	var starts []ExecutionStart
 	var completes []ExecutionComplete
@@ -173,6 +179,11 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 		return fmt.Errorf("trace: begin: %w", err)
 	}
 	defer tx.Rollback()
+	if inTx != nil {
+		if err := inTx(ctx, tx); err != nil {
+			return err
+		}
+	}
 	if err := s.fillOriginalTaskIDs(ctx, tx, traces); err != nil {
 		return err
 	}

@@ -37,8 +37,21 @@ type Options struct {
 	RetryMin       time.Duration // first reconnect delay after a failure (1s)
 	RetryMax       time.Duration // longest reconnect delay (30s)
 
+	// Sink, when set, takes the batches the loop would write to the
+	// database: the replicated history's publisher (package
+	// history/replog). The database is still opened, migrated and read;
+	// rows reach it through Apply, in the replicated log's order.
+	Sink Sink
+
 	Clock clock.Clock
 	Log   *slog.Logger
+}
+
+// Sink takes batches of spooled events instead of the database. An
+// error leaves them spooled, retried as a database error is; a batch
+// may be published more than once (rows are idempotent by ID).
+type Sink interface {
+	Publish(ctx context.Context, evs []Event) error
 }
 
 func (o *Options) defaults() error {

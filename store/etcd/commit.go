@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -31,6 +32,7 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	defer s.observeCommit(time.Now())
 	var lease clientv3.LeaseID // held while the commit holds the guard
 	defer func() {
 		if lease != 0 {

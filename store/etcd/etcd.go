@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -73,6 +74,8 @@ type Store struct {
 	wg     sync.WaitGroup // watch pumps
 
 	afterChunk func(i int) // tests: called after link i of a chained commit
+
+	commitSeconds prometheus.Histogram // Commit's duration (metrics.go)
 }
 
 // Open connects to the cluster and returns the store.
@@ -96,7 +99,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Store{cli: o.Client, k: newKeys(o.Prefix), maxOps: o.MaxTxnOps, maxBytes: o.MaxRequestBytes,
-		log: o.Logger.With("subsystem", "etcdstore")}
+		log: o.Logger.With("subsystem", "etcdstore"), commitSeconds: newCommitHistogram()}
 	if s.cli == nil {
 		if len(o.Endpoints) == 0 {
 			return nil, errors.New("etcd store: no endpoints")

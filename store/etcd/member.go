@@ -35,6 +35,10 @@ type MemberConfig struct {
 	// included; empty means a cluster of this member alone. A member
 	// whose data directory holds a cluster already rejoins that one.
 	InitialCluster []Peer
+	// Join: the member joins a running cluster that added it
+	// (Admin.AddMember, whose InitialCluster it takes) rather than
+	// bootstrapping a new one; its data directory must be empty.
+	Join bool
 	// ClusterToken tells clusters bootstrapped from the same peer list
 	// apart ("elasticjob-cloud" when empty); every member must agree.
 	ClusterToken string
@@ -165,6 +169,9 @@ func (c MemberConfig) embed() (*embed.Config, error) {
 	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	ec.InitialCluster, ec.InitialClusterToken = clusterString(c.InitialCluster), c.ClusterToken
 	ec.ClusterState = embed.ClusterStateFlagNew
+	if c.Join {
+		ec.ClusterState = embed.ClusterStateFlagExisting
+	}
 	if c.Heartbeat > 0 {
 		ec.TickMs = uint(c.Heartbeat / time.Millisecond)
 	}

@@ -2,7 +2,7 @@
 // free resources; on Kubernetes the nodes with their free resources and the
 // pods of this scheduler's tasks.
 import { t } from '../i18n.js';
-import { get, primeEngineCaps } from '../api.js';
+import { get, optional, session, primeEngineCaps } from '../api.js';
 import { h, clear, btn, loading, tag, kv, errText, fmtNum, timeCell } from '../ui.js';
 
 const num = (v) => (typeof v === 'number' ? v : parseFloat(v) || 0);
@@ -14,6 +14,8 @@ export default async function cluster(el) {
     let c;
     try { c = await get('/operate/cluster'); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
     primeEngineCaps(c);
+    const store = h('div', { id: 'store' });
+    if (session.admin || session.open) loadStore(store);
     const eng = c.engine || {};
     const caps = eng.capabilities || {};
     const noView = eng.capabilities && caps.clusterView === false;
@@ -60,6 +62,7 @@ export default async function cluster(el) {
           h('td', roleTag(m.role), m.self ? h('div.muted', t('cl.thisOne')) : null),
           h('td.wrap.mono', m.url || ''), h('td.wrap', m.hostname || ''), h('td.wrap.mono', m.id || ''), h('td', timeCell(m.started)))) :
           h('tr', h('td', { colspan: 5 }, h('div.nodata', t('cl.noLeader'))))))),
+      store,
       kube ? kubeNodes(kube, nodes, bar) : null,
       noView ? h('div.nodata', { id: 'no-cluster-view' }, t('cl.noView')) : null,
       kube || noView ? null : (c.agentsError ? h('div.alert.bad', t('cl.agentsError') + ': ' + c.agentsError) : null),
@@ -77,6 +80,32 @@ export default async function cluster(el) {
           h('td.words.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 8 }, h('div.nodata', t('cl.noAgents'))))))));
   }
   await load();
+}
+
+const mib = (n) => fmtNum(num(n) / 1048576, 1) + ' MiB';
+
+// loadStore fills el with the replicated store's members (registry=etcd; the
+// admin's): nothing when the registry is not replicated (404) or not for
+// this person (403).
+async function loadStore(el) {
+  let ms;
+  try { ms = await optional('/operate/store/members'); } catch (e) {
+    if (!(e && e.status === 403)) clear(el, h('div.alert.bad', t('cl.storeError') + ': ' + errText(e)));
+    return;
+  }
+  if (!Array.isArray(ms)) return;
+  clear(el,
+    h('h2', t('cl.store')),
+    h('div.tw', h('table.t', { id: 'store-members' },
+      h('thead', h('tr', [t('cl.member'), t('status'), t('cl.raftLeader'), t('cl.raftIndex'), t('cl.dbSize'), t('cl.dbInUse'), t('cl.alarms')].map((x) => h('th', x)))),
+      h('tbody', ms.map((m) => h('tr', { 'data-member': m.name || m.id },
+        h('td', h('span.mono', m.name || m.id), h('div.muted.mono', (m.peerURLs || []).join(' '))),
+        h('td', m.healthy ? tag(t('cl.healthy'), 'ok') : h('span', tag(t('cl.unhealthy'), 'bad'), h('div.muted.wrap', (m.errors || []).join('; ')))),
+        h('td', m.leader ? tag(t('cl.roleLeader'), 'ok') : '—'),
+        h('td.mono', m.healthy ? String(m.raftIndex) : '—'),
+        h('td', m.healthy ? mib(m.dbSizeBytes) : '—'),
+        h('td', m.healthy ? mib(m.dbSizeInUseBytes) : '—'),
+        h('td', (m.alarms || []).length ? (m.alarms || []).map((a) => tag(a, 'bad')) : '—')))))));
 }
 
 // CAPS are the capabilities an engine may declare (engine.Capabilities), in the page's order.

@@ -1,0 +1,280 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// MemberStatus is one member of the cluster as its peers and itself
+// report it.
+type MemberStatus struct {
+	ID         string   `json:"id"` // hex, as etcdctl prints it
+	Name       string   `json:"name"`
+	PeerURLs   []string `json:"peerURLs"`
+	ClientURLs []string `json:"clientURLs"`
+	Learner    bool     `json:"learner,omitempty"`
+	// Healthy: the member answered a status request within the probe
+	// timeout; the fields below are from that answer.
+	Healthy   bool     `json:"healthy"`
+	Leader    bool     `json:"leader"`
+	RaftIndex uint64   `json:"raftIndex"`
+	RaftTerm  uint64   `json:"raftTerm"`
+	DBSize    int64    `json:"dbSizeBytes"`
+	DBInUse   int64    `json:"dbSizeInUseBytes"`
+	Version   string   `json:"version,omitempty"`
+	Alarms    []string `json:"alarms,omitempty"` // NOSPACE, CORRUPT
+	Errors    []string `json:"errors,omitempty"` // the member's own, or why it did not answer
+}
+
+// Admin operates the cluster the store lives in: its members, backup
+// and restore of the registry, defragmentation. Its methods return
+// plain data (package api takes them as any).
+type Admin struct {
+	s *Store
+	// Exclude are store paths left out of backups and kept by restores:
+	// the election's directory (its keys hold leases; a restore ends
+	// the current terms by deleting them, see Restore).
+	Exclude []string
+	// Probe bounds one member's status request (1 s when 0).
+	Probe time.Duration
+}
+
+// NewAdmin returns the admin of s's cluster; exclude are the election
+// directories (e.g. "/ha/election").
+func NewAdmin(s *Store, exclude ...string) *Admin {
+	return &Admin{s: s, Exclude: exclude, Probe: time.Second}
+}
+
+// Errors of the member operations, backup and restore. Each has the
+// HTTP status the API answers it with (HTTPStatus), so package api maps
+// them without importing this one.
+var (
+	ErrNoMember       error = adminError{"etcd cluster: no such member", 404}
+	ErrMemberExists   error = adminError{"etcd cluster: a member with this name or peer URL exists", 409}
+	ErrQuorumAtRisk   error = adminError{"etcd cluster: the change would leave the cluster without a quorum", 409}
+	ErrBadMemberInput error = adminError{"etcd cluster: bad member", 400}
+	ErrBadBackup      error = adminError{"etcd backup: not a whole registry backup", 400}
+)
+
+type adminError struct {
+	msg    string
+	status int
+}
+
+func (e adminError) Error() string   { return e.msg }
+func (e adminError) HTTPStatus() int { return e.status }
+
+// Statuses lists the members with their health, leadership, raft index
+// and store size, asking each member (bounded by Probe).
+func (a *Admin) Statuses(ctx context.Context) ([]MemberStatus, error) {
+	cli := a.s.cli
+	ml, err := cli.MemberList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("etcd cluster: member list: %w", err)
+	}
+	alarms := map[uint64][]string{}
+	if ar, err := cli.AlarmList(ctx); err == nil {
+		for _, al := range ar.Alarms {
+			alarms[al.MemberID] = append(alarms[al.MemberID], al.Alarm.String())
+		}
+	}
+	probe := a.Probe
+	if probe <= 0 {
+		probe = time.Second
+	}
+	out := make([]MemberStatus, len(ml.Members))
+	for i, m := range ml.Members {
+		st := MemberStatus{ID: strconv.FormatUint(m.ID, 16), Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs,
+			Learner: m.IsLearner, Alarms: alarms[m.ID]}
+		if st.Name == "" {
+			st.Errors = append(st.Errors, "not started yet (added, waiting for it to join)")
+		}
+		for _, u := range m.ClientURLs {
+			pctx, cancel := context.WithTimeout(ctx, probe)
+			s, err := cli.Status(pctx, u)
+			cancel()
+			if err != nil {
+				st.Errors = append(st.Errors, fmt.Sprintf("%s: %v", u, err))
+				continue
+			}
+			st.Healthy, st.Leader = true, s.Leader == m.ID
+			st.RaftIndex, st.RaftTerm, st.DBSize, st.DBInUse, st.Version = s.RaftIndex, s.RaftTerm, s.DbSize, s.DbSizeInUse, s.Version
+			st.Errors = append(st.Errors, s.Errors...)
+			break
+		}
+		out[i] = st
+	}
+	slices.SortFunc(out, func(x, y MemberStatus) int { return strings.Compare(x.Name, y.Name) })
+	return out, nil
+}
+
+// Members is Statuses for the API.
+func (a *Admin) Members(ctx context.Context) (any, error) { return a.Statuses(ctx) }
+
+func (a *Admin) find(ctx context.Context, nameOrID string) (*pb.Member, []*pb.Member, error) {
+	ml, err := a.s.cli.MemberList(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("etcd cluster: member list: %w", err)
+	}
+	// A member added and not started yet has no name in etcd: AddMember
+	// noted its id under the name it was given.
+	var pending string
+	if resp, err := a.s.cli.Get(ctx, a.addedKey(nameOrID)); err == nil && len(resp.Kvs) == 1 {
+		pending = string(resp.Kvs[0].Value)
+	}
+	for _, m := range ml.Members {
+		id := strconv.FormatUint(m.ID, 16)
+		if m.Name == nameOrID || id == strings.ToLower(nameOrID) || m.Name == "" && id == pending {
+			return m, ml.Members, nil
+		}
+	}
+	return nil, ml.Members, fmt.Errorf("%w: %q (members: %s)", ErrNoMember, nameOrID, memberNames(ml.Members))
+}
+
+func memberNames(ms []*pb.Member) string {
+	var names []string
+	for _, m := range ms {
+		names = append(names, cmpOr(m.Name, strconv.FormatUint(m.ID, 16)))
+	}
+	return strings.Join(names, ", ")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// RemoveMember removes a member (by name or hex ID) from the cluster:
+// the step before a dead member's replacement, or its rejoining with an
+// empty data directory. Removing a member that answers while another is
+// down is refused (ErrQuorumAtRisk): remove the dead one.
+func (a *Admin) RemoveMember(ctx context.Context, nameOrID string) error {
+	m, all, err := a.find(ctx, nameOrID)
+	if err != nil {
+		return err
+	}
+	if len(all) == 1 {
+		return fmt.Errorf("%w: %s is the only member", ErrQuorumAtRisk, nameOrID)
+	}
+	sts, err := a.Statuses(ctx)
+	if err != nil {
+		return err
+	}
+	healthy, target := 0, false
+	for _, st := range sts {
+		if st.Healthy {
+			healthy++
+			if st.ID == strconv.FormatUint(m.ID, 16) {
+				target = true
+			}
+		}
+	}
+	after := len(all) - 1
+	if target && healthy-1 < after/2+1 {
+		return fmt.Errorf("%w: removing %s, which answers, leaves %d of %d members answering", ErrQuorumAtRisk, nameOrID, healthy-1, after)
+	}
+	if _, err := a.s.cli.MemberRemove(ctx, m.ID); err != nil {
+		return fmt.Errorf("etcd cluster: remove %s: %w", nameOrID, err)
+	}
+	for _, n := range []string{m.Name, nameOrID} {
+		if n != "" {
+			_, _ = a.s.cli.Delete(ctx, a.addedKey(n))
+		}
+	}
+	return nil
+}
+
+// addedKey notes the id of a member AddMember added as name.
+func (a *Admin) addedKey(name string) string { return a.s.k.prefix + "/members-added/" + name }
+
+// Added is what a new member must be started with: its name, its peer
+// URL and the initial cluster to join (MemberConfig.Join).
+type Added struct {
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	PeerURL        string `json:"peerURL"`
+	InitialCluster string `json:"initialCluster"` // name=peerURL,… (etcd_peers)
+}
+
+// AddMember adds a member to the cluster: start it next with an empty
+// data directory, MemberConfig.Join and the returned initial cluster.
+func (a *Admin) AddMember(ctx context.Context, name, peerURL string) (Added, error) {
+	if name == "" || !strings.HasPrefix(peerURL, "http://") && !strings.HasPrefix(peerURL, "https://") {
+		return Added{}, fmt.Errorf("%w: want a name and an http(s) peer URL, got %q and %q", ErrBadMemberInput, name, peerURL)
+	}
+	ml, err := a.s.cli.MemberList(ctx)
+	if err != nil {
+		return Added{}, fmt.Errorf("etcd cluster: member list: %w", err)
+	}
+	for _, m := range ml.Members {
+		if m.Name == name || slices.Contains(m.PeerURLs, peerURL) {
+			return Added{}, fmt.Errorf("%w: %s (%s); remove it first", ErrMemberExists, cmpOr(m.Name, strconv.FormatUint(m.ID, 16)), strings.Join(m.PeerURLs, ","))
+		}
+	}
+	// etcd adds a voting member only when every member has been
+	// connected to the others for 5 s (ErrUnhealthy before): a cluster
+	// that just lost or removed a member gets that long, and 10 s more.
+	var resp *clientv3.MemberAddResponse
+	wait := time.NewTimer(0)
+	defer wait.Stop()
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		resp, err = a.s.cli.MemberAdd(ctx, []string{peerURL})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, rpctypes.ErrUnhealthy) || time.Now().After(deadline) {
+			return Added{}, fmt.Errorf("etcd cluster: add %s: %w", name, err)
+		}
+		wait.Reset(500 * time.Millisecond)
+		select {
+		case <-wait.C:
+		case <-ctx.Done():
+			return Added{}, fmt.Errorf("etcd cluster: add %s: %w", name, ctx.Err())
+		}
+	}
+	var peers []string
+	for _, m := range resp.Members {
+		n := m.Name
+		if m.ID == resp.Member.ID {
+			n = name
+		}
+		for _, u := range m.PeerURLs {
+			peers = append(peers, n+"="+u)
+		}
+	}
+	slices.Sort(peers)
+	id := strconv.FormatUint(resp.Member.ID, 16)
+	if _, err := a.s.cli.Put(ctx, a.addedKey(name), id); err != nil {
+		a.s.log.Warn("note of an added member's name failed (remove it by id)", "member", name, "id", id, "err", err)
+	}
+	return Added{ID: strconv.FormatUint(resp.Member.ID, 16), Name: name, PeerURL: peerURL, InitialCluster: strings.Join(peers, ",")}, nil
+}
+
+// AddMemberAny is AddMember for the API.
+func (a *Admin) AddMemberAny(ctx context.Context, name, peerURL string) (any, error) {
+	return a.AddMember(ctx, name, peerURL)
+}
+
+// ParsePeers parses an initial cluster "name=url,…".
+func ParsePeers(s string) ([]Peer, error) {
+	var peers []Peer
+	for part := range strings.SplitSeq(s, ",") {
+		name, u, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || name == "" || u == "" {
+			return nil, fmt.Errorf("etcd peers %q: want name=url,…", s)
+		}
+		peers = append(peers, Peer{Name: name, URL: u})
+	}
+	return peers, nil
+}
