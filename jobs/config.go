@@ -86,6 +86,14 @@ type Config struct {
 	// PodTemplate, on Kubernetes, is merged over the app's podTemplate into the job's pods
 	// (engine/kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
 	PodTemplate app.PodTemplate `json:"podTemplate,omitempty"`
+	// Deadlines raise alerts (history, metric, console, webhook), never
+	// kill (deadline.go, docs/jobs.md "Deadlines"): a run not started
+	// StartDeadlineSeconds after its fire; a run still going after
+	// RunDeadlineSeconds, or past RunDeadlineAt ("HH:MM" in the job's time
+	// zone) on the day it started. 0 and "": none.
+	StartDeadlineSeconds int    `json:"startDeadlineSeconds,omitempty"`
+	RunDeadlineSeconds   int    `json:"runDeadlineSeconds,omitempty"`
+	RunDeadlineAt        string `json:"runDeadlineAt,omitempty"`
 }
 
 // JobType is what a shard runs.
@@ -232,6 +240,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.PodTemplate.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+	}
+	if err := c.validateDeadlines(); err != nil {
+		return err
 	}
 	return c.validateRun()
 }

@@ -1,0 +1,43 @@
+package deadline
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+func TestPlaces(t *testing.T) {
+	small := func(name string) jobs.Config {
+		return jobs.Config{JobName: name, CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 600}
+	}
+	cfg := cfgs(small("a~run"), small("a~w1"), small("a~w2"), small("b~w"), small("a~f"))
+	typ := func(job string) estimate.Typical {
+		if job == "a~run" {
+			return estimate.Of([]time.Duration{5 * time.Minute, 5 * time.Minute, 5 * time.Minute})
+		}
+		return estimate.Of([]time.Duration{2 * time.Minute, 2 * time.Minute, 2 * time.Minute})
+	}
+	st := State{
+		Ready:    []queue.Ready{{Job: "a~w2", Since: t0.Add(time.Second)}, {Job: "a~w1", Since: t0}, {Job: "b~w", Since: t0}},
+		Failover: []queue.Failover{{Job: "a~f", Item: 0, Since: t0.Add(time.Minute)}},
+		Running:  map[string]map[int]task.Entry{"a~run": {0: {TaskID: "r", LaunchedAt: t0}}},
+	}
+	p := Places(t0, st, cfg, typ)
+	// Namespace a: the failover shard first, then w1, then w2, one slot
+	// freed at t0+5m by a~run, each then running 2 minutes.
+	want := map[string]Place{
+		FailoverKey("a~f", 0): {"a", 1, t0.Add(5 * time.Minute)},
+		ReadyKey("a~w1"):      {"a", 2, t0.Add(7 * time.Minute)},
+		ReadyKey("a~w2"):      {"a", 3, t0.Add(9 * time.Minute)},
+		ReadyKey("b~w"):       {"b", 1, time.Time{}}, // nothing of b runs: not known
+	}
+	for k, w := range want {
+		if g := p[k]; g.Namespace != w.Namespace || g.Position != w.Position || !g.EstimatedStart.Equal(w.EstimatedStart) {
+			t.Errorf("%s: got %+v, want %+v", k, g, w)
+		}
+	}
+}
