@@ -65,7 +65,7 @@ type Config struct {
 	// THROW report a failure; IGNORE reports the run as a success (the exit
 	// code stays in the message); WEBHOOK reports a failure and posts a
 	// notification to props["webhook.url"] (format props["webhook.format"]:
-	// generic, dingtalk, wechat or slack).
+	// generic, dingtalk, wechat, slack or feishu).
 	JobErrorHandlerType string `json:"jobErrorHandlerType,omitempty"`
 	// PauseAfterFailures disables the job when this many runs in a row
 	// failed (0: never). A run fails when one of its shards fails for good
@@ -324,10 +324,10 @@ func (c Config) validateHandler() error {
 			return fmt.Errorf("%w: props.webhook.url must be an http(s) URL for the WEBHOOK error handler, got %q", ErrInvalid, u)
 		}
 		switch c.Props["webhook.format"] {
-		case "", "generic", "dingtalk", "wechat", "slack":
+		case "", "generic", "dingtalk", "wechat", "slack", "feishu":
 			return nil
 		}
-		return fmt.Errorf("%w: props.webhook.format must be generic, dingtalk, wechat or slack, got %q", ErrInvalid, c.Props["webhook.format"])
+		return fmt.Errorf("%w: props.webhook.format must be generic, dingtalk, wechat, slack or feishu, got %q", ErrInvalid, c.Props["webhook.format"])
 	}
 	return fmt.Errorf("%w: jobErrorHandlerType must be LOG, THROW, IGNORE or WEBHOOK, got %q", ErrInvalid, c.JobErrorHandlerType)
 }
