@@ -37,13 +37,12 @@ type Watcher struct {
 	Log       *slog.Logger
 	Location  *time.Location // the scheduler's zone, for jobs without one
 	Every     time.Duration  // 0: Every
-	Typical   func(ctx context.Context, job string) estimate.Typical
+	Typical   *TypicalCache  // may be nil: estimates from timeouts only
 	Sinks     []Sink
 	Estimates EstimateSink // may be nil
 
 	configs map[string]cachedJob
 	tracker estimate.Tracker
-	typ     map[string]cachedTypical
 }
 
 type cachedJob struct {
@@ -230,7 +229,7 @@ func (w *Watcher) measure(ctx context.Context, now time.Time, st State) {
 	if w.Estimates == nil {
 		return
 	}
-	places := Places(now, st, w.job, func(job string) estimate.Typical { return w.typical(ctx, now, job) })
+	places := Places(now, st, w.job, func(job string) estimate.Typical { return w.Typical.Get(ctx, job) })
 	waiting := map[string]bool{}
 	for _, r := range st.Ready {
 		k := trackKey(r.Job, r.Since)
@@ -252,19 +251,4 @@ func (w *Watcher) measure(ctx context.Context, now time.Time, st State) {
 			w.Estimates.StartEstimateError(ns, abs, ratio)
 		}
 	}
-}
-
-func (w *Watcher) typical(ctx context.Context, now time.Time, job string) estimate.Typical {
-	if w.Typical == nil {
-		return estimate.Typical{}
-	}
-	if w.typ == nil {
-		w.typ = map[string]cachedTypical{}
-	}
-	if c, ok := w.typ[job]; ok && now.Sub(c.at) < typicalTTL {
-		return c.t
-	}
-	t := w.Typical(ctx, job)
-	w.typ[job] = cachedTypical{now, t}
-	return t
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
@@ -53,9 +52,9 @@ func term(kv store.KV, clk clock.Clock, node string, sink *recorder) *Watcher {
 	reg := registry.New(kv)
 	reg.Fence = func() []store.Op { return []store.Op{store.Check(node, store.AnyVersion)} }
 	return &Watcher{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Sinks: []Sink{sink}, Estimates: sink,
-		Typical: func(context.Context, string) estimate.Typical {
-			return estimate.Of([]time.Duration{time.Minute, time.Minute, time.Minute})
-		}}
+		Typical: &TypicalCache{Clock: clk, Source: func(context.Context, string) ([]time.Duration, error) {
+			return []time.Duration{time.Minute, time.Minute, time.Minute}, nil
+		}}}
 }
 
 // A takeover neither drops nor repeats an alert: leader A raises the

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/deadline"
-	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/leader"
@@ -28,15 +26,16 @@ func deadlineSinks(mx *metrics.Metrics, tw *trace.Writer, hooks *webhook.Sender)
 // and the start estimates' errors.
 func (l *leaderWork) deadlineLoop(reg *registry.Registry, log *slog.Logger) leader.Loop {
 	w := &deadline.Watcher{Registry: reg, Clock: clock.Real{}, Log: log.With("subsystem", "deadlines"), Location: l.cfg.Location,
-		Sinks: l.deadlineSinks, Estimates: l.mx.Deadlines()}
-	if recent := l.recentRuns(reg); recent != nil {
-		w.Typical = func(ctx context.Context, job string) estimate.Typical {
-			ds, err := recent(ctx, job)
-			if err != nil {
-				return estimate.Typical{}
-			}
-			return estimate.Of(ds)
-		}
-	}
+		Sinks: l.deadlineSinks, Estimates: l.mx.Deadlines(), Typical: l.typicals(reg)}
 	return leader.Loop{Name: "deadlines", Run: w.Run}
+}
+
+// typicals reads jobs' recent run durations from history for start
+// estimates (nil without history: estimates from timeouts only).
+func (l *leaderWork) typicals(reg *registry.Registry) *deadline.TypicalCache {
+	recent := l.recentRuns(reg)
+	if recent == nil {
+		return nil
+	}
+	return &deadline.TypicalCache{Source: recent, Clock: clock.Real{}}
 }

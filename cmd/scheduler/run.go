@@ -224,6 +224,7 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 		Artifacts: work.engines.exe.artifacts,
 		Ops:       &ops{work: work, lead: lead, eng: work.engines.reads},
 		Engine:    work.engines.reads,
+		Typicals:  work.typicals(reg),
 	}
 	if _, solo := lead.(*election.Solo); !solo {
 		o.Cluster = apiCluster{lead}
