@@ -1,0 +1,34 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+// TestJobDeadlines: the REST API and a CloudJob's spec take the deadline
+// fields, and refuse bad ones with the field named.
+func TestJobDeadlines(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	body := `{"jobName":"report","appName":"app","jobExecutionType":"TRANSIENT","cron":"0 0 6 * * ?","cpuCount":0.5,"memoryMB":32,` +
+		`"startDeadlineSeconds":300,"runDeadlineSeconds":3600,"runDeadlineAt":"07:30"}`
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", body)
+	got := decode[jobs.Config](t, e.must(http.StatusOK, http.MethodGet, "/api/job/jobs/report", ""))
+	if got.StartDeadlineSeconds != 300 || got.RunDeadlineSeconds != 3600 || got.RunDeadlineAt != "07:30" {
+		t.Fatalf("stored %+v", got)
+	}
+	e.wantError(e.request(http.MethodPut, "/api/job/update", `{"jobName":"report","runDeadlineAt":"7:30pm"}`), http.StatusBadRequest, "runDeadlineAt")
+	e.wantError(e.request(http.MethodPut, "/api/job/update", `{"jobName":"report","startDeadlineSeconds":-5}`), http.StatusBadRequest, "startDeadlineSeconds")
+
+	_, srv := newDefEnv(t)
+	spec := strings.Replace(defJob, `"shardingTotalCount":1`, `"shardingTotalCount":1,"startDeadlineSeconds":60,"runDeadlineAt":"23:00"`, 1)
+	if _, err := srv.ApplyDefinition(context.Background(), api.DefJob, "default", "hello", []byte(spec), registry.Owner{Kind: "CloudJob", Namespace: "default", Name: "hello"}); err != nil {
+		t.Fatalf("CloudJob with deadlines: %v", err)
+	}
+}
