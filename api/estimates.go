@@ -30,7 +30,13 @@ func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []que
 		cfg[c.JobName] = c
 	}
 	ns := nsIn(ctx)
-	return deadline.Places(s.clock.Now(), deadline.State{Ready: ready, Failover: failover, Running: running},
+	st := deadline.State{Ready: ready, Failover: failover, Running: running}
+	if rec, err := s.reg.Namespace(ctx, ns); err == nil {
+		if c, ok := deadline.CapacityOf(rec); ok {
+			st.Capacity = map[string]estimate.Res{namespace.Default: c} // the namespace's own view: its names are bare
+		}
+	}
+	return deadline.Places(s.clock.Now(), st,
 		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },
 		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
 }

@@ -33,6 +33,36 @@ type State struct {
 	Ready    []queue.Ready
 	Failover []queue.Failover
 	Running  map[string]map[int]task.Entry
+	// Capacity is what each namespace may hold (CapacityOf its record):
+	// its waiting work may take now what its running work leaves of it. A
+	// namespace not in it is taken to have nothing free now (it waits:
+	// what it needs is not free).
+	Capacity map[string]estimate.Res
+}
+
+// CapacityOf is what a namespace may hold, as the estimate counts it: its
+// limit, else its guarantee (ok false: neither is set).
+func CapacityOf(rec namespace.Record) (estimate.Res, bool) {
+	r := rec.Limit
+	if r == nil {
+		r = rec.Guarantee
+	}
+	if r == nil {
+		return estimate.Res{}, false
+	}
+	return estimate.Res{CPUs: r.CPUCount, MemMB: r.MemoryMB}, true
+}
+
+// freeOf is what cap leaves once running holds its share (none below 0).
+func freeOf(cap estimate.Res, ok bool, running []estimate.Holding) estimate.Res {
+	if !ok {
+		return estimate.Res{}
+	}
+	for _, h := range running {
+		cap.CPUs -= h.Holds.CPUs
+		cap.MemMB -= h.Holds.MemMB
+	}
+	return estimate.Res{CPUs: max(cap.CPUs, 0), MemMB: max(cap.MemMB, 0)}
 }
 
 // ReadyKey and FailoverKey name a waiting execution in Places' result.
@@ -42,8 +72,8 @@ func FailoverKey(job string, item int) string { return fmt.Sprintf("%s#%d", job,
 // Places gives every waiting execution (by ReadyKey or FailoverKey) its
 // position in its namespace and an estimated start: each namespace is
 // estimated on its own from its own running work's expected ends
-// (estimate.End: the job's p90, else its timeout), as if it had nothing
-// free now (it waits: what it needs is not free). A ready entry holding
+// (estimate.End: the job's p90, else its timeout), from what its capacity
+// leaves free now (st.Capacity; nothing when not known). A ready entry holding
 // several executions is placed by its oldest.
 func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 	type item struct {
@@ -100,7 +130,8 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 		for i, it := range items {
 			entries[i] = it.entry
 		}
-		starts := estimate.Starts(now, estimate.Res{}, holding[ns], entries)
+		cap, ok := st.Capacity[ns]
+		starts := estimate.Starts(now, freeOf(cap, ok, holding[ns]), holding[ns], entries)
 		for i, it := range items {
 			est := starts[i]
 			if !est.IsZero() && it.notLater.After(est) {
@@ -112,11 +143,15 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 	return out
 }
 
-// expectedRun is how long a run of c is expected to take: its p90, else
-// its timeout (zero: not known).
+// expectedRun is how long a queued run of c is expected to take once it
+// starts: its median, the typical run (a chain of p90s would put a deep
+// queue's starts later by the p90's margin over the typical run at every
+// link: docs/benchmarks.md, "Start estimates"), else its timeout (zero:
+// not known). Running work ends at its p90 (estimate.End), as the wait
+// reasons say.
 func expectedRun(c jobs.Config, t estimate.Typical) time.Duration {
 	if t.Known {
-		return t.P90
+		return t.Median
 	}
 	return time.Duration(c.TimeoutSeconds) * time.Second
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -39,5 +40,29 @@ func TestPlaces(t *testing.T) {
 		if g := p[k]; g.Namespace != w.Namespace || g.Position != w.Position || !g.EstimatedStart.Equal(w.EstimatedStart) {
 			t.Errorf("%s: got %+v, want %+v", k, g, w)
 		}
+	}
+}
+
+// A namespace's capacity (its limit, else its guarantee) less what it runs
+// is free now: the first entry that fits it starts at once.
+func TestPlacesWithCapacity(t *testing.T) {
+	c := jobs.Config{JobName: "a~x", CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 60}
+	cfg := func(k string) (jobs.Config, bool) { c.JobName = k; return c, true }
+	typ := func(string) estimate.Typical { return estimate.Typical{} }
+	st := State{
+		Ready:    []queue.Ready{{Job: "a~w1", Since: t0}, {Job: "a~w2", Since: t0.Add(time.Second)}},
+		Running:  map[string]map[int]task.Entry{"a~run": {0: {LaunchedAt: t0}}},
+		Capacity: map[string]estimate.Res{"a": {CPUs: 2, MemMB: 1000}},
+	}
+	p := Places(t0, st, cfg, typ)
+	if !p["a~w1"].EstimatedStart.Equal(t0) || !p["a~w2"].EstimatedStart.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("%+v", p)
+	}
+	limit := namespace.Record{Name: "a", Guarantee: &namespace.Resources{CPUCount: 1}, Limit: &namespace.Resources{CPUCount: 4, MemoryMB: 8}}
+	if r, ok := CapacityOf(limit); !ok || r.CPUs != 4 {
+		t.Fatalf("limit first: %v %v", r, ok)
+	}
+	if _, ok := CapacityOf(namespace.Record{Name: "b"}); ok {
+		t.Fatal("a capacity without a limit or guarantee")
 	}
 }

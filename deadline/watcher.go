@@ -145,6 +145,16 @@ func (w *Watcher) state(ctx context.Context) (State, error) {
 	if st.Running, err = w.Registry.RunningTasks(ctx); err != nil {
 		return st, fmt.Errorf("deadlines: read the running tasks: %w", err)
 	}
+	recs, err := w.Registry.Namespaces(ctx)
+	if err != nil {
+		return st, fmt.Errorf("deadlines: read the namespaces: %w", err)
+	}
+	st.Capacity = map[string]estimate.Res{}
+	for _, rec := range recs {
+		if c, ok := CapacityOf(rec); ok {
+			st.Capacity[rec.Name] = c
+		}
+	}
 	return st, nil
 }
 
