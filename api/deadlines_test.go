@@ -2,11 +2,14 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 )
@@ -30,5 +33,29 @@ func TestJobDeadlines(t *testing.T) {
 	spec := strings.Replace(defJob, `"shardingTotalCount":1`, `"shardingTotalCount":1,"startDeadlineSeconds":60,"runDeadlineAt":"23:00"`, 1)
 	if _, err := srv.ApplyDefinition(context.Background(), api.DefJob, "default", "hello", []byte(spec), registry.Owner{Kind: "CloudJob", Namespace: "default", Name: "hello"}); err != nil {
 		t.Fatalf("CloudJob with deadlines: %v", err)
+	}
+}
+
+// TestMissedDeadlinesList: GET /api/job/deadlines lists the recorded
+// alerts of the request's namespace, soonest due first, by job on ask.
+func TestMissedDeadlinesList(t *testing.T) {
+	e := newEnv(t)
+	for _, a := range []deadline.Alert{
+		{Kind: deadline.KindRun, Namespace: "default", Job: "etl", Since: t0, Due: t0.Add(2 * time.Hour), TaskID: "t1", Message: "long"},
+		{Kind: deadline.KindStart, Namespace: "default", Job: "report", Since: t0, Due: t0.Add(time.Minute), Message: "late"},
+		{Kind: deadline.KindStart, Namespace: "other", Job: "report", Since: t0, Due: t0, Message: "not ours"},
+	} {
+		b, _ := json.Marshal(a)
+		if ok, err := e.reg.MarkAlert(t.Context(), a.PathKey(), b); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	rows := decode[[]deadline.Alert](t, e.must(http.StatusOK, http.MethodGet, "/api/job/deadlines", ""))
+	if len(rows) != 2 || rows[0].Job != "report" || rows[1].Job != "etl" || rows[1].TaskID != "t1" {
+		t.Fatalf("%+v", rows)
+	}
+	rows = decode[[]deadline.Alert](t, e.must(http.StatusOK, http.MethodGet, "/api/job/deadlines?jobName=etl", ""))
+	if len(rows) != 1 || rows[0].Kind != deadline.KindRun {
+		t.Fatalf("%+v", rows)
 	}
 }

@@ -37,6 +37,7 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.GET("/tasks/running", s.runningTasks)
 	g.GET("/tasks/ready", s.readyTasks)
 	g.GET("/tasks/failover", s.failoverTasks)
+	g.GET("/deadlines", s.missedDeadlines)
 	g.GET("/tasks/:taskId", s.taskResult)
 	g.GET("/logs/:taskId", s.taskLog)
 	g.GET("/lastResults", s.lastResults)
