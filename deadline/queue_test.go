@@ -1,6 +1,8 @@
 package deadline
 
 import (
+	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -64,5 +66,34 @@ func TestPlacesWithCapacity(t *testing.T) {
 	}
 	if _, ok := CapacityOf(namespace.Record{Name: "b"}); ok {
 		t.Fatal("a capacity without a limit or guarantee")
+	}
+}
+
+// BenchmarkPlaces100k: the watcher's and the API's estimate over a
+// backlog of 100,000 ready executions in 100 namespaces (1,000 jobs each
+// with a capacity), 10,000 running tasks.
+func BenchmarkPlaces100k(b *testing.B) {
+	cfg := func(k string) (jobs.Config, bool) {
+		return jobs.Config{JobName: k, CPUCount: 0.5, MemoryMB: 64, ShardingTotalCount: 2, TimeoutSeconds: 600}, true
+	}
+	typ := func(string) estimate.Typical {
+		return estimate.Of([]time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute})
+	}
+	st := State{Running: map[string]map[int]task.Entry{}, Capacity: map[string]estimate.Res{}}
+	for n := range 100 {
+		ns := fmt.Sprintf("team-%02d", n)
+		st.Capacity[ns] = estimate.Res{CPUs: 50, MemMB: 6400}
+		for j := range 1000 {
+			st.Ready = append(st.Ready, queue.Ready{Job: ns + "~job" + strconv.Itoa(j), Count: 1, Since: t0.Add(time.Duration(j) * time.Second)})
+		}
+		for j := range 50 {
+			st.Running[ns+"~run"+strconv.Itoa(j)] = map[int]task.Entry{0: {LaunchedAt: t0}, 1: {LaunchedAt: t0}}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := Places(t0, st, cfg, typ); len(p) != 100_000 {
+			b.Fatal(len(p))
+		}
 	}
 }
