@@ -344,9 +344,9 @@ async function drawTrend(box, name) {
 }
 
 // ---- register / modify
-const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'jobClass', 'beanName', 'applicationContext', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props', ...DEADLINE_FIELDS];
 // the deadlines block of the job form (alerts, never kills: docs/jobs.md)
 const DEADLINE_FIELDS = ['startDeadlineSeconds', 'runDeadlineSeconds', 'runDeadlineAt'];
+const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'jobClass', 'beanName', 'applicationContext', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props', ...DEADLINE_FIELDS];
 
 export function checkShardParams(v, total) {
   if (!v.trim()) return '';
