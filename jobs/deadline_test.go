@@ -19,6 +19,9 @@ func TestDeadlineValidation(t *testing.T) {
 		{"too long", func(c *Config) { c.RunDeadlineSeconds = MaxDeadlineSeconds + 1 }, "runDeadlineSeconds"},
 		{"bad time of day", func(c *Config) { c.RunDeadlineAt = "25:00" }, "runDeadlineAt"},
 		{"not a time", func(c *Config) { c.RunDeadlineAt = "6am" }, "runDeadlineAt"},
+		{"feishu webhook", func(c *Config) {
+			c.JobErrorHandlerType, c.Props = HandlerWebhook, map[string]string{"webhook.url": "https://h/hook", "webhook.format": "feishu"}
+		}, ""},
 		{"daemon run deadline", func(c *Config) { c.JobExecutionType, c.Cron, c.RunDeadlineSeconds = Daemon, "0 * * * * ?", 5 }, "DAEMON"},
 	} {
 		c := validJob()
