@@ -59,3 +59,20 @@ func TestMissedDeadlinesList(t *testing.T) {
 		t.Fatalf("%+v", rows)
 	}
 }
+
+// TestWorkflowDeadlines: a workflow takes the deadline fields and refuses
+// bad ones with the field named.
+func TestWorkflowDeadlines(t *testing.T) {
+	e := seedWorkflowEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/workflow",
+		`{"name":"nightly","nodes":[{"id":"x","job":"job"}],"startDeadlineSeconds":600,"runDeadlineSeconds":3600,"runDeadlineAt":"06:00"}`)
+	got := decode[struct {
+		StartDeadlineSeconds, RunDeadlineSeconds int
+		RunDeadlineAt                            string
+	}](t, e.must(http.StatusOK, http.MethodGet, "/api/workflow/nightly", ""))
+	if got.StartDeadlineSeconds != 600 || got.RunDeadlineSeconds != 3600 || got.RunDeadlineAt != "06:00" {
+		t.Fatalf("%+v", got)
+	}
+	e.wantError(e.request(http.MethodPost, "/api/workflow", `{"name":"bad","nodes":[{"id":"x","job":"job"}],"runDeadlineSeconds":604801}`),
+		http.StatusBadRequest, "runDeadlineSeconds")
+}

@@ -43,12 +43,18 @@ type Alert struct {
 	Since     time.Time `json:"since"`   // the fire (start) or the run's start
 	Due       time.Time `json:"due"`     // when the deadline passed
 	TaskID    string    `json:"taskId,omitempty"`
-	Message   string    `json:"message"`
+	// Workflow and RunID name a workflow's run (Job is then empty).
+	Workflow string `json:"workflow,omitempty"`
+	RunID    string `json:"runId,omitempty"`
+	Message  string `json:"message"`
 }
 
 // Key identifies the alert: the same missed deadline (the same job, kind
 // and fire or start) always has the same key, whichever leader sees it.
 func (a Alert) Key() string {
+	if a.Workflow != "" {
+		return fmt.Sprintf("workflow/%s/%s/%s/%s", a.Kind, a.Namespace, a.Workflow, a.RunID)
+	}
 	return fmt.Sprintf("%s/%s/%s/%d", a.Kind, a.Namespace, a.Job, a.Since.UnixMilli())
 }
 
@@ -108,11 +114,16 @@ func Check(now time.Time, loc *time.Location, cfg Jobs, waiting []Waiting, runni
 					name, r.Started.UTC().Format(time.RFC3339), at.Format(time.RFC3339), c.RunDeadlineAt)})
 		}
 	}
+	sortAlerts(due)
+	return due, live
+}
+
+// sortAlerts orders alerts soonest due first (ties by key).
+func sortAlerts(due []Alert) {
 	sort.Slice(due, func(i, j int) bool {
 		if !due[i].Due.Equal(due[j].Due) {
 			return due[i].Due.Before(due[j].Due)
 		}
 		return due[i].Key() < due[j].Key()
 	})
-	return due, live
 }

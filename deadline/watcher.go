@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // Every is how often the Watcher reads the registry's state (default).
@@ -95,6 +96,12 @@ func (w *Watcher) Pass(ctx context.Context) error {
 		loc = time.UTC
 	}
 	due, live := Check(now, loc, w.job, waitingOf(st), runningOf(st))
+	flows, runs, err := w.flowRuns(ctx)
+	if err != nil {
+		return err
+	}
+	due, live = CheckFlows(now, loc, func(k string) (workflow.Config, bool) { c, ok := flows[k]; return c, ok }, runs, due, live)
+	sortAlerts(due)
 	for _, a := range due {
 		b, _ := json.Marshal(a)
 		fresh, err := w.Registry.MarkAlert(ctx, a.PathKey(), b)
@@ -105,7 +112,10 @@ func (w *Watcher) Pass(ctx context.Context) error {
 			continue
 		}
 		w.Log.Warn("deadline missed", "kind", a.Kind, "namespace", a.Namespace, "job", a.Job, "message", a.Message)
-		c, _ := w.job(registryKey(a))
+		var c jobs.Config // a workflow has no webhook
+		if a.Workflow == "" {
+			c, _ = w.job(registryKey(a))
+		}
 		for _, s := range w.Sinks {
 			s.DeadlineMissed(a, c)
 		}
@@ -118,6 +128,34 @@ func (w *Watcher) Pass(ctx context.Context) error {
 }
 
 func registryKey(a Alert) string { return nsKey(a.Namespace, a.Job) }
+
+// flowRuns reads the workflows with deadlines and their runs not final.
+func (w *Watcher) flowRuns(ctx context.Context) (map[string]workflow.Config, []FlowRun, error) {
+	nodes, err := w.Registry.WorkflowNodes(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deadlines: read the workflows: %w", err)
+	}
+	flows := map[string]workflow.Config{}
+	var runs []FlowRun
+	for _, n := range nodes {
+		var c workflow.Config
+		if json.Unmarshal(n.Value, &c) != nil || c.StartDeadlineSeconds == 0 && c.RunDeadlineSeconds == 0 && c.RunDeadlineAt == "" {
+			continue
+		}
+		key := lastSegment(n.Path)
+		flows[key] = c
+		rs, err := w.Registry.WorkflowRuns(ctx, key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("deadlines: read workflow %s's runs: %w", key, err)
+		}
+		for _, r := range rs {
+			if !r.State.Final() {
+				runs = append(runs, FlowRun{Workflow: key, Run: r})
+			}
+		}
+	}
+	return flows, runs, nil
+}
 
 func (w *Watcher) prune(ctx context.Context, live map[string]bool) error {
 	keys, err := w.Registry.AlertKeys(ctx)

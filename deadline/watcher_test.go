@@ -15,6 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/task"
+	"github.com/ejcloud/elasticjob/workflow"
 )
 
 type recorder struct {
@@ -166,5 +167,47 @@ func TestWatcherMeasuresStartEstimates(t *testing.T) {
 	}
 	if len(sink.errs) != 1 || sink.errs[0] != 0.25 {
 		t.Fatalf("estimate errors %v, want [0.25]", sink.errs)
+	}
+}
+
+// A workflow's deadlines: a run still QUEUED past its start deadline and a
+// RUNNING one past its run deadline alert once each, named by their run.
+func TestWatcherWorkflowDeadlines(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(10 * time.Minute))
+	put(t, kv, "/leader/a", "a")
+	put(t, kv, registry.WorkflowsPath+"/nightly", workflow.Config{Name: "nightly", StartDeadlineSeconds: 60, RunDeadlineSeconds: 300,
+		MaxConcurrentRuns: 1, Nodes: []workflow.Node{{ID: "a", Job: "x"}}})
+	put(t, kv, registry.WorkflowRunsPath+"/nightly/r1", workflow.Run{Workflow: "nightly", ID: "r1", State: workflow.RunRunning, CreatedAt: t0, StartedAt: t0})
+	put(t, kv, registry.WorkflowRunsPath+"/nightly/r2", workflow.Run{Workflow: "nightly", ID: "r2", State: workflow.RunQueued, CreatedAt: t0.Add(time.Minute)})
+	put(t, kv, registry.WorkflowRunsPath+"/nightly/r0", workflow.Run{Workflow: "nightly", ID: "r0", State: workflow.RunSucceeded, CreatedAt: t0, StartedAt: t0})
+	sink := &recorder{}
+	w := term(kv, clk, "/leader/a", sink)
+	for range 2 {
+		if err := w.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]bool{}
+	for _, a := range sink.alerts {
+		got[string(a.Kind)+":"+a.Workflow+":"+a.RunID] = true
+	}
+	if len(sink.alerts) != 2 || !got["run:nightly:r1"] || !got["start:nightly:r2"] {
+		t.Fatalf("alerts %+v", sink.alerts)
+	}
+}
+
+func TestCheckFlowsRunAt(t *testing.T) {
+	c := workflow.Config{Name: "w", RunDeadlineAt: "09:30"}
+	runs := []FlowRun{{Workflow: "team~w", Run: workflow.Run{ID: "r", State: workflow.RunRunning, StartedAt: t0}}}
+	flows := func(string) (workflow.Config, bool) { return c, true }
+	due, live := CheckFlows(t0.Add(29*time.Minute), time.UTC, flows, runs, nil, map[string]bool{})
+	if len(due) != 0 || len(live) != 1 {
+		t.Fatalf("%v %v", due, live)
+	}
+	due, _ = CheckFlows(t0.Add(30*time.Minute), time.UTC, flows, runs, nil, map[string]bool{})
+	if len(due) != 1 || due[0].Kind != KindRunAt || due[0].Namespace != "team" || due[0].Workflow != "w" || due[0].Job != "" {
+		t.Fatalf("%+v", due)
 	}
 }

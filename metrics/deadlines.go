@@ -32,7 +32,7 @@ var estimateBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 720
 func newDeadlines() *Deadlines {
 	return &Deadlines{
 		missed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_deadline_missed_total",
-			Help: "Deadlines missed (alerts raised once across leaders), by namespace, job and kind (start, run, runAt)."},
+			Help: "Deadlines missed (alerts raised once across leaders), by namespace, job and kind (start, run, runAt; a workflow's: job is the workflow, kind workflow_start, workflow_run, workflow_runAt)."},
 			[]string{"namespace", "job", "kind"}),
 		errRatio: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "elasticjob_start_estimate_error_ratio",
 			Help: "Per namespace: |estimated − actual start| of a waiting execution over its wait, the first estimate given " +
@@ -48,6 +48,10 @@ func (m *Metrics) Deadlines() *Deadlines { return m.deadlines }
 
 // DeadlineMissed counts an alert.
 func (d *Deadlines) DeadlineMissed(a deadline.Alert, _ jobs.Config) {
+	if a.Workflow != "" {
+		d.missed.WithLabelValues(a.Namespace, a.Workflow, "workflow_"+string(a.Kind)).Inc()
+		return
+	}
 	d.missed.WithLabelValues(a.Namespace, a.Job, string(a.Kind)).Inc()
 }
 

@@ -53,6 +53,12 @@ func (r *Registry) Alerts(ctx context.Context) (map[string][]byte, error) {
 	return out, nil
 }
 
+// WorkflowNodes lists every workflow's stored configuration undecoded,
+// sorted by path (a workflow's key is the last element of its path).
+func (r *Registry) WorkflowNodes(ctx context.Context) ([]store.Node, error) {
+	return r.kv.List(ctx, WorkflowsPath)
+}
+
 // ForgetAlerts removes recorded alerts (their execution started or ended).
 func (r *Registry) ForgetAlerts(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {

@@ -21,6 +21,9 @@ var _ deadline.Sink = Deadlines{}
 
 // DeadlineMissed records a.
 func (d Deadlines) DeadlineMissed(a deadline.Alert, _ jobs.Config) {
+	if a.Workflow != "" {
+		return // a job's status trace; a workflow's run has its own history (its nodes' runs)
+	}
 	d.W.Record(DeadlineTrace(a))
 }
 

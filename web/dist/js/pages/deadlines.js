@@ -11,7 +11,8 @@ export function missedPanel(id, rows, withJob) {
     h('b', t('deadline.missed', { n: rows.length })),
     h('ul', { style: { margin: '4px 0 0', paddingLeft: '20px' } }, rows.map((a) => h('li', { 'data-kind': a.kind },
       tag(t('deadline.kind.' + a.kind), 'warn'), ' ',
-      withJob ? [h('a', { href: `#/jobs/${enc(a.jobName)}` }, a.jobName), ' '] : null,
+      withJob && a.workflow ? [h('a', { href: `#/workflows/${enc(a.workflow)}` }, a.workflow), ' '] : null,
+      withJob && !a.workflow ? [h('a', { href: `#/jobs/${enc(a.jobName)}` }, a.jobName), ' '] : null,
       t('deadline.due', { time: fmtTime(a.due) }), ' — ', a.message))));
 }
 
