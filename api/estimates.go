@@ -16,18 +16,31 @@ import (
 // FailoverKey of the namespace's own names. Estimates are best effort:
 // what cannot be read leaves them out (nil), never fails the listing.
 func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []queue.Failover) map[string]deadline.Place {
+	if len(ready)+len(failover) > maxEstimated {
+		return nil
+	}
 	reg := s.regIn(ctx)
 	running, err := reg.RunningTasks(ctx)
 	if err != nil {
 		return nil
 	}
-	all, err := reg.Jobs(ctx)
-	if err != nil {
-		return nil
+	// only the jobs waiting or running are read (decoded once each)
+	cfg := map[string]jobs.Config{}
+	need := func(job string) {
+		if _, ok := cfg[job]; !ok {
+			if c, err := reg.Job(ctx, job); err == nil {
+				cfg[job] = c
+			}
+		}
 	}
-	cfg := make(map[string]jobs.Config, len(all))
-	for _, c := range all {
-		cfg[c.JobName] = c
+	for _, r := range ready {
+		need(r.Job)
+	}
+	for _, f := range failover {
+		need(f.Job)
+	}
+	for job := range running {
+		need(job)
 	}
 	ns := nsIn(ctx)
 	st := deadline.State{Ready: ready, Failover: failover, Running: running}
@@ -40,6 +53,12 @@ func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []que
 		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },
 		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
 }
+
+// maxEstimated bounds the waiting entries a listing estimates: past it the
+// rows carry no position or estimate (a console polling a backlog of
+// 100,000 every 2 s would cost a core; the leader's watcher still measures
+// its estimates).
+const maxEstimated = 10_000
 
 // placeFields adds a waiting execution's position and estimated start to
 // its row.
