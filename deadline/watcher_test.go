@@ -211,3 +211,21 @@ func TestCheckFlowsRunAt(t *testing.T) {
 		t.Fatalf("%+v", due)
 	}
 }
+
+// A namespace's job is read under its key and alerted with its namespace.
+func TestWatcherNamespacedJob(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(2 * time.Minute))
+	put(t, kv, "/leader/a", "a")
+	put(t, kv, registry.NamespacesPath+"/team", map[string]any{"limit": map[string]float64{"cpuCount": 2, "memoryMB": 1024}})
+	put(t, kv, registry.NamespacesPath+"/team"+registry.JobsPath+"/etl", jobs.Config{JobName: "etl", StartDeadlineSeconds: 60, CPUCount: 1, MemoryMB: 64, ShardingTotalCount: 1})
+	put(t, kv, registry.NamespacesPath+"/team"+registry.ReadyPath+"/etl", queue.Ready{Count: 1, Since: t0})
+	sink := &recorder{}
+	if err := term(kv, clk, "/leader/a", sink).Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.alerts) != 1 || sink.alerts[0].Namespace != "team" || sink.alerts[0].Job != "etl" {
+		t.Fatalf("%+v", sink.alerts)
+	}
+}
