@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
@@ -36,6 +37,7 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.GET("/tasks/running", s.runningTasks)
 	g.GET("/tasks/ready", s.readyTasks)
 	g.GET("/tasks/failover", s.failoverTasks)
+	g.GET("/deadlines", s.missedDeadlines)
 	g.GET("/tasks/:taskId", s.taskResult)
 	g.GET("/logs/:taskId", s.taskLog)
 	g.GET("/lastResults", s.lastResults)
@@ -446,12 +448,19 @@ func (s *Server) readyTasks(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	var fo []queue.Failover
+	if len(q) > 0 {
+		fo, _ = s.regIn(c).FailoverQueue(c) // ahead of executions in the namespace's order; an error leaves estimates out
+	}
+	places := s.places(c, q, fo)
 	out := make([]gin.H, 0, len(q))
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
 		if w, ok := why[round.WaitKey(false, r.Job, 0)]; ok {
 			row["waiting"] = s.waitView(c, w)
 		}
+		p, ok := places[deadline.ReadyKey(r.Job)]
+		placeFields(row, p, ok)
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
@@ -468,12 +477,20 @@ func (s *Server) failoverTasks(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	var places map[string]deadline.Place
+	if len(q) > 0 {
+		if ready, err := s.regIn(c).ReadyQueue(c); err == nil {
+			places = s.places(c, ready, q)
+		}
+	}
 	out := make([]gin.H, 0, len(q))
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
 		if w, ok := why[round.WaitKey(true, f.Job, f.Item)]; ok {
 			row["waiting"] = s.waitView(c, w)
 		}
+		p, ok := places[deadline.FailoverKey(f.Job, f.Item)]
+		placeFields(row, p, ok)
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/engine"
 	"io/fs"
 	"log/slog"
@@ -160,6 +161,10 @@ type Options struct {
 	// EngineCaps, when set (Kubernetes), says what the engine allows a namespace: its
 	// Kubernetes namespace and ResourceQuota, shown by GET /api/namespaces/{name}/usage.
 	EngineCaps func(ns string) *EngineCap
+	// Typicals, when set, gives jobs' recent run durations for the start
+	// estimates of waiting work (GET /api/job/tasks/ready); nil: from the
+	// jobs' timeouts alone (estimates.go).
+	Typicals *deadline.TypicalCache
 }
 
 // Server holds the handlers' dependencies.
@@ -190,6 +195,7 @@ type Server struct {
 	templates  PodTemplates
 	nsSeries   *nsusage.Series // Options.NamespaceSeries
 	engineCaps func(ns string) *EngineCap
+	typicals   *deadline.TypicalCache // Options.Typicals
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
@@ -226,7 +232,8 @@ func NewServer(o Options) (http.Handler, *Server) {
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps}
+		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps,
+		typicals: o.Typicals}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/deadline"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -103,6 +104,8 @@ func drive(m *metrics.Metrics) {
 	m.Fired("cron", t0, t0)
 	m.ReadyDepth(1)
 	m.OffersSeen(2, 1)
+	m.Deadlines().DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "default", Job: "job"}, jobs.Config{})
+	m.Deadlines().StartEstimateError("default", time.Second, 0.1)
 	for _, ev := range []scheduler.TaskEvent{
 		{TaskID: "a", Job: "job", Transient: true, Queued: t0, At: t0.Add(2 * time.Millisecond)},
 		{TaskID: "b", Job: "job", Item: 1, Source: string(jobs.SourceFailover), Transient: true, Queued: t0, At: t0.Add(3 * time.Millisecond)},
@@ -246,7 +249,8 @@ func TestAlertsQueryExportedMetrics(t *testing.T) {
 	checkExprs(t, "alerts.yml", exprs, exported(t))
 	sort.Strings(alerts)
 	got := strings.Join(alerts, " ")
-	for _, want := range []string{"ElasticJobJobFailing", "ElasticJobWorkWaiting", "ElasticJobNoLeader", "ElasticJobSeveralLeaders", "ElasticJobTraceSpoolGrowing"} {
+	for _, want := range []string{"ElasticJobJobFailing", "ElasticJobWorkWaiting", "ElasticJobNoLeader", "ElasticJobSeveralLeaders", "ElasticJobTraceSpoolGrowing",
+		"ElasticJobDeadlineMissed", "ElasticJobStartEstimatesOff"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("alerts.yml has no %s (has %s)", want, got)
 		}

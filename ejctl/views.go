@@ -78,15 +78,32 @@ func (c *cli) taskTable(view string, rows []map[string]any) error {
 	case "ready":
 		for _, r := range rows {
 			reason, why := waitWords(r["waiting"])
-			out = append(out, []string{str(r["jobName"]), str(r["times"]), since(r["since"]), reason, why})
+			out = append(out, []string{str(r["jobName"]), str(r["times"]), since(r["since"]), position(r), estimated(r), reason, why})
 		}
-		return c.table([]string{"JOB", "PENDING", "WAITING SINCE", "REASON", "WHY"}, out)
+		return c.table([]string{"JOB", "PENDING", "WAITING SINCE", "POS", "EST. START", "REASON", "WHY"}, out)
 	}
 	for _, r := range rows {
 		reason, why := waitWords(r["waiting"])
-		out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), since(r["since"]), str(r["taskId"]), reason, why})
+		out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), since(r["since"]), str(r["taskId"]), position(r), estimated(r), reason, why})
 	}
-	return c.table([]string{"JOB", "SHARD", "FAILED SINCE", "FAILED TASK", "REASON", "WHY"}, out)
+	return c.table([]string{"JOB", "SHARD", "FAILED SINCE", "FAILED TASK", "POS", "EST. START", "REASON", "WHY"}, out)
+}
+
+// position is a waiting row's place in its namespace's order ("-": none given).
+func position(r map[string]any) string {
+	if r["position"] == nil {
+		return "-"
+	}
+	return str(r["position"])
+}
+
+// estimated is a waiting row's estimated start ("unknown" when the API
+// gave none: nothing ahead of it has an expected end).
+func estimated(r map[string]any) string {
+	if r["estimatedStart"] == nil {
+		return "unknown"
+	}
+	return since(r["estimatedStart"])
 }
 
 // since formats an RFC 3339 time from the API in local time.

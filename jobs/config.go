@@ -65,7 +65,7 @@ type Config struct {
 	// THROW report a failure; IGNORE reports the run as a success (the exit
 	// code stays in the message); WEBHOOK reports a failure and posts a
 	// notification to props["webhook.url"] (format props["webhook.format"]:
-	// generic, dingtalk, wechat or slack).
+	// generic, dingtalk, wechat, slack or feishu).
 	JobErrorHandlerType string `json:"jobErrorHandlerType,omitempty"`
 	// PauseAfterFailures disables the job when this many runs in a row
 	// failed (0: never). A run fails when one of its shards fails for good
@@ -86,6 +86,14 @@ type Config struct {
 	// PodTemplate, on Kubernetes, is merged over the app's podTemplate into the job's pods
 	// (engine/kube/podtemplate.go, docs/kubernetes.md). Refused on Mesos.
 	PodTemplate app.PodTemplate `json:"podTemplate,omitempty"`
+	// Deadlines raise alerts (history, metric, console, webhook), never
+	// kill (deadline.go, docs/jobs.md "Deadlines"): a run not started
+	// StartDeadlineSeconds after its fire; a run still going after
+	// RunDeadlineSeconds, or past RunDeadlineAt ("HH:MM" in the job's time
+	// zone) on the day it started. 0 and "": none.
+	StartDeadlineSeconds int    `json:"startDeadlineSeconds,omitempty"`
+	RunDeadlineSeconds   int    `json:"runDeadlineSeconds,omitempty"`
+	RunDeadlineAt        string `json:"runDeadlineAt,omitempty"`
 }
 
 // JobType is what a shard runs.
@@ -233,6 +241,9 @@ func (c Config) Validate() error {
 	if err := c.PodTemplate.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
+	if err := c.validateDeadlines(); err != nil {
+		return err
+	}
 	return c.validateRun()
 }
 
@@ -313,10 +324,10 @@ func (c Config) validateHandler() error {
 			return fmt.Errorf("%w: props.webhook.url must be an http(s) URL for the WEBHOOK error handler, got %q", ErrInvalid, u)
 		}
 		switch c.Props["webhook.format"] {
-		case "", "generic", "dingtalk", "wechat", "slack":
+		case "", "generic", "dingtalk", "wechat", "slack", "feishu":
 			return nil
 		}
-		return fmt.Errorf("%w: props.webhook.format must be generic, dingtalk, wechat or slack, got %q", ErrInvalid, c.Props["webhook.format"])
+		return fmt.Errorf("%w: props.webhook.format must be generic, dingtalk, wechat, slack or feishu, got %q", ErrInvalid, c.Props["webhook.format"])
 	}
 	return fmt.Errorf("%w: jobErrorHandlerType must be LOG, THROW, IGNORE or WEBHOOK, got %q", ErrInvalid, c.JobErrorHandlerType)
 }

@@ -53,6 +53,8 @@ type Metrics struct {
 
 	waiting *prometheus.GaugeVec
 	reasons map[string]bool // waiting reasons set so far (reset to 0 when they clear)
+
+	deadlines *Deadlines // missed deadlines and start estimates (deadlines.go)
 }
 
 var (
@@ -92,6 +94,8 @@ func New() *Metrics {
 	}
 	m.stages = newStageObservers(m.stageHist)
 	m.nsLateness, m.nsSeries = newNamespaceLateness(), nsusage.New()
+	m.deadlines = newDeadlines()
+	m.reg.MustRegister(m.deadlines.missed, m.deadlines.errRatio, m.deadlines.errAbs)
 	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.nsLateness, m.toAccept, m.leader, m.terms, m.cacheLag,
 		m.stageHist, streaks{m}, m.waiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

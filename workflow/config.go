@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/cron"
 )
 
@@ -64,6 +65,13 @@ type Config struct {
 	// killed, the others skipped, and it fails (0: no limit).
 	TimeoutSeconds int    `json:"timeoutSeconds,omitempty"`
 	Nodes          []Node `json:"nodes"`
+	// Deadlines raise alerts, never kill (docs/jobs.md "Deadlines",
+	// package deadline): a run still QUEUED StartDeadlineSeconds after it
+	// was created; a run RUNNING RunDeadlineSeconds after it started, or
+	// at RunDeadlineAt ("HH:MM" in TimeZone). 0 and "": none.
+	StartDeadlineSeconds int    `json:"startDeadlineSeconds,omitempty"`
+	RunDeadlineSeconds   int    `json:"runDeadlineSeconds,omitempty"`
+	RunDeadlineAt        string `json:"runDeadlineAt,omitempty"`
 }
 
 // Node is one step of a workflow: a registered TRANSIENT job.
@@ -154,6 +162,9 @@ func (c Config) validateHead(now time.Time, fallback *time.Location) error {
 	}
 	if c.TimeoutSeconds < 0 {
 		return fmt.Errorf("%w: timeoutSeconds must not be negative, got %d", ErrInvalid, c.TimeoutSeconds)
+	}
+	if err := jobs.CheckDeadlines(c.StartDeadlineSeconds, c.RunDeadlineSeconds, c.RunDeadlineAt); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if _, err := c.Location(fallback); err != nil {
 		return err

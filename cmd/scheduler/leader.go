@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/ejcloud/elasticjob/api/crd"
+	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/nsusage"
 	"log/slog"
 	"os"
@@ -113,6 +114,8 @@ type leaderWork struct {
 	// damage tracks the registry's entries set aside as damaged (shared
 	// with the API's registry, which lists them, and the metric).
 	damage *registry.Damage
+	// deadlineSinks are told of each missed deadline (deadlines.go).
+	deadlineSinks []deadline.Sink
 }
 
 // secretAccess is how a task fetches its job's secrets: from the
@@ -198,6 +201,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if l.coll != nil {
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
+	loops = append(loops, l.deadlineLoop(reg, log))
 	loops = append(loops, l.crdLoop(reg, log)...)
 	loops = append(loops, l.agentIsolationLoop(log.With("subsystem", "agents"))...)
 	loops = append(loops, leader.Loop{Name: "damaged entries", Run: func(ctx context.Context) error {

@@ -128,6 +128,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	}
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, damage: reg.Damage}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
+	work.deadlineSinks = deadlineSinks(mx, tw, hooks)
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount
@@ -223,6 +224,7 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 		Artifacts: work.engines.exe.artifacts,
 		Ops:       &ops{work: work, lead: lead, eng: work.engines.reads},
 		Engine:    work.engines.reads,
+		Typicals:  work.typicals(reg),
 	}
 	if _, solo := lead.(*election.Solo); !solo {
 		o.Cluster = apiCluster{lead}

@@ -58,10 +58,14 @@ func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st engine.Statu
 		s.Log.Warn("webhook: encode", "job", job.JobName, "err", err)
 		return
 	}
+	s.enqueue(job.Props["webhook.url"], body, job.JobName)
+}
+
+func (s *Sender) enqueue(url string, body []byte, job string) {
 	select {
-	case s.queue <- message{url: job.Props["webhook.url"], body: body}:
+	case s.queue <- message{url: url, body: body}:
 	default:
-		s.Log.Warn("webhook: queue full, notification dropped", "job", job.JobName, "task", ev.TaskID)
+		s.Log.Warn("webhook: queue full, notification dropped", "job", job)
 	}
 }
 
@@ -69,13 +73,20 @@ func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st engine.Statu
 func Body(format string, n Notification) ([]byte, error) {
 	text := fmt.Sprintf("[ElasticJob] job %s shard %d %s at %s: %s (task %s)",
 		n.JobName, n.ShardingItem, n.State, n.Time.Format(time.RFC3339), n.Message, n.TaskID)
+	return textBody(format, text, n)
+}
+
+// textBody renders text in a chat format, or v as the generic body.
+func textBody(format, text string, v any) ([]byte, error) {
 	switch format {
 	case "", "generic":
-		return json.Marshal(n)
+		return json.Marshal(v)
 	case "dingtalk", "wechat":
 		return json.Marshal(map[string]any{"msgtype": "text", "text": map[string]string{"content": text}})
 	case "slack":
 		return json.Marshal(map[string]string{"text": text})
+	case "feishu":
+		return json.Marshal(map[string]any{"msg_type": "text", "content": map[string]string{"text": text}})
 	}
 	return nil, fmt.Errorf("webhook: unknown format %q", format)
 }

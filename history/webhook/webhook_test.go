@@ -26,6 +26,7 @@ func TestFormats(t *testing.T) {
 		"dingtalk": `{"msgtype":"text","text":{"content":"[ElasticJob] job j shard 2 TASK_FAILED`,
 		"wechat":   `"msgtype":"text"`,
 		"slack":    `{"text":"[ElasticJob] job j shard 2 TASK_FAILED at 2026-01-01T00:00:00Z: exit code 3: boom (task t)"}`,
+		"feishu":   `{"content":{"text":"[ElasticJob] job j shard 2 TASK_FAILED`,
 	} {
 		b, err := Body(format, n)
 		if err != nil || !strings.Contains(string(b), want) {

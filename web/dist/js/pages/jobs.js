@@ -5,6 +5,7 @@ import { t } from '../i18n.js';
 import { api, get, post, put, del, enc, canWrite, optional, ApiError } from '../api.js';
 import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
 import { lines } from '../charts.js';
+import { missedPanel } from './deadlines.js';
 import { row, setErr, serverErr, checkName, num, validZone } from './form.js';
 
 const RESERVED = new Set(['jobs', 'tasks', 'events', 'statistics', 'logs', 'register', 'update', 'deregister', 'trigger']);
@@ -229,6 +230,8 @@ async function view(el, ctx, name) {
     let j, disabled, st = {};
     try { [j, disabled] = await Promise.all([get(`/job/jobs/${enc(name)}`), get(`/job/${enc(name)}/disable`)]); } catch (e) { clear(body, h('div.alert.bad', errText(e))); return; }
     try { st = await get(`/jobs/${enc(name)}/status`); } catch { st = {}; } // older servers have no status
+    let missed = [];
+    try { missed = await get('/job/deadlines', { jobName: name }); } catch { missed = []; } // older servers have no deadlines
     let fires = '—', schedZone = '';
     if (j.cron) {
       try {
@@ -259,6 +262,7 @@ async function view(el, ctx, name) {
         h('a.btn', { href: `#/history/executions?jobName=${enc(name)}` }, t('jobs.history'))),
       disabled && st.pause ? h('div.alert.bad', { id: 'pause-reason' }, t('jobs.pausedWhy', { reason: st.pause.reason })) : null,
       st.waiting ? h('div.panel', { id: 'job-waiting' }, h('b', t('jobs.waiting') + ' '), waitCell(st.waiting)) : null,
+      missed.length ? missedPanel('job-deadlines', missed, false) : null,
       h('div.grid2',
         h('div.panel', kv([
           [t('f.jobName'), j.jobName], [t('status'), disabled ? (st.pause ? pausedTag(st.pause) : tag(t('disabled'), 'warn')) : tag(t('enabled'), 'ok')],
@@ -276,6 +280,9 @@ async function view(el, ctx, name) {
           [t('f.maxRetries'), String(j.maxRetries || 0)], [t('f.retryBackoffSeconds'), String(j.retryBackoffSeconds || 0)],
           [t('f.jobErrorHandlerType'), j.jobErrorHandlerType || 'LOG'],
           [t('f.pauseAfterFailures'), j.pauseAfterFailures ? t('jobs.pauseAfterN', { n: j.pauseAfterFailures, failed: st.consecutiveFailedRuns || 0 }) : t('jobs.off')],
+          j.startDeadlineSeconds ? [t('f.startDeadlineSeconds'), h('span#job-start-deadline', String(j.startDeadlineSeconds))] : null,
+          j.runDeadlineSeconds ? [t('f.runDeadlineSeconds'), h('span#job-run-deadline', String(j.runDeadlineSeconds))] : null,
+          j.runDeadlineAt ? [t('f.runDeadlineAt'), h('span.mono#job-run-deadline-at', j.runDeadlineAt)] : null,
           [t('f.description'), j.description], [t('f.props'), props.length ? h('span.mono', props.map(([k, v]) => `${k}=${v}`).join('\n')) : ''],
           (j.secrets || []).length ? [t('f.secrets'), secretList(j.secrets)] : null,
           j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
@@ -337,7 +344,9 @@ async function drawTrend(box, name) {
 }
 
 // ---- register / modify
-const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'jobClass', 'beanName', 'applicationContext', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props'];
+// the deadlines block of the job form (alerts, never kills: docs/jobs.md)
+const DEADLINE_FIELDS = ['startDeadlineSeconds', 'runDeadlineSeconds', 'runDeadlineAt'];
+const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'jobClass', 'beanName', 'applicationContext', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props', ...DEADLINE_FIELDS];
 
 export function checkShardParams(v, total) {
   if (!v.trim()) return '';
@@ -425,6 +434,9 @@ async function form(el, ctx, name) {
     retryBackoffSeconds: h('input', { type: 'number', min: 0, max: 3600, step: 1, value: cur.retryBackoffSeconds || 0 }),
     pauseAfterFailures: h('input', { type: 'number', min: 0, max: 1000, step: 1, value: cur.pauseAfterFailures || 0 }),
     jobErrorHandlerType: h('select', ['', 'LOG', 'THROW', 'IGNORE', 'WEBHOOK'].map((x) => h('option', { value: x, selected: x === (cur.jobErrorHandlerType || '') }, x || t('jobs.defaultHandler')))),
+    startDeadlineSeconds: h('input', { type: 'number', min: 0, max: 604800, step: 1, value: cur.startDeadlineSeconds || 0 }),
+    runDeadlineSeconds: h('input', { type: 'number', min: 0, max: 604800, step: 1, value: cur.runDeadlineSeconds || 0 }),
+    runDeadlineAt: h('input.mono', { type: 'text', value: cur.runDeadlineAt || '', placeholder: '06:30', autocomplete: 'off', spellcheck: 'false' }),
     description: h('input', { type: 'text', value: cur.description }),
     props: h('textarea.mono', { placeholder: 'script.command.line=bin/other.sh', rows: 3 }, Object.entries(cur.props || {}).map(([k, v]) => `${k}=${v}`).join('\n')),
   };
@@ -459,6 +471,9 @@ async function form(el, ctx, name) {
     maxRetries: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 10 ? '' : t('v.between', { field: 'maxRetries', min: 0, max: 10 })),
     retryBackoffSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 3600 ? '' : t('v.between', { field: 'retryBackoffSeconds', min: 0, max: 3600 })),
     pauseAfterFailures: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 1000 ? '' : t('v.between', { field: 'pauseAfterFailures', min: 0, max: 1000 })),
+    startDeadlineSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 604800 ? '' : t('v.between', { field: 'startDeadlineSeconds', min: 0, max: 604800 })),
+    runDeadlineSeconds: (v) => (Number.isInteger(num(v)) && num(v) >= 0 && num(v) <= 604800 ? '' : t('v.between', { field: 'runDeadlineSeconds', min: 0, max: 604800 })),
+    runDeadlineAt: (v) => (!v || /^([01][0-9]|2[0-3]):[0-5][0-9]$/.test(v) ? '' : t('v.timeOfDay', { field: 'runDeadlineAt' })),
   };
   function java() {
     return { jobType: i.jobType.value, jobClass: i.jobClass.value.trim(), beanName: i.beanName.value.trim(), applicationContext: i.applicationContext.value.trim() };
@@ -490,6 +505,11 @@ async function form(el, ctx, name) {
       row('retryBackoffSeconds', t('f.retryBackoffSeconds'), i.retryBackoffSeconds, { hint: t('h.backoff') }),
       row('pauseAfterFailures', t('f.pauseAfterFailures'), i.pauseAfterFailures, { hint: t('h.pauseAfter') }),
       row('jobErrorHandlerType', t('f.jobErrorHandlerType'), i.jobErrorHandlerType, { hint: t('h.handler') })),
+    h('details#deadlines', { open: !!(cur.startDeadlineSeconds || cur.runDeadlineSeconds || cur.runDeadlineAt) || undefined, style: { marginBottom: '12px' } },
+      h('summary', { style: { cursor: 'pointer', marginBottom: '10px', fontWeight: 500 } }, t('jobs.deadlines')),
+      row('startDeadlineSeconds', t('f.startDeadlineSeconds'), i.startDeadlineSeconds, { hint: t('h.startDeadline') }),
+      row('runDeadlineSeconds', t('f.runDeadlineSeconds'), i.runDeadlineSeconds, { hint: t('h.runDeadline') }),
+      row('runDeadlineAt', t('f.runDeadlineAt'), i.runDeadlineAt, { hint: t('h.runDeadlineAt') })),
     row('description', t('f.description'), i.description),
     row('props', t('f.props'), i.props, { hint: t('h.props') }),
     h('datalist#zones', zones.map((z) => h('option', { value: z }))),
@@ -554,6 +574,7 @@ async function form(el, ctx, name) {
       timeoutSeconds: num(i.timeoutSeconds.value), maxRetries: num(i.maxRetries.value),
       retryBackoffSeconds: num(i.retryBackoffSeconds.value), jobErrorHandlerType: i.jobErrorHandlerType.value,
       pauseAfterFailures: num(i.pauseAfterFailures.value),
+      startDeadlineSeconds: num(i.startDeadlineSeconds.value), runDeadlineSeconds: num(i.runDeadlineSeconds.value), runDeadlineAt: i.runDeadlineAt.value.trim(),
       description: i.description.value, props: parseProps(i.props.value),
     };
     if (!body.timeZone && !editing) delete body.timeZone;

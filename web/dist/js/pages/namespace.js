@@ -5,6 +5,7 @@ import { t } from '../i18n.js';
 import { get, enc } from '../api.js';
 import { h, clear, btn, loading, nodata, errText, fmtTime } from '../ui.js';
 import { lines } from '../charts.js';
+import { missedPanel } from './deadlines.js';
 
 const USED = '#1f6feb', GUARANTEE = '#2da44e', LIMIT = '#cf222e';
 const EVERY = 10000;
@@ -18,8 +19,9 @@ export default async function namespacePage(el, { params }) {
   const stats = h('div.grid', { id: 'ns-stats' });
   const charts = h('div.grid2');
   const note = h('p.muted', { id: 'ns-since' });
+  const missed = h('div', { id: 'ns-deadlines-box' });
   el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
-    stats, charts, note);
+    missed, stats, charts, note);
 
   // On Kubernetes: the namespace's Kubernetes namespace and what its ResourceQuota leaves.
   function kube(e) {
@@ -56,6 +58,10 @@ export default async function namespacePage(el, { params }) {
       if (u.engine) stats.append(kube(u.engine));
       clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1, t('unit.cpu')), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1, 'MB'));
       note.textContent = u.since ? t('ns.since', { time: fmtTime(u.since), every: u.everySeconds }) : t('ns.noLeader');
+      // deadlines missed by the namespace's work still waiting or running
+      let rows = [];
+      try { rows = await get('/job/deadlines', { namespace: ns }); } catch { rows = []; }
+      clear(missed, rows.length ? missedPanel('ns-deadlines', rows, true) : null);
     } catch (e) {
       clear(stats, h('div.alert.bad', errText(e)));
       clear(charts);

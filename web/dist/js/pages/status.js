@@ -43,14 +43,17 @@ export default async function status(el) {
     // why an entry has not launched (recorded by the leader once it waited a second)
     // with the holders of what it needs and when they are expected to free it
     const why = (x) => waitCell(x.waiting);
+    // its place in the namespace's order and when it is expected to start
+    const pos = { label: t('status.position'), cls: 'num', render: (x) => (x.position ? String(x.position) : '–') };
+    const est = { label: t('status.estimatedStart'), render: (x) => (x.estimatedStart ? fmtTime(x.estimatedStart) : h('span.muted', t('status.estimateUnknown'))) };
     show(ready, q, hReady, 'status.ready', (v) => table([
       { label: t('f.jobName'), render: job }, { label: t('status.times'), key: 'times' }, { label: t('status.since'), render: (x) => fmtTime(x.since) },
-      { label: t('status.why'), cls: 'wrap', render: why },
+      pos, est, { label: t('status.why'), cls: 'wrap', render: why },
     ], v, { empty: t('status.noneReady') }));
     show(fo, f, hFo, 'status.failover', (v) => table([
       { label: t('f.jobName'), render: job }, { label: t('f.shardingItem'), key: 'shardingItem' },
       { label: t('status.prevTask'), cls: 'wrap', render: task }, { label: t('status.since'), render: (x) => fmtTime(x.since) },
-      { label: t('status.why'), cls: 'wrap', render: why },
+      pos, est, { label: t('status.why'), cls: 'wrap', render: why },
     ], v, { empty: t('status.noneFailover') }));
     stamp.textContent = t('status.updated', { time: fmtTime(Date.now()).slice(11) });
   }

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+
+	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/gin-gonic/gin"
+)
+
+// missedDeadlines answers GET /api/job/deadlines: the request's
+// namespace's deadlines missed by work still waiting or running (the
+// leader's records of the alerts it raised, deadline.Watcher), soonest
+// due first. The history keeps every one (status traces of state
+// DEADLINE_MISSED).
+func (s *Server) missedDeadlines(c *gin.Context) {
+	recs, err := s.reg.Alerts(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	ns := nsIn(c)
+	out := []deadline.Alert{}
+	for _, b := range recs {
+		var a deadline.Alert
+		if json.Unmarshal(b, &a) != nil || a.Namespace != ns {
+			continue
+		}
+		if job := c.Query("jobName"); job != "" && a.Job != job {
+			continue
+		}
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Due.Equal(out[j].Due) {
+			return out[i].Due.Before(out[j].Due)
+		}
+		return out[i].Key() < out[j].Key()
+	})
+	c.JSON(http.StatusOK, out)
+}

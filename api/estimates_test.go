@@ -1,0 +1,64 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// TestReadyTasksCarryPositionAndEstimate: each waiting execution has its
+// position in the namespace's order and an estimated start from the
+// running work's expected ends (the p90 of its runs when history knows
+// them, else its timeout).
+func TestReadyTasksCarryPositionAndEstimate(t *testing.T) {
+	typicals := func(o *api.Options, _ *api.Credentials) {
+		o.Typicals = &deadline.TypicalCache{Clock: o.Clock, Source: func(_ context.Context, job string) ([]time.Duration, error) {
+			if job == "runner" {
+				return []time.Duration{2 * time.Minute, 2 * time.Minute, 2 * time.Minute}, nil
+			}
+			return nil, nil // too few runs: the timeout
+		}}
+	}
+	e := newEnv(t, typicals)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	for _, n := range []string{"runner", "waiter", "second"} {
+		e.must(http.StatusOK, http.MethodPost, "/api/job/register",
+			`{"jobName":"`+n+`","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":2,"cpuCount":0.5,"memoryMB":32,"timeoutSeconds":300}`)
+	}
+	for item := range 2 {
+		b, _ := json.Marshal(task.Entry{TaskID: "r" + string(rune('0'+item)), LaunchedAt: t0, State: task.Running})
+		if err := e.kv.Commit(t.Context(), store.Put(registry.RunningPath+"/runner/"+jobs.MetaKey("runner", item), b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "waiter")
+	e.clock.Advance(time.Second)
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "second")
+	rows := decode[[]struct {
+		JobName        string    `json:"jobName"`
+		Position       int       `json:"position"`
+		EstimatedStart time.Time `json:"estimatedStart"`
+	}](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	// runner's shards end at t0+2m (p90); waiter then runs 5m (timeout).
+	want := map[string]struct {
+		pos int
+		at  time.Time
+	}{"waiter": {1, t0.Add(2 * time.Minute)}, "second": {2, t0.Add(7 * time.Minute)}}
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		if w := want[r.JobName]; r.Position != w.pos || !r.EstimatedStart.Equal(w.at) {
+			t.Errorf("%s: position %d at %v, want %d at %v", r.JobName, r.Position, r.EstimatedStart, w.pos, w.at)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package deadline
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// Place is a waiting execution's place in its namespace's order and its
+// estimated start.
+type Place struct {
+	Namespace string `json:"namespace"`
+	// Position counts from 1 in the namespace's order: failed shards
+	// waiting to run again first, then executions, oldest first (the
+	// launch round's order within a namespace).
+	Position int `json:"position"`
+	// EstimatedStart is when it is expected to start (zero: not known,
+	// no running work ahead of it has an expected end): see estimate.Starts.
+	EstimatedStart time.Time `json:"estimatedStart,omitzero"`
+}
+
+// Typicals returns what a job's recent runs took (by registry key).
+type Typicals func(job string) estimate.Typical
+
+// State is what the registry holds of the queues and the running work.
+type State struct {
+	Ready    []queue.Ready
+	Failover []queue.Failover
+	Running  map[string]map[int]task.Entry
+	// Capacity is what each namespace may hold (CapacityOf its record):
+	// its waiting work may take now what its running work leaves of it. A
+	// namespace not in it is taken to have nothing free now (it waits:
+	// what it needs is not free).
+	Capacity map[string]estimate.Res
+}
+
+// CapacityOf is what a namespace may hold, as the estimate counts it: its
+// limit, else its guarantee (ok false: neither is set).
+func CapacityOf(rec namespace.Record) (estimate.Res, bool) {
+	r := rec.Limit
+	if r == nil {
+		r = rec.Guarantee
+	}
+	if r == nil {
+		return estimate.Res{}, false
+	}
+	return estimate.Res{CPUs: r.CPUCount, MemMB: r.MemoryMB}, true
+}
+
+// freeOf is what cap leaves once running holds its share (none below 0).
+func freeOf(cap estimate.Res, ok bool, running []estimate.Holding) estimate.Res {
+	if !ok {
+		return estimate.Res{}
+	}
+	for _, h := range running {
+		cap.CPUs -= h.Holds.CPUs
+		cap.MemMB -= h.Holds.MemMB
+	}
+	return estimate.Res{CPUs: max(cap.CPUs, 0), MemMB: max(cap.MemMB, 0)}
+}
+
+// ReadyKey and FailoverKey name a waiting execution in Places' result.
+func ReadyKey(job string) string              { return job }
+func FailoverKey(job string, item int) string { return fmt.Sprintf("%s#%d", job, item) }
+
+// Places gives every waiting execution (by ReadyKey or FailoverKey) its
+// position in its namespace and an estimated start: each namespace is
+// estimated on its own from its own running work's expected ends
+// (estimate.End: the job's p90, else its timeout), from what its capacity
+// leaves free now (st.Capacity; nothing when not known). A ready entry holding
+// several executions is placed by its oldest.
+func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
+	type item struct {
+		key      string
+		failover bool
+		since    time.Time
+		entry    estimate.Entry
+		notLater time.Time
+	}
+	byNS := map[string][]item{}
+	for _, f := range st.Failover {
+		c, ok := cfg(f.Job)
+		if !ok {
+			continue
+		}
+		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], item{FailoverKey(f.Job, f.Item), true, f.Since,
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, Run: expectedRun(c, typ(f.Job))}, f.NotBefore})
+	}
+	for _, r := range st.Ready {
+		c, ok := cfg(r.Job)
+		if !ok {
+			continue
+		}
+		n := float64(c.ShardingTotalCount)
+		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], item{ReadyKey(r.Job), false, r.Since,
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}, r.NotBefore})
+	}
+	holding := map[string][]estimate.Holding{}
+	for job, shards := range st.Running {
+		c, ok := cfg(job)
+		if !ok {
+			continue
+		}
+		t := typ(job)
+		for _, e := range shards {
+			end, _ := estimate.End(e.LaunchedAt, t, time.Duration(c.TimeoutSeconds)*time.Second)
+			holding[namespace.Of(job)] = append(holding[namespace.Of(job)], estimate.Holding{
+				Holds: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, End: end})
+		}
+	}
+	out := map[string]Place{}
+	for ns, items := range byNS {
+		sort.SliceStable(items, func(i, j int) bool {
+			a, b := items[i], items[j]
+			if a.failover != b.failover {
+				return a.failover
+			}
+			if !a.since.Equal(b.since) {
+				return a.since.Before(b.since)
+			}
+			return a.key < b.key
+		})
+		entries := make([]estimate.Entry, len(items))
+		for i, it := range items {
+			entries[i] = it.entry
+		}
+		cap, ok := st.Capacity[ns]
+		starts := estimate.Starts(now, freeOf(cap, ok, holding[ns]), holding[ns], entries)
+		for i, it := range items {
+			est := starts[i]
+			if !est.IsZero() && it.notLater.After(est) {
+				est = it.notLater
+			}
+			out[it.key] = Place{Namespace: ns, Position: i + 1, EstimatedStart: est}
+		}
+	}
+	return out
+}
+
+// expectedRun is how long a queued run of c is expected to take once it
+// starts: its median, the typical run (a chain of p90s would put a deep
+// queue's starts later by the p90's margin over the typical run at every
+// link: docs/benchmarks.md, "Start estimates"), else its timeout (zero:
+// not known). Running work ends at its p90 (estimate.End), as the wait
+// reasons say.
+func expectedRun(c jobs.Config, t estimate.Typical) time.Duration {
+	if t.Known {
+		return t.Median
+	}
+	return time.Duration(c.TimeoutSeconds) * time.Second
+}

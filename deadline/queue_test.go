@@ -1,0 +1,99 @@
+package deadline
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+func TestPlaces(t *testing.T) {
+	small := func(name string) jobs.Config {
+		return jobs.Config{JobName: name, CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 600}
+	}
+	cfg := cfgs(small("a~run"), small("a~w1"), small("a~w2"), small("b~w"), small("a~f"))
+	typ := func(job string) estimate.Typical {
+		if job == "a~run" {
+			return estimate.Of([]time.Duration{5 * time.Minute, 5 * time.Minute, 5 * time.Minute})
+		}
+		return estimate.Of([]time.Duration{2 * time.Minute, 2 * time.Minute, 2 * time.Minute})
+	}
+	st := State{
+		Ready:    []queue.Ready{{Job: "a~w2", Since: t0.Add(time.Second)}, {Job: "a~w1", Since: t0}, {Job: "b~w", Since: t0}},
+		Failover: []queue.Failover{{Job: "a~f", Item: 0, Since: t0.Add(time.Minute)}},
+		Running:  map[string]map[int]task.Entry{"a~run": {0: {TaskID: "r", LaunchedAt: t0}}},
+	}
+	p := Places(t0, st, cfg, typ)
+	// Namespace a: the failover shard first, then w1, then w2, one slot
+	// freed at t0+5m by a~run, each then running 2 minutes.
+	want := map[string]Place{
+		FailoverKey("a~f", 0): {"a", 1, t0.Add(5 * time.Minute)},
+		ReadyKey("a~w1"):      {"a", 2, t0.Add(7 * time.Minute)},
+		ReadyKey("a~w2"):      {"a", 3, t0.Add(9 * time.Minute)},
+		ReadyKey("b~w"):       {"b", 1, time.Time{}}, // nothing of b runs: not known
+	}
+	for k, w := range want {
+		if g := p[k]; g.Namespace != w.Namespace || g.Position != w.Position || !g.EstimatedStart.Equal(w.EstimatedStart) {
+			t.Errorf("%s: got %+v, want %+v", k, g, w)
+		}
+	}
+}
+
+// A namespace's capacity (its limit, else its guarantee) less what it runs
+// is free now: the first entry that fits it starts at once.
+func TestPlacesWithCapacity(t *testing.T) {
+	c := jobs.Config{JobName: "a~x", CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 60}
+	cfg := func(k string) (jobs.Config, bool) { c.JobName = k; return c, true }
+	typ := func(string) estimate.Typical { return estimate.Typical{} }
+	st := State{
+		Ready:    []queue.Ready{{Job: "a~w1", Since: t0}, {Job: "a~w2", Since: t0.Add(time.Second)}},
+		Running:  map[string]map[int]task.Entry{"a~run": {0: {LaunchedAt: t0}}},
+		Capacity: map[string]estimate.Res{"a": {CPUs: 2, MemMB: 1000}},
+	}
+	p := Places(t0, st, cfg, typ)
+	if !p["a~w1"].EstimatedStart.Equal(t0) || !p["a~w2"].EstimatedStart.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("%+v", p)
+	}
+	limit := namespace.Record{Name: "a", Guarantee: &namespace.Resources{CPUCount: 1}, Limit: &namespace.Resources{CPUCount: 4, MemoryMB: 8}}
+	if r, ok := CapacityOf(limit); !ok || r.CPUs != 4 {
+		t.Fatalf("limit first: %v %v", r, ok)
+	}
+	if _, ok := CapacityOf(namespace.Record{Name: "b"}); ok {
+		t.Fatal("a capacity without a limit or guarantee")
+	}
+}
+
+// BenchmarkPlaces100k: the watcher's and the API's estimate over a
+// backlog of 100,000 ready executions in 100 namespaces (1,000 jobs each
+// with a capacity), 10,000 running tasks.
+func BenchmarkPlaces100k(b *testing.B) {
+	cfg := func(k string) (jobs.Config, bool) {
+		return jobs.Config{JobName: k, CPUCount: 0.5, MemoryMB: 64, ShardingTotalCount: 2, TimeoutSeconds: 600}, true
+	}
+	typ := func(string) estimate.Typical {
+		return estimate.Of([]time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute})
+	}
+	st := State{Running: map[string]map[int]task.Entry{}, Capacity: map[string]estimate.Res{}}
+	for n := range 100 {
+		ns := fmt.Sprintf("team-%02d", n)
+		st.Capacity[ns] = estimate.Res{CPUs: 50, MemMB: 6400}
+		for j := range 1000 {
+			st.Ready = append(st.Ready, queue.Ready{Job: ns + "~job" + strconv.Itoa(j), Count: 1, Since: t0.Add(time.Duration(j) * time.Second)})
+		}
+		for j := range 50 {
+			st.Running[ns+"~run"+strconv.Itoa(j)] = map[int]task.Entry{0: {LaunchedAt: t0}, 1: {LaunchedAt: t0}}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := Places(t0, st, cfg, typ); len(p) != 100_000 {
+			b.Fatal(len(p))
+		}
+	}
+}

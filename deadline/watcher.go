@@ -1,0 +1,302 @@
+package deadline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
+)
+
+// Every is how often the Watcher reads the registry's state (default).
+const Every = 5 * time.Second
+
+// Sink is told of each alert once (across leaders): the history, the
+// metric, the job's webhook. It must not block.
+type Sink interface {
+	DeadlineMissed(a Alert, job jobs.Config)
+}
+
+// EstimateSink observes the error of a start estimate when the execution
+// starts: |estimated − actual start|, and that over its wait.
+type EstimateSink interface {
+	StartEstimateError(namespace string, abs time.Duration, ratio float64)
+}
+
+// Watcher is the leader loop raising deadline alerts and measuring start
+// estimates. Create one per term.
+type Watcher struct {
+	Registry  *registry.Registry
+	Clock     clock.Clock
+	Log       *slog.Logger
+	Location  *time.Location // the scheduler's zone, for jobs without one
+	Every     time.Duration  // 0: Every
+	Typical   *TypicalCache  // may be nil: estimates from timeouts only
+	Sinks     []Sink
+	Estimates EstimateSink // may be nil
+
+	configs map[string]cachedJob
+	tracker estimate.Tracker
+}
+
+type cachedJob struct {
+	version int64
+	cfg     jobs.Config
+}
+
+type cachedTypical struct {
+	at time.Time
+	t  estimate.Typical
+}
+
+// typicalTTL is how long a job's typical durations are reused.
+const typicalTTL = time.Minute
+
+// Run checks every w.Every until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	every := w.Every
+	if every <= 0 {
+		every = Every
+	}
+	t := w.Clock.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+		if err := w.Pass(ctx); err != nil && ctx.Err() == nil {
+			w.Log.Warn("deadlines: check skipped", "err", err)
+		}
+		t.Reset(every)
+	}
+}
+
+// Pass reads the state once, raises the alerts due that no leader raised,
+// forgets those of executions gone, and notes and measures estimates.
+func (w *Watcher) Pass(ctx context.Context) error {
+	now := w.Clock.Now()
+	st, err := w.state(ctx)
+	if err != nil {
+		return err
+	}
+	if err := w.loadJobs(ctx); err != nil {
+		return err
+	}
+	loc := w.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	due, live := Check(now, loc, w.job, waitingOf(st), runningOf(st))
+	flows, runs, err := w.flowRuns(ctx)
+	if err != nil {
+		return err
+	}
+	due, live = CheckFlows(now, loc, func(k string) (workflow.Config, bool) { c, ok := flows[k]; return c, ok }, runs, due, live)
+	sortAlerts(due)
+	for _, a := range due {
+		b, _ := json.Marshal(a)
+		fresh, err := w.Registry.MarkAlert(ctx, a.PathKey(), b)
+		if err != nil {
+			return err // fenced or unavailable: the next leader raises it
+		}
+		if !fresh {
+			continue
+		}
+		w.Log.Warn("deadline missed", "kind", a.Kind, "namespace", a.Namespace, "job", a.Job, "message", a.Message)
+		var c jobs.Config // a workflow has no webhook
+		if a.Workflow == "" {
+			c, _ = w.job(registryKey(a))
+		}
+		for _, s := range w.Sinks {
+			s.DeadlineMissed(a, c)
+		}
+	}
+	if err := w.prune(ctx, live); err != nil {
+		return err
+	}
+	w.measure(ctx, now, st)
+	return nil
+}
+
+func registryKey(a Alert) string { return nsKey(a.Namespace, a.Job) }
+
+// flowRuns reads the workflows with deadlines and their runs not final.
+func (w *Watcher) flowRuns(ctx context.Context) (map[string]workflow.Config, []FlowRun, error) {
+	nodes, err := w.Registry.WorkflowNodes(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deadlines: read the workflows: %w", err)
+	}
+	flows := map[string]workflow.Config{}
+	var runs []FlowRun
+	for _, n := range nodes {
+		var c workflow.Config
+		if json.Unmarshal(n.Value, &c) != nil || c.StartDeadlineSeconds == 0 && c.RunDeadlineSeconds == 0 && c.RunDeadlineAt == "" {
+			continue
+		}
+		key := lastSegment(n.Path)
+		flows[key] = c
+		rs, err := w.Registry.WorkflowRuns(ctx, key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("deadlines: read workflow %s's runs: %w", key, err)
+		}
+		for _, r := range rs {
+			if !r.State.Final() {
+				runs = append(runs, FlowRun{Workflow: key, Run: r})
+			}
+		}
+	}
+	return flows, runs, nil
+}
+
+func (w *Watcher) prune(ctx context.Context, live map[string]bool) error {
+	keys, err := w.Registry.AlertKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("deadlines: list recorded alerts: %w", err)
+	}
+	var gone []string
+	for _, k := range keys {
+		if !live[k] {
+			gone = append(gone, k)
+		}
+	}
+	return w.Registry.ForgetAlerts(ctx, gone)
+}
+
+func (w *Watcher) state(ctx context.Context) (State, error) {
+	var st State
+	var err error
+	if st.Ready, err = w.Registry.ReadyQueue(ctx); err != nil {
+		return st, fmt.Errorf("deadlines: read the ready queue: %w", err)
+	}
+	if st.Failover, err = w.Registry.FailoverQueue(ctx); err != nil {
+		return st, fmt.Errorf("deadlines: read the failover queue: %w", err)
+	}
+	if st.Running, err = w.Registry.RunningTasks(ctx); err != nil {
+		return st, fmt.Errorf("deadlines: read the running tasks: %w", err)
+	}
+	recs, err := w.Registry.Namespaces(ctx)
+	if err != nil {
+		return st, fmt.Errorf("deadlines: read the namespaces: %w", err)
+	}
+	st.Capacity = map[string]estimate.Res{}
+	for _, rec := range recs {
+		if c, ok := CapacityOf(rec); ok {
+			st.Capacity[rec.Name] = c
+		}
+	}
+	return st, nil
+}
+
+// loadJobs refreshes the job configurations, decoding only those whose
+// stored version changed.
+func (w *Watcher) loadJobs(ctx context.Context) error {
+	nodes, err := w.Registry.JobNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("deadlines: read the jobs: %w", err)
+	}
+	next := make(map[string]cachedJob, len(nodes))
+	for _, n := range nodes {
+		key := lastSegment(n.Path)
+		if c, ok := w.configs[key]; ok && c.version == n.Version {
+			next[key] = c
+			continue
+		}
+		if c, ok := decodeJob(n); ok {
+			next[key] = cachedJob{n.Version, c}
+		}
+	}
+	w.configs = next
+	return nil
+}
+
+func decodeJob(n store.Node) (jobs.Config, bool) {
+	var c jobs.Config
+	if err := json.Unmarshal(n.Value, &c); err != nil {
+		return c, false // a damaged entry: the registry's scan reports it
+	}
+	return c, true
+}
+
+func (w *Watcher) job(key string) (jobs.Config, bool) {
+	c, ok := w.configs[key]
+	return c.cfg, ok
+}
+
+func lastSegment(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
+func waitingOf(st State) []Waiting {
+	out := make([]Waiting, 0, len(st.Ready))
+	for _, r := range st.Ready {
+		since := r.Since
+		if r.NotBefore.After(since) {
+			since = r.NotBefore // a fire staged ahead: due from its instant
+		}
+		out = append(out, Waiting{Job: r.Job, Since: since})
+	}
+	return out
+}
+
+func runningOf(st State) []Running {
+	out := make([]Running, 0, len(st.Running))
+	for job, shards := range st.Running {
+		var r Running
+		for _, e := range shards {
+			if e.LaunchedAt.IsZero() {
+				continue
+			}
+			if r.Job == "" || e.LaunchedAt.Before(r.Started) {
+				r = Running{Job: job, TaskID: e.TaskID, Started: e.LaunchedAt}
+			}
+		}
+		if r.Job != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// measure notes each waiting execution's first estimate and, for those
+// that started since the last pass, observes the estimate's error.
+func (w *Watcher) measure(ctx context.Context, now time.Time, st State) {
+	if w.Estimates == nil {
+		return
+	}
+	places := Places(now, st, w.job, func(job string) estimate.Typical { return w.Typical.Get(ctx, job) })
+	waiting := map[string]bool{}
+	for _, r := range st.Ready {
+		k := trackKey(r.Job, r.Since)
+		waiting[k] = true
+		w.tracker.Note(k, r.Since, places[ReadyKey(r.Job)].EstimatedStart)
+	}
+	for _, k := range w.tracker.Keys() {
+		if waiting[k] {
+			continue
+		}
+		job, since := splitTrackKey(k)
+		started, ok := startedAfter(st.Running[job], since)
+		if !ok {
+			w.tracker.Forget(k) // left the queue without a start seen (ran and ended between passes, or removed)
+			continue
+		}
+		if abs, ratio, ok := w.tracker.Started(k, started); ok {
+			ns, _ := splitKey(job)
+			w.Estimates.StartEstimateError(ns, abs, ratio)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package estimate
+
+import (
+	"container/heap"
+	"time"
+)
+
+// Res is a quantity of resources: CPUs and memory (MB).
+type Res struct {
+	CPUs  float64
+	MemMB float64
+}
+
+func (r Res) covers(n Res) bool {
+	const eps = 1e-9
+	return r.CPUs+eps >= n.CPUs && r.MemMB+eps >= n.MemMB
+}
+
+// Holding is running work: what it holds and when it is expected to end
+// (End; zero: not known, it frees nothing the estimate counts on).
+type Holding struct {
+	Holds Res
+	End   time.Time
+}
+
+// Entry is waiting work: what it needs to start (all its shards) and how
+// long it is expected to run once started (Run, its job's p90; zero: not
+// known, what it takes is not given back within the estimate).
+type Entry struct {
+	Needs Res
+	Run   time.Duration
+}
+
+// Starts estimates when each waiting entry starts, taken in order (its
+// namespace's order: an entry never starts before the one ahead of it):
+// free is what the entries may take now; each running holding gives back
+// what it holds at its expected end (at now when that end has passed);
+// an entry starts at the first instant what was given back covers its
+// needs, and gives them back at its own expected end. An entry whose
+// needs nothing known would cover, and every entry after it, gets the
+// zero time (not known).
+func Starts(now time.Time, free Res, running []Holding, waiting []Entry) []time.Time {
+	out := make([]time.Time, len(waiting))
+	ends := make(endHeap, 0, len(running)+len(waiting))
+	for _, h := range running {
+		if h.End.IsZero() {
+			continue
+		}
+		ends = append(ends, ending{at: later(h.End, now), res: h.Holds})
+	}
+	heap.Init(&ends)
+	t, avail := now, free
+	for i, e := range waiting {
+		for !avail.covers(e.Needs) {
+			if len(ends) == 0 {
+				return out // the rest: not known
+			}
+			x := heap.Pop(&ends).(ending)
+			t = later(x.at, t)
+			avail.CPUs += x.res.CPUs
+			avail.MemMB += x.res.MemMB
+		}
+		out[i] = t
+		avail.CPUs -= e.Needs.CPUs
+		avail.MemMB -= e.Needs.MemMB
+		if e.Run > 0 {
+			heap.Push(&ends, ending{at: t.Add(e.Run), res: e.Needs})
+		}
+	}
+	return out
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+type ending struct {
+	at  time.Time
+	res Res
+}
+
+type endHeap []ending
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(ending)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Tracker keeps the first start estimate given to each waiting execution
+// and, when it starts, how far off it was relative to its wait: the
+// error the metric elasticjob_start_estimate_error_ratio observes.
+// Not safe for concurrent use.
+type Tracker struct {
+	first map[string]guess
+}
+
+type guess struct{ since, est time.Time }
+
+// Note records est as the estimated start of the execution key, waiting
+// since since, unless one was recorded already (the first is kept).
+func (t *Tracker) Note(key string, since, est time.Time) {
+	if t.first == nil {
+		t.first = map[string]guess{}
+	}
+	if _, ok := t.first[key]; !ok && !est.IsZero() {
+		t.first[key] = guess{since, est}
+	}
+}
+
+// Started reports the error of key's first estimate, now that it started
+// at actual: |estimate − actual| and that divided by its wait (actual −
+// since; ok false when none was noted or it did not wait).
+func (t *Tracker) Started(key string, actual time.Time) (abs time.Duration, ratio float64, ok bool) {
+	g, found := t.first[key]
+	if !found {
+		return 0, 0, false
+	}
+	delete(t.first, key)
+	abs = g.est.Sub(actual)
+	if abs < 0 {
+		abs = -abs
+	}
+	wait := actual.Sub(g.since)
+	if wait <= 0 {
+		return abs, 0, false
+	}
+	return abs, float64(abs) / float64(wait), true
+}
+
+// Keys lists the executions with an estimate noted.
+func (t *Tracker) Keys() []string {
+	out := make([]string, 0, len(t.first))
+	for k := range t.first {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Forget drops key's estimate (it left the queue without starting).
+func (t *Tracker) Forget(key string) { delete(t.first, key) }
