@@ -3,6 +3,7 @@ package scheduler
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
@@ -39,6 +42,10 @@ type Producer struct {
 	Lead time.Duration
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
+	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
+	// that set none: each fire moved later by a fixed offset of the job's
+	// own in [0, Jitter). 0: none.
+	Jitter time.Duration
 
 	mu      sync.Mutex
 	floor   time.Time // fires at or before it were handled by an earlier producer or the catch-up
@@ -192,9 +199,31 @@ func (p *Producer) scheduleLocked(job string, after time.Time) {
 	heap.Push(&p.h, fire{at: next, job: job, gen: p.gen[job], prev: after})
 }
 
+// plan is j's schedule as it fires, with the calendar it names read from
+// the registry (one read per next fire of a job that names one).
+func (p *Producer) plan(j jobs.Config) (*cron.Plan, error) {
+	var cal cron.Excluder
+	if j.Calendar != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), calendarReadTimeout)
+		defer cancel()
+		c, err := p.Registry.CompiledCalendar(ctx, namespace.Of(j.JobName), j.Calendar, p.Location)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %q: %w", j.Calendar, err)
+		}
+		cal = c
+	}
+	return p.Catalog.Plan(j, cal, p.Jitter)
+}
+
+// calendarReadTimeout bounds the registry read of a job's calendar.
+const calendarReadTimeout = 10 * time.Second
+
 func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
-	s, err := p.Catalog.Schedule(j)
+	s, err := p.plan(j)
 	if err != nil || s == nil {
+		if err != nil {
+			p.Log.Warn("job not scheduled", "job", j.JobName, "err", err)
+		}
 		return time.Time{}, false
 	}
 	loc, err := j.Location(p.Location)

@@ -1,0 +1,107 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs/calendar"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// calendarsPath holds the namespaces' business calendars,
+// /calendars/{namespace}/{name}: each a calendar.Calendar, read and
+// written by its namespace's users alone (the API's namespace routes).
+const calendarsPath = "/calendars"
+
+// ErrCalendarNotFound: no such calendar in the namespace.
+var ErrCalendarNotFound = errors.New("calendar not found")
+
+func calendarPath(ns, name string) string { return calendarsPath + "/" + ns + "/" + name }
+
+// PutCalendar stores a namespace's calendar, made or replaced; created
+// says which.
+func (r *Registry) PutCalendar(ctx context.Context, ns string, c calendar.Calendar) (created bool, err error) {
+	var ops []store.Op
+	if ns != namespace.Default {
+		ops = append(ops, store.Check(nsPath(ns), store.AnyVersion)) // not into a namespace deleted meanwhile
+	}
+	_, version, err := r.Calendar(ctx, ns, c.Name)
+	switch {
+	case errors.Is(err, ErrCalendarNotFound):
+		ops = append(ops, store.Create(calendarPath(ns, c.Name), mustJSON(c)))
+		created = true
+	case err != nil:
+		return false, err
+	default:
+		ops = append(ops, store.Set(calendarPath(ns, c.Name), mustJSON(c), version))
+	}
+	return created, r.phys.Commit(ctx, ops...)
+}
+
+// Calendar reads a namespace's calendar and its stored version.
+func (r *Registry) Calendar(ctx context.Context, ns, name string) (calendar.Calendar, int64, error) {
+	var c calendar.Calendar
+	n, err := r.phys.Get(ctx, calendarPath(ns, name))
+	if errors.Is(err, store.ErrNotFound) {
+		return c, 0, fmt.Errorf("%w: no calendar '%s' in namespace '%s'", ErrCalendarNotFound, name, ns)
+	}
+	if err != nil {
+		return c, 0, err
+	}
+	if err := json.Unmarshal(n.Value, &c); err != nil {
+		return c, 0, decodeErr(n.Path, err)
+	}
+	return c, n.Version, nil
+}
+
+// Calendars lists a namespace's calendars by name.
+func (r *Registry) Calendars(ctx context.Context, ns string) ([]calendar.Calendar, error) {
+	nodes, err := r.phys.List(ctx, calendarsPath+"/"+ns)
+	if errors.Is(err, store.ErrNotFound) {
+		return []calendar.Calendar{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]calendar.Calendar, 0, len(nodes))
+	for _, n := range nodes {
+		var c calendar.Calendar
+		if err := json.Unmarshal(n.Value, &c); err != nil {
+			r.setAsideAt(n, decodeErr(n.Path, err))
+			continue
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b calendar.Calendar) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// DeleteCalendar deletes a namespace's calendar.
+func (r *Registry) DeleteCalendar(ctx context.Context, ns, name string) error {
+	if _, _, err := r.Calendar(ctx, ns, name); err != nil {
+		return err
+	}
+	return r.phys.Commit(ctx, store.Delete(calendarPath(ns, name), store.AnyVersion))
+}
+
+// CompiledCalendar reads and compiles a namespace's calendar (fallback:
+// the zone of one that names none): what a job's plan consults.
+func (r *Registry) CompiledCalendar(ctx context.Context, ns, name string, fallback *time.Location) (*calendar.Compiled, error) {
+	c, _, err := r.Calendar(ctx, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(fallback)
+}
+
+// dropCalendarsOps deletes every calendar of a namespace (with the
+// namespace).
+func dropCalendarsOps(ns string) []store.Op {
+	return []store.Op{store.Delete(calendarsPath+"/"+ns, store.AnyVersion)}
+}
