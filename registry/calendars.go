@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/calendar"
+	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -98,6 +100,25 @@ func (r *Registry) CompiledCalendar(ctx context.Context, ns, name string, fallba
 		return nil, err
 	}
 	return c.Compile(fallback)
+}
+
+// Plan is job j's schedule as the leader fires it (jobs.Config.PlanWith),
+// with the calendar it names read from its namespace: the one function the
+// producer and the API's previews share. j.JobName is the scheduler-wide
+// key (namespace.Key), which "H" and the jitter offset hash; parse is
+// cron.ParseFor or a memo of it; inherited is the scheduler-wide jitter
+// window; fallback the zone of a calendar naming none.
+func (r *Registry) Plan(ctx context.Context, j jobs.Config, parse func(expr, key string) (*cron.Schedule, error),
+	inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
+	var cal cron.Excluder
+	if j.Calendar != "" && j.HasSchedule() {
+		c, err := r.CompiledCalendar(ctx, namespace.Of(j.JobName), j.Calendar, fallback)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %q: %w", j.Calendar, err)
+		}
+		cal = c
+	}
+	return j.PlanWith(parse, cal, inherited)
 }
 
 // dropCalendarsOps deletes every calendar of a namespace (with the

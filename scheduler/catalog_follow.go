@@ -155,6 +155,9 @@ func (c *Catalog) Plan(j jobs.Config, cal cron.Excluder, inherited time.Duration
 	return j.PlanWith(c.parse, cal, inherited)
 }
 
+// Parse is cron.ParseFor through the catalog's memo (Plan).
+func (c *Catalog) Parse(expr, key string) (*cron.Schedule, error) { return c.parse(expr, key) }
+
 func (c *Catalog) parse(expr, key string) (*cron.Schedule, error) {
 	memo := expr
 	if strings.ContainsAny(expr, "Hh") {

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"container/heap"
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/cron"
-	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
@@ -202,17 +200,13 @@ func (p *Producer) scheduleLocked(job string, after time.Time) {
 // plan is j's schedule as it fires, with the calendar it names read from
 // the registry (one read per next fire of a job that names one).
 func (p *Producer) plan(j jobs.Config) (*cron.Plan, error) {
-	var cal cron.Excluder
+	ctx := context.Background()
 	if j.Calendar != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), calendarReadTimeout)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, calendarReadTimeout)
 		defer cancel()
-		c, err := p.Registry.CompiledCalendar(ctx, namespace.Of(j.JobName), j.Calendar, p.Location)
-		if err != nil {
-			return nil, fmt.Errorf("calendar %q: %w", j.Calendar, err)
-		}
-		cal = c
 	}
-	return p.Catalog.Plan(j, cal, p.Jitter)
+	return p.Registry.Plan(ctx, j, p.Catalog.parse, p.Jitter, p.Location)
 }
 
 // calendarReadTimeout bounds the registry read of a job's calendar.
