@@ -120,6 +120,8 @@ var writeCases = []writeCase{
 	{"DELETE", "/api/namespaces/:name/tokens/:id", "/api/namespaces/team/tokens/{token}", "", "token", "{token}"},
 	{"PUT", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", `{"value":"v"}`, "secret", "db"},
 	{"DELETE", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", "", "secret", "db"},
+	{"PUT", "/api/namespaces/:name/calendars/:calendar", "/api/namespaces/team/calendars/biz", `{"weekdays":["MON"]}`, "calendar", "biz"},
+	{"DELETE", "/api/namespaces/:name/calendars/:calendar", "/api/namespaces/team/calendars/biz", "", "calendar", "biz"},
 	{"POST", "/api/operate/secrets/reseal", "/api/operate/secrets/reseal", "", "", ""},
 	{"PUT", "/api/registry/damaged", "/api/registry/damaged?path=/config/app/broken", appBody("broken"), "registry", "/config/app/broken"},
 	{"DELETE", "/api/registry/damaged", "/api/registry/damaged?path=/state/ready/broken", "", "registry", "/state/ready/broken"},

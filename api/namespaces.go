@@ -27,6 +27,7 @@ func (s *Server) namespaceRoutes(g *gin.RouterGroup) {
 	g.POST("/:name/tokens", s.createToken)
 	g.DELETE("/:name/tokens/:id", s.revokeToken)
 	s.secretRoutes(g)
+	s.calendarRoutes(g)
 }
 
 // Usage is what a namespace holds and uses now.
