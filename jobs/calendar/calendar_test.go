@@ -105,3 +105,28 @@ func TestPlanSkipsExcludedDays(t *testing.T) {
 		t.Fatalf("a calendar excluding every day fired at %s", n)
 	}
 }
+
+// BenchmarkPlanNextBusinessDays is the cost of one next fire of a job on
+// "0 0 * * * ?" with a business-week calendar holding 30 holidays (what
+// the producer adds per fire of a job that names a calendar, beside the
+// registry read).
+func BenchmarkPlanNextBusinessDays(b *testing.B) {
+	cal := Calendar{Name: "biz", Weekdays: []string{"MON", "TUE", "WED", "THU", "FRI"}}
+	for i := range 30 {
+		cal.Exclude = append(cal.Exclude, Period{From: time.Date(2026, 1, 1+i*12, 0, 0, 0, 0, time.UTC).Format("2006-01-02")})
+	}
+	c, err := cal.Compile(time.UTC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := cron.Parse("0 0 * * * ?")
+	p := &cron.Plan{Crons: []*cron.Schedule{s}, Calendar: c, Offset: 17 * time.Minute}
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	for b.Loop() {
+		t = p.Next(t, time.UTC)
+		if t.Year() > 2026 {
+			t = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+	}
+}

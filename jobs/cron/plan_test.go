@@ -151,3 +151,23 @@ func TestJitterSpread(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHashSpread is BenchmarkJitterSpread for "0 H * * * ?": the
+// minute each of 1,000 job names' H picks.
+func BenchmarkHashSpread(b *testing.B) {
+	var perMinute [60]int
+	for range b.N {
+		perMinute = [60]int{}
+		for i := range 1000 {
+			s, _ := ParseFor("0 H * * * ?", fmt.Sprintf("report-%04d", i))
+			perMinute[nextBit(s.min, 0)]++
+		}
+	}
+	lo, hi := 1000, 0
+	for _, n := range perMinute {
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	b.ReportMetric(float64(hi), "max/minute")
+	b.ReportMetric(float64(lo), "min/minute")
+	b.ReportMetric(float64(hi)/(1000.0/60), "max/share")
+}
