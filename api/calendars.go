@@ -16,6 +16,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // A namespace's business calendars (docs/jobs.md, "Jitter, calendars and
@@ -145,7 +146,7 @@ func (s *Server) deleteCalendar(c *gin.Context) {
 		return
 	}
 	if len(users) > 0 {
-		writeError(c, s.log, fmt.Errorf("%w: calendar %q is named by job(s) %s: change them first", ErrConflict, name, strings.Join(users, ", ")))
+		writeError(c, s.log, fmt.Errorf("%w: calendar %q is named by %s: change them first", ErrConflict, name, strings.Join(users, ", ")))
 		return
 	}
 	if err := s.reg.DeleteCalendar(c, nsOf(c), name); err != nil {
@@ -165,6 +166,15 @@ func (s *Server) calendarUsers(ctx context.Context, ns, name string) ([]string, 
 	for _, j := range list {
 		if j.Calendar == name {
 			out = append(out, j.JobName)
+		}
+	}
+	flows, err := s.reg.In(ns).Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range flows {
+		if w.Calendar == name {
+			out = append(out, "workflow "+w.Name)
 		}
 	}
 	return out, nil
@@ -200,6 +210,18 @@ func (s *Server) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *tim
 		return nil, nil, err
 	}
 	p, err := s.reg.Plan(ctx, job, cron.ParseFor, s.cronJitter, s.location)
+	return p, loc, err
+}
+
+// workflowPlan is jobPlan for a workflow.
+func (s *Server) workflowPlan(ctx context.Context, w workflow.Config) (*cron.Plan, *time.Location, error) {
+	ns, _ := ctx.Value(ctxNamespace).(string)
+	w.Name = namespace.Key(ns, w.Name)
+	loc, err := w.Location(s.location)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.reg.WorkflowPlan(ctx, w, s.cronJitter, s.location)
 	return p, loc, err
 }
 

@@ -109,6 +109,24 @@ func TestJobNextHonoursJitterAndCalendar(t *testing.T) {
 	if w := tn.call("DELETE", "/api/namespaces/pay/calendars/holidays", "", "alice", "secret"); w.Code != 409 || !strings.Contains(w.Body.String(), "nightly") {
 		t.Fatalf("delete a calendar in use: %d %s", w.Code, w.Body)
 	}
+	// A workflow names a calendar too.
+	flow := `{"name":"flow","cron":"0 0 9 * * ?","calendar":"%s","nodes":[{"id":"a","job":"nightly"}]}`
+	if w := tn.call("PUT", "/api/workflow?namespace=pay", strings.Replace(flow, "%s", "missing", 1), "alice", "secret"); w.Code != 400 || !strings.Contains(w.Body.String(), "calendar") {
+		t.Fatalf("a workflow naming a missing calendar: %d %s", w.Code, w.Body)
+	}
+	if w := tn.call("PUT", "/api/workflow?namespace=pay", strings.Replace(flow, "%s", "holidays", 1), "alice", "secret"); w.Code != 200 {
+		t.Fatalf("a workflow naming a calendar: %d %s", w.Code, w.Body)
+	}
+	w = tn.call("GET", "/api/workflow/flow?namespace=pay", "", "alice", "secret")
+	if !strings.Contains(w.Body.String(), `"nextFireTime":"2024-03-06T09:00:00Z"`) {
+		t.Fatalf("the workflow's next fire skips the calendar's days: %s", w.Body)
+	}
+	if w := tn.call("PUT", "/api/job/update?namespace=pay", `{"jobName":"nightly","cron":"0 0 9 * * ?","calendar":""}`, "alice", "secret"); w.Code != 200 {
+		t.Fatalf("update: %d %s", w.Code, w.Body)
+	}
+	if w := tn.call("DELETE", "/api/namespaces/pay/calendars/holidays", "", "alice", "secret"); w.Code != 409 || !strings.Contains(w.Body.String(), "workflow flow") {
+		t.Fatalf("delete a calendar a workflow names: %d %s", w.Code, w.Body)
+	}
 	if w := tn.call("GET", "/api/jobs/nightly/next?namespace=pay&count=0", "", "alice", "secret"); w.Code != 400 {
 		t.Errorf("count=0: %d", w.Code)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // calendarsPath holds the namespaces' business calendars,
@@ -119,6 +120,19 @@ func (r *Registry) Plan(ctx context.Context, j jobs.Config, parse func(expr, key
 		cal = c
 	}
 	return j.PlanWith(parse, cal, inherited)
+}
+
+// WorkflowPlan is Plan for a workflow (w.Name the scheduler-wide key).
+func (r *Registry) WorkflowPlan(ctx context.Context, w workflow.Config, inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
+	var cal cron.Excluder
+	if w.Calendar != "" && strings.TrimSpace(w.Cron) != "" {
+		c, err := r.CompiledCalendar(ctx, namespace.Of(w.Name), w.Calendar, fallback)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %q: %w", w.Calendar, err)
+		}
+		cal = c
+	}
+	return w.Plan(cal, inherited)
 }
 
 // dropCalendarsOps deletes every calendar of a namespace (with the

@@ -39,6 +39,9 @@ type Options struct {
 	MaxMissedFires int
 	// Location is the default time zone of crons (nil: UTC).
 	Location *time.Location
+	// Jitter is the scheduler-wide jitter window (cron_jitter) of the
+	// workflows that set none.
+	Jitter time.Duration
 }
 
 func (o *Options) defaults() {
