@@ -37,7 +37,12 @@ func TestScheduleFieldsValidate(t *testing.T) {
 			t.Errorf("%+v: error %v, want one with %q", c.Crons, err, tc.want)
 		}
 	}
-	ok := scheduled(func(c *Config) { c.Cron = ""; c.Crons = []string{"0 H 9 ? * MON-FRI", "0 0 12 * * ?"}; c.Jitter = "0s"; c.Calendar = "cn-2027" })
+	ok := scheduled(func(c *Config) {
+		c.Cron = ""
+		c.Crons = []string{"0 H 9 ? * MON-FRI", "0 0 12 * * ?"}
+		c.Jitter = "0s"
+		c.Calendar = "cn-2027"
+	})
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
