@@ -209,8 +209,22 @@ func (s *Server) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *tim
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.Plan(ctx, job, cron.ParseFor, s.cronJitter, s.location)
+	p, err := s.reg.Plan(ctx, job, cron.ParseFor, s.inheritedJitter(ctx, ns, job.Jitter), s.location)
 	return p, loc, err
+}
+
+// inheritedJitter is the jitter window a job or workflow of namespace ns
+// setting own ("" for none) inherits: its namespace's, else the
+// scheduler's, as the leader's registry.Jitters gives it.
+func (s *Server) inheritedJitter(ctx context.Context, ns, own string) time.Duration {
+	if own != "" {
+		return s.cronJitter
+	}
+	rec, err := s.reg.Namespace(ctx, ns)
+	if err != nil {
+		return s.cronJitter
+	}
+	return rec.JitterOr(s.cronJitter)
 }
 
 // workflowPlan is jobPlan for a workflow.
@@ -221,7 +235,7 @@ func (s *Server) workflowPlan(ctx context.Context, w workflow.Config) (*cron.Pla
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.WorkflowPlan(ctx, w, s.cronJitter, s.location)
+	p, err := s.reg.WorkflowPlan(ctx, w, s.inheritedJitter(ctx, ns, w.Jitter), s.location)
 	return p, loc, err
 }
 

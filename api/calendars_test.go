@@ -134,3 +134,36 @@ func TestJobNextHonoursJitterAndCalendar(t *testing.T) {
 		t.Errorf("another team's job: %d", w.Code)
 	}
 }
+
+// A namespace's jitter window is what its jobs without one inherit; a
+// job's own (0s here) wins.
+func TestNamespaceJitterIsInherited(t *testing.T) {
+	tn := twoTeamsAPI(t, func(o *api.Options) { o.Location = time.UTC; o.CronJitter = 5 * time.Minute })
+	next := func() api.JobNext {
+		t.Helper()
+		var ans api.JobNext
+		w := tn.call("GET", "/api/jobs/nightly/next?namespace=pay&count=1", "", "alice", "secret")
+		if err := json.Unmarshal(w.Body.Bytes(), &ans); err != nil || w.Code != 200 {
+			t.Fatalf("next: %d %s", w.Code, w.Body)
+		}
+		return ans
+	}
+	if got, want := next().JitterSeconds, int64(cron.Offset("pay~nightly", 5*time.Minute)/time.Second); got != want {
+		t.Fatalf("the scheduler's window: offset %d s, want %d", got, want)
+	}
+	if w := tn.call("PUT", "/api/namespaces/pay", `{"jitter":"1h"}`, "root", "s3cret"); w.Code != 200 || !strings.Contains(w.Body.String(), `"jitter":"1h"`) {
+		t.Fatalf("set pay's jitter: %d %s", w.Code, w.Body)
+	}
+	if got, want := next().JitterSeconds, int64(cron.Offset("pay~nightly", time.Hour)/time.Second); got != want {
+		t.Fatalf("the namespace's window: offset %d s, want %d", got, want)
+	}
+	if w := tn.call("PUT", "/api/job/update?namespace=pay", `{"jobName":"nightly","cron":"0 0 * * * ?","jitter":"0s"}`, "alice", "secret"); w.Code != 200 {
+		t.Fatalf("update: %d %s", w.Code, w.Body)
+	}
+	if got := next().JitterSeconds; got != 0 {
+		t.Fatalf("a job opting out: offset %d s", got)
+	}
+	if w := tn.call("PUT", "/api/namespaces/pay", `{"jitter":"2 days"}`, "root", "s3cret"); w.Code != 400 {
+		t.Fatalf("a bad namespace jitter: %d %s", w.Code, w.Body)
+	}
+}

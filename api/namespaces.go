@@ -143,6 +143,7 @@ type namespaceBody struct {
 	Guarantee *namespace.Resources `json:"guarantee"`
 	Limit     *namespace.Resources `json:"limit"`
 	Weight    *float64             `json:"weight"`
+	Jitter    string               `json:"jitter"`
 }
 
 func (s *Server) putNamespace(c *gin.Context) {
@@ -158,7 +159,7 @@ func (s *Server) putNamespace(c *gin.Context) {
 			return
 		}
 	}
-	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit}
+	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter}
 	if req.Weight != nil {
 		rec.Weight = *req.Weight
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -139,4 +140,44 @@ func (r *Registry) WorkflowPlan(ctx context.Context, w workflow.Config, inherite
 // namespace).
 func dropCalendarsOps(ns string) []store.Op {
 	return []store.Op{store.Delete(calendarsPath+"/"+ns, store.AnyVersion)}
+}
+
+// Jitters is the jitter window each namespace gives its jobs and
+// workflows that set none (namespace.Record.JitterOr over Wide, the
+// scheduler's cron_jitter), read from the namespaces' records again at
+// most every Refresh: the leader's producer and workflow engine each keep
+// one, so computing 100,000 next fires reads the records once. A change
+// applies from each job's next fire computed after it is read.
+type Jitters struct {
+	Reg     *Registry
+	Wide    time.Duration
+	Refresh time.Duration
+
+	mu sync.Mutex
+	at time.Time
+	m  map[string]time.Duration
+}
+
+// Of is namespace ns's window at now; on a failed read the last one read
+// (or Wide) stays in force.
+func (j *Jitters) Of(ns string, now time.Time) time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.m == nil || now.Sub(j.at) >= j.Refresh || now.Before(j.at) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		recs, err := j.Reg.Namespaces(ctx)
+		cancel()
+		if err == nil || j.m == nil {
+			j.at, j.m = now, map[string]time.Duration{}
+			for _, r := range recs {
+				if r.Jitter != "" {
+					j.m[r.Name] = r.JitterOr(j.Wide)
+				}
+			}
+		}
+	}
+	if d, ok := j.m[ns]; ok {
+		return d
+	}
+	return j.Wide
 }

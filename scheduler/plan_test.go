@@ -4,9 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/calendar"
+	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
 )
 
 // A job with an H cron, a jitter window and a business calendar fires at
@@ -69,5 +72,48 @@ func TestMissingCalendarDoesNotFire(t *testing.T) {
 	j := r.addJob(func(j *jobs.Config) { j.JobName = "orphan"; j.Cron = "0 0 9 * * ?"; j.Calendar = "gone" })
 	if _, ok := r.sched.producer.nextFire(j, t0); ok {
 		t.Fatal("a job naming a missing calendar has a next fire")
+	}
+}
+
+// A namespace's jitter window reaches the producer (registry.Jitters):
+// its job without a window of its own fires at the offset the window
+// gives its key; a job with its own keeps it.
+func TestNamespaceJitterReachesTheProducer(t *testing.T) {
+	r := newRig(t)
+	if _, err := r.reg.PutNamespace(r.ctx, namespace.Record{Name: "pay", Jitter: "1h"}); err != nil {
+		t.Fatal(err)
+	}
+	a := app.Default()
+	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://example.invalid/app.tar.gz", "bin/start.sh"
+	if err := r.reg.In("pay").AddApp(r.ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []struct{ name, jitter string }{{"inherits", ""}, {"own", "1m"}} {
+		c := jobs.Default()
+		c.JobName, c.AppName, c.Cron, c.Jitter = j.name, "app", "0 0 * * * ?", j.jitter
+		if err := r.reg.In("pay").AddJob(r.ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.reload()
+	// t0 is 10:00:00: a fire at 10:00 plus a positive offset is still ahead.
+	hour := t0.Truncate(time.Hour)
+	for _, tc := range []struct {
+		key    string
+		window time.Duration
+	}{{"pay~inherits", time.Hour}, {"pay~own", time.Minute}} {
+		j, ok := r.sched.catalog.Job(tc.key)
+		if !ok {
+			t.Fatalf("no job %s", tc.key)
+		}
+		got, ok := r.sched.producer.nextFire(j, t0)
+		off := cron.Offset(tc.key, tc.window)
+		want := hour.Add(off)
+		if off == 0 {
+			want = want.Add(time.Hour)
+		}
+		if !ok || !got.Equal(want) {
+			t.Errorf("%s: next fire %s, want %s", tc.key, got, want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
@@ -42,8 +43,11 @@ type Producer struct {
 	AfterLoad func()
 	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
 	// that set none: each fire moved later by a fixed offset of the job's
-	// own in [0, Jitter). 0: none.
+	// own in [0, Jitter), unless its namespace sets one. 0: none.
 	Jitter time.Duration
+
+	jitterOnce sync.Once
+	jitters    *registry.Jitters // the namespaces' windows (plan)
 
 	mu      sync.Mutex
 	floor   time.Time // fires at or before it were handled by an earlier producer or the catch-up
@@ -206,7 +210,14 @@ func (p *Producer) plan(j jobs.Config) (*cron.Plan, error) {
 		ctx, cancel = context.WithTimeout(ctx, calendarReadTimeout)
 		defer cancel()
 	}
-	return p.Registry.Plan(ctx, j, p.Catalog.parse, p.Jitter, p.Location)
+	p.jitterOnce.Do(func() {
+		p.jitters = &registry.Jitters{Reg: p.Registry, Wide: p.Jitter, Refresh: CapacityRefresh}
+	})
+	inherited := p.Jitter
+	if j.Jitter == "" {
+		inherited = p.jitters.Of(namespace.Of(j.JobName), p.Clock.Now())
+	}
+	return p.Registry.Plan(ctx, j, p.Catalog.parse, inherited, p.Location)
 }
 
 // calendarReadTimeout bounds the registry read of a job's calendar.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -50,7 +51,14 @@ func (e *Engine) plan(d workflow.Config) (*cron.Plan, error) {
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
-	return e.Registry.WorkflowPlan(ctx, d, e.Options.Jitter, e.Options.Location)
+	e.jitterOnce.Do(func() {
+		e.jitters = &registry.Jitters{Reg: e.Registry, Wide: e.Options.Jitter, Refresh: 5 * time.Second}
+	})
+	inherited := e.Options.Jitter
+	if d.Jitter == "" {
+		inherited = e.jitters.Of(namespace.Of(d.Name), e.Clock.Now())
+	}
+	return e.Registry.WorkflowPlan(ctx, d, inherited, e.Options.Location)
 }
 
 // fireDue makes the fires due at now.
