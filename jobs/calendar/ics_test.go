@@ -68,3 +68,29 @@ func TestImportICSErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzImportICS: any input ends in bounded time with periods that compile
+// or an ErrInvalid.
+func FuzzImportICS(f *testing.F) {
+	f.Add(sampleICS)
+	f.Add("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nRRULE:FREQ=WEEKLY;BYDAY=SA,SU;COUNT=3\nEND:VEVENT\n")
+	f.Add("BEGIN:VEVENT\nDTSTART:20260101T000000\nDURATION:P1W2DT3H\nEND:VEVENT")
+	f.Fuzz(func(t *testing.T, ics string) {
+		ps, err := ImportICS(strings.NewReader(ics), time.UTC)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		if len(ps) > MaxPeriods {
+			t.Fatalf("%d periods", len(ps))
+		}
+		c := Calendar{Name: "f", Exclude: ps}
+		cc, err := c.Compile(time.UTC)
+		if err != nil {
+			return // an imported period the calendar refuses (e.g. a weekly one longer than a week) is refused at PUT
+		}
+		cc.Excluded(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	})
+}
