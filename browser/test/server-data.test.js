@@ -124,6 +124,10 @@ test('the job page lists its actual fires: several crons, jitter and a calendar,
   const j = await s.api('GET', '/job/jobs/spread');
   assert.equal(j.jitter, '0s');
   assert.equal((j.crons || []).length, 0);
+  // the namespace page lists its calendars
+  await nav('#/namespaces/default');
+  await page.waitForSelector('#ns-calendars table');
+  assert.match(await page.textContent('#ns-calendars'), /biz.*UTC.*MON, TUE, WED, THU, FRI/);
 });
 
 // rowsOf reads a rendered table as {header → cell text} objects.
