@@ -121,6 +121,8 @@ var writeCases = []writeCase{
 	{"DELETE", "/api/namespaces/:name/tokens/:id", "/api/namespaces/team/tokens/{token}", "", "token", "{token}"},
 	{"PUT", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", `{"value":"v"}`, "secret", "db"},
 	{"DELETE", "/api/namespaces/:name/secrets/:secret", "/api/namespaces/team/secrets/db", "", "secret", "db"},
+	{"PUT", "/api/namespaces/:name/calendars/:calendar", "/api/namespaces/team/calendars/biz", `{"weekdays":["MON"]}`, "calendar", "biz"},
+	{"DELETE", "/api/namespaces/:name/calendars/:calendar", "/api/namespaces/team/calendars/biz", "", "calendar", "biz"},
 	{"POST", "/api/operate/secrets/reseal", "/api/operate/secrets/reseal", "", "", ""},
 	{"POST", "/api/operate/store/members", "/api/operate/store/members", `{"name":"m3","peerURL":"http://127.0.0.1:1"}`, "member", "m3"},
 	{"DELETE", "/api/operate/store/members/:member", "/api/operate/store/members/m3", "", "member", "m3"},

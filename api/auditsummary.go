@@ -28,6 +28,7 @@ var auditValues = map[string]bool{
 	"jobExecutionType": true, "cron": true, "timeZone": true, "shardingTotalCount": true,
 	"failover": true, "misfire": true, "jobType": true, "timeoutSeconds": true, "maxRetries": true,
 	"retryBackoffSeconds": true, "jobErrorHandlerType": true, "idempotencyKey": true,
+	"crons": true, "jitter": true, "calendar": true,
 	"appURL": true, // shown through safeURL
 }
 
@@ -43,6 +44,9 @@ func auditTarget(c *gin.Context, route string, body []byte) (kind, target string
 	}
 	if strings.HasPrefix(route, "/api/namespaces/:name/secrets") {
 		return "secret", c.Param("secret") // its name; the value is never in a summary
+	}
+	if strings.HasPrefix(route, "/api/namespaces/:name/calendars") {
+		return "calendar", c.Param("calendar")
 	}
 	if strings.HasPrefix(route, "/api/namespaces/:name") {
 		return "namespace", c.Param("name")

@@ -119,7 +119,8 @@ func TestGuestCannotWrite(t *testing.T) {
 			}
 			want := "guest role is read-only"
 			switch {
-			case strings.HasPrefix(rt.Path, "/api/namespaces/:name/tokens") || strings.HasPrefix(rt.Path, "/api/namespaces/:name/secrets"):
+			case strings.HasPrefix(rt.Path, "/api/namespaces/:name/tokens") || strings.HasPrefix(rt.Path, "/api/namespaces/:name/secrets") ||
+				strings.HasPrefix(rt.Path, "/api/namespaces/:name/calendars"):
 				want = "no role in namespace" // the guest reads the default namespace only
 			case strings.HasPrefix(rt.Path, "/api/namespaces") || strings.HasPrefix(rt.Path, "/api/operate/reconcile") || rt.Path == "/api/operate/secrets/reseal" ||
 				rt.Path == "/api/registry/damaged" || strings.HasPrefix(rt.Path, "/api/operate/store/"):

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/ejcloud/elasticjob/jobs/calendar"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -52,6 +53,8 @@ var statusOf = []struct {
 	{packages.ErrBadHash, http.StatusBadRequest},
 	{registry.ErrAppNotFound, http.StatusNotFound},
 	{registry.ErrJobNotFound, http.StatusNotFound},
+	{registry.ErrCalendarNotFound, http.StatusNotFound},
+	{calendar.ErrInvalid, http.StatusBadRequest},
 	{ErrNotFound, http.StatusNotFound},
 	{registry.ErrRunNotFound, http.StatusNotFound},
 	{registry.ErrNamespaceNotFound, http.StatusNotFound},

@@ -30,6 +30,7 @@ func (s *Server) guideRoutes(g *gin.RouterGroup) {
 	g.POST("/:jobName/resume", s.guidePause(false))
 	g.GET("/:jobName/status", s.guideStatus)
 	g.GET("/:jobName/durations", s.jobDurations)
+	g.GET("/:jobName/next", s.jobNext)
 }
 
 // guideSuccess is the guide's answer to its control calls.
@@ -97,6 +98,9 @@ func (s *Server) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app
 	}
 	if err := job.CheckFires(s.clock.Now(), s.location); err != nil {
 		return job, nil, err // as POST /api/job/register
+	}
+	if err := s.checkCalendar(ctx, job); err != nil {
+		return job, nil, err
 	}
 	if err := validName("jobName", job.JobName); err != nil {
 		return job, nil, err
@@ -318,7 +322,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 		return st, err
 	}
 	if st.State != StatePaused {
-		st.NextFireTime = nextFire(job, s.clock.Now(), s.location)
+		st.NextFireTime = s.nextFire(ctx, job, s.clock.Now())
 	}
 	return st, nil
 }
@@ -394,18 +398,14 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 	return err
 }
 
-// nextFire is the job's next cron fire after now (nil without a cron),
-// in the job's zone or else the scheduler's (as the producer fires it).
-func nextFire(job jobs.Config, now time.Time, schedulerZone *time.Location) *time.Time {
-	sch, err := job.Schedule()
-	if err != nil || sch == nil {
+// nextFire is the job's next fire after now (nil without a cron or when
+// its plan cannot be made), as the producer fires it (jobPlan).
+func (s *Server) nextFire(ctx context.Context, job jobs.Config, now time.Time) *time.Time {
+	p, loc, err := s.jobPlan(ctx, job)
+	if err != nil || p == nil {
 		return nil
 	}
-	loc, err := job.Location(schedulerZone)
-	if err != nil {
-		return nil
-	}
-	t := sch.Next(now, loc)
+	t := p.Next(now, loc)
 	if t.IsZero() {
 		return nil
 	}

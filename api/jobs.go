@@ -74,6 +74,9 @@ func (s *Server) checkJobAs(ctx context.Context, cfg jobs.Config, warn func(stri
 	if err := cfg.CheckFires(s.clock.Now(), s.location); err != nil {
 		return err
 	}
+	if err := s.checkCalendar(ctx, cfg); err != nil {
+		return err
+	}
 	if isNew {
 		if err := validName("jobName", cfg.JobName); err != nil {
 			return err

@@ -27,6 +27,7 @@ func (s *Server) namespaceRoutes(g *gin.RouterGroup) {
 	g.POST("/:name/tokens", s.createToken)
 	g.DELETE("/:name/tokens/:id", s.revokeToken)
 	s.secretRoutes(g)
+	s.calendarRoutes(g)
 }
 
 // Usage is what a namespace holds and uses now.
@@ -142,6 +143,7 @@ type namespaceBody struct {
 	Guarantee *namespace.Resources `json:"guarantee"`
 	Limit     *namespace.Resources `json:"limit"`
 	Weight    *float64             `json:"weight"`
+	Jitter    string               `json:"jitter"`
 }
 
 func (s *Server) putNamespace(c *gin.Context) {
@@ -157,7 +159,7 @@ func (s *Server) putNamespace(c *gin.Context) {
 			return
 		}
 	}
-	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit}
+	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter}
 	if req.Weight != nil {
 		rec.Weight = *req.Weight
 	}

@@ -125,6 +125,9 @@ type Options struct {
 	ClientAddr func(*http.Request) string
 	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
 	Location *time.Location
+	// CronJitter is the scheduler-wide jitter window (cron_jitter), so the
+	// previews show the fires the leader makes.
+	CronJitter time.Duration
 	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
 	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
 	// without authentication.
@@ -187,6 +190,7 @@ type Server struct {
 	clientAddr func(*http.Request) string
 	pkgs       Packages
 	location   *time.Location
+	cronJitter time.Duration                                 // Options.CronJitter
 	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
 	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
 	nsChanged  func()                                        // Options.NamespaceChanged
@@ -231,7 +235,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, replicated: o.Replicated, eng: o.Engine, auth: o.Auth, clock: o.Clock, log: o.Log,
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
+		pkgs: o.Packages, location: o.Location, cronJitter: o.CronJitter, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
 		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps,
 		typicals: o.Typicals}
 	if o.History != nil {

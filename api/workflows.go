@@ -50,6 +50,18 @@ func (s *Server) checkWorkflow(ctx context.Context, c *workflow.Config) error {
 	}); err != nil {
 		return err
 	}
+	if c.Calendar != "" {
+		p, loc, err := s.workflowPlan(ctx, *c)
+		if errors.Is(err, registry.ErrCalendarNotFound) {
+			return fmt.Errorf("%w: calendar %q: the namespace has no such calendar", ErrBadRequest, c.Calendar)
+		}
+		if err != nil {
+			return err
+		}
+		if p != nil && p.Next(s.clock.Now(), loc).IsZero() {
+			return fmt.Errorf("%w: calendar %q excludes every fire of the workflow's cron", ErrBadRequest, c.Calendar)
+		}
+	}
 	for i := range c.Nodes {
 		c.Nodes[i].Trigger = c.Nodes[i].RuleOf()
 	}
@@ -142,11 +154,9 @@ func (s *Server) workflowView(ctx context.Context, cfg workflow.Config, disabled
 		last := summarize(runs[len(runs)-1])
 		v.LastRun = &last
 	}
-	if sch, _ := cfg.Schedule(); sch != nil && !v.Disabled {
-		if loc, err := cfg.Location(s.location); err == nil {
-			if next := sch.Next(s.clock.Now(), loc); !next.IsZero() {
-				v.NextFireTime = &next
-			}
+	if sch, loc, err := s.workflowPlan(ctx, cfg); err == nil && sch != nil && !v.Disabled {
+		if next := sch.Next(s.clock.Now(), loc); !next.IsZero() {
+			v.NextFireTime = &next
 		}
 	}
 	return v, nil

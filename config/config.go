@@ -88,6 +88,7 @@ type Config struct {
 	OfferHold        time.Duration
 	RegistrySync     string
 	FireLead         time.Duration
+	CronJitter       time.Duration
 	LogLevel         string
 	Location         *time.Location
 	DebugPprof       bool // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
@@ -265,6 +266,15 @@ var settings = []setting{
 	{"package_gc_grace", "1h", "an uploaded package no app names any more is deleted after this long (in-flight launches and peers' pulls of it still work meanwhile)", duration("package_gc_grace", func(c *Config) *time.Duration { return &c.PackageGCGrace })},
 	{"offer_refuse_seconds", "5s", "how long declined offers are filtered when no work waits", duration("offer_refuse_seconds", func(c *Config) *time.Duration { return &c.OfferRefuse })},
 	{"offer_hold", "1s", "keep offers this long after the last launch before declining them, so bursts launch without a revive round trip (0s: decline at once)", duration("offer_hold", func(c *Config) *time.Duration { return &c.OfferHold })},
+	{"cron_jitter", "0s", "scheduler-wide jitter window: each fire of a job that sets no jitter of its own moves later by a fixed offset of the job's in [0, window), a hash of its name (0s: none; docs/jobs.md)", func(c *Config, v string) error {
+		if err := duration("cron_jitter", func(c *Config) *time.Duration { return &c.CronJitter })(c, v); err != nil {
+			return err
+		}
+		if c.CronJitter > 24*time.Hour {
+			return fmt.Errorf("cron_jitter: %q is longer than 24h", v)
+		}
+		return nil
+	}},
 	{"fire_lead", "1s", "commit each cron fire at least this long before its instant (up to 5s more while commits are slow), held back until the instant, so the commit's cost does not delay the fire (0s: commit at the instant unless commits are slow)", duration("fire_lead", func(c *Config) *time.Duration { return &c.FireLead })},
 	{"registry_sync", "full", "durability of the embedded registry: full fsyncs every commit (survives power loss); normal survives a killed scheduler but may lose the last commits on power loss, for lower latency", str(func(c *Config) *string { return &c.RegistrySync })},
 	{"log_level", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},

@@ -197,7 +197,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"auth_username": "adm", "auth_password": "pw", "auth_guest_username": "gst", "auth_guest_password": "gpw",
 		"auth_token_ttl": "90m", "auth_users_file": "/etc/ej/users.yaml", "time_zone": "Asia/Shanghai", "executor_path": "/usr/bin/ej-exec",
 		"executor_cache_dir": "/var/cache/ej", "executor_java_jar": "/opt/ej/elasticjob-cloud-executor.jar", "executor_java_opts": "-XX:TieredStopAtLevel=1", "embedded_cpus": "2.5", "embedded_mem_mb": "2048",
-		"max_body_bytes": "4096", "metrics_access": "login", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "log_level": "debug", "executor_idle_timeout": "1m",
+		"max_body_bytes": "4096", "metrics_access": "login", "offer_refuse_seconds": "9s", "offer_hold": "3s", "registry_sync": "normal", "fire_lead": "5ms", "cron_jitter": "15m", "log_level": "debug", "executor_idle_timeout": "1m",
 		"history_retention": "24h", "history_max_rows": "5",
 		"mesos_framework_name": "ej-prod", "mesos_checkpoint": "false", "mesos_failover_timeout": "2h",
 		"mesos_principal": "ej", "mesos_secret": "s3cret", "mesos_task_users": "pay=pay-jobs", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",

@@ -17,7 +17,7 @@ import (
 func (c *cli) jobCmd() *cobra.Command {
 	cmd := group("job", "Jobs: list, show, register, trigger, stop a run, delete, disable, enable")
 	cmd.AddCommand(c.objectCmds(jobKind)...)
-	cmd.AddCommand(c.registerCmd(), c.triggerCmd(), c.killCmd())
+	cmd.AddCommand(c.registerCmd(), c.triggerCmd(), c.killCmd(), c.nextCmd())
 	return cmd
 }
 

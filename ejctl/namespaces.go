@@ -15,6 +15,7 @@ type namespaceView struct {
 	Guarantee *resources `json:"guarantee,omitempty"`
 	Limit     *resources `json:"limit,omitempty"`
 	Weight    float64    `json:"weight,omitempty"`
+	Jitter    string     `json:"jitter,omitempty"`
 	Role      string     `json:"role"`
 	Usage     struct {
 		Apps         int       `json:"apps"`
@@ -99,6 +100,7 @@ func (c *cli) nsGetCmd() *cobra.Command {
 // nsPutCmd is create (refused when the namespace exists) or set.
 func (c *cli) nsPutCmd(verb string) *cobra.Command {
 	var gCPU, gMem, lCPU, lMem, w float64
+	var jitter string
 	cmd := &cobra.Command{
 		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Set a namespace's guarantee, limit and weight (admin)"}[verb],
 		Args: exactArgs("NAME"),
@@ -113,6 +115,9 @@ func (c *cli) nsPutCmd(verb string) *cobra.Command {
 			}
 			if f.Changed("weight") {
 				body["weight"] = w
+			}
+			if f.Changed("jitter") {
+				body["jitter"] = jitter
 			}
 			path := "/api/namespaces/" + seg(args[0])
 			if verb == "create" {
@@ -132,7 +137,7 @@ func (c *cli) nsPutCmd(verb string) *cobra.Command {
 			if c.json() {
 				return c.printJSON(n)
 			}
-			c.say("namespace %s: guarantee %s, limit %s, weight %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight))
+			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter))
 			return nil
 		},
 	}
@@ -142,6 +147,7 @@ func (c *cli) nsPutCmd(verb string) *cobra.Command {
 	f.Float64Var(&lCPU, "limit-cpu", 0, "most CPUs it may hold")
 	f.Float64Var(&lMem, "limit-mem", 0, "most memory it may hold, MB")
 	f.Float64Var(&w, "weight", 1, "its share among borrowers")
+	f.StringVar(&jitter, "jitter", "", "the jitter window of its jobs and workflows that set none (30m; docs/jobs.md)")
 	return cmd
 }
 

@@ -28,11 +28,20 @@ var ErrInvalid = errors.New("invalid job")
 
 // Config is a job as registered at /config/job/{jobName}.
 type Config struct {
-	JobName                string            `json:"jobName"`
-	AppName                string            `json:"appName"`
-	JobExecutionType       ExecutionType     `json:"jobExecutionType"`
-	Cron                   string            `json:"cron"`
-	TimeZone               string            `json:"timeZone,omitempty"`
+	JobName          string        `json:"jobName"`
+	AppName          string        `json:"appName"`
+	JobExecutionType ExecutionType `json:"jobExecutionType"`
+	Cron             string        `json:"cron"`
+	TimeZone         string        `json:"timeZone,omitempty"`
+	// When it fires, besides Cron (schedule.go, docs/jobs.md "Jitter,
+	// calendars and several crons"): more crons (the job fires at the
+	// union, once per instant), a jitter window ("30m": each fire moved
+	// later by a fixed offset of the job's own; "" inherits the
+	// scheduler's cron_jitter, "0s" opts out) and the name of a calendar
+	// of the job's namespace whose excluded days skip fires.
+	Crons                  []string          `json:"crons,omitempty"`
+	Jitter                 string            `json:"jitter,omitempty"`
+	Calendar               string            `json:"calendar,omitempty"`
 	ShardingTotalCount     int               `json:"shardingTotalCount"`
 	ShardingItemParameters string            `json:"shardingItemParameters"`
 	JobParameter           string            `json:"jobParameter"`
@@ -154,7 +163,9 @@ func (c Config) JavaClass() string {
 	return c.Props["jobClass"]
 }
 
-func (c Config) trigger() cron.Trigger { return cron.Trigger{Cron: c.Cron, TimeZone: c.TimeZone} }
+func (c Config) trigger() cron.Trigger {
+	return cron.Trigger{Cron: c.Cron, TimeZone: c.TimeZone, Key: c.JobName}
+}
 
 // Location returns the job's time zone, or fallback when none is set.
 func (c Config) Location(fallback *time.Location) (*time.Location, error) {
@@ -178,19 +189,37 @@ func (c Config) Schedule() (*cron.Schedule, error) {
 // (in its time zone, or fallback): Quartz refuses such a trigger ("the
 // given trigger will never fire"). A job without cron passes.
 func (c Config) CheckFires(now time.Time, fallback *time.Location) error {
-	var never *cron.NeverFiresError
-	switch err := c.trigger().CheckFires(now, fallback); {
-	case errors.As(err, &never):
-		after := ""
-		if now.After(time.Unix(0, 0)) {
-			after = " after " + never.After.Format("2006-01-02 15:04:05 MST")
+	if err := c.checkSchedule(); err != nil {
+		return err
+	}
+	for i, expr := range c.CronList() {
+		t := c.trigger()
+		t.Cron = expr
+		var never *cron.NeverFiresError
+		switch err := t.CheckFires(now, fallback); {
+		case errors.As(err, &never):
+			after := ""
+			if now.After(time.Unix(0, 0)) {
+				after = " after " + never.After.Format("2006-01-02 15:04:05 MST")
+			}
+			return fmt.Errorf("%w: %scron %q never fires%s (no date matches its day-of-month, month, day-of-week and year fields); "+
+				"Quartz refuses such a trigger too", ErrInvalid, cronField(c, i), expr, after)
+		case err != nil:
+			return fmt.Errorf("%w: %s%v", ErrInvalid, cronField(c, i), err)
 		}
-		return fmt.Errorf("%w: cron %q never fires%s (no date matches its day-of-month, month, day-of-week and year fields); "+
-			"Quartz refuses such a trigger too", ErrInvalid, c.Cron, after)
-	case err != nil:
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
+}
+
+// cronField names the i-th of CronList when it comes from Crons.
+func cronField(c Config, i int) string {
+	if strings.TrimSpace(c.Cron) != "" {
+		i--
+	}
+	if i < 0 {
+		return ""
+	}
+	return fmt.Sprintf("crons[%d]: ", i)
 }
 
 // Validate checks every field and names the first bad one.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Default is the namespace of everything registered without one.
@@ -108,6 +109,27 @@ type Record struct {
 	Limit     *Resources `json:"limit,omitempty"`
 	// Weight orders borrowers by weighted dominant share; 0 is unset (1).
 	Weight float64 `json:"weight,omitempty"`
+	// Jitter is the jitter window of the namespace's jobs and workflows
+	// that set none of their own ("": the scheduler's cron_jitter; "0s":
+	// none; docs/jobs.md).
+	Jitter string `json:"jitter,omitempty"`
+}
+
+// MaxJitter bounds a namespace's jitter window.
+const MaxJitter = 24 * time.Hour
+
+// JitterOr is the jitter window the namespace gives its jobs that set
+// none: its own, or wide (the scheduler's) when it sets none or an
+// invalid one.
+func (r Record) JitterOr(wide time.Duration) time.Duration {
+	if r.Jitter == "" {
+		return wide
+	}
+	d, err := time.ParseDuration(r.Jitter)
+	if err != nil || d < 0 || d > MaxJitter {
+		return wide
+	}
+	return d
 }
 
 // MaxWeight bounds a namespace's weight.
@@ -151,6 +173,11 @@ func (r Record) Validate() error {
 	}
 	if math.IsNaN(r.Weight) || r.Weight < 0 || r.Weight > MaxWeight {
 		return fmt.Errorf("%w: weight must be between 0 (unset: 1) and %d, got %v", ErrInvalid, MaxWeight, r.Weight)
+	}
+	if r.Jitter != "" {
+		if d, err := time.ParseDuration(r.Jitter); err != nil || d < 0 || d > MaxJitter {
+			return fmt.Errorf("%w: jitter %q must be a duration from 0s to %s, such as 30m", ErrInvalid, r.Jitter, MaxJitter)
+		}
 	}
 	return nil
 }

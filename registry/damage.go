@@ -215,6 +215,10 @@ func NamespaceOfStorePath(p string) string {
 		ns, _, _ := strings.Cut(rest, "/")
 		return ns
 	}
+	if rest, ok := strings.CutPrefix(p, calendarsPath+"/"); ok {
+		ns, _, _ := strings.Cut(rest, "/")
+		return ns
+	}
 	if _, ok := rootUnder(p); ok {
 		return namespace.Default
 	}

@@ -211,5 +211,6 @@ func (r *Registry) DeleteNamespace(ctx context.Context, name string) error {
 		return err
 	}
 	ops = append(ops, dropSecretsOps(name)...)
+	ops = append(ops, dropCalendarsOps(name)...)
 	return r.phys.Commit(ctx, append(ops, store.Delete(nsPath(name), store.AnyVersion))...)
 }

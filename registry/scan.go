@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/jobs/calendar"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +86,7 @@ var scanKinds = []scanKind{
 		return err
 	}},
 	{secretsPath, 2, false, jsonInto[secrets.Sealed]},
+	{calendarsPath, 2, false, jsonInto[calendar.Calendar]},
 	{tokensPath, 1, false, jsonInto[identity.APIToken]},
 	{ownersPath, 2, false, jsonInto[Owner]},
 }

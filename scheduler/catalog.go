@@ -40,7 +40,7 @@ type Catalog struct {
 	queueMemo registry.QueueMemo
 
 	smu       sync.Mutex
-	schedules map[string]*cron.Schedule // parsed crons by expression (Schedule)
+	schedules map[string]*cron.Schedule // parsed crons by expression, and job when hashed (Plan)
 
 	mu           sync.RWMutex
 	apps         map[string]app.Config
@@ -147,7 +147,7 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("catalog: load jobs: %w", err)
 		}
-		_, _ = c.Schedule(j) // parsed now, off a term's start
+		_, _ = c.Plan(j, nil, 0) // parsed now, off a term's start
 		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path)
 	}
 	var gone map[string]bool // held paths no longer listed
@@ -299,7 +299,7 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 		c.dropSum(name, true)
 		return ignoreNotFound(err)
 	}
-	_, _ = c.Schedule(j)
+	_, _ = c.Plan(j, nil, 0)
 	c.replaceLocked(n.Path, entrySum{name: j.JobName, sum: maphash.Bytes(c.seed, n.Value), job: true})
 	c.jobs[name] = j
 	return nil

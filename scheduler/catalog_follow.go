@@ -144,30 +144,40 @@ func (c *Catalog) lastSynced() int {
 // expressions; a catalog past it starts its memo anew).
 const maxSchedules = 1 << 16
 
-// Schedule returns j's parsed cron (nil when it has none), parsed once per
-// expression for the instance's life: a term's producer computes every
-// job's next fire at its start (and a catch-up counts the missed ones),
-// and parsing 100,000 crons there twice was CPU on the term's first
-// second. Schedules are immutable, shared by the jobs with one expression.
-func (c *Catalog) Schedule(j jobs.Config) (*cron.Schedule, error) {
-	if strings.TrimSpace(j.Cron) == "" {
-		return nil, nil
+// Plan returns j's schedule as it fires (jobs.Config.Plan: its crons,
+// jitter offset and cal, the calendar it names), nil without a cron. Each
+// cron is parsed once per expression for the instance's life (per job
+// when it has an "H" field): a term's producer computes every job's next
+// fire at its start (and a catch-up counts the missed ones), and parsing
+// 100,000 crons there twice was CPU on the term's first second.
+// Schedules are immutable, shared by the jobs with one expression.
+func (c *Catalog) Plan(j jobs.Config, cal cron.Excluder, inherited time.Duration) (*cron.Plan, error) {
+	return j.PlanWith(c.parse, cal, inherited)
+}
+
+// Parse is cron.ParseFor through the catalog's memo (Plan).
+func (c *Catalog) Parse(expr, key string) (*cron.Schedule, error) { return c.parse(expr, key) }
+
+func (c *Catalog) parse(expr, key string) (*cron.Schedule, error) {
+	memo := expr
+	if strings.ContainsAny(expr, "Hh") {
+		memo = expr + "\x00" + key
 	}
 	c.smu.Lock()
-	s, ok := c.schedules[j.Cron]
+	s, ok := c.schedules[memo]
 	c.smu.Unlock()
 	if ok {
 		return s, nil
 	}
-	s, err := j.Schedule()
-	if err != nil || s == nil {
-		return s, err
+	s, err := cron.ParseFor(expr, key)
+	if err != nil {
+		return nil, err
 	}
 	c.smu.Lock()
 	if c.schedules == nil || len(c.schedules) >= maxSchedules {
 		c.schedules = map[string]*cron.Schedule{}
 	}
-	c.schedules[j.Cron] = s
+	c.schedules[memo] = s
 	c.smu.Unlock()
 	return s, nil
 }

@@ -238,19 +238,19 @@ func TestCatalogSchedulesParsedOnce(t *testing.T) {
 	}
 	a, _ := c.Job("a")
 	b, _ := c.Job("b")
-	sa, err := c.Schedule(a)
+	sa, err := c.Plan(a, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, _ := c.Schedule(b)
-	if sa == nil || sa != sb {
+	sb, _ := c.Plan(b, nil, 0)
+	if sa == nil || sa.Crons[0] != sb.Crons[0] {
 		t.Fatal("two jobs of one cron do not share its parsed schedule")
 	}
 	if got := sa.Next(t0, time.UTC); !got.Equal(t0.Add(7 * time.Second)) {
 		t.Fatalf("next fire %v, want %v", got, t0.Add(7*time.Second))
 	}
 	none := jobs.Default()
-	if s, err := c.Schedule(none); s != nil || err != nil {
+	if s, err := c.Plan(none, nil, 0); s != nil || err != nil {
 		t.Fatalf("a job without cron: %v, %v", s, err)
 	}
 }

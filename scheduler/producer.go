@@ -11,6 +11,8 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
@@ -39,6 +41,13 @@ type Producer struct {
 	Lead time.Duration
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
+	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
+	// that set none: each fire moved later by a fixed offset of the job's
+	// own in [0, Jitter), unless its namespace sets one. 0: none.
+	Jitter time.Duration
+
+	jitterOnce sync.Once
+	jitters    *registry.Jitters // the namespaces' windows (plan)
 
 	mu      sync.Mutex
 	floor   time.Time // fires at or before it were handled by an earlier producer or the catch-up
@@ -192,9 +201,34 @@ func (p *Producer) scheduleLocked(job string, after time.Time) {
 	heap.Push(&p.h, fire{at: next, job: job, gen: p.gen[job], prev: after})
 }
 
+// plan is j's schedule as it fires, with the calendar it names read from
+// the registry (one read per next fire of a job that names one).
+func (p *Producer) plan(j jobs.Config) (*cron.Plan, error) {
+	ctx := context.Background()
+	if j.Calendar != "" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, calendarReadTimeout)
+		defer cancel()
+	}
+	p.jitterOnce.Do(func() {
+		p.jitters = &registry.Jitters{Reg: p.Registry, Wide: p.Jitter, Refresh: CapacityRefresh}
+	})
+	inherited := p.Jitter
+	if j.Jitter == "" {
+		inherited = p.jitters.Of(namespace.Of(j.JobName), p.Clock.Now())
+	}
+	return p.Registry.Plan(ctx, j, p.Catalog.parse, inherited, p.Location)
+}
+
+// calendarReadTimeout bounds the registry read of a job's calendar.
+const calendarReadTimeout = 10 * time.Second
+
 func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
-	s, err := p.Catalog.Schedule(j)
+	s, err := p.plan(j)
 	if err != nil || s == nil {
+		if err != nil {
+			p.Log.Warn("job not scheduled", "job", j.JobName, "err", err)
+		}
 		return time.Time{}, false
 	}
 	loc, err := j.Location(p.Location)

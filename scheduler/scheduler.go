@@ -53,6 +53,7 @@ type Options struct {
 	RefuseBusy      time.Duration     // decline filter when work waits but does not fit (default 1s)
 	OfferHold       time.Duration     // keep offers this long after the last work before declining (0: decline at once)
 	FireLead        time.Duration     // stage cron fires this long before their instant (0: at the instant)
+	CronJitter      time.Duration     // the scheduler-wide jitter window of jobs setting none (0: none)
 	MaxRoundTasks   int               // bound on the tasks one launch round places; 0: none
 	MaxCommitTasks  int               // bound on the launches one commit holds (a ZooKeeper multi's size): a larger round is a chain of commits; 0: MaxRoundTasks
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
@@ -174,7 +175,7 @@ func New(d Deps) *Scheduler {
 	opts := &s.deps.Options
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: opts.Location,
-		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead,
+		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
 		Observe: func(job string, sch, com time.Time) { d.Observer.Fired(job, sch, com) },
 	}
 	runs := newDurations(d.RecentRuns, d.Log.With("subsystem", "launcher"))

@@ -51,6 +51,12 @@ type Config struct {
 	// scheduler's); empty: runs start on demand only.
 	Cron     string `json:"cron,omitempty"`
 	TimeZone string `json:"timeZone,omitempty"`
+	// Jitter and Calendar are a job's (schedule.go; docs/jobs.md "Jitter,
+	// calendars and several crons"): a fixed offset of the workflow's own
+	// in [0, Jitter) ("" inherits cron_jitter, "0s" none), and a calendar
+	// of its namespace whose excluded days skip its fires.
+	Jitter   string `json:"jitter,omitempty"`
+	Calendar string `json:"calendar,omitempty"`
 	// Parameter is the default run parameter (cron fires, and triggers
 	// that send none); nil: none.
 	Parameter *string `json:"parameter,omitempty"`
@@ -169,10 +175,15 @@ func (c Config) validateHead(now time.Time, fallback *time.Location) error {
 	if _, err := c.Location(fallback); err != nil {
 		return err
 	}
+	if err := c.checkSchedule(); err != nil {
+		return err
+	}
 	return c.checkCron(now, fallback)
 }
 
-func (c Config) trigger() cron.Trigger { return cron.Trigger{Cron: c.Cron, TimeZone: c.TimeZone} }
+func (c Config) trigger() cron.Trigger {
+	return cron.Trigger{Cron: c.Cron, TimeZone: c.TimeZone, Key: c.Name}
+}
 
 // Location is the time zone of the workflow's cron, or fallback (UTC when
 // nil).

@@ -100,6 +100,36 @@ test('the job page lists the server\'s next fire times', async () => {
   assert.deepEqual(await page.$$eval('#job-fires li', (li) => li.map((x) => x.textContent)), want);
 });
 
+test('the job page lists its actual fires: several crons, jitter and a calendar, and the form edits them', async () => {
+  await s.api('PUT', '/namespaces/default/calendars/biz', { timeZone: 'UTC', weekdays: ['MON', 'TUE', 'WED', 'THU', 'FRI'] });
+  await s.api('POST', '/job/register', { jobName: 'spread', appName: APP, cron: '0 0 9 * * ?', crons: ['0 H 17 * * ?'], jitter: '10m', calendar: 'biz', timeZone: 'UTC', cpuCount: 0.01, memoryMB: 1 });
+  await nav('#/jobs/spread');
+  await page.waitForSelector('#job-fires li');
+  const r = await s.api('GET', '/jobs/spread/next?count=5');
+  assert.deepEqual(await page.$$eval('#job-fires li', (li) => li.map((x) => x.textContent)), r.fires.map((x) => x.slice(0, 19).replace('T', ' ')));
+  for (const f of r.fires) assert.ok(![0, 6].includes(new Date(f).getUTCDay()), `a weekend fire ${f}`);
+  assert.match(await page.textContent('#job-fires-note'), new RegExp(`\\+${r.jitterSeconds} s.*calendar biz`));
+  assert.equal(await page.textContent('#job-calendar'), 'biz');
+  assert.equal(await page.textContent('#job-crons'), '0 H 17 * * ?');
+  await nav('#/jobs/spread/edit');
+  assert.equal(await page.inputValue('#f-jitter'), '10m');
+  assert.equal(await page.inputValue('#f-calendar'), 'biz');
+  await page.fill('#f-jitter', 'ten');
+  await page.click('#submit');
+  await page.waitForSelector('.fr.bad[data-field=jitter]');
+  await page.fill('#f-jitter', '0s');
+  await page.fill('#f-crons', '');
+  await page.click('#submit');
+  await page.waitForSelector('#page[data-page=jobs] #job-fires');
+  const j = await s.api('GET', '/job/jobs/spread');
+  assert.equal(j.jitter, '0s');
+  assert.equal((j.crons || []).length, 0);
+  // the namespace page lists its calendars
+  await nav('#/namespaces/default');
+  await page.waitForSelector('#ns-calendars table');
+  assert.match(await page.textContent('#ns-calendars'), /biz.*UTC.*MON, TUE, WED, THU, FRI/);
+});
+
 // rowsOf reads a rendered table as {header → cell text} objects.
 async function rowsOf(sel) {
   return page.$eval(sel, (root) => {

@@ -155,7 +155,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	}
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg)
-	o.Packages, o.Location = pkgs, cfg.Location
+	o.Packages, o.Location, o.CronJitter = pkgs, cfg.Location, cfg.CronJitter
 	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
 	o.NamespaceChanged = func() {
 		if s := work.scheduler(); s != nil {

@@ -26,5 +26,5 @@ func workflowObserver(mx *metrics.Metrics, tw *trace.Writer) engine.Observer {
 // fenced registry and kills through the term's guarded driver.
 func (l *leaderWork) workflowEngine(reg *registry.Registry, kill engine.Killer, log *slog.Logger) *engine.Engine {
 	return engine.New(engine.Deps{Registry: reg, Killer: kill, Clock: clock.Real{}, Log: log.With("subsystem", "workflow"),
-		Observer: l.flowObserver, Options: engine.Options{KeptRuns: l.cfg.WorkflowRunsKept, Location: l.cfg.Location}})
+		Observer: l.flowObserver, Options: engine.Options{KeptRuns: l.cfg.WorkflowRunsKept, Location: l.cfg.Location, Jitter: l.cfg.CronJitter}})
 }

@@ -75,6 +75,11 @@ type Schedule struct {
 	// repeatOverlap: the hours field is "*" or a step, so the schedule
 	// fires in both occurrences of a repeated (fall-back) wall-clock hour.
 	repeatOverlap bool
+
+	// key is the name an "H" field is hashed with (hash.go); hashed says
+	// the expression has one, so its instants depend on key.
+	key    string
+	hashed bool
 }
 
 // ParseError reports an invalid expression. Field names the offending field
@@ -99,7 +104,12 @@ func (s *Schedule) String() string { return s.expr }
 // Parse parses a Quartz cron expression:
 // "seconds minutes hours day-of-month month day-of-week [year]".
 // See the package documentation for the syntax.
-func Parse(expr string) (*Schedule, error) {
+func Parse(expr string) (*Schedule, error) { return ParseFor(expr, "") }
+
+// ParseFor parses expr as Parse does, choosing the value of each "H" field
+// from a hash of key (a job's or workflow's name): the same key gives the
+// same instants in every process, restart and leader. See hash.go.
+func ParseFor(expr, key string) (*Schedule, error) {
 	if len(expr) > MaxExprLen {
 		return nil, &ParseError{Expr: expr[:32] + "...", Message: fmt.Sprintf("expression is %d characters long; at most %d allowed", len(expr), MaxExprLen)}
 	}
@@ -110,7 +120,7 @@ func Parse(expr string) (*Schedule, error) {
 	case len(fields) < 6 || len(fields) > 7:
 		return nil, &ParseError{Expr: expr, Message: fmt.Sprintf("expected 6 or 7 fields (seconds minutes hours day-of-month month day-of-week [year]), got %d", len(fields))}
 	}
-	s := &Schedule{expr: expr}
+	s := &Schedule{expr: expr, key: key}
 	for i, text := range fields {
 		if err := s.parseField(i, strings.ToUpper(text)); err != "" {
 			return nil, &ParseError{Expr: expr, Field: fieldNames[i], Message: err}
@@ -173,6 +183,13 @@ func (s *Schedule) parseField(f int, text string) string {
 }
 
 func (s *Schedule) parseItem(f int, item string) string {
+	if strings.HasPrefix(item, "H") {
+		resolved, msg := s.resolveHash(f, item)
+		if msg != "" {
+			return msg
+		}
+		item = resolved
+	}
 	switch f {
 	case fDom:
 		switch {

@@ -12,6 +12,7 @@ import (
 type Trigger struct {
 	Cron     string
 	TimeZone string
+	Key      string // the name an "H" field hashes (the job's or workflow's)
 }
 
 // Location is the trigger's time zone, or fallback when it names none.
@@ -32,7 +33,7 @@ func (t Trigger) Schedule() (*Schedule, error) {
 	if strings.TrimSpace(t.Cron) == "" {
 		return nil, nil
 	}
-	return Parse(t.Cron)
+	return ParseFor(t.Cron, t.Key)
 }
 
 // NeverFiresError says a cron has no fire after a time: no date matches its

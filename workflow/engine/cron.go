@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -24,8 +26,11 @@ func (e *Engine) schedule(name string, from time.Time) {
 	if !ok || e.disabled[name] {
 		return
 	}
-	sch, err := d.Schedule()
+	sch, err := e.plan(d)
 	if err != nil || sch == nil {
+		if err != nil {
+			e.Log.Warn("workflow engine: workflow not scheduled", "workflow", name, "err", err)
+		}
 		return
 	}
 	loc, err := d.Location(e.Options.Location)
@@ -35,6 +40,25 @@ func (e *Engine) schedule(name string, from time.Time) {
 	if next := sch.Next(from, loc); !next.IsZero() {
 		e.nextFire[name] = next
 	}
+}
+
+// plan is a workflow's schedule as it fires (registry.WorkflowPlan: its
+// cron, jitter and calendar, the calendar read from the registry).
+func (e *Engine) plan(d workflow.Config) (*cron.Plan, error) {
+	ctx := context.Background()
+	if d.Calendar != "" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	e.jitterOnce.Do(func() {
+		e.jitters = &registry.Jitters{Reg: e.Registry, Wide: e.Options.Jitter, Refresh: 5 * time.Second}
+	})
+	inherited := e.Options.Jitter
+	if d.Jitter == "" {
+		inherited = e.jitters.Of(namespace.Of(d.Name), e.Clock.Now())
+	}
+	return e.Registry.WorkflowPlan(ctx, d, inherited, e.Options.Location)
 }
 
 // fireDue makes the fires due at now.
@@ -64,7 +88,7 @@ func (e *Engine) catchUp(ctx context.Context) error {
 		if e.disabled[name] {
 			continue
 		}
-		sch, err := d.Schedule()
+		sch, err := e.plan(d)
 		if err != nil || sch == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -39,6 +40,9 @@ type Options struct {
 	MaxMissedFires int
 	// Location is the default time zone of crons (nil: UTC).
 	Location *time.Location
+	// Jitter is the scheduler-wide jitter window (cron_jitter) of the
+	// workflows that set none.
+	Jitter time.Duration
 }
 
 func (o *Options) defaults() {
@@ -83,6 +87,10 @@ type Engine struct {
 	dirty    map[runRef]bool
 	retry    map[runRef]bool // commits that lost a race: redone after a short pause
 	nextFire map[string]time.Time
+
+	jitterOnce sync.Once
+	jitters    *registry.Jitters // the namespaces' jitter windows (plan)
+
 	lost     map[string]string    // key → why its execution can no longer end (confirmed)
 	suspects map[string]time.Time // key → when it was first found nowhere
 	killed   map[string]time.Time // task id → when it was last killed

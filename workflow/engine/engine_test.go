@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs/calendar"
+	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
@@ -486,5 +488,35 @@ func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
 	r.eng.dirty[runRef{"w", "legacy"}] = true
 	if err := r.eng.round(r.ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A workflow's cron with a business calendar and a jitter window: its
+// fires skip the weekend and move by its own fixed offset, the same on
+// the next leader.
+func TestCronHonoursCalendarAndJitterAcrossLeaders(t *testing.T) {
+	r := newRig(t, "a")
+	if _, err := r.reg.PutCalendar(r.ctx, "default", calendar.Calendar{Name: "biz", Weekdays: []string{"MON", "TUE", "WED", "THU", "FRI"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := chain("w", "a")
+	c.Cron, c.Jitter, c.Calendar = "0 0 2 * * ?", "10m", "biz"
+	r.register(c)
+	r.start()
+	// t0 is Saturday 2025-03-01 01:59: the next fire is Monday's 02:00 plus w's offset.
+	want := time.Date(2025, 3, 3, 2, 0, 0, 0, time.UTC).Add(cron.Offset("w", 10*time.Minute))
+	if got := r.eng.nextFire["w"]; !got.Equal(want) {
+		t.Fatalf("next fire %s, want %s", got, want)
+	}
+	r.eng = r.newEngine(r.reg)
+	r.start()
+	if got := r.eng.nextFire["w"]; !got.Equal(want) {
+		t.Fatalf("the next leader's next fire %s, want %s", got, want)
+	}
+	r.clk.Set(want)
+	r.round()
+	runs, _ := r.reg.WorkflowRuns(r.ctx, "w")
+	if len(runs) != 1 || runs[0].Source != workflow.SourceCron {
+		t.Fatalf("runs at the jittered instant: %+v", runs)
 	}
 }

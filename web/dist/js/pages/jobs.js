@@ -2,7 +2,7 @@
 // inline validation and a preview of the next five fire times, modify,
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
-import { api, get, post, put, del, enc, canWrite, optional, ApiError } from '../api.js';
+import { api, get, post, put, del, enc, canWrite, optional, ApiError, session } from '../api.js';
 import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
@@ -232,13 +232,16 @@ async function view(el, ctx, name) {
     try { st = await get(`/jobs/${enc(name)}/status`); } catch { st = {}; } // older servers have no status
     let missed = [];
     try { missed = await get('/job/deadlines', { jobName: name }); } catch { missed = []; } // older servers have no deadlines
-    let fires = '—', schedZone = '';
-    if (j.cron) {
+    let fires = '—', schedZone = '', jitter = 0;
+    if (j.cron || (j.crons || []).length) {
       try {
-        const r = await cronNext(j.cron, j.timeZone || '');
-        if (!j.timeZone) schedZone = r.zone || '';
-        fires = h('div#job-fires', { 'data-zone': r.zone || j.timeZone || '' }, h('div', firesIn(j.timeZone, r.zone)),
-          r.fires.length ? h('ol', { style: { margin: 0, paddingLeft: '20px' } }, r.fires.map((x) => h('li.mono', x))) : t('jobs.neverFires'));
+        // the job's actual fires, as the leader makes them: crons, H, jitter, calendar
+        const r = await get(`/jobs/${enc(name)}/next`, { count: 5 });
+        if (!j.timeZone) schedZone = r.timeZone || '';
+        jitter = r.jitterSeconds || 0;
+        fires = h('div#job-fires', { 'data-zone': r.timeZone || j.timeZone || '' }, h('div', firesIn(j.timeZone, r.timeZone)),
+          r.fires.length ? h('ol', { style: { margin: 0, paddingLeft: '20px' } }, r.fires.map((x) => h('li.mono', x.slice(0, 19).replace('T', ' ')))) : t('jobs.neverFires'),
+          jitter || j.calendar ? h('div.muted', { id: 'job-fires-note' }, [jitter ? t('jobs.jitterNote', { s: jitter }) : '', j.calendar ? t('jobs.calendarNote', { name: j.calendar }) : ''].filter(Boolean).join(' ')) : null);
       } catch (e) { fires = errText(e); }
     }
     const props = Object.entries(j.props || {});
@@ -268,6 +271,9 @@ async function view(el, ctx, name) {
           [t('f.jobName'), j.jobName], [t('status'), disabled ? (st.pause ? pausedTag(st.pause) : tag(t('disabled'), 'warn')) : tag(t('enabled'), 'ok')],
           [t('f.appName'), j.appName ? h('a', { href: `#/apps/${enc(j.appName)}` }, j.appName) : t('jobs.noApp')], [t('f.jobExecutionType'), j.jobExecutionType],
           [t('f.cron'), h('span.mono', j.cron || t('jobs.noCron'))],
+          (j.crons || []).length ? [t('f.crons'), h('span.mono', { id: 'job-crons' }, j.crons.join('\n'))] : null,
+          j.jitter || jitter ? [t('f.jitter'), h('span', { id: 'job-jitter' }, j.jitter ? t('jobs.jitterOwn', { w: j.jitter, s: jitter }) : t('jobs.jitterSched', { s: jitter }))] : null,
+          j.calendar ? [t('f.calendar'), h('span.mono', { id: 'job-calendar' }, j.calendar)] : null,
           [t('f.timeZone'), j.timeZone || (schedZone ? t('jobs.schedZone', { zone: schedZone }) : t('jobs.defaultZone'))],
           [t('f.shardingTotalCount'), String(j.shardingTotalCount)], [t('f.shardingItemParameters'), j.shardingItemParameters],
           [t('f.jobParameter'), j.jobParameter], [t('f.cpuCount'), fmtNum(j.cpuCount)], [t('f.memoryMB'), fmtNum(j.memoryMB)],
@@ -346,7 +352,7 @@ async function drawTrend(box, name) {
 // ---- register / modify
 // the deadlines block of the job form (alerts, never kills: docs/jobs.md)
 const DEADLINE_FIELDS = ['startDeadlineSeconds', 'runDeadlineSeconds', 'runDeadlineAt'];
-const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'jobClass', 'beanName', 'applicationContext', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props', ...DEADLINE_FIELDS];
+const FIELDS = ['jobName', 'appName', 'jobExecutionType', 'cron', 'timeZone', 'crons', 'jitter', 'calendar', 'shardingTotalCount', 'shardingItemParameters', 'jobParameter', 'cpuCount', 'memoryMB', 'failover', 'misfire', 'jobType', 'jobClass', 'beanName', 'applicationContext', 'timeoutSeconds', 'maxRetries', 'retryBackoffSeconds', 'jobErrorHandlerType', 'description', 'props', ...DEADLINE_FIELDS];
 
 export function checkShardParams(v, total) {
   if (!v.trim()) return '';
@@ -388,6 +394,9 @@ export function checkJava(field, v, { jobType, jobClass, beanName, applicationCo
   if (field === 'applicationContext' && !v && beanName) return t('v.beanPair');
   return '';
 }
+// cronLines: the extra crons, one a line.
+function cronLines(text) { return text.split('\n').map((x) => x.trim()).filter(Boolean); }
+
 function parseProps(text) {
   const out = {};
   for (const line of text.split('\n')) {
@@ -404,10 +413,12 @@ async function form(el, ctx, name) {
   el.append(h('h1', h('a', { href: '#/jobs' }, t('jobs.title')), ' / ', editing ? t('jobs.modifyTitle', { name }) : t('jobs.register')));
   if (!canWrite()) { el.append(h('div.alert.bad', t('readOnly'))); return; }
   let cur = { jobName: '', appName: '', jobExecutionType: 'TRANSIENT', cron: '', timeZone: '', shardingTotalCount: 1, shardingItemParameters: '', jobParameter: '', cpuCount: 1, memoryMB: 128, failover: false, misfire: false, description: '', props: {} };
-  let apps = [];
+  let apps = [], calendars = [];
   try {
-    const [a, j] = await Promise.all([get('/app/list'), editing ? get(`/job/jobs/${enc(name)}`) : null]);
+    const [a, j, cals] = await Promise.all([get('/app/list'), editing ? get(`/job/jobs/${enc(name)}`) : null,
+      get(`/namespaces/${enc(session.ns || 'default')}/calendars`).catch(() => [])]);
     apps = a.map((x) => x.appName).sort(byName);
+    calendars = cals.map((c) => c.name);
     if (j) cur = j;
   } catch (e) { el.append(h('div.alert.bad', errText(e))); return; }
   if (!cur.appName && apps.length === 1) cur.appName = apps[0];
@@ -418,6 +429,10 @@ async function form(el, ctx, name) {
     jobExecutionType: h('select', ['TRANSIENT', 'DAEMON'].map((x) => h('option', { value: x, selected: x === cur.jobExecutionType }, x))),
     cron: h('input.mono', { type: 'text', value: cur.cron, placeholder: '0/5 * * * * ?', autocomplete: 'off', spellcheck: 'false' }),
     timeZone: h('input', { type: 'text', value: cur.timeZone || '', list: 'zones', placeholder: Intl.DateTimeFormat().resolvedOptions().timeZone }),
+    crons: h('textarea.mono', { rows: 2, placeholder: '0 H 17 ? * MON-FRI', autocomplete: 'off', spellcheck: 'false' }, (cur.crons || []).join('\n')),
+    jitter: h('input', { type: 'text', value: cur.jitter || '', placeholder: '30m' }),
+    calendar: h('select', h('option', { value: '' }, t('jobs.noCalendar')),
+      [...new Set([...calendars, ...(cur.calendar ? [cur.calendar] : [])])].map((c) => h('option', { value: c, selected: c === cur.calendar }, c))),
     shardingTotalCount: h('input', { type: 'number', min: 1, max: 10000, step: 1, value: cur.shardingTotalCount }),
     shardingItemParameters: h('input', { type: 'text', value: cur.shardingItemParameters, placeholder: '0=Beijing,1=Shanghai,2=Guangzhou' }),
     jobParameter: h('input', { type: 'text', value: cur.jobParameter }),
@@ -452,6 +467,8 @@ async function form(el, ctx, name) {
       return cronVerdict.expr === v ? cronVerdict.msg : '';
     },
     timeZone: (v) => (validZone(v) ? '' : t('v.zone', { zone: v })),
+    crons: (v) => (cronLines(v).length > 16 ? t('v.crons') : ''),
+    jitter: (v) => (!v || /^(\d+(\.\d+)?(h|m|s|ms))+$/.test(v) ? '' : t('v.jitter', { v })),
     shardingTotalCount: (v) => { const n = num(v); return Number.isInteger(n) && n >= 1 && n <= 10000 ? '' : t('v.shards'); },
     shardingItemParameters: (v) => checkShardParams(v, num(i.shardingTotalCount.value)),
     cpuCount: (v) => (num(v) >= 0.001 ? '' : t('v.min', { field: 'cpuCount', min: 0.001 })),
@@ -487,6 +504,11 @@ async function form(el, ctx, name) {
     row('jobExecutionType', t('f.jobExecutionType'), i.jobExecutionType, { hint: t('h.type') }),
     row('cron', t('f.cron'), i.cron, { hint: t('h.cron'), extra: preview }),
     row('timeZone', t('f.timeZone'), i.timeZone, { hint: t('h.zone') }),
+    h('details', { open: !!((cur.crons || []).length || cur.jitter || cur.calendar) || undefined, style: { marginBottom: '12px' } },
+      h('summary', { style: { cursor: 'pointer', marginBottom: '10px', fontWeight: 500 } }, t('jobs.scheduleMore')),
+      row('crons', t('f.crons'), i.crons, { hint: t('h.crons') }),
+      row('jitter', t('f.jitter'), i.jitter, { hint: t('h.jitter') }),
+      row('calendar', t('f.calendar'), i.calendar, { hint: calendars.length ? t('h.calendar') : t('h.noCalendars') })),
     row('shardingTotalCount', t('f.shardingTotalCount'), i.shardingTotalCount, { required: true }),
     row('shardingItemParameters', t('f.shardingItemParameters'), i.shardingItemParameters, { hint: t('h.shardParams') }),
     row('jobParameter', t('f.jobParameter'), i.jobParameter),
@@ -567,7 +589,8 @@ async function form(el, ctx, name) {
     if (bad.length) { i[bad[0]].focus(); return; }
     const body = {
       jobName: editing ? name : i.jobName.value.trim(), appName: i.appName.value, jobExecutionType: i.jobExecutionType.value,
-      cron: i.cron.value.trim(), timeZone: i.timeZone.value.trim(), shardingTotalCount: num(i.shardingTotalCount.value),
+      cron: i.cron.value.trim(), timeZone: i.timeZone.value.trim(),
+      crons: cronLines(i.crons.value), jitter: i.jitter.value.trim(), calendar: i.calendar.value, shardingTotalCount: num(i.shardingTotalCount.value),
       shardingItemParameters: i.shardingItemParameters.value.trim(), jobParameter: i.jobParameter.value,
       cpuCount: num(i.cpuCount.value), memoryMB: num(i.memoryMB.value), failover: i.failover.checked, misfire: i.misfire.checked,
       jobType: i.jobType.value, jobClass: java().jobClass, beanName: java().beanName, applicationContext: java().applicationContext,

@@ -3,7 +3,7 @@
 // fires that started on time (GET /api/namespaces/{name}/usage).
 import { t } from '../i18n.js';
 import { get, enc } from '../api.js';
-import { h, clear, btn, loading, nodata, errText, fmtTime } from '../ui.js';
+import { h, clear, btn, loading, nodata, errText, fmtTime, table } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
 
@@ -20,8 +20,16 @@ export default async function namespacePage(el, { params }) {
   const charts = h('div.grid2');
   const note = h('p.muted', { id: 'ns-since' });
   const missed = h('div', { id: 'ns-deadlines-box' });
+  const cals = h('div', { id: 'ns-calendars' }, loading());
   el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
-    missed, stats, charts, note);
+    missed, stats, charts, note, h('h2', t('ns.calendars')), cals);
+  // the namespace's business calendars (docs/jobs.md): jobs and workflows name them
+  get(`/namespaces/${enc(ns)}/calendars`).then((list) => clear(cals, table([
+    { label: t('ns.calName'), render: (c) => h('span.mono', c.name) },
+    { label: t('f.timeZone'), render: (c) => c.timeZone || t('jobs.defaultZone') },
+    { label: t('ns.calWeekdays'), render: (c) => ((c.weekdays || []).length ? c.weekdays.join(', ') : t('ns.calEveryDay')) },
+    { label: t('ns.calExcluded'), cls: 'wrap', render: (c) => (c.exclude || []).map((p) => [p.from, p.to].filter(Boolean).join(' – ') + (p.repeat ? ` (${p.repeat.toLowerCase()})` : '') + (p.summary ? ` ${p.summary}` : '')).join('; ') },
+  ], list, { empty: t('ns.noCalendars') }))).catch((e) => clear(cals, h('div.alert.bad', errText(e))));
 
   // On Kubernetes: the namespace's Kubernetes namespace and what its ResourceQuota leaves.
   function kube(e) {

@@ -1,0 +1,183 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/jobs/calendar"
+	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/workflow"
+)
+
+// calendarsPath holds the namespaces' business calendars,
+// /calendars/{namespace}/{name}: each a calendar.Calendar, read and
+// written by its namespace's users alone (the API's namespace routes).
+const calendarsPath = "/calendars"
+
+// ErrCalendarNotFound: no such calendar in the namespace.
+var ErrCalendarNotFound = errors.New("calendar not found")
+
+func calendarPath(ns, name string) string { return calendarsPath + "/" + ns + "/" + name }
+
+// PutCalendar stores a namespace's calendar, made or replaced; created
+// says which.
+func (r *Registry) PutCalendar(ctx context.Context, ns string, c calendar.Calendar) (created bool, err error) {
+	var ops []store.Op
+	if ns != namespace.Default {
+		ops = append(ops, store.Check(nsPath(ns), store.AnyVersion)) // not into a namespace deleted meanwhile
+	}
+	_, version, err := r.Calendar(ctx, ns, c.Name)
+	switch {
+	case errors.Is(err, ErrCalendarNotFound):
+		ops = append(ops, store.Create(calendarPath(ns, c.Name), mustJSON(c)))
+		created = true
+	case err != nil:
+		return false, err
+	default:
+		ops = append(ops, store.Set(calendarPath(ns, c.Name), mustJSON(c), version))
+	}
+	return created, r.phys.Commit(ctx, ops...)
+}
+
+// Calendar reads a namespace's calendar and its stored version.
+func (r *Registry) Calendar(ctx context.Context, ns, name string) (calendar.Calendar, int64, error) {
+	var c calendar.Calendar
+	n, err := r.phys.Get(ctx, calendarPath(ns, name))
+	if errors.Is(err, store.ErrNotFound) {
+		return c, 0, fmt.Errorf("%w: no calendar '%s' in namespace '%s'", ErrCalendarNotFound, name, ns)
+	}
+	if err != nil {
+		return c, 0, err
+	}
+	if err := json.Unmarshal(n.Value, &c); err != nil {
+		return c, 0, decodeErr(n.Path, err)
+	}
+	return c, n.Version, nil
+}
+
+// Calendars lists a namespace's calendars by name.
+func (r *Registry) Calendars(ctx context.Context, ns string) ([]calendar.Calendar, error) {
+	nodes, err := r.phys.List(ctx, calendarsPath+"/"+ns)
+	if errors.Is(err, store.ErrNotFound) {
+		return []calendar.Calendar{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]calendar.Calendar, 0, len(nodes))
+	for _, n := range nodes {
+		var c calendar.Calendar
+		if err := json.Unmarshal(n.Value, &c); err != nil {
+			r.setAsideAt(n, decodeErr(n.Path, err))
+			continue
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b calendar.Calendar) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// DeleteCalendar deletes a namespace's calendar.
+func (r *Registry) DeleteCalendar(ctx context.Context, ns, name string) error {
+	if _, _, err := r.Calendar(ctx, ns, name); err != nil {
+		return err
+	}
+	return r.phys.Commit(ctx, store.Delete(calendarPath(ns, name), store.AnyVersion))
+}
+
+// CompiledCalendar reads and compiles a namespace's calendar (fallback:
+// the zone of one that names none): what a job's plan consults.
+func (r *Registry) CompiledCalendar(ctx context.Context, ns, name string, fallback *time.Location) (*calendar.Compiled, error) {
+	c, _, err := r.Calendar(ctx, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(fallback)
+}
+
+// Plan is job j's schedule as the leader fires it (jobs.Config.PlanWith),
+// with the calendar it names read from its namespace: the one function the
+// producer and the API's previews share. j.JobName is the scheduler-wide
+// key (namespace.Key), which "H" and the jitter offset hash; parse is
+// cron.ParseFor or a memo of it; inherited is the scheduler-wide jitter
+// window; fallback the zone of a calendar naming none.
+func (r *Registry) Plan(ctx context.Context, j jobs.Config, parse func(expr, key string) (*cron.Schedule, error),
+	inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
+	var cal cron.Excluder
+	if j.Calendar != "" && j.HasSchedule() {
+		c, err := r.CompiledCalendar(ctx, namespace.Of(j.JobName), j.Calendar, fallback)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %q: %w", j.Calendar, err)
+		}
+		cal = c
+	}
+	return j.PlanWith(parse, cal, inherited)
+}
+
+// WorkflowPlan is Plan for a workflow (w.Name the scheduler-wide key).
+func (r *Registry) WorkflowPlan(ctx context.Context, w workflow.Config, inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
+	var cal cron.Excluder
+	if w.Calendar != "" && strings.TrimSpace(w.Cron) != "" {
+		c, err := r.CompiledCalendar(ctx, namespace.Of(w.Name), w.Calendar, fallback)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %q: %w", w.Calendar, err)
+		}
+		cal = c
+	}
+	return w.Plan(cal, inherited)
+}
+
+// dropCalendarsOps deletes every calendar of a namespace (with the
+// namespace).
+func dropCalendarsOps(ns string) []store.Op {
+	return []store.Op{store.Delete(calendarsPath+"/"+ns, store.AnyVersion)}
+}
+
+// Jitters is the jitter window each namespace gives its jobs and
+// workflows that set none (namespace.Record.JitterOr over Wide, the
+// scheduler's cron_jitter), read from the namespaces' records again at
+// most every Refresh: the leader's producer and workflow engine each keep
+// one, so computing 100,000 next fires reads the records once. A change
+// applies from each job's next fire computed after it is read.
+type Jitters struct {
+	Reg     *Registry
+	Wide    time.Duration
+	Refresh time.Duration
+
+	mu sync.Mutex
+	at time.Time
+	m  map[string]time.Duration
+}
+
+// Of is namespace ns's window at now; on a failed read the last one read
+// (or Wide) stays in force.
+func (j *Jitters) Of(ns string, now time.Time) time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.m == nil || now.Sub(j.at) >= j.Refresh || now.Before(j.at) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		recs, err := j.Reg.Namespaces(ctx)
+		cancel()
+		if err == nil || j.m == nil {
+			j.at, j.m = now, map[string]time.Duration{}
+			for _, r := range recs {
+				if r.Jitter != "" {
+					j.m[r.Name] = r.JitterOr(j.Wide)
+				}
+			}
+		}
+	}
+	if d, ok := j.m[ns]; ok {
+		return d
+	}
+	return j.Wide
+}
