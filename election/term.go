@@ -45,6 +45,9 @@ type Term struct {
 	// still is StillLeads's linearizable check of the leadership (nil:
 	// the lease alone answers).
 	still func(context.Context) error
+	// proven is the send time (UnixNano on clk) of the last StillLeads
+	// read that found the leadership in force (Proven).
+	proven atomic.Int64
 }
 
 func newTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease time.Duration, confirmed time.Time) *Term {
@@ -153,6 +156,31 @@ func (t *Term) StillLeads(ctx context.Context) error {
 		return err
 	}
 	return t.Valid() // the lease may have lapsed during the read
+}
+
+// Proven is StillLeads with its read shared: a read sent less than
+// within ago that found the leadership in force answers for it (after
+// Valid), so that a burst of engine calls pays one read. within must be
+// shorter than the store's election timeout: a leader paused longer than
+// that, whose successor may have been elected meanwhile, reads again
+// before it acts (and its lapsed lease refuses it before the read). The
+// elections without a linearizable check (ZooKeeper, Solo) answer with
+// Valid alone.
+func (t *Term) Proven(ctx context.Context, within time.Duration) error {
+	if t.still == nil {
+		return t.Valid()
+	}
+	if last := t.proven.Load(); last != 0 && t.clk.Now().Sub(time.Unix(0, last)) < within {
+		return t.Valid()
+	}
+	sent := t.clk.Now()
+	if err := t.StillLeads(ctx); err != nil {
+		return err
+	}
+	if n := sent.UnixNano(); n > t.proven.Load() {
+		t.proven.Store(n)
+	}
+	return nil
 }
 
 // Confirm records that the leadership was confirmed by a check sent at

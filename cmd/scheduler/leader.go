@@ -32,7 +32,8 @@ import (
 )
 
 // leadership is leader election as this process uses it: election.Solo in
-// the embedded mode, an election.Candidate on ZooKeeper.
+// the embedded mode, an election.Candidate on ZooKeeper, an etcd
+// Candidate on etcd (etcd.go).
 type leadership interface {
 	Run(ctx context.Context) error
 	Terms() <-chan *election.Term
@@ -49,6 +50,9 @@ const electionDir = "/ha/election"
 // makes this instance the leader of one.
 func newLeadership(cfg config.Config, backend store.KV, log *slog.Logger) leadership {
 	self := election.Member{ID: instanceID(), URL: cfg.Advertised(), Hostname: cfg.Hostname, Started: time.Now().UTC()}
+	if eb, ok := backend.(*etcdBackend); ok {
+		return etcdLeadership(cfg, eb, self, log)
+	}
 	zk, ok := backend.(*zkstore.Store)
 	if !ok {
 		return election.NewSolo(self, clock.Real{})
@@ -169,7 +173,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if err != nil {
 		return nil, err
 	}
-	driver := scheduler.Guard(client, term.Valid)
+	driver := scheduler.Fence(client, engineFence(l.cfg, term))
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Inventory: client,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
@@ -306,14 +310,14 @@ const zkRoundTasks = 2048
 const roundTasks = 8192
 
 func maxRoundTasks(cfg config.Config) int {
-	if cfg.ZKServers != "" {
+	if cfg.Replicated() {
 		return zkRoundTasks
 	}
 	return roundTasks
 }
 
 func maxCommitTasks(cfg config.Config) int {
-	if cfg.ZKServers != "" {
+	if cfg.Replicated() {
 		return zkCommitTasks
 	}
 	return 0
