@@ -76,8 +76,57 @@ func openEtcd(ctx context.Context, cfg config.Config, log *slog.Logger) (*etcdBa
 
 // etcdLeadership is the election on the registry's etcd cluster.
 func etcdLeadership(cfg config.Config, b *etcdBackend, self election.Member, log *slog.Logger) leadership {
-	return etcdstore.NewCandidate(etcdstore.ElectionConfig{Store: b.Store, Dir: electionDir, Self: self,
+	cand := etcdstore.NewCandidate(etcdstore.ElectionConfig{Store: b.Store, Dir: electionDir, Self: self,
 		TTL: cfg.Etcd.LeaseTTL, Clock: clock.Real{}, Log: log.With("subsystem", "election")})
+	if b.member == nil {
+		return cand
+	}
+	return &raftAside{Candidate: cand, member: b.member, log: log.With("subsystem", "election")}
+}
+
+// raftAside is the election of a scheduler with a member of its own: while
+// it leads, its member hands the raft leadership to another member
+// (Member.HandOff), so that the leader's death is one failover (its lease
+// lapses, about etcd_lease_ttl) rather than a raft election followed by
+// that lease extended by the election timeout plus its TTL.
+type raftAside struct {
+	*etcdstore.Candidate
+	member *etcdstore.Member
+	log    *slog.Logger
+}
+
+// handOffEvery is how often a leader checks where the raft leadership is.
+const handOffEvery = time.Second
+
+func (r *raftAside) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(handOffEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if r.Current() == nil {
+				continue
+			}
+			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			moved, err := r.member.HandOff(hctx)
+			cancel()
+			switch {
+			case err != nil && ctx.Err() == nil:
+				r.log.Warn("etcd: the leader's member could not hand the raft leadership on", "err", err)
+			case moved:
+				r.log.Info("etcd: the leader's member handed the raft leadership to another member")
+			}
+		}
+	}()
+	err := r.Candidate.Run(ctx)
+	<-done
+	return err
 }
 
 // engineFence is what a term checks before each call to the cluster
