@@ -309,6 +309,9 @@ const zkRoundTasks = 2048
 // to 270/s.
 const roundTasks = 8192
 
+// maxRoundTasks and maxCommitTasks: a replicated registry (ZooKeeper or
+// etcd, whose transactions are capped at 128 operations and 1.5 MiB and
+// are nested or chained past that) takes the ZooKeeper bounds.
 func maxRoundTasks(cfg config.Config) int {
 	if cfg.Replicated() {
 		return zkRoundTasks
