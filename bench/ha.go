@@ -55,8 +55,13 @@ func haClusterDefault(ctx context.Context, o options, r *report) error {
 		if err := haTakeovers(ctx, c, r, starts, o.haKillsSlow); err != nil {
 			return err
 		}
-		if err := haForwarding(ctx, c, r, o.haWrites); err != nil {
-			return err
+		if o.haWrites > 0 {
+			if err := haForwarding(ctx, c, r, o.haWrites); err != nil {
+				return err
+			}
+		}
+		if o.haJobs == 0 {
+			return nil
 		}
 		return haRegistrations(ctx, c, r, o.haJobs, o.workers)
 	})
