@@ -59,7 +59,7 @@ func openEtcd(ctx context.Context, cfg config.Config, log *slog.Logger) (*etcdBa
 			"peers", cfg.Etcd.Peers, "heartbeat", mc.Heartbeat, "election_timeout", mc.Election)
 		m, err := etcdstore.StartMember(ctx, mc)
 		if err != nil {
-			return nil, fmt.Errorf("registry=etcd: %w", err)
+			return nil, fmt.Errorf("registry=etcd: %w%s", err, lostDirHint(err, mc.Name, mc.Dir))
 		}
 		b.member, endpoints = m, m.Endpoints()
 	}
@@ -152,3 +152,14 @@ func proofWindow(cfg config.Config) time.Duration { return cfg.Etcd.Election / 4
 // proofTimeout bounds a proof read: an engine call waits no longer for
 // the store, and is refused when it did not answer.
 const proofTimeout = 2 * time.Second
+
+// lostDirHint explains etcd's refusal of a member that starts afresh
+// under a name its cluster already knows: its data directory was lost or
+// replaced.
+func lostDirHint(err error, name, dir string) string {
+	if !strings.Contains(err.Error(), "has already been bootstrapped") {
+		return ""
+	}
+	return fmt.Sprintf(" (the cluster knows member %s, but %s holds no data of it: its data directory was lost or replaced;"+
+		" restore it, or remove member %s from the cluster and add it again empty)", name, dir, name)
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,15 @@ func TestOpenEtcdRegistry(t *testing.T) {
 	other.DataDir = cfg.DataDir
 	if _, err := openEtcd(ctx, other, log); !errors.Is(err, etcdstore.ErrForeignDataDir) {
 		t.Fatalf("another cluster's data directory: %v, want ErrForeignDataDir", err)
+	}
+}
+
+func TestLostDirHint(t *testing.T) {
+	err := errors.New("etcd member s2: start: member 1fe54161c9b4f095 has already been bootstrapped")
+	if h := lostDirHint(err, "s2", "/data/etcd"); !strings.Contains(h, "data directory was lost") || !strings.Contains(h, "remove member s2") {
+		t.Errorf("hint %q", h)
+	}
+	if h := lostDirHint(errors.New("bind: address already in use"), "s2", "/d"); h != "" {
+		t.Errorf("hint for another error: %q", h)
 	}
 }
