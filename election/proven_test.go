@@ -85,3 +85,36 @@ func TestProvenSharesReadsAndRefusesAPausedLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A fenced term's lapsed lease refuses acts without ending the term; the
+// next confirmation lets it act again; unconfirmed for its hold it ends.
+func TestFencedTermSurvivesALapse(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	reads := 0
+	term := election.NewFencedTerm(context.Background(), "/ha/election/n_1", 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
+		func(context.Context) error { reads++; return nil })
+	if !term.Fenced() {
+		t.Fatal("not fenced")
+	}
+	clk.Advance(700 * time.Millisecond)
+	if err := term.Proven(context.Background(), 125*time.Millisecond); !errors.Is(err, election.ErrLeaseLapse) {
+		t.Fatalf("lapsed: %v, want ErrLeaseLapse", err)
+	}
+	if term.Context().Err() != nil || reads != 0 {
+		t.Fatalf("the lapse ended the term (%v) or read (%d)", term.Context().Err(), reads)
+	}
+	term.Confirm(clk.Now())
+	if err := term.Proven(context.Background(), 125*time.Millisecond); err != nil || reads != 1 {
+		t.Fatalf("confirmed again: %v, %d reads", err, reads)
+	}
+	// Unconfirmed for its hold, it ends.
+	clk.Advance(time.Second)
+	if term.Valid() == nil || !errors.Is(context.Cause(term.Context()), election.ErrLeaseLapse) {
+		t.Fatalf("a fenced term unconfirmed past its hold: cause %v, want ErrLeaseLapse", context.Cause(term.Context()))
+	}
+	lapsing := election.NewLeasedTerm(context.Background(), "/n", 1, clk, 500*time.Millisecond, clk.Now(), nil)
+	clk.Advance(time.Second)
+	if lapsing.Valid() == nil || lapsing.Context().Err() == nil || lapsing.Fenced() {
+		t.Fatal("a leased (ZooKeeper-style) term survived its lapse")
+	}
+}

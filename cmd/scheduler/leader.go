@@ -250,9 +250,12 @@ func (l *leaderWork) scheduler() *scheduler.Scheduler { return l.current.Load() 
 // apiCluster adapts the leadership to what the API needs to route writes.
 type apiCluster struct{ lead leadership }
 
+// Leading: a term in force whose lease holds; on etcd a fenced term
+// serves writes while its lease lapsed too (each write compares its key,
+// which exists exactly while it leads).
 func (c apiCluster) Leading() bool {
 	t := c.lead.Current()
-	return t != nil && t.Valid() == nil
+	return t != nil && (t.Valid() == nil || t.Fenced())
 }
 
 func (c apiCluster) LeaderURL() (string, bool) {

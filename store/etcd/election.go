@@ -270,19 +270,28 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		t = nil
 	}
 	if t == nil {
-		t = election.NewLeasedTerm(ctx, sess.path, sess.rev, c.cfg.Clock, sess.local,
+		// Fenced: every write of the term compares its key, so a lease that
+		// lapsed locally (slow keepalives) only holds back the engine calls
+		// until the next confirmed one; a whole TTL unconfirmed, or the loss
+		// of the lease or key, ends it.
+		t = election.NewFencedTerm(ctx, sess.path, sess.rev, c.cfg.Clock, sess.local, sess.ttl,
 			time.Unix(0, sess.ka.Load()), c.stillLeads(sess))
 		c.term, c.termSess = t, sess
 		c.current.Store(t)
 	}
+	c.mu.Unlock()
+	if err := t.Valid(); err != nil {
+		if t == c.sentTerm() {
+			return nil // a delivered term, its lease lapsed for now: a confirmed keepalive (or the lease's loss) comes next
+		}
+		return err // not delivered until it is valid
+	}
+	c.mu.Lock()
 	fresh := t != c.sent
 	if fresh {
 		c.sent = t
 	}
 	c.mu.Unlock()
-	if err := t.Valid(); err != nil {
-		return err // keepalives lapsed: a confirmed one (or the lease's loss) comes next
-	}
 	if fresh {
 		c.cfg.Log.Info("elected leader", "node", sess.path, "term", sess.rev)
 		select {
@@ -292,6 +301,12 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		c.terms <- t
 	}
 	return nil
+}
+
+func (c *Candidate) sentTerm() *election.Term {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent
 }
 
 // stillLeads is the term's linearizable check: its key is still there,
