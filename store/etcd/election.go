@@ -281,10 +281,10 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 	}
 	c.mu.Unlock()
 	if err := t.Valid(); err != nil {
-		if t == c.sentTerm() {
-			return nil // a delivered term, its lease lapsed for now: a confirmed keepalive (or the lease's loss) comes next
-		}
-		return err // not delivered until it is valid
+		// Delivered or not, a confirmed keepalive comes next (it pokes the
+		// candidate to deliver this one), or the lease's loss.
+		c.cfg.Log.Debug("etcd election: the term's lease lapsed; waiting for a keepalive", "term", sess.rev, "err", err)
+		return nil
 	}
 	c.mu.Lock()
 	fresh := t != c.sent
@@ -301,12 +301,6 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		c.terms <- t
 	}
 	return nil
-}
-
-func (c *Candidate) sentTerm() *election.Term {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sent
 }
 
 // stillLeads is the term's linearizable check: its key is still there,
@@ -450,10 +444,13 @@ func (c *Candidate) keepAlive(ctx context.Context) {
 				sess.ka.Store(n)
 			}
 			c.mu.Lock()
-			t, ts := c.term, c.termSess
+			t, ts, sentT := c.term, c.termSess, c.sent
 			c.mu.Unlock()
 			if t != nil && ts == sess {
 				t.Confirm(sent)
+				if t != sentT {
+					c.poke() // a term held back by its lapsed lease: deliver it now
+				}
 			}
 		}
 	}
