@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +42,55 @@ func haEtcd(ctx context.Context, o options, r *report) error {
 		logf("ha: cluster on etcd (a member in each scheduler), lease %s", etcdLeaseTTL)
 		return startHAEtcd(o, dir, 3)
 	}, func(c *haCluster, starts string) error {
-		return haTakeovers(ctx, c, r, starts, o.haKillsEtcd)
+		if err := haTakeovers(ctx, c, r, starts, o.haKillsEtcd); err != nil {
+			return err
+		}
+		if o.haBurn <= 0 {
+			return nil
+		}
+		return haBurn(ctx, c, r, o.haBurn)
 	})
+}
+
+// haBurn runs two CPU burners per core beside the etcd shape for d and
+// counts the elections the schedulers log meanwhile (0 is the goal: the
+// timers cause no spurious election on a loaded machine).
+func haBurn(ctx context.Context, c *haCluster, r *report, d time.Duration) error {
+	elections := func() int {
+		n := 0
+		for _, p := range c.scheds {
+			if b, err := os.ReadFile(p.logPath); err == nil {
+				n += strings.Count(string(b), `msg="elected leader"`)
+			}
+		}
+		return n
+	}
+	before, load0 := elections(), loadavg()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	burners := 2 * runtime.NumCPU()
+	for range burners {
+		wg.Go(func() {
+			x := 0
+			for !stop.Load() {
+				for i := range 1 << 16 {
+					x += i
+				}
+			}
+			_ = x
+		})
+	}
+	err := sleepCtx(ctx, d)
+	stop.Store(true)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	n := elections() - before
+	logf("ha: %d elections in %s beside %d CPU burners (load average %s before, %s after)", n, d, burners, load0, loadavg())
+	r.add("ha/etcd", fmt.Sprintf("elections in %s beside %d CPU burners (load average before: %s)", d, burners, load0),
+		fmt.Sprint(n), "0", le(float64(n), 0))
+	return nil
 }
 
 func haCluster2s(ctx context.Context, o options, r *report) error {
