@@ -167,11 +167,11 @@ func TestEtcdPausedLeaderLaunchesNothing(t *testing.T) {
 
 	start := time.Now().Add(planLead).Truncate(time.Second)
 	at := slotsFrom(start.Add(6*time.Second), time.Second, 1)[0]
-	// Runs of 0.8 s: the takeover's catch-up run of the fire missed in the
-	// pause (the new leader leads ~1.3 s after it) ends before the next
-	// fire, which would otherwise collapse into it (misfire semantics).
+	// Runs of 0.8 s, paused 0.5 s into one: the next leader (about 1.3 s
+	// after the pause) runs the slot's fire before the one after it, which
+	// would otherwise collapse into a late run (misfire semantics).
 	exact := c.planJobs(a, "px", start, at.Add(12*time.Second), 2, 0.8, []time.Time{at})
-	c.steady(at.Add(-700 * time.Millisecond))
+	c.steady(at.Add(-1500 * time.Millisecond)) // during the runs of the fire 2 s before the slot
 	if err := a.life().Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
