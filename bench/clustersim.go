@@ -21,10 +21,10 @@ func simStores(o options) ([]string, error) {
 			out = append(out, "embedded", "zk")
 		case "all":
 			out = append(out, "embedded", "zk", "zk-ensemble")
-		case "embedded", "zk", "zk-ensemble":
+		case "embedded", "zk", "zk-ensemble", "etcd":
 			out = append(out, st)
 		default:
-			return nil, fmt.Errorf("-sim-store %q: want embedded, zk, zk-ensemble, both or all", o.simStore)
+			return nil, fmt.Errorf("-sim-store %q: want embedded, zk, zk-ensemble, etcd, both or all", o.simStore)
 		}
 	}
 	return out, nil
@@ -56,7 +56,7 @@ func runClusterSim(ctx context.Context, o options, r *report) error {
 		if ctx.Err() != nil {
 			break
 		}
-		if st != "embedded" && simZKServers(o, st) == "" {
+		if st != "embedded" && st != "etcd" && simZKServers(o, st) == "" {
 			r.note("cluster-sim/" + st + " skipped: no ZooKeeper (set EJ_TEST_ZK or -sim-zk host:port, EJ_TEST_ZK_ENSEMBLE or -sim-zk-ensemble; scripts/services.sh start DIR / start-ensemble DIR)")
 			continue
 		}
@@ -87,6 +87,7 @@ type simRun struct {
 	ml    *mesosLocalProc
 	p     *schedProc
 	sb    *schedProc // the standby (ZooKeeper variants with -sim-standby)
+	sb2   *schedProc // the etcd variant's second standby (three members)
 	zk    string     // ZooKeeper servers ("" for the embedded store)
 	zkNS  string     // ZooKeeper namespace of the scheduler (zk variant)
 
@@ -226,6 +227,9 @@ func (s *simRun) start() error {
 		s.zkNS = fmt.Sprintf("ejbench-sim-%d", time.Now().UnixNano())
 		args = append(args, "--zk-servers", s.zk, "--zk-namespace", s.zkNS)
 	}
+	if s.store == "etcd" {
+		return s.startEtcd(args)
+	}
 	p, err := startScheduler(o.binDir, schedDir, args...)
 	if err != nil {
 		return err
@@ -264,6 +268,10 @@ func (s *simRun) stop() {
 	if s.sb != nil {
 		s.sb.stop()
 		s.sb = nil
+	}
+	if s.sb2 != nil {
+		s.sb2.stop()
+		s.sb2 = nil
 	}
 	if s.ml != nil {
 		s.ml.stop()

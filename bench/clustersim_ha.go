@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -54,8 +55,12 @@ func (s *simRun) takeover(ctx context.Context) error {
 		}
 		if m, err := s.ml.metrics(); err == nil && m["embedded/tasks_launched"] > before {
 			took := time.Since(killed)
-			s.r.add(s.sc, fmt.Sprintf("takeover at %d jobs: kill -9 of the leader → first launch by the new one (session timeout 15 s)", s.registered),
-				took.Round(time.Millisecond).String(), "≤ 17 s", le(took.Seconds(), 17))
+			shape, goal := "session timeout 15 s", 17*time.Second
+			if s.store == "etcd" {
+				shape, goal = "etcd, lease 1 s", 2*time.Second
+			}
+			s.r.add(s.sc, fmt.Sprintf("takeover at %d jobs: kill -9 of the leader → first launch by the new one (%s)", s.registered, shape),
+				took.Round(time.Millisecond).String(), "≤ "+goal.String(), le(took.Seconds(), goal.Seconds()))
 			s.takeoverSteps(killed)
 			return nil
 		}
@@ -82,6 +87,62 @@ func (s *simRun) takeoverSteps(killed time.Time) {
 			if at, err := time.Parse(time.RFC3339Nano, stamp); err == nil && at.After(killed) {
 				logf("%s: takeover +%.2f s: %s", s.sc, at.Sub(killed).Seconds(), strings.TrimSpace(line))
 			}
+		}
+	}
+}
+
+// startEtcd starts the etcd variant: three schedulers, each with an etcd
+// member of its own (they bootstrap together), on the simulated master;
+// the one elected is s.p, the others its standbys.
+func (s *simRun) startEtcd(args []string) error {
+	var peers []string
+	var clients []int
+	for i := range 3 {
+		cp, err := freePort()
+		if err != nil {
+			return err
+		}
+		pp, err := freePort()
+		if err != nil {
+			return err
+		}
+		clients = append(clients, cp)
+		peers = append(peers, fmt.Sprintf("s%d=http://127.0.0.1:%d", i, pp))
+	}
+	var ps []*schedProc
+	for i := range 3 {
+		dir := filepath.Join(s.dir, fmt.Sprintf("s%d", i))
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+		p, err := startScheduler(s.o.binDir, dir, append(args, "--registry", "etcd", "--etcd-name", fmt.Sprintf("s%d", i),
+			"--etcd-peers", strings.Join(peers, ","), "--etcd-client-url", fmt.Sprintf("http://127.0.0.1:%d", clients[i]))...)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+		s.p, s.sb, s.sb2 = ps[0], nil, nil // stop() stops what started
+		if len(ps) > 1 {
+			s.sb = ps[1]
+		}
+		if len(ps) > 2 {
+			s.sb2 = ps[2]
+		}
+	}
+	for _, p := range ps {
+		if _, err := p.waitHealthy(2 * time.Minute); err != nil {
+			return err
+		}
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		for i, p := range ps {
+			if m, err := p.api.scrape(); err == nil && m.sum("elasticjob_leader") == 1 {
+				s.p, s.sb, s.sb2 = p, ps[(i+1)%3], ps[(i+2)%3]
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no scheduler became leader within 60 s; log tail:\n%s", tail(ps[0].logPath, 2000))
 		}
 	}
 }

@@ -17,10 +17,12 @@ import (
 // haCluster is the cluster shape on this machine for the ha scenario: a
 // 3-server ZooKeeper ensemble (EJ_TEST_ZK_ENSEMBLE, or one of its own
 // started with scripts/services.sh), one bin/mesos-local and n schedulers
-// on one registry namespace.
+// on one registry namespace; or, on etcd (startHAEtcd), n schedulers each
+// with an etcd member of its own and mesos-local, nothing else.
 type haCluster struct {
 	o        options
 	dir      string
+	etcd     []etcdMemberPorts // registry=etcd: each scheduler's member
 	zk       string
 	ns       string
 	session  time.Duration
@@ -93,17 +95,29 @@ func (c *haCluster) startMesos() error {
 
 // add starts scheduler i (its data directory kept across restarts).
 func (c *haCluster) add(i int) (*schedProc, error) {
-	data := filepath.Join(c.dir, fmt.Sprintf("s%d", i))
-	if err := os.MkdirAll(data, 0o750); err != nil {
-		return nil, err
-	}
-	p, err := startScheduler(c.o.binDir, data, "--zk-servers", c.zk, "--zk-namespace", c.ns,
-		"--zk-session-timeout", c.session.String(), "--mesos-url", c.mesosURL, "--allow-file-app-urls", "true",
-		"--event-trace-rdb-driver", "none", "--log-level", "info")
+	p, err := c.spawn(i)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := p.waitHealthy(30 * time.Second); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// spawn starts scheduler i without waiting for it.
+func (c *haCluster) spawn(i int) (*schedProc, error) {
+	data := filepath.Join(c.dir, fmt.Sprintf("s%d", i))
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		return nil, err
+	}
+	args := []string{"--zk-servers", c.zk, "--zk-namespace", c.ns, "--zk-session-timeout", c.session.String()}
+	if c.etcd != nil {
+		args = c.etcdArgs(i)
+	}
+	p, err := startScheduler(c.o.binDir, data, append(args, "--mesos-url", c.mesosURL, "--allow-file-app-urls", "true",
+		"--event-trace-rdb-driver", "none", "--log-level", "info")...)
+	if err != nil {
 		return nil, err
 	}
 	if i < len(c.scheds) {
@@ -112,6 +126,52 @@ func (c *haCluster) add(i int) (*schedProc, error) {
 		c.scheds = append(c.scheds, p)
 	}
 	return p, nil
+}
+
+// etcdMemberPorts are one member's client and peer ports.
+type etcdMemberPorts struct{ client, peer int }
+
+// startHAEtcd starts mesos-local and n schedulers on etcd, each with its
+// member (they bootstrap together: each waits for a quorum).
+func startHAEtcd(o options, dir string, n int) (*haCluster, error) {
+	c := &haCluster{o: o, dir: dir, session: etcdLeaseTTL}
+	for range n {
+		cp, err := freePort()
+		if err != nil {
+			return c, err
+		}
+		pp, err := freePort()
+		if err != nil {
+			return c, err
+		}
+		c.etcd = append(c.etcd, etcdMemberPorts{client: cp, peer: pp})
+	}
+	if err := c.startMesos(); err != nil {
+		return c, err
+	}
+	for i := range n {
+		if _, err := c.spawn(i); err != nil {
+			return c, err
+		}
+	}
+	for _, p := range c.scheds {
+		if _, err := p.waitHealthy(time.Minute); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// etcdLeaseTTL is the election's lease on the etcd shape (the default).
+const etcdLeaseTTL = time.Second
+
+func (c *haCluster) etcdArgs(i int) []string {
+	var peers []string
+	for k, m := range c.etcd {
+		peers = append(peers, fmt.Sprintf("s%d=http://127.0.0.1:%d", k, m.peer))
+	}
+	return []string{"--registry", "etcd", "--etcd-name", fmt.Sprintf("s%d", i), "--etcd-peers", strings.Join(peers, ","),
+		"--etcd-client-url", fmt.Sprintf("http://127.0.0.1:%d", c.etcd[i].client), "--etcd-lease-ttl", etcdLeaseTTL.String()}
 }
 
 // role asks scheduler i whether it leads.

@@ -50,6 +50,8 @@ type options struct {
 	packageMB     int
 	haKills       int // leader kills at a 2 s session timeout
 	haKillsSlow   int // leader kills at the default 15 s
+	haKillsEtcd   int // leader kills on the etcd shape
+	haBurn        time.Duration
 	haWrites      int
 	haJobs        int
 	wfRuns        int
@@ -124,6 +126,8 @@ func main() {
 	flag.StringVar(&o.benchtime, "benchtime", "", "-benchtime for the Go benchmarks (default: per package, short)")
 	flag.IntVar(&o.haKills, "ha-kills", 5, "leader kills at a 2 s session timeout (ha)")
 	flag.IntVar(&o.haKillsSlow, "ha-kills-default", 2, "leader kills at the default 15 s session timeout (ha)")
+	flag.IntVar(&o.haKillsEtcd, "ha-kills-etcd", 20, "leader kills on the etcd shape, a member in each scheduler (ha; 0 skips it)")
+	flag.DurationVar(&o.haBurn, "ha-burn", 30*time.Second, "after the etcd shape's kills, run two CPU burners per core this long and count elections (ha; 0 skips it)")
 	flag.IntVar(&o.haWrites, "ha-writes", 300, "sequential writes each to the leader and to a standby (ha)")
 	flag.IntVar(&o.haJobs, "ha-jobs", 10_000, "job registrations on the ZooKeeper registry through the leader, and as many through a standby (ha)")
 	flag.StringVar(&o.simStore, "sim-store", "both", "cluster-sim registries, comma-separated: embedded, zk, zk-ensemble; both = embedded,zk; all = the three (zk needs -sim-zk, zk-ensemble -sim-zk-ensemble)")

@@ -36,6 +36,8 @@ type Config struct {
 	Kube             Kube           // kube_config, kube_namespace, … (config/kube.go)
 	AdvertiseURL     string
 	AllowFileAppURLs bool
+	Registry         string // registry: embedded, zookeeper or etcd ("": from zk_servers; RegistryKind)
+	Etcd             Etcd   // etcd_*: the registry on etcd (config/registry.go)
 	ZKServers        string
 	ZKNamespace      string
 	ZKDigest         string
@@ -510,6 +512,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateMesos()...)
 	errs = append(errs, c.validateKube()...)
 	errs = append(errs, c.validateAuth()...)
+	errs = append(errs, c.validateRegistry()...)
 	return errors.Join(errs...)
 }
 
@@ -542,7 +545,7 @@ func (c Config) Redacted() map[string]any {
 		return "***"
 	}
 	return map[string]any{
-		"data_dir": c.DataDir, "http": c.ListenAddr(), "mesos_url": c.MesosURLRedacted(), "zk_servers": c.ZKServers,
+		"data_dir": c.DataDir, "http": c.ListenAddr(), "mesos_url": c.MesosURLRedacted(), "zk_servers": c.ZKServers, "registry": c.RegistryKind(),
 		"mesos_principal": c.Mesos.Principal, "mesos_secret": hide(c.Mesos.Secret), "mesos_checkpoint": c.Mesos.Checkpoint,
 		"zk_digest": hide(c.ZKDigest), "event_trace_rdb_driver": c.RDBDriver, "event_trace_rdb_password": hide(c.RDBPassword),
 		"auth_username": c.AuthUsername, "auth_password": hide(c.AuthPassword), "time_zone": c.Location.String(),

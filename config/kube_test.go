@@ -10,7 +10,8 @@ import (
 func mesosSettings() []setting {
 	var out []setting
 	for _, s := range settings {
-		if !strings.HasPrefix(s.key, "kube_") {
+		// the kube_* keys select another engine, registry and etcd_* another registry: registry_test.go
+		if !strings.HasPrefix(s.key, "kube_") && !strings.HasPrefix(s.key, "etcd_") && s.key != "registry" {
 			out = append(out, s)
 		}
 	}

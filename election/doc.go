@@ -41,7 +41,7 @@
 // it is Valid alone.
 //
 // The election on etcd (store/etcd Candidate) hands out the same Terms,
-// made with NewLeasedTerm and confirmed with Term.Confirm: an etcd lease
+// made with NewFencedTerm and confirmed with Term.Confirm: an etcd lease
 // and a key under it in place of the session and the ephemeral node, the
 // key's create_revision in place of the sequence number.
 //

@@ -45,11 +45,22 @@ type Term struct {
 	// still is StillLeads's linearizable check of the leadership (nil:
 	// the lease alone answers).
 	still func(context.Context) error
+	// keep: a lapsed lease refuses acts but ends the term only once
+	// unconfirmed for hold (NewFencedTerm); hold is lease otherwise.
+	keep bool
+	hold time.Duration
+	// proven is the send time (UnixNano on clk) of the last StillLeads
+	// read that found the leadership in force (Proven).
+	proven atomic.Int64
 }
 
 func newTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease time.Duration, confirmed time.Time) *Term {
+	return startTerm(parent, node, seq, clk, lease, lease, confirmed, false)
+}
+
+func startTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease, hold time.Duration, confirmed time.Time, keep bool) *Term {
 	ctx, cancel := context.WithCancelCause(parent)
-	t := &Term{ctx: ctx, cancel: cancel, node: node, seq: seq, began: clk.Now(), clk: clk, lease: lease}
+	t := &Term{ctx: ctx, cancel: cancel, node: node, seq: seq, began: clk.Now(), clk: clk, lease: lease, keep: keep, hold: max(hold, lease)}
 	t.lastOK.Store(confirmed.UnixNano())
 	if lease > 0 {
 		go t.watchLease()
@@ -71,7 +82,7 @@ func (t *Term) watchLease() {
 		case <-t.ctx.Done():
 			return
 		case <-timer.C():
-			if t.Valid() != nil { // a lapsed lease ends the term
+			if t.Valid() != nil && t.ctx.Err() != nil { // a lapsed lease (a fenced term's hold) ends the term
 				return
 			}
 			timer.Reset(t.untilLapse())
@@ -79,9 +90,10 @@ func (t *Term) watchLease() {
 	}
 }
 
-// untilLapse is how long the lease lasts from now.
+// untilLapse is how long until the term ends unconfirmed (its lease; a
+// fenced term's hold).
 func (t *Term) untilLapse() time.Duration {
-	return time.Unix(0, t.lastOK.Load()).Add(t.lease).Sub(t.clk.Now())
+	return time.Unix(0, t.lastOK.Load()).Add(t.hold).Sub(t.clk.Now())
 }
 
 // Context is done when the term ends; context.Cause says why.
@@ -93,6 +105,10 @@ func (t *Term) Node() string { return t.node }
 // Seq is the election node's sequence number (a fencing token that grows
 // with every term).
 func (t *Term) Seq() int64 { return t.seq }
+
+// Fenced reports whether the store fences the term's writes by itself and
+// a lapsed lease only holds its acts back (NewFencedTerm).
+func (t *Term) Fenced() bool { return t.keep }
 
 // Began is when the term started.
 func (t *Term) Began() time.Time { return t.began }
@@ -108,7 +124,9 @@ func (t *Term) Fence() []store.Op {
 }
 
 // Valid reports whether the leader may act now: the term has not ended and
-// its lease has not lapsed. A lapsed lease also ends the term.
+// its lease has not lapsed. A lapsed lease also ends the term, except a
+// fenced term's (NewFencedTerm), which acts again after its next
+// confirmation.
 func (t *Term) Valid() error {
 	if err := t.ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotLeader, context.Cause(t.ctx))
@@ -119,7 +137,9 @@ func (t *Term) Valid() error {
 	since := t.clk.Now().Sub(time.Unix(0, t.lastOK.Load()))
 	if since >= t.lease {
 		err := fmt.Errorf("%w: last confirmed %s ago (lease %s)", ErrLeaseLapse, since.Round(time.Millisecond), t.lease)
-		t.End(err)
+		if since >= t.hold {
+			t.End(err)
+		}
 		return fmt.Errorf("%w: %w", ErrNotLeader, err)
 	}
 	return nil
@@ -153,6 +173,31 @@ func (t *Term) StillLeads(ctx context.Context) error {
 		return err
 	}
 	return t.Valid() // the lease may have lapsed during the read
+}
+
+// Proven is StillLeads with its read shared: a read sent less than
+// within ago that found the leadership in force answers for it (after
+// Valid), so that a burst of engine calls pays one read. within must be
+// shorter than the store's election timeout: a leader paused longer than
+// that, whose successor may have been elected meanwhile, reads again
+// before it acts (and its lapsed lease refuses it before the read). The
+// elections without a linearizable check (ZooKeeper, Solo) answer with
+// Valid alone.
+func (t *Term) Proven(ctx context.Context, within time.Duration) error {
+	if t.still == nil {
+		return t.Valid()
+	}
+	if last := t.proven.Load(); last != 0 && t.clk.Now().Sub(time.Unix(0, last)) < within {
+		return t.Valid()
+	}
+	sent := t.clk.Now()
+	if err := t.StillLeads(ctx); err != nil {
+		return err
+	}
+	if n := sent.UnixNano(); n > t.proven.Load() {
+		t.proven.Store(n)
+	}
+	return nil
 }
 
 // Confirm records that the leadership was confirmed by a check sent at
@@ -223,6 +268,25 @@ func NewLeasedTerm(parent context.Context, node string, seq int64, clk clock.Clo
 	}
 	t := newTerm(parent, node, seq, clk, lease, confirmed)
 	t.still = still // read only by StillLeads, which the caller calls later
+	return t
+}
+
+// NewFencedTerm is NewLeasedTerm for an election whose store fences every
+// write of the term by itself (etcd: each transaction compares the term's
+// key, which exists exactly while the term leads): a lapsed lease refuses
+// acts (Valid, StillLeads, Proven: the calls to the cluster engine) until
+// a later confirmation, and ends the term only once unconfirmed for hold
+// (the store's own lease, after which it may have let another lead), or
+// when the election finds the leadership gone. A leader whose
+// confirmations are merely slow (its store applying a backlog on a loaded
+// machine) thus keeps its term and its state instead of starting another.
+func NewFencedTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease, hold time.Duration,
+	confirmed time.Time, still func(context.Context) error) *Term {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	t := startTerm(parent, node, seq, clk, lease, hold, confirmed, true)
+	t.still = still
 	return t
 }
 

@@ -14,11 +14,20 @@ import (
 // ZooKeeper cannot: a leader paused past its session timeout finds its
 // lease lapsed the instant it runs again, so an ACCEPT it had in flight is
 // never sent.
-func Guard(d engine.Driver, valid func() error) engine.Driver { return guarded{d, valid} }
+func Guard(d engine.Driver, valid func() error) engine.Driver {
+	return Fence(d, func(context.Context) error { return valid() })
+}
+
+// Fence is Guard with a check that may read the store under the call's
+// context: on etcd, a linearizable read proving that the term still leads
+// (election.Term.Proven), so that a leader paused past the election and
+// resumed sends nothing, even where its lease alone would not yet have
+// told it.
+func Fence(d engine.Driver, may func(context.Context) error) engine.Driver { return guarded{d, may} }
 
 type guarded struct {
 	d     engine.Driver
-	valid func() error
+	valid func(context.Context) error
 }
 
 var _ engine.Driver = guarded{}
@@ -32,57 +41,57 @@ func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceC
 	return g.d.NamespaceCaps(namespaces)
 }
 
-func (g guarded) check(call string) error {
-	if err := g.valid(); err != nil {
+func (g guarded) check(ctx context.Context, call string) error {
+	if err := g.valid(ctx); err != nil {
 		return fmt.Errorf("%s refused: %w", call, err)
 	}
 	return nil
 }
 
 func (g guarded) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
-	if err := g.check("ACCEPT"); err != nil {
+	if err := g.check(ctx, "ACCEPT"); err != nil {
 		return err
 	}
 	return g.d.Accept(ctx, offerIDs, launches, refuse)
 }
 
 func (g guarded) Decline(ctx context.Context, offerIDs []string, refuse time.Duration) error {
-	if err := g.check("DECLINE"); err != nil {
+	if err := g.check(ctx, "DECLINE"); err != nil {
 		return err
 	}
 	return g.d.Decline(ctx, offerIDs, refuse)
 }
 
 func (g guarded) Suppress(ctx context.Context) error {
-	if err := g.check("SUPPRESS"); err != nil {
+	if err := g.check(ctx, "SUPPRESS"); err != nil {
 		return err
 	}
 	return g.d.Suppress(ctx)
 }
 
 func (g guarded) Revive(ctx context.Context) error {
-	if err := g.check("REVIVE"); err != nil {
+	if err := g.check(ctx, "REVIVE"); err != nil {
 		return err
 	}
 	return g.d.Revive(ctx)
 }
 
 func (g guarded) Kill(ctx context.Context, taskID, agentID string) error {
-	if err := g.check("KILL"); err != nil {
+	if err := g.check(ctx, "KILL"); err != nil {
 		return err
 	}
 	return g.d.Kill(ctx, taskID, agentID)
 }
 
 func (g guarded) Reconcile(ctx context.Context, tasks []engine.TaskRef) error {
-	if err := g.check("RECONCILE"); err != nil {
+	if err := g.check(ctx, "RECONCILE"); err != nil {
 		return err
 	}
 	return g.d.Reconcile(ctx, tasks)
 }
 
 func (g guarded) Shutdown(ctx context.Context, executorID, agentID string) error {
-	if err := g.check("SHUTDOWN"); err != nil {
+	if err := g.check(ctx, "SHUTDOWN"); err != nil {
 		return err
 	}
 	return g.d.Shutdown(ctx, executorID, agentID)

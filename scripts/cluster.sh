@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # cluster.sh — the cluster shape from local processes on 127.0.0.1, no Docker:
-# a 3-server ZooKeeper ensemble and MariaDB (scripts/services.sh), one
-# bin/mesos-local (master+agent) and SCHEDULERS schedulers on consecutive
-# ports, each with --zk-servers = the ensemble, --mesos-url = mesos-local and
-# the event trace in MariaDB. Everything lives under DIR.
+# one bin/mesos-local (master+agent) and SCHEDULERS schedulers on consecutive
+# ports with --mesos-url = mesos-local, and their registry:
+#   REGISTRY=zookeeper (default): a 3-server ZooKeeper ensemble and MariaDB
+#     (scripts/services.sh); --zk-servers = the ensemble, the event trace in MariaDB.
+#   REGISTRY=etcd: nothing else; each scheduler runs an etcd member of its own
+#     (--registry etcd, a static peer list of them all) in its data directory.
+# Everything lives under DIR.
 #
 #   scripts/cluster.sh up DIR       start what is not running, wait for /healthz, print the URLs
 #   scripts/cluster.sh status DIR   each process (running/stopped) and who leads
@@ -12,6 +15,9 @@
 # Environment, read by up (else what the last up in DIR used, else the default;
 # status and down act on what up started):
 #   SCHEDULERS=3          how many schedulers (1..9)
+#   REGISTRY=zookeeper    zookeeper or etcd
+#   ETCD_PORT=2379        REGISTRY=etcd: scheduler N's member serves clients on
+#                         ETCD_PORT+2(N-1) and its peers on the port after
 #   BASE_PORT=8899        API port of the first scheduler; the others follow
 #   MESOS_PORT=5050       mesos-local's port
 #   BIN_DIR=REPO/bin      scheduler, executor and mesos-local (built with make build if missing)
@@ -50,27 +56,45 @@ count_arg() {
 # DIR/cluster.conf (what up last used); up takes the environment, else that
 # file, else the defaults, and records what it uses.
 settings() {
-	local dir=$1 conf_s="" conf_b="" conf_m=""
+	local dir=$1 conf_s="" conf_b="" conf_m="" conf_r="" conf_e=""
 	if [[ -s $dir/cluster.conf ]]; then
 		conf_s=$(sed -n 's/^SCHEDULERS=//p' "$dir/cluster.conf")
 		conf_b=$(sed -n 's/^BASE_PORT=//p' "$dir/cluster.conf")
 		conf_m=$(sed -n 's/^MESOS_PORT=//p' "$dir/cluster.conf")
+		conf_r=$(sed -n 's/^REGISTRY=//p' "$dir/cluster.conf")
+		conf_e=$(sed -n 's/^ETCD_PORT=//p' "$dir/cluster.conf")
 	fi
 	if [[ ${2:-} == up ]]; then
 		SCHEDULERS=${SCHEDULERS:-${conf_s:-3}}
 		BASE_PORT=${BASE_PORT:-${conf_b:-8899}}
 		MESOS_PORT=${MESOS_PORT:-${conf_m:-5050}}
+		REGISTRY=${REGISTRY:-${conf_r:-zookeeper}}
+		ETCD_PORT=${ETCD_PORT:-${conf_e:-2379}}
 	else
-		SCHEDULERS=$conf_s BASE_PORT=$conf_b MESOS_PORT=$conf_m
+		SCHEDULERS=$conf_s BASE_PORT=$conf_b MESOS_PORT=$conf_m REGISTRY=${conf_r:-zookeeper} ETCD_PORT=${conf_e:-2379}
 	fi
 	count_arg SCHEDULERS "$SCHEDULERS" 1 9
 	count_arg BASE_PORT "$BASE_PORT" 1 $((65535 - SCHEDULERS + 1))
 	count_arg MESOS_PORT "$MESOS_PORT" 1 65535
+	count_arg ETCD_PORT "$ETCD_PORT" 1 $((65535 - 2 * SCHEDULERS + 1))
+	[[ $REGISTRY == zookeeper || $REGISTRY == etcd ]] || cdie "REGISTRY=$REGISTRY: want zookeeper or etcd"
 	[[ ${2:-} == up ]] || return 0
-	if [[ -n $conf_s && "$SCHEDULERS $BASE_PORT $MESOS_PORT" != "$conf_s $conf_b $conf_m" ]] && anything_runs "$dir"; then
-		cdie "the cluster in $dir runs with SCHEDULERS=$conf_s BASE_PORT=$conf_b MESOS_PORT=$conf_m; run down first to change it"
+	if [[ -n $conf_s && "$SCHEDULERS $BASE_PORT $MESOS_PORT $REGISTRY $ETCD_PORT" != "$conf_s $conf_b $conf_m ${conf_r:-zookeeper} ${conf_e:-2379}" ]] && anything_runs "$dir"; then
+		cdie "the cluster in $dir runs with SCHEDULERS=$conf_s BASE_PORT=$conf_b MESOS_PORT=$conf_m REGISTRY=${conf_r:-zookeeper} ETCD_PORT=${conf_e:-2379}; run down first to change it"
 	fi
-	printf 'SCHEDULERS=%s\nBASE_PORT=%s\nMESOS_PORT=%s\n' "$SCHEDULERS" "$BASE_PORT" "$MESOS_PORT" >"$dir/cluster.conf"
+	printf 'SCHEDULERS=%s\nBASE_PORT=%s\nMESOS_PORT=%s\nREGISTRY=%s\nETCD_PORT=%s\n' \
+		"$SCHEDULERS" "$BASE_PORT" "$MESOS_PORT" "$REGISTRY" "$ETCD_PORT" >"$dir/cluster.conf"
+}
+
+# etcd_client_port N, etcd_peer_port N: scheduler N's member's ports.
+etcd_client_port() { echo $((ETCD_PORT + 2 * ($1 - 1))); }
+etcd_peer_port() { echo $((ETCD_PORT + 2 * ($1 - 1) + 1)); }
+
+# etcd_peers: the static peer list of every scheduler's member.
+etcd_peers() {
+	local n peers=""
+	for n in $(seq 1 "$SCHEDULERS"); do peers+="${peers:+,}s$n=http://127.0.0.1:$(etcd_peer_port "$n")"; done
+	echo "$peers"
 }
 
 anything_runs() {
@@ -127,6 +151,10 @@ spawn_scheduler() {
 	alive "$pidf" "$data" && return 0
 	port_in_use "$port" && cdie "port $port (scheduler $n) is taken by another process; set BASE_PORT"
 	mkdir -p "$data"
+	if [[ $REGISTRY == etcd ]]; then
+		spawn_etcd_scheduler "$dir" "$n" "$port" "$data" "$pidf"
+		return
+	fi
 	zk=$(sed -n 's/^export EJ_TEST_ZK_ENSEMBLE=//p' "$dir/services/ensemble.env")
 	dsn="$MYSQL_USER:$MYSQL_PASS@tcp(127.0.0.1:$(<"$dir/services/mysql.port"))/$MYSQL_DB?parseTime=true"
 	# The DSN and the Mesos secret go through the environment, not the command line (ps shows that).
@@ -142,15 +170,39 @@ spawn_scheduler() {
 	) || exit 1
 }
 
+# spawn_etcd_scheduler DIR N PORT DATA PIDFILE: scheduler N with a member of
+# the etcd cluster of them all in DATA/etcd; its history in its own DATA.
+spawn_etcd_scheduler() {
+	local dir=$1 n=$2 port=$3 data=$4 pidf=$5 cport pport
+	cport=$(etcd_client_port "$n")
+	pport=$(etcd_peer_port "$n")
+	if [[ ! -d $data/etcd ]]; then # a member that has run holds its ports itself (a restart)
+		port_in_use "$cport" && cdie "port $cport (scheduler $n's etcd clients) is taken by another process; set ETCD_PORT"
+		port_in_use "$pport" && cdie "port $pport (scheduler $n's etcd peers) is taken by another process; set ETCD_PORT"
+	fi
+	# shellcheck disable=SC2086 # SCHEDULER_ARGS is a list of flags
+	(
+		export ELASTICJOB_MESOS_PRINCIPAL=elasticjob ELASTICJOB_MESOS_SECRET
+		ELASTICJOB_MESOS_SECRET=$(<"$dir/run/mesos-secret")
+		spawn "$pidf" "$dir/logs/scheduler-$n.log" "$BIN_DIR/scheduler" --data-dir "$data" \
+			--http-port "$port" --registry etcd --etcd-name "s$n" --etcd-peers "$(etcd_peers)" \
+			--etcd-client-url "http://127.0.0.1:$cport" --mesos-url "http://127.0.0.1:$MESOS_PORT" \
+			--executor-cache-dir "$dir/app-cache" \
+			--executor-path "$BIN_DIR/executor" --allow-file-app-urls=true ${SCHEDULER_ARGS:-}
+	) || exit 1
+}
+
 cluster_up() {
 	local dir=$1 n
 	settings "$dir" up
 	build
-	need_services
-	echo "cluster.sh: ZooKeeper ensemble and MariaDB" >&2
-	mkdir -p "$dir/services"
-	cmd_start_ensemble "$dir/services"
-	cmd_start_mysql "$dir/services"
+	if [[ $REGISTRY == zookeeper ]]; then
+		need_services
+		echo "cluster.sh: ZooKeeper ensemble and MariaDB" >&2
+		mkdir -p "$dir/services"
+		cmd_start_ensemble "$dir/services"
+		cmd_start_mysql "$dir/services"
+	fi
 	echo "cluster.sh: mesos-local on port $MESOS_PORT" >&2
 	start_mesos_local "$dir"
 	echo "cluster.sh: $SCHEDULERS scheduler(s) from port $BASE_PORT" >&2
@@ -161,9 +213,17 @@ cluster_up() {
 	done
 	write_cluster_env "$dir"
 	echo "mesos-local: http://127.0.0.1:$MESOS_PORT"
-	echo "zookeeper: $(sed -n 's/^export EJ_TEST_ZK_ENSEMBLE=//p' "$dir/services/ensemble.env")"
+	if [[ $REGISTRY == etcd ]]; then
+		echo "etcd: $(etcd_peers)"
+	else
+		echo "zookeeper: $(sed -n 's/^export EJ_TEST_ZK_ENSEMBLE=//p' "$dir/services/ensemble.env")"
+	fi
 	for n in $(seq 1 "$SCHEDULERS"); do echo "scheduler $n: http://127.0.0.1:$((BASE_PORT + n - 1))"; done
-	echo "logs: $dir/logs (ZooKeeper, MariaDB: $dir/services)"
+	if [[ $REGISTRY == etcd ]]; then
+		echo "logs: $dir/logs"
+	else
+		echo "logs: $dir/logs (ZooKeeper, MariaDB: $dir/services)"
+	fi
 }
 
 write_cluster_env() {
@@ -172,7 +232,14 @@ write_cluster_env() {
 	{
 		echo "export CLUSTER_SCHEDULER_URLS='$urls'"
 		echo "export CLUSTER_MESOS_URL=http://127.0.0.1:$MESOS_PORT"
-		sed -n 's/^export EJ_TEST_ZK_ENSEMBLE=/export CLUSTER_ZK_SERVERS=/p' "$dir/services/ensemble.env"
+		echo "export CLUSTER_REGISTRY=$REGISTRY"
+		if [[ $REGISTRY == etcd ]]; then
+			local eps=""
+			for n in $(seq 1 "$SCHEDULERS"); do eps+="${eps:+,}http://127.0.0.1:$(etcd_client_port "$n")"; done
+			echo "export CLUSTER_ETCD_ENDPOINTS=$eps"
+		else
+			sed -n 's/^export EJ_TEST_ZK_ENSEMBLE=/export CLUSTER_ZK_SERVERS=/p' "$dir/services/ensemble.env"
+		fi
 	} >"$dir/cluster.env"
 }
 
@@ -187,10 +254,12 @@ cluster_status() {
 	local dir=$1 rc=0 n port pidf
 	[[ -s $dir/cluster.conf ]] || { echo "no cluster in $dir (run: $0 up $dir)"; return 1; }
 	settings "$dir"
-	cmd_status_ensemble "$dir/services" || rc=1
-	if alive "$dir/services/mysql.pid" "$dir/services/mysql.sock"; then
-		echo "mariadb: running, pid $(<"$dir/services/mysql.pid"), port $(<"$dir/services/mysql.port")"
-	else echo "mariadb: stopped"; rc=1; fi
+	if [[ $REGISTRY == zookeeper ]]; then
+		cmd_status_ensemble "$dir/services" || rc=1
+		if alive "$dir/services/mysql.pid" "$dir/services/mysql.sock"; then
+			echo "mariadb: running, pid $(<"$dir/services/mysql.pid"), port $(<"$dir/services/mysql.port")"
+		else echo "mariadb: stopped"; rc=1; fi
+	fi
 	if alive "$dir/run/mesos-local.pid" "$dir/mesos-local"; then
 		echo "mesos-local: running, pid $(<"$dir/run/mesos-local.pid"), http://127.0.0.1:$MESOS_PORT"
 	else echo "mesos-local: stopped"; rc=1; fi
@@ -239,7 +308,7 @@ main() {
 	local cmd=${1:-} dir
 	case $cmd in
 	up | down | status) ;;
-	*) cdie "usage: $0 up|down|status DIR (SCHEDULERS, BASE_PORT, MESOS_PORT, BIN_DIR, SCHEDULER_ARGS from the environment)" ;;
+	*) cdie "usage: $0 up|down|status DIR (SCHEDULERS, REGISTRY, BASE_PORT, MESOS_PORT, ETCD_PORT, BIN_DIR, SCHEDULER_ARGS from the environment)" ;;
 	esac
 	[[ -n ${2:-} ]] || cdie "missing DIR argument"
 	dir=$(abs_dir "$2")

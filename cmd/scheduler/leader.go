@@ -33,7 +33,8 @@ import (
 )
 
 // leadership is leader election as this process uses it: election.Solo in
-// the embedded mode, an election.Candidate on ZooKeeper.
+// the embedded mode, an election.Candidate on ZooKeeper, an etcd
+// Candidate on etcd (etcd.go).
 type leadership interface {
 	Run(ctx context.Context) error
 	Terms() <-chan *election.Term
@@ -50,6 +51,9 @@ const electionDir = "/ha/election"
 // makes this instance the leader of one.
 func newLeadership(cfg config.Config, backend store.KV, log *slog.Logger) leadership {
 	self := election.Member{ID: instanceID(), URL: cfg.Advertised(), Hostname: cfg.Hostname, Started: time.Now().UTC()}
+	if eb, ok := backend.(*etcdBackend); ok {
+		return etcdLeadership(cfg, eb, self, log)
+	}
 	zk, ok := backend.(*zkstore.Store)
 	if !ok {
 		return election.NewSolo(self, clock.Real{})
@@ -172,7 +176,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if err != nil {
 		return nil, err
 	}
-	driver := scheduler.Guard(client, term.Valid)
+	driver := scheduler.Fence(client, engineFence(l.cfg, term))
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Inventory: client,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
@@ -250,9 +254,12 @@ func (l *leaderWork) scheduler() *scheduler.Scheduler { return l.current.Load() 
 // apiCluster adapts the leadership to what the API needs to route writes.
 type apiCluster struct{ lead leadership }
 
+// Leading: a term in force whose lease holds; on etcd a fenced term
+// serves writes while its lease lapsed too (each write compares its key,
+// which exists exactly while it leads).
 func (c apiCluster) Leading() bool {
 	t := c.lead.Current()
-	return t != nil && t.Valid() == nil
+	return t != nil && (t.Valid() == nil || t.Fenced())
 }
 
 func (c apiCluster) LeaderURL() (string, bool) {
@@ -309,15 +316,18 @@ const zkRoundTasks = 2048
 // to 270/s.
 const roundTasks = 8192
 
+// maxRoundTasks and maxCommitTasks: a replicated registry (ZooKeeper or
+// etcd, whose transactions are capped at 128 operations and 1.5 MiB and
+// are nested or chained past that) takes the ZooKeeper bounds.
 func maxRoundTasks(cfg config.Config) int {
-	if cfg.ZKServers != "" {
+	if cfg.Replicated() {
 		return zkRoundTasks
 	}
 	return roundTasks
 }
 
 func maxCommitTasks(cfg config.Config) int {
-	if cfg.ZKServers != "" {
+	if cfg.Replicated() {
 		return zkCommitTasks
 	}
 	return 0

@@ -266,6 +266,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.KV, error) {
+	if cfg.RegistryKind() == config.RegistryEtcd {
+		return openEtcd(ctx, cfg, log)
+	}
 	if cfg.ZKServers != "" {
 		kv, err := zkstore.Open(ctx, zkstore.Options{Servers: strings.Split(cfg.ZKServers, ","), Namespace: cfg.ZKNamespace,
 			Digest: cfg.ZKDigest, SessionTimeout: cfg.ZKSessionTimeout, Logger: log.With("subsystem", "zookeeper")})

@@ -24,6 +24,8 @@ type cluster struct {
 	zk      string // ZooKeeper connect string
 	ns      string // zk_namespace
 	session time.Duration
+	lease   time.Duration // how long a leader acts after its last confirmation (timeline_test.go)
+	etcd    *etcdShape    // set: the registry is etcd, a member in each instance (etcd_test.go)
 	mesos   *mesosLocal
 	out     string // OUT of the chaos app: OUT/runs.log
 
@@ -35,7 +37,7 @@ type cluster struct {
 func newCluster(t *testing.T, zk string, session time.Duration) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	c := &cluster{t: t, dir: dir, zk: zk, session: session,
+	c := &cluster{t: t, dir: dir, zk: zk, session: session, lease: session / 3,
 		ns: fmt.Sprintf("ej-ha-%s-%d", strings.ToLower(t.Name()), time.Now().UnixNano()), out: filepath.Join(dir, "out")}
 	if err := os.Mkdir(c.out, 0o755); err != nil {
 		t.Fatal(err)
@@ -84,6 +86,7 @@ type instance struct {
 	zk      string // what it connects to (the ensemble, or proxies)
 	mesos   string
 	lives   []*harness.Proc
+	member  etcdPorts // registry=etcd: its member's ports
 }
 
 // instOpts overrides an instance's ZooKeeper and Mesos addresses (proxies).
@@ -121,17 +124,36 @@ func (c *cluster) instances() []*instance {
 
 // start begins a new life of the instance (same port and data directory).
 func (in *instance) start() {
+	in.c.t.Helper()
+	in.launch()
+	in.awaitReady()
+}
+
+// launch starts the process of a new life without waiting for it.
+func (in *instance) launch() {
 	t := in.c.t
 	t.Helper()
 	args := []string{"--data-dir", in.dataDir, "--http-port", strconv.Itoa(in.port),
-		"--zk-servers", in.zk, "--zk-namespace", in.c.ns, "--zk-session-timeout", in.c.session.String(),
 		"--mesos-url", in.mesos, "--allow-file-app-urls", "true", "--time-zone", "UTC",
 		"--event-trace-rdb-driver", "none", "--log-level", "info"}
+	args = append(args, in.registryArgs()...)
 	logPath := filepath.Join(in.c.dir, fmt.Sprintf("%s-%d.log", in.name, len(in.lives)))
 	p := harness.Start(t, in.name, logPath, exec.Command(filepath.Join(binDir, "scheduler"), args...))
 	in.lives = append(in.lives, p)
 	t.Cleanup(func() { p.Stop(t) })
-	p.AwaitReady(t, waitLong, pollEvery, in.healthy, "%s to answer /healthz", in.name)
+}
+
+func (in *instance) registryArgs() []string {
+	if in.c.etcd != nil {
+		return in.etcdArgs()
+	}
+	return []string{"--zk-servers", in.zk, "--zk-namespace", in.c.ns, "--zk-session-timeout", in.c.session.String()}
+}
+
+// awaitReady waits for the current life to answer /healthz.
+func (in *instance) awaitReady() {
+	in.c.t.Helper()
+	in.life().AwaitReady(in.c.t, waitLong, pollEvery, in.healthy, "%s to answer /healthz", in.name)
 }
 
 // life is the current (last started) process of the instance.

@@ -40,13 +40,14 @@ type pause struct{ from, to time.Time }
 
 // terms reads every life's log. A term still open when its process died
 // ends when the process was seen dead; a term that spans a SIGSTOP ends
-// when its lease lapsed (the pause plus a third of the session timeout)
+// when its lease lapsed (the pause plus c.lease: a third of the session
+// timeout on ZooKeeper, half the election's lease TTL on etcd)
 // if it logged no earlier end: from then on the process may not act (what
 // it did after resuming is checked separately, from what reached
 // ZooKeeper and Mesos).
 func (c *cluster) terms(pauses map[*harness.Proc][]pause) []term {
 	var all []term
-	lease := c.session / 3
+	lease := c.lease
 	for _, in := range c.instances() {
 		for i, p := range in.lives {
 			ts := parseTerms(p.Log())

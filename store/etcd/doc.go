@@ -101,11 +101,15 @@
 // KeepAliveOnce at a time, bounded by half the TTL). The term's own
 // lease is half the TTL from the send time of the last renewal that
 // etcd confirmed: the server's lease lasts at least a TTL from when it
-// received that renewal, so a term ends (its context is cancelled with
-// election.ErrLeaseLapse) before its key can expire and another
-// candidate lead, even when the candidate cannot reach the cluster at
-// all, and a leader that was paused finds its term ended the instant it
-// runs again. A renewal that finds the lease gone ends the term at once
+// received that renewal. Terms are election.NewFencedTerm: past its lease
+// a term refuses acts (Valid, StillLeads: the engine calls) but goes on,
+// its writes fenced by etcd; unconfirmed for a whole TTL it ends (its
+// context is cancelled with election.ErrLeaseLapse), by the time its key
+// can expire and another candidate lead, even when the candidate cannot
+// reach the cluster at all; a leader that was paused refuses every act
+// the instant it runs again, and its term ends at once or at its next
+// renewal. Slow renewals (etcd applies a backlog first) thus hold a
+// leader back without restarting its term. A renewal that finds the lease gone ends the term at once
 // and the candidate joins again under a new lease (a new key, at the
 // back of the queue). Run's end revokes the lease: the next candidate
 // leads at once.
@@ -122,7 +126,8 @@
 // leadership's.
 //
 // With the tests' timers (50 ms heartbeat, 500 ms election, 1 s TTL),
-// a leader whose member is killed loses its term within half a second;
+// a leader whose member is killed stops acting within half a second and
+// loses its term within a second;
 // etcd expires its lease 1 to 1.5 s after the last renewal (it looks
 // for expired leases every 500 ms), later if the killed member was
 // etcd's leader (a new raft leader first extends every lease by an

@@ -270,19 +270,28 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		t = nil
 	}
 	if t == nil {
-		t = election.NewLeasedTerm(ctx, sess.path, sess.rev, c.cfg.Clock, sess.local,
+		// Fenced: every write of the term compares its key, so a lease that
+		// lapsed locally (slow keepalives) only holds back the engine calls
+		// until the next confirmed one; a whole TTL unconfirmed, or the loss
+		// of the lease or key, ends it.
+		t = election.NewFencedTerm(ctx, sess.path, sess.rev, c.cfg.Clock, sess.local, sess.ttl,
 			time.Unix(0, sess.ka.Load()), c.stillLeads(sess))
 		c.term, c.termSess = t, sess
 		c.current.Store(t)
 	}
+	c.mu.Unlock()
+	if err := t.Valid(); err != nil {
+		// Delivered or not, a confirmed keepalive comes next (it pokes the
+		// candidate to deliver this one), or the lease's loss.
+		c.cfg.Log.Debug("etcd election: the term's lease lapsed; waiting for a keepalive", "term", sess.rev, "err", err)
+		return nil
+	}
+	c.mu.Lock()
 	fresh := t != c.sent
 	if fresh {
 		c.sent = t
 	}
 	c.mu.Unlock()
-	if err := t.Valid(); err != nil {
-		return err // keepalives lapsed: a confirmed one (or the lease's loss) comes next
-	}
 	if fresh {
 		c.cfg.Log.Info("elected leader", "node", sess.path, "term", sess.rev)
 		select {
@@ -435,10 +444,13 @@ func (c *Candidate) keepAlive(ctx context.Context) {
 				sess.ka.Store(n)
 			}
 			c.mu.Lock()
-			t, ts := c.term, c.termSess
+			t, ts, sentT := c.term, c.termSess, c.sent
 			c.mu.Unlock()
 			if t != nil && ts == sess {
 				t.Confirm(sent)
+				if t != sentT {
+					c.poke() // a term held back by its lapsed lease: deliver it now
+				}
 			}
 		}
 	}
