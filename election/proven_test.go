@@ -28,7 +28,7 @@ func TestProvenSharesReadsAndRefusesAPausedLeader(t *testing.T) {
 	}
 	const lease, within = 500 * time.Millisecond, 250 * time.Millisecond
 	newTerm := func() *election.Term {
-		return election.NewLeasedTerm(context.Background(), "/ha/election/n_1", 7, clk, lease, clk.Now(), still)
+		return election.NewLeasedTerm(t.Context(), "/ha/election/n_1", 7, clk, lease, clk.Now(), still)
 	}
 	ctx := context.Background()
 
@@ -76,7 +76,7 @@ func TestProvenSharesReadsAndRefusesAPausedLeader(t *testing.T) {
 
 	// A failed read (no quorum) refuses the act but keeps the term.
 	unavailable := errors.New("no quorum")
-	failing := election.NewLeasedTerm(context.Background(), "/n", 8, clk, lease, clk.Now(), func(context.Context) error { return unavailable })
+	failing := election.NewLeasedTerm(t.Context(), "/n", 8, clk, lease, clk.Now(), func(context.Context) error { return unavailable })
 	if err := failing.Proven(ctx, within); !errors.Is(err, unavailable) || failing.Context().Err() != nil {
 		t.Fatalf("failed read: err %v, ended %v", err, failing.Context().Err())
 	}
@@ -91,7 +91,7 @@ func TestProvenSharesReadsAndRefusesAPausedLeader(t *testing.T) {
 func TestFencedTermSurvivesALapse(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	reads := 0
-	term := election.NewFencedTerm(context.Background(), "/ha/election/n_1", 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
+	term := election.NewFencedTerm(t.Context(), "/ha/election/n_1", 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
 		func(context.Context) error { reads++; return nil })
 	if !term.Fenced() {
 		t.Fatal("not fenced")
@@ -112,7 +112,7 @@ func TestFencedTermSurvivesALapse(t *testing.T) {
 	if term.Valid() == nil || !errors.Is(context.Cause(term.Context()), election.ErrLeaseLapse) {
 		t.Fatalf("a fenced term unconfirmed past its hold: cause %v, want ErrLeaseLapse", context.Cause(term.Context()))
 	}
-	lapsing := election.NewLeasedTerm(context.Background(), "/n", 1, clk, 500*time.Millisecond, clk.Now(), nil)
+	lapsing := election.NewLeasedTerm(t.Context(), "/n", 1, clk, 500*time.Millisecond, clk.Now(), nil)
 	clk.Advance(time.Second)
 	if lapsing.Valid() == nil || lapsing.Context().Err() == nil || lapsing.Fenced() {
 		t.Fatal("a leased (ZooKeeper-style) term survived its lapse")
