@@ -39,7 +39,10 @@ type launcher struct {
 	// fires (capacity.go).
 	caps      *capacities
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
-	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
+	// nextFireAt is the producer's soonest next fire of any job (ok
+	// false: none), for the decline filter (refuseBefore).
+	nextFireAt func() (time.Time, bool)
+	killRun    func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
 	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
@@ -160,11 +163,31 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 	if p.Busy {
 		refuse = l.opts.RefuseBusy
 	}
+	refuse = l.refuseBefore(v.Now, p.WakeAt, refuse)
 	if len(p.Launches) > 0 {
 		l.launch(ctx, v, p, refuse) // the DECLINE goes with the ACCEPTs
 		return
 	}
 	l.decline(ctx, p.Decline, refuse)
+}
+
+// refuseBefore shortens a decline filter so that the declined resources
+// are offered again by the next instant work may launch at: the soonest
+// cron fire (the producer's) or a waiting entry's (wakeAt: a staged fire,
+// a backoff). Under another team's backlog every round declines what is
+// left for RefuseBusy; a fire that needs those resources would otherwise
+// wait until the filter lapses, up to RefuseBusy late (issue 52).
+func (l *launcher) refuseBefore(now, wakeAt time.Time, refuse time.Duration) time.Duration {
+	next := wakeAt
+	if l.nextFireAt != nil {
+		if at, ok := l.nextFireAt(); ok && at.After(now) && (next.IsZero() || !next.After(now) || at.Before(next)) {
+			next = at
+		}
+	}
+	if !next.After(now) || next.Sub(now) >= refuse {
+		return refuse
+	}
+	return max(next.Sub(now), time.Millisecond)
 }
 
 // remove drops the entries of jobs that are gone (confirmed in the store:

@@ -190,7 +190,7 @@ func New(d Deps) *Scheduler {
 		alarm: s.alarm, opts: opts}
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
-		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: engine.SharesExecutors(d.Driver),
+		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, nextFireAt: s.producer.NextFireAt, sharesExecutors: engine.SharesExecutors(d.Driver),
 		accepts: engine.Accepts(d.Driver),
 		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher")}}
 	if ec, ok := d.Inventory.(engine.NamespaceCaps); ok {
