@@ -20,7 +20,10 @@ type namespaceUsage struct {
 	Guarantee *namespace.Resources `json:"guarantee,omitempty"` // absent: none
 	Limit     *namespace.Resources `json:"limit,omitempty"`     // absent: none
 	Weight    float64              `json:"weight"`
-	InUse     namespace.Resources  `json:"inUse"` // now, read from the registry
+	InUse     namespace.Resources  `json:"inUse"` // now: the running tasks (from the registry) and the idle executors
+	// IdleExecutors are its apps' executors up without a task, charged to
+	// it until they exit (absent: none).
+	IdleExecutors []IdleExecutor `json:"idleExecutors,omitempty"`
 	// Series is sampled by the leader every EverySeconds, the last hour
 	// kept in memory since Since (a new leader starts it again).
 	EverySeconds int              `json:"everySeconds"`
@@ -62,7 +65,8 @@ func (s *Server) namespaceUsage(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), InUse: in,
+	idle := s.idle(c, name)
+	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), InUse: withIdle(in, idle), IdleExecutors: idle,
 		EverySeconds: int(nsusage.Every / time.Second), Samples: []nsusage.Sample{},
 		OnTime: onTimeView{BoundSeconds: nsusage.OnTimeBound.Seconds()}}
 	if s.nsSeries != nil {

@@ -157,6 +157,20 @@ type Options struct {
 	// EngineCaps, when set (Kubernetes), says what the engine allows a namespace: its
 	// Kubernetes namespace and ResourceQuota, shown by GET /api/namespaces/{name}/usage.
 	EngineCaps func(ns string) *EngineCap
+	// IdleExecutors, when set, lists a namespace's idle executors (up
+	// between tasks, charged to it); ok false where this instance does not
+	// lead (a standby does not know them).
+	IdleExecutors func(ctx context.Context, ns string) (idle []IdleExecutor, ok bool)
+}
+
+// IdleExecutor is an app's executor up on an agent without a task of its
+// app there: it holds its app's resources until it exits
+// (executor_idle_timeout) and counts against its namespace.
+type IdleExecutor struct {
+	App      string  `json:"app"`
+	AgentID  string  `json:"agentId"`
+	CPUCount float64 `json:"cpuCount"`
+	MemoryMB float64 `json:"memoryMB"`
 }
 
 // Server holds the handlers' dependencies.
@@ -185,6 +199,7 @@ type Server struct {
 	tenancy    *TenantIsolation                              // Options.TenantIsolation
 	templates  PodTemplates
 	nsSeries   *nsusage.Series // Options.NamespaceSeries
+	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
 	engineCaps func(ns string) *EngineCap
 
 	mu            sync.Mutex
@@ -222,7 +237,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps}
+		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps, idleExecs: o.IdleExecutors}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}

@@ -77,6 +77,22 @@ func TestTeamsCronOnTimeUnderBurst(t *testing.T) {
 	var ends map[string][]time.Time
 	eventually(t, 3*time.Minute, func() bool { _, ends = events(); return len(ends["pay"]) >= 12 }, "pay's twelve runs to end")
 	burstEnd := ends["pay"][11]
+	// Pay's executor, idle now until executor_idle_timeout (10 s), still
+	// counts against pay: its usage lists it and holds its 0.05 CPU.
+	var pay struct {
+		Usage struct {
+			RunningTasks  int
+			InUse         struct{ CPUCount float64 }
+			IdleExecutors []struct {
+				App      string
+				CPUCount float64
+			}
+		}
+	}
+	_ = json.Unmarshal(s.must(http.MethodGet, "/api/namespaces/pay", nil), &pay)
+	if u := pay.Usage; u.RunningTasks != 0 || len(u.IdleExecutors) != 1 || u.IdleExecutors[0].App != "rec" || u.InUse.CPUCount != 0.05 {
+		t.Errorf("pay's usage after its burst: %+v; want its idle executor alone (0.05 CPU)", u)
+	}
 	var fires []time.Time
 	for f := t0.Truncate(2 * time.Second).Add(2 * time.Second); !f.After(burstEnd); f = f.Add(2 * time.Second) {
 		fires = append(fires, f)
