@@ -37,7 +37,15 @@ type TaskEvent struct {
 	Transient                           bool
 	At                                  time.Time
 	Queued                              time.Time // when the work entered the ready or failover queue
+	// Late, for work launched more than LateAfter after it was due (a
+	// cron fire's instant, a trigger's time), says how late and why it
+	// waited, in the words of its last recorded wait; its status trace
+	// keeps it (the job's history).
+	Late string
 }
+
+// LateAfter is how late a launch may be before its event says why.
+const LateAfter = time.Second
 
 // commitTasks is the most launches one commit holds (0: no bound).
 func (o *Options) commitTasks() int {
