@@ -113,6 +113,7 @@ func teamsTwoTeam(ctx context.Context, o options, r *report, side, bin string, s
 	if err := g.waitStarts(ctx, "search", "index", 1, 30*time.Second); err != nil {
 		return err
 	}
+	h0 := g.lateness("search")
 	t0 := time.Now()
 	for i := range 12 {
 		if err := g.trigger("pay", fmt.Sprintf("burst-%02d", i)); err != nil {
@@ -139,6 +140,7 @@ func teamsTwoTeam(ctx context.Context, o options, r *report, side, bin string, s
 	ev = readTeamEvents(g.out)
 	scen := "teams two-team (" + side + ")"
 	lateRows(r, scen, "search", fireLateness(ev, "search", "index", fires), sim)
+	histRow(r, scen, "search", g.lateness("search").minus(h0))
 	held := cpuSeconds(ev, map[string]float64{"pay": 0.9}, t0, payEnd)["pay"]
 	took := payEnd.Sub(t0).Seconds()
 	simDone := ""
@@ -184,6 +186,7 @@ func teamsWholeGuarantee(ctx context.Context, o options, r *report, side, bin st
 	if err := g.waitStarts(ctx, "core", "tick", 1, 30*time.Second); err != nil {
 		return err
 	}
+	h0 := g.lateness("core")
 	t0 := time.Now()
 	for i := range 12 {
 		for _, ns := range []string{"b1", "b2"} {
@@ -206,6 +209,7 @@ func teamsWholeGuarantee(ctx context.Context, o options, r *report, side, bin st
 	ev := readTeamEvents(g.out)
 	scen := "teams whole-guarantee (" + side + ")"
 	lateRows(r, scen, "core", fireLateness(ev, "core", "tick", fires), sim)
+	histRow(r, scen, "core", g.lateness("core").minus(h0))
 	r.add(scen, "b1+b2's 24 runs: trigger → last end", fmt.Sprintf("%.1f s", end.Sub(t0).Seconds()), "", nil)
 	return nil
 }
@@ -270,6 +274,28 @@ func teamsWeights(ctx context.Context, o options, r *report, side, bin string, s
 	r.add(scen, "worst share off its weight's", fmt.Sprintf("%.1f %%", 100*worst), "≤ 10 %", le(worst, 0.1))
 	r.add(scen, "CPUs the runs held, mean", fmt.Sprintf("%.2f CPU", total/o.teamsWeightsWindow.Seconds()), "", nil)
 	return nil
+}
+
+// lateness is the scheduler's per-namespace fire lateness histogram (fire
+// → the ACCEPT that launches it) now.
+func (g *teamRig) lateness(ns string) histogram {
+	m, err := g.p.api.scrape()
+	if err != nil {
+		return histogram{}
+	}
+	return m.histogram("elasticjob_namespace_fire_lateness_seconds", `namespace="`+ns+`"`)
+}
+
+// histRow reports what the scheduler's histogram says of the same fires
+// (bucketed: p50 interpolated, the highest bucket's bound).
+func histRow(r *report, scenario, who string, h histogram) {
+	if h.count <= 0 {
+		r.add(scenario, who+" fire → ACCEPT (the scheduler's histogram)", "no observations", "", nil)
+		return
+	}
+	p50, _ := h.quantile(.5)
+	lo, hi := h.maxBound()
+	r.add(scenario, who+" fire → ACCEPT (the scheduler's histogram)", fmt.Sprintf("%.0f fires, p50 ≈ %s, max in (%s, %s]", h.count, ms(p50), ms(lo), ms(hi)), "", nil)
 }
 
 func countEnds(ev []teamEvent, ns string) int {
