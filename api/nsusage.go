@@ -30,6 +30,9 @@ type namespaceUsage struct {
 	Since        *time.Time       `json:"since,omitempty"` // absent: no leader keeps one here
 	Samples      []nsusage.Sample `json:"samples"`
 	OnTime       onTimeView       `json:"onTime"`
+	// LateRuns are its latest runs launched more than a second after they
+	// were due, newest first, each with why (the leader's, this term).
+	LateRuns []nsusage.LateRun `json:"lateRuns"`
 	Engine       *EngineCap       `json:"engine,omitempty"` // Kubernetes: its namespace and quota
 }
 
@@ -67,7 +70,7 @@ func (s *Server) namespaceUsage(c *gin.Context) {
 	}
 	idle := s.idle(c, name)
 	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), InUse: withIdle(in, idle), IdleExecutors: idle,
-		EverySeconds: int(nsusage.Every / time.Second), Samples: []nsusage.Sample{},
+		EverySeconds: int(nsusage.Every / time.Second), Samples: []nsusage.Sample{}, LateRuns: []nsusage.LateRun{},
 		OnTime: onTimeView{BoundSeconds: nsusage.OnTimeBound.Seconds()}}
 	if s.nsSeries != nil {
 		snap := s.nsSeries.Snapshot(name)
@@ -75,6 +78,9 @@ func (s *Server) namespaceUsage(c *gin.Context) {
 			out.Since = &snap.Since
 		}
 		out.Samples, out.OnTime.Fires, out.OnTime.OnTime = snap.Samples, snap.Fires, snap.OnTime
+		if snap.Late != nil {
+			out.LateRuns = snap.Late
+		}
 		if r, ok := snap.Rate(); ok {
 			out.OnTime.Rate = &r
 		}

@@ -3,7 +3,7 @@
 // fires that started on time (GET /api/namespaces/{name}/usage).
 import { t } from '../i18n.js';
 import { get, enc } from '../api.js';
-import { h, clear, btn, loading, nodata, errText, fmtTime } from '../ui.js';
+import { h, clear, btn, loading, nodata, errText, fmtTime, timeCell, fmtDur, table, breakable } from '../ui.js';
 import { lines } from '../charts.js';
 
 const USED = '#1f6feb', GUARANTEE = '#2da44e', LIMIT = '#cf222e';
@@ -18,8 +18,20 @@ export default async function namespacePage(el, { params }) {
   const stats = h('div.grid', { id: 'ns-stats' });
   const charts = h('div.grid2');
   const note = h('p.muted', { id: 'ns-since' });
+  const late = h('div.panel', { id: 'ns-late' });
   el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
-    stats, charts, note);
+    stats, charts, late, note);
+
+  // Runs launched more than a second after they were due, newest first, with why.
+  function lateRuns(runs) {
+    return [h('h2', { style: { marginTop: 0 } }, t('ns.lateTitle')),
+      table([
+        { label: t('ns.lateDue'), render: (r) => timeCell(r.due) },
+        { label: t('ns.lateJob'), render: (r) => h('a', { href: `#/jobs/${enc(r.jobName)}` }, breakable(r.jobName)) },
+        { label: t('ns.lateBy'), render: (r) => fmtDur(new Date(r.launchedAt) - new Date(r.due)) },
+        { label: t('ns.lateWhy'), cls: 'wrap', render: (r) => h('span.muted', r.why) },
+      ], runs || [], { empty: t('ns.lateNone') })];
+  }
 
   // On Kubernetes: the namespace's Kubernetes namespace and what its ResourceQuota leaves.
   function kube(e) {
@@ -54,6 +66,7 @@ export default async function namespacePage(el, { params }) {
         h('div.stat', { id: 'ns-ontime' }, h('div.k', t('ns.onTime', { s: u.onTime.boundSeconds })), h('div.v', rate),
           h('div.muted', t('ns.fires', { n: u.onTime.onTime, of: u.onTime.fires }))));
       if (u.engine) stats.append(kube(u.engine));
+      clear(late, ...lateRuns(u.lateRuns));
       clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1, t('unit.cpu')), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1, 'MB'));
       note.textContent = u.since ? t('ns.since', { time: fmtTime(u.since), every: u.everySeconds }) : t('ns.noLeader');
     } catch (e) {
