@@ -33,7 +33,7 @@ type namespaceUsage struct {
 	// LateRuns are its latest runs launched more than a second after they
 	// were due, newest first, each with why (the leader's, this term).
 	LateRuns []nsusage.LateRun `json:"lateRuns"`
-	Engine       *EngineCap       `json:"engine,omitempty"` // Kubernetes: its namespace and quota
+	Engine   *EngineCap        `json:"engine,omitempty"` // Kubernetes: its namespace and quota
 }
 
 // EngineCap is what the engine allows a namespace (Options.EngineCaps).
