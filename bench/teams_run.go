@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"fmt"
 	"math"
 	"os/exec"
@@ -141,6 +143,7 @@ func teamsTwoTeam(ctx context.Context, o options, r *report, side, bin string, s
 	scen := "teams two-team (" + side + ")"
 	lateRows(r, scen, "search", fireLateness(ev, "search", "index", fires), sim)
 	histRow(r, scen, "search", g.lateness("search").minus(h0))
+	g.lateNotes(r, scen, "search")
 	held := cpuSeconds(ev, map[string]float64{"pay": 0.9}, t0, payEnd)["pay"]
 	took := payEnd.Sub(t0).Seconds()
 	simDone := ""
@@ -210,6 +213,7 @@ func teamsWholeGuarantee(ctx context.Context, o options, r *report, side, bin st
 	scen := "teams whole-guarantee (" + side + ")"
 	lateRows(r, scen, "core", fireLateness(ev, "core", "tick", fires), sim)
 	histRow(r, scen, "core", g.lateness("core").minus(h0))
+	g.lateNotes(r, scen, "core")
 	r.add(scen, "b1+b2's 24 runs: trigger → last end", fmt.Sprintf("%.1f s", end.Sub(t0).Seconds()), "", nil)
 	return nil
 }
@@ -284,6 +288,25 @@ func (g *teamRig) lateness(ns string) histogram {
 		return histogram{}
 	}
 	return m.histogram("elasticjob_namespace_fire_lateness_seconds", `namespace="`+ns+`"`)
+}
+
+// lateNotes notes why each of ns's late runs was late, as the scheduler
+// says it (GET /api/namespaces/{ns}/usage's lateRuns; the code before
+// has none).
+func (g *teamRig) lateNotes(r *report, scenario, ns string) {
+	code, b, err := g.p.api.do(http.MethodGet, "/api/namespaces/"+ns+"/usage", "", nil)
+	if err != nil || code != http.StatusOK {
+		return
+	}
+	var u struct {
+		LateRuns []struct{ JobName, Why string }
+	}
+	if json.Unmarshal(b, &u) != nil {
+		return
+	}
+	for _, l := range u.LateRuns {
+		r.note(fmt.Sprintf("%s: %s's %s %s", scenario, ns, l.JobName, l.Why))
+	}
 }
 
 // histRow reports what the scheduler's histogram says of the same fires
