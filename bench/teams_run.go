@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"fmt"
 	"math"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
