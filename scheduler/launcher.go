@@ -42,6 +42,7 @@ type launcher struct {
 	// nextFireAt is the producer's soonest next fire of any job (ok
 	// false: none), for the decline filter (refuseBefore).
 	nextFireAt func() (time.Time, bool)
+	lateMemo   lateMemo                                                     // the last late launch's words (tasks.go)
 	killRun    func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
 	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).

@@ -167,6 +167,22 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 // why it waited: its last recorded wait's rule and message, and the
 // holders as they were, another namespace's work not named.
 func (l *launcher) lateWords(job string, due, now time.Time) string {
+	if m := l.lateMemo; m.job == job && m.due.Equal(due) && m.now.Equal(now) {
+		return m.words // the job's other shards in this round
+	}
+	s := l.lateWordsOf(job, due, now)
+	l.lateMemo = lateMemo{job: job, due: due, now: now, words: s}
+	return s
+}
+
+// lateMemo is the last lateWords said.
+type lateMemo struct {
+	job      string
+	due, now time.Time
+	words    string
+}
+
+func (l *launcher) lateWordsOf(job string, due, now time.Time) string {
 	s := fmt.Sprintf("launched %s after it was due (%s)", now.Sub(due).Round(time.Millisecond), due.UTC().Format(time.RFC3339Nano))
 	if l.waits == nil {
 		return s
