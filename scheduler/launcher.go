@@ -116,15 +116,15 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		return v, err
 	}
 	v.Typical = l.runs.typical(ctx, v.Running)
-	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
-		v.Fires = l.fires(now, v.Namespaces)
-		l.caps.checkCluster(v.Namespaces, v.Agents)
-	}
 	if v.Failover, err = l.queues.failover(ctx); err != nil {
 		return v, err
 	}
 	if v.Ready, err = l.queues.ready(ctx, now); err != nil {
 		return v, err
+	}
+	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
+		v.Fires = l.fires(now, v.Namespaces, v.Ready)
+		l.caps.checkCluster(v.Namespaces, v.Agents)
 	}
 	if len(v.Fires) > 0 {
 		l.runs.addWaiting(v.Typical, v.Ready)
