@@ -38,8 +38,12 @@ type Usage struct {
 	RunningTasks int `json:"runningTasks"`
 	Queued       int `json:"queued"` // pending executions and failed shards waiting to run again
 	// InUse is what its running tasks hold: each shard's resources, and
-	// once per app and agent its executor's.
+	// once per app and agent its executor's, idle ones too where this
+	// instance leads.
 	InUse namespace.Resources `json:"inUse"`
+	// IdleExecutors are its apps' executors up without a task (absent:
+	// none, or a standby that does not know them).
+	IdleExecutors []IdleExecutor `json:"idleExecutors,omitempty"`
 }
 
 // namespaceView is a namespace as GET /api/namespaces shows it.
@@ -131,11 +135,35 @@ func (s *Server) usage(ctx context.Context, ns string) (Usage, error) {
 		return Usage{}, err
 	}
 	u := Usage{Apps: len(h.Apps), Jobs: len(h.Jobs), Workflows: len(h.Workflows), RunningTasks: h.Running, Queued: h.Queued}
-	if h.Running == 0 {
-		return u, nil
+	if h.Running > 0 {
+		if u.InUse, err = reg.InUse(ctx); err != nil {
+			return u, err
+		}
 	}
-	u.InUse, err = reg.InUse(ctx)
-	return u, err
+	u.IdleExecutors = s.idle(ctx, ns)
+	u.InUse = withIdle(u.InUse, u.IdleExecutors)
+	return u, nil
+}
+
+// idle is ns's idle executors where this instance leads (nil: none or
+// not known here).
+func (s *Server) idle(ctx context.Context, ns string) []IdleExecutor {
+	if s.idleExecs == nil {
+		return nil
+	}
+	idle, ok := s.idleExecs(ctx, ns)
+	if !ok {
+		return nil
+	}
+	return idle
+}
+
+// withIdle adds the idle executors' resources to in.
+func withIdle(in namespace.Resources, idle []IdleExecutor) namespace.Resources {
+	for _, e := range idle {
+		in = in.Add(namespace.Resources{CPUCount: e.CPUCount, MemoryMB: e.MemoryMB})
+	}
+	return in
 }
 
 // namespaceBody is PUT /api/namespaces/{name}: every field optional.

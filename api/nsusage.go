@@ -20,14 +20,20 @@ type namespaceUsage struct {
 	Guarantee *namespace.Resources `json:"guarantee,omitempty"` // absent: none
 	Limit     *namespace.Resources `json:"limit,omitempty"`     // absent: none
 	Weight    float64              `json:"weight"`
-	InUse     namespace.Resources  `json:"inUse"` // now, read from the registry
+	InUse     namespace.Resources  `json:"inUse"` // now: the running tasks (from the registry) and the idle executors
+	// IdleExecutors are its apps' executors up without a task, charged to
+	// it until they exit (absent: none).
+	IdleExecutors []IdleExecutor `json:"idleExecutors,omitempty"`
 	// Series is sampled by the leader every EverySeconds, the last hour
 	// kept in memory since Since (a new leader starts it again).
 	EverySeconds int              `json:"everySeconds"`
 	Since        *time.Time       `json:"since,omitempty"` // absent: no leader keeps one here
 	Samples      []nsusage.Sample `json:"samples"`
 	OnTime       onTimeView       `json:"onTime"`
-	Engine       *EngineCap       `json:"engine,omitempty"` // Kubernetes: its namespace and quota
+	// LateRuns are its latest runs launched more than a second after they
+	// were due, newest first, each with why (the leader's, this term).
+	LateRuns []nsusage.LateRun `json:"lateRuns"`
+	Engine   *EngineCap        `json:"engine,omitempty"` // Kubernetes: its namespace and quota
 }
 
 // EngineCap is what the engine allows a namespace (Options.EngineCaps).
@@ -62,8 +68,9 @@ func (s *Server) namespaceUsage(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), InUse: in,
-		EverySeconds: int(nsusage.Every / time.Second), Samples: []nsusage.Sample{},
+	idle := s.idle(c, name)
+	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), InUse: withIdle(in, idle), IdleExecutors: idle,
+		EverySeconds: int(nsusage.Every / time.Second), Samples: []nsusage.Sample{}, LateRuns: []nsusage.LateRun{},
 		OnTime: onTimeView{BoundSeconds: nsusage.OnTimeBound.Seconds()}}
 	if s.nsSeries != nil {
 		snap := s.nsSeries.Snapshot(name)
@@ -71,6 +78,9 @@ func (s *Server) namespaceUsage(c *gin.Context) {
 			out.Since = &snap.Since
 		}
 		out.Samples, out.OnTime.Fires, out.OnTime.OnTime = snap.Samples, snap.Fires, snap.OnTime
+		if snap.Late != nil {
+			out.LateRuns = snap.Late
+		}
 		if r, ok := snap.Rate(); ok {
 			out.OnTime.Rate = &r
 		}

@@ -137,3 +137,58 @@ func TestStandbyForwardsUsage(t *testing.T) {
 		t.Errorf("standby answered %+v; want the leader's sample", u)
 	}
 }
+
+// TestNamespaceUsageIdleExecutors: the leader's idle executors of a
+// namespace (up between tasks, charged to it) are listed in its usage and
+// added to what it holds, on the usage route and on GET
+// /api/namespaces/{name}; where the instance does not know them (ok
+// false: a standby) neither shows any.
+func TestNamespaceUsageIdleExecutors(t *testing.T) {
+	leads := true
+	idle := map[string][]api.IdleExecutor{"search": {{App: "idx", AgentID: "a1", CPUCount: 0.05, MemoryMB: 64}}}
+	tn := twoTeamsAPI(t, func(o *api.Options) {
+		o.IdleExecutors = func(_ context.Context, ns string) ([]api.IdleExecutor, bool) { return idle[ns], leads }
+	})
+	ctx := context.Background()
+	if _, err := tn.reg.PutNamespace(ctx, namespace.Record{Name: "search"}); err != nil {
+		t.Fatal(err)
+	}
+	var u struct {
+		InUse         namespace.Resources
+		IdleExecutors []api.IdleExecutor
+	}
+	read := func(path string) {
+		t.Helper()
+		w := tn.call("GET", path, "", "bob", "hunter2")
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, w.Code, w.Body)
+		}
+		var body struct {
+			InUse         namespace.Resources
+			IdleExecutors []api.IdleExecutor
+			Usage         *struct {
+				InUse         namespace.Resources
+				IdleExecutors []api.IdleExecutor
+			}
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+			t.Fatal(err)
+		}
+		u.InUse, u.IdleExecutors = body.InUse, body.IdleExecutors
+		if body.Usage != nil {
+			u.InUse, u.IdleExecutors = body.Usage.InUse, body.Usage.IdleExecutors
+		}
+	}
+	for _, path := range []string{"/api/namespaces/search/usage", "/api/namespaces/search"} {
+		leads = true
+		read(path)
+		if u.InUse != (namespace.Resources{CPUCount: 0.05, MemoryMB: 64}) || len(u.IdleExecutors) != 1 || u.IdleExecutors[0] != idle["search"][0] {
+			t.Errorf("GET %s on the leader: in use %+v, idle %+v; want search's idle executor", path, u.InUse, u.IdleExecutors)
+		}
+		leads = false
+		read(path)
+		if u.InUse != (namespace.Resources{}) || len(u.IdleExecutors) != 0 {
+			t.Errorf("GET %s where the executors are not known: in use %+v, idle %+v; want none", path, u.InUse, u.IdleExecutors)
+		}
+	}
+}

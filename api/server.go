@@ -168,6 +168,20 @@ type Options struct {
 	// estimates of waiting work (GET /api/job/tasks/ready); nil: from the
 	// jobs' timeouts alone (estimates.go).
 	Typicals *deadline.TypicalCache
+	// IdleExecutors, when set, lists a namespace's idle executors (up
+	// between tasks, charged to it); ok false where this instance does not
+	// lead (a standby does not know them).
+	IdleExecutors func(ctx context.Context, ns string) (idle []IdleExecutor, ok bool)
+}
+
+// IdleExecutor is an app's executor up on an agent without a task of its
+// app there: it holds its app's resources until it exits
+// (executor_idle_timeout) and counts against its namespace.
+type IdleExecutor struct {
+	App      string  `json:"app"`
+	AgentID  string  `json:"agentId"`
+	CPUCount float64 `json:"cpuCount"`
+	MemoryMB float64 `json:"memoryMB"`
 }
 
 // Server holds the handlers' dependencies.
@@ -198,6 +212,7 @@ type Server struct {
 	tenancy    *TenantIsolation                              // Options.TenantIsolation
 	templates  PodTemplates
 	nsSeries   *nsusage.Series // Options.NamespaceSeries
+	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
 	engineCaps func(ns string) *EngineCap
 	typicals   *deadline.TypicalCache // Options.Typicals
 
@@ -237,7 +252,7 @@ func NewServer(o Options) (http.Handler, *Server) {
 		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
 		pkgs: o.Packages, location: o.Location, cronJitter: o.CronJitter, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
 		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps,
-		typicals: o.Typicals}
+		typicals: o.Typicals, idleExecs: o.IdleExecutors}
 	if o.History != nil {
 		s.hist = nsHistory{o.History}
 	}

@@ -9,7 +9,8 @@
 //	go run ./bench -only producer       # one or more of: register, producer,
 //	                                    # latency, throughput, package, apply, ha, workflow,
 //	                                    # gobench, cluster-sim (-sim-store embedded|zk|both), kube,
-//	                                    # kube-scale (-kube-scale-*: 1,000 kwok nodes), java
+//	                                    # kube-scale (-kube-scale-*: 1,000 kwok nodes), java,
+//	                                    # teams (-teams-*: namespaces' fires under others' bursts)
 package main
 
 import (
@@ -95,9 +96,16 @@ type options struct {
 	ksLimits                          cpOptions
 	ksProfile                         bool
 	ksArgs                            []string
+
+	teamsBefore        string          // teams: a bin dir of the code before, run alternately with binDir's
+	teamsParts         map[string]bool // teams: two-team, whole-guarantee, weights
+	teamsRepeats       int
+	teamsCPUs          float64
+	teamsBurstMax      time.Duration
+	teamsWeightsWindow time.Duration
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams"}
 
 func main() {
 	var o options
@@ -168,7 +176,17 @@ func main() {
 	ksLimits := flag.String("kube-scale-their-limits", "", "kube-scale: client QPS/burst of kube-controller-manager and kube-scheduler, e.g. 100/200 (default: theirs, 20/30 and 50/100)")
 	flag.BoolVar(&o.ksProfile, "kube-scale-profile", false, "kube-scale: CPU-profile our scheduler over its window and print the top of it")
 	ksArgs := flag.String("kube-scale-scheduler-args", "", "kube-scale: more flags for our scheduler, space-separated")
+	flag.StringVar(&o.teamsBefore, "teams-before", "", "teams: a bin directory built from the code before, run alternately with -bin's: git worktree add /tmp/before <commit> && make -C /tmp/before build")
+	teamsParts := flag.String("teams-parts", "two-team,whole-guarantee,weights", "teams: the scenarios to run")
+	flag.IntVar(&o.teamsRepeats, "teams-repeats", 1, "teams: runs of each scenario (per side)")
+	flag.Float64Var(&o.teamsCPUs, "teams-cpus", 2, "teams: CPUs the embedded agent offers (--embedded-cpus)")
+	flag.DurationVar(&o.teamsBurstMax, "teams-burst-max", 3*time.Minute, "teams: bound on a burst's runs")
+	flag.DurationVar(&o.teamsWeightsWindow, "teams-weights-window", 5*time.Minute, "teams: the weights scenario's measurement window")
 	flag.Parse()
+	o.teamsParts = map[string]bool{}
+	for _, s := range strings.Split(*teamsParts, ",") {
+		o.teamsParts[strings.TrimSpace(s)] = true
+	}
 	o.ksArgs = strings.Fields(*ksArgs)
 	o.ksSides = map[string]bool{}
 	for _, s := range strings.Split(*ksSides, ",") {
@@ -220,7 +238,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"]
+		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"] || o.only["teams"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -278,6 +296,9 @@ func main() {
 	}
 	if o.only["java"] {
 		steps = append(steps, step{"java", runJava}) // Java jobs (java.go)
+	}
+	if o.only["teams"] {
+		steps = append(steps, step{"teams", runTeams}) // namespaces' fires under others' bursts (teams_run.go)
 	}
 	failed := false
 	for _, s := range steps {

@@ -15,6 +15,7 @@ package metrics
 
 import (
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/nsusage"
 	"github.com/ejcloud/elasticjob/task"
 	"net/http"
@@ -125,6 +126,9 @@ func (m *Metrics) Launched(t scheduler.TaskEvent) {
 	m.count(t.Job, func(c *jobCounts) { c.launched++ })
 	m.launchStages(t)
 	m.runLaunched(t)
+	if t.Late != "" {
+		m.nsSeries.Late(namespace.Of(t.Job), nsusage.LateRun{Job: namespace.Name(t.Job), TaskID: t.TaskID, Due: t.Queued, At: t.At, Why: t.Late})
+	}
 }
 
 // StatusChanged counts terminal states and runs, and observes the launch

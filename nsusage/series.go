@@ -20,7 +20,19 @@ const (
 	// as on time (the tenancy goal: a fire within its namespace's
 	// guarantee starts within 1 s of its instant).
 	OnTimeBound = time.Second
+	// KeepLate is how many late runs a namespace keeps (the latest).
+	KeepLate = 20
 )
+
+// LateRun is a run of the namespace launched more than OnTimeBound after
+// it was due, with why (scheduler.TaskEvent.Late).
+type LateRun struct {
+	Job    string    `json:"jobName"` // the name in its namespace
+	TaskID string    `json:"taskId"`
+	Due    time.Time `json:"due"`
+	At     time.Time `json:"launchedAt"`
+	Why    string    `json:"why"`
+}
 
 // Sample is a namespace's usage at one instant, and the cron fires
 // admitted since the sample before.
@@ -40,6 +52,9 @@ type Snapshot struct {
 	// hour (and since the last sample).
 	Fires  int `json:"fires"`
 	OnTime int `json:"onTime"`
+	// Late are its latest late runs this term, newest first (at most
+	// KeepLate, of the last hour).
+	Late []LateRun `json:"late"`
 }
 
 // Rate is the share of fires on time; false when none was admitted.
@@ -59,8 +74,9 @@ type Series struct {
 }
 
 type ring struct {
-	samples      []Sample // oldest first, at most Keep
-	fires, onTim int      // admitted since the last sample
+	samples      []Sample  // oldest first, at most Keep
+	fires, onTim int       // admitted since the last sample
+	late         []LateRun // oldest first, at most KeepLate
 }
 
 // New returns an empty series.
@@ -91,6 +107,17 @@ func (s *Series) Fired(ns string, lateness time.Duration) {
 	if lateness <= OnTimeBound {
 		r.onTim++
 	}
+}
+
+// Late keeps a late run of namespace ns.
+func (s *Series) Late(ns string, run LateRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.ring(ns)
+	if len(r.late) == KeepLate {
+		r.late = append(r.late[:0], r.late[1:]...)
+	}
+	r.late = append(r.late, run)
 }
 
 // Record appends the usages sampled at now (every namespace that exists;
@@ -124,6 +151,12 @@ func (s *Series) Snapshot(ns string) Snapshot {
 	}
 	out.Samples = append(out.Samples, r.samples...)
 	out.Fires, out.OnTime = r.fires, r.onTim
+	for i := len(r.late) - 1; i >= 0; i-- {
+		if len(r.samples) > 0 && r.late[i].At.Before(r.samples[0].At) {
+			break // older than the samples' hour
+		}
+		out.Late = append(out.Late, r.late[i])
+	}
 	for _, x := range r.samples {
 		out.Fires += x.Fires
 		out.OnTime += x.OnTime

@@ -1,6 +1,7 @@
 package nsusage_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -48,5 +49,36 @@ func TestSeriesKeepsAnHour(t *testing.T) {
 	s.Reset(t0.Add(3 * time.Hour))
 	if got := s.Snapshot("pay"); len(got.Samples) != 0 || !got.Since.Equal(t0.Add(3*time.Hour)) {
 		t.Errorf("a new term kept %d samples, since %v", len(got.Samples), got.Since)
+	}
+}
+
+// TestSeriesKeepsLateRuns: a namespace keeps its latest nsusage.KeepLate late
+// runs, newest first, of its samples' hour; another namespace's are its
+// own; a new term forgets them.
+func TestSeriesKeepsLateRuns(t *testing.T) {
+	s := nsusage.New()
+	s.Reset(t0)
+	s.Record(t0, map[string]namespace.Resources{"pay": {}, "search": {}})
+	for i := range nsusage.KeepLate + 5 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		s.Late("search", nsusage.LateRun{Job: "index", TaskID: fmt.Sprint(i), Due: at.Add(-2 * time.Second), At: at, Why: "waited"})
+	}
+	got := s.Snapshot("search").Late
+	if len(got) != nsusage.KeepLate || got[0].TaskID != fmt.Sprint(nsusage.KeepLate+4) || got[nsusage.KeepLate-1].TaskID != "5" {
+		t.Fatalf("search's late runs: %d, first %+v", len(got), got[0])
+	}
+	if late := s.Snapshot("pay").Late; len(late) != 0 {
+		t.Errorf("pay's late runs: %+v", late)
+	}
+	// Past the hour of samples: the runs before the oldest sample go.
+	for i := 1; i <= nsusage.Keep+3; i++ {
+		s.Record(t0.Add(time.Duration(i)*nsusage.Every), map[string]namespace.Resources{"search": {}})
+	}
+	if late := s.Snapshot("search").Late; len(late) != 0 {
+		t.Errorf("late runs older than the samples' hour: %d", len(late))
+	}
+	s.Reset(t0.Add(2 * time.Hour))
+	if late := s.Snapshot("search").Late; len(late) != 0 {
+		t.Errorf("a new term's late runs: %d", len(late))
 	}
 }

@@ -1,8 +1,11 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 )
@@ -146,8 +150,13 @@ func Capacity(rec namespace.Record) (round.Capacity, bool) {
 // fires lists the next cron fire of every job of the namespaces with a
 // guarantee within the round's horizon, with what each will need (its
 // shards, and its app's executor), soonest first: what the guarantees
-// are kept for.
-func (l *launcher) fires(now time.Time, caps map[string]round.Capacity) []round.Fire {
+// are kept for. A fire the producer staged ahead of its instant (a ready
+// entry held until then, queue.Ready.NotBefore) is its job's next fire:
+// the producer's own next fire of that job comes after it, and a job
+// counts once. Without it, capacity was lent in the second before a
+// staged fire as though none were coming (issue 52's real run: a fire
+// 2.4 s late behind a borrower started in that second).
+func (l *launcher) fires(now time.Time, caps map[string]round.Capacity, ready []*queue.Ready) []round.Fire {
 	guaranteed := map[string]bool{}
 	for ns, c := range caps {
 		if !c.Guarantee.IsZero() {
@@ -157,7 +166,20 @@ func (l *launcher) fires(now time.Time, caps map[string]round.Capacity) []round.
 	if len(guaranteed) == 0 || l.nextFires == nil {
 		return nil
 	}
-	fs := l.nextFires(now.Add(round.DefaultHorizon), func(job string) bool { return guaranteed[namespace.Of(job)] })
+	staged := map[string]time.Time{}
+	for _, rd := range ready {
+		if rd.NotBefore.After(now) && guaranteed[namespace.Of(rd.Job)] {
+			staged[rd.Job] = rd.NotBefore
+		}
+	}
+	fs := l.nextFires(now.Add(round.DefaultHorizon), func(job string) bool {
+		_, st := staged[job]
+		return !st && guaranteed[namespace.Of(job)]
+	})
+	for job, at := range staged {
+		fs = append(fs, round.Fire{Job: job, At: at})
+	}
+	slices.SortFunc(fs, func(a, b round.Fire) int { return cmp.Or(a.At.Compare(b.At), strings.Compare(a.Job, b.Job)) })
 	out := fs[:0]
 	for _, f := range fs {
 		j, a, why := l.catalog.Lookup(f.Job)

@@ -40,7 +40,11 @@ type launcher struct {
 	// fires (capacity.go).
 	caps      *capacities
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
-	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
+	// nextFireAt is the producer's soonest next fire of any job (ok
+	// false: none), for the decline filter (refuseBefore).
+	nextFireAt func() (time.Time, bool)
+	lateMemo   lateMemo                                                     // the last late launch's words (tasks.go)
+	killRun    func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
 	// sharesExecutors: the engine's executors outlive their tasks (engine.Capabilities),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
@@ -113,15 +117,15 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		return v, err
 	}
 	v.Typical = l.runs.typical(ctx, v.Running)
-	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
-		v.Fires = l.fires(now, v.Namespaces)
-		l.caps.checkCluster(v.Namespaces, v.Agents)
-	}
 	if v.Failover, err = l.queues.failover(ctx); err != nil {
 		return v, err
 	}
 	if v.Ready, err = l.queues.ready(ctx, now); err != nil {
 		return v, err
+	}
+	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
+		v.Fires = l.fires(now, v.Namespaces, v.Ready)
+		l.caps.checkCluster(v.Namespaces, v.Agents)
 	}
 	if len(v.Fires) > 0 {
 		l.runs.addWaiting(v.Typical, v.Ready)
@@ -161,11 +165,31 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 	if p.Busy {
 		refuse = l.opts.RefuseBusy
 	}
+	refuse = l.refuseBefore(v.Now, p.WakeAt, refuse)
 	if len(p.Launches) > 0 {
 		l.launch(ctx, v, p, refuse) // the DECLINE goes with the ACCEPTs
 		return
 	}
 	l.decline(ctx, p.Decline, refuse)
+}
+
+// refuseBefore shortens a decline filter so that the declined resources
+// are offered again by the next instant work may launch at: the soonest
+// cron fire (the producer's) or a waiting entry's (wakeAt: a staged fire,
+// a backoff). Under another team's backlog every round declines what is
+// left for RefuseBusy; a fire that needs those resources would otherwise
+// wait until the filter lapses, up to RefuseBusy late (issue 52).
+func (l *launcher) refuseBefore(now, wakeAt time.Time, refuse time.Duration) time.Duration {
+	next := wakeAt
+	if l.nextFireAt != nil {
+		if at, ok := l.nextFireAt(); ok && at.After(now) && (next.IsZero() || !next.After(now) || at.Before(next)) {
+			next = at
+		}
+	}
+	if !next.After(now) || next.Sub(now) >= refuse {
+		return refuse
+	}
+	return max(next.Sub(now), time.Millisecond)
 }
 
 // remove drops the entries of jobs that are gone (confirmed in the store:

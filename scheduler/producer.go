@@ -255,6 +255,18 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 	return out
 }
 
+// NextFireAt is the soonest next fire of any job (ok false: none). It may
+// be a job's fire since superseded (an update): never later than the real
+// soonest. Safe from any goroutine.
+func (p *Producer) NextFireAt() (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.h) == 0 {
+		return time.Time{}, false
+	}
+	return p.h[0].at, true
+}
+
 // Run handles the fires missed since the last producer's watermark, then
 // fires jobs until ctx ends.
 func (p *Producer) Run(ctx context.Context) error {

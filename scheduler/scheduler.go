@@ -34,7 +34,15 @@ type TaskEvent struct {
 	Transient                           bool
 	At                                  time.Time
 	Queued                              time.Time // when the work entered the ready or failover queue
+	// Late, for work launched more than LateAfter after it was due (a
+	// cron fire's instant, a trigger's time), says how late and why it
+	// waited, in the words of its last recorded wait; its status trace
+	// keeps it (the job's history).
+	Late string
 }
+
+// LateAfter is how late a launch may be before its event says why.
+const LateAfter = time.Second
 
 // commitTasks is the most launches one commit holds (0: no bound).
 func (o *Options) commitTasks() int {
@@ -189,7 +197,7 @@ func New(d Deps) *Scheduler {
 	caps := d.Driver.Capabilities()
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
-		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: caps.ExecutorSharing,
+		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, nextFireAt: s.producer.NextFireAt, sharesExecutors: caps.ExecutorSharing,
 		accepts: caps.InFlight(),
 		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}}
 	s.launcher.killRun = s.killRun

@@ -157,7 +157,51 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	}
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
+	if pl.Failover == nil && !queued.IsZero() && now.Sub(queued) > LateAfter {
+		ev.Late = l.lateWords(pl.Job.JobName, queued, now)
+	}
 	return tl, ev
+}
+
+// lateWords says how late a ready entry of job launches (due at due) and
+// why it waited: its last recorded wait's rule and message, and the
+// holders as they were, another namespace's work not named.
+func (l *launcher) lateWords(job string, due, now time.Time) string {
+	if m := l.lateMemo; m.job == job && m.due.Equal(due) && m.now.Equal(now) {
+		return m.words // the job's other shards in this round
+	}
+	s := l.lateWordsOf(job, due, now)
+	l.lateMemo = lateMemo{job: job, due: due, now: now, words: s}
+	return s
+}
+
+// lateMemo is the last lateWords said.
+type lateMemo struct {
+	job      string
+	due, now time.Time
+	words    string
+}
+
+func (l *launcher) lateWordsOf(job string, due, now time.Time) string {
+	s := fmt.Sprintf("launched %s after it was due (%s)", now.Sub(due).Round(time.Millisecond), due.UTC().Format(time.RFC3339Nano))
+	if l.waits == nil {
+		return s
+	}
+	w, ok := l.waits.recorded(round.WaitKey(false, job, 0))
+	if !ok {
+		return s + "; no wait recorded"
+	}
+	own := namespace.Of(job)
+	w = w.Redact(func(ns string) bool { return ns == own })
+	s += "; waited: " + w.Reason
+	if ns, rule := w.HeldBy(); rule != "" {
+		s += fmt.Sprintf(" (namespace %s, rule %s, within its guarantee %t)", ns, rule, w.InGuarantee())
+	}
+	s += ": " + w.Message
+	if sum := w.Summary(now); sum != "" {
+		s += "; " + sum
+	}
+	return s
 }
 
 // nsOf is a job key's namespace as the sharding context names it: none

@@ -111,6 +111,18 @@ type waitRecorder struct {
 	ws    waitState
 }
 
+// recorded is the reason recorded for the entry of key (ok false: none;
+// an entry is recorded once it has waited waitRecordAfter).
+func (r *waitRecorder) recorded(key string) (round.Wait, bool) {
+	e, ok := r.ws.entries[key]
+	if !ok || !e.hasRec {
+		return round.Wait{}, false
+	}
+	w := e.rec
+	w.Since = e.since
+	return w, true
+}
+
 // record updates the recorded reasons after a round and reports the
 // counts to the observers.
 func (r *waitRecorder) record(ctx context.Context, waiting map[string]round.Wait) {

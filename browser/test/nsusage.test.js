@@ -110,6 +110,34 @@ test('alice opens pay\'s page: usage against guarantee and limit over time, fire
   await logout();
 });
 
+test('pay\'s page says why its late runs were late', async () => {
+  // tick runs 20 s on a 3-s cron: its next fire waits for the running
+  // execution and launches well over a second late, with that wait.
+  const deadline = Date.now() + WAIT_MS;
+  let u;
+  for (;;) {
+    u = await s.api('GET', '/namespaces/pay/usage');
+    if (u.lateRuns.length > 0) break;
+    if (Date.now() > deadline) throw new Error('pay never showed a late run: ' + JSON.stringify(u));
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const run = u.lateRuns[0];
+  assert.equal(run.jobName, 'tick');
+  assert.match(run.why, /^launched .* after it was due .*; waited: /);
+  await login('alice', 'secret');
+  await nav('#/namespaces/pay');
+  const late = await page.innerText('#ns-late');
+  assert.match(late, /Runs launched more than 1 s late, and why/);
+  assert.match(late, /tick/);
+  assert.ok(late.includes('waited: '), `the late run's reason on the page: ${late}`);
+  await page.selectOption('#lang', 'zh');
+  await page.waitForFunction(() => /晚于 1 秒启动的运行及原因/.test(document.getElementById('ns-late')?.innerText ?? ''));
+  await shot('pay-late-zh');
+  await page.selectOption('#lang', 'en');
+  await page.waitForFunction(() => /Namespace pay/.test(document.querySelector('#page h1')?.innerText ?? ''));
+  await logout();
+});
+
 test('bob, who has no role in pay, is refused its page', async () => {
   await login('bob', 'hunter2');
   await nav('#/namespaces/pay');

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/election"
@@ -142,4 +143,24 @@ func (o *ops) Cluster(ctx context.Context) (any, error) {
 		p.TenantIsolation = &o.work.tenancy
 	}
 	return p, nil
+}
+
+// idleExecutors is namespace ns's idle executors as the leader's loop
+// knows them (ok false: this instance does not lead, or its loop did not
+// answer within 2 s).
+func idleExecutors(ctx context.Context, s *scheduler.Scheduler, ns string) ([]api.IdleExecutor, bool) {
+	if s == nil {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	idle, err := s.IdleExecutors(ctx, ns)
+	if err != nil {
+		return nil, false
+	}
+	out := make([]api.IdleExecutor, len(idle))
+	for i, e := range idle {
+		out[i] = api.IdleExecutor{App: e.App, AgentID: e.AgentID, CPUCount: e.CPUs, MemoryMB: e.MemMB}
+	}
+	return out, true
 }

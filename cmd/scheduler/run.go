@@ -162,6 +162,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 			s.CapacityChanged()
 		}
 	}
+	o.IdleExecutors = func(ctx context.Context, ns string) ([]api.IdleExecutor, bool) {
+		return idleExecutors(ctx, work.scheduler(), ns)
+	}
 	o.Secrets = work.secrets
 	o.TenantIsolation = &ti
 	work.tenancy = ti

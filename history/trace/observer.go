@@ -100,7 +100,7 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 	o.record(StatusTrace{
 		ID: TaskEventID(t.TaskID, "status", t.TaskID, string(task.Staging)), JobName: t.Job, OriginalTaskID: original, TaskID: t.TaskID,
 		SlaveID: t.AgentID, Source: SourceScheduler, ExecutionType: kind, ShardingItem: strconv.Itoa(t.Item),
-		State: task.Staging, CreationTime: t.At,
+		State: task.Staging, Message: t.Late, CreationTime: t.At,
 	})
 }
 

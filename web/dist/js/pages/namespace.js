@@ -3,7 +3,7 @@
 // fires that started on time (GET /api/namespaces/{name}/usage).
 import { t } from '../i18n.js';
 import { get, enc } from '../api.js';
-import { h, clear, btn, loading, nodata, errText, fmtTime, table } from '../ui.js';
+import { h, clear, btn, loading, nodata, errText, fmtTime, timeCell, fmtDur, table, breakable } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
 
@@ -20,9 +20,10 @@ export default async function namespacePage(el, { params }) {
   const charts = h('div.grid2');
   const note = h('p.muted', { id: 'ns-since' });
   const missed = h('div', { id: 'ns-deadlines-box' });
+  const late = h('div.panel', { id: 'ns-late' });
   const cals = h('div', { id: 'ns-calendars' }, loading());
   el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
-    missed, stats, charts, note, h('h2', t('ns.calendars')), cals);
+    missed, stats, charts, late, note, h('h2', t('ns.calendars')), cals);
   // the namespace's business calendars (docs/jobs.md): jobs and workflows name them
   get(`/namespaces/${enc(ns)}/calendars`).then((list) => clear(cals, table([
     { label: t('ns.calName'), render: (c) => h('span.mono', c.name) },
@@ -30,6 +31,17 @@ export default async function namespacePage(el, { params }) {
     { label: t('ns.calWeekdays'), render: (c) => ((c.weekdays || []).length ? c.weekdays.join(', ') : t('ns.calEveryDay')) },
     { label: t('ns.calExcluded'), cls: 'wrap', render: (c) => (c.exclude || []).map((p) => [p.from, p.to].filter(Boolean).join(' – ') + (p.repeat ? ` (${p.repeat.toLowerCase()})` : '') + (p.summary ? ` ${p.summary}` : '')).join('; ') },
   ], list, { empty: t('ns.noCalendars') }))).catch((e) => clear(cals, h('div.alert.bad', errText(e))));
+
+  // Runs launched more than a second after they were due, newest first, with why.
+  function lateRuns(runs) {
+    return [h('h2', { style: { marginTop: 0 } }, t('ns.lateTitle')),
+      table([
+        { label: t('ns.lateDue'), render: (r) => timeCell(r.due) },
+        { label: t('ns.lateJob'), render: (r) => h('a', { href: `#/jobs/${enc(r.jobName)}` }, breakable(r.jobName)) },
+        { label: t('ns.lateBy'), render: (r) => fmtDur(new Date(r.launchedAt) - new Date(r.due)) },
+        { label: t('ns.lateWhy'), cls: 'wrap', render: (r) => h('span.muted', r.why) },
+      ], runs || [], { empty: t('ns.lateNone') })];
+  }
 
   // On Kubernetes: the namespace's Kubernetes namespace and what its ResourceQuota leaves.
   function kube(e) {
@@ -64,6 +76,7 @@ export default async function namespacePage(el, { params }) {
         h('div.stat', { id: 'ns-ontime' }, h('div.k', t('ns.onTime', { s: u.onTime.boundSeconds })), h('div.v', rate),
           h('div.muted', t('ns.fires', { n: u.onTime.onTime, of: u.onTime.fires }))));
       if (u.engine) stats.append(kube(u.engine));
+      clear(late, ...lateRuns(u.lateRuns));
       clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1, t('unit.cpu')), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1, 'MB'));
       note.textContent = u.since ? t('ns.since', { time: fmtTime(u.since), every: u.everySeconds }) : t('ns.noLeader');
       // deadlines missed by the namespace's work still waiting or running
