@@ -3,6 +3,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/ejcloud/elasticjob/app"
 )
@@ -31,6 +32,15 @@ type TaskData struct {
 	// where and how the executor fetches them as the task starts (never
 	// the values).
 	SecretAccess *SecretAccess `json:"secretAccess,omitempty"`
+	// Term is the fencing sequence of the leader term that launched the
+	// task (0: not recorded, or a Solo term). Queued is when the execution
+	// was queued: a cron fire's nominal instant for the first execution of
+	// a ready entry, the failover's queueing time for a failover. Both are
+	// for observers (the executor passes them to the job as
+	// ELASTICJOB_LEADER_TERM and ELASTICJOB_QUEUED_AT; the fault soak's
+	// checker reads them).
+	Term   int64     `json:"term,omitempty"`
+	Queued time.Time `json:"queuedAt,omitzero"`
 }
 
 // Marshal encodes the payload.
