@@ -1,0 +1,592 @@
+package soak
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/soak/runlog"
+)
+
+// Anomaly kinds the checker reports.
+const (
+	DuplicateTask  = "duplicate-task"     // one task id started twice
+	DuplicateFire  = "duplicate-fire"     // (job, fire instant, shard) started twice
+	Overlap        = "self-overlap"       // a shard running twice at once
+	LostFire       = "lost-fire"          // a fire neither run nor accounted for by the misfire rule
+	ExtraRun       = "unexplained-run"    // more executions than fires and triggers
+	DuplicateKey   = "duplicate-trigger"  // an idempotency key run twice
+	LostTrigger    = "lost-trigger"       // an accepted trigger never run
+	StaleTerm      = "stale-term"         // a launch by a term after a later term's first launch
+	NoFireAfter    = "no-fire-after-heal" // a job not firing within the bound after the last fault
+	HistoryMissing = "history-missing"    // a recorded run absent from history, or there twice
+	HistoryWrong   = "history-outcome"    // history says another outcome than the run had
+)
+
+// Window is a span during which a job was registered and enabled with
+// one cron expression; fires from From (exclusive) to To (inclusive) are
+// expected.
+type Window struct {
+	From, To time.Time
+	Cron     string
+}
+
+// Job is what the checker knows of one job of the workload.
+type Job struct {
+	Name    string
+	Shards  int
+	Misfire bool
+	Daemon  bool
+	Windows []Window
+	// Keys are the idempotency keys of triggers the API accepted; Tried
+	// those sent whose answer was lost (each may have run at most once).
+	Keys, Tried []string
+}
+
+// Fault is one injected fault, from its start to its heal.
+type Fault struct {
+	Kind       string
+	Start, End time.Time
+	Detail     string
+}
+
+// Outcome is how a run ended in history.
+type Outcome struct {
+	Success bool
+}
+
+// Input is everything the checker reads.
+type Input struct {
+	Runs   []runlog.Line
+	Jobs   []Job
+	Faults []Fault
+	// History maps a task id to the outcomes history holds for it (nil:
+	// history not checked).
+	History map[string][]Outcome
+	// Slack is the tolerance at window edges and for a run's end seen by
+	// the scheduler after the agent recorded it (default 1s).
+	Slack time.Duration
+	// Heal bounds how late a job may fire after its first cron instant
+	// following the last fault's heal (default 5s).
+	Heal time.Duration
+	// End is when the workload stopped (fires after it are not expected).
+	End time.Time
+}
+
+// Anomaly is one violation.
+type Anomaly struct {
+	Kind   string
+	Job    string
+	Detail string
+}
+
+func (a Anomaly) String() string { return fmt.Sprintf("%s %s: %s", a.Kind, a.Job, a.Detail) }
+
+// Report is the checker's verdict.
+type Report struct {
+	Runs      int // task starts checked
+	Fires     int // cron fires expected
+	Anomalies []Anomaly
+	// Lateness of on-time cron runs (start minus nominal instant), under
+	// faults (within a fault or Heal after it) and without.
+	LateFault, LateCalm []time.Duration
+}
+
+// ByKind counts anomalies by kind.
+func (r Report) ByKind() map[string]int {
+	m := map[string]int{}
+	for _, a := range r.Anomalies {
+		m[a.Kind]++
+	}
+	return m
+}
+
+// run is a task's start and end.
+type run struct {
+	runlog.Line
+	end   time.Time // zero: no end recorded
+	state string
+}
+
+// Check runs every check over the input.
+func Check(in Input) Report {
+	if in.Slack == 0 {
+		in.Slack = time.Second
+	}
+	if in.Heal == 0 {
+		in.Heal = 5 * time.Second
+	}
+	var rep Report
+	runs, dups := pair(in.Runs)
+	rep.Runs = len(runs)
+	for _, id := range dups {
+		rep.add(DuplicateTask, jobOfTask(runs, id), "task %s started twice", id)
+	}
+	byJob := map[string][]run{}
+	for _, r := range runs {
+		byJob[r.Job] = append(byJob[r.Job], r)
+	}
+	for _, rs := range byJob {
+		slices.SortFunc(rs, func(a, b run) int { return a.At.Compare(b.At) })
+	}
+	for _, j := range in.Jobs {
+		rs := byJob[j.Name]
+		rep.checkDuplicates(j, rs)
+		rep.checkOverlap(j, rs)
+		if !j.Daemon {
+			rep.Fires += rep.checkFires(j, rs, in.Slack)
+			rep.checkKeys(j, rs)
+		}
+	}
+	rep.checkTerms(runs)
+	rep.checkHeal(in, byJob)
+	if in.History != nil {
+		rep.checkHistory(runs, in.History)
+	}
+	rep.lateness(in, runs)
+	slices.SortStableFunc(rep.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Kind, b.Kind) })
+	return rep
+}
+
+func (rep *Report) add(kind, job, format string, args ...any) {
+	rep.Anomalies = append(rep.Anomalies, Anomaly{Kind: kind, Job: job, Detail: fmt.Sprintf(format, args...)})
+}
+
+// pair joins each task's start and end; a task started twice is listed.
+func pair(lines []runlog.Line) ([]run, []string) {
+	idx := map[string]int{}
+	var runs []run
+	var dups []string
+	ends := map[string]runlog.Line{}
+	for _, l := range lines {
+		switch l.Ev {
+		case runlog.Start:
+			if _, ok := idx[l.Task]; ok {
+				dups = append(dups, l.Task)
+				continue
+			}
+			idx[l.Task] = len(runs)
+			runs = append(runs, run{Line: l})
+		case runlog.End:
+			if _, ok := ends[l.Task]; !ok {
+				ends[l.Task] = l
+			}
+		}
+	}
+	for i := range runs {
+		if e, ok := ends[runs[i].Task]; ok {
+			runs[i].end, runs[i].state = e.At, e.State
+		}
+	}
+	return runs, dups
+}
+
+func jobOfTask(runs []run, id string) string {
+	for _, r := range runs {
+		if r.Task == id {
+			return r.Job
+		}
+	}
+	return "?"
+}
+
+// onTime reports whether a run is an execution queued by its fire (not a
+// failover of an earlier run).
+func onTime(r run) bool { return r.Source != "FAILOVER" }
+
+// key is the run's trigger key: the third word of its parameter.
+func key(r run) string {
+	f := strings.Fields(r.Param)
+	if len(f) >= 3 && f[2] != "-" {
+		return f[2]
+	}
+	return ""
+}
+
+// checkDuplicates: no (job, queued instant, shard) started twice by an
+// execution (failovers re-run a shard of the same execution on purpose).
+func (rep *Report) checkDuplicates(j Job, rs []run) {
+	if j.Daemon {
+		return
+	}
+	seen := map[string]string{}
+	for _, r := range rs {
+		if !onTime(r) || r.Queued.IsZero() || key(r) != "" {
+			continue
+		}
+		k := fmt.Sprintf("%s/%d", r.Queued.UTC().Format(time.RFC3339Nano), r.Item)
+		if first, ok := seen[k]; ok {
+			rep.add(DuplicateFire, j.Name, "fire %s shard %d started by %s and %s", r.Queued.UTC().Format("15:04:05.000"), r.Item, first, r.Task)
+			continue
+		}
+		seen[k] = r.Task
+	}
+}
+
+// checkOverlap: a shard never runs twice at once. A run without a recorded
+// end is taken to have ended when the shard next started.
+func (rep *Report) checkOverlap(j Job, rs []run) {
+	last := map[int]run{}
+	for _, r := range rs {
+		if p, ok := last[r.Item]; ok && !p.end.IsZero() && p.end.After(r.At) {
+			rep.add(Overlap, j.Name, "shard %d: %s started at %s while %s ran until %s", r.Item, r.Task,
+				r.At.UTC().Format("15:04:05.000"), p.Task, p.end.UTC().Format("15:04:05.000"))
+		}
+		if p, ok := last[r.Item]; !ok || r.end.IsZero() || r.end.After(p.end) {
+			last[r.Item] = r
+		}
+	}
+}
+
+// execution is one launch of a job's shards from one ready entry: the
+// shard-0 run (others follow it), or any shard when shard 0 is absent.
+type execution struct {
+	queued, start, end time.Time
+	misfire            bool
+}
+
+// executions groups a job's non-failover, non-trigger runs by queued
+// instant (all shards of one execution share it).
+func executions(rs []run) []execution {
+	m := map[time.Time]*execution{}
+	for _, r := range rs {
+		if !onTime(r) || key(r) != "" || r.Queued.IsZero() {
+			continue
+		}
+		q := r.Queued.UTC()
+		e := m[q]
+		if e == nil {
+			e = &execution{queued: q, start: r.At, end: r.end}
+			m[q] = e
+		}
+		if r.At.Before(e.start) {
+			e.start = r.At
+		}
+		if r.end.IsZero() || r.end.After(e.end) {
+			e.end = maxTime(e.end, r.end)
+		}
+		e.misfire = e.misfire || r.Source == "MISFIRE"
+	}
+	out := make([]execution, 0, len(m))
+	for _, e := range m {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b execution) int { return a.queued.Compare(b.queued) })
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// fires lists a job's expected fire instants: those of each window, Slack
+// inside its edges.
+func fires(j Job, slack time.Duration) ([]time.Time, error) {
+	var out []time.Time
+	for _, w := range j.Windows {
+		s, err := cron.Parse(w.Cron)
+		if err != nil {
+			return nil, fmt.Errorf("job %s cron %q: %w", j.Name, w.Cron, err)
+		}
+		for t := s.Next(w.From.Add(slack), time.UTC); !t.IsZero() && !t.After(w.To.Add(-slack)); t = s.Next(t, time.UTC) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// checkFires: every fire ran, or the misfire rule accounts for it.
+// misfire=true: fires and executions match one to one in order (an
+// execution queued at the fire's instant, or a MISFIRE execution queued
+// after it, a replay); misfire=false: a fire without its own execution is
+// accounted for when an execution was pending or running at its instant
+// (collapsed into it) or the next execution is a MISFIRE one (a
+// takeover's catch-up collapsing the fires no leader fired).
+func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
+	fs, err := fires(j, slack)
+	if err != nil {
+		rep.add(LostFire, j.Name, "%v", err)
+		return 0
+	}
+	ex := executions(rs)
+	if j.Misfire {
+		used := make([]bool, len(ex))
+		byQ := map[time.Time]int{}
+		for i, e := range ex {
+			byQ[e.queued] = i
+		}
+		var rest []time.Time
+		for _, f := range fs {
+			if i, ok := byQ[f.UTC()]; ok && !used[i] {
+				used[i] = true
+				continue
+			}
+			rest = append(rest, f)
+		}
+		for _, f := range rest {
+			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f) })
+			for ; i < len(ex) && (used[i] || !ex[i].misfire); i++ {
+			}
+			if i == len(ex) {
+				rep.add(LostFire, j.Name, "fire %s (misfire=true) never ran", f.UTC().Format("15:04:05"))
+				continue
+			}
+			used[i] = true
+		}
+		for i, e := range ex {
+			if !used[i] && inAny(j.Windows, e.queued, slack) {
+				rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
+			}
+		}
+		return len(fs)
+	}
+	byQ := map[time.Time]bool{}
+	for _, e := range ex {
+		byQ[e.queued] = true
+	}
+	for _, f := range fs {
+		if byQ[f.UTC()] {
+			continue
+		}
+		busy := false
+		for _, e := range ex {
+			if !e.queued.After(f) && (e.end.IsZero() || !e.end.Add(slack).Before(f)) {
+				busy = true
+				break
+			}
+		}
+		if busy {
+			continue
+		}
+		i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f) })
+		if i < len(ex) && ex[i].misfire {
+			continue
+		}
+		rep.add(LostFire, j.Name, "fire %s (misfire=false) neither ran nor collapsed into a pending or catch-up execution", f.UTC().Format("15:04:05"))
+	}
+	for i := 1; i < len(ex); i++ {
+		if !ex[i].misfire && !containsTime(fs, ex[i].queued) && inAny(j.Windows, ex[i].queued, slack) {
+			rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", ex[i].queued.Format("15:04:05.000"))
+		}
+	}
+	return len(fs)
+}
+
+func containsTime(ts []time.Time, t time.Time) bool {
+	for _, x := range ts {
+		if x.Equal(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func inAny(ws []Window, t time.Time, slack time.Duration) bool {
+	for _, w := range ws {
+		if t.After(w.From.Add(slack)) && t.Before(w.To.Add(-slack)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeys: each accepted trigger ran once per shard; a trigger whose
+// answer was lost ran at most once.
+func (rep *Report) checkKeys(j Job, rs []run) {
+	n := map[string]map[int]int{}
+	for _, r := range rs {
+		if k := key(r); k != "" && onTime(r) {
+			if n[k] == nil {
+				n[k] = map[int]int{}
+			}
+			n[k][r.Item]++
+		}
+	}
+	for _, k := range append(append([]string(nil), j.Keys...), j.Tried...) {
+		for item, c := range n[k] {
+			if c > 1 {
+				rep.add(DuplicateKey, j.Name, "idempotency key %s ran %d times on shard %d", k, c, item)
+			}
+		}
+	}
+	for _, k := range j.Keys {
+		if len(n[k]) == 0 {
+			rep.add(LostTrigger, j.Name, "trigger %s was accepted and never ran", k)
+		}
+	}
+}
+
+// checkTerms: no task started by a term after a later term's first launch
+// (terms of launches only grow).
+func (rep *Report) checkTerms(runs []run) {
+	first := map[int64]time.Time{}
+	for _, r := range runs {
+		if r.Term == 0 {
+			continue
+		}
+		if f, ok := first[r.Term]; !ok || r.At.Before(f) {
+			first[r.Term] = r.At
+		}
+	}
+	terms := make([]int64, 0, len(first))
+	for t := range first {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	// laterFirst[i]: the earliest first launch of any term after terms[i]
+	laterFirst := make([]time.Time, len(terms))
+	for i := len(terms) - 1; i >= 0; i-- {
+		if i+1 < len(terms) {
+			laterFirst[i] = laterFirst[i+1]
+			if first[terms[i+1]].Before(laterFirst[i]) || laterFirst[i].IsZero() {
+				laterFirst[i] = first[terms[i+1]]
+			}
+		}
+	}
+	pos := map[int64]int{}
+	for i, t := range terms {
+		pos[t] = i
+	}
+	for _, r := range runs {
+		if r.Term == 0 {
+			continue
+		}
+		if lf := laterFirst[pos[r.Term]]; !lf.IsZero() && r.At.After(lf) {
+			rep.add(StaleTerm, r.Job, "task %s launched by term %d at %s, after a later term's first launch at %s", r.Task, r.Term,
+				r.At.UTC().Format("15:04:05.000"), lf.UTC().Format("15:04:05.000"))
+		}
+	}
+}
+
+// checkHeal: after the last fault heals, every job enabled at the end
+// starts again within Heal of its first cron instant after the heal.
+func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
+	var healed time.Time
+	for _, f := range in.Faults {
+		healed = maxTime(healed, f.End)
+	}
+	if healed.IsZero() {
+		return
+	}
+	for _, j := range in.Jobs {
+		if j.Daemon || len(j.Windows) == 0 {
+			continue
+		}
+		w := j.Windows[len(j.Windows)-1]
+		if w.From.After(healed) || w.To.Before(healed) {
+			continue
+		}
+		s, err := cron.Parse(w.Cron)
+		if err != nil {
+			continue
+		}
+		due := s.Next(healed, time.UTC)
+		if due.Add(in.Heal).After(w.To) || (!in.End.IsZero() && due.Add(in.Heal).After(in.End)) {
+			continue
+		}
+		ok := false
+		for _, r := range byJob[j.Name] {
+			if !r.At.Before(healed) && !r.At.After(due.Add(in.Heal)) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			rep.add(NoFireAfter, j.Name, "no start between the heal at %s and %s (first fire %s + %s)", healed.UTC().Format("15:04:05.000"),
+				due.Add(in.Heal).UTC().Format("15:04:05.000"), due.UTC().Format("15:04:05"), in.Heal)
+		}
+	}
+}
+
+// checkHistory: every ended run is in history once, with its outcome.
+func (rep *Report) checkHistory(runs []run, hist map[string][]Outcome) {
+	for _, r := range runs {
+		if r.end.IsZero() {
+			continue
+		}
+		hs := hist[r.Task]
+		if len(hs) != 1 {
+			rep.add(HistoryMissing, r.Job, "task %s is in history %d times", r.Task, len(hs))
+			continue
+		}
+		if want := r.state == "TASK_FINISHED"; hs[0].Success != want {
+			rep.add(HistoryWrong, r.Job, "task %s ended %s, history says success=%v", r.Task, r.state, hs[0].Success)
+		}
+	}
+}
+
+// lateness splits on-time cron runs' lateness by whether a fault was on.
+func (rep *Report) lateness(in Input, runs []run) {
+	for _, r := range runs {
+		if r.Source != "NORMAL_TRIGGER" || r.Queued.IsZero() || key(r) != "" {
+			continue
+		}
+		late := r.At.Sub(r.Queued)
+		faulty := false
+		for _, f := range in.Faults {
+			if !r.Queued.Before(f.Start) && !r.Queued.After(f.End.Add(in.Heal)) {
+				faulty = true
+				break
+			}
+		}
+		if faulty {
+			rep.LateFault = append(rep.LateFault, late)
+		} else {
+			rep.LateCalm = append(rep.LateCalm, late)
+		}
+	}
+}
+
+// Quantiles returns p50, p99 and max of ds (zeros when empty).
+func Quantiles(ds []time.Duration) (p50, p99, max time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return at(0.50), at(0.99), s[len(s)-1]
+}
+
+// Print writes the summary: faults by kind, runs checked, anomalies by
+// kind (and each anomaly), lateness, the seed.
+func (rep Report) Print(w io.Writer, seed uint64, faults []Fault) {
+	kinds := map[string]int{}
+	for _, f := range faults {
+		kinds[f.Kind]++
+	}
+	fmt.Fprintf(w, "seed %d\nfaults: %d %s\n", seed, len(faults), counts(kinds))
+	fmt.Fprintf(w, "runs checked: %d (fires expected %d)\n", rep.Runs, rep.Fires)
+	fmt.Fprintf(w, "anomalies: %d %s\n", len(rep.Anomalies), counts(rep.ByKind()))
+	for _, a := range rep.Anomalies {
+		fmt.Fprintf(w, "  %s\n", a)
+	}
+	for _, l := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"under faults", rep.LateFault}, {"without faults", rep.LateCalm}} {
+		p50, p99, mx := Quantiles(l.ds)
+		fmt.Fprintf(w, "fire lateness %s: n=%d p50=%s p99=%s max=%s\n", l.name, len(l.ds), p50.Round(time.Millisecond), p99.Round(time.Millisecond), mx.Round(time.Millisecond))
+	}
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
