@@ -33,13 +33,15 @@ type TaskData struct {
 	// the values).
 	SecretAccess *SecretAccess `json:"secretAccess,omitempty"`
 	// Term is the fencing sequence of the leader term that launched the
-	// task (0: not recorded, or a Solo term). Queued is when the execution
-	// was queued: a cron fire's nominal instant for the first execution of
-	// a ready entry, the failover's queueing time for a failover. Both are
+	// task (absent: not recorded; the first term's is 0). Queued is when the execution
+	// was queued: a cron fire's instant when it was committed by then (its
+	// commit time when late), a trigger's time, the time the execution
+	// before it launched for executions that waited behind it, the
+	// failover's queueing time for a failover. Both are
 	// for observers (the executor passes them to the job as
 	// ELASTICJOB_LEADER_TERM and ELASTICJOB_QUEUED_AT; the fault soak's
 	// checker reads them).
-	Term   int64     `json:"term,omitempty"`
+	Term   *int64    `json:"term,omitempty"`
 	Queued time.Time `json:"queuedAt,omitzero"`
 }
 

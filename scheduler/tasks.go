@@ -158,7 +158,8 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 			queued = seen
 		}
 	}
-	tl.Task.Term, tl.Task.Queued = l.opts.Term, nominal.UTC()
+	term := l.opts.Term
+	tl.Task.Term, tl.Task.Queued = &term, nominal.UTC()
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	return tl, ev

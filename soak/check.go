@@ -303,13 +303,16 @@ func fires(j Job, slack time.Duration) ([]time.Time, error) {
 	return out, nil
 }
 
-// checkFires: every fire ran, or the misfire rule accounts for it.
-// misfire=true: fires and executions match one to one in order (an
-// execution queued at the fire's instant, or a MISFIRE execution queued
-// after it, a replay); misfire=false: a fire without its own execution is
+// checkFires: every fire ran, or the misfire rule accounts for it. An
+// execution belongs to the last fire at or before the time it was queued
+// (a fire committed late is queued at its commit). misfire=true: fires
+// and executions match one to one in order (the execution queued after
+// the fire and before the next, or a MISFIRE execution queued after it:
+// a replay); misfire=false: a fire without its own execution is
 // accounted for when an execution was pending or running at its instant
 // (collapsed into it) or the next execution is a MISFIRE one (a
-// takeover's catch-up collapsing the fires no leader fired).
+// takeover's catch-up collapsing the fires no leader fired), and no fire
+// has two executions.
 func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 	fs, err := fires(j, slack)
 	if err != nil {
@@ -317,21 +320,24 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 		return 0
 	}
 	ex := executions(rs)
-	if j.Misfire {
-		used := make([]bool, len(ex))
-		byQ := map[time.Time]int{}
-		for i, e := range ex {
-			byQ[e.queued] = i
+	own := func(f time.Time, i int) bool { // ex[i] queued in [f, the next fire)
+		n := sort.Search(len(fs), func(k int) bool { return fs[k].After(f) })
+		return !ex[i].queued.Before(f) && (n == len(fs) || ex[i].queued.Before(fs[n]))
+	}
+	used := make([]bool, len(ex))
+	var rest []time.Time
+	for _, f := range fs {
+		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f) })
+		for ; i < len(ex) && used[i]; i++ {
 		}
-		var rest []time.Time
-		for _, f := range fs {
-			if i, ok := byQ[f.UTC()]; ok && !used[i] {
-				used[i] = true
-				continue
-			}
-			rest = append(rest, f)
+		if i < len(ex) && own(f, i) {
+			used[i] = true
+			continue
 		}
-		for _, f := range rest {
+		rest = append(rest, f)
+	}
+	for _, f := range rest {
+		if j.Misfire {
 			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f) })
 			for ; i < len(ex) && (used[i] || !ex[i].misfire); i++ {
 			}
@@ -340,20 +346,6 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 				continue
 			}
 			used[i] = true
-		}
-		for i, e := range ex {
-			if !used[i] && inAny(j.Windows, e.queued, slack) {
-				rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
-			}
-		}
-		return len(fs)
-	}
-	byQ := map[time.Time]bool{}
-	for _, e := range ex {
-		byQ[e.queued] = true
-	}
-	for _, f := range fs {
-		if byQ[f.UTC()] {
 			continue
 		}
 		busy := false
@@ -368,14 +360,16 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 		}
 		i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f) })
 		if i < len(ex) && ex[i].misfire {
+			used[i] = true
 			continue
 		}
 		rep.add(LostFire, j.Name, "fire %s (misfire=false) neither ran nor collapsed into a pending or catch-up execution", f.UTC().Format("15:04:05"))
 	}
-	for i := 1; i < len(ex); i++ {
-		if !ex[i].misfire && !containsTime(fs, ex[i].queued) && inAny(j.Windows, ex[i].queued, slack) {
-			rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", ex[i].queued.Format("15:04:05.000"))
+	for i, e := range ex {
+		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) {
+			continue
 		}
+		rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
 	}
 	return len(fs)
 }
@@ -429,11 +423,11 @@ func (rep *Report) checkKeys(j Job, rs []run) {
 func (rep *Report) checkTerms(runs []run) {
 	first := map[int64]time.Time{}
 	for _, r := range runs {
-		if r.Term == 0 {
+		if r.Term == nil {
 			continue
 		}
-		if f, ok := first[r.Term]; !ok || r.At.Before(f) {
-			first[r.Term] = r.At
+		if f, ok := first[*r.Term]; !ok || r.At.Before(f) {
+			first[*r.Term] = r.At
 		}
 	}
 	terms := make([]int64, 0, len(first))
@@ -441,26 +435,21 @@ func (rep *Report) checkTerms(runs []run) {
 		terms = append(terms, t)
 	}
 	slices.Sort(terms)
-	// laterFirst[i]: the earliest first launch of any term after terms[i]
-	laterFirst := make([]time.Time, len(terms))
+	// later[t]: the earliest first launch of any term after t
+	later := map[int64]time.Time{}
+	var min time.Time
 	for i := len(terms) - 1; i >= 0; i-- {
-		if i+1 < len(terms) {
-			laterFirst[i] = laterFirst[i+1]
-			if first[terms[i+1]].Before(laterFirst[i]) || laterFirst[i].IsZero() {
-				laterFirst[i] = first[terms[i+1]]
-			}
+		later[terms[i]] = min
+		if f := first[terms[i]]; min.IsZero() || f.Before(min) {
+			min = f
 		}
-	}
-	pos := map[int64]int{}
-	for i, t := range terms {
-		pos[t] = i
 	}
 	for _, r := range runs {
-		if r.Term == 0 {
+		if r.Term == nil {
 			continue
 		}
-		if lf := laterFirst[pos[r.Term]]; !lf.IsZero() && r.At.After(lf) {
-			rep.add(StaleTerm, r.Job, "task %s launched by term %d at %s, after a later term's first launch at %s", r.Task, r.Term,
+		if lf := later[*r.Term]; !lf.IsZero() && r.At.After(lf) {
+			rep.add(StaleTerm, r.Job, "task %s launched by term %d at %s, after a later term's first launch at %s", r.Task, *r.Term,
 				r.At.UTC().Format("15:04:05.000"), lf.UTC().Format("15:04:05.000"))
 		}
 	}

@@ -36,11 +36,8 @@ func logOf(specs ...runSpec) []runlog.Line {
 			src = "NORMAL_TRIGGER"
 		}
 		term := s.term
-		if term == 0 {
-			term = 1
-		}
 		out = append(out, runlog.Line{Ev: runlog.Start, At: at(s.start), Task: s.task, Job: s.job, Item: s.item, Source: src,
-			Term: term, Queued: at(s.queued), Param: s.param})
+			Term: &term, Queued: at(s.queued), Param: s.param})
 		d := s.dur
 		if d == 0 {
 			d = 0.5
@@ -99,6 +96,7 @@ func TestCheckFindsEachAnomaly(t *testing.T) {
 		{"a misfire=false fire lost", Input{Runs: logOf(without(1)...), Jobs: []Job{every2("j", false)}}, LostFire, 1},
 		{"a misfire=true fire lost", Input{Runs: logOf(without(2)...), Jobs: []Job{every2("j", true)}}, LostFire, 1},
 		{"an execution no fire explains", Input{Runs: logOf(with(runSpec{task: "jz", job: "j", queued: 5, start: 5.1})...), Jobs: []Job{every2("j", true)}}, ExtraRun, 1},
+		{"two executions for one misfire=false fire", Input{Runs: logOf(with(runSpec{task: "jz", job: "j", queued: 4.7, start: 4.8})...), Jobs: []Job{every2("j", false)}}, ExtraRun, 1},
 		{"a trigger key run twice", Input{Runs: logOf(runSpec{task: "k1", job: "k", queued: 1, start: 1, param: "out 0 K1"}, runSpec{task: "k2", job: "k", queued: 3, start: 3, param: "out 0 K1"}), Jobs: []Job{keyed}}, DuplicateKey, 1},
 		{"an accepted trigger never run", Input{Runs: nil, Jobs: []Job{keyed}}, LostTrigger, 1},
 		{"a launch by a deposed term", Input{Runs: logOf(runSpec{task: "ja", job: "j", queued: 2, start: 2, term: 7}, runSpec{task: "jb", job: "j", queued: 4, start: 4, term: 9},
@@ -133,6 +131,9 @@ func TestCheckAccountsForTheMisfireRules(t *testing.T) {
 		// misfire=true: fires 4 and 6 replayed by the catch-up as two MISFIRE executions
 		{"replayed by a catch-up", true, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 7, start: 7.1, source: "MISFIRE", dur: 0.2},
 			{task: "c", job: "j", queued: 7.3, start: 7.4, source: "MISFIRE", dur: 0.2}, {task: "d", job: "j", queued: 8, start: 8}}},
+		// fires committed after their instant are queued at the commit
+		{"late commits", true, []runSpec{{task: "a", job: "j", queued: 2.3, start: 2.4}, {task: "b", job: "j", queued: 4, start: 4}, {task: "c", job: "j", queued: 6.9, start: 7},
+			{task: "d", job: "j", queued: 8.01, start: 8.02}}},
 		// a failover re-runs a shard of the same execution: not a duplicate
 		{"a failover of a lost run", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2, dur: -1}, {task: "a2", job: "j", queued: 2.5, start: 2.6, source: "FAILOVER"},
 			{task: "b", job: "j", queued: 4, start: 4}, {task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},

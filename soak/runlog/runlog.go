@@ -38,7 +38,7 @@ type Line struct {
 	Job    string    `json:"job,omitempty"`
 	Item   int       `json:"item"`
 	Source string    `json:"source,omitempty"`
-	Term   int64     `json:"term,omitempty"`
+	Term   *int64    `json:"term,omitempty"`
 	Queued time.Time `json:"queued,omitzero"`
 	Param  string    `json:"param,omitempty"`
 	State  string    `json:"state,omitempty"` // end: TASK_FINISHED, TASK_FAILED, TASK_KILLED, ...
