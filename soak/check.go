@@ -303,12 +303,18 @@ func fires(j Job, slack time.Duration) ([]time.Time, error) {
 	return out, nil
 }
 
+// stageLead bounds how far ahead of its instant the producer stages a fire
+// (scheduler's maxLead): a fire staged into a pending entry is queued when
+// the execution before it launches, which may be before its instant.
+const stageLead = 5 * time.Second
+
 // checkFires: every fire ran, or the misfire rule accounts for it. An
 // execution belongs to the last fire at or before the time it was queued
 // (a fire committed late is queued at its commit). misfire=true: fires
-// and executions match one to one in order (the execution queued after
-// the fire and before the next, or a MISFIRE execution queued after it:
-// a replay); misfire=false: a fire without its own execution is
+// and executions match one to one in order (the NORMAL execution queued
+// after the fire and before the next, or a MISFIRE execution queued
+// after the fire's staging: a replay, or an execution that waited behind
+// another); misfire=false: a fire without its own execution is
 // accounted for when an execution was pending or running at its instant
 // (collapsed into it) or the next execution is a MISFIRE one (a
 // takeover's catch-up collapsing the fires no leader fired), and no fire
@@ -328,7 +334,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 	var rest []time.Time
 	for _, f := range fs {
 		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f) })
-		for ; i < len(ex) && used[i]; i++ {
+		for ; i < len(ex) && (used[i] || ex[i].misfire); i++ {
 		}
 		if i < len(ex) && own(f, i) {
 			used[i] = true
@@ -338,7 +344,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 	}
 	for _, f := range rest {
 		if j.Misfire {
-			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f) })
+			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.Add(-stageLead)) })
 			for ; i < len(ex) && (used[i] || !ex[i].misfire); i++ {
 			}
 			if i == len(ex) {
@@ -349,9 +355,9 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 			continue
 		}
 		busy := false
-		for _, e := range ex {
-			if !e.queued.After(f) && (e.end.IsZero() || !e.end.Add(slack).Before(f)) {
-				busy = true
+		for _, r := range rs {
+			if onTime(r) && !r.Queued.IsZero() && !r.Queued.After(f) && (r.end.IsZero() || !r.end.Add(slack).Before(f)) {
+				busy = true // pending or running: a trigger's execution too
 				break
 			}
 		}

@@ -134,6 +134,13 @@ func TestCheckAccountsForTheMisfireRules(t *testing.T) {
 		// fires committed after their instant are queued at the commit
 		{"late commits", true, []runSpec{{task: "a", job: "j", queued: 2.3, start: 2.4}, {task: "b", job: "j", queued: 4, start: 4}, {task: "c", job: "j", queued: 6.9, start: 7},
 			{task: "d", job: "j", queued: 8.01, start: 8.02}}},
+		// misfire=false: fire 4 collapses into the trigger pending from 3.5 to 4.5
+		{"collapsed into a pending trigger", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "t", job: "j", queued: 3.5, start: 4.5, param: "soak 0 K"},
+			{task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},
+		// misfire=true: fire 6, staged at 5.5 into the entry of fire 4 still
+		// pending, is queued when that one launches (5.6)
+		{"staged into a pending entry", true, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 4, start: 5.6, dur: 0.5},
+			{task: "c", job: "j", queued: 5.6, start: 6.1, source: "MISFIRE"}, {task: "d", job: "j", queued: 8, start: 8}}},
 		// a failover re-runs a shard of the same execution: not a duplicate
 		{"a failover of a lost run", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2, dur: -1}, {task: "a2", job: "j", queued: 2.5, start: 2.6, source: "FAILOVER"},
 			{task: "b", job: "j", queued: 4, start: 4}, {task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},

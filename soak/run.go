@@ -126,6 +126,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := shape.Stop(); err != nil {
 		c.Log.Warn("soak: stop", "err", err)
 	}
+	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal}).write(c.Dir); err != nil {
+		return res, err
+	}
 	lines, err := runlog.ReadFile(runLog)
 	if err != nil {
 		return res, err

@@ -22,7 +22,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ejsoak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c soak.Config
-	var root, keep string
+	var root, keep, recheck string
 	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
@@ -39,8 +39,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Bin, "bin", "", "directory with scheduler and mesos-local (default: build them)")
 	fs.StringVar(&keep, "dir", "", "working directory, kept (default: a temporary one, removed)")
 	fs.StringVar(&c.Services, "services", "", "scripts/services.sh (default: ROOT/scripts/services.sh)")
+	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if recheck != "" {
+		saved, rep, err := soak.Recheck(recheck)
+		if err != nil {
+			return err
+		}
+		rep.Print(stdout, saved.Seed, saved.Faults)
+		if len(rep.Anomalies) > 0 {
+			return errAnomalies
+		}
+		return nil
 	}
 	switch {
 	case c.Duration <= 0 || c.Jobs <= 0:
