@@ -19,7 +19,7 @@ import (
 
 // Config is one soak run.
 type Config struct {
-	Shape    string        // "zk" (the etcd shape adds a case in NewShape)
+	Shape    string        // "zk" or "embedded" (the etcd shape adds a case in NewShape)
 	Duration time.Duration // how long the nemesis injects faults
 	Seed     uint64
 	Jobs     int
@@ -51,8 +51,10 @@ func NewShape(c Config, runLog string) (Shape, error) {
 	switch c.Shape {
 	case "zk":
 		return &ZK{Bin: c.Bin, Services: c.Services, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Session: c.Session, Seed: c.Seed, Log: c.Log}, nil
+	case "embedded":
+		return &Embedded{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}, nil
 	default:
-		return nil, fmt.Errorf("soak: unknown shape %q (have: zk)", c.Shape)
+		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, embedded)", c.Shape)
 	}
 }
 
@@ -123,17 +125,24 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
+	var hist map[string][]Outcome
+	if h, ok := shape.(Historian); ok {
+		sleep(ctx, 5*time.Second) // the last runs' ends reach history
+		if hist, err = fetchHistory(ctx, h.HistoryAPI()); err != nil {
+			return res, err
+		}
+	}
 	if err := shape.Stop(); err != nil {
 		c.Log.Warn("soak: stop", "err", err)
 	}
-	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal}).write(c.Dir); err != nil {
+	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist}).write(c.Dir); err != nil {
 		return res, err
 	}
 	lines, err := runlog.ReadFile(runLog)
 	if err != nil {
 		return res, err
 	}
-	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end})
+	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist})
 	return res, nil
 }
 

@@ -19,6 +19,8 @@ type Saved struct {
 	Faults []Fault
 	End    time.Time
 	Heal   time.Duration
+	// History is what history held per task id (nil: not checked).
+	History map[string][]Outcome `json:",omitempty"`
 }
 
 const savedName = "check.json"
@@ -45,5 +47,5 @@ func Recheck(dir string) (Saved, Report, error) {
 	if err != nil {
 		return s, Report{}, err
 	}
-	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End}), nil
+	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History}), nil
 }

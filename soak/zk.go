@@ -131,34 +131,39 @@ func tail(b []byte, n int) string {
 
 var mesosURLRe = regexp.MustCompile(`mesos-local: listening on (\S+)`)
 
-func (z *ZK) startMesos(ctx context.Context) error {
+func (z *ZK) startMesos(ctx context.Context) (err error) {
+	z.mesos, z.mesosURL, err = startSimMesos(ctx, z.Bin, z.Dir, z.RunLog, z.Tasks, z.Seed)
+	return err
+}
+
+// startSimMesos starts mesos-local with simulated agents that append every
+// run to runLog, and returns it with its URL.
+func startSimMesos(ctx context.Context, bin, dir, runLog, tasks string, seed uint64) (*proc, string, error) {
 	port, err := freePort()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	tasks := z.Tasks
 	if tasks == "" {
 		tasks = "200ms-1500ms"
 	}
-	z.mesos = &proc{name: "mesos-local", bin: filepath.Join(z.Bin, "mesos-local"), log: filepath.Join(z.Dir, "mesos-local.log"),
-		args: []string{"--port", strconv.Itoa(port), "--work-dir", filepath.Join(z.Dir, "mesos"), "--sim-agents", "4",
+	p := &proc{name: "mesos-local", bin: filepath.Join(bin, "mesos-local"), log: filepath.Join(dir, "mesos-local.log"),
+		args: []string{"--port", strconv.Itoa(port), "--work-dir", filepath.Join(dir, "mesos"), "--sim-agents", "4",
 			"--sim-agent-cpus", "64", "--sim-agent-mem-mb", "65536", "--sim-task-duration", tasks,
-			"--sim-seed", strconv.FormatUint(z.Seed|1, 10), "--sim-record", z.RunLog}}
-	if err := z.mesos.start(); err != nil {
-		return err
+			"--sim-seed", strconv.FormatUint(seed|1, 10), "--sim-record", runLog}}
+	if err := p.start(); err != nil {
+		return nil, "", err
 	}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(z.mesos.log)
+		b, _ := os.ReadFile(p.log)
 		if m := mesosURLRe.FindSubmatch(b); m != nil {
-			z.mesosURL = strings.TrimSuffix(string(m[1]), "/")
-			return nil
+			return p, strings.TrimSuffix(string(m[1]), "/"), nil
 		}
 		if !sleep(ctx, 100*time.Millisecond) {
-			return ctx.Err()
+			return p, "", ctx.Err()
 		}
 	}
-	return fmt.Errorf("soak: mesos-local did not print its URL (%s)", z.mesos.log)
+	return p, "", fmt.Errorf("soak: mesos-local did not print its URL (%s)", p.log)
 }
 
 func (z *ZK) newSched(i int) (*sched, error) {
