@@ -139,7 +139,7 @@ func Check(in Input) Report {
 		rep.checkDuplicates(j, rs)
 		rep.checkOverlap(j, rs)
 		if !j.Daemon {
-			rep.Fires += rep.checkFires(j, rs, in.Slack)
+			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End)
 			rep.checkKeys(j, rs)
 		}
 	}
@@ -287,17 +287,29 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// fires lists a job's expected fire instants: those of each window, Slack
-// inside its edges.
-func fires(j Job, slack time.Duration) ([]time.Time, error) {
-	var out []time.Time
+// fire is an expected fire instant, the cron's next instant after it,
+// and whether its window was closed by a configuration change (update,
+// disable, deregister clear a pending execution: docs/jobs.md).
+type fire struct {
+	at, next time.Time
+	cut      time.Time // the change that closed the window (zero: the run's end)
+}
+
+// fires lists a job's expected fires: those of each window, Slack inside
+// its edges.
+func fires(j Job, slack time.Duration, end time.Time) ([]fire, error) {
+	var out []fire
 	for _, w := range j.Windows {
 		s, err := cron.Parse(w.Cron)
 		if err != nil {
 			return nil, fmt.Errorf("job %s cron %q: %w", j.Name, w.Cron, err)
 		}
+		var cut time.Time
+		if !end.IsZero() && !w.To.Equal(end) {
+			cut = w.To
+		}
 		for t := s.Next(w.From.Add(slack), time.UTC); !t.IsZero() && !t.After(w.To.Add(-slack)); t = s.Next(t, time.UTC) {
-			out = append(out, t)
+			out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut})
 		}
 	}
 	return out, nil
@@ -319,24 +331,20 @@ const stageLead = 5 * time.Second
 // (collapsed into it) or the next execution is a MISFIRE one (a
 // takeover's catch-up collapsing the fires no leader fired), and no fire
 // has two executions.
-func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
-	fs, err := fires(j, slack)
+func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Time) int {
+	fs, err := fires(j, slack, end)
 	if err != nil {
 		rep.add(LostFire, j.Name, "%v", err)
 		return 0
 	}
 	ex := executions(rs)
-	own := func(f time.Time, i int) bool { // ex[i] queued in [f, the next fire)
-		n := sort.Search(len(fs), func(k int) bool { return fs[k].After(f) })
-		return !ex[i].queued.Before(f) && (n == len(fs) || ex[i].queued.Before(fs[n]))
-	}
 	used := make([]bool, len(ex))
-	var rest []time.Time
+	var rest []fire
 	for _, f := range fs {
-		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f) })
+		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at) })
 		for ; i < len(ex) && (used[i] || ex[i].misfire); i++ {
 		}
-		if i < len(ex) && own(f, i) {
+		if i < len(ex) && ex[i].queued.Before(f.next) {
 			used[i] = true
 			continue
 		}
@@ -344,32 +352,27 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 	}
 	for _, f := range rest {
 		if j.Misfire {
-			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.Add(-stageLead)) })
+			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at.Add(-stageLead)) })
 			for ; i < len(ex) && (used[i] || !ex[i].misfire); i++ {
 			}
-			if i == len(ex) {
-				rep.add(LostFire, j.Name, "fire %s (misfire=true) never ran", f.UTC().Format("15:04:05"))
+			if i < len(ex) {
+				used[i] = true
 				continue
 			}
-			used[i] = true
-			continue
-		}
-		busy := false
-		for _, r := range rs {
-			if onTime(r) && !r.Queued.IsZero() && !r.Queued.After(f) && (r.end.IsZero() || !r.end.Add(slack).Before(f)) {
-				busy = true // pending or running: a trigger's execution too
-				break
+		} else {
+			if busy(rs, f, slack) {
+				continue
+			}
+			i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f.at) })
+			if i < len(ex) && ex[i].misfire {
+				used[i] = true
+				continue
 			}
 		}
-		if busy {
+		if cleared(rs, f) {
 			continue
 		}
-		i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f) })
-		if i < len(ex) && ex[i].misfire {
-			used[i] = true
-			continue
-		}
-		rep.add(LostFire, j.Name, "fire %s (misfire=false) neither ran nor collapsed into a pending or catch-up execution", f.UTC().Format("15:04:05"))
+		rep.add(LostFire, j.Name, "fire %s (misfire=%v) neither ran nor was accounted for by the misfire rule", f.at.UTC().Format("15:04:05"), j.Misfire)
 	}
 	for i, e := range ex {
 		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) {
@@ -378,6 +381,32 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration) int {
 		rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
 	}
 	return len(fs)
+}
+
+// busy: an execution (a trigger's too) was pending or running at some
+// moment from the fire's instant to the next (a fire committed late
+// collapses into what is pending when it commits).
+func busy(rs []run, f fire, slack time.Duration) bool {
+	for _, r := range rs {
+		if onTime(r) && !r.Queued.IsZero() && r.Queued.Before(f.next) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
+			return true
+		}
+	}
+	return false
+}
+
+// cleared: the fire's window was closed by a configuration change before
+// any execution started after the fire (the change cleared it pending).
+func cleared(rs []run, f fire) bool {
+	if f.cut.IsZero() {
+		return false
+	}
+	for _, r := range rs {
+		if !r.At.Before(f.at) && r.At.Before(f.cut) {
+			return false
+		}
+	}
+	return true
 }
 
 func containsTime(ts []time.Time, t time.Time) bool {

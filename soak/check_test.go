@@ -154,6 +154,22 @@ func TestCheckAccountsForTheMisfireRules(t *testing.T) {
 	}
 }
 
+// A configuration change clears a pending execution (docs/jobs.md): a
+// fire pending when its window closed by a change is accounted for; the
+// same fire in a window the run's end closed is lost.
+func TestCheckFireClearedByAChange(t *testing.T) {
+	j := every2("j", false)
+	j.Windows = []Window{{From: at(0), To: at(6.5), Cron: "*/2 * * * * ?"}, {From: at(7), To: at(12), Cron: "*/2 * * * * ?"}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 8, start: 8}, runSpec{task: "d", job: "j", queued: 10, start: 10})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(12)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fire 4, pending when the update at 6.5 came, was cleared: %v", rep.Anomalies)
+	}
+	j.Windows = []Window{{From: at(0), To: at(12), Cron: "*/2 * * * * ?"}}
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(12)}); rep.ByKind()[LostFire] != 2 {
+		t.Errorf("fires 4 and 6 without a change are lost: %v", rep.Anomalies)
+	}
+}
+
 func TestReportPrintsFaultsRunsAnomaliesAndSeed(t *testing.T) {
 	long := every2("j", false)
 	long.Windows[0].To = at(30)
