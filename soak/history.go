@@ -15,7 +15,7 @@ type Historian interface {
 
 func (e *Embedded) HistoryAPI() string { return e.s.base }
 
-// historyRow is the part of GET /api/history/events/executions' rows the
+// historyRow is the part of GET /api/job/events/executions' rows the
 // checker reads.
 type historyRow struct {
 	TaskID       string     `json:"taskId"`
@@ -31,7 +31,7 @@ func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error
 			Total int          `json:"total"`
 			Rows  []historyRow `json:"rows"`
 		}
-		url := base + "/api/history/events/executions?per_page=1000&sort=startTime&order=asc&page=" + strconv.Itoa(page)
+		url := base + "/api/job/events/executions?per_page=1000&sort=startTime&order=asc&page=" + strconv.Itoa(page)
 		if err := getJSON(ctx, url, &p); err != nil {
 			return nil, fmt.Errorf("soak: history: %w", err)
 		}
