@@ -58,6 +58,7 @@ type Fault struct {
 // Outcome is how a run ended in history.
 type Outcome struct {
 	Success bool
+	Open    bool `json:",omitempty"` // no completion recorded
 }
 
 // Input is everything the checker reads.
@@ -538,7 +539,11 @@ func (rep *Report) checkHistory(runs []run, hist map[string][]Outcome) {
 		}
 		hs := hist[r.Task]
 		if len(hs) != 1 {
-			rep.add(HistoryMissing, r.Job, "task %s is in history %d times", r.Task, len(hs))
+			rep.add(HistoryMissing, r.Job, "task %s (started %s) is in history %d times", r.Task, r.At.UTC().Format("15:04:05.000"), len(hs))
+			continue
+		}
+		if hs[0].Open {
+			rep.add(HistoryWrong, r.Job, "task %s ended %s at %s, history has no completion", r.Task, r.state, r.end.UTC().Format("15:04:05.000"))
 			continue
 		}
 		if want := r.state == "TASK_FINISHED"; hs[0].Success != want {

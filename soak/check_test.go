@@ -102,10 +102,10 @@ func TestCheckFindsEachAnomaly(t *testing.T) {
 		{"a launch by a deposed term", Input{Runs: logOf(runSpec{task: "ja", job: "j", queued: 2, start: 2, term: 7}, runSpec{task: "jb", job: "j", queued: 4, start: 4, term: 9},
 			runSpec{task: "jc", job: "j", queued: 6, start: 6, term: 7}, runSpec{task: "jd", job: "j", queued: 8, start: 8, term: 9}), Jobs: []Job{every2("j", false)}}, StaleTerm, 1},
 		{"no fire after the heal", Input{Runs: logOf(base[:2]...), Jobs: []Job{long}, Faults: []Fault{{Kind: "kill-leader", Start: at(4.6), End: at(5)}}}, NoFireAfter, 1},
-		{"a run missing from history", Input{Runs: logOf(base...), Jobs: []Job{every2("j", false)}, History: map[string][]Outcome{"ja": {{true}}, "jb": {{true}}, "jc": {{true}}}}, HistoryMissing, 1},
-		{"a run twice in history", Input{Runs: logOf(base...), Jobs: []Job{every2("j", false)}, History: map[string][]Outcome{"ja": {{true}}, "jb": {{true}}, "jc": {{true}}, "jd": {{true}, {true}}}}, HistoryMissing, 1},
+		{"a run missing from history", Input{Runs: logOf(base...), Jobs: []Job{every2("j", false)}, History: map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}}}, HistoryMissing, 1},
+		{"a run twice in history", Input{Runs: logOf(base...), Jobs: []Job{every2("j", false)}, History: map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: true}, {Success: true}}}}, HistoryMissing, 1},
 		{"a failed run recorded as a success", Input{Runs: logOf(append(base[:3:3], runSpec{task: "jd", job: "j", queued: 8, start: 8, failedEnd: true})...), Jobs: []Job{every2("j", false)},
-			History: map[string][]Outcome{"ja": {{true}}, "jb": {{true}}, "jc": {{true}}, "jd": {{true}}}}, HistoryWrong, 1},
+			History: map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: true}}}}, HistoryWrong, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

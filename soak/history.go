@@ -36,9 +36,7 @@ func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error
 			return nil, fmt.Errorf("soak: history: %w", err)
 		}
 		for _, r := range p.Rows {
-			if r.CompleteTime != nil {
-				out[r.TaskID] = append(out[r.TaskID], Outcome{Success: r.Success})
-			}
+			out[r.TaskID] = append(out[r.TaskID], Outcome{Success: r.Success, Open: r.CompleteTime == nil})
 		}
 		if len(p.Rows) < 1000 || page*1000 >= p.Total {
 			return out, nil
