@@ -141,6 +141,9 @@ func TestCheckAccountsForTheMisfireRules(t *testing.T) {
 		// pending, is queued when that one launches (5.6)
 		{"staged into a pending entry", true, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 4, start: 5.6, dur: 0.5},
 			{task: "c", job: "j", queued: 5.6, start: 6.1, source: "MISFIRE"}, {task: "d", job: "j", queued: 8, start: 8}}},
+		// the run of fire 4 never started (its agent died): it runs again as FAILOVER
+		{"a relaunch of a task that never started", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b2", job: "j", queued: 5, start: 5.5, source: "FAILOVER"},
+			{task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},
 		// a failover re-runs a shard of the same execution: not a duplicate
 		{"a failover of a lost run", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2, dur: -1}, {task: "a2", job: "j", queued: 2.5, start: 2.6, source: "FAILOVER"},
 			{task: "b", job: "j", queued: 4, start: 4}, {task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},
@@ -167,6 +170,20 @@ func TestCheckFireClearedByAChange(t *testing.T) {
 	j.Windows = []Window{{From: at(0), To: at(12), Cron: "*/2 * * * * ?"}}
 	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(12)}); rep.ByKind()[LostFire] != 2 {
 		t.Errorf("fires 4 and 6 without a change are lost: %v", rep.Anomalies)
+	}
+}
+
+// Fires while the leader is paused are skipped by the stall rule, and
+// counted.
+func TestCheckStallRule(t *testing.T) {
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 6.2, start: 6.3}, runSpec{task: "d", job: "j", queued: 8, start: 8})
+	rep := Check(Input{Runs: runs, Jobs: []Job{every2("j", true)}, Faults: []Fault{{Kind: "pause-leader", Start: at(3), End: at(6.1)}}})
+	if len(rep.Anomalies) != 0 || rep.Stalled != 1 {
+		t.Errorf("fire 4 skipped while paused: stalled %d, anomalies %v", rep.Stalled, rep.Anomalies)
+	}
+	rep = Check(Input{Runs: runs, Jobs: []Job{every2("j", true)}, Faults: []Fault{{Kind: "kill-leader", Start: at(3), End: at(6.1)}}})
+	if rep.ByKind()[LostFire] != 1 {
+		t.Errorf("without a pause fire 4 is lost: %v", rep.Anomalies)
 	}
 }
 

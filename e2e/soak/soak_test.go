@@ -28,6 +28,9 @@ func TestSoakSmokeZooKeeper(t *testing.T) {
 		t.Skip("no ZooKeeper installed (scripts/services.sh install)")
 	}
 	dir := t.TempDir()
+	if keep := os.Getenv("EJ_SOAK_KEEP"); keep != "" { // keep the run (logs, run log, check.json) for ejsoak -recheck
+		dir = keep
+	}
 	bin := filepath.Join(dir, "bin")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
