@@ -433,12 +433,14 @@ func relaunched(rs []run, f fire, fo map[string]bool) bool {
 	return false
 }
 
-// stalled: the fire's instant fell while the leader was paused (SIGSTOP):
-// a leader that merely stalled for more than a period skips the instants
-// it missed and fires once (docs/jobs.md); counted in Report.Stalled.
+// stalled: the fire's instant fell while the leader was paused (SIGSTOP)
+// or its producer was held retrying a commit the store refused (a full
+// disk): a leader that merely stalled for more than a period skips the
+// instants it missed and fires once (docs/jobs.md); counted in
+// Report.Stalled.
 func stalled(faults []Fault, f fire) bool {
 	for _, x := range faults {
-		if strings.HasPrefix(x.Kind, "pause-") && !f.at.Before(x.Start) && !f.at.After(x.End) {
+		if (strings.HasPrefix(x.Kind, "pause-") || x.Kind == "disk-full") && !f.at.Before(x.Start) && !f.at.After(x.End) {
 			return true
 		}
 	}
