@@ -382,7 +382,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				continue
 			}
 		}
-		if cleared(rs, f) || relaunched(rs, f, fo) {
+		if cleared(rs, f, j.Misfire) || relaunched(rs, f, fo) {
 			continue
 		}
 		if isPaused {
@@ -448,10 +448,15 @@ func stalled(faults []Fault, f fire) bool {
 }
 
 // cleared: the fire's window was closed by a configuration change before
-// any execution started after the fire (the change cleared it pending).
-func cleared(rs []run, f fire) bool {
+// any execution started after the fire (the change cleared it pending),
+// or, misfire=true, at all (the change cleared the backlog of executions
+// still pending: docs/jobs.md).
+func cleared(rs []run, f fire, misfire bool) bool {
 	if f.cut.IsZero() {
 		return false
+	}
+	if misfire {
+		return true
 	}
 	for _, r := range rs {
 		if !r.At.Before(f.at) && r.At.Before(f.cut) {
