@@ -368,7 +368,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at.Add(-stageLead)) })
 			for ; i < len(ex) && (used[i] || !ex[i].misfire); i++ {
 			}
-			if i < len(ex) {
+			if i < len(ex) && (f.cut.IsZero() || ex[i].queued.Before(f.cut)) { // a change clears what is still pending
 				used[i] = true
 				continue
 			}
