@@ -69,6 +69,9 @@ type Input struct {
 	// History maps a task id to the outcomes history holds for it (nil:
 	// history not checked).
 	History map[string][]Outcome
+	// HistoryAt is when history was read: runs ending in the 2 s before
+	// it (or after) are not checked (the writer's flush lag).
+	HistoryAt time.Time
 	// Slack is the tolerance at window edges and for a run's end seen by
 	// the scheduler after the agent recorded it (default 1s).
 	Slack time.Duration
@@ -148,7 +151,7 @@ func Check(in Input) Report {
 	rep.checkTerms(runs)
 	rep.checkHeal(in, byJob)
 	if in.History != nil {
-		rep.checkHistory(runs, in.History)
+		rep.checkHistory(runs, in.History, in.HistoryAt)
 	}
 	rep.lateness(in, runs)
 	slices.SortStableFunc(rep.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Kind, b.Kind) })
@@ -591,10 +594,13 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
 	}
 }
 
+// historyLag is how long after a run's end its history row may lag.
+const historyLag = 2 * time.Second
+
 // checkHistory: every ended run is in history once, with its outcome.
-func (rep *Report) checkHistory(runs []run, hist map[string][]Outcome) {
+func (rep *Report) checkHistory(runs []run, hist map[string][]Outcome, read time.Time) {
 	for _, r := range runs {
-		if r.end.IsZero() {
+		if r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
 			continue
 		}
 		hs := hist[r.Task]

@@ -199,3 +199,16 @@ func TestReportPrintsFaultsRunsAnomaliesAndSeed(t *testing.T) {
 		}
 	}
 }
+
+// Runs ending just before history was read are not held against it.
+func TestCheckHistoryLag(t *testing.T) {
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}}
+	in := Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", false)}, History: hist, HistoryAt: at(9)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("jd ended at 8.51, 0.49 s before history was read: %v", rep.Anomalies)
+	}
+	in.HistoryAt = at(20)
+	if rep := Check(in); rep.ByKind()[HistoryMissing] != 1 {
+		t.Errorf("jd ended 11.5 s before history was read: %v", rep.Anomalies)
+	}
+}

@@ -126,8 +126,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		return res, err
 	}
 	var hist map[string][]Outcome
+	var histAt time.Time
 	if h, ok := shape.(Historian); ok {
 		sleep(ctx, 5*time.Second) // the last runs' ends reach history
+		histAt = time.Now()
 		if hist, err = fetchHistory(ctx, h.HistoryAPI()); err != nil {
 			return res, err
 		}
@@ -135,14 +137,14 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := shape.Stop(); err != nil {
 		c.Log.Warn("soak: stop", "err", err)
 	}
-	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist}).write(c.Dir); err != nil {
+	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist, HistoryAt: histAt}).write(c.Dir); err != nil {
 		return res, err
 	}
 	lines, err := runlog.ReadFile(runLog)
 	if err != nil {
 		return res, err
 	}
-	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist})
+	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, HistoryAt: histAt})
 	return res, nil
 }
 

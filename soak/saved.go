@@ -20,7 +20,8 @@ type Saved struct {
 	End    time.Time
 	Heal   time.Duration
 	// History is what history held per task id (nil: not checked).
-	History map[string][]Outcome `json:",omitempty"`
+	History   map[string][]Outcome `json:",omitempty"`
+	HistoryAt time.Time            `json:",omitzero"`
 }
 
 const savedName = "check.json"
@@ -47,5 +48,5 @@ func Recheck(dir string) (Saved, Report, error) {
 	if err != nil {
 		return s, Report{}, err
 	}
-	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History}), nil
+	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, HistoryAt: s.HistoryAt}), nil
 }
