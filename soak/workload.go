@@ -90,12 +90,15 @@ func (w *Workload) Run(ctx context.Context) {
 			plain = append(plain, n)
 		}
 	}
+	// each goroutine draws from its own generator, seeded here (a
+	// *rand.Rand is not safe for concurrent use)
+	triggerRng, changeRng := rand.New(rand.NewPCG(rng.Uint64(), 1)), rand.New(rand.NewPCG(rng.Uint64(), 2))
 	if w.Trigger > 0 && len(plain) > 0 {
 		seq := 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(rng.Uint64(), 1))
+			r := triggerRng
 			for sleep(ctx, w.Trigger) {
 				seq++
 				name := plain[r.IntN(len(plain))]
@@ -109,7 +112,7 @@ func (w *Workload) Run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(rng.Uint64(), 2))
+			r := changeRng
 			for sleep(ctx, w.Change) {
 				w.change(ctx, r, changers[r.IntN(len(changers))])
 			}
