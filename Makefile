@@ -5,7 +5,7 @@ GO       ?= go
 DATA_DIR ?= data
 BIN      := bin
 
-.PHONY: all build run test unit fuzz bench examples fmt vet clean image java java-image
+.PHONY: all build run test unit fuzz bench soak examples fmt vet clean image java java-image
 
 all: build
 
@@ -70,6 +70,12 @@ fuzz:
 
 bench: build
 	bash scripts/bench.sh
+
+# The fault soak (package soak, docs/testing.md): SOAK_FLAGS passes flags to
+# cmd/ejsoak, e.g. make soak SOAK_FLAGS='-shape zk -duration 10m -seed 7 -dir /tmp/soak'.
+SOAK_FLAGS ?=
+soak:
+	$(GO) run ./cmd/ejsoak $(SOAK_FLAGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

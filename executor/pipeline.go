@@ -233,6 +233,12 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 		jobs.OutputEnv+"="+outputFile(dir),
 		EnvCauseFile+"="+causeFile(dir),
 	)
+	if td.Term != nil {
+		env = append(env, "ELASTICJOB_LEADER_TERM="+strconv.FormatInt(*td.Term, 10))
+	}
+	if !td.Queued.IsZero() {
+		env = append(env, "ELASTICJOB_QUEUED_AT="+td.Queued.UTC().Format(time.RFC3339Nano))
+	}
 	env = append(env, sc.Inputs.Env()...)
 	if cmd, env, err = p.Java.apply(kind, facts.needsLibrary(kind), cmd, env, td.Job, ctxJSON); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/executor/process"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -146,5 +147,27 @@ func TestAppExtractedOncePerChecksum(t *testing.T) {
 	apps, _ := filepath.Glob(filepath.Join(p.Sandbox, "apps", "[0-9a-f]*"))
 	if len(apps) != 1 {
 		t.Fatalf("apps: %v", apps)
+	}
+}
+
+// The launching term and the queued instant, when the payload has them,
+// reach the job (the fault soak's checker reads them).
+func TestLeaderTermAndQueuedAtReachTheJob(t *testing.T) {
+	p := newPipeline(t)
+	url := scriptURL(t, "run.sh", "#!/bin/sh\nenv | grep ^ELASTICJOB_ | sort\n")
+	td, err := jobs.UnmarshalTaskData(taskData(url, "run.sh", 1, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := int64(0) // the first term's sequence is 0: still passed
+	td.Term, td.Queued = &term, time.Date(2026, 11, 27, 3, 0, 4, 0, time.UTC)
+	if out, _ := runTask(t, p, td.Marshal()); out.State != Finished {
+		t.Fatalf("%+v", out)
+	}
+	got := stdout(t, p)
+	for _, want := range []string{"ELASTICJOB_LEADER_TERM=0\n", "ELASTICJOB_QUEUED_AT=2026-11-27T03:00:04Z\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, got)
+		}
 	}
 }

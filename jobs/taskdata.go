@@ -3,6 +3,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/ejcloud/elasticjob/app"
 )
@@ -31,6 +32,17 @@ type TaskData struct {
 	// where and how the executor fetches them as the task starts (never
 	// the values).
 	SecretAccess *SecretAccess `json:"secretAccess,omitempty"`
+	// Term is the fencing sequence of the leader term that launched the
+	// task (absent: not recorded; the first term's is 0). Queued is when the execution
+	// was queued: a cron fire's instant when it was committed by then (its
+	// commit time when late), a trigger's time, the time the execution
+	// before it launched for executions that waited behind it, the
+	// failover's queueing time for a failover. Both are
+	// for observers (the executor passes them to the job as
+	// ELASTICJOB_LEADER_TERM and ELASTICJOB_QUEUED_AT; the fault soak's
+	// checker reads them).
+	Term   *int64    `json:"term,omitempty"`
+	Queued time.Time `json:"queuedAt,omitzero"`
 }
 
 // Marshal encodes the payload.

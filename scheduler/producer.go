@@ -388,6 +388,13 @@ const lateWarn = 10 * time.Millisecond
 // entry's write is ~250 bytes).
 const maxFireBatch = 2048
 
+// commitRetryMin and commitRetryMax bound the wait between tries of a
+// fire commit the store refused.
+const (
+	commitRetryMin = 100 * time.Millisecond
+	commitRetryMax = 2 * time.Second
+)
+
 // batches joins consecutive instants' groups into commits of at most max
 // fires (a larger group alone). Every commit waits its turn behind the
 // writes queued before it (on ZooKeeper the launch loop's multis, on the
@@ -419,12 +426,27 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	}
 	first, last := due[0].at, due[len(due)-1].at
 	began := p.Clock.Now()
-	err := p.Registry.TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
-	ended := p.Clock.Now()
-	p.noteCommit(ended.Sub(began))
-	if err != nil {
-		p.Log.Error("producer: commit fires", "jobs", len(batch), "err", err)
-		return // the fires are lost for these instants; the next ones are scheduled
+	var ended time.Time
+	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
+		err := p.Registry.TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		ended = p.Clock.Now()
+		p.noteCommit(ended.Sub(began))
+		if err == nil {
+			break
+		}
+		// A store refusing writes (a full disk, an unreachable server)
+		// would lose these instants' fires for good: the term goes on, so
+		// no catch-up replays them. Retry until they commit or the term
+		// ends (the next leader's catch-up then counts them: the
+		// watermark did not move). Found by the fault soak (disk full).
+		p.Log.Error("producer: commit fires; retrying", "jobs", len(batch), "err", err, "retry_in", wait)
+		t := p.Clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
 	}
 	if late := ended.Sub(first); late > 0 {
 		p.mu.Lock()

@@ -62,6 +62,7 @@ type Options struct {
 	OfferHold       time.Duration     // keep offers this long after the last work before declining (0: decline at once)
 	FireLead        time.Duration     // stage cron fires this long before their instant (0: at the instant)
 	CronJitter      time.Duration     // the scheduler-wide jitter window of jobs setting none (0: none)
+	Term            int64             // the leader term's fencing sequence, stamped into each task's data (0: none)
 	MaxRoundTasks   int               // bound on the tasks one launch round places; 0: none
 	MaxCommitTasks  int               // bound on the launches one commit holds (a ZooKeeper multi's size): a larger round is a chain of commits; 0: MaxRoundTasks
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)

@@ -151,10 +151,15 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 		queued = pl.Failover.Since
 	} else {
 		queued = laterOf(pl.Ready.Since, pl.Ready.NotBefore)
+	}
+	nominal := queued // before the job's last seen launch moves it
+	if pl.Failover == nil {
 		if seen := l.seen.at(job.JobName); seen.After(queued) {
 			queued = seen
 		}
 	}
+	term := l.opts.Term
+	tl.Task.Term, tl.Task.Queued = &term, nominal.UTC()
 	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	if pl.Failover == nil && !queued.IsZero() && now.Sub(queued) > LateAfter {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
+	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
 // options are the parsed flags.
@@ -147,6 +148,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("create work dir: %w", err)
 	}
 	sim, _ := o.sim.config() // checked by parseArgs
+	if sim != nil && o.sim.record != "" {
+		w, err := runlog.Open(o.sim.record)
+		if err != nil {
+			return fmt.Errorf("--sim-record: %w", err)
+		}
+		defer w.Close()
+		sim.Record = simRecorder(w, log)
+	}
 	secret, err := readSecret(o.secretFile)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ type simFlags struct {
 	fail     float64
 	idle     time.Duration
 	seed     uint64
+	record   string
 }
 
 const simUsage = `
@@ -44,6 +45,7 @@ func (s *simFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&s.fail, "sim-fail-ratio", 0, "share of simulated tasks that end TASK_FAILED, 0..1")
 	fs.DurationVar(&s.idle, "sim-executor-idle", embedded.DefaultSimExecutorIdle, "a simulated executor without tasks exits after this long")
 	fs.Uint64Var(&s.seed, "sim-seed", 0, "seed of the simulated durations and failures (0: random)")
+	fs.StringVar(&s.record, "sim-record", "", "append each simulated task's start and end to this file as JSON lines (the fault soak's run log; soak/runlog)")
 }
 
 // check refuses --sim-* flags without --sim-agents, and the real agent's

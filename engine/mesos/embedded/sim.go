@@ -33,6 +33,19 @@ type SimConfig struct {
 	ExecutorIdle time.Duration
 	// Seed makes durations and failures reproducible; 0 picks one.
 	Seed uint64
+	// Record, if set, is told when a simulated task starts (TASK_RUNNING)
+	// and ends (its terminal update), with the cluster's mutex held: keep
+	// it short (an append to a file). The fault soak's recorder uses it.
+	Record func(SimEvent)
+}
+
+// SimEvent is a simulated task's start or end, for SimConfig.Record.
+type SimEvent struct {
+	Start  bool   // true: TASK_RUNNING; false: the terminal update
+	TaskID string // the task id
+	State  string // the update's state (TASK_RUNNING, TASK_FINISHED, ...)
+	At     time.Time
+	Data   []byte // the task's TaskInfo.data (the scheduler's payload)
 }
 
 // MaxSimAgents bounds SimConfig.Agents.

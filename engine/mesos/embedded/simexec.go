@@ -31,6 +31,7 @@ type simTask struct {
 	state   mesos.TaskState
 	unacked int // updates sent and not yet acknowledged
 	started time.Time
+	data    []byte // TaskInfo.data, for SimConfig.Record
 }
 
 // simReport mirrors executor.Report, the data the real executor attaches
@@ -93,7 +94,7 @@ func (x *simExec) launch(info mesos.TaskInfo) {
 	if x.tasks[id] != nil {
 		return // a duplicate LAUNCH, as the real executor ignores it
 	}
-	t := &simTask{id: info.TaskID}
+	t := &simTask{id: info.TaskID, data: info.Data}
 	x.tasks[id] = t
 	x.idle = time.Time{}
 	d, fail := x.s.duration(), x.s.fails()
@@ -144,6 +145,9 @@ func (x *simExec) update(t *simTask, state mesos.TaskState, r *simReport) {
 	}
 	t.state = state
 	t.unacked++
+	if rec := x.s.cfg.Record; rec != nil && (state == mesos.TASK_RUNNING || isTerminal(state)) {
+		rec(SimEvent{Start: state == mesos.TASK_RUNNING, TaskID: t.id.Value, State: state.String(), At: x.s.clk.Now(), Data: t.data})
+	}
 }
 
 // acked counts an acknowledgement; a terminal task with every update

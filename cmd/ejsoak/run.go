@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ejcloud/elasticjob/soak"
+)
+
+// errAnomalies: the checker found anomalies (exit status 1).
+var errAnomalies = errors.New("anomalies found")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ejsoak", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c soak.Config
+	var root, keep, recheck string
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents) or embedded (one scheduler, its embedded store on a tmpfs when root)")
+	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
+	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
+	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
+	fs.DurationVar(&c.Session, "session", 3*time.Second, "the schedulers' ZooKeeper session timeout")
+	fs.DurationVar(&c.Warmup, "warmup", 20*time.Second, "workload without faults before the first")
+	fs.DurationVar(&c.Tail, "tail", 30*time.Second, "workload after the last fault healed")
+	fs.DurationVar(&c.MinGap, "min-gap", 5*time.Second, "least time between faults")
+	fs.DurationVar(&c.MaxGap, "max-gap", 20*time.Second, "most time between faults")
+	fs.DurationVar(&c.Trigger, "trigger-every", time.Second, "one manual trigger with an idempotency key this often (0: none)")
+	fs.DurationVar(&c.Change, "change-every", 3*time.Second, "one configuration change this often (0: none)")
+	fs.DurationVar(&c.Heal, "heal", 5*time.Second, "every job must start within this long of its first fire after the last fault healed")
+	fs.StringVar(&root, "root", ".", "the module's root (binaries are built from it unless -bin)")
+	fs.StringVar(&c.Bin, "bin", "", "directory with scheduler and mesos-local (default: build them)")
+	fs.StringVar(&keep, "dir", "", "working directory, kept (default: a temporary one, removed)")
+	fs.StringVar(&c.Services, "services", "", "scripts/services.sh (default: ROOT/scripts/services.sh)")
+	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if recheck != "" {
+		saved, rep, err := soak.Recheck(recheck)
+		if err != nil {
+			return err
+		}
+		rep.Print(stdout, saved.Seed, saved.Faults)
+		if len(rep.Anomalies) > 0 {
+			return errAnomalies
+		}
+		return nil
+	}
+	switch {
+	case c.Shape != "zk" && c.Shape != "embedded":
+		return fmt.Errorf("-shape %q: want zk or embedded", c.Shape)
+	case c.Duration <= 0 || c.Jobs <= 0:
+		return fmt.Errorf("-duration and -jobs must be positive")
+	case c.MinGap <= 0 || c.MaxGap < c.MinGap:
+		return fmt.Errorf("-min-gap must be positive and at most -max-gap")
+	case c.Session <= 0:
+		return fmt.Errorf("-session must be positive")
+	}
+	if c.Seed == 0 {
+		c.Seed = rand.Uint64() >> 16
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	if c.Services == "" {
+		c.Services = filepath.Join(absRoot, "scripts", "services.sh")
+	}
+	if keep == "" {
+		d, err := os.MkdirTemp("", "ejsoak-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		keep = d
+	}
+	if c.Dir, err = filepath.Abs(keep); err != nil {
+		return err
+	}
+	c.Log = slog.New(slog.NewTextHandler(stderr, nil))
+	if c.Bin == "" {
+		c.Bin = filepath.Join(c.Dir, "bin")
+		if err := soak.Build(ctx, absRoot, c.Bin); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "ejsoak: shape %s, seed %d, %s of faults, %d jobs, in %s\n", c.Shape, c.Seed, c.Duration, c.Jobs, c.Dir)
+	res, err := soak.Run(ctx, c)
+	if err != nil {
+		return err
+	}
+	res.Report.Print(stdout, c.Seed, res.Faults)
+	if len(res.Report.Anomalies) > 0 {
+		return errAnomalies
+	}
+	return nil
+}

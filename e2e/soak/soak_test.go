@@ -1,0 +1,65 @@
+// Package soak is the fault soak's smoke inside make test: one seed on the
+// ZooKeeper cluster shape (its own 3-server ensemble, three schedulers,
+// mesos-local's simulated agents) for about two minutes of faults, then
+// the checker over every run. The long runs are make soak (cmd/ejsoak).
+package soak
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/soak"
+)
+
+// smokeSeed is the smoke's seed; a seed that found an anomaly is kept as
+// a regression test beside it.
+const smokeSeed = 53
+
+func TestSoakSmokeZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the soak smoke takes about three minutes")
+	}
+	if _, err := os.Stat("/usr/share/zookeeper"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("no ZooKeeper installed (scripts/services.sh install)")
+	}
+	dir := t.TempDir()
+	if keep := os.Getenv("EJ_SOAK_KEEP"); keep != "" { // keep the run (logs, run log, check.json) for ejsoak -recheck
+		dir = keep
+	}
+	bin := filepath.Join(dir, "bin")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	if err := soak.Build(ctx, "../..", bin); err != nil {
+		t.Fatal(err)
+	}
+	services, err := filepath.Abs("../../scripts/services.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	c := soak.Config{Shape: "zk", Duration: 2 * time.Minute, Seed: smokeSeed, Jobs: 60, Dir: filepath.Join(dir, "run"), Bin: bin,
+		Services: services, Session: 3 * time.Second, Warmup: 15 * time.Second, Tail: 20 * time.Second, MinGap: 5 * time.Second,
+		MaxGap: 20 * time.Second, Trigger: time.Second, Change: 3 * time.Second, Heal: 5 * time.Second,
+		Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	res, err := soak.Run(ctx, c)
+	if err != nil {
+		t.Fatalf("soak: %v\n%s", err, logs.String())
+	}
+	var out strings.Builder
+	res.Report.Print(&out, c.Seed, res.Faults)
+	t.Log(out.String())
+	if len(res.Faults) == 0 {
+		t.Errorf("no fault was injected:\n%s", logs.String())
+	}
+	if res.Report.Runs == 0 {
+		t.Errorf("no run was recorded")
+	}
+	if len(res.Report.Anomalies) > 0 {
+		t.Errorf("the checker found anomalies (seed %d):\n%s", c.Seed, out.String())
+	}
+}

@@ -1,0 +1,687 @@
+package soak
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/soak/runlog"
+)
+
+// Anomaly kinds the checker reports.
+const (
+	DuplicateTask  = "duplicate-task"     // one task id started twice
+	DuplicateFire  = "duplicate-fire"     // (job, fire instant, shard) started twice
+	Overlap        = "self-overlap"       // a shard running twice at once
+	LostFire       = "lost-fire"          // a fire neither run nor accounted for by the misfire rule
+	ExtraRun       = "unexplained-run"    // more executions than fires and triggers
+	DuplicateKey   = "duplicate-trigger"  // an idempotency key run twice
+	LostTrigger    = "lost-trigger"       // an accepted trigger never run
+	StaleTerm      = "stale-term"         // a launch by a term after a later term's first launch
+	NoFireAfter    = "no-fire-after-heal" // a job not firing within the bound after the last fault
+	HistoryMissing = "history-missing"    // a recorded run absent from history, or there twice
+	HistoryWrong   = "history-outcome"    // history says another outcome than the run had
+)
+
+// Window is a span during which a job was registered and enabled with
+// one cron expression; fires from From (exclusive) to To (inclusive) are
+// expected.
+type Window struct {
+	From, To time.Time
+	Cron     string
+}
+
+// Job is what the checker knows of one job of the workload.
+type Job struct {
+	Name    string
+	Shards  int
+	Misfire bool
+	Daemon  bool
+	Windows []Window
+	// Keys are the idempotency keys of triggers the API accepted; Tried
+	// those sent whose answer was lost (each may have run at most once).
+	Keys, Tried []string
+}
+
+// Fault is one injected fault, from its start to its heal.
+type Fault struct {
+	Kind       string
+	Start, End time.Time
+	Detail     string
+}
+
+// Outcome is how a run ended in history.
+type Outcome struct {
+	Success bool
+	Open    bool `json:",omitempty"` // no completion recorded
+}
+
+// Input is everything the checker reads.
+type Input struct {
+	Runs   []runlog.Line
+	Jobs   []Job
+	Faults []Fault
+	// History maps a task id to the outcomes history holds for it (nil:
+	// history not checked).
+	History map[string][]Outcome
+	// HistoryAt is when history was read: runs ending in the 2 s before
+	// it (or after) are not checked (the writer's flush lag).
+	HistoryAt time.Time
+	// Slack is the tolerance at window edges and for a run's end seen by
+	// the scheduler after the agent recorded it (default 1s).
+	Slack time.Duration
+	// Heal bounds how late a job may fire after its first cron instant
+	// following the last fault's heal (default 5s).
+	Heal time.Duration
+	// End is when the workload stopped (fires after it are not expected).
+	End time.Time
+}
+
+// Anomaly is one violation.
+type Anomaly struct {
+	Kind   string
+	Job    string
+	Detail string
+}
+
+func (a Anomaly) String() string { return fmt.Sprintf("%s %s: %s", a.Kind, a.Job, a.Detail) }
+
+// Report is the checker's verdict.
+type Report struct {
+	Runs      int // task starts checked
+	Fires     int // cron fires expected
+	Stalled   int // fires skipped by a paused leader (the documented stall rule)
+	Anomalies []Anomaly
+	// Lateness of on-time cron runs (start minus nominal instant), under
+	// faults (within a fault or Heal after it) and without.
+	LateFault, LateCalm []time.Duration
+}
+
+// ByKind counts anomalies by kind.
+func (r Report) ByKind() map[string]int {
+	m := map[string]int{}
+	for _, a := range r.Anomalies {
+		m[a.Kind]++
+	}
+	return m
+}
+
+// run is a task's start and end.
+type run struct {
+	runlog.Line
+	end   time.Time // zero: no end recorded
+	state string
+}
+
+// Check runs every check over the input.
+func Check(in Input) Report {
+	if in.Slack == 0 {
+		in.Slack = time.Second
+	}
+	if in.Heal == 0 {
+		in.Heal = 5 * time.Second
+	}
+	var rep Report
+	runs, dups := pair(in.Runs)
+	rep.Runs = len(runs)
+	for _, id := range dups {
+		rep.add(DuplicateTask, jobOfTask(runs, id), "task %s started twice", id)
+	}
+	byJob := map[string][]run{}
+	for _, r := range runs {
+		byJob[r.Job] = append(byJob[r.Job], r)
+	}
+	for _, rs := range byJob {
+		slices.SortFunc(rs, func(a, b run) int { return a.At.Compare(b.At) })
+	}
+	for _, j := range in.Jobs {
+		rs := byJob[j.Name]
+		rep.checkDuplicates(j, rs)
+		rep.checkOverlap(j, rs)
+		if !j.Daemon {
+			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, in.Faults)
+			rep.checkKeys(j, rs)
+		}
+	}
+	rep.checkTerms(runs)
+	rep.checkHeal(in, byJob)
+	if in.History != nil {
+		rep.checkHistory(runs, in.History, in.HistoryAt)
+	}
+	rep.lateness(in, runs)
+	slices.SortStableFunc(rep.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Kind, b.Kind) })
+	return rep
+}
+
+func (rep *Report) add(kind, job, format string, args ...any) {
+	rep.Anomalies = append(rep.Anomalies, Anomaly{Kind: kind, Job: job, Detail: fmt.Sprintf(format, args...)})
+}
+
+// pair joins each task's start and end; a task started twice is listed.
+func pair(lines []runlog.Line) ([]run, []string) {
+	idx := map[string]int{}
+	var runs []run
+	var dups []string
+	ends := map[string]runlog.Line{}
+	for _, l := range lines {
+		switch l.Ev {
+		case runlog.Start:
+			if _, ok := idx[l.Task]; ok {
+				dups = append(dups, l.Task)
+				continue
+			}
+			idx[l.Task] = len(runs)
+			runs = append(runs, run{Line: l})
+		case runlog.End:
+			if _, ok := ends[l.Task]; !ok {
+				ends[l.Task] = l
+			}
+		}
+	}
+	for i := range runs {
+		if e, ok := ends[runs[i].Task]; ok {
+			runs[i].end, runs[i].state = e.At, e.State
+		}
+	}
+	return runs, dups
+}
+
+func jobOfTask(runs []run, id string) string {
+	for _, r := range runs {
+		if r.Task == id {
+			return r.Job
+		}
+	}
+	return "?"
+}
+
+// onTime reports whether a run is an execution queued by its fire (not a
+// failover of an earlier run).
+func onTime(r run) bool { return r.Source != "FAILOVER" }
+
+// key is the run's trigger key: the third word of its parameter.
+func key(r run) string {
+	f := strings.Fields(r.Param)
+	if len(f) >= 3 && f[2] != "-" {
+		return f[2]
+	}
+	return ""
+}
+
+// checkDuplicates: no (job, queued instant, shard) started twice by an
+// execution (failovers re-run a shard of the same execution on purpose).
+func (rep *Report) checkDuplicates(j Job, rs []run) {
+	if j.Daemon {
+		return
+	}
+	seen := map[string]string{}
+	for _, r := range rs {
+		if !onTime(r) || r.Queued.IsZero() || key(r) != "" {
+			continue
+		}
+		k := fmt.Sprintf("%s/%d", r.Queued.UTC().Format(time.RFC3339Nano), r.Item)
+		if first, ok := seen[k]; ok {
+			rep.add(DuplicateFire, j.Name, "fire %s shard %d started by %s and %s", r.Queued.UTC().Format("15:04:05.000"), r.Item, first, r.Task)
+			continue
+		}
+		seen[k] = r.Task
+	}
+}
+
+// checkOverlap: a shard never runs twice at once. A run without a recorded
+// end is taken to have ended when the shard next started.
+func (rep *Report) checkOverlap(j Job, rs []run) {
+	last := map[int]run{}
+	for _, r := range rs {
+		if p, ok := last[r.Item]; ok && !p.end.IsZero() && p.end.After(r.At) {
+			rep.add(Overlap, j.Name, "shard %d: %s started at %s while %s ran until %s", r.Item, r.Task,
+				r.At.UTC().Format("15:04:05.000"), p.Task, p.end.UTC().Format("15:04:05.000"))
+		}
+		if p, ok := last[r.Item]; !ok || r.end.IsZero() || r.end.After(p.end) {
+			last[r.Item] = r
+		}
+	}
+}
+
+// execution is one launch of a job's shards from one ready entry: the
+// shard-0 run (others follow it), or any shard when shard 0 is absent.
+type execution struct {
+	queued, start, end time.Time
+	misfire            bool
+}
+
+// executions groups a job's non-failover, non-trigger runs by queued
+// instant (all shards of one execution share it).
+func executions(rs []run) []execution {
+	m := map[time.Time]*execution{}
+	for _, r := range rs {
+		if !onTime(r) || key(r) != "" || r.Queued.IsZero() {
+			continue
+		}
+		q := r.Queued.UTC()
+		e := m[q]
+		if e == nil {
+			e = &execution{queued: q, start: r.At, end: r.end}
+			m[q] = e
+		}
+		if r.At.Before(e.start) {
+			e.start = r.At
+		}
+		if r.end.IsZero() || r.end.After(e.end) {
+			e.end = maxTime(e.end, r.end)
+		}
+		e.misfire = e.misfire || r.Source == "MISFIRE"
+	}
+	out := make([]execution, 0, len(m))
+	for _, e := range m {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b execution) int { return a.queued.Compare(b.queued) })
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// fire is an expected fire instant, the cron's next instant after it,
+// and whether its window was closed by a configuration change (update,
+// disable, deregister clear a pending execution: docs/jobs.md).
+type fire struct {
+	at, next time.Time
+	cut      time.Time // the change that closed the window (zero: the run's end)
+}
+
+// fires lists a job's expected fires: those of each window, Slack inside
+// its edges.
+func fires(j Job, slack time.Duration, end time.Time) ([]fire, error) {
+	var out []fire
+	for _, w := range j.Windows {
+		s, err := cron.Parse(w.Cron)
+		if err != nil {
+			return nil, fmt.Errorf("job %s cron %q: %w", j.Name, w.Cron, err)
+		}
+		var cut time.Time
+		if !end.IsZero() && !w.To.Equal(end) {
+			cut = w.To
+		}
+		for t := s.Next(w.From.Add(slack), time.UTC); !t.IsZero() && !t.After(w.To.Add(-slack)); t = s.Next(t, time.UTC) {
+			out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut})
+		}
+	}
+	return out, nil
+}
+
+// stageLead bounds how far ahead of its instant the producer stages a fire
+// (scheduler's maxLead): a fire staged into a pending entry is queued when
+// the execution before it launches, which may be before its instant.
+const stageLead = 5 * time.Second
+
+// checkFires: every fire ran, or the misfire rule accounts for it. An
+// execution belongs to the last fire at or before the time it was queued
+// (a fire committed late is queued at its commit). misfire=true: fires
+// and executions match one to one in order (the NORMAL execution queued
+// after the fire and before the next, or a MISFIRE execution queued
+// after the fire's staging: a replay, or an execution that waited behind
+// another); misfire=false: a fire without its own execution is
+// accounted for when an execution was pending or running at its instant
+// (collapsed into it) or the next execution is a MISFIRE one (a
+// takeover's catch-up collapsing the fires no leader fired), and no fire
+// has two executions.
+func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Time, faults []Fault) int {
+	fs, err := fires(j, slack, end)
+	if err != nil {
+		rep.add(LostFire, j.Name, "%v", err)
+		return 0
+	}
+	ex := executions(rs)
+	used := make([]bool, len(ex))
+	fo := map[string]bool{} // FAILOVER runs already counted for a fire
+	var rest []fire
+	for _, f := range fs {
+		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at) })
+		for ; i < len(ex) && (used[i] || ex[i].misfire); i++ {
+		}
+		if i < len(ex) && ex[i].queued.Before(f.next) {
+			used[i] = true
+			continue
+		}
+		rest = append(rest, f)
+	}
+	// fires while the leader was paused last: they may take a replay
+	// left over, else the stall rule skipped them
+	var paused []fire
+	for _, f := range rest {
+		if stalled(faults, f) {
+			paused = append(paused, f)
+		}
+	}
+	rest = slices.DeleteFunc(rest, func(f fire) bool { return stalled(faults, f) })
+	for k, f := range append(rest, paused...) {
+		isPaused := k >= len(rest)
+		if j.Misfire {
+			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at.Add(-stageLead)) })
+			for ; i < len(ex) && (used[i] || !ex[i].misfire); i++ {
+			}
+			if i < len(ex) && (f.cut.IsZero() || ex[i].queued.Before(f.cut)) { // a change clears what is still pending
+				used[i] = true
+				continue
+			}
+		} else {
+			if busy(rs, f, slack, faults) {
+				continue
+			}
+			i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f.at) })
+			if i < len(ex) && ex[i].misfire {
+				used[i] = true
+				continue
+			}
+		}
+		if cleared(rs, f, j.Misfire) || relaunched(rs, f, fo) {
+			continue
+		}
+		if isPaused {
+			rep.Stalled++
+			continue
+		}
+		rep.add(LostFire, j.Name, "fire %s (misfire=%v) neither ran nor was accounted for by the misfire rule", f.at.UTC().Format("15:04:05"), j.Misfire)
+	}
+	for i, e := range ex {
+		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) {
+			continue
+		}
+		rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
+	}
+	return len(fs)
+}
+
+// busy: an execution (a trigger's too) was pending or running at some
+// moment from the fire's instant to the next, or to the heal of a fault
+// on at its instant (a fire committed late collapses into what is pending
+// when it commits).
+func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
+	until := f.next
+	for _, x := range faults { // a fire during a fault may commit as late as the fault's heal
+		if !f.at.Before(x.Start) && !f.at.After(x.End) {
+			until = maxTime(until, x.End.Add(slack))
+		}
+	}
+	for _, r := range rs {
+		if onTime(r) && !r.Queued.IsZero() && r.Queued.Before(until) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
+			return true
+		}
+	}
+	return false
+}
+
+// relaunched: a FAILOVER run of the job, launched after the fire and
+// not yet counted for another, stands for it: a task that never started
+// (its agent died first) runs again at once as FAILOVER (docs/jobs.md),
+// so the fire's own start may be that one.
+func relaunched(rs []run, f fire, fo map[string]bool) bool {
+	for _, r := range rs {
+		if !onTime(r) && key(r) == "" && !fo[r.Task] && !r.At.Before(f.at) && r.At.Before(f.at.Add(time.Minute)) {
+			fo[r.Task] = true
+			return true
+		}
+	}
+	return false
+}
+
+// stalled: the fire's instant fell while the leader was paused (SIGSTOP)
+// or its producer was held retrying a commit the store refused (a full
+// disk): a leader that merely stalled for more than a period skips the
+// instants it missed and fires once (docs/jobs.md); counted in
+// Report.Stalled.
+func stalled(faults []Fault, f fire) bool {
+	for _, x := range faults {
+		if (strings.HasPrefix(x.Kind, "pause-") || x.Kind == "disk-full") && !f.at.Before(x.Start) && !f.at.After(x.End) {
+			return true
+		}
+	}
+	return false
+}
+
+// cleared: the fire's window was closed by a configuration change before
+// any execution started after the fire (the change cleared it pending),
+// or, misfire=true, at all (the change cleared the backlog of executions
+// still pending: docs/jobs.md).
+func cleared(rs []run, f fire, misfire bool) bool {
+	if f.cut.IsZero() {
+		return false
+	}
+	if misfire {
+		return true
+	}
+	for _, r := range rs {
+		if !r.At.Before(f.at) && r.At.Before(f.cut) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsTime(ts []time.Time, t time.Time) bool {
+	for _, x := range ts {
+		if x.Equal(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func inAny(ws []Window, t time.Time, slack time.Duration) bool {
+	for _, w := range ws {
+		if t.After(w.From.Add(slack)) && t.Before(w.To.Add(-slack)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeys: each accepted trigger ran once per shard; a trigger whose
+// answer was lost ran at most once.
+func (rep *Report) checkKeys(j Job, rs []run) {
+	n := map[string]map[int]int{}
+	relaunch := map[string]bool{}
+	for _, r := range rs {
+		if k := key(r); k != "" && !onTime(r) {
+			relaunch[k] = true // a FAILOVER run of the trigger's execution
+		}
+		if k := key(r); k != "" && onTime(r) {
+			if n[k] == nil {
+				n[k] = map[int]int{}
+			}
+			n[k][r.Item]++
+		}
+	}
+	for _, k := range append(append([]string(nil), j.Keys...), j.Tried...) {
+		for item, c := range n[k] {
+			if c > 1 {
+				rep.add(DuplicateKey, j.Name, "idempotency key %s ran %d times on shard %d", k, c, item)
+			}
+		}
+	}
+	for _, k := range j.Keys {
+		if len(n[k]) == 0 && !relaunch[k] {
+			rep.add(LostTrigger, j.Name, "trigger %s was accepted and never ran", k)
+		}
+	}
+}
+
+// checkTerms: no task started by a term after a later term's first launch
+// (terms of launches only grow).
+func (rep *Report) checkTerms(runs []run) {
+	first := map[int64]time.Time{}
+	for _, r := range runs {
+		if r.Term == nil {
+			continue
+		}
+		if f, ok := first[*r.Term]; !ok || r.At.Before(f) {
+			first[*r.Term] = r.At
+		}
+	}
+	terms := make([]int64, 0, len(first))
+	for t := range first {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	// later[t]: the earliest first launch of any term after t
+	later := map[int64]time.Time{}
+	var min time.Time
+	for i := len(terms) - 1; i >= 0; i-- {
+		later[terms[i]] = min
+		if f := first[terms[i]]; min.IsZero() || f.Before(min) {
+			min = f
+		}
+	}
+	for _, r := range runs {
+		if r.Term == nil {
+			continue
+		}
+		if lf := later[*r.Term]; !lf.IsZero() && r.At.After(lf) {
+			rep.add(StaleTerm, r.Job, "task %s launched by term %d at %s, after a later term's first launch at %s", r.Task, *r.Term,
+				r.At.UTC().Format("15:04:05.000"), lf.UTC().Format("15:04:05.000"))
+		}
+	}
+}
+
+// checkHeal: after the last fault heals, every job enabled at the end
+// starts again within Heal of its first cron instant after the heal.
+func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
+	var healed time.Time
+	for _, f := range in.Faults {
+		healed = maxTime(healed, f.End)
+	}
+	if healed.IsZero() {
+		return
+	}
+	for _, j := range in.Jobs {
+		if j.Daemon || len(j.Windows) == 0 {
+			continue
+		}
+		w := j.Windows[len(j.Windows)-1]
+		if w.From.After(healed) || w.To.Before(healed) {
+			continue
+		}
+		s, err := cron.Parse(w.Cron)
+		if err != nil {
+			continue
+		}
+		due := s.Next(healed, time.UTC)
+		if due.Add(in.Heal).After(w.To) || (!in.End.IsZero() && due.Add(in.Heal).After(in.End)) {
+			continue
+		}
+		ok := false
+		for _, r := range byJob[j.Name] {
+			if !r.At.Before(healed) && !r.At.After(due.Add(in.Heal)) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			rep.add(NoFireAfter, j.Name, "no start between the heal at %s and %s (first fire %s + %s)", healed.UTC().Format("15:04:05.000"),
+				due.Add(in.Heal).UTC().Format("15:04:05.000"), due.UTC().Format("15:04:05"), in.Heal)
+		}
+	}
+}
+
+// historyLag is how long after a run's end its history row may lag.
+const historyLag = 2 * time.Second
+
+// checkHistory: every ended run is in history once, with its outcome.
+func (rep *Report) checkHistory(runs []run, hist map[string][]Outcome, read time.Time) {
+	for _, r := range runs {
+		if r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
+			continue
+		}
+		hs := hist[r.Task]
+		if len(hs) != 1 {
+			rep.add(HistoryMissing, r.Job, "task %s (started %s) is in history %d times", r.Task, r.At.UTC().Format("15:04:05.000"), len(hs))
+			continue
+		}
+		if hs[0].Open {
+			rep.add(HistoryWrong, r.Job, "task %s ended %s at %s, history has no completion", r.Task, r.state, r.end.UTC().Format("15:04:05.000"))
+			continue
+		}
+		if want := r.state == "TASK_FINISHED"; hs[0].Success != want {
+			rep.add(HistoryWrong, r.Job, "task %s ended %s, history says success=%v", r.Task, r.state, hs[0].Success)
+		}
+	}
+}
+
+// lateness splits on-time cron runs' lateness by whether a fault was on.
+func (rep *Report) lateness(in Input, runs []run) {
+	for _, r := range runs {
+		if r.Source != "NORMAL_TRIGGER" || r.Queued.IsZero() || key(r) != "" {
+			continue
+		}
+		late := r.At.Sub(r.Queued)
+		faulty := false
+		for _, f := range in.Faults {
+			if !r.Queued.Before(f.Start) && !r.Queued.After(f.End.Add(in.Heal)) {
+				faulty = true
+				break
+			}
+		}
+		if faulty {
+			rep.LateFault = append(rep.LateFault, late)
+		} else {
+			rep.LateCalm = append(rep.LateCalm, late)
+		}
+	}
+}
+
+// Quantiles returns p50, p99 and max of ds (zeros when empty).
+func Quantiles(ds []time.Duration) (p50, p99, max time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return at(0.50), at(0.99), s[len(s)-1]
+}
+
+// Print writes the summary: faults by kind, runs checked, anomalies by
+// kind (and each anomaly), lateness, the seed.
+func (rep Report) Print(w io.Writer, seed uint64, faults []Fault) {
+	kinds := map[string]int{}
+	for _, f := range faults {
+		kinds[f.Kind]++
+	}
+	fmt.Fprintf(w, "seed %d\nfaults: %d %s\n", seed, len(faults), counts(kinds))
+	fmt.Fprintf(w, "runs checked: %d (fires expected %d, skipped by a paused leader %d)\n", rep.Runs, rep.Fires, rep.Stalled)
+	fmt.Fprintf(w, "anomalies: %d %s\n", len(rep.Anomalies), counts(rep.ByKind()))
+	for _, a := range rep.Anomalies {
+		fmt.Fprintf(w, "  %s\n", a)
+	}
+	for _, l := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"under faults", rep.LateFault}, {"without faults", rep.LateCalm}} {
+		p50, p99, mx := Quantiles(l.ds)
+		fmt.Fprintf(w, "fire lateness %s: n=%d p50=%s p99=%s max=%s\n", l.name, len(l.ds), p50.Round(time.Millisecond), p99.Round(time.Millisecond), mx.Round(time.Millisecond))
+	}
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}

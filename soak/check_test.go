@@ -1,0 +1,214 @@
+package soak
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/soak/runlog"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+
+// logOf builds a run log: each run is a start (queued at its fire, by a
+// term) and an end 0.5 s later.
+type runSpec struct {
+	task      string
+	job       string
+	item      int
+	queued    float64
+	start     float64
+	dur       float64 // 0: 0.5 s; <0: no end
+	source    string
+	term      int64
+	param     string
+	failedEnd bool
+}
+
+func logOf(specs ...runSpec) []runlog.Line {
+	var out []runlog.Line
+	for _, s := range specs {
+		src := s.source
+		if src == "" {
+			src = "NORMAL_TRIGGER"
+		}
+		term := s.term
+		out = append(out, runlog.Line{Ev: runlog.Start, At: at(s.start), Task: s.task, Job: s.job, Item: s.item, Source: src,
+			Term: &term, Queued: at(s.queued), Param: s.param})
+		d := s.dur
+		if d == 0 {
+			d = 0.5
+		}
+		if d > 0 {
+			st := "TASK_FINISHED"
+			if s.failedEnd {
+				st = "TASK_FAILED"
+			}
+			out = append(out, runlog.Line{Ev: runlog.End, At: at(s.start + d), Task: s.task, State: st})
+		}
+	}
+	return out
+}
+
+// every2 is a job firing every 2 s over [0, 10]: fires at 2, 4, 6, 8 (the
+// slack keeps the edges out).
+func every2(name string, misfire bool) Job {
+	return Job{Name: name, Shards: 1, Misfire: misfire, Windows: []Window{{From: at(0), To: at(10), Cron: "*/2 * * * * ?"}}}
+}
+
+func clean(job string) []runSpec {
+	var out []runSpec
+	for i, f := range []float64{2, 4, 6, 8} {
+		out = append(out, runSpec{task: job + string(rune('a'+i)), job: job, queued: f, start: f + 0.01})
+	}
+	return out
+}
+
+func TestCheckCleanLogHasNoAnomaly(t *testing.T) {
+	for _, misfire := range []bool{false, true} {
+		rep := Check(Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", misfire)}})
+		if len(rep.Anomalies) != 0 || rep.Runs != 4 || rep.Fires != 4 {
+			t.Errorf("misfire=%v: %+v", misfire, rep)
+		}
+	}
+}
+
+// Each hand-made log holds one anomaly; the checker must name it.
+func TestCheckFindsEachAnomaly(t *testing.T) {
+	base := clean("j")
+	with := func(extra ...runSpec) []runSpec { return append(append([]runSpec(nil), base...), extra...) }
+	without := func(i int) []runSpec { return append(append([]runSpec(nil), base[:i]...), base[i+1:]...) }
+	keyed := Job{Name: "k", Shards: 1, Keys: []string{"K1"}}
+	long := every2("j", false)
+	long.Windows[0].To = at(30)
+	cases := []struct {
+		name  string
+		in    Input
+		want  string
+		count int
+	}{
+		{"a task id started twice", Input{Runs: logOf(with(runSpec{task: "ja", job: "j", queued: 2, start: 3})...), Jobs: []Job{every2("j", false)}}, DuplicateTask, 1},
+		{"a fire's shard run twice", Input{Runs: logOf(with(runSpec{task: "jz", job: "j", queued: 4, start: 4.8})...), Jobs: []Job{every2("j", false)}}, DuplicateFire, 1},
+		{"a shard running twice at once", Input{Runs: logOf(with(runSpec{task: "jz", job: "j", queued: 5, start: 6.2, source: "MISFIRE", dur: 0.1})...), Jobs: []Job{every2("j", true)}}, Overlap, 1},
+		{"a misfire=false fire lost", Input{Runs: logOf(without(1)...), Jobs: []Job{every2("j", false)}}, LostFire, 1},
+		{"a misfire=true fire lost", Input{Runs: logOf(without(2)...), Jobs: []Job{every2("j", true)}}, LostFire, 1},
+		{"an execution no fire explains", Input{Runs: logOf(with(runSpec{task: "jz", job: "j", queued: 5, start: 5.1})...), Jobs: []Job{every2("j", true)}}, ExtraRun, 1},
+		{"two executions for one misfire=false fire", Input{Runs: logOf(with(runSpec{task: "jz", job: "j", queued: 4.7, start: 4.8})...), Jobs: []Job{every2("j", false)}}, ExtraRun, 1},
+		{"a trigger key run twice", Input{Runs: logOf(runSpec{task: "k1", job: "k", queued: 1, start: 1, param: "out 0 K1"}, runSpec{task: "k2", job: "k", queued: 3, start: 3, param: "out 0 K1"}), Jobs: []Job{keyed}}, DuplicateKey, 1},
+		{"an accepted trigger never run", Input{Runs: nil, Jobs: []Job{keyed}}, LostTrigger, 1},
+		{"a launch by a deposed term", Input{Runs: logOf(runSpec{task: "ja", job: "j", queued: 2, start: 2, term: 7}, runSpec{task: "jb", job: "j", queued: 4, start: 4, term: 9},
+			runSpec{task: "jc", job: "j", queued: 6, start: 6, term: 7}, runSpec{task: "jd", job: "j", queued: 8, start: 8, term: 9}), Jobs: []Job{every2("j", false)}}, StaleTerm, 1},
+		{"no fire after the heal", Input{Runs: logOf(base[:2]...), Jobs: []Job{long}, Faults: []Fault{{Kind: "kill-leader", Start: at(4.6), End: at(5)}}}, NoFireAfter, 1},
+		{"a run missing from history", Input{Runs: logOf(base...), Jobs: []Job{every2("j", false)}, History: map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}}}, HistoryMissing, 1},
+		{"a run twice in history", Input{Runs: logOf(base...), Jobs: []Job{every2("j", false)}, History: map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: true}, {Success: true}}}}, HistoryMissing, 1},
+		{"a failed run recorded as a success", Input{Runs: logOf(append(base[:3:3], runSpec{task: "jd", job: "j", queued: 8, start: 8, failedEnd: true})...), Jobs: []Job{every2("j", false)},
+			History: map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: true}}}}, HistoryWrong, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := Check(c.in)
+			if got := rep.ByKind()[c.want]; got != c.count {
+				t.Errorf("%s: %d, want %d; anomalies: %v", c.want, got, c.count, rep.Anomalies)
+			}
+		})
+	}
+}
+
+// The documented misfire rules account for fires without their own run.
+func TestCheckAccountsForTheMisfireRules(t *testing.T) {
+	cases := []struct {
+		name    string
+		misfire bool
+		runs    []runSpec
+	}{
+		// misfire=false: the run of fire 2 lasts past 4 and 6; they collapse into it
+		{"collapsed into a running execution", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2, dur: 4.5}, {task: "b", job: "j", queued: 8, start: 8}}},
+		// misfire=false: no leader from 3 to 7; the takeover's catch-up queues one MISFIRE execution
+		{"collapsed into a catch-up", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 7, start: 7.2, source: "MISFIRE"}, {task: "c", job: "j", queued: 8, start: 8}}},
+		// misfire=true: fires 4 and 6 replayed by the catch-up as two MISFIRE executions
+		{"replayed by a catch-up", true, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 7, start: 7.1, source: "MISFIRE", dur: 0.2},
+			{task: "c", job: "j", queued: 7.3, start: 7.4, source: "MISFIRE", dur: 0.2}, {task: "d", job: "j", queued: 8, start: 8}}},
+		// fires committed after their instant are queued at the commit
+		{"late commits", true, []runSpec{{task: "a", job: "j", queued: 2.3, start: 2.4}, {task: "b", job: "j", queued: 4, start: 4}, {task: "c", job: "j", queued: 6.9, start: 7},
+			{task: "d", job: "j", queued: 8.01, start: 8.02}}},
+		// misfire=false: fire 4 collapses into the trigger pending from 3.5 to 4.5
+		{"collapsed into a pending trigger", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "t", job: "j", queued: 3.5, start: 4.5, param: "soak 0 K"},
+			{task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},
+		// misfire=true: fire 6, staged at 5.5 into the entry of fire 4 still
+		// pending, is queued when that one launches (5.6)
+		{"staged into a pending entry", true, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 4, start: 5.6, dur: 0.5},
+			{task: "c", job: "j", queued: 5.6, start: 6.1, source: "MISFIRE"}, {task: "d", job: "j", queued: 8, start: 8}}},
+		// the run of fire 4 never started (its agent died): it runs again as FAILOVER
+		{"a relaunch of a task that never started", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b2", job: "j", queued: 5, start: 5.5, source: "FAILOVER"},
+			{task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},
+		// a failover re-runs a shard of the same execution: not a duplicate
+		{"a failover of a lost run", false, []runSpec{{task: "a", job: "j", queued: 2, start: 2, dur: -1}, {task: "a2", job: "j", queued: 2.5, start: 2.6, source: "FAILOVER"},
+			{task: "b", job: "j", queued: 4, start: 4}, {task: "c", job: "j", queued: 6, start: 6}, {task: "d", job: "j", queued: 8, start: 8}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if rep := Check(Input{Runs: logOf(c.runs...), Jobs: []Job{every2("j", c.misfire)}}); len(rep.Anomalies) != 0 {
+				t.Errorf("anomalies: %v", rep.Anomalies)
+			}
+		})
+	}
+}
+
+// A configuration change clears a pending execution (docs/jobs.md): a
+// fire pending when its window closed by a change is accounted for; the
+// same fire in a window the run's end closed is lost.
+func TestCheckFireClearedByAChange(t *testing.T) {
+	j := every2("j", false)
+	j.Windows = []Window{{From: at(0), To: at(6.5), Cron: "*/2 * * * * ?"}, {From: at(7), To: at(12), Cron: "*/2 * * * * ?"}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 8, start: 8}, runSpec{task: "d", job: "j", queued: 10, start: 10})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(12)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fire 4, pending when the update at 6.5 came, was cleared: %v", rep.Anomalies)
+	}
+	j.Windows = []Window{{From: at(0), To: at(12), Cron: "*/2 * * * * ?"}}
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(12)}); rep.ByKind()[LostFire] != 2 {
+		t.Errorf("fires 4 and 6 without a change are lost: %v", rep.Anomalies)
+	}
+}
+
+// Fires while the leader is paused are skipped by the stall rule, and
+// counted.
+func TestCheckStallRule(t *testing.T) {
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 6.2, start: 6.3}, runSpec{task: "d", job: "j", queued: 8, start: 8})
+	rep := Check(Input{Runs: runs, Jobs: []Job{every2("j", true)}, Faults: []Fault{{Kind: "pause-leader", Start: at(3), End: at(6.1)}}})
+	if len(rep.Anomalies) != 0 || rep.Stalled != 1 {
+		t.Errorf("fire 4 skipped while paused: stalled %d, anomalies %v", rep.Stalled, rep.Anomalies)
+	}
+	rep = Check(Input{Runs: runs, Jobs: []Job{every2("j", true)}, Faults: []Fault{{Kind: "kill-leader", Start: at(3), End: at(6.1)}}})
+	if rep.ByKind()[LostFire] != 1 {
+		t.Errorf("without a pause fire 4 is lost: %v", rep.Anomalies)
+	}
+}
+
+func TestReportPrintsFaultsRunsAnomaliesAndSeed(t *testing.T) {
+	long := every2("j", false)
+	long.Windows[0].To = at(30)
+	rep := Check(Input{Runs: logOf(clean("j")[:2]...), Jobs: []Job{long}, Faults: []Fault{{Kind: "kill-leader", Start: at(4.6), End: at(5)}}})
+	var b bytes.Buffer
+	rep.Print(&b, 42, []Fault{{Kind: "kill-leader"}, {Kind: "kill-leader"}, {Kind: "sigstop-leader"}})
+	for _, want := range []string{"seed 42", "faults: 3 {kill-leader=2 sigstop-leader=1}", "runs checked: 2", "lost-fire=", "no-fire-after-heal=1", "fire lateness under faults"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+}
+
+// Runs ending just before history was read are not held against it.
+func TestCheckHistoryLag(t *testing.T) {
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}}
+	in := Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", false)}, History: hist, HistoryAt: at(9)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("jd ended at 8.51, 0.49 s before history was read: %v", rep.Anomalies)
+	}
+	in.HistoryAt = at(20)
+	if rep := Check(in); rep.ByKind()[HistoryMissing] != 1 {
+		t.Errorf("jd ended 11.5 s before history was read: %v", rep.Anomalies)
+	}
+}

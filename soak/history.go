@@ -1,0 +1,45 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Historian is a shape whose schedulers keep history: the checker then
+// compares every recorded run with history's row for it.
+type Historian interface {
+	HistoryAPI() string
+}
+
+func (e *Embedded) HistoryAPI() string { return e.s.base }
+
+// historyRow is the part of GET /api/job/events/executions' rows the
+// checker reads.
+type historyRow struct {
+	TaskID       string     `json:"taskId"`
+	Success      bool       `json:"success"`
+	CompleteTime *time.Time `json:"completeTime"`
+}
+
+// fetchHistory reads every execution row, a page of 1,000 at a time.
+func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error) {
+	out := map[string][]Outcome{}
+	for page := 1; ; page++ {
+		var p struct {
+			Total int          `json:"total"`
+			Rows  []historyRow `json:"rows"`
+		}
+		url := base + "/api/job/events/executions?per_page=1000&sort=startTime&order=asc&page=" + strconv.Itoa(page)
+		if err := getJSON(ctx, url, &p); err != nil {
+			return nil, fmt.Errorf("soak: history: %w", err)
+		}
+		for _, r := range p.Rows {
+			out[r.TaskID] = append(out[r.TaskID], Outcome{Success: r.Success, Open: r.CompleteTime == nil})
+		}
+		if len(p.Rows) < 1000 || page*1000 >= p.Total {
+			return out, nil
+		}
+	}
+}

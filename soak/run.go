@@ -1,0 +1,168 @@
+package soak
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/ejcloud/elasticjob/soak/runlog"
+)
+
+// Config is one soak run.
+type Config struct {
+	Shape    string        // "zk" or "embedded" (the etcd shape adds a case in NewShape)
+	Duration time.Duration // how long the nemesis injects faults
+	Seed     uint64
+	Jobs     int
+	Dir      string // working directory (logs, data, the run log under recorder/)
+	Bin      string // directory with scheduler, executor and mesos-local
+	Services string // scripts/services.sh
+	Session  time.Duration
+	// Warmup runs the workload without faults first; Tail keeps it running
+	// after the last fault healed (the calm lateness and the liveness
+	// check come from it).
+	Warmup, Tail   time.Duration
+	MinGap, MaxGap time.Duration
+	Trigger        time.Duration
+	Change         time.Duration
+	Heal           time.Duration // checker bound on the first fire after the last heal
+	Log            *slog.Logger
+}
+
+// Result is a run's faults and the checker's report.
+type Result struct {
+	Faults []Fault
+	Report Report
+}
+
+// NewShape makes the named shape. The etcd shape, once the scheduler takes
+// registry=etcd, is one more case here (a ZK-like type whose registry is
+// the replicated store).
+func NewShape(c Config, runLog string) (Shape, error) {
+	switch c.Shape {
+	case "zk":
+		return &ZK{Bin: c.Bin, Services: c.Services, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Session: c.Session, Seed: c.Seed, Log: c.Log}, nil
+	case "embedded":
+		return &Embedded{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}, nil
+	default:
+		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, embedded)", c.Shape)
+	}
+}
+
+// Build compiles the scheduler and mesos-local from the module at root
+// into dir.
+func Build(ctx context.Context, root, dir string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "./cmd/scheduler", "./cmd/executor", "./cmd/mesos-local")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("soak: go build: %w: %s", err, out)
+	}
+	return nil
+}
+
+// Run starts the shape, the workload and the nemesis, stops them, and
+// checks the run log.
+func Run(ctx context.Context, c Config) (Result, error) {
+	var res Result
+	if c.Session == 0 {
+		c.Session = 3 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	recDir := filepath.Join(c.Dir, "recorder") // outside every fault: nothing but mesos-local's appends touches it
+	for _, d := range []string{recDir, filepath.Join(c.Dir, "cluster")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return res, err
+		}
+	}
+	runLog := filepath.Join(recDir, "runs.jsonl")
+	app := filepath.Join(c.Dir, "soak.tar.gz")
+	if err := writeApp(app); err != nil {
+		return res, err
+	}
+	shape, err := NewShape(c, runLog)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if err := shape.Stop(); err != nil {
+			c.Log.Warn("soak: stop", "err", err)
+		}
+	}()
+	c.Log.Info("soak: starting the shape", "shape", shape.Name())
+	if err := shape.Start(ctx); err != nil {
+		return res, err
+	}
+	w := &Workload{APIs: shape.APIs(), Jobs: c.Jobs, Seed: c.Seed, AppURL: "file://" + app, Log: c.Log, Trigger: c.Trigger, Change: c.Change}
+	c.Log.Info("soak: registering the workload", "jobs", c.Jobs)
+	if err := w.Setup(ctx); err != nil {
+		return res, err
+	}
+	wctx, stopWork := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(wctx) }()
+	sleep(ctx, c.Warmup)
+	c.Log.Info("soak: faults on", "duration", c.Duration, "seed", c.Seed)
+	n := Nemesis{Shape: shape, Seed: c.Seed, MinGap: c.MinGap, MaxGap: c.MaxGap, Log: c.Log}
+	res.Faults = n.Run(ctx, time.Now().Add(c.Duration))
+	c.Log.Info("soak: faults off; tail", "faults", len(res.Faults), "tail", c.Tail)
+	sleep(ctx, c.Tail)
+	stopWork()
+	<-done
+	end := time.Now()
+	jobs := w.Close(end)
+	sleep(ctx, 3*time.Second) // the runs of the last fires start
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	var hist map[string][]Outcome
+	var histAt time.Time
+	if h, ok := shape.(Historian); ok {
+		sleep(ctx, 5*time.Second) // the last runs' ends reach history
+		histAt = time.Now()
+		if hist, err = fetchHistory(ctx, h.HistoryAPI()); err != nil {
+			return res, err
+		}
+	}
+	if err := shape.Stop(); err != nil {
+		c.Log.Warn("soak: stop", "err", err)
+	}
+	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist, HistoryAt: histAt}).write(c.Dir); err != nil {
+		return res, err
+	}
+	lines, err := runlog.ReadFile(runLog)
+	if err != nil {
+		return res, err
+	}
+	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, HistoryAt: histAt})
+	return res, nil
+}
+
+// writeApp writes the app package the jobs name (the simulated agents
+// never fetch it; the API wants a package that exists).
+func writeApp(path string) error {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	script := []byte("#!/bin/sh\nexit 0\n")
+	if err := tw.WriteHeader(&tar.Header{Name: "bin/run.sh", Mode: 0o755, Size: int64(len(script)), ModTime: time.Unix(0, 0)}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(script); err != nil {
+		return err
+	}
+	if err := errors.Join(tw.Close(), gz.Close()); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}

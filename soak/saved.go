@@ -1,0 +1,52 @@
+package soak
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ejcloud/elasticjob/soak/runlog"
+)
+
+// Saved is what a run keeps beside its run log (DIR/check.json) so that
+// the checker can be run again over it (ejsoak -recheck DIR).
+type Saved struct {
+	Seed   uint64
+	Shape  string
+	Jobs   []Job
+	Faults []Fault
+	End    time.Time
+	Heal   time.Duration
+	// History is what history held per task id (nil: not checked).
+	History   map[string][]Outcome `json:",omitempty"`
+	HistoryAt time.Time            `json:",omitzero"`
+}
+
+const savedName = "check.json"
+
+func (s Saved) write(dir string) error {
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, savedName), b, 0o644)
+}
+
+// Recheck runs the checker again over a kept run directory.
+func Recheck(dir string) (Saved, Report, error) {
+	var s Saved
+	b, err := os.ReadFile(filepath.Join(dir, savedName))
+	if err != nil {
+		return s, Report{}, fmt.Errorf("soak: recheck: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, Report{}, fmt.Errorf("soak: recheck %s: %w", savedName, err)
+	}
+	lines, err := runlog.ReadFile(filepath.Join(dir, "recorder", "runs.jsonl"))
+	if err != nil {
+		return s, Report{}, err
+	}
+	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, HistoryAt: s.HistoryAt}), nil
+}

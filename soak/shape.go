@@ -1,0 +1,35 @@
+package soak
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// Shape is one deployment the soak runs against: it starts and stops the
+// registry, the schedulers and the engine, names the schedulers' API base
+// URLs, and offers the faults it can inject. A new shape (the etcd
+// registry: a Shape like ZK whose registry is the replicated store, with
+// its own quorum-loss fault) is one more implementation and one more case
+// in NewShape.
+type Shape interface {
+	Name() string
+	Start(ctx context.Context) error
+	// APIs are the schedulers' base URLs (any answers; standbys forward).
+	APIs() []string
+	// Faults are the faults this shape can inject.
+	Faults() []FaultKind
+	// Heal undoes every fault still on (the nemesis ends with it).
+	Heal(ctx context.Context) error
+	Stop() error
+}
+
+// FaultKind is a fault a shape can inject. Inject puts it on and returns
+// how to heal it; the nemesis holds it for a drawn time of at least
+// MinHold (as long as MinHold if Fixed) before healing.
+type FaultKind struct {
+	Name    string
+	MinHold time.Duration
+	MaxHold time.Duration
+	Inject  func(ctx context.Context, rng *rand.Rand) (heal func(context.Context) error, detail string, err error)
+}

@@ -1,0 +1,247 @@
+package soak
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Workload is the jobs the soak registers and what it does to them while
+// the faults run: triggers with idempotency keys (retried by the client
+// with the same key until answered), and configuration changes (cron
+// updates, disable/enable, deregister/register) on a set of its own, so
+// a trigger never meets a job that went away.
+type Workload struct {
+	APIs    []string
+	Jobs    int
+	Seed    uint64
+	AppURL  string
+	Log     *slog.Logger
+	Trigger time.Duration // one trigger this often (0: none)
+	Change  time.Duration // one configuration change this often (0: none)
+
+	mu    sync.Mutex
+	specs map[string]*jobSpec
+	order []string
+	next  int // API round robin
+}
+
+type jobSpec struct {
+	Job
+	body    map[string]any
+	changer bool
+	open    bool // a window is open
+	gone    bool // deregistered
+}
+
+// periods divide 60, so "*/P" fires every P seconds.
+var periods = []int{2, 3, 4, 5, 6, 10}
+
+func cronOf(p int) string { return fmt.Sprintf("*/%d * * * * ?", p) }
+
+// Setup publishes the app and registers every job.
+func (w *Workload) Setup(ctx context.Context) error {
+	rng := rand.New(rand.NewPCG(w.Seed, w.Seed^0x10ad))
+	w.specs = map[string]*jobSpec{}
+	if err := w.call(ctx, http.MethodPost, "/api/app", map[string]any{"appName": "soak", "appURL": w.AppURL,
+		"bootstrapScript": "bin/run.sh", "cpuCount": 0.01, "memoryMB": 1, "appCacheEnable": true}, time.Minute); err != nil {
+		return err
+	}
+	for i := range w.Jobs {
+		name := fmt.Sprintf("sk%03d", i)
+		p := periods[rng.IntN(len(periods))]
+		daemon := rng.IntN(20) == 0
+		typ := "TRANSIENT"
+		if daemon {
+			typ = "DAEMON"
+		}
+		shards := 1 + rng.IntN(3)
+		misfire, failover := rng.IntN(2) == 0, rng.IntN(2) == 0
+		s := &jobSpec{Job: Job{Name: name, Shards: shards, Misfire: misfire, Daemon: daemon}, changer: !daemon && rng.IntN(10) == 0}
+		s.body = map[string]any{"jobName": name, "appName": "soak", "jobExecutionType": typ, "cron": cronOf(p), "shardingTotalCount": shards,
+			"jobParameter": "soak 0", "cpuCount": 0.01, "memoryMB": 1, "failover": failover, "misfire": misfire}
+		if err := w.call(ctx, http.MethodPost, "/api/job/register", s.body, time.Minute); err != nil {
+			return err
+		}
+		s.Windows = []Window{{From: time.Now(), Cron: cronOf(p)}}
+		s.open = true
+		w.specs[name] = s
+		w.order = append(w.order, name)
+	}
+	return nil
+}
+
+// Run triggers and changes jobs until ctx ends.
+func (w *Workload) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	rng := rand.New(rand.NewPCG(w.Seed, w.Seed^0xc4a6))
+	var plain, changers []string
+	for _, n := range w.order {
+		if s := w.specs[n]; s.changer {
+			changers = append(changers, n)
+		} else if !s.Daemon {
+			plain = append(plain, n)
+		}
+	}
+	// each goroutine draws from its own generator, seeded here (a
+	// *rand.Rand is not safe for concurrent use)
+	triggerRng, changeRng := rand.New(rand.NewPCG(rng.Uint64(), 1)), rand.New(rand.NewPCG(rng.Uint64(), 2))
+	if w.Trigger > 0 && len(plain) > 0 {
+		seq := 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := triggerRng
+			for sleep(ctx, w.Trigger) {
+				seq++
+				name := plain[r.IntN(len(plain))]
+				k := fmt.Sprintf("k%d-%s", seq, name)
+				wg.Add(1)
+				go func() { defer wg.Done(); w.trigger(ctx, name, k) }()
+			}
+		}()
+	}
+	if w.Change > 0 && len(changers) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := changeRng
+			for sleep(ctx, w.Change) {
+				w.change(ctx, r, changers[r.IntN(len(changers))])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// trigger sends one trigger, retrying with the same key for up to 30 s.
+func (w *Workload) trigger(ctx context.Context, job, key string) {
+	body := map[string]any{"jobName": job, "jobParameter": "soak 0 " + key, "idempotencyKey": key}
+	err := w.call(context.WithoutCancel(ctx), http.MethodPost, "/api/job/trigger", body, 30*time.Second)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.specs[job]
+	if err == nil {
+		s.Keys = append(s.Keys, key)
+	} else {
+		s.Tried = append(s.Tried, key)
+	}
+}
+
+// change applies one configuration change; the job's windows close when
+// the request is sent and open again once it was answered.
+func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
+	w.mu.Lock()
+	s := w.specs[name]
+	open := s.open
+	w.mu.Unlock()
+	sent := time.Now()
+	var err error
+	opened := false
+	gone := s.gone
+	switch op := r.IntN(3); {
+	case !open && gone:
+		err = w.call(ctx, http.MethodPost, "/api/job/register", s.body, time.Minute)
+		opened = true
+	case !open:
+		err = w.call(ctx, http.MethodPost, "/api/job/"+name+"/enable", nil, time.Minute)
+		opened = true
+	case op == 0: // a new cron
+		p := periods[r.IntN(len(periods))]
+		s.body["cron"] = cronOf(p)
+		err = w.call(ctx, http.MethodPut, "/api/job/update", s.body, time.Minute)
+		opened = true
+	case op == 1:
+		err = w.call(ctx, http.MethodPost, "/api/job/"+name+"/disable", nil, time.Minute)
+	default:
+		err = w.call(ctx, http.MethodDelete, "/api/job/"+name+"/deregister", nil, time.Minute)
+		gone = true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if open {
+		s.Windows[len(s.Windows)-1].To = sent
+	}
+	s.open, s.gone = false, gone && !opened
+	if err != nil {
+		// unknown outcome: keep the job out of the checks from now on
+		w.Log.Warn("workload: change failed; the job is no longer checked", "job", name, "err", err)
+		s.changer = false
+		s.body = nil
+		return
+	}
+	if opened {
+		s.Windows = append(s.Windows, Window{From: time.Now(), Cron: s.body["cron"].(string)})
+		s.open = true
+	}
+}
+
+// Close ends the open windows at end and returns the jobs for the checker.
+func (w *Workload) Close(end time.Time) []Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Job
+	for _, n := range w.order {
+		s := w.specs[n]
+		if s.open {
+			s.Windows[len(s.Windows)-1].To = end
+		}
+		j := s.Job
+		if s.body == nil { // a failed change: the windows before it only
+			j.Windows = j.Windows[:len(j.Windows)-1]
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// call sends a request to the schedulers in turn until one answers 2xx
+// (503: no leader for now, a transport error: that one is down) or bound
+// passes.
+func (w *Workload) call(ctx context.Context, method, path string, body any, bound time.Duration) error {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(bound)
+	var last error
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		base := w.APIs[w.next%len(w.APIs)]
+		w.next++
+		w.mu.Unlock()
+		req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err == nil {
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				return nil
+			}
+			last = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(out))
+			if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests {
+				return last
+			}
+		} else {
+			last = err
+		}
+		if !sleep(ctx, 300*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("soak: %w", last)
+}
