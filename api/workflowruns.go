@@ -167,10 +167,7 @@ func (s *Server) retryWorkflowRun(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	now := s.clock.Now()
-	run, err := s.regIn(c).UpdateWorkflowRun(c, name, c.Param("runId"), func(r workflow.Run) (workflow.Run, error) {
-		return workflow.Retry(r, now)
-	})
+	run, err := s.regIn(c).UpdateWorkflowRun(c, name, c.Param("runId"), workflow.Retry)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -23,20 +23,21 @@ type Capabilities struct {
 	// Capacity: the engine lists its agents with their totals (Inventory), so that a job
 	// that could never fit is refused at registration.
 	Capacity bool `json:"capacity"`
+	// Accepts is how many of a launch round's ACCEPTs may be in flight together, for
+	// different agents (the Mesos client: each is an HTTP call of its own); ≤ 1: one at a
+	// time. Not shown by the API.
+	Accepts int `json:"-"`
 }
 
-// Declarer is implemented by an engine that declares its capabilities.
+// Declarer is the API side of an engine (engine/mesos/agents.Engine, kube.Cluster): it
+// declares the same Capabilities as the engine's Driver.
 type Declarer interface {
 	Capabilities() Capabilities
 }
 
-// CapabilitiesOf is what e declares: nothing when it declares nothing.
-func CapabilitiesOf(e any) Capabilities {
-	if d, ok := e.(Declarer); ok {
-		return d.Capabilities()
-	}
-	return Capabilities{}
-}
+// InFlight is how many ACCEPTs a launch round may have in flight together: Accepts, at
+// least 1.
+func (c Capabilities) InFlight() int { return max(c.Accepts, 1) }
 
 // ErrNotFound is returned (wrapped) for a log, sandbox, agent or task the engine does not
 // have (any more).

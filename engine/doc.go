@@ -25,16 +25,18 @@
 // # What an engine declares
 //
 // Where engines differ in a way the scheduler must know, the engine
-// declares it. The term's Driver answers ExecutorSharing (caps.go):
-// whether the tasks of one executor id on one agent share an executor
-// that outlives them (Mesos) or each run one of their own (Kubernetes);
-// the launch rounds read it through SharesExecutors. NamespaceCaps
-// (driver.go) caps namespaces. An engine that declares nothing gets the
-// Mesos behaviour.
+// declares it in one Capabilities value, answered alike by the term's
+// Driver and by its API side (Declarer), with no optional interface to
+// find by type assertion. The launch round reads ExecutorSharing (whether
+// the tasks of one executor id on one agent share an executor that
+// outlives them, Mesos, or each run one of their own, Kubernetes) and
+// Accepts (how many ACCEPTs it may have in flight together). Every Driver
+// also answers NamespaceCaps (caps.go): nil on Mesos, each namespace's
+// Kubernetes namespace and quota on Kubernetes.
 //
 // # Capabilities
 //
-// An engine declares what it can do (Declarer, Capabilities), and offers
+// An engine declares what it can do (Capabilities), and offers
 // what the API reads of it on any scheduler instance, leading or not,
 // through narrow interfaces: Logs (a task's stdout and stderr), Sandboxes
 // (where an app's executors run), ClusterView (its agents for the console's

@@ -26,6 +26,10 @@ type Driver interface {
 	Reconcile(ctx context.Context, tasks []TaskRef) error
 	// Shutdown ends one executor (an app's on one agent) and its tasks.
 	Shutdown(ctx context.Context, executorID, agentID string) error
+	// Capabilities is what the engine declares (the same value its API side declares):
+	// the launch round reads ExecutorSharing and Accepts from it.
+	Capabilities() Capabilities
+	NamespaceCaps
 }
 
 // Agent is one agent (a Mesos agent, a Kubernetes node) with the total
@@ -41,24 +45,4 @@ type Agent struct {
 // allocatable resources).
 type Inventory interface {
 	Agents(ctx context.Context) ([]Agent, error)
-}
-
-// NamespaceCaps is implemented by an engine that caps the scheduler's namespaces itself
-// (Kubernetes: each namespace's Kubernetes namespace must exist, and its ResourceQuotas
-// bound what its pods may request). The launch round honours them beside the namespaces'
-// own limits.
-type NamespaceCaps interface {
-	// NamespaceCaps answers for the scheduler namespaces named, in memory (every round asks);
-	// a namespace the engine does not cap is left out.
-	NamespaceCaps(namespaces []string) map[string]NamespaceCap
-}
-
-// NamespaceCap is an engine's cap on one scheduler namespace.
-type NamespaceCap struct {
-	// Capped: its running tasks' shards may hold at most CPUs and MemMB.
-	Capped bool
-	CPUs   float64
-	MemMB  float64
-	Name   string // what sets the cap, in words, with its figures
-	Closed string // not "": none of its work can launch now, and why
 }

@@ -76,24 +76,18 @@ type Handler interface {
 	Subscribed(ctx context.Context, frameworkID string)
 	Offers(ctx context.Context, offers []Offer)
 	Rescinded(ctx context.Context, offerID string)
-	// Update handles a status update. The client acknowledges it (when it carries a uuid) only
-	// after a nil return; on error it does not, so Mesos resends the update.
-	Update(ctx context.Context, s Status) error
+	// UpdateAsync takes a status update without making the event stream wait: it returns at
+	// once and calls done later, with handled true once the update's state change is
+	// committed; the client then acknowledges it (when it carries a uuid), off the stream's
+	// goroutine; with handled false it does not, so Mesos resends the update. A handler can so
+	// commit a burst of updates together. Updates of one task still arrive in order: Mesos
+	// sends a task's next update only after the previous one is acknowledged.
+	UpdateAsync(ctx context.Context, s Status, done func(handled bool))
 	Message(ctx context.Context, agentID, executorID string, data []byte)
 	// Failure reports a lost agent (executorID "") or a terminated executor (status = exit status).
 	Failure(ctx context.Context, agentID, executorID string, status *int32)
 	// Disconnected reports the loss of a live subscription; all outstanding offers are void.
 	Disconnected(ctx context.Context, err error)
-}
-
-// AsyncHandler is a Handler that takes status updates without making the event stream wait:
-// UpdateAsync returns at once and calls done later, with handled true once the update's state
-// change is committed; the client then acknowledges it (off the stream's goroutine). A handler
-// can so commit a burst of updates together. Updates of one task still arrive in order: Mesos
-// sends a task's next update only after the previous one is acknowledged.
-type AsyncHandler interface {
-	Handler
-	UpdateAsync(ctx context.Context, s Status, done func(handled bool))
 }
 
 // ExecutorReport is what an executor that runs without a Mesos agent (in a Kubernetes pod)

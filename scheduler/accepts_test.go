@@ -13,7 +13,7 @@ import (
 )
 
 // gateDriver is a fakeDriver whose ACCEPTs may run together
-// (engine.ConcurrentAccepts): each waits until `together` of them are in
+// (engine.Capabilities.Accepts): each waits until `together` of them are in
 // flight at once (or its context ends), and the one for failAgent fails.
 type gateDriver struct {
 	*fakeDriver
@@ -25,7 +25,9 @@ type gateDriver struct {
 	all       chan struct{} // closed once `together` were in flight at once
 }
 
-func (d *gateDriver) Accepts() int { return d.together }
+func (d *gateDriver) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ExecutorSharing: true, Accepts: d.together}
+}
 
 func (d *gateDriver) Accept(ctx context.Context, ids []string, l []engine.TaskLaunch, refuse time.Duration) error {
 	d.mu.Lock()
@@ -113,12 +115,12 @@ func TestAcceptsGoTogether(t *testing.T) {
 
 // TestAcceptsOneAtATimeByDefault: an engine that does not declare
 // concurrent ACCEPTs (the Kubernetes engine, test drivers) gets them one
-// after another.
+// after another; Guard passes on what the engine declares.
 func TestAcceptsOneAtATimeByDefault(t *testing.T) {
-	if n := engine.Accepts(newFakeDriver()); n != 1 {
+	if n := newFakeDriver().Capabilities().InFlight(); n != 1 {
 		t.Fatalf("Accepts = %d, want 1", n)
 	}
-	if n := engine.Accepts(Guard(&gateDriver{together: 8}, nil)); n != 8 {
+	if n := Guard(&gateDriver{together: 8}, nil).Capabilities().InFlight(); n != 8 {
 		t.Fatalf("guarded Accepts = %d, want 8 (passed on)", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
@@ -19,7 +20,7 @@ import (
 // moment later, then killed those tasks as the old configuration's.)
 type configFollower struct {
 	reg      *registry.Registry
-	driver   Driver
+	driver   engine.Driver
 	clock    clock.Clock
 	log      *slog.Logger
 	st       *state

@@ -11,17 +11,17 @@ import (
 // perTaskDriver is an engine whose every task runs an executor of its own (Kubernetes).
 type perTaskDriver struct{ *fakeDriver }
 
-func (perTaskDriver) SharesExecutors() bool { return false }
+func (perTaskDriver) Capabilities() engine.Capabilities { return engine.Capabilities{} }
 
 // TestExecutorChargedAgainWhenNotShared: an engine that declares its executors per task
-// (engine.ExecutorSharing, passed on by Guard) gets the app executor's resources charged
+// (engine.Capabilities.ExecutorSharing, passed on by Guard) gets the app executor's resources charged
 // with every launch, without having to report the executor gone; the Mesos model (the
 // fake driver declares nothing) keeps a launched executor charged
 // (TestExecutorChargedOncePerAgent).
 func TestExecutorChargedAgainWhenNotShared(t *testing.T) {
 	r := newRig(t)
 	d := Guard(perTaskDriver{r.drv}, func() error { return nil })
-	if engine.SharesExecutors(d) || !engine.SharesExecutors(r.drv) {
+	if d.Capabilities().ExecutorSharing || !r.drv.Capabilities().ExecutorSharing {
 		t.Fatal("Guard does not pass on the engine's declaration")
 	}
 	r.sched = New(Deps{Registry: r.reg, Driver: d, Clock: r.clk, Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})

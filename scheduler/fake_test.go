@@ -51,6 +51,13 @@ func (d *fakeDriver) note(s string) {
 	}
 }
 
+// Capabilities are the Mesos model's: executors shared, one ACCEPT at a time.
+func (d *fakeDriver) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ExecutorSharing: true}
+}
+
+func (d *fakeDriver) NamespaceCaps([]string) map[string]engine.NamespaceCap { return nil }
+
 func (d *fakeDriver) Accept(_ context.Context, ids []string, l []engine.TaskLaunch, _ time.Duration) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

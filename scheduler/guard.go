@@ -14,7 +14,7 @@ import (
 // ZooKeeper cannot: a leader paused past its session timeout finds its
 // lease lapsed the instant it runs again, so an ACCEPT it had in flight is
 // never sent.
-func Guard(d Driver, valid func() error) Driver {
+func Guard(d engine.Driver, valid func() error) engine.Driver {
 	return Fence(d, func(context.Context) error { return valid() })
 }
 
@@ -23,21 +23,23 @@ func Guard(d Driver, valid func() error) Driver {
 // (election.Term.Proven), so that a leader paused past the election and
 // resumed sends nothing, even where its lease alone would not yet have
 // told it.
-func Fence(d Driver, may func(context.Context) error) Driver { return guarded{d, may} }
+func Fence(d engine.Driver, may func(context.Context) error) engine.Driver { return guarded{d, may} }
 
 type guarded struct {
-	d     Driver
+	d     engine.Driver
 	valid func(context.Context) error
 }
 
-var _ Driver = guarded{}
+var _ engine.Driver = guarded{}
 
-// SharesExecutors passes on the guarded engine's declaration (engine.ExecutorSharing).
-func (g guarded) SharesExecutors() bool { return engine.SharesExecutors(g.d) }
+// Capabilities passes on the guarded engine's declaration; with Accepts > 1 each ACCEPT is
+// still checked on its own.
+func (g guarded) Capabilities() engine.Capabilities { return g.d.Capabilities() }
 
-// Accepts passes on the guarded engine's declaration (engine.ConcurrentAccepts); each ACCEPT
-// is checked on its own.
-func (g guarded) Accepts() int { return engine.Accepts(g.d) }
+// NamespaceCaps passes on the guarded engine's caps: an in-memory read, no call.
+func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceCap {
+	return g.d.NamespaceCaps(namespaces)
+}
 
 func (g guarded) check(ctx context.Context, call string) error {
 	if err := g.valid(ctx); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/ejcloud/elasticjob/offers"
 )
 
-var _ engine.AsyncHandler = (*Scheduler)(nil)
+var _ engine.Handler = (*Scheduler)(nil)
 
 // The engine's events, each handled on the loop in the stream's order
 // (batch.go queues them behind the status updates that came before).
@@ -39,12 +39,6 @@ func (s *Scheduler) Offers(ctx context.Context, os []engine.Offer) {
 // Rescinded forgets an offer.
 func (s *Scheduler) Rescinded(ctx context.Context, offerID string) {
 	s.offersFromStream(ctx, func(context.Context) { delete(s.st.offers, offerID) })
-}
-
-// Update applies a status update; the engine acknowledges it when this
-// returns nil, i.e. once the state change is committed.
-func (s *Scheduler) Update(ctx context.Context, st engine.Status) error {
-	return s.call(ctx, func(ctx context.Context) error { return s.status.handle(ctx, s.deps.Registry, st) })
 }
 
 // Message receives executor messages: daemon run reports.

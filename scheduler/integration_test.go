@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
+
+	"go.uber.org/goleak"
 )
 
 // executorBin is the real executor, built once for the integration tests.
@@ -39,6 +42,12 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil { // a loop that outlives its test
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -82,7 +91,10 @@ func TestLaunchPipelineAgainstEmbeddedMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	client := mesos.New(mesos.Config{URL: cluster.URL(), Logger: log})
+	// Without checkpointing the cluster's Close stops the executor and
+	// waits for it; a checkpointing framework's executor would outlive the
+	// test (the agent leaves it for its next start), as goleak saw.
+	client := mesos.New(mesos.Config{URL: cluster.URL(), Logger: log, NoCheckpoint: true})
 	sched := scheduler.New(scheduler.Deps{Registry: reg, Driver: client, Clock: clock.Real{}, Log: log,
 		Options: scheduler.Options{ExecutorCommand: executorBin, Location: time.UTC, OfferHold: time.Second,
 			ExecutorEnv: map[string]string{"ELASTICJOB_CACHE_DIR": filepath.Join(work, "cache")}}})

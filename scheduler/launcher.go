@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
@@ -21,7 +22,7 @@ import (
 // them, DECLINE the rest, and hand the wait reasons to the recorder.
 type launcher struct {
 	reg     *registry.Registry
-	driver  Driver
+	driver  engine.Driver
 	clock   clock.Clock
 	log     *slog.Logger
 	obs     Observer
@@ -40,7 +41,7 @@ type launcher struct {
 	caps      *capacities
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 	killRun   func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
-	// sharesExecutors: the engine's executors outlive their tasks (engine.ExecutorSharing),
+	// sharesExecutors: the engine's executors outlive their tasks (engine.Capabilities),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
 	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
@@ -325,7 +326,7 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 // accept sends each agent's launches (one ACCEPT per agent: an ACCEPT
 // names offers of one agent) and the DECLINE of decline, up to accepts
 // calls in flight together when the engine takes them so
-// (engine.ConcurrentAccepts), then handles their results on the loop in
+// (engine.Capabilities.Accepts), then handles their results on the loop in
 // the agents' order: a failed ACCEPT is rolled back.
 func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration) {
 	byTask := make(map[string]TaskEvent, len(b.events))

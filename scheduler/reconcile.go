@@ -23,7 +23,7 @@ import (
 // lost.
 type reconciler struct {
 	reg    *registry.Registry
-	driver Driver
+	driver engine.Driver
 	clock  clock.Clock
 	log    *slog.Logger
 	opts   *Options

@@ -15,9 +15,6 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 )
 
-// Driver is what the scheduler asks of its cluster engine.
-type Driver = engine.Driver
-
 // Observer receives what happens to tasks, for history and metrics. Calls
 // are made on the loop goroutine and must not block.
 type Observer interface {
@@ -98,7 +95,7 @@ func (o *Options) defaults() {
 // Deps are the scheduler's collaborators.
 type Deps struct {
 	Registry *registry.Registry
-	Driver   Driver
+	Driver   engine.Driver
 	// Inventory, when set, lists the engine's agents with their totals
 	// (read every inventoryEvery on its own goroutine), so work that could
 	// never fit the cluster is told from work that waits; without it an
@@ -188,14 +185,12 @@ func New(d Deps) *Scheduler {
 	s.status.answered = s.recon.answered
 	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), obs: d.Observer,
 		alarm: s.alarm, opts: opts}
+	caps := d.Driver.Capabilities()
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
-		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: engine.SharesExecutors(d.Driver),
-		accepts: engine.Accepts(d.Driver),
-		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher")}}
-	if ec, ok := d.Inventory.(engine.NamespaceCaps); ok {
-		s.launcher.caps.engine = ec
-	}
+		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, sharesExecutors: caps.ExecutorSharing,
+		accepts: caps.InFlight(),
+		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}}
 	s.launcher.killRun = s.killRun
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}

@@ -20,7 +20,7 @@ import (
 // state machine). It returns an error only when the change could not be
 // committed, so the update is not acknowledged and the engine resends it.
 type statusHandler struct {
-	driver   Driver
+	driver   engine.Driver
 	clock    clock.Clock
 	log      *slog.Logger
 	obs      Observer

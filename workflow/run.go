@@ -190,7 +190,7 @@ func RequestCancel(r Run, reason string, now time.Time) (Run, error) {
 // Retry makes a run that failed or was cancelled run again from its nodes
 // that did not succeed (they run again as a new attempt; succeeded nodes
 // and their outputs are kept). The run waits as QUEUED for a slot.
-func Retry(r Run, now time.Time) (Run, error) {
+func Retry(r Run) (Run, error) {
 	if r.State != RunFailed && r.State != RunCancelled {
 		return r, fmt.Errorf("%w: run '%s' of workflow '%s' is %s; only a run that failed or was cancelled can be retried",
 			ErrNotRetryable, r.ID, r.Workflow, r.State)

@@ -289,10 +289,10 @@ func TestRetryKeepsSucceededNodes(t *testing.T) {
 	if r.State != RunFailed {
 		t.Fatalf("run %s", r.State)
 	}
-	if _, err := Retry(started(t, c), t0); !errors.Is(err, ErrNotRetryable) {
+	if _, err := Retry(started(t, c)); !errors.Is(err, ErrNotRetryable) {
 		t.Fatalf("retry of a running run: %v", err)
 	}
-	r, err := Retry(r, t0.Add(time.Minute))
+	r, err := Retry(r)
 	if err != nil {
 		t.Fatal(err)
 	}

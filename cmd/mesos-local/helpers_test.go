@@ -108,15 +108,13 @@ type handler struct {
 	offers     chan []engine.Offer
 }
 
-func (h *handler) Subscribed(_ context.Context, id string)    { h.subscribed <- id }
-func (h *handler) Offers(_ context.Context, o []engine.Offer) { h.offers <- o }
-func (h *handler) Rescinded(context.Context, string)          {}
-func (h *handler) Update(context.Context, engine.Status) error {
-	return nil
-}
-func (h *handler) Message(context.Context, string, string, []byte) {}
-func (h *handler) Failure(context.Context, string, string, *int32) {}
-func (h *handler) Disconnected(context.Context, error)             {}
+func (h *handler) Subscribed(_ context.Context, id string)                         { h.subscribed <- id }
+func (h *handler) Offers(_ context.Context, o []engine.Offer)                      { h.offers <- o }
+func (h *handler) Rescinded(context.Context, string)                               {}
+func (h *handler) UpdateAsync(_ context.Context, _ engine.Status, done func(bool)) { done(true) }
+func (h *handler) Message(context.Context, string, string, []byte)                 {}
+func (h *handler) Failure(context.Context, string, string, *int32)                 {}
+func (h *handler) Disconnected(context.Context, error)                             {}
 
 // subscribe runs a scheduler client (the one the scheduler uses) against
 // url until stop; it returns once the client is subscribed.

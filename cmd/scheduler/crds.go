@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ejcloud/elasticjob/api/crd"
 	"github.com/ejcloud/elasticjob/config"
-	"github.com/ejcloud/elasticjob/engine/kube/crd"
 	"github.com/ejcloud/elasticjob/leader"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"

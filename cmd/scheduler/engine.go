@@ -23,7 +23,7 @@ import (
 type termEngine interface {
 	engine.Driver
 	engine.Inventory
-	Run(ctx context.Context, h engine.AsyncHandler) error
+	Run(ctx context.Context, h engine.Handler) error
 }
 
 // engineReads is what the API reads of the engine on any instance, leading or not.
@@ -100,7 +100,7 @@ type mesosTerm struct {
 	engine.Inventory
 }
 
-func (m mesosTerm) Run(ctx context.Context, h engine.AsyncHandler) error { return m.Client.Run(ctx, h) }
+func (m mesosTerm) Run(ctx context.Context, h engine.Handler) error { return m.Client.Run(ctx, h) }
 
 // apiEngine hands the API what only the Kubernetes engine offers: the executors' reports,
 // podTemplate checks, and each namespace's Kubernetes namespace and quota.

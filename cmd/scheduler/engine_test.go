@@ -87,7 +87,7 @@ func TestChooseEngineMesos(t *testing.T) {
 			if reads.URL != c.url || reads.Embedded != c.embedded || reads.Checkpoint != c.checkpoint || reads.Client.Leader() != c.url {
 				t.Fatalf("reads %+v", reads)
 			}
-			caps := engine.CapabilitiesOf(e.reads)
+			caps := e.reads.Capabilities()
 			if caps.Checkpointing != c.checkpoint || !caps.ExecutorSharing || !caps.Logs || !caps.ClusterView {
 				t.Fatalf("capabilities %+v", caps)
 			}
@@ -130,7 +130,7 @@ func TestChooseEngineKubernetes(t *testing.T) {
 	if _, ok := e.reads.(*kube.Cluster); e.name != "kubernetes" || !ok || e.kube == nil || e.kubes.Typed != cs {
 		t.Fatalf("engine %q %T", e.name, e.reads)
 	}
-	caps := engine.CapabilitiesOf(e.reads)
+	caps := e.reads.Capabilities()
 	if !caps.Checkpointing || caps.ExecutorSharing || !caps.Logs || !caps.Sandboxes || !caps.ClusterView || !caps.Capacity {
 		t.Fatalf("capabilities %+v", caps)
 	}

@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/ejcloud/elasticjob/engine/kube/crd"
+	"github.com/ejcloud/elasticjob/api/crd"
 	"github.com/ejcloud/elasticjob/nsusage"
 	"log/slog"
 	"os"

@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ejcloud/elasticjob/api/crd"
 	"github.com/ejcloud/elasticjob/e2e/harness"
-	"github.com/ejcloud/elasticjob/engine/kube/crd"
 )
 
 // objectNS is where the test's objects live: its scheduler's kube_namespace, where the

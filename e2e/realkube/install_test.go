@@ -21,8 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ejcloud/elasticjob/api/crd"
 	"github.com/ejcloud/elasticjob/e2e/harness"
-	"github.com/ejcloud/elasticjob/engine/kube/crd"
 )
 
 // installNS is the Kubernetes namespace of the default install (deploy/kubernetes/base).

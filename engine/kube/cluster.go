@@ -53,13 +53,17 @@ func NewCluster(cfg Config, reg *registry.Registry) (*Cluster, error) {
 	return &Cluster{cfg: cfg, tails: &Tails{Registry: reg}, frameworkID: reg.FrameworkID}, nil
 }
 
-// Capabilities: tasks survive a scheduler restart (their pods run on; a new term finds them
-// by their framework label); every task has a pod of its own (no executor sharing); logs,
-// sandboxes (pods), the nodes and their capacity can be read.
-func (c *Cluster) Capabilities() engine.Capabilities {
-	return engine.Capabilities{Checkpointing: true, ExecutorSharing: engine.SharesExecutors((*Engine)(nil)), Logs: true, Sandboxes: true,
-		ClusterView: true, Capacity: true}
+// Capabilities is what the Kubernetes engine declares: tasks survive a scheduler restart
+// (their pods run on; a new term finds them by their framework label); every task's pod runs
+// an executor of its own, sized into the pod, that ends with the task (no executor sharing);
+// logs, sandboxes (pods), the nodes and their capacity can be read; a round's pods are
+// created by one Accept at a time.
+func Capabilities() engine.Capabilities {
+	return engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true}
 }
+
+// Capabilities is the Kubernetes engine's (Capabilities).
+func (c *Cluster) Capabilities() engine.Capabilities { return Capabilities() }
 
 // Term is one leader term's engine: current for the API while it runs.
 type Term struct {
@@ -79,7 +83,7 @@ func (c *Cluster) NewTerm(reg *registry.Registry, frameworkID string, log *slog.
 }
 
 // Run runs the term's engine (Engine.Run), current while it runs.
-func (t *Term) Run(ctx context.Context, h engine.AsyncHandler) error {
+func (t *Term) Run(ctx context.Context, h engine.Handler) error {
 	t.c.current.Store(t.Engine)
 	defer t.c.current.CompareAndSwap(t.Engine, nil)
 	return t.Engine.Run(ctx, h)

@@ -50,8 +50,11 @@ func taskPod(kns, app, taskID, node string) *corev1.Pod {
 func TestClusterDeclaresItsCapabilities(t *testing.T) {
 	c, _ := testCluster(t)
 	want := engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true}
-	if got := engine.CapabilitiesOf(c); got != want {
+	if got := c.Capabilities(); got != want {
 		t.Fatalf("%+v, want %+v (no executor sharing: a pod per task)", got, want)
+	}
+	if got := (&Engine{}).Capabilities(); got != want { // one value per engine: the term's Driver too
+		t.Fatalf("the term's engine declares %+v, want %+v", got, want)
 	}
 }
 

@@ -28,7 +28,7 @@ const createWorkers = 8
 // resources plus its share of its app executor's: the launches of one app in one Accept
 // split the executor's cpus and memory equally (the scheduler charges an app's executor
 // once per node and launch round; on Kubernetes every pod runs an executor of its own, which
-// the engine declares with SharesExecutors, so the scheduler charges it again next round).
+// the engine declares in its Capabilities, so the scheduler charges it again next round).
 func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) error {
 	pods, errs, err := e.prepare(offerIDs, launches, refuse)
 	if err != nil {
@@ -112,9 +112,8 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	return pods, errs, nil
 }
 
-// SharesExecutors is false: every task's pod runs an executor of its own, sized into the
-// pod, that ends with the task (engine.ExecutorSharing).
-func (e *Engine) SharesExecutors() bool { return false }
+// Capabilities is the Kubernetes engine's (Capabilities).
+func (e *Engine) Capabilities() engine.Capabilities { return Capabilities() }
 
 // created settles the creations: a pod the API server refused is dropped (the scheduler
 // queues its task again as never started); if it refused every one, Accept fails.
@@ -202,7 +201,7 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 		e.mu.Lock()
 		if t == nil && !e.finished.Has(taskID) {
 			st := engine.Status{TaskID: taskID, State: tstate.Killed, Source: tstate.SourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
-			e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
+			e.post(func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) })
 		}
 		e.mu.Unlock()
 		e.wake()
@@ -252,7 +251,7 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 		out = append(out, e.answer(r.TaskID, e.tasks[r.TaskID]))
 	}
 	for _, st := range out {
-		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) })
+		e.post(func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) })
 	}
 	e.wake()
 	return nil

@@ -64,7 +64,7 @@ type Config struct {
 }
 
 // Engine runs tasks as pods on a Kubernetes cluster: the scheduler's engine.Driver and
-// engine.Inventory. Run feeds the scheduler (its engine.AsyncHandler): offers from the
+// engine.Inventory. Run feeds the scheduler (its engine.Handler): offers from the
 // nodes' free resources, status updates from the executors' reports and the pods' phases.
 // One Engine serves one leader term.
 type Engine struct {
@@ -75,8 +75,8 @@ type Engine struct {
 	offerPrefix string
 
 	mu         sync.Mutex
-	h          engine.AsyncHandler // set by Run
-	subscribed bool                // informers synced, Subscribed sent
+	h          engine.Handler // set by Run
+	subscribed bool           // informers synced, Subscribed sent
 	nodes      map[string]*nodeInfo
 	names      []string             // the nodes' names, sorted (nil: to sort again, nodeNames)
 	usage      map[string]podUsage  // every pod bound to a node (all namespaces), by namespace/name
@@ -151,7 +151,7 @@ func (e *Engine) killGrace() time.Duration {
 
 // Run starts the node and pod informers, tells h Subscribed once they have synced, and
 // then feeds h until ctx ends (nil).
-func (e *Engine) Run(ctx context.Context, h engine.AsyncHandler) error {
+func (e *Engine) Run(ctx context.Context, h engine.Handler) error {
 	e.mu.Lock()
 	e.h = h
 	e.mu.Unlock()
@@ -244,7 +244,7 @@ const stepGap = 10 * time.Millisecond
 
 // loop makes the handler calls the informers, the executors' reports and the driver's
 // calls lead to, from one goroutine, in order.
-func (e *Engine) loop(ctx context.Context, h engine.AsyncHandler) error {
+func (e *Engine) loop(ctx context.Context, h engine.Handler) error {
 	timer := e.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -293,7 +293,7 @@ func (e *Engine) wake() {
 }
 
 // call is a call of the handler, made by the loop.
-type call = func(ctx context.Context, h engine.AsyncHandler)
+type call = func(ctx context.Context, h engine.Handler)
 
 // post queues a handler call for the loop. Called with e.mu held.
 func (e *Engine) post(c call) { e.calls = append(e.calls, c) }

@@ -65,7 +65,6 @@ func (s statusSink) UpdateAsync(_ context.Context, st engine.Status, done func(b
 func (statusSink) Offers(context.Context, []engine.Offer)          {}
 func (statusSink) Subscribed(context.Context, string)              {}
 func (statusSink) Rescinded(context.Context, string)               {}
-func (statusSink) Update(context.Context, engine.Status) error     { return nil }
 func (statusSink) Message(context.Context, string, string, []byte) {}
 func (statusSink) Failure(context.Context, string, string, *int32) {}
 func (statusSink) Disconnected(context.Context, error)             {}

@@ -109,7 +109,7 @@ func (e *Engine) reoffer(now time.Time) (calls []call, next time.Time) {
 		made = append(made, engine.Offer{ID: o.id, AgentID: name, Hostname: name, CPUs: free.cpus, MemMB: free.mem})
 	}
 	if len(made) > 0 {
-		calls = append(calls, func(ctx context.Context, h engine.AsyncHandler) { h.Offers(ctx, made) })
+		calls = append(calls, func(ctx context.Context, h engine.Handler) { h.Offers(ctx, made) })
 	}
 	return calls, next
 }
@@ -120,7 +120,7 @@ func (e *Engine) rescind(o *nodeOffer) []call {
 	if id == "" {
 		return nil
 	}
-	return []call{func(ctx context.Context, h engine.AsyncHandler) { h.Rescinded(ctx, id) }}
+	return []call{func(ctx context.Context, h engine.Handler) { h.Rescinded(ctx, id) }}
 }
 
 // offerOf finds the node of an outstanding offer from its id, "<node>-<prefix>-O<seq>"

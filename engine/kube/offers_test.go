@@ -32,7 +32,7 @@ func node(name string, cpu, mem string, unschedulable bool) *corev1.Node {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 }
 
-type recordingHandler struct{ engine.AsyncHandler }
+type recordingHandler struct{ engine.Handler }
 
 // offered runs a step and returns the offers it made.
 func offered(e *Engine) []engine.Offer {
@@ -51,7 +51,6 @@ type offerSink struct{ out *[]engine.Offer }
 func (s offerSink) Offers(_ context.Context, os []engine.Offer)   { *s.out = append(*s.out, os...) }
 func (offerSink) Subscribed(context.Context, string)              {}
 func (offerSink) Rescinded(context.Context, string)               {}
-func (offerSink) Update(context.Context, engine.Status) error     { return nil }
 func (offerSink) Message(context.Context, string, string, []byte) {}
 func (offerSink) Failure(context.Context, string, string, *int32) {}
 func (offerSink) Disconnected(context.Context, error)             {}
@@ -157,8 +156,8 @@ func TestAcceptSharesTheExecutor(t *testing.T) {
 	}
 	// Every pod runs an executor of its own: the engine declares it (the scheduler charges
 	// the executor again next round) instead of reporting the executor gone.
-	if len(e.calls) != 0 || e.SharesExecutors() || engine.SharesExecutors(e) {
-		t.Errorf("%d queued calls, shares executors %v: want none, and per-task executors declared", len(e.calls), e.SharesExecutors())
+	if len(e.calls) != 0 || e.Capabilities().ExecutorSharing {
+		t.Errorf("%d queued calls, shares executors %v: want none, and per-task executors declared", len(e.calls), e.Capabilities().ExecutorSharing)
 	}
 }
 

@@ -40,7 +40,7 @@ func (e *Engine) Report(_ context.Context, r engine.ExecutorReport) error {
 	}
 	if r.State == "" {
 		node, execID, data := firstOf(t.node, r.AgentID), firstOf(t.execID, r.ExecutorID), r.Data
-		e.post(func(ctx context.Context, h engine.AsyncHandler) { h.Message(ctx, node, execID, data) })
+		e.post(func(ctx context.Context, h engine.Handler) { h.Message(ctx, node, execID, data) })
 		e.wake()
 		return nil
 	}

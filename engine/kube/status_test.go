@@ -89,9 +89,11 @@ func TestRejectedPodIsAPlacementMiss(t *testing.T) {
 	s := scheduler.New(scheduler.Deps{Registry: reg, Driver: nopDriver{}})
 	go func() { _ = s.Run(ctx) }()
 	ps, _ := statusOfPod(pod(corev1.PodFailed, "OutOfcpu"), 64)
-	err := s.Update(ctx, engine.Status{TaskID: tid, AgentID: "n1", State: ps.state, Source: ps.source, Reason: ps.reason, Message: ps.message})
-	if err != nil {
-		t.Fatal(err)
+	handled := make(chan bool, 1)
+	s.UpdateAsync(ctx, engine.Status{TaskID: tid, AgentID: "n1", State: ps.state, Source: ps.source, Reason: ps.reason, Message: ps.message},
+		func(ok bool) { handled <- ok })
+	if !<-handled {
+		t.Fatal("the update was not handled")
 	}
 	q, err := reg.FailoverQueue(ctx)
 	if err != nil || len(q) != 1 || q[0].Job != "j" || q[0].Item != 0 || !q[0].Retry {
@@ -110,3 +112,5 @@ func (nopDriver) Revive(context.Context) error                           { retur
 func (nopDriver) Kill(context.Context, string, string) error             { return nil }
 func (nopDriver) Reconcile(context.Context, []engine.TaskRef) error      { return nil }
 func (nopDriver) Shutdown(context.Context, string, string) error         { return nil }
+func (nopDriver) Capabilities() engine.Capabilities                      { return Capabilities() }
+func (nopDriver) NamespaceCaps([]string) map[string]engine.NamespaceCap  { return nil }

@@ -102,7 +102,7 @@ func (e *Engine) waitNote(t *task) []call {
 	t.waitSent = t.waiting
 	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: tstate.Staging, Source: tstate.SourceAgent,
 		Message: "waiting: " + t.waiting, Timestamp: e.clock.Now()}
-	return []call{func(ctx context.Context, h engine.AsyncHandler) { h.UpdateAsync(ctx, st, func(bool) {}) }}
+	return []call{func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) }}
 }
 
 // send marks st as told and returns the call that tells it.
@@ -110,7 +110,7 @@ func (e *Engine) send(t *task, st engine.Status) call {
 	prev := t.sent
 	t.sent = st.State
 	id := t.id
-	return func(ctx context.Context, h engine.AsyncHandler) {
+	return func(ctx context.Context, h engine.Handler) {
 		h.UpdateAsync(ctx, st, func(handled bool) { e.handled(id, st, prev, handled) })
 	}
 }

@@ -43,14 +43,12 @@ func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []engin
 	return nil
 }
 
-// acceptsInFlight bounds the ACCEPTs a launch round has in flight together (Accepts): each is
-// one HTTP call, the master handles them in its own order, and one for each agent in turn made
-// the round wait for as many round trips as it had agents.
+// acceptsInFlight bounds the ACCEPTs a launch round has in flight together
+// (engine.Capabilities.Accepts): each is one HTTP call, the master handles them in its own
+// order, and one for each agent in turn made the round wait for as many round trips as it had
+// agents. Accept is safe to call for several agents at once: the offers and executors it
+// reads and changes are under the client's lock.
 const acceptsInFlight = 8
-
-// Accepts declares Accept safe to call for several agents at once (engine.ConcurrentAccepts):
-// the offers and executors it reads and changes are under the client's lock.
-func (c *Client) Accepts() int { return acceptsInFlight }
 
 // Decline declines offerIDs; their resources are not offered again for refuse
 // (0: Config.RefuseSeconds; negative: no filter).

@@ -3,7 +3,7 @@
 // Status, Handler) so that the rest of the scheduler never sees protobuf types. This package is
 // the Mesos edge of that vocabulary: it encodes a launch's typed payload (TaskLaunch.Task) as
 // TaskInfo.data, turns the TaskStatus enums into task.State, task.Reason and task.Source of the
-// same names, and declares its executors shared (SharesExecutors). It talks to the embedded single-node master
+// same names, and declares its executors shared (Capabilities). It talks to the embedded single-node master
 // (engine/mesos/embedded) and to a real Apache Mesos 1.x master alike.
 //
 // # Subscription
@@ -58,7 +58,7 @@
 // until it is accepted, declined, rescinded or voided by a disconnection. Accept builds each
 // TaskInfo's resources by carving cpus/mem out of the offer's own resource objects (copying role,
 // reservations and allocation_info), never inventing them. Accept may be called for several
-// agents at once (engine.ConcurrentAccepts: the scheduler keeps up to 8 of a round's ACCEPTs in
+// agents at once (Capabilities().Accepts: the scheduler keeps up to 8 of a round's ACCEPTs in
 // flight, each one HTTP call over a connection of its own); the offers and executors it reads
 // and changes are under the client's lock, the executors indexed by agent, so an ACCEPT touches
 // its own agent's entries only.

@@ -97,36 +97,21 @@ func (s *stream) onError(msg string) error {
 	return fmt.Errorf("%w: %s", ErrMasterError, msg)
 }
 
-// onUpdate passes a status update to the handler and acknowledges it after a nil return (an
-// AsyncHandler's done(true)).
+// onUpdate passes a status update to the handler and acknowledges it once the handler says
+// it is handled (done(true)).
 func (s *stream) onUpdate(ctx context.Context, ev *event) {
 	ts := ev.GetUpdate().Status
 	st := toStatus(ts, ev)
-	if ah, ok := s.h.(engine.AsyncHandler); ok {
-		uuid := ts.UUID
-		ah.UpdateAsync(ctx, st, func(handled bool) {
-			if !handled {
-				s.c.log.Warn("status update not handled, not acknowledged", "task_id", st.TaskID, "state", st.State)
-				return
-			}
-			if len(uuid) > 0 {
-				s.ack(ctx, st, uuid)
-			}
-		})
-		return
-	}
-	if err := s.h.Update(ctx, st); err != nil {
-		s.c.log.Warn("status update not handled, not acknowledged", "task_id", st.TaskID,
-			"state", st.State, "err", err)
-		return
-	}
-	if len(ts.UUID) == 0 {
-		return
-	}
-	if err := s.c.call(ctx, calls.Acknowledge(st.AgentID, st.TaskID, ts.UUID)); err != nil {
-		s.c.log.Warn("acknowledge failed; Mesos will resend the update", "task_id", st.TaskID,
-			"state", st.State, "err", err)
-	}
+	uuid := ts.UUID
+	s.h.UpdateAsync(ctx, st, func(handled bool) {
+		if !handled {
+			s.c.log.Warn("status update not handled, not acknowledged", "task_id", st.TaskID, "state", st.State)
+			return
+		}
+		if len(uuid) > 0 {
+			s.ack(ctx, st, uuid)
+		}
+	})
 }
 
 // toStatus converts a TaskStatus into the engine's terms: its state, reason and source enums

@@ -177,7 +177,3 @@ func (c *Client) loadExecutors(ctx context.Context, sess *session, frameworkID s
 	}
 	return nil
 }
-
-// SharesExecutors is true: on Mesos the tasks of one executor id on one agent run in one
-// executor, which lives on after them until it ends or is shut down (engine.ExecutorSharing).
-func (c *Client) SharesExecutors() bool { return true }

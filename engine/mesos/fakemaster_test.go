@@ -238,15 +238,12 @@ func newRecHandler() *recHandler {
 func (h *recHandler) Subscribed(_ context.Context, id string)    { h.subscribed <- id }
 func (h *recHandler) Offers(_ context.Context, o []engine.Offer) { h.offers <- o }
 func (h *recHandler) Rescinded(_ context.Context, id string)     { h.rescinded <- id }
-func (h *recHandler) Update(_ context.Context, s engine.Status) error {
+func (h *recHandler) UpdateAsync(_ context.Context, s engine.Status, done func(bool)) {
 	h.updates <- s
 	h.mu.Lock()
 	f := h.updateErr
 	h.mu.Unlock()
-	if f != nil {
-		return f(s)
-	}
-	return nil
+	done(f == nil || f(s) == nil)
 }
 func (h *recHandler) Message(_ context.Context, agent, executor string, data []byte) {
 	h.messages <- agent + "/" + executor + "/" + string(data)

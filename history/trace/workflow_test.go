@@ -73,7 +73,7 @@ func TestWorkflowHistoryRows(t *testing.T) {
 			t.Fatalf("node rows %+v", nodes)
 		}
 		// A retry: the run row follows, the retried node gets a second row.
-		retried, _ := workflow.Retry(end, t0.Add(time.Minute))
+		retried, _ := workflow.Retry(end)
 		retried.Version = 4
 		o.RunChanged(end, retried)
 		again, _ := workflow.Step(retried, true, workflow.Input{Now: t0.Add(time.Minute)})

@@ -62,6 +62,22 @@ func TestNothingAboveTheEnginesImportsAnEngine(t *testing.T) {
 	}
 }
 
+// TestEnginesDoNotImportTheAPI: nothing under engine/ reaches package api
+// or a package below it (api/crd among them), directly or through another
+// package of the module. The CRD reconciler and webhook, which register
+// definitions through the API's validation, live in api/crd for that
+// reason; an engine that needs something of the API's gets it as a value
+// from the wiring.
+func TestEnginesDoNotImportTheAPI(t *testing.T) {
+	g := loadGraph(t)
+	if _, ok := g.pkgs["api"]; !ok {
+		t.Fatal("no package api: the test looks at the wrong tree")
+	}
+	for _, chain := range g.reaches("engine", "api") {
+		t.Errorf("%s: nothing under engine/ may import api", chain)
+	}
+}
+
 // TestTheChecksFindViolations runs the checks on a made-up module, so the
 // tests above cannot pass by finding nothing.
 func TestTheChecksFindViolations(t *testing.T) {

@@ -3,11 +3,14 @@
 // decisions: app, jobs, jobs/cron, offers, workflow, engine) import only
 // the standard library and each other, so they stay free of I/O, clocks and
 // drivers and can be table-, property- and scenario-tested; and the history
-// tree (history/...) depends on package scheduler, never the reverse.
+// tree (history/...) depends on package scheduler, never the reverse;
+// nothing above the engines imports an engine, and nothing under engine/
+// imports api.
 //
 // The graph is read from the source with go/build (the non-test files of
 // every package of the module, under the default build context), so the
 // tests need neither the network nor the go command. A new pure package is
 // added to pure in archtest_test.go. TestNoMachinePaths keeps one machine's
-// absolute paths out of the tree.
+// absolute paths out of the tree. pkgdoc_test.go checks that every package
+// has a doc comment and a row in docs/architecture.md's package table.
 package archtest

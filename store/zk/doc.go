@@ -32,42 +32,9 @@
 // reads every node's stat; the notifications that arrive meanwhile are
 // placed exactly against its reads (persist.go). Cost: one server-side
 // watch per root and one map entry per node; a writer's own changes come
-// back as notifications only (no read). A server that answers AddWatch
-// with an error other than a lost connection (a server before 3.6) gets
-// one-shot watches instead, as does Options.OneShotWatches:
-//
-// One-shot watches (watch.go) keep a data watch and a child watch per
-// node (an exists watch on a missing root), re-armed each time one fires.
-// Notifications come from the connection's event callback in server order;
-// one goroutine per Watch applies them to its copy of the subtree (path →
-// version), re-reads what changed and emits the differences. Limits of that
-// approach:
-//   - writes to one node between a notification and the re-read coalesce in
-//     ZooKeeper; the data version counts them, so one EventPut per version is
-//     still reported, but back to back, not interleaved with other nodes'
-//     events; a node created and deleted in between is not reported at all;
-//   - order is the order of notifications; siblings created by one multi
-//     are found by one child listing and reported in name order, not in the
-//     multi's order (one multi has one zxid, so the order is not
-//     recoverable without AddWatch); a new node's subtree is read and
-//     reported whole at the notification that revealed it, before the
-//     notifications queued meanwhile, so every change made before a later
-//     one is reported before it, the children of a new directory included;
-//   - cost is two server-side watches and one map entry per watched node;
-//     starting a Watch reads the whole subtree;
-//   - a deleted node's name is read again when its delete is handled: if
-//     the parent's child watch had fired already, the name may have been
-//     taken again with no notification, and a listing showing it would
-//     have been taken for the deleted node;
-//   - each notification needs a read (which re-arms the watch): the
-//     notifications queued are read up to 1,024 at a time, 64 reads in
-//     flight, and handled in their order with those reads, so the watch
-//     follows a busy writer at the server's read rate, not one round trip
-//     per change;
-//   - a directory of 256 children or more is re-listed at most every 20 ms,
-//     or four times as long as its last listing took (up to 1 s): listing
-//     100,000 names takes tens of milliseconds. Notifications after its
-//     child notification wait for that listing, so events keep their order.
+// back as notifications only (no read). ZooKeeper 3.6 or later is
+// required: on a server without AddWatch, Watch fails with an error
+// wrapping ErrNoPersistentWatches (the store's other calls work).
 //
 // Commit plans with reads (whether a Put's node exists, what a Delete's
 // subtree holds); CommitReportHinted plans from a caller's belief instead

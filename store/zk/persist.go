@@ -61,7 +61,7 @@ type note struct {
 }
 
 // watchPersistent starts a Watch of path on a persistent recursive watch;
-// errNoAddWatch when the server has none.
+// ErrNoPersistentWatches when the server has none.
 func (s *Store) watchPersistent(ctx context.Context, path string) (<-chan store.Event, error) {
 	t := &ptree{s: s, root: path, out: make(chan store.Event, outBuffer), wake: make(chan struct{}, 1), maxPending: maxPending}
 	if s.maxPending > 0 {
@@ -92,7 +92,7 @@ func (t *ptree) push(ev zk.Event) {
 			return
 		}
 	default:
-		return // child notifications are the one-shot watches' of others
+		return // child notifications belong to other users' one-shot watches (Session)
 	}
 	t.inMu.Lock()
 	if len(t.inbox) >= maxInbox {

@@ -56,8 +56,8 @@ type childrenResponse struct {
 
 type emptyResponse struct{}
 
-// errNoAddWatch: the server does not know AddWatch (before 3.6).
-var errNoAddWatch = errors.New("zk store: the server has no persistent recursive watches (ZooKeeper 3.6+)")
+// ErrNoPersistentWatches: the server does not know AddWatch (before 3.6).
+var ErrNoPersistentWatches = errors.New("zk store: the server has no persistent recursive watches (ZooKeeper 3.6+)")
 
 // request sends one request and waits for its reply (or ctx); at, when
 // not nil, runs on the receive loop at the reply (see connRequest).
@@ -78,7 +78,7 @@ func (s *Store) request(ctx context.Context, opcode int32, req, res any, at func
 func (s *Store) addWatch(ctx context.Context, z string, at func()) error {
 	err := s.request(ctx, opAddWatch, &addWatchRequest{Path: z, Mode: addWatchModePersistentRecursive}, &emptyResponse{}, at)
 	if err != nil && ctx.Err() == nil && sentinelOf(err) == nil && !errors.Is(err, zk.ErrNoAuth) {
-		return fmt.Errorf("%w: %w", errNoAddWatch, err) // "unknown error: -6" (unimplemented) from 3.5
+		return fmt.Errorf("%w: %w", ErrNoPersistentWatches, err) // "unknown error: -6" (unimplemented) from 3.5
 	}
 	return err
 }

@@ -29,10 +29,6 @@ type Options struct {
 	Digest         string        // "user:password" for digest auth; empty: world ACL
 	SessionTimeout time.Duration // default 15s
 	Logger         *slog.Logger  // default slog.Default()
-	// OneShotWatches makes Watch keep one-shot watches on every node
-	// (re-read as they fire) instead of one persistent recursive watch per
-	// root. It is what a server before ZooKeeper 3.6 gets anyway.
-	OneShotWatches bool
 }
 
 // Store is a store.KV on ZooKeeper.
@@ -46,7 +42,6 @@ type Store struct {
 	mu           sync.Mutex
 	closed       bool
 	trees        map[watcher]context.CancelFunc
-	oneShot      bool                   // Watch keeps one-shot watches (Options.OneShotWatches, or a server before 3.6)
 	listeners    map[int]func(zk.Event) // session state listeners (Session.OnState)
 	nextListener int
 	chains       map[string]int32 // chain node → its version as the last CommitChain left it (chain.go)
@@ -77,7 +72,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		o.Logger = slog.Default()
 	}
 	s := &Store{root: "/" + ns, log: o.Logger, trees: map[watcher]context.CancelFunc{},
-		acl: zk.WorldACL(zk.PermAll), oneShot: o.OneShotWatches}
+		acl: zk.WorldACL(zk.PermAll)}
 	conn, _, err := zk.Connect(o.Servers, o.SessionTimeout,
 		zk.WithLogger(zkLogger{o.Logger}), zk.WithLogInfo(false), zk.WithEventCallback(s.onEvent))
 	if err != nil {

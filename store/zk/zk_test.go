@@ -68,15 +68,6 @@ func TestConformance(t *testing.T) {
 	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second})
 }
 
-// TestConformanceOneShot runs the suite on the one-shot watches a server
-// before ZooKeeper 3.6 gets (Options.OneShotWatches).
-func TestConformanceOneShot(t *testing.T) {
-	zkServers(t)
-	storetest.RunOptions(t, func(t *testing.T) store.KV {
-		return openTest(t, Options{SessionTimeout: 10 * time.Second, OneShotWatches: true})
-	}, storetest.Options{ManyChildren: 2000, SlowEvents: 2000, Timeout: 20 * time.Second, PerPathOrder: true})
-}
-
 func TestDigestACL(t *testing.T) {
 	ns := uniqueNamespace(t)
 	owner := openTest(t, Options{Namespace: ns, Digest: "ej:secret"})

@@ -277,7 +277,7 @@ func TestRetryRunsFailedNodesAgain(t *testing.T) {
 	if r.run("w", id).State != workflow.RunFailed {
 		t.Fatal("not failed")
 	}
-	if _, err := r.reg.UpdateWorkflowRun(r.ctx, "w", id, func(run workflow.Run) (workflow.Run, error) { return workflow.Retry(run, r.clk.Now()) }); err != nil {
+	if _, err := r.reg.UpdateWorkflowRun(r.ctx, "w", id, workflow.Retry); err != nil {
 		t.Fatal(err)
 	}
 	r.eng.dirty[runRef{"w", id}] = true

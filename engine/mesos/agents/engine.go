@@ -41,8 +41,7 @@ var (
 // Capabilities: every one; executors are shared by the tasks of an app on an agent, and
 // tasks survive restarts when the framework checkpoints.
 func (e *Engine) Capabilities() engine.Capabilities {
-	return engine.Capabilities{Checkpointing: e.Checkpoint, ExecutorSharing: engine.SharesExecutors((*mesos.Client)(nil)), Logs: true, Sandboxes: true,
-		ClusterView: true, Capacity: true}
+	return mesos.Capabilities(e.Checkpoint)
 }
 
 // Agents lists the active agents with their total resources (the master's list, reused for

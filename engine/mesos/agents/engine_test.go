@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/engine/mesos"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -56,10 +57,14 @@ func fakeMesos(t *testing.T, files map[string]string) *httptest.Server {
 
 func TestEngineDeclaresCheckpointingAsConfigured(t *testing.T) {
 	for _, ck := range []bool{true, false} {
-		c := engine.CapabilitiesOf(&Engine{Checkpoint: ck})
-		want := engine.Capabilities{Checkpointing: ck, ExecutorSharing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true}
+		c := (&Engine{Checkpoint: ck}).Capabilities()
+		want := engine.Capabilities{Checkpointing: ck, ExecutorSharing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true, Accepts: 8}
 		if c != want {
 			t.Fatalf("checkpoint %v: %+v, want %+v", ck, c, want)
+		}
+		// One value per engine: the term's Driver declares the same.
+		if d := mesos.New(mesos.Config{NoCheckpoint: !ck}).Capabilities(); d != c {
+			t.Fatalf("checkpoint %v: the client declares %+v, the API side %+v", ck, d, c)
 		}
 	}
 }

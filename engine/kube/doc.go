@@ -1,0 +1,30 @@
+// Package kube is the Kubernetes engine (client-go v0.37.2) behind the
+// engine vocabulary (package engine), so that the scheduler and the launch
+// round do not know which engine they talk to (docs/kubernetes.md).
+//
+// Inventory: informers follow the nodes and this scheduler's pods; a node's
+// allocatable resources minus the requests bound to it are offered with
+// Mesos' semantics (offers.go: offered while there is room and offers are
+// not suppressed; a declined offer comes back when the node changes or its
+// refuse time has passed), so the round's decision is the one it makes on
+// Mesos. Agents lists the usable nodes.
+//
+// Launch: a shard runs in a pod built from the app's and the job's pod
+// templates (podtemplate.go, merged as kubectl patch merges; checked by a
+// server-side dry run, dryrun.go) and confined by default (security.go),
+// bound to the node the round chose or left to kube-scheduler (binding.go).
+// The executor in the pod reports to the scheduler's API with its task's
+// token (reports.go); the pod's phase and its Warning events are the
+// fallback (status.go, events.go). A finished task's pod is deleted once
+// its end is committed (release.go), its log tail kept (tails.go).
+//
+// Namespaces: each scheduler namespace's pods live in a Kubernetes
+// namespace of its own or the default one; a missing namespace or a full
+// ResourceQuota is told to the round before it launches (namespaces.go).
+//
+// Cluster (cluster.go) is the engine for the whole process, leading or
+// not: it builds each term's Engine and answers the API's questions (logs,
+// sandboxes, nodes) on every instance. The CRDs' reconciler and webhook
+// are not here but in api/crd: they register definitions through the
+// API, and nothing under engine/ imports api.
+package kube
