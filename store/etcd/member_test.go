@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"errors"
+	"net/url"
 	"testing"
 	"time"
 
@@ -144,5 +145,24 @@ func TestMemberSettings(t *testing.T) {
 		t.Fatal("an election timeout of two heartbeats was accepted")
 	} else {
 		t.Log(err)
+	}
+}
+
+// A peer URL by DNS name (a StatefulSet pod's stable name) is advertised as
+// it is and listened on every interface at its port; an IP is listened on as
+// it is.
+func TestListenURLOfANamedPeer(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://elasticjob-scheduler-0.elasticjob-scheduler-peers.elasticjob.svc:2380": "http://0.0.0.0:2380",
+		"http://127.0.0.1:2380": "http://127.0.0.1:2380",
+		"http://[::1]:2380":     "http://[::1]:2380",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := listenURL(*u); got.String() != want {
+			t.Errorf("listenURL(%s) = %s, want %s", in, got.String(), want)
+		}
 	}
 }
