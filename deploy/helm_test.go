@@ -168,7 +168,7 @@ func TestHelmChartHA(t *testing.T) {
 		t.Fatalf("render: %v", err)
 	}
 	got, optional, _ := schedulerEnv(t, objs)
-	want, _, _ := schedulerEnv(t, build(t, "kubernetes/ha"))
+	want, _, _ := schedulerEnv(t, build(t, "kubernetes/ha-zookeeper"))
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the chart's HA scheduler env %v\nthe ha overlay's %v", got, want)
 	}
