@@ -33,7 +33,7 @@ type haInstall struct {
 	dir                  string
 	http, client, peer   [3]int
 	password             string
-	scheduler0, recorder string
+	probe                string
 }
 
 func (in *haInstall) write(t *testing.T) {
@@ -65,7 +65,8 @@ func (in *haInstall) write(t *testing.T) {
 	pick := `i=${POD_NAME##*-}; nth() { shift $(( $1 + 1 )); echo $1; }; port=$(nth $i $EJ_HTTP_PORTS); `
 	script := pick + `export ELASTICJOB_HTTP_PORT=$port ELASTICJOB_ADVERTISE_URL=http://127.0.0.1:$port ` +
 		`ELASTICJOB_ETCD_CLIENT_URL=http://127.0.0.1:$(nth $i $EJ_CLIENT_PORTS); exec /elasticjob-scheduler`
-	probe := pick + `wget -q -T 2 -O /dev/null http://127.0.0.1:$port/healthz`
+	probe := pick + `wget -q -O /dev/null http://127.0.0.1:$port/healthz` // busybox wget -T segfaults; the probe has its timeout
+	in.probe = probe
 	k := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
@@ -84,13 +85,13 @@ patches:
       value: [/bin/sh, -c, %q]
     - op: replace
       path: /spec/template/spec/containers/0/startupProbe
-      value: {exec: {command: [/bin/sh, -c, %q]}, periodSeconds: 1, failureThreshold: 300}
+      value: {exec: {command: [/bin/sh, -c, %q]}, periodSeconds: 1, timeoutSeconds: 10, failureThreshold: 300}
     - op: replace
       path: /spec/template/spec/containers/0/readinessProbe
-      value: {exec: {command: [/bin/sh, -c, %q]}, periodSeconds: 1}
+      value: {exec: {command: [/bin/sh, -c, %q]}, periodSeconds: 1, timeoutSeconds: 10}
     - op: replace
       path: /spec/template/spec/containers/0/livenessProbe
-      value: {exec: {command: [/bin/sh, -c, %q]}, periodSeconds: 10, failureThreshold: 6}
+      value: {exec: {command: [/bin/sh, -c, %q]}, periodSeconds: 10, timeoutSeconds: 10, failureThreshold: 6}
 `, rel, tag, script, probe, probe, probe)
 	patch := fmt.Sprintf(`apiVersion: apps/v1
 kind: StatefulSet
@@ -254,7 +255,10 @@ func TestInstalledHA(t *testing.T) {
 		t.Fatalf("kubectl apply -k: %v\n%s", err, out)
 	}
 	if out, err := kubectl(t, "", "-n", installNS, "rollout", "status", "statefulset/elasticjob-scheduler", "--timeout=240s"); err != nil {
-		t.Fatalf("the StatefulSet's rollout: %v\n%s", err, out)
+		t0 := time.Now()
+		probe, perr := kubectl(t, "", "-n", installNS, "exec", "elasticjob-scheduler-0", "--", "/bin/sh", "-c", in.probe+"; echo rc=$?")
+		events, _ := kubectl(t, "", "-n", installNS, "get", "events")
+		t.Fatalf("the StatefulSet's rollout: %v\n%s\nthe probe by hand (%v): %v %s\nevents:\n%s", err, out, time.Since(t0), perr, probe, events)
 	}
 	t.Logf("kubectl apply -k -> 3 scheduler pods Ready: %v", time.Since(start).Round(100*time.Millisecond))
 	var lead int
