@@ -272,13 +272,16 @@ func TestInstalledHA(t *testing.T) {
 		}
 	}
 	s := in.member(t, lead)
+	// Job names of this run's own: the recorder outlives a test (-count=2 runs it again).
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	tickJob, probeJob := "tick-"+suffix, "probe-"+suffix
 	adds := watchPodAdds(t)
 	s.publishApp("rec", false)
-	tick := transient("tick", "rec", 1, "sleep 0")
+	tick := transient(tickJob, "rec", 1, "sleep 0")
 	tick["cron"] = "0/2 * * * * ?"
 	s.register(tick)
-	s.register(transient("probe", "rec", 1, "sleep 0"))
-	eventually(t, waitLong, func() bool { return rec.count("tick", "end") >= 2 }, "the cron job to run twice")
+	s.register(transient(probeJob, "rec", 1, "sleep 0"))
+	eventually(t, waitLong, func() bool { return rec.count(tickJob, "end") >= 2 }, "the cron job to run twice")
 
 	survivor := (lead + 1) % 3
 	pid := schedulerPid(t, fmt.Sprintf("elasticjob-scheduler-%d", lead))
@@ -289,22 +292,22 @@ func TestInstalledHA(t *testing.T) {
 	// A trigger sent to a survivor every 100 ms until one is taken: it reaches a leader once
 	// there is one (a standby forwards it), and the new leader launches it.
 	eventually(t, waitLong, func() bool {
-		code, _ := in.member(t, survivor).api().Do(http.MethodPost, "/api/job/trigger", "probe")
+		code, _ := in.member(t, survivor).api().Do(http.MethodPost, "/api/job/trigger", probeJob)
 		return code/100 == 2
 	}, "a trigger to be taken after the kill")
-	eventually(t, waitLong, func() bool { return !adds.firstAfter("probe", killed).IsZero() }, "the new leader to launch the trigger")
-	took := adds.firstAfter("probe", killed).Sub(killed)
+	eventually(t, waitLong, func() bool { return !adds.firstAfter(probeJob, killed).IsZero() }, "the new leader to launch the trigger")
+	took := adds.firstAfter(probeJob, killed).Sub(killed)
 	var newLead int
 	eventually(t, waitLong, func() bool { newLead = in.leader(t, lead); return newLead >= 0 }, "a new leader")
 	if newLead == lead {
 		t.Errorf("elasticjob-scheduler-%d leads again", lead)
 	}
-	eventually(t, waitLong, func() bool { return !adds.firstAfter("tick", killed).IsZero() }, "the cron job's first launch after the kill")
-	cronTook := adds.firstAfter("tick", killed).Sub(killed)
+	eventually(t, waitLong, func() bool { return !adds.firstAfter(tickJob, killed).IsZero() }, "the cron job's first launch after the kill")
+	cronTook := adds.firstAfter(tickJob, killed).Sub(killed)
 	t.Logf("takeover on Kubernetes (3 pods, etcd lease 1 s): kill -9 of elasticjob-scheduler-%d's scheduler -> first launch by elasticjob-scheduler-%d: %v (a trigger retried every 100 ms); the cron job's next pod (every 2 s): %v",
 		lead, newLead, took.Round(time.Millisecond), cronTook.Round(time.Millisecond))
-	before := rec.count("tick", "end")
-	eventually(t, waitLong, func() bool { return rec.count("tick", "end") >= before+3 }, "the cron job to keep firing under the new leader")
+	before := rec.count(tickJob, "end")
+	eventually(t, waitLong, func() bool { return rec.count(tickJob, "end") >= before+3 }, "the cron job to keep firing under the new leader")
 	if out, err := kubectl(t, "", "-n", installNS, "rollout", "status", "statefulset/elasticjob-scheduler", "--timeout=180s"); err != nil {
 		t.Errorf("the killed member does not come back: %v\n%s", err, out)
 	}
@@ -315,19 +318,19 @@ func TestInstalledHA(t *testing.T) {
 
 	// Nothing ran twice: each task started once, and no more runs than the cron's fire times
 	// between the first start and now (one every 2 s).
-	evs := rec.events("tick")
+	evs := rec.events(tickJob)
 	for task, e := range evs {
 		if n := strings.Count(strings.Join(e, ","), "start"); n != 1 {
 			t.Errorf("task %s started %d times: %v", task, n, e)
 		}
 	}
-	first := adds.firstAfter("tick", start)
+	first := adds.firstAfter(tickJob, start)
 	if fires := int(time.Since(first)/(2*time.Second)) + 1; len(evs) > fires {
 		t.Errorf("%d runs of the cron job in %v: more than its %d fire times", len(evs), time.Since(first).Round(time.Second), fires)
 	}
-	eventually(t, waitLong, func() bool { return rec.count("probe", "end") >= 1 }, "the trigger's run to end")
-	if n := rec.count("probe", "start"); n != 1 {
+	eventually(t, waitLong, func() bool { return rec.count(probeJob, "end") >= 1 }, "the trigger's run to end")
+	if n := rec.count(probeJob, "start"); n != 1 {
 		t.Errorf("the trigger after the kill ran %d times, want 1", n)
 	}
-	t.Logf("the cron job: %d runs, each once; the new leader's history shows %d ended", len(evs), len(in.member(t, newLead).ended("tick")))
+	t.Logf("the cron job: %d runs, each once; the new leader's history shows %d ended", len(evs), len(in.member(t, newLead).ended(tickJob)))
 }
