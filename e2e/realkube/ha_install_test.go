@@ -30,10 +30,10 @@ import (
 // ordinal, from lists; the API server on 127.0.0.1; the etcd peers on 127.0.0.1, as there is no
 // cluster DNS for the pods' stable names; exec probes on each pod's own port; the imported image).
 type haInstall struct {
-	dir                  string
-	http, client, peer   [3]int
-	password             string
-	probe                string
+	dir                string
+	http, client, peer [3]int
+	password           string
+	probe              string
 }
 
 func (in *haInstall) write(t *testing.T) {
