@@ -5,10 +5,11 @@
 // promtool in scripts/test.sh; prometheus/prometheus.yml is an example
 // scrape configuration loading them), and the Kubernetes install
 // (kubernetes/base, a kustomize base that runs on its own; kubernetes/ha,
-// the overlay with ZooKeeper and MySQL; helm/elasticjob, the same as a Helm
-// chart; docs/kubernetes.md). The package's tests check that every metric the
+// three schedulers as a StatefulSet on the etcd registry and nothing else;
+// kubernetes/ha-zookeeper, the compatibility overlay with ZooKeeper and
+// MySQL; helm/elasticjob, the same as a Helm chart; docs/kubernetes.md). The package's tests check that every metric the
 // dashboard and the alerts query is one the scheduler exports, that the CRDs
-// are the REST API's fields, that both kustomizations build into a
+// are the REST API's fields, that the kustomizations build into a
 // configuration the scheduler accepts, and that the chart, rendered and
 // linted by Helm's own code, is the base and the ha overlay's scheduler.
 package deploy

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -158,7 +159,79 @@ func TestHelmChartIsTheKustomizeBase(t *testing.T) {
 	}
 }
 
-// With a ZooKeeper and a MySQL the chart is the ha overlay's scheduler: three replicas rolling
+// replicas: 3 and nothing else is the ha overlay: the same objects, a StatefulSet of the same
+// shape (parallel start, rolling one at a time, a claim each, the peers' headless Service), the
+// same scheduler settings (an etcd member per pod, its peers the pods' stable names), a
+// disruption budget keeping a quorum; and Helm's linter finds nothing to say. Five replicas name
+// five peers.
+func TestHelmChartHAEtcd(t *testing.T) {
+	objs, maps, err := render(t, map[string]any{"replicas": 3})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	ha := build(t, "kubernetes/ha")
+	for k := range ha {
+		if _, ok := objs[k]; !ok && k != "Namespace/elasticjob" {
+			t.Errorf("the chart has no %s", k)
+		}
+	}
+	for k := range objs {
+		if _, ok := ha[k]; !ok {
+			t.Errorf("the chart has %s, the ha overlay does not", k)
+		}
+	}
+	want, _, wantImg := schedulerEnv(t, ha)
+	got, optional, img := schedulerEnv(t, objs)
+	if !reflect.DeepEqual(got, want) || img != wantImg {
+		t.Errorf("the chart's scheduler: image %q env %v\nthe ha overlay's: image %q env %v", img, got, wantImg, want)
+	}
+	if o := optional["ELASTICJOB_AUTH_PASSWORD"]; o == nil || *o {
+		t.Error("with several replicas the admin password must come from the Secret")
+	}
+	s, h := objs["StatefulSet/elasticjob-scheduler"], ha["StatefulSet/elasticjob-scheduler"]
+	if s.Spec.Replicas == nil || *s.Spec.Replicas != 3 || s.Spec.PodManagementPolicy != h.Spec.PodManagementPolicy || s.Spec.UpdateStrategy != h.Spec.UpdateStrategy ||
+		s.Spec.ServiceName != h.Spec.ServiceName || len(s.Spec.VolumeClaimTemplates) != 1 || s.Spec.VolumeClaimTemplates[0].Metadata.Name != "data" {
+		t.Errorf("the chart's StatefulSet %+v\nthe ha overlay's %+v", s.Spec, h.Spec)
+	}
+	c, hc := s.Spec.Template.Spec.Containers[0], h.Spec.Template.Spec.Containers[0]
+	if !reflect.DeepEqual(c.Ports, hc.Ports) || !reflect.DeepEqual(c.StartupProbe, hc.StartupProbe) || !reflect.DeepEqual(c.ReadinessProbe, hc.ReadinessProbe) ||
+		!reflect.DeepEqual(c.LivenessProbe, hc.LivenessProbe) {
+		t.Errorf("the chart's ports and probes differ from the ha overlay's:\n%+v\n%+v", c, hc)
+	}
+	gha := generic(t, "kubernetes/ha")
+	for _, k := range []string{"Service/elasticjob-scheduler-peers", "Service/elasticjob-scheduler"} {
+		if !reflect.DeepEqual(maps[k]["spec"], gha[k]["spec"]) {
+			t.Errorf("%s: the chart's differs from the ha overlay's\nchart: %v\nha:    %v", k, maps[k]["spec"], gha[k]["spec"])
+		}
+	}
+	if p := objs["PodDisruptionBudget/elasticjob-scheduler"]; p.Spec.MinAvailable == nil || *p.Spec.MinAvailable != 2 {
+		t.Errorf("the disruption budget keeps %v, want 2", count(p.Spec.MinAvailable))
+	}
+	l := lint.AllWithKubeVersion(chartDir, map[string]any{"replicas": 3}, "elasticjob", &kube137)
+	for _, m := range l.Messages {
+		if m.Severity >= support.WarningSev {
+			t.Errorf("helm lint (replicas 3): %s", m)
+		}
+	}
+
+	objs, _, err = render(t, map[string]any{"replicas": 5, "persistence": map[string]any{"storageClass": "local-path"}})
+	if err != nil {
+		t.Fatalf("render 5: %v", err)
+	}
+	env, _, _ := schedulerEnv(t, objs)
+	if cfg := loads(t, "helm 5", env); len(cfg.EtcdPeers()) != 5 || cfg.EtcdPeers()[4].URL != "http://elasticjob-scheduler-4.elasticjob-scheduler-peers.elasticjob.svc:2380" {
+		t.Errorf("five replicas' peers %v", cfg.EtcdPeers())
+	}
+	if _, m, _ := render(t, map[string]any{"replicas": 5, "persistence": map[string]any{"storageClass": "local-path"}}); !strings.Contains(
+		fmtAny(m["StatefulSet/elasticjob-scheduler"]["spec"]), "storageClassName:local-path") {
+		t.Error("persistence.storageClass does not reach the claims' template")
+	}
+}
+
+// fmtAny is a value as fmt prints it.
+func fmtAny(v any) string { return fmt.Sprint(v) }
+
+// With a ZooKeeper and a MySQL the chart is the ha-zookeeper overlay's scheduler: three replicas rolling
 // one at a time, no claim, the admin password required from the Secret, a disruption budget.
 func TestHelmChartHA(t *testing.T) {
 	zk := "zk-0.zk.elasticjob.svc:2181,zk-1.zk.elasticjob.svc:2181,zk-2.zk.elasticjob.svc:2181"
@@ -168,7 +241,7 @@ func TestHelmChartHA(t *testing.T) {
 		t.Fatalf("render: %v", err)
 	}
 	got, optional, _ := schedulerEnv(t, objs)
-	want, _, _ := schedulerEnv(t, build(t, "kubernetes/ha"))
+	want, _, _ := schedulerEnv(t, build(t, "kubernetes/ha-zookeeper"))
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the chart's HA scheduler env %v\nthe ha overlay's %v", got, want)
 	}
@@ -197,7 +270,8 @@ func TestHelmChartRefusesBadValues(t *testing.T) {
 		vals map[string]any
 		want string
 	}{
-		{map[string]any{"replicas": 2}, "replicas > 1 needs registry.zookeeper"},
+		{map[string]any{"replicas": 2}, "replicas 2: the replicated schedulers' etcd members need an odd count (3 or 5)"},
+		{map[string]any{"replicas": 0}, "replicas 0: at least 1"},
 		{map[string]any{"kube": map[string]any{"binding": "nodeName"}}, `kube.binding "nodeName": use direct or kube-scheduler`},
 		{map[string]any{"kube": map[string]any{"crds": false}}, "kube.webhook needs kube.crds"},
 	} {

@@ -40,10 +40,21 @@ type object struct {
 	Kind     string
 	Metadata struct{ Name, Namespace string }
 	Spec     struct {
-		Replicas    *int
-		ServiceName string `yaml:"serviceName"`
-		Strategy    struct{ Type string }
-		Template    struct {
+		Replicas                 *int
+		ServiceName              string `yaml:"serviceName"`
+		PodManagementPolicy      string `yaml:"podManagementPolicy"`
+		ClusterIP                string `yaml:"clusterIP"`
+		PublishNotReadyAddresses bool   `yaml:"publishNotReadyAddresses"`
+		MinAvailable             *int   `yaml:"minAvailable"`
+		Strategy                 struct{ Type string }
+		UpdateStrategy           struct{ Type string } `yaml:"updateStrategy"`
+		VolumeClaimTemplates     []struct {
+			Metadata struct{ Name string }
+			Spec     struct {
+				AccessModes []string `yaml:"accessModes"`
+			}
+		} `yaml:"volumeClaimTemplates"`
+		Template struct {
 			Spec struct {
 				ServiceAccountName string `yaml:"serviceAccountName"`
 				Containers         []struct {
@@ -55,8 +66,18 @@ type object struct {
 								Name, Key string
 								Optional  *bool
 							} `yaml:"secretKeyRef"`
+							FieldRef *struct {
+								FieldPath string `yaml:"fieldPath"`
+							} `yaml:"fieldRef"`
 						} `yaml:"valueFrom"`
 					}
+					Ports []struct {
+						Name          string
+						ContainerPort int `yaml:"containerPort"`
+					}
+					StartupProbe   map[string]any `yaml:"startupProbe"`
+					ReadinessProbe map[string]any `yaml:"readinessProbe"`
+					LivenessProbe  map[string]any `yaml:"livenessProbe"`
 				}
 				Volumes []struct {
 					Name                  string
@@ -118,8 +139,11 @@ func build(t *testing.T, dir string) map[string]object {
 func schedulerEnv(t *testing.T, objs map[string]object) (map[string]string, map[string]*bool, string) {
 	t.Helper()
 	d, ok := objs["Deployment/elasticjob-scheduler"]
+	if !ok {
+		d, ok = objs["StatefulSet/elasticjob-scheduler"]
+	}
 	if !ok || len(d.Spec.Template.Spec.Containers) != 1 {
-		t.Fatalf("no Deployment elasticjob-scheduler with one container")
+		t.Fatalf("no Deployment or StatefulSet elasticjob-scheduler with one container")
 	}
 	c := d.Spec.Template.Spec.Containers[0]
 	env, optional := map[string]string{}, map[string]*bool{}
@@ -129,6 +153,8 @@ func schedulerEnv(t *testing.T, objs map[string]object) (map[string]string, map[
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 			v = "secret:" + e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
 			optional[e.Name] = e.ValueFrom.SecretKeyRef.Optional
+		} else if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
+			v = "elasticjob-scheduler-1" // the pod's name: a StatefulSet's second pod
 		} else if e.ValueFrom != nil {
 			v = "10.0.0.7" // a field: the pod's IP
 		}
@@ -218,11 +244,85 @@ func TestKustomizeBase(t *testing.T) {
 	}
 }
 
-// The ha overlay builds: three replicas on ZooKeeper (the ensemble it runs, by its pods'
-// names) and MySQL (the Service it runs), no claim for the scheduler, the admin password
-// required from the Secret (every replica must share it).
+// The ha overlay builds three schedulers and nothing else: a StatefulSet started in parallel,
+// rolled one pod at a time, a claim per pod; each pod an etcd member (registry=etcd) named as its
+// pod, its peers the three pods' stable names under the headless Service (published before they
+// are ready: members find each other to become ready); the admin password required from the
+// Secret (every replica must share it); a start long enough to wait for a quorum; a disruption
+// budget keeping two. No ZooKeeper, no MySQL, no Deployment, no shared claim.
 func TestKustomizeHA(t *testing.T) {
 	objs := build(t, "kubernetes/ha")
+	for k := range objs {
+		if strings.Contains(k, "zk") || strings.Contains(k, "mysql") || k == "Deployment/elasticjob-scheduler" || k == "PersistentVolumeClaim/elasticjob-data" {
+			t.Errorf("the ha overlay has %s", k)
+		}
+	}
+	s, ok := objs["StatefulSet/elasticjob-scheduler"]
+	if !ok {
+		t.Fatal("no StatefulSet elasticjob-scheduler")
+	}
+	if s.Spec.Replicas == nil || *s.Spec.Replicas != 3 || s.Spec.PodManagementPolicy != "Parallel" || s.Spec.UpdateStrategy.Type != "RollingUpdate" ||
+		s.Spec.ServiceName != "elasticjob-scheduler-peers" || s.Spec.Template.Spec.ServiceAccountName != "elasticjob-scheduler" {
+		t.Errorf("replicas %v, pod management %q, update %q, service %q, account %q: want 3, Parallel, RollingUpdate, elasticjob-scheduler-peers, elasticjob-scheduler",
+			count(s.Spec.Replicas), s.Spec.PodManagementPolicy, s.Spec.UpdateStrategy.Type, s.Spec.ServiceName, s.Spec.Template.Spec.ServiceAccountName)
+	}
+	if v := s.Spec.VolumeClaimTemplates; len(v) != 1 || v[0].Metadata.Name != "data" || len(v[0].Spec.AccessModes) != 1 || v[0].Spec.AccessModes[0] != "ReadWriteOnce" {
+		t.Errorf("volume claim templates %+v: want one, data, ReadWriteOnce", v)
+	}
+	peers := objs["Service/elasticjob-scheduler-peers"]
+	if peers.Spec.ClusterIP != "None" || !peers.Spec.PublishNotReadyAddresses {
+		t.Errorf("the peers' Service: clusterIP %q, publishNotReadyAddresses %v: want headless, published before ready", peers.Spec.ClusterIP, peers.Spec.PublishNotReadyAddresses)
+	}
+	if _, ok := objs["Service/elasticjob-scheduler"]; !ok {
+		t.Error("no client Service elasticjob-scheduler")
+	}
+	if pdb := objs["PodDisruptionBudget/elasticjob-scheduler"]; pdb.Spec.MinAvailable == nil || *pdb.Spec.MinAvailable != 2 {
+		t.Errorf("the disruption budget keeps %v, want 2 (a quorum)", count(pdb.Spec.MinAvailable))
+	}
+	c0 := s.Spec.Template.Spec.Containers[0]
+	if c0.StartupProbe == nil || c0.ReadinessProbe == nil || c0.LivenessProbe == nil {
+		t.Fatal("the scheduler needs startup, readiness and liveness probes")
+	}
+	if p, f := c0.StartupProbe["periodSeconds"], c0.StartupProbe["failureThreshold"]; p == nil || f == nil || toInt(p)*toInt(f) < 300 {
+		t.Errorf("the startup probe gives %v × %v s: want at least the 5 minutes a member waits for its quorum", p, f)
+	}
+	peerPort := false
+	for _, p := range c0.Ports {
+		peerPort = peerPort || (p.Name == "etcd-peer" && p.ContainerPort == 2380)
+	}
+	if !peerPort {
+		t.Errorf("ports %+v: want etcd-peer 2380", c0.Ports)
+	}
+	env, optional, img := schedulerEnv(t, objs)
+	if o := optional["ELASTICJOB_AUTH_PASSWORD"]; o == nil || *o {
+		t.Error("the admin password must come from the Secret in ha")
+	}
+	if img != env["ELASTICJOB_KUBE_EXECUTOR_IMAGE"] {
+		t.Errorf("image %q, executor image %q: want one", img, env["ELASTICJOB_KUBE_EXECUTOR_IMAGE"])
+	}
+	c := loads(t, "ha", env)
+	if c.ZKServers != "" || c.RDBURL != "" || c.DataDir != "/data" {
+		t.Errorf("zk %q, history %q, data %q: want neither ZooKeeper nor MySQL, the data on the claim", c.ZKServers, c.RDBURL, c.DataDir)
+	}
+	if c.EtcdMemberName() != "elasticjob-scheduler-1" || len(c.EtcdPeers()) != 3 || len(c.EtcdEndpoints()) != 0 {
+		t.Errorf("member %q, peers %v, endpoints %v: want the pod's name among three embedded members", c.EtcdMemberName(), c.EtcdPeers(), c.EtcdEndpoints())
+	}
+	for i, p := range c.EtcdPeers() {
+		name := "elasticjob-scheduler-" + strconv.Itoa(i)
+		if p.Name != name || p.URL != "http://"+name+".elasticjob-scheduler-peers.elasticjob.svc:2380" {
+			t.Errorf("peer %d: %+v, want %s at its stable name under the peers' Service", i, p, name)
+		}
+	}
+	if u := c.EtcdPeerURL(); u != "http://elasticjob-scheduler-1.elasticjob-scheduler-peers.elasticjob.svc:2380" {
+		t.Errorf("this member's peer URL %q", u)
+	}
+}
+
+// The ha-zookeeper overlay, the compatibility shape, builds: three replicas on ZooKeeper (the
+// ensemble it runs, by its pods' names) and MySQL (the Service it runs), no claim for the
+// scheduler, the admin password required from the Secret (every replica must share it).
+func TestKustomizeHAZooKeeper(t *testing.T) {
+	objs := build(t, "kubernetes/ha-zookeeper")
 	d := objs["Deployment/elasticjob-scheduler"]
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 || d.Spec.Strategy.Type != "RollingUpdate" {
 		t.Errorf("replicas %v strategy %q: want 3, RollingUpdate", count(d.Spec.Replicas), d.Spec.Strategy.Type)
@@ -256,4 +356,19 @@ func TestKustomizeHA(t *testing.T) {
 	if env["ELASTICJOB_EVENT_TRACE_RDB_PASSWORD"] != "secret:elasticjob-scheduler/event_trace_rdb_password" {
 		t.Errorf("the history password comes from %q", env["ELASTICJOB_EVENT_TRACE_RDB_PASSWORD"])
 	}
+}
+
+// toInt is a YAML number as an int.
+func toInt(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case int64:
+		return int(n)
+	case uint64:
+		return int(n)
+	case float64:
+		return int(n)
+	}
+	return 0
 }

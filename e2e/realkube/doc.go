@@ -31,7 +31,10 @@
 // test-only overlay (install_test.go: the scheduler in a pod of its Deployment, on a claim,
 // running jobs with Secrets, ConfigMaps, a service account and a claim of their own, the
 // objects applied with kubectl, and upgraded to kube_binding=kube-scheduler by applying
-// again; the test runs the few kube-controller-manager controllers an install needs).
+// again; the test runs the few kube-controller-manager controllers an install needs); and the
+// HA install, deploy/kubernetes/ha (ha_install_test.go: three schedulers of a StatefulSet on the
+// etcd registry, a claim each; the leader's scheduler killed with SIGKILL, another leads and
+// launches, the cron job keeps firing with nothing run twice, the killed member rejoins).
 //
 // Run with `go test -race -count=1 ./e2e/realkube/` as root (make test runs it with the
 // other tiers; scripts/test.sh installs runc, containernetworking-plugins, xz-utils, bc and

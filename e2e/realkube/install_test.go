@@ -341,7 +341,7 @@ func secretsAndIdentity(t *testing.T, s *scheduler) {
 }
 
 // startControllers runs, for this test, the controllers of kube-controller-manager an
-// install needs that the tier's cluster runs without: Deployments and ReplicaSets, volume
+// install needs that the tier's cluster runs without: Deployments, ReplicaSets and StatefulSets, volume
 // binding and protection, the default service account and the root CA map a token needs, namespace
 // deletion and garbage collection (to uninstall).
 func startControllers(t *testing.T) {
@@ -357,7 +357,7 @@ func startControllers(t *testing.T) {
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(harness.FreePort(t)), "--leader-elect=false",
 		"--use-service-account-credentials=true", "--root-ca-file", filepath.Join(run, "pki/ca.crt"),
 		"--service-account-private-key-file", filepath.Join(run, "pki/sa.key"), "--profiling=false",
-		"--controllers", "deployment-controller,replicaset-controller,persistentvolume-binder-controller,persistentvolume-protection-controller,"+
+		"--controllers", "deployment-controller,replicaset-controller,statefulset-controller,persistentvolume-binder-controller,persistentvolume-protection-controller,"+
 			"persistentvolumeclaim-protection-controller,root-ca-certificate-publisher-controller,serviceaccount-controller,namespace-controller,garbage-collector-controller")
 	p := harness.Start(t, "kube-controller-manager", filepath.Join(t.TempDir(), "kcm.log"), cmd)
 	t.Cleanup(func() {

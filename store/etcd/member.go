@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -165,7 +166,7 @@ func (c MemberConfig) embed() (*embed.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd member %s: client URL: %w", c.Name, err)
 	}
-	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{listenURL(*pu)}, []url.URL{*pu}
 	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	ec.InitialCluster, ec.InitialClusterToken = clusterString(c.InitialCluster), c.ClusterToken
 	ec.ClusterState = embed.ClusterStateFlagNew
@@ -191,6 +192,17 @@ func (c MemberConfig) embed() (*embed.Config, error) {
 		return nil, fmt.Errorf("etcd member %s: %w", c.Name, err)
 	}
 	return ec, nil
+}
+
+// listenURL is where a member listens for u: u itself when its host is an
+// IP address, else every interface on u's port (a peer URL by DNS name, a
+// StatefulSet pod's stable name, is advertised but cannot be bound).
+func listenURL(u url.URL) url.URL {
+	if net.ParseIP(u.Hostname()) != nil {
+		return u
+	}
+	u.Host = net.JoinHostPort("0.0.0.0", u.Port())
+	return u
 }
 
 // claimDir refuses a data directory that another cluster's (or another

@@ -2,6 +2,9 @@ package etcd
 
 import (
 	"errors"
+	"fmt"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +147,49 @@ func TestMemberSettings(t *testing.T) {
 		t.Fatal("an election timeout of two heartbeats was accepted")
 	} else {
 		t.Log(err)
+	}
+}
+
+// A peer URL by DNS name (a StatefulSet pod's stable name) is advertised as
+// it is and listened on every interface at its port; an IP is listened on as
+// it is.
+func TestListenURLOfANamedPeer(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://elasticjob-scheduler-0.elasticjob-scheduler-peers.elasticjob.svc:2380": "http://0.0.0.0:2380",
+		"http://127.0.0.1:2380": "http://127.0.0.1:2380",
+		"http://[::1]:2380":     "http://[::1]:2380",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := listenURL(*u); got.String() != want {
+			t.Errorf("listenURL(%s) = %s, want %s", in, got.String(), want)
+		}
+	}
+}
+
+// The embedded member's configuration of a StatefulSet pod (its peers by
+// stable DNS names, deploy/kubernetes/ha) is one etcd accepts: it advertises
+// the names and listens on every interface at its port.
+func TestEmbedConfigOfNamedPeers(t *testing.T) {
+	peers := []Peer{}
+	for i := range 3 {
+		name := fmt.Sprintf("elasticjob-scheduler-%d", i)
+		peers = append(peers, Peer{Name: name, URL: "http://" + name + ".elasticjob-scheduler-peers.elasticjob.svc:2380"})
+	}
+	c := MemberConfig{Name: peers[1].Name, Dir: t.TempDir(), PeerURL: peers[1].URL, ClientURL: "http://127.0.0.1:2379", InitialCluster: peers}
+	if err := c.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	ec, err := c.embed()
+	if err != nil {
+		t.Fatalf("etcd refuses the named peers: %v", err)
+	}
+	if l, a := ec.ListenPeerUrls[0].String(), ec.AdvertisePeerUrls[0].String(); l != "http://0.0.0.0:2380" || a != peers[1].URL {
+		t.Errorf("listen %s, advertise %s: want every interface at 2380, the stable name", l, a)
+	}
+	if !strings.Contains(ec.InitialCluster, peers[2].Name+"="+peers[2].URL) {
+		t.Errorf("initial cluster %s", ec.InitialCluster)
 	}
 }

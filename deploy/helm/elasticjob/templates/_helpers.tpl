@@ -14,8 +14,11 @@ elasticjob-scheduler.{{ .Release.Namespace }}.svc
 {{- end -}}
 {{/* Settings that cannot work together fail the render with the reason. */}}
 {{- define "elasticjob.check" -}}
-{{- if and (gt (int .Values.replicas) 1) (not .Values.registry.zookeeper) -}}
-{{- fail "replicas > 1 needs registry.zookeeper: the embedded store has one writer" -}}
+{{- if lt (int .Values.replicas) 1 -}}
+{{- fail (printf "replicas %d: at least 1" (int .Values.replicas)) -}}
+{{- end -}}
+{{- if and (gt (int .Values.replicas) 1) (not .Values.registry.zookeeper) (eq (mod (int .Values.replicas) 2) 0) -}}
+{{- fail (printf "replicas %d: the replicated schedulers' etcd members need an odd count (3 or 5) to keep a quorum through a loss; or set registry.zookeeper" (int .Values.replicas)) -}}
 {{- end -}}
 {{- if not (has .Values.kube.binding (list "direct" "kube-scheduler")) -}}
 {{- fail (printf "kube.binding %q: use direct or kube-scheduler" .Values.kube.binding) -}}
@@ -23,4 +26,13 @@ elasticjob-scheduler.{{ .Release.Namespace }}.svc
 {{- if and .Values.kube.webhook (not .Values.kube.crds) -}}
 {{- fail "kube.webhook needs kube.crds: the webhook validates the Cloud* objects" -}}
 {{- end -}}
+{{- end -}}
+{{/* etcd_peers of replicas > 1 on etcd: every pod's stable name under the peers' Service. */}}
+{{- define "elasticjob.etcdPeers" -}}
+{{- $ns := .Release.Namespace -}}
+{{- $peers := list -}}
+{{- range $i := until (int .Values.replicas) -}}
+{{- $peers = append $peers (printf "elasticjob-scheduler-%d=http://elasticjob-scheduler-%d.elasticjob-scheduler-peers.%s.svc:2380" $i $i $ns) -}}
+{{- end -}}
+{{- join "," $peers -}}
 {{- end -}}
