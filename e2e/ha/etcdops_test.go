@@ -139,8 +139,35 @@ func TestEtcdHistoryAcrossTakeover(t *testing.T) {
 		} else {
 			t.Logf("%s's history: %d executions, one per run", in.name, len(rows))
 		}
+		// The task results counted as the log was applied: every run a
+		// success, once, on every replica.
+		var success, failed int
+		if !poll(waitLong, func() bool {
+			success, failed = in.taskResults()
+			return success == len(rs) && failed == 0
+		}) {
+			t.Errorf("%s's task-result statistics: %d successes, %d failures; want the %d runs' successes", in.name, success, failed, len(rs))
+		}
 	}
 	c.checkSettled()
+}
+
+// taskResults sums in's task-result statistics of the last week (hours,
+// the current one from its minutes); -1s when it did not answer.
+func (in *instance) taskResults() (success, failed int) {
+	code, out, _, err := in.request(http.MethodGet, "/api/job/statistics/tasks/results?since=lastWeek", nil)
+	var pts []struct {
+		SuccessCount int `json:"successCount"`
+		FailedCount  int `json:"failedCount"`
+	}
+	if err != nil || code != http.StatusOK || json.Unmarshal(out, &pts) != nil {
+		return -1, -1
+	}
+	for _, p := range pts {
+		success += p.SuccessCount
+		failed += p.FailedCount
+	}
+	return success, failed
 }
 
 // ejctl runs bin/ejctl against in and returns its standard output.
