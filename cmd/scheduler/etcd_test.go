@@ -120,7 +120,7 @@ func TestEtcdHistoryAndOperations(t *testing.T) {
 	wcancel()
 	stop()
 	<-done
-	closeTrace(tw)
+	closeTrace(tw, true)
 	if werr != nil {
 		t.Fatalf("the replica applied nothing of the log: %v", werr)
 	}

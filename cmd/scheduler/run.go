@@ -106,7 +106,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	if _, solo := lead.(*election.Solo); !solo && tw != nil && tw.Dialect() != "mysql" && hl == nil {
 		log.Warn("cluster mode with the embedded history database: each instance keeps only the history of its own terms as leader; set event_trace_rdb_driver=mysql to share one")
 	}
-	defer closeTrace(tw)
+	defer func() { closeTrace(tw, hl != nil) }()
 	reg := registry.New(kv) // the API's: fenced with whatever term is in force
 	reg.MaxPending = cfg.JobStateQueue
 	reg.Fence = apiFence(lead)
@@ -307,14 +307,27 @@ func replicatedStore(eb *etcdBackend, mx *metrics.Metrics) *etcdstore.Admin {
 	return admin
 }
 
-func closeTrace(tw *trace.Writer) {
+// closeTrace closes the event trace, flushing what it spooled for 10 s,
+// or for replicatedFlush when its events go to the replicated log: a
+// store that lost its quorum (the last members stopping) does not hold
+// the stop up, and what it did not take stays in the on-disk spool,
+// published at the next start.
+func closeTrace(tw *trace.Writer, replicated bool) {
 	if tw == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	bound := 10 * time.Second
+	if replicated {
+		bound = replicatedFlush
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	_ = tw.Close(ctx)
 }
+
+// replicatedFlush bounds the last flush of a trace writer publishing to
+// the replicated history log.
+const replicatedFlush = 2 * time.Second
 
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
