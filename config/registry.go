@@ -30,6 +30,7 @@ type Etcd struct {
 	Election  time.Duration
 	LeaseTTL  time.Duration // etcd_lease_ttl: the election's lease
 	Quota     int64         // etcd_quota_bytes
+	Join      bool          // etcd_join: the member joins a running cluster that added it (ejctl cluster add)
 }
 
 // EtcdPeer is one entry of etcd_peers.
@@ -55,6 +56,7 @@ func registrySettings() []setting {
 		{"etcd_heartbeat", "50ms", "registry=etcd: raft heartbeat of the embedded member (the same on every member)", duration("etcd_heartbeat", func(c *Config) *time.Duration { return &c.Etcd.Heartbeat })},
 		{"etcd_election_timeout", "500ms", "registry=etcd: raft election timeout of the embedded member, at least 5 heartbeats (the same on every member)", duration("etcd_election_timeout", func(c *Config) *time.Duration { return &c.Etcd.Election })},
 		{"etcd_lease_ttl", "1s", "registry=etcd: lease of the scheduler election, whole seconds: a dead leader is replaced this long after its last renewal; a leader acts for half of it after each renewal", duration("etcd_lease_ttl", func(c *Config) *time.Duration { return &c.Etcd.LeaseTTL })},
+		{"etcd_join", "false", "registry=etcd: the member joins a running cluster that added it (ejctl cluster add prints its etcd_peers) rather than bootstrapping one; its data directory must be empty the first time (a member that already joined restarts from its data as usual)", boolean("etcd_join", func(c *Config) *bool { return &c.Etcd.Join })},
 		{"etcd_quota_bytes", "2GiB", "registry=etcd: size quota of the embedded member's database", func(c *Config, v string) error {
 			n, err := parseSize(v)
 			if err != nil || n == 0 {
@@ -183,8 +185,8 @@ func (c *Config) validateRegistry() []error {
 				errs = append(errs, fmt.Errorf("etcd_endpoints: %w", err))
 			}
 		}
-		if c.Etcd.Peers != "" || c.Etcd.Name != "" || c.Etcd.PeerURL != "" {
-			errs = append(errs, errors.New("etcd_endpoints names an external cluster: etcd_name, etcd_peers and etcd_peer_url configure the member inside the scheduler; set one or the other"))
+		if c.Etcd.Peers != "" || c.Etcd.Name != "" || c.Etcd.PeerURL != "" || c.Etcd.Join {
+			errs = append(errs, errors.New("etcd_endpoints names an external cluster: etcd_name, etcd_peers, etcd_peer_url and etcd_join configure the member inside the scheduler; set one or the other"))
 		}
 	} else {
 		errs = append(errs, c.validateEtcdMember()...)
@@ -221,6 +223,9 @@ func (c *Config) validateEtcdMember() []error {
 		return append(errs, fmt.Errorf("etcd_peers: %w", err))
 	}
 	if len(peers) == 0 {
+		if c.Etcd.Join {
+			errs = append(errs, errors.New("etcd_join: a joining member needs etcd_peers, the running members and itself (as ejctl cluster add printed them)"))
+		}
 		return errs
 	}
 	if c.Etcd.Name == "" {

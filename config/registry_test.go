@@ -13,7 +13,7 @@ func TestRegistryEveryKeyFromEveryLayer(t *testing.T) {
 		"registry": "etcd", "etcd_name": "s2", "etcd_peers": "s1=http://10.0.0.1:2380,s2=http://10.0.0.2:2380,s3=http://10.0.0.3:2380",
 		"etcd_client_url": "http://10.0.0.2:2379", "etcd_peer_url": "http://10.0.0.2:2380", "etcd_cluster_token": "prod-a",
 		"etcd_prefix": "/ej-prod", "etcd_heartbeat": "100ms", "etcd_election_timeout": "1s", "etcd_lease_ttl": "2s",
-		"etcd_quota_bytes": "4GiB", "mesos_url": "http://m:5050",
+		"etcd_quota_bytes": "4GiB", "etcd_join": "true", "mesos_url": "http://m:5050",
 	}
 	var file strings.Builder
 	env, prefixed := map[string]string{}, map[string]string{}
@@ -34,7 +34,7 @@ func TestRegistryEveryKeyFromEveryLayer(t *testing.T) {
 	e := c.Etcd
 	if c.RegistryKind() != RegistryEtcd || !c.Replicated() || c.EtcdMemberName() != "s2" || c.EtcdPeerURL() != "http://10.0.0.2:2380" ||
 		len(c.EtcdPeers()) != 3 || e.Token != "prod-a" || e.Prefix != "/ej-prod" || e.Heartbeat != 100*time.Millisecond ||
-		e.Election != time.Second || e.LeaseTTL != 2*time.Second || e.Quota != 4<<30 || c.EtcdDir() != c.DataDir+"/etcd" {
+		e.Election != time.Second || e.LeaseTTL != 2*time.Second || e.Quota != 4<<30 || !e.Join || c.EtcdDir() != c.DataDir+"/etcd" {
 		t.Errorf("etcd settings: %+v", e)
 	}
 	d := load(t, nil, nil)
@@ -81,6 +81,9 @@ func TestRegistryErrors(t *testing.T) {
 		{map[string]string{"registry": "etcd", "etcd_lease_ttl": "0s"}, "at least 1s"},
 		{map[string]string{"registry": "etcd", "etcd_prefix": "ej"}, "must start with /"},
 		{map[string]string{"registry": "etcd", "etcd_quota_bytes": "0"}, "etcd_quota_bytes"},
+		{map[string]string{"registry": "etcd", "etcd_join": "true"}, "etcd_join: a joining member needs etcd_peers"},
+		{map[string]string{"registry": "etcd", "etcd_join": "yes-please"}, "etcd_join"},
+		{map[string]string{"registry": "etcd", "etcd_endpoints": "http://e:2379", "etcd_join": "true"}, "etcd_join configure the member"},
 		{map[string]string{"registry": "etcd", "etcd_endpoints": "http://e1:2379", "etcd_peers": three, "etcd_name": "s1", "mesos_url": m}, "set one or the other"},
 		{map[string]string{"registry": "etcd", "etcd_endpoints": "e1:2379", "mesos_url": m}, "etcd_endpoints"},
 		{map[string]string{"registry": "etcd", "etcd_endpoints": "http://e1:2379"}, "set mesos_url too"},

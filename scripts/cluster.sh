@@ -5,7 +5,8 @@
 #   REGISTRY=zookeeper (default): a 3-server ZooKeeper ensemble and MariaDB
 #     (scripts/services.sh); --zk-servers = the ensemble, the event trace in MariaDB.
 #   REGISTRY=etcd: nothing else; each scheduler runs an etcd member of its own
-#     (--registry etcd, a static peer list of them all) in its data directory.
+#     (--registry etcd, a static peer list of them all) in its data directory, and
+#     keeps the whole history in its own SQLite, replicated through etcd.
 # Everything lives under DIR.
 #
 #   scripts/cluster.sh up DIR       start what is not running, wait for /healthz, print the URLs
@@ -171,7 +172,8 @@ spawn_scheduler() {
 }
 
 # spawn_etcd_scheduler DIR N PORT DATA PIDFILE: scheduler N with a member of
-# the etcd cluster of them all in DATA/etcd; its history in its own DATA.
+# the etcd cluster of them all in DATA/etcd; its copy of the replicated history
+# in DATA/trace.db.
 spawn_etcd_scheduler() {
 	local dir=$1 n=$2 port=$3 data=$4 pidf=$5 cport pport
 	cport=$(etcd_client_port "$n")

@@ -39,7 +39,7 @@ func etcdMemberConfig(cfg config.Config) etcdstore.MemberConfig {
 		peers = append(peers, etcdstore.Peer{Name: p.Name, URL: p.URL})
 	}
 	return etcdstore.MemberConfig{Name: cfg.EtcdMemberName(), Dir: cfg.EtcdDir(), PeerURL: cfg.EtcdPeerURL(),
-		ClientURL: cfg.Etcd.ClientURL, InitialCluster: peers, ClusterToken: cfg.Etcd.Token,
+		ClientURL: cfg.Etcd.ClientURL, InitialCluster: peers, Join: cfg.Etcd.Join, ClusterToken: cfg.Etcd.Token,
 		Heartbeat: cfg.Etcd.Heartbeat, Election: cfg.Etcd.Election, QuotaBytes: cfg.Etcd.Quota,
 		// the other members may start minutes apart (a rolling restart, an operator)
 		StartTimeout: 5 * time.Minute}

@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/store"
 	etcdstore "github.com/ejcloud/elasticjob/store/etcd"
 )
@@ -84,5 +87,87 @@ func TestLostDirHint(t *testing.T) {
 	}
 	if h := lostDirHint(errors.New("bind: address already in use"), "s2", "/d"); h != "" {
 		t.Errorf("hint for another error: %q", h)
+	}
+}
+
+// registry=etcd with the SQLite history: the history is the replicated
+// log's (replog), applied to this replica's database; the store's
+// operations and metrics are wired; with event_trace_rdb_driver=none or
+// on another registry there is neither.
+func TestEtcdHistoryAndOperations(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := settings(t, map[string]string{"registry": "etcd", "etcd_client_url": freeURL(t), "etcd_peer_url": freeURL(t)})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	backend, err := openStore(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	eb := backend.(*etcdBackend)
+	tw, hs, hl, err := openHistory(ctx, cfg, log, eb, func() bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hl == nil || hs == nil {
+		t.Fatalf("registry=etcd with SQLite history: log %v, store %v; want the replicated history", hl, hs)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hl.Run(rctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	werr := hl.WaitApplied(wctx, 1) // the position of its first catch-up
+	wcancel()
+	stop()
+	<-done
+	closeTrace(tw, true)
+	if werr != nil {
+		t.Fatalf("the replica applied nothing of the log: %v", werr)
+	}
+
+	mx := metrics.New()
+	admin := replicatedStore(eb, mx)
+	if admin == nil {
+		t.Fatal("no operations on registry=etcd")
+	}
+	mfs, err := prometheus.Gatherers{mx.Gatherer(), etcdstore.MemberGatherer()}.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, mf := range mfs {
+		seen[mf.GetName()] = true
+	}
+	for _, want := range []string{"elasticjob_store_members", "elasticjob_store_db_size_bytes", "elasticjob_store_leader_changes_total",
+		"elasticjob_store_commit_seconds", "etcd_server_leader_changes_seen_total"} {
+		if !seen[want] {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	none := cfg
+	none.RDBDriver = "none"
+	if tw, _, hl, err := openHistory(ctx, none, log, eb, nil); err != nil || tw != nil || hl != nil {
+		t.Errorf("event_trace_rdb_driver=none: %v %v %v", tw, hl, err)
+	}
+	if replicatedStore(nil, metrics.New()) != nil {
+		t.Error("operations without registry=etcd")
+	}
+}
+
+// The replicated history's replicas are the members of etcd_peers; a
+// joining member is started with etcd_join.
+func TestReplogOptions(t *testing.T) {
+	cfg := settings(t, map[string]string{"registry": "etcd", "etcd_name": "s2", "mesos_url": "http://m:5050", "etcd_join": "true",
+		"etcd_peers": "s1=http://127.0.0.1:2380,s2=http://127.0.0.1:2381,s3=http://127.0.0.1:2382"})
+	o := replogOptions(cfg, &etcdBackend{Store: &etcdstore.Store{}, member: &etcdstore.Member{}}, func() bool { return false }, slog.New(slog.DiscardHandler))
+	if o.Name != "s2" || strings.Join(o.Replicas, ",") != "s1,s2,s3" || !o.CountResults || o.Prefix != cfg.Etcd.Prefix+"/history" || o.PruneIf() {
+		t.Errorf("replog options: %+v", o)
+	}
+	if !etcdMemberConfig(cfg).Join {
+		t.Error("etcd_join=true does not start the member joining")
+	}
+	if got := replicaName("http://10.0.0.7:8899"); got != "10.0.0.7:8899" {
+		t.Errorf("replicaName: %q", got)
 	}
 }

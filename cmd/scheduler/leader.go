@@ -102,6 +102,10 @@ type leaderWork struct {
 	hooks    *webhook.Sender
 	coll     *history.Collector // nil without history
 	hist     *history.Store     // nil without history
+	// maintain is the replicated store's maintenance (registry=etcd:
+	// defragmentation, alarms, compaction of an external cluster), a
+	// leader loop; nil elsewhere.
+	maintain func(context.Context) error
 	mx       *metrics.Metrics
 	tenancy  api.TenantIsolation // how namespaces' tasks are kept apart (tenancy.go)
 	// resolveAppURL rewrites hosted package URLs to this instance's own.
@@ -204,6 +208,9 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		Clock: clock.Real{}, Log: log.With("subsystem", "nsusage")}.Run})
 	if l.coll != nil {
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
+	}
+	if l.maintain != nil {
+		loops = append(loops, leader.Loop{Name: "etcd maintenance", Run: l.maintain})
 	}
 	loops = append(loops, l.deadlineLoop(reg, log))
 	loops = append(loops, l.crdLoop(reg, log)...)

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
@@ -34,6 +36,7 @@ import (
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
+	etcdstore "github.com/ejcloud/elasticjob/store/etcd"
 	"github.com/ejcloud/elasticjob/store/sqlite"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
 	"github.com/ejcloud/elasticjob/web"
@@ -86,22 +89,24 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 		return err
 	}
 	defer closeMesos()
-	return serve(ctx, cfg, log, kv, newLeadership(cfg, backend, log), ln, masterURL, ti)
+	eb, _ := backend.(*etcdBackend)
+	return serve(ctx, cfg, log, kv, eb, newLeadership(cfg, backend, log), ln, masterURL, ti)
 }
 
 // cachedRoots are the registry subtrees every instance keeps in memory
 // (the election's /ha is read from the store itself).
 var cachedRoots = []string{"/config", "/state", "/auth", registry.NamespacesPath}
 
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, lead leadership, ln net.Listener, masterURL string, ti api.TenantIsolation) error {
-	tw, hs, err := openHistory(ctx, cfg, log, func() bool { return lead.Current() != nil })
+// eb is the registry on etcd (registry=etcd), else nil.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, eb *etcdBackend, lead leadership, ln net.Listener, masterURL string, ti api.TenantIsolation) error {
+	tw, hs, hl, err := openHistory(ctx, cfg, log, eb, func() bool { return lead.Current() != nil })
 	if err != nil {
 		return err
 	}
-	if _, solo := lead.(*election.Solo); !solo && tw != nil && tw.Dialect() != "mysql" {
+	if _, solo := lead.(*election.Solo); !solo && tw != nil && tw.Dialect() != "mysql" && hl == nil {
 		log.Warn("cluster mode with the embedded history database: each instance keeps only the history of its own terms as leader; set event_trace_rdb_driver=mysql to share one")
 	}
-	defer closeTrace(tw)
+	defer func() { closeTrace(tw, hl != nil) }()
 	reg := registry.New(kv) // the API's: fenced with whatever term is in force
 	reg.MaxPending = cfg.JobStateQueue
 	reg.Fence = apiFence(lead)
@@ -129,12 +134,27 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, damage: reg.Damage}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.deadlineSinks = deadlineSinks(mx, tw, hooks)
-	work.observer, work.coll = observers(mx, tw, hs, reg, log, func(app string) int {
+	work.observer, work.coll = observers(mx, tw, hs, reg, log, hl != nil, func(app string) int {
 		if a, err := reg.App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount
 		}
 		return 0
 	})
+	// With the replicated history every replica writes its own statistics
+	// (the log counts the task results; the collector takes the running
+	// snapshots and the hour and day roll-ups), not the leader alone.
+	replicaColl := work.coll
+	if hl != nil {
+		mx.Register(hl.Collectors()...)
+		work.coll = nil
+	} else {
+		replicaColl = nil
+	}
+	admin := replicatedStore(eb, mx)
+	if admin != nil {
+		work.maintain = (&etcdstore.Maintenance{Admin: admin, Compact: eb.member == nil,
+			Log: log.With("subsystem", "etcd-maintenance")}).Run
+	}
 	users, err := openUsers(cfg, log)
 	if err != nil {
 		return err
@@ -152,6 +172,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs)
 	if err := metricsAccess(cfg, log, &o); err != nil {
 		return err
+	}
+	if admin != nil {
+		o.Replicated = admin
+		o.Metrics = prometheus.Gatherers{mx.Gatherer(), etcdstore.MemberGatherer()}
 	}
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg)
@@ -183,6 +207,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	go func() { errc <- hooks.Run(ctx) }()
 	go func() { errc <- pkgs.Run(ctx) }() // every instance: replication and GC
 	go func() { errc <- lead.Run(ctx) }()
+	if hl != nil {
+		// Every replica applies the log to its own history for the
+		// process's life; the trace writer closes (deferred above) only
+		// after the log and the collector stopped.
+		histDone := make(chan struct{})
+		defer func() { <-histDone }()
+		go func() {
+			defer close(histDone)
+			collDone := make(chan struct{})
+			go func() { defer close(collDone); _ = replicaColl.Run(ctx) }()
+			_ = hl.Run(ctx)
+			<-collDone
+		}()
+	}
 	workDone := make(chan struct{})
 	go func() { defer close(workDone); errc <- work.run(ctx, lead) }()
 	go func() { errc <- srv.Serve(ln) }()
@@ -243,24 +281,56 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 
 // observers combines the metrics, the event trace and the statistics
 // collector into the scheduler's one Observer.
+// With replicated history the statistics collector counts no task results
+// (the log does, on every replica): it is left out of the Observer.
 func observers(mx *metrics.Metrics, tw *trace.Writer, hs *history.Store, reg *registry.Registry, log *slog.Logger,
-	sampling func(app string) int) (scheduler.Observer, *history.Collector) {
+	replicated bool, sampling func(app string) int) (scheduler.Observer, *history.Collector) {
 	if tw == nil {
 		return mx, nil
 	}
 	mx.Register(tw.Collectors()...)
 	coll := history.NewCollector(hs, reg, log.With("subsystem", "statistics"))
+	if replicated {
+		return trace.Tee(mx, trace.NewObserver(tw, sampling)), coll
+	}
 	return trace.Tee(mx, trace.NewObserver(tw, sampling), coll), coll
 }
 
-func closeTrace(tw *trace.Writer) {
+// replicatedStore is the operations of the registry's etcd cluster
+// (members, backup, restore; nil on another registry), with its metrics
+// registered: the members' health, sizes and leader changes, and the
+// store's commit latency.
+func replicatedStore(eb *etcdBackend, mx *metrics.Metrics) *etcdstore.Admin {
+	if eb == nil {
+		return nil
+	}
+	admin := etcdstore.NewAdmin(eb.Store, electionDir)
+	mx.Register(etcdstore.NewClusterCollector(admin))
+	mx.Register(eb.Store.Collectors()...)
+	return admin
+}
+
+// closeTrace closes the event trace, flushing what it spooled for 10 s,
+// or for replicatedFlush when its events go to the replicated log: a
+// store that lost its quorum (the last members stopping) does not hold
+// the stop up, and what it did not take stays in the on-disk spool,
+// published at the next start.
+func closeTrace(tw *trace.Writer, replicated bool) {
 	if tw == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	bound := 10 * time.Second
+	if replicated {
+		bound = replicatedFlush
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	_ = tw.Close(ctx)
 }
+
+// replicatedFlush bounds the last flush of a trace writer publishing to
+// the replicated history log.
+const replicatedFlush = 2 * time.Second
 
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level

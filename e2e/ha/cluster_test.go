@@ -26,6 +26,7 @@ type cluster struct {
 	session time.Duration
 	lease   time.Duration // how long a leader acts after its last confirmation (timeline_test.go)
 	etcd    *etcdShape    // set: the registry is etcd, a member in each instance (etcd_test.go)
+	history bool          // the instances keep history (SQLite; replicated on etcd), not event_trace_rdb_driver=none
 	mesos   *mesosLocal
 	out     string // OUT of the chaos app: OUT/runs.log
 
@@ -87,6 +88,7 @@ type instance struct {
 	mesos   string
 	lives   []*harness.Proc
 	member  etcdPorts // registry=etcd: its member's ports
+	join    string    // registry=etcd: set, the next life joins the running cluster with these etcd_peers (etcdops_test.go)
 }
 
 // instOpts overrides an instance's ZooKeeper and Mesos addresses (proxies).
@@ -134,8 +136,10 @@ func (in *instance) launch() {
 	t := in.c.t
 	t.Helper()
 	args := []string{"--data-dir", in.dataDir, "--http-port", strconv.Itoa(in.port),
-		"--mesos-url", in.mesos, "--allow-file-app-urls", "true", "--time-zone", "UTC",
-		"--event-trace-rdb-driver", "none", "--log-level", "info"}
+		"--mesos-url", in.mesos, "--allow-file-app-urls", "true", "--time-zone", "UTC", "--log-level", "info"}
+	if !in.c.history {
+		args = append(args, "--event-trace-rdb-driver", "none")
+	}
 	args = append(args, in.registryArgs()...)
 	logPath := filepath.Join(in.c.dir, fmt.Sprintf("%s-%d.log", in.name, len(in.lives)))
 	p := harness.Start(t, in.name, logPath, exec.Command(filepath.Join(binDir, "scheduler"), args...))

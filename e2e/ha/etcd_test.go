@@ -37,7 +37,15 @@ type etcdPorts struct{ client, peer int }
 // that records its calls.
 func newEtcdCluster(t *testing.T, n int, recorded map[string]*mesosRecorder) *cluster {
 	t.Helper()
+	return newEtcdClusterOf(t, n, recorded, false)
+}
+
+// newEtcdClusterOf is newEtcdCluster, with history kept (replicated
+// through the etcd cluster) when history is set.
+func newEtcdClusterOf(t *testing.T, n int, recorded map[string]*mesosRecorder, history bool) *cluster {
+	t.Helper()
 	c := newCluster(t, "", 0)
+	c.history = history
 	c.lease = etcdLeaseTTL / 2
 	var peers []string
 	var insts []*instance
@@ -66,9 +74,14 @@ func newEtcdCluster(t *testing.T, n int, recorded map[string]*mesosRecorder) *cl
 }
 
 func (in *instance) etcdArgs() []string {
-	return []string{"--registry", "etcd", "--etcd-name", in.name, "--etcd-peers", in.c.etcd.peers,
+	peers := in.c.etcd.peers
+	var join []string
+	if in.join != "" {
+		peers, join = in.join, []string{"--etcd-join", "true"}
+	}
+	return append([]string{"--registry", "etcd", "--etcd-name", in.name, "--etcd-peers", peers,
 		"--etcd-client-url", fmt.Sprintf("http://127.0.0.1:%d", in.member.client),
-		"--etcd-lease-ttl", etcdLeaseTTL.String()}
+		"--etcd-lease-ttl", etcdLeaseTTL.String()}, join...)
 }
 
 // takeover is one leader kill and the first launch after it.

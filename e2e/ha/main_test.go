@@ -11,7 +11,7 @@ import (
 
 // Built once by TestMain.
 var (
-	binDir         string // scheduler, executor and mesos-local
+	binDir         string // scheduler, executor, mesos-local and ejctl
 	appURL         string // file:// URL of the chaos app
 	servicesScript string // scripts/services.sh (own ensembles)
 )
@@ -55,7 +55,7 @@ func run(m *testing.M) int {
 
 func setup(tmp string) error {
 	binDir = filepath.Join(tmp, "bin")
-	if err := harness.Build("../..", binDir, "scheduler", "executor", "mesos-local"); err != nil {
+	if err := harness.Build("../..", binDir, "scheduler", "executor", "mesos-local", "ejctl"); err != nil {
 		return err
 	}
 	app, err := harness.TarGz(harness.Scripts(map[string]string{"bin/chaos.sh": chaosScript})...)
