@@ -117,7 +117,7 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 	v := View{Now: now, Outcome: func(key string) Outcome { return st.outcome(ctx, l.Registry, key) },
 		Busy: st.busy(b.Key), Runnable: why == jobs.Runnable}
 	next, n := Step(b, v)
-	queued := false
+	queued, dirty := false, changed(b, next)
 	if n > 0 {
 		ins, err := l.instantsOf(ctx, b.ID)
 		if err != nil {
@@ -131,7 +131,7 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 				return false, err
 			}
 			next.Next++
-			next.UpdatedAt = now
+			next.UpdatedAt, dirty = now, true
 			if owner == b.ID {
 				next.InFlight = append(next.InFlight, Flight{At: at, Key: key})
 				queued = true
@@ -140,7 +140,7 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 			next.Skipped++ // another backfill ran this instant
 		}
 	}
-	if next.UpdatedAt.Equal(b.UpdatedAt) && next.State == b.State {
+	if !dirty {
 		return queued, nil
 	}
 	raw, _ := json.Marshal(next)

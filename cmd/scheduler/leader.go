@@ -201,7 +201,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if l.coll != nil {
 		loops = append(loops, leader.Loop{Name: "history statistics", Run: l.coll.Run})
 	}
-	loops = append(loops, l.deadlineLoop(reg, log))
+	loops = append(loops, l.deadlineLoop(reg, log), backfillLoop(reg, sched.Wake, log))
 	loops = append(loops, l.crdLoop(reg, log)...)
 	loops = append(loops, l.agentIsolationLoop(log.With("subsystem", "agents"))...)
 	loops = append(loops, leader.Loop{Name: "damaged entries", Run: func(ctx context.Context) error {
