@@ -95,7 +95,7 @@ type options struct {
 	ksArgs                            []string
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "backfill"}
 
 func main() {
 	var o options
@@ -216,7 +216,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"]
+		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"] || o.only["backfill"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -274,6 +274,9 @@ func main() {
 	}
 	if o.only["java"] {
 		steps = append(steps, step{"java", runJava}) // Java jobs (java.go)
+	}
+	if o.only["backfill"] {
+		steps = append(steps, step{"backfill", runBackfill}) // a backfill beside live fires (backfill.go)
 	}
 	failed := false
 	for _, s := range steps {
