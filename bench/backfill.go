@@ -67,7 +67,7 @@ func runBackfill(ctx context.Context, o options, r *report) error {
 		}
 	}
 	for i := range bfJobs {
-		body := fmt.Sprintf(`{"jobName":"bf-%03d","appName":"bf_app","jobExecutionType":"TRANSIENT","cron":"0 * * * * ? 2025","shardingTotalCount":1,"cpuCount":0.1,"memoryMB":64}`, i)
+		body := fmt.Sprintf(`{"jobName":"bf-%03d","appName":"bf_app","jobExecutionType":"TRANSIENT","cron":"0 * * * * ? 2025,2099","shardingTotalCount":1,"cpuCount":0.1,"memoryMB":64}`, i)
 		if err := p.api.postJSON("/api/job/register", body); err != nil {
 			return err
 		}
