@@ -3,8 +3,9 @@ package backfill
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/ejcloud/elasticjob/registry"
 )
 
 // States of a backfill.
@@ -88,7 +89,7 @@ func (b Backfill) Final() bool {
 }
 
 // RunKey is the idempotency key of backfill id's run at instant at.
-func RunKey(id string, at time.Time) string { return id + "." + strconv.FormatInt(at.Unix(), 10) }
+func RunKey(id string, at time.Time) string { return registry.BackfillRunKey(id, at) }
 
 // NewID names a backfill made at now for a job (seq disambiguates ids made
 // in one second).

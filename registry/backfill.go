@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/queue"
@@ -30,6 +31,30 @@ var ErrBackfillNotFound = errors.New("backfill not found")
 
 // ByBackfill is the origin of a backfill's runs (queue.Origin): "backfill:{id}".
 const ByBackfill = "backfill"
+
+// BackfillRunKey is the idempotency key of backfill id's run at instant
+// at: "{id}.{unix seconds}" (a backfill's id starts "bf-").
+func BackfillRunKey(id string, at time.Time) string {
+	return id + "." + strconv.FormatInt(at.Unix(), 10)
+}
+
+// BackfillInstant is the instant a backfill run's key stands for (ok
+// false: not a backfill run's key). A failover retry of a backfill run
+// carries only the key: this gives it its instant again.
+func BackfillInstant(key string) (time.Time, bool) {
+	if !strings.HasPrefix(key, "bf-") {
+		return time.Time{}, false
+	}
+	i := strings.LastIndexByte(key, '.')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	u, err := strconv.ParseInt(key[i+1:], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(u, 0).UTC(), true
+}
 
 // CreateBackfill writes a new backfill's record and instants.
 func (r *Registry) CreateBackfill(ctx context.Context, id string, record, instants []byte) error {

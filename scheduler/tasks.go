@@ -214,7 +214,10 @@ func parameterOf(pl round.Launch) *string {
 // scheduledOf is the nominal instant a backfill's run stands for (""
 // for any other run), RFC 3339 in UTC.
 func scheduledOf(pl round.Launch) string {
-	if pl.Failover != nil {
+	if pl.Failover != nil { // a retry keeps the run's key, which names its instant
+		if at, ok := registry.BackfillInstant(pl.Failover.RunKey); ok {
+			return at.Format(time.RFC3339)
+		}
 		return ""
 	}
 	if run := pl.Ready.First(); run != nil && !run.ScheduledAt.IsZero() {
