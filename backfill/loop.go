@@ -115,7 +115,7 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 		return false, err
 	}
 	v := View{Now: now, Outcome: func(key string) Outcome { return st.outcome(ctx, l.Registry, key) },
-		Busy: st.busy(b.Key), Runnable: why == jobs.Runnable}
+		Busy: st.busy(b.Key), Runnable: why == jobs.Runnable, Missing: why == jobs.JobMissing}
 	next, n := Step(b, v)
 	queued, dirty := false, changed(b, next)
 	if n > 0 {

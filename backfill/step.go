@@ -21,9 +21,11 @@ type View struct {
 	// Busy reports that the job has live work (an execution not of a
 	// backfill) waiting or running, or a run of a backfill waiting.
 	Busy bool
-	// Runnable is false when the job cannot run now (disabled, deleted,
-	// its app missing): nothing is queued.
+	// Runnable is false when the job cannot run now (disabled, its app
+	// missing or disabled): nothing is queued.
 	Runnable bool
+	// Missing: the job was deleted; the backfill is cancelled.
+	Missing bool
 }
 
 // Step settles b's runs in flight and says how many runs to queue now:
@@ -49,6 +51,9 @@ func Step(b Backfill, v View) (next Backfill, queue int) {
 			f.Unseen = 0
 			next.InFlight = append(next.InFlight, f)
 		}
+	}
+	if v.Missing && (next.State == Running || next.State == Paused) {
+		next.State = Cancelled
 	}
 	if next.State == Running && next.Next >= next.Total && len(next.InFlight) == 0 {
 		next.State, next.EndedAt = Done, v.Now

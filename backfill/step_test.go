@@ -111,3 +111,15 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestStepCancelsWhenTheJobIsDeleted(t *testing.T) {
+	b := Backfill{ID: "bf", State: Paused, Total: 3, Next: 1, InFlight: []Flight{{Key: "k"}}}
+	next, n := Step(b, View{Now: t0, Missing: true, Outcome: outcomes(map[string]Outcome{"k": Unseen})})
+	if n != 0 || next.State != Cancelled || next.Final() {
+		t.Fatalf("job deleted, a run in flight: %+v queue %d", next, n)
+	}
+	next, _ = Step(next, View{Now: t0, Missing: true, Outcome: outcomes(map[string]Outcome{"k": Unseen})})
+	if !next.Final() || next.Failed != 1 || !next.EndedAt.Equal(t0) {
+		t.Fatalf("its run lost: %+v", next)
+	}
+}
