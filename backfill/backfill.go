@@ -88,8 +88,9 @@ func (b Backfill) Final() bool {
 	return b.State == Done || b.State == Cancelled && len(b.InFlight) == 0
 }
 
-// RunKey is the idempotency key of backfill id's run at instant at.
-func RunKey(id string, at time.Time) string { return registry.BackfillRunKey(id, at) }
+// RunKey is the idempotency key of b's run at instant at, as the
+// scheduler's view of the registry names it (qualified with b's namespace).
+func (b Backfill) RunKey(at time.Time) string { return registry.BackfillRunKey(b.Namespace, b.ID, at) }
 
 // NewID names a backfill made at now for a job (seq disambiguates ids made
 // in one second).

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -114,8 +113,12 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 	if err != nil {
 		return false, err
 	}
+	spare, err := st.spare(ctx, l.Registry, b.Key)
+	if err != nil {
+		return false, err
+	}
 	v := View{Now: now, Outcome: func(key string) Outcome { return st.outcome(ctx, l.Registry, key) },
-		Busy: st.busy(b.Key), Runnable: why == jobs.Runnable, Missing: why == jobs.JobMissing}
+		Busy: st.busy(b.Key) || !spare, Runnable: why == jobs.Runnable, Missing: why == jobs.JobMissing}
 	next, n := Step(b, v)
 	queued, dirty := false, changed(b, next)
 	if n > 0 {
@@ -125,7 +128,7 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 		}
 		for skips := 0; next.Next < next.Total && next.Next < len(ins) && skips <= maxSkips; skips++ {
 			at := ins[next.Next]
-			key := RunKey(b.ID, at)
+			key := b.RunKey(at)
 			owner, err := l.Registry.EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key)}, now)
 			if err != nil {
 				return false, err
@@ -171,4 +174,4 @@ func (l *Loop) instantsOf(ctx context.Context, id string) ([]time.Time, error) {
 }
 
 // IsRunKey reports whether an idempotency key is a backfill run's.
-func IsRunKey(key string) bool { return strings.HasPrefix(key, "bf-") }
+func IsRunKey(key string) bool { return registry.IsBackfillRunKey(key) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -68,8 +70,15 @@ func create(t *testing.T, reg *registry.Registry, id string, ins []time.Time, co
 // report and ends it (ok: succeeded), returning their scheduled instants.
 func runQueued(t *testing.T, kv store.KV, ok bool) []time.Time {
 	t.Helper()
+	return runQueuedAt(t, kv, "", ok)
+}
+
+// runQueuedAt is runQueued for job report of the namespace tree under
+// root ("": the default namespace's, at the store's root).
+func runQueuedAt(t *testing.T, kv store.KV, root string, ok bool) []time.Time {
+	t.Helper()
 	ctx := context.Background()
-	n, err := kv.Get(ctx, registry.ReadyPath+"/report")
+	n, err := kv.Get(ctx, root+registry.ReadyPath+"/report")
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -83,7 +92,7 @@ func runQueued(t *testing.T, kv store.KV, ok bool) []time.Time {
 	var out []time.Time
 	for _, r := range rd.Runs {
 		out = append(out, r.ScheduledAt)
-		put(t, kv, registry.TriggerKeysPath+"/"+r.IdempotencyKey, task.RunRecord{JobName: "report", At: r.At, Done: true, Success: ok, Failed: !ok})
+		put(t, kv, root+registry.TriggerKeysPath+"/"+r.IdempotencyKey, task.RunRecord{JobName: "report", At: r.At, Done: true, Success: ok, Failed: !ok})
 	}
 	if err := kv.Commit(ctx, store.Delete(n.Path, store.AnyVersion)); err != nil {
 		t.Fatal(err)
@@ -215,5 +224,54 @@ func TestLoopYieldsToLiveWorkAndPauses(t *testing.T) {
 	}
 	if _, err := Apply(ctx, l.Registry, "bf-1", "cancel", clk.Now()); !errors.Is(err, ErrFinal) {
 		t.Fatalf("cancel a finished backfill: %v", err)
+	}
+}
+
+// A namespace's backfill keeps its runs' keys and records in the
+// namespace's tree, and never borrows: it waits while the namespace's
+// running work and its next run would pass its guarantee.
+func TestLoopStaysWithinTheNamespaceGuarantee(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(24 * time.Hour))
+	put(t, kv, "/leader/a", "a")
+	l := leaderLoop(kv, clk, "/leader/a")
+	if _, err := l.Registry.PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
+		t.Fatal(err)
+	}
+	const root = registry.NamespacesPath + "/pay"
+	put(t, kv, root+registry.AppsPath+"/a", app.Config{AppName: "a", AppURL: "http://127.0.0.1/a.tgz", CPUCount: 1, MemoryMB: 128})
+	for _, j := range []string{"report", "etl"} {
+		put(t, kv, root+registry.JobsPath+"/"+j, jobs.Config{JobName: j, AppName: "a", Cron: "0 */10 * * * ?", CPUCount: 0.5, MemoryMB: 128,
+			ShardingTotalCount: 1, JobExecutionType: jobs.Transient})
+	}
+	ins := []time.Time{t0, t0.Add(10 * time.Minute)}
+	b := New("bf-pay", "pay", "report", namespace.Key("pay", "report"), t0, t0.Add(20*time.Minute), 1, ins, "test", clk.Now())
+	if err := Create(ctx, l.Registry, b, ins); err != nil {
+		t.Fatal(err)
+	}
+	// etl runs 2 × 0.5 CPU: the guarantee (1 CPU) is full.
+	for item := range 2 {
+		put(t, kv, root+registry.RunningPath+"/etl/"+jobs.MetaKey("etl", item), task.Entry{TaskID: fmt.Sprintf("etl@-@%d@-@READY@-@s@-@x", item), State: task.Running})
+	}
+	if err := l.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := runQueuedAt(t, kv, root, true); len(got) != 0 {
+		t.Fatalf("queued past the guarantee: %v", got)
+	}
+	if err := kv.Commit(ctx, store.Delete(root+registry.RunningPath+"/etl/"+jobs.MetaKey("etl", 1), store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	var seen []time.Time
+	for range 4 {
+		if err := l.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, runQueuedAt(t, kv, root, true)...)
+	}
+	got, _ := Get(ctx, l.Registry, "bf-pay")
+	if len(seen) != 2 || got.State != Done || got.Succeeded != 2 {
+		t.Fatalf("runs %v, record %+v", seen, got)
 	}
 }

@@ -19,7 +19,8 @@ type View struct {
 	// Outcome is what became of the run keyed key.
 	Outcome func(key string) Outcome
 	// Busy reports that the job has live work (an execution not of a
-	// backfill) waiting or running, or a run of a backfill waiting.
+	// backfill) waiting or running, or a run of a backfill waiting, or
+	// that one more run would pass its namespace's guarantee.
 	Busy bool
 	// Runnable is false when the job cannot run now (disabled, its app
 	// missing or disabled): nothing is queued.

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Backfills (package backfill) live under backfillPath: a record per
@@ -33,23 +35,33 @@ var ErrBackfillNotFound = errors.New("backfill not found")
 const ByBackfill = "backfill"
 
 // BackfillRunKey is the idempotency key of backfill id's run at instant
-// at: "{id}.{unix seconds}" (a backfill's id starts "bf-").
-func BackfillRunKey(id string, at time.Time) string {
-	return id + "." + strconv.FormatInt(at.Unix(), 10)
+// at, for a job of namespace ns, as the scheduler's view names it:
+// "{id}.{unix seconds}" qualified with the namespace (namespace.Key), so
+// its run record lives in the job's namespace.
+func BackfillRunKey(ns, id string, at time.Time) string {
+	return namespace.Key(ns, id+"."+strconv.FormatInt(at.Unix(), 10))
+}
+
+// IsBackfillRunKey reports whether a run key (qualified or not) is a
+// backfill run's.
+func IsBackfillRunKey(key string) bool {
+	_, name := namespace.Split(key)
+	return strings.HasPrefix(name, "bf-")
 }
 
 // BackfillInstant is the instant a backfill run's key stands for (ok
 // false: not a backfill run's key). A failover retry of a backfill run
 // carries only the key: this gives it its instant again.
 func BackfillInstant(key string) (time.Time, bool) {
-	if !strings.HasPrefix(key, "bf-") {
+	_, name := namespace.Split(key)
+	if !strings.HasPrefix(name, "bf-") {
 		return time.Time{}, false
 	}
-	i := strings.LastIndexByte(key, '.')
+	i := strings.LastIndexByte(name, '.')
 	if i < 0 {
 		return time.Time{}, false
 	}
-	u, err := strconv.ParseInt(key[i+1:], 10, 64)
+	u, err := strconv.ParseInt(name[i+1:], 10, 64)
 	if err != nil {
 		return time.Time{}, false
 	}
@@ -130,7 +142,7 @@ func (r *Registry) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now 
 			return "", fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, run.Job, r.MaxPending)
 		}
 		err = r.commit(ctx, store.Create(done, []byte(run.ID)),
-			createJSON(TriggerKeysPath+"/"+run.Key, map[string]any{"jobName": run.Job, "at": pr.At}), op)
+			createJSON(TriggerKeysPath+"/"+run.Key, task.RunRecord{JobName: run.Job, At: pr.At}), op)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}

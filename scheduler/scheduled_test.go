@@ -13,7 +13,7 @@ import (
 // failover retry (which keeps only its key); other runs get none.
 func TestScheduledOf(t *testing.T) {
 	at := time.Date(2026, 3, 2, 9, 10, 0, 0, time.UTC)
-	key := registry.BackfillRunKey("bf-20260303T090000-0001", at)
+	key := registry.BackfillRunKey("pay", "bf-20260303T090000-0001", at)
 	cases := []struct {
 		name string
 		pl   round.Launch
