@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ejcloud/elasticjob/backfill"
 	"github.com/ejcloud/elasticjob/store/etcd"
 	"net/http"
 	"net/url"
@@ -100,6 +101,8 @@ var writeCases = []writeCase{
 	{"POST", "/api/job/:jobName/enable", "/api/job/job2/enable", "", "job", "job2"},
 	{"POST", "/api/job/:jobName/kill", "/api/job/job2/kill", "", "job", "job2"},
 	{"POST", "/api/job/trigger", "/api/job/trigger", "job", "job", "job"},
+	{"POST", "/api/job/backfills", "/api/job/backfills", `{"jobName":"job","from":"2024-03-01T09:00:00Z","to":"2024-03-01T10:00:00Z"}`, "job", "job"},
+	{"POST", "/api/job/backfills/:id/:action", "/api/job/backfills/bf-audit/pause", "", "backfill", "bf-audit"},
 	{"POST", "/api/workflow", "/api/workflow", wfBody("wf2"), "workflow", "wf2"},
 	{"PUT", "/api/workflow", "/api/workflow", `{"name":"wf2","description":"d","nodes":[{"id":"a","job":"job"}]}`, "workflow", "wf2"},
 	{"POST", "/api/workflow/:workflowName/disable", "/api/workflow/wf2/disable", "", "workflow", "wf2"},
@@ -156,6 +159,16 @@ func seedWorkflowRuns(t *testing.T, e *env) {
 	}
 }
 
+// seedBackfill stores backfill bf-audit of job "job" for its control case.
+func seedBackfill(t *testing.T, e *env) {
+	t.Helper()
+	ins := []time.Time{t0.Add(-time.Hour)}
+	b := backfill.New("bf-audit", "default", "job", "job", t0.Add(-time.Hour), t0, 1, ins, "test", t0)
+	if err := backfill.Create(context.Background(), e.reg, b, ins); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Every write route leaves one row with who, what, where from and the
 // status answered: as admin (carried out), as guest (403) and without
 // credentials (401).
@@ -176,6 +189,7 @@ func TestEveryWriteIsAudited(t *testing.T) {
 	}
 	seed(t, e)
 	seedWorkflowRuns(t, e)
+	seedBackfill(t, e)
 	for _, p := range []string{"/config/app/broken", "/state/ready/broken"} { // a damaged entry to repair and one to remove
 		if err := e.kv.Commit(context.Background(), store.Put(p, []byte(`{"appName":"broken","ap`))); err != nil {
 			t.Fatal(err)

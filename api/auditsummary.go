@@ -51,6 +51,9 @@ func auditTarget(c *gin.Context, route string, body []byte) (kind, target string
 	if strings.HasPrefix(route, "/api/namespaces/:name") {
 		return "namespace", c.Param("name")
 	}
+	if strings.HasPrefix(route, "/api/job/backfills/:id") {
+		return "backfill", c.Param("id")
+	}
 	if route == damagedRoute {
 		return "registry", c.Query("path") // the damaged entry's store path
 	}

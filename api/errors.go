@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/ejcloud/elasticjob/backfill"
 	"github.com/ejcloud/elasticjob/jobs/calendar"
 	"log/slog"
 	"net/http"
@@ -54,6 +55,9 @@ var statusOf = []struct {
 	{registry.ErrAppNotFound, http.StatusNotFound},
 	{registry.ErrJobNotFound, http.StatusNotFound},
 	{registry.ErrCalendarNotFound, http.StatusNotFound},
+	{registry.ErrBackfillNotFound, http.StatusNotFound},
+	{backfill.ErrInvalid, http.StatusBadRequest},
+	{backfill.ErrFinal, http.StatusConflict},
 	{calendar.ErrInvalid, http.StatusBadRequest},
 	{ErrNotFound, http.StatusNotFound},
 	{registry.ErrRunNotFound, http.StatusNotFound},

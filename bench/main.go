@@ -105,7 +105,7 @@ type options struct {
 	teamsWeightsWindow time.Duration
 }
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams", "backfill"}
 
 func main() {
 	var o options
@@ -238,7 +238,7 @@ func main() {
 	}
 	o.executorPath = filepath.Join(o.binDir, "executor")
 	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"] || o.only["teams"]
+		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"] || o.only["teams"] || o.only["backfill"]
 	if needBin {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
@@ -299,6 +299,9 @@ func main() {
 	}
 	if o.only["teams"] {
 		steps = append(steps, step{"teams", runTeams}) // namespaces' fires under others' bursts (teams_run.go)
+	}
+	if o.only["backfill"] {
+		steps = append(steps, step{"backfill", runBackfill}) // a backfill beside live fires (backfill.go)
 	}
 	failed := false
 	for _, s := range steps {

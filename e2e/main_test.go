@@ -57,6 +57,8 @@ printf '%s\n' "$last" >> "$OUT/$ELASTICJOB_SHARDING_ITEM.ctx"
 var recorderScripts = map[string]string{
 	// record.sh: record the run and succeed.
 	"bin/record.sh": "#!/bin/sh\n" + recordPrologue + "echo \"recorded shard $ELASTICJOB_SHARDING_ITEM\"\n",
+	// scheduled.sh: record, and the instant a backfill's run stands for.
+	"bin/scheduled.sh": "#!/bin/sh\n" + recordPrologue + `printf '%s\n' "$ELASTICJOB_SCHEDULED_TIME" >> "$OUT/scheduled"` + "\n",
 	// flaky.sh: shard 0 fails on its first attempt (marker file), then succeeds.
 	"bin/flaky.sh": "#!/bin/sh\n" + recordPrologue + `if [ "$ELASTICJOB_SHARDING_ITEM" = 0 ] && [ ! -e "$OUT/0.marker" ]; then
   : > "$OUT/0.marker"

@@ -136,7 +136,7 @@ func (c *cli) rootCmd() *cobra.Command {
 	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&c.requestTimeout, "request-timeout", 30*time.Second, "time limit of each API call (uploads excepted)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.whoamiCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.deadlinesCmd(), c.logsCmd(), c.historyCmd(), c.nsCmd(), c.tokenCmd(), c.secretCmd(), c.calendarCmd(), c.registryCmd(), c.clusterCmd())
+	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.whoamiCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.deadlinesCmd(), c.backfillCmd(), c.logsCmd(), c.historyCmd(), c.nsCmd(), c.tokenCmd(), c.secretCmd(), c.calendarCmd(), c.registryCmd(), c.clusterCmd())
 	return root
 }
 

@@ -239,12 +239,19 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 	if !td.Queued.IsZero() {
 		env = append(env, "ELASTICJOB_QUEUED_AT="+td.Queued.UTC().Format(time.RFC3339Nano))
 	}
+	if sc.ScheduledTime != "" {
+		env = append(env, EnvScheduledTime+"="+sc.ScheduledTime)
+	}
 	env = append(env, sc.Inputs.Env()...)
 	if cmd, env, err = p.Java.apply(kind, facts.needsLibrary(kind), cmd, env, td.Job, ctxJSON); err != nil {
 		return nil, err
 	}
 	return &processJob{cmd: cmd, env: env, dir: dir, ctxJSON: ctxJSON, grace: p.Grace, groups: p.Groups, java: kind}, nil
 }
+
+// EnvScheduledTime is the nominal instant a backfill's run stands for
+// (RFC 3339, UTC); unset for other runs.
+const EnvScheduledTime = "ELASTICJOB_SCHEDULED_TIME"
 
 // taskDirOf is a task's directory in the sandbox: stdout, stderr, output.
 func taskDirOf(sandbox, taskID string) string {

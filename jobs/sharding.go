@@ -20,6 +20,9 @@ type ShardingContext struct {
 	// Inputs are a workflow node's inputs: the outputs of the nodes it
 	// depends on (node id → key → value); absent outside workflows.
 	Inputs Inputs `json:"inputs,omitempty"`
+	// ScheduledTime is the nominal instant of the schedule the run stands
+	// for: set for a backfill's runs (RFC 3339, UTC), absent otherwise.
+	ScheduledTime string `json:"scheduledTime,omitempty"`
 }
 
 // ParseShardingItemParameters parses "0=Beijing,1=Shanghai" into item →

@@ -41,6 +41,9 @@ type PendingRun struct {
 	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
 	At             time.Time `json:"at"`
 	By             string    `json:"by,omitempty"` // who or what queued it (Origin)
+	// ScheduledAt is the nominal instant a backfill's run stands for
+	// (zero: none), handed to the run (ELASTICJOB_SCHEDULED_TIME).
+	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
 }
 
 // Trigger asks for one more execution of a job.

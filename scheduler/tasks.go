@@ -135,6 +135,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 		ShardingContext: jobs.ShardingContext{
 			JobName: namespace.Name(job.JobName), Namespace: nsOf(job.JobName), TaskID: tid.String(), ShardingTotalCount: job.ShardingTotalCount,
 			JobParameter: job.JobParameter, ShardingItem: item, ShardingParameter: params[item], Inputs: in,
+			ScheduledTime: scheduledOf(pl),
 		},
 		ExecutionSource: source, Job: job, App: a,
 	}
@@ -257,6 +258,21 @@ func parameterOf(pl round.Launch) *string {
 		return &run.JobParameter
 	}
 	return nil
+}
+
+// scheduledOf is the nominal instant a backfill's run stands for (""
+// for any other run), RFC 3339 in UTC.
+func scheduledOf(pl round.Launch) string {
+	if pl.Failover != nil { // a retry keeps the run's key, which names its instant
+		if at, ok := registry.BackfillInstant(pl.Failover.RunKey); ok {
+			return at.Format(time.RFC3339)
+		}
+		return ""
+	}
+	if run := pl.Ready.First(); run != nil && !run.ScheduledAt.IsZero() {
+		return run.ScheduledAt.UTC().Format(time.RFC3339)
+	}
+	return ""
 }
 
 // runKeyOf returns the idempotency key of the trigger a launch serves:

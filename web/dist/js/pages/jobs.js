@@ -6,6 +6,7 @@ import { api, get, post, put, del, enc, canWrite, optional, ApiError, session } 
 import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
+import { backfillPanel, startBackfill, canBackfill } from './backfills.js';
 import { row, setErr, serverErr, checkName, num, validZone } from './form.js';
 
 const RESERVED = new Set(['jobs', 'tasks', 'events', 'statistics', 'logs', 'register', 'update', 'deregister', 'trigger']);
@@ -248,6 +249,7 @@ async function view(el, ctx, name) {
     const tasks = h('div', loading());
     const execs = h('div', loading());
     const trend = h('div', { id: 'job-durations' }, loading());
+    const backfills = h('div', { id: 'job-backfills' }, loading());
     // stop the running execution, keep the job (shown while a shard runs)
     const killBtn = wbtn(t('jobs.kill'), () => confirmDo(t('jobs.killTitle', { name }), t('jobs.killText'), t('jobs.kill'), async () => {
       const r = await post(`/job/${enc(name)}/kill`);
@@ -259,6 +261,7 @@ async function view(el, ctx, name) {
         wbtn(t('modify'), () => ctx.go(`/jobs/${enc(name)}/edit`), 'primary'),
         j.jobExecutionType === 'TRANSIENT' ? wbtn(t('trigger'), () => triggerJob(j, refreshTasks), '', { id: 'trigger' }) : null,
         j.jobExecutionType === 'TRANSIENT' ? killBtn : null,
+        canBackfill(j) ? wbtn(t('bf.button'), () => startBackfill(j, refreshBackfills), '', { id: 'backfill' }) : null,
         wbtn(disabled ? t('enable') : t('disable'), () => toggleJob(name, disabled, load)),
         wbtn(t('delete'), () => deleteJob(name, () => ctx.go('/jobs')), 'danger'),
         btn(t('refresh'), () => load()),
@@ -294,8 +297,9 @@ async function view(el, ctx, name) {
           j.jobExecutorServiceHandlerType ? ['jobExecutorServiceHandlerType', j.jobExecutorServiceHandlerType] : null,
         ])),
         h('div.panel', h('h2', { style: { marginTop: 0 } }, t('jobs.nextFires')), fires)),
-      h('h2', t('jobs.running')), tasks, h('h2', t('jobs.recent')), execs, h('h2', t('jobs.durations')), trend);
+      h('h2', t('jobs.running')), tasks, h('h2', t('jobs.recent')), execs, h('h2', t('bf.heading')), backfills, h('h2', t('jobs.durations')), trend);
     drawTrend(trend, name);
+    const refreshBackfills = backfillPanel(backfills, j);
     async function refreshTasks() {
       try {
         const run = (await get('/job/tasks/running')).filter((r) => r.jobName === name);
@@ -325,7 +329,7 @@ async function view(el, ctx, name) {
     }
     await refreshTasks();
     clearInterval(timer);
-    timer = setInterval(() => { if (!document.hidden) refreshTasks(); }, 3000);
+    timer = setInterval(() => { if (!document.hidden) { refreshTasks(); refreshBackfills(); } }, 3000);
   }
   await load();
   return { cleanup: () => clearInterval(timer) };

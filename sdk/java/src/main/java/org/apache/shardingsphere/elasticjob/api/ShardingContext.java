@@ -51,6 +51,16 @@ public final class ShardingContext {
         return shardingParameter;
     }
 
+    /**
+     * The nominal instant a backfill's run stands for (RFC 3339, UTC, from ELASTICJOB_SCHEDULED_TIME), or null for any other run.
+     *
+     * @return the instant, or null
+     */
+    public String getScheduledTime() {
+        String v = System.getenv("ELASTICJOB_SCHEDULED_TIME");
+        return v == null || v.isEmpty() ? null : v;
+    }
+
     @Override
     public String toString() {
         return "ShardingContext(jobName=" + jobName + ", taskId=" + taskId + ", shardingTotalCount=" + shardingTotalCount

@@ -1,0 +1,181 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/ejcloud/elasticjob/backfill"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/gin-gonic/gin"
+)
+
+// backfillRequest is POST /api/job/backfills' body: a past range
+// [from, to) of the job's plan, at most concurrency runs in flight (0: 1).
+type backfillRequest struct {
+	JobName     string    `json:"jobName"`
+	From        time.Time `json:"from"`
+	To          time.Time `json:"to"`
+	Concurrency int       `json:"concurrency"`
+}
+
+// backfillView is a backfill as the API shows it: its record and progress.
+type backfillView struct {
+	ID          string            `json:"id"`
+	JobName     string            `json:"jobName"`
+	From        time.Time         `json:"from"`
+	To          time.Time         `json:"to"`
+	Concurrency int               `json:"concurrency"`
+	State       string            `json:"state"`
+	Progress    backfill.Progress `json:"progress"`
+	InFlight    []time.Time       `json:"inFlight"`
+	CreatedBy   string            `json:"createdBy,omitempty"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	EndedAt     *time.Time        `json:"endedAt,omitempty"`
+}
+
+func viewOf(b backfill.Backfill) backfillView {
+	v := backfillView{ID: b.ID, JobName: b.JobName, From: b.From, To: b.To, Concurrency: b.Concurrency, State: b.State,
+		Progress: b.Progress(), InFlight: []time.Time{}, CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+	for _, f := range b.InFlight {
+		v.InFlight = append(v.InFlight, f.At)
+	}
+	if !b.EndedAt.IsZero() {
+		v.EndedAt = &b.EndedAt
+	}
+	return v
+}
+
+var backfillSeq atomic.Uint32
+
+// startBackfill answers POST /api/job/backfills: it computes the job's
+// instants in [from, to) with the plan the leader fires (crons, H,
+// jitter, calendar) and stores the backfill; the leader's loop queues its
+// runs (201 with the backfill).
+func (s *Server) startBackfill(c *gin.Context) {
+	body, err := readBody(c, s.maxBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	var req backfillRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(c, s.log, fmt.Errorf("%w: a backfill is {\"jobName\", \"from\", \"to\", \"concurrency\"} with RFC 3339 times: %v", ErrBadRequest, err))
+		return
+	}
+	now := s.clock.Now()
+	if req.JobName == "" {
+		writeError(c, s.log, fmt.Errorf("%w: jobName is required", ErrBadRequest))
+		return
+	}
+	if err := backfill.Check(req.From, req.To, req.Concurrency, now); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	cfg, err := s.triggerable(c, req.JobName)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if !cfg.HasSchedule() {
+		writeError(c, s.log, fmt.Errorf("%w: job '%s' has no cron: a backfill runs the instants of its schedule", ErrBadRequest, req.JobName))
+		return
+	}
+	ins, err := s.backfillInstants(c, cfg, req)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	ns := nsOf(c)
+	b := backfill.New(backfill.NewID(now, backfillSeq.Add(1)), ns, req.JobName, namespace.Key(ns, req.JobName),
+		req.From.Truncate(time.Second), req.To.Truncate(time.Second), req.Concurrency, ins, triggeredBy(c), now)
+	if err := backfill.Create(c, s.reg, b, ins); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusCreated, viewOf(b))
+}
+
+// backfillInstants are the job's nominal instants in the request's range.
+func (s *Server) backfillInstants(c *gin.Context, cfg jobs.Config, req backfillRequest) ([]time.Time, error) {
+	p, loc, err := s.jobPlan(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	from, to := req.From.Truncate(time.Second), req.To.Truncate(time.Second)
+	ins, err := backfill.Instants(func(a, b time.Time, limit int) ([]time.Time, bool) { return p.Between(a, b, loc, limit) }, p.Offset, from, to)
+	if err != nil {
+		return nil, err
+	}
+	if len(ins) == 0 {
+		return nil, fmt.Errorf("%w: job '%s' has no instant in [%s, %s)", ErrBadRequest, req.JobName, from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	return ins, nil
+}
+
+// listBackfills answers GET /api/job/backfills (?jobName=): the request's
+// namespace's backfills, newest first.
+func (s *Server) listBackfills(c *gin.Context) {
+	bs, err := backfill.List(c, s.reg, nsOf(c))
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	out := []backfillView{}
+	for _, b := range bs {
+		if job := c.Query("jobName"); job == "" || b.JobName == job {
+			out = append(out, viewOf(b))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	c.JSON(http.StatusOK, out)
+}
+
+// backfillIn reads a backfill of the request's namespace (another
+// namespace's is not found).
+func (s *Server) backfillIn(c *gin.Context, id string) (backfill.Backfill, error) {
+	b, err := backfill.Get(c, s.reg, id)
+	if err == nil && b.Namespace != nsOf(c) {
+		return b, fmt.Errorf("%w: no backfill '%s' in namespace '%s'", ErrNotFound, id, nsOf(c))
+	}
+	return b, err
+}
+
+// getBackfill answers GET /api/job/backfills/{id}.
+func (s *Server) getBackfill(c *gin.Context) {
+	b, err := s.backfillIn(c, c.Param("id"))
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, viewOf(b))
+}
+
+// controlBackfill answers POST /api/job/backfills/{id}/pause|resume|cancel.
+func (s *Server) controlBackfill(c *gin.Context) {
+	id, action := c.Param("id"), c.Param("action")
+	if action != "pause" && action != "resume" && action != "cancel" {
+		writeError(c, s.log, fmt.Errorf("%w: no action %q on a backfill (pause, resume or cancel)", ErrNotFound, action))
+		return
+	}
+	if _, err := s.backfillIn(c, id); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	b, err := backfill.Apply(c, s.reg, id, action, s.clock.Now())
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, viewOf(b))
+}

@@ -1,0 +1,177 @@
+package backfill
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// Every is how often the Loop advances the backfills (default).
+const Every = 200 * time.Millisecond
+
+// maxSkips bounds the instants one pass walks past that other backfills
+// queued already.
+const maxSkips = 1000
+
+// Loop is the leader's loop advancing every backfill. Create one per term
+// over the term's fenced registry.
+type Loop struct {
+	Registry *registry.Registry
+	Clock    clock.Clock
+	Log      *slog.Logger
+	Every    time.Duration // 0: Every
+	// Wake tells the launcher a run was queued (may be nil).
+	Wake func()
+
+	instants map[string][]time.Time // by backfill id: written once
+}
+
+// Run advances the backfills every l.Every until ctx ends.
+func (l *Loop) Run(ctx context.Context) error {
+	every := l.Every
+	if every <= 0 {
+		every = Every
+	}
+	t := l.Clock.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+		if err := l.Pass(ctx); err != nil && ctx.Err() == nil {
+			l.Log.Warn("backfill: pass skipped", "err", err)
+		}
+		t.Reset(every)
+	}
+}
+
+// Pass advances every backfill not ended once.
+func (l *Loop) Pass(ctx context.Context) error {
+	nodes, err := l.Registry.Backfills(ctx)
+	if err != nil {
+		return fmt.Errorf("backfill: list: %w", err)
+	}
+	var live []Backfill
+	for _, n := range nodes {
+		b, err := Decode(n)
+		if err != nil {
+			l.Log.Warn("backfill: record skipped", "path", n.Path, "err", err)
+			continue
+		}
+		if !b.Final() {
+			live = append(live, b)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	st, err := l.state(ctx)
+	if err != nil {
+		return err
+	}
+	queued := false
+	for _, b := range live {
+		q, err := l.advance(ctx, b, st)
+		if errors.Is(err, registry.ErrFenced) {
+			return err
+		}
+		if err != nil {
+			l.Log.Warn("backfill: not advanced", "id", b.ID, "err", err)
+		}
+		queued = queued || q
+	}
+	if queued && l.Wake != nil {
+		l.Wake()
+	}
+	return nil
+}
+
+// Decode reads a stored record.
+func Decode(n store.Node) (Backfill, error) {
+	var b Backfill
+	if err := json.Unmarshal(n.Value, &b); err != nil {
+		return b, fmt.Errorf("backfill: decode %s: %w", n.Path, err)
+	}
+	b.Version = n.Version
+	return b, nil
+}
+
+// advance applies one Step to b and queues what it says.
+func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, error) {
+	now := l.Clock.Now()
+	_, why, err := l.Registry.CanRun(ctx, b.Key)
+	if err != nil {
+		return false, err
+	}
+	spare, err := st.spare(ctx, l.Registry, b.Key)
+	if err != nil {
+		return false, err
+	}
+	v := View{Now: now, Outcome: func(key string) Outcome { return st.outcome(ctx, l.Registry, key) },
+		Busy: st.busy(b.Key) || !spare, Runnable: why == jobs.Runnable, Missing: why == jobs.JobMissing}
+	next, n := Step(b, v)
+	queued, dirty := false, changed(b, next)
+	if n > 0 {
+		ins, err := l.instantsOf(ctx, b.ID)
+		if err != nil {
+			return false, err
+		}
+		for skips := 0; next.Next < next.Total && next.Next < len(ins) && skips <= maxSkips; skips++ {
+			at := ins[next.Next]
+			key := b.RunKey(at)
+			owner, err := l.Registry.EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key)}, now)
+			if err != nil {
+				return false, err
+			}
+			next.Next++
+			next.UpdatedAt, dirty = now, true
+			if owner == b.ID {
+				next.InFlight = append(next.InFlight, Flight{At: at, Key: key})
+				queued = true
+				break
+			}
+			next.Skipped++ // another backfill ran this instant
+		}
+	}
+	if !dirty {
+		return queued, nil
+	}
+	raw, _ := json.Marshal(next)
+	err = l.Registry.SetBackfill(ctx, b.ID, raw, b.Version)
+	if errors.Is(err, store.ErrConflict) {
+		return queued, nil // paused or cancelled meanwhile: the next pass sees it (a run queued is found again by its instant)
+	}
+	return queued, err
+}
+
+func (l *Loop) instantsOf(ctx context.Context, id string) ([]time.Time, error) {
+	if ins, ok := l.instants[id]; ok {
+		return ins, nil
+	}
+	raw, err := l.Registry.BackfillInstants(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var us []int64
+	if err := json.Unmarshal(raw, &us); err != nil {
+		return nil, fmt.Errorf("backfill: decode %s's instants: %w", id, err)
+	}
+	if l.instants == nil {
+		l.instants = map[string][]time.Time{}
+	}
+	l.instants[id] = DecodeInstants(us)
+	return l.instants[id], nil
+}
+
+// IsRunKey reports whether an idempotency key is a backfill run's.
+func IsRunKey(key string) bool { return registry.IsBackfillRunKey(key) }

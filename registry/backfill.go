@@ -1,0 +1,155 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// Backfills (package backfill) live under backfillPath: a record per
+// backfill (records/{id}, rewritten by the leader's loop, compare and
+// set), its instants (instants/{id}, written once), and a node per job
+// instant any backfill enqueued (done/{job}/{unix}, holding the
+// backfill's id), created in the same commit as the run it queues, so the
+// same instant is never queued twice, by one backfill or two, by one
+// leader or the next.
+const (
+	backfillPath         = "/state/backfill"
+	backfillRecordsPath  = backfillPath + "/records"
+	backfillInstantsPath = backfillPath + "/instants"
+	backfillDonePath     = backfillPath + "/done"
+)
+
+// ErrBackfillNotFound is returned for a backfill id no record has.
+var ErrBackfillNotFound = errors.New("backfill not found")
+
+// ByBackfill is the origin of a backfill's runs (queue.Origin): "backfill:{id}".
+const ByBackfill = "backfill"
+
+// BackfillRunKey is the idempotency key of backfill id's run at instant
+// at, for a job of namespace ns, as the scheduler's view names it:
+// "{id}.{unix seconds}" qualified with the namespace (namespace.Key), so
+// its run record lives in the job's namespace.
+func BackfillRunKey(ns, id string, at time.Time) string {
+	return namespace.Key(ns, id+"."+strconv.FormatInt(at.Unix(), 10))
+}
+
+// IsBackfillRunKey reports whether a run key (qualified or not) is a
+// backfill run's.
+func IsBackfillRunKey(key string) bool {
+	_, name := namespace.Split(key)
+	return strings.HasPrefix(name, "bf-")
+}
+
+// BackfillInstant is the instant a backfill run's key stands for (ok
+// false: not a backfill run's key). A failover retry of a backfill run
+// carries only the key: this gives it its instant again.
+func BackfillInstant(key string) (time.Time, bool) {
+	_, name := namespace.Split(key)
+	if !strings.HasPrefix(name, "bf-") {
+		return time.Time{}, false
+	}
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	u, err := strconv.ParseInt(name[i+1:], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(u, 0).UTC(), true
+}
+
+// CreateBackfill writes a new backfill's record and instants.
+func (r *Registry) CreateBackfill(ctx context.Context, id string, record, instants []byte) error {
+	err := r.commit(ctx, store.Create(backfillRecordsPath+"/"+id, record), store.Create(backfillInstantsPath+"/"+id, instants))
+	if err != nil {
+		return fmt.Errorf("registry: create backfill %s: %w", id, err)
+	}
+	return nil
+}
+
+// Backfills lists the backfills' records (with their versions).
+func (r *Registry) Backfills(ctx context.Context) ([]store.Node, error) {
+	nodes, err := r.kv.List(ctx, backfillRecordsPath)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return nodes, err
+}
+
+// Backfill reads one backfill's record.
+func (r *Registry) Backfill(ctx context.Context, id string) (store.Node, error) {
+	n, err := r.kv.Get(ctx, backfillRecordsPath+"/"+id)
+	if errors.Is(err, store.ErrNotFound) {
+		return n, fmt.Errorf("%w: no backfill '%s'", ErrBackfillNotFound, id)
+	}
+	return n, err
+}
+
+// BackfillInstants reads one backfill's instants as written.
+func (r *Registry) BackfillInstants(ctx context.Context, id string) ([]byte, error) {
+	n, err := r.kv.Get(ctx, backfillInstantsPath+"/"+id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: no instants of backfill '%s'", ErrBackfillNotFound, id)
+	}
+	return n.Value, err
+}
+
+// SetBackfill rewrites a backfill's record if it is still at version
+// (store.ErrConflict otherwise). The write is fenced: a deposed leader
+// writes nothing.
+func (r *Registry) SetBackfill(ctx context.Context, id string, record []byte, version int64) error {
+	return r.commit(ctx, store.Set(backfillRecordsPath+"/"+id, record, version))
+}
+
+// BackfillRun is one run a backfill queues: job's instant (its nominal
+// instant, seconds), keyed Key (an idempotency key: its run record says
+// how it ended).
+type BackfillRun struct {
+	ID      string // the backfill's
+	Job     string // scheduler-wide key
+	Instant time.Time
+	Key     string
+	Param   string // the job's jobParameter
+}
+
+// EnqueueBackfillRun queues one backfill run, recording its job instant
+// in the same fenced commit. When some backfill queued that instant
+// already it queues nothing and returns that backfill's id.
+func (r *Registry) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now time.Time) (owner string, err error) {
+	done := backfillDonePath + "/" + run.Job + "/" + strconv.FormatInt(run.Instant.Unix(), 10)
+	pr := queue.PendingRun{JobParameter: run.Param, IdempotencyKey: run.Key, At: now.UTC(), By: ByBackfill + ":" + run.ID, ScheduledAt: run.Instant.UTC()}
+	for range maxCASRetries {
+		if n, err := r.kv.Get(ctx, done); err == nil {
+			return string(n.Value), nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		op, changed, err := r.triggerOp(ctx, run.Job, queue.Trigger{Run: &pr, At: now})
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "", fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, run.Job, r.MaxPending)
+		}
+		err = r.commit(ctx, store.Create(done, []byte(run.ID)),
+			createJSON(TriggerKeysPath+"/"+run.Key, task.RunRecord{JobName: run.Job, At: pr.At}), op)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("registry: queue backfill %s's run of %s at %s: %w", run.ID, run.Job, run.Instant.UTC().Format(time.RFC3339), err)
+		}
+		return run.ID, nil
+	}
+	return "", fmt.Errorf("registry: queue backfill run of %s: %w after %d tries", run.Job, ErrConflict, maxCASRetries)
+}
