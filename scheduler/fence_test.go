@@ -46,3 +46,37 @@ func TestFenceProvesLeadershipBeforeAccept(t *testing.T) {
 		t.Fatal("the term did not end")
 	}
 }
+
+// An ACCEPT the fence refused before sending it leaves its offers with the
+// scheduler (the engine still holds them for this framework): once the
+// leadership is proven again, the next round launches on them. Before, the
+// offers were forgotten unanswered and the leader waited for offers that
+// never came (make test, the etcd shape's kill loop).
+func TestRefusedAcceptKeepsItsOffers(t *testing.T) {
+	refuse := true
+	r := newRig(t)
+	r.rebuild(func(d *Deps) {
+		d.Driver = Fence(r.drv, func(context.Context) error {
+			if refuse {
+				return election.ErrLeaseLapse
+			}
+			return nil
+		})
+	})
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) {})
+	r.trigger("job")
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	if len(r.drv.accepts) != 0 || r.readyCount("job") != 1 {
+		t.Fatalf("refused round: %d ACCEPTs, ready %d (want 0, 1)", len(r.drv.accepts), r.readyCount("job"))
+	}
+	if _, ok := r.sched.st.offers["o1"]; !ok {
+		t.Fatal("the refused ACCEPT's offer was forgotten")
+	}
+	refuse = false
+	r.sched.launcher.round(r.ctx)
+	if len(r.drv.accepts) != 1 || len(r.running("job")) == 0 {
+		t.Fatalf("after the proof: %d ACCEPTs, running %v (want one ACCEPT on o1, its shards running)", len(r.drv.accepts), r.running("job"))
+	}
+}

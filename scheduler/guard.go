@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,6 +26,11 @@ func Guard(d engine.Driver, valid func() error) engine.Driver {
 // told it.
 func Fence(d engine.Driver, may func(context.Context) error) engine.Driver { return guarded{d, may} }
 
+// ErrRefused marks a call the fence refused before sending it: the engine
+// never got it, so what it carried (an ACCEPT's offers) is still the
+// scheduler's to use or decline.
+var ErrRefused = errors.New("refused before the call")
+
 type guarded struct {
 	d     engine.Driver
 	valid func(context.Context) error
@@ -43,7 +49,7 @@ func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceC
 
 func (g guarded) check(ctx context.Context, call string) error {
 	if err := g.valid(ctx); err != nil {
-		return fmt.Errorf("%s refused: %w", call, err)
+		return fmt.Errorf("%s %w: %w", call, ErrRefused, err)
 	}
 	return nil
 }

@@ -357,8 +357,12 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 	for _, ev := range b.events {
 		byTask[ev.TaskID] = ev
 	}
+	taken := make(map[string]engine.Offer)
 	for _, agent := range b.agents {
 		for _, id := range b.byAgent[agent].offerIDs {
+			if o, ok := l.st.offers[id]; ok {
+				taken[id] = o
+			}
 			delete(l.st.offers, id)
 		}
 	}
@@ -383,6 +387,17 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			l.rollback(ctx, al, b)
+			if errors.Is(err, ErrRefused) {
+				// The fence refused the ACCEPT before sending it (a lease
+				// confirmed late): the engine still holds these offers for
+				// this framework, so they stay ours for the next round
+				// instead of being stranded unanswered.
+				for _, id := range al.offerIDs {
+					if o, ok := taken[id]; ok {
+						l.st.offers[id] = o
+					}
+				}
+			}
 			continue
 		}
 		for _, tl := range al.launches {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -140,7 +141,37 @@ func engineFence(cfg config.Config, term *election.Term) func(context.Context) e
 	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, proofTimeout)
 		defer cancel()
-		return term.Proven(ctx, within)
+		return holdForProof(ctx, term, within, leaseRecheck)
+	}
+}
+
+// leaseRecheck is how often a call held back by a lapsed lease looks
+// again (holdForProof).
+const leaseRecheck = 20 * time.Millisecond
+
+// holdForProof is term.Proven, where a fenced term's lapsed lease (a
+// renewal answered late on a loaded machine) holds the call back until the
+// lease is confirmed again, the term ends or ctx ends, instead of refusing
+// it at once: a refused ACCEPT costs its tasks a round and its offers a
+// trip back to the scheduler, and a lease renewed 100 ms late is not a
+// lost leadership. A term whose lease stays unconfirmed for its hold ends
+// (election.Term.Valid), and the call is refused then.
+func holdForProof(ctx context.Context, term *election.Term, within, recheck time.Duration) error {
+	for {
+		err := term.Proven(ctx, within)
+		if err == nil || !term.Fenced() || !errors.Is(err, election.ErrLeaseLapse) || term.Context().Err() != nil {
+			return err
+		}
+		t := time.NewTimer(recheck)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-term.Context().Done():
+			t.Stop()
+			return term.Valid()
+		case <-t.C:
+		}
 	}
 }
 
