@@ -25,6 +25,10 @@ const waitEvents = 5 * time.Second
 // scheduler's stop (10 s for the leader's loops) must not wait for one.
 const rereadBound = 3 * time.Second
 
+// rereadEnded is rereadBound for a commit whose caller's context ended
+// before the commit returned.
+const rereadEnded = time.Second
+
 // start runs the worker of r: it applies the backing events in their order
 // and passes each on once the copy reflects it.
 func (c *KV) start(ctx context.Context, r *root, events <-chan store.Event) {

@@ -43,12 +43,20 @@ func (q *quorumlessKV) Get(ctx context.Context, p string) (store.Node, error) {
 // ending), so a store that answers no read (etcd without a quorum) does
 // not hold the commit, and the leader's stop, forever.
 func TestCommitRereadIsBounded(t *testing.T) {
+	t.Run("live", func(t *testing.T) { testCommitRereadIsBounded(t, false) })
+	t.Run("cancelled", func(t *testing.T) { testCommitRereadIsBounded(t, true) })
+}
+
+func testCommitRereadIsBounded(t *testing.T, cancelled bool) {
 	back := &quorumlessKV{KV: memory.New(), path: "/state/x"}
 	mustCommit(t, back.KV, store.Create("/state/x", []byte("1")))
 	c := openCache(t, back, "/state")
 	back.armed.Store(true)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	if cancelled {
+		cancel() // the term ended before its commit
+	}
 	err := c.Commit(ctx, store.Create("/state/x", []byte("2")))
 	if err == nil {
 		t.Fatal("a create of an existing node succeeded")
