@@ -238,6 +238,9 @@ func (s *Scheduler) call(ctx context.Context, f func(ctx context.Context) error)
 	}
 }
 
+// releaseBound bounds the catalog's sync after a term (Run).
+const releaseBound = 3 * time.Second
+
 // Run loads the configuration and runs the producer, the watches and the
 // loop until ctx ends (the leader context).
 func (s *Scheduler) Run(ctx context.Context) error {
@@ -255,7 +258,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if s.deps.Catalog != nil {
 		s.catalog.take()
 		defer func() {
-			if err := s.catalog.release(context.WithoutCancel(ctx)); err != nil {
+			// Bounded: a store without a quorum never answers the sync's
+			// linearizable reads, and the stop must not wait for them. A
+			// sync cut short costs nothing lasting: the next term syncs
+			// the catalog before it uses it, and Follow applies the
+			// changes it sees from here on.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseBound)
+			defer cancel()
+			if err := s.catalog.release(rctx); err != nil {
 				s.deps.Log.Warn("catalog: sync after the term", "err", err)
 			}
 		}()

@@ -309,7 +309,20 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 			}
 		}
 	}
-	if rerr := c.Refresh(rctx, reread...); rerr != nil {
+	// The re-read outlives the caller's context (what landed must show in
+	// the copy) but not rereadBound: a store without a quorum answers no
+	// linearizable read, and a term stopping must not wait for one; what
+	// is not re-read here comes through the watch.
+	// A caller whose context ended (a term stopping) acts on nothing it
+	// would show, and may commit again on its way out: shorter still.
+	bound := rereadBound
+	if ctx.Err() != nil {
+		bound = rereadEnded
+	}
+	fctx, cancel := context.WithTimeout(rctx, bound)
+	rerr := c.Refresh(fctx, reread...)
+	cancel()
+	if rerr != nil {
 		c.log.Warn("cache: re-read after commit", "err", rerr)
 	}
 	apply()

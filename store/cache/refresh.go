@@ -19,6 +19,16 @@ const resyncPause = 200 * time.Millisecond
 // waitEvents bounds how long Commit waits for its own events to pass.
 const waitEvents = 5 * time.Second
 
+// rereadBound bounds Commit's re-read of what it cannot know from the
+// commit itself (blind puts, failed ops). A store that lost its quorum
+// (the last etcd members of a cluster stopping) never answers it, and the
+// scheduler's stop (10 s for the leader's loops) must not wait for one.
+const rereadBound = 3 * time.Second
+
+// rereadEnded is rereadBound for a commit whose caller's context ended
+// before the commit returned.
+const rereadEnded = time.Second
+
 // start runs the worker of r: it applies the backing events in their order
 // and passes each on once the copy reflects it.
 func (c *KV) start(ctx context.Context, r *root, events <-chan store.Event) {

@@ -1,0 +1,74 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// quorumlessKV answers no Get of path once armed, as an etcd store that
+// lost its quorum answers no linearizable read: the Get returns only when
+// its context ends, and at once with an error when that context has no
+// deadline (the caller would wait forever; the test must not).
+type quorumlessKV struct {
+	store.KV
+	path      string
+	armed     atomic.Bool
+	unbounded atomic.Int32 // Gets of path made with no deadline
+	bounded   atomic.Int32 // Gets of path that waited for their deadline
+}
+
+var errNoDeadline = errors.New("a read with no deadline on a store without quorum")
+
+func (q *quorumlessKV) Get(ctx context.Context, p string) (store.Node, error) {
+	if p != q.path || !q.armed.Load() {
+		return q.KV.Get(ctx, p)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		q.unbounded.Add(1)
+		return store.Node{}, errNoDeadline
+	}
+	<-ctx.Done()
+	q.bounded.Add(1)
+	return store.Node{}, ctx.Err()
+}
+
+// TestCommitRereadIsBounded: a commit that failed re-reads what it
+// touched (the store may hold a newer version) with a deadline of its
+// own, also when the caller's context is cancelled meanwhile (a term
+// ending), so a store that answers no read (etcd without a quorum) does
+// not hold the commit, and the leader's stop, forever.
+func TestCommitRereadIsBounded(t *testing.T) {
+	t.Run("live", func(t *testing.T) { testCommitRereadIsBounded(t, false) })
+	t.Run("cancelled", func(t *testing.T) { testCommitRereadIsBounded(t, true) })
+}
+
+func testCommitRereadIsBounded(t *testing.T, cancelled bool) {
+	back := &quorumlessKV{KV: memory.New(), path: "/state/x"}
+	mustCommit(t, back.KV, store.Create("/state/x", []byte("1")))
+	c := openCache(t, back, "/state")
+	back.armed.Store(true)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if cancelled {
+		cancel() // the term ended before its commit
+	}
+	err := c.Commit(ctx, store.Create("/state/x", []byte("2")))
+	if err == nil {
+		t.Fatal("a create of an existing node succeeded")
+	}
+	if n := back.unbounded.Load(); n != 0 {
+		t.Fatalf("%d re-reads after the commit had no deadline", n)
+	}
+	if back.bounded.Load() == 0 {
+		t.Fatal("the failed commit did not re-read what it touched")
+	}
+	back.armed.Store(false)
+	if nd, err := c.Get(t.Context(), "/state/x"); err != nil || string(nd.Value) != "1" {
+		t.Fatalf("copy after the commit: %+v %v", nd, err)
+	}
+}
