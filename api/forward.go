@@ -175,7 +175,12 @@ func (s *Server) proxy(c *gin.Context, leader string) {
 		ModifyResponse: func(resp *http.Response) error {
 			if changed := resp.Header.Get(HeaderChanged); changed != "" && s.refresh != nil {
 				paths, all := strings.Split(changed, ","), changed == "*"
-				if err := s.refresh(context.WithoutCancel(c.Request.Context()), paths, all); err != nil {
+				// Not cut short by a client that left, but bounded: a store
+				// without a quorum answers no read (the watch brings the
+				// change later).
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), forwardRefreshBound)
+				defer cancel()
+				if err := s.refresh(ctx, paths, all); err != nil {
 					s.log.Warn("api: refresh after a forwarded write", "err", err)
 				}
 			}
@@ -236,3 +241,7 @@ func (s *Server) verifyForward(header string, r *http.Request) (string, bool) {
 	}
 	return f[0], true
 }
+
+// forwardRefreshBound bounds the re-read of what a write forwarded to the
+// leader changed (the leader's answer names the paths).
+const forwardRefreshBound = 3 * time.Second
