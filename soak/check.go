@@ -151,7 +151,11 @@ func Check(in Input) Report {
 	rep.checkTerms(runs)
 	rep.checkHeal(in, byJob)
 	if in.History != nil {
-		rep.checkHistory(runs, in.History, in.HistoryAt)
+		daemons := map[string]bool{}
+		for _, j := range in.Jobs {
+			daemons[j.Name] = j.Daemon
+		}
+		rep.checkHistory(runs, daemons, in.History, in.HistoryAt)
 	}
 	rep.lateness(in, runs)
 	slices.SortStableFunc(rep.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Kind, b.Kind) })
@@ -597,10 +601,15 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
 // historyLag is how long after a run's end its history row may lag.
 const historyLag = 2 * time.Second
 
-// checkHistory: every ended run is in history once, with its outcome.
-func (rep *Report) checkHistory(runs []run, hist map[string][]Outcome, read time.Time) {
+// checkHistory: every ended run of a TRANSIENT job is in history once,
+// with its outcome. A DAEMON task is not one execution: history records
+// each run its executor reports (BEGIN and COMPLETE of the cron inside the
+// task, sampled by the app's eventTraceSamplingCount), none when it
+// reports none, as the simulated agents' tasks do, several when it ran
+// several times; its rows are not the task's (docs/history.md).
+func (rep *Report) checkHistory(runs []run, daemons map[string]bool, hist map[string][]Outcome, read time.Time) {
 	for _, r := range runs {
-		if r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
+		if daemons[r.Job] || r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
 			continue
 		}
 		hs := hist[r.Task]

@@ -212,3 +212,26 @@ func TestCheckHistoryLag(t *testing.T) {
 		t.Errorf("jd ended 11.5 s before history was read: %v", rep.Anomalies)
 	}
 }
+
+// A DAEMON task is not one execution in history: its rows are the runs its
+// executor reports (none from the simulated agents, several from a real
+// one), so the embedded soak's daemon tasks, launched at every scheduler
+// start, are not held against history (seed 202: 33 history-missing, all
+// six daemon jobs' tasks). A transient job's run still is.
+func TestCheckHistoryLeavesDaemonTasksOut(t *testing.T) {
+	daemon := Job{Name: "d", Shards: 1, Daemon: true}
+	runs := append(clean("j"), runSpec{task: "d1", job: "d", queued: 2, start: 2.1, dur: 1})
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: true}}}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{every2("j", false), daemon}, History: hist, HistoryAt: at(30)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("a daemon task without an execution row: %v", rep.Anomalies)
+	}
+	hist["d1"] = []Outcome{{Success: true}, {Success: true}}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("a daemon task with two runs in history: %v", rep.Anomalies)
+	}
+	delete(hist, "jd")
+	if rep := Check(in); rep.ByKind()[HistoryMissing] != 1 {
+		t.Errorf("a transient run missing from history: %v", rep.Anomalies)
+	}
+}
