@@ -235,3 +235,22 @@ func TestCheckHistoryLeavesDaemonTasksOut(t *testing.T) {
 		t.Errorf("a transient run missing from history: %v", rep.Anomalies)
 	}
 }
+
+// A fire within the slack of a window's end is not expected, but it may
+// run, and when it was staged ahead into a pending entry its execution is
+// queued inside the window (embedded seed 202, sk049: two unexplained
+// runs). It explains one execution, not two.
+func TestCheckEdgeFireStagedAhead(t *testing.T) {
+	j := every2("j", true)
+	j.Windows[0].To = at(10.64) // a change at 10.64 closed the window
+	runs := append(clean("j"), runSpec{task: "jm", job: "j", queued: 9.109, start: 10.607, source: "MISFIRE", dur: 0.01})
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(30)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the 10 s fire staged at 9.109: %v", rep.Anomalies)
+	}
+	runs = append(runs, runSpec{task: "jn", job: "j", queued: 9.2, start: 10.62, source: "MISFIRE", dur: 0.01})
+	in.Runs = logOf(runs...)
+	if rep := Check(in); rep.ByKind()[ExtraRun] != 1 {
+		t.Errorf("two executions for the one edge fire: %v", rep.Anomalies)
+	}
+}
