@@ -254,3 +254,18 @@ func TestCheckEdgeFireStagedAhead(t *testing.T) {
 		t.Errorf("two executions for the one edge fire: %v", rep.Anomalies)
 	}
 }
+
+// A run that ended just before the agents were killed may be a failure in
+// history (its update died with the agent); one that ended earlier may not.
+func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: false}}}
+	in := Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", false)}, History: hist, HistoryAt: at(30),
+		Faults: []Fault{{Kind: "agents-killed", Start: at(8.518), End: at(9.5)}}} // jd ended at 8.51
+	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
+		t.Errorf("jd ended 8 ms before the agents were killed: %d history-outcome", got)
+	}
+	in.Faults[0].Start = at(9.6)
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("jd ended 1.09 s before the agents were killed: %d history-outcome, want 1", got)
+	}
+}
