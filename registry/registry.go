@@ -489,12 +489,19 @@ func listJSON[T any](ctx context.Context, r *Registry, path string) ([]T, error)
 }
 
 // SetDisabled sets or clears a disable flag. kind is "app" or "job".
+// Enabling a job at a known instant records it as the job's last change
+// (JobsChangedAt): a takeover's catch-up does not replay the instants it
+// spent disabled.
 func (r *Registry) SetDisabled(ctx context.Context, kind, name string, disabled bool, now time.Time) error {
 	p := "/state/disable/" + kind + "/" + name
 	if disabled {
 		return r.commit(ctx, store.Put(p, []byte(now.UTC().Format(time.RFC3339))))
 	}
-	return r.commit(ctx, store.Delete(p, store.AnyVersion))
+	ops := []store.Op{store.Delete(p, store.AnyVersion)}
+	if kind == "job" && !now.IsZero() {
+		ops = append(ops, store.Put(ChangedJobPath+"/"+name, []byte(now.UTC().Format(time.RFC3339Nano))))
+	}
+	return r.commit(ctx, ops...)
 }
 
 // Disabled lists the names disabled of a kind ("app" or "job").

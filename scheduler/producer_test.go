@@ -407,6 +407,14 @@ func TestCatchUpCountsFromTheLastChange(t *testing.T) {
 	if err := r.reg.AddJobAt(r.ctx, added, t0.Add(-1500*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
+	// And one disabled before the mark, enabled at t0-1.5s.
+	r.addJob(func(j *jobs.Config) { j.JobName = "enabled"; j.Cron = "* * * * * ?"; j.Misfire = true })
+	if err := r.reg.SetDisabled(r.ctx, "job", "enabled", true, t0.Add(-30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.reg.SetDisabled(r.ctx, "job", "enabled", false, t0.Add(-1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
 	r.reload()
 	r.clk.Set(t0.Add(500 * time.Millisecond))
 	fired := runProducer(t, r)
@@ -414,6 +422,7 @@ func TestCatchUpCountsFromTheLastChange(t *testing.T) {
 	for job, want := range map[string]int{
 		"updated": 3,  // t0-2s, t0-1s, t0: the new cron's instants after the update (20 before the fix)
 		"added":   2,  // t0-1s, t0
+		"enabled": 2,  // t0-1s, t0: none of the instants it spent disabled
 		"kept":    20, // t0-19s … t0: no change recorded, from the watermark
 	} {
 		if c := r.readyCount(job); c != want {
