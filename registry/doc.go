@@ -45,9 +45,9 @@
 // the names inside stored values. The exported path constants (AppsPath,
 // JobsPath, ReadyPath, RunningPath, TriggerKeysPath, WorkflowsPath,
 // WorkflowRunsPath, RegisteredJobPath, ChangedJobPath, TailsPath,
-// NamespacesPath) name the
-// parts of that layout readers outside look at: the registry cache's
-// roots, and tests that inspect or corrupt the store they own. The other
+// NamespacesPath) name the parts of that layout readers outside look at:
+// the registry cache's roots, and tests that inspect or corrupt the store
+// they own. The other
 // paths are the registry's own.
 //
 // # Intents only
