@@ -583,8 +583,8 @@ func (r *Registry) CanRun(ctx context.Context, name string) (jobs.Config, jobs.R
 
 // JobsChangedAt returns, per job, the later of its registration and its
 // last config change or enable as recorded (AddJobAt, UpdateJobAt,
-// SetDisabled); a job with
-// neither recorded is absent, and so is a value that does not parse.
+// SetDisabled); a job with neither recorded is absent, and so is a value
+// that does not parse.
 func (r *Registry) JobsChangedAt(ctx context.Context) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	for _, dir := range []string{RegisteredJobPath, ChangedJobPath} {
