@@ -201,7 +201,7 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 	case kind == DefApp:
 		err = reg.AddApp(ctx, d.app)
 	case kind == DefJob && d.exists:
-		err = reg.UpdateJob(ctx, d.job)
+		err = reg.UpdateJobAt(ctx, d.job, s.clock.Now())
 	case kind == DefJob:
 		err = s.addJob(ctx, d.job)
 	case d.exists:

@@ -141,7 +141,9 @@ func (s *Server) updateJob(c *gin.Context) {
 	}
 	s.saveJob(c, body, cfg, func(cfg jobs.Config) error {
 		return s.checkJob(c, cfg, headerWarning(c))
-	}, s.regOf(c).UpdateJob)
+	}, func(ctx context.Context, cfg jobs.Config) error {
+		return s.regOf(c).UpdateJobAt(ctx, cfg, s.clock.Now()) // the catch-up counts from here
+	})
 }
 
 func (s *Server) deregisterBody(c *gin.Context) {

@@ -213,14 +213,20 @@ func orderBy(t *table, q view.Query) (string, error) {
 	default:
 		return "", badQuery("order must be asc or desc, got %q", q.Order)
 	}
+	// Every order ends on the unique id: rows that tie on the sort column
+	// (a launch round starts many tasks in one millisecond) then keep one
+	// order from page to page, which MySQL does not promise otherwise.
 	if q.Sort == "" {
-		return " ORDER BY " + t.timeCol + " DESC", nil
+		return " ORDER BY " + t.timeCol + " DESC, id DESC", nil
 	}
 	c, ok := t.byParam[strings.ToLower(q.Sort)]
 	if !ok || !c.sortKey {
 		return "", badQuery("cannot sort by %q; sort by %s", q.Sort, t.names(func(c column) bool { return c.sortKey }))
 	}
-	return " ORDER BY " + c.name + " " + dir, nil
+	if c.name == "id" {
+		return " ORDER BY id " + dir, nil
+	}
+	return " ORDER BY " + c.name + " " + dir + ", id " + dir, nil
 }
 
 func paging(q view.Query) (limit, offset int, err error) {

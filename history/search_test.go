@@ -184,3 +184,50 @@ func TestSearchRejects(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchPagesOverTies: rows that tie on the sort column are each on
+// exactly one page. A launch round starts many tasks in the same
+// millisecond; ordered by start time alone, LIMIT/OFFSET pages over the
+// tie are free to overlap on MySQL (SQLite's index order happens to hold).
+func TestSearchPagesOverTies(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *testDB) {
+		ctx := context.Background()
+		base := time.Date(2024, 2, 1, 8, 0, 0, 0, time.UTC)
+		const n = 240
+		for i := range n {
+			start := base.Add(time.Duration(i%5) * time.Millisecond) // most rows tie with many others
+			if i%7 == 0 {
+				start = base.Add(time.Second)
+			}
+			id := fmt.Sprintf("%08x", (i*2654435761)%(1<<32)) // ids in no order of insertion
+			e.addExecution(t, execution{id: id, job: "tie", task: "tie@-@0@-@READY@-@s@-@" + id, source: "NORMAL_TRIGGER", success: true, start: start})
+		}
+		for _, q := range []view.Query{
+			{Sort: "startTime", Order: "asc"}, {Sort: "startTime", Order: "desc"}, {Sort: "jobName"}, {},
+		} {
+			seen := map[string]int{}
+			for page := 1; ; page++ {
+				q.Page, q.PerPage = page, 7
+				got, err := e.store.Executions(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range got.Rows {
+					seen[r.ID]++
+				}
+				if len(got.Rows) < 7 {
+					break
+				}
+			}
+			twice := 0
+			for _, c := range seen {
+				if c > 1 {
+					twice++
+				}
+			}
+			if len(seen) != n || twice > 0 {
+				t.Errorf("sort %q %s: %d of %d rows seen, %d more than once", q.Sort, q.Order, len(seen), n, twice)
+			}
+		}
+	})
+}

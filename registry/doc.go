@@ -44,9 +44,10 @@
 // names as keys "ns~name"; In: one namespace, its own names), and codec.go
 // the names inside stored values. The exported path constants (AppsPath,
 // JobsPath, ReadyPath, RunningPath, TriggerKeysPath, WorkflowsPath,
-// WorkflowRunsPath, RegisteredJobPath, TailsPath, NamespacesPath) name the
-// parts of that layout readers outside look at: the registry cache's
-// roots, and tests that inspect or corrupt the store they own. The other
+// WorkflowRunsPath, RegisteredJobPath, ChangedJobPath, TailsPath,
+// NamespacesPath) name the parts of that layout readers outside look at:
+// the registry cache's roots, and tests that inspect or corrupt the store
+// they own. The other
 // paths are the registry's own.
 //
 // # Intents only

@@ -62,6 +62,7 @@ var nsRoots = []nsRoot{
 	{workflowKeysPath, 1}, // /state/workflow_keys/{name}/{key}: a key of the workflow's own
 	{TailsPath, 2},
 	{RegisteredJobPath, 1},
+	{ChangedJobPath, 1},
 }
 
 // rootOf returns the namespaced root p is or lies under, and the segments

@@ -263,6 +263,7 @@ func jobDeleteOps(name string) []store.Op {
 		waitingDeleteOps(name)[0], waitingDeleteOps(name)[1],
 		store.Delete(gangPath+"/"+name, store.AnyVersion),
 		store.Delete(RegisteredJobPath+"/"+name, store.AnyVersion),
+		store.Delete(ChangedJobPath+"/"+name, store.AnyVersion),
 	}
 }
 
@@ -335,17 +336,34 @@ func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, err
 	return []store.Op{store.Check(n.Path, n.Version)}, nil
 }
 
+// ChangedJobPath holds when each job's config last changed (RFC 3339), so
+// that a takeover's catch-up replays only fires of the config in force: a
+// change clears what is pending, and the fires before it were the old
+// config's (scheduler/missed.go).
+const ChangedJobPath = "/state/changed"
+
 // UpdateJob replaces an existing job's config and clears its pending
-// queues (the leader kills its running tasks and reschedules it).
+// queues (the leader kills its running tasks and reschedules it). It
+// records no change instant (UpdateJobAt does).
 func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
+	return r.UpdateJobAt(ctx, c, time.Time{})
+}
+
+// UpdateJobAt is UpdateJob recording at as the job's last change
+// (JobsChangedAt), in the same commit.
+func (r *Registry) UpdateJobAt(ctx context.Context, c jobs.Config, at time.Time) error {
 	if _, err := r.Job(ctx, c.JobName); err != nil {
 		return err
 	}
 	return r.withApp(ctx, c, func(check []store.Op) error {
-		err := r.commit(ctx, append(check,
+		ops := append(check,
 			setJSON(jobPath(c.JobName), c, store.AnyVersion),
 			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
-			store.Delete(failoverPath+"/"+c.JobName, store.AnyVersion))...)
+			store.Delete(failoverPath+"/"+c.JobName, store.AnyVersion))
+		if !at.IsZero() {
+			ops = append(ops, store.Put(ChangedJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))))
+		}
+		err := r.commit(ctx, ops...)
 		if errors.Is(err, store.ErrNotFound) {
 			if _, jerr := r.Job(ctx, c.JobName); jerr != nil {
 				return jerr // the job itself went away
@@ -471,12 +489,19 @@ func listJSON[T any](ctx context.Context, r *Registry, path string) ([]T, error)
 }
 
 // SetDisabled sets or clears a disable flag. kind is "app" or "job".
+// Enabling a job at a known instant records it as the job's last change
+// (JobsChangedAt): a takeover's catch-up does not replay the instants it
+// spent disabled.
 func (r *Registry) SetDisabled(ctx context.Context, kind, name string, disabled bool, now time.Time) error {
 	p := "/state/disable/" + kind + "/" + name
 	if disabled {
 		return r.commit(ctx, store.Put(p, []byte(now.UTC().Format(time.RFC3339))))
 	}
-	return r.commit(ctx, store.Delete(p, store.AnyVersion))
+	ops := []store.Op{store.Delete(p, store.AnyVersion)}
+	if kind == "job" && !now.IsZero() {
+		ops = append(ops, store.Put(ChangedJobPath+"/"+name, []byte(now.UTC().Format(time.RFC3339Nano))))
+	}
+	return r.commit(ctx, ops...)
 }
 
 // Disabled lists the names disabled of a kind ("app" or "job").
@@ -554,6 +579,34 @@ func (r *Registry) CanRun(ctx context.Context, name string) (jobs.Config, jobs.R
 		}
 	}
 	return j, jobs.CanRun(f), nil
+}
+
+// JobsChangedAt returns, per job, the later of its registration and its
+// last config change or enable as recorded (AddJobAt, UpdateJobAt,
+// SetDisabled); a job with neither recorded is absent, and so is a value
+// that does not parse.
+func (r *Registry) JobsChangedAt(ctx context.Context) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for _, dir := range []string{RegisteredJobPath, ChangedJobPath} {
+		nodes, err := r.kv.List(ctx, dir)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			t, err := time.Parse(time.RFC3339Nano, string(n.Value))
+			if err != nil {
+				continue
+			}
+			name := lastSegment(n.Path)
+			if t.After(out[name]) {
+				out[name] = t
+			}
+		}
+	}
+	return out, nil
 }
 
 // JobRegisteredAt is when a job was registered (zero: not recorded, a job

@@ -13,8 +13,9 @@ import (
 const maxMissedPerJob = 10_000
 
 // catchUp handles the cron fires no leader fired: those scheduled after
-// the watermark the last producer committed (/state/producer/fired_until) and up to
-// now, for instance while leadership moved or the scheduler was down. Each
+// the watermark the last producer committed (/state/producer/fired_until),
+// and after the job's registration or last config change when later, up
+// to now, for instance while leadership moved or the scheduler was down. Each
 // job's misfire rule decides, exactly once: misfire=false queues one
 // execution for all of them, misfire=true one per fire (up to the pending
 // cap). It returns the instant from which the producer schedules: the
@@ -55,6 +56,14 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 	if limit <= 0 {
 		limit = maxMissedPerJob
 	}
+	// A job registered or changed after the mark counts from then: its
+	// config's fires before that were another config's (a change clears
+	// what is pending, so they would not run had a leader fired them), or
+	// no job's at all. Without the record, from the mark.
+	changed, err := p.Registry.JobsChangedAt(ctx)
+	if err != nil {
+		p.Log.Warn("producer: read when jobs last changed; counting missed fires from the watermark", "err", err)
+	}
 	missed := map[string]registry.Missed{}
 	total := 0
 	for _, name := range p.Catalog.JobNames() {
@@ -62,7 +71,11 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 		if !ok || j.JobExecutionType != jobs.Transient {
 			continue
 		}
-		n := p.countFires(j, mark, now, limit, j.Misfire)
+		from := mark
+		if c, ok := changed[name]; ok && c.After(from) {
+			from = c
+		}
+		n := p.countFires(j, from, now, limit, j.Misfire)
 		if n > 0 {
 			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire}
 			total += n

@@ -379,3 +379,54 @@ func TestCatchUpIsMarked(t *testing.T) {
 		}
 	}
 }
+
+// TestCatchUpCountsFromTheLastChange: a takeover's catch-up replays only
+// fires of the config in force at each instant. A cron update sent while
+// no leader fired (the soak's ZooKeeper seed 101, job sk000: the update
+// committed once the quorum was back, and the next leader replayed the new
+// cron's instants from before it) counts from the update; a job
+// registered meanwhile from its registration; one with neither recorded
+// from the watermark.
+func TestCatchUpCountsFromTheLastChange(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	updated := r.addJob(func(j *jobs.Config) { j.JobName = "updated"; j.Cron = "*/10 * * * * ?"; j.Misfire = true })
+	r.addJob(func(j *jobs.Config) { j.JobName = "kept"; j.Cron = "* * * * * ?"; j.Misfire = true })
+	// The last leader committed the fires of t0-20s.
+	if err := r.reg.TriggerMany(r.ctx, map[string]bool{}, t0.Add(-20*time.Second), t0.Add(-20*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	// With no leader: sk000's update at t0-2.5s to every second, and a job
+	// registered at t0-1.5s.
+	updated.Cron = "* * * * * ?"
+	if err := r.reg.UpdateJobAt(r.ctx, updated, t0.Add(-2500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	added := jobs.Default()
+	added.JobName, added.AppName, added.Cron, added.Misfire, added.CPUCount, added.MemoryMB = "added", "app", "* * * * * ?", true, 0.5, 64
+	if err := r.reg.AddJobAt(r.ctx, added, t0.Add(-1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	// And one disabled before the mark, enabled at t0-1.5s.
+	r.addJob(func(j *jobs.Config) { j.JobName = "enabled"; j.Cron = "* * * * * ?"; j.Misfire = true })
+	if err := r.reg.SetDisabled(r.ctx, "job", "enabled", true, t0.Add(-30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.reg.SetDisabled(r.ctx, "job", "enabled", false, t0.Add(-1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	r.clk.Set(t0.Add(500 * time.Millisecond))
+	fired := runProducer(t, r)
+	nextFire(t, fired)
+	for job, want := range map[string]int{
+		"updated": 3,  // t0-2s, t0-1s, t0: the new cron's instants after the update (20 before the fix)
+		"added":   2,  // t0-1s, t0
+		"enabled": 2,  // t0-1s, t0: none of the instants it spent disabled
+		"kept":    20, // t0-19s … t0: no change recorded, from the watermark
+	} {
+		if c := r.readyCount(job); c != want {
+			t.Errorf("%s: %d fires caught up, want %d", job, c, want)
+		}
+	}
+}
