@@ -63,6 +63,14 @@ type Producer struct {
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
 	armed   time.Duration // the lead the timer was armed with (under mu)
+	// staged are the instants, soonest first and distinct, of fires taken
+	// from the heap ahead of their instant (staged, or being committed)
+	// whose instant may not have come yet (under mu): NextFireAt still
+	// counts them, so a launch round that read the queues before such a
+	// fire's commit does not filter declined resources past its instant
+	// (issue 52: a 5 s decline filter issued in that window held a fire
+	// 5 s late).
+	staged []time.Time
 
 	// blocker is the job whose next fire holds staging back (see held), or
 	// nil: its ready entry leaving (NoteReady) re-arms the timer at once.
@@ -255,16 +263,47 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 	return out
 }
 
-// NextFireAt is the soonest next fire of any job (ok false: none). It may
-// be a job's fire since superseded (an update): never later than the real
-// soonest. Safe from any goroutine.
+// NextFireAt is the soonest instant of a next fire of any job or of a
+// fire staged ahead of its instant that has not come yet (ok false:
+// none). It may be a job's fire since superseded (an update): never later
+// than the real soonest. Safe from any goroutine.
 func (p *Producer) NextFireAt() (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.h) == 0 {
-		return time.Time{}, false
+	now := p.Clock.Now()
+	i := 0
+	for i < len(p.staged) && !p.staged[i].After(now) {
+		i++
 	}
-	return p.h[0].at, true
+	p.staged = p.staged[i:]
+	var at time.Time
+	if len(p.h) > 0 {
+		at = p.h[0].at
+	}
+	if len(p.staged) > 0 && (at.IsZero() || p.staged[0].Before(at)) {
+		at = p.staged[0]
+	}
+	return at, !at.IsZero()
+}
+
+// noteStagedLocked remembers the instant of a fire taken from the heap
+// before it (NextFireAt); the heap's order keeps p.staged sorted.
+func (p *Producer) noteStagedLocked(at, now time.Time) {
+	if !at.After(now) {
+		return
+	}
+	if n := len(p.staged); n > 0 && !at.After(p.staged[n-1]) {
+		if at.Equal(p.staged[n-1]) {
+			return
+		}
+		i, _ := slices.BinarySearchFunc(p.staged, at, time.Time.Compare)
+		if i < n && p.staged[i].Equal(at) {
+			return
+		}
+		p.staged = slices.Insert(p.staged, i, at)
+		return
+	}
+	p.staged = append(p.staged, at)
 }
 
 // Run handles the fires missed since the last producer's watermark, then
@@ -523,6 +562,7 @@ func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
 			break
 		}
 		due = append(due, heap.Pop(&p.h).(fire))
+		p.noteStagedLocked(f.at, now)
 		if next, ok := p.successor(f, now); ok && !next.After(until) {
 			// Its next fire is due within the lead too: it is scheduled once
 			// this one is committed, so this commit stops before its instant
