@@ -131,3 +131,31 @@ func engineOffer(id, agent string, cpus, mem float64) engine.Offer {
 func agentOf(id string, cpus, mem float64) engine.Agent {
 	return engine.Agent{ID: id, Hostname: id, CPUs: cpus, MemMB: mem}
 }
+
+// TestNextFiresCountsAFireBeingStaged: between taking a fire from the heap
+// and its commit, the guarantees' next fires still list it (at its
+// instant, the job's following fire left out), so no round in that window
+// lends its space to a run that would outlast it.
+func TestNextFiresCountsAFireBeingStaged(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 64)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.Cron, j.ShardingTotalCount = "core", "0/5 * * * * ?", 1 })
+	p := r.sched.producer
+	p.RescheduleAll()
+	instant := t0.Add(5 * time.Second)
+	r.clk.Set(instant.Add(-time.Second))
+	if due := p.popDue(r.clk.Now(), time.Second); len(due) != 1 {
+		t.Fatalf("due %+v, want core's fire", due)
+	}
+	p.mu.Lock()
+	p.scheduleLocked("core", instant) // as the commit does: the job's following fire
+	p.mu.Unlock()
+	all := func(string) bool { return true }
+	if got := p.NextFires(instant.Add(time.Minute), all); len(got) != 1 || !got[0].At.Equal(instant) {
+		t.Fatalf("NextFires while core's fire is staged = %+v, want it alone at %v", got, instant)
+	}
+	r.clk.Set(instant)
+	if got := p.NextFires(instant.Add(time.Minute), all); len(got) != 1 || !got[0].At.Equal(instant.Add(5*time.Second)) {
+		t.Fatalf("NextFires at the instant = %+v, want the following fire", got)
+	}
+}
