@@ -157,7 +157,7 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 		// by a round that could not see this work (a fire staged while it
 		// ran), or a larger declined pool's filter, which covers every
 		// smaller pool of the agent until it lapses (Mesos' rule). REVIVE
-		// clears them (issue 52: a fire 5 s late behind the idle filter).
+		// clears them (issue 52).
 		l.log.Debug("launcher: work waits for resources a decline filter holds back; reviving", "filters_until", l.st.filtersUntil)
 		l.revive(ctx)
 	}
