@@ -295,6 +295,9 @@ func (p *Producer) NextFireAt() (time.Time, bool) {
 
 // pruneStagedLocked forgets the staged fires whose instant has come.
 func (p *Producer) pruneStagedLocked() {
+	if len(p.staged) == 0 {
+		return
+	}
 	now := p.Clock.Now()
 	i := 0
 	for i < len(p.staged) && !p.staged[i].at.After(now) {
