@@ -311,6 +311,7 @@ func (d *decider) consider(c *cand) {
 		w := Wait{Reason: WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
 			"waiting for the cluster engine to offer them"}
 		d.plan.Waiting[c.key] = d.withExecutors(c, d.withHolders(c, w))
+		d.plan.Withheld = true
 		return
 	}
 	if ok {

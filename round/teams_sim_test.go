@@ -43,6 +43,15 @@ type teamSim struct {
 	// resources until then, idle too, as on the embedded engine.
 	execs    map[offers.ExecutorKey]time.Time
 	execIdle time.Duration
+	// eng, when set, stands between the rounds and the free pools: decline
+	// filters, SUPPRESS and REVIVE (engine_sim_test.go).
+	eng *simEngine
+	// lead stages cronLate's fires this far ahead of their instant (the
+	// producer's fire_lead), committed commitLag after being taken; with
+	// stagedCounts the producer's next fire counts a fire taken and not
+	// yet due (issue 52's fix), else it skips to the fire after.
+	lead, commitLag time.Duration
+	stagedCounts    bool
 }
 
 func newTeamSim() *teamSim {
@@ -110,8 +119,12 @@ func (s *teamSim) step(dt time.Duration) Plan {
 		}
 	}
 	s.executorsIdle()
+	offered := s.free()
+	if s.eng != nil {
+		offered = s.eng.offer(s.now, offered)
+	}
 	v := View{Now: s.now, Connected: true, Jobs: s.cat, Running: s.running, Executors: map[offers.ExecutorKey]bool{},
-		Agents: s.agents, Offers: s.free(), Namespaces: s.caps, Fires: s.fires, Typical: s.typical}
+		Agents: s.agents, Offers: offered, Namespaces: s.caps, Fires: s.fires, Typical: s.typical}
 	for k := range s.execs {
 		v.Executors[k] = true
 	}
@@ -120,6 +133,9 @@ func (s *teamSim) step(dt time.Duration) Plan {
 	}
 	slices.SortFunc(v.Ready, queue.CompareReady)
 	p := Decide(v)
+	if s.eng != nil {
+		s.eng.apply(s.now, offered, p)
+	}
 	for _, l := range p.Launches {
 		job := l.Request.Job
 		if s.running[job] == nil {

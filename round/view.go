@@ -90,6 +90,11 @@ type Plan struct {
 	Idle bool
 	// More: the round stopped at MaxTasks; the next should follow at once.
 	More bool
+	// Withheld: no offer was held, and an entry fits what is free by the
+	// running tasks' count (it waits no_offers): the engine holds free
+	// resources back, e.g. behind a decline filter (the launcher revives
+	// when one of its filters may still stand).
+	Withheld bool
 	// Chunked: the one entry launched is larger than MaxTasks; its commit
 	// is split (task.Entry.Gang).
 	Chunked bool

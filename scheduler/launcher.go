@@ -144,16 +144,22 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 	l.obs.ReadyDepth(p.Depth)
 	l.preempt(ctx, p.Preempt)
 	if p.Idle {
-		l.idle(ctx)
+		l.idle(ctx, v.Now, p.WakeAt)
 		return
 	}
 	l.st.lastWork = v.Now
-	if l.st.suppressed {
-		if err := l.driver.Revive(ctx); err != nil {
-			l.log.Warn("launcher: revive", "err", err)
-		} else {
-			l.st.suppressed = false
-		}
+	switch {
+	case l.st.suppressed:
+		l.revive(ctx)
+	case p.Withheld && len(v.Offers) == 0 && l.clock.Now().Before(l.st.filtersUntil):
+		// Work fits what is free by the running tasks' count, but nothing
+		// is offered while a decline filter of ours may stand: one issued
+		// by a round that could not see this work (a fire staged while it
+		// ran), or a larger declined pool's filter, which covers every
+		// smaller pool of the agent until it lapses (Mesos' rule). REVIVE
+		// clears them (issue 52).
+		l.log.Debug("launcher: work waits for resources a decline filter holds back; reviving", "filters_until", l.st.filtersUntil)
+		l.revive(ctx)
 	}
 	if len(v.Offers) == 0 {
 		return // REVIVE brings offers
@@ -171,6 +177,27 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 		return
 	}
 	l.decline(ctx, p.Decline, refuse)
+}
+
+// revive asks the engine for offers again, clearing every decline filter
+// (Mesos: REVIVE removes the framework's filters) and the suppression.
+func (l *launcher) revive(ctx context.Context) {
+	if err := l.driver.Revive(ctx); err != nil {
+		l.log.Warn("launcher: revive", "err", err)
+		return
+	}
+	l.st.suppressed, l.st.filtersUntil = false, time.Time{}
+}
+
+// filtered notes a filter of refuse asked for now (decline, or an
+// accept's unused remainder), for the revive of apply.
+func (l *launcher) filtered(refuse time.Duration) {
+	if refuse <= 0 {
+		return
+	}
+	if until := l.clock.Now().Add(refuse); until.After(l.st.filtersUntil) {
+		l.st.filtersUntil = until
+	}
 }
 
 // refuseBefore shortens a decline filter so that the declined resources
@@ -223,7 +250,7 @@ func (l *launcher) remove(ctx context.Context, p round.Plan) {
 // are kept for at most OfferHold after the last round that had work, so a
 // burst of triggers (or a job's next execution) launches without a REVIVE
 // round trip; after that they go back to the engine.
-func (l *launcher) idle(ctx context.Context) {
+func (l *launcher) idle(ctx context.Context, now, wakeAt time.Time) {
 	if len(l.st.offers) > 0 && l.opts.OfferHold > 0 {
 		if until := l.st.lastWork.Add(l.opts.OfferHold); l.clock.Now().Before(until) {
 			l.alarm.set(until)
@@ -231,7 +258,9 @@ func (l *launcher) idle(ctx context.Context) {
 		}
 	}
 	if len(l.st.offers) > 0 {
-		l.decline(ctx, l.st.heldIDs(), l.opts.RefuseIdle)
+		// Suppressed next, nothing is offered until a REVIVE (which clears
+		// the filter); shortened all the same, in case SUPPRESS fails.
+		l.decline(ctx, l.st.heldIDs(), l.refuseBefore(now, wakeAt, l.opts.RefuseIdle))
 	}
 	if !l.st.suppressed {
 		if err := l.driver.Suppress(ctx); err != nil {
@@ -255,6 +284,7 @@ func (l *launcher) declineCall(ids []string, refuse time.Duration) func(context.
 	for _, id := range ids {
 		delete(l.st.offers, id)
 	}
+	l.filtered(refuse)
 	return func(ctx context.Context) error { return l.driver.Decline(ctx, ids, refuse) }
 }
 
@@ -366,6 +396,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			delete(l.st.offers, id)
 		}
 	}
+	l.filtered(l.acceptRefuse())
 	var declineErr error
 	var extra func(context.Context)
 	if len(decline) > 0 {

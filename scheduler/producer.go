@@ -63,6 +63,14 @@ type Producer struct {
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
 	armed   time.Duration // the lead the timer was armed with (under mu)
+	// staged are the fires taken from the heap ahead of their instant
+	// (staged, or being committed) whose instant may not have come yet,
+	// soonest first (under mu): NextFireAt and NextFires still count them,
+	// so a launch round that read the queues before such a fire's commit
+	// neither filters declined resources past its instant nor lends its
+	// space as if the job's next fire were the one after (issue 52: a 5 s
+	// decline filter issued in that window held a fire 5 s late).
+	staged []fire
 
 	// blocker is the job whose next fire holds staging back (see held), or
 	// nil: its ready entry leaving (NoteReady) re-arms the timer at once.
@@ -241,13 +249,25 @@ func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
 
 // NextFires lists the next fire of each job keep accepts, at or before
 // until, soonest first (a job has one next fire: it never runs two
-// executions at once). Safe from any goroutine.
+// executions at once; a fire staged ahead and not yet due is its job's
+// next). Safe from any goroutine.
 func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []round.Fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.pruneStagedLocked()
 	var out []round.Fire
+	var seen map[string]bool
+	for _, f := range p.staged {
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if !seen[f.job] && !f.at.After(until) && keep(f.job) {
+			out = append(out, round.Fire{Job: f.job, At: f.at})
+		}
+		seen[f.job] = true
+	}
 	for _, f := range p.h {
-		if f.gen == p.gen[f.job] && !f.at.After(until) && keep(f.job) {
+		if f.gen == p.gen[f.job] && !seen[f.job] && !f.at.After(until) && keep(f.job) {
 			out = append(out, round.Fire{Job: f.job, At: f.at})
 		}
 	}
@@ -255,16 +275,49 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 	return out
 }
 
-// NextFireAt is the soonest next fire of any job (ok false: none). It may
-// be a job's fire since superseded (an update): never later than the real
-// soonest. Safe from any goroutine.
+// NextFireAt is the soonest instant of a next fire of any job, a fire
+// staged ahead whose instant has not come included (ok false: none). It
+// may be a job's fire since superseded (an update): never later than the
+// real soonest. Safe from any goroutine.
 func (p *Producer) NextFireAt() (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.h) == 0 {
-		return time.Time{}, false
+	p.pruneStagedLocked()
+	var at time.Time
+	if len(p.h) > 0 {
+		at = p.h[0].at
 	}
-	return p.h[0].at, true
+	if len(p.staged) > 0 && (at.IsZero() || p.staged[0].at.Before(at)) {
+		at = p.staged[0].at
+	}
+	return at, !at.IsZero()
+}
+
+// pruneStagedLocked forgets the staged fires whose instant has come.
+func (p *Producer) pruneStagedLocked() {
+	if len(p.staged) == 0 {
+		return
+	}
+	now := p.Clock.Now()
+	i := 0
+	for i < len(p.staged) && !p.staged[i].at.After(now) {
+		i++
+	}
+	p.staged = p.staged[i:]
+}
+
+// noteStagedLocked remembers a fire taken from the heap before its instant.
+func (p *Producer) noteStagedLocked(f fire, now time.Time) {
+	if !f.at.After(now) {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(p.staged, f.at, func(s fire, at time.Time) int {
+		if s.at.After(at) {
+			return 1
+		}
+		return -1 // after the equal ones
+	})
+	p.staged = slices.Insert(p.staged, i, f)
 }
 
 // Run handles the fires missed since the last producer's watermark, then
@@ -523,6 +576,7 @@ func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
 			break
 		}
 		due = append(due, heap.Pop(&p.h).(fire))
+		p.noteStagedLocked(f, now)
 		if next, ok := p.successor(f, now); ok && !next.After(until) {
 			// Its next fire is due within the lead too: it is scheduled once
 			// this one is committed, so this commit stops before its instant

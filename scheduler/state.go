@@ -21,6 +21,9 @@ import (
 type state struct {
 	subscribed bool // the engine's subscription is live
 	suppressed bool // offers are suppressed (nothing waits)
+	// filtersUntil is when the longest decline filter this scheduler asked
+	// for lapses (zero: none since the last REVIVE, which clears them).
+	filtersUntil time.Time
 
 	offers    map[string]engine.Offer     // the offers held, by id
 	executors map[offers.ExecutorKey]bool // the apps' executors running (or launched) per agent; only kept where the engine shares executors (engine.ExecutorSharing)
