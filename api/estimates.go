@@ -44,10 +44,46 @@ func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []que
 	}
 	ns := nsIn(ctx)
 	st := deadline.State{Ready: ready, Failover: failover, Running: running}
-	if rec, err := s.reg.Namespace(ctx, ns); err == nil {
-		if c, ok := deadline.CapacityOf(rec); ok {
-			st.Capacity = map[string]estimate.Res{namespace.Default: c} // the namespace's own view: its names are bare
+	// The other namespaces are read too: a namespace with no capacity of
+	// its own shares what the cluster leaves of their running work and
+	// guarantees (the rows are the request's namespace's alone).
+	if recs, err := s.reg.Namespaces(ctx); err == nil {
+		st.SetNamespaces(recs)
+		bare := func(m map[string]estimate.Res) {
+			if v, ok := m[ns]; ok {
+				m[namespace.Default] = v // the namespace's own view: its names are bare
+			}
+			if ns != namespace.Default {
+				delete(m, ns)
+			}
 		}
+		bare(st.Capacity)
+		bare(st.Guarantee)
+		if w, ok := st.Weight[ns]; ok {
+			st.Weight[namespace.Default] = w
+		}
+		if _, own := st.Capacity[namespace.Default]; !own && s.eng != nil {
+			st.Elsewhere = map[string]estimate.Res{}
+			others := []string{namespace.Default} // it may have no record
+			for _, rec := range recs {
+				others = append(others, rec.Name)
+			}
+			for _, o := range others {
+				if _, seen := st.Elsewhere[o]; seen || o == ns {
+					continue
+				}
+				if in, err := s.reg.In(o).InUse(ctx); err == nil {
+					st.Elsewhere[o] = estimate.Res{CPUs: in.CPUCount, MemMB: in.MemoryMB}
+				}
+			}
+		}
+	}
+	if st.Elsewhere != nil {
+		ictx, cancel := context.WithTimeout(ctx, capacityTimeout)
+		if agents, err := s.eng.Agents(ictx); err == nil {
+			st.Cluster = deadline.ClusterOf(agents)
+		}
+		cancel()
 	}
 	return deadline.Places(s.clock.Now(), st,
 		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -59,6 +60,56 @@ func TestReadyTasksCarryPositionAndEstimate(t *testing.T) {
 	for _, r := range rows {
 		if w := want[r.JobName]; r.Position != w.pos || !r.EstimatedStart.Equal(w.at) {
 			t.Errorf("%s: position %d at %v, want %d at %v", r.JobName, r.Position, r.EstimatedStart, w.pos, w.at)
+		}
+	}
+}
+
+// TestReadyTasksEstimateSharesTheCluster: a namespace with no limit or
+// guarantee draws on what the cluster (the engine's agents) leaves of the
+// running work and of other namespaces' unused guarantees.
+func TestReadyTasksEstimateSharesTheCluster(t *testing.T) {
+	typicals := func(o *api.Options, _ *api.Credentials) {
+		o.Typicals = &deadline.TypicalCache{Clock: o.Clock, Source: func(_ context.Context, job string) ([]time.Duration, error) {
+			if job == "runner" {
+				return []time.Duration{2 * time.Minute, 2 * time.Minute, 2 * time.Minute}, nil
+			}
+			return nil, nil
+		}}
+	}
+	e := newEnv(t, typicals)
+	e.ops.agents = []engine.Agent{{ID: "a1", CPUs: 2, MemMB: 4096}, {ID: "a2", CPUs: 2, MemMB: 4096}}
+	e.must(http.StatusCreated, http.MethodPut, "/api/namespaces/team", `{"guarantee":{"cpuCount":1,"memoryMB":1024}}`)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	for _, n := range []string{"runner", "waiter", "second", "third"} {
+		e.must(http.StatusOK, http.MethodPost, "/api/job/register",
+			`{"jobName":"`+n+`","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":2,"cpuCount":0.5,"memoryMB":32,"timeoutSeconds":300}`)
+	}
+	for item := range 2 {
+		b, _ := json.Marshal(task.Entry{TaskID: "r" + string(rune('0'+item)), LaunchedAt: t0, State: task.Running})
+		if err := e.kv.Commit(t.Context(), store.Put(registry.RunningPath+"/runner/"+jobs.MetaKey("runner", item), b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(time.Second)
+	for _, n := range []string{"waiter", "second", "third"} {
+		e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", n)
+	}
+	rows := decode[[]struct {
+		JobName        string    `json:"jobName"`
+		Position       int       `json:"position"`
+		EstimatedStart time.Time `json:"estimatedStart"`
+	}](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	// 4 CPUs less runner's 1 and team's unused guarantee of 1: 2 free now
+	// (second and third: triggered at one instant, they are in name
+	// order); waiter when runner ends at t0+2m (its p90).
+	now := t0.Add(time.Second)
+	want := map[string]time.Time{"second": now, "third": now, "waiter": t0.Add(2 * time.Minute)}
+	if len(rows) != 3 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		if w := want[r.JobName]; !r.EstimatedStart.Equal(w) {
+			t.Errorf("%s: at %v, want %v", r.JobName, r.EstimatedStart, w)
 		}
 	}
 }

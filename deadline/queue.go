@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
@@ -38,6 +39,49 @@ type State struct {
 	// namespace not in it is taken to have nothing free now (it waits:
 	// what it needs is not free).
 	Capacity map[string]estimate.Res
+	// Cluster is the engine's agents' total (zero: not known). With it, a
+	// namespace with no capacity of its own draws on what the cluster
+	// leaves: its total less every namespace's running work and the unused
+	// part of every guarantee, shared with the other such namespaces as
+	// the launch round lends (estimate.StartsShared, by Weight).
+	Cluster estimate.Res
+	// Guarantee and Weight are the namespaces' guarantees and weights (by
+	// name; SetNamespaces fills them with Capacity).
+	Guarantee map[string]estimate.Res
+	Weight    map[string]float64
+	// Elsewhere is what namespaces run beyond Running (by name): a view
+	// that reads one namespace's tasks counts the others' in use here,
+	// held with no expected end.
+	Elsewhere map[string]estimate.Res
+}
+
+// SetNamespaces fills st's Capacity, Guarantee and Weight from the
+// namespaces' records.
+func (st *State) SetNamespaces(recs []namespace.Record) {
+	st.Capacity = map[string]estimate.Res{}
+	st.Guarantee = map[string]estimate.Res{}
+	st.Weight = map[string]float64{}
+	for _, rec := range recs {
+		if c, ok := CapacityOf(rec); ok {
+			st.Capacity[rec.Name] = c
+		}
+		if g := rec.Guarantee; g != nil {
+			st.Guarantee[rec.Name] = estimate.Res{CPUs: g.CPUCount, MemMB: g.MemoryMB}
+		}
+		if rec.Weight > 0 {
+			st.Weight[rec.Name] = rec.Weight
+		}
+	}
+}
+
+// ClusterOf is the agents' total.
+func ClusterOf(agents []engine.Agent) estimate.Res {
+	var r estimate.Res
+	for _, a := range agents {
+		r.CPUs += a.CPUs
+		r.MemMB += a.MemMB
+	}
+	return r
 }
 
 // CapacityOf is what a namespace may hold, as the estimate counts it: its
@@ -73,8 +117,9 @@ func FailoverKey(job string, item int) string { return fmt.Sprintf("%s#%d", job,
 // position in its namespace and an estimated start: each namespace is
 // estimated on its own from its own running work's expected ends
 // (estimate.End: the job's p90, else its timeout), from what its capacity
-// leaves free now (st.Capacity; nothing when not known). A ready entry holding
-// several executions is placed by its oldest.
+// leaves free now (st.Capacity). Namespaces with no capacity of their own
+// share what the cluster leaves (st.Cluster; nothing free when not known).
+// A ready entry holding several executions is placed by its oldest.
 func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 	type item struct {
 		key      string
@@ -115,6 +160,17 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 		}
 	}
 	out := map[string]Place{}
+	place := func(ns string, items []item, starts []time.Time) {
+		for i, it := range items {
+			est := starts[i]
+			if !est.IsZero() && it.notLater.After(est) {
+				est = it.notLater
+			}
+			out[it.key] = Place{Namespace: ns, Position: i + 1, EstimatedStart: est}
+		}
+	}
+	shared := st.Cluster.CPUs > 0 || st.Cluster.MemMB > 0
+	var pool []string // namespaces drawing on what the cluster leaves
 	for ns, items := range byNS {
 		sort.SliceStable(items, func(i, j int) bool {
 			a, b := items[i], items[j]
@@ -126,19 +182,62 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 			}
 			return a.key < b.key
 		})
+		cap, ok := st.Capacity[ns]
+		if !ok && shared {
+			pool = append(pool, ns)
+			continue
+		}
 		entries := make([]estimate.Entry, len(items))
 		for i, it := range items {
 			entries[i] = it.entry
 		}
-		cap, ok := st.Capacity[ns]
-		starts := estimate.Starts(now, freeOf(cap, ok, holding[ns]), holding[ns], entries)
-		for i, it := range items {
-			est := starts[i]
-			if !est.IsZero() && it.notLater.After(est) {
-				est = it.notLater
-			}
-			out[it.key] = Place{Namespace: ns, Position: i + 1, EstimatedStart: est}
+		place(ns, items, estimate.Starts(now, freeOf(cap, ok, holding[ns]), holding[ns], entries))
+	}
+	if len(pool) == 0 {
+		return out
+	}
+	// The pool: the cluster less all running work and the unused part of
+	// every guarantee (kept for its namespace's own work).
+	free := st.Cluster
+	take := func(r estimate.Res) { free.CPUs -= r.CPUs; free.MemMB -= r.MemMB }
+	for _, hs := range holding {
+		for _, h := range hs {
+			take(h.Holds)
 		}
+	}
+	for _, r := range st.Elsewhere {
+		take(r)
+	}
+	for ns, g := range st.Guarantee {
+		used := st.Elsewhere[ns]
+		for _, h := range holding[ns] {
+			used.CPUs += h.Holds.CPUs
+			used.MemMB += h.Holds.MemMB
+		}
+		take(estimate.Res{CPUs: max(g.CPUs-used.CPUs, 0), MemMB: max(g.MemMB-used.MemMB, 0)})
+	}
+	free = estimate.Res{CPUs: max(free.CPUs, 0), MemMB: max(free.MemMB, 0)}
+	// oldest waiting work first among equal shares
+	sort.Slice(pool, func(i, j int) bool {
+		a, b := byNS[pool[i]][0], byNS[pool[j]][0]
+		if a.failover != b.failover {
+			return a.failover
+		}
+		if !a.since.Equal(b.since) {
+			return a.since.Before(b.since)
+		}
+		return pool[i] < pool[j]
+	})
+	groups := make([]estimate.Group, len(pool))
+	for g, ns := range pool {
+		groups[g] = estimate.Group{Weight: st.Weight[ns], Running: holding[ns]}
+		for _, it := range byNS[ns] {
+			groups[g].Waiting = append(groups[g].Waiting, it.entry)
+		}
+	}
+	starts := estimate.StartsShared(now, free, st.Cluster, groups)
+	for g, ns := range pool {
+		place(ns, byNS[ns], starts[g])
 	}
 	return out
 }

@@ -97,3 +97,35 @@ func BenchmarkPlaces100k(b *testing.B) {
 		}
 	}
 }
+
+// A namespace with no capacity of its own shares what the cluster leaves:
+// its total less every namespace's running work (Running and Elsewhere)
+// and the unused part of every guarantee.
+func TestPlacesSharedCluster(t *testing.T) {
+	c := jobs.Config{CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 60}
+	cfg := func(k string) (jobs.Config, bool) { c.JobName = k; return c, true }
+	typ := func(string) estimate.Typical { return estimate.Typical{} }
+	st := State{
+		Ready:   []queue.Ready{{Job: "a~w1", Since: t0}, {Job: "a~w2", Since: t0.Add(time.Second)}, {Job: "a~w3", Since: t0.Add(2 * time.Second)}},
+		Running: map[string]map[int]task.Entry{"a~run": {0: {LaunchedAt: t0}}, "g~run": {0: {LaunchedAt: t0}}},
+		// 6 CPUs: a runs 1, g runs 1 of its guarantee of 2 (1 kept for
+		// it), and another namespace runs 2 (seen by name, no end): 1 free
+		Cluster:   estimate.Res{CPUs: 6, MemMB: 10000},
+		Guarantee: map[string]estimate.Res{"g": {CPUs: 2}},
+		Capacity:  map[string]estimate.Res{"g": {CPUs: 2, MemMB: 10000}},
+		Elsewhere: map[string]estimate.Res{"o": {CPUs: 2, MemMB: 200}},
+	}
+	p := Places(t0, st, cfg, typ)
+	// w1 now; w2 when a~run ends (its timeout, 1 min; g's end does not
+	// free the pool: its guarantee keeps it); w3 when w1 ends
+	for k, want := range map[string]time.Time{"a~w1": t0, "a~w2": t0.Add(time.Minute), "a~w3": t0.Add(time.Minute)} {
+		if g := p[k]; !g.EstimatedStart.Equal(want) {
+			t.Errorf("%s: %v, want %v", k, g.EstimatedStart, want)
+		}
+	}
+	// without the cluster's total: nothing free now, as before
+	st.Cluster = estimate.Res{}
+	if g := Places(t0, st, cfg, typ)["a~w1"]; !g.EstimatedStart.Equal(t0.Add(time.Minute)) {
+		t.Errorf("no cluster known: %v", g.EstimatedStart)
+	}
+}

@@ -8,12 +8,16 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
+
+// inventoryTimeout bounds the read of the engine's agents.
+const inventoryTimeout = 2 * time.Second
 
 // Every is how often the Watcher reads the registry's state (default).
 const Every = 5 * time.Second
@@ -41,6 +45,9 @@ type Watcher struct {
 	Typical   *TypicalCache  // may be nil: estimates from timeouts only
 	Sinks     []Sink
 	Estimates EstimateSink // may be nil
+	// Inventory lists the engine's agents: their total is what namespaces
+	// with no capacity of their own share (nil: not known, State.Cluster).
+	Inventory engine.Inventory
 
 	configs map[string]cachedJob
 	tracker estimate.Tracker
@@ -187,10 +194,15 @@ func (w *Watcher) state(ctx context.Context) (State, error) {
 	if err != nil {
 		return st, fmt.Errorf("deadlines: read the namespaces: %w", err)
 	}
-	st.Capacity = map[string]estimate.Res{}
-	for _, rec := range recs {
-		if c, ok := CapacityOf(rec); ok {
-			st.Capacity[rec.Name] = c
+	st.SetNamespaces(recs)
+	if w.Inventory != nil {
+		ictx, cancel := context.WithTimeout(ctx, inventoryTimeout)
+		agents, err := w.Inventory.Agents(ictx)
+		cancel()
+		if err == nil {
+			st.Cluster = ClusterOf(agents)
+		} else {
+			w.Log.Debug("deadlines: read the engine's agents", "err", err)
 		}
 	}
 	return st, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
@@ -227,5 +228,41 @@ func TestWatcherNamespacedJob(t *testing.T) {
 	}
 	if len(sink.alerts) != 1 || sink.alerts[0].Namespace != "team" || sink.alerts[0].Job != "etl" {
 		t.Fatalf("%+v", sink.alerts)
+	}
+}
+
+type agents []engine.Agent
+
+func (a agents) Agents(context.Context) ([]engine.Agent, error) { return a, nil }
+
+// With the engine's agents known, a namespace with no capacity of its own
+// gets what the cluster leaves: y fits beside x now (estimated at t0); it
+// started at t0+40s, so the estimate was its whole wait off.
+func TestWatcherEstimatesFromTheCluster(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0)
+	put(t, kv, "/leader/a", "a")
+	for _, n := range []string{"x", "y"} {
+		put(t, kv, registry.JobsPath+"/"+n, jobs.Config{JobName: n, CPUCount: 1, MemoryMB: 128, ShardingTotalCount: 1})
+	}
+	put(t, kv, registry.RunningPath+"/x/"+jobs.MetaKey("x", 0), task.Entry{TaskID: "tx", LaunchedAt: t0})
+	put(t, kv, registry.ReadyPath+"/y", queue.Ready{Count: 1, Since: t0})
+	sink := &recorder{}
+	w := term(kv, clk, "/leader/a", sink)
+	w.Inventory = agents{{ID: "a1", CPUs: 2, MemMB: 1024}}
+	if err := w.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(40 * time.Second)
+	if err := kv.Commit(ctx, store.Delete(registry.ReadyPath+"/y", store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	put(t, kv, registry.RunningPath+"/y/"+jobs.MetaKey("y", 0), task.Entry{TaskID: "ty", LaunchedAt: clk.Now()})
+	if err := w.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.errs) != 1 || sink.errs[0] != 1 {
+		t.Fatalf("estimate errors %v, want [1]", sink.errs)
 	}
 }

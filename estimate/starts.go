@@ -147,3 +147,106 @@ func (t *Tracker) Keys() []string {
 
 // Forget drops key's estimate (it left the queue without starting).
 func (t *Tracker) Forget(key string) { delete(t.first, key) }
+
+// Group is one namespace's work in a shared pool (StartsShared): its
+// weight (0 counts as 1), its running work and its waiting work in its
+// own order.
+type Group struct {
+	Weight  float64
+	Running []Holding
+	Waiting []Entry
+}
+
+// StartsShared estimates when the waiting work of several namespaces
+// drawing on one pool starts (free: what the pool leaves now; total: the
+// cluster's total, for the shares): as the launch round lends capacity
+// beyond guarantees, the namespace whose running work holds the smallest
+// weighted dominant share of total goes next (ties: the earlier group;
+// callers order groups by their oldest waiting work), its next entry
+// starting at the first instant the pool covers it; none passes it while
+// it waits (it holds the reservation). Each group's entries get their
+// times in their order; what nothing known would free gets the zero time,
+// and so does everything still waiting then.
+func StartsShared(now time.Time, free, total Res, groups []Group) [][]time.Time {
+	out := make([][]time.Time, len(groups))
+	held := make([]Res, len(groups))
+	next := make([]int, len(groups))
+	var ends groupEnds
+	for g, gr := range groups {
+		out[g] = make([]time.Time, len(gr.Waiting))
+		for _, h := range gr.Running {
+			held[g].CPUs += h.Holds.CPUs
+			held[g].MemMB += h.Holds.MemMB
+			if !h.End.IsZero() {
+				ends = append(ends, groupEnd{ending{at: later(h.End, now), res: h.Holds}, g})
+			}
+		}
+	}
+	heap.Init(&ends)
+	share := func(g int) float64 {
+		s := 0.0
+		if total.CPUs > 0 {
+			s = held[g].CPUs / total.CPUs
+		}
+		if total.MemMB > 0 {
+			s = max(s, held[g].MemMB/total.MemMB)
+		}
+		w := groups[g].Weight
+		if w <= 0 {
+			w = 1
+		}
+		return s / w
+	}
+	t, avail := now, free
+	for {
+		pick := -1
+		for g := range groups {
+			if next[g] < len(groups[g].Waiting) && (pick < 0 || share(g) < share(pick)) {
+				pick = g
+			}
+		}
+		if pick < 0 {
+			return out
+		}
+		e := groups[pick].Waiting[next[pick]]
+		if !avail.covers(e.Needs) {
+			if len(ends) == 0 {
+				return out // the rest: not known
+			}
+			x := heap.Pop(&ends).(groupEnd)
+			t = later(x.at, t)
+			avail.CPUs += x.res.CPUs
+			avail.MemMB += x.res.MemMB
+			held[x.group].CPUs -= x.res.CPUs
+			held[x.group].MemMB -= x.res.MemMB
+			continue
+		}
+		out[pick][next[pick]] = t
+		next[pick]++
+		avail.CPUs -= e.Needs.CPUs
+		avail.MemMB -= e.Needs.MemMB
+		held[pick].CPUs += e.Needs.CPUs
+		held[pick].MemMB += e.Needs.MemMB
+		if e.Run > 0 {
+			heap.Push(&ends, groupEnd{ending{at: t.Add(e.Run), res: e.Needs}, pick})
+		}
+	}
+}
+
+type groupEnd struct {
+	ending
+	group int
+}
+
+type groupEnds []groupEnd
+
+func (h groupEnds) Len() int           { return len(h) }
+func (h groupEnds) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h groupEnds) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *groupEnds) Push(x any)        { *h = append(*h, x.(groupEnd)) }
+func (h *groupEnds) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/leader"
@@ -24,9 +25,9 @@ func deadlineSinks(mx *metrics.Metrics, tw *trace.Writer, hooks *webhook.Sender)
 
 // deadlineLoop is the term's deadline watcher: alerts of missed deadlines,
 // and the start estimates' errors.
-func (l *leaderWork) deadlineLoop(reg *registry.Registry, log *slog.Logger) leader.Loop {
+func (l *leaderWork) deadlineLoop(reg *registry.Registry, inv engine.Inventory, log *slog.Logger) leader.Loop {
 	w := &deadline.Watcher{Registry: reg, Clock: clock.Real{}, Log: log.With("subsystem", "deadlines"), Location: l.cfg.Location,
-		Sinks: l.deadlineSinks, Estimates: l.mx.Deadlines(), Typical: l.typicals(reg)}
+		Sinks: l.deadlineSinks, Estimates: l.mx.Deadlines(), Typical: l.typicals(reg), Inventory: inv}
 	return leader.Loop{Name: "deadlines", Run: w.Run}
 }
 

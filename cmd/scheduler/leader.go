@@ -212,7 +212,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if l.maintain != nil {
 		loops = append(loops, leader.Loop{Name: "etcd maintenance", Run: l.maintain})
 	}
-	loops = append(loops, l.deadlineLoop(reg, log), backfillLoop(reg, sched.Wake, log))
+	loops = append(loops, l.deadlineLoop(reg, client, log), backfillLoop(reg, sched.Wake, log))
 	loops = append(loops, l.crdLoop(reg, log)...)
 	loops = append(loops, l.agentIsolationLoop(log.With("subsystem", "agents"))...)
 	loops = append(loops, leader.Loop{Name: "damaged entries", Run: func(ctx context.Context) error {

@@ -61,7 +61,7 @@ export function qs(params) {
   return s ? '?' + s : '';
 }
 
-// api(method, path, {body, query, text}) → parsed JSON, text, or null (204).
+// api(method, path, {body, query, text, contentType}) → parsed JSON, text, or null (204).
 // Bodies that are strings are sent as they are (the trigger's job name).
 export async function api(method, path, opts = {}) {
   let query = opts.query;
@@ -74,7 +74,7 @@ export async function api(method, path, opts = {}) {
   if (tok) headers.Authorization = 'Bearer ' + tok;
   let body;
   if (opts.body !== undefined) {
-    headers['Content-Type'] = 'application/json';
+    headers['Content-Type'] = opts.contentType || 'application/json';
     body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
   }
   let res;

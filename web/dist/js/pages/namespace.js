@@ -2,8 +2,8 @@
 // last hour (sampled by the leader every 10 s) and the share of its cron
 // fires that started on time (GET /api/namespaces/{name}/usage).
 import { t } from '../i18n.js';
-import { get, enc } from '../api.js';
-import { h, clear, btn, loading, nodata, errText, fmtTime, timeCell, fmtDur, table, breakable } from '../ui.js';
+import { api, get, put, del, enc, roleIn } from '../api.js';
+import { h, clear, btn, loading, nodata, errText, fmtTime, timeCell, fmtDur, table, breakable, modal, busy, confirmDo, toast } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
 
@@ -24,13 +24,92 @@ export default async function namespacePage(el, { params }) {
   const cals = h('div', { id: 'ns-calendars' }, loading());
   el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
     missed, stats, charts, late, note, h('h2', t('ns.calendars')), cals);
-  // the namespace's business calendars (docs/jobs.md): jobs and workflows name them
-  get(`/namespaces/${enc(ns)}/calendars`).then((list) => clear(cals, table([
-    { label: t('ns.calName'), render: (c) => h('span.mono', c.name) },
-    { label: t('f.timeZone'), render: (c) => c.timeZone || t('jobs.defaultZone') },
-    { label: t('ns.calWeekdays'), render: (c) => ((c.weekdays || []).length ? c.weekdays.join(', ') : t('ns.calEveryDay')) },
-    { label: t('ns.calExcluded'), cls: 'wrap', render: (c) => (c.exclude || []).map((p) => [p.from, p.to].filter(Boolean).join(' – ') + (p.repeat ? ` (${p.repeat.toLowerCase()})` : '') + (p.summary ? ` ${p.summary}` : '')).join('; ') },
-  ], list, { empty: t('ns.noCalendars') }))).catch((e) => clear(cals, h('div.alert.bad', errText(e))));
+  // the namespace's business calendars (docs/jobs.md): jobs and workflows
+  // name them; its editors create, edit, import (.ics) and delete them
+  const editor = roleIn(ns) === 'edit';
+  const calPath = (name) => `/namespaces/${enc(ns)}/calendars` + (name ? `/${enc(name)}` : '');
+  function loadCalendars() {
+    return get(calPath()).then((list) => clear(cals, editor ? h('div.formbar', { style: { paddingLeft: 0 } },
+      h('button.btn.primary', { type: 'button', id: 'cal-new', 'data-write': '', onclick: () => editCalendar(null) }, t('ns.calNew')),
+      h('button.btn', { type: 'button', id: 'cal-import', 'data-write': '', onclick: () => importCalendar() }, t('ns.calImport'))) : null,
+    table([
+      { label: t('ns.calName'), render: (c) => h('span.mono', c.name) },
+      { label: t('f.timeZone'), render: (c) => c.timeZone || t('jobs.defaultZone') },
+      { label: t('ns.calWeekdays'), render: (c) => ((c.weekdays || []).length ? c.weekdays.join(', ') : t('ns.calEveryDay')) },
+      { label: t('ns.calExcluded'), cls: 'wrap', render: (c) => (c.exclude || []).map((p) => [p.from, p.to].filter(Boolean).join(' – ') + (p.repeat ? ` (${p.repeat.toLowerCase()})` : '') + (p.summary ? ` ${p.summary}` : '')).join('; ') },
+      ...(editor ? [{ label: '', render: (c) => h('span.sp',
+        h('button.btn.sm', { type: 'button', 'data-write': '', 'data-cal-edit': c.name, onclick: () => editCalendar(c) }, t('ns.calEdit')),
+        h('button.btn.sm.danger', { type: 'button', 'data-write': '', 'data-cal-delete': c.name, onclick: () => deleteCalendar(c.name) }, t('ns.calDelete'))) }] : []),
+    ], list, { empty: editor ? t('ns.noCalendarsEdit') : t('ns.noCalendars') }))).catch((e) => clear(cals, h('div.alert.bad', errText(e))));
+  }
+  const DAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'];
+  const calRow = (label, field, hint) => [h('label', label), h('div', field, hint ? h('div.hint', hint) : null)];
+  // the fields a calendar's dialog shares with the .ics import: name, zone, weekdays
+  function calFields(c) {
+    const name = h('input#cal-name', { type: 'text', value: c ? c.name : '', disabled: !!c, placeholder: 'holidays', autocomplete: 'off' });
+    const zone = h('input#cal-zone', { type: 'text', value: (c && c.timeZone) || '', placeholder: 'Asia/Shanghai' });
+    const days = DAYS.map((d) => h('label', h('input', { type: 'checkbox', 'data-day': d, checked: !!(c && (c.weekdays || []).includes(d)) }), ' ' + d));
+    const box = h('div.fr', ...calRow(t('ns.calName'), name), ...calRow(t('f.timeZone'), zone, t('ns.calZoneHint')),
+      ...calRow(t('ns.calWeekdays'), h('div.chk', { style: { flexWrap: 'wrap', gap: '10px' } }, days), t('ns.calDaysHint')));
+    const weekdays = () => [...box.querySelectorAll('[data-day]')].filter((x) => x.checked).map((x) => x.dataset.day);
+    return { name, zone, box, weekdays };
+  }
+  function dialog(title, body, okId, fn) {
+    const err = h('div');
+    const ok = h('button.btn.primary', { type: 'button', id: okId, 'data-confirm': '' }, t('save'));
+    const d = modal(title, h('div', body, err), [btn(t('cancel'), () => d.close()), ok]);
+    ok.addEventListener('click', async () => {
+      clear(err);
+      try {
+        await busy(ok, fn);
+        d.close();
+        loadCalendars();
+      } catch (e) {
+        clear(err, h('div.alert.bad', errText(e)));
+      }
+    });
+  }
+  function editCalendar(c) {
+    const f = calFields(c);
+    const desc = h('input#cal-desc', { type: 'text', value: (c && c.description) || '' });
+    const excl = h('textarea#cal-exclude.mono', { rows: 8, spellcheck: 'false' },
+      JSON.stringify((c && c.exclude) || [], null, 1));
+    f.box.append(...calRow(t('ns.calDesc'), desc), ...calRow(t('ns.calExcluded'), excl, t('ns.calExcludeHint')));
+    dialog(c ? t('ns.calEditTitle', { name: c.name }) : t('ns.calNewTitle'), f.box, 'cal-save', async () => {
+      let exclude;
+      try { exclude = JSON.parse(excl.value.trim() || '[]'); } catch (e) { throw new Error(t('ns.calBadJSON', { err: e.message })); }
+      const name = f.name.value.trim();
+      if (!name) throw new Error(t('ns.calNoName'));
+      const body = { name, description: desc.value.trim() || undefined, timeZone: f.zone.value.trim() || undefined,
+        weekdays: f.weekdays(), exclude };
+      await put(calPath(name), body);
+      toast(t('ns.calSaved', { name }), 'ok');
+    });
+  }
+  function importCalendar() {
+    const f = calFields(null);
+    const file = h('input#cal-file', { type: 'file', accept: '.ics,text/calendar' });
+    f.box.append(...calRow(t('ns.calFile'), file, t('ns.calFileHint')));
+    dialog(t('ns.calImportTitle'), f.box, 'cal-save', async () => {
+      const name = f.name.value.trim();
+      if (!name) throw new Error(t('ns.calNoName'));
+      if (!file.files.length) throw new Error(t('ns.calNoFile'));
+      const text = await file.files[0].text();
+      const query = {};
+      if (f.zone.value.trim()) query.timeZone = f.zone.value.trim();
+      if (f.weekdays().length) query.weekdays = f.weekdays().join(',');
+      await api('PUT', calPath(name), { body: text, query, contentType: 'text/calendar' });
+      toast(t('ns.calSaved', { name }), 'ok');
+    });
+  }
+  function deleteCalendar(name) {
+    confirmDo(t('ns.calDeleteTitle', { name }), t('ns.calDeleteText'), t('ns.calDelete'), async () => {
+      await del(calPath(name));
+      toast(t('ns.calDeleted', { name }), 'ok');
+      loadCalendars();
+    });
+  }
+  loadCalendars();
 
   // Runs launched more than a second after they were due, newest first, with why.
   function lateRuns(runs) {
