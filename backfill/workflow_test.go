@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -224,5 +225,43 @@ func TestLoopWorkflowYieldsToLiveRuns(t *testing.T) {
 	pass()
 	if b, _ := Get(ctx, l.Registry, "bf-1"); b.State != Cancelled || !b.Final() {
 		t.Fatalf("after the workflow was deleted %+v", b)
+	}
+}
+
+// A backfill of a workflow of namespace pay makes its runs in pay's tree
+// (the namespace's view reads them by the workflow's own name).
+func TestLoopBackfillsANamespacedWorkflow(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(24 * time.Hour))
+	put(t, kv, "/leader/a", "a")
+	ins := setupWorkflow(t, kv)
+	if _, err := registry.New(kv).PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+		t.Fatal(err)
+	}
+	pay := registry.New(kv).In("pay")
+	c := workflow.Default()
+	c.Name, c.Cron, c.Nodes = "nightly", "0 */10 * * * ?", []workflow.Node{{ID: "x", Job: "report"}}
+	if err := pay.AddWorkflow(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	l := leaderLoop(kv, clk, "/leader/a")
+	b := NewWorkflow("bf-pay", "pay", "nightly", namespace.Key("pay", "nightly"), t0, t0.Add(time.Hour), 1, ins, "test", clk.Now())
+	if err := Create(ctx, l.Registry, b, ins); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := pay.WorkflowRuns(ctx, "nightly")
+	if err != nil || len(runs) != 1 || !runs[0].ScheduledAt.Equal(ins[0]) || runs[0].Source != workflow.SourceBackfill {
+		t.Fatalf("pay's runs %+v, %v", runs, err)
+	}
+	if def, _ := registry.New(kv).WorkflowRuns(ctx, "nightly"); len(def) != 0 {
+		t.Fatalf("the default namespace's workflow got runs: %+v", def)
+	}
+	got, _ := Get(ctx, l.Registry, "bf-pay")
+	if len(got.InFlight) != 1 || got.InFlight[0].Key != runs[0].ID {
+		t.Fatalf("record %+v", got)
 	}
 }
