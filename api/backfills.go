@@ -15,18 +15,21 @@ import (
 )
 
 // backfillRequest is POST /api/job/backfills' body: a past range
-// [from, to) of the job's plan, at most concurrency runs in flight (0: 1).
+// [from, to) of the job's (or workflow's) plan, at most concurrency runs
+// in flight (0: 1).
 type backfillRequest struct {
-	JobName     string    `json:"jobName"`
-	From        time.Time `json:"from"`
-	To          time.Time `json:"to"`
-	Concurrency int       `json:"concurrency"`
+	JobName      string    `json:"jobName"`
+	WorkflowName string    `json:"workflowName"`
+	From         time.Time `json:"from"`
+	To           time.Time `json:"to"`
+	Concurrency  int       `json:"concurrency"`
 }
 
 // backfillView is a backfill as the API shows it: its record and progress.
 type backfillView struct {
 	ID          string            `json:"id"`
-	JobName     string            `json:"jobName"`
+	JobName     string            `json:"jobName,omitempty"`
+	Workflow    string            `json:"workflowName,omitempty"`
 	From        time.Time         `json:"from"`
 	To          time.Time         `json:"to"`
 	Concurrency int               `json:"concurrency"`
@@ -40,7 +43,7 @@ type backfillView struct {
 }
 
 func viewOf(b backfill.Backfill) backfillView {
-	v := backfillView{ID: b.ID, JobName: b.JobName, From: b.From, To: b.To, Concurrency: b.Concurrency, State: b.State,
+	v := backfillView{ID: b.ID, JobName: b.JobName, Workflow: b.WorkflowName, From: b.From, To: b.To, Concurrency: b.Concurrency, State: b.State,
 		Progress: b.Progress(), InFlight: []time.Time{}, CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 	for _, f := range b.InFlight {
 		v.InFlight = append(v.InFlight, f.At)
@@ -65,16 +68,20 @@ func (s *Server) startBackfill(c *gin.Context) {
 	}
 	var req backfillRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(c, s.log, fmt.Errorf("%w: a backfill is {\"jobName\", \"from\", \"to\", \"concurrency\"} with RFC 3339 times: %v", ErrBadRequest, err))
+		writeError(c, s.log, fmt.Errorf("%w: a backfill is {\"jobName\" or \"workflowName\", \"from\", \"to\", \"concurrency\"} with RFC 3339 times: %v", ErrBadRequest, err))
 		return
 	}
 	now := s.clock.Now()
-	if req.JobName == "" {
-		writeError(c, s.log, fmt.Errorf("%w: jobName is required", ErrBadRequest))
+	if (req.JobName == "") == (req.WorkflowName == "") {
+		writeError(c, s.log, fmt.Errorf("%w: a backfill names either a jobName or a workflowName", ErrBadRequest))
 		return
 	}
 	if err := backfill.Check(req.From, req.To, req.Concurrency, now); err != nil {
 		writeError(c, s.log, err)
+		return
+	}
+	if req.WorkflowName != "" {
+		s.startWorkflowBackfill(c, req, now)
 		return
 	}
 	cfg, err := s.triggerable(c, req.JobName)
@@ -118,7 +125,52 @@ func (s *Server) backfillInstants(c *gin.Context, cfg jobs.Config, req backfillR
 	return ins, nil
 }
 
-// listBackfills answers GET /api/job/backfills (?jobName=): the request's
+// startWorkflowBackfill is startBackfill for a workflow: its instants
+// are those of the plan its engine fires (crons, H, jitter, calendar).
+func (s *Server) startWorkflowBackfill(c *gin.Context, req backfillRequest, now time.Time) {
+	name := req.WorkflowName
+	cfg, err := s.regOf(c).Workflow(c, name)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if d, err := s.regOf(c).IsDisabled(c, "workflow", name); err != nil || d {
+		if err == nil {
+			err = fmt.Errorf("%w: the workflow '%s' is disabled; enable it first.", ErrConflict, name)
+		}
+		writeError(c, s.log, err)
+		return
+	}
+	p, loc, err := s.workflowPlan(c, cfg)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if p == nil {
+		writeError(c, s.log, fmt.Errorf("%w: workflow '%s' has no cron: a backfill runs the instants of its schedule", ErrBadRequest, name))
+		return
+	}
+	from, to := req.From.Truncate(time.Second), req.To.Truncate(time.Second)
+	ins, err := backfill.Instants(func(a, b time.Time, limit int) ([]time.Time, bool) { return p.Between(a, b, loc, limit) }, p.Offset, from, to)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if len(ins) == 0 {
+		writeError(c, s.log, fmt.Errorf("%w: workflow '%s' has no instant in [%s, %s)", ErrBadRequest, name, from.Format(time.RFC3339), to.Format(time.RFC3339)))
+		return
+	}
+	ns := nsOf(c)
+	b := backfill.NewWorkflow(backfill.NewID(now, backfillSeq.Add(1)), ns, name, namespace.Key(ns, name),
+		from, to, req.Concurrency, ins, triggeredBy(c), now)
+	if err := backfill.Create(c, s.reg, b, ins); err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusCreated, viewOf(b))
+}
+
+// listBackfills answers GET /api/job/backfills (?jobName=, ?workflowName=): the request's
 // namespace's backfills, newest first.
 func (s *Server) listBackfills(c *gin.Context) {
 	bs, err := backfill.List(c, s.reg, nsOf(c))
@@ -128,7 +180,8 @@ func (s *Server) listBackfills(c *gin.Context) {
 	}
 	out := []backfillView{}
 	for _, b := range bs {
-		if job := c.Query("jobName"); job == "" || b.JobName == job {
+		job, wf := c.Query("jobName"), c.Query("workflowName")
+		if (job == "" || b.JobName == job) && (wf == "" || b.WorkflowName == wf) {
 			out = append(out, viewOf(b))
 		}
 	}

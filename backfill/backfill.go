@@ -30,8 +30,11 @@ var ErrInvalid = errors.New("backfill: invalid")
 type Backfill struct {
 	ID        string `json:"id"`
 	Namespace string `json:"namespace"`
-	JobName   string `json:"jobName"` // as its namespace knows it
-	// Key is the job's scheduler-wide key (namespace.Key).
+	JobName   string `json:"jobName,omitempty"` // as its namespace knows it
+	// WorkflowName is set instead of JobName for a workflow's backfill:
+	// one workflow run per instant.
+	WorkflowName string `json:"workflowName,omitempty"`
+	// Key is the job's (or workflow's) scheduler-wide key (namespace.Key).
 	Key         string    `json:"key"`
 	From        time.Time `json:"from"` // inclusive
 	To          time.Time `json:"to"`   // exclusive
@@ -58,7 +61,7 @@ type Backfill struct {
 // Flight is one run of a backfill in flight.
 type Flight struct {
 	At  time.Time `json:"at"`  // its nominal instant
-	Key string    `json:"key"` // its idempotency key
+	Key string    `json:"key"` // its idempotency key (a workflow's: its run's id)
 	// Unseen counts the passes that found it neither queued, running
 	// nor ended (two in a row: lost, counted as failed).
 	Unseen int `json:"unseen,omitempty"`
@@ -87,6 +90,9 @@ func (b Backfill) Progress() Progress {
 func (b Backfill) Final() bool {
 	return b.State == Done || b.State == Cancelled && len(b.InFlight) == 0
 }
+
+// IsWorkflow reports whether b backfills a workflow.
+func (b Backfill) IsWorkflow() bool { return b.WorkflowName != "" }
 
 // RunKey is the idempotency key of b's run at instant at, as the
 // scheduler's view of the registry names it (qualified with b's namespace).

@@ -16,6 +16,13 @@ func New(id, ns, job, key string, from, to time.Time, concurrency int, instants 
 		State: Running, Total: len(instants), CreatedBy: by, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 }
 
+// NewWorkflow is New for a workflow (key its scheduler-wide key).
+func NewWorkflow(id, ns, wf, key string, from, to time.Time, concurrency int, instants []time.Time, by string, now time.Time) Backfill {
+	b := New(id, ns, "", key, from, to, concurrency, instants, by, now)
+	b.WorkflowName = wf
+	return b
+}
+
 // Create stores a new backfill and its instants.
 func Create(ctx context.Context, reg *registry.Registry, b Backfill, instants []time.Time) error {
 	if len(instants) != b.Total {

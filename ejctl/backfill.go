@@ -15,6 +15,7 @@ import (
 type backfillView struct {
 	ID          string      `json:"id"`
 	JobName     string      `json:"jobName"`
+	Workflow    string      `json:"workflowName"`
 	From        time.Time   `json:"from"`
 	To          time.Time   `json:"to"`
 	Concurrency int         `json:"concurrency"`
@@ -32,15 +33,17 @@ type backfillView struct {
 }
 
 func (c *cli) backfillCmd() *cobra.Command {
-	cmd := group("backfill", "Run a job once for every instant of its schedule in a past range, each run handed its instant (ELASTICJOB_SCHEDULED_TIME): start, ls, get, pause, resume, cancel")
+	cmd := group("backfill", "Run a job (or a workflow) once for every instant of its schedule in a past range, each run handed its instant (ELASTICJOB_SCHEDULED_TIME): start, ls, get, pause, resume, cancel")
 	cmd.Aliases = []string{"backfills"}
-	var from, to, job string
+	var from, to, job, wf string
 	var conc int
+	var isWorkflow bool
 	start := &cobra.Command{
-		Use:     "start JOB --from TIME --to TIME",
-		Short:   "Backfill JOB over [from, to) (RFC 3339 times, to not after now); --concurrency bounds its runs in flight",
-		Example: "  ejctl backfill start daily_report --from 2026-10-01T00:00:00Z --to 2026-11-01T00:00:00Z --concurrency 2",
-		Args:    exactArgs("JOB"),
+		Use:   "start NAME --from TIME --to TIME [--workflow]",
+		Short: "Backfill job NAME (workflow NAME with --workflow) over [from, to) (RFC 3339 times, to not after now); --concurrency bounds its runs in flight",
+		Example: "  ejctl backfill start daily_report --from 2026-10-01T00:00:00Z --to 2026-11-01T00:00:00Z --concurrency 2\n" +
+			"  ejctl backfill start --workflow nightly_etl --from 2026-10-01T00:00:00Z --to 2026-11-01T00:00:00Z",
+		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if from == "" || to == "" {
 				return errors.New("--from and --to are required (RFC 3339, e.g. 2026-10-01T00:00:00Z)")
@@ -55,6 +58,10 @@ func (c *cli) backfillCmd() *cobra.Command {
 			}
 			var v backfillView
 			in := map[string]any{"jobName": args[0], "from": f, "to": t, "concurrency": conc}
+			if isWorkflow {
+				delete(in, "jobName")
+				in["workflowName"] = args[0]
+			}
 			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/backfills", in, &v); err != nil {
 				return err
 			}
@@ -64,11 +71,13 @@ func (c *cli) backfillCmd() *cobra.Command {
 	start.Flags().StringVar(&from, "from", "", "the range's start, inclusive (RFC 3339)")
 	start.Flags().StringVar(&to, "to", "", "the range's end, exclusive (RFC 3339)")
 	start.Flags().IntVar(&conc, "concurrency", 1, "at most this many of its runs waiting or running at once")
+	start.Flags().BoolVar(&isWorkflow, "workflow", false, "NAME is a workflow: one workflow run per instant")
 	ls := &cobra.Command{
 		Use: "ls", Aliases: []string{"list"}, Short: "The namespace's backfills, newest first", Args: exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error { return c.backfills(cmd.Context(), job) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return c.backfills(cmd.Context(), job, wf) },
 	}
 	ls.Flags().StringVar(&job, "job", "", "only this job's")
+	ls.Flags().StringVar(&wf, "workflow", "", "only this workflow's")
 	get := &cobra.Command{
 		Use: "get ID", Short: "One backfill and its progress", Args: exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,7 +113,11 @@ func (c *cli) showBackfill(v backfillView, did string) error {
 		return c.printJSON(v)
 	}
 	if did != "" {
-		c.say("backfill %s of job %s %s", v.ID, v.JobName, did)
+		if v.Workflow != "" {
+			c.say("backfill %s of workflow %s %s", v.ID, v.Workflow, did)
+		} else {
+			c.say("backfill %s of job %s %s", v.ID, v.JobName, did)
+		}
 	}
 	return c.table(backfillHeader, [][]string{backfillRow(v)})
 }
@@ -113,14 +126,21 @@ var backfillHeader = []string{"ID", "JOB", "FROM", "TO", "STATE", "DONE", "RUNNI
 
 func backfillRow(v backfillView) []string {
 	p := v.Progress
-	return []string{v.ID, v.JobName, v.From.UTC().Format(time.RFC3339), v.To.UTC().Format(time.RFC3339), v.State,
+	name := v.JobName
+	if v.Workflow != "" {
+		name = "workflow:" + v.Workflow
+	}
+	return []string{v.ID, name, v.From.UTC().Format(time.RFC3339), v.To.UTC().Format(time.RFC3339), v.State,
 		strconv.Itoa(p.Done), strconv.Itoa(p.Running), strconv.Itoa(p.Remaining), strconv.Itoa(p.Failed), strconv.Itoa(p.Skipped), strconv.Itoa(p.Total)}
 }
 
-func (c *cli) backfills(ctx context.Context, job string) error {
+func (c *cli) backfills(ctx context.Context, job, wf string) error {
 	q := url.Values{}
 	if job != "" {
 		q.Set("jobName", job)
+	}
+	if wf != "" {
+		q.Set("workflowName", wf)
 	}
 	var all []backfillView
 	if err := c.client.get(ctx, "/api/job/backfills", q, &all); err != nil {

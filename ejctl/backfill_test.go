@@ -61,3 +61,39 @@ func TestBackfillCommands(t *testing.T) {
 		}
 	}
 }
+
+// ejctl backfill start --workflow NAME sends workflowName; ls --workflow
+// filters by it; a workflow's backfill is shown as one.
+func TestWorkflowBackfillCommands(t *testing.T) {
+	var calls []string
+	var started map[string]any
+	const wfJSON = `{"id":"bf-2","workflowName":"nightly","from":"2026-11-01T00:00:00Z","to":"2026-11-02T00:00:00Z","concurrency":1,` +
+		`"state":"RUNNING","inFlight":[],"progress":{"done":0,"running":1,"remaining":23,"failed":0,"skipped":0,"total":24}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls = append(calls, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(b, &started)
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(wfJSON))
+			return
+		}
+		_, _ = w.Write([]byte("[" + wfJSON + "]"))
+	}))
+	defer srv.Close()
+	env := map[string]string{"EJCTL_ADDR": srv.URL}
+	out, errs, code := runWith(t, env, "backfill", "start", "--workflow", "nightly", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-02T00:00:00Z")
+	if code != 0 {
+		t.Fatalf("start: exit %d: %s", code, errs)
+	}
+	has(t, "start", out, "backfill bf-2 of workflow nightly started", "workflow:nightly", "24")
+	if started["workflowName"] != "nightly" || started["jobName"] != nil {
+		t.Fatalf("request %v", started)
+	}
+	out, _, _ = runWith(t, env, "backfill", "ls", "--workflow", "nightly")
+	has(t, "ls", out, "bf-2", "workflow:nightly")
+	if len(calls) != 2 || calls[1] != "GET /api/job/backfills?workflowName=nightly" {
+		t.Fatalf("calls %v", calls)
+	}
+}

@@ -16,6 +16,8 @@ type Failover struct {
 	NotBefore time.Time `json:"notBefore,omitzero"`
 	Parameter *string   `json:"jobParameterOverride,omitempty"`
 	RunKey    string    `json:"runKey,omitempty"`
+	// ScheduledAt is the failed task's nominal instant (a backfill's run).
+	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
 	// Retry marks a retry within the failed shard's run (maxRetries, or a
 	// task that never started), as opposed to a failover relaunch.
 	Retry   bool  `json:"retry,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/task"
+	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // Backfills (package backfill) live under backfillPath: a record per
@@ -152,4 +153,46 @@ func (r *Registry) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now 
 		return run.ID, nil
 	}
 	return "", fmt.Errorf("registry: queue backfill run of %s: %w after %d tries", run.Job, ErrConflict, maxCASRetries)
+}
+
+// backfillWorkflowDonePath holds a node per workflow instant any backfill
+// queued (done-workflow/{workflow}/{unix}, holding the backfill's id).
+const backfillWorkflowDonePath = backfillPath + "/done-workflow"
+
+// BackfillWorkflowRunID is the id of a backfill's workflow run at instant
+// at: one per instant, so the run is found again by it.
+func BackfillWorkflowRunID(at time.Time) string {
+	return at.UTC().Format("20060102T150405.000Z") + "-backfill"
+}
+
+// EnqueueBackfillWorkflowRun creates one backfill's workflow run (QUEUED,
+// Source BACKFILL), recording the workflow's instant in the same fenced
+// commit, conditional on the workflow's definition as read. When some
+// backfill queued that instant already it creates nothing and returns
+// that backfill's id.
+func (r *Registry) EnqueueBackfillWorkflowRun(ctx context.Context, run workflow.Run) (owner string, err error) {
+	done := backfillWorkflowDonePath + "/" + run.Workflow + "/" + strconv.FormatInt(run.ScheduledAt.Unix(), 10)
+	for range maxCASRetries {
+		if n, err := r.kv.Get(ctx, done); err == nil {
+			return string(n.Value), nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		wf, err := r.kv.Get(ctx, workflowPath(run.Workflow))
+		if errors.Is(err, store.ErrNotFound) {
+			return "", workflowNotFound(run.Workflow)
+		}
+		if err != nil {
+			return "", err
+		}
+		err = r.commit(ctx, store.Create(done, []byte(run.Backfill)), store.Check(wf.Path, wf.Version), createWorkflowRunOp(run))
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("registry: queue backfill %s's run of workflow %s at %s: %w", run.Backfill, run.Workflow, run.ScheduledAt.UTC().Format(time.RFC3339), err)
+		}
+		return run.Backfill, nil
+	}
+	return "", fmt.Errorf("registry: queue backfill run of workflow %s: %w after %d tries", run.Workflow, ErrConflict, maxCASRetries)
 }

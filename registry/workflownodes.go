@@ -20,6 +20,9 @@ type NodeStart struct {
 	Owner     string // {workflow}/{runId}/{node}
 	Parameter string
 	Inputs    jobs.Inputs
+	// ScheduledAt is the nominal instant of a backfill's workflow run
+	// (zero for any other run): the execution's ScheduledAt.
+	ScheduledAt time.Time
 }
 
 // queueNodeOps returns the ops that queue starts as pending executions of
@@ -36,7 +39,7 @@ func (r *Registry) queueNodeOps(ctx context.Context, job string, starts []NodeSt
 	runs := make([]queue.PendingRun, 0, len(starts))
 	for _, s := range starts {
 		ops = append(ops, createJSON(TriggerKeysPath+"/"+s.Key, task.RunRecord{JobName: job, At: now, Workflow: s.Owner, Inputs: s.Inputs}))
-		runs = append(runs, queue.PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now, By: "workflow:" + s.Owner})
+		runs = append(runs, queue.PendingRun{JobParameter: s.Parameter, IdempotencyKey: s.Key, At: now, By: "workflow:" + s.Owner, ScheduledAt: s.ScheduledAt.UTC()})
 	}
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)

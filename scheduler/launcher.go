@@ -508,7 +508,7 @@ func (l *launcher) rollback(ctx context.Context, al *agentLaunch, b *built) {
 		ch := l.reg.Change().Unlaunch(job, item)
 		if f := al.entries[i].fail; f != nil {
 			ch.FailOver(job, item, queue.Failover{TaskID: f.TaskID, Since: f.Since, Attempts: f.Attempts, NotBefore: f.NotBefore,
-				Parameter: f.Parameter, RunKey: f.RunKey, Retry: f.Retry})
+				Parameter: f.Parameter, RunKey: f.RunKey, ScheduledAt: f.ScheduledAt, Retry: f.Retry})
 		}
 		if err := ch.Commit(ctx); err != nil {
 			l.log.Error("launcher: roll back launch", "task", tl.TaskID, "err", err)

@@ -94,7 +94,7 @@ func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *buil
 		}
 		tl, ev := l.taskLaunch(pl, inputs[runKeyOf(pl)], now)
 		e := task.Entry{TaskID: tl.TaskID, AgentID: pl.AgentID, Hostname: l.st.offers[pl.OfferID].Hostname, ExecutorID: tl.Executor.ID,
-			State: task.Staging, Source: ev.Source, Trigger: ev.Trigger, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), LaunchedAt: now, UpdatedAt: now}
+			State: task.Staging, Source: ev.Source, Trigger: ev.Trigger, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), ScheduledAt: scheduledAtOf(pl), LaunchedAt: now, UpdatedAt: now}
 		if pl.Failover != nil {
 			e.Attempts = pl.Failover.Attempts
 		}
@@ -263,16 +263,29 @@ func parameterOf(pl round.Launch) *string {
 // scheduledOf is the nominal instant a backfill's run stands for (""
 // for any other run), RFC 3339 in UTC.
 func scheduledOf(pl round.Launch) string {
-	if pl.Failover != nil { // a retry keeps the run's key, which names its instant
-		if at, ok := registry.BackfillInstant(pl.Failover.RunKey); ok {
-			return at.Format(time.RFC3339)
-		}
-		return ""
-	}
-	if run := pl.Ready.First(); run != nil && !run.ScheduledAt.IsZero() {
-		return run.ScheduledAt.UTC().Format(time.RFC3339)
+	if at := scheduledAtOf(pl); !at.IsZero() {
+		return at.Format(time.RFC3339)
 	}
 	return ""
+}
+
+// scheduledAtOf is scheduledOf as a time (zero for a run not of a
+// backfill): a retry has it from the failed task (a workflow node's
+// retry), else from its run's key, which names a job backfill's instant.
+func scheduledAtOf(pl round.Launch) time.Time {
+	if pl.Failover != nil {
+		if !pl.Failover.ScheduledAt.IsZero() {
+			return pl.Failover.ScheduledAt.UTC()
+		}
+		if at, ok := registry.BackfillInstant(pl.Failover.RunKey); ok {
+			return at
+		}
+		return time.Time{}
+	}
+	if run := pl.Ready.First(); run != nil && !run.ScheduledAt.IsZero() {
+		return run.ScheduledAt.UTC()
+	}
+	return time.Time{}
 }
 
 // runKeyOf returns the idempotency key of the trigger a launch serves:

@@ -26,6 +26,9 @@ type Entry struct {
 	// RunKey is the idempotency key of the trigger that queued the run,
 	// kept so the trigger's record follows its shards.
 	RunKey string `json:"runKey,omitempty"`
+	// ScheduledAt is the nominal instant a backfill's run stands for (a
+	// job's, or a workflow node's), kept so a retry of the shard gets it too.
+	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
 	// Gang names the launch of an execution too large for one registry
 	// commit, which the launcher records over several: the entry counts
 	// only once the launch's last commit wrote the job's gang mark with

@@ -182,7 +182,7 @@ func NeverStarted(e Entry, u Update) bool {
 //     always fails cannot spin.
 func retryOf(in Input) (queue.Failover, bool) {
 	e, now := *in.Entry, in.Now.UTC()
-	f := queue.Failover{TaskID: in.Update.TaskID, Since: now, Attempts: e.Attempts + 1, Parameter: e.Parameter, RunKey: e.RunKey}
+	f := queue.Failover{TaskID: in.Update.TaskID, Since: now, Attempts: e.Attempts + 1, Parameter: e.Parameter, RunKey: e.RunKey, ScheduledAt: e.ScheduledAt}
 	if !in.Job.Runnable {
 		return f, false
 	}

@@ -116,3 +116,15 @@ func TestRecordShard(t *testing.T) {
 		t.Fatalf("the last attempts finished: %+v", rec)
 	}
 }
+
+// A retry of a backfill run's shard keeps the failed task's nominal
+// instant (a workflow node's key does not name it).
+func TestRetryKeepsTheScheduledInstant(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 10, 0, 0, time.UTC)
+	e := entry(Running, 0)
+	e.ScheduledAt = at
+	o := Transition(Input{Update: Update{State: Failed, Source: SourceExecutor}, Entry: e, Job: Job{Exists: true, Runnable: true, MaxRetries: 1}, Now: t0})
+	if o.End == nil || o.End.Retry == nil || !o.End.Retry.ScheduledAt.Equal(at) {
+		t.Fatalf("retry %+v", o.End)
+	}
+}

@@ -52,6 +52,9 @@ func (s NodeState) Final() bool {
 const (
 	SourceCron = "CRON"
 	SourceAPI  = "API"
+	// SourceBackfill: a run a backfill (package backfill) queued for one
+	// past instant of the workflow's plan (Run.ScheduledAt).
+	SourceBackfill = "BACKFILL"
 )
 
 // Errors of run operations (the API maps them to 409 and 404).
@@ -67,12 +70,17 @@ var (
 
 // Run is one run of a workflow, at /state/workflow/{name}/{runId}.
 type Run struct {
-	Workflow       string   `json:"workflow"`
-	ID             string   `json:"runId"`
-	State          RunState `json:"state"`
-	Source         string   `json:"source"` // CRON or API
-	Parameter      *string  `json:"parameter,omitempty"`
-	IdempotencyKey string   `json:"idempotencyKey,omitempty"`
+	Workflow string   `json:"workflow"`
+	ID       string   `json:"runId"`
+	State    RunState `json:"state"`
+	Source   string   `json:"source"` // CRON, API or BACKFILL
+	// ScheduledAt is the nominal instant a backfill's run stands for (its
+	// nodes' tasks get it as ELASTICJOB_SCHEDULED_TIME); Backfill is that
+	// backfill's id.
+	ScheduledAt    time.Time `json:"scheduledAt,omitzero"`
+	Backfill       string    `json:"backfill,omitempty"`
+	Parameter      *string   `json:"parameter,omitempty"`
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
 	// Attempt is 1, plus one per retry.
 	Attempt        int       `json:"attempt"`
 	TimeoutSeconds int       `json:"timeoutSeconds,omitempty"` // the workflow's when the run was created

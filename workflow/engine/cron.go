@@ -192,10 +192,12 @@ func (e *Engine) fire(ctx context.Context, name string, instants []time.Time) er
 	return nil
 }
 
-// slots counts a workflow's runs: RUNNING, QUEUED, and QUEUED cron fires.
+// slots counts a workflow's live runs (a backfill's are not): RUNNING,
+// QUEUED, and QUEUED cron fires.
 func (e *Engine) slots(name string) (running, queued, queuedCron int) {
 	for _, tr := range e.active[name] {
 		switch {
+		case tr.backfill:
 		case tr.state == workflow.RunRunning:
 			running++
 		case tr.state == workflow.RunQueued && !tr.cancelling:

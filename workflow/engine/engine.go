@@ -107,6 +107,7 @@ type tracked struct {
 	state      workflow.RunState
 	created    time.Time
 	cron       bool
+	backfill   bool // a backfill's run: outside maxConcurrentRuns
 	cancelling bool
 	deadline   time.Time
 	keys       []string // of RUNNING nodes
@@ -265,7 +266,7 @@ func (e *Engine) track(r workflow.Run) {
 			delete(e.owners, k)
 		}
 	}
-	tr := &tracked{state: r.State, created: r.CreatedAt, cron: r.Source == workflow.SourceCron, cancelling: r.Cancel != nil,
+	tr := &tracked{state: r.State, created: r.CreatedAt, cron: r.Source == workflow.SourceCron, backfill: r.Source == workflow.SourceBackfill, cancelling: r.Cancel != nil,
 		deadline: r.Deadline(), version: r.Version}
 	for _, n := range r.Nodes {
 		if n.State == workflow.NodeRunning {
@@ -292,16 +293,23 @@ func (e *Engine) forget(ref runRef) {
 
 // mayBegin reports whether a QUEUED run may start now: its workflow is
 // enabled and it is among the oldest queued runs that fit under
-// maxConcurrentRuns.
+// maxConcurrentRuns. A backfill's runs stand apart: one begins at once
+// (its backfill's concurrency bounds them, and it queues one only while
+// no live run is in flight), and live runs neither count nor wait for
+// them, so a backfill never delays a live run.
 func (e *Engine) mayBegin(ref runRef) bool {
 	d, ok := e.defs[ref.wf]
 	if !ok || e.disabled[ref.wf] {
 		return false
 	}
+	if tr := e.active[ref.wf][ref.id]; tr != nil && tr.backfill {
+		return true
+	}
 	running := 0
 	var queued []runRef
 	for id, tr := range e.active[ref.wf] {
 		switch {
+		case tr.backfill:
 		case tr.state == workflow.RunRunning:
 			running++
 		case tr.state == workflow.RunQueued && !tr.cancelling:

@@ -23,7 +23,7 @@ var handoffBuckets = []float64{.001, .002, .003, .005, .0075, .01, .015, .02, .0
 func NewMetrics() *Metrics {
 	return &Metrics{
 		started: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_workflow_runs_started_total",
-			Help: "Workflow runs (and retries of runs) that began, by source (CRON, API)."}, []string{"source"}),
+			Help: "Workflow runs (and retries of runs) that began, by source (CRON, API, BACKFILL)."}, []string{"source"}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_workflow_runs_finished_total",
 			Help: "Workflow runs that ended, by result (SUCCEEDED, FAILED, CANCELLED)."}, []string{"result"}),
 		handoff: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "elasticjob_workflow_node_handoff_seconds",

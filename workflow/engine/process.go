@@ -211,7 +211,7 @@ func (e *Engine) ops(ctx context.Context, ch *registry.Change, run, next workflo
 				jobNames = append(jobNames, a.Job)
 			}
 			starts[a.Job] = append(starts[a.Job], registry.NodeStart{Key: a.Key, Owner: run.Workflow + "/" + run.ID + "/" + a.Node,
-				Parameter: param, Inputs: a.Inputs})
+				Parameter: param, Inputs: a.Inputs, ScheduledAt: run.ScheduledAt})
 		}
 	}
 	for _, job := range jobNames {

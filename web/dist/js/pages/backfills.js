@@ -1,17 +1,20 @@
-// Backfills of a job (GET/POST /api/job/backfills): the job page's panel
-// listing them with their progress, pause/resume/cancel, and the form
-// that starts one over a past range.
+// Backfills of a job or a workflow (GET/POST /api/job/backfills): the job
+// and workflow pages' panel listing them with their progress,
+// pause/resume/cancel, and the form that starts one over a past range.
+// target is a job ({jobName}) or a workflow ({workflowName}).
 import { t } from '../i18n.js';
 import { get, post, enc, canWrite } from '../api.js';
 import { h, clear, wbtn, table, tag, toast, confirmDo, errText, fmtTime } from '../ui.js';
 
 const STATE_TAG = { RUNNING: 'blue', PAUSED: 'warn', CANCELLED: 'bad', DONE: 'ok' };
 
-// backfillPanel fills box with the job's backfills and returns a refresh.
+const by = (x) => (x.workflowName ? { workflowName: x.workflowName } : { jobName: x.jobName });
+
+// backfillPanel fills box with the job's (workflow's) backfills and returns a refresh.
 export function backfillPanel(box, job) {
   async function refresh() {
     let rows;
-    try { rows = await get('/job/backfills', { jobName: job.jobName }); } catch (e) { clear(box, h('div.alert.bad', errText(e))); return; }
+    try { rows = await get('/job/backfills', by(job)); } catch (e) { clear(box, h('div.alert.bad', errText(e))); return; }
     const act = (b, action) => wbtn(t('bf.' + action), async () => {
       try { await post(`/job/backfills/${enc(b.id)}/${action}`); toast(t('bf.done.' + action, { id: b.id }), 'ok'); } catch (e) { toast(errText(e), 'bad'); }
       refresh();
@@ -40,12 +43,14 @@ export function startBackfill(job, done) {
   const conc = h('input#backfill-concurrency', { type: 'number', min: 1, max: 64, value: 1, style: { width: '6em' } });
   const lbl = (f, s) => h('label', { for: f, style: { display: 'block', margin: '10px 0 4px', fontWeight: 500 } }, s);
   const body = h('div', lbl('backfill-from', t('bf.from')), from, lbl('backfill-to', t('bf.to')), to, lbl('backfill-concurrency', t('bf.concurrency')), conc,
-    h('div.hint.muted', { style: { marginTop: '6px', fontSize: '12.5px' } }, t('bf.hint')));
-  return confirmDo(t('bf.title', { name: job.jobName }), t('bf.text'), t('bf.start'), async () => {
-    const b = await post('/job/backfills', { jobName: job.jobName, from: new Date(from.value).toISOString(), to: new Date(to.value).toISOString(), concurrency: +conc.value || 1 });
+    h('div.hint.muted', { style: { marginTop: '6px', fontSize: '12.5px' } }, t(job.workflowName ? 'bf.hintWf' : 'bf.hint')));
+  return confirmDo(t('bf.title', { name: job.workflowName || job.jobName }), t(job.workflowName ? 'bf.textWf' : 'bf.text'), t('bf.start'), async () => {
+    const b = await post('/job/backfills', { ...by(job), from: new Date(from.value).toISOString(), to: new Date(to.value).toISOString(), concurrency: +conc.value || 1 });
     toast(t('bf.started', { id: b.id, n: b.progress.total }), 'ok');
     done && done();
   }, { danger: false, body });
 }
+
+export const canBackfillWorkflow = (w) => !!w.cron && !w.disabled && canWrite();
 
 export const canBackfill = (j) => j.jobExecutionType === 'TRANSIENT' && (j.cron || (j.crons || []).length) && canWrite();

@@ -7,6 +7,7 @@ import { api, get, post, enc, canWrite } from '../api.js';
 import { h, clear, btn, wbtn, busy, table, pager, loading, tag, kv, toast, confirmDo, errText, fmtTime, fmtZoned } from '../ui.js';
 import { drawGraph } from '../graph.js';
 import { nodePanel } from './wfnode.js';
+import { backfillPanel, startBackfill, canBackfillWorkflow } from './backfills.js';
 import { RUN_STATES, runTag, triggerWorkflow, toggleWorkflow, deleteWorkflow } from './workflows.js';
 
 const EVERY = 1000;
@@ -35,8 +36,11 @@ export default async function wfview(el, ctx, name) {
     RUN_STATES.map((s) => h('option', { value: s, selected: s === st.filter }, s)),
     h('option', { value: 'FAILED,CANCELLED', selected: st.filter === 'FAILED,CANCELLED' }, t('wf.failedOrCancelled')));
   const runsBox = h('div', { id: 'wf-runs' }, loading());
+  const backfills = h('div', { id: 'wf-backfills' }, loading());
   el.append(head, info, h('h2', t('wf.graphTitle')), runBox, graphBox, nodeBox,
-    h('h2', t('wf.runs')), h('div.toolbar', h('label', h('span.muted', t('wf.filterState') + ' '), filter)), runsBox);
+    h('h2', t('wf.runs')), h('div.toolbar', h('label', h('span.muted', t('wf.filterState') + ' '), filter)), runsBox,
+    h('h2', t('bf.heading')), backfills);
+  const refreshBackfills = backfillPanel(backfills, { workflowName: name });
 
   function remember() {
     const p = new URLSearchParams();
@@ -52,6 +56,7 @@ export default async function wfview(el, ctx, name) {
       w.disabled ? tag(t('disabled'), 'warn') : tag(t('enabled'), 'ok'),
       h('span.sp', btn(t('refresh'), () => reloadAll(), '', { id: 'wf-reload' }),
         w.disabled ? null : wbtn(t('trigger'), () => triggerWorkflow(w, (r) => selectRun(r.runId, true)), 'primary', { id: 'wf-trigger' }),
+        canBackfillWorkflow(w) ? wbtn(t('bf.button'), () => startBackfill({ workflowName: name }, () => { refreshBackfills(); loadRuns(); }), '', { id: 'wf-backfill' }) : null,
         wbtn(t('modify'), () => ctx.go(`/workflows/${enc(name)}/edit`), '', { id: 'wf-edit' }),
         wbtn(w.disabled ? t('enable') : t('disable'), () => toggleWorkflow(name, w.disabled, () => reloadAll()), '', { id: 'wf-toggle' }),
         wbtn(t('delete'), () => deleteWorkflow(name, () => ctx.go('/workflows')), 'danger', { id: 'wf-delete' }))));
@@ -194,6 +199,7 @@ export default async function wfview(el, ctx, name) {
         if (!active(st.run) || st.run.state !== before) { st.wf = await get(`/workflow/${enc(name)}`); drawHead(); }
       }
       if (listActive || st.ticks % 4 === 0) await loadRuns();
+      if (st.ticks % 4 === 0) refreshBackfills();
     } catch { /* the next tick tries again */ } finally { ticking = false; }
   }
 
