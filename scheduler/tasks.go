@@ -189,7 +189,7 @@ type lateMemo struct {
 }
 
 func (l *launcher) lateWordsOf(job string, due, now time.Time) string {
-	s := fmt.Sprintf("launched %s after it was due (%s)", now.Sub(due).Round(time.Millisecond), due.UTC().Format(time.RFC3339Nano))
+	s := fmt.Sprintf("launched %s after it was due", now.Sub(due).Round(time.Millisecond))
 	if l.waits == nil {
 		return s
 	}

@@ -105,7 +105,7 @@ test('the register form registers a SIMPLE job by its class; SCRIPT takes none',
   await page.selectOption('#f-appName', APP);
   await page.fill('#f-cpuCount', '0.1');
   await page.fill('#f-memoryMB', '64');
-  await page.click('details summary');
+  await page.click('details:has(#f-jobType) summary');
   await page.selectOption('#f-jobType', 'SIMPLE');
   await page.click('#submit');
   await page.waitForSelector('.fr.bad[data-field=jobClass]');

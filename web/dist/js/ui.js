@@ -146,6 +146,15 @@ export function timeCell(v) {
   if (!full) return '';
   return h('span.when', { title: full }, /^\d{4}-/.test(full) ? full.slice(5) : full);
 }
+// timesIn: a server's free text with each RFC 3339 time in it shown as
+// timeCell shows one (no year, the browser's zone), kept on one line
+export function timesIn(text) {
+  if (!text) return '';
+  return String(text).replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)/g, (m) => {
+    const full = fmtTime(m);
+    return (/^\d{4}-/.test(full) ? full.slice(5) : full).replace(/ /g, '\u00a0');
+  });
+}
 // fmtZoned shows an RFC 3339 time from the server on its own wall clock,
 // marked with zone (an IANA name) or else its offset: a workflow's next
 // fire under a cron written for Asia/Shanghai reads

@@ -2,7 +2,7 @@
 // and paging. Absent endpoints show "no data".
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, timeCell, fmtDur, apiTime, inputTime, rememberQuery, causeCell } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, timeCell, fmtDur, apiTime, inputTime, rememberQuery, causeCell, timesIn } from '../ui.js';
 
 const STATES = ['TASK_STAGING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR', 'TASK_DROPPED', 'TASK_GONE', 'TASK_UNREACHABLE', 'TASK_UNKNOWN'];
 
@@ -85,7 +85,7 @@ export default async function historyPage(el, ctx) {
       { label: t('h.executionType'), cls: 'clip short', render: (r) => h('span', { title: r.executionType }, r.executionType), sortKey: 'executionType' },
       { label: t('f.shardingItem'), key: 'shardingItems', sortKey: 'shardingItems' },
       { label: t('state'), render: (r) => tag(r.state, /FINISHED|RUNNING/.test(r.state) ? 'ok' : /FAIL|ERROR|LOST|KILL/.test(r.state) ? 'bad' : 'blue'), sortKey: 'state' },
-      { label: t('h.message'), cls: 'cause', render: (r) => h('span', { title: r.message || '' }, r.message || '') },
+      { label: t('h.message'), cls: 'cause', render: (r) => h('span', { title: r.message || '' }, timesIn(r.message)) },
       { label: t('h.creationTime'), render: (r) => timeCell(r.creationTime), sortKey: 'creationTime' },
     ];
     clear(body, table(cols, rows, { sort, onSort, empty: t('noData'), cls: 'dense' }),

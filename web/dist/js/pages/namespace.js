@@ -3,7 +3,7 @@
 // fires that started on time (GET /api/namespaces/{name}/usage).
 import { t } from '../i18n.js';
 import { api, get, put, del, enc, roleIn } from '../api.js';
-import { h, clear, btn, loading, nodata, errText, fmtTime, timeCell, fmtDur, table, breakable, modal, busy, confirmDo, toast } from '../ui.js';
+import { h, clear, btn, loading, nodata, errText, fmtTime, timeCell, fmtDur, table, breakable, modal, busy, confirmDo, toast, timesIn } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
 
@@ -118,7 +118,7 @@ export default async function namespacePage(el, { params }) {
         { label: t('ns.lateDue'), render: (r) => timeCell(r.due) },
         { label: t('ns.lateJob'), render: (r) => h('a', { href: `#/jobs/${enc(r.jobName)}` }, breakable(r.jobName)) },
         { label: t('ns.lateBy'), render: (r) => fmtDur(new Date(r.launchedAt) - new Date(r.due)) },
-        { label: t('ns.lateWhy'), cls: 'wrap', render: (r) => h('span.muted', r.why) },
+        { label: t('ns.lateWhy'), cls: 'wrap', render: (r) => h('span.muted', timesIn(r.why)) },
       ], runs || [], { empty: t('ns.lateNone') })];
   }
 
