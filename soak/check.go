@@ -365,6 +365,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		}
 	}
 	rest = slices.DeleteFunc(rest, func(f fire) bool { return stalled(faults, f) })
+	m := replays{ex: ex, used: used, rs: rs, fo: fo, owner: map[int]fire{}}
 	for k, f := range append(rest, paused...) {
 		isPaused := k >= len(rest)
 		if j.Misfire {
@@ -373,6 +374,13 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 			}
 			if i < len(ex) && (f.cut.IsZero() || ex[i].queued.Before(f.cut)) { // a change clears what is still pending
 				used[i] = true
+				m.owner[i] = f
+				continue
+			}
+			if cleared(rs, f, true) {
+				continue
+			}
+			if !isPaused && m.augment(f, map[int]bool{}) {
 				continue
 			}
 		} else {
@@ -401,6 +409,47 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
 	}
 	return len(fs)
+}
+
+// replays matches misfire=true fires to the MISFIRE executions (and the
+// FAILOVER relaunches) that stand for them. The first match is greedy, in
+// fire order: a fire takes the first free MISFIRE execution queued after
+// it was staged. A fire left without one then looks for an augmenting
+// path: a MISFIRE execution it may take from the fire holding it, which in
+// turn takes another, ending at a free execution or at a FAILOVER
+// relaunch (relaunched) the later fire may stand on. Greedily, a fire
+// whose own execution ran as FAILOVER (its task never started: the term
+// ended during its launch) took the next fire's MISFIRE execution, and so
+// on down the backlog, and the backlog's last fire was reported lost
+// (the fault soak's smoke, seed 53). No execution matched before is
+// freed: a path only moves them between fires.
+type replays struct {
+	ex    []execution
+	used  []bool
+	rs    []run
+	fo    map[string]bool
+	owner map[int]fire // a MISFIRE execution's fire
+}
+
+func (m *replays) augment(f fire, seen map[int]bool) bool {
+	i := sort.Search(len(m.ex), func(i int) bool { return !m.ex[i].queued.Before(f.at.Add(-stageLead)) })
+	for ; i < len(m.ex); i++ {
+		e := m.ex[i]
+		if !e.misfire || seen[i] || (!f.cut.IsZero() && !e.queued.Before(f.cut)) {
+			continue
+		}
+		g, held := m.owner[i]
+		if m.used[i] && !held { // an on-time match of the first pass
+			continue
+		}
+		seen[i] = true
+		if !m.used[i] || m.augment(g, seen) {
+			m.used[i] = true
+			m.owner[i] = f
+			return true
+		}
+	}
+	return relaunched(m.rs, f, m.fo)
 }
 
 // busy: an execution (a trigger's too) was pending or running at some
