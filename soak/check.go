@@ -411,47 +411,6 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	return len(fs)
 }
 
-// replays matches misfire=true fires to the MISFIRE executions (and the
-// FAILOVER relaunches) that stand for them. The first match is greedy, in
-// fire order: a fire takes the first free MISFIRE execution queued after
-// it was staged. A fire left without one then looks for an augmenting
-// path: a MISFIRE execution it may take from the fire holding it, which in
-// turn takes another, ending at a free execution or at a FAILOVER
-// relaunch (relaunched) the later fire may stand on. Greedily, a fire
-// whose own execution ran as FAILOVER (its task never started: the term
-// ended during its launch) took the next fire's MISFIRE execution, and so
-// on down the backlog, and the backlog's last fire was reported lost
-// (the fault soak's smoke, seed 53). No execution matched before is
-// freed: a path only moves them between fires.
-type replays struct {
-	ex    []execution
-	used  []bool
-	rs    []run
-	fo    map[string]bool
-	owner map[int]fire // a MISFIRE execution's fire
-}
-
-func (m *replays) augment(f fire, seen map[int]bool) bool {
-	i := sort.Search(len(m.ex), func(i int) bool { return !m.ex[i].queued.Before(f.at.Add(-stageLead)) })
-	for ; i < len(m.ex); i++ {
-		e := m.ex[i]
-		if !e.misfire || seen[i] || (!f.cut.IsZero() && !e.queued.Before(f.cut)) {
-			continue
-		}
-		g, held := m.owner[i]
-		if m.used[i] && !held { // an on-time match of the first pass
-			continue
-		}
-		seen[i] = true
-		if !m.used[i] || m.augment(g, seen) {
-			m.used[i] = true
-			m.owner[i] = f
-			return true
-		}
-	}
-	return relaunched(m.rs, f, m.fo)
-}
-
 // busy: an execution (a trigger's too) was pending or running at some
 // moment from the fire's instant to the next, or to the heal of a fault
 // on at its instant (a fire committed late collapses into what is pending
@@ -733,4 +692,45 @@ func counts(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
 	}
 	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// replays matches misfire=true fires to the MISFIRE executions (and the
+// FAILOVER relaunches) that stand for them. The first match is greedy, in
+// fire order: a fire takes the first free MISFIRE execution queued after
+// it was staged. A fire left without one then looks for an augmenting
+// path: a MISFIRE execution it may take from the fire holding it, which in
+// turn takes another, ending at a free execution or at a FAILOVER
+// relaunch (relaunched) the later fire may stand on. Greedily, a fire
+// whose own execution ran as FAILOVER (its task never started: the term
+// ended during its launch) took the next fire's MISFIRE execution, and so
+// on down the backlog, and the backlog's last fire was reported lost
+// (the fault soak's smoke, seed 53). No execution matched before is
+// freed: a path only moves them between fires.
+type replays struct {
+	ex    []execution
+	used  []bool
+	rs    []run
+	fo    map[string]bool
+	owner map[int]fire // a MISFIRE execution's fire
+}
+
+func (m *replays) augment(f fire, seen map[int]bool) bool {
+	i := sort.Search(len(m.ex), func(i int) bool { return !m.ex[i].queued.Before(f.at.Add(-stageLead)) })
+	for ; i < len(m.ex); i++ {
+		e := m.ex[i]
+		if !e.misfire || seen[i] || (!f.cut.IsZero() && !e.queued.Before(f.cut)) {
+			continue
+		}
+		g, held := m.owner[i]
+		if m.used[i] && !held { // an on-time match of the first pass
+			continue
+		}
+		seen[i] = true
+		if !m.used[i] || m.augment(g, seen) {
+			m.used[i] = true
+			m.owner[i] = f
+			return true
+		}
+	}
+	return relaunched(m.rs, f, m.fo)
 }

@@ -76,6 +76,30 @@ func TestCheckCleanLogHasNoAnomaly(t *testing.T) {
 	}
 }
 
+// The smoke's seed 53: a fire whose launch failed before its task started
+// (the term ended during the launch) ran at once as FAILOVER, and the
+// fires after it were replayed as MISFIRE executions. Matched greedily, the
+// first fire took the next fire's MISFIRE execution, and so on, and the
+// last fire was reported lost though every fire ran once; the fires match
+// one to one (the FAILOVER relaunch for its own fire). A MISFIRE execution
+// missing from the same log is still a lost fire.
+func TestCheckMatchesAFailoverRelaunchBeforeTheMisfireBacklog(t *testing.T) {
+	runs := []runSpec{
+		{task: "ja", job: "j", queued: 2, start: 2.01},                     // fire 2
+		{task: "jb", job: "j", queued: 4.9, start: 5, source: "FAILOVER"},  // fire 4, relaunched
+		{task: "jc", job: "j", queued: 6.5, start: 6.6, source: "MISFIRE"}, // fire 6, replayed
+		{task: "jd", job: "j", queued: 8.5, start: 8.6, source: "MISFIRE"}, // fire 8, replayed
+	}
+	rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{every2("j", true)}})
+	if len(rep.Anomalies) != 0 || rep.Fires != 4 {
+		t.Errorf("every fire ran once: %+v", rep)
+	}
+	rep = Check(Input{Runs: logOf(runs[:3]...), Jobs: []Job{every2("j", true)}})
+	if k := rep.ByKind(); len(rep.Anomalies) != 1 || k[LostFire] != 1 {
+		t.Errorf("a replay missing: want one lost fire, got %v", rep.Anomalies)
+	}
+}
+
 // Each hand-made log holds one anomaly; the checker must name it.
 func TestCheckFindsEachAnomaly(t *testing.T) {
 	base := clean("j")
@@ -213,26 +237,3 @@ func TestCheckHistoryLag(t *testing.T) {
 	}
 }
 
-// The smoke's seed 53: a fire whose launch failed before its task started
-// (the term ended during the launch) ran at once as FAILOVER, and the
-// fires after it were replayed as MISFIRE executions. Matched greedily, the
-// first fire took the next fire's MISFIRE execution, and so on, and the
-// last fire was reported lost though every fire ran once; the fires match
-// one to one (the FAILOVER relaunch for its own fire). A MISFIRE execution
-// missing from the same log is still a lost fire.
-func TestCheckMatchesAFailoverRelaunchBeforeTheMisfireBacklog(t *testing.T) {
-	runs := []runSpec{
-		{task: "ja", job: "j", queued: 2, start: 2.01},                     // fire 2
-		{task: "jb", job: "j", queued: 4.9, start: 5, source: "FAILOVER"},  // fire 4, relaunched
-		{task: "jc", job: "j", queued: 6.5, start: 6.6, source: "MISFIRE"}, // fire 6, replayed
-		{task: "jd", job: "j", queued: 8.5, start: 8.6, source: "MISFIRE"}, // fire 8, replayed
-	}
-	rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{every2("j", true)}})
-	if len(rep.Anomalies) != 0 || rep.Fires != 4 {
-		t.Errorf("every fire ran once: %+v", rep)
-	}
-	rep = Check(Input{Runs: logOf(runs[:3]...), Jobs: []Job{every2("j", true)}})
-	if k := rep.ByKind(); len(rep.Anomalies) != 1 || k[LostFire] != 1 {
-		t.Errorf("a replay missing: want one lost fire, got %v", rep.Anomalies)
-	}
-}
