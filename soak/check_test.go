@@ -236,4 +236,3 @@ func TestCheckHistoryLag(t *testing.T) {
 		t.Errorf("jd ended 11.5 s before history was read: %v", rep.Anomalies)
 	}
 }
-
