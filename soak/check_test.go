@@ -100,6 +100,31 @@ func TestCheckMatchesAFailoverRelaunchBeforeTheMisfireBacklog(t *testing.T) {
 	}
 }
 
+// A misfire=true backlog a long outage left may not have drained when the
+// soak stops (one execution per fire, one at a time: seed 53 with a 46 s
+// quorum loss): the executions still in the job's ready entry at the end
+// stand for its last fires, less the fires after the end; more lost fires
+// than that are still lost.
+func TestCheckCountsABacklogPendingAtTheEnd(t *testing.T) {
+	job := every2("j", true)
+	job.Windows[0].To = at(10)
+	runs := logOf(clean("j")[:2]...) // fires 2 and 4 ran, 6 and 8 wait
+	in := Input{Runs: runs, Jobs: []Job{job}, End: at(10), Pending: map[string]int{"j": 4}, PendingAt: at(13)}
+	rep := Check(in)
+	if len(rep.Anomalies) != 0 || rep.Pending != 2 {
+		t.Errorf("4 pending at 13 s, two of them the fires at 10 s (the edge) and 12 s: want fires 6 and 8 pending, got %d pending, %v", rep.Pending, rep.Anomalies)
+	}
+	in.Pending["j"] = 3 // fire 6 lost
+	rep = Check(in)
+	if k := rep.ByKind(); rep.Pending != 1 || k[LostFire] != 1 || !strings.Contains(rep.Anomalies[0].Detail, "00:00:06") {
+		t.Errorf("want fire 8 pending and fire 6 lost, got %d pending, %v", rep.Pending, rep.Anomalies)
+	}
+	in.Pending = nil
+	if rep = Check(in); rep.ByKind()[LostFire] != 2 {
+		t.Errorf("no queue read: want both lost, got %v", rep.Anomalies)
+	}
+}
+
 // Each hand-made log holds one anomaly; the checker must name it.
 func TestCheckFindsEachAnomaly(t *testing.T) {
 	base := clean("j")
@@ -234,30 +259,5 @@ func TestCheckHistoryLag(t *testing.T) {
 	in.HistoryAt = at(20)
 	if rep := Check(in); rep.ByKind()[HistoryMissing] != 1 {
 		t.Errorf("jd ended 11.5 s before history was read: %v", rep.Anomalies)
-	}
-}
-
-// A misfire=true backlog a long outage left may not have drained when the
-// soak stops (one execution per fire, one at a time: seed 53 with a 46 s
-// quorum loss): the executions still in the job's ready entry at the end
-// stand for its last fires, less the fires after the end; more lost fires
-// than that are still lost.
-func TestCheckCountsABacklogPendingAtTheEnd(t *testing.T) {
-	job := every2("j", true)
-	job.Windows[0].To = at(10)
-	runs := logOf(clean("j")[:2]...) // fires 2 and 4 ran, 6 and 8 wait
-	in := Input{Runs: runs, Jobs: []Job{job}, End: at(10), Pending: map[string]int{"j": 4}, PendingAt: at(13)}
-	rep := Check(in)
-	if len(rep.Anomalies) != 0 || rep.Pending != 2 {
-		t.Errorf("4 pending at 13 s, two of them the fires at 10 s (the edge) and 12 s: want fires 6 and 8 pending, got %d pending, %v", rep.Pending, rep.Anomalies)
-	}
-	in.Pending["j"] = 3 // fire 6 lost
-	rep = Check(in)
-	if k := rep.ByKind(); rep.Pending != 1 || k[LostFire] != 1 || !strings.Contains(rep.Anomalies[0].Detail, "00:00:06") {
-		t.Errorf("want fire 8 pending and fire 6 lost, got %d pending, %v", rep.Pending, rep.Anomalies)
-	}
-	in.Pending = nil
-	if rep = Check(in); rep.ByKind()[LostFire] != 2 {
-		t.Errorf("no queue read: want both lost, got %v", rep.Anomalies)
 	}
 }
