@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -22,12 +23,36 @@ const maxMissedPerJob = 10_000
 // later of now and the watermark (fires staged ahead by the previous
 // leader are not fired again). Without a watermark (a first start) nothing
 // is replayed, and the start is recorded as the watermark.
+//
+// A registry that refuses the read or the write (a server out of reach, a
+// lost quorum, a full disk) is tried again, waiting commitRetryMin doubling
+// to commitRetryMax, until it answers or the term ends: giving up while the
+// term goes on would lose the missed fires for good, as this term's first
+// fire commit moves the watermark past them (found by the fault soak).
 func (p *Producer) catchUp(ctx context.Context) time.Time {
+	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
+		from, err := p.catchUpOnce(ctx)
+		if err == nil || ctx.Err() != nil {
+			return from
+		}
+		p.Log.Error("producer: catch-up of missed fires; retrying", "err", err, "retry_in", wait)
+		t := p.Clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return p.Clock.Now()
+		case <-t.C():
+		}
+	}
+}
+
+// catchUpOnce is one try of catchUp: an error leaves the registry as it
+// was (the watermark did not move), so the try can be repeated.
+func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 	now := p.Clock.Now()
 	w, err := p.Registry.Watermark(ctx)
 	if err != nil {
-		p.Log.Error("producer: read the fire watermark; missed fires are not replayed", "err", err)
-		return now
+		return now, fmt.Errorf("read the fire watermark: %w", err)
 	}
 	if w.CopyBehind {
 		p.Log.Warn("producer: the registry copy held an earlier fire watermark than the store; using the store's",
@@ -42,15 +67,15 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 		// next leader replays that fire instead of starting from its own
 		// clock without one.
 		if err := p.Registry.TriggerMissed(ctx, nil, now); err != nil {
-			p.Log.Error("producer: record the fire watermark", "err", err)
+			return now, fmt.Errorf("record the fire watermark: %w", err)
 		}
-		return now
+		return now, nil
 	}
 	if !mark.Before(now) {
 		if mark.After(now) {
-			return mark
+			return mark, nil
 		}
-		return now
+		return now, nil
 	}
 	limit := p.Registry.MaxPending
 	if limit <= 0 {
@@ -82,8 +107,7 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 		}
 	}
 	if err := p.Registry.TriggerMissed(ctx, missed, now); err != nil {
-		p.Log.Error("producer: queue missed fires", "jobs", len(missed), "err", err)
-		return now
+		return now, fmt.Errorf("queue missed fires of %d jobs: %w", len(missed), err)
 	}
 	if len(missed) > 0 {
 		p.Log.Info("queued fires missed while no leader fired", "since", mark, "jobs", len(missed), "fires", total)
@@ -96,7 +120,7 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 			p.OnFire(names)
 		}
 	}
-	return now
+	return now, nil
 }
 
 // countFires counts j's fires in (from, to], at most limit (1 when every

@@ -60,3 +60,50 @@ func TestProducerRetriesAFireCommitTheStoreRefused(t *testing.T) {
 		t.Fatalf("ready count %d, want the refused fire committed once", c)
 	}
 }
+
+// A catch-up whose commit the store refuses is tried again until it
+// commits: giving up, the term went on from its own clock and its first
+// fire commit moved the watermark past the missed fires, so no leader ever
+// replayed them (misfire=true fires lost in the fault soak, seed 53: a
+// lost quorum or a slow registry at the start of a term).
+func TestProducerRetriesACatchUpTheStoreRefused(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mem := memory.New()
+	t.Cleanup(func() { mem.Close() })
+	kv := &refusingKV{KV: mem}
+	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), kv: kv, drv: newFakeDriver(), clk: clock.NewFake(t0.Add(12 * time.Second))}
+	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk, Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
+	r.sched.st.subscribed = true
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "grow"; j.Cron = "0/5 * * * * ?"; j.Misfire = true })
+	r.addJob(func(j *jobs.Config) { j.JobName = "collapse"; j.Cron = "0/5 * * * * ?" })
+	if err := r.reg.TriggerMissed(ctx, nil, t0); err != nil { // the last term fired up to t0
+		t.Fatal(err)
+	}
+	kv.refuse.Store(true)
+	fired := runProducer(t, r)
+	now := t0.Add(12 * time.Second)
+	armedAt(t, r, now.Add(commitRetryMin)) // the catch-up was refused: its retry's wait
+	r.clk.Advance(commitRetryMin)
+	armedAt(t, r, now.Add(3*commitRetryMin)) // refused again: twice the wait
+	if c := r.readyCount("grow"); c != 0 {
+		t.Fatalf("ready count %d while the store refuses writes", c)
+	}
+	kv.refuse.Store(false)
+	r.clk.Advance(2 * commitRetryMin)
+	if got := nextFire(t, fired); len(got) != 2 {
+		t.Fatalf("fired %v, want the catch-up of grow and collapse", got)
+	}
+	if c := r.readyCount("grow"); c != 2 {
+		t.Fatalf("grow (misfire=true): ready count %d, want the fires at +5s and +10s replayed", c)
+	}
+	if c := r.readyCount("collapse"); c != 1 {
+		t.Fatalf("collapse (misfire=false): ready count %d, want one execution for both", c)
+	}
+	w, err := r.reg.Watermark(ctx)
+	if err != nil || !w.OK || !w.Until.Equal(now.Add(3*commitRetryMin)) {
+		t.Fatalf("watermark %+v (%v), want the catch-up's instant %v", w, err, now.Add(3*commitRetryMin))
+	}
+	armedAt(t, r, t0.Add(15*time.Second)) // then on schedule
+}

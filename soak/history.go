@@ -43,3 +43,26 @@ func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error
 		}
 	}
 }
+
+// fetchPending reads each job's pending executions (GET
+// /api/job/tasks/ready) from the first API that answers, and when it had
+// answered; nil
+// when none does.
+func fetchPending(ctx context.Context, apis []string) (map[string]int, time.Time) {
+	for _, base := range apis {
+		var rows []struct {
+			Job   string `json:"jobName"`
+			Times int    `json:"times"`
+		}
+		if err := getJSON(ctx, base+"/api/job/tasks/ready", &rows); err != nil {
+			continue
+		}
+		at := time.Now() // after the read: the fires counted off reach past it, never short of it
+		out := make(map[string]int, len(rows))
+		for _, r := range rows {
+			out[r.Job] += r.Times
+		}
+		return out, at
+	}
+	return nil, time.Time{}
+}

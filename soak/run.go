@@ -125,6 +125,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
+	pending, pendingAt := fetchPending(ctx, shape.APIs()) // a backlog not drained yet
+	if pending == nil {
+		c.Log.Warn("soak: the ready queue could not be read; a backlog left at the end counts as lost")
+	}
 	var hist map[string][]Outcome
 	var histAt time.Time
 	if h, ok := shape.(Historian); ok {
@@ -137,14 +141,16 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := shape.Stop(); err != nil {
 		c.Log.Warn("soak: stop", "err", err)
 	}
-	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist, HistoryAt: histAt}).write(c.Dir); err != nil {
+	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist, HistoryAt: histAt,
+		Pending: pending, PendingAt: pendingAt}).write(c.Dir); err != nil {
 		return res, err
 	}
 	lines, err := runlog.ReadFile(runLog)
 	if err != nil {
 		return res, err
 	}
-	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, HistoryAt: histAt})
+	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, HistoryAt: histAt,
+		Pending: pending, PendingAt: pendingAt})
 	return res, nil
 }
 

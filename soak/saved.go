@@ -22,6 +22,9 @@ type Saved struct {
 	// History is what history held per task id (nil: not checked).
 	History   map[string][]Outcome `json:",omitempty"`
 	HistoryAt time.Time            `json:",omitzero"`
+	// Pending is each job's executions waiting at PendingAt (Input.Pending).
+	Pending   map[string]int `json:",omitempty"`
+	PendingAt time.Time      `json:",omitzero"`
 }
 
 const savedName = "check.json"
@@ -48,5 +51,5 @@ func Recheck(dir string) (Saved, Report, error) {
 	if err != nil {
 		return s, Report{}, err
 	}
-	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, HistoryAt: s.HistoryAt}), nil
+	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt}), nil
 }
