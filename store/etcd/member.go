@@ -58,6 +58,9 @@ type MemberConfig struct {
 	StartTimeout time.Duration
 	// Logger gets etcd's own log (discarded when nil).
 	Logger *zap.Logger
+	// ListenPeerURL is where it listens for the other members when that
+	// is not PeerURL (a proxy stands in front of it); empty: PeerURL.
+	ListenPeerURL string
 }
 
 // Member is a running embedded etcd member.
@@ -165,7 +168,13 @@ func (c MemberConfig) embed() (*embed.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd member %s: client URL: %w", c.Name, err)
 	}
-	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	lpu := pu
+	if c.ListenPeerURL != "" {
+		if lpu, err = url.Parse(c.ListenPeerURL); err != nil {
+			return nil, fmt.Errorf("etcd member %s: listen peer URL: %w", c.Name, err)
+		}
+	}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*lpu}, []url.URL{*pu}
 	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	ec.InitialCluster, ec.InitialClusterToken = clusterString(c.InitialCluster), c.ClusterToken
 	ec.ClusterState = embed.ClusterStateFlagNew
