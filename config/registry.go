@@ -31,6 +31,9 @@ type Etcd struct {
 	LeaseTTL  time.Duration // etcd_lease_ttl: the election's lease
 	Quota     int64         // etcd_quota_bytes
 	Join      bool          // etcd_join: the member joins a running cluster that added it (ejctl cluster add)
+	// ListenPeerURL is etcd_listen_peer_url: where the member listens for
+	// the others when a proxy stands in front of it (empty: PeerURL).
+	ListenPeerURL string
 }
 
 // EtcdPeer is one entry of etcd_peers.
@@ -50,6 +53,7 @@ func registrySettings() []setting {
 		{"etcd_peers", "", "registry=etcd: every member of the cluster as name=http://host:port (its peer URL), comma-separated, the same list on every scheduler (empty: a cluster of this member alone)", str(func(c *Config) *string { return &c.Etcd.Peers })},
 		{"etcd_client_url", "http://127.0.0.1:2379", "registry=etcd: where this scheduler's member serves etcd clients", str(func(c *Config) *string { return &c.Etcd.ClientURL })},
 		{"etcd_peer_url", "", "registry=etcd: where the other members reach this one (empty: its entry in etcd_peers, else http://127.0.0.1:2380)", str(func(c *Config) *string { return &c.Etcd.PeerURL })},
+		{"etcd_listen_peer_url", "", "registry=etcd: where this scheduler's member listens for the other members when that is not etcd_peer_url (a proxy in front of it); empty: etcd_peer_url", str(func(c *Config) *string { return &c.Etcd.ListenPeerURL })},
 		{"etcd_cluster_token", "elasticjob-cloud", "registry=etcd: tells clusters bootstrapped from the same peer list apart; every member must agree", str(func(c *Config) *string { return &c.Etcd.Token })},
 		{"etcd_endpoints", "", "registry=etcd: client URLs of an external etcd cluster, comma-separated; set, no member runs inside the scheduler", str(func(c *Config) *string { return &c.Etcd.Endpoints })},
 		{"etcd_prefix", "/elasticjob-cloud", "registry=etcd: prefix of every key (several schedulers' registries can share one etcd cluster)", str(func(c *Config) *string { return &c.Etcd.Prefix })},

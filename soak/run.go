@@ -19,7 +19,7 @@ import (
 
 // Config is one soak run.
 type Config struct {
-	Shape    string        // "zk" or "embedded" (the etcd shape adds a case in NewShape)
+	Shape    string        // "zk", "etcd" or "embedded"
 	Duration time.Duration // how long the nemesis injects faults
 	Seed     uint64
 	Jobs     int
@@ -44,17 +44,17 @@ type Result struct {
 	Report Report
 }
 
-// NewShape makes the named shape. The etcd shape, once the scheduler takes
-// registry=etcd, is one more case here (a ZK-like type whose registry is
-// the replicated store).
+// NewShape makes the named shape.
 func NewShape(c Config, runLog string) (Shape, error) {
 	switch c.Shape {
 	case "zk":
 		return &ZK{Bin: c.Bin, Services: c.Services, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Session: c.Session, Seed: c.Seed, Log: c.Log}, nil
+	case "etcd":
+		return &Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}}, nil
 	case "embedded":
 		return &Embedded{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}, nil
 	default:
-		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, embedded)", c.Shape)
+		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded)", c.Shape)
 	}
 }
 

@@ -8,10 +8,8 @@ import (
 
 // Shape is one deployment the soak runs against: it starts and stops the
 // registry, the schedulers and the engine, names the schedulers' API base
-// URLs, and offers the faults it can inject. A new shape (the etcd
-// registry: a Shape like ZK whose registry is the replicated store, with
-// its own quorum-loss fault) is one more implementation and one more case
-// in NewShape.
+// URLs, and offers the faults it can inject. A new shape is one more
+// implementation and one more case in NewShape.
 type Shape interface {
 	Name() string
 	Start(ctx context.Context) error

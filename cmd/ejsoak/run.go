@@ -23,7 +23,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c soak.Config
 	var root, keep, recheck string
-	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents) or embedded (one scheduler, its embedded store on a tmpfs when root)")
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents) or embedded (one scheduler, its embedded store on a tmpfs when root)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
 	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
@@ -55,8 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	switch {
-	case c.Shape != "zk" && c.Shape != "embedded":
-		return fmt.Errorf("-shape %q: want zk or embedded", c.Shape)
+	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded":
+		return fmt.Errorf("-shape %q: want zk, etcd or embedded", c.Shape)
 	case c.Duration <= 0 || c.Jobs <= 0:
 		return fmt.Errorf("-duration and -jobs must be positive")
 	case c.MinGap <= 0 || c.MaxGap < c.MinGap:

@@ -39,7 +39,7 @@ func etcdMemberConfig(cfg config.Config) etcdstore.MemberConfig {
 	for _, p := range cfg.EtcdPeers() {
 		peers = append(peers, etcdstore.Peer{Name: p.Name, URL: p.URL})
 	}
-	return etcdstore.MemberConfig{Name: cfg.EtcdMemberName(), Dir: cfg.EtcdDir(), PeerURL: cfg.EtcdPeerURL(),
+	return etcdstore.MemberConfig{Name: cfg.EtcdMemberName(), Dir: cfg.EtcdDir(), PeerURL: cfg.EtcdPeerURL(), ListenPeerURL: cfg.Etcd.ListenPeerURL,
 		ClientURL: cfg.Etcd.ClientURL, InitialCluster: peers, Join: cfg.Etcd.Join, ClusterToken: cfg.Etcd.Token,
 		Heartbeat: cfg.Etcd.Heartbeat, Election: cfg.Etcd.Election, QuotaBytes: cfg.Etcd.Quota,
 		// the other members may start minutes apart (a rolling restart, an operator)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -196,7 +197,7 @@ func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error
 		reqs = append(reqs, w.op())
 	}
 	reqs = append(reqs, clientv3.OpPut(s.k.guard, ""))
-	resp, err := s.cli.Txn(ctx).If(cmps...).Then(reqs...).Commit()
+	resp, err := s.txn(ctx, cmps, reqs)
 	if err != nil {
 		return s.fail(ctx, "commit", "", err)
 	}
@@ -226,9 +227,8 @@ func (s *Store) sendGuarded(ctx context.Context, guard int64, checks []clientv3.
 		if lease != 0 && i < len(chunks)-1 {
 			hold = clientv3.OpPut(s.k.guard, "", clientv3.WithLease(lease))
 		}
-		resp, err := s.cli.Txn(ctx).
-			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.k.guard), "=", guard)}, checks...)...).
-			Then(append(s.nest(c), hold)...).Commit()
+		resp, err := s.txn(ctx, append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.k.guard), "=", guard)}, checks...),
+			append(s.nest(c), hold))
 		if err != nil {
 			if i == 0 {
 				return s.fail(ctx, "commit", "", err)
@@ -303,4 +303,43 @@ func (s *Store) nest(ws []write) []clientv3.Op {
 		reqs = append(reqs, clientv3.OpTxn(nil, inner, nil))
 	}
 	return reqs
+}
+
+// dropRetries and dropBackoff bound how long a transaction is sent again
+// while the member drops proposals: a raft leadership transfer (the
+// leading scheduler's HandOff, every term) lasts at most an election
+// timeout.
+const (
+	dropRetries = 40
+	dropBackoff = 50 * time.Millisecond
+)
+
+// txn sends one transaction, again while the member answers that it
+// dropped the proposal: raft refused it before it entered the log (a
+// leadership transfer under way, or no raft leader yet), so it did not
+// apply and sending it again cannot apply it twice. Without this, a
+// commit racing the HandOff at the start of every term failed, and a
+// batch of status updates waited for the engine's resend (10 s on Mesos),
+// their jobs held as running meanwhile (the soak's etcd shape, seed 7).
+func (s *Store) txn(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op) (*clientv3.TxnResponse, error) {
+	for i := 0; ; i++ {
+		resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		if !proposalDropped(err) || i >= dropRetries || s.closed.Load() {
+			return resp, err
+		}
+		t := time.NewTimer(dropBackoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return resp, err
+		case <-t.C:
+		}
+	}
+}
+
+// proposalDropped: the member refused the proposal before raft took it
+// (etcd's ErrProposalDropped, which reaches the client as an unknown
+// gRPC error with that text).
+func proposalDropped(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "raft proposal dropped")
 }

@@ -59,6 +59,9 @@ type MemberConfig struct {
 	StartTimeout time.Duration
 	// Logger gets etcd's own log (discarded when nil).
 	Logger *zap.Logger
+	// ListenPeerURL is where it listens for the other members when that
+	// is not PeerURL (a proxy stands in front of it); empty: PeerURL.
+	ListenPeerURL string
 }
 
 // Member is a running embedded etcd member.
@@ -166,7 +169,15 @@ func (c MemberConfig) embed() (*embed.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd member %s: client URL: %w", c.Name, err)
 	}
-	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{listenURL(*pu)}, []url.URL{*pu}
+	lpu := listenURL(*pu)
+	if c.ListenPeerURL != "" {
+		u, err := url.Parse(c.ListenPeerURL)
+		if err != nil {
+			return nil, fmt.Errorf("etcd member %s: listen peer URL: %w", c.Name, err)
+		}
+		lpu = *u
+	}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{lpu}, []url.URL{*pu}
 	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	ec.InitialCluster, ec.InitialClusterToken = clusterString(c.InitialCluster), c.ClusterToken
 	ec.ClusterState = embed.ClusterStateFlagNew

@@ -1,0 +1,148 @@
+package soak
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// peerProxy stands in front of one etcd member's peer listener: the other
+// members reach it at the proxy's address (its advertised peer URL). It
+// tells the sending member of each connection from the X-PeerURLs header
+// of the connection's first request (etcd's peer transport names its
+// sender's advertised URLs on every stream and pipeline request), so that
+// one member can be cut off from the others: its own proxy refuses
+// everything (closed), and the others' refuse what it sends (blocked).
+type peerProxy struct {
+	ln     net.Listener
+	target string
+
+	mu      sync.Mutex
+	closed  bool
+	blocked map[string]bool // sender peer URL → refused
+	conns   map[net.Conn]string
+}
+
+func newPeerProxy(target string) (*peerProxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &peerProxy{ln: ln, target: target, blocked: map[string]bool{}, conns: map[net.Conn]string{}}
+	go p.accept()
+	return p, nil
+}
+
+func (p *peerProxy) url() string { return "http://" + p.ln.Addr().String() }
+
+// set refuses every connection (closed), or those sent by the member at
+// blocked (empty: none), closing the open ones it now refuses.
+func (p *peerProxy) set(closed bool, blocked string) {
+	p.mu.Lock()
+	p.closed = closed
+	p.blocked = map[string]bool{}
+	if blocked != "" {
+		p.blocked[blocked] = true
+	}
+	var drop []net.Conn
+	for c, from := range p.conns {
+		if closed || p.blocked[from] {
+			drop = append(drop, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range drop {
+		c.Close()
+	}
+}
+
+func (p *peerProxy) close() {
+	p.ln.Close()
+	p.set(true, "")
+}
+
+func (p *peerProxy) refuses(from string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed || p.blocked[from]
+}
+
+func (p *peerProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.pipe(c)
+	}
+}
+
+// sender reads the connection's first request head (up to 16 KiB) and
+// names the sender from its X-PeerURLs header ("" when it has none); head
+// is every byte read, to forward.
+func sender(c net.Conn) (from string, head []byte, err error) {
+	buf := make([]byte, 0, 4096)
+	chunk := make([]byte, 4096)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer c.SetReadDeadline(time.Time{})
+	for len(buf) < 16<<10 {
+		n, err := c.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
+			for _, l := range strings.Split(string(buf[:i]), "\r\n") {
+				k, v, ok := strings.Cut(l, ":")
+				if ok && http.CanonicalHeaderKey(strings.TrimSpace(k)) == "X-Peerurls" {
+					from, _, _ = strings.Cut(strings.TrimSpace(v), ",")
+				}
+			}
+			return from, buf, nil
+		}
+		if err != nil {
+			return "", buf, err
+		}
+	}
+	return "", buf, nil
+}
+
+func (p *peerProxy) pipe(c net.Conn) {
+	from, head, err := sender(c)
+	if err != nil || p.refuses(from) {
+		c.Close()
+		return
+	}
+	up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns[c], p.conns[up] = from, from
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, c)
+		delete(p.conns, up)
+		p.mu.Unlock()
+	}()
+	if p.refuses(from) { // set between the check and the tracking
+		c.Close()
+		up.Close()
+		return
+	}
+	if _, err := up.Write(head); err != nil {
+		c.Close()
+		up.Close()
+		return
+	}
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+	<-done
+	c.Close()
+	up.Close()
+	<-done
+}
