@@ -27,8 +27,9 @@
 // podTemplate giving a job a Secret as env and a ConfigMap as a file (and templates the API
 // server's dry run refuses at registration); kube_binding=kube-scheduler, with the cluster's
 // kube-scheduler (started with K8S_SCHED=1) binding pinned pods, an unschedulable one a miss;
-// the default install, deploy/kubernetes/base applied with kubectl apply -k through a
-// test-only overlay (install_test.go: the scheduler in a pod of its Deployment, on a claim,
+// two teams on the node (teams_test.go: search's cron fires under pay's burst start within the
+// kubelet's own start time, measured on bare pods, plus 1 s); the default install,
+// deploy/kubernetes/base applied with kubectl apply -k through a test-only overlay (install_test.go: the scheduler in a pod of its Deployment, on a claim,
 // running jobs with Secrets, ConfigMaps, a service account and a claim of their own, the
 // objects applied with kubectl, and upgraded to kube_binding=kube-scheduler by applying
 // again; the test runs the few kube-controller-manager controllers an install needs); and the
