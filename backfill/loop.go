@@ -146,13 +146,21 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 			next.Skipped++ // another backfill ran this instant
 		}
 	}
+	return l.save(ctx, b, next, dirty, queued)
+}
+
+// save writes a pass's progress (when it changed) under the version the
+// pass read, and reports whether the pass queued a run. A conflict is a
+// pause or cancel meanwhile: the next pass sees it (a run queued is found
+// again by its instant).
+func (l *Loop) save(ctx context.Context, b, next Backfill, dirty, queued bool) (bool, error) {
 	if !dirty {
 		return queued, nil
 	}
 	raw, _ := json.Marshal(next)
-	err = l.Registry.SetBackfill(ctx, b.ID, raw, b.Version)
+	err := l.Registry.SetBackfill(ctx, b.ID, raw, b.Version)
 	if errors.Is(err, store.ErrConflict) {
-		return queued, nil // paused or cancelled meanwhile: the next pass sees it (a run queued is found again by its instant)
+		return queued, nil
 	}
 	return queued, err
 }

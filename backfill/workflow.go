@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/ejcloud/elasticjob/registry"
@@ -106,13 +105,5 @@ func (l *Loop) advanceWorkflow(ctx context.Context, b Backfill) (bool, error) {
 			next.Skipped++ // another backfill ran this instant
 		}
 	}
-	if !dirty {
-		return queued, nil
-	}
-	raw, _ := json.Marshal(next)
-	err = l.Registry.SetBackfill(ctx, b.ID, raw, b.Version)
-	if errors.Is(err, store.ErrConflict) {
-		return queued, nil // paused or cancelled meanwhile: the next pass sees it (a run queued is found again by its instant)
-	}
-	return queued, err
+	return l.save(ctx, b, next, dirty, queued)
 }
