@@ -2,10 +2,8 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,40 +48,15 @@ func (r *Registry) PutCalendar(ctx context.Context, ns string, c calendar.Calend
 
 // Calendar reads a namespace's calendar and its stored version.
 func (r *Registry) Calendar(ctx context.Context, ns, name string) (calendar.Calendar, int64, error) {
-	var c calendar.Calendar
-	n, err := r.phys.Get(ctx, calendarPath(ns, name))
-	if errors.Is(err, store.ErrNotFound) {
-		return c, 0, fmt.Errorf("%w: no calendar '%s' in namespace '%s'", ErrCalendarNotFound, name, ns)
-	}
-	if err != nil {
-		return c, 0, err
-	}
-	if err := json.Unmarshal(n.Value, &c); err != nil {
-		return c, 0, decodeErr(n.Path, err)
-	}
-	return c, n.Version, nil
+	return readNamed[calendar.Calendar](ctx, r, calendarPath(ns, name),
+		func() error {
+			return fmt.Errorf("%w: no calendar '%s' in namespace '%s'", ErrCalendarNotFound, name, ns)
+		})
 }
 
 // Calendars lists a namespace's calendars by name.
 func (r *Registry) Calendars(ctx context.Context, ns string) ([]calendar.Calendar, error) {
-	nodes, err := r.phys.List(ctx, calendarsPath+"/"+ns)
-	if errors.Is(err, store.ErrNotFound) {
-		return []calendar.Calendar{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]calendar.Calendar, 0, len(nodes))
-	for _, n := range nodes {
-		var c calendar.Calendar
-		if err := json.Unmarshal(n.Value, &c); err != nil {
-			r.setAsideAt(n, decodeErr(n.Path, err))
-			continue
-		}
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b calendar.Calendar) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return listNamed(ctx, r, calendarsPath+"/"+ns, func(c calendar.Calendar) string { return c.Name })
 }
 
 // DeleteCalendar deletes a namespace's calendar.

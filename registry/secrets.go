@@ -45,40 +45,13 @@ func (r *Registry) PutSecret(ctx context.Context, s secrets.Sealed, version int6
 
 // Secret reads a namespace's sealed secret and its stored version.
 func (r *Registry) Secret(ctx context.Context, ns, name string) (secrets.Sealed, int64, error) {
-	var s secrets.Sealed
-	n, err := r.phys.Get(ctx, secretPath(ns, name))
-	if errors.Is(err, store.ErrNotFound) {
-		return s, 0, fmt.Errorf("%w: no secret '%s' in namespace '%s'", ErrSecretNotFound, name, ns)
-	}
-	if err != nil {
-		return s, 0, err
-	}
-	if err := json.Unmarshal(n.Value, &s); err != nil {
-		return s, 0, decodeErr(n.Path, err)
-	}
-	return s, n.Version, nil
+	return readNamed[secrets.Sealed](ctx, r, secretPath(ns, name),
+		func() error { return fmt.Errorf("%w: no secret '%s' in namespace '%s'", ErrSecretNotFound, name, ns) })
 }
 
 // Secrets lists a namespace's secrets, sealed, by name.
 func (r *Registry) Secrets(ctx context.Context, ns string) ([]secrets.Sealed, error) {
-	nodes, err := r.phys.List(ctx, secretsPath+"/"+ns)
-	if errors.Is(err, store.ErrNotFound) {
-		return []secrets.Sealed{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]secrets.Sealed, 0, len(nodes))
-	for _, n := range nodes {
-		var s secrets.Sealed
-		if err := json.Unmarshal(n.Value, &s); err != nil {
-			r.setAsideAt(n, decodeErr(n.Path, err))
-			continue
-		}
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b secrets.Sealed) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return listNamed(ctx, r, secretsPath+"/"+ns, func(s secrets.Sealed) string { return s.Name })
 }
 
 // SecretNamespaces lists the namespaces that hold secrets.
@@ -106,4 +79,44 @@ func (r *Registry) DeleteSecret(ctx context.Context, ns, name string) error {
 // dropSecretsOps deletes every secret of a namespace (with the namespace).
 func dropSecretsOps(ns string) []store.Op {
 	return []store.Op{store.Delete(secretsPath+"/"+ns, store.AnyVersion)}
+}
+
+// readNamed reads one named JSON record of a namespace (a secret, a
+// calendar) and its stored version; notFound words its absence.
+func readNamed[T any](ctx context.Context, r *Registry, path string, notFound func() error) (T, int64, error) {
+	var v T
+	n, err := r.phys.Get(ctx, path)
+	if errors.Is(err, store.ErrNotFound) {
+		return v, 0, notFound()
+	}
+	if err != nil {
+		return v, 0, err
+	}
+	if err := json.Unmarshal(n.Value, &v); err != nil {
+		return v, 0, decodeErr(n.Path, err)
+	}
+	return v, n.Version, nil
+}
+
+// listNamed lists the named JSON records under dir, by name; a record that
+// does not decode is set aside as damaged, the others are listed.
+func listNamed[T any](ctx context.Context, r *Registry, dir string, name func(T) string) ([]T, error) {
+	nodes, err := r.phys.List(ctx, dir)
+	if errors.Is(err, store.ErrNotFound) {
+		return []T{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(nodes))
+	for _, n := range nodes {
+		var v T
+		if err := json.Unmarshal(n.Value, &v); err != nil {
+			r.setAsideAt(n, decodeErr(n.Path, err))
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(name(a), name(b)) })
+	return out, nil
 }
