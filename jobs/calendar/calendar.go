@@ -17,6 +17,7 @@ var ErrInvalid = errors.New("invalid calendar")
 // Limits of one calendar.
 const (
 	MaxPeriods    = 5000
+	MaxExcept     = 1000
 	MaxNameLen    = 63
 	maxRepeatDays = 366
 )
@@ -51,6 +52,10 @@ type Period struct {
 	Repeat   string `json:"repeat,omitempty"`
 	Interval int    `json:"interval,omitempty"`
 	Until    string `json:"until,omitempty"`
+	// Except are starts of repetitions that do not exclude (iCalendar's
+	// EXDATE): dates for a period of days, times or instants for a timed
+	// one, each the start of one of its repetitions.
+	Except []string `json:"except,omitempty"`
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$`)
@@ -91,7 +96,8 @@ type period struct {
 	length   time.Duration
 	repeat   string
 	interval int
-	until    time.Time // zero: forever; else the last start's day end
+	until    time.Time      // zero: forever; else the last start's day end
+	except   map[int64]bool // starts (Unix seconds) of repetitions kept
 }
 
 var _ cron.Excluder = (*Compiled)(nil)
@@ -215,7 +221,49 @@ func (p Period) compile(loc *time.Location) (period, error) {
 		}
 		out.until = u.AddDate(0, 0, 1)
 	}
+	if len(p.Except) > MaxExcept {
+		return period{}, fmt.Errorf("except has %d entries; at most %d allowed", len(p.Except), MaxExcept)
+	}
+	for _, e := range p.Except {
+		t, eDate, err := parseWhen(strings.TrimSpace(e), loc)
+		if err != nil {
+			return period{}, fmt.Errorf("except: %v", err)
+		}
+		if eDate != isDate {
+			return period{}, fmt.Errorf("except: %q is not a %s like from", e, map[bool]string{true: "date", false: "time"}[isDate])
+		}
+		if !out.isStart(t) {
+			return period{}, fmt.Errorf("except: %q is not the start of one of the period's repetitions", e)
+		}
+		if out.except == nil {
+			out.except = map[int64]bool{}
+		}
+		out.except[t.Unix()] = true
+	}
 	return out, nil
+}
+
+// isStart reports whether t is the start of one of p's repetitions.
+func (p period) isStart(t time.Time) bool {
+	if t.Before(p.start) {
+		return false
+	}
+	var k int
+	switch p.repeat {
+	case "YEARLY":
+		k = (t.Year() - p.start.Year()) / p.interval
+	case "WEEKLY":
+		k = daysBetween(p.start, t) / (7 * p.interval)
+	}
+	for _, kk := range []int{k, k - 1, k + 1} {
+		if kk < 0 {
+			continue
+		}
+		if s, _ := p.occurrence(kk); s.Equal(t) && (p.until.IsZero() || s.Before(p.until)) {
+			return true
+		}
+	}
+	return false
 }
 
 func daysBetween(a, b time.Time) int {
@@ -256,6 +304,9 @@ func (p period) contains(t time.Time) (bool, time.Time) {
 		}
 		s, e := p.occurrence(kk)
 		if !p.until.IsZero() && !s.Before(p.until) {
+			continue
+		}
+		if p.except[s.Unix()] {
 			continue
 		}
 		if !t.Before(s) && t.Before(e) {

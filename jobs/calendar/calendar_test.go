@@ -130,3 +130,33 @@ func BenchmarkPlanNextBusinessDays(b *testing.B) {
 		}
 	}
 }
+
+func TestExceptKeepsRepetitions(t *testing.T) {
+	c := mustCompile(t, Calendar{Name: "x", Exclude: []Period{
+		{From: "2026-05-01", To: "2026-05-03", Repeat: "YEARLY", Except: []string{"2027-05-01"}},
+	}})
+	for _, tc := range []struct {
+		at string
+		ex bool
+	}{{"2026-05-02 12:00:00", true}, {"2027-05-02 12:00:00", false}, {"2028-05-03 12:00:00", true}} {
+		if ex, _ := c.Excluded(at(tc.at, time.UTC)); ex != tc.ex {
+			t.Errorf("%s: excluded %v, want %v", tc.at, ex, tc.ex)
+		}
+	}
+	for _, tc := range []struct {
+		p    Period
+		want string
+	}{
+		{Period{From: "2026-05-01", Repeat: "YEARLY", Except: []string{"2027-05-02"}}, "is not the start of one of the period's repetitions"},
+		{Period{From: "2026-05-01", Repeat: "YEARLY", Except: []string{"2025-05-01"}}, "is not the start"},
+		{Period{From: "2026-05-01", Repeat: "YEARLY", Until: "2027-12-31", Except: []string{"2028-05-01"}}, "is not the start"},
+		{Period{From: "2026-05-01", Repeat: "YEARLY", Except: []string{"2027-05-01T00:00:00"}}, "is not a date like from"},
+		{Period{From: "2026-05-01T10:00:00", To: "2026-05-01T11:00:00", Repeat: "WEEKLY", Except: []string{"2026-05-08"}}, "is not a time like from"},
+		{Period{From: "2026-05-01", Repeat: "YEARLY", Except: []string{"soon"}}, "except:"},
+	} {
+		_, err := (Calendar{Name: "x", Exclude: []Period{tc.p}}).Compile(time.UTC)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%+v: %v, want %q", tc.p, err, tc.want)
+		}
+	}
+}

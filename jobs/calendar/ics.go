@@ -17,8 +17,10 @@ const MaxICSBytes = 4 << 20
 // periods: all-day events (DTSTART;VALUE=DATE) exclude their days (DTEND
 // exclusive, as the RFC says), timed ones (UTC "Z", TZID= or floating in
 // loc) their time range; an RRULE of FREQ=YEARLY or FREQ=WEEKLY (INTERVAL,
-// UNTIL, COUNT, and BYDAY for weekly) repeats them. Other rules are
-// refused with the event's line. loc is the calendar's zone.
+// UNTIL, COUNT, and BYDAY for weekly) repeats them, and EXDATE keeps the
+// repetitions it names (Period.Except; a value that starts none of them is
+// ignored, as RFC 5545 says). Other rules are refused with the event's
+// line. loc is the calendar's zone.
 func ImportICS(r io.Reader, loc *time.Location) ([]Period, error) {
 	lines, err := unfold(io.LimitReader(r, MaxICSBytes+1))
 	if err != nil {
@@ -26,19 +28,23 @@ func ImportICS(r io.Reader, loc *time.Location) ([]Period, error) {
 	}
 	var out []Period
 	var ev map[string]icsProp
+	var exdates []icsProp
 	evLine := 0
 	for i, l := range lines {
 		name, params, value := splitProp(l)
 		switch {
 		case name == "BEGIN" && strings.EqualFold(value, "VEVENT"):
-			ev, evLine = map[string]icsProp{}, i+1
+			ev, evLine, exdates = map[string]icsProp{}, i+1, nil
 		case name == "END" && strings.EqualFold(value, "VEVENT") && ev != nil:
-			ps, err := eventPeriods(ev, loc)
+			ps, err := eventPeriods(ev, exdates, loc)
 			if err != nil {
 				return nil, fmt.Errorf("%w: .ics event at line %d: %v", ErrInvalid, evLine, err)
 			}
 			out = append(out, ps...)
 			ev = nil
+		case ev != nil && name == "EXDATE":
+			// EXDATE may repeat, each line with its own TZID: kept apart.
+			exdates = append(exdates, icsProp{params: params, value: value})
 		case ev != nil:
 			if _, seen := ev[name]; !seen {
 				ev[name] = icsProp{params: params, value: value}
@@ -128,7 +134,7 @@ func icsTime(p icsProp, loc *time.Location) (time.Time, bool, error) {
 	return t, false, nil
 }
 
-func eventPeriods(ev map[string]icsProp, loc *time.Location) ([]Period, error) {
+func eventPeriods(ev map[string]icsProp, exdates []icsProp, loc *time.Location) ([]Period, error) {
 	ds, ok := ev["DTSTART"]
 	if !ok {
 		return nil, fmt.Errorf("no DTSTART")
@@ -179,7 +185,46 @@ func eventPeriods(ev map[string]icsProp, loc *time.Location) ([]Period, error) {
 	if !ok {
 		return []Period{p}, nil
 	}
-	return applyRule(p, start, rr.value, loc)
+	ps, err := applyRule(p, start, rr.value, loc)
+	if err != nil {
+		return nil, err
+	}
+	for _, ex := range exdates {
+		if err := applyExdates(ps, ex, isDate, loc); err != nil {
+			return nil, fmt.Errorf("EXDATE: %v", err)
+		}
+	}
+	return ps, nil
+}
+
+// applyExdates sets each period's Except to the EXDATE values that start
+// one of its repetitions; the others are ignored (RFC 5545).
+func applyExdates(ps []Period, ex icsProp, isDate bool, loc *time.Location) error {
+	for _, v := range strings.Split(ex.value, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		t, eDate, err := icsTime(icsProp{params: ex.params, value: v}, loc)
+		if err != nil {
+			return err
+		}
+		when := t.In(loc).Format(time.RFC3339)
+		if isDate {
+			// An EXDATE of a day event names the day, whatever its kind.
+			when = t.In(loc).Format(dateLayout)
+			if !eDate {
+				when = t.Format(dateLayout)
+			}
+		}
+		for i := range ps {
+			c := ps[i]
+			c.Except = []string{when}
+			if _, err := c.compile(loc); err == nil && len(ps[i].Except) < MaxExcept {
+				ps[i].Except = append(ps[i].Except, when)
+			}
+		}
+	}
+	return nil
 }
 
 func applyRule(p Period, start time.Time, rule string, loc *time.Location) ([]Period, error) {

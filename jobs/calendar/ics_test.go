@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestImportICS(t *testing.T) {
 		t.Fatalf("periods %+v, want %+v", ps, want)
 	}
 	for i := range want {
-		if ps[i] != want[i] {
+		if !reflect.DeepEqual(ps[i], want[i]) {
 			t.Errorf("period %d: %+v, want %+v", i, ps[i], want[i])
 		}
 	}
@@ -58,6 +59,7 @@ func TestImportICSErrors(t *testing.T) {
 		{ev("SUMMARY:x"), "line 2: no DTSTART"},
 		{ev("DTSTART:2026"), "DATE-TIME"},
 		{ev("DTSTART;VALUE=DATE:20261225\nRRULE:FREQ=MONTHLY"), "FREQ=MONTHLY is not supported"},
+		{ev("DTSTART;VALUE=DATE:20261225\nRRULE:FREQ=YEARLY\nEXDATE:2027"), "EXDATE: \"2027\" is not a DATE-TIME"},
 		{ev("DTSTART;TZID=Mars/Base:20261225T100000"), "TZID"},
 		{"BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\n", "no END:VEVENT"},
 		{ev("DTSTART;VALUE=DATE:20261225\nDTEND;VALUE=DATE:20261224"), "not after"},
@@ -93,4 +95,39 @@ func FuzzImportICS(f *testing.F) {
 		}
 		cc.Excluded(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
 	})
+}
+
+func TestImportICSExdate(t *testing.T) {
+	ics := "BEGIN:VCALENDAR\r\n" +
+		// a yearly holiday kept in 2028 (EXDATE as a DATE), one not matching any repetition (ignored)
+		"BEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20261225\r\nRRULE:FREQ=YEARLY\r\nEXDATE;VALUE=DATE:20281225,20281226\r\nEND:VEVENT\r\n" +
+		// a weekly window on Mondays and Wednesdays: two EXDATE lines, one per split period
+		"BEGIN:VEVENT\r\nDTSTART;TZID=Europe/Berlin:20260105T220000\r\nDTEND;TZID=Europe/Berlin:20260106T020000\r\n" +
+		"RRULE:FREQ=WEEKLY;BYDAY=MO,WE\r\nEXDATE;TZID=Europe/Berlin:20260112T220000\r\nEXDATE:20260114T210000Z\r\nEND:VEVENT\r\n" +
+		"END:VCALENDAR\r\n"
+	ps, err := ImportICS(strings.NewReader(ics), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Period{
+		{From: "2026-12-25", Repeat: "YEARLY", Except: []string{"2028-12-25"}},
+		{From: "2026-01-05T21:00:00Z", To: "2026-01-06T01:00:00Z", Repeat: "WEEKLY", Except: []string{"2026-01-12T21:00:00Z"}},
+		{From: "2026-01-07T21:00:00Z", To: "2026-01-08T01:00:00Z", Repeat: "WEEKLY", Except: []string{"2026-01-14T21:00:00Z"}},
+	}
+	if !reflect.DeepEqual(ps, want) {
+		t.Fatalf("periods\n%+v\nwant\n%+v", ps, want)
+	}
+	c := mustCompile(t, Calendar{Name: "ics", Exclude: ps})
+	for _, tc := range []struct {
+		at string
+		ex bool
+	}{
+		{"2027-12-25 08:00:00", true}, {"2028-12-25 08:00:00", false}, {"2029-12-25 08:00:00", true},
+		{"2026-01-05 22:00:00", true}, {"2026-01-12 22:00:00", false}, {"2026-01-19 22:00:00", true},
+		{"2026-01-07 22:00:00", true}, {"2026-01-14 22:00:00", false}, {"2026-01-21 22:00:00", true},
+	} {
+		if ex, _ := c.Excluded(at(tc.at, time.UTC)); ex != tc.ex {
+			t.Errorf("%s: excluded %v, want %v", tc.at, ex, tc.ex)
+		}
+	}
 }
