@@ -17,6 +17,11 @@ import (
 // Every is how often the Loop advances the backfills (default).
 const Every = 200 * time.Millisecond
 
+// Retention is how long an ended backfill is kept (its record, instants
+// and the marks of the instants it queued) before the loop forgets it;
+// from then on a new backfill may queue those instants again.
+const Retention = 7 * 24 * time.Hour
+
 // maxSkips bounds the instants one pass walks past that other backfills
 // queued already.
 const maxSkips = 1000
@@ -70,6 +75,18 @@ func (l *Loop) Pass(ctx context.Context) error {
 		}
 		if !b.Final() {
 			live = append(live, b)
+			continue
+		}
+		if l.expired(b) {
+			if err := l.Registry.ForgetBackfill(ctx, b.ID, b.Key, b.WorkflowName != "", b.Version); err != nil {
+				if errors.Is(err, registry.ErrFenced) {
+					return err
+				}
+				l.Log.Warn("backfill: not forgotten", "id", b.ID, "err", err)
+				continue
+			}
+			delete(l.instants, b.ID)
+			l.Log.Info("backfill: forgotten", "id", b.ID, "ended", b.EndedAt)
 		}
 	}
 	if len(live) == 0 {
@@ -94,6 +111,15 @@ func (l *Loop) Pass(ctx context.Context) error {
 		l.Wake()
 	}
 	return nil
+}
+
+// expired reports whether an ended backfill is past its retention.
+func (l *Loop) expired(b Backfill) bool {
+	ended := b.EndedAt
+	if ended.IsZero() {
+		ended = b.UpdatedAt
+	}
+	return !ended.IsZero() && l.Clock.Now().Sub(ended) > Retention
 }
 
 // Decode reads a stored record.

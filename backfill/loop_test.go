@@ -264,7 +264,7 @@ func TestLoopStaysWithinTheNamespaceGuarantee(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []time.Time
-	for range 4 {
+	for range 20 {
 		if err := l.Pass(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -274,4 +274,89 @@ func TestLoopStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	if len(seen) != 2 || got.State != Done || got.Succeeded != 2 {
 		t.Fatalf("runs %v, record %+v", seen, got)
 	}
+}
+
+// An ended backfill is kept for Retention, then forgotten with the marks of
+// the instants it queued: its record is gone and the same range may be
+// backfilled again. A live one is never forgotten.
+func TestLoopForgetsEndedBackfills(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(24 * time.Hour))
+	put(t, kv, "/leader/a", "a")
+	ins := setup(t, kv)
+	l := leaderLoop(kv, clk, "/leader/a")
+	create(t, l.Registry, "bf-1", ins, 6)
+	create(t, l.Registry, "bf-live", ins[:1], 1)
+	for range 20 {
+		if err := l.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		runQueued(t, kv, true)
+		clk.Advance(time.Second)
+	}
+	if b, err := Get(ctx, l.Registry, "bf-1"); err != nil || b.State != Done {
+		t.Fatalf("bf-1 %+v %v", b, err)
+	}
+	// bf-live stays in flight: its run is queued but never ends.
+	rec, ver := mustRecord(t, ctx, l.Registry, "bf-live", func(b *Backfill) {
+		b.State, b.EndedAt = Running, time.Time{}
+		b.InFlight = []Flight{{At: ins[0], Key: "k"}}
+	})
+	if err := l.Registry.SetBackfill(ctx, "bf-live", rec, ver); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(Retention - time.Minute)
+	if err := l.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Get(ctx, l.Registry, "bf-1"); err != nil {
+		t.Fatalf("bf-1 forgotten before its retention: %v", err)
+	}
+	clk.Advance(2 * time.Minute)
+	if err := l.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Get(ctx, l.Registry, "bf-1"); !errors.Is(err, registry.ErrBackfillNotFound) {
+		t.Fatalf("bf-1 after its retention: %v", err)
+	}
+	if _, err := l.Registry.BackfillInstants(ctx, "bf-1"); !errors.Is(err, registry.ErrBackfillNotFound) {
+		t.Fatalf("bf-1's instants after its retention: %v", err)
+	}
+	if _, err := Get(ctx, l.Registry, "bf-live"); err != nil {
+		t.Fatalf("a live backfill was forgotten: %v", err)
+	}
+	// The range again: every instant runs once more.
+	create(t, l.Registry, "bf-2", ins, 6)
+	var seen []time.Time
+	for range 20 {
+		if err := l.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, runQueued(t, kv, true)...)
+		clk.Advance(time.Second)
+	}
+	if len(seen) != len(ins) {
+		t.Fatalf("after forgetting, the range ran %v, want its %d instants", seen, len(ins))
+	}
+}
+
+// mustRecord reads backfill id, applies edit and returns the record and
+// version SetBackfill wants.
+func mustRecord(t *testing.T, ctx context.Context, reg *registry.Registry, id string, edit func(*Backfill)) ([]byte, int64) {
+	t.Helper()
+	n, err := reg.Backfill(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Decode(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&b)
+	v, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, n.Version
 }

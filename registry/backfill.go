@@ -196,3 +196,57 @@ func (r *Registry) EnqueueBackfillWorkflowRun(ctx context.Context, run workflow.
 	}
 	return "", fmt.Errorf("registry: queue backfill run of workflow %s: %w after %d tries", run.Workflow, ErrConflict, maxCASRetries)
 }
+
+// pruneBatch bounds the deletions of one commit when a backfill is
+// forgotten.
+const pruneBatch = 256
+
+// ForgetBackfill deletes an ended backfill: the instants nodes it
+// recorded (those still holding its id), its instants and, last and
+// only if still at version, its record, so a pass cut short is finished
+// by the next one. key is the job's or workflow's scheduler-wide key;
+// workflow says which. Afterwards a new backfill may queue those
+// instants again.
+func (r *Registry) ForgetBackfill(ctx context.Context, id, key string, workflow bool, version int64) error {
+	dir := backfillDonePath + "/" + key
+	if workflow {
+		dir = backfillWorkflowDonePath + "/" + key
+	}
+	nodes, err := r.kv.List(ctx, dir)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("registry: forget backfill %s: %w", id, err)
+	}
+	var ops []store.Op
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		err := r.commit(ctx, ops...)
+		ops = ops[:0]
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			return nil // changed meanwhile: the next pass sees it again
+		}
+		return err
+	}
+	for _, n := range nodes {
+		if string(n.Value) != id {
+			continue
+		}
+		if ops = append(ops, store.Delete(n.Path, n.Version)); len(ops) == pruneBatch {
+			if err := flush(); err != nil {
+				return fmt.Errorf("registry: forget backfill %s: %w", id, err)
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("registry: forget backfill %s: %w", id, err)
+	}
+	ops = append(ops, store.Delete(backfillRecordsPath+"/"+id, version))
+	if _, err := r.kv.Get(ctx, backfillInstantsPath+"/"+id); err == nil {
+		ops = append(ops, store.Delete(backfillInstantsPath+"/"+id, store.AnyVersion))
+	}
+	if err := r.commit(ctx, ops...); err != nil {
+		return fmt.Errorf("registry: forget backfill %s: %w", id, err)
+	}
+	return nil
+}
