@@ -135,7 +135,7 @@ func Decode(n store.Node) (Backfill, error) {
 // advance applies one Step to b and queues what it says.
 func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, error) {
 	if b.IsWorkflow() {
-		return l.advanceWorkflow(ctx, b)
+		return l.advanceWorkflow(ctx, b, st)
 	}
 	now := l.Clock.Now()
 	_, why, err := l.Registry.CanRun(ctx, b.Key)

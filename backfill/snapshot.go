@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
+	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // snapshot is the queues and running work one pass reads once.
@@ -116,7 +118,42 @@ func (st *snapshot) job(ctx context.Context, reg *registry.Registry, key string)
 // namespace is guaranteed. A namespace without a guarantee shares the
 // unguaranteed rest, as its live work does: true.
 func (st *snapshot) spare(ctx context.Context, reg *registry.Registry, key string) (bool, error) {
+	cfg := st.job(ctx, reg, key)
+	if cfg == nil {
+		return st.fits(ctx, reg, namespace.Of(key), 0, 0, false)
+	}
+	return st.fits(ctx, reg, namespace.Of(key), cfg.CPUCount*float64(cfg.ShardingTotalCount), cfg.MemoryMB*float64(cfg.ShardingTotalCount), true)
+}
+
+// spareForWorkflow is spare for a workflow's next backfill run: its first
+// wave (the nodes that depend on none, which begin together) must fit.
+func (st *snapshot) spareForWorkflow(ctx context.Context, reg *registry.Registry, key string, cfg workflow.Config) (bool, error) {
 	ns := namespace.Of(key)
+	var cpu, mem float64
+	known := true
+	for _, n := range cfg.Nodes {
+		if len(n.DependsOn) > 0 {
+			continue
+		}
+		job := n.Job
+		if !strings.Contains(job, namespace.Sep) {
+			job = namespace.Key(ns, job)
+		}
+		c := st.job(ctx, reg, job)
+		if c == nil {
+			known = false
+			continue
+		}
+		cpu += c.CPUCount * float64(c.ShardingTotalCount)
+		mem += c.MemoryMB * float64(c.ShardingTotalCount)
+	}
+	return st.fits(ctx, reg, ns, cpu, mem, known)
+}
+
+// fits reports whether cpu and mem more fit within namespace ns's
+// guarantee beside what it runs; known false (the demand could not be
+// read) fits only a namespace without a guarantee.
+func (st *snapshot) fits(ctx context.Context, reg *registry.Registry, ns string, cpu, mem float64, known bool) (bool, error) {
 	rec, ok := st.guar[ns]
 	if !ok {
 		r, err := reg.Namespace(ctx, ns)
@@ -132,11 +169,9 @@ func (st *snapshot) spare(ctx context.Context, reg *registry.Registry, key strin
 	if rec == nil || rec.Guarantee == nil {
 		return true, nil
 	}
-	cfg := st.job(ctx, reg, key)
-	if cfg == nil {
+	if !known {
 		return false, nil
 	}
-	cpu, mem := cfg.CPUCount*float64(cfg.ShardingTotalCount), cfg.MemoryMB*float64(cfg.ShardingTotalCount)
 	for job, shards := range st.running {
 		if namespace.Of(job) != ns {
 			continue

@@ -73,13 +73,19 @@ func (v wfView) outcome(id string) Outcome {
 }
 
 // advanceWorkflow is advance for a workflow's backfill.
-func (l *Loop) advanceWorkflow(ctx context.Context, b Backfill) (bool, error) {
+func (l *Loop) advanceWorkflow(ctx context.Context, b Backfill, st *snapshot) (bool, error) {
 	now := l.Clock.Now()
 	wv, err := l.readWorkflow(ctx, b.Key)
 	if err != nil {
 		return false, err
 	}
-	v := View{Now: now, Outcome: wv.outcome, Busy: wv.busy, Runnable: !wv.missing && !wv.disabled, Missing: wv.missing}
+	spare := true
+	if !wv.missing {
+		if spare, err = st.spareForWorkflow(ctx, l.Registry, b.Key, wv.cfg); err != nil {
+			return false, err
+		}
+	}
+	v := View{Now: now, Outcome: wv.outcome, Busy: wv.busy || !spare, Runnable: !wv.missing && !wv.disabled, Missing: wv.missing}
 	next, n := Step(b, v)
 	queued, dirty := false, changed(b, next)
 	if n > 0 {

@@ -3,14 +3,18 @@ package backfill
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -263,5 +267,58 @@ func TestLoopBackfillsANamespacedWorkflow(t *testing.T) {
 	got, _ := Get(ctx, l.Registry, "bf-pay")
 	if len(got.InFlight) != 1 || got.InFlight[0].Key != runs[0].ID {
 		t.Fatalf("record %+v", got)
+	}
+}
+
+// In a namespace with a guarantee, a workflow's backfill run is made only
+// when its first wave (the nodes depending on none) fits beside what the
+// namespace runs: it never borrows, as a job's backfill does not.
+func TestLoopWorkflowStaysWithinTheNamespaceGuarantee(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(24 * time.Hour))
+	put(t, kv, "/leader/a", "a")
+	l := leaderLoop(kv, clk, "/leader/a")
+	if _, err := l.Registry.PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
+		t.Fatal(err)
+	}
+	const root = registry.NamespacesPath + "/pay"
+	put(t, kv, root+registry.AppsPath+"/a", app.Config{AppName: "a", AppURL: "http://127.0.0.1/a.tgz", CPUCount: 1, MemoryMB: 128})
+	for _, j := range []string{"report", "etl"} {
+		put(t, kv, root+registry.JobsPath+"/"+j, jobs.Config{JobName: j, AppName: "a", CPUCount: 0.5, MemoryMB: 128,
+			ShardingTotalCount: 1, JobExecutionType: jobs.Transient})
+	}
+	pay := registry.New(kv).In("pay")
+	c := workflow.Default()
+	c.Name, c.Cron = "nightly", "0 */10 * * * ?"
+	c.Nodes = []workflow.Node{{ID: "x", Job: "report"}, {ID: "y", Job: "etl", DependsOn: []string{"x"}}}
+	if err := pay.AddWorkflow(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	ins := []time.Time{t0, t0.Add(10 * time.Minute)}
+	b := NewWorkflow("bf-pay", "pay", "nightly", namespace.Key("pay", "nightly"), t0, t0.Add(20*time.Minute), 1, ins, "test", clk.Now())
+	if err := Create(ctx, l.Registry, b, ins); err != nil {
+		t.Fatal(err)
+	}
+	// etl runs 2 × 0.5 CPU: the guarantee (1 CPU) is full.
+	for item := range 2 {
+		put(t, kv, root+registry.RunningPath+"/etl/"+jobs.MetaKey("etl", item), task.Entry{TaskID: fmt.Sprintf("etl@-@%d@-@READY@-@s@-@x", item), State: task.Running})
+	}
+	if err := l.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _ := pay.WorkflowRuns(ctx, "nightly"); len(runs) != 0 {
+		t.Fatalf("a run was made past the guarantee: %+v", runs)
+	}
+	// One etl shard ends: report's 0.5 CPU fits (only the first wave counts).
+	if err := kv.Commit(ctx, store.Delete(root+registry.RunningPath+"/etl/"+jobs.MetaKey("etl", 1), store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := pay.WorkflowRuns(ctx, "nightly")
+	if err != nil || len(runs) != 1 || !runs[0].ScheduledAt.Equal(ins[0]) {
+		t.Fatalf("after room was made: runs %+v, %v", runs, err)
 	}
 }
