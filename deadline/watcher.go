@@ -23,9 +23,21 @@ const inventoryTimeout = 2 * time.Second
 const Every = 5 * time.Second
 
 // Sink is told of each alert once (across leaders): the history, the
-// metric, the job's webhook. It must not block.
+// metric, the webhook. It must not block.
 type Sink interface {
-	DeadlineMissed(a Alert, job jobs.Config)
+	DeadlineMissed(a Alert, hook Hook)
+}
+
+// Hook is where an alert's owner wants it sent: a job's
+// props["webhook.url"] and props["webhook.format"], a workflow's
+// webhookUrl and webhookFormat. URL "": nowhere.
+type Hook struct {
+	URL, Format string
+}
+
+// JobHook is a job's webhook.
+func JobHook(c jobs.Config) Hook {
+	return Hook{URL: c.Props["webhook.url"], Format: c.Props["webhook.format"]}
 }
 
 // EstimateSink observes the error of a start estimate when the execution
@@ -119,12 +131,15 @@ func (w *Watcher) Pass(ctx context.Context) error {
 			continue
 		}
 		w.Log.Warn("deadline missed", "kind", a.Kind, "namespace", a.Namespace, "job", a.Job, "message", a.Message)
-		var c jobs.Config // a workflow has no webhook
+		var hook Hook
 		if a.Workflow == "" {
-			c, _ = w.job(registryKey(a))
+			c, _ := w.job(registryKey(a))
+			hook = JobHook(c)
+		} else if c, ok := flows[nsKey(a.Namespace, a.Workflow)]; ok {
+			hook = Hook{URL: c.WebhookURL, Format: c.WebhookFormat}
 		}
 		for _, s := range w.Sinks {
-			s.DeadlineMissed(a, c)
+			s.DeadlineMissed(a, hook)
 		}
 	}
 	if err := w.prune(ctx, live); err != nil {

@@ -22,13 +22,15 @@ import (
 type recorder struct {
 	mu     sync.Mutex
 	alerts []Alert
+	hooks  []Hook
 	errs   []float64
 }
 
-func (r *recorder) DeadlineMissed(a Alert, _ jobs.Config) {
+func (r *recorder) DeadlineMissed(a Alert, h Hook) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.alerts = append(r.alerts, a)
+	r.hooks = append(r.hooks, h)
 }
 
 func (r *recorder) StartEstimateError(_ string, _ time.Duration, ratio float64) {
@@ -179,7 +181,7 @@ func TestWatcherWorkflowDeadlines(t *testing.T) {
 	clk := clock.NewFake(t0.Add(10 * time.Minute))
 	put(t, kv, "/leader/a", "a")
 	put(t, kv, registry.WorkflowsPath+"/nightly", workflow.Config{Name: "nightly", StartDeadlineSeconds: 60, RunDeadlineSeconds: 300,
-		MaxConcurrentRuns: 1, Nodes: []workflow.Node{{ID: "a", Job: "x"}}})
+		MaxConcurrentRuns: 1, Nodes: []workflow.Node{{ID: "a", Job: "x"}}, WebhookURL: "http://127.0.0.1:9/hook", WebhookFormat: "slack"})
 	put(t, kv, registry.WorkflowRunsPath+"/nightly/r1", workflow.Run{Workflow: "nightly", ID: "r1", State: workflow.RunRunning, CreatedAt: t0, StartedAt: t0})
 	put(t, kv, registry.WorkflowRunsPath+"/nightly/r2", workflow.Run{Workflow: "nightly", ID: "r2", State: workflow.RunQueued, CreatedAt: t0.Add(time.Minute)})
 	put(t, kv, registry.WorkflowRunsPath+"/nightly/r0", workflow.Run{Workflow: "nightly", ID: "r0", State: workflow.RunSucceeded, CreatedAt: t0, StartedAt: t0})
@@ -196,6 +198,11 @@ func TestWatcherWorkflowDeadlines(t *testing.T) {
 	}
 	if len(sink.alerts) != 2 || !got["run:nightly:r1"] || !got["start:nightly:r2"] {
 		t.Fatalf("alerts %+v", sink.alerts)
+	}
+	for _, h := range sink.hooks { // the workflow's own webhook
+		if h != (Hook{URL: "http://127.0.0.1:9/hook", Format: "slack"}) {
+			t.Fatalf("hooks %+v", sink.hooks)
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ func drive(m *metrics.Metrics) {
 	m.Fired("cron", t0, t0)
 	m.ReadyDepth(1)
 	m.OffersSeen(2, 1)
-	m.Deadlines().DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "default", Job: "job"}, jobs.Config{})
+	m.Deadlines().DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "default", Job: "job"}, deadline.Hook{})
 	m.Deadlines().StartEstimateError("default", time.Second, 0.1)
 	for _, ev := range []scheduler.TaskEvent{
 		{TaskID: "a", Job: "job", Transient: true, Queued: t0, At: t0.Add(2 * time.Millisecond)},

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/deadline"
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -47,7 +46,7 @@ func newDeadlines() *Deadlines {
 func (m *Metrics) Deadlines() *Deadlines { return m.deadlines }
 
 // DeadlineMissed counts an alert.
-func (d *Deadlines) DeadlineMissed(a deadline.Alert, _ jobs.Config) {
+func (d *Deadlines) DeadlineMissed(a deadline.Alert, _ deadline.Hook) {
 	if a.Workflow != "" {
 		d.missed.WithLabelValues(a.Namespace, a.Workflow, "workflow_"+string(a.Kind)).Inc()
 		return

@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/deadline"
-	"github.com/ejcloud/elasticjob/jobs"
 )
 
 func TestDeadlineMetrics(t *testing.T) {
 	m := New()
 	d := m.Deadlines()
-	d.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "team-a", Job: "etl"}, jobs.Config{})
-	d.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "team-a", Job: "etl"}, jobs.Config{})
+	d.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "team-a", Job: "etl"}, deadline.Hook{})
+	d.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "team-a", Job: "etl"}, deadline.Hook{})
 	s := series(t, m, "elasticjob_deadline_missed_total", "job=etl,kind=start,namespace=team-a")
 	if s == nil || s.GetCounter().GetValue() != 2 {
 		t.Fatalf("missed: %v", s)

@@ -78,6 +78,11 @@ type Config struct {
 	StartDeadlineSeconds int    `json:"startDeadlineSeconds,omitempty"`
 	RunDeadlineSeconds   int    `json:"runDeadlineSeconds,omitempty"`
 	RunDeadlineAt        string `json:"runDeadlineAt,omitempty"`
+	// WebhookURL, when set, is sent the workflow's deadline alerts
+	// (WebhookFormat: generic, dingtalk, wechat, slack or feishu), as a
+	// job's props["webhook.url"] is sent its.
+	WebhookURL    string `json:"webhookUrl,omitempty"`
+	WebhookFormat string `json:"webhookFormat,omitempty"`
 }
 
 // Node is one step of a workflow: a registered TRANSIENT job.
@@ -168,6 +173,9 @@ func (c Config) validateHead(now time.Time, fallback *time.Location) error {
 	}
 	if c.TimeoutSeconds < 0 {
 		return fmt.Errorf("%w: timeoutSeconds must not be negative, got %d", ErrInvalid, c.TimeoutSeconds)
+	}
+	if err := checkWebhook(c.WebhookURL, c.WebhookFormat); err != nil {
+		return err
 	}
 	if err := jobs.CheckDeadlines(c.StartDeadlineSeconds, c.RunDeadlineSeconds, c.RunDeadlineAt); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -345,4 +353,23 @@ func (c Config) Snapshot() []NodeRun {
 			JobParameter: n.JobParameter, State: NodePending, Attempt: 1}
 	}
 	return out
+}
+
+// checkWebhook checks a workflow's webhook: an http(s) URL, and a format
+// of the job webhooks' (none without a URL).
+func checkWebhook(url, format string) error {
+	if url == "" {
+		if format != "" {
+			return fmt.Errorf("%w: webhookFormat without webhookUrl", ErrInvalid)
+		}
+		return nil
+	}
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") || len(url) > 2048 {
+		return fmt.Errorf("%w: webhookUrl must be an http(s) URL (at most 2048 characters), got %q", ErrInvalid, url)
+	}
+	switch format {
+	case "", "generic", "dingtalk", "wechat", "slack", "feishu":
+		return nil
+	}
+	return fmt.Errorf("%w: webhookFormat must be generic, dingtalk, wechat, slack or feishu, got %q", ErrInvalid, format)
 }

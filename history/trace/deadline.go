@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ejcloud/elasticjob/deadline"
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 )
 
@@ -20,7 +19,7 @@ type Deadlines struct{ W *Writer }
 var _ deadline.Sink = Deadlines{}
 
 // DeadlineMissed records a.
-func (d Deadlines) DeadlineMissed(a deadline.Alert, _ jobs.Config) {
+func (d Deadlines) DeadlineMissed(a deadline.Alert, _ deadline.Hook) {
 	if a.Workflow != "" {
 		return // a job's status trace; a workflow's run has its own history (its nodes' runs)
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/deadline"
-	"github.com/ejcloud/elasticjob/jobs"
 )
 
 var _ deadline.Sink = (*Sender)(nil)
@@ -15,33 +14,43 @@ type DeadlineNotification struct {
 	Event     string        `json:"event"` // "DEADLINE_MISSED"
 	Kind      deadline.Kind `json:"kind"`  // start, run or runAt
 	Namespace string        `json:"namespace"`
-	JobName   string        `json:"jobName"`
+	JobName   string        `json:"jobName,omitempty"`
 	TaskID    string        `json:"taskId,omitempty"`
-	Since     time.Time     `json:"since"`
-	Due       time.Time     `json:"due"`
-	Message   string        `json:"message"`
+	Workflow  string        `json:"workflow,omitempty"` // a workflow run's alert: the workflow and
+	RunID     string        `json:"runId,omitempty"`    // the run
+
+	Since   time.Time `json:"since"`
+	Due     time.Time `json:"due"`
+	Message string    `json:"message"`
 }
 
 // DeadlineBody renders a missed deadline in a format.
 func DeadlineBody(format string, a deadline.Alert) ([]byte, error) {
 	n := DeadlineNotification{Event: "DEADLINE_MISSED", Kind: a.Kind, Namespace: a.Namespace, JobName: a.Job, TaskID: a.TaskID,
-		Since: a.Since.UTC(), Due: a.Due.UTC(), Message: a.Message}
-	text := fmt.Sprintf("[ElasticJob] deadline missed (%s): %s/%s: %s", a.Kind, a.Namespace, a.Job, a.Message)
+		Workflow: a.Workflow, RunID: a.RunID, Since: a.Since.UTC(), Due: a.Due.UTC(), Message: a.Message}
+	who := a.Job
+	if a.Workflow != "" {
+		who = "workflow " + a.Workflow
+	}
+	text := fmt.Sprintf("[ElasticJob] deadline missed (%s): %s/%s: %s", a.Kind, a.Namespace, who, a.Message)
 	return textBody(format, text, n)
 }
 
-// DeadlineMissed queues a notification to the job's props["webhook.url"]
-// (format props["webhook.format"]), when it has one, whatever its error
-// handler (never blocks).
-func (s *Sender) DeadlineMissed(a deadline.Alert, job jobs.Config) {
-	url := job.Props["webhook.url"]
-	if url == "" {
+// DeadlineMissed queues a notification to the alert's hook (a job's
+// props["webhook.url"] whatever its error handler, a workflow's
+// webhookUrl), when it has one (never blocks).
+func (s *Sender) DeadlineMissed(a deadline.Alert, hook deadline.Hook) {
+	if hook.URL == "" {
 		return
 	}
-	body, err := DeadlineBody(job.Props["webhook.format"], a)
+	who := a.Job
+	if a.Workflow != "" {
+		who = "workflow " + a.Workflow
+	}
+	body, err := DeadlineBody(hook.Format, a)
 	if err != nil {
-		s.Log.Warn("webhook: encode", "job", job.JobName, "err", err)
+		s.Log.Warn("webhook: encode", "job", who, "err", err)
 		return
 	}
-	s.enqueue(url, body, job.JobName)
+	s.enqueue(hook.URL, body, who)
 }

@@ -48,12 +48,23 @@ func TestDeadlineMissedPostsToTheJobsWebhook(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Run(ctx)
-	s.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Job: "nohook"}, jobs.Config{JobName: "nohook"}) // no URL: nothing
+	s.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Job: "nohook"}, deadline.JobHook(jobs.Config{JobName: "nohook"})) // no URL: nothing
 	s.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "default", Job: "j", Message: "late"},
-		jobs.Config{JobName: "j", Props: map[string]string{"webhook.url": srv.URL, "webhook.format": "feishu"}})
+		deadline.JobHook(jobs.Config{JobName: "j", Props: map[string]string{"webhook.url": srv.URL, "webhook.format": "feishu"}}))
 	select {
 	case m := <-got:
 		if m["msg_type"] != "text" || !strings.Contains(m["content"].(map[string]any)["text"].(string), "late") {
+			t.Fatalf("body %v", m)
+		}
+	case <-time.After(10 * time.Second): // failure bound only
+		t.Fatal("not delivered")
+	}
+	// A workflow run's alert goes to the workflow's webhook, naming the run.
+	s.DeadlineMissed(deadline.Alert{Kind: deadline.KindRun, Namespace: "pay", Workflow: "nightly", RunID: "r1", Message: "slow"},
+		deadline.Hook{URL: srv.URL})
+	select {
+	case m := <-got:
+		if m["workflow"] != "nightly" || m["runId"] != "r1" || m["namespace"] != "pay" || m["jobName"] != nil || m["kind"] != "run" {
 			t.Fatalf("body %v", m)
 		}
 	case <-time.After(10 * time.Second): // failure bound only
