@@ -40,7 +40,8 @@ func eventually(t testing.TB, timeout time.Duration, cond func() bool, what stri
 }
 
 // recorder counts what the recorder app's runs did: each run posts "start TASKID" when it
-// begins and "end TASKID" when it ends; it also serves the app's package.
+// begins and "end TASKID" when it ends (and "at=INSTANT TASKID" when it is handed a backfill's
+// instant); it also serves the app's package.
 type recorder struct {
 	srv  *http.Server
 	url  string
@@ -76,6 +77,7 @@ func (r *recorder) app() []byte {
 	script := `#!/bin/sh
 rec() { wget -q -O /dev/null --post-data "$1 $ELASTICJOB_TASK_ID" ` + r.url + `/event || echo "recorder unreachable" >&2; }
 rec start
+if [ -n "$ELASTICJOB_SCHEDULED_TIME" ]; then rec "at=$ELASTICJOB_SCHEDULED_TIME"; fi
 echo "shard $ELASTICJOB_SHARDING_ITEM of $ELASTICJOB_JOB_NAME runs"
 echo "a line on stderr" >&2
 set -- $ELASTICJOB_JOB_PARAMETER

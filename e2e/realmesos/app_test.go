@@ -34,6 +34,12 @@ sleep "${ELASTICJOB_SHARDING_PARAMETER:-5}"
 printf 'end %s %s\n' "$ELASTICJOB_SHARDING_ITEM" "$ELASTICJOB_TASK_ID" >> "$OUT/slow.txt"
 `
 
+// scheduled.sh appends the instant a backfill's run stands for to $OUT/scheduled.
+const scheduledScript = `#!/bin/sh
+OUT="$ELASTICJOB_JOB_PARAMETER"
+printf '%s %s\n' "$ELASTICJOB_SCHEDULED_TIME" "$ELASTICJOB_TASK_ID" >> "$OUT/scheduled"
+`
+
 // apps serves the fixture apps over http, as an operator's web server would.
 var apps = &appHandler{files: map[string][]byte{}}
 
@@ -54,7 +60,7 @@ func (h *appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func buildApps() error {
-	app, err := harness.TarGz(harness.Scripts(map[string]string{"bin/record.sh": recordScript, "bin/slow.sh": slowScript})...)
+	app, err := harness.TarGz(harness.Scripts(map[string]string{"bin/record.sh": recordScript, "bin/slow.sh": slowScript, "bin/scheduled.sh": scheduledScript})...)
 	if err != nil {
 		return err
 	}
