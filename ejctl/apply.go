@@ -68,7 +68,7 @@ type current struct {
 	jobs map[string]jobs.Config
 }
 
-func (c *cli) fetchCurrent(ctx context.Context) (current, error) {
+func (c objectGroup) fetchCurrent(ctx context.Context) (current, error) {
 	cur := current{apps: map[string]app.Config{}, jobs: map[string]jobs.Config{}}
 	var apps []app.Config
 	if err := c.client.get(ctx, appKind.listPath, nil, &apps); err != nil {
@@ -222,7 +222,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // Execute applies the plan's changes with up to parallel calls at once,
 // phase by phase (apps, jobs, job deletions, app deletions), recording
 // each failure in its change. It reports how many failed.
-func (c *cli) execute(ctx context.Context, p *Plan, parallel int) int {
+func (c objectGroup) execute(ctx context.Context, p *Plan, parallel int) int {
 	phases := []func(Change) bool{
 		func(ch Change) bool { return ch.Kind == "app" && ch.Action != ActDelete },
 		func(ch Change) bool { return ch.Kind == "job" && ch.Action != ActDelete },
@@ -242,7 +242,7 @@ func (c *cli) execute(ctx context.Context, p *Plan, parallel int) int {
 	return failed
 }
 
-func (c *cli) runParallel(ctx context.Context, p *Plan, idx []int, parallel int) int {
+func (c objectGroup) runParallel(ctx context.Context, p *Plan, idx []int, parallel int) int {
 	var mu sync.Mutex
 	failed := 0
 	sem := make(chan struct{}, max(parallel, 1))
@@ -264,7 +264,7 @@ func (c *cli) runParallel(ctx context.Context, p *Plan, idx []int, parallel int)
 	return failed
 }
 
-func (c *cli) applyOne(ctx context.Context, ch Change) error {
+func (c objectGroup) applyOne(ctx context.Context, ch Change) error {
 	k := appKind
 	create, update := "/api/app", "/api/app"
 	if ch.Kind == "job" {
@@ -289,7 +289,7 @@ func (c *cli) applyOne(ctx context.Context, ch Change) error {
 	return nil
 }
 
-func (c *cli) applyCmd() *cobra.Command {
+func (c objectGroup) applyCmd() *cobra.Command {
 	var files []string
 	var dryRun, prune, yes bool
 	var parallel int
@@ -321,7 +321,7 @@ func (c *cli) applyCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) apply(ctx context.Context, files []string, dryRun, prune, yes bool, parallel int) error {
+func (c objectGroup) apply(ctx context.Context, files []string, dryRun, prune, yes bool, parallel int) error {
 	m, err := LoadManifests(files)
 	if err != nil {
 		return err
@@ -364,7 +364,7 @@ func (c *cli) apply(ctx context.Context, files []string, dryRun, prune, yes bool
 	return nil
 }
 
-func (c *cli) printPlan(p Plan, dryRun bool) {
+func (c objectGroup) printPlan(p Plan, dryRun bool) {
 	if c.json() {
 		_ = c.printJSON(p)
 		return

@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (c *cli) appCmd() *cobra.Command {
+func (c appGroup) appCmd() *cobra.Command {
 	cmd := group("app", "Apps: list, show, publish, delete, disable, enable")
-	cmd.AddCommand(c.objectCmds(appKind)...)
+	cmd.AddCommand(objectGroup{c.cli}.objectCmds(appKind)...)
 	cmd.AddCommand(c.publishCmd())
 	return cmd
 }
@@ -29,7 +29,7 @@ type publishOpts struct {
 	exclude         []string
 }
 
-func (c *cli) publishCmd() *cobra.Command {
+func (c appGroup) publishCmd() *cobra.Command {
 	var o publishOpts
 	cmd := &cobra.Command{
 		Use:   "publish DIR|FILE --name APP [--bootstrap SCRIPT]",
@@ -57,7 +57,7 @@ func (c *cli) publishCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) publish(cmd *cobra.Command, src string, o publishOpts) error {
+func (c appGroup) publish(cmd *cobra.Command, src string, o publishOpts) error {
 	ctx := cmd.Context()
 	pf, err := preparePackage(src, o.name, o.exclude)
 	if err != nil {
@@ -88,7 +88,7 @@ func (c *cli) publish(cmd *cobra.Command, src string, o publishOpts) error {
 
 // ensureApp creates the app when it does not exist, or updates the
 // settings given as flags when it does.
-func (c *cli) ensureApp(ctx context.Context, cmd *cobra.Command, o publishOpts) (bool, error) {
+func (c appGroup) ensureApp(ctx context.Context, cmd *cobra.Command, o publishOpts) (bool, error) {
 	var cur map[string]any
 	err := c.client.get(ctx, "/api/app/"+seg(o.name), nil, &cur)
 	if IsNotFound(err) {
@@ -132,7 +132,7 @@ type packageAnswer struct {
 // terminal).
 const progressMin = 1 << 20
 
-func (c *cli) upload(ctx context.Context, appName string, pf packedFile) (packageAnswer, error) {
+func (c appGroup) upload(ctx context.Context, appName string, pf packedFile) (packageAnswer, error) {
 	var ans packageAnswer
 	f, err := os.Open(pf.path)
 	if err != nil {

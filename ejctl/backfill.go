@@ -32,7 +32,7 @@ type backfillView struct {
 	CreatedBy string `json:"createdBy"`
 }
 
-func (c *cli) backfillCmd() *cobra.Command {
+func (c runGroup) backfillCmd() *cobra.Command {
 	cmd := group("backfill", "Run a job (or a workflow) once for every instant of its schedule in a past range, each run handed its instant (ELASTICJOB_SCHEDULED_TIME): start, ls, get, pause, resume, cancel")
 	cmd.Aliases = []string{"backfills"}
 	var from, to, job, wf string
@@ -108,7 +108,7 @@ func (c *cli) backfillCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) showBackfill(v backfillView, did string) error {
+func (c runGroup) showBackfill(v backfillView, did string) error {
 	if c.json() {
 		return c.printJSON(v)
 	}
@@ -134,7 +134,7 @@ func backfillRow(v backfillView) []string {
 		strconv.Itoa(p.Done), strconv.Itoa(p.Running), strconv.Itoa(p.Remaining), strconv.Itoa(p.Failed), strconv.Itoa(p.Skipped), strconv.Itoa(p.Total)}
 }
 
-func (c *cli) backfills(ctx context.Context, job, wf string) error {
+func (c runGroup) backfills(ctx context.Context, job, wf string) error {
 	q := url.Values{}
 	if job != "" {
 		q.Set("jobName", job)

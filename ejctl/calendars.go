@@ -29,7 +29,7 @@ type calendarView struct {
 	} `json:"exclude,omitempty"`
 }
 
-func (c *cli) calendarCmd() *cobra.Command {
+func (c tenancyGroup) calendarCmd() *cobra.Command {
 	cmd := group("calendar", "The namespace's business calendars: set (from JSON or an .ics file), ls, get, rm; jobs name them in their calendar field")
 	cmd.Aliases = []string{"calendars", "cal"}
 	var file, zone, weekdays, desc string
@@ -125,7 +125,7 @@ func (c *cli) calendarCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) calendarsPath() string {
+func (c tenancyGroup) calendarsPath() string {
 	return "/api/namespaces/" + seg(c.settings.Namespace) + "/calendars"
 }
 
@@ -146,7 +146,7 @@ type jobNext struct {
 	Fires         []string `json:"fires"`
 }
 
-func (c *cli) nextCmd() *cobra.Command {
+func (c tenancyGroup) nextCmd() *cobra.Command {
 	var count int
 	cmd := &cobra.Command{
 		Use:   "next NAME [--count N]",

@@ -50,7 +50,7 @@ func mib(n int64) string { return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1
 
 func joinOrDash(s []string) string { return orDash(strings.Join(s, "; ")) }
 
-func (c *cli) clusterCmd() *cobra.Command {
+func (c clusterGroup) clusterCmd() *cobra.Command {
 	cmd := group("cluster", "The replicated store's cluster (registry=etcd, admin): members, remove, add, backup, restore")
 	members := &cobra.Command{
 		Use: "members", Short: "List the members: health, raft leader, raft index, store size, alarms", Args: exactArgs(),
@@ -127,7 +127,7 @@ func cmpOr(a, b string) string {
 }
 
 // confirmed asks question unless yes; with no terminal it wants --yes.
-func (c *cli) confirmed(yes bool, question string) error {
+func (c clusterGroup) confirmed(yes bool, question string) error {
 	if yes {
 		return nil
 	}
@@ -146,7 +146,7 @@ func (c *cli) confirmed(yes bool, question string) error {
 
 // backup streams the dump to a temporary file beside FILE and renames it
 // once whole (its trailer read), so FILE is never a partial backup.
-func (c *cli) backup(ctx context.Context, file string) error {
+func (c clusterGroup) backup(ctx context.Context, file string) error {
 	var w io.Writer = c.env.Stdout
 	var tmp *os.File
 	if file != "-" {
@@ -181,7 +181,7 @@ func (c *cli) backup(ctx context.Context, file string) error {
 	return nil
 }
 
-func (c *cli) restore(ctx context.Context, file string) error {
+func (c clusterGroup) restore(ctx context.Context, file string) error {
 	var r io.Reader = c.env.Stdin
 	var size int64
 	if file != "-" {

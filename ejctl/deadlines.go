@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (c *cli) deadlinesCmd() *cobra.Command {
+func (c runGroup) deadlinesCmd() *cobra.Command {
 	var job string
 	cmd := &cobra.Command{
 		Use:     "deadlines",
@@ -20,7 +20,7 @@ func (c *cli) deadlinesCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) deadlines(ctx context.Context, job string) error {
+func (c runGroup) deadlines(ctx context.Context, job string) error {
 	q := url.Values{}
 	if job != "" {
 		q.Set("jobName", job)

@@ -14,14 +14,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (c *cli) jobCmd() *cobra.Command {
+func (c runGroup) jobCmd() *cobra.Command {
 	cmd := group("job", "Jobs: list, show, register, trigger, stop a run, delete, disable, enable")
-	cmd.AddCommand(c.objectCmds(jobKind)...)
-	cmd.AddCommand(c.registerCmd(), c.triggerCmd(), c.killCmd(), c.nextCmd())
+	cmd.AddCommand(objectGroup{c.cli}.objectCmds(jobKind)...)
+	cmd.AddCommand(c.registerCmd(), c.triggerCmd(), c.killCmd(), tenancyGroup{c.cli}.nextCmd())
 	return cmd
 }
 
-func (c *cli) registerCmd() *cobra.Command {
+func (c runGroup) registerCmd() *cobra.Command {
 	var files []string
 	cmd := &cobra.Command{
 		Use:     "register -f FILE…",
@@ -60,7 +60,7 @@ type triggerOpts struct {
 	timeout, poll time.Duration
 }
 
-func (c *cli) triggerCmd() *cobra.Command {
+func (c runGroup) triggerCmd() *cobra.Command {
 	var o triggerOpts
 	cmd := &cobra.Command{
 		Use:   "trigger NAME [--param P] [--wait]",
@@ -87,7 +87,7 @@ func (c *cli) triggerCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) trigger(ctx context.Context, name string, o triggerOpts) error {
+func (c runGroup) trigger(ctx context.Context, name string, o triggerOpts) error {
 	if o.wait && o.key == "" {
 		o.key = newKey()
 	}
@@ -160,7 +160,7 @@ const waitNeverFits = "never_fits"
 var errTimedOut = errors.New("timed out")
 
 // waitRun polls the trigger's run until it ends or the timeout passes.
-func (c *cli) waitRun(ctx context.Context, o triggerOpts) error {
+func (c runGroup) waitRun(ctx context.Context, o triggerOpts) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	last, lastNote := "", ""
@@ -224,7 +224,7 @@ func runningNote(v runView) string {
 
 // tellShards prints each shard's end once, as it happens (a failure with
 // its cause), on stderr.
-func (c *cli) tellShards(key string, v runView, told map[string]bool) {
+func (c runGroup) tellShards(key string, v runView, told map[string]bool) {
 	for _, s := range v.Shards {
 		id := fmt.Sprintf("%d/%s/%s", s.ShardingItem, s.TaskID, s.State)
 		if told[id] {
@@ -248,7 +248,7 @@ func orDash(s string) string {
 
 // reportRun prints how the run's shards ended and fails unless all
 // finished.
-func (c *cli) reportRun(v runView) error {
+func (c runGroup) reportRun(v runView) error {
 	if c.json() {
 		if err := c.printJSON(v); err != nil {
 			return err
@@ -319,7 +319,7 @@ func oneLine(s string) string {
 	return s
 }
 
-func (c *cli) killCmd() *cobra.Command {
+func (c runGroup) killCmd() *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "kill NAME",

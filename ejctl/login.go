@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (c *cli) loginCmd() *cobra.Command {
+func (c tenancyGroup) loginCmd() *cobra.Command {
 	var user string
 	var passwordStdin bool
 	cmd := &cobra.Command{
@@ -77,7 +77,7 @@ func (c *cli) loginCmd() *cobra.Command {
 // user's roles: with no role there and exactly one namespace of their
 // own, that one becomes the config file's default (unless -n or
 // EJCTL_NAMESPACE named the namespace); otherwise it says how to pick.
-func (c *cli) namespaceAfterLogin(ctx context.Context, token string) (picked, note string) {
+func (c tenancyGroup) namespaceAfterLogin(ctx context.Context, token string) (picked, note string) {
 	me := *c.client
 	me.Token = token
 	var w whoAmI
@@ -107,7 +107,7 @@ func (c *cli) namespaceAfterLogin(ctx context.Context, token string) (picked, no
 	return "", fmt.Sprintf("Note: you have no role in namespace %s; yours are %s: pick one with ejctl ns use NAME, or -n NAME", ns, strings.Join(roles, ", "))
 }
 
-func (c *cli) login(cmd *cobra.Command, user string, passwordStdin bool) (string, string, time.Time, error) {
+func (c tenancyGroup) login(cmd *cobra.Command, user string, passwordStdin bool) (string, string, time.Time, error) {
 	if user == "" {
 		return "", "", time.Time{}, usagef("login: --username is required (or --token to store a token)")
 	}
@@ -135,7 +135,7 @@ func (c *cli) login(cmd *cobra.Command, user string, passwordStdin bool) (string
 	return out.Token, out.Role, out.ExpiresAt, nil
 }
 
-func (c *cli) logoutCmd() *cobra.Command {
+func (c tenancyGroup) logoutCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout",
 		Short: "End the session and forget the token in the config file",
@@ -175,7 +175,7 @@ type whoAmI struct {
 
 // accessOpen asks the scheduler, without credentials, whether access is
 // open (no admin configured): then a login means nothing.
-func (c *cli) accessOpen(ctx context.Context) (bool, error) {
+func (c tenancyGroup) accessOpen(ctx context.Context) (bool, error) {
 	anon := *c.client
 	anon.Token = ""
 	var w whoAmI
@@ -187,7 +187,7 @@ func (c *cli) accessOpen(ctx context.Context) (bool, error) {
 	return w.Open, err
 }
 
-func (c *cli) whoamiCmd() *cobra.Command {
+func (c tenancyGroup) whoamiCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "whoami",
 		Short: "Say which scheduler ejctl talks to, as which user and role (or that access is open)",

@@ -39,7 +39,7 @@ type shardTask struct {
 	carry  string // a line begun but not ended, held until it ends
 }
 
-func (c *cli) logsCmd() *cobra.Command {
+func (c runGroup) logsCmd() *cobra.Command {
 	var o logsOpts
 	cmd := &cobra.Command{
 		Use:   "logs TASK_ID|JOB",
@@ -71,7 +71,7 @@ func (c *cli) logsCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) logs(ctx context.Context, target string, o logsOpts) error {
+func (c runGroup) logs(ctx context.Context, target string, o logsOpts) error {
 	var tasks []*shardTask
 	if strings.Contains(target, "@-@") {
 		tasks = []*shardTask{{taskID: target}}
@@ -112,7 +112,7 @@ func (c *cli) logs(ctx context.Context, target string, o logsOpts) error {
 
 // printLog writes data with the task's prefix on every line; a line not
 // yet ended is held back (unless final) so prefixes never land mid-line.
-func (c *cli) printLog(t *shardTask, data string, final bool) error {
+func (c runGroup) printLog(t *shardTask, data string, final bool) error {
 	if t.prefix == "" {
 		_, err := io.WriteString(c.env.Stdout, data)
 		return err
@@ -135,7 +135,7 @@ func (c *cli) printLog(t *shardTask, data string, final bool) error {
 
 // follow prints what the tasks append until none runs and nothing more
 // is written.
-func (c *cli) follow(ctx context.Context, tasks []*shardTask, o logsOpts) error {
+func (c runGroup) follow(ctx context.Context, tasks []*shardTask, o logsOpts) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -179,7 +179,7 @@ func (c *cli) follow(ctx context.Context, tasks []*shardTask, o logsOpts) error 
 	}
 }
 
-func (c *cli) runningTaskIDs(ctx context.Context) (map[string]bool, error) {
+func (c runGroup) runningTaskIDs(ctx context.Context) (map[string]bool, error) {
 	var rows []map[string]any
 	if err := c.client.get(ctx, "/api/job/tasks/running", nil, &rows); err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (c *cli) runningTaskIDs(ctx context.Context) (map[string]bool, error) {
 
 // tasksOfJob picks a task per shard of a job (or the one --shard names):
 // its running task, else its latest execution in history.
-func (c *cli) tasksOfJob(ctx context.Context, job string, o logsOpts) ([]*shardTask, error) {
+func (c runGroup) tasksOfJob(ctx context.Context, job string, o logsOpts) ([]*shardTask, error) {
 	var cfg struct {
 		ShardingTotalCount int `json:"shardingTotalCount"`
 	}
@@ -241,7 +241,7 @@ func (c *cli) tasksOfJob(ctx context.Context, job string, o logsOpts) ([]*shardT
 // writer's spool), so a run that has just ended may not be there yet:
 // when no shard has a task at all it asks again for a few seconds before
 // saying there is none.
-func (c *cli) latestInHistory(ctx context.Context, job string, shards int, o logsOpts, want func(int) bool, byItem map[int]string) error {
+func (c runGroup) latestInHistory(ctx context.Context, job string, shards int, o logsOpts, want func(int) bool, byItem map[int]string) error {
 	q := url.Values{"jobName": {job}, "per_page": {strconv.Itoa(min(2*shards, 1000))}, "sort": {"startTime"}, "order": {"desc"}}
 	if o.shardSet {
 		q.Set("shardingItem", strconv.Itoa(o.shard))

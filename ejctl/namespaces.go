@@ -39,14 +39,14 @@ func (r *resources) String() string {
 	return fmt.Sprintf("%g CPU / %g MB", r.CPUCount, r.MemoryMB)
 }
 
-func (c *cli) nsCmd() *cobra.Command {
+func (c tenancyGroup) nsCmd() *cobra.Command {
 	cmd := group("ns", "Namespaces: list, show, create, set, delete, pick the default")
 	cmd.Aliases = []string{"namespace", "namespaces"}
 	cmd.AddCommand(c.nsLsCmd(), c.nsGetCmd(), c.nsPutCmd("create"), c.nsPutCmd("set"), c.nsRmCmd(), c.nsUseCmd())
 	return cmd
 }
 
-func (c *cli) nsLsCmd() *cobra.Command {
+func (c tenancyGroup) nsLsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "ls", Short: "The namespaces you have a role in (every one for the admin), with what they hold and use", Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -78,7 +78,7 @@ func weight(w float64) string {
 	return strconv.FormatFloat(w, 'g', -1, 64)
 }
 
-func (c *cli) nsGetCmd() *cobra.Command {
+func (c tenancyGroup) nsGetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "get NAME", Short: "One namespace", Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -98,7 +98,7 @@ func (c *cli) nsGetCmd() *cobra.Command {
 }
 
 // nsPutCmd is create (refused when the namespace exists) or set.
-func (c *cli) nsPutCmd(verb string) *cobra.Command {
+func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	var gCPU, gMem, lCPU, lMem, w float64
 	var jitter string
 	cmd := &cobra.Command{
@@ -151,7 +151,7 @@ func (c *cli) nsPutCmd(verb string) *cobra.Command {
 	return cmd
 }
 
-func (c *cli) nsRmCmd() *cobra.Command {
+func (c tenancyGroup) nsRmCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "rm NAME", Short: "Delete an empty namespace (admin); refused while it holds anything, naming what", Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -164,7 +164,7 @@ func (c *cli) nsRmCmd() *cobra.Command {
 	}
 }
 
-func (c *cli) nsUseCmd() *cobra.Command {
+func (c tenancyGroup) nsUseCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "use NAME", Short: "Make NAME the namespace commands act in (saved in the config file; -n overrides it)", Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -200,7 +200,7 @@ type apiToken struct {
 	Token     string     `json:"token,omitempty"`
 }
 
-func (c *cli) tokenCmd() *cobra.Command {
+func (c tenancyGroup) tokenCmd() *cobra.Command {
 	cmd := group("token", "The namespace's API tokens for CI (you need the edit role): create, ls, revoke")
 	var role string
 	var ttl time.Duration
@@ -261,4 +261,4 @@ func (c *cli) tokenCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) tokensPath() string { return "/api/namespaces/" + seg(c.settings.Namespace) + "/tokens" }
+func (c tenancyGroup) tokensPath() string { return "/api/namespaces/" + seg(c.settings.Namespace) + "/tokens" }

@@ -75,7 +75,7 @@ func stateOf(m map[string]any) string {
 }
 
 // objectCmds are ls, get, rm, disable and enable of a kind.
-func (c *cli) objectCmds(k kind) []*cobra.Command {
+func (c objectGroup) objectCmds(k kind) []*cobra.Command {
 	complete := c.completeNames(k)
 	ls := &cobra.Command{Use: "ls", Aliases: []string{"list"}, Short: "List " + k.name + "s", Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.list(cmd.Context(), k) }}
@@ -93,7 +93,7 @@ func (c *cli) objectCmds(k kind) []*cobra.Command {
 	return []*cobra.Command{ls, get, rm, dis, en}
 }
 
-func (c *cli) list(ctx context.Context, k kind) error {
+func (c objectGroup) list(ctx context.Context, k kind) error {
 	var raw json.RawMessage
 	if err := c.client.get(ctx, k.listPath, nil, &raw); err != nil {
 		return err
@@ -112,7 +112,7 @@ func (c *cli) list(ctx context.Context, k kind) error {
 	return c.table(k.headers, out)
 }
 
-func (c *cli) getOne(ctx context.Context, k kind, name string) error {
+func (c objectGroup) getOne(ctx context.Context, k kind, name string) error {
 	var raw json.RawMessage
 	if err := c.client.get(ctx, k.getPath(name), nil, &raw); err != nil {
 		return err
@@ -183,7 +183,7 @@ func orderedPairs(raw []byte) ([][2]string, error) {
 }
 
 // each applies f to every name, reporting each; the first error stops.
-func (c *cli) each(ctx context.Context, k kind, names []string, done string, f func(context.Context, kind, string) error) error {
+func (c objectGroup) each(ctx context.Context, k kind, names []string, done string, f func(context.Context, kind, string) error) error {
 	if len(names) == 0 {
 		return usagef("%s: name at least one %s", done, k.name)
 	}
@@ -196,7 +196,7 @@ func (c *cli) each(ctx context.Context, k kind, names []string, done string, f f
 	return nil
 }
 
-func (c *cli) toggle(action string) func(context.Context, kind, string) error {
+func (c objectGroup) toggle(action string) func(context.Context, kind, string) error {
 	return func(ctx context.Context, k kind, name string) error {
 		return c.client.call(ctx, request{method: http.MethodPost, path: k.basePath(name) + "/" + action}, nil)
 	}

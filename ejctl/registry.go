@@ -28,7 +28,7 @@ const damagedAPI = "/api/registry/damaged"
 // maxRepair bounds the replacement value read from a file.
 const maxRepair = 16 << 20
 
-func (c *cli) registryCmd() *cobra.Command {
+func (c appGroup) registryCmd() *cobra.Command {
 	cmd := group("registry", "The registry's damaged entries (stored values that do not decode, set aside): list, remove, replace")
 	var scan bool
 	damaged := &cobra.Command{

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (c *cli) removeCmd(k kind, complete func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) *cobra.Command {
+func (c objectGroup) removeCmd(k kind, complete func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) *cobra.Command {
 	var yes, force bool
 	short := "Delete " + k.name + "s (running tasks are killed)"
 	if k.name == "app" {
@@ -37,7 +37,7 @@ func (c *cli) removeCmd(k kind, complete func(*cobra.Command, []string, string) 
 }
 
 // remove says what goes, asks (or takes --yes), then deletes each name.
-func (c *cli) remove(ctx context.Context, k kind, names []string, yes, force bool) error {
+func (c objectGroup) remove(ctx context.Context, k kind, names []string, yes, force bool) error {
 	goes := make([]string, len(names))
 	gone := map[string]bool{} // the jobs deleted
 	for i, n := range names {
@@ -93,7 +93,7 @@ func (c *cli) remove(ctx context.Context, k kind, names []string, yes, force boo
 }
 
 // runningOf counts the running tasks of the jobs named.
-func (c *cli) runningOf(ctx context.Context, jobs map[string]bool) (int, error) {
+func (c objectGroup) runningOf(ctx context.Context, jobs map[string]bool) (int, error) {
 	if len(jobs) == 0 {
 		return 0, nil
 	}
@@ -112,7 +112,7 @@ func (c *cli) runningOf(ctx context.Context, jobs map[string]bool) (int, error) 
 
 // whatGoes names what deleting one app or job removes, and the jobs that
 // go: an app takes its jobs with it. An unknown name is the API's 404.
-func (c *cli) whatGoes(ctx context.Context, k kind, name string) (string, []string, error) {
+func (c objectGroup) whatGoes(ctx context.Context, k kind, name string) (string, []string, error) {
 	if err := c.client.get(ctx, k.getPath(name), nil, nil); err != nil {
 		return "", nil, err
 	}
@@ -159,7 +159,7 @@ func (c *cli) confirm(question string) (bool, error) {
 // deleteOne deletes one app or job (?force=true with force). A refusal
 // because workflows run it says how to force it from here; a forced delete
 // that broke workflows warns on stderr with the scheduler's message.
-func (c *cli) deleteOne(force bool) func(context.Context, kind, string) error {
+func (c objectGroup) deleteOne(force bool) func(context.Context, kind, string) error {
 	return func(ctx context.Context, k kind, name string) error {
 		var q url.Values
 		if force {

@@ -136,7 +136,10 @@ func (c *cli) rootCmd() *cobra.Command {
 	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&c.requestTimeout, "request-timeout", 30*time.Second, "time limit of each API call (uploads excepted)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	root.AddCommand(c.loginCmd(), c.logoutCmd(), c.whoamiCmd(), c.appCmd(), c.jobCmd(), c.applyCmd(), c.tasksCmd(), c.deadlinesCmd(), c.backfillCmd(), c.logsCmd(), c.historyCmd(), c.nsCmd(), c.tokenCmd(), c.secretCmd(), c.calendarCmd(), c.registryCmd(), c.clusterCmd())
+	objs, runs, apps, ten, cl := objectGroup{c}, runGroup{c}, appGroup{c}, tenancyGroup{c}, clusterGroup{c}
+	root.AddCommand(ten.loginCmd(), ten.logoutCmd(), ten.whoamiCmd(), apps.appCmd(), runs.jobCmd(), objs.applyCmd(), runs.tasksCmd(),
+		runs.deadlinesCmd(), runs.backfillCmd(), runs.logsCmd(), runs.historyCmd(), ten.nsCmd(), ten.tokenCmd(), ten.secretCmd(),
+		ten.calendarCmd(), apps.registryCmd(), cl.clusterCmd())
 	return root
 }
 

@@ -27,7 +27,7 @@ type secretMeta struct {
 // maxSecret is the largest value the scheduler takes (secrets.MaxValue).
 const maxSecret = 64 << 10
 
-func (c *cli) secretCmd() *cobra.Command {
+func (c tenancyGroup) secretCmd() *cobra.Command {
 	cmd := group("secret", "The namespace's secrets: set (write once, never read back), ls, rm; jobs name them in their secrets field")
 	cmd.Aliases = []string{"secrets"}
 	var from string
@@ -105,6 +105,6 @@ func (c *cli) secretCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) secretsPath() string {
+func (c tenancyGroup) secretsPath() string {
 	return "/api/namespaces/" + seg(c.settings.Namespace) + "/secrets"
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (c *cli) tasksCmd() *cobra.Command {
+func (c runGroup) tasksCmd() *cobra.Command {
 	var job string
 	cmd := &cobra.Command{
 		Use:       "tasks [running|ready|failover]",
@@ -32,7 +32,7 @@ func (c *cli) tasksCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) tasks(ctx context.Context, views []string, job string) error {
+func (c runGroup) tasks(ctx context.Context, views []string, job string) error {
 	all := map[string][]map[string]any{}
 	for _, v := range views {
 		var rows []map[string]any
@@ -67,7 +67,7 @@ func (c *cli) tasks(ctx context.Context, views []string, job string) error {
 	return nil
 }
 
-func (c *cli) taskTable(view string, rows []map[string]any) error {
+func (c runGroup) taskTable(view string, rows []map[string]any) error {
 	var out [][]string
 	switch view {
 	case "running":
@@ -115,7 +115,7 @@ func since(v any) string {
 	return fmtTime(t)
 }
 
-func (c *cli) historyCmd() *cobra.Command {
+func (c runGroup) historyCmd() *cobra.Command {
 	var job, task, source, by, from, to string
 	var failed, succeeded bool
 	var limit, page int
@@ -170,7 +170,7 @@ func (c *cli) historyCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) history(ctx context.Context, q url.Values) error {
+func (c runGroup) history(ctx context.Context, q url.Values) error {
 	var raw json.RawMessage
 	if err := c.client.get(ctx, "/api/job/events/executions", q, &raw); err != nil {
 		return err
