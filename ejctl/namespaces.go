@@ -261,4 +261,6 @@ func (c tenancyGroup) tokenCmd() *cobra.Command {
 	return cmd
 }
 
-func (c tenancyGroup) tokensPath() string { return "/api/namespaces/" + seg(c.settings.Namespace) + "/tokens" }
+func (c tenancyGroup) tokensPath() string {
+	return "/api/namespaces/" + seg(c.settings.Namespace) + "/tokens"
+}
