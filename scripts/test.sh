@@ -55,7 +55,7 @@ phase "compiling in the background: the race build then go vet over it, and make
 go mod download
 # vet with -race reuses the race build's compiled packages instead of
 # compiling every package a second time without the race detector.
-background racevet sh -c 'go build -race ./... && go vet -race ./...'
+background racevet sh -c 'go build -race ./... && go vet -race -tags e2e ./...'
 background build make -s build
 
 phase "installing test dependencies"
@@ -130,15 +130,15 @@ if [ -n "$k8s_home" ]; then
 	# The longest tier (its cluster, the installed scheduler's image): it runs beside the other
 	# packages from now on instead of taking one of go test's two slots late.
 	phase "real Kubernetes tier, in the background"
-	background realkube go test -race -count=1 -timeout 25m ./e2e/realkube/
+	background realkube go test -race -count=1 -tags e2e -timeout 25m ./e2e/realkube/
 else echo "== real Kubernetes tier: skipped: no Kubernetes build at ../shared/k8s-1.37 (set EJ_K8S_HOME)"; fi
 
 phase "unit, conformance, integration and end-to-end tests (race detector on)"
 log="$logs/go-test"
 set +e
-pkgs=$(go list ./...)
+pkgs=$(go list -tags e2e ./...)
 if [ -n "$k8s_home" ]; then pkgs=$(echo "$pkgs" | grep -v '/e2e/realkube$'); fi
-go test -race -count=1 -timeout 25m $pkgs 2>&1 | tee "$log"
+go test -race -count=1 -tags e2e -timeout 25m $pkgs 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ -n "$k8s_home" ]; then
 	kstatus=0

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package soak is the fault soak's smokes inside make test: one seed on
 // the ZooKeeper cluster shape (its own 3-server ensemble, three
 // schedulers, mesos-local's simulated agents) for about two minutes of
