@@ -131,3 +131,40 @@ func readyChange(e store.Event) (ReadyChange, bool) {
 	}
 	return ReadyChange{}, false
 }
+
+// WatchWorkflows follows the workflows, their disable flags, their runs
+// and the keyed runs' records. A store watch that closes while ctx lasts
+// is reported as a WorkflowAll change (and the channel closes with ctx).
+func (r *Registry) WatchWorkflows(ctx context.Context) (<-chan WorkflowChange, error) {
+	out := make(chan WorkflowChange, 4096)
+	paths := []string{WorkflowsPath, disabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
+	chans := make([]<-chan store.Event, 0, len(paths))
+	for _, p := range paths {
+		ch, err := r.kv.Watch(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("registry: watch %s: %w", p, err)
+		}
+		chans = append(chans, ch)
+	}
+	send := func(c WorkflowChange) bool {
+		select {
+		case out <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for _, ch := range chans {
+		go func() {
+			for ev := range ch {
+				if c, ok := workflowChange(ev); ok && !send(c) {
+					return
+				}
+			}
+			if ctx.Err() == nil { // a watch closes when ctx ends; otherwise the store failed
+				send(WorkflowChange{Kind: WorkflowAll})
+			}
+		}()
+	}
+	return out, nil
+}

@@ -23,7 +23,7 @@ type Cell struct {
 }
 
 // PackageKey is the cell of the package token key (packageKeyPath).
-func (r *Registry) PackageKey() Cell { return Cell{kv: r.phys, path: packageKeyPath} }
+func (tm Term) PackageKey() Cell { return Cell{kv: tm.r.phys, path: packageKeyPath} }
 
 // Path is the cell's node, for messages.
 func (c Cell) Path() string { return c.path }
