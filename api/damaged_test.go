@@ -36,7 +36,7 @@ func TestDamagedEntriesSetAsideAndRepaired(t *testing.T) {
 		e := newEnv(t)
 		clk, reg, ops := clock.NewFake(t0), registry.New(kv), &fakeOps{}
 		o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
-		o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+		o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 		e.h, e.reg, e.kv, e.clock, e.ops = api.New(o), reg, kv, clk, ops
 		damagedEntriesSetAsideAndRepaired(t, e)
 	})

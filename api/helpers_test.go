@@ -162,7 +162,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	for _, fn := range opts {
 		fn(&o, &creds)
 	}
-	o.Auth = api.NewAuth(creds, clk, o.Registry)
+	o.Auth = api.NewAuth(creds, clk, o.Registry.Tenancy())
 	return &env{t: t, h: api.New(o), reg: reg, kv: kv, clock: clk, ops: ops}
 }
 

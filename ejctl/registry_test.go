@@ -32,7 +32,7 @@ func TestRegistryDamagedCommands(t *testing.T) {
 	}
 	out, _ = r.must(0, "registry", "put", "/config/app/legacy_app", file)
 	has(t, "put", out, "replaced /config/app/legacy_app")
-	if _, err := s.reg.App(ctx, "legacy_app"); err != nil {
+	if _, err := s.reg.Config().App(ctx, "legacy_app"); err != nil {
 		t.Errorf("the repaired app: %v", err)
 	}
 	_, errs := r.must(2, "registry", "rm", "/state/ready/legacy_job")

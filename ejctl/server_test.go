@@ -67,7 +67,7 @@ func newTestServer(t *testing.T, creds api.Credentials, opts ...func(*api.Option
 	kv := memory.New()
 	reg := registry.New(kv)
 	ops := &testOps{logs: map[string]string{}}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Auth: api.NewAuth(creds, clk, reg)}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Auth: api.NewAuth(creds, clk, reg.Tenancy())}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -91,7 +91,7 @@ func newRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
 	ctx := context.Background()
 	reg := registry.New(memory.New())
-	if err := reg.AddApp(ctx, app.Config{AppName: "app", AppURL: "file:///x", CPUCount: 1, MemoryMB: 64, BootstrapScript: "x"}); err != nil {
+	if err := reg.Config().AddApp(ctx, app.Config{AppName: "app", AppURL: "file:///x", CPUCount: 1, MemoryMB: 64, BootstrapScript: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"job_a", "job_b", "job_c"} {
@@ -100,7 +100,7 @@ func newRegistry(t *testing.T) *registry.Registry {
 		if name == "job_c" {
 			c.JobExecutionType = jobs.Daemon
 		}
-		if err := reg.AddJob(ctx, c); err != nil {
+		if err := reg.Config().AddJob(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -255,7 +255,7 @@ func TestCollectorDays(t *testing.T) {
 		}
 		c := jobs.Default()
 		c.JobName, c.AppName, c.Cron = "job_d", "app", "0 * * * * ?"
-		if err := reg.AddJob(context.Background(), c); err != nil {
+		if err := reg.Config().AddJob(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
 		l.to(time.Date(2024, 3, 4, 0, 1, 0, 0, time.UTC)) // two more days

@@ -161,7 +161,7 @@ func catchUp(ctx context.Context, cfg Config, reg *registry.Registry, term *elec
 	cctx, cancel := context.WithTimeout(ctx, CatchUpWait)
 	defer cancel()
 	began := cfg.Clock.Now()
-	if err := reg.BeginTerm(cctx, value, cfg.CatchUp); err != nil {
+	if err := reg.Term().BeginTerm(cctx, value, cfg.CatchUp); err != nil {
 		return fmt.Errorf("catch up with the registry before leading: %w", err)
 	}
 	cfg.Log.Info("registry cache caught up with the terms before", "term", term.Seq(), "took", cfg.Clock.Now().Sub(began).Round(time.Microsecond))

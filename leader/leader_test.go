@@ -68,7 +68,7 @@ func TestTermLifecycle(t *testing.T) {
 		return []Loop{
 			{Name: "steady", Run: func(ctx context.Context) error { <-ctx.Done(); rec.add("steady stopped"); return nil }},
 			{Name: "failing", Run: func(ctx context.Context) error {
-				if err := r.SetFrameworkID(ctx, "fw"); err != nil { // a fenced write while leading
+				if err := r.Term().SetFrameworkID(ctx, "fw"); err != nil { // a fenced write while leading
 					return err
 				}
 				return errors.New("boom")
@@ -86,13 +86,13 @@ func TestTermLifecycle(t *testing.T) {
 	if got := rec.list(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[4] != want[4] {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	if id, _ := registry.New(kv).FrameworkID(ctx); id != "fw" {
+	if id, _ := registry.New(kv).Term().FrameworkID(ctx); id != "fw" {
 		t.Fatalf("the write while leading did not land: %q", id)
 	}
 	if err := kv.Commit(ctx, store.Delete("/ha/election/n-1", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.SetFrameworkID(ctx, "late"); !errors.Is(err, registry.ErrFenced) {
+	if err := reg.Term().SetFrameworkID(ctx, "late"); !errors.Is(err, registry.ErrFenced) {
 		t.Fatalf("a write after the election node went: %v, want ErrFenced", err)
 	}
 }

@@ -28,7 +28,7 @@ func RegistryApps(r *registry.Registry) Apps { return registryApps{r} }
 
 type registryApps struct{ r *registry.Registry }
 
-func (a registryApps) Apps(ctx context.Context) ([]app.Config, error) { return a.r.Apps(ctx) }
+func (a registryApps) Apps(ctx context.Context) ([]app.Config, error) { return a.r.Config().Apps(ctx) }
 func (a registryApps) WatchApps(ctx context.Context) (<-chan store.Event, error) {
 	return a.r.WatchApps(ctx)
 }
