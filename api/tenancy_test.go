@@ -120,7 +120,7 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
-	reg := registry.New(kv)
+	reg := registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)})
 	tn := &tenancy{reg: reg, kv: kv, users: uf}
 	for _, ns := range []string{"pay", "search"} {
 		if _, err := reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -15,7 +14,6 @@ import (
 // with its path and error, replaced with a valid value or removed.
 func TestRegistryDamagedCommands(t *testing.T) {
 	s := newTestServer(t, api.Credentials{})
-	s.reg.Damage = registry.NewDamage(nil)
 	ctx := context.Background()
 	for _, p := range []string{"/config/app/legacy_app", "/state/ready/legacy_job"} {
 		if err := s.kv.Commit(ctx, store.Put(p, []byte(`{"appName":"legacy_app","ap`))); err != nil {

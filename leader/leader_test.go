@@ -38,8 +38,10 @@ func (r *recorder) list() []string {
 
 func config(kv store.KV, ts terms, rec *recorder, start func(ctx context.Context, t *election.Term, reg *registry.Registry) ([]Loop, error)) Config {
 	return Config{
-		Terms:    ts,
-		Registry: func() *registry.Registry { return registry.New(kv) },
+		Terms: ts,
+		Registry: func(fence func() []store.Op) *registry.Registry {
+			return registry.New(kv, registry.Options{Fence: fence})
+		},
 		CatchUp: func(ctx context.Context, path string, value []byte, commit func(context.Context, ...store.Op) error) error {
 			rec.add("catch-up")
 			return commit(ctx, store.Put(path, value))

@@ -71,7 +71,8 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 	if err := r.kv.Commit(r.ctx, store.Create("/ha/election/n_1", nil)); err != nil {
 		t.Fatal(err)
 	}
-	r.sched.deps.Registry.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
+	fence := func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
+	r.rebuild(func(d *Deps) { d.Registry = registry.New(r.kv, registry.Options{Fence: fence}) })
 	if err := r.kv.Commit(r.ctx, store.Delete("/ha/election/n_1", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}

@@ -30,14 +30,13 @@ func TestDamagedEntriesLeaveSchedulingWorking(t *testing.T) {
 		}
 		t.Cleanup(func() { kv.Close() })
 		r := newRig(t)
-		r.kv, r.reg = kv, registry.New(kv)
+		r.kv, r.reg = kv, registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)})
 		r.rebuild(func(d *Deps) { d.Registry = r.reg })
 		damagedEntriesLeaveSchedulingWorking(t, r)
 	})
 }
 
 func damagedEntriesLeaveSchedulingWorking(t *testing.T, r *rig) {
-	r.reg.Damage = registry.NewDamage(nil)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(c *jobs.Config) { c.ShardingTotalCount = 2 })
 	damaged := []string{

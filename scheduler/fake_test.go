@@ -144,7 +144,7 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(cancel)
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
-	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), kv: kv, drv: newFakeDriver(), clk: clock.NewFake(t0)}
+	r := &rig{t: t, ctx: ctx, reg: registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)}), kv: kv, drv: newFakeDriver(), clk: clock.NewFake(t0)}
 	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk,
 		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
 	r.sched.st.subscribed = true

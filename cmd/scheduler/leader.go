@@ -153,9 +153,8 @@ func (l *leaderWork) run(ctx context.Context, lead leadership) error {
 	}()
 	return leader.Run(ctx, leader.Config{
 		Terms: lead,
-		Registry: func() *registry.Registry {
-			reg := registry.New(l.kv, registry.Options{MaxPending: l.cfg.JobStateQueue, Damage: l.damage})
-			return reg
+		Registry: func(fence func() []store.Op) *registry.Registry {
+			return registry.New(l.kv, registry.Options{Fence: fence, MaxPending: l.cfg.JobStateQueue, Damage: l.damage})
 		},
 		CatchUp: l.kv.Barrier,
 		Start:   l.start,

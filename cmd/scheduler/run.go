@@ -107,7 +107,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		log.Warn("cluster mode with the embedded history database: each instance keeps only the history of its own terms as leader; set event_trace_rdb_driver=mysql to share one")
 	}
 	defer func() { closeTrace(tw, hl != nil) }()
-	reg := registry.New(kv, registry.Options{MaxPending: cfg.JobStateQueue, Fence: apiFence(lead), Damage: registry.NewDamage(log.With("subsystem", "registry"))}) // the API's: fenced with whatever term is in force
+	reg := registry.New(kv, registry.Options{ // the API's: fenced with whatever term is in force
+		MaxPending: cfg.JobStateQueue,
+		Fence:      apiFence(lead),
+		Damage:     registry.NewDamage(log.With("subsystem", "registry")),
+	})
 	mx := metrics.New()
 	kv.ObserveLag(mx.CacheLag)
 	mx.Leading(false)
@@ -286,7 +290,7 @@ func observers(mx *metrics.Metrics, tw *trace.Writer, hs *history.Store, reg *re
 		return mx, nil
 	}
 	mx.Register(tw.Collectors()...)
-	coll := history.NewCollector(hs, reg, log.With("subsystem", "statistics"))
+	coll := history.NewCollector(hs, history.RegistryOf(reg), log.With("subsystem", "statistics"))
 	if replicated {
 		return trace.Tee(mx, trace.NewObserver(tw, sampling)), coll
 	}

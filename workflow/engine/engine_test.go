@@ -451,7 +451,8 @@ func waitFor(t *testing.T, ev <-chan store.Event, cond func() bool) {
 
 func TestNodeOfAJobWithAFullQueueFailsToStart(t *testing.T) {
 	r := newRig(t, "a")
-	r.reg.MaxPending = 1
+	r.reg = registry.New(r.kv, registry.Options{MaxPending: 1})
+	r.eng = r.newEngine(r.reg)
 	r.register(chain("w", "a"))
 	r.start()
 	if _, err := r.reg.Work().Trigger(r.ctx, "a", false, r.clk.Now()); err != nil {
