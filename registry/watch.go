@@ -36,10 +36,11 @@ func (r *Registry) WatchConfig(ctx context.Context) (<-chan ConfigChange, error)
 	return follow(ctx, r.kv, 64, configChange, "/config", "/state/disable")
 }
 
-// WatchApps reports the store's events under AppsPath (an app published,
-// updated or deleted) until ctx ends or the store's watch does.
-func (r *Registry) WatchApps(ctx context.Context) (<-chan store.Event, error) {
-	return r.kv.Watch(ctx, AppsPath)
+// WatchApps follows the apps alone (an app published, updated or deleted:
+// ConfigApp; ConfigAll when changes may have been missed). The channel
+// closes when ctx ends or the store's watch does.
+func (r *Registry) WatchApps(ctx context.Context) (<-chan ConfigChange, error) {
+	return follow(ctx, r.kv, 64, configChange, AppsPath)
 }
 
 // follow watches paths and sends what conv makes of each event (nothing when it says false)
