@@ -147,7 +147,7 @@ func (s *Server) authorize(c *gin.Context, p identity.Principal) error {
 	if toLeader(c) && s.cluster != nil && !s.cluster.Leading() {
 		return nil // the leader this request goes to checks (this instance's copy may not have a new namespace yet)
 	}
-	exists, err := s.reg.NamespaceExists(c, ns)
+	exists, err := s.reg.Tenancy().NamespaceExists(c, ns)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func (s *Server) appRoutes(g *gin.RouterGroup) {
 }
 
 func (s *Server) addApp(c *gin.Context) {
-	create(s, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).AddApp)
+	create(s, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).Config().AddApp)
 }
 
 // checkAddApp is an app's registration's check.
@@ -124,12 +124,12 @@ func (s *Server) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.regIn(c).App(c, probe.AppName)
+	cfg, err := s.regIn(c).Config().App(c, probe.AppName)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	save(s, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).UpdateApp)
+	save(s, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).Config().UpdateApp)
 }
 
 // checkKeepsPackage refuses to clear the appURL of an app whose jobs run
@@ -138,7 +138,7 @@ func (s *Server) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
 	if cfg.AppURL != "" {
 		return nil
 	}
-	all, err := s.regIn(ctx).Jobs(ctx)
+	all, err := s.regIn(ctx).Config().Jobs(ctx)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (s *Server) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
 }
 
 func (s *Server) getApp(c *gin.Context) {
-	cfg, err := s.regIn(c).App(c, c.Param("appName"))
+	cfg, err := s.regIn(c).Config().App(c, c.Param("appName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -173,7 +173,7 @@ type appRow struct {
 func (r appRow) MarshalJSON() ([]byte, error) { return withDisabled(r.Config, r.Disabled) }
 
 func (s *Server) listApps(c *gin.Context) {
-	apps, err := s.regIn(c).Apps(c)
+	apps, err := s.regIn(c).Config().Apps(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -196,10 +196,10 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).App(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+	if _, err := s.regIn(c).Config().App(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
 		return err // (an app whose stored config does not decode is deleted too)
 	}
-	all, err := s.regIn(c).Jobs(c)
+	all, err := s.regIn(c).Config().Jobs(c)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).DeleteApp(c, name); err != nil {
+	if _, err := s.regIn(c).Config().DeleteApp(c, name); err != nil {
 		return err
 	}
 	deleted(c, "App '"+name+"' with its jobs", broken)
@@ -234,7 +234,7 @@ func (s *Server) isDisabled(kind string) gin.HandlerFunc {
 			writeError(c, s.log, err)
 			return
 		}
-		d, err := s.regIn(c).IsDisabled(c, kind, name)
+		d, err := s.regIn(c).Config().IsDisabled(c, kind, name)
 		if err != nil {
 			writeError(c, s.log, err)
 			return
@@ -247,7 +247,7 @@ func (s *Server) setDisabled(kind string, disabled bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, kind)
 		if err == nil {
-			err = s.regIn(c).SetDisabled(c, kind, name, disabled, s.clock.Now())
+			err = s.regIn(c).Config().SetDisabled(c, kind, name, disabled, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -263,10 +263,10 @@ func (s *Server) setDisabled(kind string, disabled bool) gin.HandlerFunc {
 func (s *Server) checkExists(c *gin.Context, kind string) (string, error) {
 	if kind == "app" {
 		name := c.Param("appName")
-		_, err := s.regIn(c).App(c, name)
+		_, err := s.regIn(c).Config().App(c, name)
 		return name, err
 	}
 	name := c.Param("jobName")
-	_, err := s.regIn(c).Job(c, name)
+	_, err := s.regIn(c).Config().Job(c, name)
 	return name, err
 }

@@ -145,7 +145,7 @@ func seedWorkflowRuns(t *testing.T, e *env) {
 	ctx := context.Background()
 	cfg := workflow.Default()
 	cfg.Name, cfg.Nodes = "wf", []workflow.Node{{ID: "a", Job: "job"}}
-	if err := e.reg.AddWorkflow(ctx, cfg); err != nil {
+	if err := e.reg.Flows().AddWorkflow(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	running, _ := workflow.Step(workflow.NewRun(cfg, "r1", workflow.SourceAPI, nil, "", t0), true, workflow.Input{Now: t0})

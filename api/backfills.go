@@ -129,12 +129,12 @@ func (s *Server) backfillInstants(c *gin.Context, cfg jobs.Config, req backfillR
 // are those of the plan its engine fires (crons, H, jitter, calendar).
 func (s *Server) startWorkflowBackfill(c *gin.Context, req backfillRequest, now time.Time) {
 	name := req.WorkflowName
-	cfg, err := s.regOf(c).Workflow(c, name)
+	cfg, err := s.regOf(c).Flows().Workflow(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	if d, err := s.regOf(c).IsDisabled(c, "workflow", name); err != nil || d {
+	if d, err := s.regOf(c).Config().IsDisabled(c, "workflow", name); err != nil || d {
 		if err == nil {
 			err = fmt.Errorf("%w: the workflow '%s' is disabled; enable it first.", ErrConflict, name)
 		}

@@ -62,7 +62,7 @@ func TestBackfillAPI(t *testing.T) {
 	e.wantError(e.request(http.MethodPost, "/api/job/backfills", `{"jobName":"ghost","from":"2024-03-01T09:00:00Z","to":"2024-03-01T10:00:00Z"}`),
 		http.StatusNotFound, "ghost")
 
-	if _, err := e.reg.PutNamespace(t.Context(), namespace.Record{Name: "pay"}); err != nil {
+	if _, err := e.reg.Tenancy().PutNamespace(t.Context(), namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := decode[[]backfillReply](t, e.must(http.StatusOK, http.MethodGet, "/api/job/backfills?namespace=pay", "")); len(got) != 0 {
@@ -118,7 +118,7 @@ func TestWorkflowBackfillAPI(t *testing.T) {
 	e.wantError(e.request(http.MethodPost, "/api/job/backfills", `{"workflowName":"nightly","from":"2024-03-01T09:00:00Z","to":"2024-03-01T10:00:00Z"}`),
 		http.StatusConflict, "disabled")
 
-	if _, err := e.reg.PutNamespace(t.Context(), namespace.Record{Name: "pay"}); err != nil {
+	if _, err := e.reg.Tenancy().PutNamespace(t.Context(), namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := decode[[]wfBackfillReply](t, e.must(http.StatusOK, http.MethodGet, "/api/job/backfills?namespace=pay&workflowName=nightly", "")); len(got) != 0 {

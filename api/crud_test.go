@@ -108,7 +108,7 @@ func TestDisableEnable(t *testing.T) {
 			if got := isDisabled(); got != "true" {
 				t.Errorf("GET disable after disable = %s, want true", got)
 			}
-			disabled, err := e.reg.IsDisabled(t.Context(), kind.kind, kind.kind)
+			disabled, err := e.reg.Config().IsDisabled(t.Context(), kind.kind, kind.kind)
 			if err != nil || !disabled {
 				t.Errorf("registry IsDisabled = %v, %v; want true", disabled, err)
 			}
@@ -153,7 +153,7 @@ func TestDeleteAppRemovesItsJobs(t *testing.T) {
 		t.Errorf("ready queue after deleting app = %s, want []", r.Body)
 	}
 	for _, kind := range []string{"app", "job"} {
-		d, err := e.reg.Disabled(t.Context(), kind)
+		d, err := e.reg.Config().Disabled(t.Context(), kind)
 		if err != nil || len(d) != 0 {
 			t.Errorf("disabled %ss after delete = %v, %v; want none", kind, d, err)
 		}

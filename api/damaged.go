@@ -30,7 +30,7 @@ func (s *Server) listDamaged(c *gin.Context) {
 	if c.Query("scan") == "true" {
 		all, err = s.reg.Scan(c)
 	} else if err = s.reg.Recheck(c); err == nil {
-		all = s.reg.Damage.List()
+		all = s.reg.Damage().List()
 	}
 	if err != nil {
 		writeError(c, s.log, err)

@@ -34,16 +34,15 @@ func TestDamagedEntriesSetAsideAndRepaired(t *testing.T) {
 		}
 		t.Cleanup(func() { kv.Close() })
 		e := newEnv(t)
-		clk, reg, ops := clock.NewFake(t0), registry.New(kv), &fakeOps{}
+		clk, reg, ops := clock.NewFake(t0), registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)}), &fakeOps{}
 		o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
-		o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+		o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 		e.h, e.reg, e.kv, e.clock, e.ops = api.New(o), reg, kv, clk, ops
 		damagedEntriesSetAsideAndRepaired(t, e)
 	})
 }
 
 func damagedEntriesSetAsideAndRepaired(t *testing.T, e *env) {
-	e.reg.Damage = registry.NewDamage(nil)
 	ctx := context.Background()
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("good_app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("good_job", "good_app"))
@@ -121,7 +120,6 @@ func damagedEntriesSetAsideAndRepaired(t *testing.T, e *env) {
 // admin sees the scheduler's own and repairs.
 func TestDamagedEntriesByNamespace(t *testing.T) {
 	tn := twoTeamsAPI(t)
-	tn.reg.Damage = registry.NewDamage(nil)
 	ctx := context.Background()
 	for _, p := range []string{"/namespaces/pay/config/app/legacy", "/namespaces/search/config/job/legacy", "/auth/tokens/bad"} {
 		if err := tn.kv.Commit(ctx, store.Put(p, []byte(`{"appName":"legacy","ap`))); err != nil {

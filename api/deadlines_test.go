@@ -46,7 +46,7 @@ func TestMissedDeadlinesList(t *testing.T) {
 		{Kind: deadline.KindStart, Namespace: "other", Job: "report", Since: t0, Due: t0, Message: "not ours"},
 	} {
 		b, _ := json.Marshal(a)
-		if ok, err := e.reg.MarkAlert(t.Context(), a.PathKey(), b); !ok || err != nil {
+		if ok, err := e.reg.Schedule().MarkAlert(t.Context(), a.PathKey(), b); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}

@@ -101,7 +101,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 	if err != nil {
 		return d, nil, err
 	}
-	if _, err := s.reg.Namespace(ctx, nsFrom(ctx)); err != nil {
+	if _, err := s.reg.Tenancy().Namespace(ctx, nsFrom(ctx)); err != nil {
 		return d, nil, fmt.Errorf("%w (create it first: ejctl ns create %s)", err, nsFrom(ctx))
 	}
 	switch kind {
@@ -110,7 +110,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		if err := decodeStrict(body, &d.app); err != nil {
 			return d, nil, err
 		}
-		d.exists, err = found(s.regIn(ctx).App(ctx, name))
+		d.exists, err = found(s.regIn(ctx).Config().App(ctx, name))
 		if err != nil {
 			return d, nil, err
 		}
@@ -134,7 +134,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		if err != nil {
 			return d, nil, err
 		}
-		if d.exists, err = found(s.regIn(ctx).Job(ctx, name)); err != nil {
+		if d.exists, err = found(s.regIn(ctx).Config().Job(ctx, name)); err != nil {
 			return d, nil, err
 		}
 		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
@@ -149,7 +149,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		if err := decodeStrict(body, &d.workflow); err != nil {
 			return d, nil, err
 		}
-		if d.exists, err = found(s.regIn(ctx).Workflow(ctx, name)); err != nil {
+		if d.exists, err = found(s.regIn(ctx).Flows().Workflow(ctx, name)); err != nil {
 			return d, nil, err
 		}
 		for i := range d.workflow.Nodes { // as checkWorkflow stores them
@@ -184,10 +184,10 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 	if err != nil {
 		return warns, err
 	}
-	if cur, ok, err := s.reg.OwnerOf(ctx, kind, ns, name); err != nil {
+	if cur, ok, err := s.reg.Config().OwnerOf(ctx, kind, ns, name); err != nil {
 		return warns, err
 	} else if !ok || cur != owner {
-		if err := s.reg.SetOwner(ctx, kind, ns, name, owner); err != nil {
+		if err := s.reg.Config().SetOwner(ctx, kind, ns, name, owner); err != nil {
 			return warns, err
 		}
 	}
@@ -197,17 +197,17 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 	}
 	switch {
 	case kind == DefApp && d.exists:
-		err = reg.UpdateApp(ctx, d.app)
+		err = reg.Config().UpdateApp(ctx, d.app)
 	case kind == DefApp:
-		err = reg.AddApp(ctx, d.app)
+		err = reg.Config().AddApp(ctx, d.app)
 	case kind == DefJob && d.exists:
-		err = reg.UpdateJobAt(ctx, d.job, s.clock.Now())
+		err = reg.Config().UpdateJobAt(ctx, d.job, s.clock.Now())
 	case kind == DefJob:
 		err = s.addJob(ctx, d.job)
 	case d.exists:
-		err = reg.UpdateWorkflow(ctx, d.workflow)
+		err = reg.Flows().UpdateWorkflow(ctx, d.workflow)
 	default:
-		err = reg.AddWorkflow(ctx, d.workflow)
+		err = reg.Flows().AddWorkflow(ctx, d.workflow)
 	}
 	if err == nil && s.ops != nil {
 		s.ops.Wake()
@@ -221,13 +221,13 @@ func (s *Server) unchanged(ctx context.Context, kind, name string, d definition)
 	var err error
 	switch kind {
 	case DefApp:
-		cur, err = s.regIn(ctx).App(ctx, name)
+		cur, err = s.regIn(ctx).Config().App(ctx, name)
 		next = d.app
 	case DefJob:
-		cur, err = s.regIn(ctx).Job(ctx, name)
+		cur, err = s.regIn(ctx).Config().Job(ctx, name)
 		next = d.job
 	default:
-		cur, err = s.regIn(ctx).Workflow(ctx, name)
+		cur, err = s.regIn(ctx).Flows().Workflow(ctx, name)
 		next = d.workflow
 	}
 	if err != nil {
@@ -247,22 +247,22 @@ func (s *Server) DeleteDefinition(ctx context.Context, kind, ns, name string) er
 	var err error
 	switch kind {
 	case DefApp:
-		_, err = reg.DeleteApp(ctx, name)
+		_, err = reg.Config().DeleteApp(ctx, name)
 	case DefJob:
-		err = reg.DeleteJob(ctx, name)
+		err = reg.Config().DeleteJob(ctx, name)
 	default:
-		err = reg.DeleteWorkflow(ctx, name, s.clock.Now())
+		err = reg.Flows().DeleteWorkflow(ctx, name, s.clock.Now())
 	}
 	if _, err := found(struct{}{}, err); err != nil {
 		return err
 	}
-	return s.reg.DropOwner(ctx, kind, ns, name)
+	return s.reg.Config().DropOwner(ctx, kind, ns, name)
 }
 
 // checkNotOwned refuses (409) a change through the API of a definition a
 // Kubernetes object owns: it is changed in the object (kubectl, git).
 func (s *Server) checkNotOwned(ctx context.Context, kind, name string) error {
-	o, ok, err := s.reg.OwnerOf(ctx, kind, nsFrom(ctx), name)
+	o, ok, err := s.reg.Config().OwnerOf(ctx, kind, nsFrom(ctx), name)
 	if err != nil || !ok {
 		return err
 	}

@@ -23,7 +23,7 @@ func newDefEnv(t *testing.T) (*env, *api.Server) {
 	reg := registry.New(memory.New())
 	ops := &fakeOps{}
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+	o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 	h, srv := api.NewServer(o)
 	return &env{t: t, h: h, reg: reg, clock: clk, ops: ops}, srv
 }
@@ -150,7 +150,7 @@ func TestReappliedDefinitionIsNotCheckedAgain(t *testing.T) {
 	reg := registry.New(memory.New())
 	tpl := &countingTemplates{}
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), PodTemplates: tpl}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+	o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 	_, srv := api.NewServer(o)
 	ctx := context.Background()
 	owner := registry.Owner{Kind: "CloudJob", Namespace: "default", Name: "hello", UID: "u"}

@@ -27,7 +27,7 @@ func (s *Server) StatusOf(ctx context.Context, kind, ns, name string) (Definitio
 	var st DefinitionStatus
 	switch kind {
 	case DefJob:
-		job, err := s.regIn(ctx).Job(ctx, name)
+		job, err := s.regIn(ctx).Config().Job(ctx, name)
 		if err != nil {
 			return st, err
 		}
@@ -39,7 +39,7 @@ func (s *Server) StatusOf(ctx context.Context, kind, ns, name string) (Definitio
 		if s.hist == nil {
 			return st, nil
 		}
-		registered, _ := s.regIn(ctx).JobRegisteredAt(ctx, name)
+		registered, _ := s.regIn(ctx).Config().JobRegisteredAt(ctx, name)
 		page, err := s.hist.Executions(ctx, view.Query{Page: 1, PerPage: min(2*job.ShardingTotalCount, maxResultRows),
 			Sort: "startTime", Order: "desc", Start: historyFrom(registered), Filters: map[string]string{"jobName": name}})
 		if err != nil {
@@ -49,7 +49,7 @@ func (s *Server) StatusOf(ctx context.Context, kind, ns, name string) (Definitio
 			st.LastResult, st.LastFailure = r.State, r.FailureCause
 		}
 	case DefWorkflow:
-		cfg, err := s.regIn(ctx).Workflow(ctx, name)
+		cfg, err := s.regIn(ctx).Flows().Workflow(ctx, name)
 		if err != nil {
 			return st, err
 		}

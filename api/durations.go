@@ -37,7 +37,7 @@ const (
 
 func (s *Server) jobDurations(c *gin.Context) {
 	name := c.Param("jobName")
-	if _, err := s.regOf(c).Job(c, name); err != nil {
+	if _, err := s.regOf(c).Config().Job(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -55,7 +55,7 @@ func (s *Server) jobDurations(c *gin.Context) {
 		c.JSON(http.StatusOK, out)
 		return
 	}
-	registered, err := s.regOf(c).JobRegisteredAt(c, name)
+	registered, err := s.regOf(c).Config().JobRegisteredAt(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

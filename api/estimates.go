@@ -20,7 +20,7 @@ func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []que
 		return nil
 	}
 	reg := s.regIn(ctx)
-	running, err := reg.RunningTasks(ctx)
+	running, err := reg.Work().RunningTasks(ctx)
 	if err != nil {
 		return nil
 	}
@@ -28,7 +28,7 @@ func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []que
 	cfg := map[string]jobs.Config{}
 	need := func(job string) {
 		if _, ok := cfg[job]; !ok {
-			if c, err := reg.Job(ctx, job); err == nil {
+			if c, err := reg.Config().Job(ctx, job); err == nil {
 				cfg[job] = c
 			}
 		}
@@ -47,7 +47,7 @@ func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []que
 	// The other namespaces are read too: a namespace with no capacity of
 	// its own shares what the cluster leaves of their running work and
 	// guarantees (the rows are the request's namespace's alone).
-	if recs, err := s.reg.Namespaces(ctx); err == nil {
+	if recs, err := s.reg.Tenancy().Namespaces(ctx); err == nil {
 		st.SetNamespaces(recs)
 		bare := func(m map[string]estimate.Res) {
 			if v, ok := m[ns]; ok {
@@ -72,7 +72,7 @@ func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []que
 				if _, seen := st.Elsewhere[o]; seen || o == ns {
 					continue
 				}
-				if in, err := s.reg.In(o).InUse(ctx); err == nil {
+				if in, err := s.reg.In(o).Tenancy().InUse(ctx); err == nil {
 					st.Elsewhere[o] = estimate.Res{CPUs: in.CPUCount, MemMB: in.MemoryMB}
 				}
 			}

@@ -33,7 +33,7 @@ func (s *Server) checkFits(c context.Context, cfg jobs.Config, warn func(string)
 	exec := app.HTTPOnly()
 	if cfg.AppName != "" {
 		exec = app.Config{}
-		if a, err := s.regIn(c).App(c, cfg.AppName); err == nil {
+		if a, err := s.regIn(c).Config().App(c, cfg.AppName); err == nil {
 			exec = a
 		}
 	}

@@ -77,19 +77,19 @@ func fuzzAPI(tb testing.TB, db fuzzDB, creds api.Credentials) *gin.Engine {
 	reg := registry.New(memory.New())
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://127.0.0.1:1/app.tar.gz", "bin/start.sh"
-	if err := reg.AddApp(ctx, a); err != nil {
+	if err := reg.Config().AddApp(ctx, a); err != nil {
 		tb.Fatal(err)
 	}
 	for name, typ := range map[string]jobs.ExecutionType{"t1": jobs.Transient, "d1": jobs.Daemon} {
 		j := jobs.Default()
 		j.JobName, j.AppName, j.JobExecutionType, j.Cron = name, "app", typ, "0 * * * * ?"
-		if err := reg.AddJob(ctx, j); err != nil {
+		if err := reg.Config().AddJob(ctx, j); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	fops := &fakeOps{}
 	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: fops, Engine: fops,
-		Auth: api.NewAuth(creds, clk, reg), History: db.hist, Audit: db.audit, Packages: db.pkgs, MaxBodyBytes: 64 << 10})
+		Auth: api.NewAuth(creds, clk, reg.Tenancy()), History: db.hist, Audit: db.audit, Packages: db.pkgs, MaxBodyBytes: 64 << 10})
 	return h.(*gin.Engine)
 }
 

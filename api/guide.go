@@ -105,12 +105,12 @@ func (s *Server) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app
 	if err := validName("jobName", job.JobName); err != nil {
 		return job, nil, err
 	}
-	if _, err := s.regIn(ctx).Job(ctx, job.JobName); err == nil {
+	if _, err := s.regIn(ctx).Config().Job(ctx, job.JobName); err == nil {
 		return job, nil, fmt.Errorf("%w: Job '%s' already existed.", registry.ErrJobExists, job.JobName)
 	} else if !errors.Is(err, registry.ErrJobNotFound) {
 		return job, nil, err
 	}
-	existing, err := s.regIn(ctx).App(ctx, job.AppName)
+	existing, err := s.regIn(ctx).Config().App(ctx, job.AppName)
 	switch {
 	case err == nil:
 		return job, nil, guideAppAgrees(existing, req)
@@ -170,13 +170,13 @@ func jarName(u string) string {
 // the last moment takes the app it created with it.
 func (s *Server) guideSave(ctx context.Context, job jobs.Config, newApp *app.Config) error {
 	if newApp != nil {
-		if err := s.regIn(ctx).AddApp(ctx, *newApp); err != nil {
+		if err := s.regIn(ctx).Config().AddApp(ctx, *newApp); err != nil {
 			return err
 		}
 	}
 	err := s.addJob(ctx, job)
 	if err != nil && newApp != nil {
-		if _, derr := s.regIn(ctx).DeleteApp(ctx, newApp.AppName); derr != nil {
+		if _, derr := s.regIn(ctx).Config().DeleteApp(ctx, newApp.AppName); derr != nil {
 			s.log.Warn("api: remove the app created for a job that was refused", "app", newApp.AppName, "err", derr)
 		}
 	}
@@ -224,7 +224,7 @@ func (s *Server) guidePause(disable bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, "job")
 		if err == nil {
-			err = s.regIn(c).SetDisabled(c, "job", name, disable, s.clock.Now())
+			err = s.regIn(c).Config().SetDisabled(c, "job", name, disable, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -272,7 +272,7 @@ type guideJobStatus struct {
 }
 
 func (s *Server) guideStatus(c *gin.Context) {
-	job, err := s.regIn(c).Job(c, c.Param("jobName"))
+	job, err := s.regIn(c).Config().Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -287,11 +287,11 @@ func (s *Server) guideStatus(c *gin.Context) {
 
 func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus, error) {
 	st := guideJobStatus{JobName: job.JobName, State: StateReady, ShardingTotalCount: job.ShardingTotalCount, Instances: []guideInstance{}}
-	running, err := s.regIn(ctx).RunningOf(ctx, job.JobName)
+	running, err := s.regIn(ctx).Work().RunningOf(ctx, job.JobName)
 	if err != nil {
 		return st, err
 	}
-	registered, err := s.regIn(ctx).JobRegisteredAt(ctx, job.JobName)
+	registered, err := s.regIn(ctx).Config().JobRegisteredAt(ctx, job.JobName)
 	if err != nil {
 		return st, err
 	}
@@ -342,7 +342,7 @@ func (s *Server) lastStart(ctx context.Context, job string, registered time.Time
 }
 
 func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
-	q, err := s.regIn(ctx).ReadyQueue(ctx)
+	q, err := s.regIn(ctx).Work().ReadyQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,7 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 		}
 	}
 	if st.PendingExecutions > 0 {
-		w, ok, err := s.regIn(ctx).WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
+		w, ok, err := s.regIn(ctx).Work().WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
 		if err != nil {
 			return err
 		}
@@ -361,7 +361,7 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 			st.Waiting = &v
 		}
 	}
-	fo, err := s.regIn(ctx).FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).Work().FailoverQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 }
 
 func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobStatus) error {
-	rs, err := s.regIn(ctx).RunStateOf(ctx, job.JobName)
+	rs, err := s.regIn(ctx).Work().RunStateOf(ctx, job.JobName)
 	if err != nil {
 		return err
 	}
@@ -383,7 +383,7 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 		if k.name == "" { // an HTTP job without an app
 			continue
 		}
-		d, err := s.regIn(ctx).IsDisabled(ctx, k.kind, k.name)
+		d, err := s.regIn(ctx).Config().IsDisabled(ctx, k.kind, k.name)
 		if err != nil {
 			return err
 		}
@@ -391,7 +391,7 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 			st.State = StatePaused
 		}
 	}
-	p, ok, err := s.regIn(ctx).PauseOf(ctx, job.JobName)
+	p, ok, err := s.regIn(ctx).Work().PauseOf(ctx, job.JobName)
 	if ok {
 		st.Pause = &p
 	}
@@ -416,7 +416,7 @@ func (s *Server) nextFire(ctx context.Context, job jobs.Config, now time.Time) *
 // addJob registers a job, recording when (history of an earlier job of
 // the same name is not its own).
 func (s *Server) addJob(ctx context.Context, job jobs.Config) error {
-	return s.regIn(ctx).AddJobAt(ctx, job, s.clock.Now())
+	return s.regIn(ctx).Config().AddJobAt(ctx, job, s.clock.Now())
 }
 
 // historyFrom is where a job's own history starts: its registration,

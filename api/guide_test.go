@@ -34,10 +34,10 @@ func TestGuideRegister(t *testing.T) {
 	e := newEnv(t)
 	// §3.3.2 as written: the app is the jar, its jobClass is what each shard runs.
 	r := e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", guideRegisterAsWritten)
-	if a, err := e.reg.App(context.Background(), "data-sync-job"); err != nil || a.BootstrapScript != "data-sync-job-1.0.jar" || a.AppURL != "http://repo/jobs/data-sync-job-1.0.jar" {
+	if a, err := e.reg.Config().App(context.Background(), "data-sync-job"); err != nil || a.BootstrapScript != "data-sync-job-1.0.jar" || a.AppURL != "http://repo/jobs/data-sync-job-1.0.jar" {
 		t.Fatalf("the app made from jarPath: %+v %v", a, err)
 	}
-	if j, err := e.reg.Job(context.Background(), "data-sync-job"); err != nil || j.JobClass != "com.example.DataSyncJob" || j.Props["jobClass"] != "" {
+	if j, err := e.reg.Config().Job(context.Background(), "data-sync-job"); err != nil || j.JobClass != "com.example.DataSyncJob" || j.Props["jobClass"] != "" {
 		t.Fatalf("the job: %+v %v (%s)", j, err, r.Body)
 	}
 	e.must(http.StatusNoContent, http.MethodDelete, "/api/job/deregister", "data-sync-job")
@@ -46,7 +46,7 @@ func TestGuideRegister(t *testing.T) {
 		"jarPath names the package of the new app 'j'", "bootstrapScript")
 	e.wantError(e.request(http.MethodPost, "/api/jobs/register", `{"jobName":"j","cron":"0 0 2 * * ?"}`), http.StatusBadRequest,
 		"app 'j' does not exist; send jarPath", "POST /api/app")
-	if apps, _ := e.reg.Apps(context.Background()); len(apps) != 0 {
+	if apps, _ := e.reg.Config().Apps(context.Background()); len(apps) != 0 {
 		t.Fatalf("a refused registration left apps behind: %+v", apps)
 	}
 
@@ -86,7 +86,7 @@ func TestGuideControl(t *testing.T) {
 	// §7.2.2: curl -X POST …/pause answers {"status":"success","message":"Job [userSyncJob] paused."}.
 	r = e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/pause", "")
 	golden(t, "guide_pause", r.Body)
-	if d, _ := e.reg.IsDisabled(context.Background(), "job", "data-sync-job"); !d {
+	if d, _ := e.reg.Config().IsDisabled(context.Background(), "job", "data-sync-job"); !d {
 		t.Error("pause did not disable the job")
 	}
 	e.wantError(e.request(http.MethodPost, "/api/jobs/data-sync-job/start", ""), http.StatusConflict, "disabled")
@@ -105,7 +105,7 @@ func TestGuideStartChecksItsOptions(t *testing.T) {
 		http.StatusBadRequest, "jobParameter must be at most 4096 bytes")
 	e.wantError(e.request(http.MethodPost, "/api/jobs/data-sync-job/start", `{"idempotencyKey":"a b"}`),
 		http.StatusBadRequest, "idempotencyKey")
-	if q, _ := e.reg.ReadyQueue(context.Background()); len(q) != 0 {
+	if q, _ := e.reg.Work().ReadyQueue(context.Background()); len(q) != 0 {
 		t.Fatalf("refused starts queued %+v", q)
 	}
 	e.must(http.StatusOK, http.MethodPost, "/api/jobs/data-sync-job/start", `{"jobParameter":"`+long[:4096]+`"}`)
@@ -160,7 +160,7 @@ func TestGuideStatus(t *testing.T) {
 	golden(t, "job_list_paused", r.Body)
 	// Enabling drops the reason with the flag.
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/data-sync-job/enable", "")
-	if _, ok, _ := e.reg.PauseOf(ctx, "data-sync-job"); ok {
+	if _, ok, _ := e.reg.Work().PauseOf(ctx, "data-sync-job"); ok {
 		t.Error("the pause outlived enable")
 	}
 }
@@ -178,7 +178,7 @@ func TestTriggerRunRecord(t *testing.T) {
 	golden(t, "run_queued", r.Body)
 
 	// The launcher's commit: dequeue and record the shards with the key.
-	q, _ := e.reg.ReadyQueue(ctx)
+	q, _ := e.reg.Work().ReadyQueue(ctx)
 	ch := e.reg.Change().Dequeue(q[0], t0)
 	for item := range 2 {
 		ch.Launch("job", item, task.Entry{TaskID: "job@-@" + string(rune('0'+item)) + "@-@READY@-@a1@-@u",
@@ -191,7 +191,7 @@ func TestTriggerRunRecord(t *testing.T) {
 	golden(t, "run_running", r.Body)
 
 	// The status handler's last commit: the shards gone, the record done.
-	rec, _ := e.reg.RunRecordOf(ctx, "ci-1")
+	rec, _ := e.reg.Work().RunRecordOf(ctx, "ci-1")
 	rec.Shards = []task.ShardOutcome{{Item: 0, TaskID: "job@-@0@-@READY@-@a1@-@u", State: "TASK_FINISHED"},
 		{Item: 1, TaskID: "job@-@1@-@READY@-@a1@-@u", State: "TASK_FAILED", Message: "exit code 3: boom"}}
 	rec.Done, rec.EndedAt = true, t0
@@ -203,7 +203,7 @@ func TestTriggerRunRecord(t *testing.T) {
 
 	// A queued run dropped by a disable is reported as cancelled.
 	e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", `{"jobName":"job","idempotencyKey":"ci-2"}`)
-	if err := e.reg.ClearReady(ctx, "job"); err != nil {
+	if err := e.reg.Work().ClearReady(ctx, "job"); err != nil {
 		t.Fatal(err)
 	}
 	if got := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/ci-2", "")); got["state"] != "CANCELLED" {

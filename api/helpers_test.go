@@ -155,14 +155,14 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	kv := memory.New()
-	reg := registry.New(kv)
+	reg := registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)}) // tracked: damaged entries are listed
 	ops := &fakeOps{}
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
 	var creds api.Credentials
 	for _, fn := range opts {
 		fn(&o, &creds)
 	}
-	o.Auth = api.NewAuth(creds, clk, o.Registry)
+	o.Auth = api.NewAuth(creds, clk, o.Registry.Tenancy())
 	return &env{t: t, h: api.New(o), reg: reg, kv: kv, clock: clk, ops: ops}
 }
 

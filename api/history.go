@@ -294,7 +294,7 @@ func (hs *historyHandlers) registered(c *gin.Context) {
 // executionType counts the registered jobs by type from the registry, with
 // or without a history database (as the original).
 func (hs *historyHandlers) executionType(c *gin.Context) {
-	all, err := hs.s.regIn(c).Jobs(c)
+	all, err := hs.s.regIn(c).Config().Jobs(c)
 	if err != nil {
 		writeError(c, hs.s.log, err)
 		return

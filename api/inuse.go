@@ -38,7 +38,7 @@ func (s *Server) checkUnused(ctx context.Context, force bool, what string, jobs 
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	uses, err := s.regIn(ctx).WorkflowUses(ctx, jobs...)
+	uses, err := s.regIn(ctx).Flows().WorkflowUses(ctx, jobs...)
 	if err != nil || len(uses) == 0 || force {
 		return uses, err
 	}

@@ -28,11 +28,11 @@ func TestDeleteWhatAWorkflowUses(t *testing.T) {
 	e.wantError(e.request(http.MethodDelete, "/api/job/job/deregister?force=maybe", ""), http.StatusBadRequest, "force must be true or false")
 	ctx := context.Background()
 	for _, j := range []string{"job", "other", "spare"} {
-		if _, err := e.reg.Job(ctx, j); err != nil {
+		if _, err := e.reg.Config().Job(ctx, j); err != nil {
 			t.Fatalf("a refused delete removed job %s: %v", j, err)
 		}
 	}
-	if _, err := e.reg.App(ctx, "app"); err != nil {
+	if _, err := e.reg.Config().App(ctx, "app"); err != nil {
 		t.Fatalf("a refused delete removed the app: %v", err)
 	}
 
@@ -42,7 +42,7 @@ func TestDeleteWhatAWorkflowUses(t *testing.T) {
 		"Job 'job' was deleted although workflow etl (nodes extract, clean, alert: job job) ran it: their next runs fail until they are updated" {
 		t.Fatalf("forced deregistration answered %+v", forced)
 	}
-	if _, err := e.reg.Job(ctx, "job"); err == nil {
+	if _, err := e.reg.Config().Job(ctx, "job"); err == nil {
 		t.Fatal("the forced deregistration left the job")
 	}
 	e.wantError(e.request(http.MethodDelete, "/api/app/app", ""), http.StatusConflict, "workflow nightly (node x: job other)")

@@ -128,7 +128,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.regIn(c).Job(c, name)
+	cfg, err := s.regIn(c).Config().Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -142,7 +142,7 @@ func (s *Server) updateJob(c *gin.Context) {
 	s.saveJob(c, body, cfg, func(cfg jobs.Config) error {
 		return s.checkJob(c, cfg, headerWarning(c))
 	}, func(ctx context.Context, cfg jobs.Config) error {
-		return s.regOf(c).UpdateJobAt(ctx, cfg, s.clock.Now()) // the catch-up counts from here
+		return s.regOf(c).Config().UpdateJobAt(ctx, cfg, s.clock.Now()) // the catch-up counts from here
 	})
 }
 
@@ -172,7 +172,7 @@ func (s *Server) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).Job(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+	if _, err := s.regIn(c).Config().Job(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
 		return err // (a job whose stored config does not decode is deleted too)
 	}
 	if err := s.checkNotOwned(c, DefJob, name); err != nil {
@@ -182,7 +182,7 @@ func (s *Server) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.regIn(c).DeleteJob(c, name); err != nil {
+	if err := s.regIn(c).Config().DeleteJob(c, name); err != nil {
 		return err
 	}
 	deleted(c, "Job '"+name+"'", broken)
@@ -240,12 +240,12 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
-		duplicate, err = s.regIn(c).TriggerRun(c, req.JobName, run, now)
+		duplicate, err = s.regIn(c).Work().TriggerRun(c, req.JobName, run, now)
 		queued = !duplicate
 	} else {
 		// false: the trigger collapsed into an execution already waiting
 		// (misfire false), or the job's queue is full; nothing was written.
-		queued, err = s.regIn(c).TriggerBy(c, req.JobName, cfg.Misfire, now, by)
+		queued, err = s.regIn(c).Work().TriggerBy(c, req.JobName, cfg.Misfire, now, by)
 	}
 	if err != nil || !queued {
 		// Nothing committed: no commit stage to observe, nothing new for
@@ -324,12 +324,12 @@ func checkRunOptions(req triggerRequest) error {
 // triggerable checks that a job may run now (registry.CanRun) and is
 // TRANSIENT.
 func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
-	cfg, why, err := s.regIn(c).CanRun(c, name)
+	cfg, why, err := s.regIn(c).Config().CanRun(c, name)
 	switch {
 	case err != nil:
 		return cfg, err
 	case why == jobs.JobMissing:
-		_, err := s.regIn(c).Job(c, name) // its not-found error, as every other endpoint words it
+		_, err := s.regIn(c).Config().Job(c, name) // its not-found error, as every other endpoint words it
 		return cfg, err
 	case cfg.JobExecutionType != jobs.Transient:
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
@@ -362,12 +362,12 @@ func (r jobRow) MarshalJSON() ([]byte, error) {
 }
 
 func (s *Server) listJobs(c *gin.Context) {
-	all, err := s.regIn(c).Jobs(c)
+	all, err := s.regIn(c).Config().Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	pauses, err := s.regIn(c).Pauses(c)
+	pauses, err := s.regIn(c).Work().Pauses(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -383,7 +383,7 @@ func (s *Server) listJobs(c *gin.Context) {
 
 // listWithDisabled answers a list whose rows carry their disable flags.
 func (s *Server) listWithDisabled(c *gin.Context, kind string, n int, row func(i int, off map[string]bool) any) {
-	off, err := s.regIn(c).Disabled(c, kind)
+	off, err := s.regIn(c).Config().Disabled(c, kind)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -405,7 +405,7 @@ func withDisabled(v any, disabled bool) ([]byte, error) {
 }
 
 func (s *Server) getJob(c *gin.Context) {
-	cfg, err := s.regIn(c).Job(c, c.Param("jobName"))
+	cfg, err := s.regIn(c).Config().Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -426,7 +426,7 @@ type runningView struct {
 }
 
 func (s *Server) runningTasks(c *gin.Context) {
-	all, err := s.regIn(c).RunningTasks(c)
+	all, err := s.regIn(c).Work().RunningTasks(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -447,19 +447,19 @@ func (s *Server) runningTasks(c *gin.Context) {
 }
 
 func (s *Server) readyTasks(c *gin.Context) {
-	q, err := s.regIn(c).ReadyQueue(c)
+	q, err := s.regIn(c).Work().ReadyQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).WaitingReasons(c)
+	why, err := s.regIn(c).Work().WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	var fo []queue.Failover
 	if len(q) > 0 {
-		fo, _ = s.regIn(c).FailoverQueue(c) // ahead of executions in the namespace's order; an error leaves estimates out
+		fo, _ = s.regIn(c).Work().FailoverQueue(c) // ahead of executions in the namespace's order; an error leaves estimates out
 	}
 	places := s.places(c, q, fo)
 	out := make([]gin.H, 0, len(q))
@@ -476,19 +476,19 @@ func (s *Server) readyTasks(c *gin.Context) {
 }
 
 func (s *Server) failoverTasks(c *gin.Context) {
-	q, err := s.regIn(c).FailoverQueue(c)
+	q, err := s.regIn(c).Work().FailoverQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).WaitingReasons(c)
+	why, err := s.regIn(c).Work().WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	var places map[string]deadline.Place
 	if len(q) > 0 {
-		if ready, err := s.regIn(c).ReadyQueue(c); err == nil {
+		if ready, err := s.regIn(c).Work().ReadyQueue(c); err == nil {
 			places = s.places(c, ready, q)
 		}
 	}

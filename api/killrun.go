@@ -12,7 +12,7 @@ import (
 // it is dropped; the job's pending executions and cron stay.
 func (s *Server) killRun(c *gin.Context) {
 	name := c.Param("jobName")
-	if _, err := s.regOf(c).Job(c, name); err != nil {
+	if _, err := s.regOf(c).Config().Job(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}

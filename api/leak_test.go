@@ -55,13 +55,13 @@ func leakTeams(t *testing.T) (*tenancy, string) {
 	}
 	tn := twoTeamsAPI(t, func(o *api.Options) {
 		o.Ops, o.Engine = ops, ops
-		o.Auth = api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, o.Clock, o.Registry)
+		o.Auth = api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, o.Clock, o.Registry.Tenancy())
 	})
 	ops.pods = []map[string]any{
 		{"name": "pay-nightly-0-x1", "taskId": tn.payTask, "phase": "Running", "state": "TASK_RUNNING", "cpus": 1.25, "memMB": 384.0},
 		{"name": "search-nightly-1-x2", "taskId": searchTask, "phase": "Pending", "state": "TASK_STAGING", "waiting": "FailedScheduling: 0/1 nodes"},
 	}
-	if _, err := tn.reg.In("search").TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "s1"}, t0); err != nil {
+	if _, err := tn.reg.In("search").Work().TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "s1"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	h := round.Holder{Job: "pay~nightly", Shards: 1, TaskID: tn.payTask, Holds: round.Res{CPUs: 1, MemMB: 128}, Since: t0.Add(-5 * time.Second)}

@@ -123,7 +123,7 @@ func (s *Server) checkLegacyApp(ctx context.Context, lf legacyFields, cfg jobs.C
 	if lf.bootstrap == "" {
 		return nil
 	}
-	a, err := s.regIn(ctx).App(ctx, cfg.AppName)
+	a, err := s.regIn(ctx).Config().App(ctx, cfg.AppName)
 	switch {
 	case errors.Is(err, registry.ErrAppNotFound):
 		return nil // the job's own checks name the missing app
@@ -174,7 +174,7 @@ type jobTypeStatistics struct {
 // http jobs, and the others (SIMPLE, and "": the app's bootstrap script)
 // simple jobs.
 func (hs *historyHandlers) jobTypes(c *gin.Context) {
-	all, err := hs.s.regOf(c).Jobs(c)
+	all, err := hs.s.regOf(c).Config().Jobs(c)
 	if err != nil {
 		writeError(c, hs.s.log, err)
 		return

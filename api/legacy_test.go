@@ -31,24 +31,24 @@ func TestLegacyRegisterBody(t *testing.T) {
 		e.must(http.StatusOK, http.MethodPost, "/api/job/register", b)
 	}
 	ctx := context.Background()
-	j, err := e.reg.Job(ctx, "simple_job")
+	j, err := e.reg.Config().Job(ctx, "simple_job")
 	if err != nil || j.JobType != "SIMPLE" || j.JobClass != "com.example.MyJob" || j.ShardingTotalCount != 3 ||
 		!j.Failover || j.Misfire || j.CPUCount != 0.1 || j.MemoryMB != 64 {
 		t.Errorf("simple_job: %+v %v", j, err)
 	}
-	if j, _ := e.reg.Job(ctx, "dataflow_job"); j.JobType != "DATAFLOW" || j.Props["streaming.process"] != "true" || j.JobExecutionType != "DAEMON" {
+	if j, _ := e.reg.Config().Job(ctx, "dataflow_job"); j.JobType != "DATAFLOW" || j.Props["streaming.process"] != "true" || j.JobExecutionType != "DAEMON" {
 		t.Errorf("dataflow_job: %+v", j)
 	}
-	if j, _ := e.reg.Job(ctx, "script_job"); j.JobType != "SCRIPT" || j.JobClass != "" || j.Props["script.command.line"] != "bin/run.sh" {
+	if j, _ := e.reg.Config().Job(ctx, "script_job"); j.JobType != "SCRIPT" || j.JobClass != "" || j.Props["script.command.line"] != "bin/run.sh" {
 		t.Errorf("script_job: %+v", j)
 	}
-	if j, _ := e.reg.Job(ctx, "bean_job"); j.BeanName != "myJob" || j.ApplicationContext != "META-INF/applicationContext.xml" {
+	if j, _ := e.reg.Config().Job(ctx, "bean_job"); j.BeanName != "myJob" || j.ApplicationContext != "META-INF/applicationContext.xml" {
 		t.Errorf("bean_job: %+v", j)
 	}
 
 	// PUT /api/job/update takes the same body: strings, streamingProcess onto the props.
 	e.must(http.StatusOK, http.MethodPut, "/api/job/update", `{"jobName":"dataflow_job","streamingProcess":"false","shardingTotalCount":"2"}`)
-	if j, _ := e.reg.Job(ctx, "dataflow_job"); j.Props["streaming.process"] != "false" || j.ShardingTotalCount != 2 || j.JobClass != "com.example.MyDataflowJob" {
+	if j, _ := e.reg.Config().Job(ctx, "dataflow_job"); j.Props["streaming.process"] != "false" || j.ShardingTotalCount != 2 || j.JobClass != "com.example.MyDataflowJob" {
 		t.Errorf("updated dataflow_job: %+v", j)
 	}
 

@@ -132,7 +132,7 @@ func TestTriggerWithParameterAndIdempotencyKey(t *testing.T) {
 	}
 	// A second parameterized run does not collapse into the first (misfire=false).
 	e.must(http.StatusOK, http.MethodPost, "/api/job/trigger", `{"jobName":"my_job","jobParameter":"date=2026-11-02"}`)
-	q, err := e.reg.ReadyQueue(context.Background())
+	q, err := e.reg.Work().ReadyQueue(context.Background())
 	if err != nil || len(q) != 1 || q[0].Count != 2 || len(q[0].Runs) != 2 {
 		t.Fatalf("ready = %+v %v", q, err)
 	}
@@ -157,7 +157,7 @@ func TestCollapsedTriggerWakesNothing(t *testing.T) {
 	for range 3 {
 		e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "my_job")
 	}
-	q, err := e.reg.ReadyQueue(t.Context())
+	q, err := e.reg.Work().ReadyQueue(t.Context())
 	if err != nil || len(q) != 1 || q[0].Count != 1 {
 		t.Fatalf("ready = %+v %v, want one execution", q, err)
 	}

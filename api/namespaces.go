@@ -81,7 +81,7 @@ func (s *Server) refuseNamespace(ctx context.Context, name string) error {
 	if ti == nil || ti.Mode != TenantIsolationUnavailable || name == namespace.Default {
 		return nil
 	}
-	if _, err := s.reg.Namespace(ctx, name); err == nil {
+	if _, err := s.reg.Tenancy().Namespace(ctx, name); err == nil {
 		return nil // a change of one that exists
 	}
 	return fmt.Errorf("%w: tenant isolation is unavailable (%s): another namespace's tasks would run as the scheduler's user beside default's; run the scheduler as root, or set tenant_isolation=off to accept that (docs/tenancy.md)",
@@ -89,7 +89,7 @@ func (s *Server) refuseNamespace(ctx context.Context, name string) error {
 }
 
 func (s *Server) listNamespaces(c *gin.Context) {
-	recs, err := s.reg.Namespaces(c)
+	recs, err := s.reg.Tenancy().Namespaces(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -113,7 +113,7 @@ func (s *Server) listNamespaces(c *gin.Context) {
 
 func (s *Server) getNamespace(c *gin.Context) {
 	name := nsOf(c)
-	rec, err := s.reg.Namespace(c, name)
+	rec, err := s.reg.Tenancy().Namespace(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -130,13 +130,13 @@ func (s *Server) getNamespace(c *gin.Context) {
 // usage reads what a namespace holds and what its running tasks use.
 func (s *Server) usage(ctx context.Context, ns string) (Usage, error) {
 	reg := s.reg.In(ns)
-	h, err := reg.Holdings(ctx)
+	h, err := reg.Tenancy().Holdings(ctx)
 	if err != nil {
 		return Usage{}, err
 	}
 	u := Usage{Apps: len(h.Apps), Jobs: len(h.Jobs), Workflows: len(h.Workflows), RunningTasks: h.Running, Queued: h.Queued}
 	if h.Running > 0 {
-		if u.InUse, err = reg.InUse(ctx); err != nil {
+		if u.InUse, err = reg.Tenancy().InUse(ctx); err != nil {
 			return u, err
 		}
 	}
@@ -199,7 +199,7 @@ func (s *Server) putNamespace(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	created, err := s.reg.PutNamespace(c, rec)
+	created, err := s.reg.Tenancy().PutNamespace(c, rec)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -218,7 +218,7 @@ func (s *Server) putNamespace(c *gin.Context) {
 }
 
 func (s *Server) deleteNamespace(c *gin.Context) {
-	if err := s.reg.DeleteNamespace(c, nsOf(c)); err != nil {
+	if err := s.reg.Tenancy().DeleteNamespace(c, nsOf(c)); err != nil {
 		if errors.Is(err, registry.ErrNamespaceNotEmpty) {
 			err = fmt.Errorf("%w: %s", ErrConflict, trimSentinel(err, registry.ErrNamespaceNotEmpty))
 		}
@@ -288,7 +288,7 @@ func (s *Server) createToken(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if err := s.reg.AddToken(c, rec); err != nil {
+	if err := s.reg.Tenancy().AddToken(c, rec); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -299,7 +299,7 @@ func (s *Server) createToken(c *gin.Context) {
 }
 
 func (s *Server) listTokens(c *gin.Context) {
-	ts, err := s.reg.Tokens(c, nsOf(c))
+	ts, err := s.reg.Tenancy().Tokens(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -308,7 +308,7 @@ func (s *Server) listTokens(c *gin.Context) {
 }
 
 func (s *Server) revokeToken(c *gin.Context) {
-	if err := s.reg.RevokeToken(c, nsOf(c), c.Param("id")); err != nil {
+	if err := s.reg.Tenancy().RevokeToken(c, nsOf(c), c.Param("id")); err != nil {
 		if errors.Is(err, registry.ErrTokenNotFound) {
 			err = fmt.Errorf("%w: no token '%s' in namespace '%s'", ErrNotFound, c.Param("id"), nsOf(c))
 		}

@@ -58,12 +58,12 @@ type onTimeView struct {
 
 func (s *Server) namespaceUsage(c *gin.Context) {
 	name := nsOf(c)
-	rec, err := s.reg.Namespace(c, name)
+	rec, err := s.reg.Tenancy().Namespace(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	in, err := s.reg.In(name).InUse(c)
+	in, err := s.reg.In(name).Tenancy().InUse(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -41,14 +41,14 @@ func TestNamespaceUsage(t *testing.T) {
 	tn := twoTeamsAPI(t, func(o *api.Options) { o.NamespaceSeries = series })
 	ctx := context.Background()
 	g, l := namespace.Resources{CPUCount: 2, MemoryMB: 1024}, namespace.Resources{CPUCount: 4, MemoryMB: 4096}
-	if _, err := tn.reg.PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &g, Limit: &l, Weight: 2}); err != nil {
+	if _, err := tn.reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &g, Limit: &l, Weight: 2}); err != nil {
 		t.Fatal(err)
 	}
-	j, err := tn.reg.In("pay").Job(ctx, "nightly")
+	j, err := tn.reg.In("pay").Config().Job(ctx, "nightly")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := tn.reg.In("pay").App(ctx, "etl")
+	a, err := tn.reg.In("pay").Config().App(ctx, "etl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestNamespaceUsageIdleExecutors(t *testing.T) {
 		o.IdleExecutors = func(_ context.Context, ns string) ([]api.IdleExecutor, bool) { return idle[ns], leads }
 	})
 	ctx := context.Background()
-	if _, err := tn.reg.PutNamespace(ctx, namespace.Record{Name: "search"}); err != nil {
+	if _, err := tn.reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "search"}); err != nil {
 		t.Fatal(err)
 	}
 	var u struct {

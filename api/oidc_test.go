@@ -78,7 +78,7 @@ func newOIDCRig(t *testing.T) *oidcRig {
 		t.Fatal(err)
 	}
 	tn := twoTeamsAPI(t, func(opt *api.Options) {
-		opt.Auth = api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "rootpw", Users: uf, OIDC: o}, opt.Clock, opt.Registry)
+		opt.Auth = api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "rootpw", Users: uf, OIDC: o}, opt.Clock, opt.Registry.Tenancy())
 	})
 	serve(t, sln, tn.h)
 	return r

@@ -55,7 +55,7 @@ func (s *Server) sandbox(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if _, err := s.regIn(c).App(c, name); err != nil {
+	if _, err := s.regIn(c).Config().App(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}

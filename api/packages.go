@@ -55,7 +55,7 @@ func (s *Server) storePackage(c *gin.Context) error {
 		return fmt.Errorf("%w: this scheduler hosts no packages", ErrUnavailable)
 	}
 	name := c.Param("appName")
-	if _, err := s.regIn(c).App(c, name); err != nil {
+	if _, err := s.regIn(c).Config().App(c, name); err != nil {
 		return err // 404 before a byte of the body is read
 	}
 	want, err := clientSHA(c.GetHeader("X-Content-SHA256"), c.Query("sha256"), "")
@@ -88,7 +88,7 @@ func (s *Server) storePackage(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := s.regIn(c).SetAppURL(c, name, s.pkgs.URL(info.SHA256, filename))
+	cfg, err := s.regIn(c).Config().SetAppURL(c, name, s.pkgs.URL(info.SHA256, filename))
 	if err != nil {
 		return err
 	}

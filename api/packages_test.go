@@ -67,7 +67,7 @@ func newPkgEnv(t *testing.T, maxBytes int64, tweak ...func(*http.Server)) *pkgEn
 	t.Cleanup(host.Close)
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "my_app", "http://example.com/old.tgz", "bin/start.sh"
-	if err := reg.AddApp(t.Context(), a); err != nil {
+	if err := reg.Config().AddApp(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -110,7 +110,7 @@ func (e *pkgEnv) upload(want int, path string, body []byte, hdr ...string) []byt
 
 func (e *pkgEnv) appURL() string {
 	e.t.Helper()
-	a, err := e.reg.App(e.t.Context(), "my_app")
+	a, err := e.reg.Config().App(e.t.Context(), "my_app")
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func (s *Server) checkAppTemplate(c context.Context, a app.Config) error {
 	if err := s.templates.Check(ctx, nsFrom(c), a, nil); err != nil {
 		return err
 	}
-	all, err := s.regIn(c).Jobs(c)
+	all, err := s.regIn(c).Config().Jobs(c)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (s *Server) checkJobTemplate(c context.Context, j jobs.Config) error {
 	a := app.HTTPOnly()
 	if j.AppName != "" {
 		var err error
-		if a, err = s.regIn(c).App(c, j.AppName); err != nil {
+		if a, err = s.regIn(c).Config().App(c, j.AppName); err != nil {
 			if j.PodTemplate.Empty() {
 				return nil // the job's registration says what is wrong with its app
 			}

@@ -72,7 +72,7 @@ func (s *Server) triggerRun(c *gin.Context) {
 }
 
 func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
-	rec, err := s.regIn(ctx).RunRecordOf(ctx, key)
+	rec, err := s.regIn(ctx).Work().RunRecordOf(ctx, key)
 	if err != nil {
 		return runView{}, err
 	}
@@ -103,7 +103,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	if err := s.runningOfRun(ctx, &v, key); err != nil {
 		return v, err
 	}
-	fo, err := s.regIn(ctx).FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).Work().FailoverQueue(ctx)
 	if err != nil {
 		return v, err
 	}
@@ -112,7 +112,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 		v.State = RunRunning
 		return v, nil
 	}
-	if again, err := s.regIn(ctx).RunRecordOf(ctx, key); err == nil && again.Done {
+	if again, err := s.regIn(ctx).Work().RunRecordOf(ctx, key); err == nil && again.Done {
 		return s.runOf(ctx, key)
 	}
 	v.State = RunCancelled
@@ -122,7 +122,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 
 // whyQueued fills the wait reason of a queued run's job.
 func (s *Server) whyQueued(ctx context.Context, v *runView) error {
-	why, err := s.regIn(ctx).WaitingReasons(ctx)
+	why, err := s.regIn(ctx).Work().WaitingReasons(ctx)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (s *Server) whyQueued(ctx context.Context, v *runView) error {
 
 // queuedRun reports whether a job's ready entry still holds the run.
 func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
-	q, err := s.regIn(ctx).ReadyQueue(ctx)
+	q, err := s.regIn(ctx).Work().ReadyQueue(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -149,7 +149,7 @@ func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
 
 // runningOfRun fills the run's running shards.
 func (s *Server) runningOfRun(ctx context.Context, v *runView, key string) error {
-	running, err := s.regIn(ctx).RunningOf(ctx, v.JobName)
+	running, err := s.regIn(ctx).Work().RunningOf(ctx, v.JobName)
 	if err != nil {
 		return err
 	}

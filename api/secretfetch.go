@@ -58,7 +58,7 @@ func (s *Server) fetchSecrets(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: %v", ErrBadRequest, err))
 		return
 	}
-	running, err := s.reg.RunningOf(c, tid.JobName)
+	running, err := s.reg.Work().RunningOf(c, tid.JobName)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -67,7 +67,7 @@ func (s *Server) fetchSecrets(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: task %s is not running: a task gets its secrets only while it runs", ErrForbidden, req.TaskID))
 		return
 	}
-	job, err := s.reg.Job(c, tid.JobName)
+	job, err := s.reg.Config().Job(c, tid.JobName)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -75,7 +75,7 @@ func (s *Server) fetchSecrets(c *gin.Context) {
 	ns := namespace.Of(tid.JobName)
 	out := []FetchedSecret{}
 	for _, name := range job.OwnSecrets() {
-		sealed, _, err := s.reg.Secret(c, ns, name)
+		sealed, _, err := s.reg.Tenancy().Secret(c, ns, name)
 		if err != nil {
 			writeError(c, s.log, secretErr(err))
 			return

@@ -76,7 +76,7 @@ func secretsAPI(t *testing.T) (*tenancy, *syncBuffer) {
 // could have used: as it is, in base64 (a JSON []byte), or its sealed
 // bytes as stored.
 func leaks(t *testing.T, tn *tenancy, s string) bool {
-	sealed, _, err := tn.reg.Secret(context.Background(), "pay", "db")
+	sealed, _, err := tn.reg.Tenancy().Secret(context.Background(), "pay", "db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestResealAfterRotation(t *testing.T) {
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `"resealed":1`) || !strings.Contains(w.Body.String(), `"key":"k2"`) {
 		t.Fatalf("reseal: %d %s", w.Code, w.Body)
 	}
-	sealed, _, _ := tn.reg.Secret(context.Background(), "pay", "db")
+	sealed, _, _ := tn.reg.Tenancy().Secret(context.Background(), "pay", "db")
 	v, err := testKeyring(t, newKey).Open(sealed)
 	if err != nil || string(v) != secretValue || sealed.Version != 2 {
 		t.Fatalf("after the reseal, under the new key alone: %q %v (version %d)", v, err, sealed.Version)
@@ -283,6 +283,6 @@ func twoTeamsAPIOver(t *testing.T, tn *tenancy, kr *secrets.Keyring) *tenancy {
 	t.Helper()
 	ops := &payOps{}
 	o := api.Options{Registry: tn.reg, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Secrets: kr,
-		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: tn.users}, clock.NewFake(t0), tn.reg)}
+		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: tn.users}, clock.NewFake(t0), tn.reg.Tenancy())}
 	return &tenancy{h: api.New(o), reg: tn.reg, kv: tn.kv}
 }

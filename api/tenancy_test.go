@@ -120,10 +120,10 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
-	reg := registry.New(kv)
+	reg := registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)})
 	tn := &tenancy{reg: reg, kv: kv, users: uf}
 	for _, ns := range []string{"pay", "search"} {
-		if _, err := reg.PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
+		if _, err := reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
 			t.Fatal(err)
 		}
 		mark := ""
@@ -133,24 +133,24 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 		r := reg.In(ns)
 		a := app.Default()
 		a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/"+mark+".tgz", "bin/start.sh"
-		if err := r.AddApp(ctx, a); err != nil {
+		if err := r.Config().AddApp(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 		j := jobs.Default()
 		j.JobName, j.AppName, j.Cron, j.Description = "nightly", "etl", "0 0 * * * ?", mark
 		j.Props = map[string]string{"db.password": mark}
-		if err := r.AddJob(ctx, j); err != nil {
+		if err := r.Config().AddJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		wf := workflow.Default()
 		wf.Name, wf.Description, wf.Nodes = "flow", mark, []workflow.Node{{ID: "a", Job: "nightly"}}
-		if err := r.AddWorkflow(ctx, wf); err != nil {
+		if err := r.Flows().AddWorkflow(ctx, wf); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// pay's state, written as the scheduler writes it (its view: keys).
 	tn.payTask = jobs.NewTaskID("pay~nightly", 0, jobs.KindReady, "agent-1").String()
-	if _, err := reg.In("pay").TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "k1", JobParameter: secret}, t0); err != nil {
+	if _, err := reg.In("pay").Work().TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "k1", JobParameter: secret}, t0); err != nil {
 		t.Fatal(err)
 	}
 	e := task.Entry{TaskID: tn.payTask, AgentID: "agent-1", ExecutorID: "pay~etl@-@agent-1", State: task.Running, Parameter: ptr(secret), LaunchedAt: t0}
@@ -159,7 +159,7 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 		RecordRun("pay~k1", task.RunRecord{JobName: "pay~nightly", At: t0}).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	payFlow, _ := reg.Workflow(ctx, "pay~flow")
+	payFlow, _ := reg.Flows().Workflow(ctx, "pay~flow")
 	run, _ := workflow.Step(workflow.NewRun(payFlow, "r1", workflow.SourceAPI, ptr(secret), "", t0), true, workflow.Input{Now: t0})
 	if err := reg.Change().CreateWorkflowRun(run).Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.AddToken(ctx, rec); err != nil {
+	if err := reg.Tenancy().AddToken(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	tn.payToken, tn.tokenID = tok, rec.ID
@@ -187,7 +187,7 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 	ops := &payOps{}
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops,
 		History: st, Audit: history.NewAuditLog(w, st), Packages: host, MaxBodyBytes: 64 << 10,
-		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, clk, reg)}
+		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, clk, reg.Tenancy())}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -214,7 +214,7 @@ func (tn *tenancy) snapshot(t *testing.T) map[string]string {
 		}
 	}
 	walk("/namespaces/pay")
-	if tok, err := tn.reg.Token(context.Background(), tn.tokenID); err == nil {
+	if tok, err := tn.reg.Tenancy().Token(context.Background(), tn.tokenID); err == nil {
 		out["token"] = tok.Hash
 	}
 	return out

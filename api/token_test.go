@@ -19,7 +19,7 @@ func TestTokensAcrossInstances(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	reg := registry.New(memory.New())
 	creds := Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "g", GuestPassword: "p"}
-	a, b := NewAuth(creds, clk, reg), NewAuth(creds, clk, reg)
+	a, b := NewAuth(creds, clk, reg.Tenancy()), NewAuth(creds, clk, reg.Tenancy())
 	tok, p, _, err := a.Login("g", "p")
 	if err != nil || p.Kind != string(RoleGuest) {
 		t.Fatal(p, err)
@@ -27,7 +27,7 @@ func TestTokensAcrossInstances(t *testing.T) {
 	if cl, err := b.verify(tok); err != nil || cl.Role != RoleGuest || cl.User != "g" {
 		t.Fatalf("other instance: %+v %v", cl, err)
 	}
-	other := NewAuth(Credentials{AdminUser: "root", AdminPassword: "changed"}, clk, reg)
+	other := NewAuth(Credentials{AdminUser: "root", AdminPassword: "changed"}, clk, reg.Tenancy())
 	if _, err := other.verify(tok); err == nil {
 		t.Fatal("accepted under another password")
 	}
@@ -43,7 +43,7 @@ func TestTokensAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl, _ := b.verify(tok)
-	if gone, err := reg.Revoked(context.Background(), cl.ID); err != nil || !gone {
+	if gone, err := reg.Tenancy().Revoked(context.Background(), cl.ID); err != nil || !gone {
 		t.Fatalf("logout not recorded: %v %v", gone, err)
 	}
 }

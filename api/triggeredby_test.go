@@ -23,7 +23,7 @@ func TestTriggerRecordsWhoAndThrough(t *testing.T) {
 		t.Fatalf("ejctl trigger: %d %s", r.Code, r)
 	}
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "t_job")
-	rd, ok, err := e.reg.ReadyOf(t.Context(), "t_job")
+	rd, ok, err := e.reg.Work().ReadyOf(t.Context(), "t_job")
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}

@@ -41,7 +41,7 @@ func TestAPIWritesAreUrgent(t *testing.T) {
 	reg := registry.New(kv)
 	ops := &fakeOps{}
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+	o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 	h, _ := api.NewServer(o)
 	e := &env{t: t, h: h, reg: reg, clock: clk, ops: ops}
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))

@@ -30,7 +30,7 @@ func TestWorkflowHistory(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("job", "app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/workflow", wfBody("etl"))
-	cfg, _ := e.reg.Workflow(context.Background(), "etl")
+	cfg, _ := e.reg.Flows().Workflow(context.Background(), "etl")
 
 	// A run as the engine ran it, recorded by the history observer.
 	obs := trace.NewWorkflowObserver(w)

@@ -113,7 +113,7 @@ func TestWorkflowUpdateDisableDelete(t *testing.T) {
 	e.wantError(e.request(http.MethodGet, "/api/workflow/etl", ""), http.StatusNotFound)
 	e.wantError(e.request(http.MethodDelete, "/api/workflow/etl", ""), http.StatusNotFound)
 	// The active run is asked to cancel; the leader ends and removes it.
-	left, err := e.reg.WorkflowRun(context.Background(), "etl", run.RunID)
+	left, err := e.reg.Flows().WorkflowRun(context.Background(), "etl", run.RunID)
 	if err != nil || left.Cancel == nil || left.Cancel.Reason != "the workflow was deleted" {
 		t.Fatalf("run after delete: %+v %v", left.Cancel, err)
 	}
@@ -132,7 +132,7 @@ func TestWorkflowTrigger(t *testing.T) {
 	if a.RunID == "" || a.Duplicate || a.State != "QUEUED" || b.RunID != a.RunID || !b.Duplicate {
 		t.Fatalf("idempotent trigger: %+v then %+v", a, b)
 	}
-	run, err := e.reg.WorkflowRun(context.Background(), "etl", a.RunID)
+	run, err := e.reg.Flows().WorkflowRun(context.Background(), "etl", a.RunID)
 	if err != nil || *run.Parameter != "day=1" || run.Source != workflow.SourceAPI || len(run.Nodes) != 3 {
 		t.Fatalf("stored run %+v %v", run, err)
 	}
@@ -166,7 +166,7 @@ func putRun(t *testing.T, reg *registry.Registry, run workflow.Run) {
 func TestWorkflowRunDetailCancelRetry(t *testing.T) {
 	e := seedWorkflowEnv(t)
 	e.must(http.StatusOK, http.MethodPost, "/api/workflow", wfBody("etl"))
-	cfg, _ := e.reg.Workflow(context.Background(), "etl")
+	cfg, _ := e.reg.Flows().Workflow(context.Background(), "etl")
 	// A running run: extract succeeded with outputs, clean runs (one
 	// shard's task running), alert waits.
 	run := workflow.NewRun(cfg, "r1", workflow.SourceCron, nil, "", t0)
@@ -199,7 +199,7 @@ func TestWorkflowRunDetailCancelRetry(t *testing.T) {
 		t.Fatalf("cancel answer %+v", r)
 	}
 	// The leader ends it: clean killed, alert skipped.
-	stored, _ := e.reg.WorkflowRun(context.Background(), "etl", "r1")
+	stored, _ := e.reg.Flows().WorkflowRun(context.Background(), "etl", "r1")
 	killed := workflow.Execution{Done: true, Shards: []workflow.Shard{{Item: 0, State: "TASK_KILLED"}}}
 	ended, _ := workflow.Step(stored, false, workflow.Input{Now: t0.Add(time.Minute), Executions: map[string]workflow.Execution{"clean": killed}})
 	if err := e.reg.Change().PutWorkflowRun(ended).Commit(context.Background()); err != nil {
@@ -219,7 +219,7 @@ func TestWorkflowRunDetailCancelRetry(t *testing.T) {
 func TestWorkflowQueuedNodeShowsQueued(t *testing.T) {
 	e := seedWorkflowEnv(t)
 	e.must(http.StatusOK, http.MethodPost, "/api/workflow", `{"name":"one","nodes":[{"id":"a","job":"job"}]}`)
-	cfg, _ := e.reg.Workflow(context.Background(), "one")
+	cfg, _ := e.reg.Flows().Workflow(context.Background(), "one")
 	run, acts := workflow.Step(workflow.NewRun(cfg, "r1", workflow.SourceAPI, nil, "", t0), true, workflow.Input{Now: t0})
 	ch := e.reg.Change()
 	if err := ch.QueueNodes(context.Background(), "job", []registry.NodeStart{{Key: acts[0].Key, Owner: "one/r1/a"}}, t0); err != nil {

@@ -36,12 +36,12 @@ func Create(ctx context.Context, reg *registry.Registry, b Backfill, instants []
 	if err != nil {
 		return err
 	}
-	return reg.CreateBackfill(ctx, b.ID, rec, ins)
+	return reg.Schedule().CreateBackfill(ctx, b.ID, rec, ins)
 }
 
 // Get reads one backfill.
 func Get(ctx context.Context, reg *registry.Registry, id string) (Backfill, error) {
-	n, err := reg.Backfill(ctx, id)
+	n, err := reg.Schedule().Backfill(ctx, id)
 	if err != nil {
 		return Backfill{}, err
 	}
@@ -50,7 +50,7 @@ func Get(ctx context.Context, reg *registry.Registry, id string) (Backfill, erro
 
 // List reads every backfill (of namespace ns only, unless ns is "*").
 func List(ctx context.Context, reg *registry.Registry, ns string) ([]Backfill, error) {
-	nodes, err := reg.Backfills(ctx)
+	nodes, err := reg.Schedule().Backfills(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func Apply(ctx context.Context, reg *registry.Registry, id, action string, now t
 			return next, err
 		}
 		raw, _ := json.Marshal(next)
-		if err := reg.SetBackfill(ctx, id, raw, b.Version); err == nil {
+		if err := reg.Schedule().SetBackfill(ctx, id, raw, b.Version); err == nil {
 			return next, nil
 		} else if !isConflict(err) {
 			return b, err

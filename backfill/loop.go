@@ -62,7 +62,7 @@ func (l *Loop) Run(ctx context.Context) error {
 
 // Pass advances every backfill not ended once.
 func (l *Loop) Pass(ctx context.Context) error {
-	nodes, err := l.Registry.Backfills(ctx)
+	nodes, err := l.Registry.Schedule().Backfills(ctx)
 	if err != nil {
 		return fmt.Errorf("backfill: list: %w", err)
 	}
@@ -78,7 +78,7 @@ func (l *Loop) Pass(ctx context.Context) error {
 			continue
 		}
 		if l.expired(b) {
-			if err := l.Registry.ForgetBackfill(ctx, b.ID, b.Key, b.WorkflowName != "", b.Version); err != nil {
+			if err := l.Registry.Schedule().ForgetBackfill(ctx, b.ID, b.Key, b.WorkflowName != "", b.Version); err != nil {
 				if errors.Is(err, registry.ErrFenced) {
 					return err
 				}
@@ -138,7 +138,7 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 		return l.advanceWorkflow(ctx, b, st)
 	}
 	now := l.Clock.Now()
-	_, why, err := l.Registry.CanRun(ctx, b.Key)
+	_, why, err := l.Registry.Config().CanRun(ctx, b.Key)
 	if err != nil {
 		return false, err
 	}
@@ -158,7 +158,7 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 		for skips := 0; next.Next < next.Total && next.Next < len(ins) && skips <= maxSkips; skips++ {
 			at := ins[next.Next]
 			key := b.RunKey(at)
-			owner, err := l.Registry.EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key)}, now)
+			owner, err := l.Registry.Schedule().EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key)}, now)
 			if err != nil {
 				return false, err
 			}
@@ -184,7 +184,7 @@ func (l *Loop) save(ctx context.Context, b, next Backfill, dirty, queued bool) (
 		return queued, nil
 	}
 	raw, _ := json.Marshal(next)
-	err := l.Registry.SetBackfill(ctx, b.ID, raw, b.Version)
+	err := l.Registry.Schedule().SetBackfill(ctx, b.ID, raw, b.Version)
 	if errors.Is(err, store.ErrConflict) {
 		return queued, nil
 	}
@@ -195,7 +195,7 @@ func (l *Loop) instantsOf(ctx context.Context, id string) ([]time.Time, error) {
 	if ins, ok := l.instants[id]; ok {
 		return ins, nil
 	}
-	raw, err := l.Registry.BackfillInstants(ctx, id)
+	raw, err := l.Registry.Schedule().BackfillInstants(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,7 @@ func put(t *testing.T, kv store.KV, path string, v any) {
 // leaderLoop is one term's loop over the shared store, fenced by its own
 // leadership node.
 func leaderLoop(kv store.KV, clk clock.Clock, node string) *Loop {
-	reg := registry.New(kv)
-	reg.Fence = func() []store.Op { return []store.Op{store.Check(node, store.AnyVersion)} }
+	reg := registry.New(kv, registry.Options{Fence: func() []store.Op { return []store.Op{store.Check(node, store.AnyVersion)} }})
 	return &Loop{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
 }
 
@@ -236,7 +235,7 @@ func TestLoopStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	clk := clock.NewFake(t0.Add(24 * time.Hour))
 	put(t, kv, "/leader/a", "a")
 	l := leaderLoop(kv, clk, "/leader/a")
-	if _, err := l.Registry.PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
+	if _, err := l.Registry.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
 		t.Fatal(err)
 	}
 	const root = registry.NamespacesPath + "/pay"
@@ -303,7 +302,7 @@ func TestLoopForgetsEndedBackfills(t *testing.T) {
 		b.State, b.EndedAt = Running, time.Time{}
 		b.InFlight = []Flight{{At: ins[0], Key: "k"}}
 	})
-	if err := l.Registry.SetBackfill(ctx, "bf-live", rec, ver); err != nil {
+	if err := l.Registry.Schedule().SetBackfill(ctx, "bf-live", rec, ver); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(Retention - time.Minute)
@@ -320,7 +319,7 @@ func TestLoopForgetsEndedBackfills(t *testing.T) {
 	if _, err := Get(ctx, l.Registry, "bf-1"); !errors.Is(err, registry.ErrBackfillNotFound) {
 		t.Fatalf("bf-1 after its retention: %v", err)
 	}
-	if _, err := l.Registry.BackfillInstants(ctx, "bf-1"); !errors.Is(err, registry.ErrBackfillNotFound) {
+	if _, err := l.Registry.Schedule().BackfillInstants(ctx, "bf-1"); !errors.Is(err, registry.ErrBackfillNotFound) {
 		t.Fatalf("bf-1's instants after its retention: %v", err)
 	}
 	if _, err := Get(ctx, l.Registry, "bf-live"); err != nil {
@@ -345,7 +344,7 @@ func TestLoopForgetsEndedBackfills(t *testing.T) {
 // version SetBackfill wants.
 func mustRecord(t *testing.T, ctx context.Context, reg *registry.Registry, id string, edit func(*Backfill)) ([]byte, int64) {
 	t.Helper()
-	n, err := reg.Backfill(ctx, id)
+	n, err := reg.Schedule().Backfill(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ type snapshot struct {
 func (l *Loop) state(ctx context.Context) (*snapshot, error) {
 	st := &snapshot{pending: map[string]bool{}, busyJobs: map[string]bool{},
 		cfgs: map[string]*jobs.Config{}, guar: map[string]*namespace.Record{}}
-	ready, err := l.Registry.ReadyQueue(ctx)
+	ready, err := l.Registry.Work().ReadyQueue(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("backfill: read the ready queue: %w", err)
 	}
@@ -42,7 +42,7 @@ func (l *Loop) state(ctx context.Context) (*snapshot, error) {
 			}
 		}
 	}
-	running, err := l.Registry.RunningTasks(ctx)
+	running, err := l.Registry.Work().RunningTasks(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("backfill: read the running tasks: %w", err)
 	}
@@ -57,7 +57,7 @@ func (l *Loop) state(ctx context.Context) (*snapshot, error) {
 			}
 		}
 	}
-	fo, err := l.Registry.FailoverQueue(ctx)
+	fo, err := l.Registry.Work().FailoverQueue(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("backfill: read the failover queue: %w", err)
 	}
@@ -77,7 +77,7 @@ func (st *snapshot) outcome(ctx context.Context, reg *registry.Registry, key str
 	if st.pending[key] {
 		return Pending
 	}
-	rec, err := reg.RunRecordOf(ctx, key)
+	rec, err := reg.Work().RunRecordOf(ctx, key)
 	switch {
 	case err != nil && !errors.Is(err, registry.ErrRunNotFound):
 		return Pending // unknown this pass
@@ -105,7 +105,7 @@ func (st *snapshot) job(ctx context.Context, reg *registry.Registry, key string)
 		return c
 	}
 	var out *jobs.Config
-	if c, err := reg.Job(ctx, key); err == nil {
+	if c, err := reg.Config().Job(ctx, key); err == nil {
 		out = &c
 	}
 	st.cfgs[key] = out
@@ -156,7 +156,7 @@ func (st *snapshot) spareForWorkflow(ctx context.Context, reg *registry.Registry
 func (st *snapshot) fits(ctx context.Context, reg *registry.Registry, ns string, cpu, mem float64, known bool) (bool, error) {
 	rec, ok := st.guar[ns]
 	if !ok {
-		r, err := reg.Namespace(ctx, ns)
+		r, err := reg.Tenancy().Namespace(ctx, ns)
 		switch {
 		case err == nil:
 			rec = &r

@@ -29,7 +29,7 @@ type wfView struct {
 
 func (l *Loop) readWorkflow(ctx context.Context, key string) (wfView, error) {
 	v := wfView{runs: map[string]workflow.Run{}}
-	cfg, err := l.Registry.Workflow(ctx, key)
+	cfg, err := l.Registry.Flows().Workflow(ctx, key)
 	switch {
 	case errors.Is(err, workflow.ErrNotFound):
 		v.missing = true
@@ -38,10 +38,10 @@ func (l *Loop) readWorkflow(ctx context.Context, key string) (wfView, error) {
 		return v, err
 	}
 	v.cfg = cfg
-	if v.disabled, err = l.Registry.IsDisabled(ctx, "workflow", key); err != nil {
+	if v.disabled, err = l.Registry.Config().IsDisabled(ctx, "workflow", key); err != nil {
 		return v, err
 	}
-	runs, err := l.Registry.WorkflowRuns(ctx, key)
+	runs, err := l.Registry.Flows().WorkflowRuns(ctx, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return v, err
 	}
@@ -97,7 +97,7 @@ func (l *Loop) advanceWorkflow(ctx context.Context, b Backfill, st *snapshot) (b
 			at := ins[next.Next]
 			run := workflow.NewRun(wv.cfg, registry.BackfillWorkflowRunID(at), workflow.SourceBackfill, nil, "", now)
 			run.ScheduledAt, run.Backfill = at.UTC(), b.ID
-			owner, err := l.Registry.EnqueueBackfillWorkflowRun(ctx, run)
+			owner, err := l.Registry.Schedule().EnqueueBackfillWorkflowRun(ctx, run)
 			if err != nil {
 				return false, err
 			}

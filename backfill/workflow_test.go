@@ -25,7 +25,7 @@ func setupWorkflow(t *testing.T, kv store.KV) []time.Time {
 	setup(t, kv)
 	c := workflow.Default()
 	c.Name, c.Cron, c.Nodes = "nightly", "0 */10 * * * ?", []workflow.Node{{ID: "x", Job: "report"}}
-	if err := registry.New(kv).AddWorkflow(context.Background(), c); err != nil {
+	if err := registry.New(kv).Flows().AddWorkflow(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	p, err := c.Plan(nil, 0)
@@ -54,7 +54,7 @@ func playEngine(t *testing.T, kv store.KV, end workflow.RunState) []time.Time {
 	t.Helper()
 	ctx := context.Background()
 	reg := registry.New(kv)
-	runs, err := reg.WorkflowRuns(ctx, "nightly")
+	runs, err := reg.Flows().WorkflowRuns(ctx, "nightly")
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func playEngine(t *testing.T, kv store.KV, end workflow.RunState) []time.Time {
 		case end != "":
 			next = end
 		}
-		if _, err := reg.UpdateWorkflowRun(ctx, "nightly", r.ID, func(w workflow.Run) (workflow.Run, error) { w.State = next; return w, nil }); err != nil {
+		if _, err := reg.Flows().UpdateWorkflowRun(ctx, "nightly", r.ID, func(w workflow.Run) (workflow.Run, error) { w.State = next; return w, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +116,7 @@ func TestLoopBackfillsAWorkflowAcrossATakeover(t *testing.T) {
 	if err := a.Pass(ctx); !errors.Is(err, registry.ErrFenced) {
 		t.Fatalf("deposed leader's pass: %v", err)
 	}
-	if runs, _ := a.Registry.WorkflowRuns(ctx, "nightly"); len(runs) != 2 {
+	if runs, _ := a.Registry.Flows().WorkflowRuns(ctx, "nightly"); len(runs) != 2 {
 		t.Fatalf("the deposed leader made runs: %d", len(runs))
 	}
 	for range 20 {
@@ -141,7 +141,7 @@ func TestLoopBackfillsAWorkflowAcrossATakeover(t *testing.T) {
 	if got.State != Done || got.Progress() != (Progress{Done: 6, Total: 6}) {
 		t.Fatalf("final record %+v progress %+v", got, got.Progress())
 	}
-	runs, _ := b.Registry.WorkflowRuns(ctx, "nightly")
+	runs, _ := b.Registry.Flows().WorkflowRuns(ctx, "nightly")
 	if len(runs) != 6 {
 		t.Fatalf("%d runs, want 6", len(runs))
 	}
@@ -153,7 +153,7 @@ func TestLoopBackfillsAWorkflowAcrossATakeover(t *testing.T) {
 		}
 	}
 	again, _ := Get(ctx, b.Registry, "bf-2")
-	if runs, _ := b.Registry.WorkflowRuns(ctx, "nightly"); len(runs) != 6 || again.State != Done || again.Skipped != 6 {
+	if runs, _ := b.Registry.Flows().WorkflowRuns(ctx, "nightly"); len(runs) != 6 || again.State != Done || again.Skipped != 6 {
 		t.Fatalf("the second backfill: %d runs, %+v", len(runs), again)
 	}
 }
@@ -170,12 +170,12 @@ func TestLoopWorkflowYieldsToLiveRuns(t *testing.T) {
 	l := leaderLoop(kv, clk, "/leader/a")
 	createWorkflow(t, l.Registry, "bf-1", ins, 1)
 
-	c, err := l.Registry.Workflow(ctx, "nightly")
+	c, err := l.Registry.Flows().Workflow(ctx, "nightly")
 	if err != nil {
 		t.Fatal(err)
 	}
 	live := workflow.NewRun(c, workflow.NewRunID(clk.Now(), "cron"), workflow.SourceCron, nil, "", clk.Now())
-	if _, _, err := l.Registry.CreateWorkflowRun(ctx, live, 0); err != nil {
+	if _, _, err := l.Registry.Flows().CreateWorkflowRun(ctx, live, 0); err != nil {
 		t.Fatal(err)
 	}
 	pass := func() {
@@ -188,7 +188,7 @@ func TestLoopWorkflowYieldsToLiveRuns(t *testing.T) {
 	if got := playEngine(t, kv, ""); len(got) != 0 {
 		t.Fatalf("began beside a live run: %v", got)
 	}
-	if _, err := l.Registry.UpdateWorkflowRun(ctx, "nightly", live.ID, func(w workflow.Run) (workflow.Run, error) { w.State = workflow.RunSucceeded; return w, nil }); err != nil {
+	if _, err := l.Registry.Flows().UpdateWorkflowRun(ctx, "nightly", live.ID, func(w workflow.Run) (workflow.Run, error) { w.State = workflow.RunSucceeded; return w, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Apply(ctx, l.Registry, "bf-1", "pause", clk.Now()); err != nil {
@@ -201,14 +201,14 @@ func TestLoopWorkflowYieldsToLiveRuns(t *testing.T) {
 	if _, err := Apply(ctx, l.Registry, "bf-1", "resume", clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Registry.SetDisabled(ctx, "workflow", "nightly", true, clk.Now()); err != nil {
+	if err := l.Registry.Config().SetDisabled(ctx, "workflow", "nightly", true, clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	pass()
 	if got := playEngine(t, kv, ""); len(got) != 0 {
 		t.Fatalf("began while disabled: %v", got)
 	}
-	if err := l.Registry.SetDisabled(ctx, "workflow", "nightly", false, clk.Now()); err != nil {
+	if err := l.Registry.Config().SetDisabled(ctx, "workflow", "nightly", false, clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	pass()
@@ -221,7 +221,7 @@ func TestLoopWorkflowYieldsToLiveRuns(t *testing.T) {
 	if b.Failed != 1 || b.Next != 2 {
 		t.Fatalf("after a failed run %+v", b)
 	}
-	if err := l.Registry.DeleteWorkflow(ctx, "nightly", clk.Now()); err != nil {
+	if err := l.Registry.Flows().DeleteWorkflow(ctx, "nightly", clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	pass()
@@ -240,13 +240,13 @@ func TestLoopBackfillsANamespacedWorkflow(t *testing.T) {
 	clk := clock.NewFake(t0.Add(24 * time.Hour))
 	put(t, kv, "/leader/a", "a")
 	ins := setupWorkflow(t, kv)
-	if _, err := registry.New(kv).PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+	if _, err := registry.New(kv).Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	pay := registry.New(kv).In("pay")
 	c := workflow.Default()
 	c.Name, c.Cron, c.Nodes = "nightly", "0 */10 * * * ?", []workflow.Node{{ID: "x", Job: "report"}}
-	if err := pay.AddWorkflow(ctx, c); err != nil {
+	if err := pay.Flows().AddWorkflow(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	l := leaderLoop(kv, clk, "/leader/a")
@@ -257,11 +257,11 @@ func TestLoopBackfillsANamespacedWorkflow(t *testing.T) {
 	if err := l.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := pay.WorkflowRuns(ctx, "nightly")
+	runs, err := pay.Flows().WorkflowRuns(ctx, "nightly")
 	if err != nil || len(runs) != 1 || !runs[0].ScheduledAt.Equal(ins[0]) || runs[0].Source != workflow.SourceBackfill {
 		t.Fatalf("pay's runs %+v, %v", runs, err)
 	}
-	if def, _ := registry.New(kv).WorkflowRuns(ctx, "nightly"); len(def) != 0 {
+	if def, _ := registry.New(kv).Flows().WorkflowRuns(ctx, "nightly"); len(def) != 0 {
 		t.Fatalf("the default namespace's workflow got runs: %+v", def)
 	}
 	got, _ := Get(ctx, l.Registry, "bf-pay")
@@ -279,7 +279,7 @@ func TestLoopWorkflowStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	clk := clock.NewFake(t0.Add(24 * time.Hour))
 	put(t, kv, "/leader/a", "a")
 	l := leaderLoop(kv, clk, "/leader/a")
-	if _, err := l.Registry.PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
+	if _, err := l.Registry.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
 		t.Fatal(err)
 	}
 	const root = registry.NamespacesPath + "/pay"
@@ -292,7 +292,7 @@ func TestLoopWorkflowStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	c := workflow.Default()
 	c.Name, c.Cron = "nightly", "0 */10 * * * ?"
 	c.Nodes = []workflow.Node{{ID: "x", Job: "report"}, {ID: "y", Job: "etl", DependsOn: []string{"x"}}}
-	if err := pay.AddWorkflow(ctx, c); err != nil {
+	if err := pay.Flows().AddWorkflow(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	ins := []time.Time{t0, t0.Add(10 * time.Minute)}
@@ -307,7 +307,7 @@ func TestLoopWorkflowStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	if err := l.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if runs, _ := pay.WorkflowRuns(ctx, "nightly"); len(runs) != 0 {
+	if runs, _ := pay.Flows().WorkflowRuns(ctx, "nightly"); len(runs) != 0 {
 		t.Fatalf("a run was made past the guarantee: %+v", runs)
 	}
 	// One etl shard ends: report's 0.5 CPU fits (only the first wave counts).
@@ -317,7 +317,7 @@ func TestLoopWorkflowStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	if err := l.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := pay.WorkflowRuns(ctx, "nightly")
+	runs, err := pay.Flows().WorkflowRuns(ctx, "nightly")
 	if err != nil || len(runs) != 1 || !runs[0].ScheduledAt.Equal(ins[0]) {
 		t.Fatalf("after room was made: runs %+v, %v", runs, err)
 	}

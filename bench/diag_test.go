@@ -41,7 +41,7 @@ func BenchmarkTriggerMany28(b *testing.B) {
 					batch[fmt.Sprintf("job-%07d", n)] = false
 					n++
 				}
-				if err := reg.TriggerMany(ctx, batch, time.Now(), time.Time{}, m.hint); err != nil {
+				if err := reg.Work().TriggerMany(ctx, batch, time.Now(), time.Time{}, m.hint); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -123,7 +123,7 @@ func (w *Watcher) Pass(ctx context.Context) error {
 	sortAlerts(due)
 	for _, a := range due {
 		b, _ := json.Marshal(a)
-		fresh, err := w.Registry.MarkAlert(ctx, a.PathKey(), b)
+		fresh, err := w.Registry.Schedule().MarkAlert(ctx, a.PathKey(), b)
 		if err != nil {
 			return err // fenced or unavailable: the next leader raises it
 		}
@@ -153,7 +153,7 @@ func registryKey(a Alert) string { return nsKey(a.Namespace, a.Job) }
 
 // flowRuns reads the workflows with deadlines and their runs not final.
 func (w *Watcher) flowRuns(ctx context.Context) (map[string]workflow.Config, []FlowRun, error) {
-	nodes, err := w.Registry.WorkflowNodes(ctx)
+	nodes, err := w.Registry.Flows().WorkflowNodes(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("deadlines: read the workflows: %w", err)
 	}
@@ -166,7 +166,7 @@ func (w *Watcher) flowRuns(ctx context.Context) (map[string]workflow.Config, []F
 		}
 		key := lastSegment(n.Path)
 		flows[key] = c
-		rs, err := w.Registry.WorkflowRuns(ctx, key)
+		rs, err := w.Registry.Flows().WorkflowRuns(ctx, key)
 		if err != nil {
 			return nil, nil, fmt.Errorf("deadlines: read workflow %s's runs: %w", key, err)
 		}
@@ -180,7 +180,7 @@ func (w *Watcher) flowRuns(ctx context.Context) (map[string]workflow.Config, []F
 }
 
 func (w *Watcher) prune(ctx context.Context, live map[string]bool) error {
-	keys, err := w.Registry.AlertKeys(ctx)
+	keys, err := w.Registry.Schedule().AlertKeys(ctx)
 	if err != nil {
 		return fmt.Errorf("deadlines: list recorded alerts: %w", err)
 	}
@@ -190,22 +190,22 @@ func (w *Watcher) prune(ctx context.Context, live map[string]bool) error {
 			gone = append(gone, k)
 		}
 	}
-	return w.Registry.ForgetAlerts(ctx, gone)
+	return w.Registry.Schedule().ForgetAlerts(ctx, gone)
 }
 
 func (w *Watcher) state(ctx context.Context) (State, error) {
 	var st State
 	var err error
-	if st.Ready, err = w.Registry.ReadyQueue(ctx); err != nil {
+	if st.Ready, err = w.Registry.Work().ReadyQueue(ctx); err != nil {
 		return st, fmt.Errorf("deadlines: read the ready queue: %w", err)
 	}
-	if st.Failover, err = w.Registry.FailoverQueue(ctx); err != nil {
+	if st.Failover, err = w.Registry.Work().FailoverQueue(ctx); err != nil {
 		return st, fmt.Errorf("deadlines: read the failover queue: %w", err)
 	}
-	if st.Running, err = w.Registry.RunningTasks(ctx); err != nil {
+	if st.Running, err = w.Registry.Work().RunningTasks(ctx); err != nil {
 		return st, fmt.Errorf("deadlines: read the running tasks: %w", err)
 	}
-	recs, err := w.Registry.Namespaces(ctx)
+	recs, err := w.Registry.Tenancy().Namespaces(ctx)
 	if err != nil {
 		return st, fmt.Errorf("deadlines: read the namespaces: %w", err)
 	}
@@ -226,7 +226,7 @@ func (w *Watcher) state(ctx context.Context) (State, error) {
 // loadJobs refreshes the job configurations, decoding only those whose
 // stored version changed.
 func (w *Watcher) loadJobs(ctx context.Context) error {
-	nodes, err := w.Registry.JobNodes(ctx)
+	nodes, err := w.Registry.Config().JobNodes(ctx)
 	if err != nil {
 		return fmt.Errorf("deadlines: read the jobs: %w", err)
 	}

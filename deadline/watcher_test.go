@@ -53,8 +53,7 @@ func put(t *testing.T, kv store.KV, path string, v any) {
 // term is one leader's watcher over the shared store, fenced by its own
 // leadership node.
 func term(kv store.KV, clk clock.Clock, node string, sink *recorder) *Watcher {
-	reg := registry.New(kv)
-	reg.Fence = func() []store.Op { return []store.Op{store.Check(node, store.AnyVersion)} }
+	reg := registry.New(kv, registry.Options{Fence: func() []store.Op { return []store.Op{store.Check(node, store.AnyVersion)} }})
 	return &Watcher{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Sinks: []Sink{sink}, Estimates: sink,
 		Typical: &TypicalCache{Clock: clk, Source: func(context.Context, string) ([]time.Duration, error) {
 			return []time.Duration{time.Minute, time.Minute, time.Minute}, nil
@@ -117,7 +116,7 @@ func TestWatcherTakeoverNeitherDropsNorRepeats(t *testing.T) {
 	}
 	// The start alert's record was forgotten once its execution started;
 	// the run alert's is kept while it runs.
-	keys, err := b.Registry.AlertKeys(ctx)
+	keys, err := b.Registry.Schedule().AlertKeys(ctx)
 	if err != nil || len(keys) != 1 || keys[0] != sinkB.alerts[0].PathKey() {
 		t.Fatalf("recorded alerts %v %v", keys, err)
 	}
@@ -134,7 +133,7 @@ func TestWatcherRecordedAlertIsNotRaisedAgain(t *testing.T) {
 	put(t, kv, registry.JobsPath+"/report", jobs.Config{JobName: "report", StartDeadlineSeconds: 60})
 	put(t, kv, registry.ReadyPath+"/report", queue.Ready{Count: 1, Since: t0})
 	a := Alert{Kind: KindStart, Namespace: "default", Job: "report", Since: t0}
-	if ok, err := registry.New(kv).MarkAlert(ctx, a.PathKey(), []byte("{}")); !ok || err != nil {
+	if ok, err := registry.New(kv).Schedule().MarkAlert(ctx, a.PathKey(), []byte("{}")); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	sink := &recorder{}

@@ -78,13 +78,13 @@ func seededRegistry(t *testing.T) *registry.Registry {
 	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://example.invalid/app.tar.gz", "bin/start.sh"
 	j := jobs.Default()
 	j.JobName, j.AppName = "job", "app"
-	if err := reg.AddApp(ctx, a); err != nil {
+	if err := reg.Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.AddJob(ctx, j); err != nil {
+	if err := reg.Config().AddJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reg.Trigger(ctx, "job", true, t0); err != nil {
+	if _, err := reg.Work().Trigger(ctx, "job", true, t0); err != nil {
 		t.Fatal(err)
 	}
 	if err := reg.Change().

@@ -36,7 +36,7 @@ cpuCount: 0.1
 			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}
-	if js, _ := reg.Jobs(t.Context()); len(js) != 0 {
+	if js, _ := reg.Config().Jobs(t.Context()); len(js) != 0 {
 		t.Fatalf("a refused plan registered %d jobs", len(js))
 	}
 	// Declaring the app in the files makes the plan whole.
@@ -55,7 +55,7 @@ func TestApplySummaryCountsWhatWasDone(t *testing.T) {
 	seedApp(t, reg, "demo", "used")
 	wf := workflow.Default()
 	wf.Name, wf.Nodes = "etl", []workflow.Node{{ID: "n", Job: "used"}}
-	if err := reg.AddWorkflow(t.Context(), wf); err != nil {
+	if err := reg.Flows().AddWorkflow(t.Context(), wf); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

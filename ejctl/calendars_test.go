@@ -30,7 +30,7 @@ func TestCalendarCommands(t *testing.T) {
 	}
 	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf}, func(o *api.Options) { o.Location = time.UTC })
 	for _, ns := range []string{"pay", "search"} {
-		if _, err := s.reg.PutNamespace(context.Background(), namespace.Record{Name: ns}); err != nil {
+		if _, err := s.reg.Tenancy().PutNamespace(context.Background(), namespace.Record{Name: ns}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,12 +60,12 @@ func TestCalendarCommands(t *testing.T) {
 
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/etl.tgz", "bin/start.sh"
-	if err := s.reg.In("pay").AddApp(context.Background(), a); err != nil {
+	if err := s.reg.In("pay").Config().AddApp(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
 	j := jobs.Default()
 	j.JobName, j.AppName, j.Cron, j.Calendar = "nightly", "etl", "0 0 9 * * ?", "holidays"
-	if err := s.reg.In("pay").AddJob(context.Background(), j); err != nil {
+	if err := s.reg.In("pay").Config().AddJob(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
 	// 2026-03-01 is a Sunday; the 2nd and 3rd are closed.

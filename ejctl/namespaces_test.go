@@ -36,17 +36,17 @@ func TestNamespaces(t *testing.T) {
 	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf})
 	ctx := context.Background()
 	for _, ns := range []string{"pay", "search"} {
-		if _, err := s.reg.PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
+		if _, err := s.reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
 			t.Fatal(err)
 		}
 		a := app.Default()
 		a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/a.tgz", "bin/start.sh"
-		if err := s.reg.In(ns).AddApp(ctx, a); err != nil {
+		if err := s.reg.In(ns).Config().AddApp(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 		j := jobs.Default()
 		j.JobName, j.AppName, j.Description = "nightly_"+ns, "etl", "of "+ns
-		if err := s.reg.In(ns).AddJob(ctx, j); err != nil {
+		if err := s.reg.In(ns).Config().AddJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,12 +130,12 @@ func TestLoginPicksTheOnlyNamespace(t *testing.T) {
 	}
 	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf})
 	ctx := context.Background()
-	if _, err := s.reg.PutNamespace(ctx, namespace.Record{Name: "search"}); err != nil {
+	if _, err := s.reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "search"}); err != nil {
 		t.Fatal(err)
 	}
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/a.tgz", "bin/start.sh"
-	if err := s.reg.In("search").AddApp(ctx, a); err != nil {
+	if err := s.reg.In("search").Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	r := s.cli(t)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -15,7 +14,6 @@ import (
 // with its path and error, replaced with a valid value or removed.
 func TestRegistryDamagedCommands(t *testing.T) {
 	s := newTestServer(t, api.Credentials{})
-	s.reg.Damage = registry.NewDamage(nil)
 	ctx := context.Background()
 	for _, p := range []string{"/config/app/legacy_app", "/state/ready/legacy_job"} {
 		if err := s.kv.Commit(ctx, store.Put(p, []byte(`{"appName":"legacy_app","ap`))); err != nil {
@@ -32,7 +30,7 @@ func TestRegistryDamagedCommands(t *testing.T) {
 	}
 	out, _ = r.must(0, "registry", "put", "/config/app/legacy_app", file)
 	has(t, "put", out, "replaced /config/app/legacy_app")
-	if _, err := s.reg.App(ctx, "legacy_app"); err != nil {
+	if _, err := s.reg.Config().App(ctx, "legacy_app"); err != nil {
 		t.Errorf("the repaired app: %v", err)
 	}
 	_, errs := r.must(2, "registry", "rm", "/state/ready/legacy_job")

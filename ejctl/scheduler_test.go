@@ -22,7 +22,7 @@ func newScheduler(t *testing.T) (map[string]string, *registry.Registry) {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	reg := registry.New(memory.New())
-	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Auth: api.NewAuth(api.Credentials{}, clk, reg)})
+	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Auth: api.NewAuth(api.Credentials{}, clk, reg.Tenancy())})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return map[string]string{"EJCTL_ADDR": srv.URL}, reg
@@ -32,13 +32,13 @@ func seedApp(t *testing.T, reg *registry.Registry, name string, jobNames ...stri
 	t.Helper()
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = name, "http://example.com/"+name+".tgz", "bin/start.sh"
-	if err := reg.AddApp(t.Context(), a); err != nil {
+	if err := reg.Config().AddApp(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range jobNames {
 		c := jobs.Default()
 		c.JobName, c.AppName, c.Cron, c.CPUCount, c.MemoryMB = j, name, "0 0 2 * * ?", 0.1, 16
-		if err := reg.AddJob(t.Context(), c); err != nil {
+		if err := reg.Config().AddJob(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func TestRmWhatAWorkflowRuns(t *testing.T) {
 	seedApp(t, reg, "app", "load", "spare")
 	wf := workflow.Default()
 	wf.Name, wf.Nodes = "etl", []workflow.Node{{ID: "extract", Job: "load"}}
-	if err := reg.AddWorkflow(t.Context(), wf); err != nil {
+	if err := reg.Flows().AddWorkflow(t.Context(), wf); err != nil {
 		t.Fatal(err)
 	}
 	_, errs, code := runWith(t, env, "job", "rm", "--yes", "load")
@@ -64,7 +64,7 @@ func TestRmWhatAWorkflowRuns(t *testing.T) {
 		!strings.Contains(errs, "ejctl app rm --force") {
 		t.Fatalf("app rm: exit %d, stderr %q", code, errs)
 	}
-	if _, err := reg.Job(t.Context(), "load"); err != nil {
+	if _, err := reg.Config().Job(t.Context(), "load"); err != nil {
 		t.Fatalf("a refused rm deleted the job: %v", err)
 	}
 	out, errs, code := runWith(t, env, "job", "rm", "--yes", "spare") // no workflow runs it

@@ -33,7 +33,7 @@ func TestSecretCommands(t *testing.T) {
 	}
 	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf}, func(o *api.Options) { o.Secrets = kr })
 	for _, ns := range []string{"pay", "search"} {
-		if _, err := s.reg.PutNamespace(context.Background(), namespace.Record{Name: ns}); err != nil {
+		if _, err := s.reg.Tenancy().PutNamespace(context.Background(), namespace.Record{Name: ns}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,7 +54,7 @@ func TestSecretCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice.must(0, "-n", "pay", "secret", "set", "tls", "--from-file", file)
-	sealed, _, err := s.reg.Secret(context.Background(), "pay", "tls")
+	sealed, _, err := s.reg.Tenancy().Secret(context.Background(), "pay", "tls")
 	if err != nil {
 		t.Fatal(err)
 	}

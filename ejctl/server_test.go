@@ -65,9 +65,9 @@ func newTestServer(t *testing.T, creds api.Credentials, opts ...func(*api.Option
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	kv := memory.New()
-	reg := registry.New(kv)
+	reg := registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)})
 	ops := &testOps{logs: map[string]string{}}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Auth: api.NewAuth(creds, clk, reg)}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Auth: api.NewAuth(creds, clk, reg.Tenancy())}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -28,7 +28,14 @@ type Registry interface {
 	Namespaces(ctx context.Context) ([]namespace.Record, error)
 }
 
-var _ Registry = (*registry.Registry)(nil)
+// RegistryOf is reg's facades the collector reads.
+func RegistryOf(reg *registry.Registry) Registry {
+	return struct {
+		registry.Work
+		registry.Config
+		registry.Tenancy
+	}{reg.Work(), reg.Config(), reg.Tenancy()}
+}
 
 // catchUpLimit bounds how far back a starting collector aggregates hours
 // and days that no leader aggregated.

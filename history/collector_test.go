@@ -91,7 +91,7 @@ func newRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
 	ctx := context.Background()
 	reg := registry.New(memory.New())
-	if err := reg.AddApp(ctx, app.Config{AppName: "app", AppURL: "file:///x", CPUCount: 1, MemoryMB: 64, BootstrapScript: "x"}); err != nil {
+	if err := reg.Config().AddApp(ctx, app.Config{AppName: "app", AppURL: "file:///x", CPUCount: 1, MemoryMB: 64, BootstrapScript: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"job_a", "job_b", "job_c"} {
@@ -100,7 +100,7 @@ func newRegistry(t *testing.T) *registry.Registry {
 		if name == "job_c" {
 			c.JobExecutionType = jobs.Daemon
 		}
-		if err := reg.AddJob(ctx, c); err != nil {
+		if err := reg.Config().AddJob(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +147,7 @@ func TestCollectorMinutesHoursRunning(t *testing.T) {
 		reg := newRegistry(t)
 		setRunning(t, reg, "job_a", 0, 1)
 		setRunning(t, reg, "job_c", 2)
-		l := startCollector(t, e, reg) // 11:58:30
+		l := startCollector(t, e, RegistryOf(reg)) // 11:58:30
 		l.status("TASK_FINISHED", "TASK_FINISHED", "TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_RUNNING", "TASK_LOST")
 		l.to(at(11, 59).Add(10 * time.Second))
 		if got := e.results(t, view.Minute); len(got) != 1 || got[at(11, 58)] != [2]int{3, 2} {
@@ -191,13 +191,13 @@ func TestCollectorMinutesHoursRunning(t *testing.T) {
 func TestCollectorLeadershipMoves(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *testDB) {
 		reg := newRegistry(t)
-		l1 := startCollector(t, e, reg)
+		l1 := startCollector(t, e, RegistryOf(reg))
 		l1.status("TASK_FINISHED", "TASK_FAILED")
 		l1.to(at(11, 59).Add(20 * time.Second))
 		l1.status("TASK_FINISHED")
 		l1.stop() // leadership lost at 11:59:20
 
-		l2 := startCollector(t, e, reg)
+		l2 := startCollector(t, e, RegistryOf(reg))
 		l2.status("TASK_FINISHED", "TASK_FINISHED")
 		l2.to(at(12, 0))
 		want := map[time.Time][2]int{at(11, 58): {1, 1}, at(11, 59): {3, 0}}
@@ -206,7 +206,7 @@ func TestCollectorLeadershipMoves(t *testing.T) {
 		}
 		l2.stop()
 		// A third leader recomputes the last hour: same row, no double count.
-		l3 := startCollector(t, e, reg)
+		l3 := startCollector(t, e, RegistryOf(reg))
 		l3.to(at(12, 1))
 		if got := e.results(t, view.Hour); len(got) != 1 || got[at(11, 0)] != [2]int{4, 1} {
 			t.Fatalf("hour rows %v, want 11:00 → 4, 1", got)
@@ -226,7 +226,7 @@ func TestCollectorLeadershipMoves(t *testing.T) {
 // Counts survive a database error: they stay in memory until a flush works.
 func TestCollectorKeepsCountsWhenTheDatabaseFails(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *testDB) {
-		l := startCollector(t, e, newRegistry(t))
+		l := startCollector(t, e, RegistryOf(newRegistry(t)))
 		l.status("TASK_FINISHED", "TASK_FAILED")
 		e.exec(t, "ALTER TABLE TASK_RESULT_STATISTICS_MINUTE RENAME TO TRSM_AWAY")
 		l.to(at(11, 59).Add(30 * time.Second))
@@ -247,7 +247,7 @@ func TestCollectorDays(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *testDB) {
 		e.clock.Set(time.Date(2024, 3, 1, 23, 59, 10, 0, time.UTC))
 		reg := newRegistry(t)
-		l := startCollector(t, e, reg)
+		l := startCollector(t, e, RegistryOf(reg))
 		l.status("TASK_FINISHED", "TASK_FAILED", "TASK_FINISHED")
 		l.to(time.Date(2024, 3, 2, 0, 0, 30, 0, time.UTC))
 		if got := e.results(t, view.Day); got[at(0, 0)] != [2]int{2, 1} || len(got) != 1 {
@@ -255,7 +255,7 @@ func TestCollectorDays(t *testing.T) {
 		}
 		c := jobs.Default()
 		c.JobName, c.AppName, c.Cron = "job_d", "app", "0 * * * * ?"
-		if err := reg.AddJob(context.Background(), c); err != nil {
+		if err := reg.Config().AddJob(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
 		l.to(time.Date(2024, 3, 4, 0, 1, 0, 0, time.UTC)) // two more days

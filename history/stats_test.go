@@ -156,7 +156,7 @@ func TestDashboardFiguresAgreeAfterAStart(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *testDB) {
 		ctx := context.Background()
 		e.clock.Set(at(12, 30).Add(8 * time.Second))
-		l := startCollector(t, e, newRegistry(t))
+		l := startCollector(t, e, RegistryOf(newRegistry(t)))
 		ok := func(n int) {
 			for range n {
 				l.status("TASK_FINISHED")

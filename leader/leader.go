@@ -11,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 )
 
 // Terms hands out the terms this instance leads (election.Candidate on
@@ -28,10 +29,10 @@ type Loop struct {
 // Config is what the lifecycle needs.
 type Config struct {
 	Terms Terms
-	// Registry makes the registry a term writes through; the lifecycle
-	// fences it with the term (every write checks the term's election
-	// node).
-	Registry func() *registry.Registry
+	// Registry makes the registry a term writes through, behind fence (the
+	// lifecycle passes the term's: every write checks the term's election
+	// node); registry.Options.Fence.
+	Registry func(fence func() []store.Op) *registry.Registry
 	// CatchUp is the barrier a new term waits at; nil: none (a registry
 	// read straight from its store).
 	CatchUp registry.Barrier
@@ -98,8 +99,7 @@ func Serve(term *election.Term, cfg Config) error {
 	cfg.defaults()
 	ctx := term.Context()
 	log := cfg.Log.With("term", term.Seq())
-	reg := cfg.Registry()
-	reg.Fence = term.Fence
+	reg := cfg.Registry(term.Fence)
 	if err := catchUp(ctx, cfg, reg, term); err != nil {
 		if ctx.Err() != nil {
 			return nil // the term ended first
@@ -161,7 +161,7 @@ func catchUp(ctx context.Context, cfg Config, reg *registry.Registry, term *elec
 	cctx, cancel := context.WithTimeout(ctx, CatchUpWait)
 	defer cancel()
 	began := cfg.Clock.Now()
-	if err := reg.BeginTerm(cctx, value, cfg.CatchUp); err != nil {
+	if err := reg.Term().BeginTerm(cctx, value, cfg.CatchUp); err != nil {
 		return fmt.Errorf("catch up with the registry before leading: %w", err)
 	}
 	cfg.Log.Info("registry cache caught up with the terms before", "term", term.Seq(), "took", cfg.Clock.Now().Sub(began).Round(time.Microsecond))

@@ -38,8 +38,10 @@ func (r *recorder) list() []string {
 
 func config(kv store.KV, ts terms, rec *recorder, start func(ctx context.Context, t *election.Term, reg *registry.Registry) ([]Loop, error)) Config {
 	return Config{
-		Terms:    ts,
-		Registry: func() *registry.Registry { return registry.New(kv) },
+		Terms: ts,
+		Registry: func(fence func() []store.Op) *registry.Registry {
+			return registry.New(kv, registry.Options{Fence: fence})
+		},
 		CatchUp: func(ctx context.Context, path string, value []byte, commit func(context.Context, ...store.Op) error) error {
 			rec.add("catch-up")
 			return commit(ctx, store.Put(path, value))
@@ -68,7 +70,7 @@ func TestTermLifecycle(t *testing.T) {
 		return []Loop{
 			{Name: "steady", Run: func(ctx context.Context) error { <-ctx.Done(); rec.add("steady stopped"); return nil }},
 			{Name: "failing", Run: func(ctx context.Context) error {
-				if err := r.SetFrameworkID(ctx, "fw"); err != nil { // a fenced write while leading
+				if err := r.Term().SetFrameworkID(ctx, "fw"); err != nil { // a fenced write while leading
 					return err
 				}
 				return errors.New("boom")
@@ -86,13 +88,13 @@ func TestTermLifecycle(t *testing.T) {
 	if got := rec.list(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[4] != want[4] {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	if id, _ := registry.New(kv).FrameworkID(ctx); id != "fw" {
+	if id, _ := registry.New(kv).Term().FrameworkID(ctx); id != "fw" {
 		t.Fatalf("the write while leading did not land: %q", id)
 	}
 	if err := kv.Commit(ctx, store.Delete("/ha/election/n-1", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.SetFrameworkID(ctx, "late"); !errors.Is(err, registry.ErrFenced) {
+	if err := reg.Term().SetFrameworkID(ctx, "late"); !errors.Is(err, registry.ErrFenced) {
 		t.Fatalf("a write after the election node went: %v, want ErrFenced", err)
 	}
 }

@@ -29,7 +29,7 @@ func (d damaged) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
 	defer cancel()
 	_ = d.reg.Recheck(ctx) // a read that fails leaves the entries as they were
-	for subtree, n := range d.reg.Damage.Counts() {
+	for subtree, n := range d.reg.Damage().Counts() {
 		ch <- prometheus.MustNewConstMetric(damagedDesc, prometheus.GaugeValue, float64(n), subtree)
 	}
 }

@@ -12,8 +12,7 @@ import (
 func TestDamagedEntriesBySubtree(t *testing.T) {
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
-	reg := registry.New(kv)
-	reg.Damage = registry.NewDamage(nil)
+	reg := registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)})
 	ctx := t.Context()
 	for _, p := range []string{"/config/app/a", "/config/job/b", "/namespaces/pay/config/job/c"} {
 		if err := kv.Commit(ctx, store.Put(p, []byte(`{"appName":"x","ap`))); err != nil {

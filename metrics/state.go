@@ -68,14 +68,14 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
 	defer cancel()
-	running, err := s.reg.RunningTasks(ctx)
+	running, err := s.reg.Work().RunningTasks(ctx)
 	if err == nil {
 		s.collectRunning(ctx, ch, running)
 		err = s.collectQueues(ctx, ch, running)
 	}
 	if err == nil {
 		var paused map[string]task.Pause
-		if paused, err = s.reg.Pauses(ctx); err == nil {
+		if paused, err = s.reg.Work().Pauses(ctx); err == nil {
 			ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, float64(len(paused)))
 		}
 	}
@@ -89,7 +89,7 @@ func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric,
 		n := float64(len(tasks))
 		name, ns := jobLabels(job)
 		ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, n, name, ns)
-		cfg, err := s.reg.Job(ctx, job)
+		cfg, err := s.reg.Config().Job(ctx, job)
 		if err != nil {
 			continue // deleted while its tasks end: no resources to tell
 		}
@@ -104,7 +104,7 @@ func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric,
 // by design.
 func (s *state) collectQueues(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]task.Entry) error {
 	now := s.clock.Now()
-	ready, err := s.reg.ReadyQueue(ctx)
+	ready, err := s.reg.Work().ReadyQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (s *state) collectQueues(ctx context.Context, ch chan<- prometheus.Metric, 
 			oldestReady = older(oldestReady, laterOf(rd.Since, rd.NotBefore), now)
 		}
 	}
-	fq, err := s.reg.FailoverQueue(ctx)
+	fq, err := s.reg.Work().FailoverQueue(ctx)
 	if err != nil {
 		return err
 	}

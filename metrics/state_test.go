@@ -22,13 +22,13 @@ func stateRig(t *testing.T) (*Metrics, *registry.Registry, *clock.Fake) {
 	ctx := t.Context()
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://example.invalid/app.tar.gz", "bin/start.sh"
-	if err := reg.AddApp(ctx, a); err != nil {
+	if err := reg.Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"busy", "waiting", "flaky", "idle"} {
 		j := jobs.Default()
 		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = name, "app", 0.5, 64, 3
-		if err := reg.AddJob(ctx, j); err != nil {
+		if err := reg.Config().AddJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,11 +58,11 @@ func TestStateFromTheRegistry(t *testing.T) {
 		job string
 		at  time.Time
 	}{{"busy", t0.Add(-time.Hour)}, {"waiting", t0.Add(-30 * time.Second)}, {"waiting", t0.Add(-10 * time.Second)}} {
-		if _, err := reg.Trigger(ctx, tr.job, true, tr.at); err != nil {
+		if _, err := reg.Work().Trigger(ctx, tr.job, true, tr.at); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := reg.TriggerMany(ctx, map[string]bool{"idle": false}, t0.Add(-time.Second), t0.Add(time.Second), nil); err != nil {
+	if err := reg.Work().TriggerMany(ctx, map[string]bool{"idle": false}, t0.Add(-time.Second), t0.Add(time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
 	// failover: flaky's shard 0 waits 20 s, its shard 1 runs again already, shard 2 backs off.

@@ -25,20 +25,20 @@ func BenchmarkSample(b *testing.B) {
 	reg := registry.New(kv)
 	for n := range 100 {
 		ns := fmt.Sprintf("team%03d", n)
-		if _, err := reg.PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
+		if _, err := reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
 			b.Fatal(err)
 		}
 		r := reg.In(ns)
 		a := app.Default()
 		a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/x.tgz", "bin/start.sh"
-		if err := r.AddApp(ctx, a); err != nil {
+		if err := r.Config().AddApp(ctx, a); err != nil {
 			b.Fatal(err)
 		}
 		ch := reg.Change()
 		for k := range 10 {
 			j := jobs.Default()
 			j.JobName, j.AppName, j.Cron, j.ShardingTotalCount = fmt.Sprintf("job%d", k), "etl", "0 0 * * * ?", 10
-			if err := r.AddJob(ctx, j); err != nil {
+			if err := r.Config().AddJob(ctx, j); err != nil {
 				b.Fatal(err)
 			}
 			full := ns + "~" + j.JobName

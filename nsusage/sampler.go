@@ -40,14 +40,14 @@ func (s Sampler) Run(ctx context.Context) error {
 
 // Sample reads every namespace's usage now and records it.
 func (s Sampler) Sample(ctx context.Context) error {
-	recs, err := s.Registry.Namespaces(ctx)
+	recs, err := s.Registry.Tenancy().Namespaces(ctx)
 	if err != nil {
 		return fmt.Errorf("sample: read the namespaces: %w", err)
 	}
 	now := s.Clock.Now()
 	usage := make(map[string]namespace.Resources, len(recs))
 	for _, rec := range recs {
-		u, err := s.Registry.In(rec.Name).InUse(ctx)
+		u, err := s.Registry.In(rec.Name).Tenancy().InUse(ctx)
 		if err != nil {
 			return fmt.Errorf("sample namespace %s: %w", rec.Name, err)
 		}

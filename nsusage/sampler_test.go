@@ -25,18 +25,18 @@ func TestSamplerRecordsEveryNamespace(t *testing.T) {
 	kv := memory.New()
 	defer kv.Close()
 	reg := registry.New(kv)
-	if _, err := reg.PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+	if _, err := reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	r := reg.In("pay")
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript, a.CPUCount, a.MemoryMB = "etl", "http://h/x.tgz", "bin/start.sh", 0.5, 64
-	if err := r.AddApp(ctx, a); err != nil {
+	if err := r.Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	j := jobs.Default()
 	j.JobName, j.AppName, j.Cron, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = "nightly", "etl", "0 0 * * * ?", 2, 1.5, 256
-	if err := r.AddJob(ctx, j); err != nil {
+	if err := r.Config().AddJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	ch := reg.Change()

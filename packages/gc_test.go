@@ -51,8 +51,8 @@ func (e *gcEnv) name(appName, sha string) {
 	e.t.Helper()
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = appName, e.host.URL(sha, "app.tgz"), "run.sh"
-	if err := e.reg.AddApp(e.t.Context(), a); err != nil {
-		if _, err := e.reg.SetAppURL(e.t.Context(), appName, a.AppURL); err != nil {
+	if err := e.reg.Config().AddApp(e.t.Context(), a); err != nil {
+		if _, err := e.reg.Config().SetAppURL(e.t.Context(), appName, a.AppURL); err != nil {
 			e.t.Fatal(err)
 		}
 	}

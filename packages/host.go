@@ -13,14 +13,13 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 )
 
 // Apps is the registry's app list and its change notifications.
 type Apps interface {
 	Apps(ctx context.Context) ([]app.Config, error)
 	// WatchApps reports changes under /config/app until ctx ends.
-	WatchApps(ctx context.Context) (<-chan store.Event, error)
+	WatchApps(ctx context.Context) (<-chan registry.ConfigChange, error)
 }
 
 // RegistryApps adapts the registry to Apps.
@@ -28,8 +27,8 @@ func RegistryApps(r *registry.Registry) Apps { return registryApps{r} }
 
 type registryApps struct{ r *registry.Registry }
 
-func (a registryApps) Apps(ctx context.Context) ([]app.Config, error) { return a.r.Apps(ctx) }
-func (a registryApps) WatchApps(ctx context.Context) (<-chan store.Event, error) {
+func (a registryApps) Apps(ctx context.Context) ([]app.Config, error) { return a.r.Config().Apps(ctx) }
+func (a registryApps) WatchApps(ctx context.Context) (<-chan registry.ConfigChange, error) {
 	return a.r.WatchApps(ctx)
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/registry"
 )
 
 // pull is one pull round of a package, shared by everyone waiting for it.
@@ -50,7 +50,7 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 }
 
-func (h *Host) watch(ctx context.Context) <-chan store.Event {
+func (h *Host) watch(ctx context.Context) <-chan registry.ConfigChange {
 	ch, err := h.o.Apps.WatchApps(ctx)
 	if err != nil {
 		h.log.Warn("packages: watch the apps (retried at the next pass)", "err", err)
@@ -59,7 +59,7 @@ func (h *Host) watch(ctx context.Context) <-chan store.Event {
 	return ch
 }
 
-func drain(ch <-chan store.Event) {
+func drain(ch <-chan registry.ConfigChange) {
 	for {
 		select {
 		case _, ok := <-ch:

@@ -52,7 +52,7 @@ func newCluster(t *testing.T, n int, tweak func(*packages.Options)) *cluster {
 func newClusterOn(t *testing.T, n int, regOf func(i int) *registry.Registry, tweak func(*packages.Options)) *cluster {
 	t.Helper()
 	c := &cluster{reg: regOf(0)}
-	key, err := packages.LoadKey(t.Context(), c.reg.PackageKey())
+	key, err := packages.LoadKey(t.Context(), c.reg.Term().PackageKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func newClusterOn(t *testing.T, n int, regOf func(i int) *registry.Registry, twe
 	}
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "my_app", "http://example.com/app.tgz", "bin/start.sh"
-	if err := c.reg.AddApp(t.Context(), a); err != nil {
+	if err := c.reg.Config().AddApp(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	return c

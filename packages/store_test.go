@@ -131,7 +131,7 @@ func TestLoadKeyIsSharedByInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range keys {
 		wg.Go(func() {
-			k, err := LoadKey(t.Context(), registry.New(kv).PackageKey())
+			k, err := LoadKey(t.Context(), registry.New(kv).Term().PackageKey())
 			if err != nil {
 				t.Error(err)
 			}
@@ -144,7 +144,7 @@ func TestLoadKeyIsSharedByInstances(t *testing.T) {
 			t.Fatalf("instances got different keys: %x vs %x", k, keys[0])
 		}
 	}
-	corrupt := registry.New(memory.New()).PackageKey()
+	corrupt := registry.New(memory.New()).Term().PackageKey()
 	if _, err := corrupt.Create(t.Context(), []byte("zz")); err != nil {
 		t.Fatal(err)
 	}

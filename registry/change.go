@@ -153,15 +153,15 @@ func (c *Change) Commit(ctx context.Context) error {
 func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, error) {
 	parts := make([][]store.Op, len(changes))
 	for i, c := range changes {
-		if r.Fence != nil && len(c.ops) > 0 {
-			parts[i] = append(r.Fence(), c.ops...)
+		if r.fence != nil && len(c.ops) > 0 {
+			parts[i] = append(r.fence(), c.ops...)
 		} else {
 			parts[i] = c.ops
 		}
 	}
 	applied, _, err := store.CommitChain(ctx, r.kv, nil, chainPath, parts)
-	if err != nil && errors.Is(err, store.ErrNotFound) && r.Fence != nil {
-		for _, f := range r.Fence() {
+	if err != nil && errors.Is(err, store.ErrNotFound) && r.fence != nil {
+		for _, f := range r.fence() {
 			if _, gerr := r.kv.Get(ctx, f.Path); errors.Is(gerr, store.ErrNotFound) {
 				return applied, fmt.Errorf("%w: the leadership this write was made under has ended (%s)", ErrFenced, f.Path)
 			}
@@ -176,19 +176,6 @@ func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, e
 // gangPath holds, per job, the name of its last launch recorded over
 // several commits (/state/gang/{jobName}).
 const gangPath = "/state/gang"
-
-// GangMarks reads every job's gang mark: job → the launch's name.
-func (r *Registry) GangMarks(ctx context.Context) (map[string]string, error) {
-	nodes, err := r.kv.List(ctx, gangPath)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(nodes))
-	for _, n := range nodes {
-		out[lastSegment(n.Path)] = string(n.Value)
-	}
-	return out, nil
-}
 
 // Batch returns a registry whose writes are staged (reads see them) and
 // flush, which commits them all as one: a batch of status updates, each
@@ -215,26 +202,4 @@ func (r *Registry) ChainedBatch() (batch *Registry, cut func(), flush func(conte
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
 	return r.with(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, chainPath) }
-}
-
-// FailoverOf lists one job's failover entries.
-func (r *Registry) FailoverOf(ctx context.Context, job string) ([]queue.Failover, error) {
-	nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
-	if err != nil {
-		return nil, fmt.Errorf("registry: list the failover entries of %s: %w", job, err)
-	}
-	out := make([]queue.Failover, 0, len(nodes))
-	for _, n := range nodes {
-		f, ok, err := decodeFailover(job, n)
-		if r.SetAside(n, err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, f)
-		}
-	}
-	return out, nil
 }

@@ -170,7 +170,7 @@ func (r *Registry) SetAside(n store.Node, err error) bool {
 	if err == nil || !errors.Is(err, ErrDamaged) {
 		return false
 	}
-	r.Damage.Note(r.storePath(n.Path), n.Value, err)
+	r.damage.Note(r.storePath(n.Path), n.Value, err)
 	return true
 }
 
@@ -179,7 +179,7 @@ func (r *Registry) setAsideAt(n store.Node, err error) bool {
 	if err == nil || !errors.Is(err, ErrDamaged) {
 		return false
 	}
-	r.Damage.Note(n.Path, n.Value, err)
+	r.damage.Note(n.Path, n.Value, err)
 	return true
 }
 

@@ -89,19 +89,19 @@ func listings(t *testing.T, p string, value []byte, damaged bool) {
 	kv := memory.New()
 	defer kv.Close()
 	r := New(kv)
-	r.Damage = NewDamage(nil)
-	if _, err := r.PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+	r.damage = NewDamage(nil)
+	if _, err := r.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "good", "http://h/a.tgz", "bin/start.sh"
-	if err := r.AddApp(ctx, a); err != nil {
+	if err := r.Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.Commit(ctx, store.Put(p, value)); err != nil {
 		t.Fatal(err)
 	}
-	apps, err := r.Apps(ctx)
+	apps, err := r.Config().Apps(ctx)
 	if err != nil {
 		t.Fatalf("apps with %q at %s: %v", value, p, err)
 	}
@@ -110,19 +110,19 @@ func listings(t *testing.T, p string, value []byte, damaged bool) {
 	}
 	var m QueueMemo
 	for what, f := range map[string]func() error{
-		"jobs":      func() error { _, err := r.Jobs(ctx); return err },
-		"workflows": func() error { _, err := r.Workflows(ctx); return err },
-		"ready":     func() error { _, err := r.ReadyQueueMemo(ctx, &m); return err },
-		"failover":  func() error { _, err := r.FailoverQueueMemo(ctx, &m); return err },
-		"running":   func() error { _, err := r.RunningTasks(ctx); return err },
-		"waiting":   func() error { _, err := r.WaitingReasons(ctx); return err },
-		"runs":      func() error { _, err := r.WorkflowRuns(ctx, "w"); return err },
-		"ns":        func() error { _, err := r.Namespaces(ctx); return err },
-		"secrets":   func() error { _, err := r.Secrets(ctx, namespace.Default); return err },
-		"tokens":    func() error { _, err := r.Tokens(ctx, namespace.Default); return err },
-		"owners":    func() error { _, err := r.Owned(ctx, "CloudJob"); return err },
+		"jobs":      func() error { _, err := r.Config().Jobs(ctx); return err },
+		"workflows": func() error { _, err := r.Flows().Workflows(ctx); return err },
+		"ready":     func() error { _, err := r.Work().ReadyQueueMemo(ctx, &m); return err },
+		"failover":  func() error { _, err := r.Work().FailoverQueueMemo(ctx, &m); return err },
+		"running":   func() error { _, err := r.Work().RunningTasks(ctx); return err },
+		"waiting":   func() error { _, err := r.Work().WaitingReasons(ctx); return err },
+		"runs":      func() error { _, err := r.Flows().WorkflowRuns(ctx, "w"); return err },
+		"ns":        func() error { _, err := r.Tenancy().Namespaces(ctx); return err },
+		"secrets":   func() error { _, err := r.Tenancy().Secrets(ctx, namespace.Default); return err },
+		"tokens":    func() error { _, err := r.Tenancy().Tokens(ctx, namespace.Default); return err },
+		"owners":    func() error { _, err := r.Config().Owned(ctx, "CloudJob"); return err },
 		"fires": func() error {
-			return r.TriggerMany(ctx, map[string]bool{"j": true, "pay~j": false}, time.Unix(2, 0), time.Time{}, nil)
+			return r.Work().TriggerMany(ctx, map[string]bool{"j": true, "pay~j": false}, time.Unix(2, 0), time.Time{}, nil)
 		},
 	} {
 		if err := f(); err != nil {

@@ -45,30 +45,30 @@ var damagedPaths = []string{
 // then writes every damaged path straight into the store (as zkCli would).
 func populate(t *testing.T, ctx context.Context, kv store.KV, r *Registry) {
 	t.Helper()
-	if _, err := r.PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+	if _, err := r.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ns := range []*Registry{r.In(namespace.Default), r.In("pay")} {
 		a := app.Default()
 		a.AppName, a.AppURL, a.BootstrapScript = "app", "http://h/a.tgz", "bin/start.sh"
-		if err := ns.AddApp(ctx, a); err != nil {
+		if err := ns.Config().AddApp(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range []string{"j1", "good"} {
 			j := jobs.Default()
 			j.JobName, j.AppName = n, "app"
-			if err := ns.AddJob(ctx, j); err != nil {
+			if err := ns.Config().AddJob(ctx, j); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ns.Trigger(ctx, n, false, t0); err != nil {
+			if _, err := ns.Work().Trigger(ctx, n, false, t0); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := r.AddToken(ctx, identity.APIToken{ID: "good", Namespace: namespace.Default}); err != nil {
+	if err := r.Tenancy().AddToken(ctx, identity.APIToken{ID: "good", Namespace: namespace.Default}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.PutSecret(ctx, secrets.Sealed{Meta: secrets.Meta{Namespace: namespace.Default, Name: "good"}}, NewSecret); err != nil {
+	if err := r.Tenancy().PutSecret(ctx, secrets.Sealed{Meta: secrets.Meta{Namespace: namespace.Default, Name: "good"}}, NewSecret); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range damagedPaths {
@@ -87,70 +87,70 @@ func TestDamagedEntriesAreSetAside(t *testing.T) {
 		ctx := context.Background()
 		var logs bytes.Buffer
 		r := New(kv)
-		r.Damage = NewDamage(slog.New(slog.NewTextHandler(&logs, nil)))
+		r.damage = NewDamage(slog.New(slog.NewTextHandler(&logs, nil)))
 		populate(t, ctx, kv, r)
 
-		apps, err := r.Apps(ctx)
+		apps, err := r.Config().Apps(ctx)
 		if err != nil {
 			t.Fatalf("apps: %v", err)
 		}
 		if names := appNames(apps); !slices.Equal(names, []string{"app", "pay~app"}) {
 			t.Errorf("apps = %v", names)
 		}
-		js, err := r.Jobs(ctx)
+		js, err := r.Config().Jobs(ctx)
 		if err != nil {
 			t.Fatalf("jobs: %v", err)
 		}
 		if len(js) != 4 {
 			t.Errorf("jobs = %d, want 4 (the good ones)", len(js))
 		}
-		ready, err := r.ReadyQueue(ctx)
+		ready, err := r.Work().ReadyQueue(ctx)
 		if err != nil || len(ready) != 4 {
 			t.Errorf("ready = %d, %v; want the 4 good entries", len(ready), err)
 		}
 		var m QueueMemo
-		if rq, err := r.ReadyQueueMemo(ctx, &m); err != nil || len(rq) != 4 {
+		if rq, err := r.Work().ReadyQueueMemo(ctx, &m); err != nil || len(rq) != 4 {
 			t.Errorf("ready (memo) = %d, %v", len(rq), err)
 		}
-		if _, err := r.FailoverQueueMemo(ctx, &m); err != nil {
+		if _, err := r.Work().FailoverQueueMemo(ctx, &m); err != nil {
 			t.Errorf("failover (memo): %v", err)
 		}
-		if _, err := r.FailoverQueue(ctx); err != nil {
+		if _, err := r.Work().FailoverQueue(ctx); err != nil {
 			t.Errorf("failover: %v", err)
 		}
-		if _, err := r.RunningTasks(ctx); err != nil {
+		if _, err := r.Work().RunningTasks(ctx); err != nil {
 			t.Errorf("running: %v", err)
 		}
-		if _, err := r.WaitingReasons(ctx); err != nil {
+		if _, err := r.Work().WaitingReasons(ctx); err != nil {
 			t.Errorf("waiting: %v", err)
 		}
-		if _, err := r.Workflows(ctx); err != nil {
+		if _, err := r.Flows().Workflows(ctx); err != nil {
 			t.Errorf("workflows: %v", err)
 		}
-		if _, err := r.WorkflowRuns(ctx, "wf"); err != nil {
+		if _, err := r.Flows().WorkflowRuns(ctx, "wf"); err != nil {
 			t.Errorf("workflow runs: %v", err)
 		}
-		if nss, err := r.Namespaces(ctx); err != nil || len(nss) != 2 {
+		if nss, err := r.Tenancy().Namespaces(ctx); err != nil || len(nss) != 2 {
 			t.Errorf("namespaces = %v, %v", nss, err)
 		}
-		if s, err := r.Secrets(ctx, namespace.Default); err != nil || len(s) != 1 {
+		if s, err := r.Tenancy().Secrets(ctx, namespace.Default); err != nil || len(s) != 1 {
 			t.Errorf("secrets = %v, %v", s, err)
 		}
-		if tk, err := r.Tokens(ctx, namespace.Default); err != nil || len(tk) != 1 {
+		if tk, err := r.Tenancy().Tokens(ctx, namespace.Default); err != nil || len(tk) != 1 {
 			t.Errorf("tokens = %v, %v", tk, err)
 		}
-		if _, err := r.Owned(ctx, "CloudJob"); err != nil {
+		if _, err := r.Config().Owned(ctx, "CloudJob"); err != nil {
 			t.Errorf("owned: %v", err)
 		}
-		if pay, err := r.In("pay").Apps(ctx); err != nil || len(pay) != 1 {
+		if pay, err := r.In("pay").Config().Apps(ctx); err != nil || len(pay) != 1 {
 			t.Errorf("pay's apps = %v, %v", pay, err)
 		}
 		// a cron fire of every job, one of them with a damaged entry
-		if err := r.TriggerMany(ctx, map[string]bool{"j1": false, "legacy_job": false, "pay~bad": true}, t0, t0, nil); err != nil {
+		if err := r.Work().TriggerMany(ctx, map[string]bool{"j1": false, "legacy_job": false, "pay~bad": true}, t0, t0, nil); err != nil {
 			t.Errorf("cron fires: %v", err)
 		}
 		// the one entry read alone says what is wrong
-		if _, err := r.App(ctx, "legacy_app"); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "/config/app/legacy_app") {
+		if _, err := r.Config().App(ctx, "legacy_app"); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "/config/app/legacy_app") {
 			t.Errorf("App(legacy_app) = %v, want a damaged entry's error naming its path", err)
 		}
 
@@ -175,7 +175,7 @@ func TestDamagedEntriesAreSetAside(t *testing.T) {
 				t.Errorf("%s logged %d times, want 1", p, c)
 			}
 		}
-		if got := r.Damage.Counts()["config/app"]; got != 2 {
+		if got := r.damage.Counts()["config/app"]; got != 2 {
 			t.Errorf("config/app damaged = %d, want 2", got)
 		}
 
@@ -189,7 +189,7 @@ func TestDamagedEntriesAreSetAside(t *testing.T) {
 		if err := r.Recheck(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n := r.Damage.Len(); n != len(damagedPaths)-2 {
+		if n := r.damage.Len(); n != len(damagedPaths)-2 {
 			t.Errorf("after a removal and a repair %d entries, want %d", n, len(damagedPaths)-2)
 		}
 	})

@@ -32,6 +32,7 @@
 //	/packages/key                                the key of package URL tokens (package packages' own value)
 //	/kube/logs/{jobName}/{taskId}                a finished task's log tail (package kube's own encoding)
 //	/kube/owners/{kind}/{ns~name}                the Kubernetes object that owns a definition
+//	/kube/webhook/ca                             the CRD webhook's certificate authority (package crd's own value)
 //
 // The original ElasticJob-Cloud's values at those paths (3.0.x YAML apps
 // and jobs, 2.1.x Gson jobs, decimal ready counts, bare task ids under
@@ -55,33 +56,43 @@
 // The registry is sealed: nothing outside it reads or writes the store
 // through it, and it exports no raw store operation. Every caller says what
 // it means, and the registry turns that into store operations behind the
-// leader's fence (Registry.Fence: a deposed leader's writes fail with
-// ErrFenced and write nothing). The intents:
+// leader's fence (Options.Fence, given to New: a deposed leader's writes
+// fail with ErrFenced and write nothing).
 //
-//   - Configuration: AddApp, UpdateApp, SetAppURL, DeleteApp (with its
-//     jobs), AddJob, UpdateJob, DeleteJob, SetDisabled; the workflow
-//     definitions (AddWorkflow, UpdateWorkflow, DeleteWorkflow). Reads: App,
-//     Apps, Job, Jobs, CanRun (the one "may this job run now" rule), …
-//   - Triggers: Trigger, TriggerBy, TriggerMany (the producer's batch and
-//     its watermark), TriggerRun (a keyed run), TriggerMissed (a new
-//     leader's replay of the fires no leader fired), Requeue.
-//   - The leader's state changes: Change, a set of named changes committed
+// Registry is the core: the namespace views (In), the fence, the leader's
+// state changes and their commits, watches and the damaged entries. The
+// rest is reached through one facade per concern (facades.go; the files
+// are named after them: config_*.go, flows_*.go, work_*.go, …):
+//
+//   - Config: apps, jobs, disable flags, owners. AddApp, UpdateApp,
+//     SetAppURL, DeleteApp (with its jobs), AddJob, UpdateJob, DeleteJob,
+//     SetDisabled, SetOwner; reads App, Apps, Job, Jobs, CanRun (the one
+//     "may this job run now" rule), …
+//   - Flows: the workflow definitions (AddWorkflow, UpdateWorkflow,
+//     DeleteWorkflow), their runs and idempotency keys.
+//   - Work: the leader's work. Trigger, TriggerBy, TriggerMany (the
+//     producer's batch), TriggerRun (a keyed run), Requeue; reads of the
+//     ready and failover queues, running tasks, run state, pauses, gangs,
+//     waiting reasons; the Kubernetes engine's log tails (LogTails, LogTail,
+//     WriteLogTails: the engine's encoding, stored as given, fenced).
+//   - Schedule: calendars and plans, the producer's watermark and
+//     TriggerMissed (a new leader's replay of the fires no leader fired),
+//     backfills, deadline alerts.
+//   - Tenancy: namespaces, secrets, API tokens and revocations.
+//   - Term: BeginTerm writes a new term's record through the registry
+//     copy's barrier, so the copy holds every write of the terms before;
+//     the framework id; the cells components own in their own format (a
+//     Cell they read and create once, unfenced since every instance may
+//     create it): the package token key (PackageKey) and the CRD webhook's
+//     certificate authority (WebhookCA).
+//   - The core's state changes: Change, a set of named changes committed
 //     together in one transaction — Launch, Mark, End, Unlaunch, Dequeue,
 //     FailOver, TakeFailover, DropFailover, DropReady, RecordRun, CountRun,
 //     Pause, MarkGang, Wait, Unwait and the workflow ones (CreateWorkflowRun,
 //     PutWorkflowRun, QueueNodes, DropPendingRun, …); CommitChanges and
 //     Batch/ChainedBatch commit many. A Change conditional on what was read
 //     fails as a whole with ErrConflict, to be read again and retried.
-//   - Watches: WatchConfig, WatchApps, WatchReady, WatchWorkflows.
-//   - The term: BeginTerm writes a new term's record through the registry
-//     copy's barrier, so the copy holds every write of the terms before.
-//   - Components that own a subtree get a narrow handle instead of the
-//     store: the Kubernetes engine's log tails (LogTails, LogTail,
-//     WriteLogTails: the engine's encoding, stored as given, fenced), and
-//     the package token key (PackageKey: a Cell the packages component
-//     reads and creates once, unfenced since every instance may create it).
-//   - Namespaces, owners, secrets and API tokens: their own intents
-//     (PutNamespace, DeleteNamespace, SetOwner, PutSecret, AddToken, …).
+//   - The core's watches: WatchConfig, WatchApps, WatchReady, WatchWorkflows.
 //
 // The records are the pure packages' types under their own names (one name
 // per concept): task.Entry, task.RunRecord, task.RunState, task.Pause,

@@ -20,7 +20,7 @@ func fenced(t *testing.T) (*Registry, store.KV) {
 		t.Fatal(err)
 	}
 	r := New(kv)
-	r.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n-1", store.AnyVersion)} }
+	r.fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n-1", store.AnyVersion)} }
 	return r, kv
 }
 
@@ -37,21 +37,21 @@ func depose(t *testing.T, kv store.KV) {
 func TestLogTails(t *testing.T) {
 	r, kv := fenced(t)
 	ctx := t.Context()
-	if err := r.WriteLogTails(ctx, []TailWrite{{Job: "j", TaskID: "t1", Tail: []byte(`{"stdout":"1"}`)},
+	if err := r.Work().WriteLogTails(ctx, []TailWrite{{Job: "j", TaskID: "t1", Tail: []byte(`{"stdout":"1"}`)},
 		{Job: "j", TaskID: "t2", Tail: []byte(`{"stdout":"2"}`)}, {Job: "pay~j", TaskID: "pay~j@-@0@-@READY@-@a@-@u", Tail: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.WriteLogTails(ctx, []TailWrite{{Job: "j", TaskID: "t1"}}); err != nil {
+	if err := r.Work().WriteLogTails(ctx, []TailWrite{{Job: "j", TaskID: "t1"}}); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := r.LogTails(ctx, "j")
+	ids, err := r.Work().LogTails(ctx, "j")
 	if err != nil || len(ids) != 1 || ids[0] != "t2" {
 		t.Fatalf("tails of j = %v, %v; want [t2]", ids, err)
 	}
-	if b, err := r.LogTail(ctx, "j", "t2"); err != nil || string(b) != `{"stdout":"2"}` {
+	if b, err := r.Work().LogTail(ctx, "j", "t2"); err != nil || string(b) != `{"stdout":"2"}` {
 		t.Fatalf("tail t2 = %q, %v", b, err)
 	}
-	if _, err := r.LogTail(ctx, "j", "t1"); !errors.Is(err, ErrTailNotFound) {
+	if _, err := r.Work().LogTail(ctx, "j", "t1"); !errors.Is(err, ErrTailNotFound) {
 		t.Fatalf("a forgotten tail: %v, want ErrTailNotFound", err)
 	}
 	if _, err := kv.Get(ctx, "/kube/logs/j/t2"); err != nil {
@@ -60,11 +60,11 @@ func TestLogTails(t *testing.T) {
 	if _, err := kv.Get(ctx, "/namespaces/pay/kube/logs/j/j@-@0@-@READY@-@a@-@u"); err != nil {
 		t.Fatalf("a namespace's tail is not in its tree: %v", err)
 	}
-	if b, err := r.In("pay").LogTail(ctx, "j", "j@-@0@-@READY@-@a@-@u"); err != nil || string(b) != "{}" {
+	if b, err := r.In("pay").Work().LogTail(ctx, "j", "j@-@0@-@READY@-@a@-@u"); err != nil || string(b) != "{}" {
 		t.Fatalf("namespace pay's tail through its view = %q, %v", b, err)
 	}
 	depose(t, kv)
-	if err := r.WriteLogTails(ctx, []TailWrite{{Job: "j", TaskID: "t3", Tail: []byte(`{}`)}}); !errors.Is(err, ErrFenced) {
+	if err := r.Work().WriteLogTails(ctx, []TailWrite{{Job: "j", TaskID: "t3", Tail: []byte(`{}`)}}); !errors.Is(err, ErrFenced) {
 		t.Fatalf("a deposed leader's tail: %v, want ErrFenced", err)
 	}
 }
@@ -79,14 +79,14 @@ func TestBeginTerm(t *testing.T) {
 		at = path
 		return commit(ctx, store.Put(path, value))
 	}
-	if err := r.BeginTerm(ctx, []byte(`{"term":1}`), barrier); err != nil {
+	if err := r.Term().BeginTerm(ctx, []byte(`{"term":1}`), barrier); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := kv.Get(ctx, "/state/leader_term"); err != nil || at != "/state/leader_term" || string(n.Value) != `{"term":1}` {
 		t.Fatalf("term record %v at %s: %v", n, at, err)
 	}
 	depose(t, kv)
-	if err := r.BeginTerm(ctx, []byte(`{"term":2}`), barrier); !errors.Is(err, ErrFenced) {
+	if err := r.Term().BeginTerm(ctx, []byte(`{"term":2}`), barrier); !errors.Is(err, ErrFenced) {
 		t.Fatalf("a term begun without the election node: %v, want ErrFenced", err)
 	}
 }
@@ -98,17 +98,17 @@ func TestPackageKeyCell(t *testing.T) {
 	r, kv := fenced(t)
 	ctx := t.Context()
 	depose(t, kv) // not leading: the cell is still written
-	c := r.In("pay").PackageKey()
+	c := r.In("pay").Term().PackageKey()
 	if _, ok, err := c.Get(ctx); ok || err != nil {
 		t.Fatalf("a new registry's key: ok %v, %v", ok, err)
 	}
 	if created, err := c.Create(ctx, []byte("k1")); !created || err != nil {
 		t.Fatalf("first create: %v, %v", created, err)
 	}
-	if created, err := r.PackageKey().Create(ctx, []byte("k2")); created || err != nil {
+	if created, err := r.Term().PackageKey().Create(ctx, []byte("k2")); created || err != nil {
 		t.Fatalf("second create: %v, %v; want not created", created, err)
 	}
-	if v, ok, err := r.PackageKey().Get(ctx); !ok || err != nil || !bytes.Equal(v, []byte("k1")) {
+	if v, ok, err := r.Term().PackageKey().Get(ctx); !ok || err != nil || !bytes.Equal(v, []byte("k1")) {
 		t.Fatalf("key = %q %v %v, want the first instance's", v, ok, err)
 	}
 	if n, err := kv.Get(ctx, "/packages/key"); err != nil || string(n.Value) != "k1" {
@@ -125,23 +125,23 @@ func TestWatchApps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.SetDisabled(ctx, "app", "app", true, t0); err != nil { // not an app change: not reported
+	if err := r.Config().SetDisabled(ctx, "app", "app", true, t0); err != nil { // not an app change: not reported
 		t.Fatal(err)
 	}
-	a, err := r.App(ctx, "app")
+	a, err := r.Config().App(ctx, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.AppName = "app2"
-	if err := r.AddApp(ctx, a); err != nil {
+	if err := r.Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	for e := range ev {
-		if e.Path == AppsPath+"/app2" {
-			return
+		if e.Kind != ConfigApp || (e.Name != "app" && e.Name != "app2") {
+			t.Fatalf("a change outside the apps: %+v", e)
 		}
-		if e.Path != AppsPath && e.Path != AppsPath+"/app" {
-			t.Fatalf("an event outside the apps: %+v", e)
+		if e.Name == "app2" {
+			return
 		}
 	}
 	t.Fatal("the watch ended without the new app")

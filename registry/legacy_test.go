@@ -190,7 +190,7 @@ func zkCreate(conn *zk.Conn, p string, v []byte) error {
 func TestOriginal304Tree(t *testing.T) {
 	legacyStores(t, original304, func(t *testing.T, r *Registry) {
 		ctx := context.Background()
-		apps, err := r.Apps(ctx)
+		apps, err := r.Config().Apps(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestOriginal304Tree(t *testing.T) {
 		if len(apps) != 1 || !reflect.DeepEqual(apps[0], wantApp) {
 			t.Fatalf("apps: %+v", apps)
 		}
-		all, err := r.Jobs(ctx)
+		all, err := r.Config().Jobs(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestOriginal304Tree(t *testing.T) {
 			}
 		}
 		checkState(t, r, map[string]int{"yaml_job": 3, "yaml_daemon": 1})
-		running, err := r.RunningTasks(ctx)
+		running, err := r.Work().RunningTasks(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestOriginal304Tree(t *testing.T) {
 			e.Source != string(jobs.SourceNormal) || !LeftByOriginal(e) || len(running) != 1 || len(running["yaml_job"]) != 1 {
 			t.Errorf("running: %+v", running)
 		}
-		fo, err := r.FailoverQueue(ctx)
+		fo, err := r.Work().FailoverQueue(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,10 +243,10 @@ func TestOriginal304Tree(t *testing.T) {
 		}
 		checkFlags(t, r, "app", "yaml_app")
 		checkFlags(t, r, "job", "yaml_daemon")
-		if id, err := r.FrameworkID(ctx); err != nil || id != "2d0b6f5e-8c1a-4c52-9c7e-1d5d3f0e6a11-0042" {
+		if id, err := r.Term().FrameworkID(ctx); err != nil || id != "2d0b6f5e-8c1a-4c52-9c7e-1d5d3f0e6a11-0042" {
 			t.Errorf("framework id %q, %v", id, err)
 		}
-		if p, ok, err := r.PauseOf(ctx, "yaml_daemon"); ok || err != nil {
+		if p, ok, err := r.Work().PauseOf(ctx, "yaml_daemon"); ok || err != nil {
 			t.Errorf("the original's disable flag read as a pause: %+v %v", p, err)
 		}
 	})
@@ -255,7 +255,7 @@ func TestOriginal304Tree(t *testing.T) {
 func TestOriginal215Tree(t *testing.T) {
 	legacyStores(t, original215, func(t *testing.T, r *Registry) {
 		ctx := context.Background()
-		a, err := r.App(ctx, "json_app")
+		a, err := r.Config().App(ctx, "json_app")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func TestOriginal215Tree(t *testing.T) {
 			CPUCount: 1, MemoryMB: 128, AppCacheEnable: true}); !reflect.DeepEqual(a, want) {
 			t.Errorf("json_app: %+v", a)
 		}
-		all, err := r.Jobs(ctx)
+		all, err := r.Config().Jobs(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func TestOriginal215Tree(t *testing.T) {
 		checkState(t, r, map[string]int{"json_simple": 1})
 		checkFlags(t, r, "job", "json_spring")
 		checkFlags(t, r, "app")
-		if id, err := r.FrameworkID(ctx); err != nil || id != "20161213-150115-16777343-5050-3389-0000" {
+		if id, err := r.Term().FrameworkID(ctx); err != nil || id != "20161213-150115-16777343-5050-3389-0000" {
 			t.Errorf("framework id %q, %v", id, err)
 		}
 	})
@@ -304,7 +304,7 @@ func TestOriginal215Tree(t *testing.T) {
 // checkState checks the ready counts.
 func checkState(t *testing.T, r *Registry, ready map[string]int) {
 	t.Helper()
-	q, err := r.ReadyQueue(context.Background())
+	q, err := r.Work().ReadyQueue(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func checkState(t *testing.T, r *Registry, ready map[string]int) {
 // checkFlags checks the disable flags of a kind.
 func checkFlags(t *testing.T, r *Registry, kind string, names ...string) {
 	t.Helper()
-	got, err := r.Disabled(context.Background(), kind)
+	got, err := r.Config().Disabled(context.Background(), kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func checkFlags(t *testing.T, r *Registry, kind string, names ...string) {
 		t.Errorf("disabled %ss: %v, want %v", kind, got, names)
 	}
 	for _, n := range names {
-		if on, err := r.IsDisabled(context.Background(), kind, n); !got[n] || !on || err != nil {
+		if on, err := r.Config().IsDisabled(context.Background(), kind, n); !got[n] || !on || err != nil {
 			t.Errorf("%s %s: not disabled (%v)", kind, n, err)
 		}
 	}
@@ -345,7 +345,7 @@ func TestOriginalNodeRewrittenOnChange(t *testing.T) {
 	ctx := context.Background()
 	writeTree(t, func(p string, v []byte) error { return kv.Commit(ctx, store.Put(p, v)) }, original304)
 	r := New(kv)
-	q, err := r.ReadyQueue(ctx)
+	q, err := r.Work().ReadyQueue(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func benchReadyQueueMemo(b *testing.B, spaces int) {
 	}
 	var m QueueMemo
 	heap0 := heapbench.Live()
-	if _, err := r.ReadyQueueMemo(ctx, &m); err != nil {
+	if _, err := r.Work().ReadyQueueMemo(ctx, &m); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -75,7 +75,7 @@ func benchReadyQueueMemo(b *testing.B, spaces int) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		q, err := r.ReadyQueueMemo(ctx, &m)
+		q, err := r.Work().ReadyQueueMemo(ctx, &m)
 		if err != nil || len(q) != n {
 			b.Fatal(len(q), err)
 		}
@@ -122,7 +122,7 @@ func TestReadyQueueMemoKeepsTheLastRead(t *testing.T) {
 	lastN := 0
 	for _, n := range []int{5, 300, 300, 7, 0, 2, 400, 1} {
 		set(n)
-		q, err := r.ReadyQueueMemo(ctx, &m)
+		q, err := r.Work().ReadyQueueMemo(ctx, &m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestReadyQueueMemoEntriesStayAsRead(t *testing.T) {
 	put("b", 1)
 	put("c", 1)
 	var m QueueMemo
-	first, err := r.ReadyQueueMemo(ctx, &m)
+	first, err := r.Work().ReadyQueueMemo(ctx, &m)
 	if err != nil || len(first) != 3 {
 		t.Fatal(first, err)
 	}
@@ -160,7 +160,7 @@ func TestReadyQueueMemoEntriesStayAsRead(t *testing.T) {
 	}
 	put("a", 2) // a new value
 	put("b", 1) // the same value, a new version
-	second, err := r.ReadyQueueMemo(ctx, &m)
+	second, err := r.Work().ReadyQueueMemo(ctx, &m)
 	if err != nil || len(second) != 3 {
 		t.Fatal(second, err)
 	}

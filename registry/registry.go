@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -50,12 +49,29 @@ const maxCASRetries = 100
 
 // Registry reads and writes the registry tree, through one of the two
 // views of layout.go: every namespace's (New) or one namespace's (In).
+//
+// Registry itself is the core: the fence, the namespace views, commits of
+// Changes and batches, watches and the damage tracker. What the registry
+// holds is read and written through its facades, one per concern:
+// Config (apps, jobs, owners), Flows (workflows and their runs), Work (the
+// leader's work: ready, failover, running, runs, waits, gangs, trigger
+// keys, log tails), Schedule (calendars, plans, missed fires, backfills,
+// deadline alerts), Tenancy (namespaces, secrets, tokens) and Term (the
+// term, the framework id, cells).
 type Registry struct {
 	kv store.KV
 	// phys is the store itself (the views' own); ns is the namespace of
 	// an In view ("" for the scheduler's view of every namespace).
 	phys store.KV
 	ns   string
+	// fence, maxPending and damage: Options.
+	fence      func() []store.Op
+	maxPending int
+	damage     *Damage
+}
+
+// Options are a registry's settings, given to New and kept by its views.
+type Options struct {
 	// Fence returns ops prepended to every state write, e.g. a Check of the
 	// leader's election node so a deposed leader's writes fail. May be nil.
 	Fence func() []store.Op
@@ -69,8 +85,25 @@ type Registry struct {
 }
 
 // New wraps a store: the scheduler's view of every namespace, each name a
-// key (namespace.Key).
-func New(kv store.KV) *Registry { return &Registry{kv: allView{kv}, phys: kv} }
+// key (namespace.Key). Its settings are opts (at most one; none: no fence,
+// no cap, no damage tracker).
+func New(kv store.KV, opts ...Options) *Registry {
+	var o Options
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		panic("registry.New: more than one Options")
+	}
+	return &Registry{kv: allView{kv}, phys: kv, fence: o.Fence, maxPending: o.MaxPending, damage: o.Damage}
+}
+
+// MaxPending is the cap on a job's pending executions (Options.MaxPending).
+func (r *Registry) MaxPending() int { return r.maxPending }
+
+// Damage is the registry's damage tracker (Options.Damage; may be nil).
+func (r *Registry) Damage() *Damage { return r.damage }
 
 // In returns the registry of one namespace, with the same settings and
 // fence: its names are its own, and nothing of another namespace is in
@@ -94,21 +127,14 @@ func (r *Registry) Scope() string { return r.ns }
 // returns once the copy shows it.
 type Barrier func(ctx context.Context, path string, value []byte, commit func(context.Context, ...store.Op) error) error
 
-// BeginTerm writes a new term's record (leaderTermPath: its sequence,
-// election node and start time), behind the fence, through barrier: once it
-// returns, the registry copy holds every write of the terms before.
-func (r *Registry) BeginTerm(ctx context.Context, record []byte, barrier Barrier) error {
-	return barrier(ctx, leaderTermPath, record, r.commit)
-}
-
 // FencePaths are the paths the fence checks only for existence (the
 // leader's election node), for a batch to trust (txn.Trust).
 func (r *Registry) FencePaths() []string {
-	if r.Fence == nil {
+	if r.fence == nil {
 		return nil
 	}
 	var out []string
-	for _, op := range r.Fence() {
+	for _, op := range r.fence() {
 		if op.Kind == store.OpCheck && op.Version == store.AnyVersion {
 			out = append(out, op.Path)
 		}
@@ -120,10 +146,10 @@ func (r *Registry) FencePaths() []string {
 // node whose fence node is gone failed on the fence: ErrFenced, which
 // callers' retry loops (that retry on ErrNotFound) must not retry.
 func (r *Registry) commit(ctx context.Context, ops ...store.Op) error {
-	if r.Fence == nil {
+	if r.fence == nil {
 		return r.kv.Commit(ctx, ops...)
 	}
-	fence := r.Fence()
+	fence := r.fence()
 	err := r.kv.Commit(ctx, append(fence, ops...)...)
 	if err != nil && errors.Is(err, store.ErrNotFound) {
 		for _, f := range fence {
@@ -146,111 +172,12 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// AddApp registers a new app.
-func (r *Registry) AddApp(ctx context.Context, c app.Config) error {
-	err := r.commit(ctx, createJSON(appPath(c.AppName), c))
-	if errors.Is(err, store.ErrExists) {
-		return fmt.Errorf("%w: App '%s' already existed.", ErrAppExists, c.AppName)
-	}
-	return err
-}
-
-// UpdateApp replaces an existing app's config.
-func (r *Registry) UpdateApp(ctx context.Context, c app.Config) error {
-	err := r.commit(ctx, setJSON(appPath(c.AppName), c, store.AnyVersion))
-	if errors.Is(err, store.ErrNotFound) {
-		return appNotFound(c.AppName)
-	}
-	return err
-}
-
-// SetAppURL points an existing app at a new package URL, keeping its other
-// fields even when they change concurrently (compare-and-set on the node's
-// version). It returns the app as written; the same URL again writes nothing.
-func (r *Registry) SetAppURL(ctx context.Context, name, url string) (app.Config, error) {
-	for range maxCASRetries {
-		n, err := r.kv.Get(ctx, appPath(name))
-		if errors.Is(err, store.ErrNotFound) {
-			return app.Config{}, appNotFound(name)
-		}
-		if err != nil {
-			return app.Config{}, err
-		}
-		var c app.Config
-		if err := decodeAt(n.Path, n.Value, &c); err != nil {
-			return c, err
-		}
-		if c.AppURL == url {
-			return c, nil // nothing changes: no write, so no reschedule of the app's jobs
-		}
-		c.AppURL = url
-		err = r.commit(ctx, setJSON(n.Path, c, n.Version))
-		switch {
-		case err == nil:
-			return c, nil
-		case errors.Is(err, store.ErrNotFound):
-			return app.Config{}, appNotFound(name)
-		case !errors.Is(err, store.ErrConflict):
-			return app.Config{}, err
-		}
-	}
-	return app.Config{}, fmt.Errorf("%w: app '%s' kept changing while its appURL was set", ErrConflict, name)
-}
-
 func appNotFound(name string) error {
 	return fmt.Errorf("%w: Cannot find app '%s', please publish first.", ErrAppNotFound, name)
 }
 
 func jobNotFound(name string) error {
 	return fmt.Errorf("%w: Cannot find job '%s', please register first.", ErrJobNotFound, name)
-}
-
-// App returns one app.
-func (r *Registry) App(ctx context.Context, name string) (app.Config, error) {
-	var c app.Config
-	n, err := r.kv.Get(ctx, appPath(name))
-	if errors.Is(err, store.ErrNotFound) {
-		return c, appNotFound(name)
-	}
-	if err != nil {
-		return c, err
-	}
-	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-// Apps lists every app, sorted by name.
-func (r *Registry) Apps(ctx context.Context) ([]app.Config, error) {
-	return listJSON[app.Config](ctx, r, AppsPath)
-}
-
-// DeleteApp removes an app, its jobs, their state and its disable flag in
-// one commit (an app whose stored config does not decode too; its jobs
-// are those that decode). Running tasks are killed by the leader, which
-// sees the deletions through its watch.
-func (r *Registry) DeleteApp(ctx context.Context, name string) ([]string, error) {
-	if _, err := r.App(ctx, name); err != nil && !errors.Is(err, ErrDamaged) {
-		return nil, err
-	}
-	all, err := r.Jobs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ops := []store.Op{store.Delete(appPath(name), store.AnyVersion), store.Delete(disabledAppPath+"/"+name, store.AnyVersion)}
-	var deleted []string
-	for _, j := range all {
-		if j.AppName == name {
-			deleted = append(deleted, j.JobName)
-			ops = append(ops, jobDeleteOps(j.JobName)...)
-		}
-	}
-	if err := r.commit(ctx, ops...); err != nil {
-		return deleted, err
-	}
-	r.Damage.Forget(r.storePath(appPath(name)))
-	return deleted, nil
 }
 
 func jobDeleteOps(name string) []store.Op {
@@ -271,29 +198,6 @@ func jobDeleteOps(name string) []store.Op {
 // what is kept of a job by name elsewhere (history) counts only from its
 // registration: a job deleted and registered again inherits nothing.
 const RegisteredJobPath = "/state/registered"
-
-// AddJob registers a new job. Its app must exist and, when the job runs the
-// app's package, have an appURL; an HTTP job may name no app. It records
-// no registration instant (AddJobAt does).
-func (r *Registry) AddJob(ctx context.Context, c jobs.Config) error {
-	return r.AddJobAt(ctx, c, time.Time{})
-}
-
-// AddJobAt is AddJob recording at as the job's registration instant
-// (JobRegisteredAt), in the same commit.
-func (r *Registry) AddJobAt(ctx context.Context, c jobs.Config, at time.Time) error {
-	return r.withApp(ctx, c, func(check []store.Op) error {
-		ops := append(check, createJSON(jobPath(c.JobName), c))
-		if !at.IsZero() {
-			ops = append(ops, store.Put(RegisteredJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))))
-		}
-		err := r.commit(ctx, ops...)
-		if errors.Is(err, store.ErrExists) {
-			return fmt.Errorf("%w: Job '%s' already existed.", ErrJobExists, c.JobName)
-		}
-		return err
-	})
-}
 
 // withApp runs commit with the ops checking the job's app, again while the
 // app changes under it (the check fails with ErrNotFound or ErrConflict).
@@ -342,90 +246,6 @@ func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, err
 // config's (scheduler/missed.go).
 const ChangedJobPath = "/state/changed"
 
-// UpdateJob replaces an existing job's config and clears its pending
-// queues (the leader kills its running tasks and reschedules it). It
-// records no change instant (UpdateJobAt does).
-func (r *Registry) UpdateJob(ctx context.Context, c jobs.Config) error {
-	return r.UpdateJobAt(ctx, c, time.Time{})
-}
-
-// UpdateJobAt is UpdateJob recording at as the job's last change
-// (JobsChangedAt), in the same commit.
-func (r *Registry) UpdateJobAt(ctx context.Context, c jobs.Config, at time.Time) error {
-	if _, err := r.Job(ctx, c.JobName); err != nil {
-		return err
-	}
-	return r.withApp(ctx, c, func(check []store.Op) error {
-		ops := append(check,
-			setJSON(jobPath(c.JobName), c, store.AnyVersion),
-			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
-			store.Delete(failoverPath+"/"+c.JobName, store.AnyVersion))
-		if !at.IsZero() {
-			ops = append(ops, store.Put(ChangedJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))))
-		}
-		err := r.commit(ctx, ops...)
-		if errors.Is(err, store.ErrNotFound) {
-			if _, jerr := r.Job(ctx, c.JobName); jerr != nil {
-				return jerr // the job itself went away
-			}
-		}
-		return err
-	})
-}
-
-// Job returns one job.
-func (r *Registry) Job(ctx context.Context, name string) (jobs.Config, error) {
-	var c jobs.Config
-	n, err := r.kv.Get(ctx, jobPath(name))
-	if errors.Is(err, store.ErrNotFound) {
-		return c, jobNotFound(name)
-	}
-	if err != nil {
-		return c, err
-	}
-	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-// Jobs lists every job, sorted by name.
-func (r *Registry) Jobs(ctx context.Context) ([]jobs.Config, error) {
-	return listJSON[jobs.Config](ctx, r, JobsPath)
-}
-
-// JobNodes lists every job's stored configuration undecoded, sorted by
-// path (a job's key is the last element of its path); DecodeJob decodes
-// one. A reader that keeps a copy compares them to tell what changed
-// without decoding every job (scheduler.Catalog.Sync).
-func (r *Registry) JobNodes(ctx context.Context) ([]store.Node, error) {
-	return r.kv.List(ctx, JobsPath)
-}
-
-// AppNodes lists every app's stored configuration undecoded (JobNodes).
-func (r *Registry) AppNodes(ctx context.Context) ([]store.Node, error) {
-	return r.kv.List(ctx, AppsPath)
-}
-
-// JobNode reads one job's stored configuration undecoded (its path is
-// JobsPath/name, as JobNodes lists it); ErrJobNotFound when none.
-func (r *Registry) JobNode(ctx context.Context, name string) (store.Node, error) {
-	n, err := r.kv.Get(ctx, jobPath(name))
-	if errors.Is(err, store.ErrNotFound) {
-		return n, jobNotFound(name)
-	}
-	return n, err
-}
-
-// AppNode reads one app's stored configuration undecoded (JobNode).
-func (r *Registry) AppNode(ctx context.Context, name string) (store.Node, error) {
-	n, err := r.kv.Get(ctx, appPath(name))
-	if errors.Is(err, store.ErrNotFound) {
-		return n, appNotFound(name)
-	}
-	return n, err
-}
-
 // DecodeJob decodes a node of JobNodes.
 func DecodeJob(n store.Node) (jobs.Config, error) {
 	var c jobs.Config
@@ -442,31 +262,6 @@ func DecodeApp(n store.Node) (app.Config, error) {
 		return c, err
 	}
 	return c, nil
-}
-
-// JobCount counts registered jobs without decoding them.
-func (r *Registry) JobCount(ctx context.Context) (int, error) {
-	names, err := r.kv.Children(ctx, JobsPath)
-	return len(names), err
-}
-
-// JobKeys lists the registered jobs' names (keys, in the scheduler's
-// view) without decoding them.
-func (r *Registry) JobKeys(ctx context.Context) ([]string, error) {
-	return r.kv.Children(ctx, JobsPath)
-}
-
-// DeleteJob deregisters a job and clears its queues and disable flag; a
-// job whose stored config does not decode is deleted too.
-func (r *Registry) DeleteJob(ctx context.Context, name string) error {
-	if _, err := r.Job(ctx, name); err != nil && !errors.Is(err, ErrDamaged) {
-		return err
-	}
-	if err := r.commit(ctx, jobDeleteOps(name)...); err != nil {
-		return err
-	}
-	r.Damage.Forget(r.storePath(jobPath(name)))
-	return nil
 }
 
 // listJSON lists the values under path, setting aside those that do not
@@ -488,140 +283,10 @@ func listJSON[T any](ctx context.Context, r *Registry, path string) ([]T, error)
 	return out, nil
 }
 
-// SetDisabled sets or clears a disable flag. kind is "app" or "job".
-// Enabling a job at a known instant records it as the job's last change
-// (JobsChangedAt): a takeover's catch-up does not replay the instants it
-// spent disabled.
-func (r *Registry) SetDisabled(ctx context.Context, kind, name string, disabled bool, now time.Time) error {
-	p := "/state/disable/" + kind + "/" + name
-	if disabled {
-		return r.commit(ctx, store.Put(p, []byte(now.UTC().Format(time.RFC3339))))
-	}
-	ops := []store.Op{store.Delete(p, store.AnyVersion)}
-	if kind == "job" && !now.IsZero() {
-		ops = append(ops, store.Put(ChangedJobPath+"/"+name, []byte(now.UTC().Format(time.RFC3339Nano))))
-	}
-	return r.commit(ctx, ops...)
-}
-
-// Disabled lists the names disabled of a kind ("app" or "job").
-func (r *Registry) Disabled(ctx context.Context, kind string) (map[string]bool, error) {
-	names, err := r.kv.Children(ctx, "/state/disable/"+kind)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]bool, len(names))
-	for _, n := range names {
-		out[n] = true
-	}
-	return out, nil
-}
-
-// IsDisabled reports one flag.
-func (r *Registry) IsDisabled(ctx context.Context, kind, name string) (bool, error) {
-	_, err := r.kv.Get(ctx, "/state/disable/"+kind+"/"+name)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// FrameworkID returns the persisted Mesos framework id ("" if none).
-func (r *Registry) FrameworkID(ctx context.Context) (string, error) {
-	n, err := r.kv.Get(ctx, frameworkIDPath)
-	if errors.Is(err, store.ErrNotFound) {
-		n, err = r.kv.Get(ctx, legacyFrameworkIDPath)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
-	}
-	return string(n.Value), err
-}
-
-// SetFrameworkID persists the Mesos framework id.
-func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
-	return r.commit(ctx, store.Put(frameworkIDPath, []byte(id)))
-}
-
 // with returns a registry with the same settings and fence over kv (e.g.
 // a store/txn batch over this registry's store).
 func (r *Registry) with(kv store.KV) *Registry {
 	c := *r
 	c.kv = kv
 	return &c
-}
-
-// CanRun reads what jobs.CanRun looks at for one job and applies it: the
-// one "may this job run now" rule, as the API and the workflow engine ask
-// it (the launcher asks its catalog, which holds the same facts).
-func (r *Registry) CanRun(ctx context.Context, name string) (jobs.Config, jobs.Runnability, error) {
-	j, err := r.Job(ctx, name)
-	if errors.Is(err, ErrJobNotFound) {
-		return j, jobs.JobMissing, nil
-	}
-	if err != nil {
-		return j, jobs.JobMissing, err
-	}
-	f := jobs.Facts{Job: &j}
-	if f.JobDisabled, err = r.IsDisabled(ctx, "job", name); err != nil {
-		return j, jobs.JobMissing, err
-	}
-	if j.AppName != "" {
-		a, err := r.App(ctx, j.AppName)
-		switch {
-		case err == nil:
-			f.App = &a
-		case !errors.Is(err, ErrAppNotFound):
-			return j, jobs.JobMissing, err
-		}
-		if f.AppDisabled, err = r.IsDisabled(ctx, "app", j.AppName); err != nil {
-			return j, jobs.JobMissing, err
-		}
-	}
-	return j, jobs.CanRun(f), nil
-}
-
-// JobsChangedAt returns, per job, the later of its registration and its
-// last config change or enable as recorded (AddJobAt, UpdateJobAt,
-// SetDisabled); a job with neither recorded is absent, and so is a value
-// that does not parse.
-func (r *Registry) JobsChangedAt(ctx context.Context) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
-	for _, dir := range []string{RegisteredJobPath, ChangedJobPath} {
-		nodes, err := r.kv.List(ctx, dir)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range nodes {
-			t, err := time.Parse(time.RFC3339Nano, string(n.Value))
-			if err != nil {
-				continue
-			}
-			name := lastSegment(n.Path)
-			if t.After(out[name]) {
-				out[name] = t
-			}
-		}
-	}
-	return out, nil
-}
-
-// JobRegisteredAt is when a job was registered (zero: not recorded, a job
-// registered before this was kept, or an unknown job).
-func (r *Registry) JobRegisteredAt(ctx context.Context, name string) (time.Time, error) {
-	n, err := r.kv.Get(ctx, RegisteredJobPath+"/"+name)
-	if errors.Is(err, store.ErrNotFound) {
-		return time.Time{}, nil
-	}
-	if err != nil {
-		return time.Time{}, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, string(n.Value))
-	if err != nil {
-		return time.Time{}, decodeErr(n.Path, err)
-	}
-	return t, nil
 }

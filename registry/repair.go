@@ -39,7 +39,7 @@ func (r *Registry) damagedNode(ctx context.Context, p string) (store.Node, error
 		return n, fmt.Errorf("%w: %s holds no record the registry decodes", ErrNotDamaged, p)
 	}
 	if derr == nil {
-		r.Damage.Forget(p)
+		r.damage.Forget(p)
 		return n, fmt.Errorf("%w: %s decodes: change it through its own API", ErrNotDamaged, p)
 	}
 	return n, nil
@@ -55,7 +55,7 @@ func (r *Registry) RemoveDamaged(ctx context.Context, p string) error {
 	if err := r.commitPhys(ctx, store.Delete(p, n.Version)); err != nil {
 		return fmt.Errorf("registry: remove %s: %w", p, err)
 	}
-	r.Damage.Forget(p)
+	r.damage.Forget(p)
 	return nil
 }
 
@@ -82,7 +82,7 @@ func (r *Registry) RepairDamaged(ctx context.Context, p string, value []byte) er
 	if err := r.commitPhys(ctx, store.Set(p, value, n.Version)); err != nil {
 		return fmt.Errorf("registry: repair %s: %w", p, err)
 	}
-	r.Damage.Forget(p)
+	r.damage.Forget(p)
 	return nil
 }
 
@@ -116,8 +116,8 @@ func validateRepair(p string, value []byte) ([]byte, error) {
 
 // commitPhys commits ops on the store itself, behind the fence.
 func (r *Registry) commitPhys(ctx context.Context, ops ...store.Op) error {
-	if r.Fence != nil {
-		ops = append(r.Fence(), ops...)
+	if r.fence != nil {
+		ops = append(r.fence(), ops...)
 	}
 	return r.phys.Commit(ctx, ops...)
 }

@@ -176,41 +176,41 @@ func (r *Registry) Scan(ctx context.Context) ([]Damaged, error) {
 			for _, n := range nodes {
 				if err := k.decode(n.Path, n.Value); err != nil {
 					found[n.Path] = true
-					r.Damage.Note(n.Path, n.Value, err)
+					r.damage.Note(n.Path, n.Value, err)
 					list = append(list, Damaged{Path: n.Path, Namespace: NamespaceOfStorePath(n.Path), Subtree: SubtreeOf(n.Path),
 						Error: decodeMessage(err), Size: len(n.Value)})
 				}
 			}
 		}
 	}
-	for _, p := range r.Damage.paths() {
+	for _, p := range r.damage.paths() {
 		if _, known := kindOf(p); known && !found[p] {
-			r.Damage.Forget(p)
+			r.damage.Forget(p)
 		}
 	}
-	if r.Damage == nil {
+	if r.damage == nil {
 		slices.SortFunc(list, func(a, b Damaged) int { return strings.Compare(a.Path, b.Path) })
 		return list, nil
 	}
-	return r.Damage.List(), nil
+	return r.damage.List(), nil
 }
 
 // Recheck reads again each entry the tracker holds and forgets those
 // removed or repaired since (a few reads: the metric's scrape calls it).
 func (r *Registry) Recheck(ctx context.Context) error {
-	for _, p := range r.Damage.paths() {
+	for _, p := range r.damage.paths() {
 		n, err := r.phys.Get(ctx, p)
 		if errors.Is(err, store.ErrNotFound) {
-			r.Damage.Forget(p)
+			r.damage.Forget(p)
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("registry: recheck %s: %w", p, err)
 		}
 		if _, derr := DecodeStored(p, n.Value); derr == nil {
-			r.Damage.Forget(p)
+			r.damage.Forget(p)
 		} else {
-			r.Damage.Note(p, n.Value, derr)
+			r.damage.Note(p, n.Value, derr)
 		}
 	}
 	return nil

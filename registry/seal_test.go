@@ -13,8 +13,9 @@ import (
 // raw store access. This test reads the package's own source and fails on
 // an exported function or method that hands out the store (store.KV) or
 // takes or returns raw operations (store.Op), on an exported method named
-// KV, Store or Commit of the Registry, and on an exported alias of another
-// package's name (one name per concept).
+// KV, Store or Commit of the Registry, on an exported field of the
+// Registry or of one of its facades (settings are Options at New), and on
+// an exported alias of another package's name (one name per concept).
 func TestRegistryIsSealed(t *testing.T) {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
@@ -63,7 +64,22 @@ func TestRegistryIsSealed(t *testing.T) {
 				case *ast.GenDecl:
 					for _, s := range d.Specs {
 						ts, ok := s.(*ast.TypeSpec)
-						if !ok || !ts.Name.IsExported() || !ts.Assign.IsValid() {
+						if !ok || !ts.Name.IsExported() {
+							continue
+						}
+						if st, ok := ts.Type.(*ast.StructType); ok && sealed[ts.Name.Name] {
+							for _, fld := range st.Fields.List {
+								for _, n := range fld.Names {
+									if n.IsExported() {
+										t.Errorf("%s: %s.%s is an exported field", fset.Position(n.Pos()), ts.Name.Name, n.Name)
+									}
+								}
+								if len(fld.Names) == 0 && ast.IsExported(typeName(fld.Type)) {
+									t.Errorf("%s: %s embeds %s", fset.Position(fld.Pos()), ts.Name.Name, typeName(fld.Type))
+								}
+							}
+						}
+						if !ts.Assign.IsValid() {
 							continue
 						}
 						if _, sel := ts.Type.(*ast.SelectorExpr); sel {
@@ -88,6 +104,21 @@ func TestRegistryIsSealed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sealed are the Registry and its facades: no exported fields.
+var sealed = map[string]bool{"Registry": true, "Config": true, "Flows": true, "Work": true, "Schedule": true, "Tenancy": true, "Term": true}
+
+func typeName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return typeName(e.X)
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	}
+	return ""
 }
 
 func recvIs(d *ast.FuncDecl, typ string) bool { return recvName(d) == typ }

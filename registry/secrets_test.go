@@ -18,37 +18,37 @@ import (
 func TestSecretsOfANamespace(t *testing.T) {
 	ctx := context.Background()
 	reg := registry.New(memory.New())
-	if _, err := reg.PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+	if _, err := reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	s := secrets.Sealed{Meta: secrets.Meta{Namespace: "pay", Name: "db", Version: 1}, Ciphertext: []byte{1}}
-	if err := reg.PutSecret(ctx, s, registry.NewSecret); err != nil {
+	if err := reg.Tenancy().PutSecret(ctx, s, registry.NewSecret); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.PutSecret(ctx, s, registry.NewSecret); !errors.Is(err, store.ErrExists) {
+	if err := reg.Tenancy().PutSecret(ctx, s, registry.NewSecret); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("a second create: %v", err)
 	}
-	_, v, err := reg.Secret(ctx, "pay", "db")
+	_, v, err := reg.Tenancy().Secret(ctx, "pay", "db")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Version = 2
-	if err := reg.PutSecret(ctx, s, v); err != nil {
+	if err := reg.Tenancy().PutSecret(ctx, s, v); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.PutSecret(ctx, s, v); !errors.Is(err, store.ErrConflict) {
+	if err := reg.Tenancy().PutSecret(ctx, s, v); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("an overwrite with a stale version: %v", err)
 	}
-	if list, _ := reg.Secrets(ctx, "search"); len(list) != 0 {
+	if list, _ := reg.Tenancy().Secrets(ctx, "search"); len(list) != 0 {
 		t.Fatalf("search lists %v", list)
 	}
-	if err := reg.DeleteNamespace(ctx, "pay"); err != nil {
+	if err := reg.Tenancy().DeleteNamespace(ctx, "pay"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := reg.Secret(ctx, "pay", "db"); !errors.Is(err, registry.ErrSecretNotFound) {
+	if _, _, err := reg.Tenancy().Secret(ctx, "pay", "db"); !errors.Is(err, registry.ErrSecretNotFound) {
 		t.Fatalf("pay's secret outlived pay: %v", err)
 	}
-	if err := reg.PutSecret(ctx, s, registry.NewSecret); err == nil {
+	if err := reg.Tenancy().PutSecret(ctx, s, registry.NewSecret); err == nil {
 		t.Fatal("a secret stored into a deleted namespace")
 	}
 }

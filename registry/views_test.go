@@ -58,19 +58,19 @@ func twoTeams(t *testing.T, kv store.KV) (*Registry, store.KV, context.Context) 
 	t.Helper()
 	r, ctx := New(kv), context.Background()
 	for _, ns := range []string{"pay", "search"} {
-		if _, err := r.PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
+		if _, err := r.Tenancy().PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, ns := range []string{"default", "pay", "search"} {
 		a := app.Default()
 		a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/"+ns+".tgz", "bin/start.sh"
-		if err := r.In(ns).AddApp(ctx, a); err != nil {
+		if err := r.In(ns).Config().AddApp(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 		j := jobs.Default()
 		j.JobName, j.AppName, j.Description = "nightly", "etl", "of "+ns
-		if err := r.In(ns).AddJob(ctx, j); err != nil {
+		if err := r.In(ns).Config().AddJob(ctx, j); err != nil {
 			t.Fatalf("%s: %v", ns, err)
 		}
 	}
@@ -80,7 +80,7 @@ func twoTeams(t *testing.T, kv store.KV) (*Registry, store.KV, context.Context) 
 func TestSameNamesInTwoNamespacesNeverMeet(t *testing.T) {
 	eachStore(t, func(t *testing.T, kv store.KV) {
 		r, kv, ctx := twoTeams(t, kv)
-		all, err := r.Jobs(ctx)
+		all, err := r.Config().Jobs(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestSameNamesInTwoNamespacesNeverMeet(t *testing.T) {
 			t.Fatalf("the scheduler's view: %v; want %v", keys, want)
 		}
 		for _, ns := range []string{"default", "pay", "search"} {
-			js, err := r.In(ns).Jobs(ctx)
+			js, err := r.In(ns).Config().Jobs(ctx)
 			if err != nil || len(js) != 1 || js[0].JobName != "nightly" || js[0].AppName != "etl" || js[0].Description != "of "+ns {
 				t.Fatalf("%s's view: %+v, %v", ns, js, err)
 			}
@@ -112,10 +112,10 @@ func TestSameNamesInTwoNamespacesNeverMeet(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Deleting pay's app deletes pay's job only.
-		if _, err := r.In("pay").DeleteApp(ctx, "etl"); err != nil {
+		if _, err := r.In("pay").Config().DeleteApp(ctx, "etl"); err != nil {
 			t.Fatal(err)
 		}
-		if all, _ := r.Jobs(ctx); len(all) != 2 {
+		if all, _ := r.Config().Jobs(ctx); len(all) != 2 {
 			t.Fatalf("after pay deleted its app: %+v", all)
 		}
 	})
@@ -124,21 +124,21 @@ func TestSameNamesInTwoNamespacesNeverMeet(t *testing.T) {
 func TestTheSchedulersWritesLandInTheNamespace(t *testing.T) {
 	eachStore(t, func(t *testing.T, kv store.KV) {
 		r, _, ctx := twoTeams(t, kv)
-		if _, err := r.Trigger(ctx, "pay~nightly", false, t0); err != nil {
+		if _, err := r.Work().Trigger(ctx, "pay~nightly", false, t0); err != nil {
 			t.Fatal(err)
 		}
-		if q, _ := r.In("pay").ReadyQueue(ctx); len(q) != 1 || q[0].Job != "nightly" {
+		if q, _ := r.In("pay").Work().ReadyQueue(ctx); len(q) != 1 || q[0].Job != "nightly" {
 			t.Fatalf("pay's ready queue: %+v", q)
 		}
-		if q, _ := r.In("default").ReadyQueue(ctx); len(q) != 0 {
+		if q, _ := r.In("default").Work().ReadyQueue(ctx); len(q) != 0 {
 			t.Fatalf("default's ready queue: %+v", q)
 		}
 		// A keyed trigger in pay: the scheduler sees the key qualified, and its
 		// record where pay's API reads it.
-		if _, err := r.In("pay").TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "k1"}, t0); err != nil {
+		if _, err := r.In("pay").Work().TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "k1"}, t0); err != nil {
 			t.Fatal(err)
 		}
-		q, err := r.ReadyQueue(ctx)
+		q, err := r.Work().ReadyQueue(ctx)
 		if err != nil || len(q) != 1 || q[0].Job != "pay~nightly" || len(q[0].Runs) != 1 || q[0].Runs[0].IdempotencyKey != "pay~k1" {
 			t.Fatalf("the scheduler's ready queue: %+v, %v", q, err)
 		}
@@ -147,17 +147,17 @@ func TestTheSchedulersWritesLandInTheNamespace(t *testing.T) {
 		if err := r.Change().Launch("pay~nightly", 0, e).Dequeue(q[0], t0).RecordRun("pay~k1", task.RunRecord{JobName: "pay~nightly", At: t0}).Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		run, err := r.In("pay").RunningOf(ctx, "nightly")
+		run, err := r.In("pay").Work().RunningOf(ctx, "nightly")
 		if err != nil || run[0].TaskID != id || run[0].RunKey != "k1" {
 			t.Fatalf("pay's running tasks: %+v, %v", run, err)
 		}
-		if rec, err := r.In("pay").RunRecordOf(ctx, "k1"); err != nil || rec.JobName != "nightly" {
+		if rec, err := r.In("pay").Work().RunRecordOf(ctx, "k1"); err != nil || rec.JobName != "nightly" {
 			t.Fatalf("pay's record of k1: %+v, %v", rec, err)
 		}
-		if all, _ := r.RunningTasks(ctx); len(all) != 1 || all["pay~nightly"][0].RunKey != "pay~k1" {
+		if all, _ := r.Work().RunningTasks(ctx); len(all) != 1 || all["pay~nightly"][0].RunKey != "pay~k1" {
 			t.Fatalf("the scheduler's running tasks: %+v", all)
 		}
-		if def, _ := r.In("default").RunningTasks(ctx); len(def) != 0 {
+		if def, _ := r.In("default").Work().RunningTasks(ctx); len(def) != 0 {
 			t.Fatalf("default's running tasks: %+v", def)
 		}
 	})
@@ -167,14 +167,14 @@ func TestWorkflowsNamesAreQualifiedForTheScheduler(t *testing.T) {
 	eachStore(t, func(t *testing.T, kv store.KV) {
 		r, _, ctx := twoTeams(t, kv)
 		wf := workflow.Config{Name: "flow", MaxConcurrentRuns: 1, Nodes: []workflow.Node{{ID: "a", Job: "nightly"}}}
-		if err := r.In("pay").AddWorkflow(ctx, wf); err != nil {
+		if err := r.In("pay").Flows().AddWorkflow(ctx, wf); err != nil {
 			t.Fatal(err)
 		}
-		got, err := r.Workflow(ctx, "pay~flow")
+		got, err := r.Flows().Workflow(ctx, "pay~flow")
 		if err != nil || got.Name != "pay~flow" || got.Nodes[0].Job != "pay~nightly" {
 			t.Fatalf("the scheduler's workflow: %+v, %v", got, err)
 		}
-		if mine, _ := r.In("pay").Workflow(ctx, "flow"); mine.Nodes[0].Job != "nightly" {
+		if mine, _ := r.In("pay").Flows().Workflow(ctx, "flow"); mine.Nodes[0].Job != "nightly" {
 			t.Fatalf("pay's workflow: %+v", mine)
 		}
 		if wf.Nodes[0].Job != "nightly" {
@@ -189,7 +189,7 @@ func TestWatchesFollowEveryNamespace(t *testing.T) {
 
 func watchesFollowEveryNamespace(t *testing.T, kv store.KV) {
 	r, ctx := New(kv), t.Context()
-	if _, err := r.PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+	if _, err := r.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := r.WatchConfig(ctx)
@@ -202,10 +202,10 @@ func watchesFollowEveryNamespace(t *testing.T, kv store.KV) {
 	}
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/a.tgz", "bin/start.sh"
-	if err := r.In("pay").AddApp(ctx, a); err != nil {
+	if err := r.In("pay").Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.In("pay").Trigger(ctx, "x", false, t0); err != nil {
+	if _, err := r.In("pay").Work().Trigger(ctx, "x", false, t0); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(10 * time.Second)
@@ -233,33 +233,33 @@ func watchesFollowEveryNamespace(t *testing.T, kv store.KV) {
 func TestNamespacesAndWhatTheyHold(t *testing.T) {
 	eachStore(t, func(t *testing.T, kv store.KV) {
 		r, _, ctx := twoTeams(t, kv)
-		recs, err := r.Namespaces(ctx)
+		recs, err := r.Tenancy().Namespaces(ctx)
 		if err != nil || len(recs) != 3 || recs[0].Name != "default" || recs[1].Name != "pay" || recs[2].Name != "search" {
 			t.Fatalf("namespaces: %+v, %v", recs, err)
 		}
-		err = r.DeleteNamespace(ctx, "pay")
+		err = r.Tenancy().DeleteNamespace(ctx, "pay")
 		if !errors.Is(err, ErrNamespaceNotEmpty) || err.Error() != "namespace not empty: namespace 'pay' holds 1 app (etl), 1 job (nightly): delete them first" {
 			t.Fatalf("delete a namespace with an app: %v", err)
 		}
-		if _, err := r.In("pay").DeleteApp(ctx, "etl"); err != nil {
+		if _, err := r.In("pay").Config().DeleteApp(ctx, "etl"); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.DeleteNamespace(ctx, "pay"); err != nil {
+		if err := r.Tenancy().DeleteNamespace(ctx, "pay"); err != nil {
 			t.Fatal(err)
 		}
-		if ok, _ := r.NamespaceExists(ctx, "pay"); ok {
+		if ok, _ := r.Tenancy().NamespaceExists(ctx, "pay"); ok {
 			t.Fatal("pay still exists")
 		}
 		// A write into the deleted namespace fails instead of bringing it back.
 		a := app.Default()
 		a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/a.tgz", "bin/start.sh"
-		if err := r.In("pay").AddApp(ctx, a); !errors.Is(err, ErrNamespaceNotFound) {
+		if err := r.In("pay").Config().AddApp(ctx, a); !errors.Is(err, ErrNamespaceNotFound) {
 			t.Fatalf("a write into a deleted namespace: %v", err)
 		}
-		if ok, _ := r.NamespaceExists(ctx, "pay"); ok {
+		if ok, _ := r.Tenancy().NamespaceExists(ctx, "pay"); ok {
 			t.Fatal("the write brought pay back")
 		}
-		if err := r.DeleteNamespace(ctx, "default"); !errors.Is(err, ErrNamespaceNotEmpty) {
+		if err := r.Tenancy().DeleteNamespace(ctx, "default"); !errors.Is(err, ErrNamespaceNotEmpty) {
 			t.Fatalf("delete default: %v", err)
 		}
 	})

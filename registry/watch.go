@@ -36,10 +36,11 @@ func (r *Registry) WatchConfig(ctx context.Context) (<-chan ConfigChange, error)
 	return follow(ctx, r.kv, 64, configChange, "/config", "/state/disable")
 }
 
-// WatchApps reports the store's events under AppsPath (an app published,
-// updated or deleted) until ctx ends or the store's watch does.
-func (r *Registry) WatchApps(ctx context.Context) (<-chan store.Event, error) {
-	return r.kv.Watch(ctx, AppsPath)
+// WatchApps follows the apps alone (an app published, updated or deleted:
+// ConfigApp; ConfigAll when changes may have been missed). The channel
+// closes when ctx ends or the store's watch does.
+func (r *Registry) WatchApps(ctx context.Context) (<-chan ConfigChange, error) {
+	return follow(ctx, r.kv, 64, configChange, AppsPath)
 }
 
 // follow watches paths and sends what conv makes of each event (nothing when it says false)
@@ -130,4 +131,41 @@ func readyChange(e store.Event) (ReadyChange, bool) {
 		return ReadyChange{Job: job, Present: e.Type == store.EventPut}, true
 	}
 	return ReadyChange{}, false
+}
+
+// WatchWorkflows follows the workflows, their disable flags, their runs
+// and the keyed runs' records. A store watch that closes while ctx lasts
+// is reported as a WorkflowAll change (and the channel closes with ctx).
+func (r *Registry) WatchWorkflows(ctx context.Context) (<-chan WorkflowChange, error) {
+	out := make(chan WorkflowChange, 4096)
+	paths := []string{WorkflowsPath, disabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
+	chans := make([]<-chan store.Event, 0, len(paths))
+	for _, p := range paths {
+		ch, err := r.kv.Watch(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("registry: watch %s: %w", p, err)
+		}
+		chans = append(chans, ch)
+	}
+	send := func(c WorkflowChange) bool {
+		select {
+		case out <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for _, ch := range chans {
+		go func() {
+			for ev := range ch {
+				if c, ok := workflowChange(ev); ok && !send(c) {
+					return
+				}
+			}
+			if ctx.Err() == nil { // a watch closes when ctx ends; otherwise the store failed
+				send(WorkflowChange{Kind: WorkflowAll})
+			}
+		}()
+	}
+	return out, nil
 }

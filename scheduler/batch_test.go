@@ -22,7 +22,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 3 })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.Work().TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)
@@ -51,7 +51,7 @@ func TestBatchOfUpdatesCommitsOnce(t *testing.T) {
 	if len(r.running("job")) != 0 {
 		t.Fatal("finished tasks still running")
 	}
-	rec, err := r.reg.RunRecordOf(r.ctx, "k1")
+	rec, err := r.reg.Work().RunRecordOf(r.ctx, "k1")
 	if err != nil || !rec.Done || !rec.Success || len(rec.Shards) != 3 {
 		t.Fatalf("run record %+v %v: want all 3 shards, done and successful", rec, err)
 	}
@@ -71,7 +71,8 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 	if err := r.kv.Commit(r.ctx, store.Create("/ha/election/n_1", nil)); err != nil {
 		t.Fatal(err)
 	}
-	r.sched.deps.Registry.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
+	fence := func() []store.Op { return []store.Op{store.Check("/ha/election/n_1", store.AnyVersion)} }
+	r.rebuild(func(d *Deps) { d.Registry = registry.New(r.kv, registry.Options{Fence: fence}) })
 	if err := r.kv.Commit(r.ctx, store.Delete("/ha/election/n_1", store.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestFailedBatchIsNotAcknowledged(t *testing.T) {
 	if len(results) != 1 || results[0] {
 		t.Fatalf("results %v, want the update refused", results)
 	}
-	if _, err := r.reg.RunningOf(r.ctx, "job"); err != nil || len(r.running("job")) != 1 {
+	if _, err := r.reg.Work().RunningOf(r.ctx, "job"); err != nil || len(r.running("job")) != 1 {
 		t.Fatal("a fenced batch changed the registry")
 	}
 }

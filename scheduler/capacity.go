@@ -107,7 +107,7 @@ func (c *capacities) records(ctx context.Context) map[string]round.Capacity {
 	if !c.stale.Swap(false) && !c.at.IsZero() && now.Sub(c.at) < CapacityRefresh && !now.Before(c.at) {
 		return c.m
 	}
-	recs, err := c.reg.Namespaces(ctx)
+	recs, err := c.reg.Tenancy().Namespaces(ctx)
 	if err != nil {
 		c.log.Warn("launcher: read the namespaces' capacities; the last ones read stay in force", "err", err)
 		return c.m
@@ -211,7 +211,7 @@ func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
 			l.log.Warn("preempt: stop the run", "job", p.Job, "err", err)
 			continue
 		}
-		if _, err := l.reg.TriggerBy(ctx, p.Job, true, l.clock.Now(), round.PreemptionBy); err != nil {
+		if _, err := l.reg.Work().TriggerBy(ctx, p.Job, true, l.clock.Now(), round.PreemptionBy); err != nil {
 			l.log.Warn("preempt: queue the run again", "job", p.Job, "err", err)
 		}
 		l.queues.changed()

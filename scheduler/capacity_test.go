@@ -27,7 +27,7 @@ func twoTeams(t *testing.T, searchGuarantee *namespace.Resources, payCPU float64
 		if ns == "search" {
 			rec.Guarantee = searchGuarantee
 		}
-		if _, err := r.reg.PutNamespace(r.ctx, rec); err != nil {
+		if _, err := r.reg.Tenancy().PutNamespace(r.ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 		a := app.Default()
@@ -35,7 +35,7 @@ func twoTeams(t *testing.T, searchGuarantee *namespace.Resources, payCPU float64
 		if ns == "search" {
 			a.CPUCount = 0.05
 		}
-		if err := r.reg.In(ns).AddApp(r.ctx, a); err != nil {
+		if err := r.reg.In(ns).Config().AddApp(r.ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +43,7 @@ func twoTeams(t *testing.T, searchGuarantee *namespace.Resources, payCPU float64
 		j := jobs.Default()
 		j.AppName, j.ShardingTotalCount, j.MemoryMB = "app", 1, 64
 		mod(&j)
-		if err := r.reg.In(ns).AddJob(r.ctx, j); err != nil {
+		if err := r.reg.In(ns).Config().AddJob(r.ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func TestGuaranteeKeepsTheFireOnTimeWhereABurstFillsTheCluster(t *testing.T) {
 func TestCapacitiesFollowTheNamespaceRecords(t *testing.T) {
 	r := newRig(t)
 	put := func(rec namespace.Record) {
-		if _, err := r.reg.PutNamespace(r.ctx, rec); err != nil {
+		if _, err := r.reg.Tenancy().PutNamespace(r.ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -219,19 +219,19 @@ func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
 		if ns == "search" {
 			rec.Guarantee = &namespace.Resources{CPUCount: 1, MemoryMB: 1024}
 		}
-		if _, err := r.reg.PutNamespace(r.ctx, rec); err != nil {
+		if _, err := r.reg.Tenancy().PutNamespace(r.ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 		a := app.Default()
 		a.AppName, a.AppURL, a.BootstrapScript, a.CPUCount, a.MemoryMB = "app", "http://example.invalid/app.tar.gz", "bin/start.sh", 0.1, 64
-		if err := r.reg.In(ns).AddApp(r.ctx, a); err != nil {
+		if err := r.reg.In(ns).Config().AddApp(r.ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
 	add := func(ns, name string, cpu float64, preemptible bool) {
 		j := jobs.Default()
 		j.JobName, j.AppName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB, j.Preemptible = name, "app", 1, cpu, 64, preemptible
-		if err := r.reg.In(ns).AddJob(r.ctx, j); err != nil {
+		if err := r.reg.In(ns).Config().AddJob(r.ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -276,7 +276,7 @@ func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
 	if n := len(r.running("pay~crunch")); n != 0 {
 		t.Fatalf("pay~crunch still has %d running shards", n)
 	}
-	if fo, err := r.reg.FailoverOf(r.ctx, "pay~crunch"); err != nil || len(fo) != 0 {
+	if fo, err := r.reg.Work().FailoverOf(r.ctx, "pay~crunch"); err != nil || len(fo) != 0 {
 		t.Fatalf("the preempted task was taken for a failure: failover %v, %v", fo, err)
 	}
 	r.offer("o2", 2, 4096)

@@ -83,19 +83,19 @@ func (c *Catalog) Sync(ctx context.Context) error {
 }
 
 func (c *Catalog) syncLocked(ctx context.Context) error {
-	appNodes, err := c.reg.AppNodes(ctx)
+	appNodes, err := c.reg.Config().AppNodes(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: load apps: %w", err)
 	}
-	jobNodes, err := c.reg.JobNodes(ctx)
+	jobNodes, err := c.reg.Config().JobNodes(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: load jobs: %w", err)
 	}
-	da, err := c.reg.Disabled(ctx, "app")
+	da, err := c.reg.Config().Disabled(ctx, "app")
 	if err != nil {
 		return fmt.Errorf("catalog: load disabled apps: %w", err)
 	}
-	dj, err := c.reg.Disabled(ctx, "job")
+	dj, err := c.reg.Config().Disabled(ctx, "job")
 	if err != nil {
 		return fmt.Errorf("catalog: load disabled jobs: %w", err)
 	}
@@ -234,7 +234,7 @@ func (c *Catalog) reloadFlag(ctx context.Context, ch registry.ConfigChange) erro
 	if ch.Kind == registry.ConfigAppDisabled {
 		kind = "app"
 	}
-	disabled, err := c.reg.IsDisabled(ctx, kind, ch.Name)
+	disabled, err := c.reg.Config().IsDisabled(ctx, kind, ch.Name)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (c *Catalog) reloadFlag(ctx context.Context, ch registry.ConfigChange) erro
 }
 
 func (c *Catalog) reloadApp(ctx context.Context, name string) error {
-	n, err := c.reg.AppNode(ctx, name)
+	n, err := c.reg.Config().AppNode(ctx, name)
 	var a app.Config
 	if err == nil {
 		a, err = registry.DecodeApp(n)
@@ -283,7 +283,7 @@ func (c *Catalog) reloadApp(ctx context.Context, name string) error {
 }
 
 func (c *Catalog) reloadJob(ctx context.Context, name string) error {
-	n, err := c.reg.JobNode(ctx, name)
+	n, err := c.reg.Config().JobNode(ctx, name)
 	var j jobs.Config
 	if err == nil {
 		j, err = registry.DecodeJob(n)

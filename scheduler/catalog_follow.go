@@ -90,10 +90,10 @@ func (c *Catalog) warmQueues(ctx context.Context) error {
 	if c.taken {
 		return nil
 	}
-	if _, err := c.reg.ReadyQueueMemo(ctx, &c.queueMemo); err != nil {
+	if _, err := c.reg.Work().ReadyQueueMemo(ctx, &c.queueMemo); err != nil {
 		return err
 	}
-	_, err := c.reg.FailoverQueueMemo(ctx, &c.queueMemo)
+	_, err := c.reg.Work().FailoverQueueMemo(ctx, &c.queueMemo)
 	return err
 }
 

@@ -15,7 +15,7 @@ func catalogJob(t *testing.T, r *rig, name string, shards int) jobs.Config {
 	t.Helper()
 	j := jobs.Default()
 	j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = name, "app", 0.5, 64, shards
-	if err := r.reg.AddJob(r.ctx, j); err != nil {
+	if err := r.reg.Config().AddJob(r.ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	return j
@@ -48,14 +48,14 @@ func TestCatalogSyncDecodesOnlyWhatChanged(t *testing.T) {
 
 	b, _ := c.Job("b")
 	b.ShardingTotalCount = 7
-	if err := r.reg.UpdateJob(r.ctx, b); err != nil {
+	if err := r.reg.Config().UpdateJob(r.ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.reg.DeleteJob(r.ctx, "c"); err != nil {
+	if err := r.reg.Config().DeleteJob(r.ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
 	catalogJob(t, r, "d", 1)
-	if err := r.reg.SetDisabled(r.ctx, "job", "a", true, t0); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "a", true, t0); err != nil {
 		t.Fatal(err)
 	}
 	if n := mustSync(t, c, r.ctx); n != 2 {
@@ -87,7 +87,7 @@ func TestCatalogSyncSeesARegistrationAgain(t *testing.T) {
 	catalogJob(t, r, "a", 2)
 	c := NewCatalog(r.reg)
 	mustSync(t, c, r.ctx)
-	if err := r.reg.DeleteJob(r.ctx, "a"); err != nil {
+	if err := r.reg.Config().DeleteJob(r.ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
 	catalogJob(t, r, "a", 5)
@@ -109,7 +109,7 @@ func TestCatalogReloadKeepsSyncCurrent(t *testing.T) {
 	c := NewCatalog(r.reg)
 	mustSync(t, c, r.ctx)
 	j.ShardingTotalCount = 3
-	if err := r.reg.UpdateJob(r.ctx, j); err != nil {
+	if err := r.reg.Config().UpdateJob(r.ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "a"}); err != nil {
@@ -119,7 +119,7 @@ func TestCatalogReloadKeepsSyncCurrent(t *testing.T) {
 		t.Fatalf("sync after a reload decoded %d entries, want 0", n)
 	}
 	j.ShardingTotalCount = 2 // back to the bytes first synced; the change is not applied
-	if err := r.reg.UpdateJob(r.ctx, j); err != nil {
+	if err := r.reg.Config().UpdateJob(r.ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	mustSync(t, c, r.ctx)
@@ -142,7 +142,7 @@ func TestCatalogTakeHoldsStandbyChanges(t *testing.T) {
 	}
 	c.take()
 	j.ShardingTotalCount = 4
-	if err := r.reg.UpdateJob(r.ctx, j); err != nil {
+	if err := r.reg.Config().UpdateJob(r.ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.standby(r.ctx, ch); err != nil {
@@ -158,7 +158,7 @@ func TestCatalogTakeHoldsStandbyChanges(t *testing.T) {
 		t.Fatalf("after release a has %d shards, want 4", got.ShardingTotalCount)
 	}
 	j.ShardingTotalCount = 6
-	if err := r.reg.UpdateJob(r.ctx, j); err != nil {
+	if err := r.reg.Config().UpdateJob(r.ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.standby(r.ctx, ch); err != nil {
@@ -224,7 +224,7 @@ func TestCatalogSchedulesParsedOnce(t *testing.T) {
 	for _, n := range []string{"a", "b"} {
 		j := jobs.Default()
 		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount, j.Cron = n, "app", 0.5, 64, 1, "7 * * * * ?"
-		if err := r.reg.AddJob(r.ctx, j); err != nil {
+		if err := r.reg.Config().AddJob(r.ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -263,7 +263,7 @@ func TestCatalogKeepsTheQueuesWarmBetweenTerms(t *testing.T) {
 	r.addApp("app", 4, 4096)
 	catalogJob(t, r, "a", 1)
 	catalogJob(t, r, "b", 1)
-	if _, err := r.reg.Trigger(r.ctx, "a", false, t0); err != nil {
+	if _, err := r.reg.Work().Trigger(r.ctx, "a", false, t0); err != nil {
 		t.Fatal(err)
 	}
 	c := NewCatalog(r.reg)
@@ -274,7 +274,7 @@ func TestCatalogKeepsTheQueuesWarmBetweenTerms(t *testing.T) {
 		t.Fatalf("the memo holds %d ready entries, want 1", n)
 	}
 	c.take()
-	if _, err := r.reg.Trigger(r.ctx, "b", false, t0); err != nil {
+	if _, err := r.reg.Work().Trigger(r.ctx, "b", false, t0); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.warmQueues(r.ctx); err != nil {

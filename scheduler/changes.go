@@ -158,7 +158,7 @@ func (c *configFollower) queueDaemon(ctx context.Context, name string) {
 	if err != nil || len(running) >= job.ShardingTotalCount {
 		return
 	}
-	if _, err := c.reg.TriggerBy(ctx, name, false, c.clock.Now(), registry.ByDaemon); err != nil {
+	if _, err := c.reg.Work().TriggerBy(ctx, name, false, c.clock.Now(), registry.ByDaemon); err != nil {
 		c.log.Warn("queue daemon job", "job", name, "err", err)
 	}
 	c.queues.changed()

@@ -19,7 +19,7 @@ func TestConfigurationChangesApplyOnTheLoop(t *testing.T) {
 
 	j := jobs.Default()
 	j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = "late", "app", 0.1, 16, 2
-	if err := r.reg.AddJob(ctx, j); err != nil {
+	if err := r.reg.Config().AddJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	r.trigger("late")

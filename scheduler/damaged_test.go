@@ -30,14 +30,13 @@ func TestDamagedEntriesLeaveSchedulingWorking(t *testing.T) {
 		}
 		t.Cleanup(func() { kv.Close() })
 		r := newRig(t)
-		r.kv, r.reg = kv, registry.New(kv)
+		r.kv, r.reg = kv, registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)})
 		r.rebuild(func(d *Deps) { d.Registry = r.reg })
 		damagedEntriesLeaveSchedulingWorking(t, r)
 	})
 }
 
 func damagedEntriesLeaveSchedulingWorking(t *testing.T, r *rig) {
-	r.reg.Damage = registry.NewDamage(nil)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(c *jobs.Config) { c.ShardingTotalCount = 2 })
 	damaged := []string{
@@ -54,7 +53,7 @@ func damagedEntriesLeaveSchedulingWorking(t *testing.T, r *rig) {
 	if _, ok := r.sched.catalog.Job("job"); !ok {
 		t.Fatal("the good job is not in the catalog")
 	}
-	if err := r.reg.TriggerMany(r.ctx, map[string]bool{"job": false, "legacy_job": false}, r.clk.Now(), r.clk.Now(), nil); err != nil {
+	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{"job": false, "legacy_job": false}, r.clk.Now(), r.clk.Now(), nil); err != nil {
 		t.Fatalf("cron fires with a damaged ready entry: %v", err)
 	}
 	r.offer("o1", 8, 4096)
@@ -68,7 +67,7 @@ func damagedEntriesLeaveSchedulingWorking(t *testing.T, r *rig) {
 		r.status(rt.TaskID, "TASK_FINISHED")
 	}
 	r.clk.Advance(time.Second)
-	if n := r.reg.Damage.Len(); n == 0 {
+	if n := r.reg.Damage().Len(); n == 0 {
 		t.Error("nothing was set aside")
 	}
 	found, err := r.reg.Scan(r.ctx)

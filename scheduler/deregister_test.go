@@ -14,7 +14,7 @@ import (
 func TestEndOfADeregisteredJobsTask(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	r.status(run[0].TaskID, "TASK_RUNNING")
-	if err := r.reg.DeleteJob(r.ctx, "job"); err != nil {
+	if err := r.reg.Config().DeleteJob(r.ctx, "job"); err != nil {
 		t.Fatal(err)
 	}
 	r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "job"})
@@ -54,7 +54,7 @@ func TestDeletedJobsTasksEndKilledByTheDeletion(t *testing.T) {
 		for _, e := range run {
 			r.status(e.TaskID, "TASK_RUNNING")
 		}
-		if err := r.reg.DeleteJob(r.ctx, "job"); err != nil {
+		if err := r.reg.Config().DeleteJob(r.ctx, "job"); err != nil {
 			t.Fatal(err)
 		}
 		r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "job"})

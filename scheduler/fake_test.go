@@ -144,7 +144,7 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(cancel)
 	kv := memory.New()
 	t.Cleanup(func() { kv.Close() })
-	r := &rig{t: t, ctx: ctx, reg: registry.New(kv), kv: kv, drv: newFakeDriver(), clk: clock.NewFake(t0)}
+	r := &rig{t: t, ctx: ctx, reg: registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)}), kv: kv, drv: newFakeDriver(), clk: clock.NewFake(t0)}
 	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk,
 		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
 	r.sched.st.subscribed = true
@@ -155,7 +155,7 @@ func (r *rig) addApp(name string, cpu, mem float64) {
 	r.t.Helper()
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript, a.CPUCount, a.MemoryMB = name, "http://example.invalid/app.tar.gz", "bin/start.sh", cpu, mem
-	if err := r.reg.AddApp(r.ctx, a); err != nil {
+	if err := r.reg.Config().AddApp(r.ctx, a); err != nil {
 		r.t.Fatal(err)
 	}
 	r.reload()
@@ -171,7 +171,7 @@ func (r *rig) addJob(mod func(*jobs.Config)) jobs.Config {
 	if err := j.Validate(); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.reg.AddJob(r.ctx, j); err != nil {
+	if err := r.reg.Config().AddJob(r.ctx, j); err != nil {
 		r.t.Fatal(err)
 	}
 	r.reload()
@@ -208,18 +208,18 @@ func (r *rig) rebuild(mod func(*Deps)) {
 
 func (r *rig) trigger(job string) {
 	r.t.Helper()
-	j, err := r.reg.Job(r.ctx, job)
+	j, err := r.reg.Config().Job(r.ctx, job)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if _, err := r.reg.Trigger(r.ctx, job, j.Misfire, r.clk.Now()); err != nil {
+	if _, err := r.reg.Work().Trigger(r.ctx, job, j.Misfire, r.clk.Now()); err != nil {
 		r.t.Fatal(err)
 	}
 }
 
 func (r *rig) running(job string) map[int]task.Entry {
 	r.t.Helper()
-	m, err := r.reg.RunningOf(r.ctx, job)
+	m, err := r.reg.Work().RunningOf(r.ctx, job)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func (r *rig) running(job string) map[int]task.Entry {
 
 func (r *rig) readyCount(job string) int {
 	r.t.Helper()
-	q, err := r.reg.ReadyQueue(r.ctx)
+	q, err := r.reg.Work().ReadyQueue(r.ctx)
 	if err != nil {
 		r.t.Fatal(err)
 	}

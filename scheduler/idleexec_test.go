@@ -17,7 +17,7 @@ func TestIdleExecutors(t *testing.T) {
 	r.addApp("search~idx", 0.05, 32)
 	j := jobs.Default()
 	j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = "pay~nightly", "pay~etl", 0.5, 64, 1
-	if err := r.reg.AddJob(r.ctx, j); err != nil {
+	if err := r.reg.Config().AddJob(r.ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	c := NewCatalog(r.reg)

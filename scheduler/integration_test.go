@@ -84,10 +84,10 @@ func TestLaunchPipelineAgainstEmbeddedMaster(t *testing.T) {
 	j := jobs.Default()
 	j.JobName, j.AppName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = "it-job", "it-app", 3, 0.1, 16
 	j.ShardingItemParameters = "0=a,1=b,2=c"
-	if err := reg.AddApp(ctx, a); err != nil {
+	if err := reg.Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.AddJob(ctx, j); err != nil {
+	if err := reg.Config().AddJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 
@@ -101,7 +101,7 @@ func TestLaunchPipelineAgainstEmbeddedMaster(t *testing.T) {
 	go sched.Run(ctx)
 	go client.Run(ctx, sched)
 
-	if _, err := reg.Trigger(ctx, "it-job", false, time.Now()); err != nil {
+	if _, err := reg.Work().Trigger(ctx, "it-job", false, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	sched.Wake()
@@ -115,10 +115,10 @@ func TestLaunchPipelineAgainstEmbeddedMaster(t *testing.T) {
 		return true
 	}, "every shard ran with its parameter")
 	waitFor(t, func() bool {
-		all, err := reg.RunningTasks(ctx)
+		all, err := reg.Work().RunningTasks(ctx)
 		return err == nil && len(all) == 0
 	}, "the finished tasks left the running state")
-	if fw, _ := reg.FrameworkID(ctx); fw == "" {
+	if fw, _ := reg.Term().FrameworkID(ctx); fw == "" {
 		t.Fatal("framework id not persisted")
 	}
 }

@@ -49,7 +49,7 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 	if err != nil {
 		return out, err
 	}
-	fo, err := reg.FailoverOf(ctx, job)
+	fo, err := reg.Work().FailoverOf(ctx, job)
 	if err != nil {
 		return out, err
 	}

@@ -15,7 +15,7 @@ func TestKillRunStopsOneExecution(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.Failover, j.Misfire = 3, true, true })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.Work().TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "k1"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)
@@ -39,7 +39,7 @@ func TestKillRunStopsOneExecution(t *testing.T) {
 	if kills != 2 {
 		t.Fatalf("driver kills: %d, want 2", kills)
 	}
-	if fo, _ := r.reg.FailoverOf(r.ctx, "job"); len(fo) != 0 {
+	if fo, _ := r.reg.Work().FailoverOf(r.ctx, "job"); len(fo) != 0 {
 		t.Fatalf("failover entries of the stopped run kept: %+v", fo)
 	}
 	for _, item := range []int{0, 1} {
@@ -51,10 +51,10 @@ func TestKillRunStopsOneExecution(t *testing.T) {
 	if len(r.running("job")) != 0 || r.readyCount("job") != 1 {
 		t.Fatalf("after the kill: running %v, pending %d (want the next execution kept)", r.running("job"), r.readyCount("job"))
 	}
-	if _, why, _ := r.reg.CanRun(r.ctx, "job"); why != jobs.Runnable {
+	if _, why, _ := r.reg.Config().CanRun(r.ctx, "job"); why != jobs.Runnable {
 		t.Fatalf("the job no longer runs: %v", why)
 	}
-	rec, err := r.reg.RunRecordOf(r.ctx, "k1")
+	rec, err := r.reg.Work().RunRecordOf(r.ctx, "k1")
 	if err != nil || !rec.Done || rec.Success {
 		t.Fatalf("the run's record: %+v %v", rec, err)
 	}

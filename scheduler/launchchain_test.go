@@ -69,7 +69,7 @@ func TestLaunchRoundLargerThanACommitIsChained(t *testing.T) {
 		}
 	}
 	c := r.running("c")
-	marks, err := r.reg.GangMarks(r.ctx)
+	marks, err := r.reg.Work().GangMarks(r.ctx)
 	if err != nil || c[0].Gang == "" || marks["c"] != c[0].Gang || c[4].Gang != c[0].Gang {
 		t.Fatalf("c's entries gang %q/%q, marks %v, %v: want one gang, marked", c[0].Gang, c[4].Gang, marks, err)
 	}

@@ -228,7 +228,7 @@ func (l *launcher) remove(ctx context.Context, p round.Plan) {
 	}
 	ch := l.reg.Change()
 	for _, s := range p.Drop {
-		if _, err := l.reg.Job(ctx, s.Job); !errors.Is(err, registry.ErrJobNotFound) {
+		if _, err := l.reg.Config().Job(ctx, s.Job); !errors.Is(err, registry.ErrJobNotFound) {
 			continue // the job exists (or the store could not say): keep the entry
 		}
 		if s.Fail {
@@ -518,7 +518,7 @@ func (l *launcher) rollback(ctx context.Context, al *agentLaunch, b *built) {
 		}
 		if rd := al.entries[i].ready; rd != nil && !requeued[job] {
 			requeued[job] = true
-			if err := l.reg.Requeue(ctx, job, rd.First(), now); err != nil {
+			if err := l.reg.Work().Requeue(ctx, job, rd.First(), now); err != nil {
 				l.log.Error("launcher: re-queue", "job", job, "err", err)
 			}
 			l.queues.changed()

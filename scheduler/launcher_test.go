@@ -211,7 +211,7 @@ func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fo, err := r.reg.FailoverQueue(r.ctx)
+	fo, err := r.reg.Work().FailoverQueue(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestDisabledJobDoesNotLaunch(t *testing.T) {
 	r.addApp("app", 1, 128)
 	r.addJob(nil)
 	r.trigger("job")
-	if err := r.reg.SetDisabled(r.ctx, "job", "job", true, t0); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "job", true, t0); err != nil {
 		t.Fatal(err)
 	}
 	r.reload()
@@ -272,7 +272,7 @@ func TestEntriesOfAJobTheCatalogHasNotSeenYetAreKept(t *testing.T) {
 	r.addApp("app", 1, 128)
 	j := jobs.Default()
 	j.JobName, j.AppName = "fresh", "app"
-	if err := r.reg.AddJob(r.ctx, j); err != nil { // registered, catalog not reloaded yet
+	if err := r.reg.Config().AddJob(r.ctx, j); err != nil { // registered, catalog not reloaded yet
 		t.Fatal(err)
 	}
 	r.trigger("fresh")
@@ -288,7 +288,7 @@ func TestEntriesOfAJobTheCatalogHasNotSeenYetAreKept(t *testing.T) {
 		t.Fatal("not launched once the catalog caught up")
 	}
 	// A job that really is gone has its entries dropped.
-	if _, err := r.reg.Trigger(r.ctx, "ghost", false, t0); err != nil {
+	if _, err := r.reg.Work().Trigger(r.ctx, "ghost", false, t0); err != nil {
 		t.Fatal(err)
 	}
 	r.sched.launcher.round(r.ctx)

@@ -30,7 +30,7 @@ func TestRunningMirrorMatchesTheStore(t *testing.T) {
 			r.offer("o", 4, 4096)
 			r.sched.launcher.round(r.ctx)
 		case 2, 3:
-			all, err := r.reg.RunningTasks(r.ctx)
+			all, err := r.reg.Work().RunningTasks(r.ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestRunningMirrorMatchesTheStore(t *testing.T) {
 			r.clk.Advance(time.Duration(rng.IntN(3)) * time.Minute)
 			r.sched.recon.periodic(r.ctx)
 		}
-		want, err := r.reg.RunningTasks(r.ctx)
+		want, err := r.reg.Work().RunningTasks(r.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 // was (the watermark did not move), so the try can be repeated.
 func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 	now := p.Clock.Now()
-	w, err := p.Registry.Watermark(ctx)
+	w, err := p.Registry.Schedule().Watermark(ctx)
 	if err != nil {
 		return now, fmt.Errorf("read the fire watermark: %w", err)
 	}
@@ -66,7 +66,7 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 		// that if this term too ends before its first fire commits, the
 		// next leader replays that fire instead of starting from its own
 		// clock without one.
-		if err := p.Registry.TriggerMissed(ctx, nil, now); err != nil {
+		if err := p.Registry.Schedule().TriggerMissed(ctx, nil, now); err != nil {
 			return now, fmt.Errorf("record the fire watermark: %w", err)
 		}
 		return now, nil
@@ -77,7 +77,7 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 		}
 		return now, nil
 	}
-	limit := p.Registry.MaxPending
+	limit := p.Registry.MaxPending()
 	if limit <= 0 {
 		limit = maxMissedPerJob
 	}
@@ -85,7 +85,7 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 	// config's fires before that were another config's (a change clears
 	// what is pending, so they would not run had a leader fired them), or
 	// no job's at all. Without the record, from the mark.
-	changed, err := p.Registry.JobsChangedAt(ctx)
+	changed, err := p.Registry.Config().JobsChangedAt(ctx)
 	if err != nil {
 		p.Log.Warn("producer: read when jobs last changed; counting missed fires from the watermark", "err", err)
 	}
@@ -106,7 +106,7 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 			total += n
 		}
 	}
-	if err := p.Registry.TriggerMissed(ctx, missed, now); err != nil {
+	if err := p.Registry.Schedule().TriggerMissed(ctx, missed, now); err != nil {
 		return now, fmt.Errorf("queue missed fires of %d jobs: %w", len(missed), err)
 	}
 	if len(missed) > 0 {

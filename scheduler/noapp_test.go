@@ -38,7 +38,7 @@ func TestJobWithoutAppMustBeHTTP(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(nil)
-	j, _ := r.reg.Job(r.ctx, "job")
+	j, _ := r.reg.Config().Job(r.ctx, "job")
 	j.AppName = ""
 	r.sched.catalog.jobs["job"] = j
 	if _, _, ok := r.sched.catalog.Runnable("job"); ok {
@@ -62,7 +62,7 @@ func TestLaunchResolvesTheAppURL(t *testing.T) {
 	if err != nil || d.App.AppURL != "http://leader:8899/app.tar.gz" {
 		t.Fatalf("appURL in the payload = %q (%v)", d.App.AppURL, err)
 	}
-	if a, _ := r.reg.App(r.ctx, "app"); a.AppURL != "http://example.invalid/app.tar.gz" {
+	if a, _ := r.reg.Config().App(r.ctx, "app"); a.AppURL != "http://example.invalid/app.tar.gz" {
 		t.Fatalf("the registry's appURL changed to %s", a.AppURL)
 	}
 }

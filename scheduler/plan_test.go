@@ -20,7 +20,7 @@ func TestJitteredCalendarFiresSurviveALeaderChange(t *testing.T) {
 	r.addApp("app", 1, 128)
 	cal := calendar.Calendar{Name: "biz", Weekdays: []string{"MON", "TUE", "WED", "THU", "FRI"},
 		Exclude: []calendar.Period{{From: t0.Format("2006-01-02")}}}
-	if _, err := r.reg.PutCalendar(r.ctx, "default", cal); err != nil {
+	if _, err := r.reg.Schedule().PutCalendar(r.ctx, "default", cal); err != nil {
 		t.Fatal(err)
 	}
 	j := r.addJob(func(j *jobs.Config) {
@@ -80,18 +80,18 @@ func TestMissingCalendarDoesNotFire(t *testing.T) {
 // gives its key; a job with its own keeps it.
 func TestNamespaceJitterReachesTheProducer(t *testing.T) {
 	r := newRig(t)
-	if _, err := r.reg.PutNamespace(r.ctx, namespace.Record{Name: "pay", Jitter: "1h"}); err != nil {
+	if _, err := r.reg.Tenancy().PutNamespace(r.ctx, namespace.Record{Name: "pay", Jitter: "1h"}); err != nil {
 		t.Fatal(err)
 	}
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://example.invalid/app.tar.gz", "bin/start.sh"
-	if err := r.reg.In("pay").AddApp(r.ctx, a); err != nil {
+	if err := r.reg.In("pay").Config().AddApp(r.ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []struct{ name, jitter string }{{"inherits", ""}, {"own", "1m"}} {
 		c := jobs.Default()
 		c.JobName, c.AppName, c.Cron, c.Jitter = j.name, "app", "0 0 * * * ?", j.jitter
-		if err := r.reg.In("pay").AddJob(r.ctx, c); err != nil {
+		if err := r.reg.In("pay").Config().AddJob(r.ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -225,7 +225,7 @@ func (p *Producer) plan(j jobs.Config) (*cron.Plan, error) {
 	if j.Jitter == "" {
 		inherited = p.jitters.Of(namespace.Of(j.JobName), p.Clock.Now())
 	}
-	return p.Registry.Plan(ctx, j, p.Catalog.parse, inherited, p.Location)
+	return p.Registry.Schedule().Plan(ctx, j, p.Catalog.parse, inherited, p.Location)
 }
 
 // calendarReadTimeout bounds the registry read of a job's calendar.
@@ -481,7 +481,7 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	began := p.Clock.Now()
 	var ended time.Time
 	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
-		err := p.Registry.TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		err := p.Registry.Work().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
 		ended = p.Clock.Now()
 		p.noteCommit(ended.Sub(began))
 		if err == nil {

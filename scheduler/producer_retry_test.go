@@ -78,7 +78,7 @@ func TestProducerRetriesACatchUpTheStoreRefused(t *testing.T) {
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.JobName = "grow"; j.Cron = "0/5 * * * * ?"; j.Misfire = true })
 	r.addJob(func(j *jobs.Config) { j.JobName = "collapse"; j.Cron = "0/5 * * * * ?" })
-	if err := r.reg.TriggerMissed(ctx, nil, t0); err != nil { // the last term fired up to t0
+	if err := r.reg.Schedule().TriggerMissed(ctx, nil, t0); err != nil { // the last term fired up to t0
 		t.Fatal(err)
 	}
 	kv.refuse.Store(true)
@@ -101,7 +101,7 @@ func TestProducerRetriesACatchUpTheStoreRefused(t *testing.T) {
 	if c := r.readyCount("collapse"); c != 1 {
 		t.Fatalf("collapse (misfire=false): ready count %d, want one execution for both", c)
 	}
-	w, err := r.reg.Watermark(ctx)
+	w, err := r.reg.Schedule().Watermark(ctx)
 	if err != nil || !w.OK || !w.Until.Equal(now.Add(3*commitRetryMin)) {
 		t.Fatalf("watermark %+v (%v), want the catch-up's instant %v", w, err, now.Add(3*commitRetryMin))
 	}

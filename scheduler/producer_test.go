@@ -83,13 +83,13 @@ func TestProducerSkipsDisabledAndDaemonJobsAndReschedules(t *testing.T) {
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.JobName = "d"; j.Cron = "0/5 * * * * ?"; j.JobExecutionType = jobs.Daemon })
 	r.addJob(func(j *jobs.Config) { j.JobName = "t"; j.Cron = "0/5 * * * * ?" })
-	if err := r.reg.SetDisabled(r.ctx, "job", "t", true, t0); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "t", true, t0); err != nil {
 		t.Fatal(err)
 	}
 	r.reload()
 	fired := runProducer(t, r)
 	armedAt(t, r, t0.Add(time.Hour)) // nothing to fire: idle timer
-	if err := r.reg.SetDisabled(r.ctx, "job", "t", false, t0); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "t", false, t0); err != nil {
 		t.Fatal(err)
 	}
 	r.reload()
@@ -134,7 +134,7 @@ func TestFiresAreStagedAheadAndHeldUntilTheirInstant(t *testing.T) {
 	armedAt(t, r, instant.Add(-20*time.Millisecond))
 	r.clk.Set(instant.Add(-20 * time.Millisecond))
 	nextFire(t, fired)
-	q, _ := r.reg.ReadyQueue(r.ctx)
+	q, _ := r.reg.Work().ReadyQueue(r.ctx)
 	if len(q) != 1 || !q[0].NotBefore.Equal(instant) || !q[0].Since.Equal(instant) {
 		t.Fatalf("staged entry %+v, want held until %v", q, instant)
 	}
@@ -165,7 +165,7 @@ func TestProducerCatchUpAfterTakeover(t *testing.T) {
 	r.addJob(func(j *jobs.Config) { j.JobName = "grow"; j.Cron = "* * * * * ?"; j.Misfire = true })
 	r.addJob(func(j *jobs.Config) { j.JobName = "hourly"; j.Cron = "0 30 * * * ?" })
 	// The last leader committed the fires of t0-5s; the new one starts at t0+0.5s.
-	if err := r.reg.TriggerMany(r.ctx, map[string]bool{}, t0.Add(-5*time.Second), t0.Add(-5*time.Second), nil); err != nil {
+	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{}, t0.Add(-5*time.Second), t0.Add(-5*time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
 	r.clk.Set(t0.Add(500 * time.Millisecond))
@@ -183,7 +183,7 @@ func TestProducerCatchUpAfterTakeover(t *testing.T) {
 	if c := r.readyCount("hourly"); c != 0 {
 		t.Fatal("a job with no missed fire was queued")
 	}
-	if mark, ok, _ := r.reg.FiredUntil(r.ctx); !ok || !mark.Equal(t0.Add(500*time.Millisecond)) {
+	if mark, ok, _ := r.reg.Schedule().FiredUntil(r.ctx); !ok || !mark.Equal(t0.Add(500*time.Millisecond)) {
 		t.Fatalf("watermark %v %v, want the catch-up instant", mark, ok)
 	}
 	armedAt(t, r, t0.Add(time.Second)) // the next fire is the first one after the start
@@ -196,7 +196,7 @@ func TestProducerDoesNotRefireStagedInstants(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.JobName = "every"; j.Cron = "* * * * * ?" })
-	if err := r.reg.TriggerMany(r.ctx, map[string]bool{"every": false}, t0.Add(time.Second), t0.Add(time.Second), nil); err != nil {
+	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{"every": false}, t0.Add(time.Second), t0.Add(time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
 	r.clk.Set(t0.Add(990 * time.Millisecond))
@@ -253,7 +253,7 @@ func TestFirstTermRecordsTheWatermark(t *testing.T) {
 	armedAt(t, r, t0.Add(time.Second))
 	cancel() // the term ends before its first fire
 	<-done
-	if mark, ok, err := r.reg.FiredUntil(r.ctx); err != nil || !ok || !mark.Equal(t0) {
+	if mark, ok, err := r.reg.Schedule().FiredUntil(r.ctx); err != nil || !ok || !mark.Equal(t0) {
 		t.Fatalf("watermark %v %v %v, want the first term's start", mark, ok, err)
 	}
 	r.clk.Set(t0.Add(2500 * time.Millisecond))
@@ -357,13 +357,13 @@ func TestCatchUpIsMarked(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.JobName = "every"; j.Cron = "* * * * * ?" })
-	if err := r.reg.TriggerMany(r.ctx, map[string]bool{}, t0.Add(-2*time.Second), t0.Add(-2*time.Second), nil); err != nil {
+	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{}, t0.Add(-2*time.Second), t0.Add(-2*time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
 	r.clk.Set(t0.Add(500 * time.Millisecond))
 	fired := runProducer(t, r)
 	nextFire(t, fired)
-	q, err := r.reg.ReadyQueue(r.ctx)
+	q, err := r.reg.Work().ReadyQueue(r.ctx)
 	if err != nil || len(q) != 1 || q[0].FirstBy() != registry.ByCatchUp {
 		t.Fatalf("ready %+v %v: want the catch-up queued by %q", q, err, registry.ByCatchUp)
 	}
@@ -393,26 +393,26 @@ func TestCatchUpCountsFromTheLastChange(t *testing.T) {
 	updated := r.addJob(func(j *jobs.Config) { j.JobName = "updated"; j.Cron = "*/10 * * * * ?"; j.Misfire = true })
 	r.addJob(func(j *jobs.Config) { j.JobName = "kept"; j.Cron = "* * * * * ?"; j.Misfire = true })
 	// The last leader committed the fires of t0-20s.
-	if err := r.reg.TriggerMany(r.ctx, map[string]bool{}, t0.Add(-20*time.Second), t0.Add(-20*time.Second), nil); err != nil {
+	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{}, t0.Add(-20*time.Second), t0.Add(-20*time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
 	// With no leader: sk000's update at t0-2.5s to every second, and a job
 	// registered at t0-1.5s.
 	updated.Cron = "* * * * * ?"
-	if err := r.reg.UpdateJobAt(r.ctx, updated, t0.Add(-2500*time.Millisecond)); err != nil {
+	if err := r.reg.Config().UpdateJobAt(r.ctx, updated, t0.Add(-2500*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	added := jobs.Default()
 	added.JobName, added.AppName, added.Cron, added.Misfire, added.CPUCount, added.MemoryMB = "added", "app", "* * * * * ?", true, 0.5, 64
-	if err := r.reg.AddJobAt(r.ctx, added, t0.Add(-1500*time.Millisecond)); err != nil {
+	if err := r.reg.Config().AddJobAt(r.ctx, added, t0.Add(-1500*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	// And one disabled before the mark, enabled at t0-1.5s.
 	r.addJob(func(j *jobs.Config) { j.JobName = "enabled"; j.Cron = "* * * * * ?"; j.Misfire = true })
-	if err := r.reg.SetDisabled(r.ctx, "job", "enabled", true, t0.Add(-30*time.Second)); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "enabled", true, t0.Add(-30*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.reg.SetDisabled(r.ctx, "job", "enabled", false, t0.Add(-1500*time.Millisecond)); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "enabled", false, t0.Add(-1500*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	r.reload()

@@ -50,7 +50,7 @@ func (q *queues) ready(ctx context.Context, now time.Time) ([]*queue.Ready, erro
 	if q.watched.Load() && fresh && now.Sub(last.at) < readyMaxAge {
 		return last.queue, nil
 	}
-	rq, err := q.reg.ReadyQueueMemo(ctx, q.memo)
+	rq, err := q.reg.Work().ReadyQueueMemo(ctx, q.memo)
 	if err != nil {
 		q.last.valid = false
 		return nil, err
@@ -64,7 +64,7 @@ func (q *queues) ready(ctx context.Context, now time.Time) ([]*queue.Ready, erro
 
 // failover returns the failover queue, oldest first.
 func (q *queues) failover(ctx context.Context) ([]queue.Failover, error) {
-	return q.reg.FailoverQueueMemo(ctx, q.memo)
+	return q.reg.Work().FailoverQueueMemo(ctx, q.memo)
 }
 
 // sameQueue reports whether two reads hold the same entries at the same

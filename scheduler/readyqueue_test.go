@@ -116,7 +116,7 @@ func (r *rig) backlog(n, shards int) {
 	for i := range n {
 		j := jobs.Default()
 		j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = fmt.Sprintf("job-%03d", i), "app", 4, 64, shards
-		if err := r.reg.AddJob(r.ctx, j); err != nil {
+		if err := r.reg.Config().AddJob(r.ctx, j); err != nil {
 			r.t.Fatal(err)
 		}
 	}

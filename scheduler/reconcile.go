@@ -35,7 +35,7 @@ type reconciler struct {
 // subscribed persists the framework id, then reconciles every task.
 func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
 	r.st.subscribed, r.st.suppressed = true, false
-	if err := r.reg.SetFrameworkID(ctx, frameworkID); err != nil {
+	if err := r.reg.Term().SetFrameworkID(ctx, frameworkID); err != nil {
 		r.log.Error("persist framework id", "err", err)
 	}
 	r.begin(ctx)
@@ -117,7 +117,7 @@ func (r *reconciler) periodic(ctx context.Context) {
 		r.st.reconciledAt = now
 		_ = r.reconcile(ctx, true)
 	}
-	if err := r.reg.PruneTriggerKeys(ctx, now.Add(-TriggerKeyLifetime)); err != nil {
+	if err := r.reg.Work().PruneTriggerKeys(ctx, now.Add(-TriggerKeyLifetime)); err != nil {
 		r.log.Warn("prune trigger idempotency keys", "err", err)
 	}
 	for taskID, since := range r.st.unreachable {

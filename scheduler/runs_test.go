@@ -64,7 +64,7 @@ func (r *rig) statusMsg(taskID, state, msg string) {
 
 func (r *rig) runState() task.RunState {
 	r.t.Helper()
-	rs, err := r.reg.RunStateOf(r.ctx, "job")
+	rs, err := r.reg.Work().RunStateOf(r.ctx, "job")
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func (r *rig) runState() task.RunState {
 
 func (r *rig) pause() (task.Pause, bool) {
 	r.t.Helper()
-	p, ok, err := r.reg.PauseOf(r.ctx, "job")
+	p, ok, err := r.reg.Work().PauseOf(r.ctx, "job")
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestPauseAfterFailedRunsInARow(t *testing.T) {
 	if !strings.Contains(p.Reason, "paused after 2 failed runs in a row at 2026-11-22T10:01:00Z") {
 		t.Errorf("reason %q", p.Reason)
 	}
-	if d, _ := r.reg.IsDisabled(r.ctx, "job", "job"); !d {
+	if d, _ := r.reg.Config().IsDisabled(r.ctx, "job", "job"); !d {
 		t.Error("the job is not disabled")
 	}
 	if got := n.states(); len(got) != 1 || got[0] != "JOB_PAUSED" {
@@ -181,7 +181,7 @@ func TestKeyedTriggerRecordsItsRun(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.Failover = 2, true })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "ci-42"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.Work().TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "ci-42"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o", 8, 4096)
@@ -192,15 +192,15 @@ func TestKeyedTriggerRecordsItsRun(t *testing.T) {
 	}
 	r.status(run[0].TaskID, "TASK_RUNNING")
 	r.statusMsg(run[0].TaskID, "TASK_FAILED", "exit code 3: boom")
-	rec, err := r.reg.RunRecordOf(r.ctx, "ci-42")
+	rec, err := r.reg.Work().RunRecordOf(r.ctx, "ci-42")
 	if err != nil || rec.Done || len(rec.Shards) != 1 || rec.JobName != "job" || !rec.Failed {
 		t.Fatalf("record after one shard failed for good (the run cannot succeed) = %+v %v", rec, err)
 	}
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || fo[0].RunKey != "ci-42" || fo[0].Retry {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 || fo[0].RunKey != "ci-42" || fo[0].Retry {
 		t.Fatalf("failover entry = %+v", fo)
 	}
 	r.status(run[1].TaskID, "TASK_FINISHED")
-	rec, _ = r.reg.RunRecordOf(r.ctx, "ci-42")
+	rec, _ = r.reg.Work().RunRecordOf(r.ctx, "ci-42")
 	if rec.Done || len(rec.Shards) != 2 || rec.Shards[0].Message != "exit code 3: boom" {
 		t.Fatalf("record while shard 0 waits for its failover = %+v", rec)
 	}
@@ -214,7 +214,7 @@ func TestKeyedTriggerRecordsItsRun(t *testing.T) {
 	}
 	r.status(again.TaskID, "TASK_RUNNING")
 	r.status(again.TaskID, "TASK_FINISHED")
-	rec, _ = r.reg.RunRecordOf(r.ctx, "ci-42")
+	rec, _ = r.reg.Work().RunRecordOf(r.ctx, "ci-42")
 	if !rec.Done || !rec.Success || len(rec.Shards) != 2 || rec.Shards[0].State != "TASK_FINISHED" {
 		t.Fatalf("record at the end = %+v", rec)
 	}

@@ -305,7 +305,7 @@ func (s *Scheduler) followConfig(ctx context.Context, ch <-chan registry.ConfigC
 func (s *Scheduler) followReady(ctx context.Context, ch <-chan registry.ReadyChange) error {
 	s.producer.NoteReady("", false) // start believing: entries are tracked from here on
 	s.queues.watched.Store(true)
-	if q, err := s.deps.Registry.ReadyQueue(ctx); err == nil {
+	if q, err := s.deps.Registry.Work().ReadyQueue(ctx); err == nil {
 		for _, rd := range q {
 			s.producer.NoteReady(rd.Job, true)
 		}

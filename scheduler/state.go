@@ -65,7 +65,7 @@ func (st *state) runningAll(ctx context.Context, reg *registry.Registry) (map[st
 	if st.running != nil {
 		return st.running, nil
 	}
-	all, err := reg.RunningTasks(ctx)
+	all, err := reg.Work().RunningTasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func sweepGangs(ctx context.Context, reg *registry.Registry, all map[string]map[
 			}
 			if marks == nil {
 				var err error
-				if marks, err = reg.GangMarks(ctx); err != nil {
+				if marks, err = reg.Work().GangMarks(ctx); err != nil {
 					return err
 				}
 			}

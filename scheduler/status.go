@@ -108,7 +108,7 @@ func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid j
 			in.RunPending = in.RunPending || (rt.RunKey != "" && o.RunKey == rt.RunKey)
 		}
 	}
-	fs, err := reg.FailoverOf(ctx, tid.JobName)
+	fs, err := reg.Work().FailoverOf(ctx, tid.JobName)
 	if err != nil {
 		return in, err
 	}
@@ -157,7 +157,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		ch.FailOver(tid.JobName, tid.Item, *e.Retry)
 	}
 	if key := e.Entry.RunKey; key != "" {
-		rec, err := reg.RunRecordOf(ctx, key)
+		rec, err := reg.Work().RunRecordOf(ctx, key)
 		if err != nil && !errors.Is(err, registry.ErrRunNotFound) && !errors.Is(err, registry.ErrDamaged) {
 			return err // (a record that does not decode is set aside and written anew)
 		}
@@ -192,7 +192,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		h.paused(job, ev, *pause)
 	}
 	if e.RequeueDaemon {
-		if _, err := reg.TriggerBy(ctx, job.JobName, false, now, registry.ByDaemon); err != nil {
+		if _, err := reg.Work().TriggerBy(ctx, job.JobName, false, now, registry.ByDaemon); err != nil {
 			h.log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
 		}
 		h.queues.changed()
@@ -209,7 +209,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 // countRun folds a task's result into its job's run state (in ch), and
 // returns the pause it decided, if any.
 func (h *statusHandler) countRun(ctx context.Context, reg *registry.Registry, ch *registry.Change, job jobs.Config, res task.Result, cause string, ended, runnable bool) (*task.Pause, error) {
-	rs, err := reg.RunStateOf(ctx, job.JobName)
+	rs, err := reg.Work().RunStateOf(ctx, job.JobName)
 	if err != nil {
 		return nil, err
 	}

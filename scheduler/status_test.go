@@ -40,7 +40,7 @@ func TestRunningThenFinished(t *testing.T) {
 	if len(r.running("job")) != 2 {
 		t.Fatal("siblings were removed")
 	}
-	fo, _ := r.reg.FailoverQueue(r.ctx)
+	fo, _ := r.reg.Work().FailoverQueue(r.ctx)
 	if len(fo) != 0 {
 		t.Fatal("a finished task went to failover")
 	}
@@ -51,7 +51,7 @@ func TestFailureGoesToFailoverAndRelaunchesOnlyThatShard(t *testing.T) {
 		t.Run(state, func(t *testing.T) {
 			r, run := launched(t, func(j *jobs.Config) { j.Failover = true })
 			r.status(run[1].TaskID, state)
-			fo, err := r.reg.FailoverQueue(r.ctx)
+			fo, err := r.reg.Work().FailoverQueue(r.ctx)
 			if err != nil || len(fo) != 1 || fo[0].Item != 1 || fo[0].TaskID != run[1].TaskID {
 				t.Fatalf("failover = %+v %v", fo, err)
 			}
@@ -66,7 +66,7 @@ func TestFailureGoesToFailoverAndRelaunchesOnlyThatShard(t *testing.T) {
 			if tid.Kind != jobs.KindFailover || tid.Item != 1 || d.ExecutionSource != jobs.SourceFailover {
 				t.Fatalf("failover launch %+v source %s", tid, d.ExecutionSource)
 			}
-			if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+			if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 0 {
 				t.Fatal("failover entry not consumed")
 			}
 		})
@@ -77,7 +77,7 @@ func TestFailureWithoutFailoverIsDropped(t *testing.T) {
 	r, run := launched(t, nil)
 	r.status(run[0].TaskID, "TASK_STARTING")
 	r.status(run[0].TaskID, "TASK_FAILED")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatal("failover=false job went to failover")
 	}
 	if _, ok := r.running("job")[0]; ok {
@@ -146,7 +146,7 @@ func TestFailedDaemonGoesToFailoverEvenWithoutFlag(t *testing.T) {
 		j.ShardingTotalCount = 1
 	})
 	r.status(run[0].TaskID, "TASK_LOST")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 {
 		t.Fatal("lost daemon task not in failover")
 	}
 }
@@ -165,7 +165,7 @@ func TestUnreachableIsKeptThenCountedLost(t *testing.T) {
 	if len(r.drv.kills) != 1 {
 		t.Fatalf("kills = %v", r.drv.kills)
 	}
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 {
 		t.Fatal("lost task not failed over")
 	}
 }
@@ -173,7 +173,7 @@ func TestUnreachableIsKeptThenCountedLost(t *testing.T) {
 func TestDisableKillsAndClearsQueues(t *testing.T) {
 	r, run := launched(t, nil)
 	r.trigger("job")
-	if err := r.reg.SetDisabled(r.ctx, "job", "job", true, t0); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "job", true, t0); err != nil {
 		t.Fatal(err)
 	}
 	r.reload()
@@ -194,7 +194,7 @@ func TestDisableKillsAndClearsQueues(t *testing.T) {
 
 func TestAppDeleteStopsItsExecutors(t *testing.T) {
 	r, _ := launched(t, nil)
-	if _, err := r.reg.DeleteApp(r.ctx, "app"); err != nil {
+	if _, err := r.reg.Config().DeleteApp(r.ctx, "app"); err != nil {
 		t.Fatal(err)
 	}
 	r.reload()
@@ -208,7 +208,7 @@ func TestSubscribeReconcilesRunningTasks(t *testing.T) {
 	r, run := launched(t, nil)
 	r.sched.Subscribed(r.ctx, "fw-1")
 	r.sched.handleUpdates(r.ctx) // the stream's queued events
-	if id, _ := r.reg.FrameworkID(r.ctx); id != "fw-1" {
+	if id, _ := r.reg.Term().FrameworkID(r.ctx); id != "fw-1" {
 		t.Fatalf("framework id = %q", id)
 	}
 	if len(r.drv.reconciles) != 2 || len(r.drv.reconciles[0]) != len(run) || len(r.drv.reconciles[1]) != 0 {
@@ -221,7 +221,7 @@ func TestTaskThatNeverStartedIsRetriedABoundedNumberOfTimes(t *testing.T) {
 	id := run[0].TaskID
 	for attempt := 1; attempt <= task.MaxNeverStartedRetries; attempt++ {
 		r.status(id, "TASK_FAILED") // the executor went away before STARTING
-		fo, _ := r.reg.FailoverQueue(r.ctx)
+		fo, _ := r.reg.Work().FailoverQueue(r.ctx)
 		if len(fo) != 1 || fo[0].Attempts != attempt {
 			t.Fatalf("attempt %d: failover = %+v", attempt, fo)
 		}
@@ -230,7 +230,7 @@ func TestTaskThatNeverStartedIsRetriedABoundedNumberOfTimes(t *testing.T) {
 		id = r.running("job")[0].TaskID
 	}
 	r.status(id, "TASK_FAILED")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatalf("retried past the bound: %+v", fo)
 	}
 }
@@ -238,7 +238,7 @@ func TestTaskThatNeverStartedIsRetriedABoundedNumberOfTimes(t *testing.T) {
 func TestInvalidTaskIsNotRetried(t *testing.T) {
 	r, run := launched(t, nil)
 	r.status(run[0].TaskID, "TASK_ERROR")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatal("TASK_ERROR retried")
 	}
 }
@@ -249,7 +249,7 @@ func TestMaxRetriesWithBackoff(t *testing.T) {
 	for attempt, wait := range []time.Duration{10 * time.Second, 20 * time.Second} {
 		r.status(task, "TASK_RUNNING")
 		r.status(task, "TASK_FAILED")
-		fo, _ := r.reg.FailoverQueue(r.ctx)
+		fo, _ := r.reg.Work().FailoverQueue(r.ctx)
 		if len(fo) != 1 || !fo[0].NotBefore.Equal(r.clk.Now().Add(wait)) {
 			t.Fatalf("attempt %d: failover %+v, want a retry after %v", attempt, fo, wait)
 		}
@@ -269,7 +269,7 @@ func TestMaxRetriesWithBackoff(t *testing.T) {
 	}
 	r.status(task, "TASK_RUNNING")
 	r.status(task, "TASK_FAILED")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatalf("retried past maxRetries: %+v", fo)
 	}
 }
@@ -278,7 +278,7 @@ func TestRepeatedFailoverBacksOff(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 1; j.Failover = true })
 	r.status(run[0].TaskID, "TASK_RUNNING")
 	r.status(run[0].TaskID, "TASK_FAILED")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || !fo[0].NotBefore.IsZero() {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 || !fo[0].NotBefore.IsZero() {
 		t.Fatalf("first failover must be immediate: %+v", fo)
 	}
 	r.offer("o", 8, 4096)
@@ -286,7 +286,7 @@ func TestRepeatedFailoverBacksOff(t *testing.T) {
 	second := r.running("job")[0].TaskID
 	r.status(second, "TASK_RUNNING")
 	r.status(second, "TASK_FAILED")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || !fo[0].NotBefore.Equal(r.clk.Now().Add(time.Second)) {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 || !fo[0].NotBefore.Equal(r.clk.Now().Add(time.Second)) {
 		t.Fatalf("second failover must back off 1s: %+v", fo)
 	}
 }
@@ -295,7 +295,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1; j.Failover = true; j.JobParameter = "default" })
-	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{JobParameter: "override"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.Work().TriggerRun(r.ctx, "job", queue.PendingRun{JobParameter: "override"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)
@@ -462,11 +462,11 @@ func TestExecutorFailureOfAStagingTaskIsTheJobs(t *testing.T) {
 		}
 	}
 	fail(run[0].TaskID, "")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 0 {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 0 {
 		t.Fatalf("the job's own failure retried as never started: %+v", fo)
 	}
 	fail(run[1].TaskID, "REASON_EXECUTOR_TERMINATED")
-	if fo, _ := r.reg.FailoverQueue(r.ctx); len(fo) != 1 || fo[0].TaskID != run[1].TaskID {
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 || fo[0].TaskID != run[1].TaskID {
 		t.Fatalf("a task refused by a stopping executor not retried: %+v", fo)
 	}
 }

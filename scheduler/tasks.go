@@ -314,7 +314,7 @@ func (l *launcher) inputsOf(ctx context.Context, p round.Plan) map[string]jobs.I
 		if _, seen := out[key]; seen {
 			continue
 		}
-		rec, err := l.reg.RunRecordOf(ctx, key)
+		rec, err := l.reg.Work().RunRecordOf(ctx, key)
 		if err != nil || len(rec.Inputs) == 0 {
 			continue
 		}

@@ -14,7 +14,7 @@ func TestLaunchesSayWhoTriggeredThem(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(c *jobs.Config) { c.ShardingTotalCount, c.MaxRetries = 2, 1 })
-	if _, err := r.reg.TriggerBy(r.ctx, "job", false, r.clk.Now(), "api:alice"); err != nil {
+	if _, err := r.reg.Work().TriggerBy(r.ctx, "job", false, r.clk.Now(), "api:alice"); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o1", 8, 4096)
@@ -36,7 +36,7 @@ func TestLaunchesSayWhoTriggeredThem(t *testing.T) {
 	}
 
 	// A cron fire.
-	if err := r.reg.TriggerMany(r.ctx, map[string]bool{"job": false}, r.clk.Now(), time.Time{}, nil); err != nil {
+	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{"job": false}, r.clk.Now(), time.Time{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r.offer("o3", 8, 4096)

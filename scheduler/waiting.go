@@ -153,7 +153,7 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]round.Wait
 		o.Waiting(counts)
 	}
 	if !ws.loaded {
-		rec, err := r.reg.WaitingReasons(ctx)
+		rec, err := r.reg.Work().WaitingReasons(ctx)
 		if err != nil {
 			r.log.Warn("waiting: read recorded reasons", "err", err)
 			return

@@ -14,7 +14,7 @@ import (
 
 func (r *rig) waiting() map[string]round.Wait {
 	r.t.Helper()
-	m, err := r.reg.WaitingReasons(r.ctx)
+	m, err := r.reg.Work().WaitingReasons(r.ctx)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestWaitingWithoutOffersAndWhileReconciling(t *testing.T) {
 	if w := r.waiting()["ready/j"]; w.Reason != round.WaitReconciling || !strings.Contains(w.Message, "1 tasks") {
 		t.Fatalf("reconciling: %+v", w)
 	}
-	if err := r.reg.DeleteJob(r.ctx, "j"); err != nil {
+	if err := r.reg.Config().DeleteJob(r.ctx, "j"); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.waiting()) != 0 {

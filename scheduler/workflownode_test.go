@@ -58,7 +58,7 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	}
 	r.status(retry.TaskID, "TASK_RUNNING")
 	r.status(retry.TaskID, "TASK_FINISHED")
-	rec, err := r.reg.RunRecordOf(r.ctx, "wf-k1")
+	rec, err := r.reg.Work().RunRecordOf(r.ctx, "wf-k1")
 	if err != nil || !rec.Done || !rec.Success || rec.Workflow != "w/r/n" || len(rec.Shards) != 2 {
 		t.Fatalf("record %+v %v", rec, err)
 	}
@@ -71,10 +71,10 @@ func TestWorkflowNodeInputsAndOutputs(t *testing.T) {
 	}
 	// A workflow node's record outlives the keys' lifetime (the engine removes it).
 	r.clk.Advance(TriggerKeyLifetime + time.Hour)
-	if err := r.reg.PruneTriggerKeys(r.ctx, r.clk.Now().Add(-TriggerKeyLifetime)); err != nil {
+	if err := r.reg.Work().PruneTriggerKeys(r.ctx, r.clk.Now().Add(-TriggerKeyLifetime)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.reg.RunRecordOf(r.ctx, "wf-k1"); err != nil {
+	if _, err := r.reg.Work().RunRecordOf(r.ctx, "wf-k1"); err != nil {
 		t.Fatalf("pruned: %v", err)
 	}
 }
@@ -98,13 +98,13 @@ func TestAcceptFailureKeepsTheKeyedRun(t *testing.T) {
 	r.addApp("app", 0.1, 32)
 	r.addJob(nil)
 	r.trigger("job") // a plain execution behind it
-	if _, err := r.reg.TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "wf-k", JobParameter: "p"}, r.clk.Now()); err != nil {
+	if _, err := r.reg.Work().TriggerRun(r.ctx, "job", queue.PendingRun{IdempotencyKey: "wf-k", JobParameter: "p"}, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r.drv.acceptErr = errors.New("master gone")
 	r.offer("o1", 4, 1024)
 	r.sched.launcher.round(r.ctx)
-	rd, ok, err := r.reg.ReadyOf(r.ctx, "job")
+	rd, ok, err := r.reg.Work().ReadyOf(r.ctx, "job")
 	if err != nil || !ok || rd.Count != 2 || len(rd.Runs) != 1 || rd.Runs[0].IdempotencyKey != "wf-k" || rd.Runs[0].JobParameter != "p" {
 		t.Fatalf("ready entry after the failed accept: %+v %v", rd, err)
 	}

@@ -148,7 +148,7 @@ func (w *worker) resync(ctx context.Context, q workqueue.TypedRateLimitingInterf
 			u := obj.(*unstructured.Unstructured)
 			q.Add(key{i, u.GetNamespace(), u.GetName()})
 		}
-		owned, err := w.r.Registry.Owned(ctx, Kinds[i].Def)
+		owned, err := w.r.Registry.Config().Owned(ctx, Kinds[i].Def)
 		if err != nil {
 			w.r.Log.Warn("crd: read owners", "err", err)
 			continue
@@ -173,7 +173,7 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 		return nil // never registered: no scheduler namespace runs there
 	}
 	if !exists {
-		o, owned, err := w.r.Registry.OwnerOf(ctx, kind.Def, ns, k.Name)
+		o, owned, err := w.r.Registry.Config().OwnerOf(ctx, kind.Def, ns, k.Name)
 		if err != nil || !owned || o.Kind != kind.Name || o.Namespace != k.Namespace || o.Name != k.Name {
 			return err
 		}

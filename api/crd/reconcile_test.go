@@ -80,11 +80,11 @@ func TestReconcilerRegistersDeregistersAndWritesStatusOnce(t *testing.T) {
 
 	jobs := reg.In("default")
 	waitFor(t, "hello registered and gone deregistered", func() bool {
-		_, errHello := jobs.Job(ctx, "hello")
-		_, errGone := jobs.Job(ctx, "gone")
+		_, errHello := jobs.Config().Job(ctx, "hello")
+		_, errGone := jobs.Config().Job(ctx, "gone")
 		return errHello == nil && errGone != nil
 	})
-	if o, owned, _ := reg.OwnerOf(ctx, api.DefJob, "default", "hello"); !owned || o.UID != "uid-hello" {
+	if o, owned, _ := reg.Config().OwnerOf(ctx, api.DefJob, "default", "hello"); !owned || o.UID != "uid-hello" {
 		t.Errorf("owner of hello: %+v %v", o, owned)
 	}
 	gvr := Kinds[1].GVR()
@@ -119,8 +119,8 @@ func TestReconcilerRegistersDeregistersAndWritesStatusOnce(t *testing.T) {
 	if err := dyn.Resource(gvr).Namespace("default").Delete(ctx, "hello", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "hello deregistered", func() bool { _, err := jobs.Job(ctx, "hello"); return err != nil })
-	if _, owned, _ := reg.OwnerOf(ctx, api.DefJob, "default", "hello"); owned {
+	waitFor(t, "hello deregistered", func() bool { _, err := jobs.Config().Job(ctx, "hello"); return err != nil })
+	if _, owned, _ := reg.Config().OwnerOf(ctx, api.DefJob, "default", "hello"); owned {
 		t.Error("hello's owner record stayed")
 	}
 	cancel()
@@ -138,11 +138,11 @@ func TestReconcilerRegistersAgainWhatWasDeletedBehindTheObject(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	jobs := reg.In("default")
-	waitFor(t, "hello registered", func() bool { _, err := jobs.Job(ctx, "hello"); return err == nil })
-	if err := jobs.DeleteJob(ctx, "hello"); err != nil { // as deleting its app or namespace does
+	waitFor(t, "hello registered", func() bool { _, err := jobs.Config().Job(ctx, "hello"); return err == nil })
+	if err := jobs.Config().DeleteJob(ctx, "hello"); err != nil { // as deleting its app or namespace does
 		t.Fatal(err)
 	}
-	waitFor(t, "hello registered again", func() bool { _, err := jobs.Job(ctx, "hello"); return err == nil })
+	waitFor(t, "hello registered again", func() bool { _, err := jobs.Config().Job(ctx, "hello"); return err == nil })
 	cancel()
 	<-done
 }
@@ -152,7 +152,7 @@ func newAPI() (*registry.Registry, http.Handler, *api.Server) {
 	clk := clock.NewFake(t0)
 	reg := registry.New(memory.New())
 	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler)}
-	o.Auth = api.NewAuth(api.Credentials{}, clk, reg)
+	o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 	h, srv := api.NewServer(o)
 	return reg, h, srv
 }

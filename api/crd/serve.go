@@ -11,16 +11,16 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/registry"
 	"k8s.io/client-go/kubernetes"
 )
 
 // WebhookServer serves the webhook on its own TLS listener and registers
 // it with the API server.
 type WebhookServer struct {
-	URL     string // kube_webhook_url: where the API server reaches the webhook
-	Listen  string // kube_webhook_address: host:port to listen on ("": from URL)
-	Store   store.KV
+	URL     string        // kube_webhook_url: where the API server reaches the webhook
+	Listen  string        // kube_webhook_address: host:port to listen on ("": from URL)
+	CA      registry.Cell // registry.Term.WebhookCA
 	Client  kubernetes.Interface
 	Handler Webhook
 	Log     *slog.Logger
@@ -62,7 +62,7 @@ func (w WebhookServer) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ca, err := LoadCA(ctx, w.Store, w.Now())
+	ca, err := LoadCA(ctx, w.CA, w.Now())
 	if err != nil {
 		return err
 	}

@@ -17,14 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/registry"
 )
-
-// CAPath holds the webhook's certificate authority (its certificate and
-// key, PEM): made by the first scheduler that serves the webhook, read by
-// every other and after every restart, so each serves a certificate that
-// the CA registered with the API server signed. The scheduler's own tree.
-const CAPath = "/kube/webhook/ca"
 
 // caValidity is how long the CA and the serving certificates are valid.
 const caValidity = 10 * 365 * 24 * time.Hour
@@ -41,27 +35,29 @@ type CA struct {
 	CertPEM []byte // the caBundle
 }
 
-// LoadCA reads the CA from the store, making it when there is none yet (two
-// schedulers making it at once: the first one's is kept, and read by both).
-func LoadCA(ctx context.Context, kv store.KV, now time.Time) (*CA, error) {
+// LoadCA reads the CA from its registry cell (registry.Term.WebhookCA),
+// making it when there is none yet (two schedulers making it at once: the
+// first one's is kept, and read by both). Every instance serves a
+// certificate that the CA registered with the API server signed.
+func LoadCA(ctx context.Context, cell registry.Cell, now time.Time) (*CA, error) {
 	for range 3 {
-		n, err := kv.Get(ctx, CAPath)
-		if err == nil {
-			return parseCA(n.Value)
+		v, ok, err := cell.Get(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("webhook ca: %w", err)
 		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("webhook ca: read: %w", err)
+		if ok {
+			return parseCA(v)
 		}
 		b, err := newCA(now)
 		if err != nil {
 			return nil, err
 		}
-		err = kv.Commit(ctx, store.Create(CAPath, b))
-		if err == nil {
-			return parseCA(b)
+		created, err := cell.Create(ctx, b)
+		if err != nil {
+			return nil, fmt.Errorf("webhook ca: %w", err)
 		}
-		if !errors.Is(err, store.ErrExists) {
-			return nil, fmt.Errorf("webhook ca: store: %w", err)
+		if created {
+			return parseCA(b)
 		}
 	}
 	return nil, errors.New("webhook ca: the stored CA keeps changing")

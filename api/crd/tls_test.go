@@ -5,17 +5,18 @@ import (
 	"crypto/x509"
 	"testing"
 
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
 func TestEveryInstanceServesACertificateTheStoredCASigned(t *testing.T) {
 	kv := memory.New()
 	ctx := context.Background()
-	a, err := LoadCA(ctx, kv, t0)
+	a, err := LoadCA(ctx, registry.New(kv).Term().WebhookCA(), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := LoadCA(ctx, kv, t0) // another instance, or a restart
+	b, err := LoadCA(ctx, registry.New(kv).Term().WebhookCA(), t0) // another instance, or a restart
 	if err != nil {
 		t.Fatal(err)
 	}

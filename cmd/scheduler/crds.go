@@ -23,7 +23,7 @@ func webhookServer(cfg config.Config, e *engines, kv store.KV, defs crd.Definiti
 		return nil
 	}
 	log = log.With("subsystem", "kube-webhook")
-	return &crd.WebhookServer{URL: cfg.Kube.WebhookURL, Listen: cfg.Kube.WebhookAddress, Store: kv, Client: e.kubes.Typed,
+	return &crd.WebhookServer{URL: cfg.Kube.WebhookURL, Listen: cfg.Kube.WebhookAddress, CA: registry.New(kv).Term().WebhookCA(), Client: e.kubes.Typed,
 		Handler: crd.Webhook{Defs: defs, Namespaces: cfg.Kube.SchedulerNamespaceOf, Log: log}, Log: log, Now: time.Now}
 }
 

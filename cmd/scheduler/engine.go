@@ -84,7 +84,7 @@ func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connec
 	}
 	reads := &agents.Engine{Client: ms.agentsClient(cfg), URL: ms.url, Embedded: cfg.MesosURL == "", Checkpoint: cfg.Mesos.Checkpoint,
 		ExecutorApp: func(ctx context.Context, job string) (string, bool) {
-			j, err := reg.Job(ctx, job)
+			j, err := reg.Config().Job(ctx, job)
 			return j.ExecutorApp(), err == nil
 		}}
 	return &engines{name: "mesos", reads: reads, exe: exe, reportURLs: []string{cfg.Advertised()},

@@ -145,8 +145,7 @@ func (l *leaderWork) run(ctx context.Context, lead leadership) error {
 	followed := make(chan struct{})
 	defer func() { <-followed }() // after cancel (deferred below): nothing reads the store once run returns
 	defer cancel()
-	creg := registry.New(l.kv)
-	creg.Damage = l.damage
+	creg := registry.New(l.kv, registry.Options{Damage: l.damage})
 	l.catalog = scheduler.NewCatalog(creg)
 	go func() {
 		defer close(followed)
@@ -154,11 +153,8 @@ func (l *leaderWork) run(ctx context.Context, lead leadership) error {
 	}()
 	return leader.Run(ctx, leader.Config{
 		Terms: lead,
-		Registry: func() *registry.Registry {
-			reg := registry.New(l.kv)
-			reg.MaxPending = l.cfg.JobStateQueue
-			reg.Damage = l.damage
-			return reg
+		Registry: func(fence func() []store.Op) *registry.Registry {
+			return registry.New(l.kv, registry.Options{Fence: fence, MaxPending: l.cfg.JobStateQueue, Damage: l.damage})
 		},
 		CatchUp: l.kv.Barrier,
 		Start:   l.start,
@@ -172,7 +168,7 @@ func (l *leaderWork) run(ctx context.Context, lead leadership) error {
 // context, over the term's fenced registry.
 func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *registry.Registry) ([]leader.Loop, error) {
 	log := l.log.With("term", term.Seq())
-	fwID, err := reg.FrameworkID(ctx)
+	fwID, err := reg.Term().FrameworkID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read framework id: %w", err)
 	}
@@ -247,7 +243,7 @@ func (l *leaderWork) recentRuns(reg *registry.Registry) scheduler.RecentRuns {
 		return nil
 	}
 	return func(ctx context.Context, job string) ([]time.Duration, error) {
-		since, err := reg.JobRegisteredAt(ctx, job)
+		since, err := reg.Config().JobRegisteredAt(ctx, job)
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,7 @@ import (
 // cluster mode; nil for a single instance.
 func openPackages(ctx context.Context, cfg config.Config, log *slog.Logger, reg *registry.Registry, ln net.Listener,
 	peers func() []string) (*packages.Host, error) {
-	key, err := packages.LoadKey(ctx, reg.PackageKey())
+	key, err := packages.LoadKey(ctx, reg.Term().PackageKey())
 	if err != nil {
 		return nil, err
 	}

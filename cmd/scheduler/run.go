@@ -107,10 +107,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		log.Warn("cluster mode with the embedded history database: each instance keeps only the history of its own terms as leader; set event_trace_rdb_driver=mysql to share one")
 	}
 	defer func() { closeTrace(tw, hl != nil) }()
-	reg := registry.New(kv) // the API's: fenced with whatever term is in force
-	reg.MaxPending = cfg.JobStateQueue
-	reg.Fence = apiFence(lead)
-	reg.Damage = registry.NewDamage(log.With("subsystem", "registry"))
+	reg := registry.New(kv, registry.Options{ // the API's: fenced with whatever term is in force
+		MaxPending: cfg.JobStateQueue,
+		Fence:      apiFence(lead),
+		Damage:     registry.NewDamage(log.With("subsystem", "registry")),
+	})
 	mx := metrics.New()
 	kv.ObserveLag(mx.CacheLag)
 	mx.Leading(false)
@@ -131,11 +132,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	if err != nil {
 		return err
 	}
-	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, damage: reg.Damage}
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, damage: reg.Damage()}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.deadlineSinks = deadlineSinks(mx, tw, hooks)
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, hl != nil, func(app string) int {
-		if a, err := reg.App(ctx, app); err == nil {
+		if a, err := reg.Config().App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount
 		}
 		return 0
@@ -178,7 +179,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		o.Metrics = prometheus.Gatherers{mx.Gatherer(), etcdstore.MemberGatherer()}
 	}
 	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
-		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg)
+		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg.Tenancy())
 	o.Packages, o.Location, o.CronJitter = pkgs, cfg.Location, cfg.CronJitter
 	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
 	o.NamespaceChanged = func() {
@@ -289,7 +290,7 @@ func observers(mx *metrics.Metrics, tw *trace.Writer, hs *history.Store, reg *re
 		return mx, nil
 	}
 	mx.Register(tw.Collectors()...)
-	coll := history.NewCollector(hs, reg, log.With("subsystem", "statistics"))
+	coll := history.NewCollector(hs, history.RegistryOf(reg), log.With("subsystem", "statistics"))
 	if replicated {
 		return trace.Tee(mx, trace.NewObserver(tw, sampling)), coll
 	}

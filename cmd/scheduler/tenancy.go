@@ -121,7 +121,7 @@ func enforceTenancy(ctx context.Context, cfg config.Config, ti api.TenantIsolati
 	if cfg.SecretsKeyFile != "" {
 		why = append(why, "a secrets key (secrets_key_file)")
 	}
-	recs, err := reg.Namespaces(ctx)
+	recs, err := reg.Tenancy().Namespaces(ctx)
 	if err != nil {
 		return err
 	}

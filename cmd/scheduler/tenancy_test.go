@@ -67,7 +67,7 @@ func TestEnforceTenancy(t *testing.T) {
 	if err := enforceTenancy(ctx, key, unavailable, reg, quiet); err == nil || !strings.Contains(err.Error(), "tenant_isolation=off") {
 		t.Fatalf("a key without isolation: %v", err)
 	}
-	if _, err := reg.PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
+	if _, err := reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := enforceTenancy(ctx, desk, unavailable, reg, quiet); err == nil || !strings.Contains(err.Error(), "2 namespaces") {

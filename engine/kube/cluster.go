@@ -50,7 +50,7 @@ func NewCluster(cfg Config, reg *registry.Registry) (*Cluster, error) {
 	if _, err := New(cfg); err != nil {
 		return nil, err
 	}
-	return &Cluster{cfg: cfg, tails: &Tails{Registry: reg}, frameworkID: reg.FrameworkID}, nil
+	return &Cluster{cfg: cfg, tails: &Tails{Registry: reg}, frameworkID: reg.Term().FrameworkID}, nil
 }
 
 // Capabilities is what the Kubernetes engine declares: tasks survive a scheduler restart

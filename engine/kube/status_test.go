@@ -75,11 +75,11 @@ func TestRejectedPodIsAPlacementMiss(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := registry.New(memory.New())
-	if err := reg.AddApp(ctx, app.Config{AppName: "a", AppURL: "http://x/a.tgz", BootstrapScript: "run.sh", CPUCount: 0.1, MemoryMB: 32}); err != nil {
+	if err := reg.Config().AddApp(ctx, app.Config{AppName: "a", AppURL: "http://x/a.tgz", BootstrapScript: "run.sh", CPUCount: 0.1, MemoryMB: 32}); err != nil {
 		t.Fatal(err)
 	}
 	job := jobs.Config{JobName: "j", AppName: "a", JobExecutionType: jobs.Transient, ShardingTotalCount: 1, CPUCount: 0.1, MemoryMB: 32}
-	if err := reg.AddJob(ctx, job); err != nil {
+	if err := reg.Config().AddJob(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	tid := jobs.NewTaskID("j", 0, jobs.KindReady, "n1").String()
@@ -95,7 +95,7 @@ func TestRejectedPodIsAPlacementMiss(t *testing.T) {
 	if !<-handled {
 		t.Fatal("the update was not handled")
 	}
-	q, err := reg.FailoverQueue(ctx)
+	q, err := reg.Work().FailoverQueue(ctx)
 	if err != nil || len(q) != 1 || q[0].Job != "j" || q[0].Item != 0 || !q[0].Retry {
 		t.Fatalf("failover queue %+v (%v): want shard 0 queued again as never started", q, err)
 	}

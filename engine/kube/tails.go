@@ -123,7 +123,7 @@ func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
 	}
 	var writes []registry.TailWrite
 	for job, pts := range byJob {
-		names, err := s.Registry.LogTails(ctx, job)
+		names, err := s.Registry.Work().LogTails(ctx, job)
 		if err != nil {
 			return fmt.Errorf("kube: keep log tails: %w", err)
 		}
@@ -153,7 +153,7 @@ func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
 			}
 		}
 	}
-	if err := s.Registry.WriteLogTails(ctx, writes); err != nil {
+	if err := s.Registry.Work().WriteLogTails(ctx, writes); err != nil {
 		return fmt.Errorf("kube: keep the log tails of %d tasks: %w", len(batch), err)
 	}
 	return nil
@@ -184,7 +184,7 @@ func (s *Tails) Get(ctx context.Context, taskID string) (Tail, error) {
 	if err != nil {
 		return Tail{}, err
 	}
-	b, err := s.Registry.LogTail(ctx, job, taskID)
+	b, err := s.Registry.Work().LogTail(ctx, job, taskID)
 	if errors.Is(err, registry.ErrTailNotFound) {
 		return Tail{}, ErrNoTail
 	}

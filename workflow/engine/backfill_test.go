@@ -21,17 +21,17 @@ func TestBackfillRunBeginsOutsideTheLimitAndHandsItsInstant(t *testing.T) {
 	if r.run("w", live).State != workflow.RunRunning {
 		t.Fatal("the live run did not begin")
 	}
-	c, err := r.reg.Workflow(r.ctx, "w")
+	c, err := r.reg.Flows().Workflow(r.ctx, "w")
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2025, 2, 1, 3, 0, 0, 0, time.UTC)
 	run := workflow.NewRun(c, registry.BackfillWorkflowRunID(at), workflow.SourceBackfill, nil, "", r.clk.Now())
 	run.ScheduledAt, run.Backfill = at, "bf-1"
-	if owner, err := r.reg.EnqueueBackfillWorkflowRun(r.ctx, run); err != nil || owner != "bf-1" {
+	if owner, err := r.reg.Schedule().EnqueueBackfillWorkflowRun(r.ctx, run); err != nil || owner != "bf-1" {
 		t.Fatalf("enqueue: %q %v", owner, err)
 	}
-	if owner, err := r.reg.EnqueueBackfillWorkflowRun(r.ctx, run); err != nil || owner != "bf-1" {
+	if owner, err := r.reg.Schedule().EnqueueBackfillWorkflowRun(r.ctx, run); err != nil || owner != "bf-1" {
 		t.Fatalf("enqueue again: %q %v", owner, err)
 	}
 	if err := r.eng.loadRuns(r.ctx, "w"); err != nil {

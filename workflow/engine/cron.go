@@ -58,7 +58,7 @@ func (e *Engine) plan(d workflow.Config) (*cron.Plan, error) {
 	if d.Jitter == "" {
 		inherited = e.jitters.Of(namespace.Of(d.Name), e.Clock.Now())
 	}
-	return e.Registry.WorkflowPlan(ctx, d, inherited, e.Options.Location)
+	return e.Registry.Schedule().WorkflowPlan(ctx, d, inherited, e.Options.Location)
 }
 
 // fireDue makes the fires due at now.
@@ -96,7 +96,7 @@ func (e *Engine) catchUp(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		st, err := e.Registry.WorkflowStateOf(ctx, name)
+		st, err := e.Registry.Flows().WorkflowStateOf(ctx, name)
 		if err != nil {
 			return fmt.Errorf("workflow engine: read the cron watermark of %s: %w", name, err)
 		}
@@ -165,7 +165,7 @@ func (e *Engine) fire(ctx context.Context, name string, instants []time.Time) er
 			continue
 		}
 		id := workflow.NewRunID(at, "cron")
-		if _, err := e.Registry.WorkflowRun(ctx, name, id); err == nil {
+		if _, err := e.Registry.Flows().WorkflowRun(ctx, name, id); err == nil {
 			continue // made before the watermark moved (by an earlier leader)
 		}
 		run := workflow.NewRun(d, id, workflow.SourceCron, nil, "", at)

@@ -28,13 +28,13 @@ func TestChainRunsToTheEndPassingOutputs(t *testing.T) {
 	if len(runs) != 1 || runs[0].IdempotencyKey != workflow.NodeKey("etl", id, "a", 1) || runs[0].JobParameter != "day=1" {
 		t.Fatalf("a's execution: %+v", runs)
 	}
-	rec, err := r.reg.RunRecordOf(r.ctx, runs[0].IdempotencyKey)
+	rec, err := r.reg.Work().RunRecordOf(r.ctx, runs[0].IdempotencyKey)
 	if err != nil || rec.Workflow != "etl/"+id+"/a" || rec.JobName != "a" {
 		t.Fatalf("record %+v %v", rec, err)
 	}
 	keyA := r.execute("a", "TASK_FINISHED", map[string]string{"rows": "42"})
 	r.round()
-	if _, err := r.reg.RunRecordOf(r.ctx, keyA); !isNotFound(err) {
+	if _, err := r.reg.Work().RunRecordOf(r.ctx, keyA); !isNotFound(err) {
 		t.Fatalf("a's record is kept after its outcome was copied: %v", err)
 	}
 	run = r.run("etl", id)
@@ -42,7 +42,7 @@ func TestChainRunsToTheEndPassingOutputs(t *testing.T) {
 	if run.Node("a").Outputs["rows"] != "42" || run.Node("a").Shards[0].TaskID == "" {
 		t.Fatalf("a's outcome %+v", run.Node("a"))
 	}
-	recB, _ := r.reg.RunRecordOf(r.ctx, run.Node("b").RunKey)
+	recB, _ := r.reg.Work().RunRecordOf(r.ctx, run.Node("b").RunKey)
 	if recB.Inputs["a"]["rows"] != "42" {
 		t.Fatalf("b's inputs %+v", recB.Inputs)
 	}
@@ -98,7 +98,7 @@ func TestMaxConcurrentRunsQueuesOldestFirst(t *testing.T) {
 		t.Fatalf("after the first ended: %s %s %s", r.run("w", first).State, r.run("w", second).State, r.run("w", third).State)
 	}
 	// Disabled: queued runs wait, the running one goes on.
-	if err := r.reg.SetDisabled(r.ctx, "workflow", "w", true, r.clk.Now()); err != nil {
+	if err := r.reg.Config().SetDisabled(r.ctx, "workflow", "w", true, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.eng.reloadDisabled(r.ctx, "w"); err != nil {
@@ -157,8 +157,7 @@ func TestFencedWriteStopsTheEngine(t *testing.T) {
 	r.register(chain("w", "a"))
 	r.start()
 	id := r.trigger("w", nil)
-	fenced := registry.New(r.kv)
-	fenced.Fence = func() []store.Op { return []store.Op{store.Check("/ha/election/gone", store.AnyVersion)} }
+	fenced := registry.New(r.kv, registry.Options{Fence: func() []store.Op { return []store.Op{store.Check("/ha/election/gone", store.AnyVersion)} }})
 	r.eng = r.newEngine(fenced)
 	if err := r.eng.load(r.ctx); err != nil {
 		t.Fatal(err)
@@ -182,7 +181,7 @@ func TestCancelKillsRunningSkipsPendingDropsQueued(t *testing.T) {
 	id := r.trigger("w", nil)
 	r.round()
 	keyA := r.launch("a") // a runs, b waits in its queue
-	if _, err := r.reg.UpdateWorkflowRun(r.ctx, "w", id, func(run workflow.Run) (workflow.Run, error) {
+	if _, err := r.reg.Flows().UpdateWorkflowRun(r.ctx, "w", id, func(run workflow.Run) (workflow.Run, error) {
 		return workflow.RequestCancel(run, "cancelled by test", r.clk.Now())
 	}); err != nil {
 		t.Fatal(err)
@@ -220,7 +219,7 @@ func TestLostExecutionFailsTheNodeAfterTwoSweeps(t *testing.T) {
 	r.start()
 	id := r.trigger("w", nil)
 	r.round()
-	if err := r.reg.ClearReady(r.ctx, "a"); err != nil { // the job was updated while its execution waited
+	if err := r.reg.Work().ClearReady(r.ctx, "a"); err != nil { // the job was updated while its execution waited
 		t.Fatal(err)
 	}
 	r.clk.Advance(5 * time.Second)
@@ -279,7 +278,7 @@ func TestRetryRunsFailedNodesAgain(t *testing.T) {
 	if r.run("w", id).State != workflow.RunFailed {
 		t.Fatal("not failed")
 	}
-	if _, err := r.reg.UpdateWorkflowRun(r.ctx, "w", id, workflow.Retry); err != nil {
+	if _, err := r.reg.Flows().UpdateWorkflowRun(r.ctx, "w", id, workflow.Retry); err != nil {
 		t.Fatal(err)
 	}
 	r.eng.dirty[runRef{"w", id}] = true
@@ -304,7 +303,7 @@ func TestNodeOfADeletedJobFailsToStart(t *testing.T) {
 	r.start()
 	id := r.trigger("w", nil)
 	r.round()
-	if err := r.reg.DeleteJob(r.ctx, "b"); err != nil {
+	if err := r.reg.Config().DeleteJob(r.ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	r.execute("a", "TASK_FINISHED", nil)
@@ -323,7 +322,7 @@ func TestCronFiresAndCollapsesAtTheLimit(t *testing.T) {
 	r.start()
 	r.clk.Set(t0.Add(time.Minute)) // 02:00:00
 	r.round()
-	runs, _ := r.reg.WorkflowRuns(r.ctx, "w")
+	runs, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w")
 	if len(runs) != 1 || runs[0].ID != "20250301T020000.000Z-cron" || runs[0].State != workflow.RunRunning || runs[0].Source != workflow.SourceCron {
 		t.Fatalf("first fire: %+v", runs)
 	}
@@ -332,11 +331,11 @@ func TestCronFiresAndCollapsesAtTheLimit(t *testing.T) {
 	r.round()
 	r.clk.Advance(time.Minute)
 	r.round()
-	runs, _ = r.reg.WorkflowRuns(r.ctx, "w")
+	runs, _ = r.reg.Flows().WorkflowRuns(r.ctx, "w")
 	if len(runs) != 2 || runs[1].State != workflow.RunQueued || runs[1].ID != "20250301T020100.000Z-cron" {
 		t.Fatalf("after two fires at the limit: %d runs", len(runs))
 	}
-	st, _ := r.reg.WorkflowStateOf(r.ctx, "w")
+	st, _ := r.reg.Flows().WorkflowStateOf(r.ctx, "w")
 	if !st.FiredUntil.Equal(t0.Add(3 * time.Minute)) {
 		t.Fatalf("watermark %v", st.FiredUntil)
 	}
@@ -352,7 +351,7 @@ func TestCronCatchUpByTheMisfireRule(t *testing.T) {
 		r.clk.Set(t0.Add(3*time.Minute + 30*time.Second))
 		r.eng = r.newEngine(r.reg)
 		r.start()
-		runs, _ := r.reg.WorkflowRuns(r.ctx, "w")
+		runs, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w")
 		want := map[bool]int{false: 1, true: 3}[misfire]
 		if len(runs) != want {
 			t.Fatalf("misfire=%v: %d runs after the gap, want %d", misfire, len(runs), want)
@@ -363,7 +362,7 @@ func TestCronCatchUpByTheMisfireRule(t *testing.T) {
 		// A second takeover at once replays nothing.
 		r.eng = r.newEngine(r.reg)
 		r.start()
-		if again, _ := r.reg.WorkflowRuns(r.ctx, "w"); len(again) != want {
+		if again, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w"); len(again) != want {
 			t.Fatalf("misfire=%v: replayed twice", misfire)
 		}
 	}
@@ -383,14 +382,14 @@ func TestRetentionKeepsTheLatestRunsAndRemovesDeletedWorkflows(t *testing.T) {
 	}
 	r.clk.Advance(time.Minute)
 	r.round()
-	runs, _ := r.reg.WorkflowRuns(r.ctx, "w")
+	runs, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w")
 	if len(runs) != 3 || runs[0].ID != ids[2] {
 		t.Fatalf("kept %d runs", len(runs))
 	}
 	// Delete the workflow with a run active: it is cancelled, then removed.
 	id := r.trigger("w", nil)
 	r.round()
-	if err := r.reg.DeleteWorkflow(r.ctx, "w", r.clk.Now()); err != nil {
+	if err := r.reg.Flows().DeleteWorkflow(r.ctx, "w", r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.eng.reloadDef(r.ctx, "w"); err != nil {
@@ -402,7 +401,7 @@ func TestRetentionKeepsTheLatestRunsAndRemovesDeletedWorkflows(t *testing.T) {
 	}
 	r.clk.Advance(time.Minute)
 	r.round()
-	if names, _ := r.reg.WorkflowRunNames(r.ctx); len(names) != 0 {
+	if names, _ := r.reg.Flows().WorkflowRunNames(r.ctx); len(names) != 0 {
 		t.Fatalf("runs of a deleted workflow remain: %v", names)
 	}
 }
@@ -452,10 +451,11 @@ func waitFor(t *testing.T, ev <-chan store.Event, cond func() bool) {
 
 func TestNodeOfAJobWithAFullQueueFailsToStart(t *testing.T) {
 	r := newRig(t, "a")
-	r.reg.MaxPending = 1
+	r.reg = registry.New(r.kv, registry.Options{MaxPending: 1})
+	r.eng = r.newEngine(r.reg)
 	r.register(chain("w", "a"))
 	r.start()
-	if _, err := r.reg.Trigger(r.ctx, "a", false, r.clk.Now()); err != nil {
+	if _, err := r.reg.Work().Trigger(r.ctx, "a", false, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	id := r.trigger("w", nil)
@@ -496,7 +496,7 @@ func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
 // the next leader.
 func TestCronHonoursCalendarAndJitterAcrossLeaders(t *testing.T) {
 	r := newRig(t, "a")
-	if _, err := r.reg.PutCalendar(r.ctx, "default", calendar.Calendar{Name: "biz", Weekdays: []string{"MON", "TUE", "WED", "THU", "FRI"}}); err != nil {
+	if _, err := r.reg.Schedule().PutCalendar(r.ctx, "default", calendar.Calendar{Name: "biz", Weekdays: []string{"MON", "TUE", "WED", "THU", "FRI"}}); err != nil {
 		t.Fatal(err)
 	}
 	c := chain("w", "a")
@@ -515,7 +515,7 @@ func TestCronHonoursCalendarAndJitterAcrossLeaders(t *testing.T) {
 	}
 	r.clk.Set(want)
 	r.round()
-	runs, _ := r.reg.WorkflowRuns(r.ctx, "w")
+	runs, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w")
 	if len(runs) != 1 || runs[0].Source != workflow.SourceCron {
 		t.Fatalf("runs at the jittered instant: %+v", runs)
 	}

@@ -50,17 +50,17 @@ func (e *Engine) handle(ctx context.Context, ev registry.WorkflowChange) error {
 
 // load reads every workflow and active run (at start and after a resync).
 func (e *Engine) load(ctx context.Context) error {
-	names, err := e.Registry.WorkflowNames(ctx)
+	names, err := e.Registry.Flows().WorkflowNames(ctx)
 	if err != nil {
 		return fmt.Errorf("workflow engine: list workflows: %w", err)
 	}
-	dis, err := e.Registry.Disabled(ctx, "workflow")
+	dis, err := e.Registry.Config().Disabled(ctx, "workflow")
 	if err != nil {
 		return fmt.Errorf("workflow engine: load disable flags: %w", err)
 	}
 	clear(e.defs)
 	for _, name := range names {
-		d, err := e.Registry.Workflow(ctx, name)
+		d, err := e.Registry.Flows().Workflow(ctx, name)
 		if isUnreadable(err) {
 			e.Log.Error("workflow engine: a workflow's config cannot be read; it is left alone", "workflow", name, "err", err)
 			continue
@@ -73,7 +73,7 @@ func (e *Engine) load(ctx context.Context) error {
 		}
 	}
 	e.disabled = dis
-	if names, err = e.Registry.WorkflowRunNames(ctx); err != nil {
+	if names, err = e.Registry.Flows().WorkflowRunNames(ctx); err != nil {
 		return fmt.Errorf("workflow engine: list runs: %w", err)
 	}
 	clear(e.active)
@@ -92,12 +92,12 @@ func (e *Engine) load(ctx context.Context) error {
 // loadRuns tracks a workflow's active runs (one that cannot be read is
 // left alone, with an error in the log).
 func (e *Engine) loadRuns(ctx context.Context, name string) error {
-	ids, err := e.Registry.WorkflowRunIDs(ctx, name)
+	ids, err := e.Registry.Flows().WorkflowRunIDs(ctx, name)
 	if err != nil {
 		return fmt.Errorf("workflow engine: list runs of %s: %w", name, err)
 	}
 	for _, id := range ids {
-		r, err := e.Registry.WorkflowRun(ctx, name, id)
+		r, err := e.Registry.Flows().WorkflowRun(ctx, name, id)
 		switch {
 		case isUnreadable(err):
 			e.Log.Error("workflow engine: a run cannot be read; it is left alone", "workflow", name, "run", id, "err", err)
@@ -121,7 +121,7 @@ func isUnreadable(err error) bool {
 }
 
 func (e *Engine) reloadDef(ctx context.Context, name string) error {
-	d, err := e.Registry.Workflow(ctx, name)
+	d, err := e.Registry.Flows().Workflow(ctx, name)
 	switch {
 	case isUnreadable(err):
 		e.Log.Error("workflow engine: a workflow's config cannot be read; it is left alone", "workflow", name, "err", err)
@@ -146,7 +146,7 @@ func (e *Engine) reloadDef(ctx context.Context, name string) error {
 }
 
 func (e *Engine) reloadDisabled(ctx context.Context, name string) error {
-	d, err := e.Registry.IsDisabled(ctx, "workflow", name)
+	d, err := e.Registry.Config().IsDisabled(ctx, "workflow", name)
 	if err != nil {
 		return fmt.Errorf("workflow engine: read disable flag of %s: %w", name, err)
 	}

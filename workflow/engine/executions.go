@@ -26,7 +26,7 @@ func (e *Engine) executions(ctx context.Context, run workflow.Run) (map[string]w
 		if n.State != workflow.NodeRunning {
 			continue
 		}
-		rec, err := e.Registry.RunRecordOf(ctx, n.RunKey)
+		rec, err := e.Registry.Work().RunRecordOf(ctx, n.RunKey)
 		if err != nil && !errors.Is(err, registry.ErrRunNotFound) {
 			return nil, err
 		}
@@ -50,7 +50,7 @@ func (e *Engine) executions(ctx context.Context, run workflow.Run) (map[string]w
 			continue
 		}
 		// it may have ended between the two reads
-		if rec, err := e.Registry.RunRecordOf(ctx, n.RunKey); err == nil && rec.Done {
+		if rec, err := e.Registry.Work().RunRecordOf(ctx, n.RunKey); err == nil && rec.Done {
 			out[n.ID] = workflow.Execution{Done: true, Success: rec.Success, Shards: shardsOf(rec)}
 		} else {
 			out[n.ID] = workflow.Execution{Lost: "its execution was dropped"}
@@ -73,11 +73,11 @@ func shardsOf(rec task.RunRecord) []workflow.Shard {
 type keySets struct{ pending, active map[string]bool }
 
 func (e *Engine) keySets(ctx context.Context) (*keySets, error) {
-	p, err := e.Registry.PendingKeys(ctx)
+	p, err := e.Registry.Work().PendingKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := e.Registry.ActiveKeys(ctx)
+	a, err := e.Registry.Work().ActiveKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (e *Engine) keySets(ctx context.Context) (*keySets, error) {
 // rule (registry.CanRun), a TRANSIENT job, room in its queue.
 func (e *Engine) canStart(ctx context.Context) func(string) error {
 	return func(name string) error {
-		j, why, err := e.Registry.CanRun(ctx, name)
+		j, why, err := e.Registry.Config().CanRun(ctx, name)
 		switch {
 		case err != nil:
 			return fmt.Errorf("job '%s' could not be read: %v", name, err)
@@ -99,7 +99,7 @@ func (e *Engine) canStart(ctx context.Context) func(string) error {
 		case why != jobs.Runnable:
 			return errors.New(why.Why(name, j.AppName))
 		}
-		if rd, ok, err := e.Registry.ReadyOf(ctx, name); err == nil && ok && queue.Full(rd, e.Registry.MaxPending) {
+		if rd, ok, err := e.Registry.Work().ReadyOf(ctx, name); err == nil && ok && queue.Full(rd, e.Registry.MaxPending()) {
 			return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
 		}
 		return nil

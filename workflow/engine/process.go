@@ -80,7 +80,7 @@ func (e *Engine) process(ctx context.Context, ref runRef) error {
 
 // read reads an active run (false: there is none to decide).
 func (e *Engine) read(ctx context.Context, ref runRef) (workflow.Run, bool) {
-	run, err := e.Registry.WorkflowRun(ctx, ref.wf, ref.id)
+	run, err := e.Registry.Flows().WorkflowRun(ctx, ref.wf, ref.id)
 	if errors.Is(err, workflow.ErrRunNotFound) {
 		e.forget(ref)
 		return run, false
@@ -233,7 +233,7 @@ func (e *Engine) parameter(ctx context.Context, a workflow.Action) (string, erro
 	if a.Parameter != nil {
 		return *a.Parameter, nil
 	}
-	j, err := e.Registry.Job(ctx, a.Job)
+	j, err := e.Registry.Config().Job(ctx, a.Job)
 	if err != nil {
 		return "", err
 	}
@@ -255,7 +255,7 @@ func (e *Engine) dropOps(ctx context.Context, acts []workflow.Action) (*registry
 		}
 		if fo == nil {
 			var err error
-			if fo, err = e.Registry.FailoverQueue(ctx); err != nil {
+			if fo, err = e.Registry.Work().FailoverQueue(ctx); err != nil {
 				return nil, err
 			}
 		}
@@ -279,7 +279,7 @@ func (e *Engine) kill(ctx context.Context, run workflow.Run, acts []workflow.Act
 		if a.Kind != workflow.Kill {
 			continue
 		}
-		running, err := e.Registry.RunningOf(ctx, a.Job)
+		running, err := e.Registry.Work().RunningOf(ctx, a.Job)
 		if err != nil {
 			e.Log.Warn("workflow engine: read running tasks", "job", a.Job, "err", err)
 			continue

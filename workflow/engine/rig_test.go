@@ -58,12 +58,12 @@ func newRig(t *testing.T, jobNames ...string) *rig {
 	t.Helper()
 	kv := memory.New()
 	r := &rig{t: t, ctx: context.Background(), kv: kv, reg: registry.New(kv), clk: clock.NewFake(t0), kills: &killRecorder{}, seen: &recorder{}}
-	if err := r.reg.AddApp(r.ctx, app.Config{AppName: "app", AppURL: "file:///a.tgz", BootstrapScript: "run.sh", CPUCount: 1, MemoryMB: 32}); err != nil {
+	if err := r.reg.Config().AddApp(r.ctx, app.Config{AppName: "app", AppURL: "file:///a.tgz", BootstrapScript: "run.sh", CPUCount: 1, MemoryMB: 32}); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range jobNames {
 		cfg := jobs.Config{JobName: j, AppName: "app", JobExecutionType: jobs.Transient, ShardingTotalCount: 1, CPUCount: 0.1, MemoryMB: 8, JobParameter: "own-" + j}
-		if err := r.reg.AddJob(r.ctx, cfg); err != nil {
+		if err := r.reg.Config().AddJob(r.ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +113,7 @@ func (r *rig) register(c workflow.Config) {
 	if err := c.Validate(r.clk.Now(), time.UTC, nil); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.reg.AddWorkflow(r.ctx, c); err != nil {
+	if err := r.reg.Flows().AddWorkflow(r.ctx, c); err != nil {
 		r.t.Fatal(err)
 	}
 	if err := r.eng.reloadDef(r.ctx, c.Name); err != nil {
@@ -124,12 +124,12 @@ func (r *rig) register(c workflow.Config) {
 // trigger creates a run as the API does.
 func (r *rig) trigger(wf string, param *string) string {
 	r.t.Helper()
-	c, err := r.reg.Workflow(r.ctx, wf)
+	c, err := r.reg.Flows().Workflow(r.ctx, wf)
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	now := r.clk.Now()
-	id, _, err := r.reg.CreateWorkflowRun(r.ctx, workflow.NewRun(c, workflow.NewRunID(now, ""), workflow.SourceAPI, param, "", now), 0)
+	id, _, err := r.reg.Flows().CreateWorkflowRun(r.ctx, workflow.NewRun(c, workflow.NewRunID(now, ""), workflow.SourceAPI, param, "", now), 0)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func (r *rig) trigger(wf string, param *string) string {
 
 func (r *rig) run(wf, id string) workflow.Run {
 	r.t.Helper()
-	run, err := r.reg.WorkflowRun(r.ctx, wf, id)
+	run, err := r.reg.Flows().WorkflowRun(r.ctx, wf, id)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func (r *rig) run(wf, id string) workflow.Run {
 // pending lists the keys of a job's queued executions.
 func (r *rig) pending(job string) []queue.PendingRun {
 	r.t.Helper()
-	q, err := r.reg.ReadyQueue(r.ctx)
+	q, err := r.reg.Work().ReadyQueue(r.ctx)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func (r *rig) launch(job string) string {
 		r.t.Fatalf("job %s has nothing queued", job)
 	}
 	key := runs[0].IdempotencyKey
-	q, _ := r.reg.ReadyQueue(r.ctx)
+	q, _ := r.reg.Work().ReadyQueue(r.ctx)
 	for _, rd := range q {
 		if rd.Job == job {
 			rt := task.Entry{TaskID: job + "@-@0@-@READY@-@a1@-@" + key, AgentID: "a1", State: "TASK_RUNNING", RunKey: key, LaunchedAt: r.clk.Now()}
@@ -201,7 +201,7 @@ func (r *rig) launch(job string) string {
 // end ends a launched execution's shard.
 func (r *rig) end(job, key, state string, outputs map[string]string) {
 	r.t.Helper()
-	rec, err := r.reg.RunRecordOf(r.ctx, key)
+	rec, err := r.reg.Work().RunRecordOf(r.ctx, key)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func (e *Engine) sweep(ctx context.Context, now time.Time) error {
 			delete(e.suspects, key)
 			continue
 		}
-		rec, err := e.Registry.RunRecordOf(ctx, key)
+		rec, err := e.Registry.Work().RunRecordOf(ctx, key)
 		if err == nil && rec.Done {
 			e.dirty[ref] = true // its end was missed
 			continue
@@ -73,7 +73,7 @@ func (e *Engine) sweep(ctx context.Context, now time.Time) error {
 // active, trigger idempotency keys older than KeyLifetime, and node
 // execution records no active run owns any more.
 func (e *Engine) retain(ctx context.Context, now time.Time) error {
-	names, err := e.Registry.WorkflowRunNames(ctx)
+	names, err := e.Registry.Flows().WorkflowRunNames(ctx)
 	if err != nil {
 		e.Log.Warn("workflow engine: retention: list runs", "err", err)
 		return nil
@@ -105,7 +105,7 @@ func (e *Engine) retain(ctx context.Context, now time.Time) error {
 // retainRuns adds to ch the deletions of a workflow's runs past
 // retention.
 func (e *Engine) retainRuns(ctx context.Context, ch *registry.Change, name string) error {
-	runs, err := e.Registry.WorkflowRuns(ctx, name)
+	runs, err := e.Registry.Flows().WorkflowRuns(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (e *Engine) retainRuns(ctx context.Context, ch *registry.Change, name strin
 		}
 	}
 	if _, exists := e.defs[name]; !exists && active == 0 {
-		if _, err := e.Registry.Workflow(ctx, name); errors.Is(err, workflow.ErrNotFound) {
+		if _, err := e.Registry.Flows().Workflow(ctx, name); errors.Is(err, workflow.ErrNotFound) {
 			ch.DropWorkflowRuns(name)
 			return nil
 		}
@@ -137,12 +137,12 @@ func (e *Engine) retainRuns(ctx context.Context, ch *registry.Change, name strin
 // staleKeys adds to ch the deletions of trigger idempotency keys past
 // their lifetime.
 func (e *Engine) staleKeys(ctx context.Context, ch *registry.Change, now time.Time) error {
-	wfs, err := e.Registry.WorkflowKeyDirs(ctx)
+	wfs, err := e.Registry.Flows().WorkflowKeyDirs(ctx)
 	if err != nil {
 		return err
 	}
 	for _, wf := range wfs {
-		keys, err := e.Registry.WorkflowKeysOf(ctx, wf)
+		keys, err := e.Registry.Flows().WorkflowKeysOf(ctx, wf)
 		if err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func (e *Engine) staleKeys(ctx context.Context, ch *registry.Change, now time.Ti
 // run no longer runs that node (the run was deleted, or ended and copied
 // it without the deletion reaching the store).
 func (e *Engine) orphanRecords(ctx context.Context, ch *registry.Change) error {
-	recs, err := e.Registry.WorkflowRecords(ctx)
+	recs, err := e.Registry.Flows().WorkflowRecords(ctx)
 	if err != nil {
 		return err
 	}

@@ -28,12 +28,12 @@ func calendarPath(ns, name string) string { return calendarsPath + "/" + ns + "/
 
 // PutCalendar stores a namespace's calendar, made or replaced; created
 // says which.
-func (r *Registry) PutCalendar(ctx context.Context, ns string, c calendar.Calendar) (created bool, err error) {
+func (sc Schedule) PutCalendar(ctx context.Context, ns string, c calendar.Calendar) (created bool, err error) {
 	var ops []store.Op
 	if ns != namespace.Default {
 		ops = append(ops, store.Check(nsPath(ns), store.AnyVersion)) // not into a namespace deleted meanwhile
 	}
-	_, version, err := r.Calendar(ctx, ns, c.Name)
+	_, version, err := sc.Calendar(ctx, ns, c.Name)
 	switch {
 	case errors.Is(err, ErrCalendarNotFound):
 		ops = append(ops, store.Create(calendarPath(ns, c.Name), mustJSON(c)))
@@ -43,34 +43,34 @@ func (r *Registry) PutCalendar(ctx context.Context, ns string, c calendar.Calend
 	default:
 		ops = append(ops, store.Set(calendarPath(ns, c.Name), mustJSON(c), version))
 	}
-	return created, r.phys.Commit(ctx, ops...)
+	return created, sc.r.phys.Commit(ctx, ops...)
 }
 
 // Calendar reads a namespace's calendar and its stored version.
-func (r *Registry) Calendar(ctx context.Context, ns, name string) (calendar.Calendar, int64, error) {
-	return readNamed[calendar.Calendar](ctx, r, calendarPath(ns, name),
+func (sc Schedule) Calendar(ctx context.Context, ns, name string) (calendar.Calendar, int64, error) {
+	return readNamed[calendar.Calendar](ctx, sc.r, calendarPath(ns, name),
 		func() error {
 			return fmt.Errorf("%w: no calendar '%s' in namespace '%s'", ErrCalendarNotFound, name, ns)
 		})
 }
 
 // Calendars lists a namespace's calendars by name.
-func (r *Registry) Calendars(ctx context.Context, ns string) ([]calendar.Calendar, error) {
-	return listNamed(ctx, r, calendarsPath+"/"+ns, func(c calendar.Calendar) string { return c.Name })
+func (sc Schedule) Calendars(ctx context.Context, ns string) ([]calendar.Calendar, error) {
+	return listNamed(ctx, sc.r, calendarsPath+"/"+ns, func(c calendar.Calendar) string { return c.Name })
 }
 
 // DeleteCalendar deletes a namespace's calendar.
-func (r *Registry) DeleteCalendar(ctx context.Context, ns, name string) error {
-	if _, _, err := r.Calendar(ctx, ns, name); err != nil {
+func (sc Schedule) DeleteCalendar(ctx context.Context, ns, name string) error {
+	if _, _, err := sc.Calendar(ctx, ns, name); err != nil {
 		return err
 	}
-	return r.phys.Commit(ctx, store.Delete(calendarPath(ns, name), store.AnyVersion))
+	return sc.r.phys.Commit(ctx, store.Delete(calendarPath(ns, name), store.AnyVersion))
 }
 
 // CompiledCalendar reads and compiles a namespace's calendar (fallback:
 // the zone of one that names none): what a job's plan consults.
-func (r *Registry) CompiledCalendar(ctx context.Context, ns, name string, fallback *time.Location) (*calendar.Compiled, error) {
-	c, _, err := r.Calendar(ctx, ns, name)
+func (sc Schedule) CompiledCalendar(ctx context.Context, ns, name string, fallback *time.Location) (*calendar.Compiled, error) {
+	c, _, err := sc.Calendar(ctx, ns, name)
 	if err != nil {
 		return nil, err
 	}
@@ -83,11 +83,11 @@ func (r *Registry) CompiledCalendar(ctx context.Context, ns, name string, fallba
 // key (namespace.Key), which "H" and the jitter offset hash; parse is
 // cron.ParseFor or a memo of it; inherited is the scheduler-wide jitter
 // window; fallback the zone of a calendar naming none.
-func (r *Registry) Plan(ctx context.Context, j jobs.Config, parse func(expr, key string) (*cron.Schedule, error),
+func (sc Schedule) Plan(ctx context.Context, j jobs.Config, parse func(expr, key string) (*cron.Schedule, error),
 	inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
 	var cal cron.Excluder
 	if j.Calendar != "" && j.HasSchedule() {
-		c, err := r.CompiledCalendar(ctx, namespace.Of(j.JobName), j.Calendar, fallback)
+		c, err := sc.CompiledCalendar(ctx, namespace.Of(j.JobName), j.Calendar, fallback)
 		if err != nil {
 			return nil, fmt.Errorf("calendar %q: %w", j.Calendar, err)
 		}
@@ -97,10 +97,10 @@ func (r *Registry) Plan(ctx context.Context, j jobs.Config, parse func(expr, key
 }
 
 // WorkflowPlan is Plan for a workflow (w.Name the scheduler-wide key).
-func (r *Registry) WorkflowPlan(ctx context.Context, w workflow.Config, inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
+func (sc Schedule) WorkflowPlan(ctx context.Context, w workflow.Config, inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
 	var cal cron.Excluder
 	if w.Calendar != "" && strings.TrimSpace(w.Cron) != "" {
-		c, err := r.CompiledCalendar(ctx, namespace.Of(w.Name), w.Calendar, fallback)
+		c, err := sc.CompiledCalendar(ctx, namespace.Of(w.Name), w.Calendar, fallback)
 		if err != nil {
 			return nil, fmt.Errorf("calendar %q: %w", w.Calendar, err)
 		}
@@ -138,7 +138,7 @@ func (j *Jitters) Of(ns string, now time.Time) time.Duration {
 	defer j.mu.Unlock()
 	if j.m == nil || now.Sub(j.at) >= j.Refresh || now.Before(j.at) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		recs, err := j.Reg.Namespaces(ctx)
+		recs, err := j.Reg.Tenancy().Namespaces(ctx)
 		cancel()
 		if err == nil || j.m == nil {
 			j.at, j.m = now, map[string]time.Duration{}

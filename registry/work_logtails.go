@@ -26,8 +26,8 @@ type TailWrite struct {
 func tailPath(job, taskID string) string { return TailsPath + "/" + job + "/" + taskID }
 
 // LogTails lists the task ids whose tails a job keeps.
-func (r *Registry) LogTails(ctx context.Context, job string) ([]string, error) {
-	ids, err := r.kv.Children(ctx, TailsPath+"/"+job)
+func (wk Work) LogTails(ctx context.Context, job string) ([]string, error) {
+	ids, err := wk.r.kv.Children(ctx, TailsPath+"/"+job)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list the log tails of %s: %w", job, err)
 	}
@@ -35,8 +35,8 @@ func (r *Registry) LogTails(ctx context.Context, job string) ([]string, error) {
 }
 
 // LogTail reads a task's kept tail, or ErrTailNotFound.
-func (r *Registry) LogTail(ctx context.Context, job, taskID string) ([]byte, error) {
-	n, err := r.kv.Get(ctx, tailPath(job, taskID))
+func (wk Work) LogTail(ctx context.Context, job, taskID string) ([]byte, error) {
+	n, err := wk.r.kv.Get(ctx, tailPath(job, taskID))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrTailNotFound, taskID)
 	}
@@ -48,7 +48,7 @@ func (r *Registry) LogTail(ctx context.Context, job, taskID string) ([]byte, err
 
 // WriteLogTails applies writes in one commit behind the fence (a deposed
 // leader's engine keeps no tail).
-func (r *Registry) WriteLogTails(ctx context.Context, writes []TailWrite) error {
+func (wk Work) WriteLogTails(ctx context.Context, writes []TailWrite) error {
 	if len(writes) == 0 {
 		return nil
 	}
@@ -61,5 +61,5 @@ func (r *Registry) WriteLogTails(ctx context.Context, writes []TailWrite) error 
 			ops = append(ops, store.Put(p, w.Tail))
 		}
 	}
-	return r.commit(ctx, ops...)
+	return wk.r.commit(ctx, ops...)
 }

@@ -18,8 +18,8 @@ const alertedPath = "/state/deadline/alerted"
 // MarkAlert records that the alert named key was raised. It reports false
 // (and no error) when it was already recorded: by this leader or an
 // earlier one. The write is fenced: a deposed leader records nothing.
-func (r *Registry) MarkAlert(ctx context.Context, key string, value []byte) (bool, error) {
-	if err := r.commitPhys(ctx, store.Create(alertedPath+"/"+key, value)); err != nil {
+func (sc Schedule) MarkAlert(ctx context.Context, key string, value []byte) (bool, error) {
+	if err := sc.r.commitPhys(ctx, store.Create(alertedPath+"/"+key, value)); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return false, nil
 		}
@@ -29,8 +29,8 @@ func (r *Registry) MarkAlert(ctx context.Context, key string, value []byte) (boo
 }
 
 // AlertKeys lists the recorded alerts' keys.
-func (r *Registry) AlertKeys(ctx context.Context) ([]string, error) {
-	keys, err := r.phys.Children(ctx, alertedPath)
+func (sc Schedule) AlertKeys(ctx context.Context) ([]string, error) {
+	keys, err := sc.r.phys.Children(ctx, alertedPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -38,8 +38,8 @@ func (r *Registry) AlertKeys(ctx context.Context) ([]string, error) {
 }
 
 // Alerts returns the recorded alerts' values by key.
-func (r *Registry) Alerts(ctx context.Context) (map[string][]byte, error) {
-	nodes, err := r.phys.List(ctx, alertedPath)
+func (sc Schedule) Alerts(ctx context.Context) (map[string][]byte, error) {
+	nodes, err := sc.r.phys.List(ctx, alertedPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -53,14 +53,8 @@ func (r *Registry) Alerts(ctx context.Context) (map[string][]byte, error) {
 	return out, nil
 }
 
-// WorkflowNodes lists every workflow's stored configuration undecoded,
-// sorted by path (a workflow's key is the last element of its path).
-func (r *Registry) WorkflowNodes(ctx context.Context) ([]store.Node, error) {
-	return r.kv.List(ctx, WorkflowsPath)
-}
-
 // ForgetAlerts removes recorded alerts (their execution started or ended).
-func (r *Registry) ForgetAlerts(ctx context.Context, keys []string) error {
+func (sc Schedule) ForgetAlerts(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -68,5 +62,5 @@ func (r *Registry) ForgetAlerts(ctx context.Context, keys []string) error {
 	for i, k := range keys {
 		ops[i] = store.Delete(alertedPath+"/"+k, store.AnyVersion)
 	}
-	return r.commitPhys(ctx, ops...)
+	return sc.r.commitPhys(ctx, ops...)
 }

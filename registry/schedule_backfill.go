@@ -70,8 +70,8 @@ func BackfillInstant(key string) (time.Time, bool) {
 }
 
 // CreateBackfill writes a new backfill's record and instants.
-func (r *Registry) CreateBackfill(ctx context.Context, id string, record, instants []byte) error {
-	err := r.commit(ctx, store.Create(backfillRecordsPath+"/"+id, record), store.Create(backfillInstantsPath+"/"+id, instants))
+func (sc Schedule) CreateBackfill(ctx context.Context, id string, record, instants []byte) error {
+	err := sc.r.commit(ctx, store.Create(backfillRecordsPath+"/"+id, record), store.Create(backfillInstantsPath+"/"+id, instants))
 	if err != nil {
 		return fmt.Errorf("registry: create backfill %s: %w", id, err)
 	}
@@ -79,8 +79,8 @@ func (r *Registry) CreateBackfill(ctx context.Context, id string, record, instan
 }
 
 // Backfills lists the backfills' records (with their versions).
-func (r *Registry) Backfills(ctx context.Context) ([]store.Node, error) {
-	nodes, err := r.kv.List(ctx, backfillRecordsPath)
+func (sc Schedule) Backfills(ctx context.Context) ([]store.Node, error) {
+	nodes, err := sc.r.kv.List(ctx, backfillRecordsPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -88,8 +88,8 @@ func (r *Registry) Backfills(ctx context.Context) ([]store.Node, error) {
 }
 
 // Backfill reads one backfill's record.
-func (r *Registry) Backfill(ctx context.Context, id string) (store.Node, error) {
-	n, err := r.kv.Get(ctx, backfillRecordsPath+"/"+id)
+func (sc Schedule) Backfill(ctx context.Context, id string) (store.Node, error) {
+	n, err := sc.r.kv.Get(ctx, backfillRecordsPath+"/"+id)
 	if errors.Is(err, store.ErrNotFound) {
 		return n, fmt.Errorf("%w: no backfill '%s'", ErrBackfillNotFound, id)
 	}
@@ -97,8 +97,8 @@ func (r *Registry) Backfill(ctx context.Context, id string) (store.Node, error) 
 }
 
 // BackfillInstants reads one backfill's instants as written.
-func (r *Registry) BackfillInstants(ctx context.Context, id string) ([]byte, error) {
-	n, err := r.kv.Get(ctx, backfillInstantsPath+"/"+id)
+func (sc Schedule) BackfillInstants(ctx context.Context, id string) ([]byte, error) {
+	n, err := sc.r.kv.Get(ctx, backfillInstantsPath+"/"+id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: no instants of backfill '%s'", ErrBackfillNotFound, id)
 	}
@@ -108,8 +108,8 @@ func (r *Registry) BackfillInstants(ctx context.Context, id string) ([]byte, err
 // SetBackfill rewrites a backfill's record if it is still at version
 // (store.ErrConflict otherwise). The write is fenced: a deposed leader
 // writes nothing.
-func (r *Registry) SetBackfill(ctx context.Context, id string, record []byte, version int64) error {
-	return r.commit(ctx, store.Set(backfillRecordsPath+"/"+id, record, version))
+func (sc Schedule) SetBackfill(ctx context.Context, id string, record []byte, version int64) error {
+	return sc.r.commit(ctx, store.Set(backfillRecordsPath+"/"+id, record, version))
 }
 
 // BackfillRun is one run a backfill queues: job's instant (its nominal
@@ -126,23 +126,23 @@ type BackfillRun struct {
 // EnqueueBackfillRun queues one backfill run, recording its job instant
 // in the same fenced commit. When some backfill queued that instant
 // already it queues nothing and returns that backfill's id.
-func (r *Registry) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now time.Time) (owner string, err error) {
+func (sc Schedule) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now time.Time) (owner string, err error) {
 	done := backfillDonePath + "/" + run.Job + "/" + strconv.FormatInt(run.Instant.Unix(), 10)
 	pr := queue.PendingRun{JobParameter: run.Param, IdempotencyKey: run.Key, At: now.UTC(), By: ByBackfill + ":" + run.ID, ScheduledAt: run.Instant.UTC()}
 	for range maxCASRetries {
-		if n, err := r.kv.Get(ctx, done); err == nil {
+		if n, err := sc.r.kv.Get(ctx, done); err == nil {
 			return string(n.Value), nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return "", err
 		}
-		op, changed, err := r.triggerOp(ctx, run.Job, queue.Trigger{Run: &pr, At: now})
+		op, changed, err := sc.r.triggerOp(ctx, run.Job, queue.Trigger{Run: &pr, At: now})
 		if err != nil {
 			return "", err
 		}
 		if !changed {
-			return "", fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, run.Job, r.MaxPending)
+			return "", fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, run.Job, sc.r.maxPending)
 		}
-		err = r.commit(ctx, store.Create(done, []byte(run.ID)),
+		err = sc.r.commit(ctx, store.Create(done, []byte(run.ID)),
 			createJSON(TriggerKeysPath+"/"+run.Key, task.RunRecord{JobName: run.Job, At: pr.At}), op)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
@@ -170,22 +170,22 @@ func BackfillWorkflowRunID(at time.Time) string {
 // commit, conditional on the workflow's definition as read. When some
 // backfill queued that instant already it creates nothing and returns
 // that backfill's id.
-func (r *Registry) EnqueueBackfillWorkflowRun(ctx context.Context, run workflow.Run) (owner string, err error) {
+func (sc Schedule) EnqueueBackfillWorkflowRun(ctx context.Context, run workflow.Run) (owner string, err error) {
 	done := backfillWorkflowDonePath + "/" + run.Workflow + "/" + strconv.FormatInt(run.ScheduledAt.Unix(), 10)
 	for range maxCASRetries {
-		if n, err := r.kv.Get(ctx, done); err == nil {
+		if n, err := sc.r.kv.Get(ctx, done); err == nil {
 			return string(n.Value), nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return "", err
 		}
-		wf, err := r.kv.Get(ctx, workflowPath(run.Workflow))
+		wf, err := sc.r.kv.Get(ctx, workflowPath(run.Workflow))
 		if errors.Is(err, store.ErrNotFound) {
 			return "", workflowNotFound(run.Workflow)
 		}
 		if err != nil {
 			return "", err
 		}
-		err = r.commit(ctx, store.Create(done, []byte(run.Backfill)), store.Check(wf.Path, wf.Version), createWorkflowRunOp(run))
+		err = sc.r.commit(ctx, store.Create(done, []byte(run.Backfill)), store.Check(wf.Path, wf.Version), createWorkflowRunOp(run))
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -207,12 +207,12 @@ const pruneBatch = 256
 // by the next one. key is the job's or workflow's scheduler-wide key;
 // workflow says which. Afterwards a new backfill may queue those
 // instants again.
-func (r *Registry) ForgetBackfill(ctx context.Context, id, key string, workflow bool, version int64) error {
+func (sc Schedule) ForgetBackfill(ctx context.Context, id, key string, workflow bool, version int64) error {
 	dir := backfillDonePath + "/" + key
 	if workflow {
 		dir = backfillWorkflowDonePath + "/" + key
 	}
-	nodes, err := r.kv.List(ctx, dir)
+	nodes, err := sc.r.kv.List(ctx, dir)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("registry: forget backfill %s: %w", id, err)
 	}
@@ -221,7 +221,7 @@ func (r *Registry) ForgetBackfill(ctx context.Context, id, key string, workflow 
 		if len(ops) == 0 {
 			return nil
 		}
-		err := r.commit(ctx, ops...)
+		err := sc.r.commit(ctx, ops...)
 		ops = ops[:0]
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 			return nil // changed meanwhile: the next pass sees it again
@@ -242,10 +242,10 @@ func (r *Registry) ForgetBackfill(ctx context.Context, id, key string, workflow 
 		return fmt.Errorf("registry: forget backfill %s: %w", id, err)
 	}
 	ops = append(ops, store.Delete(backfillRecordsPath+"/"+id, version))
-	if _, err := r.kv.Get(ctx, backfillInstantsPath+"/"+id); err == nil {
+	if _, err := sc.r.kv.Get(ctx, backfillInstantsPath+"/"+id); err == nil {
 		ops = append(ops, store.Delete(backfillInstantsPath+"/"+id, store.AnyVersion))
 	}
-	if err := r.commit(ctx, ops...); err != nil {
+	if err := sc.r.commit(ctx, ops...); err != nil {
 		return fmt.Errorf("registry: forget backfill %s: %w", id, err)
 	}
 	return nil

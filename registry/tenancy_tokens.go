@@ -21,18 +21,18 @@ const tokensPath = "/auth/tokens"
 var ErrTokenNotFound = errors.New("token not found")
 
 // AddToken keeps a new token's record.
-func (r *Registry) AddToken(ctx context.Context, t identity.APIToken) error {
+func (tn Tenancy) AddToken(ctx context.Context, t identity.APIToken) error {
 	ops := []store.Op{store.Create(tokensPath+"/"+t.ID, mustJSON(t))}
 	if t.Namespace != namespace.Default {
 		ops = append([]store.Op{store.Check(nsPath(t.Namespace), store.AnyVersion)}, ops...) // not into a namespace deleted meanwhile
 	}
-	return r.phys.Commit(ctx, ops...)
+	return tn.r.phys.Commit(ctx, ops...)
 }
 
 // Token reads a token's record by id.
-func (r *Registry) Token(ctx context.Context, id string) (identity.APIToken, error) {
+func (tn Tenancy) Token(ctx context.Context, id string) (identity.APIToken, error) {
 	var t identity.APIToken
-	n, err := r.phys.Get(ctx, tokensPath+"/"+id)
+	n, err := tn.r.phys.Get(ctx, tokensPath+"/"+id)
 	if errors.Is(err, store.ErrNotFound) {
 		return t, fmt.Errorf("%w: %s", ErrTokenNotFound, id)
 	}
@@ -46,8 +46,8 @@ func (r *Registry) Token(ctx context.Context, id string) (identity.APIToken, err
 }
 
 // Tokens lists a namespace's tokens (without their hashes), oldest first.
-func (r *Registry) Tokens(ctx context.Context, ns string) ([]identity.APIToken, error) {
-	nodes, err := r.phys.List(ctx, tokensPath)
+func (tn Tenancy) Tokens(ctx context.Context, ns string) ([]identity.APIToken, error) {
+	nodes, err := tn.r.phys.List(ctx, tokensPath)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (r *Registry) Tokens(ctx context.Context, ns string) ([]identity.APIToken, 
 	for _, n := range nodes {
 		var t identity.APIToken
 		if err := json.Unmarshal(n.Value, &t); err != nil {
-			r.setAsideAt(n, decodeErr(n.Path, err))
+			tn.r.setAsideAt(n, decodeErr(n.Path, err))
 			continue
 		}
 		if t.Namespace == ns {
@@ -77,20 +77,20 @@ func cmpOr(a, b int) int {
 }
 
 // RevokeToken deletes a namespace's token.
-func (r *Registry) RevokeToken(ctx context.Context, ns, id string) error {
-	t, err := r.Token(ctx, id)
+func (tn Tenancy) RevokeToken(ctx context.Context, ns, id string) error {
+	t, err := tn.Token(ctx, id)
 	if err == nil && t.Namespace != ns {
 		err = fmt.Errorf("%w: %s", ErrTokenNotFound, id)
 	}
 	if err != nil {
 		return err
 	}
-	return r.phys.Commit(ctx, store.Delete(tokensPath+"/"+id, store.AnyVersion))
+	return tn.r.phys.Commit(ctx, store.Delete(tokensPath+"/"+id, store.AnyVersion))
 }
 
 // dropTokensOps deletes every token of a namespace (with the namespace).
 func (r *Registry) dropTokensOps(ctx context.Context, ns string) ([]store.Op, error) {
-	ts, err := r.Tokens(ctx, ns)
+	ts, err := r.Tenancy().Tokens(ctx, ns)
 	var ops []store.Op
 	for _, t := range ts {
 		ops = append(ops, store.Delete(tokensPath+"/"+t.ID, store.AnyVersion))

@@ -53,8 +53,8 @@ func (r *Registry) queueNodeOps(ctx context.Context, job string, starts []NodeSt
 	if err != nil {
 		return nil, err
 	}
-	if r.MaxPending > 0 && rd.Count+len(runs) > r.MaxPending {
-		return nil, fmt.Errorf("%w: job '%s' already has %d pending executions (job_state_queue_size %d)", ErrQueueFull, job, rd.Count, r.MaxPending)
+	if r.maxPending > 0 && rd.Count+len(runs) > r.maxPending {
+		return nil, fmt.Errorf("%w: job '%s' already has %d pending executions (job_state_queue_size %d)", ErrQueueFull, job, rd.Count, r.maxPending)
 	}
 	rd.Count += len(runs)
 	rd.Runs = append(rd.Runs, runs...)
@@ -93,8 +93,8 @@ func (r *Registry) dropPendingRunOp(ctx context.Context, job, key string) (store
 }
 
 // PendingKeys returns the idempotency keys of every pending execution.
-func (r *Registry) PendingKeys(ctx context.Context) (map[string]bool, error) {
-	q, err := r.ReadyQueue(ctx)
+func (wk Work) PendingKeys(ctx context.Context) (map[string]bool, error) {
+	q, err := wk.ReadyQueue(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -111,9 +111,9 @@ func (r *Registry) PendingKeys(ctx context.Context) (map[string]bool, error) {
 
 // ActiveKeys returns the run keys of every running task and of every
 // shard waiting for a retry or failover.
-func (r *Registry) ActiveKeys(ctx context.Context) (map[string]bool, error) {
+func (wk Work) ActiveKeys(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
-	running, err := r.RunningTasks(ctx)
+	running, err := wk.RunningTasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (r *Registry) ActiveKeys(ctx context.Context) (map[string]bool, error) {
 			}
 		}
 	}
-	fo, err := r.FailoverQueue(ctx)
+	fo, err := wk.FailoverQueue(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +142,8 @@ func deleteRunRecordOp(key string) store.Op {
 }
 
 // ReadyOf reads one job's ready entry (ok false when it has none).
-func (r *Registry) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, error) {
-	n, err := r.kv.Get(ctx, ReadyPath+"/"+job)
+func (wk Work) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, error) {
+	n, err := wk.r.kv.Get(ctx, ReadyPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
 		return queue.Ready{}, false, nil
 	}
@@ -157,14 +157,14 @@ func (r *Registry) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, 
 // Requeue puts back, first in line, an execution whose launch was rolled
 // back: run (a keyed run, with its key and parameter: its record already
 // exists) or, when nil, a plain execution (as Trigger with misfire).
-func (r *Registry) Requeue(ctx context.Context, job string, run *queue.PendingRun, now time.Time) error {
+func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, now time.Time) error {
 	if run == nil {
-		_, err := r.Trigger(ctx, job, true, now)
+		_, err := wk.Trigger(ctx, job, true, now)
 		return err
 	}
 	p := ReadyPath + "/" + job
 	for range maxCASRetries {
-		rd, ok, err := r.ReadyOf(ctx, job)
+		rd, ok, err := wk.ReadyOf(ctx, job)
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (r *Registry) Requeue(ctx context.Context, job string, run *queue.PendingRu
 			rd.Runs = append([]queue.PendingRun{*run}, rd.Runs...)
 			op = setJSON(p, rd, rd.Version)
 		}
-		err = r.commit(ctx, op)
+		err = wk.r.commit(ctx, op)
 		if !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)) {
 			return err
 		}

@@ -30,7 +30,7 @@ const NewSecret int64 = -2
 
 // PutSecret stores a sealed secret, made or overwritten; version is the
 // stored one's (as Secret read it), or NewSecret.
-func (r *Registry) PutSecret(ctx context.Context, s secrets.Sealed, version int64) error {
+func (tn Tenancy) PutSecret(ctx context.Context, s secrets.Sealed, version int64) error {
 	var ops []store.Op
 	if s.Namespace != namespace.Default {
 		ops = append(ops, store.Check(nsPath(s.Namespace), store.AnyVersion)) // not into a namespace deleted meanwhile
@@ -40,23 +40,23 @@ func (r *Registry) PutSecret(ctx context.Context, s secrets.Sealed, version int6
 	} else {
 		ops = append(ops, store.Set(secretPath(s.Namespace, s.Name), mustJSON(s), version))
 	}
-	return r.phys.Commit(ctx, ops...)
+	return tn.r.phys.Commit(ctx, ops...)
 }
 
 // Secret reads a namespace's sealed secret and its stored version.
-func (r *Registry) Secret(ctx context.Context, ns, name string) (secrets.Sealed, int64, error) {
-	return readNamed[secrets.Sealed](ctx, r, secretPath(ns, name),
+func (tn Tenancy) Secret(ctx context.Context, ns, name string) (secrets.Sealed, int64, error) {
+	return readNamed[secrets.Sealed](ctx, tn.r, secretPath(ns, name),
 		func() error { return fmt.Errorf("%w: no secret '%s' in namespace '%s'", ErrSecretNotFound, name, ns) })
 }
 
 // Secrets lists a namespace's secrets, sealed, by name.
-func (r *Registry) Secrets(ctx context.Context, ns string) ([]secrets.Sealed, error) {
-	return listNamed(ctx, r, secretsPath+"/"+ns, func(s secrets.Sealed) string { return s.Name })
+func (tn Tenancy) Secrets(ctx context.Context, ns string) ([]secrets.Sealed, error) {
+	return listNamed(ctx, tn.r, secretsPath+"/"+ns, func(s secrets.Sealed) string { return s.Name })
 }
 
 // SecretNamespaces lists the namespaces that hold secrets.
-func (r *Registry) SecretNamespaces(ctx context.Context) ([]string, error) {
-	nodes, err := r.phys.List(ctx, secretsPath)
+func (tn Tenancy) SecretNamespaces(ctx context.Context) ([]string, error) {
+	nodes, err := tn.r.phys.List(ctx, secretsPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -69,11 +69,11 @@ func (r *Registry) SecretNamespaces(ctx context.Context) ([]string, error) {
 }
 
 // DeleteSecret deletes a namespace's secret.
-func (r *Registry) DeleteSecret(ctx context.Context, ns, name string) error {
-	if _, _, err := r.Secret(ctx, ns, name); err != nil {
+func (tn Tenancy) DeleteSecret(ctx context.Context, ns, name string) error {
+	if _, _, err := tn.Secret(ctx, ns, name); err != nil {
 		return err
 	}
-	return r.phys.Commit(ctx, store.Delete(secretPath(ns, name), store.AnyVersion))
+	return tn.r.phys.Commit(ctx, store.Delete(secretPath(ns, name), store.AnyVersion))
 }
 
 // dropSecretsOps deletes every secret of a namespace (with the namespace).

@@ -51,8 +51,8 @@ func workflowNotFound(name string) error {
 }
 
 // AddWorkflow registers a new workflow.
-func (r *Registry) AddWorkflow(ctx context.Context, c workflow.Config) error {
-	err := r.commit(ctx, createJSON(workflowPath(c.Name), c))
+func (fl Flows) AddWorkflow(ctx context.Context, c workflow.Config) error {
+	err := fl.r.commit(ctx, createJSON(workflowPath(c.Name), c))
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("%w: Workflow '%s' already existed.", workflow.ErrExists, c.Name)
 	}
@@ -61,8 +61,8 @@ func (r *Registry) AddWorkflow(ctx context.Context, c workflow.Config) error {
 
 // UpdateWorkflow replaces an existing workflow's config. Runs in flight go
 // on with the definition they started with.
-func (r *Registry) UpdateWorkflow(ctx context.Context, c workflow.Config) error {
-	err := r.commit(ctx, setJSON(workflowPath(c.Name), c, store.AnyVersion))
+func (fl Flows) UpdateWorkflow(ctx context.Context, c workflow.Config) error {
+	err := fl.r.commit(ctx, setJSON(workflowPath(c.Name), c, store.AnyVersion))
 	if errors.Is(err, store.ErrNotFound) {
 		return workflowNotFound(c.Name)
 	}
@@ -70,9 +70,9 @@ func (r *Registry) UpdateWorkflow(ctx context.Context, c workflow.Config) error 
 }
 
 // Workflow returns one workflow.
-func (r *Registry) Workflow(ctx context.Context, name string) (workflow.Config, error) {
+func (fl Flows) Workflow(ctx context.Context, name string) (workflow.Config, error) {
 	var c workflow.Config
-	n, err := r.kv.Get(ctx, workflowPath(name))
+	n, err := fl.r.kv.Get(ctx, workflowPath(name))
 	if errors.Is(err, store.ErrNotFound) {
 		return c, workflowNotFound(name)
 	}
@@ -86,14 +86,14 @@ func (r *Registry) Workflow(ctx context.Context, name string) (workflow.Config, 
 }
 
 // Workflows lists every workflow, sorted by name.
-func (r *Registry) Workflows(ctx context.Context) ([]workflow.Config, error) {
-	return listJSON[workflow.Config](ctx, r, WorkflowsPath)
+func (fl Flows) Workflows(ctx context.Context) ([]workflow.Config, error) {
+	return listJSON[workflow.Config](ctx, fl.r, WorkflowsPath)
 }
 
 // WorkflowUses lists the workflows whose nodes run any of jobs (sorted by
 // name): deleting those jobs, or their app, would fail their next runs.
-func (r *Registry) WorkflowUses(ctx context.Context, jobs ...string) ([]workflow.Use, error) {
-	all, err := r.Workflows(ctx)
+func (fl Flows) WorkflowUses(ctx context.Context, jobs ...string) ([]workflow.Use, error) {
+	all, err := fl.Workflows(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +104,12 @@ func (r *Registry) WorkflowUses(ctx context.Context, jobs ...string) ([]workflow
 // keys, and asks the leader to cancel its active runs, in one commit. The
 // leader removes the runs once none is active any more (unless the name
 // was registered again meanwhile).
-func (r *Registry) DeleteWorkflow(ctx context.Context, name string, now time.Time) error {
+func (fl Flows) DeleteWorkflow(ctx context.Context, name string, now time.Time) error {
 	for range maxCASRetries {
-		if _, err := r.Workflow(ctx, name); err != nil {
+		if _, err := fl.Workflow(ctx, name); err != nil {
 			return err
 		}
-		runs, err := r.WorkflowRuns(ctx, name)
+		runs, err := fl.WorkflowRuns(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (r *Registry) DeleteWorkflow(ctx context.Context, name string, now time.Tim
 				ops = append(ops, putWorkflowRunOp(run))
 			}
 		}
-		err = r.commit(ctx, ops...)
+		err = fl.r.commit(ctx, ops...)
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -130,9 +130,9 @@ func (r *Registry) DeleteWorkflow(ctx context.Context, name string, now time.Tim
 }
 
 // WorkflowStateOf reads a workflow's bookkeeping (zero when none).
-func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowState, error) {
+func (fl Flows) WorkflowStateOf(ctx context.Context, name string) (WorkflowState, error) {
 	var st WorkflowState
-	n, err := r.kv.Get(ctx, workflowRunsPath(name))
+	n, err := fl.r.kv.Get(ctx, workflowRunsPath(name))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && len(n.Value) == 0) {
 		return st, nil
 	}
@@ -142,7 +142,7 @@ func (r *Registry) WorkflowStateOf(ctx context.Context, name string) (WorkflowSt
 	if err := decodeAt(n.Path, n.Value, &st); err != nil {
 		// set aside and read as none: the engine writes a new watermark
 		// (the fires it would have replayed are not)
-		r.SetAside(n, err)
+		fl.r.SetAside(n, err)
 		return WorkflowState{}, nil
 	}
 	return st, nil
@@ -154,15 +154,15 @@ func putWorkflowStateOp(name string, st WorkflowState) store.Op {
 }
 
 // WorkflowRuns lists a workflow's runs (in the registry), oldest first.
-func (r *Registry) WorkflowRuns(ctx context.Context, name string) ([]workflow.Run, error) {
-	nodes, err := r.kv.List(ctx, workflowRunsPath(name))
+func (fl Flows) WorkflowRuns(ctx context.Context, name string) ([]workflow.Run, error) {
+	nodes, err := fl.r.kv.List(ctx, workflowRunsPath(name))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]workflow.Run, 0, len(nodes))
 	for _, n := range nodes {
 		run, err := decodeRun(n)
-		if r.SetAside(n, err) {
+		if fl.r.SetAside(n, err) {
 			continue
 		}
 		if err != nil {
@@ -181,13 +181,13 @@ func (r *Registry) WorkflowRuns(ctx context.Context, name string) ([]workflow.Ru
 
 // WorkflowRunNames lists the workflows that have run state (possibly of a
 // workflow deleted since).
-func (r *Registry) WorkflowRunNames(ctx context.Context) ([]string, error) {
-	return r.kv.Children(ctx, WorkflowRunsPath)
+func (fl Flows) WorkflowRunNames(ctx context.Context) ([]string, error) {
+	return fl.r.kv.Children(ctx, WorkflowRunsPath)
 }
 
 // WorkflowRun reads one run.
-func (r *Registry) WorkflowRun(ctx context.Context, name, runID string) (workflow.Run, error) {
-	n, err := r.kv.Get(ctx, workflowRunPath(name, runID))
+func (fl Flows) WorkflowRun(ctx context.Context, name, runID string) (workflow.Run, error) {
+	n, err := fl.r.kv.Get(ctx, workflowRunPath(name, runID))
 	if errors.Is(err, store.ErrNotFound) {
 		return workflow.Run{}, fmt.Errorf("%w: workflow '%s' has no run '%s'", workflow.ErrRunNotFound, name, runID)
 	}
@@ -218,9 +218,9 @@ func createWorkflowRunOp(run workflow.Run) store.Op {
 
 // UpdateWorkflowRun rewrites a run with f, compare-and-set, again while it
 // changes under it; f's error is returned as it is.
-func (r *Registry) UpdateWorkflowRun(ctx context.Context, name, runID string, f func(workflow.Run) (workflow.Run, error)) (workflow.Run, error) {
+func (fl Flows) UpdateWorkflowRun(ctx context.Context, name, runID string, f func(workflow.Run) (workflow.Run, error)) (workflow.Run, error) {
 	for range maxCASRetries {
-		run, err := r.WorkflowRun(ctx, name, runID)
+		run, err := fl.WorkflowRun(ctx, name, runID)
 		if err != nil {
 			return run, err
 		}
@@ -228,7 +228,7 @@ func (r *Registry) UpdateWorkflowRun(ctx context.Context, name, runID string, f 
 		if err != nil {
 			return run, err
 		}
-		err = r.commit(ctx, putWorkflowRunOp(next))
+		err = fl.r.commit(ctx, putWorkflowRunOp(next))
 		if err == nil {
 			next.Version = run.Version + 1
 			return next, nil
@@ -244,12 +244,12 @@ func (r *Registry) UpdateWorkflowRun(ctx context.Context, name, runID string, f 
 // before (within the keys' lifetime) it creates nothing and returns the
 // run that key created, with duplicate set. maxQueued > 0 refuses a run
 // when the workflow already has that many QUEUED runs.
-func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQueued int) (string, bool, error) {
+func (fl Flows) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQueued int) (string, bool, error) {
 	for range maxCASRetries {
 		var ops []store.Op
 		if k := run.IdempotencyKey; k != "" {
 			kp := workflowKeysPath + "/" + run.Workflow + "/" + k
-			n, err := r.kv.Get(ctx, kp)
+			n, err := fl.r.kv.Get(ctx, kp)
 			if err == nil {
 				var wk WorkflowKey
 				if err := decodeAt(n.Path, n.Value, &wk); err != nil {
@@ -262,10 +262,10 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 			}
 			ops = append(ops, createJSON(kp, WorkflowKey{RunID: run.ID, At: run.CreatedAt}))
 		}
-		if err := r.checkQueued(ctx, run.Workflow, maxQueued); err != nil {
+		if err := fl.r.checkQueued(ctx, run.Workflow, maxQueued); err != nil {
 			return "", false, err
 		}
-		wf, err := r.kv.Get(ctx, workflowPath(run.Workflow))
+		wf, err := fl.r.kv.Get(ctx, workflowPath(run.Workflow))
 		if errors.Is(err, store.ErrNotFound) {
 			return "", false, workflowNotFound(run.Workflow)
 		}
@@ -273,7 +273,7 @@ func (r *Registry) CreateWorkflowRun(ctx context.Context, run workflow.Run, maxQ
 			return "", false, err
 		}
 		ops = append(ops, store.Check(wf.Path, wf.Version), createWorkflowRunOp(run))
-		err = r.commit(ctx, ops...)
+		err = fl.r.commit(ctx, ops...)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
 			return run.ID, false, err
 		}
@@ -285,7 +285,7 @@ func (r *Registry) checkQueued(ctx context.Context, name string, maxQueued int) 
 	if maxQueued <= 0 {
 		return nil
 	}
-	runs, err := r.WorkflowRuns(ctx, name)
+	runs, err := r.Flows().WorkflowRuns(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -302,6 +302,12 @@ func (r *Registry) checkQueued(ctx context.Context, name string, maxQueued int) 
 }
 
 // WorkflowKeys lists a workflow's trigger idempotency keys.
-func (r *Registry) WorkflowKeys(ctx context.Context, name string) ([]store.Node, error) {
-	return r.kv.List(ctx, workflowKeysPath+"/"+name)
+func (fl Flows) WorkflowKeys(ctx context.Context, name string) ([]store.Node, error) {
+	return fl.r.kv.List(ctx, workflowKeysPath+"/"+name)
+}
+
+// WorkflowNodes lists every workflow's stored configuration undecoded,
+// sorted by path (a workflow's key is the last element of its path).
+func (fl Flows) WorkflowNodes(ctx context.Context) ([]store.Node, error) {
+	return fl.r.kv.List(ctx, WorkflowsPath)
 }

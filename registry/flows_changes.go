@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -101,18 +100,18 @@ func (c *Change) Parts(n int) []*Change {
 }
 
 // WorkflowNames lists the registered workflows.
-func (r *Registry) WorkflowNames(ctx context.Context) ([]string, error) {
-	return r.kv.Children(ctx, WorkflowsPath)
+func (fl Flows) WorkflowNames(ctx context.Context) ([]string, error) {
+	return fl.r.kv.Children(ctx, WorkflowsPath)
 }
 
 // WorkflowRunIDs lists the ids of a workflow's runs.
-func (r *Registry) WorkflowRunIDs(ctx context.Context, name string) ([]string, error) {
-	return r.kv.Children(ctx, workflowRunsPath(name))
+func (fl Flows) WorkflowRunIDs(ctx context.Context, name string) ([]string, error) {
+	return fl.r.kv.Children(ctx, workflowRunsPath(name))
 }
 
 // WorkflowKeyDirs lists the workflows that have trigger keys.
-func (r *Registry) WorkflowKeyDirs(ctx context.Context) ([]string, error) {
-	return r.kv.Children(ctx, workflowKeysPath)
+func (fl Flows) WorkflowKeyDirs(ctx context.Context) ([]string, error) {
+	return fl.r.kv.Children(ctx, workflowKeysPath)
 }
 
 // StoredKey is a workflow trigger's key as stored (Unreadable: its value
@@ -125,8 +124,8 @@ type StoredKey struct {
 }
 
 // WorkflowKeysOf lists a workflow's trigger keys.
-func (r *Registry) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey, error) {
-	nodes, err := r.kv.List(ctx, workflowKeysPath+"/"+name)
+func (fl Flows) WorkflowKeysOf(ctx context.Context, name string) ([]StoredKey, error) {
+	nodes, err := fl.r.kv.List(ctx, workflowKeysPath+"/"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -148,8 +147,8 @@ type StoredRecord struct {
 
 // WorkflowRecords lists the records of workflow node executions (keyed
 // runs whose record names a workflow).
-func (r *Registry) WorkflowRecords(ctx context.Context) ([]StoredRecord, error) {
-	nodes, err := r.kv.List(ctx, TriggerKeysPath)
+func (fl Flows) WorkflowRecords(ctx context.Context) ([]StoredRecord, error) {
+	nodes, err := fl.r.kv.List(ctx, TriggerKeysPath)
 	if err != nil {
 		return nil, err
 	}
@@ -184,43 +183,6 @@ const (
 	WorkflowRunChanged                     // a run written or deleted
 	WorkflowRecord                         // a keyed run's record written or deleted
 )
-
-// WatchWorkflows follows the workflows, their disable flags, their runs
-// and the keyed runs' records. A store watch that closes while ctx lasts
-// is reported as a WorkflowAll change (and the channel closes with ctx).
-func (r *Registry) WatchWorkflows(ctx context.Context) (<-chan WorkflowChange, error) {
-	out := make(chan WorkflowChange, 4096)
-	paths := []string{WorkflowsPath, disabledWorkflowPath, WorkflowRunsPath, TriggerKeysPath}
-	chans := make([]<-chan store.Event, 0, len(paths))
-	for _, p := range paths {
-		ch, err := r.kv.Watch(ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("registry: watch %s: %w", p, err)
-		}
-		chans = append(chans, ch)
-	}
-	send := func(c WorkflowChange) bool {
-		select {
-		case out <- c:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	for _, ch := range chans {
-		go func() {
-			for ev := range ch {
-				if c, ok := workflowChange(ev); ok && !send(c) {
-					return
-				}
-			}
-			if ctx.Err() == nil { // a watch closes when ctx ends; otherwise the store failed
-				send(WorkflowChange{Kind: WorkflowAll})
-			}
-		}()
-	}
-	return out, nil
-}
 
 func workflowChange(ev store.Event) (WorkflowChange, bool) {
 	if ev.Type == store.EventResync {

@@ -20,9 +20,9 @@ const runsPath = "/state/runs"
 // that does not decode is set aside and read as none: the job's next end
 // writes it anew (a failure streak counted before it is lost, never a
 // task's end).
-func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, error) {
+func (wk Work) RunStateOf(ctx context.Context, job string) (task.RunState, error) {
 	var rs task.RunState
-	n, err := r.kv.Get(ctx, runsPath+"/"+job)
+	n, err := wk.r.kv.Get(ctx, runsPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
 		return rs, nil
 	}
@@ -30,7 +30,7 @@ func (r *Registry) RunStateOf(ctx context.Context, job string) (task.RunState, e
 		return rs, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rs); err != nil {
-		r.SetAside(n, err)
+		wk.r.SetAside(n, err)
 		return task.RunState{}, nil
 	}
 	return rs, nil
@@ -48,8 +48,8 @@ func pauseOp(job string, p task.Pause) store.Op {
 
 // Pauses returns the disabled jobs whose flag pauseAfterFailures set, with
 // why (other disabled jobs are absent).
-func (r *Registry) Pauses(ctx context.Context) (map[string]task.Pause, error) {
-	nodes, err := r.kv.List(ctx, disabledJobPath)
+func (wk Work) Pauses(ctx context.Context) (map[string]task.Pause, error) {
+	nodes, err := wk.r.kv.List(ctx, disabledJobPath)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,8 @@ func (r *Registry) Pauses(ctx context.Context) (map[string]task.Pause, error) {
 }
 
 // PauseOf returns why a job was paused, if pauseAfterFailures disabled it.
-func (r *Registry) PauseOf(ctx context.Context, job string) (task.Pause, bool, error) {
-	n, err := r.kv.Get(ctx, disabledJobPath+"/"+job)
+func (wk Work) PauseOf(ctx context.Context, job string) (task.Pause, bool, error) {
+	n, err := wk.r.kv.Get(ctx, disabledJobPath+"/"+job)
 	if errors.Is(err, store.ErrNotFound) {
 		return task.Pause{}, false, nil
 	}
@@ -87,9 +87,9 @@ func decodePause(b []byte) (task.Pause, bool) {
 var ErrRunNotFound = errors.New("run not found")
 
 // RunRecordOf reads a trigger's record.
-func (r *Registry) RunRecordOf(ctx context.Context, key string) (task.RunRecord, error) {
+func (wk Work) RunRecordOf(ctx context.Context, key string) (task.RunRecord, error) {
 	var rec task.RunRecord
-	n, err := r.kv.Get(ctx, TriggerKeysPath+"/"+key)
+	n, err := wk.r.kv.Get(ctx, TriggerKeysPath+"/"+key)
 	if errors.Is(err, store.ErrNotFound) {
 		return rec, fmt.Errorf("%w: no trigger with idempotency key '%s' in the last 24 hours", ErrRunNotFound, key)
 	}
@@ -97,7 +97,7 @@ func (r *Registry) RunRecordOf(ctx context.Context, key string) (task.RunRecord,
 		return rec, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rec); err != nil {
-		r.SetAside(n, err)
+		wk.r.SetAside(n, err)
 		return task.RunRecord{}, err
 	}
 	return rec, nil

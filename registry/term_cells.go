@@ -13,6 +13,12 @@ import (
 // belongs to no namespace.
 const packageKeyPath = "/packages/key"
 
+// webhookCAPath holds the CRD admission webhook's certificate authority
+// (package crd's own value: its certificate and key, PEM): made by the
+// first scheduler that serves the webhook, read by every other and after
+// every restart. It belongs to no namespace.
+const webhookCAPath = "/kube/webhook/ca"
+
 // Cell is one registry node a component owns, in that component's own
 // format: it can read it and create it once, and nothing else of the
 // registry. Its writes are not fenced: every instance, leading or not,
@@ -23,7 +29,11 @@ type Cell struct {
 }
 
 // PackageKey is the cell of the package token key (packageKeyPath).
-func (r *Registry) PackageKey() Cell { return Cell{kv: r.phys, path: packageKeyPath} }
+func (tm Term) PackageKey() Cell { return Cell{kv: tm.r.phys, path: packageKeyPath} }
+
+// WebhookCA is the cell of the CRD webhook's certificate authority
+// (webhookCAPath).
+func (tm Term) WebhookCA() Cell { return Cell{kv: tm.r.phys, path: webhookCAPath} }
 
 // Path is the cell's node, for messages.
 func (c Cell) Path() string { return c.path }

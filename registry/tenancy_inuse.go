@@ -15,15 +15,15 @@ import (
 // The executor of HTTP jobs without an app counts against no namespace
 // (no namespace holds that app). A job or app deregistered meanwhile
 // counts nothing.
-func (r *Registry) InUse(ctx context.Context) (namespace.Resources, error) {
+func (tn Tenancy) InUse(ctx context.Context) (namespace.Resources, error) {
 	var in namespace.Resources
-	running, err := r.RunningTasks(ctx)
+	running, err := tn.r.Work().RunningTasks(ctx)
 	if err != nil {
 		return in, fmt.Errorf("in use: read the running tasks: %w", err)
 	}
 	executors := map[string]string{} // executor id → app
 	for job, items := range running {
-		j, err := r.Job(ctx, job)
+		j, err := tn.r.Config().Job(ctx, job)
 		if err != nil {
 			continue // deregistered meanwhile
 		}
@@ -34,7 +34,7 @@ func (r *Registry) InUse(ctx context.Context) (namespace.Resources, error) {
 		}
 	}
 	for _, appName := range executors {
-		if a, err := r.App(ctx, appName); err == nil {
+		if a, err := tn.r.Config().App(ctx, appName); err == nil {
 			in = in.Add(namespace.Resources{CPUCount: a.CPUCount, MemoryMB: a.MemoryMB})
 		}
 	}

@@ -13,8 +13,8 @@ import (
 const revokedPath = "/auth/revoked"
 
 // Revoked reports whether the token id was logged out.
-func (r *Registry) Revoked(ctx context.Context, id string) (bool, error) {
-	_, err := r.kv.Get(ctx, revokedPath+"/"+id)
+func (tn Tenancy) Revoked(ctx context.Context, id string) (bool, error) {
+	_, err := tn.r.kv.Get(ctx, revokedPath+"/"+id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -23,9 +23,9 @@ func (r *Registry) Revoked(ctx context.Context, id string) (bool, error) {
 
 // Revoke records a logged-out token id until expires, and forgets the
 // revocations of tokens that expired since.
-func (r *Registry) Revoke(ctx context.Context, id string, expires, now time.Time) error {
+func (tn Tenancy) Revoke(ctx context.Context, id string, expires, now time.Time) error {
 	ops := []store.Op{store.Put(revokedPath+"/"+id, []byte(expires.UTC().Format(time.RFC3339)))}
-	nodes, err := r.kv.List(ctx, revokedPath)
+	nodes, err := tn.r.kv.List(ctx, revokedPath)
 	if err != nil {
 		return err
 	}
@@ -34,9 +34,9 @@ func (r *Registry) Revoke(ctx context.Context, id string, expires, now time.Time
 			ops = append(ops, store.Delete(n.Path, n.Version))
 		}
 	}
-	err = r.commit(ctx, ops...)
+	err = tn.r.commit(ctx, ops...)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-		return r.commit(ctx, ops[0]) // a concurrent prune: record this one alone
+		return tn.r.commit(ctx, ops[0]) // a concurrent prune: record this one alone
 	}
 	return err
 }

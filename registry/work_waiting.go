@@ -31,10 +31,10 @@ func waitingDeleteOps(job string) []store.Op {
 }
 
 // WaitingReasons reads every recorded reason: key (round.WaitKey) → reason.
-func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, error) {
+func (wk Work) WaitingReasons(ctx context.Context) (map[string]round.Wait, error) {
 	out := map[string]round.Wait{}
 	dirs := []string{waitingPath + "/ready"}
-	jobsWaiting, err := r.kv.Children(ctx, waitingPath+"/failover")
+	jobsWaiting, err := wk.r.kv.Children(ctx, waitingPath+"/failover")
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, e
 		dirs = append(dirs, waitingPath+"/failover/"+j)
 	}
 	for _, dir := range dirs {
-		nodes, err := r.kv.List(ctx, dir)
+		nodes, err := wk.r.kv.List(ctx, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, e
 			}
 			var w round.Wait
 			if err := decodeAt(n.Path, n.Value, &w); err != nil {
-				r.SetAside(n, err)
+				wk.r.SetAside(n, err)
 				continue
 			}
 			out[strings.TrimPrefix(n.Path, waitingPath+"/")] = w
@@ -62,8 +62,8 @@ func (r *Registry) WaitingReasons(ctx context.Context) (map[string]round.Wait, e
 }
 
 // WaitingOf reads one entry's recorded reason (ok false: none).
-func (r *Registry) WaitingOf(ctx context.Context, key string) (round.Wait, bool, error) {
-	n, err := r.kv.Get(ctx, waitingPath+"/"+key)
+func (wk Work) WaitingOf(ctx context.Context, key string) (round.Wait, bool, error) {
+	n, err := wk.r.kv.Get(ctx, waitingPath+"/"+key)
 	if errors.Is(err, store.ErrNotFound) {
 		return round.Wait{}, false, nil
 	}

@@ -41,8 +41,8 @@ func (m *QueueMemo) ReadyHeld() int { return len(m.ready) }
 
 // ReadyQueueMemo is ReadyQueue, decoding only what changed since the
 // memo's last read. The entries are the memo's: not to be modified.
-func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.Ready, error) {
-	nodes, err := r.kv.List(ctx, ReadyPath)
+func (wk Work) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.Ready, error) {
+	nodes, err := wk.r.kv.List(ctx, ReadyPath)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.R
 		switch {
 		case e == nil || !bytes.Equal(e.raw, n.Value):
 			rd, err := decodeReady(n)
-			if r.SetAside(n, err) {
+			if wk.r.SetAside(n, err) {
 				continue // set aside: not in the queue, decoded again next read (logged once)
 			}
 			if err != nil {
@@ -92,15 +92,15 @@ func (r *Registry) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.R
 
 // FailoverQueueMemo is FailoverQueue, decoding only what changed since the
 // memo's last read.
-func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]queue.Failover, error) {
-	jobNames, err := r.kv.Children(ctx, failoverPath)
+func (wk Work) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]queue.Failover, error) {
+	jobNames, err := wk.r.kv.Children(ctx, failoverPath)
 	if err != nil {
 		return nil, err
 	}
 	next := map[string]memo[queue.Failover]{}
 	var out []queue.Failover
 	for _, job := range jobNames {
-		nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
+		nodes, err := wk.r.kv.List(ctx, failoverPath+"/"+job)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func (r *Registry) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]queue
 			e, ok := m.fail[n.Path]
 			if !ok || !bytes.Equal(e.raw, n.Value) {
 				f, ok, err := decodeFailover(job, n)
-				if r.SetAside(n, err) {
+				if wk.r.SetAside(n, err) {
 					continue
 				}
 				if err != nil {

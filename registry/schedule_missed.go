@@ -18,8 +18,8 @@ const firedPath = "/state/producer/fired_until"
 
 // FiredUntil returns the watermark (ok false when none was recorded yet:
 // no producer ever fired here); see Watermark.
-func (r *Registry) FiredUntil(ctx context.Context) (time.Time, bool, error) {
-	w, err := r.Watermark(ctx)
+func (sc Schedule) FiredUntil(ctx context.Context) (time.Time, bool, error) {
+	w, err := sc.Watermark(ctx)
 	return w.Until, w.OK, err
 }
 
@@ -43,13 +43,13 @@ type backed interface{ Backing() store.KV }
 // registry, it also reads the backing store and returns the later of the
 // two: a watermark read too early replays fires that already ran, so the
 // one read that decides a replay does not rest on the copy alone.
-func (r *Registry) Watermark(ctx context.Context) (Watermark, error) {
-	at, ok, err := firedUntilIn(ctx, r.phys)
+func (sc Schedule) Watermark(ctx context.Context) (Watermark, error) {
+	at, ok, err := firedUntilIn(ctx, sc.r.phys)
 	if err != nil {
 		return Watermark{}, err
 	}
 	w := Watermark{Until: at, OK: ok}
-	b, isCopy := r.phys.(backed) // the watermark has no namespace
+	b, isCopy := sc.r.phys.(backed) // the watermark has no namespace
 	if !isCopy {
 		return w, nil
 	}
@@ -94,7 +94,7 @@ type Missed struct {
 // the watermark to until. Jobs are committed in batches in name order; the
 // watermark goes with the last batch, so a crash before it replays the
 // catch-up (which for misfire=false jobs collapses again).
-func (r *Registry) TriggerMissed(ctx context.Context, missed map[string]Missed, until time.Time) error {
+func (sc Schedule) TriggerMissed(ctx context.Context, missed map[string]Missed, until time.Time) error {
 	names := make([]string, 0, len(missed))
 	for n := range missed {
 		names = append(names, n)
@@ -104,7 +104,7 @@ func (r *Registry) TriggerMissed(ctx context.Context, missed map[string]Missed, 
 	for start := 0; start < len(names) || start == 0; start += missedBatch {
 		end := min(start+missedBatch, len(names))
 		last := end == len(names)
-		if err := r.triggerMissedBatch(ctx, names[start:end], missed, until, last, mark); err != nil {
+		if err := sc.r.triggerMissedBatch(ctx, names[start:end], missed, until, last, mark); err != nil {
 			return err
 		}
 		if last {
@@ -164,7 +164,7 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		if err != nil {
 			return store.Op{}, false, err
 		}
-		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now, By: ByCatchUp}, r.MaxPending)
+		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now, By: ByCatchUp}, r.maxPending)
 		if !changed {
 			return store.Op{}, false, nil
 		}

@@ -33,17 +33,17 @@ func ownerPath(kind, ns, name string) string {
 }
 
 // SetOwner records the object that owns a definition of kind in ns.
-func (r *Registry) SetOwner(ctx context.Context, kind, ns, name string, o Owner) error {
-	if err := r.phys.Commit(ctx, store.Put(ownerPath(kind, ns, name), mustJSON(o))); err != nil {
+func (cf Config) SetOwner(ctx context.Context, kind, ns, name string, o Owner) error {
+	if err := cf.r.phys.Commit(ctx, store.Put(ownerPath(kind, ns, name), mustJSON(o))); err != nil {
 		return fmt.Errorf("registry: set owner of %s %s: %w", kind, namespace.Key(ns, name), err)
 	}
 	return nil
 }
 
 // OwnerOf returns the object owning a definition, if one does.
-func (r *Registry) OwnerOf(ctx context.Context, kind, ns, name string) (Owner, bool, error) {
+func (cf Config) OwnerOf(ctx context.Context, kind, ns, name string) (Owner, bool, error) {
 	var o Owner
-	n, err := r.phys.Get(ctx, ownerPath(kind, ns, name))
+	n, err := cf.r.phys.Get(ctx, ownerPath(kind, ns, name))
 	if errors.Is(err, store.ErrNotFound) {
 		return o, false, nil
 	}
@@ -58,8 +58,8 @@ func (r *Registry) OwnerOf(ctx context.Context, kind, ns, name string) (Owner, b
 
 // Owned lists the definitions of kind owned by objects, by their
 // scheduler-wide keys.
-func (r *Registry) Owned(ctx context.Context, kind string) (map[string]Owner, error) {
-	nodes, err := r.phys.List(ctx, ownersPath+"/"+kind)
+func (cf Config) Owned(ctx context.Context, kind string) (map[string]Owner, error) {
+	nodes, err := cf.r.phys.List(ctx, ownersPath+"/"+kind)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (r *Registry) Owned(ctx context.Context, kind string) (map[string]Owner, er
 	for _, n := range nodes {
 		var o Owner
 		if err := json.Unmarshal(n.Value, &o); err != nil {
-			r.setAsideAt(n, decodeErr(n.Path, err))
+			cf.r.setAsideAt(n, decodeErr(n.Path, err))
 			continue
 		}
 		out[store.Base(n.Path)] = o
@@ -76,6 +76,6 @@ func (r *Registry) Owned(ctx context.Context, kind string) (map[string]Owner, er
 }
 
 // DropOwner forgets a definition's owner (its object was deleted).
-func (r *Registry) DropOwner(ctx context.Context, kind, ns, name string) error {
-	return r.phys.Commit(ctx, store.Delete(ownerPath(kind, ns, name), store.AnyVersion))
+func (cf Config) DropOwner(ctx context.Context, kind, ns, name string) error {
+	return cf.r.phys.Commit(ctx, store.Delete(ownerPath(kind, ns, name), store.AnyVersion))
 }

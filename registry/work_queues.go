@@ -30,18 +30,18 @@ const (
 // trigger): with misfire the count grows, without it pending executions
 // collapse into one. It reports whether the count changed. No origin is
 // recorded (TriggerBy does).
-func (r *Registry) Trigger(ctx context.Context, job string, misfire bool, now time.Time) (bool, error) {
-	return r.TriggerBy(ctx, job, misfire, now, "")
+func (wk Work) Trigger(ctx context.Context, job string, misfire bool, now time.Time) (bool, error) {
+	return wk.TriggerBy(ctx, job, misfire, now, "")
 }
 
 // TriggerBy is Trigger recording who or what queued the execution.
-func (r *Registry) TriggerBy(ctx context.Context, job string, misfire bool, now time.Time, by string) (bool, error) {
+func (wk Work) TriggerBy(ctx context.Context, job string, misfire bool, now time.Time, by string) (bool, error) {
 	for range maxCASRetries {
-		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by})
+		op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by})
 		if err != nil || !changed {
 			return false, err
 		}
-		err = r.commit(ctx, op)
+		err = wk.r.commit(ctx, op)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -64,12 +64,12 @@ func (r *Registry) TriggerBy(ctx context.Context, job string, misfire bool, now 
 // the producer's watermark (firedPath): a new leader replays, by each job's
 // misfire rule, the fires after it and no earlier one. A zero instant
 // records nothing.
-func (r *Registry) TriggerMany(ctx context.Context, misfire map[string]bool, at, instant time.Time, absent func(job string) bool) error {
+func (wk Work) TriggerMany(ctx context.Context, misfire map[string]bool, at, instant time.Time, absent func(job string) bool) error {
 	fires := make(map[string]CronFire, len(misfire))
 	for job, mf := range misfire {
 		fires[job] = CronFire{Misfire: mf, At: at}
 	}
-	return r.TriggerFires(ctx, fires, instant, absent)
+	return wk.TriggerFires(ctx, fires, instant, absent)
 }
 
 // CronFire is one job's fire in TriggerFires: its misfire flag and when
@@ -85,13 +85,13 @@ type CronFire struct {
 // a second (queued on ZooKeeper behind the launch loop's multis) do not
 // fall further behind each second. instant is the latest instant of the
 // batch (the watermark).
-func (r *Registry) TriggerFires(ctx context.Context, fires map[string]CronFire, instant time.Time, absent func(job string) bool) error {
+func (wk Work) TriggerFires(ctx context.Context, fires map[string]CronFire, instant time.Time, absent func(job string) bool) error {
 	var mark []store.Op
 	if !instant.IsZero() {
 		mark = []store.Op{store.Put(firedPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
 	}
 	if absent != nil {
-		err := r.triggerBlind(ctx, fires, absent, mark)
+		err := wk.r.triggerBlind(ctx, fires, absent, mark)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
 			return err
 		}
@@ -99,7 +99,7 @@ func (r *Registry) TriggerFires(ctx context.Context, fires map[string]CronFire, 
 	for range maxCASRetries {
 		ops := make([]store.Op, 0, len(fires))
 		for job, f := range fires {
-			op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron})
+			op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron})
 			if errors.Is(err, ErrDamaged) {
 				continue // its ready entry is set aside: the other jobs fire
 			}
@@ -113,7 +113,7 @@ func (r *Registry) TriggerFires(ctx context.Context, fires map[string]CronFire, 
 		if len(ops)+len(mark) == 0 {
 			return nil
 		}
-		err := r.commit(ctx, append(ops, mark...)...)
+		err := wk.r.commit(ctx, append(ops, mark...)...)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -129,7 +129,7 @@ func (r *Registry) triggerBlind(ctx context.Context, fires map[string]CronFire, 
 	for job, f := range fires {
 		t := queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron}
 		if absent(job) {
-			rd, _ := queue.Add(nil, t, r.MaxPending)
+			rd, _ := queue.Add(nil, t, r.maxPending)
 			ops = append(ops, createJSON(ReadyPath+"/"+job, rd))
 			continue
 		}
@@ -157,7 +157,7 @@ func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
-		rd, _ := queue.Add(nil, t, r.MaxPending)
+		rd, _ := queue.Add(nil, t, r.maxPending)
 		return createJSON(p, rd), true, nil
 	}
 	if err != nil {
@@ -168,7 +168,7 @@ func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (
 		r.SetAside(n, err)
 		return store.Op{}, false, err
 	}
-	rd, changed := queue.Add(&cur, t, r.MaxPending)
+	rd, changed := queue.Add(&cur, t, r.maxPending)
 	if !changed {
 		return store.Op{}, false, nil
 	}
@@ -181,27 +181,27 @@ var ErrQueueFull = errors.New("ready queue full")
 // TriggerRun queues one execution with a parameter override and an
 // optional idempotency key: a key seen before (within the keys' lifetime)
 // queues nothing and reports duplicate.
-func (r *Registry) TriggerRun(ctx context.Context, job string, run queue.PendingRun, now time.Time) (duplicate bool, err error) {
+func (wk Work) TriggerRun(ctx context.Context, job string, run queue.PendingRun, now time.Time) (duplicate bool, err error) {
 	run.At = now.UTC()
 	for range maxCASRetries {
 		var ops []store.Op
 		if run.IdempotencyKey != "" {
 			kp := TriggerKeysPath + "/" + run.IdempotencyKey
-			if _, err := r.kv.Get(ctx, kp); err == nil {
+			if _, err := wk.r.kv.Get(ctx, kp); err == nil {
 				return true, nil
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return false, err
 			}
 			ops = append(ops, createJSON(kp, map[string]any{"jobName": job, "at": run.At}))
 		}
-		op, changed, err := r.triggerOp(ctx, job, queue.Trigger{Run: &run, At: now})
+		op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Run: &run, At: now})
 		if err != nil {
 			return false, err
 		}
 		if !changed {
-			return false, fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, job, r.MaxPending)
+			return false, fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, job, wk.r.maxPending)
 		}
-		err = r.commit(ctx, append(ops, op)...)
+		err = wk.r.commit(ctx, append(ops, op)...)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -212,8 +212,8 @@ func (r *Registry) TriggerRun(ctx context.Context, job string, run queue.Pending
 
 // PruneTriggerKeys forgets idempotency keys recorded before cutoff (but
 // not those of workflow nodes, which the workflow engine removes).
-func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error {
-	nodes, err := r.kv.List(ctx, TriggerKeysPath)
+func (wk Work) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error {
+	nodes, err := wk.r.kv.List(ctx, TriggerKeysPath)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (r *Registry) PruneTriggerKeys(ctx context.Context, cutoff time.Time) error
 	if len(ops) == 0 {
 		return nil
 	}
-	err = r.commit(ctx, ops...)
+	err = wk.r.commit(ctx, ops...)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -257,15 +257,15 @@ func lastSegment(p string) string {
 }
 
 // ReadyQueue lists pending executions, oldest first (ties by job name).
-func (r *Registry) ReadyQueue(ctx context.Context) ([]queue.Ready, error) {
-	nodes, err := r.kv.List(ctx, ReadyPath)
+func (wk Work) ReadyQueue(ctx context.Context) ([]queue.Ready, error) {
+	nodes, err := wk.r.kv.List(ctx, ReadyPath)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]queue.Ready, 0, len(nodes))
 	for _, n := range nodes {
 		rd, err := decodeReady(n)
-		if r.SetAside(n, err) {
+		if wk.r.SetAside(n, err) {
 			continue
 		}
 		if err != nil {
@@ -289,8 +289,8 @@ func dequeueOp(rd queue.Ready, now time.Time) store.Op {
 }
 
 // ClearReady removes a job's pending executions.
-func (r *Registry) ClearReady(ctx context.Context, job string) error {
-	return r.commit(ctx, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
+func (wk Work) ClearReady(ctx context.Context, job string) error {
+	return wk.r.commit(ctx, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
 }
 
 // runningPathOf is the node of a job's shard.
@@ -309,14 +309,14 @@ func putRunningOp(job string, item int, rt task.Entry) store.Op {
 }
 
 // RunningTasks lists running tasks of every job: job → item → task.
-func (r *Registry) RunningTasks(ctx context.Context) (map[string]map[int]task.Entry, error) {
-	jobNames, err := r.kv.Children(ctx, RunningPath)
+func (wk Work) RunningTasks(ctx context.Context) (map[string]map[int]task.Entry, error) {
+	jobNames, err := wk.r.kv.Children(ctx, RunningPath)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]map[int]task.Entry, len(jobNames))
 	for _, job := range jobNames {
-		m, err := r.RunningOf(ctx, job)
+		m, err := wk.RunningOf(ctx, job)
 		if err != nil {
 			return nil, err
 		}
@@ -328,8 +328,8 @@ func (r *Registry) RunningTasks(ctx context.Context) (map[string]map[int]task.En
 }
 
 // RunningOf lists one job's running tasks by item.
-func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]task.Entry, error) {
-	nodes, err := r.kv.List(ctx, RunningPath+"/"+job)
+func (wk Work) RunningOf(ctx context.Context, job string) (map[int]task.Entry, error) {
+	nodes, err := wk.r.kv.List(ctx, RunningPath+"/"+job)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +341,7 @@ func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]task.Entr
 		}
 		var rt task.Entry
 		if err := decodeAt(n.Path, n.Value, &rt); err != nil {
-			r.SetAside(n, err)
+			wk.r.SetAside(n, err)
 			continue
 		}
 		rt.Version = n.Version
@@ -351,20 +351,20 @@ func (r *Registry) RunningOf(ctx context.Context, job string) (map[int]task.Entr
 }
 
 // FailoverQueue lists failed shards waiting to run again, oldest first.
-func (r *Registry) FailoverQueue(ctx context.Context) ([]queue.Failover, error) {
-	jobNames, err := r.kv.Children(ctx, failoverPath)
+func (wk Work) FailoverQueue(ctx context.Context) ([]queue.Failover, error) {
+	jobNames, err := wk.r.kv.Children(ctx, failoverPath)
 	if err != nil {
 		return nil, err
 	}
 	var out []queue.Failover
 	for _, job := range jobNames {
-		nodes, err := r.kv.List(ctx, failoverPath+"/"+job)
+		nodes, err := wk.r.kv.List(ctx, failoverPath+"/"+job)
 		if err != nil {
 			return nil, err
 		}
 		for _, n := range nodes {
 			f, ok, err := decodeFailover(job, n)
-			if r.SetAside(n, err) {
+			if wk.r.SetAside(n, err) {
 				continue
 			}
 			if err != nil {

@@ -24,14 +24,14 @@ func namespaceNotFound(name string) error {
 
 // NamespaceExists reports whether a namespace exists: the default one
 // always does, any other once its record was written.
-func (r *Registry) NamespaceExists(ctx context.Context, name string) (bool, error) {
+func (tn Tenancy) NamespaceExists(ctx context.Context, name string) (bool, error) {
 	if name == namespace.Default {
 		return true, nil
 	}
 	if namespace.ValidateName(name) != nil {
 		return false, nil
 	}
-	_, err := r.phys.Get(ctx, nsPath(name))
+	_, err := tn.r.phys.Get(ctx, nsPath(name))
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -40,11 +40,11 @@ func (r *Registry) NamespaceExists(ctx context.Context, name string) (bool, erro
 
 // Namespace reads a namespace's record (the default one has one even
 // when none was written: no guarantee, no limit, weight 1).
-func (r *Registry) Namespace(ctx context.Context, name string) (namespace.Record, error) {
+func (tn Tenancy) Namespace(ctx context.Context, name string) (namespace.Record, error) {
 	if namespace.ValidateName(name) != nil {
 		return namespace.Record{}, namespaceNotFound(name)
 	}
-	n, err := r.phys.Get(ctx, nsPath(name))
+	n, err := tn.r.phys.Get(ctx, nsPath(name))
 	switch {
 	case errors.Is(err, store.ErrNotFound) && name == namespace.Default:
 		return namespace.Record{Name: name}, nil
@@ -68,15 +68,15 @@ func decodeRecord(n store.Node) (namespace.Record, error) {
 }
 
 // Namespaces lists every namespace's record, the default one first.
-func (r *Registry) Namespaces(ctx context.Context) ([]namespace.Record, error) {
-	nodes, err := r.phys.List(ctx, NamespacesPath)
+func (tn Tenancy) Namespaces(ctx context.Context) ([]namespace.Record, error) {
+	nodes, err := tn.r.phys.List(ctx, NamespacesPath)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list the namespaces: %w", err)
 	}
 	out := []namespace.Record{{Name: namespace.Default}}
 	for _, n := range nodes {
 		rec, err := decodeRecord(n)
-		if r.setAsideAt(n, err) {
+		if tn.r.setAsideAt(n, err) {
 			continue
 		}
 		if err != nil {
@@ -94,19 +94,19 @@ func (r *Registry) Namespaces(ctx context.Context) ([]namespace.Record, error) {
 
 // PutNamespace creates a namespace or replaces its record; created
 // reports which.
-func (r *Registry) PutNamespace(ctx context.Context, rec namespace.Record) (created bool, err error) {
+func (tn Tenancy) PutNamespace(ctx context.Context, rec namespace.Record) (created bool, err error) {
 	if err := rec.Validate(); err != nil {
 		return false, err
 	}
-	exists, err := r.NamespaceExists(ctx, rec.Name)
+	exists, err := tn.NamespaceExists(ctx, rec.Name)
 	if err != nil {
 		return false, err
 	}
 	if rec.Name == namespace.Default {
-		_, gerr := r.phys.Get(ctx, nsPath(rec.Name))
+		_, gerr := tn.r.phys.Get(ctx, nsPath(rec.Name))
 		exists = gerr == nil
 	}
-	return !exists, r.phys.Commit(ctx, store.Put(nsPath(rec.Name), mustJSON(rec)))
+	return !exists, tn.r.phys.Commit(ctx, store.Put(nsPath(rec.Name), mustJSON(rec)))
 }
 
 // Holdings is what a namespace holds: a namespace is deleted only when
@@ -154,33 +154,33 @@ func plural(s string, n int) string {
 }
 
 // Holdings reads what this registry's namespace holds (an In view).
-func (r *Registry) Holdings(ctx context.Context) (Holdings, error) {
+func (tn Tenancy) Holdings(ctx context.Context) (Holdings, error) {
 	var h Holdings
 	var err error
-	if h.Apps, err = r.kv.Children(ctx, AppsPath); err != nil {
+	if h.Apps, err = tn.r.kv.Children(ctx, AppsPath); err != nil {
 		return h, err
 	}
-	if h.Jobs, err = r.kv.Children(ctx, JobsPath); err != nil {
+	if h.Jobs, err = tn.r.kv.Children(ctx, JobsPath); err != nil {
 		return h, err
 	}
-	if h.Workflows, err = r.kv.Children(ctx, WorkflowsPath); err != nil {
+	if h.Workflows, err = tn.r.kv.Children(ctx, WorkflowsPath); err != nil {
 		return h, err
 	}
-	running, err := r.RunningTasks(ctx)
+	running, err := tn.r.Work().RunningTasks(ctx)
 	if err != nil {
 		return h, err
 	}
 	for _, m := range running {
 		h.Running += len(m)
 	}
-	ready, err := r.ReadyQueue(ctx)
+	ready, err := tn.r.Work().ReadyQueue(ctx)
 	if err != nil {
 		return h, err
 	}
 	for _, rd := range ready {
 		h.Queued += rd.Count
 	}
-	fo, err := r.FailoverQueue(ctx)
+	fo, err := tn.r.Work().FailoverQueue(ctx)
 	h.Queued += len(fo)
 	return h, err
 }
@@ -188,29 +188,29 @@ func (r *Registry) Holdings(ctx context.Context) (Holdings, error) {
 // DeleteNamespace removes an empty namespace's record, tree (what is left
 // of its state: counts, wait reasons), API tokens and secrets; the default namespace and a
 // namespace that holds anything stay (ErrNamespaceNotEmpty names what).
-func (r *Registry) DeleteNamespace(ctx context.Context, name string) error {
+func (tn Tenancy) DeleteNamespace(ctx context.Context, name string) error {
 	if name == namespace.Default {
 		return fmt.Errorf("%w: the default namespace always exists", ErrNamespaceNotEmpty)
 	}
-	exists, err := r.NamespaceExists(ctx, name)
+	exists, err := tn.NamespaceExists(ctx, name)
 	if err != nil {
 		return err
 	}
 	if !exists {
 		return namespaceNotFound(name)
 	}
-	h, err := r.In(name).Holdings(ctx)
+	h, err := tn.r.In(name).Tenancy().Holdings(ctx)
 	if err != nil {
 		return err
 	}
 	if !h.Empty() {
 		return fmt.Errorf("%w: namespace '%s' holds %s: delete them first", ErrNamespaceNotEmpty, name, h)
 	}
-	ops, err := r.dropTokensOps(ctx, name)
+	ops, err := tn.r.dropTokensOps(ctx, name)
 	if err != nil {
 		return err
 	}
 	ops = append(ops, dropSecretsOps(name)...)
 	ops = append(ops, dropCalendarsOps(name)...)
-	return r.phys.Commit(ctx, append(ops, store.Delete(nsPath(name), store.AnyVersion))...)
+	return tn.r.phys.Commit(ctx, append(ops, store.Delete(nsPath(name), store.AnyVersion))...)
 }
