@@ -254,7 +254,7 @@ func (s *Server) authMiddleware(c *gin.Context) {
 
 // authenticate puts the request's caller in the context, or answers why it has none (401)
 // and returns false.
-func (s *Server) authenticate(c *gin.Context) (identity.Principal, bool) {
+func (s *core) authenticate(c *gin.Context) (identity.Principal, bool) {
 	p, err := s.auth.principalOf(c.Request)
 	c.Set(ctxUser, p.Name)
 	if err != nil {
@@ -271,7 +271,7 @@ type loginRequest struct {
 	Password string `json:"password"`
 }
 
-func (s *Server) login(c *gin.Context) {
+func (s *consoleHandlers) login(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -302,7 +302,7 @@ func (s *Server) login(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-func (s *Server) logout(c *gin.Context) {
+func (s *consoleHandlers) logout(c *gin.Context) {
 	if tok, ok := bearer(c.Request); ok {
 		if cl, err := s.auth.session(c, tok); err == nil {
 			c.Set(ctxUser, cl.User)
@@ -318,7 +318,7 @@ func (s *Server) logout(c *gin.Context) {
 
 // whoami says who the caller is and what it may do: its role kind, and
 // for all but the admin its role in each namespace.
-func (s *Server) whoami(c *gin.Context) {
+func (s *consoleHandlers) whoami(c *gin.Context) {
 	p := principal(c)
 	resp := gin.H{"user": p.Name, "role": p.Kind, "open": s.auth.Open(), "admin": p.Admin}
 	if !p.Admin {

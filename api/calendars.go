@@ -19,16 +19,17 @@ import (
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
+// scheduleHandlers serve a namespace's calendars and the cron previews, and plan the
+// fires of jobs and workflows (time zone, calendars, jitter) for the other groups.
+type scheduleHandlers struct {
+	*core
+	location   *time.Location
+	cronJitter time.Duration // Options.CronJitter
+}
+
 // A namespace's business calendars (docs/jobs.md, "Jitter, calendars and
 // several crons"): anyone with a role there reads them, an editor writes
 // them (the namespace routes' access), jobs of that namespace name them.
-
-func (s *Server) calendarRoutes(g *gin.RouterGroup) {
-	g.GET("/:name/calendars", s.listCalendars)
-	g.GET("/:name/calendars/:calendar", s.getCalendar)
-	g.PUT("/:name/calendars/:calendar", s.putCalendar)
-	g.DELETE("/:name/calendars/:calendar", s.deleteCalendar)
-}
 
 func calendarParam(c *gin.Context) (string, error) {
 	name := c.Param("calendar")
@@ -38,7 +39,7 @@ func calendarParam(c *gin.Context) (string, error) {
 	return name, nil
 }
 
-func (s *Server) listCalendars(c *gin.Context) {
+func (s *scheduleHandlers) listCalendars(c *gin.Context) {
 	list, err := s.reg.Calendars(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
@@ -47,7 +48,7 @@ func (s *Server) listCalendars(c *gin.Context) {
 	c.JSON(http.StatusOK, list)
 }
 
-func (s *Server) getCalendar(c *gin.Context) {
+func (s *scheduleHandlers) getCalendar(c *gin.Context) {
 	name, err := calendarParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -65,7 +66,7 @@ func (s *Server) getCalendar(c *gin.Context) {
 // is the calendar as JSON, or an iCalendar file (Content-Type text/calendar)
 // whose events become its exclude list, with ?timeZone=, ?weekdays=MON,TUE,…
 // and ?description= for the rest.
-func (s *Server) putCalendar(c *gin.Context) {
+func (s *scheduleHandlers) putCalendar(c *gin.Context) {
 	name, err := calendarParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -110,7 +111,7 @@ func (s *Server) putCalendar(c *gin.Context) {
 	c.JSON(code, cal)
 }
 
-func (s *Server) calendarFromICS(c *gin.Context, body []byte) (calendar.Calendar, error) {
+func (s *scheduleHandlers) calendarFromICS(c *gin.Context, body []byte) (calendar.Calendar, error) {
 	cal := calendar.Calendar{Name: c.Param("calendar"), TimeZone: c.Query("timeZone"), Description: c.Query("description")}
 	if w := c.Query("weekdays"); w != "" {
 		cal.Weekdays = strings.Split(w, ",")
@@ -134,7 +135,7 @@ func (s *Server) calendarFromICS(c *gin.Context, body []byte) (calendar.Calendar
 	return cal, nil
 }
 
-func (s *Server) deleteCalendar(c *gin.Context) {
+func (s *scheduleHandlers) deleteCalendar(c *gin.Context) {
 	name, err := calendarParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -157,7 +158,7 @@ func (s *Server) deleteCalendar(c *gin.Context) {
 }
 
 // calendarUsers lists the namespace's jobs that name a calendar.
-func (s *Server) calendarUsers(ctx context.Context, ns, name string) ([]string, error) {
+func (s *scheduleHandlers) calendarUsers(ctx context.Context, ns, name string) ([]string, error) {
 	list, err := s.reg.In(ns).Jobs(ctx)
 	if err != nil {
 		return nil, err
@@ -182,7 +183,7 @@ func (s *Server) calendarUsers(ctx context.Context, ns, name string) ([]string, 
 
 // checkCalendar refuses a job naming a calendar its namespace does not
 // hold (400), and one whose crons the calendar leaves no fire to.
-func (s *Server) checkCalendar(ctx context.Context, job jobs.Config) error {
+func (s *scheduleHandlers) checkCalendar(ctx context.Context, job jobs.Config) error {
 	if job.Calendar == "" {
 		return nil
 	}
@@ -202,7 +203,7 @@ func (s *Server) checkCalendar(ctx context.Context, job jobs.Config) error {
 // jobPlan is a job's schedule as the leader fires it (registry.Plan, with
 // the scheduler-wide jitter) and the zone it is read in; job is as the
 // request's namespace knows it.
-func (s *Server) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *time.Location, error) {
+func (s *scheduleHandlers) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *time.Location, error) {
 	ns, _ := ctx.Value(ctxNamespace).(string)
 	job.JobName = namespace.Key(ns, job.JobName)
 	loc, err := job.Location(s.location)
@@ -216,7 +217,7 @@ func (s *Server) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *tim
 // inheritedJitter is the jitter window a job or workflow of namespace ns
 // setting own ("" for none) inherits: its namespace's, else the
 // scheduler's, as the leader's registry.Jitters gives it.
-func (s *Server) inheritedJitter(ctx context.Context, ns, own string) time.Duration {
+func (s *scheduleHandlers) inheritedJitter(ctx context.Context, ns, own string) time.Duration {
 	if own != "" {
 		return s.cronJitter
 	}
@@ -228,7 +229,7 @@ func (s *Server) inheritedJitter(ctx context.Context, ns, own string) time.Durat
 }
 
 // workflowPlan is jobPlan for a workflow.
-func (s *Server) workflowPlan(ctx context.Context, w workflow.Config) (*cron.Plan, *time.Location, error) {
+func (s *scheduleHandlers) workflowPlan(ctx context.Context, w workflow.Config) (*cron.Plan, *time.Location, error) {
 	ns, _ := ctx.Value(ctxNamespace).(string)
 	w.Name = namespace.Key(ns, w.Name)
 	loc, err := w.Location(s.location)
@@ -252,7 +253,7 @@ type JobNext struct {
 }
 
 // jobNext previews a job's fires: ?count=5[&from=RFC 3339].
-func (s *Server) jobNext(c *gin.Context) {
+func (s *scheduleHandlers) jobNext(c *gin.Context) {
 	job, err := s.regOf(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)

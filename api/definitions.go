@@ -14,6 +14,15 @@ import (
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
+// definitionHandlers check, apply and delete the definitions of Kubernetes objects
+// (apps, jobs, workflows) and say their status: what is not HTTP (crd.Definitions).
+type definitionHandlers struct {
+	*core
+	*guideHandlers
+	*workflowHandlers
+	hist requestHistory // nil: history off
+}
+
 // Definitions from Kubernetes objects (docs/kubernetes.md, "Definitions as
 // Kubernetes objects"): the admission webhook checks an object's spec and
 // the leader's reconciler writes it, both through the REST API's own
@@ -85,7 +94,7 @@ type definition struct {
 // registration of a definition of kind named name in namespace ns (its
 // update when it exists already). It returns the warnings the API would
 // send as Warning headers; ErrorMessage words its error as the API does.
-func (s *Server) CheckDefinition(ctx context.Context, kind, ns, name string, spec []byte) ([]string, error) {
+func (s *definitionHandlers) CheckDefinition(ctx context.Context, kind, ns, name string, spec []byte) ([]string, error) {
 	_, warns, err := s.checkDefinition(withNamespace(ctx, ns), kind, name, spec, false)
 	return warns, err
 }
@@ -93,7 +102,7 @@ func (s *Server) CheckDefinition(ctx context.Context, kind, ns, name string, spe
 // checkDefinition decodes and checks a spec; with orSame, a spec equal to
 // the registered definition is not checked again (d.same): a new leader
 // re-reading every object asks nothing of the cluster for them.
-func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []byte, orSame bool) (definition, []string, error) {
+func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name string, spec []byte, orSame bool) (definition, []string, error) {
 	var d definition
 	var warns []string
 	warn := func(m string) { warns = append(warns, m) }
@@ -178,7 +187,7 @@ func found[T any](_ T, err error) (bool, error) {
 // registers it (or updates what it names: a definition registered through
 // the API before is adopted), recording owner as its owner first, so no
 // API call changes it meanwhile.
-func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spec []byte, owner registry.Owner) ([]string, error) {
+func (s *definitionHandlers) ApplyDefinition(ctx context.Context, kind, ns, name string, spec []byte, owner registry.Owner) ([]string, error) {
 	ctx = withNamespace(ctx, ns)
 	d, warns, err := s.checkDefinition(ctx, kind, name, spec, true)
 	if err != nil {
@@ -216,7 +225,7 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 }
 
 // unchanged reports whether the registry holds d already.
-func (s *Server) unchanged(ctx context.Context, kind, name string, d definition) bool {
+func (s *definitionHandlers) unchanged(ctx context.Context, kind, name string, d definition) bool {
 	var cur, next any
 	var err error
 	switch kind {
@@ -241,7 +250,7 @@ func (s *Server) unchanged(ctx context.Context, kind, name string, d definition)
 // DeleteDefinition deregisters a definition whose object was deleted (an
 // app with its jobs, a job even when workflows run it: the object is gone)
 // and forgets its owner. A definition already gone is no error.
-func (s *Server) DeleteDefinition(ctx context.Context, kind, ns, name string) error {
+func (s *definitionHandlers) DeleteDefinition(ctx context.Context, kind, ns, name string) error {
 	ctx = withNamespace(ctx, ns)
 	reg := s.regIn(ctx)
 	var err error
@@ -257,15 +266,4 @@ func (s *Server) DeleteDefinition(ctx context.Context, kind, ns, name string) er
 		return err
 	}
 	return s.reg.DropOwner(ctx, kind, ns, name)
-}
-
-// checkNotOwned refuses (409) a change through the API of a definition a
-// Kubernetes object owns: it is changed in the object (kubectl, git).
-func (s *Server) checkNotOwned(ctx context.Context, kind, name string) error {
-	o, ok, err := s.reg.OwnerOf(ctx, kind, nsFrom(ctx), name)
-	if err != nil || !ok {
-		return err
-	}
-	return fmt.Errorf("%w: %s '%s' is owned by the Kubernetes object %s (elasticjob.io/v1); change it there (kubectl apply, or in git for Argo CD/Flux), not through the API",
-		ErrConflict, kind, name, o)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/secrets"
 	"net/http"
 	"regexp"
 	"sort"
@@ -21,33 +22,20 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-func (s *Server) jobRoutes(g *gin.RouterGroup) {
-	g.POST("/register", s.registerJob)
-	g.PUT("/update", s.updateJob)
-	g.DELETE("/deregister", s.deregisterBody)
-	g.DELETE("/:jobName/deregister", s.deregisterPath)
-	g.GET("/:jobName/disable", s.isDisabled("job"))
-	g.POST("/:jobName/disable", s.setDisabled("job", true))
-	g.POST("/:jobName/enable", s.setDisabled("job", false))
-	g.POST("/trigger", s.trigger)
-	g.POST("/:jobName/kill", s.killRun)
-	g.GET("/trigger/:key", s.triggerRun)
-	g.GET("/jobs", s.listJobs)
-	g.GET("/jobs/:jobName", s.getJob)
-	g.GET("/tasks/running", s.runningTasks)
-	g.GET("/tasks/ready", s.readyTasks)
-	g.GET("/tasks/failover", s.failoverTasks)
-	g.GET("/deadlines", s.missedDeadlines)
-	g.POST("/backfills", s.startBackfill)
-	g.GET("/backfills", s.listBackfills)
-	g.GET("/backfills/:id", s.getBackfill)
-	g.POST("/backfills/:id/:action", s.controlBackfill)
-	g.GET("/tasks/:taskId", s.taskResult)
-	g.GET("/logs/:taskId", s.taskLog)
-	g.GET("/lastResults", s.lastResults)
+// jobHandlers serve /api/job's configuration and queues: register, update,
+// deregister, trigger, and the running, ready and failover tasks; registration checks a
+// job's app, calendar, secrets, pod template and fit.
+type jobHandlers struct {
+	*core
+	*appHandlers
+	*scheduleHandlers
+	live
+	secrets   *secrets.Keyring                              // Options.Secrets
+	typicals  *deadline.TypicalCache                        // Options.Typicals
+	committed func(job string, queued, committed time.Time) // Options.TriggerCommitted
 }
 
-func (s *Server) registerJob(c *gin.Context) {
+func (s *jobHandlers) registerJob(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -59,19 +47,19 @@ func (s *Server) registerJob(c *gin.Context) {
 }
 
 // checkNewJob is a job's registration's check: checkJob and its name.
-func (s *Server) checkNewJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
+func (s *jobHandlers) checkNewJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
 	return s.checkJobAs(ctx, cfg, warn, true)
 }
 
 // checkJob is a job's update's check.
-func (s *Server) checkJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
+func (s *jobHandlers) checkJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
 	return s.checkJobAs(ctx, cfg, warn, false)
 }
 
 // checkJobAs checks a job's config as it is registered or updated: its
 // fields, its cron's fires, its secrets, that it fits the cluster and its
 // podTemplate; warn gets what is accepted with a warning.
-func (s *Server) checkJobAs(ctx context.Context, cfg jobs.Config, warn func(string), isNew bool) error {
+func (s *jobHandlers) checkJobAs(ctx context.Context, cfg jobs.Config, warn func(string), isNew bool) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -103,7 +91,7 @@ func headerWarning(c *gin.Context) func(string) {
 // updateJob merges the body onto the current config (absent fields keep
 // their values; a "props" object replaces the props whole), then
 // reschedules: the leader kills the running tasks and clears the queues.
-func (s *Server) updateJob(c *gin.Context) {
+func (s *jobHandlers) updateJob(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -146,7 +134,7 @@ func (s *Server) updateJob(c *gin.Context) {
 	})
 }
 
-func (s *Server) deregisterBody(c *gin.Context) {
+func (s *jobHandlers) deregisterBody(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err == nil {
 		var name string
@@ -159,7 +147,7 @@ func (s *Server) deregisterBody(c *gin.Context) {
 	}
 }
 
-func (s *Server) deregisterPath(c *gin.Context) {
+func (s *jobHandlers) deregisterPath(c *gin.Context) {
 	if err := s.deregister(c, c.Param("jobName")); err != nil {
 		writeError(c, s.log, err)
 	}
@@ -167,7 +155,7 @@ func (s *Server) deregisterPath(c *gin.Context) {
 
 // deregister deletes a job, refusing (409) when workflows run it unless
 // ?force=true (inuse.go).
-func (s *Server) deregister(c *gin.Context, name string) error {
+func (s *jobHandlers) deregister(c *gin.Context, name string) error {
 	force, err := forceParam(c)
 	if err != nil {
 		return err
@@ -202,7 +190,7 @@ type triggerRequest struct {
 // overrides the job's jobParameter for that execution, and a key seen in
 // the last 24 h queues nothing, so a retried call never runs twice (200
 // with {"queued", "duplicate"}).
-func (s *Server) trigger(c *gin.Context) {
+func (s *jobHandlers) trigger(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -227,7 +215,7 @@ func (s *Server) trigger(c *gin.Context) {
 
 // queueRun queues one execution of a transient job (see trigger) and
 // wakes the launcher; it reports a repeated idempotency key.
-func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
+func (s *jobHandlers) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	cfg, err := s.triggerable(c, req.JobName)
 	if err != nil {
 		return false, err
@@ -323,7 +311,7 @@ func checkRunOptions(req triggerRequest) error {
 
 // triggerable checks that a job may run now (registry.CanRun) and is
 // TRANSIENT.
-func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
+func (s *jobHandlers) triggerable(c *gin.Context, name string) (jobs.Config, error) {
 	cfg, why, err := s.regIn(c).CanRun(c, name)
 	switch {
 	case err != nil:
@@ -361,7 +349,7 @@ func (r jobRow) MarshalJSON() ([]byte, error) {
 	return append(append(append(b[:len(b)-1:len(b)-1], `,"pause":`...), p...), '}'), nil
 }
 
-func (s *Server) listJobs(c *gin.Context) {
+func (s *jobHandlers) listJobs(c *gin.Context) {
 	all, err := s.regIn(c).Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -381,20 +369,6 @@ func (s *Server) listJobs(c *gin.Context) {
 	})
 }
 
-// listWithDisabled answers a list whose rows carry their disable flags.
-func (s *Server) listWithDisabled(c *gin.Context, kind string, n int, row func(i int, off map[string]bool) any) {
-	off, err := s.regIn(c).Disabled(c, kind)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	rows := make([]any, n)
-	for i := range rows {
-		rows[i] = row(i, off)
-	}
-	c.JSON(http.StatusOK, rows)
-}
-
 // withDisabled encodes v (a JSON object) with a "disabled" member added.
 func withDisabled(v any, disabled bool) ([]byte, error) {
 	b, err := json.Marshal(v)
@@ -404,7 +378,7 @@ func withDisabled(v any, disabled bool) ([]byte, error) {
 	return append(b[:len(b)-1:len(b)-1], fmt.Sprintf(`,"disabled":%t}`, disabled)...), nil
 }
 
-func (s *Server) getJob(c *gin.Context) {
+func (s *jobHandlers) getJob(c *gin.Context) {
 	cfg, err := s.regIn(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
@@ -425,7 +399,7 @@ type runningView struct {
 	RunKey       string     `json:"runKey,omitempty"` // the idempotency key of the trigger it serves
 }
 
-func (s *Server) runningTasks(c *gin.Context) {
+func (s *jobHandlers) runningTasks(c *gin.Context) {
 	all, err := s.regIn(c).RunningTasks(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -446,7 +420,7 @@ func (s *Server) runningTasks(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) readyTasks(c *gin.Context) {
+func (s *jobHandlers) readyTasks(c *gin.Context) {
 	q, err := s.regIn(c).ReadyQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -475,7 +449,7 @@ func (s *Server) readyTasks(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) failoverTasks(c *gin.Context) {
+func (s *jobHandlers) failoverTasks(c *gin.Context) {
 	q, err := s.regIn(c).FailoverQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -511,9 +485,4 @@ func (s *Server) failoverTasks(c *gin.Context) {
 type waitView struct {
 	round.Wait
 	Summary string `json:"summary,omitempty"`
-}
-
-func (s *Server) waitView(ctx context.Context, w round.Wait) waitView {
-	w = redactorFrom(ctx).wait(w)
-	return waitView{Wait: w, Summary: w.Summary(s.clock.Now())}
 }

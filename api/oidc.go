@@ -20,6 +20,13 @@ import (
 	"github.com/ejcloud/elasticjob/identity"
 )
 
+// consoleHandlers serve what a person at the console or a tool asks of the instance
+// itself: login, logout, whoami, OIDC, /metrics and /debug/pprof.
+type consoleHandlers struct {
+	*core
+	clientAddr func(*http.Request) string // Options.ClientAddr
+}
+
 // OIDC is login through an OpenID Connect provider: its ID tokens are
 // bearer tokens of the API (ejctl, CI), and the console logs in through
 // the authorization code flow with PKCE and a state, ending in a session
@@ -221,11 +228,11 @@ func (a *Auth) openFlow(v string) (oidcFlow, error) {
 	return f, nil
 }
 
-func (s *Server) oidcInfo(c *gin.Context) {
+func (s *consoleHandlers) oidcInfo(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"enabled": s.auth.creds.OIDC != nil, "login": "/api/oidc/login"})
 }
 
-func (s *Server) oidcLogin(c *gin.Context) {
+func (s *consoleHandlers) oidcLogin(c *gin.Context) {
 	o := s.auth.creds.OIDC
 	if o == nil {
 		writeError(c, s.log, fmt.Errorf("%w: OIDC login is not configured (oidc_issuer)", ErrNotFound))
@@ -241,7 +248,7 @@ func (s *Server) oidcLogin(c *gin.Context) {
 // oidcCallback ends the console's login. A refusal goes back to a browser
 // (a page navigation, which accepts HTML) as the console's login form with
 // the reason in the fragment, and to any other client as the API's error.
-func (s *Server) oidcCallback(c *gin.Context) {
+func (s *consoleHandlers) oidcCallback(c *gin.Context) {
 	err := s.oidcFinish(c)
 	if err == nil {
 		return
@@ -254,7 +261,7 @@ func (s *Server) oidcCallback(c *gin.Context) {
 	c.Redirect(http.StatusFound, "/#"+url.Values{"oidc_error": {err.Error()}}.Encode())
 }
 
-func (s *Server) oidcFinish(c *gin.Context) error {
+func (s *consoleHandlers) oidcFinish(c *gin.Context) error {
 	o := s.auth.creds.OIDC
 	if o == nil {
 		return fmt.Errorf("%w: OIDC login is not configured (oidc_issuer)", ErrNotFound)

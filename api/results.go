@@ -43,7 +43,7 @@ var (
 	signalRE   = regexp.MustCompile(`\bterminated by signal (\w+)`)
 )
 
-func (s *Server) taskResult(c *gin.Context) {
+func (s *runHandlers) taskResult(c *gin.Context) {
 	id := c.Param("taskId")
 	tid, err := jobs.ParseTaskID(id)
 	if err == nil {
@@ -92,7 +92,7 @@ func (s *Server) taskResult(c *gin.Context) {
 }
 
 // runningTask fills v from the running registry when the task runs.
-func (s *Server) runningTask(c *gin.Context, v *taskView) (bool, error) {
+func (s *runHandlers) runningTask(c *gin.Context, v *taskView) (bool, error) {
 	running, err := s.regIn(c).RunningOf(c, v.JobName)
 	if err != nil {
 		return false, err
@@ -109,7 +109,7 @@ func (s *Server) runningTask(c *gin.Context, v *taskView) (bool, error) {
 
 // taskHistory fills v from the task's execution row and its latest status
 // trace.
-func (s *Server) taskHistory(c *gin.Context, v *taskView) (bool, error) {
+func (s *runHandlers) taskHistory(c *gin.Context, v *taskView) (bool, error) {
 	if s.hist == nil {
 		return false, nil
 	}
@@ -174,7 +174,7 @@ const (
 // lastResults answers the last result of each job named (repeated
 // jobName, or comma-separated), for the console's jobs list; jobs without
 // history (or unknown) are left out.
-func (s *Server) lastResults(c *gin.Context) {
+func (s *runHandlers) lastResults(c *gin.Context) {
 	var names []string
 	for _, v := range c.QueryArray("jobName") {
 		for n := range strings.SplitSeq(v, ",") {

@@ -22,13 +22,6 @@ import (
 // a running task of a job that names the secret (POST
 // /executor/v1/secrets, secretfetch.go).
 
-func (s *Server) secretRoutes(g *gin.RouterGroup) {
-	g.GET("/:name/secrets", s.listSecrets)
-	g.GET("/:name/secrets/:secret", s.getSecret)
-	g.PUT("/:name/secrets/:secret", s.putSecret)
-	g.DELETE("/:name/secrets/:secret", s.deleteSecret)
-}
-
 // secretBody is PUT /api/namespaces/{name}/secrets/{secret}: the value as
 // text, or as base64 for bytes that are not.
 type secretBody struct {
@@ -51,7 +44,7 @@ func (b secretBody) bytes() ([]byte, error) {
 }
 
 // keyring is the operator's keys, or the error that says how to set one.
-func (s *Server) keyring() (*secrets.Keyring, error) {
+func (s *tenancyHandlers) keyring() (*secrets.Keyring, error) {
 	if s.secrets == nil {
 		return nil, fmt.Errorf("%w: %v", ErrConflict, secrets.ErrNoKey)
 	}
@@ -73,7 +66,7 @@ func secretErr(err error) error {
 	return err
 }
 
-func (s *Server) listSecrets(c *gin.Context) {
+func (s *tenancyHandlers) listSecrets(c *gin.Context) {
 	list, err := s.reg.Secrets(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
@@ -86,7 +79,7 @@ func (s *Server) listSecrets(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) getSecret(c *gin.Context) {
+func (s *tenancyHandlers) getSecret(c *gin.Context) {
 	name, err := secretParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -102,7 +95,7 @@ func (s *Server) getSecret(c *gin.Context) {
 
 // putSecret stores a value, new (201) or over the old one (200): the
 // value is sealed before it is stored and is never answered.
-func (s *Server) putSecret(c *gin.Context) {
+func (s *tenancyHandlers) putSecret(c *gin.Context) {
 	kr, err := s.keyring()
 	if err == nil {
 		err = s.storeSecret(c, kr)
@@ -112,7 +105,7 @@ func (s *Server) putSecret(c *gin.Context) {
 	}
 }
 
-func (s *Server) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
+func (s *tenancyHandlers) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
 	name, err := secretParam(c)
 	if err != nil {
 		return err
@@ -168,7 +161,7 @@ func (s *Server) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
 }
 
 // deleteSecret deletes a secret no job of the namespace names.
-func (s *Server) deleteSecret(c *gin.Context) {
+func (s *tenancyHandlers) deleteSecret(c *gin.Context) {
 	name, err := secretParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -205,7 +198,7 @@ func (s *Server) deleteSecret(c *gin.Context) {
 
 // checkSecrets checks a job's secrets as it is registered or updated:
 // each secret of the namespace it names exists (with a key to open it).
-func (s *Server) checkSecrets(c context.Context, cfg jobs.Config) error {
+func (s *jobHandlers) checkSecrets(c context.Context, cfg jobs.Config) error {
 	ns := nsFrom(c)
 	if k := cfg.KubeSecrets(); len(k) > 0 && s.templates == nil { // never silently dropped
 		return fmt.Errorf("%w: secrets: kubernetesSecret %s is for the Kubernetes engine (kube_config or kube_in_cluster); "+
@@ -234,7 +227,7 @@ func (s *Server) checkSecrets(c context.Context, cfg jobs.Config) error {
 // Values already under it are left; a value that opens under no key of
 // the file stops the run with its name (nothing is lost: it stays as it
 // was).
-func (s *Server) resealSecrets(c *gin.Context) {
+func (s *tenancyHandlers) resealSecrets(c *gin.Context) {
 	kr, err := s.keyring()
 	if err != nil {
 		writeError(c, s.log, err)

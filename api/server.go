@@ -2,14 +2,12 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/engine"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -184,40 +182,32 @@ type IdleExecutor struct {
 	MemoryMB float64 `json:"memoryMB"`
 }
 
-// Server holds the handlers' dependencies.
+// Server is the route table (routes.go) and the middleware every request passes:
+// authentication and authorization (auth.go, access.go), the audit log (audit.go) and
+// forwarding writes to the leader (forward.go). The handlers live in groups by concern
+// (core.go lists them). It embeds the definitions' group: what is not HTTP, the
+// definitions of Kubernetes objects (definitions.go).
 type Server struct {
-	reg        *registry.Registry
-	ops        Operations
-	replicated ReplicatedStore
-	eng        Engine
-	auth       *Auth
-	clock      clock.Clock
-	log        *slog.Logger
-	maxBody    int64
-	every      time.Duration
-	noFiles    bool // Options.RejectFileAppURLs
+	*core
+	*definitionHandlers
+	// clientAddr is Options.ClientAddr.
+	clientAddr func(*http.Request) string
 	cluster    Cluster
 	refresh    func(ctx context.Context, paths []string, all bool) error
 	peerHTTP   http.RoundTripper
 	audit      AuditLog
-	// clientAddr is Options.ClientAddr.
-	clientAddr func(*http.Request) string
-	pkgs       Packages
-	location   *time.Location
-	cronJitter time.Duration                                 // Options.CronJitter
-	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
-	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
-	nsChanged  func()                                        // Options.NamespaceChanged
-	secrets    *secrets.Keyring                              // Options.Secrets
-	tenancy    *TenantIsolation                              // Options.TenantIsolation
-	templates  PodTemplates
-	nsSeries   *nsusage.Series // Options.NamespaceSeries
-	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
-	engineCaps func(ns string) *EngineCap
-	typicals   *deadline.TypicalCache // Options.Typicals
 
-	mu            sync.Mutex
-	lastReconcile map[bool]time.Time
+	apps      *appHandlers
+	jobs      *jobHandlers
+	schedules *scheduleHandlers
+	runs      *runHandlers
+	guide     *guideHandlers
+	workflows *workflowHandlers
+	backfills *backfillHandlers
+	tenants   *tenancyHandlers
+	operate   *operateHandlers
+	console   *consoleHandlers
+	hist      requestHistory // the request's namespace's (nsHistory); nil: history off
 }
 
 // New builds the gin engine with every route.
@@ -247,97 +237,37 @@ func NewServer(o Options) (http.Handler, *Server) {
 	if o.SlowRequest == 0 {
 		o.SlowRequest = 2 * time.Second
 	}
-	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, replicated: o.Replicated, eng: o.Engine, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
-		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, cronJitter: o.CronJitter, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps,
-		typicals: o.Typicals, idleExecs: o.IdleExecutors}
+	s := newServer(o)
+	return s.routes(o), s
+}
+
+// newServer builds the groups, each with what it uses of o.
+func newServer(o Options) *Server {
+	c := &core{reg: o.Registry, clock: o.Clock, log: o.Log, maxBody: o.MaxBodyBytes, auth: o.Auth}
+	l := live{ops: o.Ops, eng: o.Engine}
+	var hist requestHistory
 	if o.History != nil {
-		s.hist = nsHistory{o.History}
+		hist = nsHistory{o.History}
 	}
-	if s.peerHTTP == nil {
-		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
+	peer := o.PeerTransport
+	if peer == nil {
+		peer = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.ContextWithFallback = true // handlers pass c as the context: its values are the request's
-	r.Use(gin.Recovery(), urgentWrites)
-	if o.SlowRequest > 0 {
-		r.Use(logSlow(o.Log, o.SlowRequest))
-	}
-	r.HandleMethodNotAllowed = true
-	r.RedirectTrailingSlash = false // JSON 404s, never HTML redirects
-	r.RedirectFixedPath = false
-	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, gin.H{"message": "no such endpoint: " + c.Request.Method + " " + c.Request.URL.Path})
-	})
-	r.NoMethod(func(c *gin.Context) {
-		c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path})
-	})
-	// auditMiddleware wraps auth, so refused writes are recorded too; a
-	// write forwarded to the leader is recorded there, not here.
-	a := r.Group("/api", s.auditMiddleware, s.authMiddleware, s.forward, s.checkNameParams)
-	a.GET("/openapi.json", serveOpenAPI)
-	a.GET("/audit", s.searchAudit)
-	a.POST("/login", s.login)
-	a.POST("/logout", s.logout)
-	a.GET("/whoami", s.whoami)
-	a.GET("/oidc", s.oidcInfo)
-	a.GET("/oidc/login", s.oidcLogin)
-	a.GET("/oidc/callback", s.oidcCallback)
-	s.appRoutes(a.Group("/app"))
-	s.jobRoutes(a.Group("/job"))
-	s.guideRoutes(a.Group("/jobs"))
-	s.historyRoutes(a.Group("/job"))
-	s.operateRoutes(a.Group("/operate"))
-	s.replicatedRoutes(a.Group("/operate/store"))
-	s.cronRoutes(a.Group("/cron"))
-	s.workflowRoutes(a.Group("/workflow"))
-	s.namespaceRoutes(a.Group("/namespaces"))
-	s.registryRoutes(a.Group("/registry"))
-	if o.Metrics != nil {
-		r.GET("/metrics", s.serveMetrics(o.Metrics, o.MetricsLogin || !o.MetricsOpen && (s.auth.Teams() || o.MetricsToken != ""), o.MetricsToken))
-	}
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	if o.Pprof {
-		EnableProfiling()
-		s.pprofRoutes(r)
-	}
-	if o.Artifacts != nil {
-		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
-		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
-	}
-	if o.Executors != nil {
-		s.executorRoutes(r, o.Executors)
-	}
-	if o.Secrets != nil { // secretfetch.go: a task's executor fetches its job's secrets
-		r.POST(ExecutorSecretsPath, s.forward, s.fetchSecrets)
-	}
-	if o.Packages != nil {
-		// The handler reads the same three segments from the path itself
-		// (packages.Links); explicit params keep the route documented.
-		r.GET("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
-		r.HEAD("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
-	}
-	if o.Web != nil {
-		serveWeb(r, o.Web)
-	}
-	return r, s
-}
-
-func (s *Server) opsOrErr() (Operations, error) {
-	if s.ops == nil {
-		return nil, fmt.Errorf("%w: the scheduler is not running", ErrUnavailable)
-	}
-	return s.ops, nil
-}
-
-func (s *Server) engineOrErr() (Engine, error) {
-	if s.eng == nil {
-		return nil, fmt.Errorf("%w: the scheduler is not running", ErrUnavailable)
-	}
-	return s.eng, nil
+	s := &Server{core: c, clientAddr: o.ClientAddr, cluster: o.Cluster, refresh: o.Refresh, peerHTTP: peer, audit: o.Audit, hist: hist}
+	s.apps = &appHandlers{core: c, live: l, noFiles: o.RejectFileAppURLs, pkgs: o.Packages, templates: o.PodTemplates}
+	s.schedules = &scheduleHandlers{core: c, location: o.Location, cronJitter: o.CronJitter}
+	s.jobs = &jobHandlers{core: c, appHandlers: s.apps, scheduleHandlers: s.schedules, live: l, secrets: o.Secrets,
+		typicals: o.Typicals, committed: o.TriggerCommitted}
+	s.runs = &runHandlers{core: c, live: l, hist: hist}
+	s.guide = &guideHandlers{core: c, jobHandlers: s.jobs, hist: hist}
+	s.workflows = &workflowHandlers{core: c, scheduleHandlers: s.schedules, hist: hist}
+	s.backfills = &backfillHandlers{core: c, jobHandlers: s.jobs}
+	s.tenants = &tenancyHandlers{core: c, secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries,
+		engineCaps: o.EngineCaps, idleExecs: o.IdleExecutors, nsChanged: o.NamespaceChanged}
+	s.operate = &operateHandlers{core: c, live: l, replicated: o.Replicated, every: o.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+	s.console = &consoleHandlers{core: c, clientAddr: o.ClientAddr}
+	s.definitionHandlers = &definitionHandlers{core: c, guideHandlers: s.guide, workflowHandlers: s.workflows, hist: hist}
+	return s
 }
 
 func serveWeb(r *gin.Engine, web fs.FS) {

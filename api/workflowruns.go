@@ -50,7 +50,7 @@ type nodeTask struct {
 	LaunchedAt   time.Time  `json:"launchedAt"`
 }
 
-func (s *Server) getWorkflowRun(c *gin.Context) {
+func (s *workflowHandlers) getWorkflowRun(c *gin.Context) {
 	name, id := c.Param("workflowName"), c.Param("runId")
 	run, err := s.regIn(c).WorkflowRun(c, name, id)
 	if errors.Is(err, workflow.ErrRunNotFound) {
@@ -71,7 +71,7 @@ func (s *Server) getWorkflowRun(c *gin.Context) {
 	s.answerRun(c, run)
 }
 
-func (s *Server) answerRun(c *gin.Context, run workflow.Run) {
+func (s *workflowHandlers) answerRun(c *gin.Context, run workflow.Run) {
 	v, err := s.viewRun(c, run)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -80,7 +80,7 @@ func (s *Server) answerRun(c *gin.Context, run workflow.Run) {
 	c.JSON(http.StatusOK, v)
 }
 
-func (s *Server) viewRun(ctx context.Context, run workflow.Run) (wfRunView, error) {
+func (s *workflowHandlers) viewRun(ctx context.Context, run workflow.Run) (wfRunView, error) {
 	v := wfRunView{Run: run, Cancelling: run.Cancel != nil && run.Active(), NodeStates: map[workflow.NodeState]int{}, Nodes: []nodeView{}}
 	var pending map[string]bool
 	for _, n := range run.Nodes {
@@ -112,7 +112,7 @@ func (s *Server) viewRun(ctx context.Context, run workflow.Run) (wfRunView, erro
 
 // nodeTasks adds a running node's running tasks and the shards that ended
 // so far (from its execution's record).
-func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
+func (s *workflowHandlers) nodeTasks(ctx context.Context, nv *nodeView) error {
 	running, err := s.regIn(ctx).RunningOf(ctx, nv.Job)
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 // cancelWorkflowRun asks the leader to cancel a run: its running tasks
 // are killed, its pending nodes skipped. The answer is the run as it is
 // then (state RUNNING with "cancelling" until the kills are done).
-func (s *Server) cancelWorkflowRun(c *gin.Context) {
+func (s *workflowHandlers) cancelWorkflowRun(c *gin.Context) {
 	who := c.GetString(ctxUser)
 	if who == "" {
 		who = "anonymous"
@@ -161,7 +161,7 @@ func (s *Server) cancelWorkflowRun(c *gin.Context) {
 
 // retryWorkflowRun runs a failed or cancelled run again from its nodes
 // that did not succeed; the run waits as QUEUED for a slot.
-func (s *Server) retryWorkflowRun(c *gin.Context) {
+func (s *workflowHandlers) retryWorkflowRun(c *gin.Context) {
 	name := c.Param("workflowName")
 	if _, err := s.regIn(c).Workflow(c, name); err != nil {
 		writeError(c, s.log, err)
@@ -209,7 +209,7 @@ var runStates = []workflow.RunState{workflow.RunQueued, workflow.RunRunning, wor
 // listWorkflowRuns answers the runs the registry keeps (active ones and
 // the latest finished; workflow_runs_kept), newest first, filtered by
 // ?state= (one state, or several separated by commas).
-func (s *Server) listWorkflowRuns(c *gin.Context) {
+func (s *workflowHandlers) listWorkflowRuns(c *gin.Context) {
 	name := c.Param("workflowName")
 	page, perPage, err := pageOf(c)
 	if err != nil {
