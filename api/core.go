@@ -19,7 +19,7 @@ import (
 // the same in whichever group it lives:
 //
 //	group               file(s)                                             holds
-//	core                core.go, access.go, inuse.go                        registry, clock, log, body limit, credentials
+//	core                core.go, access.go, inuse.go, auth.go (authenticate) registry, clock, log, body limit, credentials
 //	live                core.go                                             the running scheduler and engine (either may be nil)
 //	appHandlers         apps.go, appurl.go, packages.go, podtemplates.go    live, file URLs refused, packages, pod templates
 //	scheduleHandlers    calendars.go, cron.go                               time zone, cron jitter
@@ -32,7 +32,7 @@ import (
 //	tenancyHandlers     namespaces.go, nsusage.go, secrets.go,              keyring, tenant isolation, usage series, engine caps
 //	                    secretfetch.go
 //	operateHandlers     operate.go, replicated.go, damaged.go, executors.go live, replicated store, reconcile throttle
-//	consoleHandlers     auth.go (login), oidc.go, metricsaccess.go, pprof.go client address
+//	consoleHandlers     console.go, oidc.go, metricsaccess.go, pprof.go     client address
 //	definitionHandlers  definitions.go, defstatus.go                        guide (jobs, apps), workflows, history
 
 // core is what every group reads: the registry (through the request's namespace,

@@ -411,12 +411,6 @@ func (s *guideHandlers) nextFire(ctx context.Context, job jobs.Config, now time.
 	return &t
 }
 
-// addJob registers a job, recording when (history of an earlier job of
-// the same name is not its own).
-func (s *jobHandlers) addJob(ctx context.Context, job jobs.Config) error {
-	return s.regIn(ctx).AddJobAt(ctx, job, s.clock.Now())
-}
-
 // historyFrom is where a job's own history starts: its registration,
 // floored to the second (a database may keep start times to the second
 // only). Zero (not recorded): all of it.

@@ -486,3 +486,35 @@ type waitView struct {
 	round.Wait
 	Summary string `json:"summary,omitempty"`
 }
+
+// addJob registers a job, recording when (history of an earlier job of
+// the same name is not its own).
+func (s *jobHandlers) addJob(ctx context.Context, job jobs.Config) error {
+	return s.regIn(ctx).AddJobAt(ctx, job, s.clock.Now())
+}
+
+// checkSecrets checks a job's secrets as it is registered or updated:
+// each secret of the namespace it names exists (with a key to open it).
+func (s *jobHandlers) checkSecrets(c context.Context, cfg jobs.Config) error {
+	ns := nsFrom(c)
+	if k := cfg.KubeSecrets(); len(k) > 0 && s.templates == nil { // never silently dropped
+		return fmt.Errorf("%w: secrets: kubernetesSecret %s is for the Kubernetes engine (kube_config or kube_in_cluster); "+
+			"this scheduler runs its tasks on Mesos: store the value as a secret of the namespace and name it instead", jobs.ErrInvalid, k[0].KubernetesSecret)
+	}
+	own := cfg.OwnSecrets()
+	if len(own) == 0 {
+		return nil
+	}
+	if s.secrets == nil {
+		return fmt.Errorf("%w: secrets: %v", jobs.ErrInvalid, secrets.ErrNoKey)
+	}
+	for _, n := range own {
+		if _, _, err := s.reg.Secret(c, ns, n); errors.Is(err, registry.ErrSecretNotFound) {
+			return fmt.Errorf("%w: secrets: namespace '%s' holds no secret '%s': store it first (PUT /api/namespaces/%s/secrets/%s, ejctl secret set)",
+				jobs.ErrInvalid, ns, n, ns, n)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -20,13 +20,6 @@ import (
 	"github.com/ejcloud/elasticjob/identity"
 )
 
-// consoleHandlers serve what a person at the console or a tool asks of the instance
-// itself: login, logout, whoami, OIDC, /metrics and /debug/pprof.
-type consoleHandlers struct {
-	*core
-	clientAddr func(*http.Request) string // Options.ClientAddr
-}
-
 // OIDC is login through an OpenID Connect provider: its ID tokens are
 // bearer tokens of the API (ejctl, CI), and the console logs in through
 // the authorization code flow with PKCE and a state, ending in a session

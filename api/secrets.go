@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
@@ -194,32 +192,6 @@ func (s *tenancyHandlers) deleteSecret(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusNoContent)
-}
-
-// checkSecrets checks a job's secrets as it is registered or updated:
-// each secret of the namespace it names exists (with a key to open it).
-func (s *jobHandlers) checkSecrets(c context.Context, cfg jobs.Config) error {
-	ns := nsFrom(c)
-	if k := cfg.KubeSecrets(); len(k) > 0 && s.templates == nil { // never silently dropped
-		return fmt.Errorf("%w: secrets: kubernetesSecret %s is for the Kubernetes engine (kube_config or kube_in_cluster); "+
-			"this scheduler runs its tasks on Mesos: store the value as a secret of the namespace and name it instead", jobs.ErrInvalid, k[0].KubernetesSecret)
-	}
-	own := cfg.OwnSecrets()
-	if len(own) == 0 {
-		return nil
-	}
-	if s.secrets == nil {
-		return fmt.Errorf("%w: secrets: %v", jobs.ErrInvalid, secrets.ErrNoKey)
-	}
-	for _, n := range own {
-		if _, _, err := s.reg.Secret(c, ns, n); errors.Is(err, registry.ErrSecretNotFound) {
-			return fmt.Errorf("%w: secrets: namespace '%s' holds no secret '%s': store it first (PUT /api/namespaces/%s/secrets/%s, ejctl secret set)",
-				jobs.ErrInvalid, ns, n, ns, n)
-		} else if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // resealSecrets seals every secret of every namespace under the current

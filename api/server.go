@@ -68,43 +68,22 @@ type LogChunk struct {
 	Data   string `json:"data"`
 }
 
-// Options configure a Server.
+// Options configure a Server, grouped by the handlers that use them.
 type Options struct {
+	// Every group: the registry, the credentials, the clock, the logger, the body limit.
 	Registry     *registry.Registry
-	Ops          Operations // may be nil until the scheduler is up
-	Engine       Engine     // may be nil until the engine is chosen
 	Auth         *Auth
 	Clock        clock.Clock
 	Log          *slog.Logger
 	MaxBodyBytes int64
-	Web          fs.FS               // console assets; nil serves none
-	Metrics      prometheus.Gatherer // served at /metrics; nil serves none
-	// MetricsLogin: /metrics asks for the API's credentials; an admin reads every series,
-	// anyone else only those of the namespaces it may read (metricsaccess.go). False: it
-	// asks for them whenever teams are configured (a users file or OIDC) or MetricsToken is
-	// set, unless MetricsOpen; else it is served to anyone, as before.
-	MetricsLogin bool
-	// MetricsOpen: /metrics is served to anyone even with teams configured (the operator's
-	// metrics_access=open).
-	MetricsOpen bool
-	// MetricsToken, when set, is a bearer token that reads every series of /metrics and
-	// nothing else (metrics_token_file).
-	MetricsToken string
-	// ReconcileEvery bounds how often reconciliation may be requested.
-	ReconcileEvery time.Duration
-	// SlowRequest: a request that takes at least this long is logged
-	// (warning "slow API request": method, route, status, duration);
-	// default 2 s, negative: never.
-	SlowRequest time.Duration
-	History     History // event trace and statistics; nil: history off
-	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
-	RejectFileAppURLs bool
-	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
-	// executor binary agents fetch, content-addressed; see engine/mesos/artifacts).
-	Artifacts http.Handler
-	// Replicated, when set, operates the replicated store's cluster
-	// (registry=etcd): /api/operate/store/… (replicated.go).
-	Replicated ReplicatedStore
+
+	// The running scheduler, its engine and history (runs, jobs, operate, workflows).
+	Ops     Operations // may be nil until the scheduler is up
+	Engine  Engine     // may be nil until the engine is chosen
+	History History    // event trace and statistics; nil: history off
+
+	// The server's middleware: forwarding writes to the leader, the audit log, slow requests.
+
 	// Cluster, when set, routes writes to the elected leader (forward.go);
 	// nil: this instance serves everything (the embedded mode).
 	Cluster Cluster
@@ -121,29 +100,45 @@ type Options struct {
 	// by the login throttle; default RemoteAddr (the TCP peer). A cluster
 	// leader replaces it to trust the address a standby forwards.
 	ClientAddr func(*http.Request) string
+	// SlowRequest: a request that takes at least this long is logged
+	// (warning "slow API request": method, route, status, duration);
+	// default 2 s, negative: never.
+	SlowRequest time.Duration
+
+	// Apps (apps.go, packages.go, podtemplates.go).
+
+	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
+	RejectFileAppURLs bool
+	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
+	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
+	// without authentication.
+	Packages Packages
+	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
+	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
+	PodTemplates PodTemplates
+
+	// Schedules: calendars, cron previews and the plans of fires (calendars.go, cron.go).
+
 	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
 	Location *time.Location
 	// CronJitter is the scheduler-wide jitter window (cron_jitter), so the
 	// previews show the fires the leader makes.
 	CronJitter time.Duration
-	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
-	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
-	// without authentication.
-	Packages Packages
-	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
-	// block and mutex sampling (pprof.go); off: the routes do not exist.
-	Pprof bool
+
+	// Jobs (jobs.go, estimates.go).
+
 	// TriggerCommitted, when set, is told of every execution a trigger
 	// queued: when (the ready entry's time, taken as its commit began) and
 	// when the commit returned; the launch-path metrics' first stage.
 	TriggerCommitted func(job string, queued, committed time.Time)
-	// NamespaceChanged, when set, is told that a namespace's record was
-	// written or deleted (the leader's launch round reads the capacities
-	// again at once).
-	NamespaceChanged func()
-	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
-	// /executor/v1/report (executors.go).
-	Executors Executors
+	// Typicals, when set, gives jobs' recent run durations for the start
+	// estimates of waiting work (GET /api/job/tasks/ready); nil: from the
+	// jobs' timeouts alone (estimates.go).
+	Typicals *deadline.TypicalCache
+
+	// Tenancy: namespaces and secrets (namespaces.go, nsusage.go, secrets.go); jobs check
+	// their secrets with the keyring too.
+
 	// Secrets is the operator's keyring (secrets_key_file) that seals the
 	// namespaces' secrets; nil: storing a secret or naming one is refused
 	// with how to set a key.
@@ -152,9 +147,6 @@ type Options struct {
 	// where they run, shown with every namespace (nil: not said). While
 	// it is "unavailable", no namespace but default can be made.
 	TenantIsolation *TenantIsolation
-	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
-	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
-	PodTemplates PodTemplates
 	// NamespaceSeries is the leader's record of each namespace's usage
 	// over the last hour and its fires on time (nsusage); nil: GET
 	// /api/namespaces/{name}/usage shows the usage now and no series.
@@ -162,14 +154,46 @@ type Options struct {
 	// EngineCaps, when set (Kubernetes), says what the engine allows a namespace: its
 	// Kubernetes namespace and ResourceQuota, shown by GET /api/namespaces/{name}/usage.
 	EngineCaps func(ns string) *EngineCap
-	// Typicals, when set, gives jobs' recent run durations for the start
-	// estimates of waiting work (GET /api/job/tasks/ready); nil: from the
-	// jobs' timeouts alone (estimates.go).
-	Typicals *deadline.TypicalCache
 	// IdleExecutors, when set, lists a namespace's idle executors (up
 	// between tasks, charged to it); ok false where this instance does not
 	// lead (a standby does not know them).
 	IdleExecutors func(ctx context.Context, ns string) (idle []IdleExecutor, ok bool)
+	// NamespaceChanged, when set, is told that a namespace's record was
+	// written or deleted (the leader's launch round reads the capacities
+	// again at once).
+	NamespaceChanged func()
+
+	// Operate (operate.go, replicated.go, executors.go).
+
+	// ReconcileEvery bounds how often reconciliation may be requested.
+	ReconcileEvery time.Duration
+	// Replicated, when set, operates the replicated store's cluster
+	// (registry=etcd): /api/operate/store/… (replicated.go).
+	Replicated ReplicatedStore
+	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
+	// /executor/v1/report (executors.go).
+	Executors Executors
+
+	// Served as they are, beside the API: the console, artifacts, metrics, profiles.
+	Web fs.FS // console assets; nil serves none
+	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
+	// executor binary agents fetch, content-addressed; see engine/mesos/artifacts).
+	Artifacts http.Handler
+	Metrics   prometheus.Gatherer // served at /metrics; nil serves none
+	// MetricsLogin: /metrics asks for the API's credentials; an admin reads every series,
+	// anyone else only those of the namespaces it may read (metricsaccess.go). False: it
+	// asks for them whenever teams are configured (a users file or OIDC) or MetricsToken is
+	// set, unless MetricsOpen; else it is served to anyone, as before.
+	MetricsLogin bool
+	// MetricsOpen: /metrics is served to anyone even with teams configured (the operator's
+	// metrics_access=open).
+	MetricsOpen bool
+	// MetricsToken, when set, is a bearer token that reads every series of /metrics and
+	// nothing else (metrics_token_file).
+	MetricsToken string
+	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
+	// block and mutex sampling (pprof.go); off: the routes do not exist.
+	Pprof bool
 }
 
 // IdleExecutor is an app's executor up on an agent without a task of its
