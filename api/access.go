@@ -206,11 +206,11 @@ func withNamespace(ctx context.Context, ns string) context.Context {
 
 // regOf is the registry of the request's namespace: its names as the
 // namespace knows them, nothing of any other namespace.
-func (s *Server) regOf(c *gin.Context) *registry.Registry { return s.reg.In(nsOf(c)) }
+func (s *core) regOf(c *gin.Context) *registry.Registry { return s.reg.In(nsOf(c)) }
 
 // regIn is regOf for a handler's context (the request's gin context, or
 // one derived from it).
-func (s *Server) regIn(ctx context.Context) *registry.Registry {
+func (s *core) regIn(ctx context.Context) *registry.Registry {
 	ns, _ := ctx.Value(ctxNamespace).(string)
 	return s.reg.In(ns)
 }

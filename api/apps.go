@@ -11,25 +11,22 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-func (s *Server) appRoutes(g *gin.RouterGroup) {
-	g.POST("", s.addApp)
-	g.PUT("", s.updateApp)
-	g.GET("", s.listApps) // 2.x form
-	g.GET("/list", s.listApps)
-	g.GET("/:appName", s.getApp)
-	g.DELETE("/:appName", s.deleteApp)
-	g.GET("/:appName/disable", s.isDisabled("app"))
-	g.POST("/:appName/disable", s.setDisabled("app", true))
-	g.POST("/:appName/enable", s.setDisabled("app", false))
-	g.PUT("/:appName/package", s.uploadPackage)
+// appHandlers serve /api/app: apps' configs, their disable flags (a job's too) and
+// their packages, with the checks of an app's URL and pod template.
+type appHandlers struct {
+	*core
+	live
+	noFiles   bool // Options.RejectFileAppURLs
+	pkgs      Packages
+	templates PodTemplates
 }
 
-func (s *Server) addApp(c *gin.Context) {
-	create(s, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).Config().AddApp)
+func (s *appHandlers) addApp(c *gin.Context) {
+	create(s.core, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).AddApp)
 }
 
 // checkAddApp is an app's registration's check.
-func (s *Server) checkAddApp(ctx context.Context, cfg app.Config) error {
+func (s *appHandlers) checkAddApp(ctx context.Context, cfg app.Config) error {
 	if err := checkNewApp(cfg); err != nil {
 		return err
 	}
@@ -40,7 +37,7 @@ func (s *Server) checkAddApp(ctx context.Context, cfg app.Config) error {
 }
 
 // checkUpdateApp is an app's update's check.
-func (s *Server) checkUpdateApp(ctx context.Context, cfg app.Config) error {
+func (s *appHandlers) checkUpdateApp(ctx context.Context, cfg app.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -71,7 +68,7 @@ func checkNewApp(cfg app.Config) error {
 
 // create decodes a new config onto its defaults (absent fields keep
 // them), checks it, adds it and answers it.
-func create[T any](s *Server, c *gin.Context, cfg T, check func(T) error, add func(context.Context, T) error) {
+func create[T any](s *core, c *gin.Context, cfg T, check func(T) error, add func(context.Context, T) error) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -82,7 +79,7 @@ func create[T any](s *Server, c *gin.Context, cfg T, check func(T) error, add fu
 
 // save decodes body onto cfg (defaults or the current config), checks it,
 // writes it and answers it.
-func save[T any](s *Server, c *gin.Context, body []byte, cfg T, check func(T) error, write func(context.Context, T) error) {
+func save[T any](s *core, c *gin.Context, body []byte, cfg T, check func(T) error, write func(context.Context, T) error) {
 	err := decodeStrict(body, &cfg)
 	if err == nil {
 		err = check(cfg)
@@ -99,7 +96,7 @@ func save[T any](s *Server, c *gin.Context, body []byte, cfg T, check func(T) er
 
 // updateApp merges the body onto the current config: absent fields keep
 // their values (the manual's example sends only appName and appCacheEnable).
-func (s *Server) updateApp(c *gin.Context) {
+func (s *appHandlers) updateApp(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -124,21 +121,21 @@ func (s *Server) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.regIn(c).Config().App(c, probe.AppName)
+	cfg, err := s.regIn(c).App(c, probe.AppName)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	save(s, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).Config().UpdateApp)
+	save(s.core, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).UpdateApp)
 }
 
 // checkKeepsPackage refuses to clear the appURL of an app whose jobs run
 // its package.
-func (s *Server) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
+func (s *appHandlers) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
 	if cfg.AppURL != "" {
 		return nil
 	}
-	all, err := s.regIn(ctx).Config().Jobs(ctx)
+	all, err := s.regIn(ctx).Jobs(ctx)
 	if err != nil {
 		return err
 	}
@@ -154,8 +151,8 @@ func (s *Server) checkKeepsPackage(ctx context.Context, cfg app.Config) error {
 	return nil
 }
 
-func (s *Server) getApp(c *gin.Context) {
-	cfg, err := s.regIn(c).Config().App(c, c.Param("appName"))
+func (s *appHandlers) getApp(c *gin.Context) {
+	cfg, err := s.regIn(c).App(c, c.Param("appName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -172,8 +169,8 @@ type appRow struct {
 // MarshalJSON keeps the config's own encoding and adds "disabled".
 func (r appRow) MarshalJSON() ([]byte, error) { return withDisabled(r.Config, r.Disabled) }
 
-func (s *Server) listApps(c *gin.Context) {
-	apps, err := s.regIn(c).Config().Apps(c)
+func (s *appHandlers) listApps(c *gin.Context) {
+	apps, err := s.regIn(c).Apps(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -183,7 +180,7 @@ func (s *Server) listApps(c *gin.Context) {
 	})
 }
 
-func (s *Server) deleteApp(c *gin.Context) {
+func (s *appHandlers) deleteApp(c *gin.Context) {
 	if err := s.removeApp(c, c.Param("appName")); err != nil {
 		writeError(c, s.log, err)
 	}
@@ -191,15 +188,15 @@ func (s *Server) deleteApp(c *gin.Context) {
 
 // removeApp deletes an app and its jobs, refusing (409) when workflows run
 // any of those jobs unless ?force=true (inuse.go).
-func (s *Server) removeApp(c *gin.Context, name string) error {
+func (s *appHandlers) removeApp(c *gin.Context, name string) error {
 	force, err := forceParam(c)
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).Config().App(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+	if _, err := s.regIn(c).App(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
 		return err // (an app whose stored config does not decode is deleted too)
 	}
-	all, err := s.regIn(c).Config().Jobs(c)
+	all, err := s.regIn(c).Jobs(c)
 	if err != nil {
 		return err
 	}
@@ -219,7 +216,7 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).Config().DeleteApp(c, name); err != nil {
+	if _, err := s.regIn(c).DeleteApp(c, name); err != nil {
 		return err
 	}
 	deleted(c, "App '"+name+"' with its jobs", broken)
@@ -227,14 +224,14 @@ func (s *Server) removeApp(c *gin.Context, name string) error {
 }
 
 // isDisabled answers GET …/disable with true or false, as the original did.
-func (s *Server) isDisabled(kind string) gin.HandlerFunc {
+func (s *appHandlers) isDisabled(kind string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, kind)
 		if err != nil {
 			writeError(c, s.log, err)
 			return
 		}
-		d, err := s.regIn(c).Config().IsDisabled(c, kind, name)
+		d, err := s.regIn(c).IsDisabled(c, kind, name)
 		if err != nil {
 			writeError(c, s.log, err)
 			return
@@ -243,11 +240,11 @@ func (s *Server) isDisabled(kind string) gin.HandlerFunc {
 	}
 }
 
-func (s *Server) setDisabled(kind string, disabled bool) gin.HandlerFunc {
+func (s *appHandlers) setDisabled(kind string, disabled bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, kind)
 		if err == nil {
-			err = s.regIn(c).Config().SetDisabled(c, kind, name, disabled, s.clock.Now())
+			err = s.regIn(c).SetDisabled(c, kind, name, disabled, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -258,15 +255,4 @@ func (s *Server) setDisabled(kind string, disabled bool) gin.HandlerFunc {
 		}
 		c.Status(http.StatusNoContent)
 	}
-}
-
-func (s *Server) checkExists(c *gin.Context, kind string) (string, error) {
-	if kind == "app" {
-		name := c.Param("appName")
-		_, err := s.regIn(c).Config().App(c, name)
-		return name, err
-	}
-	name := c.Param("jobName")
-	_, err := s.regIn(c).Config().Job(c, name)
-	return name, err
 }

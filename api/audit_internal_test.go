@@ -35,7 +35,7 @@ func (l *rowsLog) Audits(context.Context, view.Query) (view.Page[view.Audit], er
 // ginEngine is the audit and auth middlewares in front of test handlers, with
 // gin's recovery outside them, as in New.
 func ginEngine(l *rowsLog, handlers map[string]gin.HandlerFunc) *gin.Engine {
-	s := &Server{auth: NewAuth(Credentials{}, clock.Real{}, nil), clock: clock.Real{}, log: slog.New(slog.DiscardHandler),
+	s := &Server{core: &core{auth: NewAuth(Credentials{}, clock.Real{}, nil), clock: clock.Real{}, log: slog.New(slog.DiscardHandler)},
 		audit: l, clientAddr: RemoteAddr}
 	r := gin.New()
 	r.Use(gin.Recovery())

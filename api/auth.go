@@ -254,7 +254,7 @@ func (s *Server) authMiddleware(c *gin.Context) {
 
 // authenticate puts the request's caller in the context, or answers why it has none (401)
 // and returns false.
-func (s *Server) authenticate(c *gin.Context) (identity.Principal, bool) {
+func (s *core) authenticate(c *gin.Context) (identity.Principal, bool) {
 	p, err := s.auth.principalOf(c.Request)
 	c.Set(ctxUser, p.Name)
 	if err != nil {
@@ -269,60 +269,4 @@ func (s *Server) authenticate(c *gin.Context) (identity.Principal, bool) {
 type loginRequest struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
-}
-
-func (s *Server) login(c *gin.Context) {
-	body, err := readBody(c, s.maxBody)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	var req loginRequest
-	if err := decodeStrict(body, &req); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	c.Set(ctxUser, req.Username)
-	addr := s.clientAddr(c.Request)
-	if s.auth.throttled(addr) {
-		writeError(c, s.log, fmt.Errorf("%w: too many failed logins; try again in a minute", ErrTooMany))
-		return
-	}
-	tok, p, exp, err := s.auth.Login(req.Username, req.Password)
-	if err != nil {
-		s.auth.failed(addr)
-		writeError(c, s.log, err)
-		return
-	}
-	c.Set(ctxRole, Role(p.Kind))
-	resp := gin.H{"token": tok, "role": p.Kind, "expiresAt": exp.UTC()}
-	if !p.Admin {
-		resp["namespaces"] = p.Roles
-	}
-	c.JSON(http.StatusOK, resp)
-}
-
-func (s *Server) logout(c *gin.Context) {
-	if tok, ok := bearer(c.Request); ok {
-		if cl, err := s.auth.session(c, tok); err == nil {
-			c.Set(ctxUser, cl.User)
-			c.Set(ctxRole, cl.Role)
-		}
-		if err := s.auth.Logout(c, tok); err != nil {
-			writeError(c, s.log, err)
-			return
-		}
-	}
-	c.Status(http.StatusNoContent)
-}
-
-// whoami says who the caller is and what it may do: its role kind, and
-// for all but the admin its role in each namespace.
-func (s *Server) whoami(c *gin.Context) {
-	p := principal(c)
-	resp := gin.H{"user": p.Name, "role": p.Kind, "open": s.auth.Open(), "admin": p.Admin}
-	if !p.Admin {
-		resp["namespaces"] = p.Roles
-	}
-	c.JSON(http.StatusOK, resp)
 }

@@ -14,6 +14,12 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// backfillHandlers serve /api/job/backfills, of jobs and workflows.
+type backfillHandlers struct {
+	*core
+	*jobHandlers
+}
+
 // backfillRequest is POST /api/job/backfills' body: a past range
 // [from, to) of the job's (or workflow's) plan, at most concurrency runs
 // in flight (0: 1).
@@ -60,7 +66,7 @@ var backfillSeq atomic.Uint32
 // instants in [from, to) with the plan the leader fires (crons, H,
 // jitter, calendar) and stores the backfill; the leader's loop queues its
 // runs (201 with the backfill).
-func (s *Server) startBackfill(c *gin.Context) {
+func (s *backfillHandlers) startBackfill(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -109,7 +115,7 @@ func (s *Server) startBackfill(c *gin.Context) {
 }
 
 // backfillInstants are the job's nominal instants in the request's range.
-func (s *Server) backfillInstants(c *gin.Context, cfg jobs.Config, req backfillRequest) ([]time.Time, error) {
+func (s *backfillHandlers) backfillInstants(c *gin.Context, cfg jobs.Config, req backfillRequest) ([]time.Time, error) {
 	p, loc, err := s.jobPlan(c, cfg)
 	if err != nil {
 		return nil, err
@@ -127,7 +133,7 @@ func (s *Server) backfillInstants(c *gin.Context, cfg jobs.Config, req backfillR
 
 // startWorkflowBackfill is startBackfill for a workflow: its instants
 // are those of the plan its engine fires (crons, H, jitter, calendar).
-func (s *Server) startWorkflowBackfill(c *gin.Context, req backfillRequest, now time.Time) {
+func (s *backfillHandlers) startWorkflowBackfill(c *gin.Context, req backfillRequest, now time.Time) {
 	name := req.WorkflowName
 	cfg, err := s.regOf(c).Flows().Workflow(c, name)
 	if err != nil {
@@ -172,7 +178,7 @@ func (s *Server) startWorkflowBackfill(c *gin.Context, req backfillRequest, now 
 
 // listBackfills answers GET /api/job/backfills (?jobName=, ?workflowName=): the request's
 // namespace's backfills, newest first.
-func (s *Server) listBackfills(c *gin.Context) {
+func (s *backfillHandlers) listBackfills(c *gin.Context) {
 	bs, err := backfill.List(c, s.reg, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
@@ -196,7 +202,7 @@ func (s *Server) listBackfills(c *gin.Context) {
 
 // backfillIn reads a backfill of the request's namespace (another
 // namespace's is not found).
-func (s *Server) backfillIn(c *gin.Context, id string) (backfill.Backfill, error) {
+func (s *backfillHandlers) backfillIn(c *gin.Context, id string) (backfill.Backfill, error) {
 	b, err := backfill.Get(c, s.reg, id)
 	if err == nil && b.Namespace != nsOf(c) {
 		return b, fmt.Errorf("%w: no backfill '%s' in namespace '%s'", ErrNotFound, id, nsOf(c))
@@ -205,7 +211,7 @@ func (s *Server) backfillIn(c *gin.Context, id string) (backfill.Backfill, error
 }
 
 // getBackfill answers GET /api/job/backfills/{id}.
-func (s *Server) getBackfill(c *gin.Context) {
+func (s *backfillHandlers) getBackfill(c *gin.Context) {
 	b, err := s.backfillIn(c, c.Param("id"))
 	if err != nil {
 		writeError(c, s.log, err)
@@ -215,7 +221,7 @@ func (s *Server) getBackfill(c *gin.Context) {
 }
 
 // controlBackfill answers POST /api/job/backfills/{id}/pause|resume|cancel.
-func (s *Server) controlBackfill(c *gin.Context) {
+func (s *backfillHandlers) controlBackfill(c *gin.Context) {
 	id, action := c.Param("id"), c.Param("action")
 	if action != "pause" && action != "resume" && action != "cancel" {
 		writeError(c, s.log, fmt.Errorf("%w: no action %q on a backfill (pause, resume or cancel)", ErrNotFound, action))

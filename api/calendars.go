@@ -19,16 +19,17 @@ import (
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
+// scheduleHandlers serve a namespace's calendars and the cron previews, and plan the
+// fires of jobs and workflows (time zone, calendars, jitter) for the other groups.
+type scheduleHandlers struct {
+	*core
+	location   *time.Location
+	cronJitter time.Duration // Options.CronJitter
+}
+
 // A namespace's business calendars (docs/jobs.md, "Jitter, calendars and
 // several crons"): anyone with a role there reads them, an editor writes
 // them (the namespace routes' access), jobs of that namespace name them.
-
-func (s *Server) calendarRoutes(g *gin.RouterGroup) {
-	g.GET("/:name/calendars", s.listCalendars)
-	g.GET("/:name/calendars/:calendar", s.getCalendar)
-	g.PUT("/:name/calendars/:calendar", s.putCalendar)
-	g.DELETE("/:name/calendars/:calendar", s.deleteCalendar)
-}
 
 func calendarParam(c *gin.Context) (string, error) {
 	name := c.Param("calendar")
@@ -38,8 +39,8 @@ func calendarParam(c *gin.Context) (string, error) {
 	return name, nil
 }
 
-func (s *Server) listCalendars(c *gin.Context) {
-	list, err := s.reg.Schedule().Calendars(c, nsOf(c))
+func (s *scheduleHandlers) listCalendars(c *gin.Context) {
+	list, err := s.reg.Calendars(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -47,13 +48,13 @@ func (s *Server) listCalendars(c *gin.Context) {
 	c.JSON(http.StatusOK, list)
 }
 
-func (s *Server) getCalendar(c *gin.Context) {
+func (s *scheduleHandlers) getCalendar(c *gin.Context) {
 	name, err := calendarParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	cal, _, err := s.reg.Schedule().Calendar(c, nsOf(c), name)
+	cal, _, err := s.reg.Calendar(c, nsOf(c), name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -65,7 +66,7 @@ func (s *Server) getCalendar(c *gin.Context) {
 // is the calendar as JSON, or an iCalendar file (Content-Type text/calendar)
 // whose events become its exclude list, with ?timeZone=, ?weekdays=MON,TUE,…
 // and ?description= for the rest.
-func (s *Server) putCalendar(c *gin.Context) {
+func (s *scheduleHandlers) putCalendar(c *gin.Context) {
 	name, err := calendarParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -98,7 +99,7 @@ func (s *Server) putCalendar(c *gin.Context) {
 		return
 	}
 	cal.Weekdays = calendar.SortedWeekdays(cal.Weekdays)
-	created, err := s.reg.Schedule().PutCalendar(c, nsOf(c), cal)
+	created, err := s.reg.PutCalendar(c, nsOf(c), cal)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -110,7 +111,7 @@ func (s *Server) putCalendar(c *gin.Context) {
 	c.JSON(code, cal)
 }
 
-func (s *Server) calendarFromICS(c *gin.Context, body []byte) (calendar.Calendar, error) {
+func (s *scheduleHandlers) calendarFromICS(c *gin.Context, body []byte) (calendar.Calendar, error) {
 	cal := calendar.Calendar{Name: c.Param("calendar"), TimeZone: c.Query("timeZone"), Description: c.Query("description")}
 	if w := c.Query("weekdays"); w != "" {
 		cal.Weekdays = strings.Split(w, ",")
@@ -134,7 +135,7 @@ func (s *Server) calendarFromICS(c *gin.Context, body []byte) (calendar.Calendar
 	return cal, nil
 }
 
-func (s *Server) deleteCalendar(c *gin.Context) {
+func (s *scheduleHandlers) deleteCalendar(c *gin.Context) {
 	name, err := calendarParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -149,7 +150,7 @@ func (s *Server) deleteCalendar(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: calendar %q is named by %s: change them first", ErrConflict, name, strings.Join(users, ", ")))
 		return
 	}
-	if err := s.reg.Schedule().DeleteCalendar(c, nsOf(c), name); err != nil {
+	if err := s.reg.DeleteCalendar(c, nsOf(c), name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -157,8 +158,8 @@ func (s *Server) deleteCalendar(c *gin.Context) {
 }
 
 // calendarUsers lists the namespace's jobs that name a calendar.
-func (s *Server) calendarUsers(ctx context.Context, ns, name string) ([]string, error) {
-	list, err := s.reg.In(ns).Config().Jobs(ctx)
+func (s *scheduleHandlers) calendarUsers(ctx context.Context, ns, name string) ([]string, error) {
+	list, err := s.reg.In(ns).Jobs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func (s *Server) calendarUsers(ctx context.Context, ns, name string) ([]string, 
 			out = append(out, j.JobName)
 		}
 	}
-	flows, err := s.reg.In(ns).Flows().Workflows(ctx)
+	flows, err := s.reg.In(ns).Workflows(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (s *Server) calendarUsers(ctx context.Context, ns, name string) ([]string, 
 
 // checkCalendar refuses a job naming a calendar its namespace does not
 // hold (400), and one whose crons the calendar leaves no fire to.
-func (s *Server) checkCalendar(ctx context.Context, job jobs.Config) error {
+func (s *scheduleHandlers) checkCalendar(ctx context.Context, job jobs.Config) error {
 	if job.Calendar == "" {
 		return nil
 	}
@@ -202,25 +203,25 @@ func (s *Server) checkCalendar(ctx context.Context, job jobs.Config) error {
 // jobPlan is a job's schedule as the leader fires it (registry.Plan, with
 // the scheduler-wide jitter) and the zone it is read in; job is as the
 // request's namespace knows it.
-func (s *Server) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *time.Location, error) {
+func (s *scheduleHandlers) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *time.Location, error) {
 	ns, _ := ctx.Value(ctxNamespace).(string)
 	job.JobName = namespace.Key(ns, job.JobName)
 	loc, err := job.Location(s.location)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.Schedule().Plan(ctx, job, cron.ParseFor, s.inheritedJitter(ctx, ns, job.Jitter), s.location)
+	p, err := s.reg.Plan(ctx, job, cron.ParseFor, s.inheritedJitter(ctx, ns, job.Jitter), s.location)
 	return p, loc, err
 }
 
 // inheritedJitter is the jitter window a job or workflow of namespace ns
 // setting own ("" for none) inherits: its namespace's, else the
 // scheduler's, as the leader's registry.Jitters gives it.
-func (s *Server) inheritedJitter(ctx context.Context, ns, own string) time.Duration {
+func (s *scheduleHandlers) inheritedJitter(ctx context.Context, ns, own string) time.Duration {
 	if own != "" {
 		return s.cronJitter
 	}
-	rec, err := s.reg.Tenancy().Namespace(ctx, ns)
+	rec, err := s.reg.Namespace(ctx, ns)
 	if err != nil {
 		return s.cronJitter
 	}
@@ -228,14 +229,14 @@ func (s *Server) inheritedJitter(ctx context.Context, ns, own string) time.Durat
 }
 
 // workflowPlan is jobPlan for a workflow.
-func (s *Server) workflowPlan(ctx context.Context, w workflow.Config) (*cron.Plan, *time.Location, error) {
+func (s *scheduleHandlers) workflowPlan(ctx context.Context, w workflow.Config) (*cron.Plan, *time.Location, error) {
 	ns, _ := ctx.Value(ctxNamespace).(string)
 	w.Name = namespace.Key(ns, w.Name)
 	loc, err := w.Location(s.location)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.Schedule().WorkflowPlan(ctx, w, s.inheritedJitter(ctx, ns, w.Jitter), s.location)
+	p, err := s.reg.WorkflowPlan(ctx, w, s.inheritedJitter(ctx, ns, w.Jitter), s.location)
 	return p, loc, err
 }
 
@@ -252,8 +253,8 @@ type JobNext struct {
 }
 
 // jobNext previews a job's fires: ?count=5[&from=RFC 3339].
-func (s *Server) jobNext(c *gin.Context) {
-	job, err := s.regOf(c).Config().Job(c, c.Param("jobName"))
+func (s *scheduleHandlers) jobNext(c *gin.Context) {
+	job, err := s.regOf(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -24,16 +24,12 @@ type CronNext struct {
 	Fires    []string `json:"fires"`
 }
 
-func (s *Server) cronRoutes(g *gin.RouterGroup) {
-	g.GET("/next", s.cronNext)
-}
-
 // cronNext previews an expression with the scheduler's own parser:
 // ?cron=…&timeZone=…&count=5[&from=RFC 3339][&job=NAME: the job whose name
 // an "H" field hashes; a job's actual fires, with its jitter and calendar,
 // are GET /api/jobs/{jobName}/next]. Bad input is a 400 whose
 // message starts with the field's name.
-func (s *Server) cronNext(c *gin.Context) {
+func (s *scheduleHandlers) cronNext(c *gin.Context) {
 	ans, err := s.previewCron(c.Query("cron"), keyOf(c, c.Query("job")), c.Query("timeZone"), c.Query("count"), c.Query("from"))
 	if err != nil {
 		writeError(c, s.log, err)
@@ -42,7 +38,7 @@ func (s *Server) cronNext(c *gin.Context) {
 	c.JSON(http.StatusOK, ans)
 }
 
-func (s *Server) previewCron(expr, key, zone, count, from string) (CronNext, error) {
+func (s *scheduleHandlers) previewCron(expr, key, zone, count, from string) (CronNext, error) {
 	expr = strings.TrimSpace(expr)
 	if expr == "" {
 		return CronNext{}, fmt.Errorf("%w: cron is required (a Quartz expression such as 0/5 * * * * ?)", ErrBadRequest)

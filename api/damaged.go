@@ -15,16 +15,10 @@ import (
 // store path.
 const damagedRoute = "/api/registry/damaged"
 
-func (s *Server) registryRoutes(g *gin.RouterGroup) {
-	g.GET("/damaged", s.listDamaged)
-	g.DELETE("/damaged", s.removeDamaged)
-	g.PUT("/damaged", s.repairDamaged)
-}
-
 // listDamaged answers the entries set aside: those this instance met, each
 // read again (removed and repaired ones leave the list), or with
 // scan=true every record of the registry walked and decoded.
-func (s *Server) listDamaged(c *gin.Context) {
+func (s *operateHandlers) listDamaged(c *gin.Context) {
 	var all []registry.Damaged
 	var err error
 	if c.Query("scan") == "true" {
@@ -57,7 +51,7 @@ func damagedPath(c *gin.Context) (string, error) {
 	return p, nil
 }
 
-func (s *Server) removeDamaged(c *gin.Context) {
+func (s *operateHandlers) removeDamaged(c *gin.Context) {
 	p, err := damagedPath(c)
 	if err == nil {
 		err = s.reg.RemoveDamaged(c, p)
@@ -72,7 +66,7 @@ func (s *Server) removeDamaged(c *gin.Context) {
 // repairDamaged replaces a damaged entry with the request's body, the
 // value as it is to be stored (an app's or a job's JSON as GET answers
 // it, with names as the namespace knows them).
-func (s *Server) repairDamaged(c *gin.Context) {
+func (s *operateHandlers) repairDamaged(c *gin.Context) {
 	p, err := damagedPath(c)
 	if err != nil {
 		writeError(c, s.log, err)

@@ -14,8 +14,8 @@ import (
 // leader's records of the alerts it raised, deadline.Watcher), soonest
 // due first. The history keeps every one (status traces of state
 // DEADLINE_MISSED).
-func (s *Server) missedDeadlines(c *gin.Context) {
-	recs, err := s.reg.Schedule().Alerts(c)
+func (s *runHandlers) missedDeadlines(c *gin.Context) {
+	recs, err := s.reg.Alerts(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

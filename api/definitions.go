@@ -14,6 +14,15 @@ import (
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
+// definitionHandlers check, apply and delete the definitions of Kubernetes objects
+// (apps, jobs, workflows) and say their status: what is not HTTP (crd.Definitions).
+type definitionHandlers struct {
+	*core
+	*guideHandlers
+	*workflowHandlers
+	hist requestHistory // nil: history off
+}
+
 // Definitions from Kubernetes objects (docs/kubernetes.md, "Definitions as
 // Kubernetes objects"): the admission webhook checks an object's spec and
 // the leader's reconciler writes it, both through the REST API's own
@@ -85,7 +94,7 @@ type definition struct {
 // registration of a definition of kind named name in namespace ns (its
 // update when it exists already). It returns the warnings the API would
 // send as Warning headers; ErrorMessage words its error as the API does.
-func (s *Server) CheckDefinition(ctx context.Context, kind, ns, name string, spec []byte) ([]string, error) {
+func (s *definitionHandlers) CheckDefinition(ctx context.Context, kind, ns, name string, spec []byte) ([]string, error) {
 	_, warns, err := s.checkDefinition(withNamespace(ctx, ns), kind, name, spec, false)
 	return warns, err
 }
@@ -93,7 +102,7 @@ func (s *Server) CheckDefinition(ctx context.Context, kind, ns, name string, spe
 // checkDefinition decodes and checks a spec; with orSame, a spec equal to
 // the registered definition is not checked again (d.same): a new leader
 // re-reading every object asks nothing of the cluster for them.
-func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []byte, orSame bool) (definition, []string, error) {
+func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name string, spec []byte, orSame bool) (definition, []string, error) {
 	var d definition
 	var warns []string
 	warn := func(m string) { warns = append(warns, m) }
@@ -101,7 +110,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 	if err != nil {
 		return d, nil, err
 	}
-	if _, err := s.reg.Tenancy().Namespace(ctx, nsFrom(ctx)); err != nil {
+	if _, err := s.reg.Namespace(ctx, nsFrom(ctx)); err != nil {
 		return d, nil, fmt.Errorf("%w (create it first: ejctl ns create %s)", err, nsFrom(ctx))
 	}
 	switch kind {
@@ -110,7 +119,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		if err := decodeStrict(body, &d.app); err != nil {
 			return d, nil, err
 		}
-		d.exists, err = found(s.regIn(ctx).Config().App(ctx, name))
+		d.exists, err = found(s.regIn(ctx).App(ctx, name))
 		if err != nil {
 			return d, nil, err
 		}
@@ -134,7 +143,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		if err != nil {
 			return d, nil, err
 		}
-		if d.exists, err = found(s.regIn(ctx).Config().Job(ctx, name)); err != nil {
+		if d.exists, err = found(s.regIn(ctx).Job(ctx, name)); err != nil {
 			return d, nil, err
 		}
 		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
@@ -149,7 +158,7 @@ func (s *Server) checkDefinition(ctx context.Context, kind, name string, spec []
 		if err := decodeStrict(body, &d.workflow); err != nil {
 			return d, nil, err
 		}
-		if d.exists, err = found(s.regIn(ctx).Flows().Workflow(ctx, name)); err != nil {
+		if d.exists, err = found(s.regIn(ctx).Workflow(ctx, name)); err != nil {
 			return d, nil, err
 		}
 		for i := range d.workflow.Nodes { // as checkWorkflow stores them
@@ -178,16 +187,16 @@ func found[T any](_ T, err error) (bool, error) {
 // registers it (or updates what it names: a definition registered through
 // the API before is adopted), recording owner as its owner first, so no
 // API call changes it meanwhile.
-func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spec []byte, owner registry.Owner) ([]string, error) {
+func (s *definitionHandlers) ApplyDefinition(ctx context.Context, kind, ns, name string, spec []byte, owner registry.Owner) ([]string, error) {
 	ctx = withNamespace(ctx, ns)
 	d, warns, err := s.checkDefinition(ctx, kind, name, spec, true)
 	if err != nil {
 		return warns, err
 	}
-	if cur, ok, err := s.reg.Config().OwnerOf(ctx, kind, ns, name); err != nil {
+	if cur, ok, err := s.reg.OwnerOf(ctx, kind, ns, name); err != nil {
 		return warns, err
 	} else if !ok || cur != owner {
-		if err := s.reg.Config().SetOwner(ctx, kind, ns, name, owner); err != nil {
+		if err := s.reg.SetOwner(ctx, kind, ns, name, owner); err != nil {
 			return warns, err
 		}
 	}
@@ -197,17 +206,17 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 	}
 	switch {
 	case kind == DefApp && d.exists:
-		err = reg.Config().UpdateApp(ctx, d.app)
+		err = reg.UpdateApp(ctx, d.app)
 	case kind == DefApp:
-		err = reg.Config().AddApp(ctx, d.app)
+		err = reg.AddApp(ctx, d.app)
 	case kind == DefJob && d.exists:
-		err = reg.Config().UpdateJobAt(ctx, d.job, s.clock.Now())
+		err = reg.UpdateJobAt(ctx, d.job, s.clock.Now())
 	case kind == DefJob:
 		err = s.addJob(ctx, d.job)
 	case d.exists:
-		err = reg.Flows().UpdateWorkflow(ctx, d.workflow)
+		err = reg.UpdateWorkflow(ctx, d.workflow)
 	default:
-		err = reg.Flows().AddWorkflow(ctx, d.workflow)
+		err = reg.AddWorkflow(ctx, d.workflow)
 	}
 	if err == nil && s.ops != nil {
 		s.ops.Wake()
@@ -216,18 +225,18 @@ func (s *Server) ApplyDefinition(ctx context.Context, kind, ns, name string, spe
 }
 
 // unchanged reports whether the registry holds d already.
-func (s *Server) unchanged(ctx context.Context, kind, name string, d definition) bool {
+func (s *definitionHandlers) unchanged(ctx context.Context, kind, name string, d definition) bool {
 	var cur, next any
 	var err error
 	switch kind {
 	case DefApp:
-		cur, err = s.regIn(ctx).Config().App(ctx, name)
+		cur, err = s.regIn(ctx).App(ctx, name)
 		next = d.app
 	case DefJob:
-		cur, err = s.regIn(ctx).Config().Job(ctx, name)
+		cur, err = s.regIn(ctx).Job(ctx, name)
 		next = d.job
 	default:
-		cur, err = s.regIn(ctx).Flows().Workflow(ctx, name)
+		cur, err = s.regIn(ctx).Workflow(ctx, name)
 		next = d.workflow
 	}
 	if err != nil {
@@ -241,31 +250,20 @@ func (s *Server) unchanged(ctx context.Context, kind, name string, d definition)
 // DeleteDefinition deregisters a definition whose object was deleted (an
 // app with its jobs, a job even when workflows run it: the object is gone)
 // and forgets its owner. A definition already gone is no error.
-func (s *Server) DeleteDefinition(ctx context.Context, kind, ns, name string) error {
+func (s *definitionHandlers) DeleteDefinition(ctx context.Context, kind, ns, name string) error {
 	ctx = withNamespace(ctx, ns)
 	reg := s.regIn(ctx)
 	var err error
 	switch kind {
 	case DefApp:
-		_, err = reg.Config().DeleteApp(ctx, name)
+		_, err = reg.DeleteApp(ctx, name)
 	case DefJob:
-		err = reg.Config().DeleteJob(ctx, name)
+		err = reg.DeleteJob(ctx, name)
 	default:
-		err = reg.Flows().DeleteWorkflow(ctx, name, s.clock.Now())
+		err = reg.DeleteWorkflow(ctx, name, s.clock.Now())
 	}
 	if _, err := found(struct{}{}, err); err != nil {
 		return err
 	}
-	return s.reg.Config().DropOwner(ctx, kind, ns, name)
-}
-
-// checkNotOwned refuses (409) a change through the API of a definition a
-// Kubernetes object owns: it is changed in the object (kubectl, git).
-func (s *Server) checkNotOwned(ctx context.Context, kind, name string) error {
-	o, ok, err := s.reg.Config().OwnerOf(ctx, kind, nsFrom(ctx), name)
-	if err != nil || !ok {
-		return err
-	}
-	return fmt.Errorf("%w: %s '%s' is owned by the Kubernetes object %s (elasticjob.io/v1); change it there (kubectl apply, or in git for Argo CD/Flux), not through the API",
-		ErrConflict, kind, name, o)
+	return s.reg.DropOwner(ctx, kind, ns, name)
 }

@@ -22,7 +22,7 @@ type DefinitionStatus struct {
 
 // StatusOf reads a definition's status (a CloudApp has none of its own:
 // zero).
-func (s *Server) StatusOf(ctx context.Context, kind, ns, name string) (DefinitionStatus, error) {
+func (s *definitionHandlers) StatusOf(ctx context.Context, kind, ns, name string) (DefinitionStatus, error) {
 	ctx = withNamespace(ctx, ns)
 	var st DefinitionStatus
 	switch kind {

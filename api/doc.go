@@ -2,6 +2,15 @@
 // decodes, calls the registry or the scheduler, and encodes. One function,
 // writeError, maps domain errors to HTTP codes and JSON {"message": …}.
 //
+// # Layout
+//
+// Server is the route table (routes.go, every route in one place) and the
+// middleware each request passes (auth, audit, forwarding to the leader).
+// The handlers live in small groups by concern (apps, schedules, jobs,
+// runs, guide, workflows, backfills, tenancy, operate, console,
+// definitions), each a type holding what it uses; core.go lists them with
+// their files, and Options lists its fields by the group that uses them.
+//
 // # OpenAPI
 //
 // openapi.yaml is the API's OpenAPI 3.1 description, maintained by hand
@@ -13,7 +22,8 @@
 // codes each can answer) is written where a reviewer reads it, and the
 // tests keep it honest. To add a route:
 //
-//  1. register it in its *Routes function (New for a new group);
+//  1. register it in its *Routes function in routes.go, with its handler
+//     in its group's file;
 //  2. describe it under paths: in openapi.yaml, reusing
 //     components/parameters, components/schemas and, for errors,
 //     components/responses, listing every status it can answer ("500"

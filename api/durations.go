@@ -35,7 +35,7 @@ const (
 	maxDurationRuns     = 500
 )
 
-func (s *Server) jobDurations(c *gin.Context) {
+func (s *runHandlers) jobDurations(c *gin.Context) {
 	name := c.Param("jobName")
 	if _, err := s.regOf(c).Config().Job(c, name); err != nil {
 		writeError(c, s.log, err)

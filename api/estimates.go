@@ -15,7 +15,7 @@ import (
 // estimated start (deadline.Places), keyed by deadline.ReadyKey and
 // FailoverKey of the namespace's own names. Estimates are best effort:
 // what cannot be read leaves them out (nil), never fails the listing.
-func (s *Server) places(ctx context.Context, ready []queue.Ready, failover []queue.Failover) map[string]deadline.Place {
+func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover []queue.Failover) map[string]deadline.Place {
 	if len(ready)+len(failover) > maxEstimated {
 		return nil
 	}

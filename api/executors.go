@@ -35,13 +35,7 @@ func (a *Auth) validTaskToken(taskID, tok string) bool {
 	return taskID != "" && hmac.Equal([]byte(tok), []byte(a.TaskToken(taskID)))
 }
 
-// executorRoutes serves executor reports: authenticated by the task's token (never by a
-// user's credentials), forwarded to the leader by a standby like any write.
-func (s *Server) executorRoutes(r *gin.Engine, ex Executors) {
-	r.POST(ExecutorReportPath, s.forward, func(c *gin.Context) { s.executorReport(c, ex) })
-}
-
-func (s *Server) executorReport(c *gin.Context, ex Executors) {
+func (s *operateHandlers) executorReport(c *gin.Context, ex Executors) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)

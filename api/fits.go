@@ -20,7 +20,7 @@ import (
 // every agent it needs) can never fit the agents together is accepted with
 // a Warning header (agents may join; it waits as never_fits until then).
 // Without known agents, or when they cannot be read, nothing is checked.
-func (s *Server) checkFits(c context.Context, cfg jobs.Config, warn func(string)) error {
+func (s *jobHandlers) checkFits(c context.Context, cfg jobs.Config, warn func(string)) error {
 	if s.eng == nil {
 		return nil
 	}

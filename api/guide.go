@@ -20,18 +20,16 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// guideHandlers serve /api/jobs, the guided job API (register from a few fields, start,
+// pause, status).
+type guideHandlers struct {
+	*core
+	*jobHandlers
+	hist requestHistory // nil: history off
+}
+
 // The practice guide's calls (reference 002 §3.3.2, §7.2.2) as aliases of
 // the native API: register with a jarPath, start, pause, resume, status.
-
-func (s *Server) guideRoutes(g *gin.RouterGroup) {
-	g.POST("/register", s.guideRegister)
-	g.POST("/:jobName/start", s.guideStart)
-	g.POST("/:jobName/pause", s.guidePause(true))
-	g.POST("/:jobName/resume", s.guidePause(false))
-	g.GET("/:jobName/status", s.guideStatus)
-	g.GET("/:jobName/durations", s.jobDurations)
-	g.GET("/:jobName/next", s.jobNext)
-}
 
 // guideSuccess is the guide's answer to its control calls.
 func guideSuccess(c *gin.Context, msg string, extra gin.H) {
@@ -52,7 +50,7 @@ type guideJob struct {
 	BootstrapScript string `json:"bootstrapScript"`
 }
 
-func (s *Server) guideRegister(c *gin.Context) {
+func (s *guideHandlers) guideRegister(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -88,7 +86,7 @@ func (s *Server) guideRegister(c *gin.Context) {
 // guidePlan checks everything before anything is written: the job, and
 // either the app it names (which must agree with jarPath) or the app to
 // create from jarPath and bootstrapScript.
-func (s *Server) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app.Config, error) {
+func (s *guideHandlers) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app.Config, error) {
 	job := req.Config
 	if job.AppName == "" {
 		job.AppName = job.JobName
@@ -105,12 +103,12 @@ func (s *Server) guidePlan(ctx context.Context, req guideJob) (jobs.Config, *app
 	if err := validName("jobName", job.JobName); err != nil {
 		return job, nil, err
 	}
-	if _, err := s.regIn(ctx).Config().Job(ctx, job.JobName); err == nil {
+	if _, err := s.regIn(ctx).Job(ctx, job.JobName); err == nil {
 		return job, nil, fmt.Errorf("%w: Job '%s' already existed.", registry.ErrJobExists, job.JobName)
 	} else if !errors.Is(err, registry.ErrJobNotFound) {
 		return job, nil, err
 	}
-	existing, err := s.regIn(ctx).Config().App(ctx, job.AppName)
+	existing, err := s.regIn(ctx).App(ctx, job.AppName)
 	switch {
 	case err == nil:
 		return job, nil, guideAppAgrees(existing, req)
@@ -132,7 +130,7 @@ func guideAppAgrees(a app.Config, req guideJob) error {
 	return nil
 }
 
-func (s *Server) guideNewApp(job jobs.Config, req guideJob) (jobs.Config, *app.Config, error) {
+func (s *guideHandlers) guideNewApp(job jobs.Config, req guideJob) (jobs.Config, *app.Config, error) {
 	if req.JarPath == "" {
 		return job, nil, fmt.Errorf("%w: app '%s' does not exist; send jarPath (the package URL) and bootstrapScript (the command the executor runs inside the package, e.g. \"bin/start.sh\") to create it, or publish the app first with POST /api/app and send its appName", ErrBadRequest, job.AppName)
 	}
@@ -168,15 +166,15 @@ func jarName(u string) string {
 
 // guideSave creates the app (when planned) and the job; a job refused at
 // the last moment takes the app it created with it.
-func (s *Server) guideSave(ctx context.Context, job jobs.Config, newApp *app.Config) error {
+func (s *guideHandlers) guideSave(ctx context.Context, job jobs.Config, newApp *app.Config) error {
 	if newApp != nil {
-		if err := s.regIn(ctx).Config().AddApp(ctx, *newApp); err != nil {
+		if err := s.regIn(ctx).AddApp(ctx, *newApp); err != nil {
 			return err
 		}
 	}
 	err := s.addJob(ctx, job)
 	if err != nil && newApp != nil {
-		if _, derr := s.regIn(ctx).Config().DeleteApp(ctx, newApp.AppName); derr != nil {
+		if _, derr := s.regIn(ctx).DeleteApp(ctx, newApp.AppName); derr != nil {
 			s.log.Warn("api: remove the app created for a job that was refused", "app", newApp.AppName, "err", derr)
 		}
 	}
@@ -185,7 +183,7 @@ func (s *Server) guideSave(ctx context.Context, job jobs.Config, newApp *app.Con
 
 // guideStart triggers the job (body optional: {"jobParameter",
 // "idempotencyKey"}, as POST /api/job/trigger).
-func (s *Server) guideStart(c *gin.Context) {
+func (s *guideHandlers) guideStart(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -220,11 +218,11 @@ func (s *Server) guideStart(c *gin.Context) {
 }
 
 // guidePause disables (pause) or enables (resume) the job.
-func (s *Server) guidePause(disable bool) gin.HandlerFunc {
+func (s *guideHandlers) guidePause(disable bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, "job")
 		if err == nil {
-			err = s.regIn(c).Config().SetDisabled(c, "job", name, disable, s.clock.Now())
+			err = s.regIn(c).SetDisabled(c, "job", name, disable, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -271,8 +269,8 @@ type guideJobStatus struct {
 	Waiting               *waitView       `json:"waiting,omitempty"` // why its pending execution has not launched
 }
 
-func (s *Server) guideStatus(c *gin.Context) {
-	job, err := s.regIn(c).Config().Job(c, c.Param("jobName"))
+func (s *guideHandlers) guideStatus(c *gin.Context) {
+	job, err := s.regIn(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -285,13 +283,13 @@ func (s *Server) guideStatus(c *gin.Context) {
 	c.JSON(http.StatusOK, st)
 }
 
-func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus, error) {
+func (s *guideHandlers) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus, error) {
 	st := guideJobStatus{JobName: job.JobName, State: StateReady, ShardingTotalCount: job.ShardingTotalCount, Instances: []guideInstance{}}
-	running, err := s.regIn(ctx).Work().RunningOf(ctx, job.JobName)
+	running, err := s.regIn(ctx).RunningOf(ctx, job.JobName)
 	if err != nil {
 		return st, err
 	}
-	registered, err := s.regIn(ctx).Config().JobRegisteredAt(ctx, job.JobName)
+	registered, err := s.regIn(ctx).JobRegisteredAt(ctx, job.JobName)
 	if err != nil {
 		return st, err
 	}
@@ -329,7 +327,7 @@ func (s *Server) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus
 
 // lastStart is the start of the job's latest execution in history since
 // it was registered (zero without history).
-func (s *Server) lastStart(ctx context.Context, job string, registered time.Time) time.Time {
+func (s *guideHandlers) lastStart(ctx context.Context, job string, registered time.Time) time.Time {
 	if s.hist == nil {
 		return time.Time{}
 	}
@@ -341,8 +339,8 @@ func (s *Server) lastStart(ctx context.Context, job string, registered time.Time
 	return page.Rows[0].StartTime.UTC()
 }
 
-func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
-	q, err := s.regIn(ctx).Work().ReadyQueue(ctx)
+func (s *guideHandlers) queueCounts(ctx context.Context, st *guideJobStatus) error {
+	q, err := s.regIn(ctx).ReadyQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -352,7 +350,7 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 		}
 	}
 	if st.PendingExecutions > 0 {
-		w, ok, err := s.regIn(ctx).Work().WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
+		w, ok, err := s.regIn(ctx).WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
 		if err != nil {
 			return err
 		}
@@ -361,7 +359,7 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 			st.Waiting = &v
 		}
 	}
-	fo, err := s.regIn(ctx).Work().FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).FailoverQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -373,8 +371,8 @@ func (s *Server) queueCounts(ctx context.Context, st *guideJobStatus) error {
 	return nil
 }
 
-func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobStatus) error {
-	rs, err := s.regIn(ctx).Work().RunStateOf(ctx, job.JobName)
+func (s *guideHandlers) pauseState(ctx context.Context, job jobs.Config, st *guideJobStatus) error {
+	rs, err := s.regIn(ctx).RunStateOf(ctx, job.JobName)
 	if err != nil {
 		return err
 	}
@@ -383,7 +381,7 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 		if k.name == "" { // an HTTP job without an app
 			continue
 		}
-		d, err := s.regIn(ctx).Config().IsDisabled(ctx, k.kind, k.name)
+		d, err := s.regIn(ctx).IsDisabled(ctx, k.kind, k.name)
 		if err != nil {
 			return err
 		}
@@ -391,7 +389,7 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 			st.State = StatePaused
 		}
 	}
-	p, ok, err := s.regIn(ctx).Work().PauseOf(ctx, job.JobName)
+	p, ok, err := s.regIn(ctx).PauseOf(ctx, job.JobName)
 	if ok {
 		st.Pause = &p
 	}
@@ -400,7 +398,7 @@ func (s *Server) pauseState(ctx context.Context, job jobs.Config, st *guideJobSt
 
 // nextFire is the job's next fire after now (nil without a cron or when
 // its plan cannot be made), as the producer fires it (jobPlan).
-func (s *Server) nextFire(ctx context.Context, job jobs.Config, now time.Time) *time.Time {
+func (s *guideHandlers) nextFire(ctx context.Context, job jobs.Config, now time.Time) *time.Time {
 	p, loc, err := s.jobPlan(ctx, job)
 	if err != nil || p == nil {
 		return nil
@@ -411,12 +409,6 @@ func (s *Server) nextFire(ctx context.Context, job jobs.Config, now time.Time) *
 	}
 	t = t.UTC()
 	return &t
-}
-
-// addJob registers a job, recording when (history of an earlier job of
-// the same name is not its own).
-func (s *Server) addJob(ctx context.Context, job jobs.Config) error {
-	return s.regIn(ctx).Config().AddJobAt(ctx, job, s.clock.Now())
 }
 
 // historyFrom is where a job's own history starts: its registration,

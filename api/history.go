@@ -116,21 +116,8 @@ var searchParams = map[string]bool{"namespace": true, "page": true, "per_page": 
 // value, a date alone, and RFC 3339.
 var timeLayouts = []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"}
 
-func (s *Server) historyRoutes(g *gin.RouterGroup) {
-	hs := &historyHandlers{s: s, h: s.hist}
-	g.GET("/events/executions", hs.executions)
-	g.GET("/events/statusTraces", hs.statusTraces)
-	g.GET("/statistics/tasks/results", hs.taskResults)
-	g.GET("/statistics/tasks/results/:period", hs.taskResultSummary)
-	g.GET("/statistics/tasks/running", hs.running(requestHistory.TaskRunning))
-	g.GET("/statistics/jobs/running", hs.running(requestHistory.JobRunning))
-	g.GET("/statistics/jobs/executionType", hs.executionType)
-	g.GET("/statistics/jobs/type", hs.jobTypes)
-	g.GET("/statistics/jobs/register", hs.registered)
-}
-
 type historyHandlers struct {
-	s *Server
+	s *core
 	h requestHistory
 }
 

@@ -34,7 +34,7 @@ func forceParam(c *gin.Context) (bool, error) {
 // checkUnused refuses (409) to delete what workflows use unless force is
 // set; what names it ("job 'x'", "app 'y' (its jobs a, b)"). It returns
 // the workflows a forced delete breaks.
-func (s *Server) checkUnused(ctx context.Context, force bool, what string, jobs []string) ([]workflow.Use, error) {
+func (s *core) checkUnused(ctx context.Context, force bool, what string, jobs []string) ([]workflow.Use, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/secrets"
 	"net/http"
 	"regexp"
 	"sort"
@@ -21,33 +22,20 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-func (s *Server) jobRoutes(g *gin.RouterGroup) {
-	g.POST("/register", s.registerJob)
-	g.PUT("/update", s.updateJob)
-	g.DELETE("/deregister", s.deregisterBody)
-	g.DELETE("/:jobName/deregister", s.deregisterPath)
-	g.GET("/:jobName/disable", s.isDisabled("job"))
-	g.POST("/:jobName/disable", s.setDisabled("job", true))
-	g.POST("/:jobName/enable", s.setDisabled("job", false))
-	g.POST("/trigger", s.trigger)
-	g.POST("/:jobName/kill", s.killRun)
-	g.GET("/trigger/:key", s.triggerRun)
-	g.GET("/jobs", s.listJobs)
-	g.GET("/jobs/:jobName", s.getJob)
-	g.GET("/tasks/running", s.runningTasks)
-	g.GET("/tasks/ready", s.readyTasks)
-	g.GET("/tasks/failover", s.failoverTasks)
-	g.GET("/deadlines", s.missedDeadlines)
-	g.POST("/backfills", s.startBackfill)
-	g.GET("/backfills", s.listBackfills)
-	g.GET("/backfills/:id", s.getBackfill)
-	g.POST("/backfills/:id/:action", s.controlBackfill)
-	g.GET("/tasks/:taskId", s.taskResult)
-	g.GET("/logs/:taskId", s.taskLog)
-	g.GET("/lastResults", s.lastResults)
+// jobHandlers serve /api/job's configuration and queues: register, update,
+// deregister, trigger, and the running, ready and failover tasks; registration checks a
+// job's app, calendar, secrets, pod template and fit.
+type jobHandlers struct {
+	*core
+	*appHandlers
+	*scheduleHandlers
+	live
+	secrets   *secrets.Keyring                              // Options.Secrets
+	typicals  *deadline.TypicalCache                        // Options.Typicals
+	committed func(job string, queued, committed time.Time) // Options.TriggerCommitted
 }
 
-func (s *Server) registerJob(c *gin.Context) {
+func (s *jobHandlers) registerJob(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -59,19 +47,19 @@ func (s *Server) registerJob(c *gin.Context) {
 }
 
 // checkNewJob is a job's registration's check: checkJob and its name.
-func (s *Server) checkNewJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
+func (s *jobHandlers) checkNewJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
 	return s.checkJobAs(ctx, cfg, warn, true)
 }
 
 // checkJob is a job's update's check.
-func (s *Server) checkJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
+func (s *jobHandlers) checkJob(ctx context.Context, cfg jobs.Config, warn func(string)) error {
 	return s.checkJobAs(ctx, cfg, warn, false)
 }
 
 // checkJobAs checks a job's config as it is registered or updated: its
 // fields, its cron's fires, its secrets, that it fits the cluster and its
 // podTemplate; warn gets what is accepted with a warning.
-func (s *Server) checkJobAs(ctx context.Context, cfg jobs.Config, warn func(string), isNew bool) error {
+func (s *jobHandlers) checkJobAs(ctx context.Context, cfg jobs.Config, warn func(string), isNew bool) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -103,7 +91,7 @@ func headerWarning(c *gin.Context) func(string) {
 // updateJob merges the body onto the current config (absent fields keep
 // their values; a "props" object replaces the props whole), then
 // reschedules: the leader kills the running tasks and clears the queues.
-func (s *Server) updateJob(c *gin.Context) {
+func (s *jobHandlers) updateJob(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -128,7 +116,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.regIn(c).Config().Job(c, name)
+	cfg, err := s.regIn(c).Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -142,11 +130,11 @@ func (s *Server) updateJob(c *gin.Context) {
 	s.saveJob(c, body, cfg, func(cfg jobs.Config) error {
 		return s.checkJob(c, cfg, headerWarning(c))
 	}, func(ctx context.Context, cfg jobs.Config) error {
-		return s.regOf(c).Config().UpdateJobAt(ctx, cfg, s.clock.Now()) // the catch-up counts from here
+		return s.regOf(c).UpdateJobAt(ctx, cfg, s.clock.Now()) // the catch-up counts from here
 	})
 }
 
-func (s *Server) deregisterBody(c *gin.Context) {
+func (s *jobHandlers) deregisterBody(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err == nil {
 		var name string
@@ -159,7 +147,7 @@ func (s *Server) deregisterBody(c *gin.Context) {
 	}
 }
 
-func (s *Server) deregisterPath(c *gin.Context) {
+func (s *jobHandlers) deregisterPath(c *gin.Context) {
 	if err := s.deregister(c, c.Param("jobName")); err != nil {
 		writeError(c, s.log, err)
 	}
@@ -167,12 +155,12 @@ func (s *Server) deregisterPath(c *gin.Context) {
 
 // deregister deletes a job, refusing (409) when workflows run it unless
 // ?force=true (inuse.go).
-func (s *Server) deregister(c *gin.Context, name string) error {
+func (s *jobHandlers) deregister(c *gin.Context, name string) error {
 	force, err := forceParam(c)
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).Config().Job(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+	if _, err := s.regIn(c).Job(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
 		return err // (a job whose stored config does not decode is deleted too)
 	}
 	if err := s.checkNotOwned(c, DefJob, name); err != nil {
@@ -182,7 +170,7 @@ func (s *Server) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.regIn(c).Config().DeleteJob(c, name); err != nil {
+	if err := s.regIn(c).DeleteJob(c, name); err != nil {
 		return err
 	}
 	deleted(c, "Job '"+name+"'", broken)
@@ -202,7 +190,7 @@ type triggerRequest struct {
 // overrides the job's jobParameter for that execution, and a key seen in
 // the last 24 h queues nothing, so a retried call never runs twice (200
 // with {"queued", "duplicate"}).
-func (s *Server) trigger(c *gin.Context) {
+func (s *jobHandlers) trigger(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -227,7 +215,7 @@ func (s *Server) trigger(c *gin.Context) {
 
 // queueRun queues one execution of a transient job (see trigger) and
 // wakes the launcher; it reports a repeated idempotency key.
-func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
+func (s *jobHandlers) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 	cfg, err := s.triggerable(c, req.JobName)
 	if err != nil {
 		return false, err
@@ -240,12 +228,12 @@ func (s *Server) queueRun(c *gin.Context, req triggerRequest) (bool, error) {
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
-		duplicate, err = s.regIn(c).Work().TriggerRun(c, req.JobName, run, now)
+		duplicate, err = s.regIn(c).TriggerRun(c, req.JobName, run, now)
 		queued = !duplicate
 	} else {
 		// false: the trigger collapsed into an execution already waiting
 		// (misfire false), or the job's queue is full; nothing was written.
-		queued, err = s.regIn(c).Work().TriggerBy(c, req.JobName, cfg.Misfire, now, by)
+		queued, err = s.regIn(c).TriggerBy(c, req.JobName, cfg.Misfire, now, by)
 	}
 	if err != nil || !queued {
 		// Nothing committed: no commit stage to observe, nothing new for
@@ -323,13 +311,13 @@ func checkRunOptions(req triggerRequest) error {
 
 // triggerable checks that a job may run now (registry.CanRun) and is
 // TRANSIENT.
-func (s *Server) triggerable(c *gin.Context, name string) (jobs.Config, error) {
-	cfg, why, err := s.regIn(c).Config().CanRun(c, name)
+func (s *jobHandlers) triggerable(c *gin.Context, name string) (jobs.Config, error) {
+	cfg, why, err := s.regIn(c).CanRun(c, name)
 	switch {
 	case err != nil:
 		return cfg, err
 	case why == jobs.JobMissing:
-		_, err := s.regIn(c).Config().Job(c, name) // its not-found error, as every other endpoint words it
+		_, err := s.regIn(c).Job(c, name) // its not-found error, as every other endpoint words it
 		return cfg, err
 	case cfg.JobExecutionType != jobs.Transient:
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
@@ -361,13 +349,13 @@ func (r jobRow) MarshalJSON() ([]byte, error) {
 	return append(append(append(b[:len(b)-1:len(b)-1], `,"pause":`...), p...), '}'), nil
 }
 
-func (s *Server) listJobs(c *gin.Context) {
-	all, err := s.regIn(c).Config().Jobs(c)
+func (s *jobHandlers) listJobs(c *gin.Context) {
+	all, err := s.regIn(c).Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	pauses, err := s.regIn(c).Work().Pauses(c)
+	pauses, err := s.regIn(c).Pauses(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -381,20 +369,6 @@ func (s *Server) listJobs(c *gin.Context) {
 	})
 }
 
-// listWithDisabled answers a list whose rows carry their disable flags.
-func (s *Server) listWithDisabled(c *gin.Context, kind string, n int, row func(i int, off map[string]bool) any) {
-	off, err := s.regIn(c).Config().Disabled(c, kind)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	rows := make([]any, n)
-	for i := range rows {
-		rows[i] = row(i, off)
-	}
-	c.JSON(http.StatusOK, rows)
-}
-
 // withDisabled encodes v (a JSON object) with a "disabled" member added.
 func withDisabled(v any, disabled bool) ([]byte, error) {
 	b, err := json.Marshal(v)
@@ -404,8 +378,8 @@ func withDisabled(v any, disabled bool) ([]byte, error) {
 	return append(b[:len(b)-1:len(b)-1], fmt.Sprintf(`,"disabled":%t}`, disabled)...), nil
 }
 
-func (s *Server) getJob(c *gin.Context) {
-	cfg, err := s.regIn(c).Config().Job(c, c.Param("jobName"))
+func (s *jobHandlers) getJob(c *gin.Context) {
+	cfg, err := s.regIn(c).Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -425,8 +399,8 @@ type runningView struct {
 	RunKey       string     `json:"runKey,omitempty"` // the idempotency key of the trigger it serves
 }
 
-func (s *Server) runningTasks(c *gin.Context) {
-	all, err := s.regIn(c).Work().RunningTasks(c)
+func (s *jobHandlers) runningTasks(c *gin.Context) {
+	all, err := s.regIn(c).RunningTasks(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -446,20 +420,20 @@ func (s *Server) runningTasks(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) readyTasks(c *gin.Context) {
-	q, err := s.regIn(c).Work().ReadyQueue(c)
+func (s *jobHandlers) readyTasks(c *gin.Context) {
+	q, err := s.regIn(c).ReadyQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).Work().WaitingReasons(c)
+	why, err := s.regIn(c).WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	var fo []queue.Failover
 	if len(q) > 0 {
-		fo, _ = s.regIn(c).Work().FailoverQueue(c) // ahead of executions in the namespace's order; an error leaves estimates out
+		fo, _ = s.regIn(c).FailoverQueue(c) // ahead of executions in the namespace's order; an error leaves estimates out
 	}
 	places := s.places(c, q, fo)
 	out := make([]gin.H, 0, len(q))
@@ -475,20 +449,20 @@ func (s *Server) readyTasks(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) failoverTasks(c *gin.Context) {
-	q, err := s.regIn(c).Work().FailoverQueue(c)
+func (s *jobHandlers) failoverTasks(c *gin.Context) {
+	q, err := s.regIn(c).FailoverQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).Work().WaitingReasons(c)
+	why, err := s.regIn(c).WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	var places map[string]deadline.Place
 	if len(q) > 0 {
-		if ready, err := s.regIn(c).Work().ReadyQueue(c); err == nil {
+		if ready, err := s.regIn(c).ReadyQueue(c); err == nil {
 			places = s.places(c, ready, q)
 		}
 	}
@@ -513,7 +487,34 @@ type waitView struct {
 	Summary string `json:"summary,omitempty"`
 }
 
-func (s *Server) waitView(ctx context.Context, w round.Wait) waitView {
-	w = redactorFrom(ctx).wait(w)
-	return waitView{Wait: w, Summary: w.Summary(s.clock.Now())}
+// addJob registers a job, recording when (history of an earlier job of
+// the same name is not its own).
+func (s *jobHandlers) addJob(ctx context.Context, job jobs.Config) error {
+	return s.regIn(ctx).AddJobAt(ctx, job, s.clock.Now())
+}
+
+// checkSecrets checks a job's secrets as it is registered or updated:
+// each secret of the namespace it names exists (with a key to open it).
+func (s *jobHandlers) checkSecrets(c context.Context, cfg jobs.Config) error {
+	ns := nsFrom(c)
+	if k := cfg.KubeSecrets(); len(k) > 0 && s.templates == nil { // never silently dropped
+		return fmt.Errorf("%w: secrets: kubernetesSecret %s is for the Kubernetes engine (kube_config or kube_in_cluster); "+
+			"this scheduler runs its tasks on Mesos: store the value as a secret of the namespace and name it instead", jobs.ErrInvalid, k[0].KubernetesSecret)
+	}
+	own := cfg.OwnSecrets()
+	if len(own) == 0 {
+		return nil
+	}
+	if s.secrets == nil {
+		return fmt.Errorf("%w: secrets: %v", jobs.ErrInvalid, secrets.ErrNoKey)
+	}
+	for _, n := range own {
+		if _, _, err := s.reg.Secret(c, ns, n); errors.Is(err, registry.ErrSecretNotFound) {
+			return fmt.Errorf("%w: secrets: namespace '%s' holds no secret '%s': store it first (PUT /api/namespaces/%s/secrets/%s, ejctl secret set)",
+				jobs.ErrInvalid, ns, n, ns, n)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -10,7 +10,7 @@ import (
 // /api/job/{jobName}/kill): its shards are killed and end "killed by
 // {via}:{user}" (history, the run's record); what waited to run again of
 // it is dropped; the job's pending executions and cron stay.
-func (s *Server) killRun(c *gin.Context) {
+func (s *runHandlers) killRun(c *gin.Context) {
 	name := c.Param("jobName")
 	if _, err := s.regOf(c).Config().Job(c, name); err != nil {
 		writeError(c, s.log, err)

@@ -119,7 +119,7 @@ func (lf legacyFields) apply(cfg *jobs.Config) {
 
 // checkLegacyApp refuses a 2.x bootstrapScript that is not the app's (the
 // 2.x body carried it; here the app owns it and PUT /api/app changes it).
-func (s *Server) checkLegacyApp(ctx context.Context, lf legacyFields, cfg jobs.Config) error {
+func (s *jobHandlers) checkLegacyApp(ctx context.Context, lf legacyFields, cfg jobs.Config) error {
 	if lf.bootstrap == "" {
 		return nil
 	}
@@ -138,7 +138,7 @@ func (s *Server) checkLegacyApp(ctx context.Context, lf legacyFields, cfg jobs.C
 
 // saveJob decodes a job body (this API's or the 2.x one) onto cfg (the
 // defaults, or the current config), checks it, writes it and answers it.
-func (s *Server) saveJob(c *gin.Context, body []byte, cfg jobs.Config, check func(jobs.Config) error, write func(context.Context, jobs.Config) error) {
+func (s *jobHandlers) saveJob(c *gin.Context, body []byte, cfg jobs.Config, check func(jobs.Config) error, write func(context.Context, jobs.Config) error) {
 	body, lf, err := legacyBody(body)
 	if err == nil {
 		err = decodeStrict(body, &cfg)

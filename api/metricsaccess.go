@@ -19,7 +19,7 @@ import (
 // labelled with a namespace it may read, so a team's scraper sees its own jobs and no other
 // team's names. Series without a namespace label (the process, Go, the engine) are the
 // operator's: the admin's and the metrics token's alone.
-func (s *Server) serveMetrics(g prometheus.Gatherer, login bool, token string) gin.HandlerFunc {
+func (s *consoleHandlers) serveMetrics(g prometheus.Gatherer, login bool, token string) gin.HandlerFunc {
 	all := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 	return func(c *gin.Context) {
 		if !login || s.auth.Open() {

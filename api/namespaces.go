@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/nsusage"
+	"github.com/ejcloud/elasticjob/secrets"
 	"net/http"
 	"regexp"
 	"time"
@@ -14,20 +16,16 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// The namespaces' admin API (docs/tenancy.md): the admin creates, changes
-// and deletes namespaces; anyone lists those it has a role in; an editor
-// manages its namespace's API tokens.
-func (s *Server) namespaceRoutes(g *gin.RouterGroup) {
-	g.GET("", s.listNamespaces)
-	g.GET("/:name", s.getNamespace)
-	g.PUT("/:name", s.putNamespace)
-	g.DELETE("/:name", s.deleteNamespace)
-	g.GET("/:name/usage", s.namespaceUsage)
-	g.GET("/:name/tokens", s.listTokens)
-	g.POST("/:name/tokens", s.createToken)
-	g.DELETE("/:name/tokens/:id", s.revokeToken)
-	s.secretRoutes(g)
-	s.calendarRoutes(g)
+// tenancyHandlers serve /api/namespaces: namespaces, their usage, tokens and secrets,
+// and the secrets an executor fetches.
+type tenancyHandlers struct {
+	*core
+	secrets    *secrets.Keyring // Options.Secrets
+	tenancy    *TenantIsolation // Options.TenantIsolation
+	nsSeries   *nsusage.Series  // Options.NamespaceSeries
+	engineCaps func(ns string) *EngineCap
+	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
+	nsChanged  func() // Options.NamespaceChanged
 }
 
 // Usage is what a namespace holds and uses now.
@@ -76,20 +74,20 @@ const (
 
 // refuseNamespace refuses to make a namespace other than default while
 // tenant isolation is unavailable: its tasks would read the others'.
-func (s *Server) refuseNamespace(ctx context.Context, name string) error {
+func (s *tenancyHandlers) refuseNamespace(ctx context.Context, name string) error {
 	ti := s.tenancy
 	if ti == nil || ti.Mode != TenantIsolationUnavailable || name == namespace.Default {
 		return nil
 	}
-	if _, err := s.reg.Tenancy().Namespace(ctx, name); err == nil {
+	if _, err := s.reg.Namespace(ctx, name); err == nil {
 		return nil // a change of one that exists
 	}
 	return fmt.Errorf("%w: tenant isolation is unavailable (%s): another namespace's tasks would run as the scheduler's user beside default's; run the scheduler as root, or set tenant_isolation=off to accept that (docs/tenancy.md)",
 		ErrConflict, ti.Reason)
 }
 
-func (s *Server) listNamespaces(c *gin.Context) {
-	recs, err := s.reg.Tenancy().Namespaces(c)
+func (s *tenancyHandlers) listNamespaces(c *gin.Context) {
+	recs, err := s.reg.Namespaces(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -111,9 +109,9 @@ func (s *Server) listNamespaces(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) getNamespace(c *gin.Context) {
+func (s *tenancyHandlers) getNamespace(c *gin.Context) {
 	name := nsOf(c)
-	rec, err := s.reg.Tenancy().Namespace(c, name)
+	rec, err := s.reg.Namespace(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -128,15 +126,15 @@ func (s *Server) getNamespace(c *gin.Context) {
 }
 
 // usage reads what a namespace holds and what its running tasks use.
-func (s *Server) usage(ctx context.Context, ns string) (Usage, error) {
+func (s *tenancyHandlers) usage(ctx context.Context, ns string) (Usage, error) {
 	reg := s.reg.In(ns)
-	h, err := reg.Tenancy().Holdings(ctx)
+	h, err := reg.Holdings(ctx)
 	if err != nil {
 		return Usage{}, err
 	}
 	u := Usage{Apps: len(h.Apps), Jobs: len(h.Jobs), Workflows: len(h.Workflows), RunningTasks: h.Running, Queued: h.Queued}
 	if h.Running > 0 {
-		if u.InUse, err = reg.Tenancy().InUse(ctx); err != nil {
+		if u.InUse, err = reg.InUse(ctx); err != nil {
 			return u, err
 		}
 	}
@@ -147,7 +145,7 @@ func (s *Server) usage(ctx context.Context, ns string) (Usage, error) {
 
 // idle is ns's idle executors where this instance leads (nil: none or
 // not known here).
-func (s *Server) idle(ctx context.Context, ns string) []IdleExecutor {
+func (s *tenancyHandlers) idle(ctx context.Context, ns string) []IdleExecutor {
 	if s.idleExecs == nil {
 		return nil
 	}
@@ -174,7 +172,7 @@ type namespaceBody struct {
 	Jitter    string               `json:"jitter"`
 }
 
-func (s *Server) putNamespace(c *gin.Context) {
+func (s *tenancyHandlers) putNamespace(c *gin.Context) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -199,7 +197,7 @@ func (s *Server) putNamespace(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	created, err := s.reg.Tenancy().PutNamespace(c, rec)
+	created, err := s.reg.PutNamespace(c, rec)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -217,8 +215,8 @@ func (s *Server) putNamespace(c *gin.Context) {
 	c.JSON(code, v)
 }
 
-func (s *Server) deleteNamespace(c *gin.Context) {
-	if err := s.reg.Tenancy().DeleteNamespace(c, nsOf(c)); err != nil {
+func (s *tenancyHandlers) deleteNamespace(c *gin.Context) {
+	if err := s.reg.DeleteNamespace(c, nsOf(c)); err != nil {
 		if errors.Is(err, registry.ErrNamespaceNotEmpty) {
 			err = fmt.Errorf("%w: %s", ErrConflict, trimSentinel(err, registry.ErrNamespaceNotEmpty))
 		}
@@ -231,7 +229,7 @@ func (s *Server) deleteNamespace(c *gin.Context) {
 
 // namespaceChanged tells the leader's launch round (when this instance
 // leads: writes are served by the leader) that the capacities changed.
-func (s *Server) namespaceChanged() {
+func (s *tenancyHandlers) namespaceChanged() {
 	if s.nsChanged != nil {
 		s.nsChanged()
 	}
@@ -250,7 +248,7 @@ type tokenBody struct {
 // hash is kept. An editor makes tokens of its namespace, as view or edit;
 // a token cannot make tokens (a leaked one must not outlive its
 // revocation).
-func (s *Server) createToken(c *gin.Context) {
+func (s *tenancyHandlers) createToken(c *gin.Context) {
 	p := principal(c)
 	if p.Kind == identity.KindToken {
 		writeError(c, s.log, fmt.Errorf("%w: an API token cannot make API tokens; a user who edits the namespace can", ErrForbidden))
@@ -288,7 +286,7 @@ func (s *Server) createToken(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if err := s.reg.Tenancy().AddToken(c, rec); err != nil {
+	if err := s.reg.AddToken(c, rec); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -298,8 +296,8 @@ func (s *Server) createToken(c *gin.Context) {
 		"message": "keep this token now: it is not shown again"})
 }
 
-func (s *Server) listTokens(c *gin.Context) {
-	ts, err := s.reg.Tenancy().Tokens(c, nsOf(c))
+func (s *tenancyHandlers) listTokens(c *gin.Context) {
+	ts, err := s.reg.Tokens(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -307,8 +305,8 @@ func (s *Server) listTokens(c *gin.Context) {
 	c.JSON(http.StatusOK, ts)
 }
 
-func (s *Server) revokeToken(c *gin.Context) {
-	if err := s.reg.Tenancy().RevokeToken(c, nsOf(c), c.Param("id")); err != nil {
+func (s *tenancyHandlers) revokeToken(c *gin.Context) {
+	if err := s.reg.RevokeToken(c, nsOf(c), c.Param("id")); err != nil {
 		if errors.Is(err, registry.ErrTokenNotFound) {
 			err = fmt.Errorf("%w: no token '%s' in namespace '%s'", ErrNotFound, c.Param("id"), nsOf(c))
 		}

@@ -56,7 +56,7 @@ type onTimeView struct {
 	Rate         *float64 `json:"rate,omitempty"` // absent: no fire admitted
 }
 
-func (s *Server) namespaceUsage(c *gin.Context) {
+func (s *tenancyHandlers) namespaceUsage(c *gin.Context) {
 	name := nsOf(c)
 	rec, err := s.reg.Tenancy().Namespace(c, name)
 	if err != nil {

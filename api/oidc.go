@@ -221,11 +221,11 @@ func (a *Auth) openFlow(v string) (oidcFlow, error) {
 	return f, nil
 }
 
-func (s *Server) oidcInfo(c *gin.Context) {
+func (s *consoleHandlers) oidcInfo(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"enabled": s.auth.creds.OIDC != nil, "login": "/api/oidc/login"})
 }
 
-func (s *Server) oidcLogin(c *gin.Context) {
+func (s *consoleHandlers) oidcLogin(c *gin.Context) {
 	o := s.auth.creds.OIDC
 	if o == nil {
 		writeError(c, s.log, fmt.Errorf("%w: OIDC login is not configured (oidc_issuer)", ErrNotFound))
@@ -241,7 +241,7 @@ func (s *Server) oidcLogin(c *gin.Context) {
 // oidcCallback ends the console's login. A refusal goes back to a browser
 // (a page navigation, which accepts HTML) as the console's login form with
 // the reason in the fragment, and to any other client as the API's error.
-func (s *Server) oidcCallback(c *gin.Context) {
+func (s *consoleHandlers) oidcCallback(c *gin.Context) {
 	err := s.oidcFinish(c)
 	if err == nil {
 		return
@@ -254,7 +254,7 @@ func (s *Server) oidcCallback(c *gin.Context) {
 	c.Redirect(http.StatusFound, "/#"+url.Values{"oidc_error": {err.Error()}}.Encode())
 }
 
-func (s *Server) oidcFinish(c *gin.Context) error {
+func (s *consoleHandlers) oidcFinish(c *gin.Context) error {
 	o := s.auth.creds.OIDC
 	if o == nil {
 		return fmt.Errorf("%w: OIDC login is not configured (oidc_issuer)", ErrNotFound)

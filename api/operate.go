@@ -5,20 +5,26 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
 
-func (s *Server) operateRoutes(g *gin.RouterGroup) {
-	g.POST("/reconcile/explicit", s.reconcile(true))
-	g.POST("/reconcile/implicit", s.reconcile(false))
-	g.GET("/sandbox", s.sandbox)
-	g.GET("/cluster", s.clusterView)
-	g.POST("/secrets/reseal", s.resealSecrets)
+// operateHandlers serve /api/operate and /api/registry: reconciliation, sandboxes, the
+// cluster, the replicated store, damaged registry entries; and executors' reports.
+type operateHandlers struct {
+	*core
+	live
+	replicated ReplicatedStore
+	every      time.Duration // Options.ReconcileEvery
+
+	mu            sync.Mutex
+	lastReconcile map[bool]time.Time
 }
 
 // reconcile runs at most once per ReconcileEvery per kind.
-func (s *Server) reconcile(explicit bool) gin.HandlerFunc {
+func (s *operateHandlers) reconcile(explicit bool) gin.HandlerFunc {
 	kind := map[bool]string{true: "explicit", false: "implicit"}[explicit]
 	return func(c *gin.Context) {
 		ops, err := s.opsOrErr()
@@ -45,7 +51,7 @@ func (s *Server) reconcile(explicit bool) gin.HandlerFunc {
 	}
 }
 
-func (s *Server) sandbox(c *gin.Context) {
+func (s *operateHandlers) sandbox(c *gin.Context) {
 	name := c.Query("appName")
 	if name == "" {
 		writeError(c, s.log, fmt.Errorf("%w: the appName query parameter is required", ErrBadRequest))
@@ -76,7 +82,7 @@ func (s *Server) sandbox(c *gin.Context) {
 	c.JSON(http.StatusOK, boxes)
 }
 
-func (s *Server) clusterView(c *gin.Context) {
+func (s *operateHandlers) clusterView(c *gin.Context) {
 	ops, err := s.opsOrErr()
 	if err != nil {
 		writeError(c, s.log, err)

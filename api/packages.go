@@ -44,13 +44,13 @@ type PackageAnswer struct {
 // X-Content-SHA256, ?sha256= or the multipart field "sha256" must match, or
 // nothing is stored. The API's body limit does not apply: package_max_bytes
 // does, and the body is streamed to disk.
-func (s *Server) uploadPackage(c *gin.Context) {
+func (s *appHandlers) uploadPackage(c *gin.Context) {
 	if err := s.storePackage(c); err != nil {
 		writeError(c, s.log, err)
 	}
 }
 
-func (s *Server) storePackage(c *gin.Context) error {
+func (s *appHandlers) storePackage(c *gin.Context) error {
 	if s.pkgs == nil {
 		return fmt.Errorf("%w: this scheduler hosts no packages", ErrUnavailable)
 	}
@@ -118,7 +118,7 @@ func clientSHA(a, b, bWhere string) (string, error) {
 }
 
 // receivePackage reads a raw or multipart body into a pending package.
-func (s *Server) receivePackage(c *gin.Context) (*packages.Pending, string, string, error) {
+func (s *appHandlers) receivePackage(c *gin.Context) (*packages.Pending, string, string, error) {
 	filename := c.Query("filename")
 	mt, params, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if mt != "multipart/form-data" {
@@ -133,7 +133,7 @@ func (s *Server) receivePackage(c *gin.Context) (*packages.Pending, string, stri
 
 // receiveMultipart takes the field "package" (the file) and the optional
 // field "sha256", in either order.
-func (s *Server) receiveMultipart(ctx context.Context, mr *multipart.Reader, filename string) (*packages.Pending, string, string, error) {
+func (s *appHandlers) receiveMultipart(ctx context.Context, mr *multipart.Reader, filename string) (*packages.Pending, string, string, error) {
 	var (
 		p   *packages.Pending
 		sum string

@@ -26,7 +26,7 @@ var errNoPods = fmt.Errorf("%w: podTemplate is for the Kubernetes engine (kube_c
 	"this scheduler runs its tasks on Mesos, where it would have no effect", ErrBadRequest)
 
 // checkAppTemplate checks an app's podTemplate alone and with each of its jobs' that has one.
-func (s *Server) checkAppTemplate(c context.Context, a app.Config) error {
+func (s *appHandlers) checkAppTemplate(c context.Context, a app.Config) error {
 	if s.templates == nil {
 		if !a.PodTemplate.Empty() {
 			return errNoPods
@@ -54,7 +54,7 @@ func (s *Server) checkAppTemplate(c context.Context, a app.Config) error {
 }
 
 // checkJobTemplate checks a job's podTemplate merged over its app's.
-func (s *Server) checkJobTemplate(c context.Context, j jobs.Config) error {
+func (s *appHandlers) checkJobTemplate(c context.Context, j jobs.Config) error {
 	if s.templates == nil {
 		if !j.PodTemplate.Empty() {
 			return errNoPods

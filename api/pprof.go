@@ -45,16 +45,9 @@ func EnableProfiling() {
 	runtime.SetMutexProfileFraction(mutexProfileFraction)
 }
 
-func (s *Server) pprofRoutes(r *gin.Engine) {
-	g := r.Group("/debug/pprof", s.adminCaller)
-	g.GET("/", gin.WrapF(pprof.Index))
-	g.GET("/:profile", s.serveProfile)
-	g.POST("/symbol", gin.WrapF(pprof.Symbol)) // go tool pprof looks symbols up with POST
-}
-
 // adminCaller admits admins only (outside /api, so without the audit and
 // write-forwarding middleware: profiles are read locally, per instance).
-func (s *Server) adminCaller(c *gin.Context) {
+func (s *consoleHandlers) adminCaller(c *gin.Context) {
 	p, err := s.auth.principalOf(c.Request)
 	c.Set(ctxUser, p.Name)
 	if err != nil {
@@ -69,7 +62,7 @@ func (s *Server) adminCaller(c *gin.Context) {
 	c.Next()
 }
 
-func (s *Server) serveProfile(c *gin.Context) {
+func (s *consoleHandlers) serveProfile(c *gin.Context) {
 	h, ok := profiles[c.Param("profile")]
 	if !ok {
 		writeError(c, s.log, fmt.Errorf("%w: no profile %q (see /debug/pprof/)", ErrNotFound, c.Param("profile")))

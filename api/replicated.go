@@ -31,15 +31,7 @@ type ReplicatedStore interface {
 // backs up to about 100 MiB).
 const maxBackupBytes = 1 << 30
 
-func (s *Server) replicatedRoutes(g *gin.RouterGroup) {
-	g.GET("/members", s.storeMembers)
-	g.POST("/members", s.addStoreMember)
-	g.DELETE("/members/:member", s.removeStoreMember)
-	g.GET("/backup", s.backupStore)
-	g.POST("/restore", s.restoreStore)
-}
-
-func (s *Server) replicatedOrErr() (ReplicatedStore, error) {
+func (s *operateHandlers) replicatedOrErr() (ReplicatedStore, error) {
 	if s.replicated == nil {
 		return nil, fmt.Errorf("%w: the registry is not replicated here (registry=etcd runs it on a replicated store)", ErrNotFound)
 	}
@@ -64,7 +56,7 @@ func statusErr(err error) error {
 	return err
 }
 
-func (s *Server) storeMembers(c *gin.Context) {
+func (s *operateHandlers) storeMembers(c *gin.Context) {
 	rs, err := s.replicatedOrErr()
 	if err == nil {
 		var v any
@@ -82,7 +74,7 @@ type AddMember struct {
 	PeerURL string `json:"peerURL"`
 }
 
-func (s *Server) addStoreMember(c *gin.Context) {
+func (s *operateHandlers) addStoreMember(c *gin.Context) {
 	rs, err := s.replicatedOrErr()
 	if err != nil {
 		writeError(c, s.log, err)
@@ -110,7 +102,7 @@ func (s *Server) addStoreMember(c *gin.Context) {
 	c.JSON(http.StatusCreated, v)
 }
 
-func (s *Server) removeStoreMember(c *gin.Context) {
+func (s *operateHandlers) removeStoreMember(c *gin.Context) {
 	rs, err := s.replicatedOrErr()
 	if err == nil {
 		if err = rs.RemoveMember(c, c.Param("member")); err == nil {
@@ -121,7 +113,7 @@ func (s *Server) removeStoreMember(c *gin.Context) {
 	writeError(c, s.log, statusErr(err))
 }
 
-func (s *Server) backupStore(c *gin.Context) {
+func (s *operateHandlers) backupStore(c *gin.Context) {
 	rs, err := s.replicatedOrErr()
 	if err != nil {
 		writeError(c, s.log, err)
@@ -137,7 +129,7 @@ func (s *Server) backupStore(c *gin.Context) {
 	}
 }
 
-func (s *Server) restoreStore(c *gin.Context) {
+func (s *operateHandlers) restoreStore(c *gin.Context) {
 	rs, err := s.replicatedOrErr()
 	if err != nil {
 		writeError(c, s.log, err)

@@ -43,7 +43,7 @@ var (
 	signalRE   = regexp.MustCompile(`\bterminated by signal (\w+)`)
 )
 
-func (s *Server) taskResult(c *gin.Context) {
+func (s *runHandlers) taskResult(c *gin.Context) {
 	id := c.Param("taskId")
 	tid, err := jobs.ParseTaskID(id)
 	if err == nil {
@@ -92,8 +92,8 @@ func (s *Server) taskResult(c *gin.Context) {
 }
 
 // runningTask fills v from the running registry when the task runs.
-func (s *Server) runningTask(c *gin.Context, v *taskView) (bool, error) {
-	running, err := s.regIn(c).Work().RunningOf(c, v.JobName)
+func (s *runHandlers) runningTask(c *gin.Context, v *taskView) (bool, error) {
+	running, err := s.regIn(c).RunningOf(c, v.JobName)
 	if err != nil {
 		return false, err
 	}
@@ -109,7 +109,7 @@ func (s *Server) runningTask(c *gin.Context, v *taskView) (bool, error) {
 
 // taskHistory fills v from the task's execution row and its latest status
 // trace.
-func (s *Server) taskHistory(c *gin.Context, v *taskView) (bool, error) {
+func (s *runHandlers) taskHistory(c *gin.Context, v *taskView) (bool, error) {
 	if s.hist == nil {
 		return false, nil
 	}
@@ -174,7 +174,7 @@ const (
 // lastResults answers the last result of each job named (repeated
 // jobName, or comma-separated), for the console's jobs list; jobs without
 // history (or unknown) are left out.
-func (s *Server) lastResults(c *gin.Context) {
+func (s *runHandlers) lastResults(c *gin.Context) {
 	var names []string
 	for _, v := range c.QueryArray("jobName") {
 		for n := range strings.SplitSeq(v, ",") {
@@ -193,14 +193,14 @@ func (s *Server) lastResults(c *gin.Context) {
 		return
 	}
 	for _, name := range names {
-		cfg, err := s.regIn(c).Config().Job(c, name)
+		cfg, err := s.regIn(c).Job(c, name)
 		if errors.Is(err, registry.ErrJobNotFound) {
 			continue
 		} else if err != nil {
 			writeError(c, s.log, err)
 			return
 		}
-		registered, err := s.regOf(c).Config().JobRegisteredAt(c, name)
+		registered, err := s.regOf(c).JobRegisteredAt(c, name)
 		if err != nil {
 			writeError(c, s.log, err)
 			return

@@ -13,6 +13,14 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// runHandlers serve a job's runs and tasks: a trigger's run, results, logs, durations,
+// missed deadlines and killing a run.
+type runHandlers struct {
+	*core
+	live
+	hist requestHistory // nil: history off
+}
+
 // Run states of a keyed trigger (GET /api/job/trigger/{key}).
 const (
 	RunQueued    = "QUEUED"    // waiting in the job's ready entry
@@ -41,7 +49,7 @@ type runView struct {
 	Waiting *waitView `json:"waiting,omitempty"`
 }
 
-func (s *Server) triggerRun(c *gin.Context) {
+func (s *runHandlers) triggerRun(c *gin.Context) {
 	key := c.Param("key")
 	if !idempotencyKeyRE.MatchString(key) {
 		writeError(c, s.log, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest))
@@ -71,8 +79,8 @@ func (s *Server) triggerRun(c *gin.Context) {
 	c.JSON(http.StatusOK, v)
 }
 
-func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
-	rec, err := s.regIn(ctx).Work().RunRecordOf(ctx, key)
+func (s *runHandlers) runOf(ctx context.Context, key string) (runView, error) {
+	rec, err := s.regIn(ctx).RunRecordOf(ctx, key)
 	if err != nil {
 		return runView{}, err
 	}
@@ -103,7 +111,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 	if err := s.runningOfRun(ctx, &v, key); err != nil {
 		return v, err
 	}
-	fo, err := s.regIn(ctx).Work().FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).FailoverQueue(ctx)
 	if err != nil {
 		return v, err
 	}
@@ -112,7 +120,7 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 		v.State = RunRunning
 		return v, nil
 	}
-	if again, err := s.regIn(ctx).Work().RunRecordOf(ctx, key); err == nil && again.Done {
+	if again, err := s.regIn(ctx).RunRecordOf(ctx, key); err == nil && again.Done {
 		return s.runOf(ctx, key)
 	}
 	v.State = RunCancelled
@@ -121,8 +129,8 @@ func (s *Server) runOf(ctx context.Context, key string) (runView, error) {
 }
 
 // whyQueued fills the wait reason of a queued run's job.
-func (s *Server) whyQueued(ctx context.Context, v *runView) error {
-	why, err := s.regIn(ctx).Work().WaitingReasons(ctx)
+func (s *runHandlers) whyQueued(ctx context.Context, v *runView) error {
+	why, err := s.regIn(ctx).WaitingReasons(ctx)
 	if err != nil {
 		return err
 	}
@@ -134,8 +142,8 @@ func (s *Server) whyQueued(ctx context.Context, v *runView) error {
 }
 
 // queuedRun reports whether a job's ready entry still holds the run.
-func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
-	q, err := s.regIn(ctx).Work().ReadyQueue(ctx)
+func (s *runHandlers) queuedRun(ctx context.Context, job, key string) (bool, error) {
+	q, err := s.regIn(ctx).ReadyQueue(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -148,8 +156,8 @@ func (s *Server) queuedRun(ctx context.Context, job, key string) (bool, error) {
 }
 
 // runningOfRun fills the run's running shards.
-func (s *Server) runningOfRun(ctx context.Context, v *runView, key string) error {
-	running, err := s.regIn(ctx).Work().RunningOf(ctx, v.JobName)
+func (s *runHandlers) runningOfRun(ctx context.Context, v *runView, key string) error {
+	running, err := s.regIn(ctx).RunningOf(ctx, v.JobName)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ type FetchedSecret struct {
 // So a token read later from a payload (a Mesos checkpoint, a pod spec)
 // opens nothing once its task has ended. Forwarded to the leader like a
 // write: its registry is the one launches are committed to first.
-func (s *Server) fetchSecrets(c *gin.Context) {
+func (s *tenancyHandlers) fetchSecrets(c *gin.Context) {
 	kr, err := s.keyring()
 	if err != nil {
 		writeError(c, s.log, fmt.Errorf("%w: %v", ErrUnavailable, secrets.ErrNoKey))

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
@@ -21,13 +19,6 @@ import (
 // nothing ever reads a value back: the only way out is to the executor of
 // a running task of a job that names the secret (POST
 // /executor/v1/secrets, secretfetch.go).
-
-func (s *Server) secretRoutes(g *gin.RouterGroup) {
-	g.GET("/:name/secrets", s.listSecrets)
-	g.GET("/:name/secrets/:secret", s.getSecret)
-	g.PUT("/:name/secrets/:secret", s.putSecret)
-	g.DELETE("/:name/secrets/:secret", s.deleteSecret)
-}
 
 // secretBody is PUT /api/namespaces/{name}/secrets/{secret}: the value as
 // text, or as base64 for bytes that are not.
@@ -51,7 +42,7 @@ func (b secretBody) bytes() ([]byte, error) {
 }
 
 // keyring is the operator's keys, or the error that says how to set one.
-func (s *Server) keyring() (*secrets.Keyring, error) {
+func (s *tenancyHandlers) keyring() (*secrets.Keyring, error) {
 	if s.secrets == nil {
 		return nil, fmt.Errorf("%w: %v", ErrConflict, secrets.ErrNoKey)
 	}
@@ -73,8 +64,8 @@ func secretErr(err error) error {
 	return err
 }
 
-func (s *Server) listSecrets(c *gin.Context) {
-	list, err := s.reg.Tenancy().Secrets(c, nsOf(c))
+func (s *tenancyHandlers) listSecrets(c *gin.Context) {
+	list, err := s.reg.Secrets(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -86,13 +77,13 @@ func (s *Server) listSecrets(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) getSecret(c *gin.Context) {
+func (s *tenancyHandlers) getSecret(c *gin.Context) {
 	name, err := secretParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	sec, _, err := s.reg.Tenancy().Secret(c, nsOf(c), name)
+	sec, _, err := s.reg.Secret(c, nsOf(c), name)
 	if err != nil {
 		writeError(c, s.log, secretErr(err))
 		return
@@ -102,7 +93,7 @@ func (s *Server) getSecret(c *gin.Context) {
 
 // putSecret stores a value, new (201) or over the old one (200): the
 // value is sealed before it is stored and is never answered.
-func (s *Server) putSecret(c *gin.Context) {
+func (s *tenancyHandlers) putSecret(c *gin.Context) {
 	kr, err := s.keyring()
 	if err == nil {
 		err = s.storeSecret(c, kr)
@@ -112,7 +103,7 @@ func (s *Server) putSecret(c *gin.Context) {
 	}
 }
 
-func (s *Server) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
+func (s *tenancyHandlers) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
 	name, err := secretParam(c)
 	if err != nil {
 		return err
@@ -139,7 +130,7 @@ func (s *Server) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
 	if err != nil {
 		return err
 	}
-	old, version, err := s.reg.Tenancy().Secret(c, ns, name)
+	old, version, err := s.reg.Secret(c, ns, name)
 	switch {
 	case errors.Is(err, registry.ErrSecretNotFound):
 		version = registry.NewSecret
@@ -150,7 +141,7 @@ func (s *Server) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
 		sealed.Version, sealed.CreatedBy, sealed.CreatedAt = old.Version+1, old.CreatedBy, old.CreatedAt
 	}
 	sealed.UpdatedBy, sealed.UpdatedAt = who, now
-	if err := s.reg.Tenancy().PutSecret(c, sealed, version); err != nil {
+	if err := s.reg.PutSecret(c, sealed, version); err != nil {
 		if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("%w: secret '%s' was written by another request at the same time; send it again", ErrConflict, name)
 		}
@@ -168,17 +159,17 @@ func (s *Server) storeSecret(c *gin.Context, kr *secrets.Keyring) error {
 }
 
 // deleteSecret deletes a secret no job of the namespace names.
-func (s *Server) deleteSecret(c *gin.Context) {
+func (s *tenancyHandlers) deleteSecret(c *gin.Context) {
 	name, err := secretParam(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	if _, _, err := s.reg.Tenancy().Secret(c, nsOf(c), name); err != nil {
+	if _, _, err := s.reg.Secret(c, nsOf(c), name); err != nil {
 		writeError(c, s.log, secretErr(err))
 		return
 	}
-	all, err := s.regOf(c).Config().Jobs(c)
+	all, err := s.regOf(c).Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -196,37 +187,11 @@ func (s *Server) deleteSecret(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: secret '%s' is named by job %s: remove it from their secrets first", ErrConflict, name, strings.Join(users, ", ")))
 		return
 	}
-	if err := s.reg.Tenancy().DeleteSecret(c, nsOf(c), name); err != nil {
+	if err := s.reg.DeleteSecret(c, nsOf(c), name); err != nil {
 		writeError(c, s.log, secretErr(err))
 		return
 	}
 	c.Status(http.StatusNoContent)
-}
-
-// checkSecrets checks a job's secrets as it is registered or updated:
-// each secret of the namespace it names exists (with a key to open it).
-func (s *Server) checkSecrets(c context.Context, cfg jobs.Config) error {
-	ns := nsFrom(c)
-	if k := cfg.KubeSecrets(); len(k) > 0 && s.templates == nil { // never silently dropped
-		return fmt.Errorf("%w: secrets: kubernetesSecret %s is for the Kubernetes engine (kube_config or kube_in_cluster); "+
-			"this scheduler runs its tasks on Mesos: store the value as a secret of the namespace and name it instead", jobs.ErrInvalid, k[0].KubernetesSecret)
-	}
-	own := cfg.OwnSecrets()
-	if len(own) == 0 {
-		return nil
-	}
-	if s.secrets == nil {
-		return fmt.Errorf("%w: secrets: %v", jobs.ErrInvalid, secrets.ErrNoKey)
-	}
-	for _, n := range own {
-		if _, _, err := s.reg.Tenancy().Secret(c, ns, n); errors.Is(err, registry.ErrSecretNotFound) {
-			return fmt.Errorf("%w: secrets: namespace '%s' holds no secret '%s': store it first (PUT /api/namespaces/%s/secrets/%s, ejctl secret set)",
-				jobs.ErrInvalid, ns, n, ns, n)
-		} else if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // resealSecrets seals every secret of every namespace under the current
@@ -234,20 +199,20 @@ func (s *Server) checkSecrets(c context.Context, cfg jobs.Config) error {
 // Values already under it are left; a value that opens under no key of
 // the file stops the run with its name (nothing is lost: it stays as it
 // was).
-func (s *Server) resealSecrets(c *gin.Context) {
+func (s *tenancyHandlers) resealSecrets(c *gin.Context) {
 	kr, err := s.keyring()
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	nss, err := s.reg.Tenancy().SecretNamespaces(c)
+	nss, err := s.reg.SecretNamespaces(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	resealed, kept := 0, 0
 	for _, ns := range nss {
-		list, err := s.reg.Tenancy().Secrets(c, ns)
+		list, err := s.reg.Secrets(c, ns)
 		if err != nil {
 			writeError(c, s.log, err)
 			return
@@ -255,7 +220,7 @@ func (s *Server) resealSecrets(c *gin.Context) {
 		for _, listed := range list {
 			// Read it again with its version: a value written since the
 			// listing is resealed as it is now, never the listed one.
-			cur, version, err := s.reg.Tenancy().Secret(c, ns, listed.Name)
+			cur, version, err := s.reg.Secret(c, ns, listed.Name)
 			if errors.Is(err, registry.ErrSecretNotFound) {
 				continue // deleted meanwhile
 			}
@@ -274,7 +239,7 @@ func (s *Server) resealSecrets(c *gin.Context) {
 			}
 			// The value is the same: the same version. A conflict means it
 			// was overwritten meanwhile, under the current key already.
-			if err := s.reg.Tenancy().PutSecret(c, n, version); err != nil && !errors.Is(err, store.ErrConflict) {
+			if err := s.reg.PutSecret(c, n, version); err != nil && !errors.Is(err, store.ErrConflict) {
 				writeError(c, s.log, secretErr(err))
 				return
 			}

@@ -2,14 +2,12 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/engine"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -70,43 +68,22 @@ type LogChunk struct {
 	Data   string `json:"data"`
 }
 
-// Options configure a Server.
+// Options configure a Server, grouped by the handlers that use them.
 type Options struct {
+	// Every group: the registry, the credentials, the clock, the logger, the body limit.
 	Registry     *registry.Registry
-	Ops          Operations // may be nil until the scheduler is up
-	Engine       Engine     // may be nil until the engine is chosen
 	Auth         *Auth
 	Clock        clock.Clock
 	Log          *slog.Logger
 	MaxBodyBytes int64
-	Web          fs.FS               // console assets; nil serves none
-	Metrics      prometheus.Gatherer // served at /metrics; nil serves none
-	// MetricsLogin: /metrics asks for the API's credentials; an admin reads every series,
-	// anyone else only those of the namespaces it may read (metricsaccess.go). False: it
-	// asks for them whenever teams are configured (a users file or OIDC) or MetricsToken is
-	// set, unless MetricsOpen; else it is served to anyone, as before.
-	MetricsLogin bool
-	// MetricsOpen: /metrics is served to anyone even with teams configured (the operator's
-	// metrics_access=open).
-	MetricsOpen bool
-	// MetricsToken, when set, is a bearer token that reads every series of /metrics and
-	// nothing else (metrics_token_file).
-	MetricsToken string
-	// ReconcileEvery bounds how often reconciliation may be requested.
-	ReconcileEvery time.Duration
-	// SlowRequest: a request that takes at least this long is logged
-	// (warning "slow API request": method, route, status, duration);
-	// default 2 s, negative: never.
-	SlowRequest time.Duration
-	History     History // event trace and statistics; nil: history off
-	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
-	RejectFileAppURLs bool
-	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
-	// executor binary agents fetch, content-addressed; see engine/mesos/artifacts).
-	Artifacts http.Handler
-	// Replicated, when set, operates the replicated store's cluster
-	// (registry=etcd): /api/operate/store/… (replicated.go).
-	Replicated ReplicatedStore
+
+	// The running scheduler, its engine and history (runs, jobs, operate, workflows).
+	Ops     Operations // may be nil until the scheduler is up
+	Engine  Engine     // may be nil until the engine is chosen
+	History History    // event trace and statistics; nil: history off
+
+	// The server's middleware: forwarding writes to the leader, the audit log, slow requests.
+
 	// Cluster, when set, routes writes to the elected leader (forward.go);
 	// nil: this instance serves everything (the embedded mode).
 	Cluster Cluster
@@ -123,29 +100,45 @@ type Options struct {
 	// by the login throttle; default RemoteAddr (the TCP peer). A cluster
 	// leader replaces it to trust the address a standby forwards.
 	ClientAddr func(*http.Request) string
+	// SlowRequest: a request that takes at least this long is logged
+	// (warning "slow API request": method, route, status, duration);
+	// default 2 s, negative: never.
+	SlowRequest time.Duration
+
+	// Apps (apps.go, packages.go, podtemplates.go).
+
+	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
+	RejectFileAppURLs bool
+	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
+	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
+	// without authentication.
+	Packages Packages
+	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
+	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
+	PodTemplates PodTemplates
+
+	// Schedules: calendars, cron previews and the plans of fires (calendars.go, cron.go).
+
 	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
 	Location *time.Location
 	// CronJitter is the scheduler-wide jitter window (cron_jitter), so the
 	// previews show the fires the leader makes.
 	CronJitter time.Duration
-	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
-	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
-	// without authentication.
-	Packages Packages
-	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
-	// block and mutex sampling (pprof.go); off: the routes do not exist.
-	Pprof bool
+
+	// Jobs (jobs.go, estimates.go).
+
 	// TriggerCommitted, when set, is told of every execution a trigger
 	// queued: when (the ready entry's time, taken as its commit began) and
 	// when the commit returned; the launch-path metrics' first stage.
 	TriggerCommitted func(job string, queued, committed time.Time)
-	// NamespaceChanged, when set, is told that a namespace's record was
-	// written or deleted (the leader's launch round reads the capacities
-	// again at once).
-	NamespaceChanged func()
-	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
-	// /executor/v1/report (executors.go).
-	Executors Executors
+	// Typicals, when set, gives jobs' recent run durations for the start
+	// estimates of waiting work (GET /api/job/tasks/ready); nil: from the
+	// jobs' timeouts alone (estimates.go).
+	Typicals *deadline.TypicalCache
+
+	// Tenancy: namespaces and secrets (namespaces.go, nsusage.go, secrets.go); jobs check
+	// their secrets with the keyring too.
+
 	// Secrets is the operator's keyring (secrets_key_file) that seals the
 	// namespaces' secrets; nil: storing a secret or naming one is refused
 	// with how to set a key.
@@ -154,9 +147,6 @@ type Options struct {
 	// where they run, shown with every namespace (nil: not said). While
 	// it is "unavailable", no namespace but default can be made.
 	TenantIsolation *TenantIsolation
-	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
-	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
-	PodTemplates PodTemplates
 	// NamespaceSeries is the leader's record of each namespace's usage
 	// over the last hour and its fires on time (nsusage); nil: GET
 	// /api/namespaces/{name}/usage shows the usage now and no series.
@@ -164,14 +154,46 @@ type Options struct {
 	// EngineCaps, when set (Kubernetes), says what the engine allows a namespace: its
 	// Kubernetes namespace and ResourceQuota, shown by GET /api/namespaces/{name}/usage.
 	EngineCaps func(ns string) *EngineCap
-	// Typicals, when set, gives jobs' recent run durations for the start
-	// estimates of waiting work (GET /api/job/tasks/ready); nil: from the
-	// jobs' timeouts alone (estimates.go).
-	Typicals *deadline.TypicalCache
 	// IdleExecutors, when set, lists a namespace's idle executors (up
 	// between tasks, charged to it); ok false where this instance does not
 	// lead (a standby does not know them).
 	IdleExecutors func(ctx context.Context, ns string) (idle []IdleExecutor, ok bool)
+	// NamespaceChanged, when set, is told that a namespace's record was
+	// written or deleted (the leader's launch round reads the capacities
+	// again at once).
+	NamespaceChanged func()
+
+	// Operate (operate.go, replicated.go, executors.go).
+
+	// ReconcileEvery bounds how often reconciliation may be requested.
+	ReconcileEvery time.Duration
+	// Replicated, when set, operates the replicated store's cluster
+	// (registry=etcd): /api/operate/store/… (replicated.go).
+	Replicated ReplicatedStore
+	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
+	// /executor/v1/report (executors.go).
+	Executors Executors
+
+	// Served as they are, beside the API: the console, artifacts, metrics, profiles.
+	Web fs.FS // console assets; nil serves none
+	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
+	// executor binary agents fetch, content-addressed; see engine/mesos/artifacts).
+	Artifacts http.Handler
+	Metrics   prometheus.Gatherer // served at /metrics; nil serves none
+	// MetricsLogin: /metrics asks for the API's credentials; an admin reads every series,
+	// anyone else only those of the namespaces it may read (metricsaccess.go). False: it
+	// asks for them whenever teams are configured (a users file or OIDC) or MetricsToken is
+	// set, unless MetricsOpen; else it is served to anyone, as before.
+	MetricsLogin bool
+	// MetricsOpen: /metrics is served to anyone even with teams configured (the operator's
+	// metrics_access=open).
+	MetricsOpen bool
+	// MetricsToken, when set, is a bearer token that reads every series of /metrics and
+	// nothing else (metrics_token_file).
+	MetricsToken string
+	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
+	// block and mutex sampling (pprof.go); off: the routes do not exist.
+	Pprof bool
 }
 
 // IdleExecutor is an app's executor up on an agent without a task of its
@@ -184,40 +206,32 @@ type IdleExecutor struct {
 	MemoryMB float64 `json:"memoryMB"`
 }
 
-// Server holds the handlers' dependencies.
+// Server is the route table (routes.go) and the middleware every request passes:
+// authentication and authorization (auth.go, access.go), the audit log (audit.go) and
+// forwarding writes to the leader (forward.go). The handlers live in groups by concern
+// (core.go lists them). It embeds the definitions' group: what is not HTTP, the
+// definitions of Kubernetes objects (definitions.go).
 type Server struct {
-	reg        *registry.Registry
-	ops        Operations
-	replicated ReplicatedStore
-	eng        Engine
-	auth       *Auth
-	clock      clock.Clock
-	log        *slog.Logger
-	maxBody    int64
-	every      time.Duration
-	noFiles    bool // Options.RejectFileAppURLs
+	*core
+	*definitionHandlers
+	// clientAddr is Options.ClientAddr.
+	clientAddr func(*http.Request) string
 	cluster    Cluster
 	refresh    func(ctx context.Context, paths []string, all bool) error
 	peerHTTP   http.RoundTripper
 	audit      AuditLog
-	// clientAddr is Options.ClientAddr.
-	clientAddr func(*http.Request) string
-	pkgs       Packages
-	location   *time.Location
-	cronJitter time.Duration                                 // Options.CronJitter
-	hist       requestHistory                                // the request's namespace's (nsHistory); nil: history off
-	committed  func(job string, queued, committed time.Time) // Options.TriggerCommitted
-	nsChanged  func()                                        // Options.NamespaceChanged
-	secrets    *secrets.Keyring                              // Options.Secrets
-	tenancy    *TenantIsolation                              // Options.TenantIsolation
-	templates  PodTemplates
-	nsSeries   *nsusage.Series // Options.NamespaceSeries
-	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
-	engineCaps func(ns string) *EngineCap
-	typicals   *deadline.TypicalCache // Options.Typicals
 
-	mu            sync.Mutex
-	lastReconcile map[bool]time.Time
+	apps      *appHandlers
+	jobs      *jobHandlers
+	schedules *scheduleHandlers
+	runs      *runHandlers
+	guide     *guideHandlers
+	workflows *workflowHandlers
+	backfills *backfillHandlers
+	tenants   *tenancyHandlers
+	operate   *operateHandlers
+	console   *consoleHandlers
+	hist      requestHistory // the request's namespace's (nsHistory); nil: history off
 }
 
 // New builds the gin engine with every route.
@@ -247,97 +261,37 @@ func NewServer(o Options) (http.Handler, *Server) {
 	if o.SlowRequest == 0 {
 		o.SlowRequest = 2 * time.Second
 	}
-	s := &Server{templates: o.PodTemplates, reg: o.Registry, ops: o.Ops, replicated: o.Replicated, eng: o.Engine, auth: o.Auth, clock: o.Clock, log: o.Log,
-		maxBody: o.MaxBodyBytes, every: o.ReconcileEvery, noFiles: o.RejectFileAppURLs, lastReconcile: map[bool]time.Time{},
-		cluster: o.Cluster, refresh: o.Refresh, peerHTTP: o.PeerTransport, audit: o.Audit, clientAddr: o.ClientAddr,
-		pkgs: o.Packages, location: o.Location, cronJitter: o.CronJitter, committed: o.TriggerCommitted, nsChanged: o.NamespaceChanged,
-		secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries, engineCaps: o.EngineCaps,
-		typicals: o.Typicals, idleExecs: o.IdleExecutors}
+	s := newServer(o)
+	return s.routes(o), s
+}
+
+// newServer builds the groups, each with what it uses of o.
+func newServer(o Options) *Server {
+	c := &core{reg: o.Registry, clock: o.Clock, log: o.Log, maxBody: o.MaxBodyBytes, auth: o.Auth}
+	l := live{ops: o.Ops, eng: o.Engine}
+	var hist requestHistory
 	if o.History != nil {
-		s.hist = nsHistory{o.History}
+		hist = nsHistory{o.History}
 	}
-	if s.peerHTTP == nil {
-		s.peerHTTP = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
+	peer := o.PeerTransport
+	if peer == nil {
+		peer = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.ContextWithFallback = true // handlers pass c as the context: its values are the request's
-	r.Use(gin.Recovery(), urgentWrites)
-	if o.SlowRequest > 0 {
-		r.Use(logSlow(o.Log, o.SlowRequest))
-	}
-	r.HandleMethodNotAllowed = true
-	r.RedirectTrailingSlash = false // JSON 404s, never HTML redirects
-	r.RedirectFixedPath = false
-	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, gin.H{"message": "no such endpoint: " + c.Request.Method + " " + c.Request.URL.Path})
-	})
-	r.NoMethod(func(c *gin.Context) {
-		c.JSON(http.StatusMethodNotAllowed, gin.H{"message": "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path})
-	})
-	// auditMiddleware wraps auth, so refused writes are recorded too; a
-	// write forwarded to the leader is recorded there, not here.
-	a := r.Group("/api", s.auditMiddleware, s.authMiddleware, s.forward, s.checkNameParams)
-	a.GET("/openapi.json", serveOpenAPI)
-	a.GET("/audit", s.searchAudit)
-	a.POST("/login", s.login)
-	a.POST("/logout", s.logout)
-	a.GET("/whoami", s.whoami)
-	a.GET("/oidc", s.oidcInfo)
-	a.GET("/oidc/login", s.oidcLogin)
-	a.GET("/oidc/callback", s.oidcCallback)
-	s.appRoutes(a.Group("/app"))
-	s.jobRoutes(a.Group("/job"))
-	s.guideRoutes(a.Group("/jobs"))
-	s.historyRoutes(a.Group("/job"))
-	s.operateRoutes(a.Group("/operate"))
-	s.replicatedRoutes(a.Group("/operate/store"))
-	s.cronRoutes(a.Group("/cron"))
-	s.workflowRoutes(a.Group("/workflow"))
-	s.namespaceRoutes(a.Group("/namespaces"))
-	s.registryRoutes(a.Group("/registry"))
-	if o.Metrics != nil {
-		r.GET("/metrics", s.serveMetrics(o.Metrics, o.MetricsLogin || !o.MetricsOpen && (s.auth.Teams() || o.MetricsToken != ""), o.MetricsToken))
-	}
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	if o.Pprof {
-		EnableProfiling()
-		s.pprofRoutes(r)
-	}
-	if o.Artifacts != nil {
-		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
-		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
-	}
-	if o.Executors != nil {
-		s.executorRoutes(r, o.Executors)
-	}
-	if o.Secrets != nil { // secretfetch.go: a task's executor fetches its job's secrets
-		r.POST(ExecutorSecretsPath, s.forward, s.fetchSecrets)
-	}
-	if o.Packages != nil {
-		// The handler reads the same three segments from the path itself
-		// (packages.Links); explicit params keep the route documented.
-		r.GET("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
-		r.HEAD("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
-	}
-	if o.Web != nil {
-		serveWeb(r, o.Web)
-	}
-	return r, s
-}
-
-func (s *Server) opsOrErr() (Operations, error) {
-	if s.ops == nil {
-		return nil, fmt.Errorf("%w: the scheduler is not running", ErrUnavailable)
-	}
-	return s.ops, nil
-}
-
-func (s *Server) engineOrErr() (Engine, error) {
-	if s.eng == nil {
-		return nil, fmt.Errorf("%w: the scheduler is not running", ErrUnavailable)
-	}
-	return s.eng, nil
+	s := &Server{core: c, clientAddr: o.ClientAddr, cluster: o.Cluster, refresh: o.Refresh, peerHTTP: peer, audit: o.Audit, hist: hist}
+	s.apps = &appHandlers{core: c, live: l, noFiles: o.RejectFileAppURLs, pkgs: o.Packages, templates: o.PodTemplates}
+	s.schedules = &scheduleHandlers{core: c, location: o.Location, cronJitter: o.CronJitter}
+	s.jobs = &jobHandlers{core: c, appHandlers: s.apps, scheduleHandlers: s.schedules, live: l, secrets: o.Secrets,
+		typicals: o.Typicals, committed: o.TriggerCommitted}
+	s.runs = &runHandlers{core: c, live: l, hist: hist}
+	s.guide = &guideHandlers{core: c, jobHandlers: s.jobs, hist: hist}
+	s.workflows = &workflowHandlers{core: c, scheduleHandlers: s.schedules, hist: hist}
+	s.backfills = &backfillHandlers{core: c, jobHandlers: s.jobs}
+	s.tenants = &tenancyHandlers{core: c, secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries,
+		engineCaps: o.EngineCaps, idleExecs: o.IdleExecutors, nsChanged: o.NamespaceChanged}
+	s.operate = &operateHandlers{core: c, live: l, replicated: o.Replicated, every: o.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+	s.console = &consoleHandlers{core: c, clientAddr: o.ClientAddr}
+	s.definitionHandlers = &definitionHandlers{core: c, guideHandlers: s.guide, workflowHandlers: s.workflows, hist: hist}
+	return s
 }
 
 func serveWeb(r *gin.Engine, web fs.FS) {

@@ -35,7 +35,7 @@ type logQuery struct {
 // same format: JSON (LogChunk) when ?format=json or the Accept header asks
 // for application/json (the console and ejctl do), else the bytes as
 // text/plain with the chunk's facts in X-Log-* headers (curl, a browser).
-func (s *Server) taskLog(c *gin.Context) {
+func (s *runHandlers) taskLog(c *gin.Context) {
 	q, err := parseLogQuery(c)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -194,7 +194,7 @@ func cutLines(data string, n int) (int, bool) {
 // (its app could not be fetched, its executor never started it): the
 // cause that ended it, from history, instead of "the sandbox may have
 // been removed". Other errors are kept.
-func (s *Server) noLogWhy(c *gin.Context, taskID, stream string, err error) error {
+func (s *runHandlers) noLogWhy(c *gin.Context, taskID, stream string, err error) error {
 	if !errors.Is(err, ErrNotFound) {
 		return err
 	}

@@ -22,26 +22,26 @@ type WorkflowHistory interface {
 	WorkflowNodes(ctx context.Context, q view.Query) (view.Page[view.WorkflowNode], error)
 }
 
-func (s *Server) workflowHistory() WorkflowHistory {
+func (s *workflowHandlers) workflowHistory() WorkflowHistory {
 	h, _ := s.hist.(WorkflowHistory) // nsHistory: the request's namespace's
 	return h
 }
 
 // workflowRunEvents searches WORKFLOW_RUN_LOG with the history searches'
 // paging, sorting, time range (createdTime) and filters.
-func (s *Server) workflowRunEvents(c *gin.Context) {
+func (s *workflowHandlers) workflowRunEvents(c *gin.Context) {
 	searchWith(s, c, func(h WorkflowHistory, q view.Query) (any, error) { return h.WorkflowRuns(c, q) },
 		view.Page[view.WorkflowRun]{Rows: []view.WorkflowRun{}})
 }
 
 // workflowNodeEvents searches WORKFLOW_NODE_LOG (time range: endTime).
-func (s *Server) workflowNodeEvents(c *gin.Context) {
+func (s *workflowHandlers) workflowNodeEvents(c *gin.Context) {
 	searchWith(s, c, func(h WorkflowHistory, q view.Query) (any, error) { return h.WorkflowNodes(c, q) },
 		view.Page[view.WorkflowNode]{Rows: []view.WorkflowNode{}})
 }
 
 // searchWith answers a history search, or empty when history is off.
-func searchWith(s *Server, c *gin.Context, search func(WorkflowHistory, view.Query) (any, error), empty any) {
+func searchWith(s *workflowHandlers, c *gin.Context, search func(WorkflowHistory, view.Query) (any, error), empty any) {
 	q, err := searchQuery(c.Request.URL.Query())
 	if err != nil {
 		writeError(c, s.log, err)
@@ -63,7 +63,7 @@ func searchWith(s *Server, c *gin.Context, search func(WorkflowHistory, view.Que
 // historicRun rebuilds a run the registry no longer keeps from its rows in
 // the history database (each node's latest attempt; shards' own outcomes
 // are not kept there, their task ids are).
-func (s *Server) historicRun(ctx context.Context, name, runID string) (wfRunView, bool, error) {
+func (s *workflowHandlers) historicRun(ctx context.Context, name, runID string) (wfRunView, bool, error) {
 	h := s.workflowHistory()
 	if h == nil {
 		return wfRunView{}, false, nil

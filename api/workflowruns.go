@@ -50,9 +50,9 @@ type nodeTask struct {
 	LaunchedAt   time.Time  `json:"launchedAt"`
 }
 
-func (s *Server) getWorkflowRun(c *gin.Context) {
+func (s *workflowHandlers) getWorkflowRun(c *gin.Context) {
 	name, id := c.Param("workflowName"), c.Param("runId")
-	run, err := s.regIn(c).Flows().WorkflowRun(c, name, id)
+	run, err := s.regIn(c).WorkflowRun(c, name, id)
 	if errors.Is(err, workflow.ErrRunNotFound) {
 		v, ok, herr := s.historicRun(c, name, id)
 		if herr != nil {
@@ -71,7 +71,7 @@ func (s *Server) getWorkflowRun(c *gin.Context) {
 	s.answerRun(c, run)
 }
 
-func (s *Server) answerRun(c *gin.Context, run workflow.Run) {
+func (s *workflowHandlers) answerRun(c *gin.Context, run workflow.Run) {
 	v, err := s.viewRun(c, run)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -80,7 +80,7 @@ func (s *Server) answerRun(c *gin.Context, run workflow.Run) {
 	c.JSON(http.StatusOK, v)
 }
 
-func (s *Server) viewRun(ctx context.Context, run workflow.Run) (wfRunView, error) {
+func (s *workflowHandlers) viewRun(ctx context.Context, run workflow.Run) (wfRunView, error) {
 	v := wfRunView{Run: run, Cancelling: run.Cancel != nil && run.Active(), NodeStates: map[workflow.NodeState]int{}, Nodes: []nodeView{}}
 	var pending map[string]bool
 	for _, n := range run.Nodes {
@@ -88,7 +88,7 @@ func (s *Server) viewRun(ctx context.Context, run workflow.Run) (wfRunView, erro
 		if n.State == workflow.NodeRunning {
 			if pending == nil {
 				var err error
-				if pending, err = s.regIn(ctx).Work().PendingKeys(ctx); err != nil {
+				if pending, err = s.regIn(ctx).PendingKeys(ctx); err != nil {
 					return v, err
 				}
 			}
@@ -112,8 +112,8 @@ func (s *Server) viewRun(ctx context.Context, run workflow.Run) (wfRunView, erro
 
 // nodeTasks adds a running node's running tasks and the shards that ended
 // so far (from its execution's record).
-func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
-	running, err := s.regIn(ctx).Work().RunningOf(ctx, nv.Job)
+func (s *workflowHandlers) nodeTasks(ctx context.Context, nv *nodeView) error {
+	running, err := s.regIn(ctx).RunningOf(ctx, nv.Job)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 	for _, t := range nv.Running {
 		nv.TaskIDs = append(nv.TaskIDs, t.TaskID)
 	}
-	rec, err := s.regIn(ctx).Work().RunRecordOf(ctx, nv.RunKey)
+	rec, err := s.regIn(ctx).RunRecordOf(ctx, nv.RunKey)
 	if errors.Is(err, registry.ErrRunNotFound) {
 		return nil
 	}
@@ -143,13 +143,13 @@ func (s *Server) nodeTasks(ctx context.Context, nv *nodeView) error {
 // cancelWorkflowRun asks the leader to cancel a run: its running tasks
 // are killed, its pending nodes skipped. The answer is the run as it is
 // then (state RUNNING with "cancelling" until the kills are done).
-func (s *Server) cancelWorkflowRun(c *gin.Context) {
+func (s *workflowHandlers) cancelWorkflowRun(c *gin.Context) {
 	who := c.GetString(ctxUser)
 	if who == "" {
 		who = "anonymous"
 	}
 	now := s.clock.Now()
-	run, err := s.regIn(c).Flows().UpdateWorkflowRun(c, c.Param("workflowName"), c.Param("runId"), func(r workflow.Run) (workflow.Run, error) {
+	run, err := s.regIn(c).UpdateWorkflowRun(c, c.Param("workflowName"), c.Param("runId"), func(r workflow.Run) (workflow.Run, error) {
 		return workflow.RequestCancel(r, "cancelled by "+who+" at "+now.UTC().Format(time.RFC3339), now)
 	})
 	if err != nil {
@@ -161,13 +161,13 @@ func (s *Server) cancelWorkflowRun(c *gin.Context) {
 
 // retryWorkflowRun runs a failed or cancelled run again from its nodes
 // that did not succeed; the run waits as QUEUED for a slot.
-func (s *Server) retryWorkflowRun(c *gin.Context) {
+func (s *workflowHandlers) retryWorkflowRun(c *gin.Context) {
 	name := c.Param("workflowName")
-	if _, err := s.regIn(c).Flows().Workflow(c, name); err != nil {
+	if _, err := s.regIn(c).Workflow(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	run, err := s.regIn(c).Flows().UpdateWorkflowRun(c, name, c.Param("runId"), workflow.Retry)
+	run, err := s.regIn(c).UpdateWorkflowRun(c, name, c.Param("runId"), workflow.Retry)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -209,7 +209,7 @@ var runStates = []workflow.RunState{workflow.RunQueued, workflow.RunRunning, wor
 // listWorkflowRuns answers the runs the registry keeps (active ones and
 // the latest finished; workflow_runs_kept), newest first, filtered by
 // ?state= (one state, or several separated by commas).
-func (s *Server) listWorkflowRuns(c *gin.Context) {
+func (s *workflowHandlers) listWorkflowRuns(c *gin.Context) {
 	name := c.Param("workflowName")
 	page, perPage, err := pageOf(c)
 	if err != nil {
@@ -227,11 +227,11 @@ func (s *Server) listWorkflowRuns(c *gin.Context) {
 		}
 		want[workflow.RunState(st)] = true
 	}
-	if _, err := s.regIn(c).Flows().Workflow(c, name); err != nil {
+	if _, err := s.regIn(c).Workflow(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	runs, err := s.regIn(c).Flows().WorkflowRuns(c, name)
+	runs, err := s.regIn(c).WorkflowRuns(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -15,31 +15,18 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// Workflows: /api/workflow (docs/workflows.md). The handlers validate and
-// write configs and new runs, and write cancel and retry requests into a
-// run; the leader's engine (workflow/engine) advances runs.
-func (s *Server) workflowRoutes(g *gin.RouterGroup) {
-	g.POST("", s.registerWorkflow)
-	g.PUT("", s.updateWorkflow)
-	g.GET("/list", s.listWorkflows)
-	g.GET("/events/runs", s.workflowRunEvents)
-	g.GET("/events/nodes", s.workflowNodeEvents)
-	g.GET("/:workflowName", s.getWorkflow)
-	g.DELETE("/:workflowName", s.deleteWorkflow)
-	g.POST("/:workflowName/disable", s.setWorkflowDisabled(true))
-	g.POST("/:workflowName/enable", s.setWorkflowDisabled(false))
-	g.POST("/:workflowName/trigger", s.triggerWorkflow)
-	g.GET("/:workflowName/runs", s.listWorkflowRuns)
-	g.GET("/:workflowName/runs/:runId", s.getWorkflowRun)
-	g.POST("/:workflowName/runs/:runId/cancel", s.cancelWorkflowRun)
-	g.POST("/:workflowName/runs/:runId/retry", s.retryWorkflowRun)
+// workflowHandlers serve /api/workflow: configs, runs and their history.
+type workflowHandlers struct {
+	*core
+	*scheduleHandlers
+	hist requestHistory // nil: history off
 }
 
 // checkWorkflow validates a config and its nodes' jobs, and fills in each
 // node's default trigger rule so the stored config says it.
-func (s *Server) checkWorkflow(ctx context.Context, c *workflow.Config) error {
+func (s *workflowHandlers) checkWorkflow(ctx context.Context, c *workflow.Config) error {
 	if err := c.Validate(s.clock.Now(), s.location, func(name string) (workflow.JobInfo, error) {
-		j, err := s.regIn(ctx).Config().Job(ctx, name)
+		j, err := s.regIn(ctx).Job(ctx, name)
 		if errors.Is(err, registry.ErrJobNotFound) {
 			return workflow.JobInfo{}, nil
 		}
@@ -68,25 +55,25 @@ func (s *Server) checkWorkflow(ctx context.Context, c *workflow.Config) error {
 	return nil
 }
 
-func (s *Server) registerWorkflow(c *gin.Context) {
-	s.saveWorkflow(c, s.regOf(c).Flows().AddWorkflow)
+func (s *workflowHandlers) registerWorkflow(c *gin.Context) {
+	s.saveWorkflow(c, s.regOf(c).AddWorkflow)
 }
 
 // updateWorkflow replaces a workflow's config whole (runs in flight keep
 // the definition they started with).
-func (s *Server) updateWorkflow(c *gin.Context) {
+func (s *workflowHandlers) updateWorkflow(c *gin.Context) {
 	s.saveWorkflow(c, func(ctx context.Context, cfg workflow.Config) error {
-		if _, err := s.regIn(ctx).Flows().Workflow(ctx, cfg.Name); err != nil {
+		if _, err := s.regIn(ctx).Workflow(ctx, cfg.Name); err != nil {
 			return err
 		}
 		if err := s.checkNotOwned(ctx, DefWorkflow, cfg.Name); err != nil {
 			return err
 		}
-		return s.regIn(ctx).Flows().UpdateWorkflow(ctx, cfg)
+		return s.regIn(ctx).UpdateWorkflow(ctx, cfg)
 	})
 }
 
-func (s *Server) saveWorkflow(c *gin.Context, write func(context.Context, workflow.Config) error) {
+func (s *workflowHandlers) saveWorkflow(c *gin.Context, write func(context.Context, workflow.Config) error) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -104,7 +91,7 @@ func (s *Server) saveWorkflow(c *gin.Context, write func(context.Context, workfl
 }
 
 // answerWorkflow answers err, or else the workflow's view.
-func (s *Server) answerWorkflow(c *gin.Context, cfg workflow.Config, err error) {
+func (s *workflowHandlers) answerWorkflow(c *gin.Context, cfg workflow.Config, err error) {
 	var v workflowView
 	if err == nil {
 		v, err = s.workflowView(c, cfg, nil)
@@ -127,10 +114,10 @@ type workflowView struct {
 	NextFireTime *time.Time  `json:"nextFireTime,omitempty"`
 }
 
-func (s *Server) workflowView(ctx context.Context, cfg workflow.Config, disabled map[string]bool) (workflowView, error) {
+func (s *workflowHandlers) workflowView(ctx context.Context, cfg workflow.Config, disabled map[string]bool) (workflowView, error) {
 	v := workflowView{Config: cfg}
 	if disabled == nil {
-		d, err := s.regIn(ctx).Config().IsDisabled(ctx, "workflow", cfg.Name)
+		d, err := s.regIn(ctx).IsDisabled(ctx, "workflow", cfg.Name)
 		if err != nil {
 			return v, err
 		}
@@ -138,7 +125,7 @@ func (s *Server) workflowView(ctx context.Context, cfg workflow.Config, disabled
 	} else {
 		v.Disabled = disabled[cfg.Name]
 	}
-	runs, err := s.regIn(ctx).Flows().WorkflowRuns(ctx, cfg.Name)
+	runs, err := s.regIn(ctx).WorkflowRuns(ctx, cfg.Name)
 	if err != nil {
 		return v, err
 	}
@@ -162,8 +149,8 @@ func (s *Server) workflowView(ctx context.Context, cfg workflow.Config, disabled
 	return v, nil
 }
 
-func (s *Server) getWorkflow(c *gin.Context) {
-	cfg, err := s.regIn(c).Flows().Workflow(c, c.Param("workflowName"))
+func (s *workflowHandlers) getWorkflow(c *gin.Context) {
+	cfg, err := s.regIn(c).Workflow(c, c.Param("workflowName"))
 	s.answerWorkflow(c, cfg, err)
 }
 
@@ -201,18 +188,18 @@ func paged[T any](all []T, page, perPage int) pageRows[T] {
 	return out
 }
 
-func (s *Server) listWorkflows(c *gin.Context) {
+func (s *workflowHandlers) listWorkflows(c *gin.Context) {
 	page, perPage, err := pageOf(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	all, err := s.regIn(c).Flows().Workflows(c)
+	all, err := s.regIn(c).Workflows(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	off, err := s.regIn(c).Config().Disabled(c, "workflow")
+	off, err := s.regIn(c).Disabled(c, "workflow")
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -275,10 +262,10 @@ func keepDisabled(all []workflow.Config, off map[string]bool, want string) ([]wo
 	return out, nil
 }
 
-func (s *Server) deleteWorkflow(c *gin.Context) {
+func (s *workflowHandlers) deleteWorkflow(c *gin.Context) {
 	err := s.checkNotOwned(c, DefWorkflow, c.Param("workflowName"))
 	if err == nil {
-		err = s.regIn(c).Flows().DeleteWorkflow(c, c.Param("workflowName"), s.clock.Now())
+		err = s.regIn(c).DeleteWorkflow(c, c.Param("workflowName"), s.clock.Now())
 	}
 	if err != nil {
 		writeError(c, s.log, err)
@@ -290,12 +277,12 @@ func (s *Server) deleteWorkflow(c *gin.Context) {
 // setWorkflowDisabled stops (or resumes) new runs: a disabled workflow's
 // cron does not fire, triggers are refused and queued runs wait; runs
 // already RUNNING go on.
-func (s *Server) setWorkflowDisabled(disabled bool) gin.HandlerFunc {
+func (s *workflowHandlers) setWorkflowDisabled(disabled bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name := c.Param("workflowName")
-		_, err := s.regIn(c).Flows().Workflow(c, name)
+		_, err := s.regIn(c).Workflow(c, name)
 		if err == nil {
-			err = s.regIn(c).Config().SetDisabled(c, "workflow", name, disabled, s.clock.Now())
+			err = s.regIn(c).SetDisabled(c, "workflow", name, disabled, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -314,7 +301,7 @@ type workflowTrigger struct {
 // triggerWorkflow queues a run (it starts when a slot under
 // maxConcurrentRuns is free) and answers its id; a key seen in the last 24
 // hours answers the run it created.
-func (s *Server) triggerWorkflow(c *gin.Context) {
+func (s *workflowHandlers) triggerWorkflow(c *gin.Context) {
 	name := c.Param("workflowName")
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
@@ -333,7 +320,7 @@ func (s *Server) triggerWorkflow(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	run, err := s.regIn(c).Flows().WorkflowRun(c, name, id)
+	run, err := s.regIn(c).WorkflowRun(c, name, id)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -341,18 +328,18 @@ func (s *Server) triggerWorkflow(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"workflow": name, "runId": id, "duplicate": dup, "state": run.State})
 }
 
-func (s *Server) queueWorkflowRun(c *gin.Context, name string, req workflowTrigger) (string, bool, error) {
+func (s *workflowHandlers) queueWorkflowRun(c *gin.Context, name string, req workflowTrigger) (string, bool, error) {
 	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
 		return "", false, fmt.Errorf("%w: idempotencyKey must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", ErrBadRequest)
 	}
 	if req.Parameter != nil && len(*req.Parameter) > workflow.MaxParameterBytes {
 		return "", false, fmt.Errorf("%w: parameter must be at most %d bytes", ErrBadRequest, workflow.MaxParameterBytes)
 	}
-	cfg, err := s.regIn(c).Flows().Workflow(c, name)
+	cfg, err := s.regIn(c).Workflow(c, name)
 	if err != nil {
 		return "", false, err
 	}
-	if d, err := s.regIn(c).Config().IsDisabled(c, "workflow", name); err != nil || d {
+	if d, err := s.regIn(c).IsDisabled(c, "workflow", name); err != nil || d {
 		if err == nil {
 			err = fmt.Errorf("%w: the workflow '%s' is disabled; enable it first.", ErrConflict, name)
 		}
@@ -360,5 +347,5 @@ func (s *Server) queueWorkflowRun(c *gin.Context, name string, req workflowTrigg
 	}
 	now := s.clock.Now()
 	run := workflow.NewRun(cfg, workflow.NewRunID(now, ""), workflow.SourceAPI, req.Parameter, req.IdempotencyKey, now)
-	return s.regIn(c).Flows().CreateWorkflowRun(c, run, workflow.MaxQueuedRuns)
+	return s.regIn(c).CreateWorkflowRun(c, run, workflow.MaxQueuedRuns)
 }
