@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,9 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	log.Info("starting", "config", cfg.Redacted())
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
