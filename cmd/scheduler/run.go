@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -52,9 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	log.Info("starting", "config", cfg.Redacted())
-	if cfg.MemoryLimit > 0 {
-		debug.SetMemoryLimit(cfg.MemoryLimit)
-	}
+	setMemoryLimit(cfg, getenv, "/proc/self/cgroup", "/sys/fs/cgroup", log)
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
