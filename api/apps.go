@@ -22,7 +22,7 @@ type appHandlers struct {
 }
 
 func (s *appHandlers) addApp(c *gin.Context) {
-	create(s.core, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).AddApp)
+	create(s.core, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).Config().AddApp)
 }
 
 // checkAddApp is an app's registration's check.
@@ -121,12 +121,12 @@ func (s *appHandlers) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.regIn(c).App(c, probe.AppName)
+	cfg, err := s.regIn(c).Config().App(c, probe.AppName)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	save(s.core, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).UpdateApp)
+	save(s.core, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).Config().UpdateApp)
 }
 
 // checkKeepsPackage refuses to clear the appURL of an app whose jobs run
@@ -135,7 +135,7 @@ func (s *appHandlers) checkKeepsPackage(ctx context.Context, cfg app.Config) err
 	if cfg.AppURL != "" {
 		return nil
 	}
-	all, err := s.regIn(ctx).Jobs(ctx)
+	all, err := s.regIn(ctx).Config().Jobs(ctx)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *appHandlers) checkKeepsPackage(ctx context.Context, cfg app.Config) err
 }
 
 func (s *appHandlers) getApp(c *gin.Context) {
-	cfg, err := s.regIn(c).App(c, c.Param("appName"))
+	cfg, err := s.regIn(c).Config().App(c, c.Param("appName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -170,7 +170,7 @@ type appRow struct {
 func (r appRow) MarshalJSON() ([]byte, error) { return withDisabled(r.Config, r.Disabled) }
 
 func (s *appHandlers) listApps(c *gin.Context) {
-	apps, err := s.regIn(c).Apps(c)
+	apps, err := s.regIn(c).Config().Apps(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -193,10 +193,10 @@ func (s *appHandlers) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).App(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+	if _, err := s.regIn(c).Config().App(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
 		return err // (an app whose stored config does not decode is deleted too)
 	}
-	all, err := s.regIn(c).Jobs(c)
+	all, err := s.regIn(c).Config().Jobs(c)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (s *appHandlers) removeApp(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).DeleteApp(c, name); err != nil {
+	if _, err := s.regIn(c).Config().DeleteApp(c, name); err != nil {
 		return err
 	}
 	deleted(c, "App '"+name+"' with its jobs", broken)
@@ -231,7 +231,7 @@ func (s *appHandlers) isDisabled(kind string) gin.HandlerFunc {
 			writeError(c, s.log, err)
 			return
 		}
-		d, err := s.regIn(c).IsDisabled(c, kind, name)
+		d, err := s.regIn(c).Config().IsDisabled(c, kind, name)
 		if err != nil {
 			writeError(c, s.log, err)
 			return
@@ -244,7 +244,7 @@ func (s *appHandlers) setDisabled(kind string, disabled bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, kind)
 		if err == nil {
-			err = s.regIn(c).SetDisabled(c, kind, name, disabled, s.clock.Now())
+			err = s.regIn(c).Config().SetDisabled(c, kind, name, disabled, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)

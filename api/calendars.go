@@ -40,7 +40,7 @@ func calendarParam(c *gin.Context) (string, error) {
 }
 
 func (s *scheduleHandlers) listCalendars(c *gin.Context) {
-	list, err := s.reg.Calendars(c, nsOf(c))
+	list, err := s.reg.Schedule().Calendars(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -54,7 +54,7 @@ func (s *scheduleHandlers) getCalendar(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cal, _, err := s.reg.Calendar(c, nsOf(c), name)
+	cal, _, err := s.reg.Schedule().Calendar(c, nsOf(c), name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -99,7 +99,7 @@ func (s *scheduleHandlers) putCalendar(c *gin.Context) {
 		return
 	}
 	cal.Weekdays = calendar.SortedWeekdays(cal.Weekdays)
-	created, err := s.reg.PutCalendar(c, nsOf(c), cal)
+	created, err := s.reg.Schedule().PutCalendar(c, nsOf(c), cal)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -150,7 +150,7 @@ func (s *scheduleHandlers) deleteCalendar(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: calendar %q is named by %s: change them first", ErrConflict, name, strings.Join(users, ", ")))
 		return
 	}
-	if err := s.reg.DeleteCalendar(c, nsOf(c), name); err != nil {
+	if err := s.reg.Schedule().DeleteCalendar(c, nsOf(c), name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -159,7 +159,7 @@ func (s *scheduleHandlers) deleteCalendar(c *gin.Context) {
 
 // calendarUsers lists the namespace's jobs that name a calendar.
 func (s *scheduleHandlers) calendarUsers(ctx context.Context, ns, name string) ([]string, error) {
-	list, err := s.reg.In(ns).Jobs(ctx)
+	list, err := s.reg.In(ns).Config().Jobs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (s *scheduleHandlers) calendarUsers(ctx context.Context, ns, name string) (
 			out = append(out, j.JobName)
 		}
 	}
-	flows, err := s.reg.In(ns).Workflows(ctx)
+	flows, err := s.reg.In(ns).Flows().Workflows(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *scheduleHandlers) jobPlan(ctx context.Context, job jobs.Config) (*cron.
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.Plan(ctx, job, cron.ParseFor, s.inheritedJitter(ctx, ns, job.Jitter), s.location)
+	p, err := s.reg.Schedule().Plan(ctx, job, cron.ParseFor, s.inheritedJitter(ctx, ns, job.Jitter), s.location)
 	return p, loc, err
 }
 
@@ -221,7 +221,7 @@ func (s *scheduleHandlers) inheritedJitter(ctx context.Context, ns, own string) 
 	if own != "" {
 		return s.cronJitter
 	}
-	rec, err := s.reg.Namespace(ctx, ns)
+	rec, err := s.reg.Tenancy().Namespace(ctx, ns)
 	if err != nil {
 		return s.cronJitter
 	}
@@ -236,7 +236,7 @@ func (s *scheduleHandlers) workflowPlan(ctx context.Context, w workflow.Config) 
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.WorkflowPlan(ctx, w, s.inheritedJitter(ctx, ns, w.Jitter), s.location)
+	p, err := s.reg.Schedule().WorkflowPlan(ctx, w, s.inheritedJitter(ctx, ns, w.Jitter), s.location)
 	return p, loc, err
 }
 
@@ -254,7 +254,7 @@ type JobNext struct {
 
 // jobNext previews a job's fires: ?count=5[&from=RFC 3339].
 func (s *scheduleHandlers) jobNext(c *gin.Context) {
-	job, err := s.regOf(c).Job(c, c.Param("jobName"))
+	job, err := s.regOf(c).Config().Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -54,7 +54,7 @@ type live struct {
 // checkNotOwned refuses (409) a change through the API of a definition a
 // Kubernetes object owns: it is changed in the object (kubectl, git).
 func (s *core) checkNotOwned(ctx context.Context, kind, name string) error {
-	o, ok, err := s.reg.OwnerOf(ctx, kind, nsFrom(ctx), name)
+	o, ok, err := s.reg.Config().OwnerOf(ctx, kind, nsFrom(ctx), name)
 	if err != nil || !ok {
 		return err
 	}
@@ -65,17 +65,17 @@ func (s *core) checkNotOwned(ctx context.Context, kind, name string) error {
 func (s *core) checkExists(c *gin.Context, kind string) (string, error) {
 	if kind == "app" {
 		name := c.Param("appName")
-		_, err := s.regIn(c).App(c, name)
+		_, err := s.regIn(c).Config().App(c, name)
 		return name, err
 	}
 	name := c.Param("jobName")
-	_, err := s.regIn(c).Job(c, name)
+	_, err := s.regIn(c).Config().Job(c, name)
 	return name, err
 }
 
 // listWithDisabled answers a list whose rows carry their disable flags.
 func (s *core) listWithDisabled(c *gin.Context, kind string, n int, row func(i int, off map[string]bool) any) {
-	off, err := s.regIn(c).Disabled(c, kind)
+	off, err := s.regIn(c).Config().Disabled(c, kind)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -15,7 +15,7 @@ import (
 // due first. The history keeps every one (status traces of state
 // DEADLINE_MISSED).
 func (s *runHandlers) missedDeadlines(c *gin.Context) {
-	recs, err := s.reg.Alerts(c)
+	recs, err := s.reg.Schedule().Alerts(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

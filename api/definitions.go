@@ -110,7 +110,7 @@ func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name str
 	if err != nil {
 		return d, nil, err
 	}
-	if _, err := s.reg.Namespace(ctx, nsFrom(ctx)); err != nil {
+	if _, err := s.reg.Tenancy().Namespace(ctx, nsFrom(ctx)); err != nil {
 		return d, nil, fmt.Errorf("%w (create it first: ejctl ns create %s)", err, nsFrom(ctx))
 	}
 	switch kind {
@@ -119,7 +119,7 @@ func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name str
 		if err := decodeStrict(body, &d.app); err != nil {
 			return d, nil, err
 		}
-		d.exists, err = found(s.regIn(ctx).App(ctx, name))
+		d.exists, err = found(s.regIn(ctx).Config().App(ctx, name))
 		if err != nil {
 			return d, nil, err
 		}
@@ -143,7 +143,7 @@ func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name str
 		if err != nil {
 			return d, nil, err
 		}
-		if d.exists, err = found(s.regIn(ctx).Job(ctx, name)); err != nil {
+		if d.exists, err = found(s.regIn(ctx).Config().Job(ctx, name)); err != nil {
 			return d, nil, err
 		}
 		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
@@ -158,7 +158,7 @@ func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name str
 		if err := decodeStrict(body, &d.workflow); err != nil {
 			return d, nil, err
 		}
-		if d.exists, err = found(s.regIn(ctx).Workflow(ctx, name)); err != nil {
+		if d.exists, err = found(s.regIn(ctx).Flows().Workflow(ctx, name)); err != nil {
 			return d, nil, err
 		}
 		for i := range d.workflow.Nodes { // as checkWorkflow stores them
@@ -193,10 +193,10 @@ func (s *definitionHandlers) ApplyDefinition(ctx context.Context, kind, ns, name
 	if err != nil {
 		return warns, err
 	}
-	if cur, ok, err := s.reg.OwnerOf(ctx, kind, ns, name); err != nil {
+	if cur, ok, err := s.reg.Config().OwnerOf(ctx, kind, ns, name); err != nil {
 		return warns, err
 	} else if !ok || cur != owner {
-		if err := s.reg.SetOwner(ctx, kind, ns, name, owner); err != nil {
+		if err := s.reg.Config().SetOwner(ctx, kind, ns, name, owner); err != nil {
 			return warns, err
 		}
 	}
@@ -206,17 +206,17 @@ func (s *definitionHandlers) ApplyDefinition(ctx context.Context, kind, ns, name
 	}
 	switch {
 	case kind == DefApp && d.exists:
-		err = reg.UpdateApp(ctx, d.app)
+		err = reg.Config().UpdateApp(ctx, d.app)
 	case kind == DefApp:
-		err = reg.AddApp(ctx, d.app)
+		err = reg.Config().AddApp(ctx, d.app)
 	case kind == DefJob && d.exists:
-		err = reg.UpdateJobAt(ctx, d.job, s.clock.Now())
+		err = reg.Config().UpdateJobAt(ctx, d.job, s.clock.Now())
 	case kind == DefJob:
 		err = s.addJob(ctx, d.job)
 	case d.exists:
-		err = reg.UpdateWorkflow(ctx, d.workflow)
+		err = reg.Flows().UpdateWorkflow(ctx, d.workflow)
 	default:
-		err = reg.AddWorkflow(ctx, d.workflow)
+		err = reg.Flows().AddWorkflow(ctx, d.workflow)
 	}
 	if err == nil && s.ops != nil {
 		s.ops.Wake()
@@ -230,13 +230,13 @@ func (s *definitionHandlers) unchanged(ctx context.Context, kind, name string, d
 	var err error
 	switch kind {
 	case DefApp:
-		cur, err = s.regIn(ctx).App(ctx, name)
+		cur, err = s.regIn(ctx).Config().App(ctx, name)
 		next = d.app
 	case DefJob:
-		cur, err = s.regIn(ctx).Job(ctx, name)
+		cur, err = s.regIn(ctx).Config().Job(ctx, name)
 		next = d.job
 	default:
-		cur, err = s.regIn(ctx).Workflow(ctx, name)
+		cur, err = s.regIn(ctx).Flows().Workflow(ctx, name)
 		next = d.workflow
 	}
 	if err != nil {
@@ -256,14 +256,14 @@ func (s *definitionHandlers) DeleteDefinition(ctx context.Context, kind, ns, nam
 	var err error
 	switch kind {
 	case DefApp:
-		_, err = reg.DeleteApp(ctx, name)
+		_, err = reg.Config().DeleteApp(ctx, name)
 	case DefJob:
-		err = reg.DeleteJob(ctx, name)
+		err = reg.Config().DeleteJob(ctx, name)
 	default:
-		err = reg.DeleteWorkflow(ctx, name, s.clock.Now())
+		err = reg.Flows().DeleteWorkflow(ctx, name, s.clock.Now())
 	}
 	if _, err := found(struct{}{}, err); err != nil {
 		return err
 	}
-	return s.reg.DropOwner(ctx, kind, ns, name)
+	return s.reg.Config().DropOwner(ctx, kind, ns, name)
 }

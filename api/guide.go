@@ -103,12 +103,12 @@ func (s *guideHandlers) guidePlan(ctx context.Context, req guideJob) (jobs.Confi
 	if err := validName("jobName", job.JobName); err != nil {
 		return job, nil, err
 	}
-	if _, err := s.regIn(ctx).Job(ctx, job.JobName); err == nil {
+	if _, err := s.regIn(ctx).Config().Job(ctx, job.JobName); err == nil {
 		return job, nil, fmt.Errorf("%w: Job '%s' already existed.", registry.ErrJobExists, job.JobName)
 	} else if !errors.Is(err, registry.ErrJobNotFound) {
 		return job, nil, err
 	}
-	existing, err := s.regIn(ctx).App(ctx, job.AppName)
+	existing, err := s.regIn(ctx).Config().App(ctx, job.AppName)
 	switch {
 	case err == nil:
 		return job, nil, guideAppAgrees(existing, req)
@@ -168,13 +168,13 @@ func jarName(u string) string {
 // the last moment takes the app it created with it.
 func (s *guideHandlers) guideSave(ctx context.Context, job jobs.Config, newApp *app.Config) error {
 	if newApp != nil {
-		if err := s.regIn(ctx).AddApp(ctx, *newApp); err != nil {
+		if err := s.regIn(ctx).Config().AddApp(ctx, *newApp); err != nil {
 			return err
 		}
 	}
 	err := s.addJob(ctx, job)
 	if err != nil && newApp != nil {
-		if _, derr := s.regIn(ctx).DeleteApp(ctx, newApp.AppName); derr != nil {
+		if _, derr := s.regIn(ctx).Config().DeleteApp(ctx, newApp.AppName); derr != nil {
 			s.log.Warn("api: remove the app created for a job that was refused", "app", newApp.AppName, "err", derr)
 		}
 	}
@@ -222,7 +222,7 @@ func (s *guideHandlers) guidePause(disable bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, err := s.checkExists(c, "job")
 		if err == nil {
-			err = s.regIn(c).SetDisabled(c, "job", name, disable, s.clock.Now())
+			err = s.regIn(c).Config().SetDisabled(c, "job", name, disable, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -270,7 +270,7 @@ type guideJobStatus struct {
 }
 
 func (s *guideHandlers) guideStatus(c *gin.Context) {
-	job, err := s.regIn(c).Job(c, c.Param("jobName"))
+	job, err := s.regIn(c).Config().Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -285,11 +285,11 @@ func (s *guideHandlers) guideStatus(c *gin.Context) {
 
 func (s *guideHandlers) jobStatus(ctx context.Context, job jobs.Config) (guideJobStatus, error) {
 	st := guideJobStatus{JobName: job.JobName, State: StateReady, ShardingTotalCount: job.ShardingTotalCount, Instances: []guideInstance{}}
-	running, err := s.regIn(ctx).RunningOf(ctx, job.JobName)
+	running, err := s.regIn(ctx).Work().RunningOf(ctx, job.JobName)
 	if err != nil {
 		return st, err
 	}
-	registered, err := s.regIn(ctx).JobRegisteredAt(ctx, job.JobName)
+	registered, err := s.regIn(ctx).Config().JobRegisteredAt(ctx, job.JobName)
 	if err != nil {
 		return st, err
 	}
@@ -340,7 +340,7 @@ func (s *guideHandlers) lastStart(ctx context.Context, job string, registered ti
 }
 
 func (s *guideHandlers) queueCounts(ctx context.Context, st *guideJobStatus) error {
-	q, err := s.regIn(ctx).ReadyQueue(ctx)
+	q, err := s.regIn(ctx).Work().ReadyQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -350,7 +350,7 @@ func (s *guideHandlers) queueCounts(ctx context.Context, st *guideJobStatus) err
 		}
 	}
 	if st.PendingExecutions > 0 {
-		w, ok, err := s.regIn(ctx).WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
+		w, ok, err := s.regIn(ctx).Work().WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
 		if err != nil {
 			return err
 		}
@@ -359,7 +359,7 @@ func (s *guideHandlers) queueCounts(ctx context.Context, st *guideJobStatus) err
 			st.Waiting = &v
 		}
 	}
-	fo, err := s.regIn(ctx).FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).Work().FailoverQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -372,7 +372,7 @@ func (s *guideHandlers) queueCounts(ctx context.Context, st *guideJobStatus) err
 }
 
 func (s *guideHandlers) pauseState(ctx context.Context, job jobs.Config, st *guideJobStatus) error {
-	rs, err := s.regIn(ctx).RunStateOf(ctx, job.JobName)
+	rs, err := s.regIn(ctx).Work().RunStateOf(ctx, job.JobName)
 	if err != nil {
 		return err
 	}
@@ -381,7 +381,7 @@ func (s *guideHandlers) pauseState(ctx context.Context, job jobs.Config, st *gui
 		if k.name == "" { // an HTTP job without an app
 			continue
 		}
-		d, err := s.regIn(ctx).IsDisabled(ctx, k.kind, k.name)
+		d, err := s.regIn(ctx).Config().IsDisabled(ctx, k.kind, k.name)
 		if err != nil {
 			return err
 		}
@@ -389,7 +389,7 @@ func (s *guideHandlers) pauseState(ctx context.Context, job jobs.Config, st *gui
 			st.State = StatePaused
 		}
 	}
-	p, ok, err := s.regIn(ctx).PauseOf(ctx, job.JobName)
+	p, ok, err := s.regIn(ctx).Work().PauseOf(ctx, job.JobName)
 	if ok {
 		st.Pause = &p
 	}

@@ -116,7 +116,7 @@ func (s *jobHandlers) updateJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	cfg, err := s.regIn(c).Job(c, name)
+	cfg, err := s.regIn(c).Config().Job(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -130,7 +130,7 @@ func (s *jobHandlers) updateJob(c *gin.Context) {
 	s.saveJob(c, body, cfg, func(cfg jobs.Config) error {
 		return s.checkJob(c, cfg, headerWarning(c))
 	}, func(ctx context.Context, cfg jobs.Config) error {
-		return s.regOf(c).UpdateJobAt(ctx, cfg, s.clock.Now()) // the catch-up counts from here
+		return s.regOf(c).Config().UpdateJobAt(ctx, cfg, s.clock.Now()) // the catch-up counts from here
 	})
 }
 
@@ -160,7 +160,7 @@ func (s *jobHandlers) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.regIn(c).Job(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
+	if _, err := s.regIn(c).Config().Job(c, name); err != nil && !errors.Is(err, registry.ErrDamaged) {
 		return err // (a job whose stored config does not decode is deleted too)
 	}
 	if err := s.checkNotOwned(c, DefJob, name); err != nil {
@@ -170,7 +170,7 @@ func (s *jobHandlers) deregister(c *gin.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.regIn(c).DeleteJob(c, name); err != nil {
+	if err := s.regIn(c).Config().DeleteJob(c, name); err != nil {
 		return err
 	}
 	deleted(c, "Job '"+name+"'", broken)
@@ -228,12 +228,12 @@ func (s *jobHandlers) queueRun(c *gin.Context, req triggerRequest) (bool, error)
 		if req.JobParameter != nil {
 			run.JobParameter = *req.JobParameter
 		}
-		duplicate, err = s.regIn(c).TriggerRun(c, req.JobName, run, now)
+		duplicate, err = s.regIn(c).Work().TriggerRun(c, req.JobName, run, now)
 		queued = !duplicate
 	} else {
 		// false: the trigger collapsed into an execution already waiting
 		// (misfire false), or the job's queue is full; nothing was written.
-		queued, err = s.regIn(c).TriggerBy(c, req.JobName, cfg.Misfire, now, by)
+		queued, err = s.regIn(c).Work().TriggerBy(c, req.JobName, cfg.Misfire, now, by)
 	}
 	if err != nil || !queued {
 		// Nothing committed: no commit stage to observe, nothing new for
@@ -312,12 +312,12 @@ func checkRunOptions(req triggerRequest) error {
 // triggerable checks that a job may run now (registry.CanRun) and is
 // TRANSIENT.
 func (s *jobHandlers) triggerable(c *gin.Context, name string) (jobs.Config, error) {
-	cfg, why, err := s.regIn(c).CanRun(c, name)
+	cfg, why, err := s.regIn(c).Config().CanRun(c, name)
 	switch {
 	case err != nil:
 		return cfg, err
 	case why == jobs.JobMissing:
-		_, err := s.regIn(c).Job(c, name) // its not-found error, as every other endpoint words it
+		_, err := s.regIn(c).Config().Job(c, name) // its not-found error, as every other endpoint words it
 		return cfg, err
 	case cfg.JobExecutionType != jobs.Transient:
 		return cfg, fmt.Errorf("%w: Job '%s' is a DAEMON job; only TRANSIENT jobs can be triggered.", ErrBadRequest, name)
@@ -350,12 +350,12 @@ func (r jobRow) MarshalJSON() ([]byte, error) {
 }
 
 func (s *jobHandlers) listJobs(c *gin.Context) {
-	all, err := s.regIn(c).Jobs(c)
+	all, err := s.regIn(c).Config().Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	pauses, err := s.regIn(c).Pauses(c)
+	pauses, err := s.regIn(c).Work().Pauses(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -379,7 +379,7 @@ func withDisabled(v any, disabled bool) ([]byte, error) {
 }
 
 func (s *jobHandlers) getJob(c *gin.Context) {
-	cfg, err := s.regIn(c).Job(c, c.Param("jobName"))
+	cfg, err := s.regIn(c).Config().Job(c, c.Param("jobName"))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -400,7 +400,7 @@ type runningView struct {
 }
 
 func (s *jobHandlers) runningTasks(c *gin.Context) {
-	all, err := s.regIn(c).RunningTasks(c)
+	all, err := s.regIn(c).Work().RunningTasks(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -421,19 +421,19 @@ func (s *jobHandlers) runningTasks(c *gin.Context) {
 }
 
 func (s *jobHandlers) readyTasks(c *gin.Context) {
-	q, err := s.regIn(c).ReadyQueue(c)
+	q, err := s.regIn(c).Work().ReadyQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).WaitingReasons(c)
+	why, err := s.regIn(c).Work().WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	var fo []queue.Failover
 	if len(q) > 0 {
-		fo, _ = s.regIn(c).FailoverQueue(c) // ahead of executions in the namespace's order; an error leaves estimates out
+		fo, _ = s.regIn(c).Work().FailoverQueue(c) // ahead of executions in the namespace's order; an error leaves estimates out
 	}
 	places := s.places(c, q, fo)
 	out := make([]gin.H, 0, len(q))
@@ -450,19 +450,19 @@ func (s *jobHandlers) readyTasks(c *gin.Context) {
 }
 
 func (s *jobHandlers) failoverTasks(c *gin.Context) {
-	q, err := s.regIn(c).FailoverQueue(c)
+	q, err := s.regIn(c).Work().FailoverQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).WaitingReasons(c)
+	why, err := s.regIn(c).Work().WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	var places map[string]deadline.Place
 	if len(q) > 0 {
-		if ready, err := s.regIn(c).ReadyQueue(c); err == nil {
+		if ready, err := s.regIn(c).Work().ReadyQueue(c); err == nil {
 			places = s.places(c, ready, q)
 		}
 	}
@@ -490,7 +490,7 @@ type waitView struct {
 // addJob registers a job, recording when (history of an earlier job of
 // the same name is not its own).
 func (s *jobHandlers) addJob(ctx context.Context, job jobs.Config) error {
-	return s.regIn(ctx).AddJobAt(ctx, job, s.clock.Now())
+	return s.regIn(ctx).Config().AddJobAt(ctx, job, s.clock.Now())
 }
 
 // checkSecrets checks a job's secrets as it is registered or updated:
@@ -509,7 +509,7 @@ func (s *jobHandlers) checkSecrets(c context.Context, cfg jobs.Config) error {
 		return fmt.Errorf("%w: secrets: %v", jobs.ErrInvalid, secrets.ErrNoKey)
 	}
 	for _, n := range own {
-		if _, _, err := s.reg.Secret(c, ns, n); errors.Is(err, registry.ErrSecretNotFound) {
+		if _, _, err := s.reg.Tenancy().Secret(c, ns, n); errors.Is(err, registry.ErrSecretNotFound) {
 			return fmt.Errorf("%w: secrets: namespace '%s' holds no secret '%s': store it first (PUT /api/namespaces/%s/secrets/%s, ejctl secret set)",
 				jobs.ErrInvalid, ns, n, ns, n)
 		} else if err != nil {

@@ -79,7 +79,7 @@ func (s *tenancyHandlers) refuseNamespace(ctx context.Context, name string) erro
 	if ti == nil || ti.Mode != TenantIsolationUnavailable || name == namespace.Default {
 		return nil
 	}
-	if _, err := s.reg.Namespace(ctx, name); err == nil {
+	if _, err := s.reg.Tenancy().Namespace(ctx, name); err == nil {
 		return nil // a change of one that exists
 	}
 	return fmt.Errorf("%w: tenant isolation is unavailable (%s): another namespace's tasks would run as the scheduler's user beside default's; run the scheduler as root, or set tenant_isolation=off to accept that (docs/tenancy.md)",
@@ -87,7 +87,7 @@ func (s *tenancyHandlers) refuseNamespace(ctx context.Context, name string) erro
 }
 
 func (s *tenancyHandlers) listNamespaces(c *gin.Context) {
-	recs, err := s.reg.Namespaces(c)
+	recs, err := s.reg.Tenancy().Namespaces(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -111,7 +111,7 @@ func (s *tenancyHandlers) listNamespaces(c *gin.Context) {
 
 func (s *tenancyHandlers) getNamespace(c *gin.Context) {
 	name := nsOf(c)
-	rec, err := s.reg.Namespace(c, name)
+	rec, err := s.reg.Tenancy().Namespace(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -128,13 +128,13 @@ func (s *tenancyHandlers) getNamespace(c *gin.Context) {
 // usage reads what a namespace holds and what its running tasks use.
 func (s *tenancyHandlers) usage(ctx context.Context, ns string) (Usage, error) {
 	reg := s.reg.In(ns)
-	h, err := reg.Holdings(ctx)
+	h, err := reg.Tenancy().Holdings(ctx)
 	if err != nil {
 		return Usage{}, err
 	}
 	u := Usage{Apps: len(h.Apps), Jobs: len(h.Jobs), Workflows: len(h.Workflows), RunningTasks: h.Running, Queued: h.Queued}
 	if h.Running > 0 {
-		if u.InUse, err = reg.InUse(ctx); err != nil {
+		if u.InUse, err = reg.Tenancy().InUse(ctx); err != nil {
 			return u, err
 		}
 	}
@@ -197,7 +197,7 @@ func (s *tenancyHandlers) putNamespace(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	created, err := s.reg.PutNamespace(c, rec)
+	created, err := s.reg.Tenancy().PutNamespace(c, rec)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -216,7 +216,7 @@ func (s *tenancyHandlers) putNamespace(c *gin.Context) {
 }
 
 func (s *tenancyHandlers) deleteNamespace(c *gin.Context) {
-	if err := s.reg.DeleteNamespace(c, nsOf(c)); err != nil {
+	if err := s.reg.Tenancy().DeleteNamespace(c, nsOf(c)); err != nil {
 		if errors.Is(err, registry.ErrNamespaceNotEmpty) {
 			err = fmt.Errorf("%w: %s", ErrConflict, trimSentinel(err, registry.ErrNamespaceNotEmpty))
 		}
@@ -286,7 +286,7 @@ func (s *tenancyHandlers) createToken(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if err := s.reg.AddToken(c, rec); err != nil {
+	if err := s.reg.Tenancy().AddToken(c, rec); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
@@ -297,7 +297,7 @@ func (s *tenancyHandlers) createToken(c *gin.Context) {
 }
 
 func (s *tenancyHandlers) listTokens(c *gin.Context) {
-	ts, err := s.reg.Tokens(c, nsOf(c))
+	ts, err := s.reg.Tenancy().Tokens(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -306,7 +306,7 @@ func (s *tenancyHandlers) listTokens(c *gin.Context) {
 }
 
 func (s *tenancyHandlers) revokeToken(c *gin.Context) {
-	if err := s.reg.RevokeToken(c, nsOf(c), c.Param("id")); err != nil {
+	if err := s.reg.Tenancy().RevokeToken(c, nsOf(c), c.Param("id")); err != nil {
 		if errors.Is(err, registry.ErrTokenNotFound) {
 			err = fmt.Errorf("%w: no token '%s' in namespace '%s'", ErrNotFound, c.Param("id"), nsOf(c))
 		}

@@ -93,7 +93,7 @@ func (s *runHandlers) taskResult(c *gin.Context) {
 
 // runningTask fills v from the running registry when the task runs.
 func (s *runHandlers) runningTask(c *gin.Context, v *taskView) (bool, error) {
-	running, err := s.regIn(c).RunningOf(c, v.JobName)
+	running, err := s.regIn(c).Work().RunningOf(c, v.JobName)
 	if err != nil {
 		return false, err
 	}
@@ -193,14 +193,14 @@ func (s *runHandlers) lastResults(c *gin.Context) {
 		return
 	}
 	for _, name := range names {
-		cfg, err := s.regIn(c).Job(c, name)
+		cfg, err := s.regIn(c).Config().Job(c, name)
 		if errors.Is(err, registry.ErrJobNotFound) {
 			continue
 		} else if err != nil {
 			writeError(c, s.log, err)
 			return
 		}
-		registered, err := s.regOf(c).JobRegisteredAt(c, name)
+		registered, err := s.regOf(c).Config().JobRegisteredAt(c, name)
 		if err != nil {
 			writeError(c, s.log, err)
 			return

@@ -80,7 +80,7 @@ func (s *runHandlers) triggerRun(c *gin.Context) {
 }
 
 func (s *runHandlers) runOf(ctx context.Context, key string) (runView, error) {
-	rec, err := s.regIn(ctx).RunRecordOf(ctx, key)
+	rec, err := s.regIn(ctx).Work().RunRecordOf(ctx, key)
 	if err != nil {
 		return runView{}, err
 	}
@@ -111,7 +111,7 @@ func (s *runHandlers) runOf(ctx context.Context, key string) (runView, error) {
 	if err := s.runningOfRun(ctx, &v, key); err != nil {
 		return v, err
 	}
-	fo, err := s.regIn(ctx).FailoverQueue(ctx)
+	fo, err := s.regIn(ctx).Work().FailoverQueue(ctx)
 	if err != nil {
 		return v, err
 	}
@@ -120,7 +120,7 @@ func (s *runHandlers) runOf(ctx context.Context, key string) (runView, error) {
 		v.State = RunRunning
 		return v, nil
 	}
-	if again, err := s.regIn(ctx).RunRecordOf(ctx, key); err == nil && again.Done {
+	if again, err := s.regIn(ctx).Work().RunRecordOf(ctx, key); err == nil && again.Done {
 		return s.runOf(ctx, key)
 	}
 	v.State = RunCancelled
@@ -130,7 +130,7 @@ func (s *runHandlers) runOf(ctx context.Context, key string) (runView, error) {
 
 // whyQueued fills the wait reason of a queued run's job.
 func (s *runHandlers) whyQueued(ctx context.Context, v *runView) error {
-	why, err := s.regIn(ctx).WaitingReasons(ctx)
+	why, err := s.regIn(ctx).Work().WaitingReasons(ctx)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (s *runHandlers) whyQueued(ctx context.Context, v *runView) error {
 
 // queuedRun reports whether a job's ready entry still holds the run.
 func (s *runHandlers) queuedRun(ctx context.Context, job, key string) (bool, error) {
-	q, err := s.regIn(ctx).ReadyQueue(ctx)
+	q, err := s.regIn(ctx).Work().ReadyQueue(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -157,7 +157,7 @@ func (s *runHandlers) queuedRun(ctx context.Context, job, key string) (bool, err
 
 // runningOfRun fills the run's running shards.
 func (s *runHandlers) runningOfRun(ctx context.Context, v *runView, key string) error {
-	running, err := s.regIn(ctx).RunningOf(ctx, v.JobName)
+	running, err := s.regIn(ctx).Work().RunningOf(ctx, v.JobName)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func secretErr(err error) error {
 }
 
 func (s *tenancyHandlers) listSecrets(c *gin.Context) {
-	list, err := s.reg.Secrets(c, nsOf(c))
+	list, err := s.reg.Tenancy().Secrets(c, nsOf(c))
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -83,7 +83,7 @@ func (s *tenancyHandlers) getSecret(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	sec, _, err := s.reg.Secret(c, nsOf(c), name)
+	sec, _, err := s.reg.Tenancy().Secret(c, nsOf(c), name)
 	if err != nil {
 		writeError(c, s.log, secretErr(err))
 		return
@@ -130,7 +130,7 @@ func (s *tenancyHandlers) storeSecret(c *gin.Context, kr *secrets.Keyring) error
 	if err != nil {
 		return err
 	}
-	old, version, err := s.reg.Secret(c, ns, name)
+	old, version, err := s.reg.Tenancy().Secret(c, ns, name)
 	switch {
 	case errors.Is(err, registry.ErrSecretNotFound):
 		version = registry.NewSecret
@@ -141,7 +141,7 @@ func (s *tenancyHandlers) storeSecret(c *gin.Context, kr *secrets.Keyring) error
 		sealed.Version, sealed.CreatedBy, sealed.CreatedAt = old.Version+1, old.CreatedBy, old.CreatedAt
 	}
 	sealed.UpdatedBy, sealed.UpdatedAt = who, now
-	if err := s.reg.PutSecret(c, sealed, version); err != nil {
+	if err := s.reg.Tenancy().PutSecret(c, sealed, version); err != nil {
 		if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("%w: secret '%s' was written by another request at the same time; send it again", ErrConflict, name)
 		}
@@ -165,11 +165,11 @@ func (s *tenancyHandlers) deleteSecret(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if _, _, err := s.reg.Secret(c, nsOf(c), name); err != nil {
+	if _, _, err := s.reg.Tenancy().Secret(c, nsOf(c), name); err != nil {
 		writeError(c, s.log, secretErr(err))
 		return
 	}
-	all, err := s.regOf(c).Jobs(c)
+	all, err := s.regOf(c).Config().Jobs(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -187,7 +187,7 @@ func (s *tenancyHandlers) deleteSecret(c *gin.Context) {
 		writeError(c, s.log, fmt.Errorf("%w: secret '%s' is named by job %s: remove it from their secrets first", ErrConflict, name, strings.Join(users, ", ")))
 		return
 	}
-	if err := s.reg.DeleteSecret(c, nsOf(c), name); err != nil {
+	if err := s.reg.Tenancy().DeleteSecret(c, nsOf(c), name); err != nil {
 		writeError(c, s.log, secretErr(err))
 		return
 	}
@@ -205,14 +205,14 @@ func (s *tenancyHandlers) resealSecrets(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	nss, err := s.reg.SecretNamespaces(c)
+	nss, err := s.reg.Tenancy().SecretNamespaces(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	resealed, kept := 0, 0
 	for _, ns := range nss {
-		list, err := s.reg.Secrets(c, ns)
+		list, err := s.reg.Tenancy().Secrets(c, ns)
 		if err != nil {
 			writeError(c, s.log, err)
 			return
@@ -220,7 +220,7 @@ func (s *tenancyHandlers) resealSecrets(c *gin.Context) {
 		for _, listed := range list {
 			// Read it again with its version: a value written since the
 			// listing is resealed as it is now, never the listed one.
-			cur, version, err := s.reg.Secret(c, ns, listed.Name)
+			cur, version, err := s.reg.Tenancy().Secret(c, ns, listed.Name)
 			if errors.Is(err, registry.ErrSecretNotFound) {
 				continue // deleted meanwhile
 			}
@@ -239,7 +239,7 @@ func (s *tenancyHandlers) resealSecrets(c *gin.Context) {
 			}
 			// The value is the same: the same version. A conflict means it
 			// was overwritten meanwhile, under the current key already.
-			if err := s.reg.PutSecret(c, n, version); err != nil && !errors.Is(err, store.ErrConflict) {
+			if err := s.reg.Tenancy().PutSecret(c, n, version); err != nil && !errors.Is(err, store.ErrConflict) {
 				writeError(c, s.log, secretErr(err))
 				return
 			}

@@ -52,7 +52,7 @@ type nodeTask struct {
 
 func (s *workflowHandlers) getWorkflowRun(c *gin.Context) {
 	name, id := c.Param("workflowName"), c.Param("runId")
-	run, err := s.regIn(c).WorkflowRun(c, name, id)
+	run, err := s.regIn(c).Flows().WorkflowRun(c, name, id)
 	if errors.Is(err, workflow.ErrRunNotFound) {
 		v, ok, herr := s.historicRun(c, name, id)
 		if herr != nil {
@@ -88,7 +88,7 @@ func (s *workflowHandlers) viewRun(ctx context.Context, run workflow.Run) (wfRun
 		if n.State == workflow.NodeRunning {
 			if pending == nil {
 				var err error
-				if pending, err = s.regIn(ctx).PendingKeys(ctx); err != nil {
+				if pending, err = s.regIn(ctx).Work().PendingKeys(ctx); err != nil {
 					return v, err
 				}
 			}
@@ -113,7 +113,7 @@ func (s *workflowHandlers) viewRun(ctx context.Context, run workflow.Run) (wfRun
 // nodeTasks adds a running node's running tasks and the shards that ended
 // so far (from its execution's record).
 func (s *workflowHandlers) nodeTasks(ctx context.Context, nv *nodeView) error {
-	running, err := s.regIn(ctx).RunningOf(ctx, nv.Job)
+	running, err := s.regIn(ctx).Work().RunningOf(ctx, nv.Job)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *workflowHandlers) nodeTasks(ctx context.Context, nv *nodeView) error {
 	for _, t := range nv.Running {
 		nv.TaskIDs = append(nv.TaskIDs, t.TaskID)
 	}
-	rec, err := s.regIn(ctx).RunRecordOf(ctx, nv.RunKey)
+	rec, err := s.regIn(ctx).Work().RunRecordOf(ctx, nv.RunKey)
 	if errors.Is(err, registry.ErrRunNotFound) {
 		return nil
 	}
@@ -149,7 +149,7 @@ func (s *workflowHandlers) cancelWorkflowRun(c *gin.Context) {
 		who = "anonymous"
 	}
 	now := s.clock.Now()
-	run, err := s.regIn(c).UpdateWorkflowRun(c, c.Param("workflowName"), c.Param("runId"), func(r workflow.Run) (workflow.Run, error) {
+	run, err := s.regIn(c).Flows().UpdateWorkflowRun(c, c.Param("workflowName"), c.Param("runId"), func(r workflow.Run) (workflow.Run, error) {
 		return workflow.RequestCancel(r, "cancelled by "+who+" at "+now.UTC().Format(time.RFC3339), now)
 	})
 	if err != nil {
@@ -163,11 +163,11 @@ func (s *workflowHandlers) cancelWorkflowRun(c *gin.Context) {
 // that did not succeed; the run waits as QUEUED for a slot.
 func (s *workflowHandlers) retryWorkflowRun(c *gin.Context) {
 	name := c.Param("workflowName")
-	if _, err := s.regIn(c).Workflow(c, name); err != nil {
+	if _, err := s.regIn(c).Flows().Workflow(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	run, err := s.regIn(c).UpdateWorkflowRun(c, name, c.Param("runId"), workflow.Retry)
+	run, err := s.regIn(c).Flows().UpdateWorkflowRun(c, name, c.Param("runId"), workflow.Retry)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -227,11 +227,11 @@ func (s *workflowHandlers) listWorkflowRuns(c *gin.Context) {
 		}
 		want[workflow.RunState(st)] = true
 	}
-	if _, err := s.regIn(c).Workflow(c, name); err != nil {
+	if _, err := s.regIn(c).Flows().Workflow(c, name); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	runs, err := s.regIn(c).WorkflowRuns(c, name)
+	runs, err := s.regIn(c).Flows().WorkflowRuns(c, name)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

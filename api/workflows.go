@@ -26,7 +26,7 @@ type workflowHandlers struct {
 // node's default trigger rule so the stored config says it.
 func (s *workflowHandlers) checkWorkflow(ctx context.Context, c *workflow.Config) error {
 	if err := c.Validate(s.clock.Now(), s.location, func(name string) (workflow.JobInfo, error) {
-		j, err := s.regIn(ctx).Job(ctx, name)
+		j, err := s.regIn(ctx).Config().Job(ctx, name)
 		if errors.Is(err, registry.ErrJobNotFound) {
 			return workflow.JobInfo{}, nil
 		}
@@ -56,20 +56,20 @@ func (s *workflowHandlers) checkWorkflow(ctx context.Context, c *workflow.Config
 }
 
 func (s *workflowHandlers) registerWorkflow(c *gin.Context) {
-	s.saveWorkflow(c, s.regOf(c).AddWorkflow)
+	s.saveWorkflow(c, s.regOf(c).Flows().AddWorkflow)
 }
 
 // updateWorkflow replaces a workflow's config whole (runs in flight keep
 // the definition they started with).
 func (s *workflowHandlers) updateWorkflow(c *gin.Context) {
 	s.saveWorkflow(c, func(ctx context.Context, cfg workflow.Config) error {
-		if _, err := s.regIn(ctx).Workflow(ctx, cfg.Name); err != nil {
+		if _, err := s.regIn(ctx).Flows().Workflow(ctx, cfg.Name); err != nil {
 			return err
 		}
 		if err := s.checkNotOwned(ctx, DefWorkflow, cfg.Name); err != nil {
 			return err
 		}
-		return s.regIn(ctx).UpdateWorkflow(ctx, cfg)
+		return s.regIn(ctx).Flows().UpdateWorkflow(ctx, cfg)
 	})
 }
 
@@ -117,7 +117,7 @@ type workflowView struct {
 func (s *workflowHandlers) workflowView(ctx context.Context, cfg workflow.Config, disabled map[string]bool) (workflowView, error) {
 	v := workflowView{Config: cfg}
 	if disabled == nil {
-		d, err := s.regIn(ctx).IsDisabled(ctx, "workflow", cfg.Name)
+		d, err := s.regIn(ctx).Config().IsDisabled(ctx, "workflow", cfg.Name)
 		if err != nil {
 			return v, err
 		}
@@ -125,7 +125,7 @@ func (s *workflowHandlers) workflowView(ctx context.Context, cfg workflow.Config
 	} else {
 		v.Disabled = disabled[cfg.Name]
 	}
-	runs, err := s.regIn(ctx).WorkflowRuns(ctx, cfg.Name)
+	runs, err := s.regIn(ctx).Flows().WorkflowRuns(ctx, cfg.Name)
 	if err != nil {
 		return v, err
 	}
@@ -150,7 +150,7 @@ func (s *workflowHandlers) workflowView(ctx context.Context, cfg workflow.Config
 }
 
 func (s *workflowHandlers) getWorkflow(c *gin.Context) {
-	cfg, err := s.regIn(c).Workflow(c, c.Param("workflowName"))
+	cfg, err := s.regIn(c).Flows().Workflow(c, c.Param("workflowName"))
 	s.answerWorkflow(c, cfg, err)
 }
 
@@ -194,12 +194,12 @@ func (s *workflowHandlers) listWorkflows(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	all, err := s.regIn(c).Workflows(c)
+	all, err := s.regIn(c).Flows().Workflows(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	off, err := s.regIn(c).Disabled(c, "workflow")
+	off, err := s.regIn(c).Config().Disabled(c, "workflow")
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -265,7 +265,7 @@ func keepDisabled(all []workflow.Config, off map[string]bool, want string) ([]wo
 func (s *workflowHandlers) deleteWorkflow(c *gin.Context) {
 	err := s.checkNotOwned(c, DefWorkflow, c.Param("workflowName"))
 	if err == nil {
-		err = s.regIn(c).DeleteWorkflow(c, c.Param("workflowName"), s.clock.Now())
+		err = s.regIn(c).Flows().DeleteWorkflow(c, c.Param("workflowName"), s.clock.Now())
 	}
 	if err != nil {
 		writeError(c, s.log, err)
@@ -280,9 +280,9 @@ func (s *workflowHandlers) deleteWorkflow(c *gin.Context) {
 func (s *workflowHandlers) setWorkflowDisabled(disabled bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name := c.Param("workflowName")
-		_, err := s.regIn(c).Workflow(c, name)
+		_, err := s.regIn(c).Flows().Workflow(c, name)
 		if err == nil {
-			err = s.regIn(c).SetDisabled(c, "workflow", name, disabled, s.clock.Now())
+			err = s.regIn(c).Config().SetDisabled(c, "workflow", name, disabled, s.clock.Now())
 		}
 		if err != nil {
 			writeError(c, s.log, err)
@@ -320,7 +320,7 @@ func (s *workflowHandlers) triggerWorkflow(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	run, err := s.regIn(c).WorkflowRun(c, name, id)
+	run, err := s.regIn(c).Flows().WorkflowRun(c, name, id)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -335,11 +335,11 @@ func (s *workflowHandlers) queueWorkflowRun(c *gin.Context, name string, req wor
 	if req.Parameter != nil && len(*req.Parameter) > workflow.MaxParameterBytes {
 		return "", false, fmt.Errorf("%w: parameter must be at most %d bytes", ErrBadRequest, workflow.MaxParameterBytes)
 	}
-	cfg, err := s.regIn(c).Workflow(c, name)
+	cfg, err := s.regIn(c).Flows().Workflow(c, name)
 	if err != nil {
 		return "", false, err
 	}
-	if d, err := s.regIn(c).IsDisabled(c, "workflow", name); err != nil || d {
+	if d, err := s.regIn(c).Config().IsDisabled(c, "workflow", name); err != nil || d {
 		if err == nil {
 			err = fmt.Errorf("%w: the workflow '%s' is disabled; enable it first.", ErrConflict, name)
 		}
@@ -347,5 +347,5 @@ func (s *workflowHandlers) queueWorkflowRun(c *gin.Context, name string, req wor
 	}
 	now := s.clock.Now()
 	run := workflow.NewRun(cfg, workflow.NewRunID(now, ""), workflow.SourceAPI, req.Parameter, req.IdempotencyKey, now)
-	return s.regIn(c).CreateWorkflowRun(c, run, workflow.MaxQueuedRuns)
+	return s.regIn(c).Flows().CreateWorkflowRun(c, run, workflow.MaxQueuedRuns)
 }

@@ -93,7 +93,9 @@ type Config struct {
 	CronJitter       time.Duration
 	LogLevel         string
 	Location         *time.Location
-	DebugPprof       bool // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
+	DebugPprof       bool  // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
+	MemoryLimit      int64 // memory_limit: the Go runtime's soft memory limit in bytes (0: Go's default)
+	MemoryLimitAuto  bool  // memory_limit=auto: 90 % of the process's cgroup memory limit, when it has one
 }
 
 // setting is one row of the table every source is read through.
@@ -280,6 +282,18 @@ var settings = []setting{
 	{"fire_lead", "1s", "commit each cron fire at least this long before its instant (up to 5s more while commits are slow), held back until the instant, so the commit's cost does not delay the fire (0s: commit at the instant unless commits are slow)", duration("fire_lead", func(c *Config) *time.Duration { return &c.FireLead })},
 	{"registry_sync", "full", "durability of the embedded registry: full fsyncs every commit (survives power loss); normal survives a killed scheduler but may lose the last commits on power loss, for lower latency", str(func(c *Config) *string { return &c.RegistrySync })},
 	{"log_level", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
+	{"memory_limit", "auto", "soft limit of the scheduler's Go memory, like 900MiB (runtime/debug.SetMemoryLimit): near it the collector runs more often, trading CPU for resident memory, instead of letting the heap grow to twice what is live; auto: 90% of the memory limit of the scheduler's cgroup (a container's limit) when it has one and GOMEMLIMIT is not set; 0: Go's default (GOMEMLIMIT, else none)", func(c *Config, v string) error {
+		if strings.EqualFold(strings.TrimSpace(v), "auto") {
+			c.MemoryLimit, c.MemoryLimitAuto = 0, true
+			return nil
+		}
+		n, err := parseSize(v)
+		if err != nil {
+			return fmt.Errorf("memory_limit: %w (or auto)", err)
+		}
+		c.MemoryLimit, c.MemoryLimitAuto = n, false
+		return nil
+	}},
 	{"debug_pprof", "false", "serve Go's profiles (CPU, heap, allocations, blocking, lock contention, goroutines, execution trace) at /debug/pprof/ to admins, and sample blocking and lock contention while on", boolean("debug_pprof", func(c *Config) *bool { return &c.DebugPprof })},
 }
 

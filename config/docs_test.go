@@ -61,7 +61,7 @@ func TestEverySettingIsDocumented(t *testing.T) {
 func TestEveryConfigFieldHasASetting(t *testing.T) {
 	derived := map[string]bool{"ConfigFile": true, "Location": true}
 	covered := map[string]bool{}
-	probes := []string{"x-probe", "7", "true", "90s", "0.5", "2GiB", "4096", "a=b", "https://h:1", "login", "etcd"}
+	probes := []string{"x-probe", "7", "true", "90s", "0.5", "2GiB", "4096", "a=b", "https://h:1", "login", "etcd", "auto"}
 	for _, s := range settings {
 		for _, v := range probes {
 			var c Config

@@ -3,6 +3,7 @@ package deadline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -46,6 +46,16 @@ type EstimateSink interface {
 	StartEstimateError(namespace string, abs time.Duration, ratio float64)
 }
 
+// Catalog is the job catalog the Watcher reads configs from.
+type Catalog interface {
+	// Job returns the config of the job stored under key.
+	Job(key string) (jobs.Config, bool)
+	// Loaded reports whether the catalog holds the registry's jobs yet
+	// (before, a pass would take every job for gone and forget the
+	// alerts recorded for them).
+	Loaded() bool
+}
+
 // Watcher is the leader loop raising deadline alerts and measuring start
 // estimates. Create one per term.
 type Watcher struct {
@@ -60,14 +70,13 @@ type Watcher struct {
 	// Inventory lists the engine's agents: their total is what namespaces
 	// with no capacity of their own share (nil: not known, State.Cluster).
 	Inventory engine.Inventory
+	// Catalog looks a job's config up by its registry key: the leader's
+	// job catalog (scheduler.Catalog), shared read-only, so the watcher
+	// keeps no copy of its own. nil: each pass decodes the registry's
+	// jobs and drops them when it ends (tests, tools).
+	Catalog Catalog
 
-	configs map[string]cachedJob
 	tracker estimate.Tracker
-}
-
-type cachedJob struct {
-	version int64
-	cfg     jobs.Config
 }
 
 type cachedTypical struct {
@@ -99,6 +108,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
+// errCatalogNotLoaded skips a pass until the term's catalog is loaded.
+var errCatalogNotLoaded = errors.New("deadlines: the job catalog is not loaded yet")
+
 // Pass reads the state once, raises the alerts due that no leader raised,
 // forgets those of executions gone, and notes and measures estimates.
 func (w *Watcher) Pass(ctx context.Context) error {
@@ -107,14 +119,22 @@ func (w *Watcher) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.loadJobs(ctx); err != nil {
-		return err
+	var job Jobs
+	switch {
+	case w.Catalog == nil:
+		if job, err = w.loadJobs(ctx); err != nil {
+			return err
+		}
+	case !w.Catalog.Loaded():
+		return errCatalogNotLoaded
+	default:
+		job = w.Catalog.Job
 	}
 	loc := w.Location
 	if loc == nil {
 		loc = time.UTC
 	}
-	due, live := Check(now, loc, w.job, waitingOf(st), runningOf(st))
+	due, live := Check(now, loc, job, waitingOf(st), runningOf(st))
 	flows, runs, err := w.flowRuns(ctx)
 	if err != nil {
 		return err
@@ -133,7 +153,7 @@ func (w *Watcher) Pass(ctx context.Context) error {
 		w.Log.Warn("deadline missed", "kind", a.Kind, "namespace", a.Namespace, "job", a.Job, "message", a.Message)
 		var hook Hook
 		if a.Workflow == "" {
-			c, _ := w.job(registryKey(a))
+			c, _ := job(registryKey(a))
 			hook = JobHook(c)
 		} else if c, ok := flows[nsKey(a.Namespace, a.Workflow)]; ok {
 			hook = Hook{URL: c.WebhookURL, Format: c.WebhookFormat}
@@ -145,7 +165,7 @@ func (w *Watcher) Pass(ctx context.Context) error {
 	if err := w.prune(ctx, live); err != nil {
 		return err
 	}
-	w.measure(ctx, now, st)
+	w.measure(ctx, now, st, job)
 	return nil
 }
 
@@ -223,39 +243,21 @@ func (w *Watcher) state(ctx context.Context) (State, error) {
 	return st, nil
 }
 
-// loadJobs refreshes the job configurations, decoding only those whose
-// stored version changed.
-func (w *Watcher) loadJobs(ctx context.Context) error {
+// loadJobs decodes every job's configuration for one pass (no Jobs).
+func (w *Watcher) loadJobs(ctx context.Context) (Jobs, error) {
 	nodes, err := w.Registry.Config().JobNodes(ctx)
 	if err != nil {
-		return fmt.Errorf("deadlines: read the jobs: %w", err)
+		return nil, fmt.Errorf("deadlines: read the jobs: %w", err)
 	}
-	next := make(map[string]cachedJob, len(nodes))
+	m := make(map[string]jobs.Config, len(nodes))
 	for _, n := range nodes {
-		key := lastSegment(n.Path)
-		if c, ok := w.configs[key]; ok && c.version == n.Version {
-			next[key] = c
-			continue
+		var c jobs.Config
+		if json.Unmarshal(n.Value, &c) != nil {
+			continue // a damaged entry: the registry's scan reports it
 		}
-		if c, ok := decodeJob(n); ok {
-			next[key] = cachedJob{n.Version, c}
-		}
+		m[lastSegment(n.Path)] = c
 	}
-	w.configs = next
-	return nil
-}
-
-func decodeJob(n store.Node) (jobs.Config, bool) {
-	var c jobs.Config
-	if err := json.Unmarshal(n.Value, &c); err != nil {
-		return c, false // a damaged entry: the registry's scan reports it
-	}
-	return c, true
-}
-
-func (w *Watcher) job(key string) (jobs.Config, bool) {
-	c, ok := w.configs[key]
-	return c.cfg, ok
+	return func(key string) (jobs.Config, bool) { c, ok := m[key]; return c, ok }, nil
 }
 
 func lastSegment(p string) string {
@@ -300,11 +302,11 @@ func runningOf(st State) []Running {
 
 // measure notes each waiting execution's first estimate and, for those
 // that started since the last pass, observes the estimate's error.
-func (w *Watcher) measure(ctx context.Context, now time.Time, st State) {
+func (w *Watcher) measure(ctx context.Context, now time.Time, st State, cfg Jobs) {
 	if w.Estimates == nil {
 		return
 	}
-	places := Places(now, st, w.job, func(job string) estimate.Typical { return w.Typical.Get(ctx, job) })
+	places := Places(now, st, cfg, func(key string) estimate.Typical { return w.Typical.Get(ctx, key) })
 	waiting := map[string]bool{}
 	for _, r := range st.Ready {
 		k := trackKey(r.Job, r.Since)

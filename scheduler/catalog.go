@@ -47,6 +47,7 @@ type Catalog struct {
 	jobs         map[string]jobs.Config
 	disabledApps map[string]bool
 	disabledJobs map[string]bool
+	loaded       bool // a Load or Sync completed
 }
 
 // entrySum is one stored app or job as the catalog decoded it: its name
@@ -184,6 +185,7 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 		c.jobs[j.JobName] = j
 	}
 	c.disabledApps, c.disabledJobs = da, dj
+	c.loaded = true
 	c.synced = len(apps) + len(js)
 	return nil
 }
@@ -340,6 +342,14 @@ func (c *Catalog) Job(name string) (jobs.Config, bool) {
 	defer c.mu.RUnlock()
 	j, ok := c.jobs[name]
 	return j, ok
+}
+
+// Loaded reports whether the catalog holds the registry's configuration
+// (Load or Sync has completed once).
+func (c *Catalog) Loaded() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.loaded
 }
 
 // App returns an app's config.

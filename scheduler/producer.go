@@ -298,12 +298,20 @@ func (p *Producer) pruneStagedLocked() {
 	if len(p.staged) == 0 {
 		return
 	}
-	now := p.Clock.Now()
+	p.pruneStagedAt(p.Clock.Now())
+}
+
+// pruneStagedAt forgets the staged fires due at or before now, moving the
+// rest to the front: the array is reused, never longer than the most
+// fires staged at once.
+func (p *Producer) pruneStagedAt(now time.Time) {
 	i := 0
 	for i < len(p.staged) && !p.staged[i].at.After(now) {
 		i++
 	}
-	p.staged = p.staged[i:]
+	if i > 0 {
+		p.staged = p.staged[:copy(p.staged, p.staged[i:])]
+	}
 }
 
 // noteStagedLocked remembers a fire taken from the heap before its instant.
@@ -311,6 +319,7 @@ func (p *Producer) noteStagedLocked(f fire, now time.Time) {
 	if !f.at.After(now) {
 		return
 	}
+	p.pruneStagedAt(now) // also while no round asks (NextFires): the list holds a lead's fires, not every fire since
 	i, _ := slices.BinarySearchFunc(p.staged, f.at, func(s fire, at time.Time) int {
 		if s.at.After(at) {
 			return 1

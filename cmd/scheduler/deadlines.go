@@ -27,7 +27,7 @@ func deadlineSinks(mx *metrics.Metrics, tw *trace.Writer, hooks *webhook.Sender)
 // and the start estimates' errors.
 func (l *leaderWork) deadlineLoop(reg *registry.Registry, inv engine.Inventory, log *slog.Logger) leader.Loop {
 	w := &deadline.Watcher{Registry: reg, Clock: clock.Real{}, Log: log.With("subsystem", "deadlines"), Location: l.cfg.Location,
-		Sinks: l.deadlineSinks, Estimates: l.mx.Deadlines(), Typical: l.typicals(reg), Inventory: inv}
+		Sinks: l.deadlineSinks, Estimates: l.mx.Deadlines(), Typical: l.typicals(reg), Inventory: inv, Catalog: l.catalog}
 	return leader.Loop{Name: "deadlines", Run: w.Run}
 }
 

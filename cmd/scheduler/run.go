@@ -51,6 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	log.Info("starting", "config", cfg.Redacted())
+	setMemoryLimit(cfg, getenv, "/proc/self/cgroup", "/sys/fs/cgroup", log)
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}

@@ -48,3 +48,20 @@ func TestAgentsListIsReadFromSlavesAndReused(t *testing.T) {
 		t.Fatalf("%d reads with MaxAge 0, want 4", n)
 	}
 }
+
+// /slaves is read one agent at a time: other keys skipped, null as none,
+// a document of another shape an error.
+func TestDecodeSlaves(t *testing.T) {
+	got, err := decodeSlaves(strings.NewReader(`{"recovered_slaves":[{"id":"r"}],"slaves":[{"id":"a1","hostname":"h1","pid":"slave(1)@10.0.0.1:5051"},{"id":"a2"}],"x":{"y":[1]}}`))
+	if err != nil || len(got) != 2 || got[0].ID != "a1" || got[0].PID != "slave(1)@10.0.0.1:5051" || got[1].ID != "a2" {
+		t.Fatalf("decodeSlaves = %+v, %v", got, err)
+	}
+	if got, err := decodeSlaves(strings.NewReader(`{"slaves":null}`)); err != nil || len(got) != 0 {
+		t.Fatalf("null slaves: %+v, %v", got, err)
+	}
+	for _, bad := range []string{`[]`, `{"slaves":{}}`, `{"slaves":[{"id":1}]}`, `{"slaves":[`} {
+		if _, err := decodeSlaves(strings.NewReader(bad)); err == nil {
+			t.Errorf("decodeSlaves(%s): no error", bad)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/internal/heapbench"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/memory"
+)
+
+// heapJobs is how many jobs the per-job heap figures are taken over.
+const heapJobs = 20_000
+
+// maxCatalogHeapPerJob bounds what the leader's job catalog holds per job
+// of the simulated cluster's shape (a decoded config, its fingerprint and
+// path; crons shared): measured 721 B (go1.26, amd64). The catalog is
+// the leader's one decoded copy of the jobs, read by every loop (the
+// deadline watcher, the launcher, the producer): a second copy, or a
+// per-job field grown large, fails this.
+const maxCatalogHeapPerJob = 1_000
+
+// simJobs stores n jobs shaped like the simulated cluster's (bench
+// simJob, with the API's defaults) in kv.
+func simJobs(t testing.TB, kv store.KV, n int) {
+	t.Helper()
+	var ops []store.Op
+	for i := range n {
+		j := jobs.Default()
+		j.JobName, j.AppName = fmt.Sprintf("sim-%06d", i), fmt.Sprintf("sim_app_%d", i%10)
+		j.JobExecutionType, j.Cron = jobs.Transient, fmt.Sprintf("%d * * * * ?", i%60)
+		j.ShardingTotalCount, j.CPUCount, j.MemoryMB = 1+i%10, 0.1, 64
+		b, err := json.Marshal(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, store.Put(registry.JobsPath+"/"+j.JobName, b))
+		if len(ops) == 500 || i == n-1 {
+			if err := kv.Commit(context.Background(), ops...); err != nil {
+				t.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+}
+
+// catalogHeapPerJob is the live heap a loaded catalog of n jobs holds,
+// per job.
+func catalogHeapPerJob(t testing.TB, n int) float64 {
+	kv := memory.New()
+	simJobs(t, kv, n)
+	before := heapbench.Live()
+	c := NewCatalog(registry.New(kv))
+	if err := c.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	per := float64(heapbench.Live()-before) / float64(n)
+	if len(c.JobNames()) != n {
+		t.Fatalf("%d jobs loaded, want %d", len(c.JobNames()), n)
+	}
+	runtime.KeepAlive(c)
+	return per
+}
+
+// The leader's catalog stays within its per-job bound.
+func TestCatalogHeapPerJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 20,000 jobs")
+	}
+	per := catalogHeapPerJob(t, heapJobs)
+	t.Logf("catalog: %.0f B/job", per)
+	if per > maxCatalogHeapPerJob {
+		t.Fatalf("the catalog holds %.0f B per job, more than its bound %d B", per, maxCatalogHeapPerJob)
+	}
+}
+
+// BenchmarkCatalogHeap reports the catalog's live heap per job.
+func BenchmarkCatalogHeap(b *testing.B) {
+	for b.Loop() {
+		b.ReportMetric(catalogHeapPerJob(b, heapJobs), "heap-B/job")
+	}
+}
+
+// The fires staged ahead are forgotten as their instants come also when
+// no launch round asks for them (NextFires): at 1,000 fires a second for a
+// minute, the list holds about a lead's worth, not every fire since the
+// last round (100,000 jobs under load held 27 MB of them).
+func TestProducerStagedStaysALeadLong(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	p := &Producer{Clock: clock.NewFake(t0)}
+	const lead = 2 * time.Second
+	for ms := range 60_000 {
+		now := t0.Add(time.Duration(ms) * time.Millisecond)
+		p.noteStagedLocked(fire{at: now.Add(lead), job: fmt.Sprintf("j%d", ms%1000)}, now)
+	}
+	if n, c := len(p.staged), cap(p.staged); n > 2_001 || c > 4_096 {
+		t.Fatalf("%d fires staged (array of %d), want about a lead's 2,000", n, c)
+	}
+}
