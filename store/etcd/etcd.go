@@ -75,7 +75,8 @@ type Store struct {
 
 	afterChunk func(i int) // tests: called after link i of a chained commit
 
-	commitSeconds prometheus.Histogram // Commit's duration (metrics.go)
+	commitSeconds prometheus.Histogram   // Commit's duration (metrics.go)
+	shapes        *prometheus.CounterVec // Commit's transactions by shape (metrics.go)
 }
 
 // Open connects to the cluster and returns the store.
@@ -99,7 +100,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Store{cli: o.Client, k: newKeys(o.Prefix), maxOps: o.MaxTxnOps, maxBytes: o.MaxRequestBytes,
-		log: o.Logger.With("subsystem", "etcdstore"), commitSeconds: newCommitHistogram()}
+		log: o.Logger.With("subsystem", "etcdstore"), commitSeconds: newCommitHistogram(), shapes: newShapeCounter()}
 	if s.cli == nil {
 		if len(o.Endpoints) == 0 {
 			return nil, errors.New("etcd store: no endpoints")
