@@ -56,7 +56,8 @@ type Candidate struct {
 	s     *Store
 	kick  chan struct{}
 	terms chan *election.Term
-	hold  atomic.Bool // tests: send no keepalive (a paused leader)
+	hold  atomic.Bool  // tests: send no keepalive (a paused leader)
+	slow  atomic.Int64 // tests: a renewal's answer arrives this many ns late (a cluster applying a backlog)
 
 	mu       sync.Mutex
 	sess     *session // nil while we have no key
@@ -450,6 +451,15 @@ func (c *Candidate) renew(ctx context.Context, sess *session) {
 	sent := c.cfg.Clock.Now()
 	kctx, cancel := context.WithTimeout(ctx, sess.ttl)
 	resp, err := c.s.cli.KeepAliveOnce(kctx, sess.lease)
+	if d := time.Duration(c.slow.Load()); d > 0 && err == nil {
+		timer := c.cfg.Clock.NewTimer(d)
+		select {
+		case <-kctx.Done():
+			err = kctx.Err()
+		case <-timer.C():
+		}
+		timer.Stop()
+	}
 	cancel()
 	switch {
 	case errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0):
