@@ -118,7 +118,7 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.L
 	}
 	if lease == 0 {
 		cmps := s.compares(sn, ops)
-		if len(cmps)+1 <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws) <= s.maxBytes {
+		if len(cmps)+1 <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws)+cmpSize(cmps) <= s.maxBytes {
 			s.count(shapeFlat)
 			return s.send(ctx, cmps, ws)
 		}
@@ -173,6 +173,18 @@ func (s *Store) compares(sn *snapshot, ops []store.Op) []clientv3.Cmp {
 		}
 	}
 	return out
+}
+
+// cmpSize bounds the bytes compares add to a request: with thousands of
+// them in a flat transaction (EmbeddedMaxTxnOps) they count against
+// --max-request-bytes beside the writes.
+func cmpSize(cmps []clientv3.Cmp) int {
+	n := 0
+	for i := range cmps {
+		c := cmps[i].GetCompare()
+		n += len(c.Key) + len(c.RangeEnd) + 24 // the key, a prefix compare's end, the revision
+	}
+	return n
 }
 
 func size(ws []write) int {
