@@ -146,9 +146,17 @@ func (t *Term) Valid() error {
 }
 
 // confirm records a check of the node sent at sent that found it in place.
-func (t *Term) confirm(sent time.Time) {
-	if n := sent.UnixNano(); n > t.lastOK.Load() {
-		t.lastOK.Store(n)
+// Checks may be answered out of order (renewals overlap): the latest send
+// time wins.
+func (t *Term) confirm(sent time.Time) { storeMax(&t.lastOK, sent.UnixNano()) }
+
+// storeMax raises v to n if n is higher, atomically.
+func storeMax(v *atomic.Int64, n int64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
 	}
 }
 
@@ -194,9 +202,7 @@ func (t *Term) Proven(ctx context.Context, within time.Duration) error {
 	if err := t.StillLeads(ctx); err != nil {
 		return err
 	}
-	if n := sent.UnixNano(); n > t.proven.Load() {
-		t.proven.Store(n)
-	}
+	storeMax(&t.proven, sent.UnixNano())
 	return nil
 }
 

@@ -42,6 +42,7 @@ func etcdMemberConfig(cfg config.Config) etcdstore.MemberConfig {
 	return etcdstore.MemberConfig{Name: cfg.EtcdMemberName(), Dir: cfg.EtcdDir(), PeerURL: cfg.EtcdPeerURL(), ListenPeerURL: cfg.Etcd.ListenPeerURL,
 		ClientURL: cfg.Etcd.ClientURL, InitialCluster: peers, Join: cfg.Etcd.Join, ClusterToken: cfg.Etcd.Token,
 		Heartbeat: cfg.Etcd.Heartbeat, Election: cfg.Etcd.Election, QuotaBytes: cfg.Etcd.Quota,
+		MaxTxnOps: etcdstore.EmbeddedMaxTxnOps, // a fire instant's commit in one flat transaction
 		// the other members may start minutes apart (a rolling restart, an operator)
 		StartTimeout: 5 * time.Minute}
 }
@@ -51,6 +52,7 @@ func etcdMemberConfig(cfg config.Config) etcdstore.MemberConfig {
 func openEtcd(ctx context.Context, cfg config.Config, log *slog.Logger) (*etcdBackend, error) {
 	b := &etcdBackend{}
 	endpoints := cfg.EtcdEndpoints()
+	maxOps := 0 // an external cluster: etcd's default --max-txn-ops
 	if len(endpoints) == 0 {
 		mc := etcdMemberConfig(cfg)
 		if cfg.LogLevel == "debug" {
@@ -62,9 +64,9 @@ func openEtcd(ctx context.Context, cfg config.Config, log *slog.Logger) (*etcdBa
 		if err != nil {
 			return nil, fmt.Errorf("registry=etcd: %w%s", err, lostDirHint(err, mc.Name, mc.Dir))
 		}
-		b.member, endpoints = m, m.Endpoints()
+		b.member, endpoints, maxOps = m, m.Endpoints(), int(mc.MaxTxnOps)
 	}
-	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: endpoints, Prefix: cfg.Etcd.Prefix, Logger: log})
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: endpoints, Prefix: cfg.Etcd.Prefix, MaxTxnOps: maxOps, Logger: log})
 	if err != nil {
 		if b.member != nil {
 			_ = b.member.Close()

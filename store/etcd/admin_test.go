@@ -231,7 +231,8 @@ func TestMaintenanceAndMetrics(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"elasticjob_store_members", "elasticjob_store_member_healthy", "elasticjob_store_member_leader",
-		"elasticjob_store_db_size_bytes", "elasticjob_store_member_raft_index", "elasticjob_store_commit_seconds", "elasticjob_store_leader_changes_total"} {
+		"elasticjob_store_db_size_bytes", "elasticjob_store_member_raft_index", "elasticjob_store_commit_seconds", "elasticjob_store_commit_shapes_total",
+		"elasticjob_store_leader_changes_total"} {
 		if !names[n] {
 			t.Errorf("metric %s missing", n)
 		}

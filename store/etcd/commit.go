@@ -49,6 +49,7 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 		}
 		switch {
 		case errors.As(err, &busy): // not an attempt: wait, bounded by ctx (and the holder's lease)
+			s.count(shapeWaited)
 			if err := s.waitGuard(ctx, busy.rev); err != nil {
 				return err
 			}
@@ -57,12 +58,15 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 				return err
 			}
 		case errors.Is(err, errReplanGuarded):
+			s.count(shapeLost)
 			if guarded++; guarded >= lockAfter && lease == 0 {
 				if lease, err = s.lock(ctx); err != nil {
 					return err
 				}
 			}
-		case !errors.Is(err, errReplan):
+		case errors.Is(err, errReplan):
+			s.count(shapeReplan)
+		default:
 			return err
 		}
 	}
@@ -109,11 +113,13 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.L
 	if len(ws) == 0 {
 		// Nothing to write (checks, deletes of missing nodes): the
 		// snapshot was one linearizable read, so the commit held then.
+		s.count(shapeReadOnly)
 		return nil
 	}
 	if lease == 0 {
 		cmps := s.compares(sn, ops)
-		if len(cmps)+1 <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws) <= s.maxBytes {
+		if len(cmps)+1 <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws)+cmpSize(cmps) <= s.maxBytes {
+			s.count(shapeFlat)
 			return s.send(ctx, cmps, ws)
 		}
 	}
@@ -167,6 +173,18 @@ func (s *Store) compares(sn *snapshot, ops []store.Op) []clientv3.Cmp {
 		}
 	}
 	return out
+}
+
+// cmpSize bounds the bytes compares add to a request: with thousands of
+// them in a flat transaction (EmbeddedMaxTxnOps) they count against
+// --max-request-bytes beside the writes.
+func cmpSize(cmps []clientv3.Cmp) int {
+	n := 0
+	for i := range cmps {
+		c := cmps[i].GetCompare()
+		n += len(c.Key) + len(c.RangeEnd) + 24 // the key, a prefix compare's end, the revision
+	}
+	return n
 }
 
 func size(ws []write) int {
@@ -223,6 +241,7 @@ func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error
 func (s *Store) sendGuarded(ctx context.Context, guard int64, checks []clientv3.Cmp, ws []write, lease clientv3.LeaseID) error {
 	chunks := s.chunks(ws)
 	for i, c := range chunks {
+		s.count(shapeGuarded)
 		hold := clientv3.OpPut(s.k.guard, "") // releases the guard if held
 		if lease != 0 && i < len(chunks)-1 {
 			hold = clientv3.OpPut(s.k.guard, "", clientv3.WithLease(lease))

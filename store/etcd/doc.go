@@ -43,7 +43,11 @@
 // again (at most 16 times, then store.ErrConflict).
 //
 // etcd caps a transaction at --max-txn-ops requests (128 by default;
-// Options.MaxTxnOps) and a request at --max-request-bytes (1.5 MiB). Every
+// Options.MaxTxnOps) and a request at --max-request-bytes (1.5 MiB). The
+// scheduler's own members run with EmbeddedMaxTxnOps (8,192), so that its
+// routine commits (a fire instant's entries, a batch of launches) are flat
+// transactions; the guard below is then only for an external cluster's
+// cap and for the rare commit bigger than that. Every
 // commit also puts one guard key (prefix+"/g"), so a commit that does not
 // fit its compares in one transaction is made conditional on the guard's
 // mod_revision alone (no commit came between the snapshot and it), and
@@ -97,8 +101,10 @@
 // candidate watches the election's keys from the revision it listed at
 // and looks again when one changes, and at least every TTL.
 //
-// The candidate renews its lease every sixth of the TTL itself (one
-// KeepAliveOnce at a time, bounded by half the TTL). The term's own
+// The candidate renews its lease every sixth of the TTL itself
+// (KeepAliveOnce, each bounded by the TTL; renewals overlap, since etcd
+// answers one only once it has applied its backlog, and one at a time
+// confirmed nothing while a backlog lasted). The term's own
 // lease is half the TTL from the send time of the last renewal that
 // etcd confirmed: the server's lease lasts at least a TTL from when it
 // received that renewal. Terms are election.NewFencedTerm: past its lease

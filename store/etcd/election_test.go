@@ -342,3 +342,25 @@ func TestFencedChainStopsWhenFenceFalls(t *testing.T) {
 		t.Fatalf("the same commit again: %v, want ErrNotFound (the plan's check)", err)
 	}
 }
+
+// TestElectionSlowRenewalsKeepTheTerm: renewals that etcd answers 600 ms
+// late (more than half the 1 s TTL: a cluster applying a backlog) but
+// that renew the lease keep the leader's term, as they overlap; one
+// renewal at a time, each given half the TTL, confirmed none and ended
+// the term within a second (the 503s of the registrations at load).
+func TestElectionSlowRenewalsKeepTheTerm(t *testing.T) {
+	ec := newElectionCluster(t)
+	first := ec.next(t, 30*time.Second, nil)
+	ec.cands[first.idx].slow.Store(int64(600 * time.Millisecond))
+	// Over three TTLs the term stays in force (a span observed, not a wait
+	// for an event).
+	select {
+	case <-first.term.Context().Done():
+		t.Fatalf("term ended under late renewals: %v", context.Cause(first.term.Context()))
+	case <-time.After(3 * time.Second):
+	}
+	ec.cands[first.idx].slow.Store(0)
+	if err := fencedPut(t.Context(), ec.stores[first.idx], first.term, "/slow", "x"); err != nil {
+		t.Fatalf("a fenced write of the term kept: %v", err)
+	}
+}

@@ -29,6 +29,23 @@ const DefaultPrefix = "/elasticjob-cloud"
 // transaction (--max-txn-ops).
 const DefaultMaxTxnOps = 128
 
+// EmbeddedMaxTxnOps is the cap the scheduler's own members run with
+// (MemberConfig.MaxTxnOps, and Options.MaxTxnOps of a store on them):
+// big enough that the scheduler's routine commits are one flat
+// transaction with a compare per node they rely on. A fire instant
+// commits one entry per job firing at it (1,667 at 100,000 jobs whose
+// crons spread over the minute; a catch-up more), and a commit past
+// etcd's 128 is guarded: conditional on the guard key that every commit
+// moves, it loses to any commit that lands between its read and its
+// send, then takes the guard for itself (a lease grant, a lock, a revoke:
+// three more quorum writes) while every other commit waits. Measured at
+// 10,000 jobs (load 10-13): per 3,600 flat commits, 44 guarded
+// transactions, 15 locks and 643 commits waiting behind them, an average
+// commit of 350 ms. A flat commit of a few thousand compares costs etcd
+// one index lookup each, in the apply it makes anyway. External clusters
+// keep their own --max-txn-ops (Options.MaxTxnOps).
+const EmbeddedMaxTxnOps = 8192
+
 // DefaultMaxRequestBytes stays below etcd's default request cap
 // (--max-request-bytes, 1.5 MiB) with room for the request's framing.
 const DefaultMaxRequestBytes = 1536*1024 - 32*1024
@@ -75,7 +92,8 @@ type Store struct {
 
 	afterChunk func(i int) // tests: called after link i of a chained commit
 
-	commitSeconds prometheus.Histogram // Commit's duration (metrics.go)
+	commitSeconds prometheus.Histogram   // Commit's duration (metrics.go)
+	shapes        *prometheus.CounterVec // Commit's transactions by shape (metrics.go)
 }
 
 // Open connects to the cluster and returns the store.
@@ -99,7 +117,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Store{cli: o.Client, k: newKeys(o.Prefix), maxOps: o.MaxTxnOps, maxBytes: o.MaxRequestBytes,
-		log: o.Logger.With("subsystem", "etcdstore"), commitSeconds: newCommitHistogram()}
+		log: o.Logger.With("subsystem", "etcdstore"), commitSeconds: newCommitHistogram(), shapes: newShapeCounter()}
 	if s.cli == nil {
 		if len(o.Endpoints) == 0 {
 			return nil, errors.New("etcd store: no endpoints")

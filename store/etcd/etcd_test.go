@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ejcloud/elasticjob/store"
@@ -313,4 +314,71 @@ func TestGuardedCommitsUnderLoad(t *testing.T) {
 		t.Fatal("no small commit applied meanwhile")
 	}
 	t.Logf("%d small commits meanwhile", small.Load())
+}
+
+// TestEmbeddedCapCommitsFlat: on a member run with EmbeddedMaxTxnOps (the
+// scheduler's own), a commit the size of a fire instant at 100,000 jobs
+// (2,000 entries and the leader's fence) beside a stream of small commits
+// is one flat transaction: it never contends for the guard, so it neither
+// loses to the small commits nor makes them wait. The fence still holds:
+// once the checked node changes, the same commit writes nothing.
+func TestEmbeddedCapCommitsFlat(t *testing.T) {
+	cfg := memberConfigs(t, 1)
+	cfg[0].MaxTxnOps = EmbeddedMaxTxnOps
+	m := startMembers(t, cfg)[0]
+	kv := openStore(t, m.Endpoints(), Options{MaxTxnOps: EmbeddedMaxTxnOps})
+	if err := kv.Commit(t.Context(), store.Put("/term", []byte("1"))); err != nil {
+		t.Fatal(err)
+	}
+	fence := store.Check("/term", 0) // as created
+	ctx, stop := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil; n++ {
+				if err := kv.Commit(ctx, store.Put(fmt.Sprintf("/s%d/%d", w, n%50), []byte("x"))); err != nil && ctx.Err() == nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	fire := func(i int) []store.Op {
+		ops := make([]store.Op, 0, 2001)
+		for j := range 2000 {
+			ops = append(ops, store.Put(fmt.Sprintf("/ready/%d/%04d", i%3, j), []byte("fire")))
+		}
+		return append(ops, fence)
+	}
+	for i := range 5 {
+		if err := kv.Commit(t.Context(), fire(i)...); err != nil {
+			t.Fatalf("fire commit %d: %v", i, err)
+		}
+	}
+	stop()
+	wg.Wait()
+	for _, shape := range []string{shapeGuarded, shapeLost, shapeLocked, shapeWaited} {
+		if n := testutilCount(kv, shape); n != 0 {
+			t.Errorf("%s: %v, want 0: a commit of 2,000 ops went through the guard", shape, n)
+		}
+	}
+	if err := kv.Commit(t.Context(), store.Put("/term", []byte("2"))); err != nil {
+		t.Fatal(err)
+	}
+	before := revisions(t, kv)
+	if err := kv.Commit(t.Context(), fire(9)...); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a fire commit whose fence moved: %v, want ErrConflict", err)
+	}
+	if after := revisions(t, kv); len(after) != len(before) {
+		t.Fatalf("the fenced-off commit wrote: %d revisions before, %d after", len(before), len(after))
+	}
+}
+
+// testutilCount is the count of commit transactions of shape.
+func testutilCount(s *Store, shape string) float64 {
+	var m dto.Metric
+	if err := s.shapes.WithLabelValues(shape).Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
 }

@@ -45,6 +45,7 @@ func (s *Store) lock(ctx context.Context) (clientv3.LeaseID, error) {
 			return 0, s.fail(ctx, "commit", "(guard)", err)
 		}
 		if resp.Succeeded {
+			s.count(shapeLocked)
 			return g.ID, nil
 		}
 		if err := s.waitGuard(ctx, resp.Header.Revision); err != nil {

@@ -22,8 +22,11 @@ func (s *Store) observeCommit(start time.Time) {
 	s.commitSeconds.Observe(time.Since(start).Seconds())
 }
 
-// Collectors are the store's own metrics: the commit latency histogram.
-func (s *Store) Collectors() []prometheus.Collector { return []prometheus.Collector{s.commitSeconds} }
+// Collectors are the store's own metrics: the commit latency histogram
+// and the commits' shapes.
+func (s *Store) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.commitSeconds, s.shapes}
+}
 
 // ClusterCollector reports the cluster's members at every scrape (one
 // status request per member, bounded by Probe, 2 s in all): health,
@@ -127,3 +130,26 @@ func MemberGatherer() prometheus.Gatherer {
 		return out, err
 	})
 }
+
+// Commit shapes counted by elasticjob_store_commit_shapes_total (shape
+// label): how each transaction a commit sent went, so that a slow
+// registry shows whether its commits fit one flat transaction or
+// contended for the guard (lock.go).
+const (
+	shapeFlat     = "flat"      // one transaction with its compares
+	shapeGuarded  = "guarded"   // conditional on the guard (nested or a chain link)
+	shapeReplan   = "replanned" // compares failed: planned again
+	shapeLost     = "lost"      // a guarded attempt another commit came before
+	shapeLocked   = "locked"    // the commit took the guard for itself
+	shapeWaited   = "waited"    // the commit waited while another held the guard
+	shapeReadOnly = "read_only" // nothing to write (checks only)
+)
+
+func newShapeCounter() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "elasticjob_store_commit_shapes_total",
+		Help: "Transactions and waits of registry commits on the replicated store, by shape: flat, guarded, replanned, lost, locked, waited, read_only.",
+	}, []string{"shape"})
+}
+
+func (s *Store) count(shape string) { s.shapes.WithLabelValues(shape).Inc() }
