@@ -96,7 +96,6 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		if err := l.Task.Check(); err != nil {
 			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
-		l.Task = e.rewriteAppURL(l.Task)
 		n := float64(count[l.Executor.ID])
 		kns, nsErr := e.launchNamespace(l.TaskID)
 		p, err := e.buildPod(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,

@@ -46,9 +46,6 @@ type Config struct {
 	// a standby forwards to the leader).
 	SchedulerURLs []string
 	ExecutorEnv   map[string]string
-	// RewriteAppURL, when set, rewrites an app's URL in the pods' task data (a package hosted
-	// by the scheduler is fetched at an address the pods reach).
-	RewriteAppURL func(string) string
 	KillGrace     time.Duration // SIGTERM → SIGKILL of a killed task (default 5s)
 	// FinishedPodHold is how long the pod of a finished task may be kept while other pods of
 	// this scheduler start on its node (release.go); 0 deletes it at once.

@@ -60,7 +60,7 @@ const (
 
 // podSpec is what one task's pod is built from.
 type podSpec struct {
-	launch engine.TaskLaunch // its Task already rewritten (Config.RewriteAppURL)
+	launch engine.TaskLaunch
 	node   string
 	// share is the task's part of its app executor's resources (see share in driver.go).
 	shareCPUs, shareMem float64
@@ -214,12 +214,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// rewriteAppURL applies Config.RewriteAppURL to the task data's app URL.
-func (e *Engine) rewriteAppURL(td jobs.TaskData) jobs.TaskData {
-	if e.cfg.RewriteAppURL != nil && td.App.AppURL != "" {
-		td.App.AppURL = e.cfg.RewriteAppURL(td.App.AppURL)
-	}
-	return td
 }
