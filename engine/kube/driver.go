@@ -97,13 +97,13 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
 		n := float64(count[l.Executor.ID])
-		kns, nsErr := e.launchNamespace(l.TaskID)
-		p, err := e.buildPod(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
-			token: e.cfg.TaskToken(l.TaskID), ns: kns, dns: e.dnsPolicy(node)})
+		kns, nsErr := e.ns.launchNamespace(l.TaskID)
+		p, err := e.pods.build(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
+			token: e.cfg.TaskToken(l.TaskID), ns: kns, dns: e.pods.dnsPolicy(node)})
 		errs[i] = cmp.Or(nsErr, err)
 		pods = append(pods, p)
 		if nsErr == nil {
-			e.watchEvents(kns)
+			e.events.watch(kns)
 		}
 		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p), ns: p.Namespace, share: parseShare(p.Annotations[AnnotationShare]),
 			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
@@ -192,9 +192,9 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 	} else if tid, err := jobs.ParseTaskID(taskID); err == nil {
 		name = podName(tid.JobName, tid.Item, taskID)
 	}
-	ns := e.taskNamespace(taskID, t)
+	ns := e.ns.taskNamespace(taskID, t.seenNS())
 	e.mu.Unlock()
-	grace := int64(e.killGrace().Seconds()) + 1
+	grace := int64(e.pods.killGrace().Seconds()) + 1
 	err := e.cfg.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if apierrors.IsNotFound(err) {
 		e.mu.Lock()
@@ -262,7 +262,7 @@ func (e *Engine) answer(id string, t *task) engine.Status {
 	switch {
 	case t == nil:
 		st.State = tstate.Lost
-		st.Message = "no pod of this task in Kubernetes namespace " + e.taskNamespace(id, nil) + ": it was deleted, or never created"
+		st.Message = "no pod of this task in Kubernetes namespace " + e.ns.taskNamespace(id, "") + ": it was deleted, or never created"
 		if tid, err := jobs.ParseTaskID(id); err == nil {
 			st.AgentID = tid.AgentID
 		}

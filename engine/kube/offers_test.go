@@ -21,9 +21,10 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // testEngine is an Engine without a cluster: its informers' handlers are called by hand.
 func testEngine(clk clock.Clock) *Engine {
-	return &Engine{cfg: Config{Client: fake.NewClientset(), Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(id string) string { return "t-" + id }},
-		clock: clk, log: slog.New(slog.DiscardHandler), frameworkID: "fw", offerPrefix: "p", nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
-		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1), h: recordingHandler{}, subscribed: true}
+	e := newEngine(Config{Client: fake.NewClientset(), Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"},
+		TaskToken: func(id string) string { return "t-" + id }, Clock: clk, Log: slog.New(slog.DiscardHandler)}, "fw", "p")
+	e.h, e.subscribed = recordingHandler{}, true
+	return e
 }
 
 func node(name string, cpu, mem string, unschedulable bool) *corev1.Node {

@@ -59,7 +59,7 @@ func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
 			continue
 		}
 		delete(e.held, id)
-		go e.release(t.id, e.taskNamespace(t.id, t), t.pod, t.final, t.deleted)
+		go e.release(t.id, e.ns.taskNamespace(t.id, t.ns), t.pod, t.final, t.deleted)
 	}
 	return next
 }
@@ -76,7 +76,7 @@ func podStarting(t *task) bool {
 func (e *Engine) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e.keepTail(ctx, id, ns, pod, final)
+	e.tails.keep(ctx, id, ns, pod, final)
 	if deleted || pod == "" {
 		e.mu.Lock()
 		delete(e.tasks, id)
