@@ -70,7 +70,7 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	}
 	var offers []used
 	for _, id := range offerIDs {
-		name, o, ok := e.offerOf(id)
+		name, o, ok := e.offers.lookup(id)
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: %s", ErrUnknownOffer, id)
 		}
@@ -80,7 +80,7 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	defer func() { // after the pods count against the node
 		freeOf := e.frees()
 		for _, u := range offers {
-			e.refuse(u.name, u.o, refuse, freeOf)
+			u.o.refuse(e.nodes[u.name], refuse, e.clock.Now(), freeOf)
 		}
 	}()
 	if node == "" {
@@ -153,8 +153,8 @@ func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Durat
 	defer e.mu.Unlock()
 	freeOf := e.frees()
 	for _, id := range offerIDs {
-		if name, o, ok := e.offerOf(id); ok {
-			e.refuse(name, o, refuse, freeOf)
+		if name, o, ok := e.offers.lookup(id); ok {
+			o.refuse(e.nodes[name], refuse, e.clock.Now(), freeOf)
 		}
 	}
 	e.wake()
@@ -165,7 +165,7 @@ func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Durat
 func (e *Engine) Suppress(context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.suppressed = true
+	e.offers.suppressed = true
 	return nil
 }
 
@@ -173,10 +173,7 @@ func (e *Engine) Suppress(context.Context) error {
 func (e *Engine) Revive(context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.suppressed = false
-	for _, o := range e.offers {
-		o.refusedUntil = time.Time{}
-	}
+	e.offers.revive()
 	e.wake()
 	return nil
 }
@@ -271,7 +268,7 @@ func (e *Engine) answer(id string, t *task) engine.Status {
 		st.State = t.sent
 	default:
 		st.State = tstate.Staging
-		if d, ok := e.derive(t); ok && !d.State.Terminal() {
+		if d, ok := t.derive(e.clock.Now()); ok && !d.State.Terminal() {
 			st.State = d.State
 		}
 	}

@@ -69,7 +69,6 @@ type Engine struct {
 	log         *slog.Logger
 	clock       clock.Clock
 	frameworkID string
-	offerPrefix string
 
 	mu         sync.Mutex
 	h          engine.Handler // set by Run
@@ -80,10 +79,8 @@ type Engine struct {
 	tasks      map[string]*task    // this scheduler's tasks, by task id
 	finished   recent.Set          // tasks whose pods are gone after their end was committed (maxFinished)
 	held       map[string]struct{} // tasks whose end was committed and whose pods wait to be deleted (release.go)
-	offers     map[string]*nodeOffer
-	offerSeq   int
-	suppressed bool
-	calls      []call // handler calls queued for the loop, in order
+	offers     *offerBook          // offers.go
+	calls      []call              // handler calls queued for the loop, in order
 	kick       chan struct{}
 
 	// The parts with state of their own, each under its own lock (taken after mu, never
@@ -129,9 +126,9 @@ func New(cfg Config) (*Engine, error) {
 // newEngine composes an Engine of its parts; cfg has its defaults.
 func newEngine(cfg Config, frameworkID, offerPrefix string) *Engine {
 	e := &Engine{
-		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: frameworkID, offerPrefix: offerPrefix,
+		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: frameworkID,
 		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
-		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1), finished: recent.Set{Max: maxFinished},
+		offers: &offerBook{prefix: offerPrefix, byNode: map[string]*nodeOffer{}}, kick: make(chan struct{}, 1), finished: recent.Set{Max: maxFinished},
 	}
 	e.pods = &podMaker{cfg: &e.cfg, frameworkID: frameworkID, clock: cfg.Clock}
 	e.ns = &namespaces{cfg: &e.cfg, log: e.log, wake: e.wake}
@@ -300,7 +297,7 @@ func (e *Engine) step() (calls []call, next time.Time) {
 	if releaseNext := e.releaseHeld(now); !releaseNext.IsZero() && (next.IsZero() || releaseNext.Before(next)) {
 		next = releaseNext
 	}
-	offerCalls, offerNext := e.reoffer(now)
+	offerCalls, offerNext := e.offers.reoffer(now, e.nodes, e.nodeNames(), e.frees())
 	calls = append(calls, offerCalls...)
 	if !offerNext.IsZero() && (next.IsZero() || offerNext.Before(next)) {
 		next = offerNext

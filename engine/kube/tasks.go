@@ -80,12 +80,12 @@ func (e *Engine) updatesOf(t *task, now time.Time) []call {
 		t.retryAt = time.Time{}
 	}
 	var out []call
-	st, ok := e.derive(t)
+	st, ok := t.derive(e.clock.Now())
 	if !ok || rank(st.State) <= rank(t.sent) {
-		return e.waitNote(t)
+		return t.waitNote(e.clock.Now())
 	}
 	if st.State.Terminal() && t.running != nil && rank(t.sent) < rank(tstate.Running) {
-		out = append(out, e.send(t, e.statusOf(t, t.running)))
+		out = append(out, e.send(t, t.statusOf(t.running, e.clock.Now())))
 	}
 	if st.State.Terminal() && st.State != tstate.Finished && st.Source != tstate.SourceExecutor && st.Reason != tstate.ReasonContainerLaunchFailed && t.running == nil && t.waiting != "" {
 		st.Message += "; before, " + t.waiting // the pod never ran: why it waited is the cause
@@ -95,13 +95,13 @@ func (e *Engine) updatesOf(t *task, now time.Time) []call {
 
 // waitNote tells the scheduler why a task's pod waits (a TASK_STAGING update with the
 // reason: a status trace), once per new reason, while the task has not started.
-func (e *Engine) waitNote(t *task) []call {
+func (t *task) waitNote(now time.Time) []call {
 	if t.waiting == "" || t.waiting == t.waitSent || rank(t.sent) > rank(tstate.Staging) {
 		return nil
 	}
 	t.waitSent = t.waiting
 	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: tstate.Staging, Source: tstate.SourceAgent,
-		Message: "waiting: " + t.waiting, Timestamp: e.clock.Now()}
+		Message: "waiting: " + t.waiting, Timestamp: now}
 	return []call{func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) }}
 }
 
@@ -138,15 +138,15 @@ func (e *Engine) handled(id string, st engine.Status, prev tstate.State, ok bool
 }
 
 // statusOf is the update of an executor's report.
-func (e *Engine) statusOf(t *task, r *engine.ExecutorReport) engine.Status {
+func (t *task) statusOf(r *engine.ExecutorReport, now time.Time) engine.Status {
 	return engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: r.State, Message: r.Message,
-		Source: tstate.SourceExecutor, Data: r.Data, Timestamp: e.clock.Now()}
+		Source: tstate.SourceExecutor, Data: r.Data, Timestamp: now}
 }
 
 // derive is the task's state by what is known: the executor's report first, the pod's
-// phase as the fallback, the pod's or node's loss last.
-func (e *Engine) derive(t *task) (engine.Status, bool) {
-	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, Timestamp: e.clock.Now()}
+// phase as the fallback, the pod's or node's loss last (a pure decision on the task).
+func (t *task) derive(now time.Time) (engine.Status, bool) {
+	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, Timestamp: now}
 	set := func(ps phaseStatus) (engine.Status, bool) {
 		st.State, st.Message, st.Reason, st.Source = ps.state, ps.message, ps.reason, ps.source
 		return st, true
@@ -156,9 +156,9 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	}
 	if r := t.final; r != nil {
 		if r.State == tstate.Killed && !t.killing {
-			return set(e.stoppedFromOutside(t))
+			return set(t.stoppedFromOutside())
 		}
-		return e.statusOf(t, r), true
+		return t.statusOf(r, now), true
 	}
 	if t.killing && t.obj != nil && podTerminal(t.obj) && t.obj.Status.Phase != corev1.PodSucceeded {
 		// Killed, and its executor's report did not come (the pod's end, by SIGTERM or the
@@ -168,7 +168,7 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	if t.obj != nil {
 		if ps, ok := statusOfPod(t.obj, t.memMB); ok && (ps.state.Terminal() || !t.deleted) {
 			if ps.state == tstate.Running && t.running != nil {
-				return e.statusOf(t, t.running), true
+				return t.statusOf(t.running, now), true
 			}
 			return set(ps)
 		}
@@ -183,16 +183,16 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	case t.deleted && t.killing:
 		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceMaster, message: "killed: its pod was deleted"})
 	case t.deleted:
-		return set(e.stoppedFromOutside(t))
+		return set(t.stoppedFromOutside())
 	case t.running != nil:
-		return e.statusOf(t, t.running), true
+		return t.statusOf(t.running, now), true
 	}
 	return st, false
 }
 
 // stoppedFromOutside is the state of a task whose pod someone else ended: LOST, so that
 // failover runs it again.
-func (e *Engine) stoppedFromOutside(t *task) phaseStatus {
+func (t *task) stoppedFromOutside() phaseStatus {
 	if t.obj != nil && t.obj.Status.Reason == "DeadlineExceeded" {
 		return failedPod(t.obj, t.memMB)
 	}
