@@ -76,7 +76,7 @@ type Engine struct {
 	nodes      map[string]*nodeInfo
 	names      []string            // the nodes' names, sorted (nil: to sort again, nodeNames)
 	usage      map[string]podUsage // every pod bound to a node (all namespaces), by namespace/name
-	tasks      map[string]*task    // this scheduler's tasks, by task id
+	tasks      taskTable           // this scheduler's tasks, by task id (tasks.go)
 	finished   recent.Set          // tasks whose pods are gone after their end was committed (maxFinished)
 	held       map[string]struct{} // tasks whose end was committed and whose pods wait to be deleted (release.go)
 	offers     *offerBook          // offers.go
@@ -127,7 +127,7 @@ func New(cfg Config) (*Engine, error) {
 func newEngine(cfg Config, frameworkID, offerPrefix string) *Engine {
 	e := &Engine{
 		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: frameworkID,
-		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
+		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: taskTable{},
 		offers: &offerBook{prefix: offerPrefix, byNode: map[string]*nodeOffer{}}, kick: make(chan struct{}, 1), finished: recent.Set{Max: maxFinished},
 	}
 	e.pods = &podMaker{cfg: &e.cfg, frameworkID: frameworkID, clock: cfg.Clock}

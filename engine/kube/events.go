@@ -59,7 +59,7 @@ func (e *Engine) onEvent(obj any) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t := e.taskOfPod(ev.Namespace, ev.InvolvedObject.Name)
+	t := e.tasks.ofPod(ev.Namespace, ev.InvolvedObject.Name)
 	if ev.Reason == reasonNoClusterDNS { // the pod does not wait: its kubelet gave it the node's DNS (dns.go)
 		if t != nil && t.node != "" {
 			e.pods.noClusterDNS(t.node)
@@ -91,9 +91,9 @@ func (e *Engine) onEvent(obj any) {
 	}
 }
 
-// taskOfPod finds the task of a pod by the pod's name. Called with e.mu held.
-func (e *Engine) taskOfPod(ns, name string) *task {
-	for _, t := range e.tasks {
+// ofPod finds the task of a pod by the pod's name.
+func (tt taskTable) ofPod(ns, name string) *task {
+	for _, t := range tt {
 		if t.pod == name && (t.ns == "" || t.ns == ns) {
 			return t
 		}

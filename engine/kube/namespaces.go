@@ -172,7 +172,7 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 		}
 		if room, name, ok := e.ns.quotaRoom(kns); ok {
 			if shards == nil {
-				shards = e.shardsByNamespace()
+				shards = e.tasks.shardsByNamespace()
 			}
 			ours := shards[kns]
 			put(ns, engine.NamespaceCap{Capped: true, CPUs: ours.cpus + room.cpus, MemMB: ours.mem + room.mem, Name: name})
@@ -184,10 +184,10 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 // shardsByNamespace is what this scheduler's live pods hold in each Kubernetes namespace
 // (their requests: the shard's and its part of its app executor's), the use the quota's
 // `used` counts of ours, which the round counts as the namespaces' own (shards, and each
-// app's executor once per node; issue 52). Called with e.mu held.
-func (e *Engine) shardsByNamespace() map[string]res {
+// app's executor once per node; issue 52).
+func (tt taskTable) shardsByNamespace() map[string]res {
 	out := map[string]res{}
-	for _, t := range e.tasks {
+	for _, t := range tt {
 		if t.ns == "" || t.deleted || (t.obj != nil && podTerminal(t.obj)) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/internal/recent"
 	tstate "github.com/ejcloud/elasticjob/task"
 )
 
@@ -37,15 +38,20 @@ type task struct {
 	retryAt               time.Time // re-send a terminal update the scheduler did not take
 }
 
-// seen records the informer's view of one of our pods (a pod found at start is adopted).
-func (e *Engine) seen(id string, p *corev1.Pod) {
-	if e.finished.Has(id) {
+// taskTable is this scheduler's tasks by task id: the launch decisions' state with the
+// nodes and the offers, guarded by the Engine's lock.
+type taskTable map[string]*task
+
+// seen records the informer's view of one of our pods (a pod found at start is adopted;
+// one of a task in finished is not brought back).
+func (tt taskTable) seen(id string, p *corev1.Pod, finished *recent.Set) {
+	if finished.Has(id) {
 		return
 	}
-	t := e.tasks[id]
+	t := tt[id]
 	if t == nil {
 		t = &task{id: id}
-		e.tasks[id] = t
+		tt[id] = t
 	}
 	t.obj, t.created, t.pod, t.node, t.ns = p, false, p.Name, podNode(p), p.Namespace
 	t.execID, t.memMB, t.share = p.Annotations[AnnotationExec], podMemMB(p), parseShare(p.Annotations[AnnotationShare])
@@ -55,15 +61,16 @@ func (e *Engine) seen(id string, p *corev1.Pod) {
 	t.dirty = true
 }
 
-// gone records that one of our pods was deleted.
-func (e *Engine) gone(id string, p *corev1.Pod) {
-	t := e.tasks[id]
+// gone records that one of our pods was deleted (a task whose end was committed is
+// forgotten, into finished).
+func (tt taskTable) gone(id string, p *corev1.Pod, finished *recent.Set) {
+	t := tt[id]
 	if t == nil {
 		return
 	}
 	if t.committed { // deleted after its end was committed: done with it
-		delete(e.tasks, id)
-		e.finished.Add(id)
+		delete(tt, id)
+		finished.Add(id)
 		return
 	}
 	t.obj, t.deleted, t.dirty = p, true, true
