@@ -41,12 +41,15 @@ var minOffer = res{cpus: 0.001, mem: 1}
 // were most of the scheduler's CPU, docs/benchmarks.md), and the pass sums into one value
 // per node (no list per node to allocate at every step). Called with e.mu held; the
 // returned func is valid until e.mu is released.
-func (e *Engine) frees() func(n *nodeInfo) res {
-	free := make(map[string]res, len(e.nodes))
+func (e *Engine) frees() func(n *nodeInfo) res { return freesOf(e.nodes, e.usage, e.tasks) }
+
+// freesOf is frees over the given nodes, pods and tasks (pure).
+func freesOf(nodes map[string]*nodeInfo, usage map[string]podUsage, tasks taskTable) func(n *nodeInfo) res {
+	free := make(map[string]res, len(nodes))
 	take := func(node string, r res) {
 		f, ok := free[node]
 		if !ok {
-			n := e.nodes[node]
+			n := nodes[node]
 			if n == nil {
 				return
 			}
@@ -54,10 +57,10 @@ func (e *Engine) frees() func(n *nodeInfo) res {
 		}
 		free[node] = f.sub(r)
 	}
-	for _, u := range e.usage {
+	for _, u := range usage {
 		take(u.node, u.req)
 	}
-	for _, t := range e.tasks {
+	for _, t := range tasks {
 		if t.created {
 			take(t.node, t.req)
 		}

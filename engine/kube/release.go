@@ -20,15 +20,6 @@ import (
 // (created, not yet shown Running, its own included), for at most Config.FinishedPodHold after its end was
 // committed; it holds no room meanwhile (a Succeeded or Failed pod counts against no node).
 
-// hold queues the committed task's pod for release. Called with e.mu held.
-func (e *Engine) hold(id string) {
-	if e.held == nil {
-		e.held = map[string]struct{}{}
-	}
-	e.held[id] = struct{}{}
-	e.wake()
-}
-
 // releaseHeld deletes the held pods that may go now and returns when the next one must
 // (zero: none held, or only on a change). Called with e.mu held.
 func (e *Engine) releaseHeld(now time.Time) (next time.Time) {

@@ -140,7 +140,11 @@ func (e *Engine) handled(id string, st engine.Status, prev tstate.State, ok bool
 	}
 	if st.State.Terminal() && !t.committed {
 		t.committed, t.committedAt = true, e.clock.Now()
-		e.hold(t.id)
+		if e.held == nil { // its pod is held for release (release.go)
+			e.held = map[string]struct{}{}
+		}
+		e.held[t.id] = struct{}{}
+		e.wake()
 	}
 }
 
