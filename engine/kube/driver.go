@@ -236,15 +236,16 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 		return ErrNotRunning
 	}
 	var out []engine.Status
+	now := e.clock.Now()
 	if len(refs) == 0 {
 		for id, t := range e.tasks {
 			if !t.committed {
-				out = append(out, e.answer(id, t))
+				out = append(out, answer(id, t, now, e.ns))
 			}
 		}
 	}
 	for _, r := range refs {
-		out = append(out, e.answer(r.TaskID, e.tasks[r.TaskID]))
+		out = append(out, answer(r.TaskID, e.tasks[r.TaskID], now, e.ns))
 	}
 	for _, st := range out {
 		e.post(func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) })
@@ -253,13 +254,14 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 	return nil
 }
 
-// answer is a reconciliation answer for one task. Called with e.mu held.
-func (e *Engine) answer(id string, t *task) engine.Status {
-	st := engine.Status{TaskID: id, Reason: tstate.ReasonReconciliation, Source: tstate.SourceMaster, Timestamp: e.clock.Now()}
+// answer is a reconciliation answer for one task (t nil: none known) at now; ns names the
+// Kubernetes namespace of a task without a pod.
+func answer(id string, t *task, now time.Time, ns *namespaces) engine.Status {
+	st := engine.Status{TaskID: id, Reason: tstate.ReasonReconciliation, Source: tstate.SourceMaster, Timestamp: now}
 	switch {
 	case t == nil:
 		st.State = tstate.Lost
-		st.Message = "no pod of this task in Kubernetes namespace " + e.ns.taskNamespace(id, "") + ": it was deleted, or never created"
+		st.Message = "no pod of this task in Kubernetes namespace " + ns.taskNamespace(id, "") + ": it was deleted, or never created"
 		if tid, err := jobs.ParseTaskID(id); err == nil {
 			st.AgentID = tid.AgentID
 		}
@@ -268,7 +270,7 @@ func (e *Engine) answer(id string, t *task) engine.Status {
 		st.State = t.sent
 	default:
 		st.State = tstate.Staging
-		if d, ok := t.derive(e.clock.Now()); ok && !d.State.Terminal() {
+		if d, ok := t.derive(now); ok && !d.State.Terminal() {
 			st.State = d.State
 		}
 	}
