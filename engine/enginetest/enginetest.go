@@ -203,6 +203,7 @@ func reconcileUnknown(t *testing.T, r *run) {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	s := r.update(t, id)
+	t.Logf("a task never run is answered %s (%s)", s.State, s.Source)
 	if !s.State.Terminal() || s.Reason != task.ReasonReconciliation {
 		t.Errorf("answer for a task the engine never ran: %s (%s), want a terminal state with reason %s", s.State, s.Reason, task.ReasonReconciliation)
 	}
