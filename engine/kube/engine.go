@@ -133,7 +133,12 @@ func newEngine(cfg Config, frameworkID, offerPrefix string) *Engine {
 	e.pods = &podMaker{cfg: &e.cfg, frameworkID: frameworkID, clock: cfg.Clock}
 	e.ns = &namespaces{cfg: &e.cfg, log: e.log, wake: e.wake}
 	e.events = &podEvents{cfg: &e.cfg, clock: cfg.Clock, log: e.log, handle: e.onEvent}
-	e.tails = tailKeeper{cfg: &e.cfg, clock: cfg.Clock, log: e.log}
+	e.tails = tailKeeper{cfg: &e.cfg, clock: cfg.Clock, log: e.log, forget: func(id string) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.tasks, id)
+		e.finished.Add(id)
+	}}
 	return e
 }
 

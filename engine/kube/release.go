@@ -50,7 +50,7 @@ func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
 			continue
 		}
 		delete(e.held, id)
-		go e.release(t.id, e.ns.taskNamespace(t.id, t.ns), t.pod, t.final, t.deleted)
+		go e.tails.release(t.id, e.ns.taskNamespace(t.id, t.ns), t.pod, t.final, t.deleted)
 	}
 	return next
 }
@@ -63,16 +63,14 @@ func podStarting(t *task) bool {
 	return t.obj.DeletionTimestamp == nil && t.obj.Status.Phase == corev1.PodPending
 }
 
-// release keeps a finished task's log tail, then deletes its pod.
-func (e *Engine) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
+// release keeps a finished task's log tail, then deletes its pod (a pod already gone: the
+// engine forgets the task).
+func (e tailKeeper) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e.tails.keep(ctx, id, ns, pod, final)
+	e.keep(ctx, id, ns, pod, final)
 	if deleted || pod == "" {
-		e.mu.Lock()
-		delete(e.tasks, id)
-		e.finished.Add(id)
-		e.mu.Unlock()
+		e.forget(id)
 		return
 	}
 	// Not a force deletion (grace 0): the kubelet confirms the end of the pod's containers

@@ -200,12 +200,13 @@ func (s *Tails) Get(ctx context.Context, taskID string) (Tail, error) {
 	return t, nil
 }
 
-// tailKeeper keeps finished tasks' tails (Config.Tails) for the engine; it has no state of
-// its own.
+// tailKeeper keeps finished tasks' tails (Config.Tails) and deletes their pods for the
+// engine (release.go); it has no state of its own.
 type tailKeeper struct {
-	cfg   *Config
-	clock clock.Clock
-	log   *slog.Logger
+	cfg    *Config
+	clock  clock.Clock
+	log    *slog.Logger
+	forget func(taskID string) // the engine's: a released task whose pod is gone
 }
 
 // keep keeps a finished task's tail: the executor's report's, else the container's log.
