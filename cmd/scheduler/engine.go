@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine/mesos"
 	"github.com/ejcloud/elasticjob/engine/mesos/agents"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -48,6 +48,7 @@ type engines struct {
 	exe     delivery // how the executor reaches the agents (Mesos)
 	// reportURLs are where executors reach the schedulers (their secrets, their reports).
 	reportURLs []string
+
 	// rejectFileURLs: apps may not name file:// URLs (the tasks run on other machines).
 	rejectFileURLs bool
 	// Kubernetes only (nil on Mesos): the process's engine (executors' reports, podTemplate
@@ -94,6 +95,16 @@ func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connec
 		}}, nil
 }
 
+// launchURL is the launcher's one rewrite of an app's URL (packages.LaunchURL): a hosted
+// package is fetched from this instance (resolve), on Kubernetes at the address the pods
+// reach the schedulers at.
+func launchURL(cfg config.Config, resolve func(string) string) func(string) string {
+	if cfg.KubeEnabled() {
+		return packages.LaunchURL(resolve, cfg.Advertised(), cfg.KubeSchedulerURLs()[0])
+	}
+	return packages.LaunchURL(resolve, "", "")
+}
+
 // mesosTerm is a term's Mesos client with the master's agent list as its inventory.
 type mesosTerm struct {
 	*mesos.Client
@@ -130,7 +141,6 @@ func kubeConfig(cfg config.Config, clients kube.Clients, taskToken func(string) 
 		tols = append(tols, tol)
 	}
 	urls := cfg.KubeSchedulerURLs()
-	advertised := cfg.Advertised()
 	return kube.Config{
 		Client: clients.Typed, Namespace: cfg.Kube.Namespace, NamespaceOf: cfg.Kube.KubeNamespaceOf,
 		WatchNamespaces: cfg.Kube.KubeNamespacesKnown(), ExecutorImage: cfg.Kube.ExecutorImage,
@@ -138,11 +148,5 @@ func kubeConfig(cfg config.Config, clients kube.Clients, taskToken func(string) 
 		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, Binding: cfg.Kube.Binding,
 		FinishedPodHold: cfg.Kube.FinishedPodHold,
 		SchedulerURLs:   urls, TaskToken: taskToken,
-		RewriteAppURL: func(u string) string { // hosted packages: at the address the pods reach
-			if rest, ok := strings.CutPrefix(u, advertised+"/"); ok {
-				return urls[0] + "/" + rest
-			}
-			return u
-		},
 	}
 }

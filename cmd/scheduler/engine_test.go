@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -187,10 +188,21 @@ func TestKubeConfigFromSettings(t *testing.T) {
 	if len(kc.SchedulerURLs) != 1 || kc.SchedulerURLs[0] != "http://ej.svc:8899" {
 		t.Fatalf("scheduler URLs %v", kc.SchedulerURLs)
 	}
-	if u := kc.RewriteAppURL("http://sched:8899/api/packages/a/1"); u != "http://ej.svc:8899/api/packages/a/1" {
+}
+
+// TestAppURLsAtLaunch: the launcher's one rewrite of an app URL moves a hosted package to
+// the address the pods reach on Kubernetes, and only resolves it on Mesos.
+func TestAppURLsAtLaunch(t *testing.T) {
+	cfg := settings(t, map[string]string{"kube_config": kubeconfig(t), "advertise_url": "http://sched:8899", "kube_scheduler_url": "http://ej.svc:8899"})
+	resolve := func(u string) string { return strings.Replace(u, "peer:8899", "sched:8899", 1) }
+	if u := launchURL(cfg, resolve)("http://peer:8899/api/packages/a/1"); u != "http://ej.svc:8899/api/packages/a/1" {
 		t.Fatalf("a hosted package at %s, want the address the pods reach", u)
 	}
-	if u := kc.RewriteAppURL("https://repo/a.tgz"); u != "https://repo/a.tgz" {
+	if u := launchURL(cfg, resolve)("https://repo/a.tgz"); u != "https://repo/a.tgz" {
 		t.Fatalf("another URL rewritten: %s", u)
+	}
+	mesos := settings(t, map[string]string{"advertise_url": "http://sched:8899"})
+	if u := launchURL(mesos, resolve)("http://peer:8899/api/packages/a/1"); u != "http://sched:8899/api/packages/a/1" {
+		t.Fatalf("on Mesos a hosted package at %s, want this instance's", u)
 	}
 }

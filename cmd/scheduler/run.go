@@ -133,7 +133,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	if err != nil {
 		return err
 	}
-	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: pkgs.Resolve, damage: reg.Damage()}
+	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: launchURL(cfg, pkgs.Resolve), damage: reg.Damage()}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.deadlineSinks = deadlineSinks(mx, tw, hooks)
 	work.observer, work.coll = observers(mx, tw, hs, reg, log, hl != nil, func(app string) int {

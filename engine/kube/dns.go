@@ -22,8 +22,10 @@ const reasonNoClusterDNS = "MissingClusterDNS"
 // noClusterDNSFor is how long a node's word that it has no cluster DNS is taken.
 const noClusterDNSFor = 10 * time.Minute
 
-// noClusterDNS notes that node's kubelet has no cluster DNS. Called with e.mu held.
-func (e *Engine) noClusterDNS(node string) {
+// noClusterDNS notes that node's kubelet has no cluster DNS.
+func (e *podMaker) noClusterDNS(node string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.noDNS == nil {
 		e.noDNS = map[string]time.Time{}
 	}
@@ -31,14 +33,16 @@ func (e *Engine) noClusterDNS(node string) {
 }
 
 // dnsPolicy is the DNS policy of a pod bound to node ("": not yet bound, or kube-scheduler
-// binding decides where). Called with e.mu held.
-func (e *Engine) dnsPolicy(node string) corev1.DNSPolicy {
+// binding decides where).
+func (e *podMaker) dnsPolicy(node string) corev1.DNSPolicy {
 	if !e.cfg.HostNetwork {
 		return ""
 	}
 	if node == "" {
 		return corev1.DNSClusterFirstWithHostNet
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if at, ok := e.noDNS[node]; ok && e.clock.Now().Sub(at) < noClusterDNSFor {
 		return "" // ClusterFirst: the node's resolv.conf for a host-network pod
 	}

@@ -22,6 +22,15 @@
 // namespace of its own or the default one; a missing namespace or a full
 // ResourceQuota is told to the round before it launches (namespaces.go).
 //
+// Shape: Engine composes parts by concern. The launch decisions' state (the
+// nodes, the task table, the offer book: offers.go, tasks.go) is read in one
+// step and kept under Engine's one lock; the parts with state of their own
+// each hold their own lock, taken after Engine's: the pod maker (pods.go,
+// and the nodes without cluster DNS, dns.go), the namespaces and quotas
+// (namespaces.go), the pods' Warning events (events.go); the tail keeper
+// (tails.go) has none. A task's state is derived from the task alone
+// (task.derive, pure).
+//
 // Cluster (cluster.go) is the engine for the whole process, leading or
 // not: it builds each term's Engine and answers the API's questions (logs,
 // sandboxes, nodes) on every instance. The CRDs' reconciler and webhook

@@ -70,7 +70,7 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	}
 	var offers []used
 	for _, id := range offerIDs {
-		name, o, ok := e.offerOf(id)
+		name, o, ok := e.offers.lookup(id)
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: %s", ErrUnknownOffer, id)
 		}
@@ -80,7 +80,7 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	defer func() { // after the pods count against the node
 		freeOf := e.frees()
 		for _, u := range offers {
-			e.refuse(u.name, u.o, refuse, freeOf)
+			u.o.refuse(e.nodes[u.name], refuse, e.clock.Now(), freeOf)
 		}
 	}()
 	if node == "" {
@@ -96,15 +96,14 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		if err := l.Task.Check(); err != nil {
 			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
-		l.Task = e.rewriteAppURL(l.Task)
 		n := float64(count[l.Executor.ID])
-		kns, nsErr := e.launchNamespace(l.TaskID)
-		p, err := e.buildPod(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
-			token: e.cfg.TaskToken(l.TaskID), ns: kns, dns: e.dnsPolicy(node)})
+		kns, nsErr := e.ns.launchNamespace(l.TaskID)
+		p, err := e.pods.build(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
+			token: e.cfg.TaskToken(l.TaskID), ns: kns, dns: e.pods.dnsPolicy(node)})
 		errs[i] = cmp.Or(nsErr, err)
 		pods = append(pods, p)
 		if nsErr == nil {
-			e.watchEvents(kns)
+			e.events.watch(kns)
 		}
 		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p), ns: p.Namespace, share: parseShare(p.Annotations[AnnotationShare]),
 			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
@@ -154,8 +153,8 @@ func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Durat
 	defer e.mu.Unlock()
 	freeOf := e.frees()
 	for _, id := range offerIDs {
-		if name, o, ok := e.offerOf(id); ok {
-			e.refuse(name, o, refuse, freeOf)
+		if name, o, ok := e.offers.lookup(id); ok {
+			o.refuse(e.nodes[name], refuse, e.clock.Now(), freeOf)
 		}
 	}
 	e.wake()
@@ -166,7 +165,7 @@ func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Durat
 func (e *Engine) Suppress(context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.suppressed = true
+	e.offers.suppressed = true
 	return nil
 }
 
@@ -174,10 +173,7 @@ func (e *Engine) Suppress(context.Context) error {
 func (e *Engine) Revive(context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.suppressed = false
-	for _, o := range e.offers {
-		o.refusedUntil = time.Time{}
-	}
+	e.offers.revive()
 	e.wake()
 	return nil
 }
@@ -193,9 +189,9 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 	} else if tid, err := jobs.ParseTaskID(taskID); err == nil {
 		name = podName(tid.JobName, tid.Item, taskID)
 	}
-	ns := e.taskNamespace(taskID, t)
+	ns := e.ns.taskNamespace(taskID, t.seenNS())
 	e.mu.Unlock()
-	grace := int64(e.killGrace().Seconds()) + 1
+	grace := int64(e.pods.killGrace().Seconds()) + 1
 	err := e.cfg.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if apierrors.IsNotFound(err) {
 		e.mu.Lock()
@@ -240,15 +236,16 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 		return ErrNotRunning
 	}
 	var out []engine.Status
+	now := e.clock.Now()
 	if len(refs) == 0 {
 		for id, t := range e.tasks {
 			if !t.committed {
-				out = append(out, e.answer(id, t))
+				out = append(out, answer(id, t, now, e.ns))
 			}
 		}
 	}
 	for _, r := range refs {
-		out = append(out, e.answer(r.TaskID, e.tasks[r.TaskID]))
+		out = append(out, answer(r.TaskID, e.tasks[r.TaskID], now, e.ns))
 	}
 	for _, st := range out {
 		e.post(func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) })
@@ -257,13 +254,14 @@ func (e *Engine) Reconcile(_ context.Context, refs []engine.TaskRef) error {
 	return nil
 }
 
-// answer is a reconciliation answer for one task. Called with e.mu held.
-func (e *Engine) answer(id string, t *task) engine.Status {
-	st := engine.Status{TaskID: id, Reason: tstate.ReasonReconciliation, Source: tstate.SourceMaster, Timestamp: e.clock.Now()}
+// answer is a reconciliation answer for one task (t nil: none known) at now; ns names the
+// Kubernetes namespace of a task without a pod.
+func answer(id string, t *task, now time.Time, ns *namespaces) engine.Status {
+	st := engine.Status{TaskID: id, Reason: tstate.ReasonReconciliation, Source: tstate.SourceMaster, Timestamp: now}
 	switch {
 	case t == nil:
 		st.State = tstate.Lost
-		st.Message = "no pod of this task in Kubernetes namespace " + e.taskNamespace(id, nil) + ": it was deleted, or never created"
+		st.Message = "no pod of this task in Kubernetes namespace " + ns.taskNamespace(id, "") + ": it was deleted, or never created"
 		if tid, err := jobs.ParseTaskID(id); err == nil {
 			st.AgentID = tid.AgentID
 		}
@@ -272,7 +270,7 @@ func (e *Engine) answer(id string, t *task) engine.Status {
 		st.State = t.sent
 	default:
 		st.State = tstate.Staging
-		if d, ok := e.derive(t); ok && !d.State.Terminal() {
+		if d, ok := t.derive(now); ok && !d.State.Terminal() {
 			st.State = d.State
 		}
 	}

@@ -41,11 +41,11 @@ func (e *Engine) DryRunPodIn(ctx context.Context, ns string, a app.Config, j *jo
 		Executor: engine.ExecutorSpec{ID: id, CPUs: a.CPUCount, MemMB: a.MemoryMB}}
 	// No node: the pod is not placed; and no real report token in a request that may be
 	// echoed back in an error.
-	kns, err := e.kubeNamespace(ns)
+	kns, err := e.ns.kubeNamespace(ns)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrPodTemplate, err)
 	}
-	p, err := e.buildPod(podSpec{launch: l, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns, dns: e.dnsPolicy("")})
+	p, err := e.pods.build(podSpec{launch: l, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns, dns: e.pods.dnsPolicy("")})
 	if err != nil {
 		return err
 	}

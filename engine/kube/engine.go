@@ -46,9 +46,6 @@ type Config struct {
 	// a standby forwards to the leader).
 	SchedulerURLs []string
 	ExecutorEnv   map[string]string
-	// RewriteAppURL, when set, rewrites an app's URL in the pods' task data (a package hosted
-	// by the scheduler is fetched at an address the pods reach).
-	RewriteAppURL func(string) string
 	KillGrace     time.Duration // SIGTERM → SIGKILL of a killed task (default 5s)
 	// FinishedPodHold is how long the pod of a finished task may be kept while other pods of
 	// this scheduler start on its node (release.go); 0 deletes it at once.
@@ -72,28 +69,26 @@ type Engine struct {
 	log         *slog.Logger
 	clock       clock.Clock
 	frameworkID string
-	offerPrefix string
 
 	mu         sync.Mutex
 	h          engine.Handler // set by Run
 	subscribed bool           // informers synced, Subscribed sent
 	nodes      map[string]*nodeInfo
-	names      []string             // the nodes' names, sorted (nil: to sort again, nodeNames)
-	usage      map[string]podUsage  // every pod bound to a node (all namespaces), by namespace/name
-	tasks      map[string]*task     // this scheduler's tasks, by task id
-	finished   recent.Set           // tasks whose pods are gone after their end was committed (maxFinished)
-	held       map[string]struct{}  // tasks whose end was committed and whose pods wait to be deleted (release.go)
-	noDNS      map[string]time.Time // nodes whose kubelet said it has no cluster DNS, and when (dns.go)
-	offers     map[string]*nodeOffer
-	offerSeq   int
-	suppressed bool
-	calls      []call // handler calls queued for the loop, in order
+	names      []string            // the nodes' names, sorted (nil: to sort again, nodeNames)
+	usage      map[string]podUsage // every pod bound to a node (all namespaces), by namespace/name
+	tasks      taskTable           // this scheduler's tasks, by task id (tasks.go)
+	finished   recent.Set          // tasks whose pods are gone after their end was committed (maxFinished)
+	held       map[string]struct{} // tasks whose end was committed and whose pods wait to be deleted (release.go)
+	offers     *offerBook          // offers.go
+	calls      []call              // handler calls queued for the loop, in order
 	kick       chan struct{}
 
-	runDone       <-chan struct{}           // the term's end (Run's ctx), for informers started later
-	events        map[string]*nsEvents      // by Kubernetes namespace: the Warning events about pods there
-	nsInformer    cache.SharedIndexInformer // the cluster's namespaces (namespaces.go)
-	quotaInformer cache.SharedIndexInformer // and ResourceQuotas
+	// The parts with state of their own, each under its own lock (taken after mu, never
+	// before it), or none.
+	pods   *podMaker   // pods of tasks, nodes without cluster DNS (pods.go, dns.go)
+	ns     *namespaces // Kubernetes namespaces and ResourceQuotas (namespaces.go)
+	events *podEvents  // the Warning events about pods (events.go)
+	tails  tailKeeper  // finished tasks' log tails (tails.go)
 }
 
 var (
@@ -125,12 +120,26 @@ func New(cfg Config) (*Engine, error) {
 	if id == "" {
 		id = "kube-" + randomHex(8)
 	}
-	return &Engine{
-		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: id, offerPrefix: randomHex(4),
-		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
-		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1), finished: recent.Set{Max: maxFinished},
-		events: map[string]*nsEvents{},
-	}, nil
+	return newEngine(cfg, id, randomHex(4)), nil
+}
+
+// newEngine composes an Engine of its parts; cfg has its defaults.
+func newEngine(cfg Config, frameworkID, offerPrefix string) *Engine {
+	e := &Engine{
+		cfg: cfg, log: cfg.Log.With("subsystem", "kube"), clock: cfg.Clock, frameworkID: frameworkID,
+		nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: taskTable{},
+		offers: &offerBook{prefix: offerPrefix, byNode: map[string]*nodeOffer{}}, kick: make(chan struct{}, 1), finished: recent.Set{Max: maxFinished},
+	}
+	e.pods = &podMaker{cfg: &e.cfg, frameworkID: frameworkID, clock: cfg.Clock}
+	e.ns = &namespaces{cfg: &e.cfg, log: e.log, wake: e.wake}
+	e.events = &podEvents{cfg: &e.cfg, clock: cfg.Clock, log: e.log, handle: e.onEvent}
+	e.tails = tailKeeper{cfg: &e.cfg, clock: cfg.Clock, log: e.log, forget: func(id string) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.tasks, id)
+		e.finished.Add(id)
+	}}
+	return e
 }
 
 func randomHex(n int) string {
@@ -142,7 +151,7 @@ func randomHex(n int) string {
 // FrameworkID is the id this engine labels its pods with.
 func (e *Engine) FrameworkID() string { return e.frameworkID }
 
-func (e *Engine) killGrace() time.Duration {
+func (e *podMaker) killGrace() time.Duration {
 	if e.cfg.KillGrace > 0 {
 		return e.cfg.KillGrace
 	}
@@ -172,30 +181,28 @@ func (e *Engine) Run(ctx context.Context, h engine.Handler) error {
 		return fmt.Errorf("kube: pod informer: %w", err)
 	}
 	nsFactory := informers.NewSharedInformerFactoryWithOptions(e.cfg.Client, e.cfg.Resync)
-	e.startNamespaceInformers(nsFactory)
+	e.ns.start(nsFactory)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	nsFactory.Start(ctx.Done())
 	defer nsFactory.Shutdown()
-	e.mu.Lock()
-	e.runDone = ctx.Done()
-	e.mu.Unlock()
-	defer e.stopEvents()
+	e.events.begin(ctx.Done())
+	defer e.events.stop()
 	if !cache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, pods.HasSynced) {
 		return nil // ctx ended first
 	}
 	e.mu.Lock()
 	for _, kns := range append([]string{e.cfg.Namespace}, e.cfg.WatchNamespaces...) {
-		e.watchEvents(kns)
+		e.events.watch(kns)
 	}
 	for _, t := range e.tasks { // the namespaces of the pods adopted
 		if t.ns != "" {
-			e.watchEvents(t.ns)
+			e.events.watch(t.ns)
 		}
 	}
 	e.mu.Unlock()
-	e.awaitEvents(ctx)
-	e.awaitNamespaceInformers(ctx)
+	e.events.await(ctx)
+	e.ns.await(ctx)
 	e.mu.Lock()
 	e.subscribed = true
 	n, t := len(e.nodes), len(e.tasks)
@@ -203,37 +210,6 @@ func (e *Engine) Run(ctx context.Context, h engine.Handler) error {
 	e.log.Info("subscribed", "framework_id", e.frameworkID, "namespace", e.cfg.Namespace, "nodes", n, "pods", t)
 	h.Subscribed(ctx, e.frameworkID)
 	return e.loop(ctx, h)
-}
-
-// eventsSyncWait bounds the wait for the events informer at the start of a term: without
-// the right to list events (an older Role) the scheduler runs on, without wait reasons.
-const eventsSyncWait = 30 * time.Second
-
-func (e *Engine) awaitEvents(ctx context.Context) {
-	wctx, cancel := context.WithTimeout(ctx, eventsSyncWait)
-	defer cancel()
-	e.mu.Lock()
-	var synced []cache.InformerSynced
-	var names []string
-	for kns, ev := range e.events {
-		synced, names = append(synced, ev.informer.HasSynced), append(names, kns)
-	}
-	e.mu.Unlock()
-	if !cache.WaitForCacheSync(wctx.Done(), synced...) && ctx.Err() == nil {
-		e.log.Error("the events of the task pods cannot be read (the Role needs events list and watch in the namespace): "+
-			"wait reasons and image causes come from the pods' status alone until they can", "namespaces", names)
-	}
-}
-
-// stopEvents stops the events informers of the term.
-func (e *Engine) stopEvents() {
-	e.mu.Lock()
-	evs := e.events
-	e.events, e.runDone = map[string]*nsEvents{}, nil
-	e.mu.Unlock()
-	for _, ev := range evs {
-		ev.factory.Shutdown()
-	}
 }
 
 // stepGap is the least time between the starts of two steps while events keep coming: a
@@ -326,7 +302,7 @@ func (e *Engine) step() (calls []call, next time.Time) {
 	if releaseNext := e.releaseHeld(now); !releaseNext.IsZero() && (next.IsZero() || releaseNext.Before(next)) {
 		next = releaseNext
 	}
-	offerCalls, offerNext := e.reoffer(now)
+	offerCalls, offerNext := e.offers.reoffer(now, e.nodes, e.nodeNames(), e.frees())
 	calls = append(calls, offerCalls...)
 	if !offerNext.IsZero() && (next.IsZero() || offerNext.Before(next)) {
 		next = offerNext

@@ -3,8 +3,12 @@ package kube
 import (
 	"context"
 	"fmt"
+	"github.com/ejcloud/elasticjob/clock"
+	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,10 +59,10 @@ func (e *Engine) onEvent(obj any) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t := e.taskOfPod(ev.Namespace, ev.InvolvedObject.Name)
+	t := e.tasks.ofPod(ev.Namespace, ev.InvolvedObject.Name)
 	if ev.Reason == reasonNoClusterDNS { // the pod does not wait: its kubelet gave it the node's DNS (dns.go)
 		if t != nil && t.node != "" {
-			e.noClusterDNS(t.node)
+			e.pods.noClusterDNS(t.node)
 		}
 		return
 	}
@@ -87,9 +91,9 @@ func (e *Engine) onEvent(obj any) {
 	}
 }
 
-// taskOfPod finds the task of a pod by the pod's name. Called with e.mu held.
-func (e *Engine) taskOfPod(ns, name string) *task {
-	for _, t := range e.tasks {
+// ofPod finds the task of a pod by the pod's name.
+func (tt taskTable) ofPod(ns, name string) *task {
+	for _, t := range tt {
 		if t.pod == name && (t.ns == "" || t.ns == ns) {
 			return t
 		}
@@ -175,4 +179,88 @@ func imagesOf(spec *corev1.PodSpec) map[string]string {
 		}
 	}
 	return m
+}
+
+// podEvents follows, per Kubernetes namespace, the Warning events about pods during a
+// term, under its own lock; handle gets each event (the engine's onEvent).
+type podEvents struct {
+	cfg    *Config
+	clock  clock.Clock
+	log    *slog.Logger
+	handle func(obj any)
+
+	mu      sync.Mutex
+	runDone <-chan struct{}      // the term's end (Run's ctx), for informers started later
+	byNS    map[string]*nsEvents // by Kubernetes namespace
+}
+
+// nsEvents is the events informer of one Kubernetes namespace.
+type nsEvents struct {
+	factory  informers.SharedInformerFactory
+	informer cache.SharedIndexInformer
+	since    time.Time
+}
+
+// begin starts the term: informers started from now on run until done.
+func (e *podEvents) begin(done <-chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.runDone = done
+}
+
+// watch follows the Warning events about pods in Kubernetes namespace kns from now on
+// (once per namespace and term).
+func (e *podEvents) watch(kns string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.runDone == nil || e.byNS[kns] != nil {
+		return
+	}
+	var f informers.SharedInformerFactory
+	inf := eventInformer(e.cfg.Client, kns, &f)
+	if err := inf.SetTransform(slimEvent); err != nil {
+		e.log.Warn("event informer", "namespace", kns, "err", err)
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: e.handle, UpdateFunc: func(_, ev any) { e.handle(ev) },
+	}); err != nil {
+		e.log.Warn("event informer", "namespace", kns, "err", err)
+	}
+	if e.byNS == nil {
+		e.byNS = map[string]*nsEvents{}
+	}
+	e.byNS[kns] = &nsEvents{factory: f, informer: inf, since: e.clock.Now()}
+	f.Start(e.runDone)
+}
+
+// eventsSyncWait bounds the wait for the events informer at the start of a term: without
+// the right to list events (an older Role) the scheduler runs on, without wait reasons.
+const eventsSyncWait = 30 * time.Second
+
+// await waits a bounded time for the events informers started so far to be read.
+func (e *podEvents) await(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, eventsSyncWait)
+	defer cancel()
+	e.mu.Lock()
+	var synced []cache.InformerSynced
+	var names []string
+	for kns, ev := range e.byNS {
+		synced, names = append(synced, ev.informer.HasSynced), append(names, kns)
+	}
+	e.mu.Unlock()
+	if !cache.WaitForCacheSync(wctx.Done(), synced...) && ctx.Err() == nil {
+		e.log.Error("the events of the task pods cannot be read (the Role needs events list and watch in the namespace): "+
+			"wait reasons and image causes come from the pods' status alone until they can", "namespaces", names)
+	}
+}
+
+// stop stops the events informers of the term.
+func (e *podEvents) stop() {
+	e.mu.Lock()
+	evs := e.byNS
+	e.byNS, e.runDone = map[string]*nsEvents{}, nil
+	e.mu.Unlock()
+	for _, ev := range evs {
+		ev.factory.Shutdown()
+	}
 }

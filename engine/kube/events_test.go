@@ -23,7 +23,7 @@ import (
 func launchOne(t *testing.T, e *Engine, job, image string) (string, *corev1.Pod) {
 	t.Helper()
 	offers := offered(e) // made now, or by an earlier step and still outstanding
-	if o := e.offers["n1"]; len(offers) == 0 && o != nil && o.id != "" {
+	if o := e.offers.byNode["n1"]; len(offers) == 0 && o != nil && o.id != "" {
 		offers = []engine.Offer{{ID: o.id}}
 	}
 	if len(offers) == 0 {

@@ -43,7 +43,7 @@ func (e *Engine) onNode(obj any) {
 		cpus: float64(n.Status.Allocatable.Cpu().MilliValue()) / 1000,
 		mem:  float64(n.Status.Allocatable.Memory().Value()) / (1 << 20),
 	}}
-	info.usable, info.why = e.usableNode(n)
+	info.usable, info.why = e.pods.usable(n)
 	e.mu.Lock()
 	if e.nodes[n.Name] == nil {
 		e.names = nil
@@ -74,9 +74,9 @@ func (e *Engine) onNodeDeleted(obj any) {
 	e.wake()
 }
 
-// usableNode: Ready, not cordoned, carrying the selected labels, and no NoSchedule or
+// usable: Ready, not cordoned, carrying the selected labels, and no NoSchedule or
 // NoExecute taint the pods do not tolerate.
-func (e *Engine) usableNode(n *corev1.Node) (bool, string) {
+func (e *podMaker) usable(n *corev1.Node) (bool, string) {
 	if n.Spec.Unschedulable {
 		return false, "cordoned (unschedulable)"
 	}
@@ -161,8 +161,8 @@ func (e *Engine) onPod(obj any) {
 	} else {
 		delete(e.usage, key)
 	}
-	if id := e.ours(p); id != "" {
-		e.seen(id, p)
+	if id := e.pods.ours(p); id != "" {
+		e.tasks.seen(id, p, &e.finished)
 	}
 	e.mu.Unlock()
 	e.wake()
@@ -178,15 +178,15 @@ func (e *Engine) onPodDeleted(obj any) {
 	}
 	e.mu.Lock()
 	delete(e.usage, p.Namespace+"/"+p.Name)
-	if id := e.ours(p); id != "" {
-		e.gone(id, p)
+	if id := e.pods.ours(p); id != "" {
+		e.tasks.gone(id, p, &e.finished)
 	}
 	e.mu.Unlock()
 	e.wake()
 }
 
 // ours returns the task id of a pod of this scheduler, "" for any other pod.
-func (e *Engine) ours(p *corev1.Pod) string {
+func (e *podMaker) ours(p *corev1.Pod) string {
 	if p.Labels[LabelManagedBy] != ManagedBy || p.Labels[LabelFramework] != labelValue(e.frameworkID) {
 		return ""
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/clock"
 	"io"
+	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -131,8 +133,7 @@ func appPods(ctx context.Context, cs kubernetes.Interface, ns, appName string) (
 // snapshot reads the nodes and pods from the API once and describes them as the engine
 // would (for a scheduler instance that is not leading).
 func snapshot(ctx context.Context, cs kubernetes.Interface, ns, frameworkID string) ([]NodeView, error) {
-	e := &Engine{cfg: Config{Namespace: ns}, frameworkID: frameworkID, nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{},
-		tasks: map[string]*task{}, offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1)}
+	e := newEngine(Config{Namespace: ns, Clock: clock.Real{}, Log: slog.New(slog.DiscardHandler)}, frameworkID, "")
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("kube: list nodes: %w", err)

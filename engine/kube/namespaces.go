@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -32,8 +33,28 @@ import (
 // pod (not mapped to a valid name, or missing).
 var ErrNamespace = errors.New("kube: no Kubernetes namespace for the task")
 
+// namespaces maps the scheduler's namespaces to Kubernetes namespaces (the engine's
+// configuration, read only) and follows the cluster's namespaces and ResourceQuotas; its
+// informers are set under its own lock.
+type namespaces struct {
+	cfg  *Config
+	log  *slog.Logger
+	wake func() // the engine's loop: a namespace or a quota changed
+
+	mu            sync.Mutex
+	nsInformer    cache.SharedIndexInformer // the cluster's namespaces
+	quotaInformer cache.SharedIndexInformer // and ResourceQuotas
+}
+
+// informers are the namespaces' and quotas' informers (nil before start).
+func (e *namespaces) informers() (ns, quotas cache.SharedIndexInformer) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nsInformer, e.quotaInformer
+}
+
 // kubeNamespace is the Kubernetes namespace of the pods of scheduler namespace ns.
-func (e *Engine) kubeNamespace(ns string) (string, error) {
+func (e *namespaces) kubeNamespace(ns string) (string, error) {
 	if e.cfg.NamespaceOf == nil || ns == "" || ns == namespace.Default {
 		return e.cfg.Namespace, nil
 	}
@@ -53,10 +74,10 @@ func schedulerNamespace(taskID string) string {
 }
 
 // taskNamespace is the Kubernetes namespace of a task's pod: where it was created or seen,
-// else where its namespace maps to now. Called with e.mu held (t may be nil).
-func (e *Engine) taskNamespace(id string, t *task) string {
-	if t != nil && t.ns != "" {
-		return t.ns
+// else where its namespace maps to now (seen: the namespace it was seen in, or "").
+func (e *namespaces) taskNamespace(id string, seen string) string {
+	if seen != "" {
+		return seen
 	}
 	kns, err := e.kubeNamespace(schedulerNamespace(id))
 	if err != nil {
@@ -66,8 +87,8 @@ func (e *Engine) taskNamespace(id string, t *task) string {
 }
 
 // launchNamespace is the Kubernetes namespace a new task's pod is created in, or why it
-// cannot be. Called with e.mu held.
-func (e *Engine) launchNamespace(taskID string) (string, error) {
+// cannot be.
+func (e *namespaces) launchNamespace(taskID string) (string, error) {
 	kns, err := e.kubeNamespace(schedulerNamespace(taskID))
 	if err != nil {
 		return "", err
@@ -80,11 +101,12 @@ func (e *Engine) launchNamespace(taskID string) (string, error) {
 
 // missing says why Kubernetes namespace kns cannot take pods ("" when it can, or when the
 // namespaces cannot be read).
-func (e *Engine) missing(kns string) string {
-	if e.nsInformer == nil || !e.nsInformer.HasSynced() {
+func (e *namespaces) missing(kns string) string {
+	inf, _ := e.informers()
+	if inf == nil || !inf.HasSynced() {
 		return ""
 	}
-	obj, ok, err := e.nsInformer.GetStore().GetByKey(kns)
+	obj, ok, err := inf.GetStore().GetByKey(kns)
 	if err != nil {
 		return ""
 	}
@@ -101,19 +123,22 @@ func (e *Engine) missing(kns string) string {
 // startNamespaceInformers follows the cluster's namespaces and ResourceQuotas (read only;
 // without the right to, the engine runs on without either: every namespace is taken to exist
 // and unquota'd, and the API server's refusals say the rest).
-func (e *Engine) startNamespaceInformers(f informers.SharedInformerFactory) {
-	e.nsInformer = f.Core().V1().Namespaces().Informer()
-	e.quotaInformer = f.Core().V1().ResourceQuotas().Informer()
+func (e *namespaces) start(f informers.SharedInformerFactory) {
+	nsInf, quotaInf := f.Core().V1().Namespaces().Informer(), f.Core().V1().ResourceQuotas().Informer()
 	wake := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { e.wake() }, UpdateFunc: func(any, any) { e.wake() }, DeleteFunc: func(any) { e.wake() }}
-	_, _ = e.nsInformer.AddEventHandler(wake)
-	_, _ = e.quotaInformer.AddEventHandler(wake)
+	_, _ = nsInf.AddEventHandler(wake)
+	_, _ = quotaInf.AddEventHandler(wake)
+	e.mu.Lock()
+	e.nsInformer, e.quotaInformer = nsInf, quotaInf
+	e.mu.Unlock()
 }
 
 // awaitNamespaceInformers waits a bounded time for the namespaces and quotas to be read.
-func (e *Engine) awaitNamespaceInformers(ctx context.Context) {
+func (e *namespaces) await(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, eventsSyncWait)
 	defer cancel()
-	if !cache.WaitForCacheSync(wctx.Done(), e.nsInformer.HasSynced, e.quotaInformer.HasSynced) {
+	nsInf, quotaInf := e.informers()
+	if !cache.WaitForCacheSync(wctx.Done(), nsInf.HasSynced, quotaInf.HasSynced) {
 		if ctx.Err() == nil {
 			e.log.Error("the cluster's namespaces and ResourceQuotas cannot be read (the ClusterRole needs namespaces and " +
 				"resourcequotas get, list and watch): a missing Kubernetes namespace or a full quota shows only as the API server's refusal of a pod")
@@ -136,18 +161,18 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 	defer e.mu.Unlock()
 	var shards map[string]res // by Kubernetes namespace, read once when a quota needs it
 	for _, ns := range names {
-		kns, err := e.kubeNamespace(ns)
+		kns, err := e.ns.kubeNamespace(ns)
 		if err != nil {
 			put(ns, engine.NamespaceCap{Closed: strings.TrimPrefix(err.Error(), ErrNamespace.Error()+": ")})
 			continue
 		}
-		if why := e.missing(kns); why != "" {
+		if why := e.ns.missing(kns); why != "" {
 			put(ns, engine.NamespaceCap{Closed: why})
 			continue
 		}
-		if room, name, ok := e.quotaRoom(kns); ok {
+		if room, name, ok := e.ns.quotaRoom(kns); ok {
 			if shards == nil {
-				shards = e.shardsByNamespace()
+				shards = e.tasks.shardsByNamespace()
 			}
 			ours := shards[kns]
 			put(ns, engine.NamespaceCap{Capped: true, CPUs: ours.cpus + room.cpus, MemMB: ours.mem + room.mem, Name: name})
@@ -159,10 +184,10 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 // shardsByNamespace is what this scheduler's live pods hold in each Kubernetes namespace
 // (their requests: the shard's and its part of its app executor's), the use the quota's
 // `used` counts of ours, which the round counts as the namespaces' own (shards, and each
-// app's executor once per node; issue 52). Called with e.mu held.
-func (e *Engine) shardsByNamespace() map[string]res {
+// app's executor once per node; issue 52).
+func (tt taskTable) shardsByNamespace() map[string]res {
 	out := map[string]res{}
-	for _, t := range e.tasks {
+	for _, t := range tt {
 		if t.ns == "" || t.deleted || (t.obj != nil && podTerminal(t.obj)) {
 			continue
 		}
@@ -185,11 +210,12 @@ var (
 // quotaRoom is what the ResourceQuotas of kns leave (hard less used, the least of them, on CPU
 // and memory; a quota whose pods are used up leaves nothing), with the quota that binds in
 // words with its figures. false when no quota of kns caps CPU, memory or pods. Quotas with scopes are not read.
-func (e *Engine) quotaRoom(kns string) (res, string, bool) {
-	if e.quotaInformer == nil || !e.quotaInformer.HasSynced() {
+func (e *namespaces) quotaRoom(kns string) (res, string, bool) {
+	_, inf := e.informers()
+	if inf == nil || !inf.HasSynced() {
 		return res{}, "", false
 	}
-	objs, err := e.quotaInformer.GetIndexer().ByIndex(cache.NamespaceIndex, kns)
+	objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, kns)
 	if err != nil || len(objs) == 0 {
 		return res{}, "", false
 	}
@@ -277,29 +303,10 @@ func parseShare(s string) res {
 	return r
 }
 
-// watchEvents follows the Warning events about pods in Kubernetes namespace kns from now on
-// (once per namespace and term). Called with e.mu held.
-func (e *Engine) watchEvents(kns string) {
-	if e.runDone == nil || e.events[kns] != nil {
-		return
+// seenNS is the Kubernetes namespace the task's pod was created or seen in ("": none, or no task).
+func (t *task) seenNS() string {
+	if t == nil {
+		return ""
 	}
-	var f informers.SharedInformerFactory
-	inf := eventInformer(e.cfg.Client, kns, &f)
-	if err := inf.SetTransform(slimEvent); err != nil {
-		e.log.Warn("event informer", "namespace", kns, "err", err)
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: e.onEvent, UpdateFunc: func(_, ev any) { e.onEvent(ev) },
-	}); err != nil {
-		e.log.Warn("event informer", "namespace", kns, "err", err)
-	}
-	e.events[kns] = &nsEvents{factory: f, informer: inf, since: e.clock.Now()}
-	f.Start(e.runDone)
-}
-
-// nsEvents is the events informer of one Kubernetes namespace.
-type nsEvents struct {
-	factory  informers.SharedInformerFactory
-	informer cache.SharedIndexInformer
-	since    time.Time
+	return t.ns
 }

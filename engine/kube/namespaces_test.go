@@ -191,12 +191,12 @@ func TestQuotaRoom(t *testing.T) {
 			}
 			e.cfg.Client = cs
 			var f = newFactory(cs)
-			e.startNamespaceInformers(f)
+			e.ns.start(f)
 			stop := make(chan struct{})
 			defer close(stop)
 			f.Start(stop)
 			f.WaitForCacheSync(stop)
-			room, _, ok := e.quotaRoom("q")
+			room, _, ok := e.ns.quotaRoom("q")
 			got := "none"
 			if ok {
 				mem := fmt.Sprintf("%.0f", room.mem)
@@ -232,7 +232,7 @@ func BenchmarkNamespaceCaps(b *testing.B) {
 	e, _ := New(Config{Client: cs, Namespace: "jobs", NamespaceOf: mapped, ExecutorImage: "img", SchedulerURLs: []string{"http://s"},
 		TaskToken: func(string) string { return "" }})
 	f := newFactory(cs)
-	e.startNamespaceInformers(f)
+	e.ns.start(f)
 	names := make([]string, 100)
 	for i := range names {
 		names[i] = fmt.Sprintf("team%d", i)

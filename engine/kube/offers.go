@@ -23,6 +23,16 @@ type nodeOffer struct {
 	refusedFree  res // free when refused: a change makes a new offer at once
 }
 
+// offerBook is the nodes' offers: which is outstanding, refused until when, and whether
+// offers are suppressed. It is the launch decisions' state, read in one step with the nodes
+// and the tasks they are offered from, so it is guarded by the Engine's lock.
+type offerBook struct {
+	prefix     string // in every offer id, new with each engine
+	byNode     map[string]*nodeOffer
+	seq        int
+	suppressed bool
+}
+
 // minOffer is the least a node must have free to be offered.
 var minOffer = res{cpus: 0.001, mem: 1}
 
@@ -31,12 +41,15 @@ var minOffer = res{cpus: 0.001, mem: 1}
 // were most of the scheduler's CPU, docs/benchmarks.md), and the pass sums into one value
 // per node (no list per node to allocate at every step). Called with e.mu held; the
 // returned func is valid until e.mu is released.
-func (e *Engine) frees() func(n *nodeInfo) res {
-	free := make(map[string]res, len(e.nodes))
+func (e *Engine) frees() func(n *nodeInfo) res { return freesOf(e.nodes, e.usage, e.tasks) }
+
+// freesOf is frees over the given nodes, pods and tasks (pure).
+func freesOf(nodes map[string]*nodeInfo, usage map[string]podUsage, tasks taskTable) func(n *nodeInfo) res {
+	free := make(map[string]res, len(nodes))
 	take := func(node string, r res) {
 		f, ok := free[node]
 		if !ok {
-			n := e.nodes[node]
+			n := nodes[node]
 			if n == nil {
 				return
 			}
@@ -44,10 +57,10 @@ func (e *Engine) frees() func(n *nodeInfo) res {
 		}
 		free[node] = f.sub(r)
 	}
-	for _, u := range e.usage {
+	for _, u := range usage {
 		take(u.node, u.req)
 	}
-	for _, t := range e.tasks {
+	for _, t := range tasks {
 		if t.created {
 			take(t.node, t.req)
 		}
@@ -74,26 +87,26 @@ func (e *Engine) nodeNames() []string {
 	return e.names
 }
 
-// reoffer brings the offers up to date with the nodes. Called with e.mu held.
-func (e *Engine) reoffer(now time.Time) (calls []call, next time.Time) {
+// reoffer brings the offers up to date with the nodes (names: theirs, sorted; freeOf:
+// Engine.frees).
+func (e *offerBook) reoffer(now time.Time, nodes map[string]*nodeInfo, names []string, freeOf func(*nodeInfo) res) (calls []call, next time.Time) {
 	var made []engine.Offer
-	freeOf := e.frees()
-	for name, o := range e.offers { // nodes gone: their offers too
-		if _, ok := e.nodes[name]; !ok {
-			calls = append(calls, e.rescind(o)...)
-			delete(e.offers, name)
+	for name, o := range e.byNode { // nodes gone: their offers too
+		if _, ok := nodes[name]; !ok {
+			calls = append(calls, o.rescind()...)
+			delete(e.byNode, name)
 		}
 	}
-	for _, name := range e.nodeNames() {
-		n := e.nodes[name]
-		o := e.offers[name]
+	for _, name := range names {
+		n := nodes[name]
+		o := e.byNode[name]
 		if o == nil {
 			o = &nodeOffer{}
-			e.offers[name] = o
+			e.byNode[name] = o
 		}
 		free := freeOf(n)
 		if o.id != "" && (!n.usable || free != o.free) {
-			calls = append(calls, e.rescind(o)...)
+			calls = append(calls, o.rescind()...)
 		}
 		if o.id != "" || !n.usable || e.suppressed || free.cpus < minOffer.cpus || free.mem < minOffer.mem {
 			continue
@@ -104,8 +117,8 @@ func (e *Engine) reoffer(now time.Time) (calls []call, next time.Time) {
 			}
 			continue
 		}
-		e.offerSeq++
-		o.id, o.free = fmt.Sprintf("%s-%s-O%d", name, e.offerPrefix, e.offerSeq), free
+		e.seq++
+		o.id, o.free = fmt.Sprintf("%s-%s-O%d", name, e.prefix, e.seq), free
 		made = append(made, engine.Offer{ID: o.id, AgentID: name, Hostname: name, CPUs: free.cpus, MemMB: free.mem})
 	}
 	if len(made) > 0 {
@@ -114,7 +127,8 @@ func (e *Engine) reoffer(now time.Time) (calls []call, next time.Time) {
 	return calls, next
 }
 
-func (e *Engine) rescind(o *nodeOffer) []call {
+// rescind ends the outstanding offer, if any, and returns the call that tells it.
+func (o *nodeOffer) rescind() []call {
 	id := o.id
 	o.id = ""
 	if id == "" {
@@ -125,30 +139,36 @@ func (e *Engine) rescind(o *nodeOffer) []call {
 
 // offerOf finds the node of an outstanding offer from its id, "<node>-<prefix>-O<seq>"
 // (reoffer): one lookup, not a pass over every node for each offer a round declines.
-// Called with e.mu held.
-func (e *Engine) offerOf(id string) (string, *nodeOffer, bool) {
-	i := strings.LastIndex(id, "-"+e.offerPrefix+"-O")
+func (e *offerBook) lookup(id string) (string, *nodeOffer, bool) {
+	i := strings.LastIndex(id, "-"+e.prefix+"-O")
 	if id == "" || i < 0 {
 		return "", nil, false
 	}
 	name := id[:i]
-	if o := e.offers[name]; o != nil && o.id == id {
+	if o := e.byNode[name]; o != nil && o.id == id {
 		return name, o, true
 	}
 	return "", nil, false
 }
 
-// refuse ends an offer; its node comes back after refuse (< 0: at once) or when its free
-// resources change, as freeOf (e.frees()) says. Called with e.mu held.
-func (e *Engine) refuse(name string, o *nodeOffer, refuse time.Duration, freeOf func(*nodeInfo) res) {
+// refuse ends an offer; its node n (nil: gone) comes back after refuse (< 0: at once,
+// counted from now) or when its free resources change, as freeOf (Engine.frees) says.
+func (o *nodeOffer) refuse(n *nodeInfo, refuse time.Duration, now time.Time, freeOf func(*nodeInfo) res) {
 	o.id = ""
-	n := e.nodes[name]
 	if n == nil {
 		return
 	}
 	o.refusedFree = freeOf(n)
 	o.refusedUntil = time.Time{}
 	if refuse > 0 {
-		o.refusedUntil = e.clock.Now().Add(refuse)
+		o.refusedUntil = now.Add(refuse)
+	}
+}
+
+// revive ends the refusals and the suppression.
+func (e *offerBook) revive() {
+	e.suppressed = false
+	for _, o := range e.byNode {
+		o.refusedUntil = time.Time{}
 	}
 }

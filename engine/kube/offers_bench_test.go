@@ -38,7 +38,7 @@ func BenchmarkReoffer1kNodes(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e.mu.Lock()
-		_, _ = e.reoffer(e.clock.Now())
+		_, _ = e.offers.reoffer(e.clock.Now(), e.nodes, e.nodeNames(), e.frees())
 		e.mu.Unlock()
 	}
 }
@@ -51,7 +51,7 @@ func BenchmarkDecline1kOffers(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ids = ids[:0]
-		for _, o := range e.offers {
+		for _, o := range e.offers.byNode {
 			ids = append(ids, o.id)
 		}
 		_ = e.Decline(context.Background(), ids, -time.Second)

@@ -21,9 +21,10 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // testEngine is an Engine without a cluster: its informers' handlers are called by hand.
 func testEngine(clk clock.Clock) *Engine {
-	return &Engine{cfg: Config{Client: fake.NewClientset(), Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(id string) string { return "t-" + id }},
-		clock: clk, log: slog.New(slog.DiscardHandler), frameworkID: "fw", offerPrefix: "p", nodes: map[string]*nodeInfo{}, usage: map[string]podUsage{}, tasks: map[string]*task{},
-		offers: map[string]*nodeOffer{}, kick: make(chan struct{}, 1), h: recordingHandler{}, subscribed: true}
+	e := newEngine(Config{Client: fake.NewClientset(), Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"},
+		TaskToken: func(id string) string { return "t-" + id }, Clock: clk, Log: slog.New(slog.DiscardHandler)}, "fw", "p")
+	e.h, e.subscribed = recordingHandler{}, true
+	return e
 }
 
 func node(name string, cpu, mem string, unschedulable bool) *corev1.Node {
@@ -37,7 +38,7 @@ type recordingHandler struct{ engine.Handler }
 // offered runs a step and returns the offers it made.
 func offered(e *Engine) []engine.Offer {
 	e.mu.Lock()
-	calls, _ := e.reoffer(e.clock.Now())
+	calls, _ := e.offers.reoffer(e.clock.Now(), e.nodes, e.nodeNames(), e.frees())
 	e.mu.Unlock()
 	var out []engine.Offer
 	for _, c := range calls {
@@ -94,8 +95,8 @@ func TestOffers(t *testing.T) {
 	}
 	_ = e.Suppress(context.Background())
 	e.mu.Lock()
-	for _, off := range e.offers {
-		e.refuse("n1", off, time.Hour, e.frees())
+	for _, off := range e.offers.byNode {
+		off.refuse(e.nodes["n1"], time.Hour, e.clock.Now(), e.frees())
 	}
 	e.mu.Unlock()
 	if o := offered(e); len(o) != 0 {
@@ -204,9 +205,9 @@ func TestOffersFollowTheNodes(t *testing.T) {
 		t.Fatalf("offers after two nodes joined %+v, want node-a-1 then node-c-3", got)
 	}
 	e.mu.Lock()
-	name, _, ok := e.offerOf(got[1].ID)
-	_, _, stale := e.offerOf(first[0].ID + "0")
-	_, _, foreign := e.offerOf("node-a-1-other-O1")
+	name, _, ok := e.offers.lookup(got[1].ID)
+	_, _, stale := e.offers.lookup(first[0].ID + "0")
+	_, _, foreign := e.offers.lookup("node-a-1-other-O1")
 	e.mu.Unlock()
 	if !ok || name != "node-c-3" || stale || foreign {
 		t.Errorf("offerOf(%s) = %q %v; a stale id found %v, a foreign one %v", got[1].ID, name, ok, stale, foreign)
@@ -214,7 +215,7 @@ func TestOffersFollowTheNodes(t *testing.T) {
 	e.onNodeDeleted(node("node-c-3", "2", "4Gi", false))
 	rescinded := &rescinds{}
 	e.mu.Lock()
-	calls, _ := e.reoffer(e.clock.Now())
+	calls, _ := e.offers.reoffer(e.clock.Now(), e.nodes, e.nodeNames(), e.frees())
 	e.mu.Unlock()
 	for _, c := range calls {
 		c(context.Background(), rescinded)

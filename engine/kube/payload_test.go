@@ -13,11 +13,10 @@ import (
 
 // TestPodGetsTheTypedPayload: the engine reads the launch's typed payload (no Mesos
 // encoding to decode) and hands the executor the same JSON encoding in the pod's
-// environment, with the app URL rewritten and the pod templates left out; the caller's
+// environment, with the app URL as the launcher made it and the pod templates left out; the caller's
 // launch is not changed. A payload an executor could not run is refused with the task named.
 func TestPodGetsTheTypedPayload(t *testing.T) {
 	e := testEngine(clock.NewFake(t0))
-	e.cfg.RewriteAppURL = func(u string) string { return strings.Replace(u, "leader", "pods-see-this", 1) }
 	e.onNode(node("n1", "2", "4Gi", false))
 	off := offered(e)[0]
 	tid := jobs.NewTaskID("j", 1, jobs.KindReady, "n1").String()
@@ -37,7 +36,7 @@ func TestPodGetsTheTypedPayload(t *testing.T) {
 		t.Fatalf("the pod's task data: %v", err)
 	}
 	want := td
-	want.App.AppURL, want.App.PodTemplate = "http://pods-see-this/packages/a.tar.gz", nil
+	want.App.PodTemplate = nil // the URL as the launcher rewrote it (packages.LaunchURL)
 	if string(got.Marshal()) != string(want.Marshal()) {
 		t.Errorf("the pod's task data\n%s\nwant\n%s", got.Marshal(), want.Marshal())
 	}

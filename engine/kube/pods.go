@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/ejcloud/elasticjob/clock"
 	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -60,7 +63,7 @@ const (
 
 // podSpec is what one task's pod is built from.
 type podSpec struct {
-	launch engine.TaskLaunch // its Task already rewritten (Config.RewriteAppURL)
+	launch engine.TaskLaunch
 	node   string
 	// share is the task's part of its app executor's resources (see share in driver.go).
 	shareCPUs, shareMem float64
@@ -69,10 +72,22 @@ type podSpec struct {
 	dns                 corev1.DNSPolicy // Engine.dnsPolicy of its node
 }
 
-// buildPod makes the bound pod of one task: restartPolicy Never, requests = limits = the
+// podMaker builds the tasks' pods from the engine's configuration (shared with the Engine,
+// read only) and keeps, under its own lock, the nodes whose kubelet has no cluster DNS
+// (dns.go).
+type podMaker struct {
+	cfg         *Config
+	frameworkID string
+	clock       clock.Clock
+
+	mu    sync.Mutex
+	noDNS map[string]time.Time // nodes whose kubelet said it has no cluster DNS, and when
+}
+
+// build makes the bound pod of one task: restartPolicy Never, requests = limits = the
 // shard's resources plus its share of the app executor's, labels and annotations naming
 // app, job, shard and task, activeDeadlineSeconds from the job's timeout.
-func (e *Engine) buildPod(ps podSpec) (*corev1.Pod, error) {
+func (e *podMaker) build(ps podSpec) (*corev1.Pod, error) {
 	l, td := ps.launch, ps.launch.Task
 	tmpl, tmplErr := MergePodTemplates(td.App.PodTemplate, td.Job.PodTemplate)
 	// The pod's task data leaves the templates out: they are the pod itself. It is encoded
@@ -214,12 +229,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// rewriteAppURL applies Config.RewriteAppURL to the task data's app URL.
-func (e *Engine) rewriteAppURL(td jobs.TaskData) jobs.TaskData {
-	if e.cfg.RewriteAppURL != nil && td.App.AppURL != "" {
-		td.App.AppURL = e.cfg.RewriteAppURL(td.App.AppURL)
-	}
-	return td
 }

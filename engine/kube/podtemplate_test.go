@@ -42,7 +42,7 @@ func testPod(t *testing.T, e *Engine, a app.Config, j jobs.Config) (*corev1.Pod,
 	td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: j.JobName, TaskID: tid, ShardingTotalCount: 1}, Job: j, App: a}
 	l := engine.TaskLaunch{TaskID: tid, AgentID: "n1", CPUs: 0.5, MemMB: 64, Task: td,
 		Executor: engine.ExecutorSpec{ID: jobs.ExecutorID(a.AppName, "n1"), CPUs: 0.1, MemMB: 32}}
-	return e.buildPod(podSpec{launch: l, node: "n1", shareCPUs: 0.1, shareMem: 32, token: "tok"})
+	return e.pods.build(podSpec{launch: l, node: "n1", shareCPUs: 0.1, shareMem: 32, token: "tok"})
 }
 
 func envOf(c corev1.Container) map[string]corev1.EnvVar {

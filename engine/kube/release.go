@@ -20,15 +20,6 @@ import (
 // (created, not yet shown Running, its own included), for at most Config.FinishedPodHold after its end was
 // committed; it holds no room meanwhile (a Succeeded or Failed pod counts against no node).
 
-// hold queues the committed task's pod for release. Called with e.mu held.
-func (e *Engine) hold(id string) {
-	if e.held == nil {
-		e.held = map[string]struct{}{}
-	}
-	e.held[id] = struct{}{}
-	e.wake()
-}
-
 // releaseHeld deletes the held pods that may go now and returns when the next one must
 // (zero: none held, or only on a change). Called with e.mu held.
 func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
@@ -59,7 +50,7 @@ func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
 			continue
 		}
 		delete(e.held, id)
-		go e.release(t.id, e.taskNamespace(t.id, t), t.pod, t.final, t.deleted)
+		go e.tails.release(t.id, e.ns.taskNamespace(t.id, t.ns), t.pod, t.final, t.deleted)
 	}
 	return next
 }
@@ -72,16 +63,14 @@ func podStarting(t *task) bool {
 	return t.obj.DeletionTimestamp == nil && t.obj.Status.Phase == corev1.PodPending
 }
 
-// release keeps a finished task's log tail, then deletes its pod.
-func (e *Engine) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
+// release keeps a finished task's log tail, then deletes its pod (a pod already gone: the
+// engine forgets the task).
+func (e tailKeeper) release(id, ns, pod string, final *engine.ExecutorReport, deleted bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e.keepTail(ctx, id, ns, pod, final)
+	e.keep(ctx, id, ns, pod, final)
 	if deleted || pod == "" {
-		e.mu.Lock()
-		delete(e.tasks, id)
-		e.finished.Add(id)
-		e.mu.Unlock()
+		e.forget(id)
 		return
 	}
 	// Not a force deletion (grace 0): the kubelet confirms the end of the pod's containers

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
@@ -198,8 +200,17 @@ func (s *Tails) Get(ctx context.Context, taskID string) (Tail, error) {
 	return t, nil
 }
 
-// keepTail keeps a finished task's tail: the executor's report's, else the container's log.
-func (e *Engine) keepTail(ctx context.Context, id, ns, pod string, final *engine.ExecutorReport) {
+// tailKeeper keeps finished tasks' tails (Config.Tails) and deletes their pods for the
+// engine (release.go); it has no state of its own.
+type tailKeeper struct {
+	cfg    *Config
+	clock  clock.Clock
+	log    *slog.Logger
+	forget func(taskID string) // the engine's: a released task whose pod is gone
+}
+
+// keep keeps a finished task's tail: the executor's report's, else the container's log.
+func (e tailKeeper) keep(ctx context.Context, id, ns, pod string, final *engine.ExecutorReport) {
 	if e.cfg.Tails == nil {
 		return
 	}
@@ -220,7 +231,7 @@ func (e *Engine) keepTail(ctx context.Context, id, ns, pod string, final *engine
 }
 
 // podLog reads the last bytes of the task container's log (stdout and stderr merged).
-func (e *Engine) podLog(ctx context.Context, ns, pod string, limit int64, _ bool) (string, error) {
+func (e tailKeeper) podLog(ctx context.Context, ns, pod string, limit int64, _ bool) (string, error) {
 	opts := &corev1.PodLogOptions{Container: containerName, LimitBytes: nil}
 	lines := int64(2000)
 	opts.TailLines = &lines

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/internal/recent"
 	tstate "github.com/ejcloud/elasticjob/task"
 )
 
@@ -37,15 +38,20 @@ type task struct {
 	retryAt               time.Time // re-send a terminal update the scheduler did not take
 }
 
-// seen records the informer's view of one of our pods (a pod found at start is adopted).
-func (e *Engine) seen(id string, p *corev1.Pod) {
-	if e.finished.Has(id) {
+// taskTable is this scheduler's tasks by task id: the launch decisions' state with the
+// nodes and the offers, guarded by the Engine's lock.
+type taskTable map[string]*task
+
+// seen records the informer's view of one of our pods (a pod found at start is adopted;
+// one of a task in finished is not brought back).
+func (tt taskTable) seen(id string, p *corev1.Pod, finished *recent.Set) {
+	if finished.Has(id) {
 		return
 	}
-	t := e.tasks[id]
+	t := tt[id]
 	if t == nil {
 		t = &task{id: id}
-		e.tasks[id] = t
+		tt[id] = t
 	}
 	t.obj, t.created, t.pod, t.node, t.ns = p, false, p.Name, podNode(p), p.Namespace
 	t.execID, t.memMB, t.share = p.Annotations[AnnotationExec], podMemMB(p), parseShare(p.Annotations[AnnotationShare])
@@ -55,15 +61,16 @@ func (e *Engine) seen(id string, p *corev1.Pod) {
 	t.dirty = true
 }
 
-// gone records that one of our pods was deleted.
-func (e *Engine) gone(id string, p *corev1.Pod) {
-	t := e.tasks[id]
+// gone records that one of our pods was deleted (a task whose end was committed is
+// forgotten, into finished).
+func (tt taskTable) gone(id string, p *corev1.Pod, finished *recent.Set) {
+	t := tt[id]
 	if t == nil {
 		return
 	}
 	if t.committed { // deleted after its end was committed: done with it
-		delete(e.tasks, id)
-		e.finished.Add(id)
+		delete(tt, id)
+		finished.Add(id)
 		return
 	}
 	t.obj, t.deleted, t.dirty = p, true, true
@@ -80,12 +87,12 @@ func (e *Engine) updatesOf(t *task, now time.Time) []call {
 		t.retryAt = time.Time{}
 	}
 	var out []call
-	st, ok := e.derive(t)
+	st, ok := t.derive(e.clock.Now())
 	if !ok || rank(st.State) <= rank(t.sent) {
-		return e.waitNote(t)
+		return t.waitNote(e.clock.Now())
 	}
 	if st.State.Terminal() && t.running != nil && rank(t.sent) < rank(tstate.Running) {
-		out = append(out, e.send(t, e.statusOf(t, t.running)))
+		out = append(out, e.send(t, t.statusOf(t.running, e.clock.Now())))
 	}
 	if st.State.Terminal() && st.State != tstate.Finished && st.Source != tstate.SourceExecutor && st.Reason != tstate.ReasonContainerLaunchFailed && t.running == nil && t.waiting != "" {
 		st.Message += "; before, " + t.waiting // the pod never ran: why it waited is the cause
@@ -95,13 +102,13 @@ func (e *Engine) updatesOf(t *task, now time.Time) []call {
 
 // waitNote tells the scheduler why a task's pod waits (a TASK_STAGING update with the
 // reason: a status trace), once per new reason, while the task has not started.
-func (e *Engine) waitNote(t *task) []call {
+func (t *task) waitNote(now time.Time) []call {
 	if t.waiting == "" || t.waiting == t.waitSent || rank(t.sent) > rank(tstate.Staging) {
 		return nil
 	}
 	t.waitSent = t.waiting
 	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: tstate.Staging, Source: tstate.SourceAgent,
-		Message: "waiting: " + t.waiting, Timestamp: e.clock.Now()}
+		Message: "waiting: " + t.waiting, Timestamp: now}
 	return []call{func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) }}
 }
 
@@ -133,20 +140,24 @@ func (e *Engine) handled(id string, st engine.Status, prev tstate.State, ok bool
 	}
 	if st.State.Terminal() && !t.committed {
 		t.committed, t.committedAt = true, e.clock.Now()
-		e.hold(t.id)
+		if e.held == nil { // its pod is held for release (release.go)
+			e.held = map[string]struct{}{}
+		}
+		e.held[t.id] = struct{}{}
+		e.wake()
 	}
 }
 
 // statusOf is the update of an executor's report.
-func (e *Engine) statusOf(t *task, r *engine.ExecutorReport) engine.Status {
+func (t *task) statusOf(r *engine.ExecutorReport, now time.Time) engine.Status {
 	return engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, State: r.State, Message: r.Message,
-		Source: tstate.SourceExecutor, Data: r.Data, Timestamp: e.clock.Now()}
+		Source: tstate.SourceExecutor, Data: r.Data, Timestamp: now}
 }
 
 // derive is the task's state by what is known: the executor's report first, the pod's
-// phase as the fallback, the pod's or node's loss last.
-func (e *Engine) derive(t *task) (engine.Status, bool) {
-	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, Timestamp: e.clock.Now()}
+// phase as the fallback, the pod's or node's loss last (a pure decision on the task).
+func (t *task) derive(now time.Time) (engine.Status, bool) {
+	st := engine.Status{TaskID: t.id, AgentID: t.node, ExecutorID: t.execID, Timestamp: now}
 	set := func(ps phaseStatus) (engine.Status, bool) {
 		st.State, st.Message, st.Reason, st.Source = ps.state, ps.message, ps.reason, ps.source
 		return st, true
@@ -156,9 +167,9 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	}
 	if r := t.final; r != nil {
 		if r.State == tstate.Killed && !t.killing {
-			return set(e.stoppedFromOutside(t))
+			return set(t.stoppedFromOutside())
 		}
-		return e.statusOf(t, r), true
+		return t.statusOf(r, now), true
 	}
 	if t.killing && t.obj != nil && podTerminal(t.obj) && t.obj.Status.Phase != corev1.PodSucceeded {
 		// Killed, and its executor's report did not come (the pod's end, by SIGTERM or the
@@ -168,7 +179,7 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	if t.obj != nil {
 		if ps, ok := statusOfPod(t.obj, t.memMB); ok && (ps.state.Terminal() || !t.deleted) {
 			if ps.state == tstate.Running && t.running != nil {
-				return e.statusOf(t, t.running), true
+				return t.statusOf(t.running, now), true
 			}
 			return set(ps)
 		}
@@ -183,16 +194,16 @@ func (e *Engine) derive(t *task) (engine.Status, bool) {
 	case t.deleted && t.killing:
 		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceMaster, message: "killed: its pod was deleted"})
 	case t.deleted:
-		return set(e.stoppedFromOutside(t))
+		return set(t.stoppedFromOutside())
 	case t.running != nil:
-		return e.statusOf(t, t.running), true
+		return t.statusOf(t.running, now), true
 	}
 	return st, false
 }
 
 // stoppedFromOutside is the state of a task whose pod someone else ended: LOST, so that
 // failover runs it again.
-func (e *Engine) stoppedFromOutside(t *task) phaseStatus {
+func (t *task) stoppedFromOutside() phaseStatus {
 	if t.obj != nil && t.obj.Status.Reason == "DeadlineExceeded" {
 		return failedPod(t.obj, t.memMB)
 	}
