@@ -71,3 +71,20 @@ func (h *statusHandler) daemonRunEnded(ctx context.Context, reg *registry.Regist
 		h.paused(job, ev, *p)
 	}
 }
+
+// countRun folds a DAEMON run's result into its job's run state (in ch),
+// and returns the pause it decided, if any.
+func (h *statusHandler) countRun(ctx context.Context, reg *registry.Registry, ch *registry.Change, job jobs.Config, res task.Result, cause string, ended, runnable bool) (*task.Pause, error) {
+	rs, err := reg.RunStateOf(ctx, job.JobName)
+	if err != nil {
+		return nil, err
+	}
+	next, pause, changed := task.CountRun(rs, res, cause, ended, job.PauseAfterFailures, runnable, h.clock.Now())
+	if changed {
+		ch.CountRun(job.JobName, next)
+	}
+	if pause != nil {
+		ch.Pause(job.JobName, *pause)
+	}
+	return pause, nil
+}

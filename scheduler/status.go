@@ -34,27 +34,89 @@ type statusHandler struct {
 }
 
 // handle applies one update through reg (the registry, or a batch whose
-// reads see the batch's earlier writes).
+// reads see the batch's earlier writes): one read of everything the
+// update's decision looks at, one pure decision (task.Transition), one
+// commit of its outcome.
 func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st engine.Status) error {
 	tid, err := jobs.ParseTaskID(st.TaskID)
 	if err != nil {
 		h.log.Warn("status: foreign task id", "task", st.TaskID, "state", st.State)
 		return nil
 	}
-	running, err := h.st.runningOf(ctx, reg, tid.JobName)
-	if err != nil {
-		return err
-	}
-	h.answered(st.TaskID)
-	in, err := h.input(ctx, reg, tid, st, running)
+	in, err := h.read(ctx, reg, tid, st)
 	if err != nil {
 		return err
 	}
 	out := task.Transition(in)
-	h.replaceOriginalDaemon(ctx, in, st)
-	if in.Entry != nil && in.Entry.KilledBy != "" && st.State == task.Killed {
-		st.Message = killedWords(in.Entry.KilledBy, st.Message) // history and the run's record say who
+	st.Message = in.Update.Message // history and the run's record say who killed it
+	return h.commit(ctx, reg, tid, in, st, out)
+}
+
+// read gathers what the transition looks at: the shard's running entry,
+// its job and, at a task's end, the run's other shards, its keyed run's
+// record and its job's run state.
+func (h *statusHandler) read(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, st engine.Status) (task.Input, error) {
+	running, err := h.st.runningOf(ctx, reg, tid.JobName)
+	if err != nil {
+		return task.Input{}, err
 	}
+	h.answered(st.TaskID)
+	job, exists := h.catalog.Job(tid.JobName)
+	_, _, runnable := h.catalog.Runnable(tid.JobName)
+	in := task.Input{
+		Update: task.Update{TaskID: st.TaskID, State: st.State, Reason: st.Reason, Source: st.Source, Message: st.Message},
+		Job: task.Job{Name: tid.JobName, Exists: exists, Runnable: runnable, Daemon: job.JobExecutionType == jobs.Daemon, Failover: job.Failover,
+			MaxRetries: job.MaxRetries, RetryBackoff: time.Duration(job.RetryBackoffSeconds) * time.Second, PauseAfterFailures: job.PauseAfterFailures},
+		Overtaken: h.st.overtaken.Has(st.TaskID),
+		Now:       h.clock.Now(),
+		Item:      tid.Item,
+	}
+	rt, ok := running[tid.Item]
+	if !ok || rt.TaskID != st.TaskID {
+		return in, nil
+	}
+	in.Entry = &rt
+	if rt.KilledBy != "" && st.State == task.Killed {
+		in.Update.Message = killedWords(rt.KilledBy, st.Message)
+	}
+	if !in.Update.State.Terminal() {
+		return in, nil // the run's other shards matter only at a task's end
+	}
+	for item, o := range running {
+		if item != tid.Item {
+			in.OthersRunning = true
+			in.RunPending = in.RunPending || (rt.RunKey != "" && o.RunKey == rt.RunKey)
+		}
+	}
+	fs, err := reg.FailoverOf(ctx, tid.JobName)
+	if err != nil {
+		return in, err
+	}
+	for _, f := range fs {
+		in.RetryPending = in.RetryPending || f.Retry
+		in.RunPending = in.RunPending || (rt.RunKey != "" && f.RunKey == rt.RunKey && f.Item != tid.Item)
+	}
+	if key := rt.RunKey; key != "" {
+		rec, err := reg.RunRecordOf(ctx, key)
+		if err != nil && !errors.Is(err, registry.ErrRunNotFound) && !errors.Is(err, registry.ErrDamaged) {
+			return in, err // (a record that does not decode is set aside and written anew)
+		}
+		in.Record = rec
+	}
+	if exists { // a deregistered job's runs are not counted
+		if in.Runs, err = reg.RunStateOf(ctx, tid.JobName); err != nil {
+			return in, err
+		}
+	}
+	rep := shardReportOf(st.Data)
+	in.Report = task.Report{StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
+	return in, nil
+}
+
+// commit carries out the transition's outcome: the observers hear of the
+// update, and the entry's mark or the task's end is committed.
+func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, in task.Input, st engine.Status, out task.Outcome) error {
+	h.replaceOriginalDaemon(ctx, in, st)
 	if out.Stale {
 		h.stale(ctx, st, out)
 		return nil
@@ -78,45 +140,9 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 	case out.Mark != nil:
 		return h.mark(ctx, reg, tid, *out.Mark)
 	case out.End != nil:
-		return h.end(ctx, reg, tid, job, ev, st, *out.End, in.Job)
+		return h.end(ctx, reg, tid, job, ev, st, *out.End, in)
 	}
 	return nil
-}
-
-// input gathers what the transition looks at.
-func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, st engine.Status, running map[int]task.Entry) (task.Input, error) {
-	job, exists := h.catalog.Job(tid.JobName)
-	_, _, runnable := h.catalog.Runnable(tid.JobName)
-	in := task.Input{
-		Update: task.Update{TaskID: st.TaskID, State: st.State, Reason: st.Reason, Source: st.Source, Message: st.Message},
-		Job: task.Job{Exists: exists, Runnable: runnable, Daemon: job.JobExecutionType == jobs.Daemon, Failover: job.Failover,
-			MaxRetries: job.MaxRetries, RetryBackoff: time.Duration(job.RetryBackoffSeconds) * time.Second, PauseAfterFailures: job.PauseAfterFailures},
-		Overtaken: h.st.overtaken.Has(st.TaskID),
-		Now:       h.clock.Now(),
-	}
-	rt, ok := running[tid.Item]
-	if !ok || rt.TaskID != st.TaskID {
-		return in, nil
-	}
-	in.Entry = &rt
-	if !in.Update.State.Terminal() {
-		return in, nil // the run's other shards matter only at a task's end
-	}
-	for item, o := range running {
-		if item != tid.Item {
-			in.OthersRunning = true
-			in.RunPending = in.RunPending || (rt.RunKey != "" && o.RunKey == rt.RunKey)
-		}
-	}
-	fs, err := reg.FailoverOf(ctx, tid.JobName)
-	if err != nil {
-		return in, err
-	}
-	for _, f := range fs {
-		in.RetryPending = in.RetryPending || f.Retry
-		in.RunPending = in.RunPending || (rt.RunKey != "" && f.RunKey == rt.RunKey && f.Item != tid.Item)
-	}
-	return in, nil
 }
 
 // stale handles an update for a task that is not the shard's current
@@ -150,30 +176,19 @@ func (h *statusHandler) mark(ctx context.Context, reg *registry.Registry, tid jo
 // end commits a task's end: its running entry removed, with its retry or
 // failover entry, its keyed run's record and its job's run state, in one
 // commit; then a killed daemon is queued again and a failure notified.
-func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev TaskEvent, st engine.Status, e task.End, facts task.Job) error {
-	now := h.clock.Now()
+func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev TaskEvent, st engine.Status, e task.End, in task.Input) error {
 	ch := reg.Change()
 	if e.Retry != nil {
 		ch.FailOver(tid.JobName, tid.Item, *e.Retry)
 	}
-	if key := e.Entry.RunKey; key != "" {
-		rec, err := reg.RunRecordOf(ctx, key)
-		if err != nil && !errors.Is(err, registry.ErrRunNotFound) && !errors.Is(err, registry.ErrDamaged) {
-			return err // (a record that does not decode is set aside and written anew)
-		}
-		rep := shardReportOf(st.Data)
-		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: st.State, Message: st.Message,
-			StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
-		rec = task.RecordShard(rec, tid.JobName, so, e.RecordDone, now)
-		rec.Failed = rec.Failed || e.Result == task.Failure
-		ch.RecordRun(key, rec)
+	if e.Record != nil {
+		ch.RecordRun(e.Entry.RunKey, *e.Record)
 	}
-	var pause *task.Pause
-	if facts.Exists { // a deregistered job's runs are not counted
-		var err error
-		if pause, err = h.countRun(ctx, reg, ch, job, e.Result, failureText(st), e.RunEnds, facts.Runnable); err != nil {
-			return err
-		}
+	if e.Runs != nil {
+		ch.CountRun(job.JobName, *e.Runs)
+	}
+	if e.Pause != nil {
+		ch.Pause(job.JobName, *e.Pause)
 	}
 	h.log.Debug("task ended", "task", st.TaskID, "state", st.State, "result", e.Result, "again", e.Retry != nil)
 	err := ch.End(tid.JobName, tid.Item, e.Entry.Version).Commit(ctx)
@@ -185,14 +200,14 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		return err
 	}
 	h.st.dropRunning(tid.JobName, tid.Item)
-	if st.State == task.Finished && facts.Exists {
-		h.runs.add(tid.JobName, ranFor(shardReportOf(st.Data), e.Entry.LaunchedAt, now))
+	if st.State == task.Finished && in.Job.Exists {
+		h.runs.add(tid.JobName, ranFor(shardReportOf(st.Data), e.Entry.LaunchedAt, in.Now))
 	}
-	if pause != nil {
-		h.paused(job, ev, *pause)
+	if e.Pause != nil {
+		h.paused(job, ev, *e.Pause)
 	}
 	if e.RequeueDaemon {
-		if _, err := reg.TriggerBy(ctx, job.JobName, false, now, registry.ByDaemon); err != nil {
+		if _, err := reg.TriggerBy(ctx, job.JobName, false, in.Now, registry.ByDaemon); err != nil {
 			h.log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
 		}
 		h.queues.changed()
@@ -204,30 +219,6 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		h.notifyFailure(job, ev, st)
 	}
 	return nil
-}
-
-// countRun folds a task's result into its job's run state (in ch), and
-// returns the pause it decided, if any.
-func (h *statusHandler) countRun(ctx context.Context, reg *registry.Registry, ch *registry.Change, job jobs.Config, res task.Result, cause string, ended, runnable bool) (*task.Pause, error) {
-	rs, err := reg.RunStateOf(ctx, job.JobName)
-	if err != nil {
-		return nil, err
-	}
-	next, pause, changed := task.CountRun(rs, res, cause, ended, job.PauseAfterFailures, runnable, h.clock.Now())
-	if changed {
-		ch.CountRun(job.JobName, next)
-	}
-	if pause != nil {
-		ch.Pause(job.JobName, *pause)
-	}
-	return pause, nil
-}
-
-func failureText(st engine.Status) string {
-	if st.Message != "" {
-		return st.Message
-	}
-	return string(st.State)
 }
 
 // paused logs a pause and posts it to the job's webhook, if it has one.
