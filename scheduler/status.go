@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"strings"
 	"time"
@@ -23,8 +24,8 @@ type statusHandler struct {
 	driver   engine.Driver
 	clock    clock.Clock
 	log      *slog.Logger
-	obs      Observer
-	notifier Notifier
+	obs      observe.Tasks
+	notifier observe.Notifier
 	st       *state
 	catalog  *Catalog
 	queues   *queues
@@ -123,7 +124,7 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	}
 	rt := *in.Entry
 	job, _ := h.catalog.Job(tid.JobName)
-	ev := TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
+	ev := observe.TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
 		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
 	if rt.KilledBy == killedByDaemonDeletion {
 		ev.Transient = false // the job is gone from the catalog: its kind is the mark's
@@ -176,7 +177,7 @@ func (h *statusHandler) mark(ctx context.Context, reg *registry.Registry, tid jo
 // end commits a task's end: its running entry removed, with its retry or
 // failover entry, its keyed run's record and its job's run state, in one
 // commit; then a killed daemon is queued again and a failure notified.
-func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev TaskEvent, st engine.Status, e task.End, in task.Input) error {
+func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev observe.TaskEvent, st engine.Status, e task.End, in task.Input) error {
 	ch := reg.Change()
 	if e.Retry != nil {
 		ch.FailOver(tid.JobName, tid.Item, *e.Retry)
@@ -222,7 +223,7 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 }
 
 // paused logs a pause and posts it to the job's webhook, if it has one.
-func (h *statusHandler) paused(job jobs.Config, ev TaskEvent, p task.Pause) {
+func (h *statusHandler) paused(job jobs.Config, ev observe.TaskEvent, p task.Pause) {
 	h.log.Warn("job paused", "job", job.JobName, "failedRuns", p.FailedRuns, "cause", p.Cause)
 	u := job.Props["webhook.url"]
 	if h.notifier == nil || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
@@ -232,7 +233,7 @@ func (h *statusHandler) paused(job jobs.Config, ev TaskEvent, p task.Pause) {
 	h.notifier.Notify(job, ev, engine.Status{TaskID: ev.TaskID, AgentID: ev.AgentID, State: "JOB_PAUSED", Message: p.Reason})
 }
 
-func (h *statusHandler) notifyFailure(job jobs.Config, ev TaskEvent, st engine.Status) {
+func (h *statusHandler) notifyFailure(job jobs.Config, ev observe.TaskEvent, st engine.Status) {
 	if h.notifier != nil && job.JobErrorHandlerType == jobs.HandlerWebhook {
 		h.notifier.Notify(job, ev, st)
 	}
