@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"encoding/json"
 	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/ejcloud/elasticjob/observe"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,7 +23,6 @@ import (
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -106,7 +106,7 @@ func drive(m *metrics.Metrics) {
 	m.OffersSeen(2, 1)
 	m.Deadlines().DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "default", Job: "job"}, deadline.Hook{})
 	m.Deadlines().StartEstimateError("default", time.Second, 0.1)
-	for _, ev := range []scheduler.TaskEvent{
+	for _, ev := range []observe.TaskEvent{
 		{TaskID: "a", Job: "job", Transient: true, Queued: t0, At: t0.Add(2 * time.Millisecond)},
 		{TaskID: "b", Job: "job", Item: 1, Source: string(jobs.SourceFailover), Transient: true, Queued: t0, At: t0.Add(3 * time.Millisecond)},
 	} {

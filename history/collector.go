@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"strings"
 	"sync"
@@ -14,7 +15,6 @@ import (
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -70,7 +70,7 @@ type Collector struct {
 	ticked chan<- time.Time // tests: told after every tick
 }
 
-var _ scheduler.Observer = (*Collector)(nil)
+var _ observe.Tasks = (*Collector)(nil)
 
 // NewCollector makes a collector writing through s (whose clock and zone it
 // uses) and reading reg.
@@ -86,7 +86,7 @@ func NewCollector(s *Store, reg Registry, log *slog.Logger) *Collector {
 func outcomeOf(s task.State) (success, failure bool) { return s == task.Finished, s.Failure() }
 
 // StatusChanged counts a finished or failed task in the current minute.
-func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st engine.Status) {
+func (c *Collector) StatusChanged(ev observe.TaskEvent, st engine.Status) {
 	ok, failed := outcomeOf(st.State)
 	if !ok && !failed {
 		return
@@ -107,10 +107,7 @@ func (c *Collector) StatusChanged(ev scheduler.TaskEvent, st engine.Status) {
 	c.mu.Unlock()
 }
 
-func (c *Collector) Launched(scheduler.TaskEvent)                  {}
-func (c *Collector) Fired(string, time.Time, time.Time)            {}
-func (c *Collector) ReadyDepth(int)                                {}
-func (c *Collector) OffersSeen(int, int)                           {}
+func (c *Collector) Launched(observe.TaskEvent)                    {}
 func (c *Collector) clk() clock.Clock                              { return c.store.clock }
 func (c *Collector) floor(t time.Time, iv view.Interval) time.Time { return floor(t, iv, c.store.loc) }
 

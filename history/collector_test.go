@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -83,7 +83,7 @@ func (l *leader) stop() {
 
 func (l *leader) status(states ...string) {
 	for _, s := range states {
-		l.c.StatusChanged(scheduler.TaskEvent{}, engine.Status{State: task.State(s)})
+		l.c.StatusChanged(observe.TaskEvent{}, engine.Status{State: task.State(s)})
 	}
 }
 

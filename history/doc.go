@@ -27,8 +27,8 @@
 // # The history tree
 //
 // What the scheduler remembers of what ran is a top-level tree beside
-// package scheduler, which it depends on and which never depends on it (the
-// import-direction test in internal/archtest keeps it so):
+// package scheduler; neither imports the other (the import-direction tests
+// in internal/archtest keep it so): both import package observe.
 //
 //	history          the reading and aggregating side: Store (searches of the
 //	                 event tables and the audit log, statistics series),
@@ -36,15 +36,15 @@
 //	history/view     the rows, statistics and queries the API shows, with no
 //	                 SQL, so package api depends on it without a database driver
 //	history/trace    the writing side: the spooled event-trace writer that
-//	                 never blocks scheduling, and the scheduler.Observer and
+//	                 never blocks scheduling, and the observe.Tasks and
 //	                 workflow observer that feed it
-//	history/webhook  failure notifications (a scheduler.Notifier)
+//	history/webhook  failure notifications (an observe.Notifier)
 //
 // The split follows what each side does: trace writes (task events on the
 // leader, audit rows wherever the API answers) and owns its goroutines,
 // spool and retries so that writing never blocks scheduling; history reads
 // and, on the leader, aggregates. They share the database schema (package
 // migrations), not state; AuditLog hands audit rows to the trace writer.
-// The types they consume, scheduler.TaskEvent, scheduler.Observer and
-// scheduler.Notifier, stay in package scheduler.
+// The types they consume, observe.TaskEvent, observe.Tasks and
+// observe.Notifier, are in package observe.
 package history

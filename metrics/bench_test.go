@@ -2,13 +2,13 @@ package metrics
 
 import (
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/internal/heapbench"
-	"github.com/ejcloud/elasticjob/scheduler"
 )
 
 // BenchmarkPerTask is what the metrics add to one launched task on the
@@ -25,7 +25,7 @@ func BenchmarkPerTask(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		job := fmt.Sprint("job-", i%jobsN)
-		ev := scheduler.TaskEvent{TaskID: fmt.Sprint("t", i), Job: job, Transient: true, Queued: t0, At: t0.Add(time.Millisecond)}
+		ev := observe.TaskEvent{TaskID: fmt.Sprint("t", i), Job: job, Transient: true, Queued: t0, At: t0.Add(time.Millisecond)}
 		m.TriggerCommitted(job, t0, t0)
 		m.Launched(ev)
 		ev.At = t0.Add(ms(4))
@@ -52,7 +52,7 @@ func BenchmarkJobSeriesHeap(b *testing.B) {
 		m := New()
 		m.Leading(true)
 		for i, job := range names {
-			ev := scheduler.TaskEvent{TaskID: fmt.Sprint("t", i), Job: job, Transient: true, Queued: t0, At: t0}
+			ev := observe.TaskEvent{TaskID: fmt.Sprint("t", i), Job: job, Transient: true, Queued: t0, At: t0}
 			m.TriggerCommitted(job, t0, t0)
 			m.Launched(ev)
 			m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_FINISHED", Data: done})

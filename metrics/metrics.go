@@ -17,19 +17,20 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/nsusage"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/task"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Metrics implements scheduler.Observer (and scheduler.DaemonObserver) on
+// Metrics implements observe.Tasks and observe.Gauges (and observe.Daemons,
+// observe.Waiting) on
 // a private registry.
 type Metrics struct {
 	reg        *prometheus.Registry
@@ -59,8 +60,9 @@ type Metrics struct {
 }
 
 var (
-	_ scheduler.Observer       = (*Metrics)(nil)
-	_ scheduler.DaemonObserver = (*Metrics)(nil)
+	_ observe.Tasks   = (*Metrics)(nil)
+	_ observe.Gauges  = (*Metrics)(nil)
+	_ observe.Daemons = (*Metrics)(nil)
 )
 
 // fine buckets from 0.1 ms to 10 s, for latency targets in milliseconds.
@@ -117,7 +119,7 @@ func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 
 // Launched counts a launch, its queue-to-ACCEPT latency and its stages.
-func (m *Metrics) Launched(t scheduler.TaskEvent) {
+func (m *Metrics) Launched(t observe.TaskEvent) {
 	if !t.Queued.IsZero() {
 		m.toAccept.Observe(t.At.Sub(t.Queued).Seconds())
 	}
@@ -133,7 +135,7 @@ func (m *Metrics) Launched(t scheduler.TaskEvent) {
 
 // StatusChanged counts terminal states and runs, and observes the launch
 // stages a task's TASK_RUNNING completes.
-func (m *Metrics) StatusChanged(t scheduler.TaskEvent, st engine.Status) {
+func (m *Metrics) StatusChanged(t observe.TaskEvent, st engine.Status) {
 	terminal := st.State.Terminal()
 	if st.State != task.Running && !terminal {
 		return
@@ -216,7 +218,7 @@ func (s streaks) Collect(ch chan<- prometheus.Metric) {
 	s.m.collectStreaks(ch)
 }
 
-// Waiting sets how many queue entries wait, by reason (scheduler.WaitingObserver).
+// Waiting sets how many queue entries wait, by reason (observe.Waiting).
 func (m *Metrics) Waiting(byReason map[string]int) {
 	for r := range m.reasons {
 		if _, ok := byReason[r]; !ok {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"github.com/ejcloud/elasticjob/observe"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -8,13 +9,12 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/scheduler"
 )
 
 func TestMetricsAreExposed(t *testing.T) {
 	m := New()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ev := scheduler.TaskEvent{Job: "j", Queued: t0, At: t0.Add(3 * time.Millisecond)}
+	ev := observe.TaskEvent{Job: "j", Queued: t0, At: t0.Add(3 * time.Millisecond)}
 	m.Launched(ev)
 	m.StatusChanged(ev, engine.Status{State: "TASK_FINISHED"})
 	m.StatusChanged(ev, engine.Status{State: "TASK_LOST"})
@@ -60,7 +60,7 @@ func TestPerJobSeriesCarryTheNamespace(t *testing.T) {
 	m := New()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, job := range []string{"nightly", "pay~nightly", "pay~nightly"} {
-		m.Launched(scheduler.TaskEvent{Job: job, Queued: t0, At: t0})
+		m.Launched(observe.TaskEvent{Job: job, Queued: t0, At: t0})
 	}
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))

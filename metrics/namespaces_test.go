@@ -1,10 +1,9 @@
 package metrics
 
 import (
+	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
-
-	"github.com/ejcloud/elasticjob/scheduler"
 )
 
 // A cron fire's lateness to its launch is observed once per execution, in
@@ -16,16 +15,16 @@ func TestFireLatenessPerNamespace(t *testing.T) {
 	// (two shards).
 	m.Fired("search~index", t0, t0.Add(ms(1)))
 	for i, task := range []string{"a", "b"} {
-		m.Launched(scheduler.TaskEvent{TaskID: task, Job: "search~index", Item: i, Queued: t0.Add(ms(1)), At: t0.Add(ms(40))})
+		m.Launched(observe.TaskEvent{TaskID: task, Job: "search~index", Item: i, Queued: t0.Add(ms(1)), At: t0.Add(ms(40))})
 	}
 	// pay's fire waits 12 s; its trigger is not a fire.
 	m.Fired("pay~nightly", t0, t0.Add(ms(1)))
-	m.Launched(scheduler.TaskEvent{TaskID: "c", Job: "pay~nightly", Queued: t0.Add(ms(1)), At: t0.Add(12 * time.Second)})
+	m.Launched(observe.TaskEvent{TaskID: "c", Job: "pay~nightly", Queued: t0.Add(ms(1)), At: t0.Add(12 * time.Second)})
 	m.TriggerCommitted("pay~adhoc", t0, t0.Add(ms(1)))
-	m.Launched(scheduler.TaskEvent{TaskID: "d", Job: "pay~adhoc", Queued: t0.Add(ms(1)), At: t0.Add(ms(5))})
+	m.Launched(observe.TaskEvent{TaskID: "d", Job: "pay~adhoc", Queued: t0.Add(ms(1)), At: t0.Add(ms(5))})
 	// the default namespace's job: its bare name.
 	m.Fired("plain", t0, t0)
-	m.Launched(scheduler.TaskEvent{TaskID: "e", Job: "plain", Queued: t0, At: t0.Add(ms(2))})
+	m.Launched(observe.TaskEvent{TaskID: "e", Job: "plain", Queued: t0, At: t0.Add(ms(2))})
 	for _, c := range []struct {
 		ns    string
 		count uint64

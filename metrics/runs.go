@@ -3,11 +3,11 @@ package metrics
 import (
 	"encoding/json"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/task"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -46,7 +46,7 @@ type terminalReport struct {
 }
 
 // runLaunched counts a task into its job's run. Called with m.mu held.
-func (m *Metrics) runLaunched(t scheduler.TaskEvent) {
+func (m *Metrics) runLaunched(t observe.TaskEvent) {
 	if t.Source == string(jobs.SourceFailover) {
 		m.count(t.Job, func(c *jobCounts) { c.relaunched++ })
 	}
@@ -62,7 +62,7 @@ func (m *Metrics) runLaunched(t scheduler.TaskEvent) {
 
 // runEnded counts a transient task's end into its job's run. Called with
 // m.mu held.
-func (m *Metrics) runEnded(t scheduler.TaskEvent, st engine.Status) {
+func (m *Metrics) runEnded(t observe.TaskEvent, st engine.Status) {
 	r := m.run(t.Job)
 	r.inflight = max(r.inflight-1, 0)
 	switch {
@@ -95,8 +95,8 @@ func (m *Metrics) runEnded(t scheduler.TaskEvent, st engine.Status) {
 	m.forgetIdle(t.Job, r)
 }
 
-// DaemonRun counts a DAEMON job's completed run (scheduler.DaemonObserver).
-func (m *Metrics) DaemonRun(t scheduler.TaskEvent, rep jobs.DaemonReport) {
+// DaemonRun counts a DAEMON job's completed run (observe.Daemons).
+func (m *Metrics) DaemonRun(t observe.TaskEvent, rep jobs.DaemonReport) {
 	if rep.Type != jobs.DaemonComplete {
 		return
 	}

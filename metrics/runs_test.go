@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -21,9 +21,9 @@ func endData(start, end float64) []byte {
 // run launches one task per state and ends them in order; starts and ends
 // are staggered so the run spans from the first start to the last end.
 func run(m *Metrics, job, source string, states ...string) {
-	evs := make([]scheduler.TaskEvent, len(states))
+	evs := make([]observe.TaskEvent, len(states))
 	for i := range states {
-		evs[i] = scheduler.TaskEvent{TaskID: fmt.Sprintf("%s-%d-%p", job, i, &evs[i]), Job: job, Item: i, Source: source,
+		evs[i] = observe.TaskEvent{TaskID: fmt.Sprintf("%s-%d-%p", job, i, &evs[i]), Job: job, Item: i, Source: source,
 			Transient: true, Queued: t0, At: t0}
 		m.Launched(evs[i])
 	}
@@ -73,12 +73,12 @@ func TestFailedRunsInARow(t *testing.T) {
 // however many of its tasks fail.
 func TestARunFailsOnce(t *testing.T) {
 	m := New()
-	a := scheduler.TaskEvent{TaskID: "a", Job: "j", Transient: true}
-	b := scheduler.TaskEvent{TaskID: "b", Job: "j", Item: 1, Transient: true}
+	a := observe.TaskEvent{TaskID: "a", Job: "j", Transient: true}
+	b := observe.TaskEvent{TaskID: "b", Job: "j", Item: 1, Transient: true}
 	m.Launched(a)
 	m.Launched(b)
 	m.StatusChanged(a, engine.Status{State: "TASK_FAILED"})
-	retry := scheduler.TaskEvent{TaskID: "a2", Job: "j", Source: "FAILOVER", Transient: true}
+	retry := observe.TaskEvent{TaskID: "a2", Job: "j", Source: "FAILOVER", Transient: true}
 	m.Launched(retry) // joins the run in flight
 	m.StatusChanged(b, engine.Status{State: "TASK_FAILED"})
 	m.StatusChanged(retry, engine.Status{State: "TASK_FAILED"})
@@ -87,7 +87,7 @@ func TestARunFailsOnce(t *testing.T) {
 	}
 	// An end this instance never saw launched (another leader's task) ends
 	// a run of its own.
-	m.StatusChanged(scheduler.TaskEvent{TaskID: "old", Job: "j", Transient: true}, engine.Status{State: "TASK_ERROR"})
+	m.StatusChanged(observe.TaskEvent{TaskID: "old", Job: "j", Transient: true}, engine.Status{State: "TASK_ERROR"})
 	if n, _ := streak(t, m, "j"); n != 2 {
 		t.Errorf("streak %v, want 2", n)
 	}
@@ -96,7 +96,7 @@ func TestARunFailsOnce(t *testing.T) {
 // DAEMON jobs count the runs their executors report.
 func TestDaemonRuns(t *testing.T) {
 	m := New()
-	ev := scheduler.TaskEvent{TaskID: "d", Job: "daemon"}
+	ev := observe.TaskEvent{TaskID: "d", Job: "daemon"}
 	m.Launched(ev)
 	rep := func(ok bool) jobs.DaemonReport {
 		return jobs.DaemonReport{Type: jobs.DaemonComplete, Success: ok, StartTime: t0, CompleteTime: t0.Add(ms(250))}

@@ -2,11 +2,11 @@ package metrics
 
 import (
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/observe"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -126,7 +126,7 @@ func (m *Metrics) noteCommitted(job string, at, fired time.Time) {
 
 // launchStages observes seen and accept for a launched task and remembers
 // when its ACCEPT was sent. Called with m.mu held.
-func (m *Metrics) launchStages(t scheduler.TaskEvent) {
+func (m *Metrics) launchStages(t observe.TaskEvent) {
 	if len(m.accepted) >= maxTracked {
 		clear(m.accepted)
 	}
@@ -163,7 +163,7 @@ type runningReport struct {
 
 // runningStages observes agent, executor, fork and running from a task's
 // first TASK_RUNNING. Called with m.mu held.
-func (m *Metrics) runningStages(t scheduler.TaskEvent, st engine.Status) {
+func (m *Metrics) runningStages(t observe.TaskEvent, st engine.Status) {
 	accepted, ok := m.accepted[t.TaskID]
 	if !ok {
 		return // not launched by this instance, or RUNNING seen already

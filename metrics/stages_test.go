@@ -2,11 +2,11 @@ package metrics
 
 import (
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/scheduler"
 )
 
 // runningData is an executor's TASK_RUNNING report with the given times
@@ -21,7 +21,7 @@ func runningData(launch, fork, start time.Time) []byte {
 	return []byte(`{"hostname":"h","ip":"127.0.0.1"` + f("launchTime", launch) + f("forkTime", fork) + f("startTime", start) + `}`)
 }
 
-func running(m *Metrics, ev scheduler.TaskEvent, at time.Time, data []byte) {
+func running(m *Metrics, ev observe.TaskEvent, at time.Time, data []byte) {
 	ev.At = at
 	m.StatusChanged(ev, engine.Status{TaskID: ev.TaskID, State: "TASK_RUNNING", Data: data})
 }
@@ -31,7 +31,7 @@ func running(m *Metrics, ev scheduler.TaskEvent, at time.Time, data []byte) {
 func TestStagesOfATriggeredLaunch(t *testing.T) {
 	m := New()
 	m.TriggerCommitted("j", t0, t0.Add(ms(2)))
-	ev := scheduler.TaskEvent{TaskID: "t1", Job: "j", Transient: true, Queued: t0.Add(ms(2.5)), At: t0.Add(ms(3.5))}
+	ev := observe.TaskEvent{TaskID: "t1", Job: "j", Transient: true, Queued: t0.Add(ms(2.5)), At: t0.Add(ms(3.5))}
 	m.Launched(ev)
 	running(m, ev, t0.Add(ms(7)), runningData(t0.Add(ms(4)), t0.Add(ms(5)), t0.Add(ms(6))))
 	wantStages(t, m, map[string]string{"commit": "1/2", "seen": "1/0.5", "accept": "1/1", "agent": "1/0.5",
@@ -48,7 +48,7 @@ func TestStagesOfATriggeredLaunch(t *testing.T) {
 func TestStagesBeforeTheWatch(t *testing.T) {
 	m := New()
 	m.TriggerCommitted("j", t0, t0.Add(ms(2)))
-	m.Launched(scheduler.TaskEvent{TaskID: "t1", Job: "j", Queued: t0, At: t0.Add(ms(3))})
+	m.Launched(observe.TaskEvent{TaskID: "t1", Job: "j", Queued: t0, At: t0.Add(ms(3))})
 	wantStages(t, m, map[string]string{"commit": "1/2", "seen": "1/0", "accept": "1/1"})
 }
 
@@ -60,11 +60,11 @@ func TestStagesOfShardsAndOfTheNextExecution(t *testing.T) {
 	m.TriggerCommitted("j", t0, t0.Add(ms(1)))
 	m.TriggerCommitted("j", t0.Add(ms(1)), t0.Add(ms(2))) // queued behind the first: the next launch is the first's
 	for i, at := range []float64{3, 4} {
-		m.Launched(scheduler.TaskEvent{TaskID: fmt.Sprint("a", i), Job: "j", Queued: t0.Add(ms(1.5)), At: t0.Add(ms(at))})
+		m.Launched(observe.TaskEvent{TaskID: fmt.Sprint("a", i), Job: "j", Queued: t0.Add(ms(1.5)), At: t0.Add(ms(at))})
 	}
 	wantStages(t, m, map[string]string{"commit": "2/2", "seen": "1/0.5", "accept": "2/4"})
 	m.TriggerCommitted("j", t0.Add(ms(10)), t0.Add(ms(11)))
-	m.Launched(scheduler.TaskEvent{TaskID: "b", Job: "j", Queued: t0.Add(ms(11.25)), At: t0.Add(ms(12))})
+	m.Launched(observe.TaskEvent{TaskID: "b", Job: "j", Queued: t0.Add(ms(11.25)), At: t0.Add(ms(12))})
 	wantStages(t, m, map[string]string{"commit": "3/3", "seen": "2/0.75", "accept": "3/4.75"})
 }
 
@@ -74,8 +74,8 @@ func TestStagesOfFiresAndFailovers(t *testing.T) {
 	m := New()
 	instant := t0.Add(time.Second)
 	m.Fired("cron", instant, instant) // committed ahead: launchable at the instant
-	m.Launched(scheduler.TaskEvent{TaskID: "c", Job: "cron", Queued: instant, At: instant.Add(ms(1))})
-	m.Launched(scheduler.TaskEvent{TaskID: "f", Job: "other", Source: "FAILOVER", Queued: t0, At: t0.Add(ms(5))})
+	m.Launched(observe.TaskEvent{TaskID: "c", Job: "cron", Queued: instant, At: instant.Add(ms(1))})
+	m.Launched(observe.TaskEvent{TaskID: "f", Job: "other", Source: "FAILOVER", Queued: t0, At: t0.Add(ms(5))})
 	wantStages(t, m, map[string]string{"seen": "1/0", "accept": "2/6"})
 }
 
@@ -85,14 +85,14 @@ func TestStagesOfFiresAndFailovers(t *testing.T) {
 // the later stages.
 func TestStagesSkipWhatIsNotKnown(t *testing.T) {
 	m := New()
-	ev := scheduler.TaskEvent{TaskID: "skew", Job: "j", Queued: t0, At: t0.Add(ms(10))}
+	ev := observe.TaskEvent{TaskID: "skew", Job: "j", Queued: t0, At: t0.Add(ms(10))}
 	m.Launched(ev)
 	running(m, ev, t0.Add(ms(20)), runningData(t0.Add(ms(9)), t0.Add(ms(11)), t0.Add(ms(12))))
-	http := scheduler.TaskEvent{TaskID: "http", Job: "h", Queued: t0, At: t0.Add(ms(1))}
+	http := observe.TaskEvent{TaskID: "http", Job: "h", Queued: t0, At: t0.Add(ms(1))}
 	m.Launched(http)
 	running(m, http, t0.Add(ms(5)), runningData(t0.Add(ms(2)), time.Time{}, t0.Add(ms(3))))
-	running(m, scheduler.TaskEvent{TaskID: "foreign", Job: "j"}, t0.Add(ms(5)), runningData(t0, t0, t0))
-	m.Launched(scheduler.TaskEvent{TaskID: "junk", Job: "k", Queued: t0, At: t0.Add(ms(1))})
-	running(m, scheduler.TaskEvent{TaskID: "junk", Job: "k"}, t0.Add(ms(5)), []byte("not json"))
+	running(m, observe.TaskEvent{TaskID: "foreign", Job: "j"}, t0.Add(ms(5)), runningData(t0, t0, t0))
+	m.Launched(observe.TaskEvent{TaskID: "junk", Job: "k", Queued: t0, At: t0.Add(ms(1))})
+	running(m, observe.TaskEvent{TaskID: "junk", Job: "k"}, t0.Add(ms(5)), []byte("not json"))
 	wantStages(t, m, map[string]string{"accept": "3/12", "agent": "1/1", "executor": "1/2", "fork": "1/1", "running": "2/10"})
 }

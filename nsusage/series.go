@@ -25,7 +25,7 @@ const (
 )
 
 // LateRun is a run of the namespace launched more than OnTimeBound after
-// it was due, with why (scheduler.TaskEvent.Late).
+// it was due, with why (observe.TaskEvent.Late).
 type LateRun struct {
 	Job    string    `json:"jobName"` // the name in its namespace
 	TaskID string    `json:"taskId"`

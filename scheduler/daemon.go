@@ -3,18 +3,13 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"github.com/ejcloud/elasticjob/observe"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )
-
-// DaemonObserver is implemented by observers that record daemon runs
-// (history); the scheduler calls it for every BEGIN and COMPLETE report.
-type DaemonObserver interface {
-	DaemonRun(ev TaskEvent, rep jobs.DaemonReport)
-}
 
 // daemonReport marks a daemon task busy (BEGIN) or idle (COMPLETE), hands
 // the run to the observers, and counts a completed run for its job.
@@ -37,9 +32,9 @@ func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry
 		}
 	}
 	job, _ := h.catalog.Job(tid.JobName)
-	ev := TaskEvent{TaskID: rep.TaskID, Job: tid.JobName, App: job.AppName, AgentID: agentID, Hostname: rt.Hostname,
+	ev := observe.TaskEvent{TaskID: rep.TaskID, Job: tid.JobName, App: job.AppName, AgentID: agentID, Hostname: rt.Hostname,
 		Item: tid.Item, Source: string(rep.ExecutionSource), At: h.clock.Now()}
-	if d, ok := h.obs.(DaemonObserver); ok {
+	if d, ok := h.obs.(observe.Daemons); ok {
 		d.DaemonRun(ev, rep)
 	}
 	if rep.Type != jobs.DaemonComplete {
@@ -52,7 +47,7 @@ func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry
 }
 
 // daemonRunEnded counts one run a DAEMON shard reported.
-func (h *statusHandler) daemonRunEnded(ctx context.Context, reg *registry.Registry, job jobs.Config, ev TaskEvent, rep jobs.DaemonReport) {
+func (h *statusHandler) daemonRunEnded(ctx context.Context, reg *registry.Registry, job jobs.Config, ev observe.TaskEvent, rep jobs.DaemonReport) {
 	res := task.Success
 	if !rep.Success {
 		res = task.Failure
@@ -70,4 +65,21 @@ func (h *statusHandler) daemonRunEnded(ctx context.Context, reg *registry.Regist
 	if err == nil && p != nil {
 		h.paused(job, ev, *p)
 	}
+}
+
+// countRun folds a DAEMON run's result into its job's run state (in ch),
+// and returns the pause it decided, if any.
+func (h *statusHandler) countRun(ctx context.Context, reg *registry.Registry, ch *registry.Change, job jobs.Config, res task.Result, cause string, ended, runnable bool) (*task.Pause, error) {
+	rs, err := reg.Work().RunStateOf(ctx, job.JobName)
+	if err != nil {
+		return nil, err
+	}
+	next, pause, changed := task.CountRun(rs, res, cause, ended, job.PauseAfterFailures, runnable, h.clock.Now())
+	if changed {
+		ch.CountRun(job.JobName, next)
+	}
+	if pause != nil {
+		ch.Pause(job.JobName, *pause)
+	}
+	return pause, nil
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/engine"
@@ -28,12 +29,12 @@ func TestEndOfADeregisteredJobsTask(t *testing.T) {
 }
 
 type statusRecorder struct {
-	nopObserver
-	events []TaskEvent
+	nopTasks
+	events []observe.TaskEvent
 	states []engine.Status
 }
 
-func (s *statusRecorder) StatusChanged(ev TaskEvent, st engine.Status) {
+func (s *statusRecorder) StatusChanged(ev observe.TaskEvent, st engine.Status) {
 	s.events, s.states = append(s.events, ev), append(s.states, st)
 }
 

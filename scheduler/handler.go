@@ -32,7 +32,7 @@ func (s *Scheduler) Offers(ctx context.Context, os []engine.Offer) {
 			s.st.offers[o.ID] = o
 		}
 		s.st.noteOffers(os)
-		s.deps.Observer.OffersSeen(len(os), 0)
+		s.deps.Gauges.OffersSeen(len(os), 0)
 	})
 }
 

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/ejcloud/elasticjob/observe"
 	"strings"
 	"testing"
 
@@ -8,11 +9,11 @@ import (
 )
 
 type launchRecorder struct {
-	nopObserver
-	launched []TaskEvent
+	nopTasks
+	launched []observe.TaskEvent
 }
 
-func (o *launchRecorder) Launched(t TaskEvent) { o.launched = append(o.launched, t) }
+func (o *launchRecorder) Launched(t observe.TaskEvent) { o.launched = append(o.launched, t) }
 
 // TestLateLaunchSaysWhy: work launched more than LateAfter after it was
 // due carries how late and its last recorded wait in its launch event
@@ -21,7 +22,7 @@ func (o *launchRecorder) Launched(t TaskEvent) { o.launched = append(o.launched,
 func TestLateLaunchSaysWhy(t *testing.T) {
 	r := newRig(t)
 	obs := &launchRecorder{}
-	r.rebuild(func(d *Deps) { d.Observer = obs })
+	r.rebuild(func(d *Deps) { d.Tasks = obs })
 	r.addApp("app", 0.5, 64)
 	r.addJob(func(j *jobs.Config) { j.JobName = "big"; j.ShardingTotalCount = 1; j.CPUCount = 2 })
 	r.addJob(func(j *jobs.Config) { j.JobName = "small"; j.ShardingTotalCount = 1; j.CPUCount = 0.1 })

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"github.com/ejcloud/elasticjob/observe"
 	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
@@ -111,7 +112,7 @@ func (b *built) dequeueOf(ch *registry.Change, ps []placed, now time.Time) {
 // only is b with the launches keep accepts, in the same order.
 func (b *built) only(keep func(placed) bool) *built {
 	out := &built{byAgent: map[string]*agentLaunch{}}
-	events := map[string]TaskEvent{}
+	events := map[string]observe.TaskEvent{}
 	for _, ev := range b.events {
 		events[ev.TaskID] = ev
 	}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"sync"
 	"time"
@@ -25,7 +26,8 @@ type launcher struct {
 	driver  engine.Driver
 	clock   clock.Clock
 	log     *slog.Logger
-	obs     Observer
+	obs     observe.Tasks
+	gauges  observe.Gauges
 	opts    *Options
 	st      *state
 	catalog *Catalog
@@ -141,7 +143,7 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 	if !v.Connected || v.Reconciling > 0 {
 		return
 	}
-	l.obs.ReadyDepth(p.Depth)
+	l.gauges.ReadyDepth(p.Depth)
 	l.preempt(ctx, p.Preempt)
 	if p.Idle {
 		l.idle(ctx, v.Now, p.WakeAt)
@@ -292,7 +294,7 @@ func (l *launcher) declined(ids []string, err error) {
 	if err != nil {
 		l.log.Warn("launcher: decline", "offers", len(ids), "err", err)
 	}
-	l.obs.OffersSeen(0, len(ids))
+	l.gauges.OffersSeen(0, len(ids))
 }
 
 // launch commits the plan's launches, then sends them to the engine, one
@@ -383,7 +385,7 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 // (engine.Capabilities.Accepts), then handles their results on the loop in
 // the agents' order: a failed ACCEPT is rolled back.
 func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration) {
-	byTask := make(map[string]TaskEvent, len(b.events))
+	byTask := make(map[string]observe.TaskEvent, len(b.events))
 	for _, ev := range b.events {
 		byTask[ev.TaskID] = ev
 	}

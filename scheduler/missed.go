@@ -106,7 +106,7 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 			total += n
 		}
 	}
-	if err := p.Registry.Schedule().TriggerMissed(ctx, missed, now); err != nil {
+	if err := p.dispatcher().TriggerMissed(ctx, missed, now); err != nil {
 		return now, fmt.Errorf("queue missed fires of %d jobs: %w", len(missed), err)
 	}
 	if len(missed) > 0 {

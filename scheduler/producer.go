@@ -18,11 +18,23 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
+// Dispatcher commits what the producer decided: due cron fires as ready
+// entries (absent, when set, says which jobs are believed to have none, so
+// their entries are created without a read first), and at start the fires
+// missed while no leader fired. The registry is the product's; a test may
+// stand in its own.
+type Dispatcher interface {
+	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error
+	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error
+}
+
 // Producer turns cron fires into ready-queue entries. One heap of next fire
 // times and one timer serve every job (no goroutine per job). Leader-only:
 // run it under the leader context.
 type Producer struct {
 	Registry *registry.Registry
+	// Dispatch commits the fires (nil: Registry).
+	Dispatch Dispatcher
 	Catalog  *Catalog
 	Clock    clock.Clock
 	Location *time.Location // the scheduler's default time zone
@@ -49,8 +61,8 @@ type Producer struct {
 	jitterOnce sync.Once
 	jitters    *registry.Jitters // the namespaces' windows (plan)
 
-	mu      sync.Mutex
-	floor   time.Time // fires at or before it were handled by an earlier producer or the catch-up
+	mu      sync.Mutex // the producer's one lock: everything below
+	floor   time.Time  // fires at or before it were handled by an earlier producer or the catch-up
 	h       fireHeap
 	gen     map[string]uint64 // job → generation; heap entries with an older one are stale
 	changed chan struct{}
@@ -58,7 +70,6 @@ type Producer struct {
 	// queued[job] is true while the job is believed to have a ready entry
 	// (set by our own commits and the store's watch); fires of jobs
 	// believed to have none create it without reading first.
-	qmu    sync.Mutex
 	queued map[string]bool
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
@@ -108,8 +119,8 @@ func (p *Producer) noteCommit(d time.Duration) {
 
 // NoteReady records what the store's watch says of /state/ready/{job}.
 func (p *Producer) NoteReady(job string, present bool) {
-	p.qmu.Lock()
-	defer p.qmu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.queued == nil {
 		p.queued = map[string]bool{}
 	}
@@ -124,8 +135,12 @@ func (p *Producer) NoteReady(job string, present bool) {
 }
 
 func (p *Producer) believedAbsent(job string) bool {
-	p.qmu.Lock()
-	defer p.qmu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.believedAbsentLocked(job)
+}
+
+func (p *Producer) believedAbsentLocked(job string) bool {
 	return !p.queued[job]
 }
 
@@ -396,7 +411,7 @@ func (p *Producer) arm(timer clock.Timer) {
 // each commit says every fire up to it was committed, so no later instant
 // may be committed before it (under p.mu).
 func (p *Producer) heldLocked(f fire, now time.Time, lead time.Duration) bool {
-	return f.at.After(now) && 2*lead > f.at.Sub(f.prev) && !p.believedAbsent(f.job)
+	return f.at.After(now) && 2*lead > f.at.Sub(f.prev) && !p.believedAbsentLocked(f.job)
 }
 
 // fireDue commits every fire that is due, in one batch, and schedules each
@@ -490,7 +505,7 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	began := p.Clock.Now()
 	var ended time.Time
 	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
-		err := p.Registry.Work().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		err := p.dispatcher().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
 		ended = p.Clock.Now()
 		p.noteCommit(ended.Sub(began))
 		if err == nil {
@@ -547,12 +562,31 @@ func (p *Producer) report(due []fire, batch map[string]registry.CronFire) {
 // absentHint is the belief used for blind creates, once the belief is fed
 // by a watch (nil before: every fire reads first).
 func (p *Producer) absentHint() func(string) bool {
-	p.qmu.Lock()
-	defer p.qmu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.queued == nil {
 		return nil
 	}
 	return p.believedAbsent
+}
+
+func (p *Producer) dispatcher() Dispatcher {
+	if p.Dispatch != nil {
+		return p.Dispatch
+	}
+	return registryDispatcher{p.Registry}
+}
+
+// registryDispatcher commits fires to the registry: live fires through
+// its leader's work, missed ones through the schedule.
+type registryDispatcher struct{ r *registry.Registry }
+
+func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error {
+	return d.r.Work().TriggerFires(ctx, fires, instant, absent)
+}
+
+func (d registryDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
+	return d.r.Schedule().TriggerMissed(ctx, missed, now)
 }
 
 func laterOf(a, b time.Time) time.Time {

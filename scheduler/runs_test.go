@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/ejcloud/elasticjob/observe"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,7 @@ type stateNotifier struct {
 	sent []engine.Status
 }
 
-func (n *stateNotifier) Notify(_ jobs.Config, _ TaskEvent, st engine.Status) {
+func (n *stateNotifier) Notify(_ jobs.Config, _ observe.TaskEvent, st engine.Status) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.sent = append(n.sent, st)

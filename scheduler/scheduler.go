@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -14,32 +15,6 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 )
-
-// Observer receives what happens to tasks, for history and metrics. Calls
-// are made on the loop goroutine and must not block.
-type Observer interface {
-	Launched(t TaskEvent)
-	StatusChanged(t TaskEvent, st engine.Status)
-	Fired(job string, scheduled, committed time.Time)
-	ReadyDepth(n int)
-	OffersSeen(n int, declined int)
-}
-
-// TaskEvent describes one task.
-type TaskEvent struct {
-	TaskID, Job, App, AgentID, Hostname string
-	Item                                int
-	Source                              string
-	Trigger                             string // who or what queued the run (task.Entry.Trigger)
-	Transient                           bool
-	At                                  time.Time
-	Queued                              time.Time // when the work entered the ready or failover queue
-	// Late, for work launched more than LateAfter after it was due (a
-	// cron fire's instant, a trigger's time), says how late and why it
-	// waited, in the words of its last recorded wait; its status trace
-	// keeps it (the job's history).
-	Late string
-}
 
 // LateAfter is how late a launch may be before its event says why.
 const LateAfter = time.Second
@@ -113,8 +88,12 @@ type Deps struct {
 	Inventory engine.Inventory
 	Clock     clock.Clock
 	Log       *slog.Logger
-	Observer  Observer // may be nil
-	Notifier  Notifier // may be nil
+	// Tasks hears what happens to tasks (history, webhooks, metrics);
+	// it may also be an observe.Daemons. Gauges hears the loop's figures
+	// (metrics); it may also be an observe.Waiting. Either may be nil.
+	Tasks    observe.Tasks
+	Gauges   observe.Gauges
+	Notifier observe.Notifier // may be nil
 	// RecentRuns, when set, starts each job's run durations from history
 	// (for when running work is expected to end); without it they come
 	// from the runs this term sees.
@@ -165,8 +144,11 @@ func New(d Deps) *Scheduler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	if d.Observer == nil {
-		d.Observer = nopObserver{}
+	if d.Tasks == nil {
+		d.Tasks = nopTasks{}
+	}
+	if d.Gauges == nil {
+		d.Gauges = nopGauges{}
 	}
 	d.Options.defaults()
 	s := &Scheduler{deps: d, st: newState(), events: make(chan func(ctx context.Context), 1024),
@@ -185,19 +167,19 @@ func New(d Deps) *Scheduler {
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: opts.Location,
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
-		Observe: func(job string, sch, com time.Time) { d.Observer.Fired(job, sch, com) },
+		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
 	runs := newDurations(d.RecentRuns, d.Log.With("subsystem", "launcher"))
-	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Observer,
+	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Tasks,
 		notifier: d.Notifier, st: s.st, catalog: s.catalog, queues: s.queues, runs: runs}
 	s.recon = &reconciler{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "reconciler"),
 		opts: opts, st: s.st, status: s.status, wake: s.Wake}
 	s.status.answered = s.recon.answered
-	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), obs: d.Observer,
+	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), gauges: d.Gauges,
 		alarm: s.alarm, opts: opts}
 	caps := d.Driver.Capabilities()
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
-		obs: d.Observer, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
+		obs: d.Tasks, gauges: d.Gauges, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
 		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, nextFireAt: s.producer.NextFireAt, sharesExecutors: caps.ExecutorSharing,
 		accepts: caps.InFlight(),
 		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}}
@@ -440,10 +422,13 @@ func (s *Scheduler) Reconcile(ctx context.Context, explicit bool) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.recon.reconcile(ctx, explicit) })
 }
 
-type nopObserver struct{}
+type nopTasks struct{}
 
-func (nopObserver) Launched(TaskEvent)                     {}
-func (nopObserver) StatusChanged(TaskEvent, engine.Status) {}
-func (nopObserver) Fired(string, time.Time, time.Time)     {}
-func (nopObserver) ReadyDepth(int)                         {}
-func (nopObserver) OffersSeen(int, int)                    {}
+func (nopTasks) Launched(observe.TaskEvent)                     {}
+func (nopTasks) StatusChanged(observe.TaskEvent, engine.Status) {}
+
+type nopGauges struct{}
+
+func (nopGauges) Fired(string, time.Time, time.Time) {}
+func (nopGauges) ReadyDepth(int)                     {}
+func (nopGauges) OffersSeen(int, int)                {}

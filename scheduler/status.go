@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"strings"
 	"time"
@@ -23,8 +24,8 @@ type statusHandler struct {
 	driver   engine.Driver
 	clock    clock.Clock
 	log      *slog.Logger
-	obs      Observer
-	notifier Notifier
+	obs      observe.Tasks
+	notifier observe.Notifier
 	st       *state
 	catalog  *Catalog
 	queues   *queues
@@ -34,71 +35,51 @@ type statusHandler struct {
 }
 
 // handle applies one update through reg (the registry, or a batch whose
-// reads see the batch's earlier writes).
+// reads see the batch's earlier writes): one read of everything the
+// update's decision looks at, one pure decision (task.Transition), one
+// commit of its outcome.
 func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st engine.Status) error {
 	tid, err := jobs.ParseTaskID(st.TaskID)
 	if err != nil {
 		h.log.Warn("status: foreign task id", "task", st.TaskID, "state", st.State)
 		return nil
 	}
-	running, err := h.st.runningOf(ctx, reg, tid.JobName)
-	if err != nil {
-		return err
-	}
-	h.answered(st.TaskID)
-	in, err := h.input(ctx, reg, tid, st, running)
+	in, err := h.read(ctx, reg, tid, st)
 	if err != nil {
 		return err
 	}
 	out := task.Transition(in)
-	h.replaceOriginalDaemon(ctx, in, st)
-	if in.Entry != nil && in.Entry.KilledBy != "" && st.State == task.Killed {
-		st.Message = killedWords(in.Entry.KilledBy, st.Message) // history and the run's record say who
-	}
-	if out.Stale {
-		h.stale(ctx, st, out)
-		return nil
-	}
-	rt := *in.Entry
-	job, _ := h.catalog.Job(tid.JobName)
-	ev := TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
-		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
-	if rt.KilledBy == killedByDaemonDeletion {
-		ev.Transient = false // the job is gone from the catalog: its kind is the mark's
-	}
-	h.obs.StatusChanged(ev, st)
-	delete(h.st.unreachable, st.TaskID)
-	if out.Unreachable {
-		h.st.unreachable[st.TaskID] = h.clock.Now()
-	}
-	if out.Overtaken {
-		h.st.overtaken.Add(st.TaskID)
-	}
-	switch {
-	case out.Mark != nil:
-		return h.mark(ctx, reg, tid, *out.Mark)
-	case out.End != nil:
-		return h.end(ctx, reg, tid, job, ev, st, *out.End, in.Job)
-	}
-	return nil
+	st.Message = in.Update.Message // history and the run's record say who killed it
+	return h.commit(ctx, reg, tid, in, st, out)
 }
 
-// input gathers what the transition looks at.
-func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, st engine.Status, running map[int]task.Entry) (task.Input, error) {
+// read gathers what the transition looks at: the shard's running entry,
+// its job and, at a task's end, the run's other shards, its keyed run's
+// record and its job's run state.
+func (h *statusHandler) read(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, st engine.Status) (task.Input, error) {
+	running, err := h.st.runningOf(ctx, reg, tid.JobName)
+	if err != nil {
+		return task.Input{}, err
+	}
+	h.answered(st.TaskID)
 	job, exists := h.catalog.Job(tid.JobName)
 	_, _, runnable := h.catalog.Runnable(tid.JobName)
 	in := task.Input{
 		Update: task.Update{TaskID: st.TaskID, State: st.State, Reason: st.Reason, Source: st.Source, Message: st.Message},
-		Job: task.Job{Exists: exists, Runnable: runnable, Daemon: job.JobExecutionType == jobs.Daemon, Failover: job.Failover,
+		Job: task.Job{Name: tid.JobName, Exists: exists, Runnable: runnable, Daemon: job.JobExecutionType == jobs.Daemon, Failover: job.Failover,
 			MaxRetries: job.MaxRetries, RetryBackoff: time.Duration(job.RetryBackoffSeconds) * time.Second, PauseAfterFailures: job.PauseAfterFailures},
 		Overtaken: h.st.overtaken.Has(st.TaskID),
 		Now:       h.clock.Now(),
+		Item:      tid.Item,
 	}
 	rt, ok := running[tid.Item]
 	if !ok || rt.TaskID != st.TaskID {
 		return in, nil
 	}
 	in.Entry = &rt
+	if rt.KilledBy != "" && st.State == task.Killed {
+		in.Update.Message = killedWords(rt.KilledBy, st.Message)
+	}
 	if !in.Update.State.Terminal() {
 		return in, nil // the run's other shards matter only at a task's end
 	}
@@ -116,7 +97,53 @@ func (h *statusHandler) input(ctx context.Context, reg *registry.Registry, tid j
 		in.RetryPending = in.RetryPending || f.Retry
 		in.RunPending = in.RunPending || (rt.RunKey != "" && f.RunKey == rt.RunKey && f.Item != tid.Item)
 	}
+	if key := rt.RunKey; key != "" {
+		rec, err := reg.Work().RunRecordOf(ctx, key)
+		if err != nil && !errors.Is(err, registry.ErrRunNotFound) && !errors.Is(err, registry.ErrDamaged) {
+			return in, err // (a record that does not decode is set aside and written anew)
+		}
+		in.Record = rec
+	}
+	if exists { // a deregistered job's runs are not counted
+		if in.Runs, err = reg.Work().RunStateOf(ctx, tid.JobName); err != nil {
+			return in, err
+		}
+	}
+	rep := shardReportOf(st.Data)
+	in.Report = task.Report{StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
 	return in, nil
+}
+
+// commit carries out the transition's outcome: the observers hear of the
+// update, and the entry's mark or the task's end is committed.
+func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, in task.Input, st engine.Status, out task.Outcome) error {
+	h.replaceOriginalDaemon(ctx, in, st)
+	if out.Stale {
+		h.stale(ctx, st, out)
+		return nil
+	}
+	rt := *in.Entry
+	job, _ := h.catalog.Job(tid.JobName)
+	ev := observe.TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
+		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
+	if rt.KilledBy == killedByDaemonDeletion {
+		ev.Transient = false // the job is gone from the catalog: its kind is the mark's
+	}
+	h.obs.StatusChanged(ev, st)
+	delete(h.st.unreachable, st.TaskID)
+	if out.Unreachable {
+		h.st.unreachable[st.TaskID] = h.clock.Now()
+	}
+	if out.Overtaken {
+		h.st.overtaken.Add(st.TaskID)
+	}
+	switch {
+	case out.Mark != nil:
+		return h.mark(ctx, reg, tid, *out.Mark)
+	case out.End != nil:
+		return h.end(ctx, reg, tid, job, ev, st, *out.End, in)
+	}
+	return nil
 }
 
 // stale handles an update for a task that is not the shard's current
@@ -150,30 +177,19 @@ func (h *statusHandler) mark(ctx context.Context, reg *registry.Registry, tid jo
 // end commits a task's end: its running entry removed, with its retry or
 // failover entry, its keyed run's record and its job's run state, in one
 // commit; then a killed daemon is queued again and a failure notified.
-func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev TaskEvent, st engine.Status, e task.End, facts task.Job) error {
-	now := h.clock.Now()
+func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, job jobs.Config, ev observe.TaskEvent, st engine.Status, e task.End, in task.Input) error {
 	ch := reg.Change()
 	if e.Retry != nil {
 		ch.FailOver(tid.JobName, tid.Item, *e.Retry)
 	}
-	if key := e.Entry.RunKey; key != "" {
-		rec, err := reg.Work().RunRecordOf(ctx, key)
-		if err != nil && !errors.Is(err, registry.ErrRunNotFound) && !errors.Is(err, registry.ErrDamaged) {
-			return err // (a record that does not decode is set aside and written anew)
-		}
-		rep := shardReportOf(st.Data)
-		so := task.ShardOutcome{Item: tid.Item, TaskID: st.TaskID, State: st.State, Message: st.Message,
-			StartedAt: rep.StartTime, EndedAt: rep.CompleteTime, Outputs: rep.Outputs}
-		rec = task.RecordShard(rec, tid.JobName, so, e.RecordDone, now)
-		rec.Failed = rec.Failed || e.Result == task.Failure
-		ch.RecordRun(key, rec)
+	if e.Record != nil {
+		ch.RecordRun(e.Entry.RunKey, *e.Record)
 	}
-	var pause *task.Pause
-	if facts.Exists { // a deregistered job's runs are not counted
-		var err error
-		if pause, err = h.countRun(ctx, reg, ch, job, e.Result, failureText(st), e.RunEnds, facts.Runnable); err != nil {
-			return err
-		}
+	if e.Runs != nil {
+		ch.CountRun(job.JobName, *e.Runs)
+	}
+	if e.Pause != nil {
+		ch.Pause(job.JobName, *e.Pause)
 	}
 	h.log.Debug("task ended", "task", st.TaskID, "state", st.State, "result", e.Result, "again", e.Retry != nil)
 	err := ch.End(tid.JobName, tid.Item, e.Entry.Version).Commit(ctx)
@@ -185,14 +201,14 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		return err
 	}
 	h.st.dropRunning(tid.JobName, tid.Item)
-	if st.State == task.Finished && facts.Exists {
-		h.runs.add(tid.JobName, ranFor(shardReportOf(st.Data), e.Entry.LaunchedAt, now))
+	if st.State == task.Finished && in.Job.Exists {
+		h.runs.add(tid.JobName, ranFor(shardReportOf(st.Data), e.Entry.LaunchedAt, in.Now))
 	}
-	if pause != nil {
-		h.paused(job, ev, *pause)
+	if e.Pause != nil {
+		h.paused(job, ev, *e.Pause)
 	}
 	if e.RequeueDaemon {
-		if _, err := reg.Work().TriggerBy(ctx, job.JobName, false, now, registry.ByDaemon); err != nil {
+		if _, err := reg.Work().TriggerBy(ctx, job.JobName, false, in.Now, registry.ByDaemon); err != nil {
 			h.log.Error("status: re-queue daemon", "job", job.JobName, "err", err)
 		}
 		h.queues.changed()
@@ -206,32 +222,8 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 	return nil
 }
 
-// countRun folds a task's result into its job's run state (in ch), and
-// returns the pause it decided, if any.
-func (h *statusHandler) countRun(ctx context.Context, reg *registry.Registry, ch *registry.Change, job jobs.Config, res task.Result, cause string, ended, runnable bool) (*task.Pause, error) {
-	rs, err := reg.Work().RunStateOf(ctx, job.JobName)
-	if err != nil {
-		return nil, err
-	}
-	next, pause, changed := task.CountRun(rs, res, cause, ended, job.PauseAfterFailures, runnable, h.clock.Now())
-	if changed {
-		ch.CountRun(job.JobName, next)
-	}
-	if pause != nil {
-		ch.Pause(job.JobName, *pause)
-	}
-	return pause, nil
-}
-
-func failureText(st engine.Status) string {
-	if st.Message != "" {
-		return st.Message
-	}
-	return string(st.State)
-}
-
 // paused logs a pause and posts it to the job's webhook, if it has one.
-func (h *statusHandler) paused(job jobs.Config, ev TaskEvent, p task.Pause) {
+func (h *statusHandler) paused(job jobs.Config, ev observe.TaskEvent, p task.Pause) {
 	h.log.Warn("job paused", "job", job.JobName, "failedRuns", p.FailedRuns, "cause", p.Cause)
 	u := job.Props["webhook.url"]
 	if h.notifier == nil || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
@@ -241,7 +233,7 @@ func (h *statusHandler) paused(job jobs.Config, ev TaskEvent, p task.Pause) {
 	h.notifier.Notify(job, ev, engine.Status{TaskID: ev.TaskID, AgentID: ev.AgentID, State: "JOB_PAUSED", Message: p.Reason})
 }
 
-func (h *statusHandler) notifyFailure(job jobs.Config, ev TaskEvent, st engine.Status) {
+func (h *statusHandler) notifyFailure(job jobs.Config, ev observe.TaskEvent, st engine.Status) {
 	if h.notifier != nil && job.JobErrorHandlerType == jobs.HandlerWebhook {
 		h.notifier.Notify(job, ev, st)
 	}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
 
@@ -317,7 +318,7 @@ func TestTriggeredParameterReachesTheTaskAndItsFailover(t *testing.T) {
 
 type recordingNotifier struct{ got []string }
 
-func (n *recordingNotifier) Notify(job jobs.Config, ev TaskEvent, st engine.Status) {
+func (n *recordingNotifier) Notify(job jobs.Config, ev observe.TaskEvent, st engine.Status) {
 	n.got = append(n.got, job.JobName+" "+string(st.State)+" "+st.Message)
 }
 
@@ -339,11 +340,13 @@ func TestWebhookNotifiedOnFailure(t *testing.T) {
 }
 
 type daemonRecorder struct {
-	nopObserver
+	nopTasks
 	runs []jobs.DaemonReport
 }
 
-func (d *daemonRecorder) DaemonRun(_ TaskEvent, rep jobs.DaemonReport) { d.runs = append(d.runs, rep) }
+func (d *daemonRecorder) DaemonRun(_ observe.TaskEvent, rep jobs.DaemonReport) {
+	d.runs = append(d.runs, rep)
+}
 
 func TestDaemonReportsMarkBusyAndIdle(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) {

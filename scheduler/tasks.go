@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/observe"
 	"slices"
 	"time"
 
@@ -23,7 +24,7 @@ type built struct {
 	agents  []string // sorted
 	byAgent map[string]*agentLaunch
 	order   []placed
-	events  []TaskEvent
+	events  []observe.TaskEvent
 }
 
 type agentLaunch struct {
@@ -108,7 +109,7 @@ func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *buil
 }
 
 // taskLaunch makes the engine's task for one launch, and its trace event.
-func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (engine.TaskLaunch, TaskEvent) {
+func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (engine.TaskLaunch, observe.TaskEvent) {
 	job, a := pl.Job, pl.App
 	kind, source := jobs.KindReady, jobs.SourceNormal
 	if pl.Failover != nil {
@@ -161,7 +162,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	}
 	term := l.opts.Term
 	tl.Task.Term, tl.Task.Queued = &term, nominal.UTC()
-	ev := TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
+	ev := observe.TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	if pl.Failover == nil && !queued.IsZero() && now.Sub(queued) > LateAfter {
 		ev.Late = l.lateWords(pl.Job.JobName, queued, now)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"sort"
 	"time"
@@ -29,12 +30,6 @@ const (
 	// writes a second for figures. A changed reason is always written.
 	waitRefreshPerCommit = 500
 )
-
-// WaitingObserver is implemented by observers that count waiting work
-// (metrics); the scheduler calls it after every launch round.
-type WaitingObserver interface {
-	Waiting(byReason map[string]int)
-}
 
 type waitState struct {
 	entries    map[string]waitEntry // key → since when it waits, what the registry holds of it
@@ -102,13 +97,13 @@ func (ws *waitState) loadRecords(rec map[string]round.Wait) {
 // the reason changes (at most every waitRecordEvery), and forgotten once
 // the entry launches or goes.
 type waitRecorder struct {
-	reg   *registry.Registry
-	clock clock.Clock
-	log   *slog.Logger
-	obs   Observer
-	alarm *alarm
-	opts  *Options // commitTasks bounds a commit of reasons
-	ws    waitState
+	reg    *registry.Registry
+	clock  clock.Clock
+	log    *slog.Logger
+	gauges observe.Gauges
+	alarm  *alarm
+	opts   *Options // commitTasks bounds a commit of reasons
+	ws     waitState
 }
 
 // recorded is the reason recorded for the entry of key (ok false: none;
@@ -149,7 +144,7 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]round.Wait
 			ws.entries[k] = e
 		}
 	}
-	if o, ok := r.obs.(WaitingObserver); ok {
+	if o, ok := r.gauges.(observe.Waiting); ok {
 		o.Waiting(counts)
 	}
 	if !ws.loaded {

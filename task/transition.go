@@ -17,6 +17,7 @@ type Update struct {
 
 // Job is what the transition needs to know of the task's job.
 type Job struct {
+	Name     string
 	Exists   bool // the job is registered
 	Runnable bool // it may run now (neither it nor its app is disabled or missing)
 	Daemon   bool
@@ -44,6 +45,21 @@ type Input struct {
 	// again (retry or failover).
 	OthersRunning, RetryPending, RunPending bool
 	Now                                     time.Time
+	// Item is the task's shard. Report, Record and Runs are read only for
+	// a terminal update of the shard's current task: how its process ran
+	// as its executor reported it, its keyed run's record (zero when it
+	// has none or the record is gone), and its job's run state (zero for
+	// a job that is not registered).
+	Item   int
+	Report Report
+	Record RunRecord
+	Runs   RunState
+}
+
+// Report is how a task's process ran, as its executor reported it.
+type Report struct {
+	StartedAt, EndedAt time.Time
+	Outputs            map[string]string
 }
 
 // Outcome is what an update changes. The zero Outcome changes nothing
@@ -82,6 +98,13 @@ type End struct {
 	RecordDone bool
 	// Notify: a failure the job's error handler hears of.
 	Notify bool
+	// Record is the task's keyed run's record with this shard's end, to
+	// write (nil: the task has no run key).
+	Record *RunRecord
+	// Runs is the job's run state to write (nil: unchanged); Pause is the
+	// pause it decided (nil: none).
+	Runs  *RunState
+	Pause *Pause
 }
 
 // Transition applies one status update (the state machine in
@@ -121,7 +144,35 @@ func Transition(in Input) Outcome {
 		e.Notify = true
 		out.End = e
 	}
+	if out.End != nil {
+		account(in, out.End)
+	}
 	return out
+}
+
+// account folds a task's end into its keyed run's record and its job's
+// run state (a job that is not registered has its runs not counted).
+func account(in Input, e *End) {
+	u := in.Update
+	if e.Entry.RunKey != "" {
+		so := ShardOutcome{Item: in.Item, TaskID: u.TaskID, State: u.State, Message: u.Message,
+			StartedAt: in.Report.StartedAt, EndedAt: in.Report.EndedAt, Outputs: in.Report.Outputs}
+		rec := RecordShard(in.Record, in.Job.Name, so, e.RecordDone, in.Now)
+		rec.Failed = rec.Failed || e.Result == Failure
+		e.Record = &rec
+	}
+	if !in.Job.Exists {
+		return
+	}
+	cause := u.Message
+	if cause == "" {
+		cause = string(u.State)
+	}
+	next, pause, changed := CountRun(in.Runs, e.Result, cause, e.RunEnds, in.Job.PauseAfterFailures, in.Job.Runnable, in.Now)
+	if changed {
+		e.Runs = &next
+	}
+	e.Pause = pause
 }
 
 // orphan handles an update for a task the registry does not hold as

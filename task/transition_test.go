@@ -128,3 +128,43 @@ func TestRetryKeepsTheScheduledInstant(t *testing.T) {
 		t.Fatalf("retry %+v", o.End)
 	}
 }
+
+// A task's end carries what it writes besides the entry: its keyed run's
+// record with the shard's end, and its job's run state with the pause it
+// decided (the handler commits these as they are).
+func TestTransitionAccountsTheEnd(t *testing.T) {
+	rep := Report{StartedAt: t0.Add(-time.Minute), EndedAt: t0.Add(-time.Second), Outputs: map[string]string{"k": "v"}}
+	job := Job{Name: "j", Exists: true, Runnable: true, PauseAfterFailures: 2}
+	o := Transition(Input{Update: Update{TaskID: "t1", State: Failed, Source: SourceExecutor, Message: "boom"}, Entry: entry(Running, 0),
+		Job: job, Item: 3, Report: rep, Runs: RunState{Consecutive: 1}, Now: t0})
+	e := o.End
+	if e == nil || e.Record == nil || e.Runs == nil || e.Pause == nil {
+		t.Fatalf("end %+v", e)
+	}
+	sh := e.Record.Shards
+	if e.Record.JobName != "j" || !e.Record.Done || e.Record.Success || !e.Record.Failed || len(sh) != 1 ||
+		sh[0].Item != 3 || sh[0].Message != "boom" || !sh[0].EndedAt.Equal(rep.EndedAt) || sh[0].Outputs["k"] != "v" {
+		t.Fatalf("record %+v", e.Record)
+	}
+	if e.Pause.FailedRuns != 2 || e.Pause.Cause != "boom" {
+		t.Fatalf("pause %+v, runs %+v", e.Pause, e.Runs)
+	}
+
+	// A task without a run key writes no record; a healthy run changes no run state.
+	en := entry(Running, 0)
+	en.RunKey = ""
+	o = Transition(Input{Update: Update{TaskID: "t1", State: Finished}, Entry: en, Job: job, Now: t0})
+	if o.End.Record != nil || o.End.Runs != nil || o.End.Pause != nil {
+		t.Fatalf("end %+v", o.End)
+	}
+
+	// A deregistered job's runs are not counted; a failure without a message is caused by its state.
+	o = Transition(Input{Update: Update{TaskID: "t1", State: Lost}, Entry: entry(Running, 0), Job: Job{Name: "j"}, Now: t0})
+	if o.End.Runs != nil || o.End.Record == nil || o.End.Record.Shards[0].State != Lost {
+		t.Fatalf("end %+v", o.End)
+	}
+	o = Transition(Input{Update: Update{TaskID: "t1", State: Lost}, Entry: en, Job: job, Runs: RunState{Consecutive: 1}, Now: t0})
+	if o.End.Pause == nil || o.End.Pause.Cause != string(Lost) {
+		t.Fatalf("end %+v", o.End)
+	}
+}

@@ -27,9 +27,9 @@ type Input struct {
 	// Executions by node id, for RUNNING nodes whose execution ended (or
 	// was lost); a RUNNING node absent here is still running.
 	Executions map[string]Execution
-	// CanStart, when set, says why a node's job cannot take an execution
-	// now (deleted, DAEMON, disabled), or nil.
-	CanStart func(job string) error
+	// Refused says, by job, why a node's job cannot take an execution now
+	// (deleted, DAEMON, disabled, its queue full); a job absent may.
+	Refused map[string]string
 }
 
 // ActionKind is what the engine must do for a node.
@@ -223,11 +223,9 @@ func advance(r *Run, in Input) []Action {
 // it cannot start (its job, or its inputs are too large).
 func startNode(r *Run, n *NodeRun, in Input) (Action, bool) {
 	now := in.Now.UTC()
-	if in.CanStart != nil {
-		if err := in.CanStart(n.Job); err != nil {
-			n.State, n.Message, n.EndedAt = NodeFailed, "could not start: "+err.Error(), now
-			return Action{}, false
-		}
+	if why, ok := in.Refused[n.Job]; ok {
+		n.State, n.Message, n.EndedAt = NodeFailed, "could not start: "+why, now
+		return Action{}, false
 	}
 	inputs := inputsOf(r, *n)
 	if size := inputs.Size(); size > jobs.MaxInputBytes {

@@ -211,11 +211,9 @@ func TestStepInputsTooLargeFailTheNode(t *testing.T) {
 	}
 }
 
-func TestStepCanStartRefusal(t *testing.T) {
+func TestStepRefusedJob(t *testing.T) {
 	c := cfgOf(node("a", "gone"))
-	r, acts := Step(NewRun(c, "r1", SourceAPI, nil, "", t0), true, Input{Now: t0, CanStart: func(j string) error {
-		return errors.New("job '" + j + "' no longer exists")
-	}})
+	r, acts := Step(NewRun(c, "r1", SourceAPI, nil, "", t0), true, Input{Now: t0, Refused: map[string]string{"gone": "job 'gone' no longer exists"}})
 	if len(acts) != 0 || r.State != RunFailed || r.Node("a").Message != "could not start: job 'gone' no longer exists" {
 		t.Fatalf("%v %s %q", acts, r.State, r.Node("a").Message)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ejcloud/elasticjob/api/crd"
 	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/nsusage"
+	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -94,14 +95,14 @@ func apiFence(lead leadership) func() []store.Op {
 // loops, the Mesos subscription, the workflow engine and the statistics
 // collector, one set per term, each under the term's context.
 type leaderWork struct {
-	cfg      config.Config
-	log      *slog.Logger
-	kv       *cache.KV // the registry cache
-	engines  *engines  // the cluster engine chosen (engine.go)
-	observer scheduler.Observer
-	hooks    *webhook.Sender
-	coll     *history.Collector // nil without history
-	hist     *history.Store     // nil without history
+	cfg     config.Config
+	log     *slog.Logger
+	kv      *cache.KV     // the registry cache
+	engines *engines      // the cluster engine chosen (engine.go)
+	tasks   observe.Tasks // the task observers; the gauges are mx's
+	hooks   *webhook.Sender
+	coll    *history.Collector // nil without history
+	hist    *history.Store     // nil without history
 	// maintain is the replicated store's maintenance (registry=etcd:
 	// defragmentation, alarms, compaction of an external cluster), a
 	// leader loop; nil elsewhere.
@@ -180,7 +181,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Inventory: client,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
-		Observer: l.observer, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog,
+		Tasks: l.tasks, Gauges: l.mx, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog,
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, CronJitter: l.cfg.CronJitter, Term: term.Seq(), Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,

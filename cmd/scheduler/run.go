@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"io"
 	"log/slog"
 	"net"
@@ -32,7 +33,6 @@ import (
 	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
@@ -136,7 +136,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: launchURL(cfg, pkgs.Resolve), damage: reg.Damage()}
 	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
 	work.deadlineSinks = deadlineSinks(mx, tw, hooks)
-	work.observer, work.coll = observers(mx, tw, hs, reg, log, hl != nil, func(app string) int {
+	work.tasks, work.coll = observers(mx, tw, hs, reg, log, hl != nil, func(app string) int {
 		if a, err := reg.Config().App(ctx, app); err == nil {
 			return a.EventTraceSamplingCount
 		}
@@ -282,11 +282,11 @@ func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv 
 }
 
 // observers combines the metrics, the event trace and the statistics
-// collector into the scheduler's one Observer.
-// With replicated history the statistics collector counts no task results
-// (the log does, on every replica): it is left out of the Observer.
+// collector into the scheduler's task observers (the loop's gauges are
+// the metrics alone). With replicated history the statistics collector
+// counts no task results (the log does, on every replica): it is left out.
 func observers(mx *metrics.Metrics, tw *trace.Writer, hs *history.Store, reg *registry.Registry, log *slog.Logger,
-	replicated bool, sampling func(app string) int) (scheduler.Observer, *history.Collector) {
+	replicated bool, sampling func(app string) int) (observe.Tasks, *history.Collector) {
 	if tw == nil {
 		return mx, nil
 	}

@@ -2,22 +2,22 @@ package trace
 
 import (
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
-var _ scheduler.DaemonObserver = (*Observer)(nil)
+var _ observe.Daemons = (*Observer)(nil)
 
 // daemonCron is what triggers a daemon's runs: its cron, inside the
 // executor (registry.ByCron).
 const daemonCron = "cron"
 
 // DaemonRun records a daemon run's execution log from the executor's
-// BEGIN and COMPLETE reports (scheduler.DaemonObserver), honouring the
+// BEGIN and COMPLETE reports (observe.Daemons), honouring the
 // app's eventTraceSamplingCount as the original did: 0 records every run;
 // N records one run in N per task (the Nth, 2Nth, …). A COMPLETE is
 // recorded iff its BEGIN was (or its BEGIN was never seen, e.g. across a
 // scheduler restart).
-func (o *Observer) DaemonRun(ev scheduler.TaskEvent, rep jobs.DaemonReport) {
+func (o *Observer) DaemonRun(ev observe.TaskEvent, rep jobs.DaemonReport) {
 	n := 0
 	if o.sampling != nil {
 		n = o.sampling(ev.App)
@@ -27,7 +27,7 @@ func (o *Observer) DaemonRun(ev scheduler.TaskEvent, rep jobs.DaemonReport) {
 
 // daemonRun applies the sampling count n and reports whether the run's
 // report was recorded.
-func (o *Observer) daemonRun(ev scheduler.TaskEvent, rep jobs.DaemonReport, n int) bool {
+func (o *Observer) daemonRun(ev observe.TaskEvent, rep jobs.DaemonReport, n int) bool {
 	tid, err := jobs.ParseTaskID(rep.TaskID)
 	if err != nil {
 		return false

@@ -69,7 +69,7 @@
 //
 // # Observer: what is recorded
 //
-// Observer implements scheduler.Observer:
+// Observer implements observe.Tasks:
 //
 //   - Launched: a TASK_STAGING status trace, source CLOUD_SCHEDULER,
 //     execution type READY or FAILOVER (from the task id), slave id the agent.
@@ -90,7 +90,7 @@
 //   - Daemon tasks run their cron inside the executor, so their task-level
 //     RUNNING/terminal updates are status traces only; each run's execution
 //     log comes from the executor's DAEMON_BEGIN/DAEMON_COMPLETE reports
-//     through DaemonRun (scheduler.DaemonObserver), which honours the app's
+//     through DaemonRun (observe.Daemons), which honours the app's
 //     eventTraceSamplingCount (NewObserver's samplingCount: 0 records every
 //     run, N one run in N per task, the Nth, 2Nth, …, as the original).
 //

@@ -2,13 +2,13 @@ package trace
 
 import (
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/observe"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -20,7 +20,7 @@ type Recorder interface{ Record(Event) }
 const maxTracked = 100_000
 
 // Observer turns the scheduler's task events into history. It implements
-// scheduler.Observer; its methods only queue events (Record never blocks).
+// observe.Tasks; its methods only queue events (Record never blocks).
 type Observer struct {
 	rec      Recorder
 	sampling func(app string) int
@@ -37,7 +37,7 @@ type taskInfo struct {
 	launched, started time.Time
 }
 
-var _ scheduler.Observer = (*Observer)(nil)
+var _ observe.Tasks = (*Observer)(nil)
 
 // NewObserver records into r (nil: records nothing). samplingCount
 // returns an app's eventTraceSamplingCount for daemon runs (nil: every run
@@ -83,7 +83,7 @@ func failedState(s task.State) bool {
 
 // Launched records the TASK_STAGING trace. A FAILOVER task's original
 // task id is the last failed task of its shard this scheduler saw.
-func (o *Observer) Launched(t scheduler.TaskEvent) {
+func (o *Observer) Launched(t observe.TaskEvent) {
 	kind := kindOf(t.TaskID)
 	o.mu.Lock()
 	original := ""
@@ -108,7 +108,7 @@ func (o *Observer) Launched(t scheduler.TaskEvent) {
 // transient tasks the execution log: its start on TASK_RUNNING, its
 // completion on a terminal state (success iff TASK_FINISHED; the failure
 // cause is the status message).
-func (o *Observer) StatusChanged(t scheduler.TaskEvent, st engine.Status) {
+func (o *Observer) StatusChanged(t observe.TaskEvent, st engine.Status) {
 	kind := kindOf(t.TaskID)
 	terminal := st.State.Terminal()
 	o.mu.Lock()
@@ -152,7 +152,7 @@ func (o *Observer) StatusChanged(t scheduler.TaskEvent, st engine.Status) {
 	o.execution(t, st, info, terminal)
 }
 
-func (o *Observer) execution(t scheduler.TaskEvent, st engine.Status, info taskInfo, terminal bool) {
+func (o *Observer) execution(t observe.TaskEvent, st engine.Status, info taskInfo, terminal bool) {
 	rep := parseReport(st.Data)
 	src := firstOf(t.Source, string(jobs.SourceNormal))
 	host := firstOf(rep.Hostname, t.Hostname)
@@ -201,11 +201,6 @@ func (o *Observer) execution(t scheduler.TaskEvent, st engine.Status, info taskI
 	o.record(ExecutionComplete{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
 		ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause})
 }
-
-// Fired, ReadyDepth and OffersSeen are not history.
-func (o *Observer) Fired(string, time.Time, time.Time) {}
-func (o *Observer) ReadyDepth(int)                     {}
-func (o *Observer) OffersSeen(int, int)                {}
 
 func firstTime(ts ...time.Time) time.Time {
 	for _, t := range ts {

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -39,12 +39,12 @@ const (
 	failoverTask = "job@-@1@-@FAILOVER@-@agent-2@-@u2"
 )
 
-func taskEvent(id string, at time.Time, transient bool) scheduler.TaskEvent {
+func taskEvent(id string, at time.Time, transient bool) observe.TaskEvent {
 	src, by := "NORMAL_TRIGGER", "api:alice"
 	if id == failoverTask {
 		src, by = "FAILOVER", "failover"
 	}
-	return scheduler.TaskEvent{TaskID: id, Job: "job", App: "app", AgentID: "agent-1", Hostname: "agent-host",
+	return observe.TaskEvent{TaskID: id, Job: "job", App: "app", AgentID: "agent-1", Hostname: "agent-host",
 		Item: 1, Source: src, Trigger: by, Transient: transient, At: at}
 }
 
@@ -182,8 +182,8 @@ func TestDaemonRunSampling(t *testing.T) {
 		c := &capture{}
 		var asked []string
 		o := NewObserver(c, func(app string) int { asked = append(asked, app); return tc.sampling })
-		// Through Tee, as the scheduler sees it (scheduler.DaemonObserver).
-		d := Tee(&countObserver{}, o).(scheduler.DaemonObserver)
+		// Through Tee, as the scheduler sees it (observe.Daemons).
+		d := Tee(&countObserver{}, o).(observe.Daemons)
 		ev := taskEvent(readyTask, t0, false)
 		var got []int
 		for run := 1; run <= 7; run++ {
@@ -231,21 +231,17 @@ func TestDaemonRunSampling(t *testing.T) {
 
 type countObserver struct{ n int }
 
-func (c *countObserver) Launched(scheduler.TaskEvent)                     { c.n++ }
-func (c *countObserver) StatusChanged(scheduler.TaskEvent, engine.Status) { c.n++ }
-func (c *countObserver) Fired(string, time.Time, time.Time)               { c.n++ }
-func (c *countObserver) ReadyDepth(int)                                   { c.n++ }
-func (c *countObserver) OffersSeen(int, int)                              { c.n++ }
+func (c *countObserver) Launched(observe.TaskEvent)                     { c.n++ }
+func (c *countObserver) StatusChanged(observe.TaskEvent, engine.Status) { c.n++ }
+func (c *countObserver) DaemonRun(observe.TaskEvent, jobs.DaemonReport) { c.n++ }
 
 func TestTee(t *testing.T) {
 	a, b := &countObserver{}, &countObserver{}
 	o := Tee(a, nil, b)
-	o.Launched(scheduler.TaskEvent{})
-	o.StatusChanged(scheduler.TaskEvent{}, engine.Status{})
-	o.Fired("j", t0, t0)
-	o.ReadyDepth(1)
-	o.OffersSeen(1, 0)
-	if a.n != 5 || b.n != 5 {
+	o.Launched(observe.TaskEvent{})
+	o.StatusChanged(observe.TaskEvent{}, engine.Status{})
+	o.(observe.Daemons).DaemonRun(observe.TaskEvent{}, jobs.DaemonReport{})
+	if a.n != 3 || b.n != 3 {
 		t.Fatalf("%d %d", a.n, b.n)
 	}
 }

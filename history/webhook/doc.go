@@ -7,6 +7,6 @@
 // scheduler.
 //
 // It lives in the history tree (see package history) as the other consumer
-// of task results outside the scheduler: it implements scheduler.Notifier,
+// of task results outside the scheduler: it implements observe.Notifier,
 // and package scheduler does not import it.
 package webhook

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ejcloud/elasticjob/observe"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,11 +13,10 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/task"
 )
 
-// Sender implements scheduler.Notifier.
+// Sender implements observe.Notifier.
 type Sender struct {
 	Client   *http.Client
 	Log      *slog.Logger
@@ -25,7 +25,7 @@ type Sender struct {
 	queue    chan message
 }
 
-var _ scheduler.Notifier = (*Sender)(nil)
+var _ observe.Notifier = (*Sender)(nil)
 
 type message struct {
 	url  string
@@ -50,7 +50,7 @@ type Notification struct {
 }
 
 // Notify queues a notification (never blocks).
-func (s *Sender) Notify(job jobs.Config, ev scheduler.TaskEvent, st engine.Status) {
+func (s *Sender) Notify(job jobs.Config, ev observe.TaskEvent, st engine.Status) {
 	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: st.State,
 		Message: st.Message, Hostname: ev.Hostname, Time: ev.At.UTC()}
 	body, err := Body(job.Props["webhook.format"], n)

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"github.com/ejcloud/elasticjob/observe"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/scheduler"
 )
 
 func TestFormats(t *testing.T) {
@@ -58,7 +58,7 @@ func TestDeliversWithRetry(t *testing.T) {
 	defer cancel()
 	go s.Run(ctx)
 	job := jobs.Config{JobName: "j", Props: map[string]string{"webhook.url": srv.URL + "?access_token=x", "webhook.format": "slack"}}
-	s.Notify(job, scheduler.TaskEvent{TaskID: "t", Item: 1}, engine.Status{State: "TASK_FAILED", Message: "exit code 1"})
+	s.Notify(job, observe.TaskEvent{TaskID: "t", Item: 1}, engine.Status{State: "TASK_FAILED", Message: "exit code 1"})
 	select {
 	case m := <-got:
 		if !strings.Contains(m["text"].(string), "exit code 1") {

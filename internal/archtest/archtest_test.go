@@ -9,7 +9,7 @@ import (
 // pure are the packages that may import only the standard library and each
 // other: the domain types and the pure decisions. Add a new pure package
 // here.
-var pure = []string{"app", "jobs", "jobs/cron", "jobs/calendar", "offers", "workflow", "engine", "engine/enginetest", "queue", "task", "round", "estimate", "namespace"}
+var pure = []string{"app", "jobs", "jobs/cron", "jobs/calendar", "offers", "workflow", "engine", "engine/enginetest", "queue", "task", "round", "estimate", "namespace", "observe"}
 
 // TestPurePackagesImportOnlyTheStandardLibrary: a pure package that gains
 // an import of, say, registry or a driver fails here, naming the import.
@@ -20,8 +20,8 @@ func TestPurePackagesImportOnlyTheStandardLibrary(t *testing.T) {
 	}
 }
 
-// TestSchedulerDoesNotImportHistory: history/... consumes scheduler's
-// TaskEvent and Observer; scheduler (and what it imports) never imports
+// TestSchedulerDoesNotImportHistory: history/... consumes the task events
+// of package observe; scheduler (and what it imports) never imports
 // history, directly or through another package of the module.
 func TestSchedulerDoesNotImportHistory(t *testing.T) {
 	g := loadGraph(t)
@@ -33,6 +33,21 @@ func TestSchedulerDoesNotImportHistory(t *testing.T) {
 	}
 	for _, chain := range g.reaches("scheduler", "history") {
 		t.Errorf("%s: history depends on scheduler, never the reverse", chain)
+	}
+}
+
+// TestHistoryAndMetricsDoNotImportScheduler: the observers (history/...,
+// metrics) consume the scheduler's events through package observe, and
+// reach package scheduler neither directly nor through another package.
+func TestHistoryAndMetricsDoNotImportScheduler(t *testing.T) {
+	g := loadGraph(t)
+	if _, ok := g.pkgs["observe"]; !ok {
+		t.Fatal("no package observe: the test looks at the wrong tree")
+	}
+	for _, p := range []string{"history", "metrics"} {
+		for _, chain := range g.reaches(p, "scheduler") {
+			t.Errorf("%s: %s hears the scheduler through package observe, never by importing it", chain, p)
+		}
 	}
 }
 

@@ -2,8 +2,9 @@
 // package itself is empty): the pure packages (the domain and the
 // decisions: app, jobs, jobs/cron, offers, workflow, engine) import only
 // the standard library and each other, so they stay free of I/O, clocks and
-// drivers and can be table-, property- and scenario-tested; and the history
-// tree (history/...) depends on package scheduler, never the reverse;
+// drivers and can be table-, property- and scenario-tested; the history
+// tree (history/...) and metrics hear the scheduler through package
+// observe and import neither scheduler nor, for scheduler, history;
 // nothing above the engines imports an engine, and nothing under engine/
 // imports api.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
@@ -42,7 +43,7 @@ func (e *Engine) executions(ctx context.Context, run workflow.Run) (map[string]w
 			continue
 		}
 		if where == nil {
-			if where, err = e.keySets(ctx); err != nil {
+			if where, err = readKeySets(ctx, e.Registry); err != nil {
 				return nil, err
 			}
 		}
@@ -72,36 +73,70 @@ func shardsOf(rec task.RunRecord) []workflow.Shard {
 // shards waiting for a retry or failover.
 type keySets struct{ pending, active map[string]bool }
 
-func (e *Engine) keySets(ctx context.Context) (*keySets, error) {
-	p, err := e.Registry.Work().PendingKeys(ctx)
+func readKeySets(ctx context.Context, reg *registry.Registry) (*keySets, error) {
+	p, err := reg.Work().PendingKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := e.Registry.Work().ActiveKeys(ctx)
+	a, err := reg.Work().ActiveKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return &keySets{p, a}, nil
 }
 
+// stepInput reads what workflow.Step decides on besides the run: how its
+// running nodes' executions ended and, unless it is being cancelled, why
+// the jobs of the nodes it may start cannot take an execution now.
+func (e *Engine) stepInput(ctx context.Context, run workflow.Run, now time.Time) (workflow.Input, error) {
+	ex, err := e.executions(ctx, run)
+	if err != nil {
+		return workflow.Input{}, err
+	}
+	in := workflow.Input{Now: now, Executions: ex}
+	if run.Cancel == nil {
+		in.Refused = refused(ctx, e.Registry, run)
+	}
+	return in, nil
+}
+
+// refused reads, for the jobs of the run's nodes that a step may start
+// (pending ones, and running ones it may retry), why each cannot take an
+// execution now (absent: it can).
+func refused(ctx context.Context, reg *registry.Registry, run workflow.Run) map[string]string {
+	var out map[string]string
+	seen := map[string]bool{}
+	for _, n := range run.Nodes {
+		if seen[n.Job] || (n.State != workflow.NodePending && n.State != workflow.NodeRunning) {
+			continue
+		}
+		seen[n.Job] = true
+		if err := canStart(ctx, reg, n.Job); err != nil {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n.Job] = err.Error()
+		}
+	}
+	return out
+}
+
 // canStart says why a node's job cannot take an execution now: the one
 // rule (registry.CanRun), a TRANSIENT job, room in its queue.
-func (e *Engine) canStart(ctx context.Context) func(string) error {
-	return func(name string) error {
-		j, why, err := e.Registry.Config().CanRun(ctx, name)
-		switch {
-		case err != nil:
-			return fmt.Errorf("job '%s' could not be read: %v", name, err)
-		case why == jobs.JobMissing:
-			return fmt.Errorf("job '%s' no longer exists", name)
-		case j.JobExecutionType != jobs.Transient:
-			return fmt.Errorf("job '%s' is a DAEMON job now", name)
-		case why != jobs.Runnable:
-			return errors.New(why.Why(name, j.AppName))
-		}
-		if rd, ok, err := e.Registry.Work().ReadyOf(ctx, name); err == nil && ok && queue.Full(rd, e.Registry.MaxPending()) {
-			return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
-		}
-		return nil
+func canStart(ctx context.Context, reg *registry.Registry, name string) error {
+	j, why, err := reg.Config().CanRun(ctx, name)
+	switch {
+	case err != nil:
+		return fmt.Errorf("job '%s' could not be read: %v", name, err)
+	case why == jobs.JobMissing:
+		return fmt.Errorf("job '%s' no longer exists", name)
+	case j.JobExecutionType != jobs.Transient:
+		return fmt.Errorf("job '%s' is a DAEMON job now", name)
+	case why != jobs.Runnable:
+		return errors.New(why.Why(name, j.AppName))
 	}
+	if rd, ok, err := reg.Work().ReadyOf(ctx, name); err == nil && ok && queue.Full(rd, reg.MaxPending()) {
+		return fmt.Errorf("job '%s' already has %d pending executions (job_state_queue_size)", name, rd.Count)
+	}
+	return nil
 }

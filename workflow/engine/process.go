@@ -119,11 +119,11 @@ func (e *Engine) decide(ctx context.Context, ref runRef, stored workflow.Run) (d
 	}
 	d := decision{now: e.Clock.Now()}
 	begin := run.State == workflow.RunQueued && run.Cancel == nil && e.mayBegin(ref)
-	ex, err := e.executions(ctx, run)
+	in, err := e.stepInput(ctx, run, d.now)
 	if err != nil {
 		return d, err
 	}
-	d.next, d.acts = workflow.Step(run, begin, workflow.Input{Now: d.now, Executions: ex, CanStart: e.canStart(ctx)})
+	d.next, d.acts = workflow.Step(run, begin, in)
 	d.changed = !reflect.DeepEqual(d.next, stored)
 	d.drops, err = e.dropOps(ctx, d.acts)
 	return d, err
@@ -144,7 +144,7 @@ func (e *Engine) commit(ctx context.Context, ref runRef, stored workflow.Run, d 
 	case errors.Is(err, registry.ErrFenced):
 		return false, fmt.Errorf("workflow engine: %w", err)
 	case err != nil && isRace(err):
-		e.later(ref)
+		e.laterBy(ref, retryPause)
 		return false, nil
 	case err != nil:
 		e.Log.Warn("workflow engine: commit run; trying again in a second", "workflow", ref.wf, "run", ref.id, "err", err)
@@ -181,9 +181,6 @@ func (e *Engine) after(ref runRef, stored, next workflow.Run) {
 
 func isRace(err error) bool { return errors.Is(err, registry.ErrConflict) }
 
-// later redoes a run after retryPause.
-func (e *Engine) later(ref runRef) { e.laterBy(ref, retryPause) }
-
 // laterBy redoes a run after d (or sooner, with other retries).
 func (e *Engine) laterBy(ref runRef, d time.Duration) {
 	e.retry[ref] = true
@@ -203,7 +200,7 @@ func (e *Engine) ops(ctx context.Context, ch *registry.Change, run, next workflo
 	for _, a := range acts {
 		switch a.Kind {
 		case workflow.Start:
-			param, err := e.parameter(ctx, a)
+			param, err := parameter(ctx, e.Registry, a)
 			if err != nil {
 				return err
 			}
@@ -229,11 +226,11 @@ func (e *Engine) ops(ctx context.Context, ch *registry.Change, run, next workflo
 
 // parameter is a node's jobParameter: its own or the run's, else the
 // job's own (a keyed execution always carries one).
-func (e *Engine) parameter(ctx context.Context, a workflow.Action) (string, error) {
+func parameter(ctx context.Context, reg *registry.Registry, a workflow.Action) (string, error) {
 	if a.Parameter != nil {
 		return *a.Parameter, nil
 	}
-	j, err := e.Registry.Config().Job(ctx, a.Job)
+	j, err := reg.Config().Job(ctx, a.Job)
 	if err != nil {
 		return "", err
 	}

@@ -30,7 +30,7 @@ func (e *Engine) sweep(ctx context.Context, now time.Time) error {
 		clear(e.suspects)
 		return nil
 	}
-	where, err := e.keySets(ctx)
+	where, err := readKeySets(ctx, e.Registry)
 	if err != nil {
 		e.Log.Warn("workflow engine: sweep: read queues", "err", err)
 		return nil

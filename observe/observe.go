@@ -1,0 +1,62 @@
+// Package observe holds what the scheduler tells its observers: the task
+// events (launches, status changes, DAEMON runs) that history, the
+// webhooks and the metrics record, and the loop gauges (fires, ready
+// depth, offers, waiting work) that only the metrics show. It sits below
+// the scheduler so that history and metrics need not import it.
+package observe
+
+import (
+	"time"
+
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// TaskEvent describes one task.
+type TaskEvent struct {
+	TaskID, Job, App, AgentID, Hostname string
+	Item                                int
+	Source                              string
+	Trigger                             string // who or what queued the run (task.Entry.Trigger)
+	Transient                           bool
+	At                                  time.Time
+	Queued                              time.Time // when the work entered the ready or failover queue
+	// Late, for work launched more than scheduler.LateAfter after it was
+	// due (a cron fire's instant, a trigger's time), says how late and why
+	// it waited, in the words of its last recorded wait; its status trace
+	// keeps it (the job's history).
+	Late string
+}
+
+// Tasks hears what happens to tasks. Calls are made on the scheduler's
+// loop goroutine and must not block.
+type Tasks interface {
+	Launched(t TaskEvent)
+	StatusChanged(t TaskEvent, st engine.Status)
+}
+
+// Daemons is implemented by task observers that record DAEMON runs (a
+// DAEMON task's executor reports each run of its cron).
+type Daemons interface {
+	DaemonRun(ev TaskEvent, rep jobs.DaemonReport)
+}
+
+// Gauges hears the scheduler loop's figures. Calls are made on the loop
+// goroutine and must not block.
+type Gauges interface {
+	Fired(job string, scheduled, committed time.Time)
+	ReadyDepth(n int)
+	OffersSeen(n int, declined int)
+}
+
+// Waiting is implemented by gauges that count waiting work by reason
+// (called at most once per launch round).
+type Waiting interface {
+	Waiting(byReason map[string]int)
+}
+
+// Notifier sends failure notifications (the WEBHOOK error handler). Notify
+// must not block: implementations queue and send in the background.
+type Notifier interface {
+	Notify(job jobs.Config, ev TaskEvent, st engine.Status)
+}
