@@ -88,6 +88,11 @@ type End struct {
 // scheduler/README.md).
 func Transition(in Input) Outcome {
 	u := in.Update
+	if DuplicateLaunch(u) {
+		// The engine refused a second launch of a task it runs: nothing
+		// changes (no end, no failover, no kill of the one running).
+		return Outcome{Stale: true}
+	}
 	if in.Entry == nil {
 		return orphan(in)
 	}
