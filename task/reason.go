@@ -46,6 +46,15 @@ const (
 // embedded master word it alike).
 const duplicateIDMessage = "Task has duplicate ID"
 
+// RefusedLaunch is the master's refusal of a launch for the offers it
+// used (TASK_DROPPED or TASK_LOST with REASON_INVALID_OFFERS): of the
+// task's only launch, or of a second launch of a task that runs (a launch
+// replayed with offers used already). The update alone does not tell
+// which.
+func RefusedLaunch(u Update) bool {
+	return (u.State == Dropped || u.State == Lost) && u.Reason == ReasonInvalidOffers && u.Source == SourceMaster
+}
+
 // DuplicateLaunch reports the master's refusal of a second launch of a
 // task id that runs already: the update is about the refused launch, not
 // about the task of that id, which goes on (task ids are a function of the

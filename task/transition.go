@@ -58,6 +58,11 @@ type Outcome struct {
 	Overtaken, Forget bool
 	// Stale: the update is not about the shard's current task.
 	Stale bool
+	// Reconcile: the update may be the master refusing a second launch of
+	// the current task (a fire's task id is the same at every launch), so
+	// the engine is asked for the task's state instead of ending it on
+	// this update (set with Stale).
+	Reconcile bool
 	// Mark is the entry with its new state, to write (nil: unchanged).
 	Mark *Entry
 	// Unreachable starts the task's unreachable timer; any other update
@@ -95,6 +100,9 @@ func Transition(in Input) Outcome {
 	}
 	if in.Entry == nil {
 		return orphan(in)
+	}
+	if RefusedLaunch(u) {
+		return Outcome{Stale: true, Reconcile: true}
 	}
 	var out Outcome
 	if u.Reason == ReasonReconciliation && u.State.Over() {
