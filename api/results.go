@@ -102,6 +102,9 @@ func (s *runHandlers) runningTask(c *gin.Context, v *taskView) (bool, error) {
 		return false, nil
 	}
 	v.Running, v.State, v.Hostname, v.Source = true, rt.State, rt.Hostname, rt.Source
+	if v.AgentID == "" { // a fire's task id names no agent (jobs.FireTaskID)
+		v.AgentID = rt.AgentID
+	}
 	launched := rt.LaunchedAt
 	v.StartTime = &launched
 	return true, nil
@@ -143,6 +146,9 @@ func (s *runHandlers) taskHistory(c *gin.Context, v *taskView) (bool, error) {
 		t := tr.Rows[0]
 		if !v.Running {
 			v.State = t.State
+		}
+		if v.AgentID == "" {
+			v.AgentID = t.SlaveID
 		}
 		if t.Message != nil {
 			v.Message = *t.Message

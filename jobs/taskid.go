@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -19,6 +20,14 @@ const (
 
 // TaskID is the parsed form of
 // {jobName}@-@{item}@-@{READY|FAILOVER}@-@{agentId}@-@{uuid}.
+//
+// Ids made by FireTaskID (this version's launches) leave the agent part
+// empty and carry a version 8 UUID that is a pure function of the fire:
+// two launches of one fire get one id wherever they are placed, so the
+// engine itself refuses the second (Mesos: "Task has duplicate ID", across
+// the framework; Kubernetes: the pod name, a hash of the id, exists).
+// Ids of older versions (a random version 4 or 7 UUID) and of the
+// original's registry (the agent part set) still parse.
 type TaskID struct {
 	JobName string
 	Item    int
@@ -30,6 +39,21 @@ type TaskID struct {
 // NewTaskID makes a task id with a fresh random uuid.
 func NewTaskID(job string, item int, kind TaskKind, agentID string) TaskID {
 	return TaskID{JobName: job, Item: item, Kind: kind, AgentID: agentID, UUID: NewUUID()}
+}
+
+// FireTaskID is the task id of one launch of a fire: job, shard item and
+// kind, execution (what names the fire and the attempt: the run's nominal
+// instant or key, the failed task a failover relaunches and its attempt,
+// as the registry holds them) and at, the instant the fire was queued
+// (the UUID's first 48 bits, so history rows keyed by it stay in time
+// order). The same arguments give the same id; the agent part is empty.
+func FireTaskID(job string, item int, kind TaskKind, execution string, at time.Time) TaskID {
+	h := sha256.New()
+	for _, p := range []string{job, strconv.Itoa(item), string(kind), execution} {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return TaskID{JobName: job, Item: item, Kind: kind, UUID: UUIDAt(at, h.Sum(nil)[:16], 8)}
 }
 
 func (t TaskID) String() string {
@@ -142,10 +166,11 @@ func FormatUUID(b [16]byte) string {
 	return string(out[:])
 }
 
-// UUIDTime is the time (to the millisecond) in a version 7 UUID; false
-// for any other string (older task ids carry version 4 UUIDs).
+// UUIDTime is the time (to the millisecond) in a version 7 or 8 UUID
+// (NewUUID, FireTaskID); false for any other string (older task ids carry
+// version 4 UUIDs).
 func UUIDTime(u string) (time.Time, bool) {
-	if len(u) != 36 || u[8] != '-' || u[13] != '-' || u[14] != '7' {
+	if len(u) != 36 || u[8] != '-' || u[13] != '-' || (u[14] != '7' && u[14] != '8') {
 		return time.Time{}, false
 	}
 	ms, err := strconv.ParseUint(u[:8]+u[9:13], 16, 64)

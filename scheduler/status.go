@@ -152,6 +152,15 @@ func (h *statusHandler) stale(ctx context.Context, st engine.Status, out task.Ou
 	if out.Forget {
 		h.st.overtaken.Remove(st.TaskID) // the engine's own stream for it has ended
 	}
+	if out.Reconcile { // a refused launch of a running task, or its only one: the engine says which
+		h.log.Info("status: launch refused, asking the engine for the task's state", "task", st.TaskID, "state", st.State, "message", st.Message)
+		if err := h.driver.Reconcile(ctx, []engine.TaskRef{{TaskID: st.TaskID, AgentID: st.AgentID}}); err != nil {
+			h.log.Warn("status: reconcile a refused launch", "task", st.TaskID, "err", err)
+		}
+	}
+	if task.DuplicateLaunch(task.Update{State: st.State, Reason: st.Reason, Source: st.Source, Message: st.Message}) {
+		h.log.Info("status: the engine refused a second launch of a running task", "task", st.TaskID)
+	}
 	if out.Kill {
 		h.log.Warn("status: killing a task the registry does not know", "task", st.TaskID, "state", st.State)
 		if err := h.driver.Kill(ctx, st.TaskID, st.AgentID); err != nil {

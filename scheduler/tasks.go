@@ -129,7 +129,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 		a.AppURL = l.opts.ResolveAppURL(a.AppURL)
 	}
 	item := pl.Request.Shard
-	tid := jobs.NewTaskID(job.JobName, item, kind, pl.AgentID)
+	tid := fireTaskID(pl, kind)
 	params, _ := jobs.ParseShardingItemParameters(job.ShardingItemParameters, job.ShardingTotalCount)
 	data := jobs.TaskData{
 		Version: jobs.TaskDataVersion,

@@ -1,5 +1,7 @@
 package task
 
+import "strings"
+
 // Reason is why an engine sent a status update, spelled as Mesos spells it
 // ("REASON_RECONCILIATION"); "" when the engine gives none. The Mesos client
 // turns its protobuf enum into one at its edge; the Kubernetes engine picks
@@ -34,7 +36,33 @@ const (
 	ReasonKilledDuringLaunch Reason = "REASON_TASK_KILLED_DURING_LAUNCH"
 	// ReasonMaxCompletionTime marks a task that ran past its deadline.
 	ReasonMaxCompletionTime Reason = "REASON_MAX_COMPLETION_TIME_REACHED"
+	// ReasonTaskInvalid marks a task the master refused at launch (with
+	// TASK_ERROR); see DuplicateLaunch.
+	ReasonTaskInvalid Reason = "REASON_TASK_INVALID"
 )
+
+// duplicateIDMessage begins the master's message when it refuses a launch
+// whose task id an active task of the framework has (Mesos and the
+// embedded master word it alike).
+const duplicateIDMessage = "Task has duplicate ID"
+
+// RefusedLaunch is the master's refusal of a launch for the offers it
+// used (TASK_DROPPED or TASK_LOST with REASON_INVALID_OFFERS): of the
+// task's only launch, or of a second launch of a task that runs (a launch
+// replayed with offers used already). The update alone does not tell
+// which.
+func RefusedLaunch(u Update) bool {
+	return (u.State == Dropped || u.State == Lost) && u.Reason == ReasonInvalidOffers && u.Source == SourceMaster
+}
+
+// DuplicateLaunch reports the master's refusal of a second launch of a
+// task id that runs already: the update is about the refused launch, not
+// about the task of that id, which goes on (task ids are a function of the
+// fire, so this is a fire launched twice, and the first launch stands).
+func DuplicateLaunch(u Update) bool {
+	return u.State == Error && u.Reason == ReasonTaskInvalid && u.Source == SourceMaster &&
+		strings.HasPrefix(u.Message, duplicateIDMessage)
+}
 
 // Source is who sent a status update, spelled as Mesos spells it
 // ("SOURCE_EXECUTOR"); "" when the engine does not say.

@@ -74,6 +74,11 @@ type Outcome struct {
 	Overtaken, Forget bool
 	// Stale: the update is not about the shard's current task.
 	Stale bool
+	// Reconcile: the update may be the master refusing a second launch of
+	// the current task (a fire's task id is the same at every launch), so
+	// the engine is asked for the task's state instead of ending it on
+	// this update (set with Stale).
+	Reconcile bool
 	// Mark is the entry with its new state, to write (nil: unchanged).
 	Mark *Entry
 	// Unreachable starts the task's unreachable timer; any other update
@@ -111,8 +116,16 @@ type End struct {
 // scheduler/README.md).
 func Transition(in Input) Outcome {
 	u := in.Update
+	if DuplicateLaunch(u) {
+		// The engine refused a second launch of a task it runs: nothing
+		// changes (no end, no failover, no kill of the one running).
+		return Outcome{Stale: true}
+	}
 	if in.Entry == nil {
 		return orphan(in)
+	}
+	if RefusedLaunch(u) {
+		return Outcome{Stale: true, Reconcile: true}
 	}
 	var out Outcome
 	if u.Reason == ReasonReconciliation && u.State.Over() {

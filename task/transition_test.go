@@ -14,11 +14,28 @@ func entry(state State, attempts int) *Entry {
 // TestTransition walks the state machine's table (scheduler/README.md).
 func TestTransition(t *testing.T) {
 	runnable := Job{Exists: true, Runnable: true}
+	dup := Update{State: Error, Reason: ReasonTaskInvalid, Source: SourceMaster, Message: "Task has duplicate ID: j@-@0@-@READY@-@@-@u"}
 	cases := []struct {
 		name string
 		in   Input
 		want func(Outcome) bool
 	}{
+		{"a refused duplicate launch leaves the running task alone", Input{Update: dup, Entry: entry(Running, 0), Job: Job{Exists: true, Runnable: true, Failover: true}},
+			func(o Outcome) bool { return o == Outcome{Stale: true} }},
+		{"a refused duplicate of a staging task does not end it", Input{Update: dup, Entry: entry(Staging, 0), Job: Job{Exists: true, Runnable: true, Daemon: true}},
+			func(o Outcome) bool { return o == Outcome{Stale: true} }},
+		{"a refused duplicate of an unknown task kills nothing", Input{Update: dup, Job: runnable},
+			func(o Outcome) bool { return o == Outcome{Stale: true} }},
+		{"another invalid task still ends", Input{Update: Update{State: Error, Reason: ReasonTaskInvalid, Source: SourceMaster, Message: "Task uses invalid agent: a"}, Entry: entry(Staging, 0), Job: runnable},
+			func(o Outcome) bool { return o.End != nil && o.End.Result == Failure }},
+		{"a master refusing the offers of a staging task asks the engine", Input{Update: Update{State: Dropped, Reason: ReasonInvalidOffers, Source: SourceMaster}, Entry: entry(Staging, 0), Job: runnable},
+			func(o Outcome) bool { return o == Outcome{Stale: true, Reconcile: true} }},
+		{"a master refusing the offers of a running task asks the engine", Input{Update: Update{State: Lost, Reason: ReasonInvalidOffers, Source: SourceMaster}, Entry: entry(Running, 0), Job: runnable},
+			func(o Outcome) bool { return o == Outcome{Stale: true, Reconcile: true} }},
+		{"a refusal for offers of an unknown task is only acknowledged", Input{Update: Update{State: Dropped, Reason: ReasonInvalidOffers, Source: SourceMaster}, Job: runnable},
+			func(o Outcome) bool { return o == Outcome{Stale: true} }},
+		{"its reconciliation answer ends it", Input{Update: Update{State: Lost, Reason: ReasonReconciliation, Source: SourceMaster}, Entry: entry(Staging, 0), Job: runnable},
+			func(o Outcome) bool { return o.End != nil && o.End.Retry != nil }},
 		{"running marks", Input{Update: Update{State: Running}, Entry: entry(Staging, 0), Job: runnable},
 			func(o Outcome) bool { return o.Mark != nil && o.Mark.State == Running && o.End == nil }},
 		{"same state writes nothing", Input{Update: Update{State: Running}, Entry: entry(Running, 0), Job: runnable},

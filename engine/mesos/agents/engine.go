@@ -84,36 +84,65 @@ func (e *Engine) Sandboxes(ctx context.Context, app string) ([]engine.Sandbox, e
 	return out, nil
 }
 
-// TaskLog finds the task's executor sandbox from the task id (it names the agent; the job
-// names the app) and reads tasks/{taskId}/{stream} there, newest executor run first.
+// TaskLog finds the task's executor sandbox and reads tasks/{taskId}/{stream} there, newest
+// executor run first. The job names the app; an id of an older version names the agent, a
+// fire's id (jobs.FireTaskID) does not, and then every agent is looked at.
 func (e *Engine) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
 	tid, err := jobs.ParseTaskID(taskID)
 	if err != nil {
 		return engine.LogChunk{}, fmt.Errorf("%w: %v", engine.ErrInvalid, err)
 	}
-	prefix := ""
+	app, named := "", false
 	if e.ExecutorApp != nil {
-		if app, ok := e.ExecutorApp(ctx, tid.JobName); ok {
-			prefix = jobs.ExecutorID(app, tid.AgentID)
+		app, named = e.ExecutorApp(ctx, tid.JobName)
+	}
+	agentIDs := []string{tid.AgentID}
+	if tid.AgentID == "" {
+		all, err := e.Client.Agents(ctx)
+		if err != nil {
+			return engine.LogChunk{}, notFound(err)
+		}
+		agentIDs = agentIDs[:0]
+		for _, a := range all {
+			agentIDs = append(agentIDs, a.ID)
 		}
 	}
-	execs, err := e.Client.Executors(ctx, tid.AgentID, prefix)
+	for _, agentID := range agentIDs {
+		prefix := ""
+		if named {
+			prefix = jobs.ExecutorID(app, agentID)
+		}
+		c, found, err := e.taskLogOn(ctx, agentID, prefix, taskID, stream, offset, length)
+		if found || (err != nil && tid.AgentID != "") {
+			return c, err
+		}
+	}
+	where := "on agent " + tid.AgentID
+	if tid.AgentID == "" {
+		where = "on any agent"
+	}
+	return engine.LogChunk{}, fmt.Errorf("%w: no %s for task %s %s (the sandbox may have been removed)",
+		engine.ErrNotFound, stream, taskID, where)
+}
+
+// taskLogOn reads the task's file on one agent (found false: not there).
+func (e *Engine) taskLogOn(ctx context.Context, agentID, prefix, taskID, stream string, offset, length int64) (engine.LogChunk, bool, error) {
+	execs, err := e.Client.Executors(ctx, agentID, prefix)
 	if err != nil {
-		return engine.LogChunk{}, notFound(err)
+		return engine.LogChunk{}, false, notFound(err)
 	}
 	for i := len(execs) - 1; i >= 0; i-- { // newest runs last
 		p := path.Join(execs[i].Directory, "tasks", taskID, stream)
-		data, start, size, err := e.Client.Read(ctx, tid.AgentID, p, offset, length)
+		data, start, size, err := e.Client.Read(ctx, agentID, p, offset, length)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return engine.LogChunk{}, err
+			return engine.LogChunk{}, true, err
 		}
-		return engine.LogChunk{Offset: start, Size: size, Data: data}, nil
+		return engine.LogChunk{Offset: start, Size: size, Data: data}, true, nil
 	}
-	return engine.LogChunk{}, fmt.Errorf("%w: no %s for task %s on agent %s (the sandbox may have been removed)",
-		engine.ErrNotFound, stream, taskID, tid.AgentID)
+	return engine.LogChunk{}, false, nil
 }
 
 // notFound marks a missing agent, executor or file as the engine's ErrNotFound.

@@ -144,3 +144,16 @@ func TestEngineClusterViewNamesTheMasterAndAgentsOrWhyNot(t *testing.T) {
 		t.Fatalf("master gone: %+v (want an empty list and the error)", v)
 	}
 }
+
+// A fire's task id names no agent: its log is looked for on every agent.
+func TestEngineTaskLogOfAFireIDSearchesTheAgents(t *testing.T) {
+	tid := jobs.TaskID{JobName: "j", Item: 0, Kind: jobs.KindReady, UUID: "w"}.String()
+	srv := fakeMesos(t, map[string]string{"/sb/a2/tasks/" + tid + "/stdout": "found\n"})
+	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) { return "a", job == "j" }}
+	if c, err := e.TaskLog(t.Context(), tid, "stdout", 0, -1); err != nil || c.Data != "found\n" {
+		t.Fatalf("log of a fire's task: %+v, %v", c, err)
+	}
+	if _, err := e.TaskLog(t.Context(), tid, "stderr", 0, 10); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "on any agent") {
+		t.Fatalf("a missing stream: %v, want ErrNotFound on any agent", err)
+	}
+}
