@@ -92,13 +92,13 @@ func TestFireLaunchedThreeTimesRunsOnce(t *testing.T) {
 	reg := registry.New(kv)
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript, a.CPUCount, a.MemoryMB = "dup-app", "file://"+script, "run.sh", 0.1, 32
-	if err := reg.AddApp(ctx, a); err != nil {
+	if err := reg.Config().AddApp(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	for name, shards := range map[string]int{"dup-a": 2, "dup-b": 1} {
 		j := jobs.Default()
 		j.JobName, j.AppName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB, j.Failover = name, "dup-app", shards, 0.1, 16, true
-		if err := reg.AddJob(ctx, j); err != nil {
+		if err := reg.Config().AddJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,17 +110,17 @@ func TestFireLaunchedThreeTimesRunsOnce(t *testing.T) {
 	go sched.Run(ctx)
 	go client.Run(ctx, sched)
 
-	if _, err := reg.Trigger(ctx, "dup-a", false, time.Now()); err != nil {
+	if _, err := reg.Work().Trigger(ctx, "dup-a", false, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	sched.Wake()
 	waitFor(t, func() bool { return exists(out, "dup-a-0") && exists(out, "dup-a-1") }, "dup-a's shards started")
-	if _, err := reg.Trigger(ctx, "dup-b", false, time.Now()); err != nil {
+	if _, err := reg.Work().Trigger(ctx, "dup-b", false, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	sched.Wake()
 	waitFor(t, func() bool {
-		all, err := reg.RunningTasks(ctx)
+		all, err := reg.Work().RunningTasks(ctx)
 		return err == nil && len(all) == 0 && exists(out, "dup-b-0")
 	}, "every task ended")
 	hook.mu.Lock()
@@ -135,7 +135,7 @@ func TestFireLaunchedThreeTimesRunsOnce(t *testing.T) {
 			t.Fatalf("%s ran %q (%v), want once", f, b, err)
 		}
 	}
-	if fs, err := reg.FailoverOf(ctx, "dup-a"); err != nil || len(fs) != 0 {
+	if fs, err := reg.Work().FailoverOf(ctx, "dup-a"); err != nil || len(fs) != 0 {
 		t.Fatalf("failover entries of dup-a: %+v, %v", fs, err)
 	}
 }

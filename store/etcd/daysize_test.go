@@ -60,10 +60,10 @@ func TestDayOfRegistrySize(t *testing.T) {
 	start := time.Now()
 	for m := 0; m < minutes; m++ {
 		at := t0.Add(time.Duration(m) * time.Minute)
-		if err := reg.TriggerMany(ctx, misfire, at, at, all); err != nil {
+		if err := reg.Work().TriggerMany(ctx, misfire, at, at, all); err != nil {
 			t.Fatalf("minute %d: fire: %v", m, err)
 		}
-		ready, err := reg.ReadyQueue(ctx)
+		ready, err := reg.Work().ReadyQueue(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
