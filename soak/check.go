@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -69,6 +70,10 @@ type Input struct {
 	// History maps a task id to the outcomes history holds for it (nil:
 	// history not checked).
 	History map[string][]Outcome
+	// Replicas maps a replica's name to what its own history holds per
+	// task id, on a shape whose every scheduler keeps a copy of history
+	// (the etcd shape's replicated history): each is checked as History.
+	Replicas map[string]map[string][]Outcome
 	// HistoryAt is when history was read: runs ending in the 2 s before
 	// it (or after) are not checked (the writer's flush lag).
 	HistoryAt time.Time
@@ -159,12 +164,17 @@ func Check(in Input) Report {
 	}
 	rep.checkTerms(runs)
 	rep.checkHeal(in, byJob)
-	if in.History != nil {
+	if in.History != nil || in.Replicas != nil {
 		daemons := map[string]bool{}
 		for _, j := range in.Jobs {
 			daemons[j.Name] = j.Daemon
 		}
-		rep.checkHistory(runs, daemons, in.History, in.HistoryAt, in.Faults)
+		if in.History != nil {
+			rep.checkHistory(runs, daemons, "", in.History, in.HistoryAt, in.Faults)
+		}
+		for _, name := range slices.Sorted(maps.Keys(in.Replicas)) {
+			rep.checkHistory(runs, daemons, "replica "+name+": ", in.Replicas[name], in.HistoryAt, in.Faults)
+		}
 	}
 	rep.lateness(in, runs)
 	slices.SortStableFunc(rep.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Kind, b.Kind) })
@@ -684,22 +694,23 @@ const historyLag = 2 * time.Second
 // the task lost, and history records that failure (the shard runs again
 // as FAILOVER). Such a run may be a failure in history (embedded seed 202:
 // three runs ended 8 ms before agents-killed).
-func (rep *Report) checkHistory(runs []run, daemons map[string]bool, hist map[string][]Outcome, read time.Time, faults []Fault) {
+// where prefixes each anomaly's detail (the replica's name).
+func (rep *Report) checkHistory(runs []run, daemons map[string]bool, where string, hist map[string][]Outcome, read time.Time, faults []Fault) {
 	for _, r := range runs {
 		if daemons[r.Job] || r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
 			continue
 		}
 		hs := hist[r.Task]
 		if len(hs) != 1 {
-			rep.add(HistoryMissing, r.Job, "task %s (started %s) is in history %d times", r.Task, r.At.UTC().Format("15:04:05.000"), len(hs))
+			rep.add(HistoryMissing, r.Job, "%stask %s (started %s) is in history %d times", where, r.Task, r.At.UTC().Format("15:04:05.000"), len(hs))
 			continue
 		}
 		if hs[0].Open {
-			rep.add(HistoryWrong, r.Job, "task %s ended %s at %s, history has no completion", r.Task, r.state, r.end.UTC().Format("15:04:05.000"))
+			rep.add(HistoryWrong, r.Job, "%stask %s ended %s at %s, history has no completion", where, r.Task, r.state, r.end.UTC().Format("15:04:05.000"))
 			continue
 		}
 		if want := r.state == "TASK_FINISHED"; hs[0].Success != want && !(want && updateLost(r, faults)) {
-			rep.add(HistoryWrong, r.Job, "task %s ended %s, history says success=%v", r.Task, r.state, hs[0].Success)
+			rep.add(HistoryWrong, r.Job, "%stask %s ended %s, history says success=%v", where, r.Task, r.state, hs[0].Success)
 		}
 	}
 }

@@ -318,3 +318,20 @@ func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
 		t.Errorf("jd ended 1.09 s before the agents were killed: %d history-outcome, want 1", got)
 	}
 }
+
+// On the etcd shape every scheduler keeps its own copy of history: each
+// copy is checked, and an anomaly names the replica it was found in.
+func TestCheckHistoryEachReplica(t *testing.T) {
+	full := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: true}}}
+	short := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}}
+	in := Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", false)}, HistoryAt: at(30),
+		Replicas: map[string]map[string][]Outcome{"s1": full, "s2": short, "s3": full}}
+	rep := Check(in)
+	if got := rep.ByKind()[HistoryMissing]; got != 1 || !strings.Contains(rep.Anomalies[0].Detail, "replica s2: task jd") {
+		t.Fatalf("s2 lacks jd: want one history-missing naming s2, got %v", rep.Anomalies)
+	}
+	in.Replicas["s2"] = full
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("every replica complete: %v", rep.Anomalies)
+	}
+}
