@@ -35,6 +35,12 @@ const (
 type Window struct {
 	From, To time.Time
 	Cron     string
+	// Opening is when the change that opened the window was sent (zero:
+	// at From): it may have landed at any moment from then to From, its
+	// answer. Closing is when the change that closed it was answered
+	// (zero: at To, its sending). Fires between are edge fires.
+	Opening time.Time `json:",omitzero"`
+	Closing time.Time `json:",omitzero"`
 }
 
 // Job is what the checker knows of one job of the workload.
@@ -435,7 +441,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	for _, f := range lost {
 		rep.add(LostFire, j.Name, "fire %s (misfire=%v) neither ran nor was accounted for by the misfire rule", f.at.UTC().Format("15:04:05"), j.Misfire)
 	}
-	edge := edgeFires(j, slack)
+	edge := edgeFires(j, slack, end)
 	taken := make([]bool, len(edge))
 	for i, e := range ex {
 		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) || takeEdge(edge, taken, e) {
@@ -453,16 +459,33 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 // when the execution before it launches, up to a few seconds earlier
 // (embedded seed 202, sk049: the fires of 03:23:14 and 03:23:26, staged at
 // 13.109 and 25.148, 0.64 s before a change closed their windows).
-func edgeFires(j Job, slack time.Duration) []fire {
+//
+// A change answered late may have landed long before its answer: the
+// fires from its sending on are edge fires too (zk seed 531, sk063: an
+// enable sent under 200 ms of delay on the leader's ZooKeeper links and
+// answered at 05:57:40.054 had landed before 05:57:40, whose fire the
+// takeover's catch-up at 05:57:44.5 queued as a MISFIRE execution).
+func edgeFires(j Job, slack time.Duration, end time.Time) []fire {
 	var out []fire
 	for _, w := range j.Windows {
 		s, err := cron.Parse(w.Cron)
 		if err != nil {
 			continue
 		}
-		for t := s.Next(w.From, time.UTC); !t.IsZero() && !t.After(w.To.Add(slack)); t = s.Next(t, time.UTC) {
+		from, to := w.From, w.To.Add(slack)
+		if !w.Opening.IsZero() && w.Opening.Before(from) {
+			from = w.Opening.Add(-time.Nanosecond) // Next is strictly after
+		}
+		if w.Closing.After(to) {
+			to = w.Closing
+		}
+		var cut time.Time
+		if !end.IsZero() && !w.To.Equal(end) {
+			cut = w.To
+		}
+		for t := s.Next(from, time.UTC); !t.IsZero() && !t.After(to); t = s.Next(t, time.UTC) {
 			if !t.After(w.From.Add(slack)) || t.After(w.To.Add(-slack)) {
-				out = append(out, fire{at: t, next: s.Next(t, time.UTC)})
+				out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut})
 			}
 		}
 	}
@@ -472,14 +495,19 @@ func edgeFires(j Job, slack time.Duration) []fire {
 
 // takeEdge matches an execution no expected fire explains to an edge fire
 // not matched yet: queued from its instant to the next, or, a MISFIRE
-// execution (a fire staged into a pending entry), from stageLead before.
+// execution (a fire staged into a pending entry, or replayed by a
+// catch-up), from stageLead before it to its window's close, as an
+// expected fire's replay is matched.
 func takeEdge(edge []fire, taken []bool, e execution) bool {
 	for i, f := range edge {
-		from := f.at
+		from, until := f.at, f.next
 		if e.misfire {
 			from = f.at.Add(-stageLead)
+			if until = f.cut; !until.IsZero() && until.Before(f.next) {
+				until = f.next
+			}
 		}
-		if !taken[i] && !e.queued.Before(from) && e.queued.Before(f.next) {
+		if !taken[i] && !e.queued.Before(from) && (until.IsZero() || e.queued.Before(until)) {
 			taken[i] = true
 			return true
 		}

@@ -335,3 +335,35 @@ func TestCheckHistoryEachReplica(t *testing.T) {
 		t.Errorf("every replica complete: %v", rep.Anomalies)
 	}
 }
+
+// zk seed 531, sk063 (misfire=true, */4): an enable sent at 17 under
+// 200 ms of delay on the leader's ZooKeeper links was answered at 20.054
+// but had landed before 20; the leader lost its lease at the 20 s commit,
+// and the next term's catch-up at 24.5 queued the 20 s fire and the 24 s
+// one as MISFIRE executions. The fire at 20 is an edge fire from the
+// change's sending on: it explains one execution, not two.
+func TestCheckChangeAnsweredLate(t *testing.T) {
+	job := Job{Name: "k", Shards: 1, Misfire: true, Windows: []Window{
+		{From: at(0), To: at(10), Cron: "*/4 * * * * ?"},
+		{From: at(20.054), To: at(30), Opening: at(17), Cron: "*/4 * * * * ?"},
+	}}
+	runs := []runSpec{
+		{task: "k4", job: "k", queued: 4, start: 4}, {task: "k8", job: "k", queued: 8, start: 8},
+		{task: "k20", job: "k", queued: 24.49, start: 24.9, source: "MISFIRE"},
+		{task: "k24", job: "k", queued: 24.54, start: 25.6, source: "MISFIRE"},
+		{task: "k28", job: "k", queued: 28, start: 28},
+	}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{job}, End: at(30)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the 20 s fire landed after the enable was sent: %v", rep.Anomalies)
+	}
+	in.Jobs[0].Windows[1].Opening = time.Time{}
+	if got := Check(in).ByKind()[ExtraRun]; got != 1 {
+		t.Errorf("without the sending time, one execution matches no fire: got %d unexplained", got)
+	}
+	in.Jobs[0].Windows[1].Opening = at(17)
+	in.Runs = logOf(append(runs, runSpec{task: "kx", job: "k", queued: 24.6, start: 26.3, source: "MISFIRE"})...)
+	if got := Check(in).ByKind()[ExtraRun]; got != 1 {
+		t.Errorf("a third MISFIRE execution: the edge fire explains one, got %d unexplained", got)
+	}
+}
