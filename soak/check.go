@@ -60,6 +60,8 @@ type Fault struct {
 	Kind       string
 	Start, End time.Time
 	Detail     string
+
+	resumed time.Time // the first launch by a newer term after End (set by Check)
 }
 
 // Outcome is how a run ended in history.
@@ -159,12 +161,13 @@ func Check(in Input) Report {
 	for _, rs := range byJob {
 		slices.SortFunc(rs, func(a, b run) int { return a.At.Compare(b.At) })
 	}
+	faults := resumed(in.Faults, runs)
 	for _, j := range in.Jobs {
 		rs := byJob[j.Name]
 		rep.checkDuplicates(j, rs)
 		rep.checkOverlap(j, rs)
 		if !j.Daemon {
-			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, in.Faults, pendingAtEnd(j, in))
+			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, faults, pendingAtEnd(j, in))
 			rep.checkKeys(j, rs)
 		}
 	}
@@ -519,11 +522,18 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // moment from the fire's instant to the next, or to the heal of a fault
 // on at its instant (a fire committed late collapses into what is pending
 // when it commits).
+//
+// A fire no leader fired is caught up by the next term before its first
+// launch: under misfire=false it collapses into what is pending then (etcd
+// seed 532, sk070: the fire of 06:08:00, during a quorum loss healed at
+// 06:08:08.7, into a manual trigger queued at 06:08:10.254, pending when
+// the new leader caught up at 10.38 and first launched at 10.49), so a
+// fault's heal stretches to the first launch by a newer term after it.
 func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
 	until := f.next
 	for _, x := range faults { // a fire during a fault may commit as late as the fault's heal
 		if !f.at.Before(x.Start) && !f.at.After(x.End) {
-			until = maxTime(until, x.End.Add(slack))
+			until = maxTime(until, maxTime(x.End.Add(slack), x.resumed))
 		}
 	}
 	for _, r := range rs {
@@ -532,6 +542,39 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
 		}
 	}
 	return false
+}
+
+// resumed returns the faults, each with the first start after its heal of
+// a run launched by a term newer than every term that launched a run
+// before the fault began, before the next fault and within 30 s (zero:
+// none): a new leader's catch-up of the fires no leader fired precedes
+// its first launch.
+func resumed(faults []Fault, runs []run) []Fault {
+	const resumeBound = 30 * time.Second // before the next fault, and at most this long after the heal
+	byStart := slices.Clone(runs)
+	slices.SortFunc(byStart, func(a, b run) int { return a.At.Compare(b.At) })
+	out := slices.Clone(faults)
+	for k := range out {
+		x := &out[k]
+		var before int64
+		for _, r := range byStart {
+			if r.Term == nil {
+				continue
+			}
+			if r.At.Before(x.Start) {
+				before = max(before, *r.Term)
+				continue
+			}
+			if r.At.After(x.End.Add(resumeBound)) || (k+1 < len(out) && r.At.After(out[k+1].Start)) {
+				break // no takeover after this fault: the leader went on
+			}
+			if r.At.After(x.End) && *r.Term > before {
+				x.resumed = r.At
+				break
+			}
+		}
+	}
+	return out
 }
 
 // relaunched: a FAILOVER run of the job, launched after the fire and

@@ -367,3 +367,29 @@ func TestCheckChangeAnsweredLate(t *testing.T) {
 		t.Errorf("a third MISFIRE execution: the edge fire explains one, got %d unexplained", got)
 	}
 }
+
+// etcd seed 532, sk070 (misfire=false): the fires during a quorum loss
+// (healed at 8.7) were caught up by the next term before its first launch
+// (10.9) and collapsed into a manual trigger pending then (queued 10.254):
+// accounted for. Had no newer term launched (the same leader going on),
+// they would be lost.
+func TestCheckCatchUpCollapsesIntoAPendingTrigger(t *testing.T) {
+	job := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/2 * * * * ?"}}, Keys: []string{"K1"}}
+	runs := func(newTerm int64) []runSpec {
+		return []runSpec{
+			{task: "j2", job: "j", queued: 2, start: 2, term: 1}, {task: "j4", job: "j", queued: 4, start: 4, term: 1},
+			{task: "jk", job: "j", queued: 10.254, start: 10.9, term: newTerm, param: "soak 0 K1"},
+			{task: "j12", job: "j", queued: 12, start: 12, term: newTerm}, {task: "j14", job: "j", queued: 14, start: 14, term: newTerm},
+			{task: "j16", job: "j", queued: 16, start: 16, term: newTerm}, {task: "j18", job: "j", queued: 18, start: 18, term: newTerm},
+		}
+	}
+	faults := []Fault{{Kind: "etcd-quorum-lost", Start: at(5), End: at(8.7)}}
+	in := Input{Runs: logOf(runs(2)...), Jobs: []Job{job}, Faults: faults, End: at(20)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the fires of 6 and 8 collapsed into the trigger pending at the new term's catch-up: %v", rep.Anomalies)
+	}
+	in.Runs = logOf(runs(1)...)
+	if got := Check(in).ByKind()[LostFire]; got != 2 {
+		t.Errorf("no newer term: the fires of 6 and 8 are lost, got %d lost", got)
+	}
+}
