@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -34,6 +35,12 @@ const (
 type Window struct {
 	From, To time.Time
 	Cron     string
+	// Opening is when the change that opened the window was sent (zero:
+	// at From): it may have landed at any moment from then to From, its
+	// answer. Closing is when the change that closed it was answered
+	// (zero: at To, its sending). Fires between are edge fires.
+	Opening time.Time `json:",omitzero"`
+	Closing time.Time `json:",omitzero"`
 }
 
 // Job is what the checker knows of one job of the workload.
@@ -53,6 +60,8 @@ type Fault struct {
 	Kind       string
 	Start, End time.Time
 	Detail     string
+
+	resumed time.Time // the first launch by a newer term after End (set by Check)
 }
 
 // Outcome is how a run ended in history.
@@ -69,6 +78,10 @@ type Input struct {
 	// History maps a task id to the outcomes history holds for it (nil:
 	// history not checked).
 	History map[string][]Outcome
+	// Replicas maps a replica's name to what its own history holds per
+	// task id, on a shape whose every scheduler keeps a copy of history
+	// (the etcd shape's replicated history): each is checked as History.
+	Replicas map[string]map[string][]Outcome
 	// HistoryAt is when history was read: runs ending in the 2 s before
 	// it (or after) are not checked (the writer's flush lag).
 	HistoryAt time.Time
@@ -148,23 +161,29 @@ func Check(in Input) Report {
 	for _, rs := range byJob {
 		slices.SortFunc(rs, func(a, b run) int { return a.At.Compare(b.At) })
 	}
+	faults := resumed(in.Faults, runs)
 	for _, j := range in.Jobs {
 		rs := byJob[j.Name]
 		rep.checkDuplicates(j, rs)
 		rep.checkOverlap(j, rs)
 		if !j.Daemon {
-			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, in.Faults, pendingAtEnd(j, in))
+			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, faults, pendingAtEnd(j, in))
 			rep.checkKeys(j, rs)
 		}
 	}
 	rep.checkTerms(runs)
 	rep.checkHeal(in, byJob)
-	if in.History != nil {
+	if in.History != nil || in.Replicas != nil {
 		daemons := map[string]bool{}
 		for _, j := range in.Jobs {
 			daemons[j.Name] = j.Daemon
 		}
-		rep.checkHistory(runs, daemons, in.History, in.HistoryAt, in.Faults)
+		if in.History != nil {
+			rep.checkHistory(runs, daemons, "", in.History, in.HistoryAt, in.Faults)
+		}
+		for _, name := range slices.Sorted(maps.Keys(in.Replicas)) {
+			rep.checkHistory(runs, daemons, "replica "+name+": ", in.Replicas[name], in.HistoryAt, in.Faults)
+		}
 	}
 	rep.lateness(in, runs)
 	slices.SortStableFunc(rep.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Kind, b.Kind) })
@@ -425,7 +444,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	for _, f := range lost {
 		rep.add(LostFire, j.Name, "fire %s (misfire=%v) neither ran nor was accounted for by the misfire rule", f.at.UTC().Format("15:04:05"), j.Misfire)
 	}
-	edge := edgeFires(j, slack)
+	edge := edgeFires(j, slack, end)
 	taken := make([]bool, len(edge))
 	for i, e := range ex {
 		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) || takeEdge(edge, taken, e) {
@@ -443,16 +462,33 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 // when the execution before it launches, up to a few seconds earlier
 // (embedded seed 202, sk049: the fires of 03:23:14 and 03:23:26, staged at
 // 13.109 and 25.148, 0.64 s before a change closed their windows).
-func edgeFires(j Job, slack time.Duration) []fire {
+//
+// A change answered late may have landed long before its answer: the
+// fires from its sending on are edge fires too (zk seed 531, sk063: an
+// enable sent under 200 ms of delay on the leader's ZooKeeper links and
+// answered at 05:57:40.054 had landed before 05:57:40, whose fire the
+// takeover's catch-up at 05:57:44.5 queued as a MISFIRE execution).
+func edgeFires(j Job, slack time.Duration, end time.Time) []fire {
 	var out []fire
 	for _, w := range j.Windows {
 		s, err := cron.Parse(w.Cron)
 		if err != nil {
 			continue
 		}
-		for t := s.Next(w.From, time.UTC); !t.IsZero() && !t.After(w.To.Add(slack)); t = s.Next(t, time.UTC) {
+		from, to := w.From, w.To.Add(slack)
+		if !w.Opening.IsZero() && w.Opening.Before(from) {
+			from = w.Opening.Add(-time.Nanosecond) // Next is strictly after
+		}
+		if w.Closing.After(to) {
+			to = w.Closing
+		}
+		var cut time.Time
+		if !end.IsZero() && !w.To.Equal(end) {
+			cut = w.To
+		}
+		for t := s.Next(from, time.UTC); !t.IsZero() && !t.After(to); t = s.Next(t, time.UTC) {
 			if !t.After(w.From.Add(slack)) || t.After(w.To.Add(-slack)) {
-				out = append(out, fire{at: t, next: s.Next(t, time.UTC)})
+				out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut})
 			}
 		}
 	}
@@ -462,14 +498,19 @@ func edgeFires(j Job, slack time.Duration) []fire {
 
 // takeEdge matches an execution no expected fire explains to an edge fire
 // not matched yet: queued from its instant to the next, or, a MISFIRE
-// execution (a fire staged into a pending entry), from stageLead before.
+// execution (a fire staged into a pending entry, or replayed by a
+// catch-up), from stageLead before it to its window's close, as an
+// expected fire's replay is matched.
 func takeEdge(edge []fire, taken []bool, e execution) bool {
 	for i, f := range edge {
-		from := f.at
+		from, until := f.at, f.next
 		if e.misfire {
 			from = f.at.Add(-stageLead)
+			if until = f.cut; !until.IsZero() && until.Before(f.next) {
+				until = f.next
+			}
 		}
-		if !taken[i] && !e.queued.Before(from) && e.queued.Before(f.next) {
+		if !taken[i] && !e.queued.Before(from) && (until.IsZero() || e.queued.Before(until)) {
 			taken[i] = true
 			return true
 		}
@@ -481,11 +522,18 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // moment from the fire's instant to the next, or to the heal of a fault
 // on at its instant (a fire committed late collapses into what is pending
 // when it commits).
+//
+// A fire no leader fired is caught up by the next term before its first
+// launch: under misfire=false it collapses into what is pending then (etcd
+// seed 532, sk070: the fire of 06:08:00, during a quorum loss healed at
+// 06:08:08.7, into a manual trigger queued at 06:08:10.254, pending when
+// the new leader caught up at 10.38 and first launched at 10.49), so a
+// fault's heal stretches to the first launch by a newer term after it.
 func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
 	until := f.next
 	for _, x := range faults { // a fire during a fault may commit as late as the fault's heal
 		if !f.at.Before(x.Start) && !f.at.After(x.End) {
-			until = maxTime(until, x.End.Add(slack))
+			until = maxTime(until, maxTime(x.End.Add(slack), x.resumed))
 		}
 	}
 	for _, r := range rs {
@@ -494,6 +542,39 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
 		}
 	}
 	return false
+}
+
+// resumed returns the faults, each with the first start after its heal of
+// a run launched by a term newer than every term that launched a run
+// before the fault began, before the next fault and within 30 s (zero:
+// none): a new leader's catch-up of the fires no leader fired precedes
+// its first launch.
+func resumed(faults []Fault, runs []run) []Fault {
+	const resumeBound = 30 * time.Second // before the next fault, and at most this long after the heal
+	byStart := slices.Clone(runs)
+	slices.SortFunc(byStart, func(a, b run) int { return a.At.Compare(b.At) })
+	out := slices.Clone(faults)
+	for k := range out {
+		x := &out[k]
+		var before int64
+		for _, r := range byStart {
+			if r.Term == nil {
+				continue
+			}
+			if r.At.Before(x.Start) {
+				before = max(before, *r.Term)
+				continue
+			}
+			if r.At.After(x.End.Add(resumeBound)) || (k+1 < len(out) && r.At.After(out[k+1].Start)) {
+				break // no takeover after this fault: the leader went on
+			}
+			if r.At.After(x.End) && *r.Term > before {
+				x.resumed = r.At
+				break
+			}
+		}
+	}
+	return out
 }
 
 // relaunched: a FAILOVER run of the job, launched after the fire and
@@ -684,22 +765,23 @@ const historyLag = 2 * time.Second
 // the task lost, and history records that failure (the shard runs again
 // as FAILOVER). Such a run may be a failure in history (embedded seed 202:
 // three runs ended 8 ms before agents-killed).
-func (rep *Report) checkHistory(runs []run, daemons map[string]bool, hist map[string][]Outcome, read time.Time, faults []Fault) {
+// where prefixes each anomaly's detail (the replica's name).
+func (rep *Report) checkHistory(runs []run, daemons map[string]bool, where string, hist map[string][]Outcome, read time.Time, faults []Fault) {
 	for _, r := range runs {
 		if daemons[r.Job] || r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
 			continue
 		}
 		hs := hist[r.Task]
 		if len(hs) != 1 {
-			rep.add(HistoryMissing, r.Job, "task %s (started %s) is in history %d times", r.Task, r.At.UTC().Format("15:04:05.000"), len(hs))
+			rep.add(HistoryMissing, r.Job, "%stask %s (started %s) is in history %d times", where, r.Task, r.At.UTC().Format("15:04:05.000"), len(hs))
 			continue
 		}
 		if hs[0].Open {
-			rep.add(HistoryWrong, r.Job, "task %s ended %s at %s, history has no completion", r.Task, r.state, r.end.UTC().Format("15:04:05.000"))
+			rep.add(HistoryWrong, r.Job, "%stask %s ended %s at %s, history has no completion", where, r.Task, r.state, r.end.UTC().Format("15:04:05.000"))
 			continue
 		}
 		if want := r.state == "TASK_FINISHED"; hs[0].Success != want && !(want && updateLost(r, faults)) {
-			rep.add(HistoryWrong, r.Job, "task %s ended %s, history says success=%v", r.Task, r.state, hs[0].Success)
+			rep.add(HistoryWrong, r.Job, "%stask %s ended %s, history says success=%v", where, r.Task, r.state, hs[0].Success)
 		}
 	}
 }

@@ -318,3 +318,78 @@ func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
 		t.Errorf("jd ended 1.09 s before the agents were killed: %d history-outcome, want 1", got)
 	}
 }
+
+// On the etcd shape every scheduler keeps its own copy of history: each
+// copy is checked, and an anomaly names the replica it was found in.
+func TestCheckHistoryEachReplica(t *testing.T) {
+	full := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: true}}}
+	short := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}}
+	in := Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", false)}, HistoryAt: at(30),
+		Replicas: map[string]map[string][]Outcome{"s1": full, "s2": short, "s3": full}}
+	rep := Check(in)
+	if got := rep.ByKind()[HistoryMissing]; got != 1 || !strings.Contains(rep.Anomalies[0].Detail, "replica s2: task jd") {
+		t.Fatalf("s2 lacks jd: want one history-missing naming s2, got %v", rep.Anomalies)
+	}
+	in.Replicas["s2"] = full
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("every replica complete: %v", rep.Anomalies)
+	}
+}
+
+// zk seed 531, sk063 (misfire=true, */4): an enable sent at 17 under
+// 200 ms of delay on the leader's ZooKeeper links was answered at 20.054
+// but had landed before 20; the leader lost its lease at the 20 s commit,
+// and the next term's catch-up at 24.5 queued the 20 s fire and the 24 s
+// one as MISFIRE executions. The fire at 20 is an edge fire from the
+// change's sending on: it explains one execution, not two.
+func TestCheckChangeAnsweredLate(t *testing.T) {
+	job := Job{Name: "k", Shards: 1, Misfire: true, Windows: []Window{
+		{From: at(0), To: at(10), Cron: "*/4 * * * * ?"},
+		{From: at(20.054), To: at(30), Opening: at(17), Cron: "*/4 * * * * ?"},
+	}}
+	runs := []runSpec{
+		{task: "k4", job: "k", queued: 4, start: 4}, {task: "k8", job: "k", queued: 8, start: 8},
+		{task: "k20", job: "k", queued: 24.49, start: 24.9, source: "MISFIRE"},
+		{task: "k24", job: "k", queued: 24.54, start: 25.6, source: "MISFIRE"},
+		{task: "k28", job: "k", queued: 28, start: 28},
+	}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{job}, End: at(30)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the 20 s fire landed after the enable was sent: %v", rep.Anomalies)
+	}
+	in.Jobs[0].Windows[1].Opening = time.Time{}
+	if got := Check(in).ByKind()[ExtraRun]; got != 1 {
+		t.Errorf("without the sending time, one execution matches no fire: got %d unexplained", got)
+	}
+	in.Jobs[0].Windows[1].Opening = at(17)
+	in.Runs = logOf(append(runs, runSpec{task: "kx", job: "k", queued: 24.6, start: 26.3, source: "MISFIRE"})...)
+	if got := Check(in).ByKind()[ExtraRun]; got != 1 {
+		t.Errorf("a third MISFIRE execution: the edge fire explains one, got %d unexplained", got)
+	}
+}
+
+// etcd seed 532, sk070 (misfire=false): the fires during a quorum loss
+// (healed at 8.7) were caught up by the next term before its first launch
+// (10.9) and collapsed into a manual trigger pending then (queued 10.254):
+// accounted for. Had no newer term launched (the same leader going on),
+// they would be lost.
+func TestCheckCatchUpCollapsesIntoAPendingTrigger(t *testing.T) {
+	job := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/2 * * * * ?"}}, Keys: []string{"K1"}}
+	runs := func(newTerm int64) []runSpec {
+		return []runSpec{
+			{task: "j2", job: "j", queued: 2, start: 2, term: 1}, {task: "j4", job: "j", queued: 4, start: 4, term: 1},
+			{task: "jk", job: "j", queued: 10.254, start: 10.9, term: newTerm, param: "soak 0 K1"},
+			{task: "j12", job: "j", queued: 12, start: 12, term: newTerm}, {task: "j14", job: "j", queued: 14, start: 14, term: newTerm},
+			{task: "j16", job: "j", queued: 16, start: 16, term: newTerm}, {task: "j18", job: "j", queued: 18, start: 18, term: newTerm},
+		}
+	}
+	faults := []Fault{{Kind: "etcd-quorum-lost", Start: at(5), End: at(8.7)}}
+	in := Input{Runs: logOf(runs(2)...), Jobs: []Job{job}, Faults: faults, End: at(20)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the fires of 6 and 8 collapsed into the trigger pending at the new term's catch-up: %v", rep.Anomalies)
+	}
+	in.Runs = logOf(runs(1)...)
+	if got := Check(in).ByKind()[LostFire]; got != 2 {
+		t.Errorf("no newer term: the fires of 6 and 8 are lost, got %d lost", got)
+	}
+}

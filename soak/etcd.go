@@ -76,7 +76,7 @@ func (e *Etcd) Start(ctx context.Context) error {
 			"--etcd-listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", p.peer),
 			"--etcd-lease-ttl", e.lease().String(),
 			"--mesos-url", mesosURL, "--allow-file-app-urls", "true", "--time-zone", "UTC",
-			"--event-trace-rdb-driver", "none", "--log-level", "info"}
+			"--log-level", "info"} // history: replicated through etcd to each member's trace.db
 		e.scheds = append(e.scheds, s)
 	}
 	// each member waits for a quorum of the others: all start at once
@@ -140,6 +140,31 @@ func (e *Etcd) isolate(s *sched) {
 	}
 }
 
+// lossy makes the peer links of s lose this share of their packets
+// (nil: none lose any): its member's own proxy on every connection, the
+// others' on what it sends.
+func (e *Etcd) lossy(s *sched, loss float64) {
+	var url string
+	for i, t := range e.scheds {
+		if t == s {
+			url = e.peers[i].url()
+		}
+	}
+	for i, t := range e.scheds {
+		switch {
+		case s == nil:
+			e.peers[i].setLoss("", 0)
+		case t == s:
+			e.peers[i].setLoss("*", loss)
+		default:
+			e.peers[i].setLoss(url, loss)
+		}
+	}
+}
+
+// drawLoss draws a packet loss rate for a lossy-link fault: 5-30%.
+func drawLoss(rng *rand.Rand) float64 { return 0.05 + 0.25*rng.Float64() }
+
 func (e *Etcd) Faults() []FaultKind {
 	kill := func(pick func(context.Context, *rand.Rand) (*sched, error)) func(context.Context, *rand.Rand) (func(context.Context) error, string, error) {
 		return func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
@@ -182,6 +207,24 @@ func (e *Etcd) Faults() []FaultKind {
 			s.mesos.set(true, 0)
 			return func(context.Context) error { s.mesos.set(false, 0); return nil }, s.p.name, nil
 		}},
+		{Name: "leader-peers-loss", MinHold: 2 * time.Second, MaxHold: 10 * time.Second, Inject: func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
+			s, err := e.leader(ctx)
+			if err != nil {
+				return nil, "", err
+			}
+			loss := drawLoss(rng)
+			e.lossy(s, loss)
+			return func(context.Context) error { e.lossy(nil, 0); return nil }, fmt.Sprintf("%s %.0f%%", s.p.name, 100*loss), nil
+		}},
+		{Name: "leader-agents-loss", MinHold: 2 * time.Second, MaxHold: 10 * time.Second, Inject: func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
+			s, err := e.leader(ctx)
+			if err != nil {
+				return nil, "", err
+			}
+			loss := drawLoss(rng)
+			s.mesos.setLoss(loss)
+			return func(context.Context) error { s.mesos.setLoss(0); return nil }, fmt.Sprintf("%s %.0f%%", s.p.name, 100*loss), nil
+		}},
 		{Name: "etcd-quorum-lost", MinHold: 3 * time.Second, MaxHold: 10 * time.Second, Inject: func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
 			var ss []*sched
 			var names []string
@@ -201,6 +244,7 @@ func (e *Etcd) Faults() []FaultKind {
 
 func (e *Etcd) Heal(ctx context.Context) error {
 	e.isolate(nil)
+	e.lossy(nil, 0)
 	for _, s := range e.scheds {
 		_ = s.p.signal(syscall.SIGCONT)
 		s.mesos.set(false, 0)

@@ -13,7 +13,22 @@ type Historian interface {
 	HistoryAPI() string
 }
 
+// Replicated is a shape whose every scheduler keeps its own copy of
+// history: the checker compares every recorded run with each copy.
+type Replicated interface {
+	// HistoryAPIs maps each replica's name to its API's base URL.
+	HistoryAPIs() map[string]string
+}
+
 func (e *Embedded) HistoryAPI() string { return e.s.base }
+
+func (e *Etcd) HistoryAPIs() map[string]string {
+	out := map[string]string{}
+	for _, s := range e.scheds {
+		out[s.p.name] = s.base
+	}
+	return out
+}
 
 // historyRow is the part of GET /api/job/events/executions' rows the
 // checker reads.

@@ -25,6 +25,8 @@ type peerProxy struct {
 	closed  bool
 	blocked map[string]bool // sender peer URL → refused
 	conns   map[net.Conn]string
+	loss    float64 // share of packets lost on lossy connections (lossStall)
+	lossy   string  // sender whose connections lose packets ("*": every one)
 }
 
 func newPeerProxy(target string) (*peerProxy, error) {
@@ -57,6 +59,44 @@ func (p *peerProxy) set(closed bool, blocked string) {
 	p.mu.Unlock()
 	for _, c := range drop {
 		c.Close()
+	}
+}
+
+// setLoss makes the connections sent by the member at from ("*": every
+// connection) lose this share of their packets (0: none), both ways.
+func (p *peerProxy) setLoss(from string, loss float64) {
+	p.mu.Lock()
+	p.lossy, p.loss = from, loss
+	p.mu.Unlock()
+}
+
+// stall is how long a chunk of a connection sent by from waits (lossStall).
+func (p *peerProxy) stall(from string) time.Duration {
+	p.mu.Lock()
+	loss := p.loss
+	if p.lossy != "*" && p.lossy != from {
+		loss = 0
+	}
+	p.mu.Unlock()
+	return lossStall(loss)
+}
+
+// copy forwards src to dst, each chunk after its stall.
+func (p *peerProxy) copy(dst io.Writer, src io.Reader, from string) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if d := p.stall(from); d > 0 {
+				time.Sleep(d)
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
@@ -139,8 +179,8 @@ func (p *peerProxy) pipe(c net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+	go func() { p.copy(up, c, from); done <- struct{}{} }()
+	go func() { p.copy(c, up, from); done <- struct{}{} }()
 	<-done
 	c.Close()
 	up.Close()

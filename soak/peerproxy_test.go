@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPeerProxyCutsOneSender: the proxy forwards requests and tells their
@@ -53,5 +54,48 @@ func TestPeerProxyCutsOneSender(t *testing.T) {
 	p.set(false, "")
 	if got, err := send(a); err != nil || got != "from "+a {
 		t.Errorf("healed: %q, %v", got, err)
+	}
+}
+
+// Packet loss shows as TCP retransmission stalls: none without loss, the
+// whole doubling series (0.2+0.4+...+6.4 s) when every packet is lost.
+func TestLossStall(t *testing.T) {
+	if d := lossStall(0); d != 0 {
+		t.Errorf("no loss: stall %s", d)
+	}
+	if d := lossStall(1); d != 12600*time.Millisecond {
+		t.Errorf("all lost: stall %s, want 12.6s", d)
+	}
+}
+
+// A lossy sender's connections still carry its requests (late), and the
+// loss ends with setLoss(_, 0).
+func TestPeerProxyLossStillForwards(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
+	defer up.Close()
+	p, err := newPeerProxy(strings.TrimPrefix(up.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	p.setLoss("http://a", 0.2)
+	if p.stall("http://b") != 0 {
+		t.Error("another sender's connection stalls")
+	}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	req, _ := http.NewRequest(http.MethodGet, p.url()+"/raft/stream", nil)
+	req.Header.Set("X-PeerURLs", "http://a")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "ok" {
+		t.Errorf("got %q through the lossy link", b)
+	}
+	p.setLoss("", 0)
+	if p.stall("http://a") != 0 {
+		t.Error("loss not ended")
 	}
 }

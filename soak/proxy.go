@@ -2,14 +2,15 @@ package soak
 
 import (
 	"io"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
 )
 
 // proxy is a TCP proxy on 127.0.0.1 in front of one server: it forwards,
-// cuts (closes every connection and each new one at once), or delays
-// every chunk it forwards.
+// cuts (closes every connection and each new one at once), delays every
+// chunk it forwards, or loses packets (lossStall).
 type proxy struct {
 	ln     net.Listener
 	target string
@@ -17,6 +18,7 @@ type proxy struct {
 	mu    sync.Mutex
 	cut   bool
 	delay time.Duration
+	loss  float64
 	conns map[net.Conn]struct{}
 }
 
@@ -32,10 +34,11 @@ func newProxy(target string) (*proxy, error) {
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
 
-// set changes the mode: cut, or forward with a delay (0: none).
+// set changes the mode: cut, or forward with a delay (0: none); it ends
+// a loss (setLoss).
 func (p *proxy) set(cut bool, delay time.Duration) {
 	p.mu.Lock()
-	p.cut, p.delay = cut, delay
+	p.cut, p.delay, p.loss = cut, delay, 0
 	var open []net.Conn
 	if cut {
 		for c := range p.conns {
@@ -46,6 +49,27 @@ func (p *proxy) set(cut bool, delay time.Duration) {
 	for _, c := range open {
 		c.Close()
 	}
+}
+
+// setLoss loses this share of the packets forwarded (0: none).
+func (p *proxy) setLoss(loss float64) {
+	p.mu.Lock()
+	p.loss = loss
+	p.mu.Unlock()
+}
+
+// lossStall is how long a chunk forwarded on a link losing this share of
+// its packets waits: TCP sends a lost segment again after its
+// retransmission timeout (at least 200 ms on Linux), doubling it each
+// time the segment is lost again, so loss on a loopback link shows to
+// both ends as stalls of 200 ms, 600 ms, 1.4 s... (a retransmission after
+// 6.4 s is cut short: the connection is alive and keeps going).
+func lossStall(loss float64) time.Duration {
+	var d time.Duration
+	for rto := 200 * time.Millisecond; rto <= 6400*time.Millisecond && loss > 0 && rand.Float64() < loss; rto *= 2 {
+		d += rto
+	}
+	return d
 }
 
 func (p *proxy) close() {
@@ -109,7 +133,7 @@ func (p *proxy) copy(dst io.Writer, src io.Reader) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			d := p.delay
+			d := p.delay + lossStall(p.loss)
 			p.mu.Unlock()
 			if d > 0 {
 				time.Sleep(d)

@@ -130,18 +130,28 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		c.Log.Warn("soak: the ready queue could not be read; a backlog left at the end counts as lost")
 	}
 	var hist map[string][]Outcome
+	var replicas map[string]map[string][]Outcome
 	var histAt time.Time
-	if h, ok := shape.(Historian); ok {
+	if h, ok := shape.(Historian); ok && h.HistoryAPI() != "" {
 		sleep(ctx, 5*time.Second) // the last runs' ends reach history
 		histAt = time.Now()
 		if hist, err = fetchHistory(ctx, h.HistoryAPI()); err != nil {
 			return res, err
 		}
+	} else if h, ok := shape.(Replicated); ok {
+		sleep(ctx, 5*time.Second) // the last runs' ends reach every replica's history
+		histAt = time.Now()
+		replicas = map[string]map[string][]Outcome{}
+		for name, base := range h.HistoryAPIs() {
+			if replicas[name], err = fetchHistory(ctx, base); err != nil {
+				return res, fmt.Errorf("%s: %w", name, err)
+			}
+		}
 	}
 	if err := shape.Stop(); err != nil {
 		c.Log.Warn("soak: stop", "err", err)
 	}
-	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist, HistoryAt: histAt,
+	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist, Replicas: replicas, HistoryAt: histAt,
 		Pending: pending, PendingAt: pendingAt}).write(c.Dir); err != nil {
 		return res, err
 	}
@@ -149,7 +159,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, HistoryAt: histAt,
+	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, Replicas: replicas, HistoryAt: histAt,
 		Pending: pending, PendingAt: pendingAt})
 	return res, nil
 }

@@ -22,6 +22,8 @@ type Saved struct {
 	// History is what history held per task id (nil: not checked).
 	History   map[string][]Outcome `json:",omitempty"`
 	HistoryAt time.Time            `json:",omitzero"`
+	// Replicas is what each replica's own history held (Input.Replicas).
+	Replicas map[string]map[string][]Outcome `json:",omitempty"`
 	// Pending is each job's executions waiting at PendingAt (Input.Pending).
 	Pending   map[string]int `json:",omitempty"`
 	PendingAt time.Time      `json:",omitzero"`
@@ -51,5 +53,5 @@ func Recheck(dir string) (Saved, Report, error) {
 	if err != nil {
 		return s, Report{}, err
 	}
-	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt}), nil
+	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, Replicas: s.Replicas, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt}), nil
 }

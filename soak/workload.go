@@ -168,6 +168,7 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 	defer w.mu.Unlock()
 	if open {
 		s.Windows[len(s.Windows)-1].To = sent
+		s.Windows[len(s.Windows)-1].Closing = time.Now() // answered
 	}
 	s.open, s.gone = false, gone && !opened
 	if err != nil {
@@ -178,7 +179,7 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 		return
 	}
 	if opened {
-		s.Windows = append(s.Windows, Window{From: time.Now(), Cron: s.body["cron"].(string)})
+		s.Windows = append(s.Windows, Window{From: time.Now(), Opening: sent, Cron: s.body["cron"].(string)})
 		s.open = true
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -25,7 +26,10 @@ import (
 // own (so one scheduler can be cut off from the registry or the agents),
 // and one mesos-local whose simulated agents run the tasks and append
 // each run to the run log (--sim-record). mesos-local holds the run log
-// open in append mode: killing it loses no recorded line.
+// open in append mode: killing it loses no recorded line. History is kept
+// in a MariaDB of its own (scripts/services.sh start-mysql), which each
+// scheduler reaches through a proxy of its own (so the database can be
+// down for all of them).
 type ZK struct {
 	Bin      string // directory with scheduler and mesos-local
 	Services string // scripts/services.sh
@@ -43,6 +47,7 @@ type ZK struct {
 	mesosURL string
 	scheds   []*sched
 	ns       string
+	mysql    string // MariaDB's address
 }
 
 type sched struct {
@@ -50,6 +55,7 @@ type sched struct {
 	base  string
 	zk    []*proxy
 	mesos *proxy
+	db    *proxy // to the history database (nil: none)
 }
 
 var _ Shape = (*ZK)(nil)
@@ -84,6 +90,14 @@ func (z *ZK) Start(ctx context.Context) error {
 			return fmt.Errorf("soak: ensemble.env has no EJ_TEST_ZK_NODE_%d", i+1)
 		}
 	}
+	if err := z.services(ctx, "start-mysql", z.ens); err != nil {
+		return err
+	}
+	port, err := os.ReadFile(filepath.Join(z.ens, "mysql.port"))
+	if err != nil {
+		return fmt.Errorf("soak: %w", err)
+	}
+	z.mysql = "127.0.0.1:" + strings.TrimSpace(string(port))
 	if err := z.startMesos(ctx); err != nil {
 		return err
 	}
@@ -193,13 +207,35 @@ func (z *ZK) newSched(i int) (*sched, error) {
 		return nil, err
 	}
 	s.base = fmt.Sprintf("http://127.0.0.1:%d", port)
+	if s.db, err = newProxy(z.mysql); err != nil {
+		return nil, err
+	}
+	dsn := "ejtest:ejtest_pw@tcp(" + s.db.addr() + ")/elasticjob_test?parseTime=true" // services.sh's test user and database
 	name := "s" + strconv.Itoa(i+1)
 	s.p = &proc{name: name, bin: filepath.Join(z.Bin, "scheduler"), log: filepath.Join(z.Dir, name+".log"),
 		args: []string{"--data-dir", filepath.Join(z.Dir, name), "--http-port", strconv.Itoa(port),
 			"--zk-servers", strings.Join(zks, ","), "--zk-namespace", z.ns, "--zk-session-timeout", z.Session.String(),
 			"--mesos-url", mesosURL, "--allow-file-app-urls", "true", "--time-zone", "UTC",
-			"--event-trace-rdb-driver", "none", "--log-level", "info"}}
+			"--event-trace-rdb-driver", "mysql", "--event-trace-rdb-url", dsn, "--log-level", "info"}}
 	return s, nil
+}
+
+// HistoryAPI is where the history in MariaDB is read ("" before Start or
+// on the etcd shape, which keeps none in MariaDB).
+func (z *ZK) HistoryAPI() string {
+	if z.mysql == "" || len(z.scheds) == 0 {
+		return ""
+	}
+	return z.scheds[0].base
+}
+
+// proxies are every proxy in front of s.
+func (s *sched) proxies() []*proxy {
+	ps := append(append([]*proxy(nil), s.zk...), s.mesos)
+	if s.db != nil {
+		ps = append(ps, s.db)
+	}
+	return ps
 }
 
 func (z *ZK) APIs() []string {
@@ -300,6 +336,28 @@ func (z *ZK) Faults() []FaultKind {
 			}, fmt.Sprint(ids), nil
 		}
 	}
+	lossy := func(zk bool) func(context.Context, *rand.Rand) (func(context.Context) error, string, error) {
+		return func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
+			s, err := z.leader(ctx)
+			if err != nil {
+				return nil, "", err
+			}
+			ps := []*proxy{s.mesos}
+			if zk {
+				ps = s.zk
+			}
+			loss := drawLoss(rng)
+			for _, p := range ps {
+				p.setLoss(loss)
+			}
+			return func(context.Context) error {
+				for _, p := range ps {
+					p.setLoss(0)
+				}
+				return nil
+			}, fmt.Sprintf("%s %.0f%%", s.p.name, 100*loss), nil
+		}
+	}
 	s := z.Session
 	return []FaultKind{
 		{Name: "kill-leader", MinHold: time.Second, MaxHold: 4 * time.Second, Inject: kill(leader)},
@@ -317,6 +375,19 @@ func (z *ZK) Faults() []FaultKind {
 		{Name: "leader-cut-from-registry", MinHold: s, MaxHold: s + 5*time.Second, Inject: links("registry", true, true, 0)},
 		{Name: "leader-cut-from-agents", MinHold: 2 * time.Second, MaxHold: 8 * time.Second, Inject: links("agents", false, true, 0)},
 		{Name: "registry-delay-200ms", MinHold: 2 * time.Second, MaxHold: 8 * time.Second, Inject: links("registry", true, false, 200*time.Millisecond)},
+		{Name: "leader-registry-loss", MinHold: 2 * time.Second, MaxHold: 10 * time.Second, Inject: lossy(true)},
+		{Name: "leader-agents-loss", MinHold: 2 * time.Second, MaxHold: 10 * time.Second, Inject: lossy(false)},
+		{Name: "history-db-down", MinHold: 5 * time.Second, MaxHold: 20 * time.Second, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
+			for _, s := range z.scheds {
+				s.db.set(true, 0)
+			}
+			return func(context.Context) error {
+				for _, s := range z.scheds {
+					s.db.set(false, 0)
+				}
+				return nil
+			}, "mariadb", nil
+		}},
 		{Name: "zk-server-killed", MinHold: 2 * time.Second, MaxHold: 8 * time.Second, Inject: zkNodes(1)},
 		{Name: "zk-quorum-lost", MinHold: 3 * time.Second, MaxHold: 10 * time.Second, Inject: zkNodes(2)},
 		{Name: "agents-killed", MinHold: time.Second, MaxHold: 3 * time.Second, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
@@ -329,7 +400,7 @@ func (z *ZK) Faults() []FaultKind {
 func (z *ZK) Heal(ctx context.Context) error {
 	for _, s := range z.scheds {
 		_ = s.p.signal(syscall.SIGCONT)
-		for _, p := range append(append([]*proxy(nil), s.zk...), s.mesos) {
+		for _, p := range s.proxies() {
 			p.set(false, 0)
 		}
 		if !s.p.running() {
@@ -350,7 +421,7 @@ func (z *ZK) Heal(ctx context.Context) error {
 func (z *ZK) Stop() error {
 	for _, s := range z.scheds {
 		s.p.stop(10 * time.Second)
-		for _, p := range append(append([]*proxy(nil), s.zk...), s.mesos) {
+		for _, p := range s.proxies() {
 			p.close()
 		}
 	}
@@ -358,7 +429,8 @@ func (z *ZK) Stop() error {
 		z.mesos.stop(10 * time.Second)
 	}
 	if z.ens != "" {
-		return z.services(context.Background(), "stop-ensemble", z.ens)
+		return errors.Join(z.services(context.Background(), "stop-ensemble", z.ens),
+			z.services(context.Background(), "stop-mysql", z.ens))
 	}
 	return nil
 }
