@@ -177,7 +177,10 @@ func logs(e *Env) {
 	if name == "" || !caps["logs"] || !caps["sandboxes"] || !caps["clusterView"] || !caps["capacity"] {
 		t.Errorf("engine %q declares %v, want logs, sandboxes, clusterView and capacity", name, caps)
 	}
-	agent := agentOf(task)
+	agent := s.agentOf(t, task) // a fire's task id names no agent (jobs.FireTaskID)
+	if agent == "" {
+		t.Errorf("%s runs on no agent the running tasks name", task)
+	}
 	if boxes := s.sandboxes(t, appName); !slices.ContainsFunc(boxes, func(b sandbox) bool { return b.AgentID == agent && b.Path != "" }) {
 		t.Errorf("sandboxes of %s while %s runs on %s: %+v", appName, task, agent, boxes)
 	}
@@ -258,10 +261,3 @@ func whyWaiting(e *Env) {
 
 var resourceWaits = []string{"insufficient_cpu", "insufficient_resources", "gang_does_not_fit", "reserved"}
 
-// agentOf is the agent (or node) a task id names.
-func agentOf(taskID string) string {
-	if p := strings.Split(taskID, "@-@"); len(p) == 5 {
-		return p[3]
-	}
-	return ""
-}

@@ -135,6 +135,23 @@ func (s *Scheduler) running(t testing.TB, name string) []string {
 	return out
 }
 
+// agentOf is the agent (or node) the running task runs on, as the
+// scheduler's running tasks name it ("": not running).
+func (s *Scheduler) agentOf(t testing.TB, task string) string {
+	t.Helper()
+	var rows []struct {
+		TaskID  string `json:"taskId"`
+		AgentID string `json:"agentId"`
+	}
+	s.getJSON(t, "/api/job/tasks/running", &rows)
+	for _, r := range rows {
+		if r.TaskID == task {
+			return r.AgentID
+		}
+	}
+	return ""
+}
+
 // failover counts the job's shards waiting to run again.
 func (s *Scheduler) failover(t testing.TB, name string) int {
 	t.Helper()
