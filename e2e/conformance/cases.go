@@ -177,7 +177,7 @@ func logs(e *Env) {
 	if name == "" || !caps["logs"] || !caps["sandboxes"] || !caps["clusterView"] || !caps["capacity"] {
 		t.Errorf("engine %q declares %v, want logs, sandboxes, clusterView and capacity", name, caps)
 	}
-	agent := s.agentOf(t, task) // a fire's task id names no agent (jobs.FireTaskID)
+	agent := s.AgentOf(t, task) // a fire's task id names no agent (jobs.FireTaskID)
 	if agent == "" {
 		t.Errorf("%s runs on no agent the running tasks name", task)
 	}
@@ -260,4 +260,3 @@ func whyWaiting(e *Env) {
 }
 
 var resourceWaits = []string{"insufficient_cpu", "insufficient_resources", "gang_does_not_fit", "reserved"}
-

@@ -135,9 +135,9 @@ func (s *Scheduler) running(t testing.TB, name string) []string {
 	return out
 }
 
-// agentOf is the agent (or node) the running task runs on, as the
+// AgentOf is the agent (or node) the running task runs on, as the
 // scheduler's running tasks name it ("": not running).
-func (s *Scheduler) agentOf(t testing.TB, task string) string {
+func (s *Scheduler) AgentOf(t testing.TB, task string) string {
 	t.Helper()
 	var rows []struct {
 		TaskID  string `json:"taskId"`

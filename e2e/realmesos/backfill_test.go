@@ -56,8 +56,8 @@ func TestBackfillAndDeadlinesOnRealMesos(t *testing.T) {
 	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
 		at, task, _ := strings.Cut(l, " ")
-		if !strings.Contains(task, "@-@"+agentID+"@-@") {
-			t.Fatalf("task %s did not run on the real agent %s", task, agentID)
+		if a := s.taskAgent(task); a != agentID {
+			t.Fatalf("task %s ran on %q, not on the real agent %s", task, a, agentID)
 		}
 		got = append(got, at)
 	}
@@ -83,7 +83,7 @@ func TestBackfillAndDeadlinesOnRealMesos(t *testing.T) {
 		_ = json.Unmarshal(s.must(http.MethodGet, "/api/job/deadlines?jobName=slow", nil), &rows)
 		return len(rows) == 1
 	}, "the run deadline alert in GET /api/job/deadlines")
-	if rows[0].Kind != "run" || !strings.Contains(rows[0].TaskID, "@-@"+agentID+"@-@") {
+	if rows[0].Kind != "run" || s.taskAgent(rows[0].TaskID) != agentID {
 		t.Fatalf("alert %+v, want kind run for the task on the real agent", rows[0])
 	}
 	eventually(t, waitLong, func() bool {

@@ -56,11 +56,11 @@ func (c *mesosConformance) Start(t *testing.T, dataDir string) *conformance.Sche
 // Lose: the agent dies with SIGKILL and every process of its sandboxes with it (a machine
 // gone); the operator tells the master it is gone for good (MARK_AGENT_GONE, whose tasks the
 // master reports TASK_GONE_BY_OPERATOR); a new machine's agent joins.
-func (c *mesosConformance) Lose(t *testing.T, _ *conformance.Scheduler, taskID string) {
+func (c *mesosConformance) Lose(t *testing.T, s *conformance.Scheduler, taskID string) {
 	t.Helper()
 	id := agentOf(t, c.m)
-	if !strings.Contains(taskID, "@-@"+id+"@-@") {
-		t.Fatalf("task %s does not run on the agent %s", taskID, id)
+	if a := s.AgentOf(t, taskID); a != id {
+		t.Fatalf("task %s runs on %q, not on the agent %s", taskID, a, id)
 	}
 	c.m.agent.kill9()
 	killUnder(c.m.agentDir())

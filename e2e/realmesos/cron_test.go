@@ -45,8 +45,8 @@ func TestCronJobEndToEnd(t *testing.T) {
 	noTaskRanTwice(t, runs)
 	agentID := agentOf(t, m)
 	for _, r := range runs {
-		if !strings.Contains(r.TaskID, "@-@"+agentID+"@-@") {
-			t.Fatalf("task %s did not run on the real agent %s", r.TaskID, agentID)
+		if a := s.taskAgent(r.TaskID); a != agentID {
+			t.Fatalf("task %s ran on %q, not on the real agent %s", r.TaskID, a, agentID)
 		}
 	}
 	eventually(t, waitLong, func() bool { return recorded(s.executions("cron_job"), runs) }, "the history to record every run")

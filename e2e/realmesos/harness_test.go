@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -157,6 +158,19 @@ func (s *scheduler) registerJob(name, app, cron, out string, shards int) {
 func (s *scheduler) trigger(job string) {
 	s.t.Helper()
 	s.must(http.MethodPost, "/api/job/trigger", job)
+}
+
+// taskAgent is the agent a task ran (or runs) on, as the scheduler's task
+// view names it (a fire's task id names none: jobs.FireTaskID).
+func (s *scheduler) taskAgent(task string) string {
+	s.t.Helper()
+	var v struct {
+		AgentID string `json:"agentId"`
+	}
+	if err := json.Unmarshal(s.must(http.MethodGet, "/api/job/tasks/"+url.PathEscape(task), nil), &v); err != nil {
+		s.t.Fatal(err)
+	}
+	return v.AgentID
 }
 
 // execution is one row of the execution history.
