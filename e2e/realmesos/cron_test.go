@@ -43,13 +43,13 @@ func TestCronJobEndToEnd(t *testing.T) {
 	}, "both shards to run 3 times on the real agent (runs: %v)", lateRuns(t, out))
 	runs := runsIn(t, out)
 	noTaskRanTwice(t, runs)
+	eventually(t, waitLong, func() bool { return recorded(s.executions("cron_job"), runs) }, "the history to record every run")
 	agentID := agentOf(t, m)
-	for _, r := range runs {
+	for _, r := range runs { // each ended: the task view names its agent from history
 		if a := s.taskAgent(r.TaskID); a != agentID {
 			t.Fatalf("task %s ran on %q, not on the real agent %s", r.TaskID, a, agentID)
 		}
 	}
-	eventually(t, waitLong, func() bool { return recorded(s.executions("cron_job"), runs) }, "the history to record every run")
 
 	// The executor came from the scheduler: the fetcher downloaded the content-addressed URL
 	// into its cache and the sandbox holds the very same binary.
