@@ -5,8 +5,8 @@
 // packages' Go benchmarks. Figures are measurements, never pass/fail
 // assertions: the exit status reflects only whether the harness could run.
 //
-//	go run ./bench                      # every scenario (scripts/bench.sh)
-//	go run ./bench -only producer       # one or more of: register, producer,
+//	go run ./cmd/ejbench                      # every scenario (scripts/bench.sh)
+//	go run ./cmd/ejbench -only producer       # one or more of: register, producer,
 //	                                    # latency, throughput, package, apply, ha, workflow,
 //	                                    # gobench, cluster-sim (-sim-store embedded|zk|both), kube,
 //	                                    # kube-scale (-kube-scale-*: 1,000 kwok nodes), java,
