@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/masterload"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // simStores are the registries the cluster-sim scenario runs against.
@@ -241,7 +243,7 @@ func (s *simRun) start() error {
 		return err
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if m, err := p.api.scrape(); err == nil && m.sum("elasticjob_leader") == 1 {
+		if m, err := p.api.scrape(); err == nil && m.Sum("elasticjob_leader") == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -320,7 +322,7 @@ func (s *simRun) registerAll(ctx context.Context) error {
 		status += fmt.Sprintf("; stopped at the %s bound", o.simRegisterFor)
 	}
 	s.r.add(s.sc, fmt.Sprintf("jobs registered through the API (%d clients)", o.workers), status, "", nil)
-	s.r.add(s.sc, "registration latency p50 / p99", ms(percentile(res.lat, .5))+" / "+ms(percentile(res.lat, .99)), "", nil)
+	s.r.add(s.sc, "registration latency p50 / p99", ms(promtext.Percentile(res.lat, .5))+" / "+ms(promtext.Percentile(res.lat, .99)), "", nil)
 	if res.firstErr != nil {
 		s.r.note(s.sc + ": first registration error: " + res.firstErr.Error())
 	}
