@@ -1,16 +1,26 @@
-// Command bench measures the scheduler end to end: it starts real
+// Command ejbench measures the scheduler end to end: it starts real
 // bin/scheduler processes (own temporary data directories, free loopback
 // ports), drives them through the REST API and reads their /metrics and
 // /proc, then prints the figures next to their targets. It also runs the
 // packages' Go benchmarks. Figures are measurements, never pass/fail
 // assertions: the exit status reflects only whether the harness could run.
 //
-//	go run ./cmd/ejbench                      # every scenario (scripts/bench.sh)
-//	go run ./cmd/ejbench -only producer       # one or more of: register, producer,
-//	                                    # latency, throughput, package, apply, ha, workflow,
-//	                                    # gobench, cluster-sim (-sim-store embedded|zk|both), kube,
-//	                                    # kube-scale (-kube-scale-*: 1,000 kwok nodes), java,
-//	                                    # teams (-teams-*: namespaces' fires under others' bursts)
+//	go run ./cmd/ejbench                 # every scenario (scripts/bench.sh)
+//	go run ./cmd/ejbench -only producer  # one or more of: register, producer,
+//	                                     # latency, throughput, package, apply, ha, workflow,
+//	                                     # gobench, cluster-sim (-sim-store embedded|zk|both), kube,
+//	                                     # kube-scale (-kube-scale-*: 1,000 kwok nodes), java,
+//	                                     # teams (-teams-*: namespaces' fires under others' bursts), backfill
+//
+// Layout: main.go runs the chosen scenarios and prints the report;
+// options.go holds the shared options and one options struct per scenario
+// family, each registering its own flags (the larger families' in
+// clustersim_options.go, kube_options.go, java_options.go,
+// teams_options.go). Each family's files carry its name (clustersim*,
+// kube*, kwok, k8sproc, teams*, java*, ha, hacluster, ...); what they all
+// share (processes, the REST client, /proc) stays in this package, and the
+// parts that stand alone are packages under internal/: masterload (the
+// master-ceiling framework) and promtext (reading /metrics).
 package main
 
 import (
