@@ -46,9 +46,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	needBin := o.only["register"] || o.only["producer"] || o.only["latency"] || o.only["throughput"] || o.only["package"] || o.only["apply"] || o.only["ha"] ||
-		o.only["workflow"] || o.only["cluster-sim"] || o.only["kube"] || o.only["kube-scale"] || o.only["java"] || o.only["teams"] || o.only["backfill"]
-	if needBin {
+	if needsBinaries(o.only) {
 		for _, b := range []string{"scheduler", "executor", "mesos-local"} {
 			if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
 				fmt.Fprintf(os.Stderr, "%s/%s not found: run make build first\n", o.binDir, b)
@@ -62,56 +60,7 @@ func main() {
 	r := &report{}
 	r.machine()
 	start := time.Now()
-	type step struct {
-		name string
-		run  func(context.Context, options, *report) error
-	}
-	var steps []step
-	switch {
-	case o.only["producer"]:
-		steps = append(steps, step{"register+producer", runRegisterProducer})
-	case o.only["register"]:
-		steps = append(steps, step{"register", runRegisterProducer})
-	}
-	if o.only["latency"] {
-		steps = append(steps, step{"latency", runLatency})
-	}
-	if o.only["throughput"] {
-		steps = append(steps, step{"throughput", runThroughput})
-	}
-	if o.only["package"] {
-		steps = append(steps, step{"package", runPackage})
-	}
-	if o.only["apply"] {
-		steps = append(steps, step{"apply", runApply})
-	}
-	if o.only["ha"] {
-		steps = append(steps, step{"ha", runHA})
-	}
-	if o.only["workflow"] {
-		steps = append(steps, step{"workflow", runWorkflow})
-	}
-	if o.only["gobench"] {
-		steps = append(steps, step{"gobench", runGoBench})
-	}
-	if o.only["cluster-sim"] {
-		steps = append(steps, step{"cluster-sim", runClusterSim})
-	}
-	if o.only["kube"] {
-		steps = append(steps, step{"kube", runKube}) // the real single-node Kubernetes (kube.go)
-	}
-	if o.only["kube-scale"] {
-		steps = append(steps, step{"kube-scale", runKubeScale}) // kwok nodes on the real control plane (kubescale.go)
-	}
-	if o.only["java"] {
-		steps = append(steps, step{"java", runJava}) // Java jobs (java.go)
-	}
-	if o.only["teams"] {
-		steps = append(steps, step{"teams", runTeams}) // namespaces' fires under others' bursts (teams_run.go)
-	}
-	if o.only["backfill"] {
-		steps = append(steps, step{"backfill", runBackfill}) // a backfill beside live fires (backfill.go)
-	}
+	steps := plan(o.only)
 	failed := false
 	for _, s := range steps {
 		if ctx.Err() != nil {
@@ -130,6 +79,53 @@ func main() {
 	if failed || ctx.Err() != nil {
 		os.Exit(1)
 	}
+}
+
+// step is one scenario the harness runs.
+type step struct {
+	name string
+	run  func(context.Context, options, *report) error
+}
+
+// plan is the scenarios -only chose, in the order they run.
+func plan(only map[string]bool) []step {
+	var steps []step
+	switch {
+	case only["producer"]:
+		steps = append(steps, step{"register+producer", runRegisterProducer})
+	case only["register"]:
+		steps = append(steps, step{"register", runRegisterProducer})
+	}
+	for _, s := range []step{
+		{"latency", runLatency},
+		{"throughput", runThroughput},
+		{"package", runPackage},
+		{"apply", runApply},
+		{"ha", runHA},
+		{"workflow", runWorkflow},
+		{"gobench", runGoBench},
+		{"cluster-sim", runClusterSim},
+		{"kube", runKube},            // the real single-node Kubernetes (kube.go)
+		{"kube-scale", runKubeScale}, // kwok nodes on the real control plane (kubescale.go)
+		{"java", runJava},            // Java jobs (java.go)
+		{"teams", runTeams},          // namespaces' fires under others' bursts (teams_run.go)
+		{"backfill", runBackfill},    // a backfill beside live fires (backfill.go)
+	} {
+		if only[s.name] {
+			steps = append(steps, s)
+		}
+	}
+	return steps
+}
+
+// needsBinaries: every scenario but gobench starts bin/'s programs.
+func needsBinaries(only map[string]bool) bool {
+	for s := range only {
+		if s != "gobench" {
+			return true
+		}
+	}
+	return false
 }
 
 func logf(format string, args ...any) {

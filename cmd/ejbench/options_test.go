@@ -86,3 +86,28 @@ func TestOptionsPartsStaySmall(t *testing.T) {
 		t.Errorf("options: %d fields of its own, want at most 20", own)
 	}
 }
+
+// TestPlanKeepsTheOrder: -only picks scenarios, they run in the fixed order,
+// producer takes register along, and only gobench needs no binaries.
+func TestPlanKeepsTheOrder(t *testing.T) {
+	names := func(only map[string]bool) string {
+		var n []string
+		for _, s := range plan(only) {
+			n = append(n, s.name)
+		}
+		return strings.Join(n, ",")
+	}
+	if got := names(map[string]bool{"backfill": true, "gobench": true, "register": true, "producer": true}); got != "register+producer,gobench,backfill" {
+		t.Errorf("plan = %s", got)
+	}
+	o, err := parseTest(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(plan(o.only)); got != len(scenarios)-1 { // register and producer are one step
+		t.Errorf("every scenario: %d steps, want %d", got, len(scenarios)-1)
+	}
+	if needsBinaries(map[string]bool{"gobench": true}) || !needsBinaries(map[string]bool{"gobench": true, "ha": true}) {
+		t.Error("needsBinaries: only gobench runs without bin/")
+	}
+}
