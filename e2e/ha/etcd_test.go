@@ -247,7 +247,7 @@ func TestEtcdPausedLeaderLaunchesNothing(t *testing.T) {
 // counts terms from the logs. It runs with EJ_TEST_ETCD_BURN=1 only: at a
 // load average near 20 (the whole suite on two cores, beside other work)
 // the 1 s lease has lapsed once, a real election, so in the suite it would
-// fail on the machine's load rather than on the code (`go run ./bench
+// fail on the machine's load rather than on the code (`go run ./cmd/ejbench
 // -only ha -ha-burn 30s` counts elections under burners too). Not
 // parallel: the burners would slow this package's other tests.
 func TestEtcdNoSpuriousElectionUnderLoad(t *testing.T) {

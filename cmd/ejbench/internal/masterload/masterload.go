@@ -1,4 +1,8 @@
-package main
+// Package masterload is the cluster-sim scenario's master ceiling: a
+// minimal Mesos v1 framework that drives a (simulated) master as hard as it
+// can, so its steady launch rate is the master's own ceiling, with no
+// scheduler in the way.
+package masterload
 
 import (
 	"bytes"
@@ -16,12 +20,12 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
-// masterLoad is a minimal framework that launches on every offer as many
-// small tasks as fit (up to loadTasksPerAccept, at most loadInFlight
+// Load is a minimal framework that launches on every offer as many
+// small tasks as fit (up to TasksPerAccept, at most InFlight
 // unfinished) and acknowledges every update from a pool of workers: it
 // drives the master harder than the scheduler can, so its steady rate is
 // the master's ceiling on this machine.
-type masterLoad struct {
+type Load struct {
 	url      string
 	hc       *http.Client
 	fwID     string
@@ -29,27 +33,28 @@ type masterLoad struct {
 	offers   chan mesos.Offer
 	acks     chan mesos.TaskStatus
 	seq      atomic.Int64
-	launched atomic.Int64
-	ended    atomic.Int64
-	errs     atomic.Int64
+	Launched atomic.Int64 // tasks launched
+	Ended    atomic.Int64 // tasks in a terminal state
+	Errs     atomic.Int64 // calls that failed
 	mu       sync.Mutex
 	firstErr error
 }
 
+// The load's shape.
 const (
-	loadInFlight       = 30_000 // tasks launched and not ended: launching waits above it
-	loadTasksPerAccept = 16
-	loadTaskCPUs       = 0.1
-	loadTaskMemMB      = 64
-	loadApps           = 10
+	InFlight       = 30_000 // tasks launched and not ended: launching waits above it
+	TasksPerAccept = 16
+	loadTaskCPUs   = 0.1
+	loadTaskMemMB  = 64
+	loadApps       = 10
 )
 
-// runMasterLoad subscribes to url, drives it for d and returns the load's
+// Run subscribes to url, drives it for d and returns the load's
 // counters; mark is called after warm. It tears its framework down at the
 // end.
-func runMasterLoad(ctx context.Context, url string, d time.Duration, mark func(*masterLoad), warm time.Duration) (*masterLoad, error) {
+func Run(ctx context.Context, url string, d time.Duration, mark func(*Load), warm time.Duration) (*Load, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 32, DisableCompression: true}
-	l := &masterLoad{url: url + "/api/v1/scheduler", hc: &http.Client{Transport: tr},
+	l := &Load{url: url + "/api/v1/scheduler", hc: &http.Client{Transport: tr},
 		offers: make(chan mesos.Offer, 100_000), acks: make(chan mesos.TaskStatus, 1_000_000)}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -78,7 +83,7 @@ func runMasterLoad(ctx context.Context, url string, d time.Duration, mark func(*
 	return l, nil
 }
 
-func (l *masterLoad) subscribe(ctx context.Context) (io.ReadCloser, error) {
+func (l *Load) subscribe(ctx context.Context) (io.ReadCloser, error) {
 	fo := 0.0
 	info := mesos.FrameworkInfo{User: "ejbench", Name: "ejbench-master-load", FailoverTimeout: &fo}
 	b, _ := json.Marshal(&scheduler.Call{Type: scheduler.Call_SUBSCRIBE, Subscribe: &scheduler.Call_Subscribe{FrameworkInfo: &info}})
@@ -98,7 +103,7 @@ func (l *masterLoad) subscribe(ctx context.Context) (io.ReadCloser, error) {
 }
 
 // read dispatches the stream's events until it ends.
-func (l *masterLoad) read(body io.ReadCloser) {
+func (l *Load) read(body io.ReadCloser) {
 	defer body.Close()
 	r := recordio.NewReader(body, recordio.MaxMessageSize(64<<20))
 	for {
@@ -121,7 +126,7 @@ func (l *masterLoad) read(body io.ReadCloser) {
 		case scheduler.Event_UPDATE:
 			st := ev.Update.Status
 			if isTerminalState(st.GetState()) {
-				l.ended.Add(1)
+				l.Ended.Add(1)
 			}
 			if len(st.UUID) > 0 {
 				l.acks <- st
@@ -138,13 +143,13 @@ func isTerminalState(s mesos.TaskState) bool {
 	return false
 }
 
-func (l *masterLoad) acceptLoop(ctx context.Context) {
+func (l *Load) acceptLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case o := <-l.offers:
-			for l.launched.Load()-l.ended.Load() >= loadInFlight && ctx.Err() == nil {
+			for l.Launched.Load()-l.Ended.Load() >= InFlight && ctx.Err() == nil {
 				time.Sleep(5 * time.Millisecond) // launches follow completions
 			}
 			if err := l.accept(ctx, o); err != nil && ctx.Err() == nil {
@@ -154,9 +159,9 @@ func (l *masterLoad) acceptLoop(ctx context.Context) {
 	}
 }
 
-// accept launches what fits of loadTasksPerAccept tasks on the offer, each
+// accept launches what fits of TasksPerAccept tasks on the offer, each
 // with the executor of one of loadApps apps (charged once per agent).
-func (l *masterLoad) accept(ctx context.Context, o mesos.Offer) error {
+func (l *Load) accept(ctx context.Context, o mesos.Offer) error {
 	cpus, mem := scalar(o.Resources, "cpus"), scalar(o.Resources, "mem")
 	running := map[string]bool{}
 	for _, id := range o.ExecutorIDs {
@@ -164,7 +169,7 @@ func (l *masterLoad) accept(ctx context.Context, o mesos.Offer) error {
 	}
 	var tasks []mesos.TaskInfo
 	refuse := 0.0
-	for range loadTasksPerAccept {
+	for range TasksPerAccept {
 		n := l.seq.Add(1)
 		exec := fmt.Sprintf("load-app-%d@-@%s", n%loadApps, o.AgentID.Value)
 		needC, needM := loadTaskCPUs, float64(loadTaskMemMB)
@@ -193,11 +198,11 @@ func (l *masterLoad) accept(ctx context.Context, o mesos.Offer) error {
 	if err := l.call(ctx, call); err != nil {
 		return err
 	}
-	l.launched.Add(int64(len(tasks)))
+	l.Launched.Add(int64(len(tasks)))
 	return nil
 }
 
-func (l *masterLoad) ackLoop(ctx context.Context) {
+func (l *Load) ackLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -212,7 +217,7 @@ func (l *masterLoad) ackLoop(ctx context.Context) {
 	}
 }
 
-func (l *masterLoad) call(ctx context.Context, call *scheduler.Call) error {
+func (l *Load) call(ctx context.Context, call *scheduler.Call) error {
 	call.FrameworkID = &mesos.FrameworkID{Value: l.fwID}
 	b, _ := json.Marshal(call)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(b))
@@ -230,8 +235,15 @@ func (l *masterLoad) call(ctx context.Context, call *scheduler.Call) error {
 	return nil
 }
 
-func (l *masterLoad) fail(err error) {
-	l.errs.Add(1)
+// FirstErr is the first call error, nil if none.
+func (l *Load) FirstErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.firstErr
+}
+
+func (l *Load) fail(err error) {
+	l.Errs.Add(1)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.firstErr == nil {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // sideResult is one side's window.
@@ -78,7 +80,7 @@ func (k *kubeScale) ours(ctx context.Context) error {
 	res := k.window(ctx, "ours", ksOursNS, []string{"scheduler"}, idle)
 	k.results["ours"] = res
 	if m1, err := api.scrape(); err == nil {
-		res.extras = append(res.extras, fmt.Sprintf("scheduler: waiting executions at the end %.0f", m1.sum("elasticjob_ready_queue_depth")))
+		res.extras = append(res.extras, fmt.Sprintf("scheduler: waiting executions at the end %.0f", m1.Sum("elasticjob_ready_queue_depth")))
 	}
 	k.sched.stop()
 	k.sched = nil
@@ -192,8 +194,8 @@ func (k *kubeScale) report(s *sideResult) {
 	name := map[string]string{"ours": "ours", "jobs": "Indexed Jobs"}[s.name]
 	r.add(sc, name+": pods created per second", fmt.Sprintf("%.1f/s (%d in %.0f s; of the %d pods the window's fires asked for, %d seen by %s after it, %d ended, %d of them failed)",
 		float64(w.created)/s.wall, w.created, s.wall, w.expected, w.fired, k.o.ksGrace, w.ended, w.failed), "", nil)
-	r.add(sc, name+": fire → pod created p50 / p99", ms(percentile(w.toCreated, .5))+" / "+ms(percentile(w.toCreated, .99)), "", nil)
-	r.add(sc, name+": fire → pod Running p50 / p99", ms(percentile(w.toRunning, .5))+" / "+ms(percentile(w.toRunning, .99)), "", nil)
+	r.add(sc, name+": fire → pod created p50 / p99", ms(promtext.Percentile(w.toCreated, .5))+" / "+ms(promtext.Percentile(w.toCreated, .99)), "", nil)
+	r.add(sc, name+": fire → pod Running p50 / p99", ms(promtext.Percentile(w.toRunning, .5))+" / "+ms(promtext.Percentile(w.toRunning, .99)), "", nil)
 	var parts []string
 	for _, p := range s.own {
 		parts = append(parts, fmt.Sprintf("%s %.2f ms (idle %.1f ms/s)", p, s.perPod(p), s.idle[p]*1000))

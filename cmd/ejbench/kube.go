@@ -424,7 +424,7 @@ func (kb *kubeBench) cpu(ctx context.Context, o options, r *report, api *client,
 	}
 	if m1, err := api.scrape(); err == nil && m0 != nil {
 		d := func(name string, want ...string) float64 {
-			return (m1.sum(name, want...) - m0.sum(name, want...)) / float64(c.pods)
+			return (m1.Sum(name, want...) - m0.Sum(name, want...)) / float64(c.pods)
 		}
 		r.add("kube", "offers per pod: received / declined", fmt.Sprintf("%.1f / %.1f", d("elasticjob_offers_total", `outcome="received"`),
 			d("elasticjob_offers_total", `outcome="declined"`)), "", nil)

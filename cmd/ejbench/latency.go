@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // The job's whole script: record the wall clock (ns) at process start.
@@ -62,7 +64,7 @@ func startOverhead(n int) float64 {
 			d = append(d, float64(ts[i]-t)/1e9)
 		}
 	}
-	return percentile(d, .5)
+	return promtext.Percentile(d, .5)
 }
 
 // runLatency measures ready→ACCEPT and trigger→process start on an idle
@@ -118,13 +120,13 @@ func latencySeries(ctx context.Context, o options, r *report, name string, cold 
 		if err != nil {
 			return 0, err
 		}
-		return m.sum("elasticjob_tasks_ended_total", `job="lat_job"`, `result="finished"`), nil
+		return m.Sum("elasticjob_tasks_ended_total", `job="lat_job"`, `result="finished"`), nil
 	}
 	// One warm-up run (fetches and caches the app; starts the executor).
 	runs := o.triggers + 1
 	logf("latency/%s: %d sequential triggers (first is a warm-up, not counted)", name, runs)
 	var toStart, reqLat []float64
-	var m0 metricSet
+	var m0 promtext.Set
 	misses := 0
 	for i := 0; i < runs && ctx.Err() == nil; i++ {
 		if i == 1 {
@@ -169,26 +171,26 @@ func latencySeries(ctx context.Context, o options, r *report, name string, cold 
 	if err != nil {
 		return err
 	}
-	h := m1.histogram("elasticjob_ready_to_accept_seconds").minus(m0.histogram("elasticjob_ready_to_accept_seconds"))
-	a50, _ := h.quantile(.5)
-	a99, a99b := h.quantile(.99)
+	h := m1.Histogram("elasticjob_ready_to_accept_seconds").Minus(m0.Histogram("elasticjob_ready_to_accept_seconds"))
+	a50, _ := h.Quantile(.5)
+	a99, a99b := h.Quantile(.99)
 	sc := "latency/" + name
 	desc := "warm executor (idle timeout 10s)"
 	if cold {
 		desc = "cold executor (--executor-idle-timeout 0s)"
 	}
 	r.add(sc, "setup", fmt.Sprintf("%s, %d triggers, %d no-start", desc, len(toStart), misses), "", nil)
-	s50, s99 := percentile(toStart, .5), percentile(toStart, .99)
+	s50, s99 := promtext.Percentile(toStart, .5), promtext.Percentile(toStart, .99)
 	if cold {
 		r.add(sc, "trigger → process start p50", ms(s50), "(target is for warm)", nil)
-		r.add(sc, "trigger → process start p99 / max", ms(s99)+" / "+ms(maxOf(toStart)), "", nil)
+		r.add(sc, "trigger → process start p99 / max", ms(s99)+" / "+ms(promtext.Max(toStart)), "", nil)
 	} else {
 		r.add(sc, "trigger → process start p50", ms(s50), "≤ 25 ms", le(s50, .025))
-		r.add(sc, "trigger → process start p99 / max", ms(s99)+" / "+ms(maxOf(toStart)), "p99 ≤ 100 ms", le(s99, .1))
+		r.add(sc, "trigger → process start p99 / max", ms(s99)+" / "+ms(promtext.Max(toStart)), "p99 ≤ 100 ms", le(s99, .1))
 	}
 	r.add(sc, "ready → ACCEPT p50 (interpolated)", ms(a50), "≤ 2 ms", le(a50, .002))
 	r.add(sc, "ready → ACCEPT p99 (interpolated; bucket ≤)", ms(a99)+" (≤ "+ms(a99b)+")", "", nil)
-	r.add(sc, "trigger request p50 / p99", ms(percentile(reqLat, .5))+" / "+ms(percentile(reqLat, .99)), "", nil)
+	r.add(sc, "trigger request p50 / p99", ms(promtext.Percentile(reqLat, .5))+" / "+ms(promtext.Percentile(reqLat, .99)), "", nil)
 	addStages(r, sc, m0, m1)
 	if !cold {
 		ov := startOverhead(50)
@@ -214,20 +216,20 @@ var launchStages = []struct{ name, what string }{
 }
 
 // addStages prints each launch-path stage's p50 and p99 (interpolated in
-// the histogram's buckets) and mean over the observations between two
+// the promtext.Histogram's buckets) and mean over the observations between two
 // scrapes.
-func addStages(r *report, sc string, m0, m1 metricSet) {
+func addStages(r *report, sc string, m0, m1 promtext.Set) {
 	const name = "elasticjob_launch_stage_seconds"
 	for _, st := range launchStages {
 		sel := `stage="` + st.name + `"`
-		h := m1.histogram(name, sel).minus(m0.histogram(name, sel))
-		p50, _ := h.quantile(.5)
-		p99, _ := h.quantile(.99)
+		h := m1.Histogram(name, sel).Minus(m0.Histogram(name, sel))
+		p50, _ := h.Quantile(.5)
+		p99, _ := h.Quantile(.99)
 		mean := math.NaN()
-		if h.count > 0 {
-			mean = h.sum / h.count
+		if h.Count > 0 {
+			mean = h.Sum / h.Count
 		}
 		r.add(sc, fmt.Sprintf("stage %s (%s) p50 / p99 / mean", st.name, st.what),
-			fmt.Sprintf("%s / %s / %s (%.0f)", ms(p50), ms(p99), ms(mean), h.count), "", nil)
+			fmt.Sprintf("%s / %s / %s (%.0f)", ms(p50), ms(p99), ms(mean), h.Count), "", nil)
 	}
 }

@@ -50,7 +50,7 @@ func runBackfill(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if m, err := p.api.scrape(); err == nil && m.sum("elasticjob_leader") == 1 {
+		if m, err := p.api.scrape(); err == nil && m.Sum("elasticjob_leader") == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -83,8 +83,8 @@ func runBackfill(ctx context.Context, o options, r *report) error {
 		return ctx.Err()
 	}
 	m1, _ := p.api.scrape()
-	base := m1.histogram("elasticjob_fire_lateness_seconds").minus(m0.histogram("elasticjob_fire_lateness_seconds"))
-	baseAcc := m1.histogram("elasticjob_ready_to_accept_seconds").minus(m0.histogram("elasticjob_ready_to_accept_seconds"))
+	base := m1.Histogram("elasticjob_fire_lateness_seconds").Minus(m0.Histogram("elasticjob_fire_lateness_seconds"))
+	baseAcc := m1.Histogram("elasticjob_ready_to_accept_seconds").Minus(m0.Histogram("elasticjob_ready_to_accept_seconds"))
 
 	// B: the same fires while 10,000 instants are backfilled.
 	m0, _ = p.api.scrape()
@@ -130,19 +130,19 @@ func runBackfill(ctx context.Context, o options, r *report) error {
 	}
 	took := time.Since(start)
 	m1, _ = p.api.scrape()
-	with := m1.histogram("elasticjob_fire_lateness_seconds").minus(m0.histogram("elasticjob_fire_lateness_seconds"))
-	withAcc := m1.histogram("elasticjob_ready_to_accept_seconds").minus(m0.histogram("elasticjob_ready_to_accept_seconds"))
+	with := m1.Histogram("elasticjob_fire_lateness_seconds").Minus(m0.Histogram("elasticjob_fire_lateness_seconds"))
+	withAcc := m1.Histogram("elasticjob_ready_to_accept_seconds").Minus(m0.Histogram("elasticjob_ready_to_accept_seconds"))
 
 	r.add(sc, fmt.Sprintf("backfill of %d instants (%d jobs × %d, concurrency 1; simulated 100 ms tasks): runs ended, failed; time; runs/s", total, bfJobs, bfInstants),
 		fmt.Sprintf("%d, %d; %.1f s; %.1f runs/s", done, failed, took.Seconds(), float64(done)/took.Seconds()), "", nil)
-	p99a, _ := base.quantile(.99)
-	p99b, ub := with.quantile(.99)
-	r.add(sc, fmt.Sprintf("live fire lateness p99 (%d live jobs, 10 fires/s): alone (%.0f fires) → during the backfill (%.0f fires)", bfLiveJobs, base.count, with.count),
+	p99a, _ := base.Quantile(.99)
+	p99b, ub := with.Quantile(.99)
+	r.add(sc, fmt.Sprintf("live fire lateness p99 (%d live jobs, 10 fires/s): alone (%.0f fires) → during the backfill (%.0f fires)", bfLiveJobs, base.Count, with.Count),
 		ms(p99a)+" → "+ms(p99b)+" (bucket ≤ "+ms(ub)+")", "≤ 10 ms", le(p99b, 0.010))
-	acc50a, _ := baseAcc.quantile(.5)
-	acc99a, _ := baseAcc.quantile(.99)
-	acc50b, _ := withAcc.quantile(.5)
-	acc99b, _ := withAcc.quantile(.99)
+	acc50a, _ := baseAcc.Quantile(.5)
+	acc99a, _ := baseAcc.Quantile(.99)
+	acc50b, _ := withAcc.Quantile(.5)
+	acc99b, _ := withAcc.Quantile(.99)
 	r.add(sc, "queue → ACCEPT p50 / p99 (every launch: live alone → live and backfill runs)",
 		ms(acc50a)+" / "+ms(acc99a)+" → "+ms(acc50b)+" / "+ms(acc99b), "", nil)
 	_ = ids

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // labelOf is a label's value in a series as printed (`name{a="x",b="y"}`), "" if absent.
@@ -41,7 +43,7 @@ func labelOf(series, label string) string {
 
 // deltaBy sums the growth of a counter from m0 to m1 by the values of labels (joined by a
 // space, empty ones left out).
-func deltaBy(m0, m1 metricSet, name string, labels ...string) map[string]float64 {
+func deltaBy(m0, m1 promtext.Set, name string, labels ...string) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range m1 {
 		if k != name && !strings.HasPrefix(k, name+"{") {
@@ -58,7 +60,7 @@ func deltaBy(m0, m1 metricSet, name string, labels ...string) map[string]float64
 	return out
 }
 
-func delta(m0, m1 metricSet, name, label string) map[string]float64 {
+func delta(m0, m1 promtext.Set, name, label string) map[string]float64 {
 	return deltaBy(m0, m1, name, label)
 }
 
@@ -77,7 +79,7 @@ func (k *kubeScale) compare() {
 	ours, jobs := k.results["ours"], k.results["jobs"]
 	r, sc := k.r, "kube-scale"
 	if ours != nil {
-		p99 := percentile(ours.w.toCreated, .99)
+		p99 := promtext.Percentile(ours.w.toCreated, .99)
 		r.add(sc, "goal: ours, fire → pod created p99", ms(p99), "≤ 1 s", le(p99, 1))
 		hwm := float64(ours.mem["scheduler"].hwm)
 		r.add(sc, "goal: ours, scheduler memory (peak VmHWM)", mb(hwm), "≤ 1 GB", le(hwm, 1<<30))

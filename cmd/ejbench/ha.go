@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // runHA measures cluster mode on this machine (three schedulers, one
@@ -214,9 +216,9 @@ func haTakeovers(ctx context.Context, c *haCluster, r *report, starts string, n 
 		sc, goal = "ha/etcd", 2*time.Second
 	}
 	r.add(sc, fmt.Sprintf("kill -9 of the leader → a standby leads (p50 / p99 / max of %d)", len(elected)),
-		ms(percentile(elected, .5))+" / "+ms(percentile(elected, .99))+" / "+ms(maxOf(elected)), "", nil)
+		ms(promtext.Percentile(elected, .5))+" / "+ms(promtext.Percentile(elected, .99))+" / "+ms(promtext.Max(elected)), "", nil)
 	r.add(sc, fmt.Sprintf("kill -9 of the leader → first task launched by the new leader (p50 / p99 / max of %d)", len(launched)),
-		ms(percentile(launched, .5))+" / "+ms(percentile(launched, .99))+" / "+ms(maxOf(launched)), fmt.Sprintf("≤ %s", goal), le(percentile(launched, .99), goal.Seconds()))
+		ms(promtext.Percentile(launched, .5))+" / "+ms(promtext.Percentile(launched, .99))+" / "+ms(promtext.Max(launched)), fmt.Sprintf("≤ %s", goal), le(promtext.Percentile(launched, .99), goal.Seconds()))
 	return nil
 }
 
@@ -246,10 +248,10 @@ func haForwarding(ctx context.Context, c *haCluster, r *report, n int) error {
 		lat[i%2] = append(lat[i%2], time.Since(t).Seconds())
 	}
 	sc := "ha/forward"
-	r.add(sc, fmt.Sprintf("job update on the leader p50 / p99 (%d)", len(lat[0])), ms(percentile(lat[0], .5))+" / "+ms(percentile(lat[0], .99)), "", nil)
-	r.add(sc, fmt.Sprintf("job update on a standby (forwarded) p50 / p99 (%d)", len(lat[1])), ms(percentile(lat[1], .5))+" / "+ms(percentile(lat[1], .99)), "", nil)
-	r.add(sc, "added by forwarding (standby − leader) p50 / p99", msDiff(percentile(lat[1], .5)-percentile(lat[0], .5))+" / "+
-		msDiff(percentile(lat[1], .99)-percentile(lat[0], .99)), "", nil)
+	r.add(sc, fmt.Sprintf("job update on the leader p50 / p99 (%d)", len(lat[0])), ms(promtext.Percentile(lat[0], .5))+" / "+ms(promtext.Percentile(lat[0], .99)), "", nil)
+	r.add(sc, fmt.Sprintf("job update on a standby (forwarded) p50 / p99 (%d)", len(lat[1])), ms(promtext.Percentile(lat[1], .5))+" / "+ms(promtext.Percentile(lat[1], .99)), "", nil)
+	r.add(sc, "added by forwarding (standby − leader) p50 / p99", msDiff(promtext.Percentile(lat[1], .5)-promtext.Percentile(lat[0], .5))+" / "+
+		msDiff(promtext.Percentile(lat[1], .99)-promtext.Percentile(lat[0], .99)), "", nil)
 	return nil
 }
 
@@ -318,5 +320,5 @@ func registerMany(ctx context.Context, api *client, prefix string, n, workers in
 		return 0, 0, 0, failures.Load(), fmt.Errorf("registration aborted after 100 errors: %w", firstErr)
 	}
 	ok := int64(len(all)) - failures.Load()
-	return float64(ok) / elapsed, percentile(all, .5), percentile(all, .99), failures.Load(), nil
+	return float64(ok) / elapsed, promtext.Percentile(all, .5), promtext.Percentile(all, .99), failures.Load(), nil
 }

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 func TestKsCron(t *testing.T) {
@@ -61,8 +63,8 @@ func TestLabelOfAndDelta(t *testing.T) {
 	if labelOf(`m{a="x\"y",b="z"}`, "b") != "z" {
 		t.Error("labelOf past an escaped quote")
 	}
-	m0 := metricSet{s: 10}
-	m1 := metricSet{s: 25, `apiserver_request_total{resource="pods",verb="DELETE"}`: 4, `other{verb="POST"}`: 9}
+	m0 := promtext.Set{s: 10}
+	m1 := promtext.Set{s: 25, `apiserver_request_total{resource="pods",verb="DELETE"}`: 4, `other{verb="POST"}`: 9}
 	d := deltaBy(m0, m1, "apiserver_request_total", "verb", "resource")
 	if d["POST pods"] != 15 || d["DELETE pods"] != 4 || len(d) != 2 {
 		t.Errorf("deltaBy %v", d)
@@ -88,11 +90,11 @@ func TestPodRecorderStats(t *testing.T) {
 	if w.expected != 2 || w.fired != 2 || w.created != 2 || w.ended != 1 {
 		t.Fatalf("stats %+v", w)
 	}
-	if math.Abs(percentile(w.toCreated, 0)-0.2) > 1e-9 || math.Abs(percentile(w.toRunning, 0)-0.7) > 1e-9 {
+	if math.Abs(promtext.Percentile(w.toCreated, 0)-0.2) > 1e-9 || math.Abs(promtext.Percentile(w.toRunning, 0)-0.7) > 1e-9 {
 		t.Errorf("latencies %v %v", w.toCreated, w.toRunning)
 	}
 	w = r.stats(base, base.Add(2*time.Second), 20) // job 1 and 11 (2 + 2 shards) never seen
-	if w.expected != 6 || w.fired != 2 || !math.IsInf(percentile(w.toCreated, .99), 1) {
+	if w.expected != 6 || w.fired != 2 || !math.IsInf(promtext.Percentile(w.toCreated, .99), 1) {
 		t.Errorf("unseen pods: %+v", w)
 	}
 	path := filepath.Join(t.TempDir(), "pods.csv")

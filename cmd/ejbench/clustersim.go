@@ -10,6 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/masterload"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // simStores are the registries the cluster-sim scenario runs against.
@@ -140,7 +144,7 @@ func simFlags(o options) []string {
 }
 
 // runMasterCeiling drives a simulated mesos-local of its own with
-// masterLoad (no scheduler) for o.simMasterLoad: the master's launch rate
+// masterload.Load (no scheduler) for o.simMasterLoad: the master's launch rate
 // and CPU per launch when it is the only limit.
 func runMasterCeiling(ctx context.Context, o options, r *report) error {
 	dir, cleanup, err := tempDir(o, "masterload")
@@ -167,13 +171,13 @@ func runMasterCeiling(ctx context.Context, o options, r *report) error {
 	}
 	var a0 at
 	var loadErr error
-	var l *masterLoad
+	var l *masterload.Load
 	done := make(chan struct{})
 	go func() {
-		l, loadErr = runMasterLoad(ctx, ml.url, o.simMasterLoad, func(ld *masterLoad) { // after warm
+		l, loadErr = masterload.Run(ctx, ml.url, o.simMasterLoad, func(ld *masterload.Load) { // after warm
 			a0.m, _ = readProc(ml.pid())
 			a0.h, _ = readProc(os.Getpid())
-			a0.launched, a0.finished = float64(ld.launched.Load()), float64(ld.ended.Load())
+			a0.launched, a0.finished = float64(ld.Launched.Load()), float64(ld.Ended.Load())
 		}, warm)
 		close(done)
 	}()
@@ -187,14 +191,14 @@ func runMasterCeiling(ctx context.Context, o options, r *report) error {
 	}
 	h1, _ := readProc(os.Getpid())
 	win := m1.taken.Sub(a0.m.taken).Seconds()
-	n, fin := float64(l.launched.Load())-a0.launched, float64(l.ended.Load())-a0.finished
+	n, fin := float64(l.Launched.Load())-a0.launched, float64(l.Ended.Load())-a0.finished
 	const sc = "cluster-sim/master"
-	r.add(sc, fmt.Sprintf("master ceiling, no scheduler: a minimal framework (%d tasks per ACCEPT, 8 ack workers, ≤ %d unfinished)", loadTasksPerAccept, loadInFlight),
-		fmt.Sprintf("%.0f launches/s, %.0f tasks finished/s over %.0f s, %d call errors", n/win, fin/win, win, l.errs.Load()), "", nil)
+	r.add(sc, fmt.Sprintf("master ceiling, no scheduler: a minimal framework (%d tasks per ACCEPT, 8 ack workers, ≤ %d unfinished)", masterload.TasksPerAccept, masterload.InFlight),
+		fmt.Sprintf("%.0f launches/s, %.0f tasks finished/s over %.0f s, %d call errors", n/win, fin/win, win, l.Errs.Load()), "", nil)
 	r.add(sc, "master ceiling: mesos-local CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %% (the driving framework: %.0f %%)",
 		ms((m1.cpu-a0.m.cpu)/max(n, 1)), 100*(m1.cpu-a0.m.cpu)/win, 100*(h1.cpu-a0.h.cpu)/win), "", nil)
-	if l.firstErr != nil {
-		r.note("cluster-sim master ceiling: first call error: " + l.firstErr.Error())
+	if err := l.FirstErr(); err != nil {
+		r.note("cluster-sim master ceiling: first call error: " + err.Error())
 	}
 	ml.stop()
 	if o.simProfile {
@@ -239,7 +243,7 @@ func (s *simRun) start() error {
 		return err
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if m, err := p.api.scrape(); err == nil && m.sum("elasticjob_leader") == 1 {
+		if m, err := p.api.scrape(); err == nil && m.Sum("elasticjob_leader") == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -318,7 +322,7 @@ func (s *simRun) registerAll(ctx context.Context) error {
 		status += fmt.Sprintf("; stopped at the %s bound", o.simRegisterFor)
 	}
 	s.r.add(s.sc, fmt.Sprintf("jobs registered through the API (%d clients)", o.workers), status, "", nil)
-	s.r.add(s.sc, "registration latency p50 / p99", ms(percentile(res.lat, .5))+" / "+ms(percentile(res.lat, .99)), "", nil)
+	s.r.add(s.sc, "registration latency p50 / p99", ms(promtext.Percentile(res.lat, .5))+" / "+ms(promtext.Percentile(res.lat, .99)), "", nil)
 	if res.firstErr != nil {
 		s.r.note(s.sc + ": first registration error: " + res.firstErr.Error())
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // The cluster shape in the simulated cluster: on ZooKeeper a standby runs
@@ -16,18 +18,18 @@ import (
 // leader is killed (kill -9) and the standby's first launch is timed.
 
 // reportLag adds an instance's registry copy lag over the window (the
-// elasticjob_registry_cache_lag_seconds histogram: a change's notification
+// elasticjob_registry_cache_lag_seconds promtext.Histogram: a change's notification
 // reaching the instance → its copy holding it).
-func (s *simRun) reportLag(who string, m0, m1 metricSet) {
-	h := m1.histogram("elasticjob_registry_cache_lag_seconds").minus(m0.histogram("elasticjob_registry_cache_lag_seconds"))
-	if h.count == 0 {
+func (s *simRun) reportLag(who string, m0, m1 promtext.Set) {
+	h := m1.Histogram("elasticjob_registry_cache_lag_seconds").Minus(m0.Histogram("elasticjob_registry_cache_lag_seconds"))
+	if h.Count == 0 {
 		s.r.add(s.sc, who+": registry copy lag (notification → copy), p50 / p99", "no change observed", "", nil)
 		return
 	}
-	p50, _ := h.quantile(.5)
-	p99, b99 := h.quantile(.99)
+	p50, _ := h.Quantile(.5)
+	p99, b99 := h.Quantile(.99)
 	s.r.add(s.sc, who+": registry copy lag (notification → copy), p50 / p99 (bucket ≤); changes/s",
-		fmt.Sprintf("%s / %s (≤ %s); %.0f/s", ms(p50), ms(p99), ms(b99), h.count/s.window), "", nil)
+		fmt.Sprintf("%s / %s (≤ %s); %.0f/s", ms(p50), ms(p99), ms(b99), h.Count/s.window), "", nil)
 }
 
 // takeover kills the leader (SIGKILL) and times until the simulated master
@@ -136,7 +138,7 @@ func (s *simRun) startEtcd(args []string) error {
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		for i, p := range ps {
-			if m, err := p.api.scrape(); err == nil && m.sum("elasticjob_leader") == 1 {
+			if m, err := p.api.scrape(); err == nil && m.Sum("elasticjob_leader") == 1 {
 				s.p, s.sb, s.sb2 = p, ps[(i+1)%3], ps[(i+2)%3]
 				return nil
 			}

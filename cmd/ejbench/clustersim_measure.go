@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // simSlice is how often the launch counter is read during the window: the
@@ -36,7 +38,7 @@ func (s *simRun) measure(ctx context.Context) error {
 		return err
 	}
 	var zk0 zkStat
-	var sb0 metricSet
+	var sb0 promtext.Set
 	if s.sb != nil {
 		if sb0, err = s.sb.api.scrape(); err != nil {
 			s.r.note(s.sc + ": the standby's /metrics: " + err.Error())
@@ -48,7 +50,7 @@ func (s *simRun) measure(ctx context.Context) error {
 		}
 	}
 	logf("%s: observing %s (load average %s)", s.sc, o.simWindow, loadavg())
-	samples := []simSample{{at0, m0.sum("elasticjob_tasks_launched_total")}}
+	samples := []simSample{{at0, m0.Sum("elasticjob_tasks_launched_total")}}
 	var slowest time.Duration // the largest uncertainty of a reading's time
 	profDone := make(chan struct{})
 	if o.simProfile { // the scheduler's CPU over the window, but for its last seconds
@@ -66,7 +68,7 @@ func (s *simRun) measure(ctx context.Context) error {
 		if now := time.Now(); !now.Before(nextSlice) && end.Sub(now) > simSlice/2 {
 			if m, at, half, err := p.api.scrapeAt(); err == nil {
 				slowest = max(slowest, half)
-				samples = append(samples, simSample{at, m.sum("elasticjob_tasks_launched_total")})
+				samples = append(samples, simSample{at, m.Sum("elasticjob_tasks_launched_total")})
 				logf("%s: %.0f launches/s over the last %s, VmRSS %s (read within ±%s)", s.sc,
 					rateOf(samples[len(samples)-2:]), simSlice, mb(float64(rssMax.rss)), half.Round(time.Millisecond))
 			}
@@ -96,7 +98,7 @@ func (s *simRun) measure(ctx context.Context) error {
 	if o.simProfile {
 		s.heapProfile()
 	}
-	samples = append(samples, simSample{at1, m1.sum("elasticjob_tasks_launched_total")})
+	samples = append(samples, simSample{at1, m1.Sum("elasticjob_tasks_launched_total")})
 	s.readSlack = slowest
 	mm, mmErr := s.ml.metrics()
 	s.window = s1.taken.Sub(s0.taken).Seconds()
@@ -140,9 +142,9 @@ func rateOf(ss []simSample) float64 {
 	return (b.launched - a.launched) / b.at.Sub(a.at).Seconds()
 }
 
-func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []simSample, rssMax mem) {
+func (s *simRun) report(m0, m1 promtext.Set, s0, s1, ml0, ml1 procStat, samples []simSample, rssMax mem) {
 	o, sc, win := s.o, s.sc, s.window
-	d := func(name string, want ...string) float64 { return m1.sum(name, want...) - m0.sum(name, want...) }
+	d := func(name string, want ...string) float64 { return m1.Sum(name, want...) - m0.Sum(name, want...) }
 	launched := d("elasticjob_tasks_launched_total")
 	s.launches = launched
 	rate := launched / win
@@ -151,12 +153,12 @@ func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []s
 		perSlice = append(perSlice, rateOf(samples[i-1:i+1]))
 	}
 	lowest := slices.Min(perSlice)
-	hist := func(name string) histogram { return m1.histogram(name).minus(m0.histogram(name)) }
+	hist := func(name string) promtext.Histogram { return m1.Histogram(name).Minus(m0.Histogram(name)) }
 	acc, late := hist("elasticjob_ready_to_accept_seconds"), hist("elasticjob_fire_lateness_seconds")
-	a50, _ := acc.quantile(.5)
-	a99, a99b := acc.quantile(.99)
-	l50, _ := late.quantile(.5)
-	l99, l99b := late.quantile(.99)
+	a50, _ := acc.Quantile(.5)
+	a99, a99b := acc.Quantile(.99)
+	l50, _ := late.Quantile(.5)
+	l99, l99b := late.Quantile(.99)
 	demand := float64(s.registered) / 60 * 5.5
 	cpu := s1.cpu - s0.cpu
 	mlCPU := ml1.cpu - ml0.cpu
@@ -164,7 +166,7 @@ func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []s
 	r := s.r
 	r.add(sc, "setup", fmt.Sprintf("%d simulated agents × %g cpus/%g MB, tasks %s, %d jobs (1-10 shards, cron at second i%%60 of every minute, %d apps), %.0f s window",
 		o.simAgents, o.simAgentCPUs, o.simAgentMemMB, o.simDuration, s.registered, o.simApps, win), "", nil)
-	r.add(sc, "offered load (fires × shards)", fmt.Sprintf("%.0f fires/s observed, ≈ %.0f shard launches/s asked for", late.count/win, demand), "", nil)
+	r.add(sc, "offered load (fires × shards)", fmt.Sprintf("%.0f fires/s observed, ≈ %.0f shard launches/s asked for", late.Count/win, demand), "", nil)
 	var goal *bool
 	target := ""
 	if s.store == "embedded" {
@@ -185,13 +187,13 @@ func (s *simRun) report(m0, m1 metricSet, s0, s1, ml0, ml1 procStat, samples []s
 	r.add(sc, "of the VmRSS max: mapped files (RssFile); the rest", mb(float64(rssMax.file))+"; "+mb(float64(rssMax.rss-rssMax.file)), "", nil)
 	// What the Go runtime holds at the window's end (the scheduler's Go
 	// collector): what the RSS is made of besides the live heap.
-	g := func(name string) string { return mb(m1.sum(name)) }
+	g := func(name string) string { return mb(m1.Sum(name)) }
 	r.add(sc, "Go at end: heap in use; heap idle, not returned; stacks; next GC goal; all Go obtained (Sys)",
-		g("go_memstats_heap_inuse_bytes")+"; "+mb(m1.sum("go_memstats_heap_idle_bytes")-m1.sum("go_memstats_heap_released_bytes"))+"; "+
+		g("go_memstats_heap_inuse_bytes")+"; "+mb(m1.Sum("go_memstats_heap_idle_bytes")-m1.Sum("go_memstats_heap_released_bytes"))+"; "+
 			g("go_memstats_stack_inuse_bytes")+"; "+g("go_memstats_next_gc_bytes")+"; "+g("go_memstats_sys_bytes"), "", nil)
 	recv, decl := d("elasticjob_offers_total", `outcome="received"`), d("elasticjob_offers_total", `outcome="declined"`)
 	r.add(sc, "offers received; declined (per second)", fmt.Sprintf("%.0f/s; %.0f/s", recv/win, decl/win), "", nil)
-	r.add(sc, "ready queue at end (jobs); waiting entries by reason", fmt.Sprintf("%.0f; %s", m1.sum("elasticjob_ready_queue_jobs"), waitingByReason(m1)), "", nil)
+	r.add(sc, "ready queue at end (jobs); waiting entries by reason", fmt.Sprintf("%.0f; %s", m1.Sum("elasticjob_ready_queue_jobs"), waitingByReason(m1)), "", nil)
 	r.add(sc, "mesos-local (simulated master) CPU per launch; % of one core", fmt.Sprintf("%s; %.0f %%", perLaunch(mlCPU, launched), 100*mlCPU/win), "", nil)
 	r.add(sc, "load average at end of window", loadavg(), "", nil)
 }
@@ -205,7 +207,7 @@ func perLaunch(cpu, launched float64) string {
 }
 
 // waitingByReason renders elasticjob_waiting_entries{reason=…}.
-func waitingByReason(m metricSet) string {
+func waitingByReason(m promtext.Set) string {
 	var parts []string
 	for k, v := range m {
 		if rest, ok := strings.CutPrefix(k, `elasticjob_waiting_entries{reason="`); ok && v > 0 {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/ejcloud/elasticjob/cgroups"
 	"github.com/ejcloud/elasticjob/executor/process"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // The Java scenario (docs/benchmarks.md, Java jobs): a job whose execute records the wall
@@ -166,9 +168,9 @@ func javaByHand(r *report, dir, lib, appJar string, n int) error {
 		}
 	}
 	for _, x := range rows {
-		v := fmt.Sprintf("wall %s / %s, CPU %s", ms(minOf(x.wall)), ms(percentile(x.wall, .5)), ms(percentile(x.cpus, .5)))
+		v := fmt.Sprintf("wall %s / %s, CPU %s", ms(minOf(x.wall)), ms(promtext.Percentile(x.wall, .5)), ms(promtext.Percentile(x.cpus, .5)))
 		if len(x.exec) > 0 {
-			v = fmt.Sprintf("exec → execute %s / %s; ", ms(minOf(x.exec)), ms(percentile(x.exec, .5))) + v
+			v = fmt.Sprintf("exec → execute %s / %s; ", ms(minOf(x.exec)), ms(promtext.Percentile(x.exec, .5))) + v
 		}
 		r.add("java", "by hand: "+x.what+": min / p50 (CPU p50)", v, "", nil)
 	}

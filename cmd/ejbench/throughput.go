@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // runThroughput runs the throughput scenario up to three times: saturated
@@ -170,15 +172,15 @@ func throughputRun(ctx context.Context, o options, r *report, sc string, jobs, r
 	wg.Wait()
 
 	win := s1.taken.Sub(s0.taken).Seconds()
-	d := func(name string, want ...string) float64 { return m1.sum(name, want...) - m0.sum(name, want...) }
+	d := func(name string, want ...string) float64 { return m1.Sum(name, want...) - m0.Sum(name, want...) }
 	fin := d("elasticjob_tasks_ended_total", `result="finished"`)
 	failed := d("elasticjob_tasks_ended_total", `result="failed"`)
 	killed := d("elasticjob_tasks_ended_total", `result="killed"`)
 	launched := d("elasticjob_tasks_launched_total")
 	done := fin / win
-	h := m1.histogram("elasticjob_ready_to_accept_seconds").minus(m0.histogram("elasticjob_ready_to_accept_seconds"))
-	a50, _ := h.quantile(.5)
-	a99, a99b := h.quantile(.99)
+	h := m1.Histogram("elasticjob_ready_to_accept_seconds").Minus(m0.Histogram("elasticjob_ready_to_accept_seconds"))
+	a50, _ := h.Quantile(.5)
+	a99, a99b := h.Quantile(.99)
 	crons := "no cron"
 	if cron {
 		crons = "cron 1/s each"
@@ -197,7 +199,7 @@ func throughputRun(ctx context.Context, o options, r *report, sc string, jobs, r
 		// execution or collapses into one already waiting (misfire=false).
 		r.add(sc, "API trigger requests per completed execution", fmt.Sprintf("%.2f", float64(sentWin)/fin), "", nil)
 	}
-	r.add(sc, "executor VmRSS max / median", fmt.Sprintf("%s / %s (%d executors, %d samples)", mb(maxOf(rss)), mb(percentile(rss, .5)), len(seen), len(rss)), "≤ 20 MB", le(maxOf(rss)/(1<<20), 20))
+	r.add(sc, "executor VmRSS max / median", fmt.Sprintf("%s / %s (%d executors, %d samples)", mb(promtext.Max(rss)), mb(promtext.Percentile(rss, .5)), len(seen), len(rss)), "≤ 20 MB", le(promtext.Max(rss)/(1<<20), 20))
 	r.add(sc, "scheduler CPU (% of one core) / VmRSS max", fmt.Sprintf("%.0f %% / %s", 100*(s1.cpu-s0.cpu)/win, mb(float64(schedRSSMax))), "", nil)
 	if fin > 0 {
 		r.add(sc, "CPU per completed execution: scheduler (embedded master and agent included); executors and job processes",

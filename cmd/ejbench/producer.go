@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // closedMesos is a loopback URL nothing listens on: the scheduler keeps
@@ -90,7 +92,7 @@ func runRegisterProducer(ctx context.Context, o options, r *report) error {
 	rate := float64(ok) / elapsed.Seconds()
 	r.add("register", fmt.Sprintf("jobs registered (%d clients)", o.workers), fmt.Sprintf("%d in %.1f s, %d errors", ok, elapsed.Seconds(), failures.Load()), "", nil)
 	r.add("register", "registration throughput", fmt.Sprintf("%.0f jobs/s", rate), "≥ 1000 jobs/s", ge(rate, 1000))
-	r.add("register", "request latency p50 / p99", ms(percentile(all, .5))+" / "+ms(percentile(all, .99)), "", nil)
+	r.add("register", "request latency p50 / p99", ms(promtext.Percentile(all, .5))+" / "+ms(promtext.Percentile(all, .99)), "", nil)
 	if firstErr != nil {
 		r.note("registration: first error: " + firstErr.Error())
 		if failures.Load() >= 100 {
@@ -136,20 +138,20 @@ func runRegisterProducer(ctx context.Context, o options, r *report) error {
 	}
 	win := s1.taken.Sub(s0.taken).Seconds()
 	cpu := 100 * (s1.cpu - s0.cpu) / win
-	h := m1.histogram("elasticjob_fire_lateness_seconds").minus(m0.histogram("elasticjob_fire_lateness_seconds"))
-	p50, _ := h.quantile(.5)
-	p99, p99b := h.quantile(.99)
-	_, maxB := h.maxBound()
+	h := m1.Histogram("elasticjob_fire_lateness_seconds").Minus(m0.Histogram("elasticjob_fire_lateness_seconds"))
+	p50, _ := h.Quantile(.5)
+	p99, p99b := h.Quantile(.99)
+	_, maxB := h.MaxBound()
 	const sc = "producer"
 	r.add(sc, "setup", fmt.Sprintf("%d jobs, %.0f s window, Mesos closed (no launches)", ok, win), "", nil)
-	r.add(sc, "fires observed (rate)", fmt.Sprintf("%.0f (%.1f/s)", h.count, h.count/win), fmt.Sprintf("≈ %.1f/s", float64(ok)/3600), nil)
+	r.add(sc, "fires observed (rate)", fmt.Sprintf("%.0f (%.1f/s)", h.Count, h.Count/win), fmt.Sprintf("≈ %.1f/s", float64(ok)/3600), nil)
 	r.add(sc, "scheduler VmRSS (end of window; max sampled)", mb(float64(s1.rss))+"; "+mb(float64(max(rssMax, s1.rss))), "≤ 300 MB", le(float64(max(rssMax, s1.rss))/(1<<20), 300))
 	r.add(sc, "scheduler VmHWM (peak since start, incl. registration)", mb(float64(s1.hwm)), "", nil)
 	r.add(sc, "scheduler CPU over window (% of one core)", fmt.Sprintf("%.2f %%", cpu), "≤ 2 %", le(cpu, 2))
 	r.add(sc, "fire lateness p50 (interpolated)", ms(p50), "", nil)
 	r.add(sc, "fire lateness p99 (interpolated; bucket ≤)", ms(p99)+" (≤ "+ms(p99b)+")", "≤ 5 ms", le(p99, 0.005))
 	r.add(sc, "fire lateness max (bucket upper bound)", "≤ "+ms(maxB), "", nil)
-	r.add(sc, "fire lateness mean", ms(h.sum/math.Max(h.count, 1)), "", nil)
+	r.add(sc, "fire lateness mean", ms(h.Sum/math.Max(h.Count, 1)), "", nil)
 
 	// Restart on the 100k-job data directory.
 	logf("restarting the scheduler on the %d-job data directory", ok)

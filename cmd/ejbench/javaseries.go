@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // javaVariant is one scheduler the Java jobs run through: a bin directory and flags.
@@ -120,7 +122,7 @@ func stampsOf(dir string, v *javaVariant, j javaJob) string {
 func javaAlternate(ctx context.Context, o options, r *report, dir string, vs []*javaVariant, j javaJob, n int) error {
 	type series struct{ d, floor, diff []float64 }
 	got := make([]series, len(vs))
-	m0 := make([]metricSet, len(vs))
+	m0 := make([]promtext.Set, len(vs))
 	for i := 0; i <= n && ctx.Err() == nil; i++ {
 		for k, v := range vs {
 			if i == 1 {
@@ -163,9 +165,9 @@ func javaAlternate(ctx context.Context, o options, r *report, dir string, vs []*
 	}
 	for k, v := range vs {
 		sc, g := "java/"+v.name, got[k]
-		r.add(sc, j.what+": trigger → execute entered min / p50 / p99", ms(minOf(g.d))+" / "+ms(percentile(g.d, .5))+" / "+ms(percentile(g.d, .99)), "", nil)
-		r.add(sc, j.what+": java -version right before each, min / p50", ms(minOf(g.floor))+" / "+ms(percentile(g.floor, .5)), "", nil)
-		r.add(sc, j.what+": per-run difference (trigger → execute − java -version) p50", ms(percentile(g.diff, .5)), "≤ 50 ms", le(percentile(g.diff, .5), .05))
+		r.add(sc, j.what+": trigger → execute entered min / p50 / p99", ms(minOf(g.d))+" / "+ms(promtext.Percentile(g.d, .5))+" / "+ms(promtext.Percentile(g.d, .99)), "", nil)
+		r.add(sc, j.what+": java -version right before each, min / p50", ms(minOf(g.floor))+" / "+ms(promtext.Percentile(g.floor, .5)), "", nil)
+		r.add(sc, j.what+": per-run difference (trigger → execute − java -version) p50", ms(promtext.Percentile(g.diff, .5)), "≤ 50 ms", le(promtext.Percentile(g.diff, .5), .05))
 		m1, err := v.p.api.scrape()
 		if err != nil {
 			return err
@@ -176,12 +178,12 @@ func javaAlternate(ctx context.Context, o options, r *report, dir string, vs []*
 }
 
 // stagesP50 is each launch-path stage's p50 between two scrapes, in the stages' order.
-func stagesP50(m0, m1 metricSet) string {
+func stagesP50(m0, m1 promtext.Set) string {
 	const name = "elasticjob_launch_stage_seconds"
 	var out []string
 	for _, st := range launchStages {
 		sel := `stage="` + st.name + `"`
-		p50, _ := m1.histogram(name, sel).minus(m0.histogram(name, sel)).quantile(.5)
+		p50, _ := m1.Histogram(name, sel).Minus(m0.Histogram(name, sel)).Quantile(.5)
 		out = append(out, strings.TrimSuffix(ms(p50), " ms"))
 	}
 	return strings.Join(out, ", ") + " ms"
@@ -227,7 +229,7 @@ func javaDaemon(ctx context.Context, r *report, p *schedProc, sc, dir, name stri
 		d = append(d, float64(s.ns%1e9)/1e9)
 	}
 	r.add(sc, fmt.Sprintf("DAEMON: cron fire → execute entered p50 / p99 (real clock, %d ticks after the first, %d JVM)", len(d), len(pids)),
-		ms(percentile(d, .5))+" / "+ms(percentile(d, .99)), "≤ the Go SDK's + 5 ms", nil)
+		ms(promtext.Percentile(d, .5))+" / "+ms(promtext.Percentile(d, .99)), "≤ the Go SDK's + 5 ms", nil)
 	r.add(sc, "DAEMON: the first tick (starts the JVM): fire → execute", ms(float64(got[0].ns%1e9)/1e9), "", nil)
 	if st, err := os.ReadFile("/proc/" + got[len(got)-1].pid + "/status"); err == nil {
 		for _, l := range strings.Split(string(st), "\n") {

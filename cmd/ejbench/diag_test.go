@@ -1,7 +1,7 @@
 package main
 
 // Diagnostic micro-benchmarks behind the harness's figures (run with
-// `go test -run x -bench . -cpu 1 ./bench/`): what one producer batch
+// `go test -run x -bench . -cpu 1 ./cmd/ejbench/`): what one producer batch
 // costs and how late a Go timer wakes on this machine.
 
 import (

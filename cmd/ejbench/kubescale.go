@@ -9,6 +9,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // The kube-scale scenario (issue 40 item 3): the real API server, etcd, kube-controller-
@@ -179,13 +181,13 @@ func (k *kubeScale) sample() map[string]procStat {
 }
 
 // apiMetrics scrapes the API server's /metrics.
-func (k *kubeScale) apiMetrics(ctx context.Context) metricSet {
+func (k *kubeScale) apiMetrics(ctx context.Context) promtext.Set {
 	b, err := k.cp.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		logf("kube-scale: API server metrics: %v", err)
 		return nil
 	}
-	return parseMetrics(b)
+	return promtext.Parse(b)
 }
 
 // clean deletes a namespace's pods (and Jobs) and waits until none is left.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // runTeams plays issue 52's three scenarios on real schedulers (-bin, and
@@ -63,7 +65,7 @@ func lateRows(r *report, scenario, who string, late []float64, sim map[string]fl
 			fin = append(fin, l)
 		}
 	}
-	mx := maxOf(fin)
+	mx := promtext.Max(fin)
 	if len(fin) < len(late) {
 		mx = math.Inf(1)
 	}
@@ -73,9 +75,9 @@ func lateRows(r *report, scenario, who string, late []float64, sim map[string]fl
 		}
 		return ""
 	}
-	p50 := percentile(fin, .5)
+	p50 := promtext.Percentile(fin, .5)
 	r.add(scenario, who+" fire → process start p50 (job's clock)", ms(p50)+simOf("late-p50-ms"), "≤ 50 ms", le(p50, 0.05))
-	r.add(scenario, who+" fire → process start p99", ms(percentile(fin, .99))+simOf("late-p99-ms"), "", nil)
+	r.add(scenario, who+" fire → process start p99", ms(promtext.Percentile(fin, .99))+simOf("late-p99-ms"), "", nil)
 	r.add(scenario, who+" fire → process start max", ms(mx)+simOf("late-max-ms"), "≤ 1 s", le(mx, 1))
 	simOver := ""
 	if v, ok := sim["late-over-1s"]; ok {
@@ -142,7 +144,7 @@ func teamsTwoTeam(ctx context.Context, o options, r *report, side, bin string, s
 	ev = readTeamEvents(g.out)
 	scen := "teams two-team (" + side + ")"
 	lateRows(r, scen, "search", fireLateness(ev, "search", "index", fires), sim)
-	histRow(r, scen, "search", g.lateness("search").minus(h0))
+	histRow(r, scen, "search", g.lateness("search").Minus(h0))
 	g.lateNotes(r, scen, "search")
 	held := cpuSeconds(ev, map[string]float64{"pay": 0.9}, t0, payEnd)["pay"]
 	took := payEnd.Sub(t0).Seconds()
@@ -212,7 +214,7 @@ func teamsWholeGuarantee(ctx context.Context, o options, r *report, side, bin st
 	ev := readTeamEvents(g.out)
 	scen := "teams whole-guarantee (" + side + ")"
 	lateRows(r, scen, "core", fireLateness(ev, "core", "tick", fires), sim)
-	histRow(r, scen, "core", g.lateness("core").minus(h0))
+	histRow(r, scen, "core", g.lateness("core").Minus(h0))
 	g.lateNotes(r, scen, "core")
 	r.add(scen, "b1+b2's 24 runs: trigger → last end", fmt.Sprintf("%.1f s", end.Sub(t0).Seconds()), "", nil)
 	return nil
@@ -280,14 +282,14 @@ func teamsWeights(ctx context.Context, o options, r *report, side, bin string, s
 	return nil
 }
 
-// lateness is the scheduler's per-namespace fire lateness histogram (fire
+// lateness is the scheduler's per-namespace fire lateness promtext.Histogram (fire
 // → the ACCEPT that launches it) now.
-func (g *teamRig) lateness(ns string) histogram {
+func (g *teamRig) lateness(ns string) promtext.Histogram {
 	m, err := g.p.api.scrape()
 	if err != nil {
-		return histogram{}
+		return promtext.Histogram{}
 	}
-	return m.histogram("elasticjob_namespace_fire_lateness_seconds", `namespace="`+ns+`"`)
+	return m.Histogram("elasticjob_namespace_fire_lateness_seconds", `namespace="`+ns+`"`)
 }
 
 // lateNotes notes why each of ns's late runs was late, as the scheduler
@@ -309,16 +311,16 @@ func (g *teamRig) lateNotes(r *report, scenario, ns string) {
 	}
 }
 
-// histRow reports what the scheduler's histogram says of the same fires
+// histRow reports what the scheduler's promtext.Histogram says of the same fires
 // (bucketed: p50 interpolated, the highest bucket's bound).
-func histRow(r *report, scenario, who string, h histogram) {
-	if h.count <= 0 {
-		r.add(scenario, who+" fire → ACCEPT (the scheduler's histogram)", "no observations", "", nil)
+func histRow(r *report, scenario, who string, h promtext.Histogram) {
+	if h.Count <= 0 {
+		r.add(scenario, who+" fire → ACCEPT (the scheduler's promtext.Histogram)", "no observations", "", nil)
 		return
 	}
-	p50, _ := h.quantile(.5)
-	lo, hi := h.maxBound()
-	r.add(scenario, who+" fire → ACCEPT (the scheduler's histogram)", fmt.Sprintf("%.0f fires, p50 ≈ %s, max in (%s, %s]", h.count, ms(p50), ms(lo), ms(hi)), "", nil)
+	p50, _ := h.Quantile(.5)
+	lo, hi := h.MaxBound()
+	r.add(scenario, who+" fire → ACCEPT (the scheduler's promtext.Histogram)", fmt.Sprintf("%.0f fires, p50 ≈ %s, max in (%s, %s]", h.Count, ms(p50), ms(lo), ms(hi)), "", nil)
 }
 
 func countEnds(ev []teamEvent, ns string) int {

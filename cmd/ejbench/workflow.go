@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // The workflow scenario, on the embedded default: node hand-off time (the
@@ -209,10 +211,10 @@ func (b *wfBench) handoffSeries(ctx context.Context, r *report, name, label stri
 		t, e := handoffs(run)
 		total, engine = append(total, t...), append(engine, e...)
 	}
-	p50, p99 := percentile(total, .5), percentile(total, .99)
+	p50, p99 := promtext.Percentile(total, .5), promtext.Percentile(total, .99)
 	r.add("workflow", fmt.Sprintf("%s: node hand-off p50 (%d hand-offs)", label, len(total)), ms(p50), "≤ 10 ms", le(p50, .010))
 	r.add("workflow", label+": node hand-off p99", ms(p99), "", nil)
-	r.add("workflow", label+": of which upstream end → node queued, p50 / p99", ms(percentile(engine, .5))+" / "+ms(percentile(engine, .99)), "", nil)
+	r.add("workflow", label+": of which upstream end → node queued, p50 / p99", ms(promtext.Percentile(engine, .5))+" / "+ms(promtext.Percentile(engine, .99)), "", nil)
 	return nil
 }
 
