@@ -1,10 +1,7 @@
 package round
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,17 +10,12 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/internal/datadriven"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
-
-// The scenario tests read testdata/*.txt: each case is a queue and a
-// cluster in the lines before "----", and the plan Decide makes of them
-// after it, up to a blank line (the etcd/raft datadriven shape). With
-// -rewrite the expected plans are written from what Decide returns.
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected plans in testdata/*.txt")
 
 var t0 = time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 
@@ -38,61 +30,14 @@ func at(s string) time.Time {
 	return t0.Add(time.Duration(n * float64(time.Second)))
 }
 
+// TestScenarios reads testdata/*.txt: each case is a queue and a cluster
+// in the lines before "----", and the plan Decide makes of them after it,
+// up to a blank line (internal/datadriven; -rewrite writes the expected
+// plans from what Decide returns).
 func TestScenarios(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no scenarios in testdata")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) { runScenarios(t, f) })
-	}
-}
-
-func runScenarios(t *testing.T, file string) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	lines := strings.Split(string(b), "\n")
-	for i := 0; i < len(lines); {
-		if strings.TrimSpace(lines[i]) == "" || strings.HasPrefix(lines[i], "#") {
-			out.WriteString(lines[i] + "\n")
-			i++
-			continue
-		}
-		start := i
-		var in []string
-		for i < len(lines) && lines[i] != "----" {
-			in = append(in, lines[i])
-			i++
-		}
-		if i == len(lines) {
-			t.Fatalf("%s:%d: a case without ----", file, start+1)
-		}
-		i++
-		var want []string
-		for i < len(lines) && lines[i] != "" {
-			want = append(want, lines[i])
-			i++
-		}
-		got := renderPlan(Decide(parseView(t, file, start, in)))
-		if !*rewrite && strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s:%d: plan differs\n--- got\n%s\n--- want\n%s", file, start+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
-		for _, l := range in {
-			out.WriteString(l + "\n")
-		}
-		out.WriteString("----\n")
-		for _, l := range got {
-			out.WriteString(l + "\n")
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	datadriven.Glob(t, "testdata/*.txt", func(t *testing.T, c datadriven.Case) []string {
+		return renderPlan(Decide(parseView(t, c.File, c.Line-1, c.Input)))
+	})
 }
 
 // catalog is a Catalog over maps, for tests.

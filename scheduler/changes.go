@@ -76,15 +76,6 @@ func (c *configFollower) jobChanged(ctx context.Context, name string) {
 	c.producer.Reschedule(name)
 }
 
-// Who ended the tasks of a deleted job (task.Entry.KilledBy): the status
-// handler words their end "killed (job deleted)", and a DAEMON job's
-// resident tasks are no transient executions (history wrote each as a
-// failed run).
-const (
-	killedByDeletion       = "(job deleted)"
-	killedByDaemonDeletion = "(daemon job deleted)"
-)
-
 // markDeleted marks the running tasks of a job just deleted as killed by
 // the deletion, before the kill.
 func (c *configFollower) markDeleted(ctx context.Context, name string, daemon bool) {
@@ -92,9 +83,9 @@ func (c *configFollower) markDeleted(ctx context.Context, name string, daemon bo
 	if err != nil || len(running) == 0 {
 		return
 	}
-	by := killedByDeletion
+	by := task.KilledByDeletion
 	if daemon {
-		by = killedByDaemonDeletion
+		by = task.KilledByDaemonDeletion
 	}
 	ch := c.reg.Change()
 	marked := map[int]task.Entry{}

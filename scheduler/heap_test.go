@@ -98,9 +98,9 @@ func TestProducerStagedStaysALeadLong(t *testing.T) {
 	const lead = 2 * time.Second
 	for ms := range 60_000 {
 		now := t0.Add(time.Duration(ms) * time.Millisecond)
-		p.noteStagedLocked(fire{at: now.Add(lead), job: fmt.Sprintf("j%d", ms%1000)}, now)
+		p.t.noteStaged(fire{at: now.Add(lead), job: fmt.Sprintf("j%d", ms%1000)}, now)
 	}
-	if n, c := len(p.staged), cap(p.staged); n > 2_001 || c > 4_096 {
+	if n, c := len(p.t.staged), cap(p.t.staged); n > 2_001 || c > 4_096 {
 		t.Fatalf("%d fires staged (array of %d), want about a lead's 2,000", n, c)
 	}
 }

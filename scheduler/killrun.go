@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/task"
@@ -82,15 +81,4 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 	}
 	s.deps.Log.Info("run stopped", "job", job, "by", by, "tasks", len(out.Tasks), "dropped", out.Dropped)
 	return out, nil
-}
-
-// killedWords is the message a task killed by KillRun ends with.
-func killedWords(by, msg string) string {
-	if by == killedByDeletion || by == killedByDaemonDeletion {
-		return "killed (job deleted)"
-	}
-	if msg == "" || strings.EqualFold(strings.TrimSpace(msg), "killed") {
-		return "killed by " + by
-	}
-	return "killed by " + by + ": " + msg
 }

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"container/heap"
 	"context"
 	"log/slog"
 	"slices"
@@ -63,25 +62,11 @@ type Producer struct {
 
 	mu      sync.Mutex // the producer's one lock: everything below
 	floor   time.Time  // fires at or before it were handled by an earlier producer or the catch-up
-	h       fireHeap
-	gen     map[string]uint64 // job → generation; heap entries with an older one are stale
+	t       fireTimes  // the heap of next fires, the staged ones, the ready entries believed present
 	changed chan struct{}
-
-	// queued[job] is true while the job is believed to have a ready entry
-	// (set by our own commits and the store's watch); fires of jobs
-	// believed to have none create it without reading first.
-	queued map[string]bool
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
 	armed   time.Duration // the lead the timer was armed with (under mu)
-	// staged are the fires taken from the heap ahead of their instant
-	// (staged, or being committed) whose instant may not have come yet,
-	// soonest first (under mu): NextFireAt and NextFires still count them,
-	// so a launch round that read the queues before such a fire's commit
-	// neither filters declined resources past its instant nor lends its
-	// space as if the job's next fire were the one after (issue 52: a 5 s
-	// decline filter issued in that window held a fire 5 s late).
-	staged []fire
 
 	// blocker is the job whose next fire holds staging back (see held), or
 	// nil: its ready entry leaving (NoteReady) re-arms the timer at once.
@@ -121,13 +106,13 @@ func (p *Producer) noteCommit(d time.Duration) {
 func (p *Producer) NoteReady(job string, present bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.queued == nil {
-		p.queued = map[string]bool{}
+	if p.t.queued == nil {
+		p.t.queued = map[string]bool{}
 	}
 	if present {
-		p.queued[job] = true
+		p.t.queued[job] = true
 	} else {
-		delete(p.queued, job)
+		delete(p.t.queued, job)
 	}
 	if b := p.blocker.Load(); !present && b != nil && *b == job {
 		p.poke() // its held fire may be staged now
@@ -137,11 +122,7 @@ func (p *Producer) NoteReady(job string, present bool) {
 func (p *Producer) believedAbsent(job string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.believedAbsentLocked(job)
-}
-
-func (p *Producer) believedAbsentLocked(job string) bool {
-	return !p.queued[job]
+	return p.t.believedAbsent(job)
 }
 
 type fire struct {
@@ -170,8 +151,8 @@ func (h *fireHeap) Pop() any {
 }
 
 func (p *Producer) init() {
-	if p.gen == nil {
-		p.gen = map[string]uint64{}
+	if p.t.gen == nil {
+		p.t.init()
 		p.changed = make(chan struct{}, 1)
 	}
 }
@@ -194,7 +175,7 @@ func (p *Producer) rescheduleAll(after time.Time) {
 	p.mu.Lock()
 	p.init()
 	now := laterOf(after, p.floor)
-	p.h = p.h[:0]
+	p.t.h = p.t.h[:0]
 	for _, j := range p.Catalog.JobNames() {
 		p.scheduleLocked(j, now)
 	}
@@ -210,18 +191,19 @@ func (p *Producer) poke() {
 }
 
 // scheduleLocked pushes job's next fire strictly after `after`, bumping
-// its generation so older heap entries are ignored.
+// its generation so older heap entries are ignored (under p.mu).
 func (p *Producer) scheduleLocked(job string, after time.Time) {
-	p.gen[job]++
+	p.t.push(job, after, p.next)
+}
+
+// next is the job's schedule: its next fire strictly after `after`, for a
+// transient job that may run.
+func (p *Producer) next(job string, after time.Time) (time.Time, bool) {
 	j, _, ok := p.Catalog.Runnable(job)
 	if !ok || j.JobExecutionType != jobs.Transient {
-		return
+		return time.Time{}, false
 	}
-	next, ok := p.nextFire(j, after)
-	if !ok {
-		return
-	}
-	heap.Push(&p.h, fire{at: next, job: job, gen: p.gen[job], prev: after})
+	return p.nextFire(j, after)
 }
 
 // plan is j's schedule as it fires, with the calendar it names read from
@@ -269,25 +251,7 @@ func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
 func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []round.Fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pruneStagedLocked()
-	var out []round.Fire
-	var seen map[string]bool
-	for _, f := range p.staged {
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		if !seen[f.job] && !f.at.After(until) && keep(f.job) {
-			out = append(out, round.Fire{Job: f.job, At: f.at})
-		}
-		seen[f.job] = true
-	}
-	for _, f := range p.h {
-		if f.gen == p.gen[f.job] && !seen[f.job] && !f.at.After(until) && keep(f.job) {
-			out = append(out, round.Fire{Job: f.job, At: f.at})
-		}
-	}
-	slices.SortFunc(out, func(a, b round.Fire) int { return a.At.Compare(b.At) })
-	return out
+	return p.t.nextFires(p.Clock.Now(), until, keep)
 }
 
 // NextFireAt is the soonest instant of a next fire of any job, a fire
@@ -297,51 +261,7 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 func (p *Producer) NextFireAt() (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pruneStagedLocked()
-	var at time.Time
-	if len(p.h) > 0 {
-		at = p.h[0].at
-	}
-	if len(p.staged) > 0 && (at.IsZero() || p.staged[0].at.Before(at)) {
-		at = p.staged[0].at
-	}
-	return at, !at.IsZero()
-}
-
-// pruneStagedLocked forgets the staged fires whose instant has come.
-func (p *Producer) pruneStagedLocked() {
-	if len(p.staged) == 0 {
-		return
-	}
-	p.pruneStagedAt(p.Clock.Now())
-}
-
-// pruneStagedAt forgets the staged fires due at or before now, moving the
-// rest to the front: the array is reused, never longer than the most
-// fires staged at once.
-func (p *Producer) pruneStagedAt(now time.Time) {
-	i := 0
-	for i < len(p.staged) && !p.staged[i].at.After(now) {
-		i++
-	}
-	if i > 0 {
-		p.staged = p.staged[:copy(p.staged, p.staged[i:])]
-	}
-}
-
-// noteStagedLocked remembers a fire taken from the heap before its instant.
-func (p *Producer) noteStagedLocked(f fire, now time.Time) {
-	if !f.at.After(now) {
-		return
-	}
-	p.pruneStagedAt(now) // also while no round asks (NextFires): the list holds a lead's fires, not every fire since
-	i, _ := slices.BinarySearchFunc(p.staged, f.at, func(s fire, at time.Time) int {
-		if s.at.After(at) {
-			return 1
-		}
-		return -1 // after the equal ones
-	})
-	p.staged = slices.Insert(p.staged, i, f)
+	return p.t.nextFireAt(p.Clock.Now())
 }
 
 // Run handles the fires missed since the last producer's watermark, then
@@ -380,38 +300,20 @@ func (p *Producer) arm(timer clock.Timer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	timer.Stop()
-	for len(p.h) > 0 && p.h[0].gen != p.gen[p.h[0].job] {
-		heap.Pop(&p.h)
-	}
-	if len(p.h) == 0 {
+	lead := p.leadLocked()
+	wait, blocker, ok := p.t.wake(p.Clock.Now(), lead)
+	if !ok {
 		p.blocker.Store(nil)
 		timer.Reset(time.Hour)
 		return
 	}
-	now := p.Clock.Now()
-	p.armed = p.leadLocked()
-	head := p.h[0]
-	if p.heldLocked(head, now, p.armed) {
-		p.blocker.Store(&head.job)
-		timer.Reset(head.at.Sub(now)) // at its instant, or when its job's entry leaves
-		return
+	p.armed = lead
+	if blocker != "" {
+		p.blocker.Store(&blocker)
+	} else {
+		p.blocker.Store(nil)
 	}
-	p.blocker.Store(nil)
-	timer.Reset(max(head.at.Sub(now)-p.armed, 0))
-}
-
-// heldLocked tells whether a fire must wait for its instant instead of
-// being staged ahead by lead: the lead is more than half the job's period
-// and its job still has a ready entry (the last fire not launched yet).
-// Staged then, the fire would meet that entry before the launcher had
-// even half the period it has without a lead (with a lead longer than the
-// period, before the last fire's own instant): a misfire=false job would
-// lose fires and a misfire=true job would bunch them. A held fire also
-// holds every later instant (the heap's order): the watermark written with
-// each commit says every fire up to it was committed, so no later instant
-// may be committed before it (under p.mu).
-func (p *Producer) heldLocked(f fire, now time.Time, lead time.Duration) bool {
-	return f.at.After(now) && 2*lead > f.at.Sub(f.prev) && !p.believedAbsentLocked(f.job)
+	timer.Reset(wait)
 }
 
 // fireDue commits every fire that is due, in one batch, and schedules each
@@ -432,10 +334,10 @@ func (p *Producer) fireDue(ctx context.Context) {
 	}
 	p.mu.Lock()
 	for _, f := range due {
-		if f.gen != p.gen[f.job] {
+		if f.gen != p.t.gen[f.job] {
 			continue
 		}
-		p.scheduleLocked(f.job, p.resumeFrom(f, now))
+		p.scheduleLocked(f.job, resumeFrom(f, now, p.next))
 	}
 	p.mu.Unlock()
 }
@@ -564,7 +466,7 @@ func (p *Producer) report(due []fire, batch map[string]registry.CronFire) {
 func (p *Producer) absentHint() func(string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.queued == nil {
+	if p.t.queued == nil {
 		return nil
 	}
 	return p.believedAbsent
@@ -596,58 +498,9 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// popDue takes the fires to commit now: those due by now+lead, up to the
-// first held one (heldLocked).
+// popDue takes the fires to commit now (fireTimes.take).
 func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var due []fire
-	until := now.Add(lead)
-	for len(p.h) > 0 && !p.h[0].at.After(until) {
-		f := p.h[0]
-		if f.gen != p.gen[f.job] {
-			heap.Pop(&p.h)
-			continue
-		}
-		if p.heldLocked(f, now, lead) {
-			// Stop before its instant: the fires of the instants before it go
-			// now, its own instant's and later ones at its instant at the latest.
-			for len(due) > 0 && due[len(due)-1].at.Equal(f.at) {
-				heap.Push(&p.h, due[len(due)-1])
-				due = due[:len(due)-1]
-			}
-			break
-		}
-		due = append(due, heap.Pop(&p.h).(fire))
-		p.noteStagedLocked(f, now)
-		if next, ok := p.successor(f, now); ok && !next.After(until) {
-			// Its next fire is due within the lead too: it is scheduled once
-			// this one is committed, so this commit stops before its instant
-			// (the watermark must not pass a fire not committed yet).
-			until = next.Add(-time.Nanosecond)
-		}
-	}
-	return due
-}
-
-// resumeFrom is what the fire after f is computed from: f's instant, or
-// now when the fire after that instant is behind by more than a period
-// (the skipped instants are not replayed: the job fires once now and then
-// on schedule).
-func (p *Producer) resumeFrom(f fire, now time.Time) time.Time {
-	if j, _, ok := p.Catalog.Runnable(f.job); ok {
-		if next, ok := p.nextFire(j, f.at); ok && !next.After(now) {
-			return now
-		}
-	}
-	return f.at
-}
-
-// successor is the fire that scheduleLocked will push after f.
-func (p *Producer) successor(f fire, now time.Time) (time.Time, bool) {
-	j, _, ok := p.Catalog.Runnable(f.job)
-	if !ok || j.JobExecutionType != jobs.Transient {
-		return time.Time{}, false
-	}
-	return p.nextFire(j, p.resumeFrom(f, now))
+	return p.t.take(now, lead, p.next)
 }

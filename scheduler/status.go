@@ -49,7 +49,9 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 		return err
 	}
 	out := task.Transition(in)
-	st.Message = in.Update.Message // history and the run's record say who killed it
+	if out.Message != "" {
+		st.Message = out.Message // history says who killed it
+	}
 	return h.commit(ctx, reg, tid, in, st, out)
 }
 
@@ -77,9 +79,6 @@ func (h *statusHandler) read(ctx context.Context, reg *registry.Registry, tid jo
 		return in, nil
 	}
 	in.Entry = &rt
-	if rt.KilledBy != "" && st.State == task.Killed {
-		in.Update.Message = killedWords(rt.KilledBy, st.Message)
-	}
 	if !in.Update.State.Terminal() {
 		return in, nil // the run's other shards matter only at a task's end
 	}
@@ -126,7 +125,7 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	job, _ := h.catalog.Job(tid.JobName)
 	ev := observe.TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
 		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
-	if rt.KilledBy == killedByDaemonDeletion {
+	if rt.KilledBy == task.KilledByDaemonDeletion {
 		ev.Transient = false // the job is gone from the catalog: its kind is the mark's
 	}
 	h.obs.StatusChanged(ev, st)

@@ -86,6 +86,9 @@ type Outcome struct {
 	Unreachable bool
 	// End: the task ended; its entry goes.
 	End *End
+	// Message, when set, is the update's message as history and the run's
+	// record tell it: who killed the task (KilledMessage).
+	Message string
 }
 
 // End is how a task ended and what follows.
@@ -128,6 +131,10 @@ func Transition(in Input) Outcome {
 		return Outcome{Stale: true, Reconcile: true}
 	}
 	var out Outcome
+	if by := in.Entry.KilledBy; by != "" && u.State == Killed {
+		u.Message = KilledMessage(by, u.Message)
+		in.Update.Message, out.Message = u.Message, u.Message
+	}
 	if u.Reason == ReasonReconciliation && u.State.Over() {
 		out.Overtaken = true
 	}

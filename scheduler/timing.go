@@ -1,0 +1,197 @@
+package scheduler
+
+import (
+	"container/heap"
+	"slices"
+	"time"
+
+	"github.com/ejcloud/elasticjob/round"
+)
+
+// fireTimes is the producer's timing: the heap of the jobs' next fires,
+// their generations, the fires staged ahead of their instant and the
+// ready entries believed present. Its methods decide which fires go now
+// (take) and when to wake next (wake) from now, the lead and the jobs'
+// schedules: they read no clock, take no lock and do no I/O of their own
+// (a job's schedule comes in as a function), so the producer calls them
+// under its one lock and tests drive them with plain values
+// (testdata/timing/*.txt).
+type fireTimes struct {
+	h   fireHeap
+	gen map[string]uint64 // job → generation; heap entries with an older one are stale
+	// staged are the fires taken from the heap ahead of their instant
+	// (staged, or being committed) whose instant may not have come yet,
+	// soonest first: nextFires and nextFireAt still count them, so a
+	// launch round that read the queues before such a fire's commit
+	// neither filters declined resources past its instant nor lends its
+	// space as if the job's next fire were the one after (issue 52: a 5 s
+	// decline filter issued in that window held a fire 5 s late).
+	staged []fire
+	// queued[job] is true while the job is believed to have a ready entry
+	// (set by the producer's own commits and the store's watch); nil until
+	// the watch feeds it.
+	queued map[string]bool
+}
+
+// schedule is a job's next fire strictly after a time (false: none: the
+// job may not run, is no transient job, or has no later instant).
+type schedule func(job string, after time.Time) (time.Time, bool)
+
+func (t *fireTimes) init() {
+	if t.gen == nil {
+		t.gen = map[string]uint64{}
+	}
+}
+
+func (t *fireTimes) believedAbsent(job string) bool { return !t.queued[job] }
+
+// push schedules job's next fire strictly after `after`, bumping its
+// generation so older heap entries are ignored.
+func (t *fireTimes) push(job string, after time.Time, next schedule) {
+	t.gen[job]++
+	if at, ok := next(job, after); ok {
+		heap.Push(&t.h, fire{at: at, job: job, gen: t.gen[job], prev: after})
+	}
+}
+
+// held tells whether a fire must wait for its instant instead of being
+// staged ahead by lead: the lead is more than half the job's period and
+// its job still has a ready entry (the last fire not launched yet).
+// Staged then, the fire would meet that entry before the launcher had
+// even half the period it has without a lead (with a lead longer than the
+// period, before the last fire's own instant): a misfire=false job would
+// lose fires and a misfire=true job would bunch them. A held fire also
+// holds every later instant (the heap's order): the watermark written with
+// each commit says every fire up to it was committed, so no later instant
+// may be committed before it.
+func (t *fireTimes) held(f fire, now time.Time, lead time.Duration) bool {
+	return f.at.After(now) && 2*lead > f.at.Sub(f.prev) && !t.believedAbsent(f.job)
+}
+
+// wake is when the producer wakes next: wait from now, at the soonest
+// fire's instant less the lead, or at its instant when it is held (then
+// blocker names its job: that job's ready entry leaving wakes it sooner).
+// ok is false when no fire is scheduled. Stale heads are dropped.
+func (t *fireTimes) wake(now time.Time, lead time.Duration) (wait time.Duration, blocker string, ok bool) {
+	for len(t.h) > 0 && t.h[0].gen != t.gen[t.h[0].job] {
+		heap.Pop(&t.h)
+	}
+	if len(t.h) == 0 {
+		return 0, "", false
+	}
+	head := t.h[0]
+	if t.held(head, now, lead) {
+		return head.at.Sub(now), head.job, true // at its instant, or when its job's entry leaves
+	}
+	return max(head.at.Sub(now)-lead, 0), "", true
+}
+
+// take pops the fires to commit now: those due by now+lead, up to the
+// first held one, and never past the instant of a taken job's following
+// fire (it is scheduled once this one is committed, and the watermark must
+// not pass a fire not committed yet). Fires taken ahead of their instant
+// are noted as staged.
+func (t *fireTimes) take(now time.Time, lead time.Duration, next schedule) []fire {
+	var due []fire
+	until := now.Add(lead)
+	for len(t.h) > 0 && !t.h[0].at.After(until) {
+		f := t.h[0]
+		if f.gen != t.gen[f.job] {
+			heap.Pop(&t.h)
+			continue
+		}
+		if t.held(f, now, lead) {
+			// Stop before its instant: the fires of the instants before it go
+			// now, its own instant's and later ones at its instant at the latest.
+			for len(due) > 0 && due[len(due)-1].at.Equal(f.at) {
+				heap.Push(&t.h, due[len(due)-1])
+				due = due[:len(due)-1]
+			}
+			break
+		}
+		due = append(due, heap.Pop(&t.h).(fire))
+		t.noteStaged(f, now)
+		if after, ok := next(f.job, resumeFrom(f, now, next)); ok && !after.After(until) {
+			until = after.Add(-time.Nanosecond)
+		}
+	}
+	return due
+}
+
+// resumeFrom is what the fire after f is computed from: f's instant, or
+// now when the fire after that instant is behind by more than a period
+// (the skipped instants are not replayed: the job fires once now and then
+// on schedule).
+func resumeFrom(f fire, now time.Time, next schedule) time.Time {
+	if after, ok := next(f.job, f.at); ok && !after.After(now) {
+		return now
+	}
+	return f.at
+}
+
+// pruneStaged forgets the staged fires due at or before now, moving the
+// rest to the front: the array is reused, never longer than the most
+// fires staged at once.
+func (t *fireTimes) pruneStaged(now time.Time) {
+	i := 0
+	for i < len(t.staged) && !t.staged[i].at.After(now) {
+		i++
+	}
+	if i > 0 {
+		t.staged = t.staged[:copy(t.staged, t.staged[i:])]
+	}
+}
+
+// noteStaged remembers a fire taken from the heap before its instant.
+func (t *fireTimes) noteStaged(f fire, now time.Time) {
+	if !f.at.After(now) {
+		return
+	}
+	t.pruneStaged(now) // also while no round asks (nextFires): the list holds a lead's fires, not every fire since
+	i, _ := slices.BinarySearchFunc(t.staged, f.at, func(s fire, at time.Time) int {
+		if s.at.After(at) {
+			return 1
+		}
+		return -1 // after the equal ones
+	})
+	t.staged = slices.Insert(t.staged, i, f)
+}
+
+// nextFires lists the next fire of each job keep accepts, at or before
+// until, soonest first (a fire staged ahead and not yet due is its job's
+// next).
+func (t *fireTimes) nextFires(now, until time.Time, keep func(job string) bool) []round.Fire {
+	t.pruneStaged(now)
+	var out []round.Fire
+	var seen map[string]bool
+	for _, f := range t.staged {
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if !seen[f.job] && !f.at.After(until) && keep(f.job) {
+			out = append(out, round.Fire{Job: f.job, At: f.at})
+		}
+		seen[f.job] = true
+	}
+	for _, f := range t.h {
+		if f.gen == t.gen[f.job] && !seen[f.job] && !f.at.After(until) && keep(f.job) {
+			out = append(out, round.Fire{Job: f.job, At: f.at})
+		}
+	}
+	slices.SortFunc(out, func(a, b round.Fire) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// nextFireAt is the soonest instant of a next fire, a staged one included
+// (ok false: none).
+func (t *fireTimes) nextFireAt(now time.Time) (time.Time, bool) {
+	t.pruneStaged(now)
+	var at time.Time
+	if len(t.h) > 0 {
+		at = t.h[0].at
+	}
+	if len(t.staged) > 0 && (at.IsZero() || t.staged[0].at.Before(at)) {
+		at = t.staged[0].at
+	}
+	return at, !at.IsZero()
+}
