@@ -14,7 +14,8 @@ import (
 
 // Cluster is an embedded single-node Mesos master and agent: the master's
 // state (master.go) and the agent's (host.go), guarded by one mutex, and
-// the HTTP server both serve on.
+// the HTTP server both serve on, its endpoints grouped by API
+// (operatorAPI, schedulerAPI, executorAPI).
 type Cluster struct {
 	cfg Config
 	log *slog.Logger
@@ -22,6 +23,11 @@ type Cluster struct {
 	mu sync.Mutex
 	master
 	host
+
+	// The HTTP endpoints, by API (operator.go, sched_api.go, exec_api.go).
+	operatorAPI
+	schedulerAPI
+	executorAPI
 
 	bg     sync.WaitGroup // the GC and alive loops
 	stopGC chan struct{}
@@ -50,6 +56,8 @@ func New(cfg Config) (*Cluster, error) {
 		stopGC: make(chan struct{}),
 	}
 	c.master = newMaster(masterID, agents, cfg, c.log, &c.mu)
+	c.master.init()
+	c.operatorAPI, c.schedulerAPI, c.executorAPI = operatorAPI{c}, schedulerAPI{c}, executorAPI{c}
 	c.host = newHost(cfg, c.log, &c.mu)
 	c.resized = func(e *executor) { c.iso.resize(e) }
 	if cfg.Sim != nil {
