@@ -177,25 +177,6 @@ func TestRestartReportsExecutorsGone(t *testing.T) {
 	}
 }
 
-// A recovered executor that does not subscribe again in time (here it is
-// stopped) is killed and its task lost, as Mesos does.
-func TestRestartKillsExecutorsThatDoNotReregister(t *testing.T) {
-	start := restartable(t, func(cfg *Config) { cfg.ExecutorReregistrationTimeout = 300 * time.Millisecond })
-	c1 := start()
-	s1, pid, _ := runThenStop(t, c1, checkpointing(""))
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	c2 := start()
-	eventually(t, "the silent executor to be killed", func() bool { return !alive(pid) })
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	st := s2.update("t1")
-	if st.GetState() != mesos.TASK_LOST || st.GetReason() != mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT ||
-		!strings.Contains(st.GetMessage(), "did not reregister within") {
-		t.Fatalf("t1: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
-	}
-}
-
 // Recover = cleanup shuts down what the earlier run left, then Cleaned is
 // closed; the next start reports the task's end.
 func TestRecoverCleanupStopsEverything(t *testing.T) {
@@ -234,23 +215,6 @@ func restartableAgain(t *testing.T, c *Cluster, mutate func(*Config)) *Cluster {
 		cfg.WorkDir = c.cfg.WorkDir
 		mutate(cfg)
 	})
-}
-
-// Executors of a framework that does not checkpoint are shut down with the
-// agent, and nothing of them is recovered.
-func TestCloseStopsExecutorsOfFrameworksThatDoNotCheckpoint(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	_, pid, _ := runThenStop(t, c1, frameworkInfo())
-	if alive(pid) {
-		t.Fatalf("executor %d of a framework without checkpointing outlived the agent", pid)
-	}
-	if c2 := start(); c2.Recovered() != 0 || len(c2.Snapshot().Frameworks) != 0 {
-		t.Fatalf("recovered %d executors, frameworks %+v", c2.Recovered(), c2.Snapshot().Frameworks)
-	}
-	if _, err := os.Stat(filepath.Join(c1.cfg.WorkDir, "meta", "slaves", c1.AgentID(), "frameworks")); err == nil {
-		t.Error("a framework without checkpointing was checkpointed")
-	}
 }
 
 // The records of a task replay into its state: the latest update, those
@@ -319,60 +283,4 @@ func TestRecoveredTaskRecords(t *testing.T) {
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// An executor that never subscribed runs no task and nothing bounds its
-// life: Close shuts it down even for a checkpointing framework, and the
-// task queued for it fails at the next start.
-func TestCloseStopsExecutorsThatNeverSubscribed(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "silent", 0.5, 64), 1, 128))
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if alive(pid) {
-		t.Fatalf("executor %d that never subscribed outlived the agent", pid)
-	}
-	c2 := start()
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	if st := s2.update("t1"); st.GetState() != mesos.TASK_FAILED || st.GetSource() != mesos.SOURCE_AGENT {
-		t.Fatalf("t1: %s from %s %q", st.GetState(), st.GetSource(), st.GetMessage())
-	}
-}
-
-// An executor id with an ended run (its task's failure not yet
-// acknowledged) and a live one: after the restart the live one is the
-// framework's executor of that id (it subscribes again and obeys), and the
-// failure is still delivered.
-func TestRestartWithEndedAndLiveRunsOfOneExecutor(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "crash", execInfo(t, "e1", "1", 0.5, 64), 1, 128))
-	s1.ack(s1.update("t1")) // RUNNING: the executor then exits 3
-	if st := s1.update("t1"); st.GetState() != mesos.TASK_FAILED {
-		t.Fatalf("t1 after its executor crashed: %s", st.GetState())
-	}
-	s1.launch(s1.freshOffer(), taskInfo(c1, "t2", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
-	s1.ack(s1.update("t2"))
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c2 := start()
-	eventually(t, "the live run to re-subscribe", func() bool {
-		ex := c2.Snapshot().Executors
-		return len(ex) == 1 && ex[0].State == "RUNNING" && ex[0].PID == pid
-	})
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	if st := s2.update("t1"); st.GetState() != mesos.TASK_FAILED {
-		t.Fatalf("t1 after the restart: %s, want its unacknowledged failure", st.GetState())
-	}
-	s2.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "t2"}}})
-	if st := s2.update("t2"); st.GetState() != mesos.TASK_KILLED {
-		t.Fatalf("t2 after KILL: %s", st.GetState())
-	}
 }
