@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,7 +26,7 @@ func TestRestartScenarios(t *testing.T) {
 		if c.cmd != "restart" || len(c.args) > 0 {
 			c.fatalf(t, "want \"restart\" and its steps, got %q", c.cmd)
 		}
-		r := &restartRun{t: t, c: c, pids: map[string]int{}}
+		r := &restartRun{t: t, c: c, pids: map[string]int{}, last: map[string]mesos.TaskStatus{}}
 		r.start = restartable(t, func(cfg *Config) { r.mutate(cfg) })
 		for i, l := range c.in {
 			r.line = c.line + 1 + i
@@ -49,7 +50,9 @@ type restartRun struct {
 	agent  *Cluster
 	fw     *sched
 	fwID   string
-	pids   map[string]int // executor id → pid (step "pid")
+	pids   map[string]int              // executor id → pid (step "pid")
+	last   map[string]mesos.TaskStatus // task id → its last update seen
+	died   time.Time                   // when await-dead saw a process end
 	out    []string
 }
 
@@ -64,12 +67,24 @@ func (r *restartRun) printf(format string, args ...any) {
 
 // step runs one step:
 //
-//	start [reregistration-timeout=D]  an agent on the work directory; prints what it recovered
+//	start [reregistration-timeout=D] [recover=cleanup]  an agent on the work directory; prints
+//	                                  what it recovered
 //	stop                              Close the agent
 //	subscribe [checkpoint]            the framework (again, with its id) to the agent
 //	launch T executor=E mode=M data=D [fresh]  task T on executor E (M: the test executor's mode;
 //	                                  D: the task's data, hang or crash); fresh: on a fresh offer
-//	update T [ack]                    waits for T's next update; prints its state, source and reason
+//	update T [ack] [dated] [message]  waits for T's next update; prints its state, source and
+//	                                  reason, "again" when it is T's previous update resent,
+//	                                  its message if asked;
+//	                                  dated: whether it is dated before the last await-dead
+//	                                  saw the process end and after T's previous update
+//	reconcile T                       sends RECONCILE for T
+//	offered-cpus                      prints the cpus of a fresh offer (the whole free pool)
+//	container E                       fails unless E's process is in its cgroup with its limits
+//	                                  (nothing to check with isolation off)
+//	await-cleaned                     waits for recover=cleanup to end
+//	try-subscribe                     prints the HTTP status of a SUBSCRIBE
+//	tasks                             prints how many tasks the agent knows
 //	pid E                             waits for E's process and remembers its pid
 //	process E                         prints whether E's process (pid) runs
 //	await-dead E                      waits for E's process to end
@@ -96,6 +111,13 @@ func (r *restartRun) step(cmd string, args []string) {
 					r.fatalf("reregistration-timeout=%q: %v", d, err)
 				}
 				cfg.ExecutorReregistrationTimeout = v
+			}
+			switch kv["recover"] {
+			case "":
+			case RecoverCleanup:
+				cfg.Recover = RecoverCleanup
+			default:
+				r.fatalf("recover=%q: want cleanup", kv["recover"])
 			}
 		}
 		prev := ""
@@ -133,6 +155,18 @@ func (r *restartRun) step(cmd string, args []string) {
 		if st.Reason != nil {
 			reason = " " + st.GetReason().String()
 		}
+		prev, seen := r.last[arg(0)]
+		if seen && string(prev.UUID) == string(st.UUID) {
+			reason += " again"
+		}
+		if kv["dated"] == "true" {
+			at := time.Unix(0, int64(st.GetTimestamp()*1e9))
+			reason += fmt.Sprintf(" dated-before-death=%v", seen && !at.After(r.died) && !at.Before(time.Unix(0, int64(prev.GetTimestamp()*1e9))))
+		}
+		if kv["message"] == "true" {
+			reason += fmt.Sprintf(" %q", st.GetMessage())
+		}
+		r.last[arg(0)] = st
 		r.printf("%s %s from %s%s", arg(0), st.GetState(), st.GetSource(), reason)
 		if kv["ack"] == "true" {
 			r.fw.ack(st)
@@ -144,6 +178,7 @@ func (r *restartRun) step(cmd string, args []string) {
 	case "await-dead":
 		pid := r.pid(arg(0))
 		eventually(r.t, arg(0)+" to end", func() bool { return !alive(pid) })
+		r.died = time.Now()
 	case "signal":
 		sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "KILL": syscall.SIGKILL}[arg(1)]
 		if sig == 0 {
@@ -164,6 +199,24 @@ func (r *restartRun) step(cmd string, args []string) {
 		})
 	case "kill":
 		r.fw.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: arg(0)}}})
+	case "reconcile":
+		r.fw.mustCall(&scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{
+			Tasks: []scheduler.Call_Reconcile_Task{{TaskID: mesos.TaskID{Value: arg(0)}}}}})
+	case "offered-cpus":
+		r.printf("offered %v cpus", scalarOf(r.fw.freshOffer().Resources, "cpus"))
+	case "container":
+		r.inContainer(r.pid(arg(0)))
+	case "await-cleaned":
+		select {
+		case <-r.agent.Cleaned():
+		case <-time.After(deadline):
+			r.fatalf("cleanup did not end")
+		}
+	case "try-subscribe":
+		_, code := trySubscribe(r.t, r.agent.URL(), checkpointing(r.fwID))
+		r.printf("subscribe: %d", code)
+	case "tasks":
+		r.printf("%d tasks", len(r.agent.Snapshot().Tasks))
 	case "frameworks":
 		r.printf("%d frameworks", len(r.agent.Snapshot().Frameworks))
 	case "checkpointed":
@@ -180,4 +233,24 @@ func (r *restartRun) pid(exec string) int {
 		r.fatalf("no pid of %s (step \"pid %s\" first)", exec, exec)
 	}
 	return pid
+}
+
+// inContainer checks that the agent's one live executor, pid, is in its
+// container's cgroup with its and its tasks' memory limit.
+func (r *restartRun) inContainer(pid int) {
+	c := r.agent
+	if !c.iso.on() {
+		return
+	}
+	c.mu.Lock()
+	e := c.agents[0].liveExecutors()[0]
+	g, want := e.cgroup, e.limits
+	c.mu.Unlock()
+	if g == nil || !slices.Contains(g.Procs(), pid) {
+		r.fatalf("executor %d is not in its container cgroup %v", pid, g)
+	}
+	container, _ := want(c.iso.pidsMax, c.iso.quota)
+	if got := g.Stats().MemoryLimit; got != container.MemoryBytes {
+		r.fatalf("container memory limit %d, want %d", got, container.MemoryBytes)
+	}
 }
