@@ -19,9 +19,6 @@ import (
 // with real executor processes, a framework subscribing to each; the
 // output is what the steps observe (see restartStep for the steps).
 func TestRestartScenarios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts executor processes")
-	}
 	runScenarioDir(t, "restart", func(t *testing.T, c scenarioCase) []string {
 		if c.cmd != "restart" || len(c.args) > 0 {
 			c.fatalf(t, "want \"restart\" and its steps, got %q", c.cmd)
