@@ -64,7 +64,7 @@ func (c *Cluster) accept(fw *framework, a *scheduler.Call_Accept) {
 // takeOffers consumes the offers, which must all be of one agent; any
 // invalid id makes the whole accept invalid (the valid offers' resources
 // are still returned as remaining, per agent).
-func (m *master) takeOffers(fw *framework, ids []mesos.OfferID) (*agent, map[*agent]mesos.Resources, error) {
+func (al *allocator) takeOffers(fw *framework, ids []mesos.OfferID) (*agent, map[*agent]mesos.Resources, error) {
 	remaining := map[*agent]mesos.Resources{}
 	if len(ids) == 0 {
 		return nil, remaining, errors.New("No offers specified")
@@ -78,7 +78,7 @@ func (m *master) takeOffers(fw *framework, ids []mesos.OfferID) (*agent, map[*ag
 			continue
 		}
 		seen[id.Value] = true
-		o, err := m.takeOffer(fw, id.Value)
+		o, err := al.takeOffer(fw, id.Value)
 		if err != nil {
 			bad = err
 			continue

@@ -11,6 +11,19 @@ import (
 // defaultRefuse is the Mesos default of Filters.refuse_seconds.
 const defaultRefuse = 5 * time.Second
 
+// allocator is the master's offers side: the outstanding offers, the
+// agents queued for allocation and the batching of allocations. Decline
+// filters live on each framework; the frameworks and agents it offers to
+// are the master's (m). The decisions are pure functions (allocation.go).
+// Cluster.mu guards it with the rest of the master.
+type allocator struct {
+	m        *master
+	offers   map[string]*offer
+	dirty    []*agent // agents to allocate (touch)
+	allDirty bool     // every agent is to be allocated (touchAll)
+	batching bool     // allocation deferred to the end of a batch (allocateAfter)
+}
+
 // offer is an outstanding offer of one agent's resources; they are kept
 // unallocated.
 type offer struct {
@@ -35,21 +48,21 @@ type filter struct {
 // gets its new offers in one OFFERS event. Called on every change that may
 // free resources or make a framework eligible; inside a batch
 // (allocateAfter) it waits for the batch to end.
-func (m *master) allocate() {
-	if m.closing || m.batching {
+func (al *allocator) allocate() {
+	if al.m.closing || al.batching {
 		return
 	}
-	agents := m.takeDirty()
+	agents := al.takeDirty()
 	if len(agents) == 0 {
 		return
 	}
-	fws := eligibleFrameworks(m.frameworks)
+	fws := eligibleFrameworks(al.m.frameworks)
 	if len(fws) == 0 {
 		return
 	}
 	made := map[*framework][]mesos.Offer{}
 	for _, g := range planOffers(agents, fws) {
-		made[g.fw] = append(made[g.fw], m.makeOffer(g.fw, g.agent, g.agent.free))
+		made[g.fw] = append(made[g.fw], al.makeOffer(g.fw, g.agent, g.agent.free))
 	}
 	for _, fw := range fws {
 		if len(made[fw]) > 0 {
@@ -61,34 +74,34 @@ func (m *master) allocate() {
 // allocateAfter runs f (with c.mu held) and allocates once at its end, so
 // that the changes f makes on many agents yield one OFFERS event per
 // framework instead of one per change.
-func (m *master) allocateAfter(f func()) {
-	if m.batching {
+func (al *allocator) allocateAfter(f func()) {
+	if al.batching {
 		f()
 		return
 	}
-	m.batching = true
+	al.batching = true
 	defer func() {
-		m.batching = false
-		m.allocate()
+		al.batching = false
+		al.allocate()
 	}()
 	f()
 }
 
 // makeOffer offers a's whole free pool to fw (the offer takes the pool
 // over) and returns the offer as sent.
-func (m *master) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos.Offer {
-	o := &offer{id: fmt.Sprintf("%s-O%d", m.masterID, m.nextID()), fw: fw, agent: a, resources: free}
+func (al *allocator) makeOffer(fw *framework, a *agent, free mesos.Resources) mesos.Offer {
+	o := &offer{id: fmt.Sprintf("%s-O%d", al.m.masterID, al.m.nextID()), fw: fw, agent: a, resources: free}
 	a.free = nil
-	m.offers[o.id] = o
+	al.offers[o.id] = o
 	fw.offers[a.id] = o
-	return offerFor(o.id, fw, a, free, m.agentURL(a))
+	return offerFor(o.id, fw, a, free, al.m.agentURL(a))
 }
 
 // removeOffer drops an outstanding offer, sending RESCIND when asked to
 // and the framework is connected; its agent is queued for allocation.
-func (m *master) removeOffer(o *offer, rescind bool) {
+func (al *allocator) removeOffer(o *offer, rescind bool) {
 	fw := o.fw
-	delete(m.offers, o.id)
+	delete(al.offers, o.id)
 	if fw.offers[o.agent.id] == o {
 		delete(fw.offers, o.agent.id)
 	}
@@ -97,43 +110,43 @@ func (m *master) removeOffer(o *offer, rescind bool) {
 	} else {
 		o.agent.free.Add(o.resources...)
 	}
-	m.touch(o.agent)
+	al.touch(o.agent)
 	if rescind {
 		fw.send(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
 	}
 }
 
 // removeOffers drops every outstanding offer of fw.
-func (m *master) removeOffers(fw *framework, rescind bool) {
+func (al *allocator) removeOffers(fw *framework, rescind bool) {
 	for _, o := range fw.offers {
-		m.removeOffer(o, rescind)
+		al.removeOffer(o, rescind)
 	}
 }
 
 // takeOffer removes and returns a valid outstanding offer of fw.
-func (m *master) takeOffer(fw *framework, id string) (*offer, error) {
-	o := m.offers[id]
+func (al *allocator) takeOffer(fw *framework, id string) (*offer, error) {
+	o := al.offers[id]
 	if o == nil || o.fw != fw {
 		return nil, fmt.Errorf("Offer %s is no longer valid", id)
 	}
-	m.removeOffer(o, false)
+	al.removeOffer(o, false)
 	return o, nil
 }
 
 // addFilter refuses resources of a to fw for the filters' refuse_seconds.
-func (m *master) addFilter(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
+func (al *allocator) addFilter(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
 	d := refuseFor(filters)
 	if d <= 0 || len(rs) == 0 {
 		return
 	}
 	f := &filter{agent: a, resources: rs}
-	f.timer = time.AfterFunc(d, func() { m.expireFilter(fw, f) })
+	f.timer = time.AfterFunc(d, func() { al.expireFilter(fw, f) })
 	fw.filters[a.id] = append(fw.filters[a.id], f)
 }
 
-func (m *master) expireFilter(fw *framework, f *filter) {
-	m.lock.Lock()
-	defer m.lock.Unlock()
+func (al *allocator) expireFilter(fw *framework, f *filter) {
+	al.m.lock.Lock()
+	defer al.m.lock.Unlock()
 	list := fw.filters[f.agent.id]
 	for i, g := range list {
 		if g == f {
@@ -142,14 +155,14 @@ func (m *master) expireFilter(fw *framework, f *filter) {
 			} else {
 				fw.filters[f.agent.id] = append(list[:i:i], list[i+1:]...)
 			}
-			m.touch(f.agent)
-			m.allocate()
+			al.touch(f.agent)
+			al.allocate()
 			return
 		}
 	}
 }
 
-func (m *master) clearFilters(fw *framework) {
+func (al *allocator) clearFilters(fw *framework) {
 	for _, list := range fw.filters {
 		for _, f := range list {
 			f.timer.Stop()
@@ -158,25 +171,25 @@ func (m *master) clearFilters(fw *framework) {
 	fw.filters = map[string][]*filter{}
 }
 
-func (m *master) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Filters) {
+func (al *allocator) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Filters) {
 	for _, id := range ids {
-		o, err := m.takeOffer(fw, id.Value)
+		o, err := al.takeOffer(fw, id.Value)
 		if err != nil {
-			m.log.Debug("decline of unknown offer", "framework_id", fw.id, "offer_id", id.Value)
+			al.m.log.Debug("decline of unknown offer", "framework_id", fw.id, "offer_id", id.Value)
 			continue
 		}
-		m.addFilter(fw, o.agent, o.resources, filters)
+		al.addFilter(fw, o.agent, o.resources, filters)
 	}
-	m.allocate()
+	al.allocate()
 }
 
-func (m *master) suppress(fw *framework) {
+func (al *allocator) suppress(fw *framework) {
 	fw.suppressed = true
 }
 
-func (m *master) revive(fw *framework) {
+func (al *allocator) revive(fw *framework) {
 	fw.suppressed = false
-	m.clearFilters(fw)
-	m.touchAll()
-	m.allocate()
+	al.clearFilters(fw)
+	al.touchAll()
+	al.allocate()
 }

@@ -107,10 +107,10 @@ func (h *host) completedJSON(fwID string, recent []*executor) []jsonObj {
 
 // completedFrameworksJSON lists frameworks not registered now whose
 // archived sandboxes are still on disk.
-func (c *Cluster) completedFrameworksJSON() []jsonObj {
+func (o *operatorAPI) completedFrameworksJSON() []jsonObj {
 	var ids []string
-	for id := range c.archived {
-		if c.frameworks[id] == nil {
+	for id := range o.c.archived {
+		if o.c.frameworks[id] == nil {
 			ids = append(ids, id)
 		}
 	}
@@ -118,7 +118,7 @@ func (c *Cluster) completedFrameworksJSON() []jsonObj {
 	out := []jsonObj{}
 	for _, id := range ids {
 		out = append(out, jsonObj{"id": id, "active": false, "executors": []jsonObj{},
-			"completed_executors": c.completedJSON(id, nil)})
+			"completed_executors": o.c.completedJSON(id, nil)})
 	}
 	return out
 }

@@ -14,7 +14,8 @@ import (
 
 // Cluster is an embedded single-node Mesos master and agent: the master's
 // state (master.go) and the agent's (host.go), guarded by one mutex, and
-// the HTTP server both serve on.
+// the HTTP server both serve on, its endpoints grouped by API
+// (operatorAPI, schedulerAPI, executorAPI).
 type Cluster struct {
 	cfg Config
 	log *slog.Logger
@@ -22,6 +23,12 @@ type Cluster struct {
 	mu sync.Mutex
 	master
 	host
+	rt agentRuntime // runs the executors: hostRuntime, or the simulator with Config.Sim
+
+	// The HTTP endpoints, by API (operator.go, sched_api.go, exec_api.go).
+	operatorAPI
+	schedulerAPI
+	executorAPI
 
 	bg     sync.WaitGroup // the GC and alive loops
 	stopGC chan struct{}
@@ -50,11 +57,14 @@ func New(cfg Config) (*Cluster, error) {
 		stopGC: make(chan struct{}),
 	}
 	c.master = newMaster(masterID, agents, cfg, c.log, &c.mu)
+	c.master.init()
+	c.operatorAPI, c.schedulerAPI, c.executorAPI = operatorAPI{c}, schedulerAPI{c}, executorAPI{c}
 	c.host = newHost(cfg, c.log, &c.mu)
 	c.resized = func(e *executor) { c.iso.resize(e) }
 	if cfg.Sim != nil {
-		c.sim = newSimulator(c, *cfg.Sim)
+		c.rt = newSimulator(c, *cfg.Sim)
 	} else {
+		c.rt = hostRuntime{c}
 		c.ck = newCheckpoint(cfg.WorkDir, agents[0].id, c.log.With("subsystem", "checkpoint"))
 	}
 	return c, nil
@@ -93,13 +103,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		}
 	}()
 	rec := c.loadRecovery()
-	var orphans map[string]int
-	if c.sim == nil {
-		orphans = reapAll(c.sandboxRoot(), true, func(sandbox string) bool { return rec.aliveDirs[sandbox] })
-		if n := total(orphans); n > 0 {
-			c.log.Warn("killed processes left by executors of an earlier run", "processes", n)
-		}
-	}
+	orphans := c.rt.takeOver(rec)
 	ten, err := startTenancy(c.cfg)
 	if err != nil {
 		return err
@@ -115,22 +119,12 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.iso, c.ten = iso, ten
-	if c.sim == nil {
-		c.recover(rec, orphans)
-		c.archived = c.recoverArchive(c.AgentID(), c.frameworks)
-		c.watchRecovered()
-	}
+	c.rt.rebuild(rec, orphans)
 	c.cleanedUp()
 	c.mu.Unlock()
-	if c.sim != nil {
-		c.sim.start()
-	}
 	c.bg.Add(1)
 	go c.gcLoop(c.stopGC)
-	if c.ck != nil {
-		c.bg.Add(1)
-		go c.aliveLoop(c.stopGC)
-	}
+	c.rt.start()
 	mux := http.NewServeMux()
 	auth := c.authenticated // the framework credential (auth.go); executors bring their own token
 	mux.HandleFunc("/api/v1/scheduler", auth(c.handleScheduler))
@@ -155,13 +149,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.mu.Unlock()
 	go func() { c.serveErr <- srv.Serve(ln) }()
 	started, c.unlock = true, unlock
-	if c.sim != nil {
-		c.log.Warn("SIMULATED CLUSTER (test and benchmark mode): no task runs a process", "url", c.URL(),
-			"agents", len(c.agents), "agent_resources", c.agents[0].total.String(), "task_duration", c.sim.cfg.durations())
-		return nil
-	}
-	c.log.Info("embedded mesos started", "url", c.URL(), "agent_id", c.AgentID(),
-		"resources", c.agents[0].total.String(), "recovered_executors", c.Recovered(), "recover", c.cfg.Recover)
+	c.rt.logStart(c.URL())
 	return nil
 }
 
@@ -188,7 +176,7 @@ func (c *Cluster) Close() error {
 		return nil
 	}
 	c.closing = true
-	var waits []chan struct{}
+	var waits []<-chan struct{}
 	left := 0
 	for _, fw := range c.frameworks {
 		for _, e := range fw.executors {
@@ -198,8 +186,8 @@ func (c *Cluster) Close() error {
 				continue
 			}
 			c.shutdownExecutor(e)
-			if !e.agent.sim && e.done != nil {
-				waits = append(waits, e.done)
+			if done := c.rt.exitOf(e); done != nil {
+				waits = append(waits, done)
 			}
 		}
 		for _, t := range fw.tasks {
@@ -209,9 +197,7 @@ func (c *Cluster) Close() error {
 	}
 	srv := c.srv
 	c.mu.Unlock()
-	if c.sim != nil {
-		c.sim.stop()
-	}
+	c.rt.stop()
 	for _, w := range waits {
 		<-w
 	}
@@ -263,15 +249,13 @@ func (c *Cluster) aliveLoop(stop <-chan struct{}) {
 func (c *Cluster) listen(ctx context.Context) (net.Listener, error) {
 	var lc net.ListenConfig
 	addr := c.cfg.Addr
-	if c.sim == nil {
-		if prev := readAddress(c.cfg.WorkDir); prev != "" && sameHostAnyPort(addr, prev) {
-			ln, err := lc.Listen(ctx, "tcp", prev)
-			if err == nil {
-				return ln, nil
-			}
-			c.log.Warn("the address of the earlier run is taken: its executors cannot re-register and will be killed",
-				"address", prev, "err", err)
+	if prev := c.rt.previousAddress(); prev != "" && sameHostAnyPort(addr, prev) {
+		ln, err := lc.Listen(ctx, "tcp", prev)
+		if err == nil {
+			return ln, nil
 		}
+		c.log.Warn("the address of the earlier run is taken: its executors cannot re-register and will be killed",
+			"address", prev, "err", err)
 	}
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil && c.cfg.Recover == RecoverCleanup {
@@ -285,9 +269,7 @@ func (c *Cluster) listen(ctx context.Context) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: listen %s: %w", addr, err)
 	}
-	if c.sim == nil && c.cfg.Recover == RecoverReconnect {
-		recordAddress(c.cfg.WorkDir, ln.Addr().String(), c.log)
-	}
+	c.rt.listening(ln.Addr().String())
 	return ln, nil
 }
 

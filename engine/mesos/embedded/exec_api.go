@@ -8,8 +8,13 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
+// executorAPI serves the v1 executor API (/api/v1/executor): executors'
+// subscriptions and calls, checked against the executor's token, handed to
+// the cluster under Cluster.mu. It keeps no state of its own.
+type executorAPI struct{ c *Cluster }
+
 // handleExecutor serves POST /api/v1/executor.
-func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
+func (x *executorAPI) handleExecutor(w http.ResponseWriter, r *http.Request) {
 	var call execpb.Call
 	reqCodec, herr := readCall(w, r, &call)
 	if herr != nil {
@@ -17,12 +22,12 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if call.Type == execpb.Call_SUBSCRIBE {
-		c.serveExecutor(w, r, &call, reqCodec)
+		x.serveExecutor(w, r, &call, reqCodec)
 		return
 	}
-	c.mu.Lock()
-	herr = c.executorCall(c.agents[0], &call, bearer(r))
-	c.mu.Unlock()
+	x.c.mu.Lock()
+	herr = x.executorCall(x.c.agents[0], &call, bearer(r))
+	x.c.mu.Unlock()
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -34,8 +39,8 @@ func (c *Cluster) handleExecutor(w http.ResponseWriter, r *http.Request) {
 // given bearer token: a call without a token is refused 401, one whose
 // token is not that executor's 403 (an executor speaks only for itself;
 // auth.go). An executor an earlier version started has no token to check.
-func (c *Cluster) findExecutor(a *agent, call *execpb.Call, token string) (*executor, *httpError) {
-	fw := c.frameworks[call.FrameworkID.Value]
+func (x *executorAPI) findExecutor(a *agent, call *execpb.Call, token string) (*executor, *httpError) {
+	fw := x.c.frameworks[call.FrameworkID.Value]
 	if fw == nil {
 		return nil, errorf(http.StatusBadRequest, "Framework %s not found", call.FrameworkID.Value)
 	}
@@ -53,7 +58,7 @@ func (c *Cluster) findExecutor(a *agent, call *execpb.Call, token string) (*exec
 		return nil, errorf(http.StatusUnauthorized, "Unauthorized: executor calls need the executor's token (Authorization: Bearer $%s)", ExecutorTokenEnv)
 	}
 	if !e.token.matches(token) {
-		c.log.Warn("refused an executor call with another executor's or no valid token", "executor_id", e.id,
+		x.c.log.Warn("refused an executor call with another executor's or no valid token", "executor_id", e.id,
 			"call", call.Type.String())
 		return nil, errorf(http.StatusForbidden, "Forbidden: the token is not executor %s's", e.id)
 	}
@@ -69,37 +74,37 @@ func ownTask(e *executor, st mesos.TaskStatus) *httpError {
 	return nil
 }
 
-func (c *Cluster) serveExecutor(w http.ResponseWriter, r *http.Request, call *execpb.Call, req codec) {
+func (x *executorAPI) serveExecutor(w http.ResponseWriter, r *http.Request, call *execpb.Call, req codec) {
 	format, err := negotiateStream(r, req)
 	if err != nil {
 		writeError(w, errorf(http.StatusNotAcceptable, "%v", err))
 		return
 	}
-	c.mu.Lock()
-	e, herr := c.findExecutor(c.agents[0], call, bearer(r))
+	x.c.mu.Lock()
+	e, herr := x.findExecutor(x.c.agents[0], call, bearer(r))
 	if herr == nil && e.detached {
 		herr = errorf(http.StatusServiceUnavailable, "Agent is stopping: subscribe to its next run")
 	}
 	if herr != nil {
-		c.mu.Unlock()
+		x.c.mu.Unlock()
 		writeError(w, herr)
 		return
 	}
 	s := newEventStream(format, "")
-	c.executorSubscribed(e, s, call.Subscribe)
-	c.mu.Unlock()
+	x.executorSubscribed(e, s, call.Subscribe)
+	x.c.mu.Unlock()
 	err = s.serve(r.Context(), w, nil, 0)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	x.c.mu.Lock()
+	defer x.c.mu.Unlock()
 	if e.stream == s {
-		c.log.Info("executor disconnected", "executor_id", e.id, "err", err)
+		x.c.log.Info("executor disconnected", "executor_id", e.id, "err", err)
 		e.stream = nil
 	}
 }
 
 // executorSubscribed attaches a (new) executor connection: SUBSCRIBED,
 // unacknowledged updates replayed, queued tasks launched.
-func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Call_Subscribe) {
+func (x *executorAPI) executorSubscribed(e *executor, s executorConn, sub *execpb.Call_Subscribe) {
 	if e.stream != nil {
 		e.stream.close()
 	}
@@ -107,21 +112,21 @@ func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Ca
 	if e.state == execLaunching {
 		e.state = execRunning
 	}
-	c.log.Info("executor subscribed", "framework_id", e.fw.id, "executor_id", e.id)
+	x.c.log.Info("executor subscribed", "framework_id", e.fw.id, "executor_id", e.id)
 	e.send(&execpb.Event{Type: execpb.Event_SUBSCRIBED, Subscribed: &execpb.Event_Subscribed{
 		ExecutorInfo:  e.info,
 		FrameworkInfo: e.fw.info,
-		AgentInfo:     c.agentInfo(e.agent),
+		AgentInfo:     x.c.agentInfo(e.agent),
 		ContainerID:   &mesos.ContainerID{Value: e.containerID},
 	}})
 	known := map[string]bool{}
 	if sub != nil {
 		for _, u := range sub.UnacknowledgedUpdates {
 			if herr := ownTask(e, u.Status); herr != nil {
-				c.log.Warn("dropped an update for another executor's task", "executor_id", e.id, "err", herr.msg)
+				x.c.log.Warn("dropped an update for another executor's task", "executor_id", e.id, "err", herr.msg)
 				continue
 			}
-			c.executorUpdate(e, u.Status)
+			x.executorUpdate(e, u.Status)
 		}
 		for _, ti := range sub.UnacknowledgedTasks {
 			known[ti.TaskID.Value] = true
@@ -130,7 +135,7 @@ func (c *Cluster) executorSubscribed(e *executor, s executorConn, sub *execpb.Ca
 	}
 	if e.recovered && !e.resubscribed {
 		e.resubscribed = true
-		c.dropUnknownLaunched(e, known)
+		x.c.dropUnknownLaunched(e, known)
 	}
 	if e.state == execTerminating {
 		e.send(&execpb.Event{Type: execpb.Event_SHUTDOWN})
@@ -151,8 +156,8 @@ func (m *master) dropUnknownLaunched(e *executor, known map[string]bool) {
 }
 
 // executorCall applies a non-SUBSCRIBE call an executor made to agent a.
-func (c *Cluster) executorCall(a *agent, call *execpb.Call, token string) *httpError {
-	e, herr := c.findExecutor(a, call, token)
+func (x *executorAPI) executorCall(a *agent, call *execpb.Call, token string) *httpError {
+	e, herr := x.findExecutor(a, call, token)
 	if herr != nil {
 		return herr
 	}
@@ -170,7 +175,7 @@ func (c *Cluster) executorCall(a *agent, call *execpb.Call, token string) *httpE
 		if herr := ownTask(e, call.Update.Status); herr != nil {
 			return herr
 		}
-		c.executorUpdate(e, call.Update.Status)
+		x.executorUpdate(e, call.Update.Status)
 	case execpb.Call_MESSAGE:
 		if call.Message == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
@@ -207,10 +212,10 @@ func validateExecutorUpdate(call *execpb.Call) *httpError {
 
 // executorUpdate routes an executor's status update into its task's stream;
 // updates for tasks this agent does not know are still forwarded reliably.
-func (c *Cluster) executorUpdate(e *executor, st mesos.TaskStatus) {
+func (x *executorAPI) executorUpdate(e *executor, st mesos.TaskStatus) {
 	t := e.fw.tasks[st.TaskID.Value]
 	if t == nil {
-		t = &task{info: mesos.TaskInfo{TaskID: st.TaskID}, fw: e.fw, exec: e, seq: c.nextID(), released: true, launched: true}
+		t = &task{info: mesos.TaskInfo{TaskID: st.TaskID}, fw: e.fw, exec: e, seq: x.c.nextID(), released: true, launched: true}
 		e.fw.tasks[st.TaskID.Value] = t
 		e.tasks[st.TaskID.Value] = t
 		if e.ck != nil {
@@ -218,5 +223,5 @@ func (c *Cluster) executorUpdate(e *executor, st mesos.TaskStatus) {
 		}
 	}
 	t.launched = true
-	c.statusUpdate(t, st, true)
+	x.c.statusUpdate(t, st, true)
 }

@@ -89,7 +89,8 @@ type executorConn interface {
 }
 
 // launchExecutor records a new executor and starts its process in the
-// background (a simulated agent starts a simulated executor). Its
+// background (the runtime's: a simulated agent starts a simulated
+// executor). Its
 // resources are charged at once.
 func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInfo) *executor {
 	info.FrameworkID = &mesos.FrameworkID{Value: fw.id}
@@ -109,19 +110,7 @@ func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInf
 	c.register(e)
 	tok, hash := newExecutorToken()
 	e.token = hash
-	if a.sim {
-		c.sim.launch(e, tok)
-		return e
-	}
-	if c.ck != nil && fw.info.GetCheckpoint() {
-		e.meta, e.ck = c.ck.runDir(fw.id, e.id, e.containerID), c.ck
-		c.ck.framework(fw)
-		c.ck.executor(e)
-	}
-	c.iso.prepare(e)
-	// Last: it wins over a CommandInfo variable of that name.
-	go c.runExecutor(e, append(c.executorEnv(e), ExecutorTokenEnv+"="+tok))
-	c.log.Info("launching executor", "framework_id", fw.id, "executor_id", e.id, "sandbox", e.dir)
+	c.rt.launch(e, tok)
 	return e
 }
 

@@ -18,7 +18,7 @@ const maxRead = 1 << 20
 // handleFilesRead serves GET /files/read?path=&offset=&length= with Mesos
 // semantics: {"data": "...", "offset": N}; offset=-1 returns the size.
 // Only files inside WorkDir can be read; anything else is "not found".
-func (c *Cluster) handleFilesRead(w http.ResponseWriter, r *http.Request) {
+func (o *operatorAPI) handleFilesRead(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	path := q.Get("path")
 	if path == "" {
@@ -37,7 +37,7 @@ func (c *Cluster) handleFilesRead(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f, herr := c.openSandboxFile(path)
+	f, herr := o.openSandboxFile(path)
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -54,12 +54,12 @@ func (c *Cluster) handleFilesRead(w http.ResponseWriter, r *http.Request) {
 
 // openSandboxFile opens path if it resolves (symlinks included) to a
 // regular file inside WorkDir.
-func (c *Cluster) openSandboxFile(path string) (*os.File, *httpError) {
+func (o *operatorAPI) openSandboxFile(path string) (*os.File, *httpError) {
 	notFound := errorf(http.StatusNotFound, "File not found")
 	if !filepath.IsAbs(path) {
 		return nil, notFound
 	}
-	root, err := filepath.EvalSymlinks(c.cfg.WorkDir)
+	root, err := filepath.EvalSymlinks(o.c.cfg.WorkDir)
 	if err != nil {
 		return nil, notFound
 	}

@@ -14,12 +14,11 @@ import (
 // and recover.go.
 //
 // Cluster.mu guards it, but for gcMu (one garbage collection at a time)
-// and what is set once by New and Start (sim, ck, boot, iso).
+// and what is set once by New and Start (ck, boot, iso).
 type host struct {
 	cfg      Config                // as New completed it
 	log      *slog.Logger          // the cluster's
 	lock     *sync.Mutex           // Cluster.mu, taken by the executors' timers
-	sim      *simulator            // runs the simulated agents' executors; nil without Config.Sim
 	iso      *isolation            // set by Start
 	ten      *tenancy              // set by Start; nil: executors run as this process's user
 	live     map[string]*executor  // executors not terminated, by sandbox

@@ -13,23 +13,24 @@ import (
 // their resource pools, the frameworks (their subscriptions, tasks and
 // the status updates awaiting acknowledgement), outstanding offers,
 // decline filters and the allocation queue. Its methods only keep that
-// book: the decisions are pure functions (allocation.go), and what reaches
-// the network (offers, rescinds, updates) is sent by the Cluster methods
-// of allocator.go, framework.go, updates.go and control.go.
+// book: the decisions are pure functions (allocation.go); the offers side
+// (outstanding offers, the allocation queue) is its allocator
+// (allocator.go), and what reaches the network (offers, rescinds,
+// updates) is sent by the allocator and by the methods of framework.go,
+// updates.go and control.go.
 //
 // Cluster.mu guards it: an executor's end changes both halves in one step
 // (its tasks' updates, the resources it frees, the offers that follows),
-// so master and host share the cluster's lock rather than take two.
+// so master and host share the cluster's lock rather than take two: the
+// split into types is by concern, not by lock, and keeps every ordering
+// the one lock gives.
 type master struct {
 	masterID   string            // the master id (offer and framework ids derive from it)
 	agents     []*agent          // in allocation order; one real agent, or Config.Sim.Agents simulated ones
 	byID       map[string]*agent // agents by id
 	frameworks map[string]*framework
 	removed    map[string]bool // torn-down framework ids
-	offers     map[string]*offer
-	dirty      []*agent // agents to allocate (touch)
-	allDirty   bool     // every agent is to be allocated (touchAll)
-	batching   bool     // allocation deferred to the end of a batch (allocateAfter)
+	allocator                  // outstanding offers, decline filters, the allocation queue (allocator.go)
 	seq        int
 	launched   float64 // tasks accepted for launch since start (embedded/tasks_launched)
 	closing    bool    // the cluster is stopping: no allocation, no subscription
@@ -46,13 +47,17 @@ type master struct {
 
 func newMaster(id string, agents []*agent, cfg Config, log *slog.Logger, lock *sync.Mutex) master {
 	m := master{masterID: id, agents: agents, byID: map[string]*agent{}, frameworks: map[string]*framework{},
-		removed: map[string]bool{}, offers: map[string]*offer{}, log: log, lock: lock,
+		removed: map[string]bool{}, log: log, lock: lock,
 		updateRetry: cfg.UpdateRetryInterval, heartbeat: cfg.HeartbeatInterval, hostname: cfg.Hostname}
 	for _, a := range agents {
 		m.byID[a.id] = a
 	}
 	return m
 }
+
+// init links the master's parts to it; called once it has its final
+// address (New builds it in place in the Cluster).
+func (m *master) init() { m.allocator = allocator{m: m, offers: map[string]*offer{}} }
 
 // nextID returns a cluster-unique sequence number.
 func (m *master) nextID() int {
@@ -80,25 +85,25 @@ func (m *master) uncharge(a *agent, rs mesos.Resources) {
 
 // touch queues the agent for the next allocation: its free pool may have
 // grown (resources released, an offer returned, a filter expired).
-func (m *master) touch(a *agent) {
+func (al *allocator) touch(a *agent) {
 	if !a.queued {
 		a.queued = true
-		m.dirty = append(m.dirty, a)
+		al.dirty = append(al.dirty, a)
 	}
 }
 
 // touchAll queues every agent: a framework became eligible for offers
 // (subscribed, revived).
-func (m *master) touchAll() { m.allDirty = true }
+func (al *allocator) touchAll() { al.allDirty = true }
 
 // takeDirty returns the agents to allocate, in agent order, and clears the
 // queue.
-func (m *master) takeDirty() []*agent {
-	out := agentsToAllocate(m.agents, m.dirty, m.allDirty)
-	for _, a := range m.dirty {
+func (al *allocator) takeDirty() []*agent {
+	out := agentsToAllocate(al.m.agents, al.dirty, al.allDirty)
+	for _, a := range al.dirty {
 		a.queued = false
 	}
-	m.dirty, m.allDirty = nil, false
+	al.dirty, al.allDirty = nil, false
 	return out
 }
 
@@ -106,7 +111,7 @@ func (m *master) takeDirty() []*agent {
 // and tasks hold minus its outstanding offers. It is maintained as those
 // change (no resource arithmetic per allocation); callers must not modify
 // it.
-func (m *master) available(a *agent) mesos.Resources { return a.free }
+func (al *allocator) available(a *agent) mesos.Resources { return a.free }
 
 // used is what every agent's executors and tasks hold.
 func (m *master) used() mesos.Resources {

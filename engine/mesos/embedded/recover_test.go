@@ -4,14 +4,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
 // restartable is a work directory agents are started on in turn, as a
@@ -43,22 +38,6 @@ func checkpointing(id string) mesos.FrameworkInfo {
 	return info
 }
 
-// runThenStop subscribes fw to c, runs the task t1 (which hangs) on the
-// executor e1 (which re-subscribes when it loses its agent), and closes c.
-// It returns the scheduler, the executor's pid and t1's TASK_RUNNING.
-func runThenStop(t *testing.T, c *Cluster, fw mesos.FrameworkInfo) (*sched, int, mesos.TaskStatus) {
-	t.Helper()
-	s := subscribe(t, c, fw)
-	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
-	running := s.update("t1")
-	s.ack(running)
-	pid := executorPid(t, c, "e1")
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return s, pid, running
-}
-
 // executorPid is the pid /state shows for the executor, once it started.
 func executorPid(t *testing.T, c *Cluster, id string) int {
 	t.Helper()
@@ -77,180 +56,6 @@ func executorPid(t *testing.T, c *Cluster, id string) int {
 func alive(pid int) bool {
 	_, running := procStart(pid)
 	return running
-}
-
-// An agent stopped and started again on its work directory takes over the
-// executor it left running: the executor re-subscribes, the framework that
-// subscribes again finds its tasks (reconciled as running, not unknown),
-// the update it had not acknowledged is sent again, the executor's
-// resources stay charged, and the executor still obeys (KILL).
-func TestRestartTakesRunningExecutorsOver(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	ex := execInfo(t, "e1", "recover", 0.5, 64)
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", ex, 1, 128))
-	s1.ack(s1.update("t1"))
-	s1.launch(s1.freshOffer(), taskInfo(c1, "t2", "hang", ex, 1, 128))
-	unacked := s1.update("t2")
-	pid := executorPid(t, c1, "e1")
-	url := c1.URL()
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if !alive(pid) {
-		t.Fatalf("executor %d died with the agent", pid)
-	}
-
-	c2 := start()
-	if c2.URL() != url {
-		t.Fatalf("restarted agent at %s, want %s where its executors look for it", c2.URL(), url)
-	}
-	if n := c2.Recovered(); n != 1 {
-		t.Fatalf("recovered %d executors, want 1", n)
-	}
-	eventually(t, "the executor to re-subscribe", func() bool {
-		ex := c2.Snapshot().Executors
-		return len(ex) == 1 && ex[0].State == "RUNNING" && ex[0].PID == pid
-	})
-	if c2.iso.on() { // it stays in its container, with its and its tasks' limits
-		c2.mu.Lock()
-		e := c2.agents[0].liveExecutors()[0]
-		g, want := e.cgroup, e.limits
-		c2.mu.Unlock()
-		if g == nil || !slices.Contains(g.Procs(), pid) {
-			t.Fatalf("recovered executor %d is not in its container cgroup %v", pid, g)
-		}
-		container, _ := want(c2.iso.pidsMax, c2.iso.quota)
-		if got := g.Stats().MemoryLimit; got != container.MemoryBytes {
-			t.Errorf("container memory limit %d, want %d (the executor's and its two tasks')", got, container.MemoryBytes)
-		}
-	}
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	if again := s2.update("t2"); again.GetState() != mesos.TASK_RUNNING || string(again.UUID) != string(unacked.UUID) {
-		t.Fatalf("unacknowledged update after the restart: %s %x, want it again (%x)", again.GetState(), again.UUID, unacked.UUID)
-	}
-	s2.mustCall(&scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{
-		Tasks: []scheduler.Call_Reconcile_Task{{TaskID: mesos.TaskID{Value: "t1"}}}}})
-	if st := s2.update("t1"); st.GetState() != mesos.TASK_RUNNING || st.GetReason() != mesos.REASON_RECONCILIATION {
-		t.Fatalf("t1 reconciled as %s (%s %q), want TASK_RUNNING", st.GetState(), st.GetReason(), st.GetMessage())
-	}
-	if cpus := scalarOf(s2.freshOffer().Resources, "cpus"); cpus != 4-0.5-2 {
-		t.Errorf("offered %v cpus, want the executor's and tasks' still held (%v)", cpus, 4-0.5-2)
-	}
-	s2.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "t1"}}})
-	if st := s2.update("t1"); st.GetState() != mesos.TASK_KILLED || st.GetSource() != mesos.SOURCE_EXECUTOR {
-		t.Fatalf("t1 after KILL: %s from %s", st.GetState(), st.GetSource())
-	}
-}
-
-// An executor that died while the agent was away: its task fails with a
-// message saying so, dated when it was last seen alive (before the
-// restart), not when the agent found out.
-func TestRestartReportsExecutorsGone(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	s1, pid, running := runThenStop(t, c1, checkpointing(""))
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the executor to die", func() bool { return !alive(pid) })
-	died := time.Now()
-
-	c2 := start()
-	if n := c2.Recovered(); n != 0 {
-		t.Fatalf("recovered %d executors, want none", n)
-	}
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	st := s2.update("t1")
-	if st.GetState() != mesos.TASK_FAILED || st.GetSource() != mesos.SOURCE_AGENT ||
-		st.GetMessage() != "the executor was gone when the agent restarted" {
-		t.Fatalf("t1: %s from %s: %q", st.GetState(), st.GetSource(), st.GetMessage())
-	}
-	at := time.Unix(0, int64(st.GetTimestamp()*1e9))
-	if at.After(died) || at.Before(time.Unix(0, int64(running.GetTimestamp()*1e9))) {
-		t.Fatalf("t1 ended at %v, want when its executor was last seen (before %v, after it ran)", at, died)
-	}
-	s2.ack(st)
-	if n := len(c2.Snapshot().Tasks); n != 0 {
-		t.Fatalf("%d tasks left after the acknowledgement", n)
-	}
-}
-
-// A recovered executor that does not subscribe again in time (here it is
-// stopped) is killed and its task lost, as Mesos does.
-func TestRestartKillsExecutorsThatDoNotReregister(t *testing.T) {
-	start := restartable(t, func(cfg *Config) { cfg.ExecutorReregistrationTimeout = 300 * time.Millisecond })
-	c1 := start()
-	s1, pid, _ := runThenStop(t, c1, checkpointing(""))
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	c2 := start()
-	eventually(t, "the silent executor to be killed", func() bool { return !alive(pid) })
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	st := s2.update("t1")
-	if st.GetState() != mesos.TASK_LOST || st.GetReason() != mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT ||
-		!strings.Contains(st.GetMessage(), "did not reregister within") {
-		t.Fatalf("t1: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
-	}
-}
-
-// Recover = cleanup shuts down what the earlier run left, then Cleaned is
-// closed; the next start reports the task's end.
-func TestRecoverCleanupStopsEverything(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	s1, pid, _ := runThenStop(t, c1, checkpointing(""))
-	cleanup := restartableAgain(t, c1, func(cfg *Config) { cfg.Recover = RecoverCleanup })
-	if n := cleanup.Recovered(); n != 1 {
-		t.Fatalf("cleanup found %d executors, want 1", n)
-	}
-	select {
-	case <-cleanup.Cleaned():
-	case <-time.After(deadline):
-		t.Fatal("cleanup did not end")
-	}
-	if alive(pid) {
-		t.Fatalf("executor %d survived the cleanup", pid)
-	}
-	if _, code := trySubscribe(t, cleanup.URL(), checkpointing(s1.fwID)); code != 503 {
-		t.Errorf("subscribe during cleanup: %d, want 503", code)
-	}
-	if err := cleanup.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c3 := start()
-	s3 := subscribe(t, c3, checkpointing(s1.fwID))
-	if st := s3.update("t1"); st.GetState() != mesos.TASK_FAILED || !strings.Contains(st.GetMessage(), "recover=cleanup") {
-		t.Fatalf("t1 after the cleanup: %s %q", st.GetState(), st.GetMessage())
-	}
-}
-
-// restartableAgain starts an agent on c's work directory with mutate.
-func restartableAgain(t *testing.T, c *Cluster, mutate func(*Config)) *Cluster {
-	t.Helper()
-	return newCluster(t, func(cfg *Config) {
-		cfg.WorkDir = c.cfg.WorkDir
-		mutate(cfg)
-	})
-}
-
-// Executors of a framework that does not checkpoint are shut down with the
-// agent, and nothing of them is recovered.
-func TestCloseStopsExecutorsOfFrameworksThatDoNotCheckpoint(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	_, pid, _ := runThenStop(t, c1, frameworkInfo())
-	if alive(pid) {
-		t.Fatalf("executor %d of a framework without checkpointing outlived the agent", pid)
-	}
-	if c2 := start(); c2.Recovered() != 0 || len(c2.Snapshot().Frameworks) != 0 {
-		t.Fatalf("recovered %d executors, frameworks %+v", c2.Recovered(), c2.Snapshot().Frameworks)
-	}
-	if _, err := os.Stat(filepath.Join(c1.cfg.WorkDir, "meta", "slaves", c1.AgentID(), "frameworks")); err == nil {
-		t.Error("a framework without checkpointing was checkpointed")
-	}
 }
 
 // The records of a task replay into its state: the latest update, those
@@ -319,60 +124,4 @@ func TestRecoveredTaskRecords(t *testing.T) {
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// An executor that never subscribed runs no task and nothing bounds its
-// life: Close shuts it down even for a checkpointing framework, and the
-// task queued for it fails at the next start.
-func TestCloseStopsExecutorsThatNeverSubscribed(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "hang", execInfo(t, "e1", "silent", 0.5, 64), 1, 128))
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if alive(pid) {
-		t.Fatalf("executor %d that never subscribed outlived the agent", pid)
-	}
-	c2 := start()
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	if st := s2.update("t1"); st.GetState() != mesos.TASK_FAILED || st.GetSource() != mesos.SOURCE_AGENT {
-		t.Fatalf("t1: %s from %s %q", st.GetState(), st.GetSource(), st.GetMessage())
-	}
-}
-
-// An executor id with an ended run (its task's failure not yet
-// acknowledged) and a live one: after the restart the live one is the
-// framework's executor of that id (it subscribes again and obeys), and the
-// failure is still delivered.
-func TestRestartWithEndedAndLiveRunsOfOneExecutor(t *testing.T) {
-	start := restartable(t, nil)
-	c1 := start()
-	s1 := subscribe(t, c1, checkpointing(""))
-	s1.launch(s1.offer(), taskInfo(c1, "t1", "crash", execInfo(t, "e1", "1", 0.5, 64), 1, 128))
-	s1.ack(s1.update("t1")) // RUNNING: the executor then exits 3
-	if st := s1.update("t1"); st.GetState() != mesos.TASK_FAILED {
-		t.Fatalf("t1 after its executor crashed: %s", st.GetState())
-	}
-	s1.launch(s1.freshOffer(), taskInfo(c1, "t2", "hang", execInfo(t, "e1", "recover", 0.5, 64), 1, 128))
-	s1.ack(s1.update("t2"))
-	pid := executorPid(t, c1, "e1")
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c2 := start()
-	eventually(t, "the live run to re-subscribe", func() bool {
-		ex := c2.Snapshot().Executors
-		return len(ex) == 1 && ex[0].State == "RUNNING" && ex[0].PID == pid
-	})
-	s2 := subscribe(t, c2, checkpointing(s1.fwID))
-	if st := s2.update("t1"); st.GetState() != mesos.TASK_FAILED {
-		t.Fatalf("t1 after the restart: %s, want its unacknowledged failure", st.GetState())
-	}
-	s2.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "t2"}}})
-	if st := s2.update("t2"); st.GetState() != mesos.TASK_KILLED {
-		t.Fatalf("t2 after KILL: %s", st.GetState())
-	}
 }

@@ -6,8 +6,13 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
+// schedulerAPI serves the v1 scheduler API (/api/v1/scheduler): SUBSCRIBE
+// opens a framework's event stream, every other call is dispatched to the
+// cluster under Cluster.mu. It keeps no state of its own.
+type schedulerAPI struct{ c *Cluster }
+
 // handleScheduler serves POST /api/v1/scheduler.
-func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request) {
+func (s *schedulerAPI) handleScheduler(w http.ResponseWriter, r *http.Request) {
 	var call scheduler.Call
 	reqCodec, herr := readCall(w, r, &call)
 	if herr != nil {
@@ -15,17 +20,17 @@ func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if call.Type == scheduler.Call_SUBSCRIBE {
-		c.serveSubscribe(w, r, &call, reqCodec)
+		s.serveSubscribe(w, r, &call, reqCodec)
 		return
 	}
-	if herr := c.dispatch(&call, r.Header.Get("Mesos-Stream-Id")); herr != nil {
+	if herr := s.dispatch(&call, r.Header.Get("Mesos-Stream-Id")); herr != nil {
 		writeError(w, herr)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (c *Cluster) serveSubscribe(w http.ResponseWriter, r *http.Request, call *scheduler.Call, req codec) {
+func (s *schedulerAPI) serveSubscribe(w http.ResponseWriter, r *http.Request, call *scheduler.Call, req codec) {
 	sub := call.Subscribe
 	if sub == nil || sub.FrameworkInfo == nil {
 		writeError(w, errorf(http.StatusBadRequest, "Expecting 'subscribe' to be present"))
@@ -41,61 +46,61 @@ func (c *Cluster) serveSubscribe(w http.ResponseWriter, r *http.Request, call *s
 		writeError(w, errorf(http.StatusNotAcceptable, "%v", err))
 		return
 	}
-	fwID, stream, herr := c.subscribe(info, format, len(sub.SuppressedRoles) > 0)
+	fwID, stream, herr := s.c.subscribe(info, format, len(sub.SuppressedRoles) > 0)
 	if herr != nil {
 		writeError(w, herr)
 		return
 	}
 	hb := &scheduler.Event{Type: scheduler.Event_HEARTBEAT}
-	err = stream.serve(r.Context(), w, hb, c.cfg.HeartbeatInterval)
-	c.log.Debug("scheduler stream ended", "framework_id", fwID, "err", err)
-	c.streamEnded(fwID, stream)
+	err = stream.serve(r.Context(), w, hb, s.c.cfg.HeartbeatInterval)
+	s.c.log.Debug("scheduler stream ended", "framework_id", fwID, "err", err)
+	s.c.streamEnded(fwID, stream)
 }
 
 // dispatch validates and applies a non-SUBSCRIBE call.
-func (c *Cluster) dispatch(call *scheduler.Call, streamID string) *httpError {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	fw, herr := c.caller(call, streamID)
+func (s *schedulerAPI) dispatch(call *scheduler.Call, streamID string) *httpError {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	fw, herr := s.c.caller(call, streamID)
 	if herr != nil {
 		return herr
 	}
 	switch call.Type {
 	case scheduler.Call_TEARDOWN:
-		c.teardown(fw)
+		s.c.teardown(fw)
 	case scheduler.Call_ACCEPT:
 		if call.Accept == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'accept' to be present")
 		}
-		c.accept(fw, call.Accept)
+		s.c.accept(fw, call.Accept)
 	case scheduler.Call_DECLINE:
 		if call.Decline == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'decline' to be present")
 		}
-		c.decline(fw, call.Decline.OfferIDs, call.Decline.Filters)
+		s.c.decline(fw, call.Decline.OfferIDs, call.Decline.Filters)
 	case scheduler.Call_REVIVE:
-		c.revive(fw)
+		s.c.revive(fw)
 	case scheduler.Call_SUPPRESS:
-		c.suppress(fw)
+		s.c.suppress(fw)
 	case scheduler.Call_KILL:
 		if call.Kill == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'kill' to be present")
 		}
-		c.kill(fw, call.Kill.TaskID.Value, call.Kill.AgentID)
+		s.c.kill(fw, call.Kill.TaskID.Value, call.Kill.AgentID)
 	case scheduler.Call_SHUTDOWN:
 		if call.Shutdown == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'shutdown' to be present")
 		}
-		c.shutdownCall(fw, call.Shutdown)
+		s.c.shutdownCall(fw, call.Shutdown)
 	case scheduler.Call_ACKNOWLEDGE:
-		return c.acknowledge(fw, call.Acknowledge)
+		return s.c.acknowledge(fw, call.Acknowledge)
 	case scheduler.Call_RECONCILE:
 		if call.Reconcile == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'reconcile' to be present")
 		}
-		c.reconcile(fw, call.Reconcile.Tasks)
+		s.c.reconcile(fw, call.Reconcile.Tasks)
 	case scheduler.Call_MESSAGE:
-		return c.frameworkMessage(fw, call.Message)
+		return s.c.frameworkMessage(fw, call.Message)
 	case scheduler.Call_REQUEST, scheduler.Call_ACCEPT_INVERSE_OFFERS, scheduler.Call_DECLINE_INVERSE_OFFERS,
 		scheduler.Call_RECONCILE_OPERATIONS, scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS:
 		// Accepted and ignored: no inverse offers or operations on this agent.

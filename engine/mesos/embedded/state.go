@@ -115,28 +115,28 @@ func sortExecutors(es []*executor) {
 
 // handleState serves an agent-like /state (plus a master-like "slaves"
 // list) so a scheduler finds sandboxes as it would on a real cluster.
-func (c *Cluster) handleState(w http.ResponseWriter, r *http.Request) {
+func (o *operatorAPI) handleState(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
 		return
 	}
-	c.mu.Lock()
-	body := c.stateJSON()
-	c.mu.Unlock()
+	o.c.mu.Lock()
+	body := o.stateJSON()
+	o.c.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
 }
 
 // handleSlaves serves the master's /slaves: the agents only, much cheaper
 // than /state on a large (simulated) cluster.
-func (c *Cluster) handleSlaves(w http.ResponseWriter, r *http.Request) {
+func (o *operatorAPI) handleSlaves(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
 		return
 	}
-	c.mu.Lock()
-	body := jsonObj{"slaves": c.slavesJSON(), "recovered_slaves": []jsonObj{}}
-	c.mu.Unlock()
+	o.c.mu.Lock()
+	body := jsonObj{"slaves": o.slavesJSON(), "recovered_slaves": []jsonObj{}}
+	o.c.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
 }
@@ -144,34 +144,34 @@ func (c *Cluster) handleSlaves(w http.ResponseWriter, r *http.Request) {
 type jsonObj = map[string]any
 
 // slavesJSON lists the agents as a master's /state and /slaves do.
-func (c *Cluster) slavesJSON() []jsonObj {
-	pid := "slave(1)@" + c.hostPort
-	out := make([]jsonObj, 0, len(c.agents))
-	for _, a := range c.agents {
-		out = append(out, jsonObj{"id": a.id, "hostname": a.hostname, "pid": pid, "port": c.port(),
+func (o *operatorAPI) slavesJSON() []jsonObj {
+	pid := "slave(1)@" + o.c.hostPort
+	out := make([]jsonObj, 0, len(o.c.agents))
+	for _, a := range o.c.agents {
+		out = append(out, jsonObj{"id": a.id, "hostname": a.hostname, "pid": pid, "port": o.c.port(),
 			"resources": summary(a.total), "used_resources": summary(a.usedResources()), "active": true})
 	}
 	return out
 }
 
-func (c *Cluster) stateJSON() jsonObj {
-	pid := "slave(1)@" + c.hostPort
-	first := c.agents[0]
+func (o *operatorAPI) stateJSON() jsonObj {
+	pid := "slave(1)@" + o.c.hostPort
+	first := o.c.agents[0]
 	var fws []jsonObj
-	for _, fw := range c.sortedFrameworks() {
+	for _, fw := range o.c.sortedFrameworks() {
 		var execs []jsonObj
 		for _, e := range sortedExecutors(fw.executors) {
 			execs = append(execs, executorJSON(e))
 		}
 		fws = append(fws, jsonObj{"id": fw.id, "name": fw.info.Name, "user": fw.info.User,
-			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": c.completedJSON(fw.id, fw.completed)})
+			"active": fw.sub != nil, "executors": orEmpty(execs), "completed_executors": o.c.completedJSON(fw.id, fw.completed)})
 	}
 	return jsonObj{
-		"flags": c.flags(), "isolation": c.isolationView(),
+		"flags": o.c.flags(), "isolation": o.c.isolationView(),
 		"id": first.id, "hostname": first.hostname, "pid": pid, "version": "1.11.0",
 		"resources": summary(first.total), "unreserved_resources": summary(first.total),
-		"frameworks": orEmpty(fws), "completed_frameworks": c.completedFrameworksJSON(),
-		"slaves": c.slavesJSON(), "master_id": c.masterID,
+		"frameworks": orEmpty(fws), "completed_frameworks": o.completedFrameworksJSON(),
+		"slaves": o.slavesJSON(), "master_id": o.c.masterID,
 	}
 }
 
@@ -235,15 +235,15 @@ func (h *host) flags() map[string]string {
 // for the framework's acknowledgement, events queued on frameworks'
 // streams (a scheduler that cannot keep up shows here) and the tasks
 // accepted for launch since it started (a counter).
-func (c *Cluster) handleMetrics(w http.ResponseWriter, r *http.Request) {
+func (o *operatorAPI) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		writeError(w, errorf(http.StatusMethodNotAllowed, "Expecting 'GET', received '%s'", r.Method))
 		return
 	}
-	c.mu.Lock()
-	m := map[string]float64{"master/slaves_active": float64(len(c.agents)), "master/outstanding_offers": float64(len(c.offers)),
-		"master/tasks_staging": 0, "master/tasks_starting": 0, "master/tasks_running": 0, "embedded/tasks_launched": c.launched}
-	for _, fw := range c.frameworks {
+	o.c.mu.Lock()
+	m := map[string]float64{"master/slaves_active": float64(len(o.c.agents)), "master/outstanding_offers": float64(len(o.c.offers)),
+		"master/tasks_staging": 0, "master/tasks_starting": 0, "master/tasks_running": 0, "embedded/tasks_launched": o.c.launched}
+	for _, fw := range o.c.frameworks {
 		if fw.sub != nil {
 			m["master/frameworks_active"]++
 			m["embedded/queued_events"] += float64(fw.sub.queued())
@@ -256,7 +256,7 @@ func (c *Cluster) handleMetrics(w http.ResponseWriter, r *http.Request) {
 			m["embedded/unacknowledged_updates"] += float64(len(t.pending))
 		}
 	}
-	c.mu.Unlock()
+	o.c.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(m)
 }
