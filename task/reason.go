@@ -21,8 +21,17 @@ const (
 	// ReasonInvalidOffers marks a task the engine could not place on the
 	// resources it was given (a Kubernetes node that filled meanwhile
 	// refused its pod): with TASK_DROPPED of a STAGING task it is queued
-	// again at once as never started.
+	// again at once as never started. From a Mesos master it may also be
+	// the refusal of a replayed launch (RefusedLaunch).
 	ReasonInvalidOffers Reason = "REASON_INVALID_OFFERS"
+	// ReasonPlacementRefused marks a launch the Kubernetes engine's control
+	// plane refused for good (the API server refused the pod, kube-scheduler
+	// cannot bind it to its node): it did not happen, so, as for
+	// ReasonInvalidOffers, the task is queued again at once as never
+	// started; unlike a Mesos master's refusal it cannot be that of a
+	// replayed launch (a second create of a pod is AlreadyExists), so
+	// nothing is asked of the engine.
+	ReasonPlacementRefused Reason = "REASON_PLACEMENT_REFUSED"
 	// ReasonAgentRemoved marks a task lost with its agent (a node deleted).
 	ReasonAgentRemoved Reason = "REASON_AGENT_REMOVED"
 	// ReasonContainerLaunchFailed marks a container that could not start

@@ -77,7 +77,7 @@ func unschedulable(p *corev1.Pod) (phaseStatus, bool) {
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonInvalidOffers,
+			return phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonPlacementRefused,
 				message: fmt.Sprintf("kube-scheduler cannot bind the pod to node %s (%s); back to the queue", node, oneLine(c.Message))}, true
 		}
 	}

@@ -135,7 +135,7 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 		if errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
 			msg = oneLine(err.Error())
 		}
-		t.dropped = &phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonInvalidOffers, message: msg}
+		t.dropped = &phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonPlacementRefused, message: msg}
 		t.dirty = true
 	}
 	if failed == len(errs) && failed > 0 {
