@@ -33,7 +33,9 @@ func TestTransition(t *testing.T) {
 		{"a master refusing the offers of a running task asks the engine", Input{Update: Update{State: Lost, Reason: ReasonInvalidOffers, Source: SourceMaster}, Entry: entry(Running, 0), Job: runnable},
 			func(o Outcome) bool { return o == Outcome{Stale: true, Reconcile: true} }},
 		{"the Kubernetes engine's refused placement of a staging task ends it, never started: nothing to ask", Input{Update: Update{State: Dropped, Reason: ReasonPlacementRefused, Source: SourceMaster, Message: "kube-scheduler cannot bind the pod to node n1 (…); back to the queue"}, Entry: entry(Staging, 0), Job: runnable},
-			func(o Outcome) bool { return !o.Reconcile && !o.Stale && o.End != nil && o.End.Retry != nil && o.End.Retry.Retry }},
+			func(o Outcome) bool {
+				return !o.Reconcile && !o.Stale && o.End != nil && o.End.Retry != nil && o.End.Retry.Retry
+			}},
 		{"a refusal for offers of an unknown task is only acknowledged", Input{Update: Update{State: Dropped, Reason: ReasonInvalidOffers, Source: SourceMaster}, Job: runnable},
 			func(o Outcome) bool { return o == Outcome{Stale: true} }},
 		{"its reconciliation answer ends it", Input{Update: Update{State: Lost, Reason: ReasonReconciliation, Source: SourceMaster}, Entry: entry(Staging, 0), Job: runnable},
