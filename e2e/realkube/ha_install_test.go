@@ -233,8 +233,18 @@ func TestInstalledHA(t *testing.T) {
 	awaitNoCRDs(t)
 	ctx := context.Background()
 	in := &haInstall{dir: t.TempDir(), password: "ha-install-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	// Nine distinct ports: a port just freed may be handed out again.
+	taken := map[int]bool{}
+	distinct := func() int {
+		for {
+			if p := harness.FreePort(t); !taken[p] {
+				taken[p] = true
+				return p
+			}
+		}
+	}
 	for i := range 3 {
-		in.http[i], in.client[i], in.peer[i] = harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)
+		in.http[i], in.client[i], in.peer[i] = distinct(), distinct(), distinct()
 		hostPathVolume(t, fmt.Sprintf("ej-ha-data-%d", i), installNS, fmt.Sprintf("data-elasticjob-scheduler-%d", i))
 	}
 	in.write(t)
