@@ -101,14 +101,15 @@ type decider struct {
 	v       View
 	plan    Plan
 	cands   []cand
-	cluster []Agent // the empty cluster: every agent's total (fit.go)
-	never   map[shape]*Wait
+	cluster emptyCluster    // the empty cluster: every agent's total (fit.go)
+	never   map[shape]*Wait // the never_fits wait of each shape seen (nil: it fits)
+	occ     occupancy       // what the running work holds where (running.go, holders.go)
+	ns      spaces          // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
 	// offs are the resources the round matches on: the offers held, or,
 	// with none held (estimated), what the agents have free by the
 	// running tasks' count, to say why work waits but launch nothing.
 	offs      []offers.Offer
 	estimated bool
-	byAgent   map[string][]runTask // the running tasks by agent (holders.go)
 
 	// the round's progress (place)
 	m        *offers.Matcher
@@ -118,23 +119,6 @@ type decider struct {
 	placedN  int
 	stopped  bool
 	capped   string
-
-	// namespaces (capacity.go, lending.go, preempt.go)
-	spaces     map[string]*nsState
-	multi      bool // namespaces are in play: more than one, or one with a capacity
-	order      nsOrder
-	total      offers.Resources // the empty cluster
-	free       offers.Resources // free by the running tasks' count (freeNow)
-	freeKnown  bool
-	placedCost offers.Resources            // this round's launches: shards and the executors they start
-	execs      map[string][]execRun        // the executors running, by agent (executorsByAgent)
-	execUp     map[string]bool             // the apps with an executor running somewhere
-	fireExec   map[string]offers.Resources // a fire's job → its app's executor when one runs (fireNeed)
-	prot       *protection
-	protDirty  bool
-	// guaranteed are the entries within their namespace's guarantee that
-	// wait for resources, in the round's order (preempt.go).
-	guaranteed []*cand
 }
 
 func (d *decider) wait(key, reason, msg string) {
@@ -253,24 +237,25 @@ func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Run
 func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
+	d.occ = occupancy{v: &d.v, cluster: d.cluster}
 	d.offs = v.Offers
 	if len(v.Offers) == 0 && len(d.cluster) > 0 {
 		// No offer held (declined and filtered for a moment, or not offered
 		// yet): the reasons come from what should be free, so they do not
 		// flip to no_offers and back between offers.
-		d.offs, d.estimated = d.freeByCount(), true
+		d.offs, d.estimated = d.occ.freeByCount(), true
 	}
 	d.m = offers.NewMatcher(d.offs, v.Executors)
 	d.failed = map[shape]Wait{}
-	d.capacityState()
-	for c := d.next(); c != nil; c = d.next() {
+	d.ns.setup(&d.v, d.cands, d.cluster, d.m, &d.occ)
+	for c := d.ns.next(); c != nil; c = d.ns.next() {
 		d.consider(c)
 		if d.stopped {
-			d.rest(d.consider)
+			d.ns.rest(d.consider)
 		}
 	}
 	d.finish(d.m, d.launched)
-	d.preempt()
+	d.ns.preempt(&d.plan)
 }
 
 // consider decides one entry: it launches, or it gets its reason.
@@ -289,7 +274,10 @@ func (d *decider) consider(c *cand) {
 		d.wait(c.key, WaitBehind, d.capped)
 		return
 	}
-	if w, ok := d.gate(c); !ok {
+	if w, ok := d.ns.gate(c); !ok {
+		if !w.Until.IsZero() { // lent capacity a fire needs back then
+			d.wakeAt(w.Until)
+		}
 		d.plan.Waiting[c.key] = w
 		return
 	}
@@ -299,7 +287,7 @@ func (d *decider) consider(c *cand) {
 	}
 	sh := c.shape()
 	if w, ok := d.failed[sh]; ok {
-		d.plan.Waiting[c.key] = d.annotate(c, w)
+		d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 		return
 	}
 	absent := 0
@@ -310,7 +298,7 @@ func (d *decider) consider(c *cand) {
 	if ok && d.estimated {
 		w := Wait{Reason: WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
 			"waiting for the cluster engine to offer them"}
-		d.plan.Waiting[c.key] = d.withExecutors(c, d.withHolders(c, w))
+		d.plan.Waiting[c.key] = d.occ.withExecutors(c, d.occ.withHolders(c, w))
 		d.plan.Withheld = true
 		return
 	}
@@ -321,7 +309,7 @@ func (d *decider) consider(c *cand) {
 		if !sh.exec.IsZero() {
 			started = absent - d.m.Absent(sh.app)
 		}
-		d.placedIn(c, started)
+		d.ns.placedIn(c, started)
 		if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
 			d.plan.Chunked, d.stopped, d.capped = true, true, cappedMessage(v.MaxTasks)
 		}
@@ -329,11 +317,11 @@ func (d *decider) consider(c *cand) {
 	}
 	w := d.explain(c, reason, detail)
 	if reason != offers.ReasonInvalid {
-		w = d.withHolders(c, w)
+		w = d.occ.withHolders(c, w)
 	}
 	if d.holder == nil {
 		d.holder = c
-		d.plan.Waiting[c.key] = d.annotate(c, d.reserve(c, d.m, w))
+		d.plan.Waiting[c.key] = d.ns.annotate(c, d.reserve(c, d.m, w))
 		d.failed[sh] = d.behind(c, w)
 		return
 	}
@@ -341,7 +329,7 @@ func (d *decider) consider(c *cand) {
 		w = d.behind(d.holder, w)
 	}
 	d.failed[sh] = w
-	d.plan.Waiting[c.key] = d.annotate(c, w)
+	d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 }
 
 // behind words the wait of an entry after the reservation's holder.
