@@ -152,18 +152,32 @@ func (d *decider) consider(c *cand) {
 		return
 	}
 	if ok {
-		d.launched = append(d.launched, c)
-		d.placedN += n
-		started := 0
-		if !sh.exec.IsZero() {
-			started = absent - d.m.Absent(sh.app)
-		}
-		d.ns.placedIn(c, started)
-		if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
-			d.plan.Chunked, d.stopped, d.capped = true, true, cappedMessage(v.MaxTasks)
-		}
+		d.placed(c, absent)
 		return
 	}
+	d.notPlaced(c, reason, detail)
+}
+
+// placed notes c's launch: absent is how many agents did not run its
+// app's executor before it was placed.
+func (d *decider) placed(c *cand, absent int) {
+	sh, n, maxTasks := c.shape(), c.count(), d.v.MaxTasks
+	d.launched = append(d.launched, c)
+	d.placedN += n
+	started := 0
+	if !sh.exec.IsZero() {
+		started = absent - d.m.Absent(sh.app)
+	}
+	d.ns.placedIn(c, started)
+	if maxTasks > 0 && n > maxTasks { // alone in its round, committed in parts
+		d.plan.Chunked, d.stopped, d.capped = true, true, cappedMessage(maxTasks)
+	}
+}
+
+// notPlaced gives c, which does not fit the offers now, its wait: the
+// first such entry holds the reservation, the others wait behind it.
+func (d *decider) notPlaced(c *cand, reason offers.Reason, detail string) {
+	sh := c.shape()
 	w := d.explain(c, reason, detail)
 	if reason != offers.ReasonInvalid {
 		w = d.occ.withHolders(c, w)
