@@ -6,11 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/app"
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
-	"github.com/ejcloud/elasticjob/queue"
-	"github.com/ejcloud/elasticjob/task"
 )
 
 // Decide decides one launch round (the package documentation has the
@@ -36,79 +32,22 @@ func Decide(v View) Plan {
 	return d.plan
 }
 
-// cand is a queue entry that may launch this round: a ready execution or
-// a failover shard of a runnable job. It is kept small (a backlog of
-// 100,000 entries makes as many): the job's configuration is looked up
-// again only for what launches.
-type cand struct {
-	key   string
-	job   string
-	ready *queue.Ready
-	fail  *queue.Failover
-	items []int // the shards to launch (nil: every shard of the job)
-	sh    shape
-	ns    *nsState // its namespace
-	class int      // within its namespace's guarantee, or borrowing
-}
-
-func (c *cand) kind() offers.Kind { return c.sh.kind }
-
-// count is how many shards the entry launches.
-func (c *cand) count() int { return c.sh.n }
-
-func (c *cand) shape() shape { return c.sh }
-
-// requests are the entry's shards as the matcher takes them.
-func (c *cand) requests() []offers.Request {
-	out := make([]offers.Request, c.sh.n)
-	seq := c.since().UnixNano()
-	for i := range out {
-		item := i
-		switch {
-		case c.fail != nil:
-			item = c.fail.Item
-		case c.items != nil:
-			item = c.items[i]
-		}
-		out[i] = offers.Request{Job: c.job, Shard: item, Kind: c.sh.kind, App: c.sh.app, Task: c.sh.task, Executor: c.sh.exec, Seq: seq}
-	}
-	return out
-}
-
-func (c *cand) since() time.Time {
-	if c.fail != nil {
-		return c.fail.Since
-	}
-	return c.ready.Since
-}
-
-// shape is what decides whether an entry fits: two entries of one shape
-// fit, or do not fit, alike.
-type shape struct {
-	app        string
-	kind       offers.Kind
-	n          int
-	task, exec offers.Resources
-}
-
-func shapeOf(job jobs.Config, a app.Config, kind offers.Kind, n int) shape {
-	return shape{app: a.AppName, kind: kind, n: n,
-		task: offers.Resources{CPU: offers.CPUs(job.CPUCount), MemMB: offers.MemMB(job.MemoryMB)},
-		exec: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}}
-}
-
+// decider is one round: the candidates, the placement on the offers
+// (consider, reserve, explain), and the plan. The namespaces, the running
+// work and the empty cluster are parts it composes, each owning its state.
 type decider struct {
 	v       View
 	plan    Plan
 	cands   []cand
-	cluster []Agent // the empty cluster: every agent's total (fit.go)
-	never   map[shape]*Wait
+	cluster emptyCluster    // the empty cluster: every agent's total (fit.go)
+	never   map[shape]*Wait // the never_fits wait of each shape seen (nil: it fits)
+	occ     occupancy       // what the running work holds where (running.go, holders.go)
+	ns      spaces          // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
 	// offs are the resources the round matches on: the offers held, or,
 	// with none held (estimated), what the agents have free by the
 	// running tasks' count, to say why work waits but launch nothing.
 	offs      []offers.Offer
 	estimated bool
-	byAgent   map[string][]runTask // the running tasks by agent (holders.go)
 
 	// the round's progress (place)
 	m        *offers.Matcher
@@ -118,23 +57,6 @@ type decider struct {
 	placedN  int
 	stopped  bool
 	capped   string
-
-	// namespaces (capacity.go, lending.go, preempt.go)
-	spaces     map[string]*nsState
-	multi      bool // namespaces are in play: more than one, or one with a capacity
-	order      nsOrder
-	total      offers.Resources // the empty cluster
-	free       offers.Resources // free by the running tasks' count (freeNow)
-	freeKnown  bool
-	placedCost offers.Resources            // this round's launches: shards and the executors they start
-	execs      map[string][]execRun        // the executors running, by agent (executorsByAgent)
-	execUp     map[string]bool             // the apps with an executor running somewhere
-	fireExec   map[string]offers.Resources // a fire's job → its app's executor when one runs (fireNeed)
-	prot       *protection
-	protDirty  bool
-	// guaranteed are the entries within their namespace's guarantee that
-	// wait for resources, in the round's order (preempt.go).
-	guaranteed []*cand
 }
 
 func (d *decider) wait(key, reason, msg string) {
@@ -159,118 +81,30 @@ func (d *decider) waitAll(reason, msg string) {
 	}
 }
 
-// classify turns the queues into candidates, and gives every other entry
-// its reason (or marks it for removal).
-func (d *decider) classify() {
-	v := d.v
-	d.cands = make([]cand, 0, len(v.Ready)+len(v.Failover))
-	pendingFailover := make(map[string]bool, len(v.Failover))
-	for i := range v.Failover {
-		f := &v.Failover[i]
-		pendingFailover[f.Job] = true
-		key := WaitKey(true, f.Job, f.Item)
-		job, a, why := v.Jobs.Lookup(f.Job)
-		switch {
-		case why != jobs.Runnable:
-			d.notRunnable(key, Stale{Job: f.Job, Item: f.Item, Fail: true}, job, why)
-		case f.Item >= job.ShardingTotalCount: // the job was resharded
-			d.plan.Remove = append(d.plan.Remove, Stale{Job: f.Job, Item: f.Item, Fail: true})
-		case running(v, f.Job, f.Item):
-			d.wait(key, WaitRunning, fmt.Sprintf("shard %d of the job is still running", f.Item))
-		case f.NotBefore.After(v.Now):
-			d.waitUntil(key, WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
-		default:
-			d.cands = append(d.cands, cand{key: key, job: f.Job, fail: f, sh: shapeOf(job, a, offers.Failover, 1)})
-		}
-	}
-	for _, rd := range v.Ready {
-		key := WaitKey(false, rd.Job, 0)
-		job, a, why := v.Jobs.Lookup(rd.Job)
-		if why != jobs.Runnable {
-			d.notRunnable(key, Stale{Job: rd.Job}, job, why)
-			continue
-		}
-		if rd.NotBefore.After(v.Now) { // a cron fire staged ahead of its instant
-			d.waitUntil(key, WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
-			continue
-		}
-		items, ok := toLaunch(job, v.Running[rd.Job])
-		if n := len(v.Running[rd.Job]); !ok || pendingFailover[rd.Job] { // never two executions of a job at once
-			if n > 0 {
-				d.wait(key, WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
-			} else {
-				d.wait(key, WaitFailover, "failed shards of the job run again first")
-			}
-			continue
-		}
-		n := job.ShardingTotalCount
-		if items != nil {
-			n = len(items)
-		}
-		d.cands = append(d.cands, cand{key: key, job: rd.Job, ready: rd, items: items, sh: shapeOf(job, a, offers.Ready, n)})
-		d.plan.Depth++
-	}
-}
-
-func running(v View, job string, item int) bool {
-	_, ok := v.Running[job][item]
-	return ok
-}
-
-// toLaunch: a transient job launches all its shards when none runs
-// (items nil); a daemon job launches the shards that are not running.
-// ok is false when there is nothing to launch.
-func toLaunch(job jobs.Config, run map[int]task.Entry) (items []int, ok bool) {
-	if len(run) == 0 {
-		return nil, true
-	}
-	if job.JobExecutionType == jobs.Transient {
-		return nil, false
-	}
-	for i := range job.ShardingTotalCount {
-		if _, busy := run[i]; !busy {
-			items = append(items, i)
-		}
-	}
-	return items, len(items) > 0
-}
-
-// notRunnable gives the reason of an entry of a job that may not run; an
-// entry of a job that is gone is to be dropped.
-func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Runnability) {
-	switch why {
-	case jobs.JobMissing:
-		d.plan.Drop = append(d.plan.Drop, s)
-	case jobs.JobDisabled:
-		d.wait(key, WaitJobDisabled, "the job is disabled")
-	default:
-		d.wait(key, WaitAppDisabled, fmt.Sprintf("the job's app %s is disabled or missing", job.AppName))
-	}
-}
-
 // place matches the candidates on the offers, in the capacity order
 // (the package documentation has the policy).
 func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
+	d.occ = occupancy{v: &d.v, cluster: d.cluster}
 	d.offs = v.Offers
 	if len(v.Offers) == 0 && len(d.cluster) > 0 {
 		// No offer held (declined and filtered for a moment, or not offered
 		// yet): the reasons come from what should be free, so they do not
 		// flip to no_offers and back between offers.
-		d.offs, d.estimated = d.freeByCount(), true
+		d.offs, d.estimated = d.occ.freeByCount(), true
 	}
 	d.m = offers.NewMatcher(d.offs, v.Executors)
 	d.failed = map[shape]Wait{}
-	d.capacityState()
-	for c := d.next(); c != nil; c = d.next() {
+	d.ns.setup(&d.v, d.cands, d.cluster, d.m, &d.occ)
+	for c := d.ns.next(); c != nil; c = d.ns.next() {
 		d.consider(c)
 		if d.stopped {
-			d.rest(d.consider)
+			d.ns.rest(d.consider)
 		}
 	}
 	d.finish(d.m, d.launched)
-	d.preempt()
+	d.ns.preempt(&d.plan)
 }
 
 // consider decides one entry: it launches, or it gets its reason.
@@ -289,7 +123,10 @@ func (d *decider) consider(c *cand) {
 		d.wait(c.key, WaitBehind, d.capped)
 		return
 	}
-	if w, ok := d.gate(c); !ok {
+	if w, ok := d.ns.gate(c); !ok {
+		if !w.Until.IsZero() { // lent capacity a fire needs back then
+			d.wakeAt(w.Until)
+		}
 		d.plan.Waiting[c.key] = w
 		return
 	}
@@ -299,7 +136,7 @@ func (d *decider) consider(c *cand) {
 	}
 	sh := c.shape()
 	if w, ok := d.failed[sh]; ok {
-		d.plan.Waiting[c.key] = d.annotate(c, w)
+		d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 		return
 	}
 	absent := 0
@@ -310,30 +147,44 @@ func (d *decider) consider(c *cand) {
 	if ok && d.estimated {
 		w := Wait{Reason: WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
 			"waiting for the cluster engine to offer them"}
-		d.plan.Waiting[c.key] = d.withExecutors(c, d.withHolders(c, w))
+		d.plan.Waiting[c.key] = d.occ.withExecutors(c, d.occ.withHolders(c, w))
 		d.plan.Withheld = true
 		return
 	}
 	if ok {
-		d.launched = append(d.launched, c)
-		d.placedN += n
-		started := 0
-		if !sh.exec.IsZero() {
-			started = absent - d.m.Absent(sh.app)
-		}
-		d.placedIn(c, started)
-		if v.MaxTasks > 0 && n > v.MaxTasks { // alone in its round, committed in parts
-			d.plan.Chunked, d.stopped, d.capped = true, true, cappedMessage(v.MaxTasks)
-		}
+		d.placed(c, absent)
 		return
 	}
+	d.notPlaced(c, reason, detail)
+}
+
+// placed notes c's launch: absent is how many agents did not run its
+// app's executor before it was placed.
+func (d *decider) placed(c *cand, absent int) {
+	sh, n, maxTasks := c.shape(), c.count(), d.v.MaxTasks
+	d.launched = append(d.launched, c)
+	d.placedN += n
+	started := 0
+	if !sh.exec.IsZero() {
+		started = absent - d.m.Absent(sh.app)
+	}
+	d.ns.placedIn(c, started)
+	if maxTasks > 0 && n > maxTasks { // alone in its round, committed in parts
+		d.plan.Chunked, d.stopped, d.capped = true, true, cappedMessage(maxTasks)
+	}
+}
+
+// notPlaced gives c, which does not fit the offers now, its wait: the
+// first such entry holds the reservation, the others wait behind it.
+func (d *decider) notPlaced(c *cand, reason offers.Reason, detail string) {
+	sh := c.shape()
 	w := d.explain(c, reason, detail)
 	if reason != offers.ReasonInvalid {
-		w = d.withHolders(c, w)
+		w = d.occ.withHolders(c, w)
 	}
 	if d.holder == nil {
 		d.holder = c
-		d.plan.Waiting[c.key] = d.annotate(c, d.reserve(c, d.m, w))
+		d.plan.Waiting[c.key] = d.ns.annotate(c, d.reserve(c, d.m, w))
 		d.failed[sh] = d.behind(c, w)
 		return
 	}
@@ -341,7 +192,7 @@ func (d *decider) consider(c *cand) {
 		w = d.behind(d.holder, w)
 	}
 	d.failed[sh] = w
-	d.plan.Waiting[c.key] = d.annotate(c, w)
+	d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 }
 
 // behind words the wait of an entry after the reservation's holder.

@@ -34,7 +34,7 @@
 //     committed over several commits (Plan.Chunked); it still launches all
 //     its shards or none.
 //
-// # Namespaces (capacity.go, lending.go, preempt.go)
+// # Namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
 //
 // Teams share the cluster by namespace (View.Namespaces: a guarantee, a
 // limit, an engine's quota, a weight). A namespace's entries keep their
@@ -84,4 +84,14 @@
 // frameworks, or declined and filtered) are unknown to a round; an
 // agent's total comes from the engine's inventory, or from the most it
 // ever offered.
+//
+// # Code
+//
+// A round is a decider (decide.go: the placement on the offers and the
+// plan) composing parts that each own their state: the candidates
+// (classify.go), the empty cluster and the reservation (fit.go), the
+// running work by agent and the holders it names (occupancy: running.go,
+// holders.go), and the namespaces (spaces: capacity.go, with their order,
+// limits, lending and preemption in the files named so). words.go and
+// wait.go word the waits.
 package round

@@ -9,10 +9,15 @@ import (
 	"github.com/ejcloud/elasticjob/offers"
 )
 
+// emptyCluster is the empty cluster: every agent's total, largest first
+// (then by id). Whether work could ever fit is judged against it
+// (never_fits), and the reservation holds on it.
+type emptyCluster []Agent
+
 // clusterOf is the empty cluster: each agent's total from the engine's
 // inventory, or what its offers have free when that is more (an agent the
 // inventory does not list yet, or lists short).
-func clusterOf(agents []Agent, offs []offers.Offer) []Agent {
+func clusterOf(agents []Agent, offs []offers.Offer) emptyCluster {
 	total := make(map[string]offers.Resources, len(agents))
 	for _, a := range agents {
 		total[a.ID] = maxRes(total[a.ID], a.Total)
@@ -24,7 +29,7 @@ func clusterOf(agents []Agent, offs []offers.Offer) []Agent {
 	for id, r := range offered {
 		total[id] = maxRes(total[id], r)
 	}
-	out := make([]Agent, 0, len(total))
+	out := make(emptyCluster, 0, len(total))
 	for id, r := range total {
 		out = append(out, Agent{ID: id, Total: r})
 	}
@@ -87,35 +92,36 @@ func (d *decider) neverFits(c *cand) *Wait {
 	}
 	var w *Wait
 	if _, fits := spread(d.cluster, sh.n, sh.task, sh.exec); fits < sh.n {
-		w = &Wait{Reason: WaitTooLarge, Message: d.neverMessage(sh)}
+		w = &Wait{Reason: WaitTooLarge, Message: d.cluster.neverMessage(sh)}
 	}
 	d.never[sh] = w
 	return w
 }
 
-func (d *decider) neverMessage(sh shape) string {
+// neverMessage words why work of shape sh never fits the cluster.
+func (cl emptyCluster) neverMessage(sh shape) string {
 	var all offers.Resources
-	for _, a := range d.cluster {
+	for _, a := range cl {
 		all = all.Add(a.Total)
 	}
-	where := fmt.Sprintf("the cluster has %s on %d agents", fmtRes(all), len(d.cluster))
-	if len(d.cluster) == 1 {
+	where := fmt.Sprintf("the cluster has %s on %d agents", fmtRes(all), len(cl))
+	if len(cl) == 1 {
 		where = "the cluster has " + fmtRes(all) + " on its one agent"
 	}
-	if _, fits := spread(d.cluster, 1, sh.task, sh.exec); fits == 0 {
+	if _, fits := spread(cl, 1, sh.task, sh.exec); fits == 0 {
 		return fmt.Sprintf("can never fit: a shard needs %s (%s for the shard, %s for the app's executor beside it), more than any agent has; %s%s",
-			fmtRes(sh.task.Add(sh.exec)), fmtRes(sh.task), fmtRes(sh.exec), where, d.largest())
+			fmtRes(sh.task.Add(sh.exec)), fmtRes(sh.task), fmtRes(sh.exec), where, cl.largest())
 	}
-	return fmt.Sprintf("can never fit: it needs %s; %s", need(d.cluster, sh, true), where)
+	return fmt.Sprintf("can never fit: it needs %s; %s", need(cl, sh, true), where)
 }
 
 // largest names the largest agents (by CPU, at most three).
-func (d *decider) largest() string {
-	if len(d.cluster) < 2 {
+func (cl emptyCluster) largest() string {
+	if len(cl) < 2 {
 		return ""
 	}
 	var names []string
-	for _, a := range d.cluster[:min(3, len(d.cluster))] {
+	for _, a := range cl[:min(3, len(cl))] {
 		names = append(names, fmtRes(a.Total))
 	}
 	return " (the largest: " + strings.Join(names, "; ") + ")"
@@ -188,27 +194,4 @@ func plural(n int, one string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %ss", n, one)
-}
-
-// freeByCount is what each agent has free by the running tasks' count:
-// its total less the tasks' resources and the apps' executors there (once
-// per app with a task there, and every one the view says runs, an idle
-// one too). One offer per agent, even a full one ("free:{agent}"); an
-// estimate (the engine's own use, other frameworks' and what was declined
-// are not counted), for the reasons and the lending of guarantees.
-func (d *decider) freeByCount() []offers.Offer {
-	var out []offers.Offer
-	execs := d.executorsByAgent()
-	for _, a := range d.cluster {
-		used := offers.Resources{}
-		for _, rt := range d.runningByAgent()[a.ID] {
-			used = used.Add(rt.res)
-		}
-		for _, e := range execs[a.ID] {
-			used = used.Add(e.res)
-		}
-		free := offers.Resources{CPU: max(a.Total.CPU-used.CPU, 0), MemMB: max(a.Total.MemMB-used.MemMB, 0)}
-		out = append(out, offers.Offer{ID: "free:" + a.ID, AgentID: a.ID, Free: free})
-	}
-	return out
 }

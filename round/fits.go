@@ -19,14 +19,14 @@ type Fit struct {
 // app's executor (exec) on every agent it uses, could fit the agents
 // (none known: it could).
 func FitsEmpty(agents []Agent, n int, task, exec offers.Resources) Fit {
-	d := &decider{cluster: clusterOf(agents, nil)}
-	if len(d.cluster) == 0 || n <= 0 {
+	cl := clusterOf(agents, nil)
+	if len(cl) == 0 || n <= 0 {
 		return Fit{}
 	}
 	sh := shape{n: n, task: task, exec: exec}
-	if _, fits := spread(d.cluster, n, task, exec); fits >= n {
+	if _, fits := spread(cl, n, task, exec); fits >= n {
 		return Fit{}
 	}
-	_, one := spread(d.cluster, 1, task, exec)
-	return Fit{Never: true, Shard: one == 0, Message: d.neverMessage(sh)}
+	_, one := spread(cl, 1, task, exec)
+	return Fit{Never: true, Shard: one == 0, Message: cl.neverMessage(sh)}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/offers"
-	"github.com/ejcloud/elasticjob/task"
 )
 
 // Holder is running work that holds resources a waiting entry needs: one
@@ -48,60 +47,37 @@ func (r Res) String() string {
 // maxHolders bounds the holders a wait names.
 const maxHolders = 5
 
-// runTask is a running task with the resources it holds.
-type runTask struct {
-	job   string
-	entry task.Entry
-	res   offers.Resources
-}
-
-// runningByAgent indexes the running tasks by agent (once per round).
-func (d *decider) runningByAgent() map[string][]runTask {
-	if d.byAgent != nil {
-		return d.byAgent
-	}
-	d.byAgent = map[string][]runTask{}
-	for job, shards := range d.v.Running {
-		cfg, _, _ := d.v.Jobs.Lookup(job)
-		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
-		for _, e := range shards {
-			d.byAgent[e.AgentID] = append(d.byAgent[e.AgentID], runTask{job: job, entry: e, res: res})
-		}
-	}
-	return d.byAgent
-}
-
 // holders names the running work on the agents c could use (those large
 // enough for one of its shards), soonest expected end first.
-func (d *decider) holders(c *cand) []Holder {
+func (o *occupancy) holders(c *cand) []Holder {
 	sh := c.shape()
 	by := map[string]*Holder{}
-	for _, a := range d.cluster {
+	for _, a := range o.cluster {
 		if fitCount(a.Total, sh.task, sh.exec, 1) == 0 {
 			continue
 		}
-		for _, rt := range d.runningByAgent()[a.ID] {
+		for _, rt := range o.tasksByAgent()[a.ID] {
 			addHolder(by, rt)
 		}
 	}
-	return d.sortHolders(by)
+	return o.sortHolders(by)
 }
 
 // holdersWhere names the running work of the jobs keep selects, on any
 // agent (a namespace's own work, for a wait at its limit).
-func (d *decider) holdersWhere(keep func(job string) bool) []Holder {
+func (o *occupancy) holdersWhere(keep func(job string) bool) []Holder {
 	by := map[string]*Holder{}
-	for job, shards := range d.v.Running {
+	for job, shards := range o.v.Running {
 		if !keep(job) {
 			continue
 		}
-		cfg, _, _ := d.v.Jobs.Lookup(job)
+		cfg, _, _ := o.v.Jobs.Lookup(job)
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
 		for _, e := range shards {
 			addHolder(by, runTask{job: job, entry: e, res: res})
 		}
 	}
-	return d.sortHolders(by)
+	return o.sortHolders(by)
 }
 
 func addHolder(by map[string]*Holder, rt runTask) {
@@ -119,11 +95,11 @@ func addHolder(by map[string]*Holder, rt runTask) {
 
 // sortHolders gives the holders their expected ends, soonest first, at
 // most maxHolders.
-func (d *decider) sortHolders(by map[string]*Holder) []Holder {
+func (o *occupancy) sortHolders(by map[string]*Holder) []Holder {
 	out := make([]Holder, 0, len(by))
 	for _, h := range by {
-		cfg, _, _ := d.v.Jobs.Lookup(h.Job)
-		typical := d.v.Typical[h.Job]
+		cfg, _, _ := o.v.Jobs.Lookup(h.Job)
+		typical := o.v.Typical[h.Job]
 		timeout := time.Duration(cfg.TimeoutSeconds) * time.Second
 		h.ExpectedEnd, h.Basis = estimate.End(h.Since, typical, timeout)
 		if typical.Known {
@@ -151,12 +127,12 @@ func boolInt(b bool) int {
 
 // withHolders adds what c needs and who holds it to a wait about
 // resources (its message names the holders, with their expected ends).
-func (d *decider) withHolders(c *cand, w Wait) Wait {
+func (o *occupancy) withHolders(c *cand, w Wait) Wait {
 	sh := c.shape()
 	need := offers.Resources{CPU: sh.task.CPU * offers.Milli(sh.n), MemMB: sh.task.MemMB * int64(sh.n)}
 	w.Needs = &Res{}
 	*w.Needs = resOf(need)
-	w.Holders = d.holders(c)
+	w.Holders = o.holders(c)
 	if len(w.Holders) == 0 {
 		return w
 	}
@@ -230,14 +206,14 @@ func (h Holder) progress(now time.Time) string {
 // c could use: each holds its app's share (an idle one too, until it
 // exits), which the running tasks' count does not see, so they may be
 // what the offers lack (issue 57 item 12: the wait named nobody).
-func (d *decider) withExecutors(c *cand, w Wait) Wait {
+func (o *occupancy) withExecutors(c *cand, w Wait) Wait {
 	sh := c.shape()
 	byAgent := map[string][]string{}
-	for k := range d.v.Executors {
+	for k := range o.v.Executors {
 		byAgent[k.AgentID] = append(byAgent[k.AgentID], k.App)
 	}
 	var parts []string
-	for _, a := range d.cluster {
+	for _, a := range o.cluster {
 		apps := byAgent[a.ID]
 		if len(apps) == 0 || fitCount(a.Total, sh.task, sh.exec, 1) == 0 {
 			continue

@@ -31,6 +31,42 @@ func (v View) horizon() time.Duration {
 	return DefaultHorizon
 }
 
+// lender decides whether a borrower may take what the namespaces'
+// fires will need of their unused guarantees (lend). It owns the
+// protection (rebuilt after a launch within a guarantee), what is free by
+// the running tasks' count, and this round's launches against it.
+type lender struct {
+	v         *View
+	s         *spaces
+	prot      *protection
+	dirty     bool                        // a launch within a guarantee since prot was built
+	fireExec  map[string]offers.Resources // a fire's job → its app's executor when one runs (fireNeed)
+	placed    offers.Resources            // this round's launches: shards and the executors they start
+	free      offers.Resources            // free by the running tasks' count (freeNow)
+	freeKnown bool
+}
+
+// launched notes a launch that takes r of what is free; within its
+// namespace's guarantee, it changes what the guarantees protect.
+func (l *lender) launched(r offers.Resources, guaranteed bool) {
+	l.placed = l.placed.Add(r)
+	if guaranteed {
+		l.dirty = true
+	}
+}
+
+// freeNow is what the cluster has free by the running tasks' count (the
+// apps' executors counted, idle ones too), less this round's launches.
+func (l *lender) freeNow() offers.Resources {
+	if !l.freeKnown {
+		l.freeKnown = true
+		for _, o := range l.s.occ.freeByCount() {
+			l.free = l.free.Add(o.Free)
+		}
+	}
+	return l.free.Sub(l.placed)
+}
+
 // protection is, over time, how much of the namespaces' unused
 // guarantees their fires will need: after the fire at times[i], total[i]
 // in all. A fire of a namespace adds its need until the namespace's
@@ -54,27 +90,27 @@ type ownStep struct {
 
 // protect builds the protection from the view's fires and the
 // namespaces' usage now.
-func (d *decider) protect() *protection {
-	if d.prot != nil && !d.protDirty {
-		return d.prot
+func (l *lender) protect() *protection {
+	if l.prot != nil && !l.dirty {
+		return l.prot
 	}
-	d.protDirty = false
+	l.dirty = false
 	p := &protection{own: map[*nsState][]ownStep{}}
-	d.prot = p
-	until := d.v.Now.Add(d.v.horizon())
+	l.prot = p
+	until := l.v.Now.Add(l.v.horizon())
 	cum := map[*nsState]offers.Resources{}
 	prev := map[*nsState]offers.Resources{}
 	var total offers.Resources
-	for _, f := range sortedFires(d.v.Fires) {
-		if !f.At.After(d.v.Now) || f.At.After(until) {
+	for _, f := range sortedFires(l.v.Fires) {
+		if !f.At.After(l.v.Now) || f.At.After(until) {
 			continue
 		}
-		ns := d.spaces[namespace.Of(f.Job)]
+		ns := l.s.byName[namespace.Of(f.Job)]
 		if ns == nil || ns.cap.Guarantee.IsZero() {
 			continue
 		}
 		unused := offers.Resources{CPU: max(ns.cap.Guarantee.CPU-ns.used.CPU, 0), MemMB: max(ns.cap.Guarantee.MemMB-ns.used.MemMB, 0)}
-		cum[ns] = cum[ns].Add(d.fireNeed(f))
+		cum[ns] = cum[ns].Add(l.fireNeed(f))
 		prot := offers.Resources{CPU: min(unused.CPU, cum[ns].CPU), MemMB: min(unused.MemMB, cum[ns].MemMB)}
 		if prot == prev[ns] {
 			continue
@@ -94,16 +130,16 @@ func (d *decider) protect() *protection {
 // app's executor unless one runs already (counted in its namespace's
 // usage; should it exit before the fire, what it frees is what the fire
 // needs again).
-func (d *decider) fireNeed(f Fire) offers.Resources {
-	e, ok := d.fireExec[f.Job]
+func (l *lender) fireNeed(f Fire) offers.Resources {
+	e, ok := l.fireExec[f.Job]
 	if !ok {
-		if d.fireExec == nil {
-			d.fireExec = map[string]offers.Resources{}
+		if l.fireExec == nil {
+			l.fireExec = map[string]offers.Resources{}
 		}
-		if _, a, _ := d.v.Jobs.Lookup(f.Job); d.execUp[a.AppName] {
+		if _, a, _ := l.v.Jobs.Lookup(f.Job); l.s.execUp[a.AppName] {
 			e = offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}
 		}
-		d.fireExec[f.Job] = e
+		l.fireExec[f.Job] = e
 	}
 	return offers.Resources{CPU: max(f.Need.CPU-e.CPU, 0), MemMB: max(f.Need.MemMB-e.MemMB, 0)}
 }
@@ -120,11 +156,11 @@ func (p *protection) others(ns *nsState, i int) offers.Resources {
 
 // expectedEnd is when c's run would end if it started now: the p90 of its
 // job's recent runs, or its timeout (zero: no estimate).
-func (d *decider) expectedEnd(c *cand) (time.Time, estimate.Basis, time.Duration) {
-	job, _, _ := d.v.Jobs.Lookup(c.job)
+func (l *lender) expectedEnd(c *cand) (time.Time, estimate.Basis, time.Duration) {
+	job, _, _ := l.v.Jobs.Lookup(c.job)
 	timeout := time.Duration(job.TimeoutSeconds) * time.Second
-	typical := d.v.Typical[c.job]
-	end, basis := estimate.End(d.v.Now, typical, timeout)
+	typical := l.v.Typical[c.job]
+	end, basis := estimate.End(l.v.Now, typical, timeout)
 	switch basis {
 	case estimate.BasisP90:
 		return end, basis, typical.P90
@@ -138,18 +174,19 @@ func (d *decider) expectedEnd(c *cand) (time.Time, estimate.Basis, time.Duration
 // still hold what other namespaces' fires need of their unused guarantees
 // before c is expected to end (with no estimate: within the horizon). An
 // entry that does not fit what is free now goes on to the matcher, which
-// says why (and may give it the reservation).
-func (d *decider) lend(c *cand) (Wait, bool) {
-	p := d.protect()
+// says why (and may give it the reservation). A wait's Until is the fire
+// it would make late: the round wakes then.
+func (l *lender) lend(c *cand) (Wait, bool) {
+	p := l.protect()
 	if len(p.times) == 0 {
 		return Wait{}, true
 	}
-	end, basis, dur := d.expectedEnd(c)
+	end, basis, dur := l.expectedEnd(c)
 	k := len(p.times)
 	if basis != estimate.BasisNone {
 		k = sort.Search(len(p.times), func(i int) bool { return !p.times[i].Before(end) })
 	}
-	after := d.freeNow().Sub(d.footprint(c))
+	after := l.freeNow().Sub(l.s.footprint(c))
 	if k == 0 || after.CPU < 0 || after.MemMB < 0 {
 		return Wait{}, true
 	}
@@ -161,7 +198,6 @@ func (d *decider) lend(c *cand) (Wait, bool) {
 		return Wait{}, true
 	}
 	i := sort.Search(k, short) // the first fire it would make late
-	d.wakeAt(p.times[i])
 	ns, fire := p.ns[i], p.job[i]
 	var when string
 	switch basis {
@@ -170,7 +206,7 @@ func (d *decider) lend(c *cand) (Wait, bool) {
 	case estimate.BasisTimeout:
 		when = fmt.Sprintf("this one may run until %s (its timeout: %s)", fmtUntil(end), dur)
 	default:
-		when = fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", d.v.horizon())
+		when = fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", l.v.horizon())
 	}
 	return Wait{Reason: WaitGuaranteeNeeded, NamespaceRule: &NamespaceRule{Namespace: c.ns.name, Rule: RuleGuaranteeNeeded}, Until: p.times[i],
 		Message: fmt.Sprintf("namespace %s is above its guarantee, so this would borrow idle capacity, but namespace %s needs its guarantee back "+

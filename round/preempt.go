@@ -37,20 +37,20 @@ func IsPreemption(killedBy string) bool { return strings.HasPrefix(killedBy, Pre
 // namespaces' work (until the soonest of them is expected to end), or the
 // cluster is smaller than the guarantees in use. Entries within their
 // guarantee are noted for preemption.
-func (d *decider) annotate(c *cand, w Wait) Wait {
-	if !d.multi || c.class != classGuaranteed {
+func (s *spaces) annotate(c *cand, w Wait) Wait {
+	if !s.multi || c.class != classGuaranteed {
 		return w
 	}
-	d.guaranteed = append(d.guaranteed, c)
+	s.guaranteed = append(s.guaranteed, c)
 	nr := NamespaceRule{Guaranteed: true} // a copy: w may share its rule with the other waits of its shape
 	if w.NamespaceRule != nil {
 		nr = *w.NamespaceRule
 		nr.Guaranteed = true
 	}
 	w.NamespaceRule = &nr
-	inUse := c.ns.used.Add(d.cost(c))
+	inUse := c.ns.used.Add(s.cost(c))
 	lent := false
-	for _, ns := range d.spaces {
+	for _, ns := range s.byName {
 		if ns == c.ns {
 			continue
 		}
@@ -60,15 +60,15 @@ func (d *decider) annotate(c *cand, w Wait) Wait {
 	}
 	w.Namespace = c.ns.name
 	switch {
-	case !d.total.IsZero() && !inUse.Fits(d.total):
+	case !s.total.IsZero() && !inUse.Fits(s.total):
 		w.Rule = RuleOvercommitted
 		w.Message += fmt.Sprintf("; namespace %s is within its guarantee, but the cluster (%s) is smaller than the guarantees in use with this (%s)",
-			c.ns.name, fmtRes(d.total), fmtRes(inUse))
+			c.ns.name, fmtRes(s.total), fmtRes(inUse))
 	case lent:
 		w.Rule = RuleLent
 		var until string
 		for _, h := range w.Holders {
-			if ns := d.spaces[namespace.Of(h.Job)]; ns != c.ns && ns != nil && !ns.borrowed().IsZero() && !h.ExpectedEnd.IsZero() {
+			if ns := s.byName[namespace.Of(h.Job)]; ns != c.ns && ns != nil && !ns.borrowed().IsZero() && !h.ExpectedEnd.IsZero() {
 				w.Until, until = h.ExpectedEnd, fmt.Sprintf(" until %s (job %s of namespace %s is expected to end then)",
 					fmtUntil(h.ExpectedEnd), namespace.Name(h.Job), ns.name)
 				break
@@ -99,25 +99,26 @@ type shardAt struct {
 // once it ends. A victim's namespace stays at or above its guarantee
 // after the preemption, so the victim, queued again, borrows and can
 // never preempt in turn; no preemption starts while another's tasks are
-// still being killed.
-func (d *decider) preempt() {
-	if len(d.guaranteed) == 0 {
+// still being killed. It records the preemption in plan (whose launches
+// are this round's).
+func (s *spaces) preempt(plan *Plan) {
+	if len(s.guaranteed) == 0 {
 		return
 	}
-	for _, shards := range d.v.Running {
+	for _, shards := range s.v.Running {
 		for _, e := range shards {
 			if IsPreemption(e.KilledBy) {
 				return
 			}
 		}
 	}
-	c := d.guaranteed[0]
-	vs := d.victims(c)
+	c := s.guaranteed[0]
+	vs := s.victims(c)
 	if len(vs) == 0 {
 		return
 	}
-	free := d.freeAfterRound()
-	running := maps2(d.v.Executors, d.plan.Launches)
+	free := s.occ.freeAfter(plan.Launches)
+	running := maps2(s.v.Executors, plan.Launches)
 	var chosen []victim
 	used := map[*nsState]offers.Resources{}
 	for _, v := range vs {
@@ -130,14 +131,14 @@ func (d *decider) preempt() {
 		}
 		used[v.ns] = u.Sub(v.cost)
 		chosen = append(chosen, v)
-		for _, s := range v.shards {
-			free[s.agent] = free[s.agent].Add(s.res)
+		for _, sh := range v.shards {
+			free[sh.agent] = free[sh.agent].Add(sh.res)
 		}
 		if len(chosen) > maxVictims {
 			return
 		}
 		if fitsFree(free, running, c) {
-			d.preemptFor(c, chosen)
+			preemptFor(plan, c, chosen)
 			return
 		}
 	}
@@ -154,14 +155,14 @@ func stays(u, g offers.Resources) bool { return u.CPU >= g.CPU || u.MemMB >= g.M
 // victims are the running executions of preemptible TRANSIENT jobs of
 // other namespaces that hold more than their guarantee: the namespace
 // with the largest weighted share first, then the newest run first.
-func (d *decider) victims(c *cand) []victim {
+func (s *spaces) victims(c *cand) []victim {
 	var out []victim
-	for job, shards := range d.v.Running {
-		ns := d.spaces[namespace.Of(job)]
+	for job, shards := range s.v.Running {
+		ns := s.byName[namespace.Of(job)]
 		if ns == nil || ns == c.ns || ns.borrowed().IsZero() || len(shards) == 0 {
 			continue
 		}
-		cfg, _, _ := d.v.Jobs.Lookup(job)
+		cfg, _, _ := s.v.Jobs.Lookup(job)
 		if !cfg.Preemptible || cfg.JobExecutionType != jobs.Transient {
 			continue
 		}
@@ -184,23 +185,6 @@ func (d *decider) victims(c *cand) []victim {
 		return cmp.Or(cmp.Compare(b.ns.share, a.ns.share), cmp.Compare(b.since, a.since), cmp.Compare(a.job, b.job))
 	})
 	return out
-}
-
-// freeAfterRound is what each agent has free by the running tasks' count
-// less this round's launches.
-func (d *decider) freeAfterRound() map[string]offers.Resources {
-	free := map[string]offers.Resources{}
-	for _, o := range d.freeByCount() {
-		free[o.AgentID] = free[o.AgentID].Add(o.Free)
-	}
-	for _, l := range d.plan.Launches {
-		r := l.Request.Task
-		if l.ChargesExecutor {
-			r = r.Add(l.Request.Executor)
-		}
-		free[l.AgentID] = free[l.AgentID].Sub(r)
-	}
-	return free
 }
 
 func maps2(execs map[offers.ExecutorKey]bool, ls []Launch) map[offers.ExecutorKey]bool {
@@ -228,18 +212,18 @@ func fitsFree(free map[string]offers.Resources, running map[offers.ExecutorKey]b
 }
 
 // preemptFor records the preemption in the plan and in c's wait.
-func (d *decider) preemptFor(c *cand, vs []victim) {
+func preemptFor(plan *Plan, c *cand, vs []victim) {
 	names := make([]string, 0, len(vs))
 	for _, v := range vs {
 		p := Preemption{Job: v.job, Namespace: v.ns.name, For: c.key, ForNamespace: c.ns.name}
 		for _, s := range v.shards {
 			p.Tasks = append(p.Tasks, s.task)
 		}
-		d.plan.Preempt = append(d.plan.Preempt, p)
+		plan.Preempt = append(plan.Preempt, p)
 		names = append(names, fmt.Sprintf("job %s of namespace %s", namespace.Name(v.job), v.ns.name))
 	}
-	w := d.plan.Waiting[c.key]
+	w := plan.Waiting[c.key]
 	w.Message += "; preempting the borrowed capacity of " + strings.Join(names, ", ") +
 		" (preemptible: stopped gracefully and queued again as a misfire)"
-	d.plan.Waiting[c.key] = w
+	plan.Waiting[c.key] = w
 }

@@ -1,0 +1,165 @@
+package round
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+// The queues turned into candidates: the entries that may launch this
+// round, each with its shape; every other entry gets its reason here.
+
+// cand is a queue entry that may launch this round: a ready execution or
+// a failover shard of a runnable job. It is kept small (a backlog of
+// 100,000 entries makes as many): the job's configuration is looked up
+// again only for what launches.
+type cand struct {
+	key   string
+	job   string
+	ready *queue.Ready
+	fail  *queue.Failover
+	items []int // the shards to launch (nil: every shard of the job)
+	sh    shape
+	ns    *nsState // its namespace
+	class int      // within its namespace's guarantee, or borrowing
+}
+
+func (c *cand) kind() offers.Kind { return c.sh.kind }
+
+// count is how many shards the entry launches.
+func (c *cand) count() int { return c.sh.n }
+
+func (c *cand) shape() shape { return c.sh }
+
+// requests are the entry's shards as the matcher takes them.
+func (c *cand) requests() []offers.Request {
+	out := make([]offers.Request, c.sh.n)
+	seq := c.since().UnixNano()
+	for i := range out {
+		item := i
+		switch {
+		case c.fail != nil:
+			item = c.fail.Item
+		case c.items != nil:
+			item = c.items[i]
+		}
+		out[i] = offers.Request{Job: c.job, Shard: item, Kind: c.sh.kind, App: c.sh.app, Task: c.sh.task, Executor: c.sh.exec, Seq: seq}
+	}
+	return out
+}
+
+func (c *cand) since() time.Time {
+	if c.fail != nil {
+		return c.fail.Since
+	}
+	return c.ready.Since
+}
+
+// shape is what decides whether an entry fits: two entries of one shape
+// fit, or do not fit, alike.
+type shape struct {
+	app        string
+	kind       offers.Kind
+	n          int
+	task, exec offers.Resources
+}
+
+func shapeOf(job jobs.Config, a app.Config, kind offers.Kind, n int) shape {
+	return shape{app: a.AppName, kind: kind, n: n,
+		task: offers.Resources{CPU: offers.CPUs(job.CPUCount), MemMB: offers.MemMB(job.MemoryMB)},
+		exec: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}}
+}
+
+// classify turns the queues into candidates, and gives every other entry
+// its reason (or marks it for removal).
+func (d *decider) classify() {
+	v := d.v
+	d.cands = make([]cand, 0, len(v.Ready)+len(v.Failover))
+	pendingFailover := make(map[string]bool, len(v.Failover))
+	for i := range v.Failover {
+		f := &v.Failover[i]
+		pendingFailover[f.Job] = true
+		key := WaitKey(true, f.Job, f.Item)
+		job, a, why := v.Jobs.Lookup(f.Job)
+		switch {
+		case why != jobs.Runnable:
+			d.notRunnable(key, Stale{Job: f.Job, Item: f.Item, Fail: true}, job, why)
+		case f.Item >= job.ShardingTotalCount: // the job was resharded
+			d.plan.Remove = append(d.plan.Remove, Stale{Job: f.Job, Item: f.Item, Fail: true})
+		case running(v, f.Job, f.Item):
+			d.wait(key, WaitRunning, fmt.Sprintf("shard %d of the job is still running", f.Item))
+		case f.NotBefore.After(v.Now):
+			d.waitUntil(key, WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
+		default:
+			d.cands = append(d.cands, cand{key: key, job: f.Job, fail: f, sh: shapeOf(job, a, offers.Failover, 1)})
+		}
+	}
+	for _, rd := range v.Ready {
+		key := WaitKey(false, rd.Job, 0)
+		job, a, why := v.Jobs.Lookup(rd.Job)
+		if why != jobs.Runnable {
+			d.notRunnable(key, Stale{Job: rd.Job}, job, why)
+			continue
+		}
+		if rd.NotBefore.After(v.Now) { // a cron fire staged ahead of its instant
+			d.waitUntil(key, WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
+			continue
+		}
+		items, ok := toLaunch(job, v.Running[rd.Job])
+		if n := len(v.Running[rd.Job]); !ok || pendingFailover[rd.Job] { // never two executions of a job at once
+			if n > 0 {
+				d.wait(key, WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
+			} else {
+				d.wait(key, WaitFailover, "failed shards of the job run again first")
+			}
+			continue
+		}
+		n := job.ShardingTotalCount
+		if items != nil {
+			n = len(items)
+		}
+		d.cands = append(d.cands, cand{key: key, job: rd.Job, ready: rd, items: items, sh: shapeOf(job, a, offers.Ready, n)})
+		d.plan.Depth++
+	}
+}
+
+func running(v View, job string, item int) bool {
+	_, ok := v.Running[job][item]
+	return ok
+}
+
+// toLaunch: a transient job launches all its shards when none runs
+// (items nil); a daemon job launches the shards that are not running.
+// ok is false when there is nothing to launch.
+func toLaunch(job jobs.Config, run map[int]task.Entry) (items []int, ok bool) {
+	if len(run) == 0 {
+		return nil, true
+	}
+	if job.JobExecutionType == jobs.Transient {
+		return nil, false
+	}
+	for i := range job.ShardingTotalCount {
+		if _, busy := run[i]; !busy {
+			items = append(items, i)
+		}
+	}
+	return items, len(items) > 0
+}
+
+// notRunnable gives the reason of an entry of a job that may not run; an
+// entry of a job that is gone is to be dropped.
+func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Runnability) {
+	switch why {
+	case jobs.JobMissing:
+		d.plan.Drop = append(d.plan.Drop, s)
+	case jobs.JobDisabled:
+		d.wait(key, WaitJobDisabled, "the job is disabled")
+	default:
+		d.wait(key, WaitAppDisabled, fmt.Sprintf("the job's app %s is disabled or missing", job.AppName))
+	}
+}
