@@ -174,7 +174,12 @@ func (c *KV) applyRuns(ctx context.Context, r *root, events []store.Event) error
 			n++
 		}
 		if v {
-			c.applyValues(r, events[:n])
+			behind := c.applyValues(r, events[:n])
+			errs := make([]error, len(behind))
+			parallel.For(len(behind), eventReadParallel, func(i int) { _, errs[i] = c.refreshIn(ctx, r, behind[i]) })
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
 		} else if err := c.applyEvents(ctx, r, events[:n]); err != nil {
 			return err
 		}

@@ -105,13 +105,19 @@ func (r *root) resetLocked(fence int64) {
 }
 
 // applyValues applies events that carry their change, in order, without
-// reading the store.
-func (c *KV) applyValues(r *root, events []store.Event) {
+// reading the store. It returns the paths of events that a subtree
+// re-read made since the batch began (RefreshAll) put behind its fence:
+// those take the read path.
+func (c *KV) applyValues(r *root, events []store.Event) (reread []string) {
 	r.scan.RLock()
 	defer r.scan.RUnlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ev := range events {
+		if ev.Revision <= r.fence {
+			reread = append(reread, ev.Path)
+			continue
+		}
 		if r.staleLocked(ev.Path, ev.Revision, true) {
 			continue
 		}
@@ -122,6 +128,7 @@ func (c *KV) applyValues(r *root, events []store.Event) {
 			c.setLocked(ev.Path, ev.Value, ev.Version)
 		}
 	}
+	return reread
 }
 
 // getAt reads p with the revision of the read (0 where the store has
