@@ -3,7 +3,7 @@
 // disable flags). Paths look like ZooKeeper paths ("/config/job/my_job").
 //
 // Implementations: store/memory (tests), store/sqlite (the embedded
-// durable default) and store/zk (ZooKeeper). All of them pass the one
+// durable default), store/etcd (replicated) and store/zk (ZooKeeper). All of them pass the one
 // conformance suite in store/storetest.
 package store
 
@@ -118,6 +118,35 @@ type Event struct {
 	// is not compared by anything: a cache in front of the store reports
 	// how long after it its copy reflected the change.
 	At time.Time
+	// HasValue: the event says the node's whole state after the change
+	// (for EventPut, Value at Version), and Revision orders it among every
+	// change of the store, so a consumer may apply it without reading the
+	// node back (store.Revisioned backends: etcd, memory). ZooKeeper's
+	// notifications carry no data: HasValue is false and Value nil there.
+	HasValue bool
+	Value    []byte
+	// Revision is the store-wide revision of the commit that made the
+	// change (etcd's mod_revision), 0 where the backend has none. The
+	// changes of one commit share it; a later commit's are higher.
+	Revision int64
+}
+
+// Revisioned is a KV whose every event carries the change
+// (Event.HasValue, Event.Revision), and whose reads and commits say at
+// which revision of the store they were made, in the events' order. A
+// cache in front of it applies the events it is told instead of
+// re-reading each changed node, and orders its own reads and commits
+// against them by revision.
+type Revisioned interface {
+	// GetAt is Get, with the revision the read was made at (also when
+	// the error wraps ErrNotFound: the node was absent then).
+	GetAt(ctx context.Context, path string) (Node, int64, error)
+	// CommitAt is Commit, with the revision of the commit's last
+	// transaction: the state it left is the one of that revision (a
+	// commit that wrote nothing gives a revision it held at).
+	CommitAt(ctx context.Context, ops ...Op) (int64, error)
+	// Revision is the store's current revision (a linearizable read).
+	Revision(ctx context.Context) (int64, error)
 }
 
 // Reporter is a KV whose Commit can also say what it wrote: the events the

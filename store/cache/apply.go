@@ -12,6 +12,7 @@ type outcome struct {
 	exists  bool
 	value   []byte
 	version int64
+	rev     int64 // the revision of the commit that left it (0: unknown)
 }
 
 // applyCommitted puts into the copy what a successful commit wrote, so the
@@ -28,14 +29,22 @@ type outcome struct {
 // re-read the blind puts: a reader never sees a commit's deletes and
 // creates without the blind puts that went with them (a run's running
 // shard gone, but not yet its record marked done).
-func (c *KV) applyCommitted(ops []store.Op) (reread []string, apply func()) {
+//
+// revs (nil: unknown) is the revision of each op's commit (store.Revisioned);
+// a known outcome is applied at it, unless the copy holds a later state.
+func (c *KV) applyCommitted(ops []store.Op, revs []int64) (reread []string, apply func()) {
 	out := map[string]outcome{}
 	unknown := map[string]bool{}
-	for _, op := range ops {
+	for i, op := range ops {
 		if c.rootOf(op.Path) == nil {
 			continue
 		}
 		prev, known := out[op.Path]
+		var rev int64
+		if i < len(revs) {
+			rev = revs[i]
+		}
+
 		switch op.Kind {
 		case store.OpCreate:
 			out[op.Path], unknown[op.Path] = outcome{exists: true, value: op.Value}, false
@@ -66,6 +75,10 @@ func (c *KV) applyCommitted(ops []store.Op) (reread []string, apply func()) {
 				}
 			}
 			out[op.Path], unknown[op.Path] = outcome{}, false
+		}
+		if o, ok := out[op.Path]; ok && !unknown[op.Path] {
+			o.rev = rev
+			out[op.Path] = o
 		}
 	}
 	paths := make([]string, 0, len(out)+len(unknown))
@@ -148,6 +161,19 @@ func (c *KV) applyOne(p string, o outcome) {
 	defer mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if o.rev > 0 { // ordered by revision (revision.go)
+		if r.staleLocked(p, o.rev, false) {
+			return
+		}
+		r.noteLocked(p, o.rev, !o.exists)
+		r.touch(p)
+		if o.exists {
+			c.setLocked(p, o.value, o.version)
+		} else {
+			c.removeLocked(p)
+		}
+		return
+	}
 	r.touch(p)
 	if !o.exists {
 		c.removeLocked(p)

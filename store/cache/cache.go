@@ -32,6 +32,7 @@ const stripes = 1024
 type KV struct {
 	strict bool
 	back   store.KV
+	rv     store.Revisioned // back, when its events carry their change (revision.go)
 	roots  []*root
 	hub    *memory.Hub
 	log    *slog.Logger
@@ -74,6 +75,12 @@ type root struct {
 	// touched, while a rescan reads the subtree, collects the paths written
 	// into the copy meanwhile (guarded by KV.mu).
 	touched map[string]struct{}
+	// Guarded by KV.mu (revision.go): every change up to passed is in the
+	// copy; events up to fence take the read path; holds are the states
+	// written by commits and re-reads, with their revisions.
+	passed, fence int64
+	holds         map[string]hold
+	holdq         []holdAt
 }
 
 // Options configure Open.
@@ -100,7 +107,8 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &KV{strict: opts.StrictWatch, back: back, hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger, seed: maphash.MakeSeed(),
+	rv, _ := back.(store.Revisioned)
+	c := &KV{strict: opts.StrictWatch, back: back, rv: rv, hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger, seed: maphash.MakeSeed(),
 		nodes: map[string]*node{"/": {}}, pending: map[string]map[*pending]struct{}{},
 		inflight: map[string]int{}, settled: make(chan struct{})}
 	for _, p := range opts.Roots {
@@ -217,9 +225,20 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 	if err := c.check("commit", "/"); err != nil {
 		return err
 	}
-	_, err := c.commitThrough(ctx, ops, func() (int, []store.Event, error) {
+	_, err := c.commitThrough(ctx, ops, func() (int, []store.Event, []int64, error) {
 		var evs []store.Event
 		var err error
+		if c.rv != nil {
+			rev, err := c.rv.CommitAt(ctx, ops...)
+			if err != nil {
+				return 0, nil, nil, err
+			}
+			revs := make([]int64, len(ops))
+			for i := range revs {
+				revs[i] = rev
+			}
+			return len(ops), nil, revs, nil
+		}
 		if rep, ok := c.back.(store.HintedReporter); ok {
 			evs, err = rep.CommitReportHinted(ctx, c.hint, ops...)
 		} else if rep, ok := c.back.(store.Reporter); ok {
@@ -228,9 +247,9 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 			err = c.back.Commit(ctx, ops...)
 		}
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, nil, err
 		}
-		return len(ops), evs, nil
+		return len(ops), evs, nil, nil
 	})
 	return err
 }
@@ -253,18 +272,30 @@ func (c *KV) CommitChain(ctx context.Context, hint store.Hint, chain string, bat
 	}
 	var applied int
 	var evs [][]store.Event
-	_, err := c.commitThrough(ctx, all, func() (int, []store.Event, error) {
+	_, err := c.commitThrough(ctx, all, func() (int, []store.Event, []int64, error) {
 		var err error
-		applied, evs, err = store.CommitChain(ctx, c.back, hint, chain, batches)
+		var brevs []int64 // each applied batch's revision (store.Revisioned)
+		if c.rv != nil {
+			applied, brevs, err = commitChainAt(ctx, c.rv, batches)
+			evs = make([][]store.Event, applied)
+		} else {
+			applied, evs, err = store.CommitChain(ctx, c.back, hint, chain, batches)
+		}
 		n := 0
 		var done []store.Event
+		var revs []int64
 		for i := range applied {
 			n += len(batches[i])
 			if i < len(evs) {
 				done = append(done, evs[i]...)
 			}
+			if brevs != nil {
+				for range batches[i] {
+					revs = append(revs, brevs[i])
+				}
+			}
 		}
-		return n, done, err
+		return n, done, revs, err
 	})
 	return applied, evs, err
 }
@@ -277,7 +308,10 @@ func (c *KV) CommitChain(ctx context.Context, hint store.Hint, chain string, bat
 // (so a lost race is seen at once) and, with StrictWatch, waits until the
 // backing store's events of those paths have been passed on, so a Watch
 // begun after Commit returns never reports them (bounded by waitEvents).
-func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (int, []store.Event, error)) (int, error) {
+//
+// revs, where the store gives them (store.Revisioned), is the revision of
+// each applied op's commit: what the ops wrote is applied at it (revision.go).
+func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (int, []store.Event, []int64, error)) (int, error) {
 	paths := make([]string, 0, len(ops))
 	for _, op := range ops {
 		if op.Kind != store.OpCheck {
@@ -297,10 +331,10 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 			c.land(paths)
 		}
 	}()
-	n, evs, err := commit()
+	n, evs, revs, err := commit()
 	done := ops[:n]
 	rctx := context.WithoutCancel(ctx)
-	reread, apply := c.applyCommitted(done) // what the ops wrote is known, but for blind puts
+	reread, apply := c.applyCommitted(done, revs) // what the ops wrote is known, but for blind puts
 	reread = c.applyReported(reread, done, evs)
 	if err != nil { // what the store holds now
 		for _, op := range ops[n:] {

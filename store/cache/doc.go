@@ -1,6 +1,6 @@
 // Package cache is a store.KV that keeps a live in-memory copy of chosen
 // subtrees of another store.KV (the registry's /config, /state and /auth on
-// ZooKeeper or SQLite) and serves reads of them from memory.
+// ZooKeeper, etcd or SQLite) and serves reads of them from memory.
 //
 // Every scheduler instance reads through it: a standby answers every read
 // endpoint from its own copy, and a new leader loads its catalog from a copy
@@ -11,7 +11,17 @@
 //
 //   - At Open it watches each root in the backing store, then reads the whole
 //     subtree (a watch set before the read means no change is missed).
-//   - A change notification whose version the copy does not hold yet
+//   - On a backing store whose events carry the change (store.Revisioned:
+//     etcd, memory), an event is applied as it is told, with no read: the
+//     node's value and version, or its removal with its subtree. Its
+//     revision orders it against what this process wrote into the copy
+//     itself (its commits, applied on their reply; its re-reads): those
+//     leave a hold at their revision, and an event not above the hold of
+//     its path (or of an ancestor held absent) is already reflected. The
+//     events up to the revision of the last whole-subtree read (Open, a
+//     resync, which reads level by level) take the re-read path below, as
+//     do a compacted watch's (it resyncs). See revision.go.
+//   - Otherwise (ZooKeeper, SQLite), a change notification whose version the copy does not hold yet
 //     re-reads that one path from the backing store and applies what it
 //     finds (the node's value and version, or its absence together with its
 //     subtree); a change the copy holds already (this process's own commit

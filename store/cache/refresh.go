@@ -91,9 +91,14 @@ func (c *KV) applyBatch(ctx context.Context, r *root, events []store.Event) bool
 			"root", r.path)
 		return true
 	}
-	if err := c.applyEvents(ctx, r, events); err != nil {
+	if err := c.applyRuns(ctx, r, events); err != nil {
 		c.log.Warn("cache: re-read failed; re-reading the subtree", "err", err)
 		return true // the resync announces the changes
+	}
+	if last := events[len(events)-1].Revision; last > 0 {
+		c.mu.Lock()
+		r.passLocked(last - 1) // the batch may end inside a commit's events
+		c.mu.Unlock()
 	}
 	c.hub.Publish(events)
 	lag := c.lag.Load()
@@ -150,6 +155,37 @@ func (c *KV) resyncFollowing(ctx context.Context, r *root, events <-chan store.E
 		}
 		c.log.Warn("cache: the backing watch missed events during the re-read; re-reading the subtree again", "root", r.path)
 	}
+}
+
+// applyRuns applies events in order: the runs that carry their change
+// (revision.go) as they are told, the others by applyEvents.
+func (c *KV) applyRuns(ctx context.Context, r *root, events []store.Event) error {
+	if c.rv == nil {
+		return c.applyEvents(ctx, r, events)
+	}
+	c.mu.RLock()
+	fence := r.fence
+	c.mu.RUnlock()
+	valued := func(ev store.Event) bool { return ev.HasValue && ev.Revision > fence }
+	for len(events) > 0 {
+		v := valued(events[0])
+		n := 1
+		for n < len(events) && valued(events[n]) == v {
+			n++
+		}
+		if v {
+			behind := c.applyValues(r, events[:n])
+			errs := make([]error, len(behind))
+			parallel.For(len(behind), eventReadParallel, func(i int) { _, errs[i] = c.refreshIn(ctx, r, behind[i]) })
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+		} else if err := c.applyEvents(ctx, r, events[:n]); err != nil {
+			return err
+		}
+		events = events[n:]
+	}
+	return nil
 }
 
 // applyEvents brings the paths of events up to date, re-reading
@@ -446,13 +482,13 @@ func (c *KV) refreshIn(ctx context.Context, r *root, p string) (revealed bool, e
 	mu := &r.locks[c.stripe(p)]
 	mu.Lock()
 	defer mu.Unlock()
-	n, err := c.back.Get(ctx, p)
+	n, rev, err := c.getAt(ctx, p)
 	if err != nil && !isNotFound(err) {
 		return false, fmt.Errorf("cache: re-read %s: %w", p, err)
 	}
 	c.mu.Lock()
 	revealed = err == nil && c.nodes[p] == nil
-	c.putRead(r, p, n, err == nil)
+	c.putReadAt(r, p, n, err == nil, rev)
 	c.mu.Unlock()
 	return revealed, nil
 }
@@ -487,7 +523,7 @@ func (c *KV) rescan(ctx context.Context, r *root) error {
 	r.touched = map[string]struct{}{}
 	c.mu.Unlock()
 	fresh := map[string]store.Node{}
-	err := c.read(ctx, r.path, fresh)
+	fence, err := c.readFenced(ctx, r.path, fresh)
 	r.scan.Lock()
 	defer r.scan.Unlock()
 	c.mu.Lock()
@@ -497,7 +533,7 @@ func (c *KV) rescan(ctx context.Context, r *root) error {
 		c.mu.Unlock()
 		return err
 	}
-	c.swapLocked(r, fresh)
+	c.swapLocked(r, fresh, fence)
 	c.mu.Unlock()
 	return c.rereadLocked(ctx, r, touched)
 }
@@ -505,17 +541,36 @@ func (c *KV) rescan(ctx context.Context, r *root) error {
 // rescanLocked is rescan with r.scan held for writing all along.
 func (c *KV) rescanLocked(ctx context.Context, r *root) error {
 	fresh := map[string]store.Node{}
-	if err := c.read(ctx, r.path, fresh); err != nil {
+	fence, err := c.readFenced(ctx, r.path, fresh)
+	if err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.swapLocked(r, fresh)
+	c.swapLocked(r, fresh, fence)
 	return nil
 }
 
-// swapLocked replaces r's subtree in the copy by fresh; c.mu is held.
-func (c *KV) swapLocked(r *root, fresh map[string]store.Node) {
+// readFenced is read, with the store's revision after it (0 where the
+// store has none): the reads were made at revisions up to it.
+func (c *KV) readFenced(ctx context.Context, p string, out map[string]store.Node) (int64, error) {
+	if err := c.read(ctx, p, out); err != nil {
+		return 0, err
+	}
+	if c.rv == nil {
+		return 0, nil
+	}
+	rev, err := c.rv.Revision(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("cache: read %s: revision: %w", p, err)
+	}
+	return rev, nil
+}
+
+// swapLocked replaces r's subtree in the copy by fresh, read at
+// revisions up to fence; c.mu is held.
+func (c *KV) swapLocked(r *root, fresh map[string]store.Node, fence int64) {
+	r.resetLocked(fence)
 	if r.path != "/" {
 		c.removeLocked(r.path)
 	} else {
@@ -534,15 +589,15 @@ func (c *KV) rereadLocked(ctx context.Context, r *root, paths map[string]struct{
 		return nil
 	}
 	ps := slices.Sorted(maps.Keys(paths))
-	nodes, errs := make([]store.Node, len(ps)), make([]error, len(ps))
-	forEach(len(ps), func(i int) { nodes[i], errs[i] = c.back.Get(ctx, ps[i]) })
+	nodes, revs, errs := make([]store.Node, len(ps)), make([]int64, len(ps)), make([]error, len(ps))
+	forEach(len(ps), func(i int) { nodes[i], revs[i], errs[i] = c.getAt(ctx, ps[i]) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, p := range ps {
 		if errs[i] != nil && !isNotFound(errs[i]) {
 			return fmt.Errorf("cache: re-read %s: %w", p, errs[i])
 		}
-		c.putRead(r, p, nodes[i], errs[i] == nil)
+		c.putReadAt(r, p, nodes[i], errs[i] == nil, revs[i])
 	}
 	return nil
 }

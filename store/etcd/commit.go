@@ -27,11 +27,19 @@ var (
 // Commit applies ops atomically (see the package doc for how a commit
 // bigger than one etcd transaction is sent).
 func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
+	_, err := s.CommitAt(ctx, ops...)
+	return err
+}
+
+// CommitAt is Commit with the revision of its last transaction
+// (store.Revisioned); a commit that wrote nothing gives the revision of
+// the snapshot it held at.
+func (s *Store) CommitAt(ctx context.Context, ops ...store.Op) (int64, error) {
 	if err := s.validOps(ops); err != nil {
-		return err
+		return 0, err
 	}
 	if len(ops) == 0 {
-		return nil
+		return s.Revision(ctx)
 	}
 	defer s.observeCommit(time.Now())
 	var lease clientv3.LeaseID // held while the commit holds the guard
@@ -42,7 +50,7 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 	}()
 	guarded := 0 // attempts lost as guarded commits
 	for attempts := 0; attempts < commitAttempts; {
-		err := s.commitOnce(ctx, ops, lease)
+		rev, err := s.commitOnce(ctx, ops, lease)
 		var busy errBusy
 		if !errors.As(err, &busy) {
 			attempts++
@@ -51,26 +59,26 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 		case errors.As(err, &busy): // not an attempt: wait, bounded by ctx (and the holder's lease)
 			s.count(shapeWaited)
 			if err := s.waitGuard(ctx, busy.rev); err != nil {
-				return err
+				return 0, err
 			}
 		case errors.Is(err, errChain) && lease == 0:
 			if lease, err = s.lock(ctx); err != nil {
-				return err
+				return 0, err
 			}
 		case errors.Is(err, errReplanGuarded):
 			s.count(shapeLost)
 			if guarded++; guarded >= lockAfter && lease == 0 {
 				if lease, err = s.lock(ctx); err != nil {
-					return err
+					return 0, err
 				}
 			}
 		case errors.Is(err, errReplan):
 			s.count(shapeReplan)
 		default:
-			return err
+			return rev, err
 		}
 	}
-	return fmt.Errorf("etcd store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
+	return 0, fmt.Errorf("etcd store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
 }
 
 func (s *Store) validOps(ops []store.Op) error {
@@ -95,18 +103,18 @@ func (s *Store) validOps(ops []store.Op) error {
 // guarded by what the plan relied on. With lease, the commit holds the
 // guard (lock.go): it is sent as a guarded commit, which nothing else
 // can come before.
-func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID) error {
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID) (int64, error) {
 	sn, err := s.read(ctx, ops)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if sn.guardLease != 0 && sn.guardLease != int64(lease) {
-		return errBusy{rev: sn.rev}
+		return 0, errBusy{rev: sn.rev}
 	}
 	p := newPlan(sn)
 	for _, op := range ops {
 		if err := p.apply(op); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	ws := p.writes(s.k)
@@ -114,7 +122,7 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.L
 		// Nothing to write (checks, deletes of missing nodes): the
 		// snapshot was one linearizable read, so the commit held then.
 		s.count(shapeReadOnly)
-		return nil
+		return sn.rev, nil
 	}
 	if lease == 0 {
 		cmps := s.compares(sn, ops)
@@ -124,7 +132,7 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.L
 		}
 	}
 	if lease == 0 && len(s.chunks(ws)) > 1 {
-		return errChain // a chain holds the guard from its first link
+		return 0, errChain // a chain holds the guard from its first link
 	}
 	return s.sendGuarded(ctx, sn.guardMod, s.checks(sn, ops), ws, lease)
 }
@@ -208,7 +216,7 @@ func (w write) op() clientv3.Op {
 // send commits ws in one flat transaction under cmps, with a put of the
 // guard key (every commit moves it: see sendGuarded), only while no
 // commit holds the guard (lock.go).
-func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error {
+func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) (int64, error) {
 	cmps = append(cmps, clientv3.Compare(clientv3.LeaseValue(s.k.guard), "=", 0))
 	reqs := make([]clientv3.Op, 0, len(ws)+1)
 	for _, w := range ws {
@@ -217,12 +225,12 @@ func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error
 	reqs = append(reqs, clientv3.OpPut(s.k.guard, ""))
 	resp, err := s.txn(ctx, cmps, reqs)
 	if err != nil {
-		return s.fail(ctx, "commit", "", err)
+		return 0, s.fail(ctx, "commit", "", err)
 	}
 	if !resp.Succeeded {
-		return errReplan
+		return 0, errReplan
 	}
-	return nil
+	return resp.Header.Revision, nil
 }
 
 // sendGuarded commits writes that do not fit one flat transaction with
@@ -238,7 +246,7 @@ func (s *Store) send(ctx context.Context, cmps []clientv3.Cmp, ws []write) error
 // chain there.
 //
 // checks (the commit's fence) go with every transaction.
-func (s *Store) sendGuarded(ctx context.Context, guard int64, checks []clientv3.Cmp, ws []write, lease clientv3.LeaseID) error {
+func (s *Store) sendGuarded(ctx context.Context, guard int64, checks []clientv3.Cmp, ws []write, lease clientv3.LeaseID) (int64, error) {
 	chunks := s.chunks(ws)
 	for i, c := range chunks {
 		s.count(shapeGuarded)
@@ -250,15 +258,15 @@ func (s *Store) sendGuarded(ctx context.Context, guard int64, checks []clientv3.
 			append(s.nest(c), hold))
 		if err != nil {
 			if i == 0 {
-				return s.fail(ctx, "commit", "", err)
+				return 0, s.fail(ctx, "commit", "", err)
 			}
-			return fmt.Errorf("etcd store commit: transaction %d of %d: %w", i+1, len(chunks), s.fail(ctx, "commit", "", err))
+			return 0, fmt.Errorf("etcd store commit: transaction %d of %d: %w", i+1, len(chunks), s.fail(ctx, "commit", "", err))
 		}
 		if !resp.Succeeded {
 			if i == 0 {
-				return errReplanGuarded
+				return 0, errReplanGuarded
 			}
-			return fmt.Errorf("etcd store commit: %d of %d chained transactions applied, then another commit came between (or its fence fell): %w",
+			return 0, fmt.Errorf("etcd store commit: %d of %d chained transactions applied, then another commit came between (or its fence fell): %w",
 				i, len(chunks), store.ErrConflict)
 		}
 		guard = resp.Header.Revision
@@ -266,7 +274,7 @@ func (s *Store) sendGuarded(ctx context.Context, guard int64, checks []clientv3.
 			s.afterChunk(i)
 		}
 	}
-	return nil
+	return guard, nil
 }
 
 // nestedLayout is how many nested transactions hold n writes beside the

@@ -20,7 +20,10 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-var _ store.KV = (*Store)(nil)
+var (
+	_ store.KV         = (*Store)(nil)
+	_ store.Revisioned = (*Store)(nil)
+)
 
 // DefaultPrefix is where the store's keys live when Options.Prefix is empty.
 const DefaultPrefix = "/elasticjob-cloud"
@@ -190,24 +193,45 @@ func (s *Store) fail(ctx context.Context, op, p string, err error) error {
 
 // Get returns the node at path. The root "/" always exists (version 0).
 func (s *Store) Get(ctx context.Context, path string) (store.Node, error) {
+	n, _, err := s.GetAt(ctx, path)
+	return n, err
+}
+
+// GetAt is Get with the revision it read at (store.Revisioned).
+func (s *Store) GetAt(ctx context.Context, path string) (store.Node, int64, error) {
 	if err := s.ready("get", path); err != nil {
-		return store.Node{}, err
+		return store.Node{}, 0, err
 	}
 	if path == "/" {
-		return store.Node{Path: "/"}, nil
+		rev, err := s.Revision(ctx)
+		return store.Node{Path: "/"}, rev, err
 	}
 	resp, err := s.get(ctx, s.k.node(path))
 	if err != nil {
-		return store.Node{}, s.fail(ctx, "get", path, err)
+		return store.Node{}, 0, s.fail(ctx, "get", path, err)
 	}
+	rev := resp.Header.Revision
 	if len(resp.Kvs) == 0 {
-		return store.Node{}, fmt.Errorf("etcd store get %s: %w", path, store.ErrNotFound)
+		return store.Node{}, rev, fmt.Errorf("etcd store get %s: %w", path, store.ErrNotFound)
 	}
 	v, val, err := decode(resp.Kvs[0].Value)
 	if err != nil {
-		return store.Node{}, fmt.Errorf("etcd store get %s: %w", path, err)
+		return store.Node{}, 0, fmt.Errorf("etcd store get %s: %w", path, err)
 	}
-	return store.Node{Path: path, Value: val, Version: v}, nil
+	return store.Node{Path: path, Value: val, Version: v}, rev, nil
+}
+
+// Revision is the store's current revision (store.Revisioned): a
+// linearizable read of the guard key, keys only.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	if err := s.ready("revision", "/"); err != nil {
+		return 0, err
+	}
+	resp, err := s.get(ctx, s.k.guard, clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, s.fail(ctx, "revision", "/", err)
+	}
+	return resp.Header.Revision, nil
 }
 
 // Children returns the sorted names of path's direct children: one range

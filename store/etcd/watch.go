@@ -137,14 +137,14 @@ func (s *Store) event(ev *clientv3.Event, at time.Time) (store.Event, bool) {
 		return store.Event{}, false
 	}
 	if ev.Type == mvccpb.DELETE {
-		return store.Event{Type: store.EventDelete, Path: p, At: at}, true
+		return store.Event{Type: store.EventDelete, Path: p, At: at, HasValue: true, Revision: ev.Kv.ModRevision}, true
 	}
-	v, _, err := decode(ev.Kv.Value)
+	v, val, err := decode(ev.Kv.Value)
 	if err != nil {
 		s.log.Warn("watch: malformed value", "key", string(ev.Kv.Key), "err", err)
 		return store.Event{}, false
 	}
-	return store.Event{Type: store.EventPut, Path: p, Version: v, At: at}, true
+	return store.Event{Type: store.EventPut, Path: p, Version: v, At: at, HasValue: true, Value: val, Revision: ev.Kv.ModRevision}, true
 }
 
 func quietZap() *zap.Logger { return zap.NewNop() }

@@ -9,7 +9,10 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 )
 
-var _ store.KV = (*Store)(nil)
+var (
+	_ store.KV         = (*Store)(nil)
+	_ store.Revisioned = (*Store)(nil)
+)
 
 // Store is an in-memory store.KV. The zero value is not usable; call New.
 type Store struct {
@@ -18,6 +21,7 @@ type Store struct {
 	kids   map[string]map[string]struct{} // parent path -> child names
 	hub    *Hub
 	closed bool
+	rev    int64 // the revision: commits that wrote something
 }
 
 type node struct {
@@ -81,26 +85,65 @@ func (s *Store) List(ctx context.Context, path string) ([]store.Node, error) {
 // Commit applies ops atomically: on the first failing op every earlier op
 // of the batch is undone and that op's error is returned.
 func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
+	_, err := s.CommitAt(ctx, ops...)
+	return err
+}
+
+// CommitAt is Commit with the revision the commit left (store.Revisioned):
+// every commit that writes something is one revision, and its events
+// carry it and the values written.
+func (s *Store) CommitAt(ctx context.Context, ops ...store.Op) (int64, error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory: commit: %w", err)
+		return 0, fmt.Errorf("memory: commit: %w", err)
 	}
 	if err := CheckOps(ops); err != nil {
-		return fmt.Errorf("memory: commit: %w", err)
+		return 0, fmt.Errorf("memory: commit: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("memory: commit: %w", store.ErrClosed)
+		return 0, fmt.Errorf("memory: commit: %w", store.ErrClosed)
 	}
 	tx := &txn{s: s, saved: map[string]*node{}}
 	for _, op := range ops {
 		if err := tx.apply(op); err != nil {
 			tx.rollback()
-			return fmt.Errorf("memory: commit: %w", err)
+			return 0, fmt.Errorf("memory: commit: %w", err)
+		}
+	}
+	if len(tx.events) > 0 {
+		s.rev++
+		for i := range tx.events {
+			tx.events[i].HasValue, tx.events[i].Revision = true, s.rev
 		}
 	}
 	s.hub.Publish(tx.events)
-	return nil
+	return s.rev, nil
+}
+
+// GetAt is Get with the revision it read at (store.Revisioned).
+func (s *Store) GetAt(ctx context.Context, path string) (store.Node, int64, error) {
+	if err := s.readable(ctx, "get", path); err != nil {
+		return store.Node{}, 0, err
+	}
+	defer s.mu.RUnlock()
+	if path == "/" {
+		return store.Node{Path: "/"}, s.rev, nil
+	}
+	n, ok := s.nodes[path]
+	if !ok {
+		return store.Node{}, s.rev, fmt.Errorf("memory: get %s: %w", path, store.ErrNotFound)
+	}
+	return store.Node{Path: path, Value: clone(n.value), Version: n.version}, s.rev, nil
+}
+
+// Revision is the store's current revision (store.Revisioned).
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	if err := s.readable(ctx, "revision", "/"); err != nil {
+		return 0, err
+	}
+	defer s.mu.RUnlock()
+	return s.rev, nil
 }
 
 // Watch reports changes of path and its descendants until ctx is done.

@@ -79,8 +79,9 @@ func (t *txn) ensureAncestors(p string) {
 
 func (t *txn) write(p string, value []byte, version int64) {
 	t.save(p)
-	t.s.setNode(p, node{value: clone(value), version: version})
-	t.events = append(t.events, store.Event{Type: store.EventPut, Path: p, Version: version})
+	v := clone(value)
+	t.s.setNode(p, node{value: v, version: version})
+	t.events = append(t.events, store.Event{Type: store.EventPut, Path: p, Version: version, Value: v})
 }
 
 // deleteTree removes p and its descendants, descendants first (in

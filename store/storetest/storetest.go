@@ -91,6 +91,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.KV, opts Options) {
 		{"WatchNotBefore", s.watchNotBefore},
 		{"WatchSubtree", s.watchSubtree},
 		{"WatchCancel", s.watchCancel},
+		{"Revisioned", s.revisioned},
 		{"WatchSlowConsumer", s.watchSlowConsumer},
 		{"ConcurrentCAS", s.concurrentCAS},
 		{"LargeValue", s.largeValue},
