@@ -231,19 +231,8 @@ func TestLoopYieldsToLiveWorkAndPauses(t *testing.T) {
 // running work and its next run would pass its guarantee.
 func TestLoopStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	ctx := context.Background()
-	kv := memory.New()
-	clk := clock.NewFake(t0.Add(24 * time.Hour))
-	put(t, kv, "/leader/a", "a")
-	l := leaderLoop(kv, clk, "/leader/a")
-	if _, err := l.Registry.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
-		t.Fatal(err)
-	}
-	const root = registry.NamespacesPath + "/pay"
-	put(t, kv, root+registry.AppsPath+"/a", app.Config{AppName: "a", AppURL: "http://127.0.0.1/a.tgz", CPUCount: 1, MemoryMB: 128})
-	for _, j := range []string{"report", "etl"} {
-		put(t, kv, root+registry.JobsPath+"/"+j, jobs.Config{JobName: j, AppName: "a", Cron: "0 */10 * * * ?", CPUCount: 0.5, MemoryMB: 128,
-			ShardingTotalCount: 1, JobExecutionType: jobs.Transient})
-	}
+	kv, clk, l := guaranteedPay(t, "0 */10 * * * ?")
+	const root = payRoot
 	ins := []time.Time{t0, t0.Add(10 * time.Minute)}
 	b := New("bf-pay", "pay", "report", namespace.Key("pay", "report"), t0, t0.Add(20*time.Minute), 1, ins, "test", clk.Now())
 	if err := Create(ctx, l.Registry, b, ins); err != nil {
@@ -358,4 +347,27 @@ func mustRecord(t *testing.T, ctx context.Context, reg *registry.Registry, id st
 		t.Fatal(err)
 	}
 	return v, n.Version
+}
+
+// payRoot is namespace pay's tree, as guaranteedPay writes it.
+const payRoot = registry.NamespacesPath + "/pay"
+
+// guaranteedPay is a leader's loop over a store with namespace pay
+// guaranteed 1 CPU and 1 GB, its app a and two jobs, report and etl (0.5
+// CPU, one shard each, on cron, which may be "").
+func guaranteedPay(t *testing.T, cron string) (store.KV, *clock.Fake, *Loop) {
+	t.Helper()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(24 * time.Hour))
+	put(t, kv, "/leader/a", "a")
+	l := leaderLoop(kv, clk, "/leader/a")
+	if _, err := l.Registry.Tenancy().PutNamespace(context.Background(), namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, kv, payRoot+registry.AppsPath+"/a", app.Config{AppName: "a", AppURL: "http://127.0.0.1/a.tgz", CPUCount: 1, MemoryMB: 128})
+	for _, j := range []string{"report", "etl"} {
+		put(t, kv, payRoot+registry.JobsPath+"/"+j, jobs.Config{JobName: j, AppName: "a", Cron: cron, CPUCount: 0.5, MemoryMB: 128,
+			ShardingTotalCount: 1, JobExecutionType: jobs.Transient})
+	}
+	return kv, clk, l
 }

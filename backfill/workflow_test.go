@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
@@ -275,19 +274,8 @@ func TestLoopBackfillsANamespacedWorkflow(t *testing.T) {
 // namespace runs: it never borrows, as a job's backfill does not.
 func TestLoopWorkflowStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	ctx := context.Background()
-	kv := memory.New()
-	clk := clock.NewFake(t0.Add(24 * time.Hour))
-	put(t, kv, "/leader/a", "a")
-	l := leaderLoop(kv, clk, "/leader/a")
-	if _, err := l.Registry.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &namespace.Resources{CPUCount: 1, MemoryMB: 1024}}); err != nil {
-		t.Fatal(err)
-	}
-	const root = registry.NamespacesPath + "/pay"
-	put(t, kv, root+registry.AppsPath+"/a", app.Config{AppName: "a", AppURL: "http://127.0.0.1/a.tgz", CPUCount: 1, MemoryMB: 128})
-	for _, j := range []string{"report", "etl"} {
-		put(t, kv, root+registry.JobsPath+"/"+j, jobs.Config{JobName: j, AppName: "a", CPUCount: 0.5, MemoryMB: 128,
-			ShardingTotalCount: 1, JobExecutionType: jobs.Transient})
-	}
+	kv, clk, l := guaranteedPay(t, "")
+	const root = payRoot
 	pay := registry.New(kv).In("pay")
 	c := workflow.Default()
 	c.Name, c.Cron = "nightly", "0 */10 * * * ?"
