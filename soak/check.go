@@ -54,6 +54,9 @@ type Job struct {
 	// Keys are the idempotency keys of triggers the API accepted; Tried
 	// those sent whose answer was lost (each may have run at most once).
 	Keys, Tried []string
+	// Sent is when each trigger was first sent (nil in runs kept before
+	// it was recorded).
+	Sent map[string]time.Time `json:",omitempty"`
 }
 
 // Fault is one injected fault, from its start to its heal.
@@ -419,7 +422,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				continue
 			}
 		} else {
-			if busy(rs, f, slack, faults) {
+			if busy(rs, f, slack, faults, j.Sent) {
 				continue
 			}
 			i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f.at) })
@@ -531,7 +534,15 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // 06:08:08.7, into a manual trigger queued at 06:08:10.254, pending when
 // the new leader caught up at 10.38 and first launched at 10.49), so a
 // fault's heal stretches to the first launch by a newer term after it.
-func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
+//
+// A trigger whose first launch never started (a term that lapsed as it
+// launched: reconciliation finds the tasks unknown) runs only as FAILOVER,
+// queued at the relaunch; it was pending from its sending (sent), so a
+// fire collapses into it as into any pending execution (etcd seed 611,
+// sk004: the fire of 06:58:00 into the trigger k223, launched at 06:57:58.96
+// by a term that lapsed at 06:58:01.6 before the ACCEPT, relaunched at
+// 06:58:05.5).
+func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string]time.Time) bool {
 	until := f.next
 	for _, x := range faults { // a fire during a fault may commit as late as the fault's heal
 		if !f.at.Before(x.Start) && !f.at.After(x.End) {
@@ -539,11 +550,31 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
 		}
 	}
 	for _, r := range rs {
-		if onTime(r) && !r.Queued.IsZero() && r.Queued.Before(until) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
+		q := r.Queued
+		if !onTime(r) {
+			q = relaunchedTriggerSent(rs, r, sent)
+		}
+		if !q.IsZero() && q.Before(until) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
 			return true
 		}
 	}
 	return false
+}
+
+// relaunchedTriggerSent is when a FAILOVER run's trigger was sent, if no
+// run of that trigger started before as itself (zero otherwise).
+func relaunchedTriggerSent(rs []run, r run, sent map[string]time.Time) time.Time {
+	k := key(r)
+	at, ok := sent[k]
+	if k == "" || !ok {
+		return time.Time{}
+	}
+	for _, x := range rs {
+		if onTime(x) && key(x) == k {
+			return time.Time{}
+		}
+	}
+	return at
 }
 
 // resumed returns the faults, each with the first start after its heal of

@@ -427,3 +427,29 @@ func TestCheckStaleRunAfterADisable(t *testing.T) {
 		t.Errorf("an update does not take the job off: %v", Check(in).Anomalies)
 	}
 }
+
+// etcd seed 611, sk004 (misfire=false, every 10 s, 2 shards): the trigger
+// k223, sent at 57.5, was launched at 58.96 by a term that lapsed before
+// its ACCEPT; reconciliation found its tasks unknown and they ran again as
+// FAILOVER (queued 61.822, started 65.5). The fire of 60 collapsed into
+// it: accounted for once the trigger's sending is known, lost without.
+func TestCheckFireCollapsesIntoATriggerRelaunchedBeforeItsStart(t *testing.T) {
+	job := Job{Name: "d", Shards: 1, Windows: []Window{{From: at(35), To: at(80), Cron: "*/10 * * * * ?"}}, Keys: []string{"k223-d"}}
+	runs := logOf(
+		runSpec{task: "d40", job: "d", queued: 40, start: 40}, runSpec{task: "d50", job: "d", queued: 50, start: 50},
+		runSpec{task: "dk", job: "d", queued: 61.822, start: 65.5, source: "FAILOVER", param: "soak 0 k223-d"},
+		runSpec{task: "d70", job: "d", queued: 70, start: 70},
+	)
+	in := Input{Runs: runs, Jobs: []Job{job}, End: at(80)}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("without the trigger's sending the fire of 60 is lost: got %v", Check(in).Anomalies)
+	}
+	in.Jobs[0].Sent = map[string]time.Time{"k223-d": at(57.5)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the fire of 60 collapsed into the pending trigger: %v", rep.Anomalies)
+	}
+	in.Jobs[0].Sent = map[string]time.Time{"k223-d": at(71)}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("a trigger sent after the next instant does not account for it: %v", Check(in).Anomalies)
+	}
+}
