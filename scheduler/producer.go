@@ -439,10 +439,36 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 			"late_by", late, "commit_took", ended.Sub(began), "began_before_instant", first.Sub(began),
 			"woke_before_instant", first.Sub(woke), "lead", lead)
 	}
+	p.dropUnrunnable(ctx, batch)
 	for job := range batch {
 		p.NoteReady(job, true)
 	}
 	p.report(due, batch)
+}
+
+// dropUnrunnable clears the fires just committed for jobs a disable or
+// deregister took off while the commit was in flight: the change's own
+// clearing (configFollower.jobChanged) may have landed before this commit,
+// which would leave the fire pending until the job came back, to start
+// then however late (etcd fault soak seed 532: a fire staged as a disable
+// landed started 92 s later, once the job was enabled again). The catalog
+// takes a change before the follower clears the job's queues, so a commit
+// landing after that clearing finds the job not runnable here.
+func (p *Producer) dropUnrunnable(ctx context.Context, batch map[string]registry.CronFire) {
+	if p.Registry == nil {
+		return
+	}
+	for job := range batch {
+		if _, _, ok := p.Catalog.Runnable(job); ok {
+			continue
+		}
+		if err := p.Registry.Change().DropReady(job).Commit(ctx); err != nil {
+			p.Log.Warn("producer: clear a fire committed as its job went off", "job", job, "err", err)
+			continue
+		}
+		delete(batch, job)
+		p.NoteReady(job, false)
+	}
 }
 
 func (p *Producer) report(due []fire, batch map[string]registry.CronFire) {

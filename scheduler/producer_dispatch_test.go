@@ -55,3 +55,48 @@ func TestProducerCommitsThroughItsDispatcher(t *testing.T) {
 		t.Fatalf("the registry got %d ready entries besides the dispatcher", c)
 	}
 }
+
+// disablingDispatcher lets a disable land and be acted on (the catalog
+// takes it, the follower clears the job's queues) while the producer's
+// fire commit is in flight, then commits the fires to the registry.
+type disablingDispatcher struct {
+	r   *rig
+	job string
+}
+
+func (d disablingDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error {
+	if err := d.r.reg.Config().SetDisabled(ctx, "job", d.job, true, instant); err != nil {
+		return err
+	}
+	d.r.sched.config.apply(ctx, registry.ConfigChange{Kind: registry.ConfigJobDisabled, Name: d.job})
+	return d.r.reg.Work().TriggerFires(ctx, fires, instant, absent)
+}
+
+func (d disablingDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
+	return d.r.reg.Schedule().TriggerMissed(ctx, missed, now)
+}
+
+// TestProducerDropsAFireCommittedAsItsJobWasDisabled: a disable whose
+// clearing ran while a fire's commit was in flight leaves no pending
+// execution behind (etcd fault soak seed 532, sk171: the fire of 06:07:12
+// started at 06:08:44, when the job was enabled again); the other job's
+// fire stays.
+func TestProducerDropsAFireCommittedAsItsJobWasDisabled(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.Cron = "0/5 * * * * ?" })
+	r.addJob(func(j *jobs.Config) { j.JobName = "b"; j.Cron = "0/5 * * * * ?" })
+	r.sched.producer.Dispatch = disablingDispatcher{r: r, job: "a"}
+	fired := runProducer(t, r)
+	armedAt(t, r, t0.Add(5*time.Second))
+	r.clk.Advance(5 * time.Second)
+	if got := nextFire(t, fired); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("reported %v, want b only", got)
+	}
+	if c := r.readyCount("a"); c != 0 {
+		t.Fatalf("the disabled job keeps %d pending execution(s)", c)
+	}
+	if c := r.readyCount("b"); c != 1 {
+		t.Fatalf("b has %d pending, want its fire", c)
+	}
+}

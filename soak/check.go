@@ -27,6 +27,7 @@ const (
 	NoFireAfter    = "no-fire-after-heal" // a job not firing within the bound after the last fault
 	HistoryMissing = "history-missing"    // a recorded run absent from history, or there twice
 	HistoryWrong   = "history-outcome"    // history says another outcome than the run had
+	StaleRun       = "stale-run"          // an execution queued before a disable or deregister started after the job came back
 )
 
 // Window is a span during which a job was registered and enabled with
@@ -53,6 +54,9 @@ type Job struct {
 	// Keys are the idempotency keys of triggers the API accepted; Tried
 	// those sent whose answer was lost (each may have run at most once).
 	Keys, Tried []string
+	// Sent is when each trigger was first sent (nil in runs kept before
+	// it was recorded).
+	Sent map[string]time.Time `json:",omitempty"`
 }
 
 // Fault is one injected fault, from its start to its heal.
@@ -166,6 +170,7 @@ func Check(in Input) Report {
 		rs := byJob[j.Name]
 		rep.checkDuplicates(j, rs)
 		rep.checkOverlap(j, rs)
+		rep.checkStale(j, rs, in.Slack)
 		if !j.Daemon {
 			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, faults, pendingAtEnd(j, in))
 			rep.checkKeys(j, rs)
@@ -417,7 +422,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				continue
 			}
 		} else {
-			if busy(rs, f, slack, faults) {
+			if busy(rs, f, slack, faults, j.Sent) {
 				continue
 			}
 			i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f.at) })
@@ -529,7 +534,15 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // 06:08:08.7, into a manual trigger queued at 06:08:10.254, pending when
 // the new leader caught up at 10.38 and first launched at 10.49), so a
 // fault's heal stretches to the first launch by a newer term after it.
-func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
+//
+// A trigger whose first launch never started (a term that lapsed as it
+// launched: reconciliation finds the tasks unknown) runs only as FAILOVER,
+// queued at the relaunch; it was pending from its sending (sent), so a
+// fire collapses into it as into any pending execution (etcd seed 611,
+// sk004: the fire of 06:58:00 into the trigger k223, launched at 06:57:58.96
+// by a term that lapsed at 06:58:01.6 before the ACCEPT, relaunched at
+// 06:58:05.5).
+func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string]time.Time) bool {
 	until := f.next
 	for _, x := range faults { // a fire during a fault may commit as late as the fault's heal
 		if !f.at.Before(x.Start) && !f.at.After(x.End) {
@@ -537,11 +550,31 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault) bool {
 		}
 	}
 	for _, r := range rs {
-		if onTime(r) && !r.Queued.IsZero() && r.Queued.Before(until) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
+		q := r.Queued
+		if !onTime(r) {
+			q = relaunchedTriggerSent(rs, r, sent)
+		}
+		if !q.IsZero() && q.Before(until) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
 			return true
 		}
 	}
 	return false
+}
+
+// relaunchedTriggerSent is when a FAILOVER run's trigger was sent, if no
+// run of that trigger started before as itself (zero otherwise).
+func relaunchedTriggerSent(rs []run, r run, sent map[string]time.Time) time.Time {
+	k := key(r)
+	at, ok := sent[k]
+	if k == "" || !ok {
+		return time.Time{}
+	}
+	for _, x := range rs {
+		if onTime(x) && key(x) == k {
+			return time.Time{}
+		}
+	}
+	return at
 }
 
 // resumed returns the faults, each with the first start after its heal of
@@ -640,6 +673,31 @@ func inAny(ws []Window, t time.Time, slack time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// checkStale: a disable or deregister clears the job's pending executions
+// (docs/jobs.md, "disabling, updating or deleting the job in between
+// clears it like any pending execution"), so none queued before the job
+// went off may start once the change that brought it back (enable,
+// register) was sent. The job was off between two windows when the later
+// one's Opening is after the earlier one's To (an update sends one change:
+// both are its sending). Windows without Opening (runs kept before it was
+// recorded) are not checked. Found by etcd seed 532, sk171: the fire of
+// 06:07:12, staged as a disable sent at 06:07:11.08 landed, started at
+// 06:08:44 once the job was enabled again (92 s late).
+func (rep *Report) checkStale(j Job, rs []run, slack time.Duration) {
+	for k := 1; k < len(j.Windows); k++ {
+		prev, next := j.Windows[k-1], j.Windows[k]
+		if next.Opening.IsZero() || !next.Opening.After(prev.To) {
+			continue
+		}
+		for _, e := range executions(rs) {
+			if e.queued.Before(next.Opening.Add(-slack)) && e.queued.After(prev.From) && !e.start.Before(next.Opening) {
+				rep.add(StaleRun, j.Name, "execution queued %s started %s: the job went off at %s and came back at %s; the change should have cleared it",
+					e.queued.Format("15:04:05.000"), e.start.Format("15:04:05.000"), prev.To.Format("15:04:05.000"), next.Opening.Format("15:04:05.000"))
+			}
+		}
+	}
 }
 
 // checkKeys: each accepted trigger ran once per shard; a trigger whose

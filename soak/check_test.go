@@ -393,3 +393,63 @@ func TestCheckCatchUpCollapsesIntoAPendingTrigger(t *testing.T) {
 		t.Errorf("no newer term: the fires of 6 and 8 are lost, got %d lost", got)
 	}
 }
+
+// etcd seed 532, sk171 (misfire=false, every 3 s): a disable sent at 11.08
+// (answered at 11.5) closed the window; the fire of 12, staged before the
+// disable landed, stayed in the ready entry and started at 104 once an
+// enable sent at 103 brought the job back. A disable clears what is
+// pending: a stale run. Started before the enable was sent it is not
+// (the launcher's round racing the disable), nor across an update.
+func TestCheckStaleRunAfterADisable(t *testing.T) {
+	job := Job{Name: "s", Shards: 1, Windows: []Window{
+		{From: at(0), To: at(11.08), Closing: at(11.5), Cron: "*/3 * * * * ?"},
+		{From: at(103.5), To: at(120), Opening: at(103), Cron: "*/3 * * * * ?"},
+	}}
+	base := []runSpec{
+		{task: "s3", job: "s", queued: 3, start: 3}, {task: "s6", job: "s", queued: 6, start: 6}, {task: "s9", job: "s", queued: 9, start: 9},
+		{task: "s105", job: "s", queued: 105, start: 105}, {task: "s108", job: "s", queued: 108, start: 108},
+		{task: "s111", job: "s", queued: 111, start: 111}, {task: "s114", job: "s", queued: 114, start: 114}, {task: "s117", job: "s", queued: 117, start: 117},
+	}
+	in := Input{Runs: logOf(append(base, runSpec{task: "s12", job: "s", queued: 12, start: 104})...), Jobs: []Job{job}, End: at(120)}
+	rep := Check(in)
+	if rep.ByKind()[StaleRun] != 1 || len(rep.Anomalies) != 1 {
+		t.Errorf("the fire of 12 started after the enable: %v", rep.Anomalies)
+	}
+	in.Runs = logOf(append(base, runSpec{task: "s12", job: "s", queued: 12, start: 12.01})...)
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the fire of 12 started at once, before the disable landed: %v", rep.Anomalies)
+	}
+	in.Runs = logOf(append(base, runSpec{task: "s12", job: "s", queued: 12, start: 104})...)
+	in.Jobs[0].Windows[1].Opening = at(11.08) // an update: one change closes and opens
+	in.Jobs[0].Windows[1].From = at(11.5)
+	in.Jobs[0].Windows[0].Closing = time.Time{}
+	if got := Check(in).ByKind()[StaleRun]; got != 0 {
+		t.Errorf("an update does not take the job off: %v", Check(in).Anomalies)
+	}
+}
+
+// etcd seed 611, sk004 (misfire=false, every 10 s, 2 shards): the trigger
+// k223, sent at 57.5, was launched at 58.96 by a term that lapsed before
+// its ACCEPT; reconciliation found its tasks unknown and they ran again as
+// FAILOVER (queued 61.822, started 65.5). The fire of 60 collapsed into
+// it: accounted for once the trigger's sending is known, lost without.
+func TestCheckFireCollapsesIntoATriggerRelaunchedBeforeItsStart(t *testing.T) {
+	job := Job{Name: "d", Shards: 1, Windows: []Window{{From: at(35), To: at(80), Cron: "*/10 * * * * ?"}}, Keys: []string{"k223-d"}}
+	runs := logOf(
+		runSpec{task: "d40", job: "d", queued: 40, start: 40}, runSpec{task: "d50", job: "d", queued: 50, start: 50},
+		runSpec{task: "dk", job: "d", queued: 61.822, start: 65.5, source: "FAILOVER", param: "soak 0 k223-d"},
+		runSpec{task: "d70", job: "d", queued: 70, start: 70},
+	)
+	in := Input{Runs: runs, Jobs: []Job{job}, End: at(80)}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("without the trigger's sending the fire of 60 is lost: got %v", Check(in).Anomalies)
+	}
+	in.Jobs[0].Sent = map[string]time.Time{"k223-d": at(57.5)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the fire of 60 collapsed into the pending trigger: %v", rep.Anomalies)
+	}
+	in.Jobs[0].Sent = map[string]time.Time{"k223-d": at(71)}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("a trigger sent after the next instant does not account for it: %v", Check(in).Anomalies)
+	}
+}

@@ -124,10 +124,15 @@ func (w *Workload) Run(ctx context.Context) {
 // trigger sends one trigger, retrying with the same key for up to 30 s.
 func (w *Workload) trigger(ctx context.Context, job, key string) {
 	body := map[string]any{"jobName": job, "jobParameter": "soak 0 " + key, "idempotencyKey": key}
+	sent := time.Now()
 	err := w.call(context.WithoutCancel(ctx), http.MethodPost, "/api/job/trigger", body, 30*time.Second)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.specs[job]
+	if s.Sent == nil {
+		s.Sent = map[string]time.Time{}
+	}
+	s.Sent[key] = sent
 	if err == nil {
 		s.Keys = append(s.Keys, key)
 	} else {
@@ -140,8 +145,14 @@ func (w *Workload) trigger(ctx context.Context, job, key string) {
 func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 	w.mu.Lock()
 	s := w.specs[name]
-	open := s.open
+	open, checked := s.open, s.changer
 	w.mu.Unlock()
+	if !checked {
+		// a change of unknown outcome took it out of the checks: no more
+		// changes (its body is gone: an enable answered next panicked on
+		// it, zk seed 612)
+		return
+	}
 	sent := time.Now()
 	var err error
 	opened := false
