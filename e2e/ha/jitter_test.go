@@ -46,6 +46,11 @@ func TestJitteredInstantsSurviveALeaderChange(t *testing.T) {
 		return append(ans.Fires, time.Duration(ans.JitterSeconds*int64(time.Second)).String())
 	}
 	want := preview(first)
+	// A standby serves its own copy of the registry: wait until it has the job.
+	eventually(t, waitLong, func() bool {
+		code, _, _, err := second.request(http.MethodGet, "/api/jobs/spread/status", nil)
+		return err == nil && code == http.StatusOK
+	}, "the standby %s to have job spread", second.name)
 	if got := preview(second); !slices.Equal(got, want) {
 		t.Fatalf("the standby previews %v, the leader %v", got, want)
 	}
