@@ -318,7 +318,7 @@ async function view(el, ctx, name) {
         const ex = await optional('/job/events/executions', q);
         const rows = ex && Array.isArray(ex.rows) ? ex.rows : [];
         clear(execs, table([
-          { label: t('taskId'), cls: 'wrap', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId }, r.taskId) },
+          { label: t('taskId'), cls: 'clip taskid', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId }, r.taskId) },
           { label: t('f.shardingItem'), key: 'shardingItem' },
           { label: t('h.result'), render: (r) => (r.completeTime || r.success ? (r.success ? tag(t('h.success'), 'ok') : tag(t('h.failure'), 'bad')) : tag(t('h.running'), 'blue')) },
           { label: t('h.triggeredBy'), cls: 'clip short', render: (r) => h('span', { title: r.triggeredBy || '' }, r.triggeredBy || '—') },
