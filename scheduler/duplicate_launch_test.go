@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/engine/mesos"
-	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
@@ -64,19 +62,7 @@ func (d *doubling) Accept(ctx context.Context, offerIDs []string, launches []eng
 func TestFireLaunchedThreeTimesRunsOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	work := t.TempDir()
-	cluster, err := embedded.New(embedded.Config{WorkDir: filepath.Join(work, "mesos"), CPUs: 2, MemMB: 2048, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
+	cluster, log, work := startEmbeddedMaster(ctx, t)
 
 	out := t.TempDir()
 	script := filepath.Join(t.TempDir(), "run.sh")

@@ -57,19 +57,7 @@ func TestMain(m *testing.M) {
 func TestLaunchPipelineAgainstEmbeddedMaster(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	work := t.TempDir()
-	cluster, err := embedded.New(embedded.Config{WorkDir: filepath.Join(work, "mesos"), CPUs: 2, MemMB: 2048, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
+	cluster, log, work := startEmbeddedMaster(ctx, t)
 
 	out := t.TempDir()
 	script := filepath.Join(t.TempDir(), "run.sh")
@@ -134,4 +122,25 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// startEmbeddedMaster starts the embedded master and agent (2 CPUs, 2 GB)
+// in a temporary work directory, stopped at the test's end; log is quiet
+// unless -v. It returns the cluster, the log and the work directory.
+func startEmbeddedMaster(ctx context.Context, t *testing.T) (*embedded.Cluster, *slog.Logger, string) {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	work := t.TempDir()
+	cluster, err := embedded.New(embedded.Config{WorkDir: filepath.Join(work, "mesos"), CPUs: 2, MemMB: 2048, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.Close() })
+	return cluster, log, work
 }
