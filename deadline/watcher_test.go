@@ -147,12 +147,8 @@ func TestWatcherMeasuresStartEstimates(t *testing.T) {
 	kv := memory.New()
 	clk := clock.NewFake(t0)
 	put(t, kv, "/leader/a", "a")
-	for _, n := range []string{"x", "y"} {
-		put(t, kv, registry.JobsPath+"/"+n, jobs.Config{JobName: n, CPUCount: 1, MemoryMB: 128, ShardingTotalCount: 1})
-	}
 	// x runs (p90 one minute), y waits for its CPU: estimated at t0+1m.
-	put(t, kv, registry.RunningPath+"/x/"+jobs.MetaKey("x", 0), task.Entry{TaskID: "tx", LaunchedAt: t0})
-	put(t, kv, registry.ReadyPath+"/y", queue.Ready{Count: 1, Since: t0})
+	xRunsYWaits(t, kv)
 	sink := &recorder{}
 	w := term(kv, clk, "/leader/a", sink)
 	if err := w.Pass(ctx); err != nil {
@@ -160,10 +156,7 @@ func TestWatcherMeasuresStartEstimates(t *testing.T) {
 	}
 	// y starts at t0+80s: the estimate was 20 s off of an 80 s wait.
 	clk.Advance(80 * time.Second)
-	if err := kv.Commit(ctx, store.Delete(registry.ReadyPath+"/y", store.AnyVersion)); err != nil {
-		t.Fatal(err)
-	}
-	put(t, kv, registry.RunningPath+"/y/"+jobs.MetaKey("y", 0), task.Entry{TaskID: "ty", LaunchedAt: clk.Now()})
+	yStarts(t, kv, clk.Now())
 	if err := w.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -249,11 +242,7 @@ func TestWatcherEstimatesFromTheCluster(t *testing.T) {
 	kv := memory.New()
 	clk := clock.NewFake(t0)
 	put(t, kv, "/leader/a", "a")
-	for _, n := range []string{"x", "y"} {
-		put(t, kv, registry.JobsPath+"/"+n, jobs.Config{JobName: n, CPUCount: 1, MemoryMB: 128, ShardingTotalCount: 1})
-	}
-	put(t, kv, registry.RunningPath+"/x/"+jobs.MetaKey("x", 0), task.Entry{TaskID: "tx", LaunchedAt: t0})
-	put(t, kv, registry.ReadyPath+"/y", queue.Ready{Count: 1, Since: t0})
+	xRunsYWaits(t, kv)
 	sink := &recorder{}
 	w := term(kv, clk, "/leader/a", sink)
 	w.Inventory = agents{{ID: "a1", CPUs: 2, MemMB: 1024}}
@@ -261,14 +250,31 @@ func TestWatcherEstimatesFromTheCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(40 * time.Second)
-	if err := kv.Commit(ctx, store.Delete(registry.ReadyPath+"/y", store.AnyVersion)); err != nil {
-		t.Fatal(err)
-	}
-	put(t, kv, registry.RunningPath+"/y/"+jobs.MetaKey("y", 0), task.Entry{TaskID: "ty", LaunchedAt: clk.Now()})
+	yStarts(t, kv, clk.Now())
 	if err := w.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(sink.errs) != 1 || sink.errs[0] != 1 {
 		t.Fatalf("estimate errors %v, want [1]", sink.errs)
 	}
+}
+
+// xRunsYWaits registers jobs x and y (1 CPU, one shard each): x running
+// since t0, y waiting since t0.
+func xRunsYWaits(t *testing.T, kv store.KV) {
+	t.Helper()
+	for _, n := range []string{"x", "y"} {
+		put(t, kv, registry.JobsPath+"/"+n, jobs.Config{JobName: n, CPUCount: 1, MemoryMB: 128, ShardingTotalCount: 1})
+	}
+	put(t, kv, registry.RunningPath+"/x/"+jobs.MetaKey("x", 0), task.Entry{TaskID: "tx", LaunchedAt: t0})
+	put(t, kv, registry.ReadyPath+"/y", queue.Ready{Count: 1, Since: t0})
+}
+
+// yStarts moves y's waiting execution to running, launched at.
+func yStarts(t *testing.T, kv store.KV, at time.Time) {
+	t.Helper()
+	if err := kv.Commit(context.Background(), store.Delete(registry.ReadyPath+"/y", store.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	put(t, kv, registry.RunningPath+"/y/"+jobs.MetaKey("y", 0), task.Entry{TaskID: "ty", LaunchedAt: at})
 }
