@@ -181,16 +181,7 @@ func (e *Etcd) Faults() []FaultKind {
 	return []FaultKind{
 		{Name: "kill-leader", MinHold: time.Second, MaxHold: 4 * time.Second, Inject: kill(leader)},
 		{Name: "kill-standby", MinHold: time.Second, MaxHold: 4 * time.Second, Inject: kill(e.standby)},
-		{Name: "pause-leader", MinHold: l + time.Second, MaxHold: l + 4*time.Second, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
-			s, err := e.leader(ctx)
-			if err != nil {
-				return nil, "", err
-			}
-			if err := s.p.signal(syscall.SIGSTOP); err != nil {
-				return nil, "", err
-			}
-			return func(context.Context) error { return s.p.signal(syscall.SIGCONT) }, s.p.name, nil
-		}},
+		{Name: "pause-leader", MinHold: l + time.Second, MaxHold: l + 4*time.Second, Inject: pauseLeader(e.leader)},
 		{Name: "leader-cut-from-peers", MinHold: l + time.Second, MaxHold: l + 6*time.Second, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
 			s, err := e.leader(ctx)
 			if err != nil {

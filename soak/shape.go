@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"math/rand/v2"
+	"syscall"
 	"time"
 )
 
@@ -30,4 +31,19 @@ type FaultKind struct {
 	MinHold time.Duration
 	MaxHold time.Duration
 	Inject  func(ctx context.Context, rng *rand.Rand) (heal func(context.Context) error, detail string, err error)
+}
+
+// pauseLeader is the pause-leader fault of a shape: the leader stopped
+// (SIGSTOP) for the hold, then continued (SIGCONT).
+func pauseLeader(leader func(context.Context) (*sched, error)) func(context.Context, *rand.Rand) (func(context.Context) error, string, error) {
+	return func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
+		s, err := leader(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := s.p.signal(syscall.SIGSTOP); err != nil {
+			return nil, "", err
+		}
+		return func(context.Context) error { return s.p.signal(syscall.SIGCONT) }, s.p.name, nil
+	}
 }

@@ -362,16 +362,7 @@ func (z *ZK) Faults() []FaultKind {
 	return []FaultKind{
 		{Name: "kill-leader", MinHold: time.Second, MaxHold: 4 * time.Second, Inject: kill(leader)},
 		{Name: "kill-standby", MinHold: time.Second, MaxHold: 4 * time.Second, Inject: kill(z.standby)},
-		{Name: "pause-leader", MinHold: s + time.Second, MaxHold: s + 4*time.Second, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
-			l, err := z.leader(ctx)
-			if err != nil {
-				return nil, "", err
-			}
-			if err := l.p.signal(syscall.SIGSTOP); err != nil {
-				return nil, "", err
-			}
-			return func(context.Context) error { return l.p.signal(syscall.SIGCONT) }, l.p.name, nil
-		}},
+		{Name: "pause-leader", MinHold: s + time.Second, MaxHold: s + 4*time.Second, Inject: pauseLeader(z.leader)},
 		{Name: "leader-cut-from-registry", MinHold: s, MaxHold: s + 5*time.Second, Inject: links("registry", true, true, 0)},
 		{Name: "leader-cut-from-agents", MinHold: 2 * time.Second, MaxHold: 8 * time.Second, Inject: links("agents", false, true, 0)},
 		{Name: "registry-delay-200ms", MinHold: 2 * time.Second, MaxHold: 8 * time.Second, Inject: links("registry", true, false, 200*time.Millisecond)},
