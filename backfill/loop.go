@@ -149,30 +149,47 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 	v := View{Now: now, Outcome: func(key string) Outcome { return st.outcome(ctx, l.Registry, key) },
 		Busy: st.busy(b.Key) || !spare, Runnable: why == jobs.Runnable, Missing: why == jobs.JobMissing}
 	next, n := Step(b, v)
-	queued, dirty := false, changed(b, next)
-	if n > 0 {
-		ins, err := l.instantsOf(ctx, b.ID)
-		if err != nil {
-			return false, err
-		}
-		for skips := 0; next.Next < next.Total && next.Next < len(ins) && skips <= maxSkips; skips++ {
-			at := ins[next.Next]
-			key := b.RunKey(at)
-			owner, err := l.Registry.Schedule().EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key)}, now)
-			if err != nil {
-				return false, err
-			}
-			next.Next++
-			next.UpdatedAt, dirty = now, true
-			if owner == b.ID {
-				next.InFlight = append(next.InFlight, Flight{At: at, Key: key})
-				queued = true
-				break
-			}
-			next.Skipped++ // another backfill ran this instant
-		}
+	queued, dirty, err := l.queueNext(ctx, b, &next, n, now, func(at time.Time) (string, string, error) {
+		key := b.RunKey(at)
+		owner, err := l.Registry.Schedule().EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key)}, now)
+		return key, owner, err
+	})
+	if err != nil {
+		return false, err
 	}
 	return l.save(ctx, b, next, dirty, queued)
+}
+
+// queueNext queues, when Step allows n more runs, the backfill's next
+// instant through enqueue (which returns the run's key and the backfill
+// that owns the instant), walking past at most maxSkips instants other
+// backfills queued already; next records what it did. queued: a run of
+// b's was queued; dirty: next differs from b.
+func (l *Loop) queueNext(ctx context.Context, b Backfill, next *Backfill, n int, now time.Time,
+	enqueue func(at time.Time) (key, owner string, err error)) (queued, dirty bool, err error) {
+	dirty = changed(b, *next)
+	if n <= 0 {
+		return false, dirty, nil
+	}
+	ins, err := l.instantsOf(ctx, b.ID)
+	if err != nil {
+		return false, dirty, err
+	}
+	for skips := 0; next.Next < next.Total && next.Next < len(ins) && skips <= maxSkips; skips++ {
+		at := ins[next.Next]
+		key, owner, err := enqueue(at)
+		if err != nil {
+			return false, dirty, err
+		}
+		next.Next++
+		next.UpdatedAt, dirty = now, true
+		if owner == b.ID {
+			next.InFlight = append(next.InFlight, Flight{At: at, Key: key})
+			return true, dirty, nil
+		}
+		next.Skipped++ // another backfill ran this instant
+	}
+	return false, dirty, nil
 }
 
 // save writes a pass's progress (when it changed) under the version the

@@ -3,6 +3,7 @@ package backfill
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -87,29 +88,14 @@ func (l *Loop) advanceWorkflow(ctx context.Context, b Backfill, st *snapshot) (b
 	}
 	v := View{Now: now, Outcome: wv.outcome, Busy: wv.busy || !spare, Runnable: !wv.missing && !wv.disabled, Missing: wv.missing}
 	next, n := Step(b, v)
-	queued, dirty := false, changed(b, next)
-	if n > 0 {
-		ins, err := l.instantsOf(ctx, b.ID)
-		if err != nil {
-			return false, err
-		}
-		for skips := 0; next.Next < next.Total && next.Next < len(ins) && skips <= maxSkips; skips++ {
-			at := ins[next.Next]
-			run := workflow.NewRun(wv.cfg, registry.BackfillWorkflowRunID(at), workflow.SourceBackfill, nil, "", now)
-			run.ScheduledAt, run.Backfill = at.UTC(), b.ID
-			owner, err := l.Registry.Schedule().EnqueueBackfillWorkflowRun(ctx, run)
-			if err != nil {
-				return false, err
-			}
-			next.Next++
-			next.UpdatedAt, dirty = now, true
-			if owner == b.ID {
-				next.InFlight = append(next.InFlight, Flight{At: at, Key: run.ID})
-				queued = true
-				break
-			}
-			next.Skipped++ // another backfill ran this instant
-		}
+	queued, dirty, err := l.queueNext(ctx, b, &next, n, now, func(at time.Time) (string, string, error) {
+		run := workflow.NewRun(wv.cfg, registry.BackfillWorkflowRunID(at), workflow.SourceBackfill, nil, "", now)
+		run.ScheduledAt, run.Backfill = at.UTC(), b.ID
+		owner, err := l.Registry.Schedule().EnqueueBackfillWorkflowRun(ctx, run)
+		return run.ID, owner, err
+	})
+	if err != nil {
+		return false, err
 	}
 	return l.save(ctx, b, next, dirty, queued)
 }
