@@ -192,60 +192,12 @@ func (s *Schedule) parseItem(f int, item string) string {
 	}
 	switch f {
 	case fDom:
-		switch {
-		case item == "L":
-			s.domLast |= 1
-			return ""
-		case item == "LW":
-			s.domLW = true
-			return ""
-		case strings.HasPrefix(item, "L-"):
-			n, ok := atoi(item[2:])
-			if !ok {
-				return fmt.Sprintf("invalid last-day offset %q (use L-n with n 0-30)", item)
-			}
-			if n > 30 {
-				return fmt.Sprintf("last-day offset %d in %q out of range 0-30", n, item)
-			}
-			s.domLast |= 1 << n
-			return ""
-		case strings.HasSuffix(item, "W"):
-			n, ok := atoi(item[:len(item)-1])
-			if !ok {
-				return fmt.Sprintf("invalid nearest-weekday %q (use nW with n 1-31, or LW)", item)
-			}
-			if n < 1 || n > 31 {
-				return fmt.Sprintf("value %d in %q out of range 1-31", n, item)
-			}
-			s.domNearest |= 1 << n
-			return ""
-		case strings.ContainsAny(item, "LW#"):
-			return fmt.Sprintf("invalid item %q (L, L-n, LW and nW are the special forms)", item)
+		if done, msg := s.parseDomSpecial(item); done {
+			return msg
 		}
 	case fDow:
-		switch {
-		case item == "L":
-			s.dow |= 1 << 6 // Saturday
-			return ""
-		case strings.HasSuffix(item, "L"):
-			wd, msg := parseValue(fDow, item[:len(item)-1])
-			if msg != "" {
-				return msg + fmt.Sprintf(" in %q", item)
-			}
-			s.dowLast |= 1 << (wd - 1)
-			return ""
-		case strings.Contains(item, "#"):
-			a, b, _ := strings.Cut(item, "#")
-			wd, msg := parseValue(fDow, a)
-			if msg != "" {
-				return msg + fmt.Sprintf(" in %q", item)
-			}
-			k, ok := atoi(b)
-			if !ok || k < 1 || k > 5 {
-				return fmt.Sprintf("occurrence %q in %q out of range 1-5", b, item)
-			}
-			s.dowNth[wd-1] |= 1 << k
-			return ""
+		if done, msg := s.parseDowSpecial(item); done {
+			return msg
 		}
 	default:
 		if strings.Contains(item, "?") {
@@ -255,52 +207,13 @@ func (s *Schedule) parseItem(f int, item string) string {
 	if strings.Contains(item, "?") {
 		return fmt.Sprintf(`"?" must stand alone in the field (%q)`, item)
 	}
-
-	lo, hi := fieldBounds[f].min, fieldBounds[f].max
-	rng, stepText, hasStep := strings.Cut(item, "/")
-	step := 1
-	if hasStep {
-		n, ok := atoi(stepText)
-		if !ok {
-			return fmt.Sprintf("invalid step %q in %q", stepText, item)
-		}
-		span := hi - lo + 1
-		if n == 0 {
-			return fmt.Sprintf("step 0 in %q is not allowed; use a step of at least 1", item)
-		}
-		if n > span {
-			return fmt.Sprintf("step %d in %q out of range 1-%d", n, item, span)
-		}
-		step = n
-	}
-	var from, to int
-	switch {
-	case rng == "*" || (rng == "" && hasStep):
-		from, to = lo, hi
-	case rng == "":
-		return fmt.Sprintf("empty value in %q", item)
-	default:
-		a, b, isRange := strings.Cut(rng, "-")
-		var msg string
-		if from, msg = parseValue(f, a); msg != "" {
-			return msg
-		}
-		switch {
-		case isRange:
-			if to, msg = parseValue(f, b); msg != "" {
-				return msg
-			}
-		case hasStep:
-			to = hi // "a/n": from a to the end of the range
-		default:
-			to = from
-		}
-		if from > to && f == fYear {
-			return fmt.Sprintf("range %q goes backwards", rng)
-		}
+	from, to, step, msg := parseRange(f, item)
+	if msg != "" {
+		return msg
 	}
 	// Walk from..to (wrapping around the end of cyclic fields, e.g. 22-2
 	// for hours or FRI-MON) taking every step-th value.
+	lo, hi := fieldBounds[f].min, fieldBounds[f].max
 	span := hi - lo + 1
 	count := (to-from+span)%span + 1
 	for i := 0; i < count; i += step {
@@ -311,6 +224,116 @@ func (s *Schedule) parseItem(f int, item string) string {
 		s.set(f, v)
 	}
 	return ""
+}
+
+// parseDomSpecial parses day-of-month's special forms (L, LW, L-n, nW);
+// done says whether item was one (or a malformed one, with its message).
+func (s *Schedule) parseDomSpecial(item string) (done bool, msg string) {
+	switch {
+	case item == "L":
+		s.domLast |= 1
+	case item == "LW":
+		s.domLW = true
+	case strings.HasPrefix(item, "L-"):
+		n, ok := atoi(item[2:])
+		if !ok {
+			return true, fmt.Sprintf("invalid last-day offset %q (use L-n with n 0-30)", item)
+		}
+		if n > 30 {
+			return true, fmt.Sprintf("last-day offset %d in %q out of range 0-30", n, item)
+		}
+		s.domLast |= 1 << n
+	case strings.HasSuffix(item, "W"):
+		n, ok := atoi(item[:len(item)-1])
+		if !ok {
+			return true, fmt.Sprintf("invalid nearest-weekday %q (use nW with n 1-31, or LW)", item)
+		}
+		if n < 1 || n > 31 {
+			return true, fmt.Sprintf("value %d in %q out of range 1-31", n, item)
+		}
+		s.domNearest |= 1 << n
+	case strings.ContainsAny(item, "LW#"):
+		return true, fmt.Sprintf("invalid item %q (L, L-n, LW and nW are the special forms)", item)
+	default:
+		return false, ""
+	}
+	return true, ""
+}
+
+// parseDowSpecial parses day-of-week's special forms (L, dL, d#k); done
+// says whether item was one (or a malformed one, with its message).
+func (s *Schedule) parseDowSpecial(item string) (done bool, msg string) {
+	switch {
+	case item == "L":
+		s.dow |= 1 << 6 // Saturday
+	case strings.HasSuffix(item, "L"):
+		wd, msg := parseValue(fDow, item[:len(item)-1])
+		if msg != "" {
+			return true, msg + fmt.Sprintf(" in %q", item)
+		}
+		s.dowLast |= 1 << (wd - 1)
+	case strings.Contains(item, "#"):
+		a, b, _ := strings.Cut(item, "#")
+		wd, msg := parseValue(fDow, a)
+		if msg != "" {
+			return true, msg + fmt.Sprintf(" in %q", item)
+		}
+		k, ok := atoi(b)
+		if !ok || k < 1 || k > 5 {
+			return true, fmt.Sprintf("occurrence %q in %q out of range 1-5", b, item)
+		}
+		s.dowNth[wd-1] |= 1 << k
+	default:
+		return false, ""
+	}
+	return true, ""
+}
+
+// parseRange reads a plain item (v, a-b, */n, a/n, a-b/n) of field f into
+// its first and last values and its step; a range may wrap around the
+// end of a cyclic field.
+func parseRange(f int, item string) (from, to, step int, msg string) {
+	lo, hi := fieldBounds[f].min, fieldBounds[f].max
+	rng, stepText, hasStep := strings.Cut(item, "/")
+	step = 1
+	if hasStep {
+		n, ok := atoi(stepText)
+		if !ok {
+			return 0, 0, 0, fmt.Sprintf("invalid step %q in %q", stepText, item)
+		}
+		span := hi - lo + 1
+		if n == 0 {
+			return 0, 0, 0, fmt.Sprintf("step 0 in %q is not allowed; use a step of at least 1", item)
+		}
+		if n > span {
+			return 0, 0, 0, fmt.Sprintf("step %d in %q out of range 1-%d", n, item, span)
+		}
+		step = n
+	}
+	switch {
+	case rng == "*" || (rng == "" && hasStep):
+		return lo, hi, step, ""
+	case rng == "":
+		return 0, 0, 0, fmt.Sprintf("empty value in %q", item)
+	}
+	a, b, isRange := strings.Cut(rng, "-")
+	if from, msg = parseValue(f, a); msg != "" {
+		return 0, 0, 0, msg
+	}
+	switch {
+	case isRange:
+		if to, msg = parseValue(f, b); msg != "" {
+			return 0, 0, 0, msg
+		}
+	case hasStep:
+		to = hi // "a/n": from a to the end of the range
+	default:
+		to = from
+	}
+	if from > to && f == fYear {
+		return 0, 0, 0, fmt.Sprintf("range %q goes backwards", rng)
+	}
+	return from, to, step, ""
 }
 
 func (s *Schedule) set(f, v int) {
