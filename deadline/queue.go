@@ -121,46 +121,10 @@ func FailoverKey(job string, item int) string { return fmt.Sprintf("%s#%d", job,
 // share what the cluster leaves (st.Cluster; nothing free when not known).
 // A ready entry holding several executions is placed by its oldest.
 func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
-	type item struct {
-		key      string
-		failover bool
-		since    time.Time
-		entry    estimate.Entry
-		notLater time.Time
-	}
-	byNS := map[string][]item{}
-	for _, f := range st.Failover {
-		c, ok := cfg(f.Job)
-		if !ok {
-			continue
-		}
-		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], item{FailoverKey(f.Job, f.Item), true, f.Since,
-			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, Run: expectedRun(c, typ(f.Job))}, f.NotBefore})
-	}
-	for _, r := range st.Ready {
-		c, ok := cfg(r.Job)
-		if !ok {
-			continue
-		}
-		n := float64(c.ShardingTotalCount)
-		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], item{ReadyKey(r.Job), false, r.Since,
-			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}, r.NotBefore})
-	}
-	holding := map[string][]estimate.Holding{}
-	for job, shards := range st.Running {
-		c, ok := cfg(job)
-		if !ok {
-			continue
-		}
-		t := typ(job)
-		for _, e := range shards {
-			end, _ := estimate.End(e.LaunchedAt, t, time.Duration(c.TimeoutSeconds)*time.Second)
-			holding[namespace.Of(job)] = append(holding[namespace.Of(job)], estimate.Holding{
-				Holds: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, End: end})
-		}
-	}
+	byNS := waitingByNamespace(st, cfg, typ)
+	holding := holdingByNamespace(st, cfg, typ)
 	out := map[string]Place{}
-	place := func(ns string, items []item, starts []time.Time) {
+	place := func(ns string, items []waitingItem, starts []time.Time) {
 		for i, it := range items {
 			est := starts[i]
 			if !est.IsZero() && it.notLater.After(est) {
@@ -172,16 +136,7 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 	shared := st.Cluster.CPUs > 0 || st.Cluster.MemMB > 0
 	var pool []string // namespaces drawing on what the cluster leaves
 	for ns, items := range byNS {
-		sort.SliceStable(items, func(i, j int) bool {
-			a, b := items[i], items[j]
-			if a.failover != b.failover {
-				return a.failover
-			}
-			if !a.since.Equal(b.since) {
-				return a.since.Before(b.since)
-			}
-			return a.key < b.key
-		})
+		sort.SliceStable(items, func(i, j int) bool { return items[i].before(items[j]) })
 		cap, ok := st.Capacity[ns]
 		if !ok && shared {
 			pool = append(pool, ns)
@@ -196,8 +151,96 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 	if len(pool) == 0 {
 		return out
 	}
-	// The pool: the cluster less all running work and the unused part of
-	// every guarantee (kept for its namespace's own work).
+	// oldest waiting work first among equal shares
+	sort.Slice(pool, func(i, j int) bool {
+		a, b := byNS[pool[i]][0], byNS[pool[j]][0]
+		if a.failover != b.failover || !a.since.Equal(b.since) {
+			return a.before(b)
+		}
+		return pool[i] < pool[j]
+	})
+	groups := make([]estimate.Group, len(pool))
+	for g, ns := range pool {
+		groups[g] = estimate.Group{Weight: st.Weight[ns], Running: holding[ns]}
+		for _, it := range byNS[ns] {
+			groups[g].Waiting = append(groups[g].Waiting, it.entry)
+		}
+	}
+	starts := estimate.StartsShared(now, poolFree(st, holding), st.Cluster, groups)
+	for g, ns := range pool {
+		place(ns, byNS[ns], starts[g])
+	}
+	return out
+}
+
+// waitingItem is one waiting execution as Places orders and estimates it.
+type waitingItem struct {
+	key      string
+	failover bool
+	since    time.Time
+	entry    estimate.Entry
+	notLater time.Time
+}
+
+// before orders a namespace's waiting work: failovers first, then the
+// oldest, then by key.
+func (a waitingItem) before(b waitingItem) bool {
+	if a.failover != b.failover {
+		return a.failover
+	}
+	if !a.since.Equal(b.since) {
+		return a.since.Before(b.since)
+	}
+	return a.key < b.key
+}
+
+// waitingByNamespace is every waiting execution of a known job, by its
+// namespace: failovers one shard each, a ready entry all its shards.
+func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingItem {
+	byNS := map[string][]waitingItem{}
+	for _, f := range st.Failover {
+		c, ok := cfg(f.Job)
+		if !ok {
+			continue
+		}
+		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], waitingItem{FailoverKey(f.Job, f.Item), true, f.Since,
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, Run: expectedRun(c, typ(f.Job))}, f.NotBefore})
+	}
+	for _, r := range st.Ready {
+		c, ok := cfg(r.Job)
+		if !ok {
+			continue
+		}
+		n := float64(c.ShardingTotalCount)
+		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], waitingItem{ReadyKey(r.Job), false, r.Since,
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}, r.NotBefore})
+	}
+	return byNS
+}
+
+// holdingByNamespace is what every running shard of a known job holds and
+// when it is expected to end, by namespace.
+func holdingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]estimate.Holding {
+	holding := map[string][]estimate.Holding{}
+	for job, shards := range st.Running {
+		c, ok := cfg(job)
+		if !ok {
+			continue
+		}
+		t := typ(job)
+		for _, e := range shards {
+			end, _ := estimate.End(e.LaunchedAt, t, time.Duration(c.TimeoutSeconds)*time.Second)
+			holding[namespace.Of(job)] = append(holding[namespace.Of(job)], estimate.Holding{
+				Holds: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, End: end})
+		}
+	}
+	return holding
+}
+
+// poolFree is what the namespaces without a capacity of their own share:
+// the cluster less all running work and the unused part of every
+// guarantee (kept for its namespace's own work), none below 0.
+func poolFree(st State, holding map[string][]estimate.Holding) estimate.Res {
 	free := st.Cluster
 	take := func(r estimate.Res) { free.CPUs -= r.CPUs; free.MemMB -= r.MemMB }
 	for _, hs := range holding {
@@ -216,30 +259,7 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 		}
 		take(estimate.Res{CPUs: max(g.CPUs-used.CPUs, 0), MemMB: max(g.MemMB-used.MemMB, 0)})
 	}
-	free = estimate.Res{CPUs: max(free.CPUs, 0), MemMB: max(free.MemMB, 0)}
-	// oldest waiting work first among equal shares
-	sort.Slice(pool, func(i, j int) bool {
-		a, b := byNS[pool[i]][0], byNS[pool[j]][0]
-		if a.failover != b.failover {
-			return a.failover
-		}
-		if !a.since.Equal(b.since) {
-			return a.since.Before(b.since)
-		}
-		return pool[i] < pool[j]
-	})
-	groups := make([]estimate.Group, len(pool))
-	for g, ns := range pool {
-		groups[g] = estimate.Group{Weight: st.Weight[ns], Running: holding[ns]}
-		for _, it := range byNS[ns] {
-			groups[g].Waiting = append(groups[g].Waiting, it.entry)
-		}
-	}
-	starts := estimate.StartsShared(now, free, st.Cluster, groups)
-	for g, ns := range pool {
-		place(ns, byNS[ns], starts[g])
-	}
-	return out
+	return estimate.Res{CPUs: max(free.CPUs, 0), MemMB: max(free.MemMB, 0)}
 }
 
 // expectedRun is how long a queued run of c is expected to take once it
