@@ -152,28 +152,7 @@ func (s *sqlWriter) write(ctx context.Context, evs []Event) error {
 // writeTx stores a batch in one transaction, with inTx's writes (nil:
 // none) first: inTx sees the tables as they were before the batch.
 func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.Context, *sqlx.Tx) error) error {
-	var traces []StatusTrace
-	var starts []ExecutionStart
-	var completes []ExecutionComplete
-	var audits []Audit
-	var wfRuns []WorkflowRun
-	var wfNodes []WorkflowNode
-	for _, ev := range evs {
-		switch e := ev.(type) {
-		case StatusTrace:
-			traces = append(traces, e)
-		case ExecutionStart:
-			starts = append(starts, e)
-		case ExecutionComplete:
-			completes = append(completes, e)
-		case Audit:
-			audits = append(audits, e)
-		case WorkflowRun:
-			wfRuns = append(wfRuns, e)
-		case WorkflowNode:
-			wfNodes = append(wfNodes, e)
-		}
-	}
+	k := sortEvents(evs)
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("trace: begin: %w", err)
@@ -184,11 +163,64 @@ func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.
 			return err
 		}
 	}
-	if err := s.fillOriginalTaskIDs(ctx, tx, traces); err != nil {
+	if err := s.fillOriginalTaskIDs(ctx, tx, k.traces); err != nil {
 		return err
 	}
+	if err := s.writeTraces(ctx, tx, k.traces); err != nil {
+		return err
+	}
+	if err := s.writeStarts(ctx, tx, k.starts); err != nil {
+		return err
+	}
+	if err := s.writeCompletes(ctx, tx, k.completes); err != nil {
+		return err
+	}
+	if err := s.writeAudits(ctx, tx, k.audits); err != nil {
+		return err
+	}
+	if err := s.writeWorkflows(ctx, tx, k.wfRuns, k.wfNodes); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("trace: commit: %w", err)
+	}
+	return nil
+}
+
+// eventKinds is a batch of events sorted by kind, each kind in its order.
+type eventKinds struct {
+	traces    []StatusTrace
+	starts    []ExecutionStart
+	completes []ExecutionComplete
+	audits    []Audit
+	wfRuns    []WorkflowRun
+	wfNodes   []WorkflowNode
+}
+
+func sortEvents(evs []Event) eventKinds {
+	var k eventKinds
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case StatusTrace:
+			k.traces = append(k.traces, e)
+		case ExecutionStart:
+			k.starts = append(k.starts, e)
+		case ExecutionComplete:
+			k.completes = append(k.completes, e)
+		case Audit:
+			k.audits = append(k.audits, e)
+		case WorkflowRun:
+			k.wfRuns = append(k.wfRuns, e)
+		case WorkflowNode:
+			k.wfNodes = append(k.wfNodes, e)
+		}
+	}
+	return k
+}
+
+func (s *sqlWriter) writeTraces(ctx context.Context, tx *sqlx.Tx, traces []StatusTrace) error {
 	d := s.dialect
-	err = insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobStatusTraceLog+
+	return insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobStatusTraceLog+
 		" (id, namespace, job_name, original_task_id, task_id, slave_id, source, execution_type, sharding_item, state, message, creation_time) VALUES ",
 		12, "", len(traces), func(i int) []any {
 			e := traces[i]
@@ -196,24 +228,29 @@ func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.
 			return []any{e.ID, ns, job, e.OriginalTaskID, e.TaskID, e.SlaveID, e.Source, e.ExecutionType, e.ShardingItem,
 				e.State, e.Message, timeArg(d, e.CreationTime)}
 		})
-	if err != nil {
-		return err
-	}
-	err = insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+
+}
+
+func (s *sqlWriter) writeStarts(ctx context.Context, tx *sqlx.Tx, starts []ExecutionStart) error {
+	d := s.dialect
+	return insertRows(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+
 		" (id, namespace, job_name, task_id, hostname, ip, sharding_item, execution_source, triggered_by, is_success, start_time) VALUES ",
 		11, "", len(starts), func(i int) []any {
 			e := starts[i]
 			ns, job := split(e.JobName)
 			return []any{e.ID, ns, job, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, nullable(e.TriggeredBy), 0, timeArg(d, e.StartTime)}
 		})
-	if err != nil {
-		return err
-	}
+}
+
+const completeCols = " (id, namespace, job_name, task_id, hostname, ip, sharding_item, execution_source, triggered_by, failure_cause, is_success, start_time, complete_time) VALUES "
+
+// writeCompletes writes completions: on SQLite whole rows (start and
+// completion merged) go in as new rows first, then the rest upsert.
+func (s *sqlWriter) writeCompletes(ctx context.Context, tx *sqlx.Tx, completes []ExecutionComplete) error {
+	d := s.dialect
 	ins := "INSERT INTO "
 	if d == dialectMySQL {
 		ins = "INSERT IGNORE INTO " // data problems become warnings, as for the other rows
 	}
-	const completeCols = " (id, namespace, job_name, task_id, hostname, ip, sharding_item, execution_source, triggered_by, failure_cause, is_success, start_time, complete_time) VALUES "
 	completeRow := func(e ExecutionComplete) []any {
 		var cause any
 		if !e.Success {
@@ -232,9 +269,9 @@ func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.
 			func(i int) []any { return completeRow(cs[i]) })
 	}
 	if d == dialectSQLite {
-		// Whole rows (start and completion merged) are new rows but after a
-		// replay: many-row inserts, each checked by its count of rows and
-		// upserted row by row when a row was already there.
+		// Whole rows are new rows but after a replay: many-row inserts,
+		// each checked by its count of rows and upserted row by row when a
+		// row was already there.
 		var whole []ExecutionComplete
 		rest := completes[:0:0]
 		for _, c := range completes {
@@ -251,19 +288,7 @@ func (s *sqlWriter) writeTx(ctx context.Context, evs []Event, inTx func(context.
 		}
 		completes = rest
 	}
-	if err := upsert(completes); err != nil {
-		return err
-	}
-	if err := s.writeAudits(ctx, tx, audits); err != nil {
-		return err
-	}
-	if err := s.writeWorkflows(ctx, tx, wfRuns, wfNodes); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("trace: commit: %w", err)
-	}
-	return nil
+	return upsert(completes)
 }
 
 // insertRows runs head + (?, …), … + tail for n rows, in statements of at
