@@ -435,6 +435,18 @@ func knownKeys() string {
 }
 
 func (c *Config) validate() error {
+	errs := c.validateAccess()
+	errs = append(errs, c.validateStores()...)
+	errs = append(errs, c.validateHost()...)
+	errs = append(errs, c.validateMesos()...)
+	errs = append(errs, c.validateKube()...)
+	errs = append(errs, c.validateAuth()...)
+	errs = append(errs, c.validateRegistry()...)
+	return errors.Join(errs...)
+}
+
+// validateAccess checks the listener, the data directory and the credentials.
+func (c *Config) validateAccess() []error {
 	var errs []error
 	if c.HTTPPort < 0 || c.HTTPPort > 65535 {
 		errs = append(errs, fmt.Errorf("http_port: %d is not a port", c.HTTPPort))
@@ -459,6 +471,12 @@ func (c *Config) validate() error {
 	if !c.Loopback() && c.AuthUsername == "" {
 		errs = append(errs, fmt.Errorf("http_address %q is not loopback: set auth_username and auth_password (no default credentials are shipped)", c.HTTPAddress))
 	}
+	return errs
+}
+
+// validateStores checks the history database, the Mesos role, the queues and recovery.
+func (c *Config) validateStores() []error {
+	var errs []error
 	switch c.RDBDriver {
 	case "", "sqlite", "none", "mysql", "com.mysql.jdbc.Driver", "com.mysql.cj.jdbc.Driver":
 	default:
@@ -488,6 +506,12 @@ func (c *Config) validate() error {
 	if c.Recover != "reconnect" && c.Recover != "cleanup" {
 		errs = append(errs, fmt.Errorf("recover: %q must be reconnect or cleanup", c.Recover))
 	}
+	return errs
+}
+
+// validateHost checks isolation, garbage collection, logging and the time zone.
+func (c *Config) validateHost() []error {
+	var errs []error
 	switch c.Isolation {
 	case "auto", "v1", "v2", "off":
 	default:
@@ -523,11 +547,7 @@ func (c *Config) validate() error {
 		}
 		c.Location = loc
 	}
-	errs = append(errs, c.validateMesos()...)
-	errs = append(errs, c.validateKube()...)
-	errs = append(errs, c.validateAuth()...)
-	errs = append(errs, c.validateRegistry()...)
-	return errors.Join(errs...)
+	return errs
 }
 
 // IsMySQL reports whether history goes to MySQL.
