@@ -15,15 +15,14 @@ import (
 // Flush. It exits when Close closes quit.
 func (w *Writer) loop(down bool) {
 	defer close(w.dDone)
-	ctx, clk := w.loopCtx, w.opt.Clock
+	clk := w.opt.Clock
+	l := &writerLoop{w: w, ctx: w.loopCtx, down: down, backoff: w.opt.RetryMin, retryT: clk.NewTimer(w.opt.RetryMin)}
+	if !down {
+		l.retryT.Stop()
+	}
 	flushT := clk.NewTimer(w.opt.FlushInterval)
 	flushT.Stop()
 	armed := false
-	retryT := clk.NewTimer(w.opt.RetryMin)
-	if !down {
-		retryT.Stop()
-	}
-	backoff := w.opt.RetryMin
 	var retC <-chan time.Time
 	var retT clock.Timer
 	if w.opt.MaxAge > 0 || w.opt.MaxRows > 0 {
@@ -31,54 +30,21 @@ func (w *Writer) loop(down bool) {
 		defer retT.Stop()
 		retC = retT.C()
 	}
-	fail := func(err error) {
-		if !down {
-			w.log.Warn("trace: history database unavailable; events stay spooled", "err", err, "spooled", w.Depth())
-		}
-		down = true
-		w.m.dbUp.Set(0)
-		w.m.writeErrs.Inc()
-		retryT.Reset(backoff)
-		backoff = min(backoff*2, w.opt.RetryMax)
-	}
-	recovered := func() {
-		if down {
-			w.log.Info("trace: history database is back", "spooled", w.Depth())
-		}
-		down, backoff = false, w.opt.RetryMin
-		w.m.dbUp.Set(1)
-		retryT.Stop()
-	}
-	// catchUp reconnects if needed and writes everything spooled.
-	catchUp := func() error {
-		if down {
-			if err := w.connectTimeout(ctx); err != nil {
-				fail(err)
-				return err
-			}
-			recovered()
-		}
-		if err := w.drain(ctx, false); err != nil {
-			fail(err)
-			return err
-		}
-		return nil
-	}
-	if !down && w.Depth() > 0 {
-		_ = catchUp() // replay what an earlier run left in the spool
+	if !l.down && w.Depth() > 0 {
+		_ = l.catchUp() // replay what an earlier run left in the spool
 	}
 	for {
 		select {
 		case <-w.quit:
 			return
 		case req := <-w.flushReq:
-			req.done <- catchUp()
+			req.done <- l.catchUp()
 		case <-w.data:
-			if down {
+			if l.down {
 				continue
 			}
-			if err := w.drain(ctx, true); err != nil {
-				fail(err)
+			if err := w.drain(l.ctx, true); err != nil {
+				l.fail(err)
 				continue
 			}
 			if !armed && w.Depth() > 0 {
@@ -87,18 +53,68 @@ func (w *Writer) loop(down bool) {
 			}
 		case <-flushT.C():
 			armed = false
-			if !down {
-				_ = catchUp()
+			if !l.down {
+				_ = l.catchUp()
 			}
-		case <-retryT.C():
-			_ = catchUp()
+		case <-l.retryT.C():
+			_ = l.catchUp()
 		case <-retC:
-			if !down && (w.opt.RetainIf == nil || w.opt.RetainIf()) {
-				w.retainScheduled(ctx)
+			if !l.down && (w.opt.RetainIf == nil || w.opt.RetainIf()) {
+				w.retainScheduled(l.ctx)
 			}
 			retT.Reset(w.opt.RetentionInterval)
 		}
 	}
+}
+
+// writerLoop is the loop's view of the database: up or down, and when to
+// try again while it is down (RetryMin doubling to RetryMax).
+type writerLoop struct {
+	w       *Writer
+	ctx     context.Context
+	down    bool
+	backoff time.Duration
+	retryT  clock.Timer
+}
+
+// fail marks the database down and arms the next try.
+func (l *writerLoop) fail(err error) {
+	w := l.w
+	if !l.down {
+		w.log.Warn("trace: history database unavailable; events stay spooled", "err", err, "spooled", w.Depth())
+	}
+	l.down = true
+	w.m.dbUp.Set(0)
+	w.m.writeErrs.Inc()
+	l.retryT.Reset(l.backoff)
+	l.backoff = min(l.backoff*2, w.opt.RetryMax)
+}
+
+// recovered marks the database up again.
+func (l *writerLoop) recovered() {
+	w := l.w
+	if l.down {
+		w.log.Info("trace: history database is back", "spooled", w.Depth())
+	}
+	l.down, l.backoff = false, w.opt.RetryMin
+	w.m.dbUp.Set(1)
+	l.retryT.Stop()
+}
+
+// catchUp reconnects if needed and writes everything spooled.
+func (l *writerLoop) catchUp() error {
+	if l.down {
+		if err := l.w.connectTimeout(l.ctx); err != nil {
+			l.fail(err)
+			return err
+		}
+		l.recovered()
+	}
+	if err := l.w.drain(l.ctx, false); err != nil {
+		l.fail(err)
+		return err
+	}
+	return nil
 }
 
 func (w *Writer) connectTimeout(ctx context.Context) error {
