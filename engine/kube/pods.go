@@ -99,40 +99,8 @@ func (e *podMaker) build(ps podSpec) (*corev1.Pod, error) {
 		corev1.ResourceCPU:    cpuQuantity(cpus),
 		corev1.ResourceMemory: memQuantity(mem),
 	}
-	env := []corev1.EnvVar{
-		{Name: EnvTaskID, Value: l.TaskID},
-		{Name: EnvTaskData, Value: string(data)},
-		{Name: EnvReportURLs, Value: strings.Join(e.cfg.SchedulerURLs, ",")},
-		{Name: EnvToken, Value: ps.token},
-		{Name: EnvExecutorID, Value: l.Executor.ID},
-		{Name: EnvNode, Value: ps.node},
-		{Name: EnvSandbox, Value: sandboxPath},
-		{Name: EnvMemLimit, Value: strconv.FormatInt(memMiB(mem), 10)},
-	}
-	for _, k := range sortedKeys(e.cfg.ExecutorEnv) {
-		env = append(env, corev1.EnvVar{Name: k, Value: e.cfg.ExecutorEnv[k]})
-	}
-	image, command := e.cfg.ExecutorImage, []string{ExecutorInImage, "pod"}
-	var inits []corev1.Container
-	// The sandbox is an emptyDir: the executor image's root file system is
-	// read-only (security.go), and an app's own image gets the executor
-	// copied into it first.
-	mounts := []corev1.VolumeMount{{Name: sandboxVolume, MountPath: sandboxPath}}
-	volumes := []corev1.Volume{{Name: sandboxVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	readOnlyRoot := td.App.ContainerImage == ""
-	if readOnlyRoot {
-		mounts = append(mounts, corev1.VolumeMount{Name: tmpVolume, MountPath: "/tmp"})
-		volumes = append(volumes, corev1.Volume{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	} else { // the app's own image: the executor is copied in first, into the sandbox
-		image, command = td.App.ContainerImage, []string{executorCopy, "pod"}
-		inits = append(inits, corev1.Container{
-			Name: "install-executor", Image: e.cfg.ExecutorImage, ImagePullPolicy: e.cfg.PullPolicy,
-			Command:         []string{ExecutorInImage, "install", executorCopy},
-			Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
-			VolumeMounts:    mounts,
-			SecurityContext: containerSecurity(true),
-		})
-	}
+	env := e.podEnv(ps, data, mem)
+	sb := e.sandbox(td.App.ContainerImage, res)
 	grace := int64(math.Ceil(e.killGrace().Seconds())) + 5
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -152,15 +120,15 @@ func (e *podMaker) build(ps podSpec) (*corev1.Pod, error) {
 			ServiceAccountName: e.cfg.ServiceAccount, AutomountServiceAccountToken: new(false),
 			NodeSelector: e.cfg.NodeSelector, Tolerations: e.cfg.Tolerations,
 			TerminationGracePeriodSeconds: &grace,
-			InitContainers:                inits,
+			InitContainers:                sb.inits,
 			SecurityContext:               podSecurity(),
 			Containers: []corev1.Container{{
-				Name: containerName, Image: image, ImagePullPolicy: e.cfg.PullPolicy, Command: command, Env: env,
+				Name: containerName, Image: sb.image, ImagePullPolicy: e.cfg.PullPolicy, Command: sb.command, Env: env,
 				Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
-				VolumeMounts:    mounts,
-				SecurityContext: containerSecurity(readOnlyRoot),
+				VolumeMounts:    sb.mounts,
+				SecurityContext: containerSecurity(sb.readOnlyRoot),
 			}},
-			Volumes: volumes,
+			Volumes: sb.volumes,
 		},
 	}
 	pod.Spec.DNSPolicy = ps.dns
@@ -178,6 +146,63 @@ func (e *podMaker) build(ps podSpec) (*corev1.Pod, error) {
 		pin(pod, ps.node)
 	}
 	return pod, tmplErr
+}
+
+// podEnv is the executor's environment: the task, how to report, the
+// sandbox and the memory limit, then the configured extra variables.
+func (e *podMaker) podEnv(ps podSpec, data []byte, mem float64) []corev1.EnvVar {
+	l := ps.launch
+	env := []corev1.EnvVar{
+		{Name: EnvTaskID, Value: l.TaskID},
+		{Name: EnvTaskData, Value: string(data)},
+		{Name: EnvReportURLs, Value: strings.Join(e.cfg.SchedulerURLs, ",")},
+		{Name: EnvToken, Value: ps.token},
+		{Name: EnvExecutorID, Value: l.Executor.ID},
+		{Name: EnvNode, Value: ps.node},
+		{Name: EnvSandbox, Value: sandboxPath},
+		{Name: EnvMemLimit, Value: strconv.FormatInt(memMiB(mem), 10)},
+	}
+	for _, k := range sortedKeys(e.cfg.ExecutorEnv) {
+		env = append(env, corev1.EnvVar{Name: k, Value: e.cfg.ExecutorEnv[k]})
+	}
+	return env
+}
+
+// podSandbox is the task container's image, command and file system.
+type podSandbox struct {
+	image        string
+	command      []string
+	inits        []corev1.Container
+	mounts       []corev1.VolumeMount
+	volumes      []corev1.Volume
+	readOnlyRoot bool
+}
+
+// sandbox lays out the task container: the sandbox is an emptyDir; the
+// executor image's root file system is read-only (security.go) with an
+// emptyDir /tmp, and an app's own image (appImage) gets the executor
+// copied into the sandbox first by an init container.
+func (e *podMaker) sandbox(appImage string, res corev1.ResourceList) podSandbox {
+	sb := podSandbox{
+		image: e.cfg.ExecutorImage, command: []string{ExecutorInImage, "pod"},
+		mounts:       []corev1.VolumeMount{{Name: sandboxVolume, MountPath: sandboxPath}},
+		volumes:      []corev1.Volume{{Name: sandboxVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		readOnlyRoot: appImage == "",
+	}
+	if sb.readOnlyRoot {
+		sb.mounts = append(sb.mounts, corev1.VolumeMount{Name: tmpVolume, MountPath: "/tmp"})
+		sb.volumes = append(sb.volumes, corev1.Volume{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		return sb
+	}
+	sb.image, sb.command = appImage, []string{executorCopy, "pod"}
+	sb.inits = append(sb.inits, corev1.Container{
+		Name: "install-executor", Image: e.cfg.ExecutorImage, ImagePullPolicy: e.cfg.PullPolicy,
+		Command:         []string{ExecutorInImage, "install", executorCopy},
+		Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
+		VolumeMounts:    sb.mounts,
+		SecurityContext: containerSecurity(true),
+	})
+	return sb
 }
 
 // deadlineMargin is added to a job's timeoutSeconds for the pod's activeDeadlineSeconds.
