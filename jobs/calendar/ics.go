@@ -228,34 +228,11 @@ func applyExdates(ps []Period, ex icsProp, isDate bool, loc *time.Location) erro
 }
 
 func applyRule(p Period, start time.Time, rule string, loc *time.Location) ([]Period, error) {
-	parts := map[string]string{}
-	for _, kv := range strings.Split(rule, ";") {
-		k, v, _ := strings.Cut(kv, "=")
-		parts[strings.ToUpper(strings.TrimSpace(k))] = strings.ToUpper(strings.TrimSpace(v))
+	parts, err := ruleParts(rule, start)
+	if err != nil {
+		return nil, err
 	}
 	p.Repeat = parts["FREQ"]
-	if p.Repeat != "YEARLY" && p.Repeat != "WEEKLY" {
-		return nil, fmt.Errorf("RRULE FREQ=%s is not supported (YEARLY and WEEKLY are)", p.Repeat)
-	}
-	for k := range parts {
-		switch k {
-		case "FREQ", "INTERVAL", "UNTIL", "COUNT", "WKST":
-		case "BYDAY":
-			if p.Repeat != "WEEKLY" {
-				return nil, fmt.Errorf("RRULE BYDAY is supported with FREQ=WEEKLY only")
-			}
-		case "BYMONTH", "BYMONTHDAY":
-			// FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25 restates DTSTART: checked below.
-		default:
-			return nil, fmt.Errorf("RRULE part %s is not supported", k)
-		}
-	}
-	if m := parts["BYMONTH"]; m != "" && m != strconv.Itoa(int(start.Month())) {
-		return nil, fmt.Errorf("RRULE BYMONTH=%s differs from DTSTART's month (not supported)", m)
-	}
-	if d := parts["BYMONTHDAY"]; d != "" && d != strconv.Itoa(start.Day()) {
-		return nil, fmt.Errorf("RRULE BYMONTHDAY=%s differs from DTSTART's day (not supported)", d)
-	}
 	if v := parts["INTERVAL"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
@@ -270,35 +247,16 @@ func applyRule(p Period, start time.Time, rule string, loc *time.Location) ([]Pe
 		}
 		p.Until = u.In(loc).Format(dateLayout)
 	}
-	// BYDAY: one weekly period per listed day, shifted from DTSTART.
-	days := []int{0}
-	if v := parts["BYDAY"]; v != "" {
-		days = days[:0]
-		for _, d := range strings.Split(v, ",") {
-			wd, ok := icsDays[d]
-			if !ok {
-				return nil, fmt.Errorf("RRULE BYDAY %q is not one of MO,TU,WE,TH,FR,SA,SU", d)
-			}
-			days = append(days, (int(wd)-int(start.In(loc).Weekday())+7)%7)
-		}
+	days, err := ruleDays(parts["BYDAY"], start, loc)
+	if err != nil {
+		return nil, err
 	}
-	interval := max(p.Interval, 1)
 	if v := parts["COUNT"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 10000 {
 			return nil, fmt.Errorf("RRULE COUNT=%s is not a number 1-10000", v)
 		}
-		// The n-th occurrence's day becomes UNTIL.
-		var last time.Time
-		if p.Repeat == "YEARLY" {
-			last = start.AddDate((n-1)*interval, 0, 0)
-		} else {
-			sorted := append([]int(nil), days...)
-			slices.Sort(sorted)
-			week, idx := (n-1)/len(sorted), (n-1)%len(sorted)
-			last = start.AddDate(0, 0, 7*week*interval+sorted[idx])
-		}
-		p.Until = last.In(loc).Format(dateLayout)
+		p.Until = nthOccurrence(p.Repeat, start, days, max(p.Interval, 1), n).In(loc).Format(dateLayout)
 	}
 	var out []Period
 	for _, shift := range days {
@@ -312,6 +270,71 @@ func applyRule(p Period, start time.Time, rule string, loc *time.Location) ([]Pe
 		out = append(out, q)
 	}
 	return out, nil
+}
+
+// ruleParts reads an RRULE's parts (upper-cased) and refuses what the
+// calendar cannot keep: a frequency other than YEARLY or WEEKLY, an
+// unknown part, BYDAY on a yearly rule, BYMONTH or BYMONTHDAY other than
+// DTSTART's own.
+func ruleParts(rule string, start time.Time) (map[string]string, error) {
+	parts := map[string]string{}
+	for _, kv := range strings.Split(rule, ";") {
+		k, v, _ := strings.Cut(kv, "=")
+		parts[strings.ToUpper(strings.TrimSpace(k))] = strings.ToUpper(strings.TrimSpace(v))
+	}
+	freq := parts["FREQ"]
+	if freq != "YEARLY" && freq != "WEEKLY" {
+		return nil, fmt.Errorf("RRULE FREQ=%s is not supported (YEARLY and WEEKLY are)", freq)
+	}
+	for k := range parts {
+		switch k {
+		case "FREQ", "INTERVAL", "UNTIL", "COUNT", "WKST":
+		case "BYDAY":
+			if freq != "WEEKLY" {
+				return nil, fmt.Errorf("RRULE BYDAY is supported with FREQ=WEEKLY only")
+			}
+		case "BYMONTH", "BYMONTHDAY":
+			// FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25 restates DTSTART: checked below.
+		default:
+			return nil, fmt.Errorf("RRULE part %s is not supported", k)
+		}
+	}
+	if m := parts["BYMONTH"]; m != "" && m != strconv.Itoa(int(start.Month())) {
+		return nil, fmt.Errorf("RRULE BYMONTH=%s differs from DTSTART's month (not supported)", m)
+	}
+	if d := parts["BYMONTHDAY"]; d != "" && d != strconv.Itoa(start.Day()) {
+		return nil, fmt.Errorf("RRULE BYMONTHDAY=%s differs from DTSTART's day (not supported)", d)
+	}
+	return parts, nil
+}
+
+// ruleDays is BYDAY as days after DTSTART (one weekly period each); none
+// listed: DTSTART's own day.
+func ruleDays(byDay string, start time.Time, loc *time.Location) ([]int, error) {
+	if byDay == "" {
+		return []int{0}, nil
+	}
+	var days []int
+	for _, d := range strings.Split(byDay, ",") {
+		wd, ok := icsDays[d]
+		if !ok {
+			return nil, fmt.Errorf("RRULE BYDAY %q is not one of MO,TU,WE,TH,FR,SA,SU", d)
+		}
+		days = append(days, (int(wd)-int(start.In(loc).Weekday())+7)%7)
+	}
+	return days, nil
+}
+
+// nthOccurrence is the day of a rule's n-th occurrence (COUNT becomes
+// UNTIL).
+func nthOccurrence(freq string, start time.Time, days []int, interval, n int) time.Time {
+	if freq == "YEARLY" {
+		return start.AddDate((n-1)*interval, 0, 0)
+	}
+	sorted := append([]int(nil), days...)
+	slices.Sort(sorted)
+	week, idx := (n-1)/len(sorted), (n-1)%len(sorted)
+	return start.AddDate(0, 0, 7*week*interval+sorted[idx])
 }
 
 var icsDays = map[string]time.Weekday{"SU": 0, "MO": 1, "TU": 2, "WE": 3, "TH": 4, "FR": 5, "SA": 6}
