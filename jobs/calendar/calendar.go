@@ -169,34 +169,62 @@ func (p Period) compile(loc *time.Location) (period, error) {
 		return period{}, fmt.Errorf("from: %v", err)
 	}
 	out := period{start: start, repeat: strings.ToUpper(p.Repeat), interval: max(p.Interval, 1)}
+	if err := p.compileLength(&out, isDate, loc); err != nil {
+		return period{}, err
+	}
+	if p.Interval < 0 || p.Interval > 100 {
+		return period{}, fmt.Errorf("interval %d out of range 1-100", p.Interval)
+	}
+	if err := p.checkRepeat(out); err != nil {
+		return period{}, err
+	}
+	if p.Until != "" {
+		u, err := time.ParseInLocation(dateLayout, strings.TrimSpace(p.Until), loc)
+		if err != nil {
+			return period{}, fmt.Errorf("until: %q is not a date (2030-12-31)", p.Until)
+		}
+		out.until = u.AddDate(0, 0, 1)
+	}
+	if err := p.compileExcept(&out, isDate, loc); err != nil {
+		return period{}, err
+	}
+	return out, nil
+}
+
+// compileLength reads the period's end: whole days for a date (one when
+// to is empty), a length for a time (to required, exclusive).
+func (p Period) compileLength(out *period, isDate bool, loc *time.Location) error {
 	switch {
 	case isDate && p.To == "":
 		out.days = 1
 	case isDate:
 		end, err := time.ParseInLocation(dateLayout, strings.TrimSpace(p.To), loc)
 		if err != nil {
-			return period{}, fmt.Errorf("to: %q is not a date like from (2026-12-31; the last excluded day)", p.To)
+			return fmt.Errorf("to: %q is not a date like from (2026-12-31; the last excluded day)", p.To)
 		}
-		out.days = daysBetween(start, end) + 1
+		out.days = daysBetween(out.start, end) + 1
 		if out.days < 1 {
-			return period{}, fmt.Errorf("to %s is before from %s", p.To, p.From)
+			return fmt.Errorf("to %s is before from %s", p.To, p.From)
 		}
 	default:
 		if p.To == "" {
-			return period{}, fmt.Errorf("to is required when from is a time (the end, exclusive)")
+			return fmt.Errorf("to is required when from is a time (the end, exclusive)")
 		}
 		end, endDate, err := parseWhen(strings.TrimSpace(p.To), loc)
 		if err != nil || endDate {
-			return period{}, fmt.Errorf("to: %q is not a time like from", p.To)
+			return fmt.Errorf("to: %q is not a time like from", p.To)
 		}
-		if !end.After(start) {
-			return period{}, fmt.Errorf("to %s is not after from %s", p.To, p.From)
+		if !end.After(out.start) {
+			return fmt.Errorf("to %s is not after from %s", p.To, p.From)
 		}
-		out.length = end.Sub(start)
+		out.length = end.Sub(out.start)
 	}
-	if p.Interval < 0 || p.Interval > 100 {
-		return period{}, fmt.Errorf("interval %d out of range 1-100", p.Interval)
-	}
+	return nil
+}
+
+// checkRepeat refuses an unknown repetition and a period longer than its
+// repetition.
+func (p Period) checkRepeat(out period) error {
 	switch out.repeat {
 	case "":
 	case "YEARLY", "WEEKLY":
@@ -209,38 +237,37 @@ func (p Period) compile(loc *time.Location) (period, error) {
 			limit = 7 * out.interval
 		}
 		if span > limit {
-			return period{}, fmt.Errorf("a %s period may not be longer than its repetition (%d days)", strings.ToLower(out.repeat), limit)
+			return fmt.Errorf("a %s period may not be longer than its repetition (%d days)", strings.ToLower(out.repeat), limit)
 		}
 	default:
-		return period{}, fmt.Errorf("repeat %q is not YEARLY or WEEKLY (or empty)", p.Repeat)
+		return fmt.Errorf("repeat %q is not YEARLY or WEEKLY (or empty)", p.Repeat)
 	}
-	if p.Until != "" {
-		u, err := time.ParseInLocation(dateLayout, strings.TrimSpace(p.Until), loc)
-		if err != nil {
-			return period{}, fmt.Errorf("until: %q is not a date (2030-12-31)", p.Until)
-		}
-		out.until = u.AddDate(0, 0, 1)
-	}
+	return nil
+}
+
+// compileExcept reads the repetitions kept: each a date or a time like
+// from, each the start of a repetition.
+func (p Period) compileExcept(out *period, isDate bool, loc *time.Location) error {
 	if len(p.Except) > MaxExcept {
-		return period{}, fmt.Errorf("except has %d entries; at most %d allowed", len(p.Except), MaxExcept)
+		return fmt.Errorf("except has %d entries; at most %d allowed", len(p.Except), MaxExcept)
 	}
 	for _, e := range p.Except {
 		t, eDate, err := parseWhen(strings.TrimSpace(e), loc)
 		if err != nil {
-			return period{}, fmt.Errorf("except: %v", err)
+			return fmt.Errorf("except: %v", err)
 		}
 		if eDate != isDate {
-			return period{}, fmt.Errorf("except: %q is not a %s like from", e, map[bool]string{true: "date", false: "time"}[isDate])
+			return fmt.Errorf("except: %q is not a %s like from", e, map[bool]string{true: "date", false: "time"}[isDate])
 		}
 		if !out.isStart(t) {
-			return period{}, fmt.Errorf("except: %q is not the start of one of the period's repetitions", e)
+			return fmt.Errorf("except: %q is not the start of one of the period's repetitions", e)
 		}
 		if out.except == nil {
 			out.except = map[int64]bool{}
 		}
 		out.except[t.Unix()] = true
 	}
-	return out, nil
+	return nil
 }
 
 // isStart reports whether t is the start of one of p's repetitions.
