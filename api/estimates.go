@@ -44,40 +44,7 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 	}
 	ns := nsIn(ctx)
 	st := deadline.State{Ready: ready, Failover: failover, Running: running}
-	// The other namespaces are read too: a namespace with no capacity of
-	// its own shares what the cluster leaves of their running work and
-	// guarantees (the rows are the request's namespace's alone).
-	if recs, err := s.reg.Tenancy().Namespaces(ctx); err == nil {
-		st.SetNamespaces(recs)
-		bare := func(m map[string]estimate.Res) {
-			if v, ok := m[ns]; ok {
-				m[namespace.Default] = v // the namespace's own view: its names are bare
-			}
-			if ns != namespace.Default {
-				delete(m, ns)
-			}
-		}
-		bare(st.Capacity)
-		bare(st.Guarantee)
-		if w, ok := st.Weight[ns]; ok {
-			st.Weight[namespace.Default] = w
-		}
-		if _, own := st.Capacity[namespace.Default]; !own && s.eng != nil {
-			st.Elsewhere = map[string]estimate.Res{}
-			others := []string{namespace.Default} // it may have no record
-			for _, rec := range recs {
-				others = append(others, rec.Name)
-			}
-			for _, o := range others {
-				if _, seen := st.Elsewhere[o]; seen || o == ns {
-					continue
-				}
-				if in, err := s.reg.In(o).Tenancy().InUse(ctx); err == nil {
-					st.Elsewhere[o] = estimate.Res{CPUs: in.CPUCount, MemMB: in.MemoryMB}
-				}
-			}
-		}
-	}
+	s.readNamespaces(ctx, ns, &st)
 	if st.Elsewhere != nil {
 		ictx, cancel := context.WithTimeout(ctx, capacityTimeout)
 		if agents, err := s.eng.Agents(ictx); err == nil {
@@ -88,6 +55,49 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 	return deadline.Places(s.clock.Now(), st,
 		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },
 		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
+}
+
+// readNamespaces fills st with every namespace's capacity, guarantee and
+// weight, as namespace ns sees them (its own under the bare default name),
+// and, when ns has no capacity of its own and an engine is known, what
+// the others hold (Elsewhere): a namespace with no capacity of its own
+// shares what the cluster leaves of their running work and guarantees
+// (the rows are the request's namespace's alone).
+func (s *jobHandlers) readNamespaces(ctx context.Context, ns string, st *deadline.State) {
+	recs, err := s.reg.Tenancy().Namespaces(ctx)
+	if err != nil {
+		return
+	}
+	st.SetNamespaces(recs)
+	bare := func(m map[string]estimate.Res) {
+		if v, ok := m[ns]; ok {
+			m[namespace.Default] = v // the namespace's own view: its names are bare
+		}
+		if ns != namespace.Default {
+			delete(m, ns)
+		}
+	}
+	bare(st.Capacity)
+	bare(st.Guarantee)
+	if w, ok := st.Weight[ns]; ok {
+		st.Weight[namespace.Default] = w
+	}
+	if _, own := st.Capacity[namespace.Default]; own || s.eng == nil {
+		return
+	}
+	st.Elsewhere = map[string]estimate.Res{}
+	others := []string{namespace.Default} // it may have no record
+	for _, rec := range recs {
+		others = append(others, rec.Name)
+	}
+	for _, o := range others {
+		if _, seen := st.Elsewhere[o]; seen || o == ns {
+			continue
+		}
+		if in, err := s.reg.In(o).Tenancy().InUse(ctx); err == nil {
+			st.Elsewhere[o] = estimate.Res{CPUs: in.CPUCount, MemMB: in.MemoryMB}
+		}
+	}
 }
 
 // maxEstimated bounds the waiting entries a listing estimates: past it the
