@@ -225,6 +225,13 @@ func (e *namespaces) quotaRoom(kns string) (res, string, bool) {
 			qs = append(qs, q)
 		}
 	}
+	return roomOf(qs, kns)
+}
+
+// roomOf is what the unscoped quotas qs of Kubernetes namespace kns leave
+// (the tightest of each), named with the figures that bind; false when no
+// quota caps CPU, memory or pods.
+func roomOf(qs []*corev1.ResourceQuota, kns string) (res, string, bool) {
 	sort.Slice(qs, func(i, j int) bool { return qs[i].Name < qs[j].Name })
 	room := res{cpus: math.Inf(1), mem: math.Inf(1)}
 	var binding []string // the figures, each quota's named when there are several
