@@ -23,6 +23,30 @@ const (
 // It returns nil when in ends (the run in progress, if any, is cancelled
 // and answered first) and ctx.Err() when ctx ends (likewise).
 func Serve(ctx context.Context, job SimpleJob, in io.Reader, out io.Writer, stderr io.Writer) error {
+	lines := readLines(ctx, in)
+	sv := &server{ctx: ctx, job: job, out: out, stderr: stderr, results: make(chan runResult, 1)}
+	for {
+		select {
+		case <-ctx.Done():
+			return sv.finish(ctx.Err())
+		case r := <-sv.results:
+			sv.cancel()
+			if err := sv.done(r); err != nil {
+				return fmt.Errorf("write DONE: %w", err)
+			}
+		case line, ok := <-lines:
+			if !ok {
+				return sv.finish(nil)
+			}
+			if err := sv.line(line); err != nil {
+				return fmt.Errorf("write DONE: %w", err)
+			}
+		}
+	}
+}
+
+// readLines sends in's lines until it ends or ctx is done.
+func readLines(ctx context.Context, in io.Reader) <-chan string {
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -39,69 +63,70 @@ func Serve(ctx context.Context, job SimpleJob, in io.Reader, out io.Writer, stde
 			}
 		}
 	}()
-	type result struct {
-		id  string
-		err error
-	}
-	var (
-		results = make(chan result, 1)
-		curID   string
-		cancel  context.CancelFunc
-	)
-	done := func(r result) error {
-		curID, cancel = "", nil
-		_, err := io.WriteString(out, FormatDone(r.id, r.err))
-		return err
-	}
-	finish := func(err error) error { // stop: cancel and answer the run in progress
-		if cancel != nil {
-			cancel()
-			if werr := done(<-results); werr != nil {
-				return werr
-			}
-		}
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return finish(ctx.Err())
-		case r := <-results:
-			cancel()
-			if err := done(r); err != nil {
-				return fmt.Errorf("write DONE: %w", err)
-			}
-		case line, ok := <-lines:
-			if !ok {
-				return finish(nil)
-			}
-			verb, rest, _ := strings.Cut(line, " ")
-			id, arg, _ := strings.Cut(rest, " ")
-			switch {
-			case verb == "CANCEL":
-				if cancel != nil && id == curID {
-					cancel()
-				}
-			case verb != "RUN" || id == "":
-				fmt.Fprintf(stderr, "elasticjob sdk: protocol line ignored: %.80q\n", line)
-			case cancel != nil:
-				if _, err := io.WriteString(out, FormatDone(id, fmt.Errorf("run %s is still in progress", curID))); err != nil {
-					return fmt.Errorf("write DONE: %w", err)
-				}
-			default:
-				var sc ShardingContext
-				if err := json.Unmarshal([]byte(arg), &sc); err != nil {
-					if _, err := io.WriteString(out, FormatDone(id, fmt.Errorf("bad sharding context: %w", err))); err != nil {
-						return fmt.Errorf("write DONE: %w", err)
-					}
-					continue
-				}
-				rctx, stop := context.WithCancel(ctx)
-				cancel, curID = stop, id
-				go func(id string) { results <- result{id, call(rctx, job, sc, stderr)} }(id)
-			}
+	return lines
+}
+
+// runResult is how a run ended.
+type runResult struct {
+	id  string
+	err error
+}
+
+// server is Serve's state: the run in progress (one at a time), if any.
+type server struct {
+	ctx         context.Context
+	job         SimpleJob
+	out, stderr io.Writer
+	results     chan runResult
+	curID       string
+	cancel      context.CancelFunc
+}
+
+// done answers a run that ended.
+func (sv *server) done(r runResult) error {
+	sv.curID, sv.cancel = "", nil
+	_, err := io.WriteString(sv.out, FormatDone(r.id, r.err))
+	return err
+}
+
+// finish stops: it cancels and answers the run in progress.
+func (sv *server) finish(err error) error {
+	if sv.cancel != nil {
+		sv.cancel()
+		if werr := sv.done(<-sv.results); werr != nil {
+			return werr
 		}
 	}
+	return err
+}
+
+// line acts on one protocol line: RUN starts a run (refused while one is
+// in progress), CANCEL cancels the run it names; anything else is
+// ignored with a word on stderr. The error is one writing an answer.
+func (sv *server) line(line string) error {
+	verb, rest, _ := strings.Cut(line, " ")
+	id, arg, _ := strings.Cut(rest, " ")
+	switch {
+	case verb == "CANCEL":
+		if sv.cancel != nil && id == sv.curID {
+			sv.cancel()
+		}
+	case verb != "RUN" || id == "":
+		fmt.Fprintf(sv.stderr, "elasticjob sdk: protocol line ignored: %.80q\n", line)
+	case sv.cancel != nil:
+		_, err := io.WriteString(sv.out, FormatDone(id, fmt.Errorf("run %s is still in progress", sv.curID)))
+		return err
+	default:
+		var sc ShardingContext
+		if err := json.Unmarshal([]byte(arg), &sc); err != nil {
+			_, err := io.WriteString(sv.out, FormatDone(id, fmt.Errorf("bad sharding context: %w", err)))
+			return err
+		}
+		rctx, stop := context.WithCancel(sv.ctx)
+		sv.cancel, sv.curID = stop, id
+		go func(id string) { sv.results <- runResult{id, call(rctx, sv.job, sc, sv.stderr)} }(id)
+	}
+	return nil
 }
 
 // FormatRun is the RUN line of a run.
