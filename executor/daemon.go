@@ -76,31 +76,9 @@ type daemonLoop struct {
 // starts and COMPLETE once the loop has seen it end, so a fire that
 // follows a COMPLETE always finds the job idle.
 func (d *daemonLoop) loop(ctx context.Context) {
-	var (
-		n       int
-		running bool
-		ended   = make(chan runEnd, 1)
-		queued  bool
-		fire    <-chan time.Time
-		timer   clock.Timer
-	)
-	start := func(src jobs.ExecutionSource) {
-		n++
-		r := runReq{id: strconv.Itoa(n), source: src}
-		rep := d.base
-		rep.Type, rep.RunID, rep.ExecutionSource, rep.StartTime = jobs.DaemonBegin, r.id, r.source, d.clock.Now()
-		d.report(rep)
-		running = true
-		go func() { ended <- runEnd{rep, d.run(ctx, r)} }()
-	}
-	complete := func(e runEnd) {
-		running = false
-		rep := e.rep
-		rep.Type, rep.CompleteTime = jobs.DaemonComplete, d.clock.Now()
-		rep.Success, rep.Message = e.out.State == Finished, e.out.Message
-		d.log.Info("daemon run ended", "run", rep.RunID, "source", rep.ExecutionSource, "state", e.out.State.String(), "message", e.out.Message)
-		d.report(rep)
-	}
+	rs := &daemonRuns{d: d, ctx: ctx, ended: make(chan runEnd, 1)}
+	var fire <-chan time.Time
+	var timer clock.Timer
 	now := d.clock.Now()
 	if next := d.sched.Next(now, d.loc); !next.IsZero() {
 		timer = d.clock.NewTimer(next.Sub(now))
@@ -112,20 +90,12 @@ func (d *daemonLoop) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			if running {
-				complete(<-ended)
+			if rs.running {
+				rs.complete(<-rs.ended)
 			}
 			return
 		case at := <-fire:
-			switch {
-			case !running:
-				start(jobs.SourceNormal)
-			case d.misfire && !queued:
-				queued = true
-				d.log.Info("daemon fire during a run: queued (misfire)")
-			default:
-				d.log.Info("daemon fire during a run: skipped")
-			}
+			rs.fired()
 			// Re-arm from the later of the fire and now, so a stalled
 			// executor fires once and then on schedule, not for every
 			// fire it missed.
@@ -135,14 +105,62 @@ func (d *daemonLoop) loop(ctx context.Context) {
 			} else {
 				timer.Reset(next.Sub(now))
 			}
-		case e := <-ended:
-			complete(e)
-			if queued && ctx.Err() == nil {
-				queued = false
-				start(jobs.SourceMisfire)
+		case e := <-rs.ended:
+			rs.complete(e)
+			if rs.queued && ctx.Err() == nil {
+				rs.queued = false
+				rs.start(jobs.SourceMisfire)
 			}
 		}
 	}
+}
+
+// daemonRuns is the loop's runs: how many started, the one in progress,
+// and a fire queued behind it (misfire).
+type daemonRuns struct {
+	d       *daemonLoop
+	ctx     context.Context
+	n       int
+	running bool
+	queued  bool
+	ended   chan runEnd
+}
+
+// fired acts on a fire: a run starts, or with one in progress the fire is
+// queued once (misfire) or skipped.
+func (rs *daemonRuns) fired() {
+	switch {
+	case !rs.running:
+		rs.start(jobs.SourceNormal)
+	case rs.d.misfire && !rs.queued:
+		rs.queued = true
+		rs.d.log.Info("daemon fire during a run: queued (misfire)")
+	default:
+		rs.d.log.Info("daemon fire during a run: skipped")
+	}
+}
+
+// start reports BEGIN and starts a run.
+func (rs *daemonRuns) start(src jobs.ExecutionSource) {
+	d := rs.d
+	rs.n++
+	r := runReq{id: strconv.Itoa(rs.n), source: src}
+	rep := d.base
+	rep.Type, rep.RunID, rep.ExecutionSource, rep.StartTime = jobs.DaemonBegin, r.id, r.source, d.clock.Now()
+	d.report(rep)
+	rs.running = true
+	go func() { rs.ended <- runEnd{rep, d.run(rs.ctx, r)} }()
+}
+
+// complete reports a run's COMPLETE.
+func (rs *daemonRuns) complete(e runEnd) {
+	d := rs.d
+	rs.running = false
+	rep := e.rep
+	rep.Type, rep.CompleteTime = jobs.DaemonComplete, d.clock.Now()
+	rep.Success, rep.Message = e.out.State == Finished, e.out.Message
+	d.log.Info("daemon run ended", "run", rep.RunID, "source", rep.ExecutionSource, "state", e.out.State.String(), "message", e.out.Message)
+	d.report(rep)
 }
 
 // runEnd is a run's BEGIN report and how the run ended.
