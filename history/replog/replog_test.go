@@ -56,8 +56,11 @@ func startReplicaTB(t testing.TB, r *replica, replicas []string, o Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The writer's clock is fake, so a first connection that timed out would
+	// never be retried: the bounds are generous for a loaded machine (the
+	// SQLite file's migrations run inside the connect).
 	w, err := trace.Open(context.Background(), trace.Options{DSN: r.db, SpoolDir: r.spool, Sink: l, Clock: clock.NewFake(t0),
-		WriteTimeout: 2 * time.Second, ConnectTimeout: 2 * time.Second})
+		WriteTimeout: 30 * time.Second, ConnectTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +330,10 @@ func TestResultCounts(t *testing.T) {
 	c := etcdtest.Start(t, 3)
 	rs := startReplicas(t, c, Options{AckInterval: -1, CountResults: true, Location: time.UTC})
 	for _, r := range rs { // the collector rolled the hour up already
-		db, _ := r.w.QueryDB()
+		db, err := r.w.QueryDB()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.ExecContext(ctxT(t), "INSERT INTO TASK_RESULT_STATISTICS_HOUR (success_count, failed_count, statistics_time, creation_time, namespace) VALUES (0, 0, ?, ?, 'default')",
 			r.w.TimeArg(t0), r.w.TimeArg(t0)); err != nil {
 			t.Fatal(err)
