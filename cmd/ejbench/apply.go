@@ -20,7 +20,7 @@ const applyJobs = 1000
 // the diff), and a third after one field of every job changed (1,000
 // updates), each as the wall time of the real bin/ejctl process.
 func runApply(ctx context.Context, o options, r *report) error {
-	dir, cleanup, err := tempDir(o, "apply")
+	dir, cleanup, err := tempDir(o.env, "apply")
 	if err != nil {
 		return err
 	}

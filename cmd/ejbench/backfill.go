@@ -26,7 +26,7 @@ const (
 // fires' lateness beside it, against the same fires without it.
 func runBackfill(ctx context.Context, o options, r *report) error {
 	const sc = "backfill"
-	dir, cleanup, err := tempDir(o, "backfill")
+	dir, cleanup, err := tempDir(o.env, "backfill")
 	if err != nil {
 		return err
 	}

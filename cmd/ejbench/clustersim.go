@@ -103,7 +103,7 @@ type simRun struct {
 }
 
 func runSimVariant(ctx context.Context, o options, r *report, store string) error {
-	dir, cleanup, err := tempDir(o, "clustersim-"+store)
+	dir, cleanup, err := tempDir(o.env, "clustersim-"+store)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func simFlags(o options) []string {
 // masterload.Load (no scheduler) for o.simMasterLoad: the master's launch rate
 // and CPU per launch when it is the only limit.
 func runMasterCeiling(ctx context.Context, o options, r *report) error {
-	dir, cleanup, err := tempDir(o, "masterload")
+	dir, cleanup, err := tempDir(o.env, "masterload")
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func runMasterCeiling(ctx context.Context, o options, r *report) error {
 	}
 	ml.stop()
 	if o.simProfile {
-		profileTop(o, r, sc, "mesos-local", prof, "of the whole run")
+		profileTop(o.binDir, r, sc, "mesos-local", prof, "of the whole run")
 	}
 	return nil
 }
@@ -336,12 +336,12 @@ func (s *simRun) registerAll(ctx context.Context) error {
 // scheduler's over the window, to the report.
 func (s *simRun) profileTop() {
 	if s.o.simProfile {
-		profileTop(s.o, s.r, s.sc, "mesos-local", filepath.Join(s.dir, "mesos-local.cpu.pprof"), "of the whole run")
+		profileTop(s.o.binDir, s.r, s.sc, "mesos-local", filepath.Join(s.dir, "mesos-local.cpu.pprof"), "of the whole run")
 		if prof := filepath.Join(s.dir, "scheduler.cpu.pprof"); fileExists(prof) {
-			profileTop(s.o, s.r, s.sc, "scheduler", prof, "over the window")
+			profileTop(s.o.binDir, s.r, s.sc, "scheduler", prof, "over the window")
 		}
 		if prof := filepath.Join(s.dir, "scheduler.block.pprof"); fileExists(prof) {
-			pprofTop(s.o, s.r, s.sc, "scheduler", prof, "scheduler blocking profile over the window (wall clock waited)", "-cum", "-nodecount=40")
+			pprofTop(s.o.binDir, s.r, s.sc, "scheduler", prof, "scheduler blocking profile over the window (wall clock waited)", "-cum", "-nodecount=40")
 		}
 	}
 }
@@ -369,7 +369,7 @@ func (s *simRun) heapProfile() {
 		s.r.note(s.sc + ": scheduler heap profile: " + err.Error())
 		return
 	}
-	pprofTop(s.o, s.r, s.sc, "scheduler", prof, "scheduler heap in use at the window's end", "-sample_index=inuse_space", "-nodecount=25")
+	pprofTop(s.o.binDir, s.r, s.sc, "scheduler", prof, "scheduler heap in use at the window's end", "-sample_index=inuse_space", "-nodecount=25")
 }
 
 // fetchCPUProfile takes a CPU profile of the scheduler on port for d
@@ -399,14 +399,14 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // profileTop adds the top of a binary's CPU profile (by cumulative time)
 // to the report.
-func profileTop(o options, r *report, sc, bin, prof, span string) {
-	pprofTop(o, r, sc, bin, prof, bin+" CPU profile "+span, "-cum", "-nodecount=40")
+func profileTop(binDir string, r *report, sc, bin, prof, span string) {
+	pprofTop(binDir, r, sc, bin, prof, bin+" CPU profile "+span, "-cum", "-nodecount=40")
 }
 
 // pprofTop adds `go tool pprof -top` of a binary's profile, with args, to
 // the report under title.
-func pprofTop(o options, r *report, sc, bin, prof, title string, args ...string) {
-	cmd := append(append([]string{"tool", "pprof", "-top"}, args...), filepath.Join(o.binDir, bin), prof)
+func pprofTop(binDir string, r *report, sc, bin, prof, title string, args ...string) {
+	cmd := append(append([]string{"tool", "pprof", "-top"}, args...), filepath.Join(binDir, bin), prof)
 	out, err := exec.Command("go", cmd...).CombinedOutput()
 	if err != nil {
 		r.note(fmt.Sprintf("%s: go tool pprof %s: %v", sc, prof, err))

@@ -129,7 +129,7 @@ func withHACluster(ctx context.Context, o options, session time.Duration, fn fun
 
 // withHAShape runs fn on the cluster start makes in a fresh directory.
 func withHAShape(ctx context.Context, o options, name string, start func(dir string) (*haCluster, error), fn func(*haCluster, string) error) error {
-	dir, cleanup, err := tempDir(o, name)
+	dir, cleanup, err := tempDir(o.env, name)
 	if err != nil {
 		return err
 	}

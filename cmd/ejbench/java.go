@@ -70,7 +70,7 @@ func runJava(ctx context.Context, o options, r *report) error {
 		r.note("java: skipped: no javac (apt-get install openjdk-17-jdk-headless)")
 		return nil
 	}
-	dir, cleanup, err := tempDir(o, "java")
+	dir, cleanup, err := tempDir(o.env, "java")
 	if err != nil {
 		return err
 	}

@@ -437,7 +437,7 @@ func (kb *kubeBench) cpu(ctx context.Context, o options, r *report, api *client,
 		if err := <-profDone; err != nil {
 			r.note("kube: scheduler CPU profile: " + err.Error())
 		} else {
-			profileTop(o, r, "kube", "scheduler", prof, fmt.Sprintf("over %s from the first round (%s)", window, prof))
+			profileTop(o.binDir, r, "kube", "scheduler", prof, fmt.Sprintf("over %s from the first round (%s)", window, prof))
 		}
 	}
 }

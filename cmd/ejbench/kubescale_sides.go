@@ -176,7 +176,7 @@ func (k *kubeScale) window(ctx context.Context, side, ns string, own []string, i
 		if err := <-profDone; err != nil {
 			k.r.note("kube-scale: scheduler CPU profile: " + err.Error())
 		} else {
-			profileTop(o, k.r, "kube-scale", "scheduler", prof, fmt.Sprintf("over the window (%s)", prof))
+			profileTop(o.binDir, k.r, "kube-scale", "scheduler", prof, fmt.Sprintf("over the window (%s)", prof))
 		}
 	}
 	sleepCtx(ctx, o.ksGrace)

@@ -84,7 +84,7 @@ func runLatency(ctx context.Context, o options, r *report) error {
 }
 
 func latencySeries(ctx context.Context, o options, r *report, name string, cold bool, flags []string) error {
-	dir, cleanup, err := tempDir(o, "latency-"+name)
+	dir, cleanup, err := tempDir(o.env, "latency-"+name)
 	if err != nil {
 		return err
 	}

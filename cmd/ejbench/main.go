@@ -251,7 +251,7 @@ func mb(b float64) string { return fmt.Sprintf("%.1f MB", b/(1<<20)) }
 
 // tempDir makes a data directory for one scheduler; removed at the end
 // unless -keep.
-func tempDir(o options, name string) (string, func(), error) {
+func tempDir(o env, name string) (string, func(), error) {
 	d, err := os.MkdirTemp("", "ejbench-"+name+"-")
 	if err != nil {
 		return "", nil, err

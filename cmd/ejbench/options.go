@@ -12,10 +12,8 @@ import (
 // one embedded struct per scenario family, each registering its own flags
 // (its fields stay reachable as o.field through embedding).
 type options struct {
-	only         map[string]bool
-	binDir       string
-	keep         bool
-	executorPath string
+	only map[string]bool
+	env
 
 	loadOptions
 	latencyOptions
@@ -29,6 +27,15 @@ type options struct {
 	kubeOptions
 	kubeScaleOptions
 	teamsOptions
+}
+
+// env is what every scenario reads: where the binaries are, whether to keep
+// the data directories, and how many registration clients to run.
+type env struct {
+	binDir       string
+	keep         bool
+	executorPath string
+	workers      int // concurrent registration clients (register, cluster-sim, ha, kube-scale)
 }
 
 // part is one scenario family's options: flags registers its flags on fs,
@@ -49,6 +56,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (options, error) {
 	only := fs.String("only", "", "comma-separated scenarios to run: "+strings.Join(scenarios, ", ")+" (default: all; producer includes register)")
 	fs.StringVar(&o.binDir, "bin", "bin", "directory holding the scheduler and executor binaries (make build)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary data directories (and scheduler logs)")
+	fs.IntVar(&o.workers, "workers", 24, "concurrent registration clients (keep-alive)")
 	fs.StringVar(&logLevel, "log-level", "warn", "--log-level of the schedulers and mesos-local processes the harness starts (their logs are kept with -keep)")
 	for _, p := range o.parts() {
 		p.flags(fs)
@@ -107,14 +115,12 @@ func set(list string) map[string]bool {
 // loadOptions: the register and producer scenarios.
 type loadOptions struct {
 	jobs    int
-	workers int
 	window  time.Duration
 	settle  time.Duration
 }
 
 func (p *loadOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&p.jobs, "jobs", 100_000, "jobs to register (register/producer)")
-	fs.IntVar(&p.workers, "workers", 24, "concurrent registration clients (keep-alive)")
 	fs.DurationVar(&p.window, "window", 75*time.Second, "producer observation window")
 	fs.DurationVar(&p.settle, "settle", 5*time.Second, "pause between registration and the producer window")
 }

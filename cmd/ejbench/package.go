@@ -28,7 +28,7 @@ const pkgScript = "#!/bin/sh\ndate +%s%N >> \"$ELASTICJOB_JOB_PARAMETER\"\n"
 // loopback, verifies and caches it, extracts it). Also: a second trigger
 // (cached package) and a re-upload of the same bytes.
 func runPackage(ctx context.Context, o options, r *report) error {
-	dir, cleanup, err := tempDir(o, "package")
+	dir, cleanup, err := tempDir(o.env, "package")
 	if err != nil {
 		return err
 	}

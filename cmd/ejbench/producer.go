@@ -29,7 +29,7 @@ func cronFor(i, year int) (string, error) {
 }
 
 func runRegisterProducer(ctx context.Context, o options, r *report) error {
-	dir, cleanup, err := tempDir(o, "producer")
+	dir, cleanup, err := tempDir(o.env, "producer")
 	if err != nil {
 		return err
 	}

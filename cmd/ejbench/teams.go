@@ -141,7 +141,7 @@ type teamRig struct {
 }
 
 func startTeamRig(ctx context.Context, o options, side, bin, scenario string) (*teamRig, func(), error) {
-	dir, cleanup, err := tempDir(o, "teams-"+scenario+"-"+side)
+	dir, cleanup, err := tempDir(o.env, "teams-"+scenario+"-"+side)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,7 +43,7 @@ func runThroughput(ctx context.Context, o options, r *report) error {
 // triggers per second round-robin over them, over a fixed window, while
 // sampling every executor's VmRSS.
 func throughputRun(ctx context.Context, o options, r *report, sc string, jobs, rate int, cron bool) error {
-	dir, cleanup, err := tempDir(o, "throughput")
+	dir, cleanup, err := tempDir(o.env, "throughput")
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func throughputRun(ctx context.Context, o options, r *report, sc string, jobs, r
 	if err := <-profDone; err != nil {
 		r.note(sc + ": scheduler CPU profile: " + err.Error())
 	} else if o.tputProfile {
-		profileTop(o, r, sc, "scheduler", prof, "over the window")
+		profileTop(o.binDir, r, sc, "scheduler", prof, "over the window")
 	}
 	if len(rss) == 0 {
 		r.note(sc + ": no executor process was found under /proc for " + o.executorPath)

@@ -150,7 +150,7 @@ func fanNodes(width int) []map[string]any {
 }
 
 func runWorkflow(ctx context.Context, o options, r *report) error {
-	dir, cleanup, err := tempDir(o, "workflow")
+	dir, cleanup, err := tempDir(o.env, "workflow")
 	if err != nil {
 		return err
 	}
