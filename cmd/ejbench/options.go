@@ -114,9 +114,9 @@ func set(list string) map[string]bool {
 
 // loadOptions: the register and producer scenarios.
 type loadOptions struct {
-	jobs    int
-	window  time.Duration
-	settle  time.Duration
+	jobs   int
+	window time.Duration
+	settle time.Duration
 }
 
 func (p *loadOptions) flags(fs *flag.FlagSet) {
