@@ -35,7 +35,7 @@ func Run(ctx context.Context, env bench.Env, opt Options, withProducer bool, r *
 		return err
 	}
 	defer cleanup()
-	p, err := bench.StartScheduler(o.BinDir, dir, "--mesos-url", closedMesos)
+	p, err := bench.StartScheduler(o.BinDir, dir, "--mesos-url", closedMesos, "--allow-file-app-urls=true")
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func Run(ctx context.Context, env bench.Env, opt Options, withProducer bool, r *
 	// Restart on the 100k-job data directory.
 	bench.Logf("restarting the scheduler on the %d-job data directory", ok)
 	p.Stop()
-	p2, err := bench.StartScheduler(o.BinDir, dir, "--mesos-url", closedMesos)
+	p2, err := bench.StartScheduler(o.BinDir, dir, "--mesos-url", closedMesos, "--allow-file-app-urls=true")
 	if err != nil {
 		return err
 	}
