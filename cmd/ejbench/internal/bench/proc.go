@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,7 +64,14 @@ func StartScheduler(binDir, dataDir string, extra ...string) (*Scheduler, error)
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--data-dir", dataDir, "--http-port", strconv.Itoa(port), "--log-level", LogLevel}, extra...)
+	args := []string{"--data-dir", dataDir, "--http-port", strconv.Itoa(port), "--log-level", LogLevel}
+	if !slices.ContainsFunc(extra, func(a string) bool { return strings.HasPrefix(a, "--tenant-isolation") }) {
+		// The jobs' apps and the stamps they write are under the harness's
+		// temporary directories, which tenant isolation hides behind a
+		// private /tmp: tasks run as the scheduler's user, as in the e2e tests.
+		args = append(args, "--tenant-isolation", "off")
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(filepath.Join(binDir, "scheduler"), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
