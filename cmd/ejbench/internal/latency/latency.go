@@ -177,7 +177,7 @@ func latencySeries(ctx context.Context, o options, r *bench.Report, name string,
 }
 
 // addStages prints each launch-path stage's p50 and p99 (interpolated in
-// the promtext.Histogram's buckets) and mean over the observations between two
+// the histogram's buckets) and mean over the observations between two
 // scrapes.
 func addStages(r *bench.Report, sc string, m0, m1 promtext.Set) {
 	const name = "elasticjob_launch_stage_seconds"

@@ -284,7 +284,7 @@ func teamsWeights(ctx context.Context, o options, r *bench.Report, side, bin str
 	return nil
 }
 
-// lateness is the scheduler's per-namespace fire lateness promtext.Histogram (fire
+// lateness is the scheduler's per-namespace fire lateness histogram (fire
 // → the ACCEPT that launches it) now.
 func (g *teamRig) lateness(ns string) promtext.Histogram {
 	m, err := g.p.API.Scrape()
@@ -313,16 +313,16 @@ func (g *teamRig) lateNotes(r *bench.Report, scenario, ns string) {
 	}
 }
 
-// histRow reports what the scheduler's promtext.Histogram says of the same fires
+// histRow reports what the scheduler's histogram says of the same fires
 // (bucketed: p50 interpolated, the highest bucket's bound).
 func histRow(r *bench.Report, scenario, who string, h promtext.Histogram) {
 	if h.Count <= 0 {
-		r.Add(scenario, who+" fire → ACCEPT (the scheduler's promtext.Histogram)", "no observations", "", nil)
+		r.Add(scenario, who+" fire → ACCEPT (the scheduler's histogram)", "no observations", "", nil)
 		return
 	}
 	p50, _ := h.Quantile(.5)
 	lo, hi := h.MaxBound()
-	r.Add(scenario, who+" fire → ACCEPT (the scheduler's promtext.Histogram)", fmt.Sprintf("%.0f fires, p50 ≈ %s, max in (%s, %s]", h.Count, bench.Ms(p50), bench.Ms(lo), bench.Ms(hi)), "", nil)
+	r.Add(scenario, who+" fire → ACCEPT (the scheduler's histogram)", fmt.Sprintf("%.0f fires, p50 ≈ %s, max in (%s, %s]", h.Count, bench.Ms(p50), bench.Ms(lo), bench.Ms(hi)), "", nil)
 }
 
 func countEnds(ev []teamEvent, ns string) int {
