@@ -19,7 +19,7 @@ import (
 // leader is killed (kill -9) and the standby's first launch is timed.
 
 // reportLag adds an instance's registry copy lag over the window (the
-// elasticjob_registry_cache_lag_seconds promtext.Histogram: a change's notification
+// elasticjob_registry_cache_lag_seconds histogram: a change's notification
 // reaching the instance → its copy holding it).
 func (s *simRun) reportLag(who string, m0, m1 promtext.Set) {
 	h := m1.Histogram("elasticjob_registry_cache_lag_seconds").Minus(m0.Histogram("elasticjob_registry_cache_lag_seconds"))
