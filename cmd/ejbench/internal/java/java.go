@@ -60,6 +60,9 @@ const javaNoRelocation = "-XX:+UnlockDiagnosticVMOptions -XX:ArchiveRelocationMo
 // stampScript is the app's bin/start.sh, as the manual's apps start their JVM.
 const stampScript = "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\nexec java -cp lib/stamp.jar Stamp \"$@\"\n"
 
+// Run runs the java scenario (above): the JVM's own start by hand, then
+// each variant's triggers, as many as the latency series' (at most 40),
+// triggers apart by gap.
 func Run(ctx context.Context, env bench.Env, opt Options, triggers int, gap time.Duration, r *bench.Report) error {
 	o := options{Env: env, Options: opt, triggers: triggers, gap: gap}
 	lib := filepath.Join(o.BinDir, "elasticjob-cloud-executor.jar")

@@ -66,6 +66,8 @@ var (
 	c1Res = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("80m"), corev1.ResourceMemory: resource.MustParse("96Mi")}
 )
 
+// Run runs the kube scenario (above) on a single-node Kubernetes of its own,
+// started from EJ_K8S_HOME and stopped at the end.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
 	o := options{env, opt}
 	home := os.Getenv("EJ_K8S_HOME")

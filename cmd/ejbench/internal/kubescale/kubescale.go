@@ -41,6 +41,8 @@ type kubeScale struct {
 	results map[string]*sideResult
 }
 
+// Run runs the kube-scale scenario (above): the control plane and kwok
+// nodes, then each side's load in turn.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
 	o := options{env, opt}
 	home := k8sHome()

@@ -28,6 +28,9 @@ func cronFor(i, year int) (string, error) {
 	return fmt.Sprintf("%d %d * * * ? %d-%d", slot%60, slot/60, year, year+k), nil
 }
 
+// Run registers -jobs jobs through the API (register), and with
+// withProducer measures the cron producer alone over -window, then a
+// restart (producer).
 func Run(ctx context.Context, env bench.Env, opt Options, withProducer bool, r *bench.Report) error {
 	o := options{env, opt}
 	dir, cleanup, err := bench.TempDir(o.Env, "producer")

@@ -150,6 +150,8 @@ func fanNodes(width int) []map[string]any {
 	return append(nodes, map[string]any{"id": "fan_sink", "dependsOn": mids})
 }
 
+// Run runs the workflow scenario: sequential runs of the 10-node chain and
+// the fan-out, then concurrent runs of the chain.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
 	o := options{env, opt}
 	dir, cleanup, err := bench.TempDir(o.Env, "workflow")
