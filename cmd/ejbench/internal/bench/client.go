@@ -17,11 +17,14 @@ type Client struct {
 	hc   *http.Client
 }
 
+// NewClient is a client of the API at base with up to conns keep-alive
+// connections.
 func NewClient(base string, conns int) *Client {
 	tr := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute, DisableCompression: true}
 	return &Client{Base: base, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
 
+// Close closes the idle connections.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
 // Do sends one request and returns the status and body (read to the end
@@ -43,6 +46,7 @@ func (c *Client) Do(method, path, contentType string, body []byte) (int, []byte,
 	return resp.StatusCode, b, err
 }
 
+// PostJSON posts body as JSON to path; any status but 2xx is an error.
 func (c *Client) PostJSON(path, body string) error {
 	code, b, err := c.Do(http.MethodPost, path, "application/json", []byte(body))
 	if err != nil {
@@ -54,8 +58,10 @@ func (c *Client) PostJSON(path, body string) error {
 	return nil
 }
 
+// Trigger triggers job once.
 func (c *Client) Trigger(job string) error { return c.PostJSON("/api/job/trigger", job) }
 
+// Healthy is whether /healthz answers 200.
 func (c *Client) Healthy() bool {
 	code, _, err := c.Do(http.MethodGet, "/healthz", "", nil)
 	return err == nil && code == http.StatusOK

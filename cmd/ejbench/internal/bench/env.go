@@ -8,7 +8,7 @@ import (
 
 // TempDir makes a data directory for one scheduler; removed at the end
 // unless -keep.
-func TempDir(o Env, name string) (string, func(), error) {
+func TempDir(e Env, name string) (string, func(), error) {
 	d, err := os.MkdirTemp("", "ejbench-"+name+"-")
 	if err != nil {
 		return "", nil, err
@@ -17,8 +17,8 @@ func TempDir(o Env, name string) (string, func(), error) {
 		d = p
 	}
 	return d, func() {
-		KillOwnExecutors(o.ExecutorPath, d)
-		if o.Keep {
+		KillOwnExecutors(e.ExecutorPath, d)
+		if e.Keep {
 			Logf("kept %s", d)
 			return
 		}

@@ -86,6 +86,7 @@ func StartScheduler(binDir, dataDir string, extra ...string) (*Scheduler, error)
 	return p, nil
 }
 
+// PID is the scheduler process's pid.
 func (p *Scheduler) PID() int { return p.Cmd.Process.Pid }
 
 // WaitHealthy polls /healthz every 5 ms and returns the time since start.
@@ -126,6 +127,7 @@ func (p *Scheduler) Stop() {
 	p.API.Close()
 }
 
+// Tail is the last n bytes of the file at path (a log), or why it cannot be read.
 func Tail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -145,6 +147,7 @@ type ProcStat struct {
 	Taken time.Time
 }
 
+// ReadProc reads pid's CPU times and memory from /proc.
 func ReadProc(pid int) (ProcStat, error) {
 	st := ProcStat{Taken: time.Now()}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

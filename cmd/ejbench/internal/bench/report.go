@@ -10,12 +10,15 @@ import (
 	"time"
 )
 
+// Secs formats d in seconds, two decimals.
 func Secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
+// Logf logs a line to stderr, stamped with the time of day.
 func Logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
+// FirstLine is s up to its first newline.
 func FirstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
@@ -26,13 +29,14 @@ func FirstLine(s string) string {
 // Report collects the figures and prints them as one table.
 type Report struct {
 	header []string
-	rows   []Row
+	rows   []row
 	notes  []string
 	Extra  []string // verbatim blocks (Go benchmark output)
 }
 
-type Row struct{ scenario, figure, value, target, verdict string }
+type row struct{ scenario, figure, value, target, verdict string }
 
+// Machine adds the machine (CPUs, model, Go) and the start to the header.
 func (r *Report) Machine() {
 	model := "unknown"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
@@ -74,12 +78,14 @@ func (r *Report) Add(scenario, figure, value, target string, met *bool) {
 			v = "MISSED"
 		}
 	}
-	r.rows = append(r.rows, Row{scenario, figure, value, target, v})
+	r.rows = append(r.rows, row{scenario, figure, value, target, v})
 	Logf("  %-12s %-52s %s  %s %s", scenario, figure, value, target, v)
 }
 
+// Note adds a line under the table.
 func (r *Report) Note(s string) { r.notes = append(r.notes, s) }
 
+// Print writes the header, the table, the verbatim blocks and the notes.
 func (r *Report) Print(w *os.File, took time.Duration) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "ElasticJob-Cloud benchmark figures")
@@ -106,10 +112,13 @@ func (r *Report) Print(w *os.File, took time.Duration) {
 	}
 }
 
+// Le is whether v is at most target (a verdict for Add; NaN is not).
 func Le(v, target float64) *bool { b := !math.IsNaN(v) && v <= target; return &b }
 
+// Ge is whether v is at least target (a verdict for Add; NaN is not).
 func Ge(v, target float64) *bool { b := !math.IsNaN(v) && v >= target; return &b }
 
+// Ms formats seconds as milliseconds (ns below a microsecond, n/a for NaN).
 func Ms(sec float64) string {
 	if math.IsNaN(sec) {
 		return "n/a"
@@ -132,4 +141,5 @@ func Ms(sec float64) string {
 	}
 }
 
+// MB formats bytes as MiB.
 func MB(b float64) string { return fmt.Sprintf("%.1f MB", b/(1<<20)) }

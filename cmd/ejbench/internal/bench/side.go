@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A side is one way of starting n pods; its rounds are interleaved with the other sides'
+// Side is one way of starting n pods; its rounds are interleaved with the other sides'
 // (bindingModes), so a node that drifts over the run (slower as it goes) charges all alike.
 type Side struct {
 	Name string

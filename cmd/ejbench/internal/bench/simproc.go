@@ -63,6 +63,7 @@ func StartMesosLocal(binDir, dir string, extra ...string) (*MesosLocal, error) {
 	return nil, fmt.Errorf("mesos-local printed no URL within 30 s; log tail:\n%s", Tail(logPath, 2000))
 }
 
+// PID is the mesos-local process's pid.
 func (m *MesosLocal) PID() int { return m.cmd.Process.Pid }
 
 // Stop sends SIGTERM and waits (SIGKILL to its process group after 20 s).

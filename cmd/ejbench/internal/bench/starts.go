@@ -28,10 +28,12 @@ func WaitStarts(ctx context.Context, file string, n int, after time.Time, timeou
 }
 
 // The job's whole script: record the wall clock (ns) at process start.
-// `date` is one fork+exec after sh starts; startOverhead measures what
-// sh + date add on this machine, so it can be told apart.
+// `date` is one fork+exec after sh starts; the latency scenario measures
+// what sh + date add on this machine, so it can be told apart.
 const startScript = "#!/bin/sh\ndate +%%s%%N >> %s\n"
 
+// WriteStartScript writes that script into dir as start.sh, appending to
+// dir/starts.
 func WriteStartScript(dir string) (script, out string, err error) {
 	out = filepath.Join(dir, "starts")
 	script = filepath.Join(dir, "start.sh")
@@ -53,6 +55,7 @@ func ReadStarts(path string) []int64 {
 	return ts
 }
 
+// SleepCtx waits d or until ctx ends (its error then).
 func SleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

@@ -27,6 +27,7 @@ type Options struct {
 	simMasterLoad  time.Duration
 }
 
+// Flags registers the family's flags on fs.
 func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.simStore, "sim-store", "both", "cluster-sim registries, comma-separated: embedded, zk, zk-ensemble; both = embedded,zk; all = the three (zk needs -sim-zk, zk-ensemble -sim-zk-ensemble)")
 	fs.StringVar(&p.simZK, "sim-zk", os.Getenv("EJ_TEST_ZK"), "cluster-sim: ZooKeeper servers host:port for the zk variant (default $EJ_TEST_ZK)")
@@ -47,4 +48,5 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&p.simMasterLoad, "sim-master-load", 20*time.Second, "cluster-sim: drive a simulated mesos-local with a minimal framework this long first, for the master's own ceiling (0: skip)")
 }
 
+// Parse turns what needs it (lists, sizes) into values once the flags are parsed.
 func (p *Options) Parse() error { return nil }

@@ -15,6 +15,7 @@ type Options struct {
 	haJobs      int
 }
 
+// Flags registers the family's flags on fs.
 func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&p.haKills, "ha-kills", 5, "leader kills at a 2 s session timeout (ha)")
 	fs.IntVar(&p.haKillsSlow, "ha-kills-default", 2, "leader kills at the default 15 s session timeout (ha)")
@@ -24,4 +25,5 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&p.haJobs, "ha-jobs", 10_000, "job registrations on the ZooKeeper registry through the leader, and as many through a standby (ha)")
 }
 
+// Parse turns what needs it (lists, sizes) into values once the flags are parsed.
 func (p *Options) Parse() error { return nil }

@@ -21,6 +21,7 @@ type Options struct {
 	kubePartsFlag, kubeBindFlag, kubeArgsFlag string
 }
 
+// Flags registers the family's flags on fs.
 func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.kubePartsFlag, "kube-parts", "floor,job,ours,cpu,rate,cron,binding", "kube: the parts to run (floor: pods by hand, job: an Indexed Job, ours: our trigger, cpu: the scheduler's CPU per pod, rate: pods per second, cron: a cron fire against a CronJob, binding: 3 and 20 shards in both binding modes against Indexed Jobs; timeline, not by default: where 20 pods' time to Running goes, pod by pod, logged)")
 	fs.IntVar(&p.kubeRounds, "kube-cpu-rounds", 5, "kube: executions of a job the scheduler's CPU per pod is measured over")
@@ -30,6 +31,7 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&p.kubeProfile, "kube-profile", false, "kube: CPU-profile the scheduler over the CPU-per-pod rounds and print the top of it (go tool pprof)")
 }
 
+// Parse turns what needs it (lists, sizes) into values once the flags are parsed.
 func (p *Options) Parse() error {
 	p.kubeArgs = strings.Fields(p.kubeArgsFlag)
 	for _, s := range strings.Split(p.kubeBindFlag, ",") {

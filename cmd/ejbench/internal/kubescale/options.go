@@ -24,6 +24,7 @@ type Options struct {
 	ksSidesFlag, ksLimitsFlag, ksArgsFlag string
 }
 
+// Flags registers the family's flags on fs.
 func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&p.ksNodes, "kube-scale-nodes", 1000, "kube-scale: kwok nodes")
 	fs.IntVar(&p.ksNodeCPUs, "kube-scale-node-cpus", 32, "kube-scale: CPUs of each kwok node")
@@ -41,6 +42,7 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.ksArgsFlag, "kube-scale-scheduler-args", "", "kube-scale: more flags for our scheduler, space-separated")
 }
 
+// Parse turns what needs it (lists, sizes) into values once the flags are parsed.
 func (p *Options) Parse() error {
 	p.ksArgs = strings.Fields(p.ksArgsFlag)
 	p.ksSides = bench.Set(p.ksSidesFlag)

@@ -11,11 +11,13 @@ type Options struct {
 	gap      time.Duration
 }
 
+// Flags registers the family's flags on fs.
 func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&p.triggers, "triggers", 200, "sequential triggers per latency series")
 	fs.DurationVar(&p.gap, "gap", 50*time.Millisecond, "idle pause between sequential triggers (latency)")
 }
 
+// Parse turns what needs it (lists, sizes) into values once the flags are parsed.
 func (p *Options) Parse() error { return nil }
 
 // Triggers is -triggers: the sequential triggers of a series (the java

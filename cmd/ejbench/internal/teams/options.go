@@ -19,6 +19,7 @@ type Options struct {
 	teamsPartsFlag string
 }
 
+// Flags registers the family's flags on fs.
 func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.teamsBefore, "teams-before", "", "teams: a bin directory built from the code before, run alternately with -bin's: git worktree add /tmp/before <commit> && make -C /tmp/before build")
 	fs.StringVar(&p.teamsPartsFlag, "teams-parts", "two-team,whole-guarantee,weights", "teams: the scenarios to run")
@@ -28,6 +29,7 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&p.teamsWeightsWindow, "teams-weights-window", 5*time.Minute, "teams: the weights scenario's measurement window")
 }
 
+// Parse turns what needs it (lists, sizes) into values once the flags are parsed.
 func (p *Options) Parse() error {
 	p.teamsParts = bench.Set(p.teamsPartsFlag)
 	return nil

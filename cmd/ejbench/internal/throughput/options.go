@@ -16,6 +16,7 @@ type Options struct {
 	tputProfile  bool
 }
 
+// Flags registers the family's flags on fs.
 func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&p.tputJobs, "tput-jobs", 200, "one-shard jobs in the throughput scenario")
 	fs.IntVar(&p.tputApps, "tput-apps", 4, "apps (so executors) the throughput jobs are spread over")
@@ -26,4 +27,5 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&p.tputProfile, "tput-profile", false, "throughput: CPU-profile the scheduler over the window and print the top of it (go tool pprof)")
 }
 
+// Parse turns what needs it (lists, sizes) into values once the flags are parsed.
 func (p *Options) Parse() error { return nil }
