@@ -2,7 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,5 +105,39 @@ func TestPlanKeepsTheOrder(t *testing.T) {
 	}
 	if needsBinaries(map[string]bool{"gobench": true}) || !needsBinaries(map[string]bool{"gobench": true, "ha": true}) {
 		t.Error("needsBinaries: only gobench runs without bin/")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/flags.txt")
+
+// TestFlagsAreTheGoldenOnes: every flag, with its default, as testdata/flags.txt
+// lists them, so moving a family's options between packages changes none
+// (go test ./cmd/ejbench -run Flags -update after a deliberate change).
+func TestFlagsAreTheGoldenOnes(t *testing.T) {
+	fs := flag.NewFlagSet("ejbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if _, err := parseOptions(fs, nil); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		def := f.DefValue
+		if f.Name == "sim-zk" || f.Name == "sim-zk-ensemble" {
+			def = "(from the environment)"
+		}
+		fmt.Fprintf(&b, "-%s=%s\n", f.Name, def)
+	})
+	golden := filepath.Join("testdata", "flags.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("flags differ from %s (-update after a deliberate change):\n%s", golden, b.String())
 	}
 }
