@@ -22,7 +22,10 @@ const applyJobs = 1000
 // the diff), and a third after one field of every job changed (1,000
 // updates), each as the wall time of the real bin/ejctl process.
 func Run(ctx context.Context, env bench.Env, r *bench.Report) error {
-	o := options{env}
+	return run(ctx, options{env}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	dir, cleanup, err := bench.TempDir(o.Env, "apply")
 	if err != nil {
 		return err

@@ -27,7 +27,10 @@ const (
 // Run measures a backfill of 10,000 instants (runs/s) and the live
 // fires' lateness beside it, against the same fires without it.
 func Run(ctx context.Context, env bench.Env, r *bench.Report) error {
-	o := options{env}
+	return run(ctx, options{env}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	const sc = "backfill"
 	dir, cleanup, err := bench.TempDir(o.Env, "backfill")
 	if err != nil {

@@ -48,7 +48,10 @@ func simZKServers(o options, store string) string {
 // minute, observed for o.simWindow. A ZooKeeper variant without
 // ZooKeeper (-sim-zk, EJ_TEST_ZK) is skipped with a note.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	stores, err := simStores(o)
 	if err != nil {
 		return err

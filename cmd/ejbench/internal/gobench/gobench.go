@@ -13,7 +13,10 @@ import (
 // Run runs the packages' Go benchmarks (one CPU, short benchtime)
 // and reports their figures.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	pkgs := []struct{ pkg, benchtime string }{
 		{"./offers/", "2s"},
 		{"./jobs/cron/", "300ms"},

@@ -22,7 +22,10 @@ import (
 // session timeout; the latency a standby adds to a write it forwards; and
 // job registrations on the ZooKeeper registry through the API.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	if o.haKillsEtcd > 0 {
 		if err := haEtcd(ctx, o, r); err != nil {
 			return err

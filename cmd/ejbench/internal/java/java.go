@@ -64,7 +64,10 @@ const stampScript = "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\nexec java -cp lib/s
 // each variant's triggers, as many as the latency series' (at most 40),
 // triggers apart by gap.
 func Run(ctx context.Context, env bench.Env, opt Options, triggers int, gap time.Duration, r *bench.Report) error {
-	o := options{Env: env, Options: opt, triggers: triggers, gap: gap}
+	return run(ctx, options{Env: env, Options: opt, triggers: triggers, gap: gap}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	lib := filepath.Join(o.BinDir, "elasticjob-cloud-executor.jar")
 	if _, err := os.Stat(lib); err != nil {
 		r.Note("java: skipped: no " + lib + " (make build builds it where a JDK is)")

@@ -69,7 +69,10 @@ var (
 // Run runs the kube scenario (above) on a single-node Kubernetes of its own,
 // started from EJ_K8S_HOME and stopped at the end.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	home := os.Getenv("EJ_K8S_HOME")
 	if home == "" {
 		home = "../shared/k8s-1.37" // beside the repository (bench.sh runs from its root)

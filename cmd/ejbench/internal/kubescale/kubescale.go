@@ -44,7 +44,10 @@ type kubeScale struct {
 // Run runs the kube-scale scenario (above): the control plane and kwok
 // nodes, then each side's load in turn.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	home := k8sHome()
 	if _, err := os.Stat(filepath.Join(home, "scripts/start.sh")); err != nil {
 		r.Note("kube-scale: skipped: no Kubernetes build at " + home + " (set EJ_K8S_HOME)")

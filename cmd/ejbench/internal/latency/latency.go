@@ -44,7 +44,10 @@ func startOverhead(n int) float64 {
 // embedded scheduler, with a warm executor (default idle timeout) and with
 // a cold one (--executor-idle-timeout 0s).
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	for _, mode := range []struct {
 		name  string
 		flags []string

@@ -32,7 +32,10 @@ func cronFor(i, year int) (string, error) {
 // withProducer measures the cron producer alone over -window, then a
 // restart (producer).
 func Run(ctx context.Context, env bench.Env, opt Options, withProducer bool, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{Env: env, Options: opt, withProducer: withProducer}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	dir, cleanup, err := bench.TempDir(o.Env, "producer")
 	if err != nil {
 		return err
@@ -106,7 +109,7 @@ func Run(ctx context.Context, env bench.Env, opt Options, withProducer bool, r *
 	if st, err := bench.ReadProc(p.PID()); err == nil {
 		r.Add("register", "scheduler RSS after registration (VmRSS / VmHWM)", bench.MB(float64(st.RSS))+" / "+bench.MB(float64(st.HWM)), "", nil)
 	}
-	if !withProducer {
+	if !o.withProducer {
 		return nil
 	}
 
@@ -196,4 +199,5 @@ func Run(ctx context.Context, env bench.Env, opt Options, withProducer bool, r *
 type options struct {
 	bench.Env
 	Options
+	withProducer bool // measure the producer after the registration
 }

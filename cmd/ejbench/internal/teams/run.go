@@ -20,7 +20,10 @@ import (
 // virtual-time simulation of the same scenarios (round's
 // BenchmarkRealRun), and reports them side by side.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	sides := [][2]string{{"after", o.BinDir}}
 	if o.teamsBefore != "" {
 		sides = append(sides, [2]string{"before", o.teamsBefore})

@@ -23,7 +23,10 @@ import (
 // that no trigger waits for its own job's previous run (the scheduler's
 // queueing alone: ready → ACCEPT).
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	if err := throughputRun(ctx, o, r, "throughput", o.tputJobs, o.tputRate, true); err != nil {
 		return err
 	}

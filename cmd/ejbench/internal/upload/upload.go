@@ -30,7 +30,10 @@ const pkgScript = "#!/bin/sh\ndate +%s%N >> \"$ELASTICJOB_JOB_PARAMETER\"\n"
 // loopback, verifies and caches it, extracts it). Also: a second trigger
 // (cached package) and a re-upload of the same bytes.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	dir, cleanup, err := bench.TempDir(o.Env, "package")
 	if err != nil {
 		return err

@@ -153,7 +153,10 @@ func fanNodes(width int) []map[string]any {
 // Run runs the workflow scenario: sequential runs of the 10-node chain and
 // the fan-out, then concurrent runs of the chain.
 func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
-	o := options{env, opt}
+	return run(ctx, options{env, opt}, r)
+}
+
+func run(ctx context.Context, o options, r *bench.Report) error {
 	dir, cleanup, err := bench.TempDir(o.Env, "workflow")
 	if err != nil {
 		return err
