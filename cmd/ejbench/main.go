@@ -15,14 +15,13 @@
 // Layout: main.go only parses the flags and runs the chosen scenarios in
 // order, printing the report; options.go gathers the flags: the settings
 // every scenario reads (bench.Env: -bin, -keep, -workers; -log-level is
-// bench.LogLevel) and
-// each family's options, which register their own flags. Each scenario
-// family is a package under internal/ with one Run (producer: register and
-// producer; latency; throughput; upload: package; apply; ha; workflow;
-// gobench; clustersim; kube; kubescale; java; teams; backfill); what they
-// share (the report, processes, the REST client, /proc) is internal/bench,
-// and masterload (the master-ceiling framework) and promtext (reading
-// /metrics) stand alone.
+// bench.LogLevel) and each family's options, which register their own
+// flags. Each scenario family is a package under internal/ with one Run
+// (producer: register and producer; latency; throughput; upload: package;
+// apply; ha; workflow; gobench; clustersim; kube; kubescale; java; teams;
+// backfill); what they share (the report, processes, the REST client,
+// /proc) is internal/bench, and masterload (the master-ceiling framework)
+// and promtext (reading /metrics) stand alone.
 package main
 
 import (
