@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -100,50 +100,52 @@ func TestTermLifecycle(t *testing.T) {
 }
 
 // TestFailedTermPausesBeforeTheNext: Run serves terms one after another;
-// after a term whose work failed, the next term starts no sooner than
-// FailurePause later (on the injected clock), so a failure that recurs at
-// once does not spin.
+// after a term whose work failed, the next term starts FailurePause after
+// the failed one began, not a nanosecond sooner, so a failure that recurs
+// at once does not spin. In a synctest bubble: the real clock is the
+// bubble's, and synctest.Wait says Run is parked on its pause.
 func TestFailedTermPausesBeforeTheNext(t *testing.T) {
-	kv := memory.New()
-	defer kv.Close()
-	clk := clock.NewFake(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
-	ts := make(terms, 2)
-	rec := &recorder{}
-	started := make(chan int64, 2)
-	cfg := config(kv, ts, rec, func(_ context.Context, term *election.Term, _ *registry.Registry) ([]Loop, error) {
-		started <- term.Seq()
-		if term.Seq() == 1 {
-			return nil, errors.New("cannot start")
+	synctest.Test(t, func(t *testing.T) {
+		kv := memory.New()
+		defer kv.Close()
+		ts := make(terms, 2)
+		rec := &recorder{}
+		started := make(chan int64, 2)
+		cfg := config(kv, ts, rec, func(_ context.Context, term *election.Term, _ *registry.Registry) ([]Loop, error) {
+			started <- term.Seq()
+			if term.Seq() == 1 {
+				return nil, errors.New("cannot start")
+			}
+			return []Loop{{Name: "steady", Run: func(ctx context.Context) error { <-ctx.Done(); return nil }}}, nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- Run(ctx, cfg) }()
+		one := election.NewTerm(ctx, "", 1, nil)
+		ts <- one
+		if seq := <-started; seq != 1 {
+			t.Fatalf("started term %d", seq)
 		}
-		return []Loop{{Name: "steady", Run: func(ctx context.Context) error { <-ctx.Done(); return nil }}}, nil
+		two := election.NewTerm(ctx, "", 2, nil)
+		ts <- two
+		time.Sleep(FailurePause - time.Nanosecond)
+		synctest.Wait() // Run is parked on the rest of its pause
+		select {
+		case seq := <-started:
+			t.Fatalf("term %d started within the pause after a failure", seq)
+		default:
+		}
+		if one.Context().Err() == nil {
+			t.Fatal("the failed term was not ended")
+		}
+		time.Sleep(time.Nanosecond)
+		if seq := <-started; seq != 2 {
+			t.Fatalf("started term %d, want 2", seq)
+		}
+		two.End(errors.New("stepped down"))
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	})
-	cfg.Clock = clk
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- Run(ctx, cfg) }()
-	one := election.NewTerm(ctx, "", 1, clk)
-	ts <- one
-	if seq := <-started; seq != 1 {
-		t.Fatalf("started term %d", seq)
-	}
-	two := election.NewTerm(ctx, "", 2, clk)
-	ts <- two
-	<-clk.Changed // Run waits out the pause on the clock
-	select {
-	case seq := <-started:
-		t.Fatalf("term %d started within the pause after a failure", seq)
-	default:
-	}
-	if one.Context().Err() == nil {
-		t.Fatal("the failed term was not ended")
-	}
-	clk.Advance(FailurePause)
-	if seq := <-started; seq != 2 {
-		t.Fatalf("started term %d, want 2", seq)
-	}
-	two.End(errors.New("stepped down"))
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/clock"
@@ -18,8 +18,14 @@ import (
 
 // TestSamplerRecordsEveryNamespace: the leader's loop resets the series,
 // samples at once and every Every, each namespace's running shards and
-// executor (one per executor, however many shards it runs).
+// executor (one per executor, however many shards it runs). In a synctest
+// bubble: synctest.Wait returns once the loop has sampled and waits on its
+// timer (the injected clock's), so nothing polls.
 func TestSamplerRecordsEveryNamespace(t *testing.T) {
+	synctest.Test(t, testSamplerRecordsEveryNamespace)
+}
+
+func testSamplerRecordsEveryNamespace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kv := memory.New()
@@ -55,17 +61,19 @@ func TestSamplerRecordsEveryNamespace(t *testing.T) {
 	go func() {
 		done <- nsusage.Sampler{Registry: reg, Series: series, Clock: clk, Log: slog.New(slog.DiscardHandler)}.Run(ctx)
 	}()
-	waitSamples(t, series, 1)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) { // the loop's next timer is armed
-		if at, ok := clk.Pending(); ok && at.Equal(t0.Add(nsusage.Every)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the sampler armed no timer for its next sample")
-		}
+	synctest.Wait() // the first sample is taken, the next timer armed
+	if got := series.Snapshot("pay").Samples; len(got) != 1 {
+		t.Fatalf("pay has %d samples after the loop began; want 1", len(got))
+	}
+	if at, ok := clk.Pending(); !ok || !at.Equal(t0.Add(nsusage.Every)) {
+		t.Fatalf("the sampler's next timer: %v %v; want %v", at, ok, t0.Add(nsusage.Every))
 	}
 	clk.Advance(nsusage.Every)
-	got := waitSamples(t, series, 2)
+	synctest.Wait()
+	got := series.Snapshot("pay").Samples
+	if len(got) != 2 {
+		t.Fatalf("pay has %d samples; want 2", len(got))
+	}
 	want := nsusage.Sample{At: t0.Add(nsusage.Every), CPUCount: 2*1.5 + 0.5, MemoryMB: 2*256 + 64}
 	if got[0].CPUCount != want.CPUCount || got[1] != want {
 		t.Errorf("pay's samples %+v; want two of %+v", got, want)
@@ -76,21 +84,5 @@ func TestSamplerRecordsEveryNamespace(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run: %v", err)
-	}
-}
-
-// waitSamples polls, with a deadline, until pay has n samples.
-func waitSamples(t *testing.T, s *nsusage.Series, n int) []nsusage.Sample {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := s.Snapshot("pay").Samples
-		if len(got) == n {
-			return got
-		}
-		if len(got) > n || time.Now().After(deadline) {
-			t.Fatalf("pay has %d samples; want %d", len(got), n)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/ejcloud/elasticjob/queue"
 )
 
-// The scenarios of cmd/ejbench/teams_run.go (make bench -only teams) in virtual
+// The scenarios of cmd/ejbench/internal/teams (make bench -only teams) in virtual
 // time, so the harness prints the simulation's figure beside the real
 // run's: a 2-CPU agent, every app's executor 0.05 CPU and 64 MB, every
 // task 64 MB, rounds every 100 ms.

@@ -2,7 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,30 +27,24 @@ func TestParseOptionsDefaults(t *testing.T) {
 	if len(o.only) != len(scenarios) {
 		t.Errorf("only = %v, want every scenario", o.only)
 	}
-	if o.jobs != 100_000 || o.tputRate != 800 || o.simAgents != 1000 || o.ksWindow != time.Minute || o.teamsRepeats != 1 {
-		t.Errorf("defaults: jobs %d tput-rate %d sim-agents %d kube-scale-window %s teams-repeats %d", o.jobs, o.tputRate, o.simAgents, o.ksWindow, o.teamsRepeats)
+	if !strings.HasSuffix(o.env.ExecutorPath, "/bin/executor") || o.env.Workers != 24 || o.env.Keep {
+		t.Errorf("env = %+v", o.env)
 	}
-	if !reflect.DeepEqual(o.kubeBindN, []int{3, 20}) || !o.kubeParts["binding"] || !o.ksSides["jobs"] || !o.teamsParts["weights"] {
-		t.Errorf("lists: binding %v parts %v sides %v teams %v", o.kubeBindN, o.kubeParts, o.ksSides, o.teamsParts)
-	}
-	if !strings.HasSuffix(o.executorPath, "/bin/executor") {
-		t.Errorf("executorPath = %q", o.executorPath)
+	if o.latency.Triggers() != 200 || o.latency.Gap() != 50*time.Millisecond {
+		t.Errorf("latency: triggers %d gap %s", o.latency.Triggers(), o.latency.Gap())
 	}
 }
 
 func TestParseOptionsValues(t *testing.T) {
-	o, err := parseTest(t, "-only", "gobench, java", "-kube-scale-their-limits", "100/200", "-kube-scale-scheduler-args", "--a b", "-teams-parts", "weights")
+	o, err := parseTest(t, "-only", "gobench, java", "-workers", "3", "-triggers", "7")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(o.only, map[string]bool{"gobench": true, "java": true}) {
 		t.Errorf("only = %v", o.only)
 	}
-	if o.ksLimits != (cpOptions{kcmQPS: 100, kcmBurst: 200, schedQPS: 100, schedBurst: 200}) {
-		t.Errorf("limits = %+v", o.ksLimits)
-	}
-	if !reflect.DeepEqual(o.ksArgs, []string{"--a", "b"}) || len(o.teamsParts) != 1 {
-		t.Errorf("args %v teams %v", o.ksArgs, o.teamsParts)
+	if o.env.Workers != 3 || o.latency.Triggers() != 7 {
+		t.Errorf("workers %d triggers %d", o.env.Workers, o.latency.Triggers())
 	}
 }
 
@@ -70,20 +67,19 @@ func TestParseOptionsBadInput(t *testing.T) {
 // TestOptionsPartsStaySmall: every scenario family's options struct, and
 // the shared part, stay under about 20 fields (issue 55: no 66-field options).
 func TestOptionsPartsStaySmall(t *testing.T) {
-	top := reflect.TypeOf(options{})
-	own := 0
-	for i := range top.NumField() {
-		f := top.Field(i)
-		if !f.Anonymous {
-			own++
-			continue
-		}
-		if n := f.Type.NumField(); n > 20 {
-			t.Errorf("%s: %d fields, want at most 20", f.Type.Name(), n)
+	var o options
+	parts := []any{&o.env}
+	for _, p := range o.parts() {
+		parts = append(parts, p)
+	}
+	for _, p := range parts {
+		ty := reflect.TypeOf(p).Elem()
+		if n := ty.NumField(); n > 20 {
+			t.Errorf("%s: %d fields, want at most 20", ty, n)
 		}
 	}
-	if own > 20 {
-		t.Errorf("options: %d fields of its own, want at most 20", own)
+	if n := reflect.TypeOf(o).NumField(); n > 20 {
+		t.Errorf("options: %d fields, want at most 20", n)
 	}
 }
 
@@ -109,5 +105,39 @@ func TestPlanKeepsTheOrder(t *testing.T) {
 	}
 	if needsBinaries(map[string]bool{"gobench": true}) || !needsBinaries(map[string]bool{"gobench": true, "ha": true}) {
 		t.Error("needsBinaries: only gobench runs without bin/")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/flags.txt")
+
+// TestFlagsAreTheGoldenOnes: every flag, with its default, as testdata/flags.txt
+// lists them, so moving a family's options between packages changes none
+// (go test ./cmd/ejbench -run Flags -update after a deliberate change).
+func TestFlagsAreTheGoldenOnes(t *testing.T) {
+	fs := flag.NewFlagSet("ejbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if _, err := parseOptions(fs, nil); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		def := f.DefValue
+		if f.Name == "sim-zk" || f.Name == "sim-zk-ensemble" {
+			def = "(from the environment)"
+		}
+		fmt.Fprintf(&b, "-%s=%s\n", f.Name, def)
+	})
+	golden := filepath.Join("testdata", "flags.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("flags differ from %s (-update after a deliberate change):\n%s", golden, b.String())
 	}
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,69 +51,78 @@ func isHeld(e *Engine, id string) bool {
 	return ok
 }
 
-// waitDeleted polls (the deletes run on goroutines of their own) until pod is deleted.
-func waitDeleted(t *testing.T, e *Engine, pod string) {
+// deletedNow lets the deletions started so far (each on a goroutine of its
+// own) finish, synctest.Wait in the test's bubble, and returns the pods
+// deleted: a pod not in it was not, and will not be, deleted by those steps.
+func deletedNow(e *Engine) map[string]bool {
+	synctest.Wait()
+	return deletedPods(e)
+}
+
+// mustDeleted fails unless the steps so far deleted pod.
+func mustDeleted(t *testing.T, e *Engine, pod string) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if deletedPods(e)[pod] {
-			return
-		}
+	if d := deletedNow(e); !d[pod] {
+		t.Fatalf("pod %s not deleted; deleted: %v", pod, d)
 	}
-	t.Fatalf("pod %s not deleted; deleted: %v", pod, deletedPods(e))
 }
 
 // TestFinishedPodHeldWhileItsNodeStartsPods: a finished task's pod is not deleted while
 // another pod of ours on its node is starting (Pending, or created and not yet seen); it is
 // deleted once that one runs.
 func TestFinishedPodHeldWhileItsNodeStartsPods(t *testing.T) {
-	clk := clock.NewFake(t0)
-	e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
-	e.tasks["c"] = &task{id: "c", pod: "pod-c", node: "n1", ns: "ns", created: true} // created, not yet in the informer
-	commit(e, "a")
-	e.step()
-	e.mu.Lock()
-	e.tasks["b"].obj.Status.Phase = corev1.PodRunning
-	e.mu.Unlock()
-	_, next := e.step()
-	if !next.Equal(t0.Add(30 * time.Second)) {
-		t.Errorf("next step at %v, want the hold's end %v", next, t0.Add(30*time.Second))
-	}
-	if d := deletedPods(e); !isHeld(e, "a") || len(d) != 0 {
-		t.Fatalf("pod-a released (deleted: %v) while pod-c was starting on the node", d)
-	}
-	e.mu.Lock()
-	e.tasks["c"].created, e.tasks["c"].obj = false, &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	e.mu.Unlock()
-	e.step()
-	waitDeleted(t, e, "pod-a")
-	if d := deletedPods(e); d["pod-b"] || d["pod-c"] {
-		t.Errorf("deleted %v, want pod-a alone", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
+		e.tasks["c"] = &task{id: "c", pod: "pod-c", node: "n1", ns: "ns", created: true} // created, not yet in the informer
+		commit(e, "a")
+		e.step()
+		e.mu.Lock()
+		e.tasks["b"].obj.Status.Phase = corev1.PodRunning
+		e.mu.Unlock()
+		_, next := e.step()
+		if !next.Equal(t0.Add(30 * time.Second)) {
+			t.Errorf("next step at %v, want the hold's end %v", next, t0.Add(30*time.Second))
+		}
+		if d := deletedNow(e); !isHeld(e, "a") || len(d) != 0 {
+			t.Fatalf("pod-a released (deleted: %v) while pod-c was starting on the node", d)
+		}
+		e.mu.Lock()
+		e.tasks["c"].created, e.tasks["c"].obj = false, &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		e.mu.Unlock()
+		e.step()
+		mustDeleted(t, e, "pod-a")
+		if d := deletedNow(e); d["pod-b"] || d["pod-c"] {
+			t.Errorf("deleted %v, want pod-a alone", d)
+		}
+	})
 }
 
 // TestFinishedPodHoldEnds: a node that keeps starting pods holds a finished pod at most
 // FinishedPodHold; with 0 it is deleted at once; a pod on another node is not held.
 func TestFinishedPodHoldEnds(t *testing.T) {
-	clk := clock.NewFake(t0)
-	e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending, "other": corev1.PodSucceeded})
-	e.tasks["other"].node = "n2"
-	commit(e, "a")
-	commit(e, "other")
-	e.step()
-	waitDeleted(t, e, "pod-other")
-	clk.Advance(29 * time.Second)
-	e.step()
-	if !isHeld(e, "a") || deletedPods(e)["pod-a"] {
-		t.Fatal("pod-a released before its hold ended")
-	}
-	clk.Advance(time.Second)
-	e.step()
-	waitDeleted(t, e, "pod-a")
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending, "other": corev1.PodSucceeded})
+		e.tasks["other"].node = "n2"
+		commit(e, "a")
+		commit(e, "other")
+		e.step()
+		mustDeleted(t, e, "pod-other")
+		clk.Advance(29 * time.Second)
+		e.step()
+		if !isHeld(e, "a") || deletedNow(e)["pod-a"] {
+			t.Fatal("pod-a released before its hold ended")
+		}
+		clk.Advance(time.Second)
+		e.step()
+		mustDeleted(t, e, "pod-a")
 
-	e = releaseEngine(clk, 0, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
-	commit(e, "a")
-	e.step()
-	waitDeleted(t, e, "pod-a")
+		e = releaseEngine(clk, 0, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
+		commit(e, "a")
+		e.step()
+		mustDeleted(t, e, "pod-a")
+	})
 }
 
 // TestFinishedPodHeldWhileTheKubeletLags: the kubelet reports a pod's start late on a busy
@@ -120,18 +130,20 @@ func TestFinishedPodHoldEnds(t *testing.T) {
 // others' still show Pending: finished pods are held until none of ours on the node shows
 // Pending, finished or not, then released together.
 func TestFinishedPodHeldWhileTheKubeletLags(t *testing.T) {
-	clk := clock.NewFake(t0)
-	e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
-	commit(e, "a")
-	commit(e, "b") // its executor ended; the kubelet has not yet said its pod runs
-	e.step()
-	if d := deletedPods(e); !isHeld(e, "a") || !isHeld(e, "b") || len(d) != 0 {
-		t.Fatalf("released (deleted: %v) while pod-b still showed Pending", d)
-	}
-	e.mu.Lock()
-	e.tasks["b"].obj.Status.Phase = corev1.PodSucceeded
-	e.mu.Unlock()
-	e.step()
-	waitDeleted(t, e, "pod-a")
-	waitDeleted(t, e, "pod-b")
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodSucceeded, "b": corev1.PodPending})
+		commit(e, "a")
+		commit(e, "b") // its executor ended; the kubelet has not yet said its pod runs
+		e.step()
+		if d := deletedNow(e); !isHeld(e, "a") || !isHeld(e, "b") || len(d) != 0 {
+			t.Fatalf("released (deleted: %v) while pod-b still showed Pending", d)
+		}
+		e.mu.Lock()
+		e.tasks["b"].obj.Status.Phase = corev1.PodSucceeded
+		e.mu.Unlock()
+		e.step()
+		mustDeleted(t, e, "pod-a")
+		mustDeleted(t, e, "pod-b")
+	})
 }

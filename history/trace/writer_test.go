@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
@@ -102,38 +104,34 @@ func TestBatchesAndIdempotentReplay(t *testing.T) {
 	})
 }
 
-// A partial batch is written FlushInterval after it was spooled (fake
-// clock), without Flush.
+// A partial batch is written FlushInterval after it was spooled, without
+// Flush, and not a nanosecond sooner. In a synctest bubble: the writer's
+// real clock is the bubble's, and synctest.Wait says its loop is parked
+// on the flush timer.
 func TestPartialBatchWrittenAfterFlushInterval(t *testing.T) {
-	w, clk := open(t, Options{DSN: filepath.Join(t.TempDir(), "trace.db"), FlushInterval: time.Second})
-	committed := make(chan int, 10)
-	w.afterCommit = func(n int) { committed <- n }
-	w.Record(statusEvents("p", 1)[0])
-	deadline := time.After(failsafe)
-	for {
-		if at, ok := clk.Pending(); ok && at.Equal(t0.Add(time.Second)) {
-			break
-		}
+	synctest.Test(t, func(t *testing.T) {
+		w, _ := open(t, Options{DSN: filepath.Join(t.TempDir(), "trace.db"), FlushInterval: time.Second, Clock: clock.Real{}})
+		committed := make(chan int, 10)
+		w.afterCommit = func(n int) { committed <- n }
+		w.Record(statusEvents("p", 1)[0])
+		time.Sleep(time.Second - time.Nanosecond)
+		synctest.Wait()
 		select {
-		case <-clk.Changed:
-		case <-deadline:
-			t.Fatal("flush timer never armed")
+		case n := <-committed:
+			t.Fatalf("written (%d) before the flush interval", n)
+		default:
 		}
-	}
-	select {
-	case n := <-committed:
-		t.Fatalf("written (%d) before the flush interval", n)
-	default:
-	}
-	clk.Advance(time.Second)
-	select {
-	case n := <-committed:
-		if n != 1 {
-			t.Fatalf("committed %d", n)
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		select {
+		case n := <-committed:
+			if n != 1 {
+				t.Fatalf("committed %d", n)
+			}
+		default:
+			t.Fatal("not written after the flush interval")
 		}
-	case <-time.After(failsafe):
-		t.Fatal("not written after the flush interval")
-	}
+	})
 }
 
 // The database goes away mid-run (proxy cut): events accumulate in the

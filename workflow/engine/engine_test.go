@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs/calendar"
@@ -407,46 +408,38 @@ func TestRetentionKeepsTheLatestRunsAndRemovesDeletedWorkflows(t *testing.T) {
 }
 
 // The whole loop, on its own watches: a trigger through the registry runs
-// to its end as the "scheduler" goroutine executes nodes.
+// to its end as the "scheduler" goroutine executes nodes. In a synctest
+// bubble, synctest.Wait returns once the loop has followed every change
+// and waits again, so each step is checked once, with no watch to poll.
 func TestRunLoopFollowsTheRegistry(t *testing.T) {
-	r := newRig(t, "a", "b")
-	r.register(chain("w", "a", "b"))
-	ctx, cancel := context.WithCancel(r.ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	eng := r.newEngine(r.reg)
-	go func() { done <- eng.Run(ctx) }()
-	ev, err := r.kv.Watch(ctx, registry.ReadyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := r.kv.Watch(ctx, registry.WorkflowRunsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := r.trigger("w", nil)
-	for _, job := range []string{"a", "b"} {
-		waitFor(t, ev, func() bool { return len(r.pending(job)) == 1 })
-		r.execute(job, "TASK_FINISHED", nil)
-	}
-	waitFor(t, runs, func() bool { return r.run("w", id).State == workflow.RunSucceeded })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitFor re-checks cond on every event of a watch until it holds.
-func waitFor(t *testing.T, ev <-chan store.Event, cond func() bool) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for !cond() {
-		select {
-		case <-ev:
-		case <-deadline:
-			t.Fatal("condition not met")
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, "a", "b")
+		r.register(chain("w", "a", "b"))
+		ctx, cancel := context.WithCancel(r.ctx)
+		defer cancel()
+		done := make(chan error, 1)
+		eng := r.newEngine(r.reg)
+		go func() { done <- eng.Run(ctx) }()
+		id := r.trigger("w", nil)
+		for _, job := range []string{"a", "b"} {
+			synctest.Wait()
+			if got := r.pending(job); len(got) != 1 {
+				t.Fatalf("%s: pending %v, want one execution queued by the loop", job, got)
+			}
+			if job == "a" && len(r.pending("b")) != 0 {
+				t.Fatal("b queued before a ended")
+			}
+			r.execute(job, "TASK_FINISHED", nil)
 		}
-	}
+		synctest.Wait()
+		if run := r.run("w", id); run.State != workflow.RunSucceeded {
+			t.Fatalf("run %s %v, want succeeded", run.State, r.nodeStates(run))
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestNodeOfAJobWithAFullQueueFailsToStart(t *testing.T) {

@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Registration is the outcome of registerJobs.
+type Registration struct {
+	OK       int
+	Errors   int64
+	Took     time.Duration
+	Lat      []float64 // seconds per request
+	FirstErr error
+}
+
+// RegisterJobs posts body(i) to /api/job/register for i in [0, n) from
+// workers keep-alive clients until done, ctx ends or 100 requests failed.
+func RegisterJobs(ctx context.Context, api *Client, n, workers int, body func(i int) string) Registration {
+	var next, failures atomic.Int64
+	var res Registration
+	var once sync.Once
+	lat := make([][]float64, workers)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil && failures.Load() < 100 {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				s := time.Now()
+				err := api.PostJSON("/api/job/register", body(i))
+				lat[w] = append(lat[w], time.Since(s).Seconds())
+				if err != nil {
+					failures.Add(1)
+					once.Do(func() { res.FirstErr = err })
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res.Took = time.Since(t0)
+	for _, l := range lat {
+		res.Lat = append(res.Lat, l...)
+	}
+	res.Errors = failures.Load()
+	res.OK = len(res.Lat) - int(res.Errors)
+	return res
+}

@@ -1,0 +1,151 @@
+package clustersim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
+)
+
+// The cluster shape in the simulated cluster: on ZooKeeper a standby runs
+// beside the leader all through the window (what production runs), its
+// registry copy following the leader's writes; after the window the
+// leader is killed (kill -9) and the standby's first launch is timed.
+
+// reportLag adds an instance's registry copy lag over the window (the
+// elasticjob_registry_cache_lag_seconds histogram: a change's notification
+// reaching the instance → its copy holding it).
+func (s *simRun) reportLag(who string, m0, m1 promtext.Set) {
+	h := m1.Histogram("elasticjob_registry_cache_lag_seconds").Minus(m0.Histogram("elasticjob_registry_cache_lag_seconds"))
+	if h.Count == 0 {
+		s.r.Add(s.sc, who+": registry copy lag (notification → copy), p50 / p99", "no change observed", "", nil)
+		return
+	}
+	p50, _ := h.Quantile(.5)
+	p99, b99 := h.Quantile(.99)
+	s.r.Add(s.sc, who+": registry copy lag (notification → copy), p50 / p99 (bucket ≤); changes/s",
+		fmt.Sprintf("%s / %s (≤ %s); %.0f/s", bench.Ms(p50), bench.Ms(p99), bench.Ms(b99), h.Count/s.window), "", nil)
+}
+
+// takeover kills the leader (SIGKILL) and times until the simulated master
+// accepts the first task from the standby, which leads by then: the dead
+// leader's session must expire (zk_session_timeout, 15 s by default)
+// before the standby's election node is first.
+func (s *simRun) takeover(ctx context.Context) error {
+	bench.Logf("%s: kill -9 of the leader (pid %d); waiting for the standby's first launch", s.sc, s.p.PID())
+	killed := time.Now()
+	if err := syscall.Kill(s.p.PID(), syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-s.p.Exited
+	s.p.API.Close()
+	s.p = nil
+	time.Sleep(50 * time.Millisecond) // a call the dead leader had sent is handled by now
+	m, err := s.ml.Metrics()
+	if err != nil {
+		return err
+	}
+	before := m["embedded/tasks_launched"]
+	for deadline := killed.Add(2 * time.Minute); time.Now().Before(deadline); {
+		if err := bench.SleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+		if m, err := s.ml.Metrics(); err == nil && m["embedded/tasks_launched"] > before {
+			took := time.Since(killed)
+			shape, goal := "session timeout 15 s", 17*time.Second
+			if s.store == "etcd" {
+				shape, goal = "etcd, lease 1 s", 2*time.Second
+			}
+			s.r.Add(s.sc, fmt.Sprintf("takeover at %d jobs: kill -9 of the leader → first launch by the new one (%s)", s.registered, shape),
+				took.Round(time.Millisecond).String(), "≤ "+goal.String(), bench.Le(took.Seconds(), goal.Seconds()))
+			s.takeoverSteps(killed)
+			return nil
+		}
+	}
+	return fmt.Errorf("no launch within 2 minutes of the kill; the standby's log tail:\n%s", bench.Tail(s.sb.LogPath, 2000))
+}
+
+// takeoverSteps logs when the new leader's term passed its steps, from its
+// log (info level), counted from the kill: where a takeover's time went.
+func (s *simRun) takeoverSteps(killed time.Time) {
+	data, err := os.ReadFile(s.sb.LogPath)
+	if err != nil {
+		return
+	}
+	steps := []string{"elected leader", "reconciling running tasks", "every running task reconciled",
+		"queued fires missed", "first launch round of the term"}
+	for line := range strings.Lines(string(data)) {
+		for _, step := range steps {
+			if !strings.Contains(line, step) {
+				continue
+			}
+			// slog's text handler: time=2026-11-26T13:35:00.123+00:00 level=INFO msg=...
+			stamp, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+			if at, err := time.Parse(time.RFC3339Nano, stamp); err == nil && at.After(killed) {
+				bench.Logf("%s: takeover +%.2f s: %s", s.sc, at.Sub(killed).Seconds(), strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// startEtcd starts the etcd variant: three schedulers, each with an etcd
+// member of its own (they bootstrap together), on the simulated master;
+// the one elected is s.p, the others its standbys.
+func (s *simRun) startEtcd(args []string) error {
+	var peers []string
+	var clients []int
+	for i := range 3 {
+		cp, err := bench.FreePort()
+		if err != nil {
+			return err
+		}
+		pp, err := bench.FreePort()
+		if err != nil {
+			return err
+		}
+		clients = append(clients, cp)
+		peers = append(peers, fmt.Sprintf("s%d=http://127.0.0.1:%d", i, pp))
+	}
+	var ps []*bench.Scheduler
+	for i := range 3 {
+		dir := filepath.Join(s.dir, fmt.Sprintf("s%d", i))
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+		p, err := bench.StartScheduler(s.o.BinDir, dir, append(args, "--registry", "etcd", "--etcd-name", fmt.Sprintf("s%d", i),
+			"--etcd-peers", strings.Join(peers, ","), "--etcd-client-url", fmt.Sprintf("http://127.0.0.1:%d", clients[i]))...)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+		s.p, s.sb, s.sb2 = ps[0], nil, nil // stop() stops what started
+		if len(ps) > 1 {
+			s.sb = ps[1]
+		}
+		if len(ps) > 2 {
+			s.sb2 = ps[2]
+		}
+	}
+	for _, p := range ps {
+		if _, err := p.WaitHealthy(2 * time.Minute); err != nil {
+			return err
+		}
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		for i, p := range ps {
+			if m, err := p.API.Scrape(); err == nil && m.Sum("elasticjob_leader") == 1 {
+				s.p, s.sb, s.sb2 = p, ps[(i+1)%3], ps[(i+2)%3]
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no scheduler became leader within 60 s; log tail:\n%s", bench.Tail(ps[0].LogPath, 2000))
+		}
+	}
+}
