@@ -104,7 +104,7 @@ func (c *KV) refreshIn(ctx context.Context, r *root, p string) (revealed bool, e
 		return false, fmt.Errorf("cache: re-read %s: %w", p, err)
 	}
 	c.tree.mu.Lock()
-	revealed = err == nil && c.tree.nodes[p] == nil
+	revealed = err == nil && c.tree.lookupLocked(p) == nil
 	c.tree.putReadLocked(r, p, n, err == nil, rev)
 	c.tree.mu.Unlock()
 	return revealed, nil
