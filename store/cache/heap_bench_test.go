@@ -87,3 +87,30 @@ func BenchmarkCopyHeap(b *testing.B) {
 		_ = c.Close()
 	}
 }
+
+// BenchmarkCopyGet is a read of one node of the copy of copyShape at
+// 20,000 jobs (a job's config, or its waiting reason, four levels down).
+func BenchmarkCopyGet(b *testing.B) {
+	const jobs = 20_000
+	back := memory.New()
+	copyShape(b.Context(), b, back, jobs)
+	c, err := cache.Open(b.Context(), back, cache.Options{Roots: []string{"/config", "/state"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	paths := make([]string, 0, 2*jobs)
+	for i := range jobs {
+		paths = append(paths, fmt.Sprintf("/config/job/sim-%06d", i))
+		if i%5 != 0 {
+			paths = append(paths, fmt.Sprintf("/state/waiting/ready/sim-%06d", i))
+		}
+	}
+	i := 0
+	for b.Loop() {
+		if _, err := c.Get(b.Context(), paths[i%len(paths)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
