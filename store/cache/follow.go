@@ -65,7 +65,9 @@ func (f follower) work(ctx context.Context, events <-chan store.Event) {
 					break more
 				}
 			}
-			if f.applyBatch(ctx, batch) && !f.resyncFollowing(ctx, events) {
+			resync := f.applyBatch(ctx, batch)
+			clear(batch) // the events' values and paths are the copy's now, or garbage
+			if resync && !f.resyncFollowing(ctx, events) {
 				if ctx.Err() == nil {
 					f.c.log.Error("cache: backing watch closed", "root", f.r.path)
 				}
