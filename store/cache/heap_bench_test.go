@@ -55,36 +55,60 @@ func copyShape(ctx context.Context, tb testing.TB, kv store.KV, jobs int) {
 	flush()
 }
 
-// BenchmarkCopyHeap is the live heap of the copy of a registry of
-// copyShape at 100,000 jobs, per job ("copy-B/job"): the heap after the
-// cache loaded the backing store's subtree minus before (the backing
-// store's own nodes are not counted), with the listings the catalog reads
-// at a start (/config/job, /state/ready) made once, as a scheduler's copy
-// holds them. "nodes/job" is how many nodes the copy holds per job.
-func BenchmarkCopyHeap(b *testing.B) {
-	const jobs = 100_000
-	for b.Loop() {
-		back := memory.New()
-		copyShape(b.Context(), b, back, jobs)
-		before := heapbench.Live()
-		c, err := cache.Open(b.Context(), back, cache.Options{Roots: []string{"/config", "/state"}})
+// copyHeapPerJob is the live heap of the copy of a registry of copyShape
+// at jobs jobs, per job: the heap after the cache loaded the backing
+// store's subtree minus before (the backing store's own nodes are not
+// counted), with the listings the catalog reads at a start made once, as
+// a scheduler's copy holds them; and how many nodes the copy holds per
+// job.
+func copyHeapPerJob(tb testing.TB, jobs int) (perJob, nodesPerJob float64) {
+	back := memory.New()
+	copyShape(tb.Context(), tb, back, jobs)
+	before := heapbench.Live()
+	c, err := cache.Open(tb.Context(), back, cache.Options{Roots: []string{"/config", "/state"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	nodes := 0
+	for _, dir := range []string{"/config/job", "/state/ready", "/state/waiting/ready", "/state/running"} {
+		kids, err := c.List(tb.Context(), dir)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		nodes := 0
-		for _, dir := range []string{"/config/job", "/state/ready", "/state/waiting/ready", "/state/running"} {
-			kids, err := c.List(b.Context(), dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			nodes += len(kids)
-		}
-		after := heapbench.Live()
-		b.ReportMetric(float64(after-before)/jobs, "copy-B/job")
-		b.ReportMetric(float64(nodes)/jobs, "nodes/job")
-		runtime.KeepAlive(c)
-		runtime.KeepAlive(back)
-		_ = c.Close()
+		nodes += len(kids)
+	}
+	after := heapbench.Live()
+	runtime.KeepAlive(c)
+	runtime.KeepAlive(back)
+	_ = c.Close()
+	return float64(after-before) / float64(jobs), float64(nodes) / float64(jobs)
+}
+
+// maxCopyHeapPerJob bounds the copy's heap per job of copyShape at 20,000
+// jobs (its values alone are ≈ 450 B): 1,183 B with a flat map of paths
+// beside the children's names, 904–906 B as a tree of names.
+const maxCopyHeapPerJob = 1_000
+
+// The copy holds a job of the simulated cluster's shape in less than
+// maxCopyHeapPerJob bytes.
+func TestCopyHeapPerJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 20,000 jobs")
+	}
+	per, _ := copyHeapPerJob(t, 20_000)
+	t.Logf("copy: %.0f B/job", per)
+	if per > maxCopyHeapPerJob {
+		t.Fatalf("the copy holds %.0f B per job, more than its bound %d B", per, maxCopyHeapPerJob)
+	}
+}
+
+// BenchmarkCopyHeap is the copy's live heap per job at 100,000 jobs of
+// copyShape ("copy-B/job", copyHeapPerJob) and its nodes per job.
+func BenchmarkCopyHeap(b *testing.B) {
+	for b.Loop() {
+		per, nodes := copyHeapPerJob(b, 100_000)
+		b.ReportMetric(per, "copy-B/job")
+		b.ReportMetric(nodes, "nodes/job")
 	}
 }
 
