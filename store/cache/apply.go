@@ -36,7 +36,7 @@ func (c *KV) applyCommitted(ops []store.Op, revs []int64) (reread []string, appl
 	out := map[string]outcome{}
 	unknown := map[string]bool{}
 	for i, op := range ops {
-		if c.rootOf(op.Path) == nil {
+		if c.roots.of(op.Path) == nil {
 			continue
 		}
 		prev, known := out[op.Path]
@@ -142,7 +142,7 @@ func (c *KV) applyReported(reread []string, ops []store.Op, evs []store.Event) [
 	left := reread[:0:0]
 	for _, p := range reread {
 		ev, ok := last[p]
-		if !ok || c.rootOf(p) == nil {
+		if !ok || c.roots.of(p) == nil {
 			left = append(left, p)
 			continue
 		}
@@ -153,34 +153,13 @@ func (c *KV) applyReported(reread []string, ops []store.Op, evs []store.Event) [
 
 // applyOne sets or removes one path under its locks.
 func (c *KV) applyOne(p string, o outcome) {
-	r := c.rootOf(p)
+	r := c.roots.of(p)
 	r.scan.RLock()
 	defer r.scan.RUnlock()
-	mu := &r.locks[c.stripe(p)]
+	mu := r.lockOf(p)
 	mu.Lock()
 	defer mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if o.rev > 0 { // ordered by revision (revision.go)
-		if r.staleLocked(p, o.rev, false) {
-			return
-		}
-		r.noteLocked(p, o.rev, !o.exists)
-		r.touch(p)
-		if o.exists {
-			c.setLocked(p, o.value, o.version)
-		} else {
-			c.removeLocked(p)
-		}
-		return
-	}
-	r.touch(p)
-	if !o.exists {
-		c.removeLocked(p)
-		return
-	}
-	if n := c.nodes[p]; n != nil && n.version > o.version {
-		return // the copy already holds a later write
-	}
-	c.setLocked(p, o.value, o.version)
+	c.tree.mu.Lock()
+	defer c.tree.mu.Unlock()
+	c.tree.putOutcomeLocked(r, p, o)
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,32 +18,20 @@ var (
 	_ store.Chainer = (*KV)(nil)
 )
 
-// stripes is the number of per-path locks of a root. A re-read holds its
-// path's lock over the read (re-reads of one path are serialised), so
-// the stripes bound the re-reads in flight: with 16, a standby on
-// ZooKeeper read at most 16 changed nodes at a time and fell seconds
-// behind a leader writing 2,300 changes a second (p50 3.4 s in the
-// simulated cluster); eventReadParallel is the bound meant.
-const stripes = 1024
-
 // KV is a store.KV whose reads of the mirrored roots come from memory.
+// Its parts: the copy (tree.go), the backing store (source.go), the
+// roots and their workers (root.go, follow.go), the commits in flight
+// (inflight.go) and, with StrictWatch, those waiting for their events
+// (strict.go).
 type KV struct {
-	strict bool
-	back   store.KV
-	rv     store.Revisioned // back, when its events carry their change (revision.go)
-	roots  []*root
-	hub    *memory.Hub
-	log    *slog.Logger
-	seed   maphash.Seed
-
-	mu      sync.RWMutex // guards nodes, closed and waiters
-	nodes   map[string]*node
-	closed  bool
-	pending map[string]map[*pending]struct{} // path → commits in flight (StrictWatch)
-	// inflight counts the commits in flight through this cache that write
-	// each path; settled is closed (and replaced) when one ends (inflight.go).
-	inflight map[string]int
-	settled  chan struct{}
+	strict  bool
+	src     source
+	roots   roots
+	tree    *tree
+	flights *flights
+	waiters *waiters
+	hub     *memory.Hub
+	log     *slog.Logger
 
 	cancel context.CancelFunc
 	runCtx context.Context // ends at Close
@@ -59,29 +45,6 @@ type KV struct {
 // after its arrival the copy reflected it and its watchers were told:
 // the copy's lag behind the store, as far as this process can see it.
 func (c *KV) ObserveLag(f func(time.Duration)) { c.lag.Store(&f) }
-
-// node is one cached node; kids are the names of its children (nil: none).
-type node struct {
-	value   []byte
-	version int64
-	kids    *kidSet
-}
-
-// root is one mirrored subtree.
-type root struct {
-	path  string
-	scan  sync.RWMutex // held for writing while a re-read subtree replaces the copy
-	locks [stripes]sync.Mutex
-	// touched, while a rescan reads the subtree, collects the paths written
-	// into the copy meanwhile (guarded by KV.mu).
-	touched map[string]struct{}
-	// Guarded by KV.mu (revision.go): every change up to passed is in the
-	// copy; events up to fence take the read path; holds are the states
-	// written by commits and re-reads, with their revisions.
-	passed, fence int64
-	holds         map[string]hold
-	holdq         []holdAt
-}
 
 // Options configure Open.
 type Options struct {
@@ -108,14 +71,13 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	rv, _ := back.(store.Revisioned)
-	c := &KV{strict: opts.StrictWatch, back: back, rv: rv, hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger, seed: maphash.MakeSeed(),
-		nodes: map[string]*node{"/": {}}, pending: map[string]map[*pending]struct{}{},
-		inflight: map[string]int{}, settled: make(chan struct{})}
+	c := &KV{strict: opts.StrictWatch, src: source{back: back, rv: rv}, tree: newTree(), flights: newFlights(), waiters: newWaiters(),
+		hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger}
 	for _, p := range opts.Roots {
 		if err := store.ValidatePath(p); err != nil {
 			return nil, fmt.Errorf("cache: root: %w", err)
 		}
-		c.roots = append(c.roots, &root{path: p})
+		c.roots = append(c.roots, newRoot(p))
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel, c.runCtx = cancel, runCtx
@@ -129,29 +91,17 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 			cancel()
 			return nil, fmt.Errorf("cache: load %s: %w", r.path, err)
 		}
-		c.start(runCtx, r, ch)
+		f := follower{c: c, r: r}
+		c.wg.Go(func() { f.work(runCtx, ch) })
 	}
 	return c, nil
-}
-
-// rootOf returns the mirrored root holding p, or nil.
-func (c *KV) rootOf(p string) *root {
-	for _, r := range c.roots {
-		if store.Under(p, r.path) {
-			return r
-		}
-	}
-	return nil
 }
 
 func (c *KV) check(op, p string) error {
 	if err := store.ValidatePath(p); err != nil {
 		return fmt.Errorf("cache %s: %w", op, err)
 	}
-	c.mu.RLock()
-	closed := c.closed
-	c.mu.RUnlock()
-	if closed {
+	if c.tree.isClosed() {
 		return fmt.Errorf("cache %s %s: %w", op, p, store.ErrClosed)
 	}
 	return nil
@@ -162,16 +112,14 @@ func (c *KV) Get(ctx context.Context, path string) (store.Node, error) {
 	if err := c.check("get", path); err != nil {
 		return store.Node{}, err
 	}
-	if c.rootOf(path) == nil {
-		return c.back.Get(ctx, path)
+	if c.roots.of(path) == nil {
+		return c.src.back.Get(ctx, path)
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	n := c.nodes[path]
-	if n == nil {
+	n, ok := c.tree.get(path)
+	if !ok {
 		return store.Node{}, fmt.Errorf("cache get %s: %w", path, store.ErrNotFound)
 	}
-	return store.Node{Path: path, Value: n.value, Version: n.version}, nil
+	return n, nil
 }
 
 // Children returns the sorted names of path's children.
@@ -179,16 +127,10 @@ func (c *KV) Children(ctx context.Context, path string) ([]string, error) {
 	if err := c.check("children", path); err != nil {
 		return nil, err
 	}
-	if c.rootOf(path) == nil {
-		return c.back.Children(ctx, path)
+	if c.roots.of(path) == nil {
+		return c.src.back.Children(ctx, path)
 	}
-	c.mu.Lock() // sortedKids may rebuild the order
-	defer c.mu.Unlock()
-	n := c.nodes[path]
-	if n == nil || n.kidCount() == 0 {
-		return nil, nil
-	}
-	return slices.Clone(n.sortedKids()), nil
+	return c.tree.children(path), nil
 }
 
 // List returns path's children with their values, sorted by path.
@@ -196,23 +138,10 @@ func (c *KV) List(ctx context.Context, path string) ([]store.Node, error) {
 	if err := c.check("list", path); err != nil {
 		return nil, err
 	}
-	if c.rootOf(path) == nil {
-		return c.back.List(ctx, path)
+	if c.roots.of(path) == nil {
+		return c.src.back.List(ctx, path)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.nodes[path]
-	if n == nil || n.kidCount() == 0 {
-		return nil, nil
-	}
-	out := make([]store.Node, 0, n.kidCount())
-	for _, name := range n.sortedKids() {
-		p := store.Join(path, name)
-		if k := c.nodes[p]; k != nil {
-			out = append(out, store.Node{Path: p, Value: k.value, Version: k.version})
-		}
-	}
-	return out, nil
+	return c.tree.list(path), nil
 }
 
 // Commit applies ops in the backing store and returns once the copy and
@@ -226,30 +155,7 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 		return err
 	}
 	_, err := c.commitThrough(ctx, ops, func() (int, []store.Event, []int64, error) {
-		var evs []store.Event
-		var err error
-		if c.rv != nil {
-			rev, err := c.rv.CommitAt(ctx, ops...)
-			if err != nil {
-				return 0, nil, nil, err
-			}
-			revs := make([]int64, len(ops))
-			for i := range revs {
-				revs[i] = rev
-			}
-			return len(ops), nil, revs, nil
-		}
-		if rep, ok := c.back.(store.HintedReporter); ok {
-			evs, err = rep.CommitReportHinted(ctx, c.hint, ops...)
-		} else if rep, ok := c.back.(store.Reporter); ok {
-			evs, err = rep.CommitReport(ctx, ops...)
-		} else {
-			err = c.back.Commit(ctx, ops...)
-		}
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		return len(ops), evs, nil, nil
+		return c.src.commit(ctx, c.hint, ops)
 	})
 	return err
 }
@@ -275,12 +181,7 @@ func (c *KV) CommitChain(ctx context.Context, hint store.Hint, chain string, bat
 	_, err := c.commitThrough(ctx, all, func() (int, []store.Event, []int64, error) {
 		var err error
 		var brevs []int64 // each applied batch's revision (store.Revisioned)
-		if c.rv != nil {
-			applied, brevs, err = commitChainAt(ctx, c.rv, batches)
-			evs = make([][]store.Event, applied)
-		} else {
-			applied, evs, err = store.CommitChain(ctx, c.back, hint, chain, batches)
-		}
+		applied, evs, brevs, err = c.src.commitChain(ctx, hint, chain, batches)
 		n := 0
 		var done []store.Event
 		var revs []int64
@@ -321,14 +222,15 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 	var before map[string]bool
 	var pd *pending
 	if c.strict {
-		before, pd = c.presence(paths), c.begin(paths)
-		defer c.end(pd, paths)
+		mirrored := c.mirrored(paths)
+		before, pd = c.tree.presence(mirrored), c.waiters.begin(mirrored)
+		defer c.waiters.end(pd, mirrored)
 	}
-	c.fly(paths)
+	c.flights.fly(paths)
 	landed := false
 	defer func() {
 		if !landed {
-			c.land(paths)
+			c.flights.land(paths)
 		}
 	}()
 	n, evs, revs, err := commit()
@@ -360,7 +262,7 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 		c.log.Warn("cache: re-read after commit", "err", rerr)
 	}
 	apply()
-	c.land(paths)
+	c.flights.land(paths)
 	landed = true
 	var written []string
 	for _, op := range done {
@@ -370,7 +272,7 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 	}
 	noteCommitted(ctx, written)
 	if c.strict && len(written) > 0 {
-		c.awaitEvents(rctx, pd, written, before)
+		pd.await(rctx, c.tree.wants(c.mirrored(written), before), c.log)
 	}
 	return n, err
 }
@@ -378,27 +280,20 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 // hint is the copy's belief about a mirrored path, for the backing
 // store's planning of a commit (store.HintedReporter).
 func (c *KV) hint(p string, withChildren bool) (exists bool, children []string, known bool) {
-	if c.rootOf(p) == nil {
+	if c.roots.of(p) == nil {
 		return false, nil, false
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	n := c.nodes[p]
-	if n == nil || !withChildren {
-		return n != nil, nil, true
-	}
-	children = make([]string, 0, n.kidCount())
-	n.eachKid(func(k string) { children = append(children, k) })
-	return true, children, true
+	exists, children = c.tree.belief(p, withChildren)
+	return exists, children, true
 }
 
-// presence records which paths the copy holds before a commit.
-func (c *KV) presence(paths []string) map[string]bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make(map[string]bool, len(paths))
+// mirrored returns the paths under a mirrored root.
+func (c *KV) mirrored(paths []string) []string {
+	out := make([]string, 0, len(paths))
 	for _, p := range paths {
-		out[p] = c.nodes[p] != nil
+		if c.roots.of(p) != nil {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -408,13 +303,13 @@ func (c *KV) Watch(ctx context.Context, path string) (<-chan store.Event, error)
 	if err := c.check("watch", path); err != nil {
 		return nil, err
 	}
-	if c.rootOf(path) == nil {
+	if c.roots.of(path) == nil {
 		for _, r := range c.roots {
 			if store.Under(r.path, path) {
 				return nil, fmt.Errorf("cache watch %s: it encloses the mirrored root %s: %w", path, r.path, store.ErrBadPath)
 			}
 		}
-		return c.back.Watch(ctx, path)
+		return c.src.back.Watch(ctx, path)
 	}
 	ch, err := c.hub.Watch(ctx, path)
 	if err != nil {
@@ -425,20 +320,16 @@ func (c *KV) Watch(ctx context.Context, path string) (<-chan store.Event, error)
 
 // Close stops the workers and closes the backing store.
 func (c *KV) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.tree.close() {
 		return fmt.Errorf("cache close: %w", store.ErrClosed)
 	}
-	c.closed = true
-	c.mu.Unlock()
 	c.cancel()
 	c.hub.Close()
 	c.wg.Wait()
-	return c.back.Close()
+	return c.src.back.Close()
 }
 
 // Backing returns the store the cache mirrors.
-func (c *KV) Backing() store.KV { return c.back }
+func (c *KV) Backing() store.KV { return c.src.back }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -2,11 +2,8 @@ package cache
 
 import (
 	"context"
-	"hash/maphash"
 	"sync"
 )
-
-func hashString(seed maphash.Seed, s string) uint64 { return maphash.String(seed, s) }
 
 // MaxCollected bounds the paths a Collector keeps; beyond it the collector
 // only says that it overflowed (refresh everything).

@@ -2,9 +2,8 @@ package cache
 
 import (
 	"context"
+	"sync"
 	"time"
-
-	"github.com/ejcloud/elasticjob/store"
 )
 
 // Commits in flight. On ZooKeeper the watch's notifications of a commit
@@ -18,44 +17,60 @@ import (
 // waitInflight bounds how long the worker waits for commits in flight.
 const waitInflight = 5 * time.Second
 
+// flights counts the commits in flight through the cache that write each
+// path; settled is closed (and replaced) when one ends.
+type flights struct {
+	mu      sync.Mutex
+	count   map[string]int
+	settled chan struct{}
+}
+
+func newFlights() *flights {
+	return &flights{count: map[string]int{}, settled: make(chan struct{})}
+}
+
 // fly records a commit of paths as in flight.
-func (c *KV) fly(paths []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (f *flights) fly(paths []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for _, p := range paths {
-		c.inflight[p]++
+		f.count[p]++
 	}
 }
 
 // land records the commit's end and wakes the worker.
-func (c *KV) land(paths []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (f *flights) land(paths []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for _, p := range paths {
-		if c.inflight[p]--; c.inflight[p] <= 0 {
-			delete(c.inflight, p)
+		if f.count[p]--; f.count[p] <= 0 {
+			delete(f.count, p)
 		}
 	}
-	close(c.settled)
-	c.settled = make(chan struct{})
+	close(f.settled)
+	f.settled = make(chan struct{})
+}
+
+// busy reports whether a commit in flight writes any of paths, and the
+// channel closed when one lands.
+func (f *flights) busy(paths []string) (bool, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range paths {
+		if f.count[p] > 0 {
+			return true, f.settled
+		}
+	}
+	return false, nil
 }
 
 // awaitLanded waits until no commit in flight writes any of paths, or
 // waitInflight passed, or ctx ended.
-func (c *KV) awaitLanded(ctx context.Context, paths []string) {
+func (f *flights) awaitLanded(ctx context.Context, paths []string) {
 	deadline := time.NewTimer(waitInflight)
 	defer deadline.Stop()
 	for {
-		c.mu.RLock()
-		busy := false
-		for _, p := range paths {
-			if c.inflight[p] > 0 {
-				busy = true
-				break
-			}
-		}
-		wake := c.settled
-		c.mu.RUnlock()
+		busy, wake := f.busy(paths)
 		if !busy {
 			return
 		}
@@ -67,13 +82,4 @@ func (c *KV) awaitLanded(ctx context.Context, paths []string) {
 			return
 		}
 	}
-}
-
-// current reports whether the copy reflects an event already: a put of a
-// version it holds or passed (and no delete of it since the copy's last
-// read), or a delete of a node it does not hold. c.mu is held.
-func (c *KV) current(ev store.Event, deleted bool) bool {
-	n := c.nodes[ev.Path]
-	return (ev.Type == store.EventPut && n != nil && n.version >= ev.Version && !deleted) ||
-		(ev.Type == store.EventDelete && n == nil)
 }

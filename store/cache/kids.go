@@ -1,52 +1,70 @@
 package cache
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
-// smallKids is the most names a kidSet keeps in a sorted slice alone; a
-// set that grows past it gets a map (an insert into a sorted slice moves
-// the names after it).
+// smallKids is the most children a kidSet keeps in a sorted slice alone;
+// a set that grows past it gets a map (an insert into a sorted slice
+// moves the entries after it).
 const smallKids = 32
 
-// kidSet holds the names of a node's children. Most directories hold a
-// few (a job's running shards) or none: at 100,000 jobs the registry kept
-// 83,000 per-job directories under /state/running, most of them empty once
-// their tasks ended, and a map each (about 200 bytes even when empty) was
-// a twelfth of the scheduler's live heap. Small sets are a sorted slice; a
-// set past smallKids is a map with a sorted copy made when asked for. A
-// node whose last child goes drops its set (node.kids nil).
+// kidSet holds a node's children by name. Most directories hold a few (a
+// job's running shards) or none: at 100,000 jobs the registry kept 83,000
+// per-job directories under /state/running, most of them empty once their
+// tasks ended, and a map each (about 200 bytes even when empty) was a
+// twelfth of the scheduler's live heap. Small sets are a slice sorted by
+// name; a set past smallKids is a map, with the names in order made when
+// asked for. A node whose last child goes drops its set (node.kids nil).
 type kidSet struct {
-	sorted []string            // the names in order; when big is set, nil until asked for again after a change
-	big    map[string]struct{} // nil while the set is small
+	small  []kid            // sorted by name; nil once the set is big
+	big    map[string]*node // nil while the set is small
+	sorted []string         // big: the names in order, nil until asked for again after a change
 }
 
-// add adds name; it reports whether it was new.
-func (k *kidSet) add(name string) bool {
+// kid is a child of a small set.
+type kid struct {
+	name string
+	n    *node
+}
+
+func (k *kidSet) search(name string) (int, bool) {
+	return slices.BinarySearchFunc(k.small, name, func(e kid, name string) int { return strings.Compare(e.name, name) })
+}
+
+// get returns the child name, or nil.
+func (k *kidSet) get(name string) *node {
 	if k.big != nil {
-		if _, ok := k.big[name]; ok {
-			return false
-		}
-		k.big[name] = struct{}{}
-		k.sorted = nil
-		return true
+		return k.big[name]
 	}
-	i, found := slices.BinarySearch(k.sorted, name)
-	if found {
-		return false
+	if i, found := k.search(name); found {
+		return k.small[i].n
 	}
-	if len(k.sorted) < smallKids {
-		k.sorted = slices.Insert(k.sorted, i, name)
-		return true
-	}
-	k.big = make(map[string]struct{}, 2*smallKids)
-	for _, n := range k.sorted {
-		k.big[n] = struct{}{}
-	}
-	k.big[name] = struct{}{}
-	k.sorted = nil
-	return true
+	return nil
 }
 
-// remove removes name.
+// add adds the child n as name, which it must not hold.
+func (k *kidSet) add(name string, n *node) {
+	if k.big != nil {
+		k.big[name] = n
+		k.sorted = nil
+		return
+	}
+	if len(k.small) < smallKids {
+		i, _ := k.search(name)
+		k.small = slices.Insert(k.small, i, kid{name, n})
+		return
+	}
+	k.big = make(map[string]*node, 2*smallKids)
+	for _, e := range k.small {
+		k.big[e.name] = e.n
+	}
+	k.big[name] = n
+	k.small = nil
+}
+
+// remove removes the child name.
 func (k *kidSet) remove(name string) {
 	if k.big != nil {
 		if _, ok := k.big[name]; ok {
@@ -55,8 +73,8 @@ func (k *kidSet) remove(name string) {
 		}
 		return
 	}
-	if i, found := slices.BinarySearch(k.sorted, name); found {
-		k.sorted = slices.Delete(k.sorted, i, i+1)
+	if i, found := k.search(name); found {
+		k.small = slices.Delete(k.small, i, i+1)
 	}
 }
 
@@ -64,41 +82,59 @@ func (k *kidSet) len() int {
 	if k.big != nil {
 		return len(k.big)
 	}
-	return len(k.sorted)
+	return len(k.small)
 }
 
-// names returns the names in order. The slice is the set's own: valid
-// until the set changes, not to be modified.
-func (k *kidSet) names() []string {
-	if k.sorted == nil && k.big != nil {
-		k.sorted = make([]string, 0, len(k.big))
-		for n := range k.big {
-			k.sorted = append(k.sorted, n)
-		}
-		slices.Sort(k.sorted)
-	}
-	return k.sorted
-}
-
-// each calls f for every name, in no particular order, without sorting.
-func (k *kidSet) each(f func(string)) {
-	if k.big != nil {
-		for n := range k.big {
-			f(n)
+// eachSorted calls f for every child, in the order of their names; a big
+// set sorts its names the first time after a change (the caller holds the
+// tree's lock for writing).
+func (k *kidSet) eachSorted(f func(name string, n *node)) {
+	if k.big == nil {
+		for _, e := range k.small {
+			f(e.name, e.n)
 		}
 		return
 	}
-	for _, n := range k.sorted {
-		f(n)
+	if k.sorted == nil {
+		k.sorted = make([]string, 0, len(k.big))
+		for name := range k.big {
+			k.sorted = append(k.sorted, name)
+		}
+		slices.Sort(k.sorted)
+	}
+	for _, name := range k.sorted {
+		f(name, k.big[name])
 	}
 }
 
-// addKid records name as a child of n; it reports whether it was new.
-func (n *node) addKid(name string) bool {
+// each calls f for every child's name, in no particular order, without
+// sorting.
+func (k *kidSet) each(f func(name string)) {
+	if k.big != nil {
+		for name := range k.big {
+			f(name)
+		}
+		return
+	}
+	for _, e := range k.small {
+		f(e.name)
+	}
+}
+
+// kid returns n's child name, or nil.
+func (n *node) kid(name string) *node {
+	if n.kids == nil {
+		return nil
+	}
+	return n.kids.get(name)
+}
+
+// addKid records k as n's child name, which n must not hold.
+func (n *node) addKid(name string, k *node) {
 	if n.kids == nil {
 		n.kids = &kidSet{}
 	}
-	return n.kids.add(name)
+	n.kids.add(name, k)
 }
 
 // removeKid forgets the child name, and the set once it is empty.
@@ -120,12 +156,15 @@ func (n *node) kidCount() int {
 	return n.kids.len()
 }
 
-// sortedKids is n's children's names in order (see kidSet.names).
+// sortedKids is n's children's names in order, in a slice of the
+// caller's.
 func (n *node) sortedKids() []string {
 	if n.kids == nil {
 		return nil
 	}
-	return n.kids.names()
+	out := make([]string, 0, n.kids.len())
+	n.kids.eachSorted(func(name string, _ *node) { out = append(out, name) })
+	return out
 }
 
 // eachKid calls f for every child's name, in no particular order.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// A kidSet agrees with a plain set through adds and removes that take it
+// A kidSet agrees with a plain map through adds and removes that take it
 // past smallKids and back, in order (names) and out of it (each); a node
 // drops its set with its last child.
 func TestKidSetIsASet(t *testing.T) {
@@ -19,9 +19,14 @@ func TestKidSetIsASet(t *testing.T) {
 		if i%4000 > 2500 { // stretches of removals bring the set back to small and empty
 			n.removeKid(name)
 			delete(model, name)
-		} else if added := n.addKid(name); added == model[name] {
-			t.Fatalf("add %s: new %v, but the model had it %v", name, added, model[name])
+		} else if n.kid(name) != nil {
+			if !model[name] {
+				t.Fatalf("step %d: %s is a child, but not in the model", i, name)
+			}
+		} else if model[name] {
+			t.Fatalf("step %d: %s is not a child, but in the model", i, name)
 		} else {
+			n.addKid(name, &node{value: name})
 			model[name] = true
 		}
 		want := make([]string, 0, len(model))
@@ -31,6 +36,11 @@ func TestKidSetIsASet(t *testing.T) {
 		slices.Sort(want)
 		if got := n.sortedKids(); !slices.Equal(got, want) || n.kidCount() != len(want) {
 			t.Fatalf("step %d: names %v (count %d), want %v", i, got, n.kidCount(), want)
+		}
+		for _, k := range want {
+			if c := n.kid(k); c == nil || c.value != k {
+				t.Fatalf("step %d: child %s is %v", i, k, c)
+			}
 		}
 		var each []string
 		n.eachKid(func(k string) { each = append(each, k) })

@@ -40,7 +40,7 @@ type holdAt struct {
 }
 
 // staleLocked reports whether the copy already reflects p's state at
-// rev or a later one; c.mu is held. An event (ev) under a node held
+// rev or a later one; tree.mu is held. An event (ev) under a node held
 // absent at its revision is of that commit, whose end state the copy
 // holds; a commit's own outcome (or a read) there is that end state: a
 // node deleted and written under again in one commit.
@@ -63,7 +63,7 @@ func (r *root) staleLocked(p string, rev int64, ev bool) bool {
 	return false
 }
 
-// noteLocked records a hold of p at rev; c.mu is held.
+// noteLocked records a hold of p at rev; tree.mu is held.
 func (r *root) noteLocked(p string, rev int64, gone bool) {
 	if rev <= r.passed {
 		return
@@ -79,7 +79,7 @@ func (r *root) noteLocked(p string, rev int64, gone bool) {
 }
 
 // passLocked records that every change up to rev is in the copy and
-// drops the holds it makes useless; c.mu is held.
+// drops the holds it makes useless; tree.mu is held.
 func (r *root) passLocked(rev int64) {
 	if rev <= r.passed {
 		return
@@ -98,58 +98,10 @@ func (r *root) passLocked(rev int64) {
 }
 
 // resetLocked forgets the holds: a subtree re-read replaced the copy;
-// the events up to fence take the read path. c.mu is held.
+// the events up to fence take the read path. tree.mu is held.
 func (r *root) resetLocked(fence int64) {
 	r.holds, r.holdq = nil, nil
 	r.fence = max(r.fence, fence)
-}
-
-// applyValues applies events that carry their change, in order, without
-// reading the store. It returns the paths of events that a subtree
-// re-read made since the batch began (RefreshAll) put behind its fence:
-// those take the read path.
-func (c *KV) applyValues(r *root, events []store.Event) (reread []string) {
-	r.scan.RLock()
-	defer r.scan.RUnlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ev := range events {
-		if ev.Revision <= r.fence {
-			reread = append(reread, ev.Path)
-			continue
-		}
-		if r.staleLocked(ev.Path, ev.Revision, true) {
-			continue
-		}
-		r.touch(ev.Path)
-		if ev.Type == store.EventDelete {
-			c.removeLocked(ev.Path)
-		} else {
-			c.setLocked(ev.Path, ev.Value, ev.Version)
-		}
-	}
-	return reread
-}
-
-// getAt reads p with the revision of the read (0 where the store has
-// none).
-func (c *KV) getAt(ctx context.Context, p string) (store.Node, int64, error) {
-	if c.rv != nil {
-		return c.rv.GetAt(ctx, p)
-	}
-	n, err := c.back.Get(ctx, p)
-	return n, 0, err
-}
-
-// putReadAt applies a read of p made at rev; c.mu is held.
-func (c *KV) putReadAt(r *root, p string, n store.Node, found bool, rev int64) {
-	if rev > 0 {
-		if r.staleLocked(p, rev, false) {
-			return
-		}
-		r.noteLocked(p, rev, !found)
-	}
-	c.putRead(r, p, n, found)
 }
 
 // commitChainAt is store.CommitChain for a store.Revisioned backend: all
