@@ -44,7 +44,7 @@ type Input struct {
 	// the engine after all: it is not killed, since its relaunch is
 	// refused as a duplicate and the running entry then follows it.
 	Relaunching bool
-	Job       Job
+	Job         Job
 	// OthersRunning: another shard of the job runs. RetryPending: a shard
 	// of the job waits for a retry within its run. RunPending: another
 	// shard of the task's keyed run (Entry.RunKey) runs or waits to run
