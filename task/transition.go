@@ -133,7 +133,7 @@ func Transition(in Input) Outcome {
 	if in.Entry == nil {
 		return orphan(in)
 	}
-	if RefusedLaunch(u) {
+	if RefusedLaunch(u) || RefusedWithItsGroup(u) {
 		return Outcome{Stale: true, Reconcile: true}
 	}
 	var out Outcome
