@@ -110,7 +110,7 @@ func TestDuplicateInAGangAndAGroupOnMesos(t *testing.T) {
 	}
 	launchOf := func(id string, item int, agent string) engine.TaskLaunch {
 		return engine.TaskLaunch{TaskID: id, Name: "gang", AgentID: agent, CPUs: 0.1, MemMB: 32,
-			Task: jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: "gang", TaskID: id, ShardingTotalCount: 3, ShardingItem: item}},
+			Task:     jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: "gang", TaskID: id, ShardingTotalCount: 3, ShardingItem: item}},
 			Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("gang-app", agent), Name: "gang", CPUs: 0.1, MemMB: 32, Command: "sleep 60", Shell: true}}
 	}
 	accept := func(what string, items ...int) {
