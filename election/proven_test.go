@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/store"
 )
 
 // Proven reads at most once per window, reads again once the window has
@@ -91,7 +92,7 @@ func TestProvenSharesReadsAndRefusesAPausedLeader(t *testing.T) {
 func TestFencedTermSurvivesALapse(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	reads := 0
-	term := election.NewFencedTerm(t.Context(), "/ha/election/n_1", 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
+	term := election.NewFencedTerm(t.Context(), "/ha/election/n_1", store.AnyVersion, 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
 		func(context.Context) error { reads++; return nil })
 	if !term.Fenced() {
 		t.Fatal("not fenced")

@@ -37,11 +37,14 @@ type Term struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	node   string // store path of the election node ("" for Solo)
-	seq    int64
-	began  time.Time
-	clk    clock.Clock
-	lease  time.Duration // 0: no lease (Solo)
-	lastOK atomic.Int64  // UnixNano (on clk) of the send time of the last confirmed check
+	// version is the store version the election node must have for a
+	// write of the term to commit (store.AnyVersion: any; NewFencedTerm).
+	version int64
+	seq     int64
+	began   time.Time
+	clk     clock.Clock
+	lease   time.Duration // 0: no lease (Solo)
+	lastOK  atomic.Int64  // UnixNano (on clk) of the send time of the last confirmed check
 	// still is StillLeads's linearizable check of the leadership (nil:
 	// the lease alone answers).
 	still func(context.Context) error
@@ -60,7 +63,7 @@ func newTerm(parent context.Context, node string, seq int64, clk clock.Clock, le
 
 func startTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease, hold time.Duration, confirmed time.Time, keep bool) *Term {
 	ctx, cancel := context.WithCancelCause(parent)
-	t := &Term{ctx: ctx, cancel: cancel, node: node, seq: seq, began: clk.Now(), clk: clk, lease: lease, keep: keep, hold: max(hold, lease)}
+	t := &Term{ctx: ctx, cancel: cancel, node: node, version: store.AnyVersion, seq: seq, began: clk.Now(), clk: clk, lease: lease, keep: keep, hold: max(hold, lease)}
 	t.lastOK.Store(confirmed.UnixNano())
 	if lease > 0 {
 		go t.watchLease()
@@ -115,12 +118,14 @@ func (t *Term) Began() time.Time { return t.began }
 
 // Fence returns the ops prepended to every registry write of this term: a
 // Check of the election node, so the write commits only while the node
-// exists. Solo terms have no fence.
+// exists (and, for a term of NewFencedTerm, has the version the term
+// began with: a later term of the same node moves it on). Solo terms have
+// no fence.
 func (t *Term) Fence() []store.Op {
 	if t.node == "" {
 		return nil
 	}
-	return []store.Op{store.Check(t.node, store.AnyVersion)}
+	return []store.Op{store.Check(t.node, t.version)}
 }
 
 // Valid reports whether the leader may act now: the term has not ended and
@@ -286,12 +291,18 @@ func NewLeasedTerm(parent context.Context, node string, seq int64, clk clock.Clo
 // when the election finds the leadership gone. A leader whose
 // confirmations are merely slow (its store applying a backlog on a loaded
 // machine) thus keeps its term and its state instead of starting another.
-func NewFencedTerm(parent context.Context, node string, seq int64, clk clock.Clock, lease, hold time.Duration,
+//
+// version is the store version node has for this term (store.AnyVersion:
+// any): an election that leads again under the same node after a term
+// ended writes the node anew (a new version, and a new, higher seq), so
+// the fence of the term before refuses its writes from then on.
+func NewFencedTerm(parent context.Context, node string, version, seq int64, clk clock.Clock, lease, hold time.Duration,
 	confirmed time.Time, still func(context.Context) error) *Term {
 	if clk == nil {
 		clk = clock.Real{}
 	}
 	t := startTerm(parent, node, seq, clk, lease, hold, confirmed, true)
+	t.version = version
 	t.still = still
 	return t
 }

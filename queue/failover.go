@@ -20,8 +20,12 @@ type Failover struct {
 	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
 	// Retry marks a retry within the failed shard's run (maxRetries, or a
 	// task that never started), as opposed to a failover relaunch.
-	Retry   bool  `json:"retry,omitempty"`
-	Version int64 `json:"-"`
+	Retry bool `json:"retry,omitempty"`
+	// Relaunch is the task id of a launch of this entry that was rolled
+	// back (its ACCEPT failed): launched again, it takes that id back
+	// (Ready.Relaunch says why).
+	Relaunch string `json:"relaunch,omitempty"`
+	Version  int64  `json:"-"`
 }
 
 // CompareFailover orders entries oldest first, then by job and shard: a

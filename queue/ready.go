@@ -24,7 +24,53 @@ type Ready struct {
 	// same origin (a stream of cron fires is one element); executions
 	// beyond them have no origin recorded (queued by an earlier version).
 	PlainBy []Origin `json:"plainBy,omitempty"`
-	Version int64    `json:"-"`
+	// Relaunch names the tasks of a launch of one pending execution that
+	// was rolled back (its ACCEPT failed): launched again, its shards take
+	// those ids back (Relaunched).
+	Relaunch *Relaunch `json:"relaunch,omitempty"`
+	Version  int64     `json:"-"`
+}
+
+// Relaunch is a rolled-back launch of an execution: which execution (a
+// run's key and queueing instant; both empty for a plain execution) and
+// the task id each shard had. A launch rolled back after a failed ACCEPT
+// may have reached the engine all the same; launched again under the same
+// ids, the engine refuses the second launch of a task that runs
+// ("Task has duplicate ID"; the pod exists) instead of running the fire
+// twice.
+type Relaunch struct {
+	Key   string         `json:"key,omitempty"`
+	At    time.Time      `json:"at,omitzero"`
+	Tasks map[int]string `json:"tasks"`
+}
+
+// RelaunchOf is the Relaunch of run's execution (nil: a plain one).
+func RelaunchOf(run *PendingRun, tasks map[int]string) *Relaunch {
+	r := &Relaunch{Tasks: tasks}
+	if run != nil {
+		r.Key, r.At = run.IdempotencyKey, run.At.UTC()
+	}
+	return r
+}
+
+// next reports whether r is about the execution that launches next from rd.
+func (r *Relaunch) next(rd Ready) bool {
+	if r == nil {
+		return false
+	}
+	if len(rd.Runs) > 0 {
+		return !r.At.IsZero() && rd.Runs[0].IdempotencyKey == r.Key && rd.Runs[0].At.Equal(r.At)
+	}
+	return r.At.IsZero() && r.Key == ""
+}
+
+// Relaunched is the task id shard item of the execution that launches next
+// had in a launch that was rolled back ("": none).
+func (rd Ready) Relaunched(item int) string {
+	if !rd.Relaunch.next(rd) {
+		return ""
+	}
+	return rd.Relaunch.Tasks[item]
 }
 
 // Origin is who or what queued N plain executions in a row: "cron",
@@ -142,6 +188,9 @@ func Take(rd Ready, now time.Time) (rest Ready, ok bool) {
 		return Ready{}, false
 	}
 	next := rd
+	if rd.Relaunch.next(rd) { // it was about this execution
+		next.Relaunch = nil
+	}
 	if next.Misfired >= next.Count { // this execution was a misfire
 		next.Misfired--
 	}

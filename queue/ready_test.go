@@ -78,3 +78,35 @@ func TestOrigins(t *testing.T) {
 		t.Error("an entry without origins names one")
 	}
 }
+
+// A rolled-back launch's ids belong to the execution it names: the next
+// one (a run by key and instant, or a plain one behind no run) takes them
+// back; taking that execution forgets them, taking another keeps them.
+func TestRelaunchBelongsToItsExecution(t *testing.T) {
+	run := PendingRun{IdempotencyKey: "k1", At: t0}
+	rd := Ready{Count: 2, Since: t0, Runs: []PendingRun{run},
+		Relaunch: RelaunchOf(&run, map[int]string{0: "id0", 1: "id1"})}
+	if got := rd.Relaunched(1); got != "id1" {
+		t.Fatalf("Relaunched(1) = %q, want id1", got)
+	}
+	if got := rd.Relaunched(2); got != "" {
+		t.Fatalf("Relaunched(2) = %q, want none", got)
+	}
+	rest, ok := Take(rd, t0.Add(time.Second))
+	if !ok || rest.Relaunch != nil || rest.Relaunched(0) != "" {
+		t.Fatalf("after its execution launched: %+v", rest)
+	}
+
+	// A plain execution's ids wait behind a run queued ahead of it.
+	plain := Ready{Count: 2, Since: t0, Runs: []PendingRun{run}, Relaunch: RelaunchOf(nil, map[int]string{0: "p0"})}
+	if got := plain.Relaunched(0); got != "" {
+		t.Fatalf("a run's launch took the plain execution's id %q", got)
+	}
+	rest, _ = Take(plain, t0)
+	if got := rest.Relaunched(0); got != "p0" {
+		t.Fatalf("the plain execution's id after the run launched = %q, want p0", got)
+	}
+	if _, ok := Take(rest, t0); ok {
+		t.Fatal("one execution was left")
+	}
+}

@@ -160,11 +160,9 @@ func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, e
 		}
 	}
 	applied, _, err := store.CommitChain(ctx, r.kv, nil, chainPath, parts)
-	if err != nil && errors.Is(err, store.ErrNotFound) && r.fence != nil {
-		for _, f := range r.fence() {
-			if _, gerr := r.kv.Get(ctx, f.Path); errors.Is(gerr, store.ErrNotFound) {
-				return applied, fmt.Errorf("%w: the leadership this write was made under has ended (%s)", ErrFenced, f.Path)
-			}
+	if r.fence != nil {
+		if ferr := r.fenced(ctx, r.fence(), err); ferr != nil {
+			return applied, ferr
 		}
 	}
 	if err != nil && (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists)) {

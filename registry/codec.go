@@ -84,6 +84,11 @@ func mapNames(v any, f func(string) string) {
 		for i := range v.Runs {
 			v.Runs[i].IdempotencyKey = f(v.Runs[i].IdempotencyKey)
 		}
+		if r := v.Relaunch; r != nil && r.Key != "" {
+			rc := *r
+			rc.Key = f(r.Key)
+			v.Relaunch = &rc
+		}
 	case *queue.Failover:
 		v.RunKey = f(v.RunKey)
 	case *task.Entry:

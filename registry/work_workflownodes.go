@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -154,27 +155,26 @@ func (wk Work) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, erro
 	return rd, err == nil, err
 }
 
-// Requeue puts back, first in line, an execution whose launch was rolled
-// back: run (a keyed run, with its key and parameter: its record already
-// exists) or, when nil, a plain execution (as Trigger with misfire).
-func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, now time.Time) error {
-	if run == nil {
-		_, err := wk.Trigger(ctx, job, true, now)
-		return err
-	}
+// Requeue puts back an execution whose launch was rolled back: run (a
+// keyed run, with its key and parameter: its record already exists), first
+// in line, or, when nil, a plain execution queued by by (first among the
+// plain ones). tasks, when not empty, are the ids its shards had in the
+// rolled-back launch, which they take back when it launches again
+// (queue.Relaunch).
+func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, now time.Time, tasks map[int]string) error {
 	p := ReadyPath + "/" + job
 	for range maxCASRetries {
 		rd, ok, err := wk.ReadyOf(ctx, job)
 		if err != nil {
 			return err
 		}
-		var op store.Op
-		if !ok {
-			op = createJSON(p, queue.Ready{Count: 1, Since: now.UTC(), Runs: []queue.PendingRun{*run}})
-		} else {
-			rd.Count++
-			rd.Runs = append([]queue.PendingRun{*run}, rd.Runs...)
-			op = setJSON(p, rd, rd.Version)
+		next := requeued(rd, ok, run, by, now)
+		if len(tasks) > 0 {
+			next.Relaunch = queue.RelaunchOf(run, tasks)
+		}
+		op := createJSON(p, next)
+		if ok {
+			op = setJSON(p, next, rd.Version)
 		}
 		err = wk.r.commit(ctx, op)
 		if !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)) {
@@ -182,4 +182,24 @@ func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, n
 		}
 	}
 	return fmt.Errorf("registry: re-queue %s: %w after %d tries", job, ErrConflict, maxCASRetries)
+}
+
+// requeued is the ready entry rd (ok false: none) with the execution of
+// Requeue added.
+func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, now time.Time) queue.Ready {
+	if !ok {
+		rd = queue.Ready{Since: now.UTC()}
+	}
+	rd.Count++
+	if run != nil {
+		rd.Runs = append([]queue.PendingRun{*run}, rd.Runs...)
+		return rd
+	}
+	if n := len(rd.PlainBy); n > 0 && rd.PlainBy[0].By == by {
+		rd.PlainBy = slices.Clone(rd.PlainBy)
+		rd.PlainBy[0].N++
+	} else if ok || by != "" {
+		rd.PlainBy = append([]queue.Origin{{By: by, N: 1}}, rd.PlainBy...)
+	}
+	return rd
 }

@@ -23,7 +23,15 @@ import (
 // entry changes it (count, queueing instant, version), so the next
 // execution gets another id. A failover or retry is named by the task it
 // relaunches and its attempt: each relaunch is a new task.
+//
+// A launch rolled back after its ACCEPT failed is launched again under the
+// ids it had (the queue entry keeps them: queue.Relaunch), since that
+// ACCEPT may have reached the engine all the same: the identity is the
+// fire's, not the attempt's.
 func fireTaskID(pl round.Launch, kind jobs.TaskKind) jobs.TaskID {
+	if id, ok := relaunchID(pl, kind); ok {
+		return id
+	}
 	var b strings.Builder
 	var at time.Time
 	if f := pl.Failover; f != nil {
@@ -55,4 +63,23 @@ func fireTaskID(pl round.Launch, kind jobs.TaskKind) jobs.TaskID {
 		}
 	}
 	return jobs.FireTaskID(pl.Job.JobName, pl.Request.Shard, kind, b.String(), at)
+}
+
+// relaunchID is the id the launch had when it was rolled back, if it was
+// (and the id is of this job, shard and kind).
+func relaunchID(pl round.Launch, kind jobs.TaskKind) (jobs.TaskID, bool) {
+	var s string
+	if f := pl.Failover; f != nil {
+		s = f.Relaunch
+	} else if pl.Ready != nil {
+		s = pl.Ready.Relaunched(pl.Request.Shard)
+	}
+	if s == "" {
+		return jobs.TaskID{}, false
+	}
+	id, err := jobs.ParseTaskID(s)
+	if err != nil || id.JobName != pl.Job.JobName || id.Item != pl.Request.Shard || id.Kind != kind {
+		return jobs.TaskID{}, false
+	}
+	return id, true
 }

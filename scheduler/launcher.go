@@ -406,6 +406,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 		extra = func(ctx context.Context) { declineErr = call(ctx) }
 	}
 	sent, errs := l.sendAccepts(ctx, b, extra)
+	var failed []*agentLaunch
 	for i, agent := range b.agents {
 		al := b.byAgent[agent]
 		if err := errs[i]; err != nil {
@@ -419,7 +420,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 				continue
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
-			l.rollback(ctx, al, b)
+			failed = append(failed, al)
 			if errors.Is(err, ErrRefused) {
 				// The fence refused the ACCEPT before sending it (a lease
 				// confirmed late): the engine still holds these offers for
@@ -443,6 +444,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			l.obs.Launched(ev)
 		}
 	}
+	l.rollback(ctx, failed)
 	if len(decline) > 0 {
 		l.declined(decline, declineErr)
 	}
@@ -501,29 +503,53 @@ func (l *launcher) acceptRefuse() time.Duration {
 }
 
 // rollback undoes the state of launches whose ACCEPT failed: running
-// entries go, ready executions and failover entries come back.
-func (l *launcher) rollback(ctx context.Context, al *agentLaunch, b *built) {
+// entries go, ready executions (once per job, whatever the agents its
+// shards were on) and failover entries come back, keeping the ids the
+// tasks had: the ACCEPT may have reached the engine all the same, and a
+// second launch of a task that runs is then refused by the engine
+// (fireTaskID).
+func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
+	if len(failed) == 0 {
+		return
+	}
 	now := l.clock.Now()
-	requeued := map[string]bool{}
-	for i, tl := range al.launches {
-		job, item := al.entries[i].job, al.entries[i].item
-		ch := l.reg.Change().Unlaunch(job, item)
-		if f := al.entries[i].fail; f != nil {
-			ch.FailOver(job, item, queue.Failover{TaskID: f.TaskID, Since: f.Since, Attempts: f.Attempts, NotBefore: f.NotBefore,
-				Parameter: f.Parameter, RunKey: f.RunKey, ScheduledAt: f.ScheduledAt, Retry: f.Retry})
-		}
-		if err := ch.Commit(ctx); err != nil {
-			l.log.Error("launcher: roll back launch", "task", tl.TaskID, "err", err)
-			l.st.reloadRunning()
-		} else {
-			l.st.dropRunning(job, item)
-		}
-		if rd := al.entries[i].ready; rd != nil && !requeued[job] {
-			requeued[job] = true
-			if err := l.reg.Work().Requeue(ctx, job, rd.First(), now); err != nil {
-				l.log.Error("launcher: re-queue", "job", job, "err", err)
+	type requeue struct {
+		rd    *queue.Ready
+		tasks map[int]string
+	}
+	var jobsOrder []string
+	ready := map[string]*requeue{}
+	for _, al := range failed {
+		for i, tl := range al.launches {
+			le := al.entries[i]
+			ch := l.reg.Change().Unlaunch(le.job, le.item)
+			if f := le.fail; f != nil {
+				ch.FailOver(le.job, le.item, queue.Failover{TaskID: f.TaskID, Since: f.Since, Attempts: f.Attempts, NotBefore: f.NotBefore,
+					Parameter: f.Parameter, RunKey: f.RunKey, ScheduledAt: f.ScheduledAt, Retry: f.Retry, Relaunch: tl.TaskID})
 			}
-			l.queues.changed()
+			if err := ch.Commit(ctx); err != nil {
+				l.log.Error("launcher: roll back launch", "task", tl.TaskID, "err", err)
+				l.st.reloadRunning()
+			} else {
+				l.st.dropRunning(le.job, le.item)
+			}
+			if le.ready == nil {
+				continue
+			}
+			rq := ready[le.job]
+			if rq == nil {
+				rq = &requeue{rd: le.ready, tasks: map[int]string{}}
+				ready[le.job] = rq
+				jobsOrder = append(jobsOrder, le.job)
+			}
+			rq.tasks[le.item] = tl.TaskID
 		}
+	}
+	for _, job := range jobsOrder {
+		rq := ready[job]
+		if err := l.reg.Work().Requeue(ctx, job, rq.rd.First(), rq.rd.FirstBy(), now, rq.tasks); err != nil {
+			l.log.Error("launcher: re-queue", "job", job, "err", err)
+		}
+		l.queues.changed()
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -76,6 +78,9 @@ func (h *statusHandler) read(ctx context.Context, reg *registry.Registry, tid jo
 	}
 	rt, ok := running[tid.Item]
 	if !ok || rt.TaskID != st.TaskID {
+		if st.State.Live() {
+			in.Relaunching = relaunching(ctx, reg, tid, st.TaskID)
+		}
 		return in, nil
 	}
 	in.Entry = &rt
@@ -245,4 +250,17 @@ func (h *statusHandler) notifyFailure(job jobs.Config, ev observe.TaskEvent, st 
 	if h.notifier != nil && job.JobErrorHandlerType == jobs.HandlerWebhook {
 		h.notifier.Notify(job, ev, st)
 	}
+}
+
+// relaunching reports whether task id (of no running entry) is a launch
+// rolled back after a failed ACCEPT that waits in its queue to launch
+// again under the same id (queue.Relaunch). A queue that cannot be read
+// says no (the orphan is killed, as any other).
+func relaunching(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, id string) bool {
+	if tid.Kind == jobs.KindFailover {
+		fs, err := reg.Work().FailoverOf(ctx, tid.JobName)
+		return err == nil && slices.ContainsFunc(fs, func(f queue.Failover) bool { return f.Item == tid.Item && f.Relaunch == id })
+	}
+	rd, ok, err := reg.Work().ReadyOf(ctx, tid.JobName)
+	return err == nil && ok && rd.Relaunched(tid.Item) == id
 }

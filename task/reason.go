@@ -48,6 +48,11 @@ const (
 	// ReasonTaskInvalid marks a task the master refused at launch (with
 	// TASK_ERROR); see DuplicateLaunch.
 	ReasonTaskInvalid Reason = "REASON_TASK_INVALID"
+	// ReasonTaskGroupInvalid marks each task of a LAUNCH_GROUP the master
+	// refused as a whole (with TASK_ERROR): one invalid task refuses them
+	// all, each update naming that task; see DuplicateLaunch and
+	// RefusedWithItsGroup.
+	ReasonTaskGroupInvalid Reason = "REASON_TASK_GROUP_INVALID"
 )
 
 // duplicateIDMessage begins the master's message when it refuses a launch
@@ -68,9 +73,48 @@ func RefusedLaunch(u Update) bool {
 // task id that runs already: the update is about the refused launch, not
 // about the task of that id, which goes on (task ids are a function of the
 // fire, so this is a fire launched twice, and the first launch stands).
+//
+// In a LAUNCH_GROUP the master refuses the whole group for one duplicate
+// task (Mesos 1.11's task group validation: TASK_ERROR,
+// REASON_TASK_GROUP_INVALID, "Task '<id>' is invalid: Task has duplicate
+// ID: <id>" for every task of the group): the update of the duplicate
+// itself is this too; the others' are RefusedWithItsGroup.
 func DuplicateLaunch(u Update) bool {
-	return u.State == Error && u.Reason == ReasonTaskInvalid && u.Source == SourceMaster &&
-		strings.HasPrefix(u.Message, duplicateIDMessage)
+	if u.State != Error || u.Source != SourceMaster {
+		return false
+	}
+	switch u.Reason {
+	case ReasonTaskInvalid:
+		return strings.HasPrefix(u.Message, duplicateIDMessage)
+	case ReasonTaskGroupInvalid:
+		id, ok := groupDuplicate(u.Message)
+		return ok && id == u.TaskID
+	}
+	return false
+}
+
+// RefusedWithItsGroup is the master's refusal of a task of a LAUNCH_GROUP
+// because another task of the group has a duplicate id: the group was not
+// launched this time, but it may be the replay of a group that was (every
+// task of it then runs), so the engine is asked (reconcile), as for
+// RefusedLaunch.
+func RefusedWithItsGroup(u Update) bool {
+	if u.State != Error || u.Source != SourceMaster || u.Reason != ReasonTaskGroupInvalid {
+		return false
+	}
+	id, ok := groupDuplicate(u.Message)
+	return ok && id != u.TaskID
+}
+
+// groupDuplicate reads the task id out of a group refusal's message for a
+// duplicate id ("Task '<id>' is invalid: Task has duplicate ID: <id>").
+func groupDuplicate(msg string) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, "Task '")
+	if !ok {
+		return "", false
+	}
+	id, why, ok := strings.Cut(rest, "' is invalid: ")
+	return id, ok && why == duplicateIDMessage+": "+id
 }
 
 // Source is who sent a status update, spelled as Mesos spells it

@@ -120,6 +120,8 @@ func parseInput(t *testing.T, c datadriven.Case) Input {
 			}
 		case "overtaken":
 			in.Overtaken = true
+		case "relaunching":
+			in.Relaunching = true
 		case "others-running":
 			in.OthersRunning = true
 		case "retry-pending":

@@ -38,7 +38,13 @@ type Input struct {
 	// Overtaken: a reconciliation answer already ended this task as over,
 	// so a live update that follows is a stale one it overtook.
 	Overtaken bool
-	Job       Job
+	// Relaunching: the task's launch was rolled back (its ACCEPT failed)
+	// and waits in its queue to launch again under the same id
+	// (queue.Relaunch). A live update of it is that launch having reached
+	// the engine after all: it is not killed, since its relaunch is
+	// refused as a duplicate and the running entry then follows it.
+	Relaunching bool
+	Job         Job
 	// OthersRunning: another shard of the job runs. RetryPending: a shard
 	// of the job waits for a retry within its run. RunPending: another
 	// shard of the task's keyed run (Entry.RunKey) runs or waits to run
@@ -127,7 +133,7 @@ func Transition(in Input) Outcome {
 	if in.Entry == nil {
 		return orphan(in)
 	}
-	if RefusedLaunch(u) {
+	if RefusedLaunch(u) || RefusedWithItsGroup(u) {
 		return Outcome{Stale: true, Reconcile: true}
 	}
 	var out Outcome
@@ -205,7 +211,7 @@ func orphan(in Input) Outcome {
 	if in.Overtaken {
 		return Outcome{Stale: true, Forget: s.Terminal()}
 	}
-	return Outcome{Stale: true, Kill: s.Live()}
+	return Outcome{Stale: true, Kill: s.Live() && !in.Relaunching}
 }
 
 func mark(e Entry, s State, now time.Time) *Entry {

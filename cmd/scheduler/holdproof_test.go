@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/store"
 )
 
 // A fenced term whose lease renewal comes back late holds an engine call
@@ -17,7 +18,7 @@ import (
 func TestHoldForProofWaitsOutALateRenewal(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var reads atomic.Int32
-	term := election.NewFencedTerm(t.Context(), "/ha/election/n_1", 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
+	term := election.NewFencedTerm(t.Context(), "/ha/election/n_1", store.AnyVersion, 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
 		func(context.Context) error { reads.Add(1); return nil })
 	clk.Advance(700 * time.Millisecond)
 	if err := term.Proven(t.Context(), 125*time.Millisecond); !errors.Is(err, election.ErrLeaseLapse) {
@@ -41,7 +42,7 @@ func TestHoldForProofWaitsOutALateRenewal(t *testing.T) {
 // whose term ends is refused as not the leader.
 func TestHoldForProofRefusesWhenNothingConfirms(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	term := election.NewFencedTerm(t.Context(), "/ha/election/n_1", 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
+	term := election.NewFencedTerm(t.Context(), "/ha/election/n_1", store.AnyVersion, 9, clk, 500*time.Millisecond, time.Second, clk.Now(),
 		func(context.Context) error { return nil })
 	clk.Advance(700 * time.Millisecond)
 	ctx, cancel := context.WithCancel(t.Context())

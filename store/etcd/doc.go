@@ -95,10 +95,16 @@
 // and creates, under it, the store node Dir+"/n_<lease id>" (a node key
 // of the store, holding its election.Member as JSON), so the key goes
 // when the lease expires or is revoked. The key with the lowest
-// create_revision leads, and that revision is the term's number
-// (Term.Seq): a later leader's key was created while the earlier one's
-// still existed, so numbers grow strictly from leader to leader. A
-// candidate watches the election's keys from the revision it listed at
+// create_revision leads, and the revision of the key's last write is the
+// term's number (Term.Seq): its creation for the key's first term; a
+// term that ended while its key lived (a loop failed, or its renewals
+// were not confirmed in time although etcd renewed the lease) is followed
+// by another leadership under the same key only after the candidate
+// writes the key again (same value and lease, the next store version),
+// whose revision numbers the new term. A later leader's key was created
+// while the earlier one's still existed, and a rewrite comes after every
+// write before it, so numbers grow strictly with every leadership, the
+// same candidate's included. A candidate watches the election's keys from the revision it listed at
 // and looks again when one changes, and at least every TTL.
 //
 // The candidate renews its lease every sixth of the TTL itself
@@ -120,13 +126,15 @@
 // back of the queue). Run's end revokes the lease: the next candidate
 // leads at once.
 //
-// Fence: Term.Fence is a store.Check of the term's key, which a flat
+// Fence: Term.Fence is a store.Check of the term's key at the store
+// version the term wrote (so a later term of the same key fences the
+// earlier one out), which a flat
 // commit turns into a compare of the key's mod_revision, and a guarded
 // commit (nested or chained, see Commits) carries beside the guard's
 // compare in each of its transactions, since a lease's expiry deletes
 // the key without moving the guard: once the key is gone, no write of
 // the term commits. Term.StillLeads adds a linearizable read of the key
-// (present, with the term's lease and create_revision) to the lease
+// (present, with the term's lease, create_revision and mod_revision) to the lease
 // check, for side effects the store cannot fence; a key with a lower
 // create_revision cannot appear later, so the key's presence is the
 // leadership's.

@@ -28,6 +28,9 @@ var (
 	ErrLeaseGone = errors.New("etcd election: lease gone")
 	// ErrKeyGone: the candidate's election key is gone.
 	ErrKeyGone = errors.New("etcd election: election key gone")
+	// ErrTermOver: the election key was written by a later term of its
+	// own candidate (the term asking is over).
+	ErrTermOver = errors.New("etcd election: a later term of the key began")
 )
 
 // DefaultElectionTTL is the candidates' lease TTL when
@@ -76,8 +79,14 @@ type session struct {
 	local time.Duration // the term's lease: half the TTL
 	path  string        // store path of the key
 	key   string
-	rev   int64        // the key's create_revision: the term number
+	data  []byte       // the key's value (the member, as JSON)
+	rev   int64        // the key's create_revision: its first term's number
 	ka    atomic.Int64 // UnixNano (on the clock) of the send time of the last confirmed keepalive
+	// The key as its latest term found it (read and written by Run's
+	// goroutine only): its store version and the revision that wrote it
+	// (that term's number); led once a term of the key began.
+	ver, mod int64
+	led      bool
 }
 
 // NewCandidate makes a candidate; call Run.
@@ -267,24 +276,43 @@ func (c *Candidate) step(ctx context.Context) (int64, error) {
 func (c *Candidate) lead(ctx context.Context, sess *session) error {
 	c.mu.Lock()
 	t := c.term
-	if t != nil && t.Context().Err() != nil { // ended by its lease
+	if t != nil && (t.Context().Err() != nil || c.termSess != sess) { // ended (its lease lapsed, a loop failed)
 		t = nil
 	}
+	c.mu.Unlock()
+	if t == nil && c.cfg.Clock.Now().Sub(time.Unix(0, sess.ka.Load())) >= sess.local {
+		// A term begun now would be lapsed at birth (and end at once, its
+		// key written again for nothing): the next confirmed keepalive
+		// pokes the candidate (renew).
+		c.cfg.Log.Debug("etcd election: lowest key, but its lease is unconfirmed; waiting for a keepalive", "node", sess.path)
+		return nil
+	}
 	if t == nil {
-		// Fenced: every write of the term compares its key, so a lease that
-		// lapsed locally (slow keepalives) only holds back the engine calls
-		// until the next confirmed one; a whole TTL unconfirmed, or the loss
-		// of the lease or key, ends it.
-		t = election.NewFencedTerm(ctx, sess.path, sess.rev, c.cfg.Clock, sess.local, sess.ttl,
-			time.Unix(0, sess.ka.Load()), c.stillLeads(sess))
+		if sess.led {
+			// The key led a term that ended while the key lived: the next
+			// term of it is another leadership, so it must get a higher
+			// number than every term before it and fence the one before
+			// out (whose loops may still be stopping).
+			if err := c.retake(ctx, sess); err != nil {
+				return err
+			}
+		}
+		sess.led = true
+		// Fenced: every write of the term compares its key (at the version
+		// the term wrote), so a lease that lapsed locally (slow keepalives)
+		// only holds back the engine calls until the next confirmed one; a
+		// whole TTL unconfirmed, or the loss of the lease or key, ends it.
+		t = election.NewFencedTerm(ctx, sess.path, sess.ver, sess.mod, c.cfg.Clock, sess.local, sess.ttl,
+			time.Unix(0, sess.ka.Load()), c.stillLeads(sess, sess.mod))
+		c.mu.Lock()
 		c.term, c.termSess = t, sess
 		c.current.Store(t)
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	if err := t.Valid(); err != nil {
 		// Delivered or not, a confirmed keepalive comes next (it pokes the
 		// candidate to deliver this one), or the lease's loss.
-		c.cfg.Log.Debug("etcd election: the term's lease lapsed; waiting for a keepalive", "term", sess.rev, "err", err)
+		c.cfg.Log.Debug("etcd election: the term's lease lapsed; waiting for a keepalive", "term", t.Seq(), "err", err)
 		return nil
 	}
 	c.mu.Lock()
@@ -294,7 +322,7 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 	}
 	c.mu.Unlock()
 	if fresh {
-		c.cfg.Log.Info("elected leader", "node", sess.path, "term", sess.rev)
+		c.cfg.Log.Info("elected leader", "node", sess.path, "term", t.Seq())
 		select {
 		case <-c.terms: // an undelivered older term: drop it
 		default:
@@ -304,10 +332,11 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 	return nil
 }
 
-// stillLeads is the term's linearizable check: its key is still there,
-// held by its lease (no key with a lower create_revision can appear
-// later, so the key's existence is the leadership's).
-func (c *Candidate) stillLeads(sess *session) func(context.Context) error {
+// stillLeads is the check of the term numbered mod: its key is still
+// there, held by its lease, as that term wrote it (no key with a lower
+// create_revision can appear later, so the key's existence is the
+// leadership's; a later term of the same key writes it again).
+func (c *Candidate) stillLeads(sess *session, mod int64) func(context.Context) error {
 	return func(ctx context.Context) error {
 		resp, err := c.s.cli.Get(ctx, sess.key)
 		if err != nil {
@@ -316,8 +345,32 @@ func (c *Candidate) stillLeads(sess *session) func(context.Context) error {
 		if len(resp.Kvs) == 0 || resp.Kvs[0].Lease != int64(sess.lease) || resp.Kvs[0].CreateRevision != sess.rev {
 			return fmt.Errorf("%w: %w", election.ErrNotLeader, ErrKeyGone)
 		}
+		if resp.Kvs[0].ModRevision != mod {
+			return fmt.Errorf("%w: %w", election.ErrNotLeader, ErrTermOver)
+		}
 		return nil
 	}
+}
+
+// retake writes sess's key again (same value and lease, the next store
+// version) for a new term of a key that led before: the revision of that
+// write is the new term's number, higher than any term's before it, and
+// the new version makes the fence of the term before fail. A key that is
+// gone ends the session (the candidate joins again under a new one).
+func (c *Candidate) retake(ctx context.Context, sess *session) error {
+	resp, err := c.s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(sess.key), "=", sess.rev),
+		clientv3.Compare(clientv3.ModRevision(sess.key), "=", sess.mod)).
+		Then(clientv3.OpPut(sess.key, encode(sess.ver+1, sess.data), clientv3.WithLease(sess.lease))).Commit()
+	if err != nil {
+		return fmt.Errorf("etcd election: lead again under %s: %w: %w", sess.path, store.ErrUnavailable, err)
+	}
+	if !resp.Succeeded {
+		c.dropSession(sess, fmt.Errorf("%w: %w", election.ErrNodeLost, ErrKeyGone))
+		return fmt.Errorf("etcd election: lead again under %s: the key is gone or was written by another; joining again", sess.path)
+	}
+	sess.ver, sess.mod = sess.ver+1, resp.Header.Revision
+	c.cfg.Log.Info("leading again under the same key: a new term", "node", sess.path, "term", sess.mod)
+	return nil
 }
 
 // ensureSession grants a lease and creates our key under it when we have
@@ -341,7 +394,7 @@ func (c *Candidate) ensureSession(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd election: grant a lease: %w: %w", store.ErrUnavailable, err)
 	}
-	sess = &session{lease: g.ID, ttl: time.Duration(g.TTL) * time.Second}
+	sess = &session{lease: g.ID, ttl: time.Duration(g.TTL) * time.Second, data: data, ver: 1}
 	sess.local = sess.ttl / 2
 	sess.path = fmt.Sprintf("%s/n_%016x", c.cfg.Dir, int64(g.ID))
 	sess.key = c.s.k.node(sess.path)
@@ -356,6 +409,7 @@ func (c *Candidate) ensureSession(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("etcd election: create %s: %w", sess.path, err)
 	}
 	sess.rev = resp.Header.Revision
+	sess.mod = sess.rev
 	c.mu.Lock()
 	c.sess = sess
 	c.mu.Unlock()
@@ -479,8 +533,8 @@ func (c *Candidate) renew(ctx context.Context, sess *session) {
 		c.mu.Unlock()
 		if t != nil && ts == sess {
 			t.Confirm(sent)
-			if t != sentT {
-				c.poke() // a term held back by its lapsed lease: deliver it now
+			if t != sentT || t.Context().Err() != nil {
+				c.poke() // a term held back by its lapsed lease: deliver it now; one that ended: the next
 			}
 		}
 	}

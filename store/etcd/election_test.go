@@ -64,17 +64,17 @@ func newElectionCluster(t *testing.T) *electionCluster {
 	return ec
 }
 
-// next waits (bounded) for the next term delivered with a number other
+// next waits (bounded) for the next term delivered under a key other
 // than after's (a candidate whose own lease lapsed on a loaded machine
-// leads again in a new term with the same number and key: not a change
-// of leader).
+// leads again under the same key, in a new term with a higher number:
+// not a change of leader).
 func (ec *electionCluster) next(t *testing.T, within time.Duration, after *elected) elected {
 	t.Helper()
 	deadline := time.After(within)
 	for {
 		select {
 		case e := <-ec.elected:
-			if after != nil && e.idx == after.idx && e.term.Seq() == after.term.Seq() {
+			if after != nil && e.idx == after.idx && e.term.Node() == after.term.Node() {
 				continue
 			}
 			return e

@@ -57,9 +57,10 @@ func New(base store.KV) *Txn {
 // Trust makes the batch's own checks take paths as existing without
 // reading them, as long as the batch does not write them: for the fence of
 // every commit (the leader's election node), which the base may not cache
-// (a round trip per batch on ZooKeeper). Only existence is trusted (checks
-// of any version); Flush's commit checks them in the base as always, so a
-// lost fence still fails the whole batch there.
+// (a round trip per batch on ZooKeeper). A check of a trusted path passes
+// whatever version it names (an etcd term's fence names its node's
+// version); Flush's commit checks them in the base as always, so a lost
+// fence still fails the whole batch there.
 func (t *Txn) Trust(paths ...string) {
 	if t.trusted == nil {
 		t.trusted = map[string]bool{}

@@ -175,3 +175,37 @@ func TestTrustedFence(t *testing.T) {
 		t.Fatalf("a check of a trusted path the batch deleted: %v", err)
 	}
 }
+
+// TestTrustedVersionedFence: a trusted fence that names a version (an etcd
+// term's) is not read either, and the Flush fails once the node moved to
+// another version (a later term of the same node).
+func TestTrustedVersionedFence(t *testing.T) {
+	ctx := context.Background()
+	base := &countingKV{KV: memory.New(), gets: map[string]int{}}
+	_ = base.Commit(ctx, store.Create("/ha/leader", nil))
+	fence := store.Check("/ha/leader", 0)
+	tx := txn.New(base)
+	tx.Trust("/ha/leader")
+	if err := tx.Commit(ctx, fence, store.Put("/s/a", []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	if n := base.gets["/ha/leader"]; n != 0 {
+		t.Fatalf("the trusted fence was read %d times", n)
+	}
+	if err := tx.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx.Trust("/ha/leader")
+	if err := tx.Commit(ctx, fence, store.Put("/s/b", []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := base.KV.Commit(ctx, store.Set("/ha/leader", nil, 0)); err != nil { // the next term
+		t.Fatal(err)
+	}
+	if err := tx.Flush(ctx); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("flush behind a fence of an older version: %v", err)
+	}
+	if _, err := base.Get(ctx, "/s/b"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal("a write behind an older term's fence reached the store")
+	}
+}

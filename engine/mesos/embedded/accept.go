@@ -114,8 +114,12 @@ func (c *Cluster) launch(fw *framework, a *agent, l launch, remaining *mesos.Res
 		err = fmt.Errorf("Task uses more resources %s than available %s", need, *remaining)
 	}
 	if err != nil {
+		reason := mesos.REASON_TASK_INVALID
+		if l.group { // one invalid task refuses its whole group (Mesos 1.11)
+			reason = mesos.REASON_TASK_GROUP_INVALID
+		}
 		for _, ti := range l.tasks {
-			c.masterUpdate(fw, ti.TaskID.Value, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, err.Error(), a)
+			c.masterUpdate(fw, ti.TaskID.Value, mesos.TASK_ERROR, reason, err.Error(), a)
 		}
 		return
 	}
@@ -162,6 +166,9 @@ func validateLaunch(fw *framework, a *agent, l launch, seen map[string]bool) (me
 	var need mesos.Resources
 	for _, ti := range l.tasks {
 		if err := validateTask(fw, a, ti, l.group, seen); err != nil {
+			if l.group { // every task of the group is told which one was invalid
+				return nil, fmt.Errorf("Task '%s' is invalid: %w", ti.TaskID.Value, err)
+			}
 			return nil, err
 		}
 		need.Add(normalize(ti.Resources)...)

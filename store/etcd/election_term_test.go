@@ -1,0 +1,105 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/election"
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// soloCandidate is one candidate on a one-member cluster; its terms come
+// on the returned channel.
+func soloCandidate(t *testing.T) (*Candidate, *Store) {
+	t.Helper()
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	s := openStore(t, m.Endpoints(), Options{})
+	c := NewCandidate(ElectionConfig{Store: s, Dir: "/ha/election", Self: election.Member{ID: "c0"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c, s
+}
+
+// nextTerm waits (bounded) for the candidate's next term.
+func nextTerm(t *testing.T, c *Candidate, within time.Duration) *election.Term {
+	t.Helper()
+	select {
+	case term := <-c.Terms():
+		return term
+	case <-time.After(within):
+		t.Fatalf("no term within %v", within)
+		return nil
+	}
+}
+
+// checkSuccession checks that next, a term of the same key after prev
+// ended, is another leadership: a higher number, prev's fence and
+// StillLeads refused, next's accepted.
+func checkSuccession(t *testing.T, s *Store, prev, next *election.Term) {
+	t.Helper()
+	ctx := t.Context()
+	if next.Node() != prev.Node() {
+		t.Fatalf("term %d under %s after term %d under %s: want the same key", next.Seq(), next.Node(), prev.Seq(), prev.Node())
+	}
+	if next.Seq() <= prev.Seq() {
+		t.Fatalf("term %d after term %d: numbers must grow with every leadership", next.Seq(), prev.Seq())
+	}
+	if err := fencedPut(ctx, s, prev, "/w", "old"); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a write behind term %d's fence after term %d began: %v, want ErrConflict", prev.Seq(), next.Seq(), err)
+	}
+	if err := prev.StillLeads(ctx); !errors.Is(err, election.ErrNotLeader) {
+		t.Fatalf("StillLeads of the ended term: %v", err)
+	}
+	if err := fencedPut(ctx, s, next, "/w", "new"); err != nil {
+		t.Fatalf("a write of the new term %d: %v", next.Seq(), err)
+	}
+	if err := next.StillLeads(ctx); err != nil {
+		t.Fatalf("StillLeads of the new term: %v", err)
+	}
+}
+
+// A candidate that leads again under the key it still holds (its term
+// ended while the key lived: a loop failed, or its renewals were not
+// confirmed in time though etcd renewed the lease) starts another
+// leadership: the key is written again, the write's revision is the new
+// term's number, higher than every number before it, and the old term's
+// fenced writes are refused from then on. Before, the new term had the
+// old one's number (the soak's seed 611: term 4849 five times) and the
+// old term's fence still held.
+func TestElectionTermAfterAnEndIsNewer(t *testing.T) {
+	c, s := soloCandidate(t)
+	first := nextTerm(t, c, 30*time.Second)
+	if err := fencedPut(t.Context(), s, first, "/w", "first"); err != nil {
+		t.Fatalf("a write of the first term: %v", err)
+	}
+
+	// A loop of the term failed (leader.Run ends the term).
+	first.End(errors.New("a loop failed"))
+	second := nextTerm(t, c, 15*time.Second)
+	checkSuccession(t, s, first, second)
+
+	// Renewals reach etcd but their answers come later than the TTL: the
+	// term ends unconfirmed while its lease, and so its key, lives on.
+	c.slow.Store(int64(3 * time.Second))
+	ended(t, second, 10*time.Second)
+	if !errors.Is(context.Cause(second.Context()), election.ErrLeaseLapse) {
+		t.Fatalf("the term ended for %v, want its lease's lapse", context.Cause(second.Context()))
+	}
+	c.mu.Lock()
+	sess := c.sess
+	c.mu.Unlock()
+	if resp, err := s.cli.Get(t.Context(), sess.key); err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("the key after the lapse: %v %v, want it alive (the lease renewed)", resp, err)
+	}
+	c.slow.Store(0)
+	third := nextTerm(t, c, 15*time.Second)
+	checkSuccession(t, s, second, third)
+	if err := fencedPut(t.Context(), s, first, "/w", "older"); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a write behind the first term's fence: %v, want ErrConflict", err)
+	}
+	t.Logf("terms %d, %d, %d under %s", first.Seq(), second.Seq(), third.Seq(), third.Node())
+}
