@@ -23,7 +23,7 @@ import (
 // missed while no leader fired. The registry is the product's; a test may
 // stand in its own.
 type Dispatcher interface {
-	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error
+	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) (void []string, err error)
 	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error
 }
 
@@ -400,14 +400,19 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	batch := make(map[string]registry.CronFire, len(due))
 	for _, f := range due {
 		if j, _, ok := p.Catalog.Runnable(f.job); ok {
-			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at)} // late: launchable at once
+			// late: launchable at once; gated on the job's change node, so
+			// it never lands after a disable or for an instant before an
+			// update or enable (registry/gate.go)
+			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at), Instant: f.at}
 		}
 	}
 	first, last := due[0].at, due[len(due)-1].at
 	began := p.Clock.Now()
 	var ended time.Time
+	var void []string
 	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
-		err := p.dispatcher().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		var err error
+		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
 		ended = p.Clock.Now()
 		p.noteCommit(ended.Sub(began))
 		if err == nil {
@@ -438,6 +443,9 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		p.Log.Log(ctx, level, "producer: fires committed after their instant", "jobs", len(batch), "instant", first, "last_instant", last,
 			"late_by", late, "commit_took", ended.Sub(began), "began_before_instant", first.Sub(began),
 			"woke_before_instant", first.Sub(woke), "lead", lead)
+	}
+	for _, job := range void { // the job went off or changed before the commit: nothing pending
+		delete(batch, job)
 	}
 	p.dropUnrunnable(ctx, batch)
 	for job := range batch {
@@ -509,7 +517,7 @@ func (p *Producer) dispatcher() Dispatcher {
 // its leader's work, missed ones through the schedule.
 type registryDispatcher struct{ r *registry.Registry }
 
-func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error {
+func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
 	return d.r.Work().TriggerFires(ctx, fires, instant, absent)
 }
 
