@@ -126,10 +126,11 @@ func (p *Producer) believedAbsent(job string) bool {
 }
 
 type fire struct {
-	at   time.Time
-	job  string
-	gen  uint64
-	prev time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
+	at     time.Time
+	job    string
+	gen    uint64
+	prev   time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
+	behind int       // how many missed instants in a row this fire replays (fireTimes.resume)
 }
 
 type fireHeap []fire
@@ -153,8 +154,23 @@ func (h *fireHeap) Pop() any {
 func (p *Producer) init() {
 	if p.t.gen == nil {
 		p.t.init()
+		p.t.replay = p.replay
 		p.changed = make(chan struct{}, 1)
 	}
+}
+
+// replay is how many missed instants in a row a late fire of job replays:
+// a misfire=true job's pending cap (job_state_queue_size), none for a
+// misfire=false job (docs/jobs.md: the stall rule).
+func (p *Producer) replay(job string) int {
+	j, _, ok := p.Catalog.Runnable(job)
+	if !ok || !j.Misfire {
+		return 0
+	}
+	if p.Registry != nil && p.Registry.MaxPending() > 0 {
+		return p.Registry.MaxPending()
+	}
+	return maxMissedPerJob
 }
 
 // Reschedule recomputes one job's next fire (after a register, update,
@@ -318,8 +334,10 @@ func (p *Producer) arm(timer clock.Timer) {
 
 // fireDue commits every fire that is due, in one batch, and schedules each
 // job's following fire from its scheduled instant (so fires never drift).
-// If the scheduler fell behind by more than one period, the skipped
-// instants are not replayed: the job fires once now and then on schedule.
+// If the scheduler fell behind by more than one period (a stall, a slow
+// commit), a misfire=true job replays each missed instant (up to its
+// pending cap), and a misfire=false one skips them: it fires once now and
+// then on schedule (fireTimes.resume).
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
 	p.mu.Lock()
@@ -337,7 +355,7 @@ func (p *Producer) fireDue(ctx context.Context) {
 		if f.gen != p.t.gen[f.job] {
 			continue
 		}
-		p.scheduleLocked(f.job, resumeFrom(f, now, p.next))
+		p.t.pushAfter(f, now, p.next)
 	}
 	p.mu.Unlock()
 }
