@@ -255,3 +255,26 @@ func TestPruneGatesForgetsDeregisteredJobsOnly(t *testing.T) {
 		t.Fatalf("gates %v: a registered job's gate was pruned", g)
 	}
 }
+
+// TestCatchUpNeverLandsAfterADisable: a takeover's catch-up is behind the
+// gate too: a disable landing while its commit is in flight voids the
+// job's missed fires, and the watermark still moves.
+func TestCatchUpNeverLandsAfterADisable(t *testing.T) {
+	fires, api, kv := gateRig(t, t0)
+	ctx := t.Context()
+	kv.before = func() {
+		if err := api.Config().SetDisabled(ctx, "job", "j", true, t0.Add(9*time.Second)); err != nil {
+			t.Error(err)
+		}
+	}
+	until := t0.Add(10 * time.Second)
+	if err := fires.Schedule().TriggerMissed(ctx, map[string]Missed{"j": {Fires: 3, Misfire: true, After: t0}}, until); err != nil {
+		t.Fatal(err)
+	}
+	if rd := count(t, api, "j"); rd.Count != 0 {
+		t.Fatalf("the disabled job has %d pending execution(s) of the catch-up", rd.Count)
+	}
+	if w, err := api.Schedule().Watermark(ctx); err != nil || !w.Until.Equal(until) {
+		t.Fatalf("watermark %+v %v, want %s", w, err, until)
+	}
+}
