@@ -23,7 +23,8 @@ func (cf Config) AddJobAt(ctx context.Context, c jobs.Config, at time.Time) erro
 	return cf.r.withApp(ctx, c, func(check []store.Op) error {
 		ops := append(check, createJSON(jobPath(c.JobName), c))
 		if !at.IsZero() {
-			ops = append(ops, store.Put(RegisteredJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))))
+			ops = append(ops, store.Put(RegisteredJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))),
+				store.Put(gatePath(c.JobName), gateAt(at))) // a fire of a job of this name before it is void (gate.go)
 		}
 		err := cf.r.commit(ctx, ops...)
 		if errors.Is(err, store.ErrExists) {
@@ -52,7 +53,7 @@ func (cf Config) UpdateJobAt(ctx context.Context, c jobs.Config, at time.Time) e
 			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
 			store.Delete(failoverPath+"/"+c.JobName, store.AnyVersion))
 		if !at.IsZero() {
-			ops = append(ops, store.Put(ChangedJobPath+"/"+c.JobName, []byte(at.UTC().Format(time.RFC3339Nano))))
+			ops = append(ops, store.Put(gatePath(c.JobName), gateAt(at)))
 		}
 		err := cf.r.commit(ctx, ops...)
 		if errors.Is(err, store.ErrNotFound) {
@@ -129,17 +130,26 @@ func (cf Config) DeleteJob(ctx context.Context, name string) error {
 }
 
 // SetDisabled sets or clears a disable flag. kind is "app" or "job".
-// Enabling a job at a known instant records it as the job's last change
-// (JobsChangedAt): a takeover's catch-up does not replay the instants it
-// spent disabled.
+// Disabling a job clears its pending executions and closes its gate in
+// the same commit, so no fire is left pending and none lands while it is
+// off (gate.go). Enabling a job at a known instant records it as the
+// job's last change (JobsChangedAt): a takeover's catch-up does not
+// replay the instants it spent disabled, and a fire of an instant before
+// it is void.
 func (cf Config) SetDisabled(ctx context.Context, kind, name string, disabled bool, now time.Time) error {
 	p := "/state/disable/" + kind + "/" + name
 	if disabled {
-		return cf.r.commit(ctx, store.Put(p, []byte(now.UTC().Format(time.RFC3339))))
+		ops := []store.Op{store.Put(p, []byte(now.UTC().Format(time.RFC3339)))}
+		if kind == "job" {
+			ops = append(ops, store.Put(gatePath(name), gateOffValue(now)),
+				store.Delete(ReadyPath+"/"+name, store.AnyVersion),
+				store.Delete(failoverPath+"/"+name, store.AnyVersion))
+		}
+		return cf.r.commit(ctx, ops...)
 	}
 	ops := []store.Op{store.Delete(p, store.AnyVersion)}
-	if kind == "job" && !now.IsZero() {
-		ops = append(ops, store.Put(ChangedJobPath+"/"+name, []byte(now.UTC().Format(time.RFC3339Nano))))
+	if kind == "job" {
+		ops = append(ops, store.Put(gatePath(name), gateAt(now)))
 	}
 	return cf.r.commit(ctx, ops...)
 }

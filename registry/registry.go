@@ -206,7 +206,7 @@ func jobDeleteOps(name string) []store.Op {
 		waitingDeleteOps(name)[0], waitingDeleteOps(name)[1],
 		store.Delete(gangPath+"/"+name, store.AnyVersion),
 		store.Delete(RegisteredJobPath+"/"+name, store.AnyVersion),
-		store.Delete(ChangedJobPath+"/"+name, store.AnyVersion),
+		store.Put(gatePath(name), []byte(gateOff)), // kept, off: a fire in flight for the name fails its check (gate.go)
 	}
 }
 

@@ -104,7 +104,7 @@ func TestTriggerFiresHoldsEachEntryUntilItsInstant(t *testing.T) {
 	r, ctx := setup(t)
 	t1, t2 := t0.Add(time.Second), t0.Add(2*time.Second)
 	fires := map[string]CronFire{"j1": {Misfire: true, At: t1}, "j2": {At: t2}}
-	if err := r.Work().TriggerFires(ctx, fires, t2, func(string) bool { return true }); err != nil {
+	if _, err := r.Work().TriggerFires(ctx, fires, t2, func(string) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	if nb1, nb2 := count(t, r, "j1").NotBefore, count(t, r, "j2").NotBefore; !nb1.Equal(t1) || !nb2.Equal(t2) {

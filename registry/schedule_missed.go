@@ -86,6 +86,10 @@ const missedBatch = 500
 type Missed struct {
 	Fires   int  // how many instants passed (≥ 1)
 	Misfire bool // the job's misfire flag
+	// After, when set, is the instant the fires were counted after: the
+	// commit is then behind the job's gate (gate.go), so a disable,
+	// update or deregister landing meanwhile voids them.
+	After time.Time
 }
 
 // TriggerMissed queues the executions of fires missed while no leader was
@@ -119,6 +123,14 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, misse
 		var ops []store.Op
 		for _, job := range names {
 			m := missed[job]
+			gate, open, err := r.gate(ctx, job, m.After)
+			if err != nil {
+				return err
+			}
+			if !open {
+				continue
+			}
+			ops = append(ops, gate...)
 			fires := m.Fires
 			if !m.Misfire {
 				fires = 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
@@ -63,13 +64,15 @@ func (wk Work) TriggerBy(ctx context.Context, job string, misfire bool, now time
 // The commit also records instant, the cron instant the batch fires, as
 // the producer's watermark (firedPath): a new leader replays, by each job's
 // misfire rule, the fires after it and no earlier one. A zero instant
-// records nothing.
+// records nothing. Its fires name no instant of their own: none is gated
+// (TriggerFires).
 func (wk Work) TriggerMany(ctx context.Context, misfire map[string]bool, at, instant time.Time, absent func(job string) bool) error {
 	fires := make(map[string]CronFire, len(misfire))
 	for job, mf := range misfire {
 		fires[job] = CronFire{Misfire: mf, At: at}
 	}
-	return wk.TriggerFires(ctx, fires, instant, absent)
+	_, err := wk.TriggerFires(ctx, fires, instant, absent)
+	return err
 }
 
 // CronFire is one job's fire in TriggerFires: its misfire flag and when
@@ -77,6 +80,11 @@ func (wk Work) TriggerMany(ctx context.Context, misfire map[string]bool, at, ins
 type CronFire struct {
 	Misfire bool
 	At      time.Time
+	// Instant, when set, is the cron instant the fire is for: the fire
+	// then commits only while the job's gate lets it (gate.go: not while
+	// the job is disabled, not for an instant before its last update,
+	// enable or registration).
+	Instant time.Time
 }
 
 // TriggerFires is TriggerMany for fires of several instants in one commit:
@@ -84,70 +92,65 @@ type CronFire struct {
 // every instant due in one wake this way, so commits that take longer than
 // a second (queued on ZooKeeper behind the launch loop's multis) do not
 // fall further behind each second. instant is the latest instant of the
-// batch (the watermark).
-func (wk Work) TriggerFires(ctx context.Context, fires map[string]CronFire, instant time.Time, absent func(job string) bool) error {
+// batch (the watermark). void names the jobs whose fire the gate refused
+// (committed nothing for them), sorted.
+func (wk Work) TriggerFires(ctx context.Context, fires map[string]CronFire, instant time.Time, absent func(job string) bool) (void []string, err error) {
 	var mark []store.Op
 	if !instant.IsZero() {
 		mark = []store.Op{store.Put(firedPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
 	}
 	if absent != nil {
-		err := wk.r.triggerBlind(ctx, fires, absent, mark)
+		void, err := wk.r.triggerFires(ctx, fires, absent, mark)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
-			return err
+			return void, err
 		}
 	}
 	for range maxCASRetries {
-		ops := make([]store.Op, 0, len(fires))
-		for job, f := range fires {
-			op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron})
-			if errors.Is(err, ErrDamaged) {
-				continue // its ready entry is set aside: the other jobs fire
-			}
-			if err != nil {
-				return err
-			}
-			if changed {
-				ops = append(ops, op)
-			}
-		}
-		if len(ops)+len(mark) == 0 {
-			return nil
-		}
-		err := wk.r.commit(ctx, append(ops, mark...)...)
+		void, err := wk.r.triggerFires(ctx, fires, nil, mark)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
-		return err
+		return void, err
 	}
-	return fmt.Errorf("registry: trigger %d jobs: %w after %d tries", len(fires), ErrConflict, maxCASRetries)
+	return nil, fmt.Errorf("registry: trigger %d jobs: %w after %d tries", len(fires), ErrConflict, maxCASRetries)
 }
 
-// triggerBlind commits fires, creating the entries of jobs absent names
-// without reading them first.
-func (r *Registry) triggerBlind(ctx context.Context, fires map[string]CronFire, absent func(string) bool, mark []store.Op) error {
+// triggerFires commits fires once, each behind its job's gate, creating
+// the entries of jobs absent names (when not nil) without reading them
+// first.
+func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, absent func(string) bool, mark []store.Op) (void []string, err error) {
 	ops := make([]store.Op, 0, len(fires))
 	for job, f := range fires {
+		gate, open, err := r.gate(ctx, job, f.Instant)
+		if err != nil {
+			return nil, err
+		}
+		if !open {
+			void = append(void, job)
+			continue
+		}
 		t := queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron}
-		if absent(job) {
+		if absent != nil && absent(job) {
 			rd, _ := queue.Add(nil, t, r.maxPending)
-			ops = append(ops, createJSON(ReadyPath+"/"+job, rd))
+			ops = append(append(ops, gate...), createJSON(ReadyPath+"/"+job, rd))
 			continue
 		}
 		op, changed, err := r.triggerOp(ctx, job, t)
 		if errors.Is(err, ErrDamaged) {
-			continue
+			continue // its ready entry is set aside: the other jobs fire
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if changed {
-			ops = append(ops, op)
+			ops = append(append(ops, gate...), op)
 		}
 	}
+	slices.Sort(void)
 	if len(ops)+len(mark) == 0 {
-		return nil
+		return void, nil
 	}
-	return r.commit(ctx, append(ops, mark...)...)
+	return void, r.commit(ctx, append(ops, mark...)...)
 }
 
 // triggerOp computes the write that adds one execution. A run with an

@@ -102,7 +102,7 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 		}
 		n := p.countFires(j, from, now, limit, j.Misfire)
 		if n > 0 {
-			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire}
+			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire, After: from} // behind the job's gate (registry/gate.go)
 			total += n
 		}
 	}

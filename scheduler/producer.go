@@ -23,7 +23,7 @@ import (
 // missed while no leader fired. The registry is the product's; a test may
 // stand in its own.
 type Dispatcher interface {
-	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error
+	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) (void []string, err error)
 	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error
 }
 
@@ -126,10 +126,11 @@ func (p *Producer) believedAbsent(job string) bool {
 }
 
 type fire struct {
-	at   time.Time
-	job  string
-	gen  uint64
-	prev time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
+	at     time.Time
+	job    string
+	gen    uint64
+	prev   time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
+	behind int       // how many missed instants in a row this fire replays (fireTimes.resume)
 }
 
 type fireHeap []fire
@@ -153,8 +154,23 @@ func (h *fireHeap) Pop() any {
 func (p *Producer) init() {
 	if p.t.gen == nil {
 		p.t.init()
+		p.t.replay = p.replay
 		p.changed = make(chan struct{}, 1)
 	}
+}
+
+// replay is how many missed instants in a row a late fire of job replays:
+// a misfire=true job's pending cap (job_state_queue_size), none for a
+// misfire=false job (docs/jobs.md: the stall rule).
+func (p *Producer) replay(job string) int {
+	j, _, ok := p.Catalog.Runnable(job)
+	if !ok || !j.Misfire {
+		return 0
+	}
+	if p.Registry != nil && p.Registry.MaxPending() > 0 {
+		return p.Registry.MaxPending()
+	}
+	return maxMissedPerJob
 }
 
 // Reschedule recomputes one job's next fire (after a register, update,
@@ -318,8 +334,10 @@ func (p *Producer) arm(timer clock.Timer) {
 
 // fireDue commits every fire that is due, in one batch, and schedules each
 // job's following fire from its scheduled instant (so fires never drift).
-// If the scheduler fell behind by more than one period, the skipped
-// instants are not replayed: the job fires once now and then on schedule.
+// If the scheduler fell behind by more than one period (a stall, a slow
+// commit), a misfire=true job replays each missed instant (up to its
+// pending cap), and a misfire=false one skips them: it fires once now and
+// then on schedule (fireTimes.resume).
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
 	p.mu.Lock()
@@ -337,7 +355,7 @@ func (p *Producer) fireDue(ctx context.Context) {
 		if f.gen != p.t.gen[f.job] {
 			continue
 		}
-		p.scheduleLocked(f.job, resumeFrom(f, now, p.next))
+		p.t.pushAfter(f, now, p.next)
 	}
 	p.mu.Unlock()
 }
@@ -400,14 +418,19 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	batch := make(map[string]registry.CronFire, len(due))
 	for _, f := range due {
 		if j, _, ok := p.Catalog.Runnable(f.job); ok {
-			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at)} // late: launchable at once
+			// late: launchable at once; gated on the job's change node, so
+			// it never lands after a disable or for an instant before an
+			// update or enable (registry/gate.go)
+			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at), Instant: f.at}
 		}
 	}
 	first, last := due[0].at, due[len(due)-1].at
 	began := p.Clock.Now()
 	var ended time.Time
+	var void []string
 	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
-		err := p.dispatcher().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		var err error
+		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
 		ended = p.Clock.Now()
 		p.noteCommit(ended.Sub(began))
 		if err == nil {
@@ -438,6 +461,9 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		p.Log.Log(ctx, level, "producer: fires committed after their instant", "jobs", len(batch), "instant", first, "last_instant", last,
 			"late_by", late, "commit_took", ended.Sub(began), "began_before_instant", first.Sub(began),
 			"woke_before_instant", first.Sub(woke), "lead", lead)
+	}
+	for _, job := range void { // the job went off or changed before the commit: nothing pending
+		delete(batch, job)
 	}
 	p.dropUnrunnable(ctx, batch)
 	for job := range batch {
@@ -509,7 +535,7 @@ func (p *Producer) dispatcher() Dispatcher {
 // its leader's work, missed ones through the schedule.
 type registryDispatcher struct{ r *registry.Registry }
 
-func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error {
+func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
 	return d.r.Work().TriggerFires(ctx, fires, instant, absent)
 }
 

@@ -18,14 +18,14 @@ type recordingDispatcher struct {
 	at    []time.Time
 }
 
-func (d *recordingDispatcher) TriggerFires(_ context.Context, fires map[string]registry.CronFire, instant time.Time, _ func(string) bool) error {
+func (d *recordingDispatcher) TriggerFires(_ context.Context, fires map[string]registry.CronFire, instant time.Time, _ func(string) bool) ([]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for job := range fires {
 		d.fires = append(d.fires, job)
 	}
 	d.at = append(d.at, instant)
-	return nil
+	return nil, nil
 }
 
 func (d *recordingDispatcher) TriggerMissed(context.Context, map[string]registry.Missed, time.Time) error {
@@ -64,9 +64,9 @@ type disablingDispatcher struct {
 	job string
 }
 
-func (d disablingDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) error {
+func (d disablingDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
 	if err := d.r.reg.Config().SetDisabled(ctx, "job", d.job, true, instant); err != nil {
-		return err
+		return nil, err
 	}
 	d.r.sched.config.apply(ctx, registry.ConfigChange{Kind: registry.ConfigJobDisabled, Name: d.job})
 	return d.r.reg.Work().TriggerFires(ctx, fires, instant, absent)
@@ -95,6 +95,57 @@ func TestProducerDropsAFireCommittedAsItsJobWasDisabled(t *testing.T) {
 	}
 	if c := r.readyCount("a"); c != 0 {
 		t.Fatalf("the disabled job keeps %d pending execution(s)", c)
+	}
+	if c := r.readyCount("b"); c != 1 {
+		t.Fatalf("b has %d pending, want its fire", c)
+	}
+}
+
+// unseenDisableDispatcher commits a disable while the producer's fire
+// commit is in flight that the leader never acts on before the commit
+// ends: its catalog lags behind the registry (a registry-link fault), so
+// neither the follower's clearing nor the producer's after-commit drop
+// runs; the job is enabled again just after.
+type unseenDisableDispatcher struct {
+	r   *rig
+	job string
+}
+
+func (d unseenDisableDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
+	if err := d.r.reg.Config().SetDisabled(ctx, "job", d.job, true, instant.Add(-1400*time.Millisecond)); err != nil {
+		return nil, err
+	}
+	void, err := d.r.reg.Work().TriggerFires(ctx, fires, instant, absent)
+	if err != nil {
+		return void, err
+	}
+	return void, d.r.reg.Config().SetDisabled(ctx, "job", d.job, false, instant.Add(2202*time.Millisecond))
+}
+
+func (d unseenDisableDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
+	return d.r.reg.Schedule().TriggerMissed(ctx, missed, now)
+}
+
+// TestProducerFireNeverLandsAfterAnUnseenDisable: the zk fault soak's
+// stale run (seed 53, sk025: disabled 07:46:16.598, its fire of 07:46:18
+// ran at 07:46:20.207, 5 ms after the enable): a disable the leader has
+// not seen when its fire commit lands leaves nothing pending for the
+// enable to run, by the fire's own commit (registry/gate.go), not by any
+// clearing after it. The other job's fire stays.
+func TestProducerFireNeverLandsAfterAnUnseenDisable(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.Cron = "0/5 * * * * ?" })
+	r.addJob(func(j *jobs.Config) { j.JobName = "b"; j.Cron = "0/5 * * * * ?" })
+	r.sched.producer.Dispatch = unseenDisableDispatcher{r: r, job: "a"}
+	fired := runProducer(t, r)
+	armedAt(t, r, t0.Add(5*time.Second))
+	r.clk.Advance(5 * time.Second)
+	if got := nextFire(t, fired); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("reported %v, want b only", got)
+	}
+	if c := r.readyCount("a"); c != 0 {
+		t.Fatalf("enabled again, the job has %d pending execution(s) of an instant it spent disabled", c)
 	}
 	if c := r.readyCount("b"); c != 1 {
 		t.Fatalf("b has %d pending, want its fire", c)

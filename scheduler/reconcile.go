@@ -120,6 +120,9 @@ func (r *reconciler) periodic(ctx context.Context) {
 	if err := r.reg.Work().PruneTriggerKeys(ctx, now.Add(-TriggerKeyLifetime)); err != nil {
 		r.log.Warn("prune trigger idempotency keys", "err", err)
 	}
+	if err := r.reg.Config().PruneGates(ctx, now, now.Add(-registry.GateLifetime)); err != nil {
+		r.log.Warn("prune deregistered jobs' gates", "err", err)
+	}
 	for taskID, since := range r.st.unreachable {
 		if now.Sub(since) < r.opts.Unreachable {
 			continue

@@ -31,6 +31,10 @@ type fireTimes struct {
 	// (set by the producer's own commits and the store's watch); nil until
 	// the watch feeds it.
 	queued map[string]bool
+	// replay is how many missed instants in a row a job's late fires
+	// replay (resume): its pending cap for a misfire=true job, 0 for a
+	// misfire=false one (nil: none replays).
+	replay func(job string) int
 }
 
 // schedule is a job's next fire strictly after a time (false: none: the
@@ -48,10 +52,22 @@ func (t *fireTimes) believedAbsent(job string) bool { return !t.queued[job] }
 // push schedules job's next fire strictly after `after`, bumping its
 // generation so older heap entries are ignored.
 func (t *fireTimes) push(job string, after time.Time, next schedule) {
+	t.pushBehind(job, after, 0, next)
+}
+
+// pushBehind is push for a fire that replays the behind-th missed
+// instant in a row (resume).
+func (t *fireTimes) pushBehind(job string, after time.Time, behind int, next schedule) {
 	t.gen[job]++
 	if at, ok := next(job, after); ok {
-		heap.Push(&t.h, fire{at: at, job: job, gen: t.gen[job], prev: after})
+		heap.Push(&t.h, fire{at: at, job: job, gen: t.gen[job], prev: after, behind: behind})
 	}
+}
+
+// pushAfter schedules the fire that follows f, taken at now (resume).
+func (t *fireTimes) pushAfter(f fire, now time.Time, next schedule) {
+	after, behind := t.resume(f, now, next)
+	t.pushBehind(f.job, after, behind, next)
 }
 
 // held tells whether a fire must wait for its instant instead of being
@@ -111,22 +127,30 @@ func (t *fireTimes) take(now time.Time, lead time.Duration, next schedule) []fir
 		}
 		due = append(due, heap.Pop(&t.h).(fire))
 		t.noteStaged(f, now)
-		if after, ok := next(f.job, resumeFrom(f, now, next)); ok && !after.After(until) {
+		from, _ := t.resume(f, now, next)
+		if after, ok := next(f.job, from); ok && !after.After(until) {
 			until = after.Add(-time.Nanosecond)
 		}
 	}
 	return due
 }
 
-// resumeFrom is what the fire after f is computed from: f's instant, or
-// now when the fire after that instant is behind by more than a period
-// (the skipped instants are not replayed: the job fires once now and then
-// on schedule).
-func resumeFrom(f fire, now time.Time, next schedule) time.Time {
-	if after, ok := next(f.job, f.at); ok && !after.After(now) {
-		return now
+// resume is what the fire after f (taken at now) is computed from, and
+// how many missed instants in a row that fire replays: f's instant when
+// the fire after it has not come yet; when it has (the producer stalled,
+// or a commit took longer than a period), still f's instant for a job
+// that replays missed instants (misfire=true: each runs, up to its
+// pending cap in a row, whatever made the fire late), and now for one
+// that does not (misfire=false: the skipped instants collapse into this
+// fire, and the job fires on schedule from now).
+func (t *fireTimes) resume(f fire, now time.Time, next schedule) (time.Time, int) {
+	if after, ok := next(f.job, f.at); !ok || after.After(now) {
+		return f.at, 0
 	}
-	return f.at
+	if t.replay != nil && f.behind < t.replay(f.job) {
+		return f.at, f.behind + 1
+	}
+	return now, 0
 }
 
 // pruneStaged forgets the staged fires due at or before now, moving the

@@ -22,8 +22,9 @@ import (
 //
 //	now S
 //	lead S
-//	job NAME every=P [offset=O] [queued] [off]   (off: the job may not run)
-//	fire NAME at=S [prev=S] [stale]              (a heap entry; prev defaults to at-P)
+//	job NAME every=P [offset=O] [queued] [off] [misfire]   (off: the job may not run)
+//	cap N                                        (a misfire=true job's pending cap; 100 unless set)
+//	fire NAME at=S [prev=S] [stale] [behind=N]   (a heap entry; prev defaults to at-P; behind: the missed instants in a row it replays)
 //	staged NAME at=S
 func TestTimingScenarios(t *testing.T) {
 	datadriven.Glob(t, "testdata/timing/*.txt", func(t *testing.T, c datadriven.Case) []string {
@@ -33,7 +34,7 @@ func TestTimingScenarios(t *testing.T) {
 
 type periodic struct {
 	every, offset time.Duration
-	off           bool
+	off, misfire  bool
 }
 
 func tsec(s string) time.Duration {
@@ -57,6 +58,13 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 	jobs := map[string]periodic{}
 	var ft fireTimes
 	ft.init()
+	pendingCap := 100
+	ft.replay = func(job string) int {
+		if jobs[job].misfire {
+			return pendingCap
+		}
+		return 0
+	}
 	next := func(job string, after time.Time) (time.Time, bool) {
 		j, ok := jobs[job]
 		if !ok || j.off {
@@ -79,8 +87,12 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 			now = t0.Add(tsec(w[1]))
 		case "lead":
 			lead = tsec(w[1])
+		case "cap":
+			if pendingCap, err = strconv.Atoi(w[1]); err != nil {
+				t.Fatalf("%s: %q: %v", c.Where(n), l, err)
+			}
 		case "job":
-			jobs[w[1]] = periodic{every: tsec(m["every"]), offset: tsec(m["offset"]), off: m["off"] != ""}
+			jobs[w[1]] = periodic{every: tsec(m["every"]), offset: tsec(m["offset"]), off: m["off"] != "", misfire: m["misfire"] != ""}
 			if m["queued"] != "" {
 				if ft.queued == nil {
 					ft.queued = map[string]bool{}
@@ -98,7 +110,13 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 			if m["stale"] != "" {
 				gen--
 			}
-			heap.Push(&ft.h, fire{at: at, job: w[1], gen: gen, prev: prev})
+			behind := 0
+			if b, ok := m["behind"]; ok {
+				if behind, err = strconv.Atoi(b); err != nil {
+					t.Fatalf("%s: %q: %v", c.Where(n), l, err)
+				}
+			}
+			heap.Push(&ft.h, fire{at: at, job: w[1], gen: gen, prev: prev, behind: behind})
 		case "staged":
 			ft.staged = append(ft.staged, fire{at: t0.Add(tsec(m["at"])), job: w[1]})
 		default:
@@ -111,7 +129,11 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 	names := func(fs []fire) string {
 		var s []string
 		for _, f := range fs {
-			s = append(s, f.job+"@"+tfmt(t0, f.at))
+			n := f.job + "@" + tfmt(t0, f.at)
+			if f.behind > 0 {
+				n += fmt.Sprintf("(replay %d)", f.behind)
+			}
+			s = append(s, n)
 		}
 		return strings.Join(s, " ")
 	}
@@ -124,7 +146,7 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 	}
 	for _, f := range due {
 		if f.gen == ft.gen[f.job] {
-			ft.push(f.job, resumeFrom(f, now, next), next)
+			ft.pushAfter(f, now, next)
 		}
 	}
 	if len(ft.staged) > 0 {

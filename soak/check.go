@@ -393,15 +393,18 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		}
 		rest = append(rest, f)
 	}
-	// fires while the leader was paused last: they may take a replay
-	// left over, else the stall rule skipped them
+	// misfire=false: fires while the leader was paused last may take a
+	// replay left over, else the stall rule collapsed them; misfire=true
+	// jobs replay every missed instant, so each must have run
 	var paused []fire
-	for _, f := range rest {
-		if stalled(faults, f) {
-			paused = append(paused, f)
+	if !j.Misfire {
+		for _, f := range rest {
+			if stalled(faults, f) {
+				paused = append(paused, f)
+			}
 		}
+		rest = slices.DeleteFunc(rest, func(f fire) bool { return stalled(faults, f) })
 	}
-	rest = slices.DeleteFunc(rest, func(f fire) bool { return stalled(faults, f) })
 	m := replays{ex: ex, used: used, rs: rs, fo: fo, owner: map[int]fire{}}
 	var lost []fire
 	for k, f := range append(rest, paused...) {
@@ -626,9 +629,10 @@ func relaunched(rs []run, f fire, fo map[string]bool) bool {
 
 // stalled: the fire's instant fell while the leader was paused (SIGSTOP)
 // or its producer was held retrying a commit the store refused (a full
-// disk): a leader that merely stalled for more than a period skips the
-// instants it missed and fires once (docs/jobs.md); counted in
-// Report.Stalled.
+// disk): a leader that stalled for more than a period fires a
+// misfire=false job once for the instants it missed (docs/jobs.md);
+// counted in Report.Stalled. A misfire=true job replays each of them: no
+// exception.
 func stalled(faults []Fault, f fire) bool {
 	for _, x := range faults {
 		if (strings.HasPrefix(x.Kind, "pause-") || x.Kind == "disk-full") && !f.at.Before(x.Start) && !f.at.After(x.End) {

@@ -99,11 +99,7 @@ func smoke(t *testing.T, c soak.Config) {
 
 // knownOpen are anomaly kinds the smoke reports without failing, each an
 // open product bug named in issue 53's note with its evidence, until it
-// is fixed; the long soak (make soak) counts them as anomalies.
-//
-//   - stale-run: a run of a fire for an instant while its job was
-//     disabled, started just after the job was enabled again (seed 53 on
-//     the zk shape: disabled 07:46:16.598, instant 07:46:18, enabled and
-//     started 07:46:20.2); the producer's after-commit drop and the
-//     config follower's clear do not cover it yet.
-var knownOpen = map[string]bool{"stale-run": true}
+// is fixed; the long soak (make soak) counts them as anomalies. None now:
+// stale-run (seed 53 on zk) was fixed by the fire commits' gate
+// (registry/gate.go, TestFireNeverLandsAfterADisable).
+var knownOpen = map[string]bool{}

@@ -1,0 +1,136 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// A job's gate is its change node (ChangedJobPath/{job}): every change
+// that clears the job's pending executions writes it in its own commit —
+// register, update and enable with the change's instant, disable marked
+// off (gateOff) — and a cron fire that names its instant (CronFire.Instant)
+// commits only with a Check of the gate's version as it read it. So, by
+// construction on every store:
+//
+//   - no fire lands after a disable's commit while the job is off (the
+//     disable's commit changed the gate: the fire's Check fails, and read
+//     again the gate says off);
+//   - no fire lands after an update, an enable or a new registration for
+//     an instant before it (the change would have cleared it, had the
+//     fire committed at its instant): it is void.
+//
+// A fire that landed before the change is cleared by the change's own
+// commit (SetDisabled, UpdateJobAt, DeleteJob). Found by the ZooKeeper
+// fault soak (seed 53, sk025: disabled 07:46:16.598, the fire of 07:46:18
+// ran 5 ms after the enable at 07:46:20.202): the clearing was the leader's,
+// after it saw the change, and a registry-link fault could defeat it.
+//
+// The value is an RFC 3339 instant (JobsChangedAt reads it), gateOff and
+// one (the job is disabled, or deregistered and seen so by PruneGates),
+// gateOff alone (deregistered), or empty (no instant recorded: created by
+// a fire for a job registered before gates were written).
+//
+// A deregistered job's gate is kept, off, rather than deleted: a store
+// that numbers a node's versions from 0 again when it is made anew
+// (ZooKeeper, SQLite, memory) would let a fire that read the old job's
+// gate at version 0 pass its check on the gate of a job registered again
+// under the name. PruneGates forgets it once no fire can be in flight.
+const gateOff = "off "
+
+// GateLifetime is how long a deregistered job's gate is kept after the
+// leader first saw it (PruneGates): far longer than a fire's commit can
+// take.
+const GateLifetime = 60 * time.Minute
+
+func gatePath(job string) string { return ChangedJobPath + "/" + job }
+
+// gateOffValue is a disabled job's gate.
+func gateOffValue(now time.Time) []byte {
+	return []byte(gateOff + now.UTC().Format(time.RFC3339Nano))
+}
+
+// gateAt is a gate recording a change at now (empty when now is zero).
+func gateAt(now time.Time) []byte {
+	if now.IsZero() {
+		return []byte{}
+	}
+	return []byte(now.UTC().Format(time.RFC3339Nano))
+}
+
+// gate reads job's gate for a fire of instant: whether the fire may
+// commit, and the ops that make its commit conditional on what was read.
+// A zero instant is an ungated fire (TriggerMany's callers: benchmarks,
+// tests). A job without a gate gets one in the fire's commit (a disable
+// meanwhile makes the create fail), if the job is still registered.
+func (r *Registry) gate(ctx context.Context, job string, instant time.Time) (ops []store.Op, open bool, err error) {
+	if instant.IsZero() {
+		return nil, true, nil
+	}
+	n, err := r.kv.Get(ctx, gatePath(job))
+	if errors.Is(err, store.ErrNotFound) {
+		if _, err := r.kv.Get(ctx, jobPath(job)); errors.Is(err, store.ErrNotFound) {
+			return nil, false, nil // deregistered
+		} else if err != nil {
+			return nil, false, err
+		}
+		return []store.Op{store.Check(jobPath(job), store.AnyVersion), store.Create(gatePath(job), []byte{})}, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !gateOpen(n.Value, instant) {
+		return nil, false, nil
+	}
+	return []store.Op{store.Check(gatePath(job), n.Version)}, true, nil
+}
+
+// gateOpen: a gate's value lets a fire of instant commit.
+func gateOpen(v []byte, instant time.Time) bool {
+	s := string(v)
+	if strings.HasPrefix(s, gateOff) {
+		return false
+	}
+	at, err := time.Parse(time.RFC3339Nano, s)
+	return err != nil || !at.After(instant)
+}
+
+// PruneGates forgets the gates of deregistered jobs (gate.go): a gate
+// whose job is gone is stamped with now when first seen, and deleted
+// once stamped before cutoff, each conditional on the version read (a
+// registration meanwhile writes the gate and wins).
+func (cf Config) PruneGates(ctx context.Context, now, cutoff time.Time) error {
+	nodes, err := cf.r.kv.List(ctx, ChangedJobPath)
+	if err != nil {
+		return err
+	}
+	var ops []store.Op
+	for _, n := range nodes {
+		v := string(n.Value)
+		if !strings.HasPrefix(v, gateOff) {
+			continue
+		}
+		if _, err := cf.r.kv.Get(ctx, jobPath(lastSegment(n.Path))); err == nil {
+			continue // disabled, not gone
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		p := gatePath(lastSegment(n.Path))
+		if v == gateOff {
+			ops = append(ops, store.Set(p, gateOffValue(now), n.Version))
+		} else if at, err := time.Parse(time.RFC3339Nano, v[len(gateOff):]); err != nil || at.Before(cutoff) {
+			ops = append(ops, store.Delete(p, n.Version))
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	err = cf.r.commit(ctx, ops...)
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return nil // a registration meanwhile: the next pass
+	}
+	return err
+}
