@@ -102,7 +102,9 @@ func (m *RealMesos) Start(ctx context.Context) error {
 	if err := m.awaitAgents(ctx, 2*time.Minute); err != nil {
 		return err
 	}
-	m.Extra = append([]string{"--offer-refuse-seconds", "1s", "--executor-idle-timeout", "60s"}, m.Extra...)
+	// A task unreachable for 20 s (its agent lost) counts as lost and
+	// fails over within the run, not after the default 10 min.
+	m.Extra = append([]string{"--offer-refuse-seconds", "1s", "--executor-idle-timeout", "60s", "--task-unreachable-timeout", "20s"}, m.Extra...)
 	return m.startSchedulers(ctx)
 }
 

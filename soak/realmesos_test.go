@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +75,31 @@ func TestRecordScriptRecordsADaemonTaskOnce(t *testing.T) {
 	}
 	if len(lines) != 1 || lines[0].Ev != runlog.Start || lines[0].Job != "sk009" {
 		t.Fatalf("lines %+v, want one start", lines)
+	}
+}
+
+func TestOnlyFaultsDrawsTheNamedKinds(t *testing.T) {
+	s := &RealMesos{Etcd: Etcd{ZK: ZK{}}}
+	var names []string
+	for _, k := range s.Faults() {
+		names = append(names, k.Name)
+	}
+	for _, want := range []string{"kill-leader", "leader-cut-from-master", "leader-master-loss", AgentKilled, AgentLost, MasterKilled, "standby-paused"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("faults %v: no %s", names, want)
+		}
+	}
+	if slices.Contains(names, "agents-killed") || slices.Contains(names, "leader-cut-from-agents") {
+		t.Errorf("faults %v: mesos-local's kept", names)
+	}
+	o, err := onlyFaults(s, []string{MasterKilled, AgentLost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := o.Faults(); len(ks) != 2 || ks[0].Name != AgentLost || ks[1].Name != MasterKilled {
+		t.Errorf("only: %+v", ks)
+	}
+	if _, err := onlyFaults(s, []string{"agents-killed"}); err == nil || !strings.Contains(err.Error(), `has no fault "agents-killed" (it has: kill-leader`) {
+		t.Errorf("an unknown kind: %v", err)
 	}
 }

@@ -42,7 +42,10 @@ type Config struct {
 	// agent count.
 	MesosHome string
 	Agents    int
-	Log       *slog.Logger
+	// Faults names the fault kinds the nemesis draws from (nil: all the
+	// shape's).
+	Faults []string
+	Log    *slog.Logger
 }
 
 // Result is a run's faults and the checker's report.
@@ -108,6 +111,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	drawn, err := onlyFaults(shape, c.Faults)
+	if err != nil {
+		return res, err
+	}
 	defer func() {
 		if err := shape.Stop(); err != nil {
 			c.Log.Warn("soak: stop", "err", err)
@@ -127,7 +134,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	go func() { defer close(done); w.Run(wctx) }()
 	sleep(ctx, c.Warmup)
 	c.Log.Info("soak: faults on", "duration", c.Duration, "seed", c.Seed)
-	n := Nemesis{Shape: shape, Seed: c.Seed, MinGap: c.MinGap, MaxGap: c.MaxGap, Log: c.Log}
+	n := Nemesis{Shape: drawn, Seed: c.Seed, MinGap: c.MinGap, MaxGap: c.MaxGap, Log: c.Log}
 	res.Faults = n.Run(ctx, time.Now().Add(c.Duration))
 	c.Log.Info("soak: faults off; tail", "faults", len(res.Faults), "tail", c.Tail)
 	sleep(ctx, c.Tail)

@@ -42,7 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Bin, "bin", "", "directory with scheduler and mesos-local (default: build them)")
 	fs.StringVar(&keep, "dir", "", "working directory, kept (default: a temporary one, removed)")
 	fs.StringVar(&c.Services, "services", "", "scripts/services.sh (default: ROOT/scripts/services.sh)")
-	var periods string
+	var periods, faults string
+	fs.StringVar(&faults, "faults", "", "the fault kinds drawn, comma-separated (default: all the shape's)")
 	fs.StringVar(&periods, "periods", "", "the jobs' cron periods in seconds, comma-separated, each dividing 60 (default 2,3,4,5,6,10; real-mesos: 5,6,10,12,15)")
 	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11)")
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
@@ -69,6 +70,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var err error
 	if c.Periods, err = parsePeriods(periods); err != nil {
 		return err
+	}
+	for _, f := range strings.Split(faults, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			c.Faults = append(c.Faults, f)
+		}
 	}
 	switch {
 	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos:
