@@ -30,6 +30,7 @@ type reconciler struct {
 	st     *state
 	status *statusHandler
 	wake   func()
+	alarm  *alarm // wakes the loop for the next ask (again)
 }
 
 // subscribed persists the framework id, then reconciles every task.
@@ -87,10 +88,67 @@ func (r *reconciler) begin(ctx context.Context) {
 	}
 	r.st.awaitFrom = r.clock.Now()
 	r.st.awaitUntil = r.st.awaitFrom.Add(r.opts.ReconcileWait)
+	r.st.awaitGap = reconcileRetry
+	r.st.awaitRetry = r.st.awaitFrom.Add(r.st.awaitGap)
+	r.alarm.set(r.st.awaitRetry)
 	r.st.firstLaunch = true
 	r.log.Info("reconciling running tasks before launching", "tasks", len(r.st.awaiting), "wait", r.opts.ReconcileWait)
 	if err := r.reconcile(ctx, true); err != nil {
 		r.st.awaiting = nil
+	}
+}
+
+// reconcileRetry is how long after asking for the running tasks' states
+// the tasks not answered yet are asked for again, doubling up to
+// reconcileRetryMax while launching waits for them. Mesos answers nothing
+// for a task on an agent it knows but that has not registered again (a
+// master that failed over, its registry in the replicated log, drops the
+// question); once the agent is back, the next ask is answered, so
+// launching resumes within a few seconds instead of at ReconcileWait's
+// end (real Mesos 1.11 soak: fires 10-21 s late after each master
+// restart). Mesos's reconciliation guide asks frameworks to retry so.
+const (
+	reconcileRetry    = time.Second
+	reconcileRetryMax = 4 * time.Second
+)
+
+// again asks Mesos once more for the running tasks whose answer is still
+// missing, when the retry is due and launching still waits for them; it
+// is called on every turn of the loop and sets the alarm for the next.
+func (r *reconciler) again(ctx context.Context) {
+	if len(r.st.awaiting) == 0 || r.st.awaitRetry.IsZero() {
+		return
+	}
+	now := r.clock.Now()
+	if !now.Before(r.st.awaitUntil) {
+		return
+	}
+	if now.Before(r.st.awaitRetry) {
+		r.alarm.set(r.st.awaitRetry)
+		return
+	}
+	r.st.awaitGap = min(2*r.st.awaitGap, reconcileRetryMax)
+	r.st.awaitRetry = now.Add(r.st.awaitGap)
+	r.alarm.set(r.st.awaitRetry)
+	all, err := r.st.runningAll(ctx, r.reg)
+	if err != nil {
+		r.log.Warn("reconcile: read running tasks", "err", err)
+		return
+	}
+	var refs []engine.TaskRef
+	for _, items := range all {
+		for _, rt := range items {
+			if r.st.awaiting[rt.TaskID] {
+				refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return
+	}
+	r.log.Info("reconcile: asking again for the tasks not answered yet", "tasks", len(refs), "next", r.st.awaitGap)
+	if err := r.driver.Reconcile(ctx, refs); err != nil {
+		r.log.Warn("reconcile", "explicit", true, "tasks", len(refs), "err", err)
 	}
 }
 

@@ -213,3 +213,57 @@ func rigAfterAPreviousLeader(t *testing.T) (*rig, map[int]task.Entry) {
 	r.drv.accepts = nil
 	return r, running
 }
+
+// A master that failed over drops the question for the tasks of an agent
+// that has not registered again yet: the tasks not answered are asked for
+// again after 1 s, then 2 s, 4 s (at most), while launching waits for
+// them, so the answer comes soon after the agent is back (real Mesos 1.11
+// soak: fires 10-21 s late after each master restart, launching held for
+// the whole ReconcileWait).
+func TestReconciliationAsksAgainForTheUnanswered(t *testing.T) {
+	r, running := rigAfterAPreviousLeader(t)
+	r.sched.deps.Options.ReconcileWait = 15 * time.Second
+	r.sched.recon.begin(r.ctx)
+	r.status(running[0].TaskID, "TASK_RUNNING")
+	asked := func() []string {
+		var out []string
+		for _, refs := range r.drv.reconciles[1:] {
+			for _, ref := range refs {
+				out = append(out, ref.TaskID)
+			}
+		}
+		return out
+	}
+	r.sched.recon.again(r.ctx)
+	if got := asked(); len(got) != 0 {
+		t.Fatalf("asked again at once: %v", got)
+	}
+	for _, step := range []struct {
+		advance time.Duration
+		asks    int
+	}{{time.Second, 1}, {time.Second, 1}, {time.Second, 2}, {3 * time.Second, 2}, {time.Second, 3}, {4 * time.Second, 4}} {
+		r.clk.Advance(step.advance)
+		r.sched.recon.again(r.ctx)
+		if got := asked(); len(got) != step.asks || got[len(got)-1] != running[1].TaskID {
+			t.Fatalf("after %v more: asked again for %v, want %d asks for %s only", step.advance, got, step.asks, running[1].TaskID)
+		}
+	}
+	r.status(running[1].TaskID, "TASK_RUNNING")
+	r.clk.Advance(4 * time.Second)
+	r.sched.recon.again(r.ctx)
+	if got := asked(); len(got) != 4 {
+		t.Fatalf("asked again after every task answered: %v", got)
+	}
+}
+
+// Past the wait, launching goes on and nothing is asked again.
+func TestReconciliationAsksNoMoreAfterTheWait(t *testing.T) {
+	r, _ := rigAfterAPreviousLeader(t)
+	r.sched.deps.Options.ReconcileWait = 3 * time.Second
+	r.sched.recon.begin(r.ctx)
+	r.clk.Advance(3 * time.Second)
+	r.sched.recon.again(r.ctx)
+	if n := len(r.drv.reconciles); n != 1 {
+		t.Fatalf("%d reconciliations, want the first only", n)
+	}
+}

@@ -173,7 +173,7 @@ func New(d Deps) *Scheduler {
 	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Tasks,
 		notifier: d.Notifier, st: s.st, catalog: s.catalog, queues: s.queues, runs: runs}
 	s.recon = &reconciler{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "reconciler"),
-		opts: opts, st: s.st, status: s.status, wake: s.Wake}
+		opts: opts, st: s.st, status: s.status, wake: s.Wake, alarm: s.alarm}
 	s.status.answered = s.recon.answered
 	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), gauges: d.Gauges,
 		alarm: s.alarm, opts: opts}
@@ -362,6 +362,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 		}
 		s.drain(ctx)
 		s.handleUpdates(ctx)
+		s.recon.again(ctx)
 		if s.st.roundNow { // the term may launch now: not held by the last round's spacing
 			s.st.roundNow, throttle = false, nil
 		}

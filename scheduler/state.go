@@ -43,6 +43,8 @@ type state struct {
 	awaiting      map[string]bool // running tasks whose answer is missing
 	awaitFrom     time.Time       // when they were asked for
 	awaitUntil    time.Time       // launching waits for them until then
+	awaitRetry    time.Time       // when the missing answers are asked for again (reconciler.again)
+	awaitGap      time.Duration   // the wait before that ask, doubling
 	roundNow      bool            // the last answer came: the next round runs at once, past the spacing (roundGap)
 	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
 	reconciledAt  time.Time       // the last periodic explicit reconciliation

@@ -23,6 +23,8 @@ import (
 type Etcd struct {
 	ZK                     // mesos-local, the schedulers, the leader and standby picks
 	LeaseTTL time.Duration // etcd_lease_ttl (1 s when 0)
+	// Extra are more flags for every scheduler (the real-Mesos shape's).
+	Extra []string
 
 	peers []*peerProxy // peers[i] in front of scheduler i's member
 }
@@ -42,6 +44,12 @@ func (e *Etcd) Start(ctx context.Context) error {
 	if err := e.startMesos(ctx); err != nil {
 		return err
 	}
+	return e.startSchedulers(ctx)
+}
+
+// startSchedulers starts the three schedulers and their members against
+// the Mesos master at e.mesosURL, each through a proxy of its own.
+func (e *Etcd) startSchedulers(ctx context.Context) error {
 	type ports struct{ http, client, peer int }
 	var ps []ports
 	var cluster []string
@@ -77,6 +85,7 @@ func (e *Etcd) Start(ctx context.Context) error {
 			"--etcd-lease-ttl", e.lease().String(),
 			"--mesos-url", mesosURL, "--allow-file-app-urls", "true", "--time-zone", "UTC",
 			"--log-level", "info"} // history: replicated through etcd to each member's trace.db
+		s.p.args = append(s.p.args, e.Extra...)
 		e.scheds = append(e.scheds, s)
 	}
 	// each member waits for a quorum of the others: all start at once
@@ -241,7 +250,7 @@ func (e *Etcd) Heal(ctx context.Context) error {
 		s.mesos.set(false, 0)
 	}
 	errs := []error{e.restartAll(e.scheds)(ctx)}
-	if !e.mesos.running() {
+	if e.mesos != nil && !e.mesos.running() {
 		errs = append(errs, e.mesos.start())
 	}
 	return errors.Join(errs...)

@@ -19,7 +19,7 @@ import (
 
 // Config is one soak run.
 type Config struct {
-	Shape    string        // "zk", "etcd" or "embedded"
+	Shape    string        // "zk", "etcd", "embedded" or "real-mesos"
 	Duration time.Duration // how long the nemesis injects faults
 	Seed     uint64
 	Jobs     int
@@ -35,7 +35,17 @@ type Config struct {
 	Trigger        time.Duration
 	Change         time.Duration
 	Heal           time.Duration // checker bound on the first fire after the last heal
-	Log            *slog.Logger
+	// Periods are the jobs' cron periods in seconds, each dividing 60
+	// (nil: 2, 3, 4, 5, 6, 10).
+	Periods []int
+	// MesosHome and Agents are the real-Mesos shape's Mesos build and
+	// agent count.
+	MesosHome string
+	Agents    int
+	// Faults names the fault kinds the nemesis draws from (nil: all the
+	// shape's).
+	Faults []string
+	Log    *slog.Logger
 }
 
 // Result is a run's faults and the checker's report.
@@ -53,8 +63,11 @@ func NewShape(c Config, runLog string) (Shape, error) {
 		return &Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}}, nil
 	case "embedded":
 		return &Embedded{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}, nil
+	case ShapeRealMesos:
+		return &RealMesos{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}},
+			Home: c.MesosHome, Agents: c.Agents}, nil
 	default:
-		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded)", c.Shape)
+		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded, %s)", c.Shape, ShapeRealMesos)
 	}
 }
 
@@ -87,10 +100,18 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	runLog := filepath.Join(recDir, "runs.jsonl")
 	app := filepath.Join(c.Dir, "soak.tar.gz")
-	if err := writeApp(app); err != nil {
+	script := []byte("#!/bin/sh\nexit 0\n") // the simulated agents never run it
+	if c.Shape == ShapeRealMesos {
+		script = recordScript(runLog) // real processes record themselves
+	}
+	if err := writeApp(app, script); err != nil {
 		return res, err
 	}
 	shape, err := NewShape(c, runLog)
+	if err != nil {
+		return res, err
+	}
+	drawn, err := onlyFaults(shape, c.Faults)
 	if err != nil {
 		return res, err
 	}
@@ -103,7 +124,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := shape.Start(ctx); err != nil {
 		return res, err
 	}
-	w := &Workload{APIs: shape.APIs(), Jobs: c.Jobs, Seed: c.Seed, AppURL: "file://" + app, Log: c.Log, Trigger: c.Trigger, Change: c.Change}
+	w := &Workload{APIs: shape.APIs(), Jobs: c.Jobs, Seed: c.Seed, AppURL: "file://" + app, Log: c.Log, Trigger: c.Trigger, Change: c.Change, Periods: c.Periods}
 	c.Log.Info("soak: registering the workload", "jobs", c.Jobs)
 	if err := w.Setup(ctx); err != nil {
 		return res, err
@@ -113,7 +134,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	go func() { defer close(done); w.Run(wctx) }()
 	sleep(ctx, c.Warmup)
 	c.Log.Info("soak: faults on", "duration", c.Duration, "seed", c.Seed)
-	n := Nemesis{Shape: shape, Seed: c.Seed, MinGap: c.MinGap, MaxGap: c.MaxGap, Log: c.Log}
+	n := Nemesis{Shape: drawn, Seed: c.Seed, MinGap: c.MinGap, MaxGap: c.MaxGap, Log: c.Log}
 	res.Faults = n.Run(ctx, time.Now().Add(c.Duration))
 	c.Log.Info("soak: faults off; tail", "faults", len(res.Faults), "tail", c.Tail)
 	sleep(ctx, c.Tail)
@@ -164,13 +185,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	return res, nil
 }
 
-// writeApp writes the app package the jobs name (the simulated agents
-// never fetch it; the API wants a package that exists).
-func writeApp(path string) error {
+// writeApp writes the app package the jobs name, script as its
+// bin/run.sh (the simulated agents never fetch it; the API wants a
+// package that exists).
+func writeApp(path string, script []byte) error {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	script := []byte("#!/bin/sh\nexit 0\n")
 	if err := tw.WriteHeader(&tar.Header{Name: "bin/run.sh", Mode: 0o755, Size: int64(len(script)), ModTime: time.Unix(0, 0)}); err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ type Workload struct {
 	Log     *slog.Logger
 	Trigger time.Duration // one trigger this often (0: none)
 	Change  time.Duration // one configuration change this often (0: none)
+	Periods []int         // cron periods in seconds, each dividing 60 (nil: periods)
 
 	mu    sync.Mutex
 	specs map[string]*jobSpec
@@ -44,6 +45,13 @@ type jobSpec struct {
 // periods divide 60, so "*/P" fires every P seconds.
 var periods = []int{2, 3, 4, 5, 6, 10}
 
+func (w *Workload) periods() []int {
+	if len(w.Periods) > 0 {
+		return w.Periods
+	}
+	return periods
+}
+
 func cronOf(p int) string { return fmt.Sprintf("*/%d * * * * ?", p) }
 
 // Setup publishes the app and registers every job.
@@ -56,7 +64,7 @@ func (w *Workload) Setup(ctx context.Context) error {
 	}
 	for i := range w.Jobs {
 		name := fmt.Sprintf("sk%03d", i)
-		p := periods[rng.IntN(len(periods))]
+		p := w.periods()[rng.IntN(len(w.periods()))]
 		daemon := rng.IntN(20) == 0
 		typ := "TRANSIENT"
 		if daemon {
@@ -165,7 +173,7 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 		err = w.call(ctx, http.MethodPost, "/api/job/"+name+"/enable", nil, time.Minute)
 		opened = true
 	case op == 0: // a new cron
-		p := periods[r.IntN(len(periods))]
+		p := w.periods()[r.IntN(len(w.periods()))]
 		s.body["cron"] = cronOf(p)
 		err = w.call(ctx, http.MethodPut, "/api/job/update", s.body, time.Minute)
 		opened = true

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/soak"
@@ -23,7 +26,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c soak.Config
 	var root, keep, recheck string
-	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents) or embedded (one scheduler, its embedded store on a tmpfs when root)")
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root) or real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
 	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
@@ -39,6 +42,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Bin, "bin", "", "directory with scheduler and mesos-local (default: build them)")
 	fs.StringVar(&keep, "dir", "", "working directory, kept (default: a temporary one, removed)")
 	fs.StringVar(&c.Services, "services", "", "scripts/services.sh (default: ROOT/scripts/services.sh)")
+	var periods, faults string
+	fs.StringVar(&faults, "faults", "", "the fault kinds drawn, comma-separated (default: all the shape's)")
+	fs.StringVar(&periods, "periods", "", "the jobs' cron periods in seconds, comma-separated, each dividing 60 (default 2,3,4,5,6,10; real-mesos: 5,6,10,12,15)")
+	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11)")
+	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -54,15 +62,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.Shape == soak.ShapeRealMesos {
+		realMesosDefaults(&c, set, &periods)
+	}
+	var err error
+	if c.Periods, err = parsePeriods(periods); err != nil {
+		return err
+	}
+	for _, f := range strings.Split(faults, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			c.Faults = append(c.Faults, f)
+		}
+	}
 	switch {
-	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded":
-		return fmt.Errorf("-shape %q: want zk, etcd or embedded", c.Shape)
+	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos:
+		return fmt.Errorf("-shape %q: want zk, etcd, embedded or %s", c.Shape, soak.ShapeRealMesos)
 	case c.Duration <= 0 || c.Jobs <= 0:
 		return fmt.Errorf("-duration and -jobs must be positive")
 	case c.MinGap <= 0 || c.MaxGap < c.MinGap:
 		return fmt.Errorf("-min-gap must be positive and at most -max-gap")
 	case c.Session <= 0:
 		return fmt.Errorf("-session must be positive")
+	case c.Agents <= 0 || c.Agents > 8:
+		return fmt.Errorf("-agents must be from 1 to 8")
 	}
 	if c.Seed == 0 {
 		c.Seed = rand.Uint64() >> 16
@@ -70,6 +94,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		return err
+	}
+	if c.Shape == soak.ShapeRealMesos && c.MesosHome == "" {
+		c.MesosHome = cmp.Or(os.Getenv("EJ_MESOS_HOME"), filepath.Join(absRoot, "..", "shared", "mesos-1.11"))
 	}
 	if c.Services == "" {
 		c.Services = filepath.Join(absRoot, "scripts", "services.sh")
@@ -102,4 +129,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errAnomalies
 	}
 	return nil
+}
+
+// realMesosDefaults scales the workload to real processes on a real agent
+// (each shard a process, a few per second on two shared cores) where the
+// flags were not given.
+func realMesosDefaults(c *soak.Config, set map[string]bool, periods *string) {
+	if !set["jobs"] {
+		c.Jobs = 30
+	}
+	if !set["periods"] {
+		*periods = "5,6,10,12,15"
+	}
+	if !set["trigger-every"] {
+		c.Trigger = 3 * time.Second
+	}
+	if !set["change-every"] {
+		c.Change = 5 * time.Second
+	}
+}
+
+// parsePeriods reads -periods: seconds dividing 60 (so */P fires every P
+// seconds), comma-separated; "" is nil (the workload's default).
+func parsePeriods(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p <= 0 || p > 60 || 60%p != 0 {
+			return nil, fmt.Errorf("-periods %q: each must be a number of seconds dividing 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60), got %q", s, f)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
