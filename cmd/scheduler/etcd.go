@@ -53,6 +53,7 @@ func openEtcd(ctx context.Context, cfg config.Config, log *slog.Logger) (*etcdBa
 	b := &etcdBackend{}
 	endpoints := cfg.EtcdEndpoints()
 	maxOps := 0 // an external cluster: etcd's default --max-txn-ops
+	var own *etcdstore.Member
 	if len(endpoints) == 0 {
 		mc := etcdMemberConfig(cfg)
 		if cfg.LogLevel == "debug" {
@@ -64,9 +65,13 @@ func openEtcd(ctx context.Context, cfg config.Config, log *slog.Logger) (*etcdBa
 		if err != nil {
 			return nil, fmt.Errorf("registry=etcd: %w%s", err, lostDirHint(err, mc.Name, mc.Dir))
 		}
-		b.member, endpoints, maxOps = m, m.Endpoints(), int(mc.MaxTxnOps)
+		b.member, own, endpoints, maxOps = m, m, m.Endpoints(), int(mc.MaxTxnOps)
 	}
-	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: endpoints, Prefix: cfg.Etcd.Prefix, MaxTxnOps: maxOps, Logger: log})
+	// On its own member the store calls the member in-process and plans
+	// its commits from the member's applied state (docs/benchmarks.md,
+	// the etcd registry).
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: endpoints, Member: own, LocalPlans: own != nil,
+		Prefix: cfg.Etcd.Prefix, MaxTxnOps: maxOps, Logger: log})
 	if err != nil {
 		if b.member != nil {
 			_ = b.member.Close()

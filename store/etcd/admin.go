@@ -100,7 +100,7 @@ func (a *Admin) Statuses(ctx context.Context) ([]MemberStatus, error) {
 		}
 		for _, u := range m.ClientURLs {
 			pctx, cancel := context.WithTimeout(ctx, probe)
-			s, err := cli.Status(pctx, u)
+			s, err := a.s.urlClient().Status(pctx, u)
 			cancel()
 			if err != nil {
 				st.Errors = append(st.Errors, fmt.Sprintf("%s: %v", u, err))

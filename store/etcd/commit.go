@@ -22,6 +22,10 @@ var (
 	errReplan        = errors.New("etcd store: the tree changed during the commit")
 	errReplanGuarded = fmt.Errorf("%w (a commit came between)", errReplan)
 	errChain         = errors.New("etcd store: the commit is a chain: it holds the guard")
+	// errLocal: a commit planned from a local snapshot (Options.LocalPlans)
+	// would end on that snapshot alone (an op that fails, nothing to write,
+	// the guard held), which only a fresh snapshot may decide.
+	errLocal = errors.New("etcd store: the local snapshot cannot decide the commit")
 )
 
 // Commit applies ops atomically (see the package doc for how a commit
@@ -49,13 +53,19 @@ func (s *Store) CommitAt(ctx context.Context, ops ...store.Op) (int64, error) {
 		}
 	}()
 	guarded := 0 // attempts lost as guarded commits
+	fresh := !s.localPlans
 	for attempts := 0; attempts < commitAttempts; {
-		rev, err := s.commitOnce(ctx, ops, lease)
+		rev, err := s.commitOnce(ctx, ops, lease, fresh || lease != 0)
 		var busy errBusy
-		if !errors.As(err, &busy) {
+		if !errors.As(err, &busy) && !errors.Is(err, errLocal) {
 			attempts++
 		}
+		if errors.Is(err, errReplan) || errors.Is(err, errLocal) {
+			fresh = true // planned again from a linearizable read: progress as without local plans
+		}
 		switch {
+		case errors.Is(err, errLocal):
+			s.count(shapeLocalMissed)
 		case errors.As(err, &busy): // not an attempt: wait, bounded by ctx (and the holder's lease)
 			s.count(shapeWaited)
 			if err := s.waitGuard(ctx, busy.rev); err != nil {
@@ -102,22 +112,32 @@ func (s *Store) validOps(ops []store.Op) error {
 // commitOnce reads a snapshot, plans the ops on it and sends the writes
 // guarded by what the plan relied on. With lease, the commit holds the
 // guard (lock.go): it is sent as a guarded commit, which nothing else
-// can come before.
-func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID) (int64, error) {
-	sn, err := s.read(ctx, ops)
+// can come before. Without fresh, the snapshot is local (read): what it
+// alone would decide is errLocal.
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID, fresh bool) (int64, error) {
+	sn, err := s.read(ctx, ops, fresh)
 	if err != nil {
 		return 0, err
 	}
 	if sn.guardLease != 0 && sn.guardLease != int64(lease) {
+		if !fresh {
+			return 0, errLocal
+		}
 		return 0, errBusy{rev: sn.rev}
 	}
 	p := newPlan(sn)
 	for _, op := range ops {
 		if err := p.apply(op); err != nil {
+			if !fresh {
+				return 0, errLocal
+			}
 			return 0, err
 		}
 	}
 	ws := p.writes(s.k)
+	if len(ws) == 0 && !fresh {
+		return 0, errLocal
+	}
 	if len(ws) == 0 {
 		// Nothing to write (checks, deletes of missing nodes): the
 		// snapshot was one linearizable read, so the commit held then.

@@ -42,6 +42,16 @@
 // writer changed any of it, nothing is applied and the commit is planned
 // again (at most 16 times, then store.ErrConflict).
 //
+// With Options.LocalPlans (the scheduler's store on its own member) the
+// first snapshot is a serializable read of that member's applied state:
+// no raft round trip (a linearizable read waits for the raft leader to
+// confirm its leadership with a quorum). The compares make this safe as
+// they make a fresh snapshot overtaken by another writer safe: the
+// transaction applies only if everything the plan relied on is as the
+// snapshot had it. What the snapshot alone would decide (an op that
+// fails, a commit with nothing to write, the guard held) is decided from
+// a linearizable read, as is every attempt after a failed compare.
+//
 // etcd caps a transaction at --max-txn-ops requests (128 by default;
 // Options.MaxTxnOps) and a request at --max-request-bytes (1.5 MiB). The
 // scheduler's own members run with EmbeddedMaxTxnOps (8,192), so that its
@@ -148,6 +158,11 @@
 // election timeout), and the next candidate leads on the watch event.
 //
 // # Member
+//
+// A scheduler's store on its own member calls it in-process
+// (Options.Member: etcd's v3client, function calls into the server, no
+// gRPC framing or protobuf encoding); only the calls that name a member
+// by URL (status, defragmentation) go over gRPC.
 //
 // StartMember runs one member: name, data directory, peer and client
 // URLs, a static initial cluster, raft timers (the measured 50 ms

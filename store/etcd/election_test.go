@@ -25,8 +25,9 @@ type elected struct {
 }
 
 // electionCluster is three members on loopback, a store on each (its
-// client talks to that member alone, as a scheduler's embedded member's
-// would) and a candidate on each store.
+// client calls that member alone, in-process, planning commits from its
+// applied state, as a scheduler's store on its embedded member does) and
+// a candidate on each store.
 type electionCluster struct {
 	members []*Member
 	stores  []*Store
@@ -43,7 +44,7 @@ func newElectionCluster(t *testing.T) *electionCluster {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i, m := range ms {
-		s := openStore(t, m.Endpoints(), Options{Prefix: prefix, DialTimeout: 2 * time.Second})
+		s := openStore(t, nil, Options{Member: m, LocalPlans: true, Prefix: prefix, DialTimeout: 2 * time.Second})
 		c := NewCandidate(ElectionConfig{Store: s, Dir: "/ha/election",
 			Self: election.Member{ID: "c" + strconv.Itoa(i), URL: "http://127.0.0.1:" + strconv.Itoa(8000+i)}})
 		ec.stores, ec.cands = append(ec.stores, s), append(ec.cands, c)

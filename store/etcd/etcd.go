@@ -61,6 +61,16 @@ type Options struct {
 	// Client is an existing client to use instead of dialling Endpoints;
 	// Close leaves it open.
 	Client *clientv3.Client
+	// Member is the scheduler's own member: the store's reads, commits,
+	// watches and leases go to it in-process (function calls into its
+	// server: no gRPC framing, no protobuf encoding of requests and
+	// answers, which were a fifth to a quarter of a commit's CPU in
+	// BenchmarkLaunchCommit). The calls that address a member by its URL
+	// (status, defragmentation) go through a client dialled to
+	// Endpoints (the member's client URL when empty). Its server's
+	// gRPC interceptors are skipped: a call on a member without a raft
+	// leader waits (bounded by its context) instead of failing at once.
+	Member *Member
 	// Prefix of every key of the store (DefaultPrefix when empty): one
 	// etcd cluster can hold several stores under different prefixes.
 	Prefix string
@@ -76,16 +86,32 @@ type Options struct {
 	DialTimeout time.Duration
 	// Logger gets the store's warnings (discarded when nil).
 	Logger *slog.Logger
+	// LocalPlans plans each commit from a serializable read of the one
+	// member the client talks to (what it has applied), instead of a
+	// linearizable one, which waits for the raft leader to confirm its
+	// leadership with a quorum and for the member to catch up: a round
+	// trip through raft saved per commit. The transaction's compares
+	// still decide, as they do when another writer overtakes a fresh
+	// snapshot (they fail and the commit is planned again, from a fresh
+	// read); a commit the local snapshot alone would decide (an op that
+	// fails, nothing to write) is planned again from a fresh read first.
+	// For a client with one endpoint (the scheduler's own member): reads
+	// at the snapshot's revision must reach the member that fixed it.
+	LocalPlans bool
 }
 
 // Store is a store.KV on etcd. It is safe for concurrent use.
 type Store struct {
 	cli      *clientv3.Client
-	own      bool // Close closes cli
+	own      bool             // Close closes the client Open dialled
+	byURL    *clientv3.Client // with Options.Member: the dialled client (urlClient); cli is in-process
 	k        keys
 	maxOps   int
 	maxBytes int
 	log      *slog.Logger
+	// localPlans: commits are planned from the member's applied state
+	// (Options.LocalPlans).
+	localPlans bool
 
 	ctx    context.Context // cancelled by Close: ends every watch
 	cancel context.CancelFunc
@@ -93,7 +119,8 @@ type Store struct {
 	closed atomic.Bool
 	wg     sync.WaitGroup // watch pumps
 
-	afterChunk func(i int) // tests: called after link i of a chained commit
+	afterChunk func(i int)  // tests: called after link i of a chained commit
+	lagAt      func() int64 // tests: the revision a local snapshot is read at (a member that lags)
 
 	commitSeconds prometheus.Histogram   // Commit's duration (metrics.go)
 	shapes        *prometheus.CounterVec // Commit's transactions by shape (metrics.go)
@@ -116,11 +143,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
+	if o.Member != nil && len(o.Endpoints) == 0 {
+		o.Endpoints = o.Member.Endpoints()
+	}
+	if o.LocalPlans && o.Client == nil && o.Member == nil && len(o.Endpoints) != 1 {
+		return nil, fmt.Errorf("etcd store: LocalPlans needs one endpoint (the member a snapshot is read from), have %d", len(o.Endpoints))
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Store{cli: o.Client, k: newKeys(o.Prefix), maxOps: o.MaxTxnOps, maxBytes: o.MaxRequestBytes,
-		log: o.Logger.With("subsystem", "etcdstore"), commitSeconds: newCommitHistogram(), shapes: newShapeCounter()}
+		localPlans: o.LocalPlans, log: o.Logger.With("subsystem", "etcdstore"), commitSeconds: newCommitHistogram(), shapes: newShapeCounter()}
 	if s.cli == nil {
 		if len(o.Endpoints) == 0 {
 			return nil, errors.New("etcd store: no endpoints")
@@ -135,21 +168,49 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 		s.cli, s.own = cli, true
 	}
+	if o.Member != nil {
+		s.byURL, s.cli = s.cli, o.Member.inProcess()
+	}
 	// One linearizable read proves the cluster answers (it has a leader).
 	rctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
 	defer cancel()
 	if _, err := s.cli.Get(rctx, s.k.guard); err != nil {
-		if s.own {
-			s.cli.Close()
-		}
-		return nil, fmt.Errorf("etcd store: first read from %s: %w: %w", strings.Join(s.cli.Endpoints(), ","), store.ErrUnavailable, err)
+		s.closeClients()
+		return nil, fmt.Errorf("etcd store: first read from %s: %w: %w", strings.Join(o.Endpoints, ","), store.ErrUnavailable, err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
-// Client is the store's etcd client.
+// Client is the store's etcd client (in-process with Options.Member).
 func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// urlClient is the client for calls that address a member by its URL
+// (Status, Defragment): an in-process client answers them from its own
+// member whatever the URL.
+func (s *Store) urlClient() *clientv3.Client {
+	if s.byURL != nil {
+		return s.byURL
+	}
+	return s.cli
+}
+
+// closeClients closes what the store opened: the in-process client of
+// Options.Member and the client it dialled.
+func (s *Store) closeClients() error {
+	var err error
+	if s.byURL != nil {
+		_ = s.cli.Close()
+		if s.own {
+			err = s.byURL.Close()
+		}
+		return err
+	}
+	if s.own {
+		err = s.cli.Close()
+	}
+	return err
+}
 
 // Close ends every watch (their channels are closed) and, when Open
 // dialled it, the client. Later calls fail with store.ErrClosed.
@@ -162,10 +223,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
-	if s.own {
-		return s.cli.Close()
-	}
-	return nil
+	return s.closeClients()
 }
 
 // ready checks that the store is open and p is a valid path.

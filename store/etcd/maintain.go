@@ -107,7 +107,7 @@ func (m *Maintenance) Pass(ctx context.Context) (PassResult, error) {
 			continue
 		}
 		dctx, cancel := context.WithTimeout(ctx, m.Timeout)
-		_, err := cli.Defragment(dctx, st.ClientURLs[0])
+		_, err := m.Admin.s.urlClient().Defragment(dctx, st.ClientURLs[0])
 		cancel()
 		if err != nil {
 			return res, fmt.Errorf("etcd maintenance: defragment %s: %w", st.Name, err)

@@ -143,12 +143,16 @@ const (
 	shapeLocked   = "locked"    // the commit took the guard for itself
 	shapeWaited   = "waited"    // the commit waited while another held the guard
 	shapeReadOnly = "read_only" // nothing to write (checks only)
+	// shapeLocalMissed: a commit planned from a local snapshot
+	// (Options.LocalPlans) that it could not decide alone, planned again
+	// from a fresh one.
+	shapeLocalMissed = "local_missed"
 )
 
 func newShapeCounter() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "elasticjob_store_commit_shapes_total",
-		Help: "Transactions and waits of registry commits on the replicated store, by shape: flat, guarded, replanned, lost, locked, waited, read_only.",
+		Help: "Transactions and waits of registry commits on the replicated store, by shape: flat, guarded, replanned, lost, locked, waited, read_only, local_missed.",
 	}, []string{"shape"})
 }
 

@@ -34,6 +34,7 @@ type snapshot struct {
 	// (ascending), and the first depth that holds none.
 	levels map[string][]int
 	empty  map[string]int
+	local  bool // read serializably from the client's member (read)
 }
 
 // read takes the snapshot a commit of ops is planned from: every op's
@@ -42,8 +43,15 @@ type snapshot struct {
 // until an empty one: a tree has no node below a level with none). The
 // reads go in read-only transactions of at most maxOps each; the first
 // fixes the revision and the others read at it, concurrently.
-func (s *Store) read(ctx context.Context, ops []store.Op) (*snapshot, error) {
-	sn := &snapshot{nodes: map[string]srvNode{}, levels: map[string][]int{}, empty: map[string]int{}}
+//
+// A local read (fresh false) is serializable: the member the client talks
+// to answers from what it has applied, with no raft round trip (a
+// linearizable read waits for the raft leader to confirm its leadership
+// with a quorum, and for the member to apply up to that point). The
+// commit's compares then decide as they do for a fresh snapshot that
+// another writer overtook.
+func (s *Store) read(ctx context.Context, ops []store.Op, fresh bool) (*snapshot, error) {
+	sn := &snapshot{nodes: map[string]srvNode{}, levels: map[string][]int{}, empty: map[string]int{}, local: !fresh}
 	var paths, dels []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -145,8 +153,11 @@ type readReq struct {
 	count    bool // count the keys that start with key
 }
 
-func (r readReq) op(rev int64) clientv3.Op {
+func (r readReq) op(rev int64, local bool) clientv3.Op {
 	var opts []clientv3.OpOption
+	if local {
+		opts = append(opts, clientv3.WithSerializable())
+	}
 	if r.keysOnly {
 		opts = append(opts, clientv3.WithKeysOnly())
 	}
@@ -166,7 +177,7 @@ func (s *Store) readAt(ctx context.Context, sn *snapshot, reqs []readReq) ([]*pb
 	run := func(ctx context.Context, from, to int) error {
 		batch := make([]clientv3.Op, to-from)
 		for i, r := range reqs[from:to] {
-			batch[i] = r.op(sn.rev)
+			batch[i] = r.op(sn.rev, sn.local)
 		}
 		resp, err := retryRead(ctx, func() (*clientv3.TxnResponse, error) { return s.cli.Txn(ctx).Then(batch...).Commit() })
 		if err != nil {
@@ -177,6 +188,9 @@ func (s *Store) readAt(ctx context.Context, sn *snapshot, reqs []readReq) ([]*pb
 		}
 		copy(out[from:to], resp.Responses)
 		return nil
+	}
+	if sn.local && sn.rev == 0 && s.lagAt != nil {
+		sn.rev = s.lagAt() // tests: a member that has applied only up to there
 	}
 	first := 0
 	if sn.rev == 0 {
