@@ -75,12 +75,7 @@ func (c *KV) CommitChain(ctx context.Context, hint store.Hint, chain string, bat
 // revs, where the store gives them (store.Revisioned), is the revision of
 // each applied op's commit: what the ops wrote is applied at it (revision.go).
 func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (int, []store.Event, []int64, error)) (int, error) {
-	paths := make([]string, 0, len(ops))
-	for _, op := range ops {
-		if op.Kind != store.OpCheck {
-			paths = append(paths, op.Path)
-		}
-	}
+	paths := writes(ops)
 	var before map[string]bool
 	var pd *pending
 	if c.strict {
@@ -101,11 +96,7 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 	reread, apply := c.applyCommitted(done, revs) // what the ops wrote is known, but for blind puts
 	reread = c.applyReported(reread, done, evs)
 	if err != nil { // what the store holds now
-		for _, op := range ops[n:] {
-			if op.Kind != store.OpCheck {
-				reread = append(reread, op.Path)
-			}
-		}
+		reread = append(reread, writes(ops[n:])...)
 	}
 	// The re-read outlives the caller's context (what landed must show in
 	// the copy) but not rereadBound: a store without a quorum answers no
@@ -126,12 +117,7 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 	apply()
 	c.flights.land(paths)
 	landed = true
-	var written []string
-	for _, op := range done {
-		if op.Kind != store.OpCheck {
-			written = append(written, op.Path)
-		}
-	}
+	written := writes(done)
 	noteCommitted(ctx, written)
 	if c.strict && len(written) > 0 {
 		pd.await(rctx, c.tree.wants(c.mirrored(written), before), c.log)
@@ -158,4 +144,15 @@ func (c *KV) mirrored(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// writes returns the paths ops write (all but the checks').
+func writes(ops []store.Op) []string {
+	paths := make([]string, 0, len(ops))
+	for _, op := range ops {
+		if op.Kind != store.OpCheck {
+			paths = append(paths, op.Path)
+		}
+	}
+	return paths
 }
