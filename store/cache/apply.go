@@ -33,54 +33,7 @@ type outcome struct {
 // revs (nil: unknown) is the revision of each op's commit (store.Revisioned);
 // a known outcome is applied at it, unless the copy holds a later state.
 func (c *KV) applyCommitted(ops []store.Op, revs []int64) (reread []string, apply func()) {
-	out := map[string]outcome{}
-	unknown := map[string]bool{}
-	for i, op := range ops {
-		if c.roots.of(op.Path) == nil {
-			continue
-		}
-		prev, known := out[op.Path]
-		var rev int64
-		if i < len(revs) {
-			rev = revs[i]
-		}
-
-		switch op.Kind {
-		case store.OpCreate:
-			out[op.Path], unknown[op.Path] = outcome{exists: true, value: op.Value}, false
-		case store.OpSet:
-			switch {
-			case op.Version != store.AnyVersion:
-				out[op.Path], unknown[op.Path] = outcome{exists: true, value: op.Value, version: op.Version + 1}, false
-			case known && !unknown[op.Path]:
-				out[op.Path] = outcome{exists: true, value: op.Value, version: prev.version + 1}
-			default:
-				unknown[op.Path] = true
-			}
-		case store.OpPut:
-			if known && !unknown[op.Path] {
-				v := int64(0)
-				if prev.exists {
-					v = prev.version + 1
-				}
-				out[op.Path] = outcome{exists: true, value: op.Value, version: v}
-			} else {
-				unknown[op.Path] = true
-			}
-		case store.OpDelete:
-			for p := range out {
-				if store.Under(p, op.Path) {
-					delete(out, p)
-					delete(unknown, p)
-				}
-			}
-			out[op.Path], unknown[op.Path] = outcome{}, false
-		}
-		if o, ok := out[op.Path]; ok && !unknown[op.Path] {
-			o.rev = rev
-			out[op.Path] = o
-		}
-	}
+	out, unknown := outcomes(c.roots, ops, revs)
 	paths := make([]string, 0, len(out)+len(unknown))
 	for p := range out {
 		paths = append(paths, p)
@@ -162,4 +115,58 @@ func (c *KV) applyOne(p string, o outcome) {
 	c.tree.mu.Lock()
 	defer c.tree.mu.Unlock()
 	c.tree.putOutcomeLocked(r, p, o)
+}
+
+// outcomes is what a successful commit of ops left at each mirrored path
+// it wrote (see applyCommitted), and which of those paths it left at a
+// version the ops do not tell (unknown: a blind put).
+func outcomes(rs roots, ops []store.Op, revs []int64) (out map[string]outcome, unknown map[string]bool) {
+	out, unknown = map[string]outcome{}, map[string]bool{}
+	for i, op := range ops {
+		if rs.of(op.Path) == nil {
+			continue
+		}
+		prev, known := out[op.Path]
+		var rev int64
+		if i < len(revs) {
+			rev = revs[i]
+		}
+
+		switch op.Kind {
+		case store.OpCreate:
+			out[op.Path], unknown[op.Path] = outcome{exists: true, value: op.Value}, false
+		case store.OpSet:
+			switch {
+			case op.Version != store.AnyVersion:
+				out[op.Path], unknown[op.Path] = outcome{exists: true, value: op.Value, version: op.Version + 1}, false
+			case known && !unknown[op.Path]:
+				out[op.Path] = outcome{exists: true, value: op.Value, version: prev.version + 1}
+			default:
+				unknown[op.Path] = true
+			}
+		case store.OpPut:
+			if known && !unknown[op.Path] {
+				v := int64(0)
+				if prev.exists {
+					v = prev.version + 1
+				}
+				out[op.Path] = outcome{exists: true, value: op.Value, version: v}
+			} else {
+				unknown[op.Path] = true
+			}
+		case store.OpDelete:
+			for p := range out {
+				if store.Under(p, op.Path) {
+					delete(out, p)
+					delete(unknown, p)
+				}
+			}
+			out[op.Path], unknown[op.Path] = outcome{}, false
+		}
+		if o, ok := out[op.Path]; ok && !unknown[op.Path] {
+			o.rev = rev
+			out[op.Path] = o
+		}
+	}
+	return out, unknown
 }
