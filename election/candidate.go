@@ -61,6 +61,7 @@ type Candidate struct {
 	hasLead bool
 	term    *Term
 	sent    *Term                      // the last term put on the terms channel
+	led     string                     // the node whose term was delivered last
 	watches map[string]<-chan zk.Event // node name → armed watch (loop-owned)
 	current atomic.Pointer[Term]
 }
@@ -295,6 +296,18 @@ func (c *Candidate) lead(ctx context.Context, mine string, sent time.Time) ([]st
 	if t != nil && t.ctx.Err() != nil { // ended by its lease
 		t = nil
 	}
+	again := t == nil && c.led == mine
+	c.mu.Unlock()
+	if again {
+		// Our node led a term that ended while the node lived (its lease
+		// lapsed, a suspension the session outlived, a loop failed).
+		// Another term under it would carry the same number and pass the
+		// old term's fence: give the node up and join again under a new
+		// one, whose sequence is higher than every node's before it (as
+		// Curator's LeaderLatch resets on a reconnect).
+		return nil, c.rejoin(mine)
+	}
+	c.mu.Lock()
 	if t == nil {
 		t = newTerm(ctx, c.cfg.StoreDir+"/"+mine, seqOf(mine), c.cfg.Clock, c.lease, sent)
 		c.term = t
@@ -308,12 +321,31 @@ func (c *Candidate) lead(ctx context.Context, mine string, sent time.Time) ([]st
 	}
 	if fresh {
 		c.cfg.Log.Info("elected leader", "node", mine, "seq", t.seq)
+		c.mu.Lock()
+		c.led = mine
+		c.mu.Unlock()
 		c.deliver(t)
 	}
 	if _, err := c.watch(mine); err != nil {
 		return nil, err
 	}
 	return []string{mine}, nil
+}
+
+// rejoin deletes our node mine (the next step creates another).
+func (c *Candidate) rejoin(mine string) error {
+	if err := c.cfg.Conn.Delete(path.Join(c.cfg.Dir, mine), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("election: give up %s to lead again under a new node: %w", mine, err)
+	}
+	c.mu.Lock()
+	if c.node == mine {
+		c.node = ""
+	}
+	c.mu.Unlock()
+	delete(c.watches, mine)
+	c.cfg.Log.Info("election: our node led a term that ended; joining again under a new node", "node", mine)
+	c.poke()
+	return nil
 }
 
 // follow watches the node before ours and the leader's.

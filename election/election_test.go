@@ -243,9 +243,20 @@ func TestLeaseLapse(t *testing.T) {
 	}
 	g.open.Store(nil)
 	close(hold)
-	t2 := waitTerm(t, a) // the check goes through: the node is still lowest
+	t2 := waitTerm(t, a) // the check goes through: the candidate leads again
 	if t2 == t1 || t2.Valid() != nil {
 		t.Fatal("no new valid term after the lapse")
+	}
+	// ... under a new node: another leadership gets a higher number, and
+	// the lapsed term's fenced writes are refused.
+	if t2.Seq() <= t1.Seq() || t2.Node() == t1.Node() {
+		t.Fatalf("term %d (%s) after term %d (%s): want a new node with a higher number", t2.Seq(), t2.Node(), t1.Seq(), t1.Node())
+	}
+	if err := a.kv.Commit(t.Context(), append(t1.Fence(), store.Put("/w", []byte("old")))...); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a write behind the lapsed term's fence: %v, want ErrNotFound", err)
+	}
+	if err := a.kv.Commit(t.Context(), append(t2.Fence(), store.Put("/w", []byte("new")))...); err != nil {
+		t.Fatalf("a write of the new term: %v", err)
 	}
 }
 
