@@ -433,6 +433,17 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				used[i] = true
 				continue
 			}
+			// a launch of f rolled back (its ACCEPT failed) is queued again
+			// as a misfire behind what is pending by then: the next fire's
+			// execution, so the MISFIRE one right after it (etcd seed 611
+			// re-run, sk128: the fire of 08:59:12 in an ACCEPT failed as
+			// the agents were killed ran at 08:59:16, behind the fire of
+			// :15)
+			if k := i + 1; k < len(ex) && !ex[i].misfire && !ex[i].queued.Before(f.next) && ex[k].misfire && !used[k] &&
+				ex[k].queued.Before(f.next.Add(stageLead)) {
+				used[k] = true
+				continue
+			}
 		}
 		if cleared(rs, f, j.Misfire) || relaunched(rs, f, fo) {
 			continue
