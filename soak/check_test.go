@@ -266,6 +266,26 @@ func TestCheckFireRequeuedBehindTheNextFire(t *testing.T) {
 	}
 }
 
+// A misfire=false fire collapses into an execution pending at its
+// instant whose launch never started and ran as a FAILOVER relaunch; with
+// an on-time execution started in between, the fire is lost (zk seed 701,
+// sk190).
+func TestCheckFireCollapsesIntoANeverStartedRelaunch(t *testing.T) {
+	j := every2("j", false)
+	j.Windows[0].To = at(20)
+	after := []runSpec{{task: "c", job: "j", queued: 10, start: 11}, {task: "d", job: "j", queued: 12, start: 12}, {task: "e", job: "j", queued: 14, start: 14},
+		{task: "f", job: "j", queued: 16, start: 16}, {task: "g", job: "j", queued: 18, start: 18}}
+	runs := logOf(append([]runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 9.8, start: 10.1, source: "FAILOVER"}}, after...)...)
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(20)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fires 4-8 collapsed into the execution relaunched at 10.1: %v", rep.Anomalies)
+	}
+	runs = logOf(append([]runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "x", job: "j", queued: 8, start: 8.1},
+		{task: "b", job: "j", queued: 9.8, start: 10.1, source: "FAILOVER"}}, after...)...)
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(20)}); rep.ByKind()[LostFire] != 1 {
+		t.Errorf("fire 4 takes the relaunch; fire 6, with an on-time run at 8.1 before it, is lost: %v", rep.Anomalies)
+	}
+}
+
 func TestReportPrintsFaultsRunsAnomaliesAndSeed(t *testing.T) {
 	long := every2("j", false)
 	long.Windows[0].To = at(30)
