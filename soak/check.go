@@ -410,9 +410,6 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	for k, f := range append(rest, paused...) {
 		isPaused := k >= len(rest)
 		if j.Misfire {
-			if ownRelaunch(rs, f, fo) {
-				continue
-			}
 			i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at.Add(-stageLead)) })
 			for ; i < len(ex) && (used[i] || !ex[i].misfire); i++ {
 			}
@@ -634,22 +631,6 @@ func resumed(faults []Fault, runs []run) []Fault {
 // not yet counted for another, stands for it: a task that never started
 // (its agent died first) runs again at once as FAILOVER (docs/jobs.md),
 // so the fire's own start may be that one.
-// ownRelaunch: the fire's own launch never started and its FAILOVER
-// relaunch was queued within the fire's period: it stands for the fire
-// before any replay queued later is matched to it (zk seed 701, sk055:
-// the fire of 09:20:15 ran as FAILOVER queued at :15.5; taking the next
-// MISFIRE replay instead, at 09:22:10.8, the matching came one replay
-// short at 09:24:40).
-func ownRelaunch(rs []run, f fire, fo map[string]bool) bool {
-	for _, r := range rs {
-		if !onTime(r) && key(r) == "" && !fo[r.Task] && !r.Queued.Before(f.at) && r.Queued.Before(f.next) {
-			fo[r.Task] = true
-			return true
-		}
-	}
-	return false
-}
-
 // collapsedIntoRelaunch: a misfire=false fire collapsed into an
 // execution pending at its instant whose launch never started and ran as
 // a FAILOVER relaunch (docs/jobs.md: a task that never started runs again

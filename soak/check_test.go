@@ -503,17 +503,3 @@ func TestCheckFireCollapsesIntoATriggerRelaunchedBeforeItsStart(t *testing.T) {
 		t.Errorf("a trigger sent after the next instant does not account for it: %v", Check(in).Anomalies)
 	}
 }
-
-// TestCheckSeed701Sk055: zk seed 701's job sk055 as it ran (its runs and
-// the faults): every misfire=true fire accounted for once the fire of
-// 09:20:15 takes its own FAILOVER relaunch (ownRelaunch) instead of a
-// replay queued two minutes later.
-func TestCheckSeed701Sk055(t *testing.T) {
-	_, rep, err := Recheck("testdata/seed701-sk055")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Runs == 0 || len(rep.Anomalies) != 0 {
-		t.Errorf("runs %d, anomalies %v", rep.Runs, rep.Anomalies)
-	}
-}
