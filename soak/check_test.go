@@ -247,6 +247,45 @@ func TestCheckStallRule(t *testing.T) {
 	}
 }
 
+// A misfire=false fire whose launch was rolled back (its ACCEPT failed:
+// the agents were killed) is queued again as a misfire behind the next
+// fire's execution, pending by then, and runs right after it (etcd seed
+// 611 re-run, sk128: the fire of 08:59:12 ran at :16.05, queued :15.43,
+// behind the fire of :15).
+func TestCheckFireRequeuedBehindTheNextFire(t *testing.T) {
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 6, start: 6.1},
+		runSpec{task: "d", job: "j", queued: 6.4, start: 6.9, source: "MISFIRE"}, runSpec{task: "e", job: "j", queued: 8, start: 8})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{every2("j", false)}}); len(rep.Anomalies) != 0 {
+		t.Errorf("fire 4 ran requeued behind fire 6: %v", rep.Anomalies)
+	}
+	far := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 6, start: 6.1},
+		runSpec{task: "e", job: "j", queued: 8, start: 8}, runSpec{task: "d", job: "j", queued: 12, start: 12.5, source: "MISFIRE"},
+		runSpec{task: "f", job: "j", queued: 10, start: 10}, runSpec{task: "g", job: "j", queued: 12.1, start: 12.1})
+	if rep := Check(Input{Runs: far, Jobs: []Job{every2("j", false)}, End: at(13)}); rep.ByKind()[LostFire] != 1 {
+		t.Errorf("a misfire run long after the next fire does not stand for fire 4: %v", rep.Anomalies)
+	}
+}
+
+// A misfire=false fire collapses into an execution pending at its
+// instant whose launch never started and ran as a FAILOVER relaunch; with
+// an on-time execution started in between, the fire is lost (zk seed 701,
+// sk190).
+func TestCheckFireCollapsesIntoANeverStartedRelaunch(t *testing.T) {
+	j := every2("j", false)
+	j.Windows[0].To = at(20)
+	after := []runSpec{{task: "c", job: "j", queued: 10, start: 11}, {task: "d", job: "j", queued: 12, start: 12}, {task: "e", job: "j", queued: 14, start: 14},
+		{task: "f", job: "j", queued: 16, start: 16}, {task: "g", job: "j", queued: 18, start: 18}}
+	runs := logOf(append([]runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "b", job: "j", queued: 9.8, start: 10.1, source: "FAILOVER"}}, after...)...)
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(20)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fires 4-8 collapsed into the execution relaunched at 10.1: %v", rep.Anomalies)
+	}
+	runs = logOf(append([]runSpec{{task: "a", job: "j", queued: 2, start: 2}, {task: "x", job: "j", queued: 8, start: 8.1},
+		{task: "b", job: "j", queued: 9.8, start: 10.1, source: "FAILOVER"}}, after...)...)
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(20)}); rep.ByKind()[LostFire] != 1 {
+		t.Errorf("fire 4 takes the relaunch; fire 6, with an on-time run at 8.1 before it, is lost: %v", rep.Anomalies)
+	}
+}
+
 func TestReportPrintsFaultsRunsAnomaliesAndSeed(t *testing.T) {
 	long := every2("j", false)
 	long.Windows[0].To = at(30)
