@@ -319,6 +319,50 @@ func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
 	}
 }
 
+// Real-mesos seed 5301, sk014: a disable sent at 9.0 while jd ran (8.01 to
+// 8.51 in the run log, here 8.01 to 9.2) killed it; its script had
+// already exited 0 and recorded TASK_FINISHED, the executor reported
+// TASK_KILLED. A run that ended before the change was sent, or began
+// after it was answered, is held to its recorded end.
+func TestCheckHistoryKilledByAChange(t *testing.T) {
+	runs := clean("j")
+	runs[3].dur = 1.19 // jd: 8.01 to 9.2
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: false}}}
+	j := every2("j", false)
+	j.Windows[0].To, j.Windows[0].Closing = at(9), at(9.1)
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, History: hist, HistoryAt: at(30)}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
+		t.Errorf("jd running when the disable was sent: %d history-outcome", got)
+	}
+	j.Windows[0].To, j.Windows[0].Closing = at(9.3), at(9.4)
+	in.Jobs = []Job{j}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("jd ended before the disable was sent: %d history-outcome, want 1", got)
+	}
+	j.Windows[0].To, j.Windows[0].Closing = at(9), time.Time{} // the workload's end, no change
+	in.Jobs = []Job{j}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("no change closed the window: %d history-outcome, want 1", got)
+	}
+}
+
+// On real Mesos a lost agent takes its executors along, and with them the
+// update of a run that had just ended (agent-lost): as above.
+func TestCheckHistoryUpdateLostWithALostAgent(t *testing.T) {
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: false}}}
+	in := Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", false)}, History: hist, HistoryAt: at(30),
+		Faults: []Fault{{Kind: AgentLost, Start: at(8.6), End: at(20)}}} // jd ended at 8.51
+	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
+		t.Errorf("jd ended 90 ms before its agent was lost: %d history-outcome", got)
+	}
+	for _, k := range []string{AgentKilled, MasterKilled} { // the executor lives on and sends it again
+		in.Faults[0].Kind = k
+		if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+			t.Errorf("jd ended 90 ms before %s: %d history-outcome, want 1", k, got)
+		}
+	}
+}
+
 // On the etcd shape every scheduler keeps its own copy of history: each
 // copy is checked, and an anomaly names the replica it was found in.
 func TestCheckHistoryEachReplica(t *testing.T) {
