@@ -554,11 +554,34 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string
 		if !onTime(r) {
 			q = relaunchedTriggerSent(rs, r, sent)
 		}
-		if !q.IsZero() && q.Before(until) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
+		end := r.end
+		if !end.IsZero() {
+			end = maxTime(end, seenRunningUntil(r, faults))
+		}
+		if !q.IsZero() && q.Before(until) && (end.IsZero() || !end.Add(slack).Before(f.at)) {
 			return true
 		}
 	}
 	return false
+}
+
+// UnreachableBound is how long after a real agent is lost its tasks may
+// still count as running: the master marks it unreachable after 3 missed
+// pings of 2 s, the schedulers count its tasks lost after the shape's
+// task_unreachable_timeout (20 s), checked every 5 s.
+const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
+
+// seenRunningUntil is, for a run whose end's update died with its lost
+// agent (updateLost under agent-lost), until when the scheduler took it
+// as running: its job's fires meanwhile collapse into it (zero: no such
+// fault).
+func seenRunningUntil(r run, faults []Fault) time.Time {
+	for _, f := range faults {
+		if f.Kind == AgentLost && !f.Start.Before(r.end) && f.Start.Before(r.end.Add(updateLag)) {
+			return f.Start.Add(UnreachableBound)
+		}
+	}
+	return time.Time{}
 }
 
 // relaunchedTriggerSent is when a FAILOVER run's trigger was sent, if no
@@ -773,6 +796,9 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
 	var healed time.Time
 	for _, f := range in.Faults {
 		healed = maxTime(healed, f.End)
+		if f.Kind == AgentLost { // its tasks count as running until they are counted lost
+			healed = maxTime(healed, f.Start.Add(UnreachableBound))
+		}
 	}
 	if healed.IsZero() {
 		return
