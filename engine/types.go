@@ -64,7 +64,11 @@ type Status struct {
 	Message                     string
 	Data                        []byte
 	Timestamp                   time.Time
-	Healthy                     *bool
+	// UnreachableSince is, for TASK_UNREACHABLE, when the engine lost
+	// sight of the task's agent (Mesos unreachable_time; zero: unknown),
+	// the same in every answer and to every leader.
+	UnreachableSince time.Time
+	Healthy          *bool
 }
 
 // TaskRef names a task for explicit reconciliation.

@@ -412,10 +412,14 @@ func (s *Scheduler) drain(ctx context.Context) {
 }
 
 func (s *Scheduler) tickEvery() time.Duration {
+	d := time.Minute
 	if r := s.deps.Options.Reconcile; r > 0 {
-		return min(r, time.Minute)
+		d = min(r, d)
 	}
-	return time.Minute
+	if u := s.deps.Options.Unreachable; u > 0 { // a task unreachable too long is counted lost within a quarter of the bound
+		d = min(d, max(u/4, 5*time.Second))
+	}
+	return d
 }
 
 // Reconcile runs a reconciliation on the loop (for the API).

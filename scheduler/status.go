@@ -136,7 +136,7 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	h.obs.StatusChanged(ev, st)
 	delete(h.st.unreachable, st.TaskID)
 	if out.Unreachable {
-		h.st.unreachable[st.TaskID] = h.clock.Now()
+		h.st.unreachable[st.TaskID] = unreachableSince(st, h.clock.Now())
 	}
 	if out.Overtaken {
 		h.st.overtaken.Add(st.TaskID)
@@ -263,4 +263,16 @@ func relaunching(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, i
 	}
 	rd, ok, err := reg.Work().ReadyOf(ctx, tid.JobName)
 	return err == nil && ok && rd.Relaunched(tid.Item) == id
+}
+
+// unreachableSince is when a task went unreachable: when the engine says
+// its agent was lost (so a new leader, whose reconciliation is answered
+// TASK_UNREACHABLE again, does not start the task_unreachable_timeout
+// over: real Mesos soak seed 5301, tasks lost at 09:12:36 were counted
+// lost at 09:19:07 under a 20 s timeout, after five leaders), else now.
+func unreachableSince(st engine.Status, now time.Time) time.Time {
+	if s := st.UnreachableSince; !s.IsZero() && s.Before(now) {
+		return s
+	}
+	return now
 }

@@ -171,6 +171,41 @@ func TestUnreachableIsKeptThenCountedLost(t *testing.T) {
 	}
 }
 
+// A new leader's reconciliation is answered TASK_UNREACHABLE again, with
+// the time Mesos lost the agent: task_unreachable_timeout counts from
+// then, not from the answer (real Mesos soak seed 5301: five leaders in a
+// row started a 20 s timeout over; the task was counted lost 6.5 min
+// after its agent).
+func TestUnreachableCountsFromWhenTheAgentWasLost(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) { j.Failover = true })
+	lost := r.clk.Now().Add(-r.sched.deps.Options.Unreachable)
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: task.Unreachable,
+		Reason: task.ReasonReconciliation, UnreachableSince: lost}); err != nil {
+		t.Fatal(err)
+	}
+	r.sched.recon.periodic(r.ctx)
+	if _, ok := r.running("job")[0]; ok {
+		t.Fatal("unreachable for the whole timeout by the engine's clock, still running")
+	}
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 {
+		t.Fatal("lost task not failed over")
+	}
+}
+
+// An unreachable time in the future (a clock ahead) counts from now.
+func TestUnreachableSinceIsNeverAhead(t *testing.T) {
+	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	if got := unreachableSince(engine.Status{UnreachableSince: now.Add(time.Minute)}, now); !got.Equal(now) {
+		t.Errorf("ahead: %v", got)
+	}
+	if got := unreachableSince(engine.Status{}, now); !got.Equal(now) {
+		t.Errorf("unknown: %v", got)
+	}
+	if got := unreachableSince(engine.Status{UnreachableSince: now.Add(-time.Minute)}, now); !got.Equal(now.Add(-time.Minute)) {
+		t.Errorf("a minute ago: %v", got)
+	}
+}
+
 func TestDisableKillsAndClearsQueues(t *testing.T) {
 	r, run := launched(t, nil)
 	r.trigger("job")

@@ -179,15 +179,15 @@ func Check(in Input) Report {
 	rep.checkTerms(runs)
 	rep.checkHeal(in, byJob)
 	if in.History != nil || in.Replicas != nil {
-		daemons := map[string]bool{}
+		jobs := map[string]Job{}
 		for _, j := range in.Jobs {
-			daemons[j.Name] = j.Daemon
+			jobs[j.Name] = j
 		}
 		if in.History != nil {
-			rep.checkHistory(runs, daemons, "", in.History, in.HistoryAt, in.Faults)
+			rep.checkHistory(runs, jobs, "", in.History, in.HistoryAt, in.Faults)
 		}
 		for _, name := range slices.Sorted(maps.Keys(in.Replicas)) {
-			rep.checkHistory(runs, daemons, "replica "+name+": ", in.Replicas[name], in.HistoryAt, in.Faults)
+			rep.checkHistory(runs, jobs, "replica "+name+": ", in.Replicas[name], in.HistoryAt, in.Faults)
 		}
 	}
 	rep.lateness(in, runs)
@@ -571,11 +571,34 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string
 		if !onTime(r) {
 			q = relaunchedTriggerSent(rs, r, sent)
 		}
-		if !q.IsZero() && q.Before(until) && (r.end.IsZero() || !r.end.Add(slack).Before(f.at)) {
+		end := r.end
+		if !end.IsZero() {
+			end = maxTime(end, seenRunningUntil(r, faults))
+		}
+		if !q.IsZero() && q.Before(until) && (end.IsZero() || !end.Add(slack).Before(f.at)) {
 			return true
 		}
 	}
 	return false
+}
+
+// UnreachableBound is how long after a real agent is lost its tasks may
+// still count as running: the master marks it unreachable after 3 missed
+// pings of 2 s, the schedulers count its tasks lost after the shape's
+// task_unreachable_timeout (20 s), checked every 5 s.
+const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
+
+// seenRunningUntil is, for a run whose end's update died with its lost
+// agent (updateLost under agent-lost), until when the scheduler took it
+// as running: its job's fires meanwhile collapse into it (zero: no such
+// fault).
+func seenRunningUntil(r run, faults []Fault) time.Time {
+	for _, f := range faults {
+		if f.Kind == AgentLost && !f.Start.Before(r.end) && f.Start.Before(r.end.Add(updateLag)) {
+			return f.Start.Add(UnreachableBound)
+		}
+	}
+	return time.Time{}
 }
 
 // relaunchedTriggerSent is when a FAILOVER run's trigger was sent, if no
@@ -819,6 +842,9 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
 	var healed time.Time
 	for _, f := range in.Faults {
 		healed = maxTime(healed, f.End)
+		if f.Kind == AgentLost { // its tasks count as running until they are counted lost
+			healed = maxTime(healed, f.Start.Add(UnreachableBound))
+		}
 	}
 	if healed.IsZero() {
 		return
@@ -869,10 +895,17 @@ const historyLag = 2 * time.Second
 // the task lost, and history records that failure (the shard runs again
 // as FAILOVER). Such a run may be a failure in history (embedded seed 202:
 // three runs ended 8 ms before agents-killed).
+//
+// A run whose process records its own end (real agents: the job script
+// writes TASK_FINISHED when it exits 0) may be killed in history when a
+// change that closed its job's window (a disable or deregister kills the
+// job's running tasks) was sent while it ran: the kill reached the
+// executor before it saw the process end, and the executor reports the
+// task killed, as Mesos's own does (real-mesos seed 5301, sk014).
 // where prefixes each anomaly's detail (the replica's name).
-func (rep *Report) checkHistory(runs []run, daemons map[string]bool, where string, hist map[string][]Outcome, read time.Time, faults []Fault) {
+func (rep *Report) checkHistory(runs []run, jobs map[string]Job, where string, hist map[string][]Outcome, read time.Time, faults []Fault) {
 	for _, r := range runs {
-		if daemons[r.Job] || r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
+		if jobs[r.Job].Daemon || r.end.IsZero() || (!read.IsZero() && r.end.After(read.Add(-historyLag))) {
 			continue
 		}
 		hs := hist[r.Task]
@@ -884,10 +917,21 @@ func (rep *Report) checkHistory(runs []run, daemons map[string]bool, where strin
 			rep.add(HistoryWrong, r.Job, "%stask %s ended %s at %s, history has no completion", where, r.Task, r.state, r.end.UTC().Format("15:04:05.000"))
 			continue
 		}
-		if want := r.state == "TASK_FINISHED"; hs[0].Success != want && !(want && updateLost(r, faults)) {
+		if want := r.state == "TASK_FINISHED"; hs[0].Success != want && !(want && (updateLost(r, faults) || killedByChange(r, jobs[r.Job].Windows))) {
 			rep.add(HistoryWrong, r.Job, "%stask %s ended %s, history says success=%v", where, r.Task, r.state, hs[0].Success)
 		}
 	}
+}
+
+// killedByChange: a change closing one of the job's windows was sent
+// before the run ended and answered after it started.
+func killedByChange(r run, ws []Window) bool {
+	for _, w := range ws {
+		if !w.Closing.IsZero() && !r.end.Before(w.To) && r.At.Before(w.Closing) {
+			return true
+		}
+	}
+	return false
 }
 
 // updateLag bounds how long a simulated agent's status update takes to
@@ -895,10 +939,12 @@ func (rep *Report) checkHistory(runs []run, daemons map[string]bool, where strin
 const updateLag = time.Second
 
 // updateLost: the agents were killed within updateLag after the run
-// ended, so its end may never have reached the scheduler.
+// ended, so its end may never have reached the scheduler. On real Mesos
+// (agent-lost) the executor holding the update dies with its agent, whose
+// work directory goes too: the task is LOST once unreachable too long.
 func updateLost(r run, faults []Fault) bool {
 	for _, f := range faults {
-		if f.Kind == "agents-killed" && !f.Start.Before(r.end) && f.Start.Before(r.end.Add(updateLag)) {
+		if (f.Kind == "agents-killed" || f.Kind == AgentLost) && !f.Start.Before(r.end) && f.Start.Before(r.end.Add(updateLag)) {
 			return true
 		}
 	}

@@ -369,6 +369,92 @@ func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
 	}
 }
 
+// Real-mesos seed 5301, sk014: a disable sent at 9.0 while jd ran (8.01 to
+// 8.51 in the run log, here 8.01 to 9.2) killed it; its script had
+// already exited 0 and recorded TASK_FINISHED, the executor reported
+// TASK_KILLED. A run that ended before the change was sent, or began
+// after it was answered, is held to its recorded end.
+func TestCheckHistoryKilledByAChange(t *testing.T) {
+	runs := clean("j")
+	runs[3].dur = 1.19 // jd: 8.01 to 9.2
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: false}}}
+	j := every2("j", false)
+	j.Windows[0].To, j.Windows[0].Closing = at(9), at(9.1)
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, History: hist, HistoryAt: at(30)}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
+		t.Errorf("jd running when the disable was sent: %d history-outcome", got)
+	}
+	j.Windows[0].To, j.Windows[0].Closing = at(9.3), at(9.4)
+	in.Jobs = []Job{j}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("jd ended before the disable was sent: %d history-outcome, want 1", got)
+	}
+	j.Windows[0].To, j.Windows[0].Closing = at(9), time.Time{} // the workload's end, no change
+	in.Jobs = []Job{j}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("no change closed the window: %d history-outcome, want 1", got)
+	}
+}
+
+// Real-mesos seed 5302, sk027 (misfire=false): its run ended at 46.5 in
+// the run log, its agent was lost at 46.63 with the executor that held
+// the end's update, so the scheduler took the run as running until it
+// counted it lost (UnreachableBound): the fires meanwhile collapse into
+// it; the first fire after the bound is expected again.
+func TestCheckFiresCollapseIntoARunLostWithItsAgent(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(60), Cron: "*/2 * * * * ?"}}}
+	runs := []runSpec{{task: "ja", job: "j", queued: 2, start: 2.01, dur: 0.5}} // ended 2.51
+	for i, f := range []float64{36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58} {
+		runs = append(runs, runSpec{task: "jr" + string(rune('a'+i)), job: "j", queued: f, start: f + 0.01})
+	}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(70),
+		Faults: []Fault{{Kind: AgentLost, Start: at(2.6), End: at(12)}}}
+	rep := Check(in)
+	if got := rep.ByKind()[LostFire]; got != 0 {
+		t.Errorf("fires 4-32 s, while the lost run counted as running until 33.6: %v", rep.Anomalies)
+	}
+	in.Runs = logOf(append(runs[:1:1], runs[2:]...)...) // the 36 s fire did not run
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("the fire at 36 s, after the bound, did not run: %d lost-fire, want 1", got)
+	}
+	in.Runs, in.Faults[0].Kind = logOf(runs...), AgentKilled // the executor lives on: its update comes
+	if got := Check(in).ByKind()[LostFire]; got == 0 {
+		t.Errorf("fires 4-32 s lost after an agent-killed: no lost-fire")
+	}
+}
+
+// After a lost agent, a job whose task was on it fires again only once
+// the task is counted lost: the heal bound counts from then.
+func TestCheckHealAfterALostAgentCountsFromTheBound(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(80), Cron: "*/2 * * * * ?"}}}
+	runs := []runSpec{{task: "ja", job: "j", queued: 2, start: 2.01, dur: -1}, {task: "jb", job: "j", queued: 34, start: 34.01}}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(40), Faults: []Fault{{Kind: AgentLost, Start: at(2.6), End: at(12)}}}
+	if got := Check(in).ByKind()[NoFireAfter]; got != 0 {
+		t.Errorf("the job fired at 34 s, its first fire after the task counted lost (33.6 s): %d no-fire-after-heal", got)
+	}
+	in.Faults[0].Kind = AgentKilled
+	if got := Check(in).ByKind()[NoFireAfter]; got != 1 {
+		t.Errorf("after an agent-killed healed at 12 s the job must fire by 19 s: %d no-fire-after-heal, want 1", got)
+	}
+}
+
+// On real Mesos a lost agent takes its executors along, and with them the
+// update of a run that had just ended (agent-lost): as above.
+func TestCheckHistoryUpdateLostWithALostAgent(t *testing.T) {
+	hist := map[string][]Outcome{"ja": {{Success: true}}, "jb": {{Success: true}}, "jc": {{Success: true}}, "jd": {{Success: false}}}
+	in := Input{Runs: logOf(clean("j")...), Jobs: []Job{every2("j", false)}, History: hist, HistoryAt: at(30),
+		Faults: []Fault{{Kind: AgentLost, Start: at(8.6), End: at(20)}}} // jd ended at 8.51
+	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
+		t.Errorf("jd ended 90 ms before its agent was lost: %d history-outcome", got)
+	}
+	for _, k := range []string{AgentKilled, MasterKilled} { // the executor lives on and sends it again
+		in.Faults[0].Kind = k
+		if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+			t.Errorf("jd ended 90 ms before %s: %d history-outcome, want 1", k, got)
+		}
+	}
+}
+
 // On the etcd shape every scheduler keeps its own copy of history: each
 // copy is checked, and an anomaly names the replica it was found in.
 func TestCheckHistoryEachReplica(t *testing.T) {

@@ -2,6 +2,7 @@ package mesos
 
 import (
 	"testing"
+	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
@@ -75,5 +76,27 @@ func TestSubscribeOverStreamWithRealMasterJSON(t *testing.T) {
 	}
 	if s := recv(t, h.updates, "Update"); s.State != "TASK_FROM_THE_FUTURE" {
 		t.Fatalf("update state = %q", s.State)
+	}
+}
+
+// A TASK_UNREACHABLE carries when the master lost the agent
+// (unreachable_time), the same in every reconciliation answer.
+func TestDecodeUnreachableTime(t *testing.T) {
+	var ev event
+	raw := `{"type":"UPDATE","update":{"status":{"task_id":{"value":"t"},"state":"TASK_UNREACHABLE","reason":"REASON_RECONCILIATION",
+	 "source":"SOURCE_MASTER","agent_id":{"value":"a"},"unreachable_time":{"nanoseconds":1700000000250000000}}}}`
+	if err := ev.UnmarshalJSON([]byte(raw)); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	s := toStatus(ev.GetUpdate().Status, &ev)
+	if s.State != "TASK_UNREACHABLE" || !s.UnreachableSince.Equal(time.Unix(1700000000, 250e6)) {
+		t.Fatalf("status = %+v", s)
+	}
+	raw = `{"type":"UPDATE","update":{"status":{"task_id":{"value":"t"},"state":"TASK_RUNNING"}}}`
+	if err := ev.UnmarshalJSON([]byte(raw)); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if s := toStatus(ev.GetUpdate().Status, &ev); !s.UnreachableSince.IsZero() {
+		t.Fatalf("a running task unreachable since %v", s.UnreachableSince)
 	}
 }

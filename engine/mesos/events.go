@@ -141,6 +141,9 @@ func toStatus(ts mesos.TaskStatus, ev *event) engine.Status {
 		sec, frac := math.Modf(*ts.Timestamp)
 		st.Timestamp = time.Unix(int64(sec), int64(frac*1e9))
 	}
+	if ut := ts.GetUnreachableTime(); ut != nil {
+		st.UnreachableSince = time.Unix(0, ut.Nanoseconds)
+	}
 	return st
 }
 
