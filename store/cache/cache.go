@@ -229,7 +229,18 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 		var evs []store.Event
 		var err error
 		if c.rv != nil {
-			rev, err := c.rv.CommitAt(ctx, ops...)
+			var rev int64
+			var err error
+			if rep, ok := c.back.(store.Reporter); ok {
+				// Events at the commit's revision (store/etcd): the
+				// versions of blind puts without a read back. A commit
+				// that wrote nothing reports none (and no revision).
+				if evs, err = rep.CommitReport(ctx, ops...); len(evs) > 0 {
+					rev = evs[len(evs)-1].Revision
+				}
+			} else {
+				rev, err = c.rv.CommitAt(ctx, ops...)
+			}
 			if err != nil {
 				return 0, nil, nil, err
 			}
@@ -237,7 +248,7 @@ func (c *KV) Commit(ctx context.Context, ops ...store.Op) error {
 			for i := range revs {
 				revs[i] = rev
 			}
-			return len(ops), nil, revs, nil
+			return len(ops), evs, revs, nil
 		}
 		if rep, ok := c.back.(store.HintedReporter); ok {
 			evs, err = rep.CommitReportHinted(ctx, c.hint, ops...)

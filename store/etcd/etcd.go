@@ -23,6 +23,7 @@ import (
 var (
 	_ store.KV         = (*Store)(nil)
 	_ store.Revisioned = (*Store)(nil)
+	_ store.Reporter   = (*Store)(nil)
 )
 
 // DefaultPrefix is where the store's keys live when Options.Prefix is empty.

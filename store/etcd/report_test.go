@@ -1,0 +1,99 @@
+package etcd
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/cache"
+)
+
+// TestCommitReport: the events of a commit are each node it wrote or
+// deleted once, in its final state (the version a Get finds), at the
+// commit's revision.
+func TestCommitReport(t *testing.T) {
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	s := openStore(t, nil, Options{Member: m, LocalPlans: true})
+	ctx := t.Context()
+	if err := s.Commit(ctx, store.Put("/a/x", []byte("0")), store.Put("/gone/y", nil)); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.CommitReport(ctx, store.Put("/a/x", []byte("1")), store.Put("/a/x", []byte("2")),
+		store.Create("/b/c", []byte("new")), store.Delete("/gone", store.AnyVersion), store.Check("/a", store.AnyVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		typ     store.EventType
+		version int64
+		value   string
+	}
+	wants := map[string]want{"/a/x": {store.EventPut, 2, "2"}, "/b": {store.EventPut, 0, ""}, "/b/c": {store.EventPut, 0, "new"},
+		"/gone": {store.EventDelete, 0, ""}}
+	if len(evs) != len(wants) {
+		t.Fatalf("events %+v, want one for each of %v", evs, wants)
+	}
+	for _, ev := range evs {
+		w, ok := wants[ev.Path]
+		if !ok || ev.Type != w.typ || ev.Version != w.version || string(ev.Value) != w.value || ev.Revision != rev {
+			t.Errorf("event %+v, want %+v at revision %d", ev, w, rev)
+		}
+		if ev.Type == store.EventPut {
+			if n, err := s.Get(ctx, ev.Path); err != nil || n.Version != ev.Version {
+				t.Errorf("Get(%s) = v%d, %v; the event says v%d", ev.Path, n.Version, err, ev.Version)
+			}
+		}
+	}
+	if evs, err := s.CommitReport(ctx, store.Check("/a/x", 2)); err != nil || len(evs) != 0 {
+		t.Errorf("a commit of checks only: events %v, %v; want none", evs, err)
+	}
+}
+
+// countingStore counts the reads of single nodes made through it.
+type countingStore struct {
+	*Store
+	gets atomic.Int64
+}
+
+func (c *countingStore) Get(ctx context.Context, path string) (store.Node, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, path)
+}
+
+func (c *countingStore) GetAt(ctx context.Context, path string) (store.Node, int64, error) {
+	c.gets.Add(1)
+	return c.Store.GetAt(ctx, path)
+}
+
+// TestCacheTakesBlindPutsFromTheReport: a registry cache on the store
+// learns the version a blind put wrote from the commit's report, with no
+// read of the node back (before: a linearizable read per commit, waited
+// for by the committing loop), and reads its writes.
+func TestCacheTakesBlindPutsFromTheReport(t *testing.T) {
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	back := &countingStore{Store: openStore(t, nil, Options{Member: m, LocalPlans: true})}
+	c, err := cache.Open(t.Context(), back, cache.Options{Roots: []string{"/state"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := t.Context()
+	before := back.gets.Load()
+	for i := range 3 {
+		if err := c.Commit(ctx, store.Put("/state/running/j/0", []byte{byte('a' + i)}), store.Put("/state/ready/j", nil)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Get(ctx, "/state/running/j/0")
+		if err != nil || n.Version != int64(i) || n.Value[0] != byte('a'+i) {
+			t.Fatalf("commit %d: cache Get = %q v%d, %v; want v%d", i, n.Value, n.Version, err, i)
+		}
+	}
+	if n := back.gets.Load() - before; n != 0 {
+		t.Errorf("the cache read %d nodes back after blind puts, want 0", n)
+	}
+}
