@@ -97,3 +97,49 @@ func TestCacheTakesBlindPutsFromTheReport(t *testing.T) {
 		t.Errorf("the cache read %d nodes back after blind puts, want 0", n)
 	}
 }
+
+// revisionedOnly is a store that is store.Revisioned but no
+// store.Reporter: the cache's path before commits reported what they
+// wrote.
+type revisionedOnly struct {
+	store.KV
+	rv store.Revisioned
+}
+
+func (r revisionedOnly) GetAt(ctx context.Context, path string) (store.Node, int64, error) {
+	return r.rv.GetAt(ctx, path)
+}
+
+func (r revisionedOnly) CommitAt(ctx context.Context, ops ...store.Op) (int64, error) {
+	return r.rv.CommitAt(ctx, ops...)
+}
+
+func (r revisionedOnly) Revision(ctx context.Context) (int64, error) { return r.rv.Revision(ctx) }
+
+// BenchmarkCachedLaunchCommit is launchRounds through the registry's
+// cache (of /state) on a store calling a follower of 3 members
+// in-process, as the leader commits: the cache reading each blind put's
+// node back after the commit (reread) or taking its version from the
+// commit's report (report).
+func BenchmarkCachedLaunchCommit(b *testing.B) {
+	for _, report := range []bool{false, true} {
+		name := "reread"
+		if report {
+			name = "report"
+		}
+		b.Run(name, func(b *testing.B) {
+			on := follower(startMembers(b, embeddedConfigs(b, 3)))
+			s := openStore(b, nil, Options{MaxTxnOps: EmbeddedMaxTxnOps, Member: on, LocalPlans: true})
+			var back store.KV = s
+			if !report {
+				back = revisionedOnly{KV: s, rv: s}
+			}
+			c, err := cache.Open(b.Context(), back, cache.Options{Roots: []string{"/state"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			launchRounds(b, c, 0)
+		})
+	}
+}
