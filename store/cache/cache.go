@@ -287,8 +287,8 @@ func (c *KV) CommitChain(ctx context.Context, hint store.Hint, chain string, bat
 		var err error
 		var brevs []int64 // each applied batch's revision (store.Revisioned)
 		if c.rv != nil {
-			applied, brevs, err = commitChainAt(ctx, c.rv, batches)
-			evs = make([][]store.Event, applied)
+			rep, _ := c.back.(store.Reporter)
+			applied, brevs, evs, err = commitChainAt(ctx, c.rv, rep, batches)
 		} else {
 			applied, evs, err = store.CommitChain(ctx, c.back, hint, chain, batches)
 		}

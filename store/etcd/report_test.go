@@ -71,9 +71,10 @@ func (c *countingStore) GetAt(ctx context.Context, path string) (store.Node, int
 }
 
 // TestCacheTakesBlindPutsFromTheReport: a registry cache on the store
-// learns the version a blind put wrote from the commit's report, with no
-// read of the node back (before: a linearizable read per commit, waited
-// for by the committing loop), and reads its writes.
+// learns the version a blind put wrote from the commit's report, in a
+// commit and in a chain of batches, with no read of the node back
+// (before: a linearizable read per put, waited for by the committing
+// loop), and reads its writes.
 func TestCacheTakesBlindPutsFromTheReport(t *testing.T) {
 	m := startMembers(t, memberConfigs(t, 1))[0]
 	back := &countingStore{Store: openStore(t, nil, Options{Member: m, LocalPlans: true})}
@@ -92,6 +93,20 @@ func TestCacheTakesBlindPutsFromTheReport(t *testing.T) {
 		if err != nil || n.Version != int64(i) || n.Value[0] != byte('a'+i) {
 			t.Fatalf("commit %d: cache Get = %q v%d, %v; want v%d", i, n.Value, n.Version, err, i)
 		}
+	}
+	// A chain of batches (the status path's), whole and batch by batch
+	// (the first attempt fails on its last batch's check).
+	for _, batches := range [][][]store.Op{
+		{{store.Put("/state/running/k/0", []byte("x"))}, {store.Put("/state/running/k/1", []byte("y"))}},
+		{{store.Put("/state/running/k/0", []byte("z"))}, {store.Check("/state/missing", store.AnyVersion)}},
+	} {
+		applied, _, err := c.CommitChain(ctx, nil, "", batches)
+		if applied < 1 || (err == nil) != (applied == len(batches)) {
+			t.Fatalf("CommitChain: %d applied, %v", applied, err)
+		}
+	}
+	if n, err := c.Get(ctx, "/state/running/k/0"); err != nil || n.Version != 1 || string(n.Value) != "z" {
+		t.Fatalf("after the chains: cache Get = %q v%d, %v; want \"z\" v1", n.Value, n.Version, err)
 	}
 	if n := back.gets.Load() - before; n != 0 {
 		t.Errorf("the cache read %d nodes back after blind puts, want 0", n)
