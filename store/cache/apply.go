@@ -99,7 +99,7 @@ func (c *KV) applyReported(reread []string, ops []store.Op, evs []store.Event) [
 			left = append(left, p)
 			continue
 		}
-		c.applyOne(p, outcome{exists: ev.Type == store.EventPut, value: bytes.Clone(value[p]), version: ev.Version})
+		c.applyOne(p, outcome{exists: ev.Type == store.EventPut, value: bytes.Clone(value[p]), version: ev.Version, rev: ev.Revision})
 	}
 	return left
 }

@@ -106,33 +106,50 @@ func (r *root) resetLocked(fence int64) {
 
 // commitChainAt is store.CommitChain for a store.Revisioned backend: all
 // batches in one commit, or, if that fails, batch by batch until one
-// fails; revs has the revision of each applied batch's commit.
-func commitChainAt(ctx context.Context, rv store.Revisioned, batches [][]store.Op) (applied int, revs []int64, err error) {
+// fails; revs has the revision of each applied batch's commit. When the
+// backend is also a store.Reporter (rep), evs has each applied batch's
+// events (the whole commit's with the last batch), from which the
+// versions of blind puts are known without a read back.
+func commitChainAt(ctx context.Context, rv store.Revisioned, rep store.Reporter, batches [][]store.Op) (applied int, revs []int64, evs [][]store.Event, err error) {
+	commit := func(ops []store.Op) (int64, []store.Event, error) {
+		if rep == nil {
+			rev, err := rv.CommitAt(ctx, ops...)
+			return rev, nil, err
+		}
+		e, err := rep.CommitReport(ctx, ops...)
+		var rev int64 // none for a commit that wrote nothing
+		if len(e) > 0 {
+			rev = e[len(e)-1].Revision
+		}
+		return rev, e, err
+	}
 	if len(batches) > 1 {
 		var all []store.Op
 		for _, b := range batches {
 			all = append(all, b...)
 		}
-		if rev, err := rv.CommitAt(ctx, all...); err == nil {
+		if rev, e, err := commit(all); err == nil {
 			revs = make([]int64, len(batches))
 			for i := range revs {
 				revs[i] = rev
 			}
-			return len(batches), revs, nil
+			evs = make([][]store.Event, len(batches))
+			evs[len(batches)-1] = e
+			return len(batches), revs, evs, nil
 		}
 	}
 	for _, b := range batches {
 		if len(b) == 0 {
-			revs = append(revs, 0)
+			revs, evs = append(revs, 0), append(evs, nil)
 			applied++
 			continue
 		}
-		rev, err := rv.CommitAt(ctx, b...)
+		rev, e, err := commit(b)
 		if err != nil {
-			return applied, revs, err
+			return applied, revs, evs, err
 		}
-		revs = append(revs, rev)
+		revs, evs = append(revs, rev), append(evs, e)
 		applied++
 	}
-	return applied, revs, nil
+	return applied, revs, evs, nil
 }

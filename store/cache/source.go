@@ -99,7 +99,19 @@ func forEach(n int, fn func(i int)) { parallel.For(n, readParallel, fn) }
 // commit (store.Revisioned).
 func (s source) commit(ctx context.Context, hint store.Hint, ops []store.Op) (int, []store.Event, []int64, error) {
 	if s.rv != nil {
-		rev, err := s.rv.CommitAt(ctx, ops...)
+		var rev int64
+		var evs []store.Event
+		var err error
+		if rep, ok := s.back.(store.Reporter); ok {
+			// Events at the commit's revision (store/etcd): the
+			// versions of blind puts without a read back. A commit
+			// that wrote nothing reports none (and no revision).
+			if evs, err = rep.CommitReport(ctx, ops...); len(evs) > 0 {
+				rev = evs[len(evs)-1].Revision
+			}
+		} else {
+			rev, err = s.rv.CommitAt(ctx, ops...)
+		}
 		if err != nil {
 			return 0, nil, nil, err
 		}
@@ -107,7 +119,7 @@ func (s source) commit(ctx context.Context, hint store.Hint, ops []store.Op) (in
 		for i := range revs {
 			revs[i] = rev
 		}
-		return len(ops), nil, revs, nil
+		return len(ops), evs, revs, nil
 	}
 	var evs []store.Event
 	var err error
@@ -125,12 +137,13 @@ func (s source) commit(ctx context.Context, hint store.Hint, ops []store.Op) (in
 }
 
 // commitChain commits batches as a chain (store.CommitChain): how many
-// batches were applied, the events of each (empty ones where the store
-// reports revisions), and, where it does, each applied batch's revision.
+// batches were applied, the events of each (where the store reports
+// them), and, where it does, each applied batch's revision.
 func (s source) commitChain(ctx context.Context, hint store.Hint, chain string, batches [][]store.Op) (applied int, evs [][]store.Event, brevs []int64, err error) {
 	if s.rv != nil {
-		applied, brevs, err = commitChainAt(ctx, s.rv, batches)
-		return applied, make([][]store.Event, applied), brevs, err
+		rep, _ := s.back.(store.Reporter)
+		applied, brevs, evs, err = commitChainAt(ctx, s.rv, rep, batches)
+		return applied, evs, brevs, err
 	}
 	applied, evs, err = store.CommitChain(ctx, s.back, hint, chain, batches)
 	return applied, evs, nil, err

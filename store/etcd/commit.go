@@ -39,11 +39,35 @@ func (s *Store) Commit(ctx context.Context, ops ...store.Op) error {
 // (store.Revisioned); a commit that wrote nothing gives the revision of
 // the snapshot it held at.
 func (s *Store) CommitAt(ctx context.Context, ops ...store.Op) (int64, error) {
+	rev, _, err := s.commit(ctx, ops)
+	return rev, err
+}
+
+// CommitReport is Commit, returning the events it produced
+// (store.Reporter): each node it wrote (ancestors it made included) or
+// deleted, once, in the order of its first write, with its final state
+// as a watcher gets it (value, version, and the commit's revision as
+// CommitAt gives it); a deleted node's descendants, removed by a range
+// delete, are not listed. A cache in front of the store takes the
+// version a blind Put wrote from them instead of reading the node back
+// (a linearizable read, a raft round trip, per commit).
+func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Event, error) {
+	rev, p, err := s.commit(ctx, ops)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return p.events(rev), nil
+}
+
+// commit is CommitAt, with the plan that was committed (nil when there
+// was nothing to commit).
+func (s *Store) commit(ctx context.Context, ops []store.Op) (int64, *plan, error) {
 	if err := s.validOps(ops); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if len(ops) == 0 {
-		return s.Revision(ctx)
+		rev, err := s.Revision(ctx)
+		return rev, nil, err
 	}
 	defer s.observeCommit(time.Now())
 	var lease clientv3.LeaseID // held while the commit holds the guard
@@ -55,7 +79,7 @@ func (s *Store) CommitAt(ctx context.Context, ops ...store.Op) (int64, error) {
 	guarded := 0 // attempts lost as guarded commits
 	fresh := !s.localPlans
 	for attempts := 0; attempts < commitAttempts; {
-		rev, err := s.commitOnce(ctx, ops, lease, fresh || lease != 0)
+		rev, p, err := s.commitOnce(ctx, ops, lease, fresh || lease != 0)
 		var busy errBusy
 		if !errors.As(err, &busy) && !errors.Is(err, errLocal) {
 			attempts++
@@ -69,26 +93,26 @@ func (s *Store) CommitAt(ctx context.Context, ops ...store.Op) (int64, error) {
 		case errors.As(err, &busy): // not an attempt: wait, bounded by ctx (and the holder's lease)
 			s.count(shapeWaited)
 			if err := s.waitGuard(ctx, busy.rev); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 		case errors.Is(err, errChain) && lease == 0:
 			if lease, err = s.lock(ctx); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 		case errors.Is(err, errReplanGuarded):
 			s.count(shapeLost)
 			if guarded++; guarded >= lockAfter && lease == 0 {
 				if lease, err = s.lock(ctx); err != nil {
-					return 0, err
+					return 0, nil, err
 				}
 			}
 		case errors.Is(err, errReplan):
 			s.count(shapeReplan)
 		default:
-			return rev, err
+			return rev, p, err
 		}
 	}
-	return 0, fmt.Errorf("etcd store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
+	return 0, nil, fmt.Errorf("etcd store commit: gave up after %d attempts: %w", commitAttempts, store.ErrConflict)
 }
 
 func (s *Store) validOps(ops []store.Op) error {
@@ -114,47 +138,52 @@ func (s *Store) validOps(ops []store.Op) error {
 // guard (lock.go): it is sent as a guarded commit, which nothing else
 // can come before. Without fresh, the snapshot is local (read): what it
 // alone would decide is errLocal.
-func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID, fresh bool) (int64, error) {
+func (s *Store) commitOnce(ctx context.Context, ops []store.Op, lease clientv3.LeaseID, fresh bool) (int64, *plan, error) {
 	sn, err := s.read(ctx, ops, fresh)
 	if err != nil {
-		return 0, err
+		if !fresh && ctx.Err() == nil && !s.closed.Load() {
+			return 0, nil, errLocal // read again, linearizably (and what fails then fails)
+		}
+		return 0, nil, err
 	}
 	if sn.guardLease != 0 && sn.guardLease != int64(lease) {
 		if !fresh {
-			return 0, errLocal
+			return 0, nil, errLocal
 		}
-		return 0, errBusy{rev: sn.rev}
+		return 0, nil, errBusy{rev: sn.rev}
 	}
 	p := newPlan(sn)
 	for _, op := range ops {
 		if err := p.apply(op); err != nil {
 			if !fresh {
-				return 0, errLocal
+				return 0, nil, errLocal
 			}
-			return 0, err
+			return 0, nil, err
 		}
 	}
 	ws := p.writes(s.k)
 	if len(ws) == 0 && !fresh {
-		return 0, errLocal
+		return 0, nil, errLocal
 	}
 	if len(ws) == 0 {
 		// Nothing to write (checks, deletes of missing nodes): the
 		// snapshot was one linearizable read, so the commit held then.
 		s.count(shapeReadOnly)
-		return sn.rev, nil
+		return sn.rev, nil, nil
 	}
 	if lease == 0 {
 		cmps := s.compares(sn, ops)
 		if len(cmps)+1 <= s.maxOps && len(ws)+1 <= s.maxOps && size(ws)+cmpSize(cmps) <= s.maxBytes {
 			s.count(shapeFlat)
-			return s.send(ctx, cmps, ws)
+			rev, err := s.send(ctx, cmps, ws)
+			return rev, p, err
 		}
 	}
 	if lease == 0 && len(s.chunks(ws)) > 1 {
-		return 0, errChain // a chain holds the guard from its first link
+		return 0, nil, errChain // a chain holds the guard from its first link
 	}
-	return s.sendGuarded(ctx, sn.guardMod, s.checks(sn, ops), ws, lease)
+	rev, err := s.sendGuarded(ctx, sn.guardMod, s.checks(sn, ops), ws, lease)
+	return rev, p, err
 }
 
 // checks are the compares of a commit's Check ops (a leader's fence):

@@ -23,6 +23,7 @@ import (
 var (
 	_ store.KV         = (*Store)(nil)
 	_ store.Revisioned = (*Store)(nil)
+	_ store.Reporter   = (*Store)(nil)
 )
 
 // DefaultPrefix is where the store's keys live when Options.Prefix is empty.
@@ -175,8 +176,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	rctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
 	defer cancel()
 	if _, err := s.cli.Get(rctx, s.k.guard); err != nil {
+		eps := o.Endpoints
+		if len(eps) == 0 {
+			eps = s.cli.Endpoints()
+		}
 		s.closeClients()
-		return nil, fmt.Errorf("etcd store: first read from %s: %w: %w", strings.Join(o.Endpoints, ","), store.ErrUnavailable, err)
+		return nil, fmt.Errorf("etcd store: first read from %s: %w: %w", strings.Join(eps, ","), store.ErrUnavailable, err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil

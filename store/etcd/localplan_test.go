@@ -89,6 +89,9 @@ func TestLocalPlansOnALaggingMember(t *testing.T) {
 			if err := b.Commit(ctx, c.after...); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := a.Revision(ctx); err != nil { // a's member has applied lag (a read at it is no future revision)
+				t.Fatal(err)
+			}
 			a.lagAt = func() int64 { return lag }
 			defer func() { a.lagAt = nil }()
 			err = a.Commit(ctx, c.ops...)

@@ -17,7 +17,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
 )
 
@@ -318,10 +317,6 @@ func (m *Member) IsLeader() bool { return m.e.Server.Leader() == m.e.Server.Memb
 func (m *Member) Client() (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: m.Endpoints(), DialTimeout: 5 * time.Second, Logger: quietZap()})
 }
-
-// inProcess is a client of the member that calls its server directly
-// (etcd's v3client: no gRPC, no encoding).
-func (m *Member) inProcess() *clientv3.Client { return v3client.New(m.e.Server) }
 
 // Close stops the member gracefully (a leader hands its leadership on
 // first).

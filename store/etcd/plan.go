@@ -206,3 +206,24 @@ func holes(start, end string, puts []string) []write {
 	}
 	return out
 }
+
+// events are the commit's changes as its watchers get them: each node the
+// batch wrote or deleted once, in the order of its first act, in its
+// final state, at rev (CommitReport).
+func (p *plan) events(rev int64) []store.Event {
+	out := make([]store.Event, 0, len(p.cur))
+	seen := make(map[string]bool, len(p.cur))
+	for _, a := range p.acts {
+		if a.kind == actSubtree || seen[a.path] {
+			continue
+		}
+		seen[a.path] = true
+		e := p.cur[a.path]
+		if !e.exists {
+			out = append(out, store.Event{Type: store.EventDelete, Path: a.path, Revision: rev})
+			continue
+		}
+		out = append(out, store.Event{Type: store.EventPut, Path: a.path, Version: e.version, HasValue: true, Value: e.value, Revision: rev})
+	}
+	return out
+}
