@@ -29,9 +29,9 @@ type jobHandlers struct {
 	*appHandlers
 	*scheduleHandlers
 	live
-	secrets   *secrets.Keyring                              // Options.Secrets
-	typicals  *deadline.TypicalCache                        // Options.Typicals
-	committed func(job string, queued, committed time.Time) // Options.TriggerCommitted
+	secrets   *secrets.Keyring                              // Options.Tenancy.Secrets
+	typicals  *deadline.TypicalCache                        // Options.Jobs.Typicals
+	committed func(job string, queued, committed time.Time) // Options.Jobs.TriggerCommitted
 }
 
 func (s *jobHandlers) registerJob(c *gin.Context) {

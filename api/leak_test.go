@@ -54,7 +54,7 @@ func leakTeams(t *testing.T) (*tenancy, string) {
 		t.Fatal(err)
 	}
 	tn := twoTeamsAPI(t, func(o *api.Options) {
-		o.Ops, o.Engine = ops, ops
+		o.Live.Ops, o.Live.Engine = ops, ops
 		o.Auth = api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, o.Clock, o.Registry.Tenancy())
 	})
 	ops.pods = []map[string]any{
