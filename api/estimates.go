@@ -9,6 +9,8 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // places gives the request's namespace's waiting work its position and
@@ -24,7 +26,25 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 	if err != nil {
 		return nil
 	}
-	// only the jobs waiting or running are read (decoded once each)
+	cfg := configsOf(ctx, reg, ready, failover, running)
+	ns := nsIn(ctx)
+	st := deadline.State{Ready: ready, Failover: failover, Running: running}
+	s.shareWithOthers(ctx, ns, &st)
+	if st.Elsewhere != nil {
+		ictx, cancel := context.WithTimeout(ctx, capacityTimeout)
+		if agents, err := s.eng.Agents(ictx); err == nil {
+			st.Cluster = deadline.ClusterOf(agents)
+		}
+		cancel()
+	}
+	return deadline.Places(s.clock.Now(), st,
+		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },
+		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
+}
+
+// configsOf reads the configurations of the jobs waiting or running only
+// (each decoded once); a job that cannot be read is left out.
+func configsOf(ctx context.Context, reg *registry.Registry, ready []queue.Ready, failover []queue.Failover, running map[string]map[int]task.Entry) map[string]jobs.Config {
 	cfg := map[string]jobs.Config{}
 	need := func(job string) {
 		if _, ok := cfg[job]; !ok {
@@ -42,52 +62,48 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 	for job := range running {
 		need(job)
 	}
-	ns := nsIn(ctx)
-	st := deadline.State{Ready: ready, Failover: failover, Running: running}
-	// The other namespaces are read too: a namespace with no capacity of
-	// its own shares what the cluster leaves of their running work and
-	// guarantees (the rows are the request's namespace's alone).
-	if recs, err := s.reg.Tenancy().Namespaces(ctx); err == nil {
-		st.SetNamespaces(recs)
-		bare := func(m map[string]estimate.Res) {
-			if v, ok := m[ns]; ok {
-				m[namespace.Default] = v // the namespace's own view: its names are bare
-			}
-			if ns != namespace.Default {
-				delete(m, ns)
-			}
+	return cfg
+}
+
+// shareWithOthers reads the other namespaces too: a namespace with no
+// capacity of its own shares what the cluster leaves of their running
+// work and guarantees (the rows are the request's namespace's alone, its
+// names bare).
+func (s *jobHandlers) shareWithOthers(ctx context.Context, ns string, st *deadline.State) {
+	recs, err := s.reg.Tenancy().Namespaces(ctx)
+	if err != nil {
+		return
+	}
+	st.SetNamespaces(recs)
+	bare := func(m map[string]estimate.Res) {
+		if v, ok := m[ns]; ok {
+			m[namespace.Default] = v // the namespace's own view: its names are bare
 		}
-		bare(st.Capacity)
-		bare(st.Guarantee)
-		if w, ok := st.Weight[ns]; ok {
-			st.Weight[namespace.Default] = w
-		}
-		if _, own := st.Capacity[namespace.Default]; !own && s.eng != nil {
-			st.Elsewhere = map[string]estimate.Res{}
-			others := []string{namespace.Default} // it may have no record
-			for _, rec := range recs {
-				others = append(others, rec.Name)
-			}
-			for _, o := range others {
-				if _, seen := st.Elsewhere[o]; seen || o == ns {
-					continue
-				}
-				if in, err := s.reg.In(o).Tenancy().InUse(ctx); err == nil {
-					st.Elsewhere[o] = estimate.Res{CPUs: in.CPUCount, MemMB: in.MemoryMB}
-				}
-			}
+		if ns != namespace.Default {
+			delete(m, ns)
 		}
 	}
-	if st.Elsewhere != nil {
-		ictx, cancel := context.WithTimeout(ctx, capacityTimeout)
-		if agents, err := s.eng.Agents(ictx); err == nil {
-			st.Cluster = deadline.ClusterOf(agents)
-		}
-		cancel()
+	bare(st.Capacity)
+	bare(st.Guarantee)
+	if w, ok := st.Weight[ns]; ok {
+		st.Weight[namespace.Default] = w
 	}
-	return deadline.Places(s.clock.Now(), st,
-		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },
-		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
+	if _, own := st.Capacity[namespace.Default]; own || s.eng == nil {
+		return
+	}
+	st.Elsewhere = map[string]estimate.Res{}
+	others := []string{namespace.Default} // it may have no record
+	for _, rec := range recs {
+		others = append(others, rec.Name)
+	}
+	for _, o := range others {
+		if _, seen := st.Elsewhere[o]; seen || o == ns {
+			continue
+		}
+		if in, err := s.reg.In(o).Tenancy().InUse(ctx); err == nil {
+			st.Elsewhere[o] = estimate.Res{CPUs: in.CPUCount, MemMB: in.MemoryMB}
+		}
+	}
 }
 
 // maxEstimated bounds the waiting entries a listing estimates: past it the
