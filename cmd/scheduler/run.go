@@ -186,6 +186,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "instance", lead.Self().ID, "advertise", lead.Self().URL,
 		"mesos", detector.Redact(masterURL), "open_access", cfg.AuthUsername == "")
+	return waitAndStop(ctx, cancel, errc, srv, workDone, log)
+}
+
+// waitAndStop waits for ctx to end or a part to stop, then stops the API
+// server and waits (10 s at most) for the leader's loops: they stop before
+// serve's deferred closes take the store, the history and Mesos away from
+// a round still under way.
+func waitAndStop(ctx context.Context, cancel context.CancelFunc, errc <-chan error, srv *http.Server, workDone <-chan struct{}, log *slog.Logger) error {
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -195,8 +203,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 	defer done()
 	_ = srv.Shutdown(shutdownCtx)
-	// The leader's loops stop before the deferred closes take the store,
-	// the history and Mesos away from a round still under way.
 	select {
 	case <-workDone:
 	case <-shutdownCtx.Done():
