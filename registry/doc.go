@@ -97,7 +97,13 @@
 // The records are the pure packages' types under their own names (one name
 // per concept): task.Entry, task.RunRecord, task.RunState, task.Pause,
 // queue.Ready, queue.Failover, queue.PendingRun, queue.Wait and its reasons
-// (queue.WaitKey names a waiting entry). TestRegistryIsSealed keeps it so.
+// (queue.WaitKey names a waiting entry). A reader that keeps its own
+// decoded copy lists Stored records (StoredApps, StoredJobs,
+// StoredWorkflows, Backfills): key, version and a fingerprint of the
+// stored bytes, decoded only when it differs (Stored.Decode). Nothing
+// exported takes or returns store.Node or store.Event; TestRegistryIsSealed
+// keeps it so, and archtest keeps every package above the registry from
+// naming them.
 //
 // Writes that must not lose a concurrent writer's change (the ready count)
 // are compare-and-set on the node version, retried on conflict.
