@@ -16,7 +16,7 @@ import (
 type appHandlers struct {
 	*core
 	live
-	noFiles   bool // Options.RejectFileAppURLs
+	noFiles   bool // Options.Apps.RejectFileAppURLs
 	pkgs      Packages
 	templates PodTemplates
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // checkAppURL refuses a file:// app URL when Mesos agents may run on other machines
-// (Options.RejectFileAppURLs, set when mesos_url is): the executor fetches the app on the agent,
+// (Options.Apps.RejectFileAppURLs, set when mesos_url is): the executor fetches the app on the agent,
 // where a path on the scheduler's machine does not exist, so every run would fail at fetch time.
 // The embedded single-node mode (and allow_file_app_urls=true) keeps accepting file:// URLs.
 func (s *appHandlers) checkAppURL(cfg app.Config) error {

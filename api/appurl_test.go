@@ -9,7 +9,7 @@ import (
 )
 
 func withRemoteAgents() envOpt {
-	return func(o *api.Options, _ *api.Credentials) { o.RejectFileAppURLs = true }
+	return func(o *api.Options, _ *api.Credentials) { o.Apps.RejectFileAppURLs = true }
 }
 
 // TestFileAppURLRejectedWithRemoteAgents: with agents on other machines a file:// app URL is
@@ -42,7 +42,7 @@ func TestFileAppURLAcceptedOnOneMachine(t *testing.T) {
 func TestArtifactsServedWithoutAuth(t *testing.T) {
 	srv, f, content := newArtifacts(t)
 	e := newEnv(t, withCreds(api.Credentials{AdminUser: "admin", AdminPassword: "pw"}),
-		func(o *api.Options, _ *api.Credentials) { o.Artifacts = srv })
+		func(o *api.Options, _ *api.Credentials) { o.Files.Artifacts = srv })
 	r := e.must(http.StatusOK, http.MethodGet, f.Path(), "")
 	if !bytes.Equal(r.Body, content) {
 		t.Fatalf("body = %q", r.Body)

@@ -17,7 +17,7 @@ import (
 // (env.request checks it).
 func TestArtifactDownloadAsDocumented(t *testing.T) {
 	srv, f, content := newArtifacts(t)
-	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Artifacts = srv })
+	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Files.Artifacts = srv })
 	etag := `"` + f.SHA256 + `"`
 	if r := e.request(http.MethodGet, f.Path(), ""); r.Code != http.StatusOK || !bytes.Equal(r.Body, content) || r.Header.Get("ETag") != etag {
 		t.Fatalf("GET = %d, %d bytes, ETag %q", r.Code, len(r.Body), r.Header.Get("ETag"))

@@ -47,7 +47,7 @@ const auditBodyLimit = 64 << 10
 // recorded once, by the leader that executes it.
 func SkipAudit(c *gin.Context) { c.Set(ctxNoAudit, true) }
 
-// RemoteAddr is the default Options.ClientAddr: the host of the TCP peer
+// RemoteAddr is the default Options.Forwarding.ClientAddr: the host of the TCP peer
 // (never a header a client could forge).
 func RemoteAddr(r *http.Request) string {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {

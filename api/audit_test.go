@@ -59,7 +59,7 @@ func withMetrics() envOpt {
 	return func(o *api.Options, _ *api.Credentials) {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(prometheus.NewGoCollector())
-		o.Metrics = reg
+		o.Metrics.Gatherer = reg
 	}
 }
 
@@ -176,7 +176,7 @@ func TestEveryWriteIsAudited(t *testing.T) {
 	a := newAuditLog(t)
 	var st *etcd.Store // three members: one more (never started) may be added and removed
 	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t), withReplicatedN(t, 3, &st),
-		func(o *api.Options, _ *api.Credentials) { o.Secrets = testKeyring(t) })
+		func(o *api.Options, _ *api.Credentials) { o.Tenancy.Secrets = testKeyring(t) })
 	covered := map[string]bool{}
 	for _, c := range writeCases {
 		covered[c.method+" "+c.route] = true
@@ -441,7 +441,7 @@ func TestAuditWhileDatabaseDown(t *testing.T) {
 func TestAuditClientAddr(t *testing.T) {
 	a := newAuditLog(t)
 	e := newEnv(t, withAudit(a), func(o *api.Options, _ *api.Credentials) {
-		o.ClientAddr = func(r *http.Request) string {
+		o.Forwarding.ClientAddr = func(r *http.Request) string {
 			if f := r.Header.Get("X-Test-Forwarded-For"); f != "" {
 				return f
 			}

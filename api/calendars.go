@@ -24,7 +24,7 @@ import (
 type scheduleHandlers struct {
 	*core
 	location   *time.Location
-	cronJitter time.Duration // Options.CronJitter
+	cronJitter time.Duration // Options.Schedules.CronJitter
 }
 
 // A namespace's business calendars (docs/jobs.md, "Jitter, calendars and

@@ -74,7 +74,7 @@ func TestCalendarsPerNamespace(t *testing.T) {
 // the status's) honour H, its jitter and the calendar, computed by the
 // same function the leader fires with.
 func TestJobNextHonoursJitterAndCalendar(t *testing.T) {
-	tn := twoTeamsAPI(t, func(o *api.Options) { o.Location = time.UTC })
+	tn := twoTeamsAPI(t, func(o *api.Options) { o.Schedules.Location = time.UTC })
 	if w := tn.callICS("/api/namespaces/pay/calendars/holidays?timeZone=UTC&weekdays=MON,TUE,WED,THU,FRI", holidaysICS, "alice", "secret"); w.Code != 201 {
 		t.Fatalf("import: %d %s", w.Code, w.Body)
 	}
@@ -138,7 +138,7 @@ func TestJobNextHonoursJitterAndCalendar(t *testing.T) {
 // A namespace's jitter window is what its jobs without one inherit; a
 // job's own (0s here) wins.
 func TestNamespaceJitterIsInherited(t *testing.T) {
-	tn := twoTeamsAPI(t, func(o *api.Options) { o.Location = time.UTC; o.CronJitter = 5 * time.Minute })
+	tn := twoTeamsAPI(t, func(o *api.Options) { o.Schedules.Location = time.UTC; o.Schedules.CronJitter = 5 * time.Minute })
 	next := func() api.JobNext {
 		t.Helper()
 		var ans api.JobNext

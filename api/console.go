@@ -11,7 +11,7 @@ import (
 // itself: login, logout, whoami, OIDC, /metrics and /debug/pprof.
 type consoleHandlers struct {
 	*core
-	clientAddr func(*http.Request) string // Options.ClientAddr
+	clientAddr func(*http.Request) string // Options.Forwarding.ClientAddr
 }
 
 func (s *consoleHandlers) login(c *gin.Context) {

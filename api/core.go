@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/gin-gonic/gin"
@@ -87,9 +88,9 @@ func (s *core) listWithDisabled(c *gin.Context, kind string, n int, row func(i i
 	c.JSON(http.StatusOK, rows)
 }
 
-func (s *core) waitView(ctx context.Context, w round.Wait) waitView {
+func (s *core) waitView(ctx context.Context, w queue.Wait) waitView {
 	w = redactorFrom(ctx).wait(w)
-	return waitView{Wait: w, Summary: w.Summary(s.clock.Now())}
+	return waitView{Wait: w, Summary: round.Summary(w, s.clock.Now())}
 }
 
 func (s *live) opsOrErr() (Operations, error) {

@@ -45,7 +45,7 @@ func TestCronNextDefaultsToTheSchedulersZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Location = shanghai })
+	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Schedules.Location = shanghai })
 	got := decode[api.CronNext](t, e.must(http.StatusOK, http.MethodGet, cronPath(map[string]string{"cron": "0 0 9 * * ?", "count": "1"}), ""))
 	if got.TimeZone != "Asia/Shanghai" || len(got.Fires) != 1 || got.Fires[0] != "2024-03-02T09:00:00+08:00" {
 		t.Fatalf("got %+v", got)

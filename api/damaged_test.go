@@ -35,7 +35,7 @@ func TestDamagedEntriesSetAsideAndRepaired(t *testing.T) {
 		t.Cleanup(func() { kv.Close() })
 		e := newEnv(t)
 		clk, reg, ops := clock.NewFake(t0), registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)}), &fakeOps{}
-		o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
+		o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Live: api.Live{Ops: ops, Engine: ops}}
 		o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 		e.h, e.reg, e.kv, e.clock, e.ops = api.New(o), reg, kv, clk, ops
 		damagedEntriesSetAsideAndRepaired(t, e)

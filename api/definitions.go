@@ -103,73 +103,91 @@ func (s *definitionHandlers) CheckDefinition(ctx context.Context, kind, ns, name
 // the registered definition is not checked again (d.same): a new leader
 // re-reading every object asks nothing of the cluster for them.
 func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name string, spec []byte, orSame bool) (definition, []string, error) {
-	var d definition
-	var warns []string
-	warn := func(m string) { warns = append(warns, m) }
 	body, err := withName(spec, nameField(kind), name)
 	if err != nil {
-		return d, nil, err
+		return definition{}, nil, err
 	}
 	if _, err := s.reg.Tenancy().Namespace(ctx, nsFrom(ctx)); err != nil {
-		return d, nil, fmt.Errorf("%w (create it first: ejctl ns create %s)", err, nsFrom(ctx))
+		return definition{}, nil, fmt.Errorf("%w (create it first: ejctl ns create %s)", err, nsFrom(ctx))
 	}
 	switch kind {
 	case DefApp:
-		d.app = app.Default()
-		if err := decodeStrict(body, &d.app); err != nil {
-			return d, nil, err
-		}
-		d.exists, err = found(s.regIn(ctx).Config().App(ctx, name))
-		if err != nil {
-			return d, nil, err
-		}
-		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
-			return d, nil, nil
-		}
-		if d.exists {
-			return d, warns, s.checkUpdateApp(ctx, d.app)
-		}
-		return d, warns, s.checkAddApp(ctx, d.app)
+		return s.checkAppDefinition(ctx, name, body, orSame)
 	case DefJob:
-		d.job = jobs.Default()
-		body, lf, err := legacyBody(body)
-		if err == nil {
-			err = decodeStrict(body, &d.job)
-		}
-		if err == nil {
-			lf.apply(&d.job)
-			err = s.checkLegacyApp(ctx, lf, d.job)
-		}
-		if err != nil {
-			return d, nil, err
-		}
-		if d.exists, err = found(s.regIn(ctx).Config().Job(ctx, name)); err != nil {
-			return d, nil, err
-		}
-		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
-			return d, nil, nil
-		}
-		if d.exists {
-			return d, warns, s.checkJob(ctx, d.job, warn)
-		}
-		return d, warns, s.checkNewJob(ctx, d.job, warn)
+		return s.checkJobDefinition(ctx, name, body, orSame)
 	case DefWorkflow:
-		d.workflow = workflow.Default()
-		if err := decodeStrict(body, &d.workflow); err != nil {
-			return d, nil, err
-		}
-		if d.exists, err = found(s.regIn(ctx).Flows().Workflow(ctx, name)); err != nil {
-			return d, nil, err
-		}
-		for i := range d.workflow.Nodes { // as checkWorkflow stores them
-			d.workflow.Nodes[i].Trigger = d.workflow.Nodes[i].RuleOf()
-		}
-		if d.same = orSame && d.exists && s.unchanged(ctx, kind, name, d); d.same {
-			return d, nil, nil
-		}
-		return d, warns, s.checkWorkflow(ctx, &d.workflow)
+		return s.checkWorkflowDefinition(ctx, name, body, orSame)
 	}
-	return d, nil, fmt.Errorf("%w: no definitions of kind %q", ErrBadRequest, kind)
+	return definition{}, nil, fmt.Errorf("%w: no definitions of kind %q", ErrBadRequest, kind)
+}
+
+func (s *definitionHandlers) checkAppDefinition(ctx context.Context, name string, body []byte, orSame bool) (definition, []string, error) {
+	var d definition
+	d.app = app.Default()
+	if err := decodeStrict(body, &d.app); err != nil {
+		return d, nil, err
+	}
+	var err error
+	d.exists, err = found(s.regIn(ctx).Config().App(ctx, name))
+	if err != nil {
+		return d, nil, err
+	}
+	if d.same = orSame && d.exists && s.unchanged(ctx, DefApp, name, d); d.same {
+		return d, nil, nil
+	}
+	if d.exists {
+		return d, nil, s.checkUpdateApp(ctx, d.app)
+	}
+	return d, nil, s.checkAddApp(ctx, d.app)
+}
+
+func (s *definitionHandlers) checkJobDefinition(ctx context.Context, name string, body []byte, orSame bool) (definition, []string, error) {
+	var d definition
+	var warns []string
+	warn := func(m string) { warns = append(warns, m) }
+	d.job = jobs.Default()
+	body, lf, err := legacyBody(body)
+	if err == nil {
+		err = decodeStrict(body, &d.job)
+	}
+	if err == nil {
+		lf.apply(&d.job)
+		err = s.checkLegacyApp(ctx, lf, d.job)
+	}
+	if err != nil {
+		return d, nil, err
+	}
+	if d.exists, err = found(s.regIn(ctx).Config().Job(ctx, name)); err != nil {
+		return d, nil, err
+	}
+	if d.same = orSame && d.exists && s.unchanged(ctx, DefJob, name, d); d.same {
+		return d, nil, nil
+	}
+	if d.exists {
+		err = s.checkJob(ctx, d.job, warn)
+	} else {
+		err = s.checkNewJob(ctx, d.job, warn)
+	}
+	return d, warns, err
+}
+
+func (s *definitionHandlers) checkWorkflowDefinition(ctx context.Context, name string, body []byte, orSame bool) (definition, []string, error) {
+	var d definition
+	d.workflow = workflow.Default()
+	if err := decodeStrict(body, &d.workflow); err != nil {
+		return d, nil, err
+	}
+	var err error
+	if d.exists, err = found(s.regIn(ctx).Flows().Workflow(ctx, name)); err != nil {
+		return d, nil, err
+	}
+	for i := range d.workflow.Nodes { // as checkWorkflow stores them
+		d.workflow.Nodes[i].Trigger = d.workflow.Nodes[i].RuleOf()
+	}
+	if d.same = orSame && d.exists && s.unchanged(ctx, DefWorkflow, name, d); d.same {
+		return d, nil, nil
+	}
+	return d, nil, s.checkWorkflow(ctx, &d.workflow)
 }
 
 // found turns a read into whether it found its definition.

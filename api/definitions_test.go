@@ -22,7 +22,7 @@ func newDefEnv(t *testing.T) (*env, *api.Server) {
 	clk := clock.NewFake(t0)
 	reg := registry.New(memory.New())
 	ops := &fakeOps{}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Live: api.Live{Ops: ops, Engine: ops}}
 	o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 	h, srv := api.NewServer(o)
 	return &env{t: t, h: h, reg: reg, clock: clk, ops: ops}, srv
@@ -149,7 +149,7 @@ func TestReappliedDefinitionIsNotCheckedAgain(t *testing.T) {
 	clk := clock.NewFake(t0)
 	reg := registry.New(memory.New())
 	tpl := &countingTemplates{}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), PodTemplates: tpl}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Apps: api.AppOptions{PodTemplates: tpl}}
 	o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 	_, srv := api.NewServer(o)
 	ctx := context.Background()

@@ -55,7 +55,7 @@
 // summary (auditsummary.go: the fields a JSON body set, values only for
 // sizes, counts, names, enums and URLs without credentials; a refusal's
 // message with its quoted values elided), the status, the time (the
-// injected clock) and the address (Options.ClientAddr, default the TCP
+// injected clock) and the address (Options.Forwarding.ClientAddr, default the TCP
 // peer; a cluster leader replaces it to trust a standby's forwarded
 // address). Options.Audit.Record returns once the row is in the trace
 // writer's spool on disk (bounded by auditWait), never waiting for the

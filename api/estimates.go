@@ -9,6 +9,8 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // places gives the request's namespace's waiting work its position and
@@ -24,7 +26,25 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 	if err != nil {
 		return nil
 	}
-	// only the jobs waiting or running are read (decoded once each)
+	cfg := configsOf(ctx, reg, ready, failover, running)
+	ns := nsIn(ctx)
+	st := deadline.State{Ready: ready, Failover: failover, Running: running}
+	s.shareWithOthers(ctx, ns, &st)
+	if st.Elsewhere != nil {
+		ictx, cancel := context.WithTimeout(ctx, capacityTimeout)
+		if agents, err := s.eng.Agents(ictx); err == nil {
+			st.Cluster = deadline.ClusterOf(agents)
+		}
+		cancel()
+	}
+	return deadline.Places(s.clock.Now(), st,
+		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },
+		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
+}
+
+// configsOf reads the configurations of the jobs waiting or running only
+// (each decoded once); a job that cannot be read is left out.
+func configsOf(ctx context.Context, reg *registry.Registry, ready []queue.Ready, failover []queue.Failover, running map[string]map[int]task.Entry) map[string]jobs.Config {
 	cfg := map[string]jobs.Config{}
 	need := func(job string) {
 		if _, ok := cfg[job]; !ok {
@@ -42,28 +62,14 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 	for job := range running {
 		need(job)
 	}
-	ns := nsIn(ctx)
-	st := deadline.State{Ready: ready, Failover: failover, Running: running}
-	s.readNamespaces(ctx, ns, &st)
-	if st.Elsewhere != nil {
-		ictx, cancel := context.WithTimeout(ctx, capacityTimeout)
-		if agents, err := s.eng.Agents(ictx); err == nil {
-			st.Cluster = deadline.ClusterOf(agents)
-		}
-		cancel()
-	}
-	return deadline.Places(s.clock.Now(), st,
-		func(job string) (jobs.Config, bool) { c, ok := cfg[job]; return c, ok },
-		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
+	return cfg
 }
 
-// readNamespaces fills st with every namespace's capacity, guarantee and
-// weight, as namespace ns sees them (its own under the bare default name),
-// and, when ns has no capacity of its own and an engine is known, what
-// the others hold (Elsewhere): a namespace with no capacity of its own
-// shares what the cluster leaves of their running work and guarantees
-// (the rows are the request's namespace's alone).
-func (s *jobHandlers) readNamespaces(ctx context.Context, ns string, st *deadline.State) {
+// shareWithOthers reads the other namespaces too: a namespace with no
+// capacity of its own shares what the cluster leaves of their running
+// work and guarantees (the rows are the request's namespace's alone, its
+// names bare).
+func (s *jobHandlers) shareWithOthers(ctx context.Context, ns string, st *deadline.State) {
 	recs, err := s.reg.Tenancy().Namespaces(ctx)
 	if err != nil {
 		return

@@ -22,7 +22,7 @@ import (
 // them, else its timeout).
 func TestReadyTasksCarryPositionAndEstimate(t *testing.T) {
 	typicals := func(o *api.Options, _ *api.Credentials) {
-		o.Typicals = &deadline.TypicalCache{Clock: o.Clock, Source: func(_ context.Context, job string) ([]time.Duration, error) {
+		o.Jobs.Typicals = &deadline.TypicalCache{Clock: o.Clock, Source: func(_ context.Context, job string) ([]time.Duration, error) {
 			if job == "runner" {
 				return []time.Duration{2 * time.Minute, 2 * time.Minute, 2 * time.Minute}, nil
 			}
@@ -69,7 +69,7 @@ func TestReadyTasksCarryPositionAndEstimate(t *testing.T) {
 // running work and of other namespaces' unused guarantees.
 func TestReadyTasksEstimateSharesTheCluster(t *testing.T) {
 	typicals := func(o *api.Options, _ *api.Credentials) {
-		o.Typicals = &deadline.TypicalCache{Clock: o.Clock, Source: func(_ context.Context, job string) ([]time.Duration, error) {
+		o.Jobs.Typicals = &deadline.TypicalCache{Clock: o.Clock, Source: func(_ context.Context, job string) ([]time.Duration, error) {
 			if job == "runner" {
 				return []time.Duration{2 * time.Minute, 2 * time.Minute, 2 * time.Minute}, nil
 			}

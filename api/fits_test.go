@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // TestRegistrationRefusesShardsThatNeverFit: a shard larger than the
@@ -44,15 +44,15 @@ func TestQueuesSayWhyTheyWait(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("slow", "app"))
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "slow")
-	w := round.Wait{Reason: round.WaitCPU, Message: "not enough CPU: a shard needs 64 CPUs", Since: t0}
-	if err := e.reg.Change().Wait(round.WaitKey(false, "slow", 0), w).Commit(t.Context()); err != nil {
+	w := queue.Wait{Reason: queue.WaitCPU, Message: "not enough CPU: a shard needs 64 CPUs", Since: t0}
+	if err := e.reg.Change().Wait(queue.WaitKey(false, "slow", 0), w).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	rows := decode[[]struct {
 		JobName string      `json:"jobName"`
-		Waiting *round.Wait `json:"waiting"`
+		Waiting *queue.Wait `json:"waiting"`
 	}](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
-	if len(rows) != 1 || rows[0].Waiting == nil || rows[0].Waiting.Reason != round.WaitCPU || !strings.Contains(rows[0].Waiting.Message, "64 CPUs") {
+	if len(rows) != 1 || rows[0].Waiting == nil || rows[0].Waiting.Reason != queue.WaitCPU || !strings.Contains(rows[0].Waiting.Message, "64 CPUs") {
 		t.Fatalf("ready view %+v", rows)
 	}
 }

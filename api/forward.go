@@ -107,7 +107,7 @@ func (s *Server) serveForwarded(c *gin.Context, header string) {
 const forwardedFromKey = "forwardedFrom"
 
 // addressOf is the address of the client that made a request: the one a
-// verified standby forwarded it for, else Options.ClientAddr's.
+// verified standby forwarded it for, else Options.Forwarding.ClientAddr's.
 func (s *Server) addressOf(c *gin.Context) string {
 	if _, ok := c.Get(forwardedFromKey); ok {
 		if a := c.GetHeader(HeaderForwardedFor); a != "" {

@@ -59,7 +59,7 @@ func newPair(t *testing.T, creds api.Credentials, leaderOpts ...func(*api.Option
 	p.lc.leading.Store(true)
 	lcache, scache := open(), open()
 	p.leader = newEnv(t, withCreds(creds), func(o *api.Options, _ *api.Credentials) {
-		o.Registry, o.Cluster = registry.New(lcache), p.lc
+		o.Registry, o.Forwarding.Cluster = registry.New(lcache), p.lc
 		for _, f := range leaderOpts {
 			f(o)
 		}
@@ -72,8 +72,8 @@ func newPair(t *testing.T, creds api.Credentials, leaderOpts ...func(*api.Option
 	p.url = srv.URL
 	p.sc.leader.Store(&p.url)
 	p.standby = newEnv(t, withCreds(creds), func(o *api.Options, _ *api.Credentials) {
-		o.Registry, o.Cluster = registry.New(scache), p.sc
-		o.Refresh = func(ctx context.Context, paths []string, all bool) error {
+		o.Registry, o.Forwarding.Cluster = registry.New(scache), p.sc
+		o.Forwarding.Refresh = func(ctx context.Context, paths []string, all bool) error {
 			p.mu.Lock()
 			p.refreshed = append(p.refreshed, paths...)
 			p.mu.Unlock()

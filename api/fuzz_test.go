@@ -88,8 +88,16 @@ func fuzzAPI(tb testing.TB, db fuzzDB, creds api.Credentials) *gin.Engine {
 		}
 	}
 	fops := &fakeOps{}
-	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: fops, Engine: fops,
-		Auth: api.NewAuth(creds, clk, reg.Tenancy()), History: db.hist, Audit: db.audit, Packages: db.pkgs, MaxBodyBytes: 64 << 10})
+	h := api.New(api.Options{
+		Registry: reg,
+		Clock:    clk,
+		Log:      slog.New(slog.DiscardHandler),
+		Live:     api.Live{Ops: fops, Engine: fops, History: db.hist},
+		Auth:     api.NewAuth(creds, clk, reg.Tenancy()),
+		Audit:    db.audit,
+		Apps:     api.AppOptions{Packages: db.pkgs},
+		Limits:   api.Limits{MaxBodyBytes: 64 << 10},
+	})
 	return h.(*gin.Engine)
 }
 

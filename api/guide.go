@@ -14,8 +14,8 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
@@ -350,7 +350,7 @@ func (s *guideHandlers) queueCounts(ctx context.Context, st *guideJobStatus) err
 		}
 	}
 	if st.PendingExecutions > 0 {
-		w, ok, err := s.regIn(ctx).Work().WaitingOf(ctx, round.WaitKey(false, st.JobName, 0))
+		w, ok, err := s.regIn(ctx).Work().WaitingOf(ctx, queue.WaitKey(false, st.JobName, 0))
 		if err != nil {
 			return err
 		}

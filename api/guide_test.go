@@ -118,7 +118,7 @@ func TestGuideStatusNextFireInTheSchedulersZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Location = shanghai })
+	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Schedules.Location = shanghai })
 	e.must(http.StatusOK, http.MethodPost, "/api/jobs/register", strings.Replace(guideRegisterBody, `"timeZone": "UTC"`, `"description": ""`, 1))
 	st := decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/jobs/data-sync-job/status", ""))
 	// t0 is 20:00 in Shanghai: the next 02:00 there is 18:00 UTC the same day.

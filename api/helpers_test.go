@@ -130,11 +130,11 @@ func withCreds(c api.Credentials) envOpt {
 }
 
 func withoutOps() envOpt {
-	return func(o *api.Options, _ *api.Credentials) { o.Ops, o.Engine = nil, nil }
+	return func(o *api.Options, _ *api.Credentials) { o.Live.Ops, o.Live.Engine = nil, nil }
 }
 
 func withMaxBody(n int64) envOpt {
-	return func(o *api.Options, _ *api.Credentials) { o.MaxBodyBytes = n }
+	return func(o *api.Options, _ *api.Credentials) { o.Limits.MaxBodyBytes = n }
 }
 
 // withPackages hosts packages in a temp dir (PUT /api/app/{appName}/package
@@ -147,7 +147,7 @@ func withPackages(t *testing.T) envOpt {
 			t.Fatal(err)
 		}
 		t.Cleanup(host.Close)
-		o.Packages = host
+		o.Apps.Packages = host
 	}
 }
 
@@ -157,7 +157,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	kv := memory.New()
 	reg := registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)}) // tracked: damaged entries are listed
 	ops := &fakeOps{}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Live: api.Live{Ops: ops, Engine: ops}}
 	var creds api.Credentials
 	for _, fn := range opts {
 		fn(&o, &creds)

@@ -19,7 +19,7 @@ import (
 // History is what the history endpoints ask of the event trace and
 // statistics database (implemented by history.Store): every search names
 // the namespaces it reads (view.Query.Namespaces), every statistic its
-// namespace. With none configured (Options.History nil) the searches
+// namespace. With none configured (Options.Live.History nil) the searches
 // answer {"total":0,"rows":[]} and the statistics empty lists and zero
 // counts, as the original did without an RDB.
 type History interface {

@@ -88,7 +88,7 @@ var _ api.History = (*fakeHistory)(nil)
 var _ api.History = (*history.Store)(nil)
 
 func withHistory(h api.History) envOpt {
-	return func(o *api.Options, _ *api.Credentials) { o.History = h }
+	return func(o *api.Options, _ *api.Credentials) { o.Live.History = h }
 }
 
 func TestHistoryGolden(t *testing.T) {

@@ -17,7 +17,6 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
@@ -30,9 +29,9 @@ type jobHandlers struct {
 	*appHandlers
 	*scheduleHandlers
 	live
-	secrets   *secrets.Keyring                              // Options.Secrets
-	typicals  *deadline.TypicalCache                        // Options.Typicals
-	committed func(job string, queued, committed time.Time) // Options.TriggerCommitted
+	secrets   *secrets.Keyring                              // Options.Tenancy.Secrets
+	typicals  *deadline.TypicalCache                        // Options.Jobs.Typicals
+	committed func(job string, queued, committed time.Time) // Options.Jobs.TriggerCommitted
 }
 
 func (s *jobHandlers) registerJob(c *gin.Context) {
@@ -439,7 +438,7 @@ func (s *jobHandlers) readyTasks(c *gin.Context) {
 	out := make([]gin.H, 0, len(q))
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
-		if w, ok := why[round.WaitKey(false, r.Job, 0)]; ok {
+		if w, ok := why[queue.WaitKey(false, r.Job, 0)]; ok {
 			row["waiting"] = s.waitView(c, w)
 		}
 		p, ok := places[deadline.ReadyKey(r.Job)]
@@ -469,7 +468,7 @@ func (s *jobHandlers) failoverTasks(c *gin.Context) {
 	out := make([]gin.H, 0, len(q))
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
-		if w, ok := why[round.WaitKey(true, f.Job, f.Item)]; ok {
+		if w, ok := why[queue.WaitKey(true, f.Job, f.Item)]; ok {
 			row["waiting"] = s.waitView(c, w)
 		}
 		p, ok := places[deadline.FailoverKey(f.Job, f.Item)]
@@ -483,7 +482,7 @@ func (s *jobHandlers) failoverTasks(c *gin.Context) {
 // as the caller may read it (another namespace's holders are
 // round.OtherWork to a caller without a role there: redact.go).
 type waitView struct {
-	round.Wait
+	queue.Wait
 	Summary string `json:"summary,omitempty"`
 }
 

@@ -54,7 +54,7 @@ func leakTeams(t *testing.T) (*tenancy, string) {
 		t.Fatal(err)
 	}
 	tn := twoTeamsAPI(t, func(o *api.Options) {
-		o.Ops, o.Engine = ops, ops
+		o.Live.Ops, o.Live.Engine = ops, ops
 		o.Auth = api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, o.Clock, o.Registry.Tenancy())
 	})
 	ops.pods = []map[string]any{
@@ -64,19 +64,19 @@ func leakTeams(t *testing.T) (*tenancy, string) {
 	if _, err := tn.reg.In("search").Work().TriggerRun(ctx, "nightly", queue.PendingRun{IdempotencyKey: "s1"}, t0); err != nil {
 		t.Fatal(err)
 	}
-	h := round.Holder{Job: "pay~nightly", Shards: 1, TaskID: tn.payTask, Holds: round.Res{CPUs: 1, MemMB: 128}, Since: t0.Add(-5 * time.Second)}
+	h := queue.Holder{Job: "pay~nightly", Shards: 1, TaskID: tn.payTask, Holds: queue.Res{CPUs: 1, MemMB: 128}, Since: t0.Add(-5 * time.Second)}
 	words := "job pay~nightly (1 shard, 1 CPU and 128 MB) until it ends (no run of it known to tell when)"
-	reserved := round.Wait{Reason: round.WaitReservation, Since: t0, Needs: &round.Res{CPUs: 2, MemMB: 64}, Holders: []round.Holder{h},
+	reserved := queue.Wait{Reason: queue.WaitReservation, Since: t0, Needs: &queue.Res{CPUs: 2, MemMB: 64}, Holders: []queue.Holder{h},
 		Message: "behind the reservation of the older execution of job pay~nightly, which holds 1 CPU and 64 MB of what is free now " +
 			"and takes what frees up on the agents it can use first; not enough CPU: a shard needs 2 CPUs and 64 MB; held by " + words}
-	lent := round.Wait{Reason: round.WaitReserved, Since: t0, Needs: &round.Res{CPUs: 1, MemMB: 64}, Holders: []round.Holder{h},
-		NamespaceRule: &round.NamespaceRule{Namespace: "search", Rule: round.RuleLent, Guaranteed: true},
+	lent := queue.Wait{Reason: queue.WaitReserved, Since: t0, Needs: &queue.Res{CPUs: 1, MemMB: 64}, Holders: []queue.Holder{h},
+		NamespaceRule: &queue.NamespaceRule{Namespace: "search", Rule: queue.RuleLent, Guaranteed: true},
 		Message: "the oldest work that does not fit now; held by " + words + "; namespace search is within its guarantee: the capacity it needs " +
 			"is lent to other namespaces' work until 2024-03-01T12:00:08Z (job nightly of namespace pay is expected to end then); " +
 			"preempting the borrowed capacity of job nightly of namespace pay (preemptible: stopped gracefully and queued again as a misfire)"}
-	if err := tn.reg.Change().Wait(round.WaitKey(false, "search~nightly", 0), reserved).
+	if err := tn.reg.Change().Wait(queue.WaitKey(false, "search~nightly", 0), reserved).
 		FailOver("search~nightly", 1, queue.Failover{TaskID: searchTask, Since: t0}).
-		Wait(round.WaitKey(true, "search~nightly", 1), lent).
+		Wait(queue.WaitKey(true, "search~nightly", 1), lent).
 		Launch("search~nightly", 2, task.Entry{TaskID: jobs.NewTaskID("search~nightly", 2, jobs.KindReady, "agent-1").String(), AgentID: "agent-1",
 			State: task.Running, LaunchedAt: t0, KilledBy: round.PreemptionBy + " for " + round.OtherWork + " within its namespace's guarantee"}).
 		Commit(ctx); err != nil {
@@ -101,7 +101,7 @@ func TestAnotherNamespacesWorkIsNotNamed(t *testing.T) {
 		JobName        string
 		TaskID         string
 		Shards         int
-		Holds          round.Res
+		Holds          queue.Res
 		OtherNamespace bool
 	}
 	type waitView struct {
@@ -148,7 +148,7 @@ func TestAnotherNamespacesWorkIsNotNamed(t *testing.T) {
 					t.Fatalf("%s: %s", caller.user, w.Body)
 				}
 				h := ws[0].Holders[0]
-				if h.Shards != 1 || h.Holds != (round.Res{CPUs: 1, MemMB: 128}) {
+				if h.Shards != 1 || h.Holds != (queue.Res{CPUs: 1, MemMB: 128}) {
 					t.Errorf("%s: the holder's resources: %+v", caller.user, h)
 				}
 				if caller.sees {

@@ -150,7 +150,7 @@ func TestTriggerWithParameterAndIdempotencyKey(t *testing.T) {
 func TestCollapsedTriggerWakesNothing(t *testing.T) {
 	var commits []string
 	e := newEnv(t, func(o *api.Options, _ *api.Credentials) {
-		o.TriggerCommitted = func(job string, _, _ time.Time) { commits = append(commits, job) }
+		o.Jobs.TriggerCommitted = func(job string, _, _ time.Time) { commits = append(commits, job) }
 	})
 	e.must(http.StatusOK, http.MethodPost, "/api/app", manualPublishApp)
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", manualQuickStartJob)

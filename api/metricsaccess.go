@@ -13,7 +13,7 @@ import (
 
 // serveMetrics serves the Prometheus exposition of g. Without login (a single-team
 // scheduler, or metrics_access=open) anyone reads every series. With login (the default
-// whenever teams are configured: Options.MetricsLogin), /metrics asks for the API's
+// whenever teams are configured: Options.Metrics.Login), /metrics asks for the API's
 // credentials (Basic, a login token, a namespace's API token, OIDC) or the metrics token:
 // the admin and the metrics token read every series; any other caller only the series
 // labelled with a namespace it may read, so a team's scraper sees its own jobs and no other

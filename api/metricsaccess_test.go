@@ -28,7 +28,7 @@ func teamMetrics() *prometheus.Registry {
 // of the operator's unlabelled series); no credentials, 401. Open (the default): everything
 // to anyone, as before.
 func TestMetricsLoginShowsEachCallerItsNamespaces(t *testing.T) {
-	tn := twoTeamsAPI(t, func(o *api.Options) { o.Metrics, o.MetricsLogin = teamMetrics(), true })
+	tn := twoTeamsAPI(t, func(o *api.Options) { o.Metrics.Gatherer, o.Metrics.Login = teamMetrics(), true })
 	pay, search, op := `namespace="pay"`, `namespace="search"`, "elasticjob_leader 1"
 	cases := []struct {
 		who, user, pass string
@@ -59,7 +59,7 @@ func TestMetricsLoginShowsEachCallerItsNamespaces(t *testing.T) {
 			}
 		}
 	}
-	open := twoTeamsAPI(t, func(o *api.Options) { o.Metrics, o.MetricsOpen = teamMetrics(), true })
+	open := twoTeamsAPI(t, func(o *api.Options) { o.Metrics.Gatherer, o.Metrics.Open = teamMetrics(), true })
 	if w := open.call(http.MethodGet, "/metrics", "", "", ""); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), pay) ||
 		!strings.Contains(w.Body.String(), search) || !strings.Contains(w.Body.String(), op) {
 		t.Fatalf("open (metrics_access=open): %d %s, want every series without a login", w.Code, w.Body)
@@ -73,8 +73,8 @@ func TestMetricsLoginShowsEachCallerItsNamespaces(t *testing.T) {
 func TestMetricsAskForALoginWhenTeamsAreConfigured(t *testing.T) {
 	const token = "0123456789abcdef-metrics"
 	pay, search, op := `namespace="pay"`, `namespace="search"`, "elasticjob_leader 1"
-	tn := twoTeamsAPI(t, func(o *api.Options) { o.Metrics = teamMetrics() })
-	withToken := twoTeamsAPI(t, func(o *api.Options) { o.Metrics, o.MetricsToken = teamMetrics(), token })
+	tn := twoTeamsAPI(t, func(o *api.Options) { o.Metrics.Gatherer = teamMetrics() })
+	withToken := twoTeamsAPI(t, func(o *api.Options) { o.Metrics.Gatherer, o.Metrics.Token = teamMetrics(), token })
 	for _, c := range []struct {
 		who        string
 		tn         *tenancy
@@ -109,12 +109,12 @@ func TestMetricsAskForALoginWhenTeamsAreConfigured(t *testing.T) {
 	}
 	// A single-team scheduler: an admin and a guest, no users file, no OIDC.
 	single := newEnv(t, withCreds(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek"}),
-		func(o *api.Options, _ *api.Credentials) { o.Metrics = teamMetrics() })
+		func(o *api.Options, _ *api.Credentials) { o.Metrics.Gatherer = teamMetrics() })
 	if r := single.request(http.MethodGet, "/metrics", ""); r.Code != http.StatusOK || !strings.Contains(r.String(), op) {
 		t.Errorf("a single-team scheduler: %d %s, want every series without a login", r.Code, r.String())
 	}
 	login := newEnv(t, withCreds(api.Credentials{AdminUser: "root", AdminPassword: "s3cret"}),
-		func(o *api.Options, _ *api.Credentials) { o.Metrics, o.MetricsLogin = teamMetrics(), true })
+		func(o *api.Options, _ *api.Credentials) { o.Metrics.Gatherer, o.Metrics.Login = teamMetrics(), true })
 	if r := login.request(http.MethodGet, "/metrics", ""); r.Code != http.StatusUnauthorized {
 		t.Errorf("a single-team scheduler with metrics_access login: %d, want 401", r.Code)
 	}

@@ -20,12 +20,12 @@ import (
 // and the secrets an executor fetches.
 type tenancyHandlers struct {
 	*core
-	secrets    *secrets.Keyring // Options.Secrets
-	tenancy    *TenantIsolation // Options.TenantIsolation
-	nsSeries   *nsusage.Series  // Options.NamespaceSeries
+	secrets    *secrets.Keyring // Options.Tenancy.Secrets
+	tenancy    *TenantIsolation // Options.Tenancy.TenantIsolation
+	nsSeries   *nsusage.Series  // Options.Tenancy.NamespaceSeries
 	engineCaps func(ns string) *EngineCap
 	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
-	nsChanged  func() // Options.NamespaceChanged
+	nsChanged  func() // Options.Tenancy.NamespaceChanged
 }
 
 // Usage is what a namespace holds and uses now.

@@ -36,7 +36,7 @@ type namespaceUsage struct {
 	Engine   *EngineCap        `json:"engine,omitempty"` // Kubernetes: its namespace and quota
 }
 
-// EngineCap is what the engine allows a namespace (Options.EngineCaps).
+// EngineCap is what the engine allows a namespace (Options.Tenancy.EngineCaps).
 type EngineCap struct {
 	KubernetesNamespace string `json:"kubernetesNamespace,omitempty"`
 	// Quota is the most its shards may hold under its Kubernetes namespace's ResourceQuotas

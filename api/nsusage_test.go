@@ -38,7 +38,7 @@ type usageAnswer struct {
 // namespace is 404 for the admin.
 func TestNamespaceUsage(t *testing.T) {
 	series := nsusage.New()
-	tn := twoTeamsAPI(t, func(o *api.Options) { o.NamespaceSeries = series })
+	tn := twoTeamsAPI(t, func(o *api.Options) { o.Tenancy.NamespaceSeries = series })
 	ctx := context.Background()
 	g, l := namespace.Resources{CPUCount: 2, MemoryMB: 1024}, namespace.Resources{CPUCount: 4, MemoryMB: 4096}
 	if _, err := tn.reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &g, Limit: &l, Weight: 2}); err != nil {
@@ -122,7 +122,7 @@ func TestStandbyForwardsUsage(t *testing.T) {
 	series := nsusage.New()
 	series.Reset(t0)
 	series.Record(t0, map[string]namespace.Resources{"pay": {CPUCount: 1.5, MemoryMB: 64}})
-	p := newPair(t, api.Credentials{}, func(o *api.Options) { o.NamespaceSeries = series })
+	p := newPair(t, api.Credentials{}, func(o *api.Options) { o.Tenancy.NamespaceSeries = series })
 	p.leader.must(http.StatusCreated, http.MethodPut, "/api/namespaces/pay", "")
 	before := p.served.Load()
 	r := p.standby.request(http.MethodGet, "/api/namespaces/pay/usage", "")
@@ -147,7 +147,7 @@ func TestNamespaceUsageIdleExecutors(t *testing.T) {
 	leads := true
 	idle := map[string][]api.IdleExecutor{"search": {{App: "idx", AgentID: "a1", CPUCount: 0.05, MemoryMB: 64}}}
 	tn := twoTeamsAPI(t, func(o *api.Options) {
-		o.IdleExecutors = func(_ context.Context, ns string) ([]api.IdleExecutor, bool) { return idle[ns], leads }
+		o.Tenancy.IdleExecutors = func(_ context.Context, ns string) ([]api.IdleExecutor, bool) { return idle[ns], leads }
 	})
 	ctx := context.Background()
 	if _, err := tn.reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "search"}); err != nil {

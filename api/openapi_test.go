@@ -41,7 +41,7 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	e := newEnv(t, withMetrics(), withHistory(&fakeHistory{}), withAudit(newAuditLog(t)), withPackages(t),
 		func(o *api.Options, _ *api.Credentials) {
-			o.Artifacts, o.Pprof, o.Secrets = http.NotFoundHandler(), true, testKeyring(t)
+			o.Files.Artifacts, o.Operate.Pprof, o.Tenancy.Secrets = http.NotFoundHandler(), true, testKeyring(t)
 		})
 	routes := map[string]bool{}
 	for _, rt := range e.h.(*gin.Engine).Routes() {

@@ -17,7 +17,7 @@ type operateHandlers struct {
 	*core
 	live
 	replicated ReplicatedStore
-	every      time.Duration // Options.ReconcileEvery
+	every      time.Duration // Options.Operate.ReconcileEvery
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time

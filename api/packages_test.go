@@ -57,8 +57,13 @@ func newPkgEnv(t *testing.T, maxBytes int64, tweak ...func(*http.Server)) *pkgEn
 	}
 	e.host = host
 	clk := clock.NewFake(t0)
-	e.srv.Config.Handler = api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Packages: host,
-		Auth: api.NewAuth(api.Credentials{AdminUser: pkgAdmin, AdminPassword: pkgPass, GuestUser: pkgGuest, GuestPassword: pkgPass}, clk, nil)})
+	e.srv.Config.Handler = api.New(api.Options{
+		Registry: reg,
+		Clock:    clk,
+		Log:      slog.New(slog.DiscardHandler),
+		Apps:     api.AppOptions{Packages: host},
+		Auth:     api.NewAuth(api.Credentials{AdminUser: pkgAdmin, AdminPassword: pkgPass, GuestUser: pkgGuest, GuestPassword: pkgPass}, clk, nil),
+	})
 	for _, fn := range tweak {
 		fn(e.srv.Config)
 	}

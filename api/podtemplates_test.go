@@ -69,7 +69,7 @@ func TestPodTemplateOnMesos(t *testing.T) {
 // reason, and cleared by null.
 func TestPodTemplateOnKubernetes(t *testing.T) {
 	f := &fakeTemplates{}
-	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.PodTemplates = f })
+	e := newEnv(t, func(o *api.Options, _ *api.Credentials) { o.Apps.PodTemplates = f })
 	e.must(http.StatusOK, http.MethodPost, "/api/app", withBody(appBody("app"), "podTemplate", tmplApp))
 	got := decode[map[string]json.RawMessage](t, e.must(http.StatusOK, http.MethodGet, "/api/app/app", ""))
 	if string(got["podTemplate"]) != tmplApp {

@@ -9,7 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// Profiling (Options.Pprof, the debug_pprof setting): Go's net/http/pprof
+// Profiling (Options.Operate.Pprof, the debug_pprof setting): Go's net/http/pprof
 // handlers under /debug/pprof/, for admins only (Basic or a bearer token,
 // as /api; a guest gets 403, a caller without credentials 401; with open
 // access, which the scheduler allows only on loopback, everyone is admin).
@@ -39,7 +39,7 @@ func init() {
 
 // EnableProfiling turns on the block and mutex profiles' sampling for the
 // process (they record nothing otherwise). New calls it when
-// Options.Pprof is set.
+// Options.Operate.Pprof is set.
 func EnableProfiling() {
 	runtime.SetBlockProfileRate(blockProfileRate)
 	runtime.SetMutexProfileFraction(mutexProfileFraction)

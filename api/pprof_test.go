@@ -11,7 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 )
 
-func withPprof() envOpt { return func(o *api.Options, _ *api.Credentials) { o.Pprof = true } }
+func withPprof() envOpt { return func(o *api.Options, _ *api.Credentials) { o.Operate.Pprof = true } }
 
 // Off by default: no profile route exists.
 func TestPprofOffByDefault(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/gin-gonic/gin"
 )
@@ -46,11 +47,11 @@ func redactorFrom(ctx context.Context) redactor {
 func (r redactor) sees(ns string) bool { return r.p.Admin || r.p.Can(ns, false) }
 
 // wait is a recorded wait as the caller may read it.
-func (r redactor) wait(w round.Wait) round.Wait {
+func (r redactor) wait(w queue.Wait) queue.Wait {
 	if r.p.Admin {
 		return w
 	}
-	return w.Redact(r.sees)
+	return round.Redact(w, r.sees)
 }
 
 // taskNamespace is the namespace of a task id (its job's key is before

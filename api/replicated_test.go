@@ -29,7 +29,7 @@ func withReplicatedN(t *testing.T, n int, s **etcd.Store) envOpt {
 	}
 	t.Cleanup(func() { st.Close() })
 	*s = st
-	return func(o *api.Options, _ *api.Credentials) { o.Replicated = etcd.NewAdmin(st, "/ha/election") }
+	return func(o *api.Options, _ *api.Credentials) { o.Operate.Replicated = etcd.NewAdmin(st, "/ha/election") }
 }
 
 func TestReplicatedStoreRoutes(t *testing.T) {

@@ -14,8 +14,8 @@ func (s *Server) routes(o Options) *gin.Engine {
 	r := gin.New()
 	r.ContextWithFallback = true // handlers pass c as the context: its values are the request's
 	r.Use(gin.Recovery(), urgentWrites)
-	if o.SlowRequest > 0 {
-		r.Use(logSlow(o.Log, o.SlowRequest))
+	if o.Limits.SlowRequest > 0 {
+		r.Use(logSlow(o.Log, o.Limits.SlowRequest))
 	}
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false // JSON 404s, never HTML redirects
@@ -47,32 +47,32 @@ func (s *Server) routes(o Options) *gin.Engine {
 	s.workflowRoutes(a.Group("/workflow"))
 	s.namespaceRoutes(a.Group("/namespaces"))
 	s.registryRoutes(a.Group("/registry"))
-	if o.Metrics != nil {
-		r.GET("/metrics", s.console.serveMetrics(o.Metrics, o.MetricsLogin || !o.MetricsOpen && (s.auth.Teams() || o.MetricsToken != ""), o.MetricsToken))
+	if o.Metrics.Gatherer != nil {
+		r.GET("/metrics", s.console.serveMetrics(o.Metrics.Gatherer, o.Metrics.Login || !o.Metrics.Open && (s.auth.Teams() || o.Metrics.Token != ""), o.Metrics.Token))
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	if o.Pprof {
+	if o.Operate.Pprof {
 		EnableProfiling()
 		s.pprofRoutes(r)
 	}
-	if o.Artifacts != nil {
-		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
-		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Artifacts))
+	if o.Files.Artifacts != nil {
+		r.GET("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Files.Artifacts))
+		r.HEAD("/artifacts/:kind/:sha256/:file", gin.WrapH(o.Files.Artifacts))
 	}
-	if o.Executors != nil {
-		s.executorRoutes(r, o.Executors)
+	if o.Operate.Executors != nil {
+		s.executorRoutes(r, o.Operate.Executors)
 	}
-	if o.Secrets != nil { // secretfetch.go: a task's executor fetches its job's secrets
+	if o.Tenancy.Secrets != nil { // secretfetch.go: a task's executor fetches its job's secrets
 		r.POST(ExecutorSecretsPath, s.forward, s.tenants.fetchSecrets)
 	}
-	if o.Packages != nil {
+	if o.Apps.Packages != nil {
 		// The handler reads the same three segments from the path itself
 		// (packages.Links); explicit params keep the route documented.
-		r.GET("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
-		r.HEAD("/packages/:sha256/:token/:filename", gin.WrapH(o.Packages))
+		r.GET("/packages/:sha256/:token/:filename", gin.WrapH(o.Apps.Packages))
+		r.HEAD("/packages/:sha256/:token/:filename", gin.WrapH(o.Apps.Packages))
 	}
-	if o.Web != nil {
-		serveWeb(r, o.Web)
+	if o.Files.Web != nil {
+		serveWeb(r, o.Files.Web)
 	}
 	return r
 }

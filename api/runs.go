@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/queue"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )
@@ -134,7 +133,7 @@ func (s *runHandlers) whyQueued(ctx context.Context, v *runView) error {
 	if err != nil {
 		return err
 	}
-	if w, ok := why[round.WaitKey(false, v.JobName, 0)]; ok {
+	if w, ok := why[queue.WaitKey(false, v.JobName, 0)]; ok {
 		wv := s.waitView(ctx, w)
 		v.Waiting = &wv
 	}

@@ -56,7 +56,7 @@ func secretsAPI(t *testing.T) (*tenancy, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	tn := twoTeamsAPI(t, func(o *api.Options) {
-		o.Secrets = testKeyring(t)
+		o.Tenancy.Secrets = testKeyring(t)
 		o.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	for i, v := range []string{"first-" + secretValue, secretValue} {
@@ -282,7 +282,12 @@ func TestResealAfterRotation(t *testing.T) {
 func twoTeamsAPIOver(t *testing.T, tn *tenancy, kr *secrets.Keyring) *tenancy {
 	t.Helper()
 	ops := &payOps{}
-	o := api.Options{Registry: tn.reg, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Secrets: kr,
-		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: tn.users}, clock.NewFake(t0), tn.reg.Tenancy())}
+	o := api.Options{
+		Registry: tn.reg,
+		Log:      slog.New(slog.DiscardHandler),
+		Live:     api.Live{Ops: ops, Engine: ops},
+		Tenancy:  api.TenancyOptions{Secrets: kr},
+		Auth:     api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: tn.users}, clock.NewFake(t0), tn.reg.Tenancy()),
+	}
 	return &tenancy{h: api.New(o), reg: tn.reg, kv: tn.kv}
 }

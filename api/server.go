@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/engine"
 	"io/fs"
 	"log/slog"
@@ -11,11 +10,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/nsusage"
-	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Operations is what the API asks of the running scheduler itself (the leader's term in
@@ -68,134 +63,6 @@ type LogChunk struct {
 	Data   string `json:"data"`
 }
 
-// Options configure a Server, grouped by the handlers that use them.
-type Options struct {
-	// Every group: the registry, the credentials, the clock, the logger, the body limit.
-	Registry     *registry.Registry
-	Auth         *Auth
-	Clock        clock.Clock
-	Log          *slog.Logger
-	MaxBodyBytes int64
-
-	// The running scheduler, its engine and history (runs, jobs, operate, workflows).
-	Ops     Operations // may be nil until the scheduler is up
-	Engine  Engine     // may be nil until the engine is chosen
-	History History    // event trace and statistics; nil: history off
-
-	// The server's middleware: forwarding writes to the leader, the audit log, slow requests.
-
-	// Cluster, when set, routes writes to the elected leader (forward.go);
-	// nil: this instance serves everything (the embedded mode).
-	Cluster Cluster
-	// Refresh re-reads registry paths into this instance's copy after a
-	// write it forwarded (all: everything); may be nil.
-	Refresh func(ctx context.Context, paths []string, all bool) error
-	// PeerTransport carries forwarded writes (default: a transport with
-	// bounded timeouts).
-	PeerTransport http.RoundTripper
-	// Audit records every write request and answers GET /api/audit; nil:
-	// nothing is recorded and GET /api/audit answers 503.
-	Audit AuditLog
-	// ClientAddr is the client address recorded in the audit log and used
-	// by the login throttle; default RemoteAddr (the TCP peer). A cluster
-	// leader replaces it to trust the address a standby forwards.
-	ClientAddr func(*http.Request) string
-	// SlowRequest: a request that takes at least this long is logged
-	// (warning "slow API request": method, route, status, duration);
-	// default 2 s, negative: never.
-	SlowRequest time.Duration
-
-	// Apps (apps.go, packages.go, podtemplates.go).
-
-	// RejectFileAppURLs refuses file:// app URLs (agents may run on other machines; see appurl.go).
-	RejectFileAppURLs bool
-	// Packages, when set, hosts app packages: PUT /api/app/{appName}/package
-	// uploads, and GET/HEAD /packages/{sha256}/{token}/{filename} serves them
-	// without authentication.
-	Packages Packages
-	// PodTemplates, when set (the Kubernetes engine), checks the podTemplates of apps and
-	// jobs at registration; nil: a podTemplate is refused (podtemplates.go).
-	PodTemplates PodTemplates
-
-	// Schedules: calendars, cron previews and the plans of fires (calendars.go, cron.go).
-
-	// Location is the scheduler's default time zone of crons (time_zone; nil: the machine's).
-	Location *time.Location
-	// CronJitter is the scheduler-wide jitter window (cron_jitter), so the
-	// previews show the fires the leader makes.
-	CronJitter time.Duration
-
-	// Jobs (jobs.go, estimates.go).
-
-	// TriggerCommitted, when set, is told of every execution a trigger
-	// queued: when (the ready entry's time, taken as its commit began) and
-	// when the commit returned; the launch-path metrics' first stage.
-	TriggerCommitted func(job string, queued, committed time.Time)
-	// Typicals, when set, gives jobs' recent run durations for the start
-	// estimates of waiting work (GET /api/job/tasks/ready); nil: from the
-	// jobs' timeouts alone (estimates.go).
-	Typicals *deadline.TypicalCache
-
-	// Tenancy: namespaces and secrets (namespaces.go, nsusage.go, secrets.go); jobs check
-	// their secrets with the keyring too.
-
-	// Secrets is the operator's keyring (secrets_key_file) that seals the
-	// namespaces' secrets; nil: storing a secret or naming one is refused
-	// with how to set a key.
-	Secrets *secrets.Keyring
-	// TenantIsolation is what keeps one namespace's tasks from another's
-	// where they run, shown with every namespace (nil: not said). While
-	// it is "unavailable", no namespace but default can be made.
-	TenantIsolation *TenantIsolation
-	// NamespaceSeries is the leader's record of each namespace's usage
-	// over the last hour and its fires on time (nsusage); nil: GET
-	// /api/namespaces/{name}/usage shows the usage now and no series.
-	NamespaceSeries *nsusage.Series
-	// EngineCaps, when set (Kubernetes), says what the engine allows a namespace: its
-	// Kubernetes namespace and ResourceQuota, shown by GET /api/namespaces/{name}/usage.
-	EngineCaps func(ns string) *EngineCap
-	// IdleExecutors, when set, lists a namespace's idle executors (up
-	// between tasks, charged to it); ok false where this instance does not
-	// lead (a standby does not know them).
-	IdleExecutors func(ctx context.Context, ns string) (idle []IdleExecutor, ok bool)
-	// NamespaceChanged, when set, is told that a namespace's record was
-	// written or deleted (the leader's launch round reads the capacities
-	// again at once).
-	NamespaceChanged func()
-
-	// Operate (operate.go, replicated.go, executors.go).
-
-	// ReconcileEvery bounds how often reconciliation may be requested.
-	ReconcileEvery time.Duration
-	// Replicated, when set, operates the replicated store's cluster
-	// (registry=etcd): /api/operate/store/… (replicated.go).
-	Replicated ReplicatedStore
-	// Executors, when set, takes the reports of executors in Kubernetes pods at POST
-	// /executor/v1/report (executors.go).
-	Executors Executors
-
-	// Served as they are, beside the API: the console, artifacts, metrics, profiles.
-	Web fs.FS // console assets; nil serves none
-	// Artifacts, when set, is served without authentication at GET/HEAD /artifacts/… (the
-	// executor binary agents fetch, content-addressed; see engine/mesos/artifacts).
-	Artifacts http.Handler
-	Metrics   prometheus.Gatherer // served at /metrics; nil serves none
-	// MetricsLogin: /metrics asks for the API's credentials; an admin reads every series,
-	// anyone else only those of the namespaces it may read (metricsaccess.go). False: it
-	// asks for them whenever teams are configured (a users file or OIDC) or MetricsToken is
-	// set, unless MetricsOpen; else it is served to anyone, as before.
-	MetricsLogin bool
-	// MetricsOpen: /metrics is served to anyone even with teams configured (the operator's
-	// metrics_access=open).
-	MetricsOpen bool
-	// MetricsToken, when set, is a bearer token that reads every series of /metrics and
-	// nothing else (metrics_token_file).
-	MetricsToken string
-	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
-	// block and mutex sampling (pprof.go); off: the routes do not exist.
-	Pprof bool
-}
-
 // IdleExecutor is an app's executor up on an agent without a task of its
 // app there: it holds its app's resources until it exits
 // (executor_idle_timeout) and counts against its namespace.
@@ -246,20 +113,20 @@ func NewServer(o Options) (http.Handler, *Server) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 1 << 20
+	if o.Limits.MaxBodyBytes <= 0 {
+		o.Limits.MaxBodyBytes = 1 << 20
 	}
-	if o.Location == nil {
-		o.Location = time.Local
+	if o.Schedules.Location == nil {
+		o.Schedules.Location = time.Local
 	}
-	if o.ReconcileEvery <= 0 {
-		o.ReconcileEvery = 10 * time.Second
+	if o.Operate.ReconcileEvery <= 0 {
+		o.Operate.ReconcileEvery = 10 * time.Second
 	}
-	if o.ClientAddr == nil {
-		o.ClientAddr = RemoteAddr
+	if o.Forwarding.ClientAddr == nil {
+		o.Forwarding.ClientAddr = RemoteAddr
 	}
-	if o.SlowRequest == 0 {
-		o.SlowRequest = 2 * time.Second
+	if o.Limits.SlowRequest == 0 {
+		o.Limits.SlowRequest = 2 * time.Second
 	}
 	s := newServer(o)
 	return s.routes(o), s
@@ -267,29 +134,29 @@ func NewServer(o Options) (http.Handler, *Server) {
 
 // newServer builds the groups, each with what it uses of o.
 func newServer(o Options) *Server {
-	c := &core{reg: o.Registry, clock: o.Clock, log: o.Log, maxBody: o.MaxBodyBytes, auth: o.Auth}
-	l := live{ops: o.Ops, eng: o.Engine}
+	c := &core{reg: o.Registry, clock: o.Clock, log: o.Log, maxBody: o.Limits.MaxBodyBytes, auth: o.Auth}
+	l := live{ops: o.Live.Ops, eng: o.Live.Engine}
 	var hist requestHistory
-	if o.History != nil {
-		hist = nsHistory{o.History}
+	if o.Live.History != nil {
+		hist = nsHistory{o.Live.History}
 	}
-	peer := o.PeerTransport
+	peer := o.Forwarding.PeerTransport
 	if peer == nil {
 		peer = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
-	s := &Server{core: c, clientAddr: o.ClientAddr, cluster: o.Cluster, refresh: o.Refresh, peerHTTP: peer, audit: o.Audit, hist: hist}
-	s.apps = &appHandlers{core: c, live: l, noFiles: o.RejectFileAppURLs, pkgs: o.Packages, templates: o.PodTemplates}
-	s.schedules = &scheduleHandlers{core: c, location: o.Location, cronJitter: o.CronJitter}
-	s.jobs = &jobHandlers{core: c, appHandlers: s.apps, scheduleHandlers: s.schedules, live: l, secrets: o.Secrets,
-		typicals: o.Typicals, committed: o.TriggerCommitted}
+	s := &Server{core: c, clientAddr: o.Forwarding.ClientAddr, cluster: o.Forwarding.Cluster, refresh: o.Forwarding.Refresh, peerHTTP: peer, audit: o.Audit, hist: hist}
+	s.apps = &appHandlers{core: c, live: l, noFiles: o.Apps.RejectFileAppURLs, pkgs: o.Apps.Packages, templates: o.Apps.PodTemplates}
+	s.schedules = &scheduleHandlers{core: c, location: o.Schedules.Location, cronJitter: o.Schedules.CronJitter}
+	s.jobs = &jobHandlers{core: c, appHandlers: s.apps, scheduleHandlers: s.schedules, live: l, secrets: o.Tenancy.Secrets,
+		typicals: o.Jobs.Typicals, committed: o.Jobs.TriggerCommitted}
 	s.runs = &runHandlers{core: c, live: l, hist: hist}
 	s.guide = &guideHandlers{core: c, jobHandlers: s.jobs, hist: hist}
 	s.workflows = &workflowHandlers{core: c, scheduleHandlers: s.schedules, hist: hist}
 	s.backfills = &backfillHandlers{core: c, jobHandlers: s.jobs}
-	s.tenants = &tenancyHandlers{core: c, secrets: o.Secrets, tenancy: o.TenantIsolation, nsSeries: o.NamespaceSeries,
-		engineCaps: o.EngineCaps, idleExecs: o.IdleExecutors, nsChanged: o.NamespaceChanged}
-	s.operate = &operateHandlers{core: c, live: l, replicated: o.Replicated, every: o.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
-	s.console = &consoleHandlers{core: c, clientAddr: o.ClientAddr}
+	s.tenants = &tenancyHandlers{core: c, secrets: o.Tenancy.Secrets, tenancy: o.Tenancy.TenantIsolation, nsSeries: o.Tenancy.NamespaceSeries,
+		engineCaps: o.Tenancy.EngineCaps, idleExecs: o.Tenancy.IdleExecutors, nsChanged: o.Tenancy.NamespaceChanged}
+	s.operate = &operateHandlers{core: c, live: l, replicated: o.Operate.Replicated, every: o.Operate.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+	s.console = &consoleHandlers{core: c, clientAddr: o.Forwarding.ClientAddr}
 	s.definitionHandlers = &definitionHandlers{core: c, guideHandlers: s.guide, workflowHandlers: s.workflows, hist: hist}
 	return s
 }

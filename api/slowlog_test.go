@@ -14,7 +14,7 @@ import (
 // withLog sends the server's log to buf and logs requests at least slow long.
 func withLog(buf *bytes.Buffer, slow time.Duration) envOpt {
 	return func(o *api.Options, _ *api.Credentials) {
-		o.Log, o.SlowRequest = slog.New(slog.NewTextHandler(buf, nil)), slow
+		o.Log, o.Limits.SlowRequest = slog.New(slog.NewTextHandler(buf, nil)), slow
 	}
 }
 

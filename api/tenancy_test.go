@@ -185,9 +185,16 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 
 	clk := clock.NewFake(t0)
 	ops := &payOps{}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops,
-		History: st, Audit: history.NewAuditLog(w, st), Packages: host, MaxBodyBytes: 64 << 10,
-		Auth: api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, clk, reg.Tenancy())}
+	o := api.Options{
+		Registry: reg,
+		Clock:    clk,
+		Log:      slog.New(slog.DiscardHandler),
+		Live:     api.Live{Ops: ops, Engine: ops, History: st},
+		Audit:    history.NewAuditLog(w, st),
+		Apps:     api.AppOptions{Packages: host},
+		Limits:   api.Limits{MaxBodyBytes: 64 << 10},
+		Auth:     api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", GuestUser: "guest", GuestPassword: "peek", Users: uf}, clk, reg.Tenancy()),
+	}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -14,7 +14,7 @@ import (
 // namespace shown carries the mode.
 func TestNewNamespaceRefusedWithoutTenantIsolation(t *testing.T) {
 	ti := &api.TenantIsolation{Mode: api.TenantIsolationUnavailable, Reason: "the scheduler runs as uid 1000, not root"}
-	tn := twoTeamsAPI(t, func(o *api.Options) { o.TenantIsolation = ti })
+	tn := twoTeamsAPI(t, func(o *api.Options) { o.Tenancy.TenantIsolation = ti })
 	rec := tn.call(http.MethodPut, "/api/namespaces/ops", "", "root", "s3cret")
 	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "tenant_isolation=off") ||
 		!strings.Contains(rec.Body.String(), "uid 1000") {

@@ -40,7 +40,7 @@ func TestAPIWritesAreUrgent(t *testing.T) {
 	clk := clock.NewFake(t0)
 	reg := registry.New(kv)
 	ops := &fakeOps{}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Live: api.Live{Ops: ops, Engine: ops}}
 	o.Auth = api.NewAuth(api.Credentials{}, clk, reg.Tenancy())
 	h, _ := api.NewServer(o)
 	e := &env{t: t, h: h, reg: reg, clock: clk, ops: ops}

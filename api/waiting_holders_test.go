@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -16,11 +16,11 @@ func TestReadyNamesTheHolder(t *testing.T) {
 	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
 	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("report", "app"))
 	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "report")
-	w := round.Wait{Reason: round.WaitReserved, Message: "the oldest work that does not fit now …", Since: t0,
-		Needs: &round.Res{CPUs: 1, MemMB: 64},
-		Holders: []round.Holder{{Job: "pay_settle", Shards: 1, TaskID: "pay_settle@-@0@-@READY@-@a1@-@1", Holds: round.Res{CPUs: 1.9, MemMB: 64},
+	w := queue.Wait{Reason: queue.WaitReserved, Message: "the oldest work that does not fit now …", Since: t0,
+		Needs: &queue.Res{CPUs: 1, MemMB: 64},
+		Holders: []queue.Holder{{Job: "pay_settle", Shards: 1, TaskID: "pay_settle@-@0@-@READY@-@a1@-@1", Holds: queue.Res{CPUs: 1.9, MemMB: 64},
 			Since: t0.Add(-5 * time.Second), ExpectedEnd: t0.Add(3 * time.Second), Basis: "p90", TypicalMs: 8000}}}
-	if err := e.reg.Change().Wait(round.WaitKey(false, "report", 0), w).Commit(t.Context()); err != nil {
+	if err := e.reg.Change().Wait(queue.WaitKey(false, "report", 0), w).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	want := "waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)"
@@ -107,8 +107,8 @@ func TestQueuedRunSaysWhyItWaits(t *testing.T) {
 	if v["state"] != "QUEUED" || v["waiting"] != nil {
 		t.Fatalf("before a round: %v", v)
 	}
-	w := round.Wait{Reason: round.WaitTooLarge, Message: "needs 64 CPUs, more than any agent has (8)", Since: t0}
-	if err := e.reg.Change().Wait(round.WaitKey(false, "huge", 0), w).Commit(t.Context()); err != nil {
+	w := queue.Wait{Reason: queue.WaitTooLarge, Message: "needs 64 CPUs, more than any agent has (8)", Since: t0}
+	if err := e.reg.Change().Wait(queue.WaitKey(false, "huge", 0), w).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	v = decode[map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/trigger/k-huge", ""))

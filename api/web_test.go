@@ -17,8 +17,8 @@ import (
 func TestConsoleNeverAnswersForAgentsFiles(t *testing.T) {
 	web := fstest.MapFS{"index.html": {Data: []byte("<html>console</html>")}}
 	e := newEnv(t, withPackages(t), func(o *api.Options, _ *api.Credentials) {
-		o.Web = web
-		o.Artifacts = http.NotFoundHandler()
+		o.Files.Web = web
+		o.Files.Artifacts = http.NotFoundHandler()
 	})
 	for _, p := range []string{"/packages/abc", "/packages/a/b", "/artifacts/executor", "/api/nope"} {
 		for _, m := range []string{http.MethodGet, http.MethodHead} {

@@ -50,13 +50,13 @@ func Get(ctx context.Context, reg *registry.Registry, id string) (Backfill, erro
 
 // List reads every backfill (of namespace ns only, unless ns is "*").
 func List(ctx context.Context, reg *registry.Registry, ns string) ([]Backfill, error) {
-	nodes, err := reg.Schedule().Backfills(ctx)
+	stored, err := reg.Schedule().Backfills(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := []Backfill{}
-	for _, n := range nodes {
-		b, err := Decode(n)
+	for _, s := range stored {
+		b, err := Decode(s)
 		if err != nil || ns != "*" && b.Namespace != ns {
 			continue
 		}

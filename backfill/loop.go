@@ -62,15 +62,15 @@ func (l *Loop) Run(ctx context.Context) error {
 
 // Pass advances every backfill not ended once.
 func (l *Loop) Pass(ctx context.Context) error {
-	nodes, err := l.Registry.Schedule().Backfills(ctx)
+	stored, err := l.Registry.Schedule().Backfills(ctx)
 	if err != nil {
 		return fmt.Errorf("backfill: list: %w", err)
 	}
 	var live []Backfill
-	for _, n := range nodes {
-		b, err := Decode(n)
+	for _, s := range stored {
+		b, err := Decode(s)
 		if err != nil {
-			l.Log.Warn("backfill: record skipped", "path", n.Path, "err", err)
+			l.Log.Warn("backfill: record skipped", "path", s.Path(), "err", err)
 			continue
 		}
 		if !b.Final() {
@@ -122,13 +122,13 @@ func (l *Loop) expired(b Backfill) bool {
 	return !ended.IsZero() && l.Clock.Now().Sub(ended) > Retention
 }
 
-// Decode reads a stored record.
-func Decode(n store.Node) (Backfill, error) {
+// Decode reads a stored record (its Version is the store's).
+func Decode(s registry.Stored) (Backfill, error) {
 	var b Backfill
-	if err := json.Unmarshal(n.Value, &b); err != nil {
-		return b, fmt.Errorf("backfill: decode %s: %w", n.Path, err)
+	if err := s.Decode(&b); err != nil {
+		return b, fmt.Errorf("backfill: %w", err)
 	}
-	b.Version = n.Version
+	b.Version = s.Version()
 	return b, nil
 }
 

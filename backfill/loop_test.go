@@ -346,7 +346,7 @@ func mustRecord(t *testing.T, ctx context.Context, reg *registry.Registry, id st
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v, n.Version
+	return v, n.Version()
 }
 
 // payRoot is namespace pay's tree, as guaranteedPay writes it.

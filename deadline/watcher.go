@@ -173,18 +173,18 @@ func registryKey(a Alert) string { return nsKey(a.Namespace, a.Job) }
 
 // flowRuns reads the workflows with deadlines and their runs not final.
 func (w *Watcher) flowRuns(ctx context.Context) (map[string]workflow.Config, []FlowRun, error) {
-	nodes, err := w.Registry.Flows().WorkflowNodes(ctx)
+	stored, err := w.Registry.Flows().StoredWorkflows(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("deadlines: read the workflows: %w", err)
 	}
 	flows := map[string]workflow.Config{}
 	var runs []FlowRun
-	for _, n := range nodes {
+	for _, s := range stored {
 		var c workflow.Config
-		if json.Unmarshal(n.Value, &c) != nil || c.StartDeadlineSeconds == 0 && c.RunDeadlineSeconds == 0 && c.RunDeadlineAt == "" {
-			continue
+		if s.Decode(&c) != nil || c.StartDeadlineSeconds == 0 && c.RunDeadlineSeconds == 0 && c.RunDeadlineAt == "" {
+			continue // a damaged entry (the registry's scan reports it), or no deadline
 		}
-		key := lastSegment(n.Path)
+		key := s.Key()
 		flows[key] = c
 		rs, err := w.Registry.Flows().WorkflowRuns(ctx, key)
 		if err != nil {
@@ -245,28 +245,19 @@ func (w *Watcher) state(ctx context.Context) (State, error) {
 
 // loadJobs decodes every job's configuration for one pass (no Jobs).
 func (w *Watcher) loadJobs(ctx context.Context) (Jobs, error) {
-	nodes, err := w.Registry.Config().JobNodes(ctx)
+	stored, err := w.Registry.Config().StoredJobs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("deadlines: read the jobs: %w", err)
 	}
-	m := make(map[string]jobs.Config, len(nodes))
-	for _, n := range nodes {
+	m := make(map[string]jobs.Config, len(stored))
+	for _, s := range stored {
 		var c jobs.Config
-		if json.Unmarshal(n.Value, &c) != nil {
+		if s.Decode(&c) != nil {
 			continue // a damaged entry: the registry's scan reports it
 		}
-		m[lastSegment(n.Path)] = c
+		m[s.Key()] = c
 	}
 	return func(key string) (jobs.Config, bool) { c, ok := m[key]; return c, ok }, nil
-}
-
-func lastSegment(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[i+1:]
-		}
-	}
-	return p
 }
 
 func waitingOf(st State) []Waiting {

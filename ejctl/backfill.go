@@ -35,7 +35,29 @@ type backfillView struct {
 func (c runGroup) backfillCmd() *cobra.Command {
 	cmd := group("backfill", "Run a job (or a workflow) once for every instant of its schedule in a past range, each run handed its instant (ELASTICJOB_SCHEDULED_TIME): start, ls, get, pause, resume, cancel")
 	cmd.Aliases = []string{"backfills"}
-	var from, to, job, wf string
+	cmd.AddCommand(c.backfillStartCmd(), c.backfillLsCmd(), c.backfillGetCmd())
+	for _, a := range []struct{ name, short, done string }{
+		{"pause", "Queue no more of its runs (those in flight finish)", "paused"},
+		{"resume", "Queue its runs again", "resumed"},
+		{"cancel", "Stop it for good (runs in flight finish)", "cancelled"},
+	} {
+		cmd.AddCommand(&cobra.Command{
+			Use: a.name + " ID", Short: a.short, Args: exactArgs("ID"),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				var v backfillView
+				if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/backfills/"+seg(args[0])+"/"+a.name, nil, &v); err != nil {
+					return err
+				}
+				return c.showBackfill(v, a.done)
+			},
+		})
+	}
+	return cmd
+}
+
+// backfillStartCmd: ejctl backfill start NAME --from TIME --to TIME [--workflow].
+func (c runGroup) backfillStartCmd() *cobra.Command {
+	var from, to string
 	var conc int
 	var isWorkflow bool
 	start := &cobra.Command{
@@ -72,12 +94,23 @@ func (c runGroup) backfillCmd() *cobra.Command {
 	start.Flags().StringVar(&to, "to", "", "the range's end, exclusive (RFC 3339)")
 	start.Flags().IntVar(&conc, "concurrency", 1, "at most this many of its runs waiting or running at once")
 	start.Flags().BoolVar(&isWorkflow, "workflow", false, "NAME is a workflow: one workflow run per instant")
+	return start
+}
+
+// backfillLsCmd: ejctl backfill ls.
+func (c runGroup) backfillLsCmd() *cobra.Command {
+	var job, wf string
 	ls := &cobra.Command{
 		Use: "ls", Aliases: []string{"list"}, Short: "The namespace's backfills, newest first", Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.backfills(cmd.Context(), job, wf) },
 	}
 	ls.Flags().StringVar(&job, "job", "", "only this job's")
 	ls.Flags().StringVar(&wf, "workflow", "", "only this workflow's")
+	return ls
+}
+
+// backfillGetCmd: ejctl backfill get ID.
+func (c runGroup) backfillGetCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get ID", Short: "One backfill and its progress", Args: exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,24 +121,7 @@ func (c runGroup) backfillCmd() *cobra.Command {
 			return c.showBackfill(v, "")
 		},
 	}
-	cmd.AddCommand(start, ls, get)
-	for _, a := range []struct{ name, short, done string }{
-		{"pause", "Queue no more of its runs (those in flight finish)", "paused"},
-		{"resume", "Queue its runs again", "resumed"},
-		{"cancel", "Stop it for good (runs in flight finish)", "cancelled"},
-	} {
-		cmd.AddCommand(&cobra.Command{
-			Use: a.name + " ID", Short: a.short, Args: exactArgs("ID"),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				var v backfillView
-				if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/backfills/"+seg(args[0])+"/"+a.name, nil, &v); err != nil {
-					return err
-				}
-				return c.showBackfill(v, a.done)
-			},
-		})
-	}
-	return cmd
+	return get
 }
 
 func (c runGroup) showBackfill(v backfillView, did string) error {

@@ -32,6 +32,12 @@ type calendarView struct {
 func (c tenancyGroup) calendarCmd() *cobra.Command {
 	cmd := group("calendar", "The namespace's business calendars: set (from JSON or an .ics file), ls, get, rm; jobs name them in their calendar field")
 	cmd.Aliases = []string{"calendars", "cal"}
+	cmd.AddCommand(c.calendarSetCmd(), c.calendarLsCmd(), c.calendarGetCmd(), c.calendarRmCmd())
+	return cmd
+}
+
+// calendarSetCmd: ejctl calendar set NAME -f FILE (JSON, or .ics with its flags).
+func (c tenancyGroup) calendarSetCmd() *cobra.Command {
 	var file, zone, weekdays, desc string
 	set := &cobra.Command{
 		Use:   "set NAME -f FILE",
@@ -72,6 +78,11 @@ func (c tenancyGroup) calendarCmd() *cobra.Command {
 	set.Flags().StringVar(&zone, "time-zone", "", "with an .ics file: the calendar's IANA zone")
 	set.Flags().StringVar(&weekdays, "weekdays", "", "with an .ics file: the days fires happen on (MON,TUE,WED,THU,FRI)")
 	set.Flags().StringVar(&desc, "description", "", "with an .ics file: a description")
+	return set
+}
+
+// calendarLsCmd: ejctl calendar ls.
+func (c tenancyGroup) calendarLsCmd() *cobra.Command {
 	ls := &cobra.Command{
 		Use: "ls", Aliases: []string{"list"}, Short: "The namespace's calendars", Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -89,6 +100,11 @@ func (c tenancyGroup) calendarCmd() *cobra.Command {
 			return c.table([]string{"NAME", "ZONE", "WEEKDAYS", "EXCLUDED", "DESCRIPTION"}, rows)
 		},
 	}
+	return ls
+}
+
+// calendarGetCmd: ejctl calendar get NAME.
+func (c tenancyGroup) calendarGetCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get NAME", Short: "One calendar: its weekdays and excluded periods", Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -111,6 +127,11 @@ func (c tenancyGroup) calendarCmd() *cobra.Command {
 			return c.table([]string{"FROM", "TO", "REPEAT", "UNTIL", "SUMMARY"}, rows)
 		},
 	}
+	return get
+}
+
+// calendarRmCmd: ejctl calendar rm NAME.
+func (c tenancyGroup) calendarRmCmd() *cobra.Command {
 	rm := &cobra.Command{
 		Use: "rm NAME", Short: "Delete a calendar; refused while a job names it", Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -121,8 +142,7 @@ func (c tenancyGroup) calendarCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(set, ls, get, rm)
-	return cmd
+	return rm
 }
 
 func (c tenancyGroup) calendarsPath() string {

@@ -28,7 +28,7 @@ func TestCalendarCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf}, func(o *api.Options) { o.Location = time.UTC })
+	s := newTestServer(t, api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: uf}, func(o *api.Options) { o.Schedules.Location = time.UTC })
 	for _, ns := range []string{"pay", "search"} {
 		if _, err := s.reg.Tenancy().PutNamespace(context.Background(), namespace.Record{Name: ns}); err != nil {
 			t.Fatal(err)

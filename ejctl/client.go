@@ -73,36 +73,10 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	u := c.Base + r.path
-	q := r.query
-	if c.Namespace != "" && c.Namespace != "default" && !strings.HasPrefix(r.path, "/api/namespaces") {
-		q = url.Values{}
-		for k, v := range r.query {
-			q[k] = v
-		}
-		q.Set("namespace", c.Namespace)
-	}
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u, r.body)
+	req, err := c.newRequest(ctx, r)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
+		return err
 	}
-	if r.length > 0 {
-		req.ContentLength = r.length
-	}
-	for k, v := range r.header {
-		req.Header[k] = v
-	}
-	if r.contentType != "" {
-		req.Header.Set("Content-Type", r.contentType)
-	}
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("X-EJ-Client", "ejctl") // where a run came from: ejctl:{user}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: cannot reach the scheduler at %s: %w", r.method, r.path, c.Base, err)
@@ -137,6 +111,42 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("%s %s: the answer is not the expected JSON: %w", r.method, r.path, err)
 	}
 	return nil
+}
+
+// newRequest is r as an HTTP request: the client's namespace (unless r
+// names one in its path), its token, the content type and headers.
+func (c *Client) newRequest(ctx context.Context, r request) (*http.Request, error) {
+	u := c.Base + r.path
+	q := r.query
+	if c.Namespace != "" && c.Namespace != "default" && !strings.HasPrefix(r.path, "/api/namespaces") {
+		q = url.Values{}
+		for k, v := range r.query {
+			q[k] = v
+		}
+		q.Set("namespace", c.Namespace)
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, r.body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", r.method, r.path, err)
+	}
+	if r.length > 0 {
+		req.ContentLength = r.length
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-EJ-Client", "ejctl") // where a run came from: ejctl:{user}
+	return req, nil
 }
 
 func apiError(r request, status int, body []byte) error {

@@ -52,6 +52,12 @@ func joinOrDash(s []string) string { return orDash(strings.Join(s, "; ")) }
 
 func (c clusterGroup) clusterCmd() *cobra.Command {
 	cmd := group("cluster", "The replicated store's cluster (registry=etcd, admin): members, remove, add, backup, restore")
+	cmd.AddCommand(c.clusterMembersCmd(), c.clusterRemoveCmd(), c.clusterAddCmd(), c.clusterBackupCmd(), c.clusterRestoreCmd())
+	return cmd
+}
+
+// clusterMembersCmd: ejctl cluster members.
+func (c clusterGroup) clusterMembersCmd() *cobra.Command {
 	members := &cobra.Command{
 		Use: "members", Short: "List the members: health, raft leader, raft index, store size, alarms", Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -70,6 +76,11 @@ func (c clusterGroup) clusterCmd() *cobra.Command {
 			return c.table([]string{"NAME", "ID", "HEALTHY", "LEADER", "RAFT INDEX", "DB SIZE", "IN USE", "PEER URL", "ALARMS", "ERRORS"}, rows)
 		},
 	}
+	return members
+}
+
+// clusterRemoveCmd: ejctl cluster remove MEMBER.
+func (c clusterGroup) clusterRemoveCmd() *cobra.Command {
 	var yes bool
 	remove := &cobra.Command{
 		Use: "remove MEMBER", Short: "Remove a member (name or hex id): a dead one, before its replacement", Args: exactArgs("MEMBER"),
@@ -85,6 +96,11 @@ func (c clusterGroup) clusterCmd() *cobra.Command {
 		},
 	}
 	remove.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	return remove
+}
+
+// clusterAddCmd: ejctl cluster add NAME PEER_URL.
+func (c clusterGroup) clusterAddCmd() *cobra.Command {
 	add := &cobra.Command{
 		Use: "add NAME PEER_URL", Short: "Add a member; then start it with an empty data directory and what this prints", Args: exactArgs("NAME", "PEER_URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,10 +116,20 @@ func (c clusterGroup) clusterCmd() *cobra.Command {
 			return nil
 		},
 	}
+	return add
+}
+
+// clusterBackupCmd: ejctl cluster backup FILE.
+func (c clusterGroup) clusterBackupCmd() *cobra.Command {
 	backup := &cobra.Command{
 		Use: "backup FILE", Short: "Back the whole registry up to FILE (- for stdout): a logical dump at one revision", Args: exactArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.backup(cmd.Context(), args[0]) },
 	}
+	return backup
+}
+
+// clusterRestoreCmd: ejctl cluster restore FILE.
+func (c clusterGroup) clusterRestoreCmd() *cobra.Command {
 	var yesRestore bool
 	restore := &cobra.Command{
 		Use: "restore FILE", Short: "Replace the whole registry with a backup (- for stdin); the leader's term ends", Args: exactArgs("FILE"),
@@ -115,8 +141,7 @@ func (c clusterGroup) clusterCmd() *cobra.Command {
 		},
 	}
 	restore.Flags().BoolVarP(&yesRestore, "yes", "y", false, "do not ask for confirmation")
-	cmd.AddCommand(members, remove, add, backup, restore)
-	return cmd
+	return restore
 }
 
 func cmpOr(a, b string) string {

@@ -27,7 +27,7 @@ func TestClusterCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s := newTestServer(t, api.Credentials{}, func(o *api.Options) { o.Replicated = etcd.NewAdmin(st, "/ha/election") })
+	s := newTestServer(t, api.Credentials{}, func(o *api.Options) { o.Operate.Replicated = etcd.NewAdmin(st, "/ha/election") })
 	r := s.cli(t)
 
 	out, _ := r.must(0, "cluster", "members")

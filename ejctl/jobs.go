@@ -154,7 +154,7 @@ type runView struct {
 }
 
 // waitNeverFits is the wait reason of a run larger than the whole
-// cluster (round.WaitTooLarge).
+// cluster (queue.WaitTooLarge).
 const waitNeverFits = "never_fits"
 
 var errTimedOut = errors.New("timed out")

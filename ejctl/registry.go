@@ -30,6 +30,12 @@ const maxRepair = 16 << 20
 
 func (c appGroup) registryCmd() *cobra.Command {
 	cmd := group("registry", "The registry's damaged entries (stored values that do not decode, set aside): list, remove, replace")
+	cmd.AddCommand(c.registryDamagedCmd(), c.registryRmCmd(), c.registryPutCmd())
+	return cmd
+}
+
+// registryDamagedCmd: ejctl registry damaged.
+func (c appGroup) registryDamagedCmd() *cobra.Command {
 	var scan bool
 	damaged := &cobra.Command{
 		Use: "damaged", Short: "List the damaged entries you may see: store path, namespace, subtree, decode error", Args: exactArgs(),
@@ -53,6 +59,11 @@ func (c appGroup) registryCmd() *cobra.Command {
 		},
 	}
 	damaged.Flags().BoolVar(&scan, "scan", false, "walk and decode the whole registry first (else: the entries the scheduler met, each read again)")
+	return damaged
+}
+
+// registryRmCmd: ejctl registry rm PATH.
+func (c appGroup) registryRmCmd() *cobra.Command {
 	var yes bool
 	rm := &cobra.Command{
 		Use: "rm PATH", Short: "Remove a damaged entry by its store path (admin; only an entry that does not decode)", Args: exactArgs("PATH"),
@@ -78,6 +89,11 @@ func (c appGroup) registryCmd() *cobra.Command {
 		},
 	}
 	rm.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	return rm
+}
+
+// registryPutCmd: ejctl registry put PATH FILE.
+func (c appGroup) registryPutCmd() *cobra.Command {
 	put := &cobra.Command{
 		Use:   "put PATH FILE",
 		Short: "Replace a damaged entry with FILE's value (- for stdin): it must decode, and an app or job be valid (admin)",
@@ -107,6 +123,5 @@ func (c appGroup) registryCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(damaged, rm, put)
-	return cmd
+	return put
 }

@@ -30,6 +30,12 @@ const maxSecret = 64 << 10
 func (c tenancyGroup) secretCmd() *cobra.Command {
 	cmd := group("secret", "The namespace's secrets: set (write once, never read back), ls, rm; jobs name them in their secrets field")
 	cmd.Aliases = []string{"secrets"}
+	cmd.AddCommand(c.secretSetCmd(), c.secretLsCmd(), c.secretRmCmd())
+	return cmd
+}
+
+// secretSetCmd: ejctl secret set NAME.
+func (c tenancyGroup) secretSetCmd() *cobra.Command {
 	var from string
 	set := &cobra.Command{
 		Use:   "set NAME",
@@ -74,6 +80,11 @@ func (c tenancyGroup) secretCmd() *cobra.Command {
 		},
 	}
 	set.Flags().StringVar(&from, "from-file", "", "read the value from this file, as it is")
+	return set
+}
+
+// secretLsCmd: ejctl secret ls.
+func (c tenancyGroup) secretLsCmd() *cobra.Command {
 	ls := &cobra.Command{
 		Use: "ls", Short: "The namespace's secrets: names, sizes, who wrote them when (never a value)", Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -91,6 +102,11 @@ func (c tenancyGroup) secretCmd() *cobra.Command {
 			return c.table([]string{"NAME", "VERSION", "BYTES", "KEY", "UPDATED BY", "UPDATED"}, rows)
 		},
 	}
+	return ls
+}
+
+// secretRmCmd: ejctl secret rm NAME.
+func (c tenancyGroup) secretRmCmd() *cobra.Command {
 	rm := &cobra.Command{
 		Use: "rm NAME", Short: "Delete a secret; refused while a job names it", Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -101,8 +117,7 @@ func (c tenancyGroup) secretCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(set, ls, rm)
-	return cmd
+	return rm
 }
 
 func (c tenancyGroup) secretsPath() string {

@@ -67,7 +67,7 @@ func newTestServer(t *testing.T, creds api.Credentials, opts ...func(*api.Option
 	kv := memory.New()
 	reg := registry.New(kv, registry.Options{Damage: registry.NewDamage(nil)})
 	ops := &testOps{logs: map[string]string{}}
-	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Ops: ops, Engine: ops, Auth: api.NewAuth(creds, clk, reg.Tenancy())}
+	o := api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Live: api.Live{Ops: ops, Engine: ops}, Auth: api.NewAuth(creds, clk, reg.Tenancy())}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -105,7 +105,7 @@ func (o stageObservers) observe(stage string, from, to time.Time) {
 	o[stage].Observe(to.Sub(from).Seconds())
 }
 
-// TriggerCommitted observes a trigger's commit (api.Options.TriggerCommitted)
+// TriggerCommitted observes a trigger's commit (api.Options.Jobs.TriggerCommitted)
 // and remembers when the execution became launchable.
 func (m *Metrics) TriggerCommitted(job string, queued, committed time.Time) {
 	m.stages.observe(StageCommit, queued, committed)

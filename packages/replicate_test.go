@@ -81,8 +81,12 @@ func newClusterOn(t *testing.T, n int, regOf func(i int) *registry.Registry, twe
 		if in.host, err = packages.New(o); err != nil {
 			t.Fatal(err)
 		}
-		in.srv.Config.Handler = api.New(api.Options{Registry: regOf(i), Log: slog.New(slog.DiscardHandler), Packages: in.host,
-			Auth: api.NewAuth(api.Credentials{}, clock.Real{}, nil)})
+		in.srv.Config.Handler = api.New(api.Options{
+			Registry: regOf(i),
+			Log:      slog.New(slog.DiscardHandler),
+			Apps:     api.AppOptions{Packages: in.host},
+			Auth:     api.NewAuth(api.Credentials{}, clock.Real{}, nil),
+		})
 		in.srv.Start()
 		t.Cleanup(in.srv.Close)
 		t.Cleanup(in.host.Close)

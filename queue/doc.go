@@ -11,4 +11,9 @@
 // would lose its override. The registry applies it for cron fires, API
 // triggers and the fires a new leader replays; the API and the workflow
 // engine ask it before they write.
+//
+// Why an entry has not launched yet is data here too (Wait, its reasons
+// Wait* and namespace rules Rule*, keyed by WaitKey): the launch round
+// (package round) decides and words it, the registry keeps it, the API
+// and the console show it.
 package queue

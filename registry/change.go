@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/queue"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/txn"
 	"github.com/ejcloud/elasticjob/task"
@@ -121,7 +120,7 @@ func (c *Change) MarkGang(job, gang string) *Change {
 }
 
 // Wait records why a queue entry waits; Unwait forgets it.
-func (c *Change) Wait(key string, w round.Wait) *Change {
+func (c *Change) Wait(key string, w queue.Wait) *Change {
 	c.ops = append(c.ops, putWaitingOp(key, w))
 	return c
 }

@@ -108,16 +108,18 @@ func (cf Config) DeleteApp(ctx context.Context, name string) ([]string, error) {
 	return deleted, nil
 }
 
-// AppNodes lists every app's stored configuration undecoded (JobNodes).
-func (cf Config) AppNodes(ctx context.Context) ([]store.Node, error) {
-	return cf.r.kv.List(ctx, AppsPath)
+// StoredApps lists every app's stored configuration undecoded
+// (StoredJobs).
+func (cf Config) StoredApps(ctx context.Context) ([]Stored, error) {
+	nodes, err := cf.r.kv.List(ctx, AppsPath)
+	return storedAll(cf.r, nodes), err
 }
 
-// AppNode reads one app's stored configuration undecoded (JobNode).
-func (cf Config) AppNode(ctx context.Context, name string) (store.Node, error) {
+// StoredApp reads one app's stored configuration undecoded (StoredJob).
+func (cf Config) StoredApp(ctx context.Context, name string) (Stored, error) {
 	n, err := cf.r.kv.Get(ctx, appPath(name))
 	if errors.Is(err, store.ErrNotFound) {
-		return n, appNotFound(name)
+		return stored(cf.r, n), appNotFound(name)
 	}
-	return n, err
+	return stored(cf.r, n), err
 }

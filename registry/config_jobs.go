@@ -86,22 +86,23 @@ func (cf Config) Jobs(ctx context.Context) ([]jobs.Config, error) {
 	return listJSON[jobs.Config](ctx, cf.r, JobsPath)
 }
 
-// JobNodes lists every job's stored configuration undecoded, sorted by
-// path (a job's key is the last element of its path); DecodeJob decodes
-// one. A reader that keeps a copy compares them to tell what changed
-// without decoding every job (scheduler.Catalog.Sync).
-func (cf Config) JobNodes(ctx context.Context) ([]store.Node, error) {
-	return cf.r.kv.List(ctx, JobsPath)
+// StoredJobs lists every job's stored configuration undecoded, sorted by
+// path (Stored.Key is the job's key); Stored.Decode decodes one. A reader
+// that keeps a copy compares their Sums to tell what changed without
+// decoding every job (scheduler.Catalog.Sync).
+func (cf Config) StoredJobs(ctx context.Context) ([]Stored, error) {
+	nodes, err := cf.r.kv.List(ctx, JobsPath)
+	return storedAll(cf.r, nodes), err
 }
 
-// JobNode reads one job's stored configuration undecoded (its path is
-// JobsPath/name, as JobNodes lists it); ErrJobNotFound when none.
-func (cf Config) JobNode(ctx context.Context, name string) (store.Node, error) {
+// StoredJob reads one job's stored configuration undecoded (its path is
+// JobsPath/name, as StoredJobs lists it); ErrJobNotFound when none.
+func (cf Config) StoredJob(ctx context.Context, name string) (Stored, error) {
 	n, err := cf.r.kv.Get(ctx, jobPath(name))
 	if errors.Is(err, store.ErrNotFound) {
-		return n, jobNotFound(name)
+		return stored(cf.r, n), jobNotFound(name)
 	}
-	return n, err
+	return stored(cf.r, n), err
 }
 
 // JobCount counts registered jobs without decoding them.

@@ -163,10 +163,10 @@ func (d *Damage) paths() []string {
 	return out
 }
 
-// SetAside records the node a listing skips when err says its value does
+// setAside records the node a listing skips when err says its value does
 // not decode, and reports whether it does (any other error is the
 // caller's). n's path is as this view lists it.
-func (r *Registry) SetAside(n store.Node, err error) bool {
+func (r *Registry) setAside(n store.Node, err error) bool {
 	if err == nil || !errors.Is(err, ErrDamaged) {
 		return false
 	}
@@ -174,7 +174,7 @@ func (r *Registry) SetAside(n store.Node, err error) bool {
 	return true
 }
 
-// setAsideAt is SetAside for a node read from the store itself.
+// setAsideAt is setAside for a node read from the store itself.
 func (r *Registry) setAsideAt(n store.Node, err error) bool {
 	if err == nil || !errors.Is(err, ErrDamaged) {
 		return false

@@ -11,7 +11,6 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/task"
@@ -45,7 +44,7 @@ func fuzzSeeds() [][]byte {
 		mustJSON(task.Entry{TaskID: "j@-@0@-@READY@-@agent@-@uuid", State: task.Running}),
 		mustJSON(queue.Failover{TaskID: "j@-@1@-@READY@-@agent@-@uuid"}),
 		mustJSON(task.RunState{}), mustJSON(task.RunRecord{JobName: "j"}),
-		mustJSON(WorkflowState{}), mustJSON(WorkflowKey{RunID: "r1"}), mustJSON(round.Wait{}),
+		mustJSON(WorkflowState{}), mustJSON(WorkflowKey{RunID: "r1"}), mustJSON(queue.Wait{}),
 		mustJSON(namespace.Record{Name: "pay"}), mustJSON(identity.APIToken{ID: "t"}), mustJSON(Owner{Kind: "CloudJob"}),
 		[]byte(time.Unix(1, 0).UTC().Format(time.RFC3339Nano)),
 		[]byte("appName: legacy_app\nappURL: http://repo/legacy_app.tar.gz\nbootstrapScript: bin/start.sh\ncpuCount: 1.0\nmemoryMB: 128.0\n"),

@@ -13,8 +13,8 @@
 //	/state/disable/app/{appName}                 present = disabled
 //	/state/disable/job/{jobName}                 present = disabled (task.Pause when the scheduler paused it)
 //	/state/runs/{jobName}                        task.RunState (failed runs in a row)
-//	/state/waiting/ready/{jobName}               round.Wait (why a ready entry has not launched)
-//	/state/waiting/failover/{job}/{job}@-@{item} round.Wait (why a failover shard has not)
+//	/state/waiting/ready/{jobName}               queue.Wait (why a ready entry has not launched)
+//	/state/waiting/failover/{job}/{job}@-@{item} queue.Wait (why a failover shard has not)
 //	/state/registered/{jobName}                  when the job was registered (RFC 3339)
 //	/state/gang/{jobName}                        the gang id of a launch recorded over several commits
 //	/state/leader_term                           the term that leads now (written first by every term)
@@ -96,8 +96,14 @@
 //
 // The records are the pure packages' types under their own names (one name
 // per concept): task.Entry, task.RunRecord, task.RunState, task.Pause,
-// queue.Ready, queue.Failover, queue.PendingRun, round.Wait and its reasons
-// (round.WaitKey names a waiting entry). TestRegistryIsSealed keeps it so.
+// queue.Ready, queue.Failover, queue.PendingRun, queue.Wait and its reasons
+// (queue.WaitKey names a waiting entry). A reader that keeps its own
+// decoded copy lists Stored records (StoredApps, StoredJobs,
+// StoredWorkflows, Backfills): key, version and a fingerprint of the
+// stored bytes, decoded only when it differs (Stored.Decode). Nothing
+// exported takes or returns store.Node or store.Event; TestRegistryIsSealed
+// keeps it so, and archtest keeps every package above the registry from
+// naming them.
 //
 // Writes that must not lose a concurrent writer's change (the ready count)
 // are compare-and-set on the node version, retried on conflict.

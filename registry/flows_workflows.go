@@ -142,7 +142,7 @@ func (fl Flows) WorkflowStateOf(ctx context.Context, name string) (WorkflowState
 	if err := decodeAt(n.Path, n.Value, &st); err != nil {
 		// set aside and read as none: the engine writes a new watermark
 		// (the fires it would have replayed are not)
-		fl.r.SetAside(n, err)
+		fl.r.setAside(n, err)
 		return WorkflowState{}, nil
 	}
 	return st, nil
@@ -162,7 +162,7 @@ func (fl Flows) WorkflowRuns(ctx context.Context, name string) ([]workflow.Run, 
 	out := make([]workflow.Run, 0, len(nodes))
 	for _, n := range nodes {
 		run, err := decodeRun(n)
-		if fl.r.SetAside(n, err) {
+		if fl.r.setAside(n, err) {
 			continue
 		}
 		if err != nil {
@@ -301,13 +301,9 @@ func (r *Registry) checkQueued(ctx context.Context, name string, maxQueued int) 
 	return nil
 }
 
-// WorkflowKeys lists a workflow's trigger idempotency keys.
-func (fl Flows) WorkflowKeys(ctx context.Context, name string) ([]store.Node, error) {
-	return fl.r.kv.List(ctx, workflowKeysPath+"/"+name)
-}
-
-// WorkflowNodes lists every workflow's stored configuration undecoded,
-// sorted by path (a workflow's key is the last element of its path).
-func (fl Flows) WorkflowNodes(ctx context.Context) ([]store.Node, error) {
-	return fl.r.kv.List(ctx, WorkflowsPath)
+// StoredWorkflows lists every workflow's stored configuration undecoded,
+// sorted by path (Stored.Key is the workflow's key).
+func (fl Flows) StoredWorkflows(ctx context.Context) ([]Stored, error) {
+	nodes, err := fl.r.kv.List(ctx, WorkflowsPath)
+	return storedAll(fl.r, nodes), err
 }

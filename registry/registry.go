@@ -262,24 +262,6 @@ func (r *Registry) appCheck(ctx context.Context, c jobs.Config) ([]store.Op, err
 // config's (scheduler/missed.go).
 const ChangedJobPath = "/state/changed"
 
-// DecodeJob decodes a node of JobNodes.
-func DecodeJob(n store.Node) (jobs.Config, error) {
-	var c jobs.Config
-	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-// DecodeApp decodes a node of AppNodes.
-func DecodeApp(n store.Node) (app.Config, error) {
-	var c app.Config
-	if err := decodeAt(n.Path, n.Value, &c); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
 // listJSON lists the values under path, setting aside those that do not
 // decode.
 func listJSON[T any](ctx context.Context, r *Registry, path string) ([]T, error) {
@@ -291,7 +273,7 @@ func listJSON[T any](ctx context.Context, r *Registry, path string) ([]T, error)
 	for _, n := range nodes {
 		var v T
 		if err := decodeAt(n.Path, n.Value, &v); err != nil {
-			r.SetAside(n, err)
+			r.setAside(n, err)
 			continue
 		}
 		out = append(out, v)

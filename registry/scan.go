@@ -15,7 +15,6 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/task"
@@ -67,12 +66,12 @@ var scanKinds = []scanKind{
 	}},
 	{WorkflowRunsPath, 2, true, decodeInto[workflow.Run]},
 	{workflowKeysPath, 2, true, decodeInto[WorkflowKey]},
-	{waitingPath + "/ready", 1, true, decodeInto[round.Wait]},
+	{waitingPath + "/ready", 1, true, decodeInto[queue.Wait]},
 	{waitingPath + "/failover", 2, true, func(p string, b []byte) error {
 		if len(b) == 0 {
 			return nil
 		}
-		return decodeInto[round.Wait](p, b)
+		return decodeInto[queue.Wait](p, b)
 	}},
 	{RegisteredJobPath, 1, true, rfc3339},
 	{"/state/producer", 1, false, func(p string, b []byte) error {

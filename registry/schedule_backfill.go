@@ -78,22 +78,23 @@ func (sc Schedule) CreateBackfill(ctx context.Context, id string, record, instan
 	return nil
 }
 
-// Backfills lists the backfills' records (with their versions).
-func (sc Schedule) Backfills(ctx context.Context) ([]store.Node, error) {
+// Backfills lists the backfills' records undecoded (with their versions:
+// package backfill decodes them).
+func (sc Schedule) Backfills(ctx context.Context) ([]Stored, error) {
 	nodes, err := sc.r.kv.List(ctx, backfillRecordsPath)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
-	return nodes, err
+	return storedAll(sc.r, nodes), err
 }
 
-// Backfill reads one backfill's record.
-func (sc Schedule) Backfill(ctx context.Context, id string) (store.Node, error) {
+// Backfill reads one backfill's record undecoded.
+func (sc Schedule) Backfill(ctx context.Context, id string) (Stored, error) {
 	n, err := sc.r.kv.Get(ctx, backfillRecordsPath+"/"+id)
 	if errors.Is(err, store.ErrNotFound) {
-		return n, fmt.Errorf("%w: no backfill '%s'", ErrBackfillNotFound, id)
+		return stored(sc.r, n), fmt.Errorf("%w: no backfill '%s'", ErrBackfillNotFound, id)
 	}
-	return n, err
+	return stored(sc.r, n), err
 }
 
 // BackfillInstants reads one backfill's instants as written.

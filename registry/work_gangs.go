@@ -29,7 +29,7 @@ func (wk Work) FailoverOf(ctx context.Context, job string) ([]queue.Failover, er
 	out := make([]queue.Failover, 0, len(nodes))
 	for _, n := range nodes {
 		f, ok, err := decodeFailover(job, n)
-		if wk.r.SetAside(n, err) {
+		if wk.r.setAside(n, err) {
 			continue
 		}
 		if err != nil {

@@ -60,7 +60,7 @@ func (wk Work) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.Ready
 		switch {
 		case e == nil || !bytes.Equal(e.raw, n.Value):
 			rd, err := decodeReady(n)
-			if wk.r.SetAside(n, err) {
+			if wk.r.setAside(n, err) {
 				continue // set aside: not in the queue, decoded again next read (logged once)
 			}
 			if err != nil {
@@ -108,7 +108,7 @@ func (wk Work) FailoverQueueMemo(ctx context.Context, m *QueueMemo) ([]queue.Fai
 			e, ok := m.fail[n.Path]
 			if !ok || !bytes.Equal(e.raw, n.Value) {
 				f, ok, err := decodeFailover(job, n)
-				if wk.r.SetAside(n, err) {
+				if wk.r.setAside(n, err) {
 					continue
 				}
 				if err != nil {

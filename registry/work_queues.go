@@ -168,7 +168,7 @@ func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (
 	}
 	cur, err := decodeReady(n)
 	if err != nil {
-		r.SetAside(n, err)
+		r.setAside(n, err)
 		return store.Op{}, false, err
 	}
 	rd, changed := queue.Add(&cur, t, r.maxPending)
@@ -268,7 +268,7 @@ func (wk Work) ReadyQueue(ctx context.Context) ([]queue.Ready, error) {
 	out := make([]queue.Ready, 0, len(nodes))
 	for _, n := range nodes {
 		rd, err := decodeReady(n)
-		if wk.r.SetAside(n, err) {
+		if wk.r.setAside(n, err) {
 			continue
 		}
 		if err != nil {
@@ -344,7 +344,7 @@ func (wk Work) RunningOf(ctx context.Context, job string) (map[int]task.Entry, e
 		}
 		var rt task.Entry
 		if err := decodeAt(n.Path, n.Value, &rt); err != nil {
-			wk.r.SetAside(n, err)
+			wk.r.setAside(n, err)
 			continue
 		}
 		rt.Version = n.Version
@@ -367,7 +367,7 @@ func (wk Work) FailoverQueue(ctx context.Context) ([]queue.Failover, error) {
 		}
 		for _, n := range nodes {
 			f, ok, err := decodeFailover(job, n)
-			if wk.r.SetAside(n, err) {
+			if wk.r.setAside(n, err) {
 				continue
 			}
 			if err != nil {

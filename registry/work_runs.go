@@ -30,7 +30,7 @@ func (wk Work) RunStateOf(ctx context.Context, job string) (task.RunState, error
 		return rs, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rs); err != nil {
-		wk.r.SetAside(n, err)
+		wk.r.setAside(n, err)
 		return task.RunState{}, nil
 	}
 	return rs, nil
@@ -97,7 +97,7 @@ func (wk Work) RunRecordOf(ctx context.Context, key string) (task.RunRecord, err
 		return rec, err
 	}
 	if err := decodeAt(n.Path, n.Value, &rec); err != nil {
-		wk.r.SetAside(n, err)
+		wk.r.setAside(n, err)
 		return task.RunRecord{}, err
 	}
 	return rec, nil

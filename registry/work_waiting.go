@@ -6,7 +6,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -18,7 +18,7 @@ import (
 const waitingPath = "/state/waiting"
 
 // putWaitingOp records why an entry waits.
-func putWaitingOp(key string, w round.Wait) store.Op {
+func putWaitingOp(key string, w queue.Wait) store.Op {
 	return putJSON(waitingPath+"/"+key, w)
 }
 
@@ -30,9 +30,9 @@ func waitingDeleteOps(job string) []store.Op {
 	return []store.Op{deleteWaitingOp("ready/" + job), deleteWaitingOp("failover/" + job)}
 }
 
-// WaitingReasons reads every recorded reason: key (round.WaitKey) → reason.
-func (wk Work) WaitingReasons(ctx context.Context) (map[string]round.Wait, error) {
-	out := map[string]round.Wait{}
+// WaitingReasons reads every recorded reason: key (queue.WaitKey) → reason.
+func (wk Work) WaitingReasons(ctx context.Context) (map[string]queue.Wait, error) {
+	out := map[string]queue.Wait{}
 	dirs := []string{waitingPath + "/ready"}
 	jobsWaiting, err := wk.r.kv.Children(ctx, waitingPath+"/failover")
 	if err != nil {
@@ -50,9 +50,9 @@ func (wk Work) WaitingReasons(ctx context.Context) (map[string]round.Wait, error
 			if len(n.Value) == 0 {
 				continue // a job's directory of failover shards
 			}
-			var w round.Wait
+			var w queue.Wait
 			if err := decodeAt(n.Path, n.Value, &w); err != nil {
-				wk.r.SetAside(n, err)
+				wk.r.setAside(n, err)
 				continue
 			}
 			out[strings.TrimPrefix(n.Path, waitingPath+"/")] = w
@@ -62,17 +62,17 @@ func (wk Work) WaitingReasons(ctx context.Context) (map[string]round.Wait, error
 }
 
 // WaitingOf reads one entry's recorded reason (ok false: none).
-func (wk Work) WaitingOf(ctx context.Context, key string) (round.Wait, bool, error) {
+func (wk Work) WaitingOf(ctx context.Context, key string) (queue.Wait, bool, error) {
 	n, err := wk.r.kv.Get(ctx, waitingPath+"/"+key)
 	if errors.Is(err, store.ErrNotFound) {
-		return round.Wait{}, false, nil
+		return queue.Wait{}, false, nil
 	}
 	if err != nil {
-		return round.Wait{}, false, err
+		return queue.Wait{}, false, err
 	}
-	var w round.Wait
+	var w queue.Wait
 	if err := json.Unmarshal(n.Value, &w); err != nil {
-		return round.Wait{}, false, decodeErr(n.Path, err)
+		return queue.Wait{}, false, decodeErr(n.Path, err)
 	}
 	return w, true, nil
 }

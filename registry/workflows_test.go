@@ -96,7 +96,7 @@ func TestWorkflowRunsAndKeys(t *testing.T) {
 	if err != nil || left.Cancel == nil {
 		t.Fatalf("the run of a deleted workflow is not cancelling: %+v %v", left.Cancel, err)
 	}
-	if keys, _ := r.Flows().WorkflowKeys(ctx, "w"); len(keys) != 0 {
+	if keys, _ := r.Flows().WorkflowKeysOf(ctx, "w"); len(keys) != 0 {
 		t.Fatalf("keys kept: %v", keys)
 	}
 }

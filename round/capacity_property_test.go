@@ -235,7 +235,7 @@ func checkLimits(v View, p Plan, fail func(string, ...any)) {
 // borrowers took, it could not have used.
 func checkGuaranteedFirst(v View, p Plan, fail func(string, ...any)) {
 	rest, running := leftAfter(v, p, func(l Launch) bool { return !l.Borrowing })
-	d := &decider{v: v, plan: Plan{Waiting: map[string]Wait{}}}
+	d := &decider{v: v, plan: Plan{Waiting: map[string]queue.Wait{}}}
 	d.classify()
 	for i := range d.cands {
 		c := &d.cands[i]
@@ -244,7 +244,7 @@ func checkGuaranteedFirst(v View, p Plan, fail func(string, ...any)) {
 			continue
 		}
 		switch w.Reason {
-		case WaitGang, WaitCPU, WaitMem, WaitResources, WaitReserved:
+		case queue.WaitGang, queue.WaitCPU, queue.WaitMem, queue.WaitResources, queue.WaitReserved:
 		default:
 			continue
 		}

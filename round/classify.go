@@ -84,7 +84,7 @@ func (d *decider) classify() {
 	for i := range v.Failover {
 		f := &v.Failover[i]
 		pendingFailover[f.Job] = true
-		key := WaitKey(true, f.Job, f.Item)
+		key := queue.WaitKey(true, f.Job, f.Item)
 		job, a, why := v.Jobs.Lookup(f.Job)
 		switch {
 		case why != jobs.Runnable:
@@ -92,30 +92,30 @@ func (d *decider) classify() {
 		case f.Item >= job.ShardingTotalCount: // the job was resharded
 			d.plan.Remove = append(d.plan.Remove, Stale{Job: f.Job, Item: f.Item, Fail: true})
 		case running(v, f.Job, f.Item):
-			d.wait(key, WaitRunning, fmt.Sprintf("shard %d of the job is still running", f.Item))
+			d.wait(key, queue.WaitRunning, fmt.Sprintf("shard %d of the job is still running", f.Item))
 		case f.NotBefore.After(v.Now):
-			d.waitUntil(key, WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
+			d.waitUntil(key, queue.WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
 		default:
 			d.cands = append(d.cands, cand{key: key, job: f.Job, fail: f, sh: shapeOf(job, a, offers.Failover, 1)})
 		}
 	}
 	for _, rd := range v.Ready {
-		key := WaitKey(false, rd.Job, 0)
+		key := queue.WaitKey(false, rd.Job, 0)
 		job, a, why := v.Jobs.Lookup(rd.Job)
 		if why != jobs.Runnable {
 			d.notRunnable(key, Stale{Job: rd.Job}, job, why)
 			continue
 		}
 		if rd.NotBefore.After(v.Now) { // a cron fire staged ahead of its instant
-			d.waitUntil(key, WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
+			d.waitUntil(key, queue.WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
 			continue
 		}
 		items, ok := toLaunch(job, v.Running[rd.Job])
 		if n := len(v.Running[rd.Job]); !ok || pendingFailover[rd.Job] { // never two executions of a job at once
 			if n > 0 {
-				d.wait(key, WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
+				d.wait(key, queue.WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
 			} else {
-				d.wait(key, WaitFailover, "failed shards of the job run again first")
+				d.wait(key, queue.WaitFailover, "failed shards of the job run again first")
 			}
 			continue
 		}
@@ -158,8 +158,8 @@ func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Run
 	case jobs.JobMissing:
 		d.plan.Drop = append(d.plan.Drop, s)
 	case jobs.JobDisabled:
-		d.wait(key, WaitJobDisabled, "the job is disabled")
+		d.wait(key, queue.WaitJobDisabled, "the job is disabled")
 	default:
-		d.wait(key, WaitAppDisabled, fmt.Sprintf("the job's app %s is disabled or missing", job.AppName))
+		d.wait(key, queue.WaitAppDisabled, fmt.Sprintf("the job's app %s is disabled or missing", job.AppName))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // Decide decides one launch round (the package documentation has the
@@ -14,16 +15,16 @@ import (
 func Decide(v View) Plan {
 	waiting := v.Scratch
 	if waiting == nil {
-		waiting = make(map[string]Wait, len(v.Ready)+len(v.Failover))
+		waiting = make(map[string]queue.Wait, len(v.Ready)+len(v.Failover))
 	}
 	clear(waiting)
 	d := &decider{v: v, plan: Plan{Waiting: waiting}}
 	d.classify()
 	switch {
 	case !v.Connected:
-		d.waitAll(WaitNotSubscribed, "the scheduler is not subscribed to its cluster engine at the moment (it re-subscribes with backoff)")
+		d.waitAll(queue.WaitNotSubscribed, "the scheduler is not subscribed to its cluster engine at the moment (it re-subscribes with backoff)")
 	case v.Reconciling > 0 && v.Now.Before(v.ReconcileUntil):
-		d.waitAll(WaitReconciling, fmt.Sprintf("launching waits until the engine has confirmed the %d tasks recorded as running (at most until %s)",
+		d.waitAll(queue.WaitReconciling, fmt.Sprintf("launching waits until the engine has confirmed the %d tasks recorded as running (at most until %s)",
 			v.Reconciling, fmtUntil(v.ReconcileUntil)))
 		d.wakeAt(v.ReconcileUntil)
 	default:
@@ -39,10 +40,10 @@ type decider struct {
 	v       View
 	plan    Plan
 	cands   []cand
-	cluster emptyCluster    // the empty cluster: every agent's total (fit.go)
-	never   map[shape]*Wait // the never_fits wait of each shape seen (nil: it fits)
-	occ     occupancy       // what the running work holds where (running.go, holders.go)
-	ns      spaces          // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
+	cluster emptyCluster          // the empty cluster: every agent's total (fit.go)
+	never   map[shape]*queue.Wait // the never_fits wait of each shape seen (nil: it fits)
+	occ     occupancy             // what the running work holds where (running.go, holders.go)
+	ns      spaces                // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
 	// offs are the resources the round matches on: the offers held, or,
 	// with none held (estimated), what the agents have free by the
 	// running tasks' count, to say why work waits but launch nothing.
@@ -51,7 +52,7 @@ type decider struct {
 
 	// the round's progress (place)
 	m        *offers.Matcher
-	failed   map[shape]Wait // the wait of a shape that did not fit
+	failed   map[shape]queue.Wait // the wait of a shape that did not fit
 	launched []*cand
 	holder   *cand // the reservation's
 	placedN  int
@@ -60,11 +61,11 @@ type decider struct {
 }
 
 func (d *decider) wait(key, reason, msg string) {
-	d.plan.Waiting[key] = Wait{Reason: reason, Message: msg}
+	d.plan.Waiting[key] = queue.Wait{Reason: reason, Message: msg}
 }
 
 func (d *decider) waitUntil(key, reason, msg string, until time.Time) {
-	d.plan.Waiting[key] = Wait{Reason: reason, Message: msg, Until: until}
+	d.plan.Waiting[key] = queue.Wait{Reason: reason, Message: msg, Until: until}
 	d.wakeAt(until)
 }
 
@@ -95,7 +96,7 @@ func (d *decider) place() {
 		d.offs, d.estimated = d.occ.freeByCount(), true
 	}
 	d.m = offers.NewMatcher(d.offs, v.Executors)
-	d.failed = map[shape]Wait{}
+	d.failed = map[shape]queue.Wait{}
 	d.ns.setup(&d.v, d.cands, d.cluster, d.m, &d.occ)
 	for c := d.ns.next(); c != nil; c = d.ns.next() {
 		d.consider(c)
@@ -120,7 +121,7 @@ func (d *decider) consider(c *cand) {
 			d.capped = cappedMessage(v.MaxTasks)
 		}
 		d.stopped, d.plan.More = true, true
-		d.wait(c.key, WaitBehind, d.capped)
+		d.wait(c.key, queue.WaitBehind, d.capped)
 		return
 	}
 	if w, ok := d.ns.gate(c); !ok {
@@ -131,7 +132,7 @@ func (d *decider) consider(c *cand) {
 		return
 	}
 	if len(d.offs) == 0 {
-		d.wait(c.key, WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
+		d.wait(c.key, queue.WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
 		return
 	}
 	sh := c.shape()
@@ -145,7 +146,7 @@ func (d *decider) consider(c *cand) {
 	}
 	ok, reason, detail := d.m.Place(c.requests())
 	if ok && d.estimated {
-		w := Wait{Reason: WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
+		w := queue.Wait{Reason: queue.WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
 			"waiting for the cluster engine to offer them"}
 		d.plan.Waiting[c.key] = d.occ.withExecutors(c, d.occ.withHolders(c, w))
 		d.plan.Withheld = true
@@ -196,12 +197,12 @@ func (d *decider) notPlaced(c *cand, reason offers.Reason, detail string) {
 }
 
 // behind words the wait of an entry after the reservation's holder.
-func (d *decider) behind(holder *cand, w Wait) Wait {
+func (d *decider) behind(holder *cand, w queue.Wait) queue.Wait {
 	r := d.plan.Reservation
 	if r.Key == "" {
 		return w
 	}
-	return Wait{Reason: WaitReservation, Message: fmt.Sprintf("behind the reservation of the older %s, which holds %s of what is free now "+
+	return queue.Wait{Reason: queue.WaitReservation, Message: fmt.Sprintf("behind the reservation of the older %s, which holds %s of what is free now "+
 		"and takes what frees up on the agents it can use first; %s", describe(holder), fmtRes(r.Held), w.Message),
 		Needs: w.Needs, Holders: w.Holders}
 }
@@ -278,7 +279,7 @@ func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 func (d *decider) busyCands() int {
 	n := 0
 	for i := range d.cands {
-		if w, ok := d.plan.Waiting[d.cands[i].key]; !ok || w.Reason != WaitTooLarge {
+		if w, ok := d.plan.Waiting[d.cands[i].key]; !ok || w.Reason != queue.WaitTooLarge {
 			n++
 		}
 	}

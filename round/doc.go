@@ -76,7 +76,7 @@
 //
 // Runtime estimates (View.Typical: the p90 of each job's recent runs,
 // package estimate) say when the holders of what a waiting entry needs
-// are expected to free it (Wait.Holders), and decide what may borrow a
+// are expected to free it (queue.Wait.Holders), and decide what may borrow a
 // guarantee; they do not steer backfill, so backfill never uses resources the reservation could
 // use, even when the backfilled work would end before
 // the reservation could launch: a large execution drains the agents it can
@@ -92,6 +92,9 @@
 // (classify.go), the empty cluster and the reservation (fit.go), the
 // running work by agent and the holders it names (occupancy: running.go,
 // holders.go), and the namespaces (spaces: capacity.go, with their order,
-// limits, lending and preemption in the files named so). words.go and
-// wait.go word the waits.
+// limits, lending and preemption in the files named so). words.go words
+// the waits; the wait itself (queue.Wait, its reasons and rules, and
+// queue.WaitKey) is queue's data, which the registry stores and the API
+// shows, so neither imports round for it. Summary and Redact word a wait
+// for a reader.
 package round

@@ -66,7 +66,7 @@ func ExampleDecide() {
 	for _, l := range plan.Launches {
 		fmt.Printf("launch %s/%d on %s, executor started: %v\n", l.Request.Job, l.Request.Shard, l.OfferID, l.ChargesExecutor)
 	}
-	w := plan.Waiting[round.WaitKey(false, "backup", 0)]
+	w := plan.Waiting[queue.WaitKey(false, "backup", 0)]
 	fmt.Println("backup waits:", w.Reason)
 	fmt.Println("reservation held for:", plan.Reservation.Key)
 	fmt.Println("busy:", plan.Busy)

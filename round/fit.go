@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // emptyCluster is the empty cluster: every agent's total, largest first
@@ -79,7 +80,7 @@ func spread(cluster []Agent, n int, t, e offers.Resources) (agents, fits int) {
 
 // neverFits returns the wait of an entry that could not fit even the
 // whole empty cluster (nil: it could). Entries of one shape share it.
-func (d *decider) neverFits(c *cand) *Wait {
+func (d *decider) neverFits(c *cand) *queue.Wait {
 	if len(d.cluster) == 0 {
 		return nil // no agent known: nothing to compare with
 	}
@@ -88,11 +89,11 @@ func (d *decider) neverFits(c *cand) *Wait {
 		return w
 	}
 	if d.never == nil {
-		d.never = map[shape]*Wait{}
+		d.never = map[shape]*queue.Wait{}
 	}
-	var w *Wait
+	var w *queue.Wait
 	if _, fits := spread(d.cluster, sh.n, sh.task, sh.exec); fits < sh.n {
-		w = &Wait{Reason: WaitTooLarge, Message: d.cluster.neverMessage(sh)}
+		w = &queue.Wait{Reason: queue.WaitTooLarge, Message: d.cluster.neverMessage(sh)}
 	}
 	d.never[sh] = w
 	return w
@@ -155,7 +156,7 @@ func need(cluster []Agent, sh shape, empty bool) string {
 // reserve makes c the reservation's holder: on every agent that could
 // take some of its shards, the resources on offer up to what it could use
 // there are held for it. It returns c's wait.
-func (d *decider) reserve(c *cand, m *offers.Matcher, w Wait) Wait {
+func (d *decider) reserve(c *cand, m *offers.Matcher, w queue.Wait) queue.Wait {
 	sh := c.shape()
 	var held offers.Resources
 	for _, a := range d.cluster {
@@ -176,7 +177,7 @@ func (d *decider) reserve(c *cand, m *offers.Matcher, w Wait) Wait {
 		r.Since = prev.Since
 	}
 	d.plan.Reservation = r
-	return Wait{Reason: WaitReserved, Message: fmt.Sprintf("the oldest work that does not fit now, so it holds a reservation (since %s): "+
+	return queue.Wait{Reason: queue.WaitReserved, Message: fmt.Sprintf("the oldest work that does not fit now, so it holds a reservation (since %s): "+
 		"what frees up on the agents it can use goes to it first (%s held this round), later work uses only the rest; %s",
 		fmtUntil(r.Since), fmtRes(held), w.Message), Needs: w.Needs, Holders: w.Holders}
 }

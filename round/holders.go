@@ -9,38 +9,13 @@ import (
 
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
-// Holder is running work that holds resources a waiting entry needs: one
-// job's running tasks on the agents the entry could use, and when they
-// are expected to end.
-type Holder struct {
-	Job    string    `json:"jobName"`          // OtherWork when Redact hid it
-	Shards int       `json:"shards"`           // its running tasks on those agents
-	TaskID string    `json:"taskId,omitempty"` // the oldest of them ("" when Redact hid it)
-	Holds  Res       `json:"holds"`            // what they hold (their tasks' resources)
-	Since  time.Time `json:"runningSince"`
-	// ExpectedEnd is when they are expected to end (zero: not known),
-	// from the P90 of the job's recent runs (TypicalMs), or its timeout
-	// (Basis).
-	ExpectedEnd time.Time      `json:"expectedEnd,omitzero"`
-	Basis       estimate.Basis `json:"basis,omitempty"`
-	TypicalMs   int64          `json:"typicalMs,omitempty"`
-	TimeoutMs   int64          `json:"timeoutMs,omitempty"`
-	// Other: work of a namespace the reader has no role in (Redact), named
-	// only as OtherWork, with its resources and expected end.
-	Other bool `json:"otherNamespace,omitempty"`
-}
+func resOf(r offers.Resources) queue.Res { return queue.Res{CPUs: r.CPU.Cores(), MemMB: r.MemMB} }
 
-// Res is a quantity of resources as the API shows it.
-type Res struct {
-	CPUs  float64 `json:"cpus"`
-	MemMB int64   `json:"memMB"`
-}
-
-func resOf(r offers.Resources) Res { return Res{CPUs: r.CPU.Cores(), MemMB: r.MemMB} }
-
-func (r Res) String() string {
+// resWords: "2 CPUs and 256 MB".
+func resWords(r queue.Res) string {
 	return fmtRes(offers.Resources{CPU: offers.CPUs(r.CPUs), MemMB: r.MemMB})
 }
 
@@ -49,9 +24,9 @@ const maxHolders = 5
 
 // holders names the running work on the agents c could use (those large
 // enough for one of its shards), soonest expected end first.
-func (o *occupancy) holders(c *cand) []Holder {
+func (o *occupancy) holders(c *cand) []queue.Holder {
 	sh := c.shape()
-	by := map[string]*Holder{}
+	by := map[string]*queue.Holder{}
 	for _, a := range o.cluster {
 		if fitCount(a.Total, sh.task, sh.exec, 1) == 0 {
 			continue
@@ -65,8 +40,8 @@ func (o *occupancy) holders(c *cand) []Holder {
 
 // holdersWhere names the running work of the jobs keep selects, on any
 // agent (a namespace's own work, for a wait at its limit).
-func (o *occupancy) holdersWhere(keep func(job string) bool) []Holder {
-	by := map[string]*Holder{}
+func (o *occupancy) holdersWhere(keep func(job string) bool) []queue.Holder {
+	by := map[string]*queue.Holder{}
 	for job, shards := range o.v.Running {
 		if !keep(job) {
 			continue
@@ -80,14 +55,14 @@ func (o *occupancy) holdersWhere(keep func(job string) bool) []Holder {
 	return o.sortHolders(by)
 }
 
-func addHolder(by map[string]*Holder, rt runTask) {
+func addHolder(by map[string]*queue.Holder, rt runTask) {
 	h := by[rt.job]
 	if h == nil {
-		h = &Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}
+		h = &queue.Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}
 		by[rt.job] = h
 	}
 	h.Shards++
-	h.Holds = Res{CPUs: h.Holds.CPUs + rt.res.CPU.Cores(), MemMB: h.Holds.MemMB + rt.res.MemMB}
+	h.Holds = queue.Res{CPUs: h.Holds.CPUs + rt.res.CPU.Cores(), MemMB: h.Holds.MemMB + rt.res.MemMB}
 	if rt.entry.LaunchedAt.Before(h.Since) || (rt.entry.LaunchedAt.Equal(h.Since) && rt.entry.TaskID < h.TaskID) {
 		h.Since, h.TaskID = rt.entry.LaunchedAt, rt.entry.TaskID
 	}
@@ -95,8 +70,8 @@ func addHolder(by map[string]*Holder, rt runTask) {
 
 // sortHolders gives the holders their expected ends, soonest first, at
 // most maxHolders.
-func (o *occupancy) sortHolders(by map[string]*Holder) []Holder {
-	out := make([]Holder, 0, len(by))
+func (o *occupancy) sortHolders(by map[string]*queue.Holder) []queue.Holder {
+	out := make([]queue.Holder, 0, len(by))
 	for _, h := range by {
 		cfg, _, _ := o.v.Jobs.Lookup(h.Job)
 		typical := o.v.Typical[h.Job]
@@ -109,7 +84,7 @@ func (o *occupancy) sortHolders(by map[string]*Holder) []Holder {
 		h.Holds.CPUs = offers.CPUs(h.Holds.CPUs).Cores() // no float noise from the sum
 		out = append(out, *h)
 	}
-	slices.SortFunc(out, func(a, b Holder) int {
+	slices.SortFunc(out, func(a, b queue.Holder) int {
 		if a.ExpectedEnd.IsZero() != b.ExpectedEnd.IsZero() {
 			return cmp.Compare(boolInt(a.ExpectedEnd.IsZero()), boolInt(b.ExpectedEnd.IsZero()))
 		}
@@ -127,10 +102,10 @@ func boolInt(b bool) int {
 
 // withHolders adds what c needs and who holds it to a wait about
 // resources (its message names the holders, with their expected ends).
-func (o *occupancy) withHolders(c *cand, w Wait) Wait {
+func (o *occupancy) withHolders(c *cand, w queue.Wait) queue.Wait {
 	sh := c.shape()
 	need := offers.Resources{CPU: sh.task.CPU * offers.Milli(sh.n), MemMB: sh.task.MemMB * int64(sh.n)}
-	w.Needs = &Res{}
+	w.Needs = &queue.Res{}
 	*w.Needs = resOf(need)
 	w.Holders = o.holders(c)
 	if len(w.Holders) == 0 {
@@ -138,7 +113,7 @@ func (o *occupancy) withHolders(c *cand, w Wait) Wait {
 	}
 	parts := make([]string, len(w.Holders))
 	for i, h := range w.Holders {
-		parts[i] = h.words()
+		parts[i] = holderWords(h)
 	}
 	w.Message += "; held by " + strings.Join(parts, ", ")
 	return w
@@ -146,8 +121,8 @@ func (o *occupancy) withHolders(c *cand, w Wait) Wait {
 
 // words: "job x (1 shard, 2 CPUs and 256 MB) until it ends, expected by
 // 2026-11-25T00:00:08Z (the p90 of its recent runs: 8s)".
-func (h Holder) words() string {
-	s := fmt.Sprintf("%s (%s, %s) until it ends", h.name(), plural(h.Shards, "shard"), h.Holds)
+func holderWords(h queue.Holder) string {
+	s := fmt.Sprintf("%s (%s, %s) until it ends", holderName(h), plural(h.Shards, "shard"), resWords(h.Holds))
 	switch h.Basis {
 	case estimate.BasisP90:
 		s += fmt.Sprintf(", expected by %s (the p90 of its recent runs: %s)", fmtUntil(h.ExpectedEnd), time.Duration(h.TypicalMs)*time.Millisecond)
@@ -163,19 +138,19 @@ func (h Holder) words() string {
 // are expected to free it, as of now: "waits for 1.9 CPUs and 512 MB;
 // job pay_settle_3 holds 2 CPUs and 256 MB until it ends (running 5s of
 // its usual 8s)". Empty when the wait names no resources.
-func (w Wait) Summary(now time.Time) string {
+func Summary(w queue.Wait, now time.Time) string {
 	if w.Needs == nil {
 		return ""
 	}
-	s := "waits for " + w.Needs.String()
+	s := "waits for " + resWords(*w.Needs)
 	for _, h := range w.Holders {
-		s += fmt.Sprintf("; %s holds %s until it ends (%s)", h.name(), h.Holds, h.progress(now))
+		s += fmt.Sprintf("; %s holds %s until it ends (%s)", holderName(h), resWords(h.Holds), holderProgress(h, now))
 	}
 	return s
 }
 
 // name: "job x", or OtherWork for another namespace's work Redact hid.
-func (h Holder) name() string {
+func holderName(h queue.Holder) string {
 	if h.Other {
 		return OtherWork
 	}
@@ -184,7 +159,7 @@ func (h Holder) name() string {
 
 // progress: "running 5s of its usual 8s", "running 5s, its timeout 1m0s",
 // "running 12s, longer than its usual 8s".
-func (h Holder) progress(now time.Time) string {
+func holderProgress(h queue.Holder, now time.Time) string {
 	ran := now.Sub(h.Since).Truncate(time.Second)
 	if ran < 0 {
 		ran = 0
@@ -206,7 +181,7 @@ func (h Holder) progress(now time.Time) string {
 // c could use: each holds its app's share (an idle one too, until it
 // exits), which the running tasks' count does not see, so they may be
 // what the offers lack (issue 57 item 12: the wait named nobody).
-func (o *occupancy) withExecutors(c *cand, w Wait) Wait {
+func (o *occupancy) withExecutors(c *cand, w queue.Wait) queue.Wait {
 	sh := c.shape()
 	byAgent := map[string][]string{}
 	for k := range o.v.Executors {

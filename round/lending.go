@@ -9,6 +9,7 @@ import (
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // Fire is a cron fire expected soon: a job's next instant, and what its
@@ -176,10 +177,10 @@ func (l *lender) expectedEnd(c *cand) (time.Time, estimate.Basis, time.Duration)
 // entry that does not fit what is free now goes on to the matcher, which
 // says why (and may give it the reservation). A wait's Until is the fire
 // it would make late: the round wakes then.
-func (l *lender) lend(c *cand) (Wait, bool) {
+func (l *lender) lend(c *cand) (queue.Wait, bool) {
 	p := l.protect()
 	if len(p.times) == 0 {
-		return Wait{}, true
+		return queue.Wait{}, true
 	}
 	end, basis, dur := l.expectedEnd(c)
 	k := len(p.times)
@@ -188,14 +189,14 @@ func (l *lender) lend(c *cand) (Wait, bool) {
 	}
 	after := l.freeNow().Sub(l.s.footprint(c))
 	if k == 0 || after.CPU < 0 || after.MemMB < 0 {
-		return Wait{}, true
+		return queue.Wait{}, true
 	}
 	short := func(i int) bool {
 		o := p.others(c.ns, i)
 		return after.CPU < o.CPU || after.MemMB < o.MemMB
 	}
 	if !short(k - 1) {
-		return Wait{}, true
+		return queue.Wait{}, true
 	}
 	i := sort.Search(k, short) // the first fire it would make late
 	ns, fire := p.ns[i], p.job[i]
@@ -208,7 +209,7 @@ func (l *lender) lend(c *cand) (Wait, bool) {
 	default:
 		when = fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", l.v.horizon())
 	}
-	return Wait{Reason: WaitGuaranteeNeeded, NamespaceRule: &NamespaceRule{Namespace: c.ns.name, Rule: RuleGuaranteeNeeded}, Until: p.times[i],
+	return queue.Wait{Reason: queue.WaitGuaranteeNeeded, NamespaceRule: &queue.NamespaceRule{Namespace: c.ns.name, Rule: queue.RuleGuaranteeNeeded}, Until: p.times[i],
 		Message: fmt.Sprintf("namespace %s is above its guarantee, so this would borrow idle capacity, but namespace %s needs its guarantee back "+
 			"at %s for its cron fire of job %s (%s of what is free must stay free for the fires by then; %s would be left); "+
 			"its guarantee is lent only to work expected to end before that: %s",

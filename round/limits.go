@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // The namespaces' rules an entry passes before it is matched: engine
@@ -16,35 +17,35 @@ import (
 // namespace over its limit (or quota) waits, and so does everything of
 // the namespace after it this round; one that borrows must leave what
 // other namespaces' fires need of their guarantees (lending.go).
-func (s *spaces) gate(c *cand) (Wait, bool) {
+func (s *spaces) gate(c *cand) (queue.Wait, bool) {
 	ns := c.ns
 	cost, least := s.cost(c), c.leastCost()
 	ceil, capped, quota := ns.cap.ceiling()
 	if ns.cap.Closed != "" {
-		return Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: RuleEngineClosed},
+		return queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleEngineClosed},
 			Message: fmt.Sprintf("namespace %s cannot launch on this cluster now: %s", ns.name, ns.cap.Closed)}, false
 	}
 	if capped && quota && !least.Fits(ceil) && (ns.cap.Limit == nil || least.Fits(*ns.cap.Limit)) {
 		// Larger than what the quota leaves now, not necessarily than the quota: it waits
 		// for the quota to be raised or the Kubernetes namespace's other pods to end.
 		ns.atLimit = c
-		w := Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: RuleQuota},
+		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleQuota},
 			Message: fmt.Sprintf("namespace %s is at %s: its running tasks and executors hold %s of the %s it leaves them, and this needs %s; it runs when the quota is raised "+
 				"or pods of the Kubernetes namespace end", ns.name, ceilingWords(ns.cap, true), fmtRes(ns.used), fmtRes(*ns.cap.Quota), needWords(c, least))}
 		return s.nsHolders(c, w), false
 	}
 	if capped && !least.Fits(ceil) {
-		return Wait{Reason: WaitTooLarge, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
+		return queue.Wait{Reason: queue.WaitTooLarge, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, queue.RuleLimit, queue.RuleQuota)},
 			Message: fmt.Sprintf("can never fit its namespace: it needs %s, and namespace %s may hold at most %s (%s)",
 				needWords(c, least), ns.name, fmtRes(ceil), ceilingWords(ns.cap, quota))}, false
 	}
 	if h := ns.atLimit; h != nil {
-		return Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
+		return queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, queue.RuleLimit, queue.RuleQuota)},
 			Message: fmt.Sprintf("behind the older %s, which waits for namespace %s to drop below its limit", describe(h), ns.name)}, false
 	}
 	if capped && !ns.used.Add(cost).Fits(ceil) {
 		ns.atLimit = c
-		w := Wait{Reason: WaitNSLimit, NamespaceRule: &NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, RuleLimit, RuleQuota)},
+		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, queue.RuleLimit, queue.RuleQuota)},
 			Message: fmt.Sprintf("namespace %s is at its limit: its running tasks and executors hold %s of the %s it may hold (%s), and this needs %s more; "+
 				"it runs as the namespace's running work ends and its idle executors exit", ns.name, fmtRes(ns.used), fmtRes(ceil), ceilingWords(ns.cap, quota), needWords(c, cost))}
 		return s.nsHolders(c, w), false
@@ -52,7 +53,7 @@ func (s *spaces) gate(c *cand) (Wait, bool) {
 	if c.class == classBorrowing {
 		return s.lend.lend(c)
 	}
-	return Wait{}, true
+	return queue.Wait{}, true
 }
 
 func ruleOf(quota bool, limit, q string) string {
@@ -91,15 +92,15 @@ func needWords(c *cand, r offers.Resources) string {
 }
 
 // nsHolders names the namespace's own running work as what holds c back.
-func (s *spaces) nsHolders(c *cand, w Wait) Wait {
+func (s *spaces) nsHolders(c *cand, w queue.Wait) queue.Wait {
 	need := s.cost(c)
-	w.Needs = &Res{}
+	w.Needs = &queue.Res{}
 	*w.Needs = resOf(need)
 	w.Holders = s.occ.holdersWhere(func(job string) bool { return namespace.Of(job) == c.ns.name })
 	if len(w.Holders) > 0 {
 		parts := make([]string, len(w.Holders))
 		for i, h := range w.Holders {
-			parts[i] = h.words()
+			parts[i] = holderWords(h)
 		}
 		w.Message += "; held by " + strings.Join(parts, ", ")
 	}

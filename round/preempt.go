@@ -9,6 +9,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // Preemption is a running execution of a preemptible job the plan stops
@@ -37,12 +38,12 @@ func IsPreemption(killedBy string) bool { return strings.HasPrefix(killedBy, Pre
 // namespaces' work (until the soonest of them is expected to end), or the
 // cluster is smaller than the guarantees in use. Entries within their
 // guarantee are noted for preemption.
-func (s *spaces) annotate(c *cand, w Wait) Wait {
+func (s *spaces) annotate(c *cand, w queue.Wait) queue.Wait {
 	if !s.multi || c.class != classGuaranteed {
 		return w
 	}
 	s.guaranteed = append(s.guaranteed, c)
-	nr := NamespaceRule{Guaranteed: true} // a copy: w may share its rule with the other waits of its shape
+	nr := queue.NamespaceRule{Guaranteed: true} // a copy: w may share its rule with the other waits of its shape
 	if w.NamespaceRule != nil {
 		nr = *w.NamespaceRule
 		nr.Guaranteed = true
@@ -61,11 +62,11 @@ func (s *spaces) annotate(c *cand, w Wait) Wait {
 	w.Namespace = c.ns.name
 	switch {
 	case !s.total.IsZero() && !inUse.Fits(s.total):
-		w.Rule = RuleOvercommitted
+		w.Rule = queue.RuleOvercommitted
 		w.Message += fmt.Sprintf("; namespace %s is within its guarantee, but the cluster (%s) is smaller than the guarantees in use with this (%s)",
 			c.ns.name, fmtRes(s.total), fmtRes(inUse))
 	case lent:
-		w.Rule = RuleLent
+		w.Rule = queue.RuleLent
 		var until string
 		for _, h := range w.Holders {
 			if ns := s.byName[namespace.Of(h.Job)]; ns != c.ns && ns != nil && !ns.borrowed().IsZero() && !h.ExpectedEnd.IsZero() {

@@ -136,7 +136,7 @@ func checkPlan(t *testing.T, i int, v View, p Plan) {
 			shards[l.Request.Job]++
 		}
 		if f := l.Failover; f != nil {
-			key := WaitKey(true, f.Job, f.Item)
+			key := queue.WaitKey(true, f.Job, f.Item)
 			if f.Job != l.Request.Job || f.Item != l.Request.Shard {
 				fail("launch of shard %s/%d carries failover entry %s", l.Request.Job, l.Request.Shard, key)
 			}
@@ -156,10 +156,10 @@ func checkPlan(t *testing.T, i int, v View, p Plan) {
 	// gangs whole; every entry launched, waiting with a reason, or removed
 	dropped := map[string]bool{}
 	for _, s := range append(slices.Clone(p.Drop), p.Remove...) {
-		dropped[WaitKey(s.Fail, s.Job, s.Item)] = true
+		dropped[queue.WaitKey(s.Fail, s.Job, s.Item)] = true
 	}
 	for _, rd := range v.Ready {
-		key := WaitKey(false, rd.Job, 0)
+		key := queue.WaitKey(false, rd.Job, 0)
 		j, _, _ := v.Jobs.Lookup(rd.Job)
 		n := shards[rd.Job]
 		want := j.ShardingTotalCount - len(v.Running[rd.Job])
@@ -174,7 +174,7 @@ func checkPlan(t *testing.T, i int, v View, p Plan) {
 		}
 	}
 	for _, f := range v.Failover {
-		key := WaitKey(true, f.Job, f.Item)
+		key := queue.WaitKey(true, f.Job, f.Item)
 		_, waits := p.Waiting[key]
 		launched := slices.ContainsFunc(p.Launches, func(l Launch) bool { return l.Failover != nil && *l.Failover == f })
 		if !launched && !waits && !dropped[key] {
@@ -190,13 +190,13 @@ func checkPlan(t *testing.T, i int, v View, p Plan) {
 func checkNothingIdleFits(t *testing.T, fail func(string, ...any), v View, p Plan) {
 	t.Helper()
 	rest, running := leftAfter(v, p, func(Launch) bool { return true })
-	d := &decider{v: v, plan: Plan{Waiting: map[string]Wait{}}}
+	d := &decider{v: v, plan: Plan{Waiting: map[string]queue.Wait{}}}
 	d.classify()
 	for i := range d.cands {
 		c := &d.cands[i]
 		w := p.Waiting[c.key]
 		switch w.Reason {
-		case WaitGang, WaitCPU, WaitMem, WaitResources:
+		case queue.WaitGang, queue.WaitCPU, queue.WaitMem, queue.WaitResources:
 		default:
 			continue
 		}

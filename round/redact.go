@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // OtherWork is how a wait shown to a reader names running or waiting work
@@ -30,20 +31,20 @@ var (
 // shards, resources, start and expected end but no job name or task id,
 // and the message loses every name of such work and of its namespace. A
 // wait that names nothing hidden comes back as it is.
-func (w Wait) Redact(sees func(ns string) bool) Wait {
+func Redact(w queue.Wait, sees func(ns string) bool) queue.Wait {
 	msg := w.Message
 	var hidden []string // raw names of hidden work, a last net for any phrase not listed above
 	if len(w.Holders) > 0 {
-		hs := make([]Holder, len(w.Holders))
+		hs := make([]queue.Holder, len(w.Holders))
 		for i, h := range w.Holders {
 			if !h.Other && !sees(namespace.Of(h.Job)) {
-				old := h.words()
+				old := holderWords(h)
 				if strings.Contains(h.Job, namespace.Sep) {
 					hidden = append(hidden, h.Job)
 				}
 				hidden = append(hidden, h.TaskID)
 				h.Job, h.TaskID, h.Other = OtherWork, "", true
-				msg = strings.ReplaceAll(msg, old, h.words())
+				msg = strings.ReplaceAll(msg, old, holderWords(h))
 			}
 			hs[i] = h
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // waitJob is the job of a wait's key ("ready/{job}", "failover/{job}/…").
@@ -32,10 +33,10 @@ func TestRedactScenarios(t *testing.T) {
 			cat := v.Jobs.(*catalog)
 			for key, w := range p.Waiting {
 				own := namespace.Of(waitJob(key))
-				if got := w.Redact(func(string) bool { return true }); !reflect.DeepEqual(got, w) {
+				if got := Redact(w, func(string) bool { return true }); !reflect.DeepEqual(got, w) {
 					t.Errorf("%s:%d %s: redacted for a reader of every namespace:\n%+v\nwant\n%+v", f, c.line, key, got, w)
 				}
-				r := w.Redact(func(ns string) bool { return ns == own })
+				r := Redact(w, func(ns string) bool { return ns == own })
 				if !reflect.DeepEqual(r, w) {
 					redacted++
 				}
@@ -100,27 +101,27 @@ func scenarioCases(t *testing.T, file string) []scenarioCase {
 // The phrases Redact rewrites, one by one, as a reader of search alone
 // sees them; pay's and the default namespace's work is hidden alike.
 func TestRedactPhrases(t *testing.T) {
-	h := Holder{Job: "nightly", Shards: 2, TaskID: "nightly@-@0@-@READY@-@a@-@1", Holds: Res{CPUs: 1.5, MemMB: 128},
+	h := queue.Holder{Job: "nightly", Shards: 2, TaskID: "nightly@-@0@-@READY@-@a@-@1", Holds: queue.Res{CPUs: 1.5, MemMB: 128},
 		Since: t0, ExpectedEnd: t0.Add(8 * time.Second), Basis: "p90", TypicalMs: 8000}
-	p := Holder{Job: "pay~settle", Shards: 1, TaskID: "pay~settle@-@0@-@READY@-@a@-@2", Holds: Res{CPUs: 1, MemMB: 64}, Since: t0}
-	mine := Holder{Job: "search~index", Shards: 1, TaskID: "search~index@-@0@-@READY@-@a@-@3", Holds: Res{CPUs: 0.5, MemMB: 32}, Since: t0}
-	w := Wait{Reason: WaitReservation, Needs: &Res{CPUs: 1, MemMB: 64}, Holders: []Holder{h, p, mine},
+	p := queue.Holder{Job: "pay~settle", Shards: 1, TaskID: "pay~settle@-@0@-@READY@-@a@-@2", Holds: queue.Res{CPUs: 1, MemMB: 64}, Since: t0}
+	mine := queue.Holder{Job: "search~index", Shards: 1, TaskID: "search~index@-@0@-@READY@-@a@-@3", Holds: queue.Res{CPUs: 0.5, MemMB: 32}, Since: t0}
+	w := queue.Wait{Reason: queue.WaitReservation, Needs: &queue.Res{CPUs: 1, MemMB: 64}, Holders: []queue.Holder{h, p, mine},
 		Message: "behind the reservation of the older failover shard 3 of job pay~settle, which holds 1 CPU; not enough CPU; held by " +
-			h.words() + ", " + p.words() + ", " + mine.words() +
+			holderWords(h) + ", " + holderWords(p) + ", " + holderWords(mine) +
 			"; namespace search is within its guarantee: the capacity it needs is lent to other namespaces' work until 2026-11-25T00:00:08Z (job nightly of namespace default is expected to end then)" +
 			"; preempting the borrowed capacity of job settle of namespace pay, job index of namespace search (preemptible: …)" +
 			"; but namespace pay needs its guarantee back at 2026-11-25T00:16:43Z for its cron fire of job tick (0.15 CPUs …) ; stray pay~settle@-@0@-@READY@-@a@-@2"}
-	r := w.Redact(func(ns string) bool { return ns == "search" })
+	r := Redact(w, func(ns string) bool { return ns == "search" })
 	want := "behind the reservation of the older work of another namespace, which holds 1 CPU; not enough CPU; held by " +
 		"another namespace's work (2 shards, 1.5 CPUs and 128 MB) until it ends, expected by 2026-11-25T00:00:08Z (the p90 of its recent runs: 8s), " +
-		"another namespace's work (1 shard, 1 CPU and 64 MB) until it ends (no run of it known to tell when), " + mine.words() +
+		"another namespace's work (1 shard, 1 CPU and 64 MB) until it ends (no run of it known to tell when), " + holderWords(mine) +
 		"; namespace search is within its guarantee: the capacity it needs is lent to other namespaces' work until 2026-11-25T00:00:08Z (another namespace's work is expected to end then)" +
 		"; preempting the borrowed capacity of another namespace's work, job index of namespace search (preemptible: …)" +
 		"; but another namespace needs its guarantee back at 2026-11-25T00:16:43Z for one of its cron fires (0.15 CPUs …) ; stray another namespace's work"
 	if r.Message != want {
 		t.Errorf("message:\n%s\nwant\n%s", r.Message, want)
 	}
-	if got := r.Summary(t0.Add(5 * time.Second)); got != "waits for 1 CPU and 64 MB; another namespace's work holds 1.5 CPUs and 128 MB until it ends (running 5s of its usual 8s)"+
+	if got := Summary(r, t0.Add(5*time.Second)); got != "waits for 1 CPU and 64 MB; another namespace's work holds 1.5 CPUs and 128 MB until it ends (running 5s of its usual 8s)"+
 		"; another namespace's work holds 1 CPU and 64 MB until it ends (running 5s; no earlier run known)"+
 		"; job search~index holds 0.5 CPUs and 32 MB until it ends (running 5s; no earlier run known)" {
 		t.Errorf("summary: %s", got)
@@ -134,7 +135,7 @@ func TestRedactPhrases(t *testing.T) {
 	if w.Holders[0].Job != "nightly" {
 		t.Error("Redact changed the wait it was given")
 	}
-	if again := r.Redact(func(ns string) bool { return ns == "search" }); !reflect.DeepEqual(again, r) {
+	if again := Redact(r, func(ns string) bool { return ns == "search" }); !reflect.DeepEqual(again, r) {
 		t.Errorf("redacting twice: %+v", again)
 	}
 }

@@ -246,7 +246,7 @@ func renderPlan(p Plan) []string {
 			s += " (until " + sec(w.Until) + ")"
 		}
 		out = append(out, s)
-		if sum := w.Summary(at("1005")); sum != "" {
+		if sum := Summary(w, at("1005")); sum != "" {
 			out = append(out, "summary at 1005: "+sum)
 		}
 	}

@@ -114,7 +114,7 @@ func execOf(a app.Config) offers.Resources {
 // after the first execution that does not fit (those that can never fit
 // excepted, as in Decide).
 func strictDecide(v View) Plan {
-	d := &decider{v: v, plan: Plan{Waiting: map[string]Wait{}}}
+	d := &decider{v: v, plan: Plan{Waiting: map[string]queue.Wait{}}}
 	d.classify()
 	d.cluster = clusterOf(v.Agents, v.Offers)
 	m := offers.NewMatcher(v.Offers, v.Executors)

@@ -287,8 +287,8 @@ func TestGuaranteeGetsNextFreedCapacity(t *testing.T) {
 		p := s.step(time.Second)
 		for key := range must {
 			checked++
-			if _, waits := p.Waiting[WaitKey(false, key, 0)]; waits {
-				t.Fatalf("%s: search's %s is within its guarantee and fits what is free, but waits: %+v", s.now, key, p.Waiting[WaitKey(false, key, 0)])
+			if _, waits := p.Waiting[queue.WaitKey(false, key, 0)]; waits {
+				t.Fatalf("%s: search's %s is within its guarantee and fits what is free, but waits: %+v", s.now, key, p.Waiting[queue.WaitKey(false, key, 0)])
 			}
 			launchedSearch++
 		}

@@ -56,7 +56,7 @@ type View struct {
 	// Scratch, when not nil, is a map Decide empties and fills as the
 	// plan's Waiting instead of making one: the last round's, handed back
 	// (a backlog of 100,000 entries made a map that large every round).
-	Scratch map[string]Wait
+	Scratch map[string]queue.Wait
 }
 
 // Agent is one agent with its total resources: the empty cluster.
@@ -100,7 +100,7 @@ type Plan struct {
 	Chunked bool
 	// Waiting says why each entry that does not launch waits (key:
 	// WaitKey).
-	Waiting map[string]Wait
+	Waiting map[string]queue.Wait
 	// Drop lists entries of jobs that are gone (to confirm in the store
 	// before removing: the catalog may lag it), and Remove entries of
 	// shards a job no longer has (a resharded job).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"sync"
 
 	"github.com/ejcloud/elasticjob/app"
@@ -33,8 +32,7 @@ type Catalog struct {
 	wmu    sync.Mutex
 	taken  bool                // a term applies the changes; Follow's are ignored (under wmu)
 	sums   map[string]entrySum // stored path → what was decoded from it (under wmu)
-	seed   maphash.Seed
-	synced int // entries decoded by the last Sync (under wmu; for tests and logs)
+	synced int                 // entries decoded by the last Sync (under wmu; for tests and logs)
 	// queueMemo is the decoded ready and failover queues: Follow's (under
 	// wmu) while no term holds the catalog, the holding term's loop's then.
 	queueMemo registry.QueueMemo
@@ -51,7 +49,7 @@ type Catalog struct {
 }
 
 // entrySum is one stored app or job as the catalog decoded it: its name
-// and a fingerprint of its stored bytes.
+// and a fingerprint of its stored bytes (registry.Stored.Sum).
 type entrySum struct {
 	name string
 	sum  uint64
@@ -62,7 +60,7 @@ type entrySum struct {
 // configuration changes (WatchConfig), Load, then apply each change on the
 // scheduler's loop.
 func NewCatalog(reg *registry.Registry) *Catalog {
-	return &Catalog{reg: reg, seed: maphash.MakeSeed()}
+	return &Catalog{reg: reg}
 }
 
 // Load reads the whole configuration (Sync).
@@ -84,11 +82,11 @@ func (c *Catalog) Sync(ctx context.Context) error {
 }
 
 func (c *Catalog) syncLocked(ctx context.Context) error {
-	appNodes, err := c.reg.Config().AppNodes(ctx)
+	appNodes, err := c.reg.Config().StoredApps(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: load apps: %w", err)
 	}
-	jobNodes, err := c.reg.Config().JobNodes(ctx)
+	jobNodes, err := c.reg.Config().StoredJobs(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: load jobs: %w", err)
 	}
@@ -115,50 +113,52 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 		js, jobSums, jobPaths = make([]jobs.Config, 0, len(jobNodes)), make([]entrySum, 0, len(jobNodes)), make([]string, 0, len(jobNodes))
 	}
 	for _, n := range appNodes {
-		sum := maphash.Bytes(c.seed, n.Value)
-		old, ok := c.sums[n.Path]
+		sum := n.Sum()
+		old, ok := c.sums[n.Path()]
 		if ok {
 			held++
 		}
 		if ok && old.sum == sum && !old.job {
 			continue
 		}
-		a, err := registry.DecodeApp(n)
-		if c.reg.SetAside(n, err) {
+		var a app.Config
+		err := n.Decode(&a)
+		if n.SetAside(err) {
 			continue // it does not decode: the others load (registry/damage.go)
 		}
 		if err != nil {
 			return fmt.Errorf("catalog: load apps: %w", err)
 		}
-		apps, appSums, appPaths = append(apps, a), append(appSums, entrySum{name: a.AppName, sum: sum}), append(appPaths, n.Path)
+		apps, appSums, appPaths = append(apps, a), append(appSums, entrySum{name: a.AppName, sum: sum}), append(appPaths, n.Path())
 	}
 	for _, n := range jobNodes {
-		sum := maphash.Bytes(c.seed, n.Value)
-		old, ok := c.sums[n.Path]
+		sum := n.Sum()
+		old, ok := c.sums[n.Path()]
 		if ok {
 			held++
 		}
 		if ok && old.sum == sum && old.job {
 			continue
 		}
-		j, err := registry.DecodeJob(n)
-		if c.reg.SetAside(n, err) {
+		var j jobs.Config
+		err := n.Decode(&j)
+		if n.SetAside(err) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("catalog: load jobs: %w", err)
 		}
 		_, _ = c.Plan(j, nil, 0) // parsed now, off a term's start
-		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path)
+		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path())
 	}
 	var gone map[string]bool // held paths no longer listed
 	if held < len(c.sums) {
 		listed := make(map[string]bool, len(appNodes)+len(jobNodes))
 		for _, n := range appNodes {
-			listed[n.Path] = true
+			listed[n.Path()] = true
 		}
 		for _, n := range jobNodes {
-			listed[n.Path] = true
+			listed[n.Path()] = true
 		}
 		gone = map[string]bool{}
 		for p := range c.sums {
@@ -263,11 +263,11 @@ func (c *Catalog) reloadFlag(ctx context.Context, ch registry.ConfigChange) erro
 }
 
 func (c *Catalog) reloadApp(ctx context.Context, name string) error {
-	n, err := c.reg.Config().AppNode(ctx, name)
+	n, err := c.reg.Config().StoredApp(ctx, name)
 	var a app.Config
 	if err == nil {
-		a, err = registry.DecodeApp(n)
-		if c.reg.SetAside(n, err) {
+		err = n.Decode(&a)
+		if n.SetAside(err) {
 			err = fmt.Errorf("%w: %w", registry.ErrAppNotFound, err) // set aside: held as absent
 		}
 	}
@@ -279,17 +279,17 @@ func (c *Catalog) reloadApp(ctx context.Context, name string) error {
 		c.dropSum(name, false)
 		return ignoreNotFound(err)
 	}
-	c.replaceLocked(n.Path, entrySum{name: a.AppName, sum: maphash.Bytes(c.seed, n.Value)})
+	c.replaceLocked(n.Path(), entrySum{name: a.AppName, sum: n.Sum()})
 	c.apps[name] = a
 	return nil
 }
 
 func (c *Catalog) reloadJob(ctx context.Context, name string) error {
-	n, err := c.reg.Config().JobNode(ctx, name)
+	n, err := c.reg.Config().StoredJob(ctx, name)
 	var j jobs.Config
 	if err == nil {
-		j, err = registry.DecodeJob(n)
-		if c.reg.SetAside(n, err) {
+		err = n.Decode(&j)
+		if n.SetAside(err) {
 			err = fmt.Errorf("%w: %w", registry.ErrJobNotFound, err)
 		}
 	}
@@ -302,7 +302,7 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 		return ignoreNotFound(err)
 	}
 	_, _ = c.Plan(j, nil, 0)
-	c.replaceLocked(n.Path, entrySum{name: j.JobName, sum: maphash.Bytes(c.seed, n.Value), job: true})
+	c.replaceLocked(n.Path(), entrySum{name: j.JobName, sum: n.Sum(), job: true})
 	c.jobs[name] = j
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/round"
 )
 
@@ -50,7 +51,7 @@ func TestWaitNamesTheHolderAndHolds(t *testing.T) {
 		if w.Reason == "" {
 			continue // not recorded yet
 		}
-		if w.Reason != round.WaitReserved || len(w.Holders) != 1 {
+		if w.Reason != queue.WaitReserved || len(w.Holders) != 1 {
 			t.Fatalf("round %d: %+v", i, w)
 		}
 		h := w.Holders[0]
@@ -60,13 +61,13 @@ func TestWaitNamesTheHolderAndHolds(t *testing.T) {
 		if !strings.Contains(w.Message, "held by job pay_settle (1 shard, 1.9 CPUs and 64 MB) until it ends, expected by") {
 			t.Fatalf("round %d: message %q", i, w.Message)
 		}
-		sum := w.Summary(pay.LaunchedAt.Add(5 * time.Second))
+		sum := round.Summary(w, pay.LaunchedAt.Add(5*time.Second))
 		if want := "waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)"; sum != want {
 			t.Fatalf("summary %q, want %q", sum, want)
 		}
 	}
 	for i, reason := range reasons[1:] {
-		if reason != round.WaitReserved {
+		if reason != queue.WaitReserved {
 			t.Fatalf("the reason flipped: %v (round %d)", reasons, i+1)
 		}
 	}

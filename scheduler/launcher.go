@@ -36,7 +36,7 @@ type launcher struct {
 	alarm   *alarm
 	seen    *seen
 	wake    func()
-	scratch map[string]round.Wait
+	scratch map[string]queue.Wait
 	runs    *durations // how long jobs' runs take, for the holders' expected ends
 	// caps are the namespaces' capacities; nextFires the producer's next
 	// fires (capacity.go).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
 )
@@ -91,7 +92,7 @@ func TestGangThatDoesNotFitLaunchesNothing(t *testing.T) {
 	r.clk.Advance(waitRecordAfter)
 	r.offer("o2", 2, 1024)
 	r.sched.launcher.round(r.ctx)
-	if w := r.waiting()["ready/job"]; w.Reason != round.WaitReserved {
+	if w := r.waiting()["ready/job"]; w.Reason != queue.WaitReserved {
 		t.Fatalf("waiting = %+v, want the gang holding the reservation", w)
 	}
 }
@@ -403,7 +404,7 @@ func TestRoundBuildsOnlyWhatItCanPlace(t *testing.T) {
 		t.Fatalf("%d reasons recorded, want 8", len(got))
 	}
 	for k, wt := range got {
-		if wt.Reason != round.WaitBehind || !strings.Contains(wt.Message, "at most 4 shards") {
+		if wt.Reason != queue.WaitBehind || !strings.Contains(wt.Message, "at most 4 shards") {
 			t.Fatalf("%s: %+v, want behind older work for the round's bound", k, wt)
 		}
 	}

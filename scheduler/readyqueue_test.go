@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -102,8 +102,8 @@ func TestWorkThatCanNeverFitHoldsNothingBack(t *testing.T) {
 	}
 	r.clk.Advance(waitRecordAfter)
 	r.sched.launcher.round(r.ctx)
-	w := r.waiting()[round.WaitKey(false, "big", 0)]
-	if w.Reason != round.WaitTooLarge || !strings.Contains(w.Message, "can never fit: it needs 60.1 CPUs") {
+	w := r.waiting()[queue.WaitKey(false, "big", 0)]
+	if w.Reason != queue.WaitTooLarge || !strings.Contains(w.Message, "can never fit: it needs 60.1 CPUs") {
 		t.Fatalf("big waits %+v", w)
 	}
 }

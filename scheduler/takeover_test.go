@@ -6,7 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -93,8 +93,8 @@ func TestReconciliationsFirstSecondRunsNoRound(t *testing.T) {
 	// Past it, rounds say why work waits.
 	r.clk.Advance(reconcileQuiet)
 	r.round()
-	if w := r.waiting()["ready/next"]; w.Reason != round.WaitReconciling {
-		t.Fatalf("after the quiet second: %+v, want %s", w, round.WaitReconciling)
+	if w := r.waiting()["ready/next"]; w.Reason != queue.WaitReconciling {
+		t.Fatalf("after the quiet second: %+v, want %s", w, queue.WaitReconciling)
 	}
 	// The last answer: the next round runs at once and launches.
 	for _, e := range running {

@@ -194,18 +194,18 @@ func (l *launcher) lateWordsOf(job string, due, now time.Time) string {
 	if l.waits == nil {
 		return s
 	}
-	w, ok := l.waits.recorded(round.WaitKey(false, job, 0))
+	w, ok := l.waits.recorded(queue.WaitKey(false, job, 0))
 	if !ok {
 		return s + "; no wait recorded"
 	}
 	own := namespace.Of(job)
-	w = w.Redact(func(ns string) bool { return ns == own })
+	w = round.Redact(w, func(ns string) bool { return ns == own })
 	s += "; waited: " + w.Reason
 	if ns, rule := w.HeldBy(); rule != "" {
 		s += fmt.Sprintf(" (namespace %s, rule %s, within its guarantee %t)", ns, rule, w.InGuarantee())
 	}
 	s += ": " + w.Message
-	if sum := w.Summary(now); sum != "" {
+	if sum := round.Summary(w, now); sum != "" {
 		s += "; " + sum
 	}
 	return s

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/round"
 )
 
 // Why work waits. Every launch round knows, for each ready entry and
@@ -45,14 +45,14 @@ type waitState struct {
 // with a large backlog (BenchmarkWaitingState).
 type waitEntry struct {
 	since     time.Time
-	rec       round.Wait
+	rec       queue.Wait
 	writtenAt int64 // UnixNano
 	hasRec    bool
 }
 
 // setRecord notes what the registry now holds of k, written at at (zero:
 // when is not known).
-func (ws *waitState) setRecord(k string, rec round.Wait, at time.Time) {
+func (ws *waitState) setRecord(k string, rec queue.Wait, at time.Time) {
 	e := ws.entries[k]
 	if !e.hasRec {
 		ws.recorded++
@@ -75,13 +75,13 @@ func (ws *waitState) dropRecord(k string) {
 		delete(ws.entries, k)
 		return
 	}
-	e.rec, e.writtenAt, e.hasRec = round.Wait{}, 0, false
+	e.rec, e.writtenAt, e.hasRec = queue.Wait{}, 0, false
 	ws.entries[k] = e
 }
 
 // loadRecords replaces what is known of the registry's records with rec
 // (read from it), keeping when this instance wrote those it wrote.
-func (ws *waitState) loadRecords(rec map[string]round.Wait) {
+func (ws *waitState) loadRecords(rec map[string]queue.Wait) {
 	for k, e := range ws.entries {
 		if _, ok := rec[k]; e.hasRec && !ok {
 			ws.dropRecord(k)
@@ -108,10 +108,10 @@ type waitRecorder struct {
 
 // recorded is the reason recorded for the entry of key (ok false: none;
 // an entry is recorded once it has waited waitRecordAfter).
-func (r *waitRecorder) recorded(key string) (round.Wait, bool) {
+func (r *waitRecorder) recorded(key string) (queue.Wait, bool) {
 	e, ok := r.ws.entries[key]
 	if !ok || !e.hasRec {
-		return round.Wait{}, false
+		return queue.Wait{}, false
 	}
 	w := e.rec
 	w.Since = e.since
@@ -120,7 +120,7 @@ func (r *waitRecorder) recorded(key string) (round.Wait, bool) {
 
 // record updates the recorded reasons after a round and reports the
 // counts to the observers.
-func (r *waitRecorder) record(ctx context.Context, waiting map[string]round.Wait) {
+func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait) {
 	ws := &r.ws
 	now := r.clock.Now()
 	if ws.entries == nil {
@@ -219,9 +219,9 @@ func boundWaitingOps(keys []string, isPut func(string) bool, max int) []string {
 // half the bytes of a task's launch ops) it returns at most max keys
 // (boundWaitingOps: deletes first) and more is true when some were left
 // for the next commits.
-func (r *waitRecorder) waitingKeys(waiting map[string]round.Wait, now time.Time, max int) (keys []string, puts map[string]round.Wait, more bool) {
+func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, now time.Time, max int) (keys []string, puts map[string]queue.Wait, more bool) {
 	ws := &r.ws
-	puts = map[string]round.Wait{}
+	puts = map[string]queue.Wait{}
 	var stale []string // only the message changed, and was written waitRefresh ago
 	for k, wt := range waiting {
 		e := ws.entries[k]
@@ -270,7 +270,7 @@ func (r *waitRecorder) waitingKeys(waiting map[string]round.Wait, now time.Time,
 
 // sameHolders: the same jobs hold what both waits need (a new holder is
 // written at once, as a new reason is; its figures only with the message).
-func sameHolders(a, b round.Wait) bool {
+func sameHolders(a, b queue.Wait) bool {
 	if len(a.Holders) != len(b.Holders) {
 		return false
 	}

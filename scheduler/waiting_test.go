@@ -9,10 +9,10 @@ import (
 
 	"github.com/ejcloud/elasticjob/internal/heapbench"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
-func (r *rig) waiting() map[string]round.Wait {
+func (r *rig) waiting() map[string]queue.Wait {
 	r.t.Helper()
 	m, err := r.reg.Work().WaitingReasons(r.ctx)
 	if err != nil {
@@ -50,10 +50,10 @@ func TestWaitingReasonsAreRecorded(t *testing.T) {
 	r.sched.launcher.round(r.ctx)
 	got := r.waiting()
 	huge, gang := got["ready/huge"], got["ready/gang"]
-	if huge.Reason != round.WaitTooLarge || !strings.Contains(huge.Message, "a shard needs 65 CPUs") || !strings.Contains(huge.Message, "the cluster has 4 CPUs and 4096 MB on its one agent") {
+	if huge.Reason != queue.WaitTooLarge || !strings.Contains(huge.Message, "a shard needs 65 CPUs") || !strings.Contains(huge.Message, "the cluster has 4 CPUs and 4096 MB on its one agent") {
 		t.Fatalf("huge: %+v", huge)
 	}
-	if gang.Reason != round.WaitTooLarge || !strings.Contains(gang.Message, "it needs 7 CPUs and 320 MB: 6 CPUs and 192 MB for the 3 shards, 1 CPU and 128 MB for the app's executor") {
+	if gang.Reason != queue.WaitTooLarge || !strings.Contains(gang.Message, "it needs 7 CPUs and 320 MB: 6 CPUs and 192 MB for the 3 shards, 1 CPU and 128 MB for the app's executor") {
 		t.Fatalf("gang: %+v", gang)
 	}
 	if !huge.Since.Equal(t0) {
@@ -72,7 +72,7 @@ func TestWaitingReasonsAreRecorded(t *testing.T) {
 	// A new execution waits for the running one.
 	r.trigger("gang")
 	r.round()
-	if w := r.waiting()["ready/gang"]; w.Reason != round.WaitRunning || !strings.Contains(w.Message, "still running (3 shards)") {
+	if w := r.waiting()["ready/gang"]; w.Reason != queue.WaitRunning || !strings.Contains(w.Message, "still running (3 shards)") {
 		t.Fatalf("behind the running execution: %+v", w)
 	}
 	if _, ok := r.waiting()["ready/huge"]; !ok {
@@ -86,14 +86,14 @@ func TestWaitingWithoutOffersAndWhileReconciling(t *testing.T) {
 	r.addJob(func(j *jobs.Config) { j.JobName = "j"; j.ShardingTotalCount = 1 })
 	r.trigger("j")
 	r.round()
-	if w := r.waiting()["ready/j"]; w.Reason != round.WaitNoOffers {
+	if w := r.waiting()["ready/j"]; w.Reason != queue.WaitNoOffers {
 		t.Fatalf("no offers: %+v", w)
 	}
 	r.sched.st.awaiting = map[string]bool{"t": true}
 	r.sched.st.awaitUntil = r.clk.Now().Add(time.Minute)
 	r.clk.Advance(waitRecordEvery)
 	r.sched.launcher.round(r.ctx)
-	if w := r.waiting()["ready/j"]; w.Reason != round.WaitReconciling || !strings.Contains(w.Message, "1 tasks") {
+	if w := r.waiting()["ready/j"]; w.Reason != queue.WaitReconciling || !strings.Contains(w.Message, "1 tasks") {
 		t.Fatalf("reconciling: %+v", w)
 	}
 	if err := r.reg.Config().DeleteJob(r.ctx, "j"); err != nil {
@@ -113,34 +113,34 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 	ws.entries, ws.loaded = map[string]waitEntry{}, true
 	now := r.clk.Now()
 	const n = waitRefreshPerCommit + 100
-	waiting := map[string]round.Wait{}
+	waiting := map[string]queue.Wait{}
 	for i := range n {
-		k := round.WaitKey(false, fmt.Sprintf("job-%04d", i), 0)
+		k := queue.WaitKey(false, fmt.Sprintf("job-%04d", i), 0)
 		since := now.Add(-time.Hour)
-		ws.setRecord(k, round.Wait{Reason: round.WaitBehind, Message: "old figures", Since: since},
+		ws.setRecord(k, queue.Wait{Reason: queue.WaitBehind, Message: "old figures", Since: since},
 			now.Add(-waitRefresh-time.Duration(i)*time.Millisecond)) // job-0000 written last
 		e := ws.entries[k]
 		e.since = since
 		ws.entries[k] = e
-		waiting[k] = round.Wait{Reason: round.WaitBehind, Message: "new figures"}
+		waiting[k] = queue.Wait{Reason: queue.WaitBehind, Message: "new figures"}
 	}
-	changed := round.WaitKey(false, "job-0000", 0)
-	waiting[changed] = round.Wait{Reason: round.WaitCPU, Message: "not enough CPU"}
-	gone := round.WaitKey(false, "gone", 0)
-	ws.setRecord(gone, round.Wait{Reason: round.WaitBehind}, now)
+	changed := queue.WaitKey(false, "job-0000", 0)
+	waiting[changed] = queue.Wait{Reason: queue.WaitCPU, Message: "not enough CPU"}
+	gone := queue.WaitKey(false, "gone", 0)
+	ws.setRecord(gone, queue.Wait{Reason: queue.WaitBehind}, now)
 
 	keys, puts, _ := r.sched.launcher.waits.waitingKeys(waiting, now, 0)
 	if len(puts) != waitRefreshPerCommit+1 || len(keys) != len(puts)+1 {
 		t.Fatalf("%d puts, %d keys; want %d puts and one delete", len(puts), len(keys), waitRefreshPerCommit+1)
 	}
-	if puts[changed].Reason != round.WaitCPU {
+	if puts[changed].Reason != queue.WaitCPU {
 		t.Fatalf("the changed reason was not written: %+v", puts[changed])
 	}
-	oldest := round.WaitKey(false, fmt.Sprintf("job-%04d", n-1), 0)
+	oldest := queue.WaitKey(false, fmt.Sprintf("job-%04d", n-1), 0)
 	if _, ok := puts[oldest]; !ok {
 		t.Fatal("the longest unwritten entry was not refreshed")
 	}
-	if _, ok := puts[round.WaitKey(false, "job-0001", 0)]; ok {
+	if _, ok := puts[queue.WaitKey(false, "job-0001", 0)]; ok {
 		t.Fatal("the most recently written entry was refreshed before older ones")
 	}
 	for i := 1; i < len(keys); i++ {
@@ -156,18 +156,18 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 func TestWaitingCommitsAreBounded(t *testing.T) {
 	r := newRig(t)
 	r.sched.deps.Options.MaxRoundTasks = 2 // 4 ops a commit
-	gone := round.WaitKey(false, "gone", 0)
-	if err := r.reg.Change().Wait(gone, round.Wait{Reason: round.WaitBehind, Since: t0}).Commit(r.ctx); err != nil {
+	gone := queue.WaitKey(false, "gone", 0)
+	if err := r.reg.Change().Wait(gone, queue.Wait{Reason: queue.WaitBehind, Since: t0}).Commit(r.ctx); err != nil {
 		t.Fatal(err)
 	}
 	ws := &r.sched.launcher.waits.ws
 	ws.entries, ws.loaded = map[string]waitEntry{}, true
-	ws.setRecord(gone, round.Wait{Reason: round.WaitBehind, Since: t0}, t0)
+	ws.setRecord(gone, queue.Wait{Reason: queue.WaitBehind, Since: t0}, t0)
 	const n = 10
-	waiting := map[string]round.Wait{}
+	waiting := map[string]queue.Wait{}
 	for i := range n {
-		k := round.WaitKey(false, fmt.Sprintf("job-%02d", i), 0)
-		waiting[k] = round.Wait{Reason: round.WaitCPU, Message: "not enough CPU"}
+		k := queue.WaitKey(false, fmt.Sprintf("job-%02d", i), 0)
+		waiting[k] = queue.Wait{Reason: queue.WaitCPU, Message: "not enough CPU"}
 		ws.entries[k] = waitEntry{since: r.clk.Now().Add(-time.Minute)} // waited long enough to be recorded
 	}
 	r.sched.launcher.waits.record(r.ctx, waiting)
@@ -193,10 +193,10 @@ func BenchmarkWaitingState(b *testing.B) {
 	const n = 80_000
 	keys := make([]string, n)
 	for i := range keys {
-		keys[i] = round.WaitKey(false, fmt.Sprintf("sim-%06d", i), 0)
+		keys[i] = queue.WaitKey(false, fmt.Sprintf("sim-%06d", i), 0)
 	}
 	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	rec := round.Wait{Reason: round.WaitBehind, Message: "shared figures", Since: now}
+	rec := queue.Wait{Reason: queue.WaitBehind, Message: "shared figures", Since: now}
 	for b.Loop() {
 		before := heapbench.Live()
 		ws := &waitState{entries: map[string]waitEntry{}}

@@ -58,30 +58,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[key]())
 	defer q.ShutDown()
 	f := dynamicinformer.NewDynamicSharedInformerFactory(r.Dynamic, 0)
-	informers := make([]cache.SharedIndexInformer, len(Kinds))
-	for i, k := range Kinds {
-		inf := f.ForResource(k.GVR()).Informer()
-		enqueue := func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				q.Add(key{i, u.GetNamespace(), u.GetName()})
-			}
-		}
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: enqueue, DeleteFunc: enqueue,
-			UpdateFunc: func(old, cur any) {
-				// A status write by this loop changes no generation: nothing to do.
-				if o, ok := old.(*unstructured.Unstructured); ok && o.GetGeneration() == cur.(*unstructured.Unstructured).GetGeneration() {
-					return
-				}
-				enqueue(cur)
-			},
-		}); err != nil {
-			return fmt.Errorf("crd: watch %s: %w", k.Resource, err)
-		}
-		informers[i] = inf
+	informers, err := watchKinds(f, q)
+	if err != nil {
+		return err
 	}
 	f.Start(ctx.Done())
 	defer f.Shutdown()
@@ -121,6 +100,37 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		}
 		q.Done(k)
 	}
+}
+
+// watchKinds makes an informer per kind that queues the key of every
+// object added, deleted or given a new generation.
+func watchKinds(f dynamicinformer.DynamicSharedInformerFactory, q workqueue.TypedRateLimitingInterface[key]) ([]cache.SharedIndexInformer, error) {
+	informers := make([]cache.SharedIndexInformer, len(Kinds))
+	for i, k := range Kinds {
+		inf := f.ForResource(k.GVR()).Informer()
+		enqueue := func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				q.Add(key{i, u.GetNamespace(), u.GetName()})
+			}
+		}
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: enqueue, DeleteFunc: enqueue,
+			UpdateFunc: func(old, cur any) {
+				// A status write by this loop changes no generation: nothing to do.
+				if o, ok := old.(*unstructured.Unstructured); ok && o.GetGeneration() == cur.(*unstructured.Unstructured).GetGeneration() {
+					return
+				}
+				enqueue(cur)
+			},
+		}); err != nil {
+			return nil, fmt.Errorf("crd: watch %s: %w", k.Resource, err)
+		}
+		informers[i] = inf
+	}
+	return informers, nil
 }
 
 // worker is the loop's state: the generation of each object registered
@@ -173,42 +183,14 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 		return nil // never registered: no scheduler namespace runs there
 	}
 	if !exists {
-		o, owned, err := w.r.Registry.Config().OwnerOf(ctx, kind.Def, ns, k.Name)
-		if err != nil || !owned || o.Kind != kind.Name || o.Namespace != k.Namespace || o.Name != k.Name {
-			return err
-		}
-		if o.UID != "" {
-			delete(w.applied, types.UID(o.UID))
-			delete(w.written, types.UID(o.UID))
-		}
-		if err := w.r.Defs.DeleteDefinition(ctx, kind.Def, ns, k.Name); err != nil {
-			return fmt.Errorf("deregister: %w", err)
-		}
-		w.r.Log.Info("crd: deregistered", "kind", kind.Name, "namespace", k.Namespace, "name", k.Name)
-		return nil
+		return w.deregister(ctx, kind, ns, k)
 	}
 	u := obj.(*unstructured.Unstructured)
-	gen := u.GetGeneration()
-	out := outcome{Generation: gen, Kind: kind.Def, Name: k.Name, Namespace: ns}
+	out := outcome{Generation: u.GetGeneration(), Kind: kind.Def, Name: k.Name, Namespace: ns}
 	if nsErr != nil {
 		out.Err, out.Invalid = nsErr, true // refused: shown in its status
-	} else if g, ok := w.applied[u.GetUID()]; !ok || g != gen {
-		spec, _ := json.Marshal(u.Object["spec"])
-		owner := registry.Owner{Kind: kind.Name, Namespace: k.Namespace, Name: k.Name, UID: string(u.GetUID())}
-		began := time.Now()
-		_, out.Err = w.r.Defs.ApplyDefinition(ctx, kind.Def, ns, k.Name, spec, owner)
-		if out.Err != nil {
-			code, msg := api.ErrorMessage(out.Err)
-			out.Invalid = code < http.StatusInternalServerError && code != http.StatusConflict
-			out.Err = errors.New(msg)
-		} else {
-			w.applied[u.GetUID()] = gen
-			if w.r.Applied != nil {
-				w.r.Applied(kind.Name, k.Namespace, k.Name, gen)
-			}
-			w.r.Log.Info("crd: registered", "kind", kind.Name, "namespace", k.Namespace, "name", k.Name, "generation", gen,
-				"took", time.Since(began).Round(time.Millisecond))
-		}
+	} else if g, ok := w.applied[u.GetUID()]; !ok || g != out.Generation {
+		w.apply(ctx, kind, k, u, &out)
 	}
 	if out.Err == nil {
 		if out.Def, err = w.r.Defs.StatusOf(ctx, kind.Def, ns, k.Name); err != nil {
@@ -236,6 +218,46 @@ func (w *worker) reconcile(ctx context.Context, k key) error {
 		return out.Err // a failure, not a refusal: retried
 	}
 	return nil
+}
+
+// deregister deletes the definition an object that is gone had registered
+// (only if the object owned it).
+func (w *worker) deregister(ctx context.Context, kind Kind, ns string, k key) error {
+	o, owned, err := w.r.Registry.Config().OwnerOf(ctx, kind.Def, ns, k.Name)
+	if err != nil || !owned || o.Kind != kind.Name || o.Namespace != k.Namespace || o.Name != k.Name {
+		return err
+	}
+	if o.UID != "" {
+		delete(w.applied, types.UID(o.UID))
+		delete(w.written, types.UID(o.UID))
+	}
+	if err := w.r.Defs.DeleteDefinition(ctx, kind.Def, ns, k.Name); err != nil {
+		return fmt.Errorf("deregister: %w", err)
+	}
+	w.r.Log.Info("crd: deregistered", "kind", kind.Name, "namespace", k.Namespace, "name", k.Name)
+	return nil
+}
+
+// apply registers an object's spec at its generation, noting in out a
+// refusal (Invalid: shown in its status, not retried) or a failure.
+func (w *worker) apply(ctx context.Context, kind Kind, k key, u *unstructured.Unstructured, out *outcome) {
+	gen := out.Generation
+	spec, _ := json.Marshal(u.Object["spec"])
+	owner := registry.Owner{Kind: kind.Name, Namespace: k.Namespace, Name: k.Name, UID: string(u.GetUID())}
+	began := time.Now()
+	_, out.Err = w.r.Defs.ApplyDefinition(ctx, kind.Def, out.Namespace, k.Name, spec, owner)
+	if out.Err != nil {
+		code, msg := api.ErrorMessage(out.Err)
+		out.Invalid = code < http.StatusInternalServerError && code != http.StatusConflict
+		out.Err = errors.New(msg)
+		return
+	}
+	w.applied[u.GetUID()] = gen
+	if w.r.Applied != nil {
+		w.r.Applied(kind.Name, k.Namespace, k.Name, gen)
+	}
+	w.r.Log.Info("crd: registered", "kind", kind.Name, "namespace", k.Namespace, "name", k.Name, "generation", gen,
+		"took", time.Since(began).Round(time.Millisecond))
 }
 
 // writeStatus writes an object's status subresource (a conflict is

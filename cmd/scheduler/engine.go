@@ -116,11 +116,11 @@ func (m mesosTerm) Run(ctx context.Context, h engine.Handler) error { return m.C
 // apiEngine hands the API what only the Kubernetes engine offers: the executors' reports,
 // podTemplate checks, and each namespace's Kubernetes namespace and quota.
 func (e *engines) apiEngine(o *api.Options) {
-	o.RejectFileAppURLs = e.rejectFileURLs
+	o.Apps.RejectFileAppURLs = e.rejectFileURLs
 	if e.kube == nil {
 		return
 	}
-	o.Executors, o.PodTemplates, o.EngineCaps = e.kube, e.kube, func(ns string) *api.EngineCap {
+	o.Operate.Executors, o.Apps.PodTemplates, o.Tenancy.EngineCaps = e.kube, e.kube, func(ns string) *api.EngineCap {
 		kns, c, ok := e.kube.NamespaceCap(ns)
 		out := &api.EngineCap{KubernetesNamespace: kns, Closed: c.Closed}
 		if ok && c.Capped {

@@ -100,7 +100,7 @@ func TestChooseEngineMesos(t *testing.T) {
 			}
 			var o api.Options
 			e.apiEngine(&o)
-			if o.Executors != nil || o.PodTemplates != nil || o.EngineCaps != nil || o.RejectFileAppURLs != c.rejct {
+			if o.Operate.Executors != nil || o.Apps.PodTemplates != nil || o.Tenancy.EngineCaps != nil || o.Apps.RejectFileAppURLs != c.rejct {
 				t.Fatalf("API options on Mesos: %+v", o)
 			}
 			term, err := e.newTerm(registry.New(memory.New()), "fw-1", quiet)
@@ -140,10 +140,10 @@ func TestChooseEngineKubernetes(t *testing.T) {
 	}
 	var o api.Options
 	e.apiEngine(&o)
-	if o.Executors == nil || o.PodTemplates == nil || o.EngineCaps == nil || !o.RejectFileAppURLs {
+	if o.Operate.Executors == nil || o.Apps.PodTemplates == nil || o.Tenancy.EngineCaps == nil || !o.Apps.RejectFileAppURLs {
 		t.Fatalf("API options on Kubernetes: %+v", o)
 	}
-	if c := o.EngineCaps("team"); c.KubernetesNamespace != "k-team" || c.Closed != "" || c.Quota != nil {
+	if c := o.Tenancy.EngineCaps("team"); c.KubernetesNamespace != "k-team" || c.Closed != "" || c.Quota != nil {
 		t.Fatalf("team's engine cap on a standby: %+v", c)
 	}
 	term, err := e.newTerm(registry.New(memory.New()), "fw-1", quiet)
@@ -153,7 +153,7 @@ func TestChooseEngineKubernetes(t *testing.T) {
 	if kt, ok := term.(*kube.Term); !ok || kt.FrameworkID() != "fw-1" {
 		t.Fatalf("term %T", term)
 	}
-	if err := o.Executors.Report(context.Background(), engine.ExecutorReport{TaskID: "x"}); !errors.Is(err, engine.ErrUnavailable) {
+	if err := o.Operate.Executors.Report(context.Background(), engine.ExecutorReport{TaskID: "x"}); !errors.Is(err, engine.ErrUnavailable) {
 		t.Fatalf("a report before the term runs: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ const minMetricsToken = 16
 // a login whenever teams are configured or a metrics token is, unless the
 // operator set metrics_access=open, which is warned about with teams.
 func metricsAccess(cfg config.Config, log *slog.Logger, o *api.Options) error {
-	o.MetricsLogin, o.MetricsOpen = cfg.MetricsLogin(), cfg.MetricsAccess == "open"
+	o.Metrics.Login, o.Metrics.Open = cfg.MetricsLogin(), cfg.MetricsAccess == "open"
 	if cfg.MetricsTokenFile != "" {
 		b, err := os.ReadFile(cfg.MetricsTokenFile)
 		if err != nil {
@@ -28,7 +28,7 @@ func metricsAccess(cfg config.Config, log *slog.Logger, o *api.Options) error {
 		if len(tok) < minMetricsToken || strings.ContainsAny(tok, " \t\r\n") {
 			return fmt.Errorf("metrics_token_file %s: the token must be one word of at least %d characters (head -c 24 /dev/urandom | base64)", cfg.MetricsTokenFile, minMetricsToken)
 		}
-		o.MetricsToken = tok
+		o.Metrics.Token = tok
 	}
 	if cfg.MetricsOpenToTeams() {
 		log.Warn("metrics_access=open: GET /metrics serves every namespace's series, job names included, to anyone who reaches the port, " +

@@ -53,9 +53,9 @@ func TestMetricsAccess(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || o.MetricsLogin != c.login || o.MetricsOpen != c.open || (o.MetricsToken != "") != c.wantToken ||
+		if err != nil || o.Metrics.Login != c.login || o.Metrics.Open != c.open || (o.Metrics.Token != "") != c.wantToken ||
 			strings.Contains(buf.String(), "metrics_access=open") != c.warns {
-			t.Errorf("%s: err %v, login %v open %v token %q, log %q", c.name, err, o.MetricsLogin, o.MetricsOpen, o.MetricsToken, buf.String())
+			t.Errorf("%s: err %v, login %v open %v token %q, log %q", c.name, err, o.Metrics.Login, o.Metrics.Open, o.Metrics.Token, buf.String())
 		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
@@ -134,36 +135,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		return err
 	}
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: launchURL(cfg, pkgs.Resolve), damage: reg.Damage()}
-	work.flowObserver, work.hist = workflowObserver(mx, tw), hs
-	work.deadlineSinks = deadlineSinks(mx, tw, hooks)
-	work.tasks, work.coll = observers(mx, tw, hs, reg, log, hl != nil, func(app string) int {
-		if a, err := reg.Config().App(ctx, app); err == nil {
-			return a.EventTraceSamplingCount
-		}
-		return 0
-	})
-	// With the replicated history every replica writes its own statistics
-	// (the log counts the task results; the collector takes the running
-	// snapshots and the hour and day roll-ups), not the leader alone.
-	replicaColl := work.coll
+	replicaColl := work.observeWith(ctx, reg, tw, hs, hl != nil)
 	if hl != nil {
 		mx.Register(hl.Collectors()...)
-		work.coll = nil
-	} else {
-		replicaColl = nil
 	}
 	admin := replicatedStore(eb, mx)
 	if admin != nil {
 		work.maintain = (&etcdstore.Maintenance{Admin: admin, Compact: eb.member == nil,
 			Log: log.With("subsystem", "etcd-maintenance")}).Run
-	}
-	users, err := openUsers(cfg, log)
-	if err != nil {
-		return err
-	}
-	oidcLogin, err := openOIDC(ctx, cfg)
-	if err != nil {
-		return err
 	}
 	if cfg.SecretsKeyFile != "" {
 		if work.secrets, err = secrets.LoadKeyring(cfg.SecretsKeyFile); err != nil {
@@ -171,32 +150,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		}
 		log.Info("secrets key file read", "current_key", work.secrets.Current())
 	}
-	o := apiOptions(cfg, log, reg, kv, lead, work, mx, tw, hs)
-	if err := metricsAccess(cfg, log, &o); err != nil {
+	work.tenancy = ti
+	o, err := apiOptions(ctx, cfg, log, apiParts{reg: reg, kv: kv, lead: lead, work: work, pkgs: pkgs, admin: admin, ti: &ti, tw: tw, hs: hs})
+	if err != nil {
 		return err
 	}
-	if admin != nil {
-		o.Replicated = admin
-		o.Metrics = prometheus.Gatherers{mx.Gatherer(), etcdstore.MemberGatherer()}
-	}
-	o.Auth = api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
-		GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, reg.Tenancy())
-	o.Packages, o.Location, o.CronJitter = pkgs, cfg.Location, cfg.CronJitter
-	o.Pprof, o.TriggerCommitted = cfg.DebugPprof, mx.TriggerCommitted
-	o.NamespaceChanged = func() {
-		if s := work.scheduler(); s != nil {
-			s.CapacityChanged()
-		}
-	}
-	o.IdleExecutors = func(ctx context.Context, ns string) ([]api.IdleExecutor, bool) {
-		return idleExecutors(ctx, work.scheduler(), ns)
-	}
-	o.Secrets = work.secrets
-	o.TenantIsolation = &ti
-	work.tenancy = ti
-	// the leader samples it (leader.go)
-	o.NamespaceSeries = mx.NamespaceSeries()
-	eng.apiEngine(&o)
 	handler, apiServer := api.NewServer(o)
 	work.defs = apiServer
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
@@ -228,6 +186,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("scheduler ready", "api", "http://"+ln.Addr().String(), "instance", lead.Self().ID, "advertise", lead.Self().URL,
 		"mesos", detector.Redact(masterURL), "open_access", cfg.AuthUsername == "")
+	return waitAndStop(ctx, cancel, errc, srv, workDone, log)
+}
+
+// waitAndStop waits for ctx to end or a part to stop, then stops the API
+// server and waits (10 s at most) for the leader's loops: they stop before
+// serve's deferred closes take the store, the history and Mesos away from
+// a round still under way.
+func waitAndStop(ctx context.Context, cancel context.CancelFunc, errc <-chan error, srv *http.Server, workDone <-chan struct{}, log *slog.Logger) error {
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -237,8 +203,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 	defer done()
 	_ = srv.Shutdown(shutdownCtx)
-	// The leader's loops stop before the deferred closes take the store,
-	// the history and Mesos away from a round still under way.
 	select {
 	case <-workDone:
 	case <-shutdownCtx.Done():
@@ -251,34 +215,111 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	return runErr
 }
 
+// apiParts are what serve made that the API is wired from.
+type apiParts struct {
+	reg   *registry.Registry // this instance's, over its copy of the registry (kv)
+	kv    *cache.KV
+	lead  leadership
+	work  *leaderWork // the term in force, its engines and metrics
+	pkgs  *packages.Host
+	admin *etcdstore.Admin // the replicated store's cluster (registry=etcd), else nil
+	ti    *api.TenantIsolation
+	tw    *trace.Writer
+	hs    *history.Store
+}
+
 // apiOptions wires the API: reads from this instance's registry copy,
 // writes routed to the leader (in a cluster), operations on the term in
-// force.
-func apiOptions(cfg config.Config, log *slog.Logger, reg *registry.Registry, kv *cache.KV, lead leadership, work *leaderWork,
-	mx *metrics.Metrics, tw *trace.Writer, hs *history.Store) api.Options {
+// force, and what only the engine offers (apiEngine).
+func apiOptions(ctx context.Context, cfg config.Config, log *slog.Logger, p apiParts) (api.Options, error) {
+	users, err := openUsers(cfg, log)
+	if err != nil {
+		return api.Options{}, err
+	}
+	oidcLogin, err := openOIDC(ctx, cfg)
+	if err != nil {
+		return api.Options{}, err
+	}
+	work, mx := p.work, p.work.mx
 	var historyAPI api.History
-	if hs != nil {
-		historyAPI = hs
+	if p.hs != nil {
+		historyAPI = p.hs
 	}
 	o := api.Options{
-		History:  historyAPI,
-		Audit:    auditLog(tw, hs),
-		Registry: reg, Log: log.With("subsystem", "api"), MaxBodyBytes: cfg.MaxBodyBytes, Web: web.FS(), Metrics: mx.Gatherer(), MetricsLogin: cfg.MetricsAccess == "login",
-		Artifacts: work.engines.exe.artifacts,
-		Ops:       &ops{work: work, lead: lead, eng: work.engines.reads},
-		Engine:    work.engines.reads,
-		Typicals:  work.typicals(reg),
+		Registry: p.reg,
+		Auth: api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
+			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword, TokenTTL: cfg.TokenTTL, Users: users, OIDC: oidcLogin}, clock.Real{}, p.reg.Tenancy()),
+		Log:        log.With("subsystem", "api"),
+		Limits:     api.Limits{MaxBodyBytes: cfg.MaxBodyBytes},
+		Live:       api.Live{Ops: &ops{work: work, lead: p.lead, eng: work.engines.reads}, Engine: work.engines.reads, History: historyAPI},
+		Forwarding: apiForwarding(p.lead, p.kv),
+		Audit:      auditLog(p.tw, p.hs),
+		Apps:       api.AppOptions{Packages: p.pkgs},
+		Schedules:  api.ScheduleOptions{Location: cfg.Location, CronJitter: cfg.CronJitter},
+		Jobs:       api.JobOptions{TriggerCommitted: mx.TriggerCommitted, Typicals: work.typicals(p.reg)},
+		Tenancy: api.TenancyOptions{
+			Secrets:         work.secrets,
+			TenantIsolation: p.ti,
+			NamespaceSeries: mx.NamespaceSeries(), // the leader samples it (leader.go)
+			NamespaceChanged: func() {
+				if s := work.scheduler(); s != nil {
+					s.CapacityChanged()
+				}
+			},
+			IdleExecutors: func(ctx context.Context, ns string) ([]api.IdleExecutor, bool) {
+				return idleExecutors(ctx, work.scheduler(), ns)
+			},
+		},
+		Operate: api.OperateOptions{Pprof: cfg.DebugPprof},
+		Metrics: api.MetricsOptions{Gatherer: mx.Gatherer()},
+		Files:   api.Files{Web: web.FS(), Artifacts: work.engines.exe.artifacts},
 	}
-	if _, solo := lead.(*election.Solo); !solo {
-		o.Cluster = apiCluster{lead}
-		o.Refresh = func(ctx context.Context, paths []string, all bool) error {
-			if all {
-				return kv.RefreshAll(ctx)
-			}
-			return kv.Refresh(ctx, paths...)
+	if err := metricsAccess(cfg, log, &o); err != nil {
+		return api.Options{}, err
+	}
+	if p.admin != nil {
+		o.Operate.Replicated = p.admin
+		o.Metrics.Gatherer = prometheus.Gatherers{mx.Gatherer(), etcdstore.MemberGatherer()}
+	}
+	work.engines.apiEngine(&o) // executors' reports, pod templates, namespaces' quotas (Kubernetes)
+	return o, nil
+}
+
+// apiForwarding routes writes to the elected leader in a cluster, and
+// re-reads what a forwarded write changed into this instance's copy; none
+// for a single instance.
+func apiForwarding(lead leadership, kv *cache.KV) api.Forwarding {
+	if _, solo := lead.(*election.Solo); solo {
+		return api.Forwarding{}
+	}
+	return api.Forwarding{Cluster: apiCluster{lead}, Refresh: func(ctx context.Context, paths []string, all bool) error {
+		if all {
+			return kv.RefreshAll(ctx)
 		}
+		return kv.Refresh(ctx, paths...)
+	}}
+}
+
+// observeWith gives the leader's work its observers: the workflows' and
+// the deadlines' sinks, the task observers and the statistics collector.
+// With the replicated history every replica writes its own statistics
+// (the log counts the task results; the collector takes the running
+// snapshots and the hour and day roll-ups), not the leader alone: the
+// collector is then returned for every replica to run, not the leader's.
+func (w *leaderWork) observeWith(ctx context.Context, reg *registry.Registry, tw *trace.Writer, hs *history.Store, replicated bool) (replicaColl *history.Collector) {
+	w.flowObserver, w.hist = workflowObserver(w.mx, tw), hs
+	w.deadlineSinks = deadlineSinks(w.mx, tw, w.hooks)
+	w.tasks, w.coll = observers(w.mx, tw, hs, reg, w.log, replicated, func(app string) int {
+		if a, err := reg.Config().App(ctx, app); err == nil {
+			return a.EventTraceSamplingCount
+		}
+		return 0
+	})
+	if !replicated {
+		return nil
 	}
-	return o
+	replicaColl, w.coll = w.coll, nil
+	return replicaColl
 }
 
 // observers combines the metrics, the event trace and the statistics

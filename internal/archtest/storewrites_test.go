@@ -34,6 +34,18 @@ var storeWrites = map[string]bool{"Create": true, "Put": true, "Set": true, "Del
 // registry/ that builds a store write (kv.Commit(ctx, store.Put(...)))
 // fails here, naming the file and the write.
 func TestStoreWritesOnlyInStoreAndRegistry(t *testing.T) {
+	eachFileOutside(t, mayWriteTheStore, func(fset *token.FileSet, f *ast.File, storePath string) {
+		for _, w := range storeWritesIn(fset, f, storePath) {
+			t.Errorf("%s: only %s may write the store; say it to the registry", w, allowedList())
+		}
+	})
+}
+
+// eachFileOutside parses every non-test Go file of the module outside the
+// packages allowed names (and what is below them), and calls fn with the
+// import path of package store.
+func eachFileOutside(t *testing.T, allowed map[string]string, fn func(fset *token.FileSet, f *ast.File, storePath string)) {
+	t.Helper()
 	root := moduleRoot(t)
 	mod, err := modulePath(filepath.Join(root, "go.mod"))
 	if err != nil {
@@ -49,8 +61,8 @@ func TestStoreWritesOnlyInStoreAndRegistry(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, dir)
 		rel = filepath.ToSlash(rel)
-		for allowed := range mayWriteTheStore {
-			if within(rel, allowed) {
+		for a := range allowed {
+			if within(rel, a) {
 				return filepath.SkipDir
 			}
 		}
@@ -73,9 +85,7 @@ func TestStoreWritesOnlyInStoreAndRegistry(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, w := range storeWritesIn(fset, f, mod+"/store") {
-				t.Errorf("%s: only %s may write the store; say it to the registry", w, allowedList())
-			}
+			fn(fset, f, mod+"/store")
 		}
 		return nil
 	})

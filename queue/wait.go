@@ -1,8 +1,9 @@
-package round
+package queue
 
 import (
 	"time"
 
+	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -45,7 +46,9 @@ const (
 	RuleFairShare       = "fair_share" // borrowing: namespaces with a smaller weighted share go first
 )
 
-// Wait is why one queue entry has not launched.
+// Wait is why one queue entry has not launched: its reason (Wait*), the
+// message in words and the figures behind it. The launch round (package
+// round) decides and words it; the registry keeps it under its WaitKey.
 type Wait struct {
 	Reason  string    `json:"reason"`
 	Message string    `json:"message"` // in words, with the figures
@@ -53,7 +56,7 @@ type Wait struct {
 	Until   time.Time `json:"until,omitzero"`
 	// Needs and Holders, for a wait about resources: what the entry needs
 	// in all (its shards), and the running work that holds resources it
-	// could use, soonest expected end first (Summary words them).
+	// could use, soonest expected end first (round.Summary words them).
 	Needs   *Res     `json:"needs,omitempty"`
 	Holders []Holder `json:"holders,omitempty"`
 	// NamespaceRule, when not nil, names the namespace rule that holds it
@@ -93,4 +96,31 @@ func WaitKey(failover bool, job string, item int) string {
 		return "failover/" + job + "/" + jobs.MetaKey(job, item)
 	}
 	return "ready/" + job
+}
+
+// Holder is running work that holds resources a waiting entry needs: one
+// job's running tasks on the agents the entry could use, and when they
+// are expected to end.
+type Holder struct {
+	Job    string    `json:"jobName"`          // round.OtherWork when round.Redact hid it
+	Shards int       `json:"shards"`           // its running tasks on those agents
+	TaskID string    `json:"taskId,omitempty"` // the oldest of them ("" when round.Redact hid it)
+	Holds  Res       `json:"holds"`            // what they hold (their tasks' resources)
+	Since  time.Time `json:"runningSince"`
+	// ExpectedEnd is when they are expected to end (zero: not known),
+	// from the P90 of the job's recent runs (TypicalMs), or its timeout
+	// (Basis).
+	ExpectedEnd time.Time      `json:"expectedEnd,omitzero"`
+	Basis       estimate.Basis `json:"basis,omitempty"`
+	TypicalMs   int64          `json:"typicalMs,omitempty"`
+	TimeoutMs   int64          `json:"timeoutMs,omitempty"`
+	// Other: work of a namespace the reader has no role in (round.Redact),
+	// named only as round.OtherWork, with its resources and expected end.
+	Other bool `json:"otherNamespace,omitempty"`
+}
+
+// Res is a quantity of resources as the API shows it.
+type Res struct {
+	CPUs  float64 `json:"cpus"`
+	MemMB int64   `json:"memMB"`
 }
