@@ -160,7 +160,7 @@ func (r *Registry) CommitChanges(ctx context.Context, changes []*Change) (int, e
 	}
 	applied, _, err := store.CommitChain(ctx, r.kv, nil, chainPath, parts)
 	if r.fence != nil {
-		if ferr := r.fenced(ctx, r.fence(), err); ferr != nil {
+		if ferr := fenceFell(ctx, r.kv, r.fence(), err); ferr != nil {
 			return applied, ferr
 		}
 	}
@@ -199,4 +199,24 @@ func (r *Registry) ChainedBatch() (batch *Registry, cut func(), flush func(conte
 	tx := txn.New(r.kv)
 	tx.Trust(r.FencePaths()...)
 	return r.with(tx), tx.Cut, func(ctx context.Context) (int, error) { return tx.FlushChain(ctx, chainPath) }
+}
+
+// fenceFell is ErrFenced when err, a commit's failure, is its fence's: an
+// election node gone, or (a fence naming a version: an etcd term's)
+// written by a later term of the same node. nil otherwise.
+func fenceFell(ctx context.Context, kv store.KV, fence []store.Op, err error) error {
+	notFound := errors.Is(err, store.ErrNotFound)
+	if err == nil || !(notFound || errors.Is(err, store.ErrConflict)) {
+		return nil
+	}
+	for _, f := range fence {
+		if !notFound && f.Version == store.AnyVersion {
+			continue // a conflict, of another node: an unversioned fence fails as ErrNotFound
+		}
+		n, gerr := kv.Get(ctx, f.Path)
+		if errors.Is(gerr, store.ErrNotFound) || (gerr == nil && f.Version != store.AnyVersion && n.Version != f.Version) {
+			return fmt.Errorf("%w: the leadership this write was made under has ended (%s)", ErrFenced, f.Path)
+		}
+	}
+	return nil
 }

@@ -151,30 +151,10 @@ func (r *Registry) commit(ctx context.Context, ops ...store.Op) error {
 	}
 	fence := r.fence()
 	err := r.kv.Commit(ctx, append(fence, ops...)...)
-	if ferr := r.fenced(ctx, fence, err); ferr != nil {
+	if ferr := fenceFell(ctx, r.kv, fence, err); ferr != nil {
 		return ferr
 	}
 	return err
-}
-
-// fenced is ErrFenced when err, a commit's failure, is its fence's: an
-// election node gone, or (a fence naming a version: an etcd term's)
-// written by a later term of the same node. nil otherwise.
-func (r *Registry) fenced(ctx context.Context, fence []store.Op, err error) error {
-	notFound := errors.Is(err, store.ErrNotFound)
-	if err == nil || !(notFound || errors.Is(err, store.ErrConflict)) {
-		return nil
-	}
-	for _, f := range fence {
-		if !notFound && f.Version == store.AnyVersion {
-			continue // a conflict, of another node: an unversioned fence fails as ErrNotFound
-		}
-		n, gerr := r.kv.Get(ctx, f.Path)
-		if errors.Is(gerr, store.ErrNotFound) || (gerr == nil && f.Version != store.AnyVersion && n.Version != f.Version) {
-			return fmt.Errorf("%w: the leadership this write was made under has ended (%s)", ErrFenced, f.Path)
-		}
-	}
-	return nil
 }
 
 func appPath(name string) string { return AppsPath + "/" + name }
