@@ -367,6 +367,16 @@ func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
 	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
 		t.Errorf("jd ended 1.09 s before the agents were killed: %d history-outcome, want 1", got)
 	}
+	// the leader's agent link losing packets as jd ended holds its update
+	// up to the longest stall after the fault healed (etcd seed 702)
+	in.Faults = []Fault{{Kind: "leader-agents-loss", Start: at(8), End: at(9)}, {Kind: "agents-killed", Start: at(15.5), End: at(16)}}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
+		t.Errorf("jd ended on a lossy agent link 6.5 s before the agents were killed: %d history-outcome", got)
+	}
+	in.Faults[1].Start = at(25)
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("jd ended 16 s before the agents were killed: %d history-outcome, want 1", got)
+	}
 }
 
 // Real-mesos seed 5301, sk014: a disable sent at 9.0 while jd ran (8.01 to
