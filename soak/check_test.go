@@ -394,10 +394,15 @@ func TestCheckHistoryKilledByAChange(t *testing.T) {
 	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
 		t.Errorf("jd running when the disable was sent: %d history-outcome", got)
 	}
-	j.Windows[0].To, j.Windows[0].Closing = at(9.3), at(9.4)
+	j.Windows[0].To, j.Windows[0].Closing = at(9.41), at(9.5) // seed 5303, sk018: the script's end 0.21 s before the change
+	in.Jobs = []Job{j}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
+		t.Errorf("jd ended 0.21 s before the disable was sent: %d history-outcome", got)
+	}
+	j.Windows[0].To, j.Windows[0].Closing = at(10.3), at(10.4)
 	in.Jobs = []Job{j}
 	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
-		t.Errorf("jd ended before the disable was sent: %d history-outcome, want 1", got)
+		t.Errorf("jd ended 1.1 s before the disable was sent: %d history-outcome, want 1", got)
 	}
 	j.Windows[0].To, j.Windows[0].Closing = at(9), time.Time{} // the workload's end, no change
 	in.Jobs = []Job{j}
