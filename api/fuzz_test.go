@@ -48,12 +48,19 @@ type fuzzDB struct {
 func openFuzzDB(f *testing.F) fuzzDB {
 	dir := f.TempDir()
 	ctx := context.Background()
+	// The schema is applied within Open's first connection: a minute for
+	// it. At the default 3 s, on a loaded machine under -race, the seeds
+	// met JOB_EXECUTION_LOG without its namespace column (2 full runs of 3),
+	// as if Open had given up half way and left the rest to its retry loop.
 	w, err := trace.Open(ctx, trace.Options{DSN: "file:" + filepath.Join(dir, "trace.db") + "?_pragma=journal_mode(WAL)",
-		SpoolDir: filepath.Join(dir, "spool")})
+		SpoolDir: filepath.Join(dir, "spool"), ConnectTimeout: time.Minute})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = w.Close(context.Background()) })
+	if w.DB() == nil {
+		f.Fatal("the history schema was not applied within a minute")
+	}
 	w.Handle().MustExec(`INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, start_time)
 		VALUES ('1', 't1', 't1@-@0@-@READY@-@a@-@u', 'h', '10.0.0.1', 0, 'NORMAL_TRIGGER', 1, '2024-03-01 11:00:00.000')`)
 	st, err := history.New(w.Handle(), history.SQLite, history.Options{Location: time.UTC})
