@@ -2,15 +2,21 @@ package etcd
 
 import (
 	"context"
+	"errors"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 )
 
+// errMemberStopped: the in-process client's member has stopped (final:
+// not retried).
+var errMemberStopped = errors.New("etcd member stopped (in-process client)")
+
 // inProcess is a client of the member that calls its server directly
-// (etcd's v3client: no gRPC, no encoding). Its reads, transactions and
-// lease calls fail with rpctypes.ErrStopped once the member stopped: a
+// (etcd's v3client: no gRPC, no encoding). Without gRPC it has no retry
+// interceptor: its Get is retried here on the passing errors a gRPC
+// client retries a read on (a leader change, no leader: retryRead).
+// Its reads, transactions and lease calls fail once the member stopped: a
 // stopped server still forwards a lease renewal to the raft leader over
 // its peer transport, so a term on a member that was killed in this
 // process (tests; a member etcd stopped itself) would otherwise keep its
@@ -21,7 +27,7 @@ func (m *Member) inProcess() *clientv3.Client {
 	check := func() error {
 		select {
 		case <-stopped:
-			return rpctypes.ErrStopped
+			return errMemberStopped
 		default:
 			return nil
 		}
@@ -38,10 +44,12 @@ type liveKV struct {
 }
 
 func (k liveKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if err := k.check(); err != nil {
-		return nil, err
-	}
-	return k.KV.Get(ctx, key, opts...)
+	return retryRead(ctx, func() (*clientv3.GetResponse, error) {
+		if err := k.check(); err != nil {
+			return nil, err
+		}
+		return k.KV.Get(ctx, key, opts...)
+	})
 }
 
 func (k liveKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
