@@ -23,7 +23,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c soak.Config
 	var root, keep, recheck string
-	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents) or embedded (one scheduler, its embedded store on a tmpfs when root)")
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents) embedded (one scheduler, its embedded store on a tmpfs when root) or kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
 	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Bin, "bin", "", "directory with scheduler and mesos-local (default: build them)")
 	fs.StringVar(&keep, "dir", "", "working directory, kept (default: a temporary one, removed)")
 	fs.StringVar(&c.Services, "services", "", "scripts/services.sh (default: ROOT/scripts/services.sh)")
+	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -55,8 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	switch {
-	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded":
-		return fmt.Errorf("-shape %q: want zk, etcd or embedded", c.Shape)
+	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != "kube":
+		return fmt.Errorf("-shape %q: want zk, etcd, embedded or kube", c.Shape)
 	case c.Duration <= 0 || c.Jobs <= 0:
 		return fmt.Errorf("-duration and -jobs must be positive")
 	case c.MinGap <= 0 || c.MaxGap < c.MinGap:
@@ -70,6 +71,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		return err
+	}
+	if c.Shape == "kube" {
+		kubeDefaults(fs, &c)
+		if c.K8sHome == "" {
+			c.K8sHome = filepath.Join(absRoot, "..", "shared", "k8s-1.37")
+		}
 	}
 	if c.Services == "" {
 		c.Services = filepath.Join(absRoot, "scripts", "services.sh")
@@ -102,4 +109,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errAnomalies
 	}
 	return nil
+}
+
+// kubeDefaults sizes the kube shape's workload for one real kubelet on a
+// small machine, where its flags were left at the simulated agents'
+// defaults: 15 jobs, a trigger every 10 s, a change every 10 s.
+func kubeDefaults(fs *flag.FlagSet, c *soak.Config) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["jobs"] {
+		c.Jobs = 15
+	}
+	if !set["trigger-every"] {
+		c.Trigger = 10 * time.Second
+	}
+	if !set["change-every"] {
+		c.Change = 10 * time.Second
+	}
 }

@@ -12,7 +12,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-shape", "consul"}, `-shape "consul": want zk, etcd or embedded`},
+		{[]string{"-shape", "consul"}, `-shape "consul": want zk, etcd, embedded or kube`},
 		{[]string{"-duration", "0s"}, "-duration and -jobs must be positive"},
 		{[]string{"-jobs", "-1"}, "-duration and -jobs must be positive"},
 		{[]string{"-min-gap", "30s", "-max-gap", "5s"}, "-min-gap must be positive and at most -max-gap"},
