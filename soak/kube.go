@@ -60,6 +60,9 @@ func (k *Kube) Sizes() Sizes {
 	return Sizes{Periods: []int{10, 12, 15, 20, 30}, MaxShards: 2, CPU: 0.05, MemMB: 32, AppCPU: 0.05, AppMemMB: 64}
 }
 
+// Settle: a pod starts seconds after its launch on a busy node.
+func (k *Kube) Settle() time.Duration { return 30 * time.Second }
+
 func (k *Kube) Start(ctx context.Context) error {
 	if os.Geteuid() != 0 {
 		return errors.New("soak: the kube shape runs a kubelet: run it as root")

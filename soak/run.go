@@ -129,7 +129,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	<-done
 	end := time.Now()
 	jobs := w.Close(end)
-	sleep(ctx, 3*time.Second) // the runs of the last fires start
+	settle := 3 * time.Second // the runs of the last fires start
+	if r, ok := shape.(realRuns); ok {
+		settle = r.Settle()
+	}
+	sleep(ctx, settle)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
@@ -173,11 +177,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 }
 
 // realRuns is a shape whose tasks run in real processes: they fetch the
-// app package at AppURL (whose script reports each run to the run log)
-// and the workload's jobs are sized for a real node.
+// app package at AppURL (whose script reports each run to the run log),
+// the workload's jobs are sized for a real node, and the runs of the
+// last fires and triggers start within Settle after the workload stops.
 type realRuns interface {
 	AppURL() string
 	Sizes() Sizes
+	Settle() time.Duration
 }
 
 // writeApp writes the app package the jobs name (the simulated agents

@@ -113,7 +113,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // kubeDefaults sizes the kube shape's workload for one real kubelet on a
 // small machine, where its flags were left at the simulated agents'
-// defaults: 15 jobs, a trigger every 10 s, a change every 10 s.
+// defaults: 15 jobs, a trigger every 10 s, a change every 10 s, and 30 s
+// for every job to start again after the last heal (a pod took 10 s
+// from its creation to its container's start at p50, 30 s at most, on a
+// kubelet sharing 2 cores at load 30).
 func kubeDefaults(fs *flag.FlagSet, c *soak.Config) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -125,5 +128,8 @@ func kubeDefaults(fs *flag.FlagSet, c *soak.Config) {
 	}
 	if !set["change-every"] {
 		c.Change = 10 * time.Second
+	}
+	if !set["heal"] {
+		c.Heal = 30 * time.Second
 	}
 }
