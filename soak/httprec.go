@@ -130,8 +130,8 @@ func parseRunPost(b []byte, at time.Time) (l runlog.Line, daemon bool, err error
 	return l, daemon, nil
 }
 
-// runScript is the app's bin/run.sh: it posts its start, runs for a
-// while, posts its end and exits 0. A post is retried: a start the
+// runScript is the app's bin/run.sh: it posts its start, runs for 2 s
+// (SOAK_RUN_SECONDS), posts its end and exits 0. A post is retried: a start the
 // recorder never got would look like a lost fire.
 const runScript = `#!/bin/sh
 rec() {
@@ -150,7 +150,7 @@ param=$ELASTICJOB_JOB_PARAMETER" @URL@/run && return 0
   echo "recorder unreachable" >&2
 }
 rec start
-sleep 2
+sleep "${SOAK_RUN_SECONDS:-2}"
 rec end
 `
 

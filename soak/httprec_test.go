@@ -2,6 +2,8 @@ package soak
 
 import (
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,5 +82,55 @@ func TestHTTPRecorderAppendsRuns(t *testing.T) {
 	}
 	if want := "start t1,end t1,start d1"; strings.Join(got, ",") != want {
 		t.Errorf("lines %q, want %q", strings.Join(got, ","), want)
+	}
+}
+
+// TestRunScriptReportsToTheRecorder runs the app's script as the executor
+// would (its variables set) with busybox's wget: one start line with what
+// the variables say, one end line.
+func TestRunScriptReportsToTheRecorder(t *testing.T) {
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		t.Skip("no /bin/busybox (apt-get install busybox-static)")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "runs.jsonl")
+	r, err := startHTTPRecorder(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/bin/busybox", filepath.Join(bin, "wget")); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "run.sh")
+	if err := os.WriteFile(script, []byte(strings.ReplaceAll(runScript, "@URL@", r.url)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", script)
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "SOAK_RUN_SECONDS=0", "ELASTICJOB_TASK_ID=sk002@-@1@-@READY@-@@-@u",
+		"ELASTICJOB_JOB_NAME=sk002", "ELASTICJOB_SHARDING_ITEM=1", "ELASTICJOB_EXECUTION_SOURCE=MISFIRE",
+		"ELASTICJOB_EXECUTION_TYPE=TRANSIENT", "ELASTICJOB_LEADER_TERM=12", "ELASTICJOB_QUEUED_AT=2026-11-27T09:00:10Z",
+		"ELASTICJOB_JOB_PARAMETER=soak 0 k9-sk002"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run.sh: %v: %s", err, out)
+	}
+	lines, err := runlog.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want a start and an end: %+v", len(lines), lines)
+	}
+	s, e := lines[0], lines[1]
+	if s.Ev != runlog.Start || s.Task != "sk002@-@1@-@READY@-@@-@u" || s.Job != "sk002" || s.Item != 1 || s.Source != "MISFIRE" ||
+		s.Term == nil || *s.Term != 12 || !s.Queued.Equal(time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)) || s.Param != "soak 0 k9-sk002" {
+		t.Errorf("start %+v", s)
+	}
+	if e.Ev != runlog.End || e.Task != s.Task || e.State != "TASK_FINISHED" {
+		t.Errorf("end %+v", e)
 	}
 }
