@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -367,10 +368,35 @@ func (k *Kube) Stop() error {
 		}
 		errs = append(errs, k.script(context.Background(), "stop.sh"))
 		k.env = env
+		k.killShims()
 	}
 	if k.rec != nil {
 		errs = append(errs, k.rec.close())
 		k.rec = nil
 	}
 	return errors.Join(errs...)
+}
+
+// killShims ends the containerd shims of this run's cluster that outlived
+// stop.sh (one in some runs, its pid file gone with a task the nemesis
+// interrupted): each is found by its -address under the run's state
+// directory and killed by its pid.
+func (k *Kube) killShims() {
+	sock := filepath.Join(k.run, "containerd", "containerd.sock")
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Contains(args, sock) {
+			k.Log.Warn("soak: a containerd shim outlived stop.sh; killing it", "pid", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
