@@ -50,6 +50,17 @@ func (e *Etcd) Start(ctx context.Context) error {
 // startSchedulers starts the three schedulers and their members against
 // the Mesos master at e.mesosURL, each through a proxy of its own.
 func (e *Etcd) startSchedulers(ctx context.Context) error {
+	return e.startMembers(ctx, func(int, []string) (*proxy, []string, error) {
+		mp, mesosURL, err := e.mesosProxy()
+		return mp, []string{"--mesos-url", mesosURL}, err
+	})
+}
+
+// startMembers starts the three schedulers with their etcd members; engine
+// gives scheduler i (of those at the API base URLs bases) its link to the
+// engine (a proxy of its own, sched.mesos) and the flags naming the
+// engine behind it.
+func (e *Etcd) startMembers(ctx context.Context, engine func(i int, bases []string) (*proxy, []string, error)) error {
 	type ports struct{ http, client, peer int }
 	var ps []ports
 	var cluster []string
@@ -70,21 +81,25 @@ func (e *Etcd) startSchedulers(ctx context.Context) error {
 		ps = append(ps, p)
 		cluster = append(cluster, "s"+strconv.Itoa(i+1)+"="+pp.url())
 	}
+	var bases []string
+	for _, p := range ps {
+		bases = append(bases, fmt.Sprintf("http://127.0.0.1:%d", p.http))
+	}
 	for i, p := range ps {
-		mp, mesosURL, err := e.mesosProxy()
+		link, engineArgs, err := engine(i, bases)
 		if err != nil {
 			return err
 		}
 		name := "s" + strconv.Itoa(i+1)
-		s := &sched{mesos: mp, base: fmt.Sprintf("http://127.0.0.1:%d", p.http)}
+		s := &sched{mesos: link, base: bases[i]}
 		s.p = &proc{name: name, bin: filepath.Join(e.Bin, "scheduler"), log: filepath.Join(e.Dir, name+".log")}
-		s.p.args = []string{"--data-dir", filepath.Join(e.Dir, name), "--http-port", strconv.Itoa(p.http),
+		s.p.args = append([]string{"--data-dir", filepath.Join(e.Dir, name), "--http-port", strconv.Itoa(p.http),
 			"--registry", "etcd", "--etcd-name", name, "--etcd-peers", strings.Join(cluster, ","),
 			"--etcd-client-url", fmt.Sprintf("http://127.0.0.1:%d", p.client),
 			"--etcd-listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", p.peer),
 			"--etcd-lease-ttl", e.lease().String(),
-			"--mesos-url", mesosURL, "--allow-file-app-urls", "true", "--time-zone", "UTC",
-			"--log-level", "info"} // history: replicated through etcd to each member's trace.db
+			"--allow-file-app-urls", "true", "--time-zone", "UTC",
+			"--log-level", "info"}, engineArgs...) // history: replicated through etcd to each member's trace.db
 		s.p.args = append(s.p.args, e.Extra...)
 		e.scheds = append(e.scheds, s)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
-// runScript runs the real-Mesos shape's job script as the executor does
+// runRecordScript runs the real-Mesos shape's job script as the executor does
 // (its environment), with the run log at log.
-func runScript(t *testing.T, log string, env ...string) {
+func runRecordScript(t *testing.T, log string, env ...string) {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "run.sh")
 	if err := os.WriteFile(script, recordScript(log), 0o755); err != nil {
@@ -33,10 +33,10 @@ func TestRecordScriptWritesTheRunLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := time.Now().Add(-time.Second)
-	runScript(t, log, "ELASTICJOB_EXECUTION_TYPE=TRANSIENT", "ELASTICJOB_TASK_ID=sk001@-@1@-@READY@-@@-@0190", "ELASTICJOB_JOB_NAME=sk001",
+	runRecordScript(t, log, "ELASTICJOB_EXECUTION_TYPE=TRANSIENT", "ELASTICJOB_TASK_ID=sk001@-@1@-@READY@-@@-@0190", "ELASTICJOB_JOB_NAME=sk001",
 		"ELASTICJOB_SHARDING_ITEM=1", "ELASTICJOB_EXECUTION_SOURCE=NORMAL_TRIGGER", "ELASTICJOB_JOB_PARAMETER=soak 0 k7-sk001",
 		"ELASTICJOB_LEADER_TERM=4", "ELASTICJOB_QUEUED_AT=2026-11-27T08:00:05Z")
-	runScript(t, log, "ELASTICJOB_EXECUTION_TYPE=TRANSIENT", "ELASTICJOB_TASK_ID=sk002@-@0@-@READY@-@@-@0191", "ELASTICJOB_JOB_NAME=sk002",
+	runRecordScript(t, log, "ELASTICJOB_EXECUTION_TYPE=TRANSIENT", "ELASTICJOB_TASK_ID=sk002@-@0@-@READY@-@@-@0191", "ELASTICJOB_JOB_NAME=sk002",
 		"ELASTICJOB_SHARDING_ITEM=0", "ELASTICJOB_EXECUTION_SOURCE=MISFIRE", "ELASTICJOB_JOB_PARAMETER=soak 0")
 	lines, err := runlog.ReadFile(log)
 	if err != nil {
@@ -67,8 +67,8 @@ func TestRecordScriptRecordsADaemonTaskOnce(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "runs.jsonl")
 	env := []string{"ELASTICJOB_EXECUTION_TYPE=DAEMON", "ELASTICJOB_TASK_ID=sk009@-@0@-@READY@-@@-@0192", "ELASTICJOB_JOB_NAME=sk009",
 		"ELASTICJOB_SHARDING_ITEM=0", "ELASTICJOB_EXECUTION_SOURCE=NORMAL_TRIGGER", "ELASTICJOB_JOB_PARAMETER=soak 0"}
-	runScript(t, log, env...)
-	runScript(t, log, env...)
+	runRecordScript(t, log, env...)
+	runRecordScript(t, log, env...)
 	lines, err := runlog.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)

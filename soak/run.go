@@ -19,13 +19,14 @@ import (
 
 // Config is one soak run.
 type Config struct {
-	Shape    string        // "zk", "etcd", "embedded" or "real-mesos"
+	Shape    string        // "zk", "etcd", "embedded", "real-mesos" or "kube"
 	Duration time.Duration // how long the nemesis injects faults
 	Seed     uint64
 	Jobs     int
 	Dir      string // working directory (logs, data, the run log under recorder/)
 	Bin      string // directory with scheduler, executor and mesos-local
 	Services string // scripts/services.sh
+	K8sHome  string // the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh)
 	Session  time.Duration
 	// Warmup runs the workload without faults first; Tail keeps it running
 	// after the last fault healed (the calm lateness and the liveness
@@ -66,16 +67,20 @@ func NewShape(c Config, runLog string) (Shape, error) {
 	case ShapeRealMesos:
 		return &RealMesos{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}},
 			Home: c.MesosHome, Agents: c.Agents}, nil
+	case "kube":
+		return &Kube{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}}, Home: c.K8sHome}, nil
 	default:
-		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded, %s)", c.Shape, ShapeRealMesos)
+		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded, %s, kube)", c.Shape, ShapeRealMesos)
 	}
 }
 
-// Build compiles the scheduler and mesos-local from the module at root
-// into dir.
+// Build compiles the scheduler, the executor and mesos-local from the
+// module at root into dir, static (the kube shape's image holds the
+// executor alone).
 func Build(ctx context.Context, root, dir string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "./cmd/scheduler", "./cmd/executor", "./cmd/mesos-local")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("soak: go build: %w: %s", err, out)
 	}
@@ -124,7 +129,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := shape.Start(ctx); err != nil {
 		return res, err
 	}
-	w := &Workload{APIs: shape.APIs(), Jobs: c.Jobs, Seed: c.Seed, AppURL: "file://" + app, Log: c.Log, Trigger: c.Trigger, Change: c.Change, Periods: c.Periods}
+	w := &Workload{APIs: shape.APIs(), Jobs: c.Jobs, Seed: c.Seed, AppURL: "file://" + app, Log: c.Log, Trigger: c.Trigger, Change: c.Change}
+	if r, ok := shape.(realRuns); ok { // the runs' own package, and sizes a real node runs
+		w.AppURL, w.Sizes = r.AppURL(), r.Sizes()
+	}
+	if len(c.Periods) > 0 {
+		w.Sizes.Periods = c.Periods
+	}
 	c.Log.Info("soak: registering the workload", "jobs", c.Jobs)
 	if err := w.Setup(ctx); err != nil {
 		return res, err
@@ -142,7 +153,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	<-done
 	end := time.Now()
 	jobs := w.Close(end)
-	sleep(ctx, 3*time.Second) // the runs of the last fires start
+	settle := 3 * time.Second // the runs of the last fires start
+	if r, ok := shape.(realRuns); ok {
+		settle = r.Settle()
+	}
+	sleep(ctx, settle)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
@@ -185,21 +200,36 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	return res, nil
 }
 
+// realRuns is a shape whose tasks run in real processes: they fetch the
+// app package at AppURL (whose script reports each run to the run log),
+// the workload's jobs are sized for a real node, and the runs of the
+// last fires and triggers start within Settle after the workload stops.
+type realRuns interface {
+	AppURL() string
+	Sizes() Sizes
+	Settle() time.Duration
+}
+
 // writeApp writes the app package the jobs name, script as its
 // bin/run.sh (the simulated agents never fetch it; the API wants a
 // package that exists).
 func writeApp(path string, script []byte) error {
 	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
+	if err := writeTarGz(&buf, "bin/run.sh", script); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// writeTarGz writes a gzipped tar holding one executable script.
+func writeTarGz(w io.Writer, name string, script []byte) error {
+	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
-	if err := tw.WriteHeader(&tar.Header{Name: "bin/run.sh", Mode: 0o755, Size: int64(len(script)), ModTime: time.Unix(0, 0)}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(script)), ModTime: time.Unix(0, 0)}); err != nil {
 		return err
 	}
 	if _, err := tw.Write(script); err != nil {
 		return err
 	}
-	if err := errors.Join(tw.Close(), gz.Close()); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return errors.Join(tw.Close(), gz.Close())
 }

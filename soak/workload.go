@@ -2,6 +2,7 @@ package soak
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,7 +27,9 @@ type Workload struct {
 	Log     *slog.Logger
 	Trigger time.Duration // one trigger this often (0: none)
 	Change  time.Duration // one configuration change this often (0: none)
-	Periods []int         // cron periods in seconds, each dividing 60 (nil: periods)
+	// Sizes is the jobs' crons, shards and resources (zero: the
+	// simulated agents' defaults).
+	Sizes Sizes
 
 	mu    sync.Mutex
 	specs map[string]*jobSpec
@@ -45,12 +48,28 @@ type jobSpec struct {
 // periods divide 60, so "*/P" fires every P seconds.
 var periods = []int{2, 3, 4, 5, 6, 10}
 
-func (w *Workload) periods() []int {
-	if len(w.Periods) > 0 {
-		return w.Periods
-	}
-	return periods
+// Sizes shape the workload's jobs for a shape's engine: a real kubelet
+// runs fewer, slower, larger tasks than simulated agents do.
+type Sizes struct {
+	Periods   []int   // cron periods in seconds, each dividing 60 (nil: 2-10 s)
+	MaxShards int     // shards drawn from 1 to this (0: 3)
+	CPU       float64 // a job's cpuCount (0: 0.01)
+	MemMB     int     // a job's memoryMB (0: 1)
+	// AppCPU and AppMemMB are the app's (its executor's) share (0: 0.01, 1).
+	AppCPU   float64
+	AppMemMB int
 }
+
+func (z Sizes) periods() []int {
+	if len(z.Periods) == 0 {
+		return periods
+	}
+	return z.Periods
+}
+
+func (z Sizes) shards() int  { return cmp.Or(z.MaxShards, 3) }
+func (z Sizes) cpu() float64 { return cmp.Or(z.CPU, 0.01) }
+func (z Sizes) mem() int     { return cmp.Or(z.MemMB, 1) }
 
 func cronOf(p int) string { return fmt.Sprintf("*/%d * * * * ?", p) }
 
@@ -59,22 +78,23 @@ func (w *Workload) Setup(ctx context.Context) error {
 	rng := rand.New(rand.NewPCG(w.Seed, w.Seed^0x10ad))
 	w.specs = map[string]*jobSpec{}
 	if err := w.call(ctx, http.MethodPost, "/api/app", map[string]any{"appName": "soak", "appURL": w.AppURL,
-		"bootstrapScript": "bin/run.sh", "cpuCount": 0.01, "memoryMB": 1, "appCacheEnable": true}, time.Minute); err != nil {
+		"bootstrapScript": "bin/run.sh", "cpuCount": cmp.Or(w.Sizes.AppCPU, 0.01), "memoryMB": cmp.Or(w.Sizes.AppMemMB, 1), "appCacheEnable": true}, time.Minute); err != nil {
 		return err
 	}
 	for i := range w.Jobs {
 		name := fmt.Sprintf("sk%03d", i)
-		p := w.periods()[rng.IntN(len(w.periods()))]
+		ps := w.Sizes.periods()
+		p := ps[rng.IntN(len(ps))]
 		daemon := rng.IntN(20) == 0
 		typ := "TRANSIENT"
 		if daemon {
 			typ = "DAEMON"
 		}
-		shards := 1 + rng.IntN(3)
+		shards := 1 + rng.IntN(w.Sizes.shards())
 		misfire, failover := rng.IntN(2) == 0, rng.IntN(2) == 0
 		s := &jobSpec{Job: Job{Name: name, Shards: shards, Misfire: misfire, Daemon: daemon}, changer: !daemon && rng.IntN(10) == 0}
 		s.body = map[string]any{"jobName": name, "appName": "soak", "jobExecutionType": typ, "cron": cronOf(p), "shardingTotalCount": shards,
-			"jobParameter": "soak 0", "cpuCount": 0.01, "memoryMB": 1, "failover": failover, "misfire": misfire}
+			"jobParameter": "soak 0", "cpuCount": w.Sizes.cpu(), "memoryMB": w.Sizes.mem(), "failover": failover, "misfire": misfire}
 		if err := w.call(ctx, http.MethodPost, "/api/job/register", s.body, time.Minute); err != nil {
 			return err
 		}
@@ -173,7 +193,8 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 		err = w.call(ctx, http.MethodPost, "/api/job/"+name+"/enable", nil, time.Minute)
 		opened = true
 	case op == 0: // a new cron
-		p := w.periods()[r.IntN(len(w.periods()))]
+		ps := w.Sizes.periods()
+		p := ps[r.IntN(len(ps))]
 		s.body["cron"] = cronOf(p)
 		err = w.call(ctx, http.MethodPut, "/api/job/update", s.body, time.Minute)
 		opened = true

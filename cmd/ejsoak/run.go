@@ -26,7 +26,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c soak.Config
 	var root, keep, recheck string
-	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root) or real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock)")
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock) or kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
 	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&periods, "periods", "", "the jobs' cron periods in seconds, comma-separated, each dividing 60 (default 2,3,4,5,6,10; real-mesos: 5,6,10,12,15)")
 	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11)")
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
+	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,8 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	switch {
-	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos:
-		return fmt.Errorf("-shape %q: want zk, etcd, embedded or %s", c.Shape, soak.ShapeRealMesos)
+	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos && c.Shape != "kube":
+		return fmt.Errorf("-shape %q: want zk, etcd, embedded, %s or kube", c.Shape, soak.ShapeRealMesos)
 	case c.Duration <= 0 || c.Jobs <= 0:
 		return fmt.Errorf("-duration and -jobs must be positive")
 	case c.MinGap <= 0 || c.MaxGap < c.MinGap:
@@ -97,6 +98,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.Shape == soak.ShapeRealMesos && c.MesosHome == "" {
 		c.MesosHome = cmp.Or(os.Getenv("EJ_MESOS_HOME"), filepath.Join(absRoot, "..", "shared", "mesos-1.11"))
+	}
+	if c.Shape == "kube" {
+		kubeDefaults(fs, &c)
+		if c.K8sHome == "" {
+			c.K8sHome = filepath.Join(absRoot, "..", "shared", "k8s-1.37")
+		}
 	}
 	if c.Services == "" {
 		c.Services = filepath.Join(absRoot, "scripts", "services.sh")
@@ -164,4 +171,27 @@ func parsePeriods(s string) ([]int, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// kubeDefaults sizes the kube shape's workload for one real kubelet on a
+// small machine, where its flags were left at the simulated agents'
+// defaults: 15 jobs, a trigger every 10 s, a change every 10 s, and 30 s
+// for every job to start again after the last heal (a pod took 10 s
+// from its creation to its container's start at p50, 30 s at most, on a
+// kubelet sharing 2 cores at load 30).
+func kubeDefaults(fs *flag.FlagSet, c *soak.Config) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["jobs"] {
+		c.Jobs = 15
+	}
+	if !set["trigger-every"] {
+		c.Trigger = 10 * time.Second
+	}
+	if !set["change-every"] {
+		c.Change = 10 * time.Second
+	}
+	if !set["heal"] {
+		c.Heal = 30 * time.Second
+	}
 }

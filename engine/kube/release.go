@@ -43,7 +43,11 @@ func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
 			continue
 		}
 		due := t.committedAt.Add(e.cfg.FinishedPodHold)
-		if !t.deleted && t.pod != "" && starting[t.node] && now.Before(due) {
+		// A task lost with its node is not held: its pod may still be bound to the node's
+		// name, and a kubelet that comes back under it would start the pod beside the
+		// task's relaunch (the fault soak, kube seed 541: a pending pod held 30 s for its own
+		// start, started by the returning kubelet 40 s after its task was declared lost).
+		if !t.deleted && t.pod != "" && !t.nodeLost && starting[t.node] && now.Before(due) {
 			if next.IsZero() || due.Before(next) {
 				next = due
 			}

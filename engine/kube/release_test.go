@@ -147,3 +147,21 @@ func TestFinishedPodHeldWhileTheKubeletLags(t *testing.T) {
 		mustDeleted(t, e, "pod-b")
 	})
 }
+
+// TestPodOfATaskLostWithItsNodeIsNotHeld: a task declared lost because its node left the
+// cluster has its pod deleted at once, even while pods (its own among them) show Pending on
+// that node: a kubelet coming back under the node's name must not start it beside the
+// task's relaunch.
+func TestPodOfATaskLostWithItsNodeIsNotHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		e := releaseEngine(clk, 30*time.Second, map[string]corev1.PodPhase{"a": corev1.PodPending, "b": corev1.PodPending})
+		e.onNodeDeleted(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+		e.handled("a", engine.Status{TaskID: "a", State: tstate.Lost}, tstate.Staging, true)
+		e.step()
+		mustDeleted(t, e, "pod-a")
+		if isHeld(e, "a") {
+			t.Error("pod-a still held after its deletion")
+		}
+	})
+}

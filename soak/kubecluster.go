@@ -1,0 +1,218 @@
+package soak
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ejcloud/elasticjob/engine/kube/image"
+)
+
+// The kube shape's cluster: the build's scripts, kubectl, the executor
+// image, and its processes by their pid files.
+
+// static: the executor runs alone in the image (busybox beside it), so
+// it must not need a dynamic loader.
+func static(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("soak: the executor: %w", err)
+	}
+	defer f.Close()
+	if f.Section(".interp") != nil {
+		return fmt.Errorf("soak: %s is linked dynamically; the kube shape's image needs a static one (CGO_ENABLED=0)", path)
+	}
+	return nil
+}
+
+// startCluster runs start.sh on a state directory of the run's own, with
+// ports of its own for the cluster's etcd and API server.
+func (k *Kube) startCluster(ctx context.Context) error {
+	k.run = filepath.Join(k.Dir, "k8s")
+	etcdPort, err := freePortPair()
+	if err != nil {
+		return err
+	}
+	apiPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	k.apiAddr = "127.0.0.1:" + strconv.Itoa(apiPort)
+	k.env = append(os.Environ(), "K8S_RUN="+k.run, "K8S_KCM=0", "K8S_SCHED=0",
+		"K8S_ETCD_PORT="+strconv.Itoa(etcdPort), "K8S_API_PORT="+strconv.Itoa(apiPort))
+	k.started = true
+	if err := k.script(ctx, "start.sh"); err != nil {
+		return err
+	}
+	bin, err := exec.CommandContext(ctx, filepath.Join(k.Home, "scripts", "bin.sh")).Output()
+	if err != nil {
+		return fmt.Errorf("soak: bin.sh: %w", err)
+	}
+	k.kubectl = filepath.Join(strings.TrimSpace(string(bin)), "kubectl")
+	return nil
+}
+
+// freePortPair is a free port whose next port is free too (etcd's client
+// and peer ports).
+func freePortPair() (int, error) {
+	for range 20 {
+		p, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1)); err == nil {
+			ln.Close()
+			return p, nil
+		}
+	}
+	return 0, errors.New("soak: no two free ports in a row")
+}
+
+// script runs one of the build's scripts (bounded).
+func (k *Kube) script(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(k.Home, "scripts", name))
+	cmd.Env = k.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("soak: %s: %w: %s", name, err, tail(out, 2000))
+	}
+	return nil
+}
+
+// kubectlDo runs kubectl with the admin's kubeconfig.
+func (k *Kube) kubectlDo(ctx context.Context, stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, k.kubectl, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(k.run, "admin.kubeconfig"))
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("soak: kubectl %s: %w: %s", strings.Join(args, " "), err, tail(out, 500))
+	}
+	return string(out), nil
+}
+
+// importImage packs the executor image (the executor and busybox) and
+// imports it into the node's containerd.
+func (k *Kube) importImage(ctx context.Context, exe string) error {
+	k.imageRef = "localhost/elasticjob-executor:soak"
+	list, err := exec.CommandContext(ctx, "/bin/busybox", "--list").Output()
+	if err != nil {
+		return fmt.Errorf("soak: /bin/busybox --list: %w (a static busybox: apt-get install busybox-static)", err)
+	}
+	tarball := filepath.Join(k.Dir, "executor-image.tar")
+	f, err := os.Create(tarball)
+	if err != nil {
+		return err
+	}
+	err = image.Write(f, image.Spec{Ref: k.imageRef, Executor: exe, Busybox: "/bin/busybox", Applets: strings.Fields(string(list))})
+	if err := errors.Join(err, f.Close()); err != nil {
+		return fmt.Errorf("soak: the executor image: %w", err)
+	}
+	bin, err := exec.CommandContext(ctx, filepath.Join(k.Home, "scripts", "bin.sh")).Output()
+	if err != nil {
+		return fmt.Errorf("soak: bin.sh: %w", err)
+	}
+	ctr := filepath.Join(strings.TrimSpace(string(bin)), "ctr")
+	out, err := exec.CommandContext(ctx, ctr, "-a", filepath.Join(k.run, "containerd", "containerd.sock"), "-n", "k8s.io",
+		"images", "import", "--local", tarball).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("soak: import the executor image: %w: %s", err, out)
+	}
+	return nil
+}
+
+// warmUp runs one pod to its end: the kubelet's first pods after its
+// start can be lost in its start-up.
+func (k *Kube) warmUp(ctx context.Context) error {
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"soak-warm-up","namespace":"` + kubeNS + `"},
+"spec":{"nodeName":"127.0.0.1","restartPolicy":"Never","hostNetwork":true,
+"containers":[{"name":"c","image":"` + k.imageRef + `","imagePullPolicy":"Never","command":["/bin/true"]}]}}`
+	for try := 0; ; try++ {
+		if _, err := k.kubectlDo(ctx, pod, "apply", "-f", "-"); err != nil {
+			return err
+		}
+		_, err := k.kubectlDo(ctx, "", "wait", "-n", kubeNS, "--for=jsonpath={.status.phase}=Succeeded", "pod/soak-warm-up", "--timeout=60s")
+		_, _ = k.kubectlDo(ctx, "", "delete", "-n", kubeNS, "pod/soak-warm-up", "--grace-period=0", "--force", "--wait=true")
+		if err == nil || try == 2 {
+			return err
+		}
+	}
+}
+
+// component is the pid of one of the cluster's processes (0: not running).
+func (k *Kube) component(name string) int {
+	b, err := os.ReadFile(filepath.Join(k.run, "pids", name+".pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || syscall.Kill(pid, 0) != nil {
+		return 0
+	}
+	st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if f := strings.Fields(string(st)); err != nil || len(f) < 3 || f[2] == "Z" { // a zombie is gone
+		return 0
+	}
+	return pid
+}
+
+// stopComponent ends a cluster process (sig, then SIGKILL after 10 s) and
+// waits for it to be gone.
+func (k *Kube) stopComponent(name string, sig syscall.Signal) error {
+	pid := k.component(name)
+	if pid == 0 {
+		return fmt.Errorf("soak: %s is not running", name)
+	}
+	_ = syscall.Kill(pid, sig)
+	for i := 0; k.component(name) != 0; i++ {
+		if i == 100 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if i > 200 {
+			return fmt.Errorf("soak: %s did not end", name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// restartCluster starts what of the cluster is not running (start.sh
+// skips what runs and waits for the node to be Ready).
+func (k *Kube) restartCluster(ctx context.Context) error { return k.script(ctx, "start.sh") }
+
+// killShims ends the containerd shims of this run's cluster that outlived
+// stop.sh (one in some runs, its pid file gone with a task the nemesis
+// interrupted): each is found by its -address under the run's state
+// directory and killed by its pid.
+func (k *Kube) killShims() {
+	sock := filepath.Join(k.run, "containerd", "containerd.sock")
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Contains(args, sock) {
+			k.Log.Warn("soak: a containerd shim outlived stop.sh; killing it", "pid", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
