@@ -61,18 +61,18 @@ func gateAt(now time.Time) []byte {
 	return []byte(now.UTC().Format(time.RFC3339Nano))
 }
 
-// gate reads job's gate for a fire of instant: whether the fire may
+// gate reads job's gate (in kv, the registry's view) for a fire of instant: whether the fire may
 // commit, and the ops that make its commit conditional on what was read.
 // A zero instant is an ungated fire (TriggerMany's callers: benchmarks,
 // tests). A job without a gate gets one in the fire's commit (a disable
 // meanwhile makes the create fail), if the job is still registered.
-func (r *Registry) gate(ctx context.Context, job string, instant time.Time) (ops []store.Op, open bool, err error) {
+func gate(ctx context.Context, kv store.KV, job string, instant time.Time) (ops []store.Op, open bool, err error) {
 	if instant.IsZero() {
 		return nil, true, nil
 	}
-	n, err := r.kv.Get(ctx, gatePath(job))
+	n, err := kv.Get(ctx, gatePath(job))
 	if errors.Is(err, store.ErrNotFound) {
-		if _, err := r.kv.Get(ctx, jobPath(job)); errors.Is(err, store.ErrNotFound) {
+		if _, err := kv.Get(ctx, jobPath(job)); errors.Is(err, store.ErrNotFound) {
 			return nil, false, nil // deregistered
 		} else if err != nil {
 			return nil, false, err

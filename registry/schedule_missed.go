@@ -123,7 +123,7 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, misse
 		var ops []store.Op
 		for _, job := range names {
 			m := missed[job]
-			gate, open, err := r.gate(ctx, job, m.After)
+			gate, open, err := gate(ctx, r.kv, job, m.After)
 			if err != nil {
 				return err
 			}

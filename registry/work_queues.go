@@ -121,7 +121,7 @@ func (wk Work) TriggerFires(ctx context.Context, fires map[string]CronFire, inst
 func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, absent func(string) bool, mark []store.Op) (void []string, err error) {
 	ops := make([]store.Op, 0, len(fires))
 	for job, f := range fires {
-		gate, open, err := r.gate(ctx, job, f.Instant)
+		gate, open, err := gate(ctx, r.kv, job, f.Instant)
 		if err != nil {
 			return nil, err
 		}
