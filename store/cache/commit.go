@@ -95,8 +95,8 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 	rctx := context.WithoutCancel(ctx)
 	reread, apply := c.applyCommitted(done, revs) // what the ops wrote is known, but for blind puts
 	reread = c.applyReported(reread, done, evs)
-	if err != nil { // what the store holds now
-		reread = append(reread, writes(ops[n:])...)
+	if err != nil { // what the store holds now: what the failed ops wrote or checked
+		reread = append(reread, touched(ops[n:])...)
 	}
 	// The re-read outlives the caller's context (what landed must show in
 	// the copy) but not rereadBound: a store without a quorum answers no
@@ -147,6 +147,19 @@ func (c *KV) mirrored(paths []string) []string {
 }
 
 // writes returns the paths ops write (all but the checks').
+// touched returns every path of ops, checks included: a commit that
+// failed on a check (a version the copy held stale) re-reads the node, so
+// the caller's next try reads the store's version, not the same stale one
+// (a cron fire checks its job's gate: a copy that missed the gate's change
+// would otherwise refuse every fire until its watch caught up).
+func touched(ops []store.Op) []string {
+	paths := make([]string, 0, len(ops))
+	for _, op := range ops {
+		paths = append(paths, op.Path)
+	}
+	return paths
+}
+
 func writes(ops []store.Op) []string {
 	paths := make([]string, 0, len(ops))
 	for _, op := range ops {

@@ -72,3 +72,61 @@ func testCommitRereadIsBounded(t *testing.T, cancelled bool) {
 		t.Fatalf("copy after the commit: %+v %v", nd, err)
 	}
 }
+
+// deafKV delivers no watch event of path: a copy following it misses that
+// node's changes, as one whose watch overflowed and whose re-read failed.
+type deafKV struct {
+	store.KV
+	path string
+}
+
+func (d *deafKV) Watch(ctx context.Context, p string) (<-chan store.Event, error) {
+	in, err := d.KV.Watch(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan store.Event)
+	go func() {
+		defer close(out)
+		for ev := range in {
+			if ev.Path == d.path {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// TestFailedCheckRereadsTheCheckedNode: a commit refused by a check of a
+// node the copy held stale re-reads that node, so a second try with the
+// version read again commits (before, only the paths the commit wrote were
+// re-read: a stale gate refused every cron fire until the watch caught up,
+// ZooKeeper soak smoke, seed 53).
+func TestFailedCheckRereadsTheCheckedNode(t *testing.T) {
+	back := &deafKV{KV: memory.New(), path: "/state/gate"}
+	mustCommit(t, back.KV, store.Create("/state/gate", []byte("a")))
+	c := openCache(t, back, "/state")
+	mustCommit(t, back.KV, store.Put("/state/gate", []byte("b"))) // the copy does not see it
+	stale, err := c.Get(t.Context(), "/state/gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(t.Context(), store.Check("/state/gate", stale.Version), store.Create("/state/fire", nil)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a check of a stale version: %v, want a conflict", err)
+	}
+	fresh, err := c.Get(t.Context(), "/state/gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Version == stale.Version || string(fresh.Value) != "b" {
+		t.Fatalf("the copy after the refused check: %q at version %d, want %q at a newer version than %d", fresh.Value, fresh.Version, "b", stale.Version)
+	}
+	if err := c.Commit(t.Context(), store.Check("/state/gate", fresh.Version), store.Create("/state/fire", nil)); err != nil {
+		t.Fatalf("the second try: %v", err)
+	}
+}
