@@ -69,18 +69,6 @@ func (c *catalog) App(name string) (app.Config, bool) {
 	return a, ok
 }
 
-// kv parses "key=value" words.
-func kv(words []string) map[string]string {
-	m := map[string]string{}
-	for _, w := range words {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok {
-			v = "true"
-		}
-		m[k] = v
-	}
-	return m
-}
 
 func num(s string) float64 {
 	if s == "" {
@@ -107,7 +95,7 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 		if len(w) == 0 {
 			continue
 		}
-		m := kv(w[1:])
+		m := datadriven.KV(w[1:])
 		arg := func(i int) string {
 			if len(w) <= i {
 				t.Fatalf("%s:%d: %q needs more words", file, line+n+1, l)

@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"reflect"
-	"strconv"
 	"testing"
 )
 
@@ -39,15 +38,7 @@ func TestRawNodesOnlyInStoreAndRegistry(t *testing.T) {
 // rawNodesIn lists the places a file names store.Node or store.Event
 // (whatever the file calls package store).
 func rawNodesIn(fset *token.FileSet, f *ast.File, storePath string) []string {
-	local := ""
-	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == storePath {
-			local = "store"
-			if imp.Name != nil {
-				local = imp.Name.Name
-			}
-		}
-	}
+	local := importName(f, storePath, "store")
 	if local == "" || local == "_" {
 		return nil
 	}

@@ -112,15 +112,7 @@ func allowedList() string {
 // write's name on the package store (whatever the file calls it), or an
 // Op literal.
 func storeWritesIn(fset *token.FileSet, f *ast.File, storePath string) []string {
-	local := ""
-	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == storePath {
-			local = "store"
-			if imp.Name != nil {
-				local = imp.Name.Name
-			}
-		}
-	}
+	local := importName(f, storePath, "store")
 	if local == "" || local == "_" {
 		return nil
 	}
@@ -180,4 +172,18 @@ func f(kv kvs.KV, r *registry.Registry) {
 	if w := storeWritesIn(fset, f, "example.com/other/store"); w != nil {
 		t.Errorf("another package's names counted: %q", w)
 	}
+}
+
+// importName is what file f calls the package at path: its import's
+// name, else def; "" when f does not import it.
+func importName(f *ast.File, path, def string) string {
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == path {
+			if imp.Name != nil {
+				return imp.Name.Name
+			}
+			return def
+		}
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/datadriven"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
@@ -166,7 +167,7 @@ func lostInRestartCase(t *testing.T, c scenarioCase) string {
 		if len(w) < 2 || w[0] != "task" {
 			c.fatalf(t, "want \"task <id> [launched] state=<STATE>\", got %q", l)
 		}
-		m := kvWords(w[2:])
+		m := datadriven.KV(w[2:])
 		state, ok := mesos.TaskState_value[m["state"]]
 		if !ok {
 			c.fatalf(t, "unknown task state %q", m["state"])

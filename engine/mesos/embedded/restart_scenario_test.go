@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/datadriven"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
@@ -92,7 +93,7 @@ func (r *restartRun) printf(format string, args ...any) {
 //	checkpointed                      prints whether any framework was checkpointed
 func (r *restartRun) step(cmd string, args []string) {
 	r.t.Helper()
-	kv := kvWords(args)
+	kv := datadriven.KV(args)
 	arg := func(i int) string {
 		if len(args) <= i {
 			r.fatalf("%s needs more words", cmd)
