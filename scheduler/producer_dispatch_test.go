@@ -82,23 +82,8 @@ func (d disablingDispatcher) TriggerMissed(ctx context.Context, missed map[strin
 // started at 06:08:44, when the job was enabled again); the other job's
 // fire stays.
 func TestProducerDropsAFireCommittedAsItsJobWasDisabled(t *testing.T) {
-	r := newRig(t)
-	r.addApp("app", 1, 128)
-	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.Cron = "0/5 * * * * ?" })
-	r.addJob(func(j *jobs.Config) { j.JobName = "b"; j.Cron = "0/5 * * * * ?" })
-	r.sched.producer.Dispatch = disablingDispatcher{r: r, job: "a"}
-	fired := runProducer(t, r)
-	armedAt(t, r, t0.Add(5*time.Second))
-	r.clk.Advance(5 * time.Second)
-	if got := nextFire(t, fired); !slices.Equal(got, []string{"b"}) {
-		t.Errorf("reported %v, want b only", got)
-	}
-	if c := r.readyCount("a"); c != 0 {
-		t.Fatalf("the disabled job keeps %d pending execution(s)", c)
-	}
-	if c := r.readyCount("b"); c != 1 {
-		t.Fatalf("b has %d pending, want its fire", c)
-	}
+	checkDisabledJobsFireLeavesNothing(t, func(r *rig) Dispatcher { return disablingDispatcher{r: r, job: "a"} },
+		"the disabled job keeps %d pending execution(s)")
 }
 
 // unseenDisableDispatcher commits a disable while the producer's fire
@@ -133,11 +118,21 @@ func (d unseenDisableDispatcher) TriggerMissed(ctx context.Context, missed map[s
 // enable to run, by the fire's own commit (registry/gate.go), not by any
 // clearing after it. The other job's fire stays.
 func TestProducerFireNeverLandsAfterAnUnseenDisable(t *testing.T) {
+	checkDisabledJobsFireLeavesNothing(t, func(r *rig) Dispatcher { return unseenDisableDispatcher{r: r, job: "a"} },
+		"enabled again, the job has %d pending execution(s) of an instant it spent disabled")
+}
+
+// checkDisabledJobsFireLeavesNothing runs jobs a and b, every 5 s, through
+// the dispatcher dispatch makes (one that disables a around the fire's
+// commit): b's fire is reported and pending, a has nothing pending
+// (failing with left, given a's pending count).
+func checkDisabledJobsFireLeavesNothing(t *testing.T, dispatch func(r *rig) Dispatcher, left string) {
+	t.Helper()
 	r := newRig(t)
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.Cron = "0/5 * * * * ?" })
 	r.addJob(func(j *jobs.Config) { j.JobName = "b"; j.Cron = "0/5 * * * * ?" })
-	r.sched.producer.Dispatch = unseenDisableDispatcher{r: r, job: "a"}
+	r.sched.producer.Dispatch = dispatch(r)
 	fired := runProducer(t, r)
 	armedAt(t, r, t0.Add(5*time.Second))
 	r.clk.Advance(5 * time.Second)
@@ -145,7 +140,7 @@ func TestProducerFireNeverLandsAfterAnUnseenDisable(t *testing.T) {
 		t.Errorf("reported %v, want b only", got)
 	}
 	if c := r.readyCount("a"); c != 0 {
-		t.Fatalf("enabled again, the job has %d pending execution(s) of an instant it spent disabled", c)
+		t.Fatalf(left, c)
 	}
 	if c := r.readyCount("b"); c != 1 {
 		t.Fatalf("b has %d pending, want its fire", c)
