@@ -472,14 +472,15 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	p.report(due, batch)
 }
 
-// dropUnrunnable clears the fires just committed for jobs a disable or
-// deregister took off while the commit was in flight: the change's own
-// clearing (configFollower.jobChanged) may have landed before this commit,
-// which would leave the fire pending until the job came back, to start
-// then however late (etcd fault soak seed 532: a fire staged as a disable
-// landed started 92 s later, once the job was enabled again). The catalog
-// takes a change before the follower clears the job's queues, so a commit
-// landing after that clearing finds the job not runnable here.
+// dropUnrunnable clears the fires just committed for jobs the catalog
+// sees as not runnable. A job's own disable, update or deregister cannot
+// let a fire land after it (the fire's commit checks the job's gate:
+// registry/gate.go); what the gate does not cover is the job's app going
+// off (its disable, its removal) while the commit was in flight, whose
+// clearing (configFollower) may have landed before this commit: the fire
+// would stay pending until the app came back, to start then however late.
+// The catalog takes a change before the follower clears the queues, so a
+// commit landing after that clearing finds the job not runnable here.
 func (p *Producer) dropUnrunnable(ctx context.Context, batch map[string]registry.CronFire) {
 	if p.Registry == nil {
 		return
