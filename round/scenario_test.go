@@ -69,7 +69,6 @@ func (c *catalog) App(name string) (app.Config, bool) {
 	return a, ok
 }
 
-
 func num(s string) float64 {
 	if s == "" {
 		return 0
