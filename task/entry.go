@@ -9,9 +9,13 @@ type Entry struct {
 	AgentID    string `json:"agentId"`
 	Hostname   string `json:"hostname,omitempty"`
 	ExecutorID string `json:"executorId"`
-	State      State  `json:"state"`          // the last state seen
-	Busy       bool   `json:"busy,omitempty"` // a DAEMON task is inside a run of its cron
-	Source     string `json:"executionSource,omitempty"`
+	State      State  `json:"state"` // the last state seen
+	// StagingWhenLost: the task went UNREACHABLE while still STAGING (its
+	// agent was lost before the task reported starting), so it may or may
+	// not have started there; any later state but UNREACHABLE clears it.
+	StagingWhenLost bool   `json:"stagingWhenLost,omitempty"`
+	Busy            bool   `json:"busy,omitempty"` // a DAEMON task is inside a run of its cron
+	Source          string `json:"executionSource,omitempty"`
 	// Trigger is who or what queued the run: "cron", "api:{user}",
 	// "console:{user}", "ejctl:{user}", "workflow:{flow}/{run}/{node}",
 	// "retry", "failover", "daemon" ("" when not recorded).

@@ -100,7 +100,8 @@ func parseInput(t *testing.T, c datadriven.Case) Input {
 				Failover: m["failover"] != "", MaxRetries: count(m["retries"]), PauseAfterFailures: count(m["pause"]),
 				RetryBackoff: at(m["backoff"]).Sub(t0)}
 		case "entry":
-			e := Entry{TaskID: "t1", State: State(long("TASK_", m["state"])), Attempts: count(m["attempts"]), RunKey: m["runkey"], KilledBy: m["killedby"]}
+			e := Entry{TaskID: "t1", State: State(long("TASK_", m["state"])), Attempts: count(m["attempts"]), RunKey: m["runkey"], KilledBy: m["killedby"],
+				StagingWhenLost: m["staging-when-lost"] != ""}
 			if id := m["task"]; id != "" {
 				e.TaskID = id
 			}
@@ -193,7 +194,7 @@ func renderOutcome(o Outcome) []string {
 		out = append(out, "unreachable timer starts")
 	}
 	if e := o.Mark; e != nil {
-		out = append(out, fmt.Sprintf("mark %s updated=%s", e.State, sec(e.UpdatedAt)))
+		out = append(out, line(fmt.Sprintf("mark %s updated=%s", e.State, sec(e.UpdatedAt)), words(e.StagingWhenLost, "staging-when-lost")))
 	}
 	if e := o.End; e != nil {
 		out = append(out, renderEnd(e)...)

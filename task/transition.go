@@ -150,6 +150,9 @@ func Transition(in Input) Outcome {
 	case u.State == Unreachable:
 		out.Unreachable = true
 		out.Mark = mark(*in.Entry, u.State, in.Now)
+		if out.Mark != nil {
+			out.Mark.StagingWhenLost = in.Entry.State == Staging || in.Entry.StagingWhenLost
+		}
 	case u.State == Finished:
 		out.End = end(in, Success, nil)
 	case u.State == Killed:
@@ -169,6 +172,9 @@ func Transition(in Input) Outcome {
 		e := end(in, res, retry)
 		e.Notify = true
 		out.End = e
+		if msg, ok := lostBeforeStart(in, again); ok {
+			in.Update.Message, out.Message = msg, msg
+		}
 	}
 	if out.End != nil {
 		account(in, out.End)
@@ -218,8 +224,45 @@ func mark(e Entry, s State, now time.Time) *Entry {
 	if e.State == s {
 		return nil
 	}
-	e.State, e.UpdatedAt = s, now.UTC()
+	e.State, e.UpdatedAt, e.StagingWhenLost = s, now.UTC(), false
 	return &e
+}
+
+// The words of a task lost with its agent before it started
+// (LostBeforeStart): history's failure cause and the run's record carry
+// them, the console and the API show them, and the fault soak's checker
+// accounts for the fire or trigger by them.
+const (
+	LostBeforeStartWords = "lost with its agent before it started"
+	NotRunAgainWords     = "not run again: the job's failover is off and the task may have started on the unreachable agent"
+)
+
+// lostBeforeStart words the failure of a task that went UNREACHABLE while
+// still STAGING and ended there (counted lost after
+// task_unreachable_timeout, GONE, UNKNOWN, DROPPED…). Unless the master
+// said TASK_DROPPED (NeverStarted: it runs again) the agent may have
+// started it while it was out of sight (a launch in flight when the agent
+// was partitioned reaches it when the partition heals), so without the
+// job's failover flag the shard does not run again, which could run the
+// fire twice, and the words say so. again: it runs again (failover, a
+// retry within the run).
+func lostBeforeStart(in Input, again bool) (string, bool) {
+	e := in.Entry
+	if e.State != Unreachable || !e.StagingWhenLost {
+		return "", false
+	}
+	msg := LostBeforeStartWords + " (" + firstNonEmpty(in.Update.Message, string(in.Update.State)) + ")"
+	if !again && in.Job.Runnable {
+		msg += "; " + NotRunAgainWords
+	}
+	return msg, true
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func end(in Input, res Result, retry *queue.Failover) *End {
@@ -246,9 +289,16 @@ const MaxFailoverBackoff = time.Minute
 // from an executor refusing it while shutting down. Running it again
 // cannot run the job twice, so it is queued like a failover even when the
 // job's failover flag is off. TASK_ERROR (an invalid task) is not retried.
+//
+// A task that went UNREACHABLE while still STAGING (Entry.StagingWhenLost)
+// never started only when the master says so: TASK_DROPPED, which Mesos
+// sends to a partition-aware framework for a task that failed to launch
+// and is not running (e.g. its agent, back, does not know it); any other
+// end of it is lostBeforeStart's.
 func NeverStarted(e Entry, u Update) bool {
 	refused := u.Source != SourceExecutor || u.Reason == ReasonExecutorTerminated
-	return e.State == Staging && refused && u.State != Error && e.Attempts < MaxNeverStartedRetries
+	staging := e.State == Staging || (e.State == Unreachable && e.StagingWhenLost && u.State == Dropped)
+	return staging && refused && u.State != Error && e.Attempts < MaxNeverStartedRetries
 }
 
 // retryOf decides whether a failed shard runs again and when:
