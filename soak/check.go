@@ -72,6 +72,11 @@ type Fault struct {
 type Outcome struct {
 	Success bool
 	Open    bool `json:",omitempty"` // no completion recorded
+	// NotRun, for a task history says was lost with its agent before it
+	// started and not run again (docs/jobs.md, failover), is when it was
+	// counted lost; Trigger is who queued it (history's triggeredBy).
+	NotRun  time.Time `json:",omitzero"`
+	Trigger string    `json:",omitempty"`
 }
 
 // Input is everything the checker reads.
@@ -166,14 +171,15 @@ func Check(in Input) Report {
 		slices.SortFunc(rs, func(a, b run) int { return a.At.Compare(b.At) })
 	}
 	faults := resumed(in.Faults, runs)
+	nr := notRunOf(in)
 	for _, j := range in.Jobs {
 		rs := byJob[j.Name]
 		rep.checkDuplicates(j, rs)
 		rep.checkOverlap(j, rs)
 		rep.checkStale(j, rs, in.Slack)
 		if !j.Daemon {
-			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, faults, pendingAtEnd(j, in))
-			rep.checkKeys(j, rs)
+			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, faults, pendingAtEnd(j, in), nr[j.Name])
+			rep.checkKeys(j, rs, nr[j.Name])
 		}
 	}
 	rep.checkTerms(runs)
@@ -373,7 +379,7 @@ const stageLead = 5 * time.Second
 // (collapsed into it) or the next execution is a MISFIRE one (a
 // takeover's catch-up collapsing the fires no leader fired), and no fire
 // has two executions.
-func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Time, faults []Fault, pending int) int {
+func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Time, faults []Fault, pending int, nr []*notRun) int {
 	fs, err := fires(j, slack, end)
 	if err != nil {
 		rep.add(LostFire, j.Name, "%v", err)
@@ -425,7 +431,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				continue
 			}
 		} else {
-			if busy(rs, f, slack, faults, j.Sent) {
+			if busy(rs, f, slack, faults, j.Sent) || heldNotRun(nr, f, slack, commitBound(f, slack, faults)) {
 				continue
 			}
 			i := sort.Search(len(ex), func(i int) bool { return ex[i].queued.After(f.at) })
@@ -448,7 +454,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				continue
 			}
 		}
-		if cleared(rs, f, j.Misfire) || relaunched(rs, f, fo) {
+		if cleared(rs, f, j.Misfire) || relaunched(rs, f, fo) || takeNotRun(nr, f, commitBound(f, slack, faults)) {
 			continue
 		}
 		if isPaused {
@@ -560,12 +566,7 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // by a term that lapsed at 06:58:01.6 before the ACCEPT, relaunched at
 // 06:58:05.5).
 func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string]time.Time) bool {
-	until := f.next
-	for _, x := range faults { // a fire during a fault may commit as late as the fault's heal
-		if !f.at.Before(x.Start) && !f.at.After(x.End) {
-			until = maxTime(until, maxTime(x.End.Add(slack), x.resumed))
-		}
-	}
+	until := commitBound(f, slack, faults)
 	for _, r := range rs {
 		q := r.Queued
 		if !onTime(r) {
@@ -582,23 +583,56 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string
 	return false
 }
 
+// commitBound is until when fire f may have committed: its next instant,
+// or, for a fire during a fault, as late as the fault's heal (and a new
+// term's first launch after it).
+func commitBound(f fire, slack time.Duration, faults []Fault) time.Time {
+	until := f.next
+	for _, x := range faults {
+		if !f.at.Before(x.Start) && !f.at.After(x.End) {
+			until = maxTime(until, maxTime(x.End.Add(slack), x.resumed))
+		}
+	}
+	return until
+}
+
 // UnreachableBound is how long after a real agent is lost its tasks may
 // still count as running: the master marks it unreachable after 3 missed
 // pings of 2 s, the schedulers count its tasks lost after the shape's
 // task_unreachable_timeout (20 s), checked every 5 s.
 const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
 
-// seenRunningUntil is, for a run whose end's update died with its lost
-// agent (updateLost under agent-lost), until when the scheduler took it
-// as running: its job's fires meanwhile collapse into it (zero: no such
-// fault).
+// seenRunningUntil is, for a run the scheduler saw end late, until when
+// it may have taken it as running: its job's fires meanwhile collapse into
+// it (zero: no such fault).
+//
+// A run whose end's update died with its lost agent (updateLost under
+// agent-lost) ran for the scheduler until it was counted lost.
+//
+// A run that ended while the leader's links to its store's peers lost
+// packets, or up to maxLossStall after they healed (a chunk delayed
+// before the heal holds the link's later ones behind it), had its end's
+// commit wait on them: the leader's registry held it running until the
+// commit landed (real-mesos seed 5303: five misfire=false jobs' runs
+// ended at 09:42:29.0, 2.5 s after leader-peers-loss healed; their fires
+// of 09:42:30 collapsed into them).
 func seenRunningUntil(r run, faults []Fault) time.Time {
+	var until time.Time
 	for _, f := range faults {
-		if f.Kind == AgentLost && !f.Start.Before(r.end) && f.Start.Before(r.end.Add(updateLag)) {
-			return f.Start.Add(UnreachableBound)
+		switch {
+		case f.Kind == AgentLost && !f.Start.Before(r.end) && f.Start.Before(r.end.Add(updateLag)):
+			until = maxTime(until, f.Start.Add(UnreachableBound))
+		case lossToStore(f.Kind) && !r.end.Before(f.Start) && !r.end.After(f.End.Add(maxLossStall)):
+			until = maxTime(until, f.End.Add(maxLossStall))
 		}
 	}
-	return time.Time{}
+	return until
+}
+
+// lossToStore names the faults losing packets on the leader's links to its
+// store: the etcd shapes' peers, the zk shape's ensemble.
+func lossToStore(kind string) bool {
+	return kind == "leader-peers-loss" || kind == "leader-registry-loss"
 }
 
 // relaunchedTriggerSent is when a FAILOVER run's trigger was sent, if no
@@ -771,7 +805,7 @@ func (rep *Report) checkStale(j Job, rs []run, slack time.Duration) {
 
 // checkKeys: each accepted trigger ran once per shard; a trigger whose
 // answer was lost ran at most once.
-func (rep *Report) checkKeys(j Job, rs []run) {
+func (rep *Report) checkKeys(j Job, rs []run, nr []*notRun) {
 	n := map[string]map[int]int{}
 	relaunch := map[string]bool{}
 	for _, r := range rs {
@@ -793,7 +827,7 @@ func (rep *Report) checkKeys(j Job, rs []run) {
 		}
 	}
 	for _, k := range j.Keys {
-		if len(n[k]) == 0 && !relaunch[k] {
+		if len(n[k]) == 0 && !relaunch[k] && !takeNotRunTrigger(nr, j.Sent[k]) {
 			rep.add(LostTrigger, j.Name, "trigger %s was accepted and never ran", k)
 		}
 	}

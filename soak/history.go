@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Historian is a shape whose schedulers keep history: the checker then
@@ -36,6 +39,20 @@ type historyRow struct {
 	TaskID       string     `json:"taskId"`
 	Success      bool       `json:"success"`
 	CompleteTime *time.Time `json:"completeTime"`
+	FailureCause *string    `json:"failureCause"`
+	TriggeredBy  string     `json:"triggeredBy"`
+}
+
+// outcome is the row's Outcome; a task lost with its agent before it
+// started and not run again (task.LostBeforeStartWords,
+// task.NotRunAgainWords in its failure cause) has NotRun and Trigger set.
+func (r historyRow) outcome() Outcome {
+	o := Outcome{Success: r.Success, Open: r.CompleteTime == nil}
+	if c := r.FailureCause; !r.Success && c != nil && r.CompleteTime != nil &&
+		strings.Contains(*c, task.LostBeforeStartWords) && strings.Contains(*c, task.NotRunAgainWords) {
+		o.NotRun, o.Trigger = r.CompleteTime.UTC(), r.TriggeredBy
+	}
+	return o
 }
 
 // fetchHistory reads every execution row, a page of 1,000 at a time.
@@ -51,7 +68,7 @@ func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error
 			return nil, fmt.Errorf("soak: history: %w", err)
 		}
 		for _, r := range p.Rows {
-			out[r.TaskID] = append(out[r.TaskID], Outcome{Success: r.Success, Open: r.CompleteTime == nil})
+			out[r.TaskID] = append(out[r.TaskID], r.outcome())
 		}
 		if len(p.Rows) < 1000 || page*1000 >= p.Total {
 			return out, nil
