@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"github.com/ejcloud/elasticjob/observe"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,6 +190,47 @@ func TestUnreachableCountsFromWhenTheAgentWasLost(t *testing.T) {
 	}
 	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 {
 		t.Fatal("lost task not failed over")
+	}
+}
+
+// Real Mesos soak seed 5301: a launch sent just before its agent was lost
+// never reported starting; its task went UNREACHABLE from STAGING (the
+// mark says so, for the next leader too), and, counted lost, it is not run
+// again without failover (it may have started on the agent): history
+// hears why. TASK_DROPPED of such a task (Mesos: never launched) runs it
+// again.
+func TestLostBeforeItStartedIsRecordedNotRunAgain(t *testing.T) {
+	r, run := launched(t, nil)
+	obs := &statusRecorder{}
+	r.sched.status.obs = obs
+	lost := r.clk.Now().Add(-r.sched.deps.Options.Unreachable)
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: task.Unreachable,
+		Source: task.SourceMaster, UnreachableSince: lost}); err != nil {
+		t.Fatal(err)
+	}
+	if e := r.running("job")[0]; e.State != task.Unreachable || !e.StagingWhenLost {
+		t.Fatalf("entry %s, staging when lost %v", e.State, e.StagingWhenLost)
+	}
+	r.sched.recon.periodic(r.ctx)
+	if _, ok := r.running("job")[0]; ok {
+		t.Fatal("unreachable for the whole timeout, still running")
+	}
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 0 {
+		t.Fatalf("run again without failover: %+v", fo)
+	}
+	last := obs.states[len(obs.states)-1]
+	if last.State != task.Lost || !strings.Contains(last.Message, task.LostBeforeStartWords) || !strings.Contains(last.Message, task.NotRunAgainWords) {
+		t.Errorf("history hears %s %q", last.State, last.Message)
+	}
+
+	r, run = launched(t, nil)
+	r.status(run[0].TaskID, "TASK_UNREACHABLE")
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: task.Dropped,
+		Source: task.SourceMaster, Reason: task.ReasonReconciliation}); err != nil {
+		t.Fatal(err)
+	}
+	if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 {
+		t.Fatal("TASK_DROPPED of a task lost while staging: not run again")
 	}
 }
 
