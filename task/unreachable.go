@@ -1,7 +1,7 @@
 package task
 
 // The words of a task lost with its agent before it started
-// (LostBeforeStart): history's failure cause and the run's record carry
+// (lostBeforeStart): history's failure cause and the run's record carry
 // them, the console and the API show them, and the fault soak's checker
 // accounts for the fire or trigger by them.
 const (
