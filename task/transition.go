@@ -256,7 +256,10 @@ const MaxFailoverBackoff = time.Minute
 // A task that went UNREACHABLE while still STAGING (Entry.StagingWhenLost)
 // never started only when the master says so: TASK_DROPPED, which Mesos
 // sends to a partition-aware framework for a task that failed to launch
-// and is not running (e.g. its agent, back, does not know it); any other
+// and is not running (Mesos's documented meaning; an agent back under its
+// id that does not know the task makes Mesos 1.11 answer TASK_GONE,
+// "Task is unknown to the agent", which is not this: realmesos
+// TestStagingTaskOfAPartitionedAgent); any other
 // end of it is lostBeforeStart's.
 func NeverStarted(e Entry, u Update) bool {
 	refused := u.Source != SourceExecutor || u.Reason == ReasonExecutorTerminated

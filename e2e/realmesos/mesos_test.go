@@ -28,6 +28,8 @@ type mesosOpts struct {
 	credentials map[string]string
 	// resources of the agent, as Mesos writes them (default cpus:2;mem:4096;disk:10240;ports:[31000-32000]).
 	resources string
+	// masterFlags are added to every master's command line.
+	masterFlags []string
 }
 
 // mesosCluster is a real Mesos master (or several) and one agent on 127.0.0.1, stopped at cleanup
@@ -87,6 +89,7 @@ func (c *mesosCluster) startMaster() *proc {
 		args = append(args, "--authenticate_http_frameworks", "--http_framework_authenticators=basic",
 			"--credentials="+c.writeCredentials())
 	}
+	args = append(args, c.opts.masterFlags...)
 	p := startProc(c.t, fmt.Sprintf("master%d", i), filepath.Join(mesosHome, "bin/mesos-master"), c.dir, args)
 	p.port = port
 	c.masters = append(c.masters, p)
@@ -95,12 +98,23 @@ func (c *mesosCluster) startMaster() *proc {
 
 func (c *mesosCluster) startAgent() *proc {
 	c.t.Helper()
+	c.agents++
+	return c.startAgentOn(harness.FreePort(c.t))
+}
+
+// restartAgent starts the agent again on its work directory and port: it recovers and registers
+// again under its agent id.
+func (c *mesosCluster) restartAgent() *proc {
+	c.t.Helper()
+	return c.startAgentOn(c.agent.port)
+}
+
+func (c *mesosCluster) startAgentOn(port int) *proc {
+	c.t.Helper()
 	master := c.opts.zk
 	if master == "" {
 		master = "127.0.0.1:" + strconv.Itoa(c.masters[0].port)
 	}
-	c.agents++
-	port := harness.FreePort(c.t)
 	args := []string{"--master=" + master, "--ip=127.0.0.1", "--hostname=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--work_dir=" + c.agentDir(), "--fetcher_cache_dir=" + c.fetchCacheDir(), "--launcher=posix",
 		"--isolation=posix/cpu,posix/mem", "--no-systemd_enable_support", "--resources=" + c.opts.resources,
