@@ -45,7 +45,7 @@ func notRunOf(in Input) map[string][]*notRun {
 				}
 				seen[id] = true
 				out[tid.JobName] = append(out[tid.JobName], &notRun{task: id, item: tid.Item, queued: q, lost: o.NotRun,
-					trigger: strings.HasPrefix(o.Trigger, "api:")})
+					trigger: triggered(o.Trigger)})
 			}
 		}
 	}
@@ -54,6 +54,17 @@ func notRunOf(in Input) map[string][]*notRun {
 		add(h)
 	}
 	return out
+}
+
+// triggered: history's triggeredBy names a trigger (the API's, the
+// console's, ejctl's), not a cron fire or a catch-up.
+func triggered(by string) bool {
+	for _, p := range []string{"api:", "console:", "ejctl:"} {
+		if strings.HasPrefix(by, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // takeNotRun accounts for fire f by a cron fire's task not run, not taken
