@@ -42,7 +42,7 @@ func TestRegistryEveryKeyFromEveryLayer(t *testing.T) {
 	d := load(t, nil, nil)
 	if d.RegistryKind() != RegistryEmbedded || d.Replicated() || d.Etcd.Heartbeat != 50*time.Millisecond || d.Etcd.Election != 500*time.Millisecond ||
 		d.Etcd.LeaseTTL != time.Second || d.Etcd.ClientURL != "http://127.0.0.1:2379" ||
-		d.Etcd.CatchUpEntries != 1000 || d.Etcd.CompactionRetention != 5*time.Minute {
+		d.Etcd.CatchUpEntries != 1000 || d.Etcd.CompactionRetention != 2*time.Minute {
 		t.Errorf("defaults: %s %+v", d.RegistryKind(), d.Etcd)
 	}
 	if zk := load(t, nil, map[string]string{"zk_servers": "z:2181", "mesos_url": "http://m:5050"}); zk.RegistryKind() != RegistryZooKeeper {
@@ -85,7 +85,7 @@ func TestRegistryErrors(t *testing.T) {
 		{map[string]string{"registry": "etcd", "etcd_prefix": "ej"}, "must start with /"},
 		{map[string]string{"registry": "etcd", "etcd_quota_bytes": "0"}, "etcd_quota_bytes"},
 		{map[string]string{"registry": "etcd", "etcd_catchup_entries": "10"}, "etcd_catchup_entries: \"10\" is not a whole number of at least 100"},
-		{map[string]string{"registry": "etcd", "etcd_compaction_retention": "30s"}, "etcd_compaction_retention: \"30s\" is not a duration of at least 1m"},
+		{map[string]string{"registry": "etcd", "etcd_compaction_retention": "10s"}, "etcd_compaction_retention: \"10s\" is not a duration of at least 30s"},
 		{map[string]string{"registry": "etcd", "etcd_join": "true"}, "etcd_join: a joining member needs etcd_peers"},
 		{map[string]string{"registry": "etcd", "etcd_join": "yes-please"}, "etcd_join"},
 		{map[string]string{"registry": "etcd", "etcd_endpoints": "http://e:2379", "etcd_join": "true"}, "etcd_join configure the member"},

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // liveHeap is the heap in use after two collections.
@@ -68,5 +70,77 @@ func TestMemberRaftLogHeapIsBounded(t *testing.T) {
 	if held > bound {
 		t.Fatalf("the member holds %.1f MiB after %d writes of %d KiB, more than the bound of its catch-up entries, %d MiB",
 			float64(held)/(1<<20), n, size>>10, bound>>20)
+	}
+}
+
+// revisionHistory writes rounds of the scheduler's churn (a task's
+// running entry created, updated twice, deleted: four key writes, 300
+// bytes each) through a member alone, n rounds of 256 tasks, and returns
+// the heap and backend bytes each key write leaves until compaction, and
+// what is left of them after compaction to the last revision.
+func revisionHistory(t testing.TB, rounds int) (heapPer, dbPer, heapAfter, dbAfter float64) {
+	cfg := memberConfigs(t, 1)[0]
+	cfg.AutoCompactionRetention = "0" // compacted by hand below
+	cfg.MaxTxnOps = EmbeddedMaxTxnOps
+	m, err := StartMember(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cli := m.inProcess()
+	ctx := t.Context()
+	val := strings.Repeat("v", 300)
+	dbSize := func() int64 {
+		st, err := cli.Status(ctx, m.Endpoints()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.DbSizeInUse
+	}
+	h0, d0 := liveHeap(), dbSize()
+	writes := 0
+	for r := range rounds {
+		for _, step := range []string{"create", "update", "update", "delete"} {
+			ops := make([]clientv3.Op, 0, 256)
+			for i := range 256 {
+				key := fmt.Sprintf("/elasticjob-cloud/n/4/state/running/job-%d/task-%d-%d", i, r, i)
+				if step == "delete" {
+					ops = append(ops, clientv3.OpDelete(key))
+				} else {
+					ops = append(ops, clientv3.OpPut(key, val))
+				}
+			}
+			if _, err := cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+				t.Fatal(err)
+			}
+			writes += len(ops)
+		}
+	}
+	h1, d1 := liveHeap(), dbSize()
+	resp, err := cli.Get(ctx, "/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	h2, d2 := liveHeap(), dbSize()
+	w := float64(writes)
+	return float64(h1-h0) / w, float64(d1-d0) / w, float64(h2-h0) / w, float64(d2-d0) / w
+}
+
+// BenchmarkMemberRevisionHistory: what each key write of the scheduler's
+// churn costs a member until the periodic compaction removes it
+// (etcd_compaction_retention), in its heap (the key index; the raft log
+// is bounded apart) and its backend (mapped: part of the RSS), and what is
+// left after compaction. At a few thousand key writes a second (100,000
+// jobs), an hour's retention holds millions of them.
+func BenchmarkMemberRevisionHistory(b *testing.B) {
+	for b.Loop() {
+		heapPer, dbPer, heapAfter, dbAfter := revisionHistory(b, 100)
+		b.ReportMetric(heapPer, "heap-B/write")
+		b.ReportMetric(dbPer, "db-B/write")
+		b.ReportMetric(heapAfter, "heap-B/write-compacted")
+		b.ReportMetric(dbAfter, "db-B/write-compacted")
 	}
 }
