@@ -77,10 +77,11 @@ type MemberConfig struct {
 // scheduler's entries are whole commits (a launch round, a batch of
 // status updates or history rows): 85 MB of a 20,000-job replica's heap
 // was its raft log (TestMemberRaftLogHeapIsBounded). And until the
-// periodic compaction each key write's revision stays, ≈ 110 B in the
+// periodic compaction each key write's revision stays, ≈ 120 B in the
 // key index and ≈ 370 B in the database file
-// (BenchmarkMemberRevisionHistory): at thousands of key writes a second,
-// an hour's retention (held up to two) is GBs, past the 2 GiB quota.
+// (BenchmarkMemberRevisionHistory), both freed by compaction: at
+// thousands of key writes a second, an hour's retention (held up to two)
+// is GBs, up to the 2 GiB quota.
 const (
 	// DefaultCatchUpEntries: raft entries kept in memory for a lagging
 	// follower (etcd's 5,000). At the scheduler's commit rates, tens a
