@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -30,7 +31,13 @@ type Etcd struct {
 	Election  time.Duration
 	LeaseTTL  time.Duration // etcd_lease_ttl: the election's lease
 	Quota     int64         // etcd_quota_bytes
-	Join      bool          // etcd_join: the member joins a running cluster that added it (ejctl cluster add)
+	// CatchUpEntries is etcd_catchup_entries: raft entries the member
+	// keeps in memory for a lagging follower.
+	CatchUpEntries int
+	// CompactionRetention is etcd_compaction_retention: the history of
+	// revisions the member keeps (periodic compaction).
+	CompactionRetention time.Duration
+	Join                bool // etcd_join: the member joins a running cluster that added it (ejctl cluster add)
 	// ListenPeerURL is etcd_listen_peer_url: where the member listens for
 	// the others when a proxy stands in front of it (empty: PeerURL).
 	ListenPeerURL string
@@ -67,6 +74,22 @@ func registrySettings() []setting {
 				return fmt.Errorf("etcd_quota_bytes: %q is not a positive size like 2GiB", v)
 			}
 			c.Etcd.Quota = n
+			return nil
+		}},
+		{"etcd_catchup_entries", "1000", "registry=etcd: the latest raft entries (commits) the embedded member keeps in memory, whole, for a follower that falls behind; one further behind is sent a snapshot of the database (etcd's default 5,000 held hundreds of MB at 100,000 jobs)", func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 100 {
+				return fmt.Errorf("etcd_catchup_entries: %q is not a whole number of at least 100", v)
+			}
+			c.Etcd.CatchUpEntries = n
+			return nil
+		}},
+		{"etcd_compaction_retention", "2m", "registry=etcd: the history of revisions the embedded member keeps (compacted every period to what is older than it): every key write's revision stays in memory and in the database until then (thousands a second at 100,000 jobs); a watch resumed after a longer disconnection re-reads its subtree", func(c *Config, v string) error {
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d < 30*time.Second {
+				return fmt.Errorf("etcd_compaction_retention: %q is not a duration of at least 30s like 2m or 1h", v)
+			}
+			c.Etcd.CompactionRetention = d
 			return nil
 		}},
 	}

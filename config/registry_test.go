@@ -14,6 +14,7 @@ func TestRegistryEveryKeyFromEveryLayer(t *testing.T) {
 		"etcd_client_url": "http://10.0.0.2:2379", "etcd_peer_url": "http://10.0.0.2:2380", "etcd_cluster_token": "prod-a",
 		"etcd_prefix": "/ej-prod", "etcd_heartbeat": "100ms", "etcd_election_timeout": "1s", "etcd_lease_ttl": "2s",
 		"etcd_quota_bytes": "4GiB", "etcd_join": "true", "mesos_url": "http://m:5050",
+		"etcd_catchup_entries": "2000", "etcd_compaction_retention": "10m",
 	}
 	var file strings.Builder
 	env, prefixed := map[string]string{}, map[string]string{}
@@ -34,12 +35,14 @@ func TestRegistryEveryKeyFromEveryLayer(t *testing.T) {
 	e := c.Etcd
 	if c.RegistryKind() != RegistryEtcd || !c.Replicated() || c.EtcdMemberName() != "s2" || c.EtcdPeerURL() != "http://10.0.0.2:2380" ||
 		len(c.EtcdPeers()) != 3 || e.Token != "prod-a" || e.Prefix != "/ej-prod" || e.Heartbeat != 100*time.Millisecond ||
-		e.Election != time.Second || e.LeaseTTL != 2*time.Second || e.Quota != 4<<30 || !e.Join || c.EtcdDir() != c.DataDir+"/etcd" {
+		e.Election != time.Second || e.LeaseTTL != 2*time.Second || e.Quota != 4<<30 || !e.Join || c.EtcdDir() != c.DataDir+"/etcd" ||
+		e.CatchUpEntries != 2000 || e.CompactionRetention != 10*time.Minute {
 		t.Errorf("etcd settings: %+v", e)
 	}
 	d := load(t, nil, nil)
 	if d.RegistryKind() != RegistryEmbedded || d.Replicated() || d.Etcd.Heartbeat != 50*time.Millisecond || d.Etcd.Election != 500*time.Millisecond ||
-		d.Etcd.LeaseTTL != time.Second || d.Etcd.ClientURL != "http://127.0.0.1:2379" {
+		d.Etcd.LeaseTTL != time.Second || d.Etcd.ClientURL != "http://127.0.0.1:2379" ||
+		d.Etcd.CatchUpEntries != 1000 || d.Etcd.CompactionRetention != 2*time.Minute {
 		t.Errorf("defaults: %s %+v", d.RegistryKind(), d.Etcd)
 	}
 	if zk := load(t, nil, map[string]string{"zk_servers": "z:2181", "mesos_url": "http://m:5050"}); zk.RegistryKind() != RegistryZooKeeper {
@@ -81,6 +84,8 @@ func TestRegistryErrors(t *testing.T) {
 		{map[string]string{"registry": "etcd", "etcd_lease_ttl": "0s"}, "at least 1s"},
 		{map[string]string{"registry": "etcd", "etcd_prefix": "ej"}, "must start with /"},
 		{map[string]string{"registry": "etcd", "etcd_quota_bytes": "0"}, "etcd_quota_bytes"},
+		{map[string]string{"registry": "etcd", "etcd_catchup_entries": "10"}, "etcd_catchup_entries: \"10\" is not a whole number of at least 100"},
+		{map[string]string{"registry": "etcd", "etcd_compaction_retention": "10s"}, "etcd_compaction_retention: \"10s\" is not a duration of at least 30s"},
 		{map[string]string{"registry": "etcd", "etcd_join": "true"}, "etcd_join: a joining member needs etcd_peers"},
 		{map[string]string{"registry": "etcd", "etcd_join": "yes-please"}, "etcd_join"},
 		{map[string]string{"registry": "etcd", "etcd_endpoints": "http://e:2379", "etcd_join": "true"}, "etcd_join configure the member"},

@@ -42,9 +42,19 @@ func etcdMemberConfig(cfg config.Config) etcdstore.MemberConfig {
 	return etcdstore.MemberConfig{Name: cfg.EtcdMemberName(), Dir: cfg.EtcdDir(), PeerURL: cfg.EtcdPeerURL(), ListenPeerURL: cfg.Etcd.ListenPeerURL,
 		ClientURL: cfg.Etcd.ClientURL, InitialCluster: peers, Join: cfg.Etcd.Join, ClusterToken: cfg.Etcd.Token,
 		Heartbeat: cfg.Etcd.Heartbeat, Election: cfg.Etcd.Election, QuotaBytes: cfg.Etcd.Quota,
+		CatchUpEntries: uint64(cfg.Etcd.CatchUpEntries), AutoCompactionRetention: compactionRetention(cfg.Etcd.CompactionRetention),
 		MaxTxnOps: etcdstore.EmbeddedMaxTxnOps, // a fire instant's commit in one flat transaction
 		// the other members may start minutes apart (a rolling restart, an operator)
 		StartTimeout: 5 * time.Minute}
+}
+
+// compactionRetention is etcd_compaction_retention as etcd reads it (""
+// when unset: the member's default).
+func compactionRetention(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
 }
 
 // openEtcd starts this scheduler's member (it waits for a quorum of

@@ -19,7 +19,7 @@ import (
 // disarming a NOSPACE alarm once the space is back; and, for an external
 // cluster that does not compact itself, compaction of the history older
 // than one interval. Embedded members compact themselves
-// (MemberConfig.AutoCompactionMode, periodic 1 h by default).
+// (MemberConfig.AutoCompactionMode: periodic, DefaultCompactionRetention).
 type Maintenance struct {
 	Admin    *Admin
 	Interval time.Duration // between passes (1 h)

@@ -49,9 +49,17 @@ type MemberConfig struct {
 	// QuotaBytes is the backend's size quota (etcd's 2 GiB when 0).
 	QuotaBytes int64
 	// AutoCompactionMode is "periodic" (default) or "revision", and
-	// AutoCompactionRetention its retention ("1h" or "1000"; "1h" when
-	// empty, "0" turns it off).
+	// AutoCompactionRetention its retention ("2m" or "1000";
+	// DefaultCompactionRetention when empty, "0" turns it off). A
+	// periodic retention r keeps between r and 2r of revisions: every
+	// key write's revision in the member's in-memory key index and its
+	// value in the database file (mapped, so part of the RSS).
 	AutoCompactionMode, AutoCompactionRetention string
+	// CatchUpEntries is how many of the latest raft entries every member
+	// keeps in memory (DefaultCatchUpEntries when 0), whole: a follower
+	// that falls further behind is sent a snapshot of the database
+	// instead.
+	CatchUpEntries uint64
 	// MaxTxnOps is the cap on a transaction's operations (etcd's 128 when 0).
 	MaxTxnOps uint
 	// StartTimeout bounds the wait for the member to join its cluster
@@ -63,6 +71,29 @@ type MemberConfig struct {
 	// is not PeerURL (a proxy stands in front of it); empty: PeerURL.
 	ListenPeerURL string
 }
+
+// The member's memory bounds (docs/benchmarks.md, leader memory). etcd
+// v3.7 keeps its last 5,000 raft entries in memory, whole, and the
+// scheduler's entries are whole commits (a launch round, a batch of
+// status updates or history rows): 85 MB of a 20,000-job replica's heap
+// was its raft log (TestMemberRaftLogHeapIsBounded). And until the
+// periodic compaction each key write's revision stays, ≈ 120 B in the
+// key index and ≈ 370 B in the database file
+// (BenchmarkMemberRevisionHistory), both freed by compaction: at
+// thousands of key writes a second, an hour's retention (held up to two)
+// is GBs, up to the 2 GiB quota.
+const (
+	// DefaultCatchUpEntries: raft entries kept in memory for a lagging
+	// follower (etcd's 5,000). At the scheduler's commit rates, tens a
+	// second, it covers tens of seconds of a follower's absence; one
+	// further behind is sent a snapshot of the database.
+	DefaultCatchUpEntries = 1000
+	// DefaultCompactionRetention is the periodic compaction's retention
+	// (Kubernetes compacts every 5 min). A watch resumed after a longer
+	// disconnection re-reads its subtree; the history log's readers read
+	// from their position, which compaction never removes.
+	DefaultCompactionRetention = "2m"
+)
 
 // Member is a running embedded etcd member.
 type Member struct {
@@ -114,7 +145,10 @@ func (c *MemberConfig) defaults() error {
 		c.AutoCompactionMode = "periodic"
 	}
 	if c.AutoCompactionRetention == "" {
-		c.AutoCompactionRetention = "1h"
+		c.AutoCompactionRetention = DefaultCompactionRetention
+	}
+	if c.CatchUpEntries == 0 {
+		c.CatchUpEntries = DefaultCatchUpEntries
 	}
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = 30 * time.Second
@@ -197,6 +231,7 @@ func (c MemberConfig) embed() (*embed.Config, error) {
 		ec.MaxTxnOps = c.MaxTxnOps
 	}
 	ec.AutoCompactionMode, ec.AutoCompactionRetention = c.AutoCompactionMode, c.AutoCompactionRetention
+	ec.SnapshotCatchUpEntries = c.CatchUpEntries
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(c.Logger)
 	ec.ListenMetricsUrls = nil
 	if err := ec.Validate(); err != nil {

@@ -127,6 +127,7 @@ func TestMemberSettings(t *testing.T) {
 	c.QuotaBytes = 64 << 20
 	c.AutoCompactionMode, c.AutoCompactionRetention = "revision", "1000"
 	c.MaxTxnOps = 256
+	c.CatchUpEntries = 300
 	m, err := StartMember(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -134,9 +135,22 @@ func TestMemberSettings(t *testing.T) {
 	defer m.Close()
 	ec := m.e.Config()
 	if ec.TickMs != 50 || ec.ElectionMs != 500 || ec.QuotaBackendBytes != 64<<20 ||
-		ec.AutoCompactionMode != "revision" || ec.AutoCompactionRetention != "1000" || ec.MaxTxnOps != 256 {
-		t.Fatalf("etcd runs with heartbeat %d ms, election %d ms, quota %d, compaction %s %s, max txn ops %d",
-			ec.TickMs, ec.ElectionMs, ec.QuotaBackendBytes, ec.AutoCompactionMode, ec.AutoCompactionRetention, ec.MaxTxnOps)
+		ec.AutoCompactionMode != "revision" || ec.AutoCompactionRetention != "1000" || ec.MaxTxnOps != 256 || ec.SnapshotCatchUpEntries != 300 {
+		t.Fatalf("etcd runs with heartbeat %d ms, election %d ms, quota %d, compaction %s %s, max txn ops %d, catch-up entries %d",
+			ec.TickMs, ec.ElectionMs, ec.QuotaBackendBytes, ec.AutoCompactionMode, ec.AutoCompactionRetention, ec.MaxTxnOps, ec.SnapshotCatchUpEntries)
+	}
+	// Unset, the memory bounds are the scheduler's, not etcd's (5,000
+	// entries; no compaction).
+	d := memberConfigs(t, 1)[0]
+	if err := d.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	dc, err := d.embed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dc.SnapshotCatchUpEntries != DefaultCatchUpEntries || dc.AutoCompactionMode != "periodic" || dc.AutoCompactionRetention != DefaultCompactionRetention {
+		t.Fatalf("defaults: catch-up entries %d, compaction %s %s", dc.SnapshotCatchUpEntries, dc.AutoCompactionMode, dc.AutoCompactionRetention)
 	}
 	if !m.IsLeader() {
 		t.Fatal("a member alone does not lead")

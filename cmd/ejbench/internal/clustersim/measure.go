@@ -118,6 +118,9 @@ func (s *simRun) measure(ctx context.Context) error {
 			}
 		}
 	}
+	if s.store == "etcd" {
+		s.reportEtcd(m0, m1)
+	}
 	if mmErr != nil {
 		s.r.Note(s.sc + ": " + mmErr.Error())
 	} else {
@@ -246,4 +249,37 @@ func (s *simRun) zkAfter(ctx context.Context) {
 		return
 	}
 	bench.Logf("%s: removed /%s from ZooKeeper in %s", s.sc, s.zkNS, time.Since(t).Round(time.Millisecond))
+}
+
+// reportEtcd adds the replicated store's figures: raft entries committed
+// and key writes per second over the window (each member keeps the last
+// etcd_catchup_entries entries in memory, and every key write's revision
+// until compaction), each member's backend size at
+// the end (mapped: part of each replica's RssFile), and the second
+// standby's VmRSS.
+func (s *simRun) reportEtcd(m0, m1 promtext.Set) {
+	idx := func(m promtext.Set) float64 {
+		top := 0.0
+		for k, v := range m {
+			if strings.HasPrefix(k, "elasticjob_store_member_raft_index") {
+				top = max(top, v)
+			}
+		}
+		return top
+	}
+	var sizes []string
+	for k, v := range m1 {
+		if strings.HasPrefix(k, "elasticjob_store_db_size_bytes") {
+			sizes = append(sizes, bench.MB(v))
+		}
+	}
+	slices.Sort(sizes)
+	writes := m1.Sum("etcd_mvcc_put_total") + m1.Sum("etcd_mvcc_delete_total") - m0.Sum("etcd_mvcc_put_total") - m0.Sum("etcd_mvcc_delete_total")
+	s.r.Add(s.sc, "etcd: raft entries/s; key writes (puts, deletes)/s in window; members' backend size at end",
+		fmt.Sprintf("%.0f/s; %.0f/s; %s", (idx(m1)-idx(m0))/s.window, writes/s.window, strings.Join(sizes, ", ")), "", nil)
+	if s.sb2 != nil {
+		if rss, err := bench.ReadMem(s.sb2.PID()); err == nil {
+			s.r.Add(s.sc, "second standby VmRSS at end", bench.MB(float64(rss.RSS)), "", nil)
+		}
+	}
 }
