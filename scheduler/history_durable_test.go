@@ -2,16 +2,19 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/internal/testproxy"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -149,7 +152,7 @@ func TestHistoryNotOnDiskLeavesTheBatchUnacknowledged(t *testing.T) {
 	}
 }
 
-func openTrace(t *testing.T, dialect, dsn, spool string) *trace.Writer {
+func openTrace(t testing.TB, dialect, dsn, spool string) *trace.Writer {
 	t.Helper()
 	w, err := trace.Open(context.Background(), trace.Options{Dialect: dialect, DSN: dsn, SpoolDir: spool})
 	if err != nil {
@@ -187,4 +190,60 @@ func copyDir(t *testing.T, src, dst string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// notDurable hides an observer's Sync: the scheduler then commits and
+// acknowledges updates without waiting for their history (what it did
+// before observe.Durable).
+type notDurable struct{ observe.Tasks }
+
+// BenchmarkStatusBatchHistory is the cost of making a batch's history
+// durable before its commit: batches of status updates (each a status
+// trace and an execution start, on the real trace writer: SQLite, spool
+// fsynced) handled and committed on the in-memory registry, without the
+// wait (no-sync, the old order) and with it (sync). ns/update is the
+// loop's time per update; with one update per batch every update waits
+// for a whole fsync, with 64 the fsync is shared.
+func BenchmarkStatusBatchHistory(b *testing.B) {
+	for _, size := range []int{1, 64} {
+		for _, sync := range []bool{false, true} {
+			name := fmt.Sprintf("batch=%d/no-sync", size)
+			if sync {
+				name = fmt.Sprintf("batch=%d/sync", size)
+			}
+			b.Run(name, func(b *testing.B) { benchStatusBatch(b, size, sync) })
+		}
+	}
+}
+
+func benchStatusBatch(b *testing.B, size int, sync bool) {
+	r := newRig(b)
+	tw := openTrace(b, "sqlite", filepath.Join(b.TempDir(), "trace.db"), filepath.Join(b.TempDir(), "spool"))
+	obs := trace.Tee(trace.NewObserver(tw, nil))
+	if !sync {
+		obs = notDurable{obs}
+	}
+	r.rebuild(func(d *Deps) { d.Tasks = obs })
+	r.addApp("app", 0.01, 1)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.CPUCount, j.MemoryMB = size, 0.01, 1 })
+	r.trigger("job")
+	r.offer("o1", 64, 65536)
+	r.sched.launcher.round(r.ctx)
+	running := r.running("job")
+	if len(running) != size {
+		b.Fatalf("%d running, want %d", len(running), size)
+	}
+	states := []task.State{task.Starting, task.Running}
+	b.ResetTimer()
+	for i := range b.N {
+		for _, e := range running {
+			r.sched.updates = append(r.sched.updates, pendingUpdate{
+				st:   engine.Status{TaskID: e.TaskID, AgentID: "agent-1", State: states[i%2], Timestamp: t0.Add(time.Duration(i) * time.Millisecond)},
+				done: func(bool) {},
+			})
+		}
+		r.sched.handleUpdates(r.ctx)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/update")
 }
