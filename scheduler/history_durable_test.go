@@ -152,6 +152,34 @@ func TestHistoryNotOnDiskLeavesTheBatchUnacknowledged(t *testing.T) {
 	}
 }
 
+// TestUnreachableCountedLostOnlyWithItsHistory: a task the scheduler
+// itself counts lost (unreachable for too long) is committed lost only
+// once the LOST's history is on disk; when it cannot be, the task stays
+// as it was and is counted lost again at the next tick.
+func TestUnreachableCountedLostOnlyWithItsHistory(t *testing.T) {
+	r := newRig(t)
+	tw := openTrace(t, "sqlite", filepath.Join(t.TempDir(), "trace.db"), filepath.Join(t.TempDir(), "spool"))
+	r.rebuild(func(d *Deps) { d.Tasks = trace.NewObserver(tw, nil) })
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount, j.Failover = 1, true })
+	r.trigger("job")
+	r.offer("o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	id := r.running("job")[0].TaskID
+	r.status(id, "TASK_UNREACHABLE")
+	if err := tw.Close(r.ctx); err != nil { // from here every event is dropped
+		t.Fatal(err)
+	}
+	r.clk.Advance(r.sched.deps.Options.Unreachable)
+	r.sched.recon.periodic(r.ctx)
+	if e, ok := r.running("job")[0]; !ok || e.State != task.Unreachable {
+		t.Fatalf("running %+v %v: the LOST was committed without its history", e, ok)
+	}
+	if _, ok := r.sched.st.unreachable[id]; !ok {
+		t.Fatal("the task is no longer watched: it would never be counted lost")
+	}
+}
+
 func openTrace(t testing.TB, dialect, dsn, spool string) *trace.Writer {
 	t.Helper()
 	w, err := trace.Open(context.Background(), trace.Options{Dialect: dialect, DSN: dsn, SpoolDir: spool})
