@@ -6,6 +6,7 @@
 package observe
 
 import (
+	"context"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
@@ -33,6 +34,17 @@ type TaskEvent struct {
 type Tasks interface {
 	Launched(t TaskEvent)
 	StatusChanged(t TaskEvent, st engine.Status)
+}
+
+// Durable is implemented by task observers whose records must survive a
+// crash of the process once the update they describe is acknowledged
+// (history): Sync returns once everything recorded before the call is on
+// disk. The scheduler calls it on its loop after handling a batch of status
+// updates and before committing them, so an update is committed, and then
+// acknowledged, only once its history is durable; an error leaves the
+// batch uncommitted and unacknowledged (the engine resends it).
+type Durable interface {
+	Sync(ctx context.Context) error
 }
 
 // Daemons is implemented by task observers that record DAEMON runs (a

@@ -197,7 +197,9 @@ func (s *Scheduler) offersAhead(in []inboxItem) []inboxItem {
 // (one round trip for a turn's updates, not one per part). Each part is
 // applied only if every part before it was, so the updates of the applied
 // parts are acknowledged and the rest are not (the engine resends them);
-// after a failed part the running mirror is reloaded.
+// after a failed part the running mirror is reloaded. Before the commit,
+// the history the updates recorded is made durable (statusHandler.durable):
+// an update is acknowledged only once its history is on disk.
 func (s *Scheduler) flushUpdates(ctx context.Context) {
 	all := s.updates
 	if len(all) > 0 {
@@ -219,6 +221,15 @@ func (s *Scheduler) handleChain(ctx context.Context, updates []pendingUpdate) {
 			s.deps.Log.Warn("status: update not applied; the engine resends it", "task", u.st.TaskID, "state", u.st.State, "err", err)
 		}
 		handled[i] = err == nil
+	}
+	if err := s.status.durable(ctx); err != nil {
+		s.deps.Log.Warn("status: the history of a batch of updates is not on disk; not committing them, the engine resends them",
+			"updates", len(updates), "err", err)
+		s.st.reloadRunning()
+		for _, u := range updates {
+			u.done(false)
+		}
+		return
 	}
 	applied, err := flush(ctx)
 	acked := min(applied*maxBatch, len(updates))

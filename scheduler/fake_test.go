@@ -127,7 +127,7 @@ func (d *fakeDriver) Shutdown(_ context.Context, executorID, _ string) error {
 // rig is a scheduler over an in-memory store, a fake driver and a fake
 // clock, driven synchronously (no loop goroutine) unless a test starts Run.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	reg   *registry.Registry
 	kv    store.KV // the store under reg (the test's own, for raw writes)
@@ -138,7 +138,7 @@ type rig struct {
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -192,8 +192,11 @@ func (r *reconciler) periodic(ctx context.Context) {
 		}
 		r.log.Warn("task unreachable for too long: counting it as lost", "task", taskID)
 		_ = r.driver.Kill(ctx, taskID, tid.AgentID)
-		_ = r.status.handle(ctx, r.reg, engine.Status{TaskID: taskID, AgentID: tid.AgentID, State: task.Lost,
-			Message: "unreachable for longer than " + r.opts.Unreachable.String()})
+		if err := r.status.handleOne(ctx, r.reg, engine.Status{TaskID: taskID, AgentID: tid.AgentID, State: task.Lost,
+			Message: "unreachable for longer than " + r.opts.Unreachable.String()}); err != nil && ctx.Err() == nil {
+			r.log.Warn("count an unreachable task lost; trying again at the next tick", "task", taskID, "err", err)
+			r.st.unreachable[taskID] = since
+		}
 	}
 }
 

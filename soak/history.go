@@ -55,6 +55,23 @@ func (r historyRow) outcome() Outcome {
 	return o
 }
 
+// historyTries is how often a page of history is asked for before the
+// run gives up: a deep page (an OFFSET of 60,000 rows in MariaDB) took
+// more than the client's 5 s at load 55 (zk seed 704), and the run was
+// lost for it.
+const historyTries = 4
+
+// getJSONRetried is getJSON tried up to tries times while ctx lasts.
+func getJSONRetried(ctx context.Context, url string, v any, tries int) error {
+	var err error
+	for range tries {
+		if err = getJSON(ctx, url, v); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
 // fetchHistory reads every execution row, a page of 1,000 at a time.
 func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error) {
 	out := map[string][]Outcome{}
@@ -64,7 +81,7 @@ func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error
 			Rows  []historyRow `json:"rows"`
 		}
 		url := base + "/api/job/events/executions?per_page=1000&sort=startTime&order=asc&page=" + strconv.Itoa(page)
-		if err := getJSON(ctx, url, &p); err != nil {
+		if err := getJSONRetried(ctx, url, &p, historyTries); err != nil {
 			return nil, fmt.Errorf("soak: history: %w", err)
 		}
 		for _, r := range p.Rows {

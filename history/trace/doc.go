@@ -94,7 +94,15 @@
 //     eventTraceSamplingCount (NewObserver's samplingCount: 0 records every
 //     run, N one run in N per task, the Nth, 2Nth, …, as the original).
 //
-// Tee combines observers (metrics and this one) and forwards DaemonRun.
+// Durability: the Observer is an observe.Durable. The scheduler calls its
+// Sync after handling a batch of status updates and before committing
+// them (and so before acknowledging them): Sync waits for the Writer's
+// Sync and fails with ErrDropped when the Writer dropped events since the
+// last Sync (Dropped), so an acknowledged update's history is always in
+// the spool, whatever instant a kill -9 comes at.
+//
+// Tee combines observers (metrics and this one) and forwards DaemonRun
+// and Sync.
 //
 // Host and IP: DECISION — the executor reports through the scheduler and
 // never writes to the database, so no database credentials reach agents.

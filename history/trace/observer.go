@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/ejcloud/elasticjob/observe"
 	"strconv"
 	"sync"
@@ -30,6 +32,7 @@ type Observer struct {
 	failed  map[string]string    // job@-@item → id of its last failed task
 	runs    map[string]int       // daemon task id → BEGINs since the last sampled one
 	decided map[string]bool      // daemon task id + run id → was its BEGIN recorded
+	drops   uint64               // the Syncer's Dropped at the last Sync
 }
 
 type taskInfo struct {
@@ -37,20 +40,61 @@ type taskInfo struct {
 	launched, started time.Time
 }
 
-var _ observe.Tasks = (*Observer)(nil)
+var (
+	_ observe.Tasks   = (*Observer)(nil)
+	_ observe.Durable = (*Observer)(nil)
+)
+
+// Syncer is a Recorder that can wait until what it recorded is durable
+// and count what it dropped instead; *Writer is one (Sync: the spool is
+// fsynced).
+type Syncer interface {
+	Sync(ctx context.Context) error
+	Dropped() uint64
+}
 
 // NewObserver records into r (nil: records nothing). samplingCount
 // returns an app's eventTraceSamplingCount for daemon runs (nil: every run
 // is recorded).
 func NewObserver(r Recorder, samplingCount func(app string) int) *Observer {
-	return &Observer{rec: r, sampling: samplingCount, tasks: map[string]*taskInfo{}, failed: map[string]string{},
+	o := &Observer{rec: r, sampling: samplingCount, tasks: map[string]*taskInfo{}, failed: map[string]string{},
 		runs: map[string]int{}, decided: map[string]bool{}}
+	if s, ok := r.(Syncer); ok {
+		o.drops = s.Dropped()
+	}
+	return o
 }
 
 func (o *Observer) record(ev Event) {
 	if o.rec != nil {
 		o.rec.Record(ev)
 	}
+}
+
+// Sync waits until every event recorded before the call is durable, when
+// the Recorder can tell (a Syncer); otherwise it returns at once. It fails
+// with ErrDropped when the Recorder dropped events since the last Sync
+// (the writer closing, a stalled disk): those are not durable. The
+// scheduler calls it before committing status updates, so that an update
+// it acknowledges has its history on disk (see observe.Durable).
+func (o *Observer) Sync(ctx context.Context) error {
+	s, ok := o.rec.(Syncer)
+	if !ok {
+		return nil
+	}
+	err := s.Sync(ctx)
+	n := s.Dropped()
+	o.mu.Lock()
+	lost := n - o.drops
+	o.drops = n
+	o.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if lost > 0 {
+		return fmt.Errorf("%w: %d since the last sync", ErrDropped, lost)
+	}
+	return nil
 }
 
 // execReport is the executor's TaskStatus.data (executor.Report).

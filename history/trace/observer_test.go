@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"github.com/ejcloud/elasticjob/observe"
 	"path/filepath"
@@ -300,5 +301,37 @@ func TestTaskEventIDs(t *testing.T) {
 	}
 	if got, want := TaskEventID(readyTask, "execution", readyTask), NewID("execution", readyTask); got != want {
 		t.Fatalf("an older task id: %q, want the name-based %q", got, want)
+	}
+}
+
+// The Observer is durable through its Writer: Sync (also through a Tee)
+// returns once what it recorded is in the spool, and fails with
+// ErrDropped once the writer dropped events since the last Sync (here:
+// closed), so the scheduler never commits an update whose history is not
+// on disk. A Recorder that cannot sync (capture) makes Sync a no-op.
+func TestObserverSyncIsTheWritersAndReportsDrops(t *testing.T) {
+	spool := filepath.Join(t.TempDir(), "spool")
+	w, _ := open(t, Options{DSN: filepath.Join(t.TempDir(), "trace.db"), SpoolDir: spool})
+	o := NewObserver(w, nil)
+	tee := Tee(o).(observe.Durable)
+	o.Launched(taskEvent(readyTask, t0, true))
+	if err := tee.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if segs := segments(t, spool); len(segs) != 1 {
+		t.Fatalf("after Sync the spool holds %v, want the launch's segment", segs)
+	}
+	if err := w.Close(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true), engine.Status{TaskID: readyTask, State: task.Finished})
+	if err := tee.Sync(ctxT(t)); !errors.Is(err, ErrDropped) {
+		t.Fatalf("Sync after dropped events: %v, want ErrDropped", err)
+	}
+	if err := o.Sync(ctxT(t)); err != nil {
+		t.Fatalf("a second Sync with nothing dropped since: %v", err)
+	}
+	if err := NewObserver(&capture{}, nil).Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
 	}
 }

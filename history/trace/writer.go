@@ -128,6 +128,7 @@ type Writer struct {
 	progress  chan struct{}
 	closing   bool
 	droppedAt time.Time // last "dropped" log line
+	drops     uint64    // events Record dropped, ever (Dropped)
 
 	// journal → database loop (guarded by mu).
 	chunks   []*chunk
@@ -281,6 +282,7 @@ func (w *Writer) record(ev Event) bool {
 }
 
 func (w *Writer) dropLocked() {
+	w.drops++
 	w.m.dropped.Inc()
 	if now := w.opt.Clock.Now(); now.Sub(w.droppedAt) >= time.Minute {
 		w.droppedAt = now
@@ -288,8 +290,17 @@ func (w *Writer) dropLocked() {
 	}
 }
 
+// Dropped is how many events Record has dropped since Open (the writer
+// closing, or MaxPending events waiting for a stalled disk): a caller that
+// must know its events are durable compares it before and after (Observer.Sync).
+func (w *Writer) Dropped() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.drops
+}
+
 // Sync waits until every event recorded before the call is durable in
-// the spool.
+// the spool. (Events Record dropped are not waited for: see Dropped.)
 func (w *Writer) Sync(ctx context.Context) error {
 	w.mu.Lock()
 	target := w.recorded
