@@ -48,6 +48,7 @@ type state struct {
 	roundNow      bool            // the last answer came: the next round runs at once, past the spacing (roundGap)
 	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
 	reconciledAt  time.Time       // the last periodic explicit reconciliation
+	frameworkID   string          // the framework id the registry holds, as far as this term knows ("": to be written)
 	launched      bool            // the term has launched (its first launch is logged)
 	offersHandled bool            // the term has handled offers (its first are logged)
 	unreachable   map[string]time.Time
