@@ -106,6 +106,19 @@ type raftAside struct {
 // handOffEvery is how often a leader checks where the raft leadership is.
 const handOffEvery = time.Second
 
+// handOffGrace is how long into a term its member keeps a raft leadership
+// it holds: a transfer drops the proposals under way (each sent again
+// 50 ms later), and a term's first seconds are its takeover (the catch-up
+// write, the first launch commits), whose launches should not wait for
+// it. A leader dying that soon pays the raft election it would have saved.
+const handOffGrace = 2 * time.Second
+
+// handOffDue reports whether a leader's member should hand the raft
+// leadership on now: this instance leads a term past its first seconds.
+func handOffDue(t *election.Term, now time.Time) bool {
+	return t != nil && now.Sub(t.Began()) >= handOffGrace
+}
+
 func (r *raftAside) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
@@ -118,7 +131,7 @@ func (r *raftAside) Run(ctx context.Context) error {
 				return
 			case <-tick.C:
 			}
-			if r.Current() == nil {
+			if !handOffDue(r.Current(), time.Now()) {
 				continue
 			}
 			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/store"
@@ -169,5 +170,22 @@ func TestReplogOptions(t *testing.T) {
 	}
 	if got := replicaName("http://10.0.0.7:8899"); got != "10.0.0.7:8899" {
 		t.Errorf("replicaName: %q", got)
+	}
+}
+
+// TestHandOffWaitsOutTheTakeover: a leader's member keeps a raft leadership
+// it holds through the term's first seconds (its takeover's commits are not
+// dropped by a transfer), then hands it on; without a term, never.
+func TestHandOffWaitsOutTheTakeover(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	term := election.NewTerm(t.Context(), "", 7, clk)
+	if handOffDue(nil, clk.Now()) {
+		t.Fatal("due without a term")
+	}
+	if handOffDue(term, clk.Now().Add(handOffGrace-time.Millisecond)) {
+		t.Fatal("due within the term's first seconds")
+	}
+	if !handOffDue(term, clk.Now().Add(handOffGrace)) {
+		t.Fatal("not due after the grace")
 	}
 }
