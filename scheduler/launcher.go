@@ -67,12 +67,12 @@ func (l *launcher) round(ctx context.Context) {
 	}
 	viewed := time.Now()
 	p := round.Decide(v)
-	if !l.st.launched && len(p.Launches) > 0 && v.Connected {
+	if !l.st.launched.Load() && len(p.Launches) > 0 && v.Connected {
 		// The term's first launching round: where its time goes (takeover
 		// timelines, docs/cluster.md). Wall clock, for the log only.
 		l.log.Info("first launch round of the term", "tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
 			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed))
-		l.st.launched = true
+		l.st.launched.Store(true)
 	}
 	l.apply(ctx, v, p)
 	l.waits.record(ctx, p.Waiting)

@@ -194,6 +194,11 @@ func New(d Deps) *Scheduler {
 	return s
 }
 
+// Launched reports whether the scheduler has launched work (its term's
+// first launching round ran): the term's takeover is over. Safe from any
+// goroutine.
+func (s *Scheduler) Launched() bool { return s.st.launched.Load() }
+
 // Catalog exposes the configuration cache.
 func (s *Scheduler) Catalog() *Catalog { return s.catalog }
 

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -49,7 +50,7 @@ type state struct {
 	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
 	reconciledAt  time.Time       // the last periodic explicit reconciliation
 	frameworkID   string          // the framework id the registry holds, as far as this term knows ("": to be written)
-	launched      bool            // the term has launched (its first launch is logged)
+	launched      atomic.Bool     // the term has launched (its first launch is logged; Scheduler.Launched)
 	offersHandled bool            // the term has handled offers (its first are logged)
 	unreachable   map[string]time.Time
 	overtaken     recent.Set // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)

@@ -89,9 +89,15 @@ func TestReconciliationHoldsOnlyTheJobsItConfirms(t *testing.T) {
 	r.trigger("long") // its next fire, while its task is unconfirmed
 	r.offer("o2", 4, 8192)
 	accepts := len(r.drv.accepts)
+	if r.sched.Launched() {
+		t.Fatal("the new term says it launched before its first round")
+	}
 	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != accepts+1 || len(r.running("next")) != 1 {
 		t.Fatalf("accepts %d, next running %v: want next launched before the answer", len(r.drv.accepts)-accepts, r.running("next"))
+	}
+	if !r.sched.Launched() { // the takeover is over (the etcd shape then hands the raft leadership on)
+		t.Fatal("the term launched and does not say so")
 	}
 	r.clk.Advance(waitRecordAfter) // reasons are recorded for work waiting this long
 	r.sched.launcher.round(r.ctx)

@@ -174,18 +174,21 @@ func TestReplogOptions(t *testing.T) {
 }
 
 // TestHandOffWaitsOutTheTakeover: a leader's member keeps a raft leadership
-// it holds through the term's first seconds (its takeover's commits are not
-// dropped by a transfer), then hands it on; without a term, never.
+// it holds until the term has launched (its takeover's commits are not
+// dropped by a transfer), or for handOffMax at most; without a term, never.
 func TestHandOffWaitsOutTheTakeover(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
 	term := election.NewTerm(t.Context(), "", 7, clk)
-	if handOffDue(nil, clk.Now()) {
+	if handOffDue(nil, clk.Now(), true) {
 		t.Fatal("due without a term")
 	}
-	if handOffDue(term, clk.Now().Add(handOffGrace-time.Millisecond)) {
-		t.Fatal("due within the term's first seconds")
+	if handOffDue(term, clk.Now().Add(handOffMax-time.Millisecond), false) {
+		t.Fatal("due before the term launched")
 	}
-	if !handOffDue(term, clk.Now().Add(handOffGrace)) {
-		t.Fatal("not due after the grace")
+	if !handOffDue(term, clk.Now(), true) {
+		t.Fatal("not due once the term launched")
+	}
+	if !handOffDue(term, clk.Now().Add(handOffMax), false) {
+		t.Fatal("not due after handOffMax")
 	}
 }
