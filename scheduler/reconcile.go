@@ -41,8 +41,14 @@ type reconciler struct {
 // the registry does not hold it yet. The reconciliation's questions go
 // first: a takeover's registry write, a quorum commit on a replicated
 // registry, is not on the path to its first launch.
+//
+// The subscription may inherit what the framework's last subscription left
+// with the engine (a previous term's SUPPRESS, its decline filters of up
+// to RefuseIdle): the loop counts itself suppressed, so its first round
+// with work waiting REVIVEs (clearing them) instead of waiting for offers
+// the filters hold back (up to a second at a busy takeover).
 func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
-	r.st.subscribed, r.st.suppressed = true, false
+	r.st.subscribed, r.st.suppressed = true, true
 	r.begin(ctx)
 	_ = r.reconcile(ctx, false)
 	if frameworkID == r.st.frameworkID {

@@ -136,3 +136,25 @@ func TestReconciliationHoldsOnlyTheJobsItConfirms(t *testing.T) {
 		t.Fatalf("long running %+v, want its next execution", run)
 	}
 }
+
+// TestSubscriptionRevivesOnceForWaitingWork: a new subscription may inherit the last
+// term's SUPPRESS and decline filters, which the new term knows nothing of; its first
+// round with work waiting REVIVEs (once), rather than waiting for offers they hold back.
+func TestSubscriptionRevivesOnceForWaitingWork(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount = "j", 1, 0.1 })
+	r.trigger("j")
+	r.sched.st.subscribed = false
+	r.sched.recon.subscribed(r.ctx, "fw-1")
+	r.sched.launcher.round(r.ctx)
+	r.sched.launcher.round(r.ctx)
+	if r.drv.revive != 1 {
+		t.Fatalf("revives %d with work waiting after the subscription, want 1", r.drv.revive)
+	}
+	r.offer("o1", 4, 8192)
+	r.sched.launcher.round(r.ctx)
+	if len(r.running("j")) != 1 {
+		t.Fatalf("j running %v, want it launched on the offer", r.running("j"))
+	}
+}
