@@ -70,23 +70,12 @@ func (wk Work) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.Ready
 	fresh := m.fresh[:0]
 	seen := 0
 	for _, n := range nodes {
-		e := m.ready[n.Path]
-		switch {
-		case e == nil || !bytes.Equal(e.raw, n.Value):
-			rd, err := decodeReady(n)
-			if wk.r.setAside(n, err) {
-				continue // set aside: not in the queue, decoded again next read (logged once)
-			}
-			if err != nil {
-				return nil, err
-			}
-			e = &memo[queue.Ready]{raw: n.Value, v: rd}
-			m.ready[n.Path] = e
-		case e.v.Version != n.Version: // the same value written again
-			v := e.v
-			v.Version = n.Version
-			e = &memo[queue.Ready]{raw: e.raw, v: v}
-			m.ready[n.Path] = e
+		e, err := wk.readyEntry(m, n)
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			continue // set aside: not in the queue, decoded again next read (logged once)
 		}
 		e.gen = m.gen
 		seen++
@@ -114,6 +103,30 @@ func (wk Work) ReadyQueueMemo(ctx context.Context, m *QueueMemo) ([]*queue.Ready
 	clear(out[len(out):cap(out)]) // the rest of an earlier read: nothing kept alive
 	*buf = out
 	return out, nil
+}
+
+// readyEntry is the memo's entry for n, decoded again if its value
+// changed, a new one if only its version did (nil: set aside as damaged).
+func (wk Work) readyEntry(m *QueueMemo, n store.Node) (*memo[queue.Ready], error) {
+	e := m.ready[n.Path]
+	switch {
+	case e == nil || !bytes.Equal(e.raw, n.Value):
+		rd, err := decodeReady(n)
+		if wk.r.setAside(n, err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		e = &memo[queue.Ready]{raw: n.Value, v: rd}
+		m.ready[n.Path] = e
+	case e.v.Version != n.Version: // the same value written again
+		v := e.v
+		v.Version = n.Version
+		e = &memo[queue.Ready]{raw: e.raw, v: v}
+		m.ready[n.Path] = e
+	}
+	return e, nil
 }
 
 // freshKept bounds the scratch list of new or changed entries a memo keeps
