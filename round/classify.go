@@ -92,6 +92,10 @@ func (d *decider) classify() {
 		case f.Item >= job.ShardingTotalCount: // the job was resharded
 			d.plan.Remove = append(d.plan.Remove, Stale{Job: f.Job, Item: f.Item, Fail: true})
 		case running(v, f.Job, f.Item):
+			if d.unconfirmed(f.Job) > 0 {
+				d.waitUntil(key, queue.WaitReconciling, fmt.Sprintf("shard %d of the job is recorded as running: %s", f.Item, d.confirming()), v.ReconcileUntil)
+				continue
+			}
 			d.wait(key, queue.WaitRunning, fmt.Sprintf("shard %d of the job is still running", f.Item))
 		case f.NotBefore.After(v.Now):
 			d.waitUntil(key, queue.WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
@@ -112,9 +116,12 @@ func (d *decider) classify() {
 		}
 		items, ok := toLaunch(job, v.Running[rd.Job])
 		if n := len(v.Running[rd.Job]); !ok || pendingFailover[rd.Job] { // never two executions of a job at once
-			if n > 0 {
+			switch u := d.unconfirmed(rd.Job); {
+			case u > 0:
+				d.waitUntil(key, queue.WaitReconciling, "the job's previous execution is recorded as running ("+plural(n, "shard")+"): "+d.confirming(), v.ReconcileUntil)
+			case n > 0:
 				d.wait(key, queue.WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
-			} else {
+			default:
 				d.wait(key, queue.WaitFailover, "failed shards of the job run again first")
 			}
 			continue
@@ -126,6 +133,28 @@ func (d *decider) classify() {
 		d.cands = append(d.cands, cand{key: key, job: rd.Job, ready: rd, items: items, sh: shapeOf(job, a, offers.Ready, n)})
 		d.plan.Depth++
 	}
+}
+
+// unconfirmed counts the job's tasks recorded as running whose state the
+// engine has not confirmed yet (View.Unconfirmed), while launching waits
+// for them.
+func (d *decider) unconfirmed(job string) int {
+	if len(d.v.Unconfirmed) == 0 || !d.v.Now.Before(d.v.ReconcileUntil) {
+		return 0
+	}
+	n := 0
+	for _, e := range d.v.Running[job] {
+		if d.v.Unconfirmed[e.TaskID] {
+			n++
+		}
+	}
+	return n
+}
+
+// confirming words the wait for the engine's confirmation.
+func (d *decider) confirming() string {
+	return fmt.Sprintf("its launch waits until the engine has confirmed the tasks recorded as running (%d not yet, at most until %s)",
+		len(d.v.Unconfirmed), fmtUntil(d.v.ReconcileUntil))
 }
 
 func running(v View, job string, item int) bool {

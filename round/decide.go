@@ -23,10 +23,6 @@ func Decide(v View) Plan {
 	switch {
 	case !v.Connected:
 		d.waitAll(queue.WaitNotSubscribed, "the scheduler is not subscribed to its cluster engine at the moment (it re-subscribes with backoff)")
-	case v.Reconciling > 0 && v.Now.Before(v.ReconcileUntil):
-		d.waitAll(queue.WaitReconciling, fmt.Sprintf("launching waits until the engine has confirmed the %d tasks recorded as running (at most until %s)",
-			v.Reconciling, fmtUntil(v.ReconcileUntil)))
-		d.wakeAt(v.ReconcileUntil)
 	default:
 		d.place()
 	}

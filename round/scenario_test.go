@@ -89,6 +89,7 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 	cat := newCatalog()
 	v := View{Now: at("1000"), Connected: true, Jobs: cat, Running: map[string]map[int]task.Entry{},
 		Executors: map[offers.ExecutorKey]bool{}}
+	unconfirmed := 0 // 1 + the unconfirmed tasks of jobs the view does not hold (reconciling)
 	for n, l := range in {
 		w := strings.Fields(l)
 		if len(w) == 0 {
@@ -106,8 +107,8 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			v.Now = at(arg(1))
 		case "disconnected":
 			v.Connected = false
-		case "reconciling":
-			v.Reconciling, v.ReconcileUntil = int(num(arg(1))), at(m["until"])
+		case "reconciling": // reconciling until=T: every running task is not confirmed yet (unconfirmed=N more elsewhere)
+			v.ReconcileUntil, unconfirmed = at(m["until"]), int(num(m["unconfirmed"]))+1
 		case "max":
 			v.MaxTasks = int(num(arg(1)))
 		case "agent":
@@ -181,6 +182,17 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			v.Reservation = Reservation{Key: arg(1), Since: at(m["since"])}
 		default:
 			t.Fatalf("%s:%d: unknown line %q", file, line+n+1, l)
+		}
+	}
+	if unconfirmed > 0 {
+		v.Unconfirmed = map[string]bool{}
+		for _, items := range v.Running {
+			for _, e := range items {
+				v.Unconfirmed[e.TaskID] = true
+			}
+		}
+		for i := range unconfirmed - 1 { // tasks of jobs the view does not hold
+			v.Unconfirmed[fmt.Sprintf("elsewhere-%d", i)] = true
 		}
 	}
 	slices.SortFunc(v.Ready, queue.CompareReady)

@@ -14,12 +14,15 @@ import (
 // View is everything one launch round looks at.
 type View struct {
 	Now time.Time
-	// Connected: the scheduler is subscribed to its engine. Reconciling
-	// counts the running tasks whose state the engine has not confirmed
-	// since the subscription; launching waits for them until
-	// ReconcileUntil.
+	// Connected: the scheduler is subscribed to its engine. Unconfirmed
+	// are the tasks recorded as running (by task id) whose state the
+	// engine has not confirmed since the subscription: until
+	// ReconcileUntil their jobs' entries wait for them (a launch of those
+	// jobs waits for the answer), while every other entry launches as
+	// usual: the answers can only end recorded tasks, never add any, so
+	// they decide nothing about a job with nothing recorded as running.
 	Connected      bool
-	Reconciling    int
+	Unconfirmed    map[string]bool
 	ReconcileUntil time.Time
 
 	Ready    []*queue.Ready   // a job's pending executions, oldest first

@@ -21,7 +21,7 @@ func (s *Scheduler) Subscribed(ctx context.Context, frameworkID string) {
 // Offers holds new offers until the next launch round.
 func (s *Scheduler) Offers(ctx context.Context, os []engine.Offer) {
 	if !s.offersArrived.Swap(true) {
-		s.deps.Log.Debug("the term's first offers arrived", "offers", len(os))
+		s.deps.Log.Info("the term's first offers arrived", "offers", len(os))
 	}
 	s.offersFromStream(ctx, func(context.Context) {
 		if !s.st.offersHandled {

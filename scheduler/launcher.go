@@ -54,22 +54,11 @@ type launcher struct {
 	accepts int
 }
 
-// reconcileQuiet is how long into a reconciliation that holds launching
-// back no round runs. Such a round launches nothing, and it would record
-// nothing either (reasons are recorded for work waiting longer than
-// waitRecordAfter); at 100,000 jobs it took 1.3 s, with the answers
-// queued behind it and the next round spaced by as long (roundGap).
-const reconcileQuiet = waitRecordAfter
-
-// round is one launch round.
+// round is one launch round. While a new term confirms the running tasks
+// with the engine (reconcile.go), it launches what does not depend on
+// them: only the entries of jobs with a task recorded as running wait
+// for the answers (round.View.Unconfirmed).
 func (l *launcher) round(ctx context.Context) {
-	if len(l.st.awaiting) > 0 {
-		now := l.clock.Now()
-		if quiet := l.st.awaitFrom.Add(reconcileQuiet); now.Before(quiet) && now.Before(l.st.awaitUntil) {
-			l.alarm.set(quiet)
-			return
-		}
-	}
 	began := time.Now()
 	v, err := l.view(ctx)
 	if err != nil {
@@ -78,12 +67,12 @@ func (l *launcher) round(ctx context.Context) {
 	}
 	viewed := time.Now()
 	p := round.Decide(v)
-	if !l.st.launched && len(p.Launches) > 0 && v.Connected && v.Reconciling == 0 {
+	if !l.st.launched.Load() && len(p.Launches) > 0 && v.Connected {
 		// The term's first launching round: where its time goes (takeover
 		// timelines, docs/cluster.md). Wall clock, for the log only.
 		l.log.Info("first launch round of the term", "tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
 			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed))
-		l.st.launched = true
+		l.st.launched.Store(true)
 	}
 	l.apply(ctx, v, p)
 	l.waits.record(ctx, p.Waiting)
@@ -98,14 +87,14 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		Scratch: l.scratch}
 	if len(l.st.awaiting) > 0 {
 		if now.Before(l.st.awaitUntil) {
-			v.Reconciling, v.ReconcileUntil = len(l.st.awaiting), l.st.awaitUntil
+			v.Unconfirmed, v.ReconcileUntil = l.st.awaiting, l.st.awaitUntil
 		} else {
 			l.log.Warn("reconcile: no answer for some running tasks; launching anyway (they stay recorded as running)",
 				"tasks", len(l.st.awaiting), "wait", l.opts.ReconcileWait)
 			l.st.awaiting = nil
 		}
 	}
-	if v.Connected && v.Reconciling == 0 && len(v.Offers) > 0 && l.st.firstLaunch {
+	if v.Connected && len(v.Offers) > 0 && l.st.firstLaunch {
 		// The term's first round that can launch places one commit's
 		// worth, so its first ACCEPT is not behind a chain of commits (the
 		// rest follows in the next round, woken by Plan.More).
@@ -140,7 +129,7 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 	l.st.reservation = p.Reservation
 	l.alarm.set(p.WakeAt)
 	l.remove(ctx, p)
-	if !v.Connected || v.Reconciling > 0 {
+	if !v.Connected {
 		return
 	}
 	l.gauges.ReadyDepth(p.Depth)

@@ -14,9 +14,13 @@ import (
 
 // reconciler keeps the registry's running tasks and the engine's in
 // agreement: after every (re)subscription it asks for the state of every
-// running task and holds launching back until each is answered (or
-// Options.ReconcileWait passed), so nothing is launched on a view of the
-// cluster the engine has not confirmed; then it asks for every task the
+// running task and holds back the launches of those tasks' jobs until
+// each is answered (or Options.ReconcileWait passed), so no job's next
+// execution or failover shard is launched beside a task the engine has
+// not confirmed; work of every other job launches at once (an answer can
+// only end a recorded task, never add one: it decides nothing about a job
+// with nothing recorded as running), so a takeover's first launch does not
+// wait for thousands of answers; then it asks for every task the
 // engine knows (implicit), which surfaces tasks the registry does not
 // know (killed as orphans). It reconciles again every Options.Reconcile,
 // and counts a task unreachable for longer than Options.Unreachable as
@@ -33,14 +37,28 @@ type reconciler struct {
 	alarm  *alarm // wakes the loop for the next ask (again)
 }
 
-// subscribed persists the framework id, then reconciles every task.
+// subscribed reconciles every task, and persists the framework id when
+// the registry does not hold it yet. The reconciliation's questions go
+// first: a takeover's registry write, a quorum commit on a replicated
+// registry, is not on the path to its first launch.
+//
+// The subscription may inherit what the framework's last subscription left
+// with the engine (a previous term's SUPPRESS, its decline filters of up
+// to RefuseIdle): the loop counts itself suppressed, so its first round
+// with work waiting REVIVEs (clearing them) instead of waiting for offers
+// the filters hold back (up to a second at a busy takeover).
 func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
-	r.st.subscribed, r.st.suppressed = true, false
-	if err := r.reg.Term().SetFrameworkID(ctx, frameworkID); err != nil {
-		r.log.Error("persist framework id", "err", err)
-	}
+	r.st.subscribed, r.st.suppressed = true, true
 	r.begin(ctx)
 	_ = r.reconcile(ctx, false)
+	if frameworkID == r.st.frameworkID {
+		return // the registry holds it (read at the term's start, or written by this term)
+	}
+	if err := r.reg.Term().SetFrameworkID(ctx, frameworkID); err != nil {
+		r.log.Error("persist framework id", "err", err)
+		return
+	}
+	r.st.frameworkID = frameworkID
 }
 
 // reconcile asks the engine for task states: explicit lists every running
@@ -69,7 +87,7 @@ func (r *reconciler) reconcile(ctx context.Context, explicit bool) error {
 }
 
 // begin asks for the state of every task the registry holds as running
-// and holds launching back until each has been answered.
+// and holds back the launches of their jobs until each has been answered.
 func (r *reconciler) begin(ctx context.Context) {
 	r.st.awaiting = map[string]bool{}
 	r.st.reconciledAt = r.clock.Now() // the periodic one counts its interval from here

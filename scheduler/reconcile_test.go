@@ -10,9 +10,26 @@ import (
 	"github.com/ejcloud/elasticjob/task"
 )
 
-// TestLaunchWaitsForReconciliation: after (re)subscribing, nothing is
-// launched until Mesos has answered for every task the registry holds as
-// running — or the wait has passed.
+// launchedJobs counts the shards each job's ACCEPTs launched.
+func launchedJobs(t *testing.T, r *rig) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, a := range r.drv.accepts {
+		for _, l := range a.launches {
+			tid, err := jobs.ParseTaskID(l.TaskID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[tid.JobName]++
+		}
+	}
+	return out
+}
+
+// TestLaunchWaitsForReconciliation: after (re)subscribing, nothing of a
+// job with tasks the registry holds as running is launched until the
+// engine has answered for every such task — or the wait has passed; a job
+// with nothing recorded as running launches at once.
 func TestLaunchWaitsForReconciliation(t *testing.T) {
 	r, running := rigAfterAPreviousLeader(t)
 
@@ -21,23 +38,31 @@ func TestLaunchWaitsForReconciliation(t *testing.T) {
 		t.Fatalf("explicit reconcile of the running tasks: %+v", r.drv.reconciles)
 	}
 	r.trigger("new")
+	r.trigger("old") // its next execution: waits for the answers, then for the running one
 	r.offer("o2", 4, 1024)
 	r.sched.launcher.round(r.ctx)
-	if len(r.drv.accepts) != 0 {
-		t.Fatal("launched before the running tasks were reconciled")
+	if got := launchedJobs(t, r); got["new"] == 0 || got["old"] != 0 {
+		t.Fatalf("launched %v before the answers, want new's shards alone", got)
 	}
-	r.status(running[0].TaskID, "TASK_RUNNING")
-	r.sched.launcher.round(r.ctx)
-	if len(r.drv.accepts) != 0 {
-		t.Fatal("launched with one task still unreconciled")
-	}
+	r.status(running[0].TaskID, "TASK_FINISHED")
 	r.status(running[1].TaskID, "TASK_RUNNING")
+	r.offer("o3", 4, 1024)
 	r.sched.launcher.round(r.ctx)
-	if len(r.drv.accepts) != 1 || len(r.running("old")) != 2 {
-		t.Fatalf("after reconciliation: accepts %d, running old %+v", len(r.drv.accepts), r.running("old"))
+	if got := launchedJobs(t, r); got["old"] != 0 || len(r.running("old")) != 1 {
+		t.Fatalf("after the answers: launched %v, running old %+v, want old's one running shard alone", got, r.running("old"))
+	}
+	r.status(running[1].TaskID, "TASK_FINISHED")
+	r.offer("o4", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	if got := launchedJobs(t, r); got["old"] != 2 {
+		t.Fatalf("after old's execution ended: launched %v, want its next execution", got)
 	}
 }
 
+// TestReconciliationWaitIsBounded: a task the engine never answers for
+// holds its job's next execution back for ReconcileWait at most (it stays
+// recorded as running, as the launch of a job's next execution waits for
+// it), and nothing else's.
 func TestReconciliationWaitIsBounded(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
@@ -51,12 +76,15 @@ func TestReconciliationWaitIsBounded(t *testing.T) {
 	r.trigger("new")
 	r.offer("o2", 4, 1024)
 	r.sched.launcher.round(r.ctx)
-	if len(r.drv.accepts) != 0 {
-		t.Fatal("launched before the wait")
+	if got := launchedJobs(t, r); got["new"] == 0 {
+		t.Fatalf("launched %v while waiting, want new's shards", got)
+	}
+	if r.sched.alarm.at.IsZero() || r.sched.alarm.at.After(r.sched.st.awaitUntil) {
+		t.Fatalf("alarm at %v, want a wake-up by the wait's end %v", r.sched.alarm.at, r.sched.st.awaitUntil)
 	}
 	r.clk.Advance(r.sched.deps.Options.ReconcileWait + time.Millisecond)
 	r.sched.launcher.round(r.ctx)
-	if len(r.drv.accepts) != 1 {
+	if len(r.sched.st.awaiting) != 0 {
 		t.Fatal("still waiting after the bound")
 	}
 	if len(r.running("old")) != 1 {

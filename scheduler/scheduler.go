@@ -45,6 +45,10 @@ type Options struct {
 	ReconcileWait   time.Duration     // after subscribing, launching waits this long for every running task's state (default 15s)
 	Location        *time.Location    // default time zone of crons
 	KillGrace       time.Duration     // SIGTERM→SIGKILL grace for killed tasks
+	// FrameworkID is the engine's framework id as the registry held it at
+	// the term's start ("": none): a subscription under it persists
+	// nothing (no registry write on the takeover's path).
+	FrameworkID string
 	// ResolveAppURL, when set, rewrites an app's URL at launch: a package
 	// hosted by the scheduler is fetched from this (the leading) instance,
 	// whichever instance stored the appURL (packages.Host.Resolve).
@@ -153,6 +157,7 @@ func New(d Deps) *Scheduler {
 	d.Options.defaults()
 	s := &Scheduler{deps: d, st: newState(), events: make(chan func(ctx context.Context), 1024),
 		wake: make(chan struct{}, 1), ready: make(chan struct{})}
+	s.st.frameworkID = d.Options.FrameworkID
 	s.alarm = newAlarm(d.Clock)
 	s.seen = &seen{clock: d.Clock}
 	s.catalog = d.Catalog
@@ -188,6 +193,11 @@ func New(d Deps) *Scheduler {
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}
 	return s
 }
+
+// Launched reports whether the scheduler has launched work (its term's
+// first launching round ran): the term's takeover is over. Safe from any
+// goroutine.
+func (s *Scheduler) Launched() bool { return s.st.launched.Load() }
 
 // Catalog exposes the configuration cache.
 func (s *Scheduler) Catalog() *Catalog { return s.catalog }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -48,7 +49,8 @@ type state struct {
 	roundNow      bool            // the last answer came: the next round runs at once, past the spacing (roundGap)
 	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
 	reconciledAt  time.Time       // the last periodic explicit reconciliation
-	launched      bool            // the term has launched (its first launch is logged)
+	frameworkID   string          // the framework id the registry holds, as far as this term knows ("": to be written)
+	launched      atomic.Bool     // the term has launched (its first launch is logged; Scheduler.Launched)
 	offersHandled bool            // the term has handled offers (its first are logged)
 	unreachable   map[string]time.Time
 	overtaken     recent.Set // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)

@@ -294,6 +294,40 @@ func TestSubscribeReconcilesRunningTasks(t *testing.T) {
 	}
 }
 
+// TestSubscriptionPersistsOnlyANewFrameworkID: a term persists the framework id it
+// subscribed under only when the registry does not hold it (read at the term's start,
+// Options.FrameworkID, or written by the term already): a takeover's subscription under the
+// stored id makes no registry write on its way to the first launch.
+func TestSubscriptionPersistsOnlyANewFrameworkID(t *testing.T) {
+	r := newRig(t)
+	version := func() int64 {
+		t.Helper()
+		n, err := r.kv.Get(r.ctx, "/ha/framework_id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Version
+	}
+	r.sched.recon.subscribed(r.ctx, "fw-1") // none stored: written
+	v1 := version()
+	r.sched.recon.subscribed(r.ctx, "fw-1") // the term's re-subscription
+	if v := version(); v != v1 {
+		t.Fatalf("a re-subscription under the id it wrote wrote it again: version %d → %d", v1, v)
+	}
+	r.rebuild(func(d *Deps) { d.Options.FrameworkID = "fw-1" }) // the next term read it at its start
+	r.sched.recon.subscribed(r.ctx, "fw-1")
+	if v := version(); v != v1 {
+		t.Fatalf("a takeover under the stored id wrote it: version %d → %d", v1, v)
+	}
+	if len(r.drv.reconciles) == 0 {
+		t.Fatal("the subscription reconciled nothing")
+	}
+	r.sched.recon.subscribed(r.ctx, "fw-2") // the engine gave another id: written
+	if id, err := r.reg.Term().FrameworkID(r.ctx); err != nil || id != "fw-2" || version() == v1 {
+		t.Fatalf("framework id %q (%v), version %d, want fw-2 written", id, err, version())
+	}
+}
+
 func TestTaskThatNeverStartedIsRetriedABoundedNumberOfTimes(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	id := run[0].TaskID

@@ -60,11 +60,13 @@ func TestTakeoverAfterALaunchTheMasterNeverSaw(t *testing.T) {
 	}
 }
 
-// TestReconciliationsFirstSecondRunsNoRound: a new term's rounds wait out the first second of
-// its reconciliation (they could launch nothing and would record nothing; at 100,000 jobs each
-// held the loop for 1.3 s while the answers queued behind it), then say why work waits; the last
-// answer lets the next round run at once, and it launches.
-func TestReconciliationsFirstSecondRunsNoRound(t *testing.T) {
+// TestReconciliationHoldsOnlyTheJobsItConfirms: while a new term waits for the engine to
+// confirm the tasks recorded as running, its first round launches the work of jobs with
+// nothing recorded as running at once (before any answer: a takeover's launch does not wait
+// for thousands of answers); the next fire of a job whose task is not confirmed yet waits
+// for the answer (it could be a second execution of the job at once), then for the
+// execution's end, and launches after it: nothing of that job ran twice at once.
+func TestReconciliationHoldsOnlyTheJobsItConfirms(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
 	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount = "long", 1, 0.1 })
@@ -76,27 +78,36 @@ func TestReconciliationsFirstSecondRunsNoRound(t *testing.T) {
 	if len(running) != 1 {
 		t.Fatalf("running = %+v, want long's shard", running)
 	}
-	// The next leader.
+	// The next leader: long's task is recorded as running, not confirmed.
 	r.rebuild(func(*Deps) {})
 	r.sched.st.subscribed = false
 	r.sched.recon.subscribed(r.ctx, "fw-1")
+	if len(r.sched.st.awaiting) != 1 {
+		t.Fatalf("awaiting %v, want long's task", r.sched.st.awaiting)
+	}
 	r.trigger("next")
+	r.trigger("long") // its next fire, while its task is unconfirmed
 	r.offer("o2", 4, 8192)
-	began, accepts := r.clk.Now(), len(r.drv.accepts)
+	accepts := len(r.drv.accepts)
+	if r.sched.Launched() {
+		t.Fatal("the new term says it launched before its first round")
+	}
 	r.sched.launcher.round(r.ctx)
-	if _, seen := r.sched.launcher.waits.ws.entries["ready/next"]; seen || len(r.drv.accepts) != accepts {
-		t.Fatalf("a round ran in the reconciliation's first second: waits %v, accepts %d", r.sched.launcher.waits.ws.entries, len(r.drv.accepts)-accepts)
+	if len(r.drv.accepts) != accepts+1 || len(r.running("next")) != 1 {
+		t.Fatalf("accepts %d, next running %v: want next launched before the answer", len(r.drv.accepts)-accepts, r.running("next"))
 	}
-	if want := began.Add(reconcileQuiet); !r.sched.alarm.at.Equal(want) {
-		t.Fatalf("alarm at %v, want the quiet second's end %v", r.sched.alarm.at, want)
+	if !r.sched.Launched() { // the takeover is over (the etcd shape then hands the raft leadership on)
+		t.Fatal("the term launched and does not say so")
 	}
-	// Past it, rounds say why work waits.
-	r.clk.Advance(reconcileQuiet)
-	r.round()
-	if w := r.waiting()["ready/next"]; w.Reason != queue.WaitReconciling {
-		t.Fatalf("after the quiet second: %+v, want %s", w, queue.WaitReconciling)
+	r.clk.Advance(waitRecordAfter) // reasons are recorded for work waiting this long
+	r.sched.launcher.round(r.ctx)
+	if w := r.waiting()["ready/long"]; w.Reason != queue.WaitReconciling {
+		t.Fatalf("long's fire: %+v, want %s", w, queue.WaitReconciling)
 	}
-	// The last answer: the next round runs at once and launches.
+	if run := r.running("long"); len(run) != 1 || run[0].TaskID != running[0].TaskID {
+		t.Fatalf("long running %+v, want its one task of the last term", run)
+	}
+	// The answer: long's task runs. Its fire now waits for the execution's end.
 	for _, e := range running {
 		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: e.TaskID, AgentID: "agent-1", State: "TASK_RUNNING",
 			Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"}); err != nil {
@@ -106,8 +117,44 @@ func TestReconciliationsFirstSecondRunsNoRound(t *testing.T) {
 	if len(r.sched.st.awaiting) != 0 || !r.sched.st.roundNow {
 		t.Fatalf("after the answer: awaiting %v, roundNow %v", r.sched.st.awaiting, r.sched.st.roundNow)
 	}
+	r.offer("o3", 4, 8192)
 	r.sched.launcher.round(r.ctx)
-	if len(r.drv.accepts) != accepts+1 || len(r.running("next")) != 1 {
-		t.Fatalf("accepts %d, next running %v, want next launched", len(r.drv.accepts)-accepts, r.running("next"))
+	r.clk.Advance(waitRecordEvery)
+	r.sched.launcher.round(r.ctx)
+	if w := r.waiting()["ready/long"]; w.Reason != queue.WaitRunning {
+		t.Fatalf("long's fire after the answer: %+v, want %s", w, queue.WaitRunning)
+	}
+	// The execution ends: the fire launches.
+	for _, e := range running {
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: e.TaskID, AgentID: "agent-1", State: "TASK_FINISHED"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.offer("o4", 4, 8192)
+	r.sched.launcher.round(r.ctx)
+	if run := r.running("long"); len(run) != 1 || !run[0].LaunchedAt.After(running[0].LaunchedAt) {
+		t.Fatalf("long running %+v, want its next execution", run)
+	}
+}
+
+// TestSubscriptionRevivesOnceForWaitingWork: a new subscription may inherit the last
+// term's SUPPRESS and decline filters, which the new term knows nothing of; its first
+// round with work waiting REVIVEs (once), rather than waiting for offers they hold back.
+func TestSubscriptionRevivesOnceForWaitingWork(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount = "j", 1, 0.1 })
+	r.trigger("j")
+	r.sched.st.subscribed = false
+	r.sched.recon.subscribed(r.ctx, "fw-1")
+	r.sched.launcher.round(r.ctx)
+	r.sched.launcher.round(r.ctx)
+	if r.drv.revive != 1 {
+		t.Fatalf("revives %d with work waiting after the subscription, want 1", r.drv.revive)
+	}
+	r.offer("o1", 4, 8192)
+	r.sched.launcher.round(r.ctx)
+	if len(r.running("j")) != 1 {
+		t.Fatalf("j running %v, want it launched on the offer", r.running("j"))
 	}
 }

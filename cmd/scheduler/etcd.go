@@ -111,10 +111,30 @@ type raftAside struct {
 	*etcdstore.Candidate
 	member *etcdstore.Member
 	log    *slog.Logger
+	// launched, when set (before Run), reports whether the term in force
+	// has launched work (handOffDue).
+	launched func() bool
 }
 
 // handOffEvery is how often a leader checks where the raft leadership is.
 const handOffEvery = time.Second
+
+// handOffMax is how long into a term its member keeps a raft leadership it
+// holds while the term has not launched: a transfer drops the proposals
+// under way (each sent again 50 ms later; on a loaded machine a transfer
+// took over 5 s, and the new term lost its lease meanwhile), and a term's
+// first seconds are its takeover (the catch-up write, the first launch
+// commits), whose launches should not wait for it. Once the term has
+// launched, the raft leadership is handed on at the next check. A leader
+// dying before that pays the raft election it would have saved.
+const handOffMax = 10 * time.Second
+
+// handOffDue reports whether a leader's member should hand the raft
+// leadership on now: this instance leads a term that has launched, or is
+// past handOffMax.
+func handOffDue(t *election.Term, now time.Time, launched bool) bool {
+	return t != nil && (launched || now.Sub(t.Began()) >= handOffMax)
+}
 
 func (r *raftAside) Run(ctx context.Context) error {
 	done := make(chan struct{})
@@ -128,7 +148,7 @@ func (r *raftAside) Run(ctx context.Context) error {
 				return
 			case <-tick.C:
 			}
-			if r.Current() == nil {
+			if !handOffDue(r.Current(), time.Now(), r.launched != nil && r.launched()) {
 				continue
 			}
 			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/store"
@@ -176,5 +177,25 @@ func TestReplogOptions(t *testing.T) {
 	}
 	if got := replicaName("http://10.0.0.7:8899"); got != "10.0.0.7:8899" {
 		t.Errorf("replicaName: %q", got)
+	}
+}
+
+// TestHandOffWaitsOutTheTakeover: a leader's member keeps a raft leadership
+// it holds until the term has launched (its takeover's commits are not
+// dropped by a transfer), or for handOffMax at most; without a term, never.
+func TestHandOffWaitsOutTheTakeover(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	term := election.NewTerm(t.Context(), "", 7, clk)
+	if handOffDue(nil, clk.Now(), true) {
+		t.Fatal("due without a term")
+	}
+	if handOffDue(term, clk.Now().Add(handOffMax-time.Millisecond), false) {
+		t.Fatal("due before the term launched")
+	}
+	if !handOffDue(term, clk.Now(), true) {
+		t.Fatal("not due once the term launched")
+	}
+	if !handOffDue(term, clk.Now().Add(handOffMax), false) {
+		t.Fatal("not due after handOffMax")
 	}
 }

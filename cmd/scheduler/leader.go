@@ -184,7 +184,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		Tasks: l.tasks, Gauges: l.mx, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog,
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
-			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, CronJitter: l.cfg.CronJitter, Term: term.Seq(), Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
+			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, CronJitter: l.cfg.CronJitter, Term: term.Seq(), FrameworkID: fwID, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
 			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 			SecretAccess: l.secretAccess(), TaskUser: taskUser(l.cfg),

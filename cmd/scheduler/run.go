@@ -135,6 +135,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		return err
 	}
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: launchURL(cfg, pkgs.Resolve), damage: reg.Damage()}
+	if ra, ok := lead.(*raftAside); ok { // its member hands the raft leadership on once the term has launched
+		ra.launched = func() bool { s := work.scheduler(); return s != nil && s.Launched() }
+	}
 	replicaColl := work.observeWith(ctx, reg, tw, hs, hl != nil)
 	if hl != nil {
 		mx.Register(hl.Collectors()...)

@@ -38,6 +38,7 @@ func (s *simRun) reportLag(who string, m0, m1 promtext.Set) {
 // leader's session must expire (zk_session_timeout, 15 s by default)
 // before the standby's election node is first.
 func (s *simRun) takeover(ctx context.Context) error {
+	s.findLeader()
 	bench.Logf("%s: kill -9 of the leader (pid %d); waiting for the standby's first launch", s.sc, s.p.PID())
 	killed := time.Now()
 	if err := syscall.Kill(s.p.PID(), syscall.SIGKILL); err != nil {
@@ -71,15 +72,42 @@ func (s *simRun) takeover(ctx context.Context) error {
 	return fmt.Errorf("no launch within 2 minutes of the kill; the standby's log tail:\n%s", bench.Tail(s.sb.LogPath, 2000))
 }
 
+// findLeader makes s.p the instance leading now: on a loaded machine the
+// leadership may have moved during registration or the window, and killing
+// a standby would time nothing. Leadership as each instance's
+// elasticjob_leader gauge says; unchanged when none says so.
+func (s *simRun) findLeader() {
+	for _, sb := range []**bench.Scheduler{&s.sb, &s.sb2} {
+		if *sb == nil {
+			continue
+		}
+		if m, err := (*sb).API.Scrape(); err == nil && m.Sum("elasticjob_leader") == 1 {
+			bench.Logf("%s: the leadership moved to pid %d since the start", s.sc, (*sb).PID())
+			s.p, *sb = *sb, s.p
+			return
+		}
+	}
+}
+
 // takeoverSteps logs when the new leader's term passed its steps, from its
-// log (info level), counted from the kill: where a takeover's time went.
+// log (info level), counted from the kill: where a takeover's time went. On
+// etcd either standby may have won: both logs are read (a standby that did
+// not lead logs none of the steps after the kill).
 func (s *simRun) takeoverSteps(killed time.Time) {
-	data, err := os.ReadFile(s.sb.LogPath)
+	for _, sb := range []*bench.Scheduler{s.sb, s.sb2} {
+		if sb != nil {
+			s.stepsOf(sb.LogPath, killed)
+		}
+	}
+}
+
+func (s *simRun) stepsOf(logPath string, killed time.Time) {
+	data, err := os.ReadFile(logPath)
 	if err != nil {
 		return
 	}
-	steps := []string{"elected leader", "reconciling running tasks", "every running task reconciled",
-		"queued fires missed", "first launch round of the term"}
+	steps := []string{"elected leader", "registry cache caught up", "msg=framework", "msg=leading", "reconciling running tasks", "first offers arrived",
+		"every running task reconciled", "queued fires missed", "first launch round of the term"}
 	for line := range strings.Lines(string(data)) {
 		for _, step := range steps {
 			if !strings.Contains(line, step) {
