@@ -179,7 +179,7 @@ func (e *Engine) onPodDeleted(obj any) {
 	e.mu.Lock()
 	delete(e.usage, p.Namespace+"/"+p.Name)
 	if id := e.pods.ours(p); id != "" {
-		e.tasks.gone(id, p, &e.finished)
+		e.tasks.gone(id, p, &e.finished, &e.ends)
 	}
 	e.mu.Unlock()
 	e.wake()

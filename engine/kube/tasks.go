@@ -24,16 +24,18 @@ type task struct {
 	req                   res               // its requests while created
 	running               *engine.ExecutorReport
 	final                 *engine.ExecutorReport
-	dropped               *phaseStatus // the API server refused the pod
-	event                 *phaseStatus // a Warning event that ends the task (its image, an admission rejection)
-	waiting               string       // why its pod waits, by the last Warning event about it
-	waitSent              string       // the wait reason the scheduler was last told
-	sent                  tstate.State // the last state the scheduler was told
-	killing               bool         // Kill asked for it
-	deleted               bool         // the pod is gone
-	nodeLost              bool         // its node left the cluster
-	committed             bool         // the scheduler committed its end: the pod may go
-	committedAt           time.Time    // when (its pod is held at most FinishedPodHold from then)
+	dropped               *phaseStatus   // the API server refused the pod
+	ended                 *engine.Status // the end it had before it was launched again (adopt)
+	endTold               *engine.Status // the terminal update the scheduler took
+	event                 *phaseStatus   // a Warning event that ends the task (its image, an admission rejection)
+	waiting               string         // why its pod waits, by the last Warning event about it
+	waitSent              string         // the wait reason the scheduler was last told
+	sent                  tstate.State   // the last state the scheduler was told
+	killing               bool           // Kill asked for it
+	deleted               bool           // the pod is gone
+	nodeLost              bool           // its node left the cluster
+	committed             bool           // the scheduler committed its end: the pod may go
+	committedAt           time.Time      // when (its pod is held at most FinishedPodHold from then)
 	dirty                 bool
 	retryAt               time.Time // re-send a terminal update the scheduler did not take
 }
@@ -63,12 +65,15 @@ func (tt taskTable) seen(id string, p *corev1.Pod, finished *recent.Set) {
 
 // gone records that one of our pods was deleted (a task whose end was committed is
 // forgotten, into finished).
-func (tt taskTable) gone(id string, p *corev1.Pod, finished *recent.Set) {
+func (tt taskTable) gone(id string, p *corev1.Pod, finished *recent.Set, ends *endMemory) {
 	t := tt[id]
 	if t == nil {
 		return
 	}
 	if t.committed { // deleted after its end was committed: done with it
+		if t.endTold != nil {
+			ends.put(*t.endTold)
+		}
 		delete(tt, id)
 		finished.Add(id)
 		return
@@ -139,7 +144,7 @@ func (e *Engine) handled(id string, st engine.Status, prev tstate.State, ok bool
 		return
 	}
 	if st.State.Terminal() && !t.committed {
-		t.committed, t.committedAt = true, e.clock.Now()
+		t.committed, t.committedAt, t.endTold = true, e.clock.Now(), &st
 		if e.held == nil { // its pod is held for release (release.go)
 			e.held = map[string]struct{}{}
 		}
@@ -164,6 +169,11 @@ func (t *task) derive(now time.Time) (engine.Status, bool) {
 	}
 	if t.dropped != nil {
 		return set(*t.dropped)
+	}
+	if t.ended != nil {
+		st = *t.ended
+		st.Timestamp = now
+		return st, true
 	}
 	if r := t.final; r != nil {
 		if r.State == tstate.Killed && !t.killing {
@@ -217,3 +227,40 @@ func (t *task) stoppedFromOutside() phaseStatus {
 // maxFinished bounds the memory of tasks whose pods are gone (engine.finished), so that a
 // late informer event or report does not bring one back.
 const maxFinished = 1 << 14
+
+// maxEnds bounds the ends kept of tasks whose pods are gone (endMemory).
+const maxEnds = 1024
+
+// endMemory keeps the terminal updates the scheduler took of the last maxEnds tasks whose
+// pods are gone, so that a launch of one of them again (adopt: its first launch's answer
+// was lost, and its pod ran and went meanwhile) is told how it ended rather than run again.
+type endMemory struct {
+	by   map[string]engine.Status
+	ring []string
+	next int
+}
+
+func (m *endMemory) put(st engine.Status) {
+	if m.by == nil {
+		m.by = map[string]engine.Status{}
+	}
+	if _, ok := m.by[st.TaskID]; !ok {
+		if len(m.ring) < maxEnds {
+			m.ring = append(m.ring, st.TaskID)
+		} else {
+			delete(m.by, m.ring[m.next])
+			m.ring[m.next] = st.TaskID
+			m.next = (m.next + 1) % maxEnds
+		}
+	}
+	m.by[st.TaskID] = st
+}
+
+// get returns the end kept of task id (nil: none).
+func (m *endMemory) get(id string) *engine.Status {
+	st, ok := m.by[id]
+	if !ok {
+		return nil
+	}
+	return &st
+}
