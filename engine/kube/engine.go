@@ -307,6 +307,9 @@ func (e *Engine) step() (calls []call, next time.Time) {
 			next = t.retryAt
 		}
 	}
+	if gcNext := e.collectPods(now); !gcNext.IsZero() && (next.IsZero() || gcNext.Before(next)) {
+		next = gcNext
+	}
 	if releaseNext := e.releaseHeld(now); !releaseNext.IsZero() && (next.IsZero() || releaseNext.Before(next)) {
 		next = releaseNext
 	}

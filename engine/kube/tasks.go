@@ -33,7 +33,8 @@ type task struct {
 	sent                  tstate.State   // the last state the scheduler was told
 	killing               bool           // Kill asked for it
 	deleted               bool           // the pod is gone
-	nodeLost              bool           // its node left the cluster
+	nodeLost              bool           // its node left the cluster (nodegc.go)
+	gcAt                  time.Time      // when its pod is deleted if its node is still gone (zero: not due)
 	committed             bool           // the scheduler committed its end: the pod may go
 	committedAt           time.Time      // when (its pod is held at most FinishedPodHold from then)
 	dirty                 bool
@@ -198,9 +199,9 @@ func (t *task) derive(now time.Time) (engine.Status, bool) {
 		return set(*t.event)
 	}
 	switch {
-	case t.nodeLost:
+	case t.nodeLost && t.deleted: // its pod gone after its node (nodegc.go)
 		return set(phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonAgentRemoved,
-			message: "node " + t.node + " left the cluster"})
+			message: "node " + t.node + " left the cluster and its pod was deleted"})
 	case t.deleted && t.killing:
 		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceMaster, message: "killed: its pod was deleted"})
 	case t.deleted:
