@@ -105,6 +105,11 @@ type Input struct {
 	// (Report.Pending) instead of lost.
 	Pending   map[string]int
 	PendingAt time.Time
+	// Launched is when each task was launched, as history's launch trace
+	// says (nil, or a task missing: its start stands for its launch). On
+	// Kubernetes a pod starts seconds after its creation, and pods created
+	// in one order start in another.
+	Launched map[string]time.Time
 }
 
 // Anomaly is one violation.
@@ -176,7 +181,7 @@ func Check(in Input) Report {
 			rep.checkKeys(j, rs)
 		}
 	}
-	rep.checkTerms(runs)
+	rep.checkTerms(runs, in.Launched)
 	rep.checkHeal(in, byJob)
 	if in.History != nil || in.Replicas != nil {
 		jobs := map[string]Job{}
@@ -663,9 +668,16 @@ func resumed(faults []Fault, runs []run) []Fault {
 // committed; the fires of :46-:50 collapsed into it at the next term's
 // catch-up; launched again at :50.8 under the same task id, gone, it ran
 // as FAILOVER at :52.19).
+//
+// The relaunch may come long after the fire: on Kubernetes a launch whose
+// pod never started (the API server down, then its node lost) is lost
+// only when its pod is gone, 40 s after its node left (engine/kube's pod
+// GC), and its fires meanwhile collapse into it (kube seed 541: sk011's
+// fires of 09:19:00-:40 into a FAILOVER run 45 s after the last):
+// relaunchBound.
 func collapsedIntoRelaunch(rs []run, f fire) bool {
 	for _, r := range rs {
-		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(time.Minute)) {
+		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(relaunchBound)) {
 			continue
 		}
 		between := false
@@ -681,6 +693,12 @@ func collapsedIntoRelaunch(rs []run, f fire) bool {
 	}
 	return false
 }
+
+// relaunchBound is how long after a fire the FAILOVER relaunch of the
+// never-started execution it collapsed into may start: a node's loss on
+// Kubernetes (up to 30 s of fault and the pod GC's 40 s quarantine) after
+// an API server outage that held the fires pending.
+const relaunchBound = 3 * time.Minute
 
 func relaunched(rs []run, f fire, fo map[string]bool) bool {
 	for _, r := range rs {
@@ -799,16 +817,23 @@ func (rep *Report) checkKeys(j Job, rs []run) {
 	}
 }
 
-// checkTerms: no task started by a term after a later term's first launch
-// (terms of launches only grow).
-func (rep *Report) checkTerms(runs []run) {
+// checkTerms: no task launched by a term after a later term's first launch
+// (terms of launches only grow). A task's launch is its instant in
+// launched, else its start.
+func (rep *Report) checkTerms(runs []run, launched map[string]time.Time) {
+	at := func(r run) time.Time {
+		if l, ok := launched[r.Task]; ok && !l.IsZero() {
+			return l
+		}
+		return r.At
+	}
 	first := map[int64]time.Time{}
 	for _, r := range runs {
 		if r.Term == nil {
 			continue
 		}
-		if f, ok := first[*r.Term]; !ok || r.At.Before(f) {
-			first[*r.Term] = r.At
+		if f, ok := first[*r.Term]; !ok || at(r).Before(f) {
+			first[*r.Term] = at(r)
 		}
 	}
 	terms := make([]int64, 0, len(first))
@@ -829,9 +854,9 @@ func (rep *Report) checkTerms(runs []run) {
 		if r.Term == nil {
 			continue
 		}
-		if lf := later[*r.Term]; !lf.IsZero() && r.At.After(lf) {
+		if lf := later[*r.Term]; !lf.IsZero() && at(r).After(lf) {
 			rep.add(StaleTerm, r.Job, "task %s launched by term %d at %s, after a later term's first launch at %s", r.Task, *r.Term,
-				r.At.UTC().Format("15:04:05.000"), lf.UTC().Format("15:04:05.000"))
+				at(r).UTC().Format("15:04:05.000"), lf.UTC().Format("15:04:05.000"))
 		}
 	}
 }

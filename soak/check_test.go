@@ -604,3 +604,41 @@ func TestCheckFireCollapsesIntoATriggerRelaunchedBeforeItsStart(t *testing.T) {
 		t.Errorf("a trigger sent after the next instant does not account for it: %v", Check(in).Anomalies)
 	}
 }
+
+// TestStaleTermComparesLaunches: on Kubernetes a pod starts seconds after
+// its creation, and pods start in another order than they were created (the
+// fault soak, kube seed 541: pods created by term 6 before its leader was
+// killed started after the first pod of term 10): a term's launches are
+// ordered by their launch instants (history's), not by their starts; a
+// launch after a later term's first launch is still found.
+func TestStaleTermComparesLaunches(t *testing.T) {
+	runs := logOf(runSpec{task: "ja", job: "j", queued: 2, start: 5.5, term: 6}, runSpec{task: "jb", job: "j", queued: 4, start: 5, term: 10})
+	in := Input{Runs: runs, Jobs: []Job{every2("j", false)}}
+	if got := Check(in).ByKind()[StaleTerm]; got != 1 {
+		t.Fatalf("by starts: %d stale-term, want 1 (the rig)", got)
+	}
+	in.Launched = map[string]time.Time{"ja": at(2.1), "jb": at(4.1)}
+	if rep := Check(in); rep.ByKind()[StaleTerm] != 0 {
+		t.Errorf("by launches: %v, want no stale-term", rep.Anomalies)
+	}
+	in.Launched["ja"] = at(4.2)
+	if got := Check(in).ByKind()[StaleTerm]; got != 1 {
+		t.Errorf("a launch by term 6 after term 10's first: %d stale-term, want 1", got)
+	}
+}
+
+// A relaunch of a never-started execution may come more than a minute after
+// the fires collapsed into it: on Kubernetes its pod counts as lost only
+// after its node has been gone for the pod GC's quarantine (kube seed 541,
+// sk011: the fires of 09:19:00-:40, the API server down and then the node
+// lost, ran as one FAILOVER run 45 s after the last).
+func TestCheckFireCollapsesIntoALateRelaunch(t *testing.T) {
+	j := every2("j", false)
+	j.Windows[0].To = at(100)
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "b", job: "j", queued: 88, start: 89, source: "FAILOVER"},
+		runSpec{task: "c", job: "j", queued: 90, start: 90}, runSpec{task: "d", job: "j", queued: 92, start: 92}, runSpec{task: "e", job: "j", queued: 94, start: 94},
+		runSpec{task: "f", job: "j", queued: 96, start: 96}, runSpec{task: "g", job: "j", queued: 98, start: 98})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(100)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fires 4-88 collapsed into the execution relaunched at 89: %v", rep.Anomalies)
+	}
+}
