@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/soak/runlog"
 )
@@ -449,7 +450,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				used[k] = true
 				continue
 			}
-			if collapsedIntoRelaunch(rs, f) {
+			if collapsedIntoRequeued(rs, f) || collapsedIntoRelaunch(rs, f) {
 				continue
 			}
 		}
@@ -692,6 +693,38 @@ func collapsedIntoRelaunch(rs []run, f fire) bool {
 		}
 	}
 	return false
+}
+
+// collapsedIntoRequeued: a misfire=false fire collapsed into an
+// execution pending at its instant whose launch was rolled back (its
+// ACCEPT failed) and queued again: the execution's Queued is the
+// requeue's instant, after the fire, but its task ids, kept across the
+// rollback (queue.Relaunch), carry the instant it was first queued
+// (jobs.FireTaskID), at or before the fire (kube seed 541 re-run, sk007:
+// the execution of 11:55:45, pending while the node was lost, its launch
+// refused at 11:56:22.48 for an offer the node's return had replaced,
+// queued again then and run at 11:56:31; the fire of 11:56:00 collapsed
+// into it).
+func collapsedIntoRequeued(rs []run, f fire) bool {
+	for _, r := range rs {
+		if !onTime(r) || key(r) != "" || !r.Queued.After(f.at) || r.At.Before(f.at) {
+			continue
+		}
+		if first, ok := firstQueued(r.Task); ok && !first.After(f.at) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstQueued is the instant a task's execution was first queued, as its
+// id carries it (false: an id without one).
+func firstQueued(taskID string) (time.Time, bool) {
+	id, err := jobs.ParseTaskID(taskID)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return jobs.UUIDTime(id.UUID)
 }
 
 // relaunchBound is how long after a fire the FAILOVER relaunch of the

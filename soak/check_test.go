@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
@@ -640,5 +641,28 @@ func TestCheckFireCollapsesIntoALateRelaunch(t *testing.T) {
 		runSpec{task: "f", job: "j", queued: 96, start: 96}, runSpec{task: "g", job: "j", queued: 98, start: 98})
 	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(100)}); len(rep.Anomalies) != 0 {
 		t.Errorf("fires 4-88 collapsed into the execution relaunched at 89: %v", rep.Anomalies)
+	}
+}
+
+// A misfire=false fire collapses into an execution pending at its instant
+// whose launch was rolled back and queued again after the fire: its task
+// id, kept across the rollback, carries when it was first queued (kube seed
+// 541 re-run, sk007 and sk014: launches refused for an offer a node's
+// return had replaced). An execution first queued after the fire takes
+// none.
+func TestCheckFireCollapsesIntoARequeuedExecution(t *testing.T) {
+	j := every2("j", false)
+	j.Windows[0].To = at(14)
+	requeued := jobs.FireTaskID("j", 0, jobs.KindReady, "ready|4", at(4)).String()
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: requeued, job: "j", queued: 8.5, start: 9},
+		runSpec{task: "c", job: "j", queued: 10, start: 10}, runSpec{task: "d", job: "j", queued: 12, start: 12})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(14)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fires 4-8 collapsed into the execution first queued at 4, requeued at 8.5: %v", rep.Anomalies)
+	}
+	late := jobs.FireTaskID("j", 0, jobs.KindReady, "ready|8", at(8)).String()
+	runs = logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: late, job: "j", queued: 8.5, start: 9},
+		runSpec{task: "c", job: "j", queued: 10, start: 10}, runSpec{task: "d", job: "j", queued: 12, start: 12})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(14)}); rep.ByKind()[LostFire] != 2 {
+		t.Errorf("an execution first queued at 8 explains neither fire 4 nor 6: %v", rep.Anomalies)
 	}
 }
