@@ -666,3 +666,47 @@ func TestCheckFireCollapsesIntoARequeuedExecution(t *testing.T) {
 		t.Errorf("an execution first queued at 8 explains neither fire 4 nor 6: %v", rep.Anomalies)
 	}
 }
+
+// A trigger sent just before the end behind a job's backlog is still
+// waiting in the job's ready entry: counted pending, not lost, while the
+// entry held that many executions and no trigger sent after it ran (kube
+// seed 542 re-run, k64-sk007).
+func TestCheckTriggerWaitingAtTheEndIsPending(t *testing.T) {
+	j := Job{Name: "k", Shards: 1, Keys: []string{"K1", "K2"}, Sent: map[string]time.Time{"K1": at(1), "K2": at(9)}}
+	runs := logOf(runSpec{task: "k1", job: "k", queued: 1, start: 1, param: "out 0 K1"})
+	in := Input{Runs: runs, Jobs: []Job{j}, End: at(10), Pending: map[string]int{"k": 1}, PendingAt: at(11)}
+	if rep := Check(in); len(rep.Anomalies) != 0 || rep.Pending != 1 {
+		t.Errorf("K2 waits at the end: %v, pending %d", rep.Anomalies, rep.Pending)
+	}
+	in.Pending = nil
+	if rep := Check(in); rep.ByKind()[LostTrigger] != 1 {
+		t.Errorf("nothing pending at the end: want K2 lost, got %v", rep.Anomalies)
+	}
+	j.Sent = map[string]time.Time{"K1": at(9), "K2": at(1)} // K1, sent after K2, ran: K2 was skipped
+	in = Input{Runs: runs, Jobs: []Job{j}, End: at(10), Pending: map[string]int{"k": 1}, PendingAt: at(11)}
+	if rep := Check(in); rep.ByKind()[LostTrigger] != 1 {
+		t.Errorf("a trigger sent later ran: want K2 lost, got %v", rep.Anomalies)
+	}
+}
+
+// An execution launched before a disable is not pending when the job comes
+// back, though its pod starts after (kube seed 542 re-run, sk005); launched
+// after the job came back, it is stale.
+func TestCheckStaleRunCountsFromTheLaunch(t *testing.T) {
+	j := every2("j", true)
+	j.Windows = []Window{{From: at(0), To: at(5), Cron: "*/2 * * * * ?"}, {From: at(7), To: at(12), Cron: "*/2 * * * * ?", Opening: at(6.9)}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "b", job: "j", queued: 4, start: 7.5, source: "MISFIRE"},
+		runSpec{task: "c", job: "j", queued: 8, start: 8}, runSpec{task: "d", job: "j", queued: 10, start: 10})
+	in := Input{Runs: runs, Jobs: []Job{j}, End: at(12)}
+	if got := Check(in).ByKind()[StaleRun]; got != 1 {
+		t.Fatalf("by its start: %d stale-run, want 1 (the rig)", got)
+	}
+	in.Launched = map[string]time.Time{"b": at(4.6)}
+	if rep := Check(in); rep.ByKind()[StaleRun] != 0 {
+		t.Errorf("launched at 4.6, before the disable: %v", rep.Anomalies)
+	}
+	in.Launched["b"] = at(7.1)
+	if got := Check(in).ByKind()[StaleRun]; got != 1 {
+		t.Errorf("launched after the job came back: %d stale-run, want 1", got)
+	}
+}
