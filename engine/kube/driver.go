@@ -120,9 +120,8 @@ func (e *Engine) Capabilities() engine.Capabilities { return Capabilities() }
 
 // created settles the creations: a pod the API server refused is dropped (the scheduler
 // queues its task again as never started); if it refused every one, or if a creation's
-// answer was lost (the pod may exist: refused says which errors are answers), Accept
-// fails and the scheduler launches the tasks again under the same ids, which finds their
-// pods (adopt). The tasks whose pods were created, or shown by the informer, are kept.
+// answer was lost (refused), Accept fails, and the launch again under the same ids finds
+// the pods there are (adopt.go). The tasks whose pods were created or seen are kept.
 func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -167,55 +166,6 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 		return fmt.Errorf("kube: create pods: %w", errs[0])
 	}
 	return nil
-}
-
-// refused reports a creation error that is the API server's answer that it did not create
-// the pod (a bad pod, a missing namespace, a full quota, too many requests). Anything else
-// (the connection lost, a timeout, a server error) leaves its outcome unknown.
-func refused(err error) bool {
-	if errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
-		return true
-	}
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) {
-		return false
-	}
-	code := st.Status().Code
-	return code >= 400 && code < 500 && code != 408 && code != 504
-}
-
-// adopt takes the launch of a task the engine already knows: a launch whose pod creation
-// lost its answer was rolled back by the scheduler and comes again under the same task id
-// (the fault soak, kube seed 542), and the pod it created is this task's. The pod is not
-// created twice: the task is kept and the scheduler, which now holds it as running, is
-// told its state again (what it was told meanwhile was about a task it did not hold). A
-// task whose pod has come and gone meanwhile is told by the end it had. Called with e.mu
-// held.
-func (e *Engine) adopt(id string) bool {
-	t := e.tasks[id]
-	if t != nil && t.dropped != nil { // the API server refused its pod: made anew
-		delete(e.tasks, id)
-		return false
-	}
-	if t == nil {
-		if !e.finished.Has(id) {
-			return false
-		}
-		e.finished.Remove(id)
-		t = &task{id: id, deleted: true, ended: e.ends.get(id)}
-		if t.ended == nil {
-			t.ended = &engine.Status{TaskID: id, State: tstate.Lost, Source: tstate.SourceMaster, Reason: tstate.ReasonReconciliation,
-				Message: "its pod ran and was deleted before this launch of it, and how it ended is no longer known"}
-		}
-		e.tasks[id] = t
-	}
-	e.log.Info("a launch of a task whose pod exists: adopted", "task", id, "pod", t.pod, "told", t.sent)
-	t.sent, t.waitSent, t.retryAt, t.dirty = "", "", time.Time{}, true
-	if t.committed { // its end was taken as an orphan's: told again, and its pod kept meanwhile
-		t.committed, t.committedAt = false, time.Time{}
-		delete(e.held, id)
-	}
-	return true
 }
 
 // Decline gives offers back until refuse has passed or their nodes' free resources change.
