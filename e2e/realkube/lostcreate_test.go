@@ -21,6 +21,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/engine/kube"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // lostAnswer sends the first pod creation to the API server and loses its answer (the
@@ -79,9 +80,9 @@ func (u *updateLog) terminal(n int, id string) (engine.Status, bool) {
 }
 
 // TestLostCreateAnswerRunsThePodOnce: a pod creation whose answer is lost fails the launch
-// (the pod was created all the same). The pod runs to its end (its executor cannot fetch
-// the app), the scheduler, not holding the task as running, takes the end as an orphan's,
-// and the pod is deleted. The launch again under the same task id, as the scheduler makes
+// (the pod was created all the same). The pod runs to its end (its executor's report),
+// the scheduler, not holding the task as running, takes the end as an orphan's, and the
+// pod is deleted. The launch again under the same task id, as the scheduler makes
 // it, creates no second pod: the engine answers with the end the task had. (With a new
 // id, or a second pod, the shard ran twice: the fault soak, kube seed 542.)
 func TestLostCreateAnswerRunsThePodOnce(t *testing.T) {
@@ -125,6 +126,10 @@ func TestLostCreateAnswerRunsThePodOnce(t *testing.T) {
 		t.Fatalf("the first launch, its answer lost: %v (answers lost: %d)", err, lost.Load())
 	}
 	eventually(t, waitLong, func() bool { return len(pods(t, ns, "lost")) == 1 }, "the first launch's pod")
+	// Its executor reports its end (as the scheduler's API hands the engine the report).
+	if err := eng.Report(ctx, engine.ExecutorReport{TaskID: id, State: task.Finished}); err != nil {
+		t.Fatal(err)
+	}
 	var end engine.Status
 	eventually(t, waitLong, func() bool { var ok bool; end, ok = h.terminal(0, id); return ok }, "the pod's end to be told")
 	eventually(t, waitLong, func() bool { return len(pods(t, ns, "lost")) == 0 }, "the ended pod to be deleted")
