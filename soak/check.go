@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/soak/runlog"
 )
@@ -110,6 +111,11 @@ type Input struct {
 	// (Report.Pending) instead of lost.
 	Pending   map[string]int
 	PendingAt time.Time
+	// Launched is when each task was launched, as history's launch trace
+	// says (nil, or a task missing: its start stands for its launch). On
+	// Kubernetes a pod starts seconds after its creation, and pods created
+	// in one order start in another.
+	Launched map[string]time.Time
 }
 
 // Anomaly is one violation.
@@ -126,7 +132,7 @@ type Report struct {
 	Runs      int // task starts checked
 	Fires     int // cron fires expected
 	Stalled   int // fires skipped by a paused leader (the documented stall rule)
-	Pending   int // misfire=true fires still waiting in their job's ready entry at the end
+	Pending   int // misfire=true fires and triggers still waiting in their job's ready entry at the end
 	Anomalies []Anomaly
 	// Lateness of on-time cron runs (start minus nominal instant), under
 	// faults (within a fault or Heal after it) and without.
@@ -176,13 +182,13 @@ func Check(in Input) Report {
 		rs := byJob[j.Name]
 		rep.checkDuplicates(j, rs)
 		rep.checkOverlap(j, rs)
-		rep.checkStale(j, rs, in.Slack)
+		rep.checkStale(j, rs, in.Slack, in.Launched)
 		if !j.Daemon {
-			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, faults, pendingAtEnd(j, in), nr[j.Name])
-			rep.checkKeys(j, rs, nr[j.Name])
+			triggers := rep.checkKeys(j, rs, nr[j.Name], in.Pending[j.Name])
+			rep.Fires += rep.checkFires(j, rs, in.Slack, in.End, faults, max(pendingAtEnd(j, in)-triggers, 0), nr[j.Name])
 		}
 	}
-	rep.checkTerms(runs)
+	rep.checkTerms(runs, in.Launched)
 	rep.checkHeal(in, byJob)
 	if in.History != nil || in.Replicas != nil {
 		jobs := map[string]Job{}
@@ -450,7 +456,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				used[k] = true
 				continue
 			}
-			if collapsedIntoRelaunch(rs, f) {
+			if collapsedIntoRequeued(rs, f) || collapsedIntoRelaunch(rs, f) {
 				continue
 			}
 		}
@@ -697,9 +703,16 @@ func resumed(faults []Fault, runs []run) []Fault {
 // committed; the fires of :46-:50 collapsed into it at the next term's
 // catch-up; launched again at :50.8 under the same task id, gone, it ran
 // as FAILOVER at :52.19).
+//
+// The relaunch may come long after the fire: on Kubernetes a launch whose
+// pod never started (the API server down, then its node lost) is lost
+// only when its pod is gone, 40 s after its node left (engine/kube's pod
+// GC), and its fires meanwhile collapse into it (kube seed 541: sk011's
+// fires of 09:19:00-:40 into a FAILOVER run 45 s after the last):
+// relaunchBound.
 func collapsedIntoRelaunch(rs []run, f fire) bool {
 	for _, r := range rs {
-		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(time.Minute)) {
+		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(relaunchBound)) {
 			continue
 		}
 		between := false
@@ -715,6 +728,56 @@ func collapsedIntoRelaunch(rs []run, f fire) bool {
 	}
 	return false
 }
+
+// launchOf is when execution e was launched: its shards' first launch in
+// launched, else its start.
+func launchOf(rs []run, e execution, launched map[string]time.Time) time.Time {
+	at := e.start
+	for _, r := range rs {
+		if l, ok := launched[r.Task]; ok && onTime(r) && key(r) == "" && r.Queued.UTC().Equal(e.queued) && l.Before(at) {
+			at = l
+		}
+	}
+	return at
+}
+
+// collapsedIntoRequeued: a misfire=false fire collapsed into an
+// execution pending at its instant whose launch was rolled back (its
+// ACCEPT failed) and queued again: the execution's Queued is the
+// requeue's instant, after the fire, but its task ids, kept across the
+// rollback (queue.Relaunch), carry the instant it was first queued
+// (jobs.FireTaskID), at or before the fire (kube seed 541 re-run, sk007:
+// the execution of 11:55:45, pending while the node was lost, its launch
+// refused at 11:56:22.48 for an offer the node's return had replaced,
+// queued again then and run at 11:56:31; the fire of 11:56:00 collapsed
+// into it).
+func collapsedIntoRequeued(rs []run, f fire) bool {
+	for _, r := range rs {
+		if !onTime(r) || key(r) != "" || !r.Queued.After(f.at) || r.At.Before(f.at) {
+			continue
+		}
+		if first, ok := firstQueued(r.Task); ok && !first.After(f.at) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstQueued is the instant a task's execution was first queued, as its
+// id carries it (false: an id without one).
+func firstQueued(taskID string) (time.Time, bool) {
+	id, err := jobs.ParseTaskID(taskID)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return jobs.UUIDTime(id.UUID)
+}
+
+// relaunchBound is how long after a fire the FAILOVER relaunch of the
+// never-started execution it collapsed into may start: a node's loss on
+// Kubernetes (up to 30 s of fault and the pod GC's 40 s quarantine) after
+// an API server outage that held the fires pending.
+const relaunchBound = 3 * time.Minute
 
 func relaunched(rs []run, f fire, fo map[string]bool) bool {
 	for _, r := range rs {
@@ -788,14 +851,20 @@ func inAny(ws []Window, t time.Time, slack time.Duration) bool {
 // recorded) are not checked. Found by etcd seed 532, sk171: the fire of
 // 06:07:12, staged as a disable sent at 06:07:11.08 landed, started at
 // 06:08:44 once the job was enabled again (92 s late).
-func (rep *Report) checkStale(j Job, rs []run, slack time.Duration) {
+//
+// An execution counts from its launch (launched, history's) when known:
+// on Kubernetes a pod created before the change may start after the job
+// came back (kube seed 542 re-run, sk005: launched at 12:14:05.29, before
+// a disable sent at 12:14:05.907, its pod started at 12:14:19.9, after the
+// enable): it was no longer pending when the change came.
+func (rep *Report) checkStale(j Job, rs []run, slack time.Duration, launched map[string]time.Time) {
 	for k := 1; k < len(j.Windows); k++ {
 		prev, next := j.Windows[k-1], j.Windows[k]
 		if next.Opening.IsZero() || !next.Opening.After(prev.To) {
 			continue
 		}
 		for _, e := range executions(rs) {
-			if e.queued.Before(next.Opening.Add(-slack)) && e.queued.After(prev.From) && !e.start.Before(next.Opening) {
+			if e.queued.Before(next.Opening.Add(-slack)) && e.queued.After(prev.From) && !launchOf(rs, e, launched).Before(next.Opening) {
 				rep.add(StaleRun, j.Name, "execution queued %s started %s: the job went off at %s and came back at %s; the change should have cleared it",
 					e.queued.Format("15:04:05.000"), e.start.Format("15:04:05.000"), prev.To.Format("15:04:05.000"), next.Opening.Format("15:04:05.000"))
 			}
@@ -805,7 +874,17 @@ func (rep *Report) checkStale(j Job, rs []run, slack time.Duration) {
 
 // checkKeys: each accepted trigger ran once per shard; a trigger whose
 // answer was lost ran at most once.
-func (rep *Report) checkKeys(j Job, rs []run, nr []*notRun) {
+//
+// A trigger that never ran is still waiting at the end when its job's
+// ready entry held executions then (pending) and no trigger of the job
+// sent after it ran (they run in the order sent): it waits behind a
+// backlog (kube seed
+// 542 re-run: k64-sk007, sent 4 s before the end behind 11 misfire=true
+// executions a kubelet slowed by the faults had not yet run). Up to
+// pending of them are counted pending (Report.Pending), and returned.
+// A trigger recorded as not run (nr: lost before it started, failover
+// off) is accounted for.
+func (rep *Report) checkKeys(j Job, rs []run, nr []*notRun, pending int) int {
 	n := map[string]map[int]int{}
 	relaunch := map[string]bool{}
 	for _, r := range rs {
@@ -826,23 +905,38 @@ func (rep *Report) checkKeys(j Job, rs []run, nr []*notRun) {
 			}
 		}
 	}
+	waiting := 0
 	for _, k := range j.Keys {
-		if len(n[k]) == 0 && !relaunch[k] && !takeNotRunTrigger(nr, j.Sent[k]) {
-			rep.add(LostTrigger, j.Name, "trigger %s was accepted and never ran", k)
+		if len(n[k]) > 0 || relaunch[k] || takeNotRunTrigger(nr, j.Sent[k]) {
+			continue
 		}
+		if sent, ok := j.Sent[k]; ok && waiting < pending && !slices.ContainsFunc(rs, func(r run) bool { return j.Sent[key(r)].After(sent) }) {
+			waiting++
+			continue
+		}
+		rep.add(LostTrigger, j.Name, "trigger %s was accepted and never ran", k)
 	}
+	rep.Pending += waiting
+	return waiting
 }
 
-// checkTerms: no task started by a term after a later term's first launch
-// (terms of launches only grow).
-func (rep *Report) checkTerms(runs []run) {
+// checkTerms: no task launched by a term after a later term's first launch
+// (terms of launches only grow). A task's launch is its instant in
+// launched, else its start.
+func (rep *Report) checkTerms(runs []run, launched map[string]time.Time) {
+	at := func(r run) time.Time {
+		if l, ok := launched[r.Task]; ok && !l.IsZero() {
+			return l
+		}
+		return r.At
+	}
 	first := map[int64]time.Time{}
 	for _, r := range runs {
 		if r.Term == nil {
 			continue
 		}
-		if f, ok := first[*r.Term]; !ok || r.At.Before(f) {
-			first[*r.Term] = r.At
+		if f, ok := first[*r.Term]; !ok || at(r).Before(f) {
+			first[*r.Term] = at(r)
 		}
 	}
 	terms := make([]int64, 0, len(first))
@@ -863,9 +957,9 @@ func (rep *Report) checkTerms(runs []run) {
 		if r.Term == nil {
 			continue
 		}
-		if lf := later[*r.Term]; !lf.IsZero() && r.At.After(lf) {
+		if lf := later[*r.Term]; !lf.IsZero() && at(r).After(lf) {
 			rep.add(StaleTerm, r.Job, "task %s launched by term %d at %s, after a later term's first launch at %s", r.Task, *r.Term,
-				r.At.UTC().Format("15:04:05.000"), lf.UTC().Format("15:04:05.000"))
+				at(r).UTC().Format("15:04:05.000"), lf.UTC().Format("15:04:05.000"))
 		}
 	}
 }

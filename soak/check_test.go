@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
@@ -602,5 +603,110 @@ func TestCheckFireCollapsesIntoATriggerRelaunchedBeforeItsStart(t *testing.T) {
 	in.Jobs[0].Sent = map[string]time.Time{"k223-d": at(71)}
 	if got := Check(in).ByKind()[LostFire]; got != 1 {
 		t.Errorf("a trigger sent after the next instant does not account for it: %v", Check(in).Anomalies)
+	}
+}
+
+// TestStaleTermComparesLaunches: on Kubernetes a pod starts seconds after
+// its creation, and pods start in another order than they were created (the
+// fault soak, kube seed 541: pods created by term 6 before its leader was
+// killed started after the first pod of term 10): a term's launches are
+// ordered by their launch instants (history's), not by their starts; a
+// launch after a later term's first launch is still found.
+func TestStaleTermComparesLaunches(t *testing.T) {
+	runs := logOf(runSpec{task: "ja", job: "j", queued: 2, start: 5.5, term: 6}, runSpec{task: "jb", job: "j", queued: 4, start: 5, term: 10})
+	in := Input{Runs: runs, Jobs: []Job{every2("j", false)}}
+	if got := Check(in).ByKind()[StaleTerm]; got != 1 {
+		t.Fatalf("by starts: %d stale-term, want 1 (the rig)", got)
+	}
+	in.Launched = map[string]time.Time{"ja": at(2.1), "jb": at(4.1)}
+	if rep := Check(in); rep.ByKind()[StaleTerm] != 0 {
+		t.Errorf("by launches: %v, want no stale-term", rep.Anomalies)
+	}
+	in.Launched["ja"] = at(4.2)
+	if got := Check(in).ByKind()[StaleTerm]; got != 1 {
+		t.Errorf("a launch by term 6 after term 10's first: %d stale-term, want 1", got)
+	}
+}
+
+// A relaunch of a never-started execution may come more than a minute after
+// the fires collapsed into it: on Kubernetes its pod counts as lost only
+// after its node has been gone for the pod GC's quarantine (kube seed 541,
+// sk011: the fires of 09:19:00-:40, the API server down and then the node
+// lost, ran as one FAILOVER run 45 s after the last).
+func TestCheckFireCollapsesIntoALateRelaunch(t *testing.T) {
+	j := every2("j", false)
+	j.Windows[0].To = at(100)
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "b", job: "j", queued: 88, start: 89, source: "FAILOVER"},
+		runSpec{task: "c", job: "j", queued: 90, start: 90}, runSpec{task: "d", job: "j", queued: 92, start: 92}, runSpec{task: "e", job: "j", queued: 94, start: 94},
+		runSpec{task: "f", job: "j", queued: 96, start: 96}, runSpec{task: "g", job: "j", queued: 98, start: 98})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(100)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fires 4-88 collapsed into the execution relaunched at 89: %v", rep.Anomalies)
+	}
+}
+
+// A misfire=false fire collapses into an execution pending at its instant
+// whose launch was rolled back and queued again after the fire: its task
+// id, kept across the rollback, carries when it was first queued (kube seed
+// 541 re-run, sk007 and sk014: launches refused for an offer a node's
+// return had replaced). An execution first queued after the fire takes
+// none.
+func TestCheckFireCollapsesIntoARequeuedExecution(t *testing.T) {
+	j := every2("j", false)
+	j.Windows[0].To = at(14)
+	requeued := jobs.FireTaskID("j", 0, jobs.KindReady, "ready|4", at(4)).String()
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: requeued, job: "j", queued: 8.5, start: 9},
+		runSpec{task: "c", job: "j", queued: 10, start: 10}, runSpec{task: "d", job: "j", queued: 12, start: 12})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(14)}); len(rep.Anomalies) != 0 {
+		t.Errorf("fires 4-8 collapsed into the execution first queued at 4, requeued at 8.5: %v", rep.Anomalies)
+	}
+	late := jobs.FireTaskID("j", 0, jobs.KindReady, "ready|8", at(8)).String()
+	runs = logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: late, job: "j", queued: 8.5, start: 9},
+		runSpec{task: "c", job: "j", queued: 10, start: 10}, runSpec{task: "d", job: "j", queued: 12, start: 12})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(14)}); rep.ByKind()[LostFire] != 2 {
+		t.Errorf("an execution first queued at 8 explains neither fire 4 nor 6: %v", rep.Anomalies)
+	}
+}
+
+// A trigger sent just before the end behind a job's backlog is still
+// waiting in the job's ready entry: counted pending, not lost, while the
+// entry held that many executions and no trigger sent after it ran (kube
+// seed 542 re-run, k64-sk007).
+func TestCheckTriggerWaitingAtTheEndIsPending(t *testing.T) {
+	j := Job{Name: "k", Shards: 1, Keys: []string{"K1", "K2"}, Sent: map[string]time.Time{"K1": at(1), "K2": at(9)}}
+	runs := logOf(runSpec{task: "k1", job: "k", queued: 1, start: 1, param: "out 0 K1"})
+	in := Input{Runs: runs, Jobs: []Job{j}, End: at(10), Pending: map[string]int{"k": 1}, PendingAt: at(11)}
+	if rep := Check(in); len(rep.Anomalies) != 0 || rep.Pending != 1 {
+		t.Errorf("K2 waits at the end: %v, pending %d", rep.Anomalies, rep.Pending)
+	}
+	in.Pending = nil
+	if rep := Check(in); rep.ByKind()[LostTrigger] != 1 {
+		t.Errorf("nothing pending at the end: want K2 lost, got %v", rep.Anomalies)
+	}
+	j.Sent = map[string]time.Time{"K1": at(9), "K2": at(1)} // K1, sent after K2, ran: K2 was skipped
+	in = Input{Runs: runs, Jobs: []Job{j}, End: at(10), Pending: map[string]int{"k": 1}, PendingAt: at(11)}
+	if rep := Check(in); rep.ByKind()[LostTrigger] != 1 {
+		t.Errorf("a trigger sent later ran: want K2 lost, got %v", rep.Anomalies)
+	}
+}
+
+// An execution launched before a disable is not pending when the job comes
+// back, though its pod starts after (kube seed 542 re-run, sk005); launched
+// after the job came back, it is stale.
+func TestCheckStaleRunCountsFromTheLaunch(t *testing.T) {
+	j := every2("j", true)
+	j.Windows = []Window{{From: at(0), To: at(5), Cron: "*/2 * * * * ?"}, {From: at(7), To: at(12), Cron: "*/2 * * * * ?", Opening: at(6.9)}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "b", job: "j", queued: 4, start: 7.5, source: "MISFIRE"},
+		runSpec{task: "c", job: "j", queued: 8, start: 8}, runSpec{task: "d", job: "j", queued: 10, start: 10})
+	in := Input{Runs: runs, Jobs: []Job{j}, End: at(12)}
+	if got := Check(in).ByKind()[StaleRun]; got != 1 {
+		t.Fatalf("by its start: %d stale-run, want 1 (the rig)", got)
+	}
+	in.Launched = map[string]time.Time{"b": at(4.6)}
+	if rep := Check(in); rep.ByKind()[StaleRun] != 0 {
+		t.Errorf("launched at 4.6, before the disable: %v", rep.Anomalies)
+	}
+	in.Launched["b"] = at(7.1)
+	if got := Check(in).ByKind()[StaleRun]; got != 1 {
+		t.Errorf("launched after the job came back: %d stale-run, want 1", got)
 	}
 }

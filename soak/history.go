@@ -93,6 +93,34 @@ func fetchHistory(ctx context.Context, base string) (map[string][]Outcome, error
 	}
 }
 
+// fetchLaunches reads when each task was launched: its first TASK_STAGING
+// status trace (the scheduler's, at the launch's commit; the engine's
+// wait notes come after), a page of 1,000 at a time.
+func fetchLaunches(ctx context.Context, base string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for page := 1; ; page++ {
+		var p struct {
+			Total int `json:"total"`
+			Rows  []struct {
+				TaskID       string    `json:"taskId"`
+				CreationTime time.Time `json:"creationTime"`
+			} `json:"rows"`
+		}
+		url := base + "/api/job/events/statusTraces?state=TASK_STAGING&per_page=1000&sort=creationTime&order=asc&page=" + strconv.Itoa(page)
+		if err := getJSON(ctx, url, &p); err != nil {
+			return nil, fmt.Errorf("soak: launches: %w", err)
+		}
+		for _, r := range p.Rows {
+			if at, ok := out[r.TaskID]; !ok || r.CreationTime.Before(at) {
+				out[r.TaskID] = r.CreationTime
+			}
+		}
+		if len(p.Rows) < 1000 || page*1000 >= p.Total {
+			return out, nil
+		}
+	}
+}
+
 // fetchPending reads each job's pending executions (GET
 // /api/job/tasks/ready) from the first API that answers, and when it had
 // answered; nil

@@ -184,11 +184,20 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			}
 		}
 	}
+	var launched map[string]time.Time
+	if _, ok := shape.(*Kube); ok { // a pod starts seconds after its launch: stale-term compares launches
+		for _, base := range shape.APIs() {
+			if launched, err = fetchLaunches(ctx, base); err == nil {
+				break
+			}
+			c.Log.Warn("soak: launch instants", "api", base, "err", err)
+		}
+	}
 	if err := shape.Stop(); err != nil {
 		c.Log.Warn("soak: stop", "err", err)
 	}
 	if err := (Saved{Seed: c.Seed, Shape: c.Shape, Jobs: jobs, Faults: res.Faults, End: end, Heal: c.Heal, History: hist, Replicas: replicas, HistoryAt: histAt,
-		Pending: pending, PendingAt: pendingAt}).write(c.Dir); err != nil {
+		Pending: pending, PendingAt: pendingAt, Launched: launched}).write(c.Dir); err != nil {
 		return res, err
 	}
 	lines, err := runlog.ReadFile(runLog)
@@ -196,7 +205,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		return res, err
 	}
 	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, Replicas: replicas, HistoryAt: histAt,
-		Pending: pending, PendingAt: pendingAt})
+		Pending: pending, PendingAt: pendingAt, Launched: launched})
 	return res, nil
 }
 

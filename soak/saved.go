@@ -27,6 +27,8 @@ type Saved struct {
 	// Pending is each job's executions waiting at PendingAt (Input.Pending).
 	Pending   map[string]int `json:",omitempty"`
 	PendingAt time.Time      `json:",omitzero"`
+	// Launched is when each task was launched (Input.Launched).
+	Launched map[string]time.Time `json:",omitempty"`
 }
 
 const savedName = "check.json"
@@ -53,5 +55,5 @@ func Recheck(dir string) (Saved, Report, error) {
 	if err != nil {
 		return s, Report{}, err
 	}
-	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, Replicas: s.Replicas, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt}), nil
+	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, Replicas: s.Replicas, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt, Launched: s.Launched}), nil
 }

@@ -16,7 +16,10 @@
 // The executor in the pod reports to the scheduler's API with its task's
 // token (reports.go); the pod's phase and its Warning events are the
 // fallback (status.go, events.go). A finished task's pod is deleted once
-// its end is committed (release.go), its log tail kept (tails.go).
+// its end is committed (release.go), its log tail kept (tails.go). A launch
+// again after a creation whose answer was lost adopts the pod it made
+// (adopt.go); a task on a node that left is lost only with its pod, which
+// is deleted after the pod GC's quarantine (nodegc.go).
 //
 // Namespaces: each scheduler namespace's pods live in a Kubernetes
 // namespace of its own or the default one; a missing namespace or a full

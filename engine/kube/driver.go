@@ -37,7 +37,7 @@ func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engin
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, createWorkers)
 	for i, p := range pods {
-		if errs[i] != nil { // its podTemplate could not be applied: never created
+		if p == nil || errs[i] != nil { // adopted, or its podTemplate could not be applied: not created
 			continue
 		}
 		wg.Add(1)
@@ -96,6 +96,10 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 		if err := l.Task.Check(); err != nil {
 			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
+		if e.adopt(l.TaskID) {
+			pods = append(pods, nil)
+			continue
+		}
 		n := float64(count[l.Executor.ID])
 		kns, nsErr := e.ns.launchNamespace(l.TaskID)
 		p, err := e.pods.build(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
@@ -115,17 +119,34 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 func (e *Engine) Capabilities() engine.Capabilities { return Capabilities() }
 
 // created settles the creations: a pod the API server refused is dropped (the scheduler
-// queues its task again as never started); if it refused every one, Accept fails.
+// queues its task again as never started); if it refused every one, or if a creation's
+// answer was lost (refused), Accept fails, and the launch again under the same ids finds
+// the pods there are (adopt.go). The tasks whose pods were created or seen are kept.
 func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.wake()
-	failed := 0
+	failed, unknown := 0, -1
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			if unknown < 0 && !refused(err) {
+				unknown = i
+			}
+		}
+	}
+	if unknown >= 0 {
+		for i, err := range errs {
+			if t := e.tasks[launches[i].TaskID]; err != nil && t != nil && t.obj == nil {
+				delete(e.tasks, launches[i].TaskID) // the informer brings it back if its pod exists
+			}
+		}
+		return fmt.Errorf("kube: create pods: %d of %d failed, the outcome of %s unknown: %w", failed, len(errs), launches[unknown].TaskID, errs[unknown])
+	}
 	for i, err := range errs {
 		if err == nil {
 			continue
 		}
-		failed++
 		t := e.tasks[launches[i].TaskID]
 		if t == nil {
 			continue

@@ -79,6 +79,7 @@ type Engine struct {
 	tasks      taskTable           // this scheduler's tasks, by task id (tasks.go)
 	finished   recent.Set          // tasks whose pods are gone after their end was committed (maxFinished)
 	held       map[string]struct{} // tasks whose end was committed and whose pods wait to be deleted (release.go)
+	ends       endMemory           // the ends of the last tasks in finished (adopt)
 	offers     *offerBook          // offers.go
 	calls      []call              // handler calls queued for the loop, in order
 	kick       chan struct{}
@@ -136,6 +137,13 @@ func newEngine(cfg Config, frameworkID, offerPrefix string) *Engine {
 	e.tails = tailKeeper{cfg: &e.cfg, clock: cfg.Clock, log: e.log, forget: func(id string) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
+		t := e.tasks[id]
+		if t != nil && !t.committed {
+			return // launched again meanwhile (adopt): still to be told
+		}
+		if t != nil && t.endTold != nil {
+			e.ends.put(*t.endTold)
+		}
 		delete(e.tasks, id)
 		e.finished.Add(id)
 	}}
@@ -298,6 +306,9 @@ func (e *Engine) step() (calls []call, next time.Time) {
 		if !t.retryAt.IsZero() && (next.IsZero() || t.retryAt.Before(next)) {
 			next = t.retryAt
 		}
+	}
+	if gcNext := e.collectPods(now); !gcNext.IsZero() && (next.IsZero() || gcNext.Before(next)) {
+		next = gcNext
 	}
 	if releaseNext := e.releaseHeld(now); !releaseNext.IsZero() && (next.IsZero() || releaseNext.Before(next)) {
 		next = releaseNext

@@ -47,6 +47,7 @@ func (e *Engine) onNode(obj any) {
 	e.mu.Lock()
 	if e.nodes[n.Name] == nil {
 		e.names = nil
+		e.nodeBack(n.Name)
 	}
 	e.nodes[n.Name] = info
 	e.mu.Unlock()
@@ -64,12 +65,7 @@ func (e *Engine) onNodeDeleted(obj any) {
 	e.mu.Lock()
 	delete(e.nodes, n.Name)
 	e.names = nil
-	for _, t := range e.tasks {
-		if t.node == n.Name && !t.committed {
-			t.nodeLost = true
-			t.dirty = true
-		}
-	}
+	e.nodeGone(n.Name, e.clock.Now())
 	e.mu.Unlock()
 	e.wake()
 }
@@ -179,7 +175,7 @@ func (e *Engine) onPodDeleted(obj any) {
 	e.mu.Lock()
 	delete(e.usage, p.Namespace+"/"+p.Name)
 	if id := e.pods.ours(p); id != "" {
-		e.tasks.gone(id, p, &e.finished)
+		e.tasks.gone(id, p, &e.finished, &e.ends)
 	}
 	e.mu.Unlock()
 	e.wake()

@@ -24,16 +24,19 @@ type task struct {
 	req                   res               // its requests while created
 	running               *engine.ExecutorReport
 	final                 *engine.ExecutorReport
-	dropped               *phaseStatus // the API server refused the pod
-	event                 *phaseStatus // a Warning event that ends the task (its image, an admission rejection)
-	waiting               string       // why its pod waits, by the last Warning event about it
-	waitSent              string       // the wait reason the scheduler was last told
-	sent                  tstate.State // the last state the scheduler was told
-	killing               bool         // Kill asked for it
-	deleted               bool         // the pod is gone
-	nodeLost              bool         // its node left the cluster
-	committed             bool         // the scheduler committed its end: the pod may go
-	committedAt           time.Time    // when (its pod is held at most FinishedPodHold from then)
+	dropped               *phaseStatus   // the API server refused the pod
+	ended                 *engine.Status // the end it had before it was launched again (adopt)
+	endTold               *engine.Status // the terminal update the scheduler took
+	event                 *phaseStatus   // a Warning event that ends the task (its image, an admission rejection)
+	waiting               string         // why its pod waits, by the last Warning event about it
+	waitSent              string         // the wait reason the scheduler was last told
+	sent                  tstate.State   // the last state the scheduler was told
+	killing               bool           // Kill asked for it
+	deleted               bool           // the pod is gone
+	nodeLost              bool           // its node left the cluster (nodegc.go)
+	gcAt                  time.Time      // when its pod is deleted if its node is still gone (zero: not due)
+	committed             bool           // the scheduler committed its end: the pod may go
+	committedAt           time.Time      // when (its pod is held at most FinishedPodHold from then)
 	dirty                 bool
 	retryAt               time.Time // re-send a terminal update the scheduler did not take
 }
@@ -63,12 +66,15 @@ func (tt taskTable) seen(id string, p *corev1.Pod, finished *recent.Set) {
 
 // gone records that one of our pods was deleted (a task whose end was committed is
 // forgotten, into finished).
-func (tt taskTable) gone(id string, p *corev1.Pod, finished *recent.Set) {
+func (tt taskTable) gone(id string, p *corev1.Pod, finished *recent.Set, ends *endMemory) {
 	t := tt[id]
 	if t == nil {
 		return
 	}
 	if t.committed { // deleted after its end was committed: done with it
+		if t.endTold != nil {
+			ends.put(*t.endTold)
+		}
 		delete(tt, id)
 		finished.Add(id)
 		return
@@ -139,7 +145,7 @@ func (e *Engine) handled(id string, st engine.Status, prev tstate.State, ok bool
 		return
 	}
 	if st.State.Terminal() && !t.committed {
-		t.committed, t.committedAt = true, e.clock.Now()
+		t.committed, t.committedAt, t.endTold = true, e.clock.Now(), &st
 		if e.held == nil { // its pod is held for release (release.go)
 			e.held = map[string]struct{}{}
 		}
@@ -165,6 +171,11 @@ func (t *task) derive(now time.Time) (engine.Status, bool) {
 	if t.dropped != nil {
 		return set(*t.dropped)
 	}
+	if t.ended != nil {
+		st = *t.ended
+		st.Timestamp = now
+		return st, true
+	}
 	if r := t.final; r != nil {
 		if r.State == tstate.Killed && !t.killing {
 			return set(t.stoppedFromOutside())
@@ -188,9 +199,9 @@ func (t *task) derive(now time.Time) (engine.Status, bool) {
 		return set(*t.event)
 	}
 	switch {
-	case t.nodeLost:
+	case t.nodeLost && t.deleted: // its pod gone after its node (nodegc.go)
 		return set(phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonAgentRemoved,
-			message: "node " + t.node + " left the cluster"})
+			message: "node " + t.node + " left the cluster and its pod was deleted"})
 	case t.deleted && t.killing:
 		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceMaster, message: "killed: its pod was deleted"})
 	case t.deleted:
