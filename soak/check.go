@@ -440,7 +440,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 			// the agents were killed ran at 08:59:16, behind the fire of
 			// :15)
 			if k := i + 1; k < len(ex) && !ex[i].misfire && !ex[i].queued.Before(f.next) && ex[k].misfire && !used[k] &&
-				ex[k].queued.Before(f.next.Add(stageLead)) {
+				requeuedBehind(rs, j.Sent, f, ex[i], ex[k], slack) {
 				used[k] = true
 				continue
 			}
@@ -475,6 +475,31 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
 	}
 	return len(fs)
+}
+
+// requeuedBehind: rq, the MISFIRE execution right after the next fire's
+// (next), may be fire f's launch rolled back and queued again behind it:
+// its queueing instant is when the execution ahead of it in the entry was
+// taken, that is next's launch (by stageLead after f's next instant, or
+// by next's start), or the launch of a trigger sent meanwhile, which
+// launches first (an execution with an override leads its entry) and
+// started, or ran as FAILOVER, from then on (etcd seed 702, sk153: the
+// fire of 09:34:40, caught up by a new term, in an ACCEPT that failed at
+// :43.4; its requeue landed behind the fire of :44, which launched at
+// :55.87 as the leader's agent links came and went; the trigger k199,
+// sent at 35:02.9, launched first at 35:05.9 and the fire of :40 ran at
+// 35:14, queued 35:05.925).
+func requeuedBehind(rs []run, sent map[string]time.Time, f fire, next, rq execution, slack time.Duration) bool {
+	if rq.queued.Before(f.next.Add(stageLead)) || !rq.queued.After(next.start.Add(slack)) {
+		return true
+	}
+	for _, r := range rs {
+		s, ok := sent[key(r)]
+		if ok && !s.Before(next.start.Add(-slack)) && !s.After(rq.queued) && !r.At.Before(rq.queued.Add(-slack)) {
+			return true
+		}
+	}
+	return false
 }
 
 // edgeFires lists the fires within slack of a window's edges: not
