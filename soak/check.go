@@ -66,6 +66,7 @@ type Fault struct {
 	Detail     string
 
 	resumed time.Time // the first launch by a newer term after End (set by Check)
+	held    time.Time // until when a commit in flight at Start may be held (Input.StoreHold; set by Check)
 }
 
 // Outcome is how a run ended in history.
@@ -105,6 +106,37 @@ type Input struct {
 	// (Report.Pending) instead of lost.
 	Pending   map[string]int
 	PendingAt time.Time
+	// StoreHold is how long a registry commit in flight when a fault took
+	// a member of the store away (a scheduler killed, paused or cut from
+	// its peers, the quorum lost) may be held before the store fails it
+	// and it is retried: the fires after it wait behind it (0: none; the
+	// etcd store's, EtcdCommitHold).
+	StoreHold time.Duration
+}
+
+// EtcdCommitHold is how long the etcd store holds a proposal that its
+// raft leader's loss dropped before it answers "request timed out": the
+// server's request timeout, 5 s plus two election timeouts (500 ms on the
+// soak's shapes).
+const EtcdCommitHold = 5*time.Second + 2*500*time.Millisecond
+
+// storeHold is a kept run's StoreHold, by its shape's registry.
+func storeHold(shape string) time.Duration {
+	switch shape {
+	case "etcd", "real-mesos", "kube":
+		return EtcdCommitHold
+	}
+	return 0
+}
+
+// memberFault: a fault kind that may take a member of the store away
+// (StoreHold).
+func memberFault(kind string) bool {
+	switch kind {
+	case "kill-leader", "kill-standby", "pause-leader", "standby-paused", "leader-cut-from-peers", "leader-peers-loss", "etcd-quorum-lost":
+		return true
+	}
+	return false
 }
 
 // Anomaly is one violation.
@@ -166,6 +198,11 @@ func Check(in Input) Report {
 		slices.SortFunc(rs, func(a, b run) int { return a.At.Compare(b.At) })
 	}
 	faults := resumed(in.Faults, runs)
+	for k := range faults {
+		if in.StoreHold > 0 && memberFault(faults[k].Kind) {
+			faults[k].held = faults[k].Start.Add(in.StoreHold)
+		}
+	}
 	for _, j := range in.Jobs {
 		rs := byJob[j.Name]
 		rep.checkDuplicates(j, rs)
@@ -570,6 +607,15 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // on at its instant (a fire committed late collapses into what is pending
 // when it commits).
 //
+// A fault that took a member of the store away holds a commit in flight
+// as it began for up to Input.StoreHold, healed or not, and the producer
+// commits instants in order: a fire within that hold may commit as late
+// as its end (etcd seed 702 re-run: a standby killed at 11:40:48.7 was the
+// raft leader; the fire commit begun at :49.0 failed "request timed out"
+// at :54.8, after the kill healed at :50.6; retried, the fires of :50 to
+// :55 committed at :55.14, and 17 misfire=false jobs' fires of :51
+// collapsed with their fires of :54).
+//
 // A fire no leader fired is caught up by the next term before its first
 // launch: under misfire=false it collapses into what is pending then (etcd
 // seed 532, sk070: the fire of 06:08:00, during a quorum loss healed at
@@ -589,6 +635,9 @@ func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string
 	for _, x := range faults { // a fire during a fault may commit as late as the fault's heal
 		if !f.at.Before(x.Start) && !f.at.After(x.End) {
 			until = maxTime(until, maxTime(x.End.Add(slack), x.resumed))
+		}
+		if !f.at.Before(x.Start) && !f.at.After(x.held) { // or behind a commit the store held
+			until = maxTime(until, x.held.Add(slack))
 		}
 	}
 	for _, r := range rs {

@@ -633,3 +633,28 @@ func TestCheckFireRequeuedBehindTheNextFireAndATrigger(t *testing.T) {
 		t.Errorf("a trigger sent after the misfire run was queued does not explain its queueing: %v", Check(in).Anomalies)
 	}
 }
+
+// A standby killed as the etcd store's raft leader: the fire commit in
+// flight is held for the store's request timeout, healed or not, and the
+// misfire=false fire of an instant after the heal, waiting behind it,
+// collapses into the next one's execution, both committed late (etcd seed
+// 702 re-run: 17 jobs' fires of 11:40:51; the kill at :48.7 healed at
+// :50.6, the fires of :50 to :55 committed at :55.14).
+func TestCheckFireHeldBehindACommitTheStoreHeld(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/3 * * * * ?"}}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 3, start: 3}, runSpec{task: "b", job: "j", queued: 6, start: 6},
+		runSpec{task: "c", job: "j", queued: 12.14, start: 12.3}, runSpec{task: "d", job: "j", queued: 15, start: 15},
+		runSpec{task: "e", job: "j", queued: 18, start: 18})
+	in := Input{Runs: runs, Jobs: []Job{j}, End: at(20), Faults: []Fault{{Kind: "kill-standby", Start: at(5.7), End: at(7.6)}}}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("without the store's hold, fire 9 is lost: %v", Check(in).Anomalies)
+	}
+	in.StoreHold = EtcdCommitHold
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("fire 9 committed behind the held commit and collapsed with fire 12: %v", rep.Anomalies)
+	}
+	in.Faults[0].Kind = "leader-cut-from-agents"
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("a fault that leaves the store's members alone holds no commit: %v", Check(in).Anomalies)
+	}
+}
