@@ -30,8 +30,8 @@ func fireAllDue(r *rig, p *Producer) {
 }
 
 // TestAnEnableAppliedLateFiresFromItsInstant: the leader's loop applied an
-// enable 4.2 s after its commit (held by a launch round's ACCEPTs to a
-// master that had gone away); the job's fires from the enable on are due
+// enable 4.2 s after its commit (held as the agents were killed); the
+// job's fires from the enable on are due
 // at once by its misfire rule, not lost (etcd fault soak, seed 702, sk057:
 // enabled at 09:39:22.7, its fires of :24 and :26 lost, the first at :28).
 func TestAnEnableAppliedLateFiresFromItsInstant(t *testing.T) {

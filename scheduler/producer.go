@@ -181,9 +181,9 @@ func (p *Producer) Reschedule(job string) { p.RescheduleFrom(job, time.Time{}) }
 // registry recorded at changed (its gate: registration, update or enable;
 // zero: not recorded, from now). The job's fires from the change's commit
 // on are due, however late the loop applied it: a loop held for seconds
-// (a launch round's ACCEPTs to a master that went away) applied an enable
-// 4 s after its commit, and a reschedule from then lost the two fires in
-// between (etcd fault soak, seed 702, sk057). Those instants are due at
+// as the agents were killed (it handled the engine's disconnection 4.6 s
+// after it) applied an enable 4 s after its commit, and a reschedule from
+// then lost the two fires in between (etcd fault soak, seed 702, sk057). Those instants are due at
 // once, by the job's misfire rule (a misfire=false job fires once for
 // them). Never from before the last instant this producer took for the
 // job (the old configuration may have fired it since the change: its gate
