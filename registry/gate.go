@@ -98,6 +98,31 @@ func gateOpen(v []byte, instant time.Time) bool {
 	return err != nil || !at.After(instant)
 }
 
+// JobChangedAt is the instant job's gate records: its registration, its
+// last update or enable made at a known instant (zero: none recorded, the
+// job is off, or it is unknown). A leader whose loop applies such a
+// change late schedules the job from it (scheduler's configFollower): the
+// fires from the change's commit on are the job's, however late the
+// leader saw it.
+func (cf Config) JobChangedAt(ctx context.Context, job string) (time.Time, error) {
+	n, err := cf.r.kv.Get(ctx, gatePath(job))
+	if errors.Is(err, store.ErrNotFound) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	s := string(n.Value)
+	if s == "" || strings.HasPrefix(s, gateOff) {
+		return time.Time{}, nil
+	}
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, decodeErr(n.Path, err)
+	}
+	return at, nil
+}
+
 // PruneGates forgets the gates of deregistered jobs (gate.go): a gate
 // whose job is gone is stamped with now when first seen, and deleted
 // once stamped before cutoff, each conditional on the version read (a

@@ -278,3 +278,41 @@ func TestCatchUpNeverLandsAfterADisable(t *testing.T) {
 		t.Fatalf("watermark %+v %v, want %s", w, err, until)
 	}
 }
+
+// TestJobChangedAtReadsTheGate: the instant of a job's registration,
+// update or enable, none while it is disabled or gone.
+func TestJobChangedAtReadsTheGate(t *testing.T) {
+	_, api, _ := gateRig(t, t0)
+	ctx := t.Context()
+	want := func(step string, at time.Time) {
+		t.Helper()
+		got, err := api.Config().JobChangedAt(ctx, "j")
+		if err != nil || !got.Equal(at) {
+			t.Fatalf("%s: changed at %v (%v), want %v", step, got, err, at)
+		}
+	}
+	want("registered", t0)
+	if err := api.Config().SetDisabled(ctx, "job", "j", true, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	want("disabled", time.Time{})
+	if err := api.Config().SetDisabled(ctx, "job", "j", false, t0.Add(22700*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	want("enabled", t0.Add(22700*time.Millisecond))
+	j, err := api.Config().Job(ctx, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Config().UpdateJobAt(ctx, j, t0.Add(30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	want("updated", t0.Add(30*time.Second))
+	if err := api.Config().DeleteJob(ctx, "j"); err != nil {
+		t.Fatal(err)
+	}
+	want("deregistered", time.Time{})
+	if got, err := api.Config().JobChangedAt(ctx, "never"); err != nil || !got.IsZero() {
+		t.Fatalf("an unknown job: %v, %v", got, err)
+	}
+}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
@@ -46,10 +47,10 @@ func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
 		if _, exists := c.catalog.Job(ch.Name); had && !exists && ch.Kind == registry.ConfigJob {
 			c.markDeleted(ctx, ch.Name, was.JobExecutionType == jobs.Daemon)
 		}
-		c.jobChanged(ctx, ch.Name)
+		c.jobChanged(ctx, ch.Name, c.changedAt(ctx, ch.Name))
 	case registry.ConfigApp, registry.ConfigAppDisabled:
 		for _, j := range c.catalog.JobsOfApp(ch.Name) {
-			c.jobChanged(ctx, j)
+			c.jobChanged(ctx, j, time.Time{}) // an app's change records no instant: from now
 		}
 		if !c.catalog.AppActive(ch.Name) {
 			c.stopExecutors(ctx, ch.Name)
@@ -57,10 +58,26 @@ func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
 	}
 }
 
+// changedAt is the instant the job's last change recorded (its gate:
+// registry.Config.JobChangedAt; zero when none or unreadable): the
+// producer schedules the job from it (Producer.RescheduleFrom).
+func (c *configFollower) changedAt(ctx context.Context, name string) time.Time {
+	if _, _, ok := c.catalog.Runnable(name); !ok {
+		return time.Time{}
+	}
+	at, err := c.reg.Config().JobChangedAt(ctx, name)
+	if err != nil {
+		c.log.Warn("read when the job changed; scheduling it from now", "job", name, "err", err)
+		return time.Time{}
+	}
+	return at
+}
+
 // jobChanged kills the job's running tasks (update, disable and deregister
 // all stop the current run), clears its queues when it no longer runs, and
-// reschedules it.
-func (c *configFollower) jobChanged(ctx context.Context, name string) {
+// reschedules it: from changed, when the change recorded its instant, else
+// from now.
+func (c *configFollower) jobChanged(ctx context.Context, name string, changed time.Time) {
 	c.killJob(ctx, name)
 	if _, exists := c.catalog.Job(name); !exists {
 		c.runs.forget(name) // deleted: a job registered under its name starts anew
@@ -73,7 +90,7 @@ func (c *configFollower) jobChanged(ctx context.Context, name string) {
 	} else {
 		c.queueDaemon(ctx, name)
 	}
-	c.producer.Reschedule(name)
+	c.producer.RescheduleFrom(name, changed)
 }
 
 // markDeleted marks the running tasks of a job just deleted as killed by

@@ -152,7 +152,7 @@ func (h *fireHeap) Pop() any {
 }
 
 func (p *Producer) init() {
-	if p.t.gen == nil {
+	if p.t.marks == nil {
 		p.t.init()
 		p.t.replay = p.replay
 		p.changed = make(chan struct{}, 1)
@@ -174,11 +174,28 @@ func (p *Producer) replay(job string) int {
 }
 
 // Reschedule recomputes one job's next fire (after a register, update,
-// enable, disable or delete). Safe from any goroutine.
-func (p *Producer) Reschedule(job string) {
+// enable, disable or delete) from now. Safe from any goroutine.
+func (p *Producer) Reschedule(job string) { p.RescheduleFrom(job, time.Time{}) }
+
+// RescheduleFrom recomputes one job's next fire after a change the
+// registry recorded at changed (its gate: registration, update or enable;
+// zero: not recorded, from now). The job's fires from the change's commit
+// on are due, however late the loop applied it: a loop held for seconds
+// as the agents were killed (it handled the engine's disconnection 4.6 s
+// after it) applied an enable 4 s after its commit, and a reschedule from
+// then lost the two fires in between (etcd fault soak, seed 702, sk057). Those instants are due at
+// once, by the job's misfire rule (a misfire=false job fires once for
+// them). Never from before the last instant this producer took for the
+// job (the old configuration may have fired it since the change: its gate
+// let it through) nor before the floor. Safe from any goroutine.
+func (p *Producer) RescheduleFrom(job string, changed time.Time) {
 	p.mu.Lock()
 	p.init()
-	p.scheduleLocked(job, laterOf(p.Clock.Now(), p.floor))
+	after := p.Clock.Now()
+	if !changed.IsZero() {
+		after = laterOf(changed, p.t.lastTaken(job))
+	}
+	p.scheduleLocked(job, laterOf(after, p.floor))
 	p.mu.Unlock()
 	p.poke()
 }
@@ -352,7 +369,7 @@ func (p *Producer) fireDue(ctx context.Context) {
 	}
 	p.mu.Lock()
 	for _, f := range due {
-		if f.gen != p.t.gen[f.job] {
+		if f.gen != p.t.gen(f.job) {
 			continue
 		}
 		p.t.pushAfter(f, now, p.next)

@@ -17,8 +17,8 @@ import (
 // under its one lock and tests drive them with plain values
 // (testdata/timing/*.txt).
 type fireTimes struct {
-	h   fireHeap
-	gen map[string]uint64 // job → generation; heap entries with an older one are stale
+	h     fireHeap
+	marks map[string]jobMark // per job: its generation and the last instant taken
 	// staged are the fires taken from the heap ahead of their instant
 	// (staged, or being committed) whose instant may not have come yet,
 	// soonest first: nextFires and nextFireAt still count them, so a
@@ -41,10 +41,28 @@ type fireTimes struct {
 // job may not run, is no transient job, or has no later instant).
 type schedule func(job string, after time.Time) (time.Time, bool)
 
+// jobMark is what fireTimes keeps per job: one map entry, a job's two
+// words (at 100,000 jobs a second map would cost its keys again).
+type jobMark struct {
+	gen  uint64 // heap entries with an older one are stale
+	last int64  // the latest instant taken for the job (Unix ns; 0: none yet)
+}
+
 func (t *fireTimes) init() {
-	if t.gen == nil {
-		t.gen = map[string]uint64{}
+	if t.marks == nil {
+		t.marks = map[string]jobMark{}
 	}
+}
+
+// gen is job's generation: its heap entries with another are stale.
+func (t *fireTimes) gen(job string) uint64 { return t.marks[job].gen }
+
+// lastTaken is the latest instant of job's fires taken (zero: none).
+func (t *fireTimes) lastTaken(job string) time.Time {
+	if n := t.marks[job].last; n != 0 {
+		return time.Unix(0, n).UTC()
+	}
+	return time.Time{}
 }
 
 func (t *fireTimes) believedAbsent(job string) bool { return !t.queued[job] }
@@ -58,9 +76,11 @@ func (t *fireTimes) push(job string, after time.Time, next schedule) {
 // pushBehind is push for a fire that replays the behind-th missed
 // instant in a row (resume).
 func (t *fireTimes) pushBehind(job string, after time.Time, behind int, next schedule) {
-	t.gen[job]++
+	m := t.marks[job]
+	m.gen++
+	t.marks[job] = m
 	if at, ok := next(job, after); ok {
-		heap.Push(&t.h, fire{at: at, job: job, gen: t.gen[job], prev: after, behind: behind})
+		heap.Push(&t.h, fire{at: at, job: job, gen: m.gen, prev: after, behind: behind})
 	}
 }
 
@@ -89,7 +109,7 @@ func (t *fireTimes) held(f fire, now time.Time, lead time.Duration) bool {
 // blocker names its job: that job's ready entry leaving wakes it sooner).
 // ok is false when no fire is scheduled. Stale heads are dropped.
 func (t *fireTimes) wake(now time.Time, lead time.Duration) (wait time.Duration, blocker string, ok bool) {
-	for len(t.h) > 0 && t.h[0].gen != t.gen[t.h[0].job] {
+	for len(t.h) > 0 && t.h[0].gen != t.gen(t.h[0].job) {
 		heap.Pop(&t.h)
 	}
 	if len(t.h) == 0 {
@@ -106,13 +126,14 @@ func (t *fireTimes) wake(now time.Time, lead time.Duration) (wait time.Duration,
 // first held one, and never past the instant of a taken job's following
 // fire (it is scheduled once this one is committed, and the watermark must
 // not pass a fire not committed yet). Fires taken ahead of their instant
-// are noted as staged.
+// are noted as staged, and each taken instant as its job's latest
+// (lastTaken).
 func (t *fireTimes) take(now time.Time, lead time.Duration, next schedule) []fire {
 	var due []fire
 	until := now.Add(lead)
 	for len(t.h) > 0 && !t.h[0].at.After(until) {
 		f := t.h[0]
-		if f.gen != t.gen[f.job] {
+		if f.gen != t.gen(f.job) {
 			heap.Pop(&t.h)
 			continue
 		}
@@ -131,6 +152,9 @@ func (t *fireTimes) take(now time.Time, lead time.Duration, next schedule) []fir
 		if after, ok := next(f.job, from); ok && !after.After(until) {
 			until = after.Add(-time.Nanosecond)
 		}
+	}
+	for _, f := range due {
+		t.noteTaken(f)
 	}
 	return due
 }
@@ -151,6 +175,15 @@ func (t *fireTimes) resume(f fire, now time.Time, next schedule) (time.Time, int
 		return f.at, f.behind + 1
 	}
 	return now, 0
+}
+
+// noteTaken records f's instant as its job's latest taken.
+func (t *fireTimes) noteTaken(f fire) {
+	m := t.marks[f.job]
+	if n := f.at.UnixNano(); n > m.last {
+		m.last = n
+		t.marks[f.job] = m
+	}
 }
 
 // pruneStaged forgets the staged fires due at or before now, moving the
@@ -198,7 +231,7 @@ func (t *fireTimes) nextFires(now, until time.Time, keep func(job string) bool) 
 		seen[f.job] = true
 	}
 	for _, f := range t.h {
-		if f.gen == t.gen[f.job] && !seen[f.job] && !f.at.After(until) && keep(f.job) {
+		if f.gen == t.gen(f.job) && !seen[f.job] && !f.at.After(until) && keep(f.job) {
 			out = append(out, round.Fire{Job: f.job, At: f.at})
 		}
 	}

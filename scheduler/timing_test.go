@@ -105,8 +105,10 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 			if p, ok := m["prev"]; ok {
 				prev = t0.Add(tsec(p))
 			}
-			ft.gen[w[1]]++
-			gen := ft.gen[w[1]]
+			mk := ft.marks[w[1]]
+			mk.gen++
+			ft.marks[w[1]] = mk
+			gen := mk.gen
 			if m["stale"] != "" {
 				gen--
 			}
@@ -145,7 +147,7 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 		out = append(out, "dispatch "+names(b))
 	}
 	for _, f := range due {
-		if f.gen == ft.gen[f.job] {
+		if f.gen == ft.gen(f.job) {
 			ft.pushAfter(f, now, next)
 		}
 	}
@@ -161,7 +163,7 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 	})
 	var live []fire
 	for _, f := range pending {
-		if f.gen == ft.gen[f.job] {
+		if f.gen == ft.gen(f.job) {
 			live = append(live, f)
 		}
 	}

@@ -67,6 +67,7 @@ type Fault struct {
 	Detail     string
 
 	resumed time.Time // the first launch by a newer term after End (set by Check)
+	held    time.Time // until when a commit in flight at Start may be held (Input.StoreHold; set by Check)
 }
 
 // Outcome is how a run ended in history.
@@ -116,6 +117,37 @@ type Input struct {
 	// Kubernetes a pod starts seconds after its creation, and pods created
 	// in one order start in another.
 	Launched map[string]time.Time
+	// StoreHold is how long a registry commit in flight when a fault took
+	// a member of the store away (a scheduler killed, paused or cut from
+	// its peers, the quorum lost) may be held before the store fails it
+	// and it is retried: the fires after it wait behind it (0: none; the
+	// etcd store's, EtcdCommitHold).
+	StoreHold time.Duration
+}
+
+// EtcdCommitHold is how long the etcd store holds a proposal that its
+// raft leader's loss dropped before it answers "request timed out": the
+// server's request timeout, 5 s plus two election timeouts (500 ms on the
+// soak's shapes).
+const EtcdCommitHold = 5*time.Second + 2*500*time.Millisecond
+
+// storeHold is a kept run's StoreHold, by its shape's registry.
+func storeHold(shape string) time.Duration {
+	switch shape {
+	case "etcd", "real-mesos", "kube":
+		return EtcdCommitHold
+	}
+	return 0
+}
+
+// memberFault: a fault kind that may take a member of the store away
+// (StoreHold).
+func memberFault(kind string) bool {
+	switch kind {
+	case "kill-leader", "kill-standby", "pause-leader", "standby-paused", "leader-cut-from-peers", "leader-peers-loss", "etcd-quorum-lost":
+		return true
+	}
+	return false
 }
 
 // Anomaly is one violation.
@@ -178,6 +210,11 @@ func Check(in Input) Report {
 	}
 	faults := resumed(in.Faults, runs)
 	nr := notRunOf(in)
+	for k := range faults {
+		if in.StoreHold > 0 && memberFault(faults[k].Kind) {
+			faults[k].held = faults[k].Start.Add(in.StoreHold)
+		}
+	}
 	for _, j := range in.Jobs {
 		rs := byJob[j.Name]
 		rep.checkDuplicates(j, rs)
@@ -452,7 +489,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 			// the agents were killed ran at 08:59:16, behind the fire of
 			// :15)
 			if k := i + 1; k < len(ex) && !ex[i].misfire && !ex[i].queued.Before(f.next) && ex[k].misfire && !used[k] &&
-				ex[k].queued.Before(f.next.Add(stageLead)) {
+				requeuedBehind(rs, j.Sent, f, ex[i], ex[k], slack) {
 				used[k] = true
 				continue
 			}
@@ -487,6 +524,31 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		rep.add(ExtraRun, j.Name, "execution queued %s matches no fire", e.queued.Format("15:04:05.000"))
 	}
 	return len(fs)
+}
+
+// requeuedBehind: rq, the MISFIRE execution right after the next fire's
+// (next), may be fire f's launch rolled back and queued again behind it:
+// its queueing instant is when the execution ahead of it in the entry was
+// taken, that is next's launch (by stageLead after f's next instant, or
+// by next's start), or the launch of a trigger sent meanwhile, which
+// launches first (an execution with an override leads its entry) and
+// started, or ran as FAILOVER, from then on (etcd seed 702, sk153: the
+// fire of 09:34:40, caught up by a new term, in an ACCEPT that failed at
+// :43.4; its requeue landed behind the fire of :44, which launched at
+// :55.87 as the leader's agent links came and went; the trigger k199,
+// sent at 35:02.9, launched first at 35:05.9 and the fire of :40 ran at
+// 35:14, queued 35:05.925).
+func requeuedBehind(rs []run, sent map[string]time.Time, f fire, next, rq execution, slack time.Duration) bool {
+	if rq.queued.Before(f.next.Add(stageLead)) || !rq.queued.After(next.start.Add(slack)) {
+		return true
+	}
+	for _, r := range rs {
+		s, ok := sent[key(r)]
+		if ok && !s.Before(next.start.Add(-slack)) && !s.After(rq.queued) && !r.At.Before(rq.queued.Add(-slack)) {
+			return true
+		}
+	}
+	return false
 }
 
 // edgeFires lists the fires within slack of a window's edges: not
@@ -557,6 +619,15 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // on at its instant (a fire committed late collapses into what is pending
 // when it commits).
 //
+// A fault that took a member of the store away holds a commit in flight
+// as it began for up to Input.StoreHold, healed or not, and the producer
+// commits instants in order: a fire within that hold may commit as late
+// as its end (etcd seed 702 re-run: a standby killed at 11:40:48.7 was the
+// raft leader; the fire commit begun at :49.0 failed "request timed out"
+// at :54.8, after the kill healed at :50.6; retried, the fires of :50 to
+// :55 committed at :55.14, and 17 misfire=false jobs' fires of :51
+// collapsed with their fires of :54).
+//
 // A fire no leader fired is caught up by the next term before its first
 // launch: under misfire=false it collapses into what is pending then (etcd
 // seed 532, sk070: the fire of 06:08:00, during a quorum loss healed at
@@ -597,6 +668,9 @@ func commitBound(f fire, slack time.Duration, faults []Fault) time.Time {
 	for _, x := range faults {
 		if !f.at.Before(x.Start) && !f.at.After(x.End) {
 			until = maxTime(until, maxTime(x.End.Add(slack), x.resumed))
+		}
+		if !f.at.Before(x.Start) && !f.at.After(x.held) { // or behind a commit the store held
+			until = maxTime(until, x.held.Add(slack))
 		}
 	}
 	return until

@@ -710,3 +710,57 @@ func TestCheckStaleRunCountsFromTheLaunch(t *testing.T) {
 		t.Errorf("launched after the job came back: %d stale-run, want 1", got)
 	}
 }
+
+// A misfire=false fire's rolled-back launch, queued again behind the next
+// fire's execution while that one waited (the leader's agent links came
+// and went), then behind a trigger sent meanwhile, which launched first:
+// it is queued when the trigger's launch took the entry's head (etcd seed
+// 702, sk153: the fire of 09:34:40 ran at 35:14, queued 35:05.925, behind
+// the fire of :44, launched at :55.87, and the trigger k199, sent at
+// 35:02.9, whose launch never started and ran as FAILOVER at 35:08.4).
+func TestCheckFireRequeuedBehindTheNextFireAndATrigger(t *testing.T) {
+	j := every2("j", false)
+	j.Windows[0].To = at(20)
+	j.Keys = []string{"k1"}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 6, start: 12},
+		runSpec{task: "t", job: "j", queued: 14.2, start: 15, source: "FAILOVER", param: "soak 0 k1"},
+		runSpec{task: "d", job: "j", queued: 14, start: 16, source: "MISFIRE"},
+		runSpec{task: "e", job: "j", queued: 16.5, start: 16.6}, runSpec{task: "f", job: "j", queued: 18, start: 18.1})
+	in := Input{Runs: runs, Jobs: []Job{j}, End: at(20)}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("without the trigger's sending, fire 4 is lost: %v", Check(in).Anomalies)
+	}
+	in.Jobs[0].Sent = map[string]time.Time{"k1": at(13)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("fire 4 ran requeued behind fire 6 and the trigger k1: %v", rep.Anomalies)
+	}
+	in.Jobs[0].Sent = map[string]time.Time{"k1": at(14.5)}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("a trigger sent after the misfire run was queued does not explain its queueing: %v", Check(in).Anomalies)
+	}
+}
+
+// A standby killed as the etcd store's raft leader: the fire commit in
+// flight is held for the store's request timeout, healed or not, and the
+// misfire=false fire of an instant after the heal, waiting behind it,
+// collapses into the next one's execution, both committed late (etcd seed
+// 702 re-run: 17 jobs' fires of 11:40:51; the kill at :48.7 healed at
+// :50.6, the fires of :50 to :55 committed at :55.14).
+func TestCheckFireHeldBehindACommitTheStoreHeld(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/3 * * * * ?"}}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 3, start: 3}, runSpec{task: "b", job: "j", queued: 6, start: 6},
+		runSpec{task: "c", job: "j", queued: 12.14, start: 12.3}, runSpec{task: "d", job: "j", queued: 15, start: 15},
+		runSpec{task: "e", job: "j", queued: 18, start: 18})
+	in := Input{Runs: runs, Jobs: []Job{j}, End: at(20), Faults: []Fault{{Kind: "kill-standby", Start: at(5.7), End: at(7.6)}}}
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("without the store's hold, fire 9 is lost: %v", Check(in).Anomalies)
+	}
+	in.StoreHold = EtcdCommitHold
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("fire 9 committed behind the held commit and collapsed with fire 12: %v", rep.Anomalies)
+	}
+	in.Faults[0].Kind = "leader-cut-from-agents"
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("a fault that leaves the store's members alone holds no commit: %v", Check(in).Anomalies)
+	}
+}

@@ -205,7 +205,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		return res, err
 	}
 	res.Report = Check(Input{Runs: lines, Jobs: jobs, Faults: res.Faults, Heal: c.Heal, End: end, History: hist, Replicas: replicas, HistoryAt: histAt,
-		Pending: pending, PendingAt: pendingAt, Launched: launched})
+		Pending: pending, PendingAt: pendingAt, Launched: launched, StoreHold: storeHold(c.Shape)})
 	return res, nil
 }
 

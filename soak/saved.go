@@ -55,5 +55,5 @@ func Recheck(dir string) (Saved, Report, error) {
 	if err != nil {
 		return s, Report{}, err
 	}
-	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, Replicas: s.Replicas, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt, Launched: s.Launched}), nil
+	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, Replicas: s.Replicas, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt, Launched: s.Launched, StoreHold: storeHold(s.Shape)}), nil
 }

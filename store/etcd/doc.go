@@ -105,16 +105,17 @@
 // and creates, under it, the store node Dir+"/n_<lease id>" (a node key
 // of the store, holding its election.Member as JSON), so the key goes
 // when the lease expires or is revoked. The key with the lowest
-// create_revision leads, and the revision of the key's last write is the
-// term's number (Term.Seq): its creation for the key's first term; a
-// term that ended while its key lived (a loop failed, or its renewals
-// were not confirmed in time although etcd renewed the lease) is followed
-// by another leadership under the same key only after the candidate
-// writes the key again (same value and lease, the next store version),
-// whose revision numbers the new term. A later leader's key was created
-// while the earlier one's still existed, and a rewrite comes after every
-// write before it, so numbers grow strictly with every leadership, the
-// same candidate's included. A candidate watches the election's keys from the revision it listed at
+// create_revision leads, and every term begins with the candidate writing
+// its key again (same value and lease, the next store version), whose
+// revision is the term's number (Term.Seq); a term that ended while its
+// key lived (a loop failed, or its renewals were not confirmed in time
+// although etcd renewed the lease) is followed by another leadership
+// under the same key so too. A term's write comes after every write of
+// the terms before it (theirs ended before its key was the lowest), so
+// numbers grow strictly with every leadership, the same candidate's
+// included. The key's create_revision would not: a standby's key created
+// before another key's second term began would number its first term
+// lower than that one (the etcd fault soak, seed 411). A candidate watches the election's keys from the revision it listed at
 // and looks again when one changes, and at least every TTL.
 //
 // The candidate renews its lease every sixth of the TTL itself

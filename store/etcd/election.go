@@ -80,7 +80,7 @@ type session struct {
 	path  string        // store path of the key
 	key   string
 	data  []byte       // the key's value (the member, as JSON)
-	rev   int64        // the key's create_revision: its first term's number
+	rev   int64        // the key's create_revision
 	ka    atomic.Int64 // UnixNano (on the clock) of the send time of the last confirmed keepalive
 	// The key as its latest term found it (read and written by Run's
 	// goroutine only): its store version and the revision that wrote it
@@ -236,7 +236,10 @@ func (c *Candidate) member(kv *mvccpb.KeyValue) (election.Member, error) {
 	if err := json.Unmarshal(val, &m); err != nil {
 		return election.Member{}, fmt.Errorf("etcd election: decode %s: %w", kv.Key, err)
 	}
-	m.Node, m.Seq = string(kv.Key[len(c.prefix()):]), kv.CreateRevision
+	// the revision of the key's last write: a leader's is its term's
+	// number (each term writes its key as it begins), a waiting
+	// candidate's its creation (the members are listed in that order)
+	m.Node, m.Seq = string(kv.Key[len(c.prefix()):]), kv.ModRevision
 	return m, nil
 }
 
@@ -288,14 +291,17 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		return nil
 	}
 	if t == nil {
-		if sess.led {
-			// The key led a term that ended while the key lived: the next
-			// term of it is another leadership, so it must get a higher
-			// number than every term before it and fence the one before
-			// out (whose loops may still be stopping).
-			if err := c.retake(ctx, sess); err != nil {
-				return err
-			}
+		// Every term writes its key as it begins, and that write's
+		// revision is its number: higher than the number of every term
+		// before it, of any key (the term before ended before this key
+		// became the lowest). A key that led a term that ended while the
+		// key lived fences that term out so (its loops may still be
+		// stopping). The key's create_revision would not do: a standby's
+		// key created before another key's second term began would number
+		// its own first term lower than that one (etcd soak, seed 411:
+		// term 4037 led after term 4907).
+		if err := c.retake(ctx, sess); err != nil {
+			return err
 		}
 		sess.led = true
 		// Fenced: every write of the term compares its key (at the version
@@ -353,10 +359,10 @@ func (c *Candidate) stillLeads(sess *session, mod int64) func(context.Context) e
 }
 
 // retake writes sess's key again (same value and lease, the next store
-// version) for a new term of a key that led before: the revision of that
-// write is the new term's number, higher than any term's before it, and
-// the new version makes the fence of the term before fail. A key that is
-// gone ends the session (the candidate joins again under a new one).
+// version) for a new term of it: the revision of that write is the new
+// term's number, higher than any term's before it, and the new version
+// makes the fence of a term of the key before fail. A key that is gone
+// ends the session (the candidate joins again under a new one).
 func (c *Candidate) retake(ctx context.Context, sess *session) error {
 	resp, err := c.s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(sess.key), "=", sess.rev),
 		clientv3.Compare(clientv3.ModRevision(sess.key), "=", sess.mod)).
@@ -369,7 +375,9 @@ func (c *Candidate) retake(ctx context.Context, sess *session) error {
 		return fmt.Errorf("etcd election: lead again under %s: the key is gone or was written by another; joining again", sess.path)
 	}
 	sess.ver, sess.mod = sess.ver+1, resp.Header.Revision
-	c.cfg.Log.Info("leading again under the same key: a new term", "node", sess.path, "term", sess.mod)
+	if sess.led {
+		c.cfg.Log.Info("leading again under the same key: a new term", "node", sess.path, "term", sess.mod)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/store"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // soloCandidate is one candidate on a one-member cluster; its terms come
@@ -102,4 +103,51 @@ func TestElectionTermAfterAnEndIsNewer(t *testing.T) {
 		t.Fatalf("a write behind the first term's fence: %v, want ErrConflict", err)
 	}
 	t.Logf("terms %d, %d, %d under %s", first.Seq(), second.Seq(), third.Seq(), third.Node())
+}
+
+// A standby's key, created while another key led, numbers none of its
+// terms: each term is numbered by the write of its key that begins it, so
+// a term after the leader's second one (its first ended while its key
+// lived) has the higher number. Before, the standby's first term had its
+// key's create_revision, lower than that second term's (the etcd soak,
+// seed 411: term 4037 led after term 4907, and 4,450 launches of it were
+// reported as a stale term's).
+func TestElectionTermsGrowAcrossCandidates(t *testing.T) {
+	m := startMembers(t, memberConfigs(t, 1))[0]
+	s := openStore(t, m.Endpoints(), Options{})
+	start := func(id string) (*Candidate, func()) {
+		c := NewCandidate(ElectionConfig{Store: s, Dir: "/ha/election", Self: election.Member{ID: id}})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = c.Run(ctx) }()
+		stop := func() { cancel(); <-done }
+		t.Cleanup(stop)
+		return c, stop
+	}
+	a, stopA := start("a")
+	first := nextTerm(t, a, 30*time.Second)
+
+	dir := s.k.level("/ha/election", depth("/ha/election")+1)
+	w := s.cli.Watch(t.Context(), dir, clientv3.WithPrefix(), clientv3.WithFilterDelete())
+	b, _ := start("b")
+	select { // b's key is created, a's still the lowest
+	case <-w:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the standby's key was not created")
+	}
+
+	first.End(errors.New("a loop failed"))
+	second := nextTerm(t, a, 15*time.Second)
+	if second.Seq() <= first.Seq() {
+		t.Fatalf("term %d after term %d", second.Seq(), first.Seq())
+	}
+	stopA() // a's key goes: b leads
+	third := nextTerm(t, b, 30*time.Second)
+	if third.Seq() <= second.Seq() {
+		t.Fatalf("the standby's term %d began after term %d: numbers must grow with every leadership", third.Seq(), second.Seq())
+	}
+	if err := fencedPut(t.Context(), s, third, "/w", "b"); err != nil {
+		t.Fatalf("a write of the standby's term: %v", err)
+	}
+	t.Logf("terms %d, %d (under %s), %d (under %s)", first.Seq(), second.Seq(), second.Node(), third.Seq(), third.Node())
 }

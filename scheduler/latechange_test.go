@@ -1,0 +1,133 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+)
+
+// startProducer readies the rig's producer as Run does once its catch-up
+// is done, without its goroutine: the test commits what is due with
+// fireDue, at the fake clock's instants.
+func startProducer(r *rig) *Producer {
+	p := r.sched.producer
+	p.mu.Lock()
+	p.init()
+	p.mu.Unlock()
+	p.rescheduleAll(r.clk.Now())
+	return p
+}
+
+// fireAllDue commits what is due now, each replayed instant in its own
+// commit (a misfire=true job's missed instants: one per wake), as the
+// producer's timer would wake at once for each.
+func fireAllDue(r *rig, p *Producer) {
+	for range 10 {
+		p.fireDue(r.ctx)
+	}
+}
+
+// TestAnEnableAppliedLateFiresFromItsInstant: the leader's loop applied an
+// enable 4.2 s after its commit (held as the agents were killed); the
+// job's fires from the enable on are due
+// at once by its misfire rule, not lost (etcd fault soak, seed 702, sk057:
+// enabled at 09:39:22.7, its fires of :24 and :26 lost, the first at :28).
+func TestAnEnableAppliedLateFiresFromItsInstant(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "c"; j.Cron = "0/2 * * * * ?" })
+	r.addJob(func(j *jobs.Config) { j.JobName = "m"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	for _, job := range []string{"c", "m"} {
+		if err := r.reg.Config().SetDisabled(r.ctx, "job", job, true, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.reload()
+	p := startProducer(r)
+
+	r.clk.Set(t0.Add(2700 * time.Millisecond)) // the enables commit
+	for _, job := range []string{"c", "m"} {
+		if err := r.reg.Config().SetDisabled(r.ctx, "job", job, false, r.clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.clk.Set(t0.Add(6900 * time.Millisecond)) // the loop applies them
+	for _, job := range []string{"c", "m"} {
+		r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJobDisabled, Name: job})
+	}
+	fireAllDue(r, p)
+	if n := r.readyCount("c"); n != 1 {
+		t.Errorf("misfire=false: %d executions for the instants 4 s and 6 s after the enable's commit, want 1 (collapsed)", n)
+	}
+	if n := r.readyCount("m"); n != 2 {
+		t.Errorf("misfire=true: %d executions for the instants 4 s and 6 s, want 2 (each replayed)", n)
+	}
+	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(8*time.Second)) {
+		t.Errorf("next fire at %v, want on schedule at t0+8s", at)
+	}
+}
+
+// TestAChangeAppliedLateFiresNoInstantAgain: an update commits at 1.5 s,
+// the producer fires the instant of 2 s on the old configuration (the
+// job's gate lets a fire after the change through), and the loop applies
+// the update at 2.5 s: the job is scheduled from the later of the change
+// and the last instant it fired, so the 2 s instant is not fired twice.
+func TestAChangeAppliedLateFiresNoInstantAgain(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	j := r.addJob(func(j *jobs.Config) { j.JobName = "u"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	p := startProducer(r)
+
+	r.clk.Set(t0.Add(1500 * time.Millisecond))
+	j.ShardingTotalCount = 2
+	if err := r.reg.Config().UpdateJobAt(r.ctx, j, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(2 * time.Second))
+	fireAllDue(r, p)
+	if n := r.readyCount("u"); n != 1 {
+		t.Fatalf("%d executions for the instant of 2 s, want 1", n)
+	}
+	r.clk.Set(t0.Add(2500 * time.Millisecond))
+	r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "u"})
+	fireAllDue(r, p)
+	if n := r.readyCount("u"); n != 1 {
+		t.Errorf("%d executions after the update was applied, want 1 (the instant of 2 s fired once)", n)
+	}
+	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(4*time.Second)) {
+		t.Errorf("next fire at %v, want t0+4s", at)
+	}
+}
+
+// TestAnAppEnableSchedulesItsJobsFromNow: an app's disable flag records no
+// instant, and a job's gate names its own last change, which may be long
+// before the app went off: its jobs are scheduled from when the loop
+// applied the app's enable, not from the job's gate (that would fire the
+// instants the app spent disabled).
+func TestAnAppEnableSchedulesItsJobsFromNow(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "a", false, t0); err != nil { // its gate: t0
+		t.Fatal(err)
+	}
+	if err := r.reg.Config().SetDisabled(r.ctx, "app", "app", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	p := startProducer(r)
+	r.clk.Set(t0.Add(10 * time.Second))
+	if err := r.reg.Config().SetDisabled(r.ctx, "app", "app", false, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigAppDisabled, Name: "app"})
+	fireAllDue(r, p)
+	if n := r.readyCount("a"); n != 0 {
+		t.Errorf("%d executions for the instants the app spent disabled, want 0", n)
+	}
+	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(12*time.Second)) {
+		t.Errorf("next fire at %v, want t0+12s", at)
+	}
+}
