@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -130,4 +131,69 @@ func TestAnAppEnableSchedulesItsJobsFromNow(t *testing.T) {
 	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(12*time.Second)) {
 		t.Errorf("next fire at %v, want t0+12s", at)
 	}
+}
+
+// TestWatermarkNeverGoesBack: fires committed for an instant before one
+// already committed (a job enabled late, scheduled from its change's
+// instant; a job registered after later instants were staged ahead) do
+// not move the watermark back: a takeover would replay, from the lower
+// mark, instants the registry already holds (docs/jobs.md: instants at or
+// before the watermark are never fired again).
+func TestWatermarkNeverGoesBack(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "a"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	r.addJob(func(j *jobs.Config) { j.JobName = "c"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "c", true, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	p := startProducer(r)
+	r.clk.Set(t0.Add(2700 * time.Millisecond)) // c's enable commits
+	if err := r.reg.Config().SetDisabled(r.ctx, "job", "c", false, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Duration{2, 4, 6} { // a's fires of 2, 4 and 6 s commit
+		r.clk.Set(t0.Add(at * time.Second))
+		fireAllDue(r, p)
+	}
+	mark := func() time.Time {
+		t.Helper()
+		w, err := r.reg.Schedule().Watermark(r.ctx)
+		if err != nil || !w.OK {
+			t.Fatalf("watermark: %v %v", w, err)
+		}
+		return w.Until
+	}
+	if got := mark(); !got.Equal(t0.Add(6 * time.Second)) {
+		t.Fatalf("watermark %v after a's fire of 6 s, want t0+6s", got)
+	}
+	d := &markDispatcher{registryDispatcher: registryDispatcher{r: r.reg}}
+	p.Dispatch = d
+	r.clk.Set(t0.Add(6900 * time.Millisecond)) // the loop applies c's enable: its 4 s and 6 s are due
+	r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJobDisabled, Name: "c"})
+	fireAllDue(r, p)
+	if n := r.readyCount("c"); n != 2 {
+		t.Fatalf("c: %d executions, want 2 (4 s and 6 s replayed)", n)
+	}
+	for i, at := range d.at {
+		if at.Before(t0.Add(6 * time.Second)) {
+			t.Errorf("commit %d after c's enable wrote the watermark %v, back from t0+6s", i, at)
+		}
+	}
+	if got := mark(); got.Before(t0.Add(6 * time.Second)) {
+		t.Errorf("watermark went back to %v after c's late fires, want t0+6s at least", got)
+	}
+}
+
+// markDispatcher commits through the registry and records the watermark
+// each commit writes.
+type markDispatcher struct {
+	registryDispatcher
+	at []time.Time
+}
+
+func (d *markDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
+	d.at = append(d.at, instant)
+	return d.registryDispatcher.TriggerFires(ctx, fires, instant, absent)
 }

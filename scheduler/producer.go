@@ -62,6 +62,7 @@ type Producer struct {
 
 	mu      sync.Mutex // the producer's one lock: everything below
 	floor   time.Time  // fires at or before it were handled by an earlier producer or the catch-up
+	marked  time.Time  // the watermark this producer last committed (commitFires: it never goes back)
 	t       fireTimes  // the heap of next fires, the staged ones, the ready entries believed present
 	changed chan struct{}
 
@@ -305,7 +306,8 @@ func (p *Producer) Run(ctx context.Context) error {
 	p.mu.Unlock()
 	from := p.catchUp(ctx)
 	p.mu.Lock()
-	p.floor = from // never fire an instant at or before it again
+	p.floor = from  // never fire an instant at or before it again
+	p.marked = from // the watermark the catch-up left (an earlier term's is not this one's)
 	p.mu.Unlock()
 	p.rescheduleAll(from)
 	if p.AfterLoad != nil {
@@ -442,12 +444,21 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		}
 	}
 	first, last := due[0].at, due[len(due)-1].at
+	// The watermark never goes back: fires for an instant before one
+	// already committed (a job enabled or updated late, scheduled from its
+	// change's instant; a job registered after later instants were staged
+	// ahead) commit under the watermark already written, else a takeover
+	// would replay instants the registry already holds
+	// (TestWatermarkNeverGoesBack).
+	p.mu.Lock()
+	mark := laterOf(last, p.marked)
+	p.mu.Unlock()
 	began := p.Clock.Now()
 	var ended time.Time
 	var void []string
 	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
 		var err error
-		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, last, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, mark, p.absentHint()) // not behind the launch loop's multis (store/zk)
 		ended = p.Clock.Now()
 		p.noteCommit(ended.Sub(began))
 		if err == nil {
@@ -467,6 +478,9 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		case <-t.C():
 		}
 	}
+	p.mu.Lock()
+	p.marked = laterOf(p.marked, mark)
+	p.mu.Unlock()
 	if late := ended.Sub(first); late > 0 {
 		p.mu.Lock()
 		lead := p.leadLocked()
