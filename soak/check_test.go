@@ -604,3 +604,36 @@ func TestCheckFireCollapsesIntoATriggerRelaunchedBeforeItsStart(t *testing.T) {
 		t.Errorf("a trigger sent after the next instant does not account for it: %v", Check(in).Anomalies)
 	}
 }
+
+// zk seed 701, sk055 (misfire=true, every 5 s), its runs from 09:18:00 as
+// seconds: eight fires ran as a MISFIRE replay or a FAILOVER relaunch of
+// their own launch. Fire 90 took the relaunch at 135.6 on an augmenting
+// path whose end it was, though fire 45 could have stood on the free
+// relaunch at 51.9; the relaunch could not be moved again, and fire 400
+// found no path. Relaunches are moved along paths as MISFIRE executions
+// are: every fire accounted for; without the relaunch at 51.9, one lost.
+func TestCheckMovesAFailoverRelaunchAlongAPath(t *testing.T) {
+	job := Job{Name: "j", Shards: 1, Misfire: true, Windows: []Window{{From: at(0), To: at(420), Cron: "*/5 * * * * ?"}}}
+	own := map[float64]bool{45: true, 50: true, 90: true, 95: true, 135: true, 250: true, 335: true, 400: true}
+	var runs []runSpec
+	for f := 5.0; f < 420; f += 5 {
+		if !own[f] {
+			runs = append(runs, runSpec{task: "n" + time.Duration(f*float64(time.Second)).String(), job: "j", queued: f, start: f + 0.05})
+		}
+	}
+	relaunch51 := runSpec{task: "r51", job: "j", queued: 51.0, start: 51.87, source: "FAILOVER"}
+	runs = append(runs,
+		runSpec{task: "m50", job: "j", queued: 50.85, start: 52.7, source: "MISFIRE"},
+		runSpec{task: "m93", job: "j", queued: 93.32, start: 95.4, source: "MISFIRE"},
+		runSpec{task: "m95", job: "j", queued: 95.38, start: 96.2, source: "MISFIRE"},
+		runSpec{task: "r135", job: "j", queued: 135.51, start: 135.63, source: "FAILOVER"},
+		runSpec{task: "m250", job: "j", queued: 250.77, start: 251.4, source: "MISFIRE"},
+		runSpec{task: "m334", job: "j", queued: 334.76, start: 335.9, source: "MISFIRE"},
+		runSpec{task: "m401", job: "j", queued: 401.46, start: 401.6, source: "MISFIRE"})
+	if rep := Check(Input{Runs: logOf(append(runs, relaunch51)...), Jobs: []Job{job}}); len(rep.Anomalies) != 0 {
+		t.Errorf("every fire ran once: %v", rep.Anomalies)
+	}
+	if rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{job}}); len(rep.Anomalies) != 1 || rep.ByKind()[LostFire] != 1 {
+		t.Errorf("the relaunch at 51.9 missing: want one lost fire, got %v", rep.Anomalies)
+	}
+}
