@@ -335,6 +335,12 @@ func maxTime(a, b time.Time) time.Time {
 type fire struct {
 	at, next time.Time
 	cut      time.Time // the change that closed the window (zero: the run's end)
+	// closed is when that change had landed for sure (its answer; zero:
+	// the run's end): an execution queued later is the next window's
+	// (zk seed 801, sk112: the fire of 11:38:00 under */10, its cron
+	// updated to */3 at 11:38:06.9, took the NORMAL execution of 11:38:09,
+	// before its next instant, and its own MISFIRE replay matched nothing)
+	closed time.Time
 }
 
 // fires lists a job's expected fires: those of each window, Slack inside
@@ -346,12 +352,12 @@ func fires(j Job, slack time.Duration, end time.Time) ([]fire, error) {
 		if err != nil {
 			return nil, fmt.Errorf("job %s cron %q: %w", j.Name, w.Cron, err)
 		}
-		var cut time.Time
+		var cut, closed time.Time
 		if !end.IsZero() && !w.To.Equal(end) {
-			cut = w.To
+			cut, closed = w.To, maxTime(w.To, w.Closing)
 		}
 		for t := s.Next(w.From.Add(slack), time.UTC); !t.IsZero() && !t.After(w.To.Add(-slack)); t = s.Next(t, time.UTC) {
-			out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut})
+			out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut, closed: closed})
 		}
 	}
 	return out, nil
@@ -387,7 +393,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at) })
 		for ; i < len(ex) && (used[i] || ex[i].misfire); i++ {
 		}
-		if i < len(ex) && ex[i].queued.Before(f.next) {
+		if i < len(ex) && ex[i].queued.Before(f.next) && (f.closed.IsZero() || !ex[i].queued.After(f.closed)) {
 			used[i] = true
 			continue
 		}

@@ -637,3 +637,28 @@ func TestCheckMovesAFailoverRelaunchAlongAPath(t *testing.T) {
 		t.Errorf("the relaunch at 51.9 missing: want one lost fire, got %v", rep.Anomalies)
 	}
 }
+
+// zk seed 801, sk112 (misfire=true, */10, its cron updated to */3 by a
+// change sent at 66.88 s and answered at 66.889): the fire of 60, during a
+// pause, ran as a MISFIRE replay queued at 61.5; the first execution of
+// the new cron, queued at 69, is before the old cron's next instant (70)
+// but after the change landed, so it is the new window's fire of 69, not
+// the fire of 60's.
+func TestCheckExecutionAfterAnUpdateIsTheNewWindows(t *testing.T) {
+	for _, misfire := range []bool{true, false} {
+		job := Job{Name: "j", Shards: 1, Misfire: misfire, Windows: []Window{
+			{From: at(0), To: at(66.88), Cron: "*/10 * * * * ?", Closing: at(66.889)},
+			{From: at(66.889), To: at(77.3), Cron: "*/3 * * * * ?", Opening: at(66.88)},
+		}}
+		var runs []runSpec
+		for _, f := range []float64{10, 20, 30, 40, 50, 69, 72, 75} {
+			runs = append(runs, runSpec{task: "n" + time.Duration(f*float64(time.Second)).String(), job: "j", queued: f, start: f + 0.08})
+		}
+		runs = append(runs, runSpec{task: "m60", job: "j", queued: 61.49, start: 61.95, source: "MISFIRE"})
+		in := Input{Runs: logOf(runs...), Jobs: []Job{job}, End: at(77.3),
+			Faults: []Fault{{Kind: "pause-leader", Start: at(58.2), End: at(63.4)}}}
+		if rep := Check(in); len(rep.Anomalies) != 0 {
+			t.Errorf("misfire=%v: every fire ran once: %v", misfire, rep.Anomalies)
+		}
+	}
+}
