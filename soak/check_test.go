@@ -662,3 +662,25 @@ func TestCheckExecutionAfterAnUpdateIsTheNewWindows(t *testing.T) {
 		}
 	}
 }
+
+// A launch rolled back after a failed ACCEPT is requeued first, under its
+// ids, into the entry the next fire made meanwhile (etcd seed 702, sk153,
+// as today's requeue places it): the fire of 8, caught up by a new term,
+// runs as a MISFIRE execution queued at the entry's 10.001, and the fire
+// of 10's execution, queued again when it launched, runs after it; the
+// fire of 12 collapses into that one.
+func TestCheckRolledBackLaunchRequeuedFirst(t *testing.T) {
+	job := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/2 * * * * ?"}}}
+	runs := []runSpec{
+		{task: "a", job: "j", queued: 2, start: 2.05}, {task: "b", job: "j", queued: 4, start: 4.05}, {task: "c", job: "j", queued: 6, start: 6.05},
+		{task: "rolled", job: "j", queued: 10.001, start: 12.5, source: "MISFIRE"},
+		{task: "next", job: "j", queued: 12.45, start: 13.1},
+		{task: "d", job: "j", queued: 14, start: 14.05}, {task: "e", job: "j", queued: 16, start: 16.05}, {task: "f", job: "j", queued: 18, start: 18.05},
+	}
+	if rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{job}, End: at(20)}); len(rep.Anomalies) != 0 {
+		t.Errorf("every fire ran or collapsed: %v", rep.Anomalies)
+	}
+	if rep := Check(Input{Runs: logOf(append(runs[:3:3], runs[4:]...)...), Jobs: []Job{job}, End: at(20)}); rep.ByKind()[LostFire] != 2 {
+		t.Errorf("without the requeued launch the fires of 8 and 10 are lost: %v", rep.Anomalies)
+	}
+}
