@@ -384,6 +384,12 @@ func maxTime(a, b time.Time) time.Time {
 type fire struct {
 	at, next time.Time
 	cut      time.Time // the change that closed the window (zero: the run's end)
+	// closed is when that change had landed for sure (its answer; zero:
+	// the run's end): an execution queued later is the next window's
+	// (zk seed 801, sk112: the fire of 11:38:00 under */10, its cron
+	// updated to */3 at 11:38:06.9, took the NORMAL execution of 11:38:09,
+	// before its next instant, and its own MISFIRE replay matched nothing)
+	closed time.Time
 }
 
 // fires lists a job's expected fires: those of each window, Slack inside
@@ -395,12 +401,12 @@ func fires(j Job, slack time.Duration, end time.Time) ([]fire, error) {
 		if err != nil {
 			return nil, fmt.Errorf("job %s cron %q: %w", j.Name, w.Cron, err)
 		}
-		var cut time.Time
+		var cut, closed time.Time
 		if !end.IsZero() && !w.To.Equal(end) {
-			cut = w.To
+			cut, closed = w.To, maxTime(w.To, w.Closing)
 		}
 		for t := s.Next(w.From.Add(slack), time.UTC); !t.IsZero() && !t.After(w.To.Add(-slack)); t = s.Next(t, time.UTC) {
-			out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut})
+			out = append(out, fire{at: t, next: s.Next(t, time.UTC), cut: cut, closed: closed})
 		}
 	}
 	return out, nil
@@ -436,7 +442,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at) })
 		for ; i < len(ex) && (used[i] || ex[i].misfire); i++ {
 		}
-		if i < len(ex) && ex[i].queued.Before(f.next) {
+		if i < len(ex) && ex[i].queued.Before(f.next) && (f.closed.IsZero() || !ex[i].queued.After(f.closed)) {
 			used[i] = true
 			continue
 		}
@@ -454,7 +460,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 		}
 		rest = slices.DeleteFunc(rest, func(f fire) bool { return stalled(faults, f) })
 	}
-	m := replays{ex: ex, used: used, rs: rs, fo: fo, owner: map[int]fire{}}
+	m := replays{ex: ex, used: used, rs: rs, fo: fo, owner: map[int]fire{}, foOwner: map[string]fire{}}
 	var lost []fire
 	for k, f := range append(rest, paused...) {
 		isPaused := k >= len(rest)
@@ -470,7 +476,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 			if cleared(rs, f, true) {
 				continue
 			}
-			if !isPaused && m.augment(f, map[int]bool{}) {
+			if !isPaused && m.augment(f, visit{ex: map[int]bool{}, fo: map[string]bool{}}) {
 				continue
 			}
 		} else {
@@ -764,10 +770,6 @@ func resumed(faults []Fault, runs []run) []Fault {
 	return out
 }
 
-// relaunched: a FAILOVER run of the job, launched after the fire and
-// not yet counted for another, stands for it: a task that never started
-// (its agent died first) runs again at once as FAILOVER (docs/jobs.md),
-// so the fire's own start may be that one.
 // collapsedIntoRelaunch: a misfire=false fire collapsed into an
 // execution pending at its instant whose launch never started and ran as
 // a FAILOVER relaunch (docs/jobs.md: a task that never started runs again
@@ -853,14 +855,24 @@ func firstQueued(taskID string) (time.Time, bool) {
 // an API server outage that held the fires pending.
 const relaunchBound = 3 * time.Minute
 
+// relaunched: a FAILOVER run of the job, launched after the fire and
+// not yet counted for another, stands for it: a task that never started
+// (its agent died first) runs again at once as FAILOVER (docs/jobs.md),
+// so the fire's own start may be that one.
 func relaunched(rs []run, f fire, fo map[string]bool) bool {
 	for _, r := range rs {
-		if !onTime(r) && key(r) == "" && !fo[r.Task] && !r.At.Before(f.at) && r.At.Before(f.at.Add(time.Minute)) {
+		if standsFor(r, f) && !fo[r.Task] {
 			fo[r.Task] = true
 			return true
 		}
 	}
 	return false
+}
+
+// standsFor: r is a FAILOVER relaunch (not a trigger's) that started
+// within a minute after the fire, so it may stand for it (relaunched).
+func standsFor(r run, f fire) bool {
+	return !onTime(r) && key(r) == "" && !r.At.Before(f.at) && r.At.Before(f.at.Add(time.Minute))
 }
 
 // stalled: the fire's instant fell while the leader was paused (SIGSTOP)
@@ -1243,39 +1255,73 @@ func counts(m map[string]int) string {
 // it was staged. A fire left without one then looks for an augmenting
 // path: a MISFIRE execution it may take from the fire holding it, which in
 // turn takes another, ending at a free execution or at a FAILOVER
-// relaunch (relaunched) the later fire may stand on. Greedily, a fire
-// whose own execution ran as FAILOVER (its task never started: the term
-// ended during its launch) took the next fire's MISFIRE execution, and so
-// on down the backlog, and the backlog's last fire was reported lost
-// (the fault soak's smoke, seed 53). No execution matched before is
-// freed: a path only moves them between fires.
+// relaunch (relaunched's rule) the later fire may stand on, free or
+// itself taken from the fire holding it. Greedily, a fire whose own
+// execution ran as FAILOVER (its task never started: the term ended
+// during its launch) took the next fire's MISFIRE execution, and so on
+// down the backlog, and the backlog's last fire was reported lost (the
+// fault soak's smoke, seed 53). A relaunch a path could not move was one
+// short the same way (zk seed 701, sk055: the fire of 09:19:30 held the
+// FAILOVER relaunch of 09:20:15's own launch, and the fire of 09:24:40
+// found no path, though 09:18:45 could have stood on the free relaunch
+// of 09:18:51). No execution or relaunch matched before is freed: a path
+// only moves them between fires.
 type replays struct {
 	ex    []execution
 	used  []bool
 	rs    []run
 	fo    map[string]bool
 	owner map[int]fire // a MISFIRE execution's fire
+	// foOwner is a FAILOVER relaunch's fire, when the matching took it
+	// (one in fo without an owner was counted outside it).
+	foOwner map[string]fire
 }
 
-func (m *replays) augment(f fire, seen map[int]bool) bool {
+// visit is what one augmenting search has tried: executions by index,
+// relaunches by task id.
+type visit struct {
+	ex map[int]bool
+	fo map[string]bool
+}
+
+func (m *replays) augment(f fire, seen visit) bool {
 	i := sort.Search(len(m.ex), func(i int) bool { return !m.ex[i].queued.Before(f.at.Add(-stageLead)) })
 	for ; i < len(m.ex); i++ {
 		e := m.ex[i]
-		if !e.misfire || seen[i] || (!f.cut.IsZero() && !e.queued.Before(f.cut)) {
+		if !e.misfire || seen.ex[i] || (!f.cut.IsZero() && !e.queued.Before(f.cut)) {
 			continue
 		}
 		g, held := m.owner[i]
 		if m.used[i] && !held { // an on-time match of the first pass
 			continue
 		}
-		seen[i] = true
+		seen.ex[i] = true
 		if !m.used[i] || m.augment(g, seen) {
 			m.used[i] = true
 			m.owner[i] = f
 			return true
 		}
 	}
-	return relaunched(m.rs, f, m.fo)
+	// a free relaunch first (the shortest path), then one held by another
+	// fire of the matching that finds another path
+	for _, free := range []bool{true, false} {
+		for _, r := range m.rs {
+			if !standsFor(r, f) || seen.fo[r.Task] || m.fo[r.Task] == free {
+				continue
+			}
+			g, held := m.foOwner[r.Task]
+			if !free && !held { // counted outside the matching
+				continue
+			}
+			seen.fo[r.Task] = true
+			if free || m.augment(g, seen) {
+				m.fo[r.Task] = true
+				m.foOwner[r.Task] = f
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pendingAtEnd is how many of a misfire=true job's fires up to End may

@@ -26,7 +26,8 @@ type Embedded struct {
 	RunLog string
 	Seed   uint64
 	Log    *slog.Logger
-	// DiskMB sizes the tmpfs under the data directory (root only; 0: 256).
+	// DiskMB sizes the tmpfs under the data directory (root only; 0:
+	// DefaultDiskMB).
 	DiskMB int
 
 	mesos    *proc
@@ -38,6 +39,13 @@ type Embedded struct {
 
 var _ Shape = (*Embedded)(nil)
 
+// DefaultDiskMB is the embedded shape's tmpfs: room for 10 minutes of 200
+// jobs with history (seed 803 filled 256 MB in 5 minutes without a fault:
+// the history's WAL alone grows to 160 MB between checkpoints, the
+// registry's to 40 MB, the history to 50 MB), so that the disk is full only
+// under the disk-full fault.
+const DefaultDiskMB = 1024
+
 func (e *Embedded) Name() string { return "embedded" }
 
 func (e *Embedded) Start(ctx context.Context) error {
@@ -48,7 +56,7 @@ func (e *Embedded) Start(ctx context.Context) error {
 	if os.Geteuid() == 0 {
 		size := e.DiskMB
 		if size == 0 {
-			size = 256
+			size = DefaultDiskMB
 		}
 		out, err := exec.CommandContext(ctx, "mount", "-t", "tmpfs", "-o", "size="+strconv.Itoa(size)+"m", "ejsoak", e.data).CombinedOutput()
 		if err != nil {

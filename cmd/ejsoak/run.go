@@ -49,8 +49,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
 	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
+	var raftLog, raftKey string
+	fs.StringVar(&raftLog, "raft-log", "", "print the writes an etcd member's raft log holds to keys containing -key (a run kept with -dir, a member's data or WAL directory), and start nothing")
+	fs.StringVar(&raftKey, "key", "", "with -raft-log: the part of the keys to print (e.g. ready/sk153)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if raftLog != "" {
+		if raftKey == "" {
+			return fmt.Errorf("-raft-log needs -key (the part of the keys to print, e.g. ready/sk153)")
+		}
+		return soak.PrintRaftWrites(stdout, raftLog, raftKey)
 	}
 	if recheck != "" {
 		saved, rep, err := soak.Recheck(recheck)

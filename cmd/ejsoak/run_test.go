@@ -24,6 +24,8 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{[]string{"-min-gap", "30s", "-max-gap", "5s"}, "-min-gap must be positive and at most -max-gap"},
 		{[]string{"-session", "0s"}, "-session must be positive"},
 		{[]string{"-recheck", t.TempDir()}, "check.json"},
+		{[]string{"-raft-log", t.TempDir()}, "-raft-log needs -key"},
+		{[]string{"-raft-log", t.TempDir(), "-key", "ready/sk1"}, "no etcd WAL"},
 	} {
 		err := run(context.Background(), c.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
