@@ -444,43 +444,11 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		}
 	}
 	first, last := due[0].at, due[len(due)-1].at
-	// The watermark never goes back: fires for an instant before one
-	// already committed (a job enabled or updated late, scheduled from its
-	// change's instant; a job registered after later instants were staged
-	// ahead) commit under the watermark already written, else a takeover
-	// would replay instants the registry already holds
-	// (TestWatermarkNeverGoesBack).
-	p.mu.Lock()
-	mark := laterOf(last, p.marked)
-	p.mu.Unlock()
 	began := p.Clock.Now()
-	var ended time.Time
-	var void []string
-	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
-		var err error
-		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, mark, p.absentHint()) // not behind the launch loop's multis (store/zk)
-		ended = p.Clock.Now()
-		p.noteCommit(ended.Sub(began))
-		if err == nil {
-			break
-		}
-		// A store refusing writes (a full disk, an unreachable server)
-		// would lose these instants' fires for good: the term goes on, so
-		// no catch-up replays them. Retry until they commit or the term
-		// ends (the next leader's catch-up then counts them: the
-		// watermark did not move). Found by the fault soak (disk full).
-		p.Log.Error("producer: commit fires; retrying", "jobs", len(batch), "err", err, "retry_in", wait)
-		t := p.Clock.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
+	void, ended, ok := p.commitUntilDone(ctx, batch, last, began)
+	if !ok {
+		return
 	}
-	p.mu.Lock()
-	p.marked = laterOf(p.marked, mark)
-	p.mu.Unlock()
 	if late := ended.Sub(first); late > 0 {
 		p.mu.Lock()
 		lead := p.leadLocked()
@@ -501,6 +469,45 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		p.NoteReady(job, true)
 	}
 	p.report(due, batch)
+}
+
+// commitUntilDone commits batch, whose latest instant is last, retrying
+// until it commits (ok) or ctx ends. A store refusing writes (a full
+// disk, an unreachable server) would lose these instants' fires for good:
+// the term goes on, so no catch-up replays them; the next leader's
+// catch-up counts them if the term ends first (the watermark did not
+// move). Found by the fault soak (disk full).
+//
+// The watermark never goes back: fires for an instant before one already
+// committed (a job enabled or updated late, scheduled from its change's
+// instant; a job registered after later instants were staged ahead)
+// commit under the watermark already written, else a takeover would
+// replay instants the registry already holds (TestWatermarkNeverGoesBack).
+func (p *Producer) commitUntilDone(ctx context.Context, batch map[string]registry.CronFire, last, began time.Time) (void []string, ended time.Time, ok bool) {
+	p.mu.Lock()
+	mark := laterOf(last, p.marked)
+	p.mu.Unlock()
+	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
+		var err error
+		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, mark, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		ended = p.Clock.Now()
+		p.noteCommit(ended.Sub(began))
+		if err == nil {
+			break
+		}
+		p.Log.Error("producer: commit fires; retrying", "jobs", len(batch), "err", err, "retry_in", wait)
+		t := p.Clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ended, false
+		case <-t.C():
+		}
+	}
+	p.mu.Lock()
+	p.marked = laterOf(p.marked, mark)
+	p.mu.Unlock()
+	return void, ended, true
 }
 
 // dropUnrunnable clears the fires just committed for jobs the catalog

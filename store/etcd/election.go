@@ -321,6 +321,13 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		c.cfg.Log.Debug("etcd election: the term's lease lapsed; waiting for a keepalive", "term", t.Seq(), "err", err)
 		return nil
 	}
+	c.deliver(t, sess)
+	return nil
+}
+
+// deliver hands term t to the candidate's terms once (an undelivered older
+// one is dropped).
+func (c *Candidate) deliver(t *election.Term, sess *session) {
 	c.mu.Lock()
 	fresh := t != c.sent
 	if fresh {
@@ -335,7 +342,6 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		}
 		c.terms <- t
 	}
-	return nil
 }
 
 // stillLeads is the check of the term numbered mod: its key is still
