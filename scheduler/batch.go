@@ -75,16 +75,8 @@ const updatesPerTurn = 8 * maxBatch
 const backlogHold = 4 * updatesPerTurn
 
 // backlogged reports whether launch rounds should wait for the status
-// updates queued for the loop. Not the term's first launching round
-// (st.firstLaunch, one commit's worth): at a takeover the engine resends
-// every update the old leader had not acknowledged besides its answers
-// (at 100,000 jobs 6,224 and 2,043), and holding the first round until
-// they were under backlogHold made the first launch wait for the whole
-// backlog (etcd shape: 6.7 s) despite the short turns and offersAhead.
+// updates queued for the loop.
 func (s *Scheduler) backlogged() bool {
-	if s.st.firstLaunch {
-		return false
-	}
 	s.inboxMu.Lock()
 	defer s.inboxMu.Unlock()
 	return s.inboxUpdates > backlogHold
