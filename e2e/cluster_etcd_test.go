@@ -20,10 +20,12 @@ import (
 func TestClusterScriptEtcd(t *testing.T) {
 	const n = 3
 	dir := filepath.Join(t.TempDir(), "c")
-	base := consecutivePorts(t, n)
-	etcdBase := consecutivePorts(t, 2*n)
+	// one block: the schedulers' ports, their members' (client and peer
+	// each), mesos-local's; ports found free apart could be one another's
+	base := consecutivePorts(t, n+2*n+1)
+	etcdBase, mesos := base+n, base+3*n
 	env := []string{"REGISTRY=etcd", "SCHEDULERS=" + strconv.Itoa(n), "BASE_PORT=" + strconv.Itoa(base),
-		"ETCD_PORT=" + strconv.Itoa(etcdBase), "MESOS_PORT=" + strconv.Itoa(harness.FreePort(t)), "BIN_DIR=" + filepath.Dir(schedulerBin)}
+		"ETCD_PORT=" + strconv.Itoa(etcdBase), "MESOS_PORT=" + strconv.Itoa(mesos), "BIN_DIR=" + filepath.Dir(schedulerBin)}
 	t.Cleanup(func() {
 		if _, errs, code := clusterScript(t, nil, "down", dir); code != 0 {
 			t.Errorf("cleanup: cluster.sh down exited %d: %s", code, errs)

@@ -99,9 +99,9 @@ func TestClusterScript(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "c")
-	base := consecutivePorts(t, n)
+	base := consecutivePorts(t, n+1) // the schedulers' ports and mesos-local's, apart from one another
 	env := []string{"SCHEDULERS=" + strconv.Itoa(n), "BASE_PORT=" + strconv.Itoa(base),
-		"MESOS_PORT=" + strconv.Itoa(harness.FreePort(t)), "BIN_DIR=" + filepath.Dir(schedulerBin)}
+		"MESOS_PORT=" + strconv.Itoa(base+n), "BIN_DIR=" + filepath.Dir(schedulerBin)}
 	t.Cleanup(func() {
 		if _, errs, code := clusterScript(t, nil, "down", dir); code != 0 {
 			t.Errorf("cleanup: cluster.sh down exited %d: %s", code, errs)
