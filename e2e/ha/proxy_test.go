@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
 )
 
 // A TCP proxy the test puts between one scheduler and ZooKeeper or
@@ -86,10 +88,7 @@ type proxy struct {
 // until the test ends.
 func startProxy(t testing.TB, upstream string, g *gate, obs observer) *proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := harness.Listen(t) // not a port handed out to a process not started yet
 	p := &proxy{ln: ln, upstream: upstream, gate: g, observe: obs, done: make(chan struct{}), conns: map[net.Conn]bool{}}
 	p.wg.Add(1)
 	go p.serve()
