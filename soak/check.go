@@ -1050,49 +1050,6 @@ func (rep *Report) checkTerms(runs []run, launched map[string]time.Time) {
 	}
 }
 
-// checkHeal: after the last fault heals, every job enabled at the end
-// starts again within Heal of its first cron instant after the heal.
-func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
-	var healed time.Time
-	for _, f := range in.Faults {
-		healed = maxTime(healed, f.End)
-		if f.Kind == AgentLost { // its tasks count as running until they are counted lost
-			healed = maxTime(healed, f.Start.Add(UnreachableBound))
-		}
-	}
-	if healed.IsZero() {
-		return
-	}
-	for _, j := range in.Jobs {
-		if j.Daemon || len(j.Windows) == 0 {
-			continue
-		}
-		w := j.Windows[len(j.Windows)-1]
-		if w.From.After(healed) || w.To.Before(healed) {
-			continue
-		}
-		s, err := cron.Parse(w.Cron)
-		if err != nil {
-			continue
-		}
-		due := s.Next(healed, time.UTC)
-		if due.Add(in.Heal).After(w.To) || (!in.End.IsZero() && due.Add(in.Heal).After(in.End)) {
-			continue
-		}
-		ok := false
-		for _, r := range byJob[j.Name] {
-			if !r.At.Before(healed) && !r.At.After(due.Add(in.Heal)) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			rep.add(NoFireAfter, j.Name, "no start between the heal at %s and %s (first fire %s + %s)", healed.UTC().Format("15:04:05.000"),
-				due.Add(in.Heal).UTC().Format("15:04:05.000"), due.UTC().Format("15:04:05"), in.Heal)
-		}
-	}
-}
-
 // historyLag is how long after a run's end its history row may lag.
 const historyLag = 2 * time.Second
 

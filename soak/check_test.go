@@ -844,3 +844,65 @@ func TestCheckRolledBackLaunchRequeuedFirst(t *testing.T) {
 		t.Errorf("without the requeued launch the fires of 8 and 10 are lost: %v", rep.Anomalies)
 	}
 }
+
+// The heal rule counts from the first fire after the heal that no
+// documented rule collapses or voids (zk seed 701 re-run, sk110, sk117: a
+// takeover's catch-up ran across the first instant after the heal).
+func TestCheckHealCountsFromTheFirstFireNotCollapsed(t *testing.T) {
+	every10 := func(misfire bool) Job {
+		return Job{Name: "j", Shards: 1, Misfire: misfire, Windows: []Window{{From: at(0), To: at(60), Cron: "*/10 * * * * ?"}}}
+	}
+	heal := []Fault{{Kind: "pause-leader", Start: at(13), End: at(19.8)}}
+	// the catch-up of fire 10, started at 18.5, runs until 20.0: fire 20 collapses into it
+	catchUp := runSpec{task: "c", job: "j", queued: 18.4, start: 18.5, dur: 1.5, source: "MISFIRE"}
+	base := []runSpec{{task: "a", job: "j", queued: 0, start: 0.01}, catchUp}
+	with := func(extra ...runSpec) []runlog.Line {
+		return logOf(append(append([]runSpec(nil), base...), extra...)...)
+	}
+	cases := []struct {
+		name string
+		job  Job
+		runs []runlog.Line
+		want int
+	}{
+		{"misfire=false: fire 20 collapsed, fire 30 ran", every10(false), with(runSpec{task: "d", job: "j", queued: 30, start: 30.01}), 0},
+		{"misfire=false: fire 20 collapsed, fire 30 did not run", every10(false), with(runSpec{task: "d", job: "j", queued: 40, start: 40.01}), 1},
+		{"misfire=false: no run going at 20", every10(false), logOf(base[0], runSpec{task: "d", job: "j", queued: 30, start: 30.01}), 1},
+		{"misfire=true: fire 20 waits behind the run, started at 21.2", every10(true), with(runSpec{task: "d", job: "j", queued: 20.1, start: 21.2, source: "MISFIRE"}), 0},
+		{"misfire=true: fire 20 not started by 26", every10(true), with(runSpec{task: "d", job: "j", queued: 30, start: 30.01}), 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := Check(Input{Runs: c.runs, Jobs: []Job{c.job}, Faults: heal, End: at(60)})
+			if got := rep.ByKind()[NoFireAfter]; got != c.want {
+				t.Errorf("%d no-fire-after-heal, want %d: %v", got, c.want, rep.Anomalies)
+			}
+		})
+	}
+}
+
+// A fire after the heal whose window a change closes before it is due
+// may be voided or cleared by it (docs/jobs.md): the heal rule counts from
+// the next window's first fire, or not at all when the job stays off.
+func TestCheckHealSkipsAFireAChangeVoids(t *testing.T) {
+	heal := []Fault{{Kind: "kill-leader", Start: at(13), End: at(19.8)}}
+	updated := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(21.5), Cron: "*/10 * * * * ?"}, {From: at(22), To: at(60), Cron: "*/6 * * * * ?"}}}
+	first := runSpec{task: "a", job: "j", queued: 10, start: 10.01}
+	for _, c := range []struct {
+		name string
+		job  Job
+		runs []runlog.Line
+		want int
+	}{
+		{"updated at 21.5: its first fire at 24 ran", updated, logOf(first, runSpec{task: "b", job: "j", queued: 24, start: 24.01}), 0},
+		{"updated at 21.5: its first fire at 24 did not run", updated, logOf(first, runSpec{task: "b", job: "j", queued: 30, start: 30.01}), 1},
+		{"disabled at 21.5 for good", Job{Name: "j", Shards: 1, Windows: updated.Windows[:1]}, logOf(first), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := Check(Input{Runs: c.runs, Jobs: []Job{c.job}, Faults: heal, End: at(60)})
+			if got := rep.ByKind()[NoFireAfter]; got != c.want {
+				t.Errorf("%d no-fire-after-heal, want %d: %v", got, c.want, rep.Anomalies)
+			}
+		})
+	}
+}
