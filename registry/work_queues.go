@@ -127,7 +127,7 @@ func (wk Work) TriggerFiresOnce(ctx context.Context, fires map[string]CronFire, 
 	if id != "" && instant.IsZero() {
 		return nil, fmt.Errorf("registry: a fire commit with an id (%s) records no watermark", id)
 	}
-	mark := func() ([]store.Op, bool, error) { return wk.r.fireMark(ctx, instant, id) }
+	mark := func() ([]store.Op, bool, error) { return fireMark(ctx, wk.r.kv, instant, id) }
 	if absent != nil {
 		void, err := wk.r.triggerFires(ctx, fires, absent, mark)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
@@ -191,9 +191,9 @@ func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, 
 
 // fireMark is the ops that record instant as the watermark in a fire
 // commit (none for a zero instant) and, with an id, the id, on the
-// version of firedCommitPath read now (TriggerFiresOnce); landed: the
-// commit named id landed already.
-func (r *Registry) fireMark(ctx context.Context, instant time.Time, id string) (ops []store.Op, landed bool, err error) {
+// version of firedCommitPath read now from kv (TriggerFiresOnce);
+// landed: the commit named id landed already.
+func fireMark(ctx context.Context, kv store.KV, instant time.Time, id string) (ops []store.Op, landed bool, err error) {
 	if instant.IsZero() {
 		return nil, false, nil
 	}
@@ -201,7 +201,7 @@ func (r *Registry) fireMark(ctx context.Context, instant time.Time, id string) (
 	if id == "" {
 		return ops, false, nil
 	}
-	n, err := r.kv.Get(ctx, firedCommitPath)
+	n, err := kv.Get(ctx, firedCommitPath)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return append(ops, store.Create(firedCommitPath, []byte(id))), false, nil
