@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -36,19 +37,38 @@ func gateRig(t *testing.T, registeredAt time.Time) (fires, api *Registry, kv *in
 	t.Helper()
 	mem := memory.New()
 	t.Cleanup(func() { mem.Close() })
-	kv = &interposedKV{KV: mem}
-	fires, api = New(kv), New(mem)
-	a := app.Default()
-	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://h/a.tgz", "bin/start.sh"
-	if err := api.Config().AddApp(t.Context(), a); err != nil {
-		t.Fatal(err)
-	}
-	j := jobs.Default()
-	j.JobName, j.AppName, j.Cron = "j", "app", "* * * * * ?"
-	if err := api.Config().AddJobAt(t.Context(), j, registeredAt); err != nil {
+	return gateRigOn(t, mem, registeredAt)
+}
+
+// gateRigOn is gateRig over the store under.
+func gateRigOn(t *testing.T, under store.KV, registeredAt time.Time) (fires, api *Registry, kv *interposedKV) {
+	t.Helper()
+	kv = &interposedKV{KV: under}
+	fires, api = New(kv), New(under)
+	gateRigApp(t, api)
+	if err := api.Config().AddJobAt(t.Context(), gateJob(), registeredAt); err != nil {
 		t.Fatal(err)
 	}
 	return fires, api, kv
+}
+
+// gateJob is the rig's job j, every second.
+func gateJob() jobs.Config {
+	j := jobs.Default()
+	j.JobName, j.AppName, j.Cron = "j", "app", "* * * * * ?"
+	return j
+}
+
+// gateRigApp registers app "app" (kept when there) and returns job j
+// to register.
+func gateRigApp(t *testing.T, api *Registry) jobs.Config {
+	t.Helper()
+	a := app.Default()
+	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://h/a.tgz", "bin/start.sh"
+	if err := api.Config().AddApp(t.Context(), a); err != nil && !errors.Is(err, ErrAppExists) { // a store shared by subtests
+		t.Fatal(err)
+	}
+	return gateJob()
 }
 
 func fireAt(t *testing.T, r *Registry, instant time.Time) []string {
