@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
 )
 
 // TestLaunchCarriesTheNominalInstantAfterAStall: after a producer stall
@@ -117,6 +118,35 @@ func TestCatchUpRecordsTheMissedInstants(t *testing.T) {
 	}
 	if got := r.readyOf("collapse"); got.Count != 1 || !got.FirstNominal().Equal(want[0]) {
 		t.Errorf("misfire=false: %+v, want one execution serving %v", got, want[0])
+	}
+}
+
+// A failover of a run keeps the instant the run served: in the running
+// entry, the failover entry and the relaunch's payload.
+func TestFailoverCarriesTheNominalInstant(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.Failover = true; j.ShardingTotalCount = 1; j.Cron = "0/5 * * * * ?" })
+	instant := t0.Add(-3 * time.Second) // committed 3 s late
+	if _, err := r.reg.Work().TriggerFires(r.ctx, map[string]registry.CronFire{"job": {At: t0, Instant: instant}}, instant, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.offer("o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	run := r.running("job")
+	if !run[0].Nominal.Equal(instant) {
+		t.Fatalf("running entry serves %v, want %v", run[0].Nominal, instant)
+	}
+	r.status(run[0].TaskID, "TASK_RUNNING")
+	r.status(run[0].TaskID, "TASK_FAILED")
+	fo, err := r.reg.Work().FailoverQueue(r.ctx)
+	if err != nil || len(fo) != 1 || !fo[0].Nominal.Equal(instant) {
+		t.Fatalf("failover %+v %v, want it serving %v", fo, err, instant)
+	}
+	r.offer("o2", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	if d := r.launchedData()["job"]; d.ExecutionSource != jobs.SourceFailover || !d.Nominal.Equal(instant) {
+		t.Errorf("relaunch %s serving %v, want FAILOVER serving %v", d.ExecutionSource, d.Nominal, instant)
 	}
 }
 
