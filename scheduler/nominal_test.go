@@ -40,10 +40,10 @@ func TestLaunchCarriesTheNominalInstantAfterAStall(t *testing.T) {
 	for i := 1; i <= 12; i++ {
 		want = append(want, t0.Add(time.Duration(i)*5*time.Second))
 	}
-	if got := r.readyOf("m").Nominal; !slices.EqualFunc(got, want, time.Time.Equal) {
+	if got := r.readyOf("m").NominalInstants(); !slices.EqualFunc(got, want, time.Time.Equal) {
 		t.Fatalf("misfire=true: instants %v, want one per missed instant %v", got, want)
 	}
-	if got := r.readyOf("c"); len(got.Nominal) != 1 || !got.Nominal[0].Equal(t0.Add(5*time.Second)) || !got.Since.Equal(t0.Add(time.Minute)) {
+	if got := r.readyOf("c"); got.Count != 1 || !got.FirstNominal().Equal(t0.Add(5*time.Second)) || !got.Since.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("misfire=false: %+v, want one execution queued at 60 s serving 5 s", got)
 	}
 
@@ -83,7 +83,7 @@ func TestRolledBackLaunchKeepsItsNominalInstant(t *testing.T) {
 	r.offer("o1", 4, 1024)
 	r.sched.launcher.round(r.ctx)
 	rd := r.readyOf("m")
-	if rd.Count != 2 || !rd.FirstNominal().Equal(t0.Add(5*time.Second)) || len(rd.Nominal) != 2 || !rd.Nominal[1].Equal(t0.Add(10*time.Second)) {
+	if got := rd.NominalInstants(); rd.Count != 2 || len(got) != 2 || !got[0].Equal(t0.Add(5*time.Second)) || !got[1].Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("after the rollback: %+v, want the executions of 5 s and 10 s", rd)
 	}
 	r.drv.acceptErr = nil
@@ -113,7 +113,7 @@ func TestCatchUpRecordsTheMissedInstants(t *testing.T) {
 	for s := -4; s <= 0; s++ {
 		want = append(want, t0.Add(time.Duration(s)*time.Second))
 	}
-	if got := r.readyOf("grow").Nominal; !slices.EqualFunc(got, want, time.Time.Equal) {
+	if got := r.readyOf("grow").NominalInstants(); !slices.EqualFunc(got, want, time.Time.Equal) {
 		t.Errorf("misfire=true: instants %v, want %v", got, want)
 	}
 	if got := r.readyOf("collapse"); got.Count != 1 || !got.FirstNominal().Equal(want[0]) {
