@@ -14,7 +14,7 @@ import (
 // embedded seed 806). Executions serving the same instant are one fire's
 // (checkDuplicates tells a shard run twice). Every execution with an
 // instant is used; open are the fires left for the inference by queueing
-// time (runs of older schedulers, triggers, catch-ups, failovers), stray
+// time (runs of older schedulers, triggers, failovers), stray
 // the executions serving an instant no expected fire has (an edge fire's,
 // else unexplained).
 func (rep *Report) matchNominal(ex []execution, used []bool, fs []fire) (open []fire, stray []execution) {
@@ -68,6 +68,21 @@ func (rep *Report) checkStray(job string, stray []execution, edge []fire, taken 
 			rep.add(ExtraRun, job, "execution queued %s serves %s, an instant none of the job's windows fires", e.queued.Format("15:04:05.000"), e.nominal.Format("15:04:05.000"))
 		}
 	}
+}
+
+// startedAs: FAILOVER run r re-runs a shard of an execution that started
+// (an on-time run serving the instant r serves started), not a launch that
+// never started.
+func startedAs(rs []run, r run) bool {
+	if r.Nominal.IsZero() {
+		return false
+	}
+	for _, x := range rs {
+		if onTime(x) && key(x) == "" && x.Nominal.Equal(r.Nominal) {
+			return true
+		}
+	}
+	return false
 }
 
 // takeEdgeAt matches an execution serving instant t to the edge fire of
