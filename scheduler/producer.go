@@ -25,13 +25,14 @@ import (
 // missed while no leader fired. The registry is the product's; a test may
 // stand in its own.
 //
-// TriggerFires is given the same commit id on every try of one commit (and
-// another for every commit): a try after one whose outcome was unknown
-// must not add the fires again if that one landed (registry's
-// TriggerFiresOnce).
+// TriggerFires and TriggerMissed are given the same commit id on every
+// try of one commit (and another for every commit): a try after one that
+// failed part way or whose outcome was unknown must not add the fires
+// again that one committed (registry's TriggerFiresOnce and
+// TriggerMissedOnce).
 type Dispatcher interface {
 	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) (void []string, err error)
-	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error
+	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error
 }
 
 // Producer turns cron fires into ready-queue entries. One heap of next fire
@@ -57,6 +58,13 @@ type Producer struct {
 	// The lead grows beyond Lead when commits take longer: to twice the
 	// slowest recent commit of one instant's fires, up to maxLead.
 	Lead time.Duration
+	// Stale, if set, is told of a fire found void whose job the catalog
+	// still holds with the configuration the fire was computed from
+	// (config): the catalog may be behind the registry (a change it failed
+	// to apply), which the producer would go on firing into the void; the
+	// scheduler reloads the job if so (configFollower.refresh). It must
+	// not block.
+	Stale func(ctx context.Context, job string, config uint64)
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
 	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
@@ -508,6 +516,11 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 			"woke_before_instant", first.Sub(woke), "lead", lead)
 	}
 	for _, job := range void { // the job went off or changed before the commit: nothing pending
+		if f := batch[job]; p.Stale != nil && f.Config != 0 {
+			if _, config, ok := p.Catalog.runnableStored(job); ok && config == f.Config {
+				p.Stale(ctx, job, f.Config)
+			}
+		}
 		delete(batch, job)
 	}
 	p.dropUnrunnable(ctx, batch)
@@ -636,8 +649,8 @@ func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]r
 	return d.r.Work().TriggerFiresOnce(ctx, fires, instant, commit, absent)
 }
 
-func (d registryDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
-	return d.r.Schedule().TriggerMissed(ctx, missed, now)
+func (d registryDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error {
+	return d.r.Schedule().TriggerMissedOnce(ctx, missed, now, commit)
 }
 
 func laterOf(a, b time.Time) time.Time {
