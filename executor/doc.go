@@ -107,6 +107,7 @@
 // ELASTICJOB_JOB_PARAMETER, ELASTICJOB_SHARDING_CONTEXT,
 // ELASTICJOB_EXECUTION_SOURCE (per run), ELASTICJOB_EXECUTION_TYPE,
 // ELASTICJOB_STREAMING_PROCESS (props streaming.process, for the SDK),
-// and, when the payload carries them, ELASTICJOB_LEADER_TERM and
-// ELASTICJOB_QUEUED_AT (the launching term, when the execution was queued).
+// and, when the payload carries them, ELASTICJOB_LEADER_TERM,
+// ELASTICJOB_QUEUED_AT and ELASTICJOB_NOMINAL_AT (the launching term, when
+// the execution was queued, the cron instant it serves).
 package executor

@@ -239,6 +239,9 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 	if !td.Queued.IsZero() {
 		env = append(env, "ELASTICJOB_QUEUED_AT="+td.Queued.UTC().Format(time.RFC3339Nano))
 	}
+	if !td.Nominal.IsZero() {
+		env = append(env, "ELASTICJOB_NOMINAL_AT="+td.Nominal.UTC().Format(time.RFC3339Nano))
+	}
 	if sc.ScheduledTime != "" {
 		env = append(env, EnvScheduledTime+"="+sc.ScheduledTime)
 	}

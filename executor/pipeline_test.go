@@ -150,7 +150,7 @@ func TestAppExtractedOncePerChecksum(t *testing.T) {
 	}
 }
 
-// The launching term and the queued instant, when the payload has them,
+// The launching term, the queued instant and the nominal instant, when the payload has them,
 // reach the job (the fault soak's checker reads them).
 func TestLeaderTermAndQueuedAtReachTheJob(t *testing.T) {
 	p := newPipeline(t)
@@ -161,11 +161,12 @@ func TestLeaderTermAndQueuedAtReachTheJob(t *testing.T) {
 	}
 	term := int64(0) // the first term's sequence is 0: still passed
 	td.Term, td.Queued = &term, time.Date(2026, 11, 27, 3, 0, 4, 0, time.UTC)
+	td.Nominal = time.Date(2026, 11, 27, 3, 0, 2, 0, time.UTC) // committed late
 	if out, _ := runTask(t, p, td.Marshal()); out.State != Finished {
 		t.Fatalf("%+v", out)
 	}
 	got := stdout(t, p)
-	for _, want := range []string{"ELASTICJOB_LEADER_TERM=0\n", "ELASTICJOB_QUEUED_AT=2026-11-27T03:00:04Z\n"} {
+	for _, want := range []string{"ELASTICJOB_LEADER_TERM=0\n", "ELASTICJOB_QUEUED_AT=2026-11-27T03:00:04Z\n", "ELASTICJOB_NOMINAL_AT=2026-11-27T03:00:02Z\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, got)
 		}

@@ -43,6 +43,10 @@ type TaskData struct {
 	// checker reads them).
 	Term   *int64    `json:"term,omitempty"`
 	Queued time.Time `json:"queuedAt,omitzero"`
+	// Nominal is the cron instant the execution serves (absent: not a
+	// cron fire's, a failover, or not recorded), also when the fire was
+	// committed or launched late; for observers too (ELASTICJOB_NOMINAL_AT).
+	Nominal time.Time `json:"nominalAt,omitzero"`
 }
 
 // Marshal encodes the payload.

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,86 @@ func TestRelaunchBelongsToItsExecution(t *testing.T) {
 	}
 	if _, ok := Take(rest, t0); ok {
 		t.Fatal("one execution was left")
+	}
+}
+
+// Each plain execution keeps the cron instant it serves, also when its
+// fire is queued late, and hands it to its launch (FirstNominal); an entry
+// written before instants were recorded reads as none for its executions.
+func TestNominalInstants(t *testing.T) {
+	t1, t2, t3 := t0, t0.Add(2*time.Second), t0.Add(4*time.Second)
+	rd, _ := Add(nil, Trigger{Misfire: true, Fire: true, At: t1, Nominal: t1, By: "cron"}, 0)
+	rd, _ = Add(&rd, Trigger{Misfire: true, Fire: true, At: t2.Add(3 * time.Second), Nominal: t2, By: "cron"}, 0) // committed 3 s late
+	if _, changed := Add(&rd, Trigger{Fire: true, At: t3, Nominal: t3, By: "cron"}, 0); changed {
+		t.Fatal("misfire=false did not collapse")
+	}
+	rd, _ = Add(&rd, Trigger{Misfire: true, At: t3, By: "api:alice"}, 0)      // a plain trigger: no instant
+	rd, _ = Add(&rd, Trigger{Run: &PendingRun{JobParameter: "p"}, At: t3}, 0) // an override: launches first, no instant
+	var got []time.Time
+	for ok := true; ok; rd, ok = Take(rd, t3) {
+		got = append(got, rd.FirstNominal())
+	}
+	want := []time.Time{{}, t1, t2, {}}
+	if len(got) != len(want) {
+		t.Fatalf("instants as taken: %v, want %v", got, want)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("execution %d serves %v, want %v", i, got[i], want[i])
+		}
+	}
+
+	// an entry an older version wrote: two executions without instants,
+	// then a fire that records its own
+	var legacy Ready
+	if err := json.Unmarshal([]byte(`{"count":2,"since":"2026-11-25T10:00:00Z","misfired":1,"plainBy":[{"by":"cron","n":2}]}`), &legacy); err != nil {
+		t.Fatal(err)
+	}
+	rd, _ = Add(&legacy, Trigger{Misfire: true, Fire: true, At: t3, Nominal: t3, By: "cron"}, 0)
+	got = nil
+	for ok := true; ok; rd, ok = Take(rd, t3) {
+		got = append(got, rd.FirstNominal())
+	}
+	if len(got) != 3 || !got[0].IsZero() || !got[1].IsZero() || !got[2].Equal(t3) {
+		t.Errorf("after an old entry: %v, want [0 0 %v]", got, t3)
+	}
+	b, _ := json.Marshal(legacy)
+	if strings.Contains(string(b), "nominal") {
+		t.Errorf("an entry without instants writes them: %s", b)
+	}
+}
+
+// A launch rolled back goes back first among the plain executions with
+// its instant (WithFirstPlain), the others keeping theirs.
+func TestNominalOfARequeuedExecution(t *testing.T) {
+	t1, t2 := t0, t0.Add(2*time.Second)
+	rd, _ := Add(nil, Trigger{Misfire: true, Fire: true, At: t2, Nominal: t2, By: "cron"}, 0)
+	for _, c := range []struct {
+		name string
+		rd   Ready
+		at   time.Time
+		want []time.Time
+	}{
+		{"before a recorded one", rd, t1, []time.Time{t1, t2}},
+		{"none, before a recorded one", rd, time.Time{}, []time.Time{{}, t2}},
+		{"into an empty entry", Ready{}, t1, []time.Time{t1}},
+		{"none, into an old entry", Ready{Count: 1}, time.Time{}, []time.Time{{}, {}}},
+		{"before an old entry's executions", Ready{Count: 1}, t1, []time.Time{t1, {}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.rd.WithFirstPlain(c.at)
+			if r.Count != len(c.want) {
+				t.Fatalf("count %d, want %d", r.Count, len(c.want))
+			}
+			var got []time.Time
+			for ok := true; ok; r, ok = Take(r, t2) {
+				got = append(got, r.FirstNominal())
+			}
+			for i := range c.want {
+				if !got[i].Equal(c.want[i]) {
+					t.Errorf("execution %d serves %v, want %v (all: %v)", i, got[i], c.want[i], got)
+				}
+			}
+		})
 	}
 }

@@ -140,7 +140,7 @@ func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, 
 			void = append(void, job)
 			continue
 		}
-		t := queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron}
+		t := queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron, Nominal: f.Instant}
 		if absent != nil && absent(job) {
 			rd, _ := queue.Add(nil, t, r.maxPending)
 			ops = append(append(ops, gate...), createJSON(ReadyPath+"/"+job, rd))

@@ -157,18 +157,19 @@ func (wk Work) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, erro
 
 // Requeue puts back an execution whose launch was rolled back: run (a
 // keyed run, with its key and parameter: its record already exists), first
-// in line, or, when nil, a plain execution queued by by (first among the
-// plain ones). tasks, when not empty, are the ids its shards had in the
+// in line, or, when nil, a plain execution queued by by serving the cron
+// instant nominal (zero: none; queue.Ready.Nominal), first among the plain
+// ones. tasks, when not empty, are the ids its shards had in the
 // rolled-back launch, which they take back when it launches again
 // (queue.Relaunch).
-func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, now time.Time, tasks map[int]string) error {
+func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, nominal, now time.Time, tasks map[int]string) error {
 	p := ReadyPath + "/" + job
 	for range maxCASRetries {
 		rd, ok, err := wk.ReadyOf(ctx, job)
 		if err != nil {
 			return err
 		}
-		next := requeued(rd, ok, run, by, now)
+		next := requeued(rd, ok, run, by, nominal, now)
 		if len(tasks) > 0 {
 			next.Relaunch = queue.RelaunchOf(run, tasks)
 		}
@@ -186,15 +187,16 @@ func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, b
 
 // requeued is the ready entry rd (ok false: none) with the execution of
 // Requeue added.
-func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, now time.Time) queue.Ready {
+func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, nominal, now time.Time) queue.Ready {
 	if !ok {
 		rd = queue.Ready{Since: now.UTC()}
 	}
-	rd.Count++
 	if run != nil {
+		rd.Count++
 		rd.Runs = append([]queue.PendingRun{*run}, rd.Runs...)
 		return rd
 	}
+	rd = rd.WithFirstPlain(nominal)
 	if n := len(rd.PlainBy); n > 0 && rd.PlainBy[0].By == by {
 		rd.PlainBy = slices.Clone(rd.PlainBy)
 		rd.PlainBy[0].N++

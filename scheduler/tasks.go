@@ -162,6 +162,9 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	}
 	term := l.opts.Term
 	tl.Task.Term, tl.Task.Queued = &term, nominal.UTC()
+	if pl.Failover == nil {
+		tl.Task.Nominal = pl.Ready.FirstNominal()
+	}
 	ev := observe.TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	if pl.Failover == nil && !queued.IsZero() && now.Sub(queued) > LateAfter {

@@ -161,9 +161,13 @@ func (a Anomaly) String() string { return fmt.Sprintf("%s %s: %s", a.Kind, a.Job
 
 // Report is the checker's verdict.
 type Report struct {
-	Runs      int // task starts checked
-	Fires     int // cron fires expected
-	Stalled   int // fires skipped by a paused leader (the documented stall rule)
+	Runs    int // task starts checked
+	Fires   int // cron fires expected
+	Stalled int // fires skipped by a paused leader (the documented stall rule)
+	// Nominal counts the executions matched to their fire by the cron
+	// instant the scheduler recorded with them (runlog.Line.Nominal), not
+	// by when they were queued.
+	Nominal   int
 	Pending   int // misfire=true fires and triggers still waiting in their job's ready entry at the end
 	Anomalies []Anomaly
 	// Lateness of on-time cron runs (start minus nominal instant), under
@@ -306,9 +310,18 @@ func (rep *Report) checkDuplicates(j Job, rs []run) {
 		return
 	}
 	seen := map[string]string{}
+	nominal := map[string]string{} // the runs of each fire's shard, by the instant they serve
 	for _, r := range rs {
 		if !onTime(r) || r.Queued.IsZero() || key(r) != "" {
 			continue
+		}
+		if !r.Nominal.IsZero() {
+			k := nominalKey(r.Nominal, r.Item)
+			if first, ok := nominal[k]; ok {
+				rep.add(DuplicateFire, j.Name, "fire %s shard %d started by %s and %s (the instant each serves)", r.Nominal.UTC().Format("15:04:05.000"), r.Item, first, r.Task)
+				continue
+			}
+			nominal[k] = r.Task
 		}
 		k := fmt.Sprintf("%s/%d", r.Queued.UTC().Format(time.RFC3339Nano), r.Item)
 		if first, ok := seen[k]; ok {
@@ -339,6 +352,10 @@ func (rep *Report) checkOverlap(j Job, rs []run) {
 type execution struct {
 	queued, start, end time.Time
 	misfire            bool
+	// nominal is the cron instant the execution serves, as the scheduler
+	// recorded it (zero: not recorded: a trigger, a catch-up, a run of an
+	// older scheduler).
+	nominal time.Time
 }
 
 // executions groups a job's non-failover, non-trigger runs by queued
@@ -362,6 +379,9 @@ func executions(rs []run) []execution {
 			e.end = maxTime(e.end, r.end)
 		}
 		e.misfire = e.misfire || r.Source == "MISFIRE"
+		if e.nominal.IsZero() && !r.Nominal.IsZero() {
+			e.nominal = r.Nominal.UTC()
+		}
 	}
 	out := make([]execution, 0, len(m))
 	for _, e := range m {
@@ -437,8 +457,9 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	ex := executions(rs)
 	used := make([]bool, len(ex))
 	fo := map[string]bool{} // FAILOVER runs already counted for a fire
+	open, stray := rep.matchNominal(ex, used, fs)
 	var rest []fire
-	for _, f := range fs {
+	for _, f := range open {
 		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at) })
 		for ; i < len(ex) && (used[i] || ex[i].misfire); i++ {
 		}
@@ -499,7 +520,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				used[k] = true
 				continue
 			}
-			if collapsedIntoRequeued(rs, f) || collapsedIntoRelaunch(rs, f) {
+			if collapsedIntoRequeued(rs, f) || collapsedIntoRelaunch(rs, f) || stalledBehind(ex, f) {
 				continue
 			}
 		}
@@ -523,6 +544,11 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	}
 	edge := edgeFires(j, slack, end)
 	taken := make([]bool, len(edge))
+	for _, e := range stray {
+		if (end.IsZero() || e.nominal.Before(end.Add(-slack))) && !takeEdgeAt(edge, taken, e.nominal) { // fires go on after the end
+			rep.add(ExtraRun, j.Name, "execution queued %s serves %s, an instant none of the job's windows fires", e.queued.Format("15:04:05.000"), e.nominal.Format("15:04:05.000"))
+		}
+	}
 	for i, e := range ex {
 		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) || takeEdge(edge, taken, e) {
 			continue
@@ -1138,16 +1164,22 @@ func updateLost(r run, faults []Fault) bool {
 	return false
 }
 
-// lateness splits on-time cron runs' lateness by whether a fault was on.
+// lateness splits on-time cron runs' lateness (start less the instant
+// they serve, when recorded, else their queueing) by whether a fault was
+// on.
 func (rep *Report) lateness(in Input, runs []run) {
 	for _, r := range runs {
 		if r.Source != "NORMAL_TRIGGER" || r.Queued.IsZero() || key(r) != "" {
 			continue
 		}
-		late := r.At.Sub(r.Queued)
+		due := r.Queued
+		if !r.Nominal.IsZero() { // a fire committed late is queued late
+			due = r.Nominal
+		}
+		late := r.At.Sub(due)
 		faulty := false
 		for _, f := range in.Faults {
-			if !r.Queued.Before(f.Start) && !r.Queued.After(f.End.Add(in.Heal)) {
+			if !due.Before(f.Start) && !due.After(f.End.Add(in.Heal)) {
 				faulty = true
 				break
 			}
@@ -1179,7 +1211,8 @@ func (rep Report) Print(w io.Writer, seed uint64, faults []Fault) {
 		kinds[f.Kind]++
 	}
 	fmt.Fprintf(w, "seed %d\nfaults: %d %s\n", seed, len(faults), counts(kinds))
-	fmt.Fprintf(w, "runs checked: %d (fires expected %d, skipped by a paused leader %d, pending at the end %d)\n", rep.Runs, rep.Fires, rep.Stalled, rep.Pending)
+	fmt.Fprintf(w, "runs checked: %d (fires expected %d, executions matched by their recorded instant %d, skipped by a paused leader %d, pending at the end %d)\n",
+		rep.Runs, rep.Fires, rep.Nominal, rep.Stalled, rep.Pending)
 	fmt.Fprintf(w, "anomalies: %d %s\n", len(rep.Anomalies), counts(rep.ByKind()))
 	for _, a := range rep.Anomalies {
 		fmt.Fprintf(w, "  %s\n", a)

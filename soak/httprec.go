@@ -91,7 +91,7 @@ func (r *httpRecorder) post(rw http.ResponseWriter, req *http.Request) {
 }
 
 // parseRunPost reads a script's post: key=value lines (ev, task, job,
-// item, source, type, term, queued, param) as the executor's
+// item, source, type, term, queued, nominal, param) as the executor's
 // ELASTICJOB_* variables have them. An end reports TASK_FINISHED: the
 // script posts it just before it exits 0.
 func parseRunPost(b []byte, at time.Time) (l runlog.Line, daemon bool, err error) {
@@ -127,6 +127,11 @@ func parseRunPost(b []byte, at time.Time) (l runlog.Line, daemon bool, err error
 			return l, daemon, fmt.Errorf("soak: recorder: queued %q: %w", q, err)
 		}
 	}
+	if q := kv["nominal"]; q != "" {
+		if l.Nominal, err = time.Parse(time.RFC3339Nano, q); err != nil {
+			return l, daemon, fmt.Errorf("soak: recorder: nominal %q: %w", q, err)
+		}
+	}
 	return l, daemon, nil
 }
 
@@ -144,6 +149,7 @@ source=$ELASTICJOB_EXECUTION_SOURCE
 type=$ELASTICJOB_EXECUTION_TYPE
 term=$ELASTICJOB_LEADER_TERM
 queued=$ELASTICJOB_QUEUED_AT
+nominal=$ELASTICJOB_NOMINAL_AT
 param=$ELASTICJOB_JOB_PARAMETER" @URL@/run && return 0
     sleep 1
   done

@@ -14,13 +14,13 @@ import (
 
 func TestParseRunPost(t *testing.T) {
 	at := time.Date(2026, 11, 27, 8, 0, 1, 0, time.UTC)
-	start := "ev=start\ntask=sk001@-@0@-@READY@-@@-@x\njob=sk001\nitem=1\nsource=NORMAL_TRIGGER\ntype=TRANSIENT\nterm=7\nqueued=2026-11-27T08:00:00.5Z\nparam=soak 0 k3-sk001\n"
+	start := "ev=start\ntask=sk001@-@0@-@READY@-@@-@x\njob=sk001\nitem=1\nsource=NORMAL_TRIGGER\ntype=TRANSIENT\nterm=7\nqueued=2026-11-27T08:00:00.5Z\nnominal=2026-11-27T08:00:00Z\nparam=soak 0 k3-sk001\n"
 	l, daemon, err := parseRunPost([]byte(start), at)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if daemon || l.Ev != runlog.Start || l.Job != "sk001" || l.Item != 1 || l.Term == nil || *l.Term != 7 || l.Source != "NORMAL_TRIGGER" ||
-		!l.Queued.Equal(time.Date(2026, 11, 27, 8, 0, 0, 5e8, time.UTC)) || l.Param != "soak 0 k3-sk001" || !l.At.Equal(at) {
+		!l.Queued.Equal(time.Date(2026, 11, 27, 8, 0, 0, 5e8, time.UTC)) || !l.Nominal.Equal(time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)) || l.Param != "soak 0 k3-sk001" || !l.At.Equal(at) {
 		t.Errorf("start: %+v daemon=%v", l, daemon)
 	}
 	l, _, err = parseRunPost([]byte("ev=end\ntask=t1\ntype=TRANSIENT\n"), at)
@@ -28,11 +28,11 @@ func TestParseRunPost(t *testing.T) {
 		t.Errorf("end: %+v %v", l, err)
 	}
 	l, _, err = parseRunPost([]byte("ev=start\ntask=t2\njob=j\nitem=0\nterm=\nqueued=\n"), at)
-	if err != nil || l.Term != nil || !l.Queued.IsZero() {
+	if err != nil || l.Term != nil || !l.Queued.IsZero() || !l.Nominal.IsZero() {
 		t.Errorf("a start without term and queued: %+v %v", l, err)
 	}
 	for _, bad := range []string{"ev=start\n", "task=t\n", "ev=begin\ntask=t\n", "ev=start\ntask=t\nitem=x\n", "ev=start\ntask=t\nitem=0\nterm=z\n",
-		"ev=start\ntask=t\nitem=0\nqueued=yesterday\n"} {
+		"ev=start\ntask=t\nitem=0\nqueued=yesterday\n", "ev=start\ntask=t\nitem=0\nnominal=yesterday\n"} {
 		if _, _, err := parseRunPost([]byte(bad), at); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

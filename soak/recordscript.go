@@ -24,6 +24,7 @@ fi
 extra=
 [ -n "$ELASTICJOB_LEADER_TERM" ] && extra="$extra,\"term\":$ELASTICJOB_LEADER_TERM"
 [ -n "$ELASTICJOB_QUEUED_AT" ] && extra="$extra,\"queued\":\"$ELASTICJOB_QUEUED_AT\""
+[ -n "$ELASTICJOB_NOMINAL_AT" ] && extra="$extra,\"nominal\":\"$ELASTICJOB_NOMINAL_AT\""
 line="{\"ev\":\"start\",\"at\":\"$(now)\",\"task\":\"$ELASTICJOB_TASK_ID\",\"job\":\"$ELASTICJOB_JOB_NAME\",\"item\":$ELASTICJOB_SHARDING_ITEM,\"source\":\"$ELASTICJOB_EXECUTION_SOURCE\",\"param\":\"$ELASTICJOB_JOB_PARAMETER\"$extra}"
 printf '%s\n' "$line" >>"$LOG"
 [ "$ELASTICJOB_EXECUTION_TYPE" = DAEMON ] && exit 0

@@ -28,9 +28,10 @@ const (
 
 // Line is one event of a shard run. A start carries what the task's
 // payload says (job, shard, source, the leader term that launched it,
-// when its execution was queued: a cron fire's nominal instant, and its
-// parameter, whose third word is a trigger's idempotency key); an end
-// carries the task's final state.
+// when its execution was queued: a cron fire's nominal instant, or its
+// commit when late, the cron instant the execution serves when the
+// scheduler recorded it, and its parameter, whose third word is a
+// trigger's idempotency key); an end carries the task's final state.
 type Line struct {
 	Ev     string    `json:"ev"`
 	At     time.Time `json:"at"`
@@ -40,8 +41,12 @@ type Line struct {
 	Source string    `json:"source,omitempty"`
 	Term   *int64    `json:"term,omitempty"`
 	Queued time.Time `json:"queued,omitzero"`
-	Param  string    `json:"param,omitempty"`
-	State  string    `json:"state,omitempty"` // end: TASK_FINISHED, TASK_FAILED, TASK_KILLED, ...
+	// Nominal is the cron instant the execution serves (zero: none
+	// recorded: a trigger, a catch-up, a failover, a run of an older
+	// scheduler).
+	Nominal time.Time `json:"nominal,omitzero"`
+	Param   string    `json:"param,omitempty"`
+	State   string    `json:"state,omitempty"` // end: TASK_FINISHED, TASK_FAILED, TASK_KILLED, ...
 }
 
 // FromTaskData is a start line for a task's payload.
@@ -52,7 +57,7 @@ func FromTaskData(taskID string, at time.Time, data []byte) (Line, error) {
 	}
 	sc := td.ShardingContext
 	return Line{Ev: Start, At: at.UTC(), Task: taskID, Job: sc.JobName, Item: sc.ShardingItem, Source: string(td.ExecutionSource),
-		Term: td.Term, Queued: td.Queued, Param: sc.JobParameter}, nil
+		Term: td.Term, Queued: td.Queued, Nominal: td.Nominal, Param: sc.JobParameter}, nil
 }
 
 // Writer appends lines to a file, one write per line.

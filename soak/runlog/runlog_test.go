@@ -19,7 +19,7 @@ func TestAppendAndReadBack(t *testing.T) {
 	term := int64(4)
 	at := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
 	data := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: "j", ShardingItem: 2, JobParameter: "soak 0 K"},
-		ExecutionSource: jobs.SourceMisfire, Job: jobs.Config{JobName: "j", AppName: "a"}, Term: &term, Queued: at.Add(-time.Second)}
+		ExecutionSource: jobs.SourceMisfire, Job: jobs.Config{JobName: "j", AppName: "a"}, Term: &term, Queued: at.Add(-time.Second), Nominal: at.Add(-3 * time.Second)}
 	data.App.AppName = "a"
 	start, err := FromTaskData("j@-@2@-@READY@-@ag@-@u", at, data.Marshal())
 	if err != nil {
@@ -40,7 +40,7 @@ func TestAppendAndReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Job != "j" || got[0].Item != 2 || *got[0].Term != 4 || !got[0].Queued.Equal(at.Add(-time.Second)) ||
+	if len(got) != 2 || got[0].Job != "j" || got[0].Item != 2 || *got[0].Term != 4 || !got[0].Queued.Equal(at.Add(-time.Second)) || !got[0].Nominal.Equal(at.Add(-3*time.Second)) ||
 		got[0].Source != "MISFIRE" || got[0].Param != "soak 0 K" || got[1].State != "TASK_FINISHED" {
 		t.Fatalf("read back %+v", got)
 	}
