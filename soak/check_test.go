@@ -982,3 +982,23 @@ func TestCheckRecordedInstantRunTwiceOrOutsideItsWindows(t *testing.T) {
 		t.Errorf("the old cron's fire of 8 ran after the update: %v", rep.Anomalies)
 	}
 }
+
+// Embedded seed 812, sk162: a deregister sent as the scheduler was paused
+// (longer than the client's 5 s) landed, its retry was answered 404, and
+// the job left the checks; it had fired on since its last enable. sk167:
+// a register that landed the same way, retried, answered 409, ran on to
+// the end. What a job out of the checks runs after the change is not
+// judged; a job known off that fires is.
+func TestCheckNothingJudgedAfterAChangeOfUnknownOutcome(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(10), Cron: "*/2 * * * * ?", Closing: at(10.1)}}}
+	runs := append(clean("j"), runSpec{task: "x", job: "j", queued: 12, start: 12.01, nominal: 12},
+		runSpec{task: "y", job: "j", queued: 14, start: 14.01, nominal: 14})
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(20)}
+	if rep := Check(in); rep.ByKind()[ExtraRun] != 2 || len(rep.Anomalies) != 2 {
+		t.Errorf("a job disabled at 10 fired at 12 and 14: %v", rep.Anomalies)
+	}
+	in.Jobs[0].Unchecked = at(10)
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the change sent at 10 may not have landed: %v", rep.Anomalies)
+	}
+}

@@ -216,6 +216,7 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 		w.Log.Warn("workload: change failed; the job is no longer checked", "job", name, "err", err)
 		s.changer = false
 		s.body = nil
+		s.Unchecked = sent
 		return
 	}
 	if opened {
@@ -234,11 +235,7 @@ func (w *Workload) Close(end time.Time) []Job {
 		if s.open {
 			s.Windows[len(s.Windows)-1].To = end
 		}
-		j := s.Job
-		if s.body == nil { // a failed change: the windows before it only
-			j.Windows = j.Windows[:len(j.Windows)-1]
-		}
-		out = append(out, j)
+		out = append(out, s.Job) // after a failed change, its windows before it (Unchecked)
 	}
 	return out
 }
