@@ -358,7 +358,7 @@ type execution struct {
 	queued, start, end time.Time
 	misfire            bool
 	// nominal is the cron instant the execution serves, as the scheduler
-	// recorded it (zero: not recorded: a trigger, a catch-up, a run of an
+	// recorded it (zero: not recorded: a trigger, a run of an
 	// older scheduler).
 	nominal time.Time
 }

@@ -14,7 +14,7 @@ import (
 // embedded seed 806). Executions serving the same instant are one fire's
 // (checkDuplicates tells a shard run twice). Every execution with an
 // instant is used; open are the fires left for the inference by queueing
-// time (runs of older schedulers, triggers, catch-ups, failovers), stray
+// time (runs of older schedulers, triggers, failovers), stray
 // the executions serving an instant no expected fire has (an edge fire's,
 // else unexplained).
 func (rep *Report) matchNominal(ex []execution, used []bool, fs []fire) (open []fire, stray []execution) {
