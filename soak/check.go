@@ -549,7 +549,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	}
 	edge := edgeFires(j, slack, end)
 	taken := make([]bool, len(edge))
-	rep.checkStray(j.Name, slices.DeleteFunc(stray, func(e execution) bool { return unknownAt(j, e.nominal, slack) }), edge, taken, end, slack)
+	rep.checkStray(j.Name, slices.DeleteFunc(stray, func(e execution) bool { return unknownAt(j, e.nominal, slack) || atOpening(j, e.nominal, slack) }), edge, taken, end, slack)
 	for i, e := range ex {
 		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) || takeEdge(edge, taken, e) {
 			continue
@@ -563,6 +563,21 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 // within slack before it: the change may have landed as it was sent).
 func unknownAt(j Job, t time.Time, slack time.Duration) bool {
 	return !j.Unchecked.IsZero() && !t.Before(j.Unchecked.Add(-slack))
+}
+
+// atOpening: instant t is within slack before a window's From (the
+// change's answer; Opening, its sending, unknown): the change may have
+// committed before t and fired it (zk seed 817, sk051: a registration
+// answered at 15:10:56.002, its fire of 15:10:56 ran). Matched by its
+// recorded instant, such an execution is that fire's; two of them are a
+// duplicate (checkDuplicates).
+func atOpening(j Job, t time.Time, slack time.Duration) bool {
+	for _, w := range j.Windows {
+		if w.Opening.IsZero() && !t.Before(w.From.Add(-slack)) && !t.After(w.From) {
+			return true
+		}
+	}
+	return false
 }
 
 // requeuedBehind: rq, the MISFIRE execution right after the next fire's

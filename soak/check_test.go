@@ -1019,3 +1019,22 @@ func TestCheckCatchUpServesTheInstantsMissed(t *testing.T) {
 		t.Errorf("misfire=true: each instant replayed: %d by instant, %v", rep.Nominal, rep.Anomalies)
 	}
 }
+
+// The fires within the slack either side of a window's opening may have
+// run: zk seed 817, sk051's registration answered at 15:10:56.002 had
+// committed before its fire of 15:10:56, which ran (the window's From is
+// the answer; runs kept before the workload recorded the registration's
+// sending have no Opening).
+func TestCheckFireJustBeforeTheRegistrationsAnswer(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(2.002), To: at(10), Cron: "*/2 * * * * ?"}}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2.022, start: 2.06, nominal: 2}, runSpec{task: "b", job: "j", queued: 4, start: 4.01, nominal: 4},
+		runSpec{task: "c", job: "j", queued: 6, start: 6.01, nominal: 6}, runSpec{task: "d", job: "j", queued: 8, start: 8.01, nominal: 8})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(10)}); len(rep.Anomalies) != 0 {
+		t.Errorf("the fire of 2, 2 ms before the answer: %v", rep.Anomalies)
+	}
+	j.Windows[0].From = at(3.5) // answered 1.5 s after the instant, sent after it
+	j.Windows[0].Opening = at(2.5)
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(10)}); rep.ByKind()[ExtraRun] != 1 || len(rep.Anomalies) != 1 {
+		t.Errorf("a fire of 2 for a registration sent at 2.5: %v", rep.Anomalies)
+	}
+}
