@@ -983,6 +983,26 @@ func TestCheckRecordedInstantRunTwiceOrOutsideItsWindows(t *testing.T) {
 	}
 }
 
+// Embedded seed 812, sk162: a deregister sent as the scheduler was paused
+// (longer than the client's 5 s) landed, its retry was answered 404, and
+// the job left the checks; it had fired on since its last enable. sk167:
+// a register that landed the same way, retried, answered 409, ran on to
+// the end. What a job out of the checks runs after the change is not
+// judged; a job known off that fires is.
+func TestCheckNothingJudgedAfterAChangeOfUnknownOutcome(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(10), Cron: "*/2 * * * * ?", Closing: at(10.1)}}}
+	runs := append(clean("j"), runSpec{task: "x", job: "j", queued: 12, start: 12.01, nominal: 12},
+		runSpec{task: "y", job: "j", queued: 14, start: 14.01, nominal: 14})
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(20)}
+	if rep := Check(in); rep.ByKind()[ExtraRun] != 2 || len(rep.Anomalies) != 2 {
+		t.Errorf("a job disabled at 10 fired at 12 and 14: %v", rep.Anomalies)
+	}
+	in.Jobs[0].Unchecked = at(10)
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the change sent at 10 may not have landed: %v", rep.Anomalies)
+	}
+}
+
 // A takeover's catch-up of a misfire=false job serves the first instant
 // missed, and the others collapsed into it; a misfire=true job's serves
 // each.
@@ -997,5 +1017,24 @@ func TestCheckCatchUpServesTheInstantsMissed(t *testing.T) {
 		runSpec{task: "c", job: "j", queued: 7.3, start: 7.4, source: "MISFIRE", dur: 0.2, nominal: 6}, runSpec{task: "d", job: "j", queued: 8, start: 8, nominal: 8})
 	if rep := Check(Input{Runs: replayed, Jobs: []Job{every2("j", true)}}); len(rep.Anomalies) != 0 || rep.Nominal != 4 {
 		t.Errorf("misfire=true: each instant replayed: %d by instant, %v", rep.Nominal, rep.Anomalies)
+	}
+}
+
+// The fires within the slack either side of a window's opening may have
+// run: zk seed 817, sk051's registration answered at 15:10:56.002 had
+// committed before its fire of 15:10:56, which ran (the window's From is
+// the answer; runs kept before the workload recorded the registration's
+// sending have no Opening).
+func TestCheckFireJustBeforeTheRegistrationsAnswer(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(2.002), To: at(10), Cron: "*/2 * * * * ?"}}}
+	runs := logOf(runSpec{task: "a", job: "j", queued: 2.022, start: 2.06, nominal: 2}, runSpec{task: "b", job: "j", queued: 4, start: 4.01, nominal: 4},
+		runSpec{task: "c", job: "j", queued: 6, start: 6.01, nominal: 6}, runSpec{task: "d", job: "j", queued: 8, start: 8.01, nominal: 8})
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(10)}); len(rep.Anomalies) != 0 {
+		t.Errorf("the fire of 2, 2 ms before the answer: %v", rep.Anomalies)
+	}
+	j.Windows[0].From = at(3.5) // answered 1.5 s after the instant, sent after it
+	j.Windows[0].Opening = at(2.5)
+	if rep := Check(Input{Runs: runs, Jobs: []Job{j}, End: at(10)}); rep.ByKind()[ExtraRun] != 1 || len(rep.Anomalies) != 1 {
+		t.Errorf("a fire of 2 for a registration sent at 2.5: %v", rep.Anomalies)
 	}
 }

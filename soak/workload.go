@@ -95,10 +95,11 @@ func (w *Workload) Setup(ctx context.Context) error {
 		s := &jobSpec{Job: Job{Name: name, Shards: shards, Misfire: misfire, Daemon: daemon}, changer: !daemon && rng.IntN(10) == 0}
 		s.body = map[string]any{"jobName": name, "appName": "soak", "jobExecutionType": typ, "cron": cronOf(p), "shardingTotalCount": shards,
 			"jobParameter": "soak 0", "cpuCount": w.Sizes.cpu(), "memoryMB": w.Sizes.mem(), "failover": failover, "misfire": misfire}
+		sent := time.Now()
 		if err := w.call(ctx, http.MethodPost, "/api/job/register", s.body, time.Minute); err != nil {
 			return err
 		}
-		s.Windows = []Window{{From: time.Now(), Cron: cronOf(p)}}
+		s.Windows = []Window{{From: time.Now(), Opening: sent, Cron: cronOf(p)}}
 		s.open = true
 		w.specs[name] = s
 		w.order = append(w.order, name)
@@ -216,6 +217,7 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 		w.Log.Warn("workload: change failed; the job is no longer checked", "job", name, "err", err)
 		s.changer = false
 		s.body = nil
+		s.Unchecked = sent
 		return
 	}
 	if opened {
@@ -234,11 +236,7 @@ func (w *Workload) Close(end time.Time) []Job {
 		if s.open {
 			s.Windows[len(s.Windows)-1].To = end
 		}
-		j := s.Job
-		if s.body == nil { // a failed change: the windows before it only
-			j.Windows = j.Windows[:len(j.Windows)-1]
-		}
-		out = append(out, j)
+		out = append(out, s.Job) // after a failed change, its windows before it (Unchecked)
 	}
 	return out
 }
