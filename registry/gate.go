@@ -88,6 +88,28 @@ func gate(ctx context.Context, kv store.KV, job string, instant time.Time) (ops 
 	return []store.Op{store.Check(gatePath(job), n.Version)}, true, nil
 }
 
+// sameConfig adds to a fire's gate ops a Check of job's stored
+// configuration, when it is still the one whose fingerprint is sum (the
+// one the producer computed the fire's instant from); open is false when
+// it is another or gone: the fire is void. The gate alone voids a fire of
+// an instant before the job's last change, not one after it computed from
+// the configuration the change replaced (the etcd fault soak, seed 11: a
+// cron update the producer applied only after its next instant of the old
+// cron, which fired).
+func sameConfig(ctx context.Context, kv store.KV, job string, sum uint64, ops []store.Op) ([]store.Op, bool, error) {
+	n, err := kv.Get(ctx, jobPath(job))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if stored(nil, n).Sum() != sum {
+		return nil, false, nil
+	}
+	return append(ops, store.Check(jobPath(job), n.Version)), true, nil
+}
+
 // gateOpen: a gate's value lets a fire of instant commit.
 func gateOpen(v []byte, instant time.Time) bool {
 	s := string(v)

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -36,11 +37,17 @@ func gateRig(t *testing.T, registeredAt time.Time) (fires, api *Registry, kv *in
 	t.Helper()
 	mem := memory.New()
 	t.Cleanup(func() { mem.Close() })
-	kv = &interposedKV{KV: mem}
-	fires, api = New(kv), New(mem)
+	return gateRigOn(t, mem, registeredAt)
+}
+
+// gateRigOn is gateRig over the store under.
+func gateRigOn(t *testing.T, under store.KV, registeredAt time.Time) (fires, api *Registry, kv *interposedKV) {
+	t.Helper()
+	kv = &interposedKV{KV: under}
+	fires, api = New(kv), New(under)
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://h/a.tgz", "bin/start.sh"
-	if err := api.Config().AddApp(t.Context(), a); err != nil {
+	if err := api.Config().AddApp(t.Context(), a); err != nil && !errors.Is(err, ErrAppExists) { // a store shared by subtests
 		t.Fatal(err)
 	}
 	j := jobs.Default()

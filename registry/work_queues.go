@@ -85,6 +85,14 @@ type CronFire struct {
 	// the job is disabled, not for an instant before its last update,
 	// enable or registration).
 	Instant time.Time
+	// Config, when set (with Instant), is the fingerprint (Stored.Sum) of
+	// the job's stored configuration the fire's instant was computed
+	// from: the fire commits only while the job's stored configuration is
+	// still that one (a Check of its version as read), else it is void.
+	// A cron updated before the instant but applied by the producer only
+	// after it never fires an instant of the old cron (gate.go). 0: not
+	// checked.
+	Config uint64
 }
 
 // TriggerFires is TriggerMany for fires of several instants in one commit:
@@ -122,6 +130,9 @@ func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, 
 	ops := make([]store.Op, 0, len(fires))
 	for job, f := range fires {
 		gate, open, err := gate(ctx, r.kv, job, f.Instant)
+		if err == nil && open && f.Config != 0 && !f.Instant.IsZero() {
+			gate, open, err = sameConfig(ctx, r.kv, job, f.Config, gate)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -31,7 +31,7 @@ type Catalog struct {
 	// a newer one, and take waits for a standby change being applied.
 	wmu    sync.Mutex
 	taken  bool                // a term applies the changes; Follow's are ignored (under wmu)
-	sums   map[string]entrySum // stored path → what was decoded from it (under wmu)
+	sums   map[string]entrySum // stored path → what was decoded from it (written under wmu and mu)
 	synced int                 // entries decoded by the last Sync (under wmu; for tests and logs)
 	// queueMemo is the decoded ready and failover queues: Follow's (under
 	// wmu) while no term holds the catalog, the holding term's loop's then.
@@ -366,6 +366,27 @@ func (c *Catalog) App(name string) (app.Config, bool) {
 func (c *Catalog) Runnable(job string) (jobs.Config, app.Config, bool) {
 	j, a, why := c.Lookup(job)
 	return j, a, why == jobs.Runnable
+}
+
+// runnableStored is Runnable with the fingerprint of the job's stored
+// configuration (registry.Stored.Sum) it decoded, read together (0: none
+// known): the producer's fires carry it (registry.CronFire.Config).
+func (c *Catalog) runnableStored(job string) (jobs.Config, uint64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	j, ok := c.jobs[job]
+	if !ok {
+		return j, 0, false
+	}
+	f := jobs.Facts{Job: &j, JobDisabled: c.disabledJobs[job], AppDisabled: c.disabledApps[j.AppName]}
+	if a, ok := c.apps[j.AppName]; ok {
+		f.App = &a
+	}
+	var sum uint64
+	if e, ok := c.sums[registry.JobsPath+"/"+job]; ok && e.job && e.name == job {
+		sum = e.sum
+	}
+	return j, sum, jobs.CanRun(f) == jobs.Runnable
 }
 
 // Lookup returns a job's config, the app it runs under, and whether it

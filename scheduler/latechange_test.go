@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,11 +71,12 @@ func TestAnEnableAppliedLateFiresFromItsInstant(t *testing.T) {
 	}
 }
 
-// TestAChangeAppliedLateFiresNoInstantAgain: an update commits at 1.5 s,
-// the producer fires the instant of 2 s on the old configuration (the
-// job's gate lets a fire after the change through), and the loop applies
-// the update at 2.5 s: the job is scheduled from the later of the change
-// and the last instant it fired, so the 2 s instant is not fired twice.
+// TestAChangeAppliedLateFiresNoInstantAgain: an update commits at 1.5 s
+// and the loop applies it at 2.5 s: the producer's fire of the instant of
+// 2 s, computed from the old configuration, is void (the job's stored
+// configuration is another), and once the update is applied the job is
+// scheduled from the change: the 2 s instant fires once, on the new
+// configuration.
 func TestAChangeAppliedLateFiresNoInstantAgain(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
@@ -88,18 +90,109 @@ func TestAChangeAppliedLateFiresNoInstantAgain(t *testing.T) {
 	}
 	r.clk.Set(t0.Add(2 * time.Second))
 	fireAllDue(r, p)
-	if n := r.readyCount("u"); n != 1 {
-		t.Fatalf("%d executions for the instant of 2 s, want 1", n)
+	if n := r.readyCount("u"); n != 0 {
+		t.Fatalf("%d executions for the instant of 2 s on the replaced configuration, want 0 (void)", n)
 	}
 	r.clk.Set(t0.Add(2500 * time.Millisecond))
 	r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "u"})
 	fireAllDue(r, p)
 	if n := r.readyCount("u"); n != 1 {
-		t.Errorf("%d executions after the update was applied, want 1 (the instant of 2 s fired once)", n)
+		t.Errorf("%d executions after the update was applied, want 1 (the instant of 2 s, once)", n)
 	}
 	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(4*time.Second)) {
 		t.Errorf("next fire at %v, want t0+4s", at)
 	}
+}
+
+// TestAnOldCronsInstantNeverFiresAfterAnUpdate: a cron update committed
+// before the old cron's next instant, applied by the loop only after it
+// (etcd fault soak, seed 11: an unexplained run): that instant, after the
+// change's stamp, passed the job's gate and fired. It is void now (the
+// fire carries the configuration it was computed from), and the job
+// fires on the new cron from the change's instant.
+func TestAnOldCronsInstantNeverFiresAfterAnUpdate(t *testing.T) {
+	for _, misfire := range []bool{false, true} {
+		t.Run(fmt.Sprintf("misfire=%v", misfire), func(t *testing.T) {
+			r := newRig(t)
+			r.addApp("app", 1, 128)
+			j := r.addJob(func(j *jobs.Config) { j.JobName = "u"; j.Cron = "0/2 * * * * ?"; j.Misfire = misfire })
+			p := startProducer(r)
+
+			r.clk.Set(t0.Add(1500 * time.Millisecond)) // the update commits: every 3 s from now on
+			j.Cron = "0/3 * * * * ?"
+			if err := r.reg.Config().UpdateJobAt(r.ctx, j, r.clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+			r.clk.Set(t0.Add(2 * time.Second)) // the old cron's instant: its fire commits before the loop applies the update
+			fireAllDue(r, p)
+			if n := r.readyCount("u"); n != 0 {
+				t.Fatalf("%d executions for the old cron's instant of 2 s after the update, want 0", n)
+			}
+			if w, err := r.reg.Schedule().Watermark(r.ctx); err != nil || !w.Until.Equal(t0.Add(2*time.Second)) {
+				t.Errorf("watermark %+v %v, want t0+2s (the void fire's batch is recorded)", w, err)
+			}
+			r.clk.Set(t0.Add(2500 * time.Millisecond))
+			r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "u"})
+			fireAllDue(r, p)
+			if n := r.readyCount("u"); n != 0 {
+				t.Errorf("%d executions once the update is applied at 2.5 s, want 0 (the new cron's next is 3 s)", n)
+			}
+			if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(3*time.Second)) {
+				t.Errorf("next fire at %v, want the new cron's t0+3s", at)
+			}
+			r.clk.Set(t0.Add(3 * time.Second))
+			fireAllDue(r, p)
+			if n := r.readyCount("u"); n != 1 {
+				t.Errorf("%d executions at 3 s, want 1", n)
+			}
+		})
+	}
+}
+
+// TestAChangeAppliedDuringAFireCommit: the loop applies an update while
+// the producer's commit of the old cron's instant is in flight: the fire
+// is void, and the reschedule the change makes does not count its
+// instant as taken (the new cron's instant of the same time fires).
+func TestAChangeAppliedDuringAFireCommit(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	j := r.addJob(func(j *jobs.Config) { j.JobName = "u"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	p := startProducer(r)
+	r.clk.Set(t0.Add(1500 * time.Millisecond))
+	j.ShardingTotalCount = 2 // the same cron: its instant of 2 s is the new configuration's too
+	if err := r.reg.Config().UpdateJobAt(r.ctx, j, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d := &applyDuring{registryDispatcher: registryDispatcher{r: r.reg}, apply: func() {
+		r.sched.config.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "u"})
+	}}
+	p.Dispatch = d
+	r.clk.Set(t0.Add(2 * time.Second))
+	p.fireDue(r.ctx) // the old configuration's 2 s: void; the update applied meanwhile
+	if n := r.readyCount("u"); n != 0 {
+		t.Fatalf("%d executions from the replaced configuration, want 0", n)
+	}
+	fireAllDue(r, p)
+	if n := r.readyCount("u"); n != 1 {
+		t.Errorf("%d executions, want 1: the instant of 2 s on the new configuration", n)
+	}
+	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(4*time.Second)) {
+		t.Errorf("next fire at %v, want t0+4s", at)
+	}
+}
+
+// applyDuring runs apply once, as its first commit of fires is in flight.
+type applyDuring struct {
+	registryDispatcher
+	apply func()
+}
+
+func (d *applyDuring) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
+	if f := d.apply; f != nil {
+		d.apply = nil
+		f()
+	}
+	return d.registryDispatcher.TriggerFires(ctx, fires, instant, absent)
 }
 
 // TestAnAppEnableSchedulesItsJobsFromNow: an app's disable flag records no

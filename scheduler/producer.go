@@ -60,11 +60,15 @@ type Producer struct {
 	jitterOnce sync.Once
 	jitters    *registry.Jitters // the namespaces' windows (plan)
 
-	mu      sync.Mutex // the producer's one lock: everything below
-	floor   time.Time  // fires at or before it were handled by an earlier producer or the catch-up
-	marked  time.Time  // the watermark this producer last committed (commitFires: it never goes back)
-	t       fireTimes  // the heap of next fires, the staged ones, the ready entries believed present
-	changed chan struct{}
+	mu     sync.Mutex // the producer's one lock: everything below
+	floor  time.Time  // fires at or before it were handled by an earlier producer or the catch-up
+	marked time.Time  // the watermark this producer last committed (commitFires: it never goes back)
+	t      fireTimes  // the heap of next fires, the staged ones, the ready entries believed present
+	// inflight are the fires taken and not yet committed (popDue to
+	// fireDue's commits): RescheduleFrom never schedules again an
+	// instant of one that may still land.
+	inflight []fire
+	changed  chan struct{}
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
 	armed   time.Duration // the lead the timer was armed with (under mu)
@@ -132,6 +136,10 @@ type fire struct {
 	gen    uint64
 	prev   time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
 	behind int       // how many missed instants in a row this fire replays (fireTimes.resume)
+	// config is the fingerprint of the job's stored configuration at was
+	// computed from (registry.CronFire.Config: the fire is void if the
+	// job's configuration is another when it commits); 0: unknown.
+	config uint64
 }
 
 type fireHeap []fire
@@ -194,11 +202,29 @@ func (p *Producer) RescheduleFrom(job string, changed time.Time) {
 	p.init()
 	after := p.Clock.Now()
 	if !changed.IsZero() {
-		after = laterOf(changed, p.t.lastTaken(job))
+		after = laterOf(changed, laterOf(p.t.lastTaken(job), p.landingLocked(job)))
 	}
 	p.scheduleLocked(job, laterOf(after, p.floor))
 	p.mu.Unlock()
 	p.poke()
+}
+
+// landingLocked is the latest instant of job's fires in flight that may
+// still land: those computed from the configuration the catalog holds now
+// (or from an unknown one). A fire computed from a configuration since
+// replaced is void when it commits (registry.CronFire.Config): its
+// instant is the new configuration's to fire (under p.mu).
+func (p *Producer) landingLocked(job string) time.Time {
+	var last time.Time
+	for _, f := range p.inflight {
+		if f.job != job {
+			continue
+		}
+		if _, config, _ := p.Catalog.runnableStored(job); f.config == 0 || config == 0 || f.config == config {
+			last = laterOf(last, f.at)
+		}
+	}
+	return last
 }
 
 // RescheduleAll recomputes every job (after a resync).
@@ -232,12 +258,13 @@ func (p *Producer) scheduleLocked(job string, after time.Time) {
 
 // next is the job's schedule: its next fire strictly after `after`, for a
 // transient job that may run.
-func (p *Producer) next(job string, after time.Time) (time.Time, bool) {
-	j, _, ok := p.Catalog.Runnable(job)
+func (p *Producer) next(job string, after time.Time) (time.Time, uint64, bool) {
+	j, config, ok := p.Catalog.runnableStored(job)
 	if !ok || j.JobExecutionType != jobs.Transient {
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
-	return p.nextFire(j, after)
+	at, ok := p.nextFire(j, after)
+	return at, config, ok
 }
 
 // plan is j's schedule as it fires, with the calendar it names read from
@@ -367,9 +394,18 @@ func (p *Producer) fireDue(ctx context.Context) {
 		return
 	}
 	for _, batch := range batches(byInstant(due), maxFireBatch) {
-		p.commitFires(ctx, batch, now)
+		landed := p.commitFires(ctx, batch, now)
+		p.mu.Lock()
+		for _, f := range batch {
+			if landed[f.job] {
+				p.t.noteTaken(f)
+			}
+		}
+		p.inflight = p.inflight[min(len(batch), len(p.inflight)):]
+		p.mu.Unlock()
 	}
 	p.mu.Lock()
+	p.inflight = nil
 	for _, f := range due {
 		if f.gen != p.t.gen(f.job) {
 			continue
@@ -431,23 +467,26 @@ func batches(groups [][]fire, max int) [][]fire {
 
 // commitFires commits due fires (in heap order, one or more instants) in
 // one batch; each entry is launchable from its own instant, or at once
-// when that has passed.
-func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) {
+// when that has passed. landed names the jobs whose fire is pending now.
+func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) (landed map[string]bool) {
 	now := p.Clock.Now()
 	batch := make(map[string]registry.CronFire, len(due))
 	for _, f := range due {
 		if j, _, ok := p.Catalog.Runnable(f.job); ok {
 			// late: launchable at once; gated on the job's change node, so
 			// it never lands after a disable or for an instant before an
-			// update or enable (registry/gate.go)
-			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at), Instant: f.at}
+			// update or enable (registry/gate.go); and on the stored
+			// configuration its instant was computed from, so an instant of
+			// a cron since replaced never fires, however late the loop
+			// applies the change
+			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at), Instant: f.at, Config: f.config}
 		}
 	}
 	first, last := due[0].at, due[len(due)-1].at
 	began := p.Clock.Now()
 	void, ended, ok := p.commitUntilDone(ctx, batch, last, began)
 	if !ok {
-		return
+		return nil
 	}
 	if late := ended.Sub(first); late > 0 {
 		p.mu.Lock()
@@ -465,10 +504,13 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		delete(batch, job)
 	}
 	p.dropUnrunnable(ctx, batch)
+	landed = make(map[string]bool, len(batch))
 	for job := range batch {
 		p.NoteReady(job, true)
+		landed[job] = true
 	}
 	p.report(due, batch)
+	return landed
 }
 
 // commitUntilDone commits batch, whose latest instant is last, retrying
@@ -593,5 +635,6 @@ func laterOf(a, b time.Time) time.Time {
 func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.t.take(now, lead, p.next)
+	p.inflight = p.t.take(now, lead, p.next)
+	return p.inflight
 }

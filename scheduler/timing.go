@@ -38,8 +38,10 @@ type fireTimes struct {
 }
 
 // schedule is a job's next fire strictly after a time (false: none: the
-// job may not run, is no transient job, or has no later instant).
-type schedule func(job string, after time.Time) (time.Time, bool)
+// job may not run, is no transient job, or has no later instant), and the
+// fingerprint of the job's configuration it was computed from (fire.config;
+// 0: none known).
+type schedule func(job string, after time.Time) (at time.Time, config uint64, ok bool)
 
 // jobMark is what fireTimes keeps per job: one map entry, a job's two
 // words (at 100,000 jobs a second map would cost its keys again).
@@ -79,8 +81,8 @@ func (t *fireTimes) pushBehind(job string, after time.Time, behind int, next sch
 	m := t.marks[job]
 	m.gen++
 	t.marks[job] = m
-	if at, ok := next(job, after); ok {
-		heap.Push(&t.h, fire{at: at, job: job, gen: m.gen, prev: after, behind: behind})
+	if at, config, ok := next(job, after); ok {
+		heap.Push(&t.h, fire{at: at, job: job, gen: m.gen, prev: after, behind: behind, config: config})
 	}
 }
 
@@ -126,8 +128,8 @@ func (t *fireTimes) wake(now time.Time, lead time.Duration) (wait time.Duration,
 // first held one, and never past the instant of a taken job's following
 // fire (it is scheduled once this one is committed, and the watermark must
 // not pass a fire not committed yet). Fires taken ahead of their instant
-// are noted as staged, and each taken instant as its job's latest
-// (lastTaken).
+// are noted as staged; each instant becomes its job's latest (lastTaken)
+// once its commit lands (noteTaken: a void fire is not taken).
 func (t *fireTimes) take(now time.Time, lead time.Duration, next schedule) []fire {
 	var due []fire
 	until := now.Add(lead)
@@ -149,12 +151,9 @@ func (t *fireTimes) take(now time.Time, lead time.Duration, next schedule) []fir
 		due = append(due, heap.Pop(&t.h).(fire))
 		t.noteStaged(f, now)
 		from, _ := t.resume(f, now, next)
-		if after, ok := next(f.job, from); ok && !after.After(until) {
+		if after, _, ok := next(f.job, from); ok && !after.After(until) {
 			until = after.Add(-time.Nanosecond)
 		}
-	}
-	for _, f := range due {
-		t.noteTaken(f)
 	}
 	return due
 }
@@ -168,7 +167,7 @@ func (t *fireTimes) take(now time.Time, lead time.Duration, next schedule) []fir
 // that does not (misfire=false: the skipped instants collapse into this
 // fire, and the job fires on schedule from now).
 func (t *fireTimes) resume(f fire, now time.Time, next schedule) (time.Time, int) {
-	if after, ok := next(f.job, f.at); !ok || after.After(now) {
+	if after, _, ok := next(f.job, f.at); !ok || after.After(now) {
 		return f.at, 0
 	}
 	if t.replay != nil && f.behind < t.replay(f.job) {
@@ -177,7 +176,7 @@ func (t *fireTimes) resume(f fire, now time.Time, next schedule) (time.Time, int
 	return now, 0
 }
 
-// noteTaken records f's instant as its job's latest taken.
+// noteTaken records f's instant, committed, as its job's latest taken.
 func (t *fireTimes) noteTaken(f fire) {
 	m := t.marks[f.job]
 	if n := f.at.UnixNano(); n > m.last {

@@ -65,16 +65,16 @@ func runTiming(t *testing.T, c datadriven.Case) []string {
 		}
 		return 0
 	}
-	next := func(job string, after time.Time) (time.Time, bool) {
+	next := func(job string, after time.Time) (time.Time, uint64, bool) {
 		j, ok := jobs[job]
 		if !ok || j.off {
-			return time.Time{}, false
+			return time.Time{}, 0, false
 		}
 		k := after.Sub(t0.Add(j.offset))/j.every + 1
 		if after.Before(t0.Add(j.offset)) {
 			k = 0
 		}
-		return t0.Add(j.offset + k*j.every), true
+		return t0.Add(j.offset + k*j.every), 0, true
 	}
 	for n, l := range c.Input {
 		w, err := datadriven.Fields(l)
