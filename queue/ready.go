@@ -32,10 +32,10 @@ type Ready struct {
 	// serves, oldest first: element i is the instant of plain execution
 	// i+n, with n the plain executions (Count less len(Runs)) less
 	// len(Nominal); a zero element, or an execution before them, serves
-	// none recorded (a trigger, a catch-up, one queued by an earlier
-	// version). A fire committed late is queued at its commit (Since) but
-	// still serves its instant: this is how an execution is told from the
-	// next fire's (FirstNominal; the fault soak's checker).
+	// none recorded (a trigger, one queued by an earlier version). A fire
+	// committed late, or a takeover's catch-up, is queued at its commit
+	// (Since) but still serves its instant: this is how an execution is
+	// told from the next fire's (FirstNominal; the fault soak's checker).
 	Nominal []time.Time `json:"nominal,omitempty"`
 	Version int64       `json:"-"`
 }

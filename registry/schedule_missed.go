@@ -90,6 +90,10 @@ type Missed struct {
 	// commit is then behind the job's gate (gate.go), so a disable,
 	// update or deregister landing meanwhile voids them.
 	After time.Time
+	// Instants, when set, are the instants missed, oldest first: each
+	// execution queued serves the next (queue.Ready.Nominal); one
+	// collapsing them all (misfire=false) serves the first.
+	Instants []time.Time
 }
 
 // TriggerMissed queues the executions of fires missed while no leader was
@@ -135,8 +139,12 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, misse
 			if !m.Misfire {
 				fires = 1
 			}
-			for range fires {
-				op, changed, err := r.triggerOpOver(ctx, job, m.Misfire, now, ops)
+			for k := range fires {
+				var nominal time.Time
+				if k < len(m.Instants) {
+					nominal = m.Instants[k]
+				}
+				op, changed, err := r.triggerOpOver(ctx, job, queue.Trigger{Misfire: m.Misfire, At: now, By: ByCatchUp, Nominal: nominal}, ops)
 				if errors.Is(err, ErrDamaged) {
 					break // its entry is set aside: the rest fire
 				}
@@ -166,7 +174,7 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, misse
 
 // triggerOpOver is triggerOp applied on top of an op of the same batch that
 // already wrote the job's entry.
-func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, now time.Time, batch []store.Op) (store.Op, bool, error) {
+func (r *Registry) triggerOpOver(ctx context.Context, job string, t queue.Trigger, batch []store.Op) (store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	for i := len(batch) - 1; i >= 0; i-- {
 		if batch[i].Path != p {
@@ -176,7 +184,7 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		if err != nil {
 			return store.Op{}, false, err
 		}
-		rd, changed := queue.Add(&cur, queue.Trigger{Misfire: misfire, At: now, By: ByCatchUp}, r.maxPending)
+		rd, changed := queue.Add(&cur, t, r.maxPending)
 		if !changed {
 			return store.Op{}, false, nil
 		}
@@ -184,7 +192,7 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, misfire bool, 
 		op.Value = encodeAt(p, rd)
 		return op, true, nil
 	}
-	return r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: ByCatchUp})
+	return r.triggerOp(ctx, job, t)
 }
 
 // replaceOp puts op in place of an earlier op on its path, or appends it.

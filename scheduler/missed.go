@@ -100,9 +100,9 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 		if c, ok := changed[name]; ok && c.After(from) {
 			from = c
 		}
-		n := p.countFires(j, from, now, limit, j.Misfire)
-		if n > 0 {
-			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire, After: from} // behind the job's gate (registry/gate.go)
+		at := p.missedFires(j, from, now, limit, j.Misfire)
+		if n := len(at); n > 0 {
+			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire, After: from, Instants: at} // behind the job's gate (registry/gate.go)
 			total += n
 		}
 	}
@@ -123,19 +123,21 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 	return now, nil
 }
 
-// countFires counts j's fires in (from, to], at most limit (1 when every
-// fire collapses into one execution anyway).
-func (p *Producer) countFires(j jobs.Config, from, to time.Time, limit int, misfire bool) int {
+// missedFires lists j's fire instants in (from, to], at most limit (the
+// first only when every fire collapses into one execution anyway): the
+// instants the catch-up's executions serve (queue.Ready.Nominal).
+func (p *Producer) missedFires(j jobs.Config, from, to time.Time, limit int, misfire bool) []time.Time {
 	if !misfire {
 		limit = 1
 	}
-	n := 0
-	for t := from; n < limit; n++ {
+	var out []time.Time
+	for t := from; len(out) < limit; {
 		next, ok := p.nextFire(j, t)
 		if !ok || next.After(to) {
 			break
 		}
+		out = append(out, next)
 		t = next
 	}
-	return n
+	return out
 }

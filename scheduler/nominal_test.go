@@ -93,6 +93,33 @@ func TestRolledBackLaunchKeepsItsNominalInstant(t *testing.T) {
 	}
 }
 
+// A takeover's catch-up queues its executions with the instants missed:
+// one per instant for a misfire=true job, the first for a misfire=false
+// job's one execution.
+func TestCatchUpRecordsTheMissedInstants(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.JobName = "collapse"; j.Cron = "* * * * * ?" })
+	r.addJob(func(j *jobs.Config) { j.JobName = "grow"; j.Cron = "* * * * * ?"; j.Misfire = true })
+	// the last leader committed the fires of t0-5s; this one starts at t0+0.5s
+	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{}, t0.Add(-5*time.Second), t0.Add(-5*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(500 * time.Millisecond))
+	fired := runProducer(t, r)
+	nextFire(t, fired)
+	var want []time.Time
+	for s := -4; s <= 0; s++ {
+		want = append(want, t0.Add(time.Duration(s)*time.Second))
+	}
+	if got := r.readyOf("grow").Nominal; !slices.EqualFunc(got, want, time.Time.Equal) {
+		t.Errorf("misfire=true: instants %v, want %v", got, want)
+	}
+	if got := r.readyOf("collapse"); got.Count != 1 || !got.FirstNominal().Equal(want[0]) {
+		t.Errorf("misfire=false: %+v, want one execution serving %v", got, want[0])
+	}
+}
+
 // readyOf is job's ready entry (zero: none).
 func (r *rig) readyOf(job string) queue.Ready {
 	r.t.Helper()

@@ -161,10 +161,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 		}
 	}
 	term := l.opts.Term
-	tl.Task.Term, tl.Task.Queued = &term, nominal.UTC()
-	if pl.Failover == nil {
-		tl.Task.Nominal = pl.Ready.FirstNominal()
-	}
+	tl.Task.Term, tl.Task.Queued, tl.Task.Nominal = &term, nominal.UTC(), nominalOf(pl)
 	ev := observe.TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
 	if pl.Failover == nil && !queued.IsZero() && now.Sub(queued) > LateAfter {
@@ -290,6 +287,15 @@ func scheduledAtOf(pl round.Launch) time.Time {
 		return run.ScheduledAt.UTC()
 	}
 	return time.Time{}
+}
+
+// nominalOf is the cron instant a ready launch serves (zero: none
+// recorded, or a failover).
+func nominalOf(pl round.Launch) time.Time {
+	if pl.Failover != nil || pl.Ready == nil {
+		return time.Time{}
+	}
+	return pl.Ready.FirstNominal()
 }
 
 // runKeyOf returns the idempotency key of the trigger a launch serves:

@@ -353,7 +353,7 @@ type execution struct {
 	queued, start, end time.Time
 	misfire            bool
 	// nominal is the cron instant the execution serves, as the scheduler
-	// recorded it (zero: not recorded: a trigger, a catch-up, a run of an
+	// recorded it (zero: not recorded: a trigger, a run of an
 	// older scheduler).
 	nominal time.Time
 }
@@ -544,11 +544,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	}
 	edge := edgeFires(j, slack, end)
 	taken := make([]bool, len(edge))
-	for _, e := range stray {
-		if (end.IsZero() || e.nominal.Before(end.Add(-slack))) && !takeEdgeAt(edge, taken, e.nominal) { // fires go on after the end
-			rep.add(ExtraRun, j.Name, "execution queued %s serves %s, an instant none of the job's windows fires", e.queued.Format("15:04:05.000"), e.nominal.Format("15:04:05.000"))
-		}
-	}
+	rep.checkStray(j.Name, stray, edge, taken, end, slack)
 	for i, e := range ex {
 		if used[i] || !inAny(j.Windows, e.queued, slack) || (!j.Misfire && e.misfire) || takeEdge(edge, taken, e) {
 			continue

@@ -982,3 +982,20 @@ func TestCheckRecordedInstantRunTwiceOrOutsideItsWindows(t *testing.T) {
 		t.Errorf("the old cron's fire of 8 ran after the update: %v", rep.Anomalies)
 	}
 }
+
+// A takeover's catch-up of a misfire=false job serves the first instant
+// missed, and the others collapsed into it; a misfire=true job's serves
+// each.
+func TestCheckCatchUpServesTheInstantsMissed(t *testing.T) {
+	collapsed := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2, nominal: 2},
+		runSpec{task: "b", job: "j", queued: 7, start: 7.2, source: "MISFIRE", nominal: 4}, runSpec{task: "c", job: "j", queued: 8, start: 8, nominal: 8})
+	if rep := Check(Input{Runs: collapsed, Jobs: []Job{every2("j", false)}}); len(rep.Anomalies) != 0 || rep.Nominal != 3 {
+		t.Errorf("misfire=false: fires 4 and 6 into the catch-up serving 4: %d by instant, %v", rep.Nominal, rep.Anomalies)
+	}
+	replayed := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2, nominal: 2},
+		runSpec{task: "b", job: "j", queued: 7, start: 7.1, source: "MISFIRE", dur: 0.2, nominal: 4},
+		runSpec{task: "c", job: "j", queued: 7.3, start: 7.4, source: "MISFIRE", dur: 0.2, nominal: 6}, runSpec{task: "d", job: "j", queued: 8, start: 8, nominal: 8})
+	if rep := Check(Input{Runs: replayed, Jobs: []Job{every2("j", true)}}); len(rep.Anomalies) != 0 || rep.Nominal != 4 {
+		t.Errorf("misfire=true: each instant replayed: %d by instant, %v", rep.Nominal, rep.Anomalies)
+	}
+}

@@ -14,7 +14,7 @@ import (
 // embedded seed 806). Executions serving the same instant are one fire's
 // (checkDuplicates tells a shard run twice). Every execution with an
 // instant is used; open are the fires left for the inference by queueing
-// time (runs of older schedulers, triggers, catch-ups, failovers), stray
+// time (runs of older schedulers, triggers, failovers), stray
 // the executions serving an instant no expected fire has (an edge fire's,
 // else unexplained).
 func (rep *Report) matchNominal(ex []execution, used []bool, fs []fire) (open []fire, stray []execution) {
@@ -57,6 +57,17 @@ func stalledBehind(ex []execution, f fire) bool {
 		}
 	}
 	return false
+}
+
+// checkStray: an execution serving an instant no expected fire has is an
+// edge fire's, or one after the end (the scheduler fires on), else
+// unexplained.
+func (rep *Report) checkStray(job string, stray []execution, edge []fire, taken []bool, end time.Time, slack time.Duration) {
+	for _, e := range stray {
+		if (end.IsZero() || e.nominal.Before(end.Add(-slack))) && !takeEdgeAt(edge, taken, e.nominal) {
+			rep.add(ExtraRun, job, "execution queued %s serves %s, an instant none of the job's windows fires", e.queued.Format("15:04:05.000"), e.nominal.Format("15:04:05.000"))
+		}
+	}
 }
 
 // takeEdgeAt matches an execution serving instant t to the edge fire of
