@@ -19,6 +19,7 @@
 //	/state/gang/{jobName}                        the gang id of a launch recorded over several commits
 //	/state/leader_term                           the term that leads now (written first by every term)
 //	/state/producer/fired_until                  the cron producer's watermark
+//	/state/producer/fired_commit                 the id of the last fire commit (a retried one lands once)
 //	/state/trigger_keys/{key}                    task.RunRecord of a keyed trigger (and of a workflow node's execution)
 //	/config/workflow/{name}                      workflow.Config (JSON)
 //	/state/workflow/{name}                       WorkflowState (the cron watermark); its children:

@@ -45,17 +45,30 @@ func gateRigOn(t *testing.T, under store.KV, registeredAt time.Time) (fires, api
 	t.Helper()
 	kv = &interposedKV{KV: under}
 	fires, api = New(kv), New(under)
+	gateRigApp(t, api)
+	if err := api.Config().AddJobAt(t.Context(), gateJob(), registeredAt); err != nil {
+		t.Fatal(err)
+	}
+	return fires, api, kv
+}
+
+// gateJob is the rig's job j, every second.
+func gateJob() jobs.Config {
+	j := jobs.Default()
+	j.JobName, j.AppName, j.Cron = "j", "app", "* * * * * ?"
+	return j
+}
+
+// gateRigApp registers app "app" (kept when there) and returns job j
+// to register.
+func gateRigApp(t *testing.T, api *Registry) jobs.Config {
+	t.Helper()
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "app", "http://h/a.tgz", "bin/start.sh"
 	if err := api.Config().AddApp(t.Context(), a); err != nil && !errors.Is(err, ErrAppExists) { // a store shared by subtests
 		t.Fatal(err)
 	}
-	j := jobs.Default()
-	j.JobName, j.AppName, j.Cron = "j", "app", "* * * * * ?"
-	if err := api.Config().AddJobAt(t.Context(), j, registeredAt); err != nil {
-		t.Fatal(err)
-	}
-	return fires, api, kv
+	return gateJob()
 }
 
 func fireAt(t *testing.T, r *Registry, instant time.Time) []string {

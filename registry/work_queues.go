@@ -103,10 +103,31 @@ type CronFire struct {
 // batch (the watermark). void names the jobs whose fire the gate refused
 // (committed nothing for them), sorted.
 func (wk Work) TriggerFires(ctx context.Context, fires map[string]CronFire, instant time.Time, absent func(job string) bool) (void []string, err error) {
-	var mark []store.Op
-	if !instant.IsZero() {
-		mark = []store.Op{store.Put(firedPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
+	return wk.TriggerFiresOnce(ctx, fires, instant, "", absent)
+}
+
+// firedCommitPath holds the id of the last fire commit made with one
+// (TriggerFiresOnce), written in the commit itself.
+const firedCommitPath = "/state/producer/fired_commit"
+
+// TriggerFiresOnce is TriggerFires for a commit that may be tried again
+// after a failure whose outcome is unknown (store.ErrUnavailable, a
+// timeout: an etcd request timed out, a ZooKeeper connection lost during
+// the multi): id, the same on every try and another for every commit,
+// is written with the watermark (firedCommitPath), and each try commits
+// only on the version of that node it read, after finding another id
+// there. A try that finds id landed already commits nothing: a first try
+// that landed is never repeated (a misfire=true job would get two
+// executions for one instant), and one landing late, after the retry
+// read, fails the retry's condition or has its own fail (both wait for
+// the version they read). Then void is nil: the fires the landed try
+// found void are not known. An empty id is TriggerFires; id needs a
+// non-zero instant.
+func (wk Work) TriggerFiresOnce(ctx context.Context, fires map[string]CronFire, instant time.Time, id string, absent func(job string) bool) (void []string, err error) {
+	if id != "" && instant.IsZero() {
+		return nil, fmt.Errorf("registry: a fire commit with an id (%s) records no watermark", id)
 	}
+	mark := func() ([]store.Op, bool, error) { return fireMark(ctx, wk.r.kv, instant, id) }
 	if absent != nil {
 		void, err := wk.r.triggerFires(ctx, fires, absent, mark)
 		if err == nil || !(errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
@@ -126,7 +147,11 @@ func (wk Work) TriggerFires(ctx context.Context, fires map[string]CronFire, inst
 // triggerFires commits fires once, each behind its job's gate, creating
 // the entries of jobs absent names (when not nil) without reading them
 // first.
-func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, absent func(string) bool, mark []store.Op) (void []string, err error) {
+func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, absent func(string) bool, marking func() ([]store.Op, bool, error)) (void []string, err error) {
+	mark, landed, err := marking()
+	if err != nil || landed {
+		return nil, err
+	}
 	ops := make([]store.Op, 0, len(fires))
 	for job, f := range fires {
 		gate, open, err := gate(ctx, r.kv, job, f.Instant)
@@ -162,6 +187,30 @@ func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, 
 		return void, nil
 	}
 	return void, r.commit(ctx, append(ops, mark...)...)
+}
+
+// fireMark is the ops that record instant as the watermark in a fire
+// commit (none for a zero instant) and, with an id, the id, on the
+// version of firedCommitPath read now from kv (TriggerFiresOnce);
+// landed: the commit named id landed already.
+func fireMark(ctx context.Context, kv store.KV, instant time.Time, id string) (ops []store.Op, landed bool, err error) {
+	if instant.IsZero() {
+		return nil, false, nil
+	}
+	ops = []store.Op{store.Put(firedPath, []byte(instant.UTC().Format(time.RFC3339Nano)))}
+	if id == "" {
+		return ops, false, nil
+	}
+	n, err := kv.Get(ctx, firedCommitPath)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return append(ops, store.Create(firedCommitPath, []byte(id))), false, nil
+	case err != nil:
+		return nil, false, err
+	case string(n.Value) == id:
+		return nil, true, nil
+	}
+	return append(ops, store.Set(firedCommitPath, []byte(id), n.Version)), false, nil
 }
 
 // triggerOp computes the write that adds one execution. A run with an

@@ -187,12 +187,12 @@ type applyDuring struct {
 	apply func()
 }
 
-func (d *applyDuring) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
+func (d *applyDuring) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) ([]string, error) {
 	if f := d.apply; f != nil {
 		d.apply = nil
 		f()
 	}
-	return d.registryDispatcher.TriggerFires(ctx, fires, instant, absent)
+	return d.registryDispatcher.TriggerFires(ctx, fires, instant, commit, absent)
 }
 
 // TestAnAppEnableSchedulesItsJobsFromNow: an app's disable flag records no
@@ -286,7 +286,7 @@ type markDispatcher struct {
 	at []time.Time
 }
 
-func (d *markDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
+func (d *markDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) ([]string, error) {
 	d.at = append(d.at, instant)
-	return d.registryDispatcher.TriggerFires(ctx, fires, instant, absent)
+	return d.registryDispatcher.TriggerFires(ctx, fires, instant, commit, absent)
 }

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"slices"
 	"sync"
@@ -22,8 +24,13 @@ import (
 // their entries are created without a read first), and at start the fires
 // missed while no leader fired. The registry is the product's; a test may
 // stand in its own.
+//
+// TriggerFires is given the same commit id on every try of one commit (and
+// another for every commit): a try after one whose outcome was unknown
+// must not add the fires again if that one landed (registry's
+// TriggerFiresOnce).
 type Dispatcher interface {
-	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) (void []string, err error)
+	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) (void []string, err error)
 	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error
 }
 
@@ -529,9 +536,10 @@ func (p *Producer) commitUntilDone(ctx context.Context, batch map[string]registr
 	p.mu.Lock()
 	mark := laterOf(last, p.marked)
 	p.mu.Unlock()
+	id := commitID() // one for every try: a try that landed though it failed is not repeated
 	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
 		var err error
-		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, mark, p.absentHint()) // not behind the launch loop's multis (store/zk)
+		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, mark, id, p.absentHint()) // not behind the launch loop's multis (store/zk)
 		ended = p.Clock.Now()
 		p.noteCommit(ended.Sub(began))
 		if err == nil {
@@ -550,6 +558,14 @@ func (p *Producer) commitUntilDone(ctx context.Context, batch map[string]registr
 	p.marked = laterOf(p.marked, mark)
 	p.mu.Unlock()
 	return void, ended, true
+}
+
+// commitID names one fire commit, the same on each of its tries (128
+// random bits: unique among the commits of every term).
+func commitID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 // dropUnrunnable clears the fires just committed for jobs the catalog
@@ -616,8 +632,8 @@ func (p *Producer) dispatcher() Dispatcher {
 // its leader's work, missed ones through the schedule.
 type registryDispatcher struct{ r *registry.Registry }
 
-func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
-	return d.r.Work().TriggerFires(ctx, fires, instant, absent)
+func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) ([]string, error) {
+	return d.r.Work().TriggerFiresOnce(ctx, fires, instant, commit, absent)
 }
 
 func (d registryDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {

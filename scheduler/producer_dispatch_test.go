@@ -18,7 +18,7 @@ type recordingDispatcher struct {
 	at    []time.Time
 }
 
-func (d *recordingDispatcher) TriggerFires(_ context.Context, fires map[string]registry.CronFire, instant time.Time, _ func(string) bool) ([]string, error) {
+func (d *recordingDispatcher) TriggerFires(_ context.Context, fires map[string]registry.CronFire, instant time.Time, _ string, _ func(string) bool) ([]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for job := range fires {
@@ -64,12 +64,12 @@ type disablingDispatcher struct {
 	job string
 }
 
-func (d disablingDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
+func (d disablingDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) ([]string, error) {
 	if err := d.r.reg.Config().SetDisabled(ctx, "job", d.job, true, instant); err != nil {
 		return nil, err
 	}
 	d.r.sched.config.apply(ctx, registry.ConfigChange{Kind: registry.ConfigJobDisabled, Name: d.job})
-	return d.r.reg.Work().TriggerFires(ctx, fires, instant, absent)
+	return d.r.reg.Work().TriggerFiresOnce(ctx, fires, instant, commit, absent)
 }
 
 func (d disablingDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
@@ -96,11 +96,11 @@ type unseenDisableDispatcher struct {
 	job string
 }
 
-func (d unseenDisableDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, absent func(job string) bool) ([]string, error) {
+func (d unseenDisableDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) ([]string, error) {
 	if err := d.r.reg.Config().SetDisabled(ctx, "job", d.job, true, instant.Add(-1400*time.Millisecond)); err != nil {
 		return nil, err
 	}
-	void, err := d.r.reg.Work().TriggerFires(ctx, fires, instant, absent)
+	void, err := d.r.reg.Work().TriggerFiresOnce(ctx, fires, instant, commit, absent)
 	if err != nil {
 		return void, err
 	}

@@ -1,0 +1,137 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/store"
+)
+
+// ambiguousKV fails the first fire commit (one that writes a ready
+// entry) with store.ErrUnavailable, an error whose outcome is unknown:
+// applied (the commit landed, its reply was lost) or held (the commit
+// lands later, when land is called).
+type ambiguousKV struct {
+	store.KV
+	mu      sync.Mutex
+	armed   bool
+	apply   bool       // apply the failed commit before failing it
+	held    []store.Op // the failed commit, when not applied
+	before  func()     // runs once before the next fire commit reaches the store
+	commits int        // fire commits that reached the store
+}
+
+func (k *ambiguousKV) Commit(ctx context.Context, ops ...store.Op) error {
+	if !slices.ContainsFunc(ops, func(op store.Op) bool { return strings.HasPrefix(op.Path, ReadyPath+"/") }) {
+		return k.KV.Commit(ctx, ops...)
+	}
+	k.mu.Lock()
+	armed, apply, before := k.armed, k.apply, k.before
+	k.armed, k.before = false, nil
+	k.mu.Unlock()
+	if before != nil {
+		before()
+	}
+	if armed {
+		if !apply {
+			k.mu.Lock()
+			k.held = slices.Clone(ops)
+			k.mu.Unlock()
+			return fmt.Errorf("store: commit: %w (request timed out)", store.ErrUnavailable)
+		}
+		if err := k.KV.Commit(ctx, ops...); err != nil {
+			return err
+		}
+		return fmt.Errorf("store: commit: %w (connection lost)", store.ErrUnavailable)
+	}
+	k.mu.Lock()
+	k.commits++
+	k.mu.Unlock()
+	return k.KV.Commit(ctx, ops...)
+}
+
+// land commits the held commit as it was sent.
+func (k *ambiguousKV) land(ctx context.Context) error {
+	k.mu.Lock()
+	ops := k.held
+	k.mu.Unlock()
+	return k.KV.Commit(ctx, ops...)
+}
+
+// TestARetriedFireCommitLandsOnce: a fire commit that failed with an
+// error whose outcome is unknown is tried again with the same id; a
+// misfire=true job gets one execution for the instant whether the first
+// try landed before the retry, lands late after the retry's reads (or
+// after the retry landed), or never lands. A commit with another id adds
+// the next instant.
+func TestARetriedFireCommitLandsOnce(t *testing.T) {
+	eachFireStore(t, func(t *testing.T, under store.KV) {
+		for _, tc := range []struct {
+			name string
+			// apply: the first try landed before it failed; late: it lands
+			// as the retry is in flight ("in flight") or after it ("after")
+			apply bool
+			late  string
+		}{
+			{"landed", true, ""},
+			{"lost", false, ""},
+			{"landing in flight", false, "in flight"},
+			{"landing after the retry", false, "after"},
+		} {
+			for _, blind := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s blind=%v", tc.name, blind), func(t *testing.T) {
+					ctx := t.Context()
+					kv := &ambiguousKV{KV: under, armed: true, apply: tc.apply}
+					fires, api := New(kv), New(under)
+					if err := api.Config().AddJobAt(ctx, gateRigApp(t, api), t0); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = api.Config().DeleteJob(context.Background(), "j") })
+					var absent func(string) bool
+					if blind {
+						absent = func(string) bool { return true }
+					}
+					instant := t0.Add(2 * time.Second)
+					batch := map[string]CronFire{"j": {Misfire: true, At: instant, Instant: instant, Config: jobSum(t, api, "j")}}
+					if _, err := fires.Work().TriggerFiresOnce(ctx, batch, instant, "c1", absent); err == nil {
+						t.Fatal("the first try did not fail")
+					}
+					if tc.late == "in flight" {
+						kv.before = func() {
+							if err := kv.land(ctx); err != nil {
+								t.Errorf("the first try landing late: %v", err)
+							}
+						}
+					}
+					if _, err := fires.Work().TriggerFiresOnce(ctx, batch, instant, "c1", absent); err != nil {
+						t.Fatalf("retry: %v", err)
+					}
+					if tc.late == "after" {
+						if err := kv.land(ctx); err == nil {
+							t.Error("the first try landed after the retry had")
+						}
+					}
+					if rd := count(t, api, "j"); rd.Count != 1 {
+						t.Fatalf("pending %d for one instant, want 1", rd.Count)
+					}
+					if w, err := api.Schedule().Watermark(ctx); err != nil || !w.Until.Equal(instant) {
+						t.Fatalf("watermark %+v %v, want %v", w, err, instant)
+					}
+					next := t0.Add(3 * time.Second)
+					batch["j"] = CronFire{Misfire: true, At: next, Instant: next, Config: jobSum(t, api, "j")}
+					if _, err := fires.Work().TriggerFiresOnce(ctx, batch, next, "c2", absent); err != nil {
+						t.Fatal(err)
+					}
+					if rd := count(t, api, "j"); rd.Count != 2 {
+						t.Fatalf("pending %d after the next commit, want 2", rd.Count)
+					}
+				})
+			}
+		}
+	})
+}
