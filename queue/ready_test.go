@@ -2,6 +2,7 @@ package queue
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,54 @@ func TestNominalOfARequeuedExecution(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The instants stay with their executions through any mix of fires,
+// plain triggers, overrides, launches and rollbacks: checked against a
+// plain model (overrides launch first, then the plain executions in
+// order), from a new entry and from one an earlier version wrote.
+func TestNominalFollowsItsExecution(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 901))
+	for _, start := range []int{0, 2} {
+		rd := Ready{Count: start}
+		runs, plain := 0, make([]time.Time, start) // the instant each plain execution serves
+		for step := range 5000 {
+			at := t0.Add(time.Duration(step) * time.Second)
+			switch op := rng.IntN(11); {
+			case op < 2: // a fire
+				rd, _ = Add(&rd, Trigger{Misfire: true, Fire: true, At: at, Nominal: at, By: "cron"}, 0)
+				plain = append(plain, at)
+			case op == 2: // a plain trigger
+				rd, _ = Add(&rd, Trigger{Misfire: true, At: at, By: "api:alice"}, 0)
+				plain = append(plain, time.Time{})
+			case op == 3: // an override
+				rd, _ = Add(&rd, Trigger{Run: &PendingRun{JobParameter: "p"}, At: at}, 0)
+				runs++
+			case op >= 4 && op <= 8 && runs+len(plain) > 0: // a launch
+				var want time.Time
+				if runs == 0 {
+					want = plain[0]
+				}
+				if got := rd.FirstNominal(); !got.Equal(want) {
+					t.Fatalf("start %d step %d: the launch serves %v, want %v", start, step, got, want)
+				}
+				if rd, _ = Take(rd, at); runs > 0 {
+					runs--
+				} else {
+					plain = plain[1:]
+				}
+			case op == 9 && runs == 0 && len(plain) > 0: // a plain launch rolled back
+				first := rd.FirstNominal()
+				rd, _ = Take(rd, at)
+				rd = rd.WithFirstPlain(first)
+			case op == 10: // a plain execution put back without an instant
+				rd = rd.WithFirstPlain(time.Time{})
+				plain = append([]time.Time{{}}, plain...)
+			}
+			if rd.Count != runs+len(plain) || len(rd.Nominal) > len(plain) {
+				t.Fatalf("start %d step %d: count %d, %d instants; want %d, at most %d", start, step, rd.Count, len(rd.Nominal), runs+len(plain), len(plain))
+			}
+		}
 	}
 }
