@@ -135,3 +135,94 @@ func TestARetriedFireCommitLandsOnce(t *testing.T) {
 		}
 	})
 }
+
+// nthFailingKV fails the nth commit that writes a ready entry (1-based),
+// once: applied first (landed, its reply lost: store.ErrUnavailable) or
+// refused.
+type nthFailingKV struct {
+	store.KV
+	mu    sync.Mutex
+	n     int
+	apply bool
+	seen  int
+}
+
+func (k *nthFailingKV) Commit(ctx context.Context, ops ...store.Op) error {
+	if !slices.ContainsFunc(ops, func(op store.Op) bool { return strings.HasPrefix(op.Path, ReadyPath+"/") }) {
+		return k.KV.Commit(ctx, ops...)
+	}
+	k.mu.Lock()
+	k.seen++
+	fail := k.seen == k.n
+	k.mu.Unlock()
+	if !fail {
+		return k.KV.Commit(ctx, ops...)
+	}
+	if !k.apply {
+		return fmt.Errorf("store: commit: database or disk is full")
+	}
+	if err := k.KV.Commit(ctx, ops...); err != nil {
+		return err
+	}
+	return fmt.Errorf("store: commit: %w (connection lost)", store.ErrUnavailable)
+}
+
+// TestARetriedCatchUpQueuesEachJobOnce: a catch-up of more jobs than one
+// commit holds fails part way (its second batch refused, or a batch that
+// landed reported failed), and the producer tries it again with the same
+// missed fires and id: each misfire=true job has its missed fires queued
+// once, and the watermark moves.
+func TestARetriedCatchUpQueuesEachJobOnce(t *testing.T) {
+	defer func(n int) { missedBatch = n }(missedBatch)
+	missedBatch = 2 // 3 jobs: two batches
+	eachStore(t, func(t *testing.T, under store.KV) {
+		api := New(under)
+		ctx := t.Context()
+		j := gateRigApp(t, api)
+		jobs := missedBatch + 1
+		for i := range jobs {
+			j.JobName = fmt.Sprintf("j%04d", i)
+			if err := api.Config().AddJobAt(ctx, j, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			name  string
+			n     int
+			apply bool
+		}{
+			{"second batch refused", 2, false},
+			{"first batch landed, reported failed", 1, true},
+			{"last batch landed, reported failed", 2, true},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				for i := range jobs {
+					if err := api.Work().ClearReady(ctx, fmt.Sprintf("j%04d", i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				kv := &nthFailingKV{KV: under, n: tc.n, apply: tc.apply}
+				missed := map[string]Missed{}
+				for i := range jobs {
+					missed[fmt.Sprintf("j%04d", i)] = Missed{Fires: 2, Misfire: true, After: t0.Add(time.Second)}
+				}
+				until := t0.Add(10 * time.Second)
+				id := "catch-up " + tc.name
+				if err := New(kv).Schedule().TriggerMissedOnce(ctx, missed, until, id); err == nil {
+					t.Fatal("the first try did not fail")
+				}
+				if err := New(kv).Schedule().TriggerMissedOnce(ctx, missed, until, id); err != nil {
+					t.Fatalf("retry: %v", err)
+				}
+				for i := range jobs {
+					if rd := count(t, api, fmt.Sprintf("j%04d", i)); rd.Count != 2 {
+						t.Fatalf("j%04d: %d pending, want its 2 missed fires once", i, rd.Count)
+					}
+				}
+				if w, err := api.Schedule().Watermark(ctx); err != nil || !w.Until.Equal(until) {
+					t.Fatalf("watermark %+v %v, want %v", w, err, until)
+				}
+			})
+		}
+	})
+}

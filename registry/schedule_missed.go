@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/queue"
@@ -78,8 +80,9 @@ func firedUntilIn(ctx context.Context, kv store.KV) (time.Time, bool, error) {
 	return t, true, nil
 }
 
-// missedBatch bounds the jobs of one catch-up commit.
-const missedBatch = 500
+// missedBatch bounds the jobs of one catch-up commit (a variable: tests
+// cut a catch-up into batches with a few jobs).
+var missedBatch = 500
 
 // Missed is what a new leader found it missed of one job: fires scheduled
 // after the watermark and up to its start.
@@ -103,16 +106,28 @@ type Missed struct {
 // watermark goes with the last batch, so a crash before it replays the
 // catch-up (which for misfire=false jobs collapses again).
 func (sc Schedule) TriggerMissed(ctx context.Context, missed map[string]Missed, until time.Time) error {
+	return sc.TriggerMissedOnce(ctx, missed, until, "")
+}
+
+// TriggerMissedOnce is TriggerMissed for a catch-up that may be tried
+// again, with the same missed and until, after a try that failed part
+// way (a batch committed, a later one refused) or with an unknown outcome
+// (TriggerFiresOnce): each batch writes id and its number to
+// firedCommitPath, on the version it read, and a try skips the batches
+// the node says landed, so no misfire=true job is queued twice for the
+// same missed fires. An empty id is TriggerMissed.
+func (sc Schedule) TriggerMissedOnce(ctx context.Context, missed map[string]Missed, until time.Time, id string) error {
 	names := make([]string, 0, len(missed))
 	for n := range missed {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	mark := store.Put(firedPath, []byte(until.UTC().Format(time.RFC3339Nano)))
-	for start := 0; start < len(names) || start == 0; start += missedBatch {
+	for k, start := 0, 0; start < len(names) || start == 0; k, start = k+1, start+missedBatch {
 		end := min(start+missedBatch, len(names))
 		last := end == len(names)
-		if err := sc.r.triggerMissedBatch(ctx, names[start:end], missed, until, last, mark); err != nil {
+		b := missedBatchOf{names: names[start:end], last: last, id: id, k: k}
+		if err := sc.r.triggerMissedBatch(ctx, b, missed, until, mark); err != nil {
 			return err
 		}
 		if last {
@@ -122,10 +137,46 @@ func (sc Schedule) TriggerMissed(ctx context.Context, missed map[string]Missed, 
 	return nil
 }
 
-func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, missed map[string]Missed, now time.Time, last bool, mark store.Op) error {
+// missedBatchOf is one commit of a catch-up: its jobs, whether it is the
+// last (the watermark goes with it), and the catch-up's id (empty: none)
+// and the batch's number.
+type missedBatchOf struct {
+	names []string
+	last  bool
+	id    string
+	k     int
+}
+
+// progress is the op recording the batch in firedCommitPath, on the
+// version of the node read now from kv; landed: the node says this batch
+// (or a later one) of the catch-up landed already.
+func (b missedBatchOf) progress(ctx context.Context, kv store.KV) (op []store.Op, landed bool, err error) {
+	if b.id == "" {
+		return nil, false, nil
+	}
+	v := []byte(b.id + "/" + strconv.Itoa(b.k))
+	n, err := kv.Get(ctx, firedCommitPath)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return []store.Op{store.Create(firedCommitPath, v)}, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	if done, ok := strings.CutPrefix(string(n.Value), b.id+"/"); ok {
+		if k, err := strconv.Atoi(done); err == nil && k >= b.k {
+			return nil, true, nil
+		}
+	}
+	return []store.Op{store.Set(firedCommitPath, v, n.Version)}, false, nil
+}
+
+func (r *Registry) triggerMissedBatch(ctx context.Context, b missedBatchOf, missed map[string]Missed, now time.Time, mark store.Op) error {
 	for range maxCASRetries {
-		var ops []store.Op
-		for _, job := range names {
+		ops, landed, err := b.progress(ctx, r.kv)
+		if err != nil || landed {
+			return err
+		}
+		for _, job := range b.names {
 			m := missed[job]
 			gate, open, err := gate(ctx, r.kv, job, m.After)
 			if err != nil {
@@ -157,13 +208,13 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, names []string, misse
 				ops = replaceOp(ops, op)
 			}
 		}
-		if last {
+		if b.last {
 			ops = append(ops, mark)
 		}
 		if len(ops) == 0 {
 			return nil
 		}
-		err := r.commit(ctx, ops...)
+		err = r.commit(ctx, ops...)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}

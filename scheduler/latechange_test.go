@@ -181,6 +181,43 @@ func TestAChangeAppliedDuringAFireCommit(t *testing.T) {
 	}
 }
 
+// TestAChangesRescheduleCountsANewFireInFlight: the catalog took an
+// update before the producer's next fire was computed (the fire carries
+// the new configuration), and the loop's reschedule for the update runs
+// while that fire's commit is in flight: the fire lands, so the
+// reschedule does not schedule its instant again.
+func TestAChangesRescheduleCountsANewFireInFlight(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	j := r.addJob(func(j *jobs.Config) { j.JobName = "u"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	p := startProducer(r)
+	r.clk.Set(t0.Add(1500 * time.Millisecond))
+	j.ShardingTotalCount = 2
+	if err := r.reg.Config().UpdateJobAt(r.ctx, j, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	change := registry.ConfigChange{Kind: registry.ConfigJob, Name: "u"}
+	if err := r.sched.catalog.apply(r.ctx, change); err != nil { // the loop took the change; its reaction comes later
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(2 * time.Second))
+	p.fireDue(r.ctx) // computed before the catalog took the update: void; the next, 4 s, on the new configuration
+	if n := r.readyCount("u"); n != 0 {
+		t.Fatalf("%d executions from the replaced configuration, want 0", n)
+	}
+	p.Dispatch = &applyDuring{registryDispatcher: registryDispatcher{r: r.reg}, apply: func() {
+		r.sched.config.jobChanged(r.ctx, "u", r.sched.config.changedAt(r.ctx, "u"))
+	}}
+	r.clk.Set(t0.Add(4 * time.Second))
+	fireAllDue(r, p)
+	if n := r.readyCount("u"); n != 1 {
+		t.Errorf("%d executions, want 1: the instant of 4 s once", n)
+	}
+	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(6*time.Second)) {
+		t.Errorf("next fire at %v, want t0+6s (4 s landed while the reschedule ran)", at)
+	}
+}
+
 // applyDuring runs apply once, as its first commit of fires is in flight.
 type applyDuring struct {
 	registryDispatcher

@@ -29,9 +29,16 @@ const maxMissedPerJob = 10_000
 // to commitRetryMax, until it answers or the term ends: giving up while the
 // term goes on would lose the missed fires for good, as this term's first
 // fire commit moves the watermark past them (found by the fault soak).
+//
+// Once its missed fires are counted, every try commits those, up to the
+// same instant, under one id (registry's TriggerMissedOnce): a try that
+// failed part way (a batch of jobs committed, a later one refused) or
+// landed with an unknown outcome is not repeated for the jobs it queued.
+// The fires after that instant are the producer's own, late by the retries.
 func (p *Producer) catchUp(ctx context.Context) time.Time {
+	var plan *catchUpPlan
 	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
-		from, err := p.catchUpOnce(ctx)
+		from, err := p.catchUpOnce(ctx, &plan)
 		if err == nil || ctx.Err() != nil {
 			return from
 		}
@@ -46,13 +53,53 @@ func (p *Producer) catchUp(ctx context.Context) time.Time {
 	}
 }
 
-// catchUpOnce is one try of catchUp: an error leaves the registry as it
-// was (the watermark did not move), so the try can be repeated.
-func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
+// catchUpPlan is a catch-up's missed fires, counted up to now, and the id
+// its every try commits them under.
+type catchUpPlan struct {
+	missed map[string]registry.Missed
+	now    time.Time
+	id     string
+	since  time.Time // the watermark they were counted from
+	total  int       // fires
+}
+
+// catchUpOnce is one try of catchUp: it counts the missed fires into
+// *plan unless a try before did, and commits them. An error leaves the
+// watermark where it was, so the try can be repeated.
+func (p *Producer) catchUpOnce(ctx context.Context, plan **catchUpPlan) (time.Time, error) {
+	if *plan == nil {
+		from, pl, err := p.planCatchUp(ctx)
+		if err != nil || pl == nil {
+			return from, err
+		}
+		*plan = pl
+	}
+	pl := *plan
+	if err := p.dispatcher().TriggerMissed(ctx, pl.missed, pl.now, pl.id); err != nil {
+		return pl.now, fmt.Errorf("queue missed fires of %d jobs: %w", len(pl.missed), err)
+	}
+	if len(pl.missed) > 0 {
+		p.Log.Info("queued fires missed while no leader fired", "since", pl.since, "jobs", len(pl.missed), "fires", pl.total)
+		names := make([]string, 0, len(pl.missed))
+		for n := range pl.missed {
+			names = append(names, n)
+			p.NoteReady(n, true)
+		}
+		if p.OnFire != nil {
+			p.OnFire(names)
+		}
+	}
+	return pl.now, nil
+}
+
+// planCatchUp reads the watermark and counts the fires missed since, up
+// to now (a nil plan: nothing to commit, from is where the producer
+// starts).
+func (p *Producer) planCatchUp(ctx context.Context) (from time.Time, plan *catchUpPlan, err error) {
 	now := p.Clock.Now()
 	w, err := p.Registry.Schedule().Watermark(ctx)
 	if err != nil {
-		return now, fmt.Errorf("read the fire watermark: %w", err)
+		return now, nil, fmt.Errorf("read the fire watermark: %w", err)
 	}
 	if w.CopyBehind {
 		p.Log.Warn("producer: the registry copy held an earlier fire watermark than the store; using the store's",
@@ -67,15 +114,15 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 		// next leader replays that fire instead of starting from its own
 		// clock without one.
 		if err := p.Registry.Schedule().TriggerMissed(ctx, nil, now); err != nil {
-			return now, fmt.Errorf("record the fire watermark: %w", err)
+			return now, nil, fmt.Errorf("record the fire watermark: %w", err)
 		}
-		return now, nil
+		return now, nil, nil
 	}
 	if !mark.Before(now) {
 		if mark.After(now) {
-			return mark, nil
+			return mark, nil, nil
 		}
-		return now, nil
+		return now, nil, nil
 	}
 	limit := p.Registry.MaxPending()
 	if limit <= 0 {
@@ -106,21 +153,7 @@ func (p *Producer) catchUpOnce(ctx context.Context) (time.Time, error) {
 			total += n
 		}
 	}
-	if err := p.dispatcher().TriggerMissed(ctx, missed, now); err != nil {
-		return now, fmt.Errorf("queue missed fires of %d jobs: %w", len(missed), err)
-	}
-	if len(missed) > 0 {
-		p.Log.Info("queued fires missed while no leader fired", "since", mark, "jobs", len(missed), "fires", total)
-		names := make([]string, 0, len(missed))
-		for n := range missed {
-			names = append(names, n)
-			p.NoteReady(n, true)
-		}
-		if p.OnFire != nil {
-			p.OnFire(names)
-		}
-	}
-	return now, nil
+	return now, &catchUpPlan{missed: missed, now: now, id: commitID(), since: mark, total: total}, nil
 }
 
 // missedFires lists j's fire instants in (from, to], at most limit (the

@@ -25,13 +25,14 @@ import (
 // missed while no leader fired. The registry is the product's; a test may
 // stand in its own.
 //
-// TriggerFires is given the same commit id on every try of one commit (and
-// another for every commit): a try after one whose outcome was unknown
-// must not add the fires again if that one landed (registry's
-// TriggerFiresOnce).
+// TriggerFires and TriggerMissed are given the same commit id on every
+// try of one commit (and another for every commit): a try after one that
+// failed part way or whose outcome was unknown must not add the fires
+// again that one committed (registry's TriggerFiresOnce and
+// TriggerMissedOnce).
 type Dispatcher interface {
 	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) (void []string, err error)
-	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error
+	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error
 }
 
 // Producer turns cron fires into ready-queue entries. One heap of next fire
@@ -636,8 +637,8 @@ func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]r
 	return d.r.Work().TriggerFiresOnce(ctx, fires, instant, commit, absent)
 }
 
-func (d registryDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
-	return d.r.Schedule().TriggerMissed(ctx, missed, now)
+func (d registryDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error {
+	return d.r.Schedule().TriggerMissedOnce(ctx, missed, now, commit)
 }
 
 func laterOf(a, b time.Time) time.Time {

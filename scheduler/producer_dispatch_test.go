@@ -28,7 +28,7 @@ func (d *recordingDispatcher) TriggerFires(_ context.Context, fires map[string]r
 	return nil, nil
 }
 
-func (d *recordingDispatcher) TriggerMissed(context.Context, map[string]registry.Missed, time.Time) error {
+func (d *recordingDispatcher) TriggerMissed(context.Context, map[string]registry.Missed, time.Time, string) error {
 	return nil
 }
 
@@ -72,8 +72,8 @@ func (d disablingDispatcher) TriggerFires(ctx context.Context, fires map[string]
 	return d.r.reg.Work().TriggerFiresOnce(ctx, fires, instant, commit, absent)
 }
 
-func (d disablingDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
-	return d.r.reg.Schedule().TriggerMissed(ctx, missed, now)
+func (d disablingDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error {
+	return d.r.reg.Schedule().TriggerMissedOnce(ctx, missed, now, commit)
 }
 
 // TestProducerDropsAFireCommittedAsItsJobWasDisabled: a disable whose
@@ -107,8 +107,8 @@ func (d unseenDisableDispatcher) TriggerFires(ctx context.Context, fires map[str
 	return void, d.r.reg.Config().SetDisabled(ctx, "job", d.job, false, instant.Add(2202*time.Millisecond))
 }
 
-func (d unseenDisableDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time) error {
-	return d.r.reg.Schedule().TriggerMissed(ctx, missed, now)
+func (d unseenDisableDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error {
+	return d.r.reg.Schedule().TriggerMissedOnce(ctx, missed, now, commit)
 }
 
 // TestProducerFireNeverLandsAfterAnUnseenDisable: the zk fault soak's
