@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -38,7 +37,7 @@ func startHTTPRecorder(path string) (*httpRecorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenLocal()
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("soak: recorder: %w", err)

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,22 +59,6 @@ func (k *Kube) startCluster(ctx context.Context) error {
 	}
 	k.kubectl = filepath.Join(strings.TrimSpace(string(bin)), "kubectl")
 	return nil
-}
-
-// freePortPair is a free port whose next port is free too (etcd's client
-// and peer ports).
-func freePortPair() (int, error) {
-	for range 20 {
-		p, err := freePort()
-		if err != nil {
-			return 0, err
-		}
-		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1)); err == nil {
-			ln.Close()
-			return p, nil
-		}
-	}
-	return 0, errors.New("soak: no two free ports in a row")
 }
 
 // script runs one of the build's scripts (bounded).

@@ -30,7 +30,7 @@ type peerProxy struct {
 }
 
 func newPeerProxy(target string) (*peerProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenLocal()
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ type proxy struct {
 }
 
 func newProxy(target string) (*proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenLocal()
 	if err != nil {
 		return nil, err
 	}
