@@ -47,8 +47,12 @@ type reconciler struct {
 // to RefuseIdle): the loop counts itself suppressed, so its first round
 // with work waiting REVIVEs (clearing them) instead of waiting for offers
 // the filters hold back (up to a second at a busy takeover).
+//
+// Its first round that can launch comes before the updates queued behind
+// the subscription (st.firstLaunch: takeInbox, Scheduler.turn), whether or
+// not tasks are recorded as running.
 func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
-	r.st.subscribed, r.st.suppressed = true, true
+	r.st.subscribed, r.st.suppressed, r.st.firstLaunch = true, true, true
 	r.begin(ctx)
 	_ = r.reconcile(ctx, false)
 	if frameworkID == r.st.frameworkID {

@@ -343,8 +343,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 	tick := s.deps.Clock.NewTimer(s.tickEvery())
 	defer tick.Stop()
 	defer s.alarm.timer.Stop()
-	pending := false              // a launch round is due
-	var throttle <-chan time.Time // set while rounds are spaced out (roundGap)
+	var ts turnState
 	for {
 		dirty := false
 		select {
@@ -367,25 +366,51 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 			s.recon.periodic(ctx)
 			tick.Reset(s.tickEvery())
 			dirty = true
-		case <-throttle:
-			throttle = nil
+		case <-ts.throttle:
+			ts.throttle = nil
 		}
-		s.drain(ctx)
-		s.handleUpdates(ctx)
-		s.recon.again(ctx)
-		if s.st.roundNow { // the term may launch now: not held by the last round's spacing
-			s.st.roundNow, throttle = false, nil
-		}
-		pending = pending || dirty
-		if pending && throttle == nil && !s.backlogged() {
-			pending = false
-			start := time.Now()
-			s.launcher.round(ctx)
-			if gap := roundGap(time.Since(start)); gap > 0 {
-				throttle = time.After(gap)
-			}
+		s.turn(ctx, &ts, dirty)
+	}
+}
+
+// turnState is what the loop carries from one turn to the next.
+type turnState struct {
+	pending  bool             // a launch round is due
+	throttle <-chan time.Time // set while rounds are spaced out (roundGap)
+}
+
+// turn is one turn of the loop after what woke it (dirty: something
+// changed): the queued events, the status updates taken this turn
+// (takeInbox), the reconciliation's retry, then a launch round if one is
+// due and not held back. The term's first round that can launch (offers
+// held while st.firstLaunch) is never held back: not by the last round's
+// spacing, not by the status backlog, and the turn that leads to it
+// handles none of the backlog's updates first (takeInbox), so a takeover's
+// first launch comes one round after its subscription and its offers, not
+// after the updates the old leader left and the answers.
+func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
+	s.drain(ctx)
+	s.handleUpdates(ctx)
+	s.recon.again(ctx)
+	if s.st.roundNow || s.firstLaunchDue() { // the term may launch now: not held by the last round's spacing
+		s.st.roundNow, ts.throttle, dirty = false, nil, true
+	}
+	ts.pending = ts.pending || dirty
+	if ts.pending && ts.throttle == nil && !s.backlogged() {
+		ts.pending = false
+		start := time.Now()
+		s.launcher.round(ctx)
+		if gap := roundGap(time.Since(start)); gap > 0 {
+			ts.throttle = time.After(gap)
 		}
 	}
+}
+
+// firstLaunchDue reports whether the term's first round that can launch
+// is due: offers are held, and no round has looked at them since the
+// subscription (the round clears st.firstLaunch).
+func (s *Scheduler) firstLaunchDue() bool {
+	return s.st.firstLaunch && s.st.subscribed && len(s.st.offers) > 0
 }
 
 // roundGap spaces launch rounds out once they get expensive (a large

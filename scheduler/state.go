@@ -47,7 +47,7 @@ type state struct {
 	awaitRetry    time.Time       // when the missing answers are asked for again (reconciler.again)
 	awaitGap      time.Duration   // the wait before that ask, doubling
 	roundNow      bool            // the last answer came: the next round runs at once, past the spacing (roundGap)
-	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
+	firstLaunch   bool            // subscribed, and no round has looked at offers since (batch.go: short turns; Scheduler.turn)
 	reconciledAt  time.Time       // the last periodic explicit reconciliation
 	frameworkID   string          // the framework id the registry holds, as far as this term knows ("": to be written)
 	launched      atomic.Bool     // the term has launched (its first launch is logged; Scheduler.Launched)

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -156,5 +157,77 @@ func TestSubscriptionRevivesOnceForWaitingWork(t *testing.T) {
 	r.sched.launcher.round(r.ctx)
 	if len(r.running("j")) != 1 {
 		t.Fatalf("j running %v, want it launched on the offer", r.running("j"))
+	}
+}
+
+// TestTakeoversFirstTurnLaunchesBeforeTheBacklog: at a takeover the engine's stream
+// brings the subscription, then every update the old leader left unacknowledged (more
+// than backlogHold here), the offers, then the reconciliation's answers. The loop's turn
+// that handles the subscription goes on to a launch round with those offers, before it
+// handles any of the updates queued behind it, though the last round's spacing still runs
+// and the backlog would hold a later round: the work of a job with nothing recorded as
+// running launches; the old leader's job, its tasks answered but not handled, waits. (A
+// turn took updatesPerTurn updates first, and the offers behind them only in a later
+// turn: the first launch at 100,000 jobs on etcd came only after the last answer.)
+func TestTakeoversFirstTurnLaunchesBeforeTheBacklog(t *testing.T) {
+	r, running := rigAfterAPreviousLeader(t)
+	r.rebuild(func(*Deps) {}) // the next leader, on the same registry
+	r.sched.st.subscribed = false
+	r.trigger("new")
+	r.trigger("old") // its next execution: waits for the recorded one
+	var acked, ackedBeforeLaunch int
+	done := func(ok bool) {
+		if !ok {
+			t.Error("an update not handled")
+		}
+		acked++
+		if len(r.drv.accepts) == 0 {
+			ackedBeforeLaunch++
+		}
+	}
+	r.sched.Subscribed(r.ctx, "fw-1")
+	const resent = backlogHold + 1
+	for range resent {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_FINISHED"}, done)
+	}
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	for _, e := range running {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: e.TaskID, AgentID: "agent-1", State: "TASK_RUNNING",
+			Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"}, done)
+	}
+	if !r.sched.backlogged() {
+		t.Fatal("no backlog: the test needs one")
+	}
+	ts := turnState{throttle: make(chan time.Time)} // the last round's spacing, not over
+	r.sched.turn(r.ctx, &ts, true)
+	if len(r.drv.reconciles) == 0 {
+		t.Fatal("the subscription's turn asked nothing")
+	}
+	if len(r.drv.accepts) != 1 || ackedBeforeLaunch != 0 {
+		t.Fatalf("after the subscription's turn: %d ACCEPTs, %d updates handled before the first, want 1 and none",
+			len(r.drv.accepts), ackedBeforeLaunch)
+	}
+	for _, l := range r.drv.accepts[0].launches {
+		if tid, _ := jobs.ParseTaskID(l.TaskID); tid.JobName != "new" {
+			t.Fatalf("launched %s, want only new's (old's recorded tasks not handled yet)", l.TaskID)
+		}
+	}
+	if r.sched.st.firstLaunch {
+		t.Fatal("still in the term's first launch after a round launched")
+	}
+	for turns := 0; len(r.sched.inbox) > 0; turns++ {
+		if turns > resent/updatesPerTurn+2 {
+			t.Fatalf("%d turns, %d updates still queued", turns, r.sched.inboxUpdates)
+		}
+		r.sched.turn(r.ctx, &ts, true)
+	}
+	if len(r.sched.st.awaiting) != 0 {
+		t.Fatalf("awaiting %v after the answers", r.sched.st.awaiting)
+	}
+	if acked != resent+len(running) {
+		t.Fatalf("%d updates handled, want %d", acked, resent+len(running))
+	}
+	if got := r.running("old"); len(got) != len(running) {
+		t.Fatalf("old running %+v, want its recorded tasks (answered running)", got)
 	}
 }
