@@ -53,6 +53,7 @@ type reconciler struct {
 // not tasks are recorded as running.
 func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
 	r.st.subscribed, r.st.suppressed, r.st.firstLaunch = true, true, true
+	r.st.everSubscribed = true
 	r.begin(ctx)
 	_ = r.reconcile(ctx, false)
 	if frameworkID == r.st.frameworkID {

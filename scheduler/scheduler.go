@@ -343,7 +343,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 	tick := s.deps.Clock.NewTimer(s.tickEvery())
 	defer tick.Stop()
 	defer s.alarm.timer.Stop()
-	var ts turnState
+	ts := turnState{since: s.deps.Clock.Now()}
 	for {
 		dirty := false
 		select {
@@ -377,6 +377,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 type turnState struct {
 	pending  bool             // a launch round is due
 	throttle <-chan time.Time // set while rounds are spaced out (roundGap)
+	since    time.Time        // the loop's start (the term's)
 }
 
 // turn is one turn of the loop after what woke it (dirty: something
@@ -396,7 +397,7 @@ func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
 		s.st.roundNow, ts.throttle, dirty = false, nil, true
 	}
 	ts.pending = ts.pending || dirty
-	if ts.pending && ts.throttle == nil && !s.backlogged() {
+	if ts.pending && ts.throttle == nil && !s.backlogged() && !s.awaitingSubscription(ts.since) {
 		ts.pending = false
 		start := time.Now()
 		s.launcher.round(ctx)
@@ -404,6 +405,31 @@ func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
 			ts.throttle = time.After(gap)
 		}
 	}
+}
+
+// subscribeWait bounds how long a term's launch rounds wait for its first
+// subscription to the engine (awaitingSubscription).
+const subscribeWait = 5 * time.Second
+
+// awaitingSubscription reports whether the term has not subscribed yet,
+// since its start (since) less than subscribeWait ago: its rounds wait
+// (an alarm wakes the loop at the bound). A round before the subscription
+// launches nothing, and at a takeover it held the loop when the
+// subscription came (at 6,000 jobs on etcd, 0.7 s of reading and deciding
+// over the ready queue: every entry waits as not subscribed), so the
+// reconciliation and the first launch came that much later. Past the
+// bound, or after a later disconnection, rounds run unsubscribed as
+// before, and say why the work waits (queue.WaitNotSubscribed).
+func (s *Scheduler) awaitingSubscription(since time.Time) bool {
+	if s.st.subscribed || s.st.everSubscribed || since.IsZero() {
+		return false
+	}
+	until := since.Add(subscribeWait)
+	if !s.deps.Clock.Now().Before(until) {
+		return false
+	}
+	s.alarm.set(until)
+	return true
 }
 
 // firstLaunchDue reports whether the term's first round that can launch

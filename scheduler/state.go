@@ -21,7 +21,10 @@ import (
 // each read and change their part of it.
 type state struct {
 	subscribed bool // the engine's subscription is live
-	suppressed bool // offers are suppressed (nothing waits)
+	// everSubscribed: the term has subscribed (its rounds no longer wait
+	// for it: Scheduler.awaitingSubscription).
+	everSubscribed bool
+	suppressed     bool // offers are suppressed (nothing waits)
 	// filtersUntil is when the longest decline filter this scheduler asked
 	// for lapses (zero: none since the last REVIVE, which clears them).
 	filtersUntil time.Time

@@ -231,3 +231,46 @@ func TestTakeoversFirstTurnLaunchesBeforeTheBacklog(t *testing.T) {
 		t.Fatalf("old running %+v, want its recorded tasks (answered running)", got)
 	}
 }
+
+// TestRoundsWaitForTheTermsSubscription: a term's launch rounds wait for its first
+// subscription to the engine (at most subscribeWait; the alarm is set for it): a round
+// before it launches nothing, and at a takeover it held the loop when the subscription
+// came. The subscription's turn launches; past the bound, or after a later
+// disconnection, rounds run unsubscribed (and say why the work waits).
+func TestRoundsWaitForTheTermsSubscription(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount = "j", 1, 0.1 })
+	r.trigger("j")
+	r.sched.st.subscribed = false // a new term, not subscribed yet
+	ts := turnState{since: r.clk.Now()}
+	r.sched.turn(r.ctx, &ts, true)
+	if !ts.pending {
+		t.Fatal("a round ran before the term's subscription")
+	}
+	if want := ts.since.Add(subscribeWait); !r.sched.alarm.at.Equal(want) {
+		t.Fatalf("alarm at %v, want the bound %v", r.sched.alarm.at, want)
+	}
+	r.sched.Subscribed(r.ctx, "fw-1")
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	r.sched.turn(r.ctx, &ts, false)
+	if ts.pending || len(r.drv.accepts) != 1 || len(r.running("j")) != 1 {
+		t.Fatalf("after the subscription: round due %v, %d ACCEPTs, j running %v: want j launched", ts.pending, len(r.drv.accepts), r.running("j"))
+	}
+	r.sched.Disconnected(r.ctx, context.Canceled) // later: rounds run unsubscribed
+	ts.throttle = nil                             // (the last round's spacing, on the wall clock, is over)
+	r.sched.turn(r.ctx, &ts, true)
+	if ts.pending {
+		t.Fatal("a round held after the term's subscription ended")
+	}
+
+	r = newRig(t) // no subscription within the bound
+	r.sched.st.subscribed = false
+	ts = turnState{since: r.clk.Now()}
+	r.sched.turn(r.ctx, &ts, true)
+	r.clk.Advance(subscribeWait)
+	r.sched.turn(r.ctx, &ts, false)
+	if ts.pending {
+		t.Fatal("rounds still held past subscribeWait")
+	}
+}
