@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -18,6 +19,9 @@ type occupancy struct {
 	cluster emptyCluster         // the empty cluster (fit.go)
 	byAgent map[string][]runTask // the running tasks by agent
 	execs   map[string][]execRun // the executors running, by agent
+	// holdersOf memoizes holders by what a task and its executor need: the
+	// running work and the cluster do not change within a round.
+	holdersOf map[offers.Resources][]queue.Holder
 }
 
 // runTask is a running task with the resources it holds.
