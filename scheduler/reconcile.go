@@ -44,16 +44,22 @@ type reconciler struct {
 //
 // The subscription may inherit what the framework's last subscription left
 // with the engine (a previous term's SUPPRESS, its decline filters of up
-// to RefuseIdle): the loop counts itself suppressed, so its first round
-// with work waiting REVIVEs (clearing them) instead of waiting for offers
-// the filters hold back (up to a second at a busy takeover).
+// to RefuseIdle): it REVIVEs (clearing them) instead of waiting for offers
+// they hold back (up to a second at a busy takeover), since its first
+// round waits for offers (Scheduler.roundHeld); if the REVIVE fails, the
+// loop counts itself suppressed and its first round with work REVIVEs.
 //
 // Its first round that can launch comes before the updates queued behind
 // the subscription (st.firstLaunch: takeInbox, Scheduler.turn), whether or
 // not tasks are recorded as running.
 func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
 	r.st.subscribed, r.st.suppressed, r.st.firstLaunch = true, true, true
-	r.st.everSubscribed = true
+	r.st.everSubscribed, r.st.subscribedAt = true, r.clock.Now()
+	if err := r.driver.Revive(ctx); err != nil {
+		r.log.Warn("revive after subscribing", "err", err)
+	} else {
+		r.st.suppressed, r.st.filtersUntil = false, time.Time{}
+	}
 	r.begin(ctx)
 	_ = r.reconcile(ctx, false)
 	if frameworkID == r.st.frameworkID {

@@ -397,7 +397,7 @@ func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
 		s.st.roundNow, ts.throttle, dirty = false, nil, true
 	}
 	ts.pending = ts.pending || dirty
-	if ts.pending && ts.throttle == nil && !s.backlogged() && !s.awaitingSubscription(ts.since) {
+	if ts.pending && ts.throttle == nil && !s.backlogged() && !s.roundHeld(ts.since) {
 		ts.pending = false
 		start := time.Now()
 		s.launcher.round(ctx)
@@ -408,23 +408,34 @@ func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
 }
 
 // subscribeWait bounds how long a term's launch rounds wait for its first
-// subscription to the engine (awaitingSubscription).
-const subscribeWait = 5 * time.Second
+// subscription to the engine, and offersWait how long, after a
+// subscription, its first round waits for offers (roundHeld).
+const (
+	subscribeWait = 5 * time.Second
+	offersWait    = time.Second
+)
 
-// awaitingSubscription reports whether the term has not subscribed yet,
-// since its start (since) less than subscribeWait ago: its rounds wait
-// (an alarm wakes the loop at the bound). A round before the subscription
-// launches nothing, and at a takeover it held the loop when the
-// subscription came (at 6,000 jobs on etcd, 0.7 s of reading and deciding
-// over the ready queue: every entry waits as not subscribed), so the
-// reconciliation and the first launch came that much later. Past the
-// bound, or after a later disconnection, rounds run unsubscribed as
-// before, and say why the work waits (queue.WaitNotSubscribed).
-func (s *Scheduler) awaitingSubscription(since time.Time) bool {
-	if s.st.subscribed || s.st.everSubscribed || since.IsZero() {
+// roundHeld reports whether launch rounds wait (an alarm wakes the loop at
+// the bound): while the term has not subscribed yet, since its start
+// (since) less than subscribeWait ago; and after a subscription, until
+// its first offers, at most offersWait. Such a round launches nothing, and
+// at a takeover it held the loop when the subscription, then the offers,
+// came: at 6,000 jobs on etcd 0.7 s of reading and deciding over the
+// ready queue before the subscription, and a round with no offer costs as
+// much as one with offers at 100,000 jobs (the subscription REVIVEs, so the
+// previous term's SUPPRESS or decline filters hold no offer back). Past
+// the bounds, and after a later disconnection, rounds run as before, and
+// say why the work waits (queue.WaitNotSubscribed, WaitNoOffers).
+func (s *Scheduler) roundHeld(since time.Time) bool {
+	var until time.Time
+	switch {
+	case !s.st.subscribed && !s.st.everSubscribed && !since.IsZero():
+		until = since.Add(subscribeWait)
+	case s.st.subscribed && s.st.firstLaunch && len(s.st.offers) == 0 && !s.st.subscribedAt.IsZero():
+		until = s.st.subscribedAt.Add(offersWait)
+	default:
 		return false
 	}
-	until := since.Add(subscribeWait)
 	if !s.deps.Clock.Now().Before(until) {
 		return false
 	}

@@ -24,7 +24,8 @@ type state struct {
 	// everSubscribed: the term has subscribed (its rounds no longer wait
 	// for it: Scheduler.awaitingSubscription).
 	everSubscribed bool
-	suppressed     bool // offers are suppressed (nothing waits)
+	subscribedAt   time.Time // the last subscription (its first round waits for offers from then: Scheduler.roundHeld)
+	suppressed     bool      // offers are suppressed (nothing waits)
 	// filtersUntil is when the longest decline filter this scheduler asked
 	// for lapses (zero: none since the last REVIVE, which clears them).
 	filtersUntil time.Time

@@ -139,8 +139,8 @@ func TestReconciliationHoldsOnlyTheJobsItConfirms(t *testing.T) {
 }
 
 // TestSubscriptionRevivesOnceForWaitingWork: a new subscription may inherit the last
-// term's SUPPRESS and decline filters, which the new term knows nothing of; its first
-// round with work waiting REVIVEs (once), rather than waiting for offers they hold back.
+// term's SUPPRESS and decline filters, which the new term knows nothing of; it REVIVEs
+// (once), rather than waiting for offers they hold back.
 func TestSubscriptionRevivesOnceForWaitingWork(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
@@ -233,10 +233,11 @@ func TestTakeoversFirstTurnLaunchesBeforeTheBacklog(t *testing.T) {
 }
 
 // TestRoundsWaitForTheTermsSubscription: a term's launch rounds wait for its first
-// subscription to the engine (at most subscribeWait; the alarm is set for it): a round
-// before it launches nothing, and at a takeover it held the loop when the subscription
-// came. The subscription's turn launches; past the bound, or after a later
-// disconnection, rounds run unsubscribed (and say why the work waits).
+// subscription to the engine (at most subscribeWait; the alarm is set for it), then for
+// the subscription's first offers (at most offersWait): a round before them launches
+// nothing, and at a takeover it held the loop when the subscription, then the offers,
+// came. The offers' turn launches; past the bounds, or after a later disconnection,
+// rounds run as before (and say why the work waits).
 func TestRoundsWaitForTheTermsSubscription(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
@@ -252,6 +253,13 @@ func TestRoundsWaitForTheTermsSubscription(t *testing.T) {
 		t.Fatalf("alarm at %v, want the bound %v", r.sched.alarm.at, want)
 	}
 	r.sched.Subscribed(r.ctx, "fw-1")
+	r.sched.turn(r.ctx, &ts, true)
+	if !ts.pending || r.drv.revive != 1 {
+		t.Fatalf("after the subscription, no offer yet: round due %v (want held), %d REVIVEs (want 1)", ts.pending, r.drv.revive)
+	}
+	if want := r.clk.Now().Add(offersWait); !r.sched.alarm.at.Equal(want) {
+		t.Fatalf("alarm at %v, want the offers' bound %v", r.sched.alarm.at, want)
+	}
 	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
 	r.sched.turn(r.ctx, &ts, false)
 	if ts.pending || len(r.drv.accepts) != 1 || len(r.running("j")) != 1 {
@@ -272,5 +280,13 @@ func TestRoundsWaitForTheTermsSubscription(t *testing.T) {
 	r.sched.turn(r.ctx, &ts, false)
 	if ts.pending {
 		t.Fatal("rounds still held past subscribeWait")
+	}
+	r.sched.Subscribed(r.ctx, "fw-1") // no offer within the bound
+	ts.throttle = nil
+	r.sched.turn(r.ctx, &ts, true)
+	r.clk.Advance(offersWait)
+	r.sched.turn(r.ctx, &ts, false)
+	if ts.pending {
+		t.Fatal("rounds still held past offersWait")
 	}
 }
