@@ -164,24 +164,6 @@ func (d *decider) consider(c *cand) {
 	d.notPlaced(c, reason, detail)
 }
 
-// estimateBound is how many tasks a round with no offer held matches on
-// the estimate of what is free (freeByCount) before the rest wait, unmatched,
-// with the short reason: a round's worth (View.MaxTasks), what offers
-// would launch at most. Every entry that fits the estimate stays unplaced
-// (it launches nothing), so without a bound the whole queue was matched
-// and worded with its holders: 10,000 ready entries beside 4,000 running
-// tasks took 40 s and 8.8 GB (BenchmarkDecideNoOffers10kRunning), and a
-// takeover's first round, before the engine's offers, held the loop 24 s.
-func (d *decider) estimateBound() int {
-	if d.v.MaxTasks > 0 {
-		return d.v.MaxTasks
-	}
-	return defaultEstimateBound
-}
-
-// defaultEstimateBound is estimateBound with no View.MaxTasks.
-const defaultEstimateBound = 8192
-
 // placed notes c's launch: absent is how many agents did not run its
 // app's executor before it was placed.
 func (d *decider) placed(c *cand, absent int) {
