@@ -180,6 +180,7 @@ func New(d Deps) *Scheduler {
 	s.recon = &reconciler{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "reconciler"),
 		opts: opts, st: s.st, status: s.status, wake: s.Wake, alarm: s.alarm}
 	s.status.answered = s.recon.answered
+	s.recon.async, s.recon.post = func(f func()) { go f() }, s.post
 	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), gauges: d.Gauges,
 		alarm: s.alarm, opts: opts}
 	caps := d.Driver.Capabilities()

@@ -46,6 +46,7 @@ type state struct {
 
 	// reconciliation (reconcile.go)
 	awaiting      map[string]bool // running tasks whose answer is missing
+	asked         int             // the reconciliations begun (an explicit one failing off the loop ends only its own wait: reconciler.ask)
 	awaitFrom     time.Time       // when they were asked for
 	awaitUntil    time.Time       // launching waits for them until then
 	awaitRetry    time.Time       // when the missing answers are asked for again (reconciler.again)

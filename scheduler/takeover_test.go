@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -288,5 +289,35 @@ func TestRoundsWaitForTheTermsSubscription(t *testing.T) {
 	r.sched.turn(r.ctx, &ts, false)
 	if ts.pending {
 		t.Fatal("rounds still held past offersWait")
+	}
+}
+
+// TestSubscriptionReconcilesOffTheLoop: the subscription's reconciliation calls (every
+// recorded task explicitly, then every task the engine knows) are made off the loop, so
+// the engine's reply to them (it queues thousands of answers first) does not hold the
+// turn that leads to the first launch; an explicit one that fails ends the wait for its
+// answers, on the loop, as before.
+func TestSubscriptionReconcilesOffTheLoop(t *testing.T) {
+	r, running := rigAfterAPreviousLeader(t)
+	var calls []func()
+	r.sched.recon.async = func(f func()) { calls = append(calls, f) }
+	r.drv.reconciles = nil
+	r.sched.st.subscribed = false
+	r.sched.Subscribed(r.ctx, "fw-1")
+	r.sched.turn(r.ctx, &turnState{}, true)
+	if len(r.drv.reconciles) != 0 || len(calls) != 2 || len(r.sched.st.awaiting) != len(running) {
+		t.Fatalf("after the subscription's turn: %d reconciliations made on the loop, %d off it, awaiting %v; want 0, 2 and the running tasks",
+			len(r.drv.reconciles), len(calls), r.sched.st.awaiting)
+	}
+	r.drv.reconErr = errors.New("master unreachable")
+	for _, f := range calls {
+		f()
+	}
+	if n := len(r.drv.reconciles); n != 2 || len(r.drv.reconciles[0]) != len(running) || len(r.drv.reconciles[1]) != 0 {
+		t.Fatalf("reconciliations %v, want the running tasks, then every task (implicit)", r.drv.reconciles)
+	}
+	r.sched.drain(r.ctx)
+	if r.sched.st.awaiting != nil {
+		t.Fatalf("awaiting %v after the explicit reconciliation failed, want launching not held", r.sched.st.awaiting)
 	}
 }
