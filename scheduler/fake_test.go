@@ -27,7 +27,7 @@ type fakeDriver struct {
 	reconciles [][]engine.TaskRef
 	shutdowns  []string
 	acceptErr  error
-	reconErr   error // Reconcile's result
+	reconErr   error  // Reconcile's result
 	acceptHook func() // called by a failing Accept before it returns
 	killHook   func() // called by Kill (the driver's lock is not held)
 	calls      chan string
