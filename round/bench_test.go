@@ -113,3 +113,26 @@ func BenchmarkDecideBacklog100kRunning(b *testing.B) {
 	}
 	benchDecide(b, v)
 }
+
+// BenchmarkDecideNoOffers10kRunning: a round with no offer held (a takeover's
+// first, before the engine's offers; or all of them declined) over 10,000 ready
+// executions while 4,000 tasks run: the reasons come from what should be free by the
+// running tasks' count (freeByCount). Every entry that fits that estimate was matched
+// and worded with its holders, none placed, so the whole queue went through it (24 s in
+// a takeover's round at 7,000 jobs, load 30); past a round's worth of tasks, the rest
+// wait with the short reason.
+func BenchmarkDecideNoOffers10kRunning(b *testing.B) {
+	v := benchView(10_000, 512)
+	v.Offers = nil
+	cat := v.Jobs.(*catalog)
+	for j := range 2000 {
+		name := fmt.Sprintf("run-%04d", j)
+		cat.jobs[name] = jobs.Config{JobName: name, AppName: "app-00", ShardingTotalCount: 2, CPUCount: 2, MemoryMB: 512, JobExecutionType: jobs.Transient}
+		v.Running[name] = map[int]task.Entry{}
+		for item := range 2 {
+			v.Running[name][item] = task.Entry{TaskID: fmt.Sprintf("%s-%d", name, item), AgentID: fmt.Sprintf("agent-%03d", (2*j+item)%800),
+				LaunchedAt: t0.Add(time.Duration(j) * time.Second)}
+		}
+	}
+	benchDecide(b, v)
+}

@@ -45,6 +45,10 @@ type decider struct {
 	// running tasks' count, to say why work waits but launch nothing.
 	offs      []offers.Offer
 	estimated bool
+	// estimatedN counts the tasks that fit the estimate (no offer held):
+	// past a round's worth (estimateBound) the rest wait with the short
+	// reason, unmatched.
+	estimatedN int
 
 	// the round's progress (place)
 	m        *offers.Matcher
@@ -136,12 +140,17 @@ func (d *decider) consider(c *cand) {
 		d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 		return
 	}
+	if d.estimated && d.estimatedN >= d.estimateBound() {
+		d.wait(c.key, queue.WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
+		return
+	}
 	absent := 0
 	if !sh.exec.IsZero() {
 		absent = d.m.Absent(sh.app)
 	}
 	ok, reason, detail := d.m.Place(c.requests())
 	if ok && d.estimated {
+		d.estimatedN += c.count()
 		w := queue.Wait{Reason: queue.WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +
 			"waiting for the cluster engine to offer them"}
 		d.plan.Waiting[c.key] = d.occ.withExecutors(c, d.occ.withHolders(c, w))

@@ -26,9 +26,24 @@ const maxHolders = 5
 // enough for one of its shards), soonest expected end first.
 func (o *occupancy) holders(c *cand) []queue.Holder {
 	sh := c.shape()
+	need := sh.task.Add(sh.exec) // the agents it could fit on are those whose total holds a task and its executor
+	if hs, ok := o.holdersOf[need]; ok {
+		return hs
+	}
+	if o.holdersOf == nil {
+		o.holdersOf = map[offers.Resources][]queue.Holder{}
+	}
+	hs := slices.Clip(o.holdersFor(need))
+	o.holdersOf[need] = hs
+	return hs
+}
+
+// holdersFor names the running work on the agents whose total holds need,
+// soonest expected end first (at most maxHolders).
+func (o *occupancy) holdersFor(need offers.Resources) []queue.Holder {
 	by := map[string]*queue.Holder{}
 	for _, a := range o.cluster {
-		if fitCount(a.Total, sh.task, sh.exec, 1) == 0 {
+		if !need.Fits(a.Total) {
 			continue
 		}
 		for _, rt := range o.tasksByAgent()[a.ID] {

@@ -23,6 +23,9 @@ type inboxItem struct {
 	u     pendingUpdate
 	f     func(ctx context.Context)
 	offer bool // f holds offers or rescinds them (may pass status updates in a term's first turns: takeInbox)
+	// subscribe: f is a subscription's (a turn ends its take with it:
+	// takeInbox)
+	subscribe bool
 }
 
 // UpdateAsync queues a status update; the loop handles the updates that
@@ -41,6 +44,13 @@ func (s *Scheduler) UpdateAsync(ctx context.Context, st engine.Status, done func
 func (s *Scheduler) fromStream(ctx context.Context, f func(ctx context.Context)) {
 	if ctx.Err() == nil {
 		s.enqueue(inboxItem{f: f})
+	}
+}
+
+// subscriptionFromStream is fromStream for the subscription event.
+func (s *Scheduler) subscriptionFromStream(ctx context.Context, f func(ctx context.Context)) {
+	if ctx.Err() == nil {
+		s.enqueue(inboxItem{f: f, subscribe: true})
 	}
 }
 
@@ -75,8 +85,15 @@ const updatesPerTurn = 8 * maxBatch
 const backlogHold = 4 * updatesPerTurn
 
 // backlogged reports whether launch rounds should wait for the status
-// updates queued for the loop.
+// updates queued for the loop. Not the term's first round that can launch
+// (st.firstLaunch; one commit's worth): at a takeover the engine resends
+// every update the old leader left unacknowledged besides the
+// reconciliation's answers (at 100,000 jobs 6,224 and 2,043), and the
+// first launch would wait for them.
 func (s *Scheduler) backlogged() bool {
+	if s.st.firstLaunch {
+		return false
+	}
 	s.inboxMu.Lock()
 	defer s.inboxMu.Unlock()
 	return s.inboxUpdates > backlogHold
@@ -137,15 +154,32 @@ func (s *Scheduler) answerQueued() {
 // (woken). The inbox is sliced, not copied: with a backlog of thousands
 // of updates, copying the rest back each turn was a tenth of what the
 // loop allocated.
+//
+// A subscription's event ends the take, with the offers queued after it
+// (offersAhead): the turn that handles it (the reconciliation's question,
+// st.firstLaunch set) goes on to its launch round, instead of first
+// handling the updates queued behind it (a takeover's: the old leader's
+// unacknowledged ones, then the answers, thousands at 100,000 jobs; a
+// turn took updatesPerTurn of them, seconds of handling on the etcd shape,
+// before the offers behind them were even held). Until the term's first
+// round that can launch, a turn takes maxBatch updates, and none while
+// offers are held or queued (the round that uses them runs this turn:
+// Scheduler.turn).
 func (s *Scheduler) takeInbox() []inboxItem {
 	s.inboxMu.Lock()
 	defer s.inboxMu.Unlock()
 	k, taken, limit := 0, 0, updatesPerTurn
-	if s.st.firstLaunch {
+	first := s.st.firstLaunch
+	if first {
 		limit = maxBatch // the term's first launch round comes after one batch, not after the whole backlog
+		if s.st.subscribed && (len(s.st.offers) > 0 || s.offerQueued()) {
+			limit = 0 // ... or after none: its offers are here
+		}
 	}
-	for ; k < len(s.inbox); k++ {
+	cut := false
+	for ; k < len(s.inbox) && !cut; k++ {
 		if s.inbox[k].f != nil {
+			cut = s.inbox[k].subscribe
 			continue
 		}
 		if taken == limit {
@@ -156,13 +190,28 @@ func (s *Scheduler) takeInbox() []inboxItem {
 	in := s.inbox[:k:k]
 	s.inbox = s.inbox[k:]
 	s.inboxUpdates -= taken
-	if s.st.firstLaunch {
+	if first || cut {
 		in = s.offersAhead(in)
 	}
 	if len(s.inbox) > 0 {
 		s.Wake()
 	}
 	return in
+}
+
+// offerQueued reports whether an offer event is queued ahead of every
+// event other than status updates (what offersAhead would move). Under
+// inboxMu.
+func (s *Scheduler) offerQueued() bool {
+	for _, it := range s.inbox {
+		if it.offer {
+			return true
+		}
+		if it.f != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // offersAhead moves the offer events queued behind the status updates
@@ -232,8 +281,9 @@ func (s *Scheduler) handleChain(ctx context.Context, updates []pendingUpdate) {
 		return
 	}
 	applied, err := flush(ctx)
-	acked := min(applied*maxBatch, len(updates))
+	acked := len(updates) // every part applied, the last one too when it wrote nothing (it is then no part of the chain)
 	if err != nil {
+		acked = min(applied*maxBatch, len(updates))
 		s.deps.Log.Warn("status: commit a batch of updates; the engine resends those not committed", "updates", len(updates),
 			"committed", acked, "err", err)
 		s.st.reloadRunning()

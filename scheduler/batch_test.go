@@ -252,3 +252,29 @@ func TestChainedBatchAcknowledgesTheAppliedParts(t *testing.T) {
 		t.Fatalf("shard %d, of the failed part, was ended", maxBatch)
 	}
 }
+
+// TestUpdatesThatWriteNothingAreAcknowledged: a turn's updates are committed maxBatch
+// at a time as the parts of one chain; the updates after the last cut that write nothing
+// (an ended task's update resent, one of a task the registry does not know) make no part
+// of it, and were left unacknowledged: the engine resent them again and again (the
+// simulated master held thousands unacknowledged at a window's end, and a takeover's
+// new leader got them all). Every update handled is acknowledged once the chain applied.
+func TestUpdatesThatWriteNothingAreAcknowledged(t *testing.T) {
+	for _, n := range []int{1, maxBatch, maxBatch + 1, 3*maxBatch + 7} {
+		r := newRig(t)
+		acked, refused := 0, 0
+		for range n {
+			r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_FINISHED"}, func(ok bool) {
+				if ok {
+					acked++
+				} else {
+					refused++
+				}
+			})
+		}
+		r.sched.handleUpdates(r.ctx)
+		if acked != n || refused != 0 {
+			t.Fatalf("%d updates writing nothing: %d acknowledged, %d not", n, acked, refused)
+		}
+	}
+}

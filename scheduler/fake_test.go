@@ -27,6 +27,7 @@ type fakeDriver struct {
 	reconciles [][]engine.TaskRef
 	shutdowns  []string
 	acceptErr  error
+	reconErr   error  // Reconcile's result
 	acceptHook func() // called by a failing Accept before it returns
 	killHook   func() // called by Kill (the driver's lock is not held)
 	calls      chan string
@@ -113,7 +114,7 @@ func (d *fakeDriver) Reconcile(_ context.Context, t []engine.TaskRef) error {
 	defer d.mu.Unlock()
 	d.reconciles = append(d.reconciles, t)
 	d.note("reconcile")
-	return nil
+	return d.reconErr
 }
 
 func (d *fakeDriver) Shutdown(_ context.Context, executorID, _ string) error {
@@ -148,6 +149,7 @@ func newRig(t testing.TB) *rig {
 	r.sched = New(Deps{Registry: r.reg, Driver: r.drv, Clock: r.clk,
 		Options: Options{ExecutorCommand: "/bin/executor", Location: time.UTC}})
 	r.sched.st.subscribed = true
+	r.sched.recon.async = inline
 	return r
 }
 
@@ -203,6 +205,7 @@ func (r *rig) rebuild(mod func(*Deps)) {
 	mod(&d)
 	r.sched = New(d)
 	r.sched.st.subscribed = true
+	r.sched.recon.async = inline
 	r.reload()
 }
 
@@ -246,3 +249,6 @@ func (r *rig) status(taskID, state string) {
 		r.t.Fatal(err)
 	}
 }
+
+// inline runs the reconciler's off-loop calls at once (deterministic tests).
+func inline(f func()) { f() }

@@ -15,7 +15,7 @@ var _ engine.Handler = (*Scheduler)(nil)
 
 // Subscribed persists the framework id, then reconciles every task.
 func (s *Scheduler) Subscribed(ctx context.Context, frameworkID string) {
-	s.fromStream(ctx, func(ctx context.Context) { s.recon.subscribed(ctx, frameworkID) })
+	s.subscriptionFromStream(ctx, func(ctx context.Context) { s.recon.subscribed(ctx, frameworkID) })
 }
 
 // Offers holds new offers until the next launch round.

@@ -35,6 +35,10 @@ type reconciler struct {
 	status *statusHandler
 	wake   func()
 	alarm  *alarm // wakes the loop for the next ask (again)
+	// async runs the subscription's reconciliation calls off the loop
+	// (ask); post hands their failure back to it.
+	async func(f func())
+	post  func(ctx context.Context, f func(ctx context.Context))
 }
 
 // subscribed reconciles every task, and persists the framework id when
@@ -44,13 +48,24 @@ type reconciler struct {
 //
 // The subscription may inherit what the framework's last subscription left
 // with the engine (a previous term's SUPPRESS, its decline filters of up
-// to RefuseIdle): the loop counts itself suppressed, so its first round
-// with work waiting REVIVEs (clearing them) instead of waiting for offers
-// the filters hold back (up to a second at a busy takeover).
+// to RefuseIdle): it REVIVEs (clearing them) instead of waiting for offers
+// they hold back (up to a second at a busy takeover), since its first
+// round waits for offers (Scheduler.roundHeld); if the REVIVE fails, the
+// loop counts itself suppressed and its first round with work REVIVEs.
+//
+// Its first round that can launch comes before the updates queued behind
+// the subscription (st.firstLaunch: takeInbox, Scheduler.turn), whether or
+// not tasks are recorded as running.
 func (r *reconciler) subscribed(ctx context.Context, frameworkID string) {
-	r.st.subscribed, r.st.suppressed = true, true
+	r.st.subscribed, r.st.suppressed, r.st.firstLaunch = true, true, true
+	r.st.everSubscribed, r.st.subscribedAt = true, r.clock.Now()
+	if err := r.driver.Revive(ctx); err != nil {
+		r.log.Warn("revive after subscribing", "err", err)
+	} else {
+		r.st.suppressed, r.st.filtersUntil = false, time.Time{}
+	}
 	r.begin(ctx)
-	_ = r.reconcile(ctx, false)
+	r.ask(ctx, nil, false)
 	if frameworkID == r.st.frameworkID {
 		return // the registry holds it (read at the term's start, or written by this term)
 	}
@@ -90,6 +105,7 @@ func (r *reconciler) reconcile(ctx context.Context, explicit bool) error {
 // and holds back the launches of their jobs until each has been answered.
 func (r *reconciler) begin(ctx context.Context) {
 	r.st.awaiting = map[string]bool{}
+	r.st.asked++
 	r.st.reconciledAt = r.clock.Now() // the periodic one counts its interval from here
 	all, err := r.st.runningAll(ctx, r.reg)
 	if err != nil {
@@ -111,9 +127,38 @@ func (r *reconciler) begin(ctx context.Context) {
 	r.alarm.set(r.st.awaitRetry)
 	r.st.firstLaunch = true
 	r.log.Info("reconciling running tasks before launching", "tasks", len(r.st.awaiting), "wait", r.opts.ReconcileWait)
-	if err := r.reconcile(ctx, true); err != nil {
-		r.st.awaiting = nil
+	refs := make([]engine.TaskRef, 0, len(r.st.awaiting))
+	for _, items := range all {
+		for _, rt := range items {
+			refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+		}
 	}
+	r.ask(ctx, refs, true)
+}
+
+// ask sends the subscription's reconciliation (refs; explicit, or
+// implicit: every task the engine knows) off the loop: the engine's
+// master queues an answer for each task before it replies (3,270 tasks,
+// two calls: 0.6 s of the loop at a takeover, before its first launch
+// round). The answers come on the event stream as ever. An explicit one
+// that fails ends the wait for its answers (launching goes on), as when it
+// was sent from the loop, unless a later subscription's began since.
+func (r *reconciler) ask(ctx context.Context, refs []engine.TaskRef, explicit bool) {
+	asked := r.st.asked
+	r.async(func() {
+		err := r.driver.Reconcile(ctx, refs)
+		if err == nil {
+			return
+		}
+		r.log.Warn("reconcile", "explicit", explicit, "tasks", len(refs), "err", err)
+		if explicit {
+			r.post(ctx, func(context.Context) {
+				if r.st.asked == asked {
+					r.st.awaiting = nil
+				}
+			})
+		}
+	})
 }
 
 // reconcileRetry is how long after asking for the running tasks' states

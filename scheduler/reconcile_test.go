@@ -111,8 +111,9 @@ func TestPeriodicReconcileKeepsItsInterval(t *testing.T) {
 
 // TestQueuedAnswersEndReconciliationBeforeTheyAreHandled: at a takeover
 // the engine answers for every running task at once; the answers count as
-// they arrive, and while the term has not launched, a turn handles one
-// batch of updates before its round (not the whole backlog). Work of a job
+// they arrive, and while the term has not launched, a turn with offers
+// held handles none of the updates before its round (not the whole
+// backlog, not one batch of it). Work of a job
 // whose answer is not handled yet waits (the registry still holds its task
 // as running), so nothing the old term launched is launched again.
 func TestQueuedAnswersEndReconciliationBeforeTheyAreHandled(t *testing.T) {
@@ -128,8 +129,8 @@ func TestQueuedAnswersEndReconciliationBeforeTheyAreHandled(t *testing.T) {
 	r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: running[0].TaskID, State: "TASK_RUNNING"}, func(bool) { acked++ })
 	r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: running[1].TaskID, State: "TASK_LOST"}, func(bool) { acked++ })
 	r.sched.handleUpdates(r.ctx)
-	if acked != maxBatch {
-		t.Fatalf("the term's first turn handled %d updates, want one batch (%d)", acked, maxBatch)
+	if acked != 0 {
+		t.Fatalf("the term's first turn, offers held, handled %d updates before its round, want none", acked)
 	}
 	if len(r.sched.st.awaiting) != 0 {
 		t.Fatalf("queued answers not counted: %d awaited", len(r.sched.st.awaiting))
@@ -159,8 +160,9 @@ func TestQueuedAnswersEndReconciliationBeforeTheyAreHandled(t *testing.T) {
 
 // TestOffersPassTheBacklogInATermsFirstTurns: until the term's first round
 // that can launch, offers queued behind status updates left for later
-// turns are handled in this turn (the launch round needs them), but never
-// ahead of the stream's other events.
+// turns are handled in this turn (the launch round needs them), before any
+// of those updates, but never ahead of the stream's other events; with no
+// offer to take, a turn takes one batch of updates.
 func TestOffersPassTheBacklogInATermsFirstTurns(t *testing.T) {
 	r := newRig(t)
 	r.sched.st.firstLaunch = true
@@ -179,8 +181,13 @@ func TestOffersPassTheBacklogInATermsFirstTurns(t *testing.T) {
 		t.Fatalf("after the first turn: offers %v (want o2 only: o1 rescinded, o3 behind other events), later event handled %v",
 			r.sched.st.offers, failed)
 	}
-	if r.sched.inboxUpdates != 10 {
-		t.Fatalf("%d updates left, want 10", r.sched.inboxUpdates)
+	if r.sched.inboxUpdates != maxBatch+10 {
+		t.Fatalf("%d updates left, want all %d (the offers first)", r.sched.inboxUpdates, maxBatch+10)
+	}
+	r.sched.st.subscribed = false // no offer to take now: one batch of updates
+	r.sched.handleUpdates(r.ctx)
+	if r.sched.inboxUpdates != 10 || failed {
+		t.Fatalf("%d updates left, want 10; the later event handled %v", r.sched.inboxUpdates, failed)
 	}
 	for len(r.sched.inbox) > 0 {
 		r.sched.handleUpdates(r.ctx)

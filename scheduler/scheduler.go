@@ -183,6 +183,7 @@ func New(d Deps) *Scheduler {
 	s.recon = &reconciler{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "reconciler"),
 		opts: opts, st: s.st, status: s.status, wake: s.Wake, alarm: s.alarm}
 	s.status.answered = s.recon.answered
+	s.recon.async, s.recon.post = func(f func()) { go f() }, s.post
 	waits := &waitRecorder{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "waiting"), gauges: d.Gauges,
 		alarm: s.alarm, opts: opts}
 	caps := d.Driver.Capabilities()
@@ -346,8 +347,7 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 	tick := s.deps.Clock.NewTimer(s.tickEvery())
 	defer tick.Stop()
 	defer s.alarm.timer.Stop()
-	pending := false              // a launch round is due
-	var throttle <-chan time.Time // set while rounds are spaced out (roundGap)
+	ts := turnState{since: s.deps.Clock.Now()}
 	for {
 		dirty := false
 		select {
@@ -370,25 +370,88 @@ func (s *Scheduler) loop(ctx context.Context, errc <-chan error) error {
 			s.recon.periodic(ctx)
 			tick.Reset(s.tickEvery())
 			dirty = true
-		case <-throttle:
-			throttle = nil
+		case <-ts.throttle:
+			ts.throttle = nil
 		}
-		s.drain(ctx)
-		s.handleUpdates(ctx)
-		s.recon.again(ctx)
-		if s.st.roundNow { // the term may launch now: not held by the last round's spacing
-			s.st.roundNow, throttle = false, nil
-		}
-		pending = pending || dirty
-		if pending && throttle == nil && !s.backlogged() {
-			pending = false
-			start := time.Now()
-			s.launcher.round(ctx)
-			if gap := roundGap(time.Since(start)); gap > 0 {
-				throttle = time.After(gap)
-			}
+		s.turn(ctx, &ts, dirty)
+	}
+}
+
+// turnState is what the loop carries from one turn to the next.
+type turnState struct {
+	pending  bool             // a launch round is due
+	throttle <-chan time.Time // set while rounds are spaced out (roundGap)
+	since    time.Time        // the loop's start (the term's)
+}
+
+// turn is one turn of the loop after what woke it (dirty: something
+// changed): the queued events, the status updates taken this turn
+// (takeInbox), the reconciliation's retry, then a launch round if one is
+// due and not held back. The term's first round that can launch (offers
+// held while st.firstLaunch) is never held back: not by the last round's
+// spacing, not by the status backlog, and the turn that leads to it
+// handles none of the backlog's updates first (takeInbox), so a takeover's
+// first launch comes one round after its subscription and its offers, not
+// after the updates the old leader left and the answers.
+func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
+	s.drain(ctx)
+	s.handleUpdates(ctx)
+	s.recon.again(ctx)
+	if s.st.roundNow || s.firstLaunchDue() { // the term may launch now: not held by the last round's spacing
+		s.st.roundNow, ts.throttle, dirty = false, nil, true
+	}
+	ts.pending = ts.pending || dirty
+	if ts.pending && ts.throttle == nil && !s.backlogged() && !s.roundHeld(ts.since) {
+		ts.pending = false
+		start := time.Now()
+		s.launcher.round(ctx)
+		if gap := roundGap(time.Since(start)); gap > 0 {
+			ts.throttle = time.After(gap)
 		}
 	}
+}
+
+// subscribeWait bounds how long a term's launch rounds wait for its first
+// subscription to the engine, and offersWait how long, after a
+// subscription, its first round waits for offers (roundHeld).
+const (
+	subscribeWait = 5 * time.Second
+	offersWait    = time.Second
+)
+
+// roundHeld reports whether launch rounds wait (an alarm wakes the loop at
+// the bound): while the term has not subscribed yet, since its start
+// (since) less than subscribeWait ago; and after a subscription, until
+// its first offers, at most offersWait. Such a round launches nothing, and
+// at a takeover it held the loop when the subscription, then the offers,
+// came: at 6,000 jobs on etcd 0.7 s of reading and deciding over the
+// ready queue before the subscription, and a round with no offer costs as
+// much as one with offers at 100,000 jobs (the subscription REVIVEs, so the
+// previous term's SUPPRESS or decline filters hold no offer back). Past
+// the bounds, and after a later disconnection, rounds run as before, and
+// say why the work waits (queue.WaitNotSubscribed, WaitNoOffers).
+func (s *Scheduler) roundHeld(since time.Time) bool {
+	var until time.Time
+	switch {
+	case !s.st.subscribed && !s.st.everSubscribed && !since.IsZero():
+		until = since.Add(subscribeWait)
+	case s.st.subscribed && s.st.firstLaunch && len(s.st.offers) == 0 && !s.st.subscribedAt.IsZero():
+		until = s.st.subscribedAt.Add(offersWait)
+	default:
+		return false
+	}
+	if !s.deps.Clock.Now().Before(until) {
+		return false
+	}
+	s.alarm.set(until)
+	return true
+}
+
+// firstLaunchDue reports whether the term's first round that can launch
+// is due: offers are held, and no round has looked at them since the
+// subscription (the round clears st.firstLaunch).
+func (s *Scheduler) firstLaunchDue() bool {
+	return s.st.firstLaunch && s.st.subscribed && len(s.st.offers) > 0
 }
 
 // roundGap spaces launch rounds out once they get expensive (a large

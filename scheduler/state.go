@@ -21,7 +21,11 @@ import (
 // each read and change their part of it.
 type state struct {
 	subscribed bool // the engine's subscription is live
-	suppressed bool // offers are suppressed (nothing waits)
+	// everSubscribed: the term has subscribed (its rounds no longer wait
+	// for it: Scheduler.awaitingSubscription).
+	everSubscribed bool
+	subscribedAt   time.Time // the last subscription (its first round waits for offers from then: Scheduler.roundHeld)
+	suppressed     bool      // offers are suppressed (nothing waits)
 	// filtersUntil is when the longest decline filter this scheduler asked
 	// for lapses (zero: none since the last REVIVE, which clears them).
 	filtersUntil time.Time
@@ -42,12 +46,13 @@ type state struct {
 
 	// reconciliation (reconcile.go)
 	awaiting      map[string]bool // running tasks whose answer is missing
+	asked         int             // the reconciliations begun (an explicit one failing off the loop ends only its own wait: reconciler.ask)
 	awaitFrom     time.Time       // when they were asked for
 	awaitUntil    time.Time       // launching waits for them until then
 	awaitRetry    time.Time       // when the missing answers are asked for again (reconciler.again)
 	awaitGap      time.Duration   // the wait before that ask, doubling
 	roundNow      bool            // the last answer came: the next round runs at once, past the spacing (roundGap)
-	firstLaunch   bool            // a reconciliation held launching back and no round has launched since (batch.go: short turns)
+	firstLaunch   bool            // subscribed, and no round has looked at offers since (batch.go: short turns; Scheduler.turn)
 	reconciledAt  time.Time       // the last periodic explicit reconciliation
 	frameworkID   string          // the framework id the registry holds, as far as this term knows ("": to be written)
 	launched      atomic.Bool     // the term has launched (its first launch is logged; Scheduler.Launched)

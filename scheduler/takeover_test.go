@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -138,8 +140,8 @@ func TestReconciliationHoldsOnlyTheJobsItConfirms(t *testing.T) {
 }
 
 // TestSubscriptionRevivesOnceForWaitingWork: a new subscription may inherit the last
-// term's SUPPRESS and decline filters, which the new term knows nothing of; its first
-// round with work waiting REVIVEs (once), rather than waiting for offers they hold back.
+// term's SUPPRESS and decline filters, which the new term knows nothing of; it REVIVEs
+// (once), rather than waiting for offers they hold back.
 func TestSubscriptionRevivesOnceForWaitingWork(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 0.1, 32)
@@ -156,5 +158,166 @@ func TestSubscriptionRevivesOnceForWaitingWork(t *testing.T) {
 	r.sched.launcher.round(r.ctx)
 	if len(r.running("j")) != 1 {
 		t.Fatalf("j running %v, want it launched on the offer", r.running("j"))
+	}
+}
+
+// TestTakeoversFirstTurnLaunchesBeforeTheBacklog: at a takeover the engine's stream
+// brings the subscription, then every update the old leader left unacknowledged (more
+// than backlogHold here), the offers, then the reconciliation's answers. The loop's turn
+// that handles the subscription goes on to a launch round with those offers, before it
+// handles any of the updates queued behind it, though the last round's spacing still runs
+// and the backlog would hold a later round: the work of a job with nothing recorded as
+// running launches; the old leader's job, its tasks answered but not handled, waits. (A
+// turn took updatesPerTurn updates first, and the offers behind them only in a later
+// turn: the first launch at 100,000 jobs on etcd came only after the last answer.)
+func TestTakeoversFirstTurnLaunchesBeforeTheBacklog(t *testing.T) {
+	r, running := rigAfterAPreviousLeader(t)
+	r.rebuild(func(*Deps) {}) // the next leader, on the same registry
+	r.sched.st.subscribed = false
+	r.trigger("new")
+	r.trigger("old") // its next execution: waits for the recorded one
+	var acked, ackedBeforeLaunch int
+	done := func(ok bool) {
+		if !ok {
+			t.Error("an update not handled")
+		}
+		acked++
+		if len(r.drv.accepts) == 0 {
+			ackedBeforeLaunch++
+		}
+	}
+	r.sched.Subscribed(r.ctx, "fw-1")
+	const resent = backlogHold + 1
+	for range resent {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "foreign-task", State: "TASK_FINISHED"}, done)
+	}
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	for _, e := range running {
+		r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: e.TaskID, AgentID: "agent-1", State: "TASK_RUNNING",
+			Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"}, done)
+	}
+	if !r.sched.backlogged() {
+		t.Fatal("no backlog: the test needs one")
+	}
+	ts := turnState{throttle: make(chan time.Time)} // the last round's spacing, not over
+	r.sched.turn(r.ctx, &ts, true)
+	if len(r.drv.reconciles) == 0 {
+		t.Fatal("the subscription's turn asked nothing")
+	}
+	if len(r.drv.accepts) != 1 || ackedBeforeLaunch != 0 {
+		t.Fatalf("after the subscription's turn: %d ACCEPTs, %d updates handled before the first, want 1 and none",
+			len(r.drv.accepts), ackedBeforeLaunch)
+	}
+	for _, l := range r.drv.accepts[0].launches {
+		if tid, _ := jobs.ParseTaskID(l.TaskID); tid.JobName != "new" {
+			t.Fatalf("launched %s, want only new's (old's recorded tasks not handled yet)", l.TaskID)
+		}
+	}
+	if r.sched.st.firstLaunch {
+		t.Fatal("still in the term's first launch after a round launched")
+	}
+	for turns := 0; len(r.sched.inbox) > 0; turns++ {
+		if turns > resent/updatesPerTurn+2 {
+			t.Fatalf("%d turns, %d updates still queued", turns, r.sched.inboxUpdates)
+		}
+		r.sched.turn(r.ctx, &ts, true)
+	}
+	if len(r.sched.st.awaiting) != 0 {
+		t.Fatalf("awaiting %v after the answers", r.sched.st.awaiting)
+	}
+	if acked != resent+len(running) {
+		t.Fatalf("%d updates handled, want %d", acked, resent+len(running))
+	}
+	if got := r.running("old"); len(got) != len(running) {
+		t.Fatalf("old running %+v, want its recorded tasks (answered running)", got)
+	}
+}
+
+// TestRoundsWaitForTheTermsSubscription: a term's launch rounds wait for its first
+// subscription to the engine (at most subscribeWait; the alarm is set for it), then for
+// the subscription's first offers (at most offersWait): a round before them launches
+// nothing, and at a takeover it held the loop when the subscription, then the offers,
+// came. The offers' turn launches; past the bounds, or after a later disconnection,
+// rounds run as before (and say why the work waits).
+func TestRoundsWaitForTheTermsSubscription(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount = "j", 1, 0.1 })
+	r.trigger("j")
+	r.sched.st.subscribed = false // a new term, not subscribed yet
+	ts := turnState{since: r.clk.Now()}
+	r.sched.turn(r.ctx, &ts, true)
+	if !ts.pending {
+		t.Fatal("a round ran before the term's subscription")
+	}
+	if want := ts.since.Add(subscribeWait); !r.sched.alarm.at.Equal(want) {
+		t.Fatalf("alarm at %v, want the bound %v", r.sched.alarm.at, want)
+	}
+	r.sched.Subscribed(r.ctx, "fw-1")
+	r.sched.turn(r.ctx, &ts, true)
+	if !ts.pending || r.drv.revive != 1 {
+		t.Fatalf("after the subscription, no offer yet: round due %v (want held), %d REVIVEs (want 1)", ts.pending, r.drv.revive)
+	}
+	if want := r.clk.Now().Add(offersWait); !r.sched.alarm.at.Equal(want) {
+		t.Fatalf("alarm at %v, want the offers' bound %v", r.sched.alarm.at, want)
+	}
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	r.sched.turn(r.ctx, &ts, false)
+	if ts.pending || len(r.drv.accepts) != 1 || len(r.running("j")) != 1 {
+		t.Fatalf("after the subscription: round due %v, %d ACCEPTs, j running %v: want j launched", ts.pending, len(r.drv.accepts), r.running("j"))
+	}
+	r.sched.Disconnected(r.ctx, context.Canceled) // later: rounds run unsubscribed
+	ts.throttle = nil                             // (the last round's spacing, on the wall clock, is over)
+	r.sched.turn(r.ctx, &ts, true)
+	if ts.pending {
+		t.Fatal("a round held after the term's subscription ended")
+	}
+
+	r = newRig(t) // no subscription within the bound
+	r.sched.st.subscribed = false
+	ts = turnState{since: r.clk.Now()}
+	r.sched.turn(r.ctx, &ts, true)
+	r.clk.Advance(subscribeWait)
+	r.sched.turn(r.ctx, &ts, false)
+	if ts.pending {
+		t.Fatal("rounds still held past subscribeWait")
+	}
+	r.sched.Subscribed(r.ctx, "fw-1") // no offer within the bound
+	ts.throttle = nil
+	r.sched.turn(r.ctx, &ts, true)
+	r.clk.Advance(offersWait)
+	r.sched.turn(r.ctx, &ts, false)
+	if ts.pending {
+		t.Fatal("rounds still held past offersWait")
+	}
+}
+
+// TestSubscriptionReconcilesOffTheLoop: the subscription's reconciliation calls (every
+// recorded task explicitly, then every task the engine knows) are made off the loop, so
+// the engine's reply to them (it queues thousands of answers first) does not hold the
+// turn that leads to the first launch; an explicit one that fails ends the wait for its
+// answers, on the loop, as before.
+func TestSubscriptionReconcilesOffTheLoop(t *testing.T) {
+	r, running := rigAfterAPreviousLeader(t)
+	var calls []func()
+	r.sched.recon.async = func(f func()) { calls = append(calls, f) }
+	r.drv.reconciles = nil
+	r.sched.st.subscribed = false
+	r.sched.Subscribed(r.ctx, "fw-1")
+	r.sched.turn(r.ctx, &turnState{}, true)
+	if len(r.drv.reconciles) != 0 || len(calls) != 2 || len(r.sched.st.awaiting) != len(running) {
+		t.Fatalf("after the subscription's turn: %d reconciliations made on the loop, %d off it, awaiting %v; want 0, 2 and the running tasks",
+			len(r.drv.reconciles), len(calls), r.sched.st.awaiting)
+	}
+	r.drv.reconErr = errors.New("master unreachable")
+	for _, f := range calls {
+		f()
+	}
+	if n := len(r.drv.reconciles); n != 2 || len(r.drv.reconciles[0]) != len(running) || len(r.drv.reconciles[1]) != 0 {
+		t.Fatalf("reconciliations %v, want the running tasks, then every task (implicit)", r.drv.reconciles)
+	}
+	r.sched.drain(r.ctx)
+	if r.sched.st.awaiting != nil {
+		t.Fatalf("awaiting %v after the explicit reconciliation failed, want launching not held", r.sched.st.awaiting)
 	}
 }

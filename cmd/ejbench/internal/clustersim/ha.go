@@ -106,7 +106,7 @@ func (s *simRun) stepsOf(logPath string, killed time.Time) {
 	if err != nil {
 		return
 	}
-	steps := []string{"elected leader", "registry cache caught up", "msg=framework", "msg=leading", "reconciling running tasks", "first offers arrived",
+	steps := []string{"elected leader", "registry cache caught up", "msg=framework", "msg=leading", "msg=subscribed", "reconciling running tasks", "first offers arrived",
 		"every running task reconciled", "queued fires missed", "first launch round of the term"}
 	for line := range strings.Lines(string(data)) {
 		for _, step := range steps {
