@@ -3,6 +3,7 @@ package replog
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
@@ -65,9 +66,17 @@ func decodeEntry(v []byte) ([]trace.Event, error) {
 		return nil, fmt.Errorf("replog: entry's gzip header: %w", err)
 	}
 	defer gzipReaders.Put(r)
-	lines, err := io.ReadAll(r)
-	if err != nil {
+	var lines bytes.Buffer
+	if len(v) >= 8 { // gzip's trailer ends with the size of what it holds (mod 2³²): read into one array
+		lines.Grow(int(min(binary.LittleEndian.Uint32(v[len(v)-4:]), maxEntryLines)))
+	}
+	if _, err := lines.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("replog: decompress an entry: %w", err)
 	}
-	return trace.UnmarshalEvents(lines)
+	return trace.UnmarshalEvents(lines.Bytes())
 }
+
+// maxEntryLines caps the array decodeEntry sizes from an entry's trailer
+// (a damaged trailer must not allocate gigabytes; a bigger entry still
+// reads, growing it).
+const maxEntryLines = 4 << 20
