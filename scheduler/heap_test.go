@@ -51,14 +51,22 @@ func simJobs(t testing.TB, kv store.KV, n int) {
 	}
 }
 
-// catalogHeapPerJob is the live heap a loaded catalog of n jobs holds,
-// per job.
-func catalogHeapPerJob(t testing.TB, n int) float64 {
+// catalogHeapPerJob is the live heap a catalog of n jobs holds, per job:
+// loaded at once (a term's or a standby's start), or grown by one change
+// a job (changes: the jobs registered while it ran, as a running
+// scheduler's catalog and every standby's hold them).
+func catalogHeapPerJob(t testing.TB, n int, changes bool) float64 {
 	kv := memory.New()
 	simJobs(t, kv, n)
 	before := heapbench.Live()
 	c := NewCatalog(registry.New(kv))
-	if err := c.Load(context.Background()); err != nil {
+	if changes {
+		for i := range n {
+			if err := c.apply(context.Background(), registry.ConfigChange{Kind: registry.ConfigJob, Name: fmt.Sprintf("sim-%06d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	} else if err := c.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	per := float64(heapbench.Live()-before) / float64(n)
@@ -74,17 +82,24 @@ func TestCatalogHeapPerJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads 20,000 jobs")
 	}
-	per := catalogHeapPerJob(t, heapJobs)
-	t.Logf("catalog: %.0f B/job", per)
-	if per > maxCatalogHeapPerJob {
-		t.Fatalf("the catalog holds %.0f B per job, more than its bound %d B", per, maxCatalogHeapPerJob)
+	for _, changes := range []bool{false, true} {
+		per := catalogHeapPerJob(t, heapJobs, changes)
+		t.Logf("catalog (grown by changes: %v): %.0f B/job", changes, per)
+		if per > maxCatalogHeapPerJob {
+			t.Fatalf("the catalog (grown by changes: %v) holds %.0f B per job, more than its bound %d B", changes, per, maxCatalogHeapPerJob)
+		}
 	}
 }
 
-// BenchmarkCatalogHeap reports the catalog's live heap per job.
+// BenchmarkCatalogHeap reports the catalog's live heap per job, loaded
+// at once and grown by a change a job.
 func BenchmarkCatalogHeap(b *testing.B) {
-	for b.Loop() {
-		b.ReportMetric(catalogHeapPerJob(b, heapJobs), "heap-B/job")
+	for _, changes := range []bool{false, true} {
+		b.Run(fmt.Sprintf("changes=%v", changes), func(b *testing.B) {
+			for b.Loop() {
+				b.ReportMetric(catalogHeapPerJob(b, heapJobs, changes), "heap-B/job")
+			}
+		})
 	}
 }
 

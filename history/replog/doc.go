@@ -5,7 +5,7 @@
 //
 // # Path of a row
 //
-//	trace.Writer.Record ─► spool (fsync) ─► Log.Publish: one etcd put per batch (≤ 512 KiB)
+//	trace.Writer.Record ─► spool (fsync) ─► Log.Publish: one etcd put per batch (≤ 512 KiB of lines, gzip)
 //	                                              │  key Prefix/log/<replica>-<boot>-<seq>, ordered by revision
 //	      every replica: Log.Run ◄── read from its position, then watch ──┘
 //	                     │
@@ -20,6 +20,13 @@
 // answers), and every replica applies the log to its own SQLite, the
 // publisher's included, so every copy receives the same batches in the
 // same (revision) order and ends up identical.
+//
+// An entry's value is the batch's lines compressed with gzip (entry.go):
+// every member holds its last etcd_catchup_entries raft entries in
+// memory, and its entries until pruned in its database, so the history
+// is most of a member's raft log; compressed, a batch is about an eighth
+// (BenchmarkEntryBytes: 406 → 45 B per event). Entries written before
+// are read as they are.
 //
 // A takeover loses nothing: an event the old leader spooled but did not
 // publish stays in its spool and is published when it starts again

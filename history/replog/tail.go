@@ -44,7 +44,7 @@ func (l *Log) ensureTable(ctx context.Context) error {
 func (l *Log) apply(ctx context.Context, kvs []*mvccpb.KeyValue, rev int64) error {
 	var evs []trace.Event
 	for _, kv := range kvs {
-		e, err := trace.UnmarshalEvents(kv.Value)
+		e, err := decodeEntry(kv.Value)
 		if err != nil {
 			l.m.bad.Inc()
 			l.o.Log.Error("replog: entry not decodable, skipped", "key", string(kv.Key), "err", err)

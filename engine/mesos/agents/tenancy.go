@@ -57,18 +57,30 @@ func (w Weakness) String() string {
 }
 
 // TenantWeaknesses reads every agent's flags and lists those that do not
-// isolate namespaces from each other, by agent id.
+// isolate namespaces from each other, by agent id. Agents served by one
+// process (one pid address: a simulated cluster's, whose /state is the
+// whole cluster's, megabytes for a thousand agents) are read once.
 func (c *Client) TenantWeaknesses(ctx context.Context) ([]Weakness, error) {
 	ags, err := c.Agents(ctx)
 	if err != nil {
 		return nil, err
 	}
+	type read struct {
+		st  isolationState
+		err error
+	}
+	reads := map[string]read{} // by agent URL
 	var out []Weakness
 	for _, a := range ags {
 		base, err := agentURL(a)
 		var st isolationState
 		if err == nil {
-			err = c.getJSON(ctx, base+"/state", &st)
+			r, ok := reads[base]
+			if !ok {
+				r.err = c.getJSON(ctx, base+"/state", &r.st)
+				reads[base] = r
+			}
+			st, err = r.st, r.err
 		}
 		if err != nil {
 			out = append(out, Weakness{Agent: a, Err: err})

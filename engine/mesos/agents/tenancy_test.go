@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -52,5 +53,39 @@ func TestTenantWeaknesses(t *testing.T) {
 	}
 	if s := ws[0].String(); !strings.Contains(s, "filesystem/linux,namespaces/pid") || !strings.Contains(s, "switch_user") {
 		t.Errorf("message %q", s)
+	}
+}
+
+// Agents served by one process (one pid address, as a simulated cluster's
+// are) are read once a pass, and each is still reported.
+func TestTenantWeaknessesReadsAnAddressOnce(t *testing.T) {
+	var reads atomic.Int32
+	weak := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reads.Add(1)
+		_, _ = w.Write([]byte(`{"flags":{"isolation":"posix/cpu,posix/mem","switch_user":"false"}}`))
+	}))
+	t.Cleanup(weak.Close)
+	pid := "slave(1)@" + strings.TrimPrefix(weak.URL, "http://")
+	master := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"slaves":[{"id":"S2","hostname":"a","pid":"` + pid + `"},{"id":"S0","hostname":"a","pid":"` + pid +
+			`"},{"id":"S1","hostname":"a","pid":"` + pid + `"},{"id":"S3","hostname":"b","pid":"nowhere"}]}`))
+	}))
+	t.Cleanup(master.Close)
+	ws, err := New(master.URL).TenantWeaknesses(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, w := range ws {
+		ids = append(ids, w.Agent.ID)
+		if w.Agent.ID != "S3" && (!w.NoSwitchUser || w.Err != nil) {
+			t.Fatalf("agent %s: %+v, want the shared state's weakness", w.Agent.ID, w)
+		}
+	}
+	if !slices.Equal(ids, []string{"S0", "S1", "S2", "S3"}) || ws[3].Err == nil {
+		t.Fatalf("weaknesses of %v (%+v), want S0-S2 weak and S3 unreadable", ids, ws)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("the shared address was read %d times, want once", n)
 	}
 }

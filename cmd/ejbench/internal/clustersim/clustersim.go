@@ -371,6 +371,15 @@ func (s *simRun) heapProfile() {
 		return
 	}
 	bench.PprofTop(s.o.BinDir, s.r, s.sc, "scheduler", prof, "scheduler heap in use at the window's end", "-sample_index=inuse_space", "-nodecount=25")
+	if s.sb == nil {
+		return
+	}
+	prof = filepath.Join(s.dir, "standby.heap.pprof")
+	if err := bench.FetchProfile(s.sb.Port, "heap", prof); err != nil {
+		s.r.Note(s.sc + ": standby heap profile: " + err.Error())
+		return
+	}
+	bench.PprofTop(s.o.BinDir, s.r, s.sc, "scheduler", prof, "a standby's heap in use at the window's end", "-sample_index=inuse_space", "-nodecount=25")
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

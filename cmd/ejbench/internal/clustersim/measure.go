@@ -113,9 +113,7 @@ func (s *simRun) measure(ctx context.Context) error {
 	if s.sb != nil && sb0 != nil {
 		if sb1, err := s.sb.API.Scrape(); err == nil {
 			s.reportLag("standby", sb0, sb1)
-			if rss, err := bench.ReadMem(s.sb.PID()); err == nil {
-				s.r.Add(s.sc, "standby VmRSS at end", bench.MB(float64(rss.RSS)), "", nil)
-			}
+			s.reportStandbyMem("standby", s.sb, sb1)
 		}
 	}
 	if s.store == "etcd" {
@@ -278,8 +276,26 @@ func (s *simRun) reportEtcd(m0, m1 promtext.Set) {
 	s.r.Add(s.sc, "etcd: raft entries/s; key writes (puts, deletes)/s in window; members' backend size at end",
 		fmt.Sprintf("%.0f/s; %.0f/s; %s", (idx(m1)-idx(m0))/s.window, writes/s.window, strings.Join(sizes, ", ")), "", nil)
 	if s.sb2 != nil {
-		if rss, err := bench.ReadMem(s.sb2.PID()); err == nil {
-			s.r.Add(s.sc, "second standby VmRSS at end", bench.MB(float64(rss.RSS)), "", nil)
+		m, err := s.sb2.API.Scrape()
+		if err != nil {
+			s.r.Note(s.sc + ": the second standby's /metrics: " + err.Error())
 		}
+		s.reportStandbyMem("second standby", s.sb2, m)
 	}
+}
+
+// reportStandbyMem adds a standby's VmRSS at the window's end, its
+// mapped files' share (RssFile: on etcd, mostly the member's database)
+// and its Go heap in use (from m, its /metrics then; nil: not known).
+func (s *simRun) reportStandbyMem(name string, sb *bench.Scheduler, m promtext.Set) {
+	mem, err := bench.ReadMem(sb.PID())
+	if err != nil {
+		return
+	}
+	heap := "?"
+	if m != nil {
+		heap = bench.MB(m.Sum("go_memstats_heap_inuse_bytes"))
+	}
+	s.r.Add(s.sc, name+" at end: VmRSS; RssFile; Go heap in use",
+		bench.MB(float64(mem.RSS))+"; "+bench.MB(float64(mem.File))+"; "+heap, "", nil)
 }
