@@ -110,8 +110,8 @@ func (d *decider) classify() {
 			d.notRunnable(key, Stale{Job: rd.Job}, job, why)
 			continue
 		}
-		if rd.NotBefore.After(v.Now) { // a cron fire staged ahead of its instant
-			d.waitUntil(key, queue.WaitStaged, "a cron fire held until its instant "+fmtUntil(rd.NotBefore), rd.NotBefore)
+		if until := stagedUntil(rd); until.After(v.Now) { // a cron fire staged ahead of its instant
+			d.waitUntil(key, queue.WaitStaged, "a cron fire held until its instant "+fmtUntil(until), until)
 			continue
 		}
 		items, ok := toLaunch(job, v.Running[rd.Job])
@@ -191,4 +191,17 @@ func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Run
 	default:
 		d.wait(key, queue.WaitAppDisabled, fmt.Sprintf("the job's app %s is disabled or missing", job.AppName))
 	}
+}
+
+// stagedUntil is when rd's next execution may launch at the earliest: a
+// new entry's NotBefore, or the cron instant the next execution serves (a
+// fire the producer staged ahead into an entry that had executions
+// pending already: it has no NotBefore of its own, and it must not start
+// before its instant once those ahead of it have launched).
+func stagedUntil(rd *queue.Ready) time.Time {
+	until := rd.NotBefore
+	if n := rd.FirstNominal(); n.After(until) {
+		until = n
+	}
+	return until
 }

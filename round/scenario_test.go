@@ -134,6 +134,9 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			if s := m["notbefore"]; s != "" {
 				rd.NotBefore = at(s)
 			}
+			if s := m["nominal"]; s != "" { // the instants the newest executions serve, oldest first (misfire=true)
+				rd = nominalReady(rd, strings.Split(s, ","), at)
+			}
 			v.Ready = append(v.Ready, rd)
 		case "failover":
 			f := queue.Failover{Job: arg(1), Item: int(num(m["item"])), Since: at(m["since"]), Attempts: int(num(m["attempts"]))}
@@ -269,4 +272,16 @@ func staleName(s Stale) string {
 		return fmt.Sprintf("failover/%s/%d", s.Job, s.Item)
 	}
 	return "ready/" + s.Job
+}
+
+// nominalReady is rd with its newest executions serving the instants
+// given, oldest first, added as a misfire=true job's fires are.
+func nominalReady(rd *queue.Ready, instants []string, at func(string) time.Time) *queue.Ready {
+	plain := rd.Count - len(instants)
+	next := queue.Ready{Job: rd.Job, Count: plain, Since: rd.Since, NotBefore: rd.NotBefore}
+	for _, s := range instants {
+		next, _ = queue.Add(&next, queue.Trigger{Misfire: true, At: at(s), Nominal: at(s)}, 0)
+	}
+	next.Job = rd.Job
+	return &next
 }
