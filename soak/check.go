@@ -29,6 +29,7 @@ const (
 	HistoryMissing = "history-missing"    // a recorded run absent from history, or there twice
 	HistoryWrong   = "history-outcome"    // history says another outcome than the run had
 	StaleRun       = "stale-run"          // an execution queued before a disable or deregister started after the job came back
+	EarlyRun       = "early-run"          // an execution started before the cron instant it serves
 )
 
 // Window is a span during which a job was registered and enabled with
@@ -463,6 +464,7 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 	used := make([]bool, len(ex))
 	fo := map[string]bool{} // FAILOVER runs already counted for a fire
 	open, stray := rep.matchNominal(ex, used, fs)
+	rep.checkEarly(j.Name, ex)
 	var rest []fire
 	for _, f := range open {
 		i := sort.Search(len(ex), func(i int) bool { return !ex[i].queued.Before(f.at) })

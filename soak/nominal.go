@@ -101,3 +101,21 @@ func takeEdgeAt(edge []fire, taken []bool, t time.Time) bool {
 func nominalKey(t time.Time, item int) string {
 	return fmt.Sprintf("%s/%d", t.UTC().Format(time.RFC3339Nano), item)
 }
+
+// earlyTolerance is how much earlier than its instant an execution's
+// start may be recorded without being early: the scheduler and the
+// recorders read one machine's clock, the recorders' to the millisecond.
+const earlyTolerance = 20 * time.Millisecond
+
+// checkEarly: no execution starts before the cron instant it serves
+// (docs/jobs.md: a fire staged ahead starts at its instant, never
+// earlier, also when it was staged into an entry with executions pending).
+func (rep *Report) checkEarly(job string, ex []execution) {
+	for _, e := range ex {
+		if !e.nominal.IsZero() && e.start.Before(e.nominal.Add(-earlyTolerance)) {
+			rep.add(EarlyRun, job, "execution queued %s serving %s started %s, %v before its instant",
+				e.queued.UTC().Format("15:04:05.000"), e.nominal.UTC().Format("15:04:05.000"), e.start.UTC().Format("15:04:05.000"),
+				e.nominal.Sub(e.start).Round(time.Millisecond))
+		}
+	}
+}

@@ -30,3 +30,19 @@ func TestCheckFailoverStandsForTheInstantItServes(t *testing.T) {
 		}
 	}
 }
+
+// s53-fire's zk seed 13: a misfire=true job with a backlog had its fire
+// staged into the pending entry with no hold of its own, and the
+// execution serving 8 started at 7.4, before its instant.
+func TestCheckExecutionStartedBeforeItsInstant(t *testing.T) {
+	runs := []runSpec{{task: "a", job: "j", queued: 2, start: 2.01, nominal: 2}, {task: "b", job: "j", queued: 4, start: 4.01, nominal: 4},
+		{task: "c", job: "j", queued: 5.2, start: 6, source: "MISFIRE", nominal: 6}, {task: "d", job: "j", queued: 7, start: 7.4, source: "MISFIRE", nominal: 8}}
+	rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{every2("j", true)}, End: at(9)})
+	if rep.ByKind()[EarlyRun] != 1 || len(rep.Anomalies) != 1 {
+		t.Errorf("the execution serving 8 started at 7.4: %v", rep.Anomalies)
+	}
+	runs[3].start = 8.005
+	if rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{every2("j", true)}, End: at(9)}); len(rep.Anomalies) != 0 {
+		t.Errorf("started at its instant: %v", rep.Anomalies)
+	}
+}
