@@ -95,10 +95,11 @@ func (w *Workload) Setup(ctx context.Context) error {
 		s := &jobSpec{Job: Job{Name: name, Shards: shards, Misfire: misfire, Daemon: daemon}, changer: !daemon && rng.IntN(10) == 0}
 		s.body = map[string]any{"jobName": name, "appName": "soak", "jobExecutionType": typ, "cron": cronOf(p), "shardingTotalCount": shards,
 			"jobParameter": "soak 0", "cpuCount": w.Sizes.cpu(), "memoryMB": w.Sizes.mem(), "failover": failover, "misfire": misfire}
+		sent := time.Now() // the registration lands from its sending to its answer
 		if err := w.call(ctx, http.MethodPost, "/api/job/register", s.body, time.Minute); err != nil {
 			return err
 		}
-		s.Windows = []Window{{From: time.Now(), Cron: cronOf(p)}}
+		s.Windows = []Window{{From: time.Now(), Opening: sent, Cron: cronOf(p)}}
 		s.open = true
 		w.specs[name] = s
 		w.order = append(w.order, name)
