@@ -177,7 +177,8 @@ type Report struct {
 	Pending   int // misfire=true fires and triggers still waiting in their job's ready entry at the end
 	Anomalies []Anomaly
 	// Lateness of on-time cron runs (start minus nominal instant), under
-	// faults (within a fault or Heal after it) and without.
+	// faults (a run whose wait from its instant to its start met a fault
+	// or the Heal after it) and without.
 	LateFault, LateCalm []time.Duration
 }
 
@@ -1206,8 +1207,8 @@ func (rep *Report) lateness(in Input, runs []run) {
 		}
 		late := r.At.Sub(due)
 		faulty := false
-		for _, f := range in.Faults {
-			if !due.Before(f.Start) && !due.After(f.End.Add(in.Heal)) {
+		for _, f := range in.Faults { // the wait from its instant to its start met a fault or its heal
+			if !maxTime(due, r.At).Before(f.Start) && !due.After(f.End.Add(in.Heal)) {
 				faulty = true
 				break
 			}

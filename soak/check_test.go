@@ -1038,3 +1038,16 @@ func TestCheckFireJustBeforeTheRegistrationsAnswer(t *testing.T) {
 		t.Errorf("a fire of 2 for a registration sent at 2.5: %v", rep.Anomalies)
 	}
 }
+
+// A fire due just before a fault and started after it began waited on
+// the fault: its lateness is under faults, not without (etcd 823: runs
+// due 1.8 s before a quorum loss started 14.9 s late, counted calm).
+func TestCheckLatenessOfAFireDueBeforeAFault(t *testing.T) {
+	runs := clean("j")
+	runs[1].start = 4.6 // due at 4, the fault from 4.3
+	rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{every2("j", false)},
+		Faults: []Fault{{Kind: "kill-leader", Start: at(4.3), End: at(4.4)}}, Heal: 5 * time.Second})
+	if len(rep.LateFault) != 3 || len(rep.LateCalm) != 1 {
+		t.Fatalf("under faults %v, without %v: want the fires of 4, 6 and 8 under faults, 2 without", rep.LateFault, rep.LateCalm)
+	}
+}

@@ -56,3 +56,38 @@ func TestFailedChangeMarksTheJobUnchecked(t *testing.T) {
 		t.Errorf("unchecked from the change's sending %v, its window closed then %v", j.Unchecked, j.Windows[0].To)
 	}
 }
+
+// etcd seed 824, sk009: registered at 15:31:59.998 (its commit), answered
+// at 15:32:00.010, it fired its instant of 15:32:00 as it should; the
+// window began at the answer, so the run of that instant served none of
+// the job's fires (unexplained-run). The registration's window opens at
+// its sending.
+func TestSetupOpensEachJobAtItsRegistrationsSending(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	w := &Workload{APIs: []string{srv.URL}, Jobs: 3, Seed: 1, Log: slog.New(slog.DiscardHandler)}
+	if err := w.Setup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range w.specs {
+		if len(s.Windows) != 1 || s.Windows[0].Opening.IsZero() || s.Windows[0].Opening.After(s.Windows[0].From) {
+			t.Errorf("%s: windows %+v, want one opening at the registration's sending, before its answer", name, s.Windows)
+		}
+	}
+}
+
+// A fire whose instant falls between its job's registration's sending and
+// answer ran: an edge fire, not an unexplained run (sk009 of etcd 824).
+func TestCheckFireBetweenARegistrationsSendingAndAnswer(t *testing.T) {
+	runs := []runSpec{{task: "a0", job: "j", queued: 2.012, start: 2.05, nominal: 2}}
+	for _, f := range []float64{4, 6, 8} {
+		runs = append(runs, runSpec{task: "a" + string(rune('0'+int(f))), job: "j", queued: f, start: f + 0.01, nominal: f})
+	}
+	j := every2("j", false)
+	j.Windows[0].From, j.Windows[0].Opening = at(2.0104), at(1.9)
+	if rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{j}}); len(rep.Anomalies) != 0 {
+		t.Errorf("opened at the sending: %v", rep.Anomalies)
+	}
+}
