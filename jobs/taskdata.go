@@ -44,9 +44,9 @@ type TaskData struct {
 	Term   *int64    `json:"term,omitempty"`
 	Queued time.Time `json:"queuedAt,omitzero"`
 	// Nominal is the cron instant the execution serves (absent: not a
-	// cron fire's or a catch-up's, a failover, or not recorded), also when
-	// the fire was committed or launched late; for observers too
-	// (ELASTICJOB_NOMINAL_AT).
+	// cron fire's or a catch-up's, or not recorded; a failover's is its
+	// failed run's), also when the fire was committed or launched late;
+	// for observers too (ELASTICJOB_NOMINAL_AT).
 	Nominal time.Time `json:"nominalAt,omitzero"`
 }
 

@@ -18,6 +18,9 @@ type Failover struct {
 	RunKey    string    `json:"runKey,omitempty"`
 	// ScheduledAt is the failed task's nominal instant (a backfill's run).
 	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
+	// Nominal is the cron instant the failed task's run served (zero:
+	// none recorded; Ready.Nominal).
+	Nominal time.Time `json:"nominalAt,omitzero"`
 	// Retry marks a retry within the failed shard's run (maxRetries, or a
 	// task that never started), as opposed to a failover relaunch.
 	Retry bool `json:"retry,omitempty"`

@@ -29,15 +29,15 @@ type Ready struct {
 	// those ids back (Relaunched).
 	Relaunch *Relaunch `json:"relaunch,omitempty"`
 	// Nominal is the cron instant each of the newest plain executions
-	// serves, oldest first: element i is the instant of plain execution
-	// i+n, with n the plain executions (Count less len(Runs)) less
-	// len(Nominal); a zero element, or an execution before them, serves
-	// none recorded (a trigger, one queued by an earlier version). A fire
-	// committed late, or a takeover's catch-up, is queued at its commit
-	// (Since) but still serves its instant: this is how an execution is
-	// told from the next fire's (FirstNominal; the fault soak's checker).
-	Nominal []time.Time `json:"nominal,omitempty"`
-	Version int64       `json:"-"`
+	// serves, oldest first, in runs (NominalRun): the runs' executions
+	// are the last of the plain ones (Count less len(Runs)); an execution
+	// before them, or in a run without an instant, serves none recorded (a
+	// trigger, one queued by an earlier version). A fire committed late,
+	// or a takeover's catch-up, is queued at its commit (Since) but still
+	// serves its instant: this is how an execution is told from the next
+	// fire's (FirstNominal; the fault soak's checker).
+	Nominal []NominalRun `json:"nominal,omitempty"`
+	Version int64        `json:"-"`
 }
 
 // Relaunch is a rolled-back launch of an execution: which execution (a
@@ -160,55 +160,6 @@ func Add(cur *Ready, t Trigger, maxPending int) (next Ready, changed bool) {
 	return rd, true
 }
 
-// addNominal appends the instant of one more plain execution (a copy:
-// entries are shared): nothing while none is recorded and at is zero.
-func addNominal(ns []time.Time, at time.Time) []time.Time {
-	if at.IsZero() && len(ns) == 0 {
-		return ns
-	}
-	if !at.IsZero() {
-		at = at.UTC()
-	}
-	return append(ns[:len(ns):len(ns)], at)
-}
-
-// plain is how many of rd's executions have no override.
-func (rd Ready) plain() int { return max(rd.Count-len(rd.Runs), 0) }
-
-// FirstNominal is the cron instant the execution that launches next
-// serves (zero: none recorded; an execution with an override serves none).
-func (rd Ready) FirstNominal() time.Time {
-	i := len(rd.Nominal) - rd.plain()
-	if len(rd.Runs) > 0 || rd.plain() == 0 || i < 0 {
-		return time.Time{}
-	}
-	return rd.Nominal[i]
-}
-
-// WithFirstPlain is rd with one more plain execution first among the plain
-// ones, serving instant at (zero: none; Requeue): the instants recorded
-// stay the newest executions'.
-func (rd Ready) WithFirstPlain(at time.Time) Ready {
-	n := rd.plain()
-	rd.Count++
-	if len(rd.Nominal) > n {
-		rd.Nominal = rd.Nominal[len(rd.Nominal)-n:]
-	}
-	if at.IsZero() && (len(rd.Nominal) < n || len(rd.Nominal) == 0) {
-		return rd // it is among the executions before those recorded
-	}
-	if !at.IsZero() {
-		at = at.UTC()
-	}
-	ns := make([]time.Time, 0, n+1)
-	ns = append(ns, at)
-	for range n - len(rd.Nominal) { // the executions between serve none recorded
-		ns = append(ns, time.Time{})
-	}
-	rd.Nominal = append(ns, rd.Nominal...)
-	return rd
-}
-
 // run is the trigger's run, with the trigger's origin unless it has one.
 func (t Trigger) run() PendingRun {
 	r := *t.Run
@@ -257,9 +208,7 @@ func Take(rd Ready, now time.Time) (rest Ready, ok bool) {
 	if next.Misfired >= next.Count { // this execution was a misfire
 		next.Misfired--
 	}
-	if i := len(next.Nominal) - next.plain(); len(next.Runs) == 0 && next.plain() > 0 && i >= 0 { // a plain one with its instant
-		next.Nominal = next.Nominal[i+1:]
-	}
+	next.Nominal = next.takeNominal()
 	next.Count--
 	switch {
 	case len(next.Runs) > 0:

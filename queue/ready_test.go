@@ -3,6 +3,7 @@ package queue
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,7 @@ func TestNominalInstants(t *testing.T) {
 func TestNominalOfARequeuedExecution(t *testing.T) {
 	t1, t2 := t0, t0.Add(2*time.Second)
 	rd, _ := Add(nil, Trigger{Misfire: true, Fire: true, At: t2, Nominal: t2, By: "cron"}, 0)
+	two, _ := Add(&rd, Trigger{Misfire: true, Fire: true, At: t2, Nominal: t2.Add(2 * time.Second), By: "cron"}, 0)
 	for _, c := range []struct {
 		name string
 		rd   Ready
@@ -175,6 +177,8 @@ func TestNominalOfARequeuedExecution(t *testing.T) {
 		{"into an empty entry", Ready{}, t1, []time.Time{t1}},
 		{"none, into an old entry", Ready{Count: 1}, time.Time{}, []time.Time{{}, {}}},
 		{"before an old entry's executions", Ready{Count: 1}, t1, []time.Time{t1, {}}},
+		{"before a run it does not continue", two, t1.Add(-5 * time.Second), []time.Time{t1.Add(-5 * time.Second), t2, t2.Add(2 * time.Second)}},
+		{"before a run it continues", two, t1, []time.Time{t1, t2, t2.Add(2 * time.Second)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.rd.WithFirstPlain(c.at)
@@ -203,24 +207,26 @@ func TestNominalFollowsItsExecution(t *testing.T) {
 	for _, start := range []int{0, 2} {
 		rd := Ready{Count: start}
 		runs, plain := 0, make([]time.Time, start) // the instant each plain execution serves
+		capped, fire, exact := false, t0, 0
 		for step := range 5000 {
 			at := t0.Add(time.Duration(step) * time.Second)
-			switch op := rng.IntN(11); {
-			case op < 2: // a fire
-				rd, _ = Add(&rd, Trigger{Misfire: true, Fire: true, At: at, Nominal: at, By: "cron"}, 0)
-				plain = append(plain, at)
+			switch op := rng.IntN(12); {
+			case op < 2: // a fire of a cron every 2 s (so most executions in a row share a run)
+				fire = fire.Add(2 * time.Second)
+				rd, _ = Add(&rd, Trigger{Misfire: true, Fire: true, At: at, Nominal: fire, By: "cron"}, 0)
+				plain = append(plain, fire)
 			case op == 2: // a plain trigger
 				rd, _ = Add(&rd, Trigger{Misfire: true, At: at, By: "api:alice"}, 0)
 				plain = append(plain, time.Time{})
 			case op == 3: // an override
 				rd, _ = Add(&rd, Trigger{Run: &PendingRun{JobParameter: "p"}, At: at}, 0)
 				runs++
-			case op >= 4 && op <= 8 && runs+len(plain) > 0: // a launch
+			case op >= 4 && op <= 9 && runs+len(plain) > 0: // a launch
 				var want time.Time
-				if runs == 0 {
+				if runs == 0 && nominalLen(rd.Nominal) == len(plain) {
 					want = plain[0]
 				}
-				if got := rd.FirstNominal(); !got.Equal(want) {
+				if got := rd.FirstNominal(); !got.Equal(want) && !(capped && got.IsZero()) {
 					t.Fatalf("start %d step %d: the launch serves %v, want %v", start, step, got, want)
 				}
 				if rd, _ = Take(rd, at); runs > 0 {
@@ -228,17 +234,62 @@ func TestNominalFollowsItsExecution(t *testing.T) {
 				} else {
 					plain = plain[1:]
 				}
-			case op == 9 && runs == 0 && len(plain) > 0: // a plain launch rolled back
+			case op == 10 && runs == 0 && len(plain) > 0: // a plain launch rolled back
 				first := rd.FirstNominal()
 				rd, _ = Take(rd, at)
 				rd = rd.WithFirstPlain(first)
-			case op == 10: // a plain execution put back without an instant
+			case op == 11: // a plain execution put back without an instant
 				rd = rd.WithFirstPlain(time.Time{})
 				plain = append([]time.Time{{}}, plain...)
 			}
-			if rd.Count != runs+len(plain) || len(rd.Nominal) > len(plain) {
-				t.Fatalf("start %d step %d: count %d, %d instants; want %d, at most %d", start, step, rd.Count, len(rd.Nominal), runs+len(plain), len(plain))
+			if rd.Count != runs+len(plain) || nominalLen(rd.Nominal) > len(plain) || len(rd.Nominal) > maxNominalRuns {
+				t.Fatalf("start %d step %d: count %d, %d instants in %d runs; want %d, at most %d", start, step, rd.Count, nominalLen(rd.Nominal), len(rd.Nominal), runs+len(plain), len(plain))
+			}
+			// the instants recorded are the newest executions' (the older
+			// ones' never were, or were forgotten past maxNominalRuns: then
+			// one may read as none)
+			if len(plain) == 0 { // nothing forgotten is left
+				capped = false
+			}
+			capped = capped || len(rd.Nominal) == maxNominalRuns
+			if !capped {
+				exact++
+			}
+			if got, want := rd.NominalInstants(), plain[len(plain)-nominalLen(rd.Nominal):]; !slices.EqualFunc(got, want, func(g, w time.Time) bool { return g.Equal(w) || capped && g.IsZero() }) {
+				t.Fatalf("start %d step %d: instants %v, want %v", start, step, got, want)
 			}
 		}
+		if exact < 2500 {
+			t.Errorf("start %d: only %d of 5000 steps checked exactly (the rest past maxNominalRuns)", start, exact)
+		}
+	}
+}
+
+// A backlog of a regular cron is one run however long (a catch-up of
+// 10,000 missed instants, a stall's replays), and an irregular one keeps
+// at most maxNominalRuns runs, the newest: an entry stays small.
+func TestNominalRunsStaySmall(t *testing.T) {
+	var rd Ready
+	for i := range 10_000 {
+		rd, _ = Add(&rd, Trigger{Misfire: true, Fire: true, At: t0, Nominal: t0.Add(time.Duration(i) * 2 * time.Second), By: "catch-up"}, 0)
+	}
+	if len(rd.Nominal) != 1 || nominalLen(rd.Nominal) != 10_000 || !rd.FirstNominal().Equal(t0) {
+		t.Fatalf("a regular backlog in %d runs, %d instants, first %v", len(rd.Nominal), nominalLen(rd.Nominal), rd.FirstNominal())
+	}
+	if b, _ := json.Marshal(rd); len(b) > 400 {
+		t.Errorf("an entry of 10,000 executions is %d bytes: %s", len(b), b)
+	}
+	rd, _ = Take(rd, t0)
+	if !rd.FirstNominal().Equal(t0.Add(2 * time.Second)) {
+		t.Errorf("after a launch the next serves %v", rd.FirstNominal())
+	}
+	var irregular Ready
+	at := t0
+	for i := range 100 {
+		at = at.Add(time.Duration(1+i%7) * time.Second)
+		irregular, _ = Add(&irregular, Trigger{Misfire: true, Fire: true, At: at, Nominal: at, By: "cron"}, 0)
+	}
+	if len(irregular.Nominal) != maxNominalRuns || !irregular.NominalInstants()[nominalLen(irregular.Nominal)-1].Equal(at) || !irregular.FirstNominal().IsZero() {
+		t.Errorf("an irregular backlog: %d runs, %v", len(irregular.Nominal), irregular.Nominal)
 	}
 }

@@ -514,7 +514,7 @@ func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 			ch := l.reg.Change().Unlaunch(le.job, le.item)
 			if f := le.fail; f != nil {
 				ch.FailOver(le.job, le.item, queue.Failover{TaskID: f.TaskID, Since: f.Since, Attempts: f.Attempts, NotBefore: f.NotBefore,
-					Parameter: f.Parameter, RunKey: f.RunKey, ScheduledAt: f.ScheduledAt, Retry: f.Retry, Relaunch: tl.TaskID})
+					Parameter: f.Parameter, RunKey: f.RunKey, ScheduledAt: f.ScheduledAt, Nominal: f.Nominal, Retry: f.Retry, Relaunch: tl.TaskID})
 			}
 			if err := ch.Commit(ctx); err != nil {
 				l.log.Error("launcher: roll back launch", "task", tl.TaskID, "err", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
 )
 
 // TestLaunchCarriesTheNominalInstantAfterAStall: after a producer stall
@@ -39,10 +40,10 @@ func TestLaunchCarriesTheNominalInstantAfterAStall(t *testing.T) {
 	for i := 1; i <= 12; i++ {
 		want = append(want, t0.Add(time.Duration(i)*5*time.Second))
 	}
-	if got := r.readyOf("m").Nominal; !slices.EqualFunc(got, want, time.Time.Equal) {
+	if got := r.readyOf("m").NominalInstants(); !slices.EqualFunc(got, want, time.Time.Equal) {
 		t.Fatalf("misfire=true: instants %v, want one per missed instant %v", got, want)
 	}
-	if got := r.readyOf("c"); len(got.Nominal) != 1 || !got.Nominal[0].Equal(t0.Add(5*time.Second)) || !got.Since.Equal(t0.Add(time.Minute)) {
+	if got := r.readyOf("c"); got.Count != 1 || !got.FirstNominal().Equal(t0.Add(5*time.Second)) || !got.Since.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("misfire=false: %+v, want one execution queued at 60 s serving 5 s", got)
 	}
 
@@ -82,7 +83,7 @@ func TestRolledBackLaunchKeepsItsNominalInstant(t *testing.T) {
 	r.offer("o1", 4, 1024)
 	r.sched.launcher.round(r.ctx)
 	rd := r.readyOf("m")
-	if rd.Count != 2 || !rd.FirstNominal().Equal(t0.Add(5*time.Second)) || len(rd.Nominal) != 2 || !rd.Nominal[1].Equal(t0.Add(10*time.Second)) {
+	if got := rd.NominalInstants(); rd.Count != 2 || len(got) != 2 || !got[0].Equal(t0.Add(5*time.Second)) || !got[1].Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("after the rollback: %+v, want the executions of 5 s and 10 s", rd)
 	}
 	r.drv.acceptErr = nil
@@ -112,11 +113,40 @@ func TestCatchUpRecordsTheMissedInstants(t *testing.T) {
 	for s := -4; s <= 0; s++ {
 		want = append(want, t0.Add(time.Duration(s)*time.Second))
 	}
-	if got := r.readyOf("grow").Nominal; !slices.EqualFunc(got, want, time.Time.Equal) {
+	if got := r.readyOf("grow").NominalInstants(); !slices.EqualFunc(got, want, time.Time.Equal) {
 		t.Errorf("misfire=true: instants %v, want %v", got, want)
 	}
 	if got := r.readyOf("collapse"); got.Count != 1 || !got.FirstNominal().Equal(want[0]) {
 		t.Errorf("misfire=false: %+v, want one execution serving %v", got, want[0])
+	}
+}
+
+// A failover of a run keeps the instant the run served: in the running
+// entry, the failover entry and the relaunch's payload.
+func TestFailoverCarriesTheNominalInstant(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.Failover = true; j.ShardingTotalCount = 1; j.Cron = "0/5 * * * * ?" })
+	instant := t0.Add(-3 * time.Second) // committed 3 s late
+	if _, err := r.reg.Work().TriggerFires(r.ctx, map[string]registry.CronFire{"job": {At: t0, Instant: instant}}, instant, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.offer("o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	run := r.running("job")
+	if !run[0].Nominal.Equal(instant) {
+		t.Fatalf("running entry serves %v, want %v", run[0].Nominal, instant)
+	}
+	r.status(run[0].TaskID, "TASK_RUNNING")
+	r.status(run[0].TaskID, "TASK_FAILED")
+	fo, err := r.reg.Work().FailoverQueue(r.ctx)
+	if err != nil || len(fo) != 1 || !fo[0].Nominal.Equal(instant) {
+		t.Fatalf("failover %+v %v, want it serving %v", fo, err, instant)
+	}
+	r.offer("o2", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	if d := r.launchedData()["job"]; d.ExecutionSource != jobs.SourceFailover || !d.Nominal.Equal(instant) {
+		t.Errorf("relaunch %s serving %v, want FAILOVER serving %v", d.ExecutionSource, d.Nominal, instant)
 	}
 }
 

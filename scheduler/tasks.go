@@ -95,7 +95,7 @@ func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *buil
 		}
 		tl, ev := l.taskLaunch(pl, inputs[runKeyOf(pl)], now)
 		e := task.Entry{TaskID: tl.TaskID, AgentID: pl.AgentID, Hostname: l.st.offers[pl.OfferID].Hostname, ExecutorID: tl.Executor.ID,
-			State: task.Staging, Source: ev.Source, Trigger: ev.Trigger, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), ScheduledAt: scheduledAtOf(pl), LaunchedAt: now, UpdatedAt: now}
+			State: task.Staging, Source: ev.Source, Trigger: ev.Trigger, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), ScheduledAt: scheduledAtOf(pl), Nominal: nominalOf(pl), LaunchedAt: now, UpdatedAt: now}
 		if pl.Failover != nil {
 			e.Attempts = pl.Failover.Attempts
 		}
@@ -289,10 +289,13 @@ func scheduledAtOf(pl round.Launch) time.Time {
 	return time.Time{}
 }
 
-// nominalOf is the cron instant a ready launch serves (zero: none
-// recorded, or a failover).
+// nominalOf is the cron instant a launch serves (zero: none recorded): a
+// ready launch's execution's, a failover's failed run's.
 func nominalOf(pl round.Launch) time.Time {
-	if pl.Failover != nil || pl.Ready == nil {
+	if pl.Failover != nil {
+		return pl.Failover.Nominal.UTC()
+	}
+	if pl.Ready == nil {
 		return time.Time{}
 	}
 	return pl.Ready.FirstNominal()

@@ -833,10 +833,12 @@ func resumed(faults []Fault, runs []run) []Fault {
 // only when its pod is gone, 40 s after its node left (engine/kube's pod
 // GC), and its fires meanwhile collapse into it (kube seed 541: sk011's
 // fires of 09:19:00-:40 into a FAILOVER run 45 s after the last):
-// relaunchBound.
+// relaunchBound. A relaunch that carries the instant its run served was
+// pending at f's only if that instant is not later, and is of a launch
+// that never started only if no run serving that instant started.
 func collapsedIntoRelaunch(rs []run, f fire) bool {
 	for _, r := range rs {
-		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(relaunchBound)) {
+		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(relaunchBound)) || r.Nominal.After(f.at) || startedAs(rs, r) {
 			continue
 		}
 		between := false
@@ -918,9 +920,11 @@ func relaunched(rs []run, f fire, fo map[string]bool) bool {
 }
 
 // standsFor: r is a FAILOVER relaunch (not a trigger's) that started
-// within a minute after the fire, so it may stand for it (relaunched).
+// within a minute after the fire, so it may stand for it (relaunched);
+// one that carries the instant its run served stands for that fire only.
 func standsFor(r run, f fire) bool {
-	return !onTime(r) && key(r) == "" && !r.At.Before(f.at) && r.At.Before(f.at.Add(time.Minute))
+	return !onTime(r) && key(r) == "" && !r.At.Before(f.at) && r.At.Before(f.at.Add(time.Minute)) &&
+		(r.Nominal.IsZero() || r.Nominal.Equal(f.at))
 }
 
 // stalled: the fire's instant fell while the leader was paused (SIGSTOP)

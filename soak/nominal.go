@@ -70,6 +70,21 @@ func (rep *Report) checkStray(job string, stray []execution, edge []fire, taken 
 	}
 }
 
+// startedAs: FAILOVER run r re-runs a shard of an execution that started
+// (an on-time run serving the instant r serves started), not a launch that
+// never started.
+func startedAs(rs []run, r run) bool {
+	if r.Nominal.IsZero() {
+		return false
+	}
+	for _, x := range rs {
+		if onTime(x) && key(x) == "" && x.Nominal.Equal(r.Nominal) {
+			return true
+		}
+	}
+	return false
+}
+
 // takeEdgeAt matches an execution serving instant t to the edge fire of
 // that instant, if not taken yet.
 func takeEdgeAt(edge []fire, taken []bool, t time.Time) bool {

@@ -33,6 +33,10 @@ type Entry struct {
 	// ScheduledAt is the nominal instant a backfill's run stands for (a
 	// job's, or a workflow node's), kept so a retry of the shard gets it too.
 	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
+	// Nominal is the cron instant the run serves (zero: none recorded;
+	// queue.Ready.Nominal), kept so a failover or retry of the shard
+	// carries it too.
+	Nominal time.Time `json:"nominalAt,omitzero"`
 	// Gang names the launch of an execution too large for one registry
 	// commit, which the launcher records over several: the entry counts
 	// only once the launch's last commit wrote the job's gang mark with

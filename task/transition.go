@@ -275,7 +275,8 @@ func NeverStarted(e Entry, u Update) bool {
 //     always fails cannot spin.
 func retryOf(in Input) (queue.Failover, bool) {
 	e, now := *in.Entry, in.Now.UTC()
-	f := queue.Failover{TaskID: in.Update.TaskID, Since: now, Attempts: e.Attempts + 1, Parameter: e.Parameter, RunKey: e.RunKey, ScheduledAt: e.ScheduledAt}
+	f := queue.Failover{TaskID: in.Update.TaskID, Since: now, Attempts: e.Attempts + 1, Parameter: e.Parameter, RunKey: e.RunKey, ScheduledAt: e.ScheduledAt,
+		Nominal: e.Nominal}
 	if !in.Job.Runnable {
 		return f, false
 	}

@@ -42,7 +42,8 @@ type Line struct {
 	Term   *int64    `json:"term,omitempty"`
 	Queued time.Time `json:"queued,omitzero"`
 	// Nominal is the cron instant the execution serves (zero: none
-	// recorded: a trigger, a failover, a run of an older scheduler).
+	// recorded: a trigger, a run of an older scheduler); a FAILOVER run's
+	// is the instant of the run it re-runs.
 	Nominal time.Time `json:"nominal,omitzero"`
 	Param   string    `json:"param,omitempty"`
 	State   string    `json:"state,omitempty"` // end: TASK_FINISHED, TASK_FAILED, TASK_KILLED, ...
