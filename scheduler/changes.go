@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -56,6 +57,29 @@ func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
 			c.stopExecutors(ctx, ch.Name)
 		}
 	}
+}
+
+// refresh reloads a job whose fire, computed from the configuration the
+// catalog holds (config), was found void (Producer.Stale), if the
+// registry holds another: the catalog missed the change (its apply
+// failed, a registry read refused under a fault), and without the reload
+// every fire of the job would be void until the next change or resync.
+// A void fire of the same configuration (the job disabled meanwhile) or
+// a change applied since reloads nothing.
+func (c *configFollower) refresh(ctx context.Context, name string, config uint64) {
+	if _, held, ok := c.catalog.runnableStored(name); !ok || held != config {
+		return // applied since
+	}
+	n, err := c.reg.Config().StoredJob(ctx, name)
+	if err == nil && n.Sum() == config {
+		return
+	}
+	if err != nil && !errors.Is(err, registry.ErrJobNotFound) {
+		c.log.Warn("read a job whose fire was void", "job", name, "err", err)
+		return
+	}
+	c.log.Warn("catalog: a job's configuration was behind the registry's; reloading it", "job", name)
+	c.apply(ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: name})
 }
 
 // changedAt is the instant the job's last change recorded (its gate:

@@ -218,6 +218,44 @@ func TestAChangesRescheduleCountsANewFireInFlight(t *testing.T) {
 	}
 }
 
+// TestACatalogBehindTheRegistryIsRefreshed: the loop never applied a cron
+// update (the catalog's read of it failed under a registry fault, and
+// nothing else changed the job): its fires from the old cron are void,
+// and the first one found void makes the loop reload the job, which then
+// fires on the new cron from the change.
+func TestACatalogBehindTheRegistryIsRefreshed(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	j := r.addJob(func(j *jobs.Config) { j.JobName = "u"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
+	p := startProducer(r)
+	stale := 0
+	p.Stale = func(ctx context.Context, job string, config uint64) { // the loop's turn, at once
+		stale++
+		r.sched.config.refresh(ctx, job, config)
+	}
+	r.clk.Set(t0.Add(1500 * time.Millisecond))
+	j.Cron = "0/3 * * * * ?"
+	if err := r.reg.Config().UpdateJobAt(r.ctx, j, r.clk.Now()); err != nil { // its change never reaches the loop
+		t.Fatal(err)
+	}
+	r.clk.Set(t0.Add(2 * time.Second))
+	fireAllDue(r, p)
+	if n := r.readyCount("u"); n != 0 {
+		t.Fatalf("%d executions of the old cron's 2 s, want 0", n)
+	}
+	if held, ok := r.sched.catalog.Job("u"); stale != 1 || !ok || held.Cron != j.Cron {
+		t.Fatalf("told %d time(s); the catalog holds cron %q, want the update's %q after one", stale, held.Cron, j.Cron)
+	}
+	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("next fire at %v, want the new cron's t0+3s", at)
+	}
+	r.clk.Set(t0.Add(3 * time.Second))
+	fireAllDue(r, p)
+	if n := r.readyCount("u"); n != 1 {
+		t.Errorf("%d executions at 3 s, want 1", n)
+	}
+}
+
 // applyDuring runs apply once, as its first commit of fires is in flight.
 type applyDuring struct {
 	registryDispatcher

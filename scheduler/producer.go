@@ -58,6 +58,13 @@ type Producer struct {
 	// The lead grows beyond Lead when commits take longer: to twice the
 	// slowest recent commit of one instant's fires, up to maxLead.
 	Lead time.Duration
+	// Stale, if set, is told of a fire found void whose job the catalog
+	// still holds with the configuration the fire was computed from
+	// (config): the catalog may be behind the registry (a change it failed
+	// to apply), which the producer would go on firing into the void; the
+	// scheduler reloads the job if so (configFollower.refresh). It must
+	// not block.
+	Stale func(ctx context.Context, job string, config uint64)
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
 	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
@@ -509,6 +516,11 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 			"woke_before_instant", first.Sub(woke), "lead", lead)
 	}
 	for _, job := range void { // the job went off or changed before the commit: nothing pending
+		if f := batch[job]; p.Stale != nil && f.Config != 0 {
+			if _, config, ok := p.Catalog.runnableStored(job); ok && config == f.Config {
+				p.Stale(ctx, job, f.Config)
+			}
+		}
 		delete(batch, job)
 	}
 	p.dropUnrunnable(ctx, batch)

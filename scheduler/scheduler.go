@@ -174,6 +174,9 @@ func New(d Deps) *Scheduler {
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
 		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
+	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
+		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
+	}
 	runs := newDurations(d.RecentRuns, d.Log.With("subsystem", "launcher"))
 	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Tasks,
 		notifier: d.Notifier, st: s.st, catalog: s.catalog, queues: s.queues, runs: runs}
