@@ -284,9 +284,8 @@ func (s *simRun) reportEtcd(m0, m1 promtext.Set) {
 	}
 }
 
-// reportStandbyMem adds a standby's VmRSS at the window's end, its
-// mapped files' share (RssFile: on etcd, mostly the member's database)
-// and its Go heap in use (from m, its /metrics then; nil: not known).
+// reportStandbyMem adds a standby's VmRSS, RssFile (on etcd mostly the
+// member's database) and Go heap in use (m: its /metrics; nil: unknown).
 func (s *simRun) reportStandbyMem(name string, sb *bench.Scheduler, m promtext.Set) {
 	mem, err := bench.ReadMem(sb.PID())
 	if err != nil {
