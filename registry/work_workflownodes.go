@@ -161,15 +161,18 @@ func (wk Work) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, erro
 // instant nominal (zero: none; queue.Ready.Nominal), first among the plain
 // ones. tasks, when not empty, are the ids its shards had in the
 // rolled-back launch, which they take back when it launches again
-// (queue.Relaunch).
-func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, nominal, now time.Time, tasks map[int]string) error {
+// (queue.Relaunch). misfire is the job's flag: without it a plain
+// execution pending already collapses into the one put back (misfire=false
+// pending executions collapse into one, docs/jobs.md), which keeps its
+// place, its instant and its task ids.
+func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, misfire bool, nominal, now time.Time, tasks map[int]string) error {
 	p := ReadyPath + "/" + job
 	for range maxCASRetries {
 		rd, ok, err := wk.ReadyOf(ctx, job)
 		if err != nil {
 			return err
 		}
-		next := requeued(rd, ok, run, by, nominal, now)
+		next := requeued(rd, ok, run, by, misfire, nominal, now)
 		if len(tasks) > 0 {
 			next.Relaunch = queue.RelaunchOf(run, tasks)
 		}
@@ -187,7 +190,7 @@ func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, b
 
 // requeued is the ready entry rd (ok false: none) with the execution of
 // Requeue added.
-func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, nominal, now time.Time) queue.Ready {
+func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, misfire bool, nominal, now time.Time) queue.Ready {
 	if !ok {
 		rd = queue.Ready{Since: now.UTC()}
 	}
@@ -195,6 +198,13 @@ func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, nominal
 		rd.Count++
 		rd.Runs = append([]queue.PendingRun{*run}, rd.Runs...)
 		return rd
+	}
+	if !misfire && ok && rd.Count-len(rd.Runs) == 1 {
+		// A fire queued while the launch was under way (the job's entry
+		// was empty then) collapses into the execution put back, which
+		// is due now: its own instant, origin and hold go.
+		rd.Count--
+		rd.Nominal, rd.PlainBy, rd.NotBefore = nil, nil, time.Time{}
 	}
 	rd = rd.WithFirstPlain(nominal)
 	if n := len(rd.PlainBy); n > 0 && rd.PlainBy[0].By == by {

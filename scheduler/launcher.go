@@ -536,7 +536,8 @@ func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 	}
 	for _, job := range jobsOrder {
 		rq := ready[job]
-		if err := l.reg.Work().Requeue(ctx, job, rq.rd.First(), rq.rd.FirstBy(), rq.rd.FirstNominal(), now, rq.tasks); err != nil {
+		cfg, _, _ := l.catalog.Lookup(job)
+		if err := l.reg.Work().Requeue(ctx, job, rq.rd.First(), rq.rd.FirstBy(), cfg.Misfire, rq.rd.FirstNominal(), now, rq.tasks); err != nil {
 			l.log.Error("launcher: re-queue", "job", job, "err", err)
 		}
 		l.queues.changed()
