@@ -83,6 +83,8 @@ test('the audit page shows every write with who, what and the result', async () 
   await page.fill('#af-user', 'guest');
   await page.click('#a-search');
   await page.waitForFunction(() => location.hash.includes('user=guest'));
+  // the table is drawn again once the filtered page arrives (under load, after the hash changed)
+  await page.waitForFunction(() => [...document.querySelectorAll('#audit-table tbody tr')].every((tr) => /guest/.test(tr.innerText)));
   rows = await rowsText();
   assert.equal(rows.length, 1, rows.join('\n'));
   await page.click('#a-reset');
@@ -91,6 +93,7 @@ test('the audit page shows every write with who, what and the result', async () 
   await page.selectOption('#af-method', 'POST');
   await page.click('#a-search');
   await page.waitForFunction(() => location.hash.includes('status=204'));
+  await page.waitForFunction(() => [...document.querySelectorAll('#audit-table tbody tr')].every((tr) => /POST/.test(tr.innerText) && /204/.test(tr.innerText)));
   rows = await rowsText();
   assert.ok(rows.length >= 1 && rows.every((x) => /POST/.test(x) && /204/.test(x)), rows.join('\n'));
   await shot('filtered');
