@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // Embedded is the embedded shape: one scheduler with its embedded store
@@ -69,7 +71,7 @@ func (e *Embedded) Start(ctx context.Context) error {
 	if e.mesos, e.mesosURL, err = startSimMesos(ctx, e.Bin, e.Dir, e.RunLog, "", e.Seed); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		return err
 	}

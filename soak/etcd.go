@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // Etcd is the etcd shape (registry=etcd): three schedulers, each with an
@@ -67,7 +69,7 @@ func (e *Etcd) startMembers(ctx context.Context, engine func(i int, bases []stri
 	for i := range 3 {
 		var p ports
 		for _, at := range []*int{&p.http, &p.client, &p.peer} {
-			n, err := freePort()
+			n, err := loopback.Port()
 			if err != nil {
 				return err
 			}

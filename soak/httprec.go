@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/loopback"
 	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
@@ -37,7 +38,7 @@ func startHTTPRecorder(path string) (*httpRecorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := listenLocal()
+	ln, err := loopback.Listen()
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("soak: recorder: %w", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine/kube/image"
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // The kube shape's cluster: the build's scripts, kubectl, the executor
@@ -38,11 +39,11 @@ func static(path string) error {
 // ports of its own for the cluster's etcd and API server.
 func (k *Kube) startCluster(ctx context.Context) error {
 	k.run = filepath.Join(k.Dir, "k8s")
-	etcdPort, err := freePortPair()
+	etcdPort, err := loopback.Pair()
 	if err != nil {
 		return err
 	}
-	apiPort, err := freePort()
+	apiPort, err := loopback.Port()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // peerProxy stands in front of one etcd member's peer listener: the other
@@ -30,7 +32,7 @@ type peerProxy struct {
 }
 
 func newPeerProxy(target string) (*peerProxy, error) {
-	ln, err := listenLocal()
+	ln, err := loopback.Listen()
 	if err != nil {
 		return nil, err
 	}

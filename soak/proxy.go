@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // proxy is a TCP proxy on 127.0.0.1 in front of one server: it forwards,
@@ -23,7 +25,7 @@ type proxy struct {
 }
 
 func newProxy(target string) (*proxy, error) {
-	ln, err := listenLocal()
+	ln, err := loopback.Listen()
 	if err != nil {
 		return nil, err
 	}

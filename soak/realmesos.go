@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // RealMesos is the production shape on a real Apache Mesos 1.11: the
@@ -69,7 +71,7 @@ func (m *RealMesos) Start(ctx context.Context) error {
 	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 		return err
 	}
-	mport, err := freePort()
+	mport, err := loopback.Port()
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,7 @@ func (m *RealMesos) Start(ctx context.Context) error {
 	}
 	m.mesosURL = "http://127.0.0.1:" + strconv.Itoa(mport)
 	for i := range m.agentCount() {
-		port, err := freePort()
+		port, err := loopback.Port()
 		if err != nil {
 			return err
 		}

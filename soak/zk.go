@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // ZK is the cluster shape: a 3-server ZooKeeper ensemble of its own
@@ -152,7 +154,7 @@ func (z *ZK) startMesos(ctx context.Context) (err error) {
 // startSimMesos starts mesos-local with simulated agents that append every
 // run to runLog, and returns it with its URL.
 func startSimMesos(ctx context.Context, bin, dir, runLog, tasks string, seed uint64) (*proc, string, error) {
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		return nil, "", err
 	}
@@ -201,7 +203,7 @@ func (z *ZK) newSched(i int) (*sched, error) {
 	if path != "" {
 		mesosURL += "/" + path
 	}
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // Poll calls cond every `every` until it holds or timeout has passed, and
@@ -32,60 +33,26 @@ func Eventually(t testing.TB, timeout, every time.Duration, cond func() bool, wh
 	}
 }
 
-// handedOut are the ports FreePort and Listen gave this test binary: a
-// port found free is closed again until its user binds it, and the
-// kernel may hand it to the next listener on port 0 meanwhile (e2e/ha: a
-// proxy bound the port picked a moment before for an etcd member's peers).
-var handedOut struct {
-	sync.Mutex
-	ports map[int]bool
-}
-
-// listenNew listens on a loopback port this binary has not handed out
-// before, and notes it.
-func listenNew(t testing.TB) net.Listener {
-	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.ports == nil {
-		handedOut.ports = map[int]bool{}
-	}
-	var held []net.Listener // refused ones stay bound until one is new
-	defer func() {
-		for _, ln := range held {
-			ln.Close()
-		}
-	}()
-	for range 1000 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return ln
-		}
-		held = append(held, ln)
-	}
-	t.Fatal("no loopback port not handed out before")
-	return nil
-}
-
 // FreePort returns a TCP port free on 127.0.0.1 a moment ago, and never
-// one it or Listen returned before in this test binary.
+// one it or Listen returned before in this test binary (internal/loopback).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln := listenNew(t)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	p, err := loopback.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // Listen listens on a free loopback port that FreePort has not handed
 // out (to a process that may not have bound it yet).
 func Listen(t testing.TB) net.Listener {
 	t.Helper()
-	return listenNew(t)
+	ln, err := loopback.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
 }
 
 // Tail returns the last lines of s (a log printed when a test failed); a

@@ -1,4 +1,4 @@
-package soak
+package loopback
 
 import (
 	"net"
@@ -49,14 +49,14 @@ func TestListenNewSkipsAPortHandedOutBefore(t *testing.T) {
 	}
 }
 
-func TestFreePortNeverTheSameTwice(t *testing.T) {
+func TestPortNeverTheSameTwice(t *testing.T) {
 	seen := map[int]bool{}
 	for range 50 {
-		p, err := freePort()
+		p, err := Port()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln, err := listenLocal()
+		ln, err := Listen()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,10 @@
-package soak
+// Package loopback hands out loopback TCP ports, never the same one twice
+// in a process. A port found free is closed again until the process it is
+// for binds it, and the kernel may give it meanwhile to the next listener
+// on port 0 (the fault soak's etcd seed 823, e2e/ha: a proxy bound the
+// port picked a moment before for an etcd member's peers). The fault soak
+// and the e2e harness take their ports here.
+package loopback
 
 import (
 	"errors"
@@ -7,11 +13,6 @@ import (
 	"sync"
 )
 
-// handedOut are the loopback ports freePort and listenLocal gave this
-// process: a port found free is closed again until its process binds it,
-// and the kernel may give it meanwhile to the next listener on port 0
-// (etcd seed 823: a peer proxy bound the port picked a moment before for
-// another member's peers, and that member could not start).
 var handedOut = ports{taken: map[int]bool{}}
 
 type ports struct {
@@ -43,7 +44,7 @@ func (ps *ports) listenNew(listen func() (net.Listener, error)) (net.Listener, e
 		}
 		held = append(held, ln)
 	}
-	return nil, errors.New("soak: no loopback port not handed out before")
+	return nil, errors.New("loopback: no port not handed out before")
 }
 
 // take notes port as handed out; false when it was already.
@@ -59,14 +60,14 @@ func (ps *ports) take(port int) bool {
 
 func listenAny() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
-// listenLocal listens on a loopback port no freePort handed out (to a
-// process that may not have bound it yet).
-func listenLocal() (net.Listener, error) { return handedOut.listenNew(listenAny) }
+// Listen listens on a loopback port not handed out before (to a process
+// that may not have bound it yet).
+func Listen() (net.Listener, error) { return handedOut.listenNew(listenAny) }
 
-// freePort is a loopback port free a moment ago, never one freePort or
-// listenLocal gave before in this process.
-func freePort() (int, error) {
-	ln, err := handedOut.listenNew(listenAny)
+// Port is a loopback port free a moment ago, never one Port, Pair or
+// Listen gave before in this process.
+func Port() (int, error) {
+	ln, err := Listen()
 	if err != nil {
 		return 0, err
 	}
@@ -74,11 +75,11 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// freePortPair is a free port whose next port is free too (etcd's client
-// and peer ports), neither handed out before.
-func freePortPair() (int, error) {
+// Pair is a free port whose next port is free too (etcd's client and
+// peer ports), neither handed out before.
+func Pair() (int, error) {
 	for range 20 {
-		p, err := freePort()
+		p, err := Port()
 		if err != nil {
 			return 0, err
 		}
@@ -89,5 +90,5 @@ func freePortPair() (int, error) {
 			}
 		}
 	}
-	return 0, errors.New("soak: no two free ports in a row")
+	return 0, errors.New("loopback: no two free ports in a row")
 }
