@@ -110,7 +110,7 @@ func (d *decider) classify() {
 			d.notRunnable(key, Stale{Job: rd.Job}, job, why)
 			continue
 		}
-		if until := stagedUntil(rd); until.After(v.Now) { // a cron fire staged ahead of its instant
+		if until := StagedUntil(rd); until.After(v.Now) { // a cron fire staged ahead of its instant
 			d.waitUntil(key, queue.WaitStaged, "a cron fire held until its instant "+fmtUntil(until), until)
 			continue
 		}
@@ -193,12 +193,12 @@ func (d *decider) notRunnable(key string, s Stale, job jobs.Config, why jobs.Run
 	}
 }
 
-// stagedUntil is when rd's next execution may launch at the earliest: a
+// StagedUntil is when rd's next execution may launch at the earliest: a
 // new entry's NotBefore, or the cron instant the next execution serves (a
 // fire the producer staged ahead into an entry that had executions
 // pending already: it has no NotBefore of its own, and it must not start
 // before its instant once those ahead of it have launched).
-func stagedUntil(rd *queue.Ready) time.Time {
+func StagedUntil(rd *queue.Ready) time.Time {
 	until := rd.NotBefore
 	if n := rd.FirstNominal(); n.After(until) {
 		until = n

@@ -151,7 +151,9 @@ func Capacity(rec namespace.Record) (round.Capacity, bool) {
 // guarantee within the round's horizon, with what each will need (its
 // shards, and its app's executor), soonest first: what the guarantees
 // are kept for. A fire the producer staged ahead of its instant (a ready
-// entry held until then, queue.Ready.NotBefore) is its job's next fire:
+// entry held until then, round.StagedUntil: its NotBefore, or the instant
+// its next execution serves when it joined executions pending) is its
+// job's next fire:
 // the producer's own next fire of that job comes after it, and a job
 // counts once. Without it, capacity was lent in the second before a
 // staged fire as though none were coming (issue 52's real run: a fire
@@ -168,8 +170,8 @@ func (l *launcher) fires(now time.Time, caps map[string]round.Capacity, ready []
 	}
 	staged := map[string]time.Time{}
 	for _, rd := range ready {
-		if rd.NotBefore.After(now) && guaranteed[namespace.Of(rd.Job)] {
-			staged[rd.Job] = rd.NotBefore
+		if until := round.StagedUntil(rd); until.After(now) && guaranteed[namespace.Of(rd.Job)] {
+			staged[rd.Job] = until
 		}
 	}
 	fs := l.nextFires(now.Add(round.DefaultHorizon), func(job string) bool {

@@ -67,6 +67,12 @@ type Producer struct {
 	Stale func(ctx context.Context, job string, config uint64)
 	// AfterLoad, if set, runs once every job has been scheduled at start.
 	AfterLoad func()
+	// CaughtUp, if set, is called once the start's catch-up of the fires
+	// missed while no leader fired has committed (or found none, or the
+	// term ended): the term's launch rounds wait for it (Scheduler.roundHeld),
+	// so that an execution the last leader staged and the missed fires of
+	// a misfire=false job collapse into one before either is launched.
+	CaughtUp func(ctx context.Context)
 	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
 	// that set none: each fire moved later by a fixed offset of the job's
 	// own in [0, Jitter), unless its namespace sets one. 0: none.
@@ -347,6 +353,9 @@ func (p *Producer) Run(ctx context.Context) error {
 	p.init()
 	p.mu.Unlock()
 	from := p.catchUp(ctx)
+	if p.CaughtUp != nil {
+		p.CaughtUp(ctx)
+	}
 	p.mu.Lock()
 	p.floor = from  // never fire an instant at or before it again
 	p.marked = from // the watermark the catch-up left (an earlier term's is not this one's)

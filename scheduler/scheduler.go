@@ -174,6 +174,9 @@ func New(d Deps) *Scheduler {
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
 		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
+	s.producer.CaughtUp = func(ctx context.Context) {
+		s.post(ctx, func(context.Context) { s.st.catchingUp = false })
+	}
 	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
 		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
 	}
@@ -273,6 +276,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
 	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
 	close(s.ready)
+	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
 	errc := make(chan error, 4)
 	go func() { errc <- s.producer.Run(ctx) }()
 	go func() { errc <- s.followConfig(ctx, cfg) }()
@@ -412,35 +416,49 @@ func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
 }
 
 // subscribeWait bounds how long a term's launch rounds wait for its first
-// subscription to the engine, and offersWait how long, after a
-// subscription, its first round waits for offers (roundHeld).
+// subscription to the engine, and for the producer's catch-up of the fires
+// missed while no leader fired; offersWait how long, after a subscription,
+// its first round waits for offers (roundHeld).
 const (
 	subscribeWait = 5 * time.Second
 	offersWait    = time.Second
 )
 
 // roundHeld reports whether launch rounds wait (an alarm wakes the loop at
-// the bound): while the term has not subscribed yet, since its start
-// (since) less than subscribeWait ago; and after a subscription, until
-// its first offers, at most offersWait. Such a round launches nothing, and
-// at a takeover it held the loop when the subscription, then the offers,
-// came: at 6,000 jobs on etcd 0.7 s of reading and deciding over the
-// ready queue before the subscription, and a round with no offer costs as
-// much as one with offers at 100,000 jobs (the subscription REVIVEs, so the
-// previous term's SUPPRESS or decline filters hold no offer back). Past
-// the bounds, and after a later disconnection, rounds run as before, and
-// say why the work waits (queue.WaitNotSubscribed, WaitNoOffers).
+// the bound). While the producer's catch-up has not committed, since the
+// term's start (since) less than subscribeWait ago: an execution the last
+// leader staged (a ready entry held until its instant) launched before it
+// left the missed fires of a misfire=false job nothing pending to collapse
+// into, and they queued a second execution for one takeover gap (found by
+// the ten-kill test once the first round came 31 ms into the term). While
+// the term has not subscribed yet, since its start less than subscribeWait
+// ago; and after a subscription, until its first offers, at most
+// offersWait. Such a round launches nothing, and at a takeover it held the
+// loop when the subscription, then the offers, came: at 6,000 jobs on etcd
+// 0.7 s of reading and deciding over the ready queue before the
+// subscription, and a round with no offer costs as much as one with offers
+// at 100,000 jobs (the subscription REVIVEs, so the previous term's
+// SUPPRESS or decline filters hold no offer back). Past the bounds, and
+// after a later disconnection, rounds run as before, and say why the work
+// waits (queue.WaitNotSubscribed, WaitNoOffers).
 func (s *Scheduler) roundHeld(since time.Time) bool {
+	now := s.deps.Clock.Now()
 	var until time.Time
+	hold := func(t time.Time) {
+		if now.Before(t) && t.After(until) {
+			until = t
+		}
+	}
+	if s.st.catchingUp && !since.IsZero() {
+		hold(since.Add(subscribeWait))
+	}
 	switch {
 	case !s.st.subscribed && !s.st.everSubscribed && !since.IsZero():
-		until = since.Add(subscribeWait)
+		hold(since.Add(subscribeWait))
 	case s.st.subscribed && s.st.firstLaunch && len(s.st.offers) == 0 && !s.st.subscribedAt.IsZero():
-		until = s.st.subscribedAt.Add(offersWait)
-	default:
-		return false
+		hold(s.st.subscribedAt.Add(offersWait))
 	}
-	if !s.deps.Clock.Now().Before(until) {
+	if until.IsZero() {
 		return false
 	}
 	s.alarm.set(until)

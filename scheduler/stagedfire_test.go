@@ -35,6 +35,12 @@ func TestStagedFireIsProtected(t *testing.T) {
 	if len(got) != 1 || got[0].Job != index || !got[0].At.Equal(now.Add(500*time.Millisecond)) || got[0].Need.CPU != 150 {
 		t.Fatalf("fires with index's fire staged: %+v; want index's staged fire alone (search~other is not a job), needing 0.15 CPU", got)
 	}
+	// staged into an entry that had an execution pending: no NotBefore of its own, its
+	// next execution's instant (round.StagedUntil) is when it comes
+	joined := []*queue.Ready{{Job: index, Count: 1, Since: now.Add(-time.Second), Nominal: []queue.NominalRun{{At: now.Add(700 * time.Millisecond), N: 1}}}}
+	if got := l.fires(now, caps, joined); len(got) != 1 || got[0].Job != index || !got[0].At.Equal(now.Add(700*time.Millisecond)) {
+		t.Fatalf("fires with index's fire staged into a pending entry: %+v; want it at its instant", got)
+	}
 	if got := l.fires(now, caps, nil); len(got) != 1 || !got[0].At.Equal(now.Add(10*time.Second)) {
 		t.Fatalf("fires with nothing staged: %+v; want the producer's", got)
 	}

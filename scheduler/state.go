@@ -25,6 +25,7 @@ type state struct {
 	// for it: Scheduler.awaitingSubscription).
 	everSubscribed bool
 	subscribedAt   time.Time // the last subscription (its first round waits for offers from then: Scheduler.roundHeld)
+	catchingUp     bool      // the producer's catch-up of missed fires has not committed yet (Scheduler.roundHeld)
 	suppressed     bool      // offers are suppressed (nothing waits)
 	// filtersUntil is when the longest decline filter this scheduler asked
 	// for lapses (zero: none since the last REVIVE, which clears them).

@@ -9,6 +9,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -319,5 +320,57 @@ func TestSubscriptionReconcilesOffTheLoop(t *testing.T) {
 	r.sched.drain(r.ctx)
 	if r.sched.st.awaiting != nil {
 		t.Fatalf("awaiting %v after the explicit reconciliation failed, want launching not held", r.sched.st.awaiting)
+	}
+}
+
+// TestATakeoversFirstRoundWaitsForTheCatchUp: the last leader staged a misfire=false
+// job's fire (a ready entry held until its instant) and died; the new term's catch-up
+// finds the fires missed after it. Its launch rounds wait for the catch-up's commit, so
+// the missed fires collapse into the staged execution and the job runs once for the
+// gap. Launched first, the staged entry left the catch-up nothing pending to collapse
+// into, and a second execution was queued for the same gap (the ten-kill test, once the
+// term's first round came 31 ms after it began).
+func TestATakeoversFirstRoundWaitsForTheCatchUp(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) {
+		j.JobName, j.ShardingTotalCount, j.CPUCount, j.Cron, j.Misfire = "gap", 1, 0.1, "* * * * * ?", false
+	})
+	staged := r.clk.Now().Add(time.Second).Truncate(time.Second)
+	if _, err := r.reg.Work().TriggerFires(r.ctx, map[string]registry.CronFire{"gap": {At: staged, Instant: staged}}, staged, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Advance(staged.Sub(r.clk.Now()) + 2500*time.Millisecond) // the old leader died; two fires pass
+
+	r.sched.st.catchingUp = true // as the term's Run sets it before starting the producer
+	r.sched.Subscribed(r.ctx, "fw-2")
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	ts := turnState{since: r.clk.Now()}
+	r.sched.turn(r.ctx, &ts, true)
+	if !ts.pending || len(r.drv.accepts) != 0 {
+		t.Fatalf("before the catch-up: round due %v (want held), %d ACCEPTs (want none)", ts.pending, len(r.drv.accepts))
+	}
+	if want := ts.since.Add(subscribeWait); !r.sched.alarm.at.Equal(want) {
+		t.Fatalf("alarm at %v, want the bound %v", r.sched.alarm.at, want)
+	}
+
+	r.sched.producer.catchUp(r.ctx)
+	r.sched.producer.CaughtUp(r.ctx)
+	r.sched.turn(r.ctx, &ts, false)
+	if got := r.running("gap"); len(got) != 1 {
+		t.Fatalf("after the catch-up: gap running %v, want its one execution", got)
+	}
+	if n := r.readyCount("gap"); n != 0 {
+		t.Fatalf("%d more executions queued for the same gap, want the missed fires collapsed into the staged one", n)
+	}
+
+	r = newRig(t) // a catch-up that does not commit within the bound holds nothing past it
+	r.sched.st.catchingUp = true
+	ts = turnState{since: r.clk.Now()}
+	r.sched.turn(r.ctx, &ts, true)
+	r.clk.Advance(subscribeWait)
+	r.sched.turn(r.ctx, &ts, false)
+	if ts.pending {
+		t.Fatal("rounds still held past the catch-up's bound")
 	}
 }
