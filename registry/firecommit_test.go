@@ -226,3 +226,51 @@ func TestARetriedCatchUpQueuesEachJobOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestANextTermsCatchUpSkipsTheInstantsADeadOneQueued: a term's catch-up of more jobs
+// than one commit holds lands its first batch and the term ends before the last (the
+// watermark goes with it). The next term counts the missed fires from the same
+// watermark, up to its own start, under another id: the misfire=true instants the
+// first batch queued are not queued again, the later ones are, and the jobs of the
+// batch that never landed get all of theirs.
+func TestANextTermsCatchUpSkipsTheInstantsADeadOneQueued(t *testing.T) {
+	defer func(n int) { missedBatch = n }(missedBatch)
+	missedBatch = 2 // 3 jobs: two batches
+	eachStore(t, func(t *testing.T, under store.KV) {
+		api := New(under)
+		ctx := t.Context()
+		j := gateRigApp(t, api)
+		jobs := missedBatch + 1
+		for i := range jobs {
+			j.JobName = fmt.Sprintf("j%04d", i)
+			if err := api.Config().AddJobAt(ctx, j, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+		missed := func(until int) map[string]Missed {
+			m := map[string]Missed{}
+			for i := range jobs {
+				var in []time.Time
+				for s := 2; s <= until; s++ {
+					in = append(in, at(s))
+				}
+				m[fmt.Sprintf("j%04d", i)] = Missed{Fires: len(in), Misfire: true, After: at(1), Instants: in}
+			}
+			return m
+		}
+		dead := &nthFailingKV{KV: under, n: 2} // the second batch refused: the term ends there
+		if err := New(dead).Schedule().TriggerMissedOnce(ctx, missed(3), at(3), "term 1"); err == nil {
+			t.Fatal("the first term's catch-up did not fail")
+		}
+		if err := api.Schedule().TriggerMissedOnce(ctx, missed(5), at(5), "term 2"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range jobs {
+			rd := count(t, api, fmt.Sprintf("j%04d", i))
+			if got := rd.NominalInstants(); rd.Count != 4 || len(got) != 4 || !got[0].Equal(at(2)) || !got[3].Equal(at(5)) {
+				t.Fatalf("j%04d: %d pending, instants %v; want each of 2..5 s once", i, rd.Count, got)
+			}
+		}
+	})
+}
