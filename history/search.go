@@ -55,6 +55,7 @@ var (
 		{"is_success", "success", boolean, true, true},
 		{"failure_cause", "failureCause", text, false, false},
 		{"triggered_by", "triggeredBy", text, true, true},
+		{"nominal_at", "nominalAt", text, false, true},
 	})
 	statusTraceTable = newTable("JOB_STATUS_TRACE_LOG", "creation_time", []column{
 		{"id", "id", text, false, true},
@@ -319,11 +320,11 @@ func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Ex
 // scanExecution reads one JOB_EXECUTION_LOG row of executionTable.selected.
 func scanExecution(r rowScanner) (view.Execution, error) {
 	var e view.Execution
-	var start, complete dbTime
+	var start, complete, nominal dbTime
 	var by sql.NullString
 	err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
-		&start, &complete, &e.Success, &e.FailureCause, &by)
-	e.StartTime, e.CompleteTime, e.TriggeredBy = start.ptr(), complete.ptr(), by.String
+		&start, &complete, &e.Success, &e.FailureCause, &by, &nominal)
+	e.StartTime, e.CompleteTime, e.TriggeredBy, e.NominalAt = start.ptr(), complete.ptr(), by.String, nominal.ptr()
 	if e.StartTime != nil && e.CompleteTime != nil {
 		ms := max(e.CompleteTime.Sub(*e.StartTime).Milliseconds(), 0)
 		e.DurationMs = &ms

@@ -22,6 +22,9 @@ type TaskEvent struct {
 	Transient                           bool
 	At                                  time.Time
 	Queued                              time.Time // when the work entered the ready or failover queue
+	// Nominal is the cron instant the execution serves (task.Entry.Nominal;
+	// zero: none recorded, a run no cron instant queued).
+	Nominal time.Time
 	// Late, for work launched more than scheduler.LateAfter after it was
 	// due (a cron fire's instant, a trigger's time), says how late and why
 	// it waited, in the words of its last recorded wait; its status trace

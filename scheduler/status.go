@@ -129,7 +129,7 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	rt := *in.Entry
 	job, _ := h.catalog.Job(tid.JobName)
 	ev := observe.TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID, Hostname: rt.Hostname,
-		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now()}
+		Item: tid.Item, Source: rt.Source, Trigger: rt.Trigger, Transient: job.JobExecutionType != jobs.Daemon, At: h.clock.Now(), Nominal: rt.Nominal}
 	if rt.KilledBy == task.KilledByDaemonDeletion {
 		ev.Transient = false // the job is gone from the catalog: its kind is the mark's
 	}

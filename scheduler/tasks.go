@@ -163,7 +163,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	term := l.opts.Term
 	tl.Task.Term, tl.Task.Queued, tl.Task.Nominal = &term, nominal.UTC(), nominalOf(pl)
 	ev := observe.TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
-		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued}
+		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued, Nominal: tl.Task.Nominal}
 	if pl.Failover == nil && !queued.IsZero() && now.Sub(queued) > LateAfter {
 		ev.Late = l.lateWords(pl.Job.JobName, queued, now)
 	}

@@ -60,6 +60,7 @@ type ExecutionStart struct {
 	ShardingItem    int       `json:"shardingItem"`
 	ExecutionSource string    `json:"executionSource"`       // NORMAL_TRIGGER, MISFIRE, FAILOVER
 	TriggeredBy     string    `json:"triggeredBy,omitempty"` // cron, api:{user}, … (task.Entry.Trigger)
+	NominalAt       time.Time `json:"nominalAt,omitzero"`    // the cron instant it serves (task.Entry.Nominal; zero: none)
 	StartTime       time.Time `json:"startTime"`
 }
 
@@ -75,6 +76,7 @@ type ExecutionComplete struct {
 	ShardingItem    int       `json:"shardingItem"`
 	ExecutionSource string    `json:"executionSource"`
 	TriggeredBy     string    `json:"triggeredBy,omitempty"`
+	NominalAt       time.Time `json:"nominalAt,omitzero"`
 	StartTime       time.Time `json:"startTime"`
 	CompleteTime    time.Time `json:"completeTime"`
 	Success         bool      `json:"success"`

@@ -98,6 +98,7 @@ type execRow struct {
 	StartTime       *time.Time `db:"start_time"`
 	CompleteTime    *time.Time `db:"complete_time"`
 	TriggeredBy     *string    `db:"triggered_by"`
+	NominalAt       *time.Time `db:"nominal_at"`
 }
 
 func db(t *testing.T, w *Writer) *sqlx.DB {

@@ -37,6 +37,9 @@ func mergeExecutions(evs []Event) []Event {
 		if s.TriggeredBy != "" {
 			c.TriggeredBy = s.TriggeredBy
 		}
+		if !s.NominalAt.IsZero() {
+			c.NominalAt = s.NominalAt
+		}
 		if s.Hostname != "" {
 			c.Hostname = s.Hostname
 		}

@@ -215,7 +215,7 @@ func (o *Observer) execution(t observe.TaskEvent, st engine.Status, info taskInf
 		}
 		o.mu.Unlock()
 		o.record(ExecutionStart{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
-			ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, StartTime: start})
+			ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, NominalAt: t.Nominal, StartTime: start})
 		return
 	}
 	if start.IsZero() {
@@ -243,7 +243,7 @@ func (o *Observer) execution(t observe.TaskEvent, st engine.Status, info taskInf
 		}
 	}
 	o.record(ExecutionComplete{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
-		ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause})
+		ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, NominalAt: t.Nominal, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause})
 }
 
 func firstTime(ts ...time.Time) time.Time {

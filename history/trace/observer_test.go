@@ -335,3 +335,36 @@ func TestObserverSyncIsTheWritersAndReportsDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestObserverRecordsTheNominalInstant: an execution a cron instant queued carries that
+// instant into its row (nominal_at), from its start and from a completion whose start
+// was never recorded alike; one no instant queued has none.
+func TestObserverRecordsTheNominalInstant(t *testing.T) {
+	w, _ := open(t, Options{DSN: filepath.Join(t.TempDir(), "trace.db")})
+	o := NewObserver(w, nil)
+	instant := t0.Add(-3 * time.Second) // a fire run late (a takeover's catch-up)
+	cron := func(id string, at time.Time) observe.TaskEvent {
+		ev := taskEvent(id, at, true)
+		ev.Trigger, ev.Source, ev.Nominal = "catch-up", "MISFIRE", instant
+		return ev
+	}
+	o.Launched(cron(readyTask, t0))
+	o.StatusChanged(cron(readyTask, t0.Add(time.Second)),
+		engine.Status{TaskID: readyTask, State: "TASK_RUNNING", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second)})
+	o.StatusChanged(cron(readyTask, t0.Add(2*time.Second)),
+		engine.Status{TaskID: readyTask, State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Second)})
+	o.StatusChanged(cron(failoverTask, t0.Add(2*time.Second)), // its end alone
+		engine.Status{TaskID: failoverTask, State: "TASK_FAILED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Second)})
+	o.StatusChanged(taskEvent("api-run", t0.Add(2*time.Second), true),
+		engine.Status{TaskID: "api-run", State: "TASK_FINISHED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(2 * time.Second)})
+	mustFlush(t, w)
+	rows := execs(t, w)
+	for _, id := range []string{readyTask, failoverTask} {
+		if ex := rows[NewID("execution", id)]; ex.NominalAt == nil || !ex.NominalAt.Equal(instant) {
+			t.Fatalf("%s: nominal_at %v, want the instant it served %v", id, ex.NominalAt, instant)
+		}
+	}
+	if ex := rows[NewID("execution", "api-run")]; ex.NominalAt != nil {
+		t.Fatalf("a run no cron instant queued: nominal_at %v, want none", ex.NominalAt)
+	}
+}

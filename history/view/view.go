@@ -62,6 +62,11 @@ type Execution struct {
 	// failover, daemon; "" on rows from before it was recorded); Source
 	// keeps the original's NORMAL_TRIGGER, MISFIRE and FAILOVER.
 	TriggeredBy string `json:"triggeredBy"`
+	// NominalAt is the cron instant the run served (the fire it was
+	// queued for: a late, caught-up or replayed fire's own instant; null
+	// for runs no cron instant queued and rows from before it was
+	// recorded).
+	NominalAt *time.Time `json:"nominalAt"`
 	// DurationMs is how long the run took (completeTime − startTime; null
 	// while it runs).
 	DurationMs *int64 `json:"durationMs"`
