@@ -181,7 +181,7 @@ const en = {
   'api.tag.auth': 'Log in and out', 'api.tag.app': 'Apps', 'api.tag.job': 'Jobs, triggers and tasks', 'api.tag.history': 'History and statistics',
   'api.tag.operate': 'Operations', 'api.tag.audit': 'Audit log', 'api.tag.meta': 'API description, health and metrics',
   // issue 42: who triggered a run, durations, stopping a run, who holds what a waiting job needs
-  'h.triggeredBy': 'Triggered by', 'h.f.triggeredBy': 'Triggered by', 'h.duration': 'Duration',
+  'h.triggeredBy': 'Triggered by', 'h.f.triggeredBy': 'Triggered by', 'h.nominalAt': 'For the fire of', 'h.duration': 'Duration',
   'jobs.kill': 'Stop run', 'jobs.killTitle': 'Stop the running execution of {name}?',
   'jobs.killText': 'Its running shards are killed and end "killed by" you in history; shards waiting to run again are dropped. The job stays enabled: its pending executions and its cron stay.',
   'jobs.killed': 'Stopped {n} task(s) of job {name}.', 'jobs.waiting': 'Why it waits',
@@ -369,7 +369,7 @@ const zh = {
   'api.noLogin': '无需登录', 'api.login': '访客或管理员', 'api.adminWrite': '管理员', 'api.count': '{n} 个接口', 'api.noMatch': '没有匹配的接口。',
   'api.tag.auth': '登录与退出', 'api.tag.app': '应用', 'api.tag.job': '作业、触发与任务', 'api.tag.history': '历史与统计',
   'api.tag.operate': '运维操作', 'api.tag.audit': '审计日志', 'api.tag.meta': 'API 描述、健康检查与指标',
-  'h.triggeredBy': '触发者', 'h.f.triggeredBy': '触发者', 'h.duration': '耗时',
+  'h.triggeredBy': '触发者', 'h.f.triggeredBy': '触发者', 'h.nominalAt': '对应的触发时刻', 'h.duration': '耗时',
   'jobs.kill': '停止本次执行', 'jobs.killTitle': '停止 {name} 正在运行的执行？',
   'jobs.killText': '其运行中的分片将被终止，并在历史中记为由你终止；等待重跑的分片被丢弃。作业保持启用：待执行的执行与定时计划保留。',
   'jobs.killed': '已停止作业 {name} 的 {n} 个任务。', 'jobs.waiting': '等待原因',

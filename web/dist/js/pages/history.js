@@ -70,7 +70,7 @@ export default async function historyPage(el, ctx) {
       { label: t('hostname'), cls: 'clip short wide-only', render: (r) => h('span', { title: r.ip || '' }, r.hostname), sortKey: 'hostname' },
       { label: t('f.shardingItem'), key: 'shardingItem', sortKey: 'shardingItem' },
       { label: t('h.source'), cls: 'wide-only', render: (r) => h('span', { title: r.source }, r.source), sortKey: 'source' },
-      { label: t('h.triggeredBy'), cls: 'clip short', render: (r) => h('span', { title: `${r.triggeredBy || '—'} (${r.source})` }, r.triggeredBy || '—'), sortKey: 'triggeredBy' },
+      { label: t('h.triggeredBy'), cls: 'clip short', render: (r) => h('span', { title: `${r.triggeredBy || '—'} (${r.source})${r.nominalAt ? `\n${t('h.nominalAt')}: ${fmtTime(r.nominalAt)}` : ''}` }, r.triggeredBy || '—'), sortKey: 'triggeredBy' },
       { label: t('h.result'), render: result, sortKey: 'isSuccess' },
       { label: t('h.failureCause'), cls: 'cause', render: (r) => causeCell(r) },
       { label: t('h.startTime'), render: (r) => timeCell(r.startTime), sortKey: 'startTime' },
