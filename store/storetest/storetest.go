@@ -19,6 +19,7 @@ type Options struct {
 	SlowEvents   int           // events written to a stalled watcher (default 5,000)
 	Batch        int           // ops per Commit when filling (default 500)
 	Timeout      time.Duration // failure deadline for one wait (default 10s)
+	LinearOps    int           // operations per client in the linearizability check (default 150)
 
 	// SkipEventVersion stops the suite from checking Event.Version of
 	// EventPut, for an implementation whose change feed cannot carry it.
@@ -41,6 +42,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxValue, 1<<20)
 	def(&o.SlowEvents, 5_000)
 	def(&o.Batch, 500)
+	def(&o.LinearOps, 150)
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
@@ -94,6 +96,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.KV, opts Options) {
 		{"Revisioned", s.revisioned},
 		{"WatchSlowConsumer", s.watchSlowConsumer},
 		{"ConcurrentCAS", s.concurrentCAS},
+		{"Linearizable", s.linearizable},
 		{"LargeValue", s.largeValue},
 		{"ManyChildren", s.manyChildren},
 		{"Close", s.closeStore},
