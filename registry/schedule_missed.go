@@ -190,7 +190,7 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, b missedBatchOf, miss
 			if !m.Misfire {
 				fires = 1
 			} else if len(instants) > 0 {
-				kept, err := r.notQueued(ctx, job, instants)
+				kept, err := notQueued(ctx, r.kv, job, instants)
 				if err != nil {
 					return err
 				}
@@ -227,44 +227,6 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, b missedBatchOf, miss
 		return err
 	}
 	return fmt.Errorf("registry: queue missed fires: %w after %d tries", ErrConflict, maxCASRetries)
-}
-
-// notQueued is instants without those job's ready entry records already
-// (queue.Ready.NominalInstants): a catch-up's batches that landed before
-// its term ended (the watermark goes with the last one only) queued their
-// misfire=true executions, and the next term, counting from the same
-// watermark, would queue them again. A catch-up's instants are after the
-// watermark, which no fire commit passes before its term's catch-up has
-// landed, so an instant found in the entry was queued by such a batch. An
-// entry that does not decode is left to triggerOp (set aside).
-func (r *Registry) notQueued(ctx context.Context, job string, instants []time.Time) ([]time.Time, error) {
-	n, err := r.kv.Get(ctx, ReadyPath+"/"+job)
-	if errors.Is(err, store.ErrNotFound) {
-		return instants, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	cur, err := decodeReady(n)
-	if err != nil {
-		return instants, nil
-	}
-	queued := map[int64]bool{}
-	for _, at := range cur.NominalInstants() {
-		if !at.IsZero() {
-			queued[at.UnixNano()] = true
-		}
-	}
-	if len(queued) == 0 {
-		return instants, nil
-	}
-	kept := make([]time.Time, 0, len(instants))
-	for _, at := range instants {
-		if !queued[at.UnixNano()] {
-			kept = append(kept, at)
-		}
-	}
-	return kept, nil
 }
 
 // triggerOpOver is triggerOp applied on top of an op of the same batch that
