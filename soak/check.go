@@ -85,6 +85,9 @@ type Outcome struct {
 	// counted lost; Trigger is who queued it (history's triggeredBy).
 	NotRun  time.Time `json:",omitzero"`
 	Trigger string    `json:",omitempty"`
+	// Nominal is the cron instant history says the run served (zero:
+	// none recorded).
+	Nominal time.Time `json:",omitzero"`
 }
 
 // Input is everything the checker reads.
@@ -1146,7 +1149,18 @@ func (rep *Report) checkHistory(runs []run, jobs map[string]Job, where string, h
 		if want := r.state == "TASK_FINISHED"; hs[0].Success != want && !(want && (updateLost(r, faults) || killedByChange(r, jobs[r.Job].Windows))) {
 			rep.add(HistoryWrong, r.Job, "%stask %s ended %s, history says success=%v", where, r.Task, r.state, hs[0].Success)
 		}
+		if !r.Nominal.Equal(hs[0].Nominal) {
+			rep.add(HistoryWrong, r.Job, "%stask %s served the instant %s, history says %s", where, r.Task, fmtInstant(r.Nominal), fmtInstant(hs[0].Nominal))
+		}
 	}
+}
+
+// fmtInstant is a cron instant as the checker prints it ("none": zero).
+func fmtInstant(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.UTC().Format("15:04:05.000")
 }
 
 // killedByChange: a change closing one of the job's windows was sent

@@ -1051,3 +1051,27 @@ func TestCheckLatenessOfAFireDueBeforeAFault(t *testing.T) {
 		t.Fatalf("under faults %v, without %v: want the fires of 4, 6 and 8 under faults, 2 without", rep.LateFault, rep.LateCalm)
 	}
 }
+
+// History's row of a run names the cron instant the run served, as the run itself
+// does (ELASTICJOB_NOMINAL_AT); another instant, or none where the run had one, is a
+// history-outcome anomaly.
+func TestCheckHistoryNamesTheInstant(t *testing.T) {
+	runs := clean("j")
+	for i := range runs {
+		runs[i].nominal = runs[i].queued
+	}
+	hist := func(jd time.Time) map[string][]Outcome {
+		return map[string][]Outcome{"ja": {{Success: true, Nominal: at(2)}}, "jb": {{Success: true, Nominal: at(4)}},
+			"jc": {{Success: true, Nominal: at(6)}}, "jd": {{Success: true, Nominal: jd}}}
+	}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{every2("j", false)}, History: hist(at(8)), HistoryAt: at(30)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Fatalf("history names each run's instant: %v", rep.Anomalies)
+	}
+	for _, wrong := range []time.Time{at(6), {}} {
+		in.History = hist(wrong)
+		if rep := Check(in); rep.ByKind()[HistoryWrong] != 1 {
+			t.Errorf("jd served 8 s, history says %v: %v", wrong, rep.Anomalies)
+		}
+	}
+}

@@ -41,6 +41,7 @@ type historyRow struct {
 	CompleteTime *time.Time `json:"completeTime"`
 	FailureCause *string    `json:"failureCause"`
 	TriggeredBy  string     `json:"triggeredBy"`
+	NominalAt    *time.Time `json:"nominalAt"`
 }
 
 // outcome is the row's Outcome; a task lost with its agent before it
@@ -48,6 +49,9 @@ type historyRow struct {
 // task.NotRunAgainWords in its failure cause) has NotRun and Trigger set.
 func (r historyRow) outcome() Outcome {
 	o := Outcome{Success: r.Success, Open: r.CompleteTime == nil}
+	if r.NominalAt != nil {
+		o.Nominal = r.NominalAt.UTC()
+	}
 	if c := r.FailureCause; !r.Success && c != nil && r.CompleteTime != nil &&
 		strings.Contains(*c, task.LostBeforeStartWords) && strings.Contains(*c, task.NotRunAgainWords) {
 		o.NotRun, o.Trigger = r.CompleteTime.UTC(), r.TriggeredBy
