@@ -182,10 +182,13 @@ func TestAChangeAppliedDuringAFireCommit(t *testing.T) {
 }
 
 // TestAChangesRescheduleCountsANewFireInFlight: the catalog took an
-// update before the producer's next fire was computed (the fire carries
-// the new configuration), and the loop's reschedule for the update runs
-// while that fire's commit is in flight: the fire lands, so the
-// reschedule does not schedule its instant again.
+// update after the producer computed its fire of 2 s from the old
+// configuration, and the loop's reschedule for the update comes only
+// while the fire of 4 s is in flight. The fire of 2 s is void, and the
+// producer reschedules the job from the update's instant itself, so 2 s
+// fires on the new configuration, late, instead of being lost (it was,
+// before); the fire of 4 s lands, so the loop's reschedule does not
+// schedule its instant again.
 func TestAChangesRescheduleCountsANewFireInFlight(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
@@ -201,17 +204,21 @@ func TestAChangesRescheduleCountsANewFireInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.clk.Set(t0.Add(2 * time.Second))
-	p.fireDue(r.ctx) // computed before the catalog took the update: void; the next, 4 s, on the new configuration
+	p.fireDue(r.ctx) // computed before the catalog took the update: void; 2 s again, on the new configuration
 	if n := r.readyCount("u"); n != 0 {
 		t.Fatalf("%d executions from the replaced configuration, want 0", n)
+	}
+	fireAllDue(r, p)
+	if n := r.readyCount("u"); n != 1 {
+		t.Fatalf("%d executions, want 1: the instant of 2 s on the new configuration, late", n)
 	}
 	p.Dispatch = &applyDuring{registryDispatcher: registryDispatcher{r: r.reg}, apply: func() {
 		r.sched.config.jobChanged(r.ctx, "u", r.sched.config.changedAt(r.ctx, "u"))
 	}}
 	r.clk.Set(t0.Add(4 * time.Second))
 	fireAllDue(r, p)
-	if n := r.readyCount("u"); n != 1 {
-		t.Errorf("%d executions, want 1: the instant of 4 s once", n)
+	if n := r.readyCount("u"); n != 2 {
+		t.Errorf("%d executions, want 2: the instants of 2 s and 4 s once each", n)
 	}
 	if at, ok := p.NextFireAt(); !ok || !at.Equal(t0.Add(6*time.Second)) {
 		t.Errorf("next fire at %v, want t0+6s (4 s landed while the reschedule ran)", at)

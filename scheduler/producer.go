@@ -525,9 +525,14 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 			"woke_before_instant", first.Sub(woke), "lead", lead)
 	}
 	for _, job := range void { // the job went off or changed before the commit: nothing pending
-		if f := batch[job]; p.Stale != nil && f.Config != 0 {
-			if _, config, ok := p.Catalog.runnableStored(job); ok && config == f.Config {
-				p.Stale(ctx, job, f.Config)
+		if f := batch[job]; f.Config != 0 {
+			switch _, config, ok := p.Catalog.runnableStored(job); {
+			case ok && config == f.Config:
+				if p.Stale != nil {
+					p.Stale(ctx, job, f.Config)
+				}
+			case ok && config != 0:
+				p.replaced(ctx, job)
 			}
 		}
 		delete(batch, job)
@@ -540,6 +545,25 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 	}
 	p.report(due, batch)
 	return landed
+}
+
+// replaced reschedules job, whose fire was void because its configuration
+// was replaced after the fire was computed (the catalog holds the new one),
+// from the replacement's recorded instant: the instants after it are the
+// new configuration's to fire. The loop's own reschedule for the change
+// (RescheduleFrom) may come only after the job's next fire was taken (a
+// loop held past a period), and the instant of the void fire was then
+// lost. Without the instant recorded (or read), the loop's reschedule
+// decides alone.
+func (p *Producer) replaced(ctx context.Context, job string) {
+	if p.Registry == nil {
+		return
+	}
+	at, err := p.Registry.Config().JobChangedAt(ctx, job)
+	if err != nil || at.IsZero() {
+		return
+	}
+	p.RescheduleFrom(job, at)
 }
 
 // commitUntilDone commits batch, whose latest instant is last, retrying
