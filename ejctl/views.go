@@ -194,10 +194,14 @@ func (c runGroup) history(ctx context.Context, q url.Values) error {
 				result = "running"
 			}
 		}
-		rows = append(rows, []string{str(r["jobName"]), str(r["shardingItem"]), str(r["source"]), orDash(str(r["triggeredBy"])),
+		fire := "-" // the cron instant it served (none: a run no instant queued)
+		if r["nominalAt"] != nil {
+			fire = since(r["nominalAt"])
+		}
+		rows = append(rows, []string{str(r["jobName"]), str(r["shardingItem"]), str(r["source"]), orDash(str(r["triggeredBy"])), fire,
 			since(r["startTime"]), fmtMs(r["durationMs"]), result, str(r["hostname"]), str(r["taskId"]), oneLine(str(r["failureCause"]))})
 	}
-	if err := c.table([]string{"JOB", "SHARD", "SOURCE", "TRIGGERED BY", "STARTED", "DURATION", "RESULT", "HOST", "TASK", "CAUSE"}, rows); err != nil {
+	if err := c.table([]string{"JOB", "SHARD", "SOURCE", "TRIGGERED BY", "FIRE", "STARTED", "DURATION", "RESULT", "HOST", "TASK", "CAUSE"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.env.Stdout, "%d of %d execution(s)\n", len(rows), page.Total)

@@ -26,7 +26,7 @@ func TestTasksReadyAndHistoryColumns(t *testing.T) {
 			if r.URL.Query().Get("triggeredBy") != "cron" {
 				t.Errorf("history query %v: want triggeredBy=cron", r.URL.Query())
 			}
-			_, _ = w.Write([]byte(`{"total":1,"rows":[{"jobName":"report","shardingItem":0,"source":"NORMAL_TRIGGER","triggeredBy":"cron",` +
+			_, _ = w.Write([]byte(`{"total":1,"rows":[{"jobName":"report","shardingItem":0,"source":"NORMAL_TRIGGER","triggeredBy":"cron","nominalAt":"2026-11-24T23:59:58Z",` +
 				`"startTime":"2026-11-25T00:00:00Z","completeTime":"2026-11-25T00:01:05Z","durationMs":65400,"success":true,"hostname":"h","taskId":"t1"}]}`))
 		default:
 			http.NotFound(w, r)
@@ -46,5 +46,5 @@ func TestTasksReadyAndHistoryColumns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	has(t, "history", out, "TRIGGERED BY", "DURATION", "cron", "1m5s")
+	has(t, "history", out, "TRIGGERED BY", "FIRE", fmtTime(time.Date(2026, 11, 24, 23, 59, 58, 0, time.UTC)), "DURATION", "cron", "1m5s")
 }
