@@ -52,6 +52,7 @@ type launcher struct {
 	sharesExecutors bool
 	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
 	accepts int
+	start   termStart // where the term's time went before its first launch (logged with it)
 }
 
 // round is one launch round. While a new term confirms the running tasks
@@ -70,9 +71,12 @@ func (l *launcher) round(ctx context.Context) {
 	if !l.st.launched.Load() && len(p.Launches) > 0 && v.Connected {
 		// The term's first launching round: where its time goes (takeover
 		// timelines, docs/cluster.md). Wall clock, for the log only.
-		l.log.Info("first launch round of the term", "tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
-			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed), "decided_over_head", rest != nil)
+		l.log.Info("first launch round of the term", append([]any{"tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
+			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed), "decided_over_head", rest != nil}, l.start.attrs()...)...)
 		l.st.launched.Store(true)
+	}
+	if !l.st.launched.Load() {
+		defer func() { l.start.round(time.Since(began)) }()
 	}
 	l.apply(ctx, v, &p, rest)
 	l.waits.record(ctx, p.Waiting)

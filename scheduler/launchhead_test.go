@@ -1,8 +1,11 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +83,43 @@ func TestBacklogsRestIsWorkedOutAfterTheLaunch(t *testing.T) {
 	}
 	if w := r.sched.launcher.scratch["ready/j399"]; w.Reason != queue.WaitBehind {
 		t.Fatalf("the youngest entry waits with %+v, want behind older work", w)
+	}
+}
+
+// TestFirstLaunchRoundLogsTheTermsWay: the term's first launch round logs
+// where the term's time went before it: its loop turns, the rounds held
+// and by what (here the producer's catch-up), and when the catch-up
+// committed.
+func TestFirstLaunchRoundLogsTheTermsWay(t *testing.T) {
+	r := newRig(t)
+	var buf bytes.Buffer
+	r.rebuild(func(d *Deps) { d.Log = slog.New(slog.NewTextHandler(&buf, nil)) })
+	r.addApp("app", 0.1, 16)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = "j", 1, 0.1, 16 })
+	r.trigger("j")
+	r.offer("o1", 4, 1024)
+	s := r.sched
+	s.st.catchingUp = true
+	s.launcher.start.began = time.Now()
+	ts := turnState{since: r.clk.Now()}
+	s.turn(r.ctx, &ts, true)
+	if len(r.drv.accepts) != 0 {
+		t.Fatal("a round launched before the producer's catch-up committed")
+	}
+	s.producer.CaughtUp(r.ctx) // posted to the loop
+	s.turn(r.ctx, &ts, true)
+	if len(r.drv.accepts) != 1 {
+		t.Fatalf("%d accepts after the catch-up, want 1", len(r.drv.accepts))
+	}
+	line := ""
+	for l := range strings.Lines(buf.String()) {
+		if strings.Contains(l, "first launch round of the term") {
+			line = l
+		}
+	}
+	for _, want := range []string{"turns_before=2", "rounds_before=0", "held_by=catch-up", "catch_up_committed_after=", "since_term_start="} {
+		if !strings.Contains(line, want) {
+			t.Fatalf("the first launch round's log %q lacks %s", line, want)
+		}
 	}
 }

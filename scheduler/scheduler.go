@@ -6,6 +6,7 @@ import (
 	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,7 +176,10 @@ func New(d Deps) *Scheduler {
 		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
 	s.producer.CaughtUp = func(ctx context.Context) {
-		s.post(ctx, func(context.Context) { s.st.catchingUp = false })
+		s.post(ctx, func(context.Context) {
+			s.st.catchingUp = false
+			s.launcher.start.caughtUpNow()
+		})
 	}
 	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
 		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
@@ -277,6 +281,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
 	close(s.ready)
 	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
+	s.launcher.start.began = time.Now()
 	errc := make(chan error, 4)
 	go func() { errc <- s.producer.Run(ctx) }()
 	go func() { errc <- s.followConfig(ctx, cfg) }()
@@ -398,9 +403,13 @@ type turnState struct {
 // first launch comes one round after its subscription and its offers, not
 // after the updates the old leader left and the answers.
 func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
+	began := time.Now()
 	s.drain(ctx)
 	s.handleUpdates(ctx)
 	s.recon.again(ctx)
+	if !s.st.launched.Load() {
+		s.launcher.start.turn(time.Since(began))
+	}
 	if s.st.roundNow || s.firstLaunchDue() { // the term may launch now: not held by the last round's spacing
 		s.st.roundNow, ts.throttle, dirty = false, nil, true
 	}
@@ -449,18 +458,24 @@ func (s *Scheduler) roundHeld(since time.Time) bool {
 			until = t
 		}
 	}
+	by := ""
 	if s.st.catchingUp && !since.IsZero() {
 		hold(since.Add(subscribeWait))
+		by = "catch-up"
 	}
 	switch {
 	case !s.st.subscribed && !s.st.everSubscribed && !since.IsZero():
 		hold(since.Add(subscribeWait))
+		by += " subscription"
 	case s.st.subscribed && s.st.firstLaunch && len(s.st.offers) == 0 && !s.st.subscribedAt.IsZero():
 		hold(s.st.subscribedAt.Add(offersWait))
+		by += " offers"
 	}
 	if until.IsZero() {
+		s.launcher.start.held("")
 		return false
 	}
+	s.launcher.start.held(strings.TrimSpace(by))
 	s.alarm.set(until)
 	return true
 }
