@@ -131,27 +131,39 @@ func (p *Producer) planCatchUp(ctx context.Context) (from time.Time, plan *catch
 	// A job registered or changed after the mark counts from then: its
 	// config's fires before that were another config's (a change clears
 	// what is pending, so they would not run had a leader fired them), or
-	// no job's at all. Without the record, from the mark.
-	changed, err := p.Registry.Config().JobsChangedAt(ctx)
-	if err != nil {
-		p.Log.Warn("producer: read when jobs last changed; counting missed fires from the watermark", "err", err)
-	}
+	// no job's at all. Without the record, from the mark. Only a job with
+	// a fire after the mark can have one after its change: those are
+	// looked up (reading every job's records took 60 % of a catch-up's
+	// count at 100,000 jobs, BenchmarkCatchUp100k).
 	missed := map[string]registry.Missed{}
-	total := 0
+	var names []string
 	for _, name := range p.Catalog.JobNames() {
 		j, _, ok := p.Catalog.Runnable(name)
 		if !ok || j.JobExecutionType != jobs.Transient {
 			continue
 		}
-		from := mark
-		if c, ok := changed[name]; ok && c.After(from) {
-			from = c
+		if at := p.missedFires(j, mark, now, limit, j.Misfire); len(at) > 0 {
+			missed[name] = registry.Missed{Fires: len(at), Misfire: j.Misfire, After: mark, Instants: at} // behind the job's gate (registry/gate.go)
+			names = append(names, name)
 		}
-		at := p.missedFires(j, from, now, limit, j.Misfire)
-		if n := len(at); n > 0 {
-			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire, After: from, Instants: at} // behind the job's gate (registry/gate.go)
-			total += n
+	}
+	changed, err := p.Registry.Config().JobsChangedAtOf(ctx, names)
+	if err != nil {
+		p.Log.Warn("producer: read when jobs last changed; counting missed fires from the watermark", "err", err)
+	}
+	total := 0
+	for _, name := range names {
+		m := missed[name]
+		if c, ok := changed[name]; ok && c.After(mark) {
+			j, _, _ := p.Catalog.Runnable(name)
+			m.After, m.Instants = c, p.missedFires(j, c, now, limit, j.Misfire)
+			if m.Fires = len(m.Instants); m.Fires == 0 {
+				delete(missed, name)
+				continue
+			}
+			missed[name] = m
 		}
+		total += m.Fires
 	}
 	return now, &catchUpPlan{missed: missed, now: now, id: commitID(), since: mark, total: total}, nil
 }
