@@ -123,3 +123,46 @@ func TestFirstLaunchRoundLogsTheTermsWay(t *testing.T) {
 		}
 	}
 }
+
+// TestTermLoadsItsRunningTasksBeforeTheSubscription: a term reads the
+// tasks recorded as running into its mirror as its first event, before any
+// subscription comes (its reconciliation then asks about them at once).
+func TestTermLoadsItsRunningTasksBeforeTheSubscription(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 16)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.CPUCount, j.MemoryMB = "j", 2, 0.1, 16 })
+	r.trigger("j")
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	if len(r.running("j")) != 2 {
+		t.Fatal("the first term launched nothing")
+	}
+
+	s := New(Deps{Registry: r.reg, Driver: newFakeDriver(), Clock: r.clk}) // the next term
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-s.ready:
+	case err := <-done:
+		t.Fatalf("Run ended before loading: %v", err)
+	}
+	loaded := -1
+	if err := s.call(ctx, func(context.Context) error {
+		if s.st.running != nil {
+			loaded = len(s.st.running["j"])
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if loaded != 2 {
+		t.Fatalf("the term's mirror holds %d of j's running tasks before any subscription, want 2", loaded)
+	}
+}

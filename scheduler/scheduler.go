@@ -279,6 +279,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
 	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
+	s.post(ctx, s.loadRunning)                // the loop's first event: while the subscription is on its way
 	close(s.ready)
 	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
 	s.launcher.start.began = time.Now()
@@ -292,6 +293,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.post(ctx, s.config.queueDaemons)
 	s.launcher.runs.start(ctx, s.post)
 	return s.loop(ctx, errc)
+}
+
+// loadRunning reads the tasks the registry holds as running into the
+// loop's mirror as the term starts, while its subscription is on its way:
+// the subscription's reconciliation asks about each of them, and its turn
+// read them (0.3-0.4 s for 4,000 tasks at 100,000 jobs) between the
+// subscription and the first launch round. Only the term's leader writes
+// running entries, through the loop, which keeps the mirror as it does
+// after any read.
+func (s *Scheduler) loadRunning(ctx context.Context) {
+	if _, err := s.st.runningAll(ctx, s.deps.Registry); err != nil {
+		s.deps.Log.Debug("read the running tasks at the term's start; read again when needed", "err", err)
+	}
 }
 
 // followConfig hands each configuration change to the loop.
