@@ -175,12 +175,7 @@ func New(d Deps) *Scheduler {
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
 		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
-	s.producer.CaughtUp = func(ctx context.Context) {
-		s.post(ctx, func(context.Context) {
-			s.st.catchingUp = false
-			s.launcher.start.caughtUpNow()
-		})
-	}
+	s.producer.CaughtUp = s.caughtUp
 	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
 		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
 	}
@@ -293,6 +288,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.post(ctx, s.config.queueDaemons)
 	s.launcher.runs.start(ctx, s.post)
 	return s.loop(ctx, errc)
+}
+
+// caughtUp ends the hold of the term's launch rounds on the producer's
+// catch-up (roundHeld).
+func (s *Scheduler) caughtUp(ctx context.Context) {
+	s.post(ctx, func(context.Context) {
+		s.st.catchingUp = false
+		s.launcher.start.caughtUpNow()
+	})
 }
 
 // loadRunning reads the tasks the registry holds as running into the
