@@ -175,7 +175,7 @@ func New(d Deps) *Scheduler {
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
 		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
-	s.producer.CaughtUp = s.caughtUp
+	s.producer.CaughtUp = caughtUp(s)
 	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
 		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
 	}
@@ -273,8 +273,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
-	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
-	s.post(ctx, s.loadRunning)                // the loop's first event: while the subscription is on its way
+	s.producer.AfterLoad = debug.FreeOSMemory       // loading a large registry leaves garbage behind
+	s.post(ctx, loadRunning(s.st, reg, s.deps.Log)) // the loop's first event: while the subscription is on its way
 	close(s.ready)
 	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
 	s.launcher.start.began = time.Now()
@@ -290,13 +290,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return s.loop(ctx, errc)
 }
 
-// caughtUp ends the hold of the term's launch rounds on the producer's
-// catch-up (roundHeld).
-func (s *Scheduler) caughtUp(ctx context.Context) {
-	s.post(ctx, func(context.Context) {
-		s.st.catchingUp = false
-		s.launcher.start.caughtUpNow()
-	})
+// caughtUp is the producer's hook that ends the hold of the term's launch
+// rounds on its catch-up (roundHeld).
+func caughtUp(s *Scheduler) func(context.Context) {
+	return func(ctx context.Context) {
+		s.post(ctx, func(context.Context) {
+			s.st.catchingUp = false
+			s.launcher.start.caughtUpNow()
+		})
+	}
 }
 
 // loadRunning reads the tasks the registry holds as running into the
@@ -306,9 +308,11 @@ func (s *Scheduler) caughtUp(ctx context.Context) {
 // subscription and the first launch round. Only the term's leader writes
 // running entries, through the loop, which keeps the mirror as it does
 // after any read.
-func (s *Scheduler) loadRunning(ctx context.Context) {
-	if _, err := s.st.runningAll(ctx, s.deps.Registry); err != nil {
-		s.deps.Log.Debug("read the running tasks at the term's start; read again when needed", "err", err)
+func loadRunning(st *state, reg *registry.Registry, log *slog.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		if _, err := st.runningAll(ctx, reg); err != nil {
+			log.Debug("read the running tasks at the term's start; read again when needed", "err", err)
+		}
 	}
 }
 
