@@ -108,16 +108,20 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		}
 	}
 	var err error
+	lap := l.lapper() // where a term's view time goes, until its first launch
 	if v.Running, err = l.st.runningAll(ctx, l.reg); err != nil {
 		return v, err
 	}
+	lap("running")
 	v.Typical = l.runs.typical(ctx, v.Running)
+	lap("typical")
 	if v.Failover, err = l.queues.failover(ctx); err != nil {
 		return v, err
 	}
 	if v.Ready, err = l.queues.ready(ctx, now); err != nil {
 		return v, err
 	}
+	lap("queues")
 	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
 		v.Fires = l.fires(now, v.Namespaces, v.Ready)
 		l.caps.checkCluster(v.Namespaces, v.Agents)
@@ -125,7 +129,23 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	if len(v.Fires) > 0 {
 		l.runs.addWaiting(v.Typical, v.Ready)
 	}
+	lap("capacities")
 	return v, nil
+}
+
+// lapper times the parts of a view for the term's first launch round's
+// log (termStart), until the term has launched.
+func (l *launcher) lapper() func(part string) {
+	if l.st.launched.Load() {
+		return func(string) {}
+	}
+	l.start.laps = l.start.laps[:0]
+	mark := time.Now()
+	return func(part string) {
+		now := time.Now()
+		l.start.lap(part, now.Sub(mark))
+		mark = now
+	}
 }
 
 // apply carries a plan out. A plan decided over the queues' head (rest

@@ -117,7 +117,7 @@ func TestFirstLaunchRoundLogsTheTermsWay(t *testing.T) {
 			line = l
 		}
 	}
-	for _, want := range []string{"turns_before=2", "rounds_before=0", "held_by=catch-up", "catch_up_committed_after=", "since_term_start="} {
+	for _, want := range []string{"turns_before=2", "rounds_before=0", "view_queues=", "held_by=catch-up", "catch_up_committed_after=", "since_term_start="} {
 		if !strings.Contains(line, want) {
 			t.Fatalf("the first launch round's log %q lacks %s", line, want)
 		}

@@ -21,6 +21,13 @@ type termStart struct {
 	heldBy     string // what held rounds last
 	heldFrom   time.Time
 	caughtUp   time.Duration // from began (0: not yet)
+	laps       []any         // the last view's parts (view_ready, …), as log attributes
+}
+
+// lap notes how long a part of the round's view took (the last round's
+// are logged).
+func (t *termStart) lap(part string, took time.Duration) {
+	t.laps = append(t.laps, slog.Duration("view_"+part, took))
 }
 
 func (t *termStart) turn(took time.Duration) {
@@ -57,9 +64,9 @@ func (t *termStart) caughtUpNow() {
 
 // attrs are the log attributes of the term's way to its first launch.
 func (t *termStart) attrs() []any {
-	a := []any{slog.Int("turns_before", t.turns), slog.Duration("turns_took", t.turnsTook),
+	a := append([]any{slog.Int("turns_before", t.turns), slog.Duration("turns_took", t.turnsTook),
 		slog.Int("rounds_before", t.rounds), slog.Duration("rounds_took", t.roundsTook),
-		slog.Duration("held_for", t.heldTook)}
+		slog.Duration("held_for", t.heldTook)}, t.laps...)
 	if t.heldBy != "" {
 		a = append(a, slog.String("held_by", t.heldBy))
 	}
