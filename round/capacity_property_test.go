@@ -236,7 +236,7 @@ func checkLimits(v View, p Plan, fail func(string, ...any)) {
 func checkGuaranteedFirst(v View, p Plan, fail func(string, ...any)) {
 	rest, running := leftAfter(v, p, func(l Launch) bool { return !l.Borrowing })
 	d := &decider{v: v, plan: Plan{Waiting: map[string]queue.Wait{}}}
-	d.classify()
+	d.classify(len(v.Ready))
 	for i := range d.cands {
 		c := &d.cands[i]
 		w := p.Waiting[c.key]

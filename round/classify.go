@@ -75,15 +75,17 @@ func shapeOf(job jobs.Config, a app.Config, kind offers.Kind, n int) shape {
 		exec: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}}
 }
 
-// classify turns the queues into candidates, and gives every other entry
-// its reason (or marks it for removal).
-func (d *decider) classify() {
+// classify turns the failover shards and the first n ready entries into
+// candidates, and gives every other entry among them its reason (or marks
+// it for removal). The ready entries after n are the round's rest
+// (rest.go), classified once the round is settled.
+func (d *decider) classify(n int) {
 	v := d.v
-	d.cands = make([]cand, 0, len(v.Ready)+len(v.Failover))
-	pendingFailover := make(map[string]bool, len(v.Failover))
+	d.cands = make([]cand, 0, n+len(v.Failover))
+	d.pendingFailover = make(map[string]bool, len(v.Failover))
 	for i := range v.Failover {
 		f := &v.Failover[i]
-		pendingFailover[f.Job] = true
+		d.pendingFailover[f.Job] = true
 		key := queue.WaitKey(true, f.Job, f.Item)
 		job, a, why := v.Jobs.Lookup(f.Job)
 		switch {
@@ -103,36 +105,45 @@ func (d *decider) classify() {
 			d.cands = append(d.cands, cand{key: key, job: f.Job, fail: f, sh: shapeOf(job, a, offers.Failover, 1)})
 		}
 	}
-	for _, rd := range v.Ready {
-		key := queue.WaitKey(false, rd.Job, 0)
-		job, a, why := v.Jobs.Lookup(rd.Job)
-		if why != jobs.Runnable {
-			d.notRunnable(key, Stale{Job: rd.Job}, job, why)
-			continue
+	for _, rd := range v.Ready[:n] {
+		if c, ok := d.classifyReady(rd); ok {
+			d.cands = append(d.cands, c)
 		}
-		if until := StagedUntil(rd); until.After(v.Now) { // a cron fire staged ahead of its instant
-			d.waitUntil(key, queue.WaitStaged, "a cron fire held until its instant "+fmtUntil(until), until)
-			continue
-		}
-		items, ok := toLaunch(job, v.Running[rd.Job])
-		if n := len(v.Running[rd.Job]); !ok || pendingFailover[rd.Job] { // never two executions of a job at once
-			switch u := d.unconfirmed(rd.Job); {
-			case u > 0:
-				d.waitUntil(key, queue.WaitReconciling, "the job's previous execution is recorded as running ("+plural(n, "shard")+"): "+d.confirming(), v.ReconcileUntil)
-			case n > 0:
-				d.wait(key, queue.WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
-			default:
-				d.wait(key, queue.WaitFailover, "failed shards of the job run again first")
-			}
-			continue
-		}
-		n := job.ShardingTotalCount
-		if items != nil {
-			n = len(items)
-		}
-		d.cands = append(d.cands, cand{key: key, job: rd.Job, ready: rd, items: items, sh: shapeOf(job, a, offers.Ready, n)})
-		d.plan.Depth++
 	}
+}
+
+// classifyReady turns a ready entry into a candidate (ok), or gives it
+// its reason (or marks it for removal).
+func (d *decider) classifyReady(rd *queue.Ready) (c cand, ok bool) {
+	v := d.v
+	key := queue.WaitKey(false, rd.Job, 0)
+	job, a, why := v.Jobs.Lookup(rd.Job)
+	if why != jobs.Runnable {
+		d.notRunnable(key, Stale{Job: rd.Job}, job, why)
+		return cand{}, false
+	}
+	if until := StagedUntil(rd); until.After(v.Now) { // a cron fire staged ahead of its instant
+		d.waitUntil(key, queue.WaitStaged, "a cron fire held until its instant "+fmtUntil(until), until)
+		return cand{}, false
+	}
+	items, ok := toLaunch(job, v.Running[rd.Job])
+	if n := len(v.Running[rd.Job]); !ok || d.pendingFailover[rd.Job] { // never two executions of a job at once
+		switch u := d.unconfirmed(rd.Job); {
+		case u > 0:
+			d.waitUntil(key, queue.WaitReconciling, "the job's previous execution is recorded as running ("+plural(n, "shard")+"): "+d.confirming(), v.ReconcileUntil)
+		case n > 0:
+			d.wait(key, queue.WaitRunning, "the job's previous execution is still running ("+plural(n, "shard")+")")
+		default:
+			d.wait(key, queue.WaitFailover, "failed shards of the job run again first")
+		}
+		return cand{}, false
+	}
+	n := job.ShardingTotalCount
+	if items != nil {
+		n = len(items)
+	}
+	d.plan.Depth++
+	return cand{key: key, job: rd.Job, ready: rd, items: items, sh: shapeOf(job, a, offers.Ready, n)}, true
 }
 
 // unconfirmed counts the job's tasks recorded as running whose state the

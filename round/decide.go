@@ -11,35 +11,29 @@ import (
 )
 
 // Decide decides one launch round (the package documentation has the
-// policy).
+// policy): Begin, then the rest's Finish.
 func Decide(v View) Plan {
-	waiting := v.Scratch
-	if waiting == nil {
-		waiting = make(map[string]queue.Wait, len(v.Ready)+len(v.Failover))
-	}
-	clear(waiting)
-	d := &decider{v: v, plan: Plan{Waiting: waiting}}
-	d.classify()
-	switch {
-	case !v.Connected:
-		d.waitAll(queue.WaitNotSubscribed, "the scheduler is not subscribed to its cluster engine at the moment (it re-subscribes with backoff)")
-	default:
-		d.place()
-	}
-	return d.plan
+	p, rest := Begin(v)
+	rest.Finish(&p)
+	return p
 }
 
 // decider is one round: the candidates, the placement on the offers
 // (consider, reserve, explain), and the plan. The namespaces, the running
 // work and the empty cluster are parts it composes, each owning its state.
 type decider struct {
-	v       View
-	plan    Plan
-	cands   []cand
-	cluster emptyCluster          // the empty cluster: every agent's total (fit.go)
-	never   map[shape]*queue.Wait // the never_fits wait of each shape seen (nil: it fits)
-	occ     occupancy             // what the running work holds where (running.go, holders.go)
-	ns      spaces                // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
+	v     View
+	plan  Plan
+	cands []cand
+	// pendingFailover are the jobs with a failover entry (their ready
+	// entries wait); busy counts the candidates resources could serve
+	// (busyCands), the rest's too once it is finished (rest.go).
+	pendingFailover map[string]bool
+	busy            int
+	cluster         emptyCluster          // the empty cluster: every agent's total (fit.go)
+	never           map[shape]*queue.Wait // the never_fits wait of each shape seen (nil: it fits)
+	occ             occupancy             // what the running work holds where (running.go, holders.go)
+	ns              spaces                // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
 	// offs are the resources the round matches on: the offers held, or,
 	// with none held (estimated), what the agents have free by the
 	// running tasks' count, to say why work waits but launch nothing.
@@ -275,8 +269,8 @@ func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 		// which follows at once with the work after this round's.
 		d.plan.Decline = nil
 	}
-	busy := d.busyCands()
-	d.plan.Busy, d.plan.Idle = len(launched) < busy, busy == 0
+	d.busy = d.busyCands()
+	d.plan.Busy, d.plan.Idle = len(launched) < d.busy, d.busy == 0
 }
 
 // busyCands counts the candidates resources could serve (not those that

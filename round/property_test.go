@@ -191,7 +191,7 @@ func checkNothingIdleFits(t *testing.T, fail func(string, ...any), v View, p Pla
 	t.Helper()
 	rest, running := leftAfter(v, p, func(Launch) bool { return true })
 	d := &decider{v: v, plan: Plan{Waiting: map[string]queue.Wait{}}}
-	d.classify()
+	d.classify(len(v.Ready))
 	for i := range d.cands {
 		c := &d.cands[i]
 		w := p.Waiting[c.key]

@@ -115,7 +115,7 @@ func execOf(a app.Config) offers.Resources {
 // excepted, as in Decide).
 func strictDecide(v View) Plan {
 	d := &decider{v: v, plan: Plan{Waiting: map[string]queue.Wait{}}}
-	d.classify()
+	d.classify(len(v.Ready))
 	d.cluster = clusterOf(v.Agents, v.Offers)
 	m := offers.NewMatcher(v.Offers, v.Executors)
 	var launched []*cand

@@ -19,7 +19,7 @@ import (
 
 // launcher runs launch rounds: read a view (the queues, the catalog, the
 // running tasks, the offers held, the agents' totals), decide with
-// round.Decide (pure), then apply the plan: commit the launches, ACCEPT
+// round.Begin (pure), then apply the plan: commit the launches, ACCEPT
 // them, DECLINE the rest, and hand the wait reasons to the recorder.
 type launcher struct {
 	reg     *registry.Registry
@@ -52,6 +52,7 @@ type launcher struct {
 	sharesExecutors bool
 	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
 	accepts int
+	start   termStart // where the term's time went before its first launch (logged with it)
 }
 
 // round is one launch round. While a new term confirms the running tasks
@@ -66,15 +67,18 @@ func (l *launcher) round(ctx context.Context) {
 		return
 	}
 	viewed := time.Now()
-	p := round.Decide(v)
+	p, rest := round.Begin(v)
 	if !l.st.launched.Load() && len(p.Launches) > 0 && v.Connected {
 		// The term's first launching round: where its time goes (takeover
 		// timelines, docs/cluster.md). Wall clock, for the log only.
-		l.log.Info("first launch round of the term", "tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
-			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed))
+		l.log.Info("first launch round of the term", append([]any{"tasks", len(p.Launches), "ready", len(v.Ready), "running_jobs", len(v.Running),
+			"view_took", viewed.Sub(began), "decide_took", time.Since(viewed), "decided_over_head", rest != nil}, l.start.attrs()...)...)
 		l.st.launched.Store(true)
 	}
-	l.apply(ctx, v, p)
+	if !l.st.launched.Load() {
+		defer func() { l.start.round(time.Since(began)) }()
+	}
+	l.apply(ctx, v, &p, rest)
 	l.waits.record(ctx, p.Waiting)
 	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
 }
@@ -104,16 +108,20 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		}
 	}
 	var err error
+	lap := l.lapper() // where a term's view time goes, until its first launch
 	if v.Running, err = l.st.runningAll(ctx, l.reg); err != nil {
 		return v, err
 	}
+	lap("running")
 	v.Typical = l.runs.typical(ctx, v.Running)
+	lap("typical")
 	if v.Failover, err = l.queues.failover(ctx); err != nil {
 		return v, err
 	}
 	if v.Ready, err = l.queues.ready(ctx, now); err != nil {
 		return v, err
 	}
+	lap("queues")
 	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
 		v.Fires = l.fires(now, v.Namespaces, v.Ready)
 		l.caps.checkCluster(v.Namespaces, v.Agents)
@@ -121,18 +129,41 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	if len(v.Fires) > 0 {
 		l.runs.addWaiting(v.Typical, v.Ready)
 	}
+	lap("capacities")
 	return v, nil
 }
 
-// apply carries a plan out.
-func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
+// lapper times the parts of a view for the term's first launch round's
+// log (termStart), until the term has launched.
+func (l *launcher) lapper() func(part string) {
+	if l.st.launched.Load() {
+		return func(string) {}
+	}
+	l.start.laps = l.start.laps[:0]
+	mark := time.Now()
+	return func(part string) {
+		now := time.Now()
+		l.start.lap(part, now.Sub(mark))
+		mark = now
+	}
+}
+
+// apply carries a plan out. A plan decided over the queues' head (rest
+// not nil) that launches with more to follow is final in all the launch
+// reads (round.Begin): the rest's reasons, and what they add (stale
+// entries, the wake-up, the depth), are worked out after the launch is
+// sent, so a backlog's size does not delay it. Otherwise the rest is
+// finished first.
+func (l *launcher) apply(ctx context.Context, v round.View, p *round.Plan, rest *round.Rest) {
+	early := rest != nil && v.Connected && len(v.Offers) > 0 && len(p.Launches) > 0 && p.More
+	if !early {
+		rest.Finish(p)
+		l.afterDecide(ctx, v.Connected, *p)
+	}
 	l.st.reservation = p.Reservation
-	l.alarm.set(p.WakeAt)
-	l.remove(ctx, p)
 	if !v.Connected {
 		return
 	}
-	l.gauges.ReadyDepth(p.Depth)
 	l.preempt(ctx, p.Preempt)
 	if p.Idle {
 		l.idle(ctx, v.Now, p.WakeAt)
@@ -164,10 +195,27 @@ func (l *launcher) apply(ctx context.Context, v round.View, p round.Plan) {
 	}
 	refuse = l.refuseBefore(v.Now, p.WakeAt, refuse)
 	if len(p.Launches) > 0 {
-		l.launch(ctx, v, p, refuse) // the DECLINE goes with the ACCEPTs
+		l.launch(ctx, v, *p, refuse) // the DECLINE goes with the ACCEPTs
+		if early {
+			// The plan declines nothing (More: the next round uses the
+			// offers), so the refuse above, which the rest's wake-ups may
+			// shorten, is not used.
+			rest.Finish(p)
+			l.afterDecide(ctx, v.Connected, *p)
+		}
 		return
 	}
 	l.decline(ctx, p.Decline, refuse)
+}
+
+// afterDecide does what a plan's reasons call for: the alarm for the
+// soonest wake-up, the removal of stale entries, the ready depth.
+func (l *launcher) afterDecide(ctx context.Context, connected bool, p round.Plan) {
+	l.alarm.set(p.WakeAt)
+	l.remove(ctx, p)
+	if connected {
+		l.gauges.ReadyDepth(p.Depth)
+	}
 }
 
 // revive asks the engine for offers again, clearing every decline filter

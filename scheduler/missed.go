@@ -128,32 +128,50 @@ func (p *Producer) planCatchUp(ctx context.Context) (from time.Time, plan *catch
 	if limit <= 0 {
 		limit = maxMissedPerJob
 	}
-	// A job registered or changed after the mark counts from then: its
-	// config's fires before that were another config's (a change clears
-	// what is pending, so they would not run had a leader fired them), or
-	// no job's at all. Without the record, from the mark.
-	changed, err := p.Registry.Config().JobsChangedAt(ctx)
-	if err != nil {
-		p.Log.Warn("producer: read when jobs last changed; counting missed fires from the watermark", "err", err)
-	}
+	missed, total := p.countMissed(ctx, mark, now, limit)
+	return now, &catchUpPlan{missed: missed, now: now, id: commitID(), since: mark, total: total}, nil
+}
+
+// countMissed counts each runnable TRANSIENT job's fires in (mark, now],
+// at most limit. A job registered or changed after the mark counts from
+// then: its config's fires before that were another config's (a change
+// clears what is pending, so they would not run had a leader fired them),
+// or no job's at all. Without the record, from the mark. Only a job with a
+// fire after the mark can have one after its change: those are looked up
+// (reading every job's records took 60 % of a catch-up's count at 100,000
+// jobs, BenchmarkCatchUp100k).
+func (p *Producer) countMissed(ctx context.Context, mark, now time.Time, limit int) (map[string]registry.Missed, int) {
 	missed := map[string]registry.Missed{}
-	total := 0
+	var names []string
 	for _, name := range p.Catalog.JobNames() {
 		j, _, ok := p.Catalog.Runnable(name)
 		if !ok || j.JobExecutionType != jobs.Transient {
 			continue
 		}
-		from := mark
-		if c, ok := changed[name]; ok && c.After(from) {
-			from = c
-		}
-		at := p.missedFires(j, from, now, limit, j.Misfire)
-		if n := len(at); n > 0 {
-			missed[name] = registry.Missed{Fires: n, Misfire: j.Misfire, After: from, Instants: at} // behind the job's gate (registry/gate.go)
-			total += n
+		if at := p.missedFires(j, mark, now, limit, j.Misfire); len(at) > 0 {
+			missed[name] = registry.Missed{Fires: len(at), Misfire: j.Misfire, After: mark, Instants: at} // behind the job's gate (registry/gate.go)
+			names = append(names, name)
 		}
 	}
-	return now, &catchUpPlan{missed: missed, now: now, id: commitID(), since: mark, total: total}, nil
+	changed, err := p.Registry.Config().JobsChangedAtOf(ctx, names)
+	if err != nil {
+		p.Log.Warn("producer: read when jobs last changed; counting missed fires from the watermark", "err", err)
+	}
+	total := 0
+	for _, name := range names {
+		m := missed[name]
+		if c, ok := changed[name]; ok && c.After(mark) {
+			j, _, _ := p.Catalog.Runnable(name)
+			m.After, m.Instants = c, p.missedFires(j, c, now, limit, j.Misfire)
+			if m.Fires = len(m.Instants); m.Fires == 0 {
+				delete(missed, name)
+				continue
+			}
+			missed[name] = m
+		}
+		total += m.Fires
+	}
+	return missed, total
 }
 
 // missedFires lists j's fire instants in (from, to], at most limit (the

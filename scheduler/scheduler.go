@@ -6,6 +6,7 @@ import (
 	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -174,9 +175,7 @@ func New(d Deps) *Scheduler {
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
 		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
-	s.producer.CaughtUp = func(ctx context.Context) {
-		s.post(ctx, func(context.Context) { s.st.catchingUp = false })
-	}
+	s.producer.CaughtUp = caughtUp(s)
 	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
 		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
 	}
@@ -274,9 +273,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
-	s.producer.AfterLoad = debug.FreeOSMemory // loading a large registry leaves garbage behind
+	s.producer.AfterLoad = debug.FreeOSMemory       // loading a large registry leaves garbage behind
+	s.post(ctx, loadRunning(s.st, reg, s.deps.Log)) // the loop's first event: while the subscription is on its way
 	close(s.ready)
 	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
+	s.launcher.start.began = time.Now()
 	errc := make(chan error, 4)
 	go func() { errc <- s.producer.Run(ctx) }()
 	go func() { errc <- s.followConfig(ctx, cfg) }()
@@ -287,6 +288,32 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.post(ctx, s.config.queueDaemons)
 	s.launcher.runs.start(ctx, s.post)
 	return s.loop(ctx, errc)
+}
+
+// caughtUp is the producer's hook that ends the hold of the term's launch
+// rounds on its catch-up (roundHeld).
+func caughtUp(s *Scheduler) func(context.Context) {
+	return func(ctx context.Context) {
+		s.post(ctx, func(context.Context) {
+			s.st.catchingUp = false
+			s.launcher.start.caughtUpNow()
+		})
+	}
+}
+
+// loadRunning reads the tasks the registry holds as running into the
+// loop's mirror as the term starts, while its subscription is on its way:
+// the subscription's reconciliation asks about each of them, and its turn
+// read them (0.3-0.4 s for 4,000 tasks at 100,000 jobs) between the
+// subscription and the first launch round. Only the term's leader writes
+// running entries, through the loop, which keeps the mirror as it does
+// after any read.
+func loadRunning(st *state, reg *registry.Registry, log *slog.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		if _, err := st.runningAll(ctx, reg); err != nil {
+			log.Debug("read the running tasks at the term's start; read again when needed", "err", err)
+		}
+	}
 }
 
 // followConfig hands each configuration change to the loop.
@@ -398,9 +425,13 @@ type turnState struct {
 // first launch comes one round after its subscription and its offers, not
 // after the updates the old leader left and the answers.
 func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
+	began := time.Now()
 	s.drain(ctx)
 	s.handleUpdates(ctx)
 	s.recon.again(ctx)
+	if !s.st.launched.Load() {
+		s.launcher.start.turn(time.Since(began))
+	}
 	if s.st.roundNow || s.firstLaunchDue() { // the term may launch now: not held by the last round's spacing
 		s.st.roundNow, ts.throttle, dirty = false, nil, true
 	}
@@ -449,18 +480,24 @@ func (s *Scheduler) roundHeld(since time.Time) bool {
 			until = t
 		}
 	}
+	by := ""
 	if s.st.catchingUp && !since.IsZero() {
 		hold(since.Add(subscribeWait))
+		by = "catch-up"
 	}
 	switch {
 	case !s.st.subscribed && !s.st.everSubscribed && !since.IsZero():
 		hold(since.Add(subscribeWait))
+		by += " subscription"
 	case s.st.subscribed && s.st.firstLaunch && len(s.st.offers) == 0 && !s.st.subscribedAt.IsZero():
 		hold(s.st.subscribedAt.Add(offersWait))
+		by += " offers"
 	}
 	if until.IsZero() {
+		s.launcher.start.held("")
 		return false
 	}
+	s.launcher.start.held(strings.TrimSpace(by))
 	s.alarm.set(until)
 	return true
 }

@@ -9,11 +9,17 @@ import (
 	"github.com/ejcloud/elasticjob/leader"
 )
 
-// agentCheckEvery is how often a term reads the agents' flags again (agents join).
-const agentCheckEvery = 2 * time.Minute
+// agentCheckEvery is how often a term reads the agents' flags again (agents join);
+// agentCheckAfter how long after the term's start it reads them first: the term's first
+// seconds are its takeover's (at 1,000 simulated agents the first check, its reads and
+// 1,000 warnings, ran beside the term's first launch round).
+const (
+	agentCheckEvery = 2 * time.Minute
+	agentCheckAfter = 10 * time.Second
+)
 
-// agentIsolationLoop, on real Mesos, reads every agent's flags as the term starts and then
-// every agentCheckEvery, and warns once per agent (again when what it lacks changes) about
+// agentIsolationLoop, on real Mesos, reads every agent's flags agentCheckAfter into the
+// term and then every agentCheckEvery, and warns once per agent (again when what it lacks changes) about
 // one that does not isolate namespaces from each other: without the namespaces/pid and
 // filesystem/linux isolators, or with --switch_user=false, a task there sees and signals
 // other namespaces' processes and reads the agent's work directory (docs/mesos.md).
@@ -25,6 +31,13 @@ func (l *leaderWork) agentIsolationLoop(log *slog.Logger) []leader.Loop {
 	c := r.Client
 	return []leader.Loop{{Name: "agent isolation check", Run: func(ctx context.Context) error {
 		warned := map[string]string{}
+		first := time.NewTimer(agentCheckAfter)
+		defer first.Stop()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-first.C:
+		}
 		t := time.NewTicker(agentCheckEvery)
 		defer t.Stop()
 		for {
