@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/internal/heapbench"
@@ -85,3 +86,74 @@ func mustJSON(t testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// BenchmarkWatcherBacklog: a pass of the watcher over 50,000 jobs with
+// 45,000 waiting (a backlog as at 100,000 jobs), on a cluster whose
+// running work has known ends so every waiting execution gets an
+// estimate: what it keeps between passes per waiting execution (the
+// first estimates; the typical durations are the API's too) and what a
+// pass allocates per waiting execution (reading the queues, the places,
+// the tracker's sweep).
+func BenchmarkWatcherBacklog(b *testing.B) {
+	const n, waiting = 50_000, 45_000
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0)
+	ops := []store.Op{store.Put("/leader/a", mustJSON(b, "a"))}
+	cat := mapCatalog{}
+	for i := range n {
+		name := fmt.Sprintf("sim-%06d", i)
+		j := jobs.Default()
+		j.JobName, j.AppName, j.Cron = name, "a", fmt.Sprintf("%d * * * * ?", i%60)
+		if i%10 == 0 {
+			j.StartDeadlineSeconds = 3600
+		}
+		j.CPUCount, j.MemoryMB, j.ShardingTotalCount, j.TimeoutSeconds = 0.1, 64, 1+i%10, 60
+		ops = append(ops, store.Put(registry.JobsPath+"/"+name, mustJSON(b, j)))
+		cat[name] = j
+		if i < waiting {
+			ops = append(ops, store.Put(registry.ReadyPath+"/"+name, mustJSON(b, queue.Ready{Count: 1, Since: t0.Add(time.Duration(i) * time.Millisecond)})))
+		}
+		if len(ops) >= 500 || i == n-1 {
+			if err := kv.Commit(ctx, ops...); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	w := term(kv, clk, "/leader/a", &recorder{})
+	w.Inventory, w.Catalog = agents{{ID: "a1", CPUs: 8000, MemMB: 32 << 20}}, cat
+	if err := w.Pass(ctx); err != nil { // the typical durations cached
+		b.Fatal(err)
+	}
+	typ := w.Typical // shared with the API, filled
+	before := heapbench.Live()
+	w = term(kv, clk, "/leader/a", &recorder{})
+	w.Inventory, w.Catalog, w.Typical = agents{{ID: "a1", CPUs: 8000, MemMB: 32 << 20}}, cat, typ
+	if err := w.Pass(ctx); err != nil {
+		b.Fatal(err)
+	}
+	kept := float64(heapbench.Live()-before) / waiting
+	if n := w.tracker.Len(); n != waiting {
+		b.Fatalf("%d estimates noted, want %d", n, waiting)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for b.Loop() {
+		clk.Advance(time.Second)
+		if err := w.Pass(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/waiting, "alloc-B/waiting")
+	b.ReportMetric(kept, "kept-B/waiting")
+	runtime.KeepAlive(w)
+}
+
+// mapCatalog is a loaded catalog of the jobs in it (the leader's, in a
+// benchmark).
+type mapCatalog map[string]jobs.Config
+
+func (m mapCatalog) Job(key string) (jobs.Config, bool) { c, ok := m[key]; return c, ok }
+func (mapCatalog) Loaded() bool                         { return true }

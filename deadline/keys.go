@@ -1,8 +1,6 @@
 package deadline
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/namespace"
@@ -12,15 +10,11 @@ import (
 func nsKey(ns, name string) string         { return namespace.Key(ns, name) }
 func splitKey(key string) (string, string) { return namespace.Split(key) }
 
-// trackKey names one waiting execution: its job and since when it waits.
-func trackKey(job string, since time.Time) string {
-	return job + "\x00" + strconv.FormatInt(since.UnixNano(), 10)
-}
-
-func splitTrackKey(k string) (string, time.Time) {
-	i := strings.LastIndexByte(k, 0)
-	n, _ := strconv.ParseInt(k[i+1:], 10, 64)
-	return k[:i], time.Unix(0, n)
+// execKey names one waiting execution: its job (the registry's key) and
+// since when it waits (UnixNano; 0: the zero time).
+type execKey struct {
+	job   string
+	since int64
 }
 
 // startedAfter is the earliest launch at or after since among a job's

@@ -121,20 +121,31 @@ func FailoverKey(job string, item int) string { return fmt.Sprintf("%s#%d", job,
 // share what the cluster leaves (st.Cluster; nothing free when not known).
 // A ready entry holding several executions is placed by its oldest.
 func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
+	out := map[string]Place{}
+	eachPlace(now, st, cfg, typ, func(it *waitingItem, p Place) {
+		out[it.key()] = p
+	})
+	return out
+}
+
+// eachPlace computes Places and hands each waiting execution's to fn as
+// it goes, with no map of them all (the watcher's pass over a backlog).
+func eachPlace(now time.Time, st State, cfg Jobs, typ Typicals, fn func(it *waitingItem, p Place)) {
 	byNS := waitingByNamespace(st, cfg, typ)
 	holding := holdingByNamespace(st, cfg, typ)
-	out := map[string]Place{}
 	place := func(ns string, items []waitingItem, starts []time.Time) {
-		for i, it := range items {
+		for i := range items {
+			it := &items[i]
 			est := starts[i]
-			if !est.IsZero() && it.notLater.After(est) {
-				est = it.notLater
+			if nl := unnanos(it.notLater); !est.IsZero() && nl.After(est) {
+				est = nl
 			}
-			out[it.key] = Place{Namespace: ns, Position: i + 1, EstimatedStart: est}
+			fn(it, Place{Namespace: ns, Position: i + 1, EstimatedStart: est})
 		}
 	}
 	shared := st.Cluster.CPUs > 0 || st.Cluster.MemMB > 0
 	var pool []string // namespaces drawing on what the cluster leaves
+	var entries []estimate.Entry
 	for ns, items := range byNS {
 		sort.SliceStable(items, func(i, j int) bool { return items[i].before(items[j]) })
 		cap, ok := st.Capacity[ns]
@@ -142,19 +153,19 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 			pool = append(pool, ns)
 			continue
 		}
-		entries := make([]estimate.Entry, len(items))
-		for i, it := range items {
-			entries[i] = it.entry
+		entries = entries[:0]
+		for _, it := range items {
+			entries = append(entries, it.entry)
 		}
 		place(ns, items, estimate.Starts(now, freeOf(cap, ok, holding[ns]), holding[ns], entries))
 	}
 	if len(pool) == 0 {
-		return out
+		return
 	}
 	// oldest waiting work first among equal shares
 	sort.Slice(pool, func(i, j int) bool {
 		a, b := byNS[pool[i]][0], byNS[pool[j]][0]
-		if a.failover != b.failover || !a.since.Equal(b.since) {
+		if a.failover() != b.failover() || a.since != b.since {
 			return a.before(b)
 		}
 		return pool[i] < pool[j]
@@ -170,41 +181,76 @@ func Places(now time.Time, st State, cfg Jobs, typ Typicals) map[string]Place {
 	for g, ns := range pool {
 		place(ns, byNS[ns], starts[g])
 	}
-	return out
 }
 
-// waitingItem is one waiting execution as Places orders and estimates it.
+// waitingItem is one waiting execution as Places orders and estimates it
+// (64 bytes: the instants as UnixNano, the item a failover's shard).
 type waitingItem struct {
-	key      string
-	failover bool
-	since    time.Time
+	job      string
+	item     int // a failover's shard; -1: a ready entry
+	since    int64
+	notLater int64 // 0: none
 	entry    estimate.Entry
-	notLater time.Time
+}
+
+// failover is whether it is a failed shard waiting to run again.
+func (a *waitingItem) failover() bool { return a.item >= 0 }
+
+// key is its ReadyKey or FailoverKey.
+func (a *waitingItem) key() string {
+	if a.failover() {
+		return FailoverKey(a.job, a.item)
+	}
+	return ReadyKey(a.job)
 }
 
 // before orders a namespace's waiting work: failovers first, then the
 // oldest, then by key.
 func (a waitingItem) before(b waitingItem) bool {
-	if a.failover != b.failover {
-		return a.failover
+	if a.failover() != b.failover() {
+		return a.failover()
 	}
-	if !a.since.Equal(b.since) {
-		return a.since.Before(b.since)
+	if a.since != b.since {
+		return a.since < b.since
 	}
-	return a.key < b.key
+	return a.key() < b.key()
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // waitingByNamespace is every waiting execution of a known job, by its
 // namespace: failovers one shard each, a ready entry all its shards.
 func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingItem {
-	byNS := map[string][]waitingItem{}
+	size := map[string]int{} // each namespace's list made once, to its length
+	for _, f := range st.Failover {
+		size[namespace.Of(f.Job)]++
+	}
+	for _, r := range st.Ready {
+		size[namespace.Of(r.Job)]++
+	}
+	byNS := make(map[string][]waitingItem, len(size))
+	for ns, n := range size {
+		byNS[ns] = make([]waitingItem, 0, n)
+	}
 	for _, f := range st.Failover {
 		c, ok := cfg(f.Job)
 		if !ok {
 			continue
 		}
-		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], waitingItem{FailoverKey(f.Job, f.Item), true, f.Since,
-			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, Run: expectedRun(c, typ(f.Job))}, f.NotBefore})
+		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], waitingItem{f.Job, f.Item, nanos(f.Since), nanos(f.NotBefore),
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, Run: expectedRun(c, typ(f.Job))}})
 	}
 	for _, r := range st.Ready {
 		c, ok := cfg(r.Job)
@@ -212,8 +258,13 @@ func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingIt
 			continue
 		}
 		n := float64(c.ShardingTotalCount)
-		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], waitingItem{ReadyKey(r.Job), false, r.Since,
-			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}, r.NotBefore})
+		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], waitingItem{r.Job, -1, nanos(r.Since), nanos(r.NotBefore),
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}})
+	}
+	for ns, items := range byNS {
+		if len(items) == 0 {
+			delete(byNS, ns) // only work of unknown jobs
+		}
 	}
 	return byNS
 }

@@ -129,3 +129,19 @@ func TestPlacesSharedCluster(t *testing.T) {
 		t.Errorf("no cluster known: %v", g.EstimatedStart)
 	}
 }
+
+// A namespace whose waiting work is only of jobs not in the catalog (being
+// removed) has no place, and does not stop the others' from being shared.
+func TestPlacesSkipsANamespaceOfUnknownJobs(t *testing.T) {
+	c := jobs.Config{JobName: "a~x", CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 60}
+	cfg := func(k string) (jobs.Config, bool) { c.JobName = k; return c, namespace.Of(k) == "a" }
+	typ := func(string) estimate.Typical { return estimate.Typical{} }
+	st := State{
+		Ready:   []queue.Ready{{Job: "gone~w", Since: t0}, {Job: "a~w", Since: t0.Add(time.Second)}},
+		Cluster: estimate.Res{CPUs: 1, MemMB: 1000},
+	}
+	p := Places(t0, st, cfg, typ)
+	if len(p) != 1 || !p["a~w"].EstimatedStart.Equal(t0) || p["a~w"].Position != 1 {
+		t.Fatalf("places %+v, want a~w's alone, at once", p)
+	}
+}

@@ -76,7 +76,7 @@ type Watcher struct {
 	// jobs and drops them when it ends (tests, tools).
 	Catalog Catalog
 
-	tracker estimate.Tracker
+	tracker estimate.Tracker[execKey]
 }
 
 type cachedTypical struct {
@@ -292,30 +292,26 @@ func runningOf(st State) []Running {
 }
 
 // measure notes each waiting execution's first estimate and, for those
-// that started since the last pass, observes the estimate's error.
+// that started since the last pass, observes the estimate's error. The
+// estimates are handed over as they are computed (eachPlace): a pass holds
+// no map of the backlog's places, nor a list of the tracker's keys.
 func (w *Watcher) measure(ctx context.Context, now time.Time, st State, cfg Jobs) {
 	if w.Estimates == nil {
 		return
 	}
-	places := Places(now, st, cfg, func(key string) estimate.Typical { return w.Typical.Get(ctx, key) })
-	waiting := map[string]bool{}
-	for _, r := range st.Ready {
-		k := trackKey(r.Job, r.Since)
-		waiting[k] = true
-		w.tracker.Note(k, r.Since, places[ReadyKey(r.Job)].EstimatedStart)
-	}
-	for _, k := range w.tracker.Keys() {
-		if waiting[k] {
-			continue
+	eachPlace(now, st, cfg, func(key string) estimate.Typical { return w.Typical.Get(ctx, key) }, func(it *waitingItem, p Place) {
+		if !it.failover() {
+			w.tracker.Note(execKey{it.job, it.since}, unnanos(it.since), p.EstimatedStart)
 		}
-		job, since := splitTrackKey(k)
-		started, ok := startedAfter(st.Running[job], since)
+	})
+	for k := range w.tracker.Unnoted {
+		started, ok := startedAfter(st.Running[k.job], unnanos(k.since))
 		if !ok {
 			w.tracker.Forget(k) // left the queue without a start seen (ran and ended between passes, or removed)
 			continue
 		}
 		if abs, ratio, ok := w.tracker.Started(k, started); ok {
-			ns, _ := splitKey(job)
+			ns, _ := splitKey(k.job)
 			w.Estimates.StartEstimateError(ns, abs, ratio)
 		}
 	}

@@ -96,57 +96,82 @@ func (h *endHeap) Pop() any {
 }
 
 // Tracker keeps the first start estimate given to each waiting execution
-// and, when it starts, how far off it was relative to its wait: the
-// error the metric elasticjob_start_estimate_error_ratio observes.
+// (named by K) and, when it starts, how far off it was relative to its
+// wait: the error the metric elasticjob_start_estimate_error_ratio
+// observes. An execution costs its key and 24 bytes, in the map's slots.
 // Not safe for concurrent use.
-type Tracker struct {
-	first map[string]guess
+type Tracker[K comparable] struct {
+	first map[K]guess
+	pass  uint32 // Unnoted's passes
 }
 
-type guess struct{ since, est time.Time }
+// guess is a first estimate: since when its execution waits and when it
+// was estimated to start (UnixNano), and the last pass that noted it.
+type guess struct {
+	since, est int64
+	pass       uint32
+}
 
 // Note records est as the estimated start of the execution key, waiting
-// since since, unless one was recorded already (the first is kept).
-func (t *Tracker) Note(key string, since, est time.Time) {
+// since since, unless one was recorded already (the first is kept), and
+// marks key as still waiting in this pass (Unnoted).
+func (t *Tracker[K]) Note(key K, since, est time.Time) {
 	if t.first == nil {
-		t.first = map[string]guess{}
+		t.first = map[K]guess{}
 	}
-	if _, ok := t.first[key]; !ok && !est.IsZero() {
-		t.first[key] = guess{since, est}
+	if g, ok := t.first[key]; ok {
+		if g.pass != t.pass {
+			g.pass = t.pass
+			t.first[key] = g
+		}
+		return
+	}
+	if !est.IsZero() {
+		t.first[key] = guess{since.UnixNano(), est.UnixNano(), t.pass}
 	}
 }
 
 // Started reports the error of key's first estimate, now that it started
 // at actual: |estimate − actual| and that divided by its wait (actual −
 // since; ok false when none was noted or it did not wait).
-func (t *Tracker) Started(key string, actual time.Time) (abs time.Duration, ratio float64, ok bool) {
+func (t *Tracker[K]) Started(key K, actual time.Time) (abs time.Duration, ratio float64, ok bool) {
 	g, found := t.first[key]
 	if !found {
 		return 0, 0, false
 	}
 	delete(t.first, key)
-	abs = g.est.Sub(actual)
+	abs = time.Duration(g.est - actual.UnixNano())
 	if abs < 0 {
 		abs = -abs
 	}
-	wait := actual.Sub(g.since)
+	wait := time.Duration(actual.UnixNano() - g.since)
 	if wait <= 0 {
 		return abs, 0, false
 	}
 	return abs, float64(abs) / float64(wait), true
 }
 
-// Keys lists the executions with an estimate noted.
-func (t *Tracker) Keys() []string {
-	out := make([]string, 0, len(t.first))
-	for k := range t.first {
-		out = append(out, k)
+// Unnoted yields the executions with an estimate that no Note named since
+// the last Unnoted (they left the queue), and begins a new pass. The
+// caller may call Started or Forget on each as it is yielded.
+func (t *Tracker[K]) Unnoted(yield func(K) bool) {
+	pass := t.pass
+	t.pass++
+	for k, g := range t.first {
+		if g.pass == pass {
+			continue
+		}
+		if !yield(k) {
+			return
+		}
 	}
-	return out
 }
 
+// Len is how many executions have an estimate noted.
+func (t *Tracker[K]) Len() int { return len(t.first) }
+
 // Forget drops key's estimate (it left the queue without starting).
-func (t *Tracker) Forget(key string) { delete(t.first, key) }
+func (t *Tracker[K]) Forget(key K) { delete(t.first, key) }
 
 // Group is one namespace's work in a shared pool (StartsShared): its
 // weight (0 counts as 1), its running work and its waiting work in its

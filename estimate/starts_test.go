@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -40,7 +41,7 @@ func TestStarts(t *testing.T) {
 
 func TestTracker(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var tr Tracker
+	var tr Tracker[string]
 	tr.Note("a", now, now.Add(10*time.Minute))
 	tr.Note("a", now, now.Add(time.Hour)) // the first estimate is kept
 	abs, ratio, ok := tr.Started("a", now.Add(8*time.Minute))
@@ -51,7 +52,36 @@ func TestTracker(t *testing.T) {
 		t.Fatal("measured twice")
 	}
 	tr.Note("b", now, time.Time{}) // not known: nothing noted
-	if len(tr.Keys()) != 0 {
-		t.Fatal(tr.Keys())
+	if tr.Len() != 0 {
+		t.Fatal(tr.Len())
+	}
+}
+
+// TestTrackerUnnoted: a pass yields the executions no Note named since the
+// last pass, and they may be forgotten as they are yielded.
+func TestTrackerUnnoted(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var tr Tracker[int]
+	unnoted := func() []int {
+		var out []int
+		for k := range tr.Unnoted {
+			out = append(out, k)
+			tr.Forget(k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for k := range 3 {
+		tr.Note(k, now, now.Add(time.Minute))
+	}
+	if got := unnoted(); len(got) != 0 {
+		t.Fatalf("first pass: %v left, want none", got)
+	}
+	tr.Note(0, now, now.Add(time.Hour)) // still waiting; 1 and 2 left
+	if got := unnoted(); !slices.Equal(got, []int{1, 2}) || tr.Len() != 1 {
+		t.Fatalf("second pass: %v left, %d kept; want [1 2] and 1", got, tr.Len())
+	}
+	if got := unnoted(); !slices.Equal(got, []int{0}) {
+		t.Fatalf("third pass: %v left, want [0]", got)
 	}
 }

@@ -93,7 +93,7 @@ func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *buil
 		if !slices.Contains(al.offerIDs, pl.OfferID) {
 			al.offerIDs = append(al.offerIDs, pl.OfferID)
 		}
-		tl, ev := l.taskLaunch(pl, inputs[runKeyOf(pl)], now)
+		tl, ev := l.taskLaunch(ctx, pl, inputs[runKeyOf(pl)], now)
 		e := task.Entry{TaskID: tl.TaskID, AgentID: pl.AgentID, Hostname: l.st.offers[pl.OfferID].Hostname, ExecutorID: tl.Executor.ID,
 			State: task.Staging, Source: ev.Source, Trigger: ev.Trigger, Parameter: parameterOf(pl), RunKey: runKeyOf(pl), ScheduledAt: scheduledAtOf(pl), Nominal: nominalOf(pl), LaunchedAt: now, UpdatedAt: now}
 		if pl.Failover != nil {
@@ -109,7 +109,7 @@ func (l *launcher) build(ctx context.Context, p round.Plan, now time.Time) *buil
 }
 
 // taskLaunch makes the engine's task for one launch, and its trace event.
-func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (engine.TaskLaunch, observe.TaskEvent) {
+func (l *launcher) taskLaunch(ctx context.Context, pl round.Launch, in jobs.Inputs, now time.Time) (engine.TaskLaunch, observe.TaskEvent) {
 	job, a := pl.Job, pl.App
 	kind, source := jobs.KindReady, jobs.SourceNormal
 	if pl.Failover != nil {
@@ -165,7 +165,7 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 	ev := observe.TaskEvent{TaskID: tl.TaskID, Job: job.JobName, App: a.AppName, AgentID: pl.AgentID, Item: item,
 		Source: string(source), Trigger: triggerOf(pl), Transient: job.JobExecutionType == jobs.Transient, At: now, Queued: queued, Nominal: tl.Task.Nominal}
 	if pl.Failover == nil && !queued.IsZero() && now.Sub(queued) > LateAfter {
-		ev.Late = l.lateWords(pl.Job.JobName, queued, now)
+		ev.Late = l.lateWords(ctx, pl.Job.JobName, queued, now)
 	}
 	return tl, ev
 }
@@ -173,11 +173,11 @@ func (l *launcher) taskLaunch(pl round.Launch, in jobs.Inputs, now time.Time) (e
 // lateWords says how late a ready entry of job launches (due at due) and
 // why it waited: its last recorded wait's rule and message, and the
 // holders as they were, another namespace's work not named.
-func (l *launcher) lateWords(job string, due, now time.Time) string {
+func (l *launcher) lateWords(ctx context.Context, job string, due, now time.Time) string {
 	if m := l.lateMemo; m.job == job && m.due.Equal(due) && m.now.Equal(now) {
 		return m.words // the job's other shards in this round
 	}
-	s := l.lateWordsOf(job, due, now)
+	s := l.lateWordsOf(ctx, job, due, now)
 	l.lateMemo = lateMemo{job: job, due: due, now: now, words: s}
 	return s
 }
@@ -189,12 +189,12 @@ type lateMemo struct {
 	words    string
 }
 
-func (l *launcher) lateWordsOf(job string, due, now time.Time) string {
+func (l *launcher) lateWordsOf(ctx context.Context, job string, due, now time.Time) string {
 	s := fmt.Sprintf("launched %s after it was due", now.Sub(due).Round(time.Millisecond))
 	if l.waits == nil {
 		return s
 	}
-	w, ok := l.waits.recorded(queue.WaitKey(false, job, 0))
+	w, ok := l.waits.recorded(ctx, queue.WaitKey(false, job, 0))
 	if !ok {
 		return s + "; no wait recorded"
 	}

@@ -1,11 +1,14 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
-	"github.com/ejcloud/elasticjob/observe"
+	"hash/maphash"
 	"log/slog"
-	"sort"
+	"slices"
 	"time"
+
+	"github.com/ejcloud/elasticjob/observe"
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/queue"
@@ -33,31 +36,83 @@ const (
 
 type waitState struct {
 	entries    map[string]waitEntry // key → since when it waits, what the registry holds of it
-	recorded   int                  // entries with a record (waitEntry.hasRec)
+	recorded   int                  // entries with a record (waitEntry.rec.has)
 	loaded     bool
 	lastCommit time.Time
 }
 
+// recSeed seeds the hashes of the records' summaries (recSum).
+var recSeed = maphash.MakeSeed()
+
 // waitEntry is what the scheduler keeps of one entry: since when it waits
-// (zero once a round found it no longer waiting) and what the registry
-// holds of it (rec, written at writtenAt, when hasRec). One map of both:
-// three maps of the same 80,000 keys held 31 MB of the scheduler's heap
-// with a large backlog (BenchmarkWaitingState).
+// (0 once a round found it no longer waiting) and a summary of what the
+// registry holds of it (rec), written at writtenAt. 72 bytes, held in the
+// map's own slots: the whole record (its message, its holders, 176
+// bytes a slot apart from them) is already in the registry's copy, which
+// recorded reads; this keeps only what tells whether a round's reason is
+// new (BenchmarkWaitingState).
 type waitEntry struct {
-	since     time.Time
-	rec       queue.Wait
+	since     int64 // UnixNano (nanos)
 	writtenAt int64 // UnixNano
-	hasRec    bool
+	rec       recSum
+}
+
+// recSum is what tells a recorded reason from a round's: the reason, its
+// instants, and hashes of the holders' job names and of the message (a
+// collision, at 2^-64, leaves a message or a holder list unwritten until
+// the reason changes).
+type recSum struct {
+	reason       string // a queue.Wait* constant: shared, not copied
+	since, until int64  // nanos
+	holders      uint64
+	message      uint64
+	has          bool
+}
+
+// nanos is t as UnixNano, 0 for the zero time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unnanos is nanos' inverse.
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// sum is the summary of w as recorded.
+func sum(w queue.Wait) recSum {
+	return recSum{reason: w.Reason, since: nanos(w.Since), until: nanos(w.Until), holders: holdersHash(w),
+		message: maphash.String(recSeed, w.Message), has: true}
+}
+
+// holdersHash hashes the jobs that hold what w needs, in order.
+func holdersHash(w queue.Wait) uint64 {
+	if len(w.Holders) == 0 {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(recSeed)
+	for _, x := range w.Holders {
+		h.WriteString(x.Job)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
 }
 
 // setRecord notes what the registry now holds of k, written at at (zero:
 // when is not known).
 func (ws *waitState) setRecord(k string, rec queue.Wait, at time.Time) {
 	e := ws.entries[k]
-	if !e.hasRec {
+	if !e.rec.has {
 		ws.recorded++
 	}
-	e.rec, e.hasRec = rec, true
+	e.rec = sum(rec)
 	if !at.IsZero() {
 		e.writtenAt = at.UnixNano()
 	}
@@ -67,15 +122,15 @@ func (ws *waitState) setRecord(k string, rec queue.Wait, at time.Time) {
 // dropRecord notes that the registry holds nothing of k.
 func (ws *waitState) dropRecord(k string) {
 	e, ok := ws.entries[k]
-	if !ok || !e.hasRec {
+	if !ok || !e.rec.has {
 		return
 	}
 	ws.recorded--
-	if e.since.IsZero() {
+	if e.since == 0 {
 		delete(ws.entries, k)
 		return
 	}
-	e.rec, e.writtenAt, e.hasRec = queue.Wait{}, 0, false
+	e.rec, e.writtenAt = recSum{}, 0
 	ws.entries[k] = e
 }
 
@@ -83,7 +138,7 @@ func (ws *waitState) dropRecord(k string) {
 // (read from it), keeping when this instance wrote those it wrote.
 func (ws *waitState) loadRecords(rec map[string]queue.Wait) {
 	for k, e := range ws.entries {
-		if _, ok := rec[k]; e.hasRec && !ok {
+		if _, ok := rec[k]; e.rec.has && !ok {
 			ws.dropRecord(k)
 		}
 	}
@@ -107,14 +162,20 @@ type waitRecorder struct {
 }
 
 // recorded is the reason recorded for the entry of key (ok false: none;
-// an entry is recorded once it has waited waitRecordAfter).
-func (r *waitRecorder) recorded(key string) (queue.Wait, bool) {
+// an entry is recorded once it has waited waitRecordAfter), read from the
+// registry (its copy in memory) when this instance knows there is one.
+func (r *waitRecorder) recorded(ctx context.Context, key string) (queue.Wait, bool) {
 	e, ok := r.ws.entries[key]
-	if !ok || !e.hasRec {
+	if !ok || !e.rec.has {
 		return queue.Wait{}, false
 	}
-	w := e.rec
-	w.Since = e.since
+	w, ok, err := r.reg.Work().WaitingOf(ctx, key)
+	if err != nil || !ok {
+		return queue.Wait{}, false
+	}
+	if e.since != 0 {
+		w.Since = unnanos(e.since)
+	}
 	return w, true
 }
 
@@ -129,18 +190,18 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait
 	counts := map[string]int{}
 	for k, wt := range waiting {
 		counts[wt.Reason]++
-		if e := ws.entries[k]; e.since.IsZero() {
-			e.since = now
+		if e := ws.entries[k]; e.since == 0 {
+			e.since = now.UnixNano()
 			ws.entries[k] = e
 		}
 	}
 	for k, e := range ws.entries {
-		if _, ok := waiting[k]; !ok && !e.since.IsZero() {
-			if !e.hasRec {
+		if _, ok := waiting[k]; !ok && e.since != 0 {
+			if !e.rec.has {
 				delete(ws.entries, k)
 				continue
 			}
-			e.since = time.Time{}
+			e.since = 0
 			ws.entries[k] = e
 		}
 	}
@@ -194,90 +255,133 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait
 	}
 }
 
-// boundWaitingOps keeps max of the ops, deletes first (entries no longer
-// waiting; their reasons are wrong), each kind in path order.
-func boundWaitingOps(keys []string, isPut func(string) bool, max int) []string {
-	out := make([]string, 0, max)
-	for _, put := range []bool{false, true} {
-		for _, k := range keys {
-			if len(out) == max {
-				return out
-			}
-			if isPut(k) == put {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
-}
-
-// waitingKeys computes the writes: entries that waited long enough with a
-// new reason (or, at most waitRefreshPerCommit of them, a changed message),
-// and entries no longer waiting (in keys, not in puts); in path order.
-// With max > 0 (on ZooKeeper a commit is one multi, which must stay under
-// its request limit: twice a launch round's tasks, a reason being about
-// half the bytes of a task's launch ops) it returns at most max keys
-// (boundWaitingOps: deletes first) and more is true when some were left
-// for the next commits.
+// waitingKeys computes the writes of one commit: entries that waited long
+// enough with a new reason (or, at most waitRefreshPerCommit of them, the
+// longest unwritten first, a changed message), and entries no longer
+// waiting (in keys, not in puts); keys in path order. With max > 0 (on
+// ZooKeeper a commit is one multi, which must stay under its request
+// limit: twice a launch round's tasks, a reason being about half the bytes
+// of a task's launch ops) it returns at most max keys, the deletes first
+// (their reasons are wrong), each kind the first in path order, and more
+// is true when some were left for the next commits.
+//
+// It selects as it goes (picks: bounded heaps), so a pass over a backlog of
+// 90,000 entries with new reasons holds the max it writes, not a map and a
+// sorted list of all of them rebuilt every second (BenchmarkWaitingKeys).
 func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, now time.Time, max int) (keys []string, puts map[string]queue.Wait, more bool) {
 	ws := &r.ws
-	puts = map[string]queue.Wait{}
-	var stale []string // only the message changed, and was written waitRefresh ago
+	dels := pick[string]{n: max, less: func(a, b string) bool { return a < b }}
+	for k, e := range ws.entries {
+		if _, ok := waiting[k]; !ok && e.rec.has {
+			dels.add(k)
+		}
+	}
+	room := 0 // 0: no bound
+	if max > 0 {
+		room = max - len(dels.items)
+		if room == 0 {
+			room = -1 // no put in this commit
+		}
+	}
+	changed := pick[string]{n: room, less: func(a, b string) bool { return a < b }}
+	stale := pick[staleKey]{n: waitRefreshPerCommit, less: staleKey.before} // only the message changed, and was written waitRefresh ago
 	for k, wt := range waiting {
 		e := ws.entries[k]
-		if now.Sub(e.since) < waitRecordAfter {
-			r.alarm.set(e.since.Add(waitRecordAfter))
+		if now.UnixNano()-e.since < int64(waitRecordAfter) {
+			r.alarm.set(unnanos(e.since).Add(waitRecordAfter))
 			continue
 		}
-		wt.Since = e.since
 		rec := e.rec
 		switch {
-		case !e.hasRec || rec.Reason != wt.Reason || !rec.Until.Equal(wt.Until) || !rec.Since.Equal(wt.Since) || !sameHolders(rec, wt):
-			puts[k] = wt
-		case rec.Message != wt.Message && now.UnixNano()-e.writtenAt >= int64(waitRefresh):
-			stale = append(stale, k)
+		case !rec.has || rec.reason != wt.Reason || rec.until != nanos(wt.Until) || rec.since != e.since || !sameHolders(rec, wt):
+			changed.add(k)
+		case rec.message != maphash.String(recSeed, wt.Message) && now.UnixNano()-e.writtenAt >= int64(waitRefresh):
+			stale.add(staleKey{e.writtenAt, k})
 		}
 	}
-	if len(stale) > waitRefreshPerCommit {
-		sort.Slice(stale, func(i, j int) bool {
-			a, b := ws.entries[stale[i]].writtenAt, ws.entries[stale[j]].writtenAt
-			return a < b || a == b && stale[i] < stale[j]
-		})
-		stale = stale[:waitRefreshPerCommit]
+	if stale.seen > waitRefreshPerCommit {
 		r.alarm.set(now.Add(waitRecordEvery)) // the rest in the next commits
 	}
-	for _, k := range stale {
+	for _, s := range stale.items {
+		changed.add(s.key)
+	}
+	puts = make(map[string]queue.Wait, len(changed.items))
+	for _, k := range changed.items {
 		wt := waiting[k]
-		wt.Since = ws.entries[k].since
+		wt.Since = unnanos(ws.entries[k].since)
 		puts[k] = wt
 	}
-	keys = make([]string, 0, len(puts))
-	for k := range puts {
-		keys = append(keys, k)
-	}
-	for k, e := range ws.entries {
-		if _, ok := waiting[k]; !ok && e.hasRec {
-			keys = append(keys, k)
+	keys = append(dels.items, changed.items...)
+	slices.Sort(keys)
+	return keys, puts, dels.seen+changed.seen-len(keys) > 0
+}
+
+// staleKey orders the entries whose message alone changed: the longest
+// unwritten first.
+type staleKey struct {
+	writtenAt int64
+	key       string
+}
+
+func (a staleKey) before(b staleKey) bool {
+	return cmp.Or(cmp.Compare(a.writtenAt, b.writtenAt), cmp.Compare(a.key, b.key)) < 0
+}
+
+// pick keeps the n least of what it is given (n 0: all; n < 0: none),
+// in no order, in a heap whose root is the greatest kept; seen counts
+// what it was given.
+type pick[T any] struct {
+	n     int
+	less  func(a, b T) bool
+	items []T
+	seen  int
+}
+
+func (p *pick[T]) add(x T) {
+	p.seen++
+	switch {
+	case p.n < 0:
+	case p.n == 0 || len(p.items) < p.n:
+		p.items = append(p.items, x)
+		if p.n > 0 {
+			p.up(len(p.items) - 1)
 		}
+	case p.less(x, p.items[0]):
+		p.items[0] = x
+		p.down(0)
 	}
-	sort.Strings(keys)
-	if max > 0 && len(keys) > max {
-		keys = boundWaitingOps(keys, func(k string) bool { _, ok := puts[k]; return ok }, max)
-		more = true
+}
+
+func (p *pick[T]) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !p.less(p.items[parent], p.items[i]) {
+			return
+		}
+		p.items[parent], p.items[i] = p.items[i], p.items[parent]
+		i = parent
 	}
-	return keys, puts, more
+}
+
+func (p *pick[T]) down(i int) {
+	for {
+		big, l, r := i, 2*i+1, 2*i+2
+		if l < len(p.items) && p.less(p.items[big], p.items[l]) {
+			big = l
+		}
+		if r < len(p.items) && p.less(p.items[big], p.items[r]) {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		p.items[i], p.items[big] = p.items[big], p.items[i]
+		i = big
+	}
 }
 
 // sameHolders: the same jobs hold what both waits need (a new holder is
 // written at once, as a new reason is; its figures only with the message).
-func sameHolders(a, b queue.Wait) bool {
-	if len(a.Holders) != len(b.Holders) {
-		return false
-	}
-	for i := range a.Holders {
-		if a.Holders[i].Job != b.Holders[i].Job {
-			return false
-		}
-	}
-	return true
+func sameHolders(rec recSum, w queue.Wait) bool {
+	return rec.holders == holdersHash(w)
 }

@@ -123,6 +123,7 @@ type leaderWork struct {
 	// damage tracks the registry's entries set aside as damaged (shared
 	// with the API's registry, which lists them, and the metric).
 	damage *registry.Damage
+	gc     gcHeadroom // the collector's headroom by role (memlimit.go)
 	// deadlineSinks are told of each missed deadline (deadlines.go).
 	deadlineSinks []deadline.Sink
 }
@@ -159,7 +160,7 @@ func (l *leaderWork) run(ctx context.Context, lead leadership) error {
 		},
 		CatchUp: l.kv.Barrier,
 		Start:   l.start,
-		Leading: l.mx.Leading,
+		Leading: func(on bool) { l.mx.Leading(on); l.gc.leading(on) },
 		Log:     l.log,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/config"
@@ -78,5 +79,30 @@ func TestSetMemoryLimit(t *testing.T) {
 	}
 	if got := setMemoryLimit(config.Config{MemoryLimit: 900 << 20}, noEnv, proc, root, log); got != 900<<20 || debug.SetMemoryLimit(-1) != 900<<20 {
 		t.Fatalf("900MiB: %d", got)
+	}
+}
+
+// TestGCHeadroomFollowsTheRole: a standby collects at 1.5 × its live heap,
+// a leader at Go's 2 ×, and a GOGC the operator set is left alone.
+func TestGCHeadroomFollowsTheRole(t *testing.T) {
+	var got []int
+	g := gcHeadroom{set: func(p int) int { got = append(got, p); return 0 }}
+	g.leading(false)
+	g.leading(true)
+	g.leading(false)
+	if want := []int{standbyGCPercent, leaderGCPercent, standbyGCPercent}; !slices.Equal(got, want) {
+		t.Fatalf("percentages set %v, want %v", got, want)
+	}
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) { return v, k == "GOGC" && v != "" }
+	}
+	if !newGCHeadroom(env("200")).off || newGCHeadroom(env("")).off {
+		t.Fatal("GOGC set must turn the headroom by role off, and only then")
+	}
+	got = nil
+	g.off = true
+	g.leading(true)
+	if len(got) != 0 {
+		t.Fatalf("with GOGC set, %v was set", got)
 	}
 }
