@@ -105,3 +105,16 @@ func TestCommitsThroughHandOffs(t *testing.T) {
 		t.Logf("round %d: %d commits through %s's hand-off", r, n, lead.Name())
 	}
 }
+
+// TestHandOffGoesToTheMostCaughtUp: raft leadership is handed to the member that has
+// applied the most of the log; one that did not answer comes last.
+func TestHandOffGoesToTheMostCaughtUp(t *testing.T) {
+	got := byProgress([]transferee{{id: 1, applied: 90, answered: true}, {id: 2}, {id: 3, applied: 120, answered: true}})
+	var ids []uint64
+	for _, t := range got {
+		ids = append(ids, t.id)
+	}
+	if fmt.Sprint(ids) != "[3 1 2]" {
+		t.Fatalf("order %v, want [3 1 2]: the most applied first, the silent one last", ids)
+	}
+}
