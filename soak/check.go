@@ -1195,10 +1195,15 @@ func updateLost(r run, faults []Fault) bool {
 
 // lateness splits on-time cron runs' lateness (start less the instant
 // they serve, when recorded, else their queueing) by whether a fault was
-// on.
+// on. A DAEMON task is left out: it is launched once and ticks on its
+// own cron, so its recorded start (its first tick) is no fire's lateness.
 func (rep *Report) lateness(in Input, runs []run) {
+	daemon := map[string]bool{}
+	for _, j := range in.Jobs {
+		daemon[j.Name] = j.Daemon
+	}
 	for _, r := range runs {
-		if r.Source != "NORMAL_TRIGGER" || r.Queued.IsZero() || key(r) != "" {
+		if r.Source != "NORMAL_TRIGGER" || r.Queued.IsZero() || key(r) != "" || daemon[r.Job] {
 			continue
 		}
 		due := r.Queued

@@ -1051,3 +1051,22 @@ func TestCheckLatenessOfAFireDueBeforeAFault(t *testing.T) {
 		t.Fatalf("under faults %v, without %v: want the fires of 4, 6 and 8 under faults, 2 without", rep.LateFault, rep.LateCalm)
 	}
 }
+
+// A DAEMON task is launched once and runs its cron itself: its recorded
+// start is its first tick, which says nothing of a fire's lateness, so
+// lateness leaves it out (real-mesos seed 5502: two daemons launched at
+// registration, 17:54:16.8, first ticking at their */15 instant 17:54:30,
+// made the calm maximum 13.2 s).
+func TestCheckLatenessLeavesDaemonTasksOut(t *testing.T) {
+	daemon := Job{Name: "d", Shards: 1, Daemon: true}
+	runs := append(clean("j"), runSpec{task: "d1", job: "d", queued: 1.2, start: 9, dur: -1})
+	rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{every2("j", false), daemon}})
+	if len(rep.LateCalm) != 4 || len(rep.LateFault) != 0 {
+		t.Fatalf("without faults %v, under %v: want the four fires of j only", rep.LateCalm, rep.LateFault)
+	}
+	for _, d := range rep.LateCalm {
+		if d > 100*time.Millisecond {
+			t.Errorf("lateness %v: the daemon's first tick counted", d)
+		}
+	}
+}
