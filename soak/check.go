@@ -753,6 +753,13 @@ const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
 // commit landed (real-mesos seed 5303: five misfire=false jobs' runs
 // ended at 09:42:29.0, 2.5 s after leader-peers-loss healed; their fires
 // of 09:42:30 collapsed into them).
+//
+// A run that ended while the Mesos master was down (master-killed, or up
+// to updateLag before it), had its end held by its agent until the master
+// was back and the agent registered again: the leader took it as running
+// until then (real-mesos seed 5503: sk001, sk014 and sk020 ended at
+// 18:08:01.3–01.7, the master killed from 18:08:00.8 to 06.7; their
+// misfire=false fires of 18:08:05 and 06 collapsed into them).
 func seenRunningUntil(r run, faults []Fault) time.Time {
 	var until time.Time
 	for _, f := range faults {
@@ -761,10 +768,18 @@ func seenRunningUntil(r run, faults []Fault) time.Time {
 			until = maxTime(until, f.Start.Add(UnreachableBound))
 		case lossToStore(f.Kind) && !r.end.Before(f.Start) && !r.end.After(f.End.Add(maxLossStall)):
 			until = maxTime(until, f.End.Add(maxLossStall))
+		case f.Kind == MasterKilled && !f.Start.After(r.end.Add(updateLag)) && !r.end.After(f.End):
+			until = maxTime(until, f.End.Add(masterResendLag))
 		}
 	}
 	return until
 }
+
+// masterResendLag bounds how long after a killed Mesos master is back
+// (the fault heals once every agent registered again) the agents' pending
+// status updates reach the leader: they hold a task's end while no master
+// runs and send it again when they register.
+const masterResendLag = 2 * time.Second
 
 // lossToStore names the faults losing packets on the leader's links to its
 // store: the etcd shapes' peers, the zk shape's ensemble.

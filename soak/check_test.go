@@ -1070,3 +1070,27 @@ func TestCheckLatenessLeavesDaemonTasksOut(t *testing.T) {
 		}
 	}
 }
+
+// Real-mesos seed 5503, sk001 (misfire=false, every 5 s): its run of
+// 18:08:00 ended at 01.3 while the master was down (killed at 00.8, back
+// with every agent registered at 06.7): the agent held the end's update
+// until then, so the leader took the run as running and the fire of 05
+// collapsed into it; the fire after the master's return plus the resend
+// lag is expected again.
+func TestCheckFiresCollapseIntoARunEndedWhileTheMasterWasDown(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/5 * * * * ?"}}}
+	runs := []runSpec{{task: "ja", job: "j", queued: 5, start: 5.6, dur: 0.7}, {task: "jc", job: "j", queued: 15, start: 15.3}}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(20),
+		Faults: []Fault{{Kind: MasterKilled, Start: at(5.8), End: at(11.7)}}}
+	if rep := Check(in); rep.ByKind()[LostFire] != 0 {
+		t.Errorf("the fire of 10, while the run ended at 6.3 counted as running until 13.7: %v", rep.Anomalies)
+	}
+	in.Faults[0].Start, in.Faults[0].End = at(7.4), at(9.5) // the run ended 1.1 s before the master was killed
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("the run's end reached the leader before the master died: %d lost-fire, want 1", got)
+	}
+	in.Faults[0].Kind, in.Faults[0].Start, in.Faults[0].End = AgentKilled, at(5.8), at(11.7)
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("an agent-killed: its executor sends the end again at once: %d lost-fire, want 1", got)
+	}
+}
