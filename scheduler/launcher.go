@@ -417,9 +417,11 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 				// roll-back ran four shards twice, once on another agent).
 				// They stay STAGING like an interrupted ACCEPT's: the
 				// reconciliation of the next subscription, or the periodic
-				// one, queues again a task the engine never got and keeps
-				// one it got.
+				// one (due at once: at the loop's next minute tick at the
+				// latest, when the subscription outlived the call), queues
+				// again a task the engine never got and keeps one it got.
 				l.log.Warn("launcher: accept unanswered; reconciliation settles its tasks", "agent", agent, "tasks", len(al.launches), "err", err)
+				l.st.reconciledAt = time.Time{}
 				continue
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)

@@ -231,12 +231,17 @@ func TestUnansweredAcceptLeftToReconciliation(t *testing.T) {
 	r.addApp("app", 1, 128)
 	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
 	r.trigger("job")
+	r.sched.recon.opts.Reconcile, r.sched.st.reconciledAt = 10*time.Minute, r.clk.Now() // the periodic one just ran
 	r.drv.acceptErr = fmt.Errorf("ACCEPT: %w: Post \"http://master/api/v1/scheduler\": EOF", engine.ErrOutcomeUnknown)
 	r.offer("o1", 4, 1024)
 	r.sched.launcher.round(r.ctx)
 	run := r.running("job")
 	if len(run) != 1 || run[0].State != "TASK_STAGING" {
 		t.Fatalf("running = %+v, want the shard still STAGING", run)
+	}
+	r.sched.recon.periodic(r.ctx) // the subscription outlived the call: the next tick asks
+	if n := len(r.drv.reconciles); n != 1 || len(r.drv.reconciles[0]) != 1 || r.drv.reconciles[0][0].TaskID != run[0].TaskID {
+		t.Fatalf("reconciles = %+v, want the unanswered task asked for at the next tick", r.drv.reconciles)
 	}
 	if n := r.readyCount("job"); n != 0 {
 		t.Fatalf("ready = %d: an unanswered accept was queued again (it may have run)", n)
