@@ -1093,4 +1093,10 @@ func TestCheckFiresCollapseIntoARunEndedWhileTheMasterWasDown(t *testing.T) {
 	if got := Check(in).ByKind()[LostFire]; got != 1 {
 		t.Errorf("an agent-killed: its executor sends the end again at once: %d lost-fire, want 1", got)
 	}
+	for _, k := range []string{"leader-cut-from-master", "apiserver-stopped", "leader-cut-from-apiserver"} { // kube seed 552, sk009
+		in.Faults[0].Kind = k
+		if rep := Check(in); rep.ByKind()[LostFire] != 0 {
+			t.Errorf("%s: the run ended while the engine was away from the leader: %v", k, rep.Anomalies)
+		}
+	}
 }
