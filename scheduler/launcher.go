@@ -420,7 +420,9 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 // names offers of one agent) and the DECLINE of decline, up to accepts
 // calls in flight together when the engine takes them so
 // (engine.Capabilities.Accepts), then handles their results on the loop in
-// the agents' order: a failed ACCEPT is rolled back.
+// the agents' order: a failed ACCEPT is rolled back, one that may have
+// been carried out (interrupted, or engine.ErrOutcomeUnknown) is left to
+// reconciliation.
 func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration) {
 	byTask := make(map[string]observe.TaskEvent, len(b.events))
 	for _, ev := range b.events {
@@ -454,6 +456,20 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 				// the engine never got (task.NeverStarted) and keeps one it
 				// got. A roll-back here could run such a task twice.
 				l.log.Info("launcher: accept interrupted; reconciliation settles its tasks", "agent", agent, "tasks", len(al.launches), "err", err)
+				continue
+			}
+			if errors.Is(err, engine.ErrOutcomeUnknown) {
+				// Sent, and no answer: the engine may have launched the
+				// tasks (a Mesos master killed after it launched them,
+				// before it answered: real-mesos soak seed 5503, whose
+				// roll-back ran four shards twice, once on another agent).
+				// They stay STAGING like an interrupted ACCEPT's: the
+				// reconciliation of the next subscription, or the periodic
+				// one (due at once: at the loop's next minute tick at the
+				// latest, when the subscription outlived the call), queues
+				// again a task the engine never got and keeps one it got.
+				l.log.Warn("launcher: accept unanswered; reconciliation settles its tasks", "agent", agent, "tasks", len(al.launches), "err", err)
+				l.st.reconciledAt = time.Time{}
 				continue
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)

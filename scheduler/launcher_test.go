@@ -221,6 +221,51 @@ func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
 	}
 }
 
+// An ACCEPT sent but unanswered (the connection closed under it: a real
+// Mesos master killed after it launched the tasks, real-mesos soak seed
+// 5503) may have been carried out: the shard stays STAGING, is not queued
+// again, and the next round launches nothing beside it; reconciliation
+// settles it (gone from the engine: queued again once).
+func TestUnansweredAcceptLeftToReconciliation(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
+	r.trigger("job")
+	r.sched.recon.opts.Reconcile, r.sched.st.reconciledAt = 10*time.Minute, r.clk.Now() // the periodic one just ran
+	r.drv.acceptErr = fmt.Errorf("ACCEPT: %w: Post \"http://master/api/v1/scheduler\": EOF", engine.ErrOutcomeUnknown)
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	run := r.running("job")
+	if len(run) != 1 || run[0].State != "TASK_STAGING" {
+		t.Fatalf("running = %+v, want the shard still STAGING", run)
+	}
+	r.sched.recon.periodic(r.ctx) // the subscription outlived the call: the next tick asks
+	if n := len(r.drv.reconciles); n != 1 || len(r.drv.reconciles[0]) != 1 || r.drv.reconciles[0][0].TaskID != run[0].TaskID {
+		t.Fatalf("reconciles = %+v, want the unanswered task asked for at the next tick", r.drv.reconciles)
+	}
+	if n := r.readyCount("job"); n != 0 {
+		t.Fatalf("ready = %d: an unanswered accept was queued again (it may have run)", n)
+	}
+	r.drv.acceptErr = nil
+	r.offer("o2", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	if n := len(r.drv.accepts); n != 0 {
+		t.Fatalf("%d ACCEPTs: the shard was launched again beside the unanswered one", n)
+	}
+	err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
+		Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo, err := r.reg.Work().FailoverQueue(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fo) != 1 || fo[0].Job != "job" || !fo[0].Retry {
+		t.Fatalf("failover = %+v, want the never-started shard queued again", fo)
+	}
+}
+
 func TestDisabledJobDoesNotLaunch(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)

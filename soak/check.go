@@ -756,6 +756,16 @@ const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
 // commit landed (real-mesos seed 5303: five misfire=false jobs' runs
 // ended at 09:42:29.0, 2.5 s after leader-peers-loss healed; their fires
 // of 09:42:30 collapsed into them).
+//
+// A run that ended while the engine was away for the leader (engineAway,
+// or up to updateLag before), had its end held until it was back: the
+// leader took it as running until then (real-mesos seed 5503: sk001,
+// sk014 and sk020 ended at 18:08:01.3–01.7, the master killed from
+// 18:08:00.8 to 06.7, their misfire=false fires of 18:08:05 and 06
+// collapsed into them; kube seed 552: sk009's run launched at 18:46:19.9
+// (its pod, created at 10.1 and adopted after rolled-back ACCEPTs, had run
+// from 11.3 to 13.4) while the API server was down from 10.1 to 22.6, the
+// fire of 18:46:20 collapsed into it).
 func seenRunningUntil(r run, faults []Fault) time.Time {
 	var until time.Time
 	for _, f := range faults {
@@ -764,9 +774,31 @@ func seenRunningUntil(r run, faults []Fault) time.Time {
 			until = maxTime(until, f.Start.Add(UnreachableBound))
 		case lossToStore(f.Kind) && !r.end.Before(f.Start) && !r.end.After(f.End.Add(maxLossStall)):
 			until = maxTime(until, f.End.Add(maxLossStall))
+		case engineAway(f.Kind) && !f.Start.After(r.end.Add(updateLag)) && !r.end.After(f.End):
+			until = maxTime(until, f.End.Add(engineResendLag))
 		}
 	}
 	return until
+}
+
+// engineResendLag bounds how long after the engine is back for the leader
+// (a killed Mesos master once every agent registered again, the leader's
+// link to the master or the API server restored, the API server started
+// again) a task's end held meanwhile reaches it: the agents send their
+// pending updates again when they register, the master its queued ones
+// when the framework subscribes again, the Kubernetes engine reads the
+// pods' states again when its watch resumes.
+const engineResendLag = 2 * time.Second
+
+// engineAway names the faults during which the leader hears of no task's
+// end: the Mesos master down or out of its reach, the Kubernetes API
+// server down or out of its reach.
+func engineAway(kind string) bool {
+	switch kind {
+	case MasterKilled, "leader-cut-from-master", "apiserver-stopped", "leader-cut-from-apiserver":
+		return true
+	}
+	return false
 }
 
 // lossToStore names the faults losing packets on the leader's links to its
@@ -1209,10 +1241,15 @@ func updateLost(r run, faults []Fault) bool {
 
 // lateness splits on-time cron runs' lateness (start less the instant
 // they serve, when recorded, else their queueing) by whether a fault was
-// on.
+// on. A DAEMON task is left out: it is launched once and ticks on its
+// own cron, so its recorded start (its first tick) is no fire's lateness.
 func (rep *Report) lateness(in Input, runs []run) {
+	daemon := map[string]bool{}
+	for _, j := range in.Jobs {
+		daemon[j.Name] = j.Daemon
+	}
 	for _, r := range runs {
-		if r.Source != "NORMAL_TRIGGER" || r.Queued.IsZero() || key(r) != "" {
+		if r.Source != "NORMAL_TRIGGER" || r.Queued.IsZero() || key(r) != "" || daemon[r.Job] {
 			continue
 		}
 		due := r.Queued

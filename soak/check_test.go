@@ -1052,6 +1052,55 @@ func TestCheckLatenessOfAFireDueBeforeAFault(t *testing.T) {
 	}
 }
 
+// A DAEMON task is launched once and runs its cron itself: its recorded
+// start is its first tick, which says nothing of a fire's lateness, so
+// lateness leaves it out (real-mesos seed 5502: two daemons launched at
+// registration, 17:54:16.8, first ticking at their */15 instant 17:54:30,
+// made the calm maximum 13.2 s).
+func TestCheckLatenessLeavesDaemonTasksOut(t *testing.T) {
+	daemon := Job{Name: "d", Shards: 1, Daemon: true}
+	runs := append(clean("j"), runSpec{task: "d1", job: "d", queued: 1.2, start: 9, dur: -1})
+	rep := Check(Input{Runs: logOf(runs...), Jobs: []Job{every2("j", false), daemon}})
+	if len(rep.LateCalm) != 4 || len(rep.LateFault) != 0 {
+		t.Fatalf("without faults %v, under %v: want the four fires of j only", rep.LateCalm, rep.LateFault)
+	}
+	for _, d := range rep.LateCalm {
+		if d > 100*time.Millisecond {
+			t.Errorf("lateness %v: the daemon's first tick counted", d)
+		}
+	}
+}
+
+// Real-mesos seed 5503, sk001 (misfire=false, every 5 s): its run of
+// 18:08:00 ended at 01.3 while the master was down (killed at 00.8, back
+// with every agent registered at 06.7): the agent held the end's update
+// until then, so the leader took the run as running and the fire of 05
+// collapsed into it; the fire after the master's return plus the resend
+// lag is expected again.
+func TestCheckFiresCollapseIntoARunEndedWhileTheMasterWasDown(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/5 * * * * ?"}}}
+	runs := []runSpec{{task: "ja", job: "j", queued: 5, start: 5.6, dur: 0.7}, {task: "jc", job: "j", queued: 15, start: 15.3}}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(20),
+		Faults: []Fault{{Kind: MasterKilled, Start: at(5.8), End: at(11.7)}}}
+	if rep := Check(in); rep.ByKind()[LostFire] != 0 {
+		t.Errorf("the fire of 10, while the run ended at 6.3 counted as running until 13.7: %v", rep.Anomalies)
+	}
+	in.Faults[0].Start, in.Faults[0].End = at(7.4), at(9.5) // the run ended 1.1 s before the master was killed
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("the run's end reached the leader before the master died: %d lost-fire, want 1", got)
+	}
+	in.Faults[0].Kind, in.Faults[0].Start, in.Faults[0].End = AgentKilled, at(5.8), at(11.7)
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("an agent-killed: its executor sends the end again at once: %d lost-fire, want 1", got)
+	}
+	for _, k := range []string{"leader-cut-from-master", "apiserver-stopped", "leader-cut-from-apiserver"} { // kube seed 552, sk009
+		in.Faults[0].Kind = k
+		if rep := Check(in); rep.ByKind()[LostFire] != 0 {
+			t.Errorf("%s: the run ended while the engine was away from the leader: %v", k, rep.Anomalies)
+		}
+	}
+}
+
 // History's row of a run names the cron instant the run served, as the run itself
 // does (ELASTICJOB_NOMINAL_AT); another instant, or none where the run had one, is a
 // history-outcome anomaly.

@@ -237,7 +237,7 @@ func (m *RealMesos) Faults() []FaultKind {
 const (
 	AgentKilled  = "agent-killed"  // kill -9 of a mesos-agent, restarted on its work directory
 	AgentLost    = "agent-lost"    // a mesos-agent and its sandboxes killed, back as a new agent
-	MasterKilled = "master-killed" // kill -9 of the mesos-master, restarted (in-memory registry)
+	MasterKilled = "master-killed" // kill -9 of the mesos-master, restarted (its registry in the replicated log)
 )
 
 func (m *RealMesos) restartAgent(ctx context.Context, a *mesosAgent, fresh bool) error {

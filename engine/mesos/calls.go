@@ -2,10 +2,14 @@ package mesos
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
@@ -36,11 +40,31 @@ func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []engin
 	call := calls.Accept(ops.WithOffers(offerIDList(offerIDs)...))
 	call.Accept.Filters = c.filters(refuse)
 	if err := c.call(ctx, call); err != nil {
+		if sentMaybe(err) {
+			return fmt.Errorf("%w: %w", engine.ErrOutcomeUnknown, err)
+		}
 		return err
 	}
 	c.dropOffers(offerIDs)
 	c.rememberExecutors(tasks)
 	return nil
+}
+
+// sentMaybe reports whether a call that failed may still have reached the master and been
+// carried out: the request went out, or may have, and no answer came back (the connection
+// closed or reset under it, a timeout). A connection that was never made, or an answer of
+// the master's (an HTTP status), is no such case: nothing was done.
+func sentMaybe(err error) bool {
+	var api *apierrors.Error
+	if errors.As(err, &api) {
+		return false
+	}
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return false
+	}
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // acceptsInFlight bounds the ACCEPTs a launch round has in flight together

@@ -3,6 +3,7 @@ package mesos
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -126,5 +127,32 @@ func TestMessageAndFailureEvents(t *testing.T) {
 		if got := recv(t, h.failures, "Failure"); got != want {
 			t.Fatalf("Failure = %q, want %q", got, want)
 		}
+	}
+}
+
+// An ACCEPT whose connection closed without an answer may have been carried out (a real
+// master killed after it launched the tasks: real-mesos soak seed 5503): its error says the
+// outcome is unknown, so the scheduler leaves the tasks to reconciliation instead of launching
+// them again. An answer of the master's (400) is a plain failure.
+func TestAcceptWithoutAnAnswerHasAnUnknownOutcome(t *testing.T) {
+	m, c, h, sub := subscribe(t, Config{}, "fw-1")
+	m.setReject(func(call *scheduler.Call) int {
+		if call.Type == scheduler.Call_ACCEPT && call.GetAccept().OfferIDs[0].Value == "o1" {
+			return dropConnection
+		}
+		return http.StatusBadRequest
+	})
+	for _, id := range []string{"o1", "o2"} {
+		sub.send(offerWithExecutor(id))
+		recv(t, h.offers, "Offers")
+	}
+	err := c.Accept(context.Background(), []string{"o1"}, []engine.TaskLaunch{testLaunch("t1", 1)}, 0)
+	if !errors.Is(err, engine.ErrOutcomeUnknown) {
+		t.Fatalf("connection closed under the ACCEPT: err = %v, want ErrOutcomeUnknown", err)
+	}
+	m.nextCall()
+	err = c.Accept(context.Background(), []string{"o2"}, []engine.TaskLaunch{testLaunch("t2", 1)}, 0)
+	if err == nil || errors.Is(err, engine.ErrOutcomeUnknown) {
+		t.Fatalf("ACCEPT answered 400: err = %v, want a plain failure", err)
 	}
 }

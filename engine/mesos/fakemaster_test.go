@@ -39,6 +39,10 @@ type fakeMaster struct {
 	operatorCalls int
 }
 
+// dropConnection, returned by reject, closes the call's connection without an answer (a
+// master killed after it read the call).
+const dropConnection = -1
+
 type subscription struct {
 	call     scheduler.Call
 	auth     string // Authorization header
@@ -99,6 +103,13 @@ func (m *fakeMaster) serve(w http.ResponseWriter, r *http.Request) {
 		if s := reject(&call); s != 0 {
 			status = s
 		}
+	}
+	if status == dropConnection {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+		return
 	}
 	w.WriteHeader(status)
 }
