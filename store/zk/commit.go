@@ -89,6 +89,7 @@ type step struct {
 	op      store.Op // the user's op it serves
 	planned bool     // derived from a read: its failure means re-plan
 	assumed bool     // a create whose parent was assumed to exist: ErrNoNode means re-plan
+	guard   bool     // part of a guard that a node read as absent still is (plan.delete): no event
 }
 
 // plan turns a batch into multi requests, reading what it must.
@@ -208,6 +209,10 @@ func commitErr(err error) error {
 	return fmt.Errorf("zk store commit: %w", err)
 }
 
+// beforeMulti, set by tests only, runs between a commit's plan and its
+// multi (another writer's change landing in between).
+var beforeMulti func()
+
 func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool, hint store.Hint) ([]store.Event, error) {
 	p := &plan{s: s, ctx: ctx, optimistic: optimistic, hint: hint, overlay: map[string]bool{}}
 	if err := p.prefetch(ops); err != nil {
@@ -226,6 +231,9 @@ func (s *Store) commitOnce(ctx context.Context, ops []store.Op, optimistic bool,
 		reqs[i] = st.req
 	}
 	conn := s.commitConn(ctx)
+	if beforeMulti != nil {
+		beforeMulti()
+	}
 	res, err := call(ctx, func() ([]zk.MultiResponse, error) { return conn.Multi(reqs...) })
 	if err == nil {
 		return s.events(p.steps, res), nil
@@ -256,6 +264,9 @@ func stepErr(st step, err error) error {
 func (s *Store) events(steps []step, res []zk.MultiResponse) []store.Event {
 	out := make([]store.Event, 0, len(steps))
 	for i, st := range steps {
+		if st.guard {
+			continue
+		}
 		switch req := st.req.(type) {
 		case *zk.CreateRequest:
 			if p, ok := s.spath(req.Path); ok {
@@ -362,12 +373,33 @@ func (p *plan) ancestors(op store.Op) (assumed bool, err error) {
 }
 
 // delete adds deletes for op's subtree, every node after its descendants.
+//
+// A delete of any version of a node read as absent is a guard that it
+// still is, where its parent exists: a create of it and a delete, both
+// planned (a node created since the read fails the create, and the commit
+// is planned again, deleting it). Without it a create landing between the
+// read and the multi survived a commit that was to delete it (ZooKeeper
+// fault soak, seed 5516: a fire's ready entry, created just before a cron
+// update's commit, ran the old cron's instant after the update was
+// answered). Absent because an earlier step of the batch deletes it, the
+// node needs no guard: that step is in the multi.
 func (p *plan) delete(op store.Op) error {
 	ok, err := p.exists(op.Path)
 	if err != nil {
 		return err
 	}
 	if !ok && op.Version == store.AnyVersion {
+		if _, inBatch := p.overlay[op.Path]; inBatch || op.Path == "/" {
+			return nil
+		}
+		parent, err := p.exists(store.Parent(op.Path))
+		if err != nil || !parent {
+			return err
+		}
+		z := p.s.zpath(op.Path)
+		p.steps = append(p.steps, step{req: &zk.CreateRequest{Path: z, Data: []byte{}, Acl: p.s.acl}, op: op, planned: true, guard: true},
+			step{req: &zk.DeleteRequest{Path: z, Version: -1}, op: op, planned: true, guard: true})
+		p.overlay[op.Path] = false
 		return nil
 	}
 	var desc []string
