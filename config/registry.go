@@ -84,7 +84,7 @@ func registrySettings() []setting {
 			c.Etcd.CatchUpEntries = n
 			return nil
 		}},
-		{"etcd_compaction_retention", "2m", "registry=etcd: the history of revisions the embedded member keeps (compacted every period to what is older than it): every key write's revision stays in memory and in the database until then (thousands a second at 100,000 jobs); a watch resumed after a longer disconnection re-reads its subtree", func(c *Config, v string) error {
+		{"etcd_compaction_retention", "1m", "registry=etcd: the history of revisions the embedded member keeps (compacted every period to what is older than it): every key write's revision stays in memory and in the database until then (thousands a second at 100,000 jobs); a watch resumed after a longer disconnection re-reads its subtree", func(c *Config, v string) error {
 			d, err := time.ParseDuration(strings.TrimSpace(v))
 			if err != nil || d < 30*time.Second {
 				return fmt.Errorf("etcd_compaction_retention: %q is not a duration of at least 30s like 2m or 1h", v)

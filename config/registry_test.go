@@ -42,7 +42,7 @@ func TestRegistryEveryKeyFromEveryLayer(t *testing.T) {
 	d := load(t, nil, nil)
 	if d.RegistryKind() != RegistryEmbedded || d.Replicated() || d.Etcd.Heartbeat != 50*time.Millisecond || d.Etcd.Election != 500*time.Millisecond ||
 		d.Etcd.LeaseTTL != time.Second || d.Etcd.ClientURL != "http://127.0.0.1:2379" ||
-		d.Etcd.CatchUpEntries != 1000 || d.Etcd.CompactionRetention != 2*time.Minute {
+		d.Etcd.CatchUpEntries != 1000 || d.Etcd.CompactionRetention != time.Minute {
 		t.Errorf("defaults: %s %+v", d.RegistryKind(), d.Etcd)
 	}
 	if zk := load(t, nil, map[string]string{"zk_servers": "z:2181", "mesos_url": "http://m:5050"}); zk.RegistryKind() != RegistryZooKeeper {

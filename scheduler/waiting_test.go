@@ -242,3 +242,53 @@ func BenchmarkWaitingKeys(b *testing.B) {
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/n, "alloc-B/entry")
 }
+
+// maxWaitingStatePerEntry bounds what the recorder keeps per recorded
+// entry (BenchmarkWaitingState measured 157 B; 472 B while it kept each
+// record whole).
+const maxWaitingStatePerEntry = 250
+
+// TestWaitingStateIsCompact: what the recorder keeps of a backlog of
+// recorded reasons, each with its own message and holder, stays within its
+// bound per entry, and a commit's pick over it allocates about what it
+// writes, not a copy of every changed entry.
+func TestWaitingStateIsCompact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records 40,000 reasons")
+	}
+	const n, max = 40_000, 1024
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = queue.WaitKey(false, fmt.Sprintf("sim-%06d", i), 0)
+	}
+	before := heapbench.Live()
+	r := &waitRecorder{alarm: newAlarm(clock.NewFake(now)), ws: waitState{entries: map[string]waitEntry{}}}
+	for i, k := range keys {
+		r.ws.entries[k] = waitEntry{since: now.Add(-time.Minute).UnixNano()}
+		r.ws.setRecord(k, queue.Wait{Reason: queue.WaitCPU, Message: fmt.Sprintf("needs 1 CPU (round %d)", i), Since: now.Add(-time.Minute),
+			Holders: []queue.Holder{{Job: fmt.Sprintf("sim-%06d", (i+1)%n), TaskID: fmt.Sprintf("task-%d", i)}}}, now)
+	}
+	per := float64(heapbench.Live()-before) / n
+	t.Logf("waiting state: %.0f B per recorded entry", per)
+	if per > maxWaitingStatePerEntry {
+		t.Fatalf("the recorder keeps %.0f B per entry, more than its bound %d B", per, maxWaitingStatePerEntry)
+	}
+	waiting := make(map[string]queue.Wait, n)
+	for _, k := range keys {
+		waiting[k] = queue.Wait{Reason: queue.WaitBehind, Message: "behind"} // every reason changed
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	got, puts, more := r.waitingKeys(waiting, now, max)
+	runtime.ReadMemStats(&m1)
+	if len(got) != max || len(puts) != max || !more || got[0] != keys[0] || got[max-1] != keys[max-1] {
+		t.Fatalf("%d keys (%d puts, more %t), first %q last %q; want the first %d in path order", len(got), len(puts), more, got[0], got[len(got)-1], max)
+	}
+	alloc := m1.TotalAlloc - m0.TotalAlloc
+	t.Logf("a commit's pick of %d writes over %d changed entries: %d B", max, n, alloc)
+	if alloc > 1024*max { // a copy of every changed entry: ≈ 17 MB
+		t.Fatalf("picking %d writes of %d allocated %d B", max, n, alloc)
+	}
+	runtime.KeepAlive(r)
+}

@@ -168,7 +168,7 @@ func TestReplogOptions(t *testing.T) {
 	if !etcdMemberConfig(cfg).Join {
 		t.Error("etcd_join=true does not start the member joining")
 	}
-	if mc := etcdMemberConfig(cfg); mc.CatchUpEntries != 1000 || mc.AutoCompactionRetention != "2m0s" {
+	if mc := etcdMemberConfig(cfg); mc.CatchUpEntries != 1000 || mc.AutoCompactionRetention != "1m0s" {
 		t.Errorf("the member's memory bounds by default: catch-up entries %d, compaction retention %q", mc.CatchUpEntries, mc.AutoCompactionRetention)
 	}
 	tuned := settings(t, map[string]string{"registry": "etcd", "etcd_catchup_entries": "4000", "etcd_compaction_retention": "1h"})

@@ -49,7 +49,7 @@ type MemberConfig struct {
 	// QuotaBytes is the backend's size quota (etcd's 2 GiB when 0).
 	QuotaBytes int64
 	// AutoCompactionMode is "periodic" (default) or "revision", and
-	// AutoCompactionRetention its retention ("2m" or "1000";
+	// AutoCompactionRetention its retention ("1m" or "1000";
 	// DefaultCompactionRetention when empty, "0" turns it off). A
 	// periodic retention r keeps between r and 2r of revisions: every
 	// key write's revision in the member's in-memory key index and its
@@ -89,10 +89,13 @@ const (
 	// further behind is sent a snapshot of the database.
 	DefaultCatchUpEntries = 1000
 	// DefaultCompactionRetention is the periodic compaction's retention
-	// (Kubernetes compacts every 5 min). A watch resumed after a longer
-	// disconnection re-reads its subtree; the history log's readers read
-	// from their position, which compaction never removes.
-	DefaultCompactionRetention = "2m"
+	// (Kubernetes compacts every 5 min): one to two minutes of revisions
+	// kept, ≈ 120 B of the member's heap and 370 B of its database each,
+	// thousands a second at 100,000 jobs (2m kept twice as many). A watch
+	// resumed after a longer disconnection re-reads its subtree; the
+	// history log's readers read from their position, which compaction
+	// never removes.
+	DefaultCompactionRetention = "1m"
 )
 
 // Member is a running embedded etcd member.

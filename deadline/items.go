@@ -1,0 +1,94 @@
+package deadline
+
+import (
+	"time"
+
+	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/namespace"
+)
+
+// waitingItem is one waiting execution as Places orders and estimates it
+// (64 bytes: the instants as UnixNano, the item a failover's shard).
+type waitingItem struct {
+	job      string
+	item     int // a failover's shard; -1: a ready entry
+	since    int64
+	notLater int64 // 0: none
+	entry    estimate.Entry
+}
+
+// failover is whether it is a failed shard waiting to run again.
+func (a *waitingItem) failover() bool { return a.item >= 0 }
+
+// key is its ReadyKey or FailoverKey.
+func (a *waitingItem) key() string {
+	if a.failover() {
+		return FailoverKey(a.job, a.item)
+	}
+	return ReadyKey(a.job)
+}
+
+// before orders a namespace's waiting work: failovers first, then the
+// oldest, then by key.
+func (a waitingItem) before(b waitingItem) bool {
+	if a.failover() != b.failover() {
+		return a.failover()
+	}
+	if a.since != b.since {
+		return a.since < b.since
+	}
+	return a.key() < b.key()
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// waitingByNamespace is every waiting execution of a known job, by its
+// namespace: failovers one shard each, a ready entry all its shards.
+func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingItem {
+	size := map[string]int{} // each namespace's list made once, to its length
+	for _, f := range st.Failover {
+		size[namespace.Of(f.Job)]++
+	}
+	for _, r := range st.Ready {
+		size[namespace.Of(r.Job)]++
+	}
+	byNS := make(map[string][]waitingItem, len(size))
+	for ns, n := range size {
+		byNS[ns] = make([]waitingItem, 0, n)
+	}
+	for _, f := range st.Failover {
+		c, ok := cfg(f.Job)
+		if !ok {
+			continue
+		}
+		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], waitingItem{f.Job, f.Item, nanos(f.Since), nanos(f.NotBefore),
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, Run: expectedRun(c, typ(f.Job))}})
+	}
+	for _, r := range st.Ready {
+		c, ok := cfg(r.Job)
+		if !ok {
+			continue
+		}
+		n := float64(c.ShardingTotalCount)
+		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], waitingItem{r.Job, -1, nanos(r.Since), nanos(r.NotBefore),
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}})
+	}
+	for ns, items := range byNS {
+		if len(items) == 0 {
+			delete(byNS, ns) // only work of unknown jobs
+		}
+	}
+	return byNS
+}
