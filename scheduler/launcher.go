@@ -98,6 +98,9 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 			l.st.awaiting = nil
 		}
 	}
+	if l.st.catchingUp && l.st.catchUpJobs != nil && now.Before(l.st.catchUpUntil) {
+		v.CatchingUp = l.st.catchUpJobs // their missed fires are being queued (Scheduler.roundHeld)
+	}
 	if v.Connected && len(v.Offers) > 0 && l.st.firstLaunch {
 		// The term's first round that can launch places one commit's
 		// worth, so its first ACCEPT is not behind a chain of commits (the
