@@ -122,6 +122,10 @@ func (d *decider) classifyReady(rd *queue.Ready) (c cand, ok bool) {
 		d.notRunnable(key, Stale{Job: rd.Job}, job, why)
 		return cand{}, false
 	}
+	if v.CatchingUp[rd.Job] {
+		d.wait(key, queue.WaitStaged, "the cron fires it missed while no leader fired are being queued (the new leader's catch-up): it launches with them")
+		return cand{}, false
+	}
 	if until := StagedUntil(rd); until.After(v.Now) { // a cron fire staged ahead of its instant
 		d.waitUntil(key, queue.WaitStaged, "a cron fire held until its instant "+fmtUntil(until), until)
 		return cand{}, false

@@ -88,7 +88,9 @@
 // # Code
 //
 // A round is a decider (decide.go: the placement on the offers and the
-// plan) composing parts that each own their state: the candidates
+// plan; rest.go: a backlog's round decided over its head, its rest's
+// reasons worked out after, Begin and Rest.Finish) composing parts that
+// each own their state: the candidates
 // (classify.go), the empty cluster and the reservation (fit.go), the
 // running work by agent and the holders it names (occupancy: running.go,
 // holders.go), and the namespaces (spaces: capacity.go, with their order,

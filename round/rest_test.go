@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/app"
@@ -110,9 +111,38 @@ func randomBacklogView(rng *rand.Rand) View {
 			v.Unconfirmed[job] = true
 		}
 	}
+	if rng.Intn(8) == 0 { // a new term's catch-up queues some jobs' missed fires
+		v.CatchingUp = map[string]bool{}
+		for _, rd := range v.Ready {
+			if rng.Intn(10) == 0 {
+				v.CatchingUp[rd.Job] = true
+			}
+		}
+	}
 	slices.SortFunc(v.Ready, queue.CompareReady)
 	slices.SortFunc(v.Failover, func(a, b queue.Failover) int { return queue.CompareFailover(&a, &b) })
 	return v
+}
+
+// TestCatchingUpJobsWait: while a new term's catch-up queues a job's
+// missed fires, the job's ready entry waits (staged, with why), and the
+// other jobs' work launches.
+func TestCatchingUpJobsWait(t *testing.T) {
+	v := benchView(50, 512)
+	v.CatchingUp = map[string]bool{"job-000003": true}
+	p := Decide(v)
+	w, ok := p.Waiting[queue.WaitKey(false, "job-000003", 0)]
+	if !ok || w.Reason != queue.WaitStaged || !strings.Contains(w.Message, "catch-up") {
+		t.Fatalf("the catching-up job waits with %+v (%v), want staged for the catch-up", w, ok)
+	}
+	for _, l := range p.Launches {
+		if l.Ready != nil && l.Ready.Job == "job-000003" {
+			t.Fatal("the catching-up job's entry launched")
+		}
+	}
+	if len(p.Launches) == 0 {
+		t.Fatal("nothing else launched")
+	}
 }
 
 // TestBoundedDecisionIsTheWholeOne: a round decided over its head and

@@ -25,6 +25,12 @@ type View struct {
 	Unconfirmed    map[string]bool
 	ReconcileUntil time.Time
 
+	// CatchingUp are jobs whose fires missed while no leader fired are
+	// being queued (a new term's catch-up): their ready entries wait, so
+	// an execution the last leader staged and those fires collapse into
+	// one before either launches.
+	CatchingUp map[string]bool
+
 	Ready    []*queue.Ready   // a job's pending executions, oldest first
 	Failover []queue.Failover // failed shards to run again, oldest first
 	Jobs     Catalog

@@ -98,6 +98,9 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 			l.st.awaiting = nil
 		}
 	}
+	if l.st.catchingUp && l.st.catchUpJobs != nil && now.Before(l.st.catchUpUntil) {
+		v.CatchingUp = l.st.catchUpJobs // their missed fires are being queued (Scheduler.roundHeld)
+	}
 	if v.Connected && len(v.Offers) > 0 && l.st.firstLaunch {
 		// The term's first round that can launch places one commit's
 		// worth, so its first ACCEPT is not behind a chain of commits (the
@@ -364,7 +367,12 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 	for _, pl := range b.order {
 		l.st.putRunning(pl.job, pl.item, *b.entry(pl)) // created by the commit: version 0
 	}
-	l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
+	if !l.start.committed { // the term's first: its takeover's last step before the engine
+		l.start.committed = true
+		l.log.Info("the term's first launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
+	} else {
+		l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
+	}
 	l.queues.changed()
 	l.accept(ctx, b, p.Decline, refuse)
 }

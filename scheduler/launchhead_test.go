@@ -111,6 +111,9 @@ func TestFirstLaunchRoundLogsTheTermsWay(t *testing.T) {
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("%d accepts after the catch-up, want 1", len(r.drv.accepts))
 	}
+	if !strings.Contains(buf.String(), "the term's first launch committed; accepting") {
+		t.Fatal("the term's first launch commit is not logged")
+	}
 	line := ""
 	for l := range strings.Lines(buf.String()) {
 		if strings.Contains(l, "first launch round of the term") {

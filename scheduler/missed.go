@@ -73,6 +73,13 @@ func (p *Producer) catchUpOnce(ctx context.Context, plan **catchUpPlan) (time.Ti
 			return from, err
 		}
 		*plan = pl
+		if p.Counted != nil {
+			names := make([]string, 0, len(pl.missed))
+			for n := range pl.missed {
+				names = append(names, n)
+			}
+			p.Counted(ctx, names)
+		}
 	}
 	pl := *plan
 	if err := p.dispatcher().TriggerMissed(ctx, pl.missed, pl.now, pl.id); err != nil {

@@ -73,6 +73,10 @@ type Producer struct {
 	// so that an execution the last leader staged and the missed fires of
 	// a misfire=false job collapse into one before either is launched.
 	CaughtUp func(ctx context.Context)
+	// Counted, if set, is told the jobs the catch-up will queue fires for,
+	// once it has counted them and before it commits: until CaughtUp, only
+	// those jobs' entries wait (the term's other work launches meanwhile).
+	Counted func(ctx context.Context, jobs []string)
 	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
 	// that set none: each fire moved later by a fixed offset of the job's
 	// own in [0, Jitter), unless its namespace sets one. 0: none.

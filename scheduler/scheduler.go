@@ -175,7 +175,7 @@ func New(d Deps) *Scheduler {
 		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
 		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
 	}
-	s.producer.CaughtUp = caughtUp(s)
+	s.producer.CaughtUp, s.producer.Counted = caughtUp(s), catchUpCounted(s)
 	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
 		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
 	}
@@ -277,6 +277,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.post(ctx, loadRunning(s.st, reg, s.deps.Log)) // the loop's first event: while the subscription is on its way
 	close(s.ready)
 	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
+	s.st.catchUpUntil = s.deps.Clock.Now().Add(subscribeWait)
 	s.launcher.start.began = time.Now()
 	errc := make(chan error, 4)
 	go func() { errc <- s.producer.Run(ctx) }()
@@ -298,6 +299,18 @@ func caughtUp(s *Scheduler) func(context.Context) {
 			s.st.catchingUp = false
 			s.launcher.start.caughtUpNow()
 		})
+	}
+}
+
+// catchUpCounted is the producer's hook that narrows the hold of the
+// term's launch rounds to the jobs its catch-up queues fires for.
+func catchUpCounted(s *Scheduler) func(context.Context, []string) {
+	return func(ctx context.Context, jobs []string) {
+		set := make(map[string]bool, len(jobs))
+		for _, j := range jobs {
+			set[j] = true
+		}
+		s.post(ctx, func(context.Context) { s.st.catchUpJobs = set })
 	}
 }
 
@@ -481,8 +494,8 @@ func (s *Scheduler) roundHeld(since time.Time) bool {
 		}
 	}
 	by := ""
-	if s.st.catchingUp && !since.IsZero() {
-		hold(since.Add(subscribeWait))
+	if s.st.catchingUp && s.st.catchUpJobs == nil && !since.IsZero() {
+		hold(since.Add(subscribeWait)) // once counted, only the jobs it queues fires for wait (launcher.view)
 		by = "catch-up"
 	}
 	switch {

@@ -26,7 +26,12 @@ type state struct {
 	everSubscribed bool
 	subscribedAt   time.Time // the last subscription (its first round waits for offers from then: Scheduler.roundHeld)
 	catchingUp     bool      // the producer's catch-up of missed fires has not committed yet (Scheduler.roundHeld)
-	suppressed     bool      // offers are suppressed (nothing waits)
+	// catchUpJobs are the jobs that catch-up queues fires for, once it has
+	// counted them (nil before): until it commits (catchingUp), at most
+	// until catchUpUntil, only their entries wait (round.View.CatchingUp).
+	catchUpJobs  map[string]bool
+	catchUpUntil time.Time
+	suppressed   bool // offers are suppressed (nothing waits)
 	// filtersUntil is when the longest decline filter this scheduler asked
 	// for lapses (zero: none since the last REVIVE, which clears them).
 	filtersUntil time.Time

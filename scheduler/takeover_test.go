@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -372,5 +373,78 @@ func TestATakeoversFirstRoundWaitsForTheCatchUp(t *testing.T) {
 	r.sched.turn(r.ctx, &ts, false)
 	if ts.pending {
 		t.Fatal("rounds still held past the catch-up's bound")
+	}
+}
+
+// TestACountedCatchUpHoldsOnlyItsJobs: once the producer's catch-up has
+// counted the jobs it queues missed fires for (Producer.Counted), the
+// term's rounds launch every other job's work; those jobs' entries wait
+// (staged) until it has committed, and then launch once, the missed fires
+// collapsed into the staged execution.
+func TestACountedCatchUpHoldsOnlyItsJobs(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) {
+		j.JobName, j.ShardingTotalCount, j.CPUCount, j.Cron, j.Misfire = "gap", 1, 0.1, "* * * * * ?", false
+	})
+	r.addJob(func(j *jobs.Config) {
+		j.JobName, j.ShardingTotalCount, j.CPUCount, j.Cron = "other", 1, 0.1, "0 0 0 * * ?"
+	})
+	staged := r.clk.Now().Add(time.Second).Truncate(time.Second)
+	if _, err := r.reg.Work().TriggerFires(r.ctx, map[string]registry.CronFire{"gap": {At: staged, Instant: staged}}, staged, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.trigger("other")
+	r.clk.Advance(staged.Sub(r.clk.Now()) + 2500*time.Millisecond) // the old leader died; two fires of gap pass
+
+	s := r.sched
+	s.st.catchingUp, s.st.catchUpUntil = true, r.clk.Now().Add(subscribeWait) // as the term's Run sets them
+	s.Subscribed(r.ctx, "fw-2")
+	s.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}})
+	ts := turnState{since: r.clk.Now()}
+	s.turn(r.ctx, &ts, true)
+	if len(r.drv.accepts) != 0 {
+		t.Fatal("a round launched before the catch-up had counted its jobs")
+	}
+
+	_, plan, err := s.producer.planCatchUp(r.ctx) // counted, not committed yet
+	if err != nil || plan == nil || len(plan.missed) != 1 {
+		t.Fatalf("the catch-up's count: %v, %+v; want gap's missed fires", err, plan)
+	}
+	s.producer.Counted(r.ctx, []string{"gap"}) // as catchUpOnce tells it
+	s.turn(r.ctx, &ts, true)
+	if len(r.running("other")) != 1 || len(r.running("gap")) != 0 {
+		t.Fatalf("counted, not committed: other running %v, gap running %v; want other launched, gap waiting", r.running("other"), r.running("gap"))
+	}
+	if w, ok := s.launcher.scratch[queue.WaitKey(false, "gap", 0)]; !ok || w.Reason != queue.WaitStaged {
+		t.Fatalf("gap waits with %+v, want staged for the catch-up", w)
+	}
+
+	if _, err := s.producer.catchUpOnce(r.ctx, &plan); err != nil {
+		t.Fatal(err)
+	}
+	s.producer.CaughtUp(r.ctx)
+	s.Offers(r.ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}}) // o1 went whole to other's ACCEPT
+	ts.throttle = nil                                                                                         // (the last round's spacing, on the wall clock, is over)
+	s.turn(r.ctx, &ts, true)
+	if got := r.running("gap"); len(got) != 1 {
+		t.Fatalf("after the catch-up: gap running %v, want its one execution", got)
+	}
+	if n := r.readyCount("gap"); n != 0 {
+		t.Fatalf("%d more executions of gap queued for the same gap, want the missed fires collapsed into the staged one", n)
+	}
+
+	// The hook's wiring: a catch-up counts, tells, then commits.
+	r2 := newRig(t)
+	r2.addApp("app", 0.1, 32)
+	r2.addJob(func(j *jobs.Config) { j.JobName, j.Cron = "every", "* * * * * ?" })
+	if err := r2.reg.Work().TriggerMany(r2.ctx, map[string]bool{}, t0.Add(-2*time.Second), t0.Add(-2*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	r2.sched.producer.Counted = func(_ context.Context, jobs []string) { told = jobs }
+	r2.sched.producer.catchUp(r2.ctx)
+	if !slices.Equal(told, []string{"every"}) {
+		t.Fatalf("the catch-up told %v, want [every]", told)
 	}
 }

@@ -22,6 +22,7 @@ type termStart struct {
 	heldFrom   time.Time
 	caughtUp   time.Duration // from began (0: not yet)
 	laps       []any         // the last view's parts (view_ready, …), as log attributes
+	committed  bool          // the term's first launch commit was logged
 }
 
 // lap notes how long a part of the round's view took (the last round's

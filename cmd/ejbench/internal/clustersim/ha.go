@@ -107,7 +107,7 @@ func (s *simRun) stepsOf(logPath string, killed time.Time) {
 		return
 	}
 	steps := []string{"elected leader", "registry cache caught up", "msg=framework", "msg=leading", "msg=subscribed", "reconciling running tasks", "first offers arrived",
-		"every running task reconciled", "queued fires missed", "first launch round of the term"}
+		"every running task reconciled", "queued fires missed", "first launch round of the term", "first launch committed"}
 	for line := range strings.Lines(string(data)) {
 		for _, step := range steps {
 			if !strings.Contains(line, step) {
