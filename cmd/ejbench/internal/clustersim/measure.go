@@ -296,6 +296,5 @@ func (s *simRun) reportStandbyMem(name string, sb *bench.Scheduler, m promtext.S
 		heap = bench.MB(m.Sum("go_memstats_heap_inuse_bytes"))
 		cpu = fmt.Sprintf("%.1f s", m.Sum("process_cpu_seconds_total"))
 	}
-	s.r.Add(s.sc, name+" at end: VmRSS; RssFile; Go heap in use; CPU since its start",
-		bench.MB(float64(mem.RSS))+"; "+bench.MB(float64(mem.File))+"; "+heap+"; "+cpu, "", nil)
+	s.r.Add(s.sc, name+" at end: VmRSS; RssFile; Go heap in use; CPU since its start", bench.MB(float64(mem.RSS))+"; "+bench.MB(float64(mem.File))+"; "+heap+"; "+cpu, "", nil)
 }
