@@ -155,3 +155,20 @@ func (t *fakeTimer) fireIfDue(now time.Time) {
 		}
 	}
 }
+
+// UnixNano is t in nanoseconds since 1970, 0 for the zero time: a time
+// kept in 8 bytes where a structure is held per job or per entry.
+func UnixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FromUnixNano is UnixNano's inverse (the zero time for 0).
+func FromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}

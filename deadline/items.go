@@ -1,8 +1,7 @@
 package deadline
 
 import (
-	"time"
-
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/namespace"
 )
@@ -40,20 +39,6 @@ func (a waitingItem) before(b waitingItem) bool {
 	return a.key() < b.key()
 }
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func unnanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
 // waitingByNamespace is every waiting execution of a known job, by its
 // namespace: failovers one shard each, a ready entry all its shards.
 func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingItem {
@@ -73,7 +58,7 @@ func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingIt
 		if !ok {
 			continue
 		}
-		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], waitingItem{f.Job, f.Item, nanos(f.Since), nanos(f.NotBefore),
+		byNS[namespace.Of(f.Job)] = append(byNS[namespace.Of(f.Job)], waitingItem{f.Job, f.Item, clock.UnixNano(f.Since), clock.UnixNano(f.NotBefore),
 			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, Run: expectedRun(c, typ(f.Job))}})
 	}
 	for _, r := range st.Ready {
@@ -82,7 +67,7 @@ func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingIt
 			continue
 		}
 		n := float64(c.ShardingTotalCount)
-		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], waitingItem{r.Job, -1, nanos(r.Since), nanos(r.NotBefore),
+		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], waitingItem{r.Job, -1, clock.UnixNano(r.Since), clock.UnixNano(r.NotBefore),
 			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}})
 	}
 	for ns, items := range byNS {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -137,7 +138,7 @@ func eachPlace(now time.Time, st State, cfg Jobs, typ Typicals, fn func(it *wait
 		for i := range items {
 			it := &items[i]
 			est := starts[i]
-			if nl := unnanos(it.notLater); !est.IsZero() && nl.After(est) {
+			if nl := clock.FromUnixNano(it.notLater); !est.IsZero() && nl.After(est) {
 				est = nl
 			}
 			fn(it, Place{Namespace: ns, Position: i + 1, EstimatedStart: est})

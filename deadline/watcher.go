@@ -301,11 +301,11 @@ func (w *Watcher) measure(ctx context.Context, now time.Time, st State, cfg Jobs
 	}
 	eachPlace(now, st, cfg, func(key string) estimate.Typical { return w.Typical.Get(ctx, key) }, func(it *waitingItem, p Place) {
 		if !it.failover() {
-			w.tracker.Note(execKey{it.job, it.since}, unnanos(it.since), p.EstimatedStart)
+			w.tracker.Note(execKey{it.job, it.since}, clock.FromUnixNano(it.since), p.EstimatedStart)
 		}
 	})
 	for k := range w.tracker.Unnoted {
-		started, ok := startedAfter(st.Running[k.job], unnanos(k.since))
+		started, ok := startedAfter(st.Running[k.job], clock.FromUnixNano(k.since))
 		if !ok {
 			w.tracker.Forget(k) // left the queue without a start seen (ran and ended between passes, or removed)
 			continue

@@ -2,11 +2,12 @@ package metrics
 
 import (
 	"encoding/json"
-	"github.com/ejcloud/elasticjob/observe"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -64,22 +65,6 @@ type pending struct {
 	used      bool  // a launch took it; later shards of that launch reuse seen
 }
 
-// unixNano is t in nanoseconds since 1970, 0 for the zero time; fromNano
-// is its inverse.
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
 func newStageHistogram() *prometheus.HistogramVec {
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "elasticjob_launch_stage_seconds",
 		Help:    "The launch path by stage: commit, seen, accept, agent, executor, fork, running (see docs/operations.md, Metrics).",
@@ -121,7 +106,7 @@ func (m *Metrics) noteCommitted(job string, at, fired time.Time) {
 	if len(m.pend) >= maxTracked {
 		clear(m.pend)
 	}
-	m.pend[job] = pending{committed: unixNano(at), fired: unixNano(fired)}
+	m.pend[job] = pending{committed: clock.UnixNano(at), fired: clock.UnixNano(fired)}
 }
 
 // launchStages observes seen and accept for a launched task and remembers
@@ -136,18 +121,18 @@ func (m *Metrics) launchStages(t observe.TaskEvent) {
 		return
 	}
 	p, ok := m.pend[t.Job]
-	committed := fromNano(p.committed)
+	committed := clock.FromUnixNano(p.committed)
 	switch {
 	case ok && !p.used && !committed.After(t.At):
 		seen := laterOf(t.Queued, committed)
 		m.stages.observe(StageSeen, committed, seen)
 		m.stages.observe(StageAccept, seen, t.At)
-		m.pend[t.Job] = pending{committed: p.committed, queued: unixNano(t.Queued), seen: unixNano(seen), used: true}
+		m.pend[t.Job] = pending{committed: p.committed, queued: clock.UnixNano(t.Queued), seen: clock.UnixNano(seen), used: true}
 		if p.fired != 0 {
-			m.admitted(t.Job, fromNano(p.fired), t.At)
+			m.admitted(t.Job, clock.FromUnixNano(p.fired), t.At)
 		}
-	case ok && p.used && p.queued == unixNano(t.Queued): // another shard of the same execution
-		m.stages.observe(StageAccept, fromNano(p.seen), t.At)
+	case ok && p.used && p.queued == clock.UnixNano(t.Queued): // another shard of the same execution
+		m.stages.observe(StageAccept, clock.FromUnixNano(p.seen), t.At)
 	default:
 		m.stages.observe(StageAccept, t.Queued, t.At)
 	}

@@ -7,9 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ejcloud/elasticjob/observe"
-
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 )
@@ -60,7 +59,7 @@ func (r *waitRecorder) recorded(ctx context.Context, key string) (queue.Wait, bo
 		return queue.Wait{}, false
 	}
 	if e.since != 0 {
-		w.Since = unnanos(e.since)
+		w.Since = clock.FromUnixNano(e.since)
 	}
 	return w, true
 }
@@ -174,12 +173,12 @@ func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, now time.Time,
 	for k, wt := range waiting {
 		e := ws.entries[k]
 		if now.UnixNano()-e.since < int64(waitRecordAfter) {
-			r.alarm.set(unnanos(e.since).Add(waitRecordAfter))
+			r.alarm.set(clock.FromUnixNano(e.since).Add(waitRecordAfter))
 			continue
 		}
 		rec := e.rec
 		switch {
-		case !rec.has || rec.reason != wt.Reason || rec.until != nanos(wt.Until) || rec.since != e.since || !sameHolders(rec, wt):
+		case !rec.has || rec.reason != wt.Reason || rec.until != clock.UnixNano(wt.Until) || rec.since != e.since || !sameHolders(rec, wt):
 			changed.add(k)
 		case rec.message != maphash.String(recSeed, wt.Message) && now.UnixNano()-e.writtenAt >= int64(waitRefresh):
 			stale.add(staleKey{e.writtenAt, k})
@@ -194,7 +193,7 @@ func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, now time.Time,
 	puts = make(map[string]queue.Wait, len(changed.items))
 	for _, k := range changed.items {
 		wt := waiting[k]
-		wt.Since = unnanos(ws.entries[k].since)
+		wt.Since = clock.FromUnixNano(ws.entries[k].since)
 		puts[k] = wt
 	}
 	keys = append(dels.items, changed.items...)

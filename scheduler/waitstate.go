@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/queue"
 )
 
@@ -46,25 +47,9 @@ type recSum struct {
 	has          bool
 }
 
-// nanos is t as UnixNano, 0 for the zero time.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// unnanos is nanos' inverse.
-func unnanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
 // sum is the summary of w as recorded.
 func sum(w queue.Wait) recSum {
-	return recSum{reason: w.Reason, since: nanos(w.Since), until: nanos(w.Until), holders: holdersHash(w),
+	return recSum{reason: w.Reason, since: clock.UnixNano(w.Since), until: clock.UnixNano(w.Until), holders: holdersHash(w),
 		message: maphash.String(recSeed, w.Message), has: true}
 }
 
