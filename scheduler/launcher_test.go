@@ -207,18 +207,7 @@ func TestInterruptedAcceptLeftToReconciliation(t *testing.T) {
 	if n := r.readyCount("job"); n != 0 {
 		t.Fatalf("ready = %d: an interrupted accept was queued again (it may have run)", n)
 	}
-	err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
-		Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fo, err := r.reg.Work().FailoverQueue(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fo) != 1 || fo[0].Job != "job" || !fo[0].Retry {
-		t.Fatalf("failover = %+v, want the never-started shard queued again", fo)
-	}
+	goneRunsAgain(t, r, run[0].TaskID)
 }
 
 // An ACCEPT sent but unanswered (the connection closed under it: a real
@@ -252,18 +241,7 @@ func TestUnansweredAcceptLeftToReconciliation(t *testing.T) {
 	if n := len(r.drv.accepts); n != 0 {
 		t.Fatalf("%d ACCEPTs: the shard was launched again beside the unanswered one", n)
 	}
-	err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_GONE",
-		Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fo, err := r.reg.Work().FailoverQueue(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fo) != 1 || fo[0].Job != "job" || !fo[0].Retry {
-		t.Fatalf("failover = %+v, want the never-started shard queued again", fo)
-	}
+	goneRunsAgain(t, r, run[0].TaskID)
 }
 
 func TestDisabledJobDoesNotLaunch(t *testing.T) {
@@ -487,5 +465,23 @@ func TestCappedRoundKeepsOffers(t *testing.T) {
 	r.sched.launcher.round(r.ctx)
 	if len(r.drv.accepts) != 2 || len(r.drv.declines) != 1 || !slices.Equal(r.drv.declines[0].offers, []string{"o3"}) {
 		t.Fatalf("a capped round that placed nothing: %d accepts, declines %v; want o3 declined", len(r.drv.accepts), r.drv.declines)
+	}
+}
+
+// goneRunsAgain: reconciliation answers that the engine never got taskID,
+// and its shard is queued again once, as a retry.
+func goneRunsAgain(t *testing.T, r *rig, taskID string) {
+	t.Helper()
+	err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: taskID, AgentID: "agent-1", State: "TASK_GONE",
+		Reason: task.ReasonReconciliation, Source: "SOURCE_MASTER"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo, err := r.reg.Work().FailoverQueue(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fo) != 1 || fo[0].Job != "job" || !fo[0].Retry {
+		t.Fatalf("failover = %+v, want the never-started shard queued again", fo)
 	}
 }
