@@ -469,8 +469,10 @@ const (
 )
 
 // roundHeld reports whether launch rounds wait (an alarm wakes the loop at
-// the bound). While the producer's catch-up has not committed, since the
-// term's start (since) less than subscribeWait ago: an execution the last
+// the bound). While the producer's catch-up has not counted the jobs it
+// queues missed fires for, since the term's start (since) less than
+// subscribeWait ago (once counted, only those jobs' entries wait until it
+// commits: launcher.view, round.View.CatchingUp): an execution the last
 // leader staged (a ready entry held until its instant) launched before it
 // left the missed fires of a misfire=false job nothing pending to collapse
 // into, and they queued a second execution for one takeover gap (found by
