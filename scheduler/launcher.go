@@ -343,7 +343,9 @@ func (l *launcher) declined(ids []string, err error) {
 // retries with fresh state) it sends nothing and keeps the offers.
 func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refuse time.Duration) {
 	now := l.clock.Now()
+	built := time.Now() // wall clock, for the term's first launch's log only
 	b := l.build(ctx, p, now)
+	buildTook := time.Since(built)
 	var err error
 	if n := l.opts.commitTasks(); !p.Chunked && n > 0 && len(b.order) > n {
 		b, err = l.commitChain(ctx, b, now, n) // what it committed, whole executions
@@ -352,7 +354,12 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 	}
 	if err != nil {
 		if errors.Is(err, registry.ErrConflict) {
-			l.log.Debug("launcher: the launch commit conflicted; reading again", "err", err)
+			if !l.start.committed {
+				l.start.conflicts++
+				l.log.Info("the term's launch commit conflicted; reading again", "err", err, "tasks", len(b.order))
+			} else {
+				l.log.Debug("launcher: the launch commit conflicted; reading again", "err", err)
+			}
 			l.wake()
 		} else {
 			l.log.Error("launcher: commit launch state", "err", err)
@@ -369,7 +376,12 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 	}
 	if !l.start.committed { // the term's first: its takeover's last step before the engine
 		l.start.committed = true
-		l.log.Info("the term's first launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
+		if f := l.start.afterFirst; f != nil {
+			l.start.afterFirst = nil
+			f()
+		}
+		l.log.Info("the term's first launch committed; accepting", "tasks", len(b.order), "build_took", buildTook,
+			"commit_took", l.clock.Now().Sub(now), "conflicts_before", l.start.conflicts, "since_term_start", time.Since(l.start.began))
 	} else {
 		l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
 	}

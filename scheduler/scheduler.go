@@ -134,6 +134,7 @@ type Scheduler struct {
 	ready  chan struct{} // closed when Run has loaded the catalog
 
 	offersArrived atomic.Bool // the term's first offers arrived (logged)
+	freeOSMemory  func()      // debug.FreeOSMemory (tests count its calls): freeAfterLoad
 
 	inboxMu      sync.Mutex
 	inbox        []inboxItem     // the engine stream's events not yet taken by the loop (batch.go)
@@ -157,7 +158,7 @@ func New(d Deps) *Scheduler {
 	}
 	d.Options.defaults()
 	s := &Scheduler{deps: d, st: newState(), events: make(chan func(ctx context.Context), 1024),
-		wake: make(chan struct{}, 1), ready: make(chan struct{})}
+		wake: make(chan struct{}, 1), ready: make(chan struct{}), freeOSMemory: debug.FreeOSMemory}
 	s.st.frameworkID = d.Options.FrameworkID
 	s.alarm = newAlarm(d.Clock)
 	s.seen = &seen{clock: d.Clock}
@@ -273,7 +274,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
-	s.producer.AfterLoad = debug.FreeOSMemory       // loading a large registry leaves garbage behind
+	s.producer.AfterLoad = s.freeAfterLoad(ctx)     // loading a large registry leaves garbage behind
 	s.post(ctx, loadRunning(s.st, reg, s.deps.Log)) // the loop's first event: while the subscription is on its way
 	close(s.ready)
 	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
@@ -289,6 +290,38 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.post(ctx, s.config.queueDaemons)
 	s.launcher.runs.start(ctx, s.post)
 	return s.loop(ctx, errc)
+}
+
+// loadFreeAfter bounds how long the term's load garbage waits for its
+// first launch before it is returned (freeAfterLoad).
+const loadFreeAfter = 10 * time.Second
+
+// freeAfterLoad is the producer's AfterLoad: the garbage a term's load of
+// a large registry leaves is returned to the system (debug.FreeOSMemory,
+// a full collection: at 100,000 jobs a live heap of ≈ 650 MB to mark)
+// once the term's first launch has committed, or loadFreeAfter after the
+// load if none comes, not beside the takeover's first round (issue 54).
+func (s *Scheduler) freeAfterLoad(ctx context.Context) func() {
+	return func() {
+		var once sync.Once
+		free := func() { once.Do(func() { go s.freeOSMemory() }) }
+		s.post(ctx, func(context.Context) {
+			if s.launcher.start.committed {
+				free()
+				return
+			}
+			s.launcher.start.afterFirst = free
+		})
+		t := s.deps.Clock.NewTimer(loadFreeAfter)
+		go func() {
+			defer t.Stop()
+			select {
+			case <-t.C():
+				free()
+			case <-ctx.Done():
+			}
+		}()
+	}
 }
 
 // caughtUp is the producer's hook that ends the hold of the term's launch
@@ -323,9 +356,13 @@ func catchUpCounted(s *Scheduler) func(context.Context, []string) {
 // after any read.
 func loadRunning(st *state, reg *registry.Registry, log *slog.Logger) func(context.Context) {
 	return func(ctx context.Context) {
-		if _, err := st.runningAll(ctx, reg); err != nil {
+		began := time.Now() // wall clock, for the log only
+		all, err := st.runningAll(ctx, reg)
+		if err != nil {
 			log.Debug("read the running tasks at the term's start; read again when needed", "err", err)
+			return
 		}
+		log.Info("the term's running tasks read", "jobs", len(all), "took", time.Since(began))
 	}
 }
 

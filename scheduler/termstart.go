@@ -23,6 +23,8 @@ type termStart struct {
 	caughtUp   time.Duration // from began (0: not yet)
 	laps       []any         // the last view's parts (view_ready, …), as log attributes
 	committed  bool          // the term's first launch commit was logged
+	conflicts  int           // launch commits of the term that conflicted before its first
+	afterFirst func()        // runs once the term's first launch has committed (freeAfterLoad)
 }
 
 // lap notes how long a part of the round's view took (the last round's

@@ -35,6 +35,10 @@ type fireTimes struct {
 	// replay (resume): its pending cap for a misfire=true job, 0 for a
 	// misfire=false one (nil: none replays).
 	replay func(job string) int
+	// rebuilding, while every job's schedule is worked out again
+	// (Producer.rescheduleAll), holds the jobs pushed meanwhile: their
+	// schedule stands when the rebuilt one replaces the rest (nil: none).
+	rebuilding map[string]bool
 }
 
 // schedule is a job's next fire strictly after a time (false: none: the
@@ -78,12 +82,43 @@ func (t *fireTimes) push(job string, after time.Time, next schedule) {
 // pushBehind is push for a fire that replays the behind-th missed
 // instant in a row (resume).
 func (t *fireTimes) pushBehind(job string, after time.Time, behind int, next schedule) {
+	if t.rebuilding != nil {
+		t.rebuilding[job] = true
+	}
 	m := t.marks[job]
 	m.gen++
 	t.marks[job] = m
 	if at, config, ok := next(job, after); ok {
 		heap.Push(&t.h, fire{at: at, job: job, gen: m.gen, prev: after, behind: behind, config: config})
 	}
+}
+
+// replaceAll makes plans (a fire per job; a zero at: none) the heap,
+// ending a rebuild: the entries of the jobs pushed while it ran stay, and
+// theirs of plans are dropped; every other job's generation is bumped.
+func (t *fireTimes) replaceAll(plans []fire) {
+	kept := t.rebuilding
+	t.rebuilding = nil
+	h := t.h[:0]
+	for _, f := range t.h {
+		if kept[f.job] && f.gen == t.gen(f.job) {
+			h = append(h, f)
+		}
+	}
+	for _, f := range plans {
+		if f.job == "" || kept[f.job] {
+			continue
+		}
+		m := t.marks[f.job]
+		m.gen++
+		t.marks[f.job] = m
+		if !f.at.IsZero() {
+			f.gen = m.gen
+			h = append(h, f)
+		}
+	}
+	t.h = h
+	heap.Init(&t.h)
 }
 
 // pushAfter schedules the fire that follows f, taken at now (resume).
