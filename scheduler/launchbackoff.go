@@ -14,15 +14,18 @@ import (
 // a node an Accept left): the launcher retried a 4-pod launch about 20
 // times a second for the 12 s the API server was down (the fault soak,
 // kube seed 552), each time a commit, an API request, a roll-back and a
-// re-queue. So after such a round the launcher backs off: no round before
-// the wait has passed, the wait doubling from backoffFirst to backoffMax
-// with each round that finds the engine unavailable again. An ACCEPT that
-// succeeds, or a new subscription to the engine (it answers again), ends
-// the backoff. Nothing else starts one: an engine that answers (a refusal,
-// a stale offer) is retried at the next round as before, and an ACCEPT
-// with no answer (engine.ErrOutcomeUnknown) is left to reconciliation, not
-// re-queued. A term starts with no backoff, so a healthy engine's takeover
-// launch is not held by it.
+// re-queue. So after such a round the launcher backs off: until the wait
+// has passed, its rounds ask nothing of the engine (no ACCEPT, DECLINE,
+// REVIVE or kill; the offers held are kept), and every entry that could
+// launch waits with queue.WaitUnavailable (round.View.Unavailable). The
+// wait doubles from backoffFirst to backoffMax with each round that finds
+// the engine unavailable again. An ACCEPT that succeeds, or a new
+// subscription to the engine (it answers again), ends the backoff. Nothing
+// else starts one: an engine that answers (a refusal, a stale offer) is
+// retried at the next round as before, and an ACCEPT with no answer
+// (engine.ErrOutcomeUnknown) is left to reconciliation, not re-queued. A
+// term starts with no backoff, so a healthy engine's takeover launch is
+// not held by it.
 const (
 	backoffFirst = 100 * time.Millisecond
 	backoffMax   = 2 * time.Second

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/queue"
 )
 
 // apiServerDown is how the Kubernetes engine's Accept fails while its API server is down
@@ -57,6 +58,9 @@ func TestUnavailableEngineBacksLaunchesOff(t *testing.T) {
 		if r.readyCount("job") != 1 {
 			t.Fatalf("turn %d: the rolled-back execution is not queued", i)
 		}
+	}
+	if w := r.sched.launcher.scratch[queue.WaitKey(false, "job", 0)]; w.Reason != queue.WaitUnavailable {
+		t.Fatalf("the rolled-back execution waits with %+v, want %s", w, queue.WaitUnavailable)
 	}
 	// Attempts at 0, 0.1, 0.3, 0.7, 1.5, 3.1 s, then every 2 s: 10 in 12 s, not 240.
 	if n := len(r.drv.tried); n < 2 || n > 10 {

@@ -63,10 +63,6 @@ type launcher struct {
 // them: only the entries of jobs with a task recorded as running wait
 // for the answers (round.View.Unconfirmed).
 func (l *launcher) round(ctx context.Context) {
-	if until, ok := l.backoff.holds(l.clock.Now(), l.st.subscribedAt); ok {
-		l.alarm.set(until) // the round then
-		return
-	}
 	began := time.Now()
 	v, err := l.view(ctx)
 	if err != nil {
@@ -108,7 +104,10 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	if l.st.catchingUp && l.st.catchUpJobs != nil && now.Before(l.st.catchUpUntil) {
 		v.CatchingUp = l.st.catchUpJobs // their missed fires are being queued (Scheduler.roundHeld)
 	}
-	if v.Connected && len(v.Offers) > 0 && l.st.firstLaunch {
+	if until, ok := l.backoff.holds(now, l.st.subscribedAt); ok {
+		v.Unavailable = until // every entry waits until then (launchbackoff.go)
+	}
+	if v.Connected && v.Unavailable.IsZero() && len(v.Offers) > 0 && l.st.firstLaunch {
 		// The term's first round that can launch places one commit's
 		// worth, so its first ACCEPT is not behind a chain of commits (the
 		// rest follows in the next round, woken by Plan.More).
@@ -171,8 +170,8 @@ func (l *launcher) apply(ctx context.Context, v round.View, p *round.Plan, rest 
 		l.afterDecide(ctx, v.Connected, *p)
 	}
 	l.st.reservation = p.Reservation
-	if !v.Connected {
-		return
+	if !v.Connected || !v.Unavailable.IsZero() {
+		return // nothing is asked of the engine; the offers held are kept
 	}
 	l.preempt(ctx, p.Preempt)
 	if p.Idle {
