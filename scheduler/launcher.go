@@ -491,7 +491,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			failed = append(failed, al)
-			down = down || errors.Is(err, engine.ErrUnavailable)
+			down = down || (errors.Is(err, engine.ErrUnavailable) && !errors.Is(err, ErrRefused)) // a fence's refusal says nothing of the engine
 			if errors.Is(err, ErrRefused) {
 				// The fence refused the ACCEPT before sending it (a lease
 				// confirmed late): the engine still holds these offers for
