@@ -47,7 +47,11 @@ var ErrNotFound = errors.New("not found")
 var ErrInvalid = errors.New("invalid")
 
 // ErrUnavailable is returned (wrapped) when the engine cannot answer now but may shortly
-// (this instance is not leading the engine, the engine's API is out of reach).
+// (this instance is not leading the engine, the engine's API is out of reach). An ACCEPT
+// that fails so (the Mesos master's connection refused or its 503 / 429; the Kubernetes API
+// server unreachable, timing out, or answering 5xx / 429) is rolled back like any failed
+// one, and the launcher waits before its next launch round, longer each time the engine is
+// found unavailable again, until an ACCEPT succeeds or the engine is subscribed to again.
 var ErrUnavailable = errors.New("unavailable")
 
 // ErrOutcomeUnknown is returned (wrapped) by a call that was sent, or may have been, and got

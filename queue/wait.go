@@ -20,12 +20,13 @@ const (
 	WaitReservation   = "behind_reservation"     // an older execution holds what it would need
 	WaitJobDisabled   = "job_disabled"
 	WaitAppDisabled   = "app_disabled"
-	WaitRunning       = "execution_running" // a job never runs two executions at once
-	WaitFailover      = "failover_pending"  // failed shards of the job re-run first
-	WaitBackoff       = "backing_off"       // a retry waits for its backoff
-	WaitStaged        = "staged"            // a cron fire committed ahead of its instant
-	WaitReconciling   = "reconciling"       // a new leader confirms running tasks first
-	WaitNotSubscribed = "not_subscribed"    // no subscription to the engine at the moment
+	WaitRunning       = "execution_running"  // a job never runs two executions at once
+	WaitFailover      = "failover_pending"   // failed shards of the job re-run first
+	WaitBackoff       = "backing_off"        // a retry waits for its backoff
+	WaitStaged        = "staged"             // a cron fire committed ahead of its instant
+	WaitReconciling   = "reconciling"        // a new leader confirms running tasks first
+	WaitNotSubscribed = "not_subscribed"     // no subscription to the engine at the moment
+	WaitUnavailable   = "engine_unavailable" // the engine could not be reached at the last launch: launches wait (Wait.Until)
 	// WaitNSLimit: the namespace's running work holds its limit (or its
 	// Kubernetes ResourceQuota); WaitGuaranteeNeeded: borrowing would take
 	// what another namespace's fires need of its guarantee before this

@@ -56,6 +56,11 @@ func Begin(v View) (Plan, *Rest) {
 	switch {
 	case !v.Connected:
 		d.waitAll(queue.WaitNotSubscribed, "the scheduler is not subscribed to its cluster engine at the moment (it re-subscribes with backoff)")
+	case !v.Unavailable.IsZero():
+		for _, c := range d.cands {
+			d.waitUntil(c.key, queue.WaitUnavailable, "the cluster engine could not be reached at the last launch; launches wait until "+
+				fmtUntil(v.Unavailable), v.Unavailable)
+		}
 	default:
 		d.place()
 	}
@@ -63,10 +68,10 @@ func Begin(v View) (Plan, *Rest) {
 }
 
 // headLen is how many ready entries a round decides over first: all of
-// them when it is not bounded, not subscribed (every entry gets the same
-// reason) or holds no offer (it places nothing, so it never stops).
+// them when it is not bounded, not subscribed or the engine unavailable
+// (every entry gets the same reason) or holds no offer (it places nothing, so it never stops).
 func headLen(v View) int {
-	if v.MaxTasks <= 0 || !v.Connected || len(v.Offers) == 0 {
+	if v.MaxTasks <= 0 || !v.Connected || !v.Unavailable.IsZero() || len(v.Offers) == 0 {
 		return len(v.Ready)
 	}
 	return max(headFactor*v.MaxTasks, headMin)

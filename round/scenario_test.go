@@ -107,6 +107,8 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			v.Now = at(arg(1))
 		case "disconnected":
 			v.Connected = false
+		case "unavailable": // unavailable until=T: the engine was found unavailable, launches wait until T
+			v.Unavailable = at(m["until"])
 		case "reconciling": // reconciling until=T: every running task is not confirmed yet (unconfirmed=N more elsewhere)
 			v.ReconcileUntil, unconfirmed = at(m["until"]), int(num(m["unconfirmed"]))+1
 		case "max":

@@ -24,6 +24,10 @@ type View struct {
 	Connected      bool
 	Unconfirmed    map[string]bool
 	ReconcileUntil time.Time
+	// Unavailable (not zero): the engine could not be reached at the last
+	// launch, and no launch is tried before then (the launcher's backoff):
+	// every entry that could launch waits until then.
+	Unavailable time.Time
 
 	// CatchingUp are jobs whose fires missed while no leader fired are
 	// being queued (a new term's catch-up): their ready entries wait, so

@@ -20,6 +20,7 @@ import (
 type fakeDriver struct {
 	mu         sync.Mutex
 	accepts    []acceptCall
+	tried      []acceptCall // every Accept, failed ones too
 	declines   []declineCall
 	suppress   int
 	revive     int
@@ -63,6 +64,7 @@ func (d *fakeDriver) Accept(_ context.Context, ids []string, l []engine.TaskLaun
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.note("accept")
+	d.tried = append(d.tried, acceptCall{ids, l})
 	if d.acceptErr != nil {
 		if d.acceptHook != nil {
 			d.acceptHook()

@@ -53,6 +53,9 @@ type launcher struct {
 	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
 	accepts int
 	start   termStart // where the term's time went before its first launch (logged with it)
+	// backoff holds rounds after ACCEPTs that found the engine
+	// unavailable (launchbackoff.go).
+	backoff engineBackoff
 }
 
 // round is one launch round. While a new term confirms the running tasks
@@ -101,7 +104,10 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	if l.st.catchingUp && l.st.catchUpJobs != nil && now.Before(l.st.catchUpUntil) {
 		v.CatchingUp = l.st.catchUpJobs // their missed fires are being queued (Scheduler.roundHeld)
 	}
-	if v.Connected && len(v.Offers) > 0 && l.st.firstLaunch {
+	if until, ok := l.backoff.holds(now, l.st.subscribedAt); ok {
+		v.Unavailable = until // every entry waits until then (launchbackoff.go)
+	}
+	if v.Connected && v.Unavailable.IsZero() && len(v.Offers) > 0 && l.st.firstLaunch {
 		// The term's first round that can launch places one commit's
 		// worth, so its first ACCEPT is not behind a chain of commits (the
 		// rest follows in the next round, woken by Plan.More).
@@ -164,8 +170,8 @@ func (l *launcher) apply(ctx context.Context, v round.View, p *round.Plan, rest 
 		l.afterDecide(ctx, v.Connected, *p)
 	}
 	l.st.reservation = p.Reservation
-	if !v.Connected {
-		return
+	if !v.Connected || !v.Unavailable.IsZero() {
+		return // nothing is asked of the engine; the offers held are kept
 	}
 	l.preempt(ctx, p.Preempt)
 	if p.Idle {
@@ -442,7 +448,9 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 // (engine.Capabilities.Accepts), then handles their results on the loop in
 // the agents' order: a failed ACCEPT is rolled back, one that may have
 // been carried out (interrupted, or engine.ErrOutcomeUnknown) is left to
-// reconciliation.
+// reconciliation; one that found the engine unavailable
+// (engine.ErrUnavailable) is rolled back and holds the next rounds back
+// (launchbackoff.go).
 func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration) {
 	byTask := make(map[string]observe.TaskEvent, len(b.events))
 	for _, ev := range b.events {
@@ -466,6 +474,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 	}
 	sent, errs := l.sendAccepts(ctx, b, extra)
 	var failed []*agentLaunch
+	down, answered := false, false // an ACCEPT found the engine unavailable; one succeeded
 	for i, agent := range b.agents {
 		al := b.byAgent[agent]
 		if err := errs[i]; err != nil {
@@ -494,6 +503,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			failed = append(failed, al)
+			down = down || (errors.Is(err, engine.ErrUnavailable) && !errors.Is(err, ErrRefused)) // a fence's refusal says nothing of the engine
 			if errors.Is(err, ErrRefused) {
 				// The fence refused the ACCEPT before sending it (a lease
 				// confirmed late): the engine still holds these offers for
@@ -507,6 +517,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			}
 			continue
 		}
+		answered = true
 		for _, tl := range al.launches {
 			if l.sharesExecutors {
 				app, _, _ := jobs.ParseExecutorID(tl.Executor.ID)
@@ -520,6 +531,23 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 	l.rollback(ctx, failed)
 	if len(decline) > 0 {
 		l.declined(decline, declineErr)
+	}
+	l.engineAnswered(down, answered)
+}
+
+// engineAnswered starts or extends the backoff after a round whose
+// ACCEPTs found the engine unavailable (down), and ends it after one
+// whose ACCEPTs it answered, one at least with a launch (launchbackoff.go).
+func (l *launcher) engineAnswered(down, answered bool) {
+	now := l.clock.Now()
+	switch {
+	case down:
+		wait := l.backoff.failed(now)
+		l.log.Warn("launcher: the engine is unavailable; the rolled-back launches go again after a wait",
+			"wait", wait, "rounds", l.backoff.rounds, "since", l.backoff.since)
+	case answered && l.backoff.wait > 0:
+		rounds, since := l.backoff.reset()
+		l.log.Info("launcher: the engine answers again; launches no longer wait", "failed_rounds", rounds, "unavailable_for", now.Sub(since))
 	}
 }
 

@@ -32,6 +32,23 @@ func refused(err error) bool {
 	return code >= 400 && code < 500 && code != 408 && code != 504
 }
 
+// unreachable reports a creation error that says the API server cannot be reached or cannot
+// serve now: no answer of its own (the connection refused, reset or lost, a timeout), or an
+// answer that it is overloaded or failing (408, 429, 5xx). Accept wraps such a failure with
+// engine.ErrUnavailable, and the scheduler backs its launches off instead of retrying them
+// at once (the fault soak, kube seed 552).
+func unreachable(err error) bool {
+	if err == nil || errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
+		return false
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return true
+	}
+	code := st.Status().Code
+	return code >= 500 || code == 408 || code == 429
+}
+
 // adopt takes the launch of a task the engine already knows: a launch whose pod creation
 // lost its answer was rolled back by the scheduler and comes again under the same task id
 // (the fault soak, kube seed 542), and the pod it created is this task's. The pod is not

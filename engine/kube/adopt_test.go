@@ -169,8 +169,8 @@ func TestLaunchAgainOfAnEndedPodIsToldItsEnd(t *testing.T) {
 func TestLostCreateAnswerFailsTheWholeAccept(t *testing.T) {
 	e, h, creates, _ := runLossy(t, 1)
 	ls := []engine.TaskLaunch{transientLaunch("a"), transientLaunch("b")}
-	if err := accept(t, e, h, ls, -1); err == nil {
-		t.Fatal("Accept succeeded though a creation's answer was lost")
+	if err := accept(t, e, h, ls, -1); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("Accept with a creation's answer lost: err = %v, want ErrUnavailable (the scheduler backs off)", err)
 	}
 	if err := accept(t, e, h, ls, -1); err != nil {
 		t.Fatalf("the launch again: %v", err)
@@ -181,5 +181,45 @@ func TestLostCreateAnswerFailsTheWholeAccept(t *testing.T) {
 	if !refused(apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("quota"))) || refused(errors.New("EOF")) ||
 		refused(apierrors.NewServerTimeout(schema.GroupResource{Resource: "pods"}, "create", 1)) {
 		t.Error("refused tells an answer from a lost one wrongly")
+	}
+}
+
+// TestUnreachableAPIServerFailsAcceptAsUnavailable: an Accept whose creations the API
+// server could not serve (its connection refused, 503, 429) fails with
+// engine.ErrUnavailable, so the scheduler waits before launching again (the fault soak,
+// kube seed 552, retried such a launch about 20 times a second); one it refused for the
+// pods themselves (403: a full quota) does not.
+func TestUnreachableAPIServerFailsAcceptAsUnavailable(t *testing.T) {
+	gr := schema.GroupResource{Resource: "pods"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		down bool
+	}{
+		{"connection refused", errors.New("Post \"https://127.0.0.1:6443/api/v1/namespaces/ns/pods\": dial tcp 127.0.0.1:6443: connect: connection refused"), true},
+		{"503", apierrors.NewServiceUnavailable("etcd is unavailable"), true},
+		{"504", apierrors.NewServerTimeout(gr, "create", 1), true},
+		{"429", apierrors.NewTooManyRequests("slow down", 1), true},
+		{"403 quota", apierrors.NewForbidden(gr, "p", errors.New("exceeded quota")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(node("n1", "2", "4Gi", false), kubeNS("ns"))
+			cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tc.err })
+			e, err := New(Config{Client: cs, Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(string) string { return "t" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newChanHandler()
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			go func() { _ = e.Run(ctx, h) }()
+			err = accept(t, e, h, []engine.TaskLaunch{transientLaunch("a"), transientLaunch("b")}, -1)
+			if err == nil {
+				t.Fatal("Accept succeeded though every creation failed")
+			}
+			if got := errors.Is(err, engine.ErrUnavailable); got != tc.down {
+				t.Fatalf("err = %v: ErrUnavailable %v, want %v", err, got, tc.down)
+			}
+		})
 	}
 }

@@ -43,6 +43,9 @@ func (c *Client) Accept(ctx context.Context, offerIDs []string, launches []engin
 		if sentMaybe(err) {
 			return fmt.Errorf("%w: %w", engine.ErrOutcomeUnknown, err)
 		}
+		if masterDown(err) {
+			return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+		}
 		return err
 	}
 	c.dropOffers(offerIDs)
@@ -65,6 +68,19 @@ func sentMaybe(err error) bool {
 	}
 	var op *net.OpError
 	return !errors.As(err, &op) || op.Op != "dial"
+}
+
+// masterDown reports whether a call that was not carried out failed because the master
+// could not take it now: its connection refused (no master there), or its answer that it
+// cannot serve now (503) or that the framework calls too fast (429). The scheduler then
+// waits before launching again (engine.ErrUnavailable).
+func masterDown(err error) bool {
+	var api *apierrors.Error
+	if errors.As(err, &api) {
+		return api.Temporary()
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // acceptsInFlight bounds the ACCEPTs a launch round has in flight together

@@ -3,10 +3,13 @@ package mesos
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/ejcloud/elasticjob/engine"
@@ -152,7 +155,31 @@ func TestAcceptWithoutAnAnswerHasAnUnknownOutcome(t *testing.T) {
 	}
 	m.nextCall()
 	err = c.Accept(context.Background(), []string{"o2"}, []engine.TaskLaunch{testLaunch("t2", 1)}, 0)
-	if err == nil || errors.Is(err, engine.ErrOutcomeUnknown) {
+	if err == nil || errors.Is(err, engine.ErrOutcomeUnknown) || errors.Is(err, engine.ErrUnavailable) {
 		t.Fatalf("ACCEPT answered 400: err = %v, want a plain failure", err)
+	}
+}
+
+// An ACCEPT the master could not take (503: it cannot serve now) was not carried out, and
+// the master is unavailable: the scheduler backs its launches off (engine.ErrUnavailable).
+// A connection refused is the same; an answer of the master's that refuses the call is not.
+func TestAcceptOfAnUnavailableMasterIsUnavailable(t *testing.T) {
+	m, c, h, sub := subscribe(t, Config{}, "fw-1")
+	m.setReject(func(call *scheduler.Call) int {
+		if call.Type == scheduler.Call_ACCEPT {
+			return http.StatusServiceUnavailable
+		}
+		return 0
+	})
+	sub.send(offerWithExecutor("o1"))
+	recv(t, h.offers, "Offers")
+	err := c.Accept(context.Background(), []string{"o1"}, []engine.TaskLaunch{testLaunch("t1", 1)}, 0)
+	if !errors.Is(err, engine.ErrUnavailable) || errors.Is(err, engine.ErrOutcomeUnknown) {
+		t.Fatalf("ACCEPT answered 503: err = %v, want ErrUnavailable", err)
+	}
+	refused := &url.Error{Op: "Post", URL: "http://127.0.0.1:5050/api/v1/scheduler",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}}
+	if !masterDown(refused) || masterDown(apierrors.CodeMalformedRequest.Error("bad")) || !masterDown(apierrors.CodeRateLimitExceeded.Error("slow")) {
+		t.Fatal("masterDown tells an unavailable master from an answer wrongly")
 	}
 }
