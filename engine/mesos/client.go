@@ -35,6 +35,7 @@ type Client struct {
 	sess        *session                                  // nil while not subscribed
 	offers      map[string]*mesos.Offer                   // raw offers held until used, rescinded or voided
 	execs       map[string]map[string]*mesos.ExecutorInfo // agent → executor id → a running executor's ExecutorInfo (executors.go)
+	joined      map[string]map[string]bool                // agent → executor id: tasks joined it with its ExecutorInfo (logged once)
 }
 
 // session is one live subscription.

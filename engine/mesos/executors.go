@@ -59,8 +59,10 @@ func (c *Client) adoptRunning(ctx context.Context, sess *session, frameworkID st
 			continue
 		}
 		if known != nil && !known.Equal(ei) {
-			c.log.Info("task joins a running executor started with another ExecutorInfo (by another scheduler instance or an earlier run); reusing that executor's",
-				"task_id", tasks[i].TaskID.Value, "executor_id", key.id, "agent_id", agent)
+			if c.firstJoin(key) { // once per executor: after a takeover every task of the old leader's executors joins one
+				c.log.Info("a task joins a running executor started with another ExecutorInfo (by another scheduler instance or an earlier run); its tasks reuse that executor's",
+					"task_id", tasks[i].TaskID.Value, "executor_id", key.id, "agent_id", agent)
+			}
 			cp := *known
 			tasks[i].Executor = &cp
 		}
@@ -123,6 +125,34 @@ func (c *Client) pruneExecutors(agent string, running map[string]bool) {
 	if len(c.execs[agent]) == 0 {
 		delete(c.execs, agent)
 	}
+	for id := range c.joined[agent] {
+		if !running[id] {
+			delete(c.joined[agent], id)
+		}
+	}
+	if len(c.joined[agent]) == 0 {
+		delete(c.joined, agent)
+	}
+}
+
+// firstJoin reports whether key's executor is joined with its own
+// ExecutorInfo for the first time while it runs (logged once).
+func (c *Client) firstJoin(key executorKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.joined[key.agent][key.id] {
+		return false
+	}
+	if c.joined == nil {
+		c.joined = map[string]map[string]bool{}
+	}
+	m := c.joined[key.agent]
+	if m == nil {
+		m = map[string]bool{}
+		c.joined[key.agent] = m
+	}
+	m[key.id] = true
+	return true
 }
 
 // loadExecutors asks the master (operator API GET_EXECUTORS) for the framework's executors and

@@ -2,6 +2,7 @@ package mesos
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -34,7 +35,8 @@ const foreignExecutors = `{"type":"GET_EXECUTORS","get_executors":{"executors":[
 // was started by another scheduler instance carries that executor's ExecutorInfo (read from the
 // master once), so Mesos does not refuse it as incompatible.
 func TestTaskJoinsForeignExecutorWithItsInfo(t *testing.T) {
-	m, c, h, sub := subscribe(t, Config{}, "fw-1")
+	var logs strings.Builder
+	m, c, h, sub := subscribe(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, "fw-1")
 	m.setOperator(func() string { return foreignExecutors })
 	sub.send(offerWithExecutor("o1"))
 	recv(t, h.offers, "Offers")
@@ -56,6 +58,9 @@ func TestTaskJoinsForeignExecutorWithItsInfo(t *testing.T) {
 	}
 	if n := m.operatorCallCount(); n != 1 {
 		t.Fatalf("GET_EXECUTORS called %d times, want once", n)
+	}
+	if n := strings.Count(logs.String(), "joins a running executor"); n != 1 {
+		t.Fatalf("the join is logged %d times, want once per executor (after a takeover every task of the old leader's executors joins one):\n%s", n, logs.String())
 	}
 }
 
