@@ -2,6 +2,7 @@ package kube
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,4 +119,71 @@ func (m *endMemory) get(id string) *engine.Status {
 		return nil
 	}
 	return &st
+}
+
+// unavailable is err marked engine.ErrUnavailable when it says the API server cannot be
+// reached or cannot serve now (unreachable).
+func unavailable(err error) error {
+	if !unreachable(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+}
+
+// created settles the creations: a pod the API server refused is dropped (the scheduler
+// queues its task again as never started); if it refused every one, or if a creation's
+// answer was lost (refused), Accept fails, and the launch again under the same ids finds
+// the pods there are (adopt.go). The tasks whose pods were created or seen are kept. A
+// failure that says the API server cannot be reached or serve now (unreachable) is
+// engine.ErrUnavailable: the scheduler waits before launching again.
+func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer e.wake()
+	failed, unknown, down := 0, -1, -1
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			if unknown < 0 && !refused(err) {
+				unknown = i
+			}
+			if down < 0 && unreachable(err) {
+				down = i
+			}
+		}
+	}
+	if unknown >= 0 {
+		for i, err := range errs {
+			if t := e.tasks[launches[i].TaskID]; err != nil && t != nil && t.obj == nil {
+				delete(e.tasks, launches[i].TaskID) // the informer brings it back if its pod exists
+			}
+		}
+		return fmt.Errorf("kube: create pods: %d of %d failed, the outcome of %s unknown: %w", failed, len(errs), launches[unknown].TaskID, unavailable(errs[unknown]))
+	}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		t := e.tasks[launches[i].TaskID]
+		if t == nil {
+			continue
+		}
+		t.created = false
+		msg := "the Kubernetes API server refused the pod: " + oneLine(err.Error())
+		if errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
+			msg = oneLine(err.Error())
+		}
+		t.dropped = &phaseStatus{state: tstate.Dropped, source: tstate.SourceMaster, reason: tstate.ReasonPlacementRefused, message: msg}
+		t.dirty = true
+	}
+	if failed == len(errs) && failed > 0 {
+		for _, l := range launches {
+			delete(e.tasks, l.TaskID)
+		}
+		if down >= 0 { // refused for overload (429): the scheduler backs off
+			return fmt.Errorf("kube: create pods: %w", unavailable(errs[down]))
+		}
+		return fmt.Errorf("kube: create pods: %w", errs[0])
+	}
+	return nil
 }

@@ -177,3 +177,13 @@ func (s *simRun) startEtcd(args []string) error {
 		}
 	}
 }
+
+// noteTermLost says when the measured scheduler led at the window's start
+// and not at its end: its successor's launches are not counted, so a slice
+// of 0/s is this, not a stalled cluster.
+func (s *simRun) noteTermLost(m0, m1 promtext.Set) {
+	if m0.Sum("elasticjob_leader") == 1 && m1.Sum("elasticjob_leader") != 1 {
+		s.r.Note(s.sc + ": the measured scheduler lost its term during the window (its election lease lapsed: a spurious election); " +
+			"launches/s, CPU per launch and the latencies cover only its part of the window")
+	}
+}

@@ -164,14 +164,8 @@ func (s *simRun) report(m0, m1 promtext.Set, s0, s1, ml0, ml1 bench.ProcStat, sa
 	demand := float64(s.registered) / 60 * 5.5
 	cpu := s1.CPU - s0.CPU
 	mlCPU := ml1.CPU - ml0.CPU
-
 	r := s.r
-	if m0.Sum("elasticjob_leader") == 1 && m1.Sum("elasticjob_leader") != 1 {
-		// Its successor's launches are not counted: a slice of 0/s is this,
-		// not a stalled cluster.
-		r.Note(sc + ": the measured scheduler lost its term during the window (its election lease lapsed: a spurious election); " +
-			"launches/s, CPU per launch and the latencies below cover only its part of the window")
-	}
+	s.noteTermLost(m0, m1)
 	r.Add(sc, "setup", fmt.Sprintf("%d simulated agents × %g cpus/%g MB, tasks %s, %d jobs (1-10 shards, cron at second i%%60 of every minute, %d apps), %.0f s window",
 		o.simAgents, o.simAgentCPUs, o.simAgentMemMB, o.simDuration, s.registered, o.simApps, win), "", nil)
 	r.Add(sc, "offered load (fires × shards)", fmt.Sprintf("%.0f fires/s observed, ≈ %.0f shard launches/s asked for", late.Count/win, demand), "", nil)
