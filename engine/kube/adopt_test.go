@@ -75,6 +75,13 @@ func accept(t *testing.T, e *Engine, h *chanHandler, ls []engine.TaskLaunch, _ t
 
 func runLossy(t *testing.T, lose int32) (*Engine, *chanHandler, *atomic.Int32, *fake.Clientset) {
 	cs, creates := lossyCreates(lose)
+	e, h := runOn(t, cs)
+	return e, h, creates, cs
+}
+
+// runOn runs an engine of namespace ns on cs until the test ends.
+func runOn(t *testing.T, cs *fake.Clientset) (*Engine, *chanHandler) {
+	t.Helper()
 	e, err := New(Config{Client: cs, Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(string) string { return "t" }})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +90,7 @@ func runLossy(t *testing.T, lose int32) (*Engine, *chanHandler, *atomic.Int32, *
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = e.Run(ctx, h) }()
-	return e, h, creates, cs
+	return e, h
 }
 
 // TestLaunchAgainAfterALostCreateAdoptsThePod: a pod creation whose answer is lost fails
@@ -205,15 +212,8 @@ func TestUnreachableAPIServerFailsAcceptAsUnavailable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset(node("n1", "2", "4Gi", false), kubeNS("ns"))
 			cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tc.err })
-			e, err := New(Config{Client: cs, Namespace: "ns", ExecutorImage: "img", SchedulerURLs: []string{"http://s"}, TaskToken: func(string) string { return "t" }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := newChanHandler()
-			ctx, cancel := context.WithCancel(context.Background())
-			t.Cleanup(cancel)
-			go func() { _ = e.Run(ctx, h) }()
-			err = accept(t, e, h, []engine.TaskLaunch{transientLaunch("a"), transientLaunch("b")}, -1)
+			e, h := runOn(t, cs)
+			err := accept(t, e, h, []engine.TaskLaunch{transientLaunch("a"), transientLaunch("b")}, -1)
 			if err == nil {
 				t.Fatal("Accept succeeded though every creation failed")
 			}
