@@ -37,7 +37,17 @@ type Ready struct {
 	// serves its instant: this is how an execution is told from the next
 	// fire's (FirstNominal; the fault soak's checker).
 	Nominal []NominalRun `json:"nominal,omitempty"`
-	Version int64        `json:"-"`
+	// Staged is the instant of a cron fire of a misfire=false job that the
+	// producer staged ahead of it while executions were pending (Add), and
+	// StagedBy its origin. It collapses into them only if one is still
+	// pending at its instant: when the last of them launches before it, the
+	// fire is the entry's next execution, held back until its instant
+	// (Take). Staged decided at once, the fire was lost when the pending
+	// execution launched between the staging and the instant (the fault
+	// soak, kube seed 561: a fire staged 5 s ahead on slow commits).
+	Staged   time.Time `json:"staged,omitzero"`
+	StagedBy string    `json:"stagedBy,omitempty"`
+	Version  int64     `json:"-"`
 }
 
 // Relaunch is a rolled-back launch of an execution: which execution (a
@@ -144,6 +154,16 @@ func Add(cur *Ready, t Trigger, maxPending int) (next Ready, changed bool) {
 		return rd, true
 	}
 	rd := *cur
+	if t.Fire && !t.Misfire && rd.Count >= 1 {
+		// Whether it collapses is known at its instant (Staged): the
+		// earliest such fire is kept (with a lead under half the period,
+		// the producer's rule, there is one at most).
+		if !rd.Staged.IsZero() && !at.Before(rd.Staged) {
+			return rd, false
+		}
+		rd.Staged, rd.StagedBy = at, t.By
+		return rd, true
+	}
 	if (!t.Misfire && t.Run == nil && rd.Count >= 1) || Full(rd, maxPending) {
 		return rd, false
 	}
@@ -199,9 +219,15 @@ func Full(rd Ready, maxPending int) bool { return maxPending > 0 && rd.Count >= 
 // (ok false: nothing, the entry goes), queued again at now.
 func Take(rd Ready, now time.Time) (rest Ready, ok bool) {
 	if rd.Count <= 1 {
+		if rd.Staged.After(now) {
+			return stagedNext(rd), true
+		}
 		return Ready{}, false
 	}
 	next := rd
+	if !next.Staged.After(now) { // an execution is pending at its instant: it collapsed
+		next.Staged, next.StagedBy = time.Time{}, ""
+	}
 	if rd.Relaunch.next(rd) { // it was about this execution
 		next.Relaunch = nil
 	}
@@ -241,4 +267,15 @@ func (rd Ready) First() *PendingRun {
 // (one entry per job).
 func CompareReady(a, b *Ready) int {
 	return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Job, b.Job))
+}
+
+// stagedNext is what is left of rd once its last pending execution
+// launches before the instant of the fire staged into it (Staged): that
+// fire, held back until its instant as a new entry of a staged fire is.
+func stagedNext(rd Ready) Ready {
+	next := Ready{Job: rd.Job, Count: 1, Since: rd.Staged, NotBefore: rd.Staged, Nominal: addNominal(nil, rd.Staged), Version: rd.Version}
+	if rd.StagedBy != "" {
+		next.PlainBy = addOrigin(nil, rd.StagedBy)
+	}
+	return next
 }

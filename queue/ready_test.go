@@ -121,8 +121,8 @@ func TestNominalInstants(t *testing.T) {
 	t1, t2, t3 := t0, t0.Add(2*time.Second), t0.Add(4*time.Second)
 	rd, _ := Add(nil, Trigger{Misfire: true, Fire: true, At: t1, Nominal: t1, By: "cron"}, 0)
 	rd, _ = Add(&rd, Trigger{Misfire: true, Fire: true, At: t2.Add(3 * time.Second), Nominal: t2, By: "cron"}, 0) // committed 3 s late
-	if _, changed := Add(&rd, Trigger{Fire: true, At: t3, Nominal: t3, By: "cron"}, 0); changed {
-		t.Fatal("misfire=false did not collapse")
+	if st, _ := Add(&rd, Trigger{Fire: true, At: t3, Nominal: t3, By: "cron"}, 0); st.Count != rd.Count || !st.Staged.Equal(t3) {
+		t.Fatalf("misfire=false: the fire neither collapsed nor waits for its instant: %+v", st)
 	}
 	rd, _ = Add(&rd, Trigger{Misfire: true, At: t3, By: "api:alice"}, 0)      // a plain trigger: no instant
 	rd, _ = Add(&rd, Trigger{Run: &PendingRun{JobParameter: "p"}, At: t3}, 0) // an override: launches first, no instant
@@ -291,5 +291,38 @@ func TestNominalRunsStaySmall(t *testing.T) {
 	}
 	if len(irregular.Nominal) != maxNominalRuns || !irregular.NominalInstants()[nominalLen(irregular.Nominal)-1].Equal(at) || !irregular.FirstNominal().IsZero() {
 		t.Errorf("an irregular backlog: %d runs, %v", len(irregular.Nominal), irregular.Nominal)
+	}
+}
+
+// TestAFireStagedIntoAPendingExecutionCollapsesAtItsInstant: a
+// misfire=false job's cron fire staged ahead while an execution is
+// pending collapses into it only if it is still pending at the fire's
+// instant; launched before, the fire is the entry's next execution, held
+// back until its instant (the fault soak, kube seed 561: the fire of
+// 22:05:20, staged at 22:05:15 into the pending execution of 22:05:10,
+// which launched at 22:05:16, was lost).
+func TestAFireStagedIntoAPendingExecutionCollapsesAtItsInstant(t *testing.T) {
+	pending, _ := Add(nil, Trigger{Fire: true, At: t0, By: "cron", Nominal: t0}, 0)
+	at := t0.Add(10 * time.Second)
+	staged, changed := Add(&pending, Trigger{Fire: true, At: at, By: "cron", Nominal: at}, 0)
+	if !changed || staged.Count != 1 || !staged.Staged.Equal(at) {
+		t.Fatalf("the staged fire is not recorded: %+v", staged)
+	}
+	if again, changed := Add(&staged, Trigger{Fire: true, At: at.Add(10 * time.Second), By: "cron"}, 0); changed || !again.Staged.Equal(at) {
+		t.Fatalf("a later fire replaced the earliest staged one: %+v", again)
+	}
+	if _, changed := Add(&staged, Trigger{At: at, By: "api:u"}, 0); changed {
+		t.Fatal("a plain trigger no longer collapses")
+	}
+	rest, ok := Take(staged, at.Add(-4*time.Second)) // launched before the fire's instant
+	if !ok || rest.Count != 1 || !rest.NotBefore.Equal(at) || !rest.FirstNominal().Equal(at) || rest.FirstBy() != "cron" || !rest.Staged.IsZero() {
+		t.Fatalf("launched before the staged fire's instant, the fire was lost: %+v, %v", rest, ok)
+	}
+	if _, ok := Take(staged, at.Add(time.Second)); ok {
+		t.Fatal("launched after the fire's instant (pending then: it collapsed), an entry is left")
+	}
+	misfire, _ := Add(&pending, Trigger{Fire: true, Misfire: true, At: at}, 0)
+	if misfire.Count != 2 || !misfire.Staged.IsZero() {
+		t.Fatalf("misfire=true adds an execution: %+v", misfire)
 	}
 }
