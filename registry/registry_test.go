@@ -116,6 +116,34 @@ func TestTriggerFiresHoldsEachEntryUntilItsInstant(t *testing.T) {
 	}
 }
 
+// TestAFireStagedIntoAPendingExecutionSurvivesItsEarlyLaunch: a
+// misfire=false fire staged ahead into an entry whose execution is still
+// pending is not lost when that execution launches before the fire's
+// instant: the entry is left with the fire, held back until its instant
+// (kube soak 561).
+func TestAFireStagedIntoAPendingExecutionSurvivesItsEarlyLaunch(t *testing.T) {
+	r, ctx := setup(t)
+	t1, t2 := t0.Add(time.Second), t0.Add(11*time.Second)
+	all := func(string) bool { return true }
+	if _, err := r.Work().TriggerFires(ctx, map[string]CronFire{"j1": {At: t1, Instant: t1}}, t1, all); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Work().TriggerFires(ctx, map[string]CronFire{"j1": {At: t2, Instant: t2}}, t2, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	rd := count(t, r, "j1")
+	if rd.Count != 1 || !rd.Staged.Equal(t2) {
+		t.Fatalf("the fire of %v is not staged into the pending execution: %+v", t2, rd)
+	}
+	if err := r.commit(ctx, dequeueOp(rd, t2.Add(-5*time.Second))); err != nil { // launched 5 s before the fire's instant
+		t.Fatal(err)
+	}
+	rd = count(t, r, "j1")
+	if rd.Count != 1 || !rd.NotBefore.Equal(t2) || !rd.FirstNominal().Equal(t2) {
+		t.Fatalf("after the pending execution launched, the staged fire is lost or not held: %+v", rd)
+	}
+}
+
 func TestTriggerRunOverridesAndIdempotency(t *testing.T) {
 	r, ctx := setup(t)
 	dup, err := r.Work().TriggerRun(ctx, "j1", queue.PendingRun{JobParameter: "a", IdempotencyKey: "k1"}, t0)
