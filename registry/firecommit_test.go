@@ -176,16 +176,8 @@ func TestARetriedCatchUpQueuesEachJobOnce(t *testing.T) {
 	defer func(n int) { missedBatch = n }(missedBatch)
 	missedBatch = 2 // 3 jobs: two batches
 	eachStore(t, func(t *testing.T, under store.KV) {
-		api := New(under)
-		ctx := t.Context()
-		j := gateRigApp(t, api)
-		jobs := missedBatch + 1
-		for i := range jobs {
-			j.JobName = fmt.Sprintf("j%04d", i)
-			if err := api.Config().AddJobAt(ctx, j, t0); err != nil {
-				t.Fatal(err)
-			}
-		}
+		api, ctx := New(under), t.Context()
+		jobs := addCatchUpJobs(t, api)
 		for _, tc := range []struct {
 			name  string
 			n     int
@@ -237,16 +229,8 @@ func TestANextTermsCatchUpSkipsTheInstantsADeadOneQueued(t *testing.T) {
 	defer func(n int) { missedBatch = n }(missedBatch)
 	missedBatch = 2 // 3 jobs: two batches
 	eachStore(t, func(t *testing.T, under store.KV) {
-		api := New(under)
-		ctx := t.Context()
-		j := gateRigApp(t, api)
-		jobs := missedBatch + 1
-		for i := range jobs {
-			j.JobName = fmt.Sprintf("j%04d", i)
-			if err := api.Config().AddJobAt(ctx, j, t0); err != nil {
-				t.Fatal(err)
-			}
-		}
+		api, ctx := New(under), t.Context()
+		jobs := addCatchUpJobs(t, api)
 		at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 		missed := func(until int) map[string]Missed {
 			m := map[string]Missed{}
@@ -273,4 +257,20 @@ func TestANextTermsCatchUpSkipsTheInstantsADeadOneQueued(t *testing.T) {
 			}
 		}
 	})
+}
+
+// addCatchUpJobs registers one job more than a catch-up commit holds
+// (j0000, j0001, …), so their catch-up takes two batches, and returns how
+// many.
+func addCatchUpJobs(t *testing.T, api *Registry) int {
+	t.Helper()
+	j := gateRigApp(t, api)
+	n := missedBatch + 1
+	for i := range n {
+		j.JobName = fmt.Sprintf("j%04d", i)
+		if err := api.Config().AddJobAt(t.Context(), j, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
 }

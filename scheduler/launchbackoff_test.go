@@ -43,10 +43,7 @@ func taskIDs(c acceptCall) []string {
 // the 12 s its API server was down) but with a doubling wait, at most backoffMax; once
 // the engine answers, the execution launches once, under the task ids it had.
 func TestUnavailableEngineBacksLaunchesOff(t *testing.T) {
-	r := newRig(t)
-	r.addApp("app", 0.1, 16)
-	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 4 })
-	r.trigger("job")
+	r := queuedJob(t, 4)
 	r.drv.acceptErr = apiServerDown
 	const tick = 50 * time.Millisecond
 	down := 12 * time.Second
@@ -120,10 +117,7 @@ func TestBackoffGrowsAndIsCapped(t *testing.T) {
 // TestNewSubscriptionEndsTheBackoff: the engine subscribed to again answers again: the
 // rolled-back launch goes at the first round with offers, not at the wait's end.
 func TestNewSubscriptionEndsTheBackoff(t *testing.T) {
-	r := newRig(t)
-	r.addApp("app", 0.1, 16)
-	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
-	r.trigger("job")
+	r := queuedJob(t, 1)
 	r.drv.acceptErr = apiServerDown
 	for i := range 5 { // backoff at 800 ms
 		r.step(i, 0)
@@ -145,10 +139,7 @@ func TestNewSubscriptionEndsTheBackoff(t *testing.T) {
 // (here, an offer it no longer has) starts no backoff: the next round launches (Mesos
 // under a healthy master is unchanged).
 func TestAnsweredAcceptFailureIsRetriedAtOnce(t *testing.T) {
-	r := newRig(t)
-	r.addApp("app", 0.1, 16)
-	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
-	r.trigger("job")
+	r := queuedJob(t, 1)
 	r.drv.acceptErr = errors.New("ACCEPT: unknown offer o0")
 	r.step(0, 0)
 	r.drv.acceptErr = nil
@@ -156,4 +147,13 @@ func TestAnsweredAcceptFailureIsRetriedAtOnce(t *testing.T) {
 	if n, m := len(r.drv.tried), len(r.drv.accepts); n != 2 || m != 1 {
 		t.Fatalf("%d ACCEPTs tried, %d succeeded: want the refused launch retried at the next round", n, m)
 	}
+}
+
+// queuedJob is a rig with one execution of a job of shards shards queued.
+func queuedJob(t *testing.T, shards int) *rig {
+	r := newRig(t)
+	r.addApp("app", 0.1, 16)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = shards })
+	r.trigger("job")
+	return r
 }

@@ -95,12 +95,11 @@ type Producer struct {
 	inflight []fire
 	changed  chan struct{}
 
-	// beforeRebuild and beforeSwap, if set, run inside rescheduleAll, without
-	// the lock: before the schedules are worked out and before they replace
-	// the heap (tests).
-	beforeRebuild, beforeSwap func()
-	awaitRebuild              func() // NextFires is about to wait for a rebuild (tests)
-	rebuildMu                 sync.Mutex
+	// beforeSwap, if set, runs inside rescheduleAll, without the lock, once
+	// the schedules are worked out and before they replace the heap (tests).
+	beforeSwap   func()
+	awaitRebuild func() // NextFires is about to wait for a rebuild (tests)
+	rebuildMu    sync.Mutex
 	// rebuilt is closed when the rebuild under way ends (nil: none).
 	rebuilt chan struct{}
 
@@ -284,9 +283,6 @@ func (p *Producer) rescheduleAll(after time.Time) {
 	p.mu.Unlock()
 	defer close(done)
 	names := p.Catalog.JobNames()
-	if p.beforeRebuild != nil {
-		p.beforeRebuild()
-	}
 	plans := make([]fire, len(names))
 	for i, j := range names {
 		plans[i] = fire{job: j, prev: now}
