@@ -117,21 +117,20 @@ func (c *Client) rememberUnknown(key executorKey) {
 func (c *Client) pruneExecutors(agent string, running map[string]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id := range c.execs[agent] { // the agent's own entries only: an ACCEPT does this, a round sends hundreds
+	prune(c.execs, agent, running) // the agent's own entries only: an ACCEPT does this, a round sends hundreds
+	prune(c.joined, agent, running)
+}
+
+// prune forgets agent's entries of m (agent → executor id) whose executor
+// is not running.
+func prune[V any](m map[string]map[string]V, agent string, running map[string]bool) {
+	for id := range m[agent] {
 		if !running[id] {
-			delete(c.execs[agent], id)
+			delete(m[agent], id)
 		}
 	}
-	if len(c.execs[agent]) == 0 {
-		delete(c.execs, agent)
-	}
-	for id := range c.joined[agent] {
-		if !running[id] {
-			delete(c.joined[agent], id)
-		}
-	}
-	if len(c.joined[agent]) == 0 {
-		delete(c.joined, agent)
+	if len(m[agent]) == 0 {
+		delete(m, agent)
 	}
 }
 
