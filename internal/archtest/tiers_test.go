@@ -13,7 +13,7 @@ import (
 // `go test ./...` runs the unit and conformance tiers only and `make test`
 // (scripts/test.sh) passes -tags e2e. e2e/harness and e2e/conformance are
 // libraries of those tiers, with unit tests of their own: no tag.
-var serviceTiers = []string{"e2e", "e2e/ha", "e2e/soak", "e2e/realmesos", "e2e/realkube"}
+var serviceTiers = []string{"e2e", "e2e/ha", "e2e/hostile", "e2e/soak", "e2e/realmesos", "e2e/realkube"}
 
 // TestServiceTiersCarryTheE2ETag: every test file of those tiers starts
 // with //go:build e2e (a file without it would run in the unit tier, and

@@ -1,0 +1,235 @@
+//go:build e2e
+
+package hostile
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
+)
+
+const (
+	waitLong  = 90 * time.Second
+	pollEvery = 50 * time.Millisecond
+	// The suite's own uids: another scheduler on this host (a parallel
+	// test tier) holds the default range.
+	uidRange = "1879117824-1879121919"
+)
+
+// The values pay's work holds; none may ever reach search.
+const (
+	payEnvSecret  = "PAY-DB-PASSWORD-hostile-4d1e"
+	payFileSecret = "PAY-TLS-KEY-hostile-9b07"
+	payOutput     = "PAY-TASK-OUTPUT-hostile-21c5"
+	metricsToken  = "METRICS-TOKEN-hostile-77aa"
+)
+
+// world is two teams on one scheduler: pay holding secrets and a running
+// task that uses them, search holding an edit token in its own namespace.
+type world struct {
+	t       *testing.T
+	base    string
+	data    string
+	keyFile string
+	key     string
+	metrics string // the metrics token file
+	sched   *harness.Proc
+	admin   harness.API
+	search  harness.API // search's edit token, nothing more
+
+	payTaskID  string
+	paySandbox string // pay's executor sandbox, as the host sees it
+	payPid     int    // pay's task, which holds $DB_PASSWORD
+	payRecords string // the agent's checkpoint of pay's TaskInfo
+}
+
+func newWorld(t *testing.T) *world {
+	if os.Geteuid() != 0 {
+		t.Skip("the hostile-team tier needs root: tenant isolation runs each namespace as a user of its own")
+	}
+	base := t.TempDir()
+	if err := os.Chmod(base, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, data: filepath.Join(base, "data"), keyFile: filepath.Join(base, "secrets.key"),
+		metrics: filepath.Join(base, "metrics-token")}
+	w.key = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
+	writeFile(t, w.keyFile, w.key+"\n", 0o600)
+	writeFile(t, w.metrics, metricsToken+"\n", 0o600)
+	port := harness.FreePort(t)
+	w.base = fmt.Sprintf("http://127.0.0.1:%d", port)
+	cmd := exec.Command(filepath.Join(binDir, "scheduler"), "--data-dir", w.data, "--http-port", strconv.Itoa(port),
+		"--embedded-cpus", "2", "--embedded-mem-mb", "4096", "--tenant-isolation", "on", "--tenant-uid-range", uidRange,
+		"--secrets-key-file", w.keyFile, "--metrics-token-file", w.metrics,
+		"--auth-username", "admin", "--auth-password", "admin-pw-hostile")
+	w.sched = harness.Start(t, "scheduler", filepath.Join(base, "scheduler.log"), cmd)
+	t.Cleanup(func() {
+		w.sched.Stop(t)
+		harness.StopEverything(t, filepath.Join(w.data, "mesos"), filepath.Join(binDir, "scheduler"), "--data-dir", w.data)
+		if t.Failed() {
+			t.Logf("scheduler log:\n%s", harness.Tail(w.sched.Log(), 150))
+		}
+	})
+	w.sched.AwaitReady(t, waitLong, pollEvery, harness.Healthy(http.DefaultClient, w.base), "scheduler %s to answer /healthz", w.base)
+	w.admin = harness.API{T: t, Base: w.base, Client: http.DefaultClient,
+		Auth: func(r *http.Request) { r.SetBasicAuth("admin", "admin-pw-hostile") }}
+	w.admin.Must(http.MethodPut, "/api/namespaces/pay", nil)
+	w.admin.Must(http.MethodPut, "/api/namespaces/search", nil)
+	var tok struct{ Token string }
+	if err := json.Unmarshal(w.admin.Must(http.MethodPost, "/api/namespaces/search/tokens",
+		map[string]string{"name": "attacker", "role": "edit"}), &tok); err != nil || tok.Token == "" {
+		t.Fatalf("search's token: %v %+v", err, tok)
+	}
+	bearer := "Bearer " + tok.Token
+	w.search = harness.API{T: t, Base: w.base, Client: &http.Client{Timeout: 30 * time.Second},
+		Auth: func(r *http.Request) { r.Header.Set("Authorization", bearer) }}
+	w.startPay()
+	return w
+}
+
+// startPay runs pay's holder: it prints its output marker, keeps a SysV
+// shared memory segment, and sleeps with both secrets delivered.
+func (w *world) startPay() {
+	t := w.t
+	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/db-password", map[string]any{"value": payEnvSecret})
+	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/tls-key", map[string]any{"value": payFileSecret})
+	hold := "#!/bin/sh\necho " + payOutput + "\necho \"shm $(ipcmk -M 4096 -p 0600 2>&1)\"\n" +
+		"echo \"$DB_PASSWORD\" > /dev/null\nexec sleep 600\n"
+	url := apps.put("/pay/hold.tar.gz", tarGz(t, map[string]string{"bin/hold.sh": hold}))
+	w.admin.Must(http.MethodPost, "/api/app?namespace=pay", map[string]any{"appName": "payapp", "appURL": url,
+		"bootstrapScript": "bin/hold.sh", "cpuCount": 0.05, "memoryMB": 32})
+	w.admin.Must(http.MethodPost, "/api/job/register?namespace=pay", map[string]any{"jobName": "holder", "appName": "payapp",
+		"jobExecutionType": "TRANSIENT", "cron": "0 0 0 1 1 ? 2099", "shardingTotalCount": 1, "cpuCount": 0.05, "memoryMB": 16,
+		"secrets": []map[string]string{{"name": "db-password", "env": "DB_PASSWORD"}, {"name": "tls-key", "file": "tls/server.key"}}})
+	w.admin.Must(http.MethodPost, "/api/job/trigger?namespace=pay", "holder")
+	harness.Eventually(t, waitLong, pollEvery, func() bool {
+		w.payPid = pidWithEnv("DB_PASSWORD=" + payEnvSecret)
+		return w.payPid > 0
+	}, "pay's holder to run with its secret")
+	w.paySandbox = envOf(w.payPid, "MESOS_SANDBOX")
+	w.payTaskID = envOf(w.payPid, "ELASTICJOB_TASK_ID")
+	if w.paySandbox == "" || w.payTaskID == "" {
+		t.Fatalf("pay's task %d: sandbox %q task %q", w.payPid, w.paySandbox, w.payTaskID)
+	}
+	harness.Eventually(t, waitLong, pollEvery, func() bool {
+		m, _ := filepath.Glob(filepath.Join(w.data, "mesos", "meta", "slaves", "*", "frameworks", "*", "executors", "*",
+			"runs", "*", "tasks", w.payTaskID+".records"))
+		if len(m) > 0 {
+			w.payRecords = m[0]
+		}
+		b, _ := os.ReadFile(filepath.Join(w.paySandbox, "tasks", w.payTaskID, "secrets", "tls", "server.key"))
+		return w.payRecords != "" && string(b) == payFileSecret
+	}, "pay's checkpoint and file secret")
+}
+
+// attack publishes search's app with the given scripts (bin/NAME) and
+// runs job as shards of script, returning the job's name.
+func (w *world) attack(job, script string, shards int, files map[string]string) {
+	t := w.t
+	url := apps.put("/search/"+job+".tar.gz", tarGz(t, files))
+	w.search.Must(http.MethodPost, "/api/app?namespace=search", map[string]any{"appName": job, "appURL": url,
+		"bootstrapScript": script, "cpuCount": 0.05, "memoryMB": 32})
+	w.search.Must(http.MethodPost, "/api/job/register?namespace=search", map[string]any{"jobName": job, "appName": job,
+		"jobExecutionType": "TRANSIENT", "cron": "0 0 0 1 1 ? 2099", "shardingTotalCount": shards,
+		"cpuCount": 0.01, "memoryMB": 16})
+	w.search.Must(http.MethodPost, "/api/job/trigger?namespace=search", job)
+}
+
+// sandboxFile is a file of search's executor sandbox of app, read by the
+// test as root once it holds want ("" until then).
+func (w *world) sandboxFile(app, name, want string) string {
+	m, _ := filepath.Glob(filepath.Join(w.data, "mesos", "slaves", "*", "frameworks", "*", "executors",
+		"search~"+app+"@-@*", "runs", "*", name))
+	for _, p := range m {
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), want) {
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// secretsIn names what of pay's and the scheduler's secrets s holds.
+func (w *world) secretsIn(s string) []string {
+	var found []string
+	for name, v := range map[string]string{"pay's env secret": payEnvSecret, "pay's file secret": payFileSecret,
+		"pay's task output": payOutput, "the metrics token": metricsToken, "the secrets key": w.key,
+		"a SQLite database": "SQLite format 3", "pay's task id": w.payTaskID, "/etc/shadow": "root:*:",
+		"pay's namespace": "pay~"} {
+		if v != "" && strings.Contains(s, v) {
+			found = append(found, name)
+		}
+	}
+	return found
+}
+
+func writeFile(t *testing.T, p, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tarGz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	b, err := harness.TarGz(harness.Scripts(files)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// pidWithEnv is a process whose environment holds kv (0: none).
+func pidWithEnv(kv string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		for _, e := range bytes.Split(env, []byte{0}) {
+			if string(e) == kv {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// envOf is a variable of a process's environment.
+func envOf(pid int, name string) string {
+	env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	for _, e := range bytes.Split(env, []byte{0}) {
+		if v, ok := bytes.CutPrefix(e, []byte(name+"=")); ok {
+			return string(v)
+		}
+	}
+	return ""
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// stdouts are the stdout files of search's tasks of app that hold end.
+func (w *world) stdouts(app, end string) []string {
+	var out []string
+	m, _ := filepath.Glob(filepath.Join(w.data, "mesos", "slaves", "*", "frameworks", "*", "executors",
+		"search~"+app+"@-@*", "runs", "*", "tasks", "*", "stdout"))
+	for _, p := range m {
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), end) {
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
