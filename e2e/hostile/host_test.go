@@ -19,7 +19,8 @@ import (
 const hostProbe = `#!/bin/sh
 PAYPID=$1 METRICS=$2 KEY=$3 DATA=$4 PAYBOX=$5
 row() { if [ "$2" = 0 ]; then echo "ROW $1 ALLOWED $3"; else echo "ROW $1 DENIED $3"; fi; }
-try() { name=$1; shift; out=$("$@" 2>&1); row "$name" $? "$(echo "$out" | head -c 200 | tr '\n' ' ')"; }
+# What a denied try printed is left out: it echoes the paths it was given.
+try() { name=$1; shift; out=$("$@" 2>&1); rc=$?; [ $rc = 0 ] || out=; row "$name" $rc "$(echo "$out" | head -c 200 | tr '\n' ' ')"; }
 st() { grep "^$1:" /proc/self/status | awk '{print $2}'; }
 
 # Privileges: no_new_privs set, no capability at all, not root.
@@ -37,10 +38,10 @@ try mknod-device mknod "$MESOS_SANDBOX/null" c 1 3
 try user-namespace unshare -U -r true
 try user-namespace-map unshare -U true
 n=$(tail -n +2 /proc/sysvipc/shm 2>/dev/null | wc -l)
-[ "$n" -gt 0 ]; row ipc-sees-other-segments $((1-$?)) "$n segments: $(tail -n +2 /proc/sysvipc/shm 2>/dev/null | head -3 | tr '\n' ' ')"
+[ "$n" -gt 0 ]; row ipc-sees-other-segments $? "$n segments: $(tail -n +2 /proc/sysvipc/shm 2>/dev/null | head -3 | tr '\n' ' ')"
 # Other processes: pay's is not visible; pid 1 (the init, root's) is
 # neither traceable nor signalable, nor its root or cwd readable.
-[ -e /proc/$PAYPID ] && [ "$(cat /proc/$PAYPID/comm 2>/dev/null)" = sleep ]; row sees-pay-pid $((1-$?)) "pid $PAYPID"
+[ -e /proc/$PAYPID ] && [ "$(cat /proc/$PAYPID/comm 2>/dev/null)" = sleep ]; row sees-pay-pid $? "pid $PAYPID"
 try signal-pay-pid kill -0 "$PAYPID"
 try signal-init kill -0 1
 try init-root ls /proc/1/root/
@@ -51,7 +52,7 @@ try ptrace-pay perl -e "syscall(101, 16, $PAYPID, 0, 0) == 0 or exit 1"
 # The scheduler's files and pay's.
 try metrics-token cat "$METRICS"
 try secrets-key cat "$KEY"
-try data-dir ls "$DATA"
+ls -A "$DATA" 2>/dev/null | grep -q '\.db'; row data-dir-databases $? "$(ls -A "$DATA" 2>/dev/null | tr '\n' ' ')"
 try registry head -c 16 "$DATA/registry.db"
 try pay-sandbox ls "$PAYBOX"
 try pay-cache ls "$DATA/cache/tenant-pay"
@@ -78,7 +79,7 @@ for ctl in pids memory cpu; do
       v=$(cat "$d/pids.max"); if [ "$v" != max ] && { [ "$lim" = max ] || [ "$v" -lt "$lim" ]; }; then lim=$v; fi
       d=$(dirname "$d")
     done
-    [ "$lim" = max ] || [ "$lim" -gt 4096 ]; row pids-unbounded $((1-$?)) "the tightest pids.max above the task: $lim"
+    [ "$lim" = max ] || [ "$lim" -gt 4096 ]; row pids-unbounded $? "the tightest pids.max above the task: $lim"
   fi
 done
 echo "end-of""-probe"

@@ -74,6 +74,9 @@ func newWorld(t *testing.T) *world {
 		"--embedded-cpus", "2", "--embedded-mem-mb", "4096", "--tenant-isolation", "on", "--tenant-uid-range", uidRange,
 		"--secrets-key-file", w.keyFile, "--metrics-token-file", w.metrics,
 		"--auth-username", "admin", "--auth-password", "admin-pw-hostile")
+	// A deployment's settings (its --config properties file, its limits),
+	// after the suite's own: the world is built on them.
+	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("EJ_HOSTILE_ARGS"))...)
 	w.sched = harness.Start(t, "scheduler", filepath.Join(base, "scheduler.log"), cmd)
 	t.Cleanup(func() {
 		w.sched.Stop(t)
