@@ -133,6 +133,15 @@ func (e *Engine) taskLogOn(ctx context.Context, agentID, prefix, taskID, stream 
 	}
 	for i := len(execs) - 1; i >= 0; i-- { // newest runs last
 		p := path.Join(execs[i].Directory, "tasks", taskID, stream)
+		if !e.Embedded { // the embedded agent opens what it serves without links, non-blocking
+			found, err := e.Client.checkRegular(ctx, agentID, p)
+			if err != nil {
+				return engine.LogChunk{}, true, refused(err)
+			}
+			if !found {
+				continue
+			}
+		}
 		data, start, size, err := e.Client.Read(ctx, agentID, p, offset, length)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -143,6 +152,14 @@ func (e *Engine) taskLogOn(ctx context.Context, agentID, prefix, taskID, stream 
 		return engine.LogChunk{Offset: start, Size: size, Data: data}, true, nil
 	}
 	return engine.LogChunk{}, false, nil
+}
+
+// refused marks a log the agent must not be asked for as not found, saying why.
+func refused(err error) error {
+	if errors.Is(err, ErrNotRegular) {
+		return fmt.Errorf("%w: %v: refused (a task's log must be a regular file)", engine.ErrNotFound, err)
+	}
+	return notFound(err)
 }
 
 // notFound marks a missing agent, executor or file as the engine's ErrNotFound.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,13 @@ import (
 // /files/read serves files.
 func fakeMesos(t *testing.T, files map[string]string) *httptest.Server {
 	t.Helper()
+	return fakeMesosModes(t, files, nil)
+}
+
+// fakeMesosModes is fakeMesos whose /files/browse lists the files with the modes given
+// ("-rw-r--r--" for the others; a mode "prw-r--r--2" means 2 links).
+func fakeMesosModes(t *testing.T, files, modes map[string]string) *httptest.Server {
+	t.Helper()
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := strings.TrimPrefix(srv.URL, "http://")
@@ -31,6 +39,25 @@ func fakeMesos(t *testing.T, files map[string]string) *httptest.Server {
 			_, _ = w.Write([]byte(`{"flags":{"isolation":"posix/cpu"},"frameworks":[{"id":"F","executors":[` +
 				`{"id":"a@-@S0@-@2","directory":"/sb/a2"},{"id":"b@-@S0@-@1","directory":"/sb/b1"}],` +
 				`"completed_executors":[{"id":"a@-@S0@-@1","directory":"/sb/a1"}]}]}`))
+		case "/files/browse":
+			dir, ls := r.URL.Query().Get("path"), []map[string]any{}
+			for p := range files {
+				if path.Dir(p) == dir {
+					mode, nlink := "-rw-r--r--", 1
+					if m, ok := modes[p]; ok {
+						mode = m[:10]
+						if len(m) > 10 {
+							nlink, _ = strconv.Atoi(m[10:])
+						}
+					}
+					ls = append(ls, map[string]any{"path": p, "mode": mode, "nlink": nlink, "size": len(files[p])})
+				}
+			}
+			if len(ls) == 0 {
+				http.NotFound(w, r)
+				return
+			}
+			_ = json.NewEncoder(w).Encode(ls)
 		case "/files/read":
 			data, ok := files[r.URL.Query().Get("path")]
 			if !ok {
@@ -155,5 +182,36 @@ func TestEngineTaskLogOfAFireIDSearchesTheAgents(t *testing.T) {
 	}
 	if _, err := e.TaskLog(t.Context(), tid, "stderr", 0, 10); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "on any agent") {
 		t.Fatalf("a missing stream: %v, want ErrNotFound on any agent", err)
+	}
+}
+
+// A real agent reads as root and opens a FIFO blocking (its /files process then answers no
+// read for anyone): a task's log that is a FIFO, a device or a link to one, or a hard link,
+// is refused before the agent is asked to read it; a regular one reads as before. The
+// embedded agent guards its own reads and is not asked for a listing.
+func TestEngineTaskLogRefusesWhatIsNotARegularFile(t *testing.T) {
+	id := func(item int) string {
+		return jobs.TaskID{JobName: "j", Item: item, Kind: jobs.KindReady, AgentID: "S0", UUID: "u"}.String()
+	}
+	files := map[string]string{}
+	modes := map[string]string{}
+	for i, mode := range []string{"-rw-r--r--", "prw-r--r--", "crw-rw-rw-", "drwxr-xr-x", "-rw-r--r--2"} {
+		p := "/sb/a2/tasks/" + id(i) + "/stdout"
+		files[p], modes[p] = "line "+strconv.Itoa(i)+"\n", mode
+	}
+	srv := fakeMesosModes(t, files, modes)
+	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) { return "a", job == "j" }}
+	if c, err := e.TaskLog(t.Context(), id(0), "stdout", 0, 100); err != nil || c.Data != "line 0\n" {
+		t.Fatalf("a regular log: %+v, %v", c, err)
+	}
+	for i := 1; i <= 4; i++ {
+		c, err := e.TaskLog(t.Context(), id(i), "stdout", 0, 100)
+		if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "regular file") || c.Data != "" {
+			t.Errorf("mode %s: %+v, %v; want refused as not a regular file", modes["/sb/a2/tasks/"+id(i)+"/stdout"], c, err)
+		}
+	}
+	e.Embedded = true
+	if c, err := e.TaskLog(t.Context(), id(1), "stdout", 0, 100); err != nil || c.Data != "line 1\n" {
+		t.Errorf("the embedded agent's own read: %+v, %v", c, err)
 	}
 }
