@@ -15,7 +15,7 @@ import (
 // hostProbe is what search's task tries from inside, one ROW line each:
 // "ROW name ALLOWED|DENIED detail". Every row must say DENIED. $1 is pay's
 // task's host pid, $2 the metrics token file, $3 the secrets key file,
-// $4 the data directory, $5 pay's sandbox.
+// $4 the data directory, $5 pay's sandbox, $6 pay's task id.
 const hostProbe = `#!/bin/sh
 PAYPID=$1 METRICS=$2 KEY=$3 DATA=$4 PAYBOX=$5
 row() { if [ "$2" = 0 ]; then echo "ROW $1 ALLOWED $3"; else echo "ROW $1 DENIED $3"; fi; }
@@ -82,6 +82,17 @@ for ctl in pids memory cpu; do
     [ "$lim" = max ] || [ "$lim" -gt 4096 ]; row pids-unbounded $? "the tightest pids.max above the task: $lim"
   fi
 done
+# The control plane: the agent and master refuse a task's calls, whatever
+# ids it gives (pay's executor, pay's task), with no token or a made-up one.
+EP="http://$MESOS_AGENT_ENDPOINT" FW="$MESOS_FRAMEWORK_ID"
+PAYEXEC=$(basename "$(dirname "$(dirname "$PAYBOX")")") PAYTASK=$6
+http() { c=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$@"); case $c in 2*) return 0 ;; *) return 1 ;; esac; }
+upd() { printf '{"type":"UPDATE","framework_id":{"value":"%s"},"executor_id":{"value":"%s"},"update":{"status":{"task_id":{"value":"%s"},"state":"TASK_FAILED","source":"SOURCE_EXECUTOR","uuid":"AAAAAAAAAAAAAAAAAAAAAA=="}}}' "$FW" "$PAYEXEC" "$PAYTASK"; }
+http -X POST -H 'Content-Type: application/json' -d "$(upd)" "$EP/api/v1/executor"; row agent-update-as-pay $? ""
+http -X POST -H 'Content-Type: application/json' -H "Authorization: Bearer made-up" -d "$(upd)" "$EP/api/v1/executor"; row agent-update-made-up-token $? ""
+http -X POST -H 'Content-Type: application/json' -d "{\"type\":\"SUBSCRIBE\",\"framework_id\":{\"value\":\"$FW\"},\"executor_id\":{\"value\":\"$PAYEXEC\"},\"subscribe\":{}}" "$EP/api/v1/executor"; row agent-subscribe-as-pay $? ""
+http "$EP/files/read?path=$PAYBOX/stdout&offset=0"; row agent-files-read $? ""
+http "$EP/state"; row master-state $? ""
 echo "end-of""-probe"
 `
 
@@ -95,8 +106,8 @@ func TestTasksGainNothingOnTheHost(t *testing.T) {
 	// Each app is an executor of its own: eight starts of the init.
 	const shards = 8
 	files := map[string]string{"bin/probe.sh": hostProbe,
-		"bin/run.sh": fmt.Sprintf("#!/bin/sh\nexec sh \"$(dirname \"$0\")/probe.sh\" %d %s %s %s %s\n",
-			w.payPid, w.metrics, w.keyFile, w.data, w.paySandbox)}
+		"bin/run.sh": fmt.Sprintf("#!/bin/sh\nexec sh \"$(dirname \"$0\")/probe.sh\" %d %s %s %s %s '%s'\n",
+			w.payPid, w.metrics, w.keyFile, w.data, w.paySandbox, w.payTaskID)}
 	for i := range shards {
 		w.attack(fmt.Sprintf("probe%d", i), "bin/run.sh", 1, files)
 	}
