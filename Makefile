@@ -13,12 +13,18 @@ all: build
 # `make run` needs Go and a shell alone.
 JAVAC := $(shell command -v javac 2>/dev/null)
 
+# Static binaries (CGO_ENABLED=0, as examples' go-app): the same bin/ serves the processes
+# the tests start and the Kubernetes tier's executor image, so make test compiles the tree
+# once (scripts/test.sh points the tests at bin/ through EJ_BIN).
+BUILD := CGO_ENABLED=0 $(GO) build -trimpath
+
 build: examples
-	$(GO) build -o $(BIN)/scheduler ./cmd/scheduler
-	$(GO) build -o $(BIN)/executor ./cmd/executor
-	$(GO) build -o $(BIN)/tenant-init ./cmd/tenant-init
-	$(GO) build -o $(BIN)/mesos-local ./cmd/mesos-local
-	$(GO) build -o $(BIN)/ejctl ./cmd/ejctl
+	$(BUILD) -o $(BIN)/scheduler ./cmd/scheduler
+	$(BUILD) -o $(BIN)/executor ./cmd/executor
+	$(BUILD) -o $(BIN)/tenant-init ./cmd/tenant-init
+	$(BUILD) -o $(BIN)/mesos-local ./cmd/mesos-local
+	$(BUILD) -o $(BIN)/ejctl ./cmd/ejctl
+	$(BUILD) -o $(BIN)/executor-image ./cmd/executor-image
 ifneq ($(JAVAC),)
 	cp dist/elasticjob-cloud-executor.jar $(BIN)/elasticjob-cloud-executor.jar
 endif

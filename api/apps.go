@@ -16,13 +16,20 @@ import (
 type appHandlers struct {
 	*core
 	live
-	noFiles   bool // Options.Apps.RejectFileAppURLs
+	noFiles   bool             // Options.Apps.RejectFileAppURLs
+	tenancy   *TenantIsolation // Options.Tenancy.TenantIsolation: warnAppURL
 	pkgs      Packages
 	templates PodTemplates
 }
 
 func (s *appHandlers) addApp(c *gin.Context) {
-	create(s.core, c, app.Default(), func(cfg app.Config) error { return s.checkAddApp(c, cfg) }, s.regOf(c).Config().AddApp)
+	create(s.core, c, app.Default(), func(cfg app.Config) error {
+		if err := s.checkAddApp(c, cfg); err != nil {
+			return err
+		}
+		s.warnAppURL(cfg, headerWarning(c))
+		return nil
+	}, s.regOf(c).Config().AddApp)
 }
 
 // checkAddApp is an app's registration's check.
@@ -126,7 +133,13 @@ func (s *appHandlers) updateApp(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	save(s.core, c, body, cfg, func(cfg app.Config) error { return s.checkUpdateApp(c, cfg) }, s.regOf(c).Config().UpdateApp)
+	save(s.core, c, body, cfg, func(cfg app.Config) error {
+		if err := s.checkUpdateApp(c, cfg); err != nil {
+			return err
+		}
+		s.warnAppURL(cfg, headerWarning(c))
+		return nil
+	}, s.regOf(c).Config().UpdateApp)
 }
 
 // checkKeepsPackage refuses to clear the appURL of an app whose jobs run

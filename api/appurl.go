@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/url"
+	"path"
 
 	"github.com/ejcloud/elasticjob/app"
 )
@@ -24,4 +25,31 @@ func (s *appHandlers) checkAppURL(cfg app.Config) error {
 		"http(s) from a place every agent can reach (a web server, artifact repository or object store), or upload it "+
 		"to this scheduler (PUT /api/app/{appName}/package), or, if every "+
 		"agent runs on this machine, set allow_file_app_urls=true", app.ErrInvalid, cfg.AppURL)
+}
+
+// privateTmp are the directories tenant isolation gives each executor fresh and private
+// (docs/tenancy.md): a file there on the host is not there for the task.
+var privateTmp = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// warnAppURL warns, without refusing, of a file:// app URL under a directory tenant
+// isolation makes private to each task: the publish succeeds (the file is there now), but
+// every run fails at its fetch ("fetch file:///tmp/…: open …"), long after the publish.
+func (s *appHandlers) warnAppURL(cfg app.Config, warn func(string)) {
+	if s.tenancy == nil || s.tenancy.Mode != TenantIsolationOn {
+		return
+	}
+	u, err := url.Parse(cfg.AppURL)
+	if err != nil || u.Scheme != "file" {
+		return
+	}
+	p := path.Clean(u.Path)
+	for _, dir := range privateTmp {
+		if p == dir || len(p) > len(dir) && p[:len(dir)+1] == dir+"/" {
+			warn(fmt.Sprintf("appURL %s is under %s, which tenant isolation (tenant_isolation, on here) makes private to each "+
+				"task: the executor will not find the file and every run will fail at its fetch; publish the package to this "+
+				"scheduler (PUT /api/app/%s/package) or serve it over http(s), or keep it outside %s "+
+				"where the namespace's user can read it (docs/tenancy.md)", cfg.AppURL, dir, cfg.AppName, dir))
+			return
+		}
+	}
 }

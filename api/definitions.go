@@ -136,9 +136,15 @@ func (s *definitionHandlers) checkAppDefinition(ctx context.Context, name string
 		return d, nil, nil
 	}
 	if d.exists {
-		return d, nil, s.checkUpdateApp(ctx, d.app)
+		err = s.checkUpdateApp(ctx, d.app)
+	} else {
+		err = s.checkAddApp(ctx, d.app)
 	}
-	return d, nil, s.checkAddApp(ctx, d.app)
+	var warns []string
+	if err == nil {
+		s.warnAppURL(d.app, func(m string) { warns = append(warns, m) })
+	}
+	return d, warns, err
 }
 
 func (s *definitionHandlers) checkJobDefinition(ctx context.Context, name string, body []byte, orSame bool) (definition, []string, error) {

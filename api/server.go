@@ -145,7 +145,7 @@ func newServer(o Options) *Server {
 		peer = &http.Transport{Proxy: nil, ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute, MaxIdleConnsPerHost: 8}
 	}
 	s := &Server{core: c, clientAddr: o.Forwarding.ClientAddr, cluster: o.Forwarding.Cluster, refresh: o.Forwarding.Refresh, peerHTTP: peer, audit: o.Audit, hist: hist}
-	s.apps = &appHandlers{core: c, live: l, noFiles: o.Apps.RejectFileAppURLs, pkgs: o.Apps.Packages, templates: o.Apps.PodTemplates}
+	s.apps = &appHandlers{core: c, live: l, noFiles: o.Apps.RejectFileAppURLs, tenancy: o.Tenancy.TenantIsolation, pkgs: o.Apps.Packages, templates: o.Apps.PodTemplates}
 	s.schedules = &scheduleHandlers{core: c, location: o.Schedules.Location, cronJitter: o.Schedules.CronJitter}
 	s.jobs = &jobHandlers{core: c, appHandlers: s.apps, scheduleHandlers: s.schedules, live: l, secrets: o.Tenancy.Secrets,
 		typicals: o.Jobs.Typicals, committed: o.Jobs.TriggerCommitted}

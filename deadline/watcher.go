@@ -33,11 +33,16 @@ type Sink interface {
 // webhookUrl and webhookFormat. URL "": nowhere.
 type Hook struct {
 	URL, Format string
+	// Secret and Keyword are a DingTalk robot's (a job's props dingtalk.secret and
+	// dingtalk.keyword, as the 3.x DingTalk handler named them): the post is signed, and
+	// its text carries the keyword.
+	Secret, Keyword string
 }
 
 // JobHook is a job's webhook.
 func JobHook(c jobs.Config) Hook {
-	return Hook{URL: c.Props["webhook.url"], Format: c.Props["webhook.format"]}
+	return Hook{URL: c.Props["webhook.url"], Format: c.Props["webhook.format"],
+		Secret: c.Props["dingtalk.secret"], Keyword: c.Props["dingtalk.keyword"]}
 }
 
 // EstimateSink observes the error of a start estimate when the execution

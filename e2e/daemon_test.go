@@ -4,12 +4,10 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -17,27 +15,20 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/testbin"
 )
 
-// goAppURL builds examples/go-app (the Go SDK example) into a tarball as
-// `make -C examples` does and returns its file:// URL.
+// goAppURL is examples/go-app (the Go SDK example) packed as make build packs it, as a
+// file:// URL.
 var goAppURL = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "elasticjob-e2e-go-app-")
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "pkg", "bin"), 0o755); err != nil {
+	tgz, err := testbin.GoApp("..", dir)
+	if err != nil {
 		return "", err
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "pkg", "bin", "go-app"), "./examples/go-app")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build go-app: %v\n%s", err, out)
-	}
-	tgz := filepath.Join(dir, "go-app.tar.gz")
-	if out, err := exec.Command("tar", "-czf", tgz, "-C", filepath.Join(dir, "pkg"), ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("tar go-app: %v\n%s", err, out)
 	}
 	return "file://" + tgz, nil
 })

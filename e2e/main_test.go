@@ -101,8 +101,8 @@ func run(m *testing.M) int {
 }
 
 func setup(tmp string) error {
-	binDir := filepath.Join(tmp, "bin")
-	if err := harness.Build("..", binDir, "scheduler", "executor", "tenant-init", "mesos-local", "ejctl"); err != nil {
+	binDir, err := harness.Build("..", filepath.Join(tmp, "bin"), "scheduler", "executor", "tenant-init", "mesos-local", "ejctl")
+	if err != nil {
 		return err
 	}
 	schedulerBin = filepath.Join(binDir, "scheduler")

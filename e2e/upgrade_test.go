@@ -46,7 +46,8 @@ func TestUpgradeFromOriginal(t *testing.T) {
 			ns := fmt.Sprintf("ej-e2e-upgrade-%s-%d", strings.ReplaceAll(c.name, ".", ""), time.Now().UnixNano())
 			out := outs{pending: outDir(t), off: outDir(t), cron: outDir(t), orphan: outDir(t)}
 			pending, off, cron := out.pending, out.off, out.cron
-			writeOriginalTree(t, servers, ns, c.tree(fileURL(recorderTGZ), out))
+			tree := c.tree(fileURL(recorderTGZ), out)
+			writeOriginalTree(t, servers, ns, tree)
 			ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 			s := startScheduler(t, schedOpts{extra: []string{"--mesos-url", ml.url, "--zk-servers", servers, "--zk-namespace", ns,
 				"--allow-file-app-urls=true"}})
@@ -81,6 +82,10 @@ func TestUpgradeFromOriginal(t *testing.T) {
 			if got := strings.TrimSpace(string(s.must(http.MethodGet, "/api/job/off_job/disable", nil))); got != "true" {
 				t.Errorf("off_job's disable flag: %s", got)
 			}
+			// Going back: the scheduler stopped with nothing running, the procedure run, the
+			// tree the original reads is intact (goingback_test.go).
+			s.Stop(t)
+			goBack(t, servers, ns, tree)
 		})
 	}
 }

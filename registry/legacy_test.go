@@ -60,6 +60,8 @@ var original304 = map[string]string{
 		"overwrite: false\n" +
 		"props:\n" +
 		"  dingtalk.webhook: https://oapi.dingtalk.com/robot/send?access_token=x\n" +
+		"  dingtalk.keyword: nightly\n" +
+		"  dingtalk.secret: SECx\n" +
 		"  script.command.line: echo hi\n" +
 		"  streaming.process: 'true'\n" +
 		"reconcileIntervalMinutes: 10\n" +
@@ -215,7 +217,7 @@ func TestOriginal304Tree(t *testing.T) {
 			ShardingTotalCount: 2, ShardingItemParameters: "0=Beijing,1=Shanghai", JobParameter: "123", CPUCount: 0.25, MemoryMB: 64,
 			Failover: true, Misfire: true, Description: "nightly: export", JobExecutorServiceHandlerType: "CPU",
 			JobErrorHandlerType: jobs.HandlerWebhook, Props: map[string]string{
-				"dingtalk.webhook": "https://oapi.dingtalk.com/robot/send?access_token=x", "script.command.line": "echo hi",
+				"dingtalk.webhook": "https://oapi.dingtalk.com/robot/send?access_token=x", "dingtalk.keyword": "nightly", "dingtalk.secret": "SECx", "script.command.line": "echo hi",
 				"streaming.process": "true", "webhook.url": "https://oapi.dingtalk.com/robot/send?access_token=x", "webhook.format": "dingtalk"}}
 		if !reflect.DeepEqual(all[1], wantJob) {
 			t.Errorf("yaml_job:\n got %+v\nwant %+v", all[1], wantJob)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine/mesos"
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
+	"github.com/ejcloud/elasticjob/internal/testbin"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
@@ -33,13 +33,11 @@ func TestMain(m *testing.M) {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..")
-	executorBin = filepath.Join(dir, "executor")
-	build := exec.Command("go", "build", "-o", executorBin, "./cmd/executor")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
+	if _, err := testbin.Commands(root, dir, "executor"); err != nil {
 		os.RemoveAll(dir)
-		panic("build executor: " + err.Error() + "\n" + string(out))
+		panic(err)
 	}
+	executorBin = filepath.Join(dir, "executor")
 	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {

@@ -230,9 +230,30 @@ func (h *statusHandler) end(ctx context.Context, reg *registry.Registry, tid job
 		if st.State.Failure() {
 			h.log.Info("task failed", "task", st.TaskID, "state", st.State, "reason", st.Reason, "message", st.Message, "relaunch", e.Retry != nil)
 		}
+		if lostOriginal(e.Entry, st) {
+			h.log.Info("a task the original left running is gone: recorded, not alerted", "task", st.TaskID, "state", st.State)
+			return nil
+		}
 		h.notifyFailure(job, ev, st)
 	}
 	return nil
+}
+
+// lostOriginal reports the loss of a task the original ElasticJob-Cloud left running
+// (registry.LeftByOriginal), answered gone or unknown by the engine, mostly at the first
+// reconciliation after an upgrade (another cluster, mesos-local, a task that ended while no
+// scheduler listened): recorded as any end, but no failure alert, which would reach the
+// on-call for every such shard at once for tasks the old scheduler ran. A failure the task
+// itself reports (TASK_FAILED, TASK_ERROR) is alerted as any other.
+func lostOriginal(e task.Entry, st engine.Status) bool {
+	if !registry.LeftByOriginal(e) {
+		return false
+	}
+	switch st.State {
+	case task.Lost, task.Gone, task.GoneByOperator, task.Unknown, task.Dropped:
+		return true
+	}
+	return false
 }
 
 // paused logs a pause and posts it to the job's webhook, if it has one.

@@ -80,6 +80,9 @@ promtool test rules deploy/prometheus/alerts_test.yml
 
 phase "waiting for make build (binaries and examples)"
 finish build
+# Every test that starts the project's programs takes them from bin/ (internal/testbin): one
+# make test compiles the tree once, and no test compiles under a deadline of its own.
+export EJ_BIN="$PWD/bin"
 
 # The console in headless Chromium, against bin/, beside the Go tests.
 phase "browser tests (console in headless Chromium), in the background"

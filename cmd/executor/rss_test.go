@@ -14,6 +14,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/executor/fakeagent"
+	"github.com/ejcloud/elasticjob/internal/testbin"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -26,10 +27,11 @@ func TestMeasureRSS(t *testing.T) {
 	if os.Getenv("ELASTICJOB_MEASURE_RSS") == "" {
 		t.Skip("set ELASTICJOB_MEASURE_RSS=1 to measure the executor's RSS")
 	}
-	bin := filepath.Join(t.TempDir(), "executor")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	dir, err := testbin.Commands("../..", t.TempDir(), "executor")
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin := filepath.Join(dir, "executor")
 	agent := fakeagent.New(true)
 	defer agent.Close()
 	script := filepath.Join(t.TempDir(), "run.sh")

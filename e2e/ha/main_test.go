@@ -56,8 +56,8 @@ func run(m *testing.M) int {
 }
 
 func setup(tmp string) error {
-	binDir = filepath.Join(tmp, "bin")
-	if err := harness.Build("../..", binDir, "scheduler", "executor", "mesos-local", "ejctl"); err != nil {
+	var err error
+	if binDir, err = harness.Build("../..", filepath.Join(tmp, "bin"), "scheduler", "executor", "mesos-local", "ejctl"); err != nil {
 		return err
 	}
 	app, err := harness.TarGz(harness.Scripts(map[string]string{"bin/chaos.sh": chaosScript})...)

@@ -37,6 +37,14 @@ func (c mesosCall) String() string {
 // accepted reports whether the master took the call.
 func (c mesosCall) accepted() bool { return c.replied && c.status/100 == 2 }
 
+// acts reports whether the master took a call that acts on the cluster: any call of the
+// scheduler API (SUBSCRIBE, ACCEPT, DECLINE, KILL, REVIVE, ACKNOWLEDGE, …) or any request
+// other than a read. A read (GET: the agents' flags, /slaves, /state) changes nothing, so
+// a deposed leader's reads, sent before it learns its term has lapsed, are harmless.
+func (c mesosCall) acts() bool {
+	return c.accepted() && (c.path == "/api/v1/scheduler" || c.typ != http.MethodGet)
+}
+
 type mesosRecorder struct {
 	mu    sync.Mutex
 	calls []*mesosCall

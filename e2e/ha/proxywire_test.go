@@ -123,3 +123,26 @@ func TestProxyRecordsMesosCalls(t *testing.T) {
 		return strings.Join(got, ", ") == want
 	}, "the recorded calls %v to be %s", lazy(func() any { return got }), want)
 }
+
+// TestMesosCallActs: what a deposed leader may not have taken by the master is any call of
+// the scheduler API and any request but a read; its reads (the agents' flags) change nothing.
+func TestMesosCallActs(t *testing.T) {
+	for _, tc := range []struct {
+		c    mesosCall
+		want bool
+	}{
+		{mesosCall{path: "/slaves", typ: http.MethodGet, replied: true, status: 200}, false},
+		{mesosCall{path: "/state", typ: http.MethodGet, replied: true, status: 200}, false},
+		{mesosCall{path: "/api/v1/scheduler", typ: "SUBSCRIBE", replied: true, status: 200}, true},
+		{mesosCall{path: "/api/v1/scheduler", typ: "ACCEPT", replied: true, status: 202}, true},
+		{mesosCall{path: "/api/v1/scheduler", typ: "KILL", replied: true, status: 202}, true},
+		{mesosCall{path: "/api/v1/scheduler", typ: "REVIVE", replied: true, status: 202}, true},
+		{mesosCall{path: "/api/v1/scheduler", typ: "DECLINE", replied: true, status: 403}, false}, // refused
+		{mesosCall{path: "/api/v1/scheduler", typ: "ACCEPT"}, false},                              // no reply
+		{mesosCall{path: "/master/teardown", typ: http.MethodPost, replied: true, status: 200}, true},
+	} {
+		if got := tc.c.acts(); got != tc.want {
+			t.Errorf("%v acts = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+}

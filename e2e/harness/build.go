@@ -7,25 +7,19 @@ import (
 	"compress/gzip"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/testbin"
 )
 
-// Build builds the commands ./cmd/NAME of the module at moduleRoot into
-// binDir/NAME.
-func Build(moduleRoot, binDir string, names ...string) error {
-	for _, name := range names {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
-		cmd.Dir = moduleRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", name, err, out)
-		}
-	}
-	return nil
+// Build returns the directory holding the commands ./cmd/NAME of the module at moduleRoot:
+// bin/ as make build made it under make test, else binDir, built into now (testbin).
+func Build(moduleRoot, binDir string, names ...string) (string, error) {
+	return testbin.Commands(moduleRoot, binDir, names...)
 }
 
 // Entry is one entry of an archive TarGz writes: a directory when its name

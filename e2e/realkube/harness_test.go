@@ -256,9 +256,10 @@ func (s *scheduler) ended(name string) []execution {
 
 // trace is one status trace row.
 type trace struct {
-	TaskID  string `json:"taskId"`
-	State   string `json:"state"`
-	Message string `json:"message"`
+	TaskID       string    `json:"taskId"`
+	State        string    `json:"state"`
+	Message      string    `json:"message"`
+	CreationTime time.Time `json:"creationTime"`
 }
 
 func (s *scheduler) traces(name string) []trace {

@@ -30,25 +30,17 @@ var jreImages = sync.OnceValue(func() error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	exe := filepath.Join(tmp, "elasticjob-executor")
-	build := exec.Command("go", "build", "-trimpath", "-o", exe, "./cmd/executor")
-	build.Dir = "../.."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build the static executor: %v\n%s", err, out)
-	}
 	lib, err := buildJavaJar(tmp)
 	if err != nil {
 		return err
 	}
 	for _, img := range []struct{ ref, lib string }{{jreImageRef, lib}, {plainImageRef, ""}} {
 		tarball := filepath.Join(tmp, "jre-image.tar")
-		args := []string{"run", "./cmd/executor-image", "-ref", img.ref, "-executor", exe, "-jre", "openjdk-17-jre-headless", "-o", tarball}
+		args := []string{"-ref", img.ref, "-executor", executorBin, "-jre", "openjdk-17-jre-headless", "-o", tarball}
 		if img.lib != "" {
 			args = append(args, "-java-jar", img.lib)
 		}
-		cmd := exec.Command("go", args...)
-		cmd.Dir = "../.."
+		cmd := exec.Command(imageBin, args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("the JRE image %s: %v\n%s", img.ref, err, out)
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
 	"github.com/ejcloud/elasticjob/engine/kube/image"
+	"github.com/ejcloud/elasticjob/internal/testbin"
 	"github.com/ejcloud/elasticjob/internal/testproxy"
 )
 
@@ -35,7 +36,9 @@ const executorImage = "localhost/elasticjob-executor:e2e"
 var (
 	k8sHome      string // "" when there is none (every test skips)
 	skipReason   string
-	schedulerBin string
+	schedulerBin string // static, as make build builds it; in the image too
+	executorBin  string // idem
+	imageBin     string // executor-image, for the Java tests' JRE images
 	kubeconfig   string
 	importImage  func(tarball string) error // ctr images import into the node's containerd
 	admin        kubernetes.Interface
@@ -112,9 +115,15 @@ func stopper(runDir string) func() {
 func setup(tmp, runDir string) error {
 	// One static scheduler: run on the host by most tests, and in the image (at
 	// /elasticjob-scheduler) for the installed one (TestInstalledScheduler).
-	schedulerBin = filepath.Join(tmp, "bin", "scheduler")
-	if err := buildStatic(schedulerBin, "./cmd/scheduler"); err != nil {
+	dir, err := testbin.Commands("../..", filepath.Join(tmp, "bin"), "scheduler", "executor", "executor-image")
+	if err != nil {
 		return err
+	}
+	schedulerBin, executorBin, imageBin = filepath.Join(dir, "scheduler"), filepath.Join(dir, "executor"), filepath.Join(dir, "executor-image")
+	for _, b := range []string{schedulerBin, executorBin} { // both go into the image
+		if err := testbin.Static(b); err != nil {
+			return err
+		}
 	}
 	tarball, err := buildImage(tmp)
 	if err != nil {
@@ -183,24 +192,10 @@ func warmUp() error {
 	return fmt.Errorf("warm-up pod: %w", ctx.Err())
 }
 
-// buildStatic builds the command pkg of the module into out without cgo.
-func buildStatic(out, pkg string) error {
-	build := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
-	build.Dir = "../.."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build %s (static): %v\n%s", pkg, err, b)
-	}
-	return nil
-}
-
-// buildImage builds a static executor and packs the image as make image does: with the
+// buildImage packs the image from the static executor as make image does: with the
 // scheduler, and the Java library where a JDK is.
 func buildImage(tmp string) (string, error) {
-	exe := filepath.Join(tmp, "elasticjob-executor")
-	if err := buildStatic(exe, "./cmd/executor"); err != nil {
-		return "", err
-	}
+	exe := executorBin
 	lib := ""
 	if _, err := exec.LookPath("javac"); err == nil {
 		if lib, err = buildJavaJar(tmp); err != nil {

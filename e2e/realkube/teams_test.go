@@ -19,18 +19,19 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ejcloud/elasticjob/engine/kube"
+	sched "github.com/ejcloud/elasticjob/scheduler"
 )
 
 // TestTeamsCronOnTimeOnKubernetes is issue 52's two-team scenario on the real cluster's one
 // node: pay (guarantee 1 CPU, limit 2) triggers eight 0.9-CPU runs of 6 s at once; search
-// (guarantee 0.5 CPU) has a 0.1-CPU job firing every 3 s. Each shard reads its own clock
-// (the kernel's boot-time clock, /proc/uptime: busybox's date has no %N) first thing and
-// posts it to the recorder; every fire during pay's burst is matched with the first start at
-// or after its instant. Before the scheduler starts, pods with no contention measure the
-// kubelet's own start time (pod created → its process's clock); none of search's fires,
-// all within its guarantee, may start later than that time's max plus 1 s. The steps of
-// each search run (fire → pod seen created → seen running → process start) are logged from
-// a watch on search's pods, to say which step takes the time.
+// (guarantee 0.5 CPU) has a 0.1-CPU job firing every 3 s. It asserts what the scheduler
+// controls: every one of search's fires during pay's burst is run, its pod created (the
+// launch, its TASK_STAGING trace) within scheduler.LateAfter of its instant, or else that
+// trace says why it launched late. How late each fire's process started by its own clock
+// (the kernel's boot-time clock, /proc/uptime: busybox's date has no %N) is a measurement,
+// logged beside the kubelet's own start time (bare pods, no contention) and the steps of
+// each run (fire → pod seen created → seen running → process start), never asserted: on a
+// shared machine that wait is the kubelet's (docs/benchmarks.md).
 func TestTeamsCronOnTimeOnKubernetes(t *testing.T) {
 	requireK8s(t)
 	ctx := context.Background()
@@ -110,11 +111,19 @@ func TestTeamsCronOnTimeOnKubernetes(t *testing.T) {
 	}, "search's run for the fire at %s", last.Format(time.TimeOnly))
 	s.must(http.MethodPost, "/api/job/index/disable?namespace=search", nil)
 
-	bound := kubeletMax + time.Second
-	var late, toCreate, toRunning, toProcess []time.Duration
-	over := 0
+	launches := map[string]trace{} // search's launches by task: the TASK_STAGING trace
+	for _, tr := range tracesIn(s, "search", "index") {
+		if tr.State == "TASK_STAGING" {
+			launches[tr.TaskID] = tr
+		}
+	}
+	var late, toCreate, toRunning, toProcess, toLaunch []time.Duration
 	for _, f := range fires {
 		i, _ := slices.BinarySearchFunc(starts, f, func(r report, f time.Time) int { return r.at.Compare(f) })
+		if i == len(starts) {
+			t.Errorf("search's fire at %s did not run", f.Format("15:04:05"))
+			continue
+		}
 		st := starts[i]
 		l := st.at.Sub(f)
 		late = append(late, l)
@@ -126,8 +135,16 @@ func TestTeamsCronOnTimeOnKubernetes(t *testing.T) {
 				p.running.Sub(p.created).Round(time.Millisecond), st.at.Sub(p.running).Round(time.Millisecond))
 		}
 		t.Logf("search's fire at %s started %s late (%s)", f.Format("15:04:05"), l.Round(time.Millisecond), steps)
-		if l > bound {
-			over++
+		tr, ok := launches[st.task]
+		if !ok {
+			t.Errorf("search's run %s (fire at %s) has no TASK_STAGING trace", st.task, f.Format("15:04:05"))
+			continue
+		}
+		launchedLate := tr.CreationTime.Sub(f)
+		toLaunch = append(toLaunch, launchedLate)
+		if launchedLate > sched.LateAfter && !strings.HasPrefix(tr.Message, "launched ") {
+			t.Errorf("search's fire at %s launched %s after its instant, and its launch trace says no why (message %q)",
+				f.Format("15:04:05"), launchedLate.Round(time.Millisecond), tr.Message)
 		}
 	}
 	pct := func(d []time.Duration, q float64) time.Duration {
@@ -138,17 +155,14 @@ func TestTeamsCronOnTimeOnKubernetes(t *testing.T) {
 		slices.Sort(d)
 		return d[min(len(d)-1, int(q*float64(len(d))))].Round(time.Millisecond)
 	}
-	t.Logf("search: %d fires during pay's %s burst, lateness p50 %s, p99 %s, max %s (the shard's own clock); bound %s",
-		len(fires), burstEnd.Sub(t0).Round(100*time.Millisecond), pct(late, 0.5), pct(late, 0.99), pct(late, 1), bound.Round(time.Millisecond))
+	t.Logf("search: %d fires during pay's %s burst, start lateness p50 %s, p99 %s, max %s (the shard's own clock; the kubelet's own start max %s)",
+		len(fires), burstEnd.Sub(t0).Round(100*time.Millisecond), pct(late, 0.5), pct(late, 0.99), pct(late, 1), kubeletMax.Round(time.Millisecond))
+	t.Logf("search's launches (pod create, the scheduler's clock) after their fire: p50 %s, max %s", pct(toLaunch, 0.5), pct(toLaunch, 1))
 	t.Logf("search before the burst: %d fires, lateness p50 %s, max %s", len(calm), pct(calm, 0.5), pct(calm, 1))
 	t.Logf("steps, max: fire → pod created %s, created → running %s, running → process %s", pct(toCreate, 1), pct(toRunning, 1), pct(toProcess, 1))
 	t.Logf("pay: %d runs of %d s at 0.9 CPU in %s from the trigger (%.2f runs/min; %.2f CPU of work on average)", bursts, runSecs,
 		burstEnd.Sub(t0).Round(100*time.Millisecond), float64(bursts)/burstEnd.Sub(t0).Minutes(),
 		0.9*float64(bursts*runSecs)/burstEnd.Sub(t0).Seconds())
-	if over > 0 {
-		t.Errorf("%d of search's %d fires within its guarantee started later than the kubelet's start time plus 1 s (%s) under pay's burst (search's usage: %s)",
-			over, len(fires), bound.Round(time.Millisecond), s.must(http.MethodGet, "/api/namespaces/search/usage", nil))
-	}
 	if len(fires) < 10 {
 		t.Errorf("only %d fires during pay's burst: the burst ended in %s", len(fires), burstEnd.Sub(t0))
 	}

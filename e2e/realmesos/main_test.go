@@ -63,8 +63,8 @@ func findMesos() (string, error) {
 }
 
 func setup(tmp string) error {
-	binDir := filepath.Join(tmp, "bin")
-	if err := harness.Build("../..", binDir, "scheduler", "executor"); err != nil {
+	binDir, err := harness.Build("../..", filepath.Join(tmp, "bin"), "scheduler", "executor")
+	if err != nil {
 		return err
 	}
 	schedulerBin, executorBin = filepath.Join(binDir, "scheduler"), filepath.Join(binDir, "executor")

@@ -26,6 +26,10 @@ type DeadlineNotification struct {
 
 // DeadlineBody renders a missed deadline in a format.
 func DeadlineBody(format string, a deadline.Alert) ([]byte, error) {
+	return deadlineBody(format, a, Robot{})
+}
+
+func deadlineBody(format string, a deadline.Alert, r Robot) ([]byte, error) {
 	n := DeadlineNotification{Event: "DEADLINE_MISSED", Kind: a.Kind, Namespace: a.Namespace, JobName: a.Job, TaskID: a.TaskID,
 		Workflow: a.Workflow, RunID: a.RunID, Since: a.Since.UTC(), Due: a.Due.UTC(), Message: a.Message}
 	who := a.Job
@@ -33,7 +37,7 @@ func DeadlineBody(format string, a deadline.Alert) ([]byte, error) {
 		who = "workflow " + a.Workflow
 	}
 	text := fmt.Sprintf("[ElasticJob] deadline missed (%s): %s/%s: %s", a.Kind, a.Namespace, who, a.Message)
-	return textBody(format, text, n)
+	return textBody(format, r.withKeyword(text), n)
 }
 
 // DeadlineMissed queues a notification to the alert's hook (a job's
@@ -47,10 +51,14 @@ func (s *Sender) DeadlineMissed(a deadline.Alert, hook deadline.Hook) {
 	if a.Workflow != "" {
 		who = "workflow " + a.Workflow
 	}
-	body, err := DeadlineBody(hook.Format, a)
+	robot := Robot{}
+	if hook.Format == "dingtalk" {
+		robot = Robot{Secret: hook.Secret, Keyword: hook.Keyword}
+	}
+	body, err := deadlineBody(hook.Format, a, robot)
 	if err != nil {
 		s.Log.Warn("webhook: encode", "job", who, "err", err)
 		return
 	}
-	s.enqueue(hook.URL, body, who)
+	s.enqueue(hook.URL, body, who, robot.Secret)
 }

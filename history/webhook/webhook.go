@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ejcloud/elasticjob/observe"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -28,8 +28,9 @@ type Sender struct {
 var _ observe.Notifier = (*Sender)(nil)
 
 type message struct {
-	url  string
-	body []byte
+	url    string
+	body   []byte
+	secret string // a signed DingTalk robot's: each try is signed when sent
 }
 
 // New makes a sender; call Run to start delivering.
@@ -53,17 +54,18 @@ type Notification struct {
 func (s *Sender) Notify(job jobs.Config, ev observe.TaskEvent, st engine.Status) {
 	n := Notification{JobName: job.JobName, TaskID: ev.TaskID, ShardingItem: ev.Item, State: st.State,
 		Message: st.Message, Hostname: ev.Hostname, Time: ev.At.UTC()}
-	body, err := Body(job.Props["webhook.format"], n)
+	robot := RobotOf(job)
+	body, err := robotBody(job.Props["webhook.format"], n, robot)
 	if err != nil {
 		s.Log.Warn("webhook: encode", "job", job.JobName, "err", err)
 		return
 	}
-	s.enqueue(job.Props["webhook.url"], body, job.JobName)
+	s.enqueue(job.Props["webhook.url"], body, job.JobName, robot.Secret)
 }
 
-func (s *Sender) enqueue(url string, body []byte, job string) {
+func (s *Sender) enqueue(url string, body []byte, job, secret string) {
 	select {
-	case s.queue <- message{url: url, body: body}:
+	case s.queue <- message{url: url, body: body, secret: secret}:
 	default:
 		s.Log.Warn("webhook: queue full, notification dropped", "job", job)
 	}
@@ -71,9 +73,14 @@ func (s *Sender) enqueue(url string, body []byte, job string) {
 
 // Body renders a notification in a format.
 func Body(format string, n Notification) ([]byte, error) {
+	return robotBody(format, n, Robot{})
+}
+
+// robotBody renders a notification in a format, with a DingTalk robot's keyword.
+func robotBody(format string, n Notification, r Robot) ([]byte, error) {
 	text := fmt.Sprintf("[ElasticJob] job %s shard %d %s at %s: %s (task %s)",
 		n.JobName, n.ShardingItem, n.State, n.Time.Format(time.RFC3339), n.Message, n.TaskID)
-	return textBody(format, text, n)
+	return textBody(format, r.withKeyword(text), n)
 }
 
 // textBody renders text in a chat format, or v as the generic body.
@@ -121,7 +128,7 @@ func (s *Sender) deliver(ctx context.Context, m message) {
 }
 
 func (s *Sender) post(ctx context.Context, m message) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(m.body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, Sign(m.url, m.secret, time.Now()), bytes.NewReader(m.body))
 	if err != nil {
 		return err
 	}
@@ -131,11 +138,25 @@ func (s *Sender) post(ctx context.Context, m message) error {
 		return err
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("webhook: %s", resp.Status)
 	}
-	return nil
+	return refused(answer)
+}
+
+// refused is the refusal a chat robot answers with 200: DingTalk and WeChat Work say
+// {"errcode": N, "errmsg": …}, N not 0 (a bad signature, a missing keyword, a wrong
+// token); without this a refused alert looked delivered.
+func refused(answer []byte) error {
+	var a struct {
+		Errcode *int   `json:"errcode"`
+		Errmsg  string `json:"errmsg"`
+	}
+	if json.Unmarshal(answer, &a) != nil || a.Errcode == nil || *a.Errcode == 0 {
+		return nil
+	}
+	return fmt.Errorf("webhook: the robot refused the message: errcode %d: %s", *a.Errcode, a.Errmsg)
 }
 
 // redact drops the query (robot tokens live there) from a URL for logs.
