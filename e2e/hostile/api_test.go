@@ -22,7 +22,7 @@ import (
 // and no answer holds anything of pay's. Then it replays and forges the
 // executor's secret fetch for pay's task.
 func TestEveryRouteWithAnotherTeamsNames(t *testing.T) {
-	w := newWorld(t)
+	w := newWorld(t, 0)
 	routes := openAPIRoutes(t)
 	if len(routes) < 60 {
 		t.Fatalf("only %d routes read from api/openapi.yaml", len(routes))

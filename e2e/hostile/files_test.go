@@ -21,7 +21,7 @@ import (
 // the API for those logs. Nothing of pay's or the scheduler's comes back,
 // no read hangs, and the agent still serves search's own honest log.
 func TestPlantedLinksReadNothingOfAnotherTeam(t *testing.T) {
-	w := newWorld(t)
+	w := newWorld(t, 1)
 	payTaskDir := filepath.Join(w.paySandbox, "tasks", w.payTaskID)
 	targets := map[string]string{
 		"pay-task-stdout":  filepath.Join(payTaskDir, "stdout"),

@@ -102,7 +102,7 @@ echo "end-of""-probe"
 // raise its own cgroup limits or escape them; several starts, since a
 // privilege left to chance (which thread forks) shows in some starts only.
 func TestTasksGainNothingOnTheHost(t *testing.T) {
-	w := newWorld(t)
+	w := newWorld(t, 2)
 	// Each app is an executor of its own: eight starts of the init.
 	const shards = 8
 	files := map[string]string{"bin/probe.sh": hostProbe,

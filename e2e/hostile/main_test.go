@@ -41,7 +41,8 @@ func run(m *testing.M) int {
 		// A deployment's own binaries (docs/operations.md): nothing built.
 		binDir = dir
 	} else if os.Geteuid() == 0 {
-		if err := harness.Build("../..", binDir, "scheduler", "executor", "tenant-init"); err != nil {
+		var err error
+		if binDir, err = harness.Build("../..", binDir, "scheduler", "executor", "tenant-init"); err != nil {
 			fmt.Fprintln(os.Stderr, "hostile setup:", err)
 			return 1
 		}

@@ -23,9 +23,10 @@ import (
 const (
 	waitLong  = 90 * time.Second
 	pollEvery = 50 * time.Millisecond
-	// The suite's own uids: another scheduler on this host (a parallel
-	// test tier) holds the default range.
-	uidRange = "1879117824-1879121919"
+	// The suite's own uids, a block per world: the worlds run at once, and
+	// another scheduler on this host (a parallel test tier) holds the
+	// default range.
+	uidBase, uidBlock = 1879117824, 4096
 )
 
 // The values pay's work holds; none may ever reach search.
@@ -55,10 +56,13 @@ type world struct {
 	payRecords string // the agent's checkpoint of pay's TaskInfo
 }
 
-func newWorld(t *testing.T) *world {
+// newWorld builds a world whose namespaces take uids from block n.
+func newWorld(t *testing.T, n int) *world {
 	if os.Geteuid() != 0 {
 		t.Skip("the hostile-team tier needs root: tenant isolation runs each namespace as a user of its own")
 	}
+	t.Parallel()
+	uidRange := fmt.Sprintf("%d-%d", uidBase+n*uidBlock, uidBase+(n+1)*uidBlock-1)
 	base := t.TempDir()
 	if err := os.Chmod(base, 0o711); err != nil {
 		t.Fatal(err)
