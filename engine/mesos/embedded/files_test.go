@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
 )
 
 // TestFilesReadServesSandboxesOnly plants, in a running executor's
@@ -123,5 +126,36 @@ func TestCheckpointsAreTheAgentsAlone(t *testing.T) {
 	}
 	if st, err := os.Stat(records[0]); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("%s: %v %v, want mode 0600", records[0], st.Mode(), err)
+	}
+}
+
+// TestCollectGarbageFollowsNoLink: a collected sandbox holding links a
+// tenant planted (to a directory outside, to a file of the agent's, a
+// directory swapped for a link) goes without anything outside it.
+func TestCollectGarbageFollowsNoLink(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	work, outside := t.TempDir(), t.TempDir()
+	keep := filepath.Join(outside, "keep")
+	if err := os.WriteFile(keep, []byte("not the tenant's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := oldSandbox(t, work, "old-agent", clk.Now().Add(-100*time.Hour))
+	for name, target := range map[string]string{"dir-link": outside, "file-link": keep, "tasks/t/stdout": keep} {
+		if err := os.Symlink(target, filepath.Join(old, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(old, clk.Now().Add(-100*time.Hour), clk.Now().Add(-100*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, func(cfg *Config) {
+		cfg.WorkDir, cfg.Clock, cfg.DiskUsage = work, clk, (&disk{}).get
+		cfg.GCDelay = time.Hour
+	})
+	if n := c.CollectGarbage(); n != 1 || exists(old) {
+		t.Fatalf("collected %d, the old sandbox still there: %v", n, exists(old))
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "not the tenant's" {
+		t.Fatalf("the file outside: %q %v", b, err)
 	}
 }
