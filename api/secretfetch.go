@@ -29,9 +29,11 @@ type FetchedSecret struct {
 // fetchSecrets answers a task's executor with the values of the secrets
 // its job names, and nobody else: the task's fetch token (an HMAC of its
 // id under the secrets key, carried in its payload) must match, and the
-// task must be the one the registry records running for its shard now.
-// So a token read later from a payload (a Mesos checkpoint, a pod spec)
-// opens nothing once its task has ended. Forwarded to the leader like a
+// task must be the one the registry records running for its shard now,
+// and must not have fetched before (the first fetch consumes the token,
+// recorded in the registry). So a token read later from a payload (a
+// Mesos checkpoint, a pod spec) opens nothing, neither once its task has
+// ended nor while it runs: its executor fetched as the task started. Forwarded to the leader like a
 // write: its registry is the one launches are committed to first.
 func (s *tenancyHandlers) fetchSecrets(c *gin.Context) {
 	kr, err := s.keyring()
@@ -50,6 +52,7 @@ func (s *tenancyHandlers) fetchSecrets(c *gin.Context) {
 		return
 	}
 	if !kr.ValidTaskToken(req.TaskID, c.GetHeader(TaskTokenHeader)) {
+		s.log.Warn("secrets: refused a fetch with a token that does not match its task", "task_id", req.TaskID, "from", c.ClientIP())
 		writeError(c, s.log, fmt.Errorf("%w: the task token does not match task %q", ErrUnauthorized, req.TaskID))
 		return
 	}
@@ -64,7 +67,19 @@ func (s *tenancyHandlers) fetchSecrets(c *gin.Context) {
 		return
 	}
 	if rt, ok := running[tid.Item]; !ok || rt.TaskID != req.TaskID {
+		s.log.Warn("secrets: refused a fetch for a task that is not running", "task_id", req.TaskID, "from", c.ClientIP())
 		writeError(c, s.log, fmt.Errorf("%w: task %s is not running: a task gets its secrets only while it runs", ErrForbidden, req.TaskID))
+		return
+	}
+	first, err := s.reg.Tenancy().ConsumeSecretFetch(c, tid.JobName, tid.Item, req.TaskID)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	if !first {
+		s.log.Warn("secrets: refused a second fetch with a task's token (a token is good for one fetch)",
+			"task_id", req.TaskID, "from", c.ClientIP())
+		writeError(c, s.log, fmt.Errorf("%w: task %s fetched its secrets already: a fetch token is good for one fetch", ErrForbidden, req.TaskID))
 		return
 	}
 	job, err := s.reg.Config().Job(c, tid.JobName)

@@ -232,6 +232,12 @@ func TestExecutorFetchesSecrets(t *testing.T) {
 		got.Secrets[0].Name != "db" || string(got.Secrets[0].Value) != secretValue || w.Header().Get("Cache-Control") != "no-store" {
 		t.Fatalf("the running task: %d %s", w.Code, w.Body)
 	}
+	// The token was used: a second fetch with it (a token read from the
+	// task's payload, a checkpoint) is refused while the task still runs.
+	if w := fetchSecrets(tn, tn.payTask, kr.TaskToken(tn.payTask)); w.Code != 403 || leaks(t, tn, w.Body.String()) ||
+		!strings.Contains(w.Body.String(), "good for one fetch") {
+		t.Errorf("a second fetch: %d %s; want 403", w.Code, w.Body)
+	}
 	other := strings.Replace(tn.payTask, "@-@0@-@", "@-@1@-@", 1) // shard 1 is not running
 	for name, c := range map[string]struct {
 		task, token string

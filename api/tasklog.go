@@ -47,7 +47,7 @@ func (s *runHandlers) taskLog(c *gin.Context) {
 		return
 	}
 	taskID := c.Param("taskId")
-	if err := localTask(c, taskID); err != nil {
+	if err := s.launchedTask(c, taskID); err != nil {
 		writeError(c, s.log, err)
 		return
 	}

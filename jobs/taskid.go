@@ -81,6 +81,11 @@ func ParseMetaKey(s string) (string, int, error) {
 
 // ParseTaskID parses a task id string.
 func ParseTaskID(s string) (TaskID, error) {
+	if strings.ContainsAny(s, "/\x00") {
+		// A task id names its directory in a sandbox (tasks/<id>): it must
+		// be one path component.
+		return TaskID{}, fmt.Errorf("jobs: task id %q must not contain '/' or NUL", s)
+	}
 	var parts [5]string // strings.Split's parts, without its slice: every status update parses one
 	rest, n := s, 0
 	for ; n < 4; n++ {

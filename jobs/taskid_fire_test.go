@@ -10,8 +10,8 @@ import (
 // and it parses as every task id does, with the fire's instant in its UUID.
 func TestFireTaskID(t *testing.T) {
 	at := time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
-	a := FireTaskID("ns/job", 2, KindReady, "ready|1|2", at)
-	if b := FireTaskID("ns/job", 2, KindReady, "ready|1|2", at); a != b {
+	a := FireTaskID("ns~job", 2, KindReady, "ready|1|2", at)
+	if b := FireTaskID("ns~job", 2, KindReady, "ready|1|2", at); a != b {
 		t.Fatalf("same fire, two ids: %s, %s", a, b)
 	}
 	if a.AgentID != "" || a.UUID[14] != '8' {
@@ -26,11 +26,11 @@ func TestFireTaskID(t *testing.T) {
 	}
 	seen := map[string]string{a.String(): "first"}
 	for name, id := range map[string]TaskID{
-		"another execution": FireTaskID("ns/job", 2, KindReady, "ready|1|3", at),
-		"another shard":     FireTaskID("ns/job", 1, KindReady, "ready|1|2", at),
-		"another job":       FireTaskID("ns/jo", 2, KindReady, "ready|1|2", at),
-		"a failover":        FireTaskID("ns/job", 2, KindFailover, "ready|1|2", at),
-		"parts not mixed":   FireTaskID("ns/job", 2, KindReady, "ready|1|2\x00", at),
+		"another execution": FireTaskID("ns~job", 2, KindReady, "ready|1|3", at),
+		"another shard":     FireTaskID("ns~job", 1, KindReady, "ready|1|2", at),
+		"another job":       FireTaskID("ns~jo", 2, KindReady, "ready|1|2", at),
+		"a failover":        FireTaskID("ns~job", 2, KindFailover, "ready|1|2", at),
+		"parts not mixed":   FireTaskID("ns~job", 2, KindReady, "ready|1|2\x00", at),
 	} {
 		if prev, ok := seen[id.String()]; ok {
 			t.Fatalf("%s has the id of %s: %s", name, prev, id)

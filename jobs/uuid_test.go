@@ -75,3 +75,17 @@ func BenchmarkParseTaskID(b *testing.B) {
 		}
 	}
 }
+
+// TestParseTaskIDRefusesPaths: a task id names a directory in a sandbox
+// (tasks/<id>), read by the agent: one that could climb out of it is not
+// a task id.
+func TestParseTaskIDRefusesPaths(t *testing.T) {
+	for _, s := range []string{
+		"a@-@0@-@READY@-@s1@-@../../../e2/runs/x", "a@-@0@-@READY@-@s1/..@-@u", "a/b@-@0@-@READY@-@s1@-@u",
+		"a@-@0@-@READY@-@s1@-@u\x00",
+	} {
+		if got, err := ParseTaskID(s); err == nil {
+			t.Errorf("ParseTaskID(%q) = %+v; want an error", s, got)
+		}
+	}
+}

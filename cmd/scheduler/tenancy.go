@@ -63,15 +63,7 @@ func tenancyOf(cfg config.Config) (*embedded.Tenancy, error) {
 	if err != nil {
 		return nil, err
 	}
-	var hide []string
-	for _, p := range []string{cfg.DataDir, cfg.SecretsKeyFile, cfg.ConfigFile, cfg.UsersFile, cfg.OIDC.ClientSecretFile} {
-		if p == "" {
-			continue
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			hide = append(hide, abs)
-		}
-	}
+	hide := cfg.PrivateFiles() // one list of what tasks must not read, from the settings
 	cache := cfg.ExecutorCacheDir
 	if cache == "" {
 		cache = filepath.Join(cfg.DataDir, "cache")

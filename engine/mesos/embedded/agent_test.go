@@ -228,7 +228,10 @@ func TestExecutorEnvironmentSandboxAndFilesRead(t *testing.T) {
 
 func TestFilesReadOffsets(t *testing.T) {
 	c := newCluster(t, nil)
-	path := filepath.Join(c.cfg.WorkDir, "f.txt")
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "e1", "1", 0.1, 32), 1, 64))
+	s.update("t1")
+	path := filepath.Join(c.Snapshot().Executors[0].Directory, "f.txt")
 	if err := os.WriteFile(path, []byte("hello world"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -59,8 +60,18 @@ type forked struct {
 	Token string `json:"token,omitempty"`
 }
 
-func newCheckpoint(workDir, agentID string, log *slog.Logger) *checkpoint {
-	return &checkpoint{dir: filepath.Join(workDir, "meta", "slaves", agentID), log: log}
+func newCheckpoint(workDir, agentID string, log *slog.Logger) (*checkpoint, error) {
+	meta := filepath.Join(workDir, "meta")
+	// The records hold every TaskInfo with its secret-fetch token: root's
+	// (or the agent's user's) alone. Chmod too: a work directory of an
+	// earlier version has meta/ at 0755.
+	if err := os.MkdirAll(meta, 0o700); err != nil {
+		return nil, fmt.Errorf("local: checkpoints: %w", err)
+	}
+	if err := os.Chmod(meta, 0o700); err != nil {
+		return nil, fmt.Errorf("local: checkpoints: %w", err)
+	}
+	return &checkpoint{dir: filepath.Join(meta, "slaves", agentID), log: log}, nil
 }
 
 func (k *checkpoint) frameworkDir(fwID string) string {
@@ -83,11 +94,11 @@ func (k *checkpoint) warn(what string, err error) {
 
 // replaceFile replaces path with data (temporary file, then rename).
 func replaceFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -99,7 +110,7 @@ func appendRecord(path string, r record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -158,7 +169,7 @@ func taskMeta(t *task) string {
 func (k *checkpoint) task(t *task, group bool) {
 	info, err := t.info.Marshal()
 	if err == nil {
-		err = os.MkdirAll(filepath.Dir(taskMeta(t)), 0o755)
+		err = os.MkdirAll(filepath.Dir(taskMeta(t)), 0o700)
 	}
 	if err == nil {
 		err = appendRecord(taskMeta(t), record{Task: info, Group: group})

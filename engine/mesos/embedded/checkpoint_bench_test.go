@@ -15,7 +15,10 @@ import (
 // acknowledgements, and its removal. Each is a file written whole or a line
 // appended, without fsync.
 func BenchmarkCheckpointTaskLifecycle(b *testing.B) {
-	k := newCheckpoint(b.TempDir(), "agent-S0", slog.New(slog.DiscardHandler))
+	k, err := newCheckpoint(b.TempDir(), "agent-S0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
 	e := &executor{id: "app@-@agent-S0", persisted: persisted{meta: filepath.Join(k.dir, "frameworks", "fw", "executors", "e", "runs", "c")},
 		tasks: map[string]*task{}}
 	data := make([]byte, 2048) // a task's sharding context and job

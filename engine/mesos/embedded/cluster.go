@@ -65,7 +65,9 @@ func New(cfg Config) (*Cluster, error) {
 		c.rt = newSimulator(c, *cfg.Sim)
 	} else {
 		c.rt = hostRuntime{c}
-		c.ck = newCheckpoint(cfg.WorkDir, agents[0].id, c.log.With("subsystem", "checkpoint"))
+		if c.ck, err = newCheckpoint(cfg.WorkDir, agents[0].id, c.log.With("subsystem", "checkpoint")); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
