@@ -84,6 +84,9 @@ func (h hostRuntime) launch(e *executor, token string) {
 		c.ck.framework(fw)
 		c.ck.executor(e)
 	}
+	// Its uid now: its tasks' groups are made, theirs, before it starts
+	// (an error here is confine's to report).
+	_ = c.ten.assign(e)
 	c.iso.prepare(e)
 	// Last: it wins over a CommandInfo variable of that name.
 	go c.runExecutor(e, append(c.executorEnv(e), ExecutorTokenEnv+"="+token))

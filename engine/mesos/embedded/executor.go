@@ -53,9 +53,10 @@ type executor struct {
 	reason      mesos.TaskStatus_Reason
 	exitStatus  *int32
 	exitMessage string
-	cgroup      *cgroups.Group // its container; nil when not isolated
-	token       tokenHash      // SHA-256 of its token: its calls' credential (auth.go)
-	ended       time.Time      // when it terminated (Config.Clock)
+	cgroup      *cgroups.Group            // its container; nil when not isolated
+	taskGroups  map[string]*cgroups.Group // its live tasks' groups, by task id (taskgroups.go)
+	token       tokenHash                 // SHA-256 of its token: its calls' credential (auth.go)
+	ended       time.Time                 // when it terminated (Config.Clock)
 	// termState is the state its live tasks end in when it terminates
 	// (TASK_FAILED, or LOST/GONE when it did not re-register in time).
 	termState mesos.TaskState

@@ -36,7 +36,8 @@ const staleAfter = time.Hour
 //	<root>/<agentID>/<containerID>/        an executor and its tasks: the
 //	                                       executor's plus its live tasks' limits
 //	<root>/<agentID>/<containerID>/executor   the executor process: its own limits
-//	<root>/<agentID>/<containerID>/task-…     one per task, made by the executor
+//	<root>/<agentID>/<containerID>/task-…     one per task, made by the agent
+//	                                       before the executor hears of it
 //
 // The executor learns its container from ELASTICJOB_CGROUP. Containers are
 // destroyed (processes killed, groups removed) when their executor ends,
@@ -170,6 +171,7 @@ func (i *isolation) resize(e *executor) {
 	if err := e.cgroup.SetLimits(container); err != nil {
 		i.log.Debug("container limits not changed", "executor_id", e.id, "err", err)
 	}
+	i.syncTasks(e)
 }
 
 // The least an executor is given, as a Mesos agent gives a container
@@ -207,21 +209,22 @@ func (e *executor) limits(pidsMax int64, quota bool) (container, leaf cgroups.Li
 	if leaf.MemoryBytes == 0 {
 		container.MemoryBytes = 0
 	}
+	// Exactly what the executor and its tasks declare: v1 lets a process
+	// move into a group over its pids.max (only fork is refused), so the
+	// container's limit is the one that binds what all of them hold.
 	container.Pids = pidsMax * n
 	// The container is an envelope around per-task groups that carry each
-	// task's exact limits: rounded up, it is rewritten only every few tasks
-	// rather than at each launch and end.
+	// task's exact memory and CPUs: rounded up, those are rewritten only
+	// every few tasks rather than at each launch and end.
 	container.MemoryBytes = roundUp(container.MemoryBytes, containerMemStep)
 	container.CPUs = math.Round(math.Ceil(container.CPUs/containerCPUStep-1e-9)*containerCPUStep*1000) / 1000
-	container.Pids = roundUp(container.Pids, pidsMax*containerPidsStep)
 	return container, leaf
 }
 
 // Steps the container limits are rounded up to.
 const (
-	containerMemStep  = 64 << 20
-	containerCPUStep  = 0.1
-	containerPidsStep = 8 // in tasks' worth of pids
+	containerMemStep = 64 << 20
+	containerCPUStep = 0.1
 )
 
 func roundUp(v, step int64) int64 {

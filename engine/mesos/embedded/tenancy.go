@@ -12,6 +12,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/ejcloud/elasticjob/cgroups"
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 )
 
@@ -158,6 +159,20 @@ func (t *tenancy) tenantOf(e *executor) string {
 	return e.fw.id
 }
 
+// assign gives e its tenant's uid (once): the agent chowns its tasks'
+// groups' tasks files to it before the executor starts. Nil t: nothing.
+func (t *tenancy) assign(e *executor) error {
+	if t == nil || e.uid > 0 {
+		return nil
+	}
+	uid, err := t.book.UID(t.tenantOf(e))
+	if err != nil {
+		return err
+	}
+	e.uid = uid
+	return nil
+}
+
 // confine makes cmd start e as its tenant: the sandbox (and the files the
 // agent fetched into it) becomes the tenant's with mode 0700, so does its
 // cache and the container cgroup (the executor makes its tasks' groups
@@ -165,11 +180,10 @@ func (t *tenancy) tenantOf(e *executor) string {
 // variables to add to cmd's environment.
 func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 	name := t.tenantOf(e)
-	uid, err := t.book.UID(name)
-	if err != nil {
+	if err := t.assign(e); err != nil {
 		return nil, err
 	}
-	e.uid = uid
+	uid := e.uid
 	if err := chownTree(e.dir, uid); err != nil {
 		return nil, err
 	}
@@ -190,9 +204,15 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 		env = append(env, "ELASTICJOB_CACHE_DIR="+cache)
 	}
 	if e.cgroup != nil {
-		err := e.cgroup.Chown(uid, uid, "cgroup.procs", "cgroup.subtree_control")
+		// Only the files that move a process in: the groups' directories
+		// and limits stay root's (taskgroups.go). In v2 a move needs the
+		// common ancestor's cgroup.procs too: the container's.
+		var err error
+		if e.cgroup.Hierarchy().Mode() == cgroups.V2 {
+			err = e.cgroup.ChownFiles(uid, uid, "cgroup.procs")
+		}
 		if err == nil {
-			err = e.cgroup.Child("executor").Chown(uid, uid, "tasks", "cgroup.procs")
+			err = e.cgroup.Child("executor").ChownFiles(uid, uid, "tasks", "cgroup.procs")
 		}
 		if err != nil {
 			return nil, err
