@@ -79,23 +79,25 @@ type Config struct {
 	CPUQuota         bool
 	TenantIsolation  string // tenant_isolation: auto, on or off (embedded agent)
 	TenantUIDRange   string // tenant_uid_range: LO-HI
-	GCDelay          time.Duration
-	GCDiskHeadroom   float64
-	ExecutorCacheMax int64 // bytes; 0: unbounded
-	MaxBodyBytes     int64
-	MetricsAccess    string
-	PackageMaxBytes  int64         // package_max_bytes: largest uploaded app package
-	PackageGCGrace   time.Duration // package_gc_grace: how long a package no app names is kept
-	OfferRefuse      time.Duration
-	OfferHold        time.Duration
-	RegistrySync     string
-	FireLead         time.Duration
-	CronJitter       time.Duration
-	LogLevel         string
-	Location         *time.Location
-	DebugPprof       bool  // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
-	MemoryLimit      int64 // memory_limit: the Go runtime's soft memory limit in bytes (0: Go's default)
-	MemoryLimitAuto  bool  // memory_limit=auto: 90 % of the process's cgroup memory limit, when it has one
+	// TenantAllowUserNS: tenant_allow_user_namespaces (default refused by seccomp)
+	TenantAllowUserNS bool
+	GCDelay           time.Duration
+	GCDiskHeadroom    float64
+	ExecutorCacheMax  int64 // bytes; 0: unbounded
+	MaxBodyBytes      int64
+	MetricsAccess     string
+	PackageMaxBytes   int64         // package_max_bytes: largest uploaded app package
+	PackageGCGrace    time.Duration // package_gc_grace: how long a package no app names is kept
+	OfferRefuse       time.Duration
+	OfferHold         time.Duration
+	RegistrySync      string
+	FireLead          time.Duration
+	CronJitter        time.Duration
+	LogLevel          string
+	Location          *time.Location
+	DebugPprof        bool  // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
+	MemoryLimit       int64 // memory_limit: the Go runtime's soft memory limit in bytes (0: Go's default)
+	MemoryLimitAuto   bool  // memory_limit=auto: 90 % of the process's cgroup memory limit, when it has one
 }
 
 // setting is one row of the table every source is read through.
@@ -232,6 +234,7 @@ var settings = []setting{
 	}},
 	{"isolation_cpu_quota", "false", "also cap each task and executor at its cpuCount with a CFS quota (default: CPU shares only, which divide the CPUs under contention and let idle CPUs be used; a hard cap costs start latency)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
 	{"tenant_isolation", "auto", "embedded agent: run each namespace's tasks as an OS user of its own (from tenant_uid_range), in PID and mount namespaces of their own that hide the data directory, key files and other sandboxes (docs/tenancy.md): auto (where the scheduler runs as root; elsewhere more than one namespace or a secrets key stops the start), on (or the scheduler does not start), off (tasks run as the scheduler's user and see what it sees)", str(func(c *Config) *string { return &c.TenantIsolation })},
+	{"tenant_allow_user_namespaces", "false", "embedded agent under tenant_isolation: let tasks make user namespaces (unshare -U, rootless containers); by default a seccomp filter refuses them, as they open much of the kernel to an unprivileged user", boolean("tenant_allow_user_namespaces", func(c *Config) *bool { return &c.TenantAllowUserNS })},
 	{"tenant_uid_range", "1879048192-1879113727", "uids (and gids of the same numbers) given to namespaces under tenant_isolation, one each, lowest free first, recorded in data_dir/mesos/tenants.json: a range no user or container of the host uses (check /etc/subuid)", str(func(c *Config) *string { return &c.TenantUIDRange })},
 	{"gc_delay", "168h", "keep the sandboxes of finished executors and tasks this long on an empty disk, less as it fills (Mesos gc_delay)", duration("gc_delay", func(c *Config) *time.Duration { return &c.GCDelay })},
 	{"gc_disk_headroom", "0.1", "fraction of the disk to keep free: sandboxes may live gc_delay × (1 − headroom − disk usage) (Mesos gc_disk_headroom)", float("gc_disk_headroom", func(c *Config) *float64 { return &c.GCDiskHeadroom })},

@@ -40,6 +40,9 @@ type Tenancy struct {
 	// own, CacheDir/tenant-<tenant> (ELASTICJOB_CACHE_DIR), owned by the
 	// tenant: no tenant reads or fills another's.
 	CacheDir string
+	// AllowUserNamespaces lets executors and their tasks make user
+	// namespaces; by default a seccomp filter refuses them (tenant.Plan).
+	AllowUserNamespaces bool
 }
 
 // tenancy is the agent's Tenancy at work; nil when off.
@@ -191,7 +194,9 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 		return nil, err
 	}
 	show := []string{e.dir}
-	env := []string{"HOME=" + e.dir}
+	// The executor refuses tasks unless it finds itself unprivileged
+	// (executor.ConfinedEnv).
+	env := []string{"HOME=" + e.dir, "ELASTICJOB_TENANT_CONFINED=1"}
 	if t.cfg.CacheDir != "" {
 		cache := filepath.Join(t.cfg.CacheDir, "tenant-"+safeName(name))
 		if err := os.MkdirAll(cache, 0o700); err != nil {
@@ -223,7 +228,7 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 		return nil, err
 	}
 	plan := tenant.Plan{UID: uid, GID: uid, Hide: t.hide, Show: show, ReadOnly: t.cfg.ReadOnly, Dir: e.dir,
-		Argv: append([]string{path}, cmd.Args[1:]...)}
+		Argv: append([]string{path}, cmd.Args[1:]...), AllowUserNS: t.cfg.AllowUserNamespaces}
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
