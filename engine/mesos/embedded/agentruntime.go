@@ -62,10 +62,12 @@ func (h hostRuntime) rebuild(rec recovery, orphans map[string]int) {
 	c.watchRecovered()
 }
 
-// start touches the alive mark every second from now on (aliveLoop).
+// start touches the alive mark every second from now on (aliveLoop) and
+// watches the sandboxes' disk (diskLoop).
 func (h hostRuntime) start() {
-	h.c.bg.Add(1)
+	h.c.bg.Add(2)
 	go h.c.aliveLoop(h.c.stopGC)
+	go h.c.diskLoop(h.c.stopGC)
 }
 
 func (h hostRuntime) logStart(url string) {

@@ -99,6 +99,16 @@ type Config struct {
 	// DiskWatchInterval is how often sandboxes are collected (default a
 	// minute).
 	DiskWatchInterval time.Duration
+	// SandboxDiskMB limits a live sandbox whose executor and tasks declare
+	// no disk (0: no limit); SandboxDiskWatch is how often sandboxes are
+	// measured (default DefaultSandboxDiskWatch); DiskHeadroomMB is the
+	// space kept free on the work directory's file system, the largest
+	// sandbox's executor killed below it (0: none). DiskFree measures that
+	// space (default statfs; tests inject it). See diskwatch.go.
+	SandboxDiskMB    int64
+	SandboxDiskWatch time.Duration
+	DiskHeadroomMB   int64
+	DiskFree         func(path string) (int64, error)
 	// Clock dates terminated sandboxes and drives collection (default the
 	// system clock); DiskUsage measures the work directory's file system
 	// (default sandboxgc.DiskUsage). Tests inject both.
@@ -208,6 +218,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DiskUsage == nil {
 		c.DiskUsage = sandboxgc.DiskUsage
+	}
+	if c.DiskFree == nil {
+		c.DiskFree = diskFree
+	}
+	c.SandboxDiskWatch = durationOr(c.SandboxDiskWatch, DefaultSandboxDiskWatch)
+	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 {
+		return c, fmt.Errorf("%w: SandboxDiskMB and DiskHeadroomMB must not be negative", ErrConfig)
 	}
 	if c.PidsMax == 0 {
 		c.PidsMax = DefaultPidsMax

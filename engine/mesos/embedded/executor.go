@@ -53,6 +53,7 @@ type executor struct {
 	reason      mesos.TaskStatus_Reason
 	exitStatus  *int32
 	exitMessage string
+	limitation  string                    // why the agent killed it for a limit (diskwatch.go): its end's message
 	cgroup      *cgroups.Group            // its container; nil when not isolated
 	taskGroups  map[string]*cgroups.Group // its live tasks' groups, by task id (taskgroups.go)
 	token       tokenHash                 // SHA-256 of its token: its calls' credential (auth.go)
