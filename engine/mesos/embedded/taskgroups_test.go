@@ -31,7 +31,7 @@ func TestTaskGroupsAreRoots(t *testing.T) {
 	const uid = 1879050100
 	c := isolatedCluster(t, func(cfg *Config) {
 		cfg.PidsMax = 100
-		cfg.Tenancy = &Tenancy{Init: exe, UIDs: tenant.Range{Lo: uid, Hi: uid + 9}, ReadOnly: []string{filepath.Dir(exe)}}
+		cfg.Tenancy = &Tenancy{Init: exe, UIDs: tenant.Range{Lo: uid, Hi: uid + 9}, ReadOnly: []string{filepath.Dir(exe)}, RangeLockDir: t.TempDir()}
 	})
 	if !c.iso.agent.Hierarchy().Has(cgroups.Pids) {
 		t.Skip("no pids controller")

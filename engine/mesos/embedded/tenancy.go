@@ -40,6 +40,10 @@ type Tenancy struct {
 	// own, CacheDir/tenant-<tenant> (ELASTICJOB_CACHE_DIR), owned by the
 	// tenant: no tenant reads or fills another's.
 	CacheDir string
+	// RangeLockDir holds this host's schedulers' claims on their uid
+	// ranges (tenant.LockRange; default tenant.DefaultLockDir): Start
+	// fails when UIDs overlaps another running scheduler's.
+	RangeLockDir string
 	// AllowUserNamespaces lets executors and their tasks make user
 	// namespaces; by default a seccomp filter refuses them (tenant.Plan).
 	AllowUserNamespaces bool
@@ -47,9 +51,17 @@ type Tenancy struct {
 
 // tenancy is the agent's Tenancy at work; nil when off.
 type tenancy struct {
-	cfg  Tenancy
-	hide []string
-	book *tenant.Book
+	cfg     Tenancy
+	hide    []string
+	book    *tenant.Book
+	release func() // the claim on the uid range
+}
+
+// close gives the uid range up (nil t: nothing).
+func (t *tenancy) close() {
+	if t != nil && t.release != nil {
+		t.release()
+	}
 }
 
 // CheckTenancy says why cfg.Tenancy cannot confine executors here (nil:
@@ -131,8 +143,21 @@ func startTenancy(cfg Config) (*tenancy, error) {
 	if r == (tenant.Range{}) {
 		r = tenant.DefaultRange
 	}
+	lockDir := t.RangeLockDir
+	if lockDir == "" {
+		lockDir = tenant.DefaultLockDir
+	}
+	work, err := filepath.Abs(cfg.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	release, err := tenant.LockRange(lockDir, r, work)
+	if err != nil {
+		return nil, fmt.Errorf("local: tenant isolation: %w", err)
+	}
 	book, err := tenant.OpenBook(filepath.Join(cfg.WorkDir, "tenants.json"), r)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	hide := []string{cfg.WorkDir}
@@ -147,11 +172,12 @@ func startTenancy(cfg Config) (*tenancy, error) {
 			err = os.MkdirAll(tc.CacheDir, 0o700)
 		}
 		if err != nil {
+			release()
 			return nil, fmt.Errorf("local: tenant caches: %w", err)
 		}
 		hide = append(hide, tc.CacheDir)
 	}
-	return &tenancy{cfg: tc, hide: hide, book: book}, nil
+	return &tenancy{cfg: tc, hide: hide, book: book, release: release}, nil
 }
 
 // tenantOf is e's tenant.
