@@ -85,6 +85,11 @@ type Config struct {
 	// used: a hard cap costs start latency (a task with cpus 0.01 gets
 	// 1 ms of CPU per 100 ms period).
 	CPUQuota bool
+	// NamespacePidsMax and NamespaceMemMB cap all of one tenant's
+	// executors and tasks together under Tenancy (a group of the tenant's
+	// above its containers, nsgroups.go); 0: no cap.
+	NamespacePidsMax int64
+	NamespaceMemMB   int64
 	// Tenancy, when set, runs each tenant's executors as an OS user of
 	// its own in PID and mount namespaces of their own (tenancy.go).
 	Tenancy *Tenancy
@@ -223,8 +228,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.DiskFree = diskFree
 	}
 	c.SandboxDiskWatch = durationOr(c.SandboxDiskWatch, DefaultSandboxDiskWatch)
-	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 {
-		return c, fmt.Errorf("%w: SandboxDiskMB and DiskHeadroomMB must not be negative", ErrConfig)
+	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 {
+		return c, fmt.Errorf("%w: SandboxDiskMB, DiskHeadroomMB, NamespacePidsMax and NamespaceMemMB must not be negative", ErrConfig)
 	}
 	if c.PidsMax == 0 {
 		c.PidsMax = DefaultPidsMax

@@ -46,6 +46,7 @@ type executor struct {
 	stream      executorConn // current executor connection, nil if none
 	pid         int
 	uid         int              // the tenant's user it runs as; 0: this process's
+	nsGroup     string           // its tenant's group below the agent's (nsgroups.go); "": none
 	tasks       map[string]*task // tasks not yet removed, queued or launched
 	queued      []batch          // waiting for SUBSCRIBE, in launch order
 	finished    []*task          // completed tasks, for /state

@@ -33,6 +33,10 @@ const staleAfter = time.Hour
 // Layout, below the hierarchy root (the same path in every v1 hierarchy):
 //
 //	<root>/<agentID>/                      every container of this agent
+//	<root>/<agentID>/ns-<tenant>/          under Tenancy, a tenant's containers:
+//	                                       its caps (NamespacePidsMax, NamespaceMemMB)
+//	                                       (a tenant's containers are below it, not
+//	                                       directly below the agent's group)
 //	<root>/<agentID>/<containerID>/        an executor and its tasks: the
 //	                                       executor's plus its live tasks' limits
 //	<root>/<agentID>/<containerID>/executor   the executor process: its own limits
@@ -48,7 +52,8 @@ type isolation struct {
 	mode    cgroups.Mode // V1, V2 or Off
 	reason  string       // why Off
 	agent   *cgroups.Group
-	pidsMax int64 // per task and for the executor itself; 0: no limit
+	pidsMax int64          // per task and for the executor itself; 0: no limit
+	nsCaps  cgroups.Limits // each tenant's group's: all its containers together
 	quota   bool
 	log     *slog.Logger
 }
@@ -58,7 +63,8 @@ type isolation struct {
 // mode that was asked for explicitly and is not usable is an error; with
 // auto, isolation is off and the reason logged once.
 func startIsolation(cfg Config, agentID string, keep map[string]bool, log *slog.Logger) (*isolation, error) {
-	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: cfg.CPUQuota, log: log}
+	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: cfg.CPUQuota, log: log,
+		nsCaps: cgroups.Limits{Pids: cfg.NamespacePidsMax, MemoryBytes: cfg.NamespaceMemMB << 20}}
 	if cfg.Isolation == IsolationOff {
 		iso.reason = "turned off by the isolation setting"
 		log.Info("resource isolation off: cpus and mem are counted, not enforced", "reason", iso.reason)
@@ -87,11 +93,21 @@ func startIsolation(cfg Config, agentID string, keep map[string]bool, log *slog.
 // executors recovered (keep), and (re)creates the agent's group.
 func (i *isolation) reset(keep map[string]bool) error {
 	n := 0
+	var containers []*cgroups.Group
 	for _, name := range i.agent.Children() {
-		if keep[name] {
+		if !strings.HasPrefix(name, nsPrefix) {
+			containers = append(containers, i.agent.Child(name))
 			continue
 		}
-		g := i.agent.Child(name)
+		ns := i.agent.Child(name)
+		for _, c := range ns.Children() {
+			containers = append(containers, ns.Child(c))
+		}
+	}
+	for _, g := range containers {
+		if keep[path.Base(g.Path())] {
+			continue
+		}
 		killed, err := g.Kill(destroyTimeout)
 		n += killed
 		if err == nil {
@@ -131,8 +147,10 @@ func (i *isolation) prepare(e *executor) {
 	if !i.on() {
 		return
 	}
-	g := i.agent.Child(e.containerID)
-	err := g.Child("executor").Create()
+	g, err := i.containerOf(e)
+	if err == nil {
+		err = g.Child("executor").Create()
+	}
 	if err == nil {
 		container, leaf := e.limits(i.pidsMax, i.quota)
 		err = g.SetLimits(container)
@@ -154,7 +172,14 @@ func (i *isolation) attach(e *executor) {
 	if !i.on() {
 		return
 	}
-	if g := i.agent.Child(e.containerID); g.Exists() {
+	if e.nsGroup != "" {
+		if g := i.agent.Child(e.nsGroup).Child(e.containerID); g.Exists() {
+			e.cgroup = g
+			i.resize(e)
+			return
+		}
+	}
+	if g := i.agent.Child(e.containerID); g.Exists() { // no tenant, or made before namespaces had groups
 		e.cgroup = g
 		i.resize(e)
 	}

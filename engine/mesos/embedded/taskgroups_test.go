@@ -3,6 +3,7 @@ package embedded
 import (
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,7 +16,8 @@ import (
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 )
 
-// A confined executor's tasks get groups the agent made, with the task's
+// A confined executor's container is below its tenant's group, which has
+// the tenant's caps. Its tasks get groups the agent made, with the task's
 // limits, before the executor hears of them; the tenant's user may only
 // move processes in: it can raise no limit and make no group anywhere in
 // its container. The container's pids.max is what the executor and its
@@ -31,6 +33,7 @@ func TestTaskGroupsAreRoots(t *testing.T) {
 	const uid = 1879050100
 	c := isolatedCluster(t, func(cfg *Config) {
 		cfg.PidsMax = 100
+		cfg.NamespacePidsMax, cfg.NamespaceMemMB = 1000, 512
 		cfg.Tenancy = &Tenancy{Init: exe, UIDs: tenant.Range{Lo: uid, Hi: uid + 9}, ReadOnly: []string{filepath.Dir(exe)}, RangeLockDir: t.TempDir()}
 	})
 	if !c.iso.agent.Hierarchy().Has(cgroups.Pids) {
@@ -56,12 +59,17 @@ func TestTaskGroupsAreRoots(t *testing.T) {
 	if got := pids(g); got != "300" {
 		t.Errorf("container pids.max %q, want 300: the executor's 100 and two tasks' 100 each", got)
 	}
+	ns := c.iso.agent.Hierarchy().Group(path.Dir(g.Path()))
+	if !strings.HasPrefix(path.Base(ns.Path()), nsPrefix) || pids(ns) != "1000" || memLimitMB(ns) != 512 {
+		t.Errorf("the container %s is not below its tenant's group with the tenant's caps (pids.max %q, %d MB)",
+			g.Path(), pids(ns), memLimitMB(ns))
+	}
 	for _, f := range []string{"tasks", "cgroup.procs"} {
 		if owner(t, filepath.Join(task.Dir(cgroups.Pids), f)) != uid {
 			t.Errorf("task group's %s is not the tenant's: the executor cannot move the task in", f)
 		}
 	}
-	for _, d := range []*cgroups.Group{g, g.Child("executor"), task} {
+	for _, d := range []*cgroups.Group{ns, g, g.Child("executor"), task} {
 		for _, c := range []string{cgroups.Pids, cgroups.Memory, cgroups.CPU} {
 			dir := d.Dir(c)
 			if owner(t, dir) != 0 || owner(t, filepath.Join(dir, "pids.max")) > 0 {

@@ -194,11 +194,12 @@ func (t *tenancy) assign(e *executor) error {
 	if t == nil || e.uid > 0 {
 		return nil
 	}
-	uid, err := t.book.UID(t.tenantOf(e))
+	name := t.tenantOf(e)
+	uid, err := t.book.UID(name)
 	if err != nil {
 		return err
 	}
-	e.uid = uid
+	e.uid, e.nsGroup = uid, nsPrefix+safeName(name)
 	return nil
 }
 
