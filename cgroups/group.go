@@ -1,6 +1,8 @@
 package cgroups
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -194,15 +196,13 @@ func (g *Group) Argv(argv []string) []string {
 	return append(out, argv...)
 }
 
-// Chown gives uid and gid g's directories, so that they may make groups
-// below it, and g's named files that exist (e.g. "tasks", "cgroup.procs":
-// to move their own processes in), in every hierarchy. The limits stay
-// root's.
-func (g *Group) Chown(uid, gid int, files ...string) error {
+// ChownFiles gives uid and gid g's named files that exist (e.g. "tasks",
+// "cgroup.procs": so that they may move their own processes in), in every
+// hierarchy. The directories and the limit files stay root's: a tenant
+// can neither raise a limit nor make a group of its own below g where it
+// could set one.
+func (g *Group) ChownFiles(uid, gid int, files ...string) error {
 	for _, d := range g.dirs() {
-		if err := os.Chown(d, uid, gid); err != nil {
-			return fmt.Errorf("cgroups: chown %s: %w", d, err)
-		}
 		for _, f := range files {
 			if err := os.Chown(filepath.Join(d, f), uid, gid); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("cgroups: chown %s: %w", filepath.Join(d, f), err)
@@ -210,4 +210,16 @@ func (g *Group) Chown(uid, gid int, files ...string) error {
 		}
 	}
 	return nil
+}
+
+// TaskName is the name of a task's group below its container: its id when
+// short enough, else a prefix of it and a hash. The agent makes it and the
+// executor finds it by this name.
+func TaskName(taskID string) string {
+	name := "task-" + strings.ReplaceAll(taskID, "/", "_")
+	if len(name) <= 200 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(taskID))
+	return name[:180] + "-" + hex.EncodeToString(sum[:8])
 }

@@ -76,26 +76,32 @@ type Config struct {
 	Isolation        string        // auto, v1, v2 or off (embedded agent)
 	CgroupsRoot      string
 	PidsMax          int64 // per task and executor; 0: no limit
+	NamespacePidsMax int   // namespace_pids_max: all of a namespace's processes on the embedded agent; 0: no cap
+	NamespaceMemMB   int   // namespace_mem_mb: all of a namespace's memory on the embedded agent; 0: no cap
+	SandboxDiskMB    int   // sandbox_disk_mb: a sandbox's disk limit when it declares none; 0: none
+	DiskHeadroomMB   int   // disk_headroom_mb: free space kept under data_dir; 0: none
 	CPUQuota         bool
 	TenantIsolation  string // tenant_isolation: auto, on or off (embedded agent)
 	TenantUIDRange   string // tenant_uid_range: LO-HI
-	GCDelay          time.Duration
-	GCDiskHeadroom   float64
-	ExecutorCacheMax int64 // bytes; 0: unbounded
-	MaxBodyBytes     int64
-	MetricsAccess    string
-	PackageMaxBytes  int64         // package_max_bytes: largest uploaded app package
-	PackageGCGrace   time.Duration // package_gc_grace: how long a package no app names is kept
-	OfferRefuse      time.Duration
-	OfferHold        time.Duration
-	RegistrySync     string
-	FireLead         time.Duration
-	CronJitter       time.Duration
-	LogLevel         string
-	Location         *time.Location
-	DebugPprof       bool  // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
-	MemoryLimit      int64 // memory_limit: the Go runtime's soft memory limit in bytes (0: Go's default)
-	MemoryLimitAuto  bool  // memory_limit=auto: 90 % of the process's cgroup memory limit, when it has one
+	// TenantAllowUserNS: tenant_allow_user_namespaces (default refused by seccomp)
+	TenantAllowUserNS bool
+	GCDelay           time.Duration
+	GCDiskHeadroom    float64
+	ExecutorCacheMax  int64 // bytes; 0: unbounded
+	MaxBodyBytes      int64
+	MetricsAccess     string
+	PackageMaxBytes   int64         // package_max_bytes: largest uploaded app package
+	PackageGCGrace    time.Duration // package_gc_grace: how long a package no app names is kept
+	OfferRefuse       time.Duration
+	OfferHold         time.Duration
+	RegistrySync      string
+	FireLead          time.Duration
+	CronJitter        time.Duration
+	LogLevel          string
+	Location          *time.Location
+	DebugPprof        bool  // debug_pprof: serve /debug/pprof (admins only) and sample blocking and lock contention
+	MemoryLimit       int64 // memory_limit: the Go runtime's soft memory limit in bytes (0: Go's default)
+	MemoryLimitAuto   bool  // memory_limit=auto: 90 % of the process's cgroup memory limit, when it has one
 }
 
 // setting is one row of the table every source is read through.
@@ -230,8 +236,13 @@ var settings = []setting{
 		c.PidsMax = n
 		return nil
 	}},
+	{"namespace_pids_max", "8192", "embedded agent under tenant_isolation and cgroups: most processes (and threads) of all of one namespace's executors and tasks together (a cgroup of the namespace's above its containers); 0: no cap", integer("namespace_pids_max", func(c *Config) *int { return &c.NamespacePidsMax })},
+	{"namespace_mem_mb", "0", "embedded agent under tenant_isolation and cgroups: most memory in MB of all of one namespace's executors and tasks together; 0: no cap", integer("namespace_mem_mb", func(c *Config) *int { return &c.NamespaceMemMB })},
+	{"sandbox_disk_mb", "10240", "embedded agent: most disk in MB a live executor's sandbox may use when the executor and its tasks declare no disk; measured every 15 s as Mesos' disk/du does, an executor over it is killed and its tasks fail (\"sandbox used N MB of its M MB disk limit\"); 0: no limit", integer("sandbox_disk_mb", func(c *Config) *int { return &c.SandboxDiskMB })},
+	{"disk_headroom_mb", "1024", "embedded agent: free space in MB kept on the file system of data_dir (the registry's and the sandboxes'); below it the executor with the largest sandbox is killed, so that a team filling the disk cannot stop the registry's commits; 0: none", integer("disk_headroom_mb", func(c *Config) *int { return &c.DiskHeadroomMB })},
 	{"isolation_cpu_quota", "false", "also cap each task and executor at its cpuCount with a CFS quota (default: CPU shares only, which divide the CPUs under contention and let idle CPUs be used; a hard cap costs start latency)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
 	{"tenant_isolation", "auto", "embedded agent: run each namespace's tasks as an OS user of its own (from tenant_uid_range), in PID and mount namespaces of their own that hide the data directory, key files and other sandboxes (docs/tenancy.md): auto (where the scheduler runs as root; elsewhere more than one namespace or a secrets key stops the start), on (or the scheduler does not start), off (tasks run as the scheduler's user and see what it sees)", str(func(c *Config) *string { return &c.TenantIsolation })},
+	{"tenant_allow_user_namespaces", "false", "embedded agent under tenant_isolation: let tasks make user namespaces (unshare -U, rootless containers); by default a seccomp filter refuses them, as they open much of the kernel to an unprivileged user", boolean("tenant_allow_user_namespaces", func(c *Config) *bool { return &c.TenantAllowUserNS })},
 	{"tenant_uid_range", "1879048192-1879113727", "uids (and gids of the same numbers) given to namespaces under tenant_isolation, one each, lowest free first, recorded in data_dir/mesos/tenants.json: a range no user or container of the host uses (check /etc/subuid)", str(func(c *Config) *string { return &c.TenantUIDRange })},
 	{"gc_delay", "168h", "keep the sandboxes of finished executors and tasks this long on an empty disk, less as it fills (Mesos gc_delay)", duration("gc_delay", func(c *Config) *time.Duration { return &c.GCDelay })},
 	{"gc_disk_headroom", "0.1", "fraction of the disk to keep free: sandboxes may live gc_delay × (1 − headroom − disk usage) (Mesos gc_disk_headroom)", float("gc_disk_headroom", func(c *Config) *float64 { return &c.GCDiskHeadroom })},
@@ -521,6 +532,10 @@ func (c *Config) validateHost() []error {
 	case "auto", "on", "off":
 	default:
 		errs = append(errs, fmt.Errorf("tenant_isolation: %q must be auto, on or off", c.TenantIsolation))
+	}
+	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 {
+		errs = append(errs, fmt.Errorf("sandbox_disk_mb %d, disk_headroom_mb %d, namespace_pids_max %d, namespace_mem_mb %d: must not be negative",
+			c.SandboxDiskMB, c.DiskHeadroomMB, c.NamespacePidsMax, c.NamespaceMemMB))
 	}
 	if _, err := tenant.ParseRange(c.TenantUIDRange); err != nil {
 		errs = append(errs, fmt.Errorf("tenant_uid_range: %w", err))

@@ -77,6 +77,11 @@ func (e *Executor) launch(info mesos.TaskInfo) {
 		e.log.Warn("duplicate LAUNCH ignored", "task", id)
 		return
 	}
+	if e.opt.Refuse != "" {
+		e.log.Error("task refused", "task", id, "why", e.opt.Refuse)
+		e.updateStatusLocked(id, mesos.TASK_FAILED, e.opt.Refuse, nil, nil)
+		return
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t := &task{info: info, cancel: cancel, launched: time.Now()}
 	e.tasks[id] = t

@@ -1,8 +1,6 @@
 package executor
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -66,19 +64,28 @@ type taskCgroup struct {
 	memMB float64
 	log   *slog.Logger
 	leave []string // the executor's v1 tasks files: fork from inside g (process.Spec.Join)
+	made  bool     // made by the executor, which removes it; else the agent does
 
 	mu       sync.Mutex
 	oomKills int64 // the OOM kill count last looked at
 }
 
-// open creates the task's group with its limits. Without a container
-// (tc nil) or when the group cannot be made (logged once), the task runs
-// in the executor's group, still under the container's limits.
+// open finds the task's group the agent made (with the task's limits,
+// root's: only its tasks files are the executor's), or, under an agent
+// that leaves it to the executor (not confined to a user of its own),
+// creates it with its limits. Without a container (tc nil) or when the
+// group cannot be made (logged once), the task runs in the executor's
+// group, still under the container's limits.
 func (tc *TaskCgroups) open(taskID string, r Resources) *taskCgroup {
 	if tc == nil {
 		return nil
 	}
-	g := tc.Container.Child(cgroupName(taskID))
+	g := tc.Container.Child(cgroups.TaskName(taskID))
+	c := &taskCgroup{g: g, memMB: r.MemMB, log: tc.logger(), leave: tc.selfTasks()}
+	if g.Exists() {
+		c.oomKills = max(0, g.OOMKills())
+		return c
+	}
 	l := cgroups.Limits{MemoryBytes: int64(r.MemMB * (1 << 20)), CPUs: r.CPUs, CPUQuota: tc.CPUQuota, Pids: tc.PidsMax}
 	err := g.Create()
 	if err == nil {
@@ -91,7 +98,8 @@ func (tc *TaskCgroups) open(taskID string, r Resources) *taskCgroup {
 		})
 		return nil
 	}
-	return &taskCgroup{g: g, memMB: r.MemMB, log: tc.logger(), oomKills: max(0, g.OOMKills()), leave: tc.selfTasks()}
+	c.made, c.oomKills = true, max(0, g.OOMKills())
+	return c
 }
 
 // selfTasks are the tasks files of the executor's own v1 group, once: a
@@ -120,17 +128,6 @@ func (tc *TaskCgroups) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return tc.Log
-}
-
-// cgroupName is the task's group name: its id when short enough, else a
-// prefix of it and a hash.
-func cgroupName(taskID string) string {
-	name := "task-" + safeName(taskID)
-	if len(name) <= 200 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(taskID))
-	return name[:180] + "-" + hex.EncodeToString(sum[:8])
 }
 
 // wrap makes spec's process join the group before it runs.
@@ -172,12 +169,20 @@ func (c *taskCgroup) explain(out Outcome) Outcome {
 	return out
 }
 
-// destroy kills what is left in the group and removes it.
+// destroy kills what is left in the group and removes it when the
+// executor made it (the agent removes the groups it made: the container's
+// directory is root's).
 func (c *taskCgroup) destroy() {
 	if c == nil {
 		return
 	}
-	if err := c.g.Destroy(destroyTimeout); err != nil {
+	var err error
+	if c.made {
+		err = c.g.Destroy(destroyTimeout)
+	} else {
+		_, err = c.g.Kill(destroyTimeout)
+	}
+	if err != nil {
 		c.log.Warn("task cgroup not fully removed", "cgroup", c.g.Path(), "err", err)
 	}
 }

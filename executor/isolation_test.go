@@ -86,10 +86,10 @@ func TestMemoryLimitFailsOnlyTheOffendingTask(t *testing.T) {
 		t.Fatalf("hog: %+v", out)
 	}
 	t.Logf("hog failed: %s", out.Message)
-	if container.Child(cgroupName(hogID)).Exists() {
+	if container.Child(cgroups.TaskName(hogID)).Exists() {
 		t.Error("the hog's cgroup outlived it")
 	}
-	calmGroup := container.Child(cgroupName(calmID))
+	calmGroup := container.Child(cgroups.TaskName(calmID))
 	if n := len(calmGroup.Procs()); n != 1 {
 		t.Fatalf("the sibling has %d processes, want its 1 sleep", n)
 	}
@@ -118,7 +118,7 @@ func TestForkBombContainedByPidsLimit(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
 	out := started(t, p, ctx, id, taskData(bomb, "bomb.sh", 0, nil), Resources{CPUs: 0.5, MemMB: 128})
-	g := container.Child(cgroupName(id))
+	g := container.Child(cgroups.TaskName(id))
 	waitUntil(t, "forks refused by the pids limit", func() bool { return g.Stats().PidsDenied > 0 })
 	if st := g.Stats(); st.Pids > limit {
 		t.Fatalf("%d processes in the task, limit %d", st.Pids, limit)
@@ -147,7 +147,7 @@ func TestCPUQuotaHoldsBusyLoop(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
 	out := started(t, p, ctx, id, taskData(scriptURL(t, "spin.sh", "#!/bin/sh\nwhile :; do :; done\n"), "spin.sh", 0, nil), Resources{CPUs: 0.2, MemMB: 32})
-	g := container.Child(cgroupName(id))
+	g := container.Child(cgroups.TaskName(id))
 	before := g.Stats()
 	const window = 20 // CFS periods of 100 ms in which the loop was runnable
 	waitUntil(t, "20 CFS periods", func() bool { return g.Stats().Periods >= before.Periods+window })
@@ -178,7 +178,36 @@ func TestTaskResources(t *testing.T) {
 	if r != (Resources{CPUs: 0.5, MemMB: 96}) {
 		t.Fatalf("%+v", r)
 	}
-	if n := cgroupName(strings.Repeat("x", 300)); len(n) > 200 || !strings.HasPrefix(n, "task-xxx") {
+	if n := cgroups.TaskName(strings.Repeat("x", 300)); len(n) > 200 || !strings.HasPrefix(n, "task-xxx") {
 		t.Fatalf("long name %q", n)
+	}
+}
+
+// A group the agent made for the task (root's limits) is used as it is:
+// the executor neither rewrites its limits nor removes it (the agent
+// does; under a tenant it could do neither).
+func TestAgentMadeTaskGroupUsedAsIs(t *testing.T) {
+	h, container := cgroupstest.Require(t)
+	if !h.Has(cgroups.Pids) {
+		t.Skip("no pids controller")
+	}
+	g := container.Child(cgroups.TaskName("t1"))
+	if err := g.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetLimits(cgroups.Limits{Pids: 7}); err != nil {
+		t.Fatal(err)
+	}
+	tc := &TaskCgroups{Container: container, PidsMax: 64}
+	c := tc.open("t1", Resources{MemMB: 32})
+	if c == nil || c.made {
+		t.Fatalf("the agent's group not used as it is: %+v", c)
+	}
+	if b, _ := os.ReadFile(g.Dir(cgroups.Pids) + "/pids.max"); strings.TrimSpace(string(b)) != "7" {
+		t.Errorf("pids.max %q: the executor rewrote the agent's limit", b)
+	}
+	c.destroy()
+	if !g.Exists() {
+		t.Error("the executor removed the agent's group")
 	}
 }

@@ -33,7 +33,11 @@ type Options struct {
 	// fetched; a task that starts at once goes from STAGING to RUNNING and
 	// saves the scheduler an update. Zero: 100ms; negative: always, at once.
 	StartingAfter time.Duration
-	Log           *slog.Logger
+	// Refuse, when set, fails every task with it as the message, before
+	// anything of the task runs (a tenant's executor that is not
+	// confined, see ConfinedEnv).
+	Refuse string
+	Log    *slog.Logger
 	// Clock times the recovery timeout and the re-subscription backoff
 	// (default the system clock).
 	Clock clock.Clock

@@ -69,6 +69,7 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		FrameworkID: s.FrameworkID, ExecutorID: s.ExecutorID,
 		KillGrace: s.KillGrace, ShutdownGrace: s.ShutdownGrace, RecoveryTimeout: s.RecoveryTimeout,
 		BackoffMax: s.BackoffMax, AckTimeout: s.AckTimeout, IdleTimeout: s.IdleTimeout, Log: log.With("subsystem", "mesos"),
+		Refuse: confinement(getenv),
 	})
 	log.Info("executor starting", "agent", s.AgentEndpoint, "sandbox", s.Sandbox, "cache", s.CacheDir, "javaJar", pipeline.Java.Jar)
 	return ex.Run(ctx)

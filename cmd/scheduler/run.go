@@ -440,6 +440,8 @@ func embeddedConfig(cfg config.Config, log *slog.Logger) embedded.Config {
 		MemMB: cfg.EmbeddedMemMB, Logger: log.With("subsystem", "embedded-mesos"),
 		Isolation: cfg.Isolation, CgroupsRoot: cfg.CgroupsRoot, PidsMax: pidsMax(cfg.PidsMax), CPUQuota: cfg.CPUQuota,
 		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom,
+		SandboxDiskMB: int64(cfg.SandboxDiskMB), DiskHeadroomMB: int64(cfg.DiskHeadroomMB),
+		NamespacePidsMax: int64(cfg.NamespacePidsMax), NamespaceMemMB: int64(cfg.NamespaceMemMB),
 		RecoveryTimeout: cfg.RecoveryTimeout, Recover: cfg.Recover, Process: "scheduler",
 		Principal: cfg.Mesos.Principal, Secret: cfg.Mesos.Secret}
 }

@@ -71,7 +71,8 @@ func tenancyOf(cfg config.Config) (*embedded.Tenancy, error) {
 	if cache, err = filepath.Abs(cache); err != nil {
 		return nil, err
 	}
-	return &embedded.Tenancy{Init: initOf(exe), UIDs: r, Hide: hide, ReadOnly: []string{filepath.Dir(exe)}, CacheDir: cache, Of: tenantOf}, nil
+	return &embedded.Tenancy{Init: initOf(exe), UIDs: r, Hide: hide, ReadOnly: []string{filepath.Dir(exe)}, CacheDir: cache, Of: tenantOf,
+		AllowUserNamespaces: cfg.TenantAllowUserNS}, nil
 }
 
 // initOf is the tenant init: tenant-init beside the executor (make build

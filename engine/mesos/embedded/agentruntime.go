@@ -62,10 +62,12 @@ func (h hostRuntime) rebuild(rec recovery, orphans map[string]int) {
 	c.watchRecovered()
 }
 
-// start touches the alive mark every second from now on (aliveLoop).
+// start touches the alive mark every second from now on (aliveLoop) and
+// watches the sandboxes' disk (diskLoop).
 func (h hostRuntime) start() {
-	h.c.bg.Add(1)
+	h.c.bg.Add(2)
 	go h.c.aliveLoop(h.c.stopGC)
+	go h.c.diskLoop(h.c.stopGC)
 }
 
 func (h hostRuntime) logStart(url string) {
@@ -84,6 +86,9 @@ func (h hostRuntime) launch(e *executor, token string) {
 		c.ck.framework(fw)
 		c.ck.executor(e)
 	}
+	// Its uid now: its tasks' groups are made, theirs, before it starts
+	// (an error here is confine's to report).
+	_ = c.ten.assign(e)
 	c.iso.prepare(e)
 	// Last: it wins over a CommandInfo variable of that name.
 	go c.runExecutor(e, append(c.executorEnv(e), ExecutorTokenEnv+"="+token))

@@ -112,11 +112,13 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	iso, err := startIsolation(c.cfg, c.AgentID(), rec.alive, c.log.With("subsystem", "isolation"))
 	if err != nil {
+		ten.close()
 		return err
 	}
 	ln, err := c.listen(ctx)
 	if err != nil {
 		iso.close(0)
+		ten.close()
 		return err
 	}
 	c.mu.Lock()
@@ -206,6 +208,7 @@ func (c *Cluster) Close() error {
 	c.iso.close(left)
 	close(c.stopGC)
 	c.bg.Wait()
+	c.ten.close()
 	if left > 0 {
 		c.log.Info("agent stopped; its executors keep running for its next start to take over", "executors", left,
 			"recovery_timeout", c.cfg.RecoveryTimeout)

@@ -85,6 +85,11 @@ type Config struct {
 	// used: a hard cap costs start latency (a task with cpus 0.01 gets
 	// 1 ms of CPU per 100 ms period).
 	CPUQuota bool
+	// NamespacePidsMax and NamespaceMemMB cap all of one tenant's
+	// executors and tasks together under Tenancy (a group of the tenant's
+	// above its containers, nsgroups.go); 0: no cap.
+	NamespacePidsMax int64
+	NamespaceMemMB   int64
 	// Tenancy, when set, runs each tenant's executors as an OS user of
 	// its own in PID and mount namespaces of their own (tenancy.go).
 	Tenancy *Tenancy
@@ -99,6 +104,16 @@ type Config struct {
 	// DiskWatchInterval is how often sandboxes are collected (default a
 	// minute).
 	DiskWatchInterval time.Duration
+	// SandboxDiskMB limits a live sandbox whose executor and tasks declare
+	// no disk (0: no limit); SandboxDiskWatch is how often sandboxes are
+	// measured (default DefaultSandboxDiskWatch); DiskHeadroomMB is the
+	// space kept free on the work directory's file system, the largest
+	// sandbox's executor killed below it (0: none). DiskFree measures that
+	// space (default statfs; tests inject it). See diskwatch.go.
+	SandboxDiskMB    int64
+	SandboxDiskWatch time.Duration
+	DiskHeadroomMB   int64
+	DiskFree         func(path string) (int64, error)
 	// Clock dates terminated sandboxes and drives collection (default the
 	// system clock); DiskUsage measures the work directory's file system
 	// (default sandboxgc.DiskUsage). Tests inject both.
@@ -208,6 +223,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DiskUsage == nil {
 		c.DiskUsage = sandboxgc.DiskUsage
+	}
+	if c.DiskFree == nil {
+		c.DiskFree = diskFree
+	}
+	c.SandboxDiskWatch = durationOr(c.SandboxDiskWatch, DefaultSandboxDiskWatch)
+	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 {
+		return c, fmt.Errorf("%w: SandboxDiskMB, DiskHeadroomMB, NamespacePidsMax and NamespaceMemMB must not be negative", ErrConfig)
 	}
 	if c.PidsMax == 0 {
 		c.PidsMax = DefaultPidsMax

@@ -46,6 +46,7 @@ type executor struct {
 	stream      executorConn // current executor connection, nil if none
 	pid         int
 	uid         int              // the tenant's user it runs as; 0: this process's
+	nsGroup     string           // its tenant's group below the agent's (nsgroups.go); "": none
 	tasks       map[string]*task // tasks not yet removed, queued or launched
 	queued      []batch          // waiting for SUBSCRIBE, in launch order
 	finished    []*task          // completed tasks, for /state
@@ -53,9 +54,11 @@ type executor struct {
 	reason      mesos.TaskStatus_Reason
 	exitStatus  *int32
 	exitMessage string
-	cgroup      *cgroups.Group // its container; nil when not isolated
-	token       tokenHash      // SHA-256 of its token: its calls' credential (auth.go)
-	ended       time.Time      // when it terminated (Config.Clock)
+	limitation  string                    // why the agent killed it for a limit (diskwatch.go): its end's message
+	cgroup      *cgroups.Group            // its container; nil when not isolated
+	taskGroups  map[string]*cgroups.Group // its live tasks' groups, by task id (taskgroups.go)
+	token       tokenHash                 // SHA-256 of its token: its calls' credential (auth.go)
+	ended       time.Time                 // when it terminated (Config.Clock)
 	// termState is the state its live tasks end in when it terminates
 	// (TASK_FAILED, or LOST/GONE when it did not re-register in time).
 	termState mesos.TaskState

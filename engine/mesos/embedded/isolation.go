@@ -33,10 +33,15 @@ const staleAfter = time.Hour
 // Layout, below the hierarchy root (the same path in every v1 hierarchy):
 //
 //	<root>/<agentID>/                      every container of this agent
+//	<root>/<agentID>/ns-<tenant>/          under Tenancy, a tenant's containers:
+//	                                       its caps (NamespacePidsMax, NamespaceMemMB)
+//	                                       (a tenant's containers are below it, not
+//	                                       directly below the agent's group)
 //	<root>/<agentID>/<containerID>/        an executor and its tasks: the
 //	                                       executor's plus its live tasks' limits
 //	<root>/<agentID>/<containerID>/executor   the executor process: its own limits
-//	<root>/<agentID>/<containerID>/task-…     one per task, made by the executor
+//	<root>/<agentID>/<containerID>/task-…     one per task, made by the agent
+//	                                       before the executor hears of it
 //
 // The executor learns its container from ELASTICJOB_CGROUP. Containers are
 // destroyed (processes killed, groups removed) when their executor ends,
@@ -47,7 +52,8 @@ type isolation struct {
 	mode    cgroups.Mode // V1, V2 or Off
 	reason  string       // why Off
 	agent   *cgroups.Group
-	pidsMax int64 // per task and for the executor itself; 0: no limit
+	pidsMax int64          // per task and for the executor itself; 0: no limit
+	nsCaps  cgroups.Limits // each tenant's group's: all its containers together
 	quota   bool
 	log     *slog.Logger
 }
@@ -57,7 +63,8 @@ type isolation struct {
 // mode that was asked for explicitly and is not usable is an error; with
 // auto, isolation is off and the reason logged once.
 func startIsolation(cfg Config, agentID string, keep map[string]bool, log *slog.Logger) (*isolation, error) {
-	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: cfg.CPUQuota, log: log}
+	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: cfg.CPUQuota, log: log,
+		nsCaps: cgroups.Limits{Pids: cfg.NamespacePidsMax, MemoryBytes: cfg.NamespaceMemMB << 20}}
 	if cfg.Isolation == IsolationOff {
 		iso.reason = "turned off by the isolation setting"
 		log.Info("resource isolation off: cpus and mem are counted, not enforced", "reason", iso.reason)
@@ -86,11 +93,21 @@ func startIsolation(cfg Config, agentID string, keep map[string]bool, log *slog.
 // executors recovered (keep), and (re)creates the agent's group.
 func (i *isolation) reset(keep map[string]bool) error {
 	n := 0
+	var containers []*cgroups.Group
 	for _, name := range i.agent.Children() {
-		if keep[name] {
+		if !strings.HasPrefix(name, nsPrefix) {
+			containers = append(containers, i.agent.Child(name))
 			continue
 		}
-		g := i.agent.Child(name)
+		ns := i.agent.Child(name)
+		for _, c := range ns.Children() {
+			containers = append(containers, ns.Child(c))
+		}
+	}
+	for _, g := range containers {
+		if keep[path.Base(g.Path())] {
+			continue
+		}
 		killed, err := g.Kill(destroyTimeout)
 		n += killed
 		if err == nil {
@@ -130,8 +147,10 @@ func (i *isolation) prepare(e *executor) {
 	if !i.on() {
 		return
 	}
-	g := i.agent.Child(e.containerID)
-	err := g.Child("executor").Create()
+	g, err := i.containerOf(e)
+	if err == nil {
+		err = g.Child("executor").Create()
+	}
 	if err == nil {
 		container, leaf := e.limits(i.pidsMax, i.quota)
 		err = g.SetLimits(container)
@@ -153,7 +172,14 @@ func (i *isolation) attach(e *executor) {
 	if !i.on() {
 		return
 	}
-	if g := i.agent.Child(e.containerID); g.Exists() {
+	if e.nsGroup != "" {
+		if g := i.agent.Child(e.nsGroup).Child(e.containerID); g.Exists() {
+			e.cgroup = g
+			i.resize(e)
+			return
+		}
+	}
+	if g := i.agent.Child(e.containerID); g.Exists() { // no tenant, or made before namespaces had groups
 		e.cgroup = g
 		i.resize(e)
 	}
@@ -170,6 +196,7 @@ func (i *isolation) resize(e *executor) {
 	if err := e.cgroup.SetLimits(container); err != nil {
 		i.log.Debug("container limits not changed", "executor_id", e.id, "err", err)
 	}
+	i.syncTasks(e)
 }
 
 // The least an executor is given, as a Mesos agent gives a container
@@ -207,21 +234,22 @@ func (e *executor) limits(pidsMax int64, quota bool) (container, leaf cgroups.Li
 	if leaf.MemoryBytes == 0 {
 		container.MemoryBytes = 0
 	}
+	// Exactly what the executor and its tasks declare: v1 lets a process
+	// move into a group over its pids.max (only fork is refused), so the
+	// container's limit is the one that binds what all of them hold.
 	container.Pids = pidsMax * n
 	// The container is an envelope around per-task groups that carry each
-	// task's exact limits: rounded up, it is rewritten only every few tasks
-	// rather than at each launch and end.
+	// task's exact memory and CPUs: rounded up, those are rewritten only
+	// every few tasks rather than at each launch and end.
 	container.MemoryBytes = roundUp(container.MemoryBytes, containerMemStep)
 	container.CPUs = math.Round(math.Ceil(container.CPUs/containerCPUStep-1e-9)*containerCPUStep*1000) / 1000
-	container.Pids = roundUp(container.Pids, pidsMax*containerPidsStep)
 	return container, leaf
 }
 
 // Steps the container limits are rounded up to.
 const (
-	containerMemStep  = 64 << 20
-	containerCPUStep  = 0.1
-	containerPidsStep = 8 // in tasks' worth of pids
+	containerMemStep = 64 << 20
+	containerCPUStep = 0.1
 )
 
 func roundUp(v, step int64) int64 {

@@ -71,7 +71,7 @@ func TestContainerLimitsFollowTasks(t *testing.T) {
 		t.Fatal("executor has no cgroup")
 	}
 	// The container's limits (an envelope around the per-task groups) are
-	// rounded up: 64 MB steps, pids in steps of 8 tasks' worth.
+	// rounded up to 64 MB steps; pids are exact.
 	if got := memLimitMB(g); got != 128 {
 		t.Errorf("container memory limit %d MB, want 96 rounded up to 128", got)
 	}
@@ -94,8 +94,8 @@ func TestContainerLimitsFollowTasks(t *testing.T) {
 		t.Errorf("with two tasks: %d MB, want 224 rounded up to 256", got)
 	}
 	if g.Hierarchy().Has(cgroups.Pids) {
-		if b, _ := os.ReadFile(g.Dir(cgroups.Pids) + "/pids.max"); strings.TrimSpace(string(b)) != "800" {
-			t.Errorf("container pids.max %q, want 300 (100 each for the executor and two tasks) rounded up to 800", b)
+		if b, _ := os.ReadFile(g.Dir(cgroups.Pids) + "/pids.max"); strings.TrimSpace(string(b)) != "300" {
+			t.Errorf("container pids.max %q, want 300 (100 each for the executor and two tasks)", b)
 		}
 	}
 	s.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "t1"}}})
@@ -323,7 +323,7 @@ func TestContainerLimitsArithmetic(t *testing.T) {
 	if leaf != (cgroups.Limits{MemoryBytes: 32 << 20, CPUs: 0.01, CPUQuota: true, Pids: 100}) {
 		t.Errorf("executor limits %+v: want Mesos' minimums 32 MB and 0.01 CPU", leaf)
 	}
-	if container.MemoryBytes != 128<<20 || container.CPUs != 0.6 || container.Pids != 800 {
+	if container.MemoryBytes != 128<<20 || container.CPUs != 0.6 || container.Pids != 200 {
 		t.Errorf("container limits %+v: want the executor's plus the live task's (96 MB, 0.51 CPUs, 200 pids) rounded up", container)
 	}
 	e.resources = nil // an executor declaring nothing leaves its container unlimited

@@ -82,12 +82,15 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
 	}
 	c.mu.Lock()
-	detached := e.detached
+	detached, limitation := e.detached, e.limitation
 	c.mu.Unlock()
 	if detached {
 		return // the agent stopped and left it running: its next run recovers its end
 	}
 	msg := c.destroyContainer(e, exitMessage(ws, werr))
+	if limitation != "" {
+		msg = limitation
+	}
 	status := int32(ws)
 	c.mu.Lock()
 	defer c.mu.Unlock()

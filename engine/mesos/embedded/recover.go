@@ -76,6 +76,9 @@ func (c *Cluster) recover(r recovery, orphans map[string]int) {
 			e := c.recoverRun(fw, run)
 			switch fateOf(run, r.alive[run.containerID]) {
 			case fateReattach:
+				if err := c.ten.assign(e); err != nil {
+					c.log.Warn("recovered executor's tenant uid unknown: its new tasks' groups stay root's", "executor_id", e.id, "err", err)
+				}
 				c.iso.attach(e)
 				c.recoveredLive++
 				c.log.Info("recovered executor", "framework_id", fw.id, "executor_id", e.id, "pid", e.pid,

@@ -12,6 +12,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/ejcloud/elasticjob/cgroups"
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 )
 
@@ -39,13 +40,28 @@ type Tenancy struct {
 	// own, CacheDir/tenant-<tenant> (ELASTICJOB_CACHE_DIR), owned by the
 	// tenant: no tenant reads or fills another's.
 	CacheDir string
+	// RangeLockDir holds this host's schedulers' claims on their uid
+	// ranges (tenant.LockRange; default tenant.DefaultLockDir): Start
+	// fails when UIDs overlaps another running scheduler's.
+	RangeLockDir string
+	// AllowUserNamespaces lets executors and their tasks make user
+	// namespaces; by default a seccomp filter refuses them (tenant.Plan).
+	AllowUserNamespaces bool
 }
 
 // tenancy is the agent's Tenancy at work; nil when off.
 type tenancy struct {
-	cfg  Tenancy
-	hide []string
-	book *tenant.Book
+	cfg     Tenancy
+	hide    []string
+	book    *tenant.Book
+	release func() // the claim on the uid range
+}
+
+// close gives the uid range up (nil t: nothing).
+func (t *tenancy) close() {
+	if t != nil && t.release != nil {
+		t.release()
+	}
 }
 
 // CheckTenancy says why cfg.Tenancy cannot confine executors here (nil:
@@ -127,8 +143,21 @@ func startTenancy(cfg Config) (*tenancy, error) {
 	if r == (tenant.Range{}) {
 		r = tenant.DefaultRange
 	}
+	lockDir := t.RangeLockDir
+	if lockDir == "" {
+		lockDir = tenant.DefaultLockDir
+	}
+	work, err := filepath.Abs(cfg.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	release, err := tenant.LockRange(lockDir, r, work)
+	if err != nil {
+		return nil, fmt.Errorf("local: tenant isolation: %w", err)
+	}
 	book, err := tenant.OpenBook(filepath.Join(cfg.WorkDir, "tenants.json"), r)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	hide := []string{cfg.WorkDir}
@@ -143,11 +172,12 @@ func startTenancy(cfg Config) (*tenancy, error) {
 			err = os.MkdirAll(tc.CacheDir, 0o700)
 		}
 		if err != nil {
+			release()
 			return nil, fmt.Errorf("local: tenant caches: %w", err)
 		}
 		hide = append(hide, tc.CacheDir)
 	}
-	return &tenancy{cfg: tc, hide: hide, book: book}, nil
+	return &tenancy{cfg: tc, hide: hide, book: book, release: release}, nil
 }
 
 // tenantOf is e's tenant.
@@ -158,6 +188,21 @@ func (t *tenancy) tenantOf(e *executor) string {
 	return e.fw.id
 }
 
+// assign gives e its tenant's uid (once): the agent chowns its tasks'
+// groups' tasks files to it before the executor starts. Nil t: nothing.
+func (t *tenancy) assign(e *executor) error {
+	if t == nil || e.uid > 0 {
+		return nil
+	}
+	name := t.tenantOf(e)
+	uid, err := t.book.UID(name)
+	if err != nil {
+		return err
+	}
+	e.uid, e.nsGroup = uid, nsPrefix+safeName(name)
+	return nil
+}
+
 // confine makes cmd start e as its tenant: the sandbox (and the files the
 // agent fetched into it) becomes the tenant's with mode 0700, so does its
 // cache and the container cgroup (the executor makes its tasks' groups
@@ -165,11 +210,10 @@ func (t *tenancy) tenantOf(e *executor) string {
 // variables to add to cmd's environment.
 func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 	name := t.tenantOf(e)
-	uid, err := t.book.UID(name)
-	if err != nil {
+	if err := t.assign(e); err != nil {
 		return nil, err
 	}
-	e.uid = uid
+	uid := e.uid
 	if err := chownTree(e.dir, uid); err != nil {
 		return nil, err
 	}
@@ -177,7 +221,9 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 		return nil, err
 	}
 	show := []string{e.dir}
-	env := []string{"HOME=" + e.dir}
+	// The executor refuses tasks unless it finds itself unprivileged
+	// (executor.ConfinedEnv).
+	env := []string{"HOME=" + e.dir, "ELASTICJOB_TENANT_CONFINED=1"}
 	if t.cfg.CacheDir != "" {
 		cache := filepath.Join(t.cfg.CacheDir, "tenant-"+safeName(name))
 		if err := os.MkdirAll(cache, 0o700); err != nil {
@@ -190,9 +236,15 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 		env = append(env, "ELASTICJOB_CACHE_DIR="+cache)
 	}
 	if e.cgroup != nil {
-		err := e.cgroup.Chown(uid, uid, "cgroup.procs", "cgroup.subtree_control")
+		// Only the files that move a process in: the groups' directories
+		// and limits stay root's (taskgroups.go). In v2 a move needs the
+		// common ancestor's cgroup.procs too: the container's.
+		var err error
+		if e.cgroup.Hierarchy().Mode() == cgroups.V2 {
+			err = e.cgroup.ChownFiles(uid, uid, "cgroup.procs")
+		}
 		if err == nil {
-			err = e.cgroup.Child("executor").Chown(uid, uid, "tasks", "cgroup.procs")
+			err = e.cgroup.Child("executor").ChownFiles(uid, uid, "tasks", "cgroup.procs")
 		}
 		if err != nil {
 			return nil, err
@@ -203,7 +255,7 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 		return nil, err
 	}
 	plan := tenant.Plan{UID: uid, GID: uid, Hide: t.hide, Show: show, ReadOnly: t.cfg.ReadOnly, Dir: e.dir,
-		Argv: append([]string{path}, cmd.Args[1:]...)}
+		Argv: append([]string{path}, cmd.Args[1:]...), AllowUserNS: t.cfg.AllowUserNamespaces}
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func TestTenantExecutorConfined(t *testing.T) {
 	}
 	const uid = 1879050000
 	c := newCluster(t, func(cfg *Config) {
-		cfg.Tenancy = &Tenancy{Init: exe, UIDs: tenant.Range{Lo: uid, Hi: uid + 9}, ReadOnly: []string{filepath.Dir(exe)},
+		cfg.Tenancy = &Tenancy{Init: exe, UIDs: tenant.Range{Lo: uid, Hi: uid + 9}, ReadOnly: []string{filepath.Dir(exe)}, RangeLockDir: t.TempDir(),
 			Of: func(_ string, info mesos.ExecutorInfo) string { return strings.Split(info.ExecutorID.Value, "-")[0] }}
 	})
 	s := subscribe(t, c, frameworkInfo())

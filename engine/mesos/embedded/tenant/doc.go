@@ -11,12 +11,18 @@
 // read-only tmpfs over a directory, /dev/null over a file), binds the
 // sandbox and the cache back at their own paths, gives /tmp, /var/tmp
 // and /dev/shm fresh tmpfs
-// and mounts a /proc of the new PID namespace. It then sets no_new_privs,
-// starts the executor as the tenant's uid and gid with no supplementary
-// groups, forwards signals to it, reaps every orphan of the namespace and
+// and mounts a /proc of the new PID namespace (the agent starts it in a
+// new IPC namespace too). Then, on the thread that forks the executor
+// (these are per-thread), it empties the capability bounding set, sets
+// no_new_privs and, unless the Plan allows user namespaces, installs a
+// seccomp filter that refuses them; it starts the executor as the
+// tenant's uid and gid with no supplementary groups, forwards signals to it, reaps every orphan of the namespace and
 // exits with the executor's status; its exit kills whatever is left in the
 // namespace. Paths keep their names inside, so MESOS_SANDBOX and
 // ELASTICJOB_CACHE_DIR mean the same on both sides.
+//
+// Each scheduler claims its uid range on the host (LockRange), so two
+// schedulers' tenants never share a uid.
 //
 // UIDs are given out from a configured range, one per tenant, lowest free
 // first, and recorded in a file of the agent's work directory (Book), so a

@@ -29,6 +29,10 @@ func Init() {
 	// One P: the init's few goroutines need no second thread spinning
 	// for work (about 0.2 ms of CPU per start, docs/benchmarks.md).
 	runtime.GOMAXPROCS(1)
+	// no_new_privs, the capability bounding set and the seccomp filter
+	// are the thread's: the thread that sets them must be the one that
+	// forks the executor (harden).
+	runtime.LockOSThread()
 	os.Exit(initMain(v, os.Stderr))
 }
 
@@ -54,7 +58,7 @@ func initMain(plan string, stderr io.Writer) int {
 }
 
 // setup builds the executor's view of the file system (see the package
-// documentation) and sets no_new_privs.
+// documentation).
 func setup(p Plan) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make every mount private: %w", err)
@@ -119,9 +123,6 @@ func setup(p Plan) error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc of the new PID namespace: %w", err)
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("set no_new_privs: %w", err)
-	}
 	return nil
 }
 
@@ -149,7 +150,11 @@ func supervise(p Plan, stderr io.Writer) int {
 		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
 	}
-	if err := cmd.Start(); err != nil {
+	if err := harden(p.AllowUserNS); err != nil {
+		fmt.Fprintln(stderr, "tenant init:", err)
+		return exitSetup
+	}
+	if err := cmd.Start(); err != nil { // on the hardened thread (Init locked it)
 		fmt.Fprintln(stderr, "tenant init: start the executor:", err)
 		return exitStart
 	}
@@ -197,8 +202,10 @@ func without(env []string, name string) []string {
 	return out
 }
 
-// Cloneflags are the namespaces the agent starts Init in.
-const Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+// Cloneflags are the namespaces the agent starts Init in: PID, mount and
+// SysV IPC (each executor's message queues, semaphores and shared memory
+// its own, stricter than one per tenant).
+const Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
 
 // Probe says why tenants cannot be isolated here (nil: they can): the
 // agent must run as root, and the kernel must give it new PID and mount
@@ -210,7 +217,7 @@ func Probe() error {
 	cmd := exec.Command("/bin/true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: Cloneflags}
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("the kernel refuses new PID and mount namespaces: %w", err)
+		return fmt.Errorf("the kernel refuses new PID, mount and IPC namespaces: %w", err)
 	}
 	return nil
 }

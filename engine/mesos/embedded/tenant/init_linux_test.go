@@ -14,6 +14,9 @@ import (
 
 func TestMain(m *testing.M) {
 	Init() // the tests start this binary as the init
+	if os.Getenv(envFilterProbe) != "" {
+		filterProbe()
+	}
 	os.Exit(m.Run())
 }
 

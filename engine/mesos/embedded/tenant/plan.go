@@ -27,6 +27,9 @@ type Plan struct {
 	Dir string
 	// Argv is the executor's command line; Argv[0] an absolute path.
 	Argv []string
+	// AllowUserNS lets the executor and its tasks make user namespaces;
+	// by default a seccomp filter refuses them.
+	AllowUserNS bool `json:",omitempty"`
 }
 
 // Validate checks that every path is absolute and clean and that there is

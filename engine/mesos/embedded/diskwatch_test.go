@@ -1,0 +1,111 @@
+package embedded
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// du counts allocated blocks, a hard-linked file once, and follows no
+// link: a symlink to a big file outside, or a directory link, adds
+// nothing; the budget bounds the entries read.
+func TestDuCountsWithoutFollowingLinks(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write := func(p string, n int) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(outside, "big"), 8<<20)
+	write(filepath.Join(root, "a"), 1<<20)
+	write(filepath.Join(root, "d", "e", "b"), 2<<20)
+	if err := os.Link(filepath.Join(root, "a"), filepath.Join(root, "d", "a-again")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "big"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	used, complete, err := du(root, 1000)
+	if err != nil || !complete {
+		t.Fatalf("du: %v complete %v", err, complete)
+	}
+	if used < 3<<20 || used > 3<<20+256<<10 {
+		t.Errorf("du %d bytes, want about 3 MB (a once, b; no link followed)", used)
+	}
+	if _, complete, _ := du(root, 2); complete {
+		t.Error("a budget of 2 entries read the whole tree")
+	}
+	if _, _, err := du(filepath.Join(root, "dirlink"), 1000); err == nil {
+		t.Error("du followed a link given as the sandbox")
+	}
+}
+
+// A sandbox over its disk limit gets its executor killed, and its tasks
+// fail with REASON_CONTAINER_LIMITATION_DISK and a message that says so.
+func TestSandboxOverItsDiskLimitIsKilled(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) { cfg.SandboxDiskMB = 1 })
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "e1", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("t1"))
+	if n := c.WatchDisk(); n != 0 {
+		t.Fatalf("killed %d executors under their limit", n)
+	}
+	dir := c.Snapshot().Executors[0].Directory
+	if err := os.WriteFile(filepath.Join(dir, "fill"), make([]byte, 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want the one over its limit", n)
+	}
+	st := s.update("t1")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "of its 1 MB disk limit") {
+		t.Fatalf("t1: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+}
+
+// Below the headroom on the work directory's file system, the executor
+// with the largest sandbox is killed, whatever its limit: the registry's
+// commits need the space.
+func TestLargestSandboxKilledBelowHeadroom(t *testing.T) {
+	var free int64 = 10 << 30
+	c := newCluster(t, func(cfg *Config) {
+		cfg.DiskHeadroomMB = 1024
+		cfg.DiskFree = func(string) (int64, error) { return free, nil }
+	})
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "small", "hang", execInfo(t, "e1", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("small"))
+	s.launch(s.freshOffer(), taskInfo(c, "big", "hang", execInfo(t, "e2", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("big"))
+	for _, ex := range c.Snapshot().Executors {
+		if ex.ID == "e2" {
+			if err := os.WriteFile(filepath.Join(ex.Directory, "fill"), make([]byte, 2<<20), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := c.WatchDisk(); n != 0 {
+		t.Fatalf("killed %d with the disk free", n)
+	}
+	free = 100 << 20
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors below the headroom, want 1", n)
+	}
+	st := s.update("big")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "below the 1024 MB the scheduler keeps free") {
+		t.Fatalf("big: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+}
