@@ -56,8 +56,9 @@ type world struct {
 	payRecords string // the agent's checkpoint of pay's TaskInfo
 }
 
-// newWorld builds a world whose namespaces take uids from block n.
-func newWorld(t *testing.T, n int) *world {
+// newWorld builds a world whose namespaces take uids from block n, with
+// the scheduler's flags and extra ones.
+func newWorld(t *testing.T, n int, extra ...string) *world {
 	if os.Geteuid() != 0 {
 		t.Skip("the hostile-team tier needs root: tenant isolation runs each namespace as a user of its own")
 	}
@@ -78,6 +79,7 @@ func newWorld(t *testing.T, n int) *world {
 		"--embedded-cpus", "2", "--embedded-mem-mb", "4096", "--tenant-isolation", "on", "--tenant-uid-range", uidRange,
 		"--secrets-key-file", w.keyFile, "--metrics-token-file", w.metrics,
 		"--auth-username", "admin", "--auth-password", "admin-pw-hostile")
+	cmd.Args = append(cmd.Args, extra...)
 	// A deployment's settings (its --config properties file, its limits),
 	// after the suite's own: the world is built on them.
 	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("EJ_HOSTILE_ARGS"))...)

@@ -1,0 +1,66 @@
+//go:build e2e
+
+package hostile
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
+)
+
+// search's tasks fork as many processes as they can and fill their
+// sandbox's disk: the forks stop at what a task may hold, the sandbox's
+// executor is killed at its disk limit with the reason recorded, and pay's
+// task and the registry's commits go on.
+func TestForksAndDiskAreBounded(t *testing.T) {
+	const pidsMax, diskMB = 64, 32
+	w := newWorld(t, 3, "--isolation-pids-max", strconv.Itoa(pidsMax), "--sandbox-disk-mb", strconv.Itoa(diskMB))
+	forks := "#!/bin/sh\nn=0\nfor i in $(seq 1 400); do sleep 60 2>/dev/null & [ $? = 0 ] && n=$((n+1)); done\n" +
+		"echo \"started $(jobs -p | wc -l) of 400\"\necho end-of-forks\nkill $(jobs -p) 2>/dev/null\n"
+	w.attack("forks", "bin/forks.sh", 1, map[string]string{"bin/forks.sh": forks})
+	var out []string
+	harness.Eventually(t, waitLong, pollEvery, func() bool { out = w.stdouts("forks", "end-of-forks"); return len(out) == 1 },
+		"search's fork loop to end")
+	m := regexp.MustCompile(`started (\d+) of 400`).FindStringSubmatch(out[0])
+	if m == nil {
+		t.Fatalf("the fork loop said: %s", out[0])
+	}
+	if n, _ := strconv.Atoi(m[1]); n >= pidsMax {
+		t.Errorf("CROSSED: a task held %d processes, its limit is %d", n, pidsMax)
+	}
+
+	fill := "#!/bin/sh\ndd if=/dev/zero of=\"$MESOS_SANDBOX/fill\" bs=1M count=" + strconv.Itoa(4*diskMB) +
+		" 2>&1\necho filled\nexec sleep 600\n"
+	w.attack("fill", "bin/fill.sh", 1, map[string]string{"bin/fill.sh": fill})
+	var cause string
+	harness.Eventually(t, 3*waitLong, pollEvery, func() bool {
+		code, body := w.search.Do(http.MethodGet, "/api/job/events/executions?namespace=search&jobName=fill", nil)
+		var page struct {
+			Rows []struct {
+				FailureCause *string `json:"failureCause"`
+			} `json:"rows"`
+		}
+		if code != http.StatusOK || json.Unmarshal(body, &page) != nil {
+			return false
+		}
+		for _, r := range page.Rows {
+			if r.FailureCause != nil && *r.FailureCause != "" {
+				cause = *r.FailureCause
+				return true
+			}
+		}
+		return false
+	}, "search's sandbox to be stopped at its disk limit")
+	if !strings.Contains(cause, "disk limit") {
+		t.Errorf("the filled sandbox's task failed with %q, want its disk limit named", cause)
+	}
+	if !alive(w.payPid) {
+		t.Errorf("pay's task %d did not survive", w.payPid)
+	}
+	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/after-fill", map[string]any{"value": "x"})
+}
