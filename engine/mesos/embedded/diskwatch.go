@@ -46,8 +46,11 @@ type measured struct {
 // the executor and its tasks declare as disk, else Config.SandboxDiskMB.
 // When the file system under the work directory (the scheduler's data
 // directory's too) has less than Config.DiskHeadroomMB free, it also kills
-// the executor with the largest sandbox, so that a team filling the disk
-// does not stop the registry's commits. It returns the executors killed.
+// the executor with the largest sandbox, if that holds at least the
+// headroom, so that a team filling the disk does not stop the registry's
+// commits (the sandbox's files stay for its logs; the collector, which
+// keeps sandboxes for less time as the disk fills, removes them). It
+// returns the executors killed.
 func (c *Cluster) WatchDisk() int {
 	c.mu.Lock()
 	var runs []measured
@@ -78,7 +81,14 @@ func (c *Cluster) WatchDisk() int {
 	}
 	if headroom := mib(float64(c.cfg.DiskHeadroomMB)); headroom > 0 && largest != nil {
 		free, err := c.cfg.DiskFree(c.cfg.WorkDir)
-		if err == nil && free < headroom {
+		switch {
+		case err != nil || free >= headroom:
+		case largest.used < headroom:
+			// No sandbox is big enough to be the cause: killing one every
+			// pass would not give the space back.
+			c.log.Error("DISK ALMOST FULL under the scheduler's data, and no sandbox holds as much as the headroom: not a task's doing",
+				"free_mb", free>>20, "headroom_mb", headroom>>20, "largest_sandbox_mb", largest.used>>20)
+		default:
 			c.log.Error("DISK ALMOST FULL under the sandboxes and the scheduler's data: killing the largest sandbox's executor",
 				"free_mb", free>>20, "headroom_mb", headroom>>20, "sandbox", largest.dir, "sandbox_mb", largest.used>>20)
 			killed += c.killForDisk(*largest, fmt.Sprintf(
