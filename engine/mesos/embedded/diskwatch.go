@@ -38,6 +38,37 @@ type measured struct {
 	used, limit int64 // bytes; limit 0: none
 	dir         string
 	pid         int
+	ns          string // its tenant's group name; "": none
+}
+
+// capNamespaces kills, for each tenant whose live sandboxes together
+// hold more than Config.NamespaceDiskMB, the executor with its largest
+// sandbox (one a pass: the next pass measures again).
+func (c *Cluster) capNamespaces(runs []measured) int {
+	limit := mib(float64(c.cfg.NamespaceDiskMB))
+	if limit <= 0 {
+		return 0
+	}
+	total := map[string]int64{}
+	largest := map[string]measured{}
+	for _, r := range runs {
+		if r.ns == "" {
+			continue
+		}
+		total[r.ns] += r.used
+		if r.used > largest[r.ns].used {
+			largest[r.ns] = r
+		}
+	}
+	killed := 0
+	for ns, used := range total {
+		if used > limit {
+			r := largest[ns]
+			killed += c.killForDisk(r, fmt.Sprintf("the namespace's sandboxes used %d MB of its %d MB disk cap; this one, the largest, %d MB",
+				used>>20, limit>>20, r.used>>20))
+		}
+	}
+	return killed
 }
 
 // WatchDisk measures every live executor's sandbox, as Mesos' disk/du
@@ -56,7 +87,7 @@ func (c *Cluster) WatchDisk() int {
 	var runs []measured
 	for dir, e := range c.live {
 		if e.pid > 0 && e.state != execTerminated {
-			runs = append(runs, measured{e: e, dir: dir, pid: e.pid, limit: mib(c.diskLimitMB(e))})
+			runs = append(runs, measured{e: e, dir: dir, pid: e.pid, limit: mib(c.diskLimitMB(e)), ns: e.nsGroup})
 		}
 	}
 	c.mu.Unlock()
@@ -79,6 +110,7 @@ func (c *Cluster) WatchDisk() int {
 	for _, r := range doomed {
 		killed += c.killForDisk(r, fmt.Sprintf("sandbox used %d MB of its %d MB disk limit", r.used>>20, r.limit>>20))
 	}
+	killed += c.capNamespaces(runs)
 	if headroom := mib(float64(c.cfg.DiskHeadroomMB)); headroom > 0 && largest != nil {
 		free, err := c.cfg.DiskFree(c.cfg.WorkDir)
 		switch {

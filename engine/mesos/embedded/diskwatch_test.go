@@ -114,3 +114,38 @@ func TestLargestSandboxKilledBelowHeadroom(t *testing.T) {
 		t.Fatalf("big: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
 	}
 }
+
+// A namespace whose live sandboxes together pass its disk cap loses the
+// executor with its largest sandbox; another namespace's is left alone.
+func TestNamespaceDiskCap(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) { cfg.NamespaceDiskMB = 2 })
+	s := subscribe(t, c, frameworkInfo())
+	for i, id := range []string{"a", "b", "other"} {
+		offer := s.offer
+		if i > 0 {
+			offer = s.freshOffer
+		}
+		s.launch(offer(), taskInfo(c, id, "hang", execInfo(t, "e-"+id, "1", 0.1, 32), 0.1, 32))
+		s.ack(s.update(id))
+	}
+	fill := map[string]int{"e-a": 1 << 20, "e-b": 2 << 20, "e-other": 1 << 20}
+	c.mu.Lock()
+	for _, e := range c.live {
+		e.nsGroup = nsPrefix + "pay"
+		if e.id == "e-other" {
+			e.nsGroup = nsPrefix + "ops"
+		}
+		if err := os.WriteFile(filepath.Join(e.dir, "fill"), make([]byte, fill[e.id]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Unlock()
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want pay's largest", n)
+	}
+	st := s.update("b")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "of its 2 MB disk cap") {
+		t.Fatalf("b: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+}
