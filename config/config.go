@@ -78,6 +78,7 @@ type Config struct {
 	PidsMax          int64 // per task and executor; 0: no limit
 	NamespacePidsMax int   // namespace_pids_max: all of a namespace's processes on the embedded agent; 0: no cap
 	NamespaceMemMB   int   // namespace_mem_mb: all of a namespace's memory on the embedded agent; 0: no cap
+	NamespaceDiskMB  int   // namespace_disk_mb: all of a namespace's live sandboxes on the embedded agent; 0: no cap
 	SandboxDiskMB    int   // sandbox_disk_mb: a sandbox's disk limit when it declares none; 0: none
 	DiskHeadroomMB   int   // disk_headroom_mb: free space kept under data_dir; 0: none
 	CPUQuota         bool
@@ -238,6 +239,7 @@ var settings = []setting{
 	}},
 	{"namespace_pids_max", "8192", "embedded agent under tenant_isolation and cgroups: most processes (and threads) of all of one namespace's executors and tasks together (a cgroup of the namespace's above its containers); 0: no cap", integer("namespace_pids_max", func(c *Config) *int { return &c.NamespacePidsMax })},
 	{"namespace_mem_mb", "0", "embedded agent under tenant_isolation and cgroups: most memory in MB of all of one namespace's executors and tasks together; 0: no cap", integer("namespace_mem_mb", func(c *Config) *int { return &c.NamespaceMemMB })},
+	{"namespace_disk_mb", "0", "embedded agent under tenant_isolation: most disk in MB all of one namespace's live sandboxes hold together, measured with sandbox_disk_mb's; over it the namespace's largest sandbox's executor is killed; 0: no cap", integer("namespace_disk_mb", func(c *Config) *int { return &c.NamespaceDiskMB })},
 	{"sandbox_disk_mb", "10240", "embedded agent: most disk in MB a live executor's sandbox may use when the executor and its tasks declare no disk; measured every 15 s as Mesos' disk/du does, an executor over it is killed and its tasks fail (\"sandbox used N MB of its M MB disk limit\"); 0: no limit", integer("sandbox_disk_mb", func(c *Config) *int { return &c.SandboxDiskMB })},
 	{"disk_headroom_mb", "1024", "embedded agent: free space in MB kept on the file system of data_dir (the registry's and the sandboxes'); below it the executor with the largest sandbox is killed, so that a team filling the disk cannot stop the registry's commits; 0: none", integer("disk_headroom_mb", func(c *Config) *int { return &c.DiskHeadroomMB })},
 	{"isolation_cpu_quota", "false", "also cap each task and executor at its cpuCount with a CFS quota (default: CPU shares only, which divide the CPUs under contention and let idle CPUs be used; a hard cap costs start latency)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
@@ -533,9 +535,9 @@ func (c *Config) validateHost() []error {
 	default:
 		errs = append(errs, fmt.Errorf("tenant_isolation: %q must be auto, on or off", c.TenantIsolation))
 	}
-	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 {
-		errs = append(errs, fmt.Errorf("sandbox_disk_mb %d, disk_headroom_mb %d, namespace_pids_max %d, namespace_mem_mb %d: must not be negative",
-			c.SandboxDiskMB, c.DiskHeadroomMB, c.NamespacePidsMax, c.NamespaceMemMB))
+	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 || c.NamespaceDiskMB < 0 {
+		errs = append(errs, fmt.Errorf("sandbox_disk_mb %d, disk_headroom_mb %d, namespace_pids_max %d, namespace_mem_mb %d, namespace_disk_mb %d: must not be negative",
+			c.SandboxDiskMB, c.DiskHeadroomMB, c.NamespacePidsMax, c.NamespaceMemMB, c.NamespaceDiskMB))
 	}
 	if _, err := tenant.ParseRange(c.TenantUIDRange); err != nil {
 		errs = append(errs, fmt.Errorf("tenant_uid_range: %w", err))

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -78,6 +79,11 @@ func startScheduler(t testing.TB, o schedOpts) *scheduler {
 		// tenant isolation, which forbids that, is the one test's that
 		// asks for it (isolation_tenant_test.go).
 		args = append(args, "--tenant-isolation", "off")
+	} else if !slices.Contains(o.extra, "--tenant-uid-range") {
+		// Each scheduler on a host claims its uid range (docs/tenancy.md):
+		// tests running side by side, here and in other test processes,
+		// each take one of their own.
+		args = append(args, "--tenant-uid-range", uidRange())
 	}
 	cmd := exec.Command(schedulerBin, args...)
 	cmd.Dir = o.dir
@@ -427,4 +433,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+var uidRanges atomic.Int64
+
+// uidRange is a tenant_uid_range of 1024 uids for one test scheduler, by
+// this process's pid and a counter, above the default range.
+func uidRange() string {
+	slot := int64(os.Getpid()%200)*16 + uidRanges.Add(1)%16
+	lo := int64(1879048192) + 65536 + slot*1024
+	return fmt.Sprintf("%d-%d", lo, lo+1023)
 }

@@ -442,6 +442,7 @@ func embeddedConfig(cfg config.Config, log *slog.Logger) embedded.Config {
 		GCDelay: cfg.GCDelay, GCDiskHeadroom: cfg.GCDiskHeadroom,
 		SandboxDiskMB: int64(cfg.SandboxDiskMB), DiskHeadroomMB: int64(cfg.DiskHeadroomMB),
 		NamespacePidsMax: int64(cfg.NamespacePidsMax), NamespaceMemMB: int64(cfg.NamespaceMemMB),
+		NamespaceDiskMB: int64(cfg.NamespaceDiskMB),
 		RecoveryTimeout: cfg.RecoveryTimeout, Recover: cfg.Recover, Process: "scheduler",
 		Principal: cfg.Mesos.Principal, Secret: cfg.Mesos.Secret}
 }

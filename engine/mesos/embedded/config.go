@@ -90,6 +90,9 @@ type Config struct {
 	// above its containers, nsgroups.go); 0: no cap.
 	NamespacePidsMax int64
 	NamespaceMemMB   int64
+	// NamespaceDiskMB caps what one tenant's live sandboxes hold together
+	// (diskwatch.go); 0: no cap.
+	NamespaceDiskMB int64
 	// Tenancy, when set, runs each tenant's executors as an OS user of
 	// its own in PID and mount namespaces of their own (tenancy.go).
 	Tenancy *Tenancy
@@ -228,8 +231,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.DiskFree = diskFree
 	}
 	c.SandboxDiskWatch = durationOr(c.SandboxDiskWatch, DefaultSandboxDiskWatch)
-	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 {
-		return c, fmt.Errorf("%w: SandboxDiskMB, DiskHeadroomMB, NamespacePidsMax and NamespaceMemMB must not be negative", ErrConfig)
+	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 || c.NamespaceDiskMB < 0 {
+		return c, fmt.Errorf("%w: SandboxDiskMB, DiskHeadroomMB, NamespacePidsMax, NamespaceMemMB and NamespaceDiskMB must not be negative", ErrConfig)
 	}
 	if c.PidsMax == 0 {
 		c.PidsMax = DefaultPidsMax

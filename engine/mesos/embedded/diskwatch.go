@@ -38,6 +38,37 @@ type measured struct {
 	used, limit int64 // bytes; limit 0: none
 	dir         string
 	pid         int
+	ns          string // its tenant's group name; "": none
+}
+
+// capNamespaces kills, for each tenant whose live sandboxes together
+// hold more than Config.NamespaceDiskMB, the executor with its largest
+// sandbox (one a pass: the next pass measures again).
+func (c *Cluster) capNamespaces(runs []measured) int {
+	limit := mib(float64(c.cfg.NamespaceDiskMB))
+	if limit <= 0 {
+		return 0
+	}
+	total := map[string]int64{}
+	largest := map[string]measured{}
+	for _, r := range runs {
+		if r.ns == "" {
+			continue
+		}
+		total[r.ns] += r.used
+		if r.used > largest[r.ns].used {
+			largest[r.ns] = r
+		}
+	}
+	killed := 0
+	for ns, used := range total {
+		if used > limit {
+			r := largest[ns]
+			killed += c.killForDisk(r, fmt.Sprintf("the namespace's sandboxes used %d MB of its %d MB disk cap; this one, the largest, %d MB",
+				used>>20, limit>>20, r.used>>20))
+		}
+	}
+	return killed
 }
 
 // WatchDisk measures every live executor's sandbox, as Mesos' disk/du
@@ -46,14 +77,17 @@ type measured struct {
 // the executor and its tasks declare as disk, else Config.SandboxDiskMB.
 // When the file system under the work directory (the scheduler's data
 // directory's too) has less than Config.DiskHeadroomMB free, it also kills
-// the executor with the largest sandbox, so that a team filling the disk
-// does not stop the registry's commits. It returns the executors killed.
+// the executor with the largest sandbox, if that holds at least the
+// headroom, so that a team filling the disk does not stop the registry's
+// commits (the sandbox's files stay for its logs; the collector, which
+// keeps sandboxes for less time as the disk fills, removes them). It
+// returns the executors killed.
 func (c *Cluster) WatchDisk() int {
 	c.mu.Lock()
 	var runs []measured
 	for dir, e := range c.live {
 		if e.pid > 0 && e.state != execTerminated {
-			runs = append(runs, measured{e: e, dir: dir, pid: e.pid, limit: mib(c.diskLimitMB(e))})
+			runs = append(runs, measured{e: e, dir: dir, pid: e.pid, limit: mib(c.diskLimitMB(e)), ns: e.nsGroup})
 		}
 	}
 	c.mu.Unlock()
@@ -76,9 +110,17 @@ func (c *Cluster) WatchDisk() int {
 	for _, r := range doomed {
 		killed += c.killForDisk(r, fmt.Sprintf("sandbox used %d MB of its %d MB disk limit", r.used>>20, r.limit>>20))
 	}
+	killed += c.capNamespaces(runs)
 	if headroom := mib(float64(c.cfg.DiskHeadroomMB)); headroom > 0 && largest != nil {
 		free, err := c.cfg.DiskFree(c.cfg.WorkDir)
-		if err == nil && free < headroom {
+		switch {
+		case err != nil || free >= headroom:
+		case largest.used < headroom:
+			// No sandbox is big enough to be the cause: killing one every
+			// pass would not give the space back.
+			c.log.Error("DISK ALMOST FULL under the scheduler's data, and no sandbox holds as much as the headroom: not a task's doing",
+				"free_mb", free>>20, "headroom_mb", headroom>>20, "largest_sandbox_mb", largest.used>>20)
+		default:
 			c.log.Error("DISK ALMOST FULL under the sandboxes and the scheduler's data: killing the largest sandbox's executor",
 				"free_mb", free>>20, "headroom_mb", headroom>>20, "sandbox", largest.dir, "sandbox_mb", largest.used>>20)
 			killed += c.killForDisk(*largest, fmt.Sprintf(

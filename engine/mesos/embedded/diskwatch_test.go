@@ -76,12 +76,12 @@ func TestSandboxOverItsDiskLimitIsKilled(t *testing.T) {
 }
 
 // Below the headroom on the work directory's file system, the executor
-// with the largest sandbox is killed, whatever its limit: the registry's
-// commits need the space.
+// with the largest sandbox is killed, whatever its limit, when it holds at
+// least the headroom: the registry's commits need the space.
 func TestLargestSandboxKilledBelowHeadroom(t *testing.T) {
 	var free int64 = 10 << 30
 	c := newCluster(t, func(cfg *Config) {
-		cfg.DiskHeadroomMB = 1024
+		cfg.DiskHeadroomMB = 1
 		cfg.DiskFree = func(string) (int64, error) { return free, nil }
 	})
 	s := subscribe(t, c, frameworkInfo())
@@ -89,6 +89,10 @@ func TestLargestSandboxKilledBelowHeadroom(t *testing.T) {
 	s.ack(s.update("small"))
 	s.launch(s.freshOffer(), taskInfo(c, "big", "hang", execInfo(t, "e2", "1", 0.1, 32), 0.1, 32))
 	s.ack(s.update("big"))
+	free = 512 << 10
+	if n := c.WatchDisk(); n != 0 {
+		t.Fatalf("killed %d while no sandbox holds the headroom (the disk filled otherwise)", n)
+	}
 	for _, ex := range c.Snapshot().Executors {
 		if ex.ID == "e2" {
 			if err := os.WriteFile(filepath.Join(ex.Directory, "fill"), make([]byte, 2<<20), 0o644); err != nil {
@@ -96,16 +100,52 @@ func TestLargestSandboxKilledBelowHeadroom(t *testing.T) {
 			}
 		}
 	}
+	free = 10 << 30
 	if n := c.WatchDisk(); n != 0 {
 		t.Fatalf("killed %d with the disk free", n)
 	}
-	free = 100 << 20
+	free = 512 << 10
 	if n := c.WatchDisk(); n != 1 {
 		t.Fatalf("killed %d executors below the headroom, want 1", n)
 	}
 	st := s.update("big")
 	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
-		!strings.Contains(st.GetMessage(), "below the 1024 MB the scheduler keeps free") {
+		!strings.Contains(st.GetMessage(), "below the 1 MB the scheduler keeps free") {
 		t.Fatalf("big: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+}
+
+// A namespace whose live sandboxes together pass its disk cap loses the
+// executor with its largest sandbox; another namespace's is left alone.
+func TestNamespaceDiskCap(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) { cfg.NamespaceDiskMB = 2 })
+	s := subscribe(t, c, frameworkInfo())
+	for i, id := range []string{"a", "b", "other"} {
+		offer := s.offer
+		if i > 0 {
+			offer = s.freshOffer
+		}
+		s.launch(offer(), taskInfo(c, id, "hang", execInfo(t, "e-"+id, "1", 0.1, 32), 0.1, 32))
+		s.ack(s.update(id))
+	}
+	fill := map[string]int{"e-a": 1 << 20, "e-b": 2 << 20, "e-other": 1 << 20}
+	c.mu.Lock()
+	for _, e := range c.live {
+		e.nsGroup = nsPrefix + "pay"
+		if e.id == "e-other" {
+			e.nsGroup = nsPrefix + "ops"
+		}
+		if err := os.WriteFile(filepath.Join(e.dir, "fill"), make([]byte, fill[e.id]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Unlock()
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want pay's largest", n)
+	}
+	st := s.update("b")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "of its 2 MB disk cap") {
+		t.Fatalf("b: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
 	}
 }
