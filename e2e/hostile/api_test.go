@@ -95,8 +95,8 @@ func TestEveryRouteWithAnotherTeamsNames(t *testing.T) {
 	}
 	if tok := fetchToken(t, w.payRecords); tok == "" {
 		t.Errorf("no fetch token found in pay's checkpoint %s", w.payRecords)
-	} else if code, body := fetch(tok); code == http.StatusOK || bytes.Contains(body, []byte(payEnvSecret)) ||
-		bytes.Contains(body, []byte(base64.StdEncoding.EncodeToString([]byte(payEnvSecret)))) {
+	} else if code, body := fetch(tok); code == http.StatusOK || bytes.Contains(body, []byte(w.envSecret)) ||
+		bytes.Contains(body, []byte(base64.StdEncoding.EncodeToString([]byte(w.envSecret)))) {
 		t.Errorf("CROSSED: pay's fetch token, replayed while pay's task runs, answered %d %.200s", code, body)
 	}
 	if !strings.Contains(w.sched.Log(), "secret") {

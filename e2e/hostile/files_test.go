@@ -118,7 +118,7 @@ exec sleep 600
 	// The agent still answers after the FIFOs and /dev/zero: pay's
 	// honest log reads as pay's.
 	code, body := w.admin.Do(http.MethodGet, "/api/job/logs/"+url.PathEscape(w.payTaskID)+"?namespace=pay&full=true", nil)
-	if code != http.StatusOK || !strings.Contains(string(body), payOutput) {
+	if code != http.StatusOK || !strings.Contains(string(body), w.output) {
 		t.Errorf("pay's own log after the attacks: %d %.300s", code, body)
 	}
 	if !alive(w.payPid) {

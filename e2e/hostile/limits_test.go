@@ -20,20 +20,25 @@ import (
 func TestForksAndDiskAreBounded(t *testing.T) {
 	const pidsMax, diskMB = 64, 32
 	w := newWorld(t, 3, "--isolation-pids-max", strconv.Itoa(pidsMax), "--sandbox-disk-mb", strconv.Itoa(diskMB))
-	// A shell dies at a fork it cannot make: the loop runs in one of its
-	// own, and the sleeps it started are counted by name.
+	// At its limit no process of the task can fork, so the loop counts
+	// its own forks with builtins alone (a file written by redirection),
+	// and a shell that cannot fork stops or dies there.
 	forks := `#!/bin/sh
-sh -c 'i=0; while [ $i -lt 400 ]; do sleep 60 & i=$((i+1)); done; wait' >/dev/null 2>&1 &
-sleep 5
-pids=$(grep -l '^sleep$' /proc/[0-9]*/comm 2>/dev/null | cut -d/ -f3)
-echo "started $(echo $pids | wc -w) of 400"
+F="$MESOS_SANDBOX/forks.count"
+echo 0 > "$F"
+sh -c 'i=0; last=; while [ $i -lt 400 ]; do sleep 30 & [ "$!" = "$last" ] && break; last=$!; i=$((i+1)); echo $i > "$1"; done' sh "$F" >/dev/null 2>&1 &
+wait
+read n < "$F"
+echo "started $n of 400"
 echo end-of-forks
-kill $pids 2>/dev/null
 `
 	w.attack("forks", "bin/forks.sh", 1, map[string]string{"bin/forks.sh": forks})
 	var out []string
-	harness.Eventually(t, waitLong, pollEvery, func() bool { out = w.stdouts("forks", "end-of-forks"); return len(out) == 1 },
-		"search's fork loop to end")
+	if !harness.Poll(waitLong, pollEvery, func() bool { out = w.stdouts("forks", "end-of-forks"); return len(out) == 1 }) {
+		_, hist := w.search.Do(http.MethodGet, "/api/job/events/executions?namespace=search&jobName=forks", nil)
+		t.Fatalf("search's fork loop did not end: its stdout %q, stderr %q, history %s",
+			w.stdouts("forks", ""), w.taskFiles("forks", "stderr"), hist)
+	}
 	m := regexp.MustCompile(`started (\d+) of 400`).FindStringSubmatch(out[0])
 	if m == nil {
 		t.Fatalf("the fork loop said: %s", out[0])

@@ -29,17 +29,21 @@ const (
 	uidBase, uidBlock = 1879117824, 4096
 )
 
-// The values pay's work holds; none may ever reach search.
-const (
-	payEnvSecret  = "PAY-DB-PASSWORD-hostile-4d1e"
-	payFileSecret = "PAY-TLS-KEY-hostile-9b07"
-	payOutput     = "PAY-TASK-OUTPUT-hostile-21c5"
-	metricsToken  = "METRICS-TOKEN-hostile-77aa"
-)
+// The values pay's work holds, none of which may ever reach search: each
+// world's own (the worlds run at once, and a world finds pay's task by
+// its secret in /proc).
+type payValues struct{ envSecret, fileSecret, output, metricsToken string }
+
+func valuesOf(n int) payValues {
+	return payValues{envSecret: fmt.Sprintf("PAY-DB-PASSWORD-hostile-4d1e-%d", n),
+		fileSecret: fmt.Sprintf("PAY-TLS-KEY-hostile-9b07-%d", n), output: fmt.Sprintf("PAY-TASK-OUTPUT-hostile-21c5-%d", n),
+		metricsToken: fmt.Sprintf("METRICS-TOKEN-hostile-77aa-%d", n)}
+}
 
 // world is two teams on one scheduler: pay holding secrets and a running
 // task that uses them, search holding an edit token in its own namespace.
 type world struct {
+	payValues
 	t       *testing.T
 	base    string
 	data    string
@@ -68,11 +72,11 @@ func newWorld(t *testing.T, n int, extra ...string) *world {
 	if err := os.Chmod(base, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, data: filepath.Join(base, "data"), keyFile: filepath.Join(base, "secrets.key"),
+	w := &world{payValues: valuesOf(n), t: t, data: filepath.Join(base, "data"), keyFile: filepath.Join(base, "secrets.key"),
 		metrics: filepath.Join(base, "metrics-token")}
 	w.key = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
 	writeFile(t, w.keyFile, w.key+"\n", 0o600)
-	writeFile(t, w.metrics, metricsToken+"\n", 0o600)
+	writeFile(t, w.metrics, w.metricsToken+"\n", 0o600)
 	port := harness.FreePort(t)
 	w.base = fmt.Sprintf("http://127.0.0.1:%d", port)
 	cmd := exec.Command(filepath.Join(binDir, "scheduler"), "--data-dir", w.data, "--http-port", strconv.Itoa(port),
@@ -112,9 +116,9 @@ func newWorld(t *testing.T, n int, extra ...string) *world {
 // shared memory segment, and sleeps with both secrets delivered.
 func (w *world) startPay() {
 	t := w.t
-	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/db-password", map[string]any{"value": payEnvSecret})
-	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/tls-key", map[string]any{"value": payFileSecret})
-	hold := "#!/bin/sh\necho " + payOutput + "\necho \"shm $(ipcmk -M 4096 -p 0600 2>&1)\"\n" +
+	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/db-password", map[string]any{"value": w.envSecret})
+	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/tls-key", map[string]any{"value": w.fileSecret})
+	hold := "#!/bin/sh\necho " + w.output + "\necho \"shm $(ipcmk -M 4096 -p 0600 2>&1)\"\n" +
 		"echo \"$DB_PASSWORD\" > /dev/null\nexec sleep 600\n"
 	url := apps.put("/pay/hold.tar.gz", tarGz(t, map[string]string{"bin/hold.sh": hold}))
 	w.admin.Must(http.MethodPost, "/api/app?namespace=pay", map[string]any{"appName": "payapp", "appURL": url,
@@ -124,7 +128,7 @@ func (w *world) startPay() {
 		"secrets": []map[string]string{{"name": "db-password", "env": "DB_PASSWORD"}, {"name": "tls-key", "file": "tls/server.key"}}})
 	w.admin.Must(http.MethodPost, "/api/job/trigger?namespace=pay", "holder")
 	harness.Eventually(t, waitLong, pollEvery, func() bool {
-		w.payPid = pidWithEnv("DB_PASSWORD=" + payEnvSecret)
+		w.payPid = pidWithEnv("DB_PASSWORD=" + w.envSecret)
 		return w.payPid > 0
 	}, "pay's holder to run with its secret")
 	w.paySandbox = envOf(w.payPid, "MESOS_SANDBOX")
@@ -132,15 +136,22 @@ func (w *world) startPay() {
 	if w.paySandbox == "" || w.payTaskID == "" {
 		t.Fatalf("pay's task %d: sandbox %q task %q", w.payPid, w.paySandbox, w.payTaskID)
 	}
-	harness.Eventually(t, waitLong, pollEvery, func() bool {
+	if !harness.Poll(waitLong, pollEvery, func() bool {
 		m, _ := filepath.Glob(filepath.Join(w.data, "mesos", "meta", "slaves", "*", "frameworks", "*", "executors", "*",
 			"runs", "*", "tasks", w.payTaskID+".records"))
 		if len(m) > 0 {
 			w.payRecords = m[0]
 		}
 		b, _ := os.ReadFile(filepath.Join(w.paySandbox, "tasks", w.payTaskID, "secrets", "tls", "server.key"))
-		return w.payRecords != "" && string(b) == payFileSecret
-	}, "pay's checkpoint and file secret")
+		return w.payRecords != "" && string(b) == w.fileSecret
+	}) {
+		var files []string
+		_ = filepath.WalkDir(filepath.Join(w.data, "mesos"), func(p string, _ os.DirEntry, _ error) error {
+			files = append(files, p)
+			return nil
+		})
+		t.Fatalf("pay's checkpoint (%q) and file secret never showed; the agent's files:\n%s", w.payRecords, strings.Join(files, "\n"))
+	}
 }
 
 // attack publishes search's app with the given scripts (bin/NAME) and
@@ -162,6 +173,9 @@ func (w *world) sandboxFile(app, name, want string) string {
 	m, _ := filepath.Glob(filepath.Join(w.data, "mesos", "slaves", "*", "frameworks", "*", "executors",
 		"search~"+app+"@-@*", "runs", "*", name))
 	for _, p := range m {
+		if strings.Contains(p, "/runs/latest/") {
+			continue
+		}
 		if b, _ := os.ReadFile(p); strings.Contains(string(b), want) {
 			return string(b)
 		}
@@ -172,8 +186,8 @@ func (w *world) sandboxFile(app, name, want string) string {
 // secretsIn names what of pay's and the scheduler's secrets s holds.
 func (w *world) secretsIn(s string) []string {
 	var found []string
-	for name, v := range map[string]string{"pay's env secret": payEnvSecret, "pay's file secret": payFileSecret,
-		"pay's task output": payOutput, "the metrics token": metricsToken, "the secrets key": w.key,
+	for name, v := range map[string]string{"pay's env secret": w.envSecret, "pay's file secret": w.fileSecret,
+		"pay's task output": w.output, "the metrics token": w.metricsToken, "the secrets key": w.key,
 		"a SQLite database": "SQLite format 3", "pay's task id": w.payTaskID, "/etc/shadow": "root:*:",
 		"pay's namespace": "pay~"} {
 		if v != "" && strings.Contains(s, v) {
@@ -231,12 +245,18 @@ func envOf(pid int, name string) string {
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // stdouts are the stdout files of search's tasks of app that hold end.
-func (w *world) stdouts(app, end string) []string {
+func (w *world) stdouts(app, end string) []string { return w.taskFiles(app, "stdout", end) }
+
+// taskFiles are the files name of search's tasks of app that hold end.
+func (w *world) taskFiles(app, name string, end ...string) []string {
 	var out []string
 	m, _ := filepath.Glob(filepath.Join(w.data, "mesos", "slaves", "*", "frameworks", "*", "executors",
-		"search~"+app+"@-@*", "runs", "*", "tasks", "*", "stdout"))
+		"search~"+app+"@-@*", "runs", "*", "tasks", "*", name))
 	for _, p := range m {
-		if b, _ := os.ReadFile(p); strings.Contains(string(b), end) {
+		if strings.Contains(p, "/runs/latest/") { // a link to the newest run, listed already
+			continue
+		}
+		if b, _ := os.ReadFile(p); len(end) == 0 || strings.Contains(string(b), end[0]) {
 			out = append(out, string(b))
 		}
 	}
