@@ -47,6 +47,19 @@ func fakeMesos(t *testing.T, files map[string]string) *httptest.Server {
 				end = min(off+l, len(data))
 			}
 			_ = json.NewEncoder(w).Encode(map[string]any{"data": data[min(off, len(data)):end], "offset": off})
+		case "/files/browse":
+			dir := r.URL.Query().Get("path") + "/"
+			out := []map[string]any{}
+			for p, data := range files {
+				if rest, ok := strings.CutPrefix(p, dir); ok && !strings.Contains(rest, "/") {
+					out = append(out, map[string]any{"path": p, "size": len(data), "mtime": 1.5, "mode": "-rw-r--r--"})
+				}
+			}
+			if len(out) == 0 {
+				http.NotFound(w, r)
+				return
+			}
+			_ = json.NewEncoder(w).Encode(out)
 		default:
 			http.NotFound(w, r)
 		}
@@ -125,6 +138,34 @@ func TestEngineTaskLogReadsTheNewestExecutorRunThatHasIt(t *testing.T) {
 	}
 	if _, err := e.TaskLog(t.Context(), "not a task id", "stdout", 0, 10); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("a bad task id: %v, want ErrInvalid", err)
+	}
+}
+
+// A task's files: listed beneath its directory, read by relative path;
+// a path that is not clean and relative is refused before the agent is
+// asked (path.Join would clean "..", naming another task's or run's file).
+func TestEngineTaskFilesListsAndReadsBeneathTheTask(t *testing.T) {
+	tid := jobs.TaskID{JobName: "j", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "u"}.String()
+	other := jobs.TaskID{JobName: "j", Item: 1, Kind: jobs.KindReady, AgentID: "S0", UUID: "v"}.String()
+	srv := fakeMesos(t, map[string]string{
+		"/sb/a2/tasks/" + tid + "/work/report.txt":   "shard 0\n",
+		"/sb/a2/tasks/" + other + "/work/report.txt": "shard 1's\n",
+	})
+	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) { return "a", job == "j" }}
+	files, err := e.TaskFiles(t.Context(), tid, "work")
+	if err != nil || len(files) != 1 || files[0].Path != "work/report.txt" || files[0].Size != 8 || files[0].MTime.UnixMilli() != 1500 {
+		t.Fatalf("work/: %+v, %v", files, err)
+	}
+	if c, err := e.TaskLog(t.Context(), tid, "work/report.txt", 0, -1); err != nil || c.Data != "shard 0\n" {
+		t.Fatalf("read: %+v, %v", c, err)
+	}
+	for _, bad := range []string{"../" + other + "/work/report.txt", "/etc/passwd", "work/../../" + other + "/work/report.txt", "."} {
+		if c, err := e.TaskLog(t.Context(), tid, bad, 0, -1); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("read %q: %+v, %v; want ErrInvalid", bad, c, err)
+		}
+	}
+	if _, err := e.TaskFiles(t.Context(), tid, "../"+other+"/work"); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("list another task's directory: %v; want ErrInvalid", err)
 	}
 }
 
