@@ -25,3 +25,33 @@ func TestLogOfAMadeUpTaskIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskFilesRoutes: a task's files are listed and downloaded only for
+// a task the scheduler launched, by a clean relative path; an engine
+// without the capability answers 501.
+func TestTaskFilesRoutes(t *testing.T) {
+	tn := twoTeamsAPI(t)
+	madeUp := strings.Replace(tn.payTask, "@-@0@-@", "@-@1@-@", 1)
+	for _, c := range []struct {
+		target string
+		code   int
+	}{
+		{"/api/job/tasks/" + tn.payTask + "/files?namespace=pay", 501}, // this engine lists no files
+		{"/api/job/tasks/" + tn.payTask + "/files/download?namespace=pay&path=work/report.txt", 501},
+		{"/api/job/tasks/" + madeUp + "/files?namespace=pay", 404},
+		{"/api/job/tasks/" + madeUp + "/files/download?namespace=pay&path=stdout", 404},
+		{"/api/job/tasks/" + tn.payTask + "/files/download?namespace=pay&path=../x", 400},
+		{"/api/job/tasks/" + tn.payTask + "/files/download?namespace=pay&path=/etc/passwd", 400},
+		{"/api/job/tasks/" + tn.payTask + "/files/download?namespace=pay", 400},
+		{"/api/job/tasks/" + tn.payTask + "/files?namespace=pay&path=work/..", 400},
+		{"/api/job/tasks/" + tn.payTask + "/files?namespace=search", 404}, // pay's task, asked in search
+	} {
+		user, pass := "alice", "secret"
+		if strings.Contains(c.target, "namespace=search") {
+			user, pass = "bob", "hunter2"
+		}
+		if w := tn.call("GET", c.target, "", user, pass); w.Code != c.code || strings.Contains(w.Body.String(), secret) {
+			t.Errorf("GET %s: %d %s; want %d", c.target, w.Code, w.Body, c.code)
+		}
+	}
+}
