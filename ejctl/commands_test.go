@@ -193,7 +193,7 @@ func TestTaskFilesAndDownload(t *testing.T) {
 	if err := s.reg.Change().Launch("multi", 0, task.Entry{TaskID: id, AgentID: "agent-1", State: "TASK_RUNNING"}).Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	s.ops.logs[id+"/work/report.txt"] = "shard 0 report\n"
+	s.ops.logs[id+"/"+"work/report.txt"] = "shard 0 report\n"
 	out, _ := r.must(0, "task", "files", id, "work")
 	has(t, "files", out, "PATH", "work/report.txt", "-rw-------", "15")
 	out, _ = r.must(0, "task", "download", id, "work/report.txt", "--to", "-")

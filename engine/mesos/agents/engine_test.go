@@ -145,11 +145,12 @@ func TestEngineTaskLogReadsTheNewestExecutorRunThatHasIt(t *testing.T) {
 // a path that is not clean and relative is refused before the agent is
 // asked (path.Join would clean "..", naming another task's or run's file).
 func TestEngineTaskFilesListsAndReadsBeneathTheTask(t *testing.T) {
+	const report = "work/report.txt"
 	tid := jobs.TaskID{JobName: "j", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "u"}.String()
 	other := jobs.TaskID{JobName: "j", Item: 1, Kind: jobs.KindReady, AgentID: "S0", UUID: "v"}.String()
 	srv := fakeMesos(t, map[string]string{
-		"/sb/a2/tasks/" + tid + "/work/report.txt":   "shard 0\n",
-		"/sb/a2/tasks/" + other + "/work/report.txt": "shard 1's\n",
+		"/sb/a2/tasks/" + tid + "/" + report:   "shard 0\n",
+		"/sb/a2/tasks/" + other + "/" + report: "shard 1's\n",
 	})
 	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) { return "a", job == "j" }}
 	files, err := e.TaskFiles(t.Context(), tid, "work")
@@ -159,7 +160,7 @@ func TestEngineTaskFilesListsAndReadsBeneathTheTask(t *testing.T) {
 	if c, err := e.TaskLog(t.Context(), tid, "work/report.txt", 0, -1); err != nil || c.Data != "shard 0\n" {
 		t.Fatalf("read: %+v, %v", c, err)
 	}
-	for _, bad := range []string{"../" + other + "/work/report.txt", "/etc/passwd", "work/../../" + other + "/work/report.txt", "."} {
+	for _, bad := range []string{"../" + other + "/" + report, "/etc/passwd", "work/../../" + other + "/" + report, "."} {
 		if c, err := e.TaskLog(t.Context(), tid, bad, 0, -1); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("read %q: %+v, %v; want ErrInvalid", bad, c, err)
 		}
