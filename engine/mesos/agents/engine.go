@@ -108,6 +108,8 @@ func (e *Engine) TaskLog(ctx context.Context, taskID, stream string, offset, len
 	return c, err
 }
 
+var _ engine.TaskFiles = (*Engine)(nil)
+
 // TaskFiles lists the directory dir ("" for the task's own) of the task's directory in its
 // executor's sandbox, found as TaskLog finds it: the agent's /files/browse, which lists
 // links as links and follows none.
