@@ -27,6 +27,9 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	ErrForbidden    = errors.New("forbidden")
 	ErrTooLarge     = errors.New("request body too large")
+	// ErrNotSupported: the engine cannot do what is asked (a task's files
+	// on Kubernetes).
+	ErrNotSupported = errors.New("not supported")
 	// ErrUnavailable and ErrNotFound are the cluster engine's own (an engine's
 	// missing log is the API's 404).
 	ErrUnavailable = clusterengine.ErrUnavailable
@@ -47,6 +50,7 @@ var statusOf = []struct {
 	{workflow.ErrNotRetryable, http.StatusConflict},
 	{workflow.ErrTooManyQueued, http.StatusConflict},
 	{ErrBadRequest, http.StatusBadRequest},
+	{ErrNotSupported, http.StatusNotImplemented},
 	{store.ErrBadPath, http.StatusBadRequest},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{packages.ErrTooLarge, http.StatusRequestEntityTooLarge},

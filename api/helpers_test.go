@@ -20,10 +20,12 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -282,5 +284,18 @@ func golden(t *testing.T, name string, body []byte) {
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Errorf("%s differs (run with -update if intended)\n--- got\n%s--- want\n%s", path, buf.Bytes(), want)
+	}
+}
+
+// running records taskID as its shard's running task: the API serves a
+// task's log and files only for a task the scheduler launched.
+func (e *env) running(taskID string) {
+	e.t.Helper()
+	tid, err := jobs.ParseTaskID(taskID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.reg.Change().Launch(tid.JobName, tid.Item, task.Entry{TaskID: taskID, AgentID: tid.AgentID, State: task.Running}).Commit(context.Background()); err != nil {
+		e.t.Fatal(err)
 	}
 }

@@ -110,6 +110,7 @@ func TestTaskLog(t *testing.T) {
 		} {
 			t.Run(tc.name+"/"+form.name, func(t *testing.T) {
 				e := newEnv(t)
+				e.running(task)
 				r := e.request(http.MethodGet, path+form.query, "", form.hdr...)
 				if r.Code != http.StatusOK {
 					t.Fatalf("status %d: %s", r.Code, r.Body)
@@ -134,6 +135,7 @@ func TestTaskLog(t *testing.T) {
 		}
 	}
 	e := newEnv(t)
+	e.running(task)
 	golden(t, "task_log", e.must(http.StatusOK, http.MethodGet, path+"?stream=stderr&offset=3&length=8&format=json", "").Body)
 }
 
@@ -155,7 +157,8 @@ func TestTaskLogLines(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.ops.logFile = tc.file
-			r := e.request(http.MethodGet, "/api/job/logs/t?lines="+strconv.Itoa(tc.n), "")
+			e.running(logTask)
+			r := e.request(http.MethodGet, "/api/job/logs/"+logTask+"?lines="+strconv.Itoa(tc.n), "")
 			if r.Code != http.StatusOK || r.String() != tc.want {
 				t.Fatalf("lines=%d: %d, %d bytes, want %d bytes (%q…)", tc.n, r.Code, len(r.Body), len(tc.want), r.String()[:min(20, len(r.Body))])
 			}
@@ -166,8 +169,11 @@ func TestTaskLogLines(t *testing.T) {
 	}
 }
 
+// logTask is the running task whose log the tests read.
+const logTask = "t@-@0@-@READY@-@agent-1@-@u"
+
 func TestTaskLogBadParams(t *testing.T) {
-	const path = "/api/job/logs/t"
+	const path = "/api/job/logs/" + logTask
 	for _, tc := range []struct{ query, sub string }{
 		{"?stream=stdin", "stream must be stdout or stderr"},
 		{"?stream=STDOUT", "stream must be stdout or stderr"},
@@ -194,6 +200,7 @@ func TestTaskLogBadParams(t *testing.T) {
 	}
 	// The scheduler's not-found passes through as 404.
 	e := newEnv(t)
+	e.running(logTask)
 	e.ops.logErr = fmt.Errorf("%w: no task t", api.ErrNotFound)
 	e.wantError(e.request(http.MethodGet, path, ""), http.StatusNotFound, "no task t")
 	// So do the cluster engine's errors (package engine).

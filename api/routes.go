@@ -112,6 +112,8 @@ func (s *Server) jobRoutes(g *gin.RouterGroup) {
 	g.GET("/backfills/:id", s.backfills.getBackfill)
 	g.POST("/backfills/:id/:action", s.backfills.controlBackfill)
 	g.GET("/tasks/:taskId", s.runs.taskResult)
+	g.GET("/tasks/:taskId/files", s.runs.taskFiles)
+	g.GET("/tasks/:taskId/files/download", s.runs.taskFileDownload)
 	g.GET("/logs/:taskId", s.runs.taskLog)
 	g.GET("/lastResults", s.runs.lastResults)
 }

@@ -36,6 +36,6 @@ func (s *runHandlers) launchedTask(c *gin.Context, taskID string) error {
 	}
 	s.log.Warn("refused a task's files: the scheduler never launched that task in this namespace",
 		"namespace", nsOf(c), "task_id", taskID, "user", c.GetString(ctxUser))
-	return fmt.Errorf("%w: task %s is unknown in namespace '%s': it is not running and history has no record of it",
+	return fmt.Errorf("%w: task %s is unknown: it is not running and history has no record of it (namespace '%s')",
 		ErrNotFound, taskID, nsOf(c))
 }

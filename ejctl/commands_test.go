@@ -181,6 +181,37 @@ func sameInstant(a, b string) bool {
 	return ta.Equal(tb)
 }
 
+// task files/download: a running task's directory listed, a file of it
+// downloaded to stdout and to a file (never over an existing one); a
+// task the scheduler never launched has none.
+func TestTaskFilesAndDownload(t *testing.T) {
+	s := newTestServer(t, api.Credentials{})
+	r := s.cli(t)
+	publishApp(t, r)
+	r.must(0, "job", "register", "-f", writeJob(t, "multi", 1, "0.1"))
+	id := "multi@-@0@-@READY@-@agent-1@-@u0"
+	if err := s.reg.Change().Launch("multi", 0, task.Entry{TaskID: id, AgentID: "agent-1", State: "TASK_RUNNING"}).Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.ops.logs[id+"/"+"work/report.txt"] = "shard 0 report\n"
+	out, _ := r.must(0, "task", "files", id, "work")
+	has(t, "files", out, "PATH", "work/report.txt", "-rw-------", "15")
+	out, _ = r.must(0, "task", "download", id, "work/report.txt", "--to", "-")
+	if out != "shard 0 report\n" {
+		t.Errorf("download to stdout: %q", out)
+	}
+	to := filepath.Join(t.TempDir(), "r.txt")
+	r.must(0, "task", "download", id, "work/report.txt", "--to", to)
+	if b, err := os.ReadFile(to); err != nil || string(b) != "shard 0 report\n" {
+		t.Errorf("downloaded file: %q %v", b, err)
+	}
+	r.must(1, "task", "download", id, "work/report.txt", "--to", to) // exists: not overwritten
+	_, errs := r.must(1, "task", "files", "multi@-@0@-@READY@-@agent-1@-@made-up")
+	has(t, "a made-up task", errs, "is unknown")
+	_, errs = r.must(1, "task", "download", id, "../x", "--to", "-")
+	has(t, "a path out", errs, "clean relative path")
+}
+
 // logs JOB prints every shard's log with a prefix (or the one --shard
 // names), and --tail counts lines.
 func TestLogsOfEveryShard(t *testing.T) {

@@ -138,7 +138,7 @@ func (c *cli) rootCmd() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	objs, runs, apps, ten, cl := objectGroup{c}, runGroup{c}, appGroup{c}, tenancyGroup{c}, clusterGroup{c}
 	root.AddCommand(ten.loginCmd(), ten.logoutCmd(), ten.whoamiCmd(), apps.appCmd(), runs.jobCmd(), objs.applyCmd(), runs.tasksCmd(),
-		runs.deadlinesCmd(), runs.backfillCmd(), runs.logsCmd(), runs.historyCmd(), ten.nsCmd(), ten.tokenCmd(), ten.secretCmd(),
+		runs.deadlinesCmd(), runs.backfillCmd(), runs.logsCmd(), runs.taskCmd(), runs.historyCmd(), ten.nsCmd(), ten.tokenCmd(), ten.secretCmd(),
 		ten.calendarCmd(), apps.registryCmd(), cl.clusterCmd())
 	return root
 }

@@ -2,9 +2,11 @@ package ejctl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -37,10 +39,31 @@ func (o *testOps) Sandboxes(context.Context, string) ([]engine.Sandbox, error) {
 	return nil, nil
 }
 
-func (o *testOps) TaskLog(_ context.Context, taskID, _ string, offset, length int64) (engine.LogChunk, error) {
+// TaskFiles lists the files logs holds under "taskID/…" (a task's
+// files beside its log, which is logs[taskID]).
+func (o *testOps) TaskFiles(_ context.Context, taskID, dir string) ([]engine.TaskFile, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	data, ok := o.logs[taskID]
+	var out []engine.TaskFile
+	for k, data := range o.logs {
+		if rel, ok := strings.CutPrefix(k, taskID+"/"); ok && path.Dir(rel) == cmp.Or(dir, ".") {
+			out = append(out, engine.TaskFile{Path: rel, Size: int64(len(data)), Mode: "-rw-------", MTime: time.Unix(0, 0)})
+		}
+	}
+	if out == nil {
+		return nil, engine.ErrNotFound
+	}
+	return out, nil
+}
+
+func (o *testOps) TaskLog(_ context.Context, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	key := taskID
+	if stream != "stdout" && stream != "stderr" {
+		key += "/" + stream // a task's file
+	}
+	data, ok := o.logs[key]
 	if !ok {
 		return engine.LogChunk{}, engine.ErrNotFound
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Capabilities is what an engine declares it can do (see the package documentation for
@@ -73,6 +74,24 @@ type Logs interface {
 	// "stderr") from offset (< 0: from the end). A log the engine no longer has is
 	// ErrNotFound; a task id that is not one is ErrInvalid.
 	TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (LogChunk, error)
+}
+
+// TaskFile is one entry of a task's directory.
+type TaskFile struct {
+	Path  string    `json:"path"` // relative to the task's directory
+	Size  int64     `json:"size"`
+	Mode  string    `json:"mode"` // as ls shows it: "drwx------", "-rw-r--r--", "Lrwxrwxrwx"
+	MTime time.Time `json:"mtime"`
+}
+
+// TaskFiles lists a task's files, an optional capability: the Mesos
+// engine has it (the agent's /files/browse); an engine without it answers
+// the API's listing and download with "not supported".
+type TaskFiles interface {
+	// TaskFiles lists the directory dir (relative, "" for the task's own)
+	// of the task's directory in its sandbox. Its files are read with
+	// TaskLog, the relative path as the stream.
+	TaskFiles(ctx context.Context, taskID, dir string) ([]TaskFile, error)
 }
 
 // Sandbox is where one of an app's executors runs: a Mesos executor's sandbox directory,

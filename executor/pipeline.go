@@ -141,6 +141,12 @@ func (p *Pipeline) newJob(ctx context.Context, td jobs.TaskData, taskID string, 
 			return nil, err
 		}
 	}
+	// The task's own scratch directory ($ELASTICJOB_TASK_DIR): the working
+	// directory is the app's unpacked package, shared by every shard and
+	// run on this agent, so two shards writing report.txt there collide.
+	if err := os.Mkdir(scratchDir(dir), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
 	ctxJSON, err := json.Marshal(td.ShardingContext)
 	if err != nil {
 		return nil, err
@@ -223,6 +229,7 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 		"ELASTICJOB_JOB_NAME="+sc.JobName,
 		"ELASTICJOB_NAMESPACE="+cmp.Or(sc.Namespace, "default"),
 		"ELASTICJOB_TASK_ID="+taskID,
+		EnvTaskDir+"="+scratchDir(dir),
 		"ELASTICJOB_SHARDING_TOTAL_COUNT="+strconv.Itoa(sc.ShardingTotalCount),
 		"ELASTICJOB_SHARDING_ITEM="+strconv.Itoa(sc.ShardingItem),
 		"ELASTICJOB_SHARDING_PARAMETER="+sc.ShardingParameter,
@@ -251,6 +258,13 @@ func (p *Pipeline) processJob(app extract.Result, td jobs.TaskData, taskID, ctxJ
 	}
 	return &processJob{cmd: cmd, env: env, dir: dir, ctxJSON: ctxJSON, grace: p.Grace, groups: p.Groups, java: kind}, nil
 }
+
+// EnvTaskDir names the task's scratch directory, tasks/<task id>/work in
+// the sandbox: the place a task writes its files, its own, kept and
+// collected with the task's directory (its stdout and stderr beside it).
+const EnvTaskDir = "ELASTICJOB_TASK_DIR"
+
+func scratchDir(taskDir string) string { return filepath.Join(taskDir, "work") }
 
 // EnvScheduledTime is the nominal instant a backfill's run stands for
 // (RFC 3339, UTC); unset for other runs.

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -45,9 +46,29 @@ func TestEnvironmentAndContextArgument(t *testing.T) {
 		"ELASTICJOB_EXECUTION_SOURCE=NORMAL_TRIGGER", "ELASTICJOB_JOB_NAME=job", "ELASTICJOB_JOB_PARAMETER=p=1",
 		"ELASTICJOB_SHARDING_ITEM=1", "ELASTICJOB_SHARDING_PARAMETER=Beijing", "ELASTICJOB_SHARDING_TOTAL_COUNT=2",
 		"ELASTICJOB_TASK_ID=" + taskID, "arg=first\narg=" + ctxJSON + "\n",
+		"ELASTICJOB_TASK_DIR=" + filepath.Join(p.Sandbox, "tasks", taskID, "work") + "\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestEachShardWritesInItsOwnDirectory: two shards of one job write
+// report.txt in $ELASTICJOB_TASK_DIR, each its own (issue 68: in the
+// shared working directory one overwrote the other).
+func TestEachShardWritesInItsOwnDirectory(t *testing.T) {
+	p := newPipeline(t)
+	url := scriptURL(t, "run.sh", "#!/bin/sh\necho \"shard $ELASTICJOB_SHARDING_ITEM\" > \"$ELASTICJOB_TASK_DIR/report.txt\"\n")
+	ids := []string{"job@-@0@-@READY@-@agent-1@-@a", "job@-@1@-@READY@-@agent-1@-@b"}
+	for i, id := range ids {
+		if out := p.Run(t.Context(), id, taskData(url, "run.sh", i, nil), Hooks{}); out.State != Finished {
+			t.Fatalf("shard %d: %+v", i, out)
+		}
+	}
+	for i, id := range ids {
+		if got := readFile(t, filepath.Join(p.Sandbox, "tasks", id, "work", "report.txt")); got != fmt.Sprintf("shard %d\n", i) {
+			t.Errorf("shard %d's report: %q", i, got)
 		}
 	}
 }

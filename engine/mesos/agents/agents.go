@@ -316,3 +316,23 @@ func (c *Client) read(ctx context.Context, base, path string, offset, length int
 	err := c.getJSON(ctx, base+"/files/read?"+q.Encode(), &fr)
 	return fr, err
 }
+
+// Entry is one entry of an agent's /files/browse.
+type Entry struct {
+	Path  string  `json:"path"`
+	Size  int64   `json:"size"`
+	MTime float64 `json:"mtime"`
+	Mode  string  `json:"mode"` // as ls prints it ("prw-r--r--" a FIFO), after a stat that follows links
+	Nlink int     `json:"nlink"`
+}
+
+// Browse lists a directory on an agent (its /files/browse).
+func (c *Client) Browse(ctx context.Context, agentID, path string) ([]Entry, error) {
+	_, base, err := c.agent(ctx, agentID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	err = c.getJSON(ctx, base+"/files/browse?"+url.Values{"path": {path}}.Encode(), &out)
+	return out, err
+}

@@ -4,30 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path"
 )
-
-// File is one entry of an agent's /files/browse listing, as Mesos writes it: the mode as
-// ls prints it ("-rw-r--r--", "prw-r--r--" for a FIFO), after the agent's stat, which
-// follows links.
-type File struct {
-	Path  string `json:"path"`
-	Mode  string `json:"mode"`
-	Size  int64  `json:"size"`
-	Nlink int    `json:"nlink"`
-}
-
-// Browse lists a directory on an agent (GET /files/browse).
-func (c *Client) Browse(ctx context.Context, agentID, dir string) ([]File, error) {
-	_, base, err := c.agent(ctx, agentID)
-	if err != nil {
-		return nil, err
-	}
-	var out []File
-	err = c.getJSON(ctx, base+"/files/browse?"+url.Values{"path": {dir}}.Encode(), &out)
-	return out, err
-}
 
 // ErrNotRegular refuses to read a task's log that is not a regular file of its own: the task
 // can replace its log in its sandbox, and the agent reads as root.

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path"
+	"strings"
+	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/engine/mesos"
 	"github.com/ejcloud/elasticjob/engine/mesos/detector"
+	"github.com/ejcloud/elasticjob/internal/safeopen"
 	"github.com/ejcloud/elasticjob/jobs"
 )
 
@@ -86,11 +90,71 @@ func (e *Engine) Sandboxes(ctx context.Context, app string) ([]engine.Sandbox, e
 
 // TaskLog finds the task's executor sandbox and reads tasks/{taskId}/{stream} there, newest
 // executor run first. The job names the app; an id of an older version names the agent, a
-// fire's id (jobs.FireTaskID) does not, and then every agent is looked at.
+// fire's id (jobs.FireTaskID) does not, and then every agent is looked at. stream is
+// "stdout", "stderr" or any clean relative path in the task's directory (a download).
 func (e *Engine) TaskLog(ctx context.Context, taskID, stream string, offset, length int64) (engine.LogChunk, error) {
+	if err := safeopen.Valid(stream); err != nil || stream == "." {
+		return engine.LogChunk{}, fmt.Errorf("%w: %q is not a clean relative path", engine.ErrInvalid, stream)
+	}
+	var c engine.LogChunk
+	err := e.eachRun(ctx, taskID, stream, func(agentID, dir string) (bool, error) {
+		p := path.Join(dir, "tasks", taskID, stream)
+		if !e.Embedded { // the embedded agent opens what it serves without links, non-blocking
+			found, err := e.Client.checkRegular(ctx, agentID, p)
+			if err != nil {
+				return true, refused(err)
+			}
+			if !found {
+				return false, nil
+			}
+		}
+		data, start, size, err := e.Client.Read(ctx, agentID, p, offset, length)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		c = engine.LogChunk{Offset: start, Size: size, Data: data}
+		return true, err
+	})
+	return c, err
+}
+
+var _ engine.TaskFiles = (*Engine)(nil)
+
+// TaskFiles lists the directory dir ("" for the task's own) of the task's directory in its
+// executor's sandbox, found as TaskLog finds it: the agent's /files/browse, which lists
+// links as links and follows none.
+func (e *Engine) TaskFiles(ctx context.Context, taskID, dir string) ([]engine.TaskFile, error) {
+	if dir == "" {
+		dir = "."
+	}
+	if err := safeopen.Valid(dir); err != nil {
+		return nil, fmt.Errorf("%w: %q is not a clean relative path", engine.ErrInvalid, dir)
+	}
+	var out []engine.TaskFile
+	err := e.eachRun(ctx, taskID, "directory "+dir, func(agentID, sandbox string) (bool, error) {
+		top := path.Join(sandbox, "tasks", taskID)
+		entries, err := e.Client.Browse(ctx, agentID, path.Join(top, dir))
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		out = make([]engine.TaskFile, 0, len(entries))
+		for _, en := range entries {
+			rel := strings.TrimPrefix(strings.TrimPrefix(en.Path, top), "/")
+			sec, frac := math.Modf(en.MTime)
+			out = append(out, engine.TaskFile{Path: rel, Size: en.Size, Mode: en.Mode,
+				MTime: time.Unix(int64(sec), int64(frac*1e9)).UTC()})
+		}
+		return true, err
+	})
+	return out, err
+}
+
+// eachRun calls f with the sandbox of each executor run that may have run the task, newest
+// first, until f finds what it looks for (what, in the error when nothing does).
+func (e *Engine) eachRun(ctx context.Context, taskID, what string, f func(agentID, dir string) (bool, error)) error {
 	tid, err := jobs.ParseTaskID(taskID)
 	if err != nil {
-		return engine.LogChunk{}, fmt.Errorf("%w: %v", engine.ErrInvalid, err)
+		return fmt.Errorf("%w: %v", engine.ErrInvalid, err)
 	}
 	app, named := "", false
 	if e.ExecutorApp != nil {
@@ -100,7 +164,7 @@ func (e *Engine) TaskLog(ctx context.Context, taskID, stream string, offset, len
 	if tid.AgentID == "" {
 		all, err := e.Client.Agents(ctx)
 		if err != nil {
-			return engine.LogChunk{}, notFound(err)
+			return notFound(err)
 		}
 		agentIDs = agentIDs[:0]
 		for _, a := range all {
@@ -112,46 +176,31 @@ func (e *Engine) TaskLog(ctx context.Context, taskID, stream string, offset, len
 		if named {
 			prefix = jobs.ExecutorID(app, agentID)
 		}
-		c, found, err := e.taskLogOn(ctx, agentID, prefix, taskID, stream, offset, length)
+		found, err := e.onAgent(ctx, agentID, prefix, f)
 		if found || (err != nil && tid.AgentID != "") {
-			return c, err
+			return err
 		}
 	}
 	where := "on agent " + tid.AgentID
 	if tid.AgentID == "" {
 		where = "on any agent"
 	}
-	return engine.LogChunk{}, fmt.Errorf("%w: no %s for task %s %s (the sandbox may have been removed)",
-		engine.ErrNotFound, stream, taskID, where)
+	return fmt.Errorf("%w: no %s for task %s %s (the sandbox may have been removed)",
+		engine.ErrNotFound, what, taskID, where)
 }
 
-// taskLogOn reads the task's file on one agent (found false: not there).
-func (e *Engine) taskLogOn(ctx context.Context, agentID, prefix, taskID, stream string, offset, length int64) (engine.LogChunk, bool, error) {
+// onAgent tries f on the executor runs of one agent (found false: not there).
+func (e *Engine) onAgent(ctx context.Context, agentID, prefix string, f func(agentID, dir string) (bool, error)) (bool, error) {
 	execs, err := e.Client.Executors(ctx, agentID, prefix)
 	if err != nil {
-		return engine.LogChunk{}, false, notFound(err)
+		return false, notFound(err)
 	}
 	for i := len(execs) - 1; i >= 0; i-- { // newest runs last
-		p := path.Join(execs[i].Directory, "tasks", taskID, stream)
-		if !e.Embedded { // the embedded agent opens what it serves without links, non-blocking
-			found, err := e.Client.checkRegular(ctx, agentID, p)
-			if err != nil {
-				return engine.LogChunk{}, true, refused(err)
-			}
-			if !found {
-				continue
-			}
+		if found, err := f(agentID, execs[i].Directory); found || err != nil {
+			return true, err
 		}
-		data, start, size, err := e.Client.Read(ctx, agentID, p, offset, length)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return engine.LogChunk{}, true, err
-		}
-		return engine.LogChunk{Offset: start, Size: size, Data: data}, true, nil
 	}
-	return engine.LogChunk{}, false, nil
+	return false, nil
 }
 
 // refused marks a log the agent must not be asked for as not found, saying why.

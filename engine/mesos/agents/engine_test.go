@@ -50,7 +50,7 @@ func fakeMesosModes(t *testing.T, files, modes map[string]string) *httptest.Serv
 							nlink, _ = strconv.Atoi(m[10:])
 						}
 					}
-					ls = append(ls, map[string]any{"path": p, "mode": mode, "nlink": nlink, "size": len(files[p])})
+					ls = append(ls, map[string]any{"path": p, "mode": mode, "nlink": nlink, "size": len(files[p]), "mtime": 1.5})
 				}
 			}
 			if len(ls) == 0 {
@@ -152,6 +152,35 @@ func TestEngineTaskLogReadsTheNewestExecutorRunThatHasIt(t *testing.T) {
 	}
 	if _, err := e.TaskLog(t.Context(), "not a task id", "stdout", 0, 10); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("a bad task id: %v, want ErrInvalid", err)
+	}
+}
+
+// A task's files: listed beneath its directory, read by relative path;
+// a path that is not clean and relative is refused before the agent is
+// asked (path.Join would clean "..", naming another task's or run's file).
+func TestEngineTaskFilesListsAndReadsBeneathTheTask(t *testing.T) {
+	const report = "work/report.txt"
+	tid := jobs.TaskID{JobName: "j", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "u"}.String()
+	other := jobs.TaskID{JobName: "j", Item: 1, Kind: jobs.KindReady, AgentID: "S0", UUID: "v"}.String()
+	srv := fakeMesos(t, map[string]string{
+		"/sb/a2/tasks/" + tid + "/" + report:   "shard 0\n",
+		"/sb/a2/tasks/" + other + "/" + report: "shard 1's\n",
+	})
+	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) { return "a", job == "j" }}
+	files, err := e.TaskFiles(t.Context(), tid, "work")
+	if err != nil || len(files) != 1 || files[0].Path != "work/report.txt" || files[0].Size != 8 || files[0].MTime.UnixMilli() != 1500 {
+		t.Fatalf("work/: %+v, %v", files, err)
+	}
+	if c, err := e.TaskLog(t.Context(), tid, "work/report.txt", 0, -1); err != nil || c.Data != "shard 0\n" {
+		t.Fatalf("read: %+v, %v", c, err)
+	}
+	for _, bad := range []string{"../" + other + "/" + report, "/etc/passwd", "work/../../" + other + "/" + report, "."} {
+		if c, err := e.TaskLog(t.Context(), tid, bad, 0, -1); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("read %q: %+v, %v; want ErrInvalid", bad, c, err)
+		}
+	}
+	if _, err := e.TaskFiles(t.Context(), tid, "../"+other+"/work"); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("list another task's directory: %v; want ErrInvalid", err)
 	}
 }
 

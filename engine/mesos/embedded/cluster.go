@@ -142,6 +142,8 @@ func (c *Cluster) Start(ctx context.Context) error {
 	mux.HandleFunc("/metrics/snapshot", auth(c.handleMetrics))
 	mux.HandleFunc("/files/read", auth(c.handleFilesRead))
 	mux.HandleFunc("/files/read.json", auth(c.handleFilesRead))
+	mux.HandleFunc("/files/browse", auth(c.handleFilesBrowse))
+	mux.HandleFunc("/files/browse.json", auth(c.handleFilesBrowse))
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	c.mu.Lock()
 	c.ln = ln

@@ -1,7 +1,9 @@
 package embedded
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -73,6 +75,40 @@ func TestFilesReadServesSandboxesOnly(t *testing.T) {
 	if got := filesRead(t, c, filepath.Join(mine, "stdout"), "0", ""); got.Data == "" {
 		t.Errorf("the executor's own stdout: empty")
 	}
+	// Browsing: the task's directory lists the links as links; a linked
+	// directory, the checkpoints and a path outside are not listed.
+	var entries []fileEntry
+	if code := browse(t, c, tasks, &entries); code != http.StatusOK {
+		t.Fatalf("browse %s: %d", tasks, code)
+	}
+	modes := map[string]string{}
+	for _, e := range entries {
+		modes[filepath.Base(e.Path)] = e.Mode
+	}
+	if len(entries) != 5 || modes["stdout"][0] != 'L' || modes["fifo"][0] != 'p' {
+		t.Errorf("browse %s: %+v", tasks, entries)
+	}
+	for _, p := range []string{filepath.Join(mine, "other-runs"), filepath.Join(mine, "other-runs", filepath.Base(theirs)),
+		filepath.Dir(records[0]), c.cfg.WorkDir, "/etc"} {
+		if code := browse(t, c, p, nil); code != http.StatusNotFound {
+			t.Errorf("browse %s: %d, want 404", p, code)
+		}
+	}
+}
+
+func browse(t *testing.T, c *Cluster, path string, out *[]fileEntry) int {
+	t.Helper()
+	resp, err := http.Get(c.URL() + "/files/browse?" + url.Values{"path": {path}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode
 }
 
 // TestFilesReadRefusesAnotherOwnersFile: in a sandbox of a tenant's uid,
