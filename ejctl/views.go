@@ -98,8 +98,12 @@ func position(r map[string]any) string {
 }
 
 // estimated is a waiting row's estimated start ("unknown" when the API
-// gave none: nothing ahead of it has an expected end).
+// gave none: nothing ahead of it has an expected end; "never" for work
+// larger than the whole cluster, which starts only once it grows).
 func estimated(r map[string]any) string {
+	if w, _ := r["waiting"].(map[string]any); w != nil && w["reason"] == "never_fits" {
+		return "never"
+	}
 	if r["estimatedStart"] == nil {
 		return "unknown"
 	}
