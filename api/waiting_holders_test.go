@@ -134,3 +134,12 @@ func TestNeverFittingWorkHasNoEstimate(t *testing.T) {
 		t.Fatalf("rows %v: want a position and no estimated start", rows)
 	}
 }
+
+// PUT /api/namespaces/default answers 200 the first time too: default
+// always exists (docs/api.md), its first record changes it; a new
+// namespace is 201.
+func TestPutDefaultNamespaceIsAChange(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPut, "/api/namespaces/default", `{"weight":2}`)
+	e.must(http.StatusCreated, http.MethodPut, "/api/namespaces/pay", "")
+}
