@@ -140,6 +140,20 @@ func (c *cli) rootCmd() *cobra.Command {
 	root.AddCommand(ten.loginCmd(), ten.logoutCmd(), ten.whoamiCmd(), apps.appCmd(), runs.jobCmd(), objs.applyCmd(), runs.tasksCmd(),
 		runs.deadlinesCmd(), runs.backfillCmd(), runs.logsCmd(), runs.historyCmd(), ten.nsCmd(), ten.tokenCmd(), ten.secretCmd(),
 		ten.calendarCmd(), apps.registryCmd(), cl.clusterCmd())
+	root.InitDefaultCompletionCmd()
+	for _, sub := range root.Commands() {
+		if sub.Name() == "completion" {
+			// cobra's completion command prints its help and exits 0 for
+			// a shell it does not know: a usage error instead.
+			sub.Args = cobra.ArbitraryArgs
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("completion: no shell %q: bash, zsh, fish or powershell", args[0])
+				}
+				return cmd.Help()
+			}
+		}
+	}
 	return root
 }
 

@@ -144,3 +144,11 @@ func TestHistoryResults(t *testing.T) {
 		t.Fatalf("history bogus: exit %d, %q", code, errs)
 	}
 }
+
+// ejctl completion with a shell it does not know is a usage error, not a
+// help page and exit 0.
+func TestCompletionOfAnUnknownShell(t *testing.T) {
+	if _, errs, code := runWith(t, map[string]string{}, "completion", "bogus"); code != ExitUsage || !strings.Contains(errs, `no shell "bogus"`) {
+		t.Fatalf("completion bogus: exit %d, %q", code, errs)
+	}
+}
