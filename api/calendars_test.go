@@ -70,7 +70,7 @@ func TestCalendarsPerNamespace(t *testing.T) {
 			t.Errorf("%s %s as %s: %d %s, want %d", tc.method, tc.target, tc.user, w.Code, w.Body, tc.code)
 		}
 	}
-	if w := tn.callICS("/api/namespaces/pay/calendars/bad", "BEGIN:VEVENT\nDTSTART;VALUE=DATE:20241225\nRRULE:FREQ=DAILY\nEND:VEVENT\n", "alice", "secret"); w.Code != 400 || !strings.Contains(w.Body.String(), "FREQ=DAILY") {
+	if w := tn.callICS("/api/namespaces/pay/calendars/bad", "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20241225\nRRULE:FREQ=DAILY\nEND:VEVENT\nEND:VCALENDAR\n", "alice", "secret"); w.Code != 400 || !strings.Contains(w.Body.String(), "FREQ=DAILY") {
 		t.Errorf("a DAILY rule: %d %s", w.Code, w.Body)
 	}
 	var list []map[string]any
