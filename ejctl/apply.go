@@ -345,7 +345,7 @@ func (c objectGroup) apply(ctx context.Context, files []string, dryRun, prune, y
 		return nil
 	}
 	if dels > 0 && !yes {
-		return usagef("--prune would delete %d app(s) and job(s) listed above; add --yes to delete them, or --dry-run to only look", dels)
+		return refusef("--prune would delete %d app(s) and job(s) listed above; add --yes to delete them, or --dry-run to only look", dels)
 	}
 	failed := c.execute(ctx, &p, parallel)
 	if failed > 0 && p.Done(ActDelete) == 0 && !deleteFailed(p) {

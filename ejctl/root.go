@@ -48,13 +48,22 @@ type Env struct {
 type exitError struct {
 	code int
 	err  error
+	// refusal: a refusal that says itself what to do (pass --yes, pick
+	// another shard), not a misuse of the command: no pointer to --help.
+	refusal bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return &exitError{ExitUsage, fmt.Errorf(format, args...)}
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// refusef is a usage exit (2) for a refusal whose message says what to
+// do: Run does not add "Run 'ejctl --help'" after it.
+func refusef(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...), refusal: true}
 }
 
 // cli holds the global flags and what they resolve to.
@@ -91,7 +100,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
-		if ee.code == ExitUsage {
+		if ee.code == ExitUsage && !ee.refusal {
 			fmt.Fprintln(env.Stderr, "Run 'ejctl --help' for usage.")
 		}
 		return ee.code
@@ -127,7 +136,7 @@ func (c *cli) rootCmd() *cobra.Command {
 		SilenceUsage:      true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return c.setup(cmd) },
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{ExitUsage, err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.addr, "addr", "", "scheduler address (env EJCTL_ADDR; default "+DefaultAddr+")")
 	pf.StringVar(&c.token, "token", "", "API token (env EJCTL_TOKEN)")
