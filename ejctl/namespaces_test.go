@@ -82,6 +82,9 @@ func TestNamespaces(t *testing.T) {
 	}
 	ci := s.cli(t)
 	ci.must(0, "--token", tok, "-n", "pay", "job", "trigger", "nightly_pay")
+	// Without -n the token acts in its one namespace, as login picks.
+	out, _ = ci.must(0, "--token", tok, "job", "ls")
+	has(t, "job ls with a namespace token and no -n", out, "nightly_pay")
 	if _, _, code := ci.do("--token", tok, "-n", "search", "job", "ls"); code != 1 {
 		t.Fatal("the pay token reads search")
 	}

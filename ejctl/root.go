@@ -189,7 +189,27 @@ func (c *cli) setup(cmd *cobra.Command) error {
 	}
 	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, Namespace: c.settings.Namespace, HTTP: hc, Timeout: c.requestTimeout,
 		Warn: func(text string) { fmt.Fprintln(c.env.Stderr, "ejctl: warning:", text) }}
+	c.tokenNamespace(cmd.Context())
 	return nil
+}
+
+// tokenNamespace acts, when nothing named the namespace, in the one
+// namespace a namespace API token (ejn_…, from --token or EJCTL_TOKEN)
+// has a role in, as login picks a user's only namespace: such a token has
+// no role in default, so every call there was a 403.
+func (c *cli) tokenNamespace(ctx context.Context) {
+	s := &c.settings
+	if s.NamespaceFrom != "default" || (s.TokenFrom != "flag" && s.TokenFrom != "env") || !strings.HasPrefix(s.Token, "ejn_") {
+		return
+	}
+	var w whoAmI
+	if err := c.client.get(ctx, "/api/whoami", nil, &w); err != nil || len(w.Namespaces) != 1 || w.Namespaces[s.Namespace] != "" {
+		return
+	}
+	for ns := range w.Namespaces {
+		s.Namespace, s.NamespaceFrom = ns, "token"
+		c.client.Namespace = ns
+	}
 }
 
 // json prints v indented (the -o json form).

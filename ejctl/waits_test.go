@@ -21,7 +21,7 @@ func TestTasksReadyAndHistoryColumns(t *testing.T) {
 			_, _ = w.Write([]byte(`[{"jobName":"report","times":1,"since":"2026-11-25T00:00:00Z","waiting":{"reason":"reserved","message":"long words",` +
 				`"since":"2026-11-25T00:00:01Z","summary":"waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)"},` +
 				`"position":1,"estimatedStart":"2026-11-25T00:00:08Z"},` +
-				`{"jobName":"fresh","times":1,"since":"2026-11-25T00:00:00Z","position":2},`+
+				`{"jobName":"fresh","times":1,"since":"2026-11-25T00:00:00Z","position":2},` +
 				`{"jobName":"huge","times":1,"since":"2026-11-25T00:00:00Z","position":3,"waiting":{"reason":"never_fits","message":"needs 64 CPUs"}}]`))
 		case "/api/job/events/executions":
 			if r.URL.Query().Get("triggeredBy") != "cron" {
