@@ -87,11 +87,14 @@ func create[T any](s *core, c *gin.Context, cfg T, check func(T) error, add func
 // save decodes body onto cfg (defaults or the current config), checks it,
 // writes it and answers it.
 func save[T any](s *core, c *gin.Context, body []byte, cfg T, check func(T) error, write func(context.Context, T) error) {
-	err := decodeStrict(body, &cfg)
+	dry, err := dryRunParam(c)
+	if err == nil {
+		err = decodeStrict(body, &cfg)
+	}
 	if err == nil {
 		err = check(cfg)
 	}
-	if err == nil {
+	if err == nil && !dry {
 		err = write(c, cfg)
 	}
 	if err != nil {

@@ -29,6 +29,9 @@ type backfillRequest struct {
 	From         time.Time `json:"from"`
 	To           time.Time `json:"to"`
 	Concurrency  int       `json:"concurrency"`
+	// MaxRuns confirms a range of more than backfill.ConfirmAbove runs:
+	// it must be at least the range's count (0: none confirmed).
+	MaxRuns int `json:"maxRuns"`
 }
 
 // backfillView is a backfill as the API shows it: its record and progress.
@@ -42,15 +45,18 @@ type backfillView struct {
 	State       string            `json:"state"`
 	Progress    backfill.Progress `json:"progress"`
 	InFlight    []time.Time       `json:"inFlight"`
-	CreatedBy   string            `json:"createdBy,omitempty"`
-	CreatedAt   time.Time         `json:"createdAt"`
-	UpdatedAt   time.Time         `json:"updatedAt"`
-	EndedAt     *time.Time        `json:"endedAt,omitempty"`
+	// FailedInstants are the instants whose runs failed or were lost: a
+	// new backfill of the range runs them again.
+	FailedInstants []time.Time `json:"failedInstants"`
+	CreatedBy      string      `json:"createdBy,omitempty"`
+	CreatedAt      time.Time   `json:"createdAt"`
+	UpdatedAt      time.Time   `json:"updatedAt"`
+	EndedAt        *time.Time  `json:"endedAt,omitempty"`
 }
 
 func viewOf(b backfill.Backfill) backfillView {
 	v := backfillView{ID: b.ID, JobName: b.JobName, Workflow: b.WorkflowName, From: b.From, To: b.To, Concurrency: b.Concurrency, State: b.State,
-		Progress: b.Progress(), InFlight: []time.Time{}, CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+		Progress: b.Progress(), InFlight: []time.Time{}, FailedInstants: b.FailedInstants(), CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 	for _, f := range b.InFlight {
 		v.InFlight = append(v.InFlight, f.At)
 	}
@@ -128,7 +134,7 @@ func (s *backfillHandlers) backfillInstants(c *gin.Context, cfg jobs.Config, req
 	if len(ins) == 0 {
 		return nil, fmt.Errorf("%w: job '%s' has no instant in [%s, %s)", ErrBadRequest, req.JobName, from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	return ins, nil
+	return ins, backfill.Confirmed(len(ins), req.MaxRuns)
 }
 
 // startWorkflowBackfill is startBackfill for a workflow: its instants
@@ -164,6 +170,10 @@ func (s *backfillHandlers) startWorkflowBackfill(c *gin.Context, req backfillReq
 	}
 	if len(ins) == 0 {
 		writeError(c, s.log, fmt.Errorf("%w: workflow '%s' has no instant in [%s, %s)", ErrBadRequest, name, from.Format(time.RFC3339), to.Format(time.RFC3339)))
+		return
+	}
+	if err := backfill.Confirmed(len(ins), req.MaxRuns); err != nil {
+		writeError(c, s.log, err)
 		return
 	}
 	ns := nsOf(c)

@@ -73,6 +73,22 @@ func TestBackfillAPI(t *testing.T) {
 	_ = time.Second
 }
 
+// TestBackfillConfirmsALargeRange: a range of more than 1000 runs (a
+// mistyped year) is refused with its count until maxRuns confirms it; a
+// maxRuns below the count is refused too.
+func TestBackfillConfirmsALargeRange(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("report", "app"))
+	const rng = `"jobName":"report","from":"2024-01-01T00:00:00Z","to":"2024-03-01T00:00:00Z"` // 60 days of a ten-minute job
+	e.wantError(e.request(http.MethodPost, "/api/job/backfills", "{"+rng+"}"), http.StatusBadRequest, "maxRuns 8640")
+	e.wantError(e.request(http.MethodPost, "/api/job/backfills", "{"+rng+`,"maxRuns":100}`), http.StatusBadRequest, "more than maxRuns 100")
+	b := decode[backfillReply](t, e.must(http.StatusCreated, http.MethodPost, "/api/job/backfills", "{"+rng+`,"maxRuns":8640}`))
+	if b.Progress.Total != 8640 {
+		t.Fatalf("created %+v", b)
+	}
+}
+
 type wfBackfillReply struct {
 	ID           string `json:"id"`
 	JobName      string `json:"jobName"`

@@ -40,6 +40,16 @@ func TestCalendarsPerNamespace(t *testing.T) {
 	if w.Code != 201 || !strings.Contains(w.Body.String(), `"summary":"Christmas","from":"2024-12-25","repeat":"YEARLY"`) {
 		t.Fatalf("import .ics: %d %s", w.Code, w.Body)
 	}
+	// A feed answering garbage or an error page is refused, and the
+	// stored calendar keeps its holidays.
+	for _, body := range []string{"garbage", "<html>502 Bad Gateway</html>", "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n"} {
+		if w := tn.callICS("/api/namespaces/pay/calendars/holidays?timeZone=UTC", body, "alice", "secret"); w.Code != 400 {
+			t.Fatalf("import %q: %d %s, want 400", body, w.Code, w.Body)
+		}
+	}
+	if w := tn.call("GET", "/api/namespaces/pay/calendars/holidays", "", "alice", "secret"); !strings.Contains(w.Body.String(), "Christmas") {
+		t.Fatalf("after refused imports: %d %s", w.Code, w.Body)
+	}
 	for _, tc := range []struct {
 		method, target, body, user, pass string
 		code                             int
@@ -60,7 +70,7 @@ func TestCalendarsPerNamespace(t *testing.T) {
 			t.Errorf("%s %s as %s: %d %s, want %d", tc.method, tc.target, tc.user, w.Code, w.Body, tc.code)
 		}
 	}
-	if w := tn.callICS("/api/namespaces/pay/calendars/bad", "BEGIN:VEVENT\nDTSTART;VALUE=DATE:20241225\nRRULE:FREQ=DAILY\nEND:VEVENT\n", "alice", "secret"); w.Code != 400 || !strings.Contains(w.Body.String(), "FREQ=DAILY") {
+	if w := tn.callICS("/api/namespaces/pay/calendars/bad", "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20241225\nRRULE:FREQ=DAILY\nEND:VEVENT\nEND:VCALENDAR\n", "alice", "secret"); w.Code != 400 || !strings.Contains(w.Body.String(), "FREQ=DAILY") {
 		t.Errorf("a DAILY rule: %d %s", w.Code, w.Body)
 	}
 	var list []map[string]any

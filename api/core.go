@@ -89,7 +89,7 @@ func (s *core) listWithDisabled(c *gin.Context, kind string, n int, row func(i i
 }
 
 func (s *core) waitView(ctx context.Context, w queue.Wait) waitView {
-	w = redactorFrom(ctx).wait(w)
+	w = round.Localize(redactorFrom(ctx).wait(w), nsFrom(ctx))
 	return waitView{Wait: w, Summary: round.Summary(w, s.clock.Now())}
 }
 

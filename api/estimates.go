@@ -113,13 +113,16 @@ func (s *jobHandlers) shareWithOthers(ctx context.Context, ns string, st *deadli
 const maxEstimated = 10_000
 
 // placeFields adds a waiting execution's position and estimated start to
-// its row.
-func placeFields(row map[string]any, p deadline.Place, ok bool) {
+// its row. Work that can never fit (never_fits: larger than the whole
+// cluster) gets no estimate: it starts only once the cluster grows, never
+// "now" (the estimator, seeing nothing ahead of it, would say now and
+// move it on every refresh).
+func placeFields(row map[string]any, p deadline.Place, ok, neverFits bool) {
 	if !ok {
 		return
 	}
 	row["position"] = p.Position
-	if !p.EstimatedStart.IsZero() {
+	if !p.EstimatedStart.IsZero() && !neverFits {
 		row["estimatedStart"] = p.EstimatedStart.UTC().Truncate(time.Second)
 	}
 }

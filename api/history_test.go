@@ -206,7 +206,7 @@ func TestHistoryRealStoreRejects(t *testing.T) {
 	}
 	e := newEnv(t, withHistory(st))
 	for _, c := range []struct{ query, msg string }{
-		{"sort=" + url.QueryEscape("job_name;DROP TABLE JOB_EXECUTION_LOG"), `cannot sort by "job_name;DROP TABLE JOB_EXECUTION_LOG"; sort by completeTime, executionSource, hostname, id, ip, isSuccess, jobName, nominalAt, shardingItem, startTime, taskId, triggeredBy`},
+		{"sort=" + url.QueryEscape("job_name;DROP TABLE JOB_EXECUTION_LOG"), `cannot sort by "job_name;DROP TABLE JOB_EXECUTION_LOG"; sort by completeTime, executionSource, hostname, id, ip, isSuccess, jobName, nominalAt, result, shardingItem, startTime, taskId, triggeredBy`},
 		{"sort=jobName&order=" + url.QueryEscape("asc,(SELECT 1)"), "order must be asc or desc"},
 		{"slaveId=a1", `unknown filter "slaveId"`},
 		{url.QueryEscape("1=1 OR job_name") + "=x", `unknown parameter "1=1 OR job_name"`},

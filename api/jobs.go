@@ -438,11 +438,12 @@ func (s *jobHandlers) readyTasks(c *gin.Context) {
 	out := make([]gin.H, 0, len(q))
 	for _, r := range q {
 		row := gin.H{"jobName": r.Job, "times": r.Count, "since": r.Since}
-		if w, ok := why[queue.WaitKey(false, r.Job, 0)]; ok {
+		w, waits := why[queue.WaitKey(false, r.Job, 0)]
+		if waits {
 			row["waiting"] = s.waitView(c, w)
 		}
 		p, ok := places[deadline.ReadyKey(r.Job)]
-		placeFields(row, p, ok)
+		placeFields(row, p, ok, waits && w.Reason == queue.WaitTooLarge)
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)
@@ -468,11 +469,12 @@ func (s *jobHandlers) failoverTasks(c *gin.Context) {
 	out := make([]gin.H, 0, len(q))
 	for _, f := range q {
 		row := gin.H{"jobName": f.Job, "shardingItem": f.Item, "taskId": f.TaskID, "since": f.Since}
-		if w, ok := why[queue.WaitKey(true, f.Job, f.Item)]; ok {
+		w, waits := why[queue.WaitKey(true, f.Job, f.Item)]
+		if waits {
 			row["waiting"] = s.waitView(c, w)
 		}
 		p, ok := places[deadline.FailoverKey(f.Job, f.Item)]
-		placeFields(row, p, ok)
+		placeFields(row, p, ok, waits && w.Reason == queue.WaitTooLarge)
 		out = append(out, row)
 	}
 	c.JSON(http.StatusOK, out)

@@ -150,7 +150,11 @@ func (s *jobHandlers) saveJob(c *gin.Context, body []byte, cfg jobs.Config, chec
 	if err == nil {
 		err = check(cfg)
 	}
+	dry := false
 	if err == nil {
+		dry, err = dryRunParam(c)
+	}
+	if err == nil && !dry {
 		err = write(c, cfg)
 	}
 	if err != nil {

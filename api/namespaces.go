@@ -209,7 +209,7 @@ func (s *tenancyHandlers) putNamespace(c *gin.Context) {
 		return
 	}
 	code := http.StatusOK
-	if created {
+	if created && rec.Name != namespace.Default { // default always exists: its first record changes it
 		code = http.StatusCreated
 	}
 	c.JSON(code, v)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -174,6 +175,10 @@ func serveWeb(r *gin.Engine, web fs.FS) {
 			return
 		}
 		if _, err := fs.Stat(web, trimSlash(p)); err != nil {
+			if path.Ext(p) != "" { // a missing asset (/x.js): a 404, not index.html as script
+				c.String(http.StatusNotFound, "no such file: %s\n", p)
+				return
+			}
 			c.Request.URL.Path = "/" // single-page app: unknown paths serve index.html
 		}
 		files.ServeHTTP(c.Writer, c.Request)

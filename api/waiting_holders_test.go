@@ -117,3 +117,29 @@ func TestQueuedRunSaysWhyItWaits(t *testing.T) {
 		t.Errorf("queued run: %v", v)
 	}
 }
+
+// Work that can never fit gets no estimated start (it would read "now",
+// moving on every refresh): it starts only once the cluster grows.
+func TestNeverFittingWorkHasNoEstimate(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("huge", "app"))
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "huge")
+	w := queue.Wait{Reason: queue.WaitTooLarge, Message: "needs 64 CPUs, more than any agent has (8)", Since: t0}
+	if err := e.reg.Change().Wait(queue.WaitKey(false, "huge", 0), w).Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rows := decode[[]map[string]any](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	if len(rows) != 1 || rows[0]["position"] == nil || rows[0]["estimatedStart"] != nil {
+		t.Fatalf("rows %v: want a position and no estimated start", rows)
+	}
+}
+
+// PUT /api/namespaces/default answers 200 the first time too: default
+// always exists (docs/api.md), its first record changes it; a new
+// namespace is 201.
+func TestPutDefaultNamespaceIsAChange(t *testing.T) {
+	e := newEnv(t)
+	e.must(http.StatusOK, http.MethodPut, "/api/namespaces/default", `{"weight":2}`)
+	e.must(http.StatusCreated, http.MethodPut, "/api/namespaces/pay", "")
+}

@@ -3,6 +3,7 @@ package backfill
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
@@ -19,6 +20,25 @@ const (
 // MaxInstants bounds one backfill's instants (a month of a job firing
 // every minute is 44,640).
 const MaxInstants = 50_000
+
+// ConfirmAbove is the most runs a backfill starts without its caller
+// confirming the count (maxRuns): a mistyped year (a range from 1900)
+// should not queue tens of thousands of runs at once.
+const ConfirmAbove = 1000
+
+// Confirmed checks a range of n runs against the caller's maxRuns (0:
+// none given): above ConfirmAbove runs, maxRuns must cover n.
+func Confirmed(n, maxRuns int) error {
+	switch {
+	case maxRuns < 0:
+		return fmt.Errorf("%w: maxRuns %d must not be negative", ErrInvalid, maxRuns)
+	case maxRuns > 0 && n > maxRuns:
+		return fmt.Errorf("%w: the range holds %d runs, more than maxRuns %d; narrow the range or raise maxRuns", ErrInvalid, n, maxRuns)
+	case maxRuns == 0 && n > ConfirmAbove:
+		return fmt.Errorf("%w: the range holds %d runs (more than %d): check the range, then confirm with maxRuns %d (ejctl: --max-runs %d)", ErrInvalid, n, ConfirmAbove, n, n)
+	}
+	return nil
+}
 
 // MaxConcurrency bounds a backfill's runs in flight.
 const MaxConcurrency = 64
@@ -48,9 +68,14 @@ type Backfill struct {
 	InFlight []Flight `json:"inFlight,omitempty"`
 	// Succeeded and Failed count the runs that ended; Skipped the
 	// instants another backfill had queued already.
-	Succeeded int       `json:"succeeded"`
-	Failed    int       `json:"failed"`
-	Skipped   int       `json:"skipped"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped"`
+	// FailedAt are the instants whose runs failed or were lost (Unix
+	// seconds, in the order they ended): the API lists them, and a later
+	// backfill of the same job may queue them again (Redo), where a
+	// succeeded instant stays done.
+	FailedAt  []int64   `json:"failedAt,omitempty"`
 	CreatedBy string    `json:"createdBy,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -90,6 +115,12 @@ func (b Backfill) Progress() Progress {
 func (b Backfill) Final() bool {
 	return b.State == Done || b.State == Cancelled && len(b.InFlight) == 0
 }
+
+// FailedInstants are b's instants whose runs failed or were lost.
+func (b Backfill) FailedInstants() []time.Time { return DecodeInstants(b.FailedAt) }
+
+// HasFailed reports whether b's run at instant at failed or was lost.
+func (b Backfill) HasFailed(at time.Time) bool { return slices.Contains(b.FailedAt, at.Unix()) }
 
 // IsWorkflow reports whether b backfills a workflow.
 func (b Backfill) IsWorkflow() bool { return b.WorkflowName != "" }

@@ -151,7 +151,8 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 	next, n := Step(b, v)
 	queued, dirty, err := l.queueNext(ctx, b, &next, n, now, func(at time.Time) (string, string, error) {
 		key := b.RunKey(at)
-		owner, err := l.Registry.Schedule().EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key)}, now)
+		owner, err := l.Registry.Schedule().EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key),
+			Redo: func(ctx context.Context, owner string) (bool, error) { return st.failedBy(ctx, l.Registry, owner, at) }}, now)
 		return key, owner, err
 	})
 	if err != nil {

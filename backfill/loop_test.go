@@ -371,3 +371,52 @@ func guaranteedPay(t *testing.T, cron string) (store.KV, *clock.Fake, *Loop) {
 	}
 	return kv, clk, l
 }
+
+// A failed instant is not done: the record lists it, and backfilling the
+// range again re-runs it (and only it); the instants that succeeded stay
+// done and are skipped.
+func TestLoopRerunsFailedInstants(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	clk := clock.NewFake(t0.Add(24 * time.Hour))
+	put(t, kv, "/leader/a", "a")
+	ins := setup(t, kv)
+	l := leaderLoop(kv, clk, "/leader/a")
+	create(t, l.Registry, "bf-1", ins, 1)
+	for i := range 12 {
+		if err := l.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		runQueued(t, kv, i != 1 && i != 4) // pass i queues instant i: the 2nd and 5th fail
+		clk.Advance(time.Second)
+	}
+	first, _ := Get(ctx, l.Registry, "bf-1")
+	want := []time.Time{ins[1], ins[4]}
+	if first.State != Done || first.Failed != 2 || fmt.Sprint(first.FailedInstants()) != fmt.Sprint(want) {
+		t.Fatalf("first backfill %+v, failed instants %v, want %v", first, first.FailedInstants(), want)
+	}
+
+	create(t, l.Registry, "bf-2", ins, 1)
+	var seen []time.Time
+	for range 12 {
+		if err := l.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, runQueued(t, kv, true)...)
+		clk.Advance(time.Second)
+	}
+	again, _ := Get(ctx, l.Registry, "bf-2")
+	if fmt.Sprint(seen) != fmt.Sprint(want) || again.State != Done || again.Succeeded != 2 || again.Skipped != 4 || again.Failed != 0 {
+		t.Fatalf("the range again ran %v (want %v), record %+v", seen, want, again)
+	}
+	// Both succeeded now: a third backfill runs nothing.
+	create(t, l.Registry, "bf-3", ins, 1)
+	for range 4 {
+		if err := l.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := runQueued(t, kv, true); len(got) != 0 {
+			t.Fatalf("the third backfill ran %v", got)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
@@ -20,6 +21,7 @@ type snapshot struct {
 	running  map[string]map[int]task.Entry
 	cfgs     map[string]*jobs.Config      // by job key, nil: unreadable
 	guar     map[string]*namespace.Record // by namespace
+	owners   map[string]*Backfill         // other backfills read this pass, nil: forgotten
 }
 
 // state reads the ready queue, then the running tasks, then the failover
@@ -27,7 +29,7 @@ type snapshot struct {
 // is only Unseen for a pass).
 func (l *Loop) state(ctx context.Context) (*snapshot, error) {
 	st := &snapshot{pending: map[string]bool{}, busyJobs: map[string]bool{},
-		cfgs: map[string]*jobs.Config{}, guar: map[string]*namespace.Record{}}
+		cfgs: map[string]*jobs.Config{}, guar: map[string]*namespace.Record{}, owners: map[string]*Backfill{}}
 	ready, err := l.Registry.Work().ReadyQueue(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("backfill: read the ready queue: %w", err)
@@ -89,6 +91,24 @@ func (st *snapshot) outcome(ctx context.Context, reg *registry.Registry, key str
 		return FailedRun
 	}
 	return Unseen
+}
+
+// failedBy reports whether backfill owner's run at instant at failed or
+// was lost, so another backfill may queue that instant again. An owner
+// forgotten meanwhile holds no instant (its marks go with it).
+func (st *snapshot) failedBy(ctx context.Context, reg *registry.Registry, owner string, at time.Time) (bool, error) {
+	b, ok := st.owners[owner]
+	if !ok {
+		got, err := Get(ctx, reg, owner)
+		switch {
+		case err == nil:
+			b = &got
+		case !errors.Is(err, registry.ErrBackfillNotFound):
+			return false, err
+		}
+		st.owners[owner] = b
+	}
+	return b == nil || b.HasFailed(at), nil
 }
 
 // param is the job's jobParameter, handed to its backfill runs.

@@ -1,6 +1,9 @@
 package backfill
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Outcome is what became of a run in flight.
 type Outcome int
@@ -41,9 +44,11 @@ func Step(b Backfill, v View) (next Backfill, queue int) {
 			next.Succeeded++
 		case FailedRun:
 			next.Failed++
+			next.FailedAt = append(slices.Clip(next.FailedAt), f.At.Unix())
 		case Unseen:
 			if f.Unseen+1 >= 2 {
 				next.Failed++ // lost: the job was updated, disabled or deleted under it
+				next.FailedAt = append(slices.Clip(next.FailedAt), f.At.Unix())
 				continue
 			}
 			f.Unseen++

@@ -3,7 +3,6 @@ package ejctl
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -237,12 +236,20 @@ func (c objectGroup) execute(ctx context.Context, p *Plan, parallel int) int {
 				idx = append(idx, i)
 			}
 		}
-		failed += c.runParallel(ctx, p, idx, parallel)
+		if failed += c.runParallel(ctx, p, idx, parallel); failed > 0 {
+			return failed // no deletion once a create or update failed: it is undone
+		}
 	}
 	return failed
 }
 
 func (c objectGroup) runParallel(ctx context.Context, p *Plan, idx []int, parallel int) int {
+	return c.runEach(ctx, p, idx, parallel, c.applyOne)
+}
+
+// runEach runs do on the changes of p at idx, up to parallel at once,
+// recording each failure in its change; it reports how many failed.
+func (c objectGroup) runEach(ctx context.Context, p *Plan, idx []int, parallel int, do func(context.Context, Change) error) int {
 	var mu sync.Mutex
 	failed := 0
 	sem := make(chan struct{}, max(parallel, 1))
@@ -252,7 +259,7 @@ func (c objectGroup) runParallel(ctx context.Context, p *Plan, idx []int, parall
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := c.applyOne(ctx, p.Changes[i]); err != nil {
+			if err := do(ctx, p.Changes[i]); err != nil {
 				mu.Lock()
 				p.Changes[i].Error = err.Error()
 				failed++
@@ -266,19 +273,12 @@ func (c objectGroup) runParallel(ctx context.Context, p *Plan, idx []int, parall
 
 func (c objectGroup) applyOne(ctx context.Context, ch Change) error {
 	k := appKind
-	create, update := "/api/app", "/api/app"
 	if ch.Kind == "job" {
-		k, create, update = jobKind, "/api/job/register", "/api/job/update"
+		k = jobKind
 	}
 	switch ch.Action {
-	case ActCreate:
-		return c.client.sendJSON(ctx, http.MethodPost, create, ch.body, nil)
-	case ActUpdate:
-		body, err := updateBody(ch.cur, ch.body)
-		if err != nil {
-			return err
-		}
-		return c.client.sendJSON(ctx, http.MethodPut, update, body, nil)
+	case ActCreate, ActUpdate:
+		return c.send(ctx, ch, false)
 	case ActDelete:
 		err := c.client.del(ctx, k.delPath(ch.Name))
 		if IsNotFound(err) {
@@ -338,13 +338,19 @@ func (c objectGroup) apply(ctx context.Context, files []string, dryRun, prune, y
 	if !c.json() || dryRun {
 		c.printPlan(p, dryRun)
 	}
+	if problems := c.checkChanges(ctx, p, parallel); len(problems) > 0 {
+		return fmt.Errorf("nothing was changed: the scheduler refuses %d change(s): %s", len(problems), strings.Join(problems, "; "))
+	}
 	if dryRun {
 		return nil
 	}
 	if dels > 0 && !yes {
-		return usagef("--prune would delete %d app(s) and job(s) listed above; add --yes to delete them, or --dry-run to only look", dels)
+		return refusef("--prune would delete %d app(s) and job(s) listed above; add --yes to delete them, or --dry-run to only look", dels)
 	}
 	failed := c.execute(ctx, &p, parallel)
+	if failed > 0 && p.Done(ActDelete) == 0 && !deleteFailed(p) {
+		return c.rollBack(ctx, p)
+	}
 	if c.json() {
 		if err := c.printJSON(p); err != nil {
 			return err
@@ -359,9 +365,32 @@ func (c objectGroup) apply(ctx context.Context, files []string, dryRun, prune, y
 			p.Done(ActCreate), p.Done(ActUpdate), p.Count(ActUnchanged), p.Done(ActDelete), failed)
 	}
 	if failed > 0 {
-		return fmt.Errorf("apply: %d of %d changes failed", failed, len(p.Changes)-p.Count(ActUnchanged))
+		return fmt.Errorf("apply: %d of %d changes failed (the deletions listed; the rest was applied): run ejctl apply --prune again to finish", failed, len(p.Changes)-p.Count(ActUnchanged))
 	}
 	return nil
+}
+
+// deleteFailed reports whether a deletion of p failed (the creates and
+// updates all succeeded then: they stay).
+func deleteFailed(p Plan) bool {
+	for _, ch := range p.Changes {
+		if ch.Action == ActDelete && ch.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// rollBack undoes an apply that failed part-way and says what it left.
+func (c objectGroup) rollBack(ctx context.Context, p Plan) error {
+	if c.json() {
+		_ = c.printJSON(p)
+	}
+	left := c.undo(ctx, p)
+	if len(left) == 0 {
+		return fmt.Errorf("apply: nothing was changed (the changes made were undone): %s", failures(p))
+	}
+	return fmt.Errorf("apply: %s; undoing the changes made left: %s; fix the cause and run ejctl apply again to finish", failures(p), strings.Join(left, "; "))
 }
 
 func (c objectGroup) printPlan(p Plan, dryRun bool) {

@@ -1,11 +1,21 @@
 package ejctl
 
 import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -93,5 +103,75 @@ func TestPlanChecksAppURLs(t *testing.T) {
 	published.AppURL = "http://scheduler/packages/abc/t/bare.tar.gz"
 	if _, err := MakePlan(m, current{apps: map[string]app.Config{"bare": published}, jobs: map[string]jobs.Config{}}, false); err != nil {
 		t.Fatalf("an app published earlier keeps its appURL: %v", err)
+	}
+}
+
+const threeJobs = `kind: Job
+jobName: a
+appName: demo
+cron: "0 0 2 * * ?"
+cpuCount: 0.1
+---
+kind: Job
+jobName: b
+appName: demo
+cron: "0 0 2 * * ?"
+cpuCount: 0.1
+---
+kind: Job
+jobName: c
+appName: demo
+cron: "0 0 2 * * ?"
+cpuCount: 0.1
+secrets: [{name: db-pass, env: DB_PASS}]
+`
+
+// TestApplyIsAllOrNothing: a job naming a secret the scheduler cannot give
+// it fails the dry run (the scheduler checks every change as it would
+// write it), and apply then changes nothing, rather than creating two of
+// the three jobs.
+func TestApplyIsAllOrNothing(t *testing.T) {
+	env, reg := newScheduler(t)
+	seedApp(t, reg, "demo")
+	dir := t.TempDir()
+	write(t, dir, "jobs.yaml", threeJobs)
+	for _, args := range [][]string{{"apply", "-f", dir, "--dry-run"}, {"apply", "-f", dir}} {
+		_, errs, code := runWith(t, env, args...)
+		if code != ExitFailure || !strings.Contains(errs, "nothing was changed: the scheduler refuses 1 change(s): job c: ") || !strings.Contains(errs, "secrets") {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	if js, _ := reg.Config().Jobs(t.Context()); len(js) != 0 {
+		t.Fatalf("a refused apply registered %d jobs", len(js))
+	}
+}
+
+// TestApplyUndoesAPartialApply: a change the scheduler refuses only when
+// it is made (here job c's registration, refused after its dry run
+// passed) undoes the changes made before it: jobs a and b are deleted
+// again, and the message says nothing was changed.
+func TestApplyUndoesAPartialApply(t *testing.T) {
+	clk := clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	reg := registry.New(memory.New())
+	h := api.New(api.Options{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Auth: api.NewAuth(api.Credentials{}, clk, reg.Tenancy())})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/api/job/register" && r.URL.Query().Get("dryRun") == "" && strings.Contains(string(body), `"jobName":"c"`) {
+			http.Error(w, `{"message":"job 'c' was registered meanwhile"}`, http.StatusConflict)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	seedApp(t, reg, "demo")
+	dir := t.TempDir()
+	write(t, dir, "jobs.yaml", strings.Replace(threeJobs, "secrets: [{name: db-pass, env: DB_PASS}]\n", "", 1))
+	_, errs, code := runWith(t, map[string]string{"EJCTL_ADDR": srv.URL}, "apply", "-f", dir, "--parallel", "1")
+	if code != ExitFailure || !strings.Contains(errs, "apply: nothing was changed (the changes made were undone): create job c: ") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if js, _ := reg.Config().Jobs(t.Context()); len(js) != 0 {
+		t.Fatalf("the undone apply left %d jobs", len(js))
 	}
 }

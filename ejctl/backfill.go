@@ -21,6 +21,7 @@ type backfillView struct {
 	Concurrency int         `json:"concurrency"`
 	State       string      `json:"state"`
 	InFlight    []time.Time `json:"inFlight"`
+	Failures    []time.Time `json:"failedInstants"`
 	Progress    struct {
 		Done      int `json:"done"`
 		Running   int `json:"running"`
@@ -33,9 +34,9 @@ type backfillView struct {
 }
 
 func (c runGroup) backfillCmd() *cobra.Command {
-	cmd := group("backfill", "Run a job (or a workflow) once for every instant of its schedule in a past range, each run handed its instant (ELASTICJOB_SCHEDULED_TIME): start, ls, get, pause, resume, cancel")
+	cmd := group("backfill", "Run a job (or a workflow) once for every instant of its schedule in a past range, each run handed its instant (ELASTICJOB_SCHEDULED_TIME): start, ls, get, rerun, pause, resume, cancel")
 	cmd.Aliases = []string{"backfills"}
-	cmd.AddCommand(c.backfillStartCmd(), c.backfillLsCmd(), c.backfillGetCmd())
+	cmd.AddCommand(c.backfillStartCmd(), c.backfillLsCmd(), c.backfillGetCmd(), c.backfillRerunCmd())
 	for _, a := range []struct{ name, short, done string }{
 		{"pause", "Queue no more of its runs (those in flight finish)", "paused"},
 		{"resume", "Queue its runs again", "resumed"},
@@ -58,7 +59,7 @@ func (c runGroup) backfillCmd() *cobra.Command {
 // backfillStartCmd: ejctl backfill start NAME --from TIME --to TIME [--workflow].
 func (c runGroup) backfillStartCmd() *cobra.Command {
 	var from, to string
-	var conc int
+	var conc, maxRuns int
 	var isWorkflow bool
 	start := &cobra.Command{
 		Use:   "start NAME --from TIME --to TIME [--workflow]",
@@ -79,7 +80,7 @@ func (c runGroup) backfillStartCmd() *cobra.Command {
 				return errors.New("--to: " + err.Error())
 			}
 			var v backfillView
-			in := map[string]any{"jobName": args[0], "from": f, "to": t, "concurrency": conc}
+			in := map[string]any{"jobName": args[0], "from": f, "to": t, "concurrency": conc, "maxRuns": maxRuns}
 			if isWorkflow {
 				delete(in, "jobName")
 				in["workflowName"] = args[0]
@@ -94,6 +95,7 @@ func (c runGroup) backfillStartCmd() *cobra.Command {
 	start.Flags().StringVar(&to, "to", "", "the range's end, exclusive (RFC 3339)")
 	start.Flags().IntVar(&conc, "concurrency", 1, "at most this many of its runs waiting or running at once")
 	start.Flags().BoolVar(&isWorkflow, "workflow", false, "NAME is a workflow: one workflow run per instant")
+	start.Flags().IntVar(&maxRuns, "max-runs", 0, "confirm a range of more than 1000 runs: start it only if it holds at most this many")
 	return start
 }
 
@@ -124,6 +126,30 @@ func (c runGroup) backfillGetCmd() *cobra.Command {
 	return get
 }
 
+// backfillRerunCmd: ejctl backfill rerun ID.
+func (c runGroup) backfillRerunCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rerun ID",
+		Short: "Backfill a job backfill's range again: the instants that failed (or were lost) run again, those that succeeded are skipped",
+		Args:  exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var old backfillView
+			if err := c.client.get(cmd.Context(), "/api/job/backfills/"+seg(args[0]), nil, &old); err != nil {
+				return err
+			}
+			if old.Workflow != "" {
+				return errors.New("backfill " + old.ID + " is a workflow's: a workflow's instant runs once per backfill; start a backfill of its failed instants' range with a new one after the first is forgotten")
+			}
+			in := map[string]any{"jobName": old.JobName, "from": old.From, "to": old.To, "concurrency": old.Concurrency, "maxRuns": old.Progress.Total}
+			var v backfillView
+			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/backfills", in, &v); err != nil {
+				return err
+			}
+			return c.showBackfill(v, "started (re-running the failed instants of "+old.ID+")")
+		},
+	}
+}
+
 func (c runGroup) showBackfill(v backfillView, did string) error {
 	if c.json() {
 		return c.printJSON(v)
@@ -135,7 +161,19 @@ func (c runGroup) showBackfill(v backfillView, did string) error {
 			c.say("backfill %s of job %s %s", v.ID, v.JobName, did)
 		}
 	}
-	return c.table(backfillHeader, [][]string{backfillRow(v)})
+	if err := c.table(backfillHeader, [][]string{backfillRow(v)}); err != nil {
+		return err
+	}
+	if len(v.Failures) > 0 {
+		c.say("failed instants (%d):", len(v.Failures))
+		for _, at := range v.Failures {
+			c.say("  %s", at.UTC().Format(time.RFC3339))
+		}
+		if v.Workflow == "" {
+			c.say("run them again: ejctl backfill rerun %s", v.ID)
+		}
+	}
+	return nil
 }
 
 var backfillHeader = []string{"ID", "JOB", "FROM", "TO", "STATE", "DONE", "RUNNING", "REMAINING", "FAILED", "SKIPPED", "TOTAL"}

@@ -10,7 +10,7 @@ import (
 )
 
 const backfillJSON = `{"id":"bf-1","jobName":"report","from":"2026-11-01T00:00:00Z","to":"2026-11-02T00:00:00Z","concurrency":2,` +
-	`"state":"%s","inFlight":[],"progress":{"done":3,"running":1,"remaining":140,"failed":1,"skipped":0,"total":144}}`
+	`"state":"%s","inFlight":[],"failedInstants":["2026-11-01T03:10:00Z"],"progress":{"done":3,"running":1,"remaining":140,"failed":1,"skipped":0,"total":144}}`
 
 // ejctl backfill start|ls|get|pause|resume|cancel speak /api/job/backfills.
 func TestBackfillCommands(t *testing.T) {
@@ -47,6 +47,9 @@ func TestBackfillCommands(t *testing.T) {
 	}
 	out, _, _ = runWith(t, env, "backfill", "ls", "--job", "report")
 	has(t, "ls", out, "bf-1", "RUNNING")
+	out, _, _ = runWith(t, env, "backfill", "get", "bf-1")
+	has(t, "get", out, "failed instants (1):", "2026-11-01T03:10:00Z", "ejctl backfill rerun bf-1")
+	calls = calls[:len(calls)-1]
 	out, _, _ = runWith(t, env, "backfill", "pause", "bf-1")
 	has(t, "pause", out, "paused", "PAUSED")
 	out, _, _ = runWith(t, env, "backfill", "cancel", "bf-1")
@@ -95,5 +98,31 @@ func TestWorkflowBackfillCommands(t *testing.T) {
 	has(t, "ls", out, "bf-2", "workflow:nightly")
 	if len(calls) != 2 || calls[1] != "GET /api/job/backfills?workflowName=nightly" {
 		t.Fatalf("calls %v", calls)
+	}
+}
+
+// ejctl backfill rerun ID starts a backfill of the same job, range and
+// concurrency, confirming its count: the API re-runs the instants that
+// failed and skips those that succeeded.
+func TestBackfillRerun(t *testing.T) {
+	var started map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(b, &started)
+			w.WriteHeader(http.StatusCreated)
+		}
+		_, _ = w.Write([]byte(strings.Replace(backfillJSON, "%s", "DONE", 1)))
+	}))
+	defer srv.Close()
+	out, errs, code := runWith(t, map[string]string{"EJCTL_ADDR": srv.URL}, "backfill", "rerun", "bf-1")
+	if code != 0 {
+		t.Fatalf("rerun: exit %d: %s", code, errs)
+	}
+	has(t, "rerun", out, "re-running the failed instants of bf-1")
+	if started["jobName"] != "report" || started["from"] != "2026-11-01T00:00:00Z" || started["to"] != "2026-11-02T00:00:00Z" ||
+		started["concurrency"] != float64(2) || started["maxRuns"] != float64(144) {
+		t.Fatalf("request %v", started)
 	}
 }

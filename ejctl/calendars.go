@@ -20,12 +20,13 @@ type calendarView struct {
 	TimeZone    string   `json:"timeZone,omitempty"`
 	Weekdays    []string `json:"weekdays,omitempty"`
 	Exclude     []struct {
-		Summary  string `json:"summary,omitempty"`
-		From     string `json:"from"`
-		To       string `json:"to,omitempty"`
-		Repeat   string `json:"repeat,omitempty"`
-		Interval int    `json:"interval,omitempty"`
-		Until    string `json:"until,omitempty"`
+		Summary  string   `json:"summary,omitempty"`
+		From     string   `json:"from"`
+		To       string   `json:"to,omitempty"`
+		Repeat   string   `json:"repeat,omitempty"`
+		Interval int      `json:"interval,omitempty"`
+		Until    string   `json:"until,omitempty"`
+		Except   []string `json:"except,omitempty"`
 	} `json:"exclude,omitempty"`
 }
 
@@ -122,9 +123,9 @@ func (c tenancyGroup) calendarGetCmd() *cobra.Command {
 				if p.Interval > 1 {
 					repeat += " every " + strconv.Itoa(p.Interval)
 				}
-				rows = append(rows, []string{p.From, orDash(p.To), orDash(repeat), orDash(p.Until), orDash(p.Summary)})
+				rows = append(rows, []string{p.From, orDash(p.To), orDash(repeat), orDash(p.Until), orDash(strings.Join(p.Except, ",")), orDash(p.Summary)})
 			}
-			return c.table([]string{"FROM", "TO", "REPEAT", "UNTIL", "SUMMARY"}, rows)
+			return c.table([]string{"FROM", "TO", "REPEAT", "UNTIL", "EXCEPT", "SUMMARY"}, rows)
 		},
 	}
 	return get

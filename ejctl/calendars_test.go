@@ -43,11 +43,12 @@ func TestCalendarCommands(t *testing.T) {
 	}
 	alice, bob := login("alice", "secret"), login("bob", "hunter2")
 	ics := filepath.Join(dir, "holidays.ics")
-	if err := os.WriteFile(ics, []byte("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20260302\nDTEND;VALUE=DATE:20260304\nSUMMARY:Closed\nEND:VEVENT\nEND:VCALENDAR\n"), 0o600); err != nil {
+	if err := os.WriteFile(ics, []byte("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20260302\nDTEND;VALUE=DATE:20260304\nSUMMARY:Closed\nEND:VEVENT\n"+
+		"BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nRRULE:FREQ=YEARLY\nEXDATE;VALUE=DATE:20271225\nSUMMARY:Xmas\nEND:VEVENT\nEND:VCALENDAR\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, _ := alice.must(0, "-n", "pay", "calendar", "set", "holidays", "-f", ics, "--time-zone", "UTC", "--weekdays", "MON,TUE,WED,THU,FRI")
-	has(t, "set .ics", out, "calendar holidays stored: 1 excluded periods, weekdays MON,TUE,WED,THU,FRI")
+	has(t, "set .ics", out, "calendar holidays stored: 2 excluded periods, weekdays MON,TUE,WED,THU,FRI")
 	js := filepath.Join(dir, "weekend.json")
 	if err := os.WriteFile(js, []byte(`{"weekdays":["SAT","SUN"]}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestCalendarCommands(t *testing.T) {
 	out, _ = alice.must(0, "-n", "pay", "calendar", "ls")
 	has(t, "ls", out, "holidays", "weekend", "SAT,SUN")
 	out, _ = alice.must(0, "-n", "pay", "calendar", "get", "holidays")
-	has(t, "get", out, "2026-03-02", "2026-03-03", "Closed")
+	has(t, "get", out, "2026-03-02", "2026-03-03", "Closed", "EXCEPT", "2027-12-25", "Xmas")
 
 	a := app.Default()
 	a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/etl.tgz", "bin/start.sh"

@@ -157,7 +157,7 @@ func (c clusterGroup) confirmed(yes bool, question string) error {
 		return nil
 	}
 	if !c.stdinTTY() {
-		return usagef("%s Pass --yes to confirm (standard input is not a terminal to ask on)", question)
+		return refusef("%s Pass --yes to confirm (standard input is not a terminal to ask on)", question)
 	}
 	ok, err := c.confirm(question + " [y/N] ")
 	if err != nil {

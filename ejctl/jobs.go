@@ -169,7 +169,7 @@ func (c runGroup) waitRun(ctx context.Context, o triggerOpts) error {
 		var v runView
 		err := c.client.get(ctx, "/api/job/trigger/"+seg(o.key), nil, &v)
 		if ctx.Err() != nil {
-			return &exitError{ExitTimedOut, fmt.Errorf("run %s did not end within %v (last state %s)", o.key, o.timeout, orDash(last))}
+			return &exitError{code: ExitTimedOut, err: fmt.Errorf("run %s did not end within %v (last state %s)", o.key, o.timeout, orDash(last))}
 		}
 		if err != nil {
 			return err
@@ -188,12 +188,12 @@ func (c runGroup) waitRun(ctx context.Context, o triggerOpts) error {
 					return err
 				}
 			}
-			return &exitError{ExitNeverFits, fmt.Errorf("run %s of job %s can never start (%s): %s; ejctl stops waiting (the run stays queued until the cluster grows or the job is changed)",
+			return &exitError{code: ExitNeverFits, err: fmt.Errorf("run %s of job %s can never start (%s): %s; ejctl stops waiting (the run stays queued until the cluster grows or the job is changed)",
 				o.key, v.JobName, waitNeverFits, oneLine(v.Waiting.Message))}
 		}
 		select {
 		case <-ctx.Done():
-			return &exitError{ExitTimedOut, fmt.Errorf("run %s did not end within %v (last state %s)", o.key, o.timeout, orDash(last))}
+			return &exitError{code: ExitTimedOut, err: fmt.Errorf("run %s did not end within %v (last state %s)", o.key, o.timeout, orDash(last))}
 		case <-time.After(o.poll):
 		}
 	}
@@ -266,9 +266,9 @@ func (c runGroup) reportRun(v runView) error {
 	case "SUCCEEDED":
 		return nil
 	case "CANCELLED":
-		return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s was cancelled: %s", v.IdempotencyKey, v.JobName, v.Message)}
+		return &exitError{code: ExitRunFail, err: fmt.Errorf("run %s of job %s was cancelled: %s", v.IdempotencyKey, v.JobName, v.Message)}
 	}
-	return &exitError{ExitRunFail, fmt.Errorf("run %s of job %s failed: %s", v.IdempotencyKey, v.JobName, shardCounts(v))}
+	return &exitError{code: ExitRunFail, err: fmt.Errorf("run %s of job %s failed: %s", v.IdempotencyKey, v.JobName, shardCounts(v))}
 }
 
 // shardCounts counts a failed run's shards by item, each once: a shard
@@ -334,7 +334,7 @@ func (c runGroup) killCmd() *cobra.Command {
 			name := args[0]
 			if !yes {
 				if !c.stdinTTY() {
-					return usagef("kill: this stops the running execution of job %s; pass --yes to confirm (standard input is not a terminal to ask on)", name)
+					return refusef("kill: this stops the running execution of job %s; pass --yes to confirm (standard input is not a terminal to ask on)", name)
 				}
 				ok, err := c.confirm(fmt.Sprintf("Stop the running execution of job %s? [y/N] ", name))
 				if err != nil {

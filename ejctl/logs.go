@@ -201,7 +201,7 @@ func (c runGroup) tasksOfJob(ctx context.Context, job string, o logsOpts) ([]*sh
 		return nil, err
 	}
 	if o.shardSet && (o.shard < 0 || o.shard >= cfg.ShardingTotalCount) {
-		return nil, usagef("logs: job %s has shards 0 to %d; --shard %d is none of them", job, cfg.ShardingTotalCount-1, o.shard)
+		return nil, refusef("logs: job %s has shards 0 to %d; --shard %d is none of them", job, cfg.ShardingTotalCount-1, o.shard)
 	}
 	want := func(item int) bool { return item < cfg.ShardingTotalCount && (!o.shardSet || item == o.shard) }
 	byItem := map[int]string{}

@@ -101,25 +101,25 @@ func (c tenancyGroup) nsGetCmd() *cobra.Command {
 func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	var gCPU, gMem, lCPU, lMem, w float64
 	var jitter string
+	var replace bool
 	cmd := &cobra.Command{
-		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Set a namespace's guarantee, limit and weight (admin)"}[verb],
+		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Change a namespace's guarantee, limit, weight or jitter (admin): the fields without a flag keep their values (--replace: the whole record)"}[verb],
 		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
-			body := map[string]any{}
-			if f.Changed("guarantee-cpu") || f.Changed("guarantee-mem") {
-				body["guarantee"] = resources{gCPU, gMem}
-			}
-			if f.Changed("limit-cpu") || f.Changed("limit-mem") {
-				body["limit"] = resources{lCPU, lMem}
-			}
-			if f.Changed("weight") {
-				body["weight"] = w
-			}
-			if f.Changed("jitter") {
-				body["jitter"] = jitter
-			}
 			path := "/api/namespaces/" + seg(args[0])
+			// set changes the fields its flags name and keeps the others
+			// (the API's PUT replaces the record whole, as --replace does).
+			var cur namespaceView
+			if verb == "set" && !replace {
+				if err := c.client.get(cmd.Context(), path, nil, &cur); err != nil {
+					if IsNotFound(err) {
+						return fmt.Errorf("no namespace %s (ejctl ns create %s makes it)", args[0], args[0])
+					}
+					return err
+				}
+			}
+			body := mergedNamespace(cur, f.Changed, resources{gCPU, gMem}, resources{lCPU, lMem}, w, jitter)
 			if verb == "create" {
 				var existing namespaceView
 				err := c.client.get(cmd.Context(), path, nil, &existing)
@@ -148,7 +148,51 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	f.Float64Var(&lMem, "limit-mem", 0, "most memory it may hold, MB")
 	f.Float64Var(&w, "weight", 1, "its share among borrowers")
 	f.StringVar(&jitter, "jitter", "", "the jitter window of its jobs and workflows that set none (30m; docs/jobs.md)")
+	if verb == "set" {
+		f.BoolVar(&replace, "replace", false, "replace the whole record: fields without a flag take their defaults (no guarantee, no limit, weight 1)")
+	}
 	return cmd
+}
+
+// mergedNamespace is the record to PUT: cur's fields (zero: none) with
+// those the changed flags name replaced; a flag of a pair (cpu, mem)
+// keeps the pair's other half.
+func mergedNamespace(cur namespaceView, changed func(string) bool, g, l resources, w float64, jitter string) map[string]any {
+	body := map[string]any{}
+	pair := func(key string, have *resources, want resources) {
+		if !changed(key+"-cpu") && !changed(key+"-mem") {
+			if have != nil {
+				body[key] = *have
+			}
+			return
+		}
+		out := resources{}
+		if have != nil {
+			out = *have
+		}
+		if changed(key + "-cpu") {
+			out.CPUCount = want.CPUCount
+		}
+		if changed(key + "-mem") {
+			out.MemoryMB = want.MemoryMB
+		}
+		body[key] = out
+	}
+	pair("guarantee", cur.Guarantee, g)
+	pair("limit", cur.Limit, l)
+	switch {
+	case changed("weight"):
+		body["weight"] = w
+	case cur.Weight != 0:
+		body["weight"] = cur.Weight
+	}
+	switch {
+	case changed("jitter"):
+		body["jitter"] = jitter
+	case cur.Jitter != "":
+		body["jitter"] = cur.Jitter
+	}
+	return body
 }
 
 func (c tenancyGroup) nsRmCmd() *cobra.Command {

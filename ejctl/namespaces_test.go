@@ -82,6 +82,9 @@ func TestNamespaces(t *testing.T) {
 	}
 	ci := s.cli(t)
 	ci.must(0, "--token", tok, "-n", "pay", "job", "trigger", "nightly_pay")
+	// Without -n the token acts in its one namespace, as login picks.
+	out, _ = ci.must(0, "--token", tok, "job", "ls")
+	has(t, "job ls with a namespace token and no -n", out, "nightly_pay")
 	if _, _, code := ci.do("--token", tok, "-n", "search", "job", "ls"); code != 1 {
 		t.Fatal("the pay token reads search")
 	}
@@ -102,6 +105,17 @@ func TestNamespaces(t *testing.T) {
 	adm.must(0, "login", "-u", "root", "--password-stdin")
 	out, _ = adm.must(0, "ns", "create", "ops", "--limit-cpu", "4", "--limit-mem", "4096", "--weight", "2")
 	has(t, "ns create", out, "limit 4 CPU / 4096 MB", "weight 2")
+	// set changes what its flags name and keeps the rest; --replace
+	// replaces the record whole.
+	out, _ = adm.must(0, "ns", "set", "ops", "--weight", "3")
+	has(t, "ns set --weight", out, "limit 4 CPU / 4096 MB", "weight 3")
+	out, _ = adm.must(0, "ns", "set", "ops", "--guarantee-cpu", "1", "--limit-mem", "2048")
+	has(t, "ns set --guarantee-cpu", out, "guarantee 1 CPU / 0 MB", "limit 4 CPU / 2048 MB", "weight 3")
+	out, _ = adm.must(0, "ns", "set", "ops", "--replace", "--limit-cpu", "2")
+	has(t, "ns set --replace", out, "guarantee -", "limit 2 CPU / 0 MB", "weight 1")
+	if _, errs, code := adm.do("ns", "set", "nope", "--weight", "2"); code != 1 || !strings.Contains(errs, "no namespace nope (ejctl ns create nope makes it)") {
+		t.Fatalf("ns set of a missing namespace: exit %d: %s", code, errs)
+	}
 	_, errs, code = adm.do("ns", "rm", "pay")
 	if code != 1 || !strings.Contains(errs, "holds 1 app (etl), 1 job (nightly_pay)") {
 		t.Fatalf("ns rm pay: exit %d: %s", code, errs)

@@ -70,7 +70,7 @@ func (c appGroup) registryRmCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !yes {
 				if !c.stdinTTY() {
-					return usagef("rm: this deletes the registry entry %s; pass --yes to confirm (standard input is not a terminal to ask on)", args[0])
+					return refusef("rm: this deletes the registry entry %s; pass --yes to confirm (standard input is not a terminal to ask on)", args[0])
 				}
 				ok, err := c.confirm(fmt.Sprintf("Delete the registry entry %s? [y/N] ", args[0]))
 				if err != nil {

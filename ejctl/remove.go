@@ -65,7 +65,7 @@ func (c objectGroup) remove(ctx context.Context, k kind, names []string, yes, fo
 			if running > 0 {
 				kills = fmt.Sprintf(", killing %s %d running %s", whose, running, plural(running, "task", "tasks"))
 			}
-			return usagef("rm: this deletes %s%s; pass --yes to confirm (standard input is not a terminal to ask on)", summary, kills)
+			return refusef("rm: this deletes %s%s; pass --yes to confirm (standard input is not a terminal to ask on)", summary, kills)
 		}
 		note := "Nothing of it runs now (a task that starts first is killed)."
 		if len(gone) > 1 {

@@ -48,13 +48,22 @@ type Env struct {
 type exitError struct {
 	code int
 	err  error
+	// refusal: a refusal that says itself what to do (pass --yes, pick
+	// another shard), not a misuse of the command: no pointer to --help.
+	refusal bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return &exitError{ExitUsage, fmt.Errorf(format, args...)}
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// refusef is a usage exit (2) for a refusal whose message says what to
+// do: Run does not add "Run 'ejctl --help'" after it.
+func refusef(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...), refusal: true}
 }
 
 // cli holds the global flags and what they resolve to.
@@ -91,7 +100,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
-		if ee.code == ExitUsage {
+		if ee.code == ExitUsage && !ee.refusal {
 			fmt.Fprintln(env.Stderr, "Run 'ejctl --help' for usage.")
 		}
 		return ee.code
@@ -127,7 +136,7 @@ func (c *cli) rootCmd() *cobra.Command {
 		SilenceUsage:      true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return c.setup(cmd) },
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{ExitUsage, err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.addr, "addr", "", "scheduler address (env EJCTL_ADDR; default "+DefaultAddr+")")
 	pf.StringVar(&c.token, "token", "", "API token (env EJCTL_TOKEN)")
@@ -140,6 +149,20 @@ func (c *cli) rootCmd() *cobra.Command {
 	root.AddCommand(ten.loginCmd(), ten.logoutCmd(), ten.whoamiCmd(), apps.appCmd(), runs.jobCmd(), objs.applyCmd(), runs.tasksCmd(),
 		runs.deadlinesCmd(), runs.backfillCmd(), runs.logsCmd(), runs.taskCmd(), runs.historyCmd(), ten.nsCmd(), ten.tokenCmd(), ten.secretCmd(),
 		ten.calendarCmd(), apps.registryCmd(), cl.clusterCmd())
+	root.InitDefaultCompletionCmd()
+	for _, sub := range root.Commands() {
+		if sub.Name() == "completion" {
+			// cobra's completion command prints its help and exits 0 for
+			// a shell it does not know: a usage error instead.
+			sub.Args = cobra.ArbitraryArgs
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("completion: no shell %q: bash, zsh, fish or powershell", args[0])
+				}
+				return cmd.Help()
+			}
+		}
+	}
 	return root
 }
 
@@ -166,7 +189,27 @@ func (c *cli) setup(cmd *cobra.Command) error {
 	}
 	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, Namespace: c.settings.Namespace, HTTP: hc, Timeout: c.requestTimeout,
 		Warn: func(text string) { fmt.Fprintln(c.env.Stderr, "ejctl: warning:", text) }}
+	c.tokenNamespace(cmd.Context())
 	return nil
+}
+
+// tokenNamespace acts, when nothing named the namespace, in the one
+// namespace a namespace API token (ejn_…, from --token or EJCTL_TOKEN)
+// has a role in, as login picks a user's only namespace: such a token has
+// no role in default, so every call there was a 403.
+func (c *cli) tokenNamespace(ctx context.Context) {
+	s := &c.settings
+	if s.NamespaceFrom != "default" || (s.TokenFrom != "flag" && s.TokenFrom != "env") || !strings.HasPrefix(s.Token, "ejn_") {
+		return
+	}
+	var w whoAmI
+	if err := c.client.get(ctx, "/api/whoami", nil, &w); err != nil || len(w.Namespaces) != 1 || w.Namespaces[s.Namespace] != "" {
+		return
+	}
+	for ns := range w.Namespaces {
+		s.Namespace, s.NamespaceFrom = ns, "token"
+		c.client.Namespace = ns
+	}
 }
 
 // json prints v indented (the -o json form).

@@ -52,7 +52,9 @@ func TestRunShowsTheAPIMessageAndExitCodes(t *testing.T) {
 func TestHistoryTakesTheJobPositionally(t *testing.T) {
 	var query string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		query = r.URL.RawQuery
+		if r.URL.Path == "/api/job/events/executions" {
+			query = r.URL.RawQuery
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"total":0,"rows":[]}`))
 	}))
@@ -99,5 +101,54 @@ func TestEveryGroupRefusesUnknownCommands(t *testing.T) {
 	walk(nil, (&cli{env: Env{}}).rootCmd())
 	if checked < 5 { // app, job, ns, secret, token
 		t.Fatalf("only %d groups checked", checked)
+	}
+}
+
+// ejctl history shows a killed run as KILLED, not FAILED; --failed and
+// --killed select each by the result column; sub-second durations share
+// one unit (0ms beside 12ms); a job neither held nor in history is an
+// error, as logs says, rather than an empty table.
+func TestHistoryResults(t *testing.T) {
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/api/job/events/executions" && r.URL.Query().Get("jobName") == "bogus":
+			_, _ = w.Write([]byte(`{"total":0,"rows":[]}`))
+		case r.URL.Path == "/api/job/events/executions":
+			queries = append(queries, r.URL.Query().Get("result"))
+			_, _ = w.Write([]byte(`{"total":2,"rows":[` +
+				`{"jobName":"a","startTime":"2026-11-25T00:00:00Z","completeTime":"2026-11-25T00:00:00Z","durationMs":0,"success":false,"result":"KILLED","failureCause":"killed by alice"},` +
+				`{"jobName":"a","startTime":"2026-11-25T00:00:00Z","completeTime":"2026-11-25T00:00:00Z","durationMs":12,"success":false,"result":"FAILED"}]}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"not found"}`))
+		}
+	}))
+	defer srv.Close()
+	env := map[string]string{"EJCTL_ADDR": srv.URL}
+	out, errs, code := runWith(t, env, "history", "a")
+	if code != ExitOK {
+		t.Fatalf("history a: exit %d: %s", code, errs)
+	}
+	has(t, "history", out, "KILLED", "FAILED", "0ms", "12ms")
+	if strings.Contains(out, " 0s ") {
+		t.Fatalf("a zero duration in seconds beside milliseconds:\n%s", out)
+	}
+	runWith(t, env, "history", "a", "--failed")
+	runWith(t, env, "history", "a", "--killed")
+	if strings.Join(queries, ",") != ",FAILED,KILLED" {
+		t.Fatalf("result filters %q", queries)
+	}
+	if _, errs, code := runWith(t, env, "history", "bogus"); code != ExitFailure || !strings.Contains(errs, "no job 'bogus' in namespace default, nor any history of one") {
+		t.Fatalf("history bogus: exit %d, %q", code, errs)
+	}
+}
+
+// ejctl completion with a shell it does not know is a usage error, not a
+// help page and exit 0.
+func TestCompletionOfAnUnknownShell(t *testing.T) {
+	if _, errs, code := runWith(t, map[string]string{}, "completion", "bogus"); code != ExitUsage || !strings.Contains(errs, `no shell "bogus"`) {
+		t.Fatalf("completion bogus: exit %d, %q", code, errs)
 	}
 }

@@ -98,8 +98,12 @@ func position(r map[string]any) string {
 }
 
 // estimated is a waiting row's estimated start ("unknown" when the API
-// gave none: nothing ahead of it has an expected end).
+// gave none: nothing ahead of it has an expected end; "never" for work
+// larger than the whole cluster, which starts only once it grows).
 func estimated(r map[string]any) string {
+	if w, _ := r["waiting"].(map[string]any); w != nil && w["reason"] == "never_fits" {
+		return "never"
+	}
 	if r["estimatedStart"] == nil {
 		return "unknown"
 	}
@@ -117,7 +121,7 @@ func since(v any) string {
 
 func (c runGroup) historyCmd() *cobra.Command {
 	var job, task, source, by, from, to string
-	var failed, succeeded bool
+	var failed, succeeded, killed bool
 	var limit, page int
 	cmd := &cobra.Command{
 		ValidArgsFunction: c.completeNames(jobKind),
@@ -146,14 +150,16 @@ func (c runGroup) historyCmd() *cobra.Command {
 				}
 			}
 			switch {
-			case failed && succeeded:
-				return usagef("history: --failed and --succeeded exclude each other")
+			case btoi(failed)+btoi(succeeded)+btoi(killed) > 1:
+				return usagef("history: --failed, --succeeded and --killed exclude each other")
 			case failed:
-				q.Set("isSuccess", "false")
+				q.Set("result", "FAILED")
+			case killed:
+				q.Set("result", "KILLED")
 			case succeeded:
-				q.Set("isSuccess", "true")
+				q.Set("result", "SUCCEEDED")
 			}
-			return c.history(cmd.Context(), q)
+			return c.history(cmd.Context(), q, job)
 		},
 	}
 	f := cmd.Flags()
@@ -163,16 +169,29 @@ func (c runGroup) historyCmd() *cobra.Command {
 	f.StringVar(&by, "triggered-by", "", "who or what triggered it: cron, catch-up, api:USER, console:USER, ejctl:USER, retry, failover, daemon, kill…")
 	f.StringVar(&from, "since", "", "started at or after: a time (yyyy-MM-dd HH:mm:ss or RFC 3339) or a duration ago (30m, 1h, 2d)")
 	f.StringVar(&to, "until", "", "started at or before: a time or a duration ago, as --since")
-	f.BoolVar(&failed, "failed", false, "only failed executions")
+	f.BoolVar(&failed, "failed", false, "only failed executions (not the killed ones: --killed)")
+	f.BoolVar(&killed, "killed", false, "only killed executions (job kill, the job deleted or rescheduled while running)")
 	f.BoolVar(&succeeded, "succeeded", false, "only successful executions")
 	f.IntVar(&limit, "limit", 20, "rows per page (at most 1000)")
 	f.IntVar(&page, "page", 1, "page number, from 1")
 	return cmd
 }
 
-func (c runGroup) history(ctx context.Context, q url.Values) error {
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// history prints the executions q selects; job, when named, must be a
+// job of the namespace or one with history (a deleted job's is kept).
+func (c runGroup) history(ctx context.Context, q url.Values, job string) error {
 	var raw json.RawMessage
 	if err := c.client.get(ctx, "/api/job/events/executions", q, &raw); err != nil {
+		return err
+	}
+	if err := c.checkHistoryJob(ctx, raw, job); err != nil {
 		return err
 	}
 	if c.json() {
@@ -188,11 +207,14 @@ func (c runGroup) history(ctx context.Context, q url.Values) error {
 	rows := make([][]string, 0, len(page.Rows))
 	for _, r := range page.Rows {
 		result := "ok"
-		if r["success"] != true {
+		switch {
+		case r["success"] == true:
+		case r["completeTime"] == nil:
+			result = "running"
+		case r["result"] == "KILLED":
+			result = "KILLED"
+		default:
 			result = "FAILED"
-			if r["completeTime"] == nil {
-				result = "running"
-			}
 		}
 		fire := "-" // the cron instant it served (none: a run no instant queued)
 		if r["nominalAt"] != nil {
@@ -278,8 +300,31 @@ func fmtMs(v any) string {
 		return "-"
 	}
 	d := time.Duration(ms) * time.Millisecond
-	if d >= time.Minute {
+	switch {
+	case d < time.Second: // one unit below a second: 0ms beside 12ms, not 0s
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d >= time.Minute:
 		d = d.Round(time.Second)
 	}
 	return d.String()
+}
+
+// checkHistoryJob refuses a history of a job the namespace neither holds
+// nor has history of (a mistyped name), as logs does, rather than print
+// an empty table.
+func (c runGroup) checkHistoryJob(ctx context.Context, raw json.RawMessage, job string) error {
+	var page struct {
+		Total int `json:"total"`
+	}
+	if job == "" || json.Unmarshal(raw, &page) != nil || page.Total > 0 {
+		return nil
+	}
+	var cfg map[string]any
+	if err := c.client.get(ctx, jobKind.getPath(job), nil, &cfg); err != nil {
+		if IsNotFound(err) {
+			return fmt.Errorf("history: no job '%s' in namespace %s, nor any history of one", job, c.settings.Namespace)
+		}
+		return err
+	}
+	return nil
 }

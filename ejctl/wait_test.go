@@ -85,7 +85,8 @@ func TestJobKill(t *testing.T) {
 	}))
 	defer srv.Close()
 	env := map[string]string{"EJCTL_ADDR": srv.URL}
-	if _, errs, code := runWith(t, env, "job", "kill", "nightly"); code != ExitUsage || !strings.Contains(errs, "pass --yes") || posts.Load() != 0 {
+	// A refusal that says what to do: no pointer to --help after it.
+	if _, errs, code := runWith(t, env, "job", "kill", "nightly"); code != ExitUsage || !strings.Contains(errs, "pass --yes") || strings.Contains(errs, "ejctl --help") || posts.Load() != 0 {
 		t.Fatalf("without a terminal: exit %d %q, %d posts", code, errs, posts.Load())
 	}
 	out, errs, code := runWith(t, env, "job", "kill", "nightly", "--yes")

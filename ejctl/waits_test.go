@@ -21,7 +21,8 @@ func TestTasksReadyAndHistoryColumns(t *testing.T) {
 			_, _ = w.Write([]byte(`[{"jobName":"report","times":1,"since":"2026-11-25T00:00:00Z","waiting":{"reason":"reserved","message":"long words",` +
 				`"since":"2026-11-25T00:00:01Z","summary":"waits for 1 CPU and 64 MB; job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)"},` +
 				`"position":1,"estimatedStart":"2026-11-25T00:00:08Z"},` +
-				`{"jobName":"fresh","times":1,"since":"2026-11-25T00:00:00Z","position":2}]`))
+				`{"jobName":"fresh","times":1,"since":"2026-11-25T00:00:00Z","position":2},` +
+				`{"jobName":"huge","times":1,"since":"2026-11-25T00:00:00Z","position":3,"waiting":{"reason":"never_fits","message":"needs 64 CPUs"}}]`))
 		case "/api/job/events/executions":
 			if r.URL.Query().Get("triggeredBy") != "cron" {
 				t.Errorf("history query %v: want triggeredBy=cron", r.URL.Query())
@@ -38,7 +39,7 @@ func TestTasksReadyAndHistoryColumns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	has(t, "tasks ready", out, "POS", "EST. START", "unknown", fmtTime(time.Date(2026, 11, 25, 0, 0, 8, 0, time.UTC)), "REASON", "WHY", "reserved", "job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)")
+	has(t, "tasks ready", out, "POS", "EST. START", "unknown", "never", fmtTime(time.Date(2026, 11, 25, 0, 0, 8, 0, time.UTC)), "REASON", "WHY", "reserved", "job pay_settle holds 1.9 CPUs and 64 MB until it ends (running 5s of its usual 8s)")
 	if !strings.Contains(out, "fresh") || client != "ejctl" {
 		t.Errorf("output %q, client header %q", out, client)
 	}

@@ -136,6 +136,7 @@ type execution struct {
 	start                           time.Time
 	complete                        *time.Time
 	cause                           *string
+	result                          *string // SUCCEEDED, FAILED, KILLED; nil: none written
 }
 
 func (e *testDB) addExecution(t testing.TB, x execution) {
@@ -148,8 +149,8 @@ func (e *testDB) addExecution(t testing.TB, x execution) {
 	if x.success {
 		succ = 1
 	}
-	e.exec(t, "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		x.id, x.job, x.task, x.host, x.ip, x.item, x.source, x.cause, succ, e.d.bindTime(x.start), complete)
+	e.exec(t, "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		x.id, x.job, x.task, x.host, x.ip, x.item, x.source, x.cause, succ, e.d.bindTime(x.start), complete, x.result)
 }
 
 func (e *testDB) addTrace(t testing.TB, id, job, orig, task, slave, source, execType, items, state, msg string, at time.Time) {

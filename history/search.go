@@ -56,6 +56,7 @@ var (
 		{"failure_cause", "failureCause", text, false, false},
 		{"triggered_by", "triggeredBy", text, true, true},
 		{"nominal_at", "nominalAt", text, false, true},
+		{"result", "result", upper, true, true},
 	})
 	statusTraceTable = newTable("JOB_STATUS_TRACE_LOG", "creation_time", []column{
 		{"id", "id", text, false, true},
@@ -321,10 +322,13 @@ func (s *Store) Executions(ctx context.Context, q view.Query) (view.Page[view.Ex
 func scanExecution(r rowScanner) (view.Execution, error) {
 	var e view.Execution
 	var start, complete, nominal dbTime
-	var by sql.NullString
+	var by, result sql.NullString
 	err := r.Scan(&e.ID, &e.Hostname, &e.IP, &e.TaskID, &e.JobName, &e.Source, &e.ShardingItem,
-		&start, &complete, &e.Success, &e.FailureCause, &by, &nominal)
+		&start, &complete, &e.Success, &e.FailureCause, &by, &nominal, &result)
 	e.StartTime, e.CompleteTime, e.TriggeredBy, e.NominalAt = start.ptr(), complete.ptr(), by.String, nominal.ptr()
+	if result.Valid {
+		e.Result = &result.String
+	}
 	if e.StartTime != nil && e.CompleteTime != nil {
 		ms := max(e.CompleteTime.Sub(*e.StartTime).Milliseconds(), 0)
 		e.DurationMs = &ms

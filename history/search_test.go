@@ -33,6 +33,11 @@ func seedSearch(t *testing.T, e *testDB) time.Time {
 		if i < 10 {
 			done := x.start.Add(1500 * time.Millisecond)
 			x.complete = &done
+			res := map[bool]string{true: "SUCCEEDED", false: "FAILED"}[x.success]
+			if i == 7 {
+				res = "KILLED" // a job kill: a failure the original could not tell apart
+			}
+			x.result = &res
 		}
 		e.addExecution(t, x)
 	}
@@ -72,6 +77,8 @@ func TestSearchExecutions(t *testing.T) {
 			{"sort by JSON name", view.Query{PerPage: 3, Sort: "success", Order: "asc"}, 12, ""},
 			{"jobName", view.Query{Filters: map[string]string{"jobName": "job_b"}, Sort: "startTime", Order: "asc"}, 4, "02,05,08,11"},
 			{"isSuccess false", view.Query{Filters: map[string]string{"isSuccess": "false"}, Sort: "id"}, 3, "03,07,11"},
+			{"result FAILED", view.Query{Filters: map[string]string{"result": "FAILED"}, Sort: "id"}, 1, "03"},
+			{"result killed", view.Query{Filters: map[string]string{"result": "killed"}, Sort: "id"}, 1, "07"},
 			{"is_success 1 and job", view.Query{Filters: map[string]string{"is_success": "1", "job_name": "job_b"}, Sort: "id"}, 3, "02,05,08"},
 			{"shardingItem", view.Query{Filters: map[string]string{"shardingItem": "1"}, PerPage: 2, Sort: "id"}, 6, "01,03"},
 			{"executionSource", view.Query{Filters: map[string]string{"executionSource": "FAILOVER"}}, 1, "05"},
@@ -101,13 +108,13 @@ func TestSearchExecutions(t *testing.T) {
 		}
 		r := got.Rows[0]
 		if r.JobName != "job_a" || r.Hostname != "host1" || r.IP != "10.0.0.1" || r.ShardingItem != 1 || r.Source != "NORMAL_TRIGGER" ||
-			r.Success || r.FailureCause == nil || *r.FailureCause != "exit status 3: boom" ||
+			r.Success || r.FailureCause == nil || *r.FailureCause != "exit status 3: boom" || r.Result == nil || *r.Result != "KILLED" ||
 			r.StartTime == nil || !r.StartTime.Equal(base.Add(7*time.Minute)) ||
 			r.CompleteTime == nil || !r.CompleteTime.Equal(base.Add(7*time.Minute+1500*time.Millisecond)) {
 			t.Errorf("row %+v", r)
 		}
 		got, _ = e.store.Executions(ctx, view.Query{Filters: map[string]string{"jobName": "job_b"}})
-		if r := got.Rows[0]; r.ID != "id-11" || r.CompleteTime != nil || r.FailureCause == nil {
+		if r := got.Rows[0]; r.ID != "id-11" || r.CompleteTime != nil || r.FailureCause == nil || r.Result != nil {
 			t.Errorf("running row %+v: want no completeTime", r)
 		}
 	})
@@ -160,7 +167,7 @@ func TestSearchRejects(t *testing.T) {
 			{view.Query{Sort: "1"}, "cannot sort by"},
 			{view.Query{Sort: "start_time", Order: "desc; DROP TABLE JOB_EXECUTION_LOG"}, "order must be asc or desc"},
 			{view.Query{Filters: map[string]string{"job_name = job_name OR 1": "1"}}, "unknown parameter"},
-			{view.Query{Filters: map[string]string{"slaveId": "x"}}, `unknown filter "slaveId"; filter on executionSource, hostname, ip, isSuccess, jobName, shardingItem, taskId`},
+			{view.Query{Filters: map[string]string{"slaveId": "x"}}, `unknown filter "slaveId"; filter on executionSource, hostname, ip, isSuccess, jobName, result, shardingItem, taskId`},
 			{view.Query{Filters: map[string]string{"failureCause": "x"}}, "unknown filter"},
 			{view.Query{Filters: map[string]string{"isSuccess": "yes"}}, "isSuccess must be true, false, 1 or 0"},
 			{view.Query{Filters: map[string]string{"shardingItem": "1 OR 1=1"}}, "shardingItem must be an integer"},

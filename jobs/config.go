@@ -222,6 +222,10 @@ func cronField(c Config, i int) string {
 	return fmt.Sprintf("crons[%d]: ", i)
 }
 
+// MaxDescriptionBytes bounds a job's description: every listing carries
+// it, so a 900 KB one slowed every page that shows the job.
+const MaxDescriptionBytes = 8 << 10
+
 // Validate checks every field and names the first bad one.
 func (c Config) Validate() error {
 	if err := app.ValidateName("jobName", c.JobName); err != nil {
@@ -229,6 +233,9 @@ func (c Config) Validate() error {
 	}
 	if reservedJobNames[c.JobName] {
 		return fmt.Errorf("%w: jobName %q is reserved by the REST API; choose another name", ErrInvalid, c.JobName)
+	}
+	if len(c.Description) > MaxDescriptionBytes {
+		return fmt.Errorf("%w: description is %d bytes, at most %d: keep a job's notes short (a link to longer ones)", ErrInvalid, len(c.Description), MaxDescriptionBytes)
 	}
 	if c.AppName == "" && c.JobType != TypeHTTP {
 		return fmt.Errorf("%w: appName is required (only jobs of jobType HTTP may run without an app)", ErrInvalid)

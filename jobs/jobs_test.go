@@ -299,3 +299,17 @@ func TestJavaJobs(t *testing.T) {
 		t.Errorf("JavaClass = %q", got)
 	}
 }
+
+// A description past MaxDescriptionBytes (a 900 KB paste) is refused.
+func TestValidateBoundsTheDescription(t *testing.T) {
+	c := Default()
+	c.JobName, c.AppName, c.Cron = "nightly", "app", "0 0 2 * * ?"
+	c.Description = strings.Repeat("x", MaxDescriptionBytes)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a description at the bound: %v", err)
+	}
+	c.Description += "x"
+	if err := c.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "description is 8193 bytes, at most 8192") {
+		t.Fatalf("a description past the bound: %v", err)
+	}
+}

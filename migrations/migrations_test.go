@@ -23,7 +23,7 @@ import (
 // each row belongs to (00006; the original's inserts name their columns, so it takes its default).
 var wantColumns = map[string][]string{
 	migrations.TableJobExecutionLog: {"id", "job_name", "task_id", "hostname", "ip", "sharding_item",
-		"execution_source", "failure_cause", "is_success", "start_time", "complete_time", "namespace", "triggered_by", "nominal_at"},
+		"execution_source", "failure_cause", "is_success", "start_time", "complete_time", "namespace", "triggered_by", "nominal_at", "result"},
 	migrations.TableJobStatusTraceLog: {"id", "job_name", "original_task_id", "task_id", "slave_id", "source",
 		"execution_type", "sharding_item", "state", "message", "creation_time", "namespace"},
 	migrations.TableTaskResultStatisticsMinute: {"id", "success_count", "failed_count", "statistics_time", "creation_time", "namespace"},

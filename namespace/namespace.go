@@ -182,9 +182,25 @@ func (r Record) Validate() error {
 	return nil
 }
 
+// The largest guarantee or limit, the bounds of a job's own cpuCount and
+// memoryMB (app.MaxCPUCount, app.MaxMemoryMB): far above any cluster, so
+// a figure past them is a typo (1e20 CPUs), and the launch round's sums in
+// thousandths of a core stay far inside int64.
+const (
+	MaxCPUCount = 100_000 // cores
+	MaxMemoryMB = 1 << 30 // 1 PiB
+)
+
 func checkAmount(field string, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return fmt.Errorf("%w: %s must be a number of at least 0, got %v", ErrInvalid, field, v)
+	}
+	bound := float64(MaxCPUCount)
+	if strings.HasSuffix(field, "memoryMB") {
+		bound = MaxMemoryMB
+	}
+	if v > bound {
+		return fmt.Errorf("%w: %s must be at most %v, got %v", ErrInvalid, field, bound, v)
 	}
 	return nil
 }

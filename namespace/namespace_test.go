@@ -65,6 +65,8 @@ func TestRecordValidate(t *testing.T) {
 		"NaN memory":            {Name: "pay", Guarantee: &Resources{1, math.NaN()}},
 		"negative weight":       {Name: "pay", Weight: -1},
 		"huge weight":           {Name: "pay", Weight: MaxWeight + 1},
+		"1e20 CPUs":             {Name: "pay", Limit: &Resources{1e20, 1}},
+		"memory past 1 PiB":     {Name: "pay", Guarantee: &Resources{1, MaxMemoryMB + 1}},
 		"bad name":              {Name: "Pay"},
 	} {
 		if err := r.Validate(); !errors.Is(err, ErrInvalid) {

@@ -122,6 +122,11 @@ type BackfillRun struct {
 	Instant time.Time
 	Key     string
 	Param   string // the job's jobParameter
+	// Redo reports whether an instant backfill owner recorded may be
+	// queued again (its run failed or was lost): nil, never. Only a
+	// succeeded (or still live) instant is done, so backfilling a range
+	// again re-runs what failed in it.
+	Redo func(ctx context.Context, owner string) (bool, error)
 }
 
 // EnqueueBackfillRun queues one backfill run, recording its job instant
@@ -131,8 +136,16 @@ func (sc Schedule) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now 
 	done := backfillDonePath + "/" + run.Job + "/" + strconv.FormatInt(run.Instant.Unix(), 10)
 	pr := queue.PendingRun{JobParameter: run.Param, IdempotencyKey: run.Key, At: now.UTC(), By: ByBackfill + ":" + run.ID, ScheduledAt: run.Instant.UTC()}
 	for range maxCASRetries {
+		mark := store.Create(done, []byte(run.ID))
 		if n, err := sc.r.kv.Get(ctx, done); err == nil {
-			return string(n.Value), nil
+			owner := string(n.Value)
+			if owner == run.ID || run.Redo == nil {
+				return owner, nil
+			}
+			if redo, err := run.Redo(ctx, owner); err != nil || !redo {
+				return owner, err
+			}
+			mark = store.Set(done, []byte(run.ID), n.Version)
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return "", err
 		}
@@ -143,7 +156,7 @@ func (sc Schedule) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now 
 		if !changed {
 			return "", fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, run.Job, sc.r.maxPending)
 		}
-		err = sc.r.commit(ctx, store.Create(done, []byte(run.ID)),
+		err = sc.r.commit(ctx, mark,
 			createJSON(TriggerKeysPath+"/"+run.Key, task.RunRecord{JobName: run.Job, At: pr.At}), op)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue

@@ -78,3 +78,29 @@ func Redact(w queue.Wait, sees func(ns string) bool) queue.Wait {
 	w.Message = msg
 	return w
 }
+
+// Localize is w as a reader of namespace ns reads it: ns's own jobs are
+// named as ns knows them (nightly, not pay~nightly), in the holders and
+// in the message; other namespaces' keys are left (Redact hides them
+// from whoever may not read them).
+func Localize(w queue.Wait, ns string) queue.Wait {
+	if ns == "" || ns == namespace.Default {
+		return w
+	}
+	prefix := ns + namespace.Sep
+	msg := w.Message
+	if len(w.Holders) > 0 {
+		hs := make([]queue.Holder, len(w.Holders))
+		for i, h := range w.Holders {
+			if !h.Other && strings.HasPrefix(h.Job, prefix) {
+				old := holderWords(h)
+				h.Job = strings.TrimPrefix(h.Job, prefix)
+				msg = strings.ReplaceAll(msg, old, holderWords(h))
+			}
+			hs[i] = h
+		}
+		w.Holders = hs
+	}
+	w.Message = strings.ReplaceAll(msg, "job "+prefix, "job ")
+	return w
+}

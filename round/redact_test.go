@@ -139,3 +139,24 @@ func TestRedactPhrases(t *testing.T) {
 		t.Errorf("redacting twice: %+v", again)
 	}
 }
+
+// Localize names a namespace's own jobs as the namespace knows them: the
+// reader of search reads "job index holds …", never "job search~index";
+// a hidden holder and another namespace's key stay as they were.
+func TestLocalizeNamesOwnJobsByName(t *testing.T) {
+	mine := queue.Holder{Job: "search~index", Shards: 1, TaskID: "search~index@-@0@-@READY@-@a@-@3", Holds: queue.Res{CPUs: 0.5, MemMB: 32}, Since: t0}
+	other := queue.Holder{Job: OtherWork, Other: true, Shards: 1, Holds: queue.Res{CPUs: 1, MemMB: 64}, Since: t0}
+	w := queue.Wait{Reason: queue.WaitReservation, Needs: &queue.Res{CPUs: 1, MemMB: 64}, Holders: []queue.Holder{mine, other},
+		Message: "behind the reservation of the older execution of job search~blocker, which holds 1 CPU; held by " + holderWords(mine) + ", " + holderWords(other)}
+	got := Localize(w, "search")
+	if strings.Contains(got.Message, "search~") || !strings.Contains(got.Message, "older execution of job blocker, which") ||
+		!strings.Contains(got.Message, "held by job index (1 shard, 0.5 CPUs and 32 MB) until it ends") {
+		t.Errorf("message: %s", got.Message)
+	}
+	if s := Summary(got, t0.Add(5*time.Second)); !strings.Contains(s, "; job index holds 0.5 CPUs and 32 MB") || strings.Contains(s, "search~") {
+		t.Errorf("summary: %s", s)
+	}
+	if got.Holders[1] != other || w.Holders[0].Job != "search~index" {
+		t.Errorf("holders %+v; the wait given %+v", got.Holders, w.Holders)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -41,7 +42,7 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 	var out KilledRun
 	cfg, ok := s.catalog.Job(job)
 	if ok && cfg.JobExecutionType == jobs.Daemon {
-		return out, fmt.Errorf("%w: job '%s' is a DAEMON job, whose shards run until it is disabled; disable it to stop them", ErrDaemonRunKill, job)
+		return out, fmt.Errorf("%w: job '%s' is a DAEMON job, whose shards run until it is disabled; disable it to stop them", ErrDaemonRunKill, namespace.Name(job))
 	}
 	reg := s.deps.Registry
 	running, err := s.st.runningOf(ctx, reg, job)
@@ -53,7 +54,7 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 		return out, err
 	}
 	if len(running) == 0 && len(fo) == 0 {
-		return out, fmt.Errorf("%w: job '%s' has no running execution to stop", ErrNoRun, job)
+		return out, fmt.Errorf("%w: job '%s' has no running execution to stop", ErrNoRun, namespace.Name(job)) // named as its namespace knows it
 	}
 	ch := reg.Change()
 	marked := map[int]task.Entry{}
@@ -67,7 +68,7 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 	}
 	if err := ch.Commit(ctx); err != nil {
 		s.st.reloadRunning()
-		return out, fmt.Errorf("stop the run of job %s: %w", job, err)
+		return out, fmt.Errorf("stop the run of job %s: %w", namespace.Name(job), err)
 	}
 	s.queues.changed()
 	out.Dropped = len(fo)

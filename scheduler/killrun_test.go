@@ -2,9 +2,11 @@ package scheduler
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
 )
 
@@ -69,5 +71,11 @@ func TestKillRunStopsOneExecution(t *testing.T) {
 	r.addJob(func(j *jobs.Config) { j.JobName, j.JobExecutionType, j.Cron = "resident", jobs.Daemon, "0/5 * * * * ?" })
 	if _, err := r.sched.killRun(r.ctx, "resident", "api:admin"); !errors.Is(err, ErrDaemonRunKill) {
 		t.Fatalf("a daemon job: %v", err)
+	}
+	// A team reads its job's name as its namespace knows it, not the
+	// scheduler-wide key.
+	if _, err := r.sched.killRun(r.ctx, namespace.Key("pay", "nightly"), "api:alice"); !errors.Is(err, ErrNoRun) || strings.Contains(err.Error(), "pay~") ||
+		!strings.Contains(err.Error(), "job 'nightly' has no running execution to stop") {
+		t.Fatalf("a namespace's job: %v", err)
 	}
 }

@@ -32,5 +32,10 @@ func TestScheduledOf(t *testing.T) {
 		if got := scheduledOf(c.pl); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+		// A backfill's run serves its instant as a cron fire serves its
+		// own: history's nominalAt and ELASTICJOB_NOMINAL_AT carry it.
+		if got := nominalOf(c.pl); c.want != "" && got.Format(time.RFC3339) != c.want || c.want == "" && !got.IsZero() {
+			t.Errorf("%s: nominal %v, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -290,8 +290,13 @@ func scheduledAtOf(pl round.Launch) time.Time {
 }
 
 // nominalOf is the cron instant a launch serves (zero: none recorded): a
-// ready launch's execution's, a failover's failed run's.
+// backfill's run's instant, else a ready launch's execution's, a
+// failover's failed run's. A backfill's run serves an instant of the
+// schedule as a fire does, so history and the executor see it alike.
 func nominalOf(pl round.Launch) time.Time {
+	if at := scheduledAtOf(pl); !at.IsZero() {
+		return at
+	}
 	if pl.Failover != nil {
 		return pl.Failover.Nominal.UTC()
 	}

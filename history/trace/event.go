@@ -81,10 +81,31 @@ type ExecutionComplete struct {
 	CompleteTime    time.Time `json:"completeTime"`
 	Success         bool      `json:"success"`
 	FailureCause    string    `json:"failureCause"` // truncated to 4000 characters
+	// Killed: the task was killed (an operator's kill, the job's deletion
+	// or a reschedule), not failed: its result is KILLED.
+	Killed bool `json:"killed,omitempty"`
 
 	// whole: its start was merged into it (mergeExecutions), so its row
 	// is new unless a replay wrote it before.
 	whole bool
+}
+
+// Results of an execution (the result column of JOB_EXECUTION_LOG).
+const (
+	ResultSucceeded = "SUCCEEDED"
+	ResultFailed    = "FAILED"
+	ResultKilled    = "KILLED"
+)
+
+// Result is how the execution ended.
+func (e ExecutionComplete) Result() string {
+	switch {
+	case e.Success:
+		return ResultSucceeded
+	case e.Killed:
+		return ResultKilled
+	}
+	return ResultFailed
 }
 
 func (e StatusTrace) EventID() string       { return e.ID }

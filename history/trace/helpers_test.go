@@ -99,6 +99,7 @@ type execRow struct {
 	CompleteTime    *time.Time `db:"complete_time"`
 	TriggeredBy     *string    `db:"triggered_by"`
 	NominalAt       *time.Time `db:"nominal_at"`
+	Result          *string    `db:"result"`
 }
 
 func db(t *testing.T, w *Writer) *sqlx.DB {

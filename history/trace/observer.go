@@ -243,7 +243,8 @@ func (o *Observer) execution(t observe.TaskEvent, st engine.Status, info taskInf
 		}
 	}
 	o.record(ExecutionComplete{ID: id, JobName: t.Job, TaskID: t.TaskID, Hostname: host, IP: rep.IP,
-		ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, NominalAt: t.Nominal, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause})
+		ShardingItem: t.Item, ExecutionSource: src, TriggeredBy: t.Trigger, NominalAt: t.Nominal, StartTime: start, CompleteTime: done, Success: success, FailureCause: cause,
+		Killed: st.State == task.Killed})
 }
 
 func firstTime(ts ...time.Time) time.Time {

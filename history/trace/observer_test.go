@@ -266,7 +266,7 @@ func TestObserverIntoDatabase(t *testing.T) {
 	ex := execs(t, w)[NewID("execution", readyTask)]
 	want := execRow{ID: NewID("execution", readyTask), JobName: "job", TaskID: readyTask, Hostname: "eh", IP: "10.0.0.9",
 		ShardingItem: 1, ExecutionSource: "NORMAL_TRIGGER", IsSuccess: 1, StartTime: ptr(t0.Add(time.Second)), CompleteTime: ptr(t0.Add(2 * time.Second)),
-		TriggeredBy: ptr("api:alice")}
+		TriggeredBy: ptr("api:alice"), Result: ptr("SUCCEEDED")}
 	if !reflect.DeepEqual(ex, want) {
 		t.Fatalf("execution\n got %+v\nwant %+v", ex, want)
 	}
@@ -366,5 +366,24 @@ func TestObserverRecordsTheNominalInstant(t *testing.T) {
 	}
 	if ex := rows[NewID("execution", "api-run")]; ex.NominalAt != nil {
 		t.Fatalf("a run no cron instant queued: nominal_at %v, want none", ex.NominalAt)
+	}
+}
+
+// A killed task's execution is KILLED, not FAILED (is_success stays 0,
+// as the original wrote it); a failed one FAILED.
+func TestObserverRecordsAKilledRun(t *testing.T) {
+	w, _ := open(t, Options{DSN: filepath.Join(t.TempDir(), "trace.db")})
+	o := NewObserver(w, nil)
+	o.Launched(taskEvent(readyTask, t0, true))
+	o.StatusChanged(taskEvent(readyTask, t0.Add(time.Second), true),
+		engine.Status{TaskID: readyTask, State: "TASK_KILLED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second), Message: "killed by alice"})
+	o.StatusChanged(taskEvent(failoverTask, t0.Add(time.Second), true),
+		engine.Status{TaskID: failoverTask, State: "TASK_FAILED", Source: "SOURCE_EXECUTOR", Timestamp: t0.Add(time.Second)})
+	mustFlush(t, w)
+	rows := execs(t, w)
+	for id, want := range map[string]string{readyTask: "KILLED", failoverTask: "FAILED"} {
+		if ex := rows[NewID("execution", id)]; ex.Result == nil || *ex.Result != want || ex.IsSuccess != 0 {
+			t.Fatalf("%s: result %v, is_success %d; want %s, 0", id, ex.Result, ex.IsSuccess, want)
+		}
 	}
 }

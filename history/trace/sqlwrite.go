@@ -132,13 +132,13 @@ func (s *sqlWriter) insertIgnore() string {
 // also filling host, ip and start time the start row lacked.
 func (s *sqlWriter) completeUpsert() string {
 	if s.dialect == dialectMySQL {
-		return " ON DUPLICATE KEY UPDATE is_success = VALUES(is_success), complete_time = VALUES(complete_time), " +
+		return " ON DUPLICATE KEY UPDATE is_success = VALUES(is_success), result = VALUES(result), complete_time = VALUES(complete_time), " +
 			"failure_cause = IF(VALUES(is_success) = 1, failure_cause, VALUES(failure_cause)), " +
 			"hostname = IF(hostname = '', VALUES(hostname), hostname), ip = IF(ip = '', VALUES(ip), ip), " +
 			"start_time = COALESCE(start_time, VALUES(start_time)), triggered_by = COALESCE(NULLIF(triggered_by, ''), VALUES(triggered_by)), " +
 			"nominal_at = COALESCE(nominal_at, VALUES(nominal_at))"
 	}
-	return " ON CONFLICT(id) DO UPDATE SET is_success = excluded.is_success, complete_time = excluded.complete_time, " +
+	return " ON CONFLICT(id) DO UPDATE SET is_success = excluded.is_success, result = excluded.result, complete_time = excluded.complete_time, " +
 		"failure_cause = CASE WHEN excluded.is_success = 1 THEN failure_cause ELSE excluded.failure_cause END, " +
 		"hostname = CASE WHEN hostname = '' THEN excluded.hostname ELSE hostname END, " +
 		"ip = CASE WHEN ip = '' THEN excluded.ip ELSE ip END, start_time = COALESCE(start_time, excluded.start_time), " +
@@ -242,7 +242,7 @@ func (s *sqlWriter) writeStarts(ctx context.Context, tx *sqlx.Tx, starts []Execu
 		})
 }
 
-const completeCols = " (id, namespace, job_name, task_id, hostname, ip, sharding_item, execution_source, triggered_by, nominal_at, failure_cause, is_success, start_time, complete_time) VALUES "
+const completeCols = " (id, namespace, job_name, task_id, hostname, ip, sharding_item, execution_source, triggered_by, nominal_at, failure_cause, is_success, result, start_time, complete_time) VALUES "
 
 // writeCompletes writes completions: on SQLite whole rows (start and
 // completion merged) go in as new rows first, then the rest upsert.
@@ -259,14 +259,14 @@ func (s *sqlWriter) writeCompletes(ctx context.Context, tx *sqlx.Tx, completes [
 		}
 		ns, job := split(e.JobName)
 		return []any{e.ID, ns, job, e.TaskID, e.Hostname, e.IP, e.ShardingItem, e.ExecutionSource, nullable(e.TriggeredBy), timeArg(d, e.NominalAt), cause, boolInt(e.Success),
-			timeArg(d, e.StartTime), timeArg(d, e.CompleteTime)}
+			e.Result(), timeArg(d, e.StartTime), timeArg(d, e.CompleteTime)}
 	}
 	upsert := func(cs []ExecutionComplete) error {
 		complete := insertRows
 		if d == dialectSQLite {
 			complete = insertEach
 		}
-		return complete(ctx, tx, ins+migrations.TableJobExecutionLog+completeCols, 14, s.completeUpsert(), len(cs),
+		return complete(ctx, tx, ins+migrations.TableJobExecutionLog+completeCols, 15, s.completeUpsert(), len(cs),
 			func(i int) []any { return completeRow(cs[i]) })
 	}
 	if d == dialectSQLite {
@@ -282,7 +282,7 @@ func (s *sqlWriter) writeCompletes(ctx context.Context, tx *sqlx.Tx, completes [
 				rest = append(rest, c)
 			}
 		}
-		if err := insertNew(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+completeCols, 14, len(whole),
+		if err := insertNew(ctx, tx, s.insertIgnore()+migrations.TableJobExecutionLog+completeCols, 15, len(whole),
 			func(i int) []any { return completeRow(whole[i]) },
 			func(lo, hi int) error { return upsert(whole[lo:hi]) }); err != nil {
 			return err

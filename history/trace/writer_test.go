@@ -58,9 +58,9 @@ func TestWriteRowsMatchOriginalShapes(t *testing.T) {
 		}
 		wantExecs := map[string]execRow{
 			"e1": {ID: "e1", JobName: "job", TaskID: tid, Hostname: "h1", IP: "10.0.0.1", ShardingItem: 1, ExecutionSource: "FAILOVER",
-				FailureCause: &cause, IsSuccess: 0, StartTime: ptr(t0), CompleteTime: ptr(t0.Add(3 * time.Second))},
+				FailureCause: &cause, IsSuccess: 0, StartTime: ptr(t0), CompleteTime: ptr(t0.Add(3 * time.Second)), Result: ptr("FAILED")},
 			"e2": {ID: "e2", JobName: "job", TaskID: "t2", Hostname: "h2", IP: "10.0.0.2", ShardingItem: 0, ExecutionSource: "NORMAL_TRIGGER",
-				IsSuccess: 1, StartTime: ptr(t0), CompleteTime: ptr(t0.Add(time.Second))},
+				IsSuccess: 1, StartTime: ptr(t0), CompleteTime: ptr(t0.Add(time.Second)), Result: ptr("SUCCEEDED")},
 			"e3": {ID: "e3", JobName: "job", TaskID: "t3", Hostname: "h3", IP: "10.0.0.3", ShardingItem: 2, ExecutionSource: "MISFIRE",
 				IsSuccess: 0, StartTime: ptr(t0)},
 		}

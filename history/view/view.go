@@ -57,6 +57,10 @@ type Execution struct {
 	CompleteTime *time.Time `json:"completeTime"`
 	Success      bool       `json:"success"`
 	FailureCause *string    `json:"failureCause"`
+	// Result is how it ended: SUCCEEDED, FAILED or KILLED (an operator's
+	// kill, the job's deletion, a reschedule: success is false, and the
+	// statistics count it as neither); null while it runs.
+	Result *string `json:"result"`
 	// TriggeredBy is who or what triggered the run (cron, api:{user},
 	// console:{user}, ejctl:{user}, workflow:{flow}/{run}/{node}, retry,
 	// failover, daemon; "" on rows from before it was recorded); Source

@@ -26,6 +26,9 @@ func ImportICS(r io.Reader, loc *time.Location) ([]Period, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkICS(lines); err != nil {
+		return nil, err
+	}
 	var out []Period
 	var ev map[string]icsProp
 	var exdates []icsProp
@@ -389,4 +392,31 @@ func parseDuration(v string) (time.Duration, error) {
 func unescape(s string) string {
 	r := strings.NewReplacer(`\,`, ",", `\;`, ";", `\n`, " ", `\N`, " ", `\\`, `\`)
 	return r.Replace(s)
+}
+
+// checkICS refuses what is not an iCalendar file with an event: a
+// holiday feed answering an HTML error page (or nothing) must not be
+// stored as an empty calendar, which would drop every holiday.
+func checkICS(lines []string) error {
+	first := ""
+	events := 0
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		name, _, value := splitProp(l)
+		if first == "" {
+			first = strings.ToUpper(name) + ":" + strings.ToUpper(value)
+		}
+		if name == "BEGIN" && strings.EqualFold(value, "VEVENT") {
+			events++
+		}
+	}
+	switch {
+	case first != "BEGIN:VCALENDAR":
+		return fmt.Errorf("%w: not an iCalendar file: it must begin with BEGIN:VCALENDAR (a feed's error page?); nothing was stored", ErrInvalid)
+	case events == 0:
+		return fmt.Errorf("%w: the iCalendar file holds no VEVENT: an empty feed would drop every date; nothing was stored", ErrInvalid)
+	}
+	return nil
 }

@@ -61,7 +61,11 @@ func TestImportICSErrors(t *testing.T) {
 		{ev("DTSTART;VALUE=DATE:20261225\nRRULE:FREQ=MONTHLY"), "FREQ=MONTHLY is not supported"},
 		{ev("DTSTART;VALUE=DATE:20261225\nRRULE:FREQ=YEARLY\nEXDATE:2027"), "EXDATE: \"2027\" is not a DATE-TIME"},
 		{ev("DTSTART;TZID=Mars/Base:20261225T100000"), "TZID"},
-		{"BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\n", "no END:VEVENT"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\n", "no END:VEVENT"},
+		{"garbage", "not an iCalendar file"},
+		{"<html><body>502 Bad Gateway</body></html>", "not an iCalendar file"},
+		{"", "not an iCalendar file"},
+		{"BEGIN:VCALENDAR\nVERSION:2.0\nEND:VCALENDAR\n", "holds no VEVENT"},
 		{ev("DTSTART;VALUE=DATE:20261225\nDTEND;VALUE=DATE:20261224"), "not after"},
 	} {
 		_, err := ImportICS(strings.NewReader(tc.ics), time.UTC)

@@ -252,6 +252,14 @@ export function pager({ page, perPage, total, onPage, perPageOptions, onPerPage 
 export const loading = () => h('div.loading', t('loading'));
 export const nodata = (msg) => h('div.nodata', msg || t('noData'));
 export function tag(text, kind) { return h('span.tag' + (kind ? '.' + kind : ''), text); }
+
+// resultTag is an execution's result: a killed run (job kill, the job
+// deleted or rescheduled while it ran) is not a failure.
+export function resultTag(r) {
+  if (r.success) return tag(t('h.success'), 'ok');
+  if (!r.completeTime) return tag(t('h.running'), 'blue');
+  return r.result === 'KILLED' ? tag(t('h.killed'), 'warn') : tag(t('h.failure'), 'bad');
+}
 export function kv(pairs) {
   return h('dl.kv', pairs.filter(Boolean).map(([k, v]) => [h('dt', k), h('dd', v === undefined || v === null || v === '' ? '—' : v)]));
 }

@@ -2,7 +2,7 @@
 // and paging. Absent endpoints show "no data".
 import { t } from '../i18n.js';
 import { api, enc, ApiError } from '../api.js';
-import { h, clear, btn, busy, table, pager, loading, tag, errText, fmtTime, timeCell, fmtDur, apiTime, inputTime, rememberQuery, causeCell, timesIn } from '../ui.js';
+import { h, clear, btn, busy, table, pager, loading, tag, resultTag, errText, fmtTime, timeCell, fmtDur, apiTime, inputTime, rememberQuery, causeCell, timesIn } from '../ui.js';
 
 const STATES = ['TASK_STAGING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR', 'TASK_DROPPED', 'TASK_GONE', 'TASK_UNREACHABLE', 'TASK_UNKNOWN'];
 
@@ -18,11 +18,11 @@ export default async function historyPage(el, ctx) {
     sort: q.get('sort') || (kind === 'executions' ? 'startTime' : 'creationTime'), order: q.get('order') || 'desc',
     f: {},
   };
-  const filters = kind === 'executions' ? ['jobName', 'taskId', 'triggeredBy', 'isSuccess'] : ['jobName', 'taskId', 'slaveId', 'source', 'executionType', 'state'];
+  const filters = kind === 'executions' ? ['jobName', 'taskId', 'triggeredBy', 'result'] : ['jobName', 'taskId', 'slaveId', 'source', 'executionType', 'state'];
   for (const k of [...filters, 'startTime', 'endTime']) st.f[k] = q.get(k) || '';
   const inputs = {};
   for (const k of filters) {
-    if (k === 'isSuccess') inputs[k] = h('select', h('option', { value: '' }, t('h.any')), h('option', { value: '1' }, t('h.success')), h('option', { value: '0' }, t('h.failure')));
+    if (k === 'result') inputs[k] = h('select', h('option', { value: '' }, t('h.any')), h('option', { value: 'SUCCEEDED' }, t('h.success')), h('option', { value: 'FAILED' }, t('h.failure')), h('option', { value: 'KILLED' }, t('h.killed')));
     else if (k === 'state') inputs[k] = h('select', h('option', { value: '' }, t('h.any')), STATES.map((s) => h('option', { value: s }, s)));
     else if (k === 'source') inputs[k] = h('select', h('option', { value: '' }, t('h.any')), ['CLOUD_SCHEDULER', 'CLOUD_EXECUTOR', 'LITE_EXECUTOR'].map((s) => h('option', { value: s }, s)));
     else if (k === 'executionType') inputs[k] = h('select', h('option', { value: '' }, t('h.any')), ['READY', 'FAILOVER'].map((s) => h('option', { value: s }, s)));
@@ -63,7 +63,7 @@ export default async function historyPage(el, ctx) {
     // values clipped with the whole on hover
     // the result opens the task's log (the task id column is for wide screens)
     const result = (r) => h('a', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId },
-      r.success ? tag(t('h.success'), 'ok') : r.completeTime ? tag(t('h.failure'), 'bad') : tag(t('h.running'), 'blue'));
+      resultTag(r));
     const cols = kind === 'executions' ? [
       { label: t('f.jobName'), cls: 'clip', render: (r) => h('span', { title: `${r.jobName} (ID ${r.id})` }, job(r)), sortKey: 'jobName' },
       { label: t('taskId'), cls: 'clip wide-only', render: task, sortKey: 'taskId' },
@@ -71,7 +71,7 @@ export default async function historyPage(el, ctx) {
       { label: t('f.shardingItem'), key: 'shardingItem', sortKey: 'shardingItem' },
       { label: t('h.source'), cls: 'wide-only', render: (r) => h('span', { title: r.source }, r.source), sortKey: 'source' },
       { label: t('h.triggeredBy'), cls: 'clip short', render: (r) => h('span', { title: `${r.triggeredBy || '—'} (${r.source})${r.nominalAt ? `\n${t('h.nominalAt')}: ${fmtTime(r.nominalAt)}` : ''}` }, r.triggeredBy || '—'), sortKey: 'triggeredBy' },
-      { label: t('h.result'), render: result, sortKey: 'isSuccess' },
+      { label: t('h.result'), render: result, sortKey: 'result' },
       { label: t('h.failureCause'), cls: 'cause', render: (r) => causeCell(r) },
       { label: t('h.startTime'), render: (r) => timeCell(r.startTime), sortKey: 'startTime' },
       { label: t('h.duration'), cls: 'num', render: (r) => (r.durationMs === null || r.durationMs === undefined ? '' : h('span', { title: fmtTime(r.completeTime) }, fmtDur(r.durationMs))) },

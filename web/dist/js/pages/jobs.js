@@ -3,7 +3,7 @@
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
 import { api, get, post, put, del, enc, canWrite, optional, ApiError, session } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, resultTag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
 import { backfillPanel, startBackfill, canBackfill } from './backfills.js';
@@ -320,7 +320,7 @@ async function view(el, ctx, name) {
         clear(execs, table([
           { label: t('taskId'), cls: 'clip taskid', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}`, title: r.taskId }, r.taskId) },
           { label: t('f.shardingItem'), key: 'shardingItem' },
-          { label: t('h.result'), render: (r) => (r.completeTime || r.success ? (r.success ? tag(t('h.success'), 'ok') : tag(t('h.failure'), 'bad')) : tag(t('h.running'), 'blue')) },
+          { label: t('h.result'), render: resultTag },
           { label: t('h.triggeredBy'), cls: 'clip short', render: (r) => h('span', { title: r.triggeredBy || '' }, r.triggeredBy || '—') },
           { label: t('h.failureCause'), cls: 'cause', render: (r) => causeCell(r) },
           { label: t('h.startTime'), render: (r) => fmtTime(r.startTime) }, { label: t('h.duration'), render: (r) => fmtDur(r.durationMs) },
