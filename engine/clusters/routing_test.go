@@ -77,7 +77,9 @@ func (f *fakeTerm) Shutdown(_ context.Context, exec, agent string) error {
 	f.note("shutdown " + exec + "@" + agent)
 	return nil
 }
-func (f *fakeTerm) Capabilities() engine.Capabilities { return engine.Capabilities{ExecutorSharing: true} }
+func (f *fakeTerm) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ExecutorSharing: true}
+}
 func (f *fakeTerm) NamespaceCaps([]string) map[string]engine.NamespaceCap {
 	return f.caps
 }
@@ -109,9 +111,13 @@ func (s *sink) UpdateAsync(_ context.Context, st engine.Status, done func(bool))
 	s.add("update " + st.TaskID + " " + string(st.State) + " on " + st.AgentID)
 	done(true)
 }
-func (s *sink) Message(_ context.Context, agent, exec string, _ []byte) { s.add("message " + exec + " on " + agent) }
-func (s *sink) Failure(_ context.Context, agent, exec string, _ *int32) { s.add("failure " + exec + " on " + agent) }
-func (s *sink) Disconnected(_ context.Context, err error)               { s.add("disconnected") }
+func (s *sink) Message(_ context.Context, agent, exec string, _ []byte) {
+	s.add("message " + exec + " on " + agent)
+}
+func (s *sink) Failure(_ context.Context, agent, exec string, _ *int32) {
+	s.add("failure " + exec + " on " + agent)
+}
+func (s *sink) Disconnected(_ context.Context, err error) { s.add("disconnected") }
 
 // twoClusters composes dc1 (home) and dc2, runs them, and subscribes both.
 func twoClusters(t *testing.T) (*Engine, *fakeTerm, *fakeTerm, *sink) {
