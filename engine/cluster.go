@@ -2,8 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/ejcloud/elasticjob/app"
 )
 
 // clusterSep joins a cluster's name to an id its engine handed out (an agent's, an
@@ -11,13 +12,9 @@ import (
 // the task and executor ids the scheduler builds from agent ids (it refuses "/").
 const clusterSep = ":"
 
-// clusterName is what a cluster may be called: a DNS label, so that it can be a metrics
-// label value, a URL path segment and a Kubernetes label value as it is.
-var clusterName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-
-// CheckClusterName says why name cannot name a cluster (nil: it can).
+// CheckClusterName says why name cannot name a cluster (nil: it can; app.ValidClusterName).
 func CheckClusterName(name string) error {
-	if !clusterName.MatchString(name) {
+	if !app.ValidClusterName(name) {
 		return fmt.Errorf("cluster name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", name)
 	}
 	return nil
@@ -36,7 +33,7 @@ func QualifyID(cluster, id string) string {
 // as every id does on a single engine) and the id as its engine knows it.
 func SplitID(id string) (cluster, local string) {
 	c, rest, ok := strings.Cut(id, clusterSep)
-	if !ok || !clusterName.MatchString(c) {
+	if !ok || !app.ValidClusterName(c) {
 		return "", id
 	}
 	return c, rest
