@@ -49,8 +49,8 @@ type offerState struct {
 type agentState struct {
 	id      string
 	cluster string
-	offers []int32 // offer numbers on this agent
-	apps   []int32 // apps whose executor is present (running or charged)
+	offers  []int32 // offer numbers on this agent
+	apps    []int32 // apps whose executor is present (running or charged)
 }
 
 type appState struct {
