@@ -24,13 +24,16 @@ import (
 
 // Config is every setting, typed.
 type Config struct {
-	ConfigFile       string
-	DataDir          string
-	Hostname         string
-	HTTPAddress      string
-	HTTPPort         int
-	User             string
-	MesosURL         string
+	ConfigFile  string
+	DataDir     string
+	Hostname    string
+	HTTPAddress string
+	HTTPPort    int
+	User        string
+	MesosURL    string
+	// ClustersFile lists the clusters (clusters_file), read into Clusters (clusters.go).
+	ClustersFile     string
+	Clusters         []Cluster
 	MesosRole        string
 	Mesos            MesosFramework // mesos_framework_name, mesos_checkpoint, … (config/mesos.go)
 	Kube             Kube           // kube_config, kube_namespace, … (config/kube.go)
@@ -442,6 +445,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateKube()...)
 	errs = append(errs, c.validateAuth()...)
 	errs = append(errs, c.validateRegistry()...)
+	errs = append(errs, c.validateClusters()...)
 	return errors.Join(errs...)
 }
 
@@ -583,5 +587,6 @@ func (c Config) Redacted() map[string]any {
 		"mesos_principal": c.Mesos.Principal, "mesos_secret": hide(c.Mesos.Secret), "mesos_checkpoint": c.Mesos.Checkpoint,
 		"zk_digest": hide(c.ZKDigest), "event_trace_rdb_driver": c.RDBDriver, "event_trace_rdb_password": hide(c.RDBPassword),
 		"auth_username": c.AuthUsername, "auth_password": hide(c.AuthPassword), "time_zone": c.Location.String(),
+		"clusters": c.clustersRedacted(),
 	}
 }
