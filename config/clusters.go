@@ -156,6 +156,17 @@ func (cl Cluster) check(at string) []error {
 	return errs
 }
 
+// SharedEngines reports whether every cluster's engine is one several schedulers can share
+// (a real Mesos cluster, Kubernetes): none is this scheduler's embedded engine.
+func (c *Config) SharedEngines() bool {
+	for _, cl := range c.ClusterList() {
+		if cl.Engine == EngineEmbedded {
+			return false
+		}
+	}
+	return true
+}
+
 // ClusterNames are the names of ClusterList, the home cluster first.
 func (c *Config) ClusterNames() []string {
 	var out []string

@@ -438,14 +438,14 @@ func knownKeys() string {
 }
 
 func (c *Config) validate() error {
-	errs := c.validateAccess()
+	errs := c.validateClusters() // first: the checks below read the list
+	errs = append(errs, c.validateAccess()...)
 	errs = append(errs, c.validateStores()...)
 	errs = append(errs, c.validateHost()...)
 	errs = append(errs, c.validateMesos()...)
 	errs = append(errs, c.validateKube()...)
 	errs = append(errs, c.validateAuth()...)
 	errs = append(errs, c.validateRegistry()...)
-	errs = append(errs, c.validateClusters()...)
 	return errors.Join(errs...)
 }
 
@@ -492,7 +492,7 @@ func (c *Config) validateStores() []error {
 	if strings.TrimSpace(c.MesosRole) == "" {
 		errs = append(errs, errors.New("mesos_role: must not be empty (use * for the default role)"))
 	}
-	if c.ZKServers != "" && c.MesosURL == "" && !c.KubeEnabled() {
+	if c.ZKServers != "" && !c.SharedEngines() {
 		errs = append(errs, errors.New("zk_servers: the schedulers of a cluster share one Mesos master and take over each other's tasks: set mesos_url too (on one machine, run bin/mesos-local and point mesos_url at it)"))
 	}
 	if c.HistoryMaxRows < 0 {
