@@ -113,8 +113,36 @@ func (c *Config) validateClusters() []error {
 	}
 	if len(errs) == 0 {
 		c.Clusters = doc.Clusters
+		errs = c.runOnOne()
 	}
 	return errs
+}
+
+// runOnOne makes a list of one cluster the single-engine settings it stands for, so the
+// engine of a one-cluster list runs as mesos_url, kube_config or the embedded default does.
+func (c *Config) runOnOne() []error {
+	if len(c.Clusters) != 1 {
+		return nil
+	}
+	cl := c.Clusters[0]
+	c.MesosURL, c.Kube.Config, c.Kube.InCluster = cl.MesosURL, cl.KubeConfig, cl.KubeInCluster
+	if cl.MesosRole != "" {
+		c.MesosRole = cl.MesosRole
+	}
+	if cl.MesosPrincipal != "" {
+		c.Mesos.Principal = cl.MesosPrincipal
+	}
+	if cl.KubeNamespace != "" {
+		c.Kube.Namespace = cl.KubeNamespace
+	}
+	if cl.MesosSecretFile != "" {
+		b, err := os.ReadFile(cl.MesosSecretFile)
+		if err != nil {
+			return []error{fmt.Errorf("clusters_file: cluster %s: mesos_secret_file: %w", cl.Name, err)}
+		}
+		c.Mesos.Secret = strings.TrimSpace(string(b))
+	}
+	return nil
 }
 
 // check names what is wrong with one cluster's engine settings.

@@ -100,3 +100,22 @@ func TestClustersFileRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestOneClusterRunsAsTheSingleEngine: a list of one cluster is the single-engine settings
+// it stands for (its Mesos secret read from its file), under its own name.
+func TestOneClusterRunsAsTheSingleEngine(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadClusters(t, "clusters:\n  - name: dc1\n    engine: mesos\n    mesos_url: http://m:5050\n    mesos_principal: ej\n    mesos_secret_file: "+secret+"\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MesosURL != "http://m:5050" || c.Mesos.Principal != "ej" || c.Mesos.Secret != "s3cret" || c.ClusterNames()[0] != "dc1" {
+		t.Errorf("mesos_url %q principal %q secret %q names %v", c.MesosURL, c.Mesos.Principal, c.Mesos.Secret, c.ClusterNames())
+	}
+	if r := c.Redacted(); r["mesos_secret"] != "***" {
+		t.Errorf("the secret is readable back: %v", r["mesos_secret"])
+	}
+}
