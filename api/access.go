@@ -45,24 +45,27 @@ const (
 // routeAccess lists the routes that are not a namespace's, by "METHOD
 // route". The route walk in access_test.go checks every route against it.
 var routeAccess = map[string]access{
-	"GET /api/whoami":                           accessAnyone,
-	"GET /api/cron/next":                        accessAnyone, // a cron expression's next fires: no data
-	"GET /api/namespaces":                       accessAnyone, // lists the caller's own
-	"PUT /api/namespaces/:name":                 accessAdmin,
-	"DELETE /api/namespaces/:name":              accessAdmin,
-	"POST /api/operate/reconcile/explicit":      accessAdmin,
-	"POST /api/operate/reconcile/implicit":      accessAdmin,
-	"POST /api/operate/secrets/reseal":          accessAdmin,
-	"GET /api/operate/cluster":                  accessScheduler,
-	"GET /api/operate/store/members":            accessAdmin,
-	"POST /api/operate/store/members":           accessAdmin,
-	"DELETE /api/operate/store/members/:member": accessAdmin,
-	"GET /api/operate/store/backup":             accessAdmin,
-	"POST /api/operate/store/restore":           accessAdmin,
-	"GET /api/audit":                            accessAudit,
-	"GET " + damagedRoute:                       accessAnyone, // lists the entries of the caller's own namespaces
-	"DELETE " + damagedRoute:                    accessAdmin,
-	"PUT " + damagedRoute:                       accessAdmin,
+	"GET /api/whoami":                             accessAnyone,
+	"GET /api/cron/next":                          accessAnyone, // a cron expression's next fires: no data
+	"GET /api/namespaces":                         accessAnyone, // lists the caller's own
+	"PUT /api/namespaces/:name":                   accessAdmin,
+	"DELETE /api/namespaces/:name":                accessAdmin,
+	"POST /api/operate/reconcile/explicit":        accessAdmin,
+	"POST /api/operate/reconcile/implicit":        accessAdmin,
+	"POST /api/operate/secrets/reseal":            accessAdmin,
+	"GET /api/operate/cluster":                    accessScheduler,
+	"GET /api/operate/clusters":                   accessScheduler,
+	"PUT /api/operate/clusters/:cluster/drain":    accessAdmin,
+	"DELETE /api/operate/clusters/:cluster/drain": accessAdmin,
+	"GET /api/operate/store/members":              accessAdmin,
+	"POST /api/operate/store/members":             accessAdmin,
+	"DELETE /api/operate/store/members/:member":   accessAdmin,
+	"GET /api/operate/store/backup":               accessAdmin,
+	"POST /api/operate/store/restore":             accessAdmin,
+	"GET /api/audit":                              accessAudit,
+	"GET " + damagedRoute:                         accessAnyone, // lists the entries of the caller's own namespaces
+	"DELETE " + damagedRoute:                      accessAdmin,
+	"PUT " + damagedRoute:                         accessAdmin,
 }
 
 // tokenRoutes need edit in their namespace even to read (tokens are

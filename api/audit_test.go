@@ -130,6 +130,8 @@ var writeCases = []writeCase{
 	{"POST", "/api/operate/store/members", "/api/operate/store/members", `{"name":"m3","peerURL":"http://127.0.0.1:1"}`, "member", "m3"},
 	{"DELETE", "/api/operate/store/members/:member", "/api/operate/store/members/m3", "", "member", "m3"},
 	{"POST", "/api/operate/store/restore", "/api/operate/store/restore", emptyBackup, "", ""},
+	{"PUT", "/api/operate/clusters/:cluster/drain", "/api/operate/clusters/dc1/drain", "", "cluster", "dc1"},
+	{"DELETE", "/api/operate/clusters/:cluster/drain", "/api/operate/clusters/dc1/drain", "", "cluster", "dc1"},
 	{"PUT", "/api/registry/damaged", "/api/registry/damaged?path=/config/app/broken", appBody("broken"), "registry", "/config/app/broken"},
 	{"DELETE", "/api/registry/damaged", "/api/registry/damaged?path=/state/ready/broken", "", "registry", "/state/ready/broken"},
 	{"DELETE", "/api/namespaces/:name", "/api/namespaces/team", "", "namespace", "team"},
@@ -175,7 +177,7 @@ func seedBackfill(t *testing.T, e *env) {
 func TestEveryWriteIsAudited(t *testing.T) {
 	a := newAuditLog(t)
 	var st *etcd.Store // three members: one more (never started) may be added and removed
-	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t), withReplicatedN(t, 3, &st),
+	e := newEnv(t, withCreds(testCreds), withAudit(a), withPackages(t), withReplicatedN(t, 3, &st), withClusters(api.ClusterConfig{Name: "dc1", Engine: "embedded"}),
 		func(o *api.Options, _ *api.Credentials) { o.Tenancy.Secrets = testKeyring(t) })
 	covered := map[string]bool{}
 	for _, c := range writeCases {

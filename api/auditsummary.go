@@ -54,6 +54,9 @@ func auditTarget(c *gin.Context, route string, body []byte) (kind, target string
 	if strings.HasPrefix(route, "/api/job/backfills/:id") {
 		return "backfill", c.Param("id")
 	}
+	if strings.HasPrefix(route, "/api/operate/clusters/:cluster") { // a drain or an undrain
+		return "cluster", c.Param("cluster")
+	}
 	if route == damagedRoute {
 		return "registry", c.Query("path") // the damaged entry's store path
 	}

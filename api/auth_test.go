@@ -123,7 +123,7 @@ func TestGuestCannotWrite(t *testing.T) {
 				strings.HasPrefix(rt.Path, "/api/namespaces/:name/calendars"):
 				want = "no role in namespace" // the guest reads the default namespace only
 			case strings.HasPrefix(rt.Path, "/api/namespaces") || strings.HasPrefix(rt.Path, "/api/operate/reconcile") || rt.Path == "/api/operate/secrets/reseal" ||
-				rt.Path == "/api/registry/damaged" || strings.HasPrefix(rt.Path, "/api/operate/store/"):
+				rt.Path == "/api/registry/damaged" || strings.HasPrefix(rt.Path, "/api/operate/store/") || strings.HasPrefix(rt.Path, "/api/operate/clusters/"):
 				want = "only an admin"
 			}
 			e.wantError(e.request(rt.Method, fillPath(rt.Path), body), http.StatusForbidden, want)

@@ -170,6 +170,7 @@ type namespaceBody struct {
 	Limit     *namespace.Resources `json:"limit"`
 	Weight    *float64             `json:"weight"`
 	Jitter    string               `json:"jitter"`
+	Clusters  []string             `json:"clusters"`
 }
 
 func (s *tenancyHandlers) putNamespace(c *gin.Context) {
@@ -185,7 +186,7 @@ func (s *tenancyHandlers) putNamespace(c *gin.Context) {
 			return
 		}
 	}
-	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter}
+	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter, Clusters: req.Clusters}
 	if req.Weight != nil {
 		rec.Weight = *req.Weight
 	}

@@ -156,6 +156,9 @@ type OperateOptions struct {
 	// Pprof serves Go's profiles at /debug/pprof/ to admins and turns on
 	// block and mutex sampling (pprof.go); off: the routes do not exist.
 	Pprof bool
+	// Clusters are the scheduler's clusters, the home one first (clusters.go,
+	// /api/operate/clusters); none: the routes list none.
+	Clusters []ClusterConfig
 }
 
 // MetricsOptions serve /metrics (metricsaccess.go).

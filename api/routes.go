@@ -146,6 +146,7 @@ func (s *Server) operateRoutes(g *gin.RouterGroup) {
 	g.POST("/reconcile/implicit", s.operate.reconcile(false))
 	g.GET("/sandbox", s.operate.sandbox)
 	g.GET("/cluster", s.operate.clusterView)
+	s.clusters.routes(g)
 	g.POST("/secrets/reseal", s.tenants.resealSecrets)
 }
 

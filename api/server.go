@@ -98,6 +98,7 @@ type Server struct {
 	backfills *backfillHandlers
 	tenants   *tenancyHandlers
 	operate   *operateHandlers
+	clusters  *clusterHandlers
 	console   *consoleHandlers
 	hist      requestHistory // the request's namespace's (nsHistory); nil: history off
 }
@@ -157,6 +158,7 @@ func newServer(o Options) *Server {
 	s.tenants = &tenancyHandlers{core: c, secrets: o.Tenancy.Secrets, tenancy: o.Tenancy.TenantIsolation, nsSeries: o.Tenancy.NamespaceSeries,
 		engineCaps: o.Tenancy.EngineCaps, idleExecs: o.Tenancy.IdleExecutors, nsChanged: o.Tenancy.NamespaceChanged}
 	s.operate = &operateHandlers{core: c, live: l, replicated: o.Operate.Replicated, every: o.Operate.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+	s.clusters = &clusterHandlers{core: c, live: l, clusters: o.Operate.Clusters}
 	s.console = &consoleHandlers{core: c, clientAddr: o.Forwarding.ClientAddr}
 	s.definitionHandlers = &definitionHandlers{core: c, guideHandlers: s.guide, workflowHandlers: s.workflows, hist: hist}
 	return s

@@ -24,13 +24,16 @@ import (
 
 // Config is every setting, typed.
 type Config struct {
-	ConfigFile       string
-	DataDir          string
-	Hostname         string
-	HTTPAddress      string
-	HTTPPort         int
-	User             string
-	MesosURL         string
+	ConfigFile  string
+	DataDir     string
+	Hostname    string
+	HTTPAddress string
+	HTTPPort    int
+	User        string
+	MesosURL    string
+	// ClustersFile lists the clusters (clusters_file), read into Clusters (clusters.go).
+	ClustersFile     string
+	Clusters         []Cluster
 	MesosRole        string
 	Mesos            MesosFramework // mesos_framework_name, mesos_checkpoint, … (config/mesos.go)
 	Kube             Kube           // kube_config, kube_namespace, … (config/kube.go)
@@ -448,7 +451,8 @@ func knownKeys() string {
 }
 
 func (c *Config) validate() error {
-	errs := c.validateAccess()
+	errs := c.validateClusters() // first: the checks below read the list
+	errs = append(errs, c.validateAccess()...)
 	errs = append(errs, c.validateStores()...)
 	errs = append(errs, c.validateHost()...)
 	errs = append(errs, c.validateMesos()...)
@@ -501,7 +505,7 @@ func (c *Config) validateStores() []error {
 	if strings.TrimSpace(c.MesosRole) == "" {
 		errs = append(errs, errors.New("mesos_role: must not be empty (use * for the default role)"))
 	}
-	if c.ZKServers != "" && c.MesosURL == "" && !c.KubeEnabled() {
+	if c.ZKServers != "" && !c.SharedEngines() {
 		errs = append(errs, errors.New("zk_servers: the schedulers of a cluster share one Mesos master and take over each other's tasks: set mesos_url too (on one machine, run bin/mesos-local and point mesos_url at it)"))
 	}
 	if c.HistoryMaxRows < 0 {
@@ -600,5 +604,6 @@ func (c Config) Redacted() map[string]any {
 		"mesos_principal": c.Mesos.Principal, "mesos_secret": hide(c.Mesos.Secret), "mesos_checkpoint": c.Mesos.Checkpoint,
 		"zk_digest": hide(c.ZKDigest), "event_trace_rdb_driver": c.RDBDriver, "event_trace_rdb_password": hide(c.RDBPassword),
 		"auth_username": c.AuthUsername, "auth_password": hide(c.AuthPassword), "time_zone": c.Location.String(),
+		"clusters": c.clustersRedacted(),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func same(a, b Config) bool {
 		return false
 	}
 	a.Location, b.Location = nil, nil
-	return a == b
+	return reflect.DeepEqual(a, b)
 }
 
 func writeFile(t *testing.T, text string) string {

@@ -10,8 +10,9 @@ import (
 func mesosSettings() []setting {
 	var out []setting
 	for _, s := range settings {
-		// the kube_* keys select another engine, registry and etcd_* another registry: registry_test.go
-		if !strings.HasPrefix(s.key, "kube_") && !strings.HasPrefix(s.key, "etcd_") && s.key != "registry" {
+		// the kube_* keys select another engine, registry and etcd_* another registry:
+		// registry_test.go; clusters_file lists engines instead of mesos_url: clusters_test.go
+		if !strings.HasPrefix(s.key, "kube_") && !strings.HasPrefix(s.key, "etcd_") && s.key != "registry" && s.key != "clusters_file" {
 			out = append(out, s)
 		}
 	}

@@ -79,20 +79,30 @@ func (c *Config) Advertised() string {
 	return "http://" + net.JoinHostPort(c.Hostname, strconv.Itoa(c.HTTPPort))
 }
 
-func (c *Config) validateMesos() []error {
-	var errs []error
-	switch u := strings.TrimSpace(c.MesosURL); {
-	case u == "":
+// checkMesosURL says what is wrong with a Mesos master's address (mesos_url, or a
+// cluster's in clusters_file).
+func checkMesosURL(u string) error {
+	switch {
 	case detector.IsZK(u):
 		if _, err := detector.ParseURL(u); err != nil {
-			errs = append(errs, fmt.Errorf("mesos_url: %w", err))
+			return err
 		}
 	case strings.HasPrefix(u, "http://"), strings.HasPrefix(u, "https://"):
 		if p, err := url.Parse(u); err != nil || p.Host == "" {
-			errs = append(errs, fmt.Errorf("mesos_url: %q is not a URL like http://master:5050", u))
+			return fmt.Errorf("%q is not a URL like http://master:5050", u)
 		}
 	default:
-		errs = append(errs, fmt.Errorf("mesos_url: %q must be http(s)://host:port of a Mesos master or zk://host:2181,host:2181/mesos", detector.Redact(u)))
+		return fmt.Errorf("%q must be http(s)://host:port of a Mesos master or zk://host:2181,host:2181/mesos", detector.Redact(u))
+	}
+	return nil
+}
+
+func (c *Config) validateMesos() []error {
+	var errs []error
+	if u := strings.TrimSpace(c.MesosURL); u != "" {
+		if err := checkMesosURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("mesos_url: %w", err))
+		}
 	}
 	if strings.TrimSpace(c.Mesos.Name) == "" {
 		errs = append(errs, errors.New("mesos_framework_name: must not be empty"))

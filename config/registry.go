@@ -222,7 +222,7 @@ func (c *Config) validateRegistry() []error {
 		errs = append(errs, fmt.Errorf("etcd_lease_ttl: %v must be a whole number of seconds, at least 1s (etcd's leases count seconds)", c.Etcd.LeaseTTL))
 	}
 	if len(c.EtcdPeers()) > 1 || len(c.EtcdEndpoints()) > 0 {
-		if c.MesosURL == "" && !c.KubeEnabled() {
+		if !c.SharedEngines() {
 			errs = append(errs, errors.New("registry=etcd with several schedulers: they share one Mesos master and take over each other's tasks: set mesos_url too (on one machine, run bin/mesos-local and point mesos_url at it)"))
 		}
 	}

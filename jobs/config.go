@@ -103,6 +103,12 @@ type Config struct {
 	StartDeadlineSeconds int    `json:"startDeadlineSeconds,omitempty"`
 	RunDeadlineSeconds   int    `json:"runDeadlineSeconds,omitempty"`
 	RunDeadlineAt        string `json:"runDeadlineAt,omitempty"`
+	// Clusters are the clusters the job may run on, in order of preference ([]: its
+	// namespace's, else any; docs/clusters.md). An execution's shards run on one cluster,
+	// the first of them with room for all, unless SpreadClusters lets them spread over
+	// the clusters named.
+	Clusters       []string `json:"clusters,omitempty"`
+	SpreadClusters bool     `json:"spreadClusters,omitempty"`
 }
 
 // JobType is what a shard runs.
@@ -279,6 +285,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.validateDeadlines(); err != nil {
 		return err
+	}
+	if err := app.ValidateClusters("clusters", c.Clusters); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
 	return c.validateRun()
 }

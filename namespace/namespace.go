@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ejcloud/elasticjob/app"
 )
 
 // Default is the namespace of everything registered without one.
@@ -113,6 +115,9 @@ type Record struct {
 	// that set none of their own ("": the scheduler's cron_jitter; "0s":
 	// none; docs/jobs.md).
 	Jitter string `json:"jitter,omitempty"`
+	// Clusters are the clusters the namespace's jobs may run on, in order of preference,
+	// for the jobs that name none of their own ([]: any; docs/clusters.md).
+	Clusters []string `json:"clusters,omitempty"`
 }
 
 // MaxJitter bounds a namespace's jitter window.
@@ -178,6 +183,9 @@ func (r Record) Validate() error {
 		if d, err := time.ParseDuration(r.Jitter); err != nil || d < 0 || d > MaxJitter {
 			return fmt.Errorf("%w: jitter %q must be a duration from 0s to %s, such as 30m", ErrInvalid, r.Jitter, MaxJitter)
 		}
+	}
+	if err := app.ValidateClusters("clusters", r.Clusters); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 package offers
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Matcher places executions one at a time, in the caller's order: the
 // incremental form of Match, for a launch round that decides per queue
@@ -35,6 +39,27 @@ func (x *Matcher) app(name string) int32 {
 		}
 	}
 	return p
+}
+
+// PlaceIn is Place on the offers of the clusters named only (Offer.Cluster).
+func (x *Matcher) PlaceIn(reqs []Request, clusters ...string) (ok bool, reason Reason, detail string) {
+	only := make(map[string]bool, len(clusters))
+	for _, c := range clusters {
+		only[c] = true
+	}
+	x.m.only = only
+	defer func() { x.m.only = nil }()
+	if !slices.ContainsFunc(x.m.agents, func(a agentState) bool { return only[a.cluster] }) {
+		return false, ReasonNoOffers, "no offers of " + clusterWords(clusters) + " in this round"
+	}
+	return x.Place(reqs)
+}
+
+func clusterWords(cs []string) string {
+	if len(cs) == 1 {
+		return "cluster " + cs[0]
+	}
+	return "clusters " + strings.Join(cs, ", ")
 }
 
 // Place places reqs all or none: the shards of one execution (a gang),
@@ -111,7 +136,7 @@ func (x *Matcher) AgentFree(agentID string) (Resources, bool) {
 // Largest returns the most CPU and the most memory free in one offer (not
 // necessarily the same offer); -1 each when no offer is held.
 func (x *Matcher) Largest() Resources {
-	return Resources{CPU: x.m.global.maxCPU(), MemMB: x.m.global.maxMem()}
+	return Resources{CPU: x.m.global.maxCPU(nil), MemMB: x.m.global.maxMem(nil)}
 }
 
 // Present reports whether app's executor runs (or is charged by a

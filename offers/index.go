@@ -75,8 +75,10 @@ func (x *index) move(old, k entry) {
 }
 
 // bestFit returns the offer with the least free CPU (then least free memory,
-// then lowest number) that has at least d free, or -1.
-func (x *index) bestFit(d Resources) int32 {
+// then lowest number) that has at least d free and that ok allows (nil: any), or -1.
+// A filter makes the scan skip the other clusters' offers: it costs what they hold
+// with enough CPU, nothing when there is no filter.
+func (x *index) bestFit(d Resources, ok func(int32) bool) int32 {
 	lo, hi := 0, len(x.e)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -87,26 +89,32 @@ func (x *index) bestFit(d Resources) int32 {
 		}
 	}
 	for _, e := range x.e[lo:] {
-		if e.mem >= d.MemMB {
+		if e.mem >= d.MemMB && (ok == nil || ok(e.off)) {
 			return e.off
 		}
 	}
 	return -1
 }
 
-// maxCPU returns the largest free CPU in the index, or -1 when it is empty.
-func (x *index) maxCPU() Milli {
-	if len(x.e) == 0 {
-		return -1
+// maxCPU returns the largest free CPU of the offers ok allows (nil: any), or -1 when
+// there is none.
+func (x *index) maxCPU(ok func(int32) bool) Milli {
+	for i := len(x.e) - 1; i >= 0; i-- {
+		if ok == nil || ok(x.e[i].off) {
+			return x.e[i].cpu
+		}
 	}
-	return x.e[len(x.e)-1].cpu
+	return -1
 }
 
-// maxMem returns the largest free memory in the index, or -1 when it is empty.
-func (x *index) maxMem() int64 {
+// maxMem returns the largest free memory of the offers ok allows (nil: any), or -1
+// when there is none.
+func (x *index) maxMem(ok func(int32) bool) int64 {
 	m := int64(-1)
 	for _, e := range x.e {
-		m = max(m, e.mem)
+		if ok == nil || ok(e.off) {
+			m = max(m, e.mem)
+		}
 	}
 	return m
 }

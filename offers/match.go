@@ -47,9 +47,10 @@ type offerState struct {
 }
 
 type agentState struct {
-	id     string
-	offers []int32 // offer numbers on this agent
-	apps   []int32 // apps whose executor is present (running or charged)
+	id      string
+	cluster string
+	offers  []int32 // offer numbers on this agent
+	apps    []int32 // apps whose executor is present (running or charged)
 }
 
 type appState struct {
@@ -74,6 +75,8 @@ type matcher struct {
 	apps     []appState
 	global   index // every offer
 	unplaced []Unplaced
+	// only, when not nil, are the clusters a placement may use (Matcher.PlaceIn).
+	only map[string]bool
 }
 
 func newMatcher(in Input) *matcher {
@@ -88,7 +91,7 @@ func newMatcher(in Input) *matcher {
 		if !ok {
 			a = int32(len(m.agents))
 			m.agentNum[o.AgentID] = a
-			m.agents = append(m.agents, agentState{id: o.AgentID})
+			m.agents = append(m.agents, agentState{id: o.AgentID, cluster: o.Cluster})
 		}
 		n := int32(len(m.offers))
 		m.agents[a].offers = append(m.agents[a].offers, n)
@@ -264,10 +267,10 @@ func (m *matcher) gang(reqs []*Request) {
 // place puts r on the best offer, if any, and records the launch.
 func (m *matcher) place(r *Request) (placement, bool) {
 	pn := m.appNum[r.App]
-	if off := m.apps[pn].idx.bestFit(r.Task); off >= 0 {
+	if off := m.apps[pn].idx.bestFit(r.Task, m.allowed()); off >= 0 {
 		return m.apply(placement{req: r, app: pn, off: off, cost: r.Task}), true
 	}
-	off := m.global.bestFit(r.Task.Add(r.Executor))
+	off := m.global.bestFit(r.Task.Add(r.Executor), m.allowed())
 	if off < 0 {
 		return placement{}, false
 	}
@@ -332,18 +335,27 @@ func (m *matcher) unmarkPresent(app, a int32) {
 	}
 }
 
+// allowed is the filter of the offers a placement may use now (nil: every one).
+func (m *matcher) allowed() func(off int32) bool {
+	if m.only == nil {
+		return nil
+	}
+	return func(off int32) bool { return m.only[m.agents[m.offers[off].agent].cluster] }
+}
+
 // diagnose says which resource kept r from fitting in the current state.
 func (m *matcher) diagnose(r *Request) (Reason, string) {
 	app := &m.apps[m.appNum[r.App]]
 	withExec := r.Task.Add(r.Executor)
-	cpuOK := app.idx.maxCPU() >= r.Task.CPU || m.global.maxCPU() >= withExec.CPU
-	memOK := app.idx.maxMem() >= r.Task.MemMB || m.global.maxMem() >= withExec.MemMB
+	ok := m.allowed()
+	cpuOK := app.idx.maxCPU(ok) >= r.Task.CPU || m.global.maxCPU(ok) >= withExec.CPU
+	memOK := app.idx.maxMem(ok) >= r.Task.MemMB || m.global.maxMem(ok) >= withExec.MemMB
 	detail := fmt.Sprintf("needs %s", r.Task)
 	if !r.Executor.IsZero() {
 		detail += fmt.Sprintf(" plus executor %s on an agent without one", r.Executor)
 	}
 	detail += fmt.Sprintf("; largest free cpus=%s, largest free mem=%dMB",
-		max(m.global.maxCPU(), 0), max(m.global.maxMem(), 0))
+		max(m.global.maxCPU(ok), 0), max(m.global.maxMem(ok), 0))
 	switch {
 	case !cpuOK && !memOK:
 		return ReasonInsufficientCPU, "cpu and mem short: " + detail

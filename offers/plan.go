@@ -6,6 +6,9 @@ import "strconv"
 type Offer struct {
 	ID, AgentID, Hostname string
 	Free                  Resources
+	// Cluster is the cluster of the offer's agent ("": the one cluster of a single
+	// engine); Matcher.PlaceIn places only on the clusters it is given.
+	Cluster string
 }
 
 // Kind says which queue a request came from.

@@ -27,6 +27,9 @@ const (
 	WaitReconciling   = "reconciling"        // a new leader confirms running tasks first
 	WaitNotSubscribed = "not_subscribed"     // no subscription to the engine at the moment
 	WaitUnavailable   = "engine_unavailable" // the engine could not be reached at the last launch: launches wait (Wait.Until)
+	// WaitClusterUnavailable: none of the clusters the entry may run on takes work now
+	// (each is drained, unreachable or not configured; docs/clusters.md).
+	WaitClusterUnavailable = "cluster_unavailable"
 	// WaitNSLimit: the namespace's running work holds its limit (or its
 	// Kubernetes ResourceQuota); WaitGuaranteeNeeded: borrowing would take
 	// what another namespace's fires need of its guarantee before this

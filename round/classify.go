@@ -67,6 +67,7 @@ type shape struct {
 	kind       offers.Kind
 	n          int
 	task, exec offers.Resources
+	clusters   string // where it may run (policyKey; "": anywhere, one engine)
 }
 
 func shapeOf(job jobs.Config, a app.Config, kind offers.Kind, n int) shape {
@@ -102,7 +103,9 @@ func (d *decider) classify(n int) {
 		case f.NotBefore.After(v.Now):
 			d.waitUntil(key, queue.WaitBackoff, "the retry waits for its backoff until "+fmtUntil(f.NotBefore), f.NotBefore)
 		default:
-			d.cands = append(d.cands, cand{key: key, job: f.Job, fail: f, sh: shapeOf(job, a, offers.Failover, 1)})
+			sh := shapeOf(job, a, offers.Failover, 1)
+			sh.clusters = d.policyKey(f.Job, job.Clusters, job.SpreadClusters)
+			d.cands = append(d.cands, cand{key: key, job: f.Job, fail: f, sh: sh})
 		}
 	}
 	for _, rd := range v.Ready[:n] {
@@ -147,7 +150,9 @@ func (d *decider) classifyReady(rd *queue.Ready) (c cand, ok bool) {
 		n = len(items)
 	}
 	d.plan.Depth++
-	return cand{key: key, job: rd.Job, ready: rd, items: items, sh: shapeOf(job, a, offers.Ready, n)}, true
+	sh := shapeOf(job, a, offers.Ready, n)
+	sh.clusters = d.policyKey(rd.Job, job.Clusters, job.SpreadClusters)
+	return cand{key: key, job: rd.Job, ready: rd, items: items, sh: sh}, true
 }
 
 // unconfirmed counts the job's tasks recorded as running whose state the

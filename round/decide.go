@@ -31,6 +31,7 @@ type decider struct {
 	pendingFailover map[string]bool
 	busy            int
 	cluster         emptyCluster          // the empty cluster: every agent's total (fit.go)
+	present         map[string]bool       // the clusters with an agent in the view (clusters.go)
 	never           map[shape]*queue.Wait // the never_fits wait of each shape seen (nil: it fits)
 	occ             occupancy             // what the running work holds where (running.go, holders.go)
 	ns              spaces                // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
@@ -81,6 +82,7 @@ func (d *decider) waitAll(reason, msg string) {
 func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
+	d.present = clustersPresent(d.cluster)
 	d.occ = occupancy{v: &d.v, cluster: d.cluster}
 	d.offs = v.Offers
 	if len(v.Offers) == 0 && len(d.cluster) > 0 {
@@ -105,6 +107,10 @@ func (d *decider) place() {
 // consider decides one entry: it launches, or it gets its reason.
 func (d *decider) consider(c *cand) {
 	v := d.v
+	if w := d.clusterWait(c); w != nil {
+		d.plan.Waiting[c.key] = *w
+		return
+	}
 	if w := d.neverFits(c); w != nil {
 		d.plan.Waiting[c.key] = *w
 		return
@@ -142,7 +148,7 @@ func (d *decider) consider(c *cand) {
 	if !sh.exec.IsZero() {
 		absent = d.m.Absent(sh.app)
 	}
-	ok, reason, detail := d.m.Place(c.requests())
+	ok, reason, detail := d.placeOn(c)
 	if ok && d.estimated {
 		d.estimatedN += c.count()
 		w := queue.Wait{Reason: queue.WaitNoOffers, Message: "no resources on offer at the moment, though what it needs should be free by the running tasks' count: " +

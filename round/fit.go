@@ -20,19 +20,26 @@ type emptyCluster []Agent
 // inventory does not list yet, or lists short).
 func clusterOf(agents []Agent, offs []offers.Offer) emptyCluster {
 	total := make(map[string]offers.Resources, len(agents))
+	where := map[string]string{}
 	for _, a := range agents {
 		total[a.ID] = maxRes(total[a.ID], a.Total)
+		if a.Cluster != "" {
+			where[a.ID] = a.Cluster
+		}
 	}
 	offered := map[string]offers.Resources{}
 	for _, o := range offs {
 		offered[o.AgentID] = offered[o.AgentID].Add(o.Free)
+		if o.Cluster != "" {
+			where[o.AgentID] = o.Cluster
+		}
 	}
 	for id, r := range offered {
 		total[id] = maxRes(total[id], r)
 	}
 	out := make(emptyCluster, 0, len(total))
 	for id, r := range total {
-		out = append(out, Agent{ID: id, Total: r})
+		out = append(out, Agent{ID: id, Total: r, Cluster: where[id]})
 	}
 	// largest first (then by id): the fewest agents an execution needs
 	slices.SortFunc(out, func(a, b Agent) int {
@@ -92,11 +99,47 @@ func (d *decider) neverFits(c *cand) *queue.Wait {
 		d.never = map[shape]*queue.Wait{}
 	}
 	var w *queue.Wait
-	if _, fits := spread(d.cluster, sh.n, sh.task, sh.exec); fits < sh.n {
-		w = &queue.Wait{Reason: queue.WaitTooLarge, Message: d.cluster.neverMessage(sh)}
+	if cl, fits := d.fitsSomewhere(c); !fits {
+		w = &queue.Wait{Reason: queue.WaitTooLarge, Message: cl.neverMessage(sh)}
 	}
 	d.never[sh] = w
 	return w
+}
+
+// fitsSomewhere reports whether c fits the empty cluster it may use: with clusters in the
+// view, all its shards on one of them (or over them all, when it may spread). Not, it
+// returns the agents it was judged against (the largest cluster it may use).
+func (d *decider) fitsSomewhere(c *cand) (emptyCluster, bool) {
+	sh := c.shape()
+	cl := d.usable(c)
+	p := d.policyOf(c)
+	if sh.clusters == "" || p.spread {
+		_, fits := spread(cl, sh.n, sh.task, sh.exec)
+		return cl, fits >= sh.n
+	}
+	var largest emptyCluster
+	for _, part := range cl.byCluster(p.use) {
+		if _, fits := spread(part, sh.n, sh.task, sh.exec); fits >= sh.n {
+			return part, true
+		}
+		if len(part) > len(largest) {
+			largest = part
+		}
+	}
+	return largest, false
+}
+
+// reservable are the agents c's reservation holds on: those it may use, and, when its
+// shards run on one cluster, those of the first cluster it fits when empty (the
+// reservation waits for room there, not on every cluster at once).
+func (d *decider) reservable(c *cand) emptyCluster {
+	if c.sh.clusters == "" || d.policyOf(c).spread {
+		return d.usable(c)
+	}
+	if part, ok := d.fitsSomewhere(c); ok {
+		return part
+	}
+	return nil
 }
 
 // neverMessage words why work of shape sh never fits the cluster.
@@ -105,9 +148,13 @@ func (cl emptyCluster) neverMessage(sh shape) string {
 	for _, a := range cl {
 		all = all.Add(a.Total)
 	}
-	where := fmt.Sprintf("the cluster has %s on %d agents", fmtRes(all), len(cl))
+	name := "the cluster"
+	if len(cl) > 0 && cl[0].Cluster != "" && !slices.ContainsFunc(cl, func(a Agent) bool { return a.Cluster != cl[0].Cluster }) {
+		name = "cluster " + cl[0].Cluster
+	}
+	where := fmt.Sprintf("%s has %s on %d agents", name, fmtRes(all), len(cl))
 	if len(cl) == 1 {
-		where = "the cluster has " + fmtRes(all) + " on its one agent"
+		where = name + " has " + fmtRes(all) + " on its one agent"
 	}
 	if _, fits := spread(cl, 1, sh.task, sh.exec); fits == 0 {
 		return fmt.Sprintf("can never fit: a shard needs %s (%s for the shard, %s for the app's executor beside it), more than any agent has; %s%s",
@@ -159,7 +206,7 @@ func need(cluster []Agent, sh shape, empty bool) string {
 func (d *decider) reserve(c *cand, m *offers.Matcher, w queue.Wait) queue.Wait {
 	sh := c.shape()
 	var held offers.Resources
-	for _, a := range d.cluster {
+	for _, a := range d.reservable(c) {
 		e := sh.exec
 		if m.Present(sh.app, a.ID) {
 			e = offers.Resources{}

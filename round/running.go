@@ -114,7 +114,7 @@ func (o *occupancy) freeByCount() []offers.Offer {
 			used = used.Add(e.res)
 		}
 		free := offers.Resources{CPU: max(a.Total.CPU-used.CPU, 0), MemMB: max(a.Total.MemMB-used.MemMB, 0)}
-		out = append(out, offers.Offer{ID: "free:" + a.ID, AgentID: a.ID, Free: free})
+		out = append(out, offers.Offer{ID: "free:" + a.ID, AgentID: a.ID, Free: free, Cluster: a.Cluster})
 	}
 	return out
 }

@@ -114,9 +114,16 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 		case "max":
 			v.MaxTasks = int(num(arg(1)))
 		case "agent":
-			v.Agents = append(v.Agents, Agent{ID: arg(1), Total: res(m)})
+			v.Agents = append(v.Agents, Agent{ID: arg(1), Total: res(m), Cluster: m["cluster"]})
 		case "offer":
-			v.Offers = append(v.Offers, offers.Offer{ID: arg(1), AgentID: m["agent"], Free: res(m)})
+			v.Offers = append(v.Offers, offers.Offer{ID: arg(1), AgentID: m["agent"], Free: res(m), Cluster: m["cluster"]})
+		case "cluster": // cluster NAME [drained=1]: one of the scheduler's clusters, in order
+			v.Clusters = append(v.Clusters, ClusterState{Name: arg(1), Drained: m["drained"] != ""})
+		case "nsclusters": // nsclusters NS a,b: the namespace's clusters
+			if v.NamespaceClusters == nil {
+				v.NamespaceClusters = map[string][]string{}
+			}
+			v.NamespaceClusters[arg(1)] = strings.Split(arg(2), ",")
 		case "executor":
 			v.Executors[offers.ExecutorKey{App: arg(1), AgentID: arg(2)}] = true
 		case "app":
@@ -129,6 +136,10 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 				j.JobExecutionType = jobs.Daemon
 			}
 			j.Preemptible = m["preemptible"] != ""
+			if s := m["clusters"]; s != "" {
+				j.Clusters = strings.Split(s, ",")
+			}
+			j.SpreadClusters = m["spread"] != ""
 			cat.jobs[arg(1)] = j
 			cat.disabledJobs[arg(1)] = m["disabled"] != ""
 		case "ready":

@@ -47,6 +47,12 @@ type View struct {
 	Executors map[offers.ExecutorKey]bool
 	Agents    []Agent // every agent with its total resources
 
+	// Clusters are the scheduler's clusters, in the configured order (empty: one engine,
+	// no placement policy; clusters.go), and NamespaceClusters the clusters each namespace
+	// names for its jobs that name none.
+	Clusters          []ClusterState
+	NamespaceClusters map[string][]string
+
 	// Typical is what each running job's recent runs took (job → them),
 	// for when the work holding resources is expected to end; a job not in
 	// it has its timeout, or nothing, to tell.
@@ -76,6 +82,8 @@ type View struct {
 type Agent struct {
 	ID    string
 	Total offers.Resources
+	// Cluster is the agent's cluster ("": the one engine's).
+	Cluster string
 }
 
 // Catalog is the configuration a round reads.

@@ -34,6 +34,8 @@ type capacities struct {
 	at    time.Time
 	m     map[string]round.Capacity
 	names []string // every namespace, as last read
+	// placed are the clusters of the namespaces that name some (docs/clusters.md).
+	placed map[string][]string
 	// engine, when set, caps namespaces too (Kubernetes: missing namespaces, ResourceQuotas);
 	// asked every round.
 	engine engine.NamespaceCaps
@@ -113,9 +115,15 @@ func (c *capacities) records(ctx context.Context) map[string]round.Capacity {
 		return c.m
 	}
 	c.at = now
-	c.m, c.names = nil, c.names[:0]
+	c.m, c.names, c.placed = nil, c.names[:0], nil
 	for _, rec := range recs {
 		c.names = append(c.names, rec.Name)
+		if len(rec.Clusters) > 0 {
+			if c.placed == nil {
+				c.placed = map[string][]string{}
+			}
+			c.placed[rec.Name] = rec.Clusters
+		}
 		cp, ok := Capacity(rec)
 		if !ok {
 			continue

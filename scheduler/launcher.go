@@ -41,6 +41,7 @@ type launcher struct {
 	// caps are the namespaces' capacities; nextFires the producer's next
 	// fires (capacity.go).
 	caps      *capacities
+	clusters  Clusters // the clusters and their state (nil: one engine)
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 	// nextFireAt is the producer's soonest next fire of any job (ok
 	// false: none), for the decline filter (refuseBefore).
@@ -131,6 +132,9 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		return v, err
 	}
 	lap("queues")
+	if l.clusters != nil {
+		v.Clusters, v.NamespaceClusters = l.clusters.Clusters(ctx), l.caps.placed
+	}
 	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
 		v.Fires = l.fires(now, v.Namespaces, v.Ready)
 		l.caps.checkCluster(v.Namespaces, v.Agents)

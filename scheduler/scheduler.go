@@ -15,6 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
 )
 
 // LateAfter is how late a launch may be before its event says why.
@@ -107,7 +108,17 @@ type Deps struct {
 	// terms (Catalog.Follow): the term takes it over and syncs it instead
 	// of loading the whole configuration. Nil: a catalog of the term's own.
 	Catalog *Catalog
-	Options Options
+	// Clusters, when set, are the clusters the engine composes (engine/clusters) with
+	// their state, read every round: the round places by the jobs' and the namespaces'
+	// cluster policies (docs/clusters.md). Nil: one engine, no policy.
+	Clusters Clusters
+	Options  Options
+}
+
+// Clusters says which clusters the scheduler runs on, in the configured order, and
+// which of them are drained.
+type Clusters interface {
+	Clusters(ctx context.Context) []round.ClusterState
 }
 
 // Scheduler is the leader's brain: one loop goroutine that owns the
@@ -194,7 +205,7 @@ func New(d Deps) *Scheduler {
 		obs: d.Tasks, gauges: d.Gauges, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
 		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, nextFireAt: s.producer.NextFireAt, sharesExecutors: caps.ExecutorSharing,
 		accepts: caps.InFlight(),
-		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}}
+		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}, clusters: d.Clusters}
 	s.launcher.killRun = s.killRun
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}

@@ -130,7 +130,7 @@ func (st *state) reloadRunning() { st.running = nil }
 func (st *state) heldOffers() []offers.Offer {
 	out := make([]offers.Offer, 0, len(st.offers))
 	for _, o := range st.offers {
-		out = append(out, offers.Offer{ID: o.ID, AgentID: o.AgentID, Hostname: o.Hostname,
+		out = append(out, offers.Offer{ID: o.ID, AgentID: o.AgentID, Hostname: o.Hostname, Cluster: engine.ClusterOf(o.AgentID),
 			Free: offers.Resources{CPU: offers.CPUs(o.CPUs), MemMB: offers.MemMB(o.MemMB)}})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -161,10 +161,11 @@ func (st *state) noteOffers(os []engine.Offer) {
 func (st *state) cluster() []round.Agent {
 	out := make([]round.Agent, 0, len(st.agents)+len(st.offered))
 	for _, a := range st.agents {
-		out = append(out, round.Agent{ID: a.ID, Total: offers.Resources{CPU: offers.CPUs(a.CPUs), MemMB: offers.MemMB(a.MemMB)}})
+		out = append(out, round.Agent{ID: a.ID, Total: offers.Resources{CPU: offers.CPUs(a.CPUs), MemMB: offers.MemMB(a.MemMB)},
+			Cluster: engine.ClusterOf(a.ID)})
 	}
 	for id, r := range st.offered {
-		out = append(out, round.Agent{ID: id, Total: r})
+		out = append(out, round.Agent{ID: id, Total: r, Cluster: engine.ClusterOf(id)})
 	}
 	return out
 }

@@ -206,3 +206,17 @@ func TestAppURLsAtLaunch(t *testing.T) {
 		t.Fatalf("on Mesos a hosted package at %s, want this instance's", u)
 	}
 }
+
+// TestSeveralClustersRefusedUntilWired: a list of several clusters stops the start with
+// the reason, rather than running on one of them.
+func TestSeveralClustersRefusedUntilWired(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "clusters.yaml")
+	if err := os.WriteFile(p, []byte("clusters:\n  - {name: a, engine: embedded}\n  - {name: b, engine: mesos, mesos_url: \"http://127.0.0.1:1\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"clusters_file": p, "data_dir": t.TempDir()}
+	err := run(context.Background(), nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "lists 2 clusters") {
+		t.Errorf("run: %v", err)
+	}
+}

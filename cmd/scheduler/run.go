@@ -50,6 +50,9 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	if err != nil {
 		return err
 	}
+	if err := oneClusterOnly(cfg); err != nil {
+		return err
+	}
 	log := newLogger(stderr, cfg.LogLevel)
 	log.Info("starting", "config", cfg.Redacted())
 	setMemoryLimit(cfg, getenv, "/proc/self/cgroup", "/sys/fs/cgroup", log)

@@ -36,3 +36,15 @@ elasticjob-scheduler.{{ .Release.Namespace }}.svc
 {{- end -}}
 {{- join "," $peers -}}
 {{- end -}}
+
+{{/* The list of clusters (clusters_file) and the Secret with their kubeconfigs and Mesos
+secrets, both mounted at /etc/elasticjob/clusters. */}}
+{{- define "elasticjob.clusterVolumes" -}}
+- name: clusters
+  projected:
+    sources:
+    - configMap: {name: elasticjob-clusters}
+    {{- with .Values.clusterSecret }}
+    - secret: {name: {{ . }}}
+    {{- end }}
+{{- end -}}

@@ -1,0 +1,69 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/task"
+)
+
+func withClusters(cs ...api.ClusterConfig) envOpt {
+	return func(o *api.Options, _ *api.Credentials) { o.Operate.Clusters = cs }
+}
+
+type clusterState struct {
+	Name    string `json:"name"`
+	Drained *struct {
+		By string `json:"by"`
+	} `json:"drained"`
+	Agents       int     `json:"agents"`
+	CPUCount     float64 `json:"cpuCount"`
+	RunningTasks int     `json:"runningTasks"`
+}
+
+// TestClustersDrain: GET /api/operate/clusters shows each cluster's agents and running
+// work (an agent id naming no cluster is the home cluster's); a drain is recorded in the
+// registry, answered with the work left there, and undone; a cluster not configured is a
+// 404; only an admin drains.
+func TestClustersDrain(t *testing.T) {
+	e := newEnv(t, withCreds(testCreds), withClusters(api.ClusterConfig{Name: "mesos-dc1", Engine: "mesos"}, api.ClusterConfig{Name: "k8s-prod", Engine: "kubernetes"}))
+	e.ops.agents = []engine.Agent{{ID: "9d1-S0", CPUs: 8, MemMB: 8192}, {ID: "k8s-prod:node-1", CPUs: 4, MemMB: 4096}, {ID: "k8s-prod:node-2", CPUs: 4, MemMB: 4096}}
+	e.user, e.pass = testCreds.AdminUser, testCreds.AdminPassword
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register", jobBody("job", "app"))
+	b, _ := json.Marshal(task.Entry{TaskID: "t0", AgentID: "k8s-prod:node-1", State: task.Running})
+	if err := e.kv.Commit(t.Context(), store.Put(registry.RunningPath+"/job/"+jobs.MetaKey("job", 0), b)); err != nil {
+		t.Fatal(err)
+	}
+	var got []clusterState
+	if err := json.Unmarshal(e.must(http.StatusOK, http.MethodGet, "/api/operate/clusters", "").Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Agents != 1 || got[0].CPUCount != 8 || got[0].RunningTasks != 0 || got[1].Agents != 2 || got[1].RunningTasks != 1 || got[1].Drained != nil {
+		t.Fatalf("clusters: %+v", got)
+	}
+
+	var one clusterState
+	if err := json.Unmarshal(e.must(http.StatusOK, http.MethodPut, "/api/operate/clusters/k8s-prod/drain", "").Body, &one); err != nil {
+		t.Fatal(err)
+	}
+	if one.Drained == nil || one.RunningTasks != 1 {
+		t.Fatalf("drained: %+v", one)
+	}
+	if d, err := e.reg.Clusters().Drained(t.Context()); err != nil || d["k8s-prod"].Since.IsZero() {
+		t.Fatalf("the registry's drains: %v %v", d, err)
+	}
+	e.wantError(e.request(http.MethodPut, "/api/operate/clusters/k8s-prd/drain", ""), http.StatusNotFound, "not configured")
+	e.must(http.StatusOK, http.MethodDelete, "/api/operate/clusters/k8s-prod/drain", "")
+	if d, _ := e.reg.Clusters().Drained(t.Context()); len(d) != 0 {
+		t.Fatalf("after undrain: %v", d)
+	}
+	e.user, e.pass = testCreds.GuestUser, testCreds.GuestPassword
+	e.wantError(e.request(http.MethodPut, "/api/operate/clusters/k8s-prod/drain", ""), http.StatusForbidden)
+}

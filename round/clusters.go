@@ -1,0 +1,169 @@
+package round
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
+)
+
+// Several clusters below the seam (docs/clusters.md): the agents and offers carry their
+// cluster (Agent.Cluster, offers.Offer.Cluster), and each entry is placed on the clusters
+// its job, else its namespace, names, in order of preference: all its shards on the first
+// of them with room for all, unless the job lets them spread over the clusters named. A
+// cluster drained, or with no agent in the view (unreachable, or not configured), takes
+// no new work. With no cluster in the view (View.Clusters empty: one engine) none of this
+// applies and the round is as it always was.
+
+// ClusterState is one of the scheduler's clusters as a round sees it.
+type ClusterState struct {
+	Name string
+	// Drained: no new work is placed there (ejctl cluster drain); what runs there runs on.
+	Drained bool
+}
+
+// policy is where one entry may be placed this round.
+type policy struct {
+	use    []string // the clusters it may be placed on now, in order of preference
+	spread bool     // its shards may spread over use
+	// out are the clusters it names that take no work now, with why ("drained", …).
+	out []string
+}
+
+// policyKey is what decides an entry's policy, in its shape (entries of one shape place
+// alike): the clusters named and whether it spreads; "" with no cluster in the view.
+func (d *decider) policyKey(job string, named []string, spread bool) string {
+	if len(d.v.Clusters) == 0 {
+		return ""
+	}
+	if len(named) == 0 {
+		named = d.v.NamespaceClusters[namespace.Of(job)]
+	}
+	k := strings.Join(named, ",")
+	if spread {
+		k += "+spread"
+	}
+	return "clusters=" + k
+}
+
+// policyOf reads c's policy from its shape's key and the clusters' state.
+func (d *decider) policyOf(c *cand) policy {
+	named, spread := parsePolicy(c.sh.clusters)
+	if len(named) == 0 {
+		for _, cs := range d.v.Clusters {
+			named = append(named, cs.Name)
+		}
+	}
+	var p policy
+	p.spread = spread
+	for _, n := range named {
+		i := slices.IndexFunc(d.v.Clusters, func(cs ClusterState) bool { return cs.Name == n })
+		switch {
+		case i < 0:
+			p.out = append(p.out, n+" (not configured)")
+		case d.v.Clusters[i].Drained:
+			p.out = append(p.out, n+" (drained)")
+		case !d.present[n]:
+			p.out = append(p.out, n+" (no agent reachable)")
+		default:
+			p.use = append(p.use, n)
+		}
+	}
+	return p
+}
+
+func parsePolicy(key string) (named []string, spread bool) {
+	k, ok := strings.CutPrefix(key, "clusters=")
+	if !ok {
+		return nil, false
+	}
+	k, spread = strings.CutSuffix(k, "+spread")
+	if k == "" {
+		return nil, spread
+	}
+	return strings.Split(k, ","), spread
+}
+
+// clusterWait is the wait of an entry none of whose clusters takes work now (nil: one
+// does, or the view has no cluster).
+func (d *decider) clusterWait(c *cand) *queue.Wait {
+	if c.sh.clusters == "" {
+		return nil
+	}
+	p := d.policyOf(c)
+	if len(p.use) > 0 {
+		return nil
+	}
+	return &queue.Wait{Reason: queue.WaitClusterUnavailable,
+		Message: "none of the clusters it may run on takes work now: " + strings.Join(p.out, ", ")}
+}
+
+// placeOn places c on its clusters: on the first of them where it fits whole, or, when
+// it may spread, over all of them. Not placed, the detail names each cluster tried.
+func (d *decider) placeOn(c *cand) (ok bool, reason offers.Reason, detail string) {
+	if c.sh.clusters == "" {
+		return d.m.Place(c.requests())
+	}
+	p := d.policyOf(c)
+	if p.spread {
+		ok, reason, detail = d.m.PlaceIn(c.requests(), p.use...)
+		if !ok {
+			detail = "on clusters " + strings.Join(p.use, ", ") + ": " + detail
+		}
+		return ok, reason, detail
+	}
+	var tried []string
+	for _, cl := range p.use {
+		ok, r, dt := d.m.PlaceIn(c.requests(), cl)
+		if ok {
+			return true, "", ""
+		}
+		if reason == "" || reason == offers.ReasonNoOffers {
+			reason = r
+		}
+		tried = append(tried, fmt.Sprintf("on cluster %s: %s", cl, dt))
+	}
+	if len(p.out) > 0 {
+		tried = append(tried, "not on "+strings.Join(p.out, ", "))
+	}
+	return false, reason, strings.Join(tried, "; ")
+}
+
+// usable is the part of the empty cluster c may use (all of it with no cluster in the
+// view), so that never_fits and the reservation look only where c could run.
+func (d *decider) usable(c *cand) emptyCluster {
+	if c.sh.clusters == "" {
+		return d.cluster
+	}
+	p := d.policyOf(c)
+	out := make(emptyCluster, 0, len(d.cluster))
+	for _, a := range d.cluster {
+		if slices.Contains(p.use, a.Cluster) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// byCluster splits an empty cluster by cluster, in the order of names.
+func (cl emptyCluster) byCluster(names []string) []emptyCluster {
+	out := make([]emptyCluster, len(names))
+	for _, a := range cl {
+		if i := slices.Index(names, a.Cluster); i >= 0 {
+			out[i] = append(out[i], a)
+		}
+	}
+	return out
+}
+
+// clustersPresent are the clusters with an agent or an offer in the view.
+func clustersPresent(cl emptyCluster) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range cl {
+		out[a.Cluster] = true
+	}
+	return out
+}

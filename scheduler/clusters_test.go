@@ -1,0 +1,89 @@
+package scheduler
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/round"
+)
+
+// clusterList is Deps.Clusters over a fixed list.
+type clusterList []round.ClusterState
+
+func (c clusterList) Clusters(context.Context) []round.ClusterState { return c }
+
+// offerOn is an offer of an agent of a cluster, its ids qualified as engine/clusters
+// qualifies them.
+func (r *rig) offerOn(cluster, id string, cpus, mem float64) {
+	o := engine.Offer{ID: engine.QualifyID(cluster, id), AgentID: engine.QualifyID(cluster, "agent-1"), Hostname: cluster + "-host", CPUs: cpus, MemMB: mem}
+	r.sched.st.offers[o.ID] = o
+	r.sched.st.noteOffers([]engine.Offer{o})
+}
+
+// TestLaunchFollowsClusterPolicy: with two clusters offering, a job's execution runs on
+// the first cluster it names with room, the launch and the running entry naming that
+// cluster's agent; a namespace's clusters hold for its jobs that name none; a drained
+// cluster takes nothing and the wait says so.
+func TestLaunchFollowsClusterPolicy(t *testing.T) {
+	r := newRig(t)
+	r.rebuild(func(d *Deps) { d.Clusters = clusterList{{Name: "mesos"}, {Name: "k8s"}} })
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.Clusters = "pref", []string{"k8s", "mesos"} })
+	if _, err := r.reg.Tenancy().PutNamespace(r.ctx, namespace.Record{Name: "team", Clusters: []string{"mesos"}}); err != nil {
+		t.Fatal(err)
+	}
+	r.sched.CapacityChanged()
+	a := app.Default()
+	a.AppName, a.AppURL, a.BootstrapScript, a.CPUCount, a.MemoryMB = "app", "http://example.invalid/app.tar.gz", "bin/start.sh", 0.1, 32
+	if err := r.reg.In("team").Config().AddApp(r.ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	j := jobs.Default()
+	j.JobName, j.AppName, j.CPUCount, j.MemoryMB = "ns", "app", 0.5, 64
+	if err := r.reg.In("team").Config().AddJob(r.ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	r.reload()
+	r.trigger("pref")
+	r.trigger("team~ns")
+	r.offerOn("mesos", "o1", 8, 4096)
+	r.offerOn("k8s", "o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+
+	on := map[string]string{}
+	for _, a := range r.drv.accepts {
+		for _, l := range a.launches {
+			on[l.Task.ShardingContext.JobName] = a.offers[0] + " " + l.AgentID
+		}
+	}
+	if on["pref"] != "k8s:o1 k8s:agent-1" || on["ns"] != "mesos:o1 mesos:agent-1" {
+		t.Fatalf("placements %v", on)
+	}
+	for job, want := range map[string]string{"pref": "k8s:agent-1", "team~ns": "mesos:agent-1"} {
+		for item, e := range r.running(job) {
+			if e.AgentID != want {
+				t.Errorf("%s shard %d recorded on %q, want %q", job, item, e.AgentID, want)
+			}
+		}
+	}
+
+	// k8s drained: a job limited to it waits, naming it.
+	r.rebuild(func(d *Deps) { d.Clusters = clusterList{{Name: "mesos"}, {Name: "k8s", Drained: true}} })
+	r.addJob(func(j *jobs.Config) { j.JobName, j.Clusters = "pinned", []string{"k8s"} })
+	r.trigger("pinned")
+	r.offerOn("k8s", "o2", 8, 4096)
+	r.round()
+	w := r.waiting()[queue.WaitKey(false, "pinned", 0)]
+	if w.Reason != queue.WaitClusterUnavailable || len(r.running("pinned")) != 0 {
+		t.Errorf("pinned on drained k8s: wait %+v, running %v", w, r.running("pinned"))
+	}
+	if !strings.Contains(w.Message, "k8s (drained)") {
+		t.Errorf("the wait does not name the drained cluster: %s", w.Message)
+	}
+}
