@@ -12,7 +12,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/jobs/timing"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
@@ -82,8 +82,16 @@ type Producer struct {
 	// own in [0, Jitter), unless its namespace sets one. 0: none.
 	Jitter time.Duration
 
-	jitterOnce sync.Once
-	jitters    *registry.Jitters // the namespaces' windows (plan)
+	// inputs are what plans read besides the jobs' schedules (calendars,
+	// the namespaces' windows, the default zone), read by Run on the
+	// term's context (followInputs): computing an instant reads nothing.
+	inputs atomic.Pointer[timing.Inputs]
+	readAt atomic.Int64  // when they were read last (Unix ns)
+	reread chan struct{} // kicks followInputs
+	umu    sync.Mutex    // guards unplanned
+	// unplanned are the jobs whose calendar the inputs did not hold
+	// (noteUnplanned): planned again once a read brings new calendars.
+	unplanned map[string]unplannedAt
 
 	mu     sync.Mutex // the producer's one lock: everything below
 	floor  time.Time  // fires at or before it were handled by an earlier producer or the catch-up
@@ -198,6 +206,7 @@ func (p *Producer) init() {
 		p.t.init()
 		p.t.replay = p.replay
 		p.changed = make(chan struct{}, 1)
+		p.reread = make(chan struct{}, 1)
 	}
 }
 
@@ -311,6 +320,21 @@ func (p *Producer) poke() {
 // its generation so older heap entries are ignored (under p.mu).
 func (p *Producer) scheduleLocked(job string, after time.Time) {
 	p.t.push(job, after, p.next)
+	if p.calendarUnread(job) {
+		p.noteUnplanned(job, after, p.t.gen(job))
+	}
+}
+
+// calendarUnread reports a runnable job naming a calendar the inputs do
+// not hold (yet: made since they were read, or gone).
+func (p *Producer) calendarUnread(job string) bool {
+	j, _, ok := p.Catalog.runnableStored(job)
+	in := p.inputs.Load()
+	if !ok || in == nil || j.Calendar == "" || !j.HasSchedule() {
+		return false
+	}
+	_, held := in.Calendars[timing.CalendarKey(namespace.Of(j.JobName), j.Calendar)]
+	return !held
 }
 
 // next is the job's schedule: its next fire strictly after `after`, for a
@@ -324,41 +348,19 @@ func (p *Producer) next(job string, after time.Time) (time.Time, uint64, bool) {
 	return at, config, ok
 }
 
-// plan is j's schedule as it fires, with the calendar it names read from
-// the registry (one read per next fire of a job that names one).
-func (p *Producer) plan(j jobs.Config) (*cron.Plan, error) {
-	ctx := context.Background()
-	if j.Calendar != "" {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, calendarReadTimeout)
-		defer cancel()
-	}
-	p.jitterOnce.Do(func() {
-		p.jitters = &registry.Jitters{Reg: p.Registry, Wide: p.Jitter, Refresh: CapacityRefresh}
-	})
-	inherited := p.Jitter
-	if j.Jitter == "" {
-		inherited = p.jitters.Of(namespace.Of(j.JobName), p.Clock.Now())
-	}
-	return p.Registry.Schedule().Plan(ctx, j, p.Catalog.parse, inherited, p.Location)
-}
-
-// calendarReadTimeout bounds the registry read of a job's calendar.
-const calendarReadTimeout = 10 * time.Second
-
 func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
-	s, err := p.plan(j)
-	if err != nil || s == nil {
+	in := p.inputs.Load()
+	if in == nil { // not read yet: no instant is planned without its calendar
+		return time.Time{}, false
+	}
+	pl, loc, err := in.Plan(j.Timing(), p.Catalog.parse)
+	if err != nil || pl == nil {
 		if err != nil {
 			p.Log.Warn("job not scheduled", "job", j.JobName, "err", err)
 		}
 		return time.Time{}, false
 	}
-	loc, err := j.Location(p.Location)
-	if err != nil {
-		return time.Time{}, false
-	}
-	next := s.Next(after, loc)
+	next := pl.Next(after, loc)
 	return next, !next.IsZero()
 }
 
@@ -405,6 +407,12 @@ func (p *Producer) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.init()
 	p.mu.Unlock()
+	if !p.readInputs(ctx) {
+		return nil
+	}
+	var follow sync.WaitGroup
+	defer follow.Wait()
+	follow.Go(func() { p.followInputs(ctx) })
 	from := p.catchUp(ctx)
 	if p.CaughtUp != nil {
 		p.CaughtUp(ctx)
@@ -463,6 +471,7 @@ func (p *Producer) arm(timer clock.Timer) {
 // then on schedule (fireTimes.resume).
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
+	p.staleInputs(now)
 	p.mu.Lock()
 	lead := max(p.leadLocked(), p.armed) // a lead that shrank since the timer was armed still serves what woke it
 	p.mu.Unlock()
