@@ -290,7 +290,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // first launch before it is returned (freeAfterLoad).
 const loadFreeAfter = 10 * time.Second
 
-// freeAfterLoad is the producer's AfterLoad: the garbage a term's load of
+// freeAfterLoad is what the producer's Loaded does: the garbage a term's load of
 // a large registry leaves is returned to the system (debug.FreeOSMemory,
 // a full collection: at 100,000 jobs a live heap of ≈ 650 MB to mark)
 // once the term's first launch has committed, or loadFreeAfter after the
