@@ -101,16 +101,14 @@ func (sc Schedule) TimingInputs(ctx context.Context, wide time.Duration, zone *t
 	if err != nil {
 		return timing.Inputs{}, fmt.Errorf("read the namespaces' jitter windows: %w", err)
 	}
-	all := len(namespaces) == 0
-	if all {
-		namespaces = []string{namespace.Default}
-	}
 	for _, r := range recs {
 		if r.Jitter != "" {
 			in.Jitters[r.Name] = r.JitterOr(wide)
 		}
-		if all && r.Name != namespace.Default {
-			namespaces = append(namespaces, r.Name)
+	}
+	if len(namespaces) == 0 { // those holding a calendar: one read, not one per namespace
+		if namespaces, err = sc.r.phys.Children(ctx, calendarsPath); err != nil {
+			return timing.Inputs{}, fmt.Errorf("list the namespaces' calendars: %w", err)
 		}
 	}
 	for _, ns := range namespaces {
