@@ -19,7 +19,7 @@ import (
 const calendarsPath = "/calendars"
 
 // ErrCalendarNotFound: no such calendar in the namespace.
-var ErrCalendarNotFound = timing.ErrCalendarNotFound
+var ErrCalendarNotFound = errors.New("calendar not found")
 
 func calendarPath(ns, name string) string { return calendarsPath + "/" + ns + "/" + name }
 
@@ -46,7 +46,9 @@ func (sc Schedule) PutCalendar(ctx context.Context, ns string, c calendar.Calend
 // Calendar reads a namespace's calendar and its stored version.
 func (sc Schedule) Calendar(ctx context.Context, ns, name string) (calendar.Calendar, int64, error) {
 	return readNamed[calendar.Calendar](ctx, sc.r, calendarPath(ns, name),
-		func() error { return timing.NoCalendar(ns, name) })
+		func() error {
+			return fmt.Errorf("%w: no calendar '%s' in namespace '%s'", ErrCalendarNotFound, name, ns)
+		})
 }
 
 // Calendars lists a namespace's calendars by name.
@@ -82,7 +84,12 @@ func (sc Schedule) Plan(ctx context.Context, s timing.Schedule, wide time.Durati
 	if err != nil {
 		return nil, nil, err
 	}
-	return in.Plan(s, cron.ParseFor)
+	p, loc, err := in.Plan(s, cron.ParseFor)
+	if errors.Is(err, timing.ErrCalendarNotFound) { // the registry's own not-found, as a read gives it
+		ns := namespace.Of(s.Key)
+		err = fmt.Errorf("calendar %q: %w: no calendar '%s' in namespace '%s'", s.Calendar, ErrCalendarNotFound, s.Calendar, ns)
+	}
+	return p, loc, err
 }
 
 // dropCalendarsOps deletes every calendar of a namespace (with the
