@@ -200,44 +200,32 @@ func (s *scheduleHandlers) checkCalendar(ctx context.Context, job jobs.Config) e
 	return nil
 }
 
-// jobPlan is a job's schedule as the leader fires it (registry.Plan, with
-// the scheduler-wide jitter) and the zone it is read in; job is as the
-// request's namespace knows it.
+// jobPlan is a job's schedule as the leader fires it (registry's Plan,
+// with the scheduler-wide jitter) and the zone it is read in; job is as
+// the request's namespace knows it.
 func (s *scheduleHandlers) jobPlan(ctx context.Context, job jobs.Config) (*cron.Plan, *time.Location, error) {
 	ns, _ := ctx.Value(ctxNamespace).(string)
 	job.JobName = namespace.Key(ns, job.JobName)
-	loc, err := job.Location(s.location)
-	if err != nil {
+	if _, err := job.Location(s.location); err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.Schedule().Plan(ctx, job, cron.ParseFor, s.inheritedJitter(ctx, ns, job.Jitter), s.location)
-	return p, loc, err
-}
-
-// inheritedJitter is the jitter window a job or workflow of namespace ns
-// setting own ("" for none) inherits: its namespace's, else the
-// scheduler's, as the leader's registry.Jitters gives it.
-func (s *scheduleHandlers) inheritedJitter(ctx context.Context, ns, own string) time.Duration {
-	if own != "" {
-		return s.cronJitter
+	if _, err := job.Plan(nil, 0); err != nil { // its own errors, as the job's
+		return nil, nil, err
 	}
-	rec, err := s.reg.Tenancy().Namespace(ctx, ns)
-	if err != nil {
-		return s.cronJitter
-	}
-	return rec.JitterOr(s.cronJitter)
+	return s.reg.Schedule().Plan(ctx, job.Timing(), s.cronJitter, s.location)
 }
 
 // workflowPlan is jobPlan for a workflow.
 func (s *scheduleHandlers) workflowPlan(ctx context.Context, w workflow.Config) (*cron.Plan, *time.Location, error) {
 	ns, _ := ctx.Value(ctxNamespace).(string)
 	w.Name = namespace.Key(ns, w.Name)
-	loc, err := w.Location(s.location)
-	if err != nil {
+	if _, err := w.Location(s.location); err != nil {
 		return nil, nil, err
 	}
-	p, err := s.reg.Schedule().WorkflowPlan(ctx, w, s.inheritedJitter(ctx, ns, w.Jitter), s.location)
-	return p, loc, err
+	if _, err := w.Plan(nil, 0); err != nil { // its own errors, as the workflow's
+		return nil, nil, err
+	}
+	return s.reg.Schedule().Plan(ctx, w.Timing(), s.cronJitter, s.location)
 }
 
 // JobNext is the answer of GET /api/jobs/{jobName}/next: the job's next

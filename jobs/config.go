@@ -10,6 +10,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/jobs/timing"
 )
 
 // ExecutionType is TRANSIENT or DAEMON.
@@ -175,7 +176,7 @@ func (c Config) trigger() cron.Trigger {
 
 // Location returns the job's time zone, or fallback when none is set.
 func (c Config) Location(fallback *time.Location) (*time.Location, error) {
-	loc, err := c.trigger().Location(fallback)
+	loc, err := c.Timing().Location(fallback)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -198,21 +199,18 @@ func (c Config) CheckFires(now time.Time, fallback *time.Location) error {
 	if err := c.checkSchedule(); err != nil {
 		return err
 	}
-	for i, expr := range c.CronList() {
-		t := c.trigger()
-		t.Cron = expr
+	var bad *timing.CronError
+	if err := c.Timing().CheckFires(now, fallback); errors.As(err, &bad) {
 		var never *cron.NeverFiresError
-		switch err := t.CheckFires(now, fallback); {
-		case errors.As(err, &never):
+		if errors.As(bad.Err, &never) {
 			after := ""
 			if now.After(time.Unix(0, 0)) {
 				after = " after " + never.After.Format("2006-01-02 15:04:05 MST")
 			}
 			return fmt.Errorf("%w: %scron %q never fires%s (no date matches its day-of-month, month, day-of-week and year fields); "+
-				"Quartz refuses such a trigger too", ErrInvalid, cronField(c, i), expr, after)
-		case err != nil:
-			return fmt.Errorf("%w: %s%v", ErrInvalid, cronField(c, i), err)
+				"Quartz refuses such a trigger too", ErrInvalid, cronField(c, bad.Index), never.Expr, after)
 		}
+		return fmt.Errorf("%w: %s%v", ErrInvalid, cronField(c, bad.Index), bad.Err)
 	}
 	return nil
 }

@@ -1,18 +1,19 @@
 package jobs
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/jobs/calendar"
 	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/jobs/timing"
 )
 
 // Limits of a job's schedule.
 const (
 	MaxCrons  = 16
-	MaxJitter = 24 * time.Hour
+	MaxJitter = timing.MaxJitter
 )
 
 // CronList is the job's crons: Cron (when set) then Crons.
@@ -25,6 +26,12 @@ func (c Config) CronList() []string {
 		out = append(out, strings.TrimSpace(s))
 	}
 	return out
+}
+
+// Timing is when the job fires: the schedule value jobs and workflows
+// share (its crons are CronList).
+func (c Config) Timing() timing.Schedule {
+	return timing.Schedule{Key: c.JobName, Crons: c.CronList(), Zone: c.TimeZone, Jitter: c.Jitter, Calendar: c.Calendar, Misfire: c.Misfire}
 }
 
 // HasSchedule reports whether the job fires on a schedule (a cron or
@@ -42,18 +49,14 @@ func (c Config) checkSchedule() error {
 			return fmt.Errorf("%w: crons[%d] is empty", ErrInvalid, i)
 		}
 	}
-	if _, _, err := c.JitterWindow(); err != nil {
-		return err
-	}
-	if c.Calendar != "" {
-		if err := calendar.ValidateName(c.Calendar); err != nil {
-			return fmt.Errorf("%w: calendar: %v", ErrInvalid, err)
-		}
+	t := c.Timing()
+	if err := t.Check(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if (c.Jitter != "" || c.Calendar != "" || len(c.Crons) > 0) && c.JobExecutionType == Daemon {
 		return fmt.Errorf("%w: crons, jitter and calendar are for TRANSIENT jobs (a DAEMON job's executor runs its one cron)", ErrInvalid)
 	}
-	if (c.Jitter != "" || c.Calendar != "") && !c.HasSchedule() {
+	if t.Orphaned() {
 		return fmt.Errorf("%w: jitter and calendar need a cron or crons", ErrInvalid)
 	}
 	return nil
@@ -62,48 +65,34 @@ func (c Config) checkSchedule() error {
 // JitterWindow is the job's own jitter window and whether it sets one
 // ("" inherits).
 func (c Config) JitterWindow() (time.Duration, bool, error) {
-	if c.Jitter == "" {
-		return 0, false, nil
+	d, own, err := c.Timing().JitterWindow()
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	d, err := time.ParseDuration(c.Jitter)
-	if err != nil || d < 0 || d > MaxJitter {
-		return 0, false, fmt.Errorf("%w: jitter %q must be a duration from 0s to %s, such as 30m or 90s", ErrInvalid, c.Jitter, MaxJitter)
-	}
-	return d, true, nil
+	return d, own, nil
 }
 
-// Plan is the job's schedule as the scheduler fires it: its crons (H
-// hashed with its name), its jitter offset (its own window, else
-// inherited, the scheduler-wide cron_jitter) and cal, the compiled
-// calendar it names (nil when none). Nil without a cron.
+// Plan is the job's schedule as the scheduler fires it (timing.Schedule.Plan:
+// its crons, H hashed with its name, its jitter offset and cal, the
+// compiled calendar it names, nil when none). Nil without a cron.
 func (c Config) Plan(cal cron.Excluder, inherited time.Duration) (*cron.Plan, error) {
 	return c.PlanWith(cron.ParseFor, cal, inherited)
 }
 
 // PlanWith is Plan with a parser of its caller's (a memo of cron.ParseFor).
 func (c Config) PlanWith(parse func(expr, key string) (*cron.Schedule, error), cal cron.Excluder, inherited time.Duration) (*cron.Plan, error) {
-	exprs := c.CronList()
-	if len(exprs) == 0 {
-		return nil, nil
-	}
-	p := &cron.Plan{}
-	for i, e := range exprs {
-		s, err := parse(e, c.JobName)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s%v", ErrInvalid, cronField(c, i), err)
-		}
-		p.Crons = append(p.Crons, s)
-	}
-	w, own, err := c.JitterWindow()
+	p, err := c.Timing().Plan(parse, cal, inherited)
 	if err != nil {
-		return nil, err
-	}
-	if !own {
-		w = inherited
-	}
-	p.Offset = cron.Offset(c.JobName, w)
-	if cal != nil {
-		p.Calendar = cal
+		return nil, c.invalid(err)
 	}
 	return p, nil
+}
+
+// invalid marks a schedule's error as the job's, naming the cron of
+// Crons it comes from.
+func (c Config) invalid(err error) error {
+	if ce := (*timing.CronError)(nil); errors.As(err, &ce) {
+		return fmt.Errorf("%w: %s%v", ErrInvalid, cronField(c, ce.Index), ce.Err)
+	}
+	return fmt.Errorf("%w: %v", ErrInvalid, err)
 }

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/calendar"
 	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/jobs/timing"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/store"
-	"github.com/ejcloud/elasticjob/workflow"
 )
 
 // calendarsPath holds the namespaces' business calendars,
@@ -77,36 +74,22 @@ func (sc Schedule) CompiledCalendar(ctx context.Context, ns, name string, fallba
 	return c.Compile(fallback)
 }
 
-// Plan is job j's schedule as the leader fires it (jobs.Config.PlanWith),
-// with the calendar it names read from its namespace: the one function the
-// producer and the API's previews share. j.JobName is the scheduler-wide
-// key (namespace.Key), which "H" and the jitter offset hash; parse is
-// cron.ParseFor or a memo of it; inherited is the scheduler-wide jitter
-// window; fallback the zone of a calendar naming none.
-func (sc Schedule) Plan(ctx context.Context, j jobs.Config, parse func(expr, key string) (*cron.Schedule, error),
-	inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
-	var cal cron.Excluder
-	if j.Calendar != "" && j.HasSchedule() {
-		c, err := sc.CompiledCalendar(ctx, namespace.Of(j.JobName), j.Calendar, fallback)
-		if err != nil {
-			return nil, fmt.Errorf("calendar %q: %w", j.Calendar, err)
-		}
-		cal = c
+// Plan is s as the leader fires it (timing.Inputs.Plan) and the zone its
+// crons are read in, with the inputs of s's namespace read now: its
+// calendars and jitter window (wide: the scheduler-wide window; fallback:
+// the default zone). For a preview; the leader reads every namespace's
+// inputs once (TimingInputs) and plans from them.
+func (sc Schedule) Plan(ctx context.Context, s timing.Schedule, wide time.Duration, fallback *time.Location) (*cron.Plan, *time.Location, error) {
+	in, err := sc.TimingInputs(ctx, wide, fallback, namespace.Of(s.Key))
+	if err != nil {
+		return nil, nil, err
 	}
-	return j.PlanWith(parse, cal, inherited)
-}
-
-// WorkflowPlan is Plan for a workflow (w.Name the scheduler-wide key).
-func (sc Schedule) WorkflowPlan(ctx context.Context, w workflow.Config, inherited time.Duration, fallback *time.Location) (*cron.Plan, error) {
-	var cal cron.Excluder
-	if w.Calendar != "" && strings.TrimSpace(w.Cron) != "" {
-		c, err := sc.CompiledCalendar(ctx, namespace.Of(w.Name), w.Calendar, fallback)
-		if err != nil {
-			return nil, fmt.Errorf("calendar %q: %w", w.Calendar, err)
-		}
-		cal = c
+	p, loc, err := in.Plan(s, cron.ParseFor)
+	if errors.Is(err, timing.ErrCalendarNotFound) { // the registry's own not-found, as a read gives it
+		ns := namespace.Of(s.Key)
+		err = fmt.Errorf("calendar %q: %w: no calendar '%s' in namespace '%s'", s.Calendar, ErrCalendarNotFound, s.Calendar, ns)
 	}
-	return w.Plan(cal, inherited)
+	return p, loc, err
 }
 
 // dropCalendarsOps deletes every calendar of a namespace (with the
@@ -115,42 +98,35 @@ func dropCalendarsOps(ns string) []store.Op {
 	return []store.Op{store.Delete(calendarsPath+"/"+ns, store.AnyVersion)}
 }
 
-// Jitters is the jitter window each namespace gives its jobs and
-// workflows that set none (namespace.Record.JitterOr over Wide, the
-// scheduler's cron_jitter), read from the namespaces' records again at
-// most every Refresh: the leader's producer and workflow engine each keep
-// one, so computing 100,000 next fires reads the records once. A change
-// applies from each job's next fire computed after it is read.
-type Jitters struct {
-	Reg     *Registry
-	Wide    time.Duration
-	Refresh time.Duration
-
-	mu sync.Mutex
-	at time.Time
-	m  map[string]time.Duration
-}
-
-// Of is namespace ns's window at now; on a failed read the last one read
-// (or Wide) stays in force.
-func (j *Jitters) Of(ns string, now time.Time) time.Duration {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.m == nil || now.Sub(j.at) >= j.Refresh || now.Before(j.at) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		recs, err := j.Reg.Tenancy().Namespaces(ctx)
-		cancel()
-		if err == nil || j.m == nil {
-			j.at, j.m = now, map[string]time.Duration{}
-			for _, r := range recs {
-				if r.Jitter != "" {
-					j.m[r.Name] = r.JitterOr(j.Wide)
-				}
-			}
+// TimingInputs reads what plans read besides the schedules
+// (timing.Inputs): the namespaces' jitter windows (over wide, the
+// scheduler-wide one) and their calendars, compiled in zone, of the
+// namespaces named (none: every namespace and the default one).
+func (sc Schedule) TimingInputs(ctx context.Context, wide time.Duration, zone *time.Location, namespaces ...string) (timing.Inputs, error) {
+	in := timing.Inputs{Zone: zone, Wide: wide, Jitters: map[string]time.Duration{}, Calendars: map[string]timing.Compiled{}}
+	recs, err := sc.r.Tenancy().Namespaces(ctx)
+	if err != nil {
+		return timing.Inputs{}, fmt.Errorf("read the namespaces' jitter windows: %w", err)
+	}
+	for _, r := range recs {
+		if r.Jitter != "" {
+			in.Jitters[r.Name] = r.JitterOr(wide)
 		}
 	}
-	if d, ok := j.m[ns]; ok {
-		return d
+	if len(namespaces) == 0 { // those holding a calendar: one read, not one per namespace
+		if namespaces, err = sc.r.phys.Children(ctx, calendarsPath); err != nil {
+			return timing.Inputs{}, fmt.Errorf("list the namespaces' calendars: %w", err)
+		}
 	}
-	return j.Wide
+	for _, ns := range namespaces {
+		cals, err := sc.Calendars(ctx, ns)
+		if err != nil {
+			return timing.Inputs{}, fmt.Errorf("read the calendars of namespace %s: %w", ns, err)
+		}
+		for _, c := range cals {
+			compiled, err := c.Compile(zone)
+			in.Calendars[timing.CalendarKey(ns, c.Name)] = timing.Compiled{Calendar: compiled, Err: err, Source: string(mustJSON(c))}
+		}
+	}
+	return in, nil
 }

@@ -60,7 +60,7 @@ func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
 }
 
 // refresh reloads a job whose fire, computed from the configuration the
-// catalog holds (config), was found void (Producer.Stale), if the
+// catalog holds (config), was found void (Events.Stale), if the
 // registry holds another: the catalog missed the change (its apply
 // failed, a registry read refused under a fault), and without the reload
 // every fire of the job would be void until the next change or resync.

@@ -155,6 +155,16 @@ func newRig(t testing.TB) *rig {
 	return r
 }
 
+// readInputs has the producer read the plans' inputs, as a term's start
+// does (Producer.Run), for the tests that plan before or without one.
+func (r *rig) readInputs() {
+	r.t.Helper()
+	r.sched.producer.init()
+	if _, err := r.sched.producer.refreshInputs(r.ctx); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 func (r *rig) addApp(name string, cpu, mem float64) {
 	r.t.Helper()
 	a := app.Default()
@@ -187,6 +197,7 @@ func (r *rig) reload() {
 	if err := r.sched.catalog.Load(r.ctx); err != nil {
 		r.t.Fatal(err)
 	}
+	r.readInputs()
 }
 
 func (r *rig) offer(id string, cpus, mem float64) {

@@ -22,6 +22,14 @@ func startProducer(r *rig) *Producer {
 	return p
 }
 
+// staleEvents is the scheduler's Events with Stale heard by a test.
+type staleEvents struct {
+	Events
+	stale func(ctx context.Context, job string, config uint64)
+}
+
+func (e staleEvents) Stale(ctx context.Context, job string, config uint64) { e.stale(ctx, job, config) }
+
 // fireAllDue commits what is due now, each replayed instant in its own
 // commit (a misfire=true job's missed instants: one per wake), as the
 // producer's timer would wake at once for each.
@@ -236,10 +244,10 @@ func TestACatalogBehindTheRegistryIsRefreshed(t *testing.T) {
 	j := r.addJob(func(j *jobs.Config) { j.JobName = "u"; j.Cron = "0/2 * * * * ?"; j.Misfire = true })
 	p := startProducer(r)
 	stale := 0
-	p.Stale = func(ctx context.Context, job string, config uint64) { // the loop's turn, at once
+	p.Events = staleEvents{Events: p.Events, stale: func(ctx context.Context, job string, config uint64) { // the loop's turn, at once
 		stale++
 		r.sched.config.refresh(ctx, job, config)
-	}
+	}}
 	r.clk.Set(t0.Add(1500 * time.Millisecond))
 	j.Cron = "0/3 * * * * ?"
 	if err := r.reg.Config().UpdateJobAt(r.ctx, j, r.clk.Now()); err != nil { // its change never reaches the loop

@@ -106,7 +106,7 @@ func TestFirstLaunchRoundLogsTheTermsWay(t *testing.T) {
 	if len(r.drv.accepts) != 0 {
 		t.Fatal("a round launched before the producer's catch-up committed")
 	}
-	s.producer.CaughtUp(r.ctx) // posted to the loop
+	s.producer.events().CaughtUp(r.ctx) // posted to the loop
 	s.turn(r.ctx, &ts, true)
 	if len(r.drv.accepts) != 1 {
 		t.Fatalf("%d accepts after the catch-up, want 1", len(r.drv.accepts))

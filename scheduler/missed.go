@@ -73,13 +73,11 @@ func (p *Producer) catchUpOnce(ctx context.Context, plan **catchUpPlan) (time.Ti
 			return from, err
 		}
 		*plan = pl
-		if p.Counted != nil {
-			names := make([]string, 0, len(pl.missed))
-			for n := range pl.missed {
-				names = append(names, n)
-			}
-			p.Counted(ctx, names)
+		names := make([]string, 0, len(pl.missed))
+		for n := range pl.missed {
+			names = append(names, n)
 		}
+		p.events().Counted(ctx, names)
 	}
 	pl := *plan
 	if err := p.dispatcher().TriggerMissed(ctx, pl.missed, pl.now, pl.id); err != nil {
@@ -92,9 +90,7 @@ func (p *Producer) catchUpOnce(ctx context.Context, plan **catchUpPlan) (time.Ti
 			names = append(names, n)
 			p.NoteReady(n, true)
 		}
-		if p.OnFire != nil {
-			p.OnFire(names)
-		}
+		p.events().Fired(names)
 	}
 	return pl.now, nil
 }

@@ -50,6 +50,10 @@ func TestJitteredCalendarFiresSurviveALeaderChange(t *testing.T) {
 	if err := next.catalog.Sync(r.ctx); err != nil {
 		t.Fatal(err)
 	}
+	next.producer.init()
+	if _, err := next.producer.refreshInputs(r.ctx); err != nil { // as its term's start does
+		t.Fatal(err)
+	}
 	rj, ok := next.catalog.Job("report")
 	if !ok {
 		t.Fatal("the new leader's catalog has no job report")
@@ -75,7 +79,7 @@ func TestMissingCalendarDoesNotFire(t *testing.T) {
 	}
 }
 
-// A namespace's jitter window reaches the producer (registry.Jitters):
+// A namespace's jitter window reaches the producer (its inputs):
 // its job without a window of its own fires at the offset the window
 // gives its key; a job with its own keeps it.
 func TestNamespaceJitterReachesTheProducer(t *testing.T) {
@@ -116,4 +120,35 @@ func TestNamespaceJitterReachesTheProducer(t *testing.T) {
 			t.Errorf("%s: next fire %s, want %s", tc.key, got, want)
 		}
 	}
+}
+
+// A job naming a calendar made after the term read its inputs is planned
+// once a read brings the calendar (rather than left without a fire until
+// the next term), and from the instant it was to be scheduled from.
+func TestAJobNamingACalendarMadeAfterTheInputsIsPlanned(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	runProducer(t, r)
+	armedAt(t, r, t0.Add(time.Hour)) // no job: the loop sleeps
+
+	cal := calendar.Calendar{Name: "late", Exclude: []calendar.Period{{From: t0.Format("2006-01-02")}}}
+	if _, err := r.reg.Schedule().PutCalendar(r.ctx, "default", cal); err != nil {
+		t.Fatal(err)
+	}
+	j := jobs.Default()
+	j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = "report", "app", 0.5, 64, 1
+	j.Cron, j.Calendar = "0 0/5 * * * ?", "late"
+	if err := r.reg.Config().AddJob(r.ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.sched.catalog.Load(r.ctx); err != nil { // the inputs are not read again here
+		t.Fatal(err)
+	}
+	r.sched.producer.Reschedule("report")
+	compiled, _ := cal.Compile(time.UTC)
+	plan, err := j.Plan(compiled, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	armedAt(t, r, plan.Next(t0, time.UTC))
 }

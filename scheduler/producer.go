@@ -12,7 +12,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/jobs/timing"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
@@ -35,6 +35,52 @@ type Dispatcher interface {
 	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error
 }
 
+// Events is what the producer tells the rest of the scheduler, its
+// outputs besides the commits. No method may block.
+type Events interface {
+	// Fired: fires were committed for jobs (the launcher wakes).
+	Fired(jobs []string)
+	// Committed is a committed fire's lateness: when it became
+	// launchable (the later of its commit and its instant) against its
+	// instant, for metrics and benchmarks.
+	Committed(job string, scheduled, committed time.Time)
+	// Stale: a fire of job was found void though the catalog still holds
+	// the configuration it was computed from (config): the catalog may be
+	// behind the registry (a change it failed to apply), which the
+	// producer would go on firing into the void; the scheduler reloads
+	// the job if so (configFollower.refresh).
+	Stale(ctx context.Context, job string, config uint64)
+	// Loaded: every job has been scheduled at the term's start (ctx).
+	Loaded(ctx context.Context)
+	// Counted: the jobs the start's catch-up will queue fires for, once
+	// counted and before it commits: until CaughtUp only those jobs'
+	// entries wait (the term's other work launches meanwhile).
+	Counted(ctx context.Context, jobs []string)
+	// CaughtUp: the start's catch-up of the fires missed while no leader
+	// fired has committed (or found none, or the term ended): the term's
+	// launch rounds wait for it (Scheduler.roundHeld), so that an
+	// execution the last leader staged and the missed fires of a
+	// misfire=false job collapse into one before either is launched.
+	CaughtUp(ctx context.Context)
+}
+
+// noEvents hears nothing.
+type noEvents struct{}
+
+func (noEvents) Fired([]string)                         {}
+func (noEvents) Committed(string, time.Time, time.Time) {}
+func (noEvents) Stale(context.Context, string, uint64)  {}
+func (noEvents) Loaded(context.Context)                 {}
+func (noEvents) Counted(context.Context, []string)      {}
+func (noEvents) CaughtUp(context.Context)               {}
+
+func (p *Producer) events() Events {
+	if p.Events == nil {
+		return noEvents{}
+	}
+	return p.Events
+}
+
 // Producer turns cron fires into ready-queue entries. One heap of next fire
 // times and one timer serve every job (no goroutine per job). Leader-only:
 // run it under the leader context.
@@ -46,44 +92,30 @@ type Producer struct {
 	Clock    clock.Clock
 	Location *time.Location // the scheduler's default time zone
 	Log      *slog.Logger
-	// OnFire is called after fires were committed (wakes the launcher).
-	OnFire func(jobs []string)
-	// Observe, if set, receives each committed fire's lateness (when it
-	// became launchable: the later of its commit and its instant, minus the
-	// instant), for metrics and benchmarks.
-	Observe func(job string, scheduled, committed time.Time)
+	// Events hears what the producer did besides its commits (nil: no
+	// one).
+	Events Events
 	// Lead stages fires this long before their instant: the ready entry is
 	// committed ahead, held back until the instant (Ready.NotBefore), so the
 	// commit's cost and jitter fall before the instant instead of after it.
 	// The lead grows beyond Lead when commits take longer: to twice the
 	// slowest recent commit of one instant's fires, up to maxLead.
 	Lead time.Duration
-	// Stale, if set, is told of a fire found void whose job the catalog
-	// still holds with the configuration the fire was computed from
-	// (config): the catalog may be behind the registry (a change it failed
-	// to apply), which the producer would go on firing into the void; the
-	// scheduler reloads the job if so (configFollower.refresh). It must
-	// not block.
-	Stale func(ctx context.Context, job string, config uint64)
-	// AfterLoad, if set, runs once every job has been scheduled at start.
-	AfterLoad func()
-	// CaughtUp, if set, is called once the start's catch-up of the fires
-	// missed while no leader fired has committed (or found none, or the
-	// term ended): the term's launch rounds wait for it (Scheduler.roundHeld),
-	// so that an execution the last leader staged and the missed fires of
-	// a misfire=false job collapse into one before either is launched.
-	CaughtUp func(ctx context.Context)
-	// Counted, if set, is told the jobs the catch-up will queue fires for,
-	// once it has counted them and before it commits: until CaughtUp, only
-	// those jobs' entries wait (the term's other work launches meanwhile).
-	Counted func(ctx context.Context, jobs []string)
 	// Jitter is the scheduler-wide jitter window (cron_jitter) of the jobs
 	// that set none: each fire moved later by a fixed offset of the job's
 	// own in [0, Jitter), unless its namespace sets one. 0: none.
 	Jitter time.Duration
 
-	jitterOnce sync.Once
-	jitters    *registry.Jitters // the namespaces' windows (plan)
+	// inputs are what plans read besides the jobs' schedules (calendars,
+	// the namespaces' windows, the default zone), read by Run on the
+	// term's context (followInputs): computing an instant reads nothing.
+	inputs atomic.Pointer[timing.Inputs]
+	readAt atomic.Int64  // when they were read last (Unix ns)
+	reread chan struct{} // kicks followInputs
+	umu    sync.Mutex    // guards unplanned
+	// unplanned are the jobs whose calendar the inputs did not hold
+	// (noteUnplanned): planned again once a read brings new calendars.
+	unplanned map[string]unplannedAt
 
 	mu     sync.Mutex // the producer's one lock: everything below
 	floor  time.Time  // fires at or before it were handled by an earlier producer or the catch-up
@@ -198,6 +230,7 @@ func (p *Producer) init() {
 		p.t.init()
 		p.t.replay = p.replay
 		p.changed = make(chan struct{}, 1)
+		p.reread = make(chan struct{}, 1)
 	}
 }
 
@@ -311,6 +344,21 @@ func (p *Producer) poke() {
 // its generation so older heap entries are ignored (under p.mu).
 func (p *Producer) scheduleLocked(job string, after time.Time) {
 	p.t.push(job, after, p.next)
+	if p.calendarUnread(job) {
+		p.noteUnplanned(job, after, p.t.gen(job))
+	}
+}
+
+// calendarUnread reports a runnable job naming a calendar the inputs do
+// not hold (yet: made since they were read, or gone).
+func (p *Producer) calendarUnread(job string) bool {
+	j, _, ok := p.Catalog.runnableStored(job)
+	in := p.inputs.Load()
+	if !ok || in == nil || j.Calendar == "" || !j.HasSchedule() {
+		return false
+	}
+	_, held := in.Calendars[timing.CalendarKey(namespace.Of(j.JobName), j.Calendar)]
+	return !held
 }
 
 // next is the job's schedule: its next fire strictly after `after`, for a
@@ -324,41 +372,19 @@ func (p *Producer) next(job string, after time.Time) (time.Time, uint64, bool) {
 	return at, config, ok
 }
 
-// plan is j's schedule as it fires, with the calendar it names read from
-// the registry (one read per next fire of a job that names one).
-func (p *Producer) plan(j jobs.Config) (*cron.Plan, error) {
-	ctx := context.Background()
-	if j.Calendar != "" {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, calendarReadTimeout)
-		defer cancel()
-	}
-	p.jitterOnce.Do(func() {
-		p.jitters = &registry.Jitters{Reg: p.Registry, Wide: p.Jitter, Refresh: CapacityRefresh}
-	})
-	inherited := p.Jitter
-	if j.Jitter == "" {
-		inherited = p.jitters.Of(namespace.Of(j.JobName), p.Clock.Now())
-	}
-	return p.Registry.Schedule().Plan(ctx, j, p.Catalog.parse, inherited, p.Location)
-}
-
-// calendarReadTimeout bounds the registry read of a job's calendar.
-const calendarReadTimeout = 10 * time.Second
-
 func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
-	s, err := p.plan(j)
-	if err != nil || s == nil {
+	in := p.inputs.Load()
+	if in == nil { // not read yet: no instant is planned without its calendar
+		return time.Time{}, false
+	}
+	pl, loc, err := in.Plan(j.Timing(), p.Catalog.parse)
+	if err != nil || pl == nil {
 		if err != nil {
 			p.Log.Warn("job not scheduled", "job", j.JobName, "err", err)
 		}
 		return time.Time{}, false
 	}
-	loc, err := j.Location(p.Location)
-	if err != nil {
-		return time.Time{}, false
-	}
-	next := s.Next(after, loc)
+	next := pl.Next(after, loc)
 	return next, !next.IsZero()
 }
 
@@ -405,18 +431,20 @@ func (p *Producer) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.init()
 	p.mu.Unlock()
-	from := p.catchUp(ctx)
-	if p.CaughtUp != nil {
-		p.CaughtUp(ctx)
+	if !p.readInputs(ctx) {
+		return nil
 	}
+	var follow sync.WaitGroup
+	defer follow.Wait()
+	follow.Go(func() { p.followInputs(ctx) })
+	from := p.catchUp(ctx)
+	p.events().CaughtUp(ctx)
 	p.mu.Lock()
 	p.floor = from  // never fire an instant at or before it again
 	p.marked = from // the watermark the catch-up left (an earlier term's is not this one's)
 	p.mu.Unlock()
 	p.rescheduleAll(from)
-	if p.AfterLoad != nil {
-		p.AfterLoad()
-	}
+	p.events().Loaded(ctx)
 	select { // the first arm below covers the load's poke: a second arm could drop a timer that fired in between
 	case <-p.changed:
 	default:
@@ -463,6 +491,7 @@ func (p *Producer) arm(timer clock.Timer) {
 // then on schedule (fireTimes.resume).
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
+	p.staleInputs(now)
 	p.mu.Lock()
 	lead := max(p.leadLocked(), p.armed) // a lead that shrank since the timer was armed still serves what woke it
 	p.mu.Unlock()
@@ -581,9 +610,7 @@ func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) 
 		if f := batch[job]; f.Config != 0 {
 			switch _, config, ok := p.Catalog.runnableStored(job); {
 			case ok && config == f.Config:
-				if p.Stale != nil {
-					p.Stale(ctx, job, f.Config)
-				}
+				p.events().Stale(ctx, job, f.Config)
 			case ok && config != 0:
 				p.replaced(ctx, job)
 			}
@@ -699,13 +726,11 @@ func (p *Producer) report(due []fire, batch map[string]registry.CronFire) {
 	for _, f := range due {
 		if _, ok := batch[f.job]; ok {
 			names = append(names, f.job)
-			if p.Observe != nil {
-				p.Observe(f.job, f.at, laterOf(committed, f.at))
-			}
+			p.events().Committed(f.job, f.at, laterOf(committed, f.at))
 		}
 	}
-	if p.OnFire != nil && len(names) > 0 {
-		p.OnFire(names)
+	if len(names) > 0 {
+		p.events().Fired(names)
 	}
 }
 

@@ -16,12 +16,32 @@ func runProducer(t *testing.T, r *rig) <-chan []string {
 	t.Helper()
 	fired := make(chan []string, 16)
 	p := r.sched.producer
-	p.OnFire = func(j []string) { fired <- j }
+	p.Events = &testEvents{fired: func(j []string) { fired <- j }}
 	ctx, cancel := context.WithCancel(r.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return fired
+}
+
+// testEvents hears a producer in tests: each set function is called
+// for its event.
+type testEvents struct {
+	noEvents
+	fired   func(jobs []string)
+	counted func(ctx context.Context, jobs []string)
+}
+
+func (e *testEvents) Fired(jobs []string) {
+	if e.fired != nil {
+		e.fired(jobs)
+	}
+}
+
+func (e *testEvents) Counted(ctx context.Context, jobs []string) {
+	if e.counted != nil {
+		e.counted(ctx, jobs)
+	}
 }
 
 // armedAt waits until the producer's timer is armed for want.

@@ -184,12 +184,7 @@ func New(d Deps) *Scheduler {
 	opts := &s.deps.Options
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: opts.Location,
-		Log: d.Log.With("subsystem", "producer"), OnFire: func([]string) { s.Wake() }, Lead: opts.FireLead, Jitter: opts.CronJitter,
-		Observe: func(job string, sch, com time.Time) { d.Gauges.Fired(job, sch, com) },
-	}
-	s.producer.CaughtUp, s.producer.Counted = caughtUp(s), catchUpCounted(s)
-	s.producer.Stale = func(ctx context.Context, job string, config uint64) {
-		go s.post(ctx, func(ctx context.Context) { s.config.refresh(ctx, job, config) })
+		Log: d.Log.With("subsystem", "producer"), Events: producerEvents{s}, Lead: opts.FireLead, Jitter: opts.CronJitter,
 	}
 	runs := newDurations(d.RecentRuns, d.Log.With("subsystem", "launcher"))
 	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Tasks,
@@ -285,7 +280,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	s.deps.Log.Debug("catalog synced", "decoded", s.catalog.lastSynced(), "took", time.Since(began))
-	s.producer.AfterLoad = s.freeAfterLoad(ctx)     // loading a large registry leaves garbage behind
 	s.post(ctx, loadRunning(s.st, reg, s.deps.Log)) // the loop's first event: while the subscription is on its way
 	close(s.ready)
 	s.st.catchingUp = true // until the producer's catch-up committed (roundHeld); the loop is not running yet
@@ -307,7 +301,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // first launch before it is returned (freeAfterLoad).
 const loadFreeAfter = 10 * time.Second
 
-// freeAfterLoad is the producer's AfterLoad: the garbage a term's load of
+// freeAfterLoad is what the producer's Loaded does: the garbage a term's load of
 // a large registry leaves is returned to the system (debug.FreeOSMemory,
 // a full collection: at 100,000 jobs a live heap of ≈ 650 MB to mark)
 // once the term's first launch has committed, or loadFreeAfter after the
@@ -335,27 +329,39 @@ func (s *Scheduler) freeAfterLoad(ctx context.Context) func() {
 	}
 }
 
-// caughtUp is the producer's hook that ends the hold of the term's launch
-// rounds on its catch-up (roundHeld).
-func caughtUp(s *Scheduler) func(context.Context) {
-	return func(ctx context.Context) {
-		s.post(ctx, func(context.Context) {
-			s.st.catchingUp = false
-			s.launcher.start.caughtUpNow()
-		})
-	}
+// producerEvents is how the scheduler hears its producer (Events).
+type producerEvents struct{ s *Scheduler }
+
+func (e producerEvents) Fired([]string) { e.s.Wake() }
+
+func (e producerEvents) Committed(job string, scheduled, committed time.Time) {
+	e.s.deps.Gauges.Fired(job, scheduled, committed)
 }
 
-// catchUpCounted is the producer's hook that narrows the hold of the
-// term's launch rounds to the jobs its catch-up queues fires for.
-func catchUpCounted(s *Scheduler) func(context.Context, []string) {
-	return func(ctx context.Context, jobs []string) {
-		set := make(map[string]bool, len(jobs))
-		for _, j := range jobs {
-			set[j] = true
-		}
-		s.post(ctx, func(context.Context) { s.st.catchUpJobs = set })
+func (e producerEvents) Stale(ctx context.Context, job string, config uint64) {
+	go e.s.post(ctx, func(ctx context.Context) { e.s.config.refresh(ctx, job, config) })
+}
+
+// Loaded: loading a large registry leaves garbage behind (freeAfterLoad).
+func (e producerEvents) Loaded(ctx context.Context) { e.s.freeAfterLoad(ctx)() }
+
+// CaughtUp ends the hold of the term's launch rounds on the catch-up
+// (roundHeld).
+func (e producerEvents) CaughtUp(ctx context.Context) {
+	e.s.post(ctx, func(context.Context) {
+		e.s.st.catchingUp = false
+		e.s.launcher.start.caughtUpNow()
+	})
+}
+
+// Counted narrows the hold of the term's launch rounds to the jobs the
+// catch-up queues fires for.
+func (e producerEvents) Counted(ctx context.Context, jobs []string) {
+	set := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		set[j] = true
 	}
+	e.s.post(ctx, func(context.Context) { e.s.st.catchUpJobs = set })
 }
 
 // loadRunning reads the tasks the registry holds as running into the

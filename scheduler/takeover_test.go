@@ -356,7 +356,7 @@ func TestATakeoversFirstRoundWaitsForTheCatchUp(t *testing.T) {
 	}
 
 	r.sched.producer.catchUp(r.ctx)
-	r.sched.producer.CaughtUp(r.ctx)
+	r.sched.producer.events().CaughtUp(r.ctx)
 	r.sched.turn(r.ctx, &ts, false)
 	if got := r.running("gap"); len(got) != 1 {
 		t.Fatalf("after the catch-up: gap running %v, want its one execution", got)
@@ -377,7 +377,7 @@ func TestATakeoversFirstRoundWaitsForTheCatchUp(t *testing.T) {
 }
 
 // TestACountedCatchUpHoldsOnlyItsJobs: once the producer's catch-up has
-// counted the jobs it queues missed fires for (Producer.Counted), the
+// counted the jobs it queues missed fires for (Events.Counted), the
 // term's rounds launch every other job's work; those jobs' entries wait
 // (staged) until it has committed, and then launch once, the missed fires
 // collapsed into the staged execution.
@@ -411,7 +411,7 @@ func TestACountedCatchUpHoldsOnlyItsJobs(t *testing.T) {
 	if err != nil || plan == nil || len(plan.missed) != 1 {
 		t.Fatalf("the catch-up's count: %v, %+v; want gap's missed fires", err, plan)
 	}
-	s.producer.Counted(r.ctx, []string{"gap"}) // as catchUpOnce tells it
+	s.producer.events().Counted(r.ctx, []string{"gap"}) // as catchUpOnce tells it
 	s.turn(r.ctx, &ts, true)
 	if len(r.running("other")) != 1 || len(r.running("gap")) != 0 {
 		t.Fatalf("counted, not committed: other running %v, gap running %v; want other launched, gap waiting", r.running("other"), r.running("gap"))
@@ -423,7 +423,7 @@ func TestACountedCatchUpHoldsOnlyItsJobs(t *testing.T) {
 	if _, err := s.producer.catchUpOnce(r.ctx, &plan); err != nil {
 		t.Fatal(err)
 	}
-	s.producer.CaughtUp(r.ctx)
+	s.producer.events().CaughtUp(r.ctx)
 	s.Offers(r.ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1", Hostname: "host-1", CPUs: 4, MemMB: 1024}}) // o1 went whole to other's ACCEPT
 	ts.throttle = nil                                                                                         // (the last round's spacing, on the wall clock, is over)
 	s.turn(r.ctx, &ts, true)
@@ -442,7 +442,7 @@ func TestACountedCatchUpHoldsOnlyItsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var told []string
-	r2.sched.producer.Counted = func(_ context.Context, jobs []string) { told = jobs }
+	r2.sched.producer.Events = &testEvents{counted: func(_ context.Context, jobs []string) { told = jobs }}
 	r2.sched.producer.catchUp(r2.ctx)
 	if !slices.Equal(told, []string{"every"}) {
 		t.Fatalf("the catch-up told %v, want [every]", told)

@@ -196,7 +196,7 @@ func (c Config) trigger() cron.Trigger {
 // Location is the time zone of the workflow's cron, or fallback (UTC when
 // nil).
 func (c Config) Location(fallback *time.Location) (*time.Location, error) {
-	loc, err := c.trigger().Location(orUTC(fallback))
+	loc, err := c.Timing().Location(orUTC(fallback))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

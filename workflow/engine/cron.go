@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs/cron"
+	"github.com/ejcloud/elasticjob/jobs/timing"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
@@ -26,15 +27,11 @@ func (e *Engine) schedule(name string, from time.Time) {
 	if !ok || e.disabled[name] {
 		return
 	}
-	sch, err := e.plan(d)
+	sch, loc, err := e.plan(d)
 	if err != nil || sch == nil {
 		if err != nil {
 			e.Log.Warn("workflow engine: workflow not scheduled", "workflow", name, "err", err)
 		}
-		return
-	}
-	loc, err := d.Location(e.Options.Location)
-	if err != nil {
 		return
 	}
 	if next := sch.Next(from, loc); !next.IsZero() {
@@ -42,23 +39,34 @@ func (e *Engine) schedule(name string, from time.Time) {
 	}
 }
 
-// plan is a workflow's schedule as it fires (registry.WorkflowPlan: its
-// cron, jitter and calendar, the calendar read from the registry).
-func (e *Engine) plan(d workflow.Config) (*cron.Plan, error) {
-	ctx := context.Background()
-	if d.Calendar != "" {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
+// plan is a workflow's schedule as it fires and the zone it is read in
+// (timing.Inputs.Plan over the inputs the engine read last: no read here).
+func (e *Engine) plan(d workflow.Config) (*cron.Plan, *time.Location, error) {
+	return e.inputs.Plan(d.Timing(), nil)
+}
+
+// readInputs reads what plans read besides the workflows' schedules (the
+// calendars, the namespaces' jitter windows) on the engine's context: at
+// its start, at each sweep, and when a workflow names a calendar the last
+// read did not hold. A failed read keeps the last ones in force.
+func (e *Engine) readInputs(ctx context.Context) error {
+	in, err := e.Registry.Schedule().TimingInputs(ctx, e.Options.Jitter, e.Options.Location)
+	if err != nil {
+		return fmt.Errorf("workflow engine: read the calendars and jitter windows: %w", err)
 	}
-	e.jitterOnce.Do(func() {
-		e.jitters = &registry.Jitters{Reg: e.Registry, Wide: e.Options.Jitter, Refresh: 5 * time.Second}
-	})
-	inherited := e.Options.Jitter
-	if d.Jitter == "" {
-		inherited = e.jitters.Of(namespace.Of(d.Name), e.Clock.Now())
+	e.inputs = in
+	return nil
+}
+
+// calendarUnread reports a workflow naming a calendar the inputs do not
+// hold (made since they were read, or gone).
+func (e *Engine) calendarUnread(d workflow.Config) bool {
+	t := d.Timing()
+	if t.Calendar == "" || !t.Has() {
+		return false
 	}
-	return e.Registry.Schedule().WorkflowPlan(ctx, d, inherited, e.Options.Location)
+	_, ok := e.inputs.Calendars[timing.CalendarKey(namespace.Of(d.Name), t.Calendar)]
+	return !ok
 }
 
 // fireDue makes the fires due at now.
@@ -88,12 +96,8 @@ func (e *Engine) catchUp(ctx context.Context) error {
 		if e.disabled[name] {
 			continue
 		}
-		sch, err := e.plan(d)
+		sch, loc, err := e.plan(d)
 		if err != nil || sch == nil {
-			continue
-		}
-		loc, err := d.Location(e.Options.Location)
-		if err != nil {
 			continue
 		}
 		st, err := e.Registry.Flows().WorkflowStateOf(ctx, name)

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs/timing"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -88,8 +88,7 @@ type Engine struct {
 	retry    map[runRef]bool // commits that lost a race: redone after a short pause
 	nextFire map[string]time.Time
 
-	jitterOnce sync.Once
-	jitters    *registry.Jitters // the namespaces' jitter windows (plan)
+	inputs timing.Inputs // what plans read besides the schedules (readInputs)
 
 	lost     map[string]string    // key → why its execution can no longer end (confirmed)
 	suspects map[string]time.Time // key → when it was first found nowhere
@@ -136,6 +135,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer cancel()
 	events, err := e.watch(ctx)
 	if err != nil {
+		return err
+	}
+	if err := e.readInputs(ctx); err != nil {
 		return err
 	}
 	if err := e.load(ctx); err != nil {
@@ -213,6 +215,9 @@ func (e *Engine) round(ctx context.Context) error {
 	}
 	if !now.Before(e.sweepAt) {
 		e.sweepAt = now.Add(e.Options.Sweep)
+		if err := e.readInputs(ctx); err != nil {
+			e.Log.Warn("workflow engine: the plans' inputs stay as last read", "err", err)
+		}
 		if err := e.sweep(ctx, now); err != nil {
 			return err
 		}

@@ -134,6 +134,11 @@ func (e *Engine) reloadDef(ctx context.Context, name string) error {
 	default:
 		_, known := e.defs[name]
 		e.defs[name] = d
+		if e.calendarUnread(d) { // a calendar made just before the workflow naming it
+			if err := e.readInputs(ctx); err != nil {
+				e.Log.Warn("workflow engine: the plans' inputs stay as last read", "err", err)
+			}
+		}
 		if sch, _ := d.Schedule(); !known && sch != nil {
 			if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
 				return err

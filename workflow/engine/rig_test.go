@@ -79,6 +79,9 @@ func (r *rig) newEngine(reg *registry.Registry) *Engine {
 // start loads the engine as a new term does.
 func (r *rig) start() {
 	r.t.Helper()
+	if err := r.eng.readInputs(r.ctx); err != nil { // as Run does
+		r.t.Fatal(err)
+	}
 	if err := r.eng.load(r.ctx); err != nil {
 		r.t.Fatal(err)
 	}
