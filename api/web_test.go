@@ -32,7 +32,8 @@ func TestConsoleNeverAnswersForAgentsFiles(t *testing.T) {
 	e.h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/jobs/demo", nil))
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "console") {
 		t.Errorf("console route = %d %s", w.Code, w.Body)
-	} // A missing asset is a 404, not index.html served as script.
+	}
+	// A missing asset is a 404, not index.html served as script.
 	for _, p := range []string{"/x.js", "/js/pages/gone.js", "/app.css.map"} {
 		w = httptest.NewRecorder()
 		e.h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, p, nil))
