@@ -14,6 +14,7 @@ var privateFileSettings = map[string]func(Config) string{
 	"auth_users_file":         func(c Config) string { return c.UsersFile },
 	"oidc_client_secret_file": func(c Config) string { return c.OIDC.ClientSecretFile },
 	"kube_config":             func(c Config) string { return c.Kube.Config },
+	"clusters_file":           func(c Config) string { return c.ClustersFile }, // engines' credentials and addresses
 }
 
 // sharedPathSettings are the path-valued settings tasks may see, with why:
