@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -70,9 +69,9 @@ func TestTenantIsolationKeepsNamespacesApart(t *testing.T) {
 		"secrets": []map[string]string{{"name": "db-password", "env": "DB_PASSWORD"}}})
 	s.must(http.MethodPost, "/api/job/trigger?namespace=pay", "holder")
 	var payPid int
-	eventually(t, waitLong, func() bool { payPid = pidWithEnv("DB_PASSWORD=" + value); return payPid > 0 },
+	eventually(t, waitLong, func() bool { payPid = harness.PidWithEnv("DB_PASSWORD=" + value); return payPid > 0 },
 		"pay's holder to run with its secret")
-	paySandbox := envOf(payPid, "MESOS_SANDBOX")
+	paySandbox := harness.EnvOf(payPid, "MESOS_SANDBOX")
 	if paySandbox == "" {
 		t.Fatalf("pay's task %d has no MESOS_SANDBOX", payPid)
 	}
@@ -148,35 +147,6 @@ func TestTenantIsolationKeepsNamespacesApart(t *testing.T) {
 	if book["pay"] != payUID || book["search"] == 0 || book["search"] == payUID {
 		t.Errorf("tenants.json %v: pay's sandbox is uid %d", book, payUID)
 	}
-}
-
-// pidWithEnv is a process whose environment holds kv (0: none).
-func pidWithEnv(kv string) int {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		for _, e := range bytes.Split(env, []byte{0}) {
-			if string(e) == kv {
-				return pid
-			}
-		}
-	}
-	return 0
-}
-
-// envOf is a variable of a process's environment.
-func envOf(pid int, name string) string {
-	env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	for _, e := range bytes.Split(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(e, []byte(name+"=")); ok {
-			return string(v)
-		}
-	}
-	return ""
 }
 
 // taskOutput is the stdout of a task of the executor whose id starts

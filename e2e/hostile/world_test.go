@@ -128,11 +128,11 @@ func (w *world) startPay() {
 		"secrets": []map[string]string{{"name": "db-password", "env": "DB_PASSWORD"}, {"name": "tls-key", "file": "tls/server.key"}}})
 	w.admin.Must(http.MethodPost, "/api/job/trigger?namespace=pay", "holder")
 	harness.Eventually(t, waitLong, pollEvery, func() bool {
-		w.payPid = pidWithEnv("DB_PASSWORD=" + w.envSecret)
+		w.payPid = harness.PidWithEnv("DB_PASSWORD=" + w.envSecret)
 		return w.payPid > 0
 	}, "pay's holder to run with its secret")
-	w.paySandbox = envOf(w.payPid, "MESOS_SANDBOX")
-	w.payTaskID = envOf(w.payPid, "ELASTICJOB_TASK_ID")
+	w.paySandbox = harness.EnvOf(w.payPid, "MESOS_SANDBOX")
+	w.payTaskID = harness.EnvOf(w.payPid, "ELASTICJOB_TASK_ID")
 	if w.paySandbox == "" || w.payTaskID == "" {
 		t.Fatalf("pay's task %d: sandbox %q task %q", w.payPid, w.paySandbox, w.payTaskID)
 	}
@@ -211,35 +211,6 @@ func tarGz(t *testing.T, files map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// pidWithEnv is a process whose environment holds kv (0: none).
-func pidWithEnv(kv string) int {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		for _, e := range bytes.Split(env, []byte{0}) {
-			if string(e) == kv {
-				return pid
-			}
-		}
-	}
-	return 0
-}
-
-// envOf is a variable of a process's environment.
-func envOf(pid int, name string) string {
-	env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	for _, e := range bytes.Split(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(e, []byte(name+"=")); ok {
-			return string(v)
-		}
-	}
-	return ""
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
