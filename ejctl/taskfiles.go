@@ -24,7 +24,7 @@ type taskFile struct {
 // taskCmd is "task files" and "task download": what a task wrote in its
 // directory ($ELASTICJOB_TASK_DIR is its work/).
 func (c runGroup) taskCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "task", Short: "A task's files: list them, download one"}
+	cmd := group("task", "A task's files: list them, download one")
 	files := &cobra.Command{
 		Use:     "files TASK_ID [DIR]",
 		Short:   "List a task's directory (stdout, stderr, work/), or DIR below it",
