@@ -44,6 +44,7 @@ func valuesOf(n int) payValues {
 // task that uses them, search holding an edit token in its own namespace.
 type world struct {
 	payValues
+	n       int // the world's number: its uid block, its values, its apps' paths
 	t       *testing.T
 	base    string
 	data    string
@@ -72,7 +73,7 @@ func newWorld(t *testing.T, n int, extra ...string) *world {
 	if err := os.Chmod(base, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{payValues: valuesOf(n), t: t, data: filepath.Join(base, "data"), keyFile: filepath.Join(base, "secrets.key"),
+	w := &world{payValues: valuesOf(n), n: n, t: t, data: filepath.Join(base, "data"), keyFile: filepath.Join(base, "secrets.key"),
 		metrics: filepath.Join(base, "metrics-token")}
 	w.key = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
 	writeFile(t, w.keyFile, w.key+"\n", 0o600)
@@ -120,7 +121,7 @@ func (w *world) startPay() {
 	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/tls-key", map[string]any{"value": w.fileSecret})
 	hold := "#!/bin/sh\necho " + w.output + "\necho \"shm $(ipcmk -M 4096 -p 0600 2>&1)\"\n" +
 		"echo \"$DB_PASSWORD\" > /dev/null\nexec sleep 600\n"
-	url := apps.put("/pay/hold.tar.gz", tarGz(t, map[string]string{"bin/hold.sh": hold}))
+	url := apps.put(fmt.Sprintf("/w%d/pay/hold.tar.gz", w.n), tarGz(t, map[string]string{"bin/hold.sh": hold}))
 	w.admin.Must(http.MethodPost, "/api/app?namespace=pay", map[string]any{"appName": "payapp", "appURL": url,
 		"bootstrapScript": "bin/hold.sh", "cpuCount": 0.05, "memoryMB": 32})
 	w.admin.Must(http.MethodPost, "/api/job/register?namespace=pay", map[string]any{"jobName": "holder", "appName": "payapp",
@@ -158,7 +159,7 @@ func (w *world) startPay() {
 // runs job as shards of script, returning the job's name.
 func (w *world) attack(job, script string, shards int, files map[string]string) {
 	t := w.t
-	url := apps.put("/search/"+job+".tar.gz", tarGz(t, files))
+	url := apps.put(fmt.Sprintf("/w%d/search/%s.tar.gz", w.n, job), tarGz(t, files))
 	w.search.Must(http.MethodPost, "/api/app?namespace=search", map[string]any{"appName": job, "appURL": url,
 		"bootstrapScript": script, "cpuCount": 0.05, "memoryMB": 32})
 	w.search.Must(http.MethodPost, "/api/job/register?namespace=search", map[string]any{"jobName": job, "appName": job,
