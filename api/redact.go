@@ -13,7 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// What an answer shows of another namespace's work (issue 50). A route
+// What an answer shows of another namespace's work. A route
 // answers about its request's namespace, where the caller has a role; but
 // some answers also touch work of other namespaces: a wait names the
 // running work that holds what it needs, and the cluster page lists every

@@ -58,8 +58,8 @@ var ErrUnavailable = errors.New("unavailable")
 // ErrOutcomeUnknown is returned (wrapped) by a call that was sent, or may have been, and got
 // no answer (the connection closed or reset under it, a timeout): the engine may have carried
 // it out. An ACCEPT that fails so is not rolled back: its tasks stay STAGING, and
-// reconciliation tells whether the engine got them (a real Mesos master killed after it
-// launched the tasks, before its answer: real-mesos soak seed 5503).
+// reconciliation tells whether the engine got them (a master can launch the tasks and die
+// before it answers: rolling back would launch them a second time).
 var ErrOutcomeUnknown = errors.New("outcome unknown")
 
 // LogChunk is a piece of a task's log: Data from Offset, of a log Size bytes long in all.

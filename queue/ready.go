@@ -43,8 +43,8 @@ type Ready struct {
 	// pending at its instant: when the last of them launches before it, the
 	// fire is the entry's next execution, held back until its instant
 	// (Take). Staged decided at once, the fire was lost when the pending
-	// execution launched between the staging and the instant (the fault
-	// soak, kube seed 561: a fire staged 5 s ahead on slow commits).
+	// execution launched between the staging and the instant (slow
+	// commits stage fires seconds ahead).
 	Staged   time.Time `json:"staged,omitzero"`
 	StagedBy string    `json:"stagedBy,omitempty"`
 	Version  int64     `json:"-"`

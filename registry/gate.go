@@ -24,10 +24,9 @@ import (
 //     fire committed at its instant): it is void.
 //
 // A fire that landed before the change is cleared by the change's own
-// commit (SetDisabled, UpdateJobAt, DeleteJob). Found by the ZooKeeper
-// fault soak (seed 53, sk025: disabled 07:46:16.598, the fire of 07:46:18
-// ran 5 ms after the enable at 07:46:20.202): the clearing was the leader's,
-// after it saw the change, and a registry-link fault could defeat it.
+// commit (SetDisabled, UpdateJobAt, DeleteJob): were the clearing the
+// leader's, after it saw the change, a fault on its link to the registry
+// could let a fire of the disabled job run after the enable.
 //
 // The value is an RFC 3339 instant (JobsChangedAt reads it), gateOff and
 // one (the job is disabled, or deregistered and seen so by PruneGates),
@@ -93,9 +92,8 @@ func gate(ctx context.Context, kv store.KV, job string, instant time.Time) (ops 
 // one the producer computed the fire's instant from); open is false when
 // it is another or gone: the fire is void. The gate alone voids a fire of
 // an instant before the job's last change, not one after it computed from
-// the configuration the change replaced (the etcd fault soak, seed 11: a
-// cron update the producer applied only after its next instant of the old
-// cron, which fired).
+// the configuration the change replaced (a cron update the producer
+// applies only after the old cron's next instant, which fires).
 func sameConfig(ctx context.Context, kv store.KV, job string, sum uint64, ops []store.Op) ([]store.Op, bool, error) {
 	n, err := kv.Get(ctx, jobPath(job))
 	if errors.Is(err, store.ErrNotFound) {

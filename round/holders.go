@@ -195,7 +195,7 @@ func holderProgress(h queue.Holder, now time.Time) string {
 // withExecutors adds to a no_offers wait the apps' executors on the agents
 // c could use: each holds its app's share (an idle one too, until it
 // exits), which the running tasks' count does not see, so they may be
-// what the offers lack (issue 57 item 12: the wait named nobody).
+// what the offers lack (else the wait names nobody).
 func (o *occupancy) withExecutors(c *cand, w queue.Wait) queue.Wait {
 	sh := c.shape()
 	byAgent := map[string][]string{}

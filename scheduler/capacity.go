@@ -164,8 +164,8 @@ func Capacity(rec namespace.Record) (round.Capacity, bool) {
 // job's next fire:
 // the producer's own next fire of that job comes after it, and a job
 // counts once. Without it, capacity was lent in the second before a
-// staged fire as though none were coming (issue 52's real run: a fire
-// 2.4 s late behind a borrower started in that second).
+// staged fire as though none were coming, and the fire waited behind a
+// borrower started in that second.
 func (l *launcher) fires(now time.Time, caps map[string]round.Capacity, ready []*queue.Ready) []round.Fire {
 	guaranteed := map[string]bool{}
 	for ns, c := range caps {

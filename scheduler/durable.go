@@ -22,8 +22,8 @@ const historySyncBound = 10 * time.Second
 // acknowledged, its history survives a kill -9 of this process: the next
 // start replays the spool. Without it, an update committed in the few
 // milliseconds before its history reached the spool lost its history row
-// for good if the process died then (zk soak seed 701: 19 tasks whose end
-// the leader handled in its last 50-90 ms before a kill -9): the engine
+// for good if the process died then (tasks whose end the leader handled
+// in its last milliseconds before a kill -9): the engine
 // does not resend an acknowledged update, and the next leader, finding the
 // end committed, takes a resent one for stale. The wait is one fsync per
 // batch, partly overlapped with the handling (the spool's journal starts

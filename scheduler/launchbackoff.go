@@ -12,9 +12,8 @@ import (
 // out, answering 5xx or 429), the next round would fail the same way, and
 // the engine offers the same resources again at once (Kubernetes re-offers
 // a node an Accept left): the launcher retried a 4-pod launch about 20
-// times a second for the 12 s the API server was down (the fault soak,
-// kube seed 552), each time a commit, an API request, a roll-back and a
-// re-queue. So after such a round the launcher backs off: until the wait
+// times a second for as long as the API server was down, each time a
+// commit, an API request, a roll-back and a re-queue. So after such a round the launcher backs off: until the wait
 // has passed, its rounds ask nothing of the engine (no ACCEPT, DECLINE,
 // REVIVE or kill; the offers held are kept), and every entry that could
 // launch waits with queue.WaitUnavailable (round.View.Unavailable). The

@@ -192,7 +192,7 @@ func (l *launcher) apply(ctx context.Context, v round.View, p *round.Plan, rest 
 		// by a round that could not see this work (a fire staged while it
 		// ran), or a larger declined pool's filter, which covers every
 		// smaller pool of the agent until it lapses (Mesos' rule). REVIVE
-		// clears them (issue 52).
+		// clears them.
 		l.log.Debug("launcher: work waits for resources a decline filter holds back; reviving", "filters_until", l.st.filtersUntil)
 		l.revive(ctx)
 	}
@@ -257,7 +257,7 @@ func (l *launcher) filtered(refuse time.Duration) {
 // cron fire (the producer's) or a waiting entry's (wakeAt: a staged fire,
 // a backoff). Under another team's backlog every round declines what is
 // left for RefuseBusy; a fire that needs those resources would otherwise
-// wait until the filter lapses, up to RefuseBusy late (issue 52).
+// wait until the filter lapses, up to RefuseBusy late.
 func (l *launcher) refuseBefore(now, wakeAt time.Time, refuse time.Duration) time.Duration {
 	next := wakeAt
 	if l.nextFireAt != nil {
@@ -493,9 +493,8 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			}
 			if errors.Is(err, engine.ErrOutcomeUnknown) {
 				// Sent, and no answer: the engine may have launched the
-				// tasks (a Mesos master killed after it launched them,
-				// before it answered: real-mesos soak seed 5503, whose
-				// roll-back ran four shards twice, once on another agent).
+				// tasks (a master killed after it launched them, before
+				// it answered): a roll-back would run those shards twice.
 				// They stay STAGING like an interrupted ACCEPT's: the
 				// reconciliation of the next subscription, or the periodic
 				// one (due at once: at the loop's next minute tick at the

@@ -28,7 +28,7 @@ const maxMissedPerJob = 10_000
 // lost quorum, a full disk) is tried again, waiting commitRetryMin doubling
 // to commitRetryMax, until it answers or the term ends: giving up while the
 // term goes on would lose the missed fires for good, as this term's first
-// fire commit moves the watermark past them (found by the fault soak).
+// fire commit moves the watermark past them.
 //
 // Once its missed fires are counted, every try commits those, up to the
 // same instant, under one id (registry's TriggerMissedOnce): a try that

@@ -258,7 +258,7 @@ func (p *Producer) Reschedule(job string) { p.RescheduleFrom(job, time.Time{}) }
 // on are due, however late the loop applied it: a loop held for seconds
 // as the agents were killed (it handled the engine's disconnection 4.6 s
 // after it) applied an enable 4 s after its commit, and a reschedule from
-// then lost the two fires in between (etcd fault soak, seed 702, sk057). Those instants are due at
+// then lost the fires in between. Those instants are due at
 // once, by the job's misfire rule (a misfire=false job fires once for
 // them). Never from before the last instant this producer took for the
 // job (the old configuration may have fired it since the change: its gate
@@ -300,7 +300,7 @@ func (p *Producer) RescheduleAll() { p.rescheduleAll(p.Clock.Now()) }
 // The schedules are worked out without the producer's lock (at 100,000
 // jobs that took 0.7 s at a takeover, and a calendar is a registry read):
 // the launcher's round asks NextFireAt, and a term's first round waited on
-// the lock (issue 54). The schedule in force stays until the new one
+// the lock. The schedule in force stays until the new one
 // replaces it at once; a job scheduled meanwhile by anything else (a
 // change, the producer's own take) keeps that schedule, as if it came
 // after the rebuild.
@@ -651,7 +651,7 @@ func (p *Producer) replaced(ctx context.Context, job string) {
 // disk, an unreachable server) would lose these instants' fires for good:
 // the term goes on, so no catch-up replays them; the next leader's
 // catch-up counts them if the term ends first (the watermark did not
-// move). Found by the fault soak (disk full).
+// move), as when a full disk fails the fire commit.
 //
 // The watermark never goes back: fires for an instant before one already
 // committed (a job enabled or updated late, scheduled from its change's

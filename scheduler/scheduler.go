@@ -305,7 +305,8 @@ const loadFreeAfter = 10 * time.Second
 // a large registry leaves is returned to the system (debug.FreeOSMemory,
 // a full collection: at 100,000 jobs a live heap of ≈ 650 MB to mark)
 // once the term's first launch has committed, or loadFreeAfter after the
-// load if none comes, not beside the takeover's first round (issue 54).
+// load if none comes, not beside the takeover's first round (a full
+// collection there delays the term's first launch).
 func (s *Scheduler) freeAfterLoad(ctx context.Context) func() {
 	return func() {
 		var once sync.Once
@@ -529,8 +530,8 @@ const (
 // commits: launcher.view, round.View.CatchingUp): an execution the last
 // leader staged (a ready entry held until its instant) launched before it
 // left the missed fires of a misfire=false job nothing pending to collapse
-// into, and they queued a second execution for one takeover gap (found by
-// the ten-kill test once the first round came 31 ms into the term). While
+// into, and they queued a second execution for one takeover gap (when the
+// first round comes milliseconds into the term). While
 // the term has not subscribed yet, since its start less than subscribeWait
 // ago; and after a subscription, until its first offers, at most
 // offersWait. Such a round launches nothing, and at a takeover it held the

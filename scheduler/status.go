@@ -289,8 +289,8 @@ func relaunching(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, i
 // unreachableSince is when a task went unreachable: when the engine says
 // its agent was lost (so a new leader, whose reconciliation is answered
 // TASK_UNREACHABLE again, does not start the task_unreachable_timeout
-// over: real Mesos soak seed 5301, tasks lost at 09:12:36 were counted
-// lost at 09:19:07 under a 20 s timeout, after five leaders), else now.
+// over: with leaders changing, a task would otherwise never be counted
+// lost), else now.
 func unreachableSince(st engine.Status, now time.Time) time.Time {
 	if s := st.UnreachableSince; !s.IsZero() && s.Before(now) {
 		return s

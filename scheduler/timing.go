@@ -24,8 +24,8 @@ type fireTimes struct {
 	// soonest first: nextFires and nextFireAt still count them, so a
 	// launch round that read the queues before such a fire's commit
 	// neither filters declined resources past its instant nor lends its
-	// space as if the job's next fire were the one after (issue 52: a 5 s
-	// decline filter issued in that window held a fire 5 s late).
+	// space as if the job's next fire were the one after (a decline filter
+	// issued in that window would hold the fire for the filter's length).
 	staged []fire
 	// queued[job] is true while the job is believed to have a ready entry
 	// (set by the producer's own commits and the store's watch); nil until

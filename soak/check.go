@@ -414,11 +414,8 @@ func maxTime(a, b time.Time) time.Time {
 type fire struct {
 	at, next time.Time
 	cut      time.Time // the change that closed the window (zero: the run's end)
-	// closed is when that change had landed for sure (its answer; zero:
-	// the run's end): an execution queued later is the next window's
-	// (zk seed 801, sk112: the fire of 11:38:00 under */10, its cron
-	// updated to */3 at 11:38:06.9, took the NORMAL execution of 11:38:09,
-	// before its next instant, and its own MISFIRE replay matched nothing)
+	// closed is when that change had landed for sure (its answer; zero: the run's end): an
+	// execution queued later is the next window's
 	closed time.Time
 }
 
@@ -520,12 +517,8 @@ func (rep *Report) checkFires(j Job, rs []run, slack time.Duration, end time.Tim
 				used[i] = true
 				continue
 			}
-			// a launch of f rolled back (its ACCEPT failed) is queued again
-			// as a misfire behind what is pending by then: the next fire's
-			// execution, so the MISFIRE one right after it (etcd seed 611
-			// re-run, sk128: the fire of 08:59:12 in an ACCEPT failed as
-			// the agents were killed ran at 08:59:16, behind the fire of
-			// :15)
+			// a launch of f rolled back (its ACCEPT failed) is queued again as a misfire behind
+			// what is pending by then: the next fire's execution, so the MISFIRE one right after it
 			if k := i + 1; k < len(ex) && !ex[i].misfire && !ex[i].queued.Before(f.next) && ex[k].misfire && !used[k] &&
 				requeuedBehind(rs, j.Sent, f, ex[i], ex[k], slack) {
 				used[k] = true
@@ -571,12 +564,9 @@ func unknownAt(j Job, t time.Time, slack time.Duration) bool {
 	return !j.Unchecked.IsZero() && !t.Before(j.Unchecked.Add(-slack))
 }
 
-// atOpening: instant t is within slack before a window's From (the
-// change's answer; Opening, its sending, unknown): the change may have
-// committed before t and fired it (zk seed 817, sk051: a registration
-// answered at 15:10:56.002, its fire of 15:10:56 ran). Matched by its
-// recorded instant, such an execution is that fire's; two of them are a
-// duplicate (checkDuplicates).
+// atOpening: instant t is within slack before a window's From (the change's answer; Opening, its
+// sending, unknown): the change may have committed before t and fired it. Matched by its recorded
+// instant, such an execution is that fire's; two of them are a duplicate (checkDuplicates).
 func atOpening(j Job, t time.Time, slack time.Duration) bool {
 	for _, w := range j.Windows {
 		if w.Opening.IsZero() && !t.Before(w.From.Add(-slack)) && !t.After(w.From) {
@@ -586,18 +576,11 @@ func atOpening(j Job, t time.Time, slack time.Duration) bool {
 	return false
 }
 
-// requeuedBehind: rq, the MISFIRE execution right after the next fire's
-// (next), may be fire f's launch rolled back and queued again behind it:
-// its queueing instant is when the execution ahead of it in the entry was
-// taken, that is next's launch (by stageLead after f's next instant, or
-// by next's start), or the launch of a trigger sent meanwhile, which
-// launches first (an execution with an override leads its entry) and
-// started, or ran as FAILOVER, from then on (etcd seed 702, sk153: the
-// fire of 09:34:40, caught up by a new term, in an ACCEPT that failed at
-// :43.4; its requeue landed behind the fire of :44, which launched at
-// :55.87 as the leader's agent links came and went; the trigger k199,
-// sent at 35:02.9, launched first at 35:05.9 and the fire of :40 ran at
-// 35:14, queued 35:05.925).
+// requeuedBehind: rq, the MISFIRE execution right after the next fire's (next), may be fire f's
+// launch rolled back and queued again behind it: its queueing instant is when the execution ahead
+// of it in the entry was taken, that is next's launch (by stageLead after f's next instant, or by
+// next's start), or the launch of a trigger sent meanwhile, which launches first (an execution with
+// an override leads its entry) and started, or ran as FAILOVER, from then on.
 func requeuedBehind(rs []run, sent map[string]time.Time, f fire, next, rq execution, slack time.Duration) bool {
 	if rq.queued.Before(f.next.Add(stageLead)) || !rq.queued.After(next.start.Add(slack)) {
 		return true
@@ -611,19 +594,13 @@ func requeuedBehind(rs []run, sent map[string]time.Time, f fire, next, rq execut
 	return false
 }
 
-// edgeFires lists the fires within slack of a window's edges: not
-// expected (the change may have landed on either side of them), yet one
-// may have run, and its execution may be queued inside the window: a fire
-// staged ahead of its instant into a pending entry (stageLead) is queued
-// when the execution before it launches, up to a few seconds earlier
-// (embedded seed 202, sk049: the fires of 03:23:14 and 03:23:26, staged at
-// 13.109 and 25.148, 0.64 s before a change closed their windows).
+// edgeFires lists the fires within slack of a window's edges: not expected (the change may have
+// landed on either side of them), yet one may have run, and its execution may be queued inside the
+// window: a fire staged ahead of its instant into a pending entry (stageLead) is queued when the
+// execution before it launches, up to a few seconds earlier.
 //
-// A change answered late may have landed long before its answer: the
-// fires from its sending on are edge fires too (zk seed 531, sk063: an
-// enable sent under 200 ms of delay on the leader's ZooKeeper links and
-// answered at 05:57:40.054 had landed before 05:57:40, whose fire the
-// takeover's catch-up at 05:57:44.5 queued as a MISFIRE execution).
+// A change answered late may have landed long before its answer: the fires from its sending on are
+// edge fires too.
 func edgeFires(j Job, slack time.Duration, end time.Time) []fire {
 	var out []fire
 	for _, w := range j.Windows {
@@ -679,29 +656,17 @@ func takeEdge(edge []fire, taken []bool, e execution) bool {
 // on at its instant (a fire committed late collapses into what is pending
 // when it commits).
 //
-// A fault that took a member of the store away holds a commit in flight
-// as it began for up to Input.StoreHold, healed or not, and the producer
-// commits instants in order: a fire within that hold may commit as late
-// as its end (etcd seed 702 re-run: a standby killed at 11:40:48.7 was the
-// raft leader; the fire commit begun at :49.0 failed "request timed out"
-// at :54.8, after the kill healed at :50.6; retried, the fires of :50 to
-// :55 committed at :55.14, and 17 misfire=false jobs' fires of :51
-// collapsed with their fires of :54).
+// A fault that took a member of the store away holds a commit in flight as it began for up to
+// Input.StoreHold, healed or not, and the producer commits instants in order: a fire within that
+// hold may commit as late as its end.
 //
-// A fire no leader fired is caught up by the next term before its first
-// launch: under misfire=false it collapses into what is pending then (etcd
-// seed 532, sk070: the fire of 06:08:00, during a quorum loss healed at
-// 06:08:08.7, into a manual trigger queued at 06:08:10.254, pending when
-// the new leader caught up at 10.38 and first launched at 10.49), so a
-// fault's heal stretches to the first launch by a newer term after it.
+// A fire no leader fired is caught up by the next term before its first launch: under misfire=false
+// it collapses into what is pending then, so a fault's heal stretches to the first launch by a
+// newer term after it.
 //
-// A trigger whose first launch never started (a term that lapsed as it
-// launched: reconciliation finds the tasks unknown) runs only as FAILOVER,
-// queued at the relaunch; it was pending from its sending (sent), so a
-// fire collapses into it as into any pending execution (etcd seed 611,
-// sk004: the fire of 06:58:00 into the trigger k223, launched at 06:57:58.96
-// by a term that lapsed at 06:58:01.6 before the ACCEPT, relaunched at
-// 06:58:05.5).
+// A trigger whose first launch never started (a term that lapsed as it launched: reconciliation
+// finds the tasks unknown) runs only as FAILOVER, queued at the relaunch; it was pending from its
+// sending (sent), so a fire collapses into it as into any pending execution.
 func busy(rs []run, f fire, slack time.Duration, faults []Fault, sent map[string]time.Time) bool {
 	until := commitBound(f, slack, faults)
 	for _, r := range rs {
@@ -749,23 +714,13 @@ const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
 // A run whose end's update died with its lost agent (updateLost under
 // agent-lost) ran for the scheduler until it was counted lost.
 //
-// A run that ended while the leader's links to its store's peers lost
-// packets, or up to maxLossStall after they healed (a chunk delayed
-// before the heal holds the link's later ones behind it), had its end's
-// commit wait on them: the leader's registry held it running until the
-// commit landed (real-mesos seed 5303: five misfire=false jobs' runs
-// ended at 09:42:29.0, 2.5 s after leader-peers-loss healed; their fires
-// of 09:42:30 collapsed into them).
+// A run that ended while the leader's links to its store's peers lost packets, or up to
+// maxLossStall after they healed (a chunk delayed before the heal holds the link's later ones
+// behind it), had its end's commit wait on them: the leader's registry held it running until the
+// commit landed.
 //
-// A run that ended while the engine was away for the leader (engineAway,
-// or up to updateLag before), had its end held until it was back: the
-// leader took it as running until then (real-mesos seed 5503: sk001,
-// sk014 and sk020 ended at 18:08:01.3–01.7, the master killed from
-// 18:08:00.8 to 06.7, their misfire=false fires of 18:08:05 and 06
-// collapsed into them; kube seed 552: sk009's run launched at 18:46:19.9
-// (its pod, created at 10.1 and adopted after rolled-back ACCEPTs, had run
-// from 11.3 to 13.4) while the API server was down from 10.1 to 22.6, the
-// fire of 18:46:20 collapsed into it).
+// A run that ended while the engine was away for the leader (engineAway, or up to updateLag
+// before), had its end held until it was back: the leader took it as running until then.
 func seenRunningUntil(r run, faults []Fault) time.Time {
 	var until time.Time
 	for _, f := range faults {
@@ -856,24 +811,16 @@ func resumed(faults []Fault, runs []run) []Fault {
 	return out
 }
 
-// collapsedIntoRelaunch: a misfire=false fire collapsed into an
-// execution pending at its instant whose launch never started and ran as
-// a FAILOVER relaunch (docs/jobs.md: a task that never started runs again
-// at once): such a relaunch started after the fire, within a minute, and
-// no on-time execution of the job started in between (zk seed 701, sk190:
-// the fire of 09:18:44 pending as its term lapsed, its dequeue not
-// committed; the fires of :46-:50 collapsed into it at the next term's
-// catch-up; launched again at :50.8 under the same task id, gone, it ran
-// as FAILOVER at :52.19).
+// collapsedIntoRelaunch: a misfire=false fire collapsed into an execution pending at its instant
+// whose launch never started and ran as a FAILOVER relaunch (docs/jobs.md: a task that never
+// started runs again at once): such a relaunch started after the fire, within a minute, and no
+// on-time execution of the job started in between.
 //
-// The relaunch may come long after the fire: on Kubernetes a launch whose
-// pod never started (the API server down, then its node lost) is lost
-// only when its pod is gone, 40 s after its node left (engine/kube's pod
-// GC), and its fires meanwhile collapse into it (kube seed 541: sk011's
-// fires of 09:19:00-:40 into a FAILOVER run 45 s after the last):
-// relaunchBound. A relaunch that carries the instant its run served was
-// pending at f's only if that instant is not later, and is of a launch
-// that never started only if no run serving that instant started.
+// The relaunch may come long after the fire: on Kubernetes a launch whose pod never started (the
+// API server down, then its node lost) is lost only when its pod is gone, 40 s after its node left
+// (engine/kube's pod GC), and its fires meanwhile collapse into it: relaunchBound. A relaunch that
+// carries the instant its run served was pending at f's only if that instant is not later, and is
+// of a launch that never started only if no run serving that instant started.
 func collapsedIntoRelaunch(rs []run, f fire) bool {
 	for _, r := range rs {
 		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(relaunchBound)) || r.Nominal.After(f.at) || startedAs(rs, r) {
@@ -905,16 +852,10 @@ func launchOf(rs []run, e execution, launched map[string]time.Time) time.Time {
 	return at
 }
 
-// collapsedIntoRequeued: a misfire=false fire collapsed into an
-// execution pending at its instant whose launch was rolled back (its
-// ACCEPT failed) and queued again: the execution's Queued is the
-// requeue's instant, after the fire, but its task ids, kept across the
-// rollback (queue.Relaunch), carry the instant it was first queued
-// (jobs.FireTaskID), at or before the fire (kube seed 541 re-run, sk007:
-// the execution of 11:55:45, pending while the node was lost, its launch
-// refused at 11:56:22.48 for an offer the node's return had replaced,
-// queued again then and run at 11:56:31; the fire of 11:56:00 collapsed
-// into it).
+// collapsedIntoRequeued: a misfire=false fire collapsed into an execution pending at its instant
+// whose launch was rolled back (its ACCEPT failed) and queued again: the execution's Queued is the
+// requeue's instant, after the fire, but its task ids, kept across the rollback (queue.Relaunch),
+// carry the instant it was first queued (jobs.FireTaskID), at or before the fire.
 func collapsedIntoRequeued(rs []run, f fire) bool {
 	for _, r := range rs {
 		if !onTime(r) || key(r) != "" || !r.Queued.After(f.at) || r.At.Before(f.at) {
@@ -1017,22 +958,16 @@ func inAny(ws []Window, t time.Time, slack time.Duration) bool {
 	return false
 }
 
-// checkStale: a disable or deregister clears the job's pending executions
-// (docs/jobs.md, "disabling, updating or deleting the job in between
-// clears it like any pending execution"), so none queued before the job
-// went off may start once the change that brought it back (enable,
-// register) was sent. The job was off between two windows when the later
-// one's Opening is after the earlier one's To (an update sends one change:
-// both are its sending). Windows without Opening (runs kept before it was
-// recorded) are not checked. Found by etcd seed 532, sk171: the fire of
-// 06:07:12, staged as a disable sent at 06:07:11.08 landed, started at
-// 06:08:44 once the job was enabled again (92 s late).
+// checkStale: a disable or deregister clears the job's pending executions (docs/jobs.md,
+// "disabling, updating or deleting the job in between clears it like any pending execution"), so
+// none queued before the job went off may start once the change that brought it back (enable,
+// register) was sent. The job was off between two windows when the later one's Opening is after the
+// earlier one's To (an update sends one change: both are its sending). Windows without Opening
+// (runs kept before it was recorded) are not checked.
 //
-// An execution counts from its launch (launched, history's) when known:
-// on Kubernetes a pod created before the change may start after the job
-// came back (kube seed 542 re-run, sk005: launched at 12:14:05.29, before
-// a disable sent at 12:14:05.907, its pod started at 12:14:19.9, after the
-// enable): it was no longer pending when the change came.
+// An execution counts from its launch (launched, history's) when known: on Kubernetes a pod created
+// before the change may start after the job came back: it was no longer pending when the change
+// came.
 func (rep *Report) checkStale(j Job, rs []run, slack time.Duration, launched map[string]time.Time) {
 	for k := 1; k < len(j.Windows); k++ {
 		prev, next := j.Windows[k-1], j.Windows[k]
@@ -1051,15 +986,10 @@ func (rep *Report) checkStale(j Job, rs []run, slack time.Duration, launched map
 // checkKeys: each accepted trigger ran once per shard; a trigger whose
 // answer was lost ran at most once.
 //
-// A trigger that never ran is still waiting at the end when its job's
-// ready entry held executions then (pending) and no trigger of the job
-// sent after it ran (they run in the order sent): it waits behind a
-// backlog (kube seed
-// 542 re-run: k64-sk007, sent 4 s before the end behind 11 misfire=true
-// executions a kubelet slowed by the faults had not yet run). Up to
-// pending of them are counted pending (Report.Pending), and returned.
-// A trigger recorded as not run (nr: lost before it started, failover
-// off) is accounted for.
+// A trigger that never ran is still waiting at the end when its job's ready entry held executions
+// then (pending) and no trigger of the job sent after it ran (they run in the order sent): it waits
+// behind a backlog. Up to pending of them are counted pending (Report.Pending), and returned. A
+// trigger recorded as not run (nr: lost before it started, failover off) is accounted for.
 func (rep *Report) checkKeys(j Job, rs []run, nr []*notRun, pending int) int {
 	n := map[string]map[int]int{}
 	relaunch := map[string]bool{}
@@ -1150,19 +1080,15 @@ const historyLag = 2 * time.Second
 // reports none, as the simulated agents' tasks do, several when it ran
 // several times; its rows are not the task's (docs/history.md).
 //
-// A run the simulated agent ended just before its mesos-local was killed
-// may have its end in the run log and never in the scheduler: the update
-// died with the agent, whose successor answers the reconciliation with
-// the task lost, and history records that failure (the shard runs again
-// as FAILOVER). Such a run may be a failure in history (embedded seed 202:
-// three runs ended 8 ms before agents-killed).
+// A run the simulated agent ended just before its mesos-local was killed may have its end in the
+// run log and never in the scheduler: the update died with the agent, whose successor answers the
+// reconciliation with the task lost, and history records that failure (the shard runs again as
+// FAILOVER). Such a run may be a failure in history.
 //
-// A run whose process records its own end (real agents: the job script
-// writes TASK_FINISHED when it exits 0) may be killed in history when a
-// change that closed its job's window (a disable or deregister kills the
-// job's running tasks) was sent while it ran: the kill reached the
-// executor before it saw the process end, and the executor reports the
-// task killed, as Mesos's own does (real-mesos seed 5301, sk014).
+// A run whose process records its own end (real agents: the job script writes TASK_FINISHED when it
+// exits 0) may be killed in history when a change that closed its job's window (a disable or
+// deregister kills the job's running tasks) was sent while it ran: the kill reached the executor
+// before it saw the process end, and the executor reports the task killed, as Mesos's own does.
 // where prefixes each anomaly's detail (the replica's name).
 func (rep *Report) checkHistory(runs []run, jobs map[string]Job, where string, hist map[string][]Outcome, read time.Time, faults []Fault) {
 	for _, r := range runs {
@@ -1195,10 +1121,8 @@ func fmtInstant(t time.Time) string {
 	return t.UTC().Format("15:04:05.000")
 }
 
-// killedByChange: a change closing one of the job's windows was sent
-// before the run ended, or within updateLag after (the executor sees the
-// process's exit after the script wrote its end: real-mesos seed 5303,
-// sk018, 0.21 s), and answered after it started.
+// killedByChange: a change closing one of the job's windows was sent before the run ended, or
+// within updateLag after, and answered after it started.
 func killedByChange(r run, ws []Window) bool {
 	for _, w := range ws {
 		if !w.Closing.IsZero() && !r.end.Add(updateLag).Before(w.To) && r.At.Before(w.Closing) {
@@ -1216,14 +1140,11 @@ const updateLag = time.Second
 // packets (proxy.go, lossStall: 0.2 s doubling up to 6.4 s).
 const maxLossStall = 12600 * time.Millisecond
 
-// updateLost: the agents were killed before the run's end could reach the
-// scheduler: within updateLag after it ended, or, when the leader's agent
-// link was losing packets as it ended, within the longest stall after that
-// fault healed (etcd seed 702: 52 runs ended 09:39:14.8-15.7 while the
-// link lost 26 %, agents killed at 09:39:22.2: history says failed). On
-// real Mesos (agent-lost) the executor holding the update dies with its
-// agent, whose work directory goes too: the task is LOST once unreachable
-// too long.
+// updateLost: the agents were killed before the run's end could reach the scheduler: within
+// updateLag after it ended, or, when the leader's agent link was losing packets as it ended, within
+// the longest stall after that fault healed. On real Mesos (agent-lost) the executor holding the
+// update dies with its agent, whose work directory goes too: the task is LOST once unreachable too
+// long.
 func updateLost(r run, faults []Fault) bool {
 	until := r.end.Add(updateLag)
 	for _, x := range faults {
@@ -1319,23 +1240,16 @@ func counts(m map[string]int) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-// replays matches misfire=true fires to the MISFIRE executions (and the
-// FAILOVER relaunches) that stand for them. The first match is greedy, in
-// fire order: a fire takes the first free MISFIRE execution queued after
-// it was staged. A fire left without one then looks for an augmenting
-// path: a MISFIRE execution it may take from the fire holding it, which in
-// turn takes another, ending at a free execution or at a FAILOVER
-// relaunch (relaunched's rule) the later fire may stand on, free or
-// itself taken from the fire holding it. Greedily, a fire whose own
-// execution ran as FAILOVER (its task never started: the term ended
-// during its launch) took the next fire's MISFIRE execution, and so on
-// down the backlog, and the backlog's last fire was reported lost (the
-// fault soak's smoke, seed 53). A relaunch a path could not move was one
-// short the same way (zk seed 701, sk055: the fire of 09:19:30 held the
-// FAILOVER relaunch of 09:20:15's own launch, and the fire of 09:24:40
-// found no path, though 09:18:45 could have stood on the free relaunch
-// of 09:18:51). No execution or relaunch matched before is freed: a path
-// only moves them between fires.
+// replays matches misfire=true fires to the MISFIRE executions (and the FAILOVER relaunches) that
+// stand for them. The first match is greedy, in fire order: a fire takes the first free MISFIRE
+// execution queued after it was staged. A fire left without one then looks for an augmenting path:
+// a MISFIRE execution it may take from the fire holding it, which in turn takes another, ending at
+// a free execution or at a FAILOVER relaunch (relaunched's rule) the later fire may stand on, free
+// or itself taken from the fire holding it. Greedily, a fire whose own execution ran as FAILOVER
+// (its task never started: the term ended during its launch) took the next fire's MISFIRE
+// execution, and so on down the backlog, and the backlog's last fire was reported lost. A relaunch
+// a path could not move was one short the same way. No execution or relaunch matched before is
+// freed: a path only moves them between fires.
 type replays struct {
 	ex    []execution
 	used  []bool

@@ -41,11 +41,8 @@ type Embedded struct {
 
 var _ Shape = (*Embedded)(nil)
 
-// DefaultDiskMB is the embedded shape's tmpfs: room for 10 minutes of 200
-// jobs with history (seed 803 filled 256 MB in 5 minutes without a fault:
-// the history's WAL alone grows to 160 MB between checkpoints, the
-// registry's to 40 MB, the history to 50 MB), so that the disk is full only
-// under the disk-full fault.
+// DefaultDiskMB is the embedded shape's tmpfs: room for 10 minutes of 200 jobs with history, so
+// that the disk is full only under the disk-full fault.
 const DefaultDiskMB = 1024
 
 func (e *Embedded) Name() string { return "embedded" }

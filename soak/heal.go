@@ -2,13 +2,9 @@ package soak
 
 import "time"
 
-// checkHeal: after the last fault heals, every job starts again within
-// Heal of its first due fire after the heal: its first expected cron fire
-// after the heal that no documented rule collapses or voids (zk seed 701
-// re-run, sk110 and sk117: a takeover during a paused leader caught their
-// fires up with one execution running at 11:59:00, the first instant after
-// the heal at 11:58:59.832; that fire collapsed into it, and the next was
-// 11:59:10):
+// checkHeal: after the last fault heals, every job starts again within Heal of its first due fire
+// after the heal: its first expected cron fire after the heal that no documented rule collapses or
+// voids:
 //
 //   - a misfire=false fire while a run of the job is going, as the
 //     scheduler sees it (ended within Slack before the fire, or later),

@@ -59,9 +59,8 @@ func (r historyRow) outcome() Outcome {
 	return o
 }
 
-// historyTries is how often a page of history is asked for before the
-// run gives up: a deep page (an OFFSET of 60,000 rows in MariaDB) took
-// more than the client's 5 s at load 55 (zk seed 704), and the run was
+// historyTries is how often a page of history is asked for before the run gives up: a deep page (an
+// OFFSET of 60,000 rows in MariaDB) took more than the client's 5 s at load 55, and the run was
 // lost for it.
 const historyTries = 4
 

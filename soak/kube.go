@@ -200,10 +200,8 @@ func (k *Kube) Stop() error {
 	return errors.Join(errs...)
 }
 
-// warnPressure says when the node reports a pressure condition: its
-// kubelet then rejects every new pod (seed 542: DiskPressure from the
-// machine's shared disk at 99 % for the last 2.5 minutes), which no fault
-// of the nemesis did, so the run's last fires are not the product's.
+// warnPressure says when the node reports a pressure condition: its kubelet then rejects every new
+// pod, which no fault of the nemesis did, so the run's last fires are not the product's.
 func (k *Kube) warnPressure(ctx context.Context) {
 	out, err := k.kubectlDo(ctx, "", "get", "node", "127.0.0.1", "-o",
 		`jsonpath={range .status.conditions[?(@.status=="True")]}{.type} {end}`)

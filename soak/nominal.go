@@ -5,18 +5,14 @@ import (
 	"time"
 )
 
-// matchNominal matches each execution that carries the cron instant it
-// serves (execution.nominal, recorded by the scheduler with the ready
-// entry and passed in the task's payload) to the expected fire of that
-// instant, whenever it was queued: a fire committed late (a paused
-// leader, a commit the store held) is queued at its commit, and inferring
-// its fire from that time takes it for a later fire's (etcd seed 805,
-// embedded seed 806). Executions serving the same instant are one fire's
-// (checkDuplicates tells a shard run twice). Every execution with an
-// instant is used; open are the fires left for the inference by queueing
-// time (runs of older schedulers, triggers, failovers), stray
-// the executions serving an instant no expected fire has (an edge fire's,
-// else unexplained).
+// matchNominal matches each execution that carries the cron instant it serves (execution.nominal,
+// recorded by the scheduler with the ready entry and passed in the task's payload) to the expected
+// fire of that instant, whenever it was queued: a fire committed late (a paused leader, a commit
+// the store held) is queued at its commit, and inferring its fire from that time takes it for a
+// later fire's. Executions serving the same instant are one fire's (checkDuplicates tells a shard
+// run twice). Every execution with an instant is used; open are the fires left for the inference by
+// queueing time (runs of older schedulers, triggers, failovers), stray the executions serving an
+// instant no expected fire has (an edge fire's, else unexplained).
 func (rep *Report) matchNominal(ex []execution, used []bool, fs []fire) (open []fire, stray []execution) {
 	at := make(map[time.Time]int, len(fs))
 	for k, f := range fs {

@@ -40,14 +40,11 @@ func (w RaftWrite) String() string {
 	return s
 }
 
-// RaftWrites reads the raft log of an etcd member of a kept run (the
-// etcd, real-mesos and kube shapes) and lists its writes to keys
-// containing sub, in log order: what a registry key (a job's ready entry,
-// a running entry) held at each commit, which the schedulers' logs do not
-// say (etcd seed 702, sk153: a fire reported lost ran 34 s late, its
-// rolled-back launch requeued behind the next fire). dir is a member's
-// WAL directory, a directory holding member/wal or etcd/member/wal, or a
-// run's directory (its first replica's log: they hold the same entries).
+// RaftWrites reads the raft log of an etcd member of a kept run (the etcd, real-mesos and kube
+// shapes) and lists its writes to keys containing sub, in log order: what a registry key (a job's
+// ready entry, a running entry) held at each commit, which the schedulers' logs do not say. dir is
+// a member's WAL directory, a directory holding member/wal or etcd/member/wal, or a run's directory
+// (its first replica's log: they hold the same entries).
 func RaftWrites(dir, sub string) ([]RaftWrite, error) {
 	walDir, err := findWAL(dir)
 	if err != nil {

@@ -75,14 +75,12 @@ func (m *RealMesos) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The registry is the replicated log (Mesos's default, what production
-	// masters keep), here one replica in the work directory: a restarted
-	// master knows its agents and waits for them to register again. With
-	// the in-memory registry it answers reconciliation "task unknown" for
-	// every task of an agent not back yet, and runs that finished during
-	// the restart go to history as failed (seed 5301: 26 runs). A lost
-	// agent is marked unreachable after 3 missed pings of 2 s, not the
-	// default 75 s: its tasks go UNREACHABLE within the nemesis's gaps.
+	// The registry is the replicated log (Mesos's default, what production masters keep), here one
+	// replica in the work directory: a restarted master knows its agents and waits for them to
+	// register again. With the in-memory registry it answers reconciliation "task unknown" for
+	// every task of an agent not back yet, and runs that finished during the restart go to history
+	// as failed. A lost agent is marked unreachable after 3 missed pings of 2 s, not the default 75
+	// s: its tasks go UNREACHABLE within the nemesis's gaps.
 	m.master = &proc{name: "mesos-master", bin: filepath.Join(m.Home, "bin/mesos-master"), log: filepath.Join(m.Dir, "mesos-master.log"),
 		args: []string{"--ip=127.0.0.1", "--hostname=127.0.0.1", "--port=" + strconv.Itoa(mport),
 			"--work_dir=" + filepath.Join(m.Dir, "mesos-master"), "--registry=replicated_log", "--quorum=1",

@@ -177,9 +177,7 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 	open, checked := s.open, s.changer
 	w.mu.Unlock()
 	if !checked {
-		// a change of unknown outcome took it out of the checks: no more
-		// changes (its body is gone: an enable answered next panicked on
-		// it, zk seed 612)
+		// a change of unknown outcome took it out of the checks: no more changes
 		return
 	}
 	sent := time.Now()

@@ -15,8 +15,7 @@ import (
 // cut off from the API server) may have made its pod. Accept then fails as a whole
 // (created), the scheduler rolls the launch back and launches it again under the same task
 // ids (queue.Relaunch), so the pod's name is the same: the engine adopts the pod it finds
-// instead of creating another (the fault soak, kube seed 542: with a new id the shard ran
-// twice).
+// instead of creating another (with a new id the shard would run twice).
 
 // refused reports a creation error that is the API server's answer that it did not create
 // the pod (a bad pod, a missing namespace, a full quota, too many requests). Anything else
@@ -37,7 +36,7 @@ func refused(err error) bool {
 // serve now: no answer of its own (the connection refused, reset or lost, a timeout), or an
 // answer that it is overloaded or failing (408, 429, 5xx). Accept wraps such a failure with
 // engine.ErrUnavailable, and the scheduler backs its launches off instead of retrying them
-// at once (the fault soak, kube seed 552).
+// at once (each retry is a commit, an API request and a roll-back while nothing can succeed).
 func unreachable(err error) bool {
 	if err == nil || errors.Is(err, ErrPodTemplate) || errors.Is(err, ErrNamespace) {
 		return false
@@ -51,8 +50,8 @@ func unreachable(err error) bool {
 }
 
 // adopt takes the launch of a task the engine already knows: a launch whose pod creation
-// lost its answer was rolled back by the scheduler and comes again under the same task id
-// (the fault soak, kube seed 542), and the pod it created is this task's. The pod is not
+// lost its answer was rolled back by the scheduler and comes again under the same task id,
+// and the pod it created is this task's. The pod is not
 // created twice: the task is kept and the scheduler, which now holds it as running, is
 // told its state again (what it was told meanwhile was about a task it did not hold). A
 // task whose pod has come and gone meanwhile is told by the end it had. Called with e.mu

@@ -184,7 +184,7 @@ func (e *Engine) NamespaceCaps(names []string) map[string]engine.NamespaceCap {
 // shardsByNamespace is what this scheduler's live pods hold in each Kubernetes namespace
 // (their requests: the shard's and its part of its app executor's), the use the quota's
 // `used` counts of ours, which the round counts as the namespaces' own (shards, and each
-// app's executor once per node; issue 52).
+// app's executor once per node).
 func (tt taskTable) shardsByNamespace() map[string]res {
 	out := map[string]res{}
 	for _, t := range tt {

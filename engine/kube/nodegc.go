@@ -10,9 +10,8 @@ import (
 
 // A node object deleted is not a task lost. Its kubelet may merely be down: the containers
 // of its pods run on, their executors report, and a kubelet that comes back registers the
-// node again and goes on with the pods still bound to it (the fault soak, kube seed 541: a
-// task declared lost at the node's deletion finished 0.2 s later, and its relaunch ran the
-// shard again). So the engine does what Kubernetes' pod garbage collector does with the
+// node again and goes on with the pods still bound to it: a task declared lost at the
+// node's deletion can still finish, and its relaunch would run the shard again. So the engine does what Kubernetes' pod garbage collector does with the
 // pods of a node that is gone (the realkube tier and the soak run none): after a
 // quarantine, if the node has not come back, it deletes the pods of its tasks there at
 // once (no kubelet is there to confirm an end), and a task counts as lost only when its pod

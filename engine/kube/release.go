@@ -45,8 +45,8 @@ func (e *Engine) releaseHeld(now time.Time) (next time.Time) {
 		due := t.committedAt.Add(e.cfg.FinishedPodHold)
 		// A task lost with its node is not held: its pod may still be bound to the node's
 		// name, and a kubelet that comes back under it would start the pod beside the
-		// task's relaunch (the fault soak, kube seed 541: a pending pod held 30 s for its own
-		// start, started by the returning kubelet 40 s after its task was declared lost).
+		// task's relaunch (a pending pod can be started by a returning kubelet long after its
+		// task was declared lost).
 		if !t.deleted && t.pod != "" && !t.nodeLost && starting[t.node] && now.Before(due) {
 			if next.IsZero() || due.Before(next) {
 				next = due

@@ -1,8 +1,8 @@
 // Package loopback hands out loopback TCP ports, never the same one twice
 // in a process. A port found free is closed again until the process it is
 // for binds it, and the kernel may give it meanwhile to the next listener
-// on port 0 (the fault soak's etcd seed 823, e2e/ha: a proxy bound the
-// port picked a moment before for an etcd member's peers). The fault soak
+// on port 0 (a proxy binding the port picked a moment before for an etcd
+// member's peers). The fault soak
 // and the e2e harness take their ports here.
 package loopback
 

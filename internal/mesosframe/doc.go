@@ -6,7 +6,7 @@
 // it to an int: a size of 2^63 or more turns negative and the reader panics
 // (slice bounds out of range), on the goroutine that decodes the stream, so
 // one bad frame from a master or agent crashed the scheduler or executor.
-// Found by the executor's FuzzEventDecode. Guard turns that panic into a
+// Guard turns that panic into a
 // framing error (and every later read into the same error), which ends the
 // subscription like any other broken stream; JSONCodec is mesos-go's JSON
 // codec with guarded decoders, and an encoder that writes a call's own

@@ -396,7 +396,7 @@ const (
 // apply and sending it again cannot apply it twice. Without this, a
 // commit racing the HandOff at the start of every term failed, and a
 // batch of status updates waited for the engine's resend (10 s on Mesos),
-// their jobs held as running meanwhile (the soak's etcd shape, seed 7).
+// their jobs held as running meanwhile.
 func (s *Store) txn(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op) (*clientv3.TxnResponse, error) {
 	for i := 0; ; i++ {
 		resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()

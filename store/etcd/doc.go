@@ -115,7 +115,7 @@
 // numbers grow strictly with every leadership, the same candidate's
 // included. The key's create_revision would not: a standby's key created
 // before another key's second term began would number its first term
-// lower than that one (the etcd fault soak, seed 411). A candidate watches the election's keys from the revision it listed at
+// lower than that one. A candidate watches the election's keys from the revision it listed at
 // and looks again when one changes, and at least every TTL.
 //
 // The candidate renews its lease every sixth of the TTL itself

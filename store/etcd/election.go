@@ -298,8 +298,7 @@ func (c *Candidate) lead(ctx context.Context, sess *session) error {
 		// key lived fences that term out so (its loops may still be
 		// stopping). The key's create_revision would not do: a standby's
 		// key created before another key's second term began would number
-		// its own first term lower than that one (etcd soak, seed 411:
-		// term 4037 led after term 4907).
+		// its own first term lower than that one: terms would go back.
 		if err := c.retake(ctx, sess); err != nil {
 			return err
 		}

@@ -22,8 +22,8 @@ import (
 // asked for its status through its client URL, within statusWait; one
 // that does not answer goes last): leadership handed to a member that had
 // just started again and was still catching up held the store's writes
-// for 6 s (real-Mesos fault soak, seed 5503: a fire commit past the 5 s
-// a job has to fire again after a fault heals).
+// for seconds: a fire's commit past the 5 s a job has to fire again after
+// a fault heals.
 func (m *Member) HandOff(ctx context.Context) (bool, error) {
 	s := m.e.Server
 	if s.Leader() != s.MemberID() {

@@ -378,10 +378,9 @@ func (p *plan) ancestors(op store.Op) (assumed bool, err error) {
 // still is, where its parent exists: a create of it and a delete, both
 // planned (a node created since the read fails the create, and the commit
 // is planned again, deleting it). Without it a create landing between the
-// read and the multi survived a commit that was to delete it (ZooKeeper
-// fault soak, seed 5516: a fire's ready entry, created just before a cron
-// update's commit, ran the old cron's instant after the update was
-// answered). Absent because an earlier step of the batch deletes it, the
+// read and the multi survived a commit that was to delete it (a fire's
+// ready entry, created just before a cron update's commit, would run the
+// old cron's instant after the update was answered). Absent because an earlier step of the batch deletes it, the
 // node needs no guard: that step is in the multi.
 func (p *plan) delete(op store.Op) error {
 	ok, err := p.exists(op.Path)

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The kube scenario's binding part (issue 41 item 2): trigger → all pods Running for jobs of
+// The kube scenario's binding part: trigger → all pods Running for jobs of
 // 3 and 20 shards (-kube-binding-shards), with the scheduler binding pods itself (direct:
 // spec.nodeName) and through kube-scheduler (pinned by required node affinity), side by side
 // with an Indexed Job of the same pods (same command, requests = limits as ours), the same

@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// The kube scenario (issue 33 item 8): on the real single-node Kubernetes of
+// The kube scenario: on the real single-node Kubernetes of
 // EJ_K8S_HOME (default ../shared/k8s-1.37, beside the repository), side by side in one run, 3 pods running `echo; sleep 1`:
 //   - floor: the 3 pods created bound by hand (nodeName), at once: the kubelet's floor;
 //   - job: a Kubernetes Indexed Job of 3 completions (kube-scheduler places them);

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// The kube scenario's timeline part (-kube-parts timeline, issue 41): where the time to all
+// The kube scenario's timeline part (-kube-parts timeline): where the time to all
 // pods Running goes, pod by pod, for an Indexed Job whose pods do our executor's work, the
 // same pods by hand at once under the Job's DNS policy and under ours
 // (ClusterFirstWithHostNet), and ours (direct and kube-scheduler), timelineShards at once.

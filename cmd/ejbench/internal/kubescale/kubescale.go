@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The kube-scale scenario (issue 40 item 3): the real API server, etcd, kube-controller-
+// The kube-scale scenario: the real API server, etcd, kube-controller-
 // manager and kube-scheduler of the single-node build with kwok's simulated nodes, and one
 // load run through each side in turn on the same cluster:
 //   - ours: the scheduler's Kubernetes engine, the jobs registered with seconds-crons; it

@@ -15,7 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
-// Run plays issue 52's three scenarios on real schedulers (-bin, and
+// Run plays the teams' three scenarios on real schedulers (-bin, and
 // -teams-before's bin dir alternately with it when given), then the
 // virtual-time simulation of the same scenarios (round's
 // BenchmarkRealRun), and reports them side by side.

@@ -15,7 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
 )
 
-// The teams scenario (issue 52): namespaces with guarantees, limits and
+// The teams scenario: namespaces with guarantees, limits and
 // weights on the embedded engine of a 2-CPU agent, with real executors and
 // processes. Every job runs one script that appends its own clock at
 // process start (and at its end) to a file, so a fire's lateness is read
