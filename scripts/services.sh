@@ -126,21 +126,33 @@ free_port() {
 }
 
 # alive PIDFILE MARKER: the pid in PIDFILE runs and its command line holds MARKER
-# (guards against a recycled pid).
+# (guards against a recycled pid). A process caught inside execve, or one the
+# kernel has not yet given its new arguments, reads an empty command line:
+# that one is alive unless it is a zombie, else a service seen a moment after
+# spawn could be reported dead while it starts.
 alive() {
-	local pid
+	local pid cmd state
 	[[ -s $1 ]] || return 1
 	pid=$(<"$1")
 	[[ -r /proc/$pid/cmdline ]] || return 1
-	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$2"
+	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+	if [[ -z $cmd ]]; then
+		state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null) || return 1
+		[[ -n $state && $state != Z && $state != X ]]
+		return
+	fi
+	[[ $cmd == *"$2"* ]]
 }
 
 # spawn PIDFILE LOG CMD...: run CMD detached in its own session, pid recorded.
+# SPAWNED[PIDFILE] keeps the shell's child, so wait_until can tell how it ended.
+declare -A SPAWNED=()
 spawn() {
 	local pidfile=$1 log=$2
 	shift 2
 	# shellcheck disable=SC2016
 	setsid sh -c 'echo $$ >"$0"; exec "$@"' "$pidfile" "$@" </dev/null >>"$log" 2>&1 &
+	SPAWNED[$pidfile]=$!
 	for _ in $(seq 1 50); do [[ -s $pidfile ]] && return 0; sleep 0.1; done
 	die "could not start $1"
 }
@@ -170,17 +182,36 @@ fail_log() { # fail_log NAME LOG MESSAGE
 	exit 1
 }
 
-# wait_until NAME PIDFILE MARKER LOG CHECK...: poll CHECK until it succeeds,
-# failing fast if the process died, and after WAIT_SECS in any case.
+# await PIDFILE MARKER CHECK...: poll CHECK until it succeeds (0); 1 when the
+# process died first (AWAIT_HOW says how it ended), 2 after WAIT_SECS.
+await() {
+	local pidfile=$1 marker=$2 bg st
+	shift 2
+	AWAIT_HOW=
+	for _ in $(seq 1 $((WAIT_SECS * 5))); do
+		"$@" >/dev/null 2>&1 && return 0
+		if ! alive "$pidfile" "$marker"; then
+			AWAIT_HOW="process exited"
+			bg=${SPAWNED[$pidfile]:-}
+			if [[ -n $bg ]]; then
+				st=0
+				wait "$bg" 2>/dev/null || st=$?
+				if ((st > 128)); then AWAIT_HOW="process killed by signal $((st - 128))"
+				else AWAIT_HOW="process exited with status $st"; fi
+			fi
+			return 1
+		fi
+		sleep 0.2
+	done
+	AWAIT_HOW="not ready after ${WAIT_SECS}s"
+	return 2
+}
+
+# wait_until NAME PIDFILE MARKER LOG CHECK...: await, failing with LOG's tail.
 wait_until() {
 	local name=$1 pidfile=$2 marker=$3 log=$4
 	shift 4
-	for _ in $(seq 1 $((WAIT_SECS * 5))); do
-		"$@" >/dev/null 2>&1 && return 0
-		alive "$pidfile" "$marker" || fail_log "$name" "$log" "process exited"
-		sleep 0.2
-	done
-	fail_log "$name" "$log" "not ready after ${WAIT_SECS}s"
+	await "$pidfile" "$marker" "$@" || fail_log "$name" "$log" "$AWAIT_HOW"
 }
 
 abs_dir() {
@@ -225,11 +256,23 @@ admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr,stat,mntr,cons,conf
 forceSync=no
 CFG
-	rm -f "$dir/zk.pid"
-	spawn "$dir/zk.pid" "$dir/zk.log" java -Xmx"${EJ_ZK_HEAP:-256m}" -XX:+UseSerialGC \
-		-XX:TieredStopAtLevel=1 -Dzookeeper.admin.enableServer=false -Djute.maxbuffer=8388608 \
-		-cp "$(zk_classpath)" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zk/zoo.cfg"
-	wait_until zookeeper "$dir/zk.pid" "$dir/zk/zoo.cfg" "$dir/zk.log" zk_ruok "$port"
+	# A JVM that dies while it starts, before it has printed a line, is taken
+	# for a passing fault of the machine and started again (three tries); one
+	# that printed why it stopped, or never answers, fails at once.
+	local try rc
+	for try in 1 2 3; do
+		rm -f "$dir/zk.pid"
+		spawn "$dir/zk.pid" "$dir/zk.log" java -Xmx"${EJ_ZK_HEAP:-256m}" -XX:+UseSerialGC \
+			-XX:TieredStopAtLevel=1 -Dzookeeper.admin.enableServer=false -Djute.maxbuffer=8388608 \
+			-cp "$(zk_classpath)" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zk/zoo.cfg"
+		rc=0
+		await "$dir/zk.pid" "$dir/zk/zoo.cfg" zk_ruok "$port" || rc=$?
+		((rc == 0)) && return 0
+		if ((rc != 1 || try == 3)) || [[ -s $dir/zk.log ]]; then
+			fail_log zookeeper "$dir/zk.log" "$AWAIT_HOW (try $try)"
+		fi
+		echo "services.sh: zookeeper: $AWAIT_HOW before printing anything (try $try); starting it again" >&2
+	done
 }
 
 cmd_stop_zk() { stop_pid zookeeper "$1/zk.pid" "$1/zk/zoo.cfg"; }
