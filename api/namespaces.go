@@ -25,7 +25,10 @@ type tenancyHandlers struct {
 	nsSeries   *nsusage.Series  // Options.Tenancy.NamespaceSeries
 	engineCaps func(ns string) *EngineCap
 	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
-	nsChanged  func() // Options.Tenancy.NamespaceChanged
+	nsChanged  func()          // Options.Tenancy.NamespaceChanged
+	binding    ExecutorBinding // Options.Tenancy.ExecutorBinding
+	// auditFetch records a refused secret fetch (Server.auditSecretFetch).
+	auditFetch func(c *gin.Context, taskID string, status int, summary string)
 }
 
 // Usage is what a namespace holds and uses now.

@@ -139,6 +139,10 @@ type TenancyOptions struct {
 	// written or deleted (the leader's launch round reads the capacities
 	// again at once).
 	NamespaceChanged func()
+	// ExecutorBinding, when set (the embedded agent), checks that a
+	// secret fetch comes from the executor that runs its task; nil: the
+	// engine cannot tell, and a fetch is bound to its task and one use only.
+	ExecutorBinding ExecutorBinding
 }
 
 // OperateOptions serve the operators' routes (operate.go, replicated.go,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/history/view"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/store"
 )
@@ -52,12 +55,18 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 // secretsAPI is the two teams' API with a keyring, pay's secret db stored
 // by alice (then overwritten) and pay's job nightly naming it.
-func secretsAPI(t *testing.T) (*tenancy, *syncBuffer) {
+func secretsAPI(t *testing.T) (*tenancy, *syncBuffer) { return secretsAPIWith(t, nil) }
+
+// secretsAPIWith is secretsAPI with more options.
+func secretsAPIWith(t *testing.T, more func(*api.Options)) (*tenancy, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	tn := twoTeamsAPI(t, func(o *api.Options) {
 		o.Tenancy.Secrets = testKeyring(t)
 		o.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		if more != nil {
+			more(o)
+		}
 	})
 	for i, v := range []string{"first-" + secretValue, secretValue} {
 		w := tn.call("PUT", "/api/namespaces/pay/secrets/db", `{"value":"`+v+`"}`, "alice", "secret")
@@ -296,4 +305,85 @@ func twoTeamsAPIOver(t *testing.T, tn *tenancy, kr *secrets.Keyring) *tenancy {
 		Auth:     api.NewAuth(api.Credentials{AdminUser: "root", AdminPassword: "s3cret", Users: tn.users}, clock.NewFake(t0), tn.reg.Tenancy()),
 	}
 	return &tenancy{h: api.New(o), reg: tn.reg, kv: tn.kv}
+}
+
+// recordedAudit keeps the rows written to it.
+type recordedAudit struct {
+	mu   sync.Mutex
+	rows []view.Audit
+}
+
+func (r *recordedAudit) Record(_ context.Context, a view.Audit) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rows = append(r.rows, a)
+	return nil
+}
+
+func (r *recordedAudit) Audits(context.Context, view.Query) (view.Page[view.Audit], error) {
+	return view.Page[view.Audit]{}, nil
+}
+
+// TestSecretFetchBoundToItsExecutor: where the engine can tell which
+// executor runs a task, the task's own valid token opens nothing unless
+// the fetch proves it comes from that executor; such a refusal consumes
+// nothing (the task's executor still fetches afterwards), is logged, and
+// is written to the audit log in pay's namespace.
+func TestSecretFetchBoundToItsExecutor(t *testing.T) {
+	audit := &recordedAudit{}
+	var asked []string
+	tn, logs := secretsAPIWith(t, func(o *api.Options) {
+		o.Audit = audit
+		o.Tenancy.ExecutorBinding = func(taskID, proof string) error {
+			asked = append(asked, taskID)
+			if proof != "pay-executor-proof" {
+				return errors.New("not the task's executor")
+			}
+			return nil
+		}
+	})
+	kr := testKeyring(t)
+	fetch := func(proof string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", api.ExecutorSecretsPath, strings.NewReader(`{"taskId":"`+tn.payTask+`"}`))
+		req.Header.Set(api.TaskTokenHeader, kr.TaskToken(tn.payTask))
+		if proof != "" {
+			req.Header.Set(jobs.ExecutorProofHeader, proof)
+		}
+		w := httptest.NewRecorder()
+		tn.h.ServeHTTP(w, req)
+		return w
+	}
+	for _, proof := range []string{"", "search-executor-proof"} {
+		if w := fetch(proof); w.Code != http.StatusForbidden || leaks(t, tn, w.Body.String()) ||
+			!strings.Contains(w.Body.String(), "only to the executor that runs it") {
+			t.Errorf("pay's token with proof %q: %d %s; want 403", proof, w.Code, w.Body)
+		}
+	}
+	if !strings.Contains(logs.String(), "not from the executor that runs the task") {
+		t.Errorf("the refusals were not logged:\n%s", logs)
+	}
+	audit.mu.Lock()
+	var rows []view.Audit
+	for _, r := range audit.rows {
+		if r.Route == api.ExecutorSecretsPath {
+			rows = append(rows, r)
+		}
+	}
+	audit.mu.Unlock()
+	if len(rows) != 2 {
+		t.Fatalf("audit rows %+v, want 2", rows)
+	}
+	for _, r := range rows {
+		if r.Namespace != "pay" || r.Target != tn.payTask || r.Status != http.StatusForbidden || r.Route != api.ExecutorSecretsPath ||
+			!strings.Contains(r.Summary, "refused") {
+			t.Errorf("audit row %+v", r)
+		}
+	}
+	// Nothing was consumed: pay's own executor fetches now.
+	if w := fetch("pay-executor-proof"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), base64.StdEncoding.EncodeToString([]byte(secretValue))) {
+		t.Fatalf("pay's executor after the refusals: %d %s", w.Code, w.Body)
+	}
+	if len(asked) != 3 {
+		t.Errorf("the binding was asked %d times, want 3", len(asked))
+	}
 }

@@ -156,7 +156,9 @@ func newServer(o Options) *Server {
 	s.workflows = &workflowHandlers{core: c, scheduleHandlers: s.schedules, hist: hist}
 	s.backfills = &backfillHandlers{core: c, jobHandlers: s.jobs}
 	s.tenants = &tenancyHandlers{core: c, secrets: o.Tenancy.Secrets, tenancy: o.Tenancy.TenantIsolation, nsSeries: o.Tenancy.NamespaceSeries,
-		engineCaps: o.Tenancy.EngineCaps, idleExecs: o.Tenancy.IdleExecutors, nsChanged: o.Tenancy.NamespaceChanged}
+		engineCaps: o.Tenancy.EngineCaps, idleExecs: o.Tenancy.IdleExecutors, nsChanged: o.Tenancy.NamespaceChanged,
+		binding: o.Tenancy.ExecutorBinding}
+	s.tenants.auditFetch = s.auditSecretFetch
 	s.operate = &operateHandlers{core: c, live: l, replicated: o.Operate.Replicated, every: o.Operate.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
 	s.clusters = &clusterHandlers{core: c, live: l, clusters: o.Operate.Clusters}
 	s.console = &consoleHandlers{core: c, clientAddr: o.Forwarding.ClientAddr}

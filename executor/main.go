@@ -46,7 +46,8 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		},
 		Limits:  extract.Limits{MaxBytes: s.MaxExtracted, MaxEntries: s.MaxEntries},
 		Sandbox: s.Sandbox, Env: env, Grace: s.KillGrace, Log: log.With("subsystem", "task"),
-		TaskGC: &TaskGC{Delay: s.GCDelay, Headroom: s.GCDiskHeadroom},
+		TaskGC:  &TaskGC{Delay: s.GCDelay, Headroom: s.GCDiskHeadroom},
+		Secrets: SecretsClient{ExecutorToken: token},
 	}
 	if pipeline.Java, err = javaOf(s.JavaJar, s.JavaOpts); err != nil {
 		return err

@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,12 @@ type SecretsClient struct {
 	// Tries bounds the attempts per URL on a fault (a scheduler restarting,
 	// a leader changing); default 5, a second apart and more.
 	Tries int
+	// ExecutorToken is the agent's token for this executor
+	// (MESOS_EXECUTOR_AUTHENTICATION_TOKEN; "" in a pod): a fetch carries
+	// a proof made with it (jobs.SecretFetchProof), by which the embedded
+	// agent tells the scheduler that the fetch comes from the executor
+	// that runs the task. The token itself is never sent.
+	ExecutorToken string
 }
 
 type fetched struct {
@@ -62,6 +69,10 @@ func (sc SecretsClient) Fetch(ctx context.Context, acc jobs.SecretAccess, taskID
 		tries = 5
 	}
 	body, _ := json.Marshal(map[string]string{"taskId": taskID})
+	proof := ""
+	if sc.ExecutorToken != "" {
+		proof = jobs.SecretFetchProof(sha256.Sum256([]byte(sc.ExecutorToken)), taskID)
+	}
 	var last error
 	for try := 0; try < tries; try++ {
 		if try > 0 {
@@ -72,7 +83,7 @@ func (sc SecretsClient) Fetch(ctx context.Context, acc jobs.SecretAccess, taskID
 			}
 		}
 		for _, base := range acc.URLs {
-			out, err := fetchOnce(ctx, client, strings.TrimRight(base, "/")+secretsPath, acc.Token, body)
+			out, err := fetchOnce(ctx, client, strings.TrimRight(base, "/")+secretsPath, acc.Token, proof, body)
 			if err == nil || errors.Is(err, errSecretsRefused) {
 				return out, err
 			}
@@ -82,13 +93,16 @@ func (sc SecretsClient) Fetch(ctx context.Context, acc jobs.SecretAccess, taskID
 	return nil, fmt.Errorf("fetch the job's secrets from the scheduler: %w", last)
 }
 
-func fetchOnce(ctx context.Context, client *http.Client, url, token string, body []byte) (map[string][]byte, error) {
+func fetchOnce(ctx context.Context, client *http.Client, url, token, proof string, body []byte) (map[string][]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(taskTokenHeader, token)
+	if proof != "" {
+		req.Header.Set(jobs.ExecutorProofHeader, proof)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err

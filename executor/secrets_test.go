@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -89,5 +90,41 @@ func TestDeliverKubernetesSecrets(t *testing.T) {
 	td.Job.Secrets = append(td.Job.Secrets, jobs.SecretRef{KubernetesSecret: "no-such-secret-here", Key: "k", File: "k"})
 	if _, err := p.deliverSecrets(context.Background(), td, "t1", t.TempDir()); err == nil || !strings.Contains(err.Error(), "no-such-secret-here") {
 		t.Fatalf("a file entry without its mount: %v", err)
+	}
+}
+
+// TestFetchProvesItsExecutor: with the agent's executor token, a fetch
+// carries the proof made of it for its own task, and never the token.
+func TestFetchProvesItsExecutor(t *testing.T) {
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Clone())
+		w.Write([]byte(`{"secrets":[{"name":"db","value":"aHVudGVyMg=="}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	const execTok = "executor-token-7f3a"
+	p := &Pipeline{Secrets: SecretsClient{Tries: 1, ExecutorToken: execTok}}
+	if _, err := p.deliverSecrets(context.Background(), secretTask(srv.URL, "tok"), "t1", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	want := jobs.SecretFetchProof(sha256.Sum256([]byte(execTok)), "t1")
+	if len(got) != 1 || got[0].Get(jobs.ExecutorProofHeader) != want {
+		t.Fatalf("headers %v, want proof %s", got, want)
+	}
+	for k, vs := range got[0] {
+		for _, v := range vs {
+			if strings.Contains(v, execTok) {
+				t.Errorf("header %s carries the executor token", k)
+			}
+		}
+	}
+	// In a pod (no executor token) no proof is sent.
+	got = nil
+	p.Secrets.ExecutorToken = ""
+	if _, err := p.deliverSecrets(context.Background(), secretTask(srv.URL, "tok"), "t1", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Get(jobs.ExecutorProofHeader) != "" {
+		t.Fatalf("a pod's fetch: %v", got)
 	}
 }

@@ -1,6 +1,9 @@
 package jobs
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"path"
 	"regexp"
@@ -55,6 +58,22 @@ func (c Config) KubeSecrets() []SecretRef {
 type SecretAccess struct {
 	URLs  []string `json:"urls"`
 	Token string   `json:"token"`
+}
+
+// ExecutorProofHeader carries, with a secret fetch, the proof that the
+// caller is the executor that runs the task: SecretFetchProof of its
+// agent's executor token.
+const ExecutorProofHeader = "X-Elasticjob-Executor-Proof"
+
+// SecretFetchProof is what an executor holding an agent's executor token
+// sends with its task's secret fetch: an HMAC of the task id keyed with
+// the token's SHA-256, which is all the embedded agent keeps of it. The
+// token itself never leaves the executor, and a proof opens one task's
+// fetch, once, and nothing at the agent.
+func SecretFetchProof(tokenSHA256 [sha256.Size]byte, taskID string) string {
+	m := hmac.New(sha256.New, tokenSHA256[:])
+	m.Write([]byte("secret-fetch\x00" + taskID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // SecretsDirEnv names the task's secrets directory in a shard's

@@ -88,22 +88,25 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 			return err
 		}
 	}
-	masterURL, closeMesos, err := startMesos(ctx, cfg, log, ten)
+	masterURL, bind, closeMesos, err := startMesos(ctx, cfg, log, ten)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer closeMesos()
 	eb, _ := backend.(*etcdBackend)
-	return serve(ctx, cfg, log, kv, eb, newLeadership(cfg, backend, log), ln, masterURL, ti)
+	return serve(ctx, cfg, log, kv, eb, newLeadership(cfg, backend, log), ln, masterURL, ti, bind)
 }
 
 // cachedRoots are the registry subtrees every instance keeps in memory
 // (the election's /ha is read from the store itself).
 var cachedRoots = []string{"/config", "/state", "/auth", registry.NamespacesPath}
 
-// eb is the registry on etcd (registry=etcd), else nil.
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, eb *etcdBackend, lead leadership, ln net.Listener, masterURL string, ti api.TenantIsolation) error {
+// eb is the registry on etcd (registry=etcd), else nil; bind checks that a
+// secret fetch comes from its task's executor (the embedded agent's; nil
+// on other engines).
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.KV, eb *etcdBackend, lead leadership, ln net.Listener, masterURL string,
+	ti api.TenantIsolation, bind api.ExecutorBinding) error {
 	tw, hs, hl, err := openHistory(ctx, cfg, log, eb, func() bool { return lead.Current() != nil })
 	if err != nil {
 		return err
@@ -161,7 +164,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 		log.Info("secrets key file read", "current_key", work.secrets.Current())
 	}
 	work.tenancy = ti
-	o, err := apiOptions(ctx, cfg, log, apiParts{reg: reg, kv: kv, lead: lead, work: work, pkgs: pkgs, admin: admin, ti: &ti, tw: tw, hs: hs})
+	o, err := apiOptions(ctx, cfg, log, apiParts{reg: reg, kv: kv, lead: lead, work: work, pkgs: pkgs, admin: admin, ti: &ti, tw: tw, hs: hs, bind: bind})
 	if err != nil {
 		return err
 	}
@@ -234,6 +237,7 @@ type apiParts struct {
 	pkgs  *packages.Host
 	admin *etcdstore.Admin // the replicated store's cluster (registry=etcd), else nil
 	ti    *api.TenantIsolation
+	bind  api.ExecutorBinding // the embedded agent's, else nil
 	tw    *trace.Writer
 	hs    *history.Store
 }
@@ -270,6 +274,7 @@ func apiOptions(ctx context.Context, cfg config.Config, log *slog.Logger, p apiP
 		Tenancy: api.TenancyOptions{
 			Secrets:         work.secrets,
 			TenantIsolation: p.ti,
+			ExecutorBinding: p.bind,
 			NamespaceSeries: mx.NamespaceSeries(), // the leader samples it (leader.go)
 			NamespaceChanged: func() {
 				if s := work.scheduler(); s != nil {
@@ -415,24 +420,26 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 }
 
 // startMesos returns the master URL: the configured one, or that of an
-// embedded single-node master+agent started here.
-func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy) (string, func(), error) {
+// embedded single-node master+agent started here, with its agent's check
+// that a secret fetch comes from the executor running its task (nil
+// without an embedded agent: the engine cannot tell).
+func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy) (string, api.ExecutorBinding, func(), error) {
 	if cfg.MesosURL != "" {
-		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
+		return strings.TrimRight(cfg.MesosURL, "/"), nil, func() {}, nil
 	}
 	if cfg.KubeEnabled() {
-		return "", func() {}, nil
+		return "", nil, func() {}, nil
 	}
 	ecfg := embeddedConfig(cfg, log)
 	ecfg.Tenancy = ten
 	cl, err := embedded.New(ecfg)
 	if err != nil {
-		return "", nil, fmt.Errorf("embedded mesos: %w", err)
+		return "", nil, nil, fmt.Errorf("embedded mesos: %w", err)
 	}
 	if err := cl.Start(ctx); err != nil {
-		return "", nil, fmt.Errorf("embedded mesos: %w", err)
+		return "", nil, nil, fmt.Errorf("embedded mesos: %w", err)
 	}
-	return cl.URL(), func() { _ = cl.Close() }, nil
+	return cl.URL(), cl.CheckSecretFetch, func() { _ = cl.Close() }, nil
 }
 
 // embeddedConfig is the embedded master+agent's configuration: its work

@@ -5,15 +5,18 @@ package hostile
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
+	"github.com/ejcloud/elasticjob/jobs"
 )
 
 // search, with its edit token, calls every route of the API (each method
@@ -79,29 +82,81 @@ func TestEveryRouteWithAnotherTeamsNames(t *testing.T) {
 	t.Logf("%d routes × 6 namespaces × bodies called as search; %d crossed", len(routes), crossed)
 
 	// The executor's secret fetch: a made-up token, and pay's own token
-	// (as a leak would give it) replayed after pay's executor used it.
-	fetch := func(token string) (int, []byte) {
+	// (as a leak would give it) replayed: bare, as a task would, and with
+	// the proof of another team's executor (search's, whose agent token
+	// root reads here from its environment: more than any task can).
+	fetch := func(token, proof string) (int, []byte) {
 		req, _ := harness.NewRequest(http.MethodPost, w.base+"/executor/v1/secrets", map[string]string{"taskId": w.payTaskID})
 		req.Header.Set("X-Elasticjob-Task-Token", token)
+		if proof != "" {
+			req.Header.Set(jobs.ExecutorProofHeader, proof)
+		}
 		code, body, _, err := harness.Send(http.DefaultClient, req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return code, body
 	}
-	if code, body := fetch("forged-" + w.payTaskID); code == http.StatusOK ||
+	crossedFetch := func(code int, body []byte) bool {
+		return code == http.StatusOK || bytes.Contains(body, []byte(w.envSecret)) ||
+			bytes.Contains(body, []byte(base64.StdEncoding.EncodeToString([]byte(w.envSecret))))
+	}
+	if code, body := fetch("forged-"+w.payTaskID, ""); code == http.StatusOK ||
 		len(w.secretsIn(strings.ReplaceAll(string(body), w.payTaskID, "TASK"))) > 0 {
 		t.Errorf("CROSSED: a forged fetch token answered %d %.200s", code, body)
 	}
-	if tok := fetchToken(t, w.payRecords); tok == "" {
-		t.Errorf("no fetch token found in pay's checkpoint %s", w.payRecords)
-	} else if code, body := fetch(tok); code == http.StatusOK || bytes.Contains(body, []byte(w.envSecret)) ||
-		bytes.Contains(body, []byte(base64.StdEncoding.EncodeToString([]byte(w.envSecret)))) {
-		t.Errorf("CROSSED: pay's fetch token, replayed while pay's task runs, answered %d %.200s", code, body)
+	tok := fetchToken(t, w.payRecords)
+	if tok == "" {
+		t.Fatalf("no fetch token found in pay's checkpoint %s", w.payRecords)
 	}
-	if !strings.Contains(w.sched.Log(), "secret") {
+	if code, body := fetch(tok, ""); crossedFetch(code, body) || !bytes.Contains(body, []byte("executor that runs it")) {
+		t.Errorf("CROSSED: pay's fetch token, replayed bare while pay's task runs, answered %d %.200s (want a refusal naming the executor binding)", code, body)
+	}
+	w.attack("thief", "bin/hold.sh", 1, map[string]string{"bin/hold.sh": "#!/bin/sh\necho THIEF-UP\nexec sleep 600\n"})
+	var searchExecTok string
+	harness.Eventually(t, waitLong, pollEvery, func() bool {
+		searchExecTok = executorTokenOf("search~thief")
+		return searchExecTok != ""
+	}, "search's executor to run")
+	stolen := jobs.SecretFetchProof(sha256.Sum256([]byte(searchExecTok)), w.payTaskID)
+	if code, body := fetch(tok, stolen); crossedFetch(code, body) || !bytes.Contains(body, []byte("executor that runs it")) {
+		t.Errorf("CROSSED: pay's fetch token with search's executor's proof answered %d %.200s (want a refusal naming the executor binding)", code, body)
+	}
+	if !strings.Contains(w.sched.Log(), "not from the executor that runs the task") {
 		t.Errorf("the refused fetches were not logged")
 	}
+	// pay's admin finds them in pay's audit log.
+	var audits struct {
+		Rows []struct{ Route, Target, Summary string }
+	}
+	harness.Eventually(t, waitLong, pollEvery, func() bool {
+		_ = json.Unmarshal(w.admin.Must(http.MethodGet, "/api/audit?namespace=pay&per_page=1000", nil), &audits)
+		n := 0
+		for _, r := range audits.Rows {
+			if r.Route == "/executor/v1/secrets" && r.Target == w.payTaskID && strings.Contains(r.Summary, "not from the executor") {
+				n++
+			}
+		}
+		return n >= 2
+	}, "the refused fetches in pay's audit log")
+}
+
+// executorTokenOf is the agent's token of a live executor of the app
+// (namespace~app), read as root from the environment it started with.
+func executorTokenOf(app string) string {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(d.Name())
+		if strings.HasPrefix(harness.EnvOf(pid, "MESOS_EXECUTOR_ID"), app+"@-@") {
+			if tok := harness.EnvOf(pid, "MESOS_EXECUTOR_AUTHENTICATION_TOKEN"); tok != "" {
+				return tok
+			}
+		}
+	}
+	return ""
 }
 
 // route is one method of one path of the API's description.

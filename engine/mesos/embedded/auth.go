@@ -5,8 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/ejcloud/elasticjob/jobs"
 )
 
 // The cluster's HTTP endpoints answer only the scheduler and each executor
@@ -100,4 +104,39 @@ func (c *Cluster) authenticated(h http.HandlerFunc) http.HandlerFunc {
 func unauthorized(w http.ResponseWriter, challenge string) {
 	w.Header().Set("WWW-Authenticate", challenge)
 	writeError(w, errorf(http.StatusUnauthorized, "Unauthorized"))
+}
+
+// ErrNotTaskExecutor is a secret fetch that does not come from the
+// executor that runs its task.
+var ErrNotTaskExecutor = errors.New("not the task's executor")
+
+// CheckSecretFetch tells the scheduler whether a secret fetch for taskID
+// comes from the executor this agent runs the task in: proof must be
+// jobs.SecretFetchProof of that executor's token, which only that
+// executor holds (a task never sees it). A fetch token read from anywhere
+// is worth nothing without it. An executor an earlier version started,
+// whose token the agent does not know, proves nothing: its tasks' fetches
+// are refused (such executors leave at their idle timeout).
+func (c *Cluster) CheckSecretFetch(taskID, proof string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var t *task
+	for _, fw := range c.frameworks {
+		if t = fw.tasks[taskID]; t != nil {
+			break
+		}
+	}
+	switch {
+	case t == nil || t.exec == nil || t.exec.state == execTerminated:
+		return fmt.Errorf("%w: this agent runs no task %s", ErrNotTaskExecutor, taskID)
+	case proof == "":
+		return fmt.Errorf("%w: the fetch carries no proof of its executor (%s)", ErrNotTaskExecutor, jobs.ExecutorProofHeader)
+	case t.exec.token == (tokenHash{}):
+		return fmt.Errorf("%w: task %s runs in executor %s, which an earlier version started without a token", ErrNotTaskExecutor, taskID, t.exec.id)
+	}
+	want := jobs.SecretFetchProof(t.exec.token, taskID)
+	if subtle.ConstantTimeCompare([]byte(proof), []byte(want)) != 1 {
+		return fmt.Errorf("%w: the proof is not that of executor %s, which runs task %s", ErrNotTaskExecutor, t.exec.id, taskID)
+	}
+	return nil
 }

@@ -2,7 +2,9 @@ package embedded
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +15,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/ejcloud/elasticjob/jobs"
 )
 
 // request makes one request to the cluster with an optional HTTP Basic
@@ -240,4 +244,36 @@ func TestRecoveredExecutorWithoutToken(t *testing.T) {
 		ex := c2.Snapshot().Executors
 		return len(ex) == 1 && ex[0].State == "RUNNING" && ex[0].PID == pid
 	})
+}
+
+// TestSecretFetchBoundToItsExecutor: the agent vouches for a secret fetch
+// only when it carries the proof of the executor that runs the task; A's
+// proof for B's task, a proof made with a made-up token, none at all, and
+// a task the agent does not run are refused.
+func TestSecretFetchBoundToItsExecutor(t *testing.T) {
+	c := newCluster(t, nil)
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(),
+		taskInfo(c, "a1", "hang", execInfo(t, "A", "1", 0.1, 32), 0.5, 64),
+		taskInfo(c, "b1", "hang", execInfo(t, "B", "1", 0.1, 32), 0.5, 64))
+	for range 2 {
+		s.ack(s.next(scheduler.Event_UPDATE).Update.Status)
+	}
+	tokA, tokB := executorToken(t, c, "A"), executorToken(t, c, "B")
+	proof := func(tok, task string) string { return jobs.SecretFetchProof(sha256.Sum256([]byte(tok)), task) }
+	if err := c.CheckSecretFetch("b1", proof(tokB, "b1")); err != nil {
+		t.Fatalf("B's own proof for its task: %v", err)
+	}
+	for _, r := range []struct{ name, task, proof string }{
+		{"A's proof for B's task", "b1", proof(tokA, "b1")},
+		{"A's proof for A's task, replayed for B's", "b1", proof(tokA, "a1")},
+		{"a made-up token's proof", "b1", proof("0123", "b1")},
+		{"the raw token instead of a proof", "b1", tokB},
+		{"no proof", "b1", ""},
+		{"a task the agent does not run", "c1", proof(tokB, "c1")},
+	} {
+		if err := c.CheckSecretFetch(r.task, r.proof); !errors.Is(err, ErrNotTaskExecutor) {
+			t.Errorf("%s: %v, want ErrNotTaskExecutor", r.name, err)
+		}
+	}
 }
