@@ -84,6 +84,7 @@ type Config struct {
 	NamespaceDiskMB  int   // namespace_disk_mb: all of a namespace's live sandboxes on the embedded agent; 0: no cap
 	SandboxDiskMB    int   // sandbox_disk_mb: a sandbox's disk limit when it declares none; 0: none
 	DiskHeadroomMB   int   // disk_headroom_mb: free space kept under data_dir; 0: none
+	DiskReserveMB    int   // disk_reserve_mb: the data directory's reserve file for the registry; 0: none
 	CPUQuota         bool
 	TenantIsolation  string // tenant_isolation: auto, on or off (embedded agent)
 	TenantUIDRange   string // tenant_uid_range: LO-HI
@@ -245,6 +246,7 @@ var settings = []setting{
 	{"namespace_disk_mb", "0", "embedded agent under tenant_isolation: most disk in MB all of one namespace's live sandboxes hold together, measured with sandbox_disk_mb's; over it the namespace's largest sandbox's executor is killed; 0: no cap", integer("namespace_disk_mb", func(c *Config) *int { return &c.NamespaceDiskMB })},
 	{"sandbox_disk_mb", "10240", "embedded agent: most disk in MB a live executor's sandbox may use when the executor and its tasks declare no disk; measured every 15 s as Mesos' disk/du does, an executor over it is killed and its tasks fail (\"sandbox used N MB of its M MB disk limit\"); 0: no limit", integer("sandbox_disk_mb", func(c *Config) *int { return &c.SandboxDiskMB })},
 	{"disk_headroom_mb", "1024", "embedded agent: free space in MB kept on the file system of data_dir (the registry's and the sandboxes'); below it the executor with the largest sandbox is killed, so that a team filling the disk cannot stop the registry's commits; 0: none", integer("disk_headroom_mb", func(c *Config) *int { return &c.DiskHeadroomMB })},
+	{"disk_reserve_mb", "64", "embedded agent with the embedded registry: space in MB the scheduler holds in data_dir/disk-reserve (allocated blocks, root's, 0600) and gives back the moment the file system is full, so that a registry commit that found the disk full is tried again on it and goes on; the disk watcher then runs at once; made again once disk_reserve_mb plus disk_headroom_mb are free; 0: none", integer("disk_reserve_mb", func(c *Config) *int { return &c.DiskReserveMB })},
 	{"isolation_cpu_quota", "false", "also cap each task and executor at its cpuCount with a CFS quota (default: CPU shares only, which divide the CPUs under contention and let idle CPUs be used; a hard cap costs start latency)", boolean("isolation_cpu_quota", func(c *Config) *bool { return &c.CPUQuota })},
 	{"tenant_isolation", "auto", "embedded agent: run each namespace's tasks as an OS user of its own (from tenant_uid_range), in PID and mount namespaces of their own that hide the data directory, key files and other sandboxes (docs/tenancy.md): auto (where the scheduler runs as root; elsewhere more than one namespace or a secrets key stops the start), on (or the scheduler does not start), off (tasks run as the scheduler's user and see what it sees)", str(func(c *Config) *string { return &c.TenantIsolation })},
 	{"tenant_allow_user_namespaces", "false", "embedded agent under tenant_isolation: let tasks make user namespaces (unshare -U, rootless containers); by default a seccomp filter refuses them, as they open much of the kernel to an unprivileged user", boolean("tenant_allow_user_namespaces", func(c *Config) *bool { return &c.TenantAllowUserNS })},
@@ -539,9 +541,9 @@ func (c *Config) validateHost() []error {
 	default:
 		errs = append(errs, fmt.Errorf("tenant_isolation: %q must be auto, on or off", c.TenantIsolation))
 	}
-	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 || c.NamespaceDiskMB < 0 {
-		errs = append(errs, fmt.Errorf("sandbox_disk_mb %d, disk_headroom_mb %d, namespace_pids_max %d, namespace_mem_mb %d, namespace_disk_mb %d: must not be negative",
-			c.SandboxDiskMB, c.DiskHeadroomMB, c.NamespacePidsMax, c.NamespaceMemMB, c.NamespaceDiskMB))
+	if c.SandboxDiskMB < 0 || c.DiskHeadroomMB < 0 || c.DiskReserveMB < 0 || c.NamespacePidsMax < 0 || c.NamespaceMemMB < 0 || c.NamespaceDiskMB < 0 {
+		errs = append(errs, fmt.Errorf("sandbox_disk_mb %d, disk_headroom_mb %d, disk_reserve_mb %d, namespace_pids_max %d, namespace_mem_mb %d, namespace_disk_mb %d: must not be negative",
+			c.SandboxDiskMB, c.DiskHeadroomMB, c.DiskReserveMB, c.NamespacePidsMax, c.NamespaceMemMB, c.NamespaceDiskMB))
 	}
 	if _, err := tenant.ParseRange(c.TenantUIDRange); err != nil {
 		errs = append(errs, fmt.Errorf("tenant_uid_range: %w", err))

@@ -204,7 +204,7 @@ func TestEveryKeyFromEveryLayer(t *testing.T) {
 		"mesos_principal": "ej", "mesos_secret": "s3cret", "mesos_task_users": "pay=pay-jobs", "advertise_url": "http://sched-1:8899", "allow_file_app_urls": "true",
 		"zk_session_timeout": "4s", "reconcile_wait": "3s", "task_unreachable_timeout": "3m",
 		"package_max_bytes": "104857600", "package_gc_grace": "10m", "debug_pprof": "true", "memory_limit": "900MiB",
-		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true", "tenant_isolation": "off", "tenant_uid_range": "200000-200099", "tenant_allow_user_namespaces": "true", "sandbox_disk_mb": "2048", "disk_headroom_mb": "512", "namespace_pids_max": "2000", "namespace_mem_mb": "4096", "namespace_disk_mb": "8192",
+		"isolation": "off", "cgroups_root": "ej/cg", "isolation_pids_max": "64", "isolation_cpu_quota": "true", "tenant_isolation": "off", "tenant_uid_range": "200000-200099", "tenant_allow_user_namespaces": "true", "sandbox_disk_mb": "2048", "disk_headroom_mb": "512", "disk_reserve_mb": "32", "namespace_pids_max": "2000", "namespace_mem_mb": "4096", "namespace_disk_mb": "8192",
 		"gc_delay": "48h", "gc_disk_headroom": "0.25", "executor_cache_size": "512MiB",
 		"recovery_timeout": "90s", "recover": "cleanup",
 		"secrets_key_file": "/etc/ej/secrets.key", "metrics_token_file": "/etc/ej/metrics-token",

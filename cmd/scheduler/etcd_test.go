@@ -41,7 +41,7 @@ func TestOpenEtcdRegistry(t *testing.T) {
 	cfg := settings(t, map[string]string{"registry": "etcd", "etcd_client_url": freeURL(t), "etcd_peer_url": freeURL(t)})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	backend, err := openStore(ctx, cfg, log)
+	backend, err := openStore(ctx, cfg, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestEtcdHistoryAndOperations(t *testing.T) {
 	cfg := settings(t, map[string]string{"registry": "etcd", "etcd_client_url": freeURL(t), "etcd_peer_url": freeURL(t)})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	backend, err := openStore(ctx, cfg, log)
+	backend, err := openStore(ctx, cfg, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/identity"
+	"github.com/ejcloud/elasticjob/internal/diskreserve"
 	"github.com/ejcloud/elasticjob/metrics"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
@@ -63,7 +64,11 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	if cfg.Recover == embedded.RecoverCleanup {
 		return cleanup(ctx, cfg, log, stdout)
 	}
-	backend, err := openStore(ctx, cfg, log)
+	reserve, err := openDiskReserve(cfg, log)
+	if err != nil {
+		return err
+	}
+	backend, err := openStore(ctx, cfg, log, reserve)
 	if err != nil {
 		return err
 	}
@@ -88,7 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 			return err
 		}
 	}
-	masterURL, bind, closeMesos, err := startMesos(ctx, cfg, log, ten)
+	masterURL, bind, closeMesos, err := startMesos(ctx, cfg, log, ten, reserve)
 	if err != nil {
 		ln.Close()
 		return err
@@ -396,7 +401,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.KV, error) {
+// openStore opens the registry; an embedded one tries a commit that found
+// the disk full once more on the space the disk reserve gives back.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger, reserve *diskreserve.Reserve) (store.KV, error) {
 	if cfg.RegistryKind() == config.RegistryEtcd {
 		return openEtcd(ctx, cfg, log)
 	}
@@ -409,6 +416,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 		return kv, nil
 	}
 	opts := sqlite.Options{Sync: sqlite.SyncFull}
+	if reserve != nil {
+		opts.OnFull = reserve.Release
+	}
 	if cfg.RegistrySync == "normal" {
 		opts.Sync = sqlite.SyncNormal
 	}
@@ -423,7 +433,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 // embedded single-node master+agent started here, with its agent's check
 // that a secret fetch comes from the executor running its task (nil
 // without an embedded agent: the engine cannot tell).
-func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy) (string, api.ExecutorBinding, func(), error) {
+func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy, reserve *diskreserve.Reserve) (string, api.ExecutorBinding, func(), error) {
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), nil, func() {}, nil
 	}
@@ -439,7 +449,39 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *e
 	if err := cl.Start(ctx); err != nil {
 		return "", nil, nil, fmt.Errorf("embedded mesos: %w", err)
 	}
-	return cl.URL(), cl.CheckSecretFetch, func() { _ = cl.Close() }, nil
+	stopReserve := func() {}
+	if reserve != nil {
+		// The disk was found full: the watcher's pass stops the largest
+		// sandbox now, not at its next tick.
+		reserve.Released = func() { go cl.WatchDisk() }
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			reserve.Keep(stop, diskReserveCheck, int64(cfg.DiskHeadroomMB)<<20, diskReserveFloor, func() (int64, error) {
+				return diskreserve.Free(cfg.DataDir)
+			})
+		}()
+		stopReserve = func() { close(stop); <-done }
+	}
+	return cl.URL(), cl.CheckSecretFetch, func() { stopReserve(); _ = cl.Close() }, nil
+}
+
+// diskReserveCheck is how often the disk reserve looks at the data
+// directory's free space; below diskReserveFloor it gives its space back
+// without waiting for a commit to find the disk full.
+const (
+	diskReserveCheck = time.Second
+	diskReserveFloor = 1 << 20
+)
+
+// openDiskReserve makes the data directory's disk reserve where the
+// registry shares its file system with the embedded agent's sandboxes
+// (disk_reserve_mb; nil where it does not, or 0).
+func openDiskReserve(cfg config.Config, log *slog.Logger) (*diskreserve.Reserve, error) {
+	if cfg.DiskReserveMB == 0 || cfg.MesosURL != "" || cfg.KubeEnabled() || cfg.RegistryKind() == config.RegistryEtcd || cfg.ZKServers != "" {
+		return nil, nil
+	}
+	return diskreserve.Open(filepath.Join(cfg.DataDir, diskreserve.FileName), int64(cfg.DiskReserveMB)<<20, log.With("subsystem", "disk-reserve"))
 }
 
 // embeddedConfig is the embedded master+agent's configuration: its work

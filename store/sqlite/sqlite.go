@@ -39,6 +39,11 @@ type Options struct {
 	ReadConns   int           // read connections (default 4)
 	MaxBatch    int           // Commits grouped into one transaction (default 256; 1 disables)
 	WatchQueue  int           // events a watcher may lag before a Resync (default memory.DefaultQueue)
+	// OnFull, when set, is called when a commit finds the disk full
+	// (SQLITE_FULL); when it answers true (it freed space: the data
+	// directory's disk reserve, package diskreserve) the commit is tried
+	// once more before it fails.
+	OnFull func() bool
 }
 
 func (o Options) withDefaults() Options {

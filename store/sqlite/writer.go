@@ -3,8 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
+
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -88,42 +91,65 @@ func (s *Store) writeLoop(w *writer) {
 // commitGroup runs a group of requests in one transaction. A request whose
 // ops fail leaves nothing written and is answered with that error; the
 // others commit together. Events are published in commit order before the
-// replies, so a caller's own watch has them queued when Commit returns.
+// replies, so a caller's own watch has them queued when Commit returns. A
+// group that finds the disk full is tried once more when Options.OnFull
+// frees space.
 func (s *Store) commitGroup(w *writer, group []*request) {
-	errs := make([]error, len(group))
-	var events []store.Event
-	fail := func(err error) {
-		_ = w.exec("ROLLBACK")
-		for i := range group {
-			group[i].done <- err
-		}
+	errs, events, err := s.tryGroup(w, group)
+	if err != nil && isFull(err) && s.opts.OnFull != nil && s.opts.OnFull() {
+		errs, events, err = s.tryGroup(w, group)
 	}
-	if err := w.exec("BEGIN IMMEDIATE"); err != nil {
-		fail(fmt.Errorf("begin: %w", err))
-		return
-	}
-	for i, r := range group {
-		if err := r.ctx.Err(); err != nil {
-			errs[i] = err
-			continue
+	if err != nil {
+		for _, r := range group {
+			r.done <- err
 		}
-		evs, opErr, dbErr := w.applyBatch(r.ops)
-		if dbErr != nil { // the transaction may be gone: fail the group
-			fail(dbErr)
-			return
-		}
-		errs[i] = opErr
-		r.events = evs
-		events = append(events, evs...)
-	}
-	if err := w.exec("COMMIT"); err != nil {
-		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
 	s.hub.Publish(events)
 	for i, r := range group {
 		r.done <- errs[i]
 	}
+}
+
+// tryGroup runs the group's transaction: each request's own error and the
+// events, or the error that failed the whole group (rolled back).
+func (s *Store) tryGroup(w *writer, group []*request) ([]error, []store.Event, error) {
+	errs := make([]error, len(group))
+	var events []store.Event
+	fail := func(err error) ([]error, []store.Event, error) {
+		_ = w.exec("ROLLBACK")
+		return nil, nil, err
+	}
+	if err := w.exec("BEGIN IMMEDIATE"); err != nil {
+		return fail(fmt.Errorf("begin: %w", err))
+	}
+	for i, r := range group {
+		r.events = nil
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		evs, opErr, dbErr := w.applyBatch(r.ops)
+		if dbErr != nil { // the transaction may be gone: fail the group
+			return fail(dbErr)
+		}
+		errs[i] = opErr
+		r.events = evs
+		events = append(events, evs...)
+	}
+	if err := w.exec("COMMIT"); err != nil {
+		return fail(fmt.Errorf("commit: %w", err))
+	}
+	return errs, events, nil
+}
+
+// isFull reports whether err is SQLite's "database or disk is full".
+func isFull(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		return coded.Code()&0xff == sqlite3.SQLITE_FULL
+	}
+	return strings.Contains(err.Error(), "disk is full")
 }
 
 // writer holds the write connection and its prepared statements.
