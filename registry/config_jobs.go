@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -127,7 +128,7 @@ func (cf Config) DeleteJob(ctx context.Context, name string) error {
 		return err
 	}
 	cf.r.damage.Forget(cf.r.storePath(jobPath(name)))
-	return nil
+	return cf.r.Tenancy().forgetSecretFetches(ctx, namespace.Key(cf.r.ns, name))
 }
 
 // SetDisabled sets or clears a disable flag. kind is "app" or "job".

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
@@ -50,5 +52,49 @@ func TestSecretsOfANamespace(t *testing.T) {
 	}
 	if err := reg.Tenancy().PutSecret(ctx, s, registry.NewSecret); err == nil {
 		t.Fatal("a secret stored into a deleted namespace")
+	}
+}
+
+// A deleted job takes its shards' secret-fetch records along, through
+// either view: a job registered again under the name starts with none,
+// and another namespace's job of the same name keeps its own.
+func TestSecretFetchesGoWithTheirJob(t *testing.T) {
+	ctx := context.Background()
+	kv := memory.New()
+	reg := registry.New(kv)
+	for _, ns := range []string{"pay", "search"} {
+		if _, err := reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: ns}); err != nil {
+			t.Fatal(err)
+		}
+		a := app.Default()
+		a.AppName, a.AppURL, a.BootstrapScript = "etl", "http://h/a.tgz", "bin/start.sh"
+		if err := reg.In(ns).Config().AddApp(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		j := jobs.Default()
+		j.JobName, j.AppName, j.Cron = "nightly", "etl", "0 0 * * * ?"
+		if err := reg.In(ns).Config().AddJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		for item := range 2 {
+			if first, err := reg.Tenancy().ConsumeSecretFetch(ctx, ns+"~nightly", item, ns+"-task"); !first || err != nil {
+				t.Fatalf("%s's fetch %d: %v %v", ns, item, first, err)
+			}
+		}
+	}
+	if err := reg.In("pay").Config().DeleteJob(ctx, "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	if kids, err := kv.Children(ctx, "/secret-fetches/pay~nightly"); len(kids) != 0 || !errors.Is(err, store.ErrNotFound) && err != nil {
+		t.Fatalf("pay's deleted job left its fetch records: %v %v", kids, err)
+	}
+	if kids, _ := kv.Children(ctx, "/secret-fetches/search~nightly"); len(kids) != 2 {
+		t.Fatalf("search's job lost its fetch records: %v", kids)
+	}
+	if err := reg.Config().DeleteJob(ctx, "search~nightly"); err != nil { // the scheduler's view
+		t.Fatal(err)
+	}
+	if kids, _ := kv.Children(ctx, "/secret-fetches"); len(kids) != 0 {
+		t.Fatalf("fetch records left: %v", kids)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // secretFetchesPath records, per shard, the task whose executor fetched
 // its secrets, /secret-fetches/{job}/{item} holding the task id: a fetch
 // token is good for one fetch, and every scheduler instance sees it used.
-// A shard's next task overwrites it (a task id is never reused).
+// A shard's next task overwrites it (a task id is never reused); deleting
+// the job deletes its entries.
 const secretFetchesPath = "/secret-fetches"
 
 func secretFetchPath(job string, item int) string {
@@ -44,4 +45,15 @@ func (tn Tenancy) ConsumeSecretFetch(ctx context.Context, job string, item int, 
 		return err == nil, err
 	}
 	return false, fmt.Errorf("record the secret fetch of %s: %w", taskID, store.ErrConflict)
+}
+
+// forgetSecretFetches deletes the fetch records of job (a key), behind
+// the fence: its job is deleted, and a job registered again under the
+// name starts with none.
+func (tn Tenancy) forgetSecretFetches(ctx context.Context, job string) error {
+	op := store.Delete(secretFetchesPath+"/"+job, store.AnyVersion)
+	if tn.r.fence == nil {
+		return tn.r.phys.Commit(ctx, op)
+	}
+	return tn.r.phys.Commit(ctx, append(tn.r.fence(), op)...)
 }

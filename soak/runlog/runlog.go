@@ -68,7 +68,7 @@ type Writer struct {
 
 // Open opens (creates) the run log at path for appending.
 func Open(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("runlog: %w", err)
 	}

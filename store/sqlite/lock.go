@@ -21,10 +21,11 @@ var ErrLocked = errors.New("sqlite store: data directory locked")
 // dies, so a kill -9 never leaves a stale lock behind. The file is not
 // removed on unlock: removing a lock file races with the next locker.
 func lockDir(lockPath string) (*os.File, error) {
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open lock file: %w", err)
 	}
+	_ = f.Chmod(0o600) // an earlier version made it 0644
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		pid := readPID(f)
 		_ = f.Close()

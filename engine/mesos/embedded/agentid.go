@@ -23,6 +23,8 @@ func loadAgentID(workDir, fresh string) (string, error) {
 	p := filepath.Join(workDir, filepath.FromSlash(agentIDFile))
 	b, err := os.ReadFile(p)
 	if err == nil {
+		// An earlier version wrote it 0644: readable by its owner alone now.
+		_ = os.Chmod(p, 0o600)
 		id := strings.TrimSpace(string(b))
 		if verr := validateID(id); verr != nil {
 			return "", fmt.Errorf("local: %s holds an invalid agent id %q: %v (remove the file to start afresh)", p, id, verr)
@@ -36,7 +38,7 @@ func loadAgentID(workDir, fresh string) (string, error) {
 		return "", fmt.Errorf("local: record agent id: %w", err)
 	}
 	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(fresh+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(fresh+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("local: record agent id: %w", err)
 	}
 	if err := os.Rename(tmp, p); err != nil {

@@ -23,10 +23,11 @@ func lockWorkDir(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("local: lock work dir: %w", err)
 	}
 	path := filepath.Join(dir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("local: lock work dir: %w", err)
 	}
+	_ = f.Chmod(0o600) // an earlier version made it 0640
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		b, _ := os.ReadFile(path)
 		f.Close()
