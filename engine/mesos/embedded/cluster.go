@@ -123,6 +123,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.iso, c.ten = iso, ten
+	if ten != nil {
+		c.cacheRoot = ten.cfg.CacheDir
+	}
 	c.rt.rebuild(rec, orphans)
 	c.cleanedUp()
 	c.mu.Unlock()

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,91 +42,138 @@ type measured struct {
 	ns          string // its tenant's group name; "": none
 }
 
-// capNamespaces kills, for each tenant whose live sandboxes together
-// hold more than Config.NamespaceDiskMB, the executor with its largest
-// sandbox (one a pass: the next pass measures again).
-func (c *Cluster) capNamespaces(runs []measured) int {
+// group is what one tenant holds on the disk in a pass: its live
+// sandboxes and its app cache, which a task writes into too (bound
+// read-write into its executor's mounts), so it counts against the
+// tenant's cap and its share of a full disk.
+type group struct {
+	name    string // the tenant's group name; a run's sandbox when it has no tenant
+	used    int64  // bytes: its sandboxes' and its cache's
+	cache   int64  // bytes of used that are its cache's
+	largest *measured
+}
+
+// groups sums runs by tenant, with each tenant's app cache measured once.
+// A run without a tenant is a group of its own.
+func (c *Cluster) groups(runs []measured, caches map[string]string) []*group {
+	by := map[string]*group{}
+	var out []*group
+	for i := range runs {
+		r := &runs[i]
+		key := r.ns
+		if key == "" {
+			key = r.dir
+		}
+		g := by[key]
+		if g == nil {
+			g = &group{name: key}
+			by[key] = g
+			out = append(out, g)
+			if dir := caches[r.ns]; dir != "" {
+				if used, _, err := du(dir, duBudget); err == nil {
+					g.used, g.cache = used, used
+				}
+			}
+		}
+		g.used += r.used
+		if g.largest == nil || r.used > g.largest.used {
+			g.largest = r
+		}
+	}
+	return out
+}
+
+// capNamespaces kills, for each tenant whose live sandboxes and app cache
+// together hold more than Config.NamespaceDiskMB, the executor with its
+// largest sandbox (one a pass: the next pass measures again).
+func (c *Cluster) capNamespaces(groups []*group) int {
 	limit := mib(float64(c.cfg.NamespaceDiskMB))
 	if limit <= 0 {
 		return 0
 	}
-	total := map[string]int64{}
-	largest := map[string]measured{}
-	for _, r := range runs {
-		if r.ns == "" {
-			continue
-		}
-		total[r.ns] += r.used
-		if r.used > largest[r.ns].used {
-			largest[r.ns] = r
-		}
-	}
 	killed := 0
-	for ns, used := range total {
-		if used > limit {
-			r := largest[ns]
-			killed += c.killForDisk(r, fmt.Sprintf("the namespace's sandboxes used %d MB of its %d MB disk cap; this one, the largest, %d MB",
-				used>>20, limit>>20, r.used>>20))
+	for _, g := range groups {
+		if g.largest.ns != "" && g.used > limit {
+			killed += c.killForDisk(*g.largest, fmt.Sprintf("the namespace's sandboxes and app cache used %d MB of its %d MB disk cap (the cache %d MB); this sandbox, the largest, %d MB",
+				g.used>>20, limit>>20, g.cache>>20, g.largest.used>>20))
 		}
 	}
 	return killed
 }
 
 // WatchDisk measures every live executor's sandbox, as Mesos' disk/du
-// isolator does, and kills the executors (their tasks fail with
-// REASON_CONTAINER_LIMITATION_DISK) whose sandbox is over its limit: what
-// the executor and its tasks declare as disk, else Config.SandboxDiskMB.
-// When the file system under the work directory (the scheduler's data
-// directory's too) has less than Config.DiskHeadroomMB free, it also kills
-// the executor with the largest sandbox, if that holds at least the
-// headroom, so that a team filling the disk does not stop the registry's
-// commits (the sandbox's files stay for its logs; the collector, which
-// keeps sandboxes for less time as the disk fills, removes them). It
-// returns the executors killed.
+// isolator does, and its tenant's app cache, and kills the executors
+// (their tasks fail with REASON_CONTAINER_LIMITATION_DISK) whose sandbox
+// is over its limit: what the executor and its tasks declare as disk,
+// else Config.SandboxDiskMB; and the largest sandbox of a tenant over
+// Config.NamespaceDiskMB. When the file system under the work directory
+// (the scheduler's data directory's too) has less than
+// Config.DiskHeadroomMB free, it also kills the largest sandbox's executor
+// of the tenant that holds the most (sandboxes and cache), if that is at
+// least the headroom, so that a team filling the disk, its cache
+// included, does not stop the registry's commits, and never costs another
+// team its sandbox (the sandbox's files stay for its logs; the collector,
+// which keeps sandboxes for less time as the disk fills, removes them).
+// It returns the executors killed.
 func (c *Cluster) WatchDisk() int {
 	c.mu.Lock()
 	var runs []measured
+	caches := map[string]string{}
 	for dir, e := range c.live {
 		if e.pid > 0 && e.state != execTerminated {
 			runs = append(runs, measured{e: e, dir: dir, pid: e.pid, limit: mib(c.diskLimitMB(e)), ns: e.nsGroup})
+			if c.cacheRoot != "" && e.nsGroup != "" {
+				caches[e.nsGroup] = tenantCache(c.cacheRoot, strings.TrimPrefix(e.nsGroup, nsPrefix))
+			}
 		}
 	}
 	c.mu.Unlock()
-	var largest *measured
+	var measuredRuns []measured
 	var doomed []measured
-	for i := range runs {
-		r := &runs[i]
+	for _, r := range runs {
 		used, _, err := du(r.dir, duBudget)
 		if err != nil {
 			continue // gone meanwhile
 		}
 		r.used = used
 		if r.limit > 0 && used > r.limit {
-			doomed = append(doomed, *r)
-		} else if largest == nil || used > largest.used {
-			largest = r
+			doomed = append(doomed, r)
 		}
+		measuredRuns = append(measuredRuns, r)
 	}
 	killed := 0
 	for _, r := range doomed {
 		killed += c.killForDisk(r, fmt.Sprintf("sandbox used %d MB of its %d MB disk limit", r.used>>20, r.limit>>20))
 	}
-	killed += c.capNamespaces(runs)
-	if headroom := mib(float64(c.cfg.DiskHeadroomMB)); headroom > 0 && largest != nil {
+	groups := c.groups(measuredRuns, caches)
+	killed += c.capNamespaces(groups)
+	var top *group
+	for _, g := range groups {
+		if top == nil || g.used > top.used {
+			top = g
+		}
+	}
+	if headroom := mib(float64(c.cfg.DiskHeadroomMB)); headroom > 0 && top != nil {
 		free, err := c.cfg.DiskFree(c.cfg.WorkDir)
 		switch {
 		case err != nil || free >= headroom:
-		case largest.used < headroom:
-			// No sandbox is big enough to be the cause: killing one every
-			// pass would not give the space back.
-			c.log.Error("DISK ALMOST FULL under the scheduler's data, and no sandbox holds as much as the headroom: not a task's doing",
-				"free_mb", free>>20, "headroom_mb", headroom>>20, "largest_sandbox_mb", largest.used>>20)
+		case top.used < headroom:
+			// No tenant holds as much: killing one every pass would not
+			// give the space back.
+			c.log.Error("DISK ALMOST FULL under the scheduler's data, and no tenant's sandboxes and cache hold as much as the headroom: not a task's doing",
+				"free_mb", free>>20, "headroom_mb", headroom>>20, "largest_mb", top.used>>20)
 		default:
-			c.log.Error("DISK ALMOST FULL under the sandboxes and the scheduler's data: killing the largest sandbox's executor",
-				"free_mb", free>>20, "headroom_mb", headroom>>20, "sandbox", largest.dir, "sandbox_mb", largest.used>>20)
-			killed += c.killForDisk(*largest, fmt.Sprintf(
-				"sandbox used %d MB, the most on a disk left with %d MB free, below the %d MB the scheduler keeps free for its data",
-				largest.used>>20, free>>20, headroom>>20))
+			largest := top.largest
+			c.log.Error("DISK ALMOST FULL under the sandboxes and the scheduler's data: killing the largest sandbox's executor of the tenant that holds the most",
+				"free_mb", free>>20, "headroom_mb", headroom>>20, "tenant", top.name, "tenant_mb", top.used>>20, "cache_mb", top.cache>>20,
+				"sandbox", largest.dir, "sandbox_mb", largest.used>>20)
+			why := fmt.Sprintf("sandbox used %d MB, the most on a disk left with %d MB free, below the %d MB the scheduler keeps free for its data",
+				largest.used>>20, free>>20, headroom>>20)
+			if top.cache > 0 {
+				why = fmt.Sprintf("the namespace's sandboxes and app cache used %d MB (the cache %d MB, this sandbox, its largest, %d MB), the most on a disk left with %d MB free, below the %d MB the scheduler keeps free for its data",
+					top.used>>20, top.cache>>20, largest.used>>20, free>>20, headroom>>20)
+			}
+			killed += c.killForDisk(*largest, why)
 		}
 	}
 	return killed

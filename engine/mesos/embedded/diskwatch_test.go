@@ -149,3 +149,85 @@ func TestNamespaceDiskCap(t *testing.T) {
 		t.Fatalf("b: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
 	}
 }
+
+// A namespace's app cache counts with its sandboxes: a team that fills
+// its cache passes its own disk cap, and on a disk under the headroom it
+// is its own sandbox that is stopped, not another team's larger one.
+func TestAppCacheCountsForItsNamespace(t *testing.T) {
+	var free int64 = 10 << 30
+	c := newCluster(t, func(cfg *Config) {
+		cfg.DiskHeadroomMB = 1
+		cfg.DiskFree = func(string) (int64, error) { return free, nil }
+	})
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "pay", "hang", execInfo(t, "e-pay", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("pay"))
+	s.launch(s.freshOffer(), taskInfo(c, "search", "hang", execInfo(t, "e-search", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("search"))
+	caches := t.TempDir()
+	c.mu.Lock()
+	c.cacheRoot = caches
+	for _, e := range c.live {
+		e.nsGroup = nsPrefix + strings.TrimPrefix(e.id, "e-")
+		size := 64 << 10 // search's sandbox: small
+		if e.id == "e-pay" {
+			size = 3 << 20 // pay's: the largest sandbox, within its limits
+		}
+		if err := os.WriteFile(filepath.Join(e.dir, "fill"), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Unlock()
+	// search fills its app cache, which its executor's mounts show it.
+	if err := os.MkdirAll(filepath.Join(caches, "tenant-search"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(caches, "tenant-search", "blob"), make([]byte, 5<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	free = 512 << 10
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors below the headroom, want search's", n)
+	}
+	st := s.update("search")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "app cache used 5 MB") && !strings.Contains(st.GetMessage(), "the cache 5 MB") {
+		t.Fatalf("search: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+	for _, tk := range c.Snapshot().Tasks {
+		if tk.ID == "pay" && tk.State != "TASK_RUNNING" {
+			t.Fatalf("pay's task, whose sandbox is the largest, is %s", tk.State)
+		}
+	}
+}
+
+// The cache counts against the namespace's disk cap too.
+func TestAppCacheCountsAgainstTheNamespaceCap(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) { cfg.NamespaceDiskMB = 2 })
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "search", "hang", execInfo(t, "e-search", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("search"))
+	caches := t.TempDir()
+	c.mu.Lock()
+	c.cacheRoot = caches
+	for _, e := range c.live {
+		e.nsGroup = nsPrefix + "search"
+	}
+	c.mu.Unlock()
+	if n := c.WatchDisk(); n != 0 {
+		t.Fatalf("killed %d under the cap", n)
+	}
+	if err := os.MkdirAll(filepath.Join(caches, "tenant-search"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(caches, "tenant-search", "blob"), make([]byte, 3<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want search's", n)
+	}
+	st := s.update("search")
+	if st.GetState() != mesos.TASK_FAILED || !strings.Contains(st.GetMessage(), "of its 2 MB disk cap (the cache 3 MB)") {
+		t.Fatalf("search: %s %q", st.GetState(), st.GetMessage())
+	}
+}

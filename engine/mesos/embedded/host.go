@@ -16,14 +16,17 @@ import (
 // Cluster.mu guards it, but for gcMu (one garbage collection at a time)
 // and what is set once by New and Start (ck, boot, iso).
 type host struct {
-	cfg      Config                // as New completed it
-	log      *slog.Logger          // the cluster's
-	lock     *sync.Mutex           // Cluster.mu, taken by the executors' timers
-	iso      *isolation            // set by Start
-	ten      *tenancy              // set by Start; nil: executors run as this process's user
-	live     map[string]*executor  // executors not terminated, by sandbox
-	archived map[string][]archived // terminated runs known by sandbox only, per framework
-	gcMu     sync.Mutex            // serializes CollectGarbage
+	cfg  Config       // as New completed it
+	log  *slog.Logger // the cluster's
+	lock *sync.Mutex  // Cluster.mu, taken by the executors' timers
+	iso  *isolation   // set by Start
+	ten  *tenancy     // set by Start; nil: executors run as this process's user
+	// cacheRoot holds the tenants' app caches (Tenancy.CacheDir as Start
+	// made it absolute; "": none), measured with their sandboxes.
+	cacheRoot string
+	live      map[string]*executor  // executors not terminated, by sandbox
+	archived  map[string][]archived // terminated runs known by sandbox only, per framework
+	gcMu      sync.Mutex            // serializes CollectGarbage
 
 	// Checkpoint and recovery (checkpoint.go, recover.go): ck is nil in
 	// simulation mode; boot is this machine's boot id.

@@ -225,7 +225,7 @@ func (t *tenancy) confine(e *executor, cmd *exec.Cmd) ([]string, error) {
 	// (executor.ConfinedEnv).
 	env := []string{"HOME=" + e.dir, "ELASTICJOB_TENANT_CONFINED=1"}
 	if t.cfg.CacheDir != "" {
-		cache := filepath.Join(t.cfg.CacheDir, "tenant-"+safeName(name))
+		cache := tenantCache(t.cfg.CacheDir, safeName(name))
 		if err := os.MkdirAll(cache, 0o700); err != nil {
 			return nil, err
 		}
@@ -289,3 +289,6 @@ func safeName(s string) string {
 	}
 	return string(out)
 }
+
+// tenantCache is the app cache of the tenant whose safe name is safe.
+func tenantCache(root, safe string) string { return filepath.Join(root, "tenant-"+safe) }
