@@ -174,6 +174,7 @@ type namespaceBody struct {
 	Weight    *float64             `json:"weight"`
 	Jitter    string               `json:"jitter"`
 	Clusters  []string             `json:"clusters"`
+	Caps      *namespace.HostCaps  `json:"caps"`
 }
 
 func (s *tenancyHandlers) putNamespace(c *gin.Context) {
@@ -189,7 +190,7 @@ func (s *tenancyHandlers) putNamespace(c *gin.Context) {
 			return
 		}
 	}
-	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter, Clusters: req.Clusters}
+	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter, Clusters: req.Clusters, Caps: req.Caps}
 	if req.Weight != nil {
 		rec.Weight = *req.Weight
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,8 @@ type namespaceView struct {
 	Limit     *resources `json:"limit,omitempty"`
 	Weight    float64    `json:"weight,omitempty"`
 	Jitter    string     `json:"jitter,omitempty"`
+	Clusters  []string   `json:"clusters,omitempty"`
+	Caps      *hostCaps  `json:"caps,omitempty"`
 	Role      string     `json:"role"`
 	Usage     struct {
 		Apps         int       `json:"apps"`
@@ -97,13 +100,75 @@ func (c tenancyGroup) nsGetCmd() *cobra.Command {
 	}
 }
 
+// hostCaps are a namespace's own caps on a host (nil field: the
+// scheduler's setting).
+type hostCaps struct {
+	PidsMax  *int64 `json:"pidsMax,omitempty"`
+	MemoryMB *int64 `json:"memoryMB,omitempty"`
+	DiskMB   *int64 `json:"diskMB,omitempty"`
+}
+
+// String is "pids 100, memory default, disk 0 (none)".
+func (h *hostCaps) String() string {
+	if h == nil {
+		h = &hostCaps{}
+	}
+	one := func(v *int64, unit string) string {
+		switch {
+		case v == nil:
+			return "default"
+		case *v == 0:
+			return "none"
+		}
+		return strconv.FormatInt(*v, 10) + unit
+	}
+	return "pids " + one(h.PidsMax, "") + ", memory " + one(h.MemoryMB, " MB") + ", disk " + one(h.DiskMB, " MB")
+}
+
+// capFlags are ns set's flags of the host caps, by the caps' field.
+var capFlags = []struct{ flag, usage string }{
+	{"pids-max", "most processes and threads of all its executors and tasks on a host (0: no cap; default: the scheduler's namespace_pids_max)"},
+	{"mem-cap", "most memory in MB of all its executors and tasks on a host (0: no cap; default: namespace_mem_mb)"},
+	{"disk-cap", "most disk in MB its live sandboxes and app cache hold on a host (0: no cap; default: namespace_disk_mb)"},
+}
+
+// mergedCaps is cur with the changed cap flags applied: a number, or
+// "default" for the scheduler's setting.
+func mergedCaps(cur *hostCaps, changed func(string) bool, vals map[string]*string) (*hostCaps, error) {
+	out := hostCaps{}
+	if cur != nil {
+		out = *cur
+	}
+	fields := map[string]**int64{"pids-max": &out.PidsMax, "mem-cap": &out.MemoryMB, "disk-cap": &out.DiskMB}
+	for _, f := range capFlags {
+		if !changed(f.flag) {
+			continue
+		}
+		v := strings.TrimSpace(*vals[f.flag])
+		if v == "default" {
+			*fields[f.flag] = nil
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--%s %q: give a number from 0 (no cap) up, or default", f.flag, v)
+		}
+		*fields[f.flag] = &n
+	}
+	if out.PidsMax == nil && out.MemoryMB == nil && out.DiskMB == nil {
+		return nil, nil
+	}
+	return &out, nil
+}
+
 // nsPutCmd is create (refused when the namespace exists) or set.
 func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	var gCPU, gMem, lCPU, lMem, w float64
 	var jitter string
 	var replace bool
+	capVals := map[string]*string{}
 	cmd := &cobra.Command{
-		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Change a namespace's guarantee, limit, weight or jitter (admin): the fields without a flag keep their values (--replace: the whole record)"}[verb],
+		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Change a namespace's guarantee, limit, weight, jitter or host caps (admin): the fields without a flag keep their values (--replace: the whole record)"}[verb],
 		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -120,6 +185,16 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 				}
 			}
 			body := mergedNamespace(cur, f.Changed, resources{gCPU, gMem}, resources{lCPU, lMem}, w, jitter)
+			caps, err := mergedCaps(cur.Caps, f.Changed, capVals)
+			if err != nil {
+				return err
+			}
+			if caps != nil {
+				body["caps"] = caps
+			}
+			if len(cur.Clusters) > 0 {
+				body["clusters"] = cur.Clusters
+			}
 			if verb == "create" {
 				var existing namespaceView
 				err := c.client.get(cmd.Context(), path, nil, &existing)
@@ -137,7 +212,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 			if c.json() {
 				return c.printJSON(n)
 			}
-			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter))
+			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s, caps %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter), n.Caps.String())
 			return nil
 		},
 	}
@@ -148,6 +223,9 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	f.Float64Var(&lMem, "limit-mem", 0, "most memory it may hold, MB")
 	f.Float64Var(&w, "weight", 1, "its share among borrowers")
 	f.StringVar(&jitter, "jitter", "", "the jitter window of its jobs and workflows that set none (30m; docs/jobs.md)")
+	for _, cf := range capFlags {
+		capVals[cf.flag] = f.String(cf.flag, "", cf.usage)
+	}
 	if verb == "set" {
 		f.BoolVar(&replace, "replace", false, "replace the whole record: fields without a flag take their defaults (no guarantee, no limit, weight 1)")
 	}

@@ -111,8 +111,22 @@ func TestNamespaces(t *testing.T) {
 	has(t, "ns set --weight", out, "limit 4 CPU / 4096 MB", "weight 3")
 	out, _ = adm.must(0, "ns", "set", "ops", "--guarantee-cpu", "1", "--limit-mem", "2048")
 	has(t, "ns set --guarantee-cpu", out, "guarantee 1 CPU / 0 MB", "limit 4 CPU / 2048 MB", "weight 3")
+	// The host caps: each flag sets its own, the others kept; default
+	// gives one back to the scheduler's setting.
+	out, _ = adm.must(0, "ns", "set", "ops", "--pids-max", "500", "--disk-cap", "0")
+	has(t, "ns set --pids-max", out, "caps pids 500, memory default, disk none", "limit 4 CPU / 2048 MB", "weight 3")
+	out, _ = adm.must(0, "ns", "set", "ops", "--mem-cap", "1024")
+	has(t, "ns set --mem-cap", out, "caps pids 500, memory 1024 MB, disk none")
+	out, _ = adm.must(0, "ns", "set", "ops", "--pids-max", "default")
+	has(t, "ns set --pids-max default", out, "caps pids default, memory 1024 MB, disk none")
+	if _, errs, code := adm.do("ns", "set", "ops", "--pids-max", "-3"); code != 1 || !strings.Contains(errs, "--pids-max \"-3\": give a number") {
+		t.Fatalf("a negative cap: exit %d: %s", code, errs)
+	}
+	if _, errs, code := adm.do("ns", "set", "ops", "--pids-max", "99999999"); code != 1 || !strings.Contains(errs, "caps.pidsMax must be from 0") {
+		t.Fatalf("a cap past the bound: exit %d: %s", code, errs)
+	}
 	out, _ = adm.must(0, "ns", "set", "ops", "--replace", "--limit-cpu", "2")
-	has(t, "ns set --replace", out, "guarantee -", "limit 2 CPU / 0 MB", "weight 1")
+	has(t, "ns set --replace", out, "guarantee -", "limit 2 CPU / 0 MB", "weight 1", "caps pids default, memory default, disk default")
 	if _, errs, code := adm.do("ns", "set", "nope", "--weight", "2"); code != 1 || !strings.Contains(errs, "no namespace nope (ejctl ns create nope makes it)") {
 		t.Fatalf("ns set of a missing namespace: exit %d: %s", code, errs)
 	}

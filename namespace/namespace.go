@@ -118,6 +118,58 @@ type Record struct {
 	// Clusters are the clusters the namespace's jobs may run on, in order of preference,
 	// for the jobs that name none of their own ([]: any; docs/clusters.md).
 	Clusters []string `json:"clusters,omitempty"`
+	// Caps are its caps on the hosts its tasks run on (the embedded agent
+	// under tenant isolation); nil, or a nil field, takes the scheduler's
+	// setting.
+	Caps *HostCaps `json:"caps,omitempty"`
+}
+
+// HostCaps are a namespace's own caps on all of its executors and tasks
+// on a host together: most processes and threads, memory, and disk (its
+// live sandboxes and its app cache). A nil field takes the scheduler's
+// setting (namespace_pids_max, namespace_mem_mb, namespace_disk_mb); 0 is
+// no cap.
+type HostCaps struct {
+	PidsMax  *int64 `json:"pidsMax,omitempty"`
+	MemoryMB *int64 `json:"memoryMB,omitempty"`
+	DiskMB   *int64 `json:"diskMB,omitempty"`
+}
+
+// The bounds of a namespace's host caps: far above any host (the kernel's
+// pid_max is at most 4194304), so a figure past them is a typo.
+const (
+	MaxPidsCap = 1 << 22
+	MaxDiskMB  = 1 << 30 // 1 PiB
+)
+
+// Or is each cap, the namespace's own or else the scheduler's (given).
+func (c *HostCaps) Or(pids, memMB, diskMB int64) (int64, int64, int64) {
+	if c == nil {
+		return pids, memMB, diskMB
+	}
+	pick := func(own *int64, dflt int64) int64 {
+		if own != nil {
+			return *own
+		}
+		return dflt
+	}
+	return pick(c.PidsMax, pids), pick(c.MemoryMB, memMB), pick(c.DiskMB, diskMB)
+}
+
+func (c *HostCaps) validate() error {
+	if c == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+		max  int64
+	}{{"caps.pidsMax", c.PidsMax, MaxPidsCap}, {"caps.memoryMB", c.MemoryMB, MaxMemoryMB}, {"caps.diskMB", c.DiskMB, MaxDiskMB}} {
+		if f.v != nil && (*f.v < 0 || *f.v > f.max) {
+			return fmt.Errorf("%w: %s must be from 0 (no cap) to %d, got %d (leave it out for the scheduler's setting)", ErrInvalid, f.name, f.max, *f.v)
+		}
+	}
+	return nil
 }
 
 // MaxJitter bounds a namespace's jitter window.
@@ -187,7 +239,7 @@ func (r Record) Validate() error {
 	if err := app.ValidateClusters("clusters", r.Clusters); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
-	return nil
+	return r.Caps.validate()
 }
 
 // The largest guarantee or limit, the bounds of a job's own cpuCount and

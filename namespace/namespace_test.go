@@ -3,6 +3,7 @@ package namespace
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +76,25 @@ func TestRecordValidate(t *testing.T) {
 	}
 	if (Record{}).EffectiveWeight() != 1 || ok.EffectiveWeight() != 2 {
 		t.Error("effective weight")
+	}
+}
+
+func TestHostCapsValidateAndDefault(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	for _, bad := range []HostCaps{{PidsMax: n(-1)}, {PidsMax: n(MaxPidsCap + 1)}, {MemoryMB: n(-5)}, {DiskMB: n(MaxDiskMB + 1)}} {
+		if err := (Record{Name: "pay", Caps: &bad}).Validate(); err == nil || !strings.Contains(err.Error(), "caps.") {
+			t.Errorf("caps %+v: %v", bad, err)
+		}
+	}
+	ok := HostCaps{PidsMax: n(0), MemoryMB: n(1024)}
+	if err := (Record{Name: "pay", Caps: &ok}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p, m, d := ok.Or(8192, 4096, 100); p != 0 || m != 1024 || d != 100 {
+		t.Errorf("Or: %d %d %d", p, m, d)
+	}
+	var none *HostCaps
+	if p, m, d := none.Or(8192, 4096, 100); p != 8192 || m != 4096 || d != 100 {
+		t.Errorf("nil Or: %d %d %d", p, m, d)
 	}
 }

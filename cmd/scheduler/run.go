@@ -33,6 +33,7 @@ import (
 	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/internal/diskreserve"
 	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
@@ -93,7 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 			return err
 		}
 	}
-	masterURL, bind, closeMesos, err := startMesos(ctx, cfg, log, ten, reserve)
+	masterURL, bind, closeMesos, err := startMesos(ctx, cfg, log, ten, reserve, namespaceCaps(cfg, registry.New(kv)))
 	if err != nil {
 		ln.Close()
 		return err
@@ -433,7 +434,8 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger, reserve
 // embedded single-node master+agent started here, with its agent's check
 // that a secret fetch comes from the executor running its task (nil
 // without an embedded agent: the engine cannot tell).
-func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy, reserve *diskreserve.Reserve) (string, api.ExecutorBinding, func(), error) {
+func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy, reserve *diskreserve.Reserve,
+	caps func(string) embedded.NamespaceCaps) (string, api.ExecutorBinding, func(), error) {
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), nil, func() {}, nil
 	}
@@ -441,7 +443,7 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *e
 		return "", nil, func() {}, nil
 	}
 	ecfg := embeddedConfig(cfg, log)
-	ecfg.Tenancy = ten
+	ecfg.Tenancy, ecfg.NamespaceCaps = ten, caps
 	cl, err := embedded.New(ecfg)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("embedded mesos: %w", err)
@@ -464,6 +466,23 @@ func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *e
 		stopReserve = func() { close(stop); <-done }
 	}
 	return cl.URL(), cl.CheckSecretFetch, func() { stopReserve(); _ = cl.Close() }, nil
+}
+
+// namespaceCaps gives the embedded agent each namespace's caps: its
+// record's, else the settings (namespace_pids_max, namespace_mem_mb,
+// namespace_disk_mb). The record is read from this instance's copy of the
+// registry, in memory.
+func namespaceCaps(cfg config.Config, reg *registry.Registry) func(string) embedded.NamespaceCaps {
+	return func(ns string) embedded.NamespaceCaps {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		var own *namespace.HostCaps
+		if rec, err := reg.Tenancy().Namespace(ctx, ns); err == nil {
+			own = rec.Caps
+		}
+		p, m, d := own.Or(int64(cfg.NamespacePidsMax), int64(cfg.NamespaceMemMB), int64(cfg.NamespaceDiskMB))
+		return embedded.NamespaceCaps{PidsMax: p, MemMB: m, DiskMB: d}
+	}
 }
 
 // diskReserveCheck is how often the disk reserve looks at the data

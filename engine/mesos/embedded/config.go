@@ -93,6 +93,10 @@ type Config struct {
 	// NamespaceDiskMB caps what one tenant's live sandboxes hold together
 	// (diskwatch.go); 0: no cap.
 	NamespaceDiskMB int64
+	// NamespaceCaps, when set, gives a tenant's own caps (its namespace
+	// record's, the three above where it sets none), asked at each of its
+	// executors' starts and each disk pass; nil: the three above for all.
+	NamespaceCaps func(tenant string) NamespaceCaps
 	// Tenancy, when set, runs each tenant's executors as an OS user of
 	// its own in PID and mount namespaces of their own (tenancy.go).
 	Tenancy *Tenancy

@@ -84,16 +84,17 @@ func (c *Cluster) groups(runs []measured, caches map[string]string) []*group {
 }
 
 // capNamespaces kills, for each tenant whose live sandboxes and app cache
-// together hold more than Config.NamespaceDiskMB, the executor with its
+// together hold more than its disk cap (Config.NamespaceCaps, else
+// NamespaceDiskMB), the executor with its
 // largest sandbox (one a pass: the next pass measures again).
 func (c *Cluster) capNamespaces(groups []*group) int {
-	limit := mib(float64(c.cfg.NamespaceDiskMB))
-	if limit <= 0 {
-		return 0
-	}
 	killed := 0
 	for _, g := range groups {
-		if g.largest.ns != "" && g.used > limit {
+		if g.largest.ns == "" {
+			continue
+		}
+		limit := mib(float64(capsOf(c.cfg, g.largest.ns).DiskMB))
+		if limit > 0 && g.used > limit {
 			killed += c.killForDisk(*g.largest, fmt.Sprintf("the namespace's sandboxes and app cache used %d MB of its %d MB disk cap (the cache %d MB); this sandbox, the largest, %d MB",
 				g.used>>20, limit>>20, g.cache>>20, g.largest.used>>20))
 		}

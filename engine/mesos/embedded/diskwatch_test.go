@@ -3,6 +3,7 @@ package embedded
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -229,5 +230,48 @@ func TestAppCacheCountsAgainstTheNamespaceCap(t *testing.T) {
 	st := s.update("search")
 	if st.GetState() != mesos.TASK_FAILED || !strings.Contains(st.GetMessage(), "of its 2 MB disk cap (the cache 3 MB)") {
 		t.Fatalf("search: %s %q", st.GetState(), st.GetMessage())
+	}
+}
+
+// A namespace's own disk cap (its record's) replaces the scheduler's:
+// ops, whose record sets no cap, keeps a sandbox that pay, under the
+// scheduler's 1 MB, may not.
+func TestNamespaceOwnDiskCap(t *testing.T) {
+	var asked []string
+	c := newCluster(t, func(cfg *Config) {
+		cfg.NamespaceDiskMB = 1
+		cfg.NamespaceCaps = func(tenant string) NamespaceCaps {
+			asked = append(asked, tenant)
+			if tenant == "ops" {
+				return NamespaceCaps{DiskMB: 0}
+			}
+			return NamespaceCaps{DiskMB: 1}
+		}
+	})
+	s := subscribe(t, c, frameworkInfo())
+	for i, id := range []string{"pay", "ops"} {
+		offer := s.offer
+		if i > 0 {
+			offer = s.freshOffer
+		}
+		s.launch(offer(), taskInfo(c, id, "hang", execInfo(t, "e-"+id, "1", 0.1, 32), 0.1, 32))
+		s.ack(s.update(id))
+	}
+	c.mu.Lock()
+	for _, e := range c.live {
+		e.nsGroup = nsPrefix + strings.TrimPrefix(e.id, "e-")
+		if err := os.WriteFile(filepath.Join(e.dir, "fill"), make([]byte, 2<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Unlock()
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want pay's", n)
+	}
+	if st := s.update("pay"); st.GetState() != mesos.TASK_FAILED || !strings.Contains(st.GetMessage(), "of its 1 MB disk cap") {
+		t.Fatalf("pay: %s %q", st.GetState(), st.GetMessage())
+	}
+	if !slices.Contains(asked, "ops") || !slices.Contains(asked, "pay") {
+		t.Fatalf("the caps asked for %v", asked)
 	}
 }

@@ -52,8 +52,8 @@ type isolation struct {
 	mode    cgroups.Mode // V1, V2 or Off
 	reason  string       // why Off
 	agent   *cgroups.Group
-	pidsMax int64          // per task and for the executor itself; 0: no limit
-	nsCaps  cgroups.Limits // each tenant's group's: all its containers together
+	pidsMax int64                              // per task and for the executor itself; 0: no limit
+	capsOf  func(nsGroup string) NamespaceCaps // each tenant's group's: all its containers together
 	quota   bool
 	log     *slog.Logger
 }
@@ -64,7 +64,7 @@ type isolation struct {
 // auto, isolation is off and the reason logged once.
 func startIsolation(cfg Config, agentID string, keep map[string]bool, log *slog.Logger) (*isolation, error) {
 	iso := &isolation{mode: cgroups.Off, pidsMax: max(cfg.PidsMax, 0), quota: cfg.CPUQuota, log: log,
-		nsCaps: cgroups.Limits{Pids: cfg.NamespacePidsMax, MemoryBytes: cfg.NamespaceMemMB << 20}}
+		capsOf: func(g string) NamespaceCaps { return capsOf(cfg, g) }}
 	if cfg.Isolation == IsolationOff {
 		iso.reason = "turned off by the isolation setting"
 		log.Info("resource isolation off: cpus and mem are counted, not enforced", "reason", iso.reason)

@@ -17,7 +17,7 @@ import (
 )
 
 // A confined executor's container is below its tenant's group, which has
-// the tenant's caps. Its tasks get groups the agent made, with the task's
+// the tenant's caps (its own, Config.NamespaceCaps). Its tasks get groups the agent made, with the task's
 // limits, before the executor hears of them; the tenant's user may only
 // move processes in: it can raise no limit and make no group anywhere in
 // its container. The container's pids.max is what the executor and its
@@ -33,7 +33,9 @@ func TestTaskGroupsAreRoots(t *testing.T) {
 	const uid = 1879050100
 	c := isolatedCluster(t, func(cfg *Config) {
 		cfg.PidsMax = 100
-		cfg.NamespacePidsMax, cfg.NamespaceMemMB = 1000, 512
+		// The scheduler's caps, which the tenant's own record replaces.
+		cfg.NamespacePidsMax, cfg.NamespaceMemMB = 8192, 4096
+		cfg.NamespaceCaps = func(string) NamespaceCaps { return NamespaceCaps{PidsMax: 1000, MemMB: 512} }
 		cfg.Tenancy = &Tenancy{Init: exe, UIDs: tenant.Range{Lo: uid, Hi: uid + 9}, ReadOnly: []string{filepath.Dir(exe)}, RangeLockDir: t.TempDir()}
 	})
 	if !c.iso.agent.Hierarchy().Has(cgroups.Pids) {
