@@ -5,9 +5,12 @@ package hostile
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/e2e/harness"
@@ -76,4 +79,14 @@ echo end-of-forks
 		t.Errorf("pay's task %d did not survive", w.payPid)
 	}
 	w.admin.Must(http.MethodPut, "/api/namespaces/pay/secrets/after-fill", map[string]any{"value": "x"})
+	// The space the registry keeps for a full disk: allocated, root's,
+	// 0600, in the data directory no task sees (internal/diskreserve
+	// fills a small file system to show commits go on with it).
+	st, err := os.Stat(filepath.Join(w.data, "disk-reserve"))
+	if err != nil {
+		t.Fatalf("the disk reserve: %v", err)
+	}
+	if sys := st.Sys().(*syscall.Stat_t); st.Mode().Perm() != 0o600 || sys.Uid != 0 || sys.Blocks*512 < 64<<20 {
+		t.Errorf("the disk reserve: mode %v, uid %d, %d bytes allocated; want root's 0600 holding 64 MB", st.Mode(), sys.Uid, sys.Blocks*512)
+	}
 }
