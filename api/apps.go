@@ -73,9 +73,9 @@ func checkNewApp(cfg app.Config) error {
 	return nil
 }
 
-// create decodes a new config onto its defaults (absent fields keep
+// create decodes a new app onto its defaults (absent fields keep
 // them), checks it, adds it and answers it.
-func create[T any](s *core, c *gin.Context, cfg T, check func(T) error, add func(context.Context, T) error) {
+func create(s *core, c *gin.Context, cfg app.Config, check func(app.Config) error, add func(context.Context, app.Config) error) {
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -84,10 +84,14 @@ func create[T any](s *core, c *gin.Context, cfg T, check func(T) error, add func
 	save(s, c, body, cfg, check, add)
 }
 
-// save decodes body onto cfg (defaults or the current config), checks it,
-// writes it and answers it.
-func save[T any](s *core, c *gin.Context, body []byte, cfg T, check func(T) error, write func(context.Context, T) error) {
+// save decodes an app's body onto cfg (defaults or the current config),
+// checks it, writes it and answers it. Numbers and booleans may come as
+// strings, as on the job routes (unquotedBody).
+func save(s *core, c *gin.Context, body []byte, cfg app.Config, check func(app.Config) error, write func(context.Context, app.Config) error) {
 	dry, err := dryRunParam(c)
+	if err == nil {
+		body, err = unquotedBody(body, appNumbers, appBooleans)
+	}
 	if err == nil {
 		err = decodeStrict(body, &cfg)
 	}

@@ -124,10 +124,13 @@ func (s *definitionHandlers) checkDefinition(ctx context.Context, kind, name str
 func (s *definitionHandlers) checkAppDefinition(ctx context.Context, name string, body []byte, orSame bool) (definition, []string, error) {
 	var d definition
 	d.app = app.Default()
-	if err := decodeStrict(body, &d.app); err != nil {
+	body, err := unquotedBody(body, appNumbers, appBooleans) // as PUT /api/app
+	if err == nil {
+		err = decodeStrict(body, &d.app)
+	}
+	if err != nil {
 		return d, nil, err
 	}
-	var err error
 	d.exists, err = found(s.regIn(ctx).Config().App(ctx, name))
 	if err != nil {
 		return d, nil, err

@@ -32,7 +32,7 @@ func TestErrors(t *testing.T) {
 		{"Infinity as a string", "POST", "/api/job/register", `{"jobName":"x","appName":"app","memoryMB":"Infinity"}`, 400, []string{`field "memoryMB" must be a number, got "Infinity"`}},
 		{"-Inf on update", "PUT", "/api/job/update", `{"jobName":"exists","shardingTotalCount":"-Inf"}`, 400, []string{`field "shardingTotalCount" must be a number, got "-Inf"`}},
 		{"hex float as a string", "POST", "/api/job/register", `{"jobName":"x","appName":"app","timeoutSeconds":"0x1p4"}`, 400, []string{`field "timeoutSeconds" must be a number`}},
-		{"NaN on app", "POST", "/api/app", `{"appName":"a","appURL":"http://h/a.tgz","bootstrapScript":"b.sh","cpuCount":"NaN"}`, 400, []string{`field "cpuCount" must be a number, got string`}},
+		{"NaN on app", "POST", "/api/app", `{"appName":"a","appURL":"http://h/a.tgz","bootstrapScript":"b.sh","cpuCount":"NaN"}`, 400, []string{`field "cpuCount" must be a number, got "NaN"`}},
 		{"job memory overflow", "POST", "/api/job/register", `{"jobName":"x","appName":"app","memoryMB":1e20}`, 400, []string{`memoryMB must be at most`}},
 		{"job cpu overflow", "POST", "/api/job/register", `{"jobName":"x","appName":"app","cpuCount":1e20}`, 400, []string{`cpuCount must be at most`}},
 		{"app memory overflow", "POST", "/api/app", `{"appName":"a","appURL":"http://h/a.tgz","bootstrapScript":"b.sh","memoryMB":1e20}`, 400, []string{`memoryMB must be at most`}},

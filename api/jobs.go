@@ -419,13 +419,19 @@ func (s *jobHandlers) runningTasks(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
+// readyTasks and failoverTasks read the reasons before the queue: a
+// reason is recorded while its entry waits and removed only after the
+// entry has left its queue (launched or gone), so an entry the later read
+// of the queue still holds had its reason in the earlier read, unless it
+// was queued in between. Read the other way round, an entry launched
+// between the reads was listed with its reason already removed.
 func (s *jobHandlers) readyTasks(c *gin.Context) {
-	q, err := s.regIn(c).Work().ReadyQueue(c)
+	why, err := s.regIn(c).Work().WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).Work().WaitingReasons(c)
+	q, err := s.regIn(c).Work().ReadyQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
@@ -450,12 +456,12 @@ func (s *jobHandlers) readyTasks(c *gin.Context) {
 }
 
 func (s *jobHandlers) failoverTasks(c *gin.Context) {
-	q, err := s.regIn(c).Work().FailoverQueue(c)
+	why, err := s.regIn(c).Work().WaitingReasons(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	why, err := s.regIn(c).Work().WaitingReasons(c)
+	q, err := s.regIn(c).Work().FailoverQueue(c)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/gin-gonic/gin"
@@ -28,11 +30,92 @@ type legacyFields struct {
 	bootstrap string  // bootstrapScript: must be the app's
 }
 
-// Fields 2.x tools may send as strings.
+// Numbers and booleans sent as strings. The original's console posts its
+// forms' values as they are read (jQuery's val()): cpuCount, memoryMB,
+// shardingTotalCount of a job and cpuCount, memoryMB,
+// eventTraceSamplingCount of an app arrive as "1.5", "128"; its server
+// (Gson) took them. So one rule, on the job routes and the app routes
+// alike: a top-level number or boolean field may be sent as a JSON string
+// holding a JSON number or true/false; anything else in it is a 400.
 var (
-	legacyNumbers  = []string{"shardingTotalCount", "cpuCount", "memoryMB", "timeoutSeconds", "maxRetries", "retryBackoffSeconds", "pauseAfterFailures"}
-	legacyBooleans = []string{"failover", "misfire", "streamingProcess"}
+	jobNumbers, jobBooleans = scalarFields(reflect.TypeFor[jobs.Config](), "streamingProcess")
+	appNumbers, appBooleans = scalarFields(reflect.TypeFor[app.Config]())
 )
+
+// scalarFields lists the JSON names of t's top-level number and boolean
+// fields (those of embedded structs too), and the extra booleans.
+func scalarFields(t reflect.Type, extraBooleans ...string) (numbers, booleans []string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			n, b := scalarFields(f.Type)
+			numbers, booleans = append(numbers, n...), append(booleans, b...)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			numbers = append(numbers, name)
+		case reflect.Bool:
+			booleans = append(booleans, name)
+		}
+	}
+	return numbers, append(booleans, extraBooleans...)
+}
+
+// unquoteScalars turns, in m, each field of numbers and booleans sent as
+// a JSON string into the number or boolean it holds.
+func unquoteScalars(m map[string]json.RawMessage, numbers, booleans []string) error {
+	for _, k := range numbers {
+		if s, ok := jsonString(m[k]); ok {
+			// A JSON number only: ParseFloat also takes NaN, Inf, Infinity
+			// and hex floats, which then broke the body (a 500).
+			var f float64
+			if err := json.Unmarshal([]byte(s), &f); err != nil || strings.TrimSpace(s) != s {
+				return fmt.Errorf("%w: field %q must be a number, got %q", ErrBadRequest, k, s)
+			}
+			m[k] = json.RawMessage(s)
+		}
+	}
+	for _, k := range booleans {
+		if s, ok := jsonString(m[k]); ok {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return fmt.Errorf("%w: field %q must be true or false, got %q", ErrBadRequest, k, s)
+			}
+			m[k] = json.RawMessage(strconv.FormatBool(b))
+		}
+	}
+	return nil
+}
+
+// unquotedBody is body with unquoteScalars applied (an app's body). A
+// body that is not a JSON object is returned as it is, for decodeStrict to
+// describe.
+func unquotedBody(body []byte, numbers, booleans []string) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return body, nil
+	}
+	quoted := false
+	for _, k := range append(numbers, booleans...) {
+		if _, ok := jsonString(m[k]); ok {
+			quoted = true
+			break
+		}
+	}
+	if !quoted {
+		return body, nil // as sent: decodeStrict's messages name its bytes
+	}
+	if err := unquoteScalars(m, numbers, booleans); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
 
 // scriptJobClass is the job class 2.x wrote for SCRIPT jobs.
 const scriptJobClass = jobs.ScriptJobClass
@@ -47,25 +130,8 @@ func legacyBody(body []byte) ([]byte, legacyFields, error) {
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return body, lf, nil
 	}
-	for _, k := range legacyNumbers {
-		if s, ok := jsonString(m[k]); ok {
-			// A JSON number only: ParseFloat also takes NaN, Inf, Infinity
-			// and hex floats, which then broke the body (a 500).
-			var f float64
-			if err := json.Unmarshal([]byte(s), &f); err != nil || strings.TrimSpace(s) != s {
-				return nil, lf, fmt.Errorf("%w: field %q must be a number, got %q", ErrBadRequest, k, s)
-			}
-			m[k] = json.RawMessage(s)
-		}
-	}
-	for _, k := range legacyBooleans {
-		if s, ok := jsonString(m[k]); ok {
-			b, err := strconv.ParseBool(s)
-			if err != nil {
-				return nil, lf, fmt.Errorf("%w: field %q must be true or false, got %q", ErrBadRequest, k, s)
-			}
-			m[k] = json.RawMessage(strconv.FormatBool(b))
-		}
+	if err := unquoteScalars(m, jobNumbers, jobBooleans); err != nil {
+		return nil, lf, err
 	}
 	if raw, ok := m["streamingProcess"]; ok {
 		var b bool

@@ -28,7 +28,7 @@ func (s *Server) routes(o Options) *gin.Engine {
 	})
 	// auditMiddleware wraps auth, so refused writes are recorded too; a
 	// write forwarded to the leader is recorded there, not here.
-	a := r.Group("/api", s.auditMiddleware, s.authMiddleware, s.forward, s.checkNameParams)
+	a := r.Group("/api", s.auditMiddleware, s.authMiddleware, s.forward, s.checkNameParams, s.checkQuery)
 	a.GET("/openapi.json", serveOpenAPI)
 	a.GET("/audit", s.searchAudit)
 	a.POST("/login", s.console.login)

@@ -27,6 +27,7 @@ const (
 	WaitReconciling   = "reconciling"        // a new leader confirms running tasks first
 	WaitNotSubscribed = "not_subscribed"     // no subscription to the engine at the moment
 	WaitUnavailable   = "engine_unavailable" // the engine could not be reached at the last launch: launches wait (Wait.Until)
+	WaitLaunchFailed  = "launch_failed"      // its launch failed (the engine refused it) and was rolled back: the next round tries again
 	// WaitClusterUnavailable: none of the clusters the entry may run on takes work now
 	// (each is drained, unreachable or not configured; docs/clusters.md).
 	WaitClusterUnavailable = "cluster_unavailable"

@@ -164,15 +164,22 @@ func (wk Work) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, erro
 // (queue.Relaunch). misfire is the job's flag: without it a plain
 // execution pending already collapses into the one put back (misfire=false
 // pending executions collapse into one, docs/jobs.md), which keeps its
-// place, its instant and its task ids.
-func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, misfire bool, nominal, now time.Time, tasks map[int]string) error {
+// place, its instant and its task ids. since is when the execution put
+// back was queued (zero: now): it has waited since then, and stays listed
+// so. with (may be nil) is committed in the same transaction: the
+// roll-back's own writes, so that no reader finds the execution neither
+// queued nor running between two commits.
+func (wk Work) Requeue(ctx context.Context, with *Change, job string, run *queue.PendingRun, by string, misfire bool, nominal, since, now time.Time, tasks map[int]string) error {
 	p := ReadyPath + "/" + job
+	if since.IsZero() || since.After(now) {
+		since = now
+	}
 	for range maxCASRetries {
 		rd, ok, err := wk.ReadyOf(ctx, job)
 		if err != nil {
 			return err
 		}
-		next := requeued(rd, ok, run, by, misfire, nominal, now)
+		next := requeued(rd, ok, run, by, misfire, nominal, since)
 		if len(tasks) > 0 {
 			next.Relaunch = queue.RelaunchOf(run, tasks)
 		}
@@ -180,7 +187,11 @@ func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, b
 		if ok {
 			op = setJSON(p, next, rd.Version)
 		}
-		err = wk.r.commit(ctx, op)
+		var ops []store.Op
+		if with != nil {
+			ops = append(ops, with.ops...)
+		}
+		err = wk.r.commit(ctx, append(ops, op)...)
 		if !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)) {
 			return err
 		}
@@ -190,9 +201,11 @@ func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, b
 
 // requeued is the ready entry rd (ok false: none) with the execution of
 // Requeue added.
-func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, misfire bool, nominal, now time.Time) queue.Ready {
+func requeued(rd queue.Ready, ok bool, run *queue.PendingRun, by string, misfire bool, nominal, since time.Time) queue.Ready {
 	if !ok {
-		rd = queue.Ready{Since: now.UTC()}
+		rd = queue.Ready{Since: since.UTC()}
+	} else if since.Before(rd.Since) { // the execution put back goes first: the entry waits since it was queued
+		rd.Since = since.UTC()
 	}
 	if run != nil {
 		rd.Count++

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
@@ -83,8 +83,30 @@ func (l *launcher) round(ctx context.Context) {
 		defer func() { l.start.round(time.Since(began)) }()
 	}
 	l.apply(ctx, v, &p, rest)
-	l.waits.record(ctx, p.Waiting)
+	l.waits.record(ctx, p.Waiting, queuedSince(v))
 	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
+}
+
+// queuedSince is, for the wait key of an entry of v's queues, since when
+// it waits: when it was queued (a ready entry held until an instant, from
+// that instant). The map is built at its first use, for a round with new
+// waiting entries.
+func queuedSince(v round.View) func(key string) (time.Time, bool) {
+	var m map[string]time.Time
+	return func(key string) (time.Time, bool) {
+		if m == nil {
+			m = make(map[string]time.Time, len(v.Ready)+len(v.Failover))
+			for _, rd := range v.Ready {
+				m[queue.WaitKey(false, rd.Job, 0)] = laterOf(rd.Since, rd.NotBefore)
+			}
+			for i := range v.Failover {
+				f := &v.Failover[i]
+				m[queue.WaitKey(true, f.Job, f.Item)] = f.Since
+			}
+		}
+		t, ok := m[key]
+		return t, ok && !t.IsZero()
+	}
 }
 
 // view reads what a round looks at.
@@ -363,6 +385,15 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 		err = l.commit(ctx, p, b, now)
 	}
 	if err != nil {
+		// Nothing launched: the entries still wait as they did, and their
+		// reasons stay recorded (the next round words them again).
+		for _, pl := range p.Launches {
+			if pl.Failover != nil {
+				l.waits.keep(queue.WaitKey(true, pl.Request.Job, pl.Failover.Item))
+			} else {
+				l.waits.keep(queue.WaitKey(false, pl.Request.Job, 0))
+			}
+		}
 		if errors.Is(err, registry.ErrConflict) {
 			if !l.start.committed {
 				l.start.conflicts++
@@ -396,7 +427,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 		l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
 	}
 	l.queues.changed()
-	l.accept(ctx, b, p.Decline, refuse)
+	l.accept(ctx, b, p.Decline, refuse, p.Waiting)
 }
 
 // commit records the launches: one change (running entries created, ready
@@ -455,7 +486,11 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 // reconciliation; one that found the engine unavailable
 // (engine.ErrUnavailable) is rolled back and holds the next rounds back
 // (launchbackoff.go).
-func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration) {
+//
+// The entries rolled back get their reason in waiting (the round's, which
+// the recorder records next): they wait again, since they were queued,
+// and are never shown waiting without one.
+func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration, waiting map[string]queue.Wait) {
 	byTask := make(map[string]observe.TaskEvent, len(b.events))
 	for _, ev := range b.events {
 		byTask[ev.TaskID] = ev
@@ -478,6 +513,7 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 	}
 	sent, errs := l.sendAccepts(ctx, b, extra)
 	var failed []*agentLaunch
+	var failedErr error            // the first failure's, for the reason the rolled-back entries wait with
 	down, answered := false, false // an ACCEPT found the engine unavailable; one succeeded
 	for i, agent := range b.agents {
 		al := b.byAgent[agent]
@@ -506,6 +542,9 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			failed = append(failed, al)
+			if failedErr == nil {
+				failedErr = err
+			}
 			down = down || (errors.Is(err, engine.ErrUnavailable) && !errors.Is(err, ErrRefused)) // a fence's refusal says nothing of the engine
 			if errors.Is(err, ErrRefused) {
 				// The fence refused the ACCEPT before sending it (a lease
@@ -536,6 +575,27 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 		l.declined(decline, declineErr)
 	}
 	l.engineAnswered(down, answered)
+	if len(failed) > 0 && waiting != nil {
+		w := queue.Wait{Reason: queue.WaitLaunchFailed, Message: "its launch failed (" + failedErr.Error() +
+			"): it is queued again under the same task ids and goes at the next round"}
+		if down {
+			w = queue.Wait{Reason: queue.WaitUnavailable, Message: "the cluster engine could not be reached at its launch; launches wait until " +
+				l.backoff.until.UTC().Format(time.RFC3339), Until: l.backoff.until}
+		}
+		for _, al := range failed {
+			for _, le := range al.entries {
+				waiting[rolledBackKey(le)] = w
+			}
+		}
+	}
+}
+
+// rolledBackKey is the wait key of a rolled-back launch's entry.
+func rolledBackKey(le launchedEntry) string {
+	if le.fail != nil {
+		return queue.WaitKey(true, le.job, le.item)
+	}
+	return queue.WaitKey(false, le.job, 0)
 }
 
 // engineAnswered starts or extends the backoff after a round whose
@@ -611,49 +671,60 @@ func (l *launcher) acceptRefuse() time.Duration {
 // shards were on) and failover entries come back, keeping the ids the
 // tasks had: the ACCEPT may have reached the engine all the same, and a
 // second launch of a task that runs is then refused by the engine
-// (fireTaskID).
+// (fireTaskID). A job's roll-back is one commit, its running entries
+// removed with its execution queued again (since it was first queued):
+// a reader never finds the execution neither running nor queued, nor
+// queued anew.
 func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 	if len(failed) == 0 {
 		return
 	}
 	now := l.clock.Now()
-	type requeue struct {
+	type undo struct {
+		ch    *registry.Change
 		rd    *queue.Ready
 		tasks map[int]string
+		items []int
 	}
 	var jobsOrder []string
-	ready := map[string]*requeue{}
+	byJob := map[string]*undo{}
 	for _, al := range failed {
 		for i, tl := range al.launches {
 			le := al.entries[i]
-			ch := l.reg.Change().Unlaunch(le.job, le.item)
-			if f := le.fail; f != nil {
-				ch.FailOver(le.job, le.item, queue.Failover{TaskID: f.TaskID, Since: f.Since, Attempts: f.Attempts, NotBefore: f.NotBefore,
-					Parameter: f.Parameter, RunKey: f.RunKey, ScheduledAt: f.ScheduledAt, Nominal: f.Nominal, Retry: f.Retry, Relaunch: tl.TaskID})
-			}
-			if err := ch.Commit(ctx); err != nil {
-				l.log.Error("launcher: roll back launch", "task", tl.TaskID, "err", err)
-				l.st.reloadRunning()
-			} else {
-				l.st.dropRunning(le.job, le.item)
-			}
-			if le.ready == nil {
-				continue
-			}
-			rq := ready[le.job]
-			if rq == nil {
-				rq = &requeue{rd: le.ready, tasks: map[int]string{}}
-				ready[le.job] = rq
+			u := byJob[le.job]
+			if u == nil {
+				u = &undo{ch: l.reg.Change(), tasks: map[int]string{}}
+				byJob[le.job] = u
 				jobsOrder = append(jobsOrder, le.job)
 			}
-			rq.tasks[le.item] = tl.TaskID
+			u.ch.Unlaunch(le.job, le.item)
+			u.items = append(u.items, le.item)
+			if f := le.fail; f != nil {
+				u.ch.FailOver(le.job, le.item, queue.Failover{TaskID: f.TaskID, Since: f.Since, Attempts: f.Attempts, NotBefore: f.NotBefore,
+					Parameter: f.Parameter, RunKey: f.RunKey, ScheduledAt: f.ScheduledAt, Nominal: f.Nominal, Retry: f.Retry, Relaunch: tl.TaskID})
+			}
+			if le.ready != nil {
+				u.rd = le.ready
+				u.tasks[le.item] = tl.TaskID
+			}
 		}
 	}
 	for _, job := range jobsOrder {
-		rq := ready[job]
-		cfg, _, _ := l.catalog.Lookup(job)
-		if err := l.reg.Work().Requeue(ctx, job, rq.rd.First(), rq.rd.FirstBy(), cfg.Misfire, rq.rd.FirstNominal(), now, rq.tasks); err != nil {
-			l.log.Error("launcher: re-queue", "job", job, "err", err)
+		u := byJob[job]
+		var err error
+		if u.rd != nil {
+			cfg, _, _ := l.catalog.Lookup(job)
+			err = l.reg.Work().Requeue(ctx, u.ch, job, u.rd.First(), u.rd.FirstBy(), cfg.Misfire, u.rd.FirstNominal(), u.rd.Since, now, u.tasks)
+		} else {
+			err = u.ch.Commit(ctx)
+		}
+		if err != nil {
+			l.log.Error("launcher: roll back launch", "job", job, "shards", len(u.items), "err", err)
+			l.st.reloadRunning()
+		} else {
+			for _, item := range u.items {
+				l.st.dropRunning(job, item)
+			}
 		}
 		l.queues.changed()
 	}

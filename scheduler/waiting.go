@@ -44,6 +44,18 @@ type waitRecorder struct {
 	alarm  *alarm
 	opts   *Options // commitTasks bounds a commit of reasons
 	ws     waitState
+	// kept are entries the round meant to launch whose launch did not
+	// commit: they wait as before, so the next record neither forgets
+	// their reasons nor starts their wait over.
+	kept map[string]bool
+}
+
+// keep notes an entry whose planned launch did not commit (kept).
+func (r *waitRecorder) keep(key string) {
+	if r.kept == nil {
+		r.kept = map[string]bool{}
+	}
+	r.kept[key] = true
 }
 
 // recorded is the reason recorded for the entry of key (ok false: none;
@@ -65,23 +77,34 @@ func (r *waitRecorder) recorded(ctx context.Context, key string) (queue.Wait, bo
 }
 
 // record updates the recorded reasons after a round and reports the
-// counts to the observers.
-func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait) {
+// counts to the observers. queued (nil: unknown) says since when an entry
+// of the round's queues waits: an entry seen waiting for the first time
+// (under load the first round to see it may come late; a launch rolled
+// back puts it back) has waited since it was queued, not since this
+// round, and its reason is recorded once that is waitRecordAfter ago.
+func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait, queued func(key string) (time.Time, bool)) {
 	ws := &r.ws
 	now := r.clock.Now()
 	if ws.entries == nil {
 		ws.entries = map[string]waitEntry{}
 	}
+	kept := r.kept
+	r.kept = nil
 	counts := map[string]int{}
 	for k, wt := range waiting {
 		counts[wt.Reason]++
 		if e := ws.entries[k]; e.since == 0 {
 			e.since = now.UnixNano()
+			if queued != nil {
+				if at, ok := queued(k); ok && at.Before(now) {
+					e.since = at.UnixNano()
+				}
+			}
 			ws.entries[k] = e
 		}
 	}
 	for k, e := range ws.entries {
-		if _, ok := waiting[k]; !ok && e.since != 0 {
+		if _, ok := waiting[k]; !ok && e.since != 0 && !kept[k] {
 			if !e.rec.has {
 				delete(ws.entries, k)
 				continue
@@ -108,7 +131,7 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait
 		}
 		return
 	}
-	keys, puts, more := r.waitingKeys(waiting, now, 2*r.opts.commitTasks())
+	keys, puts, more := r.waitingKeys(waiting, kept, now, 2*r.opts.commitTasks())
 	if more {
 		r.alarm.set(now.Add(waitRecordEvery)) // the rest in the next commits
 	}
@@ -153,11 +176,11 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait
 // It selects as it goes (picks: bounded heaps), so a pass over a backlog of
 // 90,000 entries with new reasons holds the max it writes, not a map and a
 // sorted list of all of them rebuilt every second (BenchmarkWaitingKeys).
-func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, now time.Time, max int) (keys []string, puts map[string]queue.Wait, more bool) {
+func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, kept map[string]bool, now time.Time, max int) (keys []string, puts map[string]queue.Wait, more bool) {
 	ws := &r.ws
 	dels := pick[string]{n: max, less: func(a, b string) bool { return a < b }}
 	for k, e := range ws.entries {
-		if _, ok := waiting[k]; !ok && e.rec.has {
+		if _, ok := waiting[k]; !ok && e.rec.has && !kept[k] {
 			dels.add(k)
 		}
 	}

@@ -131,7 +131,7 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 	gone := queue.WaitKey(false, "gone", 0)
 	ws.setRecord(gone, queue.Wait{Reason: queue.WaitBehind}, now)
 
-	keys, puts, _ := r.sched.launcher.waits.waitingKeys(waiting, now, 0)
+	keys, puts, _ := r.sched.launcher.waits.waitingKeys(waiting, nil, now, 0)
 	if len(puts) != waitRefreshPerCommit+1 || len(keys) != len(puts)+1 {
 		t.Fatalf("%d puts, %d keys; want %d puts and one delete", len(puts), len(keys), waitRefreshPerCommit+1)
 	}
@@ -172,7 +172,7 @@ func TestWaitingCommitsAreBounded(t *testing.T) {
 		waiting[k] = queue.Wait{Reason: queue.WaitCPU, Message: "not enough CPU"}
 		ws.entries[k] = waitEntry{since: r.clk.Now().Add(-time.Minute).UnixNano()} // waited long enough to be recorded
 	}
-	r.sched.launcher.waits.record(r.ctx, waiting)
+	r.sched.launcher.waits.record(r.ctx, waiting, nil)
 	got := r.waiting()
 	if _, ok := got[gone]; ok {
 		t.Fatal("the entry no longer waiting was not deleted first")
@@ -182,7 +182,7 @@ func TestWaitingCommitsAreBounded(t *testing.T) {
 	}
 	for range n {
 		r.clk.Advance(waitRecordEvery)
-		r.sched.launcher.waits.record(r.ctx, waiting)
+		r.sched.launcher.waits.record(r.ctx, waiting, nil)
 	}
 	if got := r.waiting(); len(got) != n {
 		t.Fatalf("%d reasons recorded in the end, want %d", len(got), n)
@@ -234,7 +234,7 @@ func BenchmarkWaitingKeys(b *testing.B) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	for b.Loop() {
-		keys, _, more := r.waitingKeys(waiting, now, max)
+		keys, _, more := r.waitingKeys(waiting, nil, now, max)
 		if len(keys) != max || !more {
 			b.Fatalf("%d keys, more %t", len(keys), more)
 		}
@@ -280,7 +280,7 @@ func TestWaitingStateIsCompact(t *testing.T) {
 	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	got, puts, more := r.waitingKeys(waiting, now, max)
+	got, puts, more := r.waitingKeys(waiting, nil, now, max)
 	runtime.ReadMemStats(&m1)
 	if len(got) != max || len(puts) != max || !more || got[0] != keys[0] || got[max-1] != keys[max-1] {
 		t.Fatalf("%d keys (%d puts, more %t), first %q last %q; want the first %d in path order", len(got), len(puts), more, got[0], got[len(got)-1], max)

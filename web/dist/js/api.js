@@ -61,14 +61,20 @@ export function qs(params) {
   return s ? '?' + s : '';
 }
 
-// api(method, path, {body, query, text, contentType}) → parsed JSON, text, or null (204).
-// Bodies that are strings are sent as they are (the trigger's job name).
-export async function api(method, path, opts = {}) {
-  let query = opts.query;
+// apiURL is the address of an API path with its query and the console's
+// namespace (as api() calls it), for what reads the answer itself (a
+// download streamed or saved as a file).
+export function apiURL(path, query) {
   if (session.ns && session.ns !== 'default' && !NO_NAMESPACE.test(path)) query = { ...(query || {}), namespace: session.ns };
   // location.origin, never the page's address: one with user:pass@ in it
   // makes fetch() refuse every call
-  const url = location.origin + '/api' + path + qs(query);
+  return location.origin + '/api' + path + qs(query);
+}
+
+// api(method, path, {body, query, text, contentType}) → parsed JSON, text, or null (204).
+// Bodies that are strings are sent as they are (the trigger's job name).
+export async function api(method, path, opts = {}) {
+  const url = apiURL(path, opts.query);
   const headers = { Accept: 'application/json', 'X-EJ-Client': 'console' }; // where a run came from: console:{user}
   const tok = token();
   if (tok) headers.Authorization = 'Bearer ' + tok;

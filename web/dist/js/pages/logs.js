@@ -1,10 +1,12 @@
 // A task's stdout/stderr: the tail, follow (polls for new bytes), or the
 // whole file with download progress. Above it, how the task stands or
 // ended (GET /api/job/tasks/{taskId}): state, exit code and failure cause;
-// a failed task opens on its stderr.
+// a failed task opens on its stderr. Below it, the task's files: its
+// work/ directory ($ELASTICJOB_TASK_DIR), browsed and downloaded in the
+// console's namespace.
 import { t } from '../i18n.js';
-import { api, enc, token, optional, engineCan, knownCaps } from '../api.js';
-import { h, clear, btn, busy, kv, tag, errText, fmtBytes, fmtTime } from '../ui.js';
+import { api, apiURL, enc, token, optional, engineCan, knownCaps, ApiError } from '../api.js';
+import { h, clear, btn, busy, kv, tag, errText, fmtBytes, fmtTime, table } from '../ui.js';
 
 const FAILED = /FAILED|ERROR|LOST|KILLED|DROPPED|GONE/;
 
@@ -90,7 +92,7 @@ export default async function logs(el, ctx) {
     clear(err);
     await busy(fullBtn, async () => {
       try {
-        const res = await fetch(`${location.origin}/api/job/logs/${enc(taskId)}?stream=${stream}&full=true`, { credentials: 'omit', headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
+        const res = await fetch(apiURL(`/job/logs/${enc(taskId)}`, { stream, full: 'true' }), { credentials: 'omit', headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
         if (!res.ok) {
           let m = res.statusText;
           try { m = (await res.json()).message || m; } catch { /* keep status */ }
@@ -120,6 +122,76 @@ export default async function logs(el, ctx) {
   });
   tail.addEventListener('change', loadTail);
   drawTabs();
-  await loadTail();
+  const files = filesPanel(taskId);
+  el.append(files.el);
+  await Promise.all([loadTail(), files.load('work')]);
   return { cleanup: () => clearInterval(timer) };
+}
+
+// fetchOK fetches an API address with the session's token, throwing the
+// server's message for an error answer.
+async function fetchOK(url) {
+  const res = await fetch(url, { credentials: 'omit', headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
+  if (!res.ok) {
+    let m = res.statusText;
+    try { m = (await res.json()).message || m; } catch { /* keep status */ }
+    throw new ApiError(res.status, m, url);
+  }
+  return res;
+}
+
+// filesPanel lists a directory of the task's own (work/ first: what the
+// task wrote to $ELASTICJOB_TASK_DIR; its root holds stdout, stderr and
+// work), directories first, and saves a file the person picks.
+function filesPanel(taskId) {
+  const where = h('div.toolbar', { id: 'files-path' });
+  const list = h('div', { id: 'task-files' });
+  const err = h('div');
+  const el = h('section.panel', { id: 'files-panel' }, h('h2', t('files.title')), h('p.muted', t('files.hint')), where, err, list);
+  const base = (p) => p.split('/').pop();
+  async function load(dir) {
+    clear(err);
+    list.removeAttribute('data-ready');
+    const segs = dir ? dir.split('/') : [];
+    clear(where, h('a', { href: '#', 'data-dir': '', onclick: (e) => { e.preventDefault(); load(''); } }, t('files.root')),
+      segs.map((s, i) => [' / ', h('a', { href: '#', 'data-dir': segs.slice(0, i + 1).join('/'),
+        onclick: (e) => { e.preventDefault(); load(segs.slice(0, i + 1).join('/')); } }, s)]));
+    let v;
+    try {
+      v = await api('GET', `/job/tasks/${enc(taskId)}/files`, { query: dir ? { path: dir } : {} });
+    } catch (e) {
+      if (dir === 'work' && e instanceof ApiError && e.status === 404) return load(''); // it wrote nothing there: its directory
+      clear(list);
+      clear(err, h('div.alert.bad', { id: 'files-error' }, errText(e)));
+      list.setAttribute('data-ready', '');
+      return;
+    }
+    const isDir = (f) => (f.mode || '')[0] === 'd';
+    const rows = (v.files || []).slice().sort((a, b) => (isDir(b) - isDir(a)) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    clear(list, table([
+      { label: t('files.name'), render: (f) => (isDir(f)
+        ? h('a', { href: '#', 'data-dir': f.path, onclick: (e) => { e.preventDefault(); load(f.path); } }, base(f.path) + '/')
+        : h('span.mono', { 'data-file': f.path }, base(f.path))) },
+      { label: t('files.size'), cls: 'num', render: (f) => (isDir(f) ? '' : fmtBytes(f.size)) },
+      { label: t('files.mtime'), render: (f) => (f.mtime ? fmtTime(f.mtime) : '') },
+      { label: '', render: (f) => ((f.mode || '')[0] === '-'
+        ? btn(t('files.download'), (e) => save(f, e.currentTarget), 'sm', { 'data-download': f.path }) : '') },
+    ], rows, { empty: t('files.none') }));
+    list.setAttribute('data-ready', '');
+  }
+  async function save(f, b) {
+    clear(err);
+    await busy(b, async () => {
+      try {
+        const res = await fetchOK(apiURL(`/job/tasks/${enc(taskId)}/files/download`, { path: f.path }));
+        const url = URL.createObjectURL(await res.blob());
+        const a = h('a', { href: url, download: base(f.path), hidden: true });
+        document.body.append(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60000);
+      } catch (e) { clear(err, h('div.alert.bad', { id: 'files-error' }, errText(e))); }
+    });
+  }
+  return { el, load };
 }
