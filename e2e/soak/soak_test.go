@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/soak"
 	"github.com/ejcloud/elasticjob/internal/testbin"
-	"github.com/ejcloud/elasticjob/soak"
 )
 
 // smokeSeed is the smoke's seed; a seed that found an anomaly is kept as

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
