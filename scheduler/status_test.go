@@ -1,13 +1,13 @@
 package scheduler
 
 import (
-	"github.com/ejcloud/elasticjob/observe"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
