@@ -199,8 +199,9 @@ func (s *Store) NodeKey(p string) string { return s.k.node(p) }
 // ChildrenKey: see NodeKey.
 func (s *Store) ChildrenKey(p string) string { return s.k.children(p) }
 
-// Read is a Get of the client, tried again while etcd answers that it has
-// no leader or is unavailable, as the store's own reads are.
+// Read is a Get of the client tried again, as the store's own reads are,
+// while it fails for a reason that passes (a leader change or election, a
+// member gone; at most readAttempts tries).
 func (s *Store) Read(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	return s.get(ctx, key, opts...)
 }
