@@ -100,8 +100,6 @@ func smoke(t *testing.T, c soak.Config) {
 }
 
 // knownOpen are anomaly kinds the smoke reports without failing, each an
-// open product bug named in issue 53's note with its evidence, until it
-// is fixed; the long soak (make soak) counts them as anomalies. None now:
-// stale-run (seed 53 on zk) was fixed by the fire commits' gate
-// (registry/gate.go, TestFireNeverLandsAfterADisable).
+// open product bug with its evidence in an issue, until it is fixed; the
+// long soak (make soak) counts them as anomalies. None now.
 var knownOpen = map[string]bool{}

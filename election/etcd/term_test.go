@@ -69,9 +69,9 @@ func checkSuccession(t *testing.T, s *etcdstore.Store, prev, next *election.Term
 // confirmed in time though etcd renewed the lease) starts another
 // leadership: the key is written again, the write's revision is the new
 // term's number, higher than every number before it, and the old term's
-// fenced writes are refused from then on. Before, the new term had the
-// old one's number (the soak's seed 611: term 4849 five times) and the
-// old term's fence still held.
+// fenced writes are refused from then on. A new term with the old one's
+// number would leave the old term's fence holding, and its writes
+// committing.
 func TestElectionTermAfterAnEndIsNewer(t *testing.T) {
 	c, s := soloCandidate(t)
 	first := nextTerm(t, c, 30*time.Second)
@@ -109,10 +109,9 @@ func TestElectionTermAfterAnEndIsNewer(t *testing.T) {
 // A standby's key, created while another key led, numbers none of its
 // terms: each term is numbered by the write of its key that begins it, so
 // a term after the leader's second one (its first ended while its key
-// lived) has the higher number. Before, the standby's first term had its
-// key's create_revision, lower than that second term's (the etcd soak,
-// seed 411: term 4037 led after term 4907, and 4,450 launches of it were
-// reported as a stale term's).
+// lived) has the higher number. Numbered by its key's create_revision,
+// the standby's first term would be lower than that second term, and
+// its launches would be taken for a stale term's.
 func TestElectionTermsGrowAcrossCandidates(t *testing.T) {
 	m := startMembers(t, 1)[0]
 	s := openStore(t, m.Endpoints(), etcdstore.Options{})
