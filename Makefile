@@ -77,7 +77,7 @@ fuzz:
 bench: build
 	bash scripts/bench.sh
 
-# The fault soak (package soak, docs/testing.md): SOAK_FLAGS passes flags to
+# The fault soak (package internal/soak, docs/testing.md): SOAK_FLAGS passes flags to
 # cmd/ejsoak, e.g. make soak SOAK_FLAGS='-shape zk -duration 10m -seed 7 -dir /tmp/soak'.
 SOAK_FLAGS ?=
 soak:

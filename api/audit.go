@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/ejcloud/elasticjob/namespace"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/history/view"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/gin-gonic/gin"
 )
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ejcloud/elasticjob/backfill"
-	"github.com/ejcloud/elasticjob/store/etcd"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -18,10 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/backfill"
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/store/etcd"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 

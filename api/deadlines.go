@@ -5,8 +5,9 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/gin-gonic/gin"
+
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // missedDeadlines answers GET /api/job/deadlines: the request's
@@ -21,9 +22,9 @@ func (s *runHandlers) missedDeadlines(c *gin.Context) {
 		return
 	}
 	ns := nsIn(c)
-	out := []deadline.Alert{}
+	out := []observe.DeadlineAlert{}
 	for _, b := range recs {
-		var a deadline.Alert
+		var a observe.DeadlineAlert
 		if json.Unmarshal(b, &a) != nil || a.Namespace != ns {
 			continue
 		}

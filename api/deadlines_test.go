@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/api"
-	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
@@ -40,22 +40,22 @@ func TestJobDeadlines(t *testing.T) {
 // alerts of the request's namespace, soonest due first, by job on ask.
 func TestMissedDeadlinesList(t *testing.T) {
 	e := newEnv(t)
-	for _, a := range []deadline.Alert{
-		{Kind: deadline.KindRun, Namespace: "default", Job: "etl", Since: t0, Due: t0.Add(2 * time.Hour), TaskID: "t1", Message: "long"},
-		{Kind: deadline.KindStart, Namespace: "default", Job: "report", Since: t0, Due: t0.Add(time.Minute), Message: "late"},
-		{Kind: deadline.KindStart, Namespace: "other", Job: "report", Since: t0, Due: t0, Message: "not ours"},
+	for _, a := range []observe.DeadlineAlert{
+		{Kind: observe.DeadlineRun, Namespace: "default", Job: "etl", Since: t0, Due: t0.Add(2 * time.Hour), TaskID: "t1", Message: "long"},
+		{Kind: observe.DeadlineStart, Namespace: "default", Job: "report", Since: t0, Due: t0.Add(time.Minute), Message: "late"},
+		{Kind: observe.DeadlineStart, Namespace: "other", Job: "report", Since: t0, Due: t0, Message: "not ours"},
 	} {
 		b, _ := json.Marshal(a)
 		if ok, err := e.reg.Schedule().MarkAlert(t.Context(), a.PathKey(), b); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
-	rows := decode[[]deadline.Alert](t, e.must(http.StatusOK, http.MethodGet, "/api/job/deadlines", ""))
+	rows := decode[[]observe.DeadlineAlert](t, e.must(http.StatusOK, http.MethodGet, "/api/job/deadlines", ""))
 	if len(rows) != 2 || rows[0].Job != "report" || rows[1].Job != "etl" || rows[1].TaskID != "t1" {
 		t.Fatalf("%+v", rows)
 	}
-	rows = decode[[]deadline.Alert](t, e.must(http.StatusOK, http.MethodGet, "/api/job/deadlines?jobName=etl", ""))
-	if len(rows) != 1 || rows[0].Kind != deadline.KindRun {
+	rows = decode[[]observe.DeadlineAlert](t, e.must(http.StatusOK, http.MethodGet, "/api/job/deadlines?jobName=etl", ""))
+	if len(rows) != 1 || rows[0].Kind != observe.DeadlineRun {
 		t.Fatalf("%+v", rows)
 	}
 }

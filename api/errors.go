@@ -2,15 +2,15 @@ package api
 
 import (
 	"errors"
-	"github.com/ejcloud/elasticjob/backfill"
-	"github.com/ejcloud/elasticjob/jobs/calendar"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/backfill"
 	clusterengine "github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/jobs/calendar"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ejcloud/elasticjob/secrets"
 	"net/http"
 	"regexp"
 	"sort"
@@ -17,6 +16,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/ejcloud/elasticjob/task"
 	"github.com/gin-gonic/gin"
 )

@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ejcloud/elasticjob/nsusage"
-	"github.com/ejcloud/elasticjob/secrets"
 	"net/http"
 	"regexp"
 	"time"
 
 	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/nsusage"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/secrets"
 	"github.com/gin-gonic/gin"
 )
 

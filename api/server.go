@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"github.com/ejcloud/elasticjob/engine"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/gin-gonic/gin"
 )
 

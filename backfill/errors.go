@@ -3,6 +3,7 @@ package backfill
 import (
 	"errors"
 	"fmt"
+
 	"github.com/ejcloud/elasticjob/store"
 )
 

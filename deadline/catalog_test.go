@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
@@ -45,7 +46,7 @@ func TestWatcherReadsTheLeadersCatalog(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, a := range sink.alerts {
-		got[a.Namespace+"/"+a.Job] = a.Kind == KindStart
+		got[a.Namespace+"/"+a.Job] = a.Kind == observe.DeadlineStart
 	}
 	if len(sink.alerts) != 2 || !got["default/report"] || !got["team/etl"] {
 		t.Fatalf("alerts %+v, want the start alerts of report and team/etl", sink.alerts)

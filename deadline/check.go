@@ -1,24 +1,13 @@
 package deadline
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
-)
-
-// Kind is which deadline a run missed.
-type Kind string
-
-// Kinds of deadline (the metric's kind label).
-const (
-	KindStart Kind = "start" // not started startDeadlineSeconds after its fire
-	KindRun   Kind = "run"   // still going runDeadlineSeconds after it started
-	KindRunAt Kind = "runAt" // still going at runDeadlineAt
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // Waiting is a job's oldest waiting execution: since when it waits (its
@@ -35,35 +24,6 @@ type Running struct {
 	Started time.Time
 }
 
-// Alert is a missed deadline.
-type Alert struct {
-	Kind      Kind      `json:"kind"`
-	Namespace string    `json:"namespace"`
-	Job       string    `json:"jobName"` // the job's name in its namespace
-	Since     time.Time `json:"since"`   // the fire (start) or the run's start
-	Due       time.Time `json:"due"`     // when the deadline passed
-	TaskID    string    `json:"taskId,omitempty"`
-	// Workflow and RunID name a workflow's run (Job is then empty).
-	Workflow string `json:"workflow,omitempty"`
-	RunID    string `json:"runId,omitempty"`
-	Message  string `json:"message"`
-}
-
-// Key identifies the alert: the same missed deadline (the same job, kind
-// and fire or start) always has the same key, whichever leader sees it.
-func (a Alert) Key() string {
-	if a.Workflow != "" {
-		return fmt.Sprintf("workflow/%s/%s/%s/%s", a.Kind, a.Namespace, a.Workflow, a.RunID)
-	}
-	return fmt.Sprintf("%s/%s/%s/%d", a.Kind, a.Namespace, a.Job, a.Since.UnixMilli())
-}
-
-// PathKey is Key hashed into a registry node name.
-func (a Alert) PathKey() string {
-	h := sha1.Sum([]byte(a.Key()))
-	return hex.EncodeToString(h[:12])
-}
-
 // Jobs returns a job's configuration by its registry key.
 type Jobs func(key string) (jobs.Config, bool)
 
@@ -73,9 +33,9 @@ type Jobs func(key string) (jobs.Config, bool)
 // what was raised). loc is the scheduler's zone for jobs without one.
 // live holds the key of every alert that could still be raised for the
 // current state (due or not), for pruning the recorded keys.
-func Check(now time.Time, loc *time.Location, cfg Jobs, waiting []Waiting, running []Running) (due []Alert, live map[string]bool) {
+func Check(now time.Time, loc *time.Location, cfg Jobs, waiting []Waiting, running []Running) (due []observe.DeadlineAlert, live map[string]bool) {
 	live = map[string]bool{}
-	add := func(a Alert) {
+	add := func(a observe.DeadlineAlert) {
 		live[a.PathKey()] = true
 		if !now.Before(a.Due) {
 			due = append(due, a)
@@ -88,7 +48,7 @@ func Check(now time.Time, loc *time.Location, cfg Jobs, waiting []Waiting, runni
 		}
 		ns, name := namespace.Split(w.Job)
 		d := time.Duration(c.StartDeadlineSeconds) * time.Second
-		add(Alert{Kind: KindStart, Namespace: ns, Job: name, Since: w.Since, Due: w.Since.Add(d),
+		add(observe.DeadlineAlert{Kind: observe.DeadlineStart, Namespace: ns, Job: name, Since: w.Since, Due: w.Since.Add(d),
 			Message: fmt.Sprintf("job %s has not started %s after its fire at %s (startDeadlineSeconds %d)",
 				name, d, w.Since.UTC().Format(time.RFC3339), c.StartDeadlineSeconds)})
 	}
@@ -100,7 +60,7 @@ func Check(now time.Time, loc *time.Location, cfg Jobs, waiting []Waiting, runni
 		ns, name := namespace.Split(r.Job)
 		if c.RunDeadlineSeconds > 0 {
 			d := time.Duration(c.RunDeadlineSeconds) * time.Second
-			add(Alert{Kind: KindRun, Namespace: ns, Job: name, Since: r.Started, Due: r.Started.Add(d), TaskID: r.TaskID,
+			add(observe.DeadlineAlert{Kind: observe.DeadlineRun, Namespace: ns, Job: name, Since: r.Started, Due: r.Started.Add(d), TaskID: r.TaskID,
 				Message: fmt.Sprintf("job %s has been running for more than %s since %s (runDeadlineSeconds %d)",
 					name, d, r.Started.UTC().Format(time.RFC3339), c.RunDeadlineSeconds)})
 		}
@@ -109,7 +69,7 @@ func Check(now time.Time, loc *time.Location, cfg Jobs, waiting []Waiting, runni
 			jl = loc
 		}
 		if at, ok := c.RunDeadlineAfter(r.Started, jl); ok {
-			add(Alert{Kind: KindRunAt, Namespace: ns, Job: name, Since: r.Started, Due: at, TaskID: r.TaskID,
+			add(observe.DeadlineAlert{Kind: observe.DeadlineRunAt, Namespace: ns, Job: name, Since: r.Started, Due: at, TaskID: r.TaskID,
 				Message: fmt.Sprintf("job %s, started at %s, is still running at %s (runDeadlineAt %s)",
 					name, r.Started.UTC().Format(time.RFC3339), at.Format(time.RFC3339), c.RunDeadlineAt)})
 		}
@@ -119,7 +79,7 @@ func Check(now time.Time, loc *time.Location, cfg Jobs, waiting []Waiting, runni
 }
 
 // sortAlerts orders alerts soonest due first (ties by key).
-func sortAlerts(due []Alert) {
+func sortAlerts(due []observe.DeadlineAlert) {
 	sort.Slice(due, func(i, j int) bool {
 		if !due[i].Due.Equal(due[j].Due) {
 			return due[i].Due.Before(due[j].Due)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -28,7 +29,7 @@ func TestCheckStartDeadline(t *testing.T) {
 		if len(due) != tc.want || len(live) != 1 {
 			t.Fatalf("at +%s: %d due, %d live; want %d, 1", tc.at, len(due), len(live), tc.want)
 		}
-		if tc.want == 1 && (due[0].Kind != KindStart || !due[0].Due.Equal(t0.Add(time.Minute)) || due[0].Namespace != "default") {
+		if tc.want == 1 && (due[0].Kind != observe.DeadlineStart || !due[0].Due.Equal(t0.Add(time.Minute)) || due[0].Namespace != "default") {
 			t.Fatalf("alert %+v", due[0])
 		}
 	}
@@ -48,12 +49,12 @@ func TestCheckRunDeadlines(t *testing.T) {
 		t.Fatalf("due early: %+v", due)
 	}
 	due, _ = Check(started.Add(time.Hour), time.UTC, cfgs(c), nil, r)
-	if len(due) != 1 || due[0].Kind != KindRun || due[0].Namespace != "team-a" || due[0].Job != "etl" {
+	if len(due) != 1 || due[0].Kind != observe.DeadlineRun || due[0].Namespace != "team-a" || due[0].Job != "etl" {
 		t.Fatalf("run deadline: %+v", due)
 	}
 	at := time.Date(2026, 3, 3, 6, 0, 0, 0, shanghai)
 	due, _ = Check(at, time.UTC, cfgs(c), nil, r)
-	if len(due) != 2 || due[1].Kind != KindRunAt || !due[1].Due.Equal(at) {
+	if len(due) != 2 || due[1].Kind != observe.DeadlineRunAt || !due[1].Due.Equal(at) {
 		t.Fatalf("runAt deadline: %+v", due)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 
@@ -22,8 +23,8 @@ type FlowRun struct {
 // startDeadlineSeconds after it was created (start), RUNNING
 // runDeadlineSeconds after its attempt started (run) or at runDeadlineAt
 // (runAt). Keys name the run, so each run alerts once per kind.
-func CheckFlows(now time.Time, loc *time.Location, cfg Flows, runs []FlowRun, due []Alert, live map[string]bool) ([]Alert, map[string]bool) {
-	add := func(a Alert) {
+func CheckFlows(now time.Time, loc *time.Location, cfg Flows, runs []FlowRun, due []observe.DeadlineAlert, live map[string]bool) ([]observe.DeadlineAlert, map[string]bool) {
+	add := func(a observe.DeadlineAlert) {
 		live[a.PathKey()] = true
 		if !now.Before(a.Due) {
 			due = append(due, a)
@@ -35,12 +36,12 @@ func CheckFlows(now time.Time, loc *time.Location, cfg Flows, runs []FlowRun, du
 			continue
 		}
 		ns, name := namespace.Split(fr.Workflow)
-		base := Alert{Namespace: ns, Workflow: name, RunID: fr.Run.ID}
+		base := observe.DeadlineAlert{Namespace: ns, Workflow: name, RunID: fr.Run.ID}
 		switch {
 		case fr.Run.State == workflow.RunQueued && c.StartDeadlineSeconds > 0:
 			d := time.Duration(c.StartDeadlineSeconds) * time.Second
 			a := base
-			a.Kind, a.Since, a.Due = KindStart, fr.Run.CreatedAt, fr.Run.CreatedAt.Add(d)
+			a.Kind, a.Since, a.Due = observe.DeadlineStart, fr.Run.CreatedAt, fr.Run.CreatedAt.Add(d)
 			a.Message = fmt.Sprintf("workflow %s run %s has not started %s after it was created at %s (startDeadlineSeconds %d)",
 				name, fr.Run.ID, d, fr.Run.CreatedAt.UTC().Format(time.RFC3339), c.StartDeadlineSeconds)
 			add(a)
@@ -49,7 +50,7 @@ func CheckFlows(now time.Time, loc *time.Location, cfg Flows, runs []FlowRun, du
 			if c.RunDeadlineSeconds > 0 {
 				d := time.Duration(c.RunDeadlineSeconds) * time.Second
 				a := base
-				a.Kind, a.Since, a.Due = KindRun, started, started.Add(d)
+				a.Kind, a.Since, a.Due = observe.DeadlineRun, started, started.Add(d)
 				a.Message = fmt.Sprintf("workflow %s run %s has been running for more than %s since %s (runDeadlineSeconds %d)",
 					name, fr.Run.ID, d, started.UTC().Format(time.RFC3339), c.RunDeadlineSeconds)
 				add(a)
@@ -60,7 +61,7 @@ func CheckFlows(now time.Time, loc *time.Location, cfg Flows, runs []FlowRun, du
 					fl = loc
 				}
 				a := base
-				a.Kind, a.Since, a.Due = KindRunAt, started, jobs.NextAt(hm, started, fl)
+				a.Kind, a.Since, a.Due = observe.DeadlineRunAt, started, jobs.NextAt(hm, started, fl)
 				a.Message = fmt.Sprintf("workflow %s run %s, started at %s, is still running at %s (runDeadlineAt %s)",
 					name, fr.Run.ID, started.UTC().Format(time.RFC3339), a.Due.Format(time.RFC3339), c.RunDeadlineAt)
 				add(a)

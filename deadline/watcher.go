@@ -12,6 +12,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -21,35 +22,6 @@ const inventoryTimeout = 2 * time.Second
 
 // Every is how often the Watcher reads the registry's state (default).
 const Every = 5 * time.Second
-
-// Sink is told of each alert once (across leaders): the history, the
-// metric, the webhook. It must not block.
-type Sink interface {
-	DeadlineMissed(a Alert, hook Hook)
-}
-
-// Hook is where an alert's owner wants it sent: a job's
-// props["webhook.url"] and props["webhook.format"], a workflow's
-// webhookUrl and webhookFormat. URL "": nowhere.
-type Hook struct {
-	URL, Format string
-	// Secret and Keyword are a DingTalk robot's (a job's props dingtalk.secret and
-	// dingtalk.keyword, as the 3.x DingTalk handler named them): the post is signed, and
-	// its text carries the keyword.
-	Secret, Keyword string
-}
-
-// JobHook is a job's webhook.
-func JobHook(c jobs.Config) Hook {
-	return Hook{URL: c.Props["webhook.url"], Format: c.Props["webhook.format"],
-		Secret: c.Props["dingtalk.secret"], Keyword: c.Props["dingtalk.keyword"]}
-}
-
-// EstimateSink observes the error of a start estimate when the execution
-// starts: |estimated − actual start|, and that over its wait.
-type EstimateSink interface {
-	StartEstimateError(namespace string, abs time.Duration, ratio float64)
-}
 
 // Catalog is the job catalog the Watcher reads configs from.
 type Catalog interface {
@@ -70,8 +42,8 @@ type Watcher struct {
 	Location  *time.Location // the scheduler's zone, for jobs without one
 	Every     time.Duration  // 0: Every
 	Typical   *TypicalCache  // may be nil: estimates from timeouts only
-	Sinks     []Sink
-	Estimates EstimateSink // may be nil
+	Sinks     []observe.Deadlines
+	Estimates observe.Estimates // may be nil
 	// Inventory lists the engine's agents: their total is what namespaces
 	// with no capacity of their own share (nil: not known, State.Cluster).
 	Inventory engine.Inventory
@@ -156,12 +128,12 @@ func (w *Watcher) Pass(ctx context.Context) error {
 			continue
 		}
 		w.Log.Warn("deadline missed", "kind", a.Kind, "namespace", a.Namespace, "job", a.Job, "message", a.Message)
-		var hook Hook
+		var hook observe.Hook
 		if a.Workflow == "" {
 			c, _ := job(registryKey(a))
-			hook = JobHook(c)
+			hook = observe.JobHook(c)
 		} else if c, ok := flows[nsKey(a.Namespace, a.Workflow)]; ok {
-			hook = Hook{URL: c.WebhookURL, Format: c.WebhookFormat}
+			hook = observe.Hook{URL: c.WebhookURL, Format: c.WebhookFormat}
 		}
 		for _, s := range w.Sinks {
 			s.DeadlineMissed(a, hook)
@@ -174,7 +146,7 @@ func (w *Watcher) Pass(ctx context.Context) error {
 	return nil
 }
 
-func registryKey(a Alert) string { return nsKey(a.Namespace, a.Job) }
+func registryKey(a observe.DeadlineAlert) string { return nsKey(a.Namespace, a.Job) }
 
 // flowRuns reads the workflows with deadlines and their runs not final.
 func (w *Watcher) flowRuns(ctx context.Context) (map[string]workflow.Config, []FlowRun, error) {

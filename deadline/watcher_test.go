@@ -11,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
@@ -21,12 +22,12 @@ import (
 
 type recorder struct {
 	mu     sync.Mutex
-	alerts []Alert
-	hooks  []Hook
+	alerts []observe.DeadlineAlert
+	hooks  []observe.Hook
 	errs   []float64
 }
 
-func (r *recorder) DeadlineMissed(a Alert, h Hook) {
+func (r *recorder) DeadlineMissed(a observe.DeadlineAlert, h observe.Hook) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.alerts = append(r.alerts, a)
@@ -54,7 +55,7 @@ func put(t *testing.T, kv store.KV, path string, v any) {
 // leadership node.
 func term(kv store.KV, clk clock.Clock, node string, sink *recorder) *Watcher {
 	reg := registry.New(kv, registry.Options{Fence: func() []store.Op { return []store.Op{store.Check(node, store.AnyVersion)} }})
-	return &Watcher{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Sinks: []Sink{sink}, Estimates: sink,
+	return &Watcher{Registry: reg, Clock: clk, Log: slog.New(slog.DiscardHandler), Sinks: []observe.Deadlines{sink}, Estimates: sink,
 		Typical: &TypicalCache{Clock: clk, Source: func(context.Context, string) ([]time.Duration, error) {
 			return []time.Duration{time.Minute, time.Minute, time.Minute}, nil
 		}}}
@@ -80,7 +81,7 @@ func TestWatcherTakeoverNeitherDropsNorRepeats(t *testing.T) {
 		t.Fatalf("before the deadline: %v %v", err, sinkA.alerts)
 	}
 	clk.Advance(45 * time.Second)
-	if err := a.Pass(ctx); err != nil || len(sinkA.alerts) != 1 || sinkA.alerts[0].Kind != KindStart {
+	if err := a.Pass(ctx); err != nil || len(sinkA.alerts) != 1 || sinkA.alerts[0].Kind != observe.DeadlineStart {
 		t.Fatalf("start deadline: %v %v", err, sinkA.alerts)
 	}
 	if err := a.Pass(ctx); err != nil || len(sinkA.alerts) != 1 {
@@ -111,7 +112,7 @@ func TestWatcherTakeoverNeitherDropsNorRepeats(t *testing.T) {
 	if err := b.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(sinkB.alerts) != 1 || sinkB.alerts[0].Kind != KindRun || sinkB.alerts[0].TaskID != "t1" {
+	if len(sinkB.alerts) != 1 || sinkB.alerts[0].Kind != observe.DeadlineRun || sinkB.alerts[0].TaskID != "t1" {
 		t.Fatalf("leader B raised %+v, want the run alert once", sinkB.alerts)
 	}
 	// The start alert's record was forgotten once its execution started;
@@ -132,7 +133,7 @@ func TestWatcherRecordedAlertIsNotRaisedAgain(t *testing.T) {
 	put(t, kv, "/leader/b", "b")
 	put(t, kv, registry.JobsPath+"/report", jobs.Config{JobName: "report", StartDeadlineSeconds: 60})
 	put(t, kv, registry.ReadyPath+"/report", queue.Ready{Count: 1, Since: t0})
-	a := Alert{Kind: KindStart, Namespace: "default", Job: "report", Since: t0}
+	a := observe.DeadlineAlert{Kind: observe.DeadlineStart, Namespace: "default", Job: "report", Since: t0}
 	if ok, err := registry.New(kv).Schedule().MarkAlert(ctx, a.PathKey(), []byte("{}")); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -192,7 +193,7 @@ func TestWatcherWorkflowDeadlines(t *testing.T) {
 		t.Fatalf("alerts %+v", sink.alerts)
 	}
 	for _, h := range sink.hooks { // the workflow's own webhook
-		if h != (Hook{URL: "http://127.0.0.1:9/hook", Format: "slack"}) {
+		if h != (observe.Hook{URL: "http://127.0.0.1:9/hook", Format: "slack"}) {
 			t.Fatalf("hooks %+v", sink.hooks)
 		}
 	}
@@ -207,7 +208,7 @@ func TestCheckFlowsRunAt(t *testing.T) {
 		t.Fatalf("%v %v", due, live)
 	}
 	due, _ = CheckFlows(t0.Add(30*time.Minute), time.UTC, flows, runs, nil, map[string]bool{})
-	if len(due) != 1 || due[0].Kind != KindRunAt || due[0].Namespace != "team" || due[0].Workflow != "w" || due[0].Job != "" {
+	if len(due) != 1 || due[0].Kind != observe.DeadlineRunAt || due[0].Namespace != "team" || due[0].Workflow != "w" || due[0].Job != "" {
 		t.Fatalf("%+v", due)
 	}
 }

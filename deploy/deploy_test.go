@@ -2,8 +2,6 @@ package deploy_test
 
 import (
 	"encoding/json"
-	"github.com/ejcloud/elasticjob/deadline"
-	"github.com/ejcloud/elasticjob/observe"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +19,7 @@ import (
 	"github.com/ejcloud/elasticjob/history/trace"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
@@ -104,7 +103,7 @@ func drive(m *metrics.Metrics) {
 	m.Fired("cron", t0, t0)
 	m.ReadyDepth(1)
 	m.OffersSeen(2, 1)
-	m.Deadlines().DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "default", Job: "job"}, deadline.Hook{})
+	m.Deadlines().DeadlineMissed(observe.DeadlineAlert{Kind: observe.DeadlineStart, Namespace: "default", Job: "job"}, observe.Hook{})
 	m.Deadlines().StartEstimateError("default", time.Second, 0.1)
 	for _, ev := range []observe.TaskEvent{
 		{TaskID: "a", Job: "job", Transient: true, Queued: t0, At: t0.Add(2 * time.Millisecond)},

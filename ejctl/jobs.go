@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/ejcloud/elasticjob/task"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ejcloud/elasticjob/task"
 )
 
 func (c runGroup) jobCmd() *cobra.Command {

@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/history/view"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store/memory"
 	"github.com/ejcloud/elasticjob/task"

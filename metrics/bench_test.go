@@ -2,13 +2,13 @@ package metrics
 
 import (
 	"fmt"
-	"github.com/ejcloud/elasticjob/observe"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/internal/heapbench"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // BenchmarkPerTask is what the metrics add to one launched task on the

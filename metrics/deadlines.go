@@ -3,12 +3,13 @@ package metrics
 import (
 	"time"
 
-	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // Deadlines counts missed deadlines and observes start estimates' errors
-// (deadline.Sink and deadline.EstimateSink). The counter carries one series
+// (observe.Deadlines and observe.Estimates). The counter carries one series
 // per job and kind that ever missed a deadline; the histograms one per
 // namespace.
 type Deadlines struct {
@@ -18,8 +19,8 @@ type Deadlines struct {
 }
 
 var (
-	_ deadline.Sink         = (*Deadlines)(nil)
-	_ deadline.EstimateSink = (*Deadlines)(nil)
+	_ observe.Deadlines = (*Deadlines)(nil)
+	_ observe.Estimates = (*Deadlines)(nil)
 )
 
 // ratioBuckets: |estimated − actual start| over the wait (0.2 is the goal).
@@ -46,7 +47,7 @@ func newDeadlines() *Deadlines {
 func (m *Metrics) Deadlines() *Deadlines { return m.deadlines }
 
 // DeadlineMissed counts an alert.
-func (d *Deadlines) DeadlineMissed(a deadline.Alert, _ deadline.Hook) {
+func (d *Deadlines) DeadlineMissed(a observe.DeadlineAlert, _ observe.Hook) {
 	if a.Workflow != "" {
 		d.missed.WithLabelValues(a.Namespace, a.Workflow, "workflow_"+string(a.Kind)).Inc()
 		return

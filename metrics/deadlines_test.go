@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 func TestDeadlineMetrics(t *testing.T) {
 	m := New()
 	d := m.Deadlines()
-	d.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "team-a", Job: "etl"}, deadline.Hook{})
-	d.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "team-a", Job: "etl"}, deadline.Hook{})
+	d.DeadlineMissed(observe.DeadlineAlert{Kind: observe.DeadlineStart, Namespace: "team-a", Job: "etl"}, observe.Hook{})
+	d.DeadlineMissed(observe.DeadlineAlert{Kind: observe.DeadlineStart, Namespace: "team-a", Job: "etl"}, observe.Hook{})
 	s := series(t, m, "elasticjob_deadline_missed_total", "job=etl,kind=start,namespace=team-a")
 	if s == nil || s.GetCounter().GetValue() != 2 {
 		t.Fatalf("missed: %v", s)

@@ -14,11 +14,6 @@
 package metrics
 
 import (
-	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/namespace"
-	"github.com/ejcloud/elasticjob/nsusage"
-	"github.com/ejcloud/elasticjob/observe"
-	"github.com/ejcloud/elasticjob/task"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -27,6 +22,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/nsusage"
+	"github.com/ejcloud/elasticjob/observe"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Metrics implements observe.Tasks and observe.Gauges (and observe.Daemons,

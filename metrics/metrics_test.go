@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"github.com/ejcloud/elasticjob/observe"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 func TestMetricsAreExposed(t *testing.T) {

@@ -1,9 +1,10 @@
 package metrics
 
 import (
-	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // A cron fire's lateness to its launch is observed once per execution, in

@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"encoding/json"
-	"github.com/ejcloud/elasticjob/engine"
-	"github.com/ejcloud/elasticjob/observe"
-	"github.com/ejcloud/elasticjob/task"
 	"time"
 
+	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
+	"github.com/ejcloud/elasticjob/task"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

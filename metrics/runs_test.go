@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"fmt"
-	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/task"
 )
 

@@ -2,11 +2,11 @@ package metrics
 
 import (
 	"fmt"
-	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // runningData is an executor's TASK_RUNNING report with the given times

@@ -1,8 +1,10 @@
-// Package observe holds what the scheduler tells its observers: the task
-// events (launches, status changes, DAEMON runs) that history, the
-// webhooks and the metrics record, and the loop gauges (fires, ready
-// depth, offers, waiting work) that only the metrics show. It sits below
-// the scheduler so that history and metrics need not import it.
+// Package observe holds what the leader's loops tell their observers:
+// the scheduler's task events (launches, status changes, DAEMON runs)
+// that history, the webhooks and the metrics record, and its loop gauges
+// (fires, ready depth, offers, waiting work) that only the metrics show;
+// the deadline watcher's missed deadlines (DeadlineAlert, the owner's
+// Hook) and start estimates' errors. It sits below the scheduler and
+// package deadline so that history and metrics import neither loop.
 package observe
 
 import (

@@ -298,9 +298,9 @@ func TestNominalRunsStaySmall(t *testing.T) {
 // misfire=false job's cron fire staged ahead while an execution is
 // pending collapses into it only if it is still pending at the fire's
 // instant; launched before, the fire is the entry's next execution, held
-// back until its instant (the fault soak, kube seed 561: the fire of
-// 22:05:20, staged at 22:05:15 into the pending execution of 22:05:10,
-// which launched at 22:05:16, was lost).
+// back until its instant (a fire of 22:05:20 staged at 22:05:15 into the
+// pending execution of 22:05:10, which launched at 22:05:16, would
+// otherwise be lost).
 func TestAFireStagedIntoAPendingExecutionCollapsesAtItsInstant(t *testing.T) {
 	pending, _ := Add(nil, Trigger{Fire: true, At: t0, By: "cron", Nominal: t0}, 0)
 	at := t0.Add(10 * time.Second)

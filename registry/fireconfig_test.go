@@ -56,8 +56,8 @@ func fireOf(t *testing.T, r *Registry, instant time.Time, config uint64) []strin
 // configuration its instant was computed from; an update (or a new
 // registration under the name) committed before the fire's reads or
 // between them and its commit voids it, for an instant after the change
-// as before it (etcd fault soak, seed 11: the old cron's instant after a
-// cron update ran). A fire of the current configuration lands.
+// as before it (else the old cron's instant after a cron update runs).
+// A fire of the current configuration lands.
 func TestFireOfAReplacedConfigurationIsVoid(t *testing.T) {
 	changes := map[string]func(ctx context.Context, api *Registry, at time.Time) error{
 		"update": func(ctx context.Context, api *Registry, at time.Time) error {

@@ -7,9 +7,8 @@ import (
 	"github.com/ejcloud/elasticjob/queue"
 )
 
-// etcd soak seed 11 (s53-fire's run), sk172 (misfire=false, */2): the
-// launch of the fire of 15:07:24 was rolled back (its ACCEPT failed with
-// the agents), the fire of :26 found the entry empty meanwhile and queued
+// A misfire=false job (*/2): the launch of the fire of 15:07:24 was
+// rolled back (its ACCEPT failed with the agents), the fire of :26 found the entry empty meanwhile and queued
 // an execution, and the rollback put the :24 one back beside it: two
 // executions pending for a misfire=false job. Pending executions of such a
 // job collapse into one: the one put back, due now, with its instant.

@@ -3,10 +3,10 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"github.com/ejcloud/elasticjob/observe"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )

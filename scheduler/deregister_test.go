@@ -1,11 +1,11 @@
 package scheduler
 
 import (
-	"github.com/ejcloud/elasticjob/observe"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 )
 

@@ -65,8 +65,8 @@ var historyBackends = []historyBackend{
 // acknowledged to the engine, its history completion is on disk, so a
 // kill -9 of the leader right after the acknowledgement loses nothing: the
 // spool as it stood at that instant, replayed by the next start, writes
-// the completed execution row (zk soak seed 701: 19 tasks ended just
-// before the leader's kill -9 had no completion). The crash is taken at
+// the completed execution row (else tasks that ended just before the
+// leader's kill -9 have no completion). The crash is taken at
 // the acknowledgement itself: the spool directory is copied as it is
 // then, and a new writer opened on the copy replays it, on each backend.
 func TestAcknowledgedUpdateHistorySurvivesAKill(t *testing.T) {

@@ -1,11 +1,11 @@
 package scheduler
 
 import (
-	"github.com/ejcloud/elasticjob/observe"
 	"strings"
 	"testing"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 type launchRecorder struct {

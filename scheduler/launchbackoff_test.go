@@ -13,8 +13,8 @@ import (
 )
 
 // apiServerDown is how the Kubernetes engine's Accept fails while its API server is down
-// (the fault soak, kube seed 552: three of four pods made before it went, the fourth's
-// creation refused its connection).
+// (three of four pods made before it went, the fourth's creation refused its
+// connection).
 var apiServerDown = fmt.Errorf("kube: create pods: 1 of 4 failed, the outcome of x unknown: %w: Post \"https://127.0.0.1:6443/api/v1/namespaces/ns/pods\": dial tcp 127.0.0.1:6443: connect: connection refused",
 	engine.ErrUnavailable)
 
@@ -39,8 +39,8 @@ func taskIDs(c acceptCall) []string {
 }
 
 // TestUnavailableEngineBacksLaunchesOff: while the engine cannot be reached, the launcher
-// does not retry a rolled-back launch at every turn (kube seed 552: about 20 a second for
-// the 12 s its API server was down) but with a doubling wait, at most backoffMax; once
+// does not retry a rolled-back launch at every turn (about 20 a second for as long as
+// its API server is down) but with a doubling wait, at most backoffMax; once
 // the engine answers, the execution launches once, under the task ids it had.
 func TestUnavailableEngineBacksLaunchesOff(t *testing.T) {
 	r := queuedJob(t, 4)

@@ -2,9 +2,9 @@ package scheduler
 
 import (
 	"context"
-	"github.com/ejcloud/elasticjob/observe"
 	"time"
 
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 )
 

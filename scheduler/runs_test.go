@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"github.com/ejcloud/elasticjob/observe"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"

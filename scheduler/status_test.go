@@ -1,13 +1,13 @@
 package scheduler
 
 import (
-	"github.com/ejcloud/elasticjob/observe"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
@@ -174,9 +174,8 @@ func TestUnreachableIsKeptThenCountedLost(t *testing.T) {
 
 // A new leader's reconciliation is answered TASK_UNREACHABLE again, with
 // the time Mesos lost the agent: task_unreachable_timeout counts from
-// then, not from the answer (real Mesos soak seed 5301: five leaders in a
-// row started a 20 s timeout over; the task was counted lost 6.5 min
-// after its agent).
+// then, not from the answer (else each new leader starts the timeout
+// over, and a run of takeovers keeps the task from being counted lost).
 func TestUnreachableCountsFromWhenTheAgentWasLost(t *testing.T) {
 	r, run := launched(t, func(j *jobs.Config) { j.Failover = true })
 	lost := r.clk.Now().Add(-r.sched.deps.Options.Unreachable)
@@ -193,7 +192,7 @@ func TestUnreachableCountsFromWhenTheAgentWasLost(t *testing.T) {
 	}
 }
 
-// Real Mesos soak seed 5301: a launch sent just before its agent was lost
+// Real Mesos: a launch sent just before its agent was lost
 // never reported starting; its task went UNREACHABLE from STAGING (the
 // mark says so, for the next leader too), and, counted lost, it is not run
 // again without failover (it may have started on the agent): history

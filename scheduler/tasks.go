@@ -3,14 +3,14 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"github.com/ejcloud/elasticjob/namespace"
-	"github.com/ejcloud/elasticjob/observe"
 	"slices"
 	"time"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"

@@ -74,6 +74,13 @@ phase "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
 
+# goimports at a pinned version (from the module proxy; goimports is not on a fresh machine):
+# it lists a file whose imports are not grouped as the project has them, the standard
+# library's first, then a blank line, then the others.
+phase "goimports"
+misgrouped=$(go run golang.org/x/tools/cmd/goimports@v0.51.0 -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$misgrouped" ]; then echo "goimports would change (std imports, blank line, others): $misgrouped"; exit 1; fi
+
 phase "Prometheus alert rules: promtool check and unit tests"
 promtool check config deploy/prometheus/prometheus.yml # and the rule files it loads
 promtool test rules deploy/prometheus/alerts_test.yml

@@ -2,12 +2,12 @@ package workflow
 
 import (
 	"fmt"
-	"github.com/ejcloud/elasticjob/task"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Execution is what is known of a RUNNING node's execution of its job.

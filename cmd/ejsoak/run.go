@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ejcloud/elasticjob/soak"
+	"github.com/ejcloud/elasticjob/internal/soak"
 )
 
 // errAnomalies: the checker found anomalies (exit status 1).

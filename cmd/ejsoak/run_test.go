@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/soak"
+	"github.com/ejcloud/elasticjob/internal/soak"
 )
 
 func TestRunRefusesBadFlags(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
-	"github.com/ejcloud/elasticjob/soak/runlog"
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 )
 
 // options are the parsed flags.

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
-	"github.com/ejcloud/elasticjob/soak/runlog"
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 )
 
 // simRecorder appends each simulated task's start and end to a run log

@@ -10,13 +10,14 @@ import (
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/leader"
 	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 )
 
 // deadlineSinks are told of each missed deadline: the metric, the history
 // (when kept) and the job's webhook.
-func deadlineSinks(mx *metrics.Metrics, tw *trace.Writer, hooks *webhook.Sender) []deadline.Sink {
-	sinks := []deadline.Sink{mx.Deadlines()}
+func deadlineSinks(mx *metrics.Metrics, tw *trace.Writer, hooks *webhook.Sender) []observe.Deadlines {
+	sinks := []observe.Deadlines{mx.Deadlines()}
 	if tw != nil {
 		sinks = append(sinks, trace.Deadlines{W: tw})
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -58,6 +59,30 @@ type engines struct {
 	kubes kube.Clients
 }
 
+// kubeTails keeps the Kubernetes engine's log tails in the registry (kube.TailStore): the
+// engine owns the interface, so it imports no registry.
+type kubeTails struct{ reg *registry.Registry }
+
+func (k kubeTails) LogTails(ctx context.Context, job string) ([]string, error) {
+	return k.reg.Work().LogTails(ctx, job)
+}
+
+func (k kubeTails) LogTail(ctx context.Context, job, taskID string) ([]byte, error) {
+	b, err := k.reg.Work().LogTail(ctx, job, taskID)
+	if errors.Is(err, registry.ErrTailNotFound) {
+		return nil, fmt.Errorf("%w: %s", kube.ErrNoTail, taskID)
+	}
+	return b, err
+}
+
+func (k kubeTails) WriteLogTails(ctx context.Context, writes []kube.TailWrite) error {
+	ws := make([]registry.TailWrite, len(writes))
+	for i, w := range writes {
+		ws[i] = registry.TailWrite(w)
+	}
+	return k.reg.Work().WriteLogTails(ctx, ws)
+}
+
 // chooseEngine builds the engine of the settings; reg is this instance's registry, ms the
 // Mesos masters (unused on Kubernetes), connect reaches the Kubernetes API.
 func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connect func(kube.Connection) (kube.Clients, error),
@@ -70,14 +95,14 @@ func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connec
 		}
 		auth := api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword}, clock.Real{}, nil)
-		kc, err := kube.NewCluster(kubeConfig(cfg, clients, auth.TaskToken), reg)
+		kc, err := kube.NewCluster(kubeConfig(cfg, clients, auth.TaskToken), kubeTails{reg}, reg.Term().FrameworkID)
 		if err != nil {
 			return nil, err
 		}
 		return &engines{name: "kubernetes", reads: kc, kube: kc, kubes: clients, reportURLs: cfg.KubeSchedulerURLs(),
 			rejectFileURLs: !cfg.AllowFileAppURLs,
 			newTerm: func(reg *registry.Registry, frameworkID string, log *slog.Logger) (termEngine, error) {
-				return kc.NewTerm(reg, frameworkID, log)
+				return kc.NewTerm(kubeTails{reg}, frameworkID, log)
 			}}, nil
 	}
 	exe, err := executorDelivery(cfg, log)

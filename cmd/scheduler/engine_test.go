@@ -220,3 +220,25 @@ func TestSeveralClustersRefusedUntilWired(t *testing.T) {
 		t.Errorf("run: %v", err)
 	}
 }
+
+// TestKubeTailsKeepInTheRegistry: the Kubernetes engine's tails go through the wiring's
+// adapter to the registry's log tails, and a tail the registry does not keep is the
+// engine's ErrNoTail.
+func TestKubeTailsKeepInTheRegistry(t *testing.T) {
+	ctx := t.Context()
+	reg := registry.New(memory.New())
+	s := &kube.Tails{Store: kubeTails{reg}}
+	id := "team~j@-@0@-@READY@-@n1@-@0b0f7d5e-1f6a-4c3b-9d2e-5a6b7c8d9e0f"
+	if err := s.Put(ctx, id, kube.Tail{Stdout: "out"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, id); err != nil || got.Stdout != "out" {
+		t.Fatalf("Get = %+v, %v; want the tail put", got, err)
+	}
+	if names, err := reg.Work().LogTails(ctx, "team~j"); err != nil || len(names) != 1 || names[0] != id {
+		t.Fatalf("the registry keeps %q, %v; want %s", names, err, id)
+	}
+	if _, err := s.Get(ctx, strings.Replace(id, "@-@0@-@", "@-@1@-@", 1)); !errors.Is(err, kube.ErrNoTail) {
+		t.Fatalf("a tail not kept: %v, want ErrNoTail", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
+	etcdelection "github.com/ejcloud/elasticjob/election/etcd"
 	etcdstore "github.com/ejcloud/elasticjob/store/etcd"
 )
 
@@ -94,7 +95,7 @@ func openEtcd(ctx context.Context, cfg config.Config, log *slog.Logger) (*etcdBa
 
 // etcdLeadership is the election on the registry's etcd cluster.
 func etcdLeadership(cfg config.Config, b *etcdBackend, self election.Member, log *slog.Logger) leadership {
-	cand := etcdstore.NewCandidate(etcdstore.ElectionConfig{Store: b.Store, Dir: electionDir, Self: self,
+	cand := etcdelection.NewCandidate(etcdelection.ElectionConfig{Store: b.Store, Dir: electionDir, Self: self,
 		TTL: cfg.Etcd.LeaseTTL, Clock: clock.Real{}, Log: log.With("subsystem", "election")})
 	if b.member == nil {
 		return cand
@@ -108,7 +109,7 @@ func etcdLeadership(cfg config.Config, b *etcdBackend, self election.Member, log
 // lapses, about etcd_lease_ttl) rather than a raft election followed by
 // that lease extended by the election timeout plus its TTL.
 type raftAside struct {
-	*etcdstore.Candidate
+	*etcdelection.Candidate
 	member *etcdstore.Member
 	log    *slog.Logger
 	// launched, when set (before Run), reports whether the term in force

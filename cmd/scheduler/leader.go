@@ -5,16 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/ejcloud/elasticjob/api/crd"
-	"github.com/ejcloud/elasticjob/deadline"
-	"github.com/ejcloud/elasticjob/nsusage"
-	"github.com/ejcloud/elasticjob/observe"
 	"log/slog"
 	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/api"
+	"github.com/ejcloud/elasticjob/api/crd"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
@@ -24,6 +21,8 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/leader"
 	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/nsusage"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler"
 	"github.com/ejcloud/elasticjob/secrets"
@@ -125,7 +124,7 @@ type leaderWork struct {
 	damage *registry.Damage
 	gc     gcHeadroom // the collector's headroom by role (memlimit.go)
 	// deadlineSinks are told of each missed deadline (deadlines.go).
-	deadlineSinks []deadline.Sink
+	deadlineSinks []observe.Deadlines
 }
 
 // secretAccess is how a task fetches its job's secrets: from the

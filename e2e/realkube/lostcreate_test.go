@@ -25,7 +25,7 @@ import (
 )
 
 // lostAnswer sends the first pod creation to the API server and loses its answer (the
-// leader cut off from the API server while it creates: the fault soak, kube seed 542).
+// leader cut off from the API server while it creates).
 type lostAnswer struct {
 	next http.RoundTripper
 	lost *atomic.Int32
@@ -84,7 +84,7 @@ func (u *updateLog) terminal(n int, id string) (engine.Status, bool) {
 // the scheduler, not holding the task as running, takes the end as an orphan's, and the
 // pod is deleted. The launch again under the same task id, as the scheduler makes
 // it, creates no second pod: the engine answers with the end the task had. (With a new
-// id, or a second pod, the shard ran twice: the fault soak, kube seed 542.)
+// id, or a second pod, the shard would run twice.)
 func TestLostCreateAnswerRunsThePodOnce(t *testing.T) {
 	requireK8s(t)
 	ns := namespace(t)

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/soak"
 	"github.com/ejcloud/elasticjob/internal/testbin"
-	"github.com/ejcloud/elasticjob/soak"
 )
 
 // smokeSeed is the smoke's seed; a seed that found an anomaly is kept as
@@ -100,8 +100,6 @@ func smoke(t *testing.T, c soak.Config) {
 }
 
 // knownOpen are anomaly kinds the smoke reports without failing, each an
-// open product bug named in issue 53's note with its evidence, until it
-// is fixed; the long soak (make soak) counts them as anomalies. None now:
-// stale-run (seed 53 on zk) was fixed by the fire commits' gate
-// (registry/gate.go, TestFireNeverLandsAfterADisable).
+// open product bug with its evidence in an issue, until it is fixed; the
+// long soak (make soak) counts them as anomalies. None now.
 var knownOpen = map[string]bool{}

@@ -22,7 +22,7 @@ import (
 
 // lossyCreates is a fake clientset whose pod creations go through, the first `lose` of
 // them answered by a lost connection (the leader cut from the API server while it
-// creates: the fault soak, kube seed 542); creates counts the pods really created.
+// creates); creates counts the pods really created.
 func lossyCreates(lose int32) (*fake.Clientset, *atomic.Int32) {
 	cs := fake.NewClientset(node("n1", "2", "4Gi", false), kubeNS("ns"))
 	var creates atomic.Int32
@@ -193,8 +193,8 @@ func TestLostCreateAnswerFailsTheWholeAccept(t *testing.T) {
 
 // TestUnreachableAPIServerFailsAcceptAsUnavailable: an Accept whose creations the API
 // server could not serve (its connection refused, 503, 429) fails with
-// engine.ErrUnavailable, so the scheduler waits before launching again (the fault soak,
-// kube seed 552, retried such a launch about 20 times a second); one it refused for the
+// engine.ErrUnavailable, so the scheduler waits before launching again (rather than
+// retrying such a launch about 20 times a second); one it refused for the
 // pods themselves (403: a full quota) does not.
 func TestUnreachableAPIServerFailsAcceptAsUnavailable(t *testing.T) {
 	gr := schema.GroupResource{Resource: "pods"}

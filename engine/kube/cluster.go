@@ -14,7 +14,6 @@ import (
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
-	"github.com/ejcloud/elasticjob/registry"
 )
 
 // Cluster is the Kubernetes engine for the whole scheduler process, leading or not: it
@@ -43,14 +42,15 @@ var (
 	_ engine.Inventory   = (*Cluster)(nil)
 )
 
-// NewCluster checks cfg (as New does) and returns the process's Kubernetes engine; reg is
-// this instance's registry (the kept log tails and the framework id are read from it).
-func NewCluster(cfg Config, reg *registry.Registry) (*Cluster, error) {
+// NewCluster checks cfg (as New does) and returns the process's Kubernetes engine; tails
+// are this instance's kept log tails and frameworkID reads the framework id the registry
+// keeps (both the wiring's, over this instance's registry).
+func NewCluster(cfg Config, tails TailStore, frameworkID func(context.Context) (string, error)) (*Cluster, error) {
 	cfg.FrameworkID, cfg.Log, cfg.Tails = "check", nil, nil
 	if _, err := New(cfg); err != nil {
 		return nil, err
 	}
-	return &Cluster{cfg: cfg, tails: &Tails{Registry: reg}, frameworkID: reg.Term().FrameworkID}, nil
+	return &Cluster{cfg: cfg, tails: &Tails{Store: tails}, frameworkID: frameworkID}, nil
 }
 
 // Capabilities is what the Kubernetes engine declares: tasks survive a scheduler restart
@@ -71,10 +71,10 @@ type Term struct {
 	c *Cluster
 }
 
-// NewTerm builds the engine of a leader term over the term's fenced registry.
-func (c *Cluster) NewTerm(reg *registry.Registry, frameworkID string, log *slog.Logger) (*Term, error) {
+// NewTerm builds the engine of a leader term; tails are kept in the term's fenced registry.
+func (c *Cluster) NewTerm(tails TailStore, frameworkID string, log *slog.Logger) (*Term, error) {
 	cfg := c.cfg
-	cfg.FrameworkID, cfg.Tails, cfg.Log = frameworkID, &Tails{Registry: reg}, log
+	cfg.FrameworkID, cfg.Tails, cfg.Log = frameworkID, &Tails{Store: tails}, log
 	e, err := New(cfg)
 	if err != nil {
 		return nil, err

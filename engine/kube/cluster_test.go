@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,15 +16,13 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store/memory"
 )
 
 // testCluster is a Cluster on a fake API with namespace "team" mapped to Kubernetes
 // namespace "k-team" and namespace "bad" to none.
-func testCluster(t *testing.T, objs ...runtime.Object) (*Cluster, *registry.Registry) {
+func testCluster(t *testing.T, objs ...runtime.Object) (*Cluster, *memTails) {
 	t.Helper()
-	reg := registry.New(memory.New())
+	tails := &memTails{}
 	cs := fake.NewClientset(objs...)
 	c, err := NewCluster(Config{Client: cs, Namespace: "jobs", ExecutorImage: "img", SchedulerURLs: []string{"http://s"},
 		TaskToken: func(id string) string { return "t-" + id },
@@ -32,11 +31,11 @@ func testCluster(t *testing.T, objs ...runtime.Object) (*Cluster, *registry.Regi
 				return "", errors.New("namespace bad has no Kubernetes namespace")
 			}
 			return "k-" + ns, nil
-		}}, reg)
+		}}, tails, func(context.Context) (string, error) { return "", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, reg
+	return c, tails
 }
 
 func taskPod(kns, app, taskID, node string) *corev1.Pod {
@@ -63,8 +62,8 @@ func TestClusterDeclaresItsCapabilities(t *testing.T) {
 func TestClusterTaskLogFromThePodThenTheKeptTail(t *testing.T) {
 	live := jobs.NewTaskID("team~j", 0, jobs.KindReady, "n1").String()
 	done := jobs.NewTaskID("j", 1, jobs.KindReady, "n1").String()
-	c, reg := testCluster(t, taskPod("k-team", "team~a", live, "n1"))
-	if err := (&Tails{Registry: reg}).Put(t.Context(), done, Tail{Stdout: "out of a finished task\n", Stderr: "err\n"}); err != nil {
+	c, tails := testCluster(t, taskPod("k-team", "team~a", live, "n1"))
+	if err := (&Tails{Store: tails}).Put(t.Context(), done, Tail{Stdout: "out of a finished task\n", Stderr: "err\n"}); err != nil {
 		t.Fatal(err)
 	}
 	ch, err := c.TaskLog(t.Context(), live, "stdout", -4, 4)
@@ -97,9 +96,9 @@ func TestClusterTaskLogOfAnEndedPodIsItsKeptTail(t *testing.T) {
 	p0.Status.Phase, p2.Status.Phase = corev1.PodSucceeded, corev1.PodFailed
 	now := metav1.Now()
 	p1.DeletionTimestamp, p1.Finalizers = &now, []string{"test"}
-	c, reg := testCluster(t, p0, p1, p2)
+	c, tails := testCluster(t, p0, p1, p2)
 	for _, id := range []string{succeeded, deleting} {
-		if err := (&Tails{Registry: reg}).Put(t.Context(), id, Tail{Stdout: "kept " + id[len(id)-4:], Stderr: "e"}); err != nil {
+		if err := (&Tails{Store: tails}).Put(t.Context(), id, Tail{Stdout: "kept " + id[len(id)-4:], Stderr: "e"}); err != nil {
 			t.Fatal(err)
 		}
 	}

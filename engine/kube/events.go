@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"github.com/ejcloud/elasticjob/clock"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ejcloud/elasticjob/clock"
 	tstate "github.com/ejcloud/elasticjob/task"
 )
 

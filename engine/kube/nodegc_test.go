@@ -35,8 +35,8 @@ func told(e *Engine) {
 }
 
 // TestTaskOnADeletedNodeIsLostOnlyWithItsPod: a node object deleted (its kubelet down)
-// makes no task on it lost at once (the fault soak, kube seed 541: a running task declared
-// lost at the deletion finished 0.2 s later and its relaunch ran the shard again). A task
+// makes no task on it lost at once (a running task declared lost at the deletion may
+// finish a moment later, and its relaunch would run the shard again). A task
 // whose executor reports its end meanwhile ends so; the others' pods are deleted after the
 // pod GC's quarantine, and only then are their tasks lost.
 func TestTaskOnADeletedNodeIsLostOnlyWithItsPod(t *testing.T) {

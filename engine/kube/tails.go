@@ -18,7 +18,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/registry"
 )
 
 // MaxTail bounds each stream's tail kept of a finished task.
@@ -37,13 +36,31 @@ type Tail struct {
 	Merged bool `json:"merged,omitempty"`
 }
 
-// Tails keeps finished tasks' log tails in the registry (registry.WriteLogTails: fenced by
-// the leader's term, under registry.TailsPath), so
-// that every scheduler instance serves them once the pods are gone. Tails put at about the
-// same time (the shards of one execution ending together) are committed together: one
-// registry commit, which also forgets each job's oldest beyond the bound.
+// TailStore is where Tails keeps the tails: the wiring hands in the registry's log tails
+// (committed behind the leader's fence, so a deposed leader's engine keeps none), which
+// this engine reaches through this interface and never by importing the registry.
+type TailStore interface {
+	// LogTails lists the task ids whose tails job keeps.
+	LogTails(ctx context.Context, job string) ([]string, error)
+	// LogTail reads a task's kept tail: an error wrapping ErrNoTail when none is kept.
+	LogTail(ctx context.Context, job, taskID string) ([]byte, error)
+	// WriteLogTails applies writes in one commit.
+	WriteLogTails(ctx context.Context, writes []TailWrite) error
+}
+
+// TailWrite is one change to the kept tails: Tail set keeps the task's tail (replacing
+// one kept), nil forgets it.
+type TailWrite struct {
+	Job, TaskID string
+	Tail        []byte
+}
+
+// Tails keeps finished tasks' log tails in a TailStore, so that every scheduler instance
+// serves them once the pods are gone. Tails put at about the same time (the shards of one
+// execution ending together) are committed together: one commit, which also forgets each
+// job's oldest beyond the bound.
 type Tails struct {
-	Registry *registry.Registry
+	Store TailStore
 
 	mu      sync.Mutex
 	queue   []*pendingTail
@@ -115,7 +132,7 @@ func (s *Tails) writeQueued(ctx context.Context) {
 	}
 }
 
-// commit puts a batch of tails in one registry commit, with the deletes of each job's tails
+// commit puts a batch of tails in one commit, with the deletes of each job's tails
 // beyond the newest tailsPerJob (by the time in their task ids: no tail is read back).
 func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
 	byJob := map[string][]*pendingTail{}
@@ -123,9 +140,9 @@ func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
 		job, _ := jobOf(pt.taskID)
 		byJob[job] = append(byJob[job], pt)
 	}
-	var writes []registry.TailWrite
+	var writes []TailWrite
 	for job, pts := range byJob {
-		names, err := s.Registry.Work().LogTails(ctx, job)
+		names, err := s.Store.LogTails(ctx, job)
 		if err != nil {
 			return fmt.Errorf("kube: keep log tails: %w", err)
 		}
@@ -146,16 +163,16 @@ func (s *Tails) commit(ctx context.Context, batch []*pendingTail) error {
 				if err != nil {
 					return fmt.Errorf("kube: encode the log tail of %s: %w", pt.taskID, err)
 				}
-				writes = append(writes, registry.TailWrite{Job: job, TaskID: pt.taskID, Tail: b})
+				writes = append(writes, TailWrite{Job: job, TaskID: pt.taskID, Tail: b})
 			}
 		}
 		for _, n := range names {
 			if !keep[n] {
-				writes = append(writes, registry.TailWrite{Job: job, TaskID: n})
+				writes = append(writes, TailWrite{Job: job, TaskID: n})
 			}
 		}
 	}
-	if err := s.Registry.Work().WriteLogTails(ctx, writes); err != nil {
+	if err := s.Store.WriteLogTails(ctx, writes); err != nil {
 		return fmt.Errorf("kube: keep the log tails of %d tasks: %w", len(batch), err)
 	}
 	return nil
@@ -186,8 +203,8 @@ func (s *Tails) Get(ctx context.Context, taskID string) (Tail, error) {
 	if err != nil {
 		return Tail{}, err
 	}
-	b, err := s.Registry.Work().LogTail(ctx, job, taskID)
-	if errors.Is(err, registry.ErrTailNotFound) {
+	b, err := s.Store.LogTail(ctx, job, taskID)
+	if errors.Is(err, ErrNoTail) {
 		return Tail{}, ErrNoTail
 	}
 	if err != nil {

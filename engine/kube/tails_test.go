@@ -2,35 +2,67 @@ package kube
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/store"
-	"github.com/ejcloud/elasticjob/store/memory"
 )
 
-// countingKV counts commits; while gate is set, the first commit waits on it.
-type countingKV struct {
-	store.KV
+// memTails is a TailStore in memory that counts commits; while gate is set, the first
+// commit waits on it.
+type memTails struct {
 	mu      sync.Mutex
+	tails   map[string]map[string][]byte // job → task id → tail
 	commits int
 	entered chan struct{}
 	gate    chan struct{}
 }
 
-func (c *countingKV) Commit(ctx context.Context, ops ...store.Op) error {
-	c.mu.Lock()
-	c.commits++
-	first := c.commits == 1
-	c.mu.Unlock()
-	if first && c.gate != nil {
-		close(c.entered)
-		<-c.gate
+func (m *memTails) LogTails(_ context.Context, job string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.tails[job])), nil
+}
+
+func (m *memTails) LogTail(_ context.Context, job, taskID string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.tails[job][taskID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoTail, taskID)
 	}
-	return c.KV.Commit(ctx, ops...)
+	return b, nil
+}
+
+func (m *memTails) WriteLogTails(_ context.Context, writes []TailWrite) error {
+	m.mu.Lock()
+	m.commits++
+	first := m.commits == 1
+	m.mu.Unlock()
+	if first && m.gate != nil {
+		close(m.entered)
+		<-m.gate
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tails == nil {
+		m.tails = map[string]map[string][]byte{}
+	}
+	for _, w := range writes {
+		if m.tails[w.Job] == nil {
+			m.tails[w.Job] = map[string][]byte{}
+		}
+		if w.Tail == nil {
+			delete(m.tails[w.Job], w.TaskID)
+		} else {
+			m.tails[w.Job][w.TaskID] = w.Tail
+		}
+	}
+	return nil
 }
 
 // taskAt is a task id of job whose id dates it at t.
@@ -44,8 +76,8 @@ func taskAt(job string, item int, t time.Time) string {
 // ids), each put and the deletes it makes in one commit.
 func TestTailsKeepTheNewest(t *testing.T) {
 	ctx := context.Background()
-	kv := &countingKV{KV: memory.New()}
-	s := &Tails{Registry: registry.New(kv)}
+	kv := &memTails{}
+	s := &Tails{Store: kv}
 	var ids []string
 	for i := range tailsPerJob + 5 {
 		id := taskAt("j", i, t0.Add(time.Duration(i)*time.Second))
@@ -69,8 +101,8 @@ func TestTailsKeepTheNewest(t *testing.T) {
 // one more commit.
 func TestTailsPutTogether(t *testing.T) {
 	ctx := context.Background()
-	kv := &countingKV{KV: memory.New(), entered: make(chan struct{}), gate: make(chan struct{})}
-	s := &Tails{Registry: registry.New(kv)}
+	kv := &memTails{entered: make(chan struct{}), gate: make(chan struct{})}
+	s := &Tails{Store: kv}
 	first := make(chan error, 1)
 	go func() { first <- s.Put(ctx, taskAt("j", 0, t0), Tail{Stdout: "0"}) }()
 	<-kv.entered // the first commit is under way

@@ -134,7 +134,7 @@ func TestMessageAndFailureEvents(t *testing.T) {
 }
 
 // An ACCEPT whose connection closed without an answer may have been carried out (a real
-// master killed after it launched the tasks: real-mesos soak seed 5503): its error says the
+// master killed after it launched the tasks): its error says the
 // outcome is unknown, so the scheduler leaves the tasks to reconciliation instead of launching
 // them again. An answer of the master's (400) is a plain failure.
 func TestAcceptWithoutAnAnswerHasAnUnknownOutcome(t *testing.T) {

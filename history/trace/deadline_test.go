@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 func TestDeadlineTrace(t *testing.T) {
-	a := deadline.Alert{Kind: deadline.KindStart, Namespace: "team-a", Job: "etl", Since: time.Unix(100, 0), Due: time.Unix(160, 0), Message: "late"}
+	a := observe.DeadlineAlert{Kind: observe.DeadlineStart, Namespace: "team-a", Job: "etl", Since: time.Unix(100, 0), Due: time.Unix(160, 0), Message: "late"}
 	tr := DeadlineTrace(a)
 	if tr.JobName != "team-a~etl" || tr.State != StateDeadlineMissed || !strings.HasPrefix(tr.Message, "[start] late") || !tr.CreationTime.Equal(a.Due) {
 		t.Fatalf("%+v", tr)

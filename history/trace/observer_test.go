@@ -3,7 +3,6 @@ package trace
 import (
 	"errors"
 	"fmt"
-	"github.com/ejcloud/elasticjob/observe"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/task"
 )
 

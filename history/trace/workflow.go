@@ -3,13 +3,13 @@ package trace
 import (
 	"context"
 	"encoding/json"
-	"github.com/ejcloud/elasticjob/namespace"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/ejcloud/elasticjob/migrations"
+	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/workflow"
 )
 

@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ejcloud/elasticjob/deadline"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
-var _ deadline.Sink = (*Sender)(nil)
+var _ observe.Deadlines = (*Sender)(nil)
 
 // DeadlineNotification is the generic body of a missed deadline.
 type DeadlineNotification struct {
-	Event     string        `json:"event"` // "DEADLINE_MISSED"
-	Kind      deadline.Kind `json:"kind"`  // start, run or runAt
-	Namespace string        `json:"namespace"`
-	JobName   string        `json:"jobName,omitempty"`
-	TaskID    string        `json:"taskId,omitempty"`
-	Workflow  string        `json:"workflow,omitempty"` // a workflow run's alert: the workflow and
-	RunID     string        `json:"runId,omitempty"`    // the run
+	Event     string               `json:"event"` // "DEADLINE_MISSED"
+	Kind      observe.DeadlineKind `json:"kind"`  // start, run or runAt
+	Namespace string               `json:"namespace"`
+	JobName   string               `json:"jobName,omitempty"`
+	TaskID    string               `json:"taskId,omitempty"`
+	Workflow  string               `json:"workflow,omitempty"` // a workflow run's alert: the workflow and
+	RunID     string               `json:"runId,omitempty"`    // the run
 
 	Since   time.Time `json:"since"`
 	Due     time.Time `json:"due"`
@@ -25,11 +25,11 @@ type DeadlineNotification struct {
 }
 
 // DeadlineBody renders a missed deadline in a format.
-func DeadlineBody(format string, a deadline.Alert) ([]byte, error) {
+func DeadlineBody(format string, a observe.DeadlineAlert) ([]byte, error) {
 	return deadlineBody(format, a, Robot{})
 }
 
-func deadlineBody(format string, a deadline.Alert, r Robot) ([]byte, error) {
+func deadlineBody(format string, a observe.DeadlineAlert, r Robot) ([]byte, error) {
 	n := DeadlineNotification{Event: "DEADLINE_MISSED", Kind: a.Kind, Namespace: a.Namespace, JobName: a.Job, TaskID: a.TaskID,
 		Workflow: a.Workflow, RunID: a.RunID, Since: a.Since.UTC(), Due: a.Due.UTC(), Message: a.Message}
 	who := a.Job
@@ -43,7 +43,7 @@ func deadlineBody(format string, a deadline.Alert, r Robot) ([]byte, error) {
 // DeadlineMissed queues a notification to the alert's hook (a job's
 // props["webhook.url"] whatever its error handler, a workflow's
 // webhookUrl), when it has one (never blocks).
-func (s *Sender) DeadlineMissed(a deadline.Alert, hook deadline.Hook) {
+func (s *Sender) DeadlineMissed(a observe.DeadlineAlert, hook observe.Hook) {
 	if hook.URL == "" {
 		return
 	}

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/deadline"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 func TestDeadlineBodies(t *testing.T) {
-	a := deadline.Alert{Kind: deadline.KindRun, Namespace: "team-a", Job: "etl", TaskID: "t1",
+	a := observe.DeadlineAlert{Kind: observe.DeadlineRun, Namespace: "team-a", Job: "etl", TaskID: "t1",
 		Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Due: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC), Message: "still running"}
 	for format, want := range map[string]string{
 		"":         `"event":"DEADLINE_MISSED","kind":"run","namespace":"team-a","jobName":"etl","taskId":"t1"`,
@@ -48,9 +48,9 @@ func TestDeadlineMissedPostsToTheJobsWebhook(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Run(ctx)
-	s.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Job: "nohook"}, deadline.JobHook(jobs.Config{JobName: "nohook"})) // no URL: nothing
-	s.DeadlineMissed(deadline.Alert{Kind: deadline.KindStart, Namespace: "default", Job: "j", Message: "late"},
-		deadline.JobHook(jobs.Config{JobName: "j", Props: map[string]string{"webhook.url": srv.URL, "webhook.format": "feishu"}}))
+	s.DeadlineMissed(observe.DeadlineAlert{Kind: observe.DeadlineStart, Job: "nohook"}, observe.JobHook(jobs.Config{JobName: "nohook"})) // no URL: nothing
+	s.DeadlineMissed(observe.DeadlineAlert{Kind: observe.DeadlineStart, Namespace: "default", Job: "j", Message: "late"},
+		observe.JobHook(jobs.Config{JobName: "j", Props: map[string]string{"webhook.url": srv.URL, "webhook.format": "feishu"}}))
 	select {
 	case m := <-got:
 		if m["msg_type"] != "text" || !strings.Contains(m["content"].(map[string]any)["text"].(string), "late") {
@@ -60,8 +60,8 @@ func TestDeadlineMissedPostsToTheJobsWebhook(t *testing.T) {
 		t.Fatal("not delivered")
 	}
 	// A workflow run's alert goes to the workflow's webhook, naming the run.
-	s.DeadlineMissed(deadline.Alert{Kind: deadline.KindRun, Namespace: "pay", Workflow: "nightly", RunID: "r1", Message: "slow"},
-		deadline.Hook{URL: srv.URL})
+	s.DeadlineMissed(observe.DeadlineAlert{Kind: observe.DeadlineRun, Namespace: "pay", Workflow: "nightly", RunID: "r1", Message: "slow"},
+		observe.Hook{URL: srv.URL})
 	select {
 	case m := <-got:
 		if m["workflow"] != "nightly" || m["runId"] != "r1" || m["namespace"] != "pay" || m["jobName"] != nil || m["kind"] != "run" {

@@ -6,7 +6,10 @@
 // tree (history/...) and metrics hear the scheduler through package
 // observe and import neither scheduler nor, for scheduler, history;
 // nothing above the engines imports an engine, and nothing under engine/
-// imports api.
+// imports api. layers_test.go: history and metrics do not reach the
+// deadline watcher (its vocabulary is in observe), engine/kube does not
+// reach the registry, the module's folders form no circle, and only the
+// soak's runner imports internal/soak.
 //
 // The graph is read from the source with go/build (the non-test files of
 // every package of the module, under the default build context), so the

@@ -24,6 +24,9 @@ import (
 var mayWriteTheStore = map[string]string{
 	"store":    "the stores and their front (cache, txn, chains)",
 	"registry": "the sealed registry: every write is an intent behind the fence",
+	// The election precedes the fence: a candidate makes its directory and
+	// keys itself, as the ZooKeeper election does on its own connection.
+	"election/etcd": "the election on etcd, which writes its own directory and keys",
 }
 
 // storeWrites are the names of package store that make a write.

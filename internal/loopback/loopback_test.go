@@ -18,8 +18,8 @@ func (l fakeListener) Addr() net.Addr {
 }
 
 // The kernel may give a listener on port 0 a port found free and handed
-// out a moment before (etcd seed 823: a peer proxy took another member's
-// peer port): listenNew skips it, holding it bound until a new one comes.
+// out a moment before (a peer proxy could take another member's peer
+// port): listenNew skips it, holding it bound until a new one comes.
 func TestListenNewSkipsAPortHandedOutBefore(t *testing.T) {
 	ps := ports{taken: map[int]bool{}}
 	var closed []int

@@ -104,9 +104,9 @@ func (d *deafKV) Watch(ctx context.Context, p string) (<-chan store.Event, error
 
 // TestFailedCheckRereadsTheCheckedNode: a commit refused by a check of a
 // node the copy held stale re-reads that node, so a second try with the
-// version read again commits (before, only the paths the commit wrote were
-// re-read: a stale gate refused every cron fire until the watch caught up,
-// ZooKeeper soak smoke, seed 53).
+// version read again commits (re-reading only the paths the commit wrote
+// would leave a stale gate refusing every cron fire until the watch caught
+// up).
 func TestFailedCheckRereadsTheCheckedNode(t *testing.T) {
 	back := &deafKV{KV: memory.New(), path: "/state/gate"}
 	mustCommit(t, back.KV, store.Create("/state/gate", []byte("a")))

@@ -190,6 +190,22 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 // Client is the store's etcd client (in-process with Options.Member).
 func (s *Store) Client() *clientv3.Client { return s.cli }
 
+// NodeKey is the etcd key of the node at store path p, and ChildrenKey the
+// range prefix of its direct children (the key scheme of key.go): for
+// what works on the store's keys with the client itself, the election on
+// etcd (package election/etcd) among them.
+func (s *Store) NodeKey(p string) string { return s.k.node(p) }
+
+// ChildrenKey: see NodeKey.
+func (s *Store) ChildrenKey(p string) string { return s.k.children(p) }
+
+// Read is a Get of the client tried again, as the store's own reads are,
+// while it fails for a reason that passes (a leader change or election, a
+// member gone; at most readAttempts tries).
+func (s *Store) Read(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	return s.get(ctx, key, opts...)
+}
+
 // urlClient is the client for calls that address a member by its URL
 // (Status, Defragment): an in-process client answers them from its own
 // member whatever the URL.

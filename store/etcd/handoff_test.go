@@ -53,8 +53,8 @@ func TestHandOff(t *testing.T) {
 // TestCommitsThroughHandOffs: commits sent to the raft leader's member
 // while it hands its leadership on (raft drops proposals during the
 // transfer) all succeed: a dropped proposal never entered the log, and
-// the store sends it again (found by the soak's etcd shape, seed 7: a
-// batch of status updates failed at the HandOff starting a term).
+// the store sends it again (else a batch of status updates fails at the
+// HandOff that starts a term).
 func TestCommitsThroughHandOffs(t *testing.T) {
 	ms := startMembers(t, memberConfigs(t, 3))
 	ctx := t.Context()

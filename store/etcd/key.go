@@ -64,6 +64,14 @@ func (k keys) path(key string) string {
 // the store's version counts every write of a commit (a create and two
 // sets in one commit make version 2) where etcd's counts one per txn.
 
+// EncodeValue is what the store keeps at a node's key: its store version
+// and its value; DecodeValue reads it back. For what writes the store's
+// keys with the client itself (the election on etcd).
+func EncodeValue(version int64, value []byte) string { return encode(version, value) }
+
+// DecodeValue: see EncodeValue.
+func DecodeValue(raw []byte) (version int64, value []byte, err error) { return decode(raw) }
+
 func encode(version int64, value []byte) string {
 	b := make([]byte, 0, binary.MaxVarintLen64+len(value))
 	b = binary.AppendUvarint(b, uint64(version))

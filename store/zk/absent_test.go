@@ -10,9 +10,9 @@ import (
 // TestDeleteOfAnAbsentNodeDeletesOneCreatedMeanwhile: a commit deletes any version of a
 // node it read as absent, and another writer creates the node between that read and the
 // commit's multi: the commit still leaves the node deleted (its plan guards the
-// absence, and is made again when the create landed). Before, the create survived (the
-// ZooKeeper fault soak, seed 5516: a fire's ready entry created just before a cron
-// update's commit ran the old cron's instant after the update was answered).
+// absence, and is made again when the create landed). A create that survived would let
+// a fire's ready entry, created just before a cron update's commit, run the old cron's
+// instant after the update was answered.
 func TestDeleteOfAnAbsentNodeDeletesOneCreatedMeanwhile(t *testing.T) {
 	ns := uniqueNamespace(t)
 	s := openTest(t, Options{Namespace: ns})

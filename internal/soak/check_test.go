@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -82,7 +82,7 @@ func TestCheckCleanLogHasNoAnomaly(t *testing.T) {
 	}
 }
 
-// The smoke's seed 53: a fire whose launch failed before its task started
+// A fire whose launch failed before its task started
 // (the term ended during the launch) ran at once as FAILOVER, and the
 // fires after it were replayed as MISFIRE executions. Matched greedily, the
 // first fire took the next fire's MISFIRE execution, and so on, and the
@@ -107,7 +107,7 @@ func TestCheckMatchesAFailoverRelaunchBeforeTheMisfireBacklog(t *testing.T) {
 }
 
 // A misfire=true backlog a long outage left may not have drained when the
-// soak stops (one execution per fire, one at a time: seed 53 with a 46 s
+// soak stops (one execution per fire, one at a time, after a 46 s
 // quorum loss): the executions still in the job's ready entry at the end
 // stand for its last fires, less the fires after the end; more lost fires
 // than that are still lost.
@@ -231,7 +231,7 @@ func TestCheckFireClearedByAChange(t *testing.T) {
 // The stall rule (docs/jobs.md): a misfire=false job's fires while the
 // leader is paused collapse into its late fire, and are counted; a
 // misfire=true job replays each, so a fire of the pause without its run is
-// lost (etcd seed 611: 22 such fires, then taken as the rule).
+// lost (the rule, not a pause's excuse).
 func TestCheckStallRule(t *testing.T) {
 	pause := []Fault{{Kind: "pause-leader", Start: at(3), End: at(6.1)}}
 	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 6.2, start: 6.3}, runSpec{task: "d", job: "j", queued: 8, start: 8})
@@ -255,9 +255,8 @@ func TestCheckStallRule(t *testing.T) {
 
 // A misfire=false fire whose launch was rolled back (its ACCEPT failed:
 // the agents were killed) is queued again as a misfire behind the next
-// fire's execution, pending by then, and runs right after it (etcd seed
-// 611 re-run, sk128: the fire of 08:59:12 ran at :16.05, queued :15.43,
-// behind the fire of :15).
+// fire's execution, pending by then, and runs right after it (a fire of
+// 08:59:12 that ran at :16.05, queued :15.43, behind the fire of :15).
 func TestCheckFireRequeuedBehindTheNextFire(t *testing.T) {
 	runs := logOf(runSpec{task: "a", job: "j", queued: 2, start: 2}, runSpec{task: "c", job: "j", queued: 6, start: 6.1},
 		runSpec{task: "d", job: "j", queued: 6.4, start: 6.9, source: "MISFIRE"}, runSpec{task: "e", job: "j", queued: 8, start: 8})
@@ -274,8 +273,7 @@ func TestCheckFireRequeuedBehindTheNextFire(t *testing.T) {
 
 // A misfire=false fire collapses into an execution pending at its
 // instant whose launch never started and ran as a FAILOVER relaunch; with
-// an on-time execution started in between, the fire is lost (zk seed 701,
-// sk190).
+// an on-time execution started in between, the fire is lost.
 func TestCheckFireCollapsesIntoANeverStartedRelaunch(t *testing.T) {
 	j := every2("j", false)
 	j.Windows[0].To = at(20)
@@ -321,8 +319,8 @@ func TestCheckHistoryLag(t *testing.T) {
 // A DAEMON task is not one execution in history: its rows are the runs its
 // executor reports (none from the simulated agents, several from a real
 // one), so the embedded soak's daemon tasks, launched at every scheduler
-// start, are not held against history (seed 202: 33 history-missing, all
-// six daemon jobs' tasks). A transient job's run still is.
+// start, are not held against history (every daemon job's tasks would
+// be history-missing). A transient job's run still is.
 func TestCheckHistoryLeavesDaemonTasksOut(t *testing.T) {
 	daemon := Job{Name: "d", Shards: 1, Daemon: true}
 	runs := append(clean("j"), runSpec{task: "d1", job: "d", queued: 2, start: 2.1, dur: 1})
@@ -343,8 +341,7 @@ func TestCheckHistoryLeavesDaemonTasksOut(t *testing.T) {
 
 // A fire within the slack of a window's end is not expected, but it may
 // run, and when it was staged ahead into a pending entry its execution is
-// queued inside the window (embedded seed 202, sk049: two unexplained
-// runs). It explains one execution, not two.
+// queued inside the window (else two unexplained runs). It explains one execution, not two.
 func TestCheckEdgeFireStagedAhead(t *testing.T) {
 	j := every2("j", true)
 	j.Windows[0].To = at(10.64) // a change at 10.64 closed the window
@@ -374,7 +371,7 @@ func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
 		t.Errorf("jd ended 1.09 s before the agents were killed: %d history-outcome, want 1", got)
 	}
 	// the leader's agent link losing packets as jd ended holds its update
-	// up to the longest stall after the fault healed (etcd seed 702)
+	// up to the longest stall after the fault healed
 	in.Faults = []Fault{{Kind: "leader-agents-loss", Start: at(8), End: at(9)}, {Kind: "agents-killed", Start: at(15.5), End: at(16)}}
 	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
 		t.Errorf("jd ended on a lossy agent link 6.5 s before the agents were killed: %d history-outcome", got)
@@ -385,7 +382,7 @@ func TestCheckHistoryUpdateLostWithTheAgent(t *testing.T) {
 	}
 }
 
-// Real-mesos seed 5301, sk014: a disable sent at 9.0 while jd ran (8.01 to
+// Real Mesos: a disable sent at 9.0 while jd ran (8.01 to
 // 8.51 in the run log, here 8.01 to 9.2) killed it; its script had
 // already exited 0 and recorded TASK_FINISHED, the executor reported
 // TASK_KILLED. A run that ended before the change was sent, or began
@@ -400,7 +397,7 @@ func TestCheckHistoryKilledByAChange(t *testing.T) {
 	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
 		t.Errorf("jd running when the disable was sent: %d history-outcome", got)
 	}
-	j.Windows[0].To, j.Windows[0].Closing = at(9.41), at(9.5) // seed 5303, sk018: the script's end 0.21 s before the change
+	j.Windows[0].To, j.Windows[0].Closing = at(9.41), at(9.5) // the script's end 0.21 s before the change
 	in.Jobs = []Job{j}
 	if got := Check(in).ByKind()[HistoryWrong]; got != 0 {
 		t.Errorf("jd ended 0.21 s before the disable was sent: %d history-outcome", got)
@@ -417,7 +414,7 @@ func TestCheckHistoryKilledByAChange(t *testing.T) {
 	}
 }
 
-// Real-mesos seed 5302, sk027 (misfire=false): its run ended at 46.5 in
+// Real Mesos, a misfire=false job: its run ended at 46.5 in
 // the run log, its agent was lost at 46.63 with the executor that held
 // the end's update, so the scheduler took the run as running until it
 // counted it lost (UnreachableBound): the fires meanwhile collapse into
@@ -493,7 +490,7 @@ func TestCheckHistoryEachReplica(t *testing.T) {
 	}
 }
 
-// zk seed 531, sk063 (misfire=true, */4): an enable sent at 17 under
+// A misfire=true job (*/4) on ZooKeeper: an enable sent at 17 under
 // 200 ms of delay on the leader's ZooKeeper links was answered at 20.054
 // but had landed before 20; the leader lost its lease at the 20 s commit,
 // and the next term's catch-up at 24.5 queued the 20 s fire and the 24 s
@@ -525,7 +522,7 @@ func TestCheckChangeAnsweredLate(t *testing.T) {
 	}
 }
 
-// etcd seed 532, sk070 (misfire=false): the fires during a quorum loss
+// A misfire=false job on etcd: the fires during a quorum loss
 // (healed at 8.7) were caught up by the next term before its first launch
 // (10.9) and collapsed into a manual trigger pending then (queued 10.254):
 // accounted for. Had no newer term launched (the same leader going on),
@@ -551,7 +548,7 @@ func TestCheckCatchUpCollapsesIntoAPendingTrigger(t *testing.T) {
 	}
 }
 
-// etcd seed 532, sk171 (misfire=false, every 3 s): a disable sent at 11.08
+// A misfire=false job on etcd (every 3 s): a disable sent at 11.08
 // (answered at 11.5) closed the window; the fire of 12, staged before the
 // disable landed, stayed in the ready entry and started at 104 once an
 // enable sent at 103 brought the job back. A disable clears what is
@@ -585,7 +582,7 @@ func TestCheckStaleRunAfterADisable(t *testing.T) {
 	}
 }
 
-// etcd seed 611, sk004 (misfire=false, every 10 s, 2 shards): the trigger
+// A misfire=false job on etcd (every 10 s, 2 shards): the trigger
 // k223, sent at 57.5, was launched at 58.96 by a term that lapsed before
 // its ACCEPT; reconciliation found its tasks unknown and they ran again as
 // FAILOVER (queued 61.822, started 65.5). The fire of 60 collapsed into
@@ -612,8 +609,8 @@ func TestCheckFireCollapsesIntoATriggerRelaunchedBeforeItsStart(t *testing.T) {
 }
 
 // TestStaleTermComparesLaunches: on Kubernetes a pod starts seconds after
-// its creation, and pods start in another order than they were created (the
-// fault soak, kube seed 541: pods created by term 6 before its leader was
+// its creation, and pods start in another order than they were created (pods
+// created by term 6 before its leader was
 // killed started after the first pod of term 10): a term's launches are
 // ordered by their launch instants (history's), not by their starts; a
 // launch after a later term's first launch is still found.
@@ -635,8 +632,8 @@ func TestStaleTermComparesLaunches(t *testing.T) {
 
 // A relaunch of a never-started execution may come more than a minute after
 // the fires collapsed into it: on Kubernetes its pod counts as lost only
-// after its node has been gone for the pod GC's quarantine (kube seed 541,
-// sk011: the fires of 09:19:00-:40, the API server down and then the node
+// after its node has been gone for the pod GC's quarantine (the fires of
+// 09:19:00-:40, the API server down and then the node
 // lost, ran as one FAILOVER run 45 s after the last).
 func TestCheckFireCollapsesIntoALateRelaunch(t *testing.T) {
 	j := every2("j", false)
@@ -651,9 +648,8 @@ func TestCheckFireCollapsesIntoALateRelaunch(t *testing.T) {
 
 // A misfire=false fire collapses into an execution pending at its instant
 // whose launch was rolled back and queued again after the fire: its task
-// id, kept across the rollback, carries when it was first queued (kube seed
-// 541 re-run, sk007 and sk014: launches refused for an offer a node's
-// return had replaced). An execution first queued after the fire takes
+// id, kept across the rollback, carries when it was first queued (a launch
+// refused for an offer a node's return had replaced). An execution first queued after the fire takes
 // none.
 func TestCheckFireCollapsesIntoARequeuedExecution(t *testing.T) {
 	j := every2("j", false)
@@ -674,8 +670,7 @@ func TestCheckFireCollapsesIntoARequeuedExecution(t *testing.T) {
 
 // A trigger sent just before the end behind a job's backlog is still
 // waiting in the job's ready entry: counted pending, not lost, while the
-// entry held that many executions and no trigger sent after it ran (kube
-// seed 542 re-run, k64-sk007).
+// entry held that many executions and no trigger sent after it ran.
 func TestCheckTriggerWaitingAtTheEndIsPending(t *testing.T) {
 	j := Job{Name: "k", Shards: 1, Keys: []string{"K1", "K2"}, Sent: map[string]time.Time{"K1": at(1), "K2": at(9)}}
 	runs := logOf(runSpec{task: "k1", job: "k", queued: 1, start: 1, param: "out 0 K1"})
@@ -695,7 +690,7 @@ func TestCheckTriggerWaitingAtTheEndIsPending(t *testing.T) {
 }
 
 // An execution launched before a disable is not pending when the job comes
-// back, though its pod starts after (kube seed 542 re-run, sk005); launched
+// back, though its pod starts after; launched
 // after the job came back, it is stale.
 func TestCheckStaleRunCountsFromTheLaunch(t *testing.T) {
 	j := every2("j", true)
@@ -719,9 +714,9 @@ func TestCheckStaleRunCountsFromTheLaunch(t *testing.T) {
 // A misfire=false fire's rolled-back launch, queued again behind the next
 // fire's execution while that one waited (the leader's agent links came
 // and went), then behind a trigger sent meanwhile, which launched first:
-// it is queued when the trigger's launch took the entry's head (etcd seed
-// 702, sk153: the fire of 09:34:40 ran at 35:14, queued 35:05.925, behind
-// the fire of :44, launched at :55.87, and the trigger k199, sent at
+// it is queued when the trigger's launch took the entry's head (the fire
+// of 09:34:40 ran at 35:14, queued 35:05.925, behind
+// the fire of :44, launched at :55.87, and a trigger sent at
 // 35:02.9, whose launch never started and ran as FAILOVER at 35:08.4).
 func TestCheckFireRequeuedBehindTheNextFireAndATrigger(t *testing.T) {
 	j := every2("j", false)
@@ -748,8 +743,8 @@ func TestCheckFireRequeuedBehindTheNextFireAndATrigger(t *testing.T) {
 // A standby killed as the etcd store's raft leader: the fire commit in
 // flight is held for the store's request timeout, healed or not, and the
 // misfire=false fire of an instant after the heal, waiting behind it,
-// collapses into the next one's execution, both committed late (etcd seed
-// 702 re-run: 17 jobs' fires of 11:40:51; the kill at :48.7 healed at
+// collapses into the next one's execution, both committed late (17 jobs'
+// fires of 11:40:51; the kill at :48.7 healed at
 // :50.6, the fires of :50 to :55 committed at :55.14).
 func TestCheckFireHeldBehindACommitTheStoreHeld(t *testing.T) {
 	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(20), Cron: "*/3 * * * * ?"}}}
@@ -770,7 +765,7 @@ func TestCheckFireHeldBehindACommitTheStoreHeld(t *testing.T) {
 	}
 }
 
-// zk seed 701, sk055 (misfire=true, every 5 s), its runs from 09:18:00 as
+// A misfire=true job (every 5 s) on ZooKeeper, its runs from 09:18:00 as
 // seconds: eight fires ran as a MISFIRE replay or a FAILOVER relaunch of
 // their own launch. Fire 90 took the relaunch at 135.6 on an augmenting
 // path whose end it was, though fire 45 could have stood on the free
@@ -803,7 +798,7 @@ func TestCheckMovesAFailoverRelaunchAlongAPath(t *testing.T) {
 	}
 }
 
-// zk seed 801, sk112 (misfire=true, */10, its cron updated to */3 by a
+// A misfire=true job (*/10, its cron updated to */3 by a
 // change sent at 66.88 s and answered at 66.889): the fire of 60, during a
 // pause, ran as a MISFIRE replay queued at 61.5; the first execution of
 // the new cron, queued at 69, is before the old cron's next instant (70)
@@ -829,8 +824,8 @@ func TestCheckExecutionAfterAnUpdateIsTheNewWindows(t *testing.T) {
 }
 
 // A launch rolled back after a failed ACCEPT is requeued first, under its
-// ids, into the entry the next fire made meanwhile (etcd seed 702, sk153,
-// as today's requeue places it): the fire of 8, caught up by a new term,
+// ids, into the entry the next fire made meanwhile (as the requeue places
+// it): the fire of 8, caught up by a new term,
 // runs as a MISFIRE execution queued at the entry's 10.001, and the fire
 // of 10's execution, queued again when it launched, runs after it; the
 // fire of 12 collapses into that one.
@@ -851,8 +846,8 @@ func TestCheckRolledBackLaunchRequeuedFirst(t *testing.T) {
 }
 
 // The heal rule counts from the first fire after the heal that no
-// documented rule collapses or voids (zk seed 701 re-run, sk110, sk117: a
-// takeover's catch-up ran across the first instant after the heal).
+// documented rule collapses or voids (a takeover's catch-up may run across
+// the first instant after the heal).
 func TestCheckHealCountsFromTheFirstFireNotCollapsed(t *testing.T) {
 	every10 := func(misfire bool) Job {
 		return Job{Name: "j", Shards: 1, Misfire: misfire, Windows: []Window{{From: at(0), To: at(60), Cron: "*/10 * * * * ?"}}}
@@ -922,7 +917,7 @@ func every2Until(name string, misfire bool, to float64) Job {
 // A fire committed late (a producer behind: a commit the store held,
 // with no fault the checker knows of) is queued at its commit; the
 // instant it serves tells its fire, and the stall rule then accounts for
-// a misfire=false job's instants it skipped (docs/jobs.md; etcd seed 805).
+// a misfire=false job's instants it skipped (docs/jobs.md).
 // Without the instant, the execution passes for the later fire's and the
 // earlier fires are lost.
 func TestCheckMatchesByTheRecordedInstant(t *testing.T) {
@@ -983,10 +978,10 @@ func TestCheckRecordedInstantRunTwiceOrOutsideItsWindows(t *testing.T) {
 	}
 }
 
-// Embedded seed 812, sk162: a deregister sent as the scheduler was paused
+// Embedded: a deregister sent as the scheduler was paused
 // (longer than the client's 5 s) landed, its retry was answered 404, and
-// the job left the checks; it had fired on since its last enable. sk167:
-// a register that landed the same way, retried, answered 409, ran on to
+// the job left the checks; it had fired on since its last enable. Or a
+// register that landed the same way, retried, answered 409, ran on to
 // the end. What a job out of the checks runs after the change is not
 // judged; a job known off that fires is.
 func TestCheckNothingJudgedAfterAChangeOfUnknownOutcome(t *testing.T) {
@@ -1021,7 +1016,7 @@ func TestCheckCatchUpServesTheInstantsMissed(t *testing.T) {
 }
 
 // The fires within the slack either side of a window's opening may have
-// run: zk seed 817, sk051's registration answered at 15:10:56.002 had
+// run: a job's registration answered at 15:10:56.002 had
 // committed before its fire of 15:10:56, which ran (the window's From is
 // the answer; runs kept before the workload recorded the registration's
 // sending have no Opening).
@@ -1054,7 +1049,7 @@ func TestCheckLatenessOfAFireDueBeforeAFault(t *testing.T) {
 
 // A DAEMON task is launched once and runs its cron itself: its recorded
 // start is its first tick, which says nothing of a fire's lateness, so
-// lateness leaves it out (real-mesos seed 5502: two daemons launched at
+// lateness leaves it out (two daemons launched at
 // registration, 17:54:16.8, first ticking at their */15 instant 17:54:30,
 // made the calm maximum 13.2 s).
 func TestCheckLatenessLeavesDaemonTasksOut(t *testing.T) {
@@ -1071,7 +1066,7 @@ func TestCheckLatenessLeavesDaemonTasksOut(t *testing.T) {
 	}
 }
 
-// Real-mesos seed 5503, sk001 (misfire=false, every 5 s): its run of
+// Real Mesos, a misfire=false job (every 5 s): its run of
 // 18:08:00 ended at 01.3 while the master was down (killed at 00.8, back
 // with every agent registered at 06.7): the agent held the end's update
 // until then, so the leader took the run as running and the fire of 05
@@ -1093,7 +1088,7 @@ func TestCheckFiresCollapseIntoARunEndedWhileTheMasterWasDown(t *testing.T) {
 	if got := Check(in).ByKind()[LostFire]; got != 1 {
 		t.Errorf("an agent-killed: its executor sends the end again at once: %d lost-fire, want 1", got)
 	}
-	for _, k := range []string{"leader-cut-from-master", "apiserver-stopped", "leader-cut-from-apiserver"} { // kube seed 552, sk009
+	for _, k := range []string{"leader-cut-from-master", "apiserver-stopped", "leader-cut-from-apiserver"} {
 		in.Faults[0].Kind = k
 		if rep := Check(in); rep.ByKind()[LostFire] != 0 {
 			t.Errorf("%s: the run ended while the engine was away from the leader: %v", k, rep.Anomalies)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejcloud/elasticjob/soak/runlog"
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 )
 
 func TestParseRunPost(t *testing.T) {

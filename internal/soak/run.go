@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ejcloud/elasticjob/soak/runlog"
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 )
 
 // Config is one soak run.

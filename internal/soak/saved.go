@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ejcloud/elasticjob/soak/runlog"
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 )
 
 // Saved is what a run keeps beside its run log (DIR/check.json) so that

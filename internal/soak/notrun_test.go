@@ -38,7 +38,7 @@ func TestHistoryRowLostBeforeItStarted(t *testing.T) {
 	}
 }
 
-// Real Mesos soak seed 5301, sk011: a fire's task launched just before its
+// Real Mesos: a fire's task launched just before its
 // agent was lost never started; counted lost 31 s later, it was not run
 // again (failover off): its fire is accounted for by that recorded
 // reason, and the misfire=false fires while the registry held it running
@@ -79,7 +79,7 @@ func TestCheckFireLostBeforeItStartedIsAccounted(t *testing.T) {
 	}
 }
 
-// Seed 5301, sk028: an accepted trigger whose task was lost before it
+// An accepted trigger whose task was lost before it
 // started and not run again.
 func TestCheckTriggerLostBeforeItStartedIsAccounted(t *testing.T) {
 	j := Job{Name: "j", Shards: 1, Keys: []string{"k1"}, Sent: map[string]time.Time{"k1": at(5)}}
@@ -102,7 +102,7 @@ func TestCheckTriggerLostBeforeItStartedIsAccounted(t *testing.T) {
 	}
 }
 
-// Real Mesos soak seed 5303: misfire=false runs ended 2.5 s after packet
+// Real Mesos: misfire=false runs ended 2.5 s after packet
 // loss on the leader's peer links healed; their ends' commits waited
 // behind the stalled link, and the next fire collapsed into them. Within
 // maxLossStall after the heal only.

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// zk seed 612: a deregister answered 503 took sk119 out of the checks
+// A deregister answered 503 took its job out of the checks
 // (its body dropped); the next change drawn for it sent a register
 // without a body, then an enable whose answer opened a window on the
 // dropped body and panicked. A job out of the checks gets no more
@@ -31,7 +31,7 @@ func TestChangeSkipsAJobOutOfTheChecks(t *testing.T) {
 	}
 }
 
-// A change of unknown outcome (embedded seed 812: a deregister whose first
+// A change of unknown outcome (a deregister whose first
 // try landed while the scheduler was paused, retried and answered 404)
 // takes the job out of the checks from its sending: Unchecked, its windows
 // before it kept.
@@ -57,7 +57,7 @@ func TestFailedChangeMarksTheJobUnchecked(t *testing.T) {
 	}
 }
 
-// etcd seed 824, sk009: registered at 15:31:59.998 (its commit), answered
+// A job registered at 15:31:59.998 (its commit), answered
 // at 15:32:00.010, it fired its instant of 15:32:00 as it should; the
 // window began at the answer, so the run of that instant served none of
 // the job's fires (unexplained-run). The registration's window opens at
@@ -79,7 +79,7 @@ func TestSetupOpensEachJobAtItsRegistrationsSending(t *testing.T) {
 }
 
 // A fire whose instant falls between its job's registration's sending and
-// answer ran: an edge fire, not an unexplained run (sk009 of etcd 824).
+// answer ran: an edge fire, not an unexplained run.
 func TestCheckFireBetweenARegistrationsSendingAndAnswer(t *testing.T) {
 	runs := []runSpec{{task: "a0", job: "j", queued: 2.012, start: 2.05, nominal: 2}}
 	for _, f := range []float64{4, 6, 8} {

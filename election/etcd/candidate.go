@@ -20,6 +20,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/store"
+	etcdstore "github.com/ejcloud/elasticjob/store/etcd"
 )
 
 // Errors that end an etcd term (its context's cause).
@@ -39,7 +40,7 @@ const DefaultElectionTTL = time.Second
 
 // ElectionConfig configures a Candidate.
 type ElectionConfig struct {
-	Store *Store
+	Store *etcdstore.Store
 	Dir   string // store path of the election, e.g. /ha/election
 	Self  election.Member
 	// TTL of the candidate's lease (DefaultElectionTTL when 0). etcd
@@ -56,7 +57,7 @@ type ElectionConfig struct {
 // Terms, Current, Leader, Members and Self.
 type Candidate struct {
 	cfg   ElectionConfig
-	s     *Store
+	s     *etcdstore.Store
 	kick  chan struct{}
 	terms chan *election.Term
 	hold  atomic.Bool  // tests: send no keepalive (a paused leader)
@@ -209,16 +210,16 @@ func (c *Candidate) dropSession(sess *session, cause error) {
 func (c *Candidate) revoke(sess *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, _ = c.s.cli.Revoke(ctx, sess.lease)
+	_, _ = c.s.Client().Revoke(ctx, sess.lease)
 }
 
 // prefix is the etcd key range of the election's keys.
-func (c *Candidate) prefix() string { return c.s.k.children(c.cfg.Dir) }
+func (c *Candidate) prefix() string { return c.s.ChildrenKey(c.cfg.Dir) }
 
 // list reads the candidates' keys (linearizable), lowest create_revision
 // first, and the revision read at.
 func (c *Candidate) list(ctx context.Context) ([]*mvccpb.KeyValue, int64, error) {
-	resp, err := c.s.get(ctx, c.prefix(), clientv3.WithPrefix())
+	resp, err := c.s.Read(ctx, c.prefix(), clientv3.WithPrefix())
 	if err != nil {
 		return nil, 0, fmt.Errorf("etcd election: list %s: %w: %w", c.cfg.Dir, store.ErrUnavailable, err)
 	}
@@ -228,7 +229,7 @@ func (c *Candidate) list(ctx context.Context) ([]*mvccpb.KeyValue, int64, error)
 }
 
 func (c *Candidate) member(kv *mvccpb.KeyValue) (election.Member, error) {
-	_, val, err := decode(kv.Value)
+	_, val, err := etcdstore.DecodeValue(kv.Value)
 	if err != nil {
 		return election.Member{}, err
 	}
@@ -349,7 +350,7 @@ func (c *Candidate) deliver(t *election.Term, sess *session) {
 // leadership's; a later term of the same key writes it again).
 func (c *Candidate) stillLeads(sess *session, mod int64) func(context.Context) error {
 	return func(ctx context.Context) error {
-		resp, err := c.s.cli.Get(ctx, sess.key)
+		resp, err := c.s.Client().Get(ctx, sess.key)
 		if err != nil {
 			return fmt.Errorf("etcd election: confirm leadership: %w: %w", store.ErrUnavailable, err)
 		}
@@ -369,9 +370,9 @@ func (c *Candidate) stillLeads(sess *session, mod int64) func(context.Context) e
 // makes the fence of a term of the key before fail. A key that is gone
 // ends the session (the candidate joins again under a new one).
 func (c *Candidate) retake(ctx context.Context, sess *session) error {
-	resp, err := c.s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(sess.key), "=", sess.rev),
+	resp, err := c.s.Client().Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(sess.key), "=", sess.rev),
 		clientv3.Compare(clientv3.ModRevision(sess.key), "=", sess.mod)).
-		Then(clientv3.OpPut(sess.key, encode(sess.ver+1, sess.data), clientv3.WithLease(sess.lease))).Commit()
+		Then(clientv3.OpPut(sess.key, etcdstore.EncodeValue(sess.ver+1, sess.data), clientv3.WithLease(sess.lease))).Commit()
 	if err != nil {
 		return fmt.Errorf("etcd election: lead again under %s: %w: %w", sess.path, store.ErrUnavailable, err)
 	}
@@ -403,17 +404,17 @@ func (c *Candidate) ensureSession(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	sent := c.cfg.Clock.Now()
-	g, err := c.s.cli.Grant(ctx, int64((c.cfg.TTL+time.Second-1)/time.Second))
+	g, err := c.s.Client().Grant(ctx, int64((c.cfg.TTL+time.Second-1)/time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("etcd election: grant a lease: %w: %w", store.ErrUnavailable, err)
 	}
 	sess = &session{lease: g.ID, ttl: time.Duration(g.TTL) * time.Second, data: data, ver: 1}
 	sess.local = sess.ttl / 2
 	sess.path = fmt.Sprintf("%s/n_%016x", c.cfg.Dir, int64(g.ID))
-	sess.key = c.s.k.node(sess.path)
+	sess.key = c.s.NodeKey(sess.path)
 	sess.ka.Store(sent.UnixNano())
-	resp, err := c.s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(sess.key), "=", 0)).
-		Then(clientv3.OpPut(sess.key, encode(1, data), clientv3.WithLease(g.ID))).Commit()
+	resp, err := c.s.Client().Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(sess.key), "=", 0)).
+		Then(clientv3.OpPut(sess.key, etcdstore.EncodeValue(1, data), clientv3.WithLease(g.ID))).Commit()
 	if err != nil || !resp.Succeeded {
 		c.revoke(sess)
 		if err == nil {
@@ -458,7 +459,7 @@ func (c *Candidate) await(ctx context.Context, rev int64) {
 	defer cancel()
 	var events clientv3.WatchChan
 	if rev > 0 {
-		events = c.s.cli.Watch(clientv3.WithRequireLeader(wctx), c.prefix(), clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+		events = c.s.Client().Watch(clientv3.WithRequireLeader(wctx), c.prefix(), clientv3.WithPrefix(), clientv3.WithRev(rev+1))
 	}
 	pause := c.cfg.TTL
 	if rev == 0 {
@@ -517,7 +518,7 @@ func (c *Candidate) keepAlive(ctx context.Context) {
 func (c *Candidate) renew(ctx context.Context, sess *session) {
 	sent := c.cfg.Clock.Now()
 	kctx, cancel := context.WithTimeout(ctx, sess.ttl)
-	resp, err := c.s.cli.KeepAliveOnce(kctx, sess.lease)
+	resp, err := c.s.Client().KeepAliveOnce(kctx, sess.lease)
 	if d := time.Duration(c.slow.Load()); d > 0 && err == nil {
 		timer := c.cfg.Clock.NewTimer(d)
 		select {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/cron"
-	"github.com/ejcloud/elasticjob/soak/runlog"
 )
 
 // Anomaly kinds the checker reports.

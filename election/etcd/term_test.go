@@ -8,15 +8,16 @@ import (
 
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/store"
+	etcdstore "github.com/ejcloud/elasticjob/store/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // soloCandidate is one candidate on a one-member cluster; its terms come
 // on the returned channel.
-func soloCandidate(t *testing.T) (*Candidate, *Store) {
+func soloCandidate(t *testing.T) (*Candidate, *etcdstore.Store) {
 	t.Helper()
-	m := startMembers(t, memberConfigs(t, 1))[0]
-	s := openStore(t, m.Endpoints(), Options{})
+	m := startMembers(t, 1)[0]
+	s := openStore(t, m.Endpoints(), etcdstore.Options{})
 	c := NewCandidate(ElectionConfig{Store: s, Dir: "/ha/election", Self: election.Member{ID: "c0"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -40,7 +41,7 @@ func nextTerm(t *testing.T, c *Candidate, within time.Duration) *election.Term {
 // checkSuccession checks that next, a term of the same key after prev
 // ended, is another leadership: a higher number, prev's fence and
 // StillLeads refused, next's accepted.
-func checkSuccession(t *testing.T, s *Store, prev, next *election.Term) {
+func checkSuccession(t *testing.T, s *etcdstore.Store, prev, next *election.Term) {
 	t.Helper()
 	ctx := t.Context()
 	if next.Node() != prev.Node() {
@@ -68,9 +69,9 @@ func checkSuccession(t *testing.T, s *Store, prev, next *election.Term) {
 // confirmed in time though etcd renewed the lease) starts another
 // leadership: the key is written again, the write's revision is the new
 // term's number, higher than every number before it, and the old term's
-// fenced writes are refused from then on. Before, the new term had the
-// old one's number (the soak's seed 611: term 4849 five times) and the
-// old term's fence still held.
+// fenced writes are refused from then on. A new term with the old one's
+// number would leave the old term's fence holding, and its writes
+// committing.
 func TestElectionTermAfterAnEndIsNewer(t *testing.T) {
 	c, s := soloCandidate(t)
 	first := nextTerm(t, c, 30*time.Second)
@@ -93,7 +94,7 @@ func TestElectionTermAfterAnEndIsNewer(t *testing.T) {
 	c.mu.Lock()
 	sess := c.sess
 	c.mu.Unlock()
-	if resp, err := s.cli.Get(t.Context(), sess.key); err != nil || len(resp.Kvs) != 1 {
+	if resp, err := s.Client().Get(t.Context(), sess.key); err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("the key after the lapse: %v %v, want it alive (the lease renewed)", resp, err)
 	}
 	c.slow.Store(0)
@@ -108,13 +109,12 @@ func TestElectionTermAfterAnEndIsNewer(t *testing.T) {
 // A standby's key, created while another key led, numbers none of its
 // terms: each term is numbered by the write of its key that begins it, so
 // a term after the leader's second one (its first ended while its key
-// lived) has the higher number. Before, the standby's first term had its
-// key's create_revision, lower than that second term's (the etcd soak,
-// seed 411: term 4037 led after term 4907, and 4,450 launches of it were
-// reported as a stale term's).
+// lived) has the higher number. Numbered by its key's create_revision,
+// the standby's first term would be lower than that second term, and
+// its launches would be taken for a stale term's.
 func TestElectionTermsGrowAcrossCandidates(t *testing.T) {
-	m := startMembers(t, memberConfigs(t, 1))[0]
-	s := openStore(t, m.Endpoints(), Options{})
+	m := startMembers(t, 1)[0]
+	s := openStore(t, m.Endpoints(), etcdstore.Options{})
 	start := func(id string) (*Candidate, func()) {
 		c := NewCandidate(ElectionConfig{Store: s, Dir: "/ha/election", Self: election.Member{ID: id}})
 		ctx, cancel := context.WithCancel(context.Background())
@@ -127,8 +127,8 @@ func TestElectionTermsGrowAcrossCandidates(t *testing.T) {
 	a, stopA := start("a")
 	first := nextTerm(t, a, 30*time.Second)
 
-	dir := s.k.level("/ha/election", depth("/ha/election")+1)
-	w := s.cli.Watch(t.Context(), dir, clientv3.WithPrefix(), clientv3.WithFilterDelete())
+	dir := s.ChildrenKey("/ha/election")
+	w := s.Client().Watch(t.Context(), dir, clientv3.WithPrefix(), clientv3.WithFilterDelete())
 	b, _ := start("b")
 	select { // b's key is created, a's still the lowest
 	case <-w:

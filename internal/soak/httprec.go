@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/internal/loopback"
-	"github.com/ejcloud/elasticjob/soak/runlog"
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 )
 
 // httpRecorder writes the run log for runs in real processes (the

@@ -31,7 +31,7 @@ func TestCheckFailoverStandsForTheInstantItServes(t *testing.T) {
 	}
 }
 
-// s53-fire's zk seed 13: a misfire=true job with a backlog had its fire
+// A misfire=true job with a backlog had its fire
 // staged into the pending entry with no hold of its own, and the
 // execution serving 8 started at 7.4, before its instant.
 func TestCheckExecutionStartedBeforeItsInstant(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/store"
+	etcdstore "github.com/ejcloud/elasticjob/store/etcd"
 )
 
 // elected is a term some candidate of an electionCluster received.
@@ -29,8 +30,8 @@ type elected struct {
 // applied state, as a scheduler's store on its embedded member does) and
 // a candidate on each store.
 type electionCluster struct {
-	members []*Member
-	stores  []*Store
+	members []*etcdstore.Member
+	stores  []*etcdstore.Store
 	cands   []*Candidate
 	elected chan elected
 	latest  []atomic.Pointer[election.Term]
@@ -38,13 +39,13 @@ type electionCluster struct {
 
 func newElectionCluster(t *testing.T) *electionCluster {
 	t.Helper()
-	ms := startMembers(t, memberConfigs(t, 3))
+	ms := startMembers(t, 3)
 	prefix := fmt.Sprintf("/e%d", prefixSeq.Add(1))
 	ec := &electionCluster{members: ms, elected: make(chan elected, 64), latest: make([]atomic.Pointer[election.Term], len(ms))}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i, m := range ms {
-		s := openStore(t, nil, Options{Member: m, LocalPlans: true, Prefix: prefix, DialTimeout: 2 * time.Second})
+		s := openStore(t, nil, etcdstore.Options{Member: m, LocalPlans: true, Prefix: prefix, DialTimeout: 2 * time.Second})
 		c := NewCandidate(ElectionConfig{Store: s, Dir: "/ha/election",
 			Self: election.Member{ID: "c" + strconv.Itoa(i), URL: "http://127.0.0.1:" + strconv.Itoa(8000+i)}})
 		ec.stores, ec.cands = append(ec.stores, s), append(ec.cands, c)
@@ -95,7 +96,7 @@ func ended(t *testing.T, term *election.Term, within time.Duration) {
 	}
 }
 
-func fencedPut(ctx context.Context, s *Store, term *election.Term, path, value string) error {
+func fencedPut(ctx context.Context, s *etcdstore.Store, term *election.Term, path, value string) error {
 	return s.Commit(ctx, append(term.Fence(), store.Put(path, []byte(value)))...)
 }
 
@@ -285,14 +286,14 @@ func TestElectionFencedWritesExclusive(t *testing.T) {
 	}
 	stop()
 	wg.Wait()
-	resp, err := ec.stores[0].Client().Get(ctx, ec.stores[0].k.children("/log"), clientv3.WithPrefix(),
+	resp, err := ec.stores[0].Client().Get(ctx, ec.stores[0].ChildrenKey("/log"), clientv3.WithPrefix(),
 		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortAscend))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var seqs []int64
 	for _, kv := range resp.Kvs {
-		_, v, err := decode(kv.Value)
+		_, v, err := etcdstore.DecodeValue(kv.Value)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,41 +307,6 @@ func TestElectionFencedWritesExclusive(t *testing.T) {
 	t.Logf("%d fenced writes in terms %v (wins per candidate %d %d %d)", len(seqs), terms, wins[0].Load(), wins[1].Load(), wins[2].Load())
 	if len(terms) < 3 {
 		t.Fatalf("writes in terms %v: want the writes of the three terms", terms)
-	}
-}
-
-// A guarded commit carries its fence: the election key deleted by its
-// lease's expiry (a write that is no commit of the store and moves no
-// guard) between two links of a chained commit stops the chain there.
-func TestFencedChainStopsWhenFenceFalls(t *testing.T) {
-	m := startMembers(t, memberConfigs(t, 1))[0]
-	ctx := t.Context()
-	s := openStore(t, m.Endpoints(), Options{MaxTxnOps: 8})
-	fence := "/ha/election/n_1"
-	if err := s.Commit(ctx, store.Create("/ha", nil), store.Create("/ha/election", nil), store.Create(fence, nil)); err != nil {
-		t.Fatal(err)
-	}
-	ops := []store.Op{store.Check(fence, store.AnyVersion)}
-	for i := range 300 {
-		ops = append(ops, store.Put(fmt.Sprintf("/e/%05d", i), []byte("v")))
-	}
-	s.afterChunk = func(i int) {
-		if i == 1 {
-			if _, err := s.cli.Delete(ctx, s.k.node(fence)); err != nil { // as a lease's expiry does
-				t.Error(err)
-			}
-		}
-	}
-	if err := s.Commit(ctx, ops...); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a chain whose fence fell between its links: %v, want ErrConflict", err)
-	}
-	s.afterChunk = nil
-	names, err := s.Children(ctx, "/e")
-	if err != nil || len(names) == 0 || len(names) >= 300 {
-		t.Fatalf("the chain applied %d of 300 writes (%v), want the links before the fence fell", len(names), err)
-	}
-	if err := s.Commit(ctx, ops...); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("the same commit again: %v, want ErrNotFound (the plan's check)", err)
 	}
 }
 
