@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/ejcloud/elasticjob/observe"
 	"io"
 	"log/slog"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +24,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
-	"github.com/ejcloud/elasticjob/engine/kube"
 	"github.com/ejcloud/elasticjob/engine/mesos/detector"
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 	"github.com/ejcloud/elasticjob/history"
@@ -32,6 +31,7 @@ import (
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/identity"
 	"github.com/ejcloud/elasticjob/metrics"
+	"github.com/ejcloud/elasticjob/observe"
 	"github.com/ejcloud/elasticjob/packages"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/secrets"
@@ -48,9 +48,6 @@ import (
 func run(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
 	cfg, err := config.Load(args, getenv, stdout)
 	if err != nil {
-		return err
-	}
-	if err := oneClusterOnly(cfg); err != nil {
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel)
@@ -123,20 +120,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	mx.ObserveRegistry(reg, clock.Real{}) // running tasks, queues: read at scrape time, exported by the leader
 	mx.ObserveDamaged(reg)
 	hooks := webhook.New(log.With("subsystem", "webhook"))
-	ms, err := newMasters(masterURL, log)
-	if err != nil {
-		return err
-	}
-	defer ms.close()
 	pkgs, err := openPackages(ctx, cfg, log, reg, ln, peersOf(lead))
 	if err != nil {
 		return err
 	}
 	defer pkgs.Close()
-	eng, err := chooseEngine(cfg, reg, ms, kube.Connect, log)
+	eng, closeEngines, err := buildEngines(cfg, reg, masterURL, log)
 	if err != nil {
 		return err
 	}
+	defer closeEngines()
 	// The runtime reads GOGC from the process's own environment; a
 	// standby until a term begins.
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: launchURL(cfg, pkgs.Resolve), damage: reg.Damage(),
@@ -280,7 +273,7 @@ func apiOptions(ctx context.Context, cfg config.Config, log *slog.Logger, p apiP
 				return idleExecutors(ctx, work.scheduler(), ns)
 			},
 		},
-		Operate: api.OperateOptions{Pprof: cfg.DebugPprof},
+		Operate: api.OperateOptions{Pprof: cfg.DebugPprof, Clusters: clusterConfigs(cfg)},
 		Metrics: api.MetricsOptions{Gatherer: mx.Gatherer()},
 		Files:   api.Files{Web: web.FS(), Artifacts: work.engines.exe.artifacts},
 	}
@@ -417,6 +410,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 // startMesos returns the master URL: the configured one, or that of an
 // embedded single-node master+agent started here.
 func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy) (string, func(), error) {
+	if list := cfg.ClusterList(); len(list) > 1 && !slices.ContainsFunc(list, func(c config.Cluster) bool { return c.Engine == config.EngineEmbedded }) {
+		return "", func() {}, nil // several clusters, none of them the embedded engine
+	}
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), func() {}, nil
 	}

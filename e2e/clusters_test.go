@@ -1,0 +1,172 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/e2e/harness"
+)
+
+// whereRun is one line of bin/where.sh: the cron instant a run served and the directory it
+// ran in.
+type whereRun struct {
+	Nominal time.Time
+	Dir     string
+}
+
+func whereRuns(t testing.TB, out string) []whereRun {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "where"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []whereRun
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		nominal, dir, ok := strings.Cut(l, " ")
+		if !ok {
+			t.Fatalf("where: malformed line %q", l)
+		}
+		at, err := time.Parse(time.RFC3339Nano, nominal)
+		if err != nil {
+			t.Fatalf("where: a run with no cron instant: %q", l)
+		}
+		runs = append(runs, whereRun{Nominal: at, Dir: dir})
+	}
+	return runs
+}
+
+// TestJobMovesBetweenClusters: one scheduler on two clusters at once, its embedded engine
+// ("local") and a Mesos master with an agent of its own ("remote", bin/mesos-local, as a
+// real Mesos cluster is reached: mesos_url). A cron job placed on remote runs there; its
+// clusters changed to local, its next fires run on the embedded agent, then back on remote:
+// each fire ran once, none was missed. A drain of the job's only cluster holds its next fire
+// with the reason naming the cluster, and the undrain lets it run.
+func TestJobMovesBetweenClusters(t *testing.T) {
+	t.Parallel()
+	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
+	list := filepath.Join(t.TempDir(), "clusters.yaml")
+	doc := "clusters:\n  - {name: local, engine: embedded}\n  - {name: remote, engine: mesos, mesos_url: \"" + ml.url + "\"}\n"
+	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The agents of both clusters run on this machine: a file:// app URL reaches them.
+	s := startScheduler(t, schedOpts{extra: []string{"--clusters-file", list, "--allow-file-app-urls=true"}})
+	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	out := outDir(t)
+	j := recorderJob("mover", "rec", out, 1)
+	j.Cron, j.Misfire, j.Clusters = "*/2 * * * * ?", true, []string{"remote"}
+	j.Props = map[string]string{"script.command.line": "bin/where.sh"}
+	s.registerJob(j)
+
+	onRemote := func(r whereRun) bool { return strings.HasPrefix(r.Dir, ml.workDir) }
+	onLocal := func(r whereRun) bool { return strings.HasPrefix(r.Dir, filepath.Join(s.dataDir, "mesos")) }
+	count := func(on func(whereRun) bool) int {
+		n := 0
+		for _, r := range whereRuns(t, out) {
+			if on(r) {
+				n++
+			}
+		}
+		return n
+	}
+	move := func(to string) {
+		t.Helper()
+		j.Clusters = []string{to}
+		s.must(http.MethodPut, "/api/job/update", j)
+	}
+	eventually(t, waitLong, func() bool { return count(onRemote) >= 2 }, "two fires on remote (runs: %v)", late(func() any { return whereRuns(t, out) }))
+	if n := count(onLocal); n != 0 {
+		t.Fatalf("%d runs on local, where the job may not run", n)
+	}
+
+	move("local")
+	before := len(whereRuns(t, out))
+	eventually(t, waitLong, func() bool { return count(onLocal) >= 2 }, "two fires on local after the move (runs: %v)", late(func() any { return whereRuns(t, out) }))
+	// A fire due when the update landed may have been placed on remote already; every one after
+	// it runs on local.
+	for _, r := range whereRuns(t, out)[before+1:] {
+		if !onLocal(r) {
+			t.Fatalf("a run on %s after the move to local had landed (runs: %v)", r.Dir, whereRuns(t, out))
+		}
+	}
+
+	move("remote")
+	remoteBefore := count(onRemote)
+	eventually(t, waitLong, func() bool { return count(onRemote) >= remoteBefore+2 }, "two fires on remote again (runs: %v)", late(func() any { return whereRuns(t, out) }))
+
+	// Drained, the job's only cluster takes no new work: its next fire waits, named so (and
+	// the fires due meanwhile collapse into it, misfire's rule, so the continuity below is of
+	// the moves only).
+	moved := whereRuns(t, out)
+	s.must(http.MethodPut, "/api/operate/clusters/remote/drain", nil)
+	var reason string
+	eventually(t, waitLong, func() bool {
+		var ready []struct {
+			JobName string `json:"jobName"`
+			Waiting *struct {
+				Reason  string `json:"reason"`
+				Message string `json:"message"`
+			} `json:"waiting"`
+		}
+		s.getJSON("/api/job/tasks/ready", &ready)
+		for _, r := range ready {
+			if r.JobName == "mover" && r.Waiting != nil && r.Waiting.Reason == "cluster_unavailable" {
+				reason = r.Waiting.Message
+				return true
+			}
+		}
+		return false
+	}, "mover's fire to wait cluster_unavailable while remote is drained")
+	if !strings.Contains(reason, "remote (drained)") {
+		t.Errorf("waiting message %q does not name the drained cluster", reason)
+	}
+	var views []struct {
+		Name    string `json:"name"`
+		Engine  string `json:"engine"`
+		Drained *struct {
+			Cluster string `json:"cluster"`
+		} `json:"drained"`
+		Agents int `json:"agents"`
+	}
+	if err := json.Unmarshal(s.must(http.MethodGet, "/api/operate/clusters", nil), &views); err != nil {
+		t.Fatal(err)
+	}
+	if len(views) != 2 || views[0].Name != "local" || views[0].Engine != "embedded" || views[0].Drained != nil ||
+		views[1].Name != "remote" || views[1].Engine != "mesos" || views[1].Drained == nil || views[0].Agents != 1 || views[1].Agents != 1 {
+		t.Errorf("clusters %+v", views)
+	}
+	held := count(onRemote)
+	s.must(http.MethodDelete, "/api/operate/clusters/remote/drain", nil)
+	eventually(t, waitLong, func() bool { return count(onRemote) > held }, "a fire on remote once undrained")
+
+	s.must(http.MethodDelete, "/api/job/deregister", "mover")
+	eventually(t, waitLong, func() bool { return s.idle("mover") }, "mover deregistered and idle")
+	for _, r := range whereRuns(t, out) {
+		if !onLocal(r) && !onRemote(r) {
+			t.Errorf("a run in %s, neither cluster's sandbox", r.Dir)
+		}
+	}
+	runs := moved
+	var at []time.Time
+	for _, r := range runs {
+		at = append(at, r.Nominal)
+	}
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(at); i++ {
+		if d := at[i].Sub(at[i-1]); d != 2*time.Second {
+			t.Errorf("fires %s and %s: %v apart, want 2s (a fire run twice or missed; runs: %v)", at[i-1].Format(time.TimeOnly), at[i].Format(time.TimeOnly), d, runs)
+		}
+	}
+	uniqueTaskIDs(t, runsIn(t, out))
+}
