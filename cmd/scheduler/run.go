@@ -119,6 +119,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	mx.Leading(false)
 	mx.ObserveRegistry(reg, clock.Real{}) // running tasks, queues: read at scrape time, exported by the leader
 	mx.ObserveDamaged(reg)
+	mx.ObserveClusters(reg, cfg.ClusterNames())
 	hooks := webhook.New(log.With("subsystem", "webhook"))
 	pkgs, err := openPackages(ctx, cfg, log, reg, ln, peersOf(lead))
 	if err != nil {
