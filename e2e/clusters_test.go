@@ -170,3 +170,58 @@ func TestJobMovesBetweenClusters(t *testing.T) {
 	}
 	uniqueTaskIDs(t, runsIn(t, out))
 }
+
+// TestLostClusterFailsOver: a failover job's task runs on remote (a Mesos master with an
+// agent of its own); remote is killed. Past task_unreachable_timeout its task counts as
+// lost and the shard runs again on local, the other cluster the job may use. remote comes
+// back with the old task still running under its executor: the scheduler finds it
+// replaced and kills it, once. The shard ran once at a time: the old task was never
+// counted as running again.
+func TestLostClusterFailsOver(t *testing.T) {
+	t.Parallel()
+	workDir, port := filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t)
+	ml := startMesosLocal(t, workDir, port)
+	list := filepath.Join(t.TempDir(), "clusters.yaml")
+	doc := "clusters:\n  - {name: local, engine: embedded}\n  - {name: remote, engine: mesos, mesos_url: \"" + ml.url + "\"}\n"
+	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startScheduler(t, schedOpts{extra: []string{"--clusters-file", list, "--allow-file-app-urls=true", "--task-unreachable-timeout", "2s"}})
+	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	out := outDir(t)
+	j := recorderJob("kept", "rec", out, 1)
+	j.Failover, j.Clusters = true, []string{"remote", "local"}
+	j.Props = map[string]string{"script.command.line": "bin/gate.sh"}
+	s.registerJob(j)
+	s.triggerTaken("kept", func() bool { return starts(t, out) == 1 })
+	eventually(t, waitLong, func() bool {
+		rt := s.running("kept")
+		return len(rt) == 1 && strings.HasPrefix(rt[0].AgentID, "remote:") && rt[0].State == "TASK_RUNNING"
+	}, "kept running on remote (running: %v)", late(func() any { return s.running("kept") }))
+	first := s.running("kept")[0].TaskID
+	ml.kill9()
+
+	eventually(t, waitLong, func() bool { rt := s.running("kept"); return len(rt) == 1 && strings.HasPrefix(rt[0].AgentID, "local:") },
+		"kept's shard to run again on local once remote's task counts as lost (running: %v)", late(func() any { return s.running("kept") }))
+	second := s.running("kept")[0].TaskID
+	if second == first {
+		t.Fatalf("the shard on local is the lost task %s", first)
+	}
+	if n := len(harness.SandboxProcs(workDir)); n < 2 {
+		t.Fatalf("%d processes outlived remote's master, want its executor and the lost task", n)
+	}
+
+	startMesosLocal(t, workDir, port)
+	eventually(t, waitLong, func() bool { return len(harness.SandboxProcs(workDir)) == 0 },
+		"the replaced task on remote to be killed once remote is back (processes: %v)", late(func() any { return harness.SandboxProcs(workDir) }))
+	if rt := s.running("kept"); len(rt) != 1 || rt[0].TaskID != second {
+		t.Fatalf("running after remote came back: %+v, want only %s", rt, second)
+	}
+	if err := os.WriteFile(filepath.Join(out, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, waitLong, func() bool { return s.idle("kept") }, "kept idle")
+	if ev := events(t, out); !slices.Contains(ev, second) || strings.Count(strings.Join(ev, " "), "start") != 2 {
+		t.Errorf("events %v: want the shard started on remote, then on local, and no third start", ev)
+	}
+}

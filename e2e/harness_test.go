@@ -202,6 +202,7 @@ type runningTask struct {
 	JobName      string `json:"jobName"`
 	ShardingItem int    `json:"shardingItem"`
 	TaskID       string `json:"taskId"`
+	AgentID      string `json:"agentId"`
 	State        string `json:"state"`
 }
 
