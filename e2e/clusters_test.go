@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -223,5 +224,117 @@ func TestLostClusterFailsOver(t *testing.T) {
 	eventually(t, waitLong, func() bool { return s.idle("kept") }, "kept idle")
 	if ev := events(t, out); !slices.Contains(ev, second) || strings.Count(strings.Join(ev, " "), "start") != 2 {
 		t.Errorf("events %v: want the shard started on remote, then on local, and no third start", ev)
+	}
+}
+
+// TestMigrationRunbook follows docs/clusters.md's runbook with a Mesos master of its own
+// (bin/mesos-local, "mesos-dc1") and the embedded engine standing in for the new cluster
+// ("k8s-prod"): a scheduler on mesos_url with a task running; restarted on both clusters,
+// Mesos first, the task is kept and ends where it ran; the namespace pinned to Mesos, then
+// moved; Mesos drained until empty; restarted on the new cluster alone, the job runs on.
+func TestMigrationRunbook(t *testing.T) {
+	t.Parallel()
+	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
+	data := filepath.Join(t.TempDir(), "data")
+	// Step 1: upgraded in place, on Mesos.
+	s1 := startScheduler(t, schedOpts{dataDir: data, extra: []string{"--mesos-url", ml.url, "--allow-file-app-urls=true"}})
+	s1.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	held, out := outDir(t), outDir(t)
+	g := recorderJob("held", "rec", held, 1)
+	g.Props = map[string]string{"script.command.line": "bin/gate.sh"}
+	s1.registerJob(g)
+	s1.triggerTaken("held", func() bool { return starts(t, held) == 1 })
+	eventually(t, waitLong, func() bool { return len(s1.running("held")) == 1 }, "held running on Mesos")
+	kept := s1.running("held")[0].TaskID
+	s1.Stop(t)
+
+	// Step 3: both clusters, Mesos first.
+	list := filepath.Join(t.TempDir(), "clusters.yaml")
+	write := func(doc string) {
+		if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("clusters:\n  - {name: mesos-dc1, engine: mesos, mesos_url: \"" + ml.url + "\"}\n  - {name: k8s-prod, engine: embedded}\n")
+	s2 := startScheduler(t, schedOpts{dataDir: data, extra: []string{"--clusters-file", list, "--allow-file-app-urls=true"}})
+	e := newEjctl(t, s2)
+	ls := e.must(0, "cluster", "ls")
+	for _, w := range []string{"mesos-dc1", "k8s-prod", "mesos", "embedded"} {
+		if !strings.Contains(ls, w) {
+			t.Fatalf("cluster ls lacks %q:\n%s", w, ls)
+		}
+	}
+	eventually(t, waitLong, func() bool { rt := s2.running("held"); return len(rt) == 1 && rt[0].TaskID == kept },
+		"the task started before the switch to be kept (running: %v)", late(func() any { return s2.running("held") }))
+
+	// Step 4: the namespace pinned to Mesos; a cron job runs there.
+	e.must(0, "ns", "set", "default", "--clusters", "mesos-dc1")
+	j := recorderJob("nightly", "rec", out, 1)
+	j.Cron, j.Misfire = "*/2 * * * * ?", true
+	j.Props = map[string]string{"script.command.line": "bin/where.sh"}
+	s2.registerJob(j)
+	onMesos := func(r whereRun) bool { return strings.HasPrefix(r.Dir, ml.workDir) }
+	onNew := func(r whereRun) bool { return strings.HasPrefix(r.Dir, filepath.Join(data, "mesos")) }
+	count := func(on func(whereRun) bool) int {
+		n := 0
+		for _, r := range whereRuns(t, out) {
+			if on(r) {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, waitLong, func() bool { return count(onMesos) >= 2 }, "nightly on Mesos")
+
+	// Step 6: the namespace moved.
+	e.must(0, "ns", "set", "default", "--clusters", "k8s-prod,mesos-dc1")
+	eventually(t, waitLong, func() bool { return count(onNew) >= 2 }, "nightly on the new cluster (runs: %v)", late(func() any { return whereRuns(t, out) }))
+
+	// Step 7: Mesos drained; the task from before the switch ends where it ran, and the
+	// drain returns once Mesos is empty.
+	drained := make(chan string, 1)
+	go func() {
+		o, errs, code := e.run("", "cluster", "drain", "mesos-dc1", "--wait", "--timeout", "5m")
+		drained <- fmt.Sprintf("exit %d: %s%s", code, o, errs)
+	}()
+	if err := os.WriteFile(filepath.Join(held, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-drained:
+		if !strings.Contains(got, "exit 0") || !strings.Contains(got, "cluster mesos-dc1 drained: empty") {
+			t.Fatalf("cluster drain --wait: %s", got)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("cluster drain --wait did not return")
+	}
+	if runs := runsIn(t, held); len(runs) != 1 || runs[0].TaskID != kept {
+		t.Fatalf("held's runs %+v, want only %s (kept, not run again)", runs, kept)
+	}
+	s2.Stop(t)
+
+	// Step 8: Mesos switched off.
+	write("clusters:\n  - {name: k8s-prod, engine: embedded}\n")
+	s3 := startScheduler(t, schedOpts{dataDir: data, extra: []string{"--clusters-file", list, "--allow-file-app-urls=true"}})
+	ls = newEjctl(t, s3).must(0, "cluster", "ls")
+	if strings.Contains(ls, "mesos-dc1") || !strings.Contains(ls, "k8s-prod") {
+		t.Fatalf("cluster ls after Mesos is switched off:\n%s", ls)
+	}
+	before := count(onNew)
+	eventually(t, waitLong, func() bool { return count(onNew) >= before+2 }, "nightly on the new cluster alone")
+	s3.must(http.MethodDelete, "/api/job/deregister", "nightly")
+	eventually(t, waitLong, func() bool { return s3.idle("nightly") }, "nightly deregistered and idle")
+	var at []time.Time
+	for _, r := range whereRuns(t, out) {
+		if !onMesos(r) && !onNew(r) {
+			t.Errorf("a run in %s, neither cluster's sandbox", r.Dir)
+		}
+		at = append(at, r.Nominal)
+	}
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(at); i++ {
+		if at[i].Equal(at[i-1]) {
+			t.Errorf("the instant %s ran twice", at[i].Format(time.TimeOnly))
+		}
 	}
 }

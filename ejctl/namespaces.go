@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ type namespaceView struct {
 	Limit     *resources `json:"limit,omitempty"`
 	Weight    float64    `json:"weight,omitempty"`
 	Jitter    string     `json:"jitter,omitempty"`
+	Clusters  []string   `json:"clusters,omitempty"`
 	Role      string     `json:"role"`
 	Usage     struct {
 		Apps         int       `json:"apps"`
@@ -101,9 +103,10 @@ func (c tenancyGroup) nsGetCmd() *cobra.Command {
 func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	var gCPU, gMem, lCPU, lMem, w float64
 	var jitter string
+	var clusters []string
 	var replace bool
 	cmd := &cobra.Command{
-		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Change a namespace's guarantee, limit, weight or jitter (admin): the fields without a flag keep their values (--replace: the whole record)"}[verb],
+		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Change a namespace's guarantee, limit, weight, jitter or clusters (admin): the fields without a flag keep their values (--replace: the whole record)"}[verb],
 		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -119,7 +122,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 					return err
 				}
 			}
-			body := mergedNamespace(cur, f.Changed, resources{gCPU, gMem}, resources{lCPU, lMem}, w, jitter)
+			body := mergedNamespace(cur, f.Changed, resources{gCPU, gMem}, resources{lCPU, lMem}, w, jitter, clusters)
 			if verb == "create" {
 				var existing namespaceView
 				err := c.client.get(cmd.Context(), path, nil, &existing)
@@ -137,7 +140,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 			if c.json() {
 				return c.printJSON(n)
 			}
-			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter))
+			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s, clusters %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter), orDash(strings.Join(n.Clusters, ",")))
 			return nil
 		},
 	}
@@ -148,6 +151,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	f.Float64Var(&lMem, "limit-mem", 0, "most memory it may hold, MB")
 	f.Float64Var(&w, "weight", 1, "its share among borrowers")
 	f.StringVar(&jitter, "jitter", "", "the jitter window of its jobs and workflows that set none (30m; docs/jobs.md)")
+	f.StringSliceVar(&clusters, "clusters", nil, "the clusters its jobs that name none run on, in order of preference (k8s-prod,mesos-dc1; \"\": any; docs/clusters.md)")
 	if verb == "set" {
 		f.BoolVar(&replace, "replace", false, "replace the whole record: fields without a flag take their defaults (no guarantee, no limit, weight 1)")
 	}
@@ -157,7 +161,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 // mergedNamespace is the record to PUT: cur's fields (zero: none) with
 // those the changed flags name replaced; a flag of a pair (cpu, mem)
 // keeps the pair's other half.
-func mergedNamespace(cur namespaceView, changed func(string) bool, g, l resources, w float64, jitter string) map[string]any {
+func mergedNamespace(cur namespaceView, changed func(string) bool, g, l resources, w float64, jitter string, clusters []string) map[string]any {
 	body := map[string]any{}
 	pair := func(key string, have *resources, want resources) {
 		if !changed(key+"-cpu") && !changed(key+"-mem") {
@@ -191,6 +195,18 @@ func mergedNamespace(cur namespaceView, changed func(string) bool, g, l resource
 		body["jitter"] = jitter
 	case cur.Jitter != "":
 		body["jitter"] = cur.Jitter
+	}
+	switch {
+	case changed("clusters"):
+		var named []string
+		for _, c := range clusters {
+			if c != "" {
+				named = append(named, c)
+			}
+		}
+		body["clusters"] = named
+	case len(cur.Clusters) > 0:
+		body["clusters"] = cur.Clusters
 	}
 	return body
 }
