@@ -124,25 +124,46 @@ func (c *Config) runOnOne() []error {
 	if len(c.Clusters) != 1 {
 		return nil
 	}
-	cl := c.Clusters[0]
-	c.MesosURL, c.Kube.Config, c.Kube.InCluster = cl.MesosURL, cl.KubeConfig, cl.KubeInCluster
-	if cl.MesosRole != "" {
-		c.MesosRole = cl.MesosRole
+	one, err := c.ForCluster(c.Clusters[0])
+	if err != nil {
+		return []error{err}
 	}
-	if cl.MesosPrincipal != "" {
-		c.Mesos.Principal = cl.MesosPrincipal
-	}
-	if cl.KubeNamespace != "" {
-		c.Kube.Namespace = cl.KubeNamespace
-	}
-	if cl.MesosSecretFile != "" {
-		b, err := os.ReadFile(cl.MesosSecretFile)
-		if err != nil {
-			return []error{fmt.Errorf("clusters_file: cluster %s: mesos_secret_file: %w", cl.Name, err)}
-		}
-		c.Mesos.Secret = strings.TrimSpace(string(b))
-	}
+	*c = one
 	return nil
+}
+
+// ForCluster is these settings with the engine settings of cl in place of the
+// single-engine ones (mesos_url, its role, principal and secret, kube_config,
+// kube_in_cluster, kube_namespace): what the scheduler builds that cluster's engine from.
+// An embedded cluster keeps the scheduler's own Mesos credential (its embedded master's);
+// a Mesos cluster gets its own, or none.
+func (c Config) ForCluster(cl Cluster) (Config, error) {
+	out := c
+	out.Clusters = []Cluster{cl}
+	out.MesosURL, out.Kube.Config, out.Kube.InCluster = "", "", false
+	switch cl.Engine {
+	case EngineMesos:
+		out.MesosURL = cl.MesosURL
+		if cl.MesosRole != "" {
+			out.MesosRole = cl.MesosRole
+		}
+		if len(c.Clusters) > 1 || cl.MesosPrincipal != "" {
+			out.Mesos.Principal, out.Mesos.Secret = cl.MesosPrincipal, ""
+		}
+		if cl.MesosSecretFile != "" {
+			b, err := os.ReadFile(cl.MesosSecretFile)
+			if err != nil {
+				return Config{}, fmt.Errorf("clusters_file: cluster %s: mesos_secret_file: %w", cl.Name, err)
+			}
+			out.Mesos.Secret = strings.TrimSpace(string(b))
+		}
+	case EngineKubernetes:
+		out.Kube.Config, out.Kube.InCluster = cl.KubeConfig, cl.KubeInCluster
+		if cl.KubeNamespace != "" {
+			out.Kube.Namespace = cl.KubeNamespace
+		}
+	}
+	return out, nil
 }
 
 // check names what is wrong with one cluster's engine settings.

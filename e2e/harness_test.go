@@ -173,6 +173,7 @@ type jobConfig struct {
 	Failover               bool              `json:"failover"`
 	Misfire                bool              `json:"misfire"`
 	Props                  map[string]string `json:"props,omitempty"`
+	Clusters               []string          `json:"clusters,omitempty"`
 }
 
 func (s *scheduler) publishApp(name, url, bootstrap string, cache bool) {
@@ -201,6 +202,7 @@ type runningTask struct {
 	JobName      string `json:"jobName"`
 	ShardingItem int    `json:"shardingItem"`
 	TaskID       string `json:"taskId"`
+	AgentID      string `json:"agentId"`
 	State        string `json:"state"`
 }
 

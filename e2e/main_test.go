@@ -59,6 +59,9 @@ printf '%s\n' "$last" >> "$OUT/$ELASTICJOB_SHARDING_ITEM.ctx"
 var recorderScripts = map[string]string{
 	// record.sh: record the run and succeed.
 	"bin/record.sh": "#!/bin/sh\n" + recordPrologue + "echo \"recorded shard $ELASTICJOB_SHARDING_ITEM\"\n",
+	// where.sh: record the run, and its cron instant and working directory (which
+	// agent's sandbox, so which cluster, ran it).
+	"bin/where.sh": "#!/bin/sh\n" + recordPrologue + "echo \"$ELASTICJOB_NOMINAL_AT $PWD\" >> \"$OUT/where\"\n",
 	// scheduled.sh: record, and the instant a backfill's run stands for.
 	"bin/scheduled.sh": "#!/bin/sh\n" + recordPrologue + `printf '%s\n' "$ELASTICJOB_SCHEDULED_TIME" >> "$OUT/scheduled"` + "\n",
 	// flaky.sh: shard 0 fails on its first attempt (marker file), then succeeds.

@@ -51,8 +51,9 @@ func mib(n int64) string { return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1
 func joinOrDash(s []string) string { return orDash(strings.Join(s, "; ")) }
 
 func (c clusterGroup) clusterCmd() *cobra.Command {
-	cmd := group("cluster", "The replicated store's cluster (registry=etcd, admin): members, remove, add, backup, restore")
-	cmd.AddCommand(c.clusterMembersCmd(), c.clusterRemoveCmd(), c.clusterAddCmd(), c.clusterBackupCmd(), c.clusterRestoreCmd())
+	cmd := group("cluster", "The clusters jobs run on (ls, drain, undrain) and the replicated store's (registry=etcd, admin): members, remove, add, backup, restore")
+	cmd.AddCommand(c.clustersLsCmd(), c.clustersDrainCmd(), c.clustersUndrainCmd(),
+		c.clusterMembersCmd(), c.clusterRemoveCmd(), c.clusterAddCmd(), c.clusterBackupCmd(), c.clusterRestoreCmd())
 	return cmd
 }
 

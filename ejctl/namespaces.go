@@ -165,10 +165,11 @@ func mergedCaps(cur *hostCaps, changed func(string) bool, vals map[string]*strin
 func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	var gCPU, gMem, lCPU, lMem, w float64
 	var jitter string
+	var clusters []string
 	var replace bool
 	capVals := map[string]*string{}
 	cmd := &cobra.Command{
-		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Change a namespace's guarantee, limit, weight, jitter or host caps (admin): the fields without a flag keep their values (--replace: the whole record)"}[verb],
+		Use: verb + " NAME", Short: map[string]string{"create": "Create a namespace (admin)", "set": "Change a namespace's guarantee, limit, weight, jitter, clusters or host caps (admin): the fields without a flag keep their values (--replace: the whole record)"}[verb],
 		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -184,16 +185,13 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 					return err
 				}
 			}
-			body := mergedNamespace(cur, f.Changed, resources{gCPU, gMem}, resources{lCPU, lMem}, w, jitter)
+			body := mergedNamespace(cur, f.Changed, resources{gCPU, gMem}, resources{lCPU, lMem}, w, jitter, clusters)
 			caps, err := mergedCaps(cur.Caps, f.Changed, capVals)
 			if err != nil {
 				return err
 			}
 			if caps != nil {
 				body["caps"] = caps
-			}
-			if len(cur.Clusters) > 0 {
-				body["clusters"] = cur.Clusters
 			}
 			if verb == "create" {
 				var existing namespaceView
@@ -212,7 +210,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 			if c.json() {
 				return c.printJSON(n)
 			}
-			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s, caps %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter), n.Caps.String())
+			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s, clusters %s, caps %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter), orDash(strings.Join(n.Clusters, ",")), n.Caps.String())
 			return nil
 		},
 	}
@@ -223,6 +221,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	f.Float64Var(&lMem, "limit-mem", 0, "most memory it may hold, MB")
 	f.Float64Var(&w, "weight", 1, "its share among borrowers")
 	f.StringVar(&jitter, "jitter", "", "the jitter window of its jobs and workflows that set none (30m; docs/jobs.md)")
+	f.StringSliceVar(&clusters, "clusters", nil, "the clusters its jobs that name none run on, in order of preference (k8s-prod,mesos-dc1; \"\": any; docs/clusters.md)")
 	for _, cf := range capFlags {
 		capVals[cf.flag] = f.String(cf.flag, "", cf.usage)
 	}
@@ -235,7 +234,7 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 // mergedNamespace is the record to PUT: cur's fields (zero: none) with
 // those the changed flags name replaced; a flag of a pair (cpu, mem)
 // keeps the pair's other half.
-func mergedNamespace(cur namespaceView, changed func(string) bool, g, l resources, w float64, jitter string) map[string]any {
+func mergedNamespace(cur namespaceView, changed func(string) bool, g, l resources, w float64, jitter string, clusters []string) map[string]any {
 	body := map[string]any{}
 	pair := func(key string, have *resources, want resources) {
 		if !changed(key+"-cpu") && !changed(key+"-mem") {
@@ -269,6 +268,18 @@ func mergedNamespace(cur namespaceView, changed func(string) bool, g, l resource
 		body["jitter"] = jitter
 	case cur.Jitter != "":
 		body["jitter"] = cur.Jitter
+	}
+	switch {
+	case changed("clusters"):
+		var named []string
+		for _, c := range clusters {
+			if c != "" {
+				named = append(named, c)
+			}
+		}
+		body["clusters"] = named
+	case len(cur.Clusters) > 0:
+		body["clusters"] = cur.Clusters
 	}
 	return body
 }

@@ -125,6 +125,12 @@ func TestNamespaces(t *testing.T) {
 	if _, errs, code := adm.do("ns", "set", "ops", "--pids-max", "99999999"); code != 1 || !strings.Contains(errs, "caps.pidsMax must be from 0") {
 		t.Fatalf("a cap past the bound: exit %d: %s", code, errs)
 	}
+	out, _ = adm.must(0, "ns", "set", "ops", "--clusters", "k8s-prod,mesos-dc1")
+	has(t, "ns set --clusters", out, "limit 4 CPU / 2048 MB", "weight 3", "clusters k8s-prod,mesos-dc1")
+	out, _ = adm.must(0, "ns", "set", "ops", "--weight", "4")
+	has(t, "ns set --weight keeps the clusters", out, "weight 4", "clusters k8s-prod,mesos-dc1")
+	out, _ = adm.must(0, "ns", "set", "ops", "--clusters", "")
+	has(t, "ns set --clusters ''", out, "weight 4", "clusters -")
 	out, _ = adm.must(0, "ns", "set", "ops", "--replace", "--limit-cpu", "2")
 	has(t, "ns set --replace", out, "guarantee -", "limit 2 CPU / 0 MB", "weight 1", "caps pids default, memory default, disk default")
 	if _, errs, code := adm.do("ns", "set", "nope", "--weight", "2"); code != 1 || !strings.Contains(errs, "no namespace nope (ejctl ns create nope makes it)") {

@@ -42,16 +42,64 @@ func (d *decider) policyKey(job string, named []string, spread bool) string {
 	if len(named) == 0 {
 		named = d.v.NamespaceClusters[namespace.Of(job)]
 	}
-	k := strings.Join(named, ",")
-	if spread {
-		k += "+spread"
+	// Built in a reused buffer and interned: every entry of a backlog asks, and a round
+	// holds few distinct keys.
+	b := append(d.keyBuf[:0], "clusters="...)
+	for i, n := range named {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, n...)
 	}
-	return "clusters=" + k
+	if spread {
+		b = append(b, "+spread"...)
+	}
+	d.keyBuf = b
+	if k, ok := d.keys[string(b)]; ok {
+		return k
+	}
+	k := string(b)
+	if d.keys == nil {
+		d.keys = map[string]string{}
+	}
+	d.keys[k] = k
+	return k
 }
 
 // policyOf reads c's policy from its shape's key and the clusters' state.
-func (d *decider) policyOf(c *cand) policy {
-	named, spread := parsePolicy(c.sh.clusters)
+func (d *decider) policyOf(c *cand) policy { return d.partsOf(c).p }
+
+// policyParts is one placement policy's part of the round: the policy, the agents it may
+// use (usable) and those split by cluster in its order of preference (parts).
+type policyParts struct {
+	p      policy
+	usable emptyCluster
+	parts  []emptyCluster
+}
+
+// partsOf is c's policy's parts, worked out once a round per policy.
+func (d *decider) partsOf(c *cand) *policyParts {
+	key := c.sh.clusters
+	if pp, ok := d.policies[key]; ok {
+		return pp
+	}
+	pp := &policyParts{p: d.newPolicy(key)}
+	pp.usable = make(emptyCluster, 0, len(d.cluster))
+	for _, a := range d.cluster {
+		if slices.Contains(pp.p.use, a.Cluster) {
+			pp.usable = append(pp.usable, a)
+		}
+	}
+	pp.parts = pp.usable.byCluster(pp.p.use)
+	if d.policies == nil {
+		d.policies = map[string]*policyParts{}
+	}
+	d.policies[key] = pp
+	return pp
+}
+
+func (d *decider) newPolicy(key string) policy {
+	named, spread := parsePolicy(key)
 	if len(named) == 0 {
 		for _, cs := range d.v.Clusters {
 			named = append(named, cs.Name)
@@ -138,14 +186,7 @@ func (d *decider) usable(c *cand) emptyCluster {
 	if c.sh.clusters == "" {
 		return d.cluster
 	}
-	p := d.policyOf(c)
-	out := make(emptyCluster, 0, len(d.cluster))
-	for _, a := range d.cluster {
-		if slices.Contains(p.use, a.Cluster) {
-			out = append(out, a)
-		}
-	}
-	return out
+	return d.partsOf(c).usable
 }
 
 // byCluster splits an empty cluster by cluster, in the order of names.

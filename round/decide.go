@@ -33,8 +33,13 @@ type decider struct {
 	cluster         emptyCluster          // the empty cluster: every agent's total (fit.go)
 	present         map[string]bool       // the clusters with an agent in the view (clusters.go)
 	never           map[shape]*queue.Wait // the never_fits wait of each shape seen (nil: it fits)
-	occ             occupancy             // what the running work holds where (running.go, holders.go)
-	ns              spaces                // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
+	// policies are, once a round, what each placement policy (a shape's clusters) may use
+	// (clusters.go): a backlog holds few policies, and entries are many.
+	policies map[string]*policyParts
+	keys     map[string]string // the policy keys met, interned (policyKey)
+	keyBuf   []byte
+	occ      occupancy // what the running work holds where (running.go, holders.go)
+	ns       spaces    // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
 	// offs are the resources the round matches on: the offers held, or,
 	// with none held (estimated), what the agents have free by the
 	// running tasks' count, to say why work waits but launch nothing.

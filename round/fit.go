@@ -109,16 +109,20 @@ func (d *decider) neverFits(c *cand) *queue.Wait {
 // fitsSomewhere reports whether c fits the empty cluster it may use: with clusters in the
 // view, all its shards on one of them (or over them all, when it may spread). Not, it
 // returns the agents it was judged against (the largest cluster it may use).
-func (d *decider) fitsSomewhere(c *cand) (emptyCluster, bool) {
-	sh := c.shape()
-	cl := d.usable(c)
-	p := d.policyOf(c)
-	if sh.clusters == "" || p.spread {
-		_, fits := spread(cl, sh.n, sh.task, sh.exec)
-		return cl, fits >= sh.n
+func (d *decider) fitsSomewhere(c *cand) (emptyCluster, bool) { return d.fitsWhere(c, c.shape()) }
+
+func (d *decider) fitsWhere(c *cand, sh shape) (emptyCluster, bool) {
+	if sh.clusters == "" {
+		_, fits := spread(d.cluster, sh.n, sh.task, sh.exec)
+		return d.cluster, fits >= sh.n
+	}
+	pp := d.partsOf(c)
+	if pp.p.spread {
+		_, fits := spread(pp.usable, sh.n, sh.task, sh.exec)
+		return pp.usable, fits >= sh.n
 	}
 	var largest emptyCluster
-	for _, part := range cl.byCluster(p.use) {
+	for _, part := range pp.parts {
 		if _, fits := spread(part, sh.n, sh.task, sh.exec); fits >= sh.n {
 			return part, true
 		}

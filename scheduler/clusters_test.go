@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/engine"
@@ -11,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // clusterList is Deps.Clusters over a fixed list.
@@ -85,5 +88,53 @@ func TestLaunchFollowsClusterPolicy(t *testing.T) {
 	}
 	if !strings.Contains(w.Message, "k8s (drained)") {
 		t.Errorf("the wait does not name the drained cluster: %s", w.Message)
+	}
+}
+
+// TestDrainMovesDaemons: a DAEMON shard running on a cluster that is drained (or that its
+// job no longer names) is stopped once, and once stopped runs again on a cluster that takes
+// work; a DAEMON with nowhere else to go runs on; a TRANSIENT run is never stopped.
+func TestDrainMovesDaemons(t *testing.T) {
+	r := newRig(t)
+	r.rebuild(func(d *Deps) { d.Clusters = clusterList{{Name: "mesos"}, {Name: "k8s"}} })
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.JobName, j.JobExecutionType, j.ShardingTotalCount, j.Cron = "d", jobs.Daemon, 1, "0 0 0 * * ?" })
+	r.addJob(func(j *jobs.Config) {
+		j.JobName, j.JobExecutionType, j.ShardingTotalCount, j.Clusters, j.Cron = "pinned", jobs.Daemon, 1, []string{"mesos"}, "0 0 0 * * ?"
+	})
+	r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount = "batch", 1 })
+	r.reload()
+	for _, job := range []string{"d", "pinned", "batch"} {
+		r.trigger(job)
+	}
+	r.offerOn("mesos", "o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	for _, job := range []string{"d", "pinned", "batch"} {
+		if e := r.running(job)[0]; e.AgentID != "mesos:agent-1" {
+			t.Fatalf("%s runs on %q, want mesos", job, e.AgentID)
+		}
+	}
+	for _, job := range []string{"d", "pinned", "batch"} {
+		st := engine.Status{TaskID: r.running(job)[0].TaskID, AgentID: "mesos:agent-1", State: task.Running}
+		if err := r.sched.status.handle(r.ctx, r.reg, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moving := r.running("d")[0].TaskID
+
+	r.rebuild(func(d *Deps) { d.Clusters = clusterList{{Name: "mesos", Drained: true}, {Name: "k8s"}} })
+	r.sched.launcher.round(r.ctx)
+	r.sched.launcher.round(r.ctx)
+	if !slices.Equal(r.drv.kills, []string{moving}) {
+		t.Fatalf("kills %v, want only d's shard %s (pinned has nowhere to go, batch is not a DAEMON; once each)", r.drv.kills, moving)
+	}
+	r.clk.Advance(time.Second)
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: moving, AgentID: "mesos:agent-1", State: task.Killed}); err != nil {
+		t.Fatal(err)
+	}
+	r.offerOn("k8s", "o2", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	if e, ok := r.running("d")[0]; !ok || e.AgentID != "k8s:agent-1" || e.TaskID == moving {
+		t.Fatalf("d after the move: %+v", r.running("d"))
 	}
 }

@@ -41,7 +41,8 @@ type launcher struct {
 	// caps are the namespaces' capacities; nextFires the producer's next
 	// fires (capacity.go).
 	caps      *capacities
-	clusters  Clusters // the clusters and their state (nil: one engine)
+	clusters  Clusters        // the clusters and their state (nil: one engine)
+	moved     map[string]bool // DAEMON tasks asked to stop this term to move (daemonmove.go)
 	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
 	// nextFireAt is the producer's soonest next fire of any job (ok
 	// false: none), for the decline filter (refuseBefore).
@@ -165,6 +166,7 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 		l.runs.addWaiting(v.Typical, v.Ready)
 	}
 	lap("capacities")
+	l.moveDaemons(ctx, v)
 	return v, nil
 }
 

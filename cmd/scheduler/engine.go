@@ -121,15 +121,22 @@ func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connec
 		}}, nil
 }
 
-// oneClusterOnly refuses a clusters_file of several clusters: the engines compose below
-// the seam (engine/clusters) and the round places by cluster, but this process does not
-// build the composition yet (docs/clusters.md, "Not built yet"); running on the first
-// alone would place work its jobs forbid there.
-func oneClusterOnly(cfg config.Config) error {
-	if n := len(cfg.ClusterList()); n > 1 {
-		return fmt.Errorf("clusters_file %s lists %d clusters: this version runs on one at a time (docs/clusters.md, \"Not built yet\"); list one", cfg.ClustersFile, n)
+// buildEngines builds the engine of the settings: the one cluster's (mesos_url, kube_config,
+// or the embedded engine at masterURL), or several clusters composed (clusters_file).
+func buildEngines(cfg config.Config, reg *registry.Registry, masterURL string, log *slog.Logger) (*engines, func(), error) {
+	if len(cfg.ClusterList()) > 1 {
+		return composeEngines(cfg, reg, masterURL, kube.Connect, log)
 	}
-	return nil
+	ms, err := newMasters(masterURL, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := chooseEngine(cfg, reg, ms, kube.Connect, log)
+	if err != nil {
+		ms.close()
+		return nil, nil, err
+	}
+	return eng, ms.close, nil
 }
 
 // launchURL is the launcher's one rewrite of an app's URL (packages.LaunchURL): a hosted

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -16,9 +17,12 @@ import (
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/engine/clusters"
 	"github.com/ejcloud/elasticjob/engine/kube"
 	"github.com/ejcloud/elasticjob/engine/mesos/agents"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
@@ -207,17 +211,174 @@ func TestAppURLsAtLaunch(t *testing.T) {
 	}
 }
 
-// TestSeveralClustersRefusedUntilWired: a list of several clusters stops the start with
-// the reason, rather than running on one of them.
-func TestSeveralClustersRefusedUntilWired(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "clusters.yaml")
-	if err := os.WriteFile(p, []byte("clusters:\n  - {name: a, engine: embedded}\n  - {name: b, engine: mesos, mesos_url: \"http://127.0.0.1:1\"}\n"), 0o600); err != nil {
+// TestSeveralClustersCompose: a clusters_file of an embedded, a Mesos and a Kubernetes
+// cluster builds one engine per cluster from its own settings and composes them: the API
+// reads them all (file:// app URLs refused: some agents are remote), a term composes each
+// cluster's engine in the configured order.
+func TestSeveralClustersCompose(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "b.secret")
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"clusters_file": p, "data_dir": t.TempDir()}
-	err := run(context.Background(), nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "lists 2 clusters") {
-		t.Errorf("run: %v", err)
+	list := filepath.Join(dir, "clusters.yaml")
+	doc := "clusters:\n  - {name: a, engine: embedded}\n" +
+		"  - {name: b, engine: mesos, mesos_url: \"http://127.0.0.1:1\", mesos_principal: pb, mesos_secret_file: " + secret + "}\n" +
+		"  - {name: c, engine: kubernetes, kube_config: " + kubeconfig(t) + ", kube_namespace: batch}\n"
+	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := settings(t, map[string]string{"clusters_file": list, "advertise_url": "http://sched:8899", "kube_scheduler_url": "http://ej.svc:8899"})
+	cfg.Mesos.Principal, cfg.Mesos.Secret = "elasticjob", "embedded-secret" // as withEmbeddedCredential leaves them
+	var asked kube.Connection
+	connect := func(c kube.Connection) (kube.Clients, error) {
+		asked = c
+		return kube.Clients{Typed: fake.NewClientset()}, nil
+	}
+	e, closeAll, err := composeEngines(cfg, registry.New(memory.New()), "http://127.0.0.1:5051", connect, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	reads, ok := e.reads.(composedReads)
+	if e.name != "clusters" || !ok || len(reads) != 3 {
+		t.Fatalf("engine %q %T", e.name, e.reads)
+	}
+	if asked.Kubeconfig == "" {
+		t.Fatal("the Kubernetes cluster was not connected")
+	}
+	a, b, c := reads[0], reads[1], reads[2]
+	if r, ok := a.eng.reads.(*agents.Engine); !ok || !r.Embedded || r.URL != "http://127.0.0.1:5051" || a.eng.exe.command == "" || len(a.eng.exe.uris) != 0 {
+		t.Fatalf("the embedded cluster: %T %+v", a.eng.reads, a.eng.exe)
+	}
+	if a.cfg.Mesos.Principal != "elasticjob" || a.cfg.Mesos.Secret != "embedded-secret" {
+		t.Fatalf("the embedded cluster's credential: %q %q", a.cfg.Mesos.Principal, a.cfg.Mesos.Secret)
+	}
+	if r, ok := b.eng.reads.(*agents.Engine); !ok || r.Embedded || r.URL != "http://127.0.0.1:1" || b.eng.exe.command != cfg.ExecutorPath {
+		t.Fatalf("the Mesos cluster: %T %+v", b.eng.reads, b.eng.exe)
+	}
+	if b.cfg.Mesos.Principal != "pb" || b.cfg.Mesos.Secret != "s3cret" {
+		t.Fatalf("the Mesos cluster's credential: %q %q", b.cfg.Mesos.Principal, b.cfg.Mesos.Secret)
+	}
+	if c.eng.kube == nil || c.cfg.Kube.Namespace != "batch" || c.eng.reportURLs[0] != "http://ej.svc:8899" {
+		t.Fatalf("the Kubernetes cluster: %+v", c.cfg.Kube)
+	}
+	if !e.rejectFileURLs || e.kube != c.eng.kube {
+		t.Fatalf("composed: reject file URLs %v, kube %v", e.rejectFileURLs, e.kube)
+	}
+	if caps := reads.Capabilities(); caps.ExecutorSharing || !caps.Logs {
+		t.Fatalf("composed capabilities %+v: executors are not shared on Kubernetes", caps)
+	}
+	term, err := e.newTerm(registry.New(memory.New()), "a=fa,b=fb,c=fc", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, ok := term.(*clusters.Engine)
+	if !ok || strings.Join(ce.Names(), ",") != "a,b,c" {
+		t.Fatalf("term %T", term)
+	}
+}
+
+// fakeTerm records what a cluster's engine is asked to launch.
+type fakeTerm struct {
+	clusters.Term
+	launched []engine.TaskLaunch
+}
+
+func (f *fakeTerm) Accept(_ context.Context, _ []string, launches []engine.TaskLaunch, _ time.Duration) error {
+	f.launched = append(f.launched, launches...)
+	return nil
+}
+
+// TestMemberTermLaunchesWithItsClustersDelivery: a launch built with the home cluster's
+// executor delivery and report addresses reaches a cluster with that cluster's own, and the
+// scheduler's copy is left as it was.
+func TestMemberTermLaunchesWithItsClustersDelivery(t *testing.T) {
+	f := &fakeTerm{}
+	m := memberTerm{Term: f, exe: delivery{command: "./elasticjob-executor", uris: []engine.URI{{Value: "http://sched/artifacts/x"}}}, urls: []string{"http://ej.svc:8899"}}
+	sa := &jobs.SecretAccess{URLs: []string{"http://sched:8899"}, Token: "t"}
+	in := []engine.TaskLaunch{{TaskID: "t1", Executor: engine.ExecutorSpec{Command: "/usr/bin/executor"}, Task: jobs.TaskData{SecretAccess: sa}}}
+	if err := m.Accept(context.Background(), []string{"o1"}, in, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := f.launched[0]
+	if got.Executor.Command != "./elasticjob-executor" || len(got.Executor.URIs) != 1 || got.Task.SecretAccess.URLs[0] != "http://ej.svc:8899" || got.Task.SecretAccess.Token != "t" {
+		t.Fatalf("launched %+v", got)
+	}
+	if in[0].Executor.Command != "/usr/bin/executor" || sa.URLs[0] != "http://sched:8899" {
+		t.Fatal("the scheduler's launch was changed in place")
+	}
+	// Kubernetes: no executor command to give; the pods get the executor from their image.
+	f.launched = nil
+	k := memberTerm{Term: f, urls: []string{"http://ej.svc:8899"}}
+	if err := k.Accept(context.Background(), nil, in, 0); err != nil || f.launched[0].Executor.Command != "/usr/bin/executor" {
+		t.Fatalf("kubernetes member: %v %+v", err, f.launched)
+	}
+}
+
+// fakeReads answers a log for the tasks it holds and ErrNotFound for others.
+type fakeReads struct {
+	engineReads
+	logs map[string]string
+	err  error
+}
+
+func (f fakeReads) TaskLog(_ context.Context, taskID, _ string, _, _ int64) (engine.LogChunk, error) {
+	if f.err != nil {
+		return engine.LogChunk{}, f.err
+	}
+	if l, ok := f.logs[taskID]; ok {
+		return engine.LogChunk{Data: l, Size: int64(len(l))}, nil
+	}
+	return engine.LogChunk{}, engine.ErrNotFound
+}
+
+func (f fakeReads) Agents(context.Context) ([]engine.Agent, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return []engine.Agent{{ID: "S0", CPUs: 1}}, nil
+}
+
+// TestComposedReadsFindTheTasksCluster: a task's log is read from the cluster that ran it; a
+// cluster that fails is named when no cluster has it, and its agents are left out.
+func TestComposedReadsFindTheTasksCluster(t *testing.T) {
+	down := errors.New("connection refused")
+	c := composedReads{
+		{name: "a", eng: &engines{reads: fakeReads{logs: map[string]string{"t-a": "on a"}}}},
+		{name: "b", eng: &engines{reads: fakeReads{err: down}}},
+		{name: "k", eng: &engines{reads: fakeReads{logs: map[string]string{"t-k": "on k"}}}},
+	}
+	ctx := context.Background()
+	if l, err := c.TaskLog(ctx, "t-k", "stdout", 0, -1); err != nil || l.Data != "on k" {
+		t.Fatalf("t-k: %q %v", l.Data, err)
+	}
+	if _, err := c.TaskLog(ctx, "t-x", "stdout", 0, -1); err == nil || !errors.Is(err, down) || !strings.Contains(err.Error(), "cluster b") {
+		t.Fatalf("a task no cluster has, with one cluster down: %v", err)
+	}
+	as, err := c.Agents(ctx)
+	if err != nil || len(as) != 2 || as[0].ID != "a:S0" || as[1].ID != "k:S0" {
+		t.Fatalf("agents %+v %v", as, err)
+	}
+}
+
+// TestClusterStatesReadTheDrainMarks: the round hears every configured cluster, in order,
+// with the drain marks of the registry; when they cannot be read, the last ones hold.
+func TestClusterStatesReadTheDrainMarks(t *testing.T) {
+	ctx := context.Background()
+	reg := registry.New(memory.New())
+	cs := &clusterStates{names: []string{"k8s", "mesos"}, reg: reg, log: quiet}
+	if err := reg.Clusters().Drain(ctx, registry.Drain{Cluster: "mesos", Since: time.Unix(1, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	got := cs.Clusters(ctx)
+	if len(got) != 2 || got[0] != (round.ClusterState{Name: "k8s"}) || got[1] != (round.ClusterState{Name: "mesos", Drained: true}) {
+		t.Fatalf("states %+v", got)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if got := cs.Clusters(cancelled); !got[1].Drained {
+		t.Fatalf("with the marks unreadable: %+v", got)
 	}
 }
 

@@ -178,10 +178,14 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		return nil, err
 	}
 	driver := scheduler.Fence(client, engineFence(l.cfg, term))
+	var placeOn scheduler.Clusters // one cluster: the round places as it always has
+	if names := l.cfg.ClusterNames(); len(names) > 1 {
+		placeOn = &clusterStates{names: names, reg: reg, log: log.With("subsystem", "clusters")}
+	}
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Inventory: client,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
-		Tasks: l.tasks, Gauges: l.mx, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog,
+		Tasks: l.tasks, Gauges: l.mx, Notifier: l.hooks, RecentRuns: l.recentRuns(reg), Catalog: l.catalog, Clusters: placeOn,
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, CronJitter: l.cfg.CronJitter, Term: term.Seq(), FrameworkID: fwID, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +24,6 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/election"
-	"github.com/ejcloud/elasticjob/engine/kube"
 	"github.com/ejcloud/elasticjob/engine/mesos/detector"
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded"
 	"github.com/ejcloud/elasticjob/history"
@@ -50,9 +50,6 @@ import (
 func run(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
 	cfg, err := config.Load(args, getenv, stdout)
 	if err != nil {
-		return err
-	}
-	if err := oneClusterOnly(cfg); err != nil {
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel)
@@ -131,21 +128,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	mx.Leading(false)
 	mx.ObserveRegistry(reg, clock.Real{}) // running tasks, queues: read at scrape time, exported by the leader
 	mx.ObserveDamaged(reg)
+	mx.ObserveClusters(reg, cfg.ClusterNames())
 	hooks := webhook.New(log.With("subsystem", "webhook"))
-	ms, err := newMasters(masterURL, log)
-	if err != nil {
-		return err
-	}
-	defer ms.close()
 	pkgs, err := openPackages(ctx, cfg, log, reg, ln, peersOf(lead))
 	if err != nil {
 		return err
 	}
 	defer pkgs.Close()
-	eng, err := chooseEngine(cfg, reg, ms, kube.Connect, log)
+	eng, closeEngines, err := buildEngines(cfg, reg, masterURL, log)
 	if err != nil {
 		return err
 	}
+	defer closeEngines()
 	// The runtime reads GOGC from the process's own environment; a
 	// standby until a term begins.
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: launchURL(cfg, pkgs.Resolve), damage: reg.Damage(),
@@ -291,7 +285,7 @@ func apiOptions(ctx context.Context, cfg config.Config, log *slog.Logger, p apiP
 				return idleExecutors(ctx, work.scheduler(), ns)
 			},
 		},
-		Operate: api.OperateOptions{Pprof: cfg.DebugPprof},
+		Operate: api.OperateOptions{Pprof: cfg.DebugPprof, Clusters: clusterConfigs(cfg)},
 		Metrics: api.MetricsOptions{Gatherer: mx.Gatherer()},
 		Files:   api.Files{Web: web.FS(), Artifacts: work.engines.exe.artifacts},
 	}
@@ -436,6 +430,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger, reserve
 // without an embedded agent: the engine cannot tell).
 func startMesos(ctx context.Context, cfg config.Config, log *slog.Logger, ten *embedded.Tenancy, reserve *diskreserve.Reserve,
 	caps func(string) embedded.NamespaceCaps) (string, api.ExecutorBinding, func(), error) {
+	if list := cfg.ClusterList(); len(list) > 1 && !slices.ContainsFunc(list, func(c config.Cluster) bool { return c.Engine == config.EngineEmbedded }) {
+		return "", nil, func() {}, nil // several clusters, none of them the embedded engine
+	}
 	if cfg.MesosURL != "" {
 		return strings.TrimRight(cfg.MesosURL, "/"), nil, func() {}, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Accept launches on the offers of one agent, so of one cluster: it is sent to that
@@ -33,7 +34,7 @@ func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engin
 		delete(e.offers, id)
 	}
 	for _, l := range launches {
-		e.tasks[l.TaskID] = m
+		e.tasks[l.TaskID] = placed{m: m, agent: l.AgentID}
 	}
 	e.mu.Unlock()
 	return m.Term.Accept(ctx, local, own, refuse)
@@ -125,17 +126,24 @@ func (e *Engine) Kill(ctx context.Context, taskID, agentID string) error {
 }
 
 // Reconcile asks every cluster for its tasks (implicit), or each cluster for the tasks
-// on its agents (explicit).
+// on its agents (explicit). A cluster that is disconnected cannot answer: its tasks are
+// answered TASK_UNREACHABLE since it was lost, so the scheduler counts them lost once they
+// stay so past task_unreachable_timeout and runs their shards elsewhere (docs/clusters.md).
 func (e *Engine) Reconcile(ctx context.Context, tasks []engine.TaskRef) error {
 	if len(tasks) == 0 {
 		return e.each(func(m *member) error { return m.Term.Reconcile(ctx, nil) })
 	}
 	by := map[*member][]engine.TaskRef{}
 	var errs []error
+	var down []engine.Status
 	for _, t := range tasks {
 		m, agent, err := e.routeTask(t.TaskID, t.AgentID)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if st, ok := e.unreachable(m, t.TaskID, t.AgentID, task.ReasonReconciliation); ok {
+			down = append(down, st)
 			continue
 		}
 		by[m] = append(by[m], engine.TaskRef{TaskID: t.TaskID, AgentID: agent})
@@ -145,7 +153,44 @@ func (e *Engine) Reconcile(ctx context.Context, tasks []engine.TaskRef) error {
 			errs = append(errs, wrap(m, m.Term.Reconcile(ctx, refs)))
 		}
 	}
+	if len(down) > 0 {
+		e.mu.Lock()
+		out := e.out
+		e.mu.Unlock()
+		if out != nil {
+			// Not on the caller's goroutine: the scheduler reconciles from its loop, which the
+			// handler may be waiting on.
+			go out.do(func(h engine.Handler) {
+				for _, st := range down {
+					h.UpdateAsync(ctx, st, func(bool) {})
+				}
+			})
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// unreachable is the update a task on m gets while m is disconnected (ok false: m is
+// connected). agent is the task's agent, qualified, as the caller knows it.
+func (e *Engine) unreachable(m *member, taskID, agent string, reason task.Reason) (engine.Status, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m.connected {
+		return engine.Status{}, false
+	}
+	if agent == "" {
+		agent = e.tasks[taskID].agent
+	}
+	return engine.Status{TaskID: taskID, AgentID: agent, State: task.Unreachable, Reason: reason, Source: task.SourceMaster,
+		UnreachableSince: m.since, Timestamp: e.clock.Now(),
+		Message: fmt.Sprintf("cluster %s is unreachable: %s", m.Name, cmpOr(m.lastErr, "not connected"))}, true
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // Shutdown goes to the executor's agent's cluster.

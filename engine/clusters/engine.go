@@ -37,7 +37,14 @@ type Engine struct {
 
 	mu     sync.Mutex
 	offers map[string]*member // qualified offer id → its cluster, while outstanding
-	tasks  map[string]*member // task id → the cluster it was launched on, until it ends
+	tasks  map[string]placed  // task id → where it was launched or last heard of, until it ends
+	out    *serial            // the scheduler's handler while Run runs (nil before)
+}
+
+// placed is the cluster a task runs on, and its agent (qualified) as last heard.
+type placed struct {
+	m     *member
+	agent string
 }
 
 var _ Term = (*Engine)(nil)
@@ -57,7 +64,7 @@ func New(members []Member, clk clock.Clock, log *slog.Logger) (*Engine, error) {
 	if len(members) == 0 {
 		return nil, errors.New("clusters: no cluster")
 	}
-	e := &Engine{log: log, clock: clk, byName: map[string]*member{}, offers: map[string]*member{}, tasks: map[string]*member{}}
+	e := &Engine{log: log, clock: clk, byName: map[string]*member{}, offers: map[string]*member{}, tasks: map[string]placed{}}
 	for _, m := range members {
 		if err := engine.CheckClusterName(m.Name); err != nil {
 			return nil, fmt.Errorf("clusters: %w", err)
@@ -105,7 +112,7 @@ func (e *Engine) routeTask(taskID, agentID string) (*member, string, error) {
 		return e.route(agentID)
 	}
 	e.mu.Lock()
-	m := e.tasks[taskID]
+	m := e.tasks[taskID].m
 	e.mu.Unlock()
 	if m == nil {
 		m = e.members[0]

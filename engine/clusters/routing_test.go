@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -212,12 +213,31 @@ func TestLostClusterIsolated(t *testing.T) {
 	e, a, b, h := twoClusters(t)
 	ctx := context.Background()
 	a.h.Offers(ctx, []engine.Offer{{ID: "o1", AgentID: "agent-1"}})
-	b.h.Offers(ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1"}})
+	b.h.Offers(ctx, []engine.Offer{{ID: "o2", AgentID: "agent-1"}, {ID: "o3", AgentID: "agent-2"}})
+	if err := e.Accept(ctx, []string{"dc2:o3"}, []engine.TaskLaunch{{TaskID: "t1", AgentID: "dc2:agent-2"}}, -1); err != nil {
+		t.Fatal(err)
+	}
+	b.h.UpdateAsync(ctx, engine.Status{TaskID: "t0", AgentID: "agent-1", State: task.Running}, func(bool) {}) // of an earlier term
 	h.took()
+	b.took()
 	b.h.Disconnected(ctx, errors.New("eof"))
-	want(t, "dc2 lost", h.took(), []string{"rescinded dc2:o2"})
+	// Its tasks are unreachable from now: the scheduler counts them lost past its bound.
+	want(t, "dc2 lost", h.took(), []string{"rescinded dc2:o2", "update t0 TASK_UNREACHABLE on dc2:agent-1", "update t1 TASK_UNREACHABLE on dc2:agent-2"})
 	_ = e.Revive(ctx)
 	want(t, "revive", append(a.took(), b.took()...), []string{"revive"})
+	// A reconciliation of a task on dc2 while it is away is answered the same, without
+	// asking dc2; dc1's are asked of dc1.
+	if err := e.Reconcile(ctx, []engine.TaskRef{{TaskID: "t9", AgentID: "dc2:agent-9"}, {TaskID: "a1", AgentID: "dc1:agent-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "reconcile with dc2 away", append(a.took(), b.took()...), []string{"reconcile a1@agent-1"})
+	deadline := time.Now().Add(10 * time.Second)
+	var got []string
+	for len(got) == 0 && time.Now().Before(deadline) {
+		got = h.took()
+		runtime.Gosched()
+	}
+	want(t, "reconciled while away", got, []string{"update t9 TASK_UNREACHABLE on dc2:agent-9"})
 
 	b.agErr = errors.New("connection refused")
 	as, err := e.Agents(ctx)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Run runs every cluster's event stream and feeds h with their events, one at a time
@@ -15,6 +17,9 @@ import (
 // go on, and Run returns early only when every cluster's has ended.
 func (e *Engine) Run(ctx context.Context, h engine.Handler) error {
 	out := &serial{h: h}
+	e.mu.Lock()
+	e.out = out
+	e.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, len(e.members))
 	for i, m := range e.members {
@@ -64,6 +69,18 @@ func (e *Engine) lost(ctx context.Context, m *member, out *serial, err error) {
 			delete(e.offers, id)
 		}
 	}
+	// Its tasks cannot be heard of while it is away: each is reported unreachable since it
+	// was lost, which the scheduler counts lost past task_unreachable_timeout (their shards
+	// then run elsewhere; if the cluster comes back, a task still running there that was
+	// replaced is an orphan to the scheduler and is killed).
+	var away []engine.Status
+	for id, p := range e.tasks {
+		if p.m == m {
+			away = append(away, engine.Status{TaskID: id, AgentID: p.agent, State: task.Unreachable, Source: task.SourceMaster,
+				UnreachableSince: m.since, Timestamp: e.clock.Now(), Message: fmt.Sprintf("cluster %s is unreachable: %s", m.Name, m.lastErr)})
+		}
+	}
+	sort.Slice(away, func(i, j int) bool { return away[i].TaskID < away[j].TaskID })
 	anyUp := false
 	for _, o := range e.members {
 		anyUp = anyUp || o.connected
@@ -72,6 +89,9 @@ func (e *Engine) lost(ctx context.Context, m *member, out *serial, err error) {
 	out.do(func(h engine.Handler) {
 		for _, id := range gone {
 			h.Rescinded(ctx, id)
+		}
+		for _, st := range away {
+			h.UpdateAsync(ctx, st, func(bool) {})
 		}
 		if !anyUp {
 			h.Disconnected(ctx, err)
@@ -127,7 +147,7 @@ func (mh *memberHandler) UpdateAsync(ctx context.Context, s engine.Status, done 
 	if s.State.Terminal() {
 		delete(mh.e.tasks, s.TaskID)
 	} else {
-		mh.e.tasks[s.TaskID] = mh.m
+		mh.e.tasks[s.TaskID] = placed{m: mh.m, agent: s.AgentID}
 	}
 	mh.e.mu.Unlock()
 	mh.out.do(func(h engine.Handler) { h.UpdateAsync(ctx, s, done) })
