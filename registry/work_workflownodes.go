@@ -164,8 +164,12 @@ func (wk Work) ReadyOf(ctx context.Context, job string) (queue.Ready, bool, erro
 // (queue.Relaunch). misfire is the job's flag: without it a plain
 // execution pending already collapses into the one put back (misfire=false
 // pending executions collapse into one, docs/jobs.md), which keeps its
-// place, its instant and its task ids.
-func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, misfire bool, nominal, now time.Time, tasks map[int]string) error {
+// place, its instant and its task ids. with (nil: none) is committed
+// together with it, the launch's undoing: the execution goes back exactly
+// when its running entries go, so a store that fails one of two commits
+// (a lost quorum: a write that timed out lands later, a read fails) never
+// leaves it nowhere.
+func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, by string, misfire bool, nominal, now time.Time, tasks map[int]string, with *Change) error {
 	p := ReadyPath + "/" + job
 	for range maxCASRetries {
 		rd, ok, err := wk.ReadyOf(ctx, job)
@@ -180,7 +184,11 @@ func (wk Work) Requeue(ctx context.Context, job string, run *queue.PendingRun, b
 		if ok {
 			op = setJSON(p, next, rd.Version)
 		}
-		err = wk.r.commit(ctx, op)
+		ops := []store.Op{op}
+		if with != nil {
+			ops = append(slices.Clip(with.ops), op)
+		}
+		err = wk.r.commit(ctx, ops...)
 		if !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)) {
 			return err
 		}

@@ -611,7 +611,13 @@ func (l *launcher) acceptRefuse() time.Duration {
 // shards were on) and failover entries come back, keeping the ids the
 // tasks had: the ACCEPT may have reached the engine all the same, and a
 // second launch of a task that runs is then refused by the engine
-// (fireTaskID).
+// (fireTaskID). An execution taken from a ready entry goes back in the
+// commit that removes its running entries: the fence refuses an ACCEPT
+// when the store cannot prove the term (a lost quorum), when the store's
+// answers are the least sure, and a removal landing without its re-queue
+// lost the execution (no entry left to reconcile, none queued). When that
+// commit fails, the entries stay STAGING: the reconciliation runs again a
+// task the engine never got (task.NeverStarted), serving its instant.
 func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 	if len(failed) == 0 {
 		return
@@ -620,12 +626,26 @@ func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 	type requeue struct {
 		rd    *queue.Ready
 		tasks map[int]string
+		undo  *registry.Change
+		items []int
 	}
 	var jobsOrder []string
 	ready := map[string]*requeue{}
 	for _, al := range failed {
 		for i, tl := range al.launches {
 			le := al.entries[i]
+			if le.ready != nil {
+				rq := ready[le.job]
+				if rq == nil {
+					rq = &requeue{rd: le.ready, tasks: map[int]string{}, undo: l.reg.Change()}
+					ready[le.job] = rq
+					jobsOrder = append(jobsOrder, le.job)
+				}
+				rq.tasks[le.item] = tl.TaskID
+				rq.undo.Unlaunch(le.job, le.item)
+				rq.items = append(rq.items, le.item)
+				continue
+			}
 			ch := l.reg.Change().Unlaunch(le.job, le.item)
 			if f := le.fail; f != nil {
 				ch.FailOver(le.job, le.item, queue.Failover{TaskID: f.TaskID, Since: f.Since, Attempts: f.Attempts, NotBefore: f.NotBefore,
@@ -637,23 +657,18 @@ func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 			} else {
 				l.st.dropRunning(le.job, le.item)
 			}
-			if le.ready == nil {
-				continue
-			}
-			rq := ready[le.job]
-			if rq == nil {
-				rq = &requeue{rd: le.ready, tasks: map[int]string{}}
-				ready[le.job] = rq
-				jobsOrder = append(jobsOrder, le.job)
-			}
-			rq.tasks[le.item] = tl.TaskID
 		}
 	}
 	for _, job := range jobsOrder {
 		rq := ready[job]
 		cfg, _, _ := l.catalog.Lookup(job)
-		if err := l.reg.Work().Requeue(ctx, job, rq.rd.First(), rq.rd.FirstBy(), cfg.Misfire, rq.rd.FirstNominal(), now, rq.tasks); err != nil {
-			l.log.Error("launcher: re-queue", "job", job, "err", err)
+		if err := l.reg.Work().Requeue(ctx, job, rq.rd.First(), rq.rd.FirstBy(), cfg.Misfire, rq.rd.FirstNominal(), now, rq.tasks, rq.undo); err != nil {
+			l.log.Error("launcher: roll back launch and re-queue; its tasks stay STAGING for the reconciliation", "job", job, "err", err)
+			l.st.reloadRunning()
+		} else {
+			for _, item := range rq.items {
+				l.st.dropRunning(job, item)
+			}
 		}
 		l.queues.changed()
 	}
