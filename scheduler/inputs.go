@@ -61,7 +61,7 @@ func (p *Producer) followInputs(ctx context.Context) {
 		p.umu.Unlock()
 		for job, after := range waiting {
 			p.mu.Lock()
-			if p.t.gen(job) == after.gen { // not scheduled again meanwhile
+			if p.t.Gen(job) == after.gen { // not scheduled again meanwhile
 				p.scheduleLocked(job, after.at)
 			}
 			p.mu.Unlock()

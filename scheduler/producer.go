@@ -16,6 +16,7 @@ import (
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/scheduler/timetable"
 	"github.com/ejcloud/elasticjob/store"
 )
 
@@ -117,14 +118,14 @@ type Producer struct {
 	// (noteUnplanned): planned again once a read brings new calendars.
 	unplanned map[string]unplannedAt
 
-	mu     sync.Mutex // the producer's one lock: everything below
-	floor  time.Time  // fires at or before it were handled by an earlier producer or the catch-up
-	marked time.Time  // the watermark this producer last committed (commitFires: it never goes back)
-	t      fireTimes  // the heap of next fires, the staged ones, the ready entries believed present
+	mu     sync.Mutex      // the producer's one lock: everything below
+	floor  time.Time       // fires at or before it were handled by an earlier producer or the catch-up
+	marked time.Time       // the watermark this producer last committed (commitFires: it never goes back)
+	t      timetable.Table // the next fires, the staged ones, the ready entries believed present
 	// inflight are the fires taken and not yet committed (popDue to
 	// fireDue's commits): RescheduleFrom never schedules again an
 	// instant of one that may still land.
-	inflight []fire
+	inflight []timetable.Fire
 	changed  chan struct{}
 
 	// beforeSwap, if set, runs inside rescheduleAll, without the lock, once
@@ -176,14 +177,7 @@ func (p *Producer) noteCommit(d time.Duration) {
 func (p *Producer) NoteReady(job string, present bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.t.queued == nil {
-		p.t.queued = map[string]bool{}
-	}
-	if present {
-		p.t.queued[job] = true
-	} else {
-		delete(p.t.queued, job)
-	}
+	p.t.NoteQueued(job, present)
 	if b := p.blocker.Load(); !present && b != nil && *b == job {
 		p.poke() // its held fire may be staged now
 	}
@@ -192,43 +186,12 @@ func (p *Producer) NoteReady(job string, present bool) {
 func (p *Producer) believedAbsent(job string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.t.believedAbsent(job)
-}
-
-type fire struct {
-	at     time.Time
-	job    string
-	gen    uint64
-	prev   time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
-	behind int       // how many missed instants in a row this fire replays (fireTimes.resume)
-	// config is the fingerprint of the job's stored configuration at was
-	// computed from (registry.CronFire.Config: the fire is void if the
-	// job's configuration is another when it commits); 0: unknown.
-	config uint64
-}
-
-type fireHeap []fire
-
-func (h fireHeap) Len() int { return len(h) }
-func (h fireHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].job < h[j].job
-}
-func (h fireHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *fireHeap) Push(x any)   { *h = append(*h, x.(fire)) }
-func (h *fireHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return p.t.BelievedAbsent(job)
 }
 
 func (p *Producer) init() {
-	if p.t.marks == nil {
-		p.t.init()
-		p.t.replay = p.replay
+	if p.changed == nil {
+		p.t.Replay = p.replay
 		p.changed = make(chan struct{}, 1)
 		p.reread = make(chan struct{}, 1)
 	}
@@ -268,7 +231,7 @@ func (p *Producer) RescheduleFrom(job string, changed time.Time) {
 	p.init()
 	after := p.Clock.Now()
 	if !changed.IsZero() {
-		after = laterOf(changed, laterOf(p.t.lastTaken(job), p.landingLocked(job)))
+		after = laterOf(changed, laterOf(p.t.LastTaken(job), p.landingLocked(job)))
 	}
 	p.scheduleLocked(job, laterOf(after, p.floor))
 	p.mu.Unlock()
@@ -283,11 +246,11 @@ func (p *Producer) RescheduleFrom(job string, changed time.Time) {
 func (p *Producer) landingLocked(job string) time.Time {
 	var last time.Time
 	for _, f := range p.inflight {
-		if f.job != job {
+		if f.Source != job {
 			continue
 		}
-		if _, config, _ := p.Catalog.runnableStored(job); f.config == 0 || config == 0 || f.config == config {
-			last = laterOf(last, f.at)
+		if _, config, _ := p.Catalog.runnableStored(job); f.Config == 0 || config == 0 || f.Config == config {
+			last = laterOf(last, f.At)
 		}
 	}
 	return last
@@ -310,24 +273,24 @@ func (p *Producer) rescheduleAll(after time.Time) {
 	p.mu.Lock()
 	p.init()
 	now := laterOf(after, p.floor)
-	p.t.rebuilding = map[string]bool{}
+	p.t.Rebuild()
 	done := make(chan struct{})
 	p.rebuilt = done
 	p.mu.Unlock()
 	defer close(done)
 	names := p.Catalog.JobNames()
-	plans := make([]fire, len(names))
+	plans := make([]timetable.Fire, len(names))
 	for i, j := range names {
-		plans[i] = fire{job: j, prev: now}
+		plans[i] = timetable.Fire{Source: j, Prev: now}
 		if at, config, ok := p.next(j, now); ok {
-			plans[i].at, plans[i].config = at, config
+			plans[i].At, plans[i].Config = at, config
 		}
 	}
 	if p.beforeSwap != nil {
 		p.beforeSwap()
 	}
 	p.mu.Lock()
-	p.t.replaceAll(plans)
+	p.t.Replace(plans)
 	p.rebuilt = nil
 	p.mu.Unlock()
 	p.poke()
@@ -343,9 +306,9 @@ func (p *Producer) poke() {
 // scheduleLocked pushes job's next fire strictly after `after`, bumping
 // its generation so older heap entries are ignored (under p.mu).
 func (p *Producer) scheduleLocked(job string, after time.Time) {
-	p.t.push(job, after, p.next)
+	p.t.Changed(job, after, p.next)
 	if p.calendarUnread(job) {
-		p.noteUnplanned(job, after, p.t.gen(job))
+		p.noteUnplanned(job, after, p.t.Gen(job))
 	}
 }
 
@@ -406,7 +369,7 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 		p.mu.Lock()
 	}
 	defer p.mu.Unlock()
-	return p.t.nextFires(p.Clock.Now(), until, keep)
+	return p.t.NextFires(p.Clock.Now(), until, keep)
 }
 
 // NextFireAt is the soonest instant of a next fire of any job, a fire
@@ -419,10 +382,10 @@ func (p *Producer) NextFireAt() (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.Clock.Now()
-	if p.t.rebuilding != nil {
+	if p.t.Rebuilding() {
 		return now.Add(time.Millisecond), true
 	}
-	return p.t.nextFireAt(now)
+	return p.t.NextFireAt(now)
 }
 
 // Run handles the fires missed since the last producer's watermark, then
@@ -468,7 +431,7 @@ func (p *Producer) arm(timer clock.Timer) {
 	defer p.mu.Unlock()
 	timer.Stop()
 	lead := p.leadLocked()
-	wait, blocker, ok := p.t.wake(p.Clock.Now(), lead)
+	wait, blocker, ok := p.t.Wake(p.Clock.Now(), lead)
 	if !ok {
 		p.blocker.Store(nil)
 		timer.Reset(time.Hour)
@@ -488,7 +451,7 @@ func (p *Producer) arm(timer clock.Timer) {
 // If the scheduler fell behind by more than one period (a stall, a slow
 // commit), a misfire=true job replays each missed instant (up to its
 // pending cap), and a misfire=false one skips them: it fires once now and
-// then on schedule (fireTimes.resume).
+// then on schedule (timetable.Table.Follow).
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
 	p.staleInputs(now)
@@ -503,8 +466,8 @@ func (p *Producer) fireDue(ctx context.Context) {
 		landed := p.commitFires(ctx, batch, now)
 		p.mu.Lock()
 		for _, f := range batch {
-			if landed[f.job] {
-				p.t.noteTaken(f)
+			if landed[f.Source] {
+				p.t.Landed(f)
 			}
 		}
 		p.inflight = p.inflight[min(len(batch), len(p.inflight)):]
@@ -513,20 +476,17 @@ func (p *Producer) fireDue(ctx context.Context) {
 	p.mu.Lock()
 	p.inflight = nil
 	for _, f := range due {
-		if f.gen != p.t.gen(f.job) {
-			continue
-		}
-		p.t.pushAfter(f, now, p.next)
+		p.t.Follow(f, now, p.next)
 	}
 	p.mu.Unlock()
 }
 
 // byInstant splits due fires (in heap order) into groups of one instant.
-func byInstant(due []fire) [][]fire {
-	var out [][]fire
+func byInstant(due []timetable.Fire) [][]timetable.Fire {
+	var out [][]timetable.Fire
 	for i := 0; i < len(due); {
 		j := i + 1
-		for j < len(due) && due[j].at.Equal(due[i].at) {
+		for j < len(due) && due[j].At.Equal(due[i].At) {
 			j++
 		}
 		out = append(out, due[i:j])
@@ -559,8 +519,8 @@ const (
 // same session and the server's one write pipeline), so a commit per
 // instant fell further behind every second once commits took longer than
 // one: a wake commits what is due in as few commits as fit.
-func batches(groups [][]fire, max int) [][]fire {
-	var out [][]fire
+func batches(groups [][]timetable.Fire, max int) [][]timetable.Fire {
+	var out [][]timetable.Fire
 	for _, g := range groups {
 		if n := len(out); n > 0 && len(out[n-1])+len(g) <= max {
 			out[n-1] = append(out[n-1], g...)
@@ -574,21 +534,21 @@ func batches(groups [][]fire, max int) [][]fire {
 // commitFires commits due fires (in heap order, one or more instants) in
 // one batch; each entry is launchable from its own instant, or at once
 // when that has passed. landed names the jobs whose fire is pending now.
-func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) (landed map[string]bool) {
+func (p *Producer) commitFires(ctx context.Context, due []timetable.Fire, woke time.Time) (landed map[string]bool) {
 	now := p.Clock.Now()
 	batch := make(map[string]registry.CronFire, len(due))
 	for _, f := range due {
-		if j, _, ok := p.Catalog.Runnable(f.job); ok {
+		if j, _, ok := p.Catalog.Runnable(f.Source); ok {
 			// late: launchable at once; gated on the job's change node, so
 			// it never lands after a disable or for an instant before an
 			// update or enable (registry/gate.go); and on the stored
 			// configuration its instant was computed from, so an instant of
 			// a cron since replaced never fires, however late the loop
 			// applies the change
-			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at), Instant: f.at, Config: f.config}
+			batch[f.Source] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.At), Instant: f.At, Config: f.Config}
 		}
 	}
-	first, last := due[0].at, due[len(due)-1].at
+	first, last := due[0].At, due[len(due)-1].At
 	began := p.Clock.Now()
 	void, ended, ok := p.commitUntilDone(ctx, batch, last, began)
 	if !ok {
@@ -720,13 +680,13 @@ func (p *Producer) dropUnrunnable(ctx context.Context, batch map[string]registry
 	}
 }
 
-func (p *Producer) report(due []fire, batch map[string]registry.CronFire) {
+func (p *Producer) report(due []timetable.Fire, batch map[string]registry.CronFire) {
 	committed := p.Clock.Now()
 	names := make([]string, 0, len(batch))
 	for _, f := range due {
-		if _, ok := batch[f.job]; ok {
-			names = append(names, f.job)
-			p.events().Committed(f.job, f.at, laterOf(committed, f.at))
+		if _, ok := batch[f.Source]; ok {
+			names = append(names, f.Source)
+			p.events().Committed(f.Source, f.At, laterOf(committed, f.At))
 		}
 	}
 	if len(names) > 0 {
@@ -739,7 +699,7 @@ func (p *Producer) report(due []fire, batch map[string]registry.CronFire) {
 func (p *Producer) absentHint() func(string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.t.queued == nil {
+	if !p.t.Believes() {
 		return nil
 	}
 	return p.believedAbsent
@@ -771,10 +731,10 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// popDue takes the fires to commit now (fireTimes.take).
-func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
+// popDue takes the fires to commit now (timetable.Table.Due).
+func (p *Producer) popDue(now time.Time, lead time.Duration) []timetable.Fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.inflight = p.t.take(now, lead, p.next)
+	p.inflight = p.t.Due(now, lead, p.next)
 	return p.inflight
 }
