@@ -663,7 +663,7 @@ func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 		rq := ready[job]
 		cfg, _, _ := l.catalog.Lookup(job)
 		if err := l.reg.Work().Requeue(ctx, job, rq.rd.First(), rq.rd.FirstBy(), cfg.Misfire, rq.rd.FirstNominal(), now, rq.tasks, rq.undo); err != nil {
-			l.log.Error("launcher: roll back launch and re-queue; its tasks stay STAGING for the reconciliation", "job", job, "err", err)
+			l.log.Error("launcher: roll back launch and re-queue; unless it landed, reconciliation settles its tasks", "job", job, "err", err)
 			l.st.reloadRunning()
 		} else {
 			for _, item := range rq.items {
