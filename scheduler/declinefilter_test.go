@@ -27,7 +27,7 @@ func TestNextFireAtCountsAFireBeingStaged(t *testing.T) {
 	}
 	r.clk.Set(instant.Add(-time.Second))
 	due := p.popDue(r.clk.Now(), time.Second) // taken to be staged; its commit not done yet
-	if len(due) != 1 || !due[0].at.Equal(instant) {
+	if len(due) != 1 || !due[0].At.Equal(instant) {
 		t.Fatalf("due %+v, want core's fire at %v", due, instant)
 	}
 	if at, ok := p.NextFireAt(); !ok || !at.Equal(instant) {

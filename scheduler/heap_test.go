@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
-	"time"
 
-	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/internal/heapbench"
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
@@ -100,22 +98,5 @@ func BenchmarkCatalogHeap(b *testing.B) {
 				b.ReportMetric(catalogHeapPerJob(b, heapJobs, changes), "heap-B/job")
 			}
 		})
-	}
-}
-
-// The fires staged ahead are forgotten as their instants come also when
-// no launch round asks for them (NextFires): at 1,000 fires a second for a
-// minute, the list holds about a lead's worth, not every fire since the
-// last round (100,000 jobs under load held 27 MB of them).
-func TestProducerStagedStaysALeadLong(t *testing.T) {
-	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-	p := &Producer{Clock: clock.NewFake(t0)}
-	const lead = 2 * time.Second
-	for ms := range 60_000 {
-		now := t0.Add(time.Duration(ms) * time.Millisecond)
-		p.t.noteStaged(fire{at: now.Add(lead), job: fmt.Sprintf("j%d", ms%1000)}, now)
-	}
-	if n, c := len(p.t.staged), cap(p.t.staged); n > 2_001 || c > 4_096 {
-		t.Fatalf("%d fires staged (array of %d), want about a lead's 2,000", n, c)
 	}
 }

@@ -55,17 +55,15 @@ func (p *Producer) followInputs(ctx context.Context) {
 		if err != nil || !changed {
 			continue
 		}
-		p.umu.Lock()
+		p.mu.Lock()
 		waiting := p.unplanned
 		p.unplanned = nil
-		p.umu.Unlock()
 		for job, after := range waiting {
-			p.mu.Lock()
-			if p.t.gen(job) == after.gen { // not scheduled again meanwhile
+			if p.t.Gen(job) == after.gen { // not scheduled again meanwhile
 				p.scheduleLocked(job, after.at)
 			}
-			p.mu.Unlock()
 		}
+		p.mu.Unlock()
 		if len(waiting) > 0 {
 			p.poke()
 		}
@@ -79,14 +77,12 @@ type unplannedAt struct {
 }
 
 // noteUnplanned remembers a job whose calendar the inputs do not hold
-// and asks for a read.
+// and asks for a read (under p.mu).
 func (p *Producer) noteUnplanned(job string, after time.Time, gen uint64) {
-	p.umu.Lock()
 	if p.unplanned == nil {
 		p.unplanned = map[string]unplannedAt{}
 	}
 	p.unplanned[job] = unplannedAt{at: after, gen: gen}
-	p.umu.Unlock()
 	p.kickInputs()
 }
 

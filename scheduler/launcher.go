@@ -676,7 +676,11 @@ func (l *launcher) acceptRefuse() time.Duration {
 // (fireTaskID). A job's roll-back is one commit, its running entries
 // removed with its execution queued again (since it was first queued):
 // a reader never finds the execution neither running nor queued, nor
-// queued anew.
+// queued anew, and a store that fails one of two commits (a lost quorum,
+// when the fence refuses the ACCEPT: a write that timed out lands later,
+// a read fails) never leaves it nowhere. When that commit fails, the
+// entries stay STAGING: the reconciliation runs again a task the engine
+// never got (task.NeverStarted), serving its instant.
 func (l *launcher) rollback(ctx context.Context, failed []*agentLaunch) {
 	if len(failed) == 0 {
 		return

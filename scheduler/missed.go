@@ -7,6 +7,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/timetable"
 )
 
 // maxMissedPerJob bounds the fires counted for one misfire=true job when
@@ -177,21 +178,9 @@ func (p *Producer) countMissed(ctx context.Context, mark, now time.Time, limit i
 	return missed, total
 }
 
-// missedFires lists j's fire instants in (from, to], at most limit (the
-// first only when every fire collapses into one execution anyway): the
-// instants the catch-up's executions serve (queue.Ready.Nominal).
+// missedFires lists j's fire instants in (from, to], at most limit, by
+// the misfire rule (timetable.Missed): the instants the catch-up's
+// executions serve (queue.Ready.Nominal).
 func (p *Producer) missedFires(j jobs.Config, from, to time.Time, limit int, misfire bool) []time.Time {
-	if !misfire {
-		limit = 1
-	}
-	var out []time.Time
-	for t := from; len(out) < limit; {
-		next, ok := p.nextFire(j, t)
-		if !ok || next.After(to) {
-			break
-		}
-		out = append(out, next)
-		t = next
-	}
-	return out
+	return timetable.Missed(func(after time.Time) (time.Time, bool) { return p.nextFire(j, after) }, from, to, limit, misfire)
 }

@@ -2,10 +2,7 @@ package scheduler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,70 +13,8 @@ import (
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
-	"github.com/ejcloud/elasticjob/store"
+	"github.com/ejcloud/elasticjob/scheduler/timetable"
 )
-
-// Dispatcher commits what the producer decided: due cron fires as ready
-// entries (absent, when set, says which jobs are believed to have none, so
-// their entries are created without a read first), and at start the fires
-// missed while no leader fired. The registry is the product's; a test may
-// stand in its own.
-//
-// TriggerFires and TriggerMissed are given the same commit id on every
-// try of one commit (and another for every commit): a try after one that
-// failed part way or whose outcome was unknown must not add the fires
-// again that one committed (registry's TriggerFiresOnce and
-// TriggerMissedOnce).
-type Dispatcher interface {
-	TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) (void []string, err error)
-	TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error
-}
-
-// Events is what the producer tells the rest of the scheduler, its
-// outputs besides the commits. No method may block.
-type Events interface {
-	// Fired: fires were committed for jobs (the launcher wakes).
-	Fired(jobs []string)
-	// Committed is a committed fire's lateness: when it became
-	// launchable (the later of its commit and its instant) against its
-	// instant, for metrics and benchmarks.
-	Committed(job string, scheduled, committed time.Time)
-	// Stale: a fire of job was found void though the catalog still holds
-	// the configuration it was computed from (config): the catalog may be
-	// behind the registry (a change it failed to apply), which the
-	// producer would go on firing into the void; the scheduler reloads
-	// the job if so (configFollower.refresh).
-	Stale(ctx context.Context, job string, config uint64)
-	// Loaded: every job has been scheduled at the term's start (ctx).
-	Loaded(ctx context.Context)
-	// Counted: the jobs the start's catch-up will queue fires for, once
-	// counted and before it commits: until CaughtUp only those jobs'
-	// entries wait (the term's other work launches meanwhile).
-	Counted(ctx context.Context, jobs []string)
-	// CaughtUp: the start's catch-up of the fires missed while no leader
-	// fired has committed (or found none, or the term ended): the term's
-	// launch rounds wait for it (Scheduler.roundHeld), so that an
-	// execution the last leader staged and the missed fires of a
-	// misfire=false job collapse into one before either is launched.
-	CaughtUp(ctx context.Context)
-}
-
-// noEvents hears nothing.
-type noEvents struct{}
-
-func (noEvents) Fired([]string)                         {}
-func (noEvents) Committed(string, time.Time, time.Time) {}
-func (noEvents) Stale(context.Context, string, uint64)  {}
-func (noEvents) Loaded(context.Context)                 {}
-func (noEvents) Counted(context.Context, []string)      {}
-func (noEvents) CaughtUp(context.Context)               {}
-
-func (p *Producer) events() Events {
-	if p.Events == nil {
-		return noEvents{}
-	}
-	return p.Events
-}
 
 // Producer turns cron fires into ready-queue entries. One heap of next fire
 // times and one timer serve every job (no goroutine per job). Leader-only:
@@ -112,27 +47,26 @@ type Producer struct {
 	inputs atomic.Pointer[timing.Inputs]
 	readAt atomic.Int64  // when they were read last (Unix ns)
 	reread chan struct{} // kicks followInputs
-	umu    sync.Mutex    // guards unplanned
+
+	mu sync.Mutex // the producer's one lock: everything below
 	// unplanned are the jobs whose calendar the inputs did not hold
 	// (noteUnplanned): planned again once a read brings new calendars.
 	unplanned map[string]unplannedAt
-
-	mu     sync.Mutex // the producer's one lock: everything below
-	floor  time.Time  // fires at or before it were handled by an earlier producer or the catch-up
-	marked time.Time  // the watermark this producer last committed (commitFires: it never goes back)
-	t      fireTimes  // the heap of next fires, the staged ones, the ready entries believed present
+	floor     time.Time       // fires at or before it were handled by an earlier producer or the catch-up
+	marked    time.Time       // the watermark this producer last committed (commitFires: it never goes back)
+	t         timetable.Table // the next fires, the staged ones, the ready entries believed present
 	// inflight are the fires taken and not yet committed (popDue to
 	// fireDue's commits): RescheduleFrom never schedules again an
 	// instant of one that may still land.
-	inflight []fire
+	inflight []timetable.Fire
 	changed  chan struct{}
 
 	// beforeSwap, if set, runs inside rescheduleAll, without the lock, once
 	// the schedules are worked out and before they replace the heap (tests).
 	beforeSwap   func()
 	awaitRebuild func() // NextFires is about to wait for a rebuild (tests)
-	rebuildMu    sync.Mutex
-	// rebuilt is closed when the rebuild under way ends (nil: none).
+	// rebuilt is closed when the rebuild under way ends (nil: none): one
+	// runs at a time (a resync's and a term's start).
 	rebuilt chan struct{}
 
 	slowest time.Duration // the slowest recent fire commit, decaying (under mu)
@@ -143,47 +77,11 @@ type Producer struct {
 	blocker atomic.Pointer[string]
 }
 
-// maxLead bounds how far ahead of their instant fires are staged. On
-// ZooKeeper a fire commit waits behind the launch loop's chained multis
-// (the session and the server's write pipeline are in order): at 100,000
-// jobs on a loaded machine they took 0.6-1.5 s, and a bound of 1 s left
-// fires late by the rest. A staged entry is held back until its instant
-// (NotBefore), and disabling, updating or deleting the job in between
-// clears it like any pending execution (docs/jobs.md).
-const maxLead = 5 * time.Second
-
-// leadLocked is how far ahead of their instant fires are staged now: Lead, or
-// twice the slowest recent commit if that is longer (under p.mu).
-func (p *Producer) leadLocked() time.Duration {
-	return max(p.Lead, min(2*p.slowest, maxLead))
-}
-
-// noteCommit feeds one commit's duration into the lead: the slowest recent
-// one counts, older ones fade by a hundredth per commit. Commits come about
-// once a second on a busy cluster (one per instant with fires), and their
-// durations jump between a tenth and the whole of the slowest as they meet
-// launch rounds in the store's group commit: fading by a tenth left the
-// lead below the next slow commit within seconds (the simulated cluster's
-// late fires: the lead had shrunk to 250 ms when a 470 ms commit came); by
-// a hundredth, the lead still covers a slow commit a minute later.
-func (p *Producer) noteCommit(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.slowest = max(d, p.slowest-p.slowest/100)
-}
-
 // NoteReady records what the store's watch says of /state/ready/{job}.
 func (p *Producer) NoteReady(job string, present bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.t.queued == nil {
-		p.t.queued = map[string]bool{}
-	}
-	if present {
-		p.t.queued[job] = true
-	} else {
-		delete(p.t.queued, job)
-	}
+	p.t.NoteQueued(job, present)
 	if b := p.blocker.Load(); !present && b != nil && *b == job {
 		p.poke() // its held fire may be staged now
 	}
@@ -192,43 +90,12 @@ func (p *Producer) NoteReady(job string, present bool) {
 func (p *Producer) believedAbsent(job string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.t.believedAbsent(job)
-}
-
-type fire struct {
-	at     time.Time
-	job    string
-	gen    uint64
-	prev   time.Time // what at was computed after: the job's last instant, or when it was (re)scheduled
-	behind int       // how many missed instants in a row this fire replays (fireTimes.resume)
-	// config is the fingerprint of the job's stored configuration at was
-	// computed from (registry.CronFire.Config: the fire is void if the
-	// job's configuration is another when it commits); 0: unknown.
-	config uint64
-}
-
-type fireHeap []fire
-
-func (h fireHeap) Len() int { return len(h) }
-func (h fireHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].job < h[j].job
-}
-func (h fireHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *fireHeap) Push(x any)   { *h = append(*h, x.(fire)) }
-func (h *fireHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return p.t.BelievedAbsent(job)
 }
 
 func (p *Producer) init() {
-	if p.t.marks == nil {
-		p.t.init()
-		p.t.replay = p.replay
+	if p.changed == nil {
+		p.t.Replay = p.replay
 		p.changed = make(chan struct{}, 1)
 		p.reread = make(chan struct{}, 1)
 	}
@@ -268,7 +135,7 @@ func (p *Producer) RescheduleFrom(job string, changed time.Time) {
 	p.init()
 	after := p.Clock.Now()
 	if !changed.IsZero() {
-		after = laterOf(changed, laterOf(p.t.lastTaken(job), p.landingLocked(job)))
+		after = laterOf(changed, laterOf(p.t.LastTaken(job), p.landingLocked(job)))
 	}
 	p.scheduleLocked(job, laterOf(after, p.floor))
 	p.mu.Unlock()
@@ -283,11 +150,11 @@ func (p *Producer) RescheduleFrom(job string, changed time.Time) {
 func (p *Producer) landingLocked(job string) time.Time {
 	var last time.Time
 	for _, f := range p.inflight {
-		if f.job != job {
+		if f.Source != job {
 			continue
 		}
-		if _, config, _ := p.Catalog.runnableStored(job); f.config == 0 || config == 0 || f.config == config {
-			last = laterOf(last, f.at)
+		if _, config, _ := p.Catalog.runnableStored(job); f.Config == 0 || config == 0 || f.Config == config {
+			last = laterOf(last, f.At)
 		}
 	}
 	return last
@@ -305,29 +172,33 @@ func (p *Producer) RescheduleAll() { p.rescheduleAll(p.Clock.Now()) }
 // change, the producer's own take) keeps that schedule, as if it came
 // after the rebuild.
 func (p *Producer) rescheduleAll(after time.Time) {
-	p.rebuildMu.Lock() // one rebuild at a time (a resync's and a term's start)
-	defer p.rebuildMu.Unlock()
 	p.mu.Lock()
+	for p.rebuilt != nil { // one rebuild at a time
+		done := p.rebuilt
+		p.mu.Unlock()
+		<-done
+		p.mu.Lock()
+	}
 	p.init()
 	now := laterOf(after, p.floor)
-	p.t.rebuilding = map[string]bool{}
+	p.t.Rebuild()
 	done := make(chan struct{})
 	p.rebuilt = done
 	p.mu.Unlock()
 	defer close(done)
 	names := p.Catalog.JobNames()
-	plans := make([]fire, len(names))
+	plans := make([]timetable.Fire, len(names))
 	for i, j := range names {
-		plans[i] = fire{job: j, prev: now}
+		plans[i] = timetable.Fire{Source: j, Prev: now}
 		if at, config, ok := p.next(j, now); ok {
-			plans[i].at, plans[i].config = at, config
+			plans[i].At, plans[i].Config = at, config
 		}
 	}
 	if p.beforeSwap != nil {
 		p.beforeSwap()
 	}
 	p.mu.Lock()
-	p.t.replaceAll(plans)
+	p.t.Replace(plans)
 	p.rebuilt = nil
 	p.mu.Unlock()
 	p.poke()
@@ -343,9 +214,9 @@ func (p *Producer) poke() {
 // scheduleLocked pushes job's next fire strictly after `after`, bumping
 // its generation so older heap entries are ignored (under p.mu).
 func (p *Producer) scheduleLocked(job string, after time.Time) {
-	p.t.push(job, after, p.next)
+	p.t.Changed(job, after, p.next)
 	if p.calendarUnread(job) {
-		p.noteUnplanned(job, after, p.t.gen(job))
+		p.noteUnplanned(job, after, p.t.Gen(job))
 	}
 }
 
@@ -406,7 +277,7 @@ func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []roun
 		p.mu.Lock()
 	}
 	defer p.mu.Unlock()
-	return p.t.nextFires(p.Clock.Now(), until, keep)
+	return p.t.NextFires(p.Clock.Now(), until, keep)
 }
 
 // NextFireAt is the soonest instant of a next fire of any job, a fire
@@ -419,10 +290,10 @@ func (p *Producer) NextFireAt() (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.Clock.Now()
-	if p.t.rebuilding != nil {
+	if p.t.Rebuilding() {
 		return now.Add(time.Millisecond), true
 	}
-	return p.t.nextFireAt(now)
+	return p.t.NextFireAt(now)
 }
 
 // Run handles the fires missed since the last producer's watermark, then
@@ -468,7 +339,7 @@ func (p *Producer) arm(timer clock.Timer) {
 	defer p.mu.Unlock()
 	timer.Stop()
 	lead := p.leadLocked()
-	wait, blocker, ok := p.t.wake(p.Clock.Now(), lead)
+	wait, blocker, ok := p.t.Wake(p.Clock.Now(), lead)
 	if !ok {
 		p.blocker.Store(nil)
 		timer.Reset(time.Hour)
@@ -488,7 +359,7 @@ func (p *Producer) arm(timer clock.Timer) {
 // If the scheduler fell behind by more than one period (a stall, a slow
 // commit), a misfire=true job replays each missed instant (up to its
 // pending cap), and a misfire=false one skips them: it fires once now and
-// then on schedule (fireTimes.resume).
+// then on schedule (timetable.Table.Follow).
 func (p *Producer) fireDue(ctx context.Context) {
 	now := p.Clock.Now()
 	p.staleInputs(now)
@@ -503,8 +374,8 @@ func (p *Producer) fireDue(ctx context.Context) {
 		landed := p.commitFires(ctx, batch, now)
 		p.mu.Lock()
 		for _, f := range batch {
-			if landed[f.job] {
-				p.t.noteTaken(f)
+			if landed[f.Source] {
+				p.t.Landed(f)
 			}
 		}
 		p.inflight = p.inflight[min(len(batch), len(p.inflight)):]
@@ -513,255 +384,9 @@ func (p *Producer) fireDue(ctx context.Context) {
 	p.mu.Lock()
 	p.inflight = nil
 	for _, f := range due {
-		if f.gen != p.t.gen(f.job) {
-			continue
-		}
-		p.t.pushAfter(f, now, p.next)
+		p.t.Follow(f, now, p.next)
 	}
 	p.mu.Unlock()
-}
-
-// byInstant splits due fires (in heap order) into groups of one instant.
-func byInstant(due []fire) [][]fire {
-	var out [][]fire
-	for i := 0; i < len(due); {
-		j := i + 1
-		for j < len(due) && due[j].at.Equal(due[i].at) {
-			j++
-		}
-		out = append(out, due[i:j])
-		i = j
-	}
-	return out
-}
-
-// lateWarn is how late a commit of fires is logged as a warning (the
-// lateness goal, docs/scheduling.md); later than their instant by less, at
-// debug level.
-const lateWarn = 10 * time.Millisecond
-
-// maxFireBatch bounds the fires of several instants committed together
-// (one instant's fires are never split): on ZooKeeper one commit is one
-// multi, which must stay well under its 1 MB request limit (a ready
-// entry's write is ~250 bytes).
-const maxFireBatch = 2048
-
-// commitRetryMin and commitRetryMax bound the wait between tries of a
-// fire commit the store refused.
-const (
-	commitRetryMin = 100 * time.Millisecond
-	commitRetryMax = 2 * time.Second
-)
-
-// batches joins consecutive instants' groups into commits of at most max
-// fires (a larger group alone). Every commit waits its turn behind the
-// writes queued before it (on ZooKeeper the launch loop's multis, on the
-// same session and the server's one write pipeline), so a commit per
-// instant fell further behind every second once commits took longer than
-// one: a wake commits what is due in as few commits as fit.
-func batches(groups [][]fire, max int) [][]fire {
-	var out [][]fire
-	for _, g := range groups {
-		if n := len(out); n > 0 && len(out[n-1])+len(g) <= max {
-			out[n-1] = append(out[n-1], g...)
-			continue
-		}
-		out = append(out, slices.Clone(g))
-	}
-	return out
-}
-
-// commitFires commits due fires (in heap order, one or more instants) in
-// one batch; each entry is launchable from its own instant, or at once
-// when that has passed. landed names the jobs whose fire is pending now.
-func (p *Producer) commitFires(ctx context.Context, due []fire, woke time.Time) (landed map[string]bool) {
-	now := p.Clock.Now()
-	batch := make(map[string]registry.CronFire, len(due))
-	for _, f := range due {
-		if j, _, ok := p.Catalog.Runnable(f.job); ok {
-			// late: launchable at once; gated on the job's change node, so
-			// it never lands after a disable or for an instant before an
-			// update or enable (registry/gate.go); and on the stored
-			// configuration its instant was computed from, so an instant of
-			// a cron since replaced never fires, however late the loop
-			// applies the change
-			batch[f.job] = registry.CronFire{Misfire: j.Misfire, At: laterOf(now, f.at), Instant: f.at, Config: f.config}
-		}
-	}
-	first, last := due[0].at, due[len(due)-1].at
-	began := p.Clock.Now()
-	void, ended, ok := p.commitUntilDone(ctx, batch, last, began)
-	if !ok {
-		return nil
-	}
-	if late := ended.Sub(first); late > 0 {
-		p.mu.Lock()
-		lead := p.leadLocked()
-		p.mu.Unlock()
-		level := slog.LevelDebug
-		if late >= lateWarn {
-			level = slog.LevelWarn
-		}
-		p.Log.Log(ctx, level, "producer: fires committed after their instant", "jobs", len(batch), "instant", first, "last_instant", last,
-			"late_by", late, "commit_took", ended.Sub(began), "began_before_instant", first.Sub(began),
-			"woke_before_instant", first.Sub(woke), "lead", lead)
-	}
-	for _, job := range void { // the job went off or changed before the commit: nothing pending
-		if f := batch[job]; f.Config != 0 {
-			switch _, config, ok := p.Catalog.runnableStored(job); {
-			case ok && config == f.Config:
-				p.events().Stale(ctx, job, f.Config)
-			case ok && config != 0:
-				p.replaced(ctx, job)
-			}
-		}
-		delete(batch, job)
-	}
-	p.dropUnrunnable(ctx, batch)
-	landed = make(map[string]bool, len(batch))
-	for job := range batch {
-		p.NoteReady(job, true)
-		landed[job] = true
-	}
-	p.report(due, batch)
-	return landed
-}
-
-// replaced reschedules job, whose fire was void because its configuration
-// was replaced after the fire was computed (the catalog holds the new one),
-// from the replacement's recorded instant: the instants after it are the
-// new configuration's to fire. The loop's own reschedule for the change
-// (RescheduleFrom) may come only after the job's next fire was taken (a
-// loop held past a period), and the instant of the void fire was then
-// lost. Without the instant recorded (or read), the loop's reschedule
-// decides alone.
-func (p *Producer) replaced(ctx context.Context, job string) {
-	if p.Registry == nil {
-		return
-	}
-	at, err := p.Registry.Config().JobChangedAt(ctx, job)
-	if err != nil || at.IsZero() {
-		return
-	}
-	p.RescheduleFrom(job, at)
-}
-
-// commitUntilDone commits batch, whose latest instant is last, retrying
-// until it commits (ok) or ctx ends. A store refusing writes (a full
-// disk, an unreachable server) would lose these instants' fires for good:
-// the term goes on, so no catch-up replays them; the next leader's
-// catch-up counts them if the term ends first (the watermark did not
-// move), as when a full disk fails the fire commit.
-//
-// The watermark never goes back: fires for an instant before one already
-// committed (a job enabled or updated late, scheduled from its change's
-// instant; a job registered after later instants were staged ahead)
-// commit under the watermark already written, else a takeover would
-// replay instants the registry already holds (TestWatermarkNeverGoesBack).
-func (p *Producer) commitUntilDone(ctx context.Context, batch map[string]registry.CronFire, last, began time.Time) (void []string, ended time.Time, ok bool) {
-	p.mu.Lock()
-	mark := laterOf(last, p.marked)
-	p.mu.Unlock()
-	id := commitID() // one for every try: a try that landed though it failed is not repeated
-	for wait := commitRetryMin; ; wait = min(2*wait, commitRetryMax) {
-		var err error
-		void, err = p.dispatcher().TriggerFires(store.Urgent(ctx), batch, mark, id, p.absentHint()) // not behind the launch loop's multis (store/zk)
-		ended = p.Clock.Now()
-		p.noteCommit(ended.Sub(began))
-		if err == nil {
-			break
-		}
-		p.Log.Error("producer: commit fires; retrying", "jobs", len(batch), "err", err, "retry_in", wait)
-		t := p.Clock.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ended, false
-		case <-t.C():
-		}
-	}
-	p.mu.Lock()
-	p.marked = laterOf(p.marked, mark)
-	p.mu.Unlock()
-	return void, ended, true
-}
-
-// commitID names one fire commit, the same on each of its tries (128
-// random bits: unique among the commits of every term).
-func commitID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
-}
-
-// dropUnrunnable clears the fires just committed for jobs the catalog
-// sees as not runnable. A job's own disable, update or deregister cannot
-// let a fire land after it (the fire's commit checks the job's gate:
-// registry/gate.go); what the gate does not cover is the job's app going
-// off (its disable, its removal) while the commit was in flight, whose
-// clearing (configFollower) may have landed before this commit: the fire
-// would stay pending until the app came back, to start then however late.
-// The catalog takes a change before the follower clears the queues, so a
-// commit landing after that clearing finds the job not runnable here.
-func (p *Producer) dropUnrunnable(ctx context.Context, batch map[string]registry.CronFire) {
-	if p.Registry == nil {
-		return
-	}
-	for job := range batch {
-		if _, _, ok := p.Catalog.Runnable(job); ok {
-			continue
-		}
-		if err := p.Registry.Change().DropReady(job).Commit(ctx); err != nil {
-			p.Log.Warn("producer: clear a fire committed as its job went off", "job", job, "err", err)
-			continue
-		}
-		delete(batch, job)
-		p.NoteReady(job, false)
-	}
-}
-
-func (p *Producer) report(due []fire, batch map[string]registry.CronFire) {
-	committed := p.Clock.Now()
-	names := make([]string, 0, len(batch))
-	for _, f := range due {
-		if _, ok := batch[f.job]; ok {
-			names = append(names, f.job)
-			p.events().Committed(f.job, f.at, laterOf(committed, f.at))
-		}
-	}
-	if len(names) > 0 {
-		p.events().Fired(names)
-	}
-}
-
-// absentHint is the belief used for blind creates, once the belief is fed
-// by a watch (nil before: every fire reads first).
-func (p *Producer) absentHint() func(string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.t.queued == nil {
-		return nil
-	}
-	return p.believedAbsent
-}
-
-func (p *Producer) dispatcher() Dispatcher {
-	if p.Dispatch != nil {
-		return p.Dispatch
-	}
-	return registryDispatcher{p.Registry}
-}
-
-// registryDispatcher commits fires to the registry: live fires through
-// its leader's work, missed ones through the schedule.
-type registryDispatcher struct{ r *registry.Registry }
-
-func (d registryDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(job string) bool) ([]string, error) {
-	return d.r.Work().TriggerFiresOnce(ctx, fires, instant, commit, absent)
-}
-
-func (d registryDispatcher) TriggerMissed(ctx context.Context, missed map[string]registry.Missed, now time.Time, commit string) error {
-	return d.r.Schedule().TriggerMissedOnce(ctx, missed, now, commit)
 }
 
 func laterOf(a, b time.Time) time.Time {
@@ -771,10 +396,10 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// popDue takes the fires to commit now (fireTimes.take).
-func (p *Producer) popDue(now time.Time, lead time.Duration) []fire {
+// popDue takes the fires to commit now (timetable.Table.Due).
+func (p *Producer) popDue(now time.Time, lead time.Duration) []timetable.Fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.inflight = p.t.take(now, lead, p.next)
+	p.inflight = p.t.Due(now, lead, p.next)
 	return p.inflight
 }

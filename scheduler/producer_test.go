@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/scheduler/timetable"
 )
 
 // runProducer starts the producer and returns a channel of fired batches.
@@ -308,10 +309,10 @@ func TestFirstTermRecordsTheWatermark(t *testing.T) {
 // in heap order.
 func TestFiresOfSeveralInstantsCommitTogether(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var due []fire
+	var due []timetable.Fire
 	for i, n := range []int{3, 2, 5, 1} {
 		for k := range n {
-			due = append(due, fire{at: t0.Add(time.Duration(i) * time.Second), job: fmt.Sprintf("j%d-%d", i, k)})
+			due = append(due, timetable.Fire{At: t0.Add(time.Duration(i) * time.Second), Source: fmt.Sprintf("j%d-%d", i, k)})
 		}
 	}
 	got := batches(byInstant(due), 6)
@@ -320,15 +321,15 @@ func TestFiresOfSeveralInstantsCommitTogether(t *testing.T) {
 	for _, b := range got {
 		sizes = append(sizes, len(b))
 		for _, f := range b {
-			order = append(order, f.job)
+			order = append(order, f.Source)
 		}
 	}
 	if !slices.Equal(sizes, []int{5, 6}) {
 		t.Fatalf("commit sizes %v, want [5 6] (3+2, then 5+1)", sizes)
 	}
 	for i, f := range due {
-		if order[i] != f.job {
-			t.Fatalf("fire %d is %s, want %s: heap order kept", i, order[i], f.job)
+		if order[i] != f.Source {
+			t.Fatalf("fire %d is %s, want %s: heap order kept", i, order[i], f.Source)
 		}
 	}
 	if got := batches(byInstant(due[:5]), 2); len(got) != 2 || len(got[0]) != 3 {

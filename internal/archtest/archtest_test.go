@@ -9,7 +9,7 @@ import (
 // pure are the packages that may import only the standard library and each
 // other: the domain types and the pure decisions. Add a new pure package
 // here.
-var pure = []string{"app", "jobs", "jobs/cron", "jobs/calendar", "jobs/timing", "offers", "workflow", "engine", "engine/enginetest", "queue", "task", "round", "estimate", "namespace", "observe", "cmd/ejbench/internal/promtext", "internal/datadriven"}
+var pure = []string{"app", "jobs", "jobs/cron", "jobs/calendar", "jobs/timing", "scheduler/timetable", "offers", "workflow", "engine", "engine/enginetest", "queue", "task", "round", "estimate", "namespace", "observe", "cmd/ejbench/internal/promtext", "internal/datadriven"}
 
 // TestPurePackagesImportOnlyTheStandardLibrary: a pure package that gains
 // an import of, say, registry or a driver fails here, naming the import.
