@@ -202,7 +202,10 @@ func TestLostClusterFailsOver(t *testing.T) {
 	first := s.running("kept")[0].TaskID
 	ml.kill9()
 
-	eventually(t, waitLong, func() bool { rt := s.running("kept"); return len(rt) == 1 && strings.HasPrefix(rt[0].AgentID, "local:") },
+	eventually(t, waitLong, func() bool {
+		rt := s.running("kept")
+		return len(rt) == 1 && strings.HasPrefix(rt[0].AgentID, "local:")
+	},
 		"kept's shard to run again on local once remote's task counts as lost (running: %v)", late(func() any { return s.running("kept") }))
 	second := s.running("kept")[0].TaskID
 	if second == first {

@@ -98,7 +98,9 @@ func TestDrainMovesDaemons(t *testing.T) {
 	r := newRig(t)
 	r.rebuild(func(d *Deps) { d.Clusters = clusterList{{Name: "mesos"}, {Name: "k8s"}} })
 	r.addApp("app", 0.1, 32)
-	r.addJob(func(j *jobs.Config) { j.JobName, j.JobExecutionType, j.ShardingTotalCount, j.Cron = "d", jobs.Daemon, 1, "0 0 0 * * ?" })
+	r.addJob(func(j *jobs.Config) {
+		j.JobName, j.JobExecutionType, j.ShardingTotalCount, j.Cron = "d", jobs.Daemon, 1, "0 0 0 * * ?"
+	})
 	r.addJob(func(j *jobs.Config) {
 		j.JobName, j.JobExecutionType, j.ShardingTotalCount, j.Clusters, j.Cron = "pinned", jobs.Daemon, 1, []string{"mesos"}, "0 0 0 * * ?"
 	})
