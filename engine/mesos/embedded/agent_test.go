@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,5 +334,37 @@ func TestStateEndpoint(t *testing.T) {
 	e := st.Frameworks[0].Executors[0]
 	if e.ID != "e1" || e.Directory == "" || len(e.Tasks) != 1 || e.Tasks[0].ID != "t1" || e.Tasks[0].State != "TASK_RUNNING" {
 		t.Fatalf("executor %+v", e)
+	}
+}
+
+// A KILL of a launched task whose executor has no connection at that moment (a recovered
+// executor not yet subscribed again after the agent's restart) is kept and sent once the
+// executor subscribes: the scheduler kills a replaced task once, and that kill must not be
+// lost to the agent's restart.
+func TestKillWhileTheExecutorIsAwayIsDelivered(t *testing.T) {
+	c := newCluster(t, nil)
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "e1", "1", 0.1, 32), 1, 64))
+	s.ack(s.update("t1"))
+	c.mu.Lock()
+	var e *executor
+	for _, fw := range c.frameworks {
+		for _, ex := range fw.executors {
+			e = ex
+		}
+	}
+	conn := e.stream
+	e.stream = nil // away: as a recovered executor is until it subscribes again
+	c.mu.Unlock()
+	s.mustCall(&scheduler.Call{Type: scheduler.Call_KILL, Kill: &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: "t1"}}})
+	c.mu.Lock()
+	due := slices.Clone(e.killsDue)
+	c.executorAPI.executorSubscribed(e, conn, nil)
+	c.mu.Unlock()
+	if !slices.Equal(due, []string{"t1"}) {
+		t.Fatalf("kills due while the executor was away: %v", due)
+	}
+	if st := s.update("t1"); st.GetState() != mesos.TASK_KILLED || st.GetSource() != mesos.SOURCE_EXECUTOR {
+		t.Fatalf("kill once the executor is back: %s %s", st.GetState(), st.GetSource())
 	}
 }

@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"slices"
+
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -74,7 +76,9 @@ func (c *Cluster) kill(fw *framework, taskID string, agentID *mesos.AgentID) {
 		c.reconcile(fw, []scheduler.Call_Reconcile_Task{task})
 	case killEnded: // nothing to kill
 	case killAtExecutor:
-		t.exec.send(&execpb.Event{Type: execpb.Event_KILL, Kill: &execpb.Event_Kill{TaskID: t.info.TaskID}})
+		if !t.exec.send(&execpb.Event{Type: execpb.Event_KILL, Kill: &execpb.Event_Kill{TaskID: t.info.TaskID}}) && !slices.Contains(t.exec.killsDue, taskID) {
+			t.exec.killsDue = append(t.exec.killsDue, taskID)
+		}
 	case killQueued:
 		e := t.exec
 		c.agentUpdate(t, mesos.TASK_KILLED, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "Killed before delivery to the executor")

@@ -141,6 +141,12 @@ func (x *executorAPI) executorSubscribed(e *executor, s executorConn, sub *execp
 		e.send(&execpb.Event{Type: execpb.Event_SHUTDOWN})
 		return
 	}
+	for _, id := range e.killsDue {
+		if t := e.tasks[id]; t != nil && !isTerminal(t.state) {
+			e.send(&execpb.Event{Type: execpb.Event_KILL, Kill: &execpb.Event_Kill{TaskID: t.info.TaskID}})
+		}
+	}
+	e.killsDue = nil
 	e.flushQueue()
 }
 

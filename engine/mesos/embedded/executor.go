@@ -49,7 +49,11 @@ type executor struct {
 	nsGroup     string           // its tenant's group below the agent's (nsgroups.go); "": none
 	tasks       map[string]*task // tasks not yet removed, queued or launched
 	queued      []batch          // waiting for SUBSCRIBE, in launch order
-	finished    []*task          // completed tasks, for /state
+	// killsDue are KILLs of its launched tasks that came while it had no connection (a
+	// recovered executor before it subscribes again): sent once it subscribes, as a Mesos
+	// agent does, so a kill the scheduler sends once is not lost to the agent's restart.
+	killsDue    []string
+	finished    []*task // completed tasks, for /state
 	timers      []*time.Timer
 	reason      mesos.TaskStatus_Reason
 	exitStatus  *int32
