@@ -188,8 +188,10 @@ func TestCollectGarbageFollowsNoLink(t *testing.T) {
 		cfg.WorkDir, cfg.Clock, cfg.DiskUsage = work, clk, (&disk{}).get
 		cfg.GCDelay = time.Hour
 	})
-	if n := c.CollectGarbage(); n != 1 || exists(old) {
-		t.Fatalf("collected %d, the old sandbox still there: %v", n, exists(old))
+	// The agent's own collection at start may take the sandbox first (one collection runs at
+	// a time): either way it is gone once this one returns.
+	if n := c.CollectGarbage(); exists(old) {
+		t.Fatalf("collected %d, the old sandbox still there", n)
 	}
 	if b, err := os.ReadFile(keep); err != nil || string(b) != "not the tenant's" {
 		t.Fatalf("the file outside: %q %v", b, err)
