@@ -24,16 +24,28 @@ type ClusterConfig struct {
 	Engine string // embedded, mesos, kubernetes
 }
 
+// ClusterHealth is one cluster's connection as the leader's engine sees it.
+type ClusterHealth struct {
+	Name      string
+	Connected bool
+	Since     time.Time // when it last connected or was lost
+	LastError string    // why it was last lost
+}
+
 // clusterView is one cluster in GET /api/operate/clusters.
 type clusterView struct {
-	Name         string          `json:"name"`
-	Engine       string          `json:"engine"`
-	Drained      *registry.Drain `json:"drained,omitempty"`
-	Agents       int             `json:"agents"`
-	CPUCount     float64         `json:"cpuCount"`
-	MemoryMB     float64         `json:"memoryMB"`
-	AgentsError  string          `json:"agentsError,omitempty"`
-	RunningTasks int             `json:"runningTasks"`
+	Name    string          `json:"name"`
+	Engine  string          `json:"engine"`
+	Drained *registry.Drain `json:"drained,omitempty"`
+	// Connected is absent when this instance cannot tell (a standby, a single engine).
+	Connected    *bool     `json:"connected,omitempty"`
+	Since        time.Time `json:"since,omitzero"`
+	LastError    string    `json:"lastError,omitempty"`
+	Agents       int       `json:"agents"`
+	CPUCount     float64   `json:"cpuCount"`
+	MemoryMB     float64   `json:"memoryMB"`
+	AgentsError  string    `json:"agentsError,omitempty"`
+	RunningTasks int       `json:"runningTasks"`
 }
 
 // clusterHandlers serve /api/operate/clusters.
@@ -41,6 +53,7 @@ type clusterHandlers struct {
 	*core
 	live
 	clusters []ClusterConfig
+	health   func() []ClusterHealth // Options.Operate.ClusterHealth
 }
 
 func (s *clusterHandlers) routes(g *gin.RouterGroup) {
@@ -85,7 +98,24 @@ func (s *clusterHandlers) views(ctx context.Context) ([]clusterView, error) {
 		out = append(out, v)
 	}
 	s.addAgents(ctx, out)
+	s.addHealth(out)
 	return out, nil
+}
+
+// addHealth sets each cluster's connection as the leader's engine reports it; without
+// one (a standby, no term running) the fields stay absent rather than claim a state.
+func (s *clusterHandlers) addHealth(out []clusterView) {
+	if s.health == nil {
+		return
+	}
+	for _, h := range s.health() {
+		for i := range out {
+			if out[i].Name == h.Name {
+				connected := h.Connected
+				out[i].Connected, out[i].Since, out[i].LastError = &connected, h.Since.UTC(), h.LastError
+			}
+		}
+	}
 }
 
 // owns reports whether an agent id is of cluster name: its qualified prefix, or, for an

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/engine"
@@ -66,4 +67,39 @@ func TestClustersDrain(t *testing.T) {
 	}
 	e.user, e.pass = testCreds.GuestUser, testCreds.GuestPassword
 	e.wantError(e.request(http.MethodPut, "/api/operate/clusters/k8s-prod/drain", ""), http.StatusForbidden)
+}
+
+// TestClustersHealth: each cluster's connection comes from Options.Operate.ClusterHealth
+// (the leader's engine); with none (a standby, no term running) the fields are absent
+// rather than a claim that the cluster is down.
+func TestClustersHealth(t *testing.T) {
+	since := time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC)
+	var health []api.ClusterHealth
+	e := newEnv(t, withClusters(api.ClusterConfig{Name: "mesos-dc1", Engine: "mesos"}, api.ClusterConfig{Name: "k8s-prod", Engine: "kubernetes"}),
+		func(o *api.Options, _ *api.Credentials) {
+			o.Operate.ClusterHealth = func() []api.ClusterHealth { return health }
+		})
+	list := func() []map[string]any {
+		var got []map[string]any
+		if err := json.Unmarshal(e.must(http.StatusOK, http.MethodGet, "/api/operate/clusters", "").Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, c := range list() {
+		for _, k := range []string{"connected", "since", "lastError"} {
+			if _, ok := c[k]; ok {
+				t.Fatalf("not leading, yet %s is shown: %v", k, c)
+			}
+		}
+	}
+	health = []api.ClusterHealth{{Name: "mesos-dc1", Connected: true, Since: since},
+		{Name: "k8s-prod", Connected: false, Since: since.Add(time.Minute), LastError: "dial tcp: connection refused"}}
+	got := list()
+	if got[0]["connected"] != true || got[0]["since"] != "2026-11-28T06:00:00Z" || got[0]["lastError"] != nil {
+		t.Fatalf("connected cluster: %v", got[0])
+	}
+	if got[1]["connected"] != false || got[1]["since"] != "2026-11-28T06:01:00Z" || got[1]["lastError"] != "dial tcp: connection refused" {
+		t.Fatalf("lost cluster: %v", got[1])
+	}
 }

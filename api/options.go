@@ -163,6 +163,10 @@ type OperateOptions struct {
 	// Clusters are the scheduler's clusters, the home one first (clusters.go,
 	// /api/operate/clusters); none: the routes list none.
 	Clusters []ClusterConfig
+	// ClusterHealth, when set, is each cluster's connection as the leading
+	// term's engine sees it (nil or empty when not leading); nil: the
+	// listing shows none.
+	ClusterHealth func() []ClusterHealth
 }
 
 // MetricsOptions serve /metrics (metricsaccess.go).

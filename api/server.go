@@ -160,7 +160,7 @@ func newServer(o Options) *Server {
 		binding: o.Tenancy.ExecutorBinding}
 	s.tenants.auditFetch = s.auditSecretFetch
 	s.operate = &operateHandlers{core: c, live: l, replicated: o.Operate.Replicated, every: o.Operate.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
-	s.clusters = &clusterHandlers{core: c, live: l, clusters: o.Operate.Clusters}
+	s.clusters = &clusterHandlers{core: c, live: l, clusters: o.Operate.Clusters, health: o.Operate.ClusterHealth}
 	s.console = &consoleHandlers{core: c, clientAddr: o.Forwarding.ClientAddr}
 	s.definitionHandlers = &definitionHandlers{core: c, guideHandlers: s.guide, workflowHandlers: s.workflows, hist: hist}
 	return s

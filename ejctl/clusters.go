@@ -24,12 +24,29 @@ type schedCluster struct {
 	MemoryMB     float64 `json:"memoryMB"`
 	AgentsError  string  `json:"agentsError"`
 	RunningTasks int     `json:"runningTasks"`
+	// Connected is absent when the answering instance cannot tell (a standby, one cluster).
+	Connected *bool     `json:"connected"`
+	Since     time.Time `json:"since"`
+	LastError string    `json:"lastError"`
 }
 
 const clustersAPI = "/api/operate/clusters"
 
 // drainPoll is how often `cluster drain --wait` reads the work still running there.
 const drainPoll = 2 * time.Second
+
+// connectedWords: yes, no (with why it was lost), or - when the answer says nothing.
+func (s schedCluster) connectedWords() string {
+	switch {
+	case s.Connected == nil:
+		return "-"
+	case *s.Connected:
+		return "yes"
+	case s.LastError != "":
+		return "no (" + s.LastError + ")"
+	}
+	return "no"
+}
 
 func (s schedCluster) drainedWords() string {
 	if s.Drained == nil {
@@ -41,7 +58,7 @@ func (s schedCluster) drainedWords() string {
 // clustersLsCmd: ejctl cluster ls.
 func (c clusterGroup) clustersLsCmd() *cobra.Command {
 	return &cobra.Command{
-		Use: "ls", Short: "List the clusters jobs run on: engine, drain mark, agents, resources, running tasks", Args: exactArgs(),
+		Use: "ls", Short: "List the clusters jobs run on: engine, connection, drain mark, agents, resources, running tasks", Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var cs []schedCluster
 			if err := c.client.get(cmd.Context(), clustersAPI, nil, &cs); err != nil {
@@ -56,10 +73,10 @@ func (c clusterGroup) clustersLsCmd() *cobra.Command {
 				if s.AgentsError != "" {
 					agents = "? (" + s.AgentsError + ")"
 				}
-				rows = append(rows, []string{s.Name, s.Engine, s.drainedWords(), agents, strconv.FormatFloat(s.CPUCount, 'f', -1, 64),
+				rows = append(rows, []string{s.Name, s.Engine, s.connectedWords(), s.drainedWords(), agents, strconv.FormatFloat(s.CPUCount, 'f', -1, 64),
 					strconv.FormatFloat(s.MemoryMB, 'f', -1, 64), strconv.Itoa(s.RunningTasks)})
 			}
-			return c.table([]string{"NAME", "ENGINE", "DRAINED", "AGENTS", "CPUS", "MEMORY MB", "RUNNING"}, rows)
+			return c.table([]string{"NAME", "ENGINE", "CONNECTED", "DRAINED", "AGENTS", "CPUS", "MEMORY MB", "RUNNING"}, rows)
 		},
 	}
 }

@@ -12,10 +12,13 @@ import (
 func TestClusterDrainCommands(t *testing.T) {
 	s := newTestServer(t, api.Credentials{}, func(o *api.Options) {
 		o.Operate.Clusters = []api.ClusterConfig{{Name: "mesos-dc1", Engine: "mesos"}, {Name: "k8s-prod", Engine: "kubernetes"}}
+		o.Operate.ClusterHealth = func() []api.ClusterHealth {
+			return []api.ClusterHealth{{Name: "mesos-dc1", Connected: true}, {Name: "k8s-prod", LastError: "dial tcp: connection refused"}}
+		}
 	})
 	r := s.cli(t)
 	out, _ := r.must(0, "cluster", "ls")
-	has(t, "ls", out, "NAME", "ENGINE", "DRAINED", "RUNNING", "mesos-dc1", "k8s-prod", "kubernetes")
+	has(t, "ls", out, "NAME", "ENGINE", "CONNECTED", "DRAINED", "RUNNING", "mesos-dc1", "k8s-prod", "kubernetes", "yes", "no (dial tcp: connection refused)")
 	out, _ = r.must(0, "cluster", "drain", "mesos-dc1")
 	has(t, "drain", out, "cluster mesos-dc1 drained: empty")
 	if d, err := s.reg.Clusters().Drained(context.Background()); err != nil || len(d) != 1 {

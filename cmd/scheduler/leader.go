@@ -14,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/api/crd"
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
+	"github.com/ejcloud/elasticjob/engine/clusters"
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/history"
@@ -111,6 +112,9 @@ type leaderWork struct {
 	// resolveAppURL rewrites hosted package URLs to this instance's own.
 	resolveAppURL func(string) string
 	current       atomic.Pointer[scheduler.Scheduler]
+	// composed is the term's engine while it runs, when it composes several
+	// clusters: the API shows their connections (clusterHealth).
+	composed atomic.Pointer[clusters.Engine]
 	// flowObserver records workflow runs (metrics, history); workflow.go.
 	flowObserver engine.Observer
 	secrets      *secrets.Keyring // secrets_key_file (nil: none)
@@ -202,7 +206,14 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			defer l.current.Store(nil)
 			return sched.Run(ctx)
 		}},
-		{Name: l.engines.name, Run: func(ctx context.Context) error { return client.Run(ctx, sched) }},
+		{Name: l.engines.name, Run: func(ctx context.Context) error {
+			if ce, ok := client.(*clusters.Engine); ok {
+				l.composed.Store(ce)
+				// A later term may have stored its own by the time this one ends.
+				defer l.composed.CompareAndSwap(ce, nil)
+			}
+			return client.Run(ctx, sched)
+		}},
 		{Name: "workflows", Run: flows.Run},
 	}
 	loops = append(loops, leader.Loop{Name: "namespace usage", Run: nsusage.Sampler{Registry: reg, Series: l.mx.NamespaceSeries(),
@@ -258,6 +269,21 @@ func (l *leaderWork) recentRuns(reg *registry.Registry) scheduler.RecentRuns {
 
 // scheduler returns the scheduler of the term in force, or nil.
 func (l *leaderWork) scheduler() *scheduler.Scheduler { return l.current.Load() }
+
+// clusterHealth is each cluster's connection as the running term's composed engine sees
+// it; nil when no term runs here (a standby) or the engine is a single cluster's.
+func (l *leaderWork) clusterHealth() []api.ClusterHealth {
+	ce := l.composed.Load()
+	if ce == nil {
+		return nil
+	}
+	hs := ce.Health()
+	out := make([]api.ClusterHealth, len(hs))
+	for i, h := range hs {
+		out[i] = api.ClusterHealth(h)
+	}
+	return out
+}
 
 // apiCluster adapts the leadership to what the API needs to route writes.
 type apiCluster struct{ lead leadership }

@@ -285,7 +285,7 @@ func apiOptions(ctx context.Context, cfg config.Config, log *slog.Logger, p apiP
 				return idleExecutors(ctx, work.scheduler(), ns)
 			},
 		},
-		Operate: api.OperateOptions{Pprof: cfg.DebugPprof, Clusters: clusterConfigs(cfg)},
+		Operate: api.OperateOptions{Pprof: cfg.DebugPprof, Clusters: clusterConfigs(cfg), ClusterHealth: work.clusterHealth},
 		Metrics: api.MetricsOptions{Gatherer: mx.Gatherer()},
 		Files:   api.Files{Web: web.FS(), Artifacts: work.engines.exe.artifacts},
 	}
