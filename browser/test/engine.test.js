@@ -20,6 +20,10 @@ async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
   await waitFor(page, '#page[data-ready]:not([data-stale])', { inFlight, logPath: s.logPath });
 }
+// GET /api/operate/cluster (the engine and its agents) and GET /api/operate/clusters (the
+// configured clusters), each rewritten by a test without catching the other.
+const CLUSTER_VIEW = /\/api\/operate\/cluster(\?.*)?$/;
+const CLUSTERS = /\/api\/operate\/clusters(\?.*)?$/;
 const capsShown = () => page.$$eval('#engine-caps [data-cap]', (els) => Object.fromEntries(els.map((e) => [e.dataset.cap, e.dataset.on === 'true'])));
 
 before(async () => {
@@ -81,7 +85,7 @@ test('with logs and sandboxes declared the console offers them', async () => {
 
 test('an engine without logs, sandboxes or a cluster view: the console does not offer them', async () => {
   // the engine's declaration as an engine without these would send it; the rest is the server's
-  await page.route('**/api/operate/cluster*', async (route) => {
+  await page.route(CLUSTER_VIEW, async (route) => {
     const res = await route.fetch();
     const c = await res.json();
     c.engine.capabilities = { ...c.engine.capabilities, logs: false, sandboxes: false, clusterView: false };
@@ -114,7 +118,38 @@ test('an engine without logs, sandboxes or a cluster view: the console does not 
   await page.selectOption('#lang', 'zh');
   await page.waitForFunction(() => /不提供任务日志/.test((document.querySelector('#no-logs') || {}).textContent || ''));
   await page.selectOption('#lang', 'en');
-  await page.unroute('**/api/operate/cluster*');
+  await page.unroute(CLUSTER_VIEW);
+});
+
+test('the cluster page lists the clusters, each with its connection as the leader sees it', async () => {
+  // one engine: the one cluster, its connection not claimed (only a composed engine tells)
+  await nav('#/cluster');
+  await page.waitForSelector('#clusters-list tr[data-cluster=default]');
+  assert.equal(await page.getAttribute('#clusters-list tr[data-cluster=default]', 'data-connected'), '');
+  assert.match(await page.textContent('#clusters-list tr[data-cluster=default]'), /embedded/);
+  // several clusters as the leader answers them (the rest is the page's)
+  const since = '2026-11-28T06:00:00Z';
+  await page.route(CLUSTERS, (route) => route.fulfill({ json: [
+    { name: 'dc1', engine: 'mesos', connected: true, since, agents: 2, cpuCount: 8, memoryMB: 8192, runningTasks: 3 },
+    { name: 'k8s', engine: 'kubernetes', connected: false, since, lastError: 'watch: connection refused',
+      drained: { cluster: 'k8s', by: 'console:admin', since }, agents: 0, cpuCount: 0, memoryMB: 0, agentsError: 'no route to host', runningTasks: 1 },
+  ] }));
+  await nav('#/dashboard'); // the same hash again would not load the page
+  await nav('#/cluster');
+  await page.waitForSelector('#clusters-list tr[data-cluster=k8s]');
+  assert.equal(await page.getAttribute('#clusters-list tr[data-cluster=dc1]', 'data-connected'), 'true');
+  assert.equal(await page.getAttribute('#clusters-list tr[data-cluster=k8s]', 'data-connected'), 'false');
+  const dc1 = await page.textContent('#clusters-list tr[data-cluster=dc1]');
+  assert.match(dc1, /connected/);
+  assert.match(dc1, /Mesos/);
+  const k8s = await page.textContent('#clusters-list tr[data-cluster=k8s]');
+  for (const want of [/lost/, /watch: connection refused/, /drained/, /console:admin/, /no route to host/]) assert.match(k8s, want);
+  await shot('clusters-en');
+  await page.selectOption('#lang', 'zh');
+  await page.waitForFunction(() => /已断开/.test((document.querySelector('#clusters-list') || {}).textContent || ''));
+  await shot('clusters-zh');
+  await page.selectOption('#lang', 'en');
+  await page.unroute(CLUSTERS);
 });
 
 test('no page error and no missing translation', () => {

@@ -1,6 +1,7 @@
 // Cluster: leader, standbys, the Mesos master and the agents with their
 // free resources; on Kubernetes the nodes with their free resources and the
-// pods of this scheduler's tasks.
+// pods of this scheduler's tasks. With several clusters (clusters_file), each
+// cluster's connection, drain mark, resources and running work first.
 import { t } from '../i18n.js';
 import { get, optional, session, primeEngineCaps } from '../api.js';
 import { h, clear, btn, loading, tag, kv, errText, fmtNum, timeCell } from '../ui.js';
@@ -16,6 +17,8 @@ export default async function cluster(el) {
     primeEngineCaps(c);
     const store = h('div', { id: 'store' });
     if (session.admin || session.open) loadStore(store);
+    const clusters = h('div', { id: 'clusters' });
+    loadClusters(clusters);
     const eng = c.engine || {};
     const caps = eng.capabilities || {};
     const noView = eng.capabilities && caps.clusterView === false;
@@ -62,6 +65,7 @@ export default async function cluster(el) {
           h('td', roleTag(m.role), m.self ? h('div.muted', t('cl.thisOne')) : null),
           h('td.wrap.mono', m.url || ''), h('td.wrap', m.hostname || ''), h('td.wrap.mono', m.id || ''), h('td', timeCell(m.started)))) :
           h('tr', h('td', { colspan: 5 }, h('div.nodata', t('cl.noLeader'))))))),
+      clusters,
       store,
       kube ? kubeNodes(kube, nodes, bar) : null,
       noView ? h('div.nodata', { id: 'no-cluster-view' }, t('cl.noView')) : null,
@@ -80,6 +84,38 @@ export default async function cluster(el) {
           h('td.words.mono', String((a.resources || {}).ports || '')))) : h('tr', h('td', { colspan: 8 }, h('div.nodata', t('cl.noAgents'))))))));
   }
   await load();
+}
+
+// loadClusters fills el with the scheduler's clusters (GET /operate/clusters): each with
+// its engine, its connection as the leader's engine sees it (a standby cannot tell), its
+// drain mark, its agents or nodes with their CPUs and memory, and the tasks running there.
+async function loadClusters(el) {
+  let cs;
+  try { cs = await optional('/operate/clusters'); } catch (e) {
+    if (!(e && e.status === 403)) clear(el, h('div.alert.bad', t('cl.clustersError') + ': ' + errText(e)));
+    return;
+  }
+  if (!Array.isArray(cs) || !cs.length) return;
+  const conn = (c) => {
+    if (typeof c.connected !== 'boolean') return h('span.muted', { title: t('cl.connUnknown') }, '—');
+    return h('span',
+      c.connected ? tag(t('cl.connYes'), 'ok') : tag(t('cl.connNo'), 'bad'),
+      c.since ? h('div.muted', timeCell(c.since)) : null,
+      !c.connected && c.lastError ? h('div.muted.wrap', c.lastError) : null);
+  };
+  clear(el,
+    h('h2', t('cl.clusters')),
+    h('div.tw', h('table.t', { id: 'clusters-list' },
+      h('thead', h('tr', [t('cl.clusterName'), t('cl.engine'), t('cl.connected'), t('cl.drained'), t('cl.agents'), t('cl.cpus'), t('cl.memMB'), t('cl.runningTasks')].map((x) => h('th', x)))),
+      h('tbody', cs.map((c) => h('tr', { 'data-cluster': c.name, 'data-connected': typeof c.connected === 'boolean' ? String(c.connected) : '' },
+        h('td.mono', c.name),
+        h('td', t('cl.engine.' + c.engine, null, c.engine || '')),
+        h('td', conn(c)),
+        h('td', c.drained ? h('span', tag(t('cl.drainedYes'), 'warn'), h('div.muted', timeCell(c.drained.since)), c.drained.by ? h('div.muted.mono', c.drained.by) : null) : '—'),
+        h('td', c.agentsError ? h('span', { title: c.agentsError }, tag('?', 'bad'), h('div.muted.wrap', c.agentsError)) : String(num(c.agents))),
+        h('td', fmtNum(num(c.cpuCount))),
+        h('td', fmtNum(num(c.memoryMB), 0)),
+        h('td', String(num(c.runningTasks)))))))));
 }
 
 const mib = (n) => fmtNum(num(n) / 1048576, 1) + ' MiB';
