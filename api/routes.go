@@ -164,7 +164,7 @@ func (s *Server) cronRoutes(g *gin.RouterGroup) {
 
 // Workflows: /api/workflow (docs/workflows.md). The handlers validate and
 // write configs and new runs, and write cancel and retry requests into a
-// run; the leader's engine (workflow/engine) advances runs.
+// run; the leader's engine (flowengine) advances runs.
 func (s *Server) workflowRoutes(g *gin.RouterGroup) {
 	g.POST("", s.workflows.registerWorkflow)
 	g.PUT("", s.workflows.updateWorkflow)

@@ -41,9 +41,8 @@ func fireAllDue(r *rig, p *Producer) {
 
 // TestAnEnableAppliedLateFiresFromItsInstant: the leader's loop applied an
 // enable 4.2 s after its commit (held as the agents were killed); the
-// job's fires from the enable on are due
-// at once by its misfire rule, not lost (etcd fault soak, seed 702, sk057:
-// enabled at 09:39:22.7, its fires of :24 and :26 lost, the first at :28).
+// job's fires from the enable on are due at once by its misfire rule, not
+// lost.
 func TestAnEnableAppliedLateFiresFromItsInstant(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
@@ -113,11 +112,11 @@ func TestAChangeAppliedLateFiresNoInstantAgain(t *testing.T) {
 }
 
 // TestAnOldCronsInstantNeverFiresAfterAnUpdate: a cron update committed
-// before the old cron's next instant, applied by the loop only after it
-// (etcd fault soak, seed 11: an unexplained run): that instant, after the
-// change's stamp, passed the job's gate and fired. It is void now (the
-// fire carries the configuration it was computed from), and the job
-// fires on the new cron from the change's instant.
+// before the old cron's next instant, applied by the loop only after it:
+// that instant, after the change's stamp, would pass the job's gate and
+// fire a run of a cron no longer in force. It is void (the fire carries
+// the configuration it was computed from), and the job fires on the new
+// cron from the change's instant.
 func TestAnOldCronsInstantNeverFiresAfterAnUpdate(t *testing.T) {
 	for _, misfire := range []bool{false, true} {
 		t.Run(fmt.Sprintf("misfire=%v", misfire), func(t *testing.T) {
@@ -194,9 +193,9 @@ func TestAChangeAppliedDuringAFireCommit(t *testing.T) {
 // configuration, and the loop's reschedule for the update comes only
 // while the fire of 4 s is in flight. The fire of 2 s is void, and the
 // producer reschedules the job from the update's instant itself, so 2 s
-// fires on the new configuration, late, instead of being lost (it was,
-// before); the fire of 4 s lands, so the loop's reschedule does not
-// schedule its instant again.
+// fires on the new configuration, late, instead of being lost; the fire
+// of 4 s lands, so the loop's reschedule does not schedule its instant
+// again.
 func TestAChangesRescheduleCountsANewFireInFlight(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)

@@ -78,9 +78,8 @@ func (d disablingDispatcher) TriggerMissed(ctx context.Context, missed map[strin
 
 // TestProducerDropsAFireCommittedAsItsJobWasDisabled: a disable whose
 // clearing ran while a fire's commit was in flight leaves no pending
-// execution behind (etcd fault soak seed 532, sk171: the fire of 06:07:12
-// started at 06:08:44, when the job was enabled again); the other job's
-// fire stays.
+// execution behind, which would otherwise start when the job is enabled
+// again, long after its instant; the other job's fire stays.
 func TestProducerDropsAFireCommittedAsItsJobWasDisabled(t *testing.T) {
 	checkDisabledJobsFireLeavesNothing(t, func(r *rig) Dispatcher { return disablingDispatcher{r: r, job: "a"} },
 		"the disabled job keeps %d pending execution(s)")
@@ -111,12 +110,11 @@ func (d unseenDisableDispatcher) TriggerMissed(ctx context.Context, missed map[s
 	return d.r.reg.Schedule().TriggerMissedOnce(ctx, missed, now, commit)
 }
 
-// TestProducerFireNeverLandsAfterAnUnseenDisable: the zk fault soak's
-// stale run (seed 53, sk025: disabled 07:46:16.598, its fire of 07:46:18
-// ran at 07:46:20.207, 5 ms after the enable): a disable the leader has
-// not seen when its fire commit lands leaves nothing pending for the
-// enable to run, by the fire's own commit (registry/gate.go), not by any
-// clearing after it. The other job's fire stays.
+// TestProducerFireNeverLandsAfterAnUnseenDisable: a disable the leader
+// has not seen when its fire commit lands leaves nothing pending for the
+// enable to run (a fire of an instant the job spent disabled, run just
+// after the enable), by the fire's own commit (registry/gate.go), not by
+// any clearing after it. The other job's fire stays.
 func TestProducerFireNeverLandsAfterAnUnseenDisable(t *testing.T) {
 	checkDisabledJobsFireLeavesNothing(t, func(r *rig) Dispatcher { return unseenDisableDispatcher{r: r, job: "a"} },
 		"enabled again, the job has %d pending execution(s) of an instant it spent disabled")

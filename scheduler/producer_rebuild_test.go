@@ -12,9 +12,9 @@ import (
 // TestRebuildWorksSchedulesOutWithoutTheLock: a term's start works out
 // every job's next fire (100,000 jobs: 0.7 s at a takeover) without the
 // producer's lock, so the launcher's first round, which asks NextFireAt,
-// does not wait for it (issue 54: the first launch came 0.55 s after its
-// round's decision). While it runs the soonest fire is unknown (any
-// moment); a job changed and rescheduled meanwhile keeps that schedule.
+// does not wait for it (its launches would come long after its
+// decision). While it runs the soonest fire is unknown (any moment); a
+// job changed and rescheduled meanwhile keeps that schedule.
 func TestRebuildWorksSchedulesOutWithoutTheLock(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)

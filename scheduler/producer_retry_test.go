@@ -30,9 +30,8 @@ func (k *refusingKV) Commit(ctx context.Context, ops ...store.Op) error {
 	return k.KV.Commit(ctx, ops...)
 }
 
-// A fire commit the store refuses is retried until it commits: the term
-// goes on, so no catch-up would replay it (the fault soak lost fires on a
-// full disk before).
+// A fire commit the store refuses (a full disk) is retried until it
+// commits: the term goes on, so no catch-up would replay it.
 func TestProducerRetriesAFireCommitTheStoreRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -61,11 +60,11 @@ func TestProducerRetriesAFireCommitTheStoreRefused(t *testing.T) {
 	}
 }
 
-// A catch-up whose commit the store refuses is tried again until it
-// commits: giving up, the term went on from its own clock and its first
-// fire commit moved the watermark past the missed fires, so no leader ever
-// replayed them (misfire=true fires lost in the fault soak, seed 53: a
-// lost quorum or a slow registry at the start of a term).
+// A catch-up whose commit the store refuses (a lost quorum or a slow
+// registry at the start of a term) is tried again until it commits:
+// giving up, the term would go on from its own clock and its first fire
+// commit would move the watermark past the missed fires, so no leader
+// would ever replay them (misfire=true fires lost).
 func TestProducerRetriesACatchUpTheStoreRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

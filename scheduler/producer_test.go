@@ -126,8 +126,7 @@ func TestProducerSkipsDisabledAndDaemonJobsAndReschedules(t *testing.T) {
 // 12 periods (a paused leader, a commit the store held) replays every
 // missed instant of a misfire=true job, each its own pending execution,
 // and collapses a misfire=false job's into one (docs/jobs.md, the stall
-// rule; etcd fault soak seed 611: 22 misfire=true fires skipped after
-// fire commits of 7-9 s); both are on schedule after.
+// rule); both are on schedule after.
 func TestProducerStallReplaysOnlyMisfireJobs(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
@@ -386,11 +385,10 @@ func TestFireLeadLongerThanThePeriodHoldsTheNextFire(t *testing.T) {
 	}
 }
 
-// The catch-up of a takeover is marked as one (issue 57 item 6: after a
-// leader's kill -9 the missed fire and the on-time fire ran ms apart, both
-// NORMAL_TRIGGER by cron, and looked like a double run): queued by
-// "catch-up", it launches with source MISFIRE; the next on-time fire is
-// NORMAL_TRIGGER by cron.
+// The catch-up of a takeover is marked as one, so that after a leader's
+// kill -9 the missed fire and the on-time fire, run ms apart, do not look
+// like a double run: queued by "catch-up", it launches with source
+// MISFIRE; the next on-time fire is NORMAL_TRIGGER by cron.
 func TestCatchUpIsMarked(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
@@ -419,12 +417,12 @@ func TestCatchUpIsMarked(t *testing.T) {
 }
 
 // TestCatchUpCountsFromTheLastChange: a takeover's catch-up replays only
-// fires of the config in force at each instant. A cron update sent while
-// no leader fired (the soak's ZooKeeper seed 101, job sk000: the update
-// committed once the quorum was back, and the next leader replayed the new
-// cron's instants from before it) counts from the update; a job
-// registered meanwhile from its registration; one with neither recorded
-// from the watermark.
+// fires of the config in force at each instant. A cron update committed
+// while no leader fired (once the quorum was back, before the next leader
+// took over) counts from the update, not from the watermark, which would
+// replay the new cron's instants from before it; a job registered
+// meanwhile counts from its registration; one with neither recorded from
+// the watermark.
 func TestCatchUpCountsFromTheLastChange(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)
@@ -434,8 +432,8 @@ func TestCatchUpCountsFromTheLastChange(t *testing.T) {
 	if err := r.reg.Work().TriggerMany(r.ctx, map[string]bool{}, t0.Add(-20*time.Second), t0.Add(-20*time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
-	// With no leader: sk000's update at t0-2.5s to every second, and a job
-	// registered at t0-1.5s.
+	// With no leader: updated's update at t0-2.5s to every second, and a
+	// job registered at t0-1.5s.
 	updated.Cron = "* * * * * ?"
 	if err := r.reg.Config().UpdateJobAt(r.ctx, updated, t0.Add(-2500*time.Millisecond)); err != nil {
 		t.Fatal(err)

@@ -109,6 +109,13 @@ for d in ../shared/mesos-1.11; do # beside the repository (the working directory
 done
 if [ -n "$mesos_home" ]; then echo "== real Mesos tier: against the Mesos build at $mesos_home"
 else echo "== real Mesos tier: skipped: no Mesos build at ../shared/mesos-1.11 (set EJ_MESOS_HOME)"; fi
+# The libraries the Mesos binaries need are installed once, here (the build's start.sh runs
+# apt-get), rather than by the two tiers that start Mesos, at the same time, from their tests.
+if [ -n "$mesos_home" ] && ldd "$mesos_home/bin/mesos-master" 2>/dev/null | grep -q "not found"; then
+	phase "installing the libraries the Mesos build needs"
+	{ bash "$mesos_home/start.sh" "$logs/mesos-libs" >/dev/null && bash "$mesos_home/stop.sh" "$logs/mesos-libs" >/dev/null; } ||
+		echo "== the Mesos build's start.sh failed (its tiers will try again): $(tail -3 "$logs/mesos-libs/"*.log 2>/dev/null)"
+fi
 
 # Every fuzz target's seed corpus (f.Add and testdata/fuzz) runs as a test in go test below.
 # Fuzzing itself is `make fuzz`: its builds instrument every package again (SQLite's

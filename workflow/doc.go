@@ -4,8 +4,8 @@
 // validation); a run is one execution of the DAG (run.go: run and node
 // states, cancel and retry); Step (step.go) is the pure decision that
 // advances a run from what is known of its nodes' executions. The leader's
-// engine (package workflow/engine) reads the registry, calls Step, commits
-// the result with the term's fence and then acts on it.
+// engine (package flowengine) reads the registry, calls Step, commits the
+// result with the term's fence and then acts on it.
 //
 // Run lifecycle:
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/ejcloud/elasticjob/election"
 	"github.com/ejcloud/elasticjob/engine/clusters"
 	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/flowengine"
 	"github.com/ejcloud/elasticjob/history"
 	"github.com/ejcloud/elasticjob/history/webhook"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -30,7 +31,6 @@ import (
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/store/cache"
 	zkstore "github.com/ejcloud/elasticjob/store/zk"
-	"github.com/ejcloud/elasticjob/workflow/engine"
 )
 
 // leadership is leader election as this process uses it: election.Solo in
@@ -116,7 +116,7 @@ type leaderWork struct {
 	// clusters: the API shows their connections (clusterHealth).
 	composed atomic.Pointer[clusters.Engine]
 	// flowObserver records workflow runs (metrics, history); workflow.go.
-	flowObserver engine.Observer
+	flowObserver flowengine.Observer
 	secrets      *secrets.Keyring // secrets_key_file (nil: none)
 	defs         crd.Definitions  // the API's definitions, for the objects' reconciler (crds.go)
 	// catalog is the configuration as this instance holds it, kept

@@ -113,7 +113,7 @@
 //
 // # Workflows
 //
-// WorkflowObserver (a workflow/engine Observer) records workflow history:
+// WorkflowObserver (a flowengine Observer) records workflow history:
 // WORKFLOW_RUN_LOG gets a row per run, upserted at every committed change
 // of the run (state, times, node counts) and guarded by the run's registry
 // version, so an older state written late (by a deposed leader's spool)

@@ -155,7 +155,7 @@ func (s *sqlWriter) runUpsert() string {
 }
 
 // WorkflowObserver records workflow runs and node executions (it is a
-// workflow/engine Observer): a run row at every change, a node row for
+// flowengine Observer): a run row at every change, a node row for
 // every node that ended.
 type WorkflowObserver struct{ rec Recorder }
 

@@ -87,29 +87,9 @@ func (g graph) soakImports(allowed map[string][]string) []string {
 // moved, without the other.
 func TestNoFolderCircle(t *testing.T) {
 	g := loadGraph(t)
-	found := map[string]bool{}
 	for _, c := range g.folderCircles() {
-		found[c.key()] = true
-		if why, ok := circlesPending[c.key()]; ok {
-			t.Logf("folders in a circle, not broken yet (%s): %s", why, c.arrows)
-			continue
-		}
 		t.Errorf("folders in a circle: %s", c.arrows)
 	}
-	for k := range circlesPending {
-		if !found[k] {
-			t.Errorf("circlesPending lists %q, which is no circle any more: delete the entry", k)
-		}
-	}
-}
-
-// circlesPending are the folder circles known and not broken yet, by their
-// folders, with why. workflow/engine, a leader loop over the registry,
-// sits under workflow, the domain the registry stores; it is being
-// reworked (the timetable's producer takes its cron loop) and moves out
-// of workflow/ after that, which breaks the circle.
-var circlesPending = map[string]string{
-	"registry workflow": "workflow/engine, a leader loop, sits under the workflow domain",
 }
 
 // circle is a circle of sibling folders: the folders, and for each arrow

@@ -1,4 +1,4 @@
-package engine
+package flowengine
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

@@ -1,4 +1,4 @@
-// Package engine is the leader's workflow loop: one Engine per leadership
+// Package flowengine is the leader's workflow loop: one Engine per leadership
 // term, run beside the scheduler with the term's fenced registry, so run
 // state is advanced only by the leader and a deposed leader's writes fail.
 //
@@ -36,4 +36,4 @@
 //
 // Cron fires and their watermark are in cron.go; runs beyond
 // maxConcurrentRuns wait QUEUED and begin oldest first (mayBegin).
-package engine
+package flowengine
