@@ -189,9 +189,13 @@ func TestLostClusterFailsOver(t *testing.T) {
 	}
 	s := startScheduler(t, schedOpts{extra: []string{"--clusters-file", list, "--allow-file-app-urls=true", "--task-unreachable-timeout", "2s"}})
 	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	// The namespace's clusters, not the job's: remote alone while the shard first launches
+	// (a round places it on the first cluster with room now, and local may offer first),
+	// then both, which a running TRANSIENT shard does not notice (a job's update would stop it).
+	s.must(http.MethodPut, "/api/namespaces/default", map[string]any{"clusters": []string{"remote"}})
 	out := outDir(t)
 	j := recorderJob("kept", "rec", out, 1)
-	j.Failover, j.Clusters = true, []string{"remote", "local"}
+	j.Failover = true
 	j.Props = map[string]string{"script.command.line": "bin/gate.sh"}
 	s.registerJob(j)
 	s.triggerTaken("kept", func() bool { return starts(t, out) == 1 })
@@ -200,6 +204,7 @@ func TestLostClusterFailsOver(t *testing.T) {
 		return len(rt) == 1 && strings.HasPrefix(rt[0].AgentID, "remote:") && rt[0].State == "TASK_RUNNING"
 	}, "kept running on remote (running: %v)", late(func() any { return s.running("kept") }))
 	first := s.running("kept")[0].TaskID
+	s.must(http.MethodPut, "/api/namespaces/default", map[string]any{"clusters": []string{"remote", "local"}})
 	ml.kill9()
 
 	eventually(t, waitLong, func() bool {
