@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"time"
 
 	"github.com/ejcloud/elasticjob/api"
@@ -132,20 +131,11 @@ var _ engine.TaskFiles = composedReads(nil)
 
 // Capabilities are what every cluster can do together, as the composition declares them.
 func (c composedReads) Capabilities() engine.Capabilities {
-	var out engine.Capabilities
+	caps := make([]engine.Capabilities, len(c))
 	for i, m := range c {
-		mc := m.eng.reads.Capabilities()
-		if i == 0 {
-			out = mc
-			continue
-		}
-		out.Checkpointing = out.Checkpointing && mc.Checkpointing
-		out.ExecutorSharing = out.ExecutorSharing && mc.ExecutorSharing
-		out.Logs, out.Sandboxes = out.Logs || mc.Logs, out.Sandboxes || mc.Sandboxes
-		out.ClusterView, out.Capacity = out.ClusterView || mc.ClusterView, out.Capacity || mc.Capacity
-		out.Accepts = min(out.InFlight(), mc.InFlight())
+		caps[i] = m.eng.reads.Capabilities()
 	}
-	return out
+	return clusters.Combined(caps...)
 }
 
 // TaskLog asks each cluster in turn: a task id names no cluster, and each engine answers
@@ -247,24 +237,12 @@ func (c composedReads) ClusterView(ctx context.Context) engine.View {
 
 // Agents lists every reachable cluster's agents, their ids qualified.
 func (c composedReads) Agents(ctx context.Context) ([]engine.Agent, error) {
-	var out []engine.Agent
-	var errs []error
-	for _, m := range c {
-		as, err := m.eng.reads.Agents(ctx)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("cluster %s: %w", m.name, err))
-			continue
-		}
-		for _, a := range as {
-			a.ID = engine.QualifyID(m.name, a.ID)
-			out = append(out, a)
-		}
+	names := make([]string, len(c))
+	invs := make([]engine.Inventory, len(c))
+	for i, m := range c {
+		names[i], invs[i] = m.name, m.eng.reads
 	}
-	if len(errs) == len(c) {
-		return nil, errors.Join(errs...)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	return clusters.AgentsOf(ctx, names, invs, nil)
 }
 
 // clusterStates tells the launch round which clusters there are and which are drained: the

@@ -206,9 +206,18 @@ func (e *Engine) Shutdown(ctx context.Context, executorID, agentID string) error
 // every cluster shares them (the round then never counts an executor as kept where it is
 // not), and a round's ACCEPTs in flight are the fewest any cluster takes.
 func (e *Engine) Capabilities() engine.Capabilities {
-	var c engine.Capabilities
+	caps := make([]engine.Capabilities, len(e.members))
 	for i, m := range e.members {
-		mc := m.Term.Capabilities()
+		caps[i] = m.Term.Capabilities()
+	}
+	return Combined(caps...)
+}
+
+// Combined is what clusters of these capabilities can do together (Engine.Capabilities):
+// the API's reads of several clusters declare the same.
+func Combined(caps ...engine.Capabilities) engine.Capabilities {
+	var c engine.Capabilities
+	for i, mc := range caps {
 		if i == 0 {
 			c = mc
 			continue

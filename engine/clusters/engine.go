@@ -175,21 +175,37 @@ func (e *Engine) Health() []Health {
 // inventory cannot be read is left out (its agents vanish from the round's view), and
 // only when none can be read is the answer an error.
 func (e *Engine) Agents(ctx context.Context) ([]engine.Agent, error) {
+	names := make([]string, len(e.members))
+	invs := make([]engine.Inventory, len(e.members))
+	for i, m := range e.members {
+		names[i], invs[i] = m.Name, m.Term
+	}
+	return AgentsOf(ctx, names, invs, func(name string, err error) {
+		e.log.Warn("a cluster's agents could not be read; they are left out", "cluster", name, "err", err)
+	})
+}
+
+// AgentsOf reads each named cluster's inventory, its agents' ids qualified with the name,
+// sorted by id. A cluster that cannot be read is left out (lost hears why); only when none
+// can be read is the answer an error.
+func AgentsOf(ctx context.Context, names []string, invs []engine.Inventory, lost func(name string, err error)) ([]engine.Agent, error) {
 	var out []engine.Agent
 	var errs []error
-	for _, m := range e.members {
-		as, err := m.Term.Agents(ctx)
+	for i, inv := range invs {
+		as, err := inv.Agents(ctx)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("cluster %s: %w", m.Name, err))
-			e.log.Warn("a cluster's agents could not be read; they are left out", "cluster", m.Name, "err", err)
+			errs = append(errs, fmt.Errorf("cluster %s: %w", names[i], err))
+			if lost != nil {
+				lost(names[i], err)
+			}
 			continue
 		}
 		for _, a := range as {
-			a.ID = engine.QualifyID(m.Name, a.ID)
+			a.ID = engine.QualifyID(names[i], a.ID)
 			out = append(out, a)
 		}
 	}
-	if len(errs) == len(e.members) {
+	if len(errs) == len(invs) {
 		return nil, errors.Join(errs...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
