@@ -51,6 +51,21 @@ finish() {
 	return "$status"
 }
 
+# Where the go test phase's CPU went: scripts/testexec.sh, go test's -exec, logs each
+# package's wall and the CPU of its test binary and of what that waited for (the e2e
+# tests' schedulers, agents and services); the machine's busy time over the phase says
+# how much of it was go test compiling and linking the test binaries, and the browser
+# tier beside it.
+export EJ_TEST_ROOT="$PWD" EJ_TEST_CPU_LOG="$logs/cpu"
+busy() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.0f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
+cpu_summary() {
+	[ -s "$EJ_TEST_CPU_LOG" ] || return 0
+	local used
+	used=$(($(busy) - $2))
+	echo "== CPU of the go test phase: ${1} s wall, the machine busy ${used} CPU-s of $((${1} * $(nproc))); the test binaries and what they waited for:"
+	sort -k3 -rn "$EJ_TEST_CPU_LOG" | awk '{ sum += $3; if (NR <= 15) printf "   %7.1f CPU-s %7.1f s wall  %s\n", $3, $2, $1 } END { printf "   %7.1f CPU-s in all (%d packages); the rest is compiling, linking and the tiers beside go test\n", sum, NR }'
+}
+
 phase "compiling in the background: the race build then go vet over it, and make build"
 go mod download
 # vet with -race reuses the race build's compiled packages instead of
@@ -147,15 +162,17 @@ if [ -n "$k8s_home" ]; then
 	# The longest tier (its cluster, the installed scheduler's image): it runs beside the other
 	# packages from now on instead of taking one of go test's two slots late.
 	phase "real Kubernetes tier, in the background"
-	background realkube go test -race -count=1 -tags e2e -timeout 25m ./e2e/realkube/
+	background realkube go test -race -count=1 -tags e2e -timeout 25m -exec "$PWD/scripts/testexec.sh" ./e2e/realkube/
 else echo "== real Kubernetes tier: skipped: no Kubernetes build at ../shared/k8s-1.37 (set EJ_K8S_HOME)"; fi
 
 phase "unit, conformance, integration and end-to-end tests (race detector on)"
 log="$logs/go-test"
+gostart=$SECONDS
+busy0=$(busy)
 set +e
 pkgs=$(go list -tags e2e ./...)
 if [ -n "$k8s_home" ]; then pkgs=$(echo "$pkgs" | grep -v '/e2e/realkube$'); fi
-go test -race -count=1 -tags e2e -timeout 25m $pkgs 2>&1 | tee "$log"
+go test -race -count=1 -tags e2e -timeout 25m -exec "$PWD/scripts/testexec.sh" $pkgs 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ -n "$k8s_home" ]; then
 	kstatus=0
@@ -167,6 +184,7 @@ set -e
 passed=$(grep -c '^ok' "$log" || true)
 failed=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 phase "packages: $passed passed, $failed failed"
+cpu_summary "$((SECONDS - gostart))" "$busy0"
 # What each failed test said first (its messages, before the logs a failed
 # test dumps), right under the count and again at the very end, so that an
 # excerpt of the output around either names the failures.
