@@ -55,6 +55,10 @@ type expect struct {
 	queuedBy time.Time
 	// stagedFrom is the earliest its execution may be queued.
 	stagedFrom time.Time
+	// relaunchBy bounds when a FAILOVER relaunch standing for it (Relaunch) may start;
+	// heldRelaunchBy when the relaunch of a never-started execution it collapsed into may
+	// (Collapse; zero: no such collapse).
+	relaunchBy, heldRelaunchBy time.Time
 	// last: its window is the job's last and was open at the end.
 	last bool
 	// rules names the rules that applied, in order (for the tests and for debugging a verdict).
@@ -175,8 +179,24 @@ var expectRules = []expectRule{
 		return applied
 	}},
 	// A task that never started (its agent died first, its launch lapsed with its term) runs again
-	// at once as FAILOVER (docs/jobs.md, failover): the fire's own start may be that one.
-	{"failover-relaunch", func(e *expect, _ expectEnv) bool { e.fates |= Relaunch; return true }},
+	// at once as FAILOVER (docs/jobs.md, failover), once reconciliation finds it unknown: the
+	// fire's own start may be that one, within a minute.
+	{"failover-relaunch", func(e *expect, _ expectEnv) bool {
+		e.fates |= Relaunch
+		e.relaunchBy = e.at.Add(relaunchWithin)
+		return true
+	}},
+	// misfire=false: the execution a fire collapsed into may itself never have started and run
+	// as a FAILOVER relaunch long after: on Kubernetes a launch whose pod never started (the API
+	// server down, then its node lost) is lost only when its pod is gone, 40 s after its node left
+	// (engine/kube's pod GC), and the fires meanwhile collapse into it.
+	{"collapse-into-relaunch", func(e *expect, _ expectEnv) bool {
+		if e.misfire {
+			return false
+		}
+		e.heldRelaunchBy = e.at.Add(heldRelaunchWithin)
+		return true
+	}},
 	// A task lost with its agent before it started is recorded as such and not run again without
 	// failover (docs/jobs.md): nothing may have run for the fire, and history says why.
 	{"lost-before-start", func(e *expect, _ expectEnv) bool { e.fates |= LostBeforeStart; return true }},
@@ -251,6 +271,16 @@ func fires(j Job, slack time.Duration, end time.Time) ([]fire, error) {
 	}
 	return out, nil
 }
+
+// relaunchWithin bounds how long after a fire the FAILOVER relaunch of its
+// own launch that never started may start.
+const relaunchWithin = time.Minute
+
+// heldRelaunchWithin bounds how long after a fire the FAILOVER relaunch of
+// the never-started execution it collapsed into may start: a node's loss on
+// Kubernetes (up to 30 s of fault and the pod GC's 40 s quarantine) after
+// an API server outage that held the fires pending.
+const heldRelaunchWithin = 3 * time.Minute
 
 // stageLead bounds how far ahead of its instant the producer stages a fire
 // (scheduler's maxLead): a fire staged into a pending entry is queued when

@@ -52,7 +52,11 @@ func TestExpectationRules(t *testing.T) {
 			return e.queuedBy.Equal(at(3.5).Add(EtcdCommitHold + time.Second))
 		}},
 		{"store-holds-commit", every2("j", false), env(held), 2, false, func(e expect) bool { return e.queuedBy.Equal(at(4)) }},
-		{"failover-relaunch", every2("j", false), env(), 4, true, func(e expect) bool { return e.may(Relaunch) }},
+		{"failover-relaunch", every2("j", false), env(), 4, true, func(e expect) bool {
+			return e.may(Relaunch) && e.relaunchBy.Equal(at(64))
+		}},
+		{"collapse-into-relaunch", every2("j", false), env(), 4, true, func(e expect) bool { return e.heldRelaunchBy.Equal(at(184)) }},
+		{"collapse-into-relaunch", every2("j", true), env(), 4, false, func(e expect) bool { return e.heldRelaunchBy.IsZero() }},
 		{"lost-before-start", every2("j", true), env(), 4, true, func(e expect) bool { return e.may(LostBeforeStart) }},
 		{"backlog-at-end", every2("j", true), backlog, 8, true, func(e expect) bool { return e.may(Backlog) }},
 		{"backlog-at-end", every2("j", true), env(), 8, false, func(e expect) bool { return !e.may(Backlog) }},

@@ -136,10 +136,10 @@ func (rep *Report) checkFires(j Job, je jobExpect, rs []run, slack time.Duration
 				continue
 			}
 		}
-		if f.may(Collapse) && (collapsedIntoRequeued(rs, f.fire) || collapsedIntoRelaunch(rs, f.fire) || stalledBehind(ex, f.fire)) {
+		if f.may(Collapse) && (collapsedIntoRequeued(rs, f.fire) || collapsedIntoRelaunch(rs, f) || stalledBehind(ex, f.fire)) {
 			continue
 		}
-		if (f.may(Cleared) && cleared(rs, f.fire, f.misfire)) || (f.may(Relaunch) && relaunched(rs, f.fire, fo)) ||
+		if (f.may(Cleared) && cleared(rs, f.fire, f.misfire)) || (f.may(Relaunch) && relaunched(rs, f, fo)) ||
 			(f.may(LostBeforeStart) && takeNotRun(nr, f, f.queuedBy)) {
 			continue
 		}
@@ -272,17 +272,16 @@ func relaunchedTriggerSent(rs []run, r run, sent map[string]time.Time) time.Time
 
 // collapsedIntoRelaunch: a misfire=false fire collapsed into an execution pending at its instant
 // whose launch never started and ran as a FAILOVER relaunch (docs/jobs.md: a task that never
-// started runs again at once): such a relaunch started after the fire, within a minute, and no
-// on-time execution of the job started in between.
-//
-// The relaunch may come long after the fire: on Kubernetes a launch whose pod never started (the
-// API server down, then its node lost) is lost only when its pod is gone, 40 s after its node left
-// (engine/kube's pod GC), and its fires meanwhile collapse into it: relaunchBound. A relaunch that
-// carries the instant its run served was pending at f's only if that instant is not later, and is
-// of a launch that never started only if no run serving that instant started.
-func collapsedIntoRelaunch(rs []run, f fire) bool {
+// started runs again at once): such a relaunch started after the fire, before the expectation's
+// heldRelaunchBy, and no on-time execution of the job started in between. A relaunch that carries
+// the instant its run served was pending at f's only if that instant is not later, and is of a
+// launch that never started only if no run serving that instant started.
+func collapsedIntoRelaunch(rs []run, f expect) bool {
+	if f.heldRelaunchBy.IsZero() {
+		return false
+	}
 	for _, r := range rs {
-		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.at.Add(relaunchBound)) || r.Nominal.After(f.at) || startedAs(rs, r) {
+		if onTime(r) || key(r) != "" || r.At.Before(f.at) || !r.At.Before(f.heldRelaunchBy) || r.Nominal.After(f.at) || startedAs(rs, r) {
 			continue
 		}
 		between := false
@@ -325,17 +324,9 @@ func firstQueued(taskID string) (time.Time, bool) {
 	return jobs.UUIDTime(id.UUID)
 }
 
-// relaunchBound is how long after a fire the FAILOVER relaunch of the
-// never-started execution it collapsed into may start: a node's loss on
-// Kubernetes (up to 30 s of fault and the pod GC's 40 s quarantine) after
-// an API server outage that held the fires pending.
-const relaunchBound = 3 * time.Minute
-
 // relaunched: a FAILOVER run of the job, launched after the fire and
-// not yet counted for another, stands for it: a task that never started
-// (its agent died first) runs again at once as FAILOVER (docs/jobs.md),
-// so the fire's own start may be that one.
-func relaunched(rs []run, f fire, fo map[string]bool) bool {
+// not yet counted for another, stands for it (standsFor).
+func relaunched(rs []run, f expect, fo map[string]bool) bool {
 	for _, r := range rs {
 		if standsFor(r, f) && !fo[r.Task] {
 			fo[r.Task] = true
@@ -346,10 +337,11 @@ func relaunched(rs []run, f fire, fo map[string]bool) bool {
 }
 
 // standsFor: r is a FAILOVER relaunch (not a trigger's) that started
-// within a minute after the fire, so it may stand for it (relaunched);
-// one that carries the instant its run served stands for that fire only.
-func standsFor(r run, f fire) bool {
-	return !onTime(r) && key(r) == "" && !r.At.Before(f.at) && r.At.Before(f.at.Add(time.Minute)) &&
+// after the fire and before the expectation's relaunchBy, so it may stand
+// for it (relaunched); one that carries the instant its run served stands
+// for that fire only.
+func standsFor(r run, f expect) bool {
+	return !onTime(r) && key(r) == "" && !r.At.Before(f.at) && r.At.Before(f.relaunchBy) &&
 		(r.Nominal.IsZero() || r.Nominal.Equal(f.at))
 }
 
@@ -422,7 +414,7 @@ func (m *replays) augment(f expect, seen visit) bool {
 	// fire of the matching that finds another path
 	for _, free := range []bool{true, false} {
 		for _, r := range m.rs {
-			if !standsFor(r, f.fire) || seen.fo[r.Task] || m.fo[r.Task] == free {
+			if !standsFor(r, f) || seen.fo[r.Task] || m.fo[r.Task] == free {
 				continue
 			}
 			g, held := m.foOwner[r.Task]
