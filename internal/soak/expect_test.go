@@ -2,6 +2,7 @@ package soak
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -131,5 +132,29 @@ func TestExpectationEdgeFires(t *testing.T) {
 	}
 	if !slices.Equal(exp, []float64{4}) || !slices.Equal(edge, []float64{2, 6, 8}) {
 		t.Errorf("expected %v edge %v, want [4] and [2 6 8]", exp, edge)
+	}
+}
+
+// PrintExpectations lists a job's expected fires with their fates and the rules behind them, and
+// refuses a job the workload does not have or a DAEMON job.
+func TestPrintExpectations(t *testing.T) {
+	d := every2("d", false)
+	d.Daemon = true
+	in := Input{Jobs: []Job{every2("j", false), d}, End: at(10), Faults: []Fault{{Kind: "pause-leader", Start: at(3.5), End: at(6.5)}}}
+	var b strings.Builder
+	if err := PrintExpectations(&b, in, "j"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"job j (misfire=false): 4 fires expected", "00:00:04.000 fates own-run,collapse,catch-up,stall,relaunch,lost-before-start; queued from 23:59:59.000 by 00:00:07.500",
+		"rules own-execution,staged-ahead,collapse,catch-up,stall,fault-holds-commit,", "00:00:10.000 edge fire"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+	if err := PrintExpectations(&b, in, "nope"); err == nil || !strings.Contains(err.Error(), `no job "nope"`) {
+		t.Errorf("unknown job: %v", err)
+	}
+	if err := PrintExpectations(&b, in, "d"); err == nil || !strings.Contains(err.Error(), "DAEMON") {
+		t.Errorf("daemon job: %v", err)
 	}
 }
