@@ -37,8 +37,15 @@ func (wk Work) Trigger(ctx context.Context, job string, misfire bool, now time.T
 
 // TriggerBy is Trigger recording who or what queued the execution.
 func (wk Work) TriggerBy(ctx context.Context, job string, misfire bool, now time.Time, by string) (bool, error) {
+	return wk.TriggerServing(ctx, job, misfire, now, by, time.Time{})
+}
+
+// TriggerServing is TriggerBy for an execution that serves the cron
+// instant nominal (zero: none; queue.Ready.Nominal): a run stopped to be
+// run again (a preemption) still serves the instant it was queued for.
+func (wk Work) TriggerServing(ctx context.Context, job string, misfire bool, now time.Time, by string, nominal time.Time) (bool, error) {
 	for range maxCASRetries {
-		op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by})
+		op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by, Nominal: nominal})
 		if err != nil || !changed {
 			return false, err
 		}

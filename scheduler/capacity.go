@@ -208,8 +208,9 @@ func (l *launcher) fires(now time.Time, caps map[string]round.Capacity, ready []
 // back from (round.Plan.Preempt): each one's tasks are marked killed by
 // a preemption (so no other is preempted while they run, and their end
 // says why) and killed gracefully (the engine's kill: SIGTERM, then the
-// grace period); the run is queued again at once, as a misfire (it
-// launches when its tasks have ended and capacity frees up). A killed
+// grace period); the run is queued again at once, as a misfire serving
+// the cron instant the run served (it launches when its tasks have ended
+// and capacity frees up). A killed
 // task is never a failure (it counts toward no retry and no pause).
 func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
 	for _, p := range ps {
@@ -221,7 +222,7 @@ func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
 			l.log.Warn("preempt: stop the run", "job", p.Job, "err", err)
 			continue
 		}
-		if _, err := l.reg.Work().TriggerBy(ctx, p.Job, true, l.clock.Now(), round.PreemptionBy); err != nil {
+		if _, err := l.reg.Work().TriggerServing(ctx, p.Job, true, l.clock.Now(), round.PreemptionBy, out.Nominal); err != nil {
 			l.log.Warn("preempt: queue the run again", "job", p.Job, "err", err)
 		}
 		l.queues.changed()

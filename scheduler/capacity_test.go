@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 )
 
@@ -239,7 +240,11 @@ func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
 	add("search", "adhoc", 0.5, false)
 	r.reload()
 	r.agent(2, 4096)
-	r.trigger("pay~crunch")
+	// pay's run is a cron fire's: queued again by the preemption, it still serves that instant
+	instant := r.clk.Now()
+	if _, err := r.reg.Work().TriggerFires(r.ctx, map[string]registry.CronFire{"pay~crunch": {Misfire: true, At: instant, Instant: instant}}, instant, nil); err != nil {
+		t.Fatal(err)
+	}
 	r.offer("o1", 2, 4096)
 	r.sched.launcher.round(r.ctx)
 	var crunch string
@@ -265,6 +270,9 @@ func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
 	}
 	if r.readyCount("pay~crunch") != 1 {
 		t.Fatal("the preempted run was not queued again")
+	}
+	if rd, _, err := r.reg.Work().ReadyOf(r.ctx, "pay~crunch"); err != nil || !rd.FirstNominal().Equal(instant.UTC()) {
+		t.Fatalf("the preempted run queued again serves %v (%v), want its fire's instant %v", rd.FirstNominal(), err, instant.UTC())
 	}
 	// A second round while the kill is under way preempts nothing more.
 	r.sched.launcher.round(r.ctx)

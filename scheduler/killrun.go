@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
@@ -20,6 +21,9 @@ var (
 type KilledRun struct {
 	Tasks   []string `json:"taskIds"` // the running tasks killed
 	Dropped int      `json:"droppedShards"`
+	// Nominal is the cron instant the run served (zero: none recorded):
+	// a preempted run queued again serves it still.
+	Nominal time.Time `json:"-"`
 }
 
 // KillRun stops the job's running execution and keeps the job: each
@@ -79,6 +83,9 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 			s.deps.Log.Warn("kill run: kill task", "task", e.TaskID, "err", err)
 		}
 		out.Tasks = append(out.Tasks, e.TaskID)
+		if out.Nominal.IsZero() { // the shards of one execution serve one instant
+			out.Nominal = e.Nominal
+		}
 	}
 	s.deps.Log.Info("run stopped", "job", job, "by", by, "tasks", len(out.Tasks), "dropped", out.Dropped)
 	return out, nil

@@ -25,7 +25,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ejsoak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c soak.Config
-	var root, keep, recheck string
+	var root, keep, recheck, expectJob string
 	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock) or kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
@@ -49,6 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
 	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
+	fs.StringVar(&expectJob, "expect", "", "with -recheck: also print the expectations the named job's history is judged against (each fire's fates and bounds)")
 	var raftLog, raftKey string
 	fs.StringVar(&raftLog, "raft-log", "", "print the writes an etcd member's raft log holds to keys containing -key (a run kept with -dir, a member's data or WAL directory), and start nothing")
 	fs.StringVar(&raftKey, "key", "", "with -raft-log: the part of the keys to print (e.g. ready/sk153)")
@@ -61,12 +62,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return soak.PrintRaftWrites(stdout, raftLog, raftKey)
 	}
+	if expectJob != "" && recheck == "" {
+		return fmt.Errorf("-expect needs -recheck (a run kept with -dir)")
+	}
 	if recheck != "" {
-		saved, rep, err := soak.Recheck(recheck)
+		saved, in, err := soak.Load(recheck)
 		if err != nil {
 			return err
 		}
+		rep := soak.Check(in)
 		rep.Print(stdout, saved.Seed, saved.Faults)
+		if expectJob != "" {
+			if err := soak.PrintExpectations(stdout, in, expectJob); err != nil {
+				return err
+			}
+		}
 		if len(rep.Anomalies) > 0 {
 			return errAnomalies
 		}

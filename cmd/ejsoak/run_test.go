@@ -26,6 +26,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{[]string{"-recheck", t.TempDir()}, "check.json"},
 		{[]string{"-raft-log", t.TempDir()}, "-raft-log needs -key"},
 		{[]string{"-raft-log", t.TempDir(), "-key", "ready/sk1"}, "no etcd WAL"},
+		{[]string{"-expect", "sk001"}, "-expect needs -recheck"},
 	} {
 		err := run(context.Background(), c.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

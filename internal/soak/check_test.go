@@ -1035,8 +1035,8 @@ func TestCheckFireJustBeforeTheRegistrationsAnswer(t *testing.T) {
 }
 
 // A fire due just before a fault and started after it began waited on
-// the fault: its lateness is under faults, not without (etcd 823: runs
-// due 1.8 s before a quorum loss started 14.9 s late, counted calm).
+// the fault: its lateness is under faults, not without (a run due a
+// moment before a quorum loss starts only after it heals).
 func TestCheckLatenessOfAFireDueBeforeAFault(t *testing.T) {
 	runs := clean("j")
 	runs[1].start = 4.6 // due at 4, the fault from 4.3

@@ -7,5 +7,8 @@
 // started twice, no shard running twice at once, every fire run or
 // accounted for by the misfire rule, one run per idempotency key, launches
 // only by the newest term, every job firing again soon after the last
-// fault heals. cmd/ejsoak runs it (make soak); see docs/testing.md.
+// fault heals. The checker first computes each expected fire's fates from
+// the workload and the fault log alone (expect.go's rules), then judges
+// the recorded history against them (judge.go). cmd/ejsoak runs it (make
+// soak); see docs/testing.md.
 package soak

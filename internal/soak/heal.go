@@ -15,7 +15,7 @@ import "time"
 //     next fire counts, in the window after if any;
 //
 // and none is due when no fire is left before the workload's end.
-func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
+func (rep *Report) checkHeal(in Input, byJob map[string][]run, expected map[string]jobExpect) {
 	var healed time.Time
 	for _, f := range in.Faults {
 		healed = maxTime(healed, f.End)
@@ -31,7 +31,7 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
 			continue
 		}
 		rs := byJob[j.Name]
-		f, due, ok := healDue(j, rs, in, healed)
+		f, due, ok := healDue(j, expected[j.Name].fires, rs, in, healed)
 		if !ok {
 			continue
 		}
@@ -52,11 +52,7 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run) {
 // healDue is job j's first fire after healed that neither collapses nor
 // is voided (checkHeal), and from when its run is due (ok false: none
 // before the end).
-func healDue(j Job, rs []run, in Input, healed time.Time) (at, due time.Time, ok bool) {
-	fs, err := fires(j, in.Slack, in.End)
-	if err != nil {
-		return time.Time{}, time.Time{}, false
-	}
+func healDue(j Job, fs []expect, rs []run, in Input, healed time.Time) (at, due time.Time, ok bool) {
 	for _, f := range fs {
 		if !f.at.After(healed) {
 			continue

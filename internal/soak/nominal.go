@@ -13,7 +13,7 @@ import (
 // run twice). Every execution with an instant is used; open are the fires left for the inference by
 // queueing time (runs of older schedulers, triggers, failovers), stray the executions serving an
 // instant no expected fire has (an edge fire's, else unexplained).
-func (rep *Report) matchNominal(ex []execution, used []bool, fs []fire) (open []fire, stray []execution) {
+func (rep *Report) matchNominal(ex []execution, used []bool, fs []expect) (open []expect, stray []execution) {
 	at := make(map[time.Time]int, len(fs))
 	for k, f := range fs {
 		at[f.at] = k

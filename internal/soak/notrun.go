@@ -68,12 +68,12 @@ func triggered(by string) bool {
 }
 
 // takeNotRun accounts for fire f by a cron fire's task not run, not taken
-// yet, whose execution was queued from stageLead before the fire (a fire
-// staged ahead) to the next instant, or to until (a fire committed late
-// under a fault: commitBound).
-func takeNotRun(nr []*notRun, f fire, until time.Time) bool {
+// yet, whose execution was queued from when the fire may have been staged
+// to the next instant, or to until (a fire committed late under a fault:
+// the expectation's queuedBy).
+func takeNotRun(nr []*notRun, f expect, until time.Time) bool {
 	for _, n := range nr {
-		if !n.trigger && !n.taken && !n.queued.Before(f.at.Add(-stageLead)) && n.queued.Before(maxTime(f.next, until)) {
+		if !n.trigger && !n.taken && !n.queued.Before(f.stagedFrom) && n.queued.Before(maxTime(f.next, until)) {
 			n.taken = true
 			return true
 		}

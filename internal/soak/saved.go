@@ -43,17 +43,28 @@ func (s Saved) write(dir string) error {
 
 // Recheck runs the checker again over a kept run directory.
 func Recheck(dir string) (Saved, Report, error) {
-	var s Saved
-	b, err := os.ReadFile(filepath.Join(dir, savedName))
-	if err != nil {
-		return s, Report{}, fmt.Errorf("soak: recheck: %w", err)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, Report{}, fmt.Errorf("soak: recheck %s: %w", savedName, err)
-	}
-	lines, err := runlog.ReadFile(filepath.Join(dir, "recorder", "runs.jsonl"))
+	s, in, err := Load(dir)
 	if err != nil {
 		return s, Report{}, err
 	}
-	return s, Check(Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, Replicas: s.Replicas, HistoryAt: s.HistoryAt, Pending: s.Pending, PendingAt: s.PendingAt, Launched: s.Launched, StoreHold: storeHold(s.Shape)}), nil
+	return s, Check(in), nil
+}
+
+// Load reads a kept run directory: what the run saved and the checker's
+// input.
+func Load(dir string) (Saved, Input, error) {
+	var s Saved
+	b, err := os.ReadFile(filepath.Join(dir, savedName))
+	if err != nil {
+		return s, Input{}, fmt.Errorf("soak: recheck: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, Input{}, fmt.Errorf("soak: recheck %s: %w", savedName, err)
+	}
+	lines, err := runlog.ReadFile(filepath.Join(dir, "recorder", "runs.jsonl"))
+	if err != nil {
+		return s, Input{}, err
+	}
+	return s, Input{Runs: lines, Jobs: s.Jobs, Faults: s.Faults, Heal: s.Heal, End: s.End, History: s.History, Replicas: s.Replicas, HistoryAt: s.HistoryAt,
+		Pending: s.Pending, PendingAt: s.PendingAt, Launched: s.Launched, StoreHold: storeHold(s.Shape)}, nil
 }

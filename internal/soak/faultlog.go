@@ -1,0 +1,123 @@
+package soak
+
+import (
+	"slices"
+	"time"
+)
+
+// memberFault: a fault kind that may take a member of the store away
+// (StoreHold).
+func memberFault(kind string) bool {
+	switch kind {
+	case "kill-leader", "kill-standby", "pause-leader", "standby-paused", "leader-cut-from-peers", "leader-peers-loss", "etcd-quorum-lost":
+		return true
+	}
+	return false
+}
+
+// UnreachableBound is how long after a real agent is lost its tasks may
+// still count as running: the master marks it unreachable after 3 missed
+// pings of 2 s, the schedulers count its tasks lost after the shape's
+// task_unreachable_timeout (20 s), checked every 5 s.
+const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
+
+// seenRunningUntil is, for a run the scheduler saw end late, until when
+// it may have taken it as running: its job's fires meanwhile collapse into
+// it (zero: no such fault).
+//
+// A run whose end's update died with its lost agent (updateLost under
+// agent-lost) ran for the scheduler until it was counted lost.
+//
+// A run that ended while the leader's links to its store's peers lost packets, or up to
+// maxLossStall after they healed (a chunk delayed before the heal holds the link's later ones
+// behind it), had its end's commit wait on them: the leader's registry held it running until the
+// commit landed.
+//
+// A run that ended while the engine was away for the leader (engineAway, or up to updateLag
+// before), had its end held until it was back: the leader took it as running until then.
+func seenRunningUntil(r run, faults []Fault) time.Time {
+	var until time.Time
+	for _, f := range faults {
+		switch {
+		case f.Kind == AgentLost && !f.Start.Before(r.end) && f.Start.Before(r.end.Add(updateLag)):
+			until = maxTime(until, f.Start.Add(UnreachableBound))
+		case lossToStore(f.Kind) && !r.end.Before(f.Start) && !r.end.After(f.End.Add(maxLossStall)):
+			until = maxTime(until, f.End.Add(maxLossStall))
+		case engineAway(f.Kind) && !f.Start.After(r.end.Add(updateLag)) && !r.end.After(f.End):
+			until = maxTime(until, f.End.Add(engineResendLag))
+		}
+	}
+	return until
+}
+
+// engineResendLag bounds how long after the engine is back for the leader
+// (a killed Mesos master once every agent registered again, the leader's
+// link to the master or the API server restored, the API server started
+// again) a task's end held meanwhile reaches it: the agents send their
+// pending updates again when they register, the master its queued ones
+// when the framework subscribes again, the Kubernetes engine reads the
+// pods' states again when its watch resumes.
+const engineResendLag = 2 * time.Second
+
+// engineAway names the faults during which the leader hears of no task's
+// end: the Mesos master down or out of its reach, the Kubernetes API
+// server down or out of its reach.
+func engineAway(kind string) bool {
+	switch kind {
+	case MasterKilled, "leader-cut-from-master", "apiserver-stopped", "leader-cut-from-apiserver":
+		return true
+	}
+	return false
+}
+
+// lossToStore names the faults losing packets on the leader's links to its
+// store: the etcd shapes' peers, the zk shape's ensemble.
+func lossToStore(kind string) bool {
+	return kind == "leader-peers-loss" || kind == "leader-registry-loss"
+}
+
+// resumed returns the faults, each with the first start after its heal of
+// a run launched by a term newer than every term that launched a run
+// before the fault began, before the next fault and within 30 s (zero:
+// none): a new leader's catch-up of the fires no leader fired precedes
+// its first launch.
+func resumed(faults []Fault, runs []run) []Fault {
+	const resumeBound = 30 * time.Second // before the next fault, and at most this long after the heal
+	byStart := slices.Clone(runs)
+	slices.SortFunc(byStart, func(a, b run) int { return a.At.Compare(b.At) })
+	out := slices.Clone(faults)
+	for k := range out {
+		x := &out[k]
+		var before int64
+		for _, r := range byStart {
+			if r.Term == nil {
+				continue
+			}
+			if r.At.Before(x.Start) {
+				before = max(before, *r.Term)
+				continue
+			}
+			if r.At.After(x.End.Add(resumeBound)) || (k+1 < len(out) && r.At.After(out[k+1].Start)) {
+				break // no takeover after this fault: the leader went on
+			}
+			if r.At.After(x.End) && *r.Term > before {
+				x.resumed = r.At
+				break
+			}
+		}
+	}
+	return out
+}
+
+// faultLog is the fault log the expectations read: the nemesis's faults, each with the first launch
+// by a newer term after its heal (the leader change the run log's terms show: resumed) and, when a
+// member of the store went away, until when a commit in flight as it began may be held (Input.StoreHold).
+func faultLog(in Input, runs []run) []Fault {
+	faults := resumed(in.Faults, runs)
+	for k := range faults {
+		if in.StoreHold > 0 && memberFault(faults[k].Kind) {
+			faults[k].held = faults[k].Start.Add(in.StoreHold)
+		}
+	}
+	return faults
+}
