@@ -1,6 +1,7 @@
 package cgroups_test
 
 import (
+	"errors"
 	"os/exec"
 	"slices"
 	"syscall"
@@ -71,5 +72,36 @@ func TestKernelMemoryLimitHitsOnlyTheOffender(t *testing.T) {
 	}
 	if g.Exists() {
 		t.Fatal("group still there after Destroy")
+	}
+}
+
+// RemoveEmpty removes an empty group in every hierarchy at once, and
+// leaves one that holds a child group or a process (EBUSY) for Destroy.
+func TestRemoveEmptyOnlyRemovesEmptyGroups(t *testing.T) {
+	_, g := cgroupstest.Require(t)
+	empty, parent, busy := g.Child("empty"), g.Child("parent"), g.Child("busy")
+	for _, c := range []*cgroups.Group{empty, parent.Child("child"), busy} {
+		if err := c.Create(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := empty.RemoveEmpty(); err != nil || empty.Exists() {
+		t.Fatalf("empty group: %v (still there: %v)", err, empty.Exists())
+	}
+	if err := empty.RemoveEmpty(); err != nil {
+		t.Fatalf("a group already gone: %v", err)
+	}
+	if err := parent.RemoveEmpty(); !errors.Is(err, syscall.EBUSY) || !parent.Child("child").Exists() {
+		t.Fatalf("a group with a child: %v, want EBUSY and the child kept", err)
+	}
+	sleeper := start(t, busy, "sleep", "300")
+	waitFor(t, "the sleeper in its group", func() bool { return slices.Contains(busy.Procs(), sleeper.Process.Pid) })
+	if err := busy.RemoveEmpty(); !errors.Is(err, syscall.EBUSY) || !busy.Exists() {
+		t.Fatalf("a group with a process: %v, want EBUSY and the group kept", err)
+	}
+	for _, c := range []*cgroups.Group{parent, busy} {
+		if err := c.Destroy(10 * time.Second); err != nil || c.Exists() {
+			t.Fatalf("Destroy %s: %v", c.Path(), err)
+		}
 	}
 }
