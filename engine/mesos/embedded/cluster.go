@@ -173,6 +173,18 @@ func (c *Cluster) URL() string {
 // simulation mode).
 func (c *Cluster) AgentID() string { return c.agents[0].id }
 
+// closeTaskRecords closes the files the tasks' checkpointed records are
+// appended through.
+func (c *Cluster) closeTaskRecords() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, fw := range c.frameworks {
+		for _, t := range fw.tasks {
+			t.closeRecords()
+		}
+	}
+}
+
 // Close stops the agent. Executors of frameworks that checkpoint are left
 // running, their state checkpointed, for the next start on this work
 // directory to recover (a Mesos agent's restart); every other executor is
@@ -185,6 +197,7 @@ func (c *Cluster) Close() error {
 		return nil
 	}
 	c.closing = true
+	defer c.closeTaskRecords() // once the server is stopped: no record comes after
 	var waits []<-chan struct{}
 	left := 0
 	for _, fw := range c.frameworks {
