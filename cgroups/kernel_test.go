@@ -2,8 +2,11 @@ package cgroups_test
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -102,6 +105,29 @@ func TestRemoveEmptyOnlyRemovesEmptyGroups(t *testing.T) {
 	for _, c := range []*cgroups.Group{parent, busy} {
 		if err := c.Destroy(10 * time.Second); err != nil || c.Exists() {
 			t.Fatalf("Destroy %s: %v", c.Path(), err)
+		}
+	}
+}
+
+// The CPU values SetLimits leaves unwritten in a group it just made are
+// the kernel's own: the files read back as if they had been written.
+func TestFreshGroupHoldsTheKernelDefaults(t *testing.T) {
+	h, g := cgroupstest.Require(t)
+	c := g.Child("fresh")
+	if err := c.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetLimits(cgroups.Limits{MemoryBytes: 64 << 20, CPUs: 1, Pids: 16}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cpu.max": "max 100000", "cpu.weight": "39"}
+	if h.Mode() == cgroups.V1 {
+		want = map[string]string{"cpu.shares": "1024", "cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "-1"}
+	}
+	for f, v := range want {
+		b, err := os.ReadFile(filepath.Join(c.Dir(cgroups.CPU), f))
+		if err != nil || strings.TrimSpace(string(b)) != v {
+			t.Errorf("%s = %q (%v), want %s", f, b, err, v)
 		}
 	}
 }
